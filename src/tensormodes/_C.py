@@ -1,0 +1,34 @@
+"""The protocol's core names, where PyTorch users look for them (``torch._C``).
+
+>>> import tensormodes as tm
+>>> tm._C._get_torch_function_mode() is None
+True
+"""
+
+from ._dispatch import (  # noqa: F401 - re-exported core API
+    DisableTorchFunction,
+    DisableTorchFunctionSubclass,
+    _disabled_torch_function_impl,
+    _EnableTorchFunction,
+    _get_torch_function_mode,
+    _is_torch_function_enabled,
+    _is_torch_function_mode_enabled,
+)
+from ._dispatch import set_modes as _set_modes
+from .overrides import _check_mode_class, _stack_for
+
+
+def _set_torch_function_mode(mode) -> None:
+    """Make ``mode`` (with its chain of ``inner`` modes) the active stack; None clears it.
+
+    A low-level setter: prefer ``with mode:`` or ``enable_torch_function_mode``,
+    which restore the previous stack on exit.
+    """
+    if mode is None:
+        _set_modes(())
+        return
+    if not isinstance(mode, type):
+        _check_mode_class(type(mode))
+        _set_modes(_stack_for(mode))
+    else:
+        _set_modes((mode,))

@@ -1,0 +1,80 @@
+"""tensormodes: a NumPy-backed tensor library speaking PyTorch's API, built around
+PyTorch's ``__torch_function__`` override protocol and its modes.
+
+>>> import tensormodes as tm
+>>> x = tm.tensor([[1., 2.], [3., 4.]])
+>>> (x @ x).relu().sum(dim=1, keepdim=True)
+tensor([[17.],
+        [37.]])
+"""
+
+from __future__ import annotations
+
+import sys as _sys
+
+from . import _C, _codegen, _dispatch, _functions, overrides
+from ._device import device
+from ._dtype import (
+    bfloat16,
+    bool,
+    can_cast,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    finfo,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    iinfo,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._ops._common import ARRAY_SOURCES as _ARRAY_SOURCES
+from ._ops.random import Generator, default_generator, initial_seed, manual_seed, seed
+from ._tensor import Size, Tensor, finalize_tensor_class
+
+_codegen.bind_tensor_type(Tensor, _codegen._PLAIN_INDEX_TYPES)
+_ARRAY_SOURCES[Tensor] = lambda t: t._data
+finalize_tensor_class(Tensor)
+_dispatch.NO_WRAP.update({Tensor.grad.__get__, Tensor._base.__get__})
+_functions.build(_sys.modules[__name__])
+globals().update(_functions.FUNCTIONS)
+
+
+def is_tensor(obj) -> bool:
+    """True if ``obj`` is a Tensor (or a subclass instance).
+
+    >>> import tensormodes as tm
+    >>> tm.is_tensor(tm.ones(1)), tm.is_tensor([1])
+    (True, False)
+    """
+    return isinstance(obj, Tensor)
+
+
+_dispatch.IGNORED.update({
+    is_tensor, get_default_dtype, set_default_dtype, promote_types, can_cast, manual_seed, seed,
+    initial_seed, finfo, iinfo, device, dtype, Size, Generator,
+})
+
+__all__ = [
+    "Tensor", "Size", "device", "dtype", "Generator", "default_generator", "finfo", "iinfo",
+    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+    "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
+    "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
+    "manual_seed", "seed", "initial_seed", "overrides",
+    *_functions.FUNCTIONS,
+]

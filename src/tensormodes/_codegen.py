@@ -1,0 +1,265 @@
+"""Generates the dispatching wrappers that every public callable is made of.
+
+Every public function, method, operator and property is a small generated
+function with this shape (here for ``add``)::
+
+    def add(*args, **kwargs):
+        state = _get_state()
+        if state is None or (state.fast_skip is not None and _api not in state.fast_skip):
+            result = _fast(*args, **kwargs)      # plain tensors only, else _MISS
+            if result is not _MISS:
+                return result
+        return _dispatch(_api, args, kwargs, _relevant, _impl, _leaf)
+
+``_fast`` and ``_relevant`` are generated with the callable's real signature, so
+Python itself binds the arguments (fast, and the right TypeError for a bad
+call), and ``*args, **kwargs`` reach handlers exactly as the caller wrote them,
+as in PyTorch. Code generation (rather than one generic closure) keeps the hot
+path free of ``inspect``, dict building and loops.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+from . import _dispatch
+
+__all__ = ["Relevant", "make_callable", "make_operator", "parameter_list", "MISSING"]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<fast path not taken>"
+
+
+MISSING = _Missing()
+
+# What a parameter may hold, as far as dispatch is concerned.
+TENSOR, OPTIONAL_TENSOR, TENSOR_OR_SCALAR, TENSOR_LIST, INDEX, ANY = (
+    "tensor", "optional_tensor", "tensor_or_scalar", "tensor_list", "index", "any")
+
+# Python numbers the fast path accepts where a scalar may stand in for a tensor.
+SCALAR_TYPES = frozenset({int, float, bool, complex})
+
+
+@dataclass(frozen=True)
+class Relevant:
+    """A parameter that may carry a ``__torch_function__`` override."""
+
+    name: str
+    kind: str
+
+
+def parameter_list(signature: inspect.Signature, defaults: dict) -> tuple[str, str]:
+    """Source text for a ``def`` of ``signature`` and for a call passing every parameter on.
+
+    Default values are bound through names put in ``defaults`` (they need not
+    have a valid ``repr``).
+    """
+    params, call = [], []
+    star_done = False
+    for p in signature.parameters.values():
+        text = p.name
+        if p.default is not inspect.Parameter.empty:
+            key = f"_default_{p.name}"
+            defaults[key] = p.default
+            text += f"={key}"
+        if p.kind is p.VAR_POSITIONAL:
+            text = f"*{p.name}"
+            star_done = True
+            call.append(f"*{p.name}")
+        elif p.kind is p.VAR_KEYWORD:
+            text = f"**{p.name}"
+            call.append(f"**{p.name}")
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star_done:
+                params.append("*")
+                star_done = True
+            call.append(f"{p.name}={p.name}")
+        elif p.kind is p.POSITIONAL_ONLY:
+            call.append(p.name)
+        else:
+            call.append(p.name)
+        params.append(text)
+        if p.kind is p.POSITIONAL_ONLY and _last_positional_only(signature, p):
+            params.append("/")
+    return ", ".join(params), ", ".join(call)
+
+
+def _last_positional_only(signature, param) -> bool:
+    kinds = [p.kind for p in signature.parameters.values()]
+    names = list(signature.parameters)
+    i = names.index(param.name)
+    return i + 1 == len(kinds) or kinds[i + 1] is not inspect.Parameter.POSITIONAL_ONLY
+
+
+def fast_condition(relevant: list[Relevant]) -> str:
+    """A Python expression true when every relevant argument is a plain Tensor (or scalar)."""
+    terms = []
+    for r in relevant:
+        n = r.name
+        if r.kind == TENSOR:
+            terms.append(f"type({n}) is _T")
+        elif r.kind == OPTIONAL_TENSOR:
+            terms.append(f"({n} is None or type({n}) is _T)")
+        elif r.kind == TENSOR_OR_SCALAR:
+            terms.append(f"(type({n}) is _T or type({n}) in _SCALARS)")
+        elif r.kind == TENSOR_LIST:
+            terms.append(f"_all_plain({n})")
+        elif r.kind == INDEX:
+            terms.append(f"_plain_index({n})")
+        else:
+            terms.append(f"type({n}) in _PLAIN_VALUES")
+    return " and ".join(terms) or "True"
+
+
+def relevant_expression(relevant: list[Relevant]) -> str:
+    parts = []
+    for r in relevant:
+        if r.kind == TENSOR_LIST:
+            parts.append(f"*_as_tuple({r.name})")
+        elif r.kind == INDEX:
+            parts.append(f"*_index_items({r.name})")
+        else:
+            parts.append(r.name)
+    return "(" + "".join(p + ", " for p in parts) + ")"
+
+
+def _all_plain(values) -> bool:
+    tensor = _NAMESPACE["_T"]
+    try:
+        return all(type(v) is tensor for v in values)
+    except TypeError:
+        return False
+
+
+def _as_tuple(values) -> tuple:
+    try:
+        return tuple(values)
+    except TypeError:
+        return (values,)
+
+
+_PLAIN_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis), bool})
+
+
+def _plain_index(index) -> bool:
+    """True if an index holds nothing that could override (ints, slices, plain tensors)."""
+    tensor = _NAMESPACE["_T"]
+    if type(index) is tuple:
+        return all(type(i) in _PLAIN_INDEX_TYPES or type(i) is tensor for i in index)
+    return type(index) in _PLAIN_INDEX_TYPES or type(index) is tensor
+
+
+def _index_items(index) -> tuple:
+    """The parts of an index that may carry overrides (one level into tuples and lists)."""
+    items = index if isinstance(index, (tuple, list)) else (index,)
+    return tuple(i for i in items if type(i) not in _PLAIN_INDEX_TYPES)
+
+
+# Names every generated function can use; "_T" is the Tensor class, bound by
+# the Tensor layer once the class exists (the generator never imports upward).
+_NAMESPACE: dict = {
+    "_get_state": _dispatch.get_state,
+    "_dispatch": _dispatch.dispatch,
+    "_MISS": MISSING,
+    "_SCALARS": SCALAR_TYPES,
+    "_all_plain": _all_plain,
+    "_as_tuple": _as_tuple,
+    "_plain_index": _plain_index,
+    "_index_items": _index_items,
+}
+
+
+def bind_tensor_type(tensor_type: type, plain_values: frozenset) -> None:
+    """Called once by the Tensor layer: the class the fast path checks for."""
+    _NAMESPACE["_T"] = tensor_type
+    _NAMESPACE["_PLAIN_VALUES"] = plain_values
+    _dispatch.PLAIN_TYPES.add(tensor_type)
+
+
+def _exec(source: str, names: dict, result: str):
+    namespace = dict(_NAMESPACE)
+    namespace.update(names)
+    exec(compile(source, f"<tensormodes generated {result}>", "exec"), namespace)
+    return namespace[result], namespace
+
+
+def make_callable(name: str, signature: inspect.Signature, relevant: list[Relevant], impl, *,
+                  leaf: bool, fast_body: str | None = None, fast_names: dict | None = None,
+                  qualname: str | None = None, doc: str | None = None, module: str = "tensormodes"):
+    """A public callable taking ``*args, **kwargs`` with ``signature`` as its visible signature.
+
+    ``fast_body`` is the code run when every relevant argument is plain (default:
+    call ``impl`` with every parameter); it may ``return _MISS`` to fall back to
+    dispatch.
+    """
+    names = dict(fast_names or {})
+    names["_impl"] = impl
+    names["_leaf"] = leaf
+    params, call = parameter_list(signature, names)
+    body = fast_body if fast_body is not None else f"return _impl({call})"
+    source = f"""
+def _relevant({params}):
+    return {relevant_expression(relevant)}
+
+def _fast({params}):
+    if {fast_condition(relevant)}:
+        {body}
+    return _MISS
+
+def {name}(*args, **kwargs):
+    state = _get_state()
+    if state is None or (state.fast_skip is not None and _api not in state.fast_skip):
+        result = _fast(*args, **kwargs)
+        if result is not _MISS:
+            return result
+    return _dispatch(_api, args, kwargs, _relevant, _impl, _leaf)
+"""
+    func, namespace = _exec(source, names, name)
+    namespace["_api"] = func
+    _dispatch.RELEVANT_OF[func] = namespace["_relevant"]
+    func.__signature__ = signature
+    func.__qualname__ = qualname or name
+    func.__module__ = module
+    func.__doc__ = doc
+    return func
+
+
+def make_operator(name: str, params: str, relevant: list[Relevant], api_getter, fast_body: str,
+                  slow_args: str, names: dict, *, not_implemented_on_type_error: bool):
+    """A fixed-arity dunder or property accessor dispatching as ``api_getter()``.
+
+    Operators are called by the interpreter, never with keywords, so they skip
+    the ``*args`` binding; ``api_getter`` is resolved lazily because the public
+    callable handlers receive (``Tensor.add``, ``Tensor.shape.__get__`` ...) may
+    only exist once the class is complete.
+    """
+    guard = f"""
+    try:
+        return _dispatch(_api, {slow_args}, {{}}, _relevant, _impl, True)
+    except TypeError:
+        return NotImplemented""" if not_implemented_on_type_error else f"""
+    return _dispatch(_api, {slow_args}, {{}}, _relevant, _impl, True)"""
+    source = f"""
+def _relevant({params}):
+    return {relevant_expression(relevant)}
+
+def {name}({params}):
+    state = _get_state()
+    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant)}:
+        {fast_body}{guard}
+"""
+    func, namespace = _exec(source, names, name)
+    namespace["_api"] = None
+
+    def bind_api(api=None) -> None:
+        """Point the operator at the public callable handlers receive."""
+        api = api_getter() if api is None else api
+        namespace["_api"] = api
+        _dispatch.RELEVANT_OF.setdefault(api, namespace["_relevant"])
+
+    return func, bind_api

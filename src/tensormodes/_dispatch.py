@@ -1,0 +1,456 @@
+"""The override layer's core: dispatch state and the ``__torch_function__`` protocol.
+
+This is what PyTorch keeps in C++. The whole dynamic state of the protocol is one
+immutable ``_State`` value in one ``ContextVar`` (``None`` when idle: no mode,
+nothing disabled), so the hot path costs a single ``ContextVar.get()`` and a
+thread or asyncio task gets its own stack for free.
+
+Scoped changes (entering a mode, disabling overrides ...) go through
+``enter_scope`` / ``exit_scope``: each scope remembers the state it replaced and
+restores exactly that state when it exits, whatever happened inside, and a
+scope exited while scopes entered after it are still live raises instead of
+silently popping them.
+
+Public names are re-exported by ``tensormodes._C`` and ``tensormodes.overrides``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from contextvars import ContextVar
+from inspect import getattr_static
+
+__all__ = [
+    "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
+    "handle_torch_function", "dispatch", "get_state",
+]
+
+
+class _State:
+    """One immutable snapshot of the protocol's dynamic state.
+
+    ``modes`` is the mode stack, bottom first; ``scopes`` the live scope records
+    (see ``enter_scope``). ``fast_skip`` lets generated wrappers take the fast path
+    under modes that declared ``handled_functions``: it is the union of those
+    declarations when every mode declares one, else ``None``.
+    """
+
+    __slots__ = ("modes", "subclasses_enabled", "modes_enabled", "scopes", "handled",
+                 "fast_skip", "_below", "_without_subclasses")
+
+    def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple) -> None:
+        self.modes = modes
+        self.subclasses_enabled = subclasses_enabled
+        self.modes_enabled = modes_enabled
+        self.scopes = scopes
+        self.handled = tuple(_declared_functions(m) for m in modes)
+        if not modes_enabled:
+            self.fast_skip = frozenset()
+        elif all(h is not None for h in self.handled):
+            self.fast_skip = frozenset().union(*self.handled)
+        else:
+            self.fast_skip = None
+        self._below: dict[int, _State | None] = {}
+        self._without_subclasses: _State | None = None
+
+    def replace(self, **changes) -> _State | None:
+        fields = {"modes": self.modes, "subclasses_enabled": self.subclasses_enabled,
+                  "modes_enabled": self.modes_enabled, "scopes": self.scopes}
+        fields.update(changes)
+        return make_state(**fields)
+
+    def below(self, index: int) -> _State | None:
+        """This state with only the modes under ``modes[index]`` (cached: handlers hit it per call)."""
+        try:
+            return self._below[index]
+        except KeyError:
+            state = self._below[index] = self.replace(modes=self.modes[:index])
+            return state
+
+    def handler_index(self, func) -> int:
+        """Index of the top-most mode that handles ``func`` (-1: every mode skips it)."""
+        handled = self.handled
+        for i in range(len(handled) - 1, -1, -1):
+            h = handled[i]
+            if h is None or func in h:
+                return i
+        return -1
+
+
+def _declared_functions(mode) -> frozenset | None:
+    declared = getattr(mode, "handled_functions", None)
+    return None if declared is None else frozenset(declared)
+
+
+def make_state(modes: tuple = (), subclasses_enabled: bool = True, modes_enabled: bool = True,
+               scopes: tuple = ()) -> _State | None:
+    """Build a state; the idle state is always represented by ``None``."""
+    if not modes and subclasses_enabled and modes_enabled and not scopes:
+        return None
+    return _State(modes, subclasses_enabled, modes_enabled, scopes)
+
+
+_STATE: ContextVar[_State | None] = ContextVar("tensormodes_torch_function_state", default=None)
+get_state = _STATE.get
+set_state = _STATE.set
+reset_state = _STATE.reset
+
+
+def without_subclasses(state: _State | None) -> _State:
+    """``state`` with subclass handling disabled (cached: every default
+    ``Tensor.__torch_function__`` call needs it)."""
+    if state is None:
+        return _SUBCLASSES_DISABLED
+    cached = state._without_subclasses
+    if cached is None:
+        cached = state._without_subclasses = state.replace(subclasses_enabled=False)
+    return cached
+
+
+def current_modes() -> tuple:
+    state = _STATE.get()
+    return () if state is None else state.modes
+
+
+# -- scopes: every scoped change of state ---------------------------------------------
+
+class Scope:
+    """Record of one entered scope: what it replaced and who owns it."""
+
+    __slots__ = ("saved", "owner", "label", "on_exit")
+
+    def __init__(self, saved, owner, label: str, on_exit=None) -> None:
+        self.saved = saved
+        self.owner = owner
+        self.label = label
+        self.on_exit = on_exit
+
+
+def enter_scope(owner, label: str, on_exit=None, **changes) -> Scope:
+    """Install the current state with ``changes`` applied, inside a new live scope."""
+    saved = _STATE.get()
+    scope = Scope(saved, owner, label, on_exit)
+    base = saved if saved is not None else _IDLE
+    _STATE.set(base.replace(scopes=base.scopes + (scope,), **changes))
+    return scope
+
+
+def exit_scope(scope: Scope) -> None:
+    """Restore the state ``scope`` replaced; raise if later scopes were left open.
+
+    A scope that an outer scope already discarded (say, a mode entered in a
+    generator that was abandoned) exits silently: its state is long gone.
+    """
+    state = _STATE.get()
+    live = () if state is None else state.scopes
+    position = next((i for i, s in enumerate(live) if s is scope), None)
+    if position is None:
+        return
+    _STATE.set(scope.saved)
+    for closed in live[position:]:
+        if closed.on_exit is not None:
+            closed.on_exit(closed is not scope)
+    left_open = live[position + 1:]
+    if left_open:
+        names = ", ".join(s.label for s in reversed(left_open))
+        raise RuntimeError(
+            f"exiting {scope.label} while {names} entered after it "
+            f"{'is' if len(left_open) == 1 else 'are'} still active; scopes must be exited in the "
+            f"reverse order they were entered. The mode stack was restored to what it was when "
+            f"{scope.label} was entered.")
+
+
+def find_live_scope(owner) -> Scope | None:
+    """The innermost live scope owned by ``owner`` in this context, if any."""
+    state = _STATE.get()
+    if state is not None:
+        for scope in reversed(state.scopes):
+            if scope.owner is owner:
+                return scope
+    return None
+
+
+# -- which objects take part ---------------------------------------------------------
+
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """Sentinel: a class that sets ``__torch_function__`` to this opts out of the protocol."""
+    raise RuntimeError("_disabled_torch_function_impl is a marker and must never be called")
+
+
+# Exact types that never take part (tensormodes.Tensor registers itself here).
+PLAIN_TYPES: set[type] = set()
+
+
+def _participates(cls: type) -> bool:
+    if cls in PLAIN_TYPES:
+        return False
+    tf = getattr(cls, "__torch_function__", None)
+    return tf is not None and tf is not _disabled_torch_function_impl
+
+
+def overloaded_args(relevant_args, state) -> list:
+    """The arguments whose ``__torch_function__`` must be tried, in PyTorch's order.
+
+    The first instance of each participating type, left to right, except that a
+    subclass goes before its first superclass already in the list.
+    """
+    if state is not None and not state.subclasses_enabled:
+        return []
+    found: list = []
+    seen: list[type] = []
+    for arg in relevant_args:
+        cls = type(arg)
+        if cls in PLAIN_TYPES or cls in seen or not _participates(cls):
+            continue
+        seen.append(cls)
+        index = len(found)
+        for i, previous in enumerate(found):
+            if issubclass(cls, type(previous)):
+                index = i
+                break
+        found.insert(index, arg)
+    return found
+
+
+def has_torch_function(relevant_args) -> bool:
+    """True if a mode is active or an element of ``relevant_args`` overrides the API.
+
+    Looks one level into ``relevant_args`` (no recursion), like PyTorch.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import has_torch_function
+    >>> has_torch_function((tm.ones(1), 2))
+    False
+    """
+    state = _STATE.get()
+    if state is not None:
+        if state.modes and state.modes_enabled and relevant_args:
+            return True
+        if not state.subclasses_enabled:
+            return False
+    for arg in relevant_args:
+        cls = type(arg)
+        if cls not in PLAIN_TYPES and _participates(cls):
+            return True
+    return False
+
+
+def has_torch_function_unary(arg) -> bool:
+    """``has_torch_function((arg,))``, spelled cheaply."""
+    return has_torch_function((arg,))
+
+
+def has_torch_function_variadic(*args) -> bool:
+    """``has_torch_function(args)``, spelled cheaply."""
+    return has_torch_function(args)
+
+
+# -- handling a call ------------------------------------------------------------------
+
+def resolve_public_name(func) -> str:
+    name = PUBLIC_NAMES.get(func)
+    if name is not None:
+        return name
+    module = getattr(func, "__module__", None) or ""
+    return f"{module}.{getattr(func, '__qualname__', getattr(func, '__name__', repr(func)))}".lstrip(".")
+
+
+# func -> dotted public name; filled by the layers that create public callables.
+PUBLIC_NAMES: dict = {}
+
+_PLAIN_METHOD_TYPES: dict[type, bool] = {}
+
+
+def _warn_if_plain_method(cls: type) -> None:
+    plain = _PLAIN_METHOD_TYPES.get(cls)
+    if plain is None:
+        attr = getattr_static(cls, "__torch_function__", None)
+        plain = _PLAIN_METHOD_TYPES[cls] = not isinstance(attr, (classmethod, staticmethod))
+    if plain:
+        warnings.warn(
+            f"Defining __torch_function__ on {cls.__qualname__} as a plain method is deprecated and "
+            "will be an error in the future; please define it as a classmethod.",
+            DeprecationWarning, stacklevel=4)
+
+
+def _call_mode(state: _State, index: int, func, types, args, kwargs):
+    mode = state.modes[index]
+    token = _STATE.set(state.below(index))
+    try:
+        return mode.__torch_function__(func, types, args, kwargs)
+    finally:
+        _STATE.reset(token)
+
+
+def _try_overloaded(func, overloaded, types, args, kwargs):
+    for arg in overloaded:
+        cls = type(arg)
+        if not isinstance(getattr_static(cls, "__torch_function__", None), classmethod):
+            _warn_if_plain_method(cls)
+        result = arg.__torch_function__(func, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    return NotImplemented
+
+
+def _no_implementation(func, overloaded, declined_mode) -> TypeError:
+    msg = (f"no implementation found for '{resolve_public_name(func)}' on types that implement "
+           f"__torch_function__: {[type(a) for a in overloaded]}")
+    if declined_mode is not None:
+        msg += f" nor in mode {declined_mode!r}"
+    return TypeError(msg)
+
+
+def dispatch(func, args: tuple, kwargs: dict, relevant_of, impl, leaf: bool):
+    """Slow path of every generated public callable.
+
+    ``relevant_of(*args, **kwargs)`` binds the call (raising Python's TypeError
+    for a bad call) and returns the arguments that may carry overrides;
+    ``impl`` computes the result when nobody overrides. ``leaf`` says that
+    ``impl`` makes no public API calls, so modes that skip ``func`` need not be
+    popped around it.
+    """
+    state = _STATE.get()
+    relevant = relevant_of(*args, **kwargs)
+    overloaded = overloaded_args(relevant, state)
+    declined_mode = None
+    if state is not None and state.modes and state.modes_enabled:
+        types = tuple(type(a) for a in overloaded)
+        index = state.handler_index(func)
+        if index >= 0:
+            result = _call_mode(state, index, func, types, args, kwargs)
+            if result is not NotImplemented:
+                return result
+            declined_mode = state.modes[index]
+        elif not leaf:
+            # Every mode skips func: behave as if each had passed the call through.
+            token = _STATE.set(state.below(0))
+            try:
+                return impl(*args, **kwargs)
+            finally:
+                _STATE.reset(token)
+    if overloaded:
+        types = tuple(type(a) for a in overloaded)
+        result = _try_overloaded(func, overloaded, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+        raise _no_implementation(func, overloaded, declined_mode)
+    if declined_mode is not None:
+        raise _no_implementation(func, overloaded, declined_mode)
+    return impl(*args, **kwargs)
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Run the overrides for a call of ``public_api``: the active mode first, then the
+    ``__torch_function__`` of each overloaded argument in order.
+
+    Call it when ``has_torch_function(relevant_args)`` is true; it returns the first
+    result that is not ``NotImplemented`` and raises ``TypeError`` if all decline.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import has_torch_function, handle_torch_function
+    >>> class Like:
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         return f"{func.__name__} handled by {cls.__name__}"
+    >>> def double(x):
+    ...     if has_torch_function((x,)):
+    ...         return handle_torch_function(double, (x,), x)
+    ...     return x * 2
+    >>> double(Like())
+    'double handled by Like'
+    """
+    # For a third-party function the overrides are the whole story: if a mode
+    # skips public_api, calling it again below that mode is its plain path.
+    return dispatch(public_api, args, kwargs, lambda *a, **k: relevant_args,
+                    public_api, False)
+
+
+_IDLE = _State((), True, True, ())
+_SUBCLASSES_DISABLED = _State((), False, True, ())
+
+# Getters whose results the default __torch_function__ returns unconverted
+# (filled by the Tensor layer): so that ``s.grad is s.grad`` for a subclass.
+NO_WRAP: set = set()
+
+
+# -- the core API that tensormodes._C exposes --------------------------------------------
+
+# Public callables taking part in the protocol: namespace object -> list, and
+# func -> the generated function returning its relevant arguments (for explain).
+OVERRIDABLE: dict[object, list] = {}
+RELEVANT_OF: dict = {}
+# Public callables deliberately outside the protocol.
+IGNORED: set = set()
+
+
+def register_overridable(namespace, func, public_name: str, relevant_of=None) -> None:
+    OVERRIDABLE.setdefault(namespace, []).append(func)
+    PUBLIC_NAMES[func] = public_name
+    if relevant_of is not None:
+        RELEVANT_OF[func] = relevant_of
+
+
+def _get_torch_function_mode():
+    """The active (top) mode, or None."""
+    state = _STATE.get()
+    return state.modes[-1] if state is not None and state.modes else None
+
+
+def set_modes(modes: tuple) -> None:
+    """Replace the mode stack without opening a scope (the low-level setter)."""
+    base = _STATE.get() or _IDLE
+    _STATE.set(base.replace(modes=modes))
+
+
+def _is_torch_function_enabled() -> bool:
+    """False inside ``DisableTorchFunction`` / ``DisableTorchFunctionSubclass``."""
+    state = _STATE.get()
+    return state is None or state.subclasses_enabled
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    """True if a mode is active and modes are not disabled."""
+    state = _STATE.get()
+    return state is not None and bool(state.modes) and state.modes_enabled
+
+
+class _FlagScope:
+    """Base of the context managers that switch parts of the protocol off or on."""
+
+    _changes: dict = {}
+
+    def __enter__(self):
+        enter_scope(self, type(self).__name__ + "()", **self._changes)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        scope = find_live_scope(self)
+        if scope is not None:
+            exit_scope(scope)
+
+
+class DisableTorchFunctionSubclass(_FlagScope):
+    """Context manager: subclass and tensor-like overrides are ignored; modes still run.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes._C import DisableTorchFunctionSubclass
+    >>> class Sub(tm.Tensor): pass
+    >>> with DisableTorchFunctionSubclass():
+    ...     type(tm.ones(2).as_subclass(Sub) + 1).__name__
+    'Tensor'
+    """
+
+    _changes = {"subclasses_enabled": False}
+
+
+class DisableTorchFunction(_FlagScope):
+    """Context manager: both modes and subclass overrides are ignored (the stack is kept)."""
+
+    _changes = {"subclasses_enabled": False, "modes_enabled": False}
+
+
+class _EnableTorchFunction(_FlagScope):
+    """Context manager: re-enable modes and subclass overrides inside a disabled region."""
+
+    _changes = {"subclasses_enabled": True, "modes_enabled": True}

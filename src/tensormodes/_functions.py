@@ -1,0 +1,376 @@
+"""Builds the public API from the op table: functions, Tensor methods, in-place
+variants, ``out=`` and operators.
+
+For each op declared in ``_ops`` this module generates (through ``_codegen``)
+the dispatching public callables and an implementation that unwraps tensors,
+runs the NumPy kernel and wraps the result. Nothing here is written per op.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import numpy as np
+
+from . import _codegen, _dispatch
+from . import _dtype as dt
+from ._ops import OPS, OpDef
+from ._ops._registry import METHOD
+from ._tensor import Tensor, wrap_array
+
+__all__ = ["FUNCTIONS", "build"]
+
+_new = object.__new__
+_ND = np.ndarray
+_CATEGORY_NAMES = {"b": "Bool", "u": "Byte", "i": "Long", "f": "Float", "c": "ComplexFloat"}
+
+# name -> public function, for tensormodes' namespace.
+FUNCTIONS: dict[str, object] = {}
+
+
+# -- runtime helpers used by the generated code ------------------------------------------
+
+def _wrap(result):
+    """Kernel output -> tensors: arrays become Tensors, (named) tuples are mapped."""
+    if type(result) is _ND:
+        t = _new(Tensor)
+        t._data = result
+        return t
+    if isinstance(result, np.generic):
+        return wrap_array(np.asarray(result))
+    if isinstance(result, tuple):
+        items = [_wrap(r) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+    if isinstance(result, list):
+        return [_wrap(r) for r in result]
+    return result
+
+
+def _wrap_view(result, base: Tensor):
+    """Like ``_wrap`` for view ops: results remember the tensor they alias."""
+    wrapped = _wrap(result)
+    root = base if base._view_base is None else base._view_base
+    for t in (wrapped if isinstance(wrapped, (tuple, list)) else (wrapped,)):
+        # Ops like indexing return views only for some arguments.
+        if isinstance(t, Tensor) and np.may_share_memory(t._data, base._data):
+            t._view_base = root
+    return wrapped
+
+
+def _type_name(array: np.ndarray) -> str:
+    d = dt.NP_TO_DTYPE.get(array.dtype)
+    return {dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16", dt.int32: "Int",
+            dt.int16: "Short", dt.int8: "Char", dt.complex128: "ComplexDouble"}.get(
+        d, _CATEGORY_NAMES.get(array.dtype.kind, str(array.dtype)))
+
+
+def _check_castable(result: np.ndarray, target: np.ndarray) -> None:
+    if not dt.can_cast(dt.NP_TO_DTYPE[result.dtype], dt.NP_TO_DTYPE[target.dtype]):
+        raise RuntimeError(f"result type {_type_name(result)} can't be cast to the desired output type "
+                           f"{_type_name(target)}")
+
+
+def _write_inplace(self: Tensor, result, op_name: str) -> Tensor:
+    result = np.asarray(result)
+    data = self._data
+    if result.shape != data.shape:
+        raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape "
+                           f"{list(np.broadcast_shapes(result.shape, data.shape)) if _broadcastable(result, data) else list(result.shape)}")
+    _check_castable(result, data)
+    np.copyto(data, result, casting="unsafe")
+    return self
+
+
+def _broadcastable(a, b) -> bool:
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+        return True
+    except ValueError:
+        return False
+
+
+def _write_out(out, result):
+    """Copy ``result`` into the ``out=`` tensor(s), resizing like PyTorch."""
+    if isinstance(out, (tuple, list)):
+        if not isinstance(result, tuple) or len(out) != len(result):
+            raise TypeError("out= expects a tuple of tensors matching the op's outputs")
+        for o, r in zip(out, result):
+            _write_out(o, r)
+        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    result = np.asarray(result)
+    _check_castable(result, out._data)
+    if out._data.shape != result.shape:
+        if out._data.size:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape {list(out._data.shape)}, "
+                f"which does not match the required output shape {list(result.shape)}. This behavior is "
+                "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                "zero elements.", UserWarning, stacklevel=4)
+        out._data = np.empty(result.shape, out._data.dtype)
+    np.copyto(out._data, result, casting="unsafe")
+    return out
+
+
+def _with_requires_grad(t: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        if t._data.dtype.kind not in "fc" and t._data.dtype != dt.bfloat16._np:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t._requires_grad = True
+    return t
+
+
+def _tensor_arg(value, op_name: str, param: str, position: int):
+    if isinstance(value, Tensor):
+        return value._data
+    raise TypeError(f"{op_name}(): argument '{param}' (position {position}) must be Tensor, "
+                    f"not {type(value).__name__}")
+
+
+def _optional_tensor_arg(value, op_name: str, param: str, position: int):
+    if value is None:
+        return None
+    return _tensor_arg(value, op_name, param, position)
+
+
+def _tensor_or_scalar_arg(value, op_name: str, param: str, position: int):
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{op_name}(): argument '{param}' (position {position}) must be Tensor or Number, "
+                    f"not {type(value).__name__}")
+
+
+def _tensor_list_arg(values, op_name: str, param: str, position: int):
+    if isinstance(values, Tensor) or not isinstance(values, (list, tuple)):
+        raise TypeError(f"{op_name}(): argument '{param}' (position {position}) must be tuple of Tensors, "
+                        f"not {type(values).__name__}")
+    arrays = []
+    for i, v in enumerate(values):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{op_name}(): argument '{param}' (position {position}) must be tuple of "
+                            f"Tensors, not {type(v).__name__} (element {i})")
+        arrays.append(v._data)
+    return arrays
+
+
+def _index_arg(index, op_name: str, param: str, position: int):
+    if isinstance(index, Tensor):
+        return index._data
+    if type(index) is tuple:
+        return tuple(i._data if isinstance(i, Tensor) else _index_part(i) for i in index)
+    return _index_part(index)
+
+
+def _index_part(part):
+    if isinstance(part, list):
+        return [p._data if isinstance(p, Tensor) else _index_part(p) for p in part]
+    return part
+
+
+_UNWRAP = {
+    _codegen.INDEX: "_index_arg",
+    _codegen.TENSOR: "_tensor_arg",
+    _codegen.OPTIONAL_TENSOR: "_optional_tensor_arg",
+    _codegen.TENSOR_OR_SCALAR: "_tensor_or_scalar_arg",
+    _codegen.TENSOR_LIST: "_tensor_list_arg",
+}
+
+_RUNTIME = {
+    "_wrap": _wrap, "_wrap_view": _wrap_view, "_write_inplace": _write_inplace,
+    "_write_out": _write_out, "_tensor_arg": _tensor_arg, "_optional_tensor_arg": _optional_tensor_arg,
+    "_tensor_or_scalar_arg": _tensor_or_scalar_arg, "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,
+    "_new": _new, "_ND": _ND, "_Tensor": Tensor, "_with_requires_grad": _with_requires_grad,
+}
+
+
+# -- building ----------------------------------------------------------------------------
+
+def _with_out(signature: inspect.Signature) -> inspect.Signature:
+    params = list(signature.parameters.values())
+    params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return signature.replace(parameters=params, return_annotation=inspect.Signature.empty)
+
+
+def _as_method(signature: inspect.Signature) -> inspect.Signature:
+    params = list(signature.parameters.values())
+    params[0] = params[0].replace(name="self", kind=inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                  default=inspect.Parameter.empty)
+    return signature.replace(parameters=params, return_annotation=inspect.Signature.empty)
+
+
+def _relevant(signature: inspect.Signature, kinds: dict[str, str]) -> list[_codegen.Relevant]:
+    return [_codegen.Relevant(name, kinds[name]) for name in signature.parameters if name in kinds]
+
+
+def _kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool) -> str:
+    """Source of the kernel call, unwrapping each tensor parameter."""
+    parts = []
+    kernel_params = list(opdef.signature.parameters.values())
+    names = list(signature.parameters)
+    for position, (p, name) in enumerate(zip(kernel_params, names), start=1):
+        kind = opdef.tensor_params.get(p.name)
+        if kind is None:
+            value = name
+        elif fast:
+            value = {
+                _codegen.TENSOR: f"{name}._data",
+                _codegen.OPTIONAL_TENSOR: f"(None if {name} is None else {name}._data)",
+                _codegen.TENSOR_OR_SCALAR: f"({name}._data if type({name}) is _T else {name})",
+                _codegen.TENSOR_LIST: f"[_v._data for _v in {name}]",
+                _codegen.INDEX: f"_index_arg({name}, None, None, None)",
+            }[kind]
+        else:
+            value = f"{_UNWRAP[kind]}({name}, {opdef.name!r}, {p.name!r}, {position})"
+        if p.kind is p.VAR_POSITIONAL:
+            parts.append(f"*{value}")
+        elif p.kind is p.KEYWORD_ONLY:
+            parts.append(f"{p.name}={value}")
+        elif p.kind is p.VAR_KEYWORD:
+            parts.append(f"**{value}")
+        else:
+            parts.append(value)
+    return f"_kernel({', '.join(parts)})"
+
+
+def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
+    """Source turning ``result`` into the callable's return value."""
+    if inplace:
+        return f"return _write_inplace({first}, result, {opdef.name!r})"
+    if opdef.view:
+        return f"return _wrap_view(result, {first})"
+    if "requires_grad" in opdef.signature.parameters:
+        return "return _with_requires_grad(_wrap(result), requires_grad)"
+    return "return _wrap(result)"
+
+
+def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, name: str):
+    names = {"_kernel": opdef.kernel, **_RUNTIME}
+    params, _ = _codegen.parameter_list(signature, names)
+    first = next(iter(signature.parameters))
+    finish = _finish(opdef, first, inplace)
+    out_lines = ""
+    if "out" in signature.parameters and opdef.out:
+        out_lines = "\n    if out is not None:\n        return _write_out(out, result)"
+    source = f"""
+def {name}({params}):
+    result = {_kernel_call(opdef, signature, fast=False)}{out_lines}
+    {finish}
+"""
+    namespace = dict(names)
+    exec(compile(source, f"<tensormodes impl {name}>", "exec"), namespace)
+    return namespace[name], names
+
+
+def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> str:
+    first = next(iter(signature.parameters))
+    guard = "if out is not None:\n            return _MISS\n        " if "out" in signature.parameters else ""
+    if inplace or opdef.view or "requires_grad" in opdef.signature.parameters:
+        finish = _finish(opdef, first, inplace).replace("\n    ", "\n        ")
+        return f"{guard}result = {_kernel_call(opdef, signature, fast=True)}\n        {finish}"
+    # The common case, inlined: one kernel call and one attribute set.
+    return (f"{guard}result = {_kernel_call(opdef, signature, fast=True)}\n"
+            f"        if type(result) is _ND:\n"
+            f"            t = _new(_Tensor)\n"
+            f"            t._data = result\n"
+            f"            return t\n"
+            f"        return _wrap(result)")
+
+
+def _public(opdef: OpDef, name: str, signature: inspect.Signature, *, inplace: bool, qualname: str):
+    impl, names = _make_impl(opdef, signature, inplace=inplace, name=f"_impl_{name}")
+    kinds = dict(opdef.tensor_params)
+    first_kernel_param = next(iter(opdef.signature.parameters))
+    first = next(iter(signature.parameters))
+    if first != first_kernel_param and first_kernel_param in kinds:
+        kinds[first] = kinds[first_kernel_param]
+    if "out" in signature.parameters and opdef.out:
+        kinds["out"] = _codegen.OPTIONAL_TENSOR
+    return _codegen.make_callable(
+        name, signature, _relevant(signature, kinds), impl, leaf=True,
+        fast_body=_fast_body(opdef, signature, inplace=inplace), fast_names=names,
+        qualname=qualname, doc=opdef.doc, module="tensormodes"), impl
+
+
+def _reflected_impl(opdef: OpDef):
+    kernel, name = opdef.kernel, opdef.name
+
+    def reflected(self, other):
+        return _wrap(kernel(_tensor_or_scalar_arg(other, name, "other", 2), _tensor_arg(self, name, "self", 1)))
+
+    return reflected
+
+
+def _make_dunder(opdef: OpDef, dunder, method_for, impls) -> None:
+    binary = len([p for p in opdef.signature.parameters.values()
+                  if p.default is inspect.Parameter.empty and p.kind is p.POSITIONAL_OR_KEYWORD]) >= 2
+    params = "self, other" if binary else "self"
+    relevant = [_codegen.Relevant("self", _codegen.TENSOR)]
+    if binary:
+        relevant.append(_codegen.Relevant("other", _codegen.TENSOR_OR_SCALAR))
+    if dunder.api == METHOD:
+        target = opdef.inplace if dunder.inplace else opdef.method
+        impl = impls[target]
+        api_getter = (lambda t=target: method_for[t])
+    elif dunder.reflected:
+        impl = _reflected_impl(opdef)
+        api_getter = None
+    else:
+        impl = impls["__inplace__" if dunder.inplace else "__method__"]
+        api_getter = None
+    body = f"return _impl({params})"
+    func, bind_api = _codegen.make_operator(
+        dunder.name, params, relevant, api_getter, body, f"({params},)", {"_impl": impl},
+        not_implemented_on_type_error=binary)
+    func.__qualname__ = f"Tensor.{dunder.name}"
+    func.__module__ = "tensormodes"
+    func.__doc__ = f"``{dunder.name}``: see ``{opdef.name}``."
+    setattr(Tensor, dunder.name, func)
+    if dunder.api == METHOD:
+        bind_api()
+    else:
+        bind_api(func)
+        _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{dunder.name}")
+
+
+def build(namespace) -> None:
+    """Generate every function, method and operator of the op table; functions are
+    registered as overridable under ``namespace`` (the tensormodes module)."""
+    for opdef in OPS.values():
+        signature = opdef.signature.replace(return_annotation=inspect.Signature.empty)
+        if opdef.out:
+            signature = _with_out(signature)
+        impls: dict[str, object] = {}
+        methods: dict[str, object] = {}
+        if opdef.function:
+            func, impls["__function__"] = _public(opdef, opdef.name, signature, inplace=False,
+                                                  qualname=opdef.name)
+            FUNCTIONS[opdef.name] = func
+            _dispatch.register_overridable(namespace, func, f"tensormodes.{opdef.name}")
+        method_signature = _as_method(opdef.signature)
+        if opdef.method:
+            func, impls["__method__"] = _public(opdef, opdef.method, method_signature, inplace=False,
+                                                qualname=f"Tensor.{opdef.method}")
+            impls[opdef.method] = impls["__method__"]
+            methods[opdef.method] = func
+        if opdef.inplace:
+            func, impls["__inplace__"] = _public(opdef, opdef.inplace, method_signature, inplace=True,
+                                                 qualname=f"Tensor.{opdef.inplace}")
+            impls[opdef.inplace] = impls["__inplace__"]
+            methods[opdef.inplace] = func
+        if "__method__" not in impls and opdef.dunders:
+            impls["__method__"] = _make_impl(opdef, method_signature, inplace=False,
+                                             name=f"_impl_{opdef.name}_dunder")[0]
+        if "__inplace__" not in impls and any(d.inplace for d in opdef.dunders):
+            impls["__inplace__"] = _make_impl(opdef, method_signature, inplace=True,
+                                              name=f"_impl_{opdef.name}_idunder")[0]
+        for name, func in methods.items():
+            setattr(Tensor, name, func)
+            _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{name}")
+        for dunder in opdef.dunders:
+            _make_dunder(opdef, dunder, methods, impls)

@@ -1,0 +1,156 @@
+"""Helpers shared by kernels: PyTorch's promotion applied to NumPy operands,
+dimension wrapping, and PyTorch-style errors."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import _dtype as dt
+
+ND = np.ndarray
+
+
+def is_array(x) -> bool:
+    return type(x) is ND
+
+
+def operand_dtype(*operands) -> dt.dtype:
+    """PyTorch's result dtype of arrays and Python scalars."""
+    arrays = [x for x in operands if type(x) is ND]
+    scalars = [x for x in operands if type(x) is not ND and x is not None]
+    return dt.result_dtype(arrays, scalars)
+
+
+def to_dtype(x, dtype: dt.dtype):
+    """An operand converted for computing in ``dtype``.
+
+    Arrays are cast; Python scalars stay Python scalars (NumPy then treats them
+    as weak, like PyTorch) unless an integer does not fit, where PyTorch wraps.
+    """
+    if type(x) is ND:
+        return x if x.dtype == dtype._np else x.astype(dtype._np)
+    if isinstance(x, np.generic):
+        x = x.item()
+    if type(x) is int and dtype._category == dt._INT:
+        info = np.iinfo(dtype._np)
+        if not info.min <= x <= info.max:
+            return np.array(x).astype(dtype._np)[()]
+    return x
+
+
+def floating(dtype: dt.dtype) -> dt.dtype:
+    """``dtype`` if floating or complex, else the default dtype (int -> float ops)."""
+    return dtype if dtype._category >= dt._FLOAT else dt.get_default_dtype()
+
+
+def binary(ufunc, a, b, *, to_float: bool = False, **kwargs):
+    """``ufunc(a, b)`` computed in PyTorch's promoted dtype.
+
+    ``to_float``: integer and bool operands compute in the default float dtype.
+    """
+    try:
+        if type(a) is ND and type(b) is ND and a.dtype == b.dtype and not (to_float and a.dtype.kind in "biu"):
+            return ufunc(a, b, **kwargs)
+        dtype = operand_dtype(a, b)
+        if to_float:
+            dtype = floating(dtype)
+        return ufunc(to_dtype(a, dtype), to_dtype(b, dtype), **kwargs)
+    except ValueError:
+        check_same_shape_or_broadcast(np.shape(a), np.shape(b))
+        raise
+
+
+def unary(ufunc, a, *, to_float: bool = False):
+    """``ufunc(a)``; integer inputs compute in the default float dtype when ``to_float``."""
+    if to_float and a.dtype.kind in "biu":
+        a = a.astype(dt.get_default_dtype()._np)
+    return ufunc(a)
+
+
+def wrap_dim(dim, ndim: int) -> int:
+    """``dim`` as a non-negative index, raising PyTorch's IndexError when out of range."""
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"dim must be an int, not {type(dim).__name__}")
+    low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not low <= dim <= high:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
+    return int(dim) % max(ndim, 1)
+
+
+def wrap_dims(dims, ndim: int) -> tuple[int, ...]:
+    """A dim or sequence of dims, wrapped; RuntimeError on repeats."""
+    if isinstance(dims, numbers.Integral) and not isinstance(dims, bool):
+        dims = (dims,)
+    wrapped = tuple(wrap_dim(d, ndim) for d in dims)
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError(f"dim {wrapped[0]} appears multiple times in the list of dims")
+    return wrapped
+
+
+def check_same_shape_or_broadcast(*shapes) -> tuple[int, ...]:
+    """The broadcast shape, or PyTorch's RuntimeError naming the mismatch."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        a, b = shapes[0], shapes[1] if len(shapes) > 1 else shapes[0]
+        for i in range(1, min(len(a), len(b)) + 1):
+            if a[-i] != b[-i] and a[-i] != 1 and b[-i] != 1:
+                raise RuntimeError(
+                    f"The size of tensor a ({a[-i]}) must match the size of tensor b ({b[-i]}) at "
+                    f"non-singleton dimension {max(len(a), len(b)) - i}") from None
+        raise RuntimeError(f"shapes {[list(s) for s in shapes]} cannot be broadcast together") from None
+
+
+# type -> function giving the ndarray behind an object of that type. The Tensor
+# layer registers itself, so kernels can read tensors nested in Python data
+# (``tensor([t0, t1])``) without importing upward or calling public methods.
+ARRAY_SOURCES: dict[type, object] = {}
+
+
+def array_of(value):
+    """The ndarray behind a registered array source, else None."""
+    for cls in type(value).__mro__:
+        getter = ARRAY_SOURCES.get(cls)
+        if getter is not None:
+            return getter(value)
+    return None
+
+
+def nested_to_array(data) -> tuple[np.ndarray, bool]:
+    """Python data -> (ndarray, came_from_python_scalars).
+
+    The flag says whether PyTorch's inference for Python numbers applies
+    (floats -> default dtype, complex -> default complex dtype).
+    """
+    inner = array_of(data)
+    if inner is not None:
+        return inner, False
+    if isinstance(data, np.ndarray):
+        return data, False
+    if isinstance(data, (list, tuple)):
+        parts = [nested_to_array(d) for d in data]
+        if not parts:
+            return np.empty((0,), np.float64), True
+        from_python = all(p[1] for p in parts)
+        arrays = [p[0] for p in parts]
+        shapes = {a.shape for a in arrays}
+        if len(shapes) != 1:
+            raise ValueError(f"expected sequence of length {len(arrays[0]) if arrays[0].ndim else 1} at "
+                             f"dim {1} (got {len(arrays[-1]) if arrays[-1].ndim else 1})")
+        return np.stack(arrays), from_python
+    if isinstance(data, np.generic):
+        return np.asarray(data), False
+    if isinstance(data, (bool, int, float, complex)):
+        return np.asarray(data), True
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def resolve_dtype(dtype, default: dt.dtype | None = None) -> dt.dtype | None:
+    """Validate a ``dtype=`` argument (None gives ``default``)."""
+    if dtype is None:
+        return default
+    if type(dtype) is not dt.dtype:
+        raise TypeError(f"argument 'dtype' must be tensormodes.dtype, not {type(dtype).__name__}")
+    return dtype

@@ -1,0 +1,153 @@
+"""The op table: one declaration per op, everything else derived from it.
+
+An op is declared once, in the file of its family, by decorating its NumPy
+kernel::
+
+    @op(method=True, inplace=True, out=True,
+        dunders=(Dunder("__add__"), Dunder("__radd__"), Dunder("__iadd__", inplace=True)))
+    def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+        "Adds ``other``, scaled by ``alpha``, to ``input``. ..."
+        ...
+
+The kernel's signature *is* the public signature (PyTorch's parameter names and
+defaults); its annotations say which parameters hold tensors:
+
+==========================  =========================================================
+annotation                  the kernel receives
+==========================  =========================================================
+``Tensor``                  an ``ndarray`` (a non-tensor argument is a TypeError)
+``Tensor | None``           an ``ndarray`` or ``None``
+``Tensor | Number``         an ``ndarray`` or a Python scalar
+``Sequence[Tensor]``        a list of ``ndarray``
+``Index``                   an index with each Tensor in it replaced by its ``ndarray``
+==========================  =========================================================
+
+Kernels return an ``ndarray``, a (named) tuple of them, or a Python value, and
+never look above this package. From the table the Tensor layer builds the
+public function ``tensormodes.add``, the method ``Tensor.add``, the in-place
+``Tensor.add_``, ``out=`` handling and the operators; ``overrides`` derives
+``get_overridable_functions`` and ``get_testing_overrides``; the tests derive
+their op coverage.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable
+
+__all__ = ["op", "OpDef", "Dunder", "OPS", "METHOD", "OWN", "Sample", "TensorSpec", "Index"]
+
+# Which public callable a dunder presents to handlers (see ``Dunder``).
+METHOD, OWN = "method", "own"
+
+
+@dataclass(frozen=True)
+class Dunder:
+    """An operator bound to an op, presented to handlers as PyTorch 2.13 does.
+
+    ``api=METHOD``: handlers see the op's method, or its in-place method when
+    ``inplace`` (``a + b`` -> ``Tensor.add``, ``a += b`` -> ``Tensor.add_``);
+    the operands reach it as ``(self, other)``, so a reflected METHOD dunder is
+    only right for a commutative op. ``api=OWN``: the dunder is a public callable
+    of its own (``a // b`` -> ``Tensor.__floordiv__``); a ``reflected`` one
+    computes ``op(other, self)``.
+    """
+
+    name: str
+    api: str = METHOD
+    reflected: bool = False
+    inplace: bool = False
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A random tensor for table-driven tests: its shape, dtype name and value range."""
+
+    shape: tuple
+    dtype: str = "float32"
+    low: float = -2.0
+    high: float = 2.0
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Arguments that exercise an op in the table-driven tests (and cross-checks
+    against PyTorch); ``TensorSpec`` entries become random tensors, lists of them
+    tensor lists."""
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+
+
+@dataclass
+class OpDef:
+    """Everything the library knows about one op."""
+
+    name: str
+    kernel: Callable
+    signature: inspect.Signature
+    tensor_params: dict[str, str]
+    function: bool
+    method: str | None
+    inplace: str | None
+    dunders: tuple[Dunder, ...]
+    out: bool
+    view: bool
+    factory: bool
+    doc: str
+    samples: tuple[Sample, ...]
+    differentiable: bool
+
+
+OPS: dict[str, OpDef] = {}
+
+# Annotation-only names (see the table above).
+Index = object
+
+_KINDS = (
+    ("Sequence[Tensor]", "tensor_list"),
+    ("Tensor | None", "optional_tensor"),
+    ("Tensor | Number", "tensor_or_scalar"),
+    ("Tensor", "tensor"),
+    ("Index", "index"),
+)
+
+
+def _tensor_kind(annotation) -> str | None:
+    if not isinstance(annotation, str):
+        return None
+    for text, kind in _KINDS:
+        if annotation == text:
+            return kind
+    if "Tensor" in annotation and annotation not in ("Tensor | Number | None",):
+        raise TypeError(f"unsupported tensor annotation {annotation!r}")
+    return None
+
+
+def op(*, function: bool = True, method: bool | str = False, inplace: bool | str = False,
+       dunders: tuple[Dunder, ...] = (), out: bool = False, view: bool = False,
+       factory: bool = False, name: str | None = None, samples: tuple[Sample, ...] = (),
+       differentiable: bool = True):
+    """Declare the decorated NumPy kernel as an op (see the module docstring)."""
+
+    def register(kernel: Callable) -> Callable:
+        op_name = name or kernel.__name__
+        if op_name in OPS:
+            raise ValueError(f"op {op_name!r} is declared twice")
+        signature = inspect.signature(kernel)
+        tensor_params = {}
+        for p in signature.parameters.values():
+            kind = _tensor_kind(p.annotation)
+            if kind is not None:
+                tensor_params[p.name] = kind
+        method_name = op_name if method is True else (method or None)
+        inplace_name = f"{op_name}_" if inplace is True else (inplace or None)
+        OPS[op_name] = OpDef(
+            name=op_name, kernel=kernel, signature=signature, tensor_params=tensor_params,
+            function=function, method=method_name, inplace=inplace_name, dunders=dunders,
+            out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
+            samples=samples, differentiable=differentiable)
+        return kernel
+
+    return register

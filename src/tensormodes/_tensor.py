@@ -1,0 +1,710 @@
+"""``Tensor``: an ``ndarray`` with PyTorch's API, taking part in ``__torch_function__``.
+
+The methods written here are the ones that belong to the tensor object itself
+(properties, conversions, printing, Python protocols). Ops from the op table
+are attached by ``_functions``. Every public callable, including each
+property getter and setter, is wrapped by ``_codegen`` so that it enters the
+override layer; the plain-tensor fast path costs one ``ContextVar`` read and
+a few ``type(x) is Tensor`` checks.
+
+>>> import tensormodes as tm
+>>> x = tm.tensor([[1., 2.], [3., 4.]])
+>>> x.shape, x.dtype
+(tensormodes.Size([2, 2]), tensormodes.float32)
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+
+import numpy as np
+
+from . import _codegen, _dispatch
+from . import _dtype as dt
+from ._device import CPU, parse_device
+from ._tensor_str import tensor_repr
+
+__all__ = ["Tensor", "Size", "wrap_array", "tensor_api", "tensor_property", "finalize_tensor_class"]
+
+_new = object.__new__
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints with PyTorch's repr.
+
+    >>> import tensormodes as tm
+    >>> s = tm.Size([2, 3]); s, s.numel(), s[1:]
+    (tensormodes.Size([2, 3]), 6, tensormodes.Size([3]))
+    """
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        """Number of elements a tensor of this shape has."""
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def __getitem__(self, key):
+        result = tuple.__getitem__(self, key)
+        return Size(result) if isinstance(key, slice) else result
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __repr__(self) -> str:
+        return f"tensormodes.Size({list(self)})"
+
+
+# -- declaring the tensor layer's own public callables ----------------------------------
+
+_PENDING: list = []  # (name, kind, function(s), relevant) until the class exists
+
+
+def tensor_api(*relevant: str, name: str | None = None):
+    """Mark a method defined in the class body as public and overridable.
+
+    ``relevant`` names parameters besides ``self`` that may carry overrides.
+    """
+
+    def mark(impl):
+        _PENDING.append((name or impl.__name__, "method", impl, relevant))
+        return impl
+
+    return mark
+
+
+def tensor_property(getter, setter=None, *, name: str):
+    """Declare a public property; its ``__get__`` / ``__set__`` are what handlers see."""
+    _PENDING.append((name, "property", (getter, setter), ()))
+
+
+def _relevant_for(impl, extra: tuple[str, ...]) -> list[_codegen.Relevant]:
+    names = list(inspect.signature(impl).parameters)
+    relevant = [_codegen.Relevant(names[0], _codegen.TENSOR)]
+    relevant += [_codegen.Relevant(n, _codegen.ANY) for n in extra]
+    return relevant
+
+
+def _make_property(cls, name: str, getter, setter):
+    getter_fn, bind_get = _codegen.make_operator(
+        name, "self", [_codegen.Relevant("self", _codegen.TENSOR)], None,
+        "return _get(self)", "(self,)", {"_get": getter, "_impl": getter},
+        not_implemented_on_type_error=False)
+    setter_fn = bind_set = None
+    if setter is not None:
+        setter_fn, bind_set = _codegen.make_operator(
+            name, "self, value", [_codegen.Relevant("self", _codegen.TENSOR),
+                                  _codegen.Relevant("value", _codegen.ANY)], None,
+            "return _set(self, value)", "(self, value)", {"_set": setter, "_impl": setter},
+            not_implemented_on_type_error=False)
+    prop = property(getter_fn, setter_fn, doc=getter.__doc__)
+    setattr(cls, name, prop)
+    # Handlers receive the property's bound accessors, which exist only now.
+    bind_get(prop.__get__)
+    _dispatch.register_overridable(cls, prop.__get__, f"tensormodes.Tensor.{name}.__get__")
+    if setter_fn is not None:
+        bind_set(prop.__set__)
+        _dispatch.register_overridable(cls, prop.__set__, f"tensormodes.Tensor.{name}.__set__")
+    return prop
+
+
+def finalize_tensor_class(cls) -> None:
+    """Turn the pending declarations into dispatching callables on ``cls``."""
+    for name, kind, impl, relevant in _PENDING:
+        if kind == "property":
+            getter, setter = impl
+            _make_property(cls, name, getter, setter)
+            continue
+        func = _codegen.make_callable(
+            name, inspect.signature(impl), _relevant_for(impl, relevant), impl, leaf=False,
+            qualname=f"Tensor.{name}", doc=impl.__doc__, module="tensormodes")
+        setattr(cls, name, func)
+        _dispatch.register_overridable(cls, func, f"tensormodes.Tensor.{name}")
+    _PENDING.clear()
+
+
+# -- wrapping arrays ---------------------------------------------------------------------
+
+def wrap_array(array: np.ndarray) -> Tensor:
+    """A plain Tensor over ``array`` (no copy)."""
+    t = _new(Tensor)
+    t._data = array
+    return t
+
+
+def _as_array(data, dtype: dt.dtype | None) -> np.ndarray:
+    """``data`` (nested sequences, scalars, tensors, arrays) as an ndarray with PyTorch's
+    dtype inference: Python floats give the default dtype, ints int64, bools bool."""
+    if isinstance(data, Tensor):
+        array = data._data
+    elif isinstance(data, np.ndarray):
+        array = data
+    else:
+        array = np.asarray(_unwrap_nested(data))
+        if dtype is None:
+            dtype = _infer_dtype(array)
+    if dtype is not None:
+        return array.astype(dtype._np, copy=False)
+    if array.dtype not in dt.NP_TO_DTYPE:
+        dt.from_numpy_dtype(array.dtype)
+    return array
+
+
+def _unwrap_nested(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_unwrap_nested(d) for d in data]
+    return data
+
+
+def _infer_dtype(array: np.ndarray) -> dt.dtype:
+    kind = array.dtype.kind
+    if kind == "f":
+        return dt.get_default_dtype() if array.dtype == np.float64 else dt.NP_TO_DTYPE[array.dtype]
+    if kind == "c":
+        return dt.default_complex_dtype() if array.dtype == np.complex128 else dt.NP_TO_DTYPE[array.dtype]
+    if kind == "b":
+        return dt.bool
+    if kind in "iu":
+        return dt.int64 if array.dtype.itemsize == 8 or kind == "i" else dt.NP_TO_DTYPE.get(array.dtype, dt.int64)
+    if kind == "O" and array.size == 0:
+        return dt.get_default_dtype()
+    raise TypeError(f"Could not infer dtype of {type(array.flat[0]).__name__}")
+
+
+class Tensor:
+    """A multi-dimensional array with PyTorch's API, backed by a NumPy ``ndarray``.
+
+    ``Tensor(data)`` and ``Tensor(*sizes)`` follow PyTorch's legacy constructor (the
+    default dtype, or aliasing an existing tensor); prefer ``tensormodes.tensor``.
+
+    >>> import tensormodes as tm
+    >>> tm.Tensor([1, 2]), tm.Tensor(2, 3).shape
+    (tensor([1., 2.]), tensormodes.Size([2, 3]))
+    """
+
+    __slots__ = ("_data", "__dict__", "__weakref__")
+    # Autograd state lives in class defaults so a fresh tensor costs one attribute set.
+    _requires_grad = False
+    _grad = None
+    _grad_fn = None
+    _view_base = None
+    __array_priority__ = 1000  # NumPy defers ``ndarray + Tensor`` to Tensor.__radd__
+
+    def __new__(cls, *args, device=None):
+        parse_device(device)
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return _alias(args[0], cls)
+        if args and all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
+            array = np.empty(tuple(int(a) for a in args), dt.get_default_dtype()._np)
+        elif len(args) == 1:
+            array = np.asarray(_unwrap_nested(args[0]), dtype=dt.get_default_dtype()._np)
+        elif not args:
+            array = np.empty((0,), dt.get_default_dtype()._np)
+        else:
+            raise TypeError(f"Tensor(): invalid arguments {args!r}: expected data or sizes")
+        t = _new(cls)
+        t._data = array
+        return t
+
+    def __init__(self, *args, **kwargs) -> None:
+        # Construction happens in __new__; subclasses may define their own __init__.
+        pass
+
+    @staticmethod
+    def _make_subclass(cls, data: Tensor, require_grad: bool = False) -> Tensor:
+        """A ``cls`` instance sharing ``data``'s storage (PyTorch's subclass hook).
+
+        >>> import tensormodes as tm
+        >>> class Sub(tm.Tensor): pass
+        >>> type(tm.Tensor._make_subclass(Sub, tm.ones(2)))
+        <class 'tensormodes.Sub'>
+        """
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"_make_subclass(): cls must be a subclass of Tensor, got {cls!r}")
+        if not isinstance(data, Tensor):
+            raise TypeError(f"_make_subclass(): data must be a Tensor, not {type(data).__name__}")
+        t = _alias(data, cls)
+        if require_grad:
+            t._requires_grad = True
+        return t
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default override: run ``func`` with subclass handling disabled and turn
+        Tensor results into ``cls``.
+
+        Returns ``NotImplemented`` unless ``cls`` is a subclass of every type in
+        ``types``; results of the no-wrap functions (``Tensor.grad.__get__`` ...)
+        are returned as they are.
+        """
+        if kwargs is None:
+            kwargs = {}
+        for t in types:
+            if not issubclass(cls, t):
+                return NotImplemented
+        token = _dispatch.set_state(_dispatch.without_subclasses(_dispatch.get_state()))
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            _dispatch.reset_state(token)
+        if func in _dispatch.NO_WRAP:
+            return result
+        return _convert(result, cls)
+
+    # -- properties --------------------------------------------------------------------
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (type(self), self._data, self._requires_grad))
+
+    # -- methods of the tensor object itself ---------------------------------------------
+
+    @tensor_api()
+    def size(self, dim: int | None = None):
+        """The shape as a ``Size``, or the size of dimension ``dim``.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(2, 3).size(), tm.zeros(2, 3).size(-1)
+        (tensormodes.Size([2, 3]), 3)
+        """
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @tensor_api()
+    def dim(self) -> int:
+        """Number of dimensions.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(2, 3).dim()
+        2
+        """
+        return self._data.ndim
+
+    @tensor_api()
+    def ndimension(self) -> int:
+        """Alias of ``dim()``."""
+        return self._data.ndim
+
+    @tensor_api()
+    def numel(self) -> int:
+        """Number of elements.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(2, 3).numel()
+        6
+        """
+        return self._data.size
+
+    @tensor_api()
+    def nelement(self) -> int:
+        """Alias of ``numel()``."""
+        return self._data.size
+
+    @tensor_api()
+    def element_size(self) -> int:
+        """Bytes per element.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(2, dtype=tm.float64).element_size()
+        8
+        """
+        return self._data.itemsize
+
+    @tensor_api()
+    def stride(self, dim: int | None = None):
+        """Strides in elements (PyTorch's unit, not bytes).
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(2, 3).stride(), tm.zeros(2, 3).t().stride()
+        ((3, 1), (1, 3))
+        """
+        itemsize = self._data.itemsize
+        strides = tuple(s // itemsize for s in self._data.strides)
+        if dim is None:
+            return strides
+        return strides[_wrap_dim(dim, self._data.ndim)]
+
+    @tensor_api()
+    def storage_offset(self) -> int:
+        """Offset in elements of this view's first element within its base's storage."""
+        base = self._view_base
+        if base is None:
+            return 0
+        start = np.byte_bounds(base._data)[0]
+        return (self._data.__array_interface__["data"][0] - start) // self._data.itemsize
+
+    @tensor_api()
+    def data_ptr(self) -> int:
+        """Address of the first element (tensors sharing memory share addresses)."""
+        return self._data.__array_interface__["data"][0]
+
+    @tensor_api()
+    def is_contiguous(self, memory_format=None) -> bool:
+        """True if the elements are laid out row-major without gaps.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(2, 3).is_contiguous(), tm.zeros(2, 3).t().is_contiguous()
+        (True, False)
+        """
+        return _is_contiguous(self._data)
+
+    @tensor_api()
+    def is_floating_point(self) -> bool:
+        """True if the dtype is a floating-point type.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1).is_floating_point(), tm.zeros(1, dtype=tm.int64).is_floating_point()
+        (True, False)
+        """
+        return dt.NP_TO_DTYPE[self._data.dtype].is_floating_point
+
+    @tensor_api()
+    def is_complex(self) -> bool:
+        """True if the dtype is complex."""
+        return self._data.dtype.kind == "c"
+
+    @tensor_api()
+    def item(self):
+        """The value of a one-element tensor as a Python number.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([2.5]).item()
+        2.5
+        """
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return _python_scalar(self._data)
+
+    @tensor_api()
+    def tolist(self):
+        """The data as (nested) Python lists of Python numbers.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([[1, 2], [3, 4]]).tolist()
+        [[1, 2], [3, 4]]
+        """
+        data = self._data
+        if data.dtype == dt.bfloat16._np:
+            data = data.astype(np.float32)
+        return data.tolist()
+
+    @tensor_api()
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The underlying ``ndarray`` (shared memory, like PyTorch).
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 2]).numpy()
+        array([1, 2])
+        """
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    @tensor_api()
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """NumPy's conversion protocol: ``np.asarray(t)`` shares memory."""
+        if dtype is None:
+            return self._data
+        return self._data.astype(dtype, copy=False)
+
+    @tensor_api()
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export through DLPack (delegated to NumPy)."""
+        return self._data.__dlpack__(stream=stream)
+
+    @tensor_api()
+    def __dlpack_device__(self):
+        """DLPack device of the data: the CPU."""
+        return self._data.__dlpack_device__()
+
+    @tensor_api()
+    def __repr__(self, *, tensor_contents=None) -> str:
+        """PyTorch-style text: ``tensor([1., 2.], requires_grad=True)``."""
+        return tensor_repr(self, tensor_contents)
+
+    @tensor_api("format_spec")
+    def __format__(self, format_spec: str) -> str:
+        """One-element tensors format like their Python value; others like ``repr``."""
+        if self._data.ndim == 0:
+            return format(_python_scalar(self._data), format_spec)
+        return object.__format__(self, format_spec)
+
+    @tensor_api()
+    def __len__(self) -> int:
+        """Size of the first dimension (TypeError for a 0-dim tensor)."""
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    @tensor_api()
+    def __bool__(self) -> bool:
+        """Truth value of a one-element tensor."""
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
+                               if self._data.size else "Boolean value of Tensor with no values is ambiguous")
+        return bool(self._data.reshape(()))
+
+    @tensor_api()
+    def __float__(self) -> float:
+        """The value of a one-element tensor as a float."""
+        return float(_one_value(self))
+
+    @tensor_api()
+    def __int__(self) -> int:
+        """The value of a one-element tensor as an int (truncated)."""
+        return int(_one_value(self))
+
+    @tensor_api()
+    def __complex__(self) -> complex:
+        """The value of a one-element tensor as a complex."""
+        return complex(_one_value(self))
+
+    @tensor_api()
+    def __index__(self) -> int:
+        """A one-element integer tensor used as an index."""
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()))
+
+    @tensor_api("cls")
+    def as_subclass(self, cls):
+        """This tensor's data as an instance of ``cls`` (a Tensor subclass), no copy.
+
+        >>> import tensormodes as tm
+        >>> class Sub(tm.Tensor): pass
+        >>> type(tm.ones(2).as_subclass(Sub)).__name__
+        'Sub'
+        """
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not {cls!r}")
+        return _alias(self, cls)
+
+    @tensor_api()
+    def requires_grad_(self, requires_grad: bool = True):
+        """Set ``requires_grad`` in place and return the tensor.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(2).requires_grad_().requires_grad
+        True
+        """
+        _requires_grad_set(self, requires_grad)
+        return self
+
+    @tensor_api("memo")
+    def __deepcopy__(self, memo):
+        """A deep copy with its own storage (``copy.deepcopy``)."""
+        if id(self) in memo:
+            return memo[id(self)]
+        new = _alias_array(self._data.copy(), type(self))
+        new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_grad_fn", "_view_base")})
+        memo[id(self)] = new
+        return new
+
+
+def _wrap_dim(dim, ndim: int) -> int:
+    """``dim`` as a non-negative index, with PyTorch's IndexError for a bad one."""
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"dim must be an int, not {type(dim).__name__}")
+    low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not low <= dim <= high:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
+    return dim % max(ndim, 1)
+
+
+def _is_contiguous(array: np.ndarray) -> bool:
+    expected = array.itemsize
+    for size, stride in zip(reversed(array.shape), reversed(array.strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _python_scalar(array: np.ndarray):
+    value = array.reshape(()).item() if array.dtype != dt.bfloat16._np else float(array.reshape(()))
+    return value
+
+
+def _one_value(t: Tensor):
+    if t._data.size != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    return _python_scalar(t._data)
+
+
+def _rebuild(cls, array, requires_grad):
+    t = _alias_array(array, cls)
+    t._requires_grad = requires_grad
+    return t
+
+
+def _alias_array(array: np.ndarray, cls: type) -> Tensor:
+    t = _new(cls)
+    t._data = array
+    return t
+
+
+def _alias(source: Tensor, cls: type) -> Tensor:
+    t = _new(cls)
+    t._data = source._data
+    if source._view_base is not None:
+        t._view_base = source._view_base
+    return t
+
+
+def _convert(result, cls):
+    if isinstance(result, Tensor):
+        return result if isinstance(result, cls) else _alias(result, cls)
+    if isinstance(result, tuple):
+        converted = [_convert(r, cls) for r in result]
+        return type(result)(*converted) if hasattr(result, "_fields") else type(result)(converted)
+    if isinstance(result, list):
+        return [_convert(r, cls) for r in result]
+    return result
+
+
+# -- the tensor layer's own callables -------------------------------------------------
+# Defined as plain functions then declared; finalize_tensor_class makes them dispatch.
+
+def _shape(self) -> Size:
+    """The tensor's shape, as a ``Size``."""
+    return Size(self._data.shape)
+
+
+def _dtype(self) -> dt.dtype:
+    """The tensor's element type."""
+    return dt.NP_TO_DTYPE[self._data.dtype]
+
+
+def _device(self):
+    """The device the tensor lives on."""
+    return CPU
+
+
+def _ndim(self) -> int:
+    """Number of dimensions (same as ``dim()``)."""
+    return self._data.ndim
+
+
+def _itemsize(self) -> int:
+    """Bytes per element."""
+    return self._data.itemsize
+
+
+def _nbytes(self) -> int:
+    """Bytes of all elements."""
+    return self._data.nbytes
+
+
+def _requires_grad_get(self) -> bool:
+    """Whether gradients are recorded for this tensor."""
+    return self._requires_grad
+
+
+def _requires_grad_set(self, value) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"requires_grad must be a bool, not {type(value).__name__}")
+    if value and not (self._data.dtype.kind in "fc" or self._data.dtype == dt.bfloat16._np):
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+    if not value and self._grad_fn is not None:
+        raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to "
+                           "use a computed variable in a subgraph that doesn't require differentiation "
+                           "use var_no_grad = var.detach().")
+    self._requires_grad = value
+
+
+def _grad_get(self):
+    """The accumulated gradient, or None."""
+    return self._grad
+
+
+def _grad_set(self, value) -> None:
+    if value is not None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+        if value._data.shape != self._data.shape:
+            raise RuntimeError("assigned grad has data of a different size")
+        if value._data.dtype != self._data.dtype:
+            raise RuntimeError("assigned grad has data of a different type")
+    self._grad = value
+
+
+def _grad_fn_get(self):
+    """The backward node that created this tensor (None for leaves)."""
+    return self._grad_fn
+
+
+def _is_leaf(self) -> bool:
+    """True for tensors not produced by a recorded operation."""
+    return self._grad_fn is None
+
+
+def _data_get(self) -> Tensor:
+    """A tensor sharing storage but detached from autograd."""
+    return wrap_array(self._data)
+
+
+def _data_set(self, value) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+    self._data = value._data
+
+
+def _base_get(self):
+    """The tensor this one is a view of, or None."""
+    return self._view_base
+
+
+def _T(self) -> Tensor:
+    """The tensor with its dimensions reversed (``permute(n-1, ..., 0)``)."""
+    if self._data.ndim > 2:
+        raise RuntimeError("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                           "is not supported.")
+    return _view_of(self, self._data.T)
+
+
+def _mT(self) -> Tensor:
+    """The last two dimensions transposed (a batch of matrices)."""
+    if self._data.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D tensor.")
+    return _view_of(self, np.swapaxes(self._data, -1, -2))
+
+
+def _real(self) -> Tensor:
+    """The real part (a view for complex tensors, the tensor itself otherwise)."""
+    if self._data.dtype.kind == "c":
+        return _view_of(self, self._data.real)
+    return self
+
+
+def _imag(self) -> Tensor:
+    """The imaginary part of a complex tensor (a view)."""
+    if self._data.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _view_of(self, self._data.imag)
+
+
+def _view_of(base: Tensor, array: np.ndarray) -> Tensor:
+    t = wrap_array(array)
+    t._view_base = base if base._view_base is None else base._view_base
+    return t
+
+
+for _name, _get, _set in (
+    ("shape", _shape, None), ("dtype", _dtype, None), ("device", _device, None),
+    ("ndim", _ndim, None), ("itemsize", _itemsize, None), ("nbytes", _nbytes, None),
+    ("requires_grad", _requires_grad_get, _requires_grad_set), ("grad", _grad_get, _grad_set),
+    ("grad_fn", _grad_fn_get, None), ("is_leaf", _is_leaf, None), ("data", _data_get, _data_set),
+    ("_base", _base_get, None), ("T", _T, None), ("mT", _mT, None), ("real", _real, None),
+    ("imag", _imag, None),
+):
+    tensor_property(_get, _set, name=_name)
+
+_PLAIN_INDEX_VALUES = frozenset({int, slice, type(None), type(Ellipsis), bool})

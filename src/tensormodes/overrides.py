@@ -1,0 +1,562 @@
+"""The ``__torch_function__`` protocol's public Python API: helpers, modes, introspection.
+
+A *mode* intercepts every public call made while it is active, factory
+functions included. Modes form a stack; while a mode's handler runs, the modes
+below it are active, so calling ``func(*args, **kwargs)`` inside a handler
+passes the call on to the next mode down:
+
+>>> import tensormodes as tm
+>>> from tensormodes.overrides import TorchFunctionMode
+>>> class Logger(TorchFunctionMode):
+...     def __init__(self, name):
+...         self.name = name
+...     def __torch_function__(self, func, types, args=(), kwargs=None):
+...         print(self.name, func.__name__)
+...         return func(*args, **(kwargs or {}))
+>>> with Logger("outer"), Logger("inner"):
+...     _ = tm.zeros(3)
+inner zeros
+outer zeros
+
+Both styles of the protocol's history work together: the original
+compositional ``Mode.push(...)`` / ``push_torch_function_mode`` /
+``enable_torch_function_mode`` API (each mode knows its ``inner`` mode), and
+modes used directly as context managers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+from typing import Any, Callable
+
+from . import _dispatch
+from ._codegen import parameter_list
+from ._dispatch import (
+    IGNORED,
+    NO_WRAP,
+    OVERRIDABLE,
+    PUBLIC_NAMES,
+    RELEVANT_OF,
+    _disabled_torch_function_impl,
+    _get_torch_function_mode,
+    enter_scope,
+    exit_scope,
+    find_live_scope,
+    handle_torch_function,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
+)
+
+__all__ = [
+    "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
+    "handle_torch_function", "wrap_torch_function", "is_tensor_like", "is_tensor_method_or_property",
+    "resolve_name", "get_overridable_functions", "get_testing_overrides", "get_ignored_functions",
+    "get_default_nowrap_functions", "TorchFunctionMode", "BaseTorchFunctionMode",
+    "push_torch_function_mode", "enable_torch_function_mode", "capture_torch_function_modes",
+    "CapturedTorchFunctionModes", "explain",
+]
+
+
+# -- helpers for third-party code -------------------------------------------------------
+
+def wrap_torch_function(dispatcher: Callable):
+    """Decorator making a Python function take part in the protocol.
+
+    ``dispatcher`` receives the function's arguments and returns the relevant ones.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import wrap_torch_function
+    >>> @wrap_torch_function(lambda a, b: (a, b))
+    ... def plus(a, b):
+    ...     return a + b
+    >>> plus(tm.ones(1), 1)
+    tensor([2.])
+    """
+
+    def decorate(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            relevant_args = dispatcher(*args, **kwargs)
+            if has_torch_function(relevant_args):
+                return handle_torch_function(wrapped, relevant_args, *args, **kwargs)
+            return func(*args, **kwargs)
+
+        return wrapped
+
+    return decorate
+
+
+def is_tensor_like(inp) -> bool:
+    """True for Tensors and for objects whose type defines ``__torch_function__``.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import is_tensor_like
+    >>> is_tensor_like(tm.ones(1)), is_tensor_like(1.0)
+    (True, False)
+    """
+    return type(inp) in _dispatch.PLAIN_TYPES or hasattr(type(inp), "__torch_function__")
+
+
+def is_tensor_method_or_property(func: Callable) -> bool:
+    """True for Tensor methods and property accessors (whose first argument is the tensor).
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import is_tensor_method_or_property
+    >>> is_tensor_method_or_property(tm.Tensor.add), is_tensor_method_or_property(tm.add)
+    (True, False)
+    """
+    return func in _tensor_callables() or getattr(func, "__name__", None) in ("__get__", "__set__")
+
+
+def _tensor_callables() -> set:
+    tensor_type = next(iter(_dispatch.PLAIN_TYPES))
+    return set(OVERRIDABLE.get(tensor_type, ()))
+
+
+def resolve_name(f) -> str | None:
+    """The dotted public name of an overridable callable (``'tensormodes.Tensor.add'``), or None.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import resolve_name
+    >>> resolve_name(tm.add), resolve_name(tm.Tensor.shape.__get__)
+    ('tensormodes.add', 'tensormodes.Tensor.shape.__get__')
+    """
+    return PUBLIC_NAMES.get(f)
+
+
+def get_overridable_functions() -> dict[Any, list[Callable]]:
+    """Every public callable that can be overridden, by namespace (module or class).
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import get_overridable_functions
+    >>> tm.add in get_overridable_functions()[tm]
+    True
+    """
+    return {namespace: list(funcs) for namespace, funcs in OVERRIDABLE.items()}
+
+
+def get_ignored_functions() -> set[Callable]:
+    """Public callables deliberately outside the protocol (no tensor to dispatch on).
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import get_ignored_functions
+    >>> tm.get_default_dtype in get_ignored_functions()
+    True
+    """
+    return set(IGNORED)
+
+
+def get_default_nowrap_functions() -> set[Callable]:
+    """Callables whose results the default ``Tensor.__torch_function__`` leaves unconverted.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import get_default_nowrap_functions
+    >>> tm.Tensor.grad.__get__ in get_default_nowrap_functions()
+    True
+    """
+    return set(NO_WRAP)
+
+
+@functools.lru_cache(maxsize=None)
+def _testing_overrides() -> dict:
+    overrides = {}
+    for funcs in OVERRIDABLE.values():
+        for func in funcs:
+            overrides[func] = _dummy_with_signature_of(func)
+    return overrides
+
+
+def get_testing_overrides() -> dict[Callable, Callable]:
+    """A dummy returning -1 with exactly the real signature, for every overridable callable.
+
+    >>> import inspect, tensormodes as tm
+    >>> from tensormodes.overrides import get_testing_overrides
+    >>> dummy = get_testing_overrides()[tm.add]
+    >>> inspect.signature(dummy), dummy(1, 2)
+    (<Signature (input, other, *, alpha=1, out=None)>, -1)
+    """
+    return dict(_testing_overrides())
+
+
+def _dummy_with_signature_of(func: Callable) -> Callable:
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        signature = _accessor_signature(func)
+    names: dict = {}
+    params, _ = parameter_list(signature, names)
+    source = f"dummy = lambda {params}: -1"
+    exec(source, names)
+    dummy = names["dummy"]
+    dummy.__name__ = getattr(func, "__name__", "dummy")
+    return dummy
+
+
+def _accessor_signature(func) -> inspect.Signature:
+    P = inspect.Parameter
+    params = [P("self", P.POSITIONAL_OR_KEYWORD)]
+    if getattr(func, "__name__", "") == "__set__":
+        params.append(P("value", P.POSITIONAL_OR_KEYWORD))
+    return inspect.Signature(params)
+
+
+# -- modes ------------------------------------------------------------------------------
+
+class _TorchFunctionModeMeta(type):
+    """Gives every mode's ``__init__`` an implicit keyword ``inner``, stored as
+    ``self.inner`` before the user's ``__init__`` runs."""
+
+    def __call__(cls, *args, inner=None, **kwargs):
+        if cls.__new__ is object.__new__:
+            mode = object.__new__(cls)
+        else:
+            mode = cls.__new__(cls, *args, **kwargs)
+        mode.inner = inner
+        if isinstance(mode, cls):
+            mode.__init__(*args, **kwargs)
+        return mode
+
+
+def _check_mode_class(cls: type) -> None:
+    attr = inspect.getattr_static(cls, "__torch_function__", None)
+    if isinstance(attr, classmethod):
+        raise RuntimeError(f"{cls.__name__}.__torch_function__ is a classmethod: a classmethod is not "
+                           "supported for a TorchFunctionMode, please make it a plain method")
+
+
+class TorchFunctionMode(metaclass=_TorchFunctionModeMeta):
+    """Base class of modes: override ``__torch_function__(self, func, types, args, kwargs)``.
+
+    While the handler runs, the modes below this one are active, so
+    ``func(*args, **kwargs)`` continues with the next mode down (``self.inner``).
+    A class attribute ``handled_functions`` (a set of public callables) makes
+    the dispatcher skip this mode, at almost no cost, for every other function.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import TorchFunctionMode
+    >>> class Count(TorchFunctionMode):
+    ...     handled_functions = {tm.add, tm.Tensor.add}
+    ...     def __init__(self):
+    ...         self.n = 0
+    ...     def __torch_function__(self, func, types, args=(), kwargs=None):
+    ...         self.n += 1
+    ...         return func(*args, **(kwargs or {}))
+    >>> with Count() as counter:
+    ...     _ = (tm.ones(2) + 1).sum()
+    >>> counter.n
+    1
+    """
+
+    inner: Any = None
+    handled_functions: Any = None
+    _discarded_entries = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        """Handle one call; return ``NotImplemented`` to let tensor overrides try it."""
+        raise NotImplementedError(f"{type(self).__name__} does not override __torch_function__")
+
+    def __enter__(self):
+        _check_mode_class(type(self))
+        previous_inner = self.inner
+        self.inner = _get_torch_function_mode()
+
+        def on_exit(discarded: bool) -> None:
+            self.inner = previous_inner
+            if discarded:
+                self._discarded_entries += 1
+
+        enter_scope(self, f"mode {self!r}", on_exit, modes=_dispatch.current_modes() + (self,))
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        scope = find_live_scope(self)
+        if scope is None:
+            if self._discarded_entries:
+                # An outer scope already restored the stack (say, a generator
+                # holding this mode was abandoned): nothing left to undo.
+                self._discarded_entries -= 1
+                return
+            raise RuntimeError(f"exiting mode {self!r}, which is not active in this context "
+                               "(it was never entered, or was already exited)")
+        exit_scope(scope)
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        """``push_torch_function_mode(functools.partial(cls, *args, **kwargs))``."""
+        return push_torch_function_mode(functools.partial(cls, *args, **kwargs))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class BaseTorchFunctionMode(TorchFunctionMode):
+    """A mode that just calls the function: subclass it to override a few things.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import BaseTorchFunctionMode
+    >>> with BaseTorchFunctionMode():
+    ...     tm.ones(2) * 2
+    tensor([2., 2.])
+    """
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        """Pass the call on unchanged."""
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def push_torch_function_mode(ctor: Callable[..., TorchFunctionMode]):
+    """Compositional context manager: ``ctor(inner=<current mode>)`` becomes the active mode.
+
+    >>> import functools, tensormodes as tm
+    >>> from tensormodes.overrides import BaseTorchFunctionMode, push_torch_function_mode
+    >>> with push_torch_function_mode(BaseTorchFunctionMode) as outer:
+    ...     with push_torch_function_mode(BaseTorchFunctionMode) as inner:
+    ...         inner.inner is outer
+    True
+    """
+    if isinstance(ctor, TorchFunctionMode):
+        raise ValueError(f"push_torch_function_mode expects a constructor of a mode (a mode class or a "
+                         f"function returning a mode), but got the mode instance {ctor!r}; to make an "
+                         f"existing mode active, use enable_torch_function_mode")
+    mode = ctor(inner=_get_torch_function_mode())
+    if not isinstance(mode, TorchFunctionMode):
+        raise ValueError(f"The callable passed to push_torch_function_mode must return a TorchFunctionMode, "
+                         f"but it returned {type(mode).__name__}")
+    _check_mode_class(type(mode))
+    scope = enter_scope(mode, f"push_torch_function_mode({mode!r})",
+                        modes=_dispatch.current_modes() + (mode,))
+    try:
+        yield mode
+    finally:
+        exit_scope(scope)
+
+
+def _stack_for(mode) -> tuple:
+    """The stack that makes ``mode`` active with its chain of ``inner`` modes.
+
+    A mode that is already on the current stack keeps the modes below it there.
+    """
+    current = _dispatch.current_modes()
+    chain: list = []
+    seen: set[int] = set()
+    link = mode
+    while link is not None and id(link) not in seen:
+        for i in range(len(current) - 1, -1, -1):
+            if current[i] is link:
+                return current[:i + 1] + tuple(reversed(chain))
+        seen.add(id(link))
+        chain.append(link)
+        link = link.inner if isinstance(link, TorchFunctionMode) else None
+    return tuple(reversed(chain))
+
+
+def _validate_mode_argument(mode) -> None:
+    if mode is None or isinstance(mode, TorchFunctionMode):
+        return
+    if isinstance(mode, type) and not issubclass(mode, TorchFunctionMode):
+        if not hasattr(mode, "__torch_function__"):
+            raise ValueError(f"The class passed to enable_torch_function_mode, {mode.__name__}, must define "
+                             "__torch_function__")
+        return
+    raise ValueError(f"expected to get TorchFunctionMode, Tensor-like class, or None as an argument, "
+                     f"got {mode!r} instead")
+
+
+@contextlib.contextmanager
+def enable_torch_function_mode(mode, *, replace=None, ignore_preexisting: bool = False):
+    """Non-compositional context manager making ``mode`` the active mode.
+
+    ``mode`` is a ``TorchFunctionMode``, a Tensor-like class (whose
+    ``__torch_function__`` then handles every call) or None (no mode).
+    Enabling the already active mode does nothing; if another mode is active,
+    this raises ``ValueError`` unless that mode is ``replace`` or
+    ``ignore_preexisting=True``. Inside a handler,
+    ``enable_torch_function_mode(self, replace=self.inner)`` makes calls
+    re-enter the current mode.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import BaseTorchFunctionMode, enable_torch_function_mode
+    >>> from tensormodes._C import _get_torch_function_mode
+    >>> mode = BaseTorchFunctionMode()
+    >>> with enable_torch_function_mode(mode):
+    ...     _get_torch_function_mode() is mode
+    True
+    """
+    _validate_mode_argument(mode)
+    if isinstance(mode, TorchFunctionMode):
+        _check_mode_class(type(mode))
+    current = _get_torch_function_mode()
+    if current is mode:
+        yield mode
+        return
+    if current is not None and current is not replace and not ignore_preexisting:
+        if isinstance(mode, type):
+            raise ValueError(f"Attempted to enable_torch_function_mode, but there is already an active mode "
+                             f"{current!r}. To make {mode.__name__} the only active mode, use "
+                             f"enable_torch_function_mode({mode.__name__}, ignore_preexisting=True)")
+        raise ValueError(f"Attempted to enable_torch_function_mode, but there is already an active mode "
+                         f"{current!r}. This is not supported: to stack modes compositionally, use "
+                         f"push_torch_function_mode (or `with mode:`)")
+    modes = (mode,) if isinstance(mode, type) else () if mode is None else _stack_for(mode)
+    scope = enter_scope(mode, f"enable_torch_function_mode({mode!r})", modes=modes)
+    try:
+        yield mode
+    finally:
+        exit_scope(scope)
+
+
+def _get_current_function_mode():
+    """The active (top) mode, or None."""
+    return _get_torch_function_mode()
+
+
+def _get_current_function_mode_stack() -> list:
+    """The active modes, bottom first."""
+    return list(_dispatch.current_modes())
+
+
+def _len_torch_function_stack() -> int:
+    """How many modes are on the stack."""
+    return len(_dispatch.current_modes())
+
+
+# -- carrying the stack elsewhere -------------------------------------------------------
+
+class CapturedTorchFunctionModes:
+    """The mode stack and protocol flags of one moment, to re-install elsewhere.
+
+    New threads (and executor workers) start with no mode; enter a capture there
+    to run code under the modes of the code that captured it.
+
+    >>> import threading, tensormodes as tm
+    >>> from tensormodes.overrides import BaseTorchFunctionMode, capture_torch_function_modes
+    >>> from tensormodes.overrides import _len_torch_function_stack
+    >>> seen = []
+    >>> with BaseTorchFunctionMode():
+    ...     captured = capture_torch_function_modes()
+    >>> worker = threading.Thread(target=captured.wrap(lambda: seen.append(_len_torch_function_stack())))
+    >>> worker.start(); worker.join(); seen
+    [1]
+    """
+
+    def __init__(self) -> None:
+        state = _dispatch.get_state()
+        self._modes = () if state is None else state.modes
+        self._subclasses_enabled = True if state is None else state.subclasses_enabled
+        self._modes_enabled = True if state is None else state.modes_enabled
+
+    @property
+    def modes(self) -> list:
+        """The captured modes, bottom first."""
+        return list(self._modes)
+
+    def __enter__(self):
+        enter_scope(self, "captured modes", modes=self._modes, subclasses_enabled=self._subclasses_enabled,
+                    modes_enabled=self._modes_enabled)
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        scope = find_live_scope(self)
+        if scope is None:
+            raise RuntimeError("exiting captured modes that are not active in this context")
+        exit_scope(scope)
+
+    def run(self, fn: Callable, /, *args, **kwargs):
+        """Call ``fn(*args, **kwargs)`` with the captured modes active."""
+        with self:
+            return fn(*args, **kwargs)
+
+    def wrap(self, fn: Callable) -> Callable:
+        """``fn`` made to run with the captured modes active, wherever it is called."""
+
+        @functools.wraps(fn)
+        def with_captured_modes(*args, **kwargs):
+            with self:
+                return fn(*args, **kwargs)
+
+        return with_captured_modes
+
+
+def capture_torch_function_modes() -> CapturedTorchFunctionModes:
+    """Capture the active mode stack (and disabled flags) for use in another thread or callback."""
+    return CapturedTorchFunctionModes()
+
+
+# -- explaining dispatch ----------------------------------------------------------------
+
+def explain(func: Callable, *args, **kwargs) -> str:
+    """How a call of ``func`` with these arguments would be dispatched right now.
+
+    Nothing is called: the account lists the active modes (which would handle,
+    which skip), the overloaded arguments in the order they would be tried,
+    and what runs when everybody declines.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import explain
+    >>> print(explain(tm.add, tm.ones(1), 2))
+    tensormodes.add(Tensor, int)
+      modes: none active
+      overloaded arguments: none
+      -> the built-in implementation runs (fast path)
+    """
+    state = _dispatch.get_state()
+    relevant_of = RELEVANT_OF.get(func)
+    if relevant_of is not None:
+        relevant = relevant_of(*args, **kwargs)
+    else:
+        relevant = tuple(args) + tuple(kwargs.values())
+    overloaded = _dispatch.overloaded_args(relevant, state)
+    name = resolve_name(func) or getattr(func, "__qualname__", repr(func))
+    shown = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    lines = [f"{name}({shown})"]
+    steps = []
+    modes = () if state is None else state.modes
+    if not modes:
+        lines.append("  modes: none active")
+    elif not state.modes_enabled:
+        lines.append(f"  modes: {len(modes)} on the stack, disabled by DisableTorchFunction")
+    else:
+        lines.append("  modes, top first:")
+        index = state.handler_index(func)
+        for i in range(len(modes) - 1, -1, -1):
+            mode = modes[i]
+            if i > index:
+                verdict = "skips this function (not in its handled_functions)"
+            elif i == index:
+                verdict = "handles it first (the modes below it stay active during its handler)"
+                steps.append(f"{_describe(mode)}.__torch_function__ is called with the {i} mode(s) below it active")
+            else:
+                verdict = "sees it only if the handler above passes it on"
+            lines.append(f"    {_describe(mode)}: {verdict}")
+    if state is not None and not state.subclasses_enabled:
+        lines.append("  overloaded arguments: ignored (DisableTorchFunctionSubclass)")
+    elif overloaded:
+        lines.append("  overloaded arguments, in the order they are tried: "
+                     + ", ".join(type(a).__name__ for a in overloaded))
+        for a in overloaded:
+            steps.append(f"{type(a).__name__}.__torch_function__ is tried")
+    else:
+        lines.append("  overloaded arguments: none")
+    if steps:
+        for n, step in enumerate(steps, 1):
+            suffix = "; if it returns NotImplemented:" if n < len(steps) else ""
+            lines.append(f"  {n}. {step}{suffix}")
+        lines.append("  -> if every handler returns NotImplemented: TypeError (no implementation found)")
+    elif state is None or (not overloaded and state.fast_skip is not None and func not in state.fast_skip):
+        lines.append("  -> the built-in implementation runs (fast path)")
+    else:
+        lines.append("  -> the built-in implementation runs")
+    return "\n".join(lines)
+
+
+def _describe(mode) -> str:
+    if isinstance(mode, type):
+        return f"{mode.__name__} (a Tensor-like class enabled as a mode)"
+    return repr(mode)
+
+
+_ = _disabled_torch_function_impl  # re-exported for classes that opt out
