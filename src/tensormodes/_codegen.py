@@ -3,39 +3,32 @@
 Every public function, method, operator and property is a small generated
 function with this shape (here for ``add``)::
 
-    def add(*args, **kwargs):
+    def add(input, other, *, alpha=1, out=None):
         state = _get_state()
-        if state is None or (state.fast_skip is not None and _api not in state.fast_skip):
-            result = _fast(*args, **kwargs)      # plain tensors only, else _MISS
-            if result is not _MISS:
-                return result
-        return _dispatch(_api, args, kwargs, _relevant, _impl, _leaf)
+        if (state is None or <no mode handles add>) and type(input) is _T and <other plain>:
+            ...                                  # kernel on the ndarrays, wrap, return
+        _kwargs = {}                             # optional arguments that were given
+        if alpha is not _default_alpha:
+            _kwargs["alpha"] = alpha
+        ...
+        return _dispatch(_api, (input, other), _kwargs, _relevant, _impl, _leaf)
 
-``_fast`` and ``_relevant`` are generated with the callable's real signature, so
-Python itself binds the arguments (fast, and the right TypeError for a bad
-call), and ``*args, **kwargs`` reach handlers exactly as the caller wrote them,
-as in PyTorch. Code generation (rather than one generic closure) keeps the hot
-path free of ``inspect``, dict building and loops.
+The real signature lets Python bind the arguments (fast, and the right
+TypeError for a bad call). Code generation, rather than one generic closure,
+keeps the hot path free of ``inspect``, ``*args`` packing, dict building and
+loops.
 """
 
 from __future__ import annotations
 
 import inspect
+import textwrap
 from dataclasses import dataclass
 
 from . import _dispatch
 
-__all__ = ["Relevant", "make_callable", "make_operator", "parameter_list", "MISSING"]
+__all__ = ["Relevant", "make_callable", "make_accessor", "set_api", "parameter_list"]
 
-
-class _Missing:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<fast path not taken>"
-
-
-MISSING = _Missing()
 
 # What a parameter may hold, as far as dispatch is concerned.
 TENSOR, OPTIONAL_TENSOR, TENSOR_OR_SCALAR, TENSOR_LIST, INDEX, ANY = (
@@ -165,7 +158,6 @@ def _index_items(index) -> tuple:
 _NAMESPACE: dict = {
     "_get_state": _dispatch.get_state,
     "_dispatch": _dispatch.dispatch,
-    "_MISS": MISSING,
     "_SCALARS": SCALAR_TYPES,
     "_all_plain": _all_plain,
     "_as_tuple": _as_tuple,
@@ -188,62 +180,51 @@ def _exec(source: str, names: dict, result: str):
     return namespace[result], namespace
 
 
+def _slow_call_arguments(signature: inspect.Signature) -> tuple[str, str]:
+    """Source building the ``args`` tuple and ``kwargs`` dict handed to overrides.
+
+    Required parameters travel positionally, optional ones as keywords and only
+    when they differ from their defaults - PyTorch's handlers see the same
+    for calls written in the usual style (``x.sum(dim=1)`` -> ``(x,), {'dim': 1}``).
+    """
+    positional, keyword_lines = [], []
+    star = None
+    for p in signature.parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            star = p.name
+        elif p.kind is p.VAR_KEYWORD:
+            keyword_lines.append(f"_kwargs.update({p.name})")
+        elif p.default is inspect.Parameter.empty:
+            positional.append(p.name)
+        else:
+            keyword_lines.append(f"if {p.name} is not _default_{p.name}:\n    _kwargs[{p.name!r}] = {p.name}")
+    args = "(" + "".join(f"{n}, " for n in positional) + ")"
+    if star:
+        args = f"{args} + tuple({star})"
+    return args, "\n".join(["_kwargs = {}", *keyword_lines])
+
+
 def make_callable(name: str, signature: inspect.Signature, relevant: list[Relevant], impl, *,
                   leaf: bool, fast_body: str | None = None, fast_names: dict | None = None,
-                  qualname: str | None = None, doc: str | None = None, module: str = "tensormodes"):
-    """A public callable taking ``*args, **kwargs`` with ``signature`` as its visible signature.
+                  qualname: str | None = None, doc: str | None = None, module: str = "tensormodes",
+                  not_implemented_on_type_error: bool = False):
+    """A public callable with ``signature``, dispatching through the override layer.
 
-    ``fast_body`` is the code run when every relevant argument is plain (default:
-    call ``impl`` with every parameter); it may ``return _MISS`` to fall back to
-    dispatch.
+    ``fast_body`` (unindented source) runs when every relevant argument is plain
+    (default: return ``impl`` called with every parameter); it returns the
+    result, or falls through to the slow path. Operators pass
+    ``not_implemented_on_type_error`` so that Python can try the reflected
+    operator, as PyTorch does.
     """
     names = dict(fast_names or {})
     names["_impl"] = impl
     names["_leaf"] = leaf
     params, call = parameter_list(signature, names)
-    body = fast_body if fast_body is not None else f"return _impl({call})"
-    source = f"""
-def _relevant({params}):
-    return {relevant_expression(relevant)}
-
-def _fast({params}):
-    if {fast_condition(relevant)}:
-        {body}
-    return _MISS
-
-def {name}(*args, **kwargs):
-    state = _get_state()
-    if state is None or (state.fast_skip is not None and _api not in state.fast_skip):
-        result = _fast(*args, **kwargs)
-        if result is not _MISS:
-            return result
-    return _dispatch(_api, args, kwargs, _relevant, _impl, _leaf)
-"""
-    func, namespace = _exec(source, names, name)
-    namespace["_api"] = func
-    _dispatch.RELEVANT_OF[func] = namespace["_relevant"]
-    func.__signature__ = signature
-    func.__qualname__ = qualname or name
-    func.__module__ = module
-    func.__doc__ = doc
-    return func
-
-
-def make_operator(name: str, params: str, relevant: list[Relevant], api_getter, fast_body: str,
-                  slow_args: str, names: dict, *, not_implemented_on_type_error: bool):
-    """A fixed-arity dunder or property accessor dispatching as ``api_getter()``.
-
-    Operators are called by the interpreter, never with keywords, so they skip
-    the ``*args`` binding; ``api_getter`` is resolved lazily because the public
-    callable handlers receive (``Tensor.add``, ``Tensor.shape.__get__`` ...) may
-    only exist once the class is complete.
-    """
-    guard = f"""
-    try:
-        return _dispatch(_api, {slow_args}, {{}}, _relevant, _impl, True)
-    except TypeError:
-        return NotImplemented""" if not_implemented_on_type_error else f"""
-    return _dispatch(_api, {slow_args}, {{}}, _relevant, _impl, True)"""
+    body = textwrap.indent(fast_body if fast_body is not None else f"return _impl({call})", " " * 8)
+    args, kwargs = _slow_call_arguments(signature)
+    slow = f"return _dispatch(_api, {args}, _kwargs, _relevant, _impl, _leaf)"
+    if not_implemented_on_type_error:
+        slow = f"try:\n    {slow}\nexcept TypeError:\n    return NotImplemented"
     source = f"""
 def _relevant({params}):
     return {relevant_expression(relevant)}
@@ -251,15 +232,41 @@ def _relevant({params}):
 def {name}({params}):
     state = _get_state()
     if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant)}:
-        {fast_body}{guard}
+{body}
+{textwrap.indent(kwargs, "    ")}
+{textwrap.indent(slow, "    ")}
 """
     func, namespace = _exec(source, names, name)
-    namespace["_api"] = None
+    namespace["_api"] = func
+    _dispatch.RELEVANT_OF[func] = namespace["_relevant"]
+    func.__qualname__ = qualname or name
+    func.__module__ = module
+    func.__doc__ = doc
+    return func
 
-    def bind_api(api=None) -> None:
-        """Point the operator at the public callable handlers receive."""
-        api = api_getter() if api is None else api
-        namespace["_api"] = api
-        _dispatch.RELEVANT_OF.setdefault(api, namespace["_relevant"])
 
-    return func, bind_api
+def set_api(func, api) -> None:
+    """Make ``func`` present itself to handlers as ``api`` (``Tensor.add`` for ``__add__``)."""
+    func.__globals__["_api"] = api
+    _dispatch.RELEVANT_OF.setdefault(api, func.__globals__["_relevant"])
+
+
+def make_accessor(name: str, params: str, relevant: list[Relevant], impl, fast_body: str, names: dict):
+    """A property getter or setter: fixed parameters, no keywords, no defaults.
+
+    Its public identity (``Tensor.shape.__get__``) exists only once the property
+    does, so the caller binds it afterwards with ``set_api``.
+    """
+    source = f"""
+def _relevant({params}):
+    return {relevant_expression(relevant)}
+
+def {name}({params}):
+    state = _get_state()
+    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant)}:
+        {fast_body}
+    return _dispatch(_api, ({params},), {{}}, _relevant, _impl, True)
+"""
+    func, namespace = _exec(source, {**names, "_impl": impl, "_api": None}, name)
+    func.relevant_of = namespace["_relevant"]
+    return func

@@ -9,6 +9,7 @@ runs the NumPy kernel and wraps the result. Nothing here is written per op.
 from __future__ import annotations
 
 import inspect
+import textwrap
 import warnings
 
 import numpy as np
@@ -205,11 +206,16 @@ def _as_method(signature: inspect.Signature) -> inspect.Signature:
 
 
 def _relevant(signature: inspect.Signature, kinds: dict[str, str]) -> list[_codegen.Relevant]:
+    """The parameters that may carry overrides, in signature order."""
     return [_codegen.Relevant(name, kinds[name]) for name in signature.parameters if name in kinds]
 
 
-def _kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool) -> str:
-    """Source of the kernel call, unwrapping each tensor parameter."""
+def _kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool, keywords: bool = True) -> str:
+    """Source of the kernel call, unwrapping each tensor parameter.
+
+    ``keywords=False`` leaves out the keyword-only parameters (the caller has
+    checked they hold their defaults): keyword passing is slow in CPython.
+    """
     parts = []
     kernel_params = list(opdef.signature.parameters.values())
     names = list(signature.parameters)
@@ -230,12 +236,49 @@ def _kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool) -> str:
         if p.kind is p.VAR_POSITIONAL:
             parts.append(f"*{value}")
         elif p.kind is p.KEYWORD_ONLY:
-            parts.append(f"{p.name}={value}")
+            if keywords:
+                parts.append(f"{p.name}={value}")
         elif p.kind is p.VAR_KEYWORD:
             parts.append(f"**{value}")
         else:
             parts.append(value)
     return f"_kernel({', '.join(parts)})"
+
+
+def _keyword_defaults(opdef: OpDef) -> str:
+    """Condition: every keyword-only parameter of the kernel holds its default."""
+    terms = [f"{p.name} is _default_{p.name}" for p in opdef.signature.parameters.values()
+             if p.kind is p.KEYWORD_ONLY and p.default is not inspect.Parameter.empty]
+    return " and ".join(terms)
+
+
+_WRAP_RESULT = """\
+if type(result) is _ND:
+    t = _new(_Tensor)
+    t._data = result
+    return t
+return _wrap(result)"""
+
+
+def _block(header: str, body: str) -> str:
+    return f"{header}\n{textwrap.indent(body, '    ')}"
+
+
+def _ufunc_block(opdef: OpDef, signature: inspect.Signature) -> str:
+    """Fast path for float operands of one dtype, where the op is exactly ``opdef.ufunc``."""
+    tensors = [n for n, p in zip(signature.parameters, opdef.signature.parameters)
+               if p in opdef.tensor_params]
+    if len(tensors) == 1:
+        (a,) = tensors
+        return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + _WRAP_RESULT)
+    a, b = tensors
+    same_dtype = _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
+                        _block("try:", "result = _ufunc(_a, _b)\n" + _WRAP_RESULT) + "\n"
+                        + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error"))
+    return (f"_a = {a}._data\n"
+            + _block(f"if type({b}) is _T:", f"_b = {b}._data\n" + same_dtype) + "\n"
+            + _block(f'elif _a.dtype.kind == "f" and type({b}) is not complex:',
+                     f"result = _ufunc(_a, {b})\n" + _WRAP_RESULT))
 
 
 def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
@@ -250,7 +293,7 @@ def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
 
 
 def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, name: str):
-    names = {"_kernel": opdef.kernel, **_RUNTIME}
+    names = {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc, **_RUNTIME}
     params, _ = _codegen.parameter_list(signature, names)
     first = next(iter(signature.parameters))
     finish = _finish(opdef, first, inplace)
@@ -268,33 +311,47 @@ def {name}({params}):
 
 
 def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> str:
+    """Code run when every relevant argument is plain; ``return _MISS`` falls back."""
     first = next(iter(signature.parameters))
-    guard = "if out is not None:\n            return _MISS\n        " if "out" in signature.parameters else ""
+    parts = []
+    defaults = _keyword_defaults(opdef)
+    if opdef.ufunc is not None and not inplace:
+        block = _ufunc_block(opdef, signature)
+        parts.append(_block(f"if {defaults}:", block) if defaults else block)
+    if defaults:
+        parts.append(_block(f"if {defaults}:", f"result = {_kernel_call(opdef, signature, True, False)}"))
+        parts.append(_block("else:", f"result = {_kernel_call(opdef, signature, True)}"))
+    else:
+        parts.append(f"result = {_kernel_call(opdef, signature, True)}")
     if inplace or opdef.view or "requires_grad" in opdef.signature.parameters:
-        finish = _finish(opdef, first, inplace).replace("\n    ", "\n        ")
-        return f"{guard}result = {_kernel_call(opdef, signature, fast=True)}\n        {finish}"
-    # The common case, inlined: one kernel call and one attribute set.
-    return (f"{guard}result = {_kernel_call(opdef, signature, fast=True)}\n"
-            f"        if type(result) is _ND:\n"
-            f"            t = _new(_Tensor)\n"
-            f"            t._data = result\n"
-            f"            return t\n"
-            f"        return _wrap(result)")
+        parts.append(_finish(opdef, first, inplace))
+    else:
+        parts.append(_WRAP_RESULT)
+    body = "\n".join(parts)
+    if "out" in signature.parameters and opdef.out:
+        body = _block("if out is None:", body)
+    return body
 
 
-def _public(opdef: OpDef, name: str, signature: inspect.Signature, *, inplace: bool, qualname: str):
-    impl, names = _make_impl(opdef, signature, inplace=inplace, name=f"_impl_{name}")
-    kinds = dict(opdef.tensor_params)
-    first_kernel_param = next(iter(opdef.signature.parameters))
-    first = next(iter(signature.parameters))
-    if first != first_kernel_param and first_kernel_param in kinds:
-        kinds[first] = kinds[first_kernel_param]
+def _kinds_for(opdef: OpDef, signature: inspect.Signature) -> dict[str, str]:
+    """Tensor parameter kinds under the names ``signature`` uses (``self`` for methods)."""
+    kinds = {}
+    for name, p in zip(signature.parameters, opdef.signature.parameters):
+        if p in opdef.tensor_params:
+            kinds[name] = opdef.tensor_params[p]
     if "out" in signature.parameters and opdef.out:
         kinds["out"] = _codegen.OPTIONAL_TENSOR
-    return _codegen.make_callable(
-        name, signature, _relevant(signature, kinds), impl, leaf=True,
+    return kinds
+
+
+def _public(opdef: OpDef, name: str, signature: inspect.Signature, *, inplace: bool, qualname: str,
+            operator: bool = False):
+    impl, names = _make_impl(opdef, signature, inplace=inplace, name=f"_impl_{name}")
+    func = _codegen.make_callable(
+        name, signature, _relevant(signature, _kinds_for(opdef, signature)), impl, leaf=True,
         fast_body=_fast_body(opdef, signature, inplace=inplace), fast_names=names,
-        qualname=qualname, doc=opdef.doc, module="tensormodes"), impl
+        qualname=qualname, doc=opdef.doc, module="tensormodes", not_implemented_on_type_error=operator)
+    return func, impl
 
 
 def _reflected_impl(opdef: OpDef):
@@ -306,35 +363,26 @@ def _reflected_impl(opdef: OpDef):
     return reflected
 
 
-def _make_dunder(opdef: OpDef, dunder, method_for, impls) -> None:
-    binary = len([p for p in opdef.signature.parameters.values()
-                  if p.default is inspect.Parameter.empty and p.kind is p.POSITIONAL_OR_KEYWORD]) >= 2
-    params = "self, other" if binary else "self"
-    relevant = [_codegen.Relevant("self", _codegen.TENSOR)]
-    if binary:
-        relevant.append(_codegen.Relevant("other", _codegen.TENSOR_OR_SCALAR))
-    if dunder.api == METHOD:
-        target = opdef.inplace if dunder.inplace else opdef.method
-        impl = impls[target]
-        api_getter = (lambda t=target: method_for[t])
-    elif dunder.reflected:
-        impl = _reflected_impl(opdef)
-        api_getter = None
+def _make_dunder(opdef: OpDef, dunder, methods: dict) -> None:
+    """An operator: the method's code under the operator's name, except reflected ones."""
+    signature = _as_method(opdef.signature)
+    binary = sum(1 for p in signature.parameters.values() if p.default is inspect.Parameter.empty) >= 2
+    qualname = f"Tensor.{dunder.name}"
+    if dunder.reflected:
+        P = inspect.Parameter
+        signature = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), P("other", P.POSITIONAL_OR_KEYWORD)])
+        relevant = [_codegen.Relevant("self", _codegen.TENSOR),
+                    _codegen.Relevant("other", _codegen.TENSOR_OR_SCALAR)]
+        func = _codegen.make_callable(dunder.name, signature, relevant, _reflected_impl(opdef), leaf=True,
+                                      qualname=qualname, not_implemented_on_type_error=True)
     else:
-        impl = impls["__inplace__" if dunder.inplace else "__method__"]
-        api_getter = None
-    body = f"return _impl({params})"
-    func, bind_api = _codegen.make_operator(
-        dunder.name, params, relevant, api_getter, body, f"({params},)", {"_impl": impl},
-        not_implemented_on_type_error=binary)
-    func.__qualname__ = f"Tensor.{dunder.name}"
-    func.__module__ = "tensormodes"
+        func, _ = _public(opdef, dunder.name, signature, inplace=dunder.inplace, qualname=qualname,
+                          operator=binary)
     func.__doc__ = f"``{dunder.name}``: see ``{opdef.name}``."
     setattr(Tensor, dunder.name, func)
     if dunder.api == METHOD:
-        bind_api()
+        _codegen.set_api(func, methods[opdef.inplace if dunder.inplace else opdef.method])
     else:
-        bind_api(func)
         _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{dunder.name}")
 
 
@@ -345,32 +393,22 @@ def build(namespace) -> None:
         signature = opdef.signature.replace(return_annotation=inspect.Signature.empty)
         if opdef.out:
             signature = _with_out(signature)
-        impls: dict[str, object] = {}
         methods: dict[str, object] = {}
         if opdef.function:
-            func, impls["__function__"] = _public(opdef, opdef.name, signature, inplace=False,
-                                                  qualname=opdef.name)
+            func, _ = _public(opdef, opdef.name, signature, inplace=False, qualname=opdef.name)
             FUNCTIONS[opdef.name] = func
             _dispatch.register_overridable(namespace, func, f"tensormodes.{opdef.name}")
         method_signature = _as_method(opdef.signature)
         if opdef.method:
-            func, impls["__method__"] = _public(opdef, opdef.method, method_signature, inplace=False,
-                                                qualname=f"Tensor.{opdef.method}")
-            impls[opdef.method] = impls["__method__"]
+            func, _ = _public(opdef, opdef.method, method_signature, inplace=False,
+                              qualname=f"Tensor.{opdef.method}")
             methods[opdef.method] = func
         if opdef.inplace:
-            func, impls["__inplace__"] = _public(opdef, opdef.inplace, method_signature, inplace=True,
-                                                 qualname=f"Tensor.{opdef.inplace}")
-            impls[opdef.inplace] = impls["__inplace__"]
+            func, _ = _public(opdef, opdef.inplace, method_signature, inplace=True,
+                              qualname=f"Tensor.{opdef.inplace}")
             methods[opdef.inplace] = func
-        if "__method__" not in impls and opdef.dunders:
-            impls["__method__"] = _make_impl(opdef, method_signature, inplace=False,
-                                             name=f"_impl_{opdef.name}_dunder")[0]
-        if "__inplace__" not in impls and any(d.inplace for d in opdef.dunders):
-            impls["__inplace__"] = _make_impl(opdef, method_signature, inplace=True,
-                                              name=f"_impl_{opdef.name}_idunder")[0]
         for name, func in methods.items():
             setattr(Tensor, name, func)
             _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{name}")
         for dunder in opdef.dunders:
-            _make_dunder(opdef, dunder, methods, impls)
+            _make_dunder(opdef, dunder, methods)

@@ -76,9 +76,12 @@ def tensor_api(*relevant: str, name: str | None = None):
     return mark
 
 
-def tensor_property(getter, setter=None, *, name: str):
-    """Declare a public property; its ``__get__`` / ``__set__`` are what handlers see."""
-    _PENDING.append((name, "property", (getter, setter), ()))
+def tensor_property(getter, setter=None, *, name: str, inline: str | None = None):
+    """Declare a public property; its ``__get__`` / ``__set__`` are what handlers see.
+
+    ``inline`` is the getter as an expression of ``self``, inlined into the fast path.
+    """
+    _PENDING.append((name, "property", (getter, setter, inline), ()))
 
 
 def _relevant_for(impl, extra: tuple[str, ...]) -> list[_codegen.Relevant]:
@@ -88,25 +91,23 @@ def _relevant_for(impl, extra: tuple[str, ...]) -> list[_codegen.Relevant]:
     return relevant
 
 
-def _make_property(cls, name: str, getter, setter):
-    getter_fn, bind_get = _codegen.make_operator(
-        name, "self", [_codegen.Relevant("self", _codegen.TENSOR)], None,
-        "return _get(self)", "(self,)", {"_get": getter, "_impl": getter},
-        not_implemented_on_type_error=False)
-    setter_fn = bind_set = None
+def _make_property(cls, name: str, getter, setter, inline: str | None):
+    self_only = [_codegen.Relevant("self", _codegen.TENSOR)]
+    getter_fn = _codegen.make_accessor(
+        name, "self", self_only, getter, f"return {inline}" if inline else "return _get(self)",
+        {"_get": getter, **_INLINE_NAMES})
+    setter_fn = None
     if setter is not None:
-        setter_fn, bind_set = _codegen.make_operator(
-            name, "self, value", [_codegen.Relevant("self", _codegen.TENSOR),
-                                  _codegen.Relevant("value", _codegen.ANY)], None,
-            "return _set(self, value)", "(self, value)", {"_set": setter, "_impl": setter},
-            not_implemented_on_type_error=False)
+        setter_fn = _codegen.make_accessor(
+            name, "self, value", self_only + [_codegen.Relevant("value", _codegen.ANY)], setter,
+            "return _set(self, value)", {"_set": setter})
     prop = property(getter_fn, setter_fn, doc=getter.__doc__)
     setattr(cls, name, prop)
     # Handlers receive the property's bound accessors, which exist only now.
-    bind_get(prop.__get__)
+    _codegen.set_api(getter_fn, prop.__get__)
     _dispatch.register_overridable(cls, prop.__get__, f"tensormodes.Tensor.{name}.__get__")
     if setter_fn is not None:
-        bind_set(prop.__set__)
+        _codegen.set_api(setter_fn, prop.__set__)
         _dispatch.register_overridable(cls, prop.__set__, f"tensormodes.Tensor.{name}.__set__")
     return prop
 
@@ -115,8 +116,7 @@ def finalize_tensor_class(cls) -> None:
     """Turn the pending declarations into dispatching callables on ``cls``."""
     for name, kind, impl, relevant in _PENDING:
         if kind == "property":
-            getter, setter = impl
-            _make_property(cls, name, getter, setter)
+            _make_property(cls, name, *impl)
             continue
         func = _codegen.make_callable(
             name, inspect.signature(impl), _relevant_for(impl, relevant), impl, leaf=False,
@@ -697,14 +697,22 @@ def _view_of(base: Tensor, array: np.ndarray) -> Tensor:
     return t
 
 
-for _name, _get, _set in (
-    ("shape", _shape, None), ("dtype", _dtype, None), ("device", _device, None),
-    ("ndim", _ndim, None), ("itemsize", _itemsize, None), ("nbytes", _nbytes, None),
-    ("requires_grad", _requires_grad_get, _requires_grad_set), ("grad", _grad_get, _grad_set),
-    ("grad_fn", _grad_fn_get, None), ("is_leaf", _is_leaf, None), ("data", _data_get, _data_set),
-    ("_base", _base_get, None), ("T", _T, None), ("mT", _mT, None), ("real", _real, None),
-    ("imag", _imag, None),
+_INLINE_NAMES = {"_Size": Size, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_CPU": CPU}
+
+for _name, _get, _set, _inline in (
+    ("shape", _shape, None, "_Size(self._data.shape)"),
+    ("dtype", _dtype, None, "_NP_TO_DTYPE[self._data.dtype]"),
+    ("device", _device, None, "_CPU"),
+    ("ndim", _ndim, None, "self._data.ndim"),
+    ("itemsize", _itemsize, None, None), ("nbytes", _nbytes, None, None),
+    ("requires_grad", _requires_grad_get, _requires_grad_set, "self._requires_grad"),
+    ("grad", _grad_get, _grad_set, "self._grad"),
+    ("grad_fn", _grad_fn_get, None, "self._grad_fn"),
+    ("is_leaf", _is_leaf, None, "self._grad_fn is None"),
+    ("data", _data_get, _data_set, None),
+    ("_base", _base_get, None, "self._view_base"),
+    ("T", _T, None, None), ("mT", _mT, None, None), ("real", _real, None, None), ("imag", _imag, None, None),
 ):
-    tensor_property(_get, _set, name=_name)
+    tensor_property(_get, _set, name=_name, inline=_inline)
 
 _PLAIN_INDEX_VALUES = frozenset({int, slice, type(None), type(Ellipsis), bool})

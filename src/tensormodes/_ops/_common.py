@@ -45,18 +45,18 @@ def floating(dtype: dt.dtype) -> dt.dtype:
     return dtype if dtype._category >= dt._FLOAT else dt.get_default_dtype()
 
 
-def binary(ufunc, a, b, *, to_float: bool = False, **kwargs):
+def binary(ufunc, a, b, to_float: bool = False):
     """``ufunc(a, b)`` computed in PyTorch's promoted dtype.
 
     ``to_float``: integer and bool operands compute in the default float dtype.
     """
     try:
-        if type(a) is ND and type(b) is ND and a.dtype == b.dtype and not (to_float and a.dtype.kind in "biu"):
-            return ufunc(a, b, **kwargs)
+        if type(a) is ND and type(b) is ND and a.dtype is b.dtype and not (to_float and a.dtype.kind in "biu"):
+            return ufunc(a, b)
         dtype = operand_dtype(a, b)
         if to_float:
             dtype = floating(dtype)
-        return ufunc(to_dtype(a, dtype), to_dtype(b, dtype), **kwargs)
+        return ufunc(to_dtype(a, dtype), to_dtype(b, dtype))
     except ValueError:
         check_same_shape_or_broadcast(np.shape(a), np.shape(b))
         raise

@@ -98,6 +98,7 @@ class OpDef:
     doc: str
     samples: tuple[Sample, ...]
     differentiable: bool
+    ufunc: Callable | None
 
 
 OPS: dict[str, OpDef] = {}
@@ -128,8 +129,13 @@ def _tensor_kind(annotation) -> str | None:
 def op(*, function: bool = True, method: bool | str = False, inplace: bool | str = False,
        dunders: tuple[Dunder, ...] = (), out: bool = False, view: bool = False,
        factory: bool = False, name: str | None = None, samples: tuple[Sample, ...] = (),
-       differentiable: bool = True):
-    """Declare the decorated NumPy kernel as an op (see the module docstring)."""
+       differentiable: bool = True, ufunc: Callable | None = None):
+    """Declare the decorated NumPy kernel as an op (see the module docstring).
+
+    ``ufunc`` is a hot-path hint: for floating operands of one dtype (and
+    keyword-only arguments at their defaults) the op's result is exactly
+    ``ufunc(*arrays)``, so the generated fast path calls it directly.
+    """
 
     def register(kernel: Callable) -> Callable:
         op_name = name or kernel.__name__
@@ -147,7 +153,7 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
             name=op_name, kernel=kernel, signature=signature, tensor_params=tensor_params,
             function=function, method=method_name, inplace=inplace_name, dunders=dunders,
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
-            samples=samples, differentiable=differentiable)
+            samples=samples, differentiable=differentiable, ufunc=ufunc)
         return kernel
 
     return register

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 _M23 = TensorSpec((2, 3))
 
 
-@op(method=True, inplace=True, out=True,
+@op(method=True, inplace=True, out=True, ufunc=np.add,
     dunders=(Dunder("__add__"), Dunder("__radd__"), Dunder("__iadd__", inplace=True)),
     samples=(Sample((_M23, _M23)), Sample((_M23, 2.5), {"alpha": 2})))
 def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
@@ -39,7 +39,7 @@ def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     return binary(np.add, input, other)
 
 
-@op(method=True, inplace=True, out=True,
+@op(method=True, inplace=True, out=True, ufunc=np.subtract,
     dunders=(Dunder("__sub__"), Dunder("__rsub__", OWN, reflected=True), Dunder("__isub__", inplace=True)),
     samples=(Sample((_M23, _M23)), Sample((_M23, 1), {"alpha": 3})))
 def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
@@ -54,7 +54,7 @@ def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     return binary(np.subtract, input, other)
 
 
-@op(method=True, inplace=True, out=True,
+@op(method=True, inplace=True, out=True, ufunc=np.multiply,
     dunders=(Dunder("__mul__"), Dunder("__rmul__"), Dunder("__imul__", inplace=True)),
     samples=(Sample((_M23, _M23)), Sample((_M23, -2))))
 def mul(input: Tensor, other: Tensor | Number) -> Tensor:
