@@ -31,8 +31,8 @@ __all__ = ["Relevant", "make_callable", "make_accessor", "set_api", "parameter_l
 
 
 # What a parameter may hold, as far as dispatch is concerned.
-TENSOR, OPTIONAL_TENSOR, TENSOR_OR_SCALAR, TENSOR_LIST, INDEX, ANY = (
-    "tensor", "optional_tensor", "tensor_or_scalar", "tensor_list", "index", "any")
+TENSOR, OPTIONAL_TENSOR, TENSOR_OR_SCALAR, OPTIONAL_TENSOR_OR_SCALAR, TENSOR_LIST, INDEX, ANY = (
+    "tensor", "optional_tensor", "tensor_or_scalar", "optional_tensor_or_scalar", "tensor_list", "index", "any")
 
 # Python numbers the fast path accepts where a scalar may stand in for a tensor.
 SCALAR_TYPES = frozenset({int, float, bool, complex})
@@ -100,6 +100,8 @@ def fast_condition(relevant: list[Relevant]) -> str:
             terms.append(f"({n} is None or type({n}) is _T)")
         elif r.kind == TENSOR_OR_SCALAR:
             terms.append(f"(type({n}) is _T or type({n}) in _SCALARS)")
+        elif r.kind == OPTIONAL_TENSOR_OR_SCALAR:
+            terms.append(f"({n} is None or type({n}) is _T or type({n}) in _SCALARS)")
         elif r.kind == TENSOR_LIST:
             terms.append(f"_all_plain({n})")
         elif r.kind == INDEX:

@@ -147,6 +147,12 @@ def _tensor_or_scalar_arg(value, op_name: str, param: str, position: int):
                     f"not {type(value).__name__}")
 
 
+def _optional_tensor_or_scalar_arg(value, op_name: str, param: str, position: int):
+    if value is None:
+        return None
+    return _tensor_or_scalar_arg(value, op_name, param, position)
+
+
 def _tensor_list_arg(values, op_name: str, param: str, position: int):
     if isinstance(values, Tensor) or not isinstance(values, (list, tuple)):
         raise TypeError(f"{op_name}(): argument '{param}' (position {position}) must be tuple of Tensors, "
@@ -179,6 +185,7 @@ _UNWRAP = {
     _codegen.TENSOR: "_tensor_arg",
     _codegen.OPTIONAL_TENSOR: "_optional_tensor_arg",
     _codegen.TENSOR_OR_SCALAR: "_tensor_or_scalar_arg",
+    _codegen.OPTIONAL_TENSOR_OR_SCALAR: "_optional_tensor_or_scalar_arg",
     _codegen.TENSOR_LIST: "_tensor_list_arg",
 }
 
@@ -186,6 +193,7 @@ _RUNTIME = {
     "_wrap": _wrap, "_wrap_view": _wrap_view, "_write_inplace": _write_inplace,
     "_write_out": _write_out, "_tensor_arg": _tensor_arg, "_optional_tensor_arg": _optional_tensor_arg,
     "_tensor_or_scalar_arg": _tensor_or_scalar_arg, "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,
+    "_optional_tensor_or_scalar_arg": _optional_tensor_or_scalar_arg,
     "_new": _new, "_ND": _ND, "_Tensor": Tensor, "_with_requires_grad": _with_requires_grad,
 }
 
@@ -228,6 +236,7 @@ def _kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool, keyword
                 _codegen.TENSOR: f"{name}._data",
                 _codegen.OPTIONAL_TENSOR: f"(None if {name} is None else {name}._data)",
                 _codegen.TENSOR_OR_SCALAR: f"({name}._data if type({name}) is _T else {name})",
+                _codegen.OPTIONAL_TENSOR_OR_SCALAR: f"({name}._data if type({name}) is _T else {name})",
                 _codegen.TENSOR_LIST: f"[_v._data for _v in {name}]",
                 _codegen.INDEX: f"_index_arg({name}, None, None, None)",
             }[kind]

@@ -18,7 +18,8 @@ annotation                  the kernel receives
 ``Tensor``                  an ``ndarray`` (a non-tensor argument is a TypeError)
 ``Tensor | None``           an ``ndarray`` or ``None``
 ``Tensor | Number``         an ``ndarray`` or a Python scalar
-``Sequence[Tensor]``        a list of ``ndarray``
+``Tensor | Number | None``  an ``ndarray``, a Python scalar or ``None``
+``Sequence[Tensor]``        a list of ``ndarray`` (also ``*tensors: Tensor``)
 ``Index``                   an index with each Tensor in it replaced by its ``ndarray``
 ==========================  =========================================================
 
@@ -109,6 +110,7 @@ Index = object
 _KINDS = (
     ("Sequence[Tensor]", "tensor_list"),
     ("Tensor | None", "optional_tensor"),
+    ("Tensor | Number | None", "optional_tensor_or_scalar"),
     ("Tensor | Number", "tensor_or_scalar"),
     ("Tensor", "tensor"),
     ("Index", "index"),
@@ -121,7 +123,7 @@ def _tensor_kind(annotation) -> str | None:
     for text, kind in _KINDS:
         if annotation == text:
             return kind
-    if "Tensor" in annotation and annotation not in ("Tensor | Number | None",):
+    if "Tensor" in annotation:
         raise TypeError(f"unsupported tensor annotation {annotation!r}")
     return None
 
@@ -145,6 +147,8 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
         tensor_params = {}
         for p in signature.parameters.values():
             kind = _tensor_kind(p.annotation)
+            if kind == "tensor" and p.kind is p.VAR_POSITIONAL:
+                kind = "tensor_list"
             if kind is not None:
                 tensor_params[p.name] = kind
         method_name = op_name if method is True else (method or None)

@@ -1,0 +1,76 @@
+"""Turning the op table's ``Sample`` declarations into real arguments, for
+tensormodes and (when installed) PyTorch alike."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tensormodes as tm
+from tensormodes._ops import OPS
+from tensormodes._ops._registry import Sample, TensorSpec
+
+_DTYPES = {repr(d).split(".")[1]: d for d in (tm.bool, tm.uint8, tm.int8, tm.int16, tm.int32, tm.int64,
+                                             tm.float16, tm.bfloat16, tm.float32, tm.float64,
+                                             tm.complex64, tm.complex128)}
+
+
+def make_array(spec: TensorSpec, rng: np.random.Generator) -> np.ndarray:
+    d = _DTYPES[spec.dtype]
+    if d is tm.bool:
+        return rng.random(spec.shape) < 0.5
+    if not d.is_floating_point and not d.is_complex:
+        return rng.integers(int(spec.low), int(spec.high) + 1, spec.shape).astype(d._np)
+    values = rng.uniform(spec.low, spec.high, spec.shape)
+    if d.is_complex:
+        values = values + 1j * rng.uniform(spec.low, spec.high, spec.shape)
+    return values.astype(d._np)
+
+
+def materialize(sample: Sample, make_tensor, seed: int = 0):
+    """``(args, kwargs)`` with each TensorSpec replaced by ``make_tensor(ndarray)``;
+    dtype objects are translated by ``make_tensor`` too when given a dtype."""
+    rng = np.random.default_rng(seed)
+
+    def convert(value):
+        if isinstance(value, TensorSpec):
+            return make_tensor(make_array(value, rng))
+        if isinstance(value, list):
+            return [convert(v) for v in value]
+        if isinstance(value, tuple) and any(isinstance(v, TensorSpec) for v in value):
+            return tuple(convert(v) for v in value)
+        if isinstance(value, tm.dtype):
+            return make_tensor(value)
+        return value
+
+    args = tuple(convert(a) for a in sample.args)
+    kwargs = {k: convert(v) for k, v in sample.kwargs.items()}
+    return args, kwargs
+
+
+def tm_maker(value):
+    if isinstance(value, tm.dtype):
+        return value
+    return tm.tensor(value)
+
+
+def torch_maker(value):
+    import torch
+    if isinstance(value, tm.dtype):
+        return getattr(torch, repr(value).split(".")[1])
+    if value.dtype == tm.bfloat16._np:
+        return torch.tensor(value.astype(np.float32)).to(torch.bfloat16)
+    return torch.tensor(value)
+
+
+def callable_for(opdef, library):
+    """The public callable exercising ``opdef`` in ``library`` (tensormodes or torch)."""
+    if opdef.function:
+        return getattr(library, opdef.name)
+    tensor_type = library.Tensor
+    return getattr(tensor_type, opdef.method)
+
+
+def all_samples():
+    for name, opdef in OPS.items():
+        for i, sample in enumerate(opdef.samples):
+            yield f"{name}-{i}", opdef, sample

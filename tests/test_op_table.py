@@ -1,0 +1,82 @@
+"""Table-driven tests: every op declares samples, runs them, and (with torch
+installed) agrees with PyTorch on values, dtype and shape."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+from tensormodes._ops import OPS
+
+from .op_samples import all_samples, callable_for, materialize, tm_maker, torch_maker
+
+SAMPLES = list(all_samples())
+# Ops whose results are random: compared by shape and dtype only.
+RANDOM_OPS = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "normal",
+              "empty", "empty_like"}
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_every_op_declares_samples(name):
+    assert OPS[name].samples, f"op {name!r} declares no samples: add some to its @op declaration"
+
+
+@pytest.mark.parametrize("case, opdef, sample", SAMPLES, ids=[s[0] for s in SAMPLES])
+def test_sample_runs(case, opdef, sample):
+    args, kwargs = materialize(sample, tm_maker)
+    result = callable_for(opdef, tm)(*args, **kwargs)
+    for r in _flatten(result):
+        if isinstance(r, tm.Tensor):
+            assert r.dtype in (tm.bool, tm.uint8, tm.int8, tm.int16, tm.int32, tm.int64, tm.float16,
+                               tm.bfloat16, tm.float32, tm.float64, tm.complex64, tm.complex128)
+
+
+def _flatten(result):
+    if isinstance(result, (tuple, list)):
+        for r in result:
+            yield from _flatten(r)
+    else:
+        yield result
+
+
+def _to_numpy(value):
+    import torch
+    if isinstance(value, torch.Tensor):
+        value = value.detach()
+        if value.dtype == torch.bfloat16:
+            return value.float().numpy(), "bfloat16"
+        return value.numpy(), str(value.dtype).split(".")[1]
+    if isinstance(value, tm.Tensor):
+        name = repr(value.dtype).split(".")[1]
+        data = value._data
+        return (data.astype(np.float32) if name == "bfloat16" else data), name
+    return value, None
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case, opdef, sample", SAMPLES, ids=[s[0] for s in SAMPLES])
+def test_matches_torch(case, opdef, sample):
+    import torch
+    tm_args, tm_kwargs = materialize(sample, tm_maker)
+    torch_args, torch_kwargs = materialize(sample, torch_maker)
+    ours = callable_for(opdef, tm)(*tm_args, **tm_kwargs)
+    theirs = callable_for(opdef, torch)(*torch_args, **torch_kwargs)
+    if opdef.name == "setitem":
+        ours, theirs = tm_args[0], torch_args[0]
+    ours_flat, theirs_flat = list(_flatten(ours)), list(_flatten(theirs))
+    assert len(ours_flat) == len(theirs_flat)
+    for o, t in zip(ours_flat, theirs_flat):
+        o_value, o_dtype = _to_numpy(o)
+        t_value, t_dtype = _to_numpy(t)
+        assert o_dtype == t_dtype, f"dtype {o_dtype} != torch's {t_dtype}"
+        if o_dtype is None:
+            if isinstance(t, (torch.dtype,)):
+                assert repr(o).split(".")[1] == str(t).split(".")[1]
+            else:
+                assert o == t
+            continue
+        assert o_value.shape == t_value.shape
+        if opdef.name not in RANDOM_OPS:
+            tol = 1e-2 if o_dtype in ("float16", "bfloat16") else 1e-5
+            np.testing.assert_allclose(o_value, t_value, rtol=tol, atol=tol, equal_nan=True)
