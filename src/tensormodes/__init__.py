@@ -10,6 +10,7 @@ tensor([[17.],
 
 from __future__ import annotations
 
+import builtins
 import sys as _sys
 
 from . import _C, _codegen, _dispatch, _functions, overrides
@@ -47,12 +48,16 @@ from ._ops._common import ARRAY_SOURCES as _ARRAY_SOURCES
 from ._ops.random import Generator, default_generator, initial_seed, manual_seed, seed
 from ._tensor import Size, Tensor, finalize_tensor_class
 
-_codegen.bind_tensor_type(Tensor, _codegen._PLAIN_INDEX_TYPES)
+_codegen.bind_tensor_type(Tensor, frozenset({
+    type(None), type(Ellipsis), slice, builtins.bool, builtins.int, builtins.float, builtins.complex, str, dtype,
+    device}))
 _ARRAY_SOURCES[Tensor] = lambda t: t._data
 finalize_tensor_class(Tensor)
 _dispatch.NO_WRAP.update({Tensor.grad.__get__, Tensor._base.__get__})
 _functions.build(_sys.modules[__name__])
 globals().update(_functions.FUNCTIONS)
+
+from . import nn  # noqa: E402 - composites are built on the ops generated above
 
 
 def is_tensor(obj) -> bool:
@@ -75,6 +80,6 @@ __all__ = [
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
-    "manual_seed", "seed", "initial_seed", "overrides",
+    "manual_seed", "seed", "initial_seed", "overrides", "nn",
     *_functions.FUNCTIONS,
 ]

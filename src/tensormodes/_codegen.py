@@ -11,7 +11,7 @@ function with this shape (here for ``add``)::
         if alpha is not _default_alpha:
             _kwargs["alpha"] = alpha
         ...
-        return _dispatch(_api, (input, other), _kwargs, _relevant, _impl, _leaf)
+        return _dispatch(_api, (input, other), _kwargs, (input, other), _impl, _leaf)
 
 The real signature lets Python bind the arguments (fast, and the right
 TypeError for a bad call). Code generation, rather than one generic closure,
@@ -31,8 +31,9 @@ __all__ = ["Relevant", "make_callable", "make_accessor", "set_api", "parameter_l
 
 
 # What a parameter may hold, as far as dispatch is concerned.
-TENSOR, OPTIONAL_TENSOR, TENSOR_OR_SCALAR, OPTIONAL_TENSOR_OR_SCALAR, TENSOR_LIST, INDEX, ANY = (
-    "tensor", "optional_tensor", "tensor_or_scalar", "optional_tensor_or_scalar", "tensor_list", "index", "any")
+TENSOR, OPTIONAL_TENSOR, TENSOR_OR_SCALAR, OPTIONAL_TENSOR_OR_SCALAR, TENSOR_LIST, INDEX, ANY, ANY_LIST = (
+    "tensor", "optional_tensor", "tensor_or_scalar", "optional_tensor_or_scalar", "tensor_list", "index", "any",
+    "any_list")
 
 # Python numbers the fast path accepts where a scalar may stand in for a tensor.
 SCALAR_TYPES = frozenset({int, float, bool, complex})
@@ -106,6 +107,8 @@ def fast_condition(relevant: list[Relevant]) -> str:
             terms.append(f"_all_plain({n})")
         elif r.kind == INDEX:
             terms.append(f"_plain_index({n})")
+        elif r.kind == ANY_LIST:
+            terms.append(f"_all_plain_values({n})")
         else:
             terms.append(f"type({n}) in _PLAIN_VALUES")
     return " and ".join(terms) or "True"
@@ -114,7 +117,7 @@ def fast_condition(relevant: list[Relevant]) -> str:
 def relevant_expression(relevant: list[Relevant]) -> str:
     parts = []
     for r in relevant:
-        if r.kind == TENSOR_LIST:
+        if r.kind in (TENSOR_LIST, ANY_LIST):
             parts.append(f"*_as_tuple({r.name})")
         elif r.kind == INDEX:
             parts.append(f"*_index_items({r.name})")
@@ -129,6 +132,11 @@ def _all_plain(values) -> bool:
         return all(type(v) is tensor for v in values)
     except TypeError:
         return False
+
+
+def _all_plain_values(values) -> bool:
+    tensor, plain = _NAMESPACE["_T"], _NAMESPACE["_PLAIN_VALUES"]
+    return all(type(v) is tensor or type(v) in plain for v in values)
 
 
 def _as_tuple(values) -> tuple:
@@ -163,16 +171,18 @@ _NAMESPACE: dict = {
     "_SCALARS": SCALAR_TYPES,
     "_all_plain": _all_plain,
     "_as_tuple": _as_tuple,
+    "_all_plain_values": _all_plain_values,
     "_plain_index": _plain_index,
     "_index_items": _index_items,
 }
 
 
 def bind_tensor_type(tensor_type: type, plain_values: frozenset) -> None:
-    """Called once by the Tensor layer: the class the fast path checks for."""
+    """Called once by the Tensor layer: the class the fast path checks for, and the
+    argument types that never carry overrides."""
     _NAMESPACE["_T"] = tensor_type
     _NAMESPACE["_PLAIN_VALUES"] = plain_values
-    _dispatch.PLAIN_TYPES.add(tensor_type)
+    _dispatch.add_plain_type(tensor_type)
 
 
 def _exec(source: str, names: dict, result: str):
@@ -224,21 +234,24 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     params, call = parameter_list(signature, names)
     body = textwrap.indent(fast_body if fast_body is not None else f"return _impl({call})", " " * 8)
     args, kwargs = _slow_call_arguments(signature)
-    slow = f"return _dispatch(_api, {args}, _kwargs, _relevant, _impl, _leaf)"
+    slow = f"return _dispatch(_api, {args}, _kwargs, {relevant_expression(relevant)}, _impl, _leaf)"
     if not_implemented_on_type_error:
         slow = f"try:\n    {slow}\nexcept TypeError:\n    return NotImplemented"
     source = f"""
 def _relevant({params}):
     return {relevant_expression(relevant)}
 
-def {name}({params}):
+def _public({params}):
     state = _get_state()
     if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant)}:
 {body}
 {textwrap.indent(kwargs, "    ")}
 {textwrap.indent(slow, "    ")}
 """
-    func, namespace = _exec(source, names, name)
+    # Generated under a neutral name: a global called "type" or "float" would
+    # shadow the builtins the generated code uses.
+    func, namespace = _exec(source, names, "_public")
+    func.__name__ = name
     namespace["_api"] = func
     _dispatch.RELEVANT_OF[func] = namespace["_relevant"]
     func.__qualname__ = qualname or name
@@ -263,12 +276,12 @@ def make_accessor(name: str, params: str, relevant: list[Relevant], impl, fast_b
 def _relevant({params}):
     return {relevant_expression(relevant)}
 
-def {name}({params}):
+def _accessor({params}):
     state = _get_state()
     if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant)}:
         {fast_body}
-    return _dispatch(_api, ({params},), {{}}, _relevant, _impl, True)
+    return _dispatch(_api, ({params},), {{}}, {relevant_expression(relevant)}, _impl, True)
 """
-    func, namespace = _exec(source, {**names, "_impl": impl, "_api": None}, name)
-    func.relevant_of = namespace["_relevant"]
+    func, namespace = _exec(source, {**names, "_impl": impl, "_api": None}, "_accessor")
+    func.__name__ = func.__qualname__ = name
     return func

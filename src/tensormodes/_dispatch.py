@@ -36,7 +36,7 @@ class _State:
     """
 
     __slots__ = ("modes", "subclasses_enabled", "modes_enabled", "scopes", "handled",
-                 "fast_skip", "_below", "_without_subclasses")
+                 "fast_skip", "top_handler", "_below", "_without_subclasses")
 
     def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple) -> None:
         self.modes = modes
@@ -44,6 +44,8 @@ class _State:
         self.modes_enabled = modes_enabled
         self.scopes = scopes
         self.handled = tuple(_declared_functions(m) for m in modes)
+        # With no declarations the top mode handles everything: no search per call.
+        self.top_handler = len(modes) - 1 if all(h is None for h in self.handled) else None
         if not modes_enabled:
             self.fast_skip = frozenset()
         elif all(h is not None for h in self.handled):
@@ -179,6 +181,14 @@ def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
 
 # Exact types that never take part (tensormodes.Tensor registers itself here).
 PLAIN_TYPES: set[type] = set()
+# ... and the same plus common argument types, for a quick first test.
+_NEVER_PARTICIPATE: set[type] = {int, float, bool, complex, str, type(None), slice, type(Ellipsis)}
+
+
+def add_plain_type(cls: type) -> None:
+    """Declare an exact type that never overrides (the Tensor class)."""
+    PLAIN_TYPES.add(cls)
+    _NEVER_PARTICIPATE.add(cls)
 
 
 def _participates(cls: type) -> bool:
@@ -200,7 +210,7 @@ def overloaded_args(relevant_args, state) -> list:
     seen: list[type] = []
     for arg in relevant_args:
         cls = type(arg)
-        if cls in PLAIN_TYPES or cls in seen or not _participates(cls):
+        if cls in _NEVER_PARTICIPATE or cls in seen or not _participates(cls):
             continue
         seen.append(cls)
         index = len(found)
@@ -230,7 +240,7 @@ def has_torch_function(relevant_args) -> bool:
             return False
     for arg in relevant_args:
         cls = type(arg)
-        if cls not in PLAIN_TYPES and _participates(cls):
+        if cls not in _NEVER_PARTICIPATE and _participates(cls):
             return True
     return False
 
@@ -284,9 +294,7 @@ def _call_mode(state: _State, index: int, func, types, args, kwargs):
 
 def _try_overloaded(func, overloaded, types, args, kwargs):
     for arg in overloaded:
-        cls = type(arg)
-        if not isinstance(getattr_static(cls, "__torch_function__", None), classmethod):
-            _warn_if_plain_method(cls)
+        _warn_if_plain_method(type(arg))
         result = arg.__torch_function__(func, types, args, kwargs)
         if result is not NotImplemented:
             return result
@@ -301,22 +309,20 @@ def _no_implementation(func, overloaded, declined_mode) -> TypeError:
     return TypeError(msg)
 
 
-def dispatch(func, args: tuple, kwargs: dict, relevant_of, impl, leaf: bool):
+def dispatch(func, args: tuple, kwargs: dict, relevant: tuple, impl, leaf: bool):
     """Slow path of every generated public callable.
 
-    ``relevant_of(*args, **kwargs)`` binds the call (raising Python's TypeError
-    for a bad call) and returns the arguments that may carry overrides;
-    ``impl`` computes the result when nobody overrides. ``leaf`` says that
-    ``impl`` makes no public API calls, so modes that skip ``func`` need not be
-    popped around it.
+    ``relevant`` holds the arguments that may carry overrides; ``impl``
+    computes the result when nobody overrides. ``leaf`` says that ``impl``
+    makes no public API calls, so modes that skip ``func`` need not be popped
+    around it.
     """
     state = _STATE.get()
-    relevant = relevant_of(*args, **kwargs)
-    overloaded = overloaded_args(relevant, state)
+    overloaded = overloaded_args(relevant, state) if relevant else []
     declined_mode = None
     if state is not None and state.modes and state.modes_enabled:
-        types = tuple(type(a) for a in overloaded)
-        index = state.handler_index(func)
+        types = tuple([type(a) for a in overloaded]) if overloaded else ()
+        index = state.top_handler if state.top_handler is not None else state.handler_index(func)
         if index >= 0:
             result = _call_mode(state, index, func, types, args, kwargs)
             if result is not NotImplemented:
@@ -362,8 +368,7 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     """
     # For a third-party function the overrides are the whole story: if a mode
     # skips public_api, calling it again below that mode is its plain path.
-    return dispatch(public_api, args, kwargs, lambda *a, **k: relevant_args,
-                    public_api, False)
+    return dispatch(public_api, args, kwargs, tuple(relevant_args), public_api, False)
 
 
 _IDLE = _State((), True, True, ())

@@ -9,6 +9,7 @@ runs the NumPy kernel and wraps the result. Nothing here is written per op.
 from __future__ import annotations
 
 import inspect
+import sys
 import textwrap
 import warnings
 
@@ -17,10 +18,10 @@ import numpy as np
 from . import _codegen, _dispatch
 from . import _dtype as dt
 from ._ops import OPS, OpDef
-from ._ops._registry import METHOD
+from ._ops._registry import METHOD, _tensor_kind
 from ._tensor import Tensor, wrap_array
 
-__all__ = ["FUNCTIONS", "build"]
+__all__ = ["FUNCTIONS", "build", "composite"]
 
 _new = object.__new__
 _ND = np.ndarray
@@ -421,3 +422,28 @@ def build(namespace) -> None:
             _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{name}")
         for dunder in opdef.dunders:
             _make_dunder(opdef, dunder, methods)
+
+
+def composite(module_name: str):
+    """Make a Python-level function a public callable of ``module_name`` that takes
+    part in the protocol on its own (``F.relu`` is what handlers see).
+
+    Parameters annotated as in the op table mark what may carry overrides. The
+    function's own calls run below the mode that handled it, so a pass-through
+    mode sees ``F.relu`` and not the ``relu`` inside it.
+    """
+
+    def decorate(impl):
+        signature = inspect.signature(impl)
+        kinds = {}
+        for p in signature.parameters.values():
+            kind = _tensor_kind(p.annotation)
+            if kind is not None:
+                kinds[p.name] = "tensor_list" if kind == "tensor" and p.kind is p.VAR_POSITIONAL else kind
+        func = _codegen.make_callable(
+            impl.__name__, signature, _relevant(signature, kinds), impl, leaf=False,
+            qualname=impl.__qualname__, doc=impl.__doc__, module=module_name)
+        _dispatch.register_overridable(sys.modules[module_name], func, f"{module_name}.{impl.__name__}")
+        return func
+
+    return decorate

@@ -23,6 +23,7 @@ import numpy as np
 from . import _codegen, _dispatch
 from . import _dtype as dt
 from ._device import CPU, parse_device
+from ._ops.creation import parse_size
 from ._tensor_str import tensor_repr
 
 __all__ = ["Tensor", "Size", "wrap_array", "tensor_api", "tensor_property", "finalize_tensor_class"]
@@ -63,14 +64,16 @@ class Size(tuple):
 _PENDING: list = []  # (name, kind, function(s), relevant) until the class exists
 
 
-def tensor_api(*relevant: str, name: str | None = None):
+def tensor_api(*relevant: str, name: str | None = None, leaf: bool = True):
     """Mark a method defined in the class body as public and overridable.
 
-    ``relevant`` names parameters besides ``self`` that may carry overrides.
+    ``relevant`` names parameters besides ``self`` that may carry overrides;
+    ``leaf=False`` for methods that call other public callables (so that modes
+    skipping this method are popped around it, as a pass-through would be).
     """
 
     def mark(impl):
-        _PENDING.append((name or impl.__name__, "method", impl, relevant))
+        _PENDING.append((name or impl.__name__, "method", impl, (relevant, leaf)))
         return impl
 
     return mark
@@ -85,9 +88,12 @@ def tensor_property(getter, setter=None, *, name: str, inline: str | None = None
 
 
 def _relevant_for(impl, extra: tuple[str, ...]) -> list[_codegen.Relevant]:
-    names = list(inspect.signature(impl).parameters)
+    params = inspect.signature(impl).parameters
+    names = list(params)
     relevant = [_codegen.Relevant(names[0], _codegen.TENSOR)]
-    relevant += [_codegen.Relevant(n, _codegen.ANY) for n in extra]
+    for n in extra:
+        many = params[n].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        relevant.append(_codegen.Relevant(n, _codegen.ANY_LIST if many else _codegen.ANY))
     return relevant
 
 
@@ -118,8 +124,9 @@ def finalize_tensor_class(cls) -> None:
         if kind == "property":
             _make_property(cls, name, *impl)
             continue
+        relevant, leaf = relevant
         func = _codegen.make_callable(
-            name, inspect.signature(impl), _relevant_for(impl, relevant), impl, leaf=False,
+            name, inspect.signature(impl), _relevant_for(impl, relevant), impl, leaf=leaf,
             qualname=f"Tensor.{name}", doc=impl.__doc__, module="tensormodes")
         setattr(cls, name, func)
         _dispatch.register_overridable(cls, func, f"tensormodes.Tensor.{name}")
@@ -498,6 +505,187 @@ class Tensor:
         _requires_grad_set(self, requires_grad)
         return self
 
+    # -- conversions -------------------------------------------------------------------
+
+    @tensor_api("args")
+    def to(self, *args, **kwargs):
+        """This tensor with another dtype (a copy), or itself when nothing changes.
+
+        Accepts PyTorch's forms: ``to(dtype)``, ``to(device, dtype)``, ``to(other)``,
+        with keywords ``dtype``, ``device``, ``non_blocking``, ``copy``, ``memory_format``.
+
+        >>> import tensormodes as tm
+        >>> x = tm.tensor([1, 2])
+        >>> x.to(tm.float64).dtype, x.to(x) is x, x.to("cpu") is x
+        (tensormodes.float64, True, True)
+        """
+        dtype, copy = _parse_to(self, args, kwargs)
+        return _converted(self, dtype, copy)
+
+    @tensor_api()
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
+        """With no argument, the tensor type name (``'tensormodes.FloatTensor'``); else ``to(dtype)``.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1).type(), tm.zeros(1).type(tm.int64).dtype
+        ('tensormodes.FloatTensor', tensormodes.int64)
+        """
+        if dtype is None:
+            return f"tensormodes.{_TYPE_NAMES[dt.NP_TO_DTYPE[self._data.dtype]]}"
+        if isinstance(dtype, str):
+            by_name = {f"tensormodes.{v}": k for k, v in _TYPE_NAMES.items()}
+            if dtype not in by_name:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = by_name[dtype]
+        return _converted(self, dtype, False)
+
+    @tensor_api("other")
+    def type_as(self, other):
+        """This tensor converted to ``other``'s dtype.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 2]).type_as(tm.zeros(1)).dtype
+        tensormodes.float32
+        """
+        if not isinstance(other, Tensor):
+            raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        return _converted(self, dt.NP_TO_DTYPE[other._data.dtype], False)
+
+    @tensor_api()
+    def cpu(self, memory_format=None):
+        """The tensor on the CPU: itself."""
+        return self
+
+    @tensor_api()
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False, layout=None,
+                   pin_memory: bool = False):
+        """A new tensor from ``data``, with this tensor's dtype unless ``dtype`` is given.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1, dtype=tm.float64).new_tensor([1, 2]).dtype
+        tensormodes.float64
+        """
+        return _new_like(self, _as_array(data, dtype or dt.NP_TO_DTYPE[self._data.dtype]).copy(),
+                         device, requires_grad)
+
+    @tensor_api()
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
+                  pin_memory: bool = False):
+        """Zeros of ``size``, with this tensor's dtype unless ``dtype`` is given.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1, dtype=tm.int32).new_zeros(2, 2).dtype
+        tensormodes.int32
+        """
+        return _new_like(self, np.zeros(parse_size(size), _dtype_or(self, dtype)), device, requires_grad)
+
+    @tensor_api()
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
+                 pin_memory: bool = False):
+        """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
+        return _new_like(self, np.ones(parse_size(size), _dtype_or(self, dtype)), device, requires_grad)
+
+    @tensor_api()
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
+                  pin_memory: bool = False):
+        """An uninitialised tensor of ``size``, with this tensor's dtype unless ``dtype`` is given."""
+        return _new_like(self, np.empty(parse_size(size), _dtype_or(self, dtype)), device, requires_grad)
+
+    @tensor_api()
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
+                 layout=None, pin_memory: bool = False):
+        """``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is given.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1).new_full((2,), 7).tolist()
+        [7.0, 7.0]
+        """
+        return _new_like(self, np.full(parse_size((size,)), fill_value, _dtype_or(self, dtype)), device,
+                         requires_grad)
+
+    # -- Python protocols built on ops ------------------------------------------------
+
+    def __iter__(self):
+        # As in PyTorch, iteration is not overridable itself: it is dim() and unbind(0).
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    @tensor_api("element", leaf=False)
+    def __contains__(self, element) -> bool:
+        """``element in tensor``: whether any element equals it."""
+        if not isinstance(element, (Tensor, numbers.Number)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool((element == self).any().item())
+
+    @tensor_api(leaf=False)
+    def __reversed__(self):
+        """The tensor flipped along its first dimension."""
+        if self.dim() == 0:
+            return self
+        return self.flip(0)
+
+    @tensor_api()
+    def float(self, memory_format=None):
+        """``self.to(float32)``."""
+        return _converted(self, dt.float32, False)
+
+    @tensor_api()
+    def double(self, memory_format=None):
+        """``self.to(float64)``."""
+        return _converted(self, dt.float64, False)
+
+    @tensor_api()
+    def half(self, memory_format=None):
+        """``self.to(float16)``."""
+        return _converted(self, dt.float16, False)
+
+    @tensor_api()
+    def bfloat16(self, memory_format=None):
+        """``self.to(bfloat16)``."""
+        return _converted(self, dt.bfloat16, False)
+
+    @tensor_api()
+    def int(self, memory_format=None):
+        """``self.to(int32)``."""
+        return _converted(self, dt.int32, False)
+
+    @tensor_api()
+    def long(self, memory_format=None):
+        """``self.to(int64)``."""
+        return _converted(self, dt.int64, False)
+
+    @tensor_api()
+    def short(self, memory_format=None):
+        """``self.to(int16)``."""
+        return _converted(self, dt.int16, False)
+
+    @tensor_api()
+    def bool(self, memory_format=None):
+        """``self.to(bool)``."""
+        return _converted(self, dt.bool, False)
+
+    @tensor_api()
+    def byte(self, memory_format=None):
+        """``self.to(uint8)``."""
+        return _converted(self, dt.uint8, False)
+
+    @tensor_api()
+    def char(self, memory_format=None):
+        """``self.to(int8)``."""
+        return _converted(self, dt.int8, False)
+
+    @tensor_api()
+    def cfloat(self, memory_format=None):
+        """``self.to(complex64)``."""
+        return _converted(self, dt.complex64, False)
+
+    @tensor_api()
+    def cdouble(self, memory_format=None):
+        """``self.to(complex128)``."""
+        return _converted(self, dt.complex128, False)
+
     @tensor_api("memo")
     def __deepcopy__(self, memo):
         """A deep copy with its own storage (``copy.deepcopy``)."""
@@ -537,6 +725,63 @@ def _one_value(t: Tensor):
     if t._data.size != 1:
         raise ValueError("only one element tensors can be converted to Python scalars")
     return _python_scalar(t._data)
+
+
+_TYPE_NAMES = {
+    dt.float32: "FloatTensor", dt.float64: "DoubleTensor", dt.float16: "HalfTensor", dt.bfloat16: "BFloat16Tensor",
+    dt.int64: "LongTensor", dt.int32: "IntTensor", dt.int16: "ShortTensor", dt.int8: "CharTensor",
+    dt.uint8: "ByteTensor", dt.bool: "BoolTensor", dt.complex64: "ComplexFloatTensor",
+    dt.complex128: "ComplexDoubleTensor",
+}
+
+
+def _parse_to(t: Tensor, args: tuple, kwargs: dict):
+    """PyTorch's ``to`` overloads -> (target dtype or None, copy)."""
+    unknown = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format"}
+    if unknown:
+        raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword "
+                        f"{sorted(unknown)[0]!r}")
+    dtype, device = kwargs.get("dtype"), kwargs.get("device")
+    rest = list(args)
+    if rest and isinstance(rest[0], Tensor):
+        other = rest.pop(0)
+        dtype = dt.NP_TO_DTYPE[other._data.dtype]
+    elif rest and not isinstance(rest[0], dt.dtype):
+        device = rest.pop(0)
+    if rest and isinstance(rest[0], dt.dtype):
+        dtype = rest.pop(0)
+    if len(rest) > 2 or any(not isinstance(r, bool) for r in rest):
+        raise TypeError(f"to() received an invalid combination of arguments - got {args!r}")
+    if device is not None and parse_device(device).type != "cpu":
+        raise NotImplementedError(f"moving tensors to device {device!r} is not supported yet")
+    copy = kwargs.get("copy", rest[1] if len(rest) > 1 else False)
+    return dtype, copy
+
+
+def _converted(t: Tensor, dtype, copy: bool) -> Tensor:
+    if dtype is not None and type(dtype) is not dt.dtype:
+        raise TypeError(f"expected a tensormodes.dtype, got {type(dtype).__name__}")
+    if (dtype is None or dtype._np == t._data.dtype) and not copy:
+        return t
+    result = wrap_array(t._data.astype(t._data.dtype if dtype is None else dtype._np, copy=True))
+    return result
+
+
+def _dtype_or(t: Tensor, dtype) -> np.dtype:
+    if dtype is None:
+        return t._data.dtype
+    if type(dtype) is not dt.dtype:
+        raise TypeError(f"argument 'dtype' must be tensormodes.dtype, not {type(dtype).__name__}")
+    return dtype._np
+
+
+def _new_like(t: Tensor, array: np.ndarray, device, requires_grad: bool) -> Tensor:
+    if device is not None and parse_device(device).type != "cpu":
+        raise NotImplementedError(f"tensors on device {device!r} are not supported yet")
+    result = wrap_array(array)
+    if requires_grad:
+        _requires_grad_set(result, True)
+    return result
 
 
 def _rebuild(cls, array, requires_grad):
