@@ -55,7 +55,17 @@ _ARRAY_SOURCES[Tensor] = lambda t: t._data
 finalize_tensor_class(Tensor)
 _dispatch.NO_WRAP.update({Tensor.grad.__get__, Tensor._base.__get__})
 _functions.build(_sys.modules[__name__])
-globals().update(_functions.FUNCTIONS)
+
+
+def __getattr__(name: str):
+    # Public functions of the op table are generated on first use (see _functions).
+    func = _functions.public_function(name)
+    globals()[name] = func
+    return func
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_functions.function_names()))
 
 from . import nn  # noqa: E402 - composites are built on the ops generated above
 
@@ -81,5 +91,5 @@ __all__ = [
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
     "manual_seed", "seed", "initial_seed", "overrides", "nn",
-    *_functions.FUNCTIONS,
+    *_functions.function_names(),
 ]

@@ -167,6 +167,9 @@ def _index_items(index) -> tuple:
 # the Tensor layer once the class exists (the generator never imports upward).
 _NAMESPACE: dict = {
     "_get_state": _dispatch.get_state,
+    "_set_state": _dispatch.set_state,
+    "_reset_state": _dispatch.reset_state,
+    "_declined": _dispatch.declined,
     "_dispatch": _dispatch.dispatch,
     "_SCALARS": SCALAR_TYPES,
     "_all_plain": _all_plain,
@@ -192,12 +195,14 @@ def _exec(source: str, names: dict, result: str):
     return namespace[result], namespace
 
 
-def _slow_call_arguments(signature: inspect.Signature) -> tuple[str, str]:
+def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = False) -> tuple[str, str]:
     """Source building the ``args`` tuple and ``kwargs`` dict handed to overrides.
 
     Required parameters travel positionally, optional ones as keywords and only
     when they differ from their defaults - PyTorch's handlers see the same
     for calls written in the usual style (``x.sum(dim=1)`` -> ``(x,), {'dim': 1}``).
+    ``pass_defaults`` passes every optional parameter, as PyTorch's Python-level
+    functions (``F.relu`` -> ``{'inplace': False}``) do.
     """
     positional, keyword_lines = [], []
     star = None
@@ -208,6 +213,8 @@ def _slow_call_arguments(signature: inspect.Signature) -> tuple[str, str]:
             keyword_lines.append(f"_kwargs.update({p.name})")
         elif p.default is inspect.Parameter.empty:
             positional.append(p.name)
+        elif pass_defaults:
+            keyword_lines.append(f"_kwargs[{p.name!r}] = {p.name}")
         else:
             keyword_lines.append(f"if {p.name} is not _default_{p.name}:\n    _kwargs[{p.name!r}] = {p.name}")
     args = "(" + "".join(f"{n}, " for n in positional) + ")"
@@ -216,27 +223,43 @@ def _slow_call_arguments(signature: inspect.Signature) -> tuple[str, str]:
     return args, "\n".join(["_kwargs = {}", *keyword_lines])
 
 
+def _slow_path(args: str, relevant: list[Relevant], leaf: str) -> str:
+    """Source of the slow path: one pass-through mode on plain arguments is handled
+    inline (every nested mode pays for this path), anything else by ``_dispatch``."""
+    return f"""\
+if state is not None and state.handler is not None and {fast_condition(relevant)}:
+    _token = _set_state(state.handler_below)
+    try:
+        result = state.handler.__torch_function__(_api, (), {args}, _kwargs)
+    finally:
+        _reset_state(_token)
+    if result is not NotImplemented:
+        return result
+    raise _declined(_api, state.handler)
+return _dispatch(_api, {args}, _kwargs, {relevant_expression(relevant)}, _impl, {leaf})"""
+
+
 def make_callable(name: str, signature: inspect.Signature, relevant: list[Relevant], impl, *,
                   leaf: bool, fast_body: str | None = None, fast_names: dict | None = None,
                   qualname: str | None = None, doc: str | None = None, module: str = "tensormodes",
-                  not_implemented_on_type_error: bool = False):
+                  not_implemented_on_type_error: bool = False, pass_defaults: bool = False):
     """A public callable with ``signature``, dispatching through the override layer.
 
     ``fast_body`` (unindented source) runs when every relevant argument is plain
     (default: return ``impl`` called with every parameter); it returns the
     result, or falls through to the slow path. Operators pass
     ``not_implemented_on_type_error`` so that Python can try the reflected
-    operator, as PyTorch does.
+    operator, as PyTorch does. ``pass_defaults``: see ``_slow_call_arguments``.
     """
     names = dict(fast_names or {})
     names["_impl"] = impl
     names["_leaf"] = leaf
     params, call = parameter_list(signature, names)
     body = textwrap.indent(fast_body if fast_body is not None else f"return _impl({call})", " " * 8)
-    args, kwargs = _slow_call_arguments(signature)
-    slow = f"return _dispatch(_api, {args}, _kwargs, {relevant_expression(relevant)}, _impl, _leaf)"
+    args, kwargs = _slow_call_arguments(signature, pass_defaults)
+    slow = _slow_path(args, relevant, "_leaf")
     if not_implemented_on_type_error:
-        slow = f"try:\n    {slow}\nexcept TypeError:\n    return NotImplemented"
+        slow = f"try:\n{textwrap.indent(slow, '    ')}\nexcept TypeError:\n    return NotImplemented"
     source = f"""
 def _relevant({params}):
     return {relevant_expression(relevant)}
@@ -280,7 +303,8 @@ def _accessor({params}):
     state = _get_state()
     if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant)}:
         {fast_body}
-    return _dispatch(_api, ({params},), {{}}, {relevant_expression(relevant)}, _impl, True)
+    _kwargs = {{}}
+{textwrap.indent(_slow_path(f"({params},)", relevant, "True"), "    ")}
 """
     func, namespace = _exec(source, {**names, "_impl": impl, "_api": None}, "_accessor")
     func.__name__ = func.__qualname__ = name

@@ -35,25 +35,31 @@ class _State:
     declarations when every mode declares one, else ``None``.
     """
 
-    __slots__ = ("modes", "subclasses_enabled", "modes_enabled", "scopes", "handled",
-                 "fast_skip", "top_handler", "_below", "_without_subclasses")
+    __slots__ = ("modes", "subclasses_enabled", "modes_enabled", "scopes", "handled", "fast_skip",
+                 "modes_active", "top_handler", "handler", "handler_below", "_below", "_without_subclasses")
 
     def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple) -> None:
         self.modes = modes
         self.subclasses_enabled = subclasses_enabled
         self.modes_enabled = modes_enabled
+        self.modes_active = bool(modes) and modes_enabled
         self.scopes = scopes
+        self._below: dict[int, _State | None] = {}
+        self._without_subclasses: _State | None = None
         self.handled = tuple(_declared_functions(m) for m in modes)
-        # With no declarations the top mode handles everything: no search per call.
-        self.top_handler = len(modes) - 1 if all(h is None for h in self.handled) else None
+        # With no declarations the top mode handles everything: generated wrappers
+        # call it directly, with the state below it prepared once, here.
+        self.top_handler = self.handler = self.handler_below = None
+        if self.modes_active and all(h is None for h in self.handled):
+            self.top_handler = len(modes) - 1
+            self.handler = modes[-1]
+            self.handler_below = self.replace(modes=modes[:-1])
         if not modes_enabled:
             self.fast_skip = frozenset()
         elif all(h is not None for h in self.handled):
             self.fast_skip = frozenset().union(*self.handled)
         else:
             self.fast_skip = None
-        self._below: dict[int, _State | None] = {}
-        self._without_subclasses: _State | None = None
 
     def replace(self, **changes) -> _State | None:
         fields = {"modes": self.modes, "subclasses_enabled": self.subclasses_enabled,
@@ -63,11 +69,10 @@ class _State:
 
     def below(self, index: int) -> _State | None:
         """This state with only the modes under ``modes[index]`` (cached: handlers hit it per call)."""
-        try:
-            return self._below[index]
-        except KeyError:
-            state = self._below[index] = self.replace(modes=self.modes[:index])
-            return state
+        below = self._below
+        if index not in below:
+            below[index] = self.replace(modes=self.modes[:index])
+        return below[index]
 
     def handler_index(self, func) -> int:
         """Index of the top-most mode that handles ``func`` (-1: every mode skips it)."""
@@ -283,15 +288,6 @@ def _warn_if_plain_method(cls: type) -> None:
             DeprecationWarning, stacklevel=4)
 
 
-def _call_mode(state: _State, index: int, func, types, args, kwargs):
-    mode = state.modes[index]
-    token = _STATE.set(state.below(index))
-    try:
-        return mode.__torch_function__(func, types, args, kwargs)
-    finally:
-        _STATE.reset(token)
-
-
 def _try_overloaded(func, overloaded, types, args, kwargs):
     for arg in overloaded:
         _warn_if_plain_method(type(arg))
@@ -299,6 +295,11 @@ def _try_overloaded(func, overloaded, types, args, kwargs):
         if result is not NotImplemented:
             return result
     return NotImplemented
+
+
+def declined(func, mode) -> TypeError:
+    """The error for a mode that returned NotImplemented on plain arguments."""
+    return _no_implementation(func, (), mode)
 
 
 def _no_implementation(func, overloaded, declined_mode) -> TypeError:
@@ -315,19 +316,31 @@ def dispatch(func, args: tuple, kwargs: dict, relevant: tuple, impl, leaf: bool)
     ``relevant`` holds the arguments that may carry overrides; ``impl``
     computes the result when nobody overrides. ``leaf`` says that ``impl``
     makes no public API calls, so modes that skip ``func`` need not be popped
-    around it.
+    around it. Every pass-through mode costs one trip through here, so the
+    common case (plain arguments, no declared functions) is kept inline.
     """
     state = _STATE.get()
-    overloaded = overloaded_args(relevant, state) if relevant else []
+    overloaded = ()
+    for arg in relevant:
+        if type(arg) not in _NEVER_PARTICIPATE:
+            overloaded = overloaded_args(relevant, state)
+            break
     declined_mode = None
-    if state is not None and state.modes and state.modes_enabled:
-        types = tuple([type(a) for a in overloaded]) if overloaded else ()
-        index = state.top_handler if state.top_handler is not None else state.handler_index(func)
+    if state is not None and state.modes_active:
+        index = state.top_handler
+        if index is None:
+            index = state.handler_index(func)
         if index >= 0:
-            result = _call_mode(state, index, func, types, args, kwargs)
+            mode = state.modes[index]
+            below = state._below
+            token = _STATE.set(below[index] if index in below else state.below(index))
+            try:
+                result = mode.__torch_function__(func, tuple([type(a) for a in overloaded]), args, kwargs)
+            finally:
+                _STATE.reset(token)
             if result is not NotImplemented:
                 return result
-            declined_mode = state.modes[index]
+            declined_mode = mode
         elif not leaf:
             # Every mode skips func: behave as if each had passed the call through.
             token = _STATE.set(state.below(0))
@@ -336,7 +349,7 @@ def dispatch(func, args: tuple, kwargs: dict, relevant: tuple, impl, leaf: bool)
             finally:
                 _STATE.reset(token)
     if overloaded:
-        types = tuple(type(a) for a in overloaded)
+        types = tuple([type(a) for a in overloaded])
         result = _try_overloaded(func, overloaded, types, args, kwargs)
         if result is not NotImplemented:
             return result
@@ -387,6 +400,14 @@ OVERRIDABLE: dict[object, list] = {}
 RELEVANT_OF: dict = {}
 # Public callables deliberately outside the protocol.
 IGNORED: set = set()
+# Callbacks that build every lazily generated public callable (see _functions).
+BUILD_ALL: list = []
+
+
+def build_everything() -> None:
+    """Make sure every public callable exists (introspection needs all of them)."""
+    for build in BUILD_ALL:
+        build()
 
 
 def register_overridable(namespace, func, public_name: str, relevant_of=None) -> None:

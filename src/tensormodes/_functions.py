@@ -8,6 +8,7 @@ runs the NumPy kernel and wraps the result. Nothing here is written per op.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 import textwrap
@@ -19,9 +20,9 @@ from . import _codegen, _dispatch
 from . import _dtype as dt
 from ._ops import OPS, OpDef
 from ._ops._registry import METHOD, _tensor_kind
-from ._tensor import Tensor, wrap_array
+from ._tensor import Tensor, lazy_tensor_attribute, wrap_array
 
-__all__ = ["FUNCTIONS", "build", "composite"]
+__all__ = ["FUNCTIONS", "build", "build_all", "composite", "public_function", "function_names"]
 
 _new = object.__new__
 _ND = np.ndarray
@@ -356,12 +357,29 @@ def _kinds_for(opdef: OpDef, signature: inspect.Signature) -> dict[str, str]:
 
 def _public(opdef: OpDef, name: str, signature: inspect.Signature, *, inplace: bool, qualname: str,
             operator: bool = False):
-    impl, names = _make_impl(opdef, signature, inplace=inplace, name=f"_impl_{name}")
-    func = _codegen.make_callable(
+    impl, names = _shared_impl(opdef, inplace)
+    return _codegen.make_callable(
         name, signature, _relevant(signature, _kinds_for(opdef, signature)), impl, leaf=True,
         fast_body=_fast_body(opdef, signature, inplace=inplace), fast_names=names,
         qualname=qualname, doc=opdef.doc, module="tensormodes", not_implemented_on_type_error=operator)
-    return func, impl
+
+
+_IMPLS: dict[tuple[str, bool], tuple] = {}
+
+
+def _shared_impl(opdef: OpDef, inplace: bool):
+    """One implementation per op (and one for its in-place form), shared by the function,
+    the method and the operators: they only differ in how the first parameter is named."""
+    key = (opdef.name, inplace)
+    if key not in _IMPLS:
+        signature = _as_method(opdef.signature) if inplace else _function_signature(opdef)
+        _IMPLS[key] = _make_impl(opdef, signature, inplace=inplace, name=f"_impl_{opdef.name}")
+    return _IMPLS[key]
+
+
+def _function_signature(opdef: OpDef) -> inspect.Signature:
+    signature = opdef.signature.replace(return_annotation=inspect.Signature.empty)
+    return _with_out(signature) if opdef.out else signature
 
 
 def _reflected_impl(opdef: OpDef):
@@ -373,8 +391,11 @@ def _reflected_impl(opdef: OpDef):
     return reflected
 
 
-def _make_dunder(opdef: OpDef, dunder, methods: dict) -> None:
+def _make_dunder(opdef: OpDef, dunder):
     """An operator: the method's code under the operator's name, except reflected ones."""
+    existing = Tensor.__dict__.get(dunder.name)
+    if existing is not None and not getattr(existing, "is_stub", False):
+        return existing
     signature = _as_method(opdef.signature)
     binary = sum(1 for p in signature.parameters.values() if p.default is inspect.Parameter.empty) >= 2
     qualname = f"Tensor.{dunder.name}"
@@ -386,51 +407,113 @@ def _make_dunder(opdef: OpDef, dunder, methods: dict) -> None:
         func = _codegen.make_callable(dunder.name, signature, relevant, _reflected_impl(opdef), leaf=True,
                                       qualname=qualname, not_implemented_on_type_error=True)
     else:
-        func, _ = _public(opdef, dunder.name, signature, inplace=dunder.inplace, qualname=qualname,
-                          operator=binary)
+        func = _public(opdef, dunder.name, signature, inplace=dunder.inplace, qualname=qualname, operator=binary)
     func.__doc__ = f"``{dunder.name}``: see ``{opdef.name}``."
     setattr(Tensor, dunder.name, func)
     if dunder.api == METHOD:
-        _codegen.set_api(func, methods[opdef.inplace if dunder.inplace else opdef.method])
+        _codegen.set_api(func, _tensor_method(opdef, inplace=dunder.inplace))
     else:
         _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{dunder.name}")
+    return func
+
+
+# -- building lazily -------------------------------------------------------------------
+# Generating and compiling a callable costs a fraction of a millisecond; doing it
+# for every op at import would make ``import tensormodes`` take most of a second.
+# So operators (which must exist on the class for Python to find them) are
+# built at import, and everything else on first access: ``tm.add`` through the
+# package's ``__getattr__``, ``Tensor.add`` through the Tensor layer's lazy
+# attributes. Either way the object is built once and then is a plain attribute.
+
+_FUNCTION_OPS: dict[str, OpDef] = {}
+_NAMESPACE: list = []
+
+
+def _build_function(opdef: OpDef) -> object:
+    if opdef.name not in FUNCTIONS:
+        func = _public(opdef, opdef.name, _function_signature(opdef), inplace=False, qualname=opdef.name)
+        FUNCTIONS[opdef.name] = func
+        _dispatch.register_overridable(_NAMESPACE[0], func, f"tensormodes.{opdef.name}")
+    return FUNCTIONS[opdef.name]
+
+
+def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
+    name = opdef.inplace if inplace else opdef.method
+    if name not in Tensor.__dict__:
+        func = _public(opdef, name, _as_method(opdef.signature), inplace=inplace, qualname=f"Tensor.{name}")
+        setattr(Tensor, name, func)
+        _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{name}")
+    return Tensor.__dict__[name]
+
+
+def public_function(name: str):
+    """The public function ``tensormodes.<name>``, built on first use (AttributeError if none)."""
+    opdef = _FUNCTION_OPS.get(name)
+    if opdef is None:
+        raise AttributeError(f"module 'tensormodes' has no attribute '{name}'")
+    return _build_function(opdef)
+
+
+def function_names() -> list[str]:
+    """Names of every public function of the op table, built or not."""
+    return list(_FUNCTION_OPS)
+
+
+def build_all() -> None:
+    """Build every public callable now (for introspection: overridable lists, docs)."""
+    for opdef in OPS.values():
+        if opdef.function:
+            _build_function(opdef)
+        if opdef.method:
+            _tensor_method(opdef, inplace=False)
+        if opdef.inplace:
+            _tensor_method(opdef, inplace=True)
 
 
 def build(namespace) -> None:
-    """Generate every function, method and operator of the op table; functions are
-    registered as overridable under ``namespace`` (the tensormodes module)."""
+    """Index the op table: operators now, functions and methods when first used.
+
+    Public functions are registered as overridable under ``namespace`` (the
+    tensormodes module) as they are built.
+    """
+    _NAMESPACE.append(namespace)
     for opdef in OPS.values():
-        signature = opdef.signature.replace(return_annotation=inspect.Signature.empty)
-        if opdef.out:
-            signature = _with_out(signature)
-        methods: dict[str, object] = {}
         if opdef.function:
-            func, _ = _public(opdef, opdef.name, signature, inplace=False, qualname=opdef.name)
-            FUNCTIONS[opdef.name] = func
-            _dispatch.register_overridable(namespace, func, f"tensormodes.{opdef.name}")
-        method_signature = _as_method(opdef.signature)
-        if opdef.method:
-            func, _ = _public(opdef, opdef.method, method_signature, inplace=False,
-                              qualname=f"Tensor.{opdef.method}")
-            methods[opdef.method] = func
-        if opdef.inplace:
-            func, _ = _public(opdef, opdef.inplace, method_signature, inplace=True,
-                              qualname=f"Tensor.{opdef.inplace}")
-            methods[opdef.inplace] = func
-        for name, func in methods.items():
-            setattr(Tensor, name, func)
-            _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{name}")
+            _FUNCTION_OPS[opdef.name] = opdef
+        for name, inplace in ((opdef.method, False), (opdef.inplace, True)):
+            if name:
+                lazy_tensor_attribute(name, functools.partial(_tensor_method, opdef, inplace=inplace))
         for dunder in opdef.dunders:
-            _make_dunder(opdef, dunder, methods)
+            if dunder.api == METHOD:
+                _install_dunder_stub(opdef, dunder)
+            else:
+                _make_dunder(opdef, dunder)
+    _dispatch.BUILD_ALL.append(build_all)
 
 
-def composite(module_name: str):
+def _install_dunder_stub(opdef: OpDef, dunder) -> None:
+    """An operator presented to handlers as a method (``a + b`` -> ``Tensor.add``) is not
+    a public callable itself, so it can start as a stub that builds the real
+    operator, puts it on the class, and calls it."""
+
+    def stub(self, *args):
+        return _make_dunder(opdef, dunder)(self, *args)
+
+    stub.__name__ = stub.__qualname__ = dunder.name
+    stub.is_stub = True
+    setattr(Tensor, dunder.name, stub)
+    _dispatch.BUILD_ALL.append(functools.partial(_make_dunder, opdef, dunder))
+
+
+def composite(module_name: str, *, pass_defaults: bool = True):
     """Make a Python-level function a public callable of ``module_name`` that takes
     part in the protocol on its own (``F.relu`` is what handlers see).
 
     Parameters annotated as in the op table mark what may carry overrides. The
     function's own calls run below the mode that handled it, so a pass-through
-    mode sees ``F.relu`` and not the ``relu`` inside it.
+    mode sees ``F.relu`` and not the ``relu`` inside it. Handlers receive every
+    optional argument as a keyword, as from PyTorch's Python-level functions,
+    unless ``pass_defaults=False`` (for functions PyTorch implements in C++).
     """
 
     def decorate(impl):
@@ -442,7 +525,7 @@ def composite(module_name: str):
                 kinds[p.name] = "tensor_list" if kind == "tensor" and p.kind is p.VAR_POSITIONAL else kind
         func = _codegen.make_callable(
             impl.__name__, signature, _relevant(signature, kinds), impl, leaf=False,
-            qualname=impl.__qualname__, doc=impl.__doc__, module=module_name)
+            qualname=impl.__qualname__, doc=impl.__doc__, module=module_name, pass_defaults=pass_defaults)
         _dispatch.register_overridable(sys.modules[module_name], func, f"{module_name}.{impl.__name__}")
         return func
 

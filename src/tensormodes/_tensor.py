@@ -15,6 +15,7 @@ a few ``type(x) is Tensor`` checks.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 
@@ -119,18 +120,59 @@ def _make_property(cls, name: str, getter, setter, inline: str | None):
 
 
 def finalize_tensor_class(cls) -> None:
-    """Turn the pending declarations into dispatching callables on ``cls``."""
+    """Turn the pending declarations into dispatching callables on ``cls``: properties and
+    Python protocol methods now (the interpreter looks them up on the type), the
+    rest on first use (see ``lazy_tensor_attribute``)."""
     for name, kind, impl, relevant in _PENDING:
         if kind == "property":
             _make_property(cls, name, *impl)
             continue
-        relevant, leaf = relevant
+        delattr(cls, name)
+        build = functools.partial(_make_method, cls, name, impl, *relevant)
+        if name.startswith("__"):
+            build()
+        else:
+            lazy_tensor_attribute(name, build)
+    _PENDING.clear()
+
+
+def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
+    if name not in cls.__dict__:
         func = _codegen.make_callable(
             name, inspect.signature(impl), _relevant_for(impl, relevant), impl, leaf=leaf,
             qualname=f"Tensor.{name}", doc=impl.__doc__, module="tensormodes")
         setattr(cls, name, func)
         _dispatch.register_overridable(cls, func, f"tensormodes.Tensor.{name}")
-    _PENDING.clear()
+    return cls.__dict__[name]
+
+
+# Tensor attribute name -> function building it (and setting it on the class).
+_LAZY_ATTRIBUTES: dict = {}
+
+
+def lazy_tensor_attribute(name: str, build) -> None:
+    """Declare a Tensor attribute that is generated on first access."""
+    _LAZY_ATTRIBUTES[name] = build
+    _dispatch.BUILD_ALL.append(build)
+
+
+def _build_lazy_attribute(owner: str, name: str) -> None:
+    build = _LAZY_ATTRIBUTES.get(name)
+    if build is None:
+        raise AttributeError(f"{owner} has no attribute '{name}'")
+    build()
+    del _LAZY_ATTRIBUTES[name]
+
+
+class _TensorMeta(type):
+    """Builds Tensor methods on first access (``Tensor.add``), see ``_functions``."""
+
+    def __getattr__(cls, name: str):
+        _build_lazy_attribute(f"type object '{cls.__name__}'", name)
+        return getattr(cls, name)
+
+    def __dir__(cls):
+        return sorted(set(super().__dir__()) | set(_LAZY_ATTRIBUTES))
 
 
 # -- wrapping arrays ---------------------------------------------------------------------
@@ -183,7 +225,7 @@ def _infer_dtype(array: np.ndarray) -> dt.dtype:
     raise TypeError(f"Could not infer dtype of {type(array.flat[0]).__name__}")
 
 
-class Tensor:
+class Tensor(metaclass=_TensorMeta):
     """A multi-dimensional array with PyTorch's API, backed by a NumPy ``ndarray``.
 
     ``Tensor(data)`` and ``Tensor(*sizes)`` follow PyTorch's legacy constructor (the
@@ -263,7 +305,13 @@ class Tensor:
             return result
         return _convert(result, cls)
 
-    # -- properties --------------------------------------------------------------------
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails: a method not generated yet.
+        _build_lazy_attribute(f"'{type(self).__name__}' object", name)
+        return getattr(self, name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(_LAZY_ATTRIBUTES))
 
     def __hash__(self) -> int:
         return id(self)

@@ -112,6 +112,7 @@ def is_tensor_method_or_property(func: Callable) -> bool:
 
 
 def _tensor_callables() -> set:
+    _dispatch.build_everything()
     tensor_type = next(iter(_dispatch.PLAIN_TYPES))
     return set(OVERRIDABLE.get(tensor_type, ()))
 
@@ -135,6 +136,7 @@ def get_overridable_functions() -> dict[Any, list[Callable]]:
     >>> tm.add in get_overridable_functions()[tm]
     True
     """
+    _dispatch.build_everything()
     return {namespace: list(funcs) for namespace, funcs in OVERRIDABLE.items()}
 
 
@@ -162,6 +164,7 @@ def get_default_nowrap_functions() -> set[Callable]:
 
 @functools.lru_cache(maxsize=None)
 def _testing_overrides() -> dict:
+    _dispatch.build_everything()
     overrides = {}
     for funcs in OVERRIDABLE.values():
         for func in funcs:
@@ -223,8 +226,8 @@ class _TorchFunctionModeMeta(type):
 def _check_mode_class(cls: type) -> None:
     attr = inspect.getattr_static(cls, "__torch_function__", None)
     if isinstance(attr, classmethod):
-        raise RuntimeError(f"{cls.__name__}.__torch_function__ is a classmethod: a classmethod is not "
-                           "supported for a TorchFunctionMode, please make it a plain method")
+        raise RuntimeError(f"{cls.__name__}.__torch_function__ is declared as a classmethod: a classmethod is "
+                           "not supported, please make it a plain method")
 
 
 class TorchFunctionMode(metaclass=_TorchFunctionModeMeta):

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["relu", "gelu", "silu", "softmax", "log_softmax", "linear", "dropout", "mse_loss", "cross_entropy"]
 
 _public = _functions.composite(__name__)
+# Functions PyTorch implements in C++ hand handlers only the arguments given.
+_builtin = _functions.composite(__name__, pass_defaults=False)
 _ops = _functions.FUNCTIONS
 
 
@@ -38,7 +40,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu_() if inplace else input.relu()
 
 
-@_public
+@_builtin
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit: ``x * Phi(x)``, or its tanh approximation.
 
@@ -98,7 +100,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     return input.log_softmax(dim, dtype=dtype)
 
 
-@_public
+@_builtin
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``.
 

@@ -1,0 +1,246 @@
+"""tensormodes micro-benchmarks: ns per call, side by side with NumPy and PyTorch.
+
+Run ``python benchmarks/bench.py`` (``--quick`` for fewer repeats, ``--group NAME``
+to run one group). Each row times the same operation in tensormodes, in the bare
+NumPy kernel it ends in, and in PyTorch when it is installed. Libraries are
+interleaved within every repeat and the minimum over repeats is reported, so
+that machine noise hits all columns alike. BLAS is pinned to one thread for
+both libraries (interleaved multi-threaded BLAS calls spin-wait and run ~10x
+slower).
+
+Columns: tensormodes, a baseline (per group: the bare NumPy kernel, the same call
+on plain tensors, or the same call with no mode), PyTorch; then the ratios
+tensormodes / baseline and tensormodes / PyTorch.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import timeit  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from typing import Callable  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import tensormodes as tm  # noqa: E402
+from tensormodes.overrides import TorchFunctionMode  # noqa: E402
+
+try:
+    import torch
+    torch.set_num_threads(1)
+except ImportError:
+    torch = None
+
+
+@dataclass
+class Row:
+    """One benchmarked operation: tensormodes, a baseline, and PyTorch."""
+
+    group: str
+    name: str
+    ours: Callable
+    baseline: Callable | None = None
+    torch: Callable | None = None
+
+
+def _time(fn: Callable, number: int) -> float:
+    return timeit.timeit(fn, number=number) / number * 1e9
+
+
+def _calibrate(fn: Callable, target_seconds: float) -> int:
+    number = 1
+    while True:
+        if timeit.timeit(fn, number=number) > target_seconds or number >= 1_000_000:
+            return number
+        number *= 4
+
+
+def measure(rows: list[Row], repeats: int, target_seconds: float) -> list[dict]:
+    """Minimum ns per call of every column, interleaving columns and rows per repeat."""
+    plans = []
+    for row in rows:
+        columns = {"ours": row.ours, "baseline": row.baseline, "torch": row.torch}
+        columns = {k: v for k, v in columns.items() if v is not None}
+        numbers = {k: _calibrate(v, target_seconds) for k, v in columns.items()}
+        plans.append((row, columns, numbers, {k: float("inf") for k in columns}))
+    for _ in range(repeats):
+        for row, columns, numbers, best in plans:
+            for key, fn in columns.items():
+                best[key] = min(best[key], _time(fn, numbers[key]))
+    return [{"row": row, **best} for row, _, _, best in plans]
+
+
+# -- rows ------------------------------------------------------------------------------------
+
+
+def foundation_rows() -> list[Row]:
+    x1, y1 = tm.ones(1), tm.ones(1)
+    a1, b1 = x1.numpy(), y1.numpy()
+    big_x, big_y = tm.randn(1000, 1000), tm.randn(1000, 1000)
+    big_a, big_b = big_x.numpy(), big_y.numpy()
+    m, n = tm.randn(256, 256), tm.randn(256, 256)
+    ma, na = m.numpy(), n.numpy()
+    rows = [
+        Row("foundation", "tm.add(x, y) 1 elem", lambda: tm.add(x1, y1), lambda: np.add(a1, b1)),
+        Row("foundation", "x + y 1 elem", lambda: x1 + y1, lambda: np.add(a1, b1)),
+        Row("foundation", "x.add(y) 1 elem", lambda: x1.add(y1), lambda: np.add(a1, b1)),
+        Row("foundation", "zeros(3)", lambda: tm.zeros(3), lambda: np.zeros(3, np.float32)),
+        Row("foundation", "x.sum() 1 elem", lambda: x1.sum(), lambda: np.sum(a1)),
+        Row("foundation", "x.shape", lambda: x1.shape, lambda: a1.shape),
+        Row("foundation", "add 1000x1000", lambda: tm.add(big_x, big_y), lambda: np.add(big_a, big_b)),
+        Row("foundation", "matmul 256x256", lambda: tm.matmul(m, n), lambda: np.matmul(ma, na)),
+    ]
+    if torch is not None:
+        tx1, ty1 = torch.ones(1), torch.ones(1)
+        tbx, tby = torch.randn(1000, 1000), torch.randn(1000, 1000)
+        tm_, tn_ = torch.randn(256, 256), torch.randn(256, 256)
+        for row, fn in zip(rows, [lambda: torch.add(tx1, ty1), lambda: tx1 + ty1, lambda: tx1.add(ty1),
+                                  lambda: torch.zeros(3), lambda: tx1.sum(), lambda: tx1.shape,
+                                  lambda: torch.add(tbx, tby), lambda: torch.matmul(tm_, tn_)]):
+            row.torch = fn
+    return rows
+
+
+def subclass_rows() -> list[Row]:
+    class PassThrough(tm.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs)
+
+    class Inherits(tm.Tensor):
+        pass
+
+    rows = []
+    torch_classes = {}
+    if torch is not None:
+        class TorchPassThrough(torch.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return super().__torch_function__(func, types, args, kwargs)
+
+        class TorchInherits(torch.Tensor):
+            pass
+
+        torch_classes = {"pass-through": TorchPassThrough, "inherits default": TorchInherits}
+    px, py = tm.ones(1), tm.ones(1)
+    for label, cls in (("pass-through", PassThrough), ("inherits default", Inherits)):
+        x, y = tm.ones(1).as_subclass(cls), tm.ones(1).as_subclass(cls)
+        new = [Row("subclass", f"{label}: x + y", lambda x=x, y=y: x + y, lambda: px + py),
+               Row("subclass", f"{label}: x.add(y)", lambda x=x, y=y: x.add(y), lambda: px.add(py)),
+               Row("subclass", f"{label}: tm.add(x, y)", lambda x=x, y=y: tm.add(x, y), lambda: tm.add(px, py))]
+        if torch_classes:
+            tcls = torch_classes[label]
+            tx, ty = torch.ones(1).as_subclass(tcls), torch.ones(1).as_subclass(tcls)
+            new[0].torch = lambda tx=tx, ty=ty: tx + ty
+            new[1].torch = lambda tx=tx, ty=ty: tx.add(ty)
+            new[2].torch = lambda tx=tx, ty=ty: torch.add(tx, ty)
+        rows += new
+    return rows
+
+
+class _PassThrough(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+class _AddsNothing(TorchFunctionMode):
+    handled_functions = {tm.mul}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def mode_rows() -> list[Row]:
+    x, y = tm.ones(1), tm.ones(1)
+    torch_mode = None
+    if torch is not None:
+        from torch.overrides import TorchFunctionMode as TorchMode
+
+        class TorchPassThrough(TorchMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        torch_mode = TorchPassThrough
+        tx, ty = torch.ones(1), torch.ones(1)
+    rows = []
+    for depth in (1, 2, 4):
+        for label, ours, theirs in (
+            ("tm.add(x, y)", lambda: tm.add(x, y), lambda: torch.add(tx, ty)),
+            ("x + y", lambda: x + y, lambda: tx + ty),
+            ("zeros(3)", lambda: tm.zeros(3), lambda: torch.zeros(3)),
+        ):
+            row = Row("modes", f"{depth} pass-through mode(s): {label}",
+                      _looped_under([_PassThrough() for _ in range(depth)], ours))
+            if torch_mode is not None:
+                row.torch = _looped_under([torch_mode() for _ in range(depth)], theirs)
+            rows.append(row)
+    rows.append(Row("modes", "declared mode skipping add: tm.add(x, y)",
+                    _looped_under([_AddsNothing()], lambda: tm.add(x, y))))
+    for row in rows:
+        if row.baseline is None:
+            call = row.name.split(": ")[1]
+            row.baseline = _looped_under([], {"tm.add(x, y)": lambda: tm.add(x, y), "x + y": lambda: x + y,
+                                              "zeros(3)": lambda: tm.zeros(3)}[call])
+    return rows
+
+
+def _looped_under(modes: list, fn: Callable, inner: int = 200) -> Callable:
+    """Run ``fn`` ``inner`` times inside the modes; reported per call of ``fn``."""
+
+    def run():
+        for mode in modes:
+            mode.__enter__()
+        try:
+            for _ in range(inner):
+                fn()
+        finally:
+            for mode in reversed(modes):
+                mode.__exit__(None, None, None)
+
+    run.per_call = inner
+    return run
+
+
+GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows}
+BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
+             "modes": "the same call with no mode active"}
+
+
+def import_time() -> float:
+    """Seconds to import tensormodes in a fresh interpreter (best of 5)."""
+    code = "import time; t = time.perf_counter(); import tensormodes; print(time.perf_counter() - t)"
+    return min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                    check=True).stdout) for _ in range(5))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (noisier)")
+    parser.add_argument("--group", choices=sorted(GROUPS), action="append", help="run only these groups")
+    options = parser.parse_args()
+    repeats, target = (3, 0.02) if options.quick else (9, 0.05)
+    print(f"tensormodes benchmarks - Python {platform.python_version()}, NumPy {np.__version__}, "
+          f"PyTorch {torch.__version__ if torch else 'not installed'}, {platform.machine()}, {os.cpu_count()} cores")
+    print(f"{'row':48s} {'tensormodes':>12s} {'baseline':>10s} {'torch':>9s} {'/base':>7s} {'/torch':>7s}")
+    for group in options.group or list(GROUPS):
+        print(f"-- {group} (baseline: {BASELINES[group]})")
+        for result in measure(GROUPS[group](), repeats, target):
+            row = result["row"]
+            ours = result["ours"] / getattr(row.ours, "per_call", 1)
+            base = result.get("baseline", float("nan")) / getattr(row.baseline, "per_call", 1)
+            theirs = result.get("torch", float("nan")) / getattr(row.torch, "per_call", 1)
+            print(f"{row.name:48s} {ours:10.0f}ns {base:8.0f}ns {theirs:7.0f}ns "
+                  f"{ours / base:6.2f}x {ours / theirs:6.2f}x")
+    print(f"import tensormodes: {import_time() * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
