@@ -481,7 +481,10 @@ def build(namespace) -> None:
         if opdef.function:
             _FUNCTION_OPS[opdef.name] = opdef
         for name, inplace in ((opdef.method, False), (opdef.inplace, True)):
-            if name:
+            if name and name.startswith("__"):
+                # Python finds protocol methods (t[i]) on the type itself, never lazily.
+                _tensor_method(opdef, inplace=inplace)
+            elif name:
                 lazy_tensor_attribute(name, functools.partial(_tensor_method, opdef, inplace=inplace))
         for dunder in opdef.dunders:
             if dunder.api == METHOD:

@@ -1,0 +1,96 @@
+"""Imports only go down the layers of docs/layout.md, and never hide inside functions."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "tensormodes"
+
+# Lower number = lower layer. A module may import its own layer or lower ones.
+LAYERS = {
+    "_dtype": 0, "_device": 0, "_ops": 0,
+    "autograd": 1,
+    "_dispatch": 2, "_codegen": 2, "overrides": 2, "_C": 2,
+    "_tensor_str": 3, "_tensor": 3, "_functions": 3, "nn": 3, "__init__": 3,
+}
+
+
+def module_name(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+
+
+def layer_of(name: str) -> int:
+    top = name.split(".")[0]
+    if top not in LAYERS:
+        raise AssertionError(f"module {name!r} is not placed in a layer: add it to LAYERS and docs/layout.md")
+    return LAYERS[top]
+
+
+def resolve(current: str, node: ast.ImportFrom | ast.Import) -> list[str]:
+    """Package-relative names imported by ``node`` (external imports are dropped)."""
+    if isinstance(node, ast.Import):
+        return [a.name.removeprefix("tensormodes.") for a in node.names if a.name.startswith("tensormodes")]
+    if node.level == 0:
+        if not (node.module or "").startswith("tensormodes"):
+            return []
+        base = node.module.removeprefix("tensormodes").lstrip(".")
+    else:
+        parts = current.split(".")
+        is_package = (PACKAGE / Path(*parts) / "__init__.py").exists() or current.endswith("__init__")
+        parts = [p for p in parts if p != "__init__"]
+        anchor = parts if is_package else parts[:-1]
+        anchor = anchor[: len(anchor) - (node.level - 1)]
+        base = ".".join(anchor + ([node.module] if node.module else []))
+    if node.module is None:
+        return [f"{base}.{a.name}".lstrip(".") for a in node.names]
+    return [base or "__init__"]
+
+
+def runtime_imports(tree: ast.Module):
+    """Imports executed at import time (skipping ``if TYPE_CHECKING:`` blocks)."""
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        for child in ast.walk(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                yield child
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_imports_only_go_down(path):
+    current = module_name(path)
+    tree = ast.parse(path.read_text())
+    for node in runtime_imports(tree):
+        for target in resolve(current, node):
+            assert layer_of(target) <= layer_of(current), (
+                f"{current} (layer {layer_of(current)}) imports {target} (layer {layer_of(target)}): upward import")
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_no_imports_inside_functions(path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for child in ast.walk(node):
+                if isinstance(child, (ast.Import, ast.ImportFrom)):
+                    names = resolve(module_name(path), child) if isinstance(child, ast.ImportFrom) else []
+                    assert not names and not (isinstance(child, ast.Import) and any(
+                        a.name.startswith("tensormodes") for a in child.names)), (
+                        f"{module_name(path)}:{child.lineno} imports inside a function")
+
+
+def test_importing_tensormodes_changes_nothing_global():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; before = (np.geterr(), sys.getrecursionlimit());"
+            "import tensormodes, warnings;"
+            "assert (np.geterr(), sys.getrecursionlimit()) == before; print('ok')")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "ok", result.stderr
