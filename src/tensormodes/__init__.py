@@ -47,6 +47,7 @@ from ._dtype import (
 from ._ops._common import ARRAY_SOURCES as _ARRAY_SOURCES
 from ._ops.random import Generator, default_generator, initial_seed, manual_seed, seed
 from ._tensor import Size, Tensor, finalize_tensor_class
+from ._tensor_str import set_printoptions
 
 _codegen.bind_tensor_type(Tensor, frozenset({
     type(None), type(Ellipsis), slice, builtins.bool, builtins.int, builtins.float, builtins.complex, str, dtype,
@@ -82,7 +83,7 @@ def is_tensor(obj) -> bool:
 
 _dispatch.IGNORED.update({
     is_tensor, get_default_dtype, set_default_dtype, promote_types, can_cast, manual_seed, seed,
-    initial_seed, finfo, iinfo, device, dtype, Size, Generator,
+    initial_seed, finfo, iinfo, device, dtype, Size, Generator, set_printoptions,
 })
 
 __all__ = [
@@ -90,6 +91,6 @@ __all__ = [
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
-    "manual_seed", "seed", "initial_seed", "overrides", "nn",
+    "manual_seed", "seed", "initial_seed", "set_printoptions", "overrides", "nn",
     *_functions.function_names(),
 ]

@@ -25,7 +25,7 @@ from . import _codegen, _dispatch
 from . import _dtype as dt
 from ._device import CPU, parse_device
 from ._ops.creation import parse_size
-from ._tensor_str import tensor_repr
+from ._tensor_str import PLAIN_REPR_CLASSES, tensor_repr
 
 __all__ = ["Tensor", "Size", "wrap_array", "tensor_api", "tensor_property", "finalize_tensor_class"]
 
@@ -989,6 +989,8 @@ def _view_of(base: Tensor, array: np.ndarray) -> Tensor:
     t._view_base = base if base._view_base is None else base._view_base
     return t
 
+
+PLAIN_REPR_CLASSES.add(Tensor)
 
 _INLINE_NAMES = {"_Size": Size, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_CPU": CPU}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .._dispatch import _disabled_torch_function_impl
 from .._tensor import Tensor, _alias, wrap_array
+from .._tensor_str import PARAMETER_CLASSES, PLAIN_REPR_CLASSES
 
 __all__ = ["Parameter"]
 
@@ -41,3 +42,7 @@ class Parameter(Tensor):
 
     def __reduce_ex__(self, protocol):
         return (Parameter, (wrap_array(self._data), self._requires_grad))
+
+
+PLAIN_REPR_CLASSES.add(Parameter)
+PARAMETER_CLASSES.add(Parameter)
