@@ -90,21 +90,27 @@ def _last_positional_only(signature, param) -> bool:
     return i + 1 == len(kinds) or kinds[i + 1] is not inspect.Parameter.POSITIONAL_ONLY
 
 
-def fast_condition(relevant: list[Relevant]) -> str:
-    """A Python expression true when every relevant argument is a plain Tensor (or scalar)."""
+def fast_condition(relevant: list[Relevant], no_grad: bool = False) -> str:
+    """A Python expression true when every relevant argument is a plain Tensor (or scalar).
+
+    ``no_grad`` also requires that no tensor requires grad (ops that record for
+    autograd take the slow path then).
+    """
+    plain = "(type({n}) is _T and not {n}._requires_grad)" if no_grad else "type({n}) is _T"
     terms = []
     for r in relevant:
         n = r.name
+        tensor = plain.format(n=n)
         if r.kind == TENSOR:
-            terms.append(f"type({n}) is _T")
+            terms.append(tensor)
         elif r.kind == OPTIONAL_TENSOR:
-            terms.append(f"({n} is None or type({n}) is _T)")
+            terms.append(f"({n} is None or {tensor})")
         elif r.kind == TENSOR_OR_SCALAR:
-            terms.append(f"(type({n}) is _T or type({n}) in _SCALARS)")
+            terms.append(f"({tensor} or type({n}) in _SCALARS)")
         elif r.kind == OPTIONAL_TENSOR_OR_SCALAR:
-            terms.append(f"({n} is None or type({n}) is _T or type({n}) in _SCALARS)")
+            terms.append(f"({n} is None or {tensor} or type({n}) in _SCALARS)")
         elif r.kind == TENSOR_LIST:
-            terms.append(f"_all_plain({n})")
+            terms.append(f"_all_plain_no_grad({n})" if no_grad else f"_all_plain({n})")
         elif r.kind == INDEX:
             terms.append(f"_plain_index({n})")
         elif r.kind == ANY_LIST:
@@ -137,6 +143,14 @@ def _all_plain(values) -> bool:
 def _all_plain_values(values) -> bool:
     tensor, plain = _NAMESPACE["_T"], _NAMESPACE["_PLAIN_VALUES"]
     return all(type(v) is tensor or type(v) in plain for v in values)
+
+
+def _all_plain_no_grad(values) -> bool:
+    tensor = _NAMESPACE["_T"]
+    try:
+        return all(type(v) is tensor and not v._requires_grad for v in values)
+    except TypeError:
+        return False
 
 
 def _as_tuple(values) -> tuple:
@@ -175,6 +189,7 @@ _NAMESPACE: dict = {
     "_all_plain": _all_plain,
     "_as_tuple": _as_tuple,
     "_all_plain_values": _all_plain_values,
+    "_all_plain_no_grad": _all_plain_no_grad,
     "_plain_index": _plain_index,
     "_index_items": _index_items,
 }
@@ -242,7 +257,8 @@ return _dispatch(_api, {args}, _kwargs, {relevant_expression(relevant)}, _impl, 
 def make_callable(name: str, signature: inspect.Signature, relevant: list[Relevant], impl, *,
                   leaf: bool, fast_body: str | None = None, fast_names: dict | None = None,
                   qualname: str | None = None, doc: str | None = None, module: str = "tensormodes",
-                  not_implemented_on_type_error: bool = False, pass_defaults: bool = False):
+                  not_implemented_on_type_error: bool = False, pass_defaults: bool = False,
+                  records_grad: bool = False):
     """A public callable with ``signature``, dispatching through the override layer.
 
     ``fast_body`` (unindented source) runs when every relevant argument is plain
@@ -250,6 +266,8 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     result, or falls through to the slow path. Operators pass
     ``not_implemented_on_type_error`` so that Python can try the reflected
     operator, as PyTorch does. ``pass_defaults``: see ``_slow_call_arguments``.
+    ``records_grad``: the callable records autograd history, so tensors that
+    require grad leave the fast path.
     """
     names = dict(fast_names or {})
     names["_impl"] = impl
@@ -266,7 +284,7 @@ def _relevant({params}):
 
 def _public({params}):
     state = _get_state()
-    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant)}:
+    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant, records_grad)}:
 {body}
 {textwrap.indent(kwargs, "    ")}
 {textwrap.indent(slow, "    ")}

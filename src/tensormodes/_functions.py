@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _codegen, _dispatch
 from . import _dtype as dt
+from ._autograd.graph import bump_version, needs_grad, record, record_inplace, share_version
 from ._ops import OPS, OpDef
 from ._ops._registry import METHOD, _tensor_kind
 from ._tensor import Tensor, lazy_tensor_attribute, wrap_array
@@ -51,13 +52,15 @@ def _wrap(result):
 
 
 def _wrap_view(result, base: Tensor):
-    """Like ``_wrap`` for view ops: results remember the tensor they alias."""
+    """Like ``_wrap`` for view ops: results remember the tensor they alias and share
+    its version counter."""
     wrapped = _wrap(result)
     root = base if base._view_base is None else base._view_base
     for t in (wrapped if isinstance(wrapped, (tuple, list)) else (wrapped,)):
         # Ops like indexing return views only for some arguments.
         if isinstance(t, Tensor) and np.may_share_memory(t._data, base._data):
             t._view_base = root
+            share_version(t, base)
     return wrapped
 
 
@@ -82,6 +85,7 @@ def _write_inplace(self: Tensor, result, op_name: str) -> Tensor:
                            f"{list(np.broadcast_shapes(result.shape, data.shape)) if _broadcastable(result, data) else list(result.shape)}")
     _check_castable(result, data)
     np.copyto(data, result, casting="unsafe")
+    bump_version(self)
     return self
 
 
@@ -114,6 +118,7 @@ def _write_out(out, result):
                 "zero elements.", UserWarning, stacklevel=4)
         out._data = np.empty(result.shape, out._data.dtype)
     np.copyto(out._data, result, casting="unsafe")
+    bump_version(out)
     return out
 
 
@@ -192,6 +197,7 @@ _UNWRAP = {
 }
 
 _RUNTIME = {
+    "_needs_grad": needs_grad, "_record": record, "_record_inplace": record_inplace, "_bump_version": bump_version,
     "_wrap": _wrap, "_wrap_view": _wrap_view, "_write_inplace": _write_inplace,
     "_write_out": _write_out, "_tensor_arg": _tensor_arg, "_optional_tensor_arg": _optional_tensor_arg,
     "_tensor_or_scalar_arg": _tensor_or_scalar_arg, "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,
@@ -304,18 +310,49 @@ def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
 
 
 def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, name: str):
-    names = {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc, **_RUNTIME}
+    """The implementation behind every public form of an op: unwrap, run the kernel,
+    write in place or to ``out=``, wrap, and record for autograd when needed."""
+    names = {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc, "_OP": opdef.name, "_GRAD": opdef.grad,
+             "_TENSOR_PARAMS": tuple(opdef.tensor_params), **_RUNTIME}
     params, _ = _codegen.parameter_list(signature, names)
-    first = next(iter(signature.parameters))
-    finish = _finish(opdef, first, inplace)
-    out_lines = ""
-    if "out" in signature.parameters and opdef.out:
-        out_lines = "\n    if out is not None:\n        return _write_out(out, result)"
-    source = f"""
-def {name}({params}):
-    result = {_kernel_call(opdef, signature, fast=False)}{out_lines}
-    {finish}
-"""
+    names_in_order = list(signature.parameters)
+    first = names_in_order[0]
+    tensors = ", ".join(n for n, p in zip(names_in_order, opdef.signature.parameters) if p in opdef.tensor_params)
+    arguments = "{" + ", ".join(f"{p!r}: {n}" for n, p in zip(names_in_order, opdef.signature.parameters)) + "}"
+    call = _kernel_call(opdef, signature, fast=False)
+    records = opdef.differentiable and not opdef.factory
+    grad_check = f"_needs_grad(({tensors},))" if records and tensors else "False"
+    lines = []
+    if opdef.mutates:
+        lines += [f"if {grad_check}:",
+                  "    box = []",
+                  f"    _record_inplace(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
+                  f"                    lambda: (box.append({call}), _bump_version({first})))",
+                  "    return _wrap(box[0])",
+                  f"result = {call}",
+                  f"_bump_version({first})",
+                  "return _wrap(result)"]
+    elif inplace:
+        lines += [f"result = {call}",
+                  f"if {grad_check}:",
+                  f"    return _record_inplace(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
+                  f"                           lambda: _write_inplace({first}, result, _OP))",
+                  f"return _write_inplace({first}, result, _OP)"]
+    else:
+        lines.append(f"result = {call}")
+        if "out" in signature.parameters and opdef.out:
+            lines += ["if out is not None:"]
+            if records and tensors:
+                lines += [f"    if {grad_check}:",
+                          f"        raise RuntimeError(f\"{{_OP}}(): functions with out=... arguments don't support "
+                          f"automatic differentiation, but one of the arguments requires grad.\")"]
+            lines += ["    return _write_out(out, result)"]
+        finish = _finish(opdef, first, inplace=False)
+        if records and tensors:
+            lines += [f"if {grad_check}:",
+                      f"    return _record(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {finish.removeprefix('return ')})"]
+        lines.append(finish)
+    source = f"def {name}({params}):\n" + textwrap.indent("\n".join(lines), "    ") + "\n"
     namespace = dict(names)
     exec(compile(source, f"<tensormodes impl {name}>", "exec"), namespace)
     return namespace[name], names
@@ -334,6 +371,8 @@ def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> 
         parts.append(_block("else:", f"result = {_kernel_call(opdef, signature, True)}"))
     else:
         parts.append(f"result = {_kernel_call(opdef, signature, True)}")
+    if opdef.mutates:
+        parts.append(f"_bump_version({first})")
     if inplace or opdef.view or "requires_grad" in opdef.signature.parameters:
         parts.append(_finish(opdef, first, inplace))
     else:
@@ -361,7 +400,8 @@ def _public(opdef: OpDef, name: str, signature: inspect.Signature, *, inplace: b
     return _codegen.make_callable(
         name, signature, _relevant(signature, _kinds_for(opdef, signature)), impl, leaf=True,
         fast_body=_fast_body(opdef, signature, inplace=inplace), fast_names=names,
-        qualname=qualname, doc=opdef.doc, module="tensormodes", not_implemented_on_type_error=operator)
+        qualname=qualname, doc=opdef.doc, module="tensormodes", not_implemented_on_type_error=operator,
+        records_grad=opdef.differentiable and not opdef.factory)
 
 
 _IMPLS: dict[tuple[str, bool], tuple] = {}
@@ -383,10 +423,16 @@ def _function_signature(opdef: OpDef) -> inspect.Signature:
 
 
 def _reflected_impl(opdef: OpDef):
-    kernel, name = opdef.kernel, opdef.name
+    """``other <op> self`` for a reflected operator (``2 - x``): the op with its operands swapped."""
+    kernel, name, formula = opdef.kernel, opdef.name, opdef.grad
+    first, second = list(opdef.signature.parameters)[:2]
+    params = tuple(opdef.tensor_params)
 
     def reflected(self, other):
-        return _wrap(kernel(_tensor_or_scalar_arg(other, name, "other", 2), _tensor_arg(self, name, "self", 1)))
+        result = _wrap(kernel(_tensor_or_scalar_arg(other, name, "other", 2), _tensor_arg(self, name, "self", 1)))
+        if opdef.differentiable and needs_grad((self, other)):
+            return record(name, formula, params, {first: other, second: self}, result)
+        return result
 
     return reflected
 

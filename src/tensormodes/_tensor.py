@@ -18,11 +18,15 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import weakref
 
 import numpy as np
 
 from . import _codegen, _dispatch
 from . import _dtype as dt
+from ._autograd import api as autograd_api
+from ._autograd.engine import register_tensor_hook
+from ._autograd.graph import grad_edge, register_tensor_type, share_version, version_of
 from ._device import CPU, parse_device
 from ._ops.creation import parse_size
 from ._tensor_str import PLAIN_REPR_CLASSES, tensor_repr
@@ -553,6 +557,59 @@ class Tensor(metaclass=_TensorMeta):
         _requires_grad_set(self, requires_grad)
         return self
 
+    # -- autograd ------------------------------------------------------------------------
+
+    @tensor_api("gradient", leaf=False)
+    def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False, inputs=None):
+        """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on.
+
+        >>> import tensormodes as tm
+        >>> x = tm.tensor([1., 2.], requires_grad=True)
+        >>> (x * x).sum().backward(); x.grad.tolist()
+        [2.0, 4.0]
+        """
+        autograd_api.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    @tensor_api("hook")
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` whenever this tensor's gradient is computed; a non-None result
+        replaces the gradient. Returns a handle with ``remove()``.
+
+        >>> import tensormodes as tm
+        >>> x = tm.ones(2, requires_grad=True)
+        >>> handle = x.register_hook(lambda g: g * 10)
+        >>> x.sum().backward(); x.grad.tolist()
+        [10.0, 10.0]
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node, output_nr = grad_edge(self)
+        return register_tensor_hook(node, output_nr, hook)
+
+    @tensor_api()
+    def retain_grad(self) -> None:
+        """Keep the gradient of this non-leaf tensor in ``.grad`` during backward.
+
+        >>> import tensormodes as tm
+        >>> x = tm.ones(2, requires_grad=True); y = x * 3; y.retain_grad()
+        >>> y.sum().backward(); y.grad.tolist()
+        [1.0, 1.0]
+        """
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self.__dict__.get("_retains_grad"):
+            return
+        self._retains_grad = True
+        owner = weakref.ref(self)
+
+        def keep(grad):
+            tensor = owner()
+            if tensor is not None:
+                tensor._grad = grad.detach() if tensor._grad is None else tensor._grad + grad.detach()
+
+        node, output_nr = grad_edge(self)
+        register_tensor_hook(node, output_nr, keep)
+
     # -- conversions -------------------------------------------------------------------
 
     @tensor_api("args")
@@ -950,6 +1007,16 @@ def _data_set(self, value) -> None:
     self._data = value._data
 
 
+def _retains_grad(self) -> bool:
+    """True if ``retain_grad()`` was called on this non-leaf tensor."""
+    return self.__dict__.get("_retains_grad", False)
+
+
+def _version_get(self) -> int:
+    """How many in-place modifications this tensor's storage has seen."""
+    return version_of(self)
+
+
 def _base_get(self):
     """The tensor this one is a view of, or None."""
     return self._view_base
@@ -992,6 +1059,15 @@ def _view_of(base: Tensor, array: np.ndarray) -> Tensor:
 
 PLAIN_REPR_CLASSES.add(Tensor)
 
+
+def _alias_for_autograd(t: Tensor) -> Tensor:
+    alias = wrap_array(t._data)
+    share_version(alias, t)
+    return alias
+
+
+register_tensor_type(Tensor, _alias_for_autograd, lambda t: wrap_array(t._data.copy()))
+
 _INLINE_NAMES = {"_Size": Size, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_CPU": CPU}
 
 for _name, _get, _set, _inline in (
@@ -1006,6 +1082,8 @@ for _name, _get, _set, _inline in (
     ("is_leaf", _is_leaf, None, "self._grad_fn is None"),
     ("data", _data_get, _data_set, None),
     ("_base", _base_get, None, "self._view_base"),
+    ("retains_grad", _retains_grad, None, None),
+    ("_version", _version_get, None, None),
     ("T", _T, None, None), ("mT", _mT, None, None), ("real", _real, None, None), ("imag", _imag, None, None),
 ):
     tensor_property(_get, _set, name=_name, inline=_inline)

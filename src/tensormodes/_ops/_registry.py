@@ -100,6 +100,8 @@ class OpDef:
     samples: tuple[Sample, ...]
     differentiable: bool
     ufunc: Callable | None
+    grad: Callable | None
+    mutates: bool
 
 
 OPS: dict[str, OpDef] = {}
@@ -131,12 +133,27 @@ def _tensor_kind(annotation) -> str | None:
 def op(*, function: bool = True, method: bool | str = False, inplace: bool | str = False,
        dunders: tuple[Dunder, ...] = (), out: bool = False, view: bool = False,
        factory: bool = False, name: str | None = None, samples: tuple[Sample, ...] = (),
-       differentiable: bool = True, ufunc: Callable | None = None):
+       differentiable: bool = True, ufunc: Callable | None = None, grad: Callable | None = None,
+       mutates: bool = False):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
-    ``ufunc`` is a hot-path hint: for floating operands of one dtype (and
-    keyword-only arguments at their defaults) the op's result is exactly
-    ``ufunc(*arrays)``, so the generated fast path calls it directly.
+    ``ufunc`` is a hot-path hint: for operands of one dtype (and keyword-only
+    arguments at their defaults) the op's result is exactly ``ufunc(*arrays)``,
+    so the generated fast path calls it directly.
+
+    ``grad`` is the gradient formula: a function whose parameters are any of
+    ``grad`` (the output gradient; a tuple for ops with several outputs),
+    ``result`` (the op's output) and the op's own parameter names, returning
+    one gradient (a Tensor, or None) per tensor parameter in order — a single
+    Tensor for an op with one tensor parameter. It runs on Tensors and is
+    written with public ops (so higher-order gradients and modes work through
+    it); gradients are summed back to broadcast inputs' shapes automatically.
+    ``differentiable=False`` marks ops without gradients (comparisons,
+    integer results ...), whose outputs never require grad.
+
+    ``mutates=True``: the kernel writes into its first tensor argument itself
+    (``__setitem__``); the generated code bumps that tensor's version and
+    records the op as in-place for autograd.
     """
 
     def register(kernel: Callable) -> Callable:
@@ -157,7 +174,7 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
             name=op_name, kernel=kernel, signature=signature, tensor_params=tensor_params,
             function=function, method=method_name, inplace=inplace_name, dunders=dunders,
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
-            samples=samples, differentiable=differentiable, ufunc=ufunc)
+            samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates)
         return kernel
 
     return register

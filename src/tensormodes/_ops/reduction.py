@@ -1,34 +1,256 @@
-"""Reductions: sums, means, extrema, norms, statistics, sorts and scans."""
+"""Reductions: sums, means, extrema, norms, statistics, sorts and scans.
+
+Results follow PyTorch's dtypes: integer and bool sums, products and scans give
+int64, means and statistics need floating inputs, index results are int64.
+Float16 and bfloat16 sums and statistics accumulate in float32, as PyTorch's
+CPU kernels do, and are rounded to the input's dtype at the end.
+
+Ops that return values together with indices (``max(input, dim)``, ``sort``,
+``topk`` ...) return named tuples mirroring ``torch.return_types``; their types
+are collected in ``RETURN_TYPES``.
+"""
 
 from __future__ import annotations
 
+import builtins
+import functools
+import math
+import numbers
+import warnings
+from collections import namedtuple
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import resolve_dtype, wrap_dims
+from ._common import binary, resolve_dtype, wrap_dim, wrap_dims
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
+    from numbers import Number
+
     from .._tensor import Tensor
 
+__all__ = ["RETURN_TYPES"]
+
 _M23 = TensorSpec((2, 3))
+_M234 = TensorSpec((2, 3, 4))
+_SCALAR = TensorSpec(())
+_VECTOR = TensorSpec((5,))
+# Index-returning ops are compared with PyTorch index for index: values drawn
+# from a wide range make ties (whose order PyTorch leaves unspecified) unlikely.
+_WIDE_INT = TensorSpec((2, 3), "int64", -1000, 1000)
+
+_INT64 = np.dtype(np.int64)
+_FLOAT32 = np.dtype(np.float32)
+_BFLOAT16 = dt.bfloat16._np
+# Dtypes that PyTorch's CPU kernels accumulate in float32.
+_LOW_PRECISION = frozenset({np.dtype(np.float16), _BFLOAT16})
 
 
-def axes(dim, ndim: int):
-    """``dim`` (None, an int, or a sequence) as a NumPy ``axis`` argument."""
+# -- named tuples of results (torch.return_types) ----------------------------------------
+
+def _return_type(name: str, fields: tuple[str, ...]) -> type:
+    """A named tuple type called ``name``, printed like PyTorch's ``torch.return_types``."""
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self, strict=True))
+        return f"tensormodes.return_types.{name}(\n{body})"
+
+    base = namedtuple(name, fields)
+    return type(name, (base,), {
+        "__slots__": (), "__repr__": __repr__, "__module__": "tensormodes.return_types",
+        "__doc__": f"The result of ``{name}``: a named tuple of ``{', '.join(fields)}``."})
+
+
+RETURN_TYPES: dict[str, type] = {
+    name: _return_type(name, fields) for name, fields in (
+        ("max", ("values", "indices")), ("min", ("values", "indices")), ("sort", ("values", "indices")),
+        ("topk", ("values", "indices")), ("median", ("values", "indices")), ("aminmax", ("min", "max")))
+}
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+_TYPE_NAMES = {dt.bool: "Bool", dt.uint8: "Byte", dt.int8: "Char", dt.int16: "Short", dt.int32: "Int",
+               dt.int64: "Long", dt.float16: "Half", dt.bfloat16: "BFloat16", dt.float32: "Float",
+               dt.float64: "Double", dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble"}
+
+
+def _dtype_of(array: np.ndarray) -> dt.dtype:
+    return dt.NP_TO_DTYPE[array.dtype]
+
+
+def _type_name(d: dt.dtype) -> str:
+    """PyTorch's C++ name of a dtype, as its error messages spell it (``Long``, ``Float``)."""
+    return _TYPE_NAMES[d]
+
+
+def _not_implemented(kernel: str, array: np.ndarray) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(_dtype_of(array))}\'')
+
+
+def _is_floating_or_complex(d: dt.dtype) -> bool:
+    return d.is_floating_point or d.is_complex
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _check_dims(dim, op_name: str) -> None:
+    """TypeError, worded like PyTorch's, unless ``dim`` is an int or a sequence of ints."""
+    if _is_int(dim):
+        return
+    if not isinstance(dim, (list, tuple)):
+        raise TypeError(f"{op_name}(): argument 'dim' must be tuple of ints, not {type(dim).__name__}")
+    for position, d in enumerate(dim):
+        if not _is_int(d):
+            raise TypeError(f"{op_name}(): argument 'dim' must be tuple of ints, but found element of type "
+                            f"{type(d).__name__} at pos {position}")
+
+
+def _reduction_axes(dim, ndim: int, op_name: str) -> tuple[int, ...] | None:
+    """``dim`` (None, an int or a sequence; empty means every dim) as a NumPy ``axis``."""
     if dim is None:
         return None
-    if isinstance(dim, (list, tuple)) and len(dim) == 0:
+    if type(dim) is int and -ndim <= dim < ndim:  # the common case, without the general checks
+        return (dim % ndim,)
+    _check_dims(dim, op_name)
+    if not _is_int(dim) and len(dim) == 0:
         return None
-    return wrap_dims(dim, ndim)
+    axes = wrap_dims(dim, ndim)
+    # A 0-dim tensor accepts dim 0 / -1, but NumPy has no axis to reduce.
+    return axes if ndim else None
 
 
-@op(method=True, out=True, samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, (0, 1), True))))
+def _int_dim(dim, ndim: int, op_name: str) -> int:
+    """An int ``dim`` wrapped; TypeError, worded like PyTorch's, for anything else."""
+    if not _is_int(dim):
+        raise TypeError(f"{op_name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    return wrap_dim(dim, ndim)
+
+
+def _single_axis(dim, ndim: int, op_name: str) -> int | None:
+    """An int ``dim`` as a NumPy ``axis`` (None for a 0-dim input, which has no axis)."""
+    axis = _int_dim(dim, ndim, op_name)
+    return axis if ndim else None
+
+
+def _reduced_count(shape: tuple[int, ...], axis: tuple[int, ...] | None) -> int:
+    """How many elements each output element reduces."""
+    return math.prod(shape) if axis is None else math.prod(shape[a] for a in axis)
+
+
+def _along(axis: int, index) -> tuple:
+    """An index applying ``index`` (a slice or an int) to ``axis`` only."""
+    return (slice(None),) * axis + (index,)
+
+
+def _gather(array: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    """The elements of ``array`` at ``indices`` along ``axis`` (``take_along_axis``, fast for 1-D)."""
+    return array[indices] if array.ndim == 1 else np.take_along_axis(array, indices, axis=axis)
+
+
+def _accumulation_dtype(np_dtype: np.dtype) -> np.dtype:
+    return _FLOAT32 if np_dtype in _LOW_PRECISION else np_dtype
+
+
+def _no_empty_dims(array: np.ndarray, axis, op_name: str, shown=None) -> None:
+    """PyTorch's errors for extrema over nothing (they have no identity)."""
+    if array.size:
+        return
+    if axis is None:
+        if array.ndim == 0:
+            return
+        raise RuntimeError(f"{op_name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
+    for position, a in enumerate(axis):
+        if array.shape[a] == 0:
+            dim = a if shown is None else shown[position]
+            raise IndexError(f"{op_name}(): Expected reduction dim {dim} to have non-zero size.")
+
+
+def _sortable(array: np.ndarray) -> np.ndarray:
+    """The array NumPy should compare: bfloat16 as float32 (exact; NumPy orders its NaNs wrongly)."""
+    return array.astype(_FLOAT32) if array.dtype == _BFLOAT16 else array
+
+
+def _quietly(kernel):
+    """Run ``kernel`` with NumPy's floating-point warnings off: PyTorch overflows to inf
+    (and divides 0 by 0 into NaN) silently."""
+
+    @functools.wraps(kernel)
+    def quiet(*args, **kwargs):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return kernel(*args, **kwargs)
+
+    return quiet
+
+
+def _invalid_combination(op_name: str, got: str, overloads: tuple[str, ...]) -> TypeError:
+    listed = "\n".join(f" * {o}" for o in overloads)
+    return TypeError(f"{op_name}() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:\n{listed}\n")
+
+
+# -- sums and products --------------------------------------------------------------------
+
+def _sum_in(array: np.ndarray, axis, keepdim: bool, target: dt.dtype) -> np.ndarray:
+    """The sum of ``array`` cast to ``target`` (PyTorch casts first, then sums)."""
+    work = array if array.dtype == target._np else array.astype(target._np)
+    if work.dtype in _LOW_PRECISION:
+        return np.asarray(np.add.reduce(work, axis=axis, keepdims=keepdim, dtype=_FLOAT32)).astype(target._np)
+    # NumPy would widen small integers and bool; only floats may go without ``dtype`` (faster).
+    accumulate = None if work.dtype.kind in "fc" else work.dtype
+    return np.asarray(np.add.reduce(work, axis=axis, keepdims=keepdim, dtype=accumulate))
+
+
+def _sum_dtype(array: np.ndarray, dtype) -> dt.dtype:
+    """``dtype=`` if given, else int64 for integer and bool inputs, else the array's dtype."""
+    target = resolve_dtype(dtype)
+    if target is not None:
+        return target
+    return dt.int64 if array.dtype.kind in "biu" else _dtype_of(array)
+
+
+# -- gradient formulas (run on Tensors; see _registry.op) -----------------------------------------
+
+def _unreduce(grad, input, dim, keepdim: bool):
+    """``grad`` of a reduction over ``dim`` broadcast back to ``input``'s shape."""
+    shape = tuple(input.shape)
+    if not keepdim and dim is not None and dim != () and grad.dim() < len(shape):
+        for d in sorted(wrap_dims(dim, len(shape))):
+            grad = grad.unsqueeze(d)
+    return grad.expand(shape)
+
+
+def _sum_grad(grad, input, dim, keepdim):
+    return _unreduce(grad, input, dim, keepdim)
+
+
+def _mean_grad(grad, input, dim, keepdim):
+    axes = range(input.dim()) if dim is None or dim == () else wrap_dims(dim, input.dim())
+    count = 1
+    for d in axes:
+        count *= input.shape[d]
+    return _unreduce(grad, input, dim, keepdim) / count
+
+
+
+@op(grad=_sum_grad, method=True, out=True,
+    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, (0, 1), True)),
+             Sample((TensorSpec((2, 3), "int32"), -1)), Sample((TensorSpec((4,), "bool"),)),
+             Sample((TensorSpec((3, 4), "float16"), 0)), Sample((_SCALAR, 0, True)),
+             Sample((_M23, ()), {"dtype": dt.float64}), Sample((TensorSpec((2, 2), "int8"),), {"dtype": dt.int8}),
+             Sample((TensorSpec((2, 3), "complex64"), [1])), Sample((TensorSpec((0, 3)),))))
+@_quietly
 def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,  # noqa: A001
         dtype: dt.dtype | None = None) -> Tensor:
-    """Sum of the elements, over all of them or over ``dim``. Integer and bool inputs sum to int64.
+    """Sum of the elements, over all of them or over ``dim`` (an int or a tuple of ints).
+
+    Integer and bool inputs sum to int64 unless ``dtype`` is given; the input is
+    cast to ``dtype`` before summing. The sum of no elements is 0.
 
     >>> import tensormodes as tm
     >>> x = tm.tensor([[1, 2], [3, 4]])
@@ -36,9 +258,848 @@ def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     (tensor(10), tensor([[3],
             [7]]))
     """
+    return _sum_in(input, _reduction_axes(dim, input.ndim, "sum"), keepdim, _sum_dtype(input, dtype))
+
+
+@op(method=True, out=True,
+    samples=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 3), "float64", -1e3, 1e3), 1, True)),
+             Sample((TensorSpec((3,), "float32"),)), Sample((TensorSpec((4,), "int64"),)),
+             Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((_SCALAR,))))
+@_quietly
+def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
+           dtype: dt.dtype | None = None) -> Tensor:
+    """Sum of the elements, treating NaN as zero.
+
+    >>> import tensormodes as tm
+    >>> tm.nansum(tm.tensor([1., float('nan'), 2.])).item()
+    3.0
+    """
+    if input.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    target = _sum_dtype(input, dtype)
+    numbers_only = input if input.dtype.kind in "biu" else np.where(np.isnan(input), input.dtype.type(0), input)
+    return _sum_in(numbers_only, _reduction_axes(dim, input.ndim, "nansum"), keepdim, target)
+
+
+@op(grad=_mean_grad, method=True, out=True,
+    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, (0, 1), True)), Sample((_M234, (-1, 0))),
+             Sample((TensorSpec((3, 4), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"),)),
+             Sample((TensorSpec((2, 3), "int64"),), {"dtype": dt.float64}), Sample((_SCALAR, 0, True)),
+             Sample((TensorSpec((0, 3)), 0))))
+@_quietly
+def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
+         dtype: dt.dtype | None = None) -> Tensor:
+    """Mean of the elements, over all of them or over ``dim``.
+
+    The input must be floating point or complex, unless ``dtype`` (floating or
+    complex) is given. The mean of no elements is NaN.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[1., 2.], [3., 5.]]).mean(dim=0).tolist()
+    [2.0, 3.5]
+    >>> tm.mean(tm.tensor([1, 2]), dtype=tm.float64).item()
+    1.5
+    """
     target = resolve_dtype(dtype)
-    if target is None and input.dtype.kind in "biu":
-        target = dt.int64
-    result = np.sum(input, axis=axes(dim, input.ndim), keepdims=keepdim,
-                    dtype=None if target is None else target._np)
-    return np.asarray(result)
+    if target is None:
+        target = _dtype_of(input)
+        if not _is_floating_or_complex(target):
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
+                               f"or complex dtype. Got: {_type_name(target)}")
+    elif not _is_floating_or_complex(target):
+        raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating point "
+                           f"or complex dtype. Got: {_type_name(target)}")
+    axis = _reduction_axes(dim, input.ndim, "mean")
+    work = input if input.dtype == target._np else input.astype(target._np)
+    if work.dtype in _LOW_PRECISION:
+        work = work.astype(_FLOAT32)
+    total = np.add.reduce(work, axis=axis, keepdims=keepdim)
+    result = total / _reduced_count(input.shape, axis)
+    return np.asarray(result).astype(target._np, copy=False)
+
+
+@op(method=True, out=True,
+    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, -1, True)),
+             Sample((TensorSpec((2, 3), "int32", -3, 3),)), Sample((TensorSpec((4,), "bool"), 0)),
+             Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 2), "complex64"), 1)),
+             Sample((TensorSpec((2, 3), "int64"), 1), {"dtype": dt.float64}), Sample((_SCALAR, 0))))
+@_quietly
+def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
+    """Product of the elements, over all of them or over the single dimension ``dim``.
+
+    Integer and bool inputs multiply in int64 unless ``dtype`` is given.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[1, 2], [3, 4]]).prod(1)
+    tensor([ 2, 12])
+    """
+    target = _sum_dtype(input, dtype)
+    if dim is None:
+        if keepdim:
+            raise _invalid_combination("prod", "Tensor, keepdim=bool", (
+                "(Tensor input, *, torch.dtype dtype = None)",
+                "(Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None)"))
+        axis = None
+    else:
+        axis = _single_axis(dim, input.ndim, "prod")
+    work = input if input.dtype == target._np else input.astype(target._np)
+    # NumPy accumulates float16 products in float32, PyTorch in float16: a product whose
+    # partial results overflow float16 is inf in PyTorch and may be finite here.
+    return np.asarray(np.multiply.reduce(work, axis=axis, keepdims=keepdim, dtype=work.dtype))
+
+
+def _scan(ufunc, name: str, array: np.ndarray, dim, dtype) -> np.ndarray:
+    target = _sum_dtype(array, dtype)
+    if target is dt.bool:
+        raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
+    axis = _int_dim(dim, array.ndim, name)
+    work = array if array.dtype == target._np else array.astype(target._np)
+    if array.ndim == 0:
+        return work.copy()
+    # Low-precision floats accumulate in float32; each partial result is rounded on output.
+    accumulate = _accumulation_dtype(target._np)
+    result = ufunc.accumulate(work, axis=axis, dtype=accumulate)
+    return result if accumulate is target._np else result.astype(target._np)
+
+
+@op(method=True, inplace=True, out=True,
+    samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((TensorSpec((2, 3), "int32"), 1)),
+             Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
+             Sample((_SCALAR, 0)), Sample((_M23, 1), {"dtype": dt.float64}),
+             Sample((TensorSpec((2, 3), "complex64"), 0))))
+@_quietly
+def cumsum(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
+    """Cumulative sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given.
+
+    >>> import tensormodes as tm
+    >>> tm.cumsum(tm.tensor([1, 2, 3, 4]), dim=0)
+    tensor([ 1,  3,  6, 10])
+    """
+    return _scan(np.add, "cumsum", input, dim, dtype)
+
+
+@op(method=True, inplace=True, out=True,
+    samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((TensorSpec((2, 3), "int32", -3, 3), 1)),
+             Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
+             Sample((_SCALAR, -1)), Sample((TensorSpec((2, 3), "int64", -3, 3), 1), {"dtype": dt.float64})))
+@_quietly
+def cumprod(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
+    """Cumulative products along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1, 2, 3, 4]).cumprod(0)
+    tensor([ 1,  2,  6, 24])
+    """
+    return _scan(np.multiply, "cumprod", input, dim, dtype)
+
+
+# -- logical reductions and counting ---------------------------------------------------
+
+def _truth_reduction(ufunc, name: str, array: np.ndarray, dim, keepdim: bool) -> np.ndarray:
+    axis = _reduction_axes(dim, array.ndim, name)
+    if dim is not None and axis is None and (array.ndim == 0 or (not _is_int(dim) and len(dim) == 0)):
+        # all/any over no dims test each element, where sum and the others reduce every dim.
+        axis = ()
+    truth = array if array.dtype.kind == "b" else array != 0
+    result = np.asarray(ufunc.reduce(truth, axis=axis, keepdims=keepdim))
+    # PyTorch keeps uint8 for uint8 inputs (a legacy of masks stored as bytes).
+    return result.astype(np.uint8) if array.dtype == np.uint8 else result
+
+
+_TRUTH_SAMPLES = (Sample((TensorSpec((2, 3), "bool"),)), Sample((TensorSpec((2, 3), "bool"), 1)),
+                  Sample((TensorSpec((2, 3), "int64", 0, 1), (0, 1), True)),
+                  Sample((TensorSpec((3, 2), "uint8", 0, 1),)),
+                  Sample((TensorSpec((3, 2), "uint8", 0, 1), 0)), Sample((_M23, ())),
+                  Sample((TensorSpec((2, 2), "float16", 0, 1), -1, True)), Sample((_SCALAR, 0)),
+                  Sample((TensorSpec((0, 2), "bool"),)), Sample((TensorSpec((2, 2), "complex64"), 1)))
+
+
+@op(method=True, out=True, samples=_TRUTH_SAMPLES)
+def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """True if every element (over ``dim``, if given) is nonzero. The result is bool
+    (uint8 for uint8 inputs); ``all`` of no elements is True.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[True, False], [True, True]])
+    >>> x.all(), x.all(dim=1)
+    (tensor(False), tensor([False,  True]))
+    """
+    return _truth_reduction(np.logical_and, "all", input, dim, keepdim)
+
+
+@op(method=True, out=True, samples=_TRUTH_SAMPLES)
+def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """True if any element (over ``dim``, if given) is nonzero. The result is bool
+    (uint8 for uint8 inputs); ``any`` of no elements is False.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[0, 0], [0, 3]])
+    >>> x.any(), x.any(dim=0)
+    (tensor(True), tensor([False,  True]))
+    """
+    return _truth_reduction(np.logical_or, "any", input, dim, keepdim)
+
+
+@op(method=True,
+    samples=(Sample((TensorSpec((3, 4), "int64", -1, 1),)), Sample((TensorSpec((3, 4), "int64", -1, 1), 1)),
+             Sample((TensorSpec((2, 3), "bool"), (0, 1))), Sample((TensorSpec((2, 3), "float32", -1, 1), ())),
+             Sample((_SCALAR, 0)), Sample((TensorSpec((2, 2), "complex64"), [-1]))))
+def count_nonzero(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
+    """Number of nonzero elements, over all of them or over ``dim``, as int64.
+
+    >>> import tensormodes as tm
+    >>> tm.count_nonzero(tm.tensor([[0, 1, 2], [3, 0, 0]]), dim=1)
+    tensor([2, 1])
+    """
+    axis = _reduction_axes(dim, input.ndim, "count_nonzero")
+    truth = input if input.dtype.kind == "b" else input != 0
+    return np.asarray(np.add.reduce(truth, axis=axis, dtype=_INT64))
+
+
+# -- extrema ---------------------------------------------------------------------------
+
+_MAX_OVERLOADS = ("(Tensor input, *, Tensor out = None)", "(Tensor input, Tensor other, *, Tensor out = None)",
+                  "(Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)")
+
+
+def _elementwise_extreme(ufunc, name: str, array: np.ndarray, other: np.ndarray) -> np.ndarray:
+    if array.dtype.kind == "c" or other.dtype.kind == "c":
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    return np.asarray(binary(ufunc, array, other))
+
+
+def _extreme_along(arg_function, op_name: str, array: np.ndarray, dim, keepdim: bool) -> tuple:
+    """Values and int64 indices of the extreme elements along the int ``dim``."""
+    if array.dtype.kind == "c":
+        raise RuntimeError(f"{op_name}(): does not support complex input")
+    axis = wrap_dim(dim, array.ndim)
+    if array.ndim == 0:
+        return array.copy(), np.zeros((), _INT64)
+    _no_empty_dims(array, (axis,), op_name)
+    # NumPy's argmax/argmin pick the first extreme element and treat NaN as extreme, like
+    # PyTorch. The values are read at the indices (a reduction could pick 0. for -0.).
+    indices = arg_function(_sortable(array), axis=axis, keepdims=True)
+    values = _gather(array, indices, axis)
+    if not keepdim:
+        indices, values = indices.squeeze(axis), values.squeeze(axis)
+    return values, indices.astype(_INT64, copy=False)
+
+
+def _extreme(ufunc, arg_function, name: str, elementwise: str, array: np.ndarray, dim, keepdim: bool):
+    """The three overloads of ``max`` / ``min``: over everything, elementwise, along a dim."""
+    if dim is None:
+        if keepdim:
+            raise _invalid_combination(name, "Tensor, keepdim=bool", _MAX_OVERLOADS)
+        if array.dtype.kind == "c":
+            raise _not_implemented(f"{name}_all", array)
+        _no_empty_dims(array, None, name)
+        return np.asarray(ufunc.reduce(array, axis=None))
+    if type(dim) is np.ndarray:
+        if keepdim:
+            raise _invalid_combination(name, "Tensor, Tensor, keepdim=bool", _MAX_OVERLOADS)
+        return _elementwise_extreme(ufunc, elementwise, array, dim)
+    if not _is_int(dim):
+        raise _invalid_combination(name, f"Tensor, {type(dim).__name__}", _MAX_OVERLOADS)
+    values, indices = _extreme_along(arg_function, name, array, dim, keepdim)
+    return RETURN_TYPES[name](values, indices)
+
+
+_EXTREME_SAMPLES = (Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0, True)), Sample((_WIDE_INT, -1)),
+                    Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((3, 2), "float16"), 1)),
+                    Sample((_SCALAR, 0)), Sample((_SCALAR,)), Sample((_M23, _M23)),
+                    Sample((TensorSpec((2, 3), "int32"), TensorSpec((3,), "float32"))),
+                    Sample((TensorSpec((2, 3), "uint8", 0, 9), TensorSpec((), "int8"))),
+                    Sample((TensorSpec((2, 3), "bfloat16"),)), Sample((TensorSpec((0, 3)), 1)))
+
+
+@op(method=True, out=True, samples=_EXTREME_SAMPLES)
+def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """The largest element; with an int ``dim``, a named tuple ``(values, indices)`` of
+    the largest elements along ``dim``; with a tensor, the elementwise maximum of
+    ``input`` and that tensor (like ``maximum``). NaN propagates.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1, 5, 2], [7, 0, 7]])
+    >>> x.max()
+    tensor(7)
+    >>> x.max(dim=1)
+    tensormodes.return_types.max(
+    values=tensor([5, 7]),
+    indices=tensor([1, 0]))
+    >>> tm.max(x, tm.tensor([3, 3, 3]))
+    tensor([[3, 5, 3],
+            [7, 3, 7]])
+    """
+    return _extreme(np.maximum, np.ndarray.argmax, "max", "maximum", input, dim, keepdim)
+
+
+@op(method=True, out=True, samples=_EXTREME_SAMPLES)
+def min(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """The smallest element; with an int ``dim``, a named tuple ``(values, indices)`` of
+    the smallest elements along ``dim``; with a tensor, the elementwise minimum of
+    ``input`` and that tensor (like ``minimum``). NaN propagates.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1, 5, 2], [7, 0, 7]])
+    >>> x.min()
+    tensor(0)
+    >>> x.min(dim=0, keepdim=True)
+    tensormodes.return_types.min(
+    values=tensor([[1, 0, 2]]),
+    indices=tensor([[0, 1, 0]]))
+    """
+    return _extreme(np.minimum, np.ndarray.argmin, "min", "minimum", input, dim, keepdim)
+
+
+def _amax_amin(ufunc, name: str, array: np.ndarray, dim, keepdim: bool) -> np.ndarray:
+    if array.dtype.kind == "c":
+        raise _not_implemented(f"{name[1:]}_values_cpu", array)
+    axis = _reduction_axes(dim, array.ndim, name)
+    shown = None if axis is None else ((dim,) if _is_int(dim) else tuple(dim))
+    _no_empty_dims(array, axis, name, shown)
+    return np.asarray(ufunc.reduce(array, axis=axis, keepdims=keepdim))
+
+
+_AMAX_SAMPLES = (Sample((_M23,)), Sample((_M23, 1)), Sample((_M234, (0, 2), True)), Sample((_M23, -1)),
+                 Sample((TensorSpec((2, 3), "int32"), 0)), Sample((TensorSpec((4,), "bool"),)),
+                 Sample((TensorSpec((2, 3), "float16"), [1])), Sample((_SCALAR, 0, True)), Sample((_M23, ())),
+                 Sample((TensorSpec((0, 3)), 1)))
+
+
+@op(method=True, out=True, samples=_AMAX_SAMPLES)
+def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
+    """The largest elements over ``dim`` (an int or a tuple; empty means every dim).
+    NaN propagates.
+
+    >>> import tensormodes as tm
+    >>> tm.amax(tm.tensor([[1, 5, 2], [7, 0, 3]]), dim=1)
+    tensor([5, 7])
+    """
+    return _amax_amin(np.maximum, "amax", input, dim, keepdim)
+
+
+@op(method=True, out=True, samples=_AMAX_SAMPLES)
+def amin(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
+    """The smallest elements over ``dim`` (an int or a tuple; empty means every dim).
+    NaN propagates.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[1, 5, 2], [7, 0, 3]]).amin(dim=(0, 1))
+    tensor(0)
+    """
+    return _amax_amin(np.minimum, "amin", input, dim, keepdim)
+
+
+def _arg_extreme(arg_function, name: str, array: np.ndarray, dim, keepdim: bool) -> np.ndarray:
+    if array.dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
+    if array.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
+    values = _sortable(array)
+    if dim is None:
+        if array.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        index = np.asarray(arg_function(values, axis=None), _INT64)
+        return index.reshape((1,) * array.ndim) if keepdim else index
+    axis = _int_dim(dim, array.ndim, name)
+    if array.ndim == 0:
+        return np.zeros((), _INT64)
+    if array.shape[axis] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+    return np.asarray(arg_function(values, axis=axis, keepdims=keepdim), _INT64)
+
+
+_ARG_SAMPLES = (Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0, True)), Sample((_M23, None, True)),
+                Sample((_WIDE_INT, -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
+                Sample((TensorSpec((2, 3), "uint8", 0, 255),)), Sample((_SCALAR,)), Sample((_SCALAR, 0, True)),
+                Sample((TensorSpec((0, 3)), 1)))
+
+
+@op(method=True, out=True, samples=_ARG_SAMPLES)
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index (int64) of the largest element, in the flattened input or along ``dim``.
+    The first one wins ties; NaN counts as largest.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1, 5, 2], [7, 0, 7]])
+    >>> x.argmax(), x.argmax(dim=1)
+    (tensor(3), tensor([1, 0]))
+    """
+    return _arg_extreme(np.ndarray.argmax, "argmax", input, dim, keepdim)
+
+
+@op(method=True, out=True, samples=_ARG_SAMPLES)
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index (int64) of the smallest element, in the flattened input or along ``dim``.
+    The first one wins ties; NaN counts as smallest.
+
+    >>> import tensormodes as tm
+    >>> tm.argmin(tm.tensor([[1, 5, 2], [7, 0, 7]]), dim=0)
+    tensor([0, 1, 0])
+    """
+    return _arg_extreme(np.ndarray.argmin, "argmin", input, dim, keepdim)
+
+
+@op(method=True, out=True,
+    samples=(Sample((_M23,)), Sample((_M23,), {"dim": 1}), Sample((_M23,), {"dim": -1, "keepdim": True}),
+             Sample((_M23,), {"keepdim": True}), Sample((TensorSpec((2, 3), "int32"),), {"dim": 0}),
+             Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((2, 3), "float16"),), {"dim": 1}),
+             Sample((_SCALAR,)), Sample((_SCALAR,), {"dim": 0}), Sample((TensorSpec((0, 3)),), {"dim": 1})))
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The smallest and largest elements, over everything or along ``dim``, as the
+    named tuple ``(min, max)``.
+
+    >>> import tensormodes as tm
+    >>> tm.aminmax(tm.tensor([[1, 5, 2], [7, 0, 3]]), dim=1)
+    tensormodes.return_types.aminmax(
+    min=tensor([1, 0]),
+    max=tensor([5, 7]))
+    """
+    if input.dtype.kind == "c":
+        raise _not_implemented("aminmax_cpu", input)
+    if dim is None:
+        if input.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+                               "no identity.")
+        axis = None
+    else:
+        axis = _single_axis(dim, input.ndim, "aminmax")
+        if axis is not None and input.shape[axis] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {axis} to have non-zero size.")
+    low = np.asarray(np.minimum.reduce(input, axis=axis, keepdims=keepdim))
+    high = np.asarray(np.maximum.reduce(input, axis=axis, keepdims=keepdim))
+    return RETURN_TYPES["aminmax"](low, high)
+
+
+# -- statistics -------------------------------------------------------------------------
+
+_STATISTIC_OVERLOADS = (
+    "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)",
+    "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None)",
+    "(Tensor input, bool unbiased = True)")
+
+
+def _variance_and_mean(name: str, array: np.ndarray, dim, unbiased, keepdim: bool, correction, root: bool):
+    """``(variance, mean)`` over ``dim`` (the standard deviation if ``root``), merging
+    PyTorch's ``unbiased`` and ``correction`` forms.
+
+    ``var(x, True)`` passes ``unbiased`` where ``dim`` stands, as in PyTorch. Low
+    precision inputs compute in float32 and are rounded once, at the end.
+    """
+    if isinstance(dim, bool):
+        if unbiased is not None or keepdim or correction is not None:
+            raise _invalid_combination(name, "Tensor, bool, bool", _STATISTIC_OVERLOADS)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        given = "" if dim is None else f"dim={type(dim).__name__}, "
+        raise _invalid_combination(name, f"Tensor, {given}correction={type(correction).__name__}, unbiased=bool",
+                                   _STATISTIC_OVERLOADS)
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    kind = _dtype_of(array)
+    if not _is_floating_or_complex(kind):
+        subject = name if name.endswith("_mean") else "std and var"
+        raise RuntimeError(f"{subject} only support floating point and complex dtypes")
+    axis = _reduction_axes(dim, array.ndim, name)
+    work = array.astype(_FLOAT32) if array.dtype in _LOW_PRECISION else array
+    count = _reduced_count(array.shape, axis)
+    centre = np.add.reduce(work, axis=axis, keepdims=True) / count
+    deviation = work - centre
+    squares = deviation.real * deviation.real + deviation.imag * deviation.imag \
+        if deviation.dtype.kind == "c" else deviation * deviation
+    degrees_of_freedom = count - correction
+    if degrees_of_freedom <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning,
+                      stacklevel=5)  # past this helper, the kernel, its quiet wrapper and the public call
+    variance = np.add.reduce(squares, axis=axis, keepdims=keepdim) / builtins.max(degrees_of_freedom, 0)
+    if root:
+        variance = np.sqrt(variance)
+    variance = np.asarray(variance).astype(kind.to_real()._np, copy=False)
+    centre = centre.reshape(variance.shape).astype(array.dtype, copy=False)
+    return variance, centre
+
+
+_STATISTIC_SAMPLES = (
+    Sample((_M23,)), Sample((_M23, 1)), Sample((_M234, (0, 2)), {"keepdim": True}), Sample((_M23,), {"correction": 0}),
+    Sample((_M23, -1), {"correction": 2.5}), Sample((_M23,), {"unbiased": False}), Sample((_M23, 0, False, True)),
+    Sample((_M23, False)), Sample((TensorSpec((3, 4), "float16"), 1)), Sample((TensorSpec((2, 3), "complex64"), 0)),
+    Sample((TensorSpec((2, 3), "float64"), None), {"keepdim": True}), Sample((_VECTOR, ())))
+
+
+@op(method=True, out=True, samples=_STATISTIC_SAMPLES)
+@_quietly
+def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+        keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
+    """Variance over ``dim``: ``sum((x - mean)**2) / (N - correction)``, ``correction``
+    defaulting to 1 (Bessel's correction). The legacy ``unbiased=False`` means
+    ``correction=0``. Complex inputs give a real variance.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1., 2.], [3., 5.]])
+    >>> x.var(dim=1).tolist(), x.var(1, correction=0).tolist()
+    ([0.5, 2.0], [0.25, 1.0])
+    """
+    return _variance_and_mean("var", input, dim, unbiased, keepdim, correction, root=False)[0]
+
+
+@op(method=True, out=True, samples=_STATISTIC_SAMPLES)
+@_quietly
+def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+        keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
+    """Standard deviation over ``dim``: the square root of ``var`` with the same arguments.
+
+    >>> import tensormodes as tm
+    >>> tm.std(tm.tensor([1., 3., 5.])).item()
+    2.0
+    >>> tm.tensor([1., 3.]).std(unbiased=False).item()
+    1.0
+    """
+    return _variance_and_mean("std", input, dim, unbiased, keepdim, correction, root=True)[0]
+
+
+@op(samples=_STATISTIC_SAMPLES)
+@_quietly
+def var_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
+    """The tuple ``(var, mean)`` over ``dim`` (see ``var``).
+
+    >>> import tensormodes as tm
+    >>> v, m = tm.var_mean(tm.tensor([1., 3., 5.]))
+    >>> v.item(), m.item()
+    (4.0, 3.0)
+    """
+    return _variance_and_mean("var_mean", input, dim, unbiased, keepdim, correction, root=False)
+
+
+@op(samples=_STATISTIC_SAMPLES)
+@_quietly
+def std_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
+    """The tuple ``(std, mean)`` over ``dim`` (see ``std``).
+
+    >>> import tensormodes as tm
+    >>> s, m = tm.std_mean(tm.tensor([[1., 3.], [2., 2.]]), dim=1)
+    >>> s.tolist(), m.tolist()
+    ([1.4142135381698608, 0.0], [2.0, 2.0])
+    """
+    return _variance_and_mean("std_mean", input, dim, unbiased, keepdim, correction, root=True)
+
+
+@op(method=True, out=True,
+    samples=(Sample((_M23, 1)), Sample((_M23, (0, 1))), Sample((_M23, -1, True)), Sample((_M23, [0], True)),
+             Sample((TensorSpec((2, 3), "int64"), 1)), Sample((TensorSpec((3,), "bool"), 0)),
+             Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), 1)),
+             Sample((TensorSpec((2, 3), "float32", -100, 100), 1)), Sample((_SCALAR, 0)),
+             Sample((TensorSpec((0, 3)), 0)), Sample((TensorSpec((2, 0)), 1))))
+@_quietly
+def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(input)))`` over ``dim``, computed stably (no overflow for large inputs).
+    Integer inputs compute in the default float dtype.
+
+    >>> import tensormodes as tm
+    >>> tm.logsumexp(tm.tensor([1000., 1000.]), dim=0).item() > 1000
+    True
+    """
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' (position 2) must be tuple of ints, not NoneType")
+    kind = _dtype_of(input)
+    if not _is_floating_or_complex(kind):
+        kind = dt.get_default_dtype()
+    axis = _reduction_axes(dim, input.ndim, "logsumexp")
+    work = input.astype(_accumulation_dtype(kind._np), copy=False)
+    if work.size == 0:
+        result = np.log(np.add.reduce(np.exp(work), axis=axis, keepdims=keepdim))
+    else:
+        # Shift by the largest (real part), so that exp cannot overflow; infinite
+        # shifts are replaced by 0 so that inf - inf does not make NaN.
+        shift = np.maximum.reduce(work.real, axis=axis, keepdims=True)
+        shift = np.where(np.isfinite(shift), shift, 0).astype(shift.dtype, copy=False)
+        total = np.add.reduce(np.exp(work - shift), axis=axis, keepdims=keepdim)
+        result = np.log(total) + (shift if keepdim else shift.reshape(np.shape(total)))
+    return np.asarray(result).astype(kind._np, copy=False)
+
+
+# -- norms ----------------------------------------------------------------------------
+
+def _norm_order_text(order) -> str:
+    """An order as PyTorch prints it in messages: ``inf``, ``-1``, ``1.5``."""
+    value = float(order)
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    return str(int(value)) if value == int(value) else repr(value)
+
+
+def _norm_dtypes(kind: str, array: np.ndarray, dtype) -> dt.dtype:
+    """The dtype a norm computes in (PyTorch's ``linalg`` checks); the result is its real part."""
+    source = _dtype_of(array)
+    if not _is_floating_or_complex(source):
+        raise RuntimeError(f"linalg.{kind}: Expected a floating point or complex tensor as input. "
+                           f"Got {_type_name(source)}")
+    target = resolve_dtype(dtype)
+    if target is None:
+        return source
+    if not _is_floating_or_complex(target):
+        raise RuntimeError(f"linalg.{kind}: dtype should be floating point or complex, but got {_type_name(target)}")
+    if source.is_complex != target.is_complex:
+        wanted = "complex for complex" if source.is_complex else "real for real"
+        raise RuntimeError(f"linalg.{kind}: dtype should be {wanted} inputs, but got {_type_name(target)}")
+    if dt.promote_types(source, target) is not target:
+        raise RuntimeError(f"linalg.{kind}: the dtype of the input ({_type_name(source)}) should be convertible "
+                           f"without narrowing to the specified dtype ({_type_name(target)})")
+    return target
+
+
+def _vector_norm(array: np.ndarray, order, dim, keepdim: bool, dtype) -> np.ndarray:
+    if isinstance(order, complex):
+        raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
+    order = float(order)
+    target = _norm_dtypes("vector_norm", array, dtype)
+    if _is_int(dim):
+        dim = (dim,)
+    axis = _reduction_axes(dim, array.ndim, "linalg_vector_norm")
+    if order < 0 or order == float("inf"):
+        # Orders computed by a min or max have no value over nothing.
+        if array.size == 0 and axis is None:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {_norm_order_text(order)} norm on an empty "
+                               "tensor because the operation does not have an identity")
+        for position, a in enumerate(axis or ()):
+            if array.shape[a] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {_norm_order_text(order)} norm on the "
+                                   f"dimension {dim[position]}because this dimension is empty and the operation "
+                                   "does not have an identity")
+    work = array.astype(target._np, copy=False)
+    work = np.abs(work.astype(_FLOAT32) if work.dtype in _LOW_PRECISION else work)
+    if order == 2:
+        result = np.sqrt(np.add.reduce(work * work, axis=axis, keepdims=keepdim))
+    elif order == 1:
+        result = np.add.reduce(work, axis=axis, keepdims=keepdim)
+    elif order == float("inf"):
+        result = np.maximum.reduce(work, axis=axis, keepdims=keepdim)
+    elif order == float("-inf"):
+        result = np.minimum.reduce(work, axis=axis, keepdims=keepdim)
+    elif order == 0:
+        result = np.add.reduce(work != 0, axis=axis, keepdims=keepdim, dtype=work.dtype)
+    else:
+        result = np.add.reduce(work ** order, axis=axis, keepdims=keepdim) ** (1 / order)
+    return np.asarray(result).astype(target.to_real()._np, copy=False)
+
+
+def _matrix_norm(array: np.ndarray, order: str, dim, keepdim: bool, dtype) -> np.ndarray:
+    if order not in ("fro", "nuc"):
+        raise RuntimeError(f"linalg.matrix_norm: Order {order} not supported.")
+    if array.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    dims = (dim,) if _is_int(dim) else tuple(dim)
+    if len(dims) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
+    rows, columns = wrap_dim(dims[0], array.ndim), wrap_dim(dims[1], array.ndim)
+    if rows == columns:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({rows}, {columns})")
+    if order == "nuc" and array.dtype in _LOW_PRECISION:
+        raise RuntimeError("linalg.matrix_norm: Low precision dtypes not supported. "
+                           f"Got {_type_name(_dtype_of(array))}")
+    target = _norm_dtypes("matrix_norm", array, dtype)
+    if order == "fro":
+        return _vector_norm(array, 2, (rows, columns), keepdim, dtype)
+    work = array.astype(target._np, copy=False)
+    matrices = np.moveaxis(work, (rows, columns), (-2, -1))
+    if matrices.size == 0:
+        result = np.zeros(matrices.shape[:-2], target.to_real()._np)
+    else:
+        result = np.linalg.svd(matrices, compute_uv=False).sum(axis=-1)
+    if keepdim:
+        result = np.expand_dims(result, tuple(sorted((rows, columns))))
+    return np.asarray(result).astype(target.to_real()._np, copy=False)
+
+
+@op(method=True, out=True,
+    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0)), Sample((_M23, float("inf"), 1)),
+             Sample((_M23, float("-inf"))), Sample((_M23, 3, (0, 1), True)), Sample((_M23, 0.5, -1)),
+             Sample((_M23, "fro", 1, True)), Sample((_M23, "nuc")), Sample((_M234, "nuc", (2, 0), True)),
+             Sample((_M23, None), {"dim": 0}), Sample((_M23, 2), {"dtype": dt.float64}),
+             Sample((TensorSpec((2, 3), "float16"),)), Sample((TensorSpec((2, 3), "complex64"), 2, 1)),
+             Sample((_SCALAR, 2, 0)), Sample((_M234, "fro", (0, 2)))))
+@_quietly
+def norm(input: Tensor, p: float | str | None = "fro", dim: int | tuple[int, ...] | None = None,
+         keepdim: bool = False, dtype: dt.dtype | None = None) -> Tensor:
+    """The ``p``-norm of ``input``, over all elements or over ``dim``.
+
+    ``p`` may be a number (``inf``, ``-inf``, ``0`` - the count of nonzeros - or any
+    real), ``'fro'`` (the 2-norm) or ``'nuc'`` (the nuclear norm of the matrices
+    spanned by two dims). ``dtype`` (floating or complex, no narrower than the
+    input) is the dtype computed in; the result is real.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[3., -4.], [0., 0.]])
+    >>> x.norm().item(), x.norm(1).item(), x.norm(float('inf')).item()
+    (5.0, 7.0, 4.0)
+    >>> tm.norm(x, dim=1).tolist()
+    [5.0, 0.0]
+    """
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or _is_int(dim) or len(dim) <= 2):
+            return _vector_norm(input, 2, dim, keepdim, dtype)
+        return _matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim, dtype)
+    return _vector_norm(input, 2 if p is None else p, dim, keepdim, dtype)
+
+
+# -- sorting and selection -------------------------------------------------------------
+
+def _sort_indices(array: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Stable sorting indices along ``axis``: equal elements keep their order, NaN sorts
+    as the largest (last ascending, first descending)."""
+    values = _sortable(array)
+    if not descending:
+        return np.argsort(values, axis=axis, kind="stable")
+    # Sorting the reversed array ascending and reversing the order gives a descending
+    # order in which equal elements still keep their original order.
+    reverse = _along(axis, slice(None, None, -1))
+    reversed_order = np.argsort(values[reverse], axis=axis, kind="stable")
+    return (values.shape[axis] - 1) - reversed_order[reverse]
+
+
+def _check_sortable(array: np.ndarray) -> None:
+    if array.dtype.kind == "c":
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
+
+
+_SORT_SAMPLES = (Sample((_M23,)), Sample((_M23, 0)), Sample((_M23, -1, True)), Sample((_M23,), {"descending": True}),
+                 Sample((_M23,), {"stable": True, "dim": 0}), Sample((_WIDE_INT, 1)),
+                 Sample((TensorSpec((5,), "int64", -2, 2),), {"stable": True}),
+                 Sample((TensorSpec((5,), "int64", -2, 2),), {"stable": True, "descending": True}),
+                 Sample((TensorSpec((4,), "bool"),), {"stable": True}),
+                 Sample((TensorSpec((2, 3), "float16"),)), Sample((TensorSpec((2, 3), "bfloat16"), 0, True)),
+                 Sample((_SCALAR,)), Sample((TensorSpec((0, 3)), 0)))
+
+
+@op(method=True, out=True, samples=_SORT_SAMPLES)
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
+    """The elements sorted along ``dim``, with the indices that sort them, as the named
+    tuple ``(values, indices)``. The sort is always stable; NaN sorts as the largest.
+
+    >>> import tensormodes as tm
+    >>> tm.sort(tm.tensor([3, 1, 2]), descending=True)
+    tensormodes.return_types.sort(
+    values=tensor([3, 2, 1]),
+    indices=tensor([0, 2, 1]))
+    """
+    _check_sortable(input)
+    axis = _int_dim(dim, input.ndim, "sort")
+    if input.ndim == 0:
+        return RETURN_TYPES["sort"](input.copy(), np.zeros((), _INT64))
+    indices = _sort_indices(input, axis, descending)
+    return RETURN_TYPES["sort"](_gather(input, indices, axis), indices.astype(_INT64, copy=False))
+
+
+@op(method=True, out=True, samples=_SORT_SAMPLES)
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
+    """The indices (int64) that sort ``input`` along ``dim`` (stably; see ``sort``).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[3, 1, 2], [0, 5, 4]]).argsort(dim=1)
+    tensor([[1, 2, 0],
+            [0, 2, 1]])
+    """
+    _check_sortable(input)
+    axis = _int_dim(dim, input.ndim, "argsort")
+    if input.ndim == 0:
+        return np.zeros((), _INT64)
+    return _sort_indices(input, axis, descending).astype(_INT64, copy=False)
+
+
+@op(method=True, out=True,
+    samples=(Sample((_M23, 2)), Sample((_M23, 1, 0)), Sample((_M23, 2), {"largest": False}),
+             Sample((_M23, 3, -1, True, True)), Sample((_M234, 2, 1), {"sorted": True}), Sample((_WIDE_INT, 2)),
+             Sample((TensorSpec((2, 3), "float16"), 1, 0, False)), Sample((_M23, 0)), Sample((_SCALAR, 1)),
+             Sample((TensorSpec((0, 3)), 0, 0))))
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Tensor:  # noqa: A002
+    """The ``k`` largest (or, with ``largest=False``, smallest) elements along ``dim``
+    with their indices, as the named tuple ``(values, indices)``. NaN counts as the
+    largest. Results always come sorted; the order of equal elements may differ
+    from PyTorch's, which leaves it unspecified.
+
+    >>> import tensormodes as tm
+    >>> tm.topk(tm.tensor([1, 9, 4, 7]), 2)
+    tensormodes.return_types.topk(
+    values=tensor([9, 7]),
+    indices=tensor([1, 3]))
+    """
+    if input.dtype.kind == "c":
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
+    if input.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    axis = _int_dim(dim, input.ndim, "topk")
+    length = input.shape[axis] if input.ndim else 1
+    if not _is_int(k):
+        raise TypeError(f"topk(): argument 'k' (position 2) must be int, not {type(k).__name__}")
+    if not 0 <= k <= length:
+        raise RuntimeError("selected index k out of range")
+    if input.ndim == 0:
+        return RETURN_TYPES["topk"](input.copy(), np.zeros((), _INT64))
+    indices = _sort_indices(input, axis, largest)[_along(axis, slice(0, k))]
+    values = _gather(input, indices, axis)
+    return RETURN_TYPES["topk"](values, indices.astype(_INT64, copy=False))
+
+
+def _check_median_dtype(array: np.ndarray, kernel: str) -> None:
+    if array.dtype.kind in "bc":
+        raise _not_implemented(kernel, array)
+
+
+@op(method=True, out=True,
+    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),
+             Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((2, 4), "float64"),)),
+             Sample((TensorSpec((3, 2), "float16"), 0)), Sample((_SCALAR,)), Sample((_SCALAR, 0, True)),
+             Sample((TensorSpec((0, 3)),)), Sample((TensorSpec((0, 3)), 1))))
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The median (the lower of the two middle elements for an even count). Without
+    ``dim`` a tensor; with ``dim`` the named tuple ``(values, indices)``. NaN
+    propagates. Which index is returned among equal medians may differ from PyTorch's.
+
+    >>> import tensormodes as tm
+    >>> tm.median(tm.tensor([4, 1, 3, 2]))
+    tensor(2)
+    >>> tm.tensor([[4, 1, 3], [2, 9, 6]]).median(dim=1)
+    tensormodes.return_types.median(
+    values=tensor([3, 6]),
+    indices=tensor([2, 2]))
+    """
+    if dim is None:
+        if keepdim:
+            raise TypeError('median() missing 1 required positional arguments: "dim"')
+        _check_median_dtype(input, "median_cpu")
+        return _median_of_all(input)
+    _check_median_dtype(input, "median_out")
+    axis = _single_axis(dim, input.ndim, "median")
+    if axis is None:
+        return RETURN_TYPES["median"](input.copy(), np.zeros((), _INT64))
+    length = input.shape[axis]
+    if length == 0:
+        raise IndexError(f"median(): Expected reduction dim {axis} to have non-zero size.")
+    values = _sortable(input)
+    order = np.argsort(values, axis=axis, kind="stable")
+    middle = (length - 1) // 2
+    indices = order[_along(axis, slice(middle, middle + 1))]
+    if values.dtype.kind == "f":
+        # NaN sorts last: a slice holding NaN reports its first NaN.
+        nan_count = np.add.reduce(np.isnan(values), axis=axis, keepdims=True, dtype=_INT64)
+        if nan_count.any():
+            position = np.where(nan_count > 0, length - nan_count, middle)
+            indices = np.take_along_axis(order, position, axis=axis)
+    result = _gather(input, indices, axis)
+    if not keepdim:
+        indices, result = indices.squeeze(axis), result.squeeze(axis)
+    return RETURN_TYPES["median"](result, indices.astype(_INT64, copy=False))
+
+
+def _median_of_all(array: np.ndarray) -> np.ndarray:
+    flat = _sortable(array).reshape(-1)
+    if flat.size == 0:
+        # PyTorch reports NaN, which integer dtypes hold as their lowest value.
+        fill = np.nan if array.dtype.kind not in "iu" else np.iinfo(array.dtype).min
+        return np.full((), fill, array.dtype)
+    middle = (flat.size - 1) // 2
+    if flat.dtype.kind == "f" and np.isnan(flat).any():
+        return np.full((), np.nan, array.dtype)
+    return np.asarray(np.partition(flat, middle)[middle]).astype(array.dtype, copy=False)

@@ -1,0 +1,198 @@
+"""The backward pass: walk the graph from the outputs, in dependency order, iteratively.
+
+No recursion: a chain of many thousands of ops backpropagates without touching
+the recursion limit. Saved tensors are freed node by node unless
+``retain_graph``, so intermediate buffers go as soon as they are used.
+"""
+
+from __future__ import annotations
+
+from .grad_mode import _GRAD_ENABLED
+from .graph import AccumulateGrad, Node, copy_detached, grad_edge
+
+__all__ = ["run_backward", "register_tensor_hook", "RemovableHandle"]
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``: ``handle.remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: list, hook) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        """Unregister the hook (no-op if already removed)."""
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def register_tensor_hook(node: Node, output_nr: int, hook) -> RemovableHandle:
+    """``hook(grad)`` runs when the gradient for output ``output_nr`` of ``node`` is known."""
+    per_output = node.__dict__.setdefault("_tensor_hooks", {})
+    hooks = per_output.setdefault(output_nr, [])
+    hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
+def _run_tensor_hooks(node: Node, grads: list) -> None:
+    per_output = node.__dict__.get("_tensor_hooks")
+    if not per_output:
+        return
+    for output_nr, hooks in per_output.items():
+        if output_nr < len(grads) and grads[output_nr] is not None:
+            for hook in list(hooks):
+                replaced = hook(grads[output_nr])
+                if replaced is not None:
+                    grads[output_nr] = replaced
+
+
+def _graph_nodes(roots: list[Node]) -> dict[Node, int]:
+    """Every node reachable from ``roots``, with the number of edges pointing at it."""
+    dependencies: dict[Node, int] = {}
+    seen = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        dependencies.setdefault(node, 0)
+        for child, _ in node.next_functions:
+            if child is not None:
+                dependencies[child] = dependencies.get(child, 0) + 1
+                if id(child) not in seen:
+                    stack.append(child)
+    return dependencies
+
+
+def _nodes_leading_to(targets: set, dependencies: dict[Node, int]) -> set:
+    """The nodes from which some target node can be reached (for ``autograd.grad``)."""
+    parents: dict[Node, list[Node]] = {}
+    for node in dependencies:
+        for child, _ in node.next_functions:
+            if child is not None:
+                parents.setdefault(child, []).append(node)
+    useful = set()
+    stack = [t for t in targets if t in dependencies]
+    while stack:
+        node = stack.pop()
+        if node in useful:
+            continue
+        useful.add(node)
+        stack.extend(parents.get(node, ()))
+    return useful
+
+
+def _accumulate(leaf, grad, create_graph: bool) -> None:
+    """``leaf.grad += grad``; with ``create_graph`` the sum stays differentiable."""
+    if create_graph:
+        leaf._grad = grad if leaf._grad is None else leaf._grad + grad
+    elif leaf._grad is None:
+        # A copy: the same gradient tensor may flow into several leaves.
+        leaf._grad = copy_detached(grad)
+    else:
+        leaf._grad = copy_detached(leaf._grad + grad)
+
+
+def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, create_graph: bool,
+                 inputs: list | None = None, allow_unused: bool = False, accumulate: bool = True):
+    """Backpropagate from ``outputs``; return gradients for ``inputs`` when given.
+
+    With ``accumulate``, gradients reaching leaf tensors are added into their
+    ``.grad`` (``backward``); otherwise they are only returned (``autograd.grad``).
+    """
+    roots = []
+    buffers: dict[Node, list] = {}
+    for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
+        if not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        if grad is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            grad = out.new_ones(out.shape)
+        elif tuple(grad.shape) != tuple(out.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and output[{i}] "
+                               f"has a shape of {out.shape}.")
+        node, output_nr = grad_edge(out)
+        roots.append(node)
+        _add_to_buffer(buffers, node, output_nr, grad)
+
+    targets: dict[tuple[int, int], int] = {}
+    captured: list = []
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            node, output_nr = grad_edge(t)
+            targets[(id(node), output_nr)] = i
+        captured = [None] * len(inputs)
+
+    dependencies = _graph_nodes(roots)
+    useful = None
+    if inputs is not None:
+        target_nodes = {grad_edge(t)[0] for t in inputs}
+        useful = _nodes_leading_to(target_nodes, dependencies)
+
+    token = _GRAD_ENABLED.set(create_graph)
+    try:
+        ready = [node for node in dict.fromkeys(roots) if dependencies[node] == 0]
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None) or []
+            _run_tensor_hooks(node, grads)
+            if targets:
+                for output_nr, grad in enumerate(grads):
+                    index = targets.get((id(node), output_nr))
+                    if index is not None and grad is not None:
+                        captured[index] = grad
+            results: tuple = ()
+            if isinstance(node, AccumulateGrad):
+                leaf = node.variable
+                if accumulate and leaf is not None and grads and grads[0] is not None:
+                    _accumulate(leaf, grads[0], create_graph)
+            elif useful is None or node in useful:
+                if any(g is not None for g in grads):
+                    results = node.apply(_materialize(node, grads))
+                    hooks = node.__dict__.get("_post_hooks")
+                    if hooks:
+                        for hook in hooks:
+                            replaced = hook(results, tuple(grads))
+                            if replaced is not None:
+                                results = tuple(replaced)
+                if not retain_graph:
+                    node.release()
+            for (child, output_nr), grad in zip(node.next_functions, results or (None,) * len(node.next_functions)):
+                if child is None:
+                    continue
+                if grad is not None:
+                    _add_to_buffer(buffers, child, output_nr, grad)
+                dependencies[child] -= 1
+                if dependencies[child] == 0:
+                    ready.append(child)
+    finally:
+        _GRAD_ENABLED.reset(token)
+
+    if inputs is not None:
+        for i, grad in enumerate(captured):
+            if grad is None and not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+        return tuple(captured)
+    return None
+
+
+def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad) -> None:
+    slots = buffers.setdefault(node, [])
+    while len(slots) <= output_nr:
+        slots.append(None)
+    slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
+
+
+def _materialize(node: Node, grads: list) -> tuple:
+    """Output gradients for ``node``, with zeros for outputs that received none."""
+    metas = node.__dict__.get("_output_meta")
+    if metas is None:
+        return tuple(grads)
+    grads = list(grads) + [None] * (len(metas) - len(grads))
+    known = next(g for g in grads if g is not None)
+    return tuple(known.new_zeros(shape, dtype=dtype) if g is None and shape is not None else g
+                 for g, (shape, dtype) in zip(grads, metas))

@@ -1,0 +1,155 @@
+"""``autograd.Function``: user-defined forward and backward.
+
+>>> import tensormodes as tm
+>>> class Exp(tm.autograd.Function):
+...     @staticmethod
+...     def forward(ctx, x):
+...         result = x.exp()
+...         ctx.save_for_backward(result)
+...         return result
+...     @staticmethod
+...     def backward(ctx, grad):
+...         result, = ctx.saved_tensors
+...         return grad * result
+>>> x = tm.zeros(2, requires_grad=True)
+>>> Exp.apply(x).sum().backward(); x.grad.tolist()
+[1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+from .grad_mode import _GRAD_ENABLED, grad_enabled
+from .graph import Node, SavedTensor, _is_tensor, alias, grad_edge
+
+__all__ = ["Function", "FunctionCtx"]
+
+
+class FunctionCtx:
+    """The ``ctx`` of a custom Function: what forward leaves for backward."""
+
+    def __init__(self, needs_input_grad: tuple[bool, ...]) -> None:
+        self.needs_input_grad = needs_input_grad
+        self._saved: tuple = ()
+        self._non_differentiable: set[int] = set()
+        self.materialize_grads = True
+        self._node: Node | None = None
+
+    def save_for_backward(self, *tensors) -> None:
+        """Save tensors (or None) for backward; modifying them in place before backward is an error."""
+        for t in tensors:
+            if t is not None and not _is_tensor(t):
+                raise TypeError("save_for_backward can only save variables, but argument "
+                                f"{tensors.index(t)} is of type {type(t).__name__}")
+        self._saved = tuple(None if t is None else SavedTensor(t, False) for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        return tuple(None if s is None else s.unpack(self._node) for s in self._saved)
+
+    def mark_non_differentiable(self, *outputs) -> None:
+        """Declare outputs that have no gradient (their ``requires_grad`` stays False)."""
+        self._non_differentiable.update(id(o) for o in outputs)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether backward receives zeros (True, the default) or None for unused outputs."""
+        self.materialize_grads = value
+
+
+class FunctionBackward(Node):
+    """The backward node of one ``Function.apply`` call."""
+
+    def __init__(self, function: type, ctx: FunctionCtx, edges: tuple, output_meta: list) -> None:
+        self._function = function
+        self.ctx = ctx
+        self.next_functions = edges
+        self._output_meta = output_meta if ctx.materialize_grads else None
+
+    def name(self) -> str:
+        return f"{self._function.__name__}Backward"
+
+    def apply(self, grads: tuple) -> tuple:
+        result = self._function.backward(self.ctx, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        if len(result) < len(self.next_functions):
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected "
+                               f"{len(self.next_functions)}, got {len(result)})")
+        return tuple(result[:len(self.next_functions)])
+
+    def release(self) -> None:
+        for s in self.ctx._saved:
+            if s is not None:
+                s.release()
+
+
+class Function:
+    """Base class for differentiable operations with a hand-written backward.
+
+    Subclasses define ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)``
+    as static methods and are called through ``apply``. ``backward`` returns one
+    gradient per argument of ``forward`` (None for non-tensors).
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        """Compute the outputs (runs with grad mode off)."""
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        """Gradients of the inputs from gradients of the outputs."""
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run ``forward`` and, if an input requires grad, record ``backward`` in the graph."""
+        needs = tuple(_is_tensor(a) and a._requires_grad for a in args)
+        record = grad_enabled() and any(needs)
+        ctx = FunctionCtx(needs)
+        token = _GRAD_ENABLED.set(False)
+        try:
+            if _has_setup_context(cls):
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
+            else:
+                outputs = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _GRAD_ENABLED.reset(token)
+        if not record:
+            return outputs
+        single = not isinstance(outputs, tuple)
+        items = [outputs] if single else list(outputs)
+        edges = tuple(grad_edge(a) if need else (None, 0) for a, need in zip(args, needs))
+        input_ids = {id(a) for a in args if _is_tensor(a)}
+        for i, out in enumerate(items):
+            if _is_tensor(out) and id(out) in input_ids:
+                # Returning an input: give the output its own identity (and history).
+                items[i] = alias(out)
+                if id(out) in ctx._non_differentiable:
+                    ctx._non_differentiable.add(id(items[i]))
+        meta = [(tuple(o.shape), o.dtype) if _is_tensor(o) else (None, None) for o in items]
+        node = FunctionBackward(cls, ctx, edges, meta)
+        ctx._node = node
+        for i, out in enumerate(items):
+            if _is_tensor(out) and id(out) not in ctx._non_differentiable and \
+                    (out.dtype.is_floating_point or out.dtype.is_complex):
+                out._requires_grad = True
+                out._grad_fn = node
+                if i:
+                    out._output_nr = i
+        return items[0] if single else type(outputs)(items)
+
+
+def _has_setup_context(cls: type) -> bool:
+    return getattr(cls, "setup_context", None) is not None and "setup_context" in _own_names(cls)
+
+
+def _own_names(cls: type) -> set:
+    names = set()
+    for klass in cls.__mro__:
+        if klass is Function:
+            break
+        names.update(vars(klass))
+    return names

@@ -1,0 +1,387 @@
+"""The backward graph: nodes recorded by operations, saved tensors, version counters.
+
+This layer sits below the override layer: it never imports the Tensor class
+(the Tensor layer registers it in ``TENSOR_TYPES``) and works on tensors
+through their methods, so gradient formulas are ordinary public calls that
+modes see and that are themselves recorded when ``create_graph=True``.
+
+>>> import tensormodes as tm
+>>> x = tm.ones(2, requires_grad=True)
+>>> y = (x * 2).exp()
+>>> y.grad_fn.name(), y.grad_fn.next_functions[0][0].name()
+('ExpBackward0', 'MulBackward0')
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+
+from .grad_mode import grad_enabled
+
+__all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",
+           "share_version", "version_of", "TENSOR_TYPES"]
+
+# The Tensor class and two helpers, registered by the Tensor layer (this module
+# sits below it): ``alias(t)`` a new plain tensor sharing t's storage and version
+# counter, without autograd history; ``copy(t)`` the same with its own storage.
+# They are internal, so modes do not see autograd's bookkeeping.
+TENSOR_TYPES: list[type] = []
+_SUPPORT: dict = {}
+
+
+def register_tensor_type(tensor_type: type, alias, copy) -> None:
+    """Called once by the Tensor layer."""
+    TENSOR_TYPES.append(tensor_type)
+    _SUPPORT.update(alias=alias, copy=copy)
+
+
+def _is_tensor(value) -> bool:
+    return isinstance(value, TENSOR_TYPES[0])
+
+
+def alias(t):
+    return _SUPPORT["alias"](t)
+
+
+def copy_detached(t):
+    """A new plain tensor with a copy of ``t``'s data and no history."""
+    return _SUPPORT["copy"](t)
+
+
+# -- version counters ------------------------------------------------------------------------
+# A tensor and its views share one counter (a one-element list), bumped by every
+# in-place write; a saved tensor remembers the version it was saved at.
+
+def version_counter(t) -> list:
+    counter = t.__dict__.get("_version_counter")
+    if counter is None:
+        counter = t._version_counter = [0]
+    return counter
+
+
+def version_of(t) -> int:
+    counter = t.__dict__.get("_version_counter")
+    return 0 if counter is None else counter[0]
+
+
+def bump_version(t) -> None:
+    """Record an in-place modification of ``t`` (and of every tensor sharing its storage)."""
+    version_counter(t)[0] += 1
+
+
+def share_version(view, base) -> None:
+    """Make ``view`` share ``base``'s version counter."""
+    view._version_counter = version_counter(base)
+
+
+# -- nodes ----------------------------------------------------------------------------------------
+
+class Node:
+    """A function of the backward graph: takes output gradients, returns input gradients.
+
+    ``next_functions`` holds, for each input, ``(node, output_nr)`` or ``(None, 0)``
+    for inputs that need no gradient.
+    """
+
+    next_functions: tuple = ()
+
+    def name(self) -> str:
+        """The node's name, PyTorch style (``'MulBackward0'``)."""
+        return type(self).__name__
+
+    def apply(self, grads: tuple) -> tuple:
+        """Input gradients (one per entry of ``next_functions``) from output gradients."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Free saved tensors (after a backward pass without ``retain_graph``)."""
+
+    def register_hook(self, hook) -> None:
+        """``hook(grad_inputs, grad_outputs)`` runs after the node; a non-None result
+        replaces ``grad_inputs``."""
+        self.__dict__.setdefault("_post_hooks", []).append(hook)
+
+    def register_prehook(self, hook) -> None:
+        """``hook(grad_outputs)`` runs before the node; a non-None result replaces them."""
+        self.__dict__.setdefault("_pre_hooks", []).append(hook)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+class AccumulateGrad(Node):
+    """Sink of a leaf tensor: adds incoming gradients into its ``.grad``."""
+
+    def __init__(self, variable) -> None:
+        self._variable = weakref.ref(variable)
+
+    @property
+    def variable(self):
+        """The leaf tensor this node accumulates into."""
+        return self._variable()
+
+    def apply(self, grads: tuple) -> tuple:
+        return ()
+
+
+def grad_edge(t) -> tuple:
+    """The ``(node, output_nr)`` a gradient for ``t`` must flow into."""
+    node = t._grad_fn
+    if node is not None:
+        return (node, t.__dict__.get("_output_nr", 0))
+    if not t._requires_grad:
+        return (None, 0)
+    accumulator = t.__dict__.get("_grad_accumulator")
+    if accumulator is None:
+        accumulator = t._grad_accumulator = AccumulateGrad(t)
+    return (accumulator, 0)
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved."""
+
+    __slots__ = ("_tensor", "_version", "_counter", "_grad_fn", "_output_nr", "_is_output")
+
+    def __init__(self, t, is_output: bool) -> None:
+        self._counter = version_counter(t)
+        self._version = self._counter[0]
+        self._is_output = is_output
+        self._output_nr = t.__dict__.get("_output_nr", 0)
+        # Saving the output itself would make a cycle (node -> output -> node):
+        # keep its storage and rebuild the tensor, pointing at this node, on unpack.
+        self._tensor = alias(t) if is_output else t
+
+    def unpack(self, node: Node):
+        t = self._tensor
+        if t is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved tensors after "
+                "they have already been freed). Saved intermediate values of the graph are freed when you call "
+                ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved tensors after calling backward.")
+        if self._counter[0] != self._version:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: [{t.type()} {list(t.shape)}]"
+                + (f", which is output {self._output_nr} of {node.name()}," if self._is_output else "")
+                + f" is at version {self._counter[0]}; expected version {self._version} instead. Hint: the "
+                f"backtrace further above can point at the operation that failed to compute its gradient.")
+        if self._is_output:
+            t = alias(t)
+            t._requires_grad = True
+            t._grad_fn = node
+            if self._output_nr:
+                t._output_nr = self._output_nr
+        return t
+
+    def release(self) -> None:
+        self._tensor = None
+
+
+_NODE_CLASSES: dict[str, type] = {}
+
+
+def _node_class(op_name: str) -> type:
+    cls = _NODE_CLASSES.get(op_name)
+    if cls is None:
+        camel = "".join(part[:1].upper() + part[1:] for part in op_name.strip("_").split("_"))
+        cls = _NODE_CLASSES[op_name] = type(f"{camel}Backward0", (OpBackward,), {"__module__": __name__})
+    return cls
+
+
+class OpBackward(Node):
+    """Backward of an op from the op table: runs its declared gradient formula.
+
+    The formula receives the output gradient (``grad``, a tuple for ops with
+    several outputs), the output (``result``) and the op's arguments by name,
+    and returns one gradient (or None) per tensor parameter.
+    """
+
+    def __init__(self, formula, wanted: tuple[str, ...], saved: dict, edges: tuple, shapes: tuple,
+                 dtypes: tuple) -> None:
+        self._formula = formula
+        self._wanted = wanted
+        self._saved = saved
+        self.next_functions = edges
+        self._shapes = shapes
+        self._dtypes = dtypes
+
+    def apply(self, grads: tuple) -> tuple:
+        saved = self._saved
+        arguments = {}
+        for name in self._wanted:
+            if name == "grad":
+                arguments[name] = grads if len(grads) > 1 else grads[0]
+            else:
+                arguments[name] = _unpack(saved[name], self)
+        result = self._formula(**arguments)
+        if not isinstance(result, (tuple, list)):
+            result = (result,)
+        flat = []
+        for value in result:
+            if isinstance(value, (tuple, list)):
+                flat.extend(value)
+            else:
+                flat.append(value)
+        return tuple(_fit(g, shape, dtype) for g, shape, dtype in zip(flat, self._shapes, self._dtypes))
+
+    def release(self) -> None:
+        saved = self._saved
+        if saved:
+            for value in saved.values():
+                for item in (value if isinstance(value, list) else (value,)):
+                    if isinstance(item, SavedTensor):
+                        item.release()
+
+
+def _unpack(value, node):
+    if isinstance(value, SavedTensor):
+        return value.unpack(node)
+    if isinstance(value, list):
+        return [_unpack(v, node) for v in value]
+    return value
+
+
+def _fit(grad, shape, dtype):
+    """Sum a broadcast gradient back to its input's shape and cast it to the input's dtype."""
+    if grad is None or shape is None:
+        return None
+    if tuple(grad.shape) != shape:
+        grad = sum_to_shape(grad, shape)
+    if grad.dtype is not dtype:
+        grad = grad.to(dtype)
+    return grad
+
+
+def sum_to_shape(grad, shape: tuple):
+    """``grad`` summed over the dimensions broadcasting added or expanded to reach ``shape``."""
+    extra = grad.dim() - len(shape)
+    if extra < 0:
+        raise RuntimeError(f"gradient of shape {list(grad.shape)} cannot be reduced to shape {list(shape)}")
+    dims = list(range(extra))
+    dims += [extra + i for i, size in enumerate(shape) if size == 1 and grad.shape[extra + i] != 1]
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    if extra:
+        grad = grad.reshape(shape)
+    return grad
+
+
+# -- recording ------------------------------------------------------------------------------------
+
+def needs_grad(tensors) -> bool:
+    """True if grad mode is on and one of ``tensors`` (lists looked into) requires grad."""
+    if not grad_enabled():
+        return False
+    for t in tensors:
+        if isinstance(t, list):
+            if any(getattr(x, "_requires_grad", False) for x in t):
+                return True
+        elif getattr(t, "_requires_grad", False):
+            return True
+    return False
+
+
+_WANTED: dict = {}
+
+
+def _wanted(formula) -> tuple[str, ...]:
+    wanted = _WANTED.get(formula)
+    if wanted is None:
+        wanted = _WANTED[formula] = tuple(inspect.signature(formula).parameters)
+    return wanted
+
+
+def _differentiable(t) -> bool:
+    return t.dtype.is_floating_point or t.dtype.is_complex
+
+
+def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, result):
+    """Attach a backward node for one call of op ``op_name`` to its (wrapped) result."""
+    if formula is None:
+        raise RuntimeError(f"the derivative for '{op_name}' is not implemented")
+    wanted = _wanted(formula)
+    edges, shapes, dtypes = [], [], []
+    for name in tensor_params:
+        value = arguments[name]
+        for item in (value if isinstance(value, (list, tuple)) else (value,)):
+            if _is_tensor(item) and item._requires_grad:
+                edges.append(grad_edge(item))
+                shapes.append(tuple(item.shape))
+                dtypes.append(item.dtype)
+            else:
+                edges.append((None, 0))
+                shapes.append(None)
+                dtypes.append(None)
+    outputs = result if isinstance(result, tuple) else (result,)
+    node = _node_class(op_name)(formula, wanted, None, tuple(edges), tuple(shapes), tuple(dtypes))
+    if len(outputs) > 1:
+        # Outputs that receive no gradient get zeros (see engine._materialize).
+        node._output_meta = [(tuple(o.shape), o.dtype) if _is_tensor(o) and _differentiable(o) else (None, None)
+                             for o in outputs]
+    saved = {}
+    for name in wanted:
+        if name == "grad":
+            continue
+        if name == "result":
+            saved[name] = _save_outputs(result, node)
+        else:
+            saved[name] = _save(arguments[name])
+    for i, out in enumerate(outputs):
+        if _is_tensor(out) and _differentiable(out):
+            out._requires_grad = True
+            out._grad_fn = node
+            if i:
+                out._output_nr = i
+    node._saved = saved
+    return result
+
+
+def _save(value):
+    if _is_tensor(value):
+        return SavedTensor(value, False)
+    if isinstance(value, (list, tuple)) and value and all(_is_tensor(v) for v in value):
+        return [SavedTensor(v, False) for v in value]
+    return value
+
+
+def _save_outputs(result, node):
+    if isinstance(result, tuple):
+        return type(result)(*[SavedTensor(r, True) if _is_tensor(r) else r for r in result]) \
+            if hasattr(result, "_fields") else tuple(SavedTensor(r, True) for r in result)
+    return SavedTensor(result, True)
+
+
+def check_inplace(t, op_name: str) -> None:
+    """PyTorch's refusals for an in-place op on a tensor taking part in autograd."""
+    if grad_enabled() and t._requires_grad and t._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = t.__dict__.get("_view_base")
+    if grad_enabled() and base is not None and (base._requires_grad or t._requires_grad):
+        raise RuntimeError(
+            f"{op_name}(): in-place modification of a view of a tensor that requires grad is not supported "
+            "by tensormodes' autograd yet; modify a clone instead (view.clone()).")
+
+
+def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, target, write):
+    """Record an in-place op on ``target``; ``write()`` performs the write.
+
+    The formula sees the target's value from before the write, and the new
+    node's edge for it continues the target's old history.
+    """
+    check_inplace(target, op_name)
+    before = _SUPPORT["copy"](target)
+    if target._requires_grad:
+        before._requires_grad = True
+        before._grad_fn = target._grad_fn
+        if "_output_nr" in target.__dict__:
+            before._output_nr = target._output_nr
+    write()
+    result = alias(target)
+    record(op_name, formula, tensor_params,
+           {name: (before if value is target else value) for name, value in arguments.items()}, result)
+    target._requires_grad = True
+    target._grad_fn = result._grad_fn
+    target.__dict__.pop("_output_nr", None)
+    return target

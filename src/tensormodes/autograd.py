@@ -1,0 +1,90 @@
+"""Reverse-mode automatic differentiation.
+
+Operations on tensors that require grad are recorded (while grad mode is on)
+into a graph of backward nodes; ``backward()`` / ``grad()`` walk it. Gradient
+formulas are declared with each op in the op table and are written with
+public ops, so higher-order gradients (``create_graph=True``) and modes work
+through them.
+
+>>> import tensormodes as tm
+>>> w = tm.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+>>> loss = (w * w).sum()
+>>> g, = tm.autograd.grad(loss, w, create_graph=True)
+>>> g.tolist()
+[[2.0, 4.0], [6.0, 8.0]]
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from . import _functions
+from ._autograd.api import backward, grad
+from ._autograd.engine import RemovableHandle
+from ._autograd.function import Function, FunctionCtx
+from ._autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from ._autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from ._autograd.graph import Node
+from ._tensor import Tensor
+from .overrides import TorchFunctionMode, resolve_name
+
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "BackwardOverride", "no_grad", "enable_grad",
+           "set_grad_enabled", "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck",
+           "GradcheckError", "Node", "RemovableHandle"]
+
+
+class BackwardOverride(TorchFunctionMode):
+    """A mode that swaps the gradient rule of chosen functions within its scope.
+
+    This is the override protocol's third purpose: vary backward semantics
+    without adding arguments to functions. Inside the ``with`` block every call
+    of a chosen function (as a function or as a method) is replaced by
+    ``rules[func]`` with the same arguments — typically the ``apply`` of an
+    ``autograd.Function`` whose forward matches the original and whose backward
+    is the new rule. Declares ``handled_functions``, so every other call skips
+    this mode at almost no cost.
+
+    >>> import tensormodes as tm
+    >>> class StraightThrough(tm.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x.round()
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         return grad
+    >>> x = tm.tensor([0.4, 1.6], requires_grad=True)
+    >>> with tm.autograd.BackwardOverride({tm.round: StraightThrough.apply}):
+    ...     y = x.round() * 3
+    >>> y.sum().backward(); x.grad.tolist()
+    [3.0, 3.0]
+    """
+
+    def __init__(self, rules: dict[Callable, Callable]) -> None:
+        self.rules: dict = {}
+        for func, replacement in rules.items():
+            self.rules[func] = replacement
+            counterpart = _method_counterpart(func)
+            if counterpart is not None:
+                self.rules.setdefault(counterpart, replacement)
+        self.handled_functions = frozenset(self.rules)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        """Route chosen functions to their replacement, everything else through unchanged."""
+        return self.rules.get(func, func)(*args, **(kwargs or {}))
+
+    def __repr__(self) -> str:
+        return f"BackwardOverride({sorted(resolve_name(f) or repr(f) for f in self.rules)})"
+
+
+def _method_counterpart(func):
+    """``Tensor.round`` for ``tensormodes.round`` and the reverse (None if there is none)."""
+    name = resolve_name(func) or ""
+    owner, _, short = name.rpartition(".")
+    try:
+        if owner == "tensormodes":
+            return getattr(Tensor, short)
+        if owner == "tensormodes.Tensor":
+            return _functions.public_function(short)
+    except AttributeError:
+        pass
+    return None

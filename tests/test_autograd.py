@@ -1,0 +1,465 @@
+"""Autograd: graph recording, backward, grad, grad mode, custom Functions, hooks,
+in-place safety, and modes that change backward semantics."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import threading
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+import tensormodes.nn.functional as F
+from tensormodes.overrides import TorchFunctionMode, resolve_name
+
+# -- recording ---------------------------------------------------------------------------------
+
+
+def test_leaves_and_grad_fn():
+    x = tm.ones(2, requires_grad=True)
+    y = x * 2
+    z = y.exp()
+    assert x.is_leaf and x.grad_fn is None
+    assert not y.is_leaf and y.requires_grad
+    assert y.grad_fn.name() == "MulBackward0"
+    assert z.grad_fn.next_functions[0][0] is y.grad_fn
+    assert y.grad_fn.next_functions[0][0].name() == "AccumulateGrad"
+    assert y.grad_fn.next_functions[0][0].variable is x
+    assert repr(z).endswith("grad_fn=<ExpBackward0>)")
+
+
+def test_nothing_is_recorded_without_requires_grad_or_in_no_grad():
+    x = tm.ones(2)
+    assert (x * 2).grad_fn is None and not (x * 2).requires_grad
+    w = tm.ones(2, requires_grad=True)
+    with tm.no_grad():
+        y = w * 2
+    assert y.grad_fn is None and not y.requires_grad
+
+
+def test_integer_outputs_do_not_require_grad():
+    x = tm.tensor([1.0, 3.0, 2.0], requires_grad=True)
+    assert not x.argmax().requires_grad
+    assert not (x > 1).requires_grad
+    values, indices = x.max(dim=0)
+    assert values.requires_grad and not indices.requires_grad
+
+
+# -- backward -----------------------------------------------------------------------------------
+
+
+def test_backward_matches_hand_derivatives():
+    x = tm.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    ((x * x).sum() + (x * 3).sum()).backward()
+    assert x.grad.tolist() == [5.0, 7.0, 9.0]
+
+
+def test_gradients_accumulate_across_backward_calls():
+    x = tm.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0]
+
+
+def test_broadcasting_is_reduced_in_gradients():
+    x = tm.ones(3, 1, requires_grad=True)
+    b = tm.ones(4, requires_grad=True)
+    (x + b).sum().backward()
+    assert x.grad.tolist() == [[4.0], [4.0], [4.0]]
+    assert b.grad.tolist() == [3.0, 3.0, 3.0, 3.0]
+
+
+def test_non_scalar_backward_needs_a_gradient():
+    x = tm.ones(2, requires_grad=True)
+    y = x * 2
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        y.backward()
+    y.backward(tm.tensor([1.0, 10.0]))
+    assert x.grad.tolist() == [2.0, 20.0]
+
+
+def test_backward_twice_without_retain_graph_raises():
+    x = tm.ones(2, requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.tolist() == [4.0, 4.0]
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
+def test_backward_of_a_tensor_without_grad_raises():
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"):
+        tm.ones(2).sum().backward()
+
+
+def test_a_ten_thousand_op_chain_does_not_hit_the_recursion_limit():
+    x = tm.tensor([1.0], requires_grad=True)
+    y = x
+    for _ in range(10_000):
+        y = y * 1.0
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0]
+
+
+def test_backward_frees_intermediate_buffers():
+    x = tm.randn(256, 256, requires_grad=True)
+    y = x
+    tracemalloc.start()
+    for _ in range(100):
+        y = (y * 1.0001).tanh()
+    forward_current, forward_peak = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    y.sum().backward()
+    _, backward_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert backward_peak < 2 * forward_peak
+
+
+# -- autograd.grad ------------------------------------------------------------------------------
+
+
+def test_grad_returns_without_accumulating():
+    x = tm.tensor([2.0], requires_grad=True)
+    (g,) = tm.autograd.grad((x ** 3).sum(), x)
+    assert g.tolist() == [12.0]
+    assert x.grad is None
+
+
+def test_grad_allow_unused():
+    x, unused = tm.ones(1, requires_grad=True), tm.ones(1, requires_grad=True)
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        tm.autograd.grad((x * 2).sum(), [x, unused])
+    gx, gu = tm.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True)
+    assert gx.tolist() == [2.0] and gu is None
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        tm.autograd.grad((x * 2).sum(), [tm.ones(1)])
+
+
+def test_second_order_gradients():
+    x = tm.tensor([1.5], requires_grad=True)
+    (g,) = tm.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    assert g.requires_grad
+    g.sum().backward()
+    assert x.grad.tolist() == [9.0]
+
+
+def test_gradgradcheck_on_a_composite():
+    x = tm.tensor([0.3, -0.7], dtype=tm.float64, requires_grad=True)
+    assert tm.autograd.gradgradcheck(lambda t: (t * t).tanh() * t, (x,))
+
+
+def test_gradcheck_catches_a_wrong_gradient():
+    class Wrong(tm.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 3
+
+    x = tm.tensor([1.0, 2.0], dtype=tm.float64, requires_grad=True)
+    with pytest.raises(tm.autograd.GradcheckError, match="Jacobian mismatch"):
+        tm.autograd.gradcheck(Wrong.apply, (x,))
+    assert tm.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False) is False
+
+
+# -- grad mode -------------------------------------------------------------------------------------
+
+
+def test_grad_mode_context_managers_and_decorators():
+    x = tm.ones(1, requires_grad=True)
+
+    @tm.no_grad()
+    def with_parentheses():
+        return x * 2
+
+    @tm.no_grad
+    def without_parentheses():
+        return x * 2
+
+    assert not with_parentheses().requires_grad and not without_parentheses().requires_grad
+    with tm.no_grad():
+        assert not tm.is_grad_enabled()
+        with tm.enable_grad():
+            assert (x * 2).requires_grad
+        with tm.set_grad_enabled(True):
+            assert tm.is_grad_enabled()
+    assert tm.is_grad_enabled()
+    with tm.inference_mode():
+        assert tm.is_inference_mode_enabled() and not tm.is_grad_enabled()
+    with tm.inference_mode(False):
+        assert tm.is_grad_enabled()
+
+
+def test_grad_mode_restored_after_exceptions():
+    with pytest.raises(KeyError):
+        with tm.no_grad():
+            raise KeyError
+    assert tm.is_grad_enabled()
+
+
+def test_set_grad_enabled_as_a_function():
+    tm.set_grad_enabled(False)
+    try:
+        assert not tm.is_grad_enabled()
+    finally:
+        tm.set_grad_enabled(True)
+    assert tm.is_grad_enabled()
+
+
+def test_grad_mode_is_thread_and_task_local():
+    seen = []
+    with tm.no_grad():
+        worker = threading.Thread(target=lambda: seen.append(tm.is_grad_enabled()))
+        worker.start()
+        worker.join()
+
+    async def task():
+        with tm.no_grad():
+            await asyncio.sleep(0)
+            return tm.is_grad_enabled()
+
+    async def main():
+        inside = await asyncio.create_task(task())
+        return inside, tm.is_grad_enabled()
+
+    assert seen == [True]
+    assert asyncio.run(main()) == (False, True)
+
+
+# -- custom Functions -------------------------------------------------------------------------------
+
+
+class ScaledExp(tm.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        result = x.exp() * scale
+        ctx.save_for_backward(result)
+        ctx.scale = scale
+        return result
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        return grad * result, None
+
+
+def test_custom_function_forward_and_backward():
+    x = tm.zeros(2, requires_grad=True)
+    y = ScaledExp.apply(x, 3.0)
+    assert y.grad_fn.name() == "ScaledExpBackward"
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_custom_function_needs_input_grad_and_non_differentiable_outputs():
+    seen = {}
+
+    class Split(tm.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            seen["needs"] = ctx.needs_input_grad
+            index = a.argmax()
+            ctx.mark_non_differentiable(index)
+            return a * b, index
+
+        @staticmethod
+        def backward(ctx, grad, grad_index):
+            return grad, None
+
+    a = tm.tensor([1.0, 3.0], requires_grad=True)
+    value, index = Split.apply(a, tm.ones(2))
+    assert seen["needs"] == (True, False)
+    assert value.requires_grad and not index.requires_grad
+
+
+def test_custom_function_saved_tensor_modified_in_place():
+    x = tm.ones(2, requires_grad=True)
+    y = ScaledExp.apply(x * 1, 1.0)
+    with tm.no_grad():
+        y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+# -- hooks --------------------------------------------------------------------------------------------
+
+
+def test_tensor_hooks_and_retain_grad():
+    x = tm.ones(2, requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    seen = []
+    handle = y.register_hook(lambda g: seen.append(g.tolist()))
+    x.register_hook(lambda g: g * 10)
+    y.sum().backward()
+    assert seen == [[1.0, 1.0]]
+    assert y.grad.tolist() == [1.0, 1.0] and y.retains_grad
+    assert x.grad.tolist() == [30.0, 30.0]
+    handle.remove()
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        tm.ones(1).register_hook(lambda g: g)
+
+
+# -- in-place safety ------------------------------------------------------------------------------
+
+
+def test_modifying_a_saved_tensor_makes_backward_fail():
+    x = tm.ones(2, requires_grad=True)
+    a = x * 2
+    e = a.exp()
+    a.mul_(2)
+    with pytest.raises(RuntimeError, match=r"one of the variables needed for gradient computation has been modified "
+                                           r"by an inplace operation: \[tensormodes.FloatTensor \[2\]\], which is "
+                                           r"output 0 of ExpBackward0, is at version 1; expected version 0 instead"):
+        e.sum().backward()
+
+
+def test_in_place_on_a_leaf_that_requires_grad_raises():
+    x = tm.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."):
+        x.add_(1)
+    with tm.no_grad():
+        x.add_(1)
+    assert x.tolist() == [2.0, 2.0] and x._version == 1
+
+
+def test_in_place_on_a_non_leaf_is_recorded():
+    x = tm.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.mul_(x)
+    assert y.grad_fn.name() == "MulBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [4.0, 8.0]
+
+
+def test_setitem_is_differentiable():
+    x = tm.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = tm.tensor(5.0, requires_grad=True)
+    y = x * 1
+    y[1] = v * 2
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 1.0]
+    assert v.grad.item() == 2.0
+
+
+def test_version_counters_are_shared_with_views():
+    x = tm.zeros(4)
+    view = x[1:3]
+    view.add_(1)
+    assert x._version == view._version == 1
+    x[0] = 1
+    assert view._version == 2
+
+
+def test_out_argument_refuses_tensors_that_require_grad():
+    x = tm.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        tm.add(x, 1, out=tm.empty(2))
+
+
+# -- modes and autograd -----------------------------------------------------------------------------
+
+
+def test_a_rewriting_mode_keeps_gradients_correct():
+    class MulToAdd(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func is tm.Tensor.mul:
+                return args[0] + args[1]
+            return func(*args, **(kwargs or {}))
+
+    x = tm.tensor([1.0, 2.0], requires_grad=True)
+    with MulToAdd():
+        y = (x * x).sum()
+    y.backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_modes_see_gradient_formulas_during_backward():
+    seen = []
+
+    class Record(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(resolve_name(func))
+            return func(*args, **(kwargs or {}))
+
+    x = tm.ones(2, requires_grad=True)
+    y = (x * 3).sum()
+    with Record():
+        y.backward()
+    assert "tensormodes.Tensor.backward" in seen
+
+
+def test_backward_override_swaps_a_gradient_rule_in_a_scope():
+    class StraightThroughRound(tm.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.round()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    x = tm.tensor([0.4, 1.6], requires_grad=True)
+    with tm.autograd.BackwardOverride({tm.round: StraightThroughRound.apply}):
+        inside = tm.round(x) + x.round()
+    inside.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    x.grad = None
+    outside = tm.round(x)
+    outside.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+
+
+# -- a training step end to end ------------------------------------------------------------------
+
+
+def test_mlp_training_step_matches_hand_computed_shapes():
+    tm.manual_seed(0)
+    w1 = tm.randn(4, 3, requires_grad=True)
+    b1 = tm.zeros(4, requires_grad=True)
+    w2 = tm.randn(2, 4, requires_grad=True)
+    x = tm.randn(5, 3)
+    target = tm.tensor([0, 1, 1, 0, 1])
+    loss = F.cross_entropy(F.linear(F.relu(F.linear(x, w1, b1)), w2), target)
+    loss.backward()
+    assert w1.grad.shape == (4, 3) and b1.grad.shape == (4,) and w2.grad.shape == (2, 4)
+    assert np.isfinite(w1.grad.numpy()).all()
+
+
+@pytest.mark.torch
+def test_random_compositions_match_torch_gradients():
+    import torch
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a, b = rng.standard_normal((3, 4)), rng.standard_normal((4,))
+
+        def compute(lib, x, y):
+            h = (x * y).tanh() + (x - y).exp() / 3
+            h = h.matmul(y) if lib is tm else h.matmul(y)
+            return (h.relu() ** 2).sum() + x.sigmoid().mean()
+
+        x, y = tm.tensor(a, requires_grad=True), tm.tensor(b, requires_grad=True)
+        tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+        compute(tm, x, y).backward()
+        compute(torch, tx, ty).backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy(), rtol=1e-6, atol=1e-9)
+
+
+def test_garbage_collection_frees_the_graph():
+    x = tm.ones(3, requires_grad=True)
+    y = (x * 2).exp()
+    node = y.grad_fn
+    import weakref
+
+    ref = weakref.ref(node)
+    del y, node
+    gc.collect()
+    assert ref() is None
