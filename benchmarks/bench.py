@@ -209,9 +209,71 @@ def _looped_under(modes: list, fn: Callable, inner: int = 200) -> Callable:
     return run
 
 
-GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows}
+def autograd_rows() -> list[Row]:
+    """Forward + backward of a small MLP (Linear 64->64, ReLU, Linear 64->10, cross-entropy, batch 32).
+
+    Baseline: the same network in HIPS autograd (``pip install autograd``) when installed.
+    """
+    import tensormodes.nn.functional as F
+
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((32, 64)).astype(np.float32)
+    y_np = rng.integers(0, 10, 32)
+    w1_np = (rng.standard_normal((64, 64)) * 0.1).astype(np.float32)
+    b1_np = np.zeros(64, np.float32)
+    w2_np = (rng.standard_normal((10, 64)) * 0.1).astype(np.float32)
+    b2_np = np.zeros(10, np.float32)
+    x, y = tm.tensor(x_np), tm.tensor(y_np)
+    params = [tm.tensor(a, requires_grad=True) for a in (w1_np, b1_np, w2_np, b2_np)]
+
+    def step():
+        w1, b1, w2, b2 = params
+        loss = F.cross_entropy(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), y)
+        loss.backward()
+        for p in params:
+            p.grad = None
+
+    x_small, y_small = tm.ones(1), tm.ones(1)
+    rows = [Row("autograd", "MLP forward+backward (batch 32)", step),
+            Row("autograd", "add 1 elem, no grad (cf. foundation)", lambda: tm.add(x_small, y_small))]
+    try:
+        import autograd
+        import autograd.numpy as anp
+
+        def hips_loss(weights):
+            w1, b1, w2, b2 = weights
+            hidden = anp.maximum(x_np @ w1.T + b1, 0)
+            logits = hidden @ w2.T + b2
+            shifted = logits - anp.max(logits, axis=1, keepdims=True)
+            log_probs = shifted - anp.log(anp.sum(anp.exp(shifted), axis=1, keepdims=True))
+            return -anp.mean(log_probs[np.arange(32), y_np])
+
+        hips_grad = autograd.grad(hips_loss)
+        weights = [w1_np, b1_np, w2_np, b2_np]
+        rows[0].baseline = lambda: hips_grad(weights)
+    except ImportError:
+        pass
+    if torch is not None:
+        tx, ty = torch.tensor(x_np), torch.tensor(y_np)
+        tparams = [torch.tensor(a, requires_grad=True) for a in (w1_np, b1_np, w2_np, b2_np)]
+        tF = torch.nn.functional
+
+        def torch_step():
+            w1, b1, w2, b2 = tparams
+            loss = tF.cross_entropy(tF.linear(tF.relu(tF.linear(tx, w1, b1)), w2, b2), ty)
+            loss.backward()
+            for p in tparams:
+                p.grad = None
+
+        rows[0].torch = torch_step
+        tx1, ty1 = torch.ones(1), torch.ones(1)
+        rows[1].torch = lambda: torch.add(tx1, ty1)
+    return rows
+
+
+GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
-             "modes": "the same call with no mode active"}
+             "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network"}
 
 
 def import_time() -> float:

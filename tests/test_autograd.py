@@ -312,11 +312,15 @@ def test_tensor_hooks_and_retain_grad():
 def test_modifying_a_saved_tensor_makes_backward_fail():
     x = tm.ones(2, requires_grad=True)
     a = x * 2
-    e = a.exp()
+    s = a.sin()  # saves its input
     a.mul_(2)
     with pytest.raises(RuntimeError, match=r"one of the variables needed for gradient computation has been modified "
                                            r"by an inplace operation: \[tensormodes.FloatTensor \[2\]\], which is "
-                                           r"output 0 of ExpBackward0, is at version 1; expected version 0 instead"):
+                                           r"output 0 of MulBackward0, is at version 1; expected version 0 instead"):
+        s.sum().backward()
+    e = (x * 2).exp()  # saves its output, which is not modified below
+    e.detach().add_(0)
+    with pytest.raises(RuntimeError, match="which is output 0 of ExpBackward0, is at version 1"):
         e.sum().backward()
 
 

@@ -64,6 +64,13 @@ def _wrap_view(result, base: Tensor):
     return wrapped
 
 
+def _wrap_alias(result, source: Tensor) -> Tensor:
+    """A result sharing ``source``'s storage and version counter but not a view of it."""
+    t = _wrap(result)
+    share_version(t, source)
+    return t
+
+
 def _type_name(array: np.ndarray) -> str:
     d = dt.NP_TO_DTYPE.get(array.dtype)
     return {dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16", dt.int32: "Int",
@@ -198,7 +205,7 @@ _UNWRAP = {
 
 _RUNTIME = {
     "_needs_grad": needs_grad, "_record": record, "_record_inplace": record_inplace, "_bump_version": bump_version,
-    "_wrap": _wrap, "_wrap_view": _wrap_view, "_write_inplace": _write_inplace,
+    "_wrap": _wrap, "_wrap_view": _wrap_view, "_wrap_alias": _wrap_alias, "_write_inplace": _write_inplace,
     "_write_out": _write_out, "_tensor_arg": _tensor_arg, "_optional_tensor_arg": _optional_tensor_arg,
     "_tensor_or_scalar_arg": _tensor_or_scalar_arg, "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,
     "_optional_tensor_or_scalar_arg": _optional_tensor_or_scalar_arg,
@@ -304,6 +311,8 @@ def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
         return f"return _write_inplace({first}, result, {opdef.name!r})"
     if opdef.view:
         return f"return _wrap_view(result, {first})"
+    if opdef.alias:
+        return f"return _wrap_alias(result, {first})"
     if "requires_grad" in opdef.signature.parameters:
         return "return _with_requires_grad(_wrap(result), requires_grad)"
     return "return _wrap(result)"
@@ -373,7 +382,7 @@ def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> 
         parts.append(f"result = {_kernel_call(opdef, signature, True)}")
     if opdef.mutates:
         parts.append(f"_bump_version({first})")
-    if inplace or opdef.view or "requires_grad" in opdef.signature.parameters:
+    if inplace or opdef.view or opdef.alias or "requires_grad" in opdef.signature.parameters:
         parts.append(_finish(opdef, first, inplace))
     else:
         parts.append(_WRAP_RESULT)
@@ -427,11 +436,13 @@ def _reflected_impl(opdef: OpDef):
     kernel, name, formula = opdef.kernel, opdef.name, opdef.grad
     first, second = list(opdef.signature.parameters)[:2]
     params = tuple(opdef.tensor_params)
+    defaults = {p.name: p.default for p in opdef.signature.parameters.values()
+                if p.default is not inspect.Parameter.empty}
 
     def reflected(self, other):
         result = _wrap(kernel(_tensor_or_scalar_arg(other, name, "other", 2), _tensor_arg(self, name, "self", 1)))
         if opdef.differentiable and needs_grad((self, other)):
-            return record(name, formula, params, {first: other, second: self}, result)
+            return record(name, formula, params, {**defaults, first: other, second: self}, result)
         return result
 
     return reflected

@@ -813,6 +813,8 @@ def _wrap_dim(dim, ndim: int) -> int:
 
 
 def _is_contiguous(array: np.ndarray) -> bool:
+    if array.size == 0:
+        return True
     expected = array.itemsize
     for size, stride in zip(reversed(array.shape), reversed(array.strides)):
         if size != 1 and stride != expected:
@@ -1066,7 +1068,11 @@ def _alias_for_autograd(t: Tensor) -> Tensor:
     return alias
 
 
-register_tensor_type(Tensor, _alias_for_autograd, lambda t: wrap_array(t._data.copy()))
+register_tensor_type(
+    Tensor, alias=_alias_for_autograd, copy=lambda t: wrap_array(t._data.copy()),
+    meta=lambda t: (t._data.shape, dt.NP_TO_DTYPE[t._data.dtype]),
+    ones=lambda t: wrap_array(np.ones(t._data.shape, t._data.dtype)),
+    zeros=lambda shape, dtype: wrap_array(np.zeros(shape, dtype._np)))
 
 _INLINE_NAMES = {"_Size": Size, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_CPU": CPU}
 

@@ -8,7 +8,7 @@ the recursion limit. Saved tensors are freed node by node unless
 from __future__ import annotations
 
 from .grad_mode import _GRAD_ENABLED
-from .graph import AccumulateGrad, Node, copy_detached, grad_edge
+from .graph import AccumulateGrad, Node, copy_detached, grad_edge, meta, ones_like, zeros
 
 __all__ = ["run_backward", "register_tensor_hook", "RemovableHandle"]
 
@@ -105,13 +105,14 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
         if not out._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        shape = meta(out)[0]
         if grad is None:
-            if out.numel() != 1:
+            if any(size != 1 for size in shape):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            grad = out.new_ones(out.shape)
-        elif tuple(grad.shape) != tuple(out.shape):
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and output[{i}] "
-                               f"has a shape of {out.shape}.")
+            grad = ones_like(out)
+        elif meta(grad)[0] != shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(meta(grad)[0])} and "
+                               f"output[{i}] has a shape of {list(shape)}.")
         node, output_nr = grad_edge(out)
         roots.append(node)
         _add_to_buffer(buffers, node, output_nr, grad)
@@ -193,6 +194,4 @@ def _materialize(node: Node, grads: list) -> tuple:
     if metas is None:
         return tuple(grads)
     grads = list(grads) + [None] * (len(metas) - len(grads))
-    known = next(g for g in grads if g is not None)
-    return tuple(known.new_zeros(shape, dtype=dtype) if g is None and shape is not None else g
-                 for g, (shape, dtype) in zip(grads, metas))
+    return tuple(zeros(shape, dtype) if g is None and shape is not None else g for g, (shape, dtype) in zip(grads, metas))

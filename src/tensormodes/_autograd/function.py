@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 from .grad_mode import _GRAD_ENABLED, grad_enabled
-from .graph import Node, SavedTensor, _is_tensor, alias, grad_edge
+from .graph import Node, SavedTensor, _differentiable, _is_tensor, alias, grad_edge, meta
 
 __all__ = ["Function", "FunctionCtx"]
 
@@ -129,12 +129,11 @@ class Function:
                 items[i] = alias(out)
                 if id(out) in ctx._non_differentiable:
                     ctx._non_differentiable.add(id(items[i]))
-        meta = [(tuple(o.shape), o.dtype) if _is_tensor(o) else (None, None) for o in items]
-        node = FunctionBackward(cls, ctx, edges, meta)
+        output_meta = [meta(o) if _is_tensor(o) else (None, None) for o in items]
+        node = FunctionBackward(cls, ctx, edges, output_meta)
         ctx._node = node
         for i, out in enumerate(items):
-            if _is_tensor(out) and id(out) not in ctx._non_differentiable and \
-                    (out.dtype.is_floating_point or out.dtype.is_complex):
+            if _is_tensor(out) and id(out) not in ctx._non_differentiable and _differentiable(out):
                 out._requires_grad = True
                 out._grad_fn = node
                 if i:

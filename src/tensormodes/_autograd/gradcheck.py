@@ -35,15 +35,17 @@ def _numerical_jacobian(func, inputs, index: int, output_index: int, eps: float)
     if flat is None:
         raise GradcheckError("gradcheck expects contiguous inputs")
     columns = []
-    with no_grad():
-        for k in range(x.numel()):
-            original = flat[k].item()
-            flat[k] = original + eps
-            plus = _as_tuple(func(*inputs))[output_index].detach().reshape(-1).clone()
-            flat[k] = original - eps
-            minus = _as_tuple(func(*inputs))[output_index].detach().reshape(-1).clone()
+    for k in range(x.numel()):
+        original = flat[k].item()
+        values = []
+        for shifted in (original + eps, original - eps):
+            with no_grad():
+                flat[k] = shifted
+            # Evaluated with grad mode as it is: gradgradcheck's function needs it.
+            values.append(_as_tuple(func(*inputs))[output_index].detach().reshape(-1).clone())
+        with no_grad():
             flat[k] = original
-            columns.append(((plus - minus) / (2 * eps)).tolist())
+        columns.append(((values[0] - values[1]) / (2 * eps)).tolist())
     return columns  # columns[k][j] = d out[j] / d x[k]
 
 

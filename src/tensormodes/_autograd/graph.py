@@ -22,18 +22,24 @@ from .grad_mode import grad_enabled
 __all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",
            "share_version", "version_of", "TENSOR_TYPES"]
 
-# The Tensor class and two helpers, registered by the Tensor layer (this module
-# sits below it): ``alias(t)`` a new plain tensor sharing t's storage and version
-# counter, without autograd history; ``copy(t)`` the same with its own storage.
-# They are internal, so modes do not see autograd's bookkeeping.
+# The Tensor class and internal helpers, registered by the Tensor layer (this
+# module sits below it): ``alias(t)`` a new plain tensor sharing t's storage and
+# version counter, without history; ``copy(t)`` the same with its own storage;
+# ``meta(t)`` its (shape tuple, dtype); ``ones(t)`` ones like it. Bookkeeping
+# goes through them, never through public calls, so modes see only real math.
 TENSOR_TYPES: list[type] = []
 _SUPPORT: dict = {}
 
 
-def register_tensor_type(tensor_type: type, alias, copy) -> None:
-    """Called once by the Tensor layer."""
+def register_tensor_type(tensor_type: type, **helpers) -> None:
+    """Called once by the Tensor layer with ``alias``, ``copy``, ``meta`` and ``ones``."""
     TENSOR_TYPES.append(tensor_type)
-    _SUPPORT.update(alias=alias, copy=copy)
+    _SUPPORT.update(helpers)
+
+
+def meta(t) -> tuple:
+    """``(shape, dtype)`` of a tensor, without a public call."""
+    return _SUPPORT["meta"](t)
 
 
 def _is_tensor(value) -> bool:
@@ -42,6 +48,16 @@ def _is_tensor(value) -> bool:
 
 def alias(t):
     return _SUPPORT["alias"](t)
+
+
+def ones_like(t):
+    """Ones with ``t``'s shape and dtype, no history."""
+    return _SUPPORT["ones"](t)
+
+
+def zeros(shape: tuple, dtype):
+    """A zero tensor of ``shape`` and ``dtype``, no history."""
+    return _SUPPORT["zeros"](shape, dtype)
 
 
 def copy_detached(t):
@@ -141,13 +157,16 @@ def grad_edge(t) -> tuple:
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved."""
 
-    __slots__ = ("_tensor", "_version", "_counter", "_grad_fn", "_output_nr", "_is_output")
+    __slots__ = ("_tensor", "_version", "_counter", "_producer", "_output_nr", "_is_output")
 
     def __init__(self, t, is_output: bool) -> None:
         self._counter = version_counter(t)
         self._version = self._counter[0]
         self._is_output = is_output
         self._output_nr = t.__dict__.get("_output_nr", 0)
+        # Named in the error if the tensor is modified in place before backward.
+        producer = t._grad_fn
+        self._producer = None if is_output or producer is None else producer.name()
         # Saving the output itself would make a cycle (node -> output -> node):
         # keep its storage and rebuild the tensor, pointing at this node, on unpack.
         self._tensor = alias(t) if is_output else t
@@ -161,10 +180,11 @@ class SavedTensor:
                 ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
                 "graph a second time or if you need to access saved tensors after calling backward.")
         if self._counter[0] != self._version:
+            producer = node.name() if self._is_output else self._producer
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{t.type()} {list(t.shape)}]"
-                + (f", which is output {self._output_nr} of {node.name()}," if self._is_output else "")
+                f"operation: [{t.type()} {list(meta(t)[0])}]"
+                + (f", which is output {self._output_nr} of {producer}," if producer else "")
                 + f" is at version {self._counter[0]}; expected version {self._version} instead. Hint: the "
                 f"backtrace further above can point at the operation that failed to compute its gradient.")
         if self._is_output:
@@ -240,6 +260,9 @@ def _unpack(value, node):
         return value.unpack(node)
     if isinstance(value, list):
         return [_unpack(v, node) for v in value]
+    if isinstance(value, tuple) and value and any(isinstance(v, SavedTensor) for v in value):
+        items = [_unpack(v, node) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     return value
 
 
@@ -247,20 +270,21 @@ def _fit(grad, shape, dtype):
     """Sum a broadcast gradient back to its input's shape and cast it to the input's dtype."""
     if grad is None or shape is None:
         return None
-    if tuple(grad.shape) != shape:
-        grad = sum_to_shape(grad, shape)
-    if grad.dtype is not dtype:
+    grad_shape, grad_dtype = meta(grad)
+    if grad_shape != shape:
+        grad = sum_to_shape(grad, grad_shape, shape)
+    if grad_dtype is not dtype:
         grad = grad.to(dtype)
     return grad
 
 
-def sum_to_shape(grad, shape: tuple):
+def sum_to_shape(grad, grad_shape: tuple, shape: tuple):
     """``grad`` summed over the dimensions broadcasting added or expanded to reach ``shape``."""
-    extra = grad.dim() - len(shape)
+    extra = len(grad_shape) - len(shape)
     if extra < 0:
-        raise RuntimeError(f"gradient of shape {list(grad.shape)} cannot be reduced to shape {list(shape)}")
+        raise RuntimeError(f"gradient of shape {list(grad_shape)} cannot be reduced to shape {list(shape)}")
     dims = list(range(extra))
-    dims += [extra + i for i, size in enumerate(shape) if size == 1 and grad.shape[extra + i] != 1]
+    dims += [extra + i for i, size in enumerate(shape) if size == 1 and grad_shape[extra + i] != 1]
     if dims:
         grad = grad.sum(dims, keepdim=True)
     if extra:
@@ -294,7 +318,8 @@ def _wanted(formula) -> tuple[str, ...]:
 
 
 def _differentiable(t) -> bool:
-    return t.dtype.is_floating_point or t.dtype.is_complex
+    dtype = meta(t)[1]
+    return dtype.is_floating_point or dtype.is_complex
 
 
 def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, result):
@@ -308,8 +333,9 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
         for item in (value if isinstance(value, (list, tuple)) else (value,)):
             if _is_tensor(item) and item._requires_grad:
                 edges.append(grad_edge(item))
-                shapes.append(tuple(item.shape))
-                dtypes.append(item.dtype)
+                shape, dtype = meta(item)
+                shapes.append(shape)
+                dtypes.append(dtype)
             else:
                 edges.append((None, 0))
                 shapes.append(None)
@@ -318,7 +344,7 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
     node = _node_class(op_name)(formula, wanted, None, tuple(edges), tuple(shapes), tuple(dtypes))
     if len(outputs) > 1:
         # Outputs that receive no gradient get zeros (see engine._materialize).
-        node._output_meta = [(tuple(o.shape), o.dtype) if _is_tensor(o) and _differentiable(o) else (None, None)
+        node._output_meta = [meta(o) if _is_tensor(o) and _differentiable(o) else (None, None)
                              for o in outputs]
     saved = {}
     for name in wanted:
@@ -348,8 +374,9 @@ def _save(value):
 
 def _save_outputs(result, node):
     if isinstance(result, tuple):
-        return type(result)(*[SavedTensor(r, True) if _is_tensor(r) else r for r in result]) \
-            if hasattr(result, "_fields") else tuple(SavedTensor(r, True) for r in result)
+        # Outputs without gradients (indices) have no history: saved like inputs.
+        items = [SavedTensor(r, _differentiable(r)) if _is_tensor(r) else r for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
     return SavedTensor(result, True)
 
 

@@ -84,8 +84,11 @@ def wrap_dims(dims, ndim: int) -> tuple[int, ...]:
     if isinstance(dims, numbers.Integral) and not isinstance(dims, bool):
         dims = (dims,)
     wrapped = tuple(wrap_dim(d, ndim) for d in dims)
-    if len(set(wrapped)) != len(wrapped):
-        raise RuntimeError(f"dim {wrapped[0]} appears multiple times in the list of dims")
+    seen = set()
+    for d in wrapped:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
     return wrapped
 
 

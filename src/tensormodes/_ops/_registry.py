@@ -102,6 +102,7 @@ class OpDef:
     ufunc: Callable | None
     grad: Callable | None
     mutates: bool
+    alias: bool
 
 
 OPS: dict[str, OpDef] = {}
@@ -134,7 +135,7 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
        dunders: tuple[Dunder, ...] = (), out: bool = False, view: bool = False,
        factory: bool = False, name: str | None = None, samples: tuple[Sample, ...] = (),
        differentiable: bool = True, ufunc: Callable | None = None, grad: Callable | None = None,
-       mutates: bool = False):
+       mutates: bool = False, alias: bool = False):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``ufunc`` is a hot-path hint: for operands of one dtype (and keyword-only
@@ -154,6 +155,9 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
     ``mutates=True``: the kernel writes into its first tensor argument itself
     (``__setitem__``); the generated code bumps that tensor's version and
     records the op as in-place for autograd.
+
+    ``alias=True``: the result shares its input's storage and version counter
+    without being a view of it (``detach``).
     """
 
     def register(kernel: Callable) -> Callable:
@@ -174,7 +178,7 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
             name=op_name, kernel=kernel, signature=signature, tensor_params=tensor_params,
             function=function, method=method_name, inplace=inplace_name, dunders=dunders,
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
-            samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates)
+            samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias)
         return kernel
 
     return register

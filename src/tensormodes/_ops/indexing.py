@@ -1,16 +1,27 @@
 """Indexing ops: ``t[index]``, ``t[index] = value`` and the gather/scatter family.
 
-Index semantics follow PyTorch, which for basic and advanced indexing are
-NumPy's: basic indexing gives views, advanced indexing copies.
+PyTorch applies an index in two steps, and so do we: integers, slices, ``None``
+and ``...`` first select a *view*; index tensors, lists and boolean masks then
+index what is left as one advanced index, which copies. Doing it in that order
+(rather than handing the whole index to NumPy) gives PyTorch's results where the
+two libraries differ: an integer next to an index tensor (``x[0, :, [0, 1]]``),
+0-dim integer tensors (which act as integers, so ``x[torch.tensor(1)]`` is a
+view), lists holding slices (read as tuples), negative slice steps (rejected).
 """
 
 from __future__ import annotations
 
+import numbers
+import operator
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import _dtype as dt
+from ._common import check_same_shape_or_broadcast, wrap_dim
 from ._registry import Sample, TensorSpec, op
+from .shape import expand_array, legacy_type_name
 
 if TYPE_CHECKING:
     from numbers import Number
@@ -19,51 +30,826 @@ if TYPE_CHECKING:
     from ._registry import Index
 
 _M23 = TensorSpec((2, 3))
+_M234 = TensorSpec((2, 3, 4))
+_SCALAR = TensorSpec(())
+
+# C++ type names PyTorch puts in conversion and mask errors.
+_OVERFLOW_TYPE_NAMES = {
+    "bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+}
+_MASK_TYPE_NAMES = {**_OVERFLOW_TYPE_NAMES, "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+                    "int64": "long int"}
+# Largest finite value of each floating type, for PyTorch's scalar overflow check.
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
+              "float64": np.inf, "complex64": 3.4028234663852886e38, "complex128": np.inf}
 
 
-def _checked(index):
-    """PyTorch's IndexError texts for out-of-range and wrongly typed indices."""
-    parts = index if isinstance(index, tuple) else (index,)
-    for part in parts:
-        if isinstance(part, np.ndarray) and part.dtype.kind not in "biu":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        if isinstance(part, float):
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-                             "are valid indices (got float)")
-    return index
+_FLOAT32, _INT64 = np.dtype(np.float32), np.dtype(np.int64)
+_FLOAT32_MAX = _FLOAT_MAX["float32"]
 
 
-def _index_error(error: IndexError) -> IndexError:
-    return IndexError(str(error).replace("for axis", "for dimension"))
+def _dtype_name(dtype: np.dtype) -> str:
+    return repr(dt.NP_TO_DTYPE[dtype]).rsplit(".", 1)[-1]
 
 
-@op(function=False, method="__getitem__", view=True, differentiable=True,
-    samples=(Sample((_M23, 0)), Sample((_M23, (slice(None), 1))), Sample((_M23, (Ellipsis, None)))))
+def _legacy_name(dtype: np.dtype) -> str:
+    """``'Float'`` for float32: the names PyTorch's index errors use."""
+    return legacy_type_name(np.empty(0, dtype))[len("torch."):-len("Tensor")]
+
+
+def scalar_as(value, dtype: np.dtype, *, half_saturates: bool = False) -> np.ndarray:
+    """A Python number as a 0-dim array of ``dtype``, with PyTorch's overflow check.
+
+    Integers wrap like C casts only within the type's magnitude (-1 becomes 255 in
+    uint8, 300 is an error); floats truncate into integer types; NaN, infinities
+    and out-of-range values raise RuntimeError. ``half_saturates``: float16 and
+    bfloat16 targets take out-of-range values as infinities (``t[i] = 1e10``).
+    """
+    t = type(value)
+    # Hot paths (``x[i] = 1.5`` on float32, ``x[i] = 3`` on int64) skip the general checks.
+    if dtype is _FLOAT32 and (t is float or t is int and -2**63 <= value < 2**63) and not abs(value) > _FLOAT32_MAX:
+        return np.asarray(value, _FLOAT32)
+    if dtype is _INT64 and t is int and -2**63 <= value < 2**63:
+        return np.asarray(value, _INT64)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if not isinstance(value, (bool, int, float, complex)):
+        raise TypeError(f"value must be a Number, not {type(value).__name__}")
+    if type(value) is int and not -2**63 <= value < 2**63:
+        raise OverflowError("int too big to convert")
+    name = _dtype_name(dtype)
+    if name == "bool" or type(value) is bool:
+        return np.asarray(value).astype(dtype)
+    kind = dtype.kind
+    overflow = False
+    if type(value) is complex and kind != "c":
+        overflow = value.imag != 0
+        value = value.real
+    if kind in "iu":
+        info = np.iinfo(dtype)
+        low = -info.max if kind == "u" else info.min
+        overflow = overflow or not (low <= value <= info.max)  # False for NaN: caught next
+        if type(value) is float:
+            overflow = overflow or not np.isfinite(value)
+            value = int(value) if not overflow else 0
+    else:
+        limit = _FLOAT_MAX[name]
+        parts = (value.real, value.imag) if type(value) is complex else (value,)
+        too_big = any(np.isfinite(p) and abs(p) > limit for p in parts)
+        overflow = overflow or (too_big and not (half_saturates and name in ("float16", "bfloat16")))
+    if overflow:
+        raise RuntimeError(f"value cannot be converted to type {_OVERFLOW_TYPE_NAMES[name]} without overflow")
+    with np.errstate(over="ignore"):
+        return np.asarray(value).astype(dtype)
+
+
+def _cast_array(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``value`` converted to ``dtype`` as PyTorch's copy does (complex to real warns)."""
+    if value.dtype == dtype:
+        return value
+    if value.dtype.kind == "c" and dtype.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
+        value = value.real
+    with np.errstate(invalid="ignore", over="ignore"):
+        return value.astype(dtype)
+
+
+# -- parsing an index ----------------------------------------------------------------------
+
+_INT, _SLICE, _NONE, _ELLIPSIS, _BOOL, _ARRAY, _MASK = range(7)
+_SEQUENCE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; "
+    "use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+    "x[torch.tensor(seq)], which will result either in an error or a different result")
+_UINT8_WARNING = "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead."
+_INDEX_TYPES_ERROR = "tensors used as indices must be long, int, byte or bool tensors"
+
+
+def _as_index_tuple(indices) -> tuple:
+    if type(indices) is tuple:
+        return indices
+    # PyTorch's legacy rule: a short list holding a slice, None, ..., a tensor or a
+    # sequence is read as a tuple of indices.
+    if type(indices) is list and len(indices) < 32 and any(
+            isinstance(i, (np.ndarray, list, tuple, slice)) or i is None or i is Ellipsis for i in indices):
+        warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=5)
+        return tuple(indices)
+    return (indices,)
+
+
+def _check_slice(item: slice) -> None:
+    if item.step is not None:
+        step = operator.index(item.step)
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        if step < 0:
+            raise ValueError("step must be greater than zero")
+
+
+def _array_item(array: np.ndarray) -> tuple[int, object]:
+    """An index array classified: a 0-dim integer is an integer, a bool array a mask."""
+    kind = array.dtype.kind
+    if array.dtype == np.uint8:
+        warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=5)
+        array, kind = array.astype(bool), "b"
+    if kind == "b":
+        return (_BOOL, bool(array)) if array.ndim == 0 else (_MASK, array)
+    if array.dtype not in (np.int64, np.int32):
+        raise IndexError(_INDEX_TYPES_ERROR)
+    return (_INT, int(array)) if array.ndim == 0 else (_ARRAY, array)
+
+
+def _sequence_item(sequence) -> tuple[int, object]:
+    try:
+        array = np.asarray(sequence)
+    except ValueError:
+        raise ValueError("expected a sequence of integers or booleans of one shape as an index") from None
+    if array.size == 0 and array.dtype.kind == "f":
+        array = array.astype(np.int64)  # [] indexes nothing, as an empty long tensor
+    if array.dtype.kind in "iu" and array.dtype != np.int32:
+        array = array.astype(np.int64)
+    if array.dtype.kind not in "biu":
+        raise IndexError(_INDEX_TYPES_ERROR)
+    return _array_item(array) if array.ndim else (_ARRAY, array.reshape(1))
+
+
+def _classify(item) -> tuple[int, object]:
+    t = type(item)
+    if t is int:
+        return _INT, item
+    if t is slice:
+        _check_slice(item)
+        return _SLICE, item
+    if item is None:
+        return _NONE, None
+    if item is Ellipsis:
+        return _ELLIPSIS, None
+    if t is bool or t is np.bool_:
+        return _BOOL, bool(item)
+    if isinstance(item, np.ndarray):
+        return _array_item(item)
+    if isinstance(item, (list, tuple)):
+        return _sequence_item(item)
+    if isinstance(item, numbers.Integral):
+        return _INT, int(item)
+    if isinstance(item, (float, np.floating)):
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                         "valid indices (got float)")
+    try:
+        return _INT, operator.index(item)
+    except TypeError:
+        raise TypeError(f"only integers, slices (`:`), ellipsis (`...`), None, booleans and integer or boolean "
+                        f"tensors are valid indices (got {type(item).__name__})") from None
+
+
+def _parse(array: np.ndarray, indices) -> tuple[tuple, list]:
+    """Split an index into a basic NumPy index (a view) and the advanced parts applied after it.
+
+    Advanced parts are ``(dim, array)`` pairs: ``dim`` counts dimensions of the basic
+    view; ``array`` is an integer index or a boolean mask (spanning ``mask.ndim`` dims).
+    """
+    items = [_classify(item) for item in _as_index_tuple(indices)]
+    ndim = array.ndim
+    consumed = 0
+    for kind, value in items:
+        if kind is _INT or kind is _SLICE or kind is _ARRAY:
+            consumed += 1
+        elif kind is _MASK:
+            consumed += value.ndim
+    if ndim == 0 and any(kind is _INT for kind, _ in items):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                         "in C++ to convert a 0-dim tensor to a number")
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    basic, advanced = [], []
+    in_dim = out_dim = 0
+    expanded_ellipsis = False
+    for kind, value in items:
+        if kind is _INT:
+            size = array.shape[in_dim]
+            if not -size <= value < size:
+                raise IndexError(f"index {value} is out of bounds for dimension {in_dim} with size {size}")
+            basic.append(value)
+            in_dim += 1
+        elif kind is _SLICE:
+            basic.append(value)
+            in_dim += 1
+            out_dim += 1
+        elif kind is _NONE:
+            basic.append(None)
+            out_dim += 1
+        elif kind is _ELLIPSIS:
+            if not expanded_ellipsis:  # later ones stand for no dimensions, as in PyTorch
+                rest = ndim - consumed
+                basic.extend([slice(None)] * rest)
+                in_dim += rest
+                out_dim += rest
+                expanded_ellipsis = True
+        elif kind is _BOOL:
+            # A scalar bool adds a dimension of size 1 (True) or 0 (False).
+            basic.append(None)
+            advanced.append((out_dim, np.zeros(1 if value else 0, np.int64)))
+            out_dim += 1
+        else:
+            span = value.ndim if kind is _MASK else 1
+            basic.extend([slice(None)] * span)
+            advanced.append((out_dim, value))
+            in_dim += span
+            out_dim += span
+    basic.append(Ellipsis)  # keeps results arrays (views), never NumPy scalars
+    return tuple(basic), advanced
+
+
+def _plain_basic(shape: tuple[int, ...], items: tuple) -> bool:
+    """True for a tuple of in-range integers and step-less slices: NumPy's meaning is PyTorch's."""
+    if len(items) > len(shape):
+        return False
+    for size, item in zip(shape, items, strict=False):
+        t = type(item)
+        if t is int:
+            if not -size <= item < size:
+                return False
+        elif t is not slice or item.step is not None:
+            return False
+    return True
+
+
+def _advanced_key(view: np.ndarray, advanced: list) -> tuple:
+    """The NumPy index applying the advanced parts to ``view``, after PyTorch's checks."""
+    parts, shapes, cursor = [], [], 0
+    for dim, array in advanced:
+        parts.extend([slice(None)] * (dim - cursor))
+        parts.append(array)
+        if array.dtype == np.bool_:
+            indexed = view.shape[dim:dim + array.ndim]
+            for j, (got, expected) in enumerate(zip(array.shape, indexed, strict=False)):
+                if got != expected:
+                    raise IndexError(f"The shape of the mask {list(array.shape)} at index {j} does not match the "
+                                     f"shape of the indexed tensor {list(view.shape)} at index {dim + j}")
+            shapes.extend([(int(np.count_nonzero(array)),)] * array.ndim)
+            cursor = dim + array.ndim
+        else:
+            shapes.append(array.shape)
+            cursor = dim + 1
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(str(list(s)) for s in shapes)) from None
+    position = 0
+    for dim, array in advanced:
+        if array.dtype == np.bool_:
+            position += array.ndim
+            continue
+        size = view.shape[dim]
+        if array.size:
+            bad = (array < -size) | (array >= size)
+            if bad.any():
+                raise IndexError(f"index {array[bad][0]} is out of bounds for dimension {position} with size {size}")
+        position += 1
+    return tuple(parts) + (Ellipsis,)
+
+
+@op(function=False, method="__getitem__", view=True,
+    samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((_M23, (slice(None), 1))), Sample((_M23, (Ellipsis, None))),
+             Sample((_M234, (0, slice(None), [0, 2]))), Sample((_M234, ([1, 0], slice(None), [0, 2]))),
+             Sample((_M23, TensorSpec((2, 3), "bool"))), Sample((_M23, TensorSpec((2,), "int64", -2, 1))),
+             Sample((_M234, (slice(None), TensorSpec((2, 2), "int64", 0, 2)))),
+             Sample((_M23, TensorSpec((), "int64", 0, 1))),
+             Sample((_SCALAR, None)), Sample((_SCALAR, Ellipsis)), Sample((_M23, (None, slice(1, None, 2), None))),
+             Sample((TensorSpec((3, 4), "int32"), (TensorSpec((3,), "bool"), slice(None, None, 3)))),
+             Sample((_M23, True)), Sample((_M234, (Ellipsis, [0, 1], None))), Sample((_M23, [1, 0])),
+             Sample((_M234, (1, TensorSpec((3, 4), "bool"))))))
 def getitem(input: Tensor, indices: Index) -> Tensor:
-    """``input[indices]``: basic indexing returns a view, advanced indexing a copy.
+    """``input[indices]``: integers, slices, ``None`` and ``...`` give a view; index tensors,
+    lists and boolean masks then select a copy.
 
     >>> import tensormodes as tm
     >>> x = tm.tensor([[1, 2, 3], [4, 5, 6]])
-    >>> x[1], x[:, 0], x[x > 4]
-    (tensor([4, 5, 6]), tensor([1, 4]), tensor([5, 6]))
+    >>> x[1].tolist(), x[:, 0].tolist(), x[x > 4].tolist(), x[0, [2, 0]].tolist()
+    ([4, 5, 6], [1, 4], [5, 6], [3, 1])
     """
+    # Hot path: a single in-range integer, or a plain slice, on a tensor with dimensions.
+    if type(indices) is int and input.ndim and -input.shape[0] <= indices < input.shape[0]:
+        return input[indices, ...]
+    if type(indices) is slice and indices.step is None and input.ndim:
+        return input[indices]
+    if type(indices) is tuple and _plain_basic(input.shape, indices):
+        return input[indices + (Ellipsis,)]
+    basic, advanced = _parse(input, indices)
+    view = input[basic]
+    if not advanced:
+        return view
+    return view[_advanced_key(view, advanced)]
+
+
+def _value_for(array: np.ndarray, value) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return _cast_array(value, array.dtype)
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        return scalar_as(value, array.dtype, half_saturates=True)
+    raise TypeError(f"can't assign a {type(value).__name__} to a {legacy_type_name(array)}")
+
+
+def _is_single_mask(indices) -> bool:
+    if type(indices) is tuple and len(indices) == 1:
+        indices = indices[0]
+    return isinstance(indices, np.ndarray) and indices.dtype in (np.bool_, np.uint8)
+
+
+def _assign_basic(view: np.ndarray, value: np.ndarray) -> None:
+    """``view[...] = value`` with PyTorch's expand rules and errors (leading 1s may be dropped)."""
     try:
-        return np.asarray(input[_checked(indices)]) if input.ndim else input[_checked(indices)]
-    except IndexError as error:
-        raise _index_error(error) from None
+        view[...] = value
+    except ValueError:
+        shape = value.shape
+        while len(shape) > view.ndim and shape[0] == 1:
+            shape = shape[1:]
+        expand_array(value.reshape(shape) if len(shape) <= view.ndim else value, view.shape)
+        raise
 
 
-@op(function=False, method="__setitem__", samples=(Sample((_M23, 0, 1.5)),))
+@op(function=False, method="__setitem__",
+    samples=(Sample((_M23, 0, 1.5)), Sample((_M23, (slice(None), 1), TensorSpec((2,)))),
+             Sample((_M23, TensorSpec((2, 3), "bool"), -1)), Sample((TensorSpec((2, 3), "int64"), 0, 2.7)),
+             Sample((_M234, (0, slice(None), [0, 2]), TensorSpec((3, 2)))), Sample((_SCALAR, Ellipsis, 4)),
+             Sample((_M23, (Ellipsis, TensorSpec((3,), "int64", 0, 2)), TensorSpec((1,)))),
+             Sample((_M23, TensorSpec((2, 3), "bool"), TensorSpec((), "int64"))),
+             Sample((_M23, (0, slice(None)), TensorSpec((3,), "float64"))),
+             Sample((TensorSpec((3,), "bool"), [0, 2], 1)),
+             Sample((TensorSpec((2, 3), "int32"), 1, TensorSpec((1, 3))))))
 def setitem(input: Tensor, indices: Index, value: Tensor | Number) -> None:
-    """``input[indices] = value``, writing into ``input`` (values cast to its dtype).
+    """``input[indices] = value``, writing into ``input``: ``value`` (a number or a tensor
+    broadcastable to the indexed shape) is cast to ``input``'s dtype.
 
     >>> import tensormodes as tm
-    >>> x = tm.zeros(3); x[1] = 5; x
-    tensor([0., 5., 0.])
+    >>> x = tm.zeros(2, 3, dtype=tm.int64)
+    >>> x[0] = 5; x[:, 2] = tm.tensor([7, 8]); x[x == 0] = -1
+    >>> x.tolist()
+    [[5, 5, 7], [-1, -1, 8]]
     """
+    if (type(indices) is int or type(indices) is slice and indices.step is None) and input.ndim:
+        indices = (indices,)
+    if type(indices) is tuple and _plain_basic(input.shape, indices):  # hot path: NumPy's meaning is PyTorch's
+        _assign_basic(input[indices + (Ellipsis,)], _value_for(input, value))
+        return
+    basic, advanced = _parse(input, indices)
+    if advanced and isinstance(value, np.ndarray) and value.dtype != input.dtype and not (
+            value.ndim == 0 and _is_single_mask(indices)):
+        # Only PyTorch's masked_fill path (one mask, one 0-dim value) casts tensor values.
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_legacy_name(input.dtype)} for the destination and {_legacy_name(value.dtype)} "
+                           "for the source.")
+    value = _value_for(input, value)
+    view = input[basic]
+    if not advanced:
+        _assign_basic(view, value)
+        return
+    key = _advanced_key(view, advanced)
     try:
-        input[_checked(indices)] = value
-    except IndexError as error:
-        raise _index_error(error) from None
-    except ValueError as error:
-        raise RuntimeError(str(error)) from None
+        view[key] = value
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(view[key].shape)}") from None
+
+
+# -- selecting along a dimension ---------------------------------------------------------
+
+def _check_index_dtype(index: np.ndarray, message: str) -> None:
+    if index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(message)
+
+
+def _out_of_bounds(index: np.ndarray, size: int, low: int) -> int | None:
+    """The first entry of ``index`` outside ``[low, size)``, or None."""
+    if not index.size:
+        return None
+    bad = (index < low) | (index >= size)
+    return int(index[bad][0]) if bad.any() else None
+
+
+@op(method=True, out=True,
+    samples=(Sample((_M23, 1, TensorSpec((4,), "int64", 0, 2))), Sample((_M23, -2, TensorSpec((2,), "int32", 0, 1))),
+             Sample((_SCALAR, 0, TensorSpec((1,), "int64", 0, 0))), Sample((_M23, 0, TensorSpec((), "int64", 0, 1))),
+             Sample((TensorSpec((3, 2), "bool"), 0, TensorSpec((0,), "int64"))),
+             Sample((_M234,), {"dim": 2, "index": TensorSpec((3,), "int64", 0, 3)})))
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The entries of ``input`` at positions ``index`` (a 1-D integer tensor) along ``dim``.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1, 2, 3], [4, 5, 6]])
+    >>> tm.index_select(x, 1, tm.tensor([2, 0])).tolist()
+    [[3, 1], [6, 4]]
+    """
+    _check_index_dtype(index, "index_select(): Expected dtype int32 or int64 for index")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = wrap_dim(dim, input.ndim)
+    flat = index.reshape(-1)
+    if input.ndim == 0:
+        if flat.size != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
+        if flat[0] != 0:
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={flat[0]} axis_dim=1")
+        return input.copy()
+    size = input.shape[d]
+    bad = _out_of_bounds(flat, size, 0)
+    if bad is not None:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    return np.take(input, flat, axis=d)
+
+
+def _as_nd(array: np.ndarray) -> np.ndarray:
+    """0-dim arrays as 1-element vectors: gather/scatter treat them so."""
+    return array.reshape(1) if array.ndim == 0 else array
+
+
+@op(method=True, out=True,
+    samples=(Sample((_M23, 1, TensorSpec((2, 4), "int64", 0, 2))), Sample((_M23, 0, TensorSpec((1, 2), "int32", 0, 1))),
+             Sample((_M23, -1, TensorSpec((2, 3), "int64", 0, 2)), {"sparse_grad": False}),
+             Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0))), Sample((_SCALAR, 0, TensorSpec((3,), "int64", 0, 0))),
+             Sample((TensorSpec((3, 3), "int64"), 0, TensorSpec((0, 2), "int64")))))
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
+    """Values along ``dim`` at the positions in ``index``:
+    ``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (the result has ``index``'s shape).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1, 2], [3, 4]])
+    >>> tm.gather(x, 1, tm.tensor([[0, 0], [1, 0]])).tolist()
+    [[1, 1], [4, 3]]
+    """
+    _check_index_dtype(index, "gather(): Expected dtype int32/int64 for index")
+    d = wrap_dim(dim, input.ndim)
+    source, positions = _as_nd(input), _as_nd(index)
+    if not positions.size:
+        return np.empty(index.shape, input.dtype)
+    if positions.ndim != source.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for i, (got, limit) in enumerate(zip(positions.shape, source.shape, strict=True)):
+        if i != d and got > limit:
+            raise RuntimeError(f"Size does not match at dimension {i} expected index {list(index.shape)} to be no "
+                               f"larger than self {list(input.shape)} apart from dimension {d}")
+    size = source.shape[d]
+    bad = _out_of_bounds(positions, size, 0)
+    if bad is not None:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    cropped = source[tuple(slice(None) if i == d else slice(0, n) for i, n in enumerate(positions.shape))]
+    return np.take_along_axis(cropped, positions, axis=d).reshape(index.shape)
+
+
+_SCATTER_REDUCTIONS = {"add": np.add, "multiply": np.multiply}
+
+
+def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray, accumulate=None) -> np.ndarray:
+    """A copy of ``input`` with ``source`` written (or accumulated) at ``index`` along ``dim``.
+
+    ``source`` is an array of ``input``'s dtype; a 0-dim one is a fill value.
+    """
+    d = wrap_dim(dim, array.ndim)
+    result = array.copy()
+    target, positions = _as_nd(result), _as_nd(index)
+    from_tensor = source.ndim > 0
+    if not positions.size:
+        return result
+    if positions.ndim != target.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    values = source
+    if from_tensor:
+        values = _as_nd(source)
+        if values.ndim != target.ndim:
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    for i, got in enumerate(positions.shape):
+        if (i != d and got > target.shape[i]) or (from_tensor and got > values.shape[i]):
+            message = (f"Expected index {list(index.shape)} to be no larger than self {list(array.shape)} apart "
+                       f"from dimension {d}")
+            if from_tensor:
+                message += f" and to be no larger size than src {list(source.shape)}"
+            raise RuntimeError(message)
+    size = target.shape[d]
+    bad = _out_of_bounds(positions, size, 0)
+    if bad is not None:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    ndim = target.ndim
+    coordinates = tuple(
+        positions if i == d else np.arange(n).reshape([-1 if j == i else 1 for j in range(ndim)])
+        for i, n in enumerate(positions.shape))
+    if from_tensor:
+        values = values[tuple(slice(0, n) for n in positions.shape)]
+    if accumulate is None:
+        target[coordinates] = values
+    else:
+        accumulate.at(target, coordinates, values)
+    return result
+
+
+@op(method=True, inplace=True, out=True,
+    samples=(Sample((_M23, 0, TensorSpec((1, 3), "int64", 0, 1), _M23)),
+             Sample((_M23, 1, TensorSpec((2, 2), "int64", 0, 2), 7.5)),
+             Sample((_M23, -1, TensorSpec((2, 2), "int32", 0, 2)), {"value": 2}),
+             Sample((_M23, 0, TensorSpec((2, 3), "int64", 0, 1), 2.0), {"reduce": "add"}),
+             Sample((_M23, 0, TensorSpec((2, 3), "int64", 0, 1), -1.5), {"reduce": "multiply"}),
+             Sample((TensorSpec((4,), "int64"), 0, TensorSpec((2,), "int64", 0, 3)),
+                    {"src": TensorSpec((3,), "int64")}),
+             Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0), 3)),
+             Sample((TensorSpec((2, 3), "bool"), 1, TensorSpec((2, 1), "int64", 0, 2), True))))
+def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None = None, *,
+            value: Number | None = None, reduce: str | None = None) -> Tensor:
+    """A copy of ``input`` with ``src`` (a tensor, or the number ``value``) written at the
+    positions ``index`` along ``dim``: ``out[index[i][j]][j] = src[i][j]`` for ``dim=0``.
+    ``reduce="add"`` or ``"multiply"`` combines with the existing values instead.
+
+    >>> import tensormodes as tm
+    >>> x = tm.zeros(2, 3, dtype=tm.int64)
+    >>> tm.scatter(x, 0, tm.tensor([[1, 0, 1]]), tm.tensor([[7, 8, 9]])).tolist()
+    [[0, 8, 0], [7, 0, 9]]
+    >>> x.scatter(1, tm.tensor([[2], [0]]), value=5).tolist()
+    [[0, 0, 5], [5, 0, 0]]
+    """
+    if (src is None) == (value is None):
+        raise TypeError("scatter() expects exactly one of 'src' (a tensor or a number) and 'value'")
+    source = src if src is not None else value
+    _check_index_dtype(index, "scatter(): Expected dtype int32/int64 for index")
+    if reduce is not None and reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if isinstance(source, np.ndarray):
+        if source.dtype != input.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        if reduce is not None:
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed "
+                          "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
+                          "options.", UserWarning, stacklevel=3)
+        if source.ndim == 0:
+            source = source.reshape(1)  # a 0-dim src tensor is a 1-element tensor, not a fill value
+    else:
+        source = scalar_as(source, input.dtype)
+    return _scatter(input, dim, index, source, _SCATTER_REDUCTIONS.get(reduce))
+
+
+@op(method=True, inplace=True, out=True,
+    samples=(Sample((_M23, 0, TensorSpec((2, 3), "int64", 0, 1), _M23)),
+             Sample((TensorSpec((3, 2), "int64"), -1, TensorSpec((3, 4), "int64", 0, 1), TensorSpec((3, 5), "int64"))),
+             Sample((TensorSpec((5,), "float64"), 0, TensorSpec((4,), "int32", 0, 4), TensorSpec((4,), "float64")))))
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of ``input`` with the values of ``src`` added at the positions ``index`` along
+    ``dim`` (repeated positions accumulate).
+
+    >>> import tensormodes as tm
+    >>> tm.scatter_add(tm.zeros(3, dtype=tm.int64), 0, tm.tensor([0, 0, 2]), tm.tensor([1, 2, 3])).tolist()
+    [3, 0, 3]
+    """
+    _check_index_dtype(index, "scatter(): Expected dtype int32/int64 for index")
+    if src.dtype != input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    return _scatter(input, dim, index, _as_nd(src), np.add)
+
+
+@op(method=True, inplace=True, out=True,
+    samples=(Sample((_M23, 0, TensorSpec((3,), "int64", 0, 1), TensorSpec((3, 3)))),
+             Sample((_M23, 1, TensorSpec((2,), "int32", 0, 2), TensorSpec((2, 2))), {"alpha": 2}),
+             Sample((TensorSpec((4,), "int64"), -1, TensorSpec((3,), "int64", 0, 3), TensorSpec((3,), "int64"))),
+             Sample((_SCALAR, 0, TensorSpec((1,), "int64", 0, 0), _SCALAR))))
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Number = 1) -> Tensor:
+    """A copy of ``input`` with ``alpha * source`` added at positions ``index`` along ``dim``
+    (``source``'s slice ``i`` goes to position ``index[i]``; repeats accumulate).
+
+    >>> import tensormodes as tm
+    >>> tm.index_add(tm.zeros(3, dtype=tm.int64), 0, tm.tensor([0, 2, 0]), tm.tensor([1, 2, 3])).tolist()
+    [4, 0, 2]
+    """
+    if index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_legacy_name(index.dtype)}")
+    if index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{_legacy_name(index.dtype)} and size: {list(index.shape)}")
+    d = wrap_dim(dim, input.ndim)
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"index_add_(): self ({_legacy_name(input.dtype)}) and source "
+                           f"({_legacy_name(source.dtype)}) must have the same scalar type")
+    positions = index.reshape(-1)
+    target_shape, source_shape = _as_nd(input).shape, _as_nd(source).shape
+    source_count = source_shape[d] if d < len(source_shape) else 1
+    if positions.size != source_count:
+        raise RuntimeError(f"index_add_(): Number of indices ({positions.size}) should be equal to "
+                           f"source.size(dim): ({source_count}), for dim: {d}")
+    if len(target_shape) != len(source_shape) or any(
+            a != b for i, (a, b) in enumerate(zip(target_shape, source_shape, strict=True)) if i != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+    size = target_shape[d]
+    bad = _out_of_bounds(positions, size, 0)
+    if bad is not None:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    result = input.copy()
+    values = _as_nd(source)
+    if alpha != 1:
+        values = values * scalar_as(alpha, input.dtype)
+    np.add.at(_as_nd(result), (slice(None),) * d + (positions,), values)
+    return result
+
+
+@op(method=True, out=True,
+    samples=(Sample((_M23, TensorSpec((2, 1), "int64", -3, 2), 1)), Sample((_M23, TensorSpec((4,), "int64", 0, 5))),
+             Sample((_M23, TensorSpec((1, 3), "int64", 0, 1), 0)),
+             Sample((_M23, TensorSpec((1, 2), "int64", 0, 2)), {"dim": -1})))
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """Values at ``indices`` along ``dim`` (``gather`` with broadcasting of the other
+    dimensions); without ``dim`` both tensors are read flat.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[10, 30, 20], [60, 40, 50]])
+    >>> tm.take_along_dim(x, tm.tensor([[1], [0]]), dim=1).tolist()
+    [[30], [60]]
+    """
+    if indices.dtype != np.int64:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_legacy_name(indices.dtype)}")
+    if dim is None:
+        source, positions, d = input.reshape(-1), indices.reshape(-1), 0
+    else:
+        d = wrap_dim(dim, input.ndim)
+        if input.ndim != indices.ndim:
+            raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of "
+                               f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
+                               "dimensions for indices")
+        source, positions = _as_nd(input), _as_nd(indices)
+        others = check_same_shape_or_broadcast(
+            source.shape[:d] + (1,) + source.shape[d + 1:], positions.shape[:d] + (1,) + positions.shape[d + 1:])
+        source = np.broadcast_to(source, others[:d] + source.shape[d:d + 1] + others[d + 1:])
+        positions = np.broadcast_to(positions, others[:d] + positions.shape[d:d + 1] + others[d + 1:])
+    size = source.shape[d]
+    bad = _out_of_bounds(positions, size, -size)
+    if bad is not None:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    return np.take_along_axis(source, positions, axis=d)
+
+
+def _index_positions(array: np.ndarray, dim: int, index: np.ndarray) -> tuple[int, np.ndarray]:
+    return wrap_dim(dim, array.ndim), index.reshape(-1)
+
+
+@op(method=True, inplace=True,
+    samples=(Sample((_M23, 1, TensorSpec((2,), "int64", -3, 2), -1.5)),
+             Sample((TensorSpec((3, 2), "int32"), 0, TensorSpec((), "int64", 0, 2), TensorSpec((), "float64"))),
+             Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0), 4)), Sample((_M234, -1, TensorSpec((0,), "int64"), 2))))
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -> Tensor:
+    """A copy of ``input`` with ``value`` (a number or a 0-dim tensor) written at positions
+    ``index`` along ``dim``.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 3, dtype=tm.int64).index_fill(1, tm.tensor([0, 2]), 7).tolist()
+    [[7, 0, 7], [7, 0, 7]]
+    """
+    if index.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        fill = _cast_array(value, input.dtype)
+    else:
+        fill = scalar_as(value, input.dtype)
+    d, positions = _index_positions(input, dim, index)
+    result = input.copy()
+    target = _as_nd(result)
+    size = target.shape[d]
+    bad = _out_of_bounds(positions, size, -size)
+    if bad is not None:
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    target[(slice(None),) * d + (positions,)] = fill
+    return result
+
+
+@op(method=True, inplace=True,
+    samples=(Sample((_M23, 1, TensorSpec((2,), "int64", 0, 2), TensorSpec((2, 2)))),
+             Sample((TensorSpec((4, 2), "int64"), 0, TensorSpec((), "int64", 0, 3), TensorSpec((1, 2), "int64"))),
+             Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0), _SCALAR))))
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with the slices of ``source`` written at positions ``index`` along
+    ``dim`` (slice ``i`` goes to position ``index[i]``).
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(3, dtype=tm.int64).index_copy(0, tm.tensor([2, 0]), tm.tensor([5, 6])).tolist()
+    [6, 0, 5]
+    """
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    if index.dtype != np.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_legacy_name(index.dtype)}")
+    if source.dtype != input.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{_legacy_name(input.dtype)} and (source) {_legacy_name(source.dtype)}")
+    d, positions = _index_positions(input, dim, index)
+    if input.ndim and source.ndim and input.ndim != source.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
+    target_shape, source_shape = _as_nd(input).shape, _as_nd(source).shape
+    for i, (expected, got) in enumerate(zip(target_shape, source_shape, strict=False)):
+        if i != d and expected != got:
+            raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+                               f"slice shape: {expected} at dimension {i} and source slice shape: {got} at "
+                               f"dimension {i}.")
+    count = source_shape[d] if d < len(source_shape) else 1
+    if positions.size != count:
+        raise IndexError(f"index_copy_(): Number of indices ({positions.size}) should be equal to source.size(dim) "
+                         f"({count})")
+    size = target_shape[d]
+    bad = _out_of_bounds(positions, size, 0)
+    if bad is not None:
+        raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with size {size}")
+    result = input.copy()
+    _as_nd(result)[(slice(None),) * d + (positions,)] = _as_nd(source)
+    return result
+
+
+# -- masks -------------------------------------------------------------------------------
+
+@op(method=True, inplace=True,
+    samples=(Sample((_M23, TensorSpec((2, 3), "bool"), 1.5)), Sample((_M23, TensorSpec((3,), "bool"), -2)),
+             Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3), "bool"), 2.7)),
+             Sample((_M23, TensorSpec((2, 3), "bool"), TensorSpec((), "float64"))),
+             Sample((TensorSpec((2, 3), "int32"), TensorSpec((2, 2, 3), "bool"), TensorSpec((), "int64"))),
+             Sample((_SCALAR, TensorSpec((), "bool"), 3)),
+             Sample((TensorSpec((4,), "bool"), TensorSpec((4,), "bool"), False))))
+def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
+    """A copy of ``input`` with ``value`` (a number or a 0-dim tensor, cast to ``input``'s
+    dtype) where the boolean ``mask`` (broadcast against ``input``) is True.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([1, 2, 3])
+    >>> x.masked_fill(x > 1, 0).tolist()
+    [1, 0, 0]
+    """
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_MASK_TYPE_NAMES[_dtype_name(mask.dtype)]}")
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        fill = _cast_array(value, input.dtype)
+    else:
+        fill = scalar_as(value, input.dtype)
+    check_same_shape_or_broadcast(mask.shape, input.shape)
+    return np.where(mask, fill, input)
+
+
+@op(method=True, out=True,
+    samples=(Sample((_M23, TensorSpec((2, 3), "bool"))), Sample((_M23, TensorSpec((3,), "bool"))),
+             Sample((TensorSpec((3,), "int64"), TensorSpec((2, 3), "bool"))),
+             Sample((_SCALAR, TensorSpec((), "bool")))))
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """A 1-D copy of the elements of ``input`` where the boolean ``mask`` is True
+    (the two broadcast together).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1, 2], [3, 4]])
+    >>> tm.masked_select(x, x > 1).tolist()
+    [2, 3, 4]
+    """
+    if mask.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = check_same_shape_or_broadcast(mask.shape, input.shape)
+    return np.broadcast_to(input, shape)[np.broadcast_to(mask, shape)].reshape(-1)
+
+
+@op(method=True, out=True, differentiable=False,
+    samples=(Sample((_M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
+             Sample((_SCALAR,)), Sample((TensorSpec((2, 3), "int64", 0, 1),), {"as_tuple": True}),
+             Sample((TensorSpec((), "int64", 0, 0),), {"as_tuple": True}), Sample((TensorSpec((2, 0)),))))
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+    """Indices of the non-zero elements: an ``(n, input.dim())`` int64 tensor, or with
+    ``as_tuple=True`` one 1-D tensor per dimension (ready to index with).
+
+    >>> import tensormodes as tm
+    >>> tm.nonzero(tm.tensor([[0, 1], [2, 0]])).tolist()
+    [[0, 1], [1, 0]]
+    >>> [t.tolist() for t in tm.tensor([0, 3, 4]).nonzero(as_tuple=True)]
+    [[1, 2]]
+    """
+    flags = input if input.dtype.kind in "biufc" else input != 0  # bfloat16 has no truth test of its own
+    if as_tuple:
+        return tuple(i.astype(np.int64, copy=False) for i in np.nonzero(_as_nd(flags)))
+    return np.argwhere(flags).astype(np.int64, copy=False)
+
+
+@op(method=True, out=True,
+    samples=(Sample((_M23, TensorSpec((2, 2), "int64", -6, 5))), Sample((_SCALAR, TensorSpec((), "int64", 0, 0))),
+             Sample((TensorSpec((4,), "bool"), TensorSpec((3,), "int64", 0, 3)))))
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """The elements of ``input``, read as a flat 1-D tensor, at ``index`` (negative entries
+    count from the end); the result has ``index``'s shape.
+
+    >>> import tensormodes as tm
+    >>> tm.take(tm.tensor([[1, 2], [3, 4]]), tm.tensor([0, -1])).tolist()
+    [1, 4]
+    """
+    if index.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_legacy_name(index.dtype)}")
+    bad = _out_of_bounds(index, input.size, -input.size)
+    if bad is not None:
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {input.size} elements.")
+    return np.asarray(np.take(input.reshape(-1), index))

@@ -238,6 +238,203 @@ def _mean_grad(grad, input, dim, keepdim):
 
 
 
+def _all_dims(dim) -> bool:
+    return dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
+
+
+def _distribute_evenly(grad, input, result, dim, keepdim):
+    """Gradient of an extremum: shared evenly among the elements that attain it."""
+    if _all_dims(dim):
+        mask = input == result
+        return mask * (grad / mask.sum())
+    expanded = _unreduce(result, input, dim, keepdim)
+    mask = input == expanded
+    count = mask.sum(list(wrap_dims(dim, input.dim())), keepdim=True)
+    return mask * (_unreduce(grad, input, dim, keepdim) / count)
+
+
+def _scatter_back(grad_values, input, indices, dim, keepdim):
+    """Gradient of an op that picked ``indices`` along ``dim`` (max/min/sort/topk/median)."""
+    d = wrap_dim(dim, input.dim())
+    if not keepdim and grad_values.dim() < input.dim():
+        grad_values = grad_values.unsqueeze(d)
+        indices = indices.unsqueeze(d)
+    return input.new_zeros(input.shape, dtype=grad_values.dtype).scatter(d, indices, grad_values)
+
+
+def _nansum_grad(grad, input, dim, keepdim):
+    return _unreduce(grad, input, dim, keepdim).masked_fill(input.isnan(), 0)
+
+
+def _cat(tensors, d: int):
+    """Concatenate along ``d`` with public methods only (``cat`` has no Tensor method)."""
+    shape = list(tensors[0].shape)
+    shape[d] = sum(t.shape[d] for t in tensors)
+    out = tensors[0].new_zeros(shape)
+    start = 0
+    for t in tensors:
+        index = [slice(None)] * len(shape)
+        index[d] = slice(start, start + t.shape[d])
+        out[tuple(index)] = t
+        start += t.shape[d]
+    return out
+
+
+def _exclusive_products(x, d: int):
+    """Product of all elements but one along ``d``, exact with zeros (no division)."""
+    n = x.shape[d]
+    ones = x.narrow(d, 0, 1).new_ones(x.narrow(d, 0, 1).shape)
+    if n == 1:
+        return ones
+    left = _cat([ones, x.narrow(d, 0, n - 1).cumprod(d)], d)
+    right = _cat([x.narrow(d, 1, n - 1).flip(d).cumprod(d).flip(d), ones], d)
+    return left * right
+
+
+def _prod_grad(grad, input, dim, keepdim):
+    if dim is None:
+        flat = input.reshape(-1)
+        return (grad * _exclusive_products(flat, 0)).reshape(input.shape) if flat.numel() else grad.expand(input.shape)
+    d = wrap_dim(dim, input.dim())
+    if input.dim() == 0:
+        return grad
+    return _unreduce(grad, input, dim, keepdim) * _exclusive_products(input, d)
+
+
+def _cumsum_grad(grad, input, dim):
+    if input.dim() == 0:
+        return grad
+    d = wrap_dim(dim, input.dim())
+    return grad.flip(d).cumsum(d).flip(d)
+
+
+def _cumprod_grad(grad, input, result, dim):
+    if input.dim() == 0:
+        return grad
+    if (input == 0).any().item():
+        raise NotImplementedError("the gradient of cumprod for inputs containing zeros is not implemented")
+    d = wrap_dim(dim, input.dim())
+    return (grad * result).flip(d).cumsum(d).flip(d) / input
+
+
+def _elementwise_extreme_grad(grad, input, other, larger: bool):
+    """Ties share the gradient equally, as in PyTorch's maximum/minimum."""
+    wins = input > other if larger else input < other
+    ties = input == other
+    grad_input = grad * wins + grad * ties * 0.5
+    grad_other = grad * (~(wins | ties)) + grad * ties * 0.5
+    return grad_input, grad_other
+
+
+def _extreme_grad(larger: bool):
+    def formula(grad, input, result, dim, keepdim):
+        if dim is None:
+            return _distribute_evenly(grad, input, result, None, False), None
+        if hasattr(dim, "shape"):
+            return _elementwise_extreme_grad(grad, input, dim, larger)
+        values, indices = result
+        return _scatter_back(grad[0], input, indices, dim, keepdim), None
+
+    return formula
+
+
+def _amax_amin_grad(grad, input, result, dim, keepdim):
+    return _distribute_evenly(grad, input, result, dim, keepdim)
+
+
+def _aminmax_grad(grad, input, result, dim, keepdim):
+    return (_distribute_evenly(grad[0], input, result[0], dim, keepdim)
+            + _distribute_evenly(grad[1], input, result[1], dim, keepdim))
+
+
+def _correction(unbiased, correction) -> float:
+    if correction is not None:
+        return correction
+    return 0 if unbiased is False else 1
+
+
+def _count(input, dim) -> int:
+    if _all_dims(dim):
+        return input.numel()
+    count = 1
+    for d in wrap_dims(dim, input.dim()):
+        count *= input.shape[d]
+    return count
+
+
+def _centered(input, dim):
+    return input - (input.mean() if _all_dims(dim) else input.mean(list(wrap_dims(dim, input.dim())), keepdim=True))
+
+
+def _statistic_arguments(dim, unbiased):
+    """``x.var(True)`` is the legacy spelling of ``unbiased=True``."""
+    if isinstance(dim, bool):
+        return None, dim
+    return dim, unbiased
+
+
+def _var_grad(grad, input, dim, unbiased, keepdim, correction):
+    dim, unbiased = _statistic_arguments(dim, unbiased)
+    divisor = _count(input, dim) - _correction(unbiased, correction)
+    scale = 2.0 / divisor if divisor else float("inf")
+    return _unreduce(grad, input, dim, keepdim) * _centered(input, dim) * scale
+
+
+def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
+    dim, unbiased = _statistic_arguments(dim, unbiased)
+    divisor = _count(input, dim) - _correction(unbiased, correction)
+    scale = 1.0 / divisor if divisor else float("inf")
+    return _unreduce(grad / result, input, dim, keepdim) * _centered(input, dim) * scale
+
+
+def _var_mean_grad(grad, input, dim, unbiased, keepdim, correction):
+    grad_var, grad_mean = grad
+    dim, unbiased = _statistic_arguments(dim, unbiased)
+    return (_var_grad(grad_var, input, dim, unbiased, keepdim, correction)
+            + _unreduce(grad_mean, input, dim, keepdim) / _count(input, dim))
+
+
+def _std_mean_grad(grad, input, result, dim, unbiased, keepdim, correction):
+    grad_std, grad_mean = grad
+    dim, unbiased = _statistic_arguments(dim, unbiased)
+    return (_std_grad(grad_std, input, result[0], dim, unbiased, keepdim, correction)
+            + _unreduce(grad_mean, input, dim, keepdim) / _count(input, dim))
+
+
+def _logsumexp_grad(grad, input, result, dim, keepdim):
+    return _unreduce(grad, input, dim, keepdim) * (input - _unreduce(result, input, dim, keepdim)).exp()
+
+
+def _norm_grad(grad, input, result, p, dim, keepdim):
+    full_grad = _unreduce(grad, input, dim, keepdim)
+    full_norm = _unreduce(result, input, dim, keepdim)
+    if p in ("fro", 2, 2.0, None):
+        return full_grad * input / full_norm.masked_fill(full_norm == 0, 1)
+    if p in (1, 1.0):
+        return full_grad * input.sign()
+    if p in (float("inf"), float("-inf")):
+        return _distribute_evenly(grad, input.abs(), result, dim, keepdim) * input.sign()
+    if isinstance(p, (int, float)) and p > 0:
+        scale = (input.abs() / full_norm.masked_fill(full_norm == 0, 1)) ** (p - 1)
+        return full_grad * scale * input.sign()
+    raise NotImplementedError(f"the gradient of norm with p={p!r} is not implemented")
+
+
+def _sort_grad(grad, input, result, dim):
+    return _scatter_back(grad[0], input, result[1], dim, True)
+
+
+def _topk_grad(grad, input, result, dim):
+    return _scatter_back(grad[0], input, result[1], dim, True)
+
+
+def _median_grad(grad, input, result, dim, keepdim):
+    if dim is None:
+        return _distribute_evenly(grad, input, result, None, False)
+    return _scatter_back(grad[0], input, result[1], dim, keepdim)
+
+
+
 @op(grad=_sum_grad, method=True, out=True,
     samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, (0, 1), True)),
              Sample((TensorSpec((2, 3), "int32"), -1)), Sample((TensorSpec((4,), "bool"),)),
@@ -261,7 +458,7 @@ def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     return _sum_in(input, _reduction_axes(dim, input.ndim, "sum"), keepdim, _sum_dtype(input, dtype))
 
 
-@op(method=True, out=True,
+@op(grad=_nansum_grad, method=True, out=True,
     samples=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 3), "float64", -1e3, 1e3), 1, True)),
              Sample((TensorSpec((3,), "float32"),)), Sample((TensorSpec((4,), "int64"),)),
              Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((_SCALAR,))))
@@ -318,7 +515,7 @@ def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool 
     return np.asarray(result).astype(target._np, copy=False)
 
 
-@op(method=True, out=True,
+@op(grad=_prod_grad, method=True, out=True,
     samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, -1, True)),
              Sample((TensorSpec((2, 3), "int32", -3, 3),)), Sample((TensorSpec((4,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 2), "complex64"), 1)),
@@ -362,7 +559,7 @@ def _scan(ufunc, name: str, array: np.ndarray, dim, dtype) -> np.ndarray:
     return result if accumulate is target._np else result.astype(target._np)
 
 
-@op(method=True, inplace=True, out=True,
+@op(grad=_cumsum_grad, method=True, inplace=True, out=True,
     samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((TensorSpec((2, 3), "int32"), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
              Sample((_SCALAR, 0)), Sample((_M23, 1), {"dtype": dt.float64}),
@@ -378,7 +575,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
     return _scan(np.add, "cumsum", input, dim, dtype)
 
 
-@op(method=True, inplace=True, out=True,
+@op(grad=_cumprod_grad, method=True, inplace=True, out=True,
     samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((TensorSpec((2, 3), "int32", -3, 3), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
              Sample((_SCALAR, -1)), Sample((TensorSpec((2, 3), "int64", -3, 3), 1), {"dtype": dt.float64})))
@@ -414,7 +611,7 @@ _TRUTH_SAMPLES = (Sample((TensorSpec((2, 3), "bool"),)), Sample((TensorSpec((2, 
                   Sample((TensorSpec((0, 2), "bool"),)), Sample((TensorSpec((2, 2), "complex64"), 1)))
 
 
-@op(method=True, out=True, samples=_TRUTH_SAMPLES)
+@op(differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES)
 def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True if every element (over ``dim``, if given) is nonzero. The result is bool
     (uint8 for uint8 inputs); ``all`` of no elements is True.
@@ -427,7 +624,7 @@ def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     return _truth_reduction(np.logical_and, "all", input, dim, keepdim)
 
 
-@op(method=True, out=True, samples=_TRUTH_SAMPLES)
+@op(differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES)
 def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True if any element (over ``dim``, if given) is nonzero. The result is bool
     (uint8 for uint8 inputs); ``any`` of no elements is False.
@@ -440,7 +637,7 @@ def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     return _truth_reduction(np.logical_or, "any", input, dim, keepdim)
 
 
-@op(method=True,
+@op(differentiable=False, method=True,
     samples=(Sample((TensorSpec((3, 4), "int64", -1, 1),)), Sample((TensorSpec((3, 4), "int64", -1, 1), 1)),
              Sample((TensorSpec((2, 3), "bool"), (0, 1))), Sample((TensorSpec((2, 3), "float32", -1, 1), ())),
              Sample((_SCALAR, 0)), Sample((TensorSpec((2, 2), "complex64"), [-1]))))
@@ -512,7 +709,7 @@ _EXTREME_SAMPLES = (Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0, True)),
                     Sample((TensorSpec((2, 3), "bfloat16"),)), Sample((TensorSpec((0, 3)), 1)))
 
 
-@op(method=True, out=True, samples=_EXTREME_SAMPLES)
+@op(grad=_extreme_grad(True), method=True, out=True, samples=_EXTREME_SAMPLES)
 def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The largest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the largest elements along ``dim``; with a tensor, the elementwise maximum of
@@ -533,7 +730,7 @@ def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False
     return _extreme(np.maximum, np.ndarray.argmax, "max", "maximum", input, dim, keepdim)
 
 
-@op(method=True, out=True, samples=_EXTREME_SAMPLES)
+@op(grad=_extreme_grad(False), method=True, out=True, samples=_EXTREME_SAMPLES)
 def min(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The smallest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the smallest elements along ``dim``; with a tensor, the elementwise minimum of
@@ -566,7 +763,7 @@ _AMAX_SAMPLES = (Sample((_M23,)), Sample((_M23, 1)), Sample((_M234, (0, 2), True
                  Sample((TensorSpec((0, 3)), 1)))
 
 
-@op(method=True, out=True, samples=_AMAX_SAMPLES)
+@op(grad=_amax_amin_grad, method=True, out=True, samples=_AMAX_SAMPLES)
 def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The largest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
@@ -578,7 +775,7 @@ def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) 
     return _amax_amin(np.maximum, "amax", input, dim, keepdim)
 
 
-@op(method=True, out=True, samples=_AMAX_SAMPLES)
+@op(grad=_amax_amin_grad, method=True, out=True, samples=_AMAX_SAMPLES)
 def amin(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The smallest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
@@ -615,7 +812,7 @@ _ARG_SAMPLES = (Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0, True)), Sam
                 Sample((TensorSpec((0, 3)), 1)))
 
 
-@op(method=True, out=True, samples=_ARG_SAMPLES)
+@op(differentiable=False, method=True, out=True, samples=_ARG_SAMPLES)
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the largest element, in the flattened input or along ``dim``.
     The first one wins ties; NaN counts as largest.
@@ -628,7 +825,7 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return _arg_extreme(np.ndarray.argmax, "argmax", input, dim, keepdim)
 
 
-@op(method=True, out=True, samples=_ARG_SAMPLES)
+@op(differentiable=False, method=True, out=True, samples=_ARG_SAMPLES)
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the smallest element, in the flattened input or along ``dim``.
     The first one wins ties; NaN counts as smallest.
@@ -640,7 +837,7 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return _arg_extreme(np.ndarray.argmin, "argmin", input, dim, keepdim)
 
 
-@op(method=True, out=True,
+@op(grad=_aminmax_grad, method=True, out=True,
     samples=(Sample((_M23,)), Sample((_M23,), {"dim": 1}), Sample((_M23,), {"dim": -1, "keepdim": True}),
              Sample((_M23,), {"keepdim": True}), Sample((TensorSpec((2, 3), "int32"),), {"dim": 0}),
              Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((2, 3), "float16"),), {"dim": 1}),
@@ -727,7 +924,7 @@ _STATISTIC_SAMPLES = (
     Sample((TensorSpec((2, 3), "float64"), None), {"keepdim": True}), Sample((_VECTOR, ())))
 
 
-@op(method=True, out=True, samples=_STATISTIC_SAMPLES)
+@op(grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
 @_quietly
 def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -743,7 +940,7 @@ def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
     return _variance_and_mean("var", input, dim, unbiased, keepdim, correction, root=False)[0]
 
 
-@op(method=True, out=True, samples=_STATISTIC_SAMPLES)
+@op(grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
 @_quietly
 def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -758,7 +955,7 @@ def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
     return _variance_and_mean("std", input, dim, unbiased, keepdim, correction, root=True)[0]
 
 
-@op(samples=_STATISTIC_SAMPLES)
+@op(grad=_var_mean_grad, samples=_STATISTIC_SAMPLES)
 @_quietly
 def var_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
              keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -772,7 +969,7 @@ def var_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: 
     return _variance_and_mean("var_mean", input, dim, unbiased, keepdim, correction, root=False)
 
 
-@op(samples=_STATISTIC_SAMPLES)
+@op(grad=_std_mean_grad, samples=_STATISTIC_SAMPLES)
 @_quietly
 def std_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
              keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -786,7 +983,7 @@ def std_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: 
     return _variance_and_mean("std_mean", input, dim, unbiased, keepdim, correction, root=True)
 
 
-@op(method=True, out=True,
+@op(grad=_logsumexp_grad, method=True, out=True,
     samples=(Sample((_M23, 1)), Sample((_M23, (0, 1))), Sample((_M23, -1, True)), Sample((_M23, [0], True)),
              Sample((TensorSpec((2, 3), "int64"), 1)), Sample((TensorSpec((3,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), 1)),
@@ -913,7 +1110,7 @@ def _matrix_norm(array: np.ndarray, order: str, dim, keepdim: bool, dtype) -> np
     return np.asarray(result).astype(target.to_real()._np, copy=False)
 
 
-@op(method=True, out=True,
+@op(grad=_norm_grad, method=True, out=True,
     samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0)), Sample((_M23, float("inf"), 1)),
              Sample((_M23, float("-inf"))), Sample((_M23, 3, (0, 1), True)), Sample((_M23, 0.5, -1)),
              Sample((_M23, "fro", 1, True)), Sample((_M23, "nuc")), Sample((_M234, "nuc", (2, 0), True)),
@@ -973,7 +1170,7 @@ _SORT_SAMPLES = (Sample((_M23,)), Sample((_M23, 0)), Sample((_M23, -1, True)), S
                  Sample((_SCALAR,)), Sample((TensorSpec((0, 3)), 0)))
 
 
-@op(method=True, out=True, samples=_SORT_SAMPLES)
+@op(grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
     """The elements sorted along ``dim``, with the indices that sort them, as the named
     tuple ``(values, indices)``. The sort is always stable; NaN sorts as the largest.
@@ -992,7 +1189,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     return RETURN_TYPES["sort"](_gather(input, indices, axis), indices.astype(_INT64, copy=False))
 
 
-@op(method=True, out=True, samples=_SORT_SAMPLES)
+@op(differentiable=False, method=True, out=True, samples=_SORT_SAMPLES)
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
     """The indices (int64) that sort ``input`` along ``dim`` (stably; see ``sort``).
 
@@ -1008,7 +1205,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: b
     return _sort_indices(input, axis, descending).astype(_INT64, copy=False)
 
 
-@op(method=True, out=True,
+@op(grad=_topk_grad, method=True, out=True,
     samples=(Sample((_M23, 2)), Sample((_M23, 1, 0)), Sample((_M23, 2), {"largest": False}),
              Sample((_M23, 3, -1, True, True)), Sample((_M234, 2, 1), {"sorted": True}), Sample((_WIDE_INT, 2)),
              Sample((TensorSpec((2, 3), "float16"), 1, 0, False)), Sample((_M23, 0)), Sample((_SCALAR, 1)),
@@ -1047,7 +1244,7 @@ def _check_median_dtype(array: np.ndarray, kernel: str) -> None:
         raise _not_implemented(kernel, array)
 
 
-@op(method=True, out=True,
+@op(grad=_median_grad, method=True, out=True,
     samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((2, 4), "float64"),)),
              Sample((TensorSpec((3, 2), "float16"), 0)), Sample((_SCALAR,)), Sample((_SCALAR, 0, True)),

@@ -1,36 +1,130 @@
-"""Shape ops: views (``view``, ``reshape``, ``transpose`` ...), joins and splits.
+"""Shape ops: views (``view``, ``reshape``, ``transpose``, ``expand`` ...), joins
+(``cat``, ``stack`` ...), splits (``split``, ``chunk``, ``unbind``) and reorderings
+(``flip``, ``roll``, ``repeat`` ...).
 
 View ops (declared ``view=True``) return NumPy views, so results share memory
-with their input exactly as PyTorch views do.
+with their input exactly as PyTorch views do: writing through the view changes
+the base. Broadcasting views (``expand``) are built with ``as_strided`` and
+zero strides, because ``np.broadcast_to`` returns read-only arrays while
+PyTorch's expanded tensors are writable.
+
+Where PyTorch's method takes varargs but its function a tuple (``x.reshape(2, 3)``
+versus ``torch.reshape(x, (2, 3))``), two ops share one kernel helper: the
+function's op and a method-only op (``function=False``).
 """
 
 from __future__ import annotations
 
+import numbers
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
-from ._common import wrap_dim
+from .. import _dtype as dt
+from ._common import array_of, check_same_shape_or_broadcast, operand_dtype, wrap_dim
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from numbers import Number
+
     from .._tensor import Tensor
 
 _M23 = TensorSpec((2, 3))
+_M234 = TensorSpec((2, 3, 4))
+_SCALAR = TensorSpec(())
+_I23 = TensorSpec((2, 3), "int64", -5, 5)
 
+# PyTorch names tensors by their legacy type in some messages ("torch.FloatTensor").
+_LEGACY_TYPE_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
+
+
+def legacy_type_name(array: np.ndarray) -> str:
+    """``'torch.FloatTensor'`` for a float32 array: the name PyTorch's expand errors use."""
+    name = repr(dt.NP_TO_DTYPE[array.dtype]).rsplit(".", 1)[-1]
+    return f"torch.{_LEGACY_TYPE_NAMES.get(name, name)}Tensor"
+
+
+# -- argument parsing --------------------------------------------------------------------
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def int_tuple(values, op_name: str, param: str, *, allow_int: bool = True) -> tuple[int, ...]:
+    """A sequence of ints (or, if ``allow_int``, one int) as a tuple, with PyTorch's
+    TypeError for anything else."""
+    if _is_int(values):
+        if not allow_int:
+            raise TypeError(f"{op_name}(): argument '{param}' must be tuple of ints, not int")
+        return (int(values),)
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise TypeError(f"{op_name}(): argument '{param}' must be tuple of ints, "
+                        f"not {type(values).__name__}") from None
+    for position, item in enumerate(items):
+        if not _is_int(item):
+            raise TypeError(f"{op_name}(): argument '{param}' must be tuple of ints, but found element of "
+                            f"type {type(item).__name__} at pos {position}")
+    return tuple(int(i) for i in items)
+
+
+def varargs_ints(args: tuple, op_name: str, param: str) -> tuple[int, ...]:
+    """Method varargs: ``x.view(2, 3)``, ``x.view((2, 3))`` and ``x.view([2, 3])`` all mean (2, 3)."""
+    if len(args) == 1 and not _is_int(args[0]):
+        return int_tuple(args[0], op_name, param)
+    return int_tuple(args, op_name, param)
+
+
+def _dim_list(dims, ndim: int, op_name: str, param: str = "dims") -> tuple[int, ...]:
+    """Wrapped dims; RuntimeError naming the dim given twice."""
+    wrapped = tuple(wrap_dim(d, ndim) for d in int_tuple(dims, op_name, param))
+    seen = set()
+    for d in wrapped:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+    return wrapped
+
+
+def _wrap_dim_of_tensor(dim, ndim: int) -> int:
+    """Like ``wrap_dim`` but for ops that need a real dimension (no 0-dim tensors)."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return wrap_dim(dim, ndim)
+
+
+def _along(dim: int, index) -> tuple:
+    """A NumPy index applying ``index`` to dimension ``dim`` only (basic indexing: a view)."""
+    return (slice(None),) * dim + (index, Ellipsis)
+
+
+# -- reshaping views ---------------------------------------------------------------------
 
 def infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     """Resolve a single -1 in ``shape``; RuntimeError if it cannot hold ``numel`` elements."""
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
-    for d in shape:
+    for position, d in enumerate(shape):
         if d != -1:
             if d < 0:
-                raise RuntimeError(f"invalid shape dimension {d}")
+                raise RuntimeError(f"invalid shape dimension {d} at index {position} of shape {list(shape)}")
             known *= d
     if -1 in shape:
-        if known == 0 or numel % known:
+        if known == 0:
+            if numel == 0:
+                raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                                   "unspecified dimension size -1 can be any value and is ambiguous")
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        if numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         return tuple(numel // known if d == -1 else d for d in shape)
     if known != numel:
@@ -38,61 +132,1161 @@ def infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     return shape
 
 
-def _flat(shape):
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        return tuple(shape[0])
-    return tuple(shape)
-
-
-@op(method=True, function=False, view=True, samples=(Sample((_M23, 3, 2)), Sample((_M23, -1))))
-def view(input: Tensor, *shape: int) -> Tensor:
-    """A view with a new shape (no copy; the strides must allow it).
-
-    >>> import tensormodes as tm
-    >>> tm.arange(6).view(2, 3)
-    tensor([[0, 1, 2],
-            [3, 4, 5]])
-    """
-    new_shape = infer_shape(_flat(shape), input.size)
+def _view_shape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     try:
-        result = input.view()
-        result.shape = new_shape
-    except AttributeError:
+        return np.reshape(array, infer_shape(shape, array.size), copy=False)
+    except ValueError:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
-    return result
 
 
-@op(method=True, view=True, samples=(Sample((_M23, (3, 2))), Sample((_M23, (-1,)))))
-def reshape(input: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """The same data with a new shape: a view when possible, else a copy.
+def _view_dtype(array: np.ndarray, dtype: dt.dtype) -> np.ndarray:
+    """The same bytes read as ``dtype`` (the last dimension rescales when item sizes differ)."""
+    old, new = array.dtype.itemsize, dtype.itemsize
+    if old != new:
+        names = (_LEGACY_TYPE_NAMES[repr(dt.NP_TO_DTYPE[array.dtype]).rsplit(".", 1)[-1]],
+                 _LEGACY_TYPE_NAMES[repr(dtype).rsplit(".", 1)[-1]])
+        if array.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 to view {names[0]} as {names[1]} (different element sizes)")
+        if array.shape[-1] != 1 and array.strides[-1] != old:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {names[0]} as {names[1]} (different element "
+                               f"sizes), but got {array.strides[-1] // old}")
+        if new > old and (array.shape[-1] * old) % new:
+            raise RuntimeError(f"self.size(-1) must be divisible by {new // old} to view {names[0]} as "
+                               f"{names[1]} (different element sizes), but got {array.shape[-1]}")
+    return array.view(dtype._np)
+
+
+@op(method=True, function=False, view=True,
+    samples=(Sample((_M23, 3, 2)), Sample((_M23, -1)), Sample((_M23, (1, -1))), Sample((_SCALAR, 1)),
+             Sample((_I23, [3, 1, 2])), Sample((TensorSpec((2, 4)), dt.int32)),
+             Sample((TensorSpec((2, 4)), dt.float16))))
+def view(input: Tensor, *shape: int) -> Tensor:
+    """A view with a new shape (no copy; the strides must allow it), or, given a dtype,
+    the same bytes reinterpreted as that dtype.
 
     >>> import tensormodes as tm
-    >>> tm.tensor([[1, 2], [3, 4]]).reshape(-1)
-    tensor([1, 2, 3, 4])
+    >>> tm.tensor([0, 1, 2, 3, 4, 5]).view(2, 3).tolist(), tm.tensor([0, 1, 2, 3, 4, 5]).view(-1, 2).shape
+    ([[0, 1, 2], [3, 4, 5]], tensormodes.Size([3, 2]))
+    >>> tm.zeros(2, dtype=tm.float32).view(tm.int32).tolist()
+    [0, 0]
     """
-    return np.reshape(input, infer_shape(tuple(shape), input.size))
+    if len(shape) == 1 and type(shape[0]) is dt.dtype:
+        return _view_dtype(input, shape[0])
+    return _view_shape(input, varargs_ints(shape, "view", "size"))
 
 
-@op(method=True, view=True, samples=(Sample((_M23,)),))
+@op(method=True, function=False, view=True,
+    samples=(Sample((_M23, TensorSpec((3, 2)))), Sample((_SCALAR, TensorSpec((1, 1))))))
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.view(other.size())``.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([0, 1, 2, 3]).view_as(tm.zeros(2, 2)).tolist()
+    [[0, 1], [2, 3]]
+    """
+    return _view_shape(input, other.shape)
+
+
+def _reshape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return np.reshape(array, infer_shape(shape, array.size))
+
+
+@op(view=True, samples=(Sample((_M23, (3, 2))), Sample((_M23, (-1,))), Sample((_SCALAR, ())),
+                        Sample((_I23, [1, 3, -1]))))
+def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """The same data with a new shape: a view when the strides allow it, else a copy.
+    One dimension may be ``-1`` and is then inferred.
+
+    >>> import tensormodes as tm
+    >>> tm.reshape(tm.tensor([[1, 2], [3, 4]]), (-1,)).tolist()
+    [1, 2, 3, 4]
+    """
+    return _reshape(input, int_tuple(shape, "reshape", "shape", allow_int=False))
+
+
+@op(function=False, method="reshape", view=True,
+    samples=(Sample((_M23, 3, 2)), Sample((_M23, (-1,))), Sample((_SCALAR, 1, 1)), Sample((_I23, [6]))))
+def reshape_method(input: Tensor, *shape: int) -> Tensor:
+    """``Tensor.reshape(*shape)``: the sizes as separate arguments or one sequence.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([0, 1, 2, 3, 4, 5]).reshape(2, 3).shape, tm.tensor([0, 1, 2, 3, 4, 5]).reshape((3, -1)).shape
+    (tensormodes.Size([2, 3]), tensormodes.Size([3, 2]))
+    """
+    return _reshape(input, varargs_ints(shape, "reshape", "shape"))
+
+
+@op(method=True, view=True,
+    samples=(Sample((_M234,)), Sample((_M234, 1)), Sample((_M234, 0, -2)), Sample((_SCALAR,)),
+             Sample((_I23,), {"start_dim": -1}), Sample((_M234,), {"start_dim": 1, "end_dim": 2})))
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Flattens dimensions ``start_dim`` to ``end_dim`` into one (a view when possible).
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 3, 4).flatten().shape, tm.zeros(2, 3, 4).flatten(1).shape
+    (tensormodes.Size([24]), tensormodes.Size([2, 12]))
+    """
+    start, end = wrap_dim(start_dim, input.ndim), wrap_dim(end_dim, input.ndim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if input.ndim == 0:
+        return np.reshape(input, (1,))
+    shape = input.shape
+    return np.reshape(input, shape[:start] + (-1,) + shape[end + 1:]) if input.size else \
+        np.reshape(input, shape[:start] + (0,) + shape[end + 1:])
+
+
+@op(method=True, view=True,
+    samples=(Sample((_M234, 1, (3, 1))), Sample((_M234, -1, (2, -1))), Sample((_I23, 0, [1, 2, 1]))))
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Expands dimension ``dim`` into the shape ``sizes`` (one entry may be -1).
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 6).unflatten(1, (2, 3)).shape
+    tensormodes.Size([2, 2, 3])
+    """
+    d = wrap_dim(dim, input.ndim)
+    sizes = int_tuple(sizes, "unflatten", "sizes")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    size = input.shape[d] if input.ndim else 1
+    try:
+        inferred = infer_shape(sizes, size)
+    except RuntimeError:
+        if sizes.count(-1) > 1:
+            raise
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+                           f"({size}) in the input tensor") from None
+    return np.reshape(input, input.shape[:d] + inferred + input.shape[d + 1:])
+
+
+@op(method=True, view=True,
+    samples=(Sample((TensorSpec((1, 3, 1)),)), Sample((TensorSpec((1, 3, 1)), 0)), Sample((TensorSpec((1, 3, 1)), -1)),
+             Sample((TensorSpec((1, 3, 1)), (0, 1, 2))), Sample((_SCALAR, 0)), Sample((_M23, 1)),
+             Sample((TensorSpec((2, 1), "int64"),), {"dim": [1]})))
+def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """Removes dimensions of size 1: all of them, or those among ``dim`` (others are kept).
+
+    >>> import tensormodes as tm
+    >>> x = tm.zeros(1, 2, 1)
+    >>> x.squeeze().shape, x.squeeze(0).shape, x.squeeze((0, 2)).shape, x.squeeze(1).shape
+    (tensormodes.Size([2]), tensormodes.Size([2, 1]), tensormodes.Size([2]), tensormodes.Size([1, 2, 1]))
+    """
+    if dim is None:
+        axes = tuple(i for i, size in enumerate(input.shape) if size == 1)
+    else:
+        axes = tuple(d for d in _dim_list(dim, input.ndim, "squeeze", "dim") if input.ndim and input.shape[d] == 1)
+    return np.squeeze(input, axis=axes)
+
+
+@op(method=True, view=True,
+    samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((_SCALAR, 0)), Sample((_I23, 1))))
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Inserts a dimension of size 1 at position ``dim``.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1, 2]).unsqueeze(0).shape, tm.tensor([1, 2]).unsqueeze(-1).shape
+    (tensormodes.Size([1, 2]), tensormodes.Size([2, 1]))
+    """
+    return np.expand_dims(input, wrap_dim(dim, input.ndim + 1))
+
+
+# -- reordering dimensions ---------------------------------------------------------------
+
+def _permute(array: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    if len(dims) != array.ndim:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           "length of the desired ordering of dimensions i.e. input.dim() = "
+                           f"{array.ndim} is not equal to len(dims) = {len(dims)}")
+    wrapped = tuple(wrap_dim(d, array.ndim) for d in dims)
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return np.transpose(array, wrapped)
+
+
+@op(view=True, samples=(Sample((_M234, (2, 0, 1))), Sample((_M234, (-1, -3, 1))), Sample((_SCALAR, ())),
+                        Sample((_I23, [1, 0]))))
+def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """A view with the dimensions reordered: result dimension ``i`` is input dimension ``dims[i]``.
+
+    >>> import tensormodes as tm
+    >>> tm.permute(tm.zeros(2, 3, 4), (2, 0, 1)).shape
+    tensormodes.Size([4, 2, 3])
+    """
+    return _permute(input, int_tuple(dims, "permute", "dims", allow_int=False))
+
+
+@op(function=False, method="permute", view=True,
+    samples=(Sample((_M234, 2, 0, 1)), Sample((_M234, (-1, -3, 1))), Sample((_I23, [1, 0]))))
+def permute_method(input: Tensor, *dims: int) -> Tensor:
+    """``Tensor.permute(*dims)``: the dims as separate arguments or one sequence.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 3, 4).permute(2, 0, 1).shape, tm.zeros(2, 3).permute((1, 0)).shape
+    (tensormodes.Size([4, 2, 3]), tensormodes.Size([3, 2]))
+    """
+    return _permute(input, varargs_ints(dims, "permute", "dims"))
+
+
+@op(method=True, view=True, samples=(Sample((_M23,)), Sample((TensorSpec((3,)),)), Sample((_SCALAR,)),
+                                     Sample((_I23,))))
 def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (tensors of 0 or 1 dimension are returned as they are).
 
     >>> import tensormodes as tm
-    >>> tm.tensor([[1, 2]]).t().shape
-    tensormodes.Size([2, 1])
+    >>> tm.tensor([[1, 2]]).t().tolist()
+    [[1], [2]]
     """
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return input.T
 
 
-@op(method=True, view=True, samples=(Sample((_M23, 0, 1)),))
+def _swap(array: np.ndarray, first, second) -> np.ndarray:
+    first, second = wrap_dim(first, array.ndim), wrap_dim(second, array.ndim)
+    if array.ndim == 0:
+        return array.view()
+    return np.swapaxes(array, first, second)
+
+
+@op(method=True, view=True, samples=(Sample((_M23, 0, 1)), Sample((_M234, -1, 0)), Sample((_SCALAR, 0, -1)),
+                                     Sample((_I23, 1, 1))))
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
-    """Swap dimensions ``dim0`` and ``dim1``.
+    """Swap dimensions ``dim0`` and ``dim1`` (a view).
 
     >>> import tensormodes as tm
     >>> tm.zeros(2, 3, 4).transpose(0, 2).shape
     tensormodes.Size([4, 3, 2])
     """
-    return np.swapaxes(input, wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim))
+    return _swap(input, dim0, dim1)
+
+
+@op(method=True, view=True, samples=(Sample((_M234, 0, 2)), Sample((_I23, -1, 0))))
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """Alias of ``transpose`` (NumPy's name).
+
+    >>> import tensormodes as tm
+    >>> tm.swapaxes(tm.zeros(2, 3), 0, 1).shape
+    tensormodes.Size([3, 2])
+    """
+    return _swap(input, axis0, axis1)
+
+
+@op(method=True, view=True, samples=(Sample((_M234, 0, 2)), Sample((_I23, -1, 0))))
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Alias of ``transpose``.
+
+    >>> import tensormodes as tm
+    >>> tm.swapdims(tm.zeros(2, 3), 0, 1).shape
+    tensormodes.Size([3, 2])
+    """
+    return _swap(input, dim0, dim1)
+
+
+def _movedim(array: np.ndarray, source, destination) -> np.ndarray:
+    source = int_tuple(source, "movedim", "source")
+    destination = int_tuple(destination, "movedim", "destination")
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(source)} dims) should "
+                           f"contain the same number of dims as destination ({list(destination)} dims)")
+    wrapped_source = [wrap_dim(d, array.ndim) for d in source]
+    wrapped_destination = [wrap_dim(d, array.ndim) for d in destination]
+    if len(set(wrapped_source)) != len(wrapped_source):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(source)})")
+    if len(set(wrapped_destination)) != len(wrapped_destination):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination)})")
+    if array.ndim == 0:
+        return array.view()
+    return np.moveaxis(array, wrapped_source, wrapped_destination)
+
+
+@op(method=True, view=True,
+    samples=(Sample((_M234, 0, 2)), Sample((_M234, (0, 1), (2, 0))), Sample((_M234, [-1], [0])),
+             Sample((_SCALAR, 0, 0)), Sample((_I23, 1, 0))))
+def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """Moves the dimension(s) at ``source`` to position(s) ``destination``; the others keep their order.
+
+    >>> import tensormodes as tm
+    >>> tm.movedim(tm.zeros(2, 3, 4), 0, -1).shape
+    tensormodes.Size([3, 4, 2])
+    """
+    return _movedim(input, source, destination)
+
+
+@op(method=True, view=True, samples=(Sample((_M234, 0, 2)), Sample((_M234, (0, 1), (2, 0)))))
+def moveaxis(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """Alias of ``movedim`` (NumPy's name).
+
+    >>> import tensormodes as tm
+    >>> tm.moveaxis(tm.zeros(2, 3, 4), (0, 1), (2, 0)).shape
+    tensormodes.Size([3, 4, 2])
+    """
+    return _movedim(input, source, destination)
+
+
+# -- broadcasting views ------------------------------------------------------------------
+
+def expand_array(array: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+    """``array`` broadcast to ``sizes`` (-1 keeps a dimension) as a writable zero-stride view."""
+    lead = len(sizes) - array.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand({legacy_type_name(array)}{{{list(array.shape)}}}, size={list(sizes)}): the "
+                           "number of sizes provided "
+                           f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor "
+                           f"({array.ndim})")
+    shape, strides = [], []
+    for i, size in enumerate(sizes):
+        if i < lead:
+            if size < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({size}) isn't allowed in a leading, "
+                                   f"non-existing dimension {i}")
+            shape.append(size)
+            strides.append(0)
+            continue
+        existing, stride = array.shape[i - lead], array.strides[i - lead]
+        if size == -1:
+            size = existing
+        elif size != existing:
+            if existing != 1:
+                raise RuntimeError(f"The expanded size of the tensor ({size}) must match the existing size "
+                                   f"({existing}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                                   f"Tensor sizes: {list(array.shape)}")
+            if size < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {list(sizes)}")
+            stride = 0
+        shape.append(size)
+        strides.append(stride)
+    if tuple(shape) == array.shape:
+        return array.view()
+    return as_strided(array, tuple(shape), tuple(strides), writeable=array.flags.writeable)
+
+
+@op(method=True, function=False, view=True,
+    samples=(Sample((TensorSpec((3, 1)), 3, 4)), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((_SCALAR, 2)),
+             Sample((TensorSpec((1,), "int64"), [2, 3])), Sample((_M23, -1, -1))))
+def expand(input: Tensor, *size: int) -> Tensor:
+    """A view with singleton dimensions repeated to ``size`` (no copy; -1 keeps a dimension).
+    New dimensions can be added at the front.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[1], [2]]).expand(2, 3).tolist()
+    [[1, 1, 1], [2, 2, 2]]
+    """
+    return expand_array(input, varargs_ints(size, "expand", "size"))
+
+
+@op(method=True, function=False, view=True,
+    samples=(Sample((TensorSpec((3, 1)), TensorSpec((2, 3, 4)))), Sample((_SCALAR, _M23))))
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.expand(other.size())``.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1, 2]).expand_as(tm.zeros(3, 2)).shape
+    tensormodes.Size([3, 2])
+    """
+    return expand_array(input, other.shape)
+
+
+@op(method=True, view=True,
+    samples=(Sample((TensorSpec((3, 1)), (3, 4))), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((_SCALAR, (2,))),
+             Sample((TensorSpec((3,), "bool"), [2, 3]))))
+def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    """``input`` broadcast to ``size`` (a view, like ``expand``).
+
+    >>> import tensormodes as tm
+    >>> tm.broadcast_to(tm.tensor([1, 2]), (2, 2)).tolist()
+    [[1, 2], [1, 2]]
+    """
+    return expand_array(input, int_tuple(size, "broadcast_to", "size", allow_int=False))
+
+
+@op(samples=(Sample((_M23, TensorSpec((3,)))), Sample((TensorSpec((3, 1)), TensorSpec((1, 4), "int64"), _SCALAR)),
+             Sample((_SCALAR,))))
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """The tensors broadcast to a common shape (each shares memory with its input).
+
+    >>> import tensormodes as tm
+    >>> a, b = tm.broadcast_tensors(tm.tensor([[1], [2]]), tm.tensor([10, 20, 30]))
+    >>> a.shape, b.tolist()
+    (tensormodes.Size([2, 3]), [[10, 20, 30], [10, 20, 30]])
+    """
+    shape = check_same_shape_or_broadcast(*(t.shape for t in tensors)) if tensors else ()
+    return tuple(expand_array(t, shape) for t in tensors)
+
+
+# -- joining ----------------------------------------------------------------------------
+
+def _cat(arrays: list[np.ndarray], dim: int, op_name: str = "cat") -> np.ndarray:
+    if not arrays:
+        raise ValueError(f"{op_name}(): expected a non-empty list of Tensors")
+    dtype = operand_dtype(*arrays)._np
+    for position, a in enumerate(arrays):
+        if a.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {position}) cannot be concatenated")
+    # PyTorch skips legacy empty tensors of shape (0,) whatever the others' shapes.
+    kept = [(i, a) for i, a in enumerate(arrays) if not (a.ndim == 1 and a.shape[0] == 0)]
+    if not kept:
+        d = wrap_dim(dim, 1)
+        return np.concatenate([a.astype(dtype, copy=False) for a in arrays], axis=d)
+    reference = kept[0][1]
+    d = wrap_dim(dim, reference.ndim)
+    for position, a in kept[1:]:
+        if a.ndim != reference.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {reference.ndim} and {a.ndim}")
+        for axis, (expected, got) in enumerate(zip(reference.shape, a.shape, strict=True)):
+            if axis != d and expected != got:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {expected} "
+                                   f"but got size {got} for tensor number {position} in the list.")
+    return np.concatenate([a.astype(dtype, copy=False) for _, a in kept], axis=d)
+
+
+@op(out=True, samples=(Sample(([_M23, _M23],)), Sample(([_M23, TensorSpec((1, 3), "int64")],)),
+                       Sample(([_M23, TensorSpec((2, 1))], -1)), Sample(([_M23, TensorSpec((0,))],), {"dim": 0}),
+                       Sample(([TensorSpec((2,), "bool"), TensorSpec((3,), "int32")],))))
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Concatenates tensors along an existing dimension ``dim`` (dtypes promote).
+
+    >>> import tensormodes as tm
+    >>> tm.cat([tm.tensor([[1, 2]]), tm.tensor([[3, 4]])]).tolist()
+    [[1, 2], [3, 4]]
+    >>> tm.cat([tm.tensor([[1, 2]]), tm.tensor([[3, 4]])], dim=1).tolist()
+    [[1, 2, 3, 4]]
+    """
+    return _cat(tensors, dim)
+
+
+@op(out=True, samples=(Sample(([_M23, _M23], 1)),))
+def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Alias of ``cat``.
+
+    >>> import tensormodes as tm
+    >>> tm.concat([tm.tensor([1]), tm.tensor([2])]).tolist()
+    [1, 2]
+    """
+    return _cat(tensors, dim, "concat")
+
+
+@op(out=True, samples=(Sample(([_M23, _M23], -1)),))
+def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Alias of ``cat`` (NumPy's name).
+
+    >>> import tensormodes as tm
+    >>> tm.concatenate([tm.tensor([1]), tm.tensor([2])]).tolist()
+    [1, 2]
+    """
+    return _cat(tensors, dim, "concatenate")
+
+
+def _stack(arrays: list[np.ndarray], dim: int, op_name: str = "stack") -> np.ndarray:
+    if not arrays:
+        raise RuntimeError(f"{op_name} expects a non-empty TensorList")
+    first = arrays[0]
+    for position, a in enumerate(arrays[1:], start=1):
+        if a.shape != first.shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first.shape)} at entry 0 "
+                               f"and {list(a.shape)} at entry {position}")
+    dtype = operand_dtype(*arrays)._np
+    return np.stack([a.astype(dtype, copy=False) for a in arrays], axis=wrap_dim(dim, first.ndim + 1))
+
+
+@op(out=True, samples=(Sample(([_M23, _M23],)), Sample(([_M23, _M23], -1)), Sample(([_SCALAR, _SCALAR],)),
+                       Sample(([TensorSpec((3,), "int32"), TensorSpec((3,), "bool")],), {"dim": 1})))
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Joins tensors of one shape along a new dimension ``dim`` (dtypes promote).
+
+    >>> import tensormodes as tm
+    >>> tm.stack([tm.tensor([1, 2]), tm.tensor([3, 4])], dim=1).tolist()
+    [[1, 3], [2, 4]]
+    """
+    return _stack(tensors, dim)
+
+
+def _at_least(array: np.ndarray, ndim: int) -> np.ndarray:
+    """NumPy's ``atleast_2d``/``atleast_3d`` layout, which PyTorch shares."""
+    if array.ndim >= ndim:
+        return array
+    if ndim == 1:
+        return array.reshape(1)
+    if ndim == 2:
+        return array.reshape(1, -1) if array.size or array.ndim else array.reshape(1, 1)
+    if array.ndim == 0:
+        return array.reshape(1, 1, 1)
+    if array.ndim == 1:
+        return array.reshape(1, -1, 1) if array.size else array.reshape(1, 0, 1)
+    return array[..., None]
+
+
+@op(out=True, samples=(Sample(([_M23, _M23],)), Sample(([TensorSpec((2,)), TensorSpec((3,), "int64")],)),
+                       Sample(([_SCALAR, _SCALAR],))))
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stacks tensors horizontally: along dimension 1, or 0 for 1-dimensional tensors.
+
+    >>> import tensormodes as tm
+    >>> tm.hstack([tm.tensor([1, 2]), tm.tensor([3])]).tolist()
+    [1, 2, 3]
+    """
+    if not tensors:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    arrays = [_at_least(a, 1) for a in tensors]
+    return _cat(arrays, 0 if arrays[0].ndim == 1 else 1, "hstack")
+
+
+@op(out=True, samples=(Sample(([_M23, TensorSpec((3,))],)), Sample(([_SCALAR, _SCALAR],))))
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stacks tensors vertically (along dimension 0, after making them at least 2-dimensional).
+
+    >>> import tensormodes as tm
+    >>> tm.vstack([tm.tensor([1, 2]), tm.tensor([3, 4])]).tolist()
+    [[1, 2], [3, 4]]
+    """
+    if not tensors:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return _cat([_at_least(a, 2) for a in tensors], 0, "vstack")
+
+
+@op(out=True, samples=(Sample(([_M23, _M23],)), Sample(([TensorSpec((3,)), TensorSpec((3,), "int32")],)),
+                       Sample(([_SCALAR, _SCALAR],))))
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stacks tensors depthwise (along dimension 2, after making them at least 3-dimensional).
+
+    >>> import tensormodes as tm
+    >>> tm.dstack([tm.tensor([1, 2]), tm.tensor([3, 4])]).shape
+    tensormodes.Size([1, 2, 2])
+    """
+    if not tensors:
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    return _cat([_at_least(a, 3) for a in tensors], 2, "dstack")
+
+
+# -- splitting --------------------------------------------------------------------------
+
+def _split_sizes(array: np.ndarray, split_size_or_sections, d: int) -> list[int]:
+    size = array.shape[d]
+    if _is_int(split_size_or_sections):
+        split_size = int(split_size_or_sections)
+        if split_size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+        if split_size == 0:
+            if size != 0:
+                raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension size of "
+                                   f"{size}")
+            return [0]
+        count = max(-(-size // split_size), 1)
+        return [split_size] * (count - 1) + [size - split_size * (count - 1)]
+    sizes = list(int_tuple(split_size_or_sections, "split", "split_size"))
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={sizes}")
+    if sum(sizes) != size:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
+                           f"dimension {d}), but got split_sizes={sizes}")
+    return sizes
+
+
+def _pieces(array: np.ndarray, sizes: list[int], d: int) -> tuple[np.ndarray, ...]:
+    bounds = np.cumsum([0] + sizes).tolist()
+    return tuple(array[_along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def _split(array: np.ndarray, split_size_or_sections, dim: int) -> tuple[np.ndarray, ...]:
+    if array.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, array.ndim)
+    return _pieces(array, _split_sizes(array, split_size_or_sections, d), d)
+
+
+@op(view=True, samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
+                        Sample((_I23, 2), {"dim": -1}), Sample((TensorSpec((0, 2)), 0))))
+def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """Splits the tensor into chunks, each a view: of ``split_size_or_sections`` along ``dim``
+    (the last may be smaller), or of the listed sizes.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.split(tm.tensor([0, 1, 2, 3, 4]), 2)]
+    [[0, 1], [2, 3], [4]]
+    >>> [t.tolist() for t in tm.split(tm.tensor([0, 1, 2, 3, 4]), [1, 4])]
+    [[0], [1, 2, 3, 4]]
+    """
+    return _split(tensor, split_size_or_sections, dim)
+
+
+@op(function=False, method="split", view=True,
+    samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
+             Sample((_I23,), {"split_size": 1, "dim": -1})))
+def split_method(input: Tensor, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """``Tensor.split(split_size, dim=0)``: see ``tensormodes.split``.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.tensor([0, 1, 2, 3]).split(3)]
+    [[0, 1, 2], [3]]
+    """
+    return _split(input, split_size, dim)
+
+
+@op(method=True, view=True,
+    samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((6, 2)), 4)), Sample((_I23, 3, -1)),
+             Sample((TensorSpec((0,)), 2)), Sample((TensorSpec((5, 2)),), {"chunks": 3, "dim": 0})))
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Splits into at most ``chunks`` views of equal size along ``dim`` (the last may be
+    smaller, and there may be fewer chunks).
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.tensor([0, 1, 2, 3, 4]).chunk(2)]
+    [[0, 1, 2], [3, 4]]
+    """
+    if not _is_int(chunks):
+        raise TypeError(f"chunk(): argument 'chunks' (position 2) must be int, not {type(chunks).__name__}")
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    split_size = -(-size // chunks)
+    if split_size == 0 and size == 0:
+        return _pieces(input, [0] * chunks, d)
+    return _pieces(input, _split_sizes(input, split_size, d), d)
+
+
+@op(method=True, view=True, samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_I23, -1))))
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices along ``dim``, each a view without that dimension.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.tensor([[1, 2], [3, 4]]).unbind(1)]
+    [[1, 3], [2, 4]]
+    """
+    d = _wrap_dim_of_tensor(dim, input.ndim)
+    return tuple(input[_along(d, i)] for i in range(input.shape[d]))
+
+
+@op(method=True, view=True,
+    samples=(Sample((_M23, 1, 1, 2)), Sample((_M23, -1, -2, 1)), Sample((_I23, 0, 0, 0)), Sample((_M23, 1, 3, 0))))
+def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tensor:
+    """The view of ``length`` elements of dimension ``dim`` from index ``start``.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([0, 1, 2, 3, 4, 5]).narrow(0, 2, 3).tolist()
+    [2, 3, 4]
+    """
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    if isinstance(start, np.ndarray):
+        if start.ndim != 0 or start.dtype.kind not in "iu":
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = int(start)
+    if not _is_int(start):
+        raise TypeError(f"narrow(): argument 'start' must be int, not {type(start).__name__}")
+    if not _is_int(length):
+        raise TypeError(f"narrow(): argument 'length' must be int, not {type(length).__name__}")
+    size = input.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return input[_along(d, slice(start, start + length))]
+
+
+@op(method=True, view=True,
+    samples=(Sample((_M23, 0, 1)), Sample((_M23, -1, -1)), Sample((TensorSpec((3,), "int64"), 0, 2))))
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The view of ``input`` at ``index`` along ``dim`` (that dimension removed).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[1, 2], [3, 4]]).select(1, 0).tolist()
+    [1, 3]
+    """
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    if not _is_int(index):
+        raise TypeError(f"select(): argument 'index' (position 2) must be int, not {type(index).__name__}")
+    size = input.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {d}")
+    return input[_along(d, int(index))]
+
+
+# -- reordering elements (copies) --------------------------------------------------------
+
+@op(method=True, samples=(Sample((_M23, (0,))), Sample((_M234, (0, -1))), Sample((_SCALAR, ())),
+                          Sample((_I23, [1])), Sample((_M23, ()))))
+def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
+    """A copy with the order of elements reversed along each of ``dims``.
+
+    >>> import tensormodes as tm
+    >>> tm.flip(tm.tensor([[1, 2], [3, 4]]), (1,)).tolist()
+    [[2, 1], [4, 3]]
+    """
+    axes = _dim_list(dims, input.ndim, "flip")
+    if input.ndim == 0:
+        return input.copy()
+    return np.flip(input, axes).copy()
+
+
+@op(method=True, samples=(Sample((_M23, 1)), Sample((_M23, (1, -1), (0, 1))), Sample((_M23, 2, -1)),
+                          Sample((_SCALAR, 3)), Sample((_I23, -4)), Sample((_M23,), {"shifts": [1], "dims": [1]})))
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+    """Rolls elements along ``dims`` by ``shifts`` (elements shifted past the end wrap around).
+    Without ``dims`` the flattened tensor is rolled and the shape restored.
+
+    >>> import tensormodes as tm
+    >>> tm.roll(tm.tensor([1, 2, 3, 4]), 1).tolist()
+    [4, 1, 2, 3]
+    >>> tm.roll(tm.tensor([[1, 2], [3, 4]]), 1, 0).tolist()
+    [[3, 4], [1, 2]]
+    """
+    shifts = int_tuple(shifts, "roll", "shifts")
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return np.roll(input.reshape(-1), shifts[0]).reshape(input.shape)
+    dims = int_tuple(dims, "roll", "dims")
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    axes = tuple(_wrap_dim_of_tensor(d, input.ndim) for d in dims)
+    return np.roll(input, shifts, axes)
+
+
+def _repeat(array: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
+    if len(repeats) < array.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    padded = (1,) * (len(repeats) - array.ndim) + array.shape
+    target = [size * r for size, r in zip(padded, repeats, strict=True)]
+    for size in target:
+        if size < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {target}")
+    return np.tile(array.reshape(padded), repeats)
+
+
+@op(method=True, function=False,
+    samples=(Sample((_M23, 2, 1)), Sample((_M23, (1, 2, 2))), Sample((_SCALAR, 3)), Sample((_I23, [1, 0]))))
+def repeat(input: Tensor, *repeats: int) -> Tensor:
+    """A copy with the data repeated ``repeats[i]`` times along dimension ``i``
+    (extra leading repeats add dimensions).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1, 2]).repeat(2, 2).tolist()
+    [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    return _repeat(input, varargs_ints(repeats, "repeat", "repeats"))
+
+
+@op(method=True, samples=(Sample((_M23, (2, 1))), Sample((_M23, (2,))), Sample((_M23, (2, 1, 3))),
+                          Sample((_SCALAR, ())), Sample((_I23, [1, 2]))))
+def tile(input: Tensor, dims: int | Sequence[int]) -> Tensor:
+    """Like ``repeat``, but ``dims`` shorter than the tensor's dimensions is padded with ones
+    at the front.
+
+    >>> import tensormodes as tm
+    >>> tm.tile(tm.tensor([[1, 2]]), (2,)).tolist()
+    [[1, 2, 1, 2]]
+    """
+    dims = int_tuple(dims, "tile", "dims")
+    return _repeat(input, (1,) * (input.ndim - len(dims)) + dims)
+
+
+def _triangle_check(array: np.ndarray, op_name: str, diagonal) -> None:
+    if array.ndim < 2:
+        raise RuntimeError(f"{op_name}: input tensor must have at least 2 dimensions")
+    if not _is_int(diagonal):
+        raise TypeError(f"{op_name}(): argument 'diagonal' must be int, not {type(diagonal).__name__}")
+
+
+@op(method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((_M234,), {"diagonal": -1}),
+             Sample((TensorSpec((3, 3), "int64"), -5)), Sample((TensorSpec((3, 3), "bool"),))))
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the (batch of) matrices: elements above diagonal ``diagonal`` are zeroed.
+
+    >>> import tensormodes as tm
+    >>> tm.tril(tm.ones(3, 3, dtype=tm.int64)).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    _triangle_check(input, "tril", diagonal)
+    return np.tril(input, diagonal)
+
+
+@op(method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), -1)), Sample((_M234,), {"diagonal": 2}),
+             Sample((TensorSpec((3, 3), "int64"), 5)), Sample((TensorSpec((3, 3), "bool"),))))
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the (batch of) matrices: elements below diagonal ``diagonal`` are zeroed.
+
+    >>> import tensormodes as tm
+    >>> tm.triu(tm.ones(3, 3, dtype=tm.int64), 1).tolist()
+    [[0, 1, 1], [0, 0, 1], [0, 0, 0]]
+    """
+    _triangle_check(input, "triu", diagonal)
+    return np.triu(input, diagonal)
+
+
+def _diagonal_dims(ndim: int, dim1, dim2) -> tuple[int, int]:
+    d1, d2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def diagonal_view(input: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
+    """The writable view of a diagonal (``np.diagonal`` returns a read-only one)."""
+    first = input[_along(d2, slice(offset, None))] if offset >= 0 else input[_along(d1, slice(-offset, None))]
+    length = max(0, min(first.shape[d1], first.shape[d2]))
+    keep = [i for i in range(input.ndim) if i not in (d1, d2)]
+    shape = tuple(first.shape[i] for i in keep) + (length,)
+    strides = tuple(first.strides[i] for i in keep) + (first.strides[d1] + first.strides[d2],)
+    return as_strided(first, shape, strides, writeable=input.flags.writeable)
+
+
+@op(method=True, view=True,
+    samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((TensorSpec((3, 4)), -2)),
+             Sample((_M234,), {"offset": 1, "dim1": -1, "dim2": 0}), Sample((TensorSpec((3, 3), "int64"), 5))))
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The view of the diagonal ``offset`` of the matrices spanned by ``dim1`` and ``dim2``
+    (the diagonal becomes the last dimension).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([0, 1, 2, 3, 4, 5, 6, 7, 8]).view(3, 3)
+    >>> x.diagonal().tolist(), x.diagonal(1).tolist(), x.diagonal(-1).tolist()
+    ([0, 4, 8], [1, 5], [3, 7])
+    """
+    d1, d2 = _diagonal_dims(input.ndim, dim1, dim2)
+    return diagonal_view(input, offset, d1, d2)
+
+
+@op(method=True,
+    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((TensorSpec((3,), "int64"), -1)),
+             Sample((_M23,), {"offset": 0, "dim1": 0, "dim2": 2}), Sample((_M23, 2, -1, 0))))
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """A tensor whose diagonals (``offset``, in the planes ``dim1``, ``dim2``) are filled from the
+    last dimension of ``input``; the rest is zero.
+
+    >>> import tensormodes as tm
+    >>> tm.diag_embed(tm.tensor([1, 2])).tolist()
+    [[1, 0], [0, 2]]
+    """
+    ndim = input.ndim + 1
+    d1, d2 = _diagonal_dims(ndim, dim1, dim2)
+    n = (input.shape[-1] if input.ndim else 1) + abs(offset)
+    batch = list(input.shape[:-1])
+    shape = []
+    for i in range(ndim):
+        shape.append(n if i in (d1, d2) else batch.pop(0))
+    result = np.zeros(shape, input.dtype)
+    diagonal_view(result, offset, d1, d2)[...] = input
+    return result
+
+
+# -- more splits, flips and dimension helpers --------------------------------------------
+
+def _tensor_split_points(array: np.ndarray, indices_or_sections, d: int) -> list[int]:
+    """Split points for ``tensor_split``: ``sections`` nearly equal parts, or explicit indices."""
+    given = array_of(indices_or_sections)
+    if given is not None:  # a tensor: 0-dim means sections, 1-dim means indices
+        if given.dtype != np.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{legacy_type_name(given)[len('torch.'):-len('Tensor')]}")
+        if given.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {given.ndim} dims")
+        indices_or_sections = int(given) if given.ndim == 0 else given.tolist()
+    size = array.shape[d]
+    if _is_int(indices_or_sections):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        small, extra = divmod(size, sections)
+        sizes = [small + 1] * extra + [small] * (sections - extra)
+        return np.cumsum(sizes)[:-1].tolist()
+    return list(int_tuple(indices_or_sections, "tensor_split", "indices"))
+
+
+def _split_at(array: np.ndarray, points: list[int], d: int) -> tuple[np.ndarray, ...]:
+    """Views between consecutive split points (Python slice rules: clamped, possibly empty)."""
+    bounds = [None, *points, None]
+    return tuple(array[_along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
+
+
+@op(method=True, view=True,
+    samples=(Sample((TensorSpec((7,)), 3)), Sample((TensorSpec((7,), "int64"), (1, 6))), Sample((_M23, 2, 1)),
+             Sample((_M23, [5, 1], -1)), Sample((_M23, 4), {"dim": 0})))
+def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """Splits into views: ``sections`` parts as equal as possible (the first ones one larger),
+    or at the given indices along ``dim``.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.tensor_split(tm.tensor([0, 1, 2, 3, 4, 5, 6]), 3)]
+    [[0, 1, 2], [3, 4], [5, 6]]
+    >>> [t.tolist() for t in tm.tensor_split(tm.tensor([0, 1, 2, 3]), (1, 3))]
+    [[0], [1, 2], [3]]
+    """
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = wrap_dim(dim, input.ndim)
+    return _split_at(input, _tensor_split_points(input, indices_or_sections, d), d)
+
+
+def _directional_split(array: np.ndarray, indices_or_sections, op_name: str, min_ndim: int, d: int):
+    if array.ndim < min_ndim:
+        raise RuntimeError(f"torch.{op_name} requires a tensor with at least {min_ndim} dimension, but got a tensor "
+                           f"with {array.ndim} dimensions!")
+    if _is_int(indices_or_sections):
+        size = array.shape[d]
+        if indices_or_sections == 0 or size % indices_or_sections:
+            raise RuntimeError(f"torch.{op_name} attempted to split along dimension {d}, but the size of the "
+                               f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
+    return _split_at(array, _tensor_split_points(array, indices_or_sections, d), d)
+
+
+@op(method=True, view=True, samples=(Sample((_M23, 3)), Sample((TensorSpec((4,)), [1, 3])), Sample((_I23, [2]))))
+def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """``tensor_split`` along dimension 1 (dimension 0 for 1-D tensors); an int must divide the size.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.hsplit(tm.tensor([[1, 2], [3, 4]]), 2)]
+    [[[1], [3]], [[2], [4]]]
+    """
+    return _directional_split(input, indices_or_sections, "hsplit", 1, 1 if input.ndim >= 2 else 0)
+
+
+@op(method=True, view=True, samples=(Sample((TensorSpec((4, 2)), 2)), Sample((_I23, [1]))))
+def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """``tensor_split`` along dimension 0 of a tensor with at least 2 dimensions.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.vsplit(tm.tensor([[1, 2], [3, 4]]), 2)]
+    [[[1, 2]], [[3, 4]]]
+    """
+    return _directional_split(input, indices_or_sections, "vsplit", 2, 0)
+
+
+@op(method=True, view=True, samples=(Sample((TensorSpec((2, 2, 4)), 2)), Sample((_M234, [1, 3]))))
+def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """``tensor_split`` along dimension 2 of a tensor with at least 3 dimensions.
+
+    >>> import tensormodes as tm
+    >>> [t.shape for t in tm.dsplit(tm.zeros(1, 2, 4), 2)]
+    [tensormodes.Size([1, 2, 2]), tensormodes.Size([1, 2, 2])]
+    """
+    return _directional_split(input, indices_or_sections, "dsplit", 3, 2)
+
+
+@op(method=True, samples=(Sample((_M23,)), Sample((_M234,))))
+def fliplr(input: Tensor) -> Tensor:
+    """A copy with the order of columns (dimension 1) reversed.
+
+    >>> import tensormodes as tm
+    >>> tm.fliplr(tm.tensor([[1, 2], [3, 4]])).tolist()
+    [[2, 1], [4, 3]]
+    """
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return np.flip(input, 1).copy()
+
+
+@op(method=True, samples=(Sample((_M23,)), Sample((TensorSpec((3,), "int64"),))))
+def flipud(input: Tensor) -> Tensor:
+    """A copy with the order of rows (dimension 0) reversed.
+
+    >>> import tensormodes as tm
+    >>> tm.flipud(tm.tensor([[1, 2], [3, 4]])).tolist()
+    [[3, 4], [1, 2]]
+    """
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return np.flip(input, 0).copy()
+
+
+@op(method=True, samples=(Sample((_M23,)), Sample((_M23, 2)), Sample((_M234, -1, (2, 0))), Sample((_I23, 7, [1, 0]))))
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """Rotates by 90 degrees ``k`` times in the plane of ``dims``, from the first dimension
+    towards the second.
+
+    >>> import tensormodes as tm
+    >>> tm.rot90(tm.tensor([[1, 2], [3, 4]])).tolist()
+    [[2, 4], [1, 3]]
+    """
+    dims = int_tuple(dims, "rot90", "dims")
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    first, second = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
+    if first == second:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {first} and dim1 = {second}")
+    return np.rot90(input, k, (first, second)).copy()
+
+
+@op(out=True, samples=(Sample(([TensorSpec((2,)), TensorSpec((2, 2))],)), Sample(([_SCALAR, _SCALAR],)),
+                       Sample(([TensorSpec((3,), "int64"), TensorSpec((3,), "int32")],))))
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stacks tensors as columns: 0-D and 1-D tensors become columns, then ``hstack``.
+
+    >>> import tensormodes as tm
+    >>> tm.column_stack([tm.tensor([1, 2]), tm.tensor([3, 4])]).tolist()
+    [[1, 3], [2, 4]]
+    """
+    if not tensors:
+        raise RuntimeError("column_stack expects a non-empty TensorList")
+    columns = [a.reshape(-1, 1) if a.ndim <= 1 else a for a in tensors]
+    return _cat(columns, 1, "column_stack")
+
+
+def _at_least_each(arrays: list[np.ndarray], ndim: int):
+    results = tuple(_at_least(a, ndim) for a in arrays)
+    return results[0] if len(results) == 1 else results
+
+
+@op(samples=(Sample((_SCALAR,)), Sample((_M23,)), Sample((_SCALAR, TensorSpec((2,), "int64")))))
+def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least one dimension (0-D ones become shape ``[1]``); one tensor
+    gives a tensor, several a tuple.
+
+    >>> import tensormodes as tm
+    >>> tm.atleast_1d(tm.tensor(3)).tolist()
+    [3]
+    """
+    return _at_least_each(tensors, 1)
+
+
+@op(samples=(Sample((_SCALAR,)), Sample((TensorSpec((3,)),)), Sample((_SCALAR, _M234))))
+def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least two dimensions (1-D ones become a row).
+
+    >>> import tensormodes as tm
+    >>> tm.atleast_2d(tm.tensor([1, 2])).tolist()
+    [[1, 2]]
+    """
+    return _at_least_each(tensors, 2)
+
+
+@op(samples=(Sample((_SCALAR,)), Sample((TensorSpec((3,)),)), Sample((_M23, TensorSpec((2,), "bool")))))
+def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least three dimensions (``[n]`` becomes ``[1, n, 1]``, ``[m, n]``
+    becomes ``[m, n, 1]``).
+
+    >>> import tensormodes as tm
+    >>> tm.atleast_3d(tm.tensor([1, 2])).shape
+    tensormodes.Size([1, 2, 1])
+    """
+    return _at_least_each(tensors, 3)
+
+
+@op(method=True, function=False, view=True,
+    samples=(Sample((_M23, 1, 2, 1)), Sample((TensorSpec((5, 2)), 0, 2, 2)), Sample((_SCALAR, 0, 1, 1)),
+             Sample((_I23, -1, 3, 1))))
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """A view of all slices of length ``size`` along ``dimension``, taken every ``step``
+    elements; the slices become a new last dimension.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1, 2, 3, 4]).unfold(0, 2, 1).tolist()
+    [[1, 2], [2, 3], [3, 4]]
+    """
+    d = wrap_dim(dimension, input.ndim)
+    length = input.shape[d] if input.ndim else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if input.ndim == 0:
+        return input.reshape(1)
+    shape = list(input.shape)
+    strides = list(input.strides)
+    shape[d] = (length - size) // step + 1
+    strides[d] *= step
+    return as_strided(input, (*shape, size), (*strides, input.strides[d]), writeable=input.flags.writeable)
+
+
+# -- copies and aliases -----------------------------------------------------------------
+
+@op(method=True, samples=(Sample((_M23,)), Sample((_SCALAR,)), Sample((_I23,), {"memory_format": None})))
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    """A copy with its own memory (the strides of a dense input are preserved).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([1, 2]); y = x.clone(); y[0] = 5
+    >>> x.tolist(), y.tolist()
+    ([1, 2], [5, 2])
+    """
+    return input.copy(order="K")
+
+
+@op(method=True, function=False, samples=(Sample((_M23,)), Sample((_SCALAR,))))
+def contiguous(input: Tensor, *, memory_format=None) -> Tensor:
+    """The data in row-major layout: the same memory when already contiguous, else a copy.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 3).t().contiguous().is_contiguous()
+    True
+    """
+    if input.flags.c_contiguous:
+        return input
+    return np.ascontiguousarray(input)
+
+
+@op(method=True, differentiable=False, samples=(Sample((_M23,)), Sample((_SCALAR,))))
+def detach(input: Tensor) -> Tensor:
+    """A new tensor sharing memory with ``input`` but outside autograd (never requires grad).
+
+    >>> import tensormodes as tm
+    >>> x = tm.zeros(2); y = x.detach(); y[0] = 1; x.tolist()
+    [1.0, 0.0]
+    """
+    return input.view()
+
+
+_MESHGRID_WARNING = "meshgrid: in an upcoming release, it will be required to pass the indexing argument."
+
+
+@op(samples=(Sample((TensorSpec((2,)), TensorSpec((3,))), {"indexing": "ij"}),
+             Sample((TensorSpec((2,), "int64"), TensorSpec((3,), "int64"), TensorSpec((4,), "int64")),
+                    {"indexing": "xy"}),
+             Sample((_SCALAR, TensorSpec((3,))), {"indexing": "xy"})))
+def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D (or 0-D) tensors: with ``indexing="ij"`` result ``i`` varies
+    along dimension ``i``; ``"xy"`` swaps the first two dimensions (Cartesian layout). The
+    grids share memory with the inputs. Omitting ``indexing`` means ``"ij"`` and warns.
+
+    >>> import tensormodes as tm
+    >>> x, y = tm.meshgrid(tm.tensor([1, 2]), tm.tensor([3, 4, 5]), indexing="ij")
+    >>> x.tolist(), y.tolist()
+    ([[1, 1, 1], [2, 2, 2]], [[3, 4, 5], [3, 4, 5]])
+    """
+    if indexing is None:
+        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=3)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of shape "
+                               f"{list(t.shape)}")
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    vectors = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(vectors) >= 2
+    if swap:
+        vectors[0], vectors[1] = vectors[1], vectors[0]
+    shape = tuple(v.shape[0] for v in vectors)
+    grids = []
+    for i, v in enumerate(vectors):
+        strides = [0] * len(shape)
+        strides[i] = v.strides[0]
+        grids.append(as_strided(v, shape, tuple(strides), writeable=v.flags.writeable))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
