@@ -17,6 +17,15 @@ from .op_samples import callable_for, make_array
 # the (measure-zero) jumps, which random samples avoid.
 MAX_ELEMENTS = 64
 
+# Gradients tensormodes does not have yet: strict xfails, so implementing one fails loudly.
+MISSING_GRADIENTS = {
+    ("norm", "nuc"): "the nuclear norm's gradient needs an SVD op, which tensormodes does not have yet",
+}
+# Samples where PyTorch 2.13 itself is inconsistent, so it cannot serve as the oracle:
+# var/std(x, dim=()) reduce every element in the forward pass, but their backward
+# treats () as "no dimension reduced" (dividing by N - 1 = 0 and returning infinities).
+TORCH_ORACLE_BUGS = {("var", 11), ("std", 11), ("var_mean", 11), ("std_mean", 11)}
+
 
 def _float64_spec(spec: TensorSpec) -> TensorSpec | None:
     if spec.dtype in ("float16", "bfloat16", "float32", "float64"):
@@ -37,7 +46,10 @@ def differentiable_cases():
                 continue
             if any(isinstance(v, tm.dtype) for v in list(sample.args) + list(sample.kwargs.values())):
                 continue
-            yield pytest.param(opdef, sample, id=f"{name}-{i}")
+            marks = [pytest.mark.xfail(reason=reason, strict=True, raises=NotImplementedError)
+                     for (op_name, marker), reason in MISSING_GRADIENTS.items()
+                     if op_name == name and marker in sample.args]
+            yield pytest.param(opdef, sample, id=f"{name}-{i}", marks=marks)
 
 
 def _flat(values):
@@ -110,8 +122,12 @@ def test_gradient_matches_finite_differences(opdef, sample):
 
 @pytest.mark.torch
 @pytest.mark.parametrize("opdef, sample", list(differentiable_cases()))
-def test_gradient_matches_torch(opdef, sample):
+def test_gradient_matches_torch(opdef, sample, request):
     import torch
+
+    index = int(request.node.callspec.id.rsplit("-", 1)[1])
+    if (opdef.name, index) in TORCH_ORACLE_BUGS:
+        pytest.skip("PyTorch's own gradient is inconsistent with its forward here (see TORCH_ORACLE_BUGS)")
 
     args, kwargs, leaves = _inputs(sample, _tm_maker)
     t_args, t_kwargs, t_leaves = _inputs(sample, lambda a, rg: torch.tensor(a, requires_grad=rg))

@@ -230,7 +230,7 @@ def _sum_grad(grad, input, dim, keepdim):
 
 
 def _mean_grad(grad, input, dim, keepdim):
-    axes = range(input.dim()) if dim is None or dim == () else wrap_dims(dim, input.dim())
+    axes = range(input.dim()) if dim is None or dim == () or input.dim() == 0 else wrap_dims(dim, input.dim())
     count = 1
     for d in axes:
         count *= input.shape[d]
@@ -269,7 +269,9 @@ def _nansum_grad(grad, input, dim, keepdim):
 def _cat(tensors, d: int):
     """Concatenate along ``d`` with public methods only (``cat`` has no Tensor method)."""
     shape = list(tensors[0].shape)
-    shape[d] = sum(t.shape[d] for t in tensors)
+    shape[d] = 0
+    for t in tensors:
+        shape[d] += t.shape[d]
     out = tensors[0].new_zeros(shape)
     start = 0
     for t in tensors:
@@ -354,7 +356,7 @@ def _correction(unbiased, correction) -> float:
 
 
 def _count(input, dim) -> int:
-    if _all_dims(dim):
+    if _all_dims(dim) or input.dim() == 0:
         return input.numel()
     count = 1
     for d in wrap_dims(dim, input.dim()):
@@ -373,17 +375,22 @@ def _statistic_arguments(dim, unbiased):
     return dim, unbiased
 
 
+def _statistic_scale(grad, input, unbiased, correction, numerator: float) -> float:
+    # As PyTorch: N is numel(input) / numel(grad) (1 for dim=(), which reduces nothing
+    # in var/std), while the mean is still taken over everything for dim=().
+    divisor = input.numel() / (grad.numel() or 1) - _correction(unbiased, correction)
+    return numerator / divisor if divisor else float("inf")
+
+
 def _var_grad(grad, input, dim, unbiased, keepdim, correction):
     dim, unbiased = _statistic_arguments(dim, unbiased)
-    divisor = _count(input, dim) - _correction(unbiased, correction)
-    scale = 2.0 / divisor if divisor else float("inf")
+    scale = _statistic_scale(grad, input, unbiased, correction, 2.0)
     return _unreduce(grad, input, dim, keepdim) * _centered(input, dim) * scale
 
 
 def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
     dim, unbiased = _statistic_arguments(dim, unbiased)
-    divisor = _count(input, dim) - _correction(unbiased, correction)
-    scale = 1.0 / divisor if divisor else float("inf")
+    scale = _statistic_scale(grad, input, unbiased, correction, 1.0)
     return _unreduce(grad / result, input, dim, keepdim) * _centered(input, dim) * scale
 
 
@@ -410,6 +417,8 @@ def _norm_grad(grad, input, result, p, dim, keepdim):
     full_norm = _unreduce(result, input, dim, keepdim)
     if p in ("fro", 2, 2.0, None):
         return full_grad * input / full_norm.masked_fill(full_norm == 0, 1)
+    if p in (0, 0.0):
+        return full_grad * 0
     if p in (1, 1.0):
         return full_grad * input.sign()
     if p in (float("inf"), float("-inf")):
@@ -417,7 +426,7 @@ def _norm_grad(grad, input, result, p, dim, keepdim):
     if isinstance(p, (int, float)) and p > 0:
         scale = (input.abs() / full_norm.masked_fill(full_norm == 0, 1)) ** (p - 1)
         return full_grad * scale * input.sign()
-    raise NotImplementedError(f"the gradient of norm with p={p!r} is not implemented")
+    raise NotImplementedError(f"the gradient of norm with p={p!r} is not implemented (it needs an SVD)")
 
 
 def _sort_grad(grad, input, result, dim):
