@@ -301,7 +301,7 @@ def _ufunc_block(opdef: OpDef, signature: inspect.Signature) -> str:
                         + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error"))
     return (f"_a = {a}._data\n"
             + _block(f"if type({b}) is _T:", f"_b = {b}._data\n" + same_dtype) + "\n"
-            + _block(f'elif _a.dtype.kind == "f" and type({b}) is not complex:',
+            + _block(f'elif _a.dtype.kind == "f" and (type({b}) is float or type({b}) is int):',
                      f"result = _ufunc(_a, {b})\n" + _WRAP_RESULT))
 
 
