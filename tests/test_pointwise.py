@@ -198,8 +198,6 @@ def test_binary_matches_torch(op):
         for s in SCALARS:
             if x == "float16" and isinstance(s, complex):
                 continue  # PyTorch gives complex32, a dtype tensormodes does not have
-            if op == "sub" and s is True and x.startswith("float"):
-                continue  # the ufunc fast path: see test_float_tensor_minus_python_bool_raises
             problems.check(f"{op}({x}, {s!r})", op, a, s, compare_values=_numeric(op, x, repr(s)))
             if op not in ("add", "sub", "mul"):  # a number first: see test_number_first_add_sub_mul
                 problems.check(f"{op}({s!r}, {x})", op, s, a, compare_values=_numeric(op, x, repr(s)))
@@ -351,17 +349,15 @@ def test_promotion_matches_torch(x_name, x_kind, y_name, y_kind, op):
 
 # -- known differences ---------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="the generated ufunc fast path (_functions._ufunc_block) calls np.subtract "
-                                       "directly for a float tensor and a Python scalar, bypassing sub's bool check")
 def test_float_tensor_minus_python_bool_raises():
     with pytest.raises(RuntimeError, match="with a bool tensor is not supported"):
         _ = tm.tensor([1.0, 2.0]) - True
 
 
-@pytest.mark.xfail(strict=True, reason="add/sub/mul declare ufunc=, and the generated fast path reads "
-                                       "`input._data`, so `input` cannot be a number as PyTorch's parser allows")
 def test_number_first_add_sub_mul():
     assert tm.add(2, tm.tensor([1, 2])).tolist() == [3, 4]
+    assert tm.sub(2, tm.tensor([1, 2])).tolist() == [1, 0]
+    assert tm.mul(2.5, tm.tensor([1, 2])).tolist() == [2.5, 5.0]
 
 
 # -- exact values and dtypes ----------------------------------------------------------------------

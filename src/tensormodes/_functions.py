@@ -296,13 +296,16 @@ def _ufunc_block(opdef: OpDef, signature: inspect.Signature) -> str:
         (a,) = tensors
         return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + _WRAP_RESULT)
     a, b = tensors
+    a_kind = opdef.tensor_params[list(opdef.signature.parameters)[list(signature.parameters).index(a)]]
     same_dtype = _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
                         _block("try:", "result = _ufunc(_a, _b)\n" + _WRAP_RESULT) + "\n"
                         + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error"))
-    return (f"_a = {a}._data\n"
-            + _block(f"if type({b}) is _T:", f"_b = {b}._data\n" + same_dtype) + "\n"
-            + _block(f'elif _a.dtype.kind == "f" and (type({b}) is float or type({b}) is int):',
-                     f"result = _ufunc(_a, {b})\n" + _WRAP_RESULT))
+    block = (f"_a = {a}._data\n"
+             + _block(f"if type({b}) is _T:", f"_b = {b}._data\n" + same_dtype) + "\n"
+             + _block(f'elif _a.dtype.kind == "f" and (type({b}) is float or type({b}) is int):',
+                      f"result = _ufunc(_a, {b})\n" + _WRAP_RESULT))
+    # A number in the first position (tm.add(2, t)) is left to the kernel.
+    return _block(f"if type({a}) is _T:", block) if a_kind != _codegen.TENSOR else block
 
 
 def _finish(opdef: OpDef, first: str, inplace: bool) -> str:

@@ -1143,7 +1143,7 @@ def _add_grad(grad, alpha):
              Sample((_I64, _I32), {"alpha": -3}), Sample((_BOOL, _BOOL)), Sample((_U8, 300)),
              Sample((_F16, _SCALAR)), Sample((_BF16, _F16), {"alpha": 0.5}), Sample((_C64, 1j)),
              Sample((_SCALAR, 3))))
-def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+def add(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """Adds ``other``, scaled by ``alpha``, to ``input``.
 
     >>> import tensormodes as tm
@@ -1165,7 +1165,7 @@ def _sub_grad(grad, alpha):
     dunders=(Dunder("__sub__"), Dunder("__rsub__", OWN, reflected=True), Dunder("__isub__", inplace=True)),
     samples=(Sample((_M23, _M23)), Sample((_M23, 1), {"alpha": 3}), Sample((_I64, _ROW)),
              Sample((_U8, _U8)), Sample((_F16, 0.25), {"alpha": 2}), Sample((_SCALAR, _M23)), Sample((_C64, _ROW))))
-def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+def sub(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """Subtracts ``other``, scaled by ``alpha``, from ``input``.
 
     >>> import tensormodes as tm
@@ -1204,7 +1204,7 @@ def _mul_grad(grad, input, other):
     samples=(Sample((_M23, _M23)), Sample((_M23, -2)), Sample((_I64, _ROW)), Sample((_BOOL, _BOOL)),
              Sample((_BOOL, 3)), Sample((_U8, 40)), Sample((_F16, _BF16)), Sample((_C64, 2.5)),
              Sample((_SCALAR, _I32))))
-def mul(input: Tensor, other: Tensor | Number) -> Tensor:
+def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """Multiplies ``input`` by ``other`` elementwise.
 
     >>> import tensormodes as tm
