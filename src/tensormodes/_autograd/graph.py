@@ -274,6 +274,8 @@ def _fit(grad, shape, dtype):
     if grad_shape != shape:
         grad = sum_to_shape(grad, grad_shape, shape)
     if grad_dtype is not dtype:
+        if grad_dtype.is_complex and not dtype.is_complex:
+            grad = grad.real  # a real input's gradient is the real part
         grad = grad.to(dtype)
     return grad
 
@@ -299,7 +301,7 @@ def needs_grad(tensors) -> bool:
     if not grad_enabled():
         return False
     for t in tensors:
-        if isinstance(t, list):
+        if isinstance(t, (list, tuple)):
             if any(getattr(x, "_requires_grad", False) for x in t):
                 return True
         elif getattr(t, "_requires_grad", False):
@@ -352,8 +354,10 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
             continue
         if name == "result":
             saved[name] = _save_outputs(result, node)
-        else:
+        elif name in arguments:
             saved[name] = _save(arguments[name])
+        else:
+            saved[name] = _save_meta(name, arguments)
     for i, out in enumerate(outputs):
         if _is_tensor(out) and _differentiable(out):
             out._requires_grad = True
@@ -362,6 +366,17 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
                 out._output_nr = i
     node._saved = saved
     return result
+
+
+def _save_meta(name: str, arguments: dict):
+    """``<param>_shape`` / ``<param>_dtype``: what a formula may ask for instead of a whole
+    tensor, so that modifying that tensor in place later does not break backward."""
+    base, _, what = name.rpartition("_")
+    value = arguments.get(base)
+    if what not in ("shape", "dtype") or not _is_tensor(value):
+        raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
+    shape, dtype = meta(value)
+    return shape if what == "shape" else dtype
 
 
 def _save(value):
@@ -408,7 +423,9 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
     result = alias(target)
     record(op_name, formula, tensor_params,
            {name: (before if value is target else value) for name, value in arguments.items()}, result)
-    target._requires_grad = True
-    target._grad_fn = result._grad_fn
-    target.__dict__.pop("_output_nr", None)
+    # An integer target stays without gradient even when the written value has one.
+    if result._requires_grad:
+        target._requires_grad = True
+        target._grad_fn = result._grad_fn
+        target.__dict__.pop("_output_nr", None)
     return target

@@ -144,9 +144,13 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
 
     ``grad`` is the gradient formula: a function whose parameters are any of
     ``grad`` (the output gradient; a tuple for ops with several outputs),
-    ``result`` (the op's output) and the op's own parameter names, returning
-    one gradient (a Tensor, or None) per tensor parameter in order — a single
-    Tensor for an op with one tensor parameter. It runs on Tensors and is
+    ``result`` (the op's output), the op's own parameter names, and
+    ``<param>_shape`` / ``<param>_dtype`` (just that tensor's shape or dtype:
+    prefer them when the formula needs no values, so later in-place changes
+    of the tensor do not invalidate the graph). It returns one gradient (a
+    Tensor, or None) per tensor parameter in order — a single Tensor for an op
+    with one tensor parameter; a tensor-list or index parameter takes one
+    entry per tensor in it. It runs on Tensors and is
     written with public ops (so higher-order gradients and modes work through
     it); gradients are summed back to broadcast inputs' shapes automatically.
     ``differentiable=False`` marks ops without gradients (comparisons,

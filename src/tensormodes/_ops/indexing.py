@@ -21,7 +21,7 @@ import numpy as np
 from .. import _dtype as dt
 from ._common import check_same_shape_or_broadcast, wrap_dim
 from ._registry import Sample, TensorSpec, op
-from .shape import expand_array, legacy_type_name
+from .shape import expand_array, gather_back, legacy_type_name, positions_of
 
 if TYPE_CHECKING:
     from numbers import Number
@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 _M23 = TensorSpec((2, 3))
 _M234 = TensorSpec((2, 3, 4))
 _SCALAR = TensorSpec(())
+_I23 = TensorSpec((2, 3), "int64", -5, 5)
+# Float samples of ops that write at indices (``setitem``, ``index_copy``, ``scatter``)
+# use indices without repeats: with repeats the result depends on the write order and
+# gradients are not defined. ``scatter`` with ``reduce`` has no gradient (nor in
+# PyTorch): its samples are integer.
 
 # C++ type names PyTorch puts in conversion and mask errors.
 _OVERFLOW_TYPE_NAMES = {
@@ -312,7 +317,49 @@ def _advanced_key(view: np.ndarray, advanced: list) -> tuple:
     return tuple(parts) + (Ellipsis,)
 
 
-@op(function=False, method="__getitem__", view=True,
+# -- gradient helpers: formulas run on Tensors, through public methods (see _registry.op) --
+
+def _is_tensor(value) -> bool:
+    return value is not None and not isinstance(value, numbers.Number)
+
+
+def _index_as_given(indices):
+    """A saved index as the op read it: a short list holding tensors, slices, ``None``
+    or ``...`` is a tuple of indices (PyTorch's legacy rule; saving turns a tuple of
+    tensors into a list), given back as a tuple so the formula does not warn again."""
+    if type(indices) is list and len(indices) < 32 and any(not isinstance(i, numbers.Number) for i in indices):
+        return tuple(indices)
+    return indices
+
+
+def _no_index_grads(indices):
+    """No gradient for an index; one None per item of a tuple or list index (each
+    item counts as an input)."""
+    return [None] * len(indices) if isinstance(indices, (list, tuple)) else None
+
+
+def _picks_each_once(indices) -> bool:
+    """True if every element the index selects is selected once: no integer index
+    tensors or lists (which may repeat a position)."""
+    for item in (indices if type(indices) is tuple else (indices,)):
+        if item is None or item is Ellipsis or isinstance(item, (numbers.Integral, slice)):
+            continue
+        if isinstance(item, (list, tuple)) or item.dtype is not dt.bool and item.dim() != 0:
+            return False  # integer positions (a 0-dim tensor is one integer)
+    return True
+
+
+def _getitem_grad(grad, input, indices):
+    index = _index_as_given(indices)
+    if _picks_each_once(index):
+        grad_input = grad.new_zeros(input.shape)
+        grad_input[index] = grad
+    else:  # positions picked several times accumulate
+        grad_input = gather_back(grad, input, positions_of(input)[index])
+    return grad_input, _no_index_grads(indices)
+
+
+@op(grad=_getitem_grad, function=False, method="__getitem__", view=True,
     samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((_M23, (slice(None), 1))), Sample((_M23, (Ellipsis, None))),
              Sample((_M234, (0, slice(None), [0, 2]))), Sample((_M234, ([1, 0], slice(None), [0, 2]))),
              Sample((_M23, TensorSpec((2, 3), "bool"))), Sample((_M23, TensorSpec((2,), "int64", -2, 1))),
@@ -371,11 +418,24 @@ def _assign_basic(view: np.ndarray, value: np.ndarray) -> None:
         raise
 
 
-@op(function=False, method="__setitem__",
+def _setitem_grad(grad, indices, value):
+    index = _index_as_given(indices)
+    grad_input = grad.clone()
+    grad_input[index] = 0  # overwritten positions do not reach the old value
+    grad_value = None
+    if _is_tensor(value):
+        grad_value = grad[index]  # summed back to ``value``'s shape by the engine
+        missing = value.dim() - grad_value.dim()
+        if missing > 0:  # ``value`` may have leading 1s that the indexed shape lacks
+            grad_value = grad_value.reshape((1,) * missing + tuple(grad_value.shape))
+    return grad_input, _no_index_grads(indices), grad_value
+
+
+@op(grad=_setitem_grad, mutates=True, function=False, method="__setitem__",
     samples=(Sample((_M23, 0, 1.5)), Sample((_M23, (slice(None), 1), TensorSpec((2,)))),
              Sample((_M23, TensorSpec((2, 3), "bool"), -1)), Sample((TensorSpec((2, 3), "int64"), 0, 2.7)),
              Sample((_M234, (0, slice(None), [0, 2]), TensorSpec((3, 2)))), Sample((_SCALAR, Ellipsis, 4)),
-             Sample((_M23, (Ellipsis, TensorSpec((3,), "int64", 0, 2)), TensorSpec((1,)))),
+             Sample((_M23, (Ellipsis, TensorSpec((1,), "int64", 0, 2)), TensorSpec((1,)))),
              Sample((_M23, TensorSpec((2, 3), "bool"), TensorSpec((), "int64"))),
              Sample((_M23, (0, slice(None)), TensorSpec((3,), "float64"))),
              Sample((TensorSpec((3,), "bool"), [0, 2], 1)),
@@ -430,7 +490,13 @@ def _out_of_bounds(index: np.ndarray, size: int, low: int) -> int | None:
     return int(index[bad][0]) if bad.any() else None
 
 
-@op(method=True, out=True,
+def _index_select_grad(grad, input, dim, index):
+    if input.dim() == 0:
+        return grad, None
+    return grad.new_zeros(input.shape).index_add(dim, index.reshape(-1), grad), None
+
+
+@op(grad=_index_select_grad, method=True, out=True,
     samples=(Sample((_M23, 1, TensorSpec((4,), "int64", 0, 2))), Sample((_M23, -2, TensorSpec((2,), "int32", 0, 1))),
              Sample((_SCALAR, 0, TensorSpec((1,), "int64", 0, 0))), Sample((_M23, 0, TensorSpec((), "int64", 0, 1))),
              Sample((TensorSpec((3, 2), "bool"), 0, TensorSpec((0,), "int64"))),
@@ -466,7 +532,11 @@ def _as_nd(array: np.ndarray) -> np.ndarray:
     return array.reshape(1) if array.ndim == 0 else array
 
 
-@op(method=True, out=True,
+def _gather_grad(grad, input, dim, index):
+    return grad.new_zeros(input.shape).scatter_add(dim, index, grad), None
+
+
+@op(grad=_gather_grad, method=True, out=True,
     samples=(Sample((_M23, 1, TensorSpec((2, 4), "int64", 0, 2))), Sample((_M23, 0, TensorSpec((1, 2), "int32", 0, 1))),
              Sample((_M23, -1, TensorSpec((2, 3), "int64", 0, 2)), {"sparse_grad": False}),
              Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0))), Sample((_SCALAR, 0, TensorSpec((3,), "int64", 0, 0))),
@@ -544,12 +614,30 @@ def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray,
     return result
 
 
-@op(method=True, inplace=True, out=True,
-    samples=(Sample((_M23, 0, TensorSpec((1, 3), "int64", 0, 1), _M23)),
+def _gathered(grad, dim, index, src):
+    """Gradient of the ``src`` of a scatter: ``grad`` at the positions each entry went
+    to; entries of a ``src`` larger than ``index`` were not used."""
+    picked = grad.gather(dim, index)
+    if picked.dim() != src.dim() or picked.shape == src.shape:
+        return picked  # a 0-dim src is one value: summed back by the engine
+    out = picked.new_zeros(src.shape)
+    out[tuple(slice(0, n) for n in picked.shape)] = picked
+    return out
+
+
+def _scatter_grad(grad, dim, index, src, reduce):
+    if reduce is not None:
+        raise RuntimeError("derivative for aten::scatter is not implemented")  # nor in PyTorch
+    grad_input = grad.scatter(dim, index, 0)
+    return grad_input, None, _gathered(grad, dim, index, src) if _is_tensor(src) else None
+
+
+@op(grad=_scatter_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_M23, 0, TensorSpec((1, 3), "int64", 0, 1), TensorSpec((1, 3)))),
              Sample((_M23, 1, TensorSpec((2, 2), "int64", 0, 2), 7.5)),
              Sample((_M23, -1, TensorSpec((2, 2), "int32", 0, 2)), {"value": 2}),
-             Sample((_M23, 0, TensorSpec((2, 3), "int64", 0, 1), 2.0), {"reduce": "add"}),
-             Sample((_M23, 0, TensorSpec((2, 3), "int64", 0, 1), -1.5), {"reduce": "multiply"}),
+             Sample((_I23, 0, TensorSpec((2, 3), "int64", 0, 1), 2), {"reduce": "add"}),
+             Sample((_I23, 0, TensorSpec((2, 3), "int64", 0, 1), -3), {"reduce": "multiply"}),
              Sample((TensorSpec((4,), "int64"), 0, TensorSpec((2,), "int64", 0, 3)),
                     {"src": TensorSpec((3,), "int64")}),
              Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0), 3)),
@@ -587,7 +675,11 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None 
     return _scatter(input, dim, index, source, _SCATTER_REDUCTIONS.get(reduce))
 
 
-@op(method=True, inplace=True, out=True,
+def _scatter_add_grad(grad, dim, index, src):
+    return grad, None, _gathered(grad, dim, index, src)
+
+
+@op(grad=_scatter_add_grad, method=True, inplace=True, out=True,
     samples=(Sample((_M23, 0, TensorSpec((2, 3), "int64", 0, 1), _M23)),
              Sample((TensorSpec((3, 2), "int64"), -1, TensorSpec((3, 4), "int64", 0, 1), TensorSpec((3, 5), "int64"))),
              Sample((TensorSpec((5,), "float64"), 0, TensorSpec((4,), "int32", 0, 4), TensorSpec((4,), "float64")))))
@@ -605,7 +697,14 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return _scatter(input, dim, index, _as_nd(src), np.add)
 
 
-@op(method=True, inplace=True, out=True,
+def _index_add_grad(grad, dim, index, alpha):
+    grad_source = grad.index_select(dim, index)
+    if alpha != 1:
+        grad_source = grad_source * (alpha.conjugate() if isinstance(alpha, complex) else alpha)
+    return grad, None, grad_source
+
+
+@op(grad=_index_add_grad, method=True, inplace=True, out=True,
     samples=(Sample((_M23, 0, TensorSpec((3,), "int64", 0, 1), TensorSpec((3, 3)))),
              Sample((_M23, 1, TensorSpec((2,), "int32", 0, 2), TensorSpec((2, 2))), {"alpha": 2}),
              Sample((TensorSpec((4,), "int64"), -1, TensorSpec((3,), "int64", 0, 3), TensorSpec((3,), "int64"))),
@@ -649,7 +748,22 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     return result
 
 
-@op(method=True, out=True,
+def _take_along_dim_grad(grad, input, indices, dim):
+    if dim is None or input.dim() == 0:
+        return _take_grad(grad, input, indices)
+    d = wrap_dim(dim, input.dim())
+    size = input.shape[d]
+    if not size:
+        return None, None
+    # ``input`` was broadcast against ``indices`` (to ``grad``'s shape off ``d``):
+    # scatter into that shape; the engine sums back to the input's.
+    shape = list(grad.shape)
+    shape[d] = size
+    positions = (indices % size).expand(grad.shape)
+    return grad.new_zeros(shape).scatter_add(d, positions, grad), None
+
+
+@op(grad=_take_along_dim_grad, method=True, out=True,
     samples=(Sample((_M23, TensorSpec((2, 1), "int64", -3, 2), 1)), Sample((_M23, TensorSpec((4,), "int64", 0, 5))),
              Sample((_M23, TensorSpec((1, 3), "int64", 0, 1), 0)),
              Sample((_M23, TensorSpec((1, 2), "int64", 0, 2)), {"dim": -1})))
@@ -689,9 +803,16 @@ def _index_positions(array: np.ndarray, dim: int, index: np.ndarray) -> tuple[in
     return wrap_dim(dim, array.ndim), index.reshape(-1)
 
 
-@op(method=True, inplace=True,
+def _index_fill_grad(grad, dim, index, value):
+    filled = grad.new_zeros(grad.shape, dtype=dt.bool).index_fill(dim, index, True)
+    grad_input, _, grad_value = _masked_fill_grad(grad, filled, value)
+    return grad_input, None, grad_value
+
+
+@op(grad=_index_fill_grad, method=True, inplace=True,
     samples=(Sample((_M23, 1, TensorSpec((2,), "int64", -3, 2), -1.5)),
-             Sample((TensorSpec((3, 2), "int32"), 0, TensorSpec((), "int64", 0, 2), TensorSpec((), "float64"))),
+             Sample((TensorSpec((3, 2), "int32"), 0, TensorSpec((), "int64", 0, 2), TensorSpec((), "int64"))),
+             Sample((_M23, 0, TensorSpec((2,), "int64", 0, 1), TensorSpec((), "float32"))),
              Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0), 4)), Sample((_M234, -1, TensorSpec((0,), "int64"), 2))))
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -> Tensor:
     """A copy of ``input`` with ``value`` (a number or a 0-dim tensor) written at positions
@@ -723,8 +844,12 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
     return result
 
 
-@op(method=True, inplace=True,
-    samples=(Sample((_M23, 1, TensorSpec((2,), "int64", 0, 2), TensorSpec((2, 2)))),
+def _index_copy_grad(grad, dim, index):
+    return grad.index_fill(dim, index, 0), None, grad.index_select(dim, index)
+
+
+@op(grad=_index_copy_grad, method=True, inplace=True,
+    samples=(Sample((_M23, 1, TensorSpec((1,), "int64", 0, 2), TensorSpec((2, 1)))),
              Sample((TensorSpec((4, 2), "int64"), 0, TensorSpec((), "int64", 0, 3), TensorSpec((1, 2), "int64"))),
              Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0), _SCALAR))))
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -767,7 +892,12 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 # -- masks -------------------------------------------------------------------------------
 
-@op(method=True, inplace=True,
+def _masked_fill_grad(grad, mask, value):
+    grad_value = grad.where(mask, 0).sum() if _is_tensor(value) else None
+    return grad.masked_fill(mask, 0), None, grad_value
+
+
+@op(grad=_masked_fill_grad, method=True, inplace=True,
     samples=(Sample((_M23, TensorSpec((2, 3), "bool"), 1.5)), Sample((_M23, TensorSpec((3,), "bool"), -2)),
              Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3), "bool"), 2.7)),
              Sample((_M23, TensorSpec((2, 3), "bool"), TensorSpec((), "float64"))),
@@ -797,7 +927,14 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
     return np.where(mask, fill, input)
 
 
-@op(method=True, out=True,
+def _masked_select_grad(grad, input, mask):
+    shape = check_same_shape_or_broadcast(tuple(mask.shape), tuple(input.shape))
+    grad_input = grad.new_zeros(shape)  # summed back to the input's shape by the engine
+    grad_input[mask.expand(shape)] = grad
+    return grad_input, None
+
+
+@op(grad=_masked_select_grad, method=True, out=True,
     samples=(Sample((_M23, TensorSpec((2, 3), "bool"))), Sample((_M23, TensorSpec((3,), "bool"))),
              Sample((TensorSpec((3,), "int64"), TensorSpec((2, 3), "bool"))),
              Sample((_SCALAR, TensorSpec((), "bool")))))
@@ -836,7 +973,13 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     return np.argwhere(flags).astype(np.int64, copy=False)
 
 
-@op(method=True, out=True,
+def _take_grad(grad, input, index):
+    if not input.numel():
+        return None, None
+    return gather_back(grad, input, index % input.numel()), None
+
+
+@op(grad=_take_grad, method=True, out=True,
     samples=(Sample((_M23, TensorSpec((2, 2), "int64", -6, 5))), Sample((_SCALAR, TensorSpec((), "int64", 0, 0))),
              Sample((TensorSpec((4,), "bool"), TensorSpec((3,), "int64", 0, 3)))))
 def take(input: Tensor, index: Tensor) -> Tensor:

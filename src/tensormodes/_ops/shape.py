@@ -8,6 +8,13 @@ the base. Broadcasting views (``expand``) are built with ``as_strided`` and
 zero strides, because ``np.broadcast_to`` returns read-only arrays while
 PyTorch's expanded tensors are writable.
 
+Gradients put ``grad`` back where the input's elements went: views and copies
+rearrange it the inverse way (``transpose`` transposes it, ``cat`` narrows it,
+``split`` writes the pieces' gradients into zeros); ops that pick elements, possibly
+several times (``diagonal``, ``unfold``, advanced indexing), apply themselves to the
+input's flat positions (``positions_of``) and add each gradient back there
+(``gather_back``).
+
 Where PyTorch's method takes varargs but its function a tuple (``x.reshape(2, 3)``
 versus ``torch.reshape(x, (2, 3))``), two ops share one kernel helper: the
 function's op and a method-only op (``function=False``).
@@ -106,6 +113,80 @@ def _along(dim: int, index) -> tuple:
     return (slice(None),) * dim + (index, Ellipsis)
 
 
+# -- gradient helpers: formulas run on Tensors, through public methods (see _registry.op) --
+# The engine sums gradients back to broadcast inputs' shapes and casts them to the
+# inputs' dtypes, so broadcasting views need no rule of their own (``_same_grad``).
+
+def _same_grad(grad):
+    """Gradient of an op that passes its input through (copies, broadcasting views)."""
+    return grad
+
+
+def _reshape_grad(grad, input):
+    """Gradient of an op that only changes the shape: ``grad`` in the input's shape."""
+    return grad.reshape(input.shape)
+
+
+def _as_tuple(grad) -> tuple:
+    """Output gradients of a multi-output op (a single Tensor when it had one output)."""
+    return grad if isinstance(grad, tuple) else (grad,)
+
+
+def _is_tensor(value) -> bool:
+    return value is not None and not isinstance(value, numbers.Number)
+
+
+def positions_of(input):
+    """Each element's flat position in ``input`` (an int64 tensor of its shape): an op
+    that picks elements, applied to it, tells where each picked element came from."""
+    return (input.new_ones(input.numel(), dtype=dt.int64).cumsum(0) - 1).reshape(input.shape)
+
+
+def gather_back(grad, input, positions):
+    """Gradient of an op that picked the elements of ``input`` at flat ``positions``
+    (one per element of ``grad``): each gradient added back where its element came
+    from, so elements picked several times (repeats, overlapping windows) accumulate."""
+    flat = grad.new_zeros(input.numel()).index_add(0, positions.reshape(-1), grad.reshape(-1))
+    return flat.reshape(input.shape)
+
+
+def _place(grad, input, index):
+    """Gradient of the view ``input[index]`` (basic indexing: each element once): zeros
+    with ``grad`` written at ``index``."""
+    out = grad.new_zeros(input.shape)
+    out[index] = grad
+    return out
+
+
+def _unsplit(grads: tuple, input, d: int, points: list[int]):
+    """Gradient of a split of ``input`` at ``points`` along ``d`` (Python slice rules:
+    clamped, possibly empty pieces): each piece's gradient written back at its slice.
+    Unsorted points (``tensor_split``) make pieces overlap; overlapping ones are added."""
+    out = grads[0].new_zeros(input.shape)
+    size, covered = input.shape[d], 0
+    bounds = [None, *points, None]
+    for start, stop, grad in zip(bounds[:-1], bounds[1:], grads, strict=True):
+        start, stop, _ = slice(start, stop).indices(size)
+        index = _along(d, slice(start, stop))
+        if start >= covered or start >= stop:
+            out[index] = grad
+        else:  # overlaps an earlier piece: add (reading ``out`` before writing it would
+            # invalidate what the read saved for a higher-order gradient)
+            out = out + _place(grad, input, index)
+        covered = max(covered, stop)
+    return out
+
+
+def _unjoin(grad, tensors, d: int, extents: list[int]):
+    """Gradient of a join along ``d`` to which each tensor contributed ``extents[i]``
+    slices: the part of ``grad`` it contributed, in its own shape."""
+    grads, start = [], 0
+    for t, extent in zip(tensors, extents, strict=True):
+        grads.append(grad.narrow(d, start, extent).reshape(t.shape))
+        start += extent
+    return grads
+
+
 # -- reshaping views ---------------------------------------------------------------------
 
 def infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
@@ -157,7 +238,13 @@ def _view_dtype(array: np.ndarray, dtype: dt.dtype) -> np.ndarray:
     return array.view(dtype._np)
 
 
-@op(method=True, function=False, view=True,
+def _view_grad(grad, input, shape):
+    if len(shape) == 1 and type(shape[0]) is dt.dtype:
+        return None  # PyTorch: reinterpreting the bytes has no gradient
+    return grad.reshape(input.shape)
+
+
+@op(grad=_view_grad, method=True, function=False, view=True,
     samples=(Sample((_M23, 3, 2)), Sample((_M23, -1)), Sample((_M23, (1, -1))), Sample((_SCALAR, 1)),
              Sample((_I23, [3, 1, 2])), Sample((TensorSpec((2, 4)), dt.int32)),
              Sample((TensorSpec((2, 4)), dt.float16))))
@@ -176,7 +263,11 @@ def view(input: Tensor, *shape: int) -> Tensor:
     return _view_shape(input, varargs_ints(shape, "view", "size"))
 
 
-@op(method=True, function=False, view=True,
+def _view_as_grad(grad, input):
+    return grad.reshape(input.shape), None
+
+
+@op(grad=_view_as_grad, method=True, function=False, view=True,
     samples=(Sample((_M23, TensorSpec((3, 2)))), Sample((_SCALAR, TensorSpec((1, 1))))))
 def view_as(input: Tensor, other: Tensor) -> Tensor:
     """``input.view(other.size())``.
@@ -192,8 +283,9 @@ def _reshape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return np.reshape(array, infer_shape(shape, array.size))
 
 
-@op(view=True, samples=(Sample((_M23, (3, 2))), Sample((_M23, (-1,))), Sample((_SCALAR, ())),
-                        Sample((_I23, [1, 3, -1]))))
+@op(grad=_reshape_grad, view=True,
+    samples=(Sample((_M23, (3, 2))), Sample((_M23, (-1,))), Sample((_SCALAR, ())),
+             Sample((_I23, [1, 3, -1]))))
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     """The same data with a new shape: a view when the strides allow it, else a copy.
     One dimension may be ``-1`` and is then inferred.
@@ -205,7 +297,7 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     return _reshape(input, int_tuple(shape, "reshape", "shape", allow_int=False))
 
 
-@op(function=False, method="reshape", view=True,
+@op(grad=_reshape_grad, function=False, method="reshape", view=True,
     samples=(Sample((_M23, 3, 2)), Sample((_M23, (-1,))), Sample((_SCALAR, 1, 1)), Sample((_I23, [6]))))
 def reshape_method(input: Tensor, *shape: int) -> Tensor:
     """``Tensor.reshape(*shape)``: the sizes as separate arguments or one sequence.
@@ -217,7 +309,7 @@ def reshape_method(input: Tensor, *shape: int) -> Tensor:
     return _reshape(input, varargs_ints(shape, "reshape", "shape"))
 
 
-@op(method=True, view=True,
+@op(grad=_reshape_grad, method=True, view=True,
     samples=(Sample((_M234,)), Sample((_M234, 1)), Sample((_M234, 0, -2)), Sample((_SCALAR,)),
              Sample((_I23,), {"start_dim": -1}), Sample((_M234,), {"start_dim": 1, "end_dim": 2})))
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -237,7 +329,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         np.reshape(input, shape[:start] + (0,) + shape[end + 1:])
 
 
-@op(method=True, view=True,
+@op(grad=_reshape_grad, method=True, view=True,
     samples=(Sample((_M234, 1, (3, 1))), Sample((_M234, -1, (2, -1))), Sample((_I23, 0, [1, 2, 1]))))
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Expands dimension ``dim`` into the shape ``sizes`` (one entry may be -1).
@@ -261,7 +353,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     return np.reshape(input, input.shape[:d] + inferred + input.shape[d + 1:])
 
 
-@op(method=True, view=True,
+@op(grad=_reshape_grad, method=True, view=True,
     samples=(Sample((TensorSpec((1, 3, 1)),)), Sample((TensorSpec((1, 3, 1)), 0)), Sample((TensorSpec((1, 3, 1)), -1)),
              Sample((TensorSpec((1, 3, 1)), (0, 1, 2))), Sample((_SCALAR, 0)), Sample((_M23, 1)),
              Sample((TensorSpec((2, 1), "int64"),), {"dim": [1]})))
@@ -280,7 +372,11 @@ def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     return np.squeeze(input, axis=axes)
 
 
-@op(method=True, view=True,
+def _unsqueeze_grad(grad, dim):
+    return grad.squeeze(wrap_dim(dim, grad.dim()))
+
+
+@op(grad=_unsqueeze_grad, method=True, view=True,
     samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((_SCALAR, 0)), Sample((_I23, 1))))
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Inserts a dimension of size 1 at position ``dim``.
@@ -305,8 +401,16 @@ def _permute(array: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
     return np.transpose(array, wrapped)
 
 
-@op(view=True, samples=(Sample((_M234, (2, 0, 1))), Sample((_M234, (-1, -3, 1))), Sample((_SCALAR, ())),
-                        Sample((_I23, [1, 0]))))
+def _permute_grad(grad, dims):
+    inverse = [0] * grad.dim()
+    for position, d in enumerate(varargs_ints(dims, "permute", "dims")):
+        inverse[wrap_dim(d, grad.dim())] = position
+    return grad.permute(inverse)
+
+
+@op(grad=_permute_grad, view=True,
+    samples=(Sample((_M234, (2, 0, 1))), Sample((_M234, (-1, -3, 1))), Sample((_SCALAR, ())),
+             Sample((_I23, [1, 0]))))
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
     """A view with the dimensions reordered: result dimension ``i`` is input dimension ``dims[i]``.
 
@@ -317,7 +421,7 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
     return _permute(input, int_tuple(dims, "permute", "dims", allow_int=False))
 
 
-@op(function=False, method="permute", view=True,
+@op(grad=_permute_grad, function=False, method="permute", view=True,
     samples=(Sample((_M234, 2, 0, 1)), Sample((_M234, (-1, -3, 1))), Sample((_I23, [1, 0]))))
 def permute_method(input: Tensor, *dims: int) -> Tensor:
     """``Tensor.permute(*dims)``: the dims as separate arguments or one sequence.
@@ -329,8 +433,13 @@ def permute_method(input: Tensor, *dims: int) -> Tensor:
     return _permute(input, varargs_ints(dims, "permute", "dims"))
 
 
-@op(method=True, view=True, samples=(Sample((_M23,)), Sample((TensorSpec((3,)),)), Sample((_SCALAR,)),
-                                     Sample((_I23,))))
+def _t_grad(grad):
+    return grad.t()
+
+
+@op(grad=_t_grad, method=True, view=True,
+    samples=(Sample((_M23,)), Sample((TensorSpec((3,)),)), Sample((_SCALAR,)),
+             Sample((_I23,))))
 def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (tensors of 0 or 1 dimension are returned as they are).
 
@@ -350,8 +459,13 @@ def _swap(array: np.ndarray, first, second) -> np.ndarray:
     return np.swapaxes(array, first, second)
 
 
-@op(method=True, view=True, samples=(Sample((_M23, 0, 1)), Sample((_M234, -1, 0)), Sample((_SCALAR, 0, -1)),
-                                     Sample((_I23, 1, 1))))
+def _transpose_grad(grad, dim0, dim1):
+    return grad.transpose(dim0, dim1)
+
+
+@op(grad=_transpose_grad, method=True, view=True,
+    samples=(Sample((_M23, 0, 1)), Sample((_M234, -1, 0)), Sample((_SCALAR, 0, -1)),
+             Sample((_I23, 1, 1))))
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dimensions ``dim0`` and ``dim1`` (a view).
 
@@ -362,7 +476,12 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return _swap(input, dim0, dim1)
 
 
-@op(method=True, view=True, samples=(Sample((_M234, 0, 2)), Sample((_I23, -1, 0))))
+def _swapaxes_grad(grad, axis0, axis1):
+    return grad.transpose(axis0, axis1)
+
+
+@op(grad=_swapaxes_grad, method=True, view=True,
+    samples=(Sample((_M234, 0, 2)), Sample((_I23, -1, 0))))
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
     """Alias of ``transpose`` (NumPy's name).
 
@@ -373,7 +492,8 @@ def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
     return _swap(input, axis0, axis1)
 
 
-@op(method=True, view=True, samples=(Sample((_M234, 0, 2)), Sample((_I23, -1, 0))))
+@op(grad=_transpose_grad, method=True, view=True,
+    samples=(Sample((_M234, 0, 2)), Sample((_I23, -1, 0))))
 def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Alias of ``transpose``.
 
@@ -401,7 +521,11 @@ def _movedim(array: np.ndarray, source, destination) -> np.ndarray:
     return np.moveaxis(array, wrapped_source, wrapped_destination)
 
 
-@op(method=True, view=True,
+def _movedim_grad(grad, source, destination):
+    return grad.movedim(destination, source)
+
+
+@op(grad=_movedim_grad, method=True, view=True,
     samples=(Sample((_M234, 0, 2)), Sample((_M234, (0, 1), (2, 0))), Sample((_M234, [-1], [0])),
              Sample((_SCALAR, 0, 0)), Sample((_I23, 1, 0))))
 def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
@@ -414,7 +538,8 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
     return _movedim(input, source, destination)
 
 
-@op(method=True, view=True, samples=(Sample((_M234, 0, 2)), Sample((_M234, (0, 1), (2, 0)))))
+@op(grad=_movedim_grad, method=True, view=True,
+    samples=(Sample((_M234, 0, 2)), Sample((_M234, (0, 1), (2, 0)))))
 def moveaxis(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
     """Alias of ``movedim`` (NumPy's name).
 
@@ -462,7 +587,7 @@ def expand_array(array: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
     return as_strided(array, tuple(shape), tuple(strides), writeable=array.flags.writeable)
 
 
-@op(method=True, function=False, view=True,
+@op(grad=_same_grad, method=True, function=False, view=True,
     samples=(Sample((TensorSpec((3, 1)), 3, 4)), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((_SCALAR, 2)),
              Sample((TensorSpec((1,), "int64"), [2, 3])), Sample((_M23, -1, -1))))
 def expand(input: Tensor, *size: int) -> Tensor:
@@ -476,7 +601,11 @@ def expand(input: Tensor, *size: int) -> Tensor:
     return expand_array(input, varargs_ints(size, "expand", "size"))
 
 
-@op(method=True, function=False, view=True,
+def _expand_as_grad(grad):
+    return grad, None
+
+
+@op(grad=_expand_as_grad, method=True, function=False, view=True,
     samples=(Sample((TensorSpec((3, 1)), TensorSpec((2, 3, 4)))), Sample((_SCALAR, _M23))))
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
     """``input.expand(other.size())``.
@@ -488,7 +617,7 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
     return expand_array(input, other.shape)
 
 
-@op(method=True, view=True,
+@op(grad=_same_grad, method=True, view=True,
     samples=(Sample((TensorSpec((3, 1)), (3, 4))), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((_SCALAR, (2,))),
              Sample((TensorSpec((3,), "bool"), [2, 3]))))
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
@@ -501,7 +630,12 @@ def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
     return expand_array(input, int_tuple(size, "broadcast_to", "size", allow_int=False))
 
 
-@op(samples=(Sample((_M23, TensorSpec((3,)))), Sample((TensorSpec((3, 1)), TensorSpec((1, 4), "int64"), _SCALAR)),
+def _broadcast_tensors_grad(grad):
+    return list(_as_tuple(grad))
+
+
+@op(grad=_broadcast_tensors_grad,
+    samples=(Sample((_M23, TensorSpec((3,)))), Sample((TensorSpec((3, 1)), TensorSpec((1, 4), "int64"), _SCALAR)),
              Sample((_SCALAR,))))
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     """The tensors broadcast to a common shape (each shares memory with its input).
@@ -517,6 +651,11 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 
 # -- joining ----------------------------------------------------------------------------
 
+def _legacy_empty(shape) -> bool:
+    """PyTorch's joins skip legacy empty tensors of shape (0,), whatever the others' shapes."""
+    return len(shape) == 1 and shape[0] == 0
+
+
 def _cat(arrays: list[np.ndarray], dim: int, op_name: str = "cat") -> np.ndarray:
     if not arrays:
         raise ValueError(f"{op_name}(): expected a non-empty list of Tensors")
@@ -524,8 +663,7 @@ def _cat(arrays: list[np.ndarray], dim: int, op_name: str = "cat") -> np.ndarray
     for position, a in enumerate(arrays):
         if a.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {position}) cannot be concatenated")
-    # PyTorch skips legacy empty tensors of shape (0,) whatever the others' shapes.
-    kept = [(i, a) for i, a in enumerate(arrays) if not (a.ndim == 1 and a.shape[0] == 0)]
+    kept = [(i, a) for i, a in enumerate(arrays) if not _legacy_empty(a.shape)]
     if not kept:
         d = wrap_dim(dim, 1)
         return np.concatenate([a.astype(dtype, copy=False) for a in arrays], axis=d)
@@ -541,9 +679,15 @@ def _cat(arrays: list[np.ndarray], dim: int, op_name: str = "cat") -> np.ndarray
     return np.concatenate([a.astype(dtype, copy=False) for _, a in kept], axis=d)
 
 
-@op(out=True, samples=(Sample(([_M23, _M23],)), Sample(([_M23, TensorSpec((1, 3), "int64")],)),
-                       Sample(([_M23, TensorSpec((2, 1))], -1)), Sample(([_M23, TensorSpec((0,))],), {"dim": 0}),
-                       Sample(([TensorSpec((2,), "bool"), TensorSpec((3,), "int32")],))))
+def _cat_grad(grad, tensors, dim):
+    d = wrap_dim(dim, grad.dim())
+    return _unjoin(grad, tensors, d, [0 if _legacy_empty(t.shape) else t.shape[d] for t in tensors])
+
+
+@op(grad=_cat_grad, out=True,
+    samples=(Sample(([_M23, _M23],)), Sample(([_M23, TensorSpec((1, 3), "int64")],)),
+             Sample(([_M23, TensorSpec((2, 1))], -1)), Sample(([_M23, TensorSpec((0,))],), {"dim": 0}),
+             Sample(([TensorSpec((2,), "bool"), TensorSpec((3,), "int32")],))))
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenates tensors along an existing dimension ``dim`` (dtypes promote).
 
@@ -556,7 +700,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return _cat(tensors, dim)
 
 
-@op(out=True, samples=(Sample(([_M23, _M23], 1)),))
+@op(grad=_cat_grad, out=True,
+    samples=(Sample(([_M23, _M23], 1)),))
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Alias of ``cat``.
 
@@ -567,7 +712,8 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return _cat(tensors, dim, "concat")
 
 
-@op(out=True, samples=(Sample(([_M23, _M23], -1)),))
+@op(grad=_cat_grad, out=True,
+    samples=(Sample(([_M23, _M23], -1)),))
 def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Alias of ``cat`` (NumPy's name).
 
@@ -590,8 +736,13 @@ def _stack(arrays: list[np.ndarray], dim: int, op_name: str = "stack") -> np.nda
     return np.stack([a.astype(dtype, copy=False) for a in arrays], axis=wrap_dim(dim, first.ndim + 1))
 
 
-@op(out=True, samples=(Sample(([_M23, _M23],)), Sample(([_M23, _M23], -1)), Sample(([_SCALAR, _SCALAR],)),
-                       Sample(([TensorSpec((3,), "int32"), TensorSpec((3,), "bool")],), {"dim": 1})))
+def _stack_grad(grad, dim):
+    return grad.unbind(wrap_dim(dim, grad.dim()))
+
+
+@op(grad=_stack_grad, out=True,
+    samples=(Sample(([_M23, _M23],)), Sample(([_M23, _M23], -1)), Sample(([_SCALAR, _SCALAR],)),
+             Sample(([TensorSpec((3,), "int32"), TensorSpec((3,), "bool")],), {"dim": 1})))
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Joins tensors of one shape along a new dimension ``dim`` (dtypes promote).
 
@@ -602,23 +753,43 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return _stack(tensors, dim)
 
 
+def _at_least_shape(shape: tuple[int, ...], ndim: int) -> tuple[int, ...]:
+    """NumPy's ``atleast_1d``/``atleast_2d``/``atleast_3d`` layout, which PyTorch shares:
+    ``[n]`` becomes ``[1, n]`` or ``[1, n, 1]``, ``[m, n]`` becomes ``[m, n, 1]``."""
+    if len(shape) >= ndim:
+        return shape
+    if not shape:
+        return (1,) * ndim
+    if ndim == 2 or len(shape) == 1:
+        return (1, *shape, 1)[:ndim]
+    return (*shape, 1)
+
+
 def _at_least(array: np.ndarray, ndim: int) -> np.ndarray:
-    """NumPy's ``atleast_2d``/``atleast_3d`` layout, which PyTorch shares."""
-    if array.ndim >= ndim:
-        return array
-    if ndim == 1:
-        return array.reshape(1)
-    if ndim == 2:
-        return array.reshape(1, -1) if array.size or array.ndim else array.reshape(1, 1)
-    if array.ndim == 0:
-        return array.reshape(1, 1, 1)
-    if array.ndim == 1:
-        return array.reshape(1, -1, 1) if array.size else array.reshape(1, 0, 1)
-    return array[..., None]
+    return array if array.ndim >= ndim else array.reshape(_at_least_shape(array.shape, ndim))
 
 
-@op(out=True, samples=(Sample(([_M23, _M23],)), Sample(([TensorSpec((2,)), TensorSpec((3,), "int64")],)),
-                       Sample(([_SCALAR, _SCALAR],))))
+def _join_at_least_grad(grad, tensors, ndim: int, d: int):
+    """Gradient of joining the tensors made at least ``ndim``-dimensional along ``d``."""
+    shapes = [_at_least_shape(tuple(t.shape), ndim) for t in tensors]
+    return _unjoin(grad, tensors, d, [0 if _legacy_empty(s) else s[d] for s in shapes])
+
+
+def _hstack_grad(grad, tensors):
+    return _join_at_least_grad(grad, tensors, 1, 0 if tensors[0].dim() <= 1 else 1)
+
+
+def _vstack_grad(grad, tensors):
+    return _join_at_least_grad(grad, tensors, 2, 0)
+
+
+def _dstack_grad(grad, tensors):
+    return _join_at_least_grad(grad, tensors, 3, 2)
+
+
+@op(grad=_hstack_grad, out=True,
+    samples=(Sample(([_M23, _M23],)), Sample(([TensorSpec((2,)), TensorSpec((3,), "int64")],)),
+             Sample(([_SCALAR, _SCALAR],))))
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
     """Stacks tensors horizontally: along dimension 1, or 0 for 1-dimensional tensors.
 
@@ -632,7 +803,8 @@ def hstack(tensors: Sequence[Tensor]) -> Tensor:
     return _cat(arrays, 0 if arrays[0].ndim == 1 else 1, "hstack")
 
 
-@op(out=True, samples=(Sample(([_M23, TensorSpec((3,))],)), Sample(([_SCALAR, _SCALAR],))))
+@op(grad=_vstack_grad, out=True,
+    samples=(Sample(([_M23, TensorSpec((3,))],)), Sample(([_SCALAR, _SCALAR],))))
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     """Stacks tensors vertically (along dimension 0, after making them at least 2-dimensional).
 
@@ -645,8 +817,9 @@ def vstack(tensors: Sequence[Tensor]) -> Tensor:
     return _cat([_at_least(a, 2) for a in tensors], 0, "vstack")
 
 
-@op(out=True, samples=(Sample(([_M23, _M23],)), Sample(([TensorSpec((3,)), TensorSpec((3,), "int32")],)),
-                       Sample(([_SCALAR, _SCALAR],))))
+@op(grad=_dstack_grad, out=True,
+    samples=(Sample(([_M23, _M23],)), Sample(([TensorSpec((3,)), TensorSpec((3,), "int32")],)),
+             Sample(([_SCALAR, _SCALAR],))))
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
     """Stacks tensors depthwise (along dimension 2, after making them at least 3-dimensional).
 
@@ -696,8 +869,23 @@ def _split(array: np.ndarray, split_size_or_sections, dim: int) -> tuple[np.ndar
     return _pieces(array, _split_sizes(array, split_size_or_sections, d), d)
 
 
-@op(view=True, samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
-                        Sample((_I23, 2), {"dim": -1}), Sample((TensorSpec((0, 2)), 0))))
+def _split_grad(grad, tensor, dim):
+    return _unsplit_consecutive(_as_tuple(grad), tensor, wrap_dim(dim, tensor.dim()))
+
+
+def _split_method_grad(grad, input, dim):
+    return _unsplit_consecutive(_as_tuple(grad), input, wrap_dim(dim, input.dim()))
+
+
+def _unsplit_consecutive(grads: tuple, input, d: int):
+    """Gradient of a split into consecutive pieces along ``d`` (their sizes are the gradients')."""
+    points = np.cumsum([g.shape[d] for g in grads[:-1]]).tolist()
+    return _unsplit(grads, input, d, points)
+
+
+@op(grad=_split_grad, view=True,
+    samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
+             Sample((_I23, 2), {"dim": -1}), Sample((TensorSpec((0, 2)), 0))))
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Splits the tensor into chunks, each a view: of ``split_size_or_sections`` along ``dim``
     (the last may be smaller), or of the listed sizes.
@@ -711,7 +899,7 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
     return _split(tensor, split_size_or_sections, dim)
 
 
-@op(function=False, method="split", view=True,
+@op(grad=_split_method_grad, function=False, method="split", view=True,
     samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
              Sample((_I23,), {"split_size": 1, "dim": -1})))
 def split_method(input: Tensor, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
@@ -724,7 +912,7 @@ def split_method(input: Tensor, split_size: int | Sequence[int], dim: int = 0) -
     return _split(input, split_size, dim)
 
 
-@op(method=True, view=True,
+@op(grad=_split_method_grad, method=True, view=True,
     samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((6, 2)), 4)), Sample((_I23, 3, -1)),
              Sample((TensorSpec((0,)), 2)), Sample((TensorSpec((5, 2)),), {"chunks": 3, "dim": 0})))
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -749,7 +937,16 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return _pieces(input, _split_sizes(input, split_size, d), d)
 
 
-@op(method=True, view=True, samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_I23, -1))))
+def _unbind_grad(grad, input, dim):
+    d, grads = wrap_dim(dim, input.dim()), _as_tuple(grad)
+    out = grads[0].new_zeros(input.shape)
+    for i, g in enumerate(grads):
+        out[_along(d, i)] = g
+    return out
+
+
+@op(grad=_unbind_grad, method=True, view=True,
+    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_I23, -1))))
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim``, each a view without that dimension.
 
@@ -761,7 +958,15 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(input[_along(d, i)] for i in range(input.shape[d]))
 
 
-@op(method=True, view=True,
+def _narrow_grad(grad, input, dim, start, length):
+    d = wrap_dim(dim, input.dim())
+    start = int(start)
+    if start < 0:
+        start += input.shape[d]
+    return _place(grad, input, _along(d, slice(start, start + length))), None
+
+
+@op(grad=_narrow_grad, method=True, view=True,
     samples=(Sample((_M23, 1, 1, 2)), Sample((_M23, -1, -2, 1)), Sample((_I23, 0, 0, 0)), Sample((_M23, 1, 3, 0))))
 def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tensor:
     """The view of ``length`` elements of dimension ``dim`` from index ``start``.
@@ -793,7 +998,11 @@ def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tens
     return input[_along(d, slice(start, start + length))]
 
 
-@op(method=True, view=True,
+def _select_grad(grad, input, dim, index):
+    return _place(grad, input, _along(wrap_dim(dim, input.dim()), index))
+
+
+@op(grad=_select_grad, method=True, view=True,
     samples=(Sample((_M23, 0, 1)), Sample((_M23, -1, -1)), Sample((TensorSpec((3,), "int64"), 0, 2))))
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The view of ``input`` at ``index`` along ``dim`` (that dimension removed).
@@ -816,8 +1025,13 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
 
 # -- reordering elements (copies) --------------------------------------------------------
 
-@op(method=True, samples=(Sample((_M23, (0,))), Sample((_M234, (0, -1))), Sample((_SCALAR, ())),
-                          Sample((_I23, [1])), Sample((_M23, ()))))
+def _flip_grad(grad, dims):
+    return grad.flip(dims)
+
+
+@op(grad=_flip_grad, method=True,
+    samples=(Sample((_M23, (0,))), Sample((_M234, (0, -1))), Sample((_SCALAR, ())),
+             Sample((_I23, [1])), Sample((_M23, ()))))
 def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     """A copy with the order of elements reversed along each of ``dims``.
 
@@ -831,8 +1045,14 @@ def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     return np.flip(input, axes).copy()
 
 
-@op(method=True, samples=(Sample((_M23, 1)), Sample((_M23, (1, -1), (0, 1))), Sample((_M23, 2, -1)),
-                          Sample((_SCALAR, 3)), Sample((_I23, -4)), Sample((_M23,), {"shifts": [1], "dims": [1]})))
+def _roll_grad(grad, shifts, dims):
+    back = tuple(-s for s in int_tuple(shifts, "roll", "shifts"))
+    return grad.roll(back, dims) if dims is not None else grad.roll(back[0])
+
+
+@op(grad=_roll_grad, method=True,
+    samples=(Sample((_M23, 1)), Sample((_M23, (1, -1), (0, 1))), Sample((_M23, 2, -1)),
+             Sample((_SCALAR, 3)), Sample((_I23, -4)), Sample((_M23,), {"shifts": [1], "dims": [1]})))
 def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
     """Rolls elements along ``dims`` by ``shifts`` (elements shifted past the end wrap around).
     Without ``dims`` the flattened tensor is rolled and the shape restored.
@@ -868,7 +1088,20 @@ def _repeat(array: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
     return np.tile(array.reshape(padded), repeats)
 
 
-@op(method=True, function=False,
+def _repeat_grad(grad, input, repeats):
+    return _untile(grad, input, varargs_ints(repeats, "repeat", "repeats"))
+
+
+def _untile(grad, input, repeats: tuple[int, ...]):
+    """Gradient of tiling ``input`` ``repeats`` times: the sum over the copies."""
+    padded = (1,) * (len(repeats) - input.dim()) + tuple(input.shape)
+    split = []
+    for r, size in zip(repeats, padded, strict=True):
+        split += [r, size]
+    return grad.reshape(split).sum(list(range(0, len(split), 2))).reshape(input.shape) if split else grad
+
+
+@op(grad=_repeat_grad, method=True, function=False,
     samples=(Sample((_M23, 2, 1)), Sample((_M23, (1, 2, 2))), Sample((_SCALAR, 3)), Sample((_I23, [1, 0]))))
 def repeat(input: Tensor, *repeats: int) -> Tensor:
     """A copy with the data repeated ``repeats[i]`` times along dimension ``i``
@@ -881,8 +1114,14 @@ def repeat(input: Tensor, *repeats: int) -> Tensor:
     return _repeat(input, varargs_ints(repeats, "repeat", "repeats"))
 
 
-@op(method=True, samples=(Sample((_M23, (2, 1))), Sample((_M23, (2,))), Sample((_M23, (2, 1, 3))),
-                          Sample((_SCALAR, ())), Sample((_I23, [1, 2]))))
+def _tile_grad(grad, input, dims):
+    dims = int_tuple(dims, "tile", "dims")
+    return _untile(grad, input, (1,) * (input.dim() - len(dims)) + dims)
+
+
+@op(grad=_tile_grad, method=True,
+    samples=(Sample((_M23, (2, 1))), Sample((_M23, (2,))), Sample((_M23, (2, 1, 3))),
+             Sample((_SCALAR, ())), Sample((_I23, [1, 2]))))
 def tile(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     """Like ``repeat``, but ``dims`` shorter than the tensor's dimensions is padded with ones
     at the front.
@@ -902,7 +1141,11 @@ def _triangle_check(array: np.ndarray, op_name: str, diagonal) -> None:
         raise TypeError(f"{op_name}(): argument 'diagonal' must be int, not {type(diagonal).__name__}")
 
 
-@op(method=True, inplace=True, out=True,
+def _tril_grad(grad, diagonal):
+    return grad.tril(diagonal)
+
+
+@op(grad=_tril_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((_M234,), {"diagonal": -1}),
              Sample((TensorSpec((3, 3), "int64"), -5)), Sample((TensorSpec((3, 3), "bool"),))))
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
@@ -916,7 +1159,11 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     return np.tril(input, diagonal)
 
 
-@op(method=True, inplace=True, out=True,
+def _triu_grad(grad, diagonal):
+    return grad.triu(diagonal)
+
+
+@op(grad=_triu_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), -1)), Sample((_M234,), {"diagonal": 2}),
              Sample((TensorSpec((3, 3), "int64"), 5)), Sample((TensorSpec((3, 3), "bool"),))))
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
@@ -947,7 +1194,11 @@ def diagonal_view(input: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarra
     return as_strided(first, shape, strides, writeable=input.flags.writeable)
 
 
-@op(method=True, view=True,
+def _diagonal_grad(grad, input, offset, dim1, dim2):
+    return gather_back(grad, input, positions_of(input).diagonal(offset, dim1, dim2))
+
+
+@op(grad=_diagonal_grad, method=True, view=True,
     samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((TensorSpec((3, 4)), -2)),
              Sample((_M234,), {"offset": 1, "dim1": -1, "dim2": 0}), Sample((TensorSpec((3, 3), "int64"), 5))))
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
@@ -963,7 +1214,11 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     return diagonal_view(input, offset, d1, d2)
 
 
-@op(method=True,
+def _diag_embed_grad(grad, offset, dim1, dim2):
+    return grad.diagonal(offset, dim1, dim2)
+
+
+@op(grad=_diag_embed_grad, method=True,
     samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((TensorSpec((3,), "int64"), -1)),
              Sample((_M23,), {"offset": 0, "dim1": 0, "dim2": 2}), Sample((_M23, 2, -1, 0))))
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
@@ -988,8 +1243,9 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 # -- more splits, flips and dimension helpers --------------------------------------------
 
-def _tensor_split_points(array: np.ndarray, indices_or_sections, d: int) -> list[int]:
-    """Split points for ``tensor_split``: ``sections`` nearly equal parts, or explicit indices."""
+def _tensor_split_points(size: int, indices_or_sections) -> list[int]:
+    """Split points of a dimension of ``size`` for ``tensor_split``: ``sections`` nearly
+    equal parts, or explicit indices."""
     given = array_of(indices_or_sections)
     if given is not None:  # a tensor: 0-dim means sections, 1-dim means indices
         if given.dtype != np.int64:
@@ -999,7 +1255,6 @@ def _tensor_split_points(array: np.ndarray, indices_or_sections, d: int) -> list
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
                                f"one-dimensional tensor, but got a tensor with {given.ndim} dims")
         indices_or_sections = int(given) if given.ndim == 0 else given.tolist()
-    size = array.shape[d]
     if _is_int(indices_or_sections):
         sections = int(indices_or_sections)
         if sections <= 0:
@@ -1016,7 +1271,27 @@ def _split_at(array: np.ndarray, points: list[int], d: int) -> tuple[np.ndarray,
     return tuple(array[_along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
 
 
-@op(method=True, view=True,
+def _split_points_grad(grad, input, indices_or_sections, d: int):
+    return _unsplit(_as_tuple(grad), input, d, _tensor_split_points(input.shape[d], indices_or_sections))
+
+
+def _tensor_split_grad(grad, input, indices_or_sections, dim):
+    return _split_points_grad(grad, input, indices_or_sections, wrap_dim(dim, input.dim()))
+
+
+def _hsplit_grad(grad, input, indices_or_sections):
+    return _split_points_grad(grad, input, indices_or_sections, 1 if input.dim() >= 2 else 0)
+
+
+def _vsplit_grad(grad, input, indices_or_sections):
+    return _split_points_grad(grad, input, indices_or_sections, 0)
+
+
+def _dsplit_grad(grad, input, indices_or_sections):
+    return _split_points_grad(grad, input, indices_or_sections, 2)
+
+
+@op(grad=_tensor_split_grad, method=True, view=True,
     samples=(Sample((TensorSpec((7,)), 3)), Sample((TensorSpec((7,), "int64"), (1, 6))), Sample((_M23, 2, 1)),
              Sample((_M23, [5, 1], -1)), Sample((_M23, 4), {"dim": 0})))
 def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
@@ -1032,7 +1307,7 @@ def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int], dim: i
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = wrap_dim(dim, input.ndim)
-    return _split_at(input, _tensor_split_points(input, indices_or_sections, d), d)
+    return _split_at(input, _tensor_split_points(input.shape[d], indices_or_sections), d)
 
 
 def _directional_split(array: np.ndarray, indices_or_sections, op_name: str, min_ndim: int, d: int):
@@ -1044,10 +1319,11 @@ def _directional_split(array: np.ndarray, indices_or_sections, op_name: str, min
         if indices_or_sections == 0 or size % indices_or_sections:
             raise RuntimeError(f"torch.{op_name} attempted to split along dimension {d}, but the size of the "
                                f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
-    return _split_at(array, _tensor_split_points(array, indices_or_sections, d), d)
+    return _split_at(array, _tensor_split_points(array.shape[d], indices_or_sections), d)
 
 
-@op(method=True, view=True, samples=(Sample((_M23, 3)), Sample((TensorSpec((4,)), [1, 3])), Sample((_I23, [2]))))
+@op(grad=_hsplit_grad, method=True, view=True,
+    samples=(Sample((_M23, 3)), Sample((TensorSpec((4,)), [1, 3])), Sample((_I23, [2]))))
 def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 1 (dimension 0 for 1-D tensors); an int must divide the size.
 
@@ -1058,7 +1334,8 @@ def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Ten
     return _directional_split(input, indices_or_sections, "hsplit", 1, 1 if input.ndim >= 2 else 0)
 
 
-@op(method=True, view=True, samples=(Sample((TensorSpec((4, 2)), 2)), Sample((_I23, [1]))))
+@op(grad=_vsplit_grad, method=True, view=True,
+    samples=(Sample((TensorSpec((4, 2)), 2)), Sample((_I23, [1]))))
 def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 0 of a tensor with at least 2 dimensions.
 
@@ -1069,7 +1346,8 @@ def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Ten
     return _directional_split(input, indices_or_sections, "vsplit", 2, 0)
 
 
-@op(method=True, view=True, samples=(Sample((TensorSpec((2, 2, 4)), 2)), Sample((_M234, [1, 3]))))
+@op(grad=_dsplit_grad, method=True, view=True,
+    samples=(Sample((TensorSpec((2, 2, 4)), 2)), Sample((_M234, [1, 3]))))
 def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 2 of a tensor with at least 3 dimensions.
 
@@ -1080,7 +1358,12 @@ def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Ten
     return _directional_split(input, indices_or_sections, "dsplit", 3, 2)
 
 
-@op(method=True, samples=(Sample((_M23,)), Sample((_M234,))))
+def _fliplr_grad(grad):
+    return grad.fliplr()
+
+
+@op(grad=_fliplr_grad, method=True,
+    samples=(Sample((_M23,)), Sample((_M234,))))
 def fliplr(input: Tensor) -> Tensor:
     """A copy with the order of columns (dimension 1) reversed.
 
@@ -1093,7 +1376,12 @@ def fliplr(input: Tensor) -> Tensor:
     return np.flip(input, 1).copy()
 
 
-@op(method=True, samples=(Sample((_M23,)), Sample((TensorSpec((3,), "int64"),))))
+def _flipud_grad(grad):
+    return grad.flipud()
+
+
+@op(grad=_flipud_grad, method=True,
+    samples=(Sample((_M23,)), Sample((TensorSpec((3,), "int64"),))))
 def flipud(input: Tensor) -> Tensor:
     """A copy with the order of rows (dimension 0) reversed.
 
@@ -1106,7 +1394,12 @@ def flipud(input: Tensor) -> Tensor:
     return np.flip(input, 0).copy()
 
 
-@op(method=True, samples=(Sample((_M23,)), Sample((_M23, 2)), Sample((_M234, -1, (2, 0))), Sample((_I23, 7, [1, 0]))))
+def _rot90_grad(grad, k, dims):
+    return grad.rot90(-k, dims)
+
+
+@op(grad=_rot90_grad, method=True,
+    samples=(Sample((_M23,)), Sample((_M23, 2)), Sample((_M234, -1, (2, 0))), Sample((_I23, 7, [1, 0]))))
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """Rotates by 90 degrees ``k`` times in the plane of ``dims``, from the first dimension
     towards the second.
@@ -1126,8 +1419,13 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     return np.rot90(input, k, (first, second)).copy()
 
 
-@op(out=True, samples=(Sample(([TensorSpec((2,)), TensorSpec((2, 2))],)), Sample(([_SCALAR, _SCALAR],)),
-                       Sample(([TensorSpec((3,), "int64"), TensorSpec((3,), "int32")],))))
+def _column_stack_grad(grad, tensors):
+    return _unjoin(grad, tensors, 1, [1 if t.dim() <= 1 else t.shape[1] for t in tensors])
+
+
+@op(grad=_column_stack_grad, out=True,
+    samples=(Sample(([TensorSpec((2,)), TensorSpec((2, 2))],)), Sample(([_SCALAR, _SCALAR],)),
+             Sample(([TensorSpec((3,), "int64"), TensorSpec((3,), "int32")],))))
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     """Stacks tensors as columns: 0-D and 1-D tensors become columns, then ``hstack``.
 
@@ -1146,7 +1444,13 @@ def _at_least_each(arrays: list[np.ndarray], ndim: int):
     return results[0] if len(results) == 1 else results
 
 
-@op(samples=(Sample((_SCALAR,)), Sample((_M23,)), Sample((_SCALAR, TensorSpec((2,), "int64")))))
+def _atleast_grad(grad, tensors):
+    # Outputs of integer inputs have no gradient (None).
+    return [None if g is None else g.reshape(t.shape) for g, t in zip(_as_tuple(grad), tensors, strict=True)]
+
+
+@op(grad=_atleast_grad,
+    samples=(Sample((_SCALAR,)), Sample((_M23,)), Sample((_SCALAR, TensorSpec((2,), "int64")))))
 def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least one dimension (0-D ones become shape ``[1]``); one tensor
     gives a tensor, several a tuple.
@@ -1158,7 +1462,8 @@ def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     return _at_least_each(tensors, 1)
 
 
-@op(samples=(Sample((_SCALAR,)), Sample((TensorSpec((3,)),)), Sample((_SCALAR, _M234))))
+@op(grad=_atleast_grad,
+    samples=(Sample((_SCALAR,)), Sample((TensorSpec((3,)),)), Sample((_SCALAR, _M234))))
 def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least two dimensions (1-D ones become a row).
 
@@ -1169,7 +1474,8 @@ def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     return _at_least_each(tensors, 2)
 
 
-@op(samples=(Sample((_SCALAR,)), Sample((TensorSpec((3,)),)), Sample((_M23, TensorSpec((2,), "bool")))))
+@op(grad=_atleast_grad,
+    samples=(Sample((_SCALAR,)), Sample((TensorSpec((3,)),)), Sample((_M23, TensorSpec((2,), "bool")))))
 def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least three dimensions (``[n]`` becomes ``[1, n, 1]``, ``[m, n]``
     becomes ``[m, n, 1]``).
@@ -1181,7 +1487,11 @@ def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     return _at_least_each(tensors, 3)
 
 
-@op(method=True, function=False, view=True,
+def _unfold_grad(grad, input, dimension, size, step):
+    return gather_back(grad, input, positions_of(input).unfold(dimension, size, step))
+
+
+@op(grad=_unfold_grad, method=True, function=False, view=True,
     samples=(Sample((_M23, 1, 2, 1)), Sample((TensorSpec((5, 2)), 0, 2, 2)), Sample((_SCALAR, 0, 1, 1)),
              Sample((_I23, -1, 3, 1))))
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
@@ -1211,7 +1521,8 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
 
 # -- copies and aliases -----------------------------------------------------------------
 
-@op(method=True, samples=(Sample((_M23,)), Sample((_SCALAR,)), Sample((_I23,), {"memory_format": None})))
+@op(grad=_same_grad, method=True,
+    samples=(Sample((_M23,)), Sample((_SCALAR,)), Sample((_I23,), {"memory_format": None})))
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own memory (the strides of a dense input are preserved).
 
@@ -1223,7 +1534,10 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     return input.copy(order="K")
 
 
-@op(method=True, function=False, samples=(Sample((_M23,)), Sample((_SCALAR,))))
+# A view when it returns its input's memory, so the two share a version counter (PyTorch
+# returns the tensor itself; a separate Tensor over the same memory would hide writes).
+@op(grad=_same_grad, method=True, function=False, view=True,
+    samples=(Sample((_M23,)), Sample((_SCALAR,))))
 def contiguous(input: Tensor, *, memory_format=None) -> Tensor:
     """The data in row-major layout: the same memory when already contiguous, else a copy.
 
@@ -1236,7 +1550,7 @@ def contiguous(input: Tensor, *, memory_format=None) -> Tensor:
     return np.ascontiguousarray(input)
 
 
-@op(method=True, differentiable=False, samples=(Sample((_M23,)), Sample((_SCALAR,))))
+@op(method=True, differentiable=False, alias=True, samples=(Sample((_M23,)), Sample((_SCALAR,))))
 def detach(input: Tensor) -> Tensor:
     """A new tensor sharing memory with ``input`` but outside autograd (never requires grad).
 
@@ -1250,9 +1564,24 @@ def detach(input: Tensor) -> Tensor:
 _MESHGRID_WARNING = "meshgrid: in an upcoming release, it will be required to pass the indexing argument."
 
 
-@op(samples=(Sample((TensorSpec((2,)), TensorSpec((3,))), {"indexing": "ij"}),
+def _meshgrid_grad(grad, tensors, indexing):
+    grads = _as_tuple(grad)
+    swap = indexing == "xy" and len(tensors) >= 2
+    result = []
+    for i, (g, t) in enumerate(zip(grads, tensors, strict=True)):
+        if g is None:  # an integer grid
+            result.append(None)
+            continue
+        own = 1 - i if swap and i < 2 else i  # the dimension grid i varies along
+        others = [d for d in range(g.dim()) if d != own]
+        result.append((g.sum(others) if others else g).reshape(t.shape))
+    return result
+
+
+@op(grad=_meshgrid_grad,
+    samples=(Sample((TensorSpec((2,)), TensorSpec((3,))), {"indexing": "ij"}),
              Sample((TensorSpec((2,), "int64"), TensorSpec((3,), "int64"), TensorSpec((4,), "int64")),
-                    {"indexing": "xy"}),
+             {"indexing": "xy"}),
              Sample((_SCALAR, TensorSpec((3,))), {"indexing": "xy"})))
 def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D (or 0-D) tensors: with ``indexing="ij"`` result ``i`` varies
