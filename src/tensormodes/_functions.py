@@ -53,7 +53,10 @@ def _wrap(result):
 
 def _wrap_view(result, base: Tensor):
     """Like ``_wrap`` for view ops: results remember the tensor they alias and share
-    its version counter."""
+    its version counter. A kernel returning its input unchanged gives back the input
+    tensor itself, as PyTorch does (``contiguous()`` of a contiguous tensor)."""
+    if result is base._data:
+        return base
     wrapped = _wrap(result)
     root = base if base._view_base is None else base._view_base
     for t in (wrapped if isinstance(wrapped, (tuple, list)) else (wrapped,)):

@@ -326,6 +326,8 @@ def _differentiable(t) -> bool:
 
 def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, result):
     """Attach a backward node for one call of op ``op_name`` to its (wrapped) result."""
+    if any(result is value for value in arguments.values()):
+        return result  # the op returned its input itself (contiguous()): nothing happened
     if formula is None:
         raise RuntimeError(f"the derivative for '{op_name}' is not implemented")
     wanted = _wanted(formula)
