@@ -65,7 +65,10 @@ def torch_maker(value):
 def callable_for(opdef, library):
     """The public callable exercising ``opdef`` in ``library`` (tensormodes or torch)."""
     if opdef.function:
-        return getattr(library, opdef.name)
+        module = library
+        for part in opdef.namespace.split(".")[1:]:
+            module = getattr(module, part)
+        return getattr(module, opdef.name)
     tensor_type = library.Tensor
     return getattr(tensor_type, opdef.method)
 

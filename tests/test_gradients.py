@@ -138,7 +138,12 @@ def test_gradient_matches_torch(opdef, sample, request):
         func(base, *t_args[1:], **t_kwargs)
         theirs = base
     else:
-        theirs = func(*t_args, **t_kwargs)
+        try:
+            theirs = func(*t_args, **t_kwargs)
+        except RuntimeError as error:
+            if "is not differentiable with respect to argument" in str(error):
+                pytest.skip(f"PyTorch has no gradient here, tensormodes does: {error}")
+            raise
     ours_out = [o for o in (ours if isinstance(ours, tuple) else (ours,)) if isinstance(o, tm.Tensor)]
     theirs_out = [o for o in (theirs if isinstance(theirs, tuple) else (theirs,)) if isinstance(o, torch.Tensor)]
     ours_diff = [o for o in ours_out if o.requires_grad]

@@ -11,7 +11,6 @@ tensor([[17.],
 from __future__ import annotations
 
 import builtins
-import sys as _sys
 
 from . import _C, _codegen, _dispatch, _functions, overrides
 from ._device import device
@@ -55,7 +54,7 @@ _codegen.bind_tensor_type(Tensor, frozenset({
 _ARRAY_SOURCES[Tensor] = lambda t: t._data
 finalize_tensor_class(Tensor)
 _dispatch.NO_WRAP.update({Tensor.grad.__get__, Tensor._base.__get__})
-_functions.build(_sys.modules[__name__])
+_functions.build()
 
 
 def __getattr__(name: str):

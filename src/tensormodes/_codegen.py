@@ -295,6 +295,7 @@ def _public({params}):
     func.__name__ = name
     namespace["_api"] = func
     _dispatch.RELEVANT_OF[func] = namespace["_relevant"]
+    _dispatch.IMPLS[func] = impl
     func.__qualname__ = qualname or name
     func.__module__ = module
     func.__doc__ = doc
@@ -305,6 +306,7 @@ def set_api(func, api) -> None:
     """Make ``func`` present itself to handlers as ``api`` (``Tensor.add`` for ``__add__``)."""
     func.__globals__["_api"] = api
     _dispatch.RELEVANT_OF.setdefault(api, func.__globals__["_relevant"])
+    _dispatch.IMPLS.setdefault(api, func.__globals__["_impl"])
 
 
 def make_accessor(name: str, params: str, relevant: list[Relevant], impl, fast_body: str, names: dict):

@@ -197,10 +197,39 @@ def add_plain_type(cls: type) -> None:
 
 
 def _participates(cls: type) -> bool:
+    known = _PARTICIPATION.get(cls)
+    if known is not None:
+        return known
     if cls in PLAIN_TYPES:
         return False
     tf = getattr(cls, "__torch_function__", None)
-    return tf is not None and tf is not _disabled_torch_function_impl
+    answer = tf is not None and tf is not _disabled_torch_function_impl
+    # Remembered per class: looking the attribute up binds a classmethod on every call.
+    # A class that gains or loses __torch_function__ later must call forget_participation.
+    _PARTICIPATION[cls] = answer
+    return answer
+
+
+_PARTICIPATION: dict[type, bool] = {}
+
+
+def forget_participation(cls: type) -> None:
+    """Re-read ``cls.__torch_function__`` next time (after replacing it on the class)."""
+    _PARTICIPATION.pop(cls, None)
+    _PLAIN_METHOD_TYPES.pop(cls, None)
+
+
+def run_without_subclasses(func, args: tuple, kwargs: dict):
+    """``func(*args, **kwargs)`` with subclass handling disabled (the default
+    ``Tensor.__torch_function__``). With no mode active nobody could see the
+    call again, so the implementation runs directly."""
+    state = _STATE.get()
+    impl = IMPLS.get(func) if state is None or not state.modes_active else None
+    token = _STATE.set(without_subclasses(state))
+    try:
+        return impl(*args, **kwargs) if impl is not None else func(*args, **kwargs)
+    finally:
+        _STATE.reset(token)
 
 
 def overloaded_args(relevant_args, state) -> list:
@@ -218,6 +247,9 @@ def overloaded_args(relevant_args, state) -> list:
         if cls in _NEVER_PARTICIPATE or cls in seen or not _participates(cls):
             continue
         seen.append(cls)
+        if not found:
+            found.append(arg)
+            continue
         index = len(found)
         for i, previous in enumerate(found):
             if issubclass(cls, type(previous)):
@@ -281,7 +313,7 @@ def _warn_if_plain_method(cls: type) -> None:
     if plain is None:
         attr = getattr_static(cls, "__torch_function__", None)
         plain = _PLAIN_METHOD_TYPES[cls] = not isinstance(attr, (classmethod, staticmethod))
-    if plain:
+    if plain is True:
         warnings.warn(
             f"Defining __torch_function__ on {cls.__qualname__} as a plain method is deprecated and "
             "will be an error in the future; please define it as a classmethod.",
@@ -290,7 +322,8 @@ def _warn_if_plain_method(cls: type) -> None:
 
 def _try_overloaded(func, overloaded, types, args, kwargs):
     for arg in overloaded:
-        _warn_if_plain_method(type(arg))
+        if _PLAIN_METHOD_TYPES.get(type(arg)) is not False:
+            _warn_if_plain_method(type(arg))
         result = arg.__torch_function__(func, types, args, kwargs)
         if result is not NotImplemented:
             return result
@@ -326,6 +359,8 @@ def dispatch(func, args: tuple, kwargs: dict, relevant: tuple, impl, leaf: bool)
             overloaded = overloaded_args(relevant, state)
             break
     declined_mode = None
+    if not overloaded and (state is None or not state.modes_active):
+        return impl(*args, **kwargs)
     if state is not None and state.modes_active:
         index = state.top_handler
         if index is None:
@@ -386,6 +421,11 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
 
 _IDLE = _State((), True, True, ())
 _SUBCLASSES_DISABLED = _State((), False, True, ())
+
+# public callable -> its implementation (what runs when nobody overrides); filled
+# by the code generator so the default Tensor.__torch_function__ can skip a
+# second trip through dispatch when no mode could see the call.
+IMPLS: dict = {}
 
 # Getters whose results the default __torch_function__ returns unconverted
 # (filled by the Tensor layer): so that ``s.grad is s.grad`` for a subclass.

@@ -18,12 +18,14 @@ import numpy as np
 
 from . import _codegen, _dispatch
 from . import _dtype as dt
+from ._autograd.grad_mode import grad_enabled
 from ._autograd.graph import bump_version, needs_grad, record, record_inplace, share_version
 from ._ops import OPS, OpDef
 from ._ops._registry import METHOD, _tensor_kind
 from ._tensor import Tensor, lazy_tensor_attribute, wrap_array
 
-__all__ = ["FUNCTIONS", "build", "build_all", "composite", "public_function", "function_names"]
+__all__ = ["FUNCTIONS", "build", "build_all", "composite", "public_function", "function_names",
+           "namespace_function"]
 
 _new = object.__new__
 _ND = np.ndarray
@@ -207,7 +209,8 @@ _UNWRAP = {
 }
 
 _RUNTIME = {
-    "_needs_grad": needs_grad, "_record": record, "_record_inplace": record_inplace, "_bump_version": bump_version,
+    "_needs_grad": needs_grad, "_record": record, "_grad_enabled": grad_enabled,
+    "_any_requires_grad": lambda values: any(v._requires_grad for v in values), "_record_inplace": record_inplace, "_bump_version": bump_version,
     "_wrap": _wrap, "_wrap_view": _wrap_view, "_wrap_alias": _wrap_alias, "_write_inplace": _write_inplace,
     "_write_out": _write_out, "_tensor_arg": _tensor_arg, "_optional_tensor_arg": _optional_tensor_arg,
     "_tensor_or_scalar_arg": _tensor_or_scalar_arg, "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,
@@ -258,6 +261,11 @@ def _kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool, keyword
                 _codegen.TENSOR_LIST: f"[_v._data for _v in {name}]",
                 _codegen.INDEX: f"_index_arg({name}, None, None, None)",
             }[kind]
+        elif kind in (_codegen.TENSOR, _codegen.TENSOR_OR_SCALAR):
+            # Inline for the common case (a Tensor, maybe a subclass); the helper
+            # validates everything else and raises PyTorch's TypeError.
+            value = (f"({name}._data if isinstance({name}, _Tensor) else "
+                     f"{_UNWRAP[kind]}({name}, {opdef.name!r}, {p.name!r}, {position}))")
         else:
             value = f"{_UNWRAP[kind]}({name}, {opdef.name!r}, {p.name!r}, {position})"
         if p.kind is p.VAR_POSITIONAL:
@@ -286,27 +294,40 @@ if type(result) is _ND:
     return t
 return _wrap(result)"""
 
+# The same, for ops that record for autograd on the fast path: plain tensors that
+# require grad are recorded right here instead of taking the slow path.
+_WRAP_AND_RECORD = """\
+if type(result) is _ND:
+    t = _new(_Tensor)
+    t._data = result
+else:
+    t = _wrap(result)
+if ({requires_grad}) and _grad_enabled():
+    return _record(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, t)
+return t"""
+
 
 def _block(header: str, body: str) -> str:
     return f"{header}\n{textwrap.indent(body, '    ')}"
 
 
-def _ufunc_block(opdef: OpDef, signature: inspect.Signature) -> str:
+def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap: str) -> str:
     """Fast path for float operands of one dtype, where the op is exactly ``opdef.ufunc``."""
     tensors = [n for n, p in zip(signature.parameters, opdef.signature.parameters)
                if p in opdef.tensor_params]
     if len(tensors) == 1:
         (a,) = tensors
-        return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + _WRAP_RESULT)
+        return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + wrap)
     a, b = tensors
     a_kind = opdef.tensor_params[list(opdef.signature.parameters)[list(signature.parameters).index(a)]]
     same_dtype = _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
-                        _block("try:", "result = _ufunc(_a, _b)\n" + _WRAP_RESULT) + "\n"
-                        + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error"))
+                        _block("try:", "result = _ufunc(_a, _b)") + "\n"
+                        + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error")
+                        + "\n" + _block("else:", wrap))
     block = (f"_a = {a}._data\n"
              + _block(f"if type({b}) is _T:", f"_b = {b}._data\n" + same_dtype) + "\n"
              + _block(f'elif _a.dtype.kind == "f" and (type({b}) is float or type({b}) is int):',
-                      f"result = _ufunc(_a, {b})\n" + _WRAP_RESULT))
+                      f"result = _ufunc(_a, {b})\n" + wrap))
     # A number in the first position (tm.add(2, t)) is left to the kernel.
     return _block(f"if type({a}) is _T:", block) if a_kind != _codegen.TENSOR else block
 
@@ -373,13 +394,37 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     return namespace[name], names
 
 
+def records_on_fast_path(opdef: OpDef, inplace: bool) -> bool:
+    """Out-of-place differentiable ops record tensors that require grad without leaving the fast path."""
+    return (opdef.differentiable and not opdef.factory and not inplace and not opdef.mutates
+            and not opdef.view and not opdef.alias and bool(opdef.tensor_params))
+
+
+def _requires_grad_expression(opdef: OpDef, signature: inspect.Signature) -> str:
+    terms = []
+    for name, p in zip(signature.parameters, opdef.signature.parameters):
+        kind = opdef.tensor_params.get(p)
+        if kind == _codegen.TENSOR:
+            terms.append(f"{name}._requires_grad")
+        elif kind in (_codegen.TENSOR_OR_SCALAR, _codegen.OPTIONAL_TENSOR, _codegen.OPTIONAL_TENSOR_OR_SCALAR):
+            terms.append(f"(type({name}) is _T and {name}._requires_grad)")
+        elif kind == _codegen.TENSOR_LIST:
+            terms.append(f"_any_requires_grad({name})")
+    return " or ".join(terms) or "False"
+
+
 def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> str:
-    """Code run when every relevant argument is plain; ``return _MISS`` falls back."""
+    """Code run when every relevant argument is plain; falling off its end means the slow path."""
     first = next(iter(signature.parameters))
+    if records_on_fast_path(opdef, inplace):
+        arguments = "{" + ", ".join(f"{p!r}: {n}" for n, p in zip(signature.parameters, opdef.signature.parameters)) + "}"
+        wrap = _WRAP_AND_RECORD.format(requires_grad=_requires_grad_expression(opdef, signature), arguments=arguments)
+    else:
+        wrap = _WRAP_RESULT
     parts = []
     defaults = _keyword_defaults(opdef)
     if opdef.ufunc is not None and not inplace:
-        block = _ufunc_block(opdef, signature)
+        block = _ufunc_block(opdef, signature, wrap)
         parts.append(_block(f"if {defaults}:", block) if defaults else block)
     if defaults:
         parts.append(_block(f"if {defaults}:", f"result = {_kernel_call(opdef, signature, True, False)}"))
@@ -391,7 +436,7 @@ def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> 
     if inplace or opdef.view or opdef.alias or "requires_grad" in opdef.signature.parameters:
         parts.append(_finish(opdef, first, inplace))
     else:
-        parts.append(_WRAP_RESULT)
+        parts.append(wrap)
     body = "\n".join(parts)
     if "out" in signature.parameters and opdef.out:
         body = _block("if out is None:", body)
@@ -416,7 +461,7 @@ def _public(opdef: OpDef, name: str, signature: inspect.Signature, *, inplace: b
         name, signature, _relevant(signature, _kinds_for(opdef, signature)), impl, leaf=True,
         fast_body=_fast_body(opdef, signature, inplace=inplace), fast_names=names,
         qualname=qualname, doc=opdef.doc, module="tensormodes", not_implemented_on_type_error=operator,
-        records_grad=opdef.differentiable and not opdef.factory)
+        records_grad=opdef.differentiable and not opdef.factory and not records_on_fast_path(opdef, inplace))
 
 
 _IMPLS: dict[tuple[str, bool], tuple] = {}
@@ -489,15 +534,28 @@ def _make_dunder(opdef: OpDef, dunder):
 # attributes. Either way the object is built once and then is a plain attribute.
 
 _FUNCTION_OPS: dict[str, OpDef] = {}
-_NAMESPACE: list = []
+# Functions of other namespaces (tensormodes.nn.functional), by (namespace, name).
+_NAMESPACED: dict[tuple[str, str], object] = {}
 
 
 def _build_function(opdef: OpDef) -> object:
-    if opdef.name not in FUNCTIONS:
+    key = (opdef.namespace, opdef.name)
+    if key not in _NAMESPACED:
         func = _public(opdef, opdef.name, _function_signature(opdef), inplace=False, qualname=opdef.name)
-        FUNCTIONS[opdef.name] = func
-        _dispatch.register_overridable(_NAMESPACE[0], func, f"tensormodes.{opdef.name}")
-    return FUNCTIONS[opdef.name]
+        func.__module__ = opdef.namespace
+        _NAMESPACED[key] = func
+        if opdef.namespace == "tensormodes":
+            FUNCTIONS[opdef.name] = func
+        _dispatch.register_overridable(sys.modules[opdef.namespace], func, f"{opdef.namespace}.{opdef.name}")
+    return _NAMESPACED[key]
+
+
+def namespace_function(namespace: str, name: str):
+    """The op ``name`` declared in ``namespace`` (for modules such as nn.functional)."""
+    opdef = OPS[name]
+    if opdef.namespace != namespace:
+        raise AttributeError(f"op {name!r} is not declared in {namespace}")
+    return _build_function(opdef)
 
 
 def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
@@ -525,7 +583,7 @@ def function_names() -> list[str]:
 def build_all() -> None:
     """Build every public callable now (for introspection: overridable lists, docs)."""
     for opdef in OPS.values():
-        if opdef.function:
+        if opdef.function and opdef.namespace in sys.modules:
             _build_function(opdef)
         if opdef.method:
             _tensor_method(opdef, inplace=False)
@@ -533,15 +591,10 @@ def build_all() -> None:
             _tensor_method(opdef, inplace=True)
 
 
-def build(namespace) -> None:
-    """Index the op table: operators now, functions and methods when first used.
-
-    Public functions are registered as overridable under ``namespace`` (the
-    tensormodes module) as they are built.
-    """
-    _NAMESPACE.append(namespace)
+def build() -> None:
+    """Index the op table: operators now, functions and methods when first used."""
     for opdef in OPS.values():
-        if opdef.function:
+        if opdef.function and opdef.namespace == "tensormodes":
             _FUNCTION_OPS[opdef.name] = opdef
         for name, inplace in ((opdef.method, False), (opdef.inplace, True)):
             if name and name.startswith("__"):

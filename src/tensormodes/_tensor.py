@@ -300,11 +300,7 @@ class Tensor(metaclass=_TensorMeta):
         for t in types:
             if not issubclass(cls, t):
                 return NotImplemented
-        token = _dispatch.set_state(_dispatch.without_subclasses(_dispatch.get_state()))
-        try:
-            result = func(*args, **kwargs)
-        finally:
-            _dispatch.reset_state(token)
+        result = _dispatch.run_without_subclasses(func, args, kwargs)
         if func in _dispatch.NO_WRAP:
             return result
         return _convert(result, cls)

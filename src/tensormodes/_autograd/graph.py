@@ -297,15 +297,13 @@ def sum_to_shape(grad, grad_shape: tuple, shape: tuple):
 # -- recording ------------------------------------------------------------------------------------
 
 def needs_grad(tensors) -> bool:
-    """True if grad mode is on and one of ``tensors`` (lists looked into) requires grad."""
-    if not grad_enabled():
-        return False
+    """True if one of ``tensors`` (lists looked into) requires grad and grad mode is on."""
     for t in tensors:
         if isinstance(t, (list, tuple)):
             if any(getattr(x, "_requires_grad", False) for x in t):
-                return True
+                return grad_enabled()
         elif getattr(t, "_requires_grad", False):
-            return True
+            return grad_enabled()
     return False
 
 

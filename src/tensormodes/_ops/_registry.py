@@ -103,6 +103,7 @@ class OpDef:
     grad: Callable | None
     mutates: bool
     alias: bool
+    namespace: str
 
 
 OPS: dict[str, OpDef] = {}
@@ -135,7 +136,7 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
        dunders: tuple[Dunder, ...] = (), out: bool = False, view: bool = False,
        factory: bool = False, name: str | None = None, samples: tuple[Sample, ...] = (),
        differentiable: bool = True, ufunc: Callable | None = None, grad: Callable | None = None,
-       mutates: bool = False, alias: bool = False):
+       mutates: bool = False, alias: bool = False, namespace: str = "tensormodes"):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``ufunc`` is a hot-path hint: for operands of one dtype (and keyword-only
@@ -162,6 +163,9 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
 
     ``alias=True``: the result shares its input's storage and version counter
     without being a view of it (``detach``).
+
+    ``namespace``: the module whose function the op is (``"tensormodes.nn.functional"``
+    for ops PyTorch implements natively there, such as ``linear``).
     """
 
     def register(kernel: Callable) -> Callable:
@@ -182,7 +186,8 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
             name=op_name, kernel=kernel, signature=signature, tensor_params=tensor_params,
             function=function, method=method_name, inplace=inplace_name, dunders=dunders,
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
-            samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias)
+            samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias,
+            namespace=namespace)
         return kernel
 
     return register

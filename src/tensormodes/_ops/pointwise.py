@@ -1099,8 +1099,21 @@ def _check_alpha(alpha, d: dt.dtype, name: str = "alpha") -> None:
         raise RuntimeError(f"For non-complex input tensors, argument {name} must not be a complex number.")
 
 
+# Arrays of one of these dtypes add, subtract and multiply exactly as PyTorch does
+# with NumPy's own ufunc: no promotion, no opmath detour, no warnings to silence
+# that PyTorch would not give. The subclass and autograd paths run kernels, so
+# this shortcut keeps them cheap.
+_DIRECT = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64, np.int32, np.int16, np.int8, np.uint8))
+
+
 def _add_scaled(input, other, alpha, sign: int) -> np.ndarray:
     """``input + sign * alpha * other`` in the promoted dtype (half types through float32)."""
+    if type(other) is _ND and type(input) is _ND and input.dtype is other.dtype and input.dtype in _DIRECT \
+            and type(alpha) is int and alpha == 1:
+        try:
+            return (np.add if sign > 0 else np.subtract)(input, other)
+        except ValueError:
+            pass  # the general path below raises PyTorch's broadcast error
     d = operand_dtype(input, other)
     plain = type(alpha) is int and alpha == 1
     if not plain:
@@ -1211,6 +1224,11 @@ def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     >>> (tm.tensor([1, 2]) * 3).tolist()
     [3, 6]
     """
+    if type(other) is _ND and type(input) is _ND and input.dtype is other.dtype and input.dtype in _DIRECT:
+        try:
+            return np.multiply(input, other)
+        except ValueError:
+            pass  # the general path below raises PyTorch's broadcast error
     d = operand_dtype(input, other)
     with np.errstate(all="ignore"):
         try:

@@ -21,7 +21,8 @@ from .. import _functions
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
-__all__ = ["relu", "gelu", "silu", "softmax", "log_softmax", "linear", "dropout", "mse_loss", "cross_entropy"]
+__all__ = ["relu", "gelu", "silu", "softmax", "log_softmax", "linear", "dropout", "mse_loss", "nll_loss",
+           "cross_entropy"]
 
 _public = _functions.composite(__name__)
 # Functions PyTorch implements in C++ hand handlers only the arguments given.
@@ -100,16 +101,9 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
     return input.log_softmax(dim, dtype=dtype)
 
 
-@_builtin
-def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``input @ weight.T + bias``.
-
-    >>> import tensormodes as tm, tensormodes.nn.functional as F
-    >>> F.linear(tm.ones(1, 2), tm.ones(3, 2), tm.zeros(3)).tolist()
-    [[2.0, 2.0, 2.0]]
-    """
-    result = input.matmul(weight.t())
-    return result if bias is None else result + bias
+# Native in PyTorch (torch._C._nn): single ops of the op table, declared in _ops/nn.py.
+linear = _functions.namespace_function(__name__, "linear")
+nll_loss = _functions.namespace_function(__name__, "nll_loss")
 
 
 @_public
@@ -210,18 +204,16 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         return _reduce(loss, reduction)
     if target.dtype.is_floating_point or target.is_complex():
         raise RuntimeError("expected scalar type Long but found " + str(target.dtype))
+    if label_smoothing == 0:
+        return nll_loss(log_probs, target, weight, None, ignore_index, None, reduction)
     keep = target != ignore_index
     safe_target = target.where(keep, 0)
     picked = -log_probs.gather(class_dim, safe_target.unsqueeze(class_dim)).squeeze(class_dim)
     sample_weight = keep.to(input.dtype) if weight is None else weight[safe_target] * keep
     nll = picked * sample_weight
-    if label_smoothing > 0:
-        per_class = log_probs if class_weight is None else log_probs * class_weight
-        smooth = -per_class.sum(class_dim) * keep
-        if reduction == "mean":
-            denominator = sample_weight.sum()
-            return ((1 - label_smoothing) * nll.sum() + label_smoothing / classes * smooth.sum()) / denominator
-        return _reduce((1 - label_smoothing) * nll + label_smoothing / classes * smooth, reduction)
+    per_class = log_probs if class_weight is None else log_probs * class_weight
+    smooth = -per_class.sum(class_dim) * keep
     if reduction == "mean":
-        return nll.sum() / sample_weight.sum()
-    return _reduce(nll, reduction)
+        denominator = sample_weight.sum()
+        return ((1 - label_smoothing) * nll.sum() + label_smoothing / classes * smooth.sum()) / denominator
+    return _reduce((1 - label_smoothing) * nll + label_smoothing / classes * smooth, reduction)
