@@ -271,8 +271,6 @@ EINSUM_GRADIENT_CASES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="autograd's needs_grad() looks into lists but not the tuple of *operands, "
-                                       "so einsum records no graph (src/tensormodes/_autograd/graph.py)")
 @pytest.mark.parametrize("equation, shapes", EINSUM_GRADIENT_CASES)
 def test_einsum_gradients(equation, shapes):
     rng = np.random.default_rng(0)

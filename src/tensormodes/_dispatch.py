@@ -53,7 +53,12 @@ class _State:
         if self.modes_active and all(h is None for h in self.handled):
             self.top_handler = len(modes) - 1
             self.handler = modes[-1]
-            self.handler_below = self.replace(modes=modes[:-1])
+            below = modes[:-1]
+            # Below the last mode, nothing overrides: the idle state (None) lets the
+            # handler's own calls take the fast path. (Scopes are for exits, which
+            # happen after the handler returns and the full state is back.)
+            plain = not below and subclasses_enabled
+            self.handler_below = None if plain else self.replace(modes=below)
         if not modes_enabled:
             self.fast_skip = frozenset()
         elif all(h is not None for h in self.handled):

@@ -311,23 +311,27 @@ def _block(header: str, body: str) -> str:
     return f"{header}\n{textwrap.indent(body, '    ')}"
 
 
-def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap: str) -> str:
-    """Fast path for float operands of one dtype, where the op is exactly ``opdef.ufunc``."""
+def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap) -> str:
+    """Fast path for float operands of one dtype, where the op is exactly ``opdef.ufunc``.
+
+    ``wrap(tensor_names)`` is the code returning the result, told which operands
+    are known to be tensors here.
+    """
     tensors = [n for n, p in zip(signature.parameters, opdef.signature.parameters)
                if p in opdef.tensor_params]
     if len(tensors) == 1:
         (a,) = tensors
-        return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + wrap)
+        return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + wrap([a]))
     a, b = tensors
     a_kind = opdef.tensor_params[list(opdef.signature.parameters)[list(signature.parameters).index(a)]]
     same_dtype = _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
                         _block("try:", "result = _ufunc(_a, _b)") + "\n"
                         + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error")
-                        + "\n" + _block("else:", wrap))
+                        + "\n" + _block("else:", wrap([a, b])))
     block = (f"_a = {a}._data\n"
              + _block(f"if type({b}) is _T:", f"_b = {b}._data\n" + same_dtype) + "\n"
              + _block(f'elif _a.dtype.kind == "f" and (type({b}) is float or type({b}) is int):',
-                      f"result = _ufunc(_a, {b})\n" + wrap))
+                      f"result = _ufunc(_a, {b})\n" + wrap([a])))
     # A number in the first position (tm.add(2, t)) is left to the kernel.
     return _block(f"if type({a}) is _T:", block) if a_kind != _codegen.TENSOR else block
 
@@ -419,12 +423,20 @@ def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> 
     if records_on_fast_path(opdef, inplace):
         arguments = "{" + ", ".join(f"{p!r}: {n}" for n, p in zip(signature.parameters, opdef.signature.parameters)) + "}"
         wrap = _WRAP_AND_RECORD.format(requires_grad=_requires_grad_expression(opdef, signature), arguments=arguments)
+
+        def wrap_known(tensors: list[str]) -> str:
+            # Where the operands are known tensors, the requires-grad test is shorter.
+            return _WRAP_AND_RECORD.format(requires_grad=" or ".join(f"{n}._requires_grad" for n in tensors),
+                                           arguments=arguments)
     else:
         wrap = _WRAP_RESULT
+
+        def wrap_known(tensors: list[str]) -> str:
+            return _WRAP_RESULT
     parts = []
     defaults = _keyword_defaults(opdef)
     if opdef.ufunc is not None and not inplace:
-        block = _ufunc_block(opdef, signature, wrap)
+        block = _ufunc_block(opdef, signature, wrap_known)
         parts.append(_block(f"if {defaults}:", block) if defaults else block)
     if defaults:
         parts.append(_block(f"if {defaults}:", f"result = {_kernel_call(opdef, signature, True, False)}"))

@@ -1,53 +1,99 @@
-"""Random sampling: ``Generator``, the default generator and the random factories.
+"""Random sampling: ``Generator``, the default generator, random factories and the
+in-place ``Tensor.uniform_`` family.
 
 The default generator is process-wide, as in PyTorch (``manual_seed`` reseeds
 it for every thread). Streams differ from PyTorch's: seeds reproduce results
 within tensormodes, not across libraries.
+
+The in-place samplers (``uniform_``, ``normal_`` ...) exist only as Tensor
+methods in PyTorch. Their kernels write a fresh sample into the input array and
+return it; they are declared as methods that mutate their input, so the
+generated method bumps the tensor's version. The method returns a tensor sharing
+the input's memory (PyTorch returns the very same tensor object).
 """
 
 from __future__ import annotations
 
+import functools
+import math
+import numbers
+import operator
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import resolve_dtype
-from ._registry import Sample, op
-from .creation import check_device, parse_size
+from .._device import parse_device
+from ._common import array_of, check_same_shape_or_broadcast, resolve_dtype
+from ._registry import Sample, TensorSpec, op
+from .creation import (
+    check_device,
+    checked_fill_value,
+    cpp_type_name,
+    not_implemented,
+    parse_size,
+    python_scalar,
+    scalar_type_name,
+)
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed"]
 
+Number = numbers.Number
+
+_DEFAULT_DTYPE = dt._DEFAULT_DTYPE
+_SEED_MASK = 0xFFFF_FFFF_FFFF_FFFF
+_DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
+
+# Digits of precision of each floating type: the integers it holds exactly are +-2**digits.
+_DIGITS = {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}
+_SCALAR_NAMES = {dt.float16: "Half", dt.bfloat16: "BFloat16", dt.float32: "Float", dt.float64: "Double"}
+
 
 class Generator:
-    """A source of random numbers with its own seed and state.
+    """A pseudorandom number generator with its own seed and state (CPU only).
+
+    ``get_state`` returns a copy of the state as a plain object (PyTorch returns a
+    ``uint8`` tensor); pass it back to ``set_state`` to replay a stream.
 
     >>> import tensormodes as tm
     >>> g = tm.Generator().manual_seed(0)
-    >>> a = tm.rand(2, generator=g); _ = g.manual_seed(0)
-    >>> bool((a == tm.rand(2, generator=g)).all())
-    True
+    >>> state = g.get_state()
+    >>> a = tm.rand(2, generator=g)
+    >>> _ = g.set_state(state)
+    >>> bool((a == tm.rand(2, generator=g)).all()), g.initial_seed()
+    (True, 0)
     """
 
     def __init__(self, device="cpu") -> None:
-        self.device = device
-        self._initial_seed = 67280421310721
-        self._rng = np.random.Generator(np.random.PCG64(self._initial_seed))
+        parsed = parse_device(device)
+        if parsed.type != "cpu":
+            raise RuntimeError(f"{parsed.type.upper()} device type not an accelerator.")
+        self._device = parsed
+        self.manual_seed(_DEFAULT_SEED)
+
+    @property
+    def device(self):
+        """The device the generator produces numbers for (always the CPU)."""
+        return self._device
 
     def manual_seed(self, seed: int) -> Generator:
-        """Reseed and return the generator."""
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise TypeError(f"manual_seed expected an int, got {type(seed).__name__}")
-        self._initial_seed = seed
-        self._rng = np.random.Generator(np.random.PCG64(seed & 0xFFFF_FFFF_FFFF_FFFF))
+        """Set the seed (any int in ``[-2**63, 2**64)``; negatives wrap) and return the generator."""
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+            raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+        seed = int(seed)
+        if not -(2 ** 63) <= seed <= _SEED_MASK:
+            raise ValueError("Overflow when unpacking long long")
+        self._initial_seed = seed & _SEED_MASK
+        self._rng = np.random.Generator(np.random.PCG64(self._initial_seed))
         return self
 
     def seed(self) -> int:
-        """Reseed from the operating system's entropy and return the new seed."""
-        new_seed = int(np.random.SeedSequence().entropy) & 0xFFFF_FFFF_FFFF_FFFF
+        """Seed from the operating system's entropy and return the new 64-bit seed."""
+        new_seed = int(np.random.SeedSequence().entropy) & _SEED_MASK
         self.manual_seed(new_seed)
         return new_seed
 
@@ -56,13 +102,22 @@ class Generator:
         return self._initial_seed
 
     def get_state(self) -> dict:
-        """A copy of the generator's state (restore it with ``set_state``)."""
-        return dict(self._rng.bit_generator.state)
+        """A copy of the generator's state, for ``set_state``."""
+        return {"seed": self._initial_seed, "bit_generator": self._rng.bit_generator.state}
 
     def set_state(self, new_state: dict) -> Generator:
-        """Restore a state returned by ``get_state``."""
-        self._rng.bit_generator.state = new_state
+        """Restore a state returned by ``get_state``; returns the generator."""
+        if not isinstance(new_state, dict) or set(new_state) != {"seed", "bit_generator"}:
+            raise TypeError(f"expected a state returned by Generator.get_state(), but got "
+                            f"{type(new_state).__name__}")
+        rng = np.random.Generator(np.random.PCG64())
+        rng.bit_generator.state = new_state["bit_generator"]
+        self._rng = rng
+        self._initial_seed = new_state["seed"]
         return self
+
+    def __repr__(self) -> str:
+        return f"<tensormodes.Generator object at {id(self):#x}>"
 
 
 default_generator = Generator()
@@ -72,13 +127,13 @@ def rng(generator: Generator | None) -> np.random.Generator:
     """The NumPy generator behind ``generator`` (the default one for None)."""
     if generator is None:
         return default_generator._rng
-    if not isinstance(generator, Generator):
+    if type(generator) is not Generator and not isinstance(generator, Generator):
         raise TypeError(f"argument 'generator' must be tensormodes.Generator, not {type(generator).__name__}")
     return generator._rng
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the default generator; returns it.
+    """Sets the seed for generating random numbers; returns the default generator.
 
     >>> import tensormodes as tm
     >>> _ = tm.manual_seed(0); a = tm.randn(3)
@@ -89,35 +144,681 @@ def manual_seed(seed: int) -> Generator:
 
 
 def seed() -> int:
-    """Seed the default generator non-deterministically; returns the seed."""
+    """Sets the seed of the default generator to a non-deterministic random number; returns it.
+
+    >>> import tensormodes as tm
+    >>> 0 <= tm.seed() < 2 ** 64
+    True
+    """
     return default_generator.seed()
 
 
 def initial_seed() -> int:
-    """The default generator's current seed."""
+    """The initial seed of the default generator.
+
+    >>> import tensormodes as tm
+    >>> _ = tm.manual_seed(42); tm.initial_seed()
+    42
+    """
     return default_generator.initial_seed()
 
 
-def float_dtype(dtype) -> dt.dtype:
-    d = resolve_dtype(dtype) or dt.get_default_dtype()
-    if d._category < dt._FLOAT:
-        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{repr(d).split('.')[1]}'")
-    return d
+# -- sampling helpers ------------------------------------------------------------------------------
+
+def _shape(size: tuple, op_name: str) -> tuple[int, ...]:
+    for d in size:  # the common call: non-negative ints
+        if type(d) is not int or d < 0:
+            break
+    else:
+        if size:
+            return size
+        raise TypeError(f'{op_name}() missing 1 required positional arguments: "size"')
+    return parse_size(size, op_name=op_name)
 
 
-@op(factory=True, out=True, samples=(Sample((2, 3)),))
-def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
-          device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """Samples from the standard normal distribution.
+def _uniform(generator: np.random.Generator, shape, dtype: dt.dtype) -> np.ndarray:
+    """Uniform samples in [0, 1) of ``dtype``; real and imaginary parts for complex dtypes."""
+    if dtype is dt.float32 or dtype is dt.float64:
+        return generator.random(shape, dtype._np.type)
+    if dtype._category == dt._COMPLEX:
+        parts = generator.random((*shape, 2), dtype.to_real()._np.type)
+        return parts.view(dtype._np).reshape(shape)
+    # Half types: multiples of 2**-digits, so rounding can never reach 1.
+    digits = _DIGITS[dtype]
+    return (generator.integers(0, 2 ** digits, shape) * 2.0 ** -digits).astype(dtype._np)
+
+
+def _standard_normal(generator: np.random.Generator, shape, dtype: dt.dtype) -> np.ndarray:
+    """Standard normal samples; complex ones have variance 1 split between the parts."""
+    if dtype is dt.float32 or dtype is dt.float64:
+        return generator.standard_normal(shape, dtype._np.type)
+    if dtype._category == dt._COMPLEX:
+        real = dtype.to_real()._np
+        parts = generator.standard_normal((*shape, 2), real.type) * real.type(math.sqrt(0.5))
+        return parts.view(dtype._np).reshape(shape)
+    return generator.standard_normal(shape, np.float32).astype(dtype._np)
+
+
+def _check_uniform_dtype(dtype: dt.dtype) -> dt.dtype:
+    if dtype._category < dt._FLOAT:
+        raise not_implemented("check_uniform_bounds", dtype)
+    return dtype
+
+
+def _check_normal_dtype(dtype: dt.dtype) -> dt.dtype:
+    if dtype._category < dt._FLOAT:
+        raise not_implemented("normal_kernel_cpu", dtype)
+    return dtype
+
+
+def _float_format(value) -> str:
+    return format(value, "g")
+
+
+def _integer_bounds(dtype: dt.dtype, low: int, high: int) -> None:
+    """PyTorch's checks of a ``[low, high)`` integer range for samples of ``dtype``."""
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if dtype._category == dt._COMPLEX:
+        raise not_implemented("random_from_to_kernel_cpu", dtype)
+    if dtype is dt.bool:
+        lowest, highest = 0, 1
+    elif dtype._category == dt._INT:
+        info = np.iinfo(dtype._np)
+        lowest, highest = int(info.min), int(info.max)
+    else:
+        finfo = dt.finfo(dtype)
+        lowest, highest = finfo.min, finfo.max
+    name = cpp_type_name(dtype)
+    if not lowest <= low <= highest:
+        raise RuntimeError(f"from is out of bounds for {name}")
+    if not lowest <= high - 1 <= highest:
+        raise RuntimeError(f"to - 1 is out of bounds for {name}")
+    if dtype._category == dt._FLOAT:
+        digits = _DIGITS[dtype]
+        for bound, text in ((low, "from"), (high - 1, "to - 1")):
+            if abs(bound) > 2 ** digits:
+                warnings.warn(
+                    f"{text} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations {name} can "
+                    "support discrete uniform distribution only within this range. This warning will become an "
+                    "error in version 1.7 release, please fix the code in advance", UserWarning, stacklevel=4)
+
+
+def _integers(generator: np.random.Generator, shape, dtype: dt.dtype, low: int, high: int) -> np.ndarray:
+    """Uniform integers from ``[low, high)`` stored as ``dtype``."""
+    return generator.integers(low, high, shape, dtype=np.int64).astype(dtype._np)
+
+
+def _int_arg(value, op_name: str, param: str, position: int) -> int:
+    inner = array_of(value)
+    if inner is not None and inner.ndim == 0 and inner.dtype.kind in "iu":
+        return int(inner)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{op_name}(): argument '{param}' (position {position}) must be int, "
+                        f"not {type(value).__name__}")
+    return operator.index(value)
+
+
+# -- random factories ---------------------------------------------------------------------------------
+
+@op(factory=True, out=True, samples=(
+    Sample((2, 3)), Sample(((4,),), {"dtype": dt.float64}), Sample(((),)), Sample((2,), {"dtype": dt.float16}),
+    Sample((3,), {"dtype": dt.complex64}), Sample(([2, 2],), {"dtype": dt.bfloat16})))
+def rand(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
+         device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Returns a tensor filled with random numbers from a uniform distribution on ``[0, 1)``.
 
     >>> import tensormodes as tm
-    >>> tm.randn(2, 3).shape
+    >>> x = tm.rand(2, 3)
+    >>> x.shape, bool(((0 <= x) & (x < 1)).all())
+    (tensormodes.Size([2, 3]), True)
+    """
+    shape = _shape(size, "rand")
+    if device is not None:
+        check_device(device)
+    d = _DEFAULT_DTYPE.get() if dtype is None else _check_uniform_dtype(resolve_dtype(dtype))
+    return _uniform(rng(generator), shape, d)
+
+
+@op(factory=True, out=True, samples=(
+    Sample((2, 3)), Sample(((4,),), {"dtype": dt.float64}), Sample(((),)), Sample((2,), {"dtype": dt.float16}),
+    Sample((3,), {"dtype": dt.complex128})))
+def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
+          device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Returns a tensor filled with random numbers from the standard normal distribution.
+
+    Complex dtypes sample each part with variance 1/2, so that the complex
+    variance is 1.
+
+    >>> import tensormodes as tm
+    >>> tm.randn(2, 3).shape, tm.randn(2, dtype=tm.float64).dtype
+    (tensormodes.Size([2, 3]), tensormodes.float64)
+    """
+    shape = _shape(size, "randn")
+    if device is not None:
+        check_device(device)
+    d = _DEFAULT_DTYPE.get() if dtype is None else _check_normal_dtype(resolve_dtype(dtype))
+    return _standard_normal(rng(generator), shape, d)
+
+
+@op(factory=True, out=True, samples=(
+    Sample((5, (3,))), Sample((2, 5, (2, 3))), Sample((-3, 3, [4]), {"dtype": dt.int8}), Sample((10, ())),
+    Sample((0, 2, (3,)), {"dtype": dt.bool}), Sample((5,), {"size": (2,), "dtype": dt.float32}),
+    Sample((), {"low": 1, "high": 4, "size": (3,)}), Sample((), {"high": 4, "size": (3,)})))
+def randint(low: int = 0, high: int | None = None, size=None, *, generator: Generator | None = None,
+            dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
+            pin_memory: bool = False) -> Tensor:
+    """Returns a tensor filled with random integers drawn uniformly from ``[low, high)``.
+
+    ``randint(high, size)`` and ``randint(low, high, size)`` are both accepted;
+    the dtype is ``int64`` unless ``dtype`` is given.
+
+    >>> import tensormodes as tm
+    >>> x = tm.randint(3, 10, (2, 2))
+    >>> x.dtype, x.shape, bool(((3 <= x) & (x < 10)).all())
+    (tensormodes.int64, tensormodes.Size([2, 2]), True)
+    """
+    high_position = 2
+    if size is None:
+        if high is None:
+            raise TypeError("randint() received an invalid combination of arguments: expected "
+                            "(int high, tuple of ints size) or (int low, int high, tuple of ints size)")
+        if isinstance(high, numbers.Integral) or array_of(high) is not None:
+            raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
+                            f"{type(high).__name__}")
+        low, high, size, high_position = 0, low, high, 1
+    elif high is None:
+        low, high, high_position = 0, low, 1
+    low, high = _int_arg(low, "randint", "low", 1), _int_arg(high, "randint", "high", high_position)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(size).__name__}")
+    shape = parse_size((size,), op_name="randint")
+    check_device(device)
+    d = dt.int64 if dtype is None else resolve_dtype(dtype)
+    _integer_bounds(d, low, high)
+    return _integers(rng(generator), shape, d, low, high)
+
+
+@op(factory=True, out=True, samples=(
+    Sample((5,)), Sample((0,)), Sample((6,), {"dtype": dt.float32}), Sample((100,), {"dtype": dt.int8}),
+    Sample((7,), {"generator": None})))
+def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt.int64, layout=None,
+             device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Returns a random permutation of the integers from ``0`` to ``n - 1``.
+
+    >>> import tensormodes as tm
+    >>> p = tm.randperm(4)
+    >>> p.dtype, sorted(p.tolist())
+    (tensormodes.int64, [0, 1, 2, 3])
+    """
+    n = _int_arg(n, "randperm", "n", 1)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    check_device(device)
+    d = dt.int64 if dtype is None else resolve_dtype(dtype)
+    if d is dt.bool or d._category == dt._COMPLEX:
+        raise not_implemented("randperm", d)
+    if d._category == dt._FLOAT and d in (dt.float16, dt.float32, dt.float64) and n > 2 ** _DIGITS[d] + 1:
+        raise RuntimeError(f"n cannot be greater than {'2^24+1' if d is dt.float32 else 2 ** _DIGITS[d] + 1} "
+                           f"for {_SCALAR_NAMES[d]} type.")
+    if d._category == dt._INT and n:
+        checked_fill_value(n - 1, d)
+    return rng(generator).permutation(n).astype(d._np)
+
+
+_M23 = TensorSpec((2, 3))
+
+
+@op(factory=True, samples=(Sample((_M23,)), Sample((_M23,), {"dtype": dt.float64}),
+                           Sample((TensorSpec((), "float16"),)), Sample((TensorSpec((2,), "complex64"),))))
+def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
+              device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
+    """Returns a tensor with the size (and, by default, dtype) of ``input``, filled with random
+    numbers from a uniform distribution on ``[0, 1)``.
+
+    >>> import tensormodes as tm
+    >>> tm.rand_like(tm.zeros(2, dtype=tm.float64)).dtype
+    tensormodes.float64
+    """
+    check_device(device)
+    d = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
+    return _uniform(rng(generator), input.shape, _check_uniform_dtype(d))
+
+
+@op(factory=True, samples=(Sample((_M23,)), Sample((_M23,), {"dtype": dt.float64}),
+                           Sample((TensorSpec((2,), "int32"),), {"dtype": dt.float16})))
+def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
+               device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
+    """Returns a tensor with the size (and, by default, dtype) of ``input``, filled with random
+    numbers from the standard normal distribution.
+
+    >>> import tensormodes as tm
+    >>> tm.randn_like(tm.zeros(2, 3)).shape
     tensormodes.Size([2, 3])
     """
     check_device(device)
-    d = float_dtype(dtype)
-    shape = parse_size(size)
+    d = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
+    return _standard_normal(rng(generator), input.shape, _check_normal_dtype(d))
+
+
+@op(factory=True, samples=(Sample((_M23, 5)), Sample((TensorSpec((4,), "int32"), 2, 9)),
+                           Sample((_M23, 3), {"dtype": dt.int64}), Sample((_M23,), {"low": 1, "high": 3})))
+def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None,
+                 dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
+                 memory_format=None, pin_memory: bool = False) -> Tensor:
+    """Returns a tensor with the size (and, by default, dtype) of ``input``, filled with random
+    integers drawn uniformly from ``[low, high)``; ``randint_like(input, high)`` starts at 0.
+
+    >>> import tensormodes as tm
+    >>> x = tm.randint_like(tm.zeros(3), 10)
+    >>> x.dtype, bool(((0 <= x) & (x < 10)).all())
+    (tensormodes.float32, True)
+    """
+    if high is None:
+        low, high = 0, low
+    low, high = _int_arg(low, "randint_like", "low", 2), _int_arg(high, "randint_like", "high", 3)
+    check_device(device)
+    d = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
+    _integer_bounds(d, low, high)
+    return _integers(rng(generator), input.shape, d, low, high)
+
+
+def _std_check(std) -> None:
+    if type(std) is np.ndarray:
+        if std.size and not (std >= 0).all():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_float_format(std)}")
+
+
+@op(factory=True, out=True, samples=(
+    Sample((TensorSpec((2, 3), "float32", 0, 0), TensorSpec((2, 3), "float32", 0, 0))),
+    Sample((TensorSpec((3,), "float64"), 0.0)), Sample((1.5, TensorSpec((2, 2), "float32", 0, 0))),
+    Sample((2.0, 0.0, (2, 3))), Sample((TensorSpec((2, 3)), TensorSpec((3,), "float32", 0, 0))),
+    Sample((0.0, 1.0, (4,)), {"dtype": dt.float64}), Sample((TensorSpec((3,), "float16"),), {"std": 0.0})))
+def normal(mean: Tensor | Number, std: Tensor | Number = 1.0, size=None, *, generator: Generator | None = None,
+           dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """Returns a tensor of random numbers drawn from normal distributions with the given
+    ``mean`` and ``std`` (tensors, broadcast together, or numbers with ``size``).
+
+    The result has ``mean``'s dtype when it is a tensor, else ``std``'s; with two
+    numbers, ``size`` gives the shape and ``dtype`` (default: the default dtype)
+    the dtype.
+
+    >>> import tensormodes as tm
+    >>> tm.normal(tm.tensor([0., 10.]), 0.0)
+    tensor([ 0., 10.])
+    >>> tm.normal(2.0, 3.0, size=(1, 4)).shape
+    tensormodes.Size([1, 4])
+    """
+    generator = rng(generator)
+    mean_is_array, std_is_array = type(mean) is np.ndarray, type(std) is np.ndarray
+    if not mean_is_array and not std_is_array:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments: with a number mean and std, "
+                            "'size' is required")
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"normal(): argument 'size' (position 3) must be tuple of ints, not {type(size).__name__}")
+        shape = parse_size((size,), op_name="normal")
+        check_device(device)
+        d = _check_normal_dtype(_DEFAULT_DTYPE.get() if dtype is None else resolve_dtype(dtype))
+        _std_check(std)
+        return (_standard_normal(generator, shape, d) * std + mean).astype(d._np)
+    if size is not None:
+        raise TypeError("normal() received an invalid combination of arguments: 'size' is only accepted with "
+                        "a number mean and std")
+    d = dt.NP_TO_DTYPE[mean.dtype] if mean_is_array else dt.NP_TO_DTYPE[std.dtype]
+    _check_normal_dtype(d)
+    shape = check_same_shape_or_broadcast(np.shape(mean), np.shape(std))
+    _std_check(std)
+    compute = np.float32 if d in (dt.float16, dt.bfloat16) else d._np
+    sample = _standard_normal(generator, shape, d).astype(compute)
+    mean = mean.astype(compute) if mean_is_array else mean
+    std = std.astype(compute).real if std_is_array else std
+    return np.asarray(sample * std + mean).astype(d._np)
+
+
+@op(method=True, out=True, differentiable=False, samples=(
+    Sample((TensorSpec((2, 3), "float32", 0, 0),)), Sample((TensorSpec((3,), "float64", 1, 1),)),
+    Sample((TensorSpec((2, 2), "float32"), 1.0)), Sample((TensorSpec((3,), "int64"), 0.0)),
+    Sample((TensorSpec((2,), "float16", 1, 1),))))
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
+    """Draws binary random numbers (0 or 1) from Bernoulli distributions.
+
+    Each element of ``input`` is the probability of drawing 1 there; with ``p``,
+    every element is drawn with probability ``p`` instead. The result has
+    ``input``'s dtype.
+
+    >>> import tensormodes as tm
+    >>> tm.bernoulli(tm.tensor([0., 1., 1.]))
+    tensor([0., 1., 1.])
+    """
+    d = dt.NP_TO_DTYPE[input.dtype]
+    if p is None:
+        if d._category < dt._FLOAT or d._category == dt._COMPLEX:
+            raise not_implemented("bernoulli_tensor_cpu_p_", d)
+        if input.size and not ((input >= 0) & (input <= 1)).all():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                               "message be improved?  If so, please report an enhancement request to PyTorch.)")
+        return (rng(generator).random(input.shape) < input).astype(input.dtype)
+    return _bernoulli_scalar(input, p, generator)
+
+
+def _bernoulli_scalar(input: np.ndarray, p, generator) -> np.ndarray:
+    p = python_scalar(p, "bernoulli", "p")
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_float_format(p)}")
+    return (rng(generator).random(input.shape) < p).astype(input.dtype)
+
+
+@op(method=True, out=True, differentiable=False, samples=(
+    Sample((TensorSpec((1,), "float32", 1, 1), 1)), Sample((TensorSpec((3, 1), "float64", 0.5, 2), 4, True)),
+    Sample((TensorSpec((2, 1), "float32", 1, 3),), {"num_samples": 1, "replacement": False})))
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Returns indices sampled from the multinomial distributions given by the rows of ``input``.
+
+    Rows hold non-negative weights (they need not sum to 1). Without
+    ``replacement`` an index is drawn at most once per row; categories of weight
+    zero come last.
+
+    >>> import tensormodes as tm
+    >>> tm.multinomial(tm.tensor([0., 1., 0.]), 1)
+    tensor([1])
+    >>> tm.multinomial(tm.tensor([[0., 5.], [3., 0.]]), 2, replacement=True)
+    tensor([[1, 1],
+            [0, 0]])
+    """
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    d = dt.NP_TO_DTYPE[input.dtype]
+    if d._category != dt._FLOAT:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {scalar_type_name(d)}")
+    num_samples = _int_arg(num_samples, "multinomial", "num_samples", 2)
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    categories = input.shape[-1]
+    if not replacement and num_samples > categories:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    weights = input.astype(np.float64).reshape(-1, categories)
+    if weights.size and not (np.isfinite(weights) & (weights >= 0)).all():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if weights.shape[0] and categories and not (weights.sum(axis=1) > 0).all():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    generator = rng(generator)
+    if replacement:
+        cumulative = np.cumsum(weights, axis=1)
+        cumulative /= cumulative[:, -1:]
+        draws = generator.random((weights.shape[0], num_samples))
+        result = np.stack([np.searchsorted(row, u, side="right") for row, u in zip(cumulative, draws, strict=True)]) \
+            if weights.shape[0] else np.empty((0, num_samples), np.int64)
+        result = np.minimum(result, categories - 1)
+    else:
+        # Exponential races: the k smallest Exp(1)/weight arrival times are a sample
+        # without replacement with the right probabilities (what PyTorch computes too).
+        with np.errstate(divide="ignore"):
+            keys = weights / generator.exponential(size=weights.shape)
+        result = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    result = result.astype(np.int64)
+    return result.reshape(num_samples) if input.ndim == 1 else result
+
+
+@op(differentiable=False, samples=(Sample((TensorSpec((2, 3), "float32", 0, 0),)),
+                                   Sample((TensorSpec((3,), "float64", 0, 0),))))
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    """Returns a tensor of samples from Poisson distributions with the rates in ``input``.
+
+    >>> import tensormodes as tm
+    >>> tm.poisson(tm.tensor([0., 0.]))
+    tensor([0., 0.])
+    """
+    d = dt.NP_TO_DTYPE[input.dtype]
+    if d._category != dt._FLOAT:
+        raise not_implemented("poisson_cpu", d)
+    if input.size and not (input >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return rng(generator).poisson(input.astype(np.float64)).astype(input.dtype)
+
+
+# -- in-place samplers (Tensor methods) ------------------------------------------------------------
+
+def _writes_into_input(sample):
+    """The kernel of an in-place sampler from a function returning a fresh sample of
+    ``input``'s shape and dtype: the sample is written into ``input``, which is returned.
+    (Declared ``mutates``, so the generated method bumps the tensor's version.)"""
+
+    @functools.wraps(sample)
+    def kernel(input, *args, **kwargs):
+        overlapping = any(stride == 0 and size > 1 for stride, size in zip(input.strides, input.shape, strict=True))
+        if overlapping or not input.flags.writeable:  # an expanded (broadcast) tensor
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.")
+        np.copyto(input, sample(input, *args, **kwargs), casting="unsafe")
+        return input
+
+    return kernel
+
+
+_F23_ZERO = TensorSpec((2, 3), "float32", 0, 0)
+
+
+@op(function=False, method="uniform_", mutates=True, differentiable=False, samples=(
+    Sample((_F23_ZERO, 2.0, 2.0)), Sample((TensorSpec((3,), "float64"), -1, -1)),
+    Sample((TensorSpec((2,), "complex64"), 1.0, 1.0))))
+@_writes_into_input
+def uniform_(input: Tensor, from_: float = 0, to: float = 1, *, generator: Generator | None = None) -> Tensor:
+    """Fills the tensor with numbers drawn uniformly from ``[from_, to)`` (PyTorch calls the
+    first parameter ``from``, a Python keyword); returns it.
+
+    >>> import tensormodes as tm
+    >>> x = tm.zeros(3).uniform_(-1, 1)
+    >>> bool(((-1 <= x) & (x < 1)).all())
+    True
+    """
+    d = _check_uniform_dtype(dt.NP_TO_DTYPE[input.dtype])
+    low, high = python_scalar(from_, "uniform_", "from"), python_scalar(to, "uniform_", "to")
+    if low > high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_float_format(low)} > "
+                           f"to={_float_format(high)}")
+    real = d.to_real()
+    limit = dt.finfo(real).max
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"{'from' if not math.isfinite(low) else 'to'} is out of bounds for "
+                           f"{cpp_type_name(real)}")
+    if high - low > limit:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{_SCALAR_NAMES[real]}>::max(), but "
+                           f"found to={_float_format(high)} and from={_float_format(low)} which result in to-from "
+                           "to exceed the limit")
+    sample = _uniform(rng(generator), input.shape, d)
     if d._category == dt._COMPLEX:
-        real = rng(generator).standard_normal(shape + (2,)) * np.sqrt(0.5)
-        return (real[..., 0] + 1j * real[..., 1]).astype(d._np)
-    return rng(generator).standard_normal(shape).astype(d._np)
+        view = sample.view(real._np)
+        view *= real._np.type(high - low)
+        view += real._np.type(low)
+        return sample
+    return (sample * (high - low) + low).astype(input.dtype)
+
+
+@op(function=False, method="normal_", mutates=True, differentiable=False, samples=(
+    Sample((_F23_ZERO, 3.0, 0.0)), Sample((TensorSpec((3,), "float64"),), {"mean": -1.0, "std": 0.0}),
+    Sample((TensorSpec((2,), "complex64"), 1.0, 0.0))))
+@_writes_into_input
+def normal_(input: Tensor, mean: float = 0, std: float = 1, *, generator: Generator | None = None) -> Tensor:
+    """Fills the tensor with samples from the normal distribution N(``mean``, ``std``\\ :sup:`2`);
+    returns it. Complex tensors get ``mean`` in both parts.
+
+    >>> import tensormodes as tm
+    >>> tm.ones(2).normal_(5.0, 0.0)
+    tensor([5., 5.])
+    """
+    d = _check_normal_dtype(dt.NP_TO_DTYPE[input.dtype])
+    mean, std = python_scalar(mean, "normal_", "mean"), python_scalar(std, "normal_", "std")
+    _std_check(std)
+    sample = _standard_normal(rng(generator), input.shape, d)
+    if d._category == dt._COMPLEX:
+        view = sample.view(d.to_real()._np)
+        view *= std
+        view += mean
+        return sample
+    return (sample * std + mean).astype(input.dtype)
+
+
+@op(function=False, method="random_", mutates=True, differentiable=False, samples=(
+    Sample((TensorSpec((2, 3), "int64"), 0, 1)), Sample((TensorSpec((3,), "float32"), 4, 5)),
+    Sample((TensorSpec((4,), "bool"), 1)), Sample((TensorSpec((3,), "int8"), -3, -2))))
+@_writes_into_input
+def random_(input: Tensor, from_: int | None = None, to: int | None = None, *,
+            generator: Generator | None = None) -> Tensor:
+    """Fills the tensor with integers drawn uniformly from ``[from_, to)``; returns it.
+
+    ``random_(to)`` draws from ``[0, to)``; ``random_()`` from ``[0, 2**digits]``
+    for floating dtypes (the integers they hold exactly) and from all
+    non-negative values for integer dtypes.
+
+    >>> import tensormodes as tm
+    >>> x = tm.zeros(4, dtype=tm.int32).random_(3, 7)
+    >>> bool(((3 <= x) & (x < 7)).all())
+    True
+    """
+    d = dt.NP_TO_DTYPE[input.dtype]
+    if d._category == dt._COMPLEX:
+        raise not_implemented("random_kernel_cpu", d)
+    if from_ is None and to is None:
+        if d._category == dt._FLOAT:
+            high = 2 ** _DIGITS[d] + 1
+        else:
+            high = 2 if d is dt.bool else int(np.iinfo(input.dtype).max) + 1
+        return _integers_inclusive(rng(generator), input.shape, d, 0, high - 1)
+    if to is None:
+        low, high = 0, _int_arg(from_, "random_", "to", 1)
+    else:
+        low = 0 if from_ is None else _int_arg(from_, "random_", "from", 1)
+        high = _int_arg(to, "random_", "to", 2)
+    _integer_bounds(d, low, high)
+    return _integers(rng(generator), input.shape, d, low, high)
+
+
+def _integers_inclusive(generator: np.random.Generator, shape, dtype: dt.dtype, low: int, high: int) -> np.ndarray:
+    return generator.integers(low, high, shape, dtype=np.int64, endpoint=True).astype(dtype._np)
+
+
+@op(function=False, method="bernoulli_", mutates=True, differentiable=False, samples=(
+    Sample((_F23_ZERO, 1.0)), Sample((TensorSpec((3,), "int64"), 0.0)),
+    Sample((TensorSpec((2, 2), "float32"), TensorSpec((2,), "float32", 1, 1))),
+    Sample((TensorSpec((3,), "bool"),), {"p": 0.0})))
+@_writes_into_input
+def bernoulli_(input: Tensor, p: Tensor | Number = 0.5, *, generator: Generator | None = None) -> Tensor:
+    """Fills the tensor with 0 or 1, each element 1 with probability ``p`` (a number, or a
+    tensor broadcast to the tensor's shape); returns it.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(3).bernoulli_(1.0)
+    tensor([1., 1., 1.])
+    """
+    if type(p) is not np.ndarray:
+        return _bernoulli_scalar(input, p, generator)
+    pd = dt.NP_TO_DTYPE[p.dtype]
+    if pd._category != dt._FLOAT:
+        raise not_implemented("bernoulli_tensor_cpu_p_", pd)
+    if p.ndim > input.ndim or any(a != b and a != 1 for a, b in zip(p.shape[::-1], input.shape[::-1], strict=False)):
+        raise RuntimeError(_expand_error(p.shape, input.shape))
+    if p.size and not ((p >= 0) & (p <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+                           "message be improved?  If so, please report an enhancement request to PyTorch.)")
+    return (rng(generator).random(input.shape) < p).astype(input.dtype)
+
+
+def _expand_error(source: tuple, target: tuple) -> str:
+    if len(source) > len(target):
+        return (f"expand(tensormodes.FloatTensor{{{list(source)}}}, size={list(target)}): the number of sizes "
+                f"provided ({len(target)}) must be greater or equal to the number of dimensions in the tensor "
+                f"({len(source)})")
+    for i in range(1, len(source) + 1):
+        if source[-i] != target[-i] and source[-i] != 1:
+            return (f"The expanded size of the tensor ({target[-i]}) must match the existing size ({source[-i]}) "
+                    f"at non-singleton dimension {len(target) - i}.  Target sizes: {list(target)}.  "
+                    f"Tensor sizes: {list(source)}")
+    return "cannot expand"
+
+
+def _continuous_only(input: np.ndarray, distribution: str, name_of) -> dt.dtype:
+    d = dt.NP_TO_DTYPE[input.dtype]
+    if d._category != dt._FLOAT:
+        raise RuntimeError(f"{distribution} distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {name_of(d)}")
+    return d
+
+
+@op(function=False, method="exponential_", mutates=True, differentiable=False, samples=(
+    Sample((_F23_ZERO, math.inf)), Sample((TensorSpec((3,), "float64"),), {"lambd": math.inf})))
+@_writes_into_input
+def exponential_(input: Tensor, lambd: float = 1, *, generator: Generator | None = None) -> Tensor:
+    """Fills the tensor with samples from the exponential distribution of rate ``lambd``;
+    returns it.
+
+    >>> import tensormodes as tm
+    >>> bool((tm.zeros(5).exponential_(2.0) >= 0).all())
+    True
+    """
+    _continuous_only(input, "Exponential", scalar_type_name)
+    lambd = python_scalar(lambd, "exponential_", "lambd")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_float_format(lambd)}")
+    return (rng(generator).exponential(size=input.shape) / lambd).astype(input.dtype)
+
+
+@op(function=False, method="geometric_", mutates=True, differentiable=False, samples=(
+    Sample((_F23_ZERO, 1 - 1e-12)), Sample((TensorSpec((3,), "int64"),), {"p": 1 - 1e-12})))
+@_writes_into_input
+def geometric_(input: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
+    """Fills the tensor with samples from the geometric distribution: the number of
+    Bernoulli(``p``) trials up to and including the first success; returns it.
+
+    >>> import tensormodes as tm
+    >>> bool((tm.zeros(5, dtype=tm.int64).geometric_(0.5) >= 1).all())
+    True
+    """
+    p = python_scalar(p, "geometric_", "p")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_float_format(p)}")
+    if input.dtype == np.bool_:
+        raise not_implemented("geometric_cpu", dt.bool)
+    return rng(generator).geometric(p, size=input.shape).astype(input.dtype)
+
+
+@op(function=False, method="cauchy_", mutates=True, differentiable=False, samples=(
+    Sample((_F23_ZERO, 2.0, 1e-30)),))
+@_writes_into_input
+def cauchy_(input: Tensor, median: float = 0, sigma: float = 1, *, generator: Generator | None = None) -> Tensor:
+    """Fills the tensor with samples from the Cauchy distribution with location ``median``
+    and scale ``sigma``; returns it.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2).cauchy_().shape
+    tensormodes.Size([2])
+    """
+    _continuous_only(input, "Cauchy", cpp_type_name)
+    median, sigma = python_scalar(median, "cauchy_", "median"), python_scalar(sigma, "cauchy_", "sigma")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_float_format(sigma)}")
+    return (median + sigma * rng(generator).standard_cauchy(size=input.shape)).astype(input.dtype)
+
+
+@op(function=False, method="log_normal_", mutates=True, differentiable=False, samples=(
+    Sample((_F23_ZERO, 0.5, 1e-30)),))
+@_writes_into_input
+def log_normal_(input: Tensor, mean: float = 1, std: float = 2, *, generator: Generator | None = None) -> Tensor:
+    """Fills the tensor with samples from the log-normal distribution: ``exp`` of
+    N(``mean``, ``std``\\ :sup:`2`) samples; returns it.
+
+    >>> import tensormodes as tm
+    >>> bool((tm.zeros(5).log_normal_() > 0).all())
+    True
+    """
+    d = dt.NP_TO_DTYPE[input.dtype]
+    if d._category != dt._FLOAT:
+        raise not_implemented("log_normal_cpu", d)
+    mean, std = python_scalar(mean, "log_normal_", "mean"), python_scalar(std, "log_normal_", "std")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_float_format(std)}")
+    return rng(generator).lognormal(mean, std, size=input.shape).astype(input.dtype)
