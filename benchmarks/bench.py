@@ -25,8 +25,8 @@ import platform  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import timeit  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
-from typing import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -72,7 +72,7 @@ def measure(rows: list[Row], repeats: int, target_seconds: float) -> list[dict]:
         numbers = {k: _calibrate(v, target_seconds) for k, v in columns.items()}
         plans.append((row, columns, numbers, {k: float("inf") for k in columns}))
     for _ in range(repeats):
-        for row, columns, numbers, best in plans:
+        for _row, columns, numbers, best in plans:
             for key, fn in columns.items():
                 best[key] = min(best[key], _time(fn, numbers[key]))
     return [{"row": row, **best} for row, _, _, best in plans]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 
-from . import _C, _codegen, _dispatch, _functions, overrides
+from . import _C, _codegen, _dispatch, _functions, overrides  # noqa: F401 - _C, overrides: public namespaces
 from ._device import device
 from ._dtype import (
     bfloat16,

@@ -284,7 +284,8 @@ def _relevant({params}):
 
 def _public({params}):
     state = _get_state()
-    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant, records_grad)}:
+    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and \\
+            {fast_condition(relevant, records_grad)}:
 {body}
 {textwrap.indent(kwargs, "    ")}
 {textwrap.indent(slow, "    ")}

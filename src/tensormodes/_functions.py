@@ -93,8 +93,8 @@ def _write_inplace(self: Tensor, result, op_name: str) -> Tensor:
     result = np.asarray(result)
     data = self._data
     if result.shape != data.shape:
-        raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape "
-                           f"{list(np.broadcast_shapes(result.shape, data.shape)) if _broadcastable(result, data) else list(result.shape)}")
+        shape = np.broadcast_shapes(result.shape, data.shape) if _broadcastable(result, data) else result.shape
+        raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
     _check_castable(result, data)
     np.copyto(data, result, casting="unsafe")
     bump_version(self)
@@ -210,7 +210,8 @@ _UNWRAP = {
 
 _RUNTIME = {
     "_needs_grad": needs_grad, "_record": record, "_grad_enabled": grad_enabled,
-    "_any_requires_grad": lambda values: any(v._requires_grad for v in values), "_record_inplace": record_inplace, "_bump_version": bump_version,
+    "_any_requires_grad": lambda values: any(v._requires_grad for v in values),
+    "_record_inplace": record_inplace, "_bump_version": bump_version,
     "_wrap": _wrap, "_wrap_view": _wrap_view, "_wrap_alias": _wrap_alias, "_write_inplace": _write_inplace,
     "_write_out": _write_out, "_tensor_arg": _tensor_arg, "_optional_tensor_arg": _optional_tensor_arg,
     "_tensor_or_scalar_arg": _tensor_or_scalar_arg, "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,
@@ -384,8 +385,8 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
             lines += ["if out is not None:"]
             if records and tensors:
                 lines += [f"    if {grad_check}:",
-                          f"        raise RuntimeError(f\"{{_OP}}(): functions with out=... arguments don't support "
-                          f"automatic differentiation, but one of the arguments requires grad.\")"]
+                          "        raise RuntimeError(f\"{_OP}(): functions with out=... arguments don't support "
+                          "automatic differentiation, but one of the arguments requires grad.\")"]
             lines += ["    return _write_out(out, result)"]
         finish = _finish(opdef, first, inplace=False)
         if records and tensors:
@@ -421,7 +422,8 @@ def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> 
     """Code run when every relevant argument is plain; falling off its end means the slow path."""
     first = next(iter(signature.parameters))
     if records_on_fast_path(opdef, inplace):
-        arguments = "{" + ", ".join(f"{p!r}: {n}" for n, p in zip(signature.parameters, opdef.signature.parameters)) + "}"
+        pairs = zip(signature.parameters, opdef.signature.parameters)
+        arguments = "{" + ", ".join(f"{p!r}: {n}" for n, p in pairs) + "}"
         wrap = _WRAP_AND_RECORD.format(requires_grad=_requires_grad_expression(opdef, signature), arguments=arguments)
 
         def wrap_known(tensors: list[str]) -> str:

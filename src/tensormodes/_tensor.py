@@ -503,7 +503,7 @@ class Tensor(metaclass=_TensorMeta):
     def __bool__(self) -> bool:
         """Truth value of a one-element tensor."""
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
                                if self._data.size else "Boolean value of Tensor with no values is ambiguous")
         return bool(self._data.reshape(()))
 
@@ -976,7 +976,8 @@ def _grad_get(self):
 def _grad_set(self, value) -> None:
     if value is not None:
         if not isinstance(value, Tensor):
-            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
+                            f"{type(value).__name__}")
         if value._data.shape != self._data.shape:
             raise RuntimeError("assigned grad has data of a different size")
         if value._data.dtype != self._data.dtype:
@@ -1031,7 +1032,8 @@ def _T(self) -> Tensor:
 def _mT(self) -> Tensor:
     """The last two dimensions transposed (a batch of matrices)."""
     if self._data.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self._data.ndim}-D tensor.")
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self._data.ndim}-D tensor.")
     return _view_of(self, np.swapaxes(self._data, -1, -2))
 
 

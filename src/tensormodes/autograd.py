@@ -16,7 +16,7 @@ through them.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from . import _functions
 from ._autograd.api import backward, grad

@@ -29,7 +29,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import _dispatch
 from ._codegen import parameter_list
@@ -162,7 +163,7 @@ def get_default_nowrap_functions() -> set[Callable]:
     return set(NO_WRAP)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _testing_overrides() -> dict:
     _dispatch.build_everything()
     overrides = {}

@@ -173,7 +173,7 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
         _GRAD_ENABLED.reset(token)
 
     if inputs is not None:
-        for i, grad in enumerate(captured):
+        for grad in captured:
             if grad is None and not allow_unused:
                 raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
                                    "Set allow_unused=True if this is the desired behavior.")
@@ -194,4 +194,5 @@ def _materialize(node: Node, grads: list) -> tuple:
     if metas is None:
         return tuple(grads)
     grads = list(grads) + [None] * (len(metas) - len(grads))
-    return tuple(zeros(shape, dtype) if g is None and shape is not None else g for g, (shape, dtype) in zip(grads, metas))
+    return tuple(zeros(shape, dtype) if g is None and shape is not None else g
+                 for g, (shape, dtype) in zip(grads, metas))

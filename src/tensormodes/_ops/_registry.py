@@ -34,8 +34,8 @@ their op coverage.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 __all__ = ["op", "OpDef", "Dunder", "OPS", "METHOD", "OWN", "Sample", "TensorSpec", "Index"]
 
