@@ -28,6 +28,7 @@ from ._autograd import api as autograd_api
 from ._autograd.engine import register_tensor_hook
 from ._autograd.graph import grad_edge, register_tensor_type, share_version, version_of
 from ._device import CPU, parse_device
+from ._ops._common import wrap_dim
 from ._ops.creation import parse_size
 from ._tensor_str import PLAIN_REPR_CLASSES, tensor_repr
 
@@ -331,7 +332,7 @@ class Tensor(metaclass=_TensorMeta):
         """
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return self._data.shape[wrap_dim(dim, self._data.ndim)]
 
     @tensor_api()
     def dim(self) -> int:
@@ -385,7 +386,7 @@ class Tensor(metaclass=_TensorMeta):
         strides = tuple(s // itemsize for s in self._data.strides)
         if dim is None:
             return strides
-        return strides[_wrap_dim(dim, self._data.ndim)]
+        return strides[wrap_dim(dim, self._data.ndim)]
 
     @tensor_api()
     def storage_offset(self) -> int:
@@ -796,16 +797,6 @@ class Tensor(metaclass=_TensorMeta):
         new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_grad_fn", "_view_base")})
         memo[id(self)] = new
         return new
-
-
-def _wrap_dim(dim, ndim: int) -> int:
-    """``dim`` as a non-negative index, with PyTorch's IndexError for a bad one."""
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
-        raise TypeError(f"dim must be an int, not {type(dim).__name__}")
-    low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
-    if not low <= dim <= high:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})")
-    return dim % max(ndim, 1)
 
 
 def _is_contiguous(array: np.ndarray) -> bool:

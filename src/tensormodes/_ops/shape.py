@@ -30,7 +30,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
-from ._common import array_of, check_same_shape_or_broadcast, operand_dtype, wrap_dim
+from ._common import array_of, check_same_shape_or_broadcast, operand_dtype, wrap_dim, wrap_dims
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -92,13 +92,7 @@ def varargs_ints(args: tuple, op_name: str, param: str) -> tuple[int, ...]:
 
 def _dim_list(dims, ndim: int, op_name: str, param: str = "dims") -> tuple[int, ...]:
     """Wrapped dims; RuntimeError naming the dim given twice."""
-    wrapped = tuple(wrap_dim(d, ndim) for d in int_tuple(dims, op_name, param))
-    seen = set()
-    for d in wrapped:
-        if d in seen:
-            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        seen.add(d)
-    return wrapped
+    return wrap_dims(int_tuple(dims, op_name, param), ndim)
 
 
 def _wrap_dim_of_tensor(dim, ndim: int) -> int:
