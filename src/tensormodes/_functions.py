@@ -69,6 +69,12 @@ def _wrap_view(result, base: Tensor):
     return wrapped
 
 
+def _wrap_written(result, target: Tensor):
+    """What a kernel that wrote into ``target`` returns: ``target`` itself if it returned
+    the array it wrote into (``fill_``), else the wrapped result (None for ``t[i] = v``)."""
+    return target if result is target._data else _wrap(result)
+
+
 def _wrap_alias(result, source: Tensor) -> Tensor:
     """A result sharing ``source``'s storage and version counter but not a view of it."""
     t = _wrap(result)
@@ -212,7 +218,7 @@ _RUNTIME = {
     "_needs_grad": needs_grad, "_record": record, "_grad_enabled": grad_enabled,
     "_any_requires_grad": lambda values: any(v._requires_grad for v in values),
     "_record_inplace": record_inplace, "_bump_version": bump_version,
-    "_wrap": _wrap, "_wrap_view": _wrap_view, "_wrap_alias": _wrap_alias, "_write_inplace": _write_inplace,
+    "_wrap": _wrap, "_wrap_view": _wrap_view, "_wrap_alias": _wrap_alias, "_wrap_written": _wrap_written, "_write_inplace": _write_inplace,
     "_write_out": _write_out, "_tensor_arg": _tensor_arg, "_optional_tensor_arg": _optional_tensor_arg,
     "_tensor_or_scalar_arg": _tensor_or_scalar_arg, "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,
     "_optional_tensor_or_scalar_arg": _optional_tensor_or_scalar_arg,
@@ -369,10 +375,10 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
                   "    box = []",
                   f"    _record_inplace(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
                   f"                    lambda: (box.append({call}), _bump_version({first})))",
-                  "    return _wrap(box[0])",
+                  f"    return _wrap_written(box[0], {first})",
                   f"result = {call}",
                   f"_bump_version({first})",
-                  "return _wrap(result)"]
+                  f"return _wrap_written(result, {first})"]
     elif inplace:
         lines += [f"result = {call}",
                   f"if {grad_check}:",
@@ -447,7 +453,8 @@ def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> 
         parts.append(f"result = {_kernel_call(opdef, signature, True)}")
     if opdef.mutates:
         parts.append(f"_bump_version({first})")
-    if inplace or opdef.view or opdef.alias or "requires_grad" in opdef.signature.parameters:
+        parts.append(f"return _wrap_written(result, {first})")
+    elif inplace or opdef.view or opdef.alias or "requires_grad" in opdef.signature.parameters:
         parts.append(_finish(opdef, first, inplace))
     else:
         parts.append(wrap)

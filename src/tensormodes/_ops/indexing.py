@@ -996,3 +996,67 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     if bad is not None:
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {input.size} elements.")
     return np.asarray(np.take(input.reshape(-1), index))
+
+
+# -- whole-tensor writes: fill_, zero_, copy_ -------------------------------------------------------
+
+def _fill_grad(grad, value):
+    return grad * 0, (grad.sum() if hasattr(value, "shape") else None)
+
+
+@op(function=False, method="fill_", mutates=True, grad=_fill_grad,
+    samples=(Sample((_M23, 2.5)), Sample((TensorSpec((3,), "int64"), 7)), Sample((_M23, TensorSpec(())))))
+def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
+    """Fill the tensor with ``value`` (a number or a 0-dim tensor), in place.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(3).fill_(2).tolist()
+    [2.0, 2.0, 2.0]
+    """
+    if isinstance(value, np.ndarray) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                           "dimensions.")
+    input[...] = value
+    return input
+
+
+def _zero_grad(grad):
+    return grad * 0
+
+
+@op(function=False, method="zero_", mutates=True, grad=_zero_grad, samples=(Sample((_M23,)),))
+def zero_(input: Tensor) -> Tensor:
+    """Fill the tensor with zeros, in place.
+
+    >>> import tensormodes as tm
+    >>> tm.ones(2).zero_().tolist()
+    [0.0, 0.0]
+    """
+    input[...] = 0
+    return input
+
+
+def _copy_grad(grad, src):
+    return grad * 0, grad
+
+
+@op(function=False, method="copy_", mutates=True, grad=_copy_grad,
+    samples=(Sample((_M23, TensorSpec((2, 3)))), Sample((_M23, TensorSpec((3,)))),
+             Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3))))))
+def copy_(input: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast to this tensor's shape, cast to its dtype) into this tensor.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 2).copy_(tm.tensor([1, 2])).tolist()
+    [[1.0, 2.0], [1.0, 2.0]]
+    """
+    try:
+        source = np.broadcast_to(src, input.shape)
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({input.shape[-1] if input.ndim else 1}) must match the size of "
+                           f"tensor b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
+                           f"{max(input.ndim - 1, 0)}") from None
+    if np.may_share_memory(input, source):
+        source = source.copy()
+    np.copyto(input, source, casting="unsafe")
+    return input
