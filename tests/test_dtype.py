@@ -100,7 +100,9 @@ def test_result_type_matches_torch(a, b, b_zero_dim, scalar):
     y = tm.tensor(np.ones(()) if b_zero_dim else np.ones(2), dtype=b)
     tx, ty = torch.ones(2, dtype=getattr(torch, NAMES[a])), (
         torch.ones((), dtype=getattr(torch, NAMES[b])) if b_zero_dim else torch.ones(2, dtype=getattr(torch, NAMES[b])))
-    assert NAMES[tm.result_type(x, y)] == str(torch.result_type(tx, ty)).split(".")[1]
+    expected = torch.result_type(tx, ty)
+    if expected != torch.complex32:  # PyTorch's ComplexHalf: tensormodes has no such dtype
+        assert NAMES[tm.result_type(x, y)] == str(expected).split(".")[1]
     ours, theirs = tm.result_type(x, scalar), torch.result_type(tx, scalar)
     if theirs == torch.complex32:
         return
