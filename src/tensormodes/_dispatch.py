@@ -229,8 +229,12 @@ def run_without_subclasses(func, args: tuple, kwargs: dict):
     ``Tensor.__torch_function__``). With no mode active nobody could see the
     call again, so the implementation runs directly."""
     state = _STATE.get()
-    impl = IMPLS.get(func) if state is None or not state.modes_active else None
-    token = _STATE.set(without_subclasses(state))
+    if state is None:
+        impl = IMPLS.get(func)
+        token = _STATE.set(_SUBCLASSES_DISABLED)
+    else:
+        impl = None if state.modes_active else IMPLS.get(func)
+        token = _STATE.set(without_subclasses(state))
     try:
         return impl(*args, **kwargs) if impl is not None else func(*args, **kwargs)
     finally:
@@ -389,7 +393,7 @@ def dispatch(func, args: tuple, kwargs: dict, relevant: tuple, impl, leaf: bool)
             finally:
                 _STATE.reset(token)
     if overloaded:
-        types = tuple([type(a) for a in overloaded])
+        types = (type(overloaded[0]),) if len(overloaded) == 1 else tuple([type(a) for a in overloaded])
         result = _try_overloaded(func, overloaded, types, args, kwargs)
         if result is not NotImplemented:
             return result

@@ -367,8 +367,15 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     tensors = ", ".join(n for n, p in zip(names_in_order, opdef.signature.parameters) if p in opdef.tensor_params)
     arguments = "{" + ", ".join(f"{p!r}: {n}" for n, p in zip(names_in_order, opdef.signature.parameters)) + "}"
     call = _kernel_call(opdef, signature, fast=False)
+    defaults = _keyword_defaults(opdef)
     records = opdef.differentiable and not opdef.factory
     grad_check = f"_needs_grad(({tensors},))" if records and tensors else "False"
+    if records and tensors and all(kind in (_codegen.TENSOR, _codegen.TENSOR_OR_SCALAR)
+                                   for kind in opdef.tensor_params.values()):
+        # Inline: the subclass path runs this for every call.
+        terms = [f"getattr({n}, '_requires_grad', False)" for n, p in zip(names_in_order, opdef.signature.parameters)
+                 if p in opdef.tensor_params]
+        grad_check = f"({' or '.join(terms)}) and _grad_enabled()"
     lines = []
     if opdef.mutates:
         lines += [f"if {grad_check}:",
@@ -386,7 +393,12 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
                   f"                           lambda: _write_inplace({first}, result, _OP))",
                   f"return _write_inplace({first}, result, _OP)"]
     else:
-        lines.append(f"result = {call}")
+        if defaults:
+            # Keyword arguments are slow to pass: leave them out when they hold their defaults.
+            lines += [f"if {defaults}:", f"    result = {_kernel_call(opdef, signature, False, False)}",
+                      "else:", f"    result = {call}"]
+        else:
+            lines.append(f"result = {call}")
         if "out" in signature.parameters and opdef.out:
             lines += ["if out is not None:"]
             if records and tensors:

@@ -27,6 +27,7 @@ from . import _dtype as dt
 from ._autograd import api as autograd_api
 from ._autograd.engine import register_tensor_hook
 from ._autograd.graph import grad_edge, register_tensor_type, share_version, version_of
+from ._dispatch import NO_WRAP, run_without_subclasses
 from ._device import CPU, parse_device
 from ._ops._common import wrap_dim
 from ._ops.creation import parse_size
@@ -298,11 +299,12 @@ class Tensor(metaclass=_TensorMeta):
         """
         if kwargs is None:
             kwargs = {}
-        for t in types:
-            if not issubclass(cls, t):
-                return NotImplemented
-        result = _dispatch.run_without_subclasses(func, args, kwargs)
-        if func in _dispatch.NO_WRAP:
+        if not (len(types) == 1 and types[0] is cls):
+            for t in types:
+                if not issubclass(cls, t):
+                    return NotImplemented
+        result = run_without_subclasses(func, args, kwargs)
+        if func in NO_WRAP:
             return result
         return _convert(result, cls)
 
