@@ -331,6 +331,8 @@ def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap) -> str:
         return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + wrap([a]))
     a, b = tensors
     a_kind = opdef.tensor_params[list(opdef.signature.parameters)[list(signature.parameters).index(a)]]
+    # One floating dtype: the ufunc hint promises the exact result (see _registry.op); other
+    # dtypes go to the kernel, which knows which ops PyTorch refuses for them (bool matmul ...).
     same_dtype = _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
                         _block("try:", "result = _ufunc(_a, _b)") + "\n"
                         + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error")
@@ -466,7 +468,11 @@ def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> 
     if opdef.mutates:
         parts.append(f"_bump_version({first})")
         parts.append(f"return _wrap_written(result, {first})")
-    elif inplace or opdef.view or opdef.alias or "requires_grad" in opdef.signature.parameters:
+    elif "requires_grad" in opdef.signature.parameters and not (inplace or opdef.view or opdef.alias):
+        # Factories: the common requires_grad=False is wrapped inline.
+        parts.append(_block("if requires_grad is False:", _WRAP_RESULT))
+        parts.append(_finish(opdef, first, inplace))
+    elif inplace or opdef.view or opdef.alias:
         parts.append(_finish(opdef, first, inplace))
     else:
         parts.append(wrap)

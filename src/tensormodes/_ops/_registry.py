@@ -139,9 +139,11 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
        mutates: bool = False, alias: bool = False, namespace: str = "tensormodes"):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
-    ``ufunc`` is a hot-path hint: for operands of one dtype (and keyword-only
-    arguments at their defaults) the op's result is exactly ``ufunc(*arrays)``,
-    so the generated fast path calls it directly.
+    ``ufunc`` is a hot-path hint: for operands of one floating dtype (and
+    keyword-only arguments at their defaults) the op's result is exactly
+    ``ufunc(*arrays)`` — or the ufunc raises ValueError / TypeError, and the
+    kernel then raises PyTorch's error — so the generated fast path calls it
+    directly.
 
     ``grad`` is the gradient formula: a function whose parameters are any of
     ``grad`` (the output gradient; a tuple for ops with several outputs),
