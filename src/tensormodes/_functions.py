@@ -330,7 +330,7 @@ def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap) -> str:
         (a,) = tensors
         return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + wrap([a]))
     a, b = tensors
-    a_kind = opdef.tensor_params[list(opdef.signature.parameters)[list(signature.parameters).index(a)]]
+    a_kind = _kinds_for(opdef, signature)[a]
     # One floating dtype: the ufunc hint promises the exact result (see _registry.op); other
     # dtypes go to the kernel, which knows which ops PyTorch refuses for them (bool matmul ...).
     same_dtype = _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
@@ -488,6 +488,8 @@ def _kinds_for(opdef: OpDef, signature: inspect.Signature) -> dict[str, str]:
     for name, p in zip(signature.parameters, opdef.signature.parameters):
         if p in opdef.tensor_params:
             kinds[name] = opdef.tensor_params[p]
+    if "self" in kinds:
+        kinds["self"] = _codegen.TENSOR  # a method is always called on a tensor
     if "out" in signature.parameters and opdef.out:
         kinds["out"] = _codegen.OPTIONAL_TENSOR
     return kinds
