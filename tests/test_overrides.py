@@ -667,3 +667,8 @@ def test_named_tuple_conversion_for_user_named_tuples():
 
     converted = tm.Tensor.__torch_function__.__func__(Sub, lambda: Pair(tm.ones(1), tm.zeros(1)), (), (), {})
     assert type(converted) is Pair and type(converted.first) is Sub
+
+
+def test_a_tensor_is_not_a_tensor_list():
+    with pytest.raises(TypeError, match="must be tuple of Tensors"):
+        tm.cat(tm.ones(2, 2))

@@ -133,11 +133,11 @@ def relevant_expression(relevant: list[Relevant]) -> str:
 
 
 def _all_plain(values) -> bool:
-    tensor = _NAMESPACE["_T"]
-    try:
-        return all(type(v) is tensor for v in values)
-    except TypeError:
+    # A tensor is not a list of tensors (tm.cat(x) is an error, as in PyTorch).
+    if type(values) is not list and type(values) is not tuple:
         return False
+    tensor = _NAMESPACE["_T"]
+    return all(type(v) is tensor for v in values)
 
 
 def _all_plain_values(values) -> bool:
@@ -146,11 +146,10 @@ def _all_plain_values(values) -> bool:
 
 
 def _all_plain_no_grad(values) -> bool:
-    tensor = _NAMESPACE["_T"]
-    try:
-        return all(type(v) is tensor and not v._requires_grad for v in values)
-    except TypeError:
+    if type(values) is not list and type(values) is not tuple:
         return False
+    tensor = _NAMESPACE["_T"]
+    return all(type(v) is tensor and not v._requires_grad for v in values)
 
 
 def _as_tuple(values) -> tuple:
