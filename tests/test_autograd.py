@@ -467,3 +467,12 @@ def test_garbage_collection_frees_the_graph():
     del y, node
     gc.collect()
     assert ref() is None
+
+
+def test_detach_in_place():
+    x = tm.ones(2, requires_grad=True)
+    y = x * 2
+    assert y.detach_() is y and not y.requires_grad and y.is_leaf
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        (x * 2)[0:1].detach_()
+    assert x.detach().data_ptr() == x.data_ptr() and not x.detach().requires_grad

@@ -586,6 +586,22 @@ class Tensor(metaclass=_TensorMeta):
         return register_tensor_hook(node, output_nr, hook)
 
     @tensor_api()
+    def detach_(self):
+        """Detach this tensor from the graph in place: it becomes a leaf that does not require grad.
+
+        >>> import tensormodes as tm
+        >>> y = tm.ones(2, requires_grad=True) * 2
+        >>> y.detach_().requires_grad, y.is_leaf
+        (False, True)
+        """
+        if self._view_base is not None and (self._requires_grad or self._view_base._requires_grad):
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._requires_grad = False
+        self._grad_fn = None
+        self.__dict__.pop("_output_nr", None)
+        return self
+
+    @tensor_api()
     def retain_grad(self) -> None:
         """Keep the gradient of this non-leaf tensor in ``.grad`` during backward.
 
