@@ -40,7 +40,6 @@ from ._dispatch import (
     OVERRIDABLE,
     PUBLIC_NAMES,
     RELEVANT_OF,
-    _disabled_torch_function_impl,
     _get_torch_function_mode,
     enter_scope,
     exit_scope,
@@ -562,5 +561,3 @@ def _describe(mode) -> str:
         return f"{mode.__name__} (a Tensor-like class enabled as a mode)"
     return repr(mode)
 
-
-_ = _disabled_torch_function_impl  # re-exported for classes that opt out
