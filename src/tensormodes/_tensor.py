@@ -348,7 +348,12 @@ class Tensor(metaclass=_TensorMeta):
 
     @tensor_api()
     def ndimension(self) -> int:
-        """Alias of ``dim()``."""
+        """Alias of ``dim()``.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(2, 3).ndimension()
+        2
+        """
         return self._data.ndim
 
     @tensor_api()
@@ -363,7 +368,12 @@ class Tensor(metaclass=_TensorMeta):
 
     @tensor_api()
     def nelement(self) -> int:
-        """Alias of ``numel()``."""
+        """Alias of ``numel()``.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(2, 3).nelement()
+        6
+        """
         return self._data.size
 
     @tensor_api()
@@ -392,16 +402,26 @@ class Tensor(metaclass=_TensorMeta):
 
     @tensor_api()
     def storage_offset(self) -> int:
-        """Offset in elements of this view's first element within its base's storage."""
+        """Offset in elements of this view's first element within its base's storage.
+
+        >>> import tensormodes as tm
+        >>> tm.arange(6)[2:].storage_offset()
+        2
+        """
         base = self._view_base
         if base is None:
             return 0
-        start = np.byte_bounds(base._data)[0]
+        start = base._data.__array_interface__["data"][0]
         return (self._data.__array_interface__["data"][0] - start) // self._data.itemsize
 
     @tensor_api()
     def data_ptr(self) -> int:
-        """Address of the first element (tensors sharing memory share addresses)."""
+        """Address of the first element (tensors sharing memory share addresses).
+
+        >>> import tensormodes as tm
+        >>> x = tm.zeros(3); x.view(3).data_ptr() == x.data_ptr()
+        True
+        """
         return self._data.__array_interface__["data"][0]
 
     @tensor_api()
@@ -426,7 +446,12 @@ class Tensor(metaclass=_TensorMeta):
 
     @tensor_api()
     def is_complex(self) -> bool:
-        """True if the dtype is complex."""
+        """True if the dtype is complex.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1j]).is_complex(), tm.zeros(1).is_complex()
+        (True, False)
+        """
         return self._data.dtype.kind == "c"
 
     @tensor_api()
@@ -468,7 +493,12 @@ class Tensor(metaclass=_TensorMeta):
 
     @tensor_api()
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        """NumPy's conversion protocol: ``np.asarray(t)`` shares memory."""
+        """NumPy's conversion protocol: ``np.asarray(t)`` shares memory.
+
+        >>> import numpy as np, tensormodes as tm
+        >>> np.asarray(tm.tensor([1, 2]))
+        array([1, 2])
+        """
         if dtype is None:
             return self._data
         return self._data.astype(dtype, copy=False)
@@ -485,26 +515,46 @@ class Tensor(metaclass=_TensorMeta):
 
     @tensor_api()
     def __repr__(self, *, tensor_contents=None) -> str:
-        """PyTorch-style text: ``tensor([1., 2.], requires_grad=True)``."""
+        """PyTorch-style text.
+
+        >>> import tensormodes as tm
+        >>> tm.ones(2, requires_grad=True)
+        tensor([1., 1.], requires_grad=True)
+        """
         return tensor_repr(self, tensor_contents)
 
     @tensor_api("format_spec")
     def __format__(self, format_spec: str) -> str:
-        """One-element tensors format like their Python value; others like ``repr``."""
+        """One-element tensors format like their Python value; others like ``repr``.
+
+        >>> import tensormodes as tm
+        >>> f"{tm.tensor(2.5):.2f}"
+        '2.50'
+        """
         if self._data.ndim == 0:
             return format(_python_scalar(self._data), format_spec)
         return object.__format__(self, format_spec)
 
     @tensor_api()
     def __len__(self) -> int:
-        """Size of the first dimension (TypeError for a 0-dim tensor)."""
+        """Size of the first dimension (TypeError for a 0-dim tensor).
+
+        >>> import tensormodes as tm
+        >>> len(tm.zeros(4, 2))
+        4
+        """
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
     @tensor_api()
     def __bool__(self) -> bool:
-        """Truth value of a one-element tensor."""
+        """Truth value of a one-element tensor (RuntimeError for more elements).
+
+        >>> import tensormodes as tm
+        >>> bool(tm.tensor([3])), bool(tm.tensor(0.0))
+        (True, False)
+        """
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
                                if self._data.size else "Boolean value of Tensor with no values is ambiguous")
@@ -512,22 +562,42 @@ class Tensor(metaclass=_TensorMeta):
 
     @tensor_api()
     def __float__(self) -> float:
-        """The value of a one-element tensor as a float."""
+        """The value of a one-element tensor as a float.
+
+        >>> import tensormodes as tm
+        >>> float(tm.tensor([2]))
+        2.0
+        """
         return float(_one_value(self))
 
     @tensor_api()
     def __int__(self) -> int:
-        """The value of a one-element tensor as an int (truncated)."""
+        """The value of a one-element tensor as an int (truncated).
+
+        >>> import tensormodes as tm
+        >>> int(tm.tensor(-2.7))
+        -2
+        """
         return int(_one_value(self))
 
     @tensor_api()
     def __complex__(self) -> complex:
-        """The value of a one-element tensor as a complex."""
+        """The value of a one-element tensor as a complex.
+
+        >>> import tensormodes as tm
+        >>> complex(tm.tensor(1.5))
+        (1.5+0j)
+        """
         return complex(_one_value(self))
 
     @tensor_api()
     def __index__(self) -> int:
-        """A one-element integer tensor used as an index."""
+        """A one-element integer tensor used as an index.
+
+        >>> import tensormodes as tm
+        >>> [10, 20, 30][tm.tensor(1)]
+        20
+        """
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._data.reshape(()))
@@ -673,7 +743,12 @@ class Tensor(metaclass=_TensorMeta):
 
     @tensor_api()
     def cpu(self, memory_format=None):
-        """The tensor on the CPU: itself."""
+        """The tensor on the CPU: itself.
+
+        >>> import tensormodes as tm
+        >>> x = tm.zeros(1); x.cpu() is x
+        True
+        """
         return self
 
     @tensor_api()
@@ -702,13 +777,23 @@ class Tensor(metaclass=_TensorMeta):
     @tensor_api()
     def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
                  pin_memory: bool = False):
-        """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
+        """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1, dtype=tm.int64).new_ones(2).tolist()
+        [1, 1]
+        """
         return _new_like(self, np.ones(parse_size(size), _dtype_or(self, dtype)), device, requires_grad)
 
     @tensor_api()
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
                   pin_memory: bool = False):
-        """An uninitialised tensor of ``size``, with this tensor's dtype unless ``dtype`` is given."""
+        """An uninitialised tensor of ``size``, with this tensor's dtype unless ``dtype`` is given.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1, dtype=tm.float64).new_empty(2, 3).shape
+        tensormodes.Size([2, 3])
+        """
         return _new_like(self, np.empty(parse_size(size), _dtype_or(self, dtype)), device, requires_grad)
 
     @tensor_api()
@@ -733,7 +818,12 @@ class Tensor(metaclass=_TensorMeta):
 
     @tensor_api("element", leaf=False)
     def __contains__(self, element) -> bool:
-        """``element in tensor``: whether any element equals it."""
+        """``element in tensor``: whether any element equals it.
+
+        >>> import tensormodes as tm
+        >>> 2 in tm.tensor([1, 2]), 5 in tm.tensor([1, 2])
+        (True, False)
+        """
         if not isinstance(element, (Tensor, numbers.Number)):
             raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
                                f"{type(element)}.")
@@ -741,74 +831,144 @@ class Tensor(metaclass=_TensorMeta):
 
     @tensor_api(leaf=False)
     def __reversed__(self):
-        """The tensor flipped along its first dimension."""
+        """The tensor flipped along its first dimension.
+
+        >>> import tensormodes as tm
+        >>> reversed(tm.tensor([1, 2, 3])).tolist()
+        [3, 2, 1]
+        """
         if self.dim() == 0:
             return self
         return self.flip(0)
 
     @tensor_api()
     def float(self, memory_format=None):
-        """``self.to(float32)``."""
+        """``self.to(float32)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).float().dtype
+        tensormodes.float32
+        """
         return _converted(self, dt.float32, False)
 
     @tensor_api()
     def double(self, memory_format=None):
-        """``self.to(float64)``."""
+        """``self.to(float64)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).double().dtype
+        tensormodes.float64
+        """
         return _converted(self, dt.float64, False)
 
     @tensor_api()
     def half(self, memory_format=None):
-        """``self.to(float16)``."""
+        """``self.to(float16)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).half().dtype
+        tensormodes.float16
+        """
         return _converted(self, dt.float16, False)
 
     @tensor_api()
     def bfloat16(self, memory_format=None):
-        """``self.to(bfloat16)``."""
+        """``self.to(bfloat16)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).bfloat16().dtype
+        tensormodes.bfloat16
+        """
         return _converted(self, dt.bfloat16, False)
 
     @tensor_api()
     def int(self, memory_format=None):
-        """``self.to(int32)``."""
+        """``self.to(int32)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).int().dtype
+        tensormodes.int32
+        """
         return _converted(self, dt.int32, False)
 
     @tensor_api()
     def long(self, memory_format=None):
-        """``self.to(int64)``."""
+        """``self.to(int64)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).long().dtype
+        tensormodes.int64
+        """
         return _converted(self, dt.int64, False)
 
     @tensor_api()
     def short(self, memory_format=None):
-        """``self.to(int16)``."""
+        """``self.to(int16)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).short().dtype
+        tensormodes.int16
+        """
         return _converted(self, dt.int16, False)
 
     @tensor_api()
     def bool(self, memory_format=None):
-        """``self.to(bool)``."""
+        """``self.to(bool)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).bool().dtype
+        tensormodes.bool
+        """
         return _converted(self, dt.bool, False)
 
     @tensor_api()
     def byte(self, memory_format=None):
-        """``self.to(uint8)``."""
+        """``self.to(uint8)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).byte().dtype
+        tensormodes.uint8
+        """
         return _converted(self, dt.uint8, False)
 
     @tensor_api()
     def char(self, memory_format=None):
-        """``self.to(int8)``."""
+        """``self.to(int8)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).char().dtype
+        tensormodes.int8
+        """
         return _converted(self, dt.int8, False)
 
     @tensor_api()
     def cfloat(self, memory_format=None):
-        """``self.to(complex64)``."""
+        """``self.to(complex64)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).cfloat().dtype
+        tensormodes.complex64
+        """
         return _converted(self, dt.complex64, False)
 
     @tensor_api()
     def cdouble(self, memory_format=None):
-        """``self.to(complex128)``."""
+        """``self.to(complex128)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).cdouble().dtype
+        tensormodes.complex128
+        """
         return _converted(self, dt.complex128, False)
 
     @tensor_api("memo")
     def __deepcopy__(self, memo):
-        """A deep copy with its own storage (``copy.deepcopy``)."""
+        """A deep copy with its own storage (``copy.deepcopy``).
+
+        >>> import copy, tensormodes as tm
+        >>> x = tm.zeros(2); y = copy.deepcopy(x); y.data_ptr() != x.data_ptr()
+        True
+        """
         if id(self) in memo:
             return memo[id(self)]
         new = _alias_array(self._data.copy(), type(self))
