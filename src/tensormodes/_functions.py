@@ -59,6 +59,14 @@ def _wrap_view(result, base: Tensor):
     tensor itself, as PyTorch does (``contiguous()`` of a contiguous tensor)."""
     if result is base._data:
         return base
+    if type(result) is _ND:  # the common case, without _wrap's dispatch on the result's type
+        t = _new(Tensor)
+        t._data = result
+        if np.may_share_memory(result, base._data):
+            root = base._view_base
+            t._view_base = base if root is None else root
+            share_version(t, base)
+        return t
     wrapped = _wrap(result)
     root = base if base._view_base is None else base._view_base
     for t in (wrapped if isinstance(wrapped, (tuple, list)) else (wrapped,)):
@@ -218,7 +226,8 @@ _RUNTIME = {
     "_needs_grad": needs_grad, "_record": record, "_grad_enabled": grad_enabled,
     "_any_requires_grad": lambda values: any(v._requires_grad for v in values),
     "_record_inplace": record_inplace, "_bump_version": bump_version,
-    "_wrap": _wrap, "_wrap_view": _wrap_view, "_wrap_alias": _wrap_alias, "_wrap_written": _wrap_written, "_write_inplace": _write_inplace,
+    "_wrap": _wrap, "_wrap_view": _wrap_view, "_wrap_alias": _wrap_alias, "_wrap_written": _wrap_written,
+    "_write_inplace": _write_inplace,
     "_write_out": _write_out, "_tensor_arg": _tensor_arg, "_optional_tensor_arg": _optional_tensor_arg,
     "_tensor_or_scalar_arg": _tensor_or_scalar_arg, "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,
     "_optional_tensor_or_scalar_arg": _optional_tensor_or_scalar_arg,

@@ -27,8 +27,8 @@ from . import _dtype as dt
 from ._autograd import api as autograd_api
 from ._autograd.engine import register_tensor_hook
 from ._autograd.graph import grad_edge, register_tensor_type, share_version, version_of
-from ._dispatch import NO_WRAP, run_without_subclasses
 from ._device import CPU, parse_device
+from ._dispatch import NO_WRAP, run_without_subclasses
 from ._ops._common import wrap_dim
 from ._ops.creation import parse_size
 from ._tensor_str import PLAIN_REPR_CLASSES, tensor_repr

@@ -47,19 +47,16 @@ def _run_tensor_hooks(node: Node, grads: list) -> None:
 
 def _graph_nodes(roots: list[Node]) -> dict[Node, int]:
     """Every node reachable from ``roots``, with the number of edges pointing at it."""
-    dependencies: dict[Node, int] = {}
-    seen = set()
-    stack = list(roots)
+    # A node enters ``dependencies`` (and the stack) once, when first reached: the dict is the seen set.
+    dependencies: dict[Node, int] = dict.fromkeys(roots, 0)
+    stack = list(dependencies)
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        dependencies.setdefault(node, 0)
-        for child, _ in node.next_functions:
+        for child, _ in stack.pop().next_functions:
             if child is not None:
-                dependencies[child] = dependencies.get(child, 0) + 1
-                if id(child) not in seen:
+                if child in dependencies:
+                    dependencies[child] += 1
+                else:
+                    dependencies[child] = 1
                     stack.append(child)
     return dependencies
 
@@ -136,10 +133,13 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
     token = _GRAD_ENABLED.set(create_graph)
     try:
         ready = [node for node in dict.fromkeys(roots) if dependencies[node] == 0]
+        # The loop runs once per node: hooks and per-node attributes are looked up inline.
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None) or []
-            _run_tensor_hooks(node, grads)
+            attributes = node.__dict__
+            if "_tensor_hooks" in attributes:
+                _run_tensor_hooks(node, grads)
             if targets:
                 for output_nr, grad in enumerate(grads):
                     index = targets.get((id(node), output_nr))
@@ -147,27 +147,37 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                         captured[index] = grad
             results: tuple = ()
             if isinstance(node, AccumulateGrad):
-                leaf = node.variable
+                leaf = node._variable()
                 if accumulate and leaf is not None and grads and grads[0] is not None:
                     _accumulate(leaf, grads[0], create_graph)
             elif useful is None or node in useful:
-                if any(g is not None for g in grads):
-                    results = node.apply(_materialize(node, grads))
-                    hooks = node.__dict__.get("_post_hooks")
-                    if hooks:
-                        for hook in hooks:
-                            replaced = hook(results, tuple(grads))
-                            if replaced is not None:
-                                results = tuple(replaced)
+                for grad in grads:
+                    if grad is not None:
+                        results = node.apply(tuple(grads) if "_output_meta" not in attributes
+                                             else _materialize(node, grads))
+                        hooks = attributes.get("_post_hooks")
+                        if hooks:
+                            for hook in hooks:
+                                replaced = hook(results, tuple(grads))
+                                if replaced is not None:
+                                    results = tuple(replaced)
+                        break
                 if not retain_graph:
                     node.release()
-            for (child, output_nr), grad in zip(node.next_functions, results or (None,) * len(node.next_functions)):
+            edges = node.next_functions
+            for (child, output_nr), grad in (zip(edges, results) if results else ((e, None) for e in edges)):
                 if child is None:
                     continue
                 if grad is not None:
-                    _add_to_buffer(buffers, child, output_nr, grad)
-                dependencies[child] -= 1
-                if dependencies[child] == 0:
+                    slots = buffers.get(child)
+                    if slots is None:
+                        slots = buffers[child] = []
+                    while len(slots) <= output_nr:
+                        slots.append(None)
+                    slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
+                remaining = dependencies[child] - 1
+                dependencies[child] = remaining
+                if remaining == 0:
                     ready.append(child)
     finally:
         _GRAD_ENABLED.reset(token)

@@ -29,25 +29,31 @@ __all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "
 # goes through them, never through public calls, so modes see only real math.
 TENSOR_TYPES: list[type] = []
 _SUPPORT: dict = {}
+# The same, bound once as globals for the hot path (recording runs for every op
+# that requires grad): one global lookup instead of a call and a dict lookup.
+_Tensor: type = type(None)
+_meta = _alias = None
 
 
 def register_tensor_type(tensor_type: type, **helpers) -> None:
     """Called once by the Tensor layer with ``alias``, ``copy``, ``meta`` and ``ones``."""
+    global _Tensor, _meta, _alias
     TENSOR_TYPES.append(tensor_type)
     _SUPPORT.update(helpers)
+    _Tensor, _meta, _alias = tensor_type, helpers["meta"], helpers["alias"]
 
 
 def meta(t) -> tuple:
     """``(shape, dtype)`` of a tensor, without a public call."""
-    return _SUPPORT["meta"](t)
+    return _meta(t)
 
 
 def _is_tensor(value) -> bool:
-    return isinstance(value, TENSOR_TYPES[0])
+    return isinstance(value, _Tensor)
 
 
 def alias(t):
-    return _SUPPORT["alias"](t)
+    return _alias(t)
 
 
 def ones_like(t):
@@ -160,16 +166,20 @@ class SavedTensor:
     __slots__ = ("_tensor", "_version", "_counter", "_producer", "_output_nr", "_is_output")
 
     def __init__(self, t, is_output: bool) -> None:
-        self._counter = version_counter(t)
-        self._version = self._counter[0]
+        attributes = t.__dict__
+        counter = attributes.get("_version_counter")  # version_counter(t), inline: saved per op
+        if counter is None:
+            counter = t._version_counter = [0]
+        self._counter = counter
+        self._version = counter[0]
         self._is_output = is_output
-        self._output_nr = t.__dict__.get("_output_nr", 0)
+        self._output_nr = attributes.get("_output_nr", 0)
         # Named in the error if the tensor is modified in place before backward.
         producer = t._grad_fn
         self._producer = None if is_output or producer is None else producer.name()
         # Saving the output itself would make a cycle (node -> output -> node):
         # keep its storage and rebuild the tensor, pointing at this node, on unpack.
-        self._tensor = alias(t) if is_output else t
+        self._tensor = _alias(t) if is_output else t
 
     def unpack(self, node: Node):
         t = self._tensor
@@ -188,7 +198,7 @@ class SavedTensor:
                 + f" is at version {self._counter[0]}; expected version {self._version} instead. Hint: the "
                 f"backtrace further above can point at the operation that failed to compute its gradient.")
         if self._is_output:
-            t = alias(t)
+            t = _alias(t)
             t._requires_grad = True
             t._grad_fn = node
             if self._output_nr:
@@ -229,30 +239,41 @@ class OpBackward(Node):
 
     def apply(self, grads: tuple) -> tuple:
         saved = self._saved
-        arguments = {}
+        values = []
         for name in self._wanted:
             if name == "grad":
-                arguments[name] = grads if len(grads) > 1 else grads[0]
+                values.append(grads if len(grads) > 1 else grads[0])
             else:
-                arguments[name] = _unpack(saved[name], self)
-        result = self._formula(**arguments)
+                value = saved[name]
+                # type() is: SavedTensor is final, and this runs per saved value per node.
+                values.append(value.unpack(self) if type(value) is SavedTensor else _unpack(value, self))
+        formula = self._formula
+        if formula in _POSITIONAL:  # positional arguments: no keyword dict to build and parse
+            result = formula(*values)
+        else:
+            result = formula(**dict(zip(self._wanted, values)))
         if not isinstance(result, (tuple, list)):
             result = (result,)
         flat = []
         for value in result:
-            if isinstance(value, (tuple, list)):
+            if value is None or type(value) is _Tensor:
+                flat.append(value)
+            elif isinstance(value, (tuple, list)):
                 flat.extend(value)
             else:
                 flat.append(value)
-        return tuple(_fit(g, shape, dtype) for g, shape, dtype in zip(flat, self._shapes, self._dtypes))
+        return tuple([_fit(g, shape, dtype) for g, shape, dtype in zip(flat, self._shapes, self._dtypes)])
 
     def release(self) -> None:
         saved = self._saved
         if saved:
             for value in saved.values():
-                for item in (value if isinstance(value, list) else (value,)):
-                    if isinstance(item, SavedTensor):
-                        item.release()
+                if type(value) is SavedTensor:
+                    value._tensor = None
+                elif isinstance(value, list):
+                    for item in value:
+                        if isinstance(item, SavedTensor):
+                            item.release()
 
 
 def _unpack(value, node):
@@ -270,7 +291,7 @@ def _fit(grad, shape, dtype):
     """Sum a broadcast gradient back to its input's shape and cast it to the input's dtype."""
     if grad is None or shape is None:
         return None
-    grad_shape, grad_dtype = meta(grad)
+    grad_shape, grad_dtype = _meta(grad)
     if grad_shape != shape:
         grad = sum_to_shape(grad, grad_shape, shape)
     if grad_dtype is not dtype:
@@ -285,6 +306,9 @@ def sum_to_shape(grad, grad_shape: tuple, shape: tuple):
     extra = len(grad_shape) - len(shape)
     if extra < 0:
         raise RuntimeError(f"gradient of shape {list(grad_shape)} cannot be reduced to shape {list(shape)}")
+    if extra and grad_shape[extra:] == shape:
+        # Only leading dimensions to drop (a bias): one sum, no reshape.
+        return grad.sum(0) if extra == 1 else grad.sum(list(range(extra)))
     dims = list(range(extra))
     dims += [extra + i for i, size in enumerate(shape) if size == 1 and grad_shape[extra + i] != 1]
     if dims:
@@ -308,46 +332,60 @@ def needs_grad(tensors) -> bool:
 
 
 _WANTED: dict = {}
+# Formulas whose parameters can all be passed positionally: called without a keyword dict.
+_POSITIONAL: set = set()
 
 
 def _wanted(formula) -> tuple[str, ...]:
     wanted = _WANTED.get(formula)
     if wanted is None:
-        wanted = _WANTED[formula] = tuple(inspect.signature(formula).parameters)
+        parameters = inspect.signature(formula).parameters.values()
+        wanted = _WANTED[formula] = tuple(p.name for p in parameters)
+        if all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters):
+            _POSITIONAL.add(formula)
     return wanted
 
 
+_DIFFERENTIABLE: dict = {}  # dtype -> floating or complex, memoised: asked per recorded output
+
+
 def _differentiable(t) -> bool:
-    dtype = meta(t)[1]
-    return dtype.is_floating_point or dtype.is_complex
+    dtype = _meta(t)[1]
+    answer = _DIFFERENTIABLE.get(dtype)
+    if answer is None:
+        answer = _DIFFERENTIABLE[dtype] = dtype.is_floating_point or dtype.is_complex
+    return answer
 
 
 def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, result):
     """Attach a backward node for one call of op ``op_name`` to its (wrapped) result."""
-    if any(result is value for value in arguments.values()):
-        return result  # the op returned its input itself (contiguous()): nothing happened
+    # Runs for every op on tensors that require grad: plain loops, no generators.
+    for value in arguments.values():
+        if value is result:
+            return result  # the op returned its input itself (contiguous()): nothing happened
     if formula is None:
         raise RuntimeError(f"the derivative for '{op_name}' is not implemented")
-    wanted = _wanted(formula)
+    wanted = _WANTED.get(formula)
+    if wanted is None:
+        wanted = _wanted(formula)
     edges, shapes, dtypes = [], [], []
     for name in tensor_params:
         value = arguments[name]
-        for item in (value if isinstance(value, (list, tuple)) else (value,)):
-            if _is_tensor(item) and item._requires_grad:
-                edges.append(grad_edge(item))
-                shape, dtype = meta(item)
+        for item in ((value,) if type(value) is _Tensor or not isinstance(value, (list, tuple)) else value):
+            if isinstance(item, _Tensor) and item._requires_grad:
+                node = item._grad_fn
+                edges.append(grad_edge(item) if node is None else (node, item.__dict__.get("_output_nr", 0)))
+                shape, dtype = _meta(item)
                 shapes.append(shape)
                 dtypes.append(dtype)
             else:
                 edges.append((None, 0))
                 shapes.append(None)
                 dtypes.append(None)
-    outputs = result if isinstance(result, tuple) else (result,)
-    node = _node_class(op_name)(formula, wanted, None, tuple(edges), tuple(shapes), tuple(dtypes))
-    if len(outputs) > 1:
-        # Outputs that receive no gradient get zeros (see engine._materialize).
-        node._output_meta = [meta(o) if _is_tensor(o) and _differentiable(o) else (None, None)
-                             for o in outputs]
+    cls = _NODE_CLASSES.get(op_name)
+    if cls is None:
+        cls = _node_class(op_name)
+    node = cls(formula, wanted, None, tuple(edges), tuple(shapes), tuple(dtypes))
     saved = {}
     for name in wanted:
         if name == "grad":
@@ -355,16 +393,25 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
         if name == "result":
             saved[name] = _save_outputs(result, node)
         elif name in arguments:
-            saved[name] = _save(arguments[name])
+            value = arguments[name]
+            saved[name] = SavedTensor(value, False) if isinstance(value, _Tensor) else _save(value)
         else:
             saved[name] = _save_meta(name, arguments)
-    for i, out in enumerate(outputs):
-        if _is_tensor(out) and _differentiable(out):
-            out._requires_grad = True
-            out._grad_fn = node
-            if i:
-                out._output_nr = i
     node._saved = saved
+    if isinstance(result, tuple):
+        # Outputs that receive no gradient get zeros (see engine._materialize).
+        if len(result) > 1:
+            node._output_meta = [_meta(o) if _is_tensor(o) and _differentiable(o) else (None, None)
+                                 for o in result]
+        for i, out in enumerate(result):
+            if _is_tensor(out) and _differentiable(out):
+                out._requires_grad = True
+                out._grad_fn = node
+                if i:
+                    out._output_nr = i
+    elif isinstance(result, _Tensor) and _differentiable(result):
+        result._requires_grad = True
+        result._grad_fn = node
     return result
 
 
@@ -380,7 +427,7 @@ def _save_meta(name: str, arguments: dict):
 
 
 def _save(value):
-    if _is_tensor(value):
+    if isinstance(value, _Tensor):
         return SavedTensor(value, False)
     if isinstance(value, (list, tuple)) and value and all(_is_tensor(v) for v in value):
         return [SavedTensor(v, False) for v in value]

@@ -71,6 +71,8 @@ def unary(ufunc, a, *, to_float: bool = False):
 
 def wrap_dim(dim, ndim: int) -> int:
     """``dim`` as a non-negative index, raising PyTorch's IndexError when out of range."""
+    if type(dim) is int and (-ndim <= dim < ndim):  # the common case: isinstance(ABC) is slow
+        return dim % ndim
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
         raise TypeError(f"dim must be an int, not {type(dim).__name__}")
     low, high = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
@@ -81,6 +83,8 @@ def wrap_dim(dim, ndim: int) -> int:
 
 def wrap_dims(dims, ndim: int) -> tuple[int, ...]:
     """A dim or sequence of dims, wrapped; RuntimeError on repeats."""
+    if type(dims) is int:
+        return (wrap_dim(dims, ndim),)
     if isinstance(dims, numbers.Integral) and not isinstance(dims, bool):
         dims = (dims,)
     wrapped = tuple(wrap_dim(d, ndim) for d in dims)

@@ -30,7 +30,7 @@ def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, in
     ``dtype`` casts the input first (PyTorch's way of avoiding overflow in low
     precision). The difference is in the result dtype (float32 for half types).
     """
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+    if type(dim) is not int and (isinstance(dim, bool) or not isinstance(dim, numbers.Integral)):
         raise TypeError(f"{kernel}(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
     axis = wrap_dim(dim, input.ndim)
     target = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)

@@ -74,6 +74,12 @@ def parse_size(size: tuple, name: str = "size", op_name: str | None = None) -> t
     with ``__index__`` (NumPy ints, 0-dim integer tensors), not floats; errors
     are PyTorch's, naming ``op_name`` when given.
     """
+    if len(size) == 1 and isinstance(size[0], tuple):  # f(x.shape): checked without the general parsing
+        for d in size[0]:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            return tuple(size[0])
     where = f"{op_name}(): argument '{name}'" if op_name else f"argument '{name}'"
     if len(size) == 1 and not _is_int_like(size[0]):
         if not isinstance(size[0], (tuple, list)):  # one argument, and not a sequence of sizes

@@ -486,6 +486,9 @@ def _out_of_bounds(index: np.ndarray, size: int, low: int) -> int | None:
     """The first entry of ``index`` outside ``[low, size)``, or None."""
     if not index.size:
         return None
+    # Two reductions straight from the ufuncs: cheaper than building the mask when all is well.
+    if np.minimum.reduce(index, axis=None) >= low and np.maximum.reduce(index, axis=None) < size:
+        return None
     bad = (index < low) | (index >= size)
     return int(index[bad][0]) if bad.any() else None
 
@@ -603,9 +606,9 @@ def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray,
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     ndim = target.ndim
     coordinates = tuple(
-        positions if i == d else np.arange(n).reshape([-1 if j == i else 1 for j in range(ndim)])
+        positions if i == d else np.arange(n).reshape((1,) * i + (n,) + (1,) * (ndim - i - 1))
         for i, n in enumerate(positions.shape))
-    if from_tensor:
+    if from_tensor and values.shape != positions.shape:
         values = values[tuple(slice(0, n) for n in positions.shape)]
     if accumulate is None:
         target[coordinates] = values
@@ -923,7 +926,8 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
         fill = _cast_array(value, input.dtype)
     else:
         fill = scalar_as(value, input.dtype)
-    check_same_shape_or_broadcast(mask.shape, input.shape)
+    if mask.shape != input.shape:  # np.broadcast_shapes is a slow Python helper
+        check_same_shape_or_broadcast(mask.shape, input.shape)
     return np.where(mask, fill, input)
 
 

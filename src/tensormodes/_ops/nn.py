@@ -31,12 +31,19 @@ def _shape_text(shape) -> str:
     return "x".join(str(d) for d in shape)
 
 
-def _linear_grad(grad, input, weight, bias):
+def _linear_grad(grad, input, weight):
+    # The bias is not a parameter: its gradient is ``grad`` itself, so it need not be saved.
     if weight.dim() == 1:
         return grad.unsqueeze(-1) * weight, grad.unsqueeze(-1) * input, grad
-    grad_input = grad.matmul(weight)
-    rows = grad.reshape(-1, weight.shape[0])
-    grad_weight = rows.t().matmul(input.reshape(-1, weight.shape[1]))
+    # Only the gradients some input needs: a first layer's input (the data) needs none.
+    grad_input = grad.matmul(weight) if input.requires_grad else None
+    grad_weight = None
+    if weight.requires_grad:
+        if grad.dim() == 2:
+            grad_weight = grad.t().matmul(input)
+        else:  # batch dimensions flattened into the rows
+            rows = grad.reshape(-1, weight.shape[0])
+            grad_weight = rows.t().matmul(input.reshape(-1, weight.shape[1]))
     return grad_input, grad_weight, grad
 
 
@@ -84,16 +91,21 @@ def _reduction(size_average, reduce, reduction: str) -> str:
 def _nll_loss_grad(grad, input, result, target, weight, size_average, ignore_index, reduce, reduction):
     mode = _reduction(size_average, reduce, reduction)
     class_dim = 1 if input.dim() >= 2 else 0
+    # Targets get their class dimension (size 1) first: scatter wants it, and every
+    # per-target value computed from them then has it too.
+    target = target.unsqueeze(class_dim)
+    if mode == "none":
+        grad = grad.unsqueeze(class_dim)
     keep = target != ignore_index
     safe = target.masked_fill(~keep, 0)
     per_target = keep.to(grad.dtype) if weight is None else weight[safe] * keep
     total = per_target.sum() if mode == "mean" else None
     scale = per_target * (grad / total) if mode == "mean" else per_target * grad
-    grad_input = grad.new_zeros(input.shape).scatter(class_dim, safe.unsqueeze(class_dim), -scale.unsqueeze(class_dim))
+    grad_input = grad.new_zeros(input.shape).scatter(class_dim, safe, -scale)
     grad_weight = None
     if weight is not None and weight.requires_grad:
         # Beyond PyTorch, which refuses a weight that requires grad: d loss / d weight[c].
-        picked = input.gather(class_dim, safe.unsqueeze(class_dim)).squeeze(class_dim)
+        picked = input.gather(class_dim, safe)
         per_element = -picked * keep
         if mode == "mean":
             per_element = (per_element - result * keep) * (grad / total)
@@ -132,14 +144,19 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         raise RuntimeError(f"expected target of shape {list(batch_shape)}, got {list(target.shape)}")
     classes = input.shape[class_dim]
     keep = target != ignore_index
-    if np.any((target[keep] < 0) | (target[keep] >= classes)):
-        bad = target[keep][(target[keep] < 0) | (target[keep] >= classes)][0]
+    kept = target[keep]
+    # Two reductions straight from the ufuncs: cheaper than a mask when every target is valid.
+    if kept.size and (np.minimum.reduce(kept, axis=None) < 0 or np.maximum.reduce(kept, axis=None) >= classes):
+        bad = kept[(kept < 0) | (kept >= classes)][0]
         raise IndexError(f"Target {bad} is out of bounds.")
     if weight is not None and weight.shape != (classes,):
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")
     safe = np.where(keep, target, 0)
-    picked = np.take_along_axis(input, np.expand_dims(safe, class_dim), class_dim).squeeze(class_dim)
+    if input.ndim == 2:  # (batch, classes): plain indexing, without NumPy's Python-level helpers
+        picked = input[np.arange(input.shape[0]), safe]
+    else:
+        picked = np.take_along_axis(input, np.expand_dims(safe, class_dim), class_dim).squeeze(class_dim)
     per_target = keep.astype(input.dtype) if weight is None else weight[safe] * keep
     losses = -picked * per_target
     if mode == "none":
@@ -147,5 +164,9 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     total = losses.sum(dtype=input.dtype)
     if mode == "sum":
         return np.asarray(total)
+    count = per_target.sum(dtype=input.dtype)
+    if weight is None and count:
+        # Dividing by a positive count of targets cannot warn: no errstate (a slow context manager).
+        return np.asarray(total / count, dtype=input.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(total / per_target.sum(dtype=input.dtype), dtype=input.dtype)
+        return np.asarray(total / count, dtype=input.dtype)

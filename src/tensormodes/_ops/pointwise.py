@@ -1239,6 +1239,14 @@ def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 
 
 def _true_divide(input, other) -> np.ndarray:
+    if type(input) is _ND and type(other) is _ND and input.dtype == other.dtype and input.dtype in _PLAIN_FLOATS:
+        # Two float32 (or float64) arrays: the result dtype needs no working out.
+        with np.errstate(all="ignore"):
+            try:
+                return np.asarray(np.true_divide(input, other))
+            except ValueError:
+                _raise_broadcast_error(input, other)
+                raise
     d = floating(operand_dtype(input, other))
     with np.errstate(all="ignore"):
         try:
@@ -1713,7 +1721,22 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
 
 # -- selection -------------------------------------------------------------------------------
 
+# float32 and float64: dtypes whose fast paths need no promotion or half-precision care.
+_PLAIN_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
 def _where(condition: np.ndarray, input, other) -> np.ndarray:
+    if (type(input) is _ND and input.dtype in _PLAIN_FLOATS and (type(other) is float or type(other) is int)
+            and condition.dtype.kind == "b"):
+        # The common ``grad.where(mask, 0)`` of gradient formulas: the number takes the
+        # array's dtype, and casting it cannot overflow once it is representable.
+        _check_representable(other, _dtype_of(input))
+        try:
+            return np.where(condition, input, np.asarray(other, dtype=input.dtype))
+        except ValueError:
+            _raise_broadcast_error(condition, input, other)
+            raise
     if condition.dtype.kind != "b":
         if condition.dtype != np.uint8:
             raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
@@ -1782,6 +1805,9 @@ def where_method(input: Tensor, condition: Tensor, other: Tensor | Number) -> Te
 # -- comparisons -----------------------------------------------------------------------------
 
 def _compare(ufunc, name: str, input, other, ordered: bool) -> np.ndarray:
+    if type(input) is _ND and input.dtype == np.int64 and type(other) is int and _INT64_MIN <= other <= _INT64_MAX:
+        # Class targets against an index (``target != ignore_index``): exact in NumPy, no promotion to work out.
+        return np.asarray(ufunc(input, other))
     d = operand_dtype(input, other)
     if ordered and d.is_complex:
         raise _unsupported(f"{name}_cpu", d, input, other)

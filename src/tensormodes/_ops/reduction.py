@@ -95,7 +95,8 @@ def _is_floating_or_complex(d: dt.dtype) -> bool:
 
 
 def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    # type() first: isinstance against the numbers ABC is slow.
+    return type(value) is int or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
 
 
 def _check_dims(dim, op_name: str) -> None:
@@ -468,8 +469,12 @@ def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     """
     # Float sums overflow to inf without a warning in PyTorch, and NumPy only warns
     # then: this kernel skips _quietly, whose errstate would double its cost.
-    if dim is None and dtype is None and input.dtype in _PLAIN_FLOATS:
-        return np.asarray(np.add.reduce(input, axis=None, keepdims=keepdim))
+    if dtype is None and input.dtype in _PLAIN_FLOATS:
+        if dim is None:
+            return np.asarray(np.add.reduce(input, axis=None, keepdims=keepdim))
+        ndim = input.ndim
+        if type(dim) is int and -ndim <= dim < ndim:  # one dim, as gradient formulas ask: no general parsing
+            return np.asarray(np.add.reduce(input, axis=dim % ndim, keepdims=keepdim))
     return _sum_in(input, _reduction_axes(dim, input.ndim, "sum"), keepdim, _sum_dtype(input, dtype))
 
 

@@ -61,12 +61,15 @@ def legacy_type_name(array: np.ndarray) -> str:
 # -- argument parsing --------------------------------------------------------------------
 
 def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    # type() first: isinstance against the numbers ABC is slow.
+    return type(value) is int or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
 
 
 def int_tuple(values, op_name: str, param: str, *, allow_int: bool = True) -> tuple[int, ...]:
     """A sequence of ints (or, if ``allow_int``, one int) as a tuple, with PyTorch's
     TypeError for anything else."""
+    if type(values) is tuple and all(type(i) is int for i in values):
+        return values  # the common case, already as wanted
     if _is_int(values):
         if not allow_int:
             raise TypeError(f"{op_name}(): argument '{param}' must be tuple of ints, not int")
@@ -379,7 +382,10 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     >>> tm.tensor([1, 2]).unsqueeze(0).shape, tm.tensor([1, 2]).unsqueeze(-1).shape
     (tensormodes.Size([1, 2]), tensormodes.Size([2, 1]))
     """
-    return np.expand_dims(input, wrap_dim(dim, input.ndim + 1))
+    axis = wrap_dim(dim, input.ndim + 1)
+    shape = input.shape
+    # A reshape adding a 1 is always a view, like np.expand_dims (a slow Python helper).
+    return input.reshape(shape[:axis] + (1,) + shape[axis:])
 
 
 # -- reordering dimensions ---------------------------------------------------------------
