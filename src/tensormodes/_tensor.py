@@ -1009,6 +1009,8 @@ _TYPE_NAMES = {
 
 def _parse_to(t: Tensor, args: tuple, kwargs: dict):
     """PyTorch's ``to`` overloads -> (target dtype or None, copy)."""
+    if not kwargs and len(args) == 1 and type(args[0]) is dt.dtype:
+        return args[0], False  # x.to(dtype): the common call
     unknown = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format"}
     if unknown:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword "

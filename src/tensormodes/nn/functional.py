@@ -185,6 +185,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 1 if input.dim() >= 2 else 0
+    if label_smoothing == 0 and not target.is_floating_point():
+        # Class indices, no smoothing: the common case is two ops (nll_loss checks the target's dtype).
+        return nll_loss(input.log_softmax(class_dim), target, weight, None, ignore_index, None, reduction)
     classes = input.shape[class_dim]
     log_probs = input.log_softmax(class_dim)
     class_weight = None
@@ -202,10 +205,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         if reduction == "mean":
             return loss.sum() / (input.numel() // classes) if input.dim() else loss.sum()
         return _reduce(loss, reduction)
-    if target.dtype.is_floating_point or target.is_complex():
+    if target.is_complex():
         raise RuntimeError("expected scalar type Long but found " + str(target.dtype))
-    if label_smoothing == 0:
-        return nll_loss(log_probs, target, weight, None, ignore_index, None, reduction)
     keep = target != ignore_index
     safe_target = target.where(keep, 0)
     picked = -log_probs.gather(class_dim, safe_target.unsqueeze(class_dim)).squeeze(class_dim)
