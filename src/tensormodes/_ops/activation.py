@@ -37,11 +37,12 @@ def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, in
     if target._category != dt._FLOAT:
         last = axis == max(input.ndim, 1) - 1
         raise not_implemented(f"{kernel}_lastdim_kernel_impl" if last else f"{kernel}_kernel_impl", target)
-    x = input.astype(np.float32 if target._np in _HALF_TYPES else target._np)
+    # No copy when the dtype is kept: the subtraction below makes the new array.
+    x = input.astype(np.float32 if target._np in _HALF_TYPES else target._np, copy=False)
     if x.ndim == 0:
         return x - x, 0, target
     if x.size == 0:
-        return x, axis, target
+        return x.copy(), axis, target
     return x - x.max(axis=axis, keepdims=True), axis, target
 
 
@@ -82,7 +83,7 @@ def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     exponentials = np.exp(shifted.astype(np.float64))
     if shifted.size:
         exponentials *= 1.0 / exponentials.sum(axis=axis, keepdims=True)
-    return exponentials.astype(result._np)
+    return exponentials.astype(result._np, copy=False)  # a new array already
 
 
 @op(grad=_log_softmax_grad, method=True, out=True, samples=_SAMPLES)
@@ -99,4 +100,4 @@ def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tenso
         # The log-sum in double, rounded to the working dtype before the subtraction, as PyTorch rounds it.
         log_sum = np.log(np.exp(shifted.astype(np.float64)).sum(axis=axis, keepdims=True))
         shifted = shifted - log_sum.astype(shifted.dtype)
-    return shifted.astype(result._np)
+    return shifted.astype(result._np, copy=False)  # shifted is a new array

@@ -11,6 +11,7 @@ view), lists holding slices (read as tuples), negative slice steps (rejected).
 
 from __future__ import annotations
 
+import functools
 import numbers
 import operator
 import warnings
@@ -482,12 +483,20 @@ def _check_index_dtype(index: np.ndarray, message: str) -> None:
         raise RuntimeError(message)
 
 
+# Index dtypes viewed as unsigned: negative indices become huge, so one maximum checks both bounds.
+_UNSIGNED = {np.dtype(np.int64): np.uint64, np.dtype(np.int32): np.uint32}
+
+
 def _out_of_bounds(index: np.ndarray, size: int, low: int) -> int | None:
     """The first entry of ``index`` outside ``[low, size)``, or None."""
     if not index.size:
         return None
-    # Two reductions straight from the ufuncs: cheaper than building the mask when all is well.
-    if np.minimum.reduce(index, axis=None) >= low and np.maximum.reduce(index, axis=None) < size:
+    # Reductions straight from the ufuncs: cheaper than building the mask when all is well.
+    unsigned = _UNSIGNED.get(index.dtype) if low == 0 else None
+    if unsigned is not None:
+        if np.maximum.reduce(index.view(unsigned), axis=None) < size:
+            return None
+    elif np.minimum.reduce(index, axis=None) >= low and np.maximum.reduce(index, axis=None) < size:
         return None
     bad = (index < low) | (index >= size)
     return int(index[bad][0]) if bad.any() else None
@@ -575,6 +584,15 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
 _SCATTER_REDUCTIONS = {"add": np.add, "multiply": np.multiply}
 
 
+@functools.lru_cache(maxsize=256)
+def _counting(n: int, axis: int, ndim: int) -> np.ndarray:
+    """``arange(n)`` laid along ``axis`` of ``ndim`` dimensions: the coordinates scatter pairs
+    with its index. Cached (read-only): gradient formulas scatter into the same shapes every step."""
+    counting = np.arange(n).reshape((1,) * axis + (n,) + (1,) * (ndim - axis - 1))
+    counting.flags.writeable = False
+    return counting
+
+
 def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray, accumulate=None) -> np.ndarray:
     """A copy of ``input`` with ``source`` written (or accumulated) at ``index`` along ``dim``.
 
@@ -605,9 +623,7 @@ def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray,
     if bad is not None:
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     ndim = target.ndim
-    coordinates = tuple(
-        positions if i == d else np.arange(n).reshape((1,) * i + (n,) + (1,) * (ndim - i - 1))
-        for i, n in enumerate(positions.shape))
+    coordinates = tuple(positions if i == d else _counting(n, i, ndim) for i, n in enumerate(positions.shape))
     if from_tensor and values.shape != positions.shape:
         values = values[tuple(slice(0, n) for n in positions.shape)]
     if accumulate is None:

@@ -74,7 +74,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                            f"{_shape_text(weight.shape[::-1])})")
     result = np.matmul(input, weight.T)
     if bias is not None:
-        result = result + bias
+        if type(result) is np.ndarray and bias.ndim == 1 and result.ndim and bias.shape[0] == result.shape[-1]:
+            result += bias  # the common (out_features,) bias: added into the fresh product, no new array
+        else:
+            result = result + bias
     return np.asarray(result)
 
 
@@ -88,7 +91,9 @@ def _reduction(size_average, reduce, reduction: str) -> str:
     return reduction
 
 
-def _nll_loss_grad(grad, input, result, target, weight, size_average, ignore_index, reduce, reduction):
+def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, reduce, reduction):
+    # The result is not saved (PyTorch does not save it either): only the rare weight
+    # gradient needs it, and recomputes it.
     mode = _reduction(size_average, reduce, reduction)
     class_dim = 1 if input.dim() >= 2 else 0
     # Targets get their class dimension (size 1) first: scatter wants it, and every
@@ -108,6 +113,7 @@ def _nll_loss_grad(grad, input, result, target, weight, size_average, ignore_ind
         picked = input.gather(class_dim, safe)
         per_element = -picked * keep
         if mode == "mean":
+            result = (per_element * per_target).sum() / total
             per_element = (per_element - result * keep) * (grad / total)
         else:
             per_element = per_element * grad
@@ -144,11 +150,13 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         raise RuntimeError(f"expected target of shape {list(batch_shape)}, got {list(target.shape)}")
     classes = input.shape[class_dim]
     keep = target != ignore_index
-    kept = target[keep]
-    # Two reductions straight from the ufuncs: cheaper than a mask when every target is valid.
-    if kept.size and (np.minimum.reduce(kept, axis=None) < 0 or np.maximum.reduce(kept, axis=None) >= classes):
-        bad = kept[(kept < 0) | (kept >= classes)][0]
-        raise IndexError(f"Target {bad} is out of bounds.")
+    # One reduction checks both bounds when every target is valid: as unsigned numbers,
+    # negative targets are huge.
+    if target.size and np.maximum.reduce(target.view(np.uint64), axis=None) >= classes:
+        kept = target[keep]
+        bad = kept[(kept < 0) | (kept >= classes)]
+        if bad.size:
+            raise IndexError(f"Target {bad[0]} is out of bounds.")
     if weight is not None and weight.shape != (classes,):
         raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import check_same_shape_or_broadcast, floating, operand_dtype
+from ._common import check_same_shape_or_broadcast, floating, operand_dtype, quiet
 from ._registry import OWN, Dunder, Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def _wide(d: dt.dtype) -> dt.dtype:
 def _float_unary(ufunc, input: np.ndarray) -> np.ndarray:
     """``ufunc(input)`` for math functions: integers and bool give the default float dtype."""
     result = floating(_dtype_of(input))
-    with np.errstate(all="ignore"):
+    with quiet():
         return _as(ufunc(_in(input, result, _wide(result))), result)
 
 
@@ -314,7 +314,7 @@ def sign(input: Tensor) -> Tensor:
     if d is dt.bool:
         return input.copy()
     # (x > 0) - (x < 0) rather than np.sign: PyTorch maps NaN to 0.
-    with np.errstate(all="ignore"):
+    with quiet():
         return _as((input > 0).astype(d._np) - (input < 0).astype(d._np), d)
 
 
@@ -332,7 +332,7 @@ def square(input: Tensor) -> Tensor:
     [4, 9]
     """
     base = input.astype(np.int64) if input.dtype.kind == "b" else input
-    with np.errstate(all="ignore"):
+    with quiet():
         return np.asarray(np.multiply(base, base))
 
 
@@ -813,7 +813,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorc
     compute = _opmath(d)._np
     x = input.astype(compute, copy=False)
     scale = compute.type(10.0 ** builtins.abs(decimals))
-    with np.errstate(all="ignore"):
+    with quiet():
         if decimals > 0:
             return _as(np.rint(x * scale) / scale, d)
         return _as(np.rint(x / scale) * scale, d)
@@ -835,7 +835,7 @@ def frac(input: Tensor) -> Tensor:
     d = _dtype_of(input)
     if not d.is_floating_point:
         raise _not_implemented("frac_cpu", d)
-    with np.errstate(all="ignore"):
+    with quiet():
         return _as(input - np.trunc(input), d)
 
 
@@ -866,7 +866,7 @@ def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = No
         return result
     largest = dt.finfo(d).max
     result = input.copy()
-    with np.errstate(all="ignore"):
+    with quiet():
         result[np.isnan(input)] = 0.0 if nan is None else nan
         result[input == np.inf] = largest if posinf is None else posinf
         result[input == -np.inf] = -largest if neginf is None else neginf
@@ -982,7 +982,7 @@ def _clamp(name: str, input: np.ndarray, low, high) -> np.ndarray:
             raise _not_implemented(kernel, d)
         for bound in bounds:
             _check_representable(bound, d)
-    with np.errstate(all="ignore"):
+    with quiet():
         result = _in(input, d)
         try:
             if low is not None:
@@ -1120,7 +1120,7 @@ def _add_scaled(input, other, alpha, sign: int) -> np.ndarray:
         _check_alpha(alpha, d)
         _check_representable(alpha, d)
     compute = _opmath(d) if not plain else d
-    with np.errstate(all="ignore"):
+    with quiet():
         a, b = _in(input, d, compute), _in(other, d, compute)
         try:
             if not plain:
@@ -1230,7 +1230,7 @@ def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
         except ValueError:
             pass  # the general path below raises PyTorch's broadcast error
     d = operand_dtype(input, other)
-    with np.errstate(all="ignore"):
+    with quiet():
         try:
             return _as(np.multiply(_in(input, d), _in(other, d)), d)
         except ValueError:
@@ -1241,14 +1241,14 @@ def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 def _true_divide(input, other) -> np.ndarray:
     if type(input) is _ND and type(other) is _ND and input.dtype == other.dtype and input.dtype in _PLAIN_FLOATS:
         # Two float32 (or float64) arrays: the result dtype needs no working out.
-        with np.errstate(all="ignore"):
+        with quiet():
             try:
                 return np.asarray(np.true_divide(input, other))
             except ValueError:
                 _raise_broadcast_error(input, other)
                 raise
     d = floating(operand_dtype(input, other))
-    with np.errstate(all="ignore"):
+    with quiet():
         try:
             return _as(np.true_divide(_in(input, d), _in(other, d)), d)
         except ValueError:
@@ -1263,7 +1263,7 @@ def _integer_or_float_division(input, other, integer_kernel, float_kernel, kerne
     if d is dt.bool or d.is_complex:
         raise _unsupported(kernel_name, d, input, other)
     compute = _opmath(d)
-    with np.errstate(all="ignore"):
+    with quiet():
         a, b = _in(input, d, compute), _in(other, d, compute)
         try:
             result = np.asarray((float_kernel if d.is_floating_point else integer_kernel)(a, b))
@@ -1470,7 +1470,7 @@ def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:  # noqa: A
             _raise_broadcast_error(input, exponent)
             raise
     compute = _wide(d)
-    with np.errstate(all="ignore"):
+    with quiet():
         try:
             return _as(np.power(_in(input, d, compute), _in(exponent, d, compute)), d)
         except ValueError:
@@ -1491,7 +1491,7 @@ def _float_binary(ufunc, input, other, kernel_name: str, *, integers: bool = Tru
         raise _unsupported(kernel_name, d, input, other)
     result = floating(d)
     compute = _wide(result)
-    with np.errstate(all="ignore"):
+    with quiet():
         try:
             return _as(ufunc(_in(input, result, compute), _in(other, result, compute)), result)
         except ValueError:
@@ -1522,7 +1522,7 @@ def _extremum(ufunc, name: str, input, other) -> np.ndarray:
     if d.is_complex:
         _raise_broadcast_error(input, other)
         raise RuntimeError(f"{name} not implemented for complex tensors.")
-    with np.errstate(all="ignore"):  # bfloat16 NaNs raise NumPy's invalid flag
+    with quiet():  # bfloat16 NaNs raise NumPy's invalid flag
         try:
             return _as(ufunc(_in(input, d), _in(other, d)), d)
         except ValueError:
@@ -1641,7 +1641,7 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
         raise _unsupported("lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar", d, input, end, weight)
     compute = _opmath(d)
     _check_representable(weight, compute)
-    with np.errstate(all="ignore"):
+    with quiet():
         start, stop, w = _in(input, d, compute), _in(end, d, compute), _in(weight, d, compute)
         try:
             difference = stop - start
@@ -1660,7 +1660,7 @@ def _scaled_product(input, tensor1, tensor2, value, divide: bool) -> np.ndarray:
     _check_representable(value, compute)
     if _is_integral(d) and isinstance(value, float):
         value = int(value)  # PyTorch converts value to the result dtype
-    with np.errstate(all="ignore"):
+    with quiet():
         a, b, c = _in(input, d, compute), _in(tensor1, d, compute), _in(tensor2, d, compute)
         try:
             scaled = np.multiply(_in(value, compute), b)
@@ -1748,7 +1748,7 @@ def _where(condition: np.ndarray, input, other) -> np.ndarray:
     if d not in _HALF_TYPES:  # PyTorch converts where's numbers to half types unchecked
         _check_representable(input, d)
         _check_representable(other, d)
-    with np.errstate(all="ignore"):
+    with quiet():
         try:
             return _as(np.where(condition, _as(_in(input, d), d), _as(_in(other, d), d)), d)
         except ValueError:
@@ -1811,7 +1811,7 @@ def _compare(ufunc, name: str, input, other, ordered: bool) -> np.ndarray:
     d = operand_dtype(input, other)
     if ordered and d.is_complex:
         raise _unsupported(f"{name}_cpu", d, input, other)
-    with np.errstate(all="ignore"):  # bfloat16 NaNs raise NumPy's invalid flag
+    with quiet():  # bfloat16 NaNs raise NumPy's invalid flag
         try:
             return np.asarray(ufunc(_in(input, d), _in(other, d)))
         except ValueError:
@@ -1901,7 +1901,7 @@ def ge(input: Tensor, other: Tensor | Number) -> Tensor:
 # -- logical and bitwise ---------------------------------------------------------------------
 
 def _logical(ufunc, input, other) -> np.ndarray:
-    with np.errstate(all="ignore"):
+    with quiet():
         try:
             return np.asarray(ufunc(_truth(input), _truth(other)))
         except ValueError:
@@ -2069,7 +2069,7 @@ def _close(input: np.ndarray, other: np.ndarray, rtol: float, atol: float, equal
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
-    with np.errstate(all="ignore"):
+    with quiet():
         try:
             close = np.equal(input, other)
         except ValueError:
@@ -2137,7 +2137,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     if input.shape != other.shape:
         return False
     d = operand_dtype(input, other)
-    with np.errstate(all="ignore"):
+    with quiet():
         return bool(np.array_equal(_in(input, d), _in(other, d)))
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import binary, resolve_dtype, wrap_dim, wrap_dims
+from ._common import binary, quiet, resolve_dtype, wrap_dim, wrap_dims
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -182,11 +182,11 @@ def _quietly(kernel):
     (and divides 0 by 0 into NaN) silently."""
 
     @functools.wraps(kernel)
-    def quiet(*args, **kwargs):
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+    def silenced(*args, **kwargs):
+        with quiet():
             return kernel(*args, **kwargs)
 
-    return quiet
+    return silenced
 
 
 def _invalid_combination(op_name: str, got: str, overloads: tuple[str, ...]) -> TypeError:

@@ -1,0 +1,82 @@
+"""Kernels' fast paths keep the general paths' results, errors and silence: the
+in-place bias of ``linear``, the one-reduction bounds checks of ``nll_loss`` and
+``scatter``, ``nll_loss``'s weight gradient without a saved result, and NumPy's
+floating-point warnings kept off."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+import tensormodes.nn.functional as F
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("bias_shape", [(4,), (1,), ()])
+def test_linear_bias_matches_pytorch(bias_shape):
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+    b = rng.standard_normal(bias_shape).astype(np.float32)
+    ours = F.linear(tm.tensor(x), tm.tensor(w), tm.tensor(b)).numpy()
+    theirs = torch.nn.functional.linear(torch.tensor(x), torch.tensor(w), torch.tensor(b)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", [[0, -1, 1], [0, 3, 1], [-100, 5, 0]])
+def test_nll_loss_out_of_bounds_target(target):
+    with pytest.raises(IndexError) as ours:
+        F.nll_loss(tm.zeros(3, 3), tm.tensor(target))
+    with pytest.raises(IndexError) as theirs:
+        torch.nn.functional.nll_loss(torch.zeros(3, 3), torch.tensor(target))
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+@pytest.mark.parametrize("bad", [-1, 3])
+def test_scatter_out_of_bounds_index(dtype, bad):
+    index = [[0], [bad]]
+    with pytest.raises(RuntimeError) as ours:
+        tm.zeros(2, 3).scatter(1, tm.tensor(index, dtype=getattr(tm, dtype)), 1.0)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.zeros(2, 3).scatter(1, torch.tensor(index, dtype=getattr(torch, dtype)), 1.0)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 1])
+def test_nll_loss_weight_gradient_is_numerical(reduction, ignore_index):
+    rng = np.random.default_rng(2)
+    x, target, w = rng.standard_normal((5, 3)), np.array([0, 2, 1, 1, 0]), rng.random(3) + 0.5
+
+    def loss(weight):
+        return F.nll_loss(tm.tensor(x), tm.tensor(target), tm.tensor(weight), reduction=reduction,
+                          ignore_index=ignore_index).sum().item()
+
+    weight = tm.tensor(w, requires_grad=True)
+    F.nll_loss(tm.tensor(x), tm.tensor(target), weight, reduction=reduction,
+               ignore_index=ignore_index).sum().backward()
+    eps = 1e-6
+    numerical = [(loss(w + eps * e) - loss(w - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(weight.grad.numpy(), numerical, atol=1e-6)
+
+
+def test_nll_loss_result_may_change_in_place_before_backward():
+    # As in PyTorch, the loss itself is not saved for backward.
+    x = tm.randn(4, 3, requires_grad=True)
+    loss = F.nll_loss(x, tm.tensor([0, 1, 2, 1]))
+    loss.mul_(1)
+    loss.backward()
+    assert x.grad is not None
+
+
+def test_float_kernels_stay_silent():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = tm.tensor([1e30, 0.0, -1.0])
+        assert tm.exp(big).tolist()[0] == float("inf")
+        assert tm.div(big, tm.zeros(3)).isnan().tolist() == [False, True, False]
+        assert tm.log(big).isnan().tolist() == [False, False, True]
