@@ -1263,4 +1263,3 @@ for _name, _get, _set, _inline in (
 ):
     tensor_property(_get, _set, name=_name, inline=_inline)
 
-_PLAIN_INDEX_VALUES = frozenset({int, slice, type(None), type(Ellipsis), bool})
