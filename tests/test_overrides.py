@@ -672,3 +672,14 @@ def test_named_tuple_conversion_for_user_named_tuples():
 def test_a_tensor_is_not_a_tensor_list():
     with pytest.raises(TypeError, match="must be tuple of Tensors"):
         tm.cat(tm.ones(2, 2))
+
+
+def test_participation_is_cached_per_class_until_forgotten():
+    class Late:
+        pass
+
+    assert tm.add(tm.ones(1), 1).tolist() == [2.0]
+    assert not has_torch_function((Late(),))
+    Late.__torch_function__ = classmethod(lambda cls, func, types, args=(), kwargs=None: "late")
+    _dispatch.forget_participation(Late)
+    assert tm.exp(Late()) == "late"

@@ -459,11 +459,10 @@ def build_everything() -> None:
         build()
 
 
-def register_overridable(namespace, func, public_name: str, relevant_of=None) -> None:
+def register_overridable(namespace, func, public_name: str) -> None:
+    """Record a public callable of ``namespace`` that takes part in the protocol."""
     OVERRIDABLE.setdefault(namespace, []).append(func)
     PUBLIC_NAMES[func] = public_name
-    if relevant_of is not None:
-        RELEVANT_OF[func] = relevant_of
 
 
 def _get_torch_function_mode():
