@@ -21,6 +21,7 @@ from . import _dtype as dt
 from ._autograd.grad_mode import grad_enabled
 from ._autograd.graph import bump_version, needs_grad, record, record_inplace, share_version
 from ._ops import OPS, OpDef
+from ._ops._common import array_type_name
 from ._ops._registry import METHOD, _tensor_kind
 from ._tensor import Tensor, lazy_tensor_attribute, wrap_array
 
@@ -29,7 +30,6 @@ __all__ = ["FUNCTIONS", "build", "build_all", "composite", "public_function", "f
 
 _new = object.__new__
 _ND = np.ndarray
-_CATEGORY_NAMES = {"b": "Bool", "u": "Byte", "i": "Long", "f": "Float", "c": "ComplexFloat"}
 
 # name -> public function, for tensormodes' namespace.
 FUNCTIONS: dict[str, object] = {}
@@ -90,17 +90,10 @@ def _wrap_alias(result, source: Tensor) -> Tensor:
     return t
 
 
-def _type_name(array: np.ndarray) -> str:
-    d = dt.NP_TO_DTYPE.get(array.dtype)
-    return {dt.float64: "Double", dt.float16: "Half", dt.bfloat16: "BFloat16", dt.int32: "Int",
-            dt.int16: "Short", dt.int8: "Char", dt.complex128: "ComplexDouble"}.get(
-        d, _CATEGORY_NAMES.get(array.dtype.kind, str(array.dtype)))
-
-
 def _check_castable(result: np.ndarray, target: np.ndarray) -> None:
     if not dt.can_cast(dt.NP_TO_DTYPE[result.dtype], dt.NP_TO_DTYPE[target.dtype]):
-        raise RuntimeError(f"result type {_type_name(result)} can't be cast to the desired output type "
-                           f"{_type_name(target)}")
+        raise RuntimeError(f"result type {array_type_name(result)} can't be cast to the desired output type "
+                           f"{array_type_name(target)}")
 
 
 def _write_inplace(self: Tensor, result, op_name: str) -> Tensor:

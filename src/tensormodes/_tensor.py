@@ -29,7 +29,7 @@ from ._autograd.engine import register_tensor_hook
 from ._autograd.graph import grad_edge, register_tensor_type, share_version, version_of
 from ._device import CPU, parse_device
 from ._dispatch import NO_WRAP, run_without_subclasses
-from ._ops._common import wrap_dim
+from ._ops._common import scalar_type_name, wrap_dim
 from ._ops.creation import parse_size
 from ._tensor_str import PLAIN_REPR_CLASSES, tensor_repr
 
@@ -999,12 +999,8 @@ def _one_value(t: Tensor):
     return _python_scalar(t._data)
 
 
-_TYPE_NAMES = {
-    dt.float32: "FloatTensor", dt.float64: "DoubleTensor", dt.float16: "HalfTensor", dt.bfloat16: "BFloat16Tensor",
-    dt.int64: "LongTensor", dt.int32: "IntTensor", dt.int16: "ShortTensor", dt.int8: "CharTensor",
-    dt.uint8: "ByteTensor", dt.bool: "BoolTensor", dt.complex64: "ComplexFloatTensor",
-    dt.complex128: "ComplexDoubleTensor",
-}
+# "tensormodes.FloatTensor" ...: the legacy tensor type names ``Tensor.type()`` uses.
+_TYPE_NAMES = {d: f"{scalar_type_name(d)}Tensor" for d in dt.ALL_DTYPES}
 
 
 def _parse_to(t: Tensor, args: tuple, kwargs: dict):

@@ -187,6 +187,35 @@ def nested_to_array(data) -> tuple[np.ndarray, bool]:
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
+# PyTorch's ScalarType names ("Long", "Float" ...) and the C++ element type names
+# ("long int", "c10::Half" ...) that its error messages use.
+_SCALAR_TYPE_NAMES = {
+    dt.bool: "Bool", dt.uint8: "Byte", dt.int8: "Char", dt.int16: "Short", dt.int32: "Int", dt.int64: "Long",
+    dt.float16: "Half", dt.bfloat16: "BFloat16", dt.float32: "Float", dt.float64: "Double",
+    dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble",
+}
+_CPP_TYPE_NAMES = {
+    dt.bool: "bool", dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int", dt.int32: "int",
+    dt.int64: "long int", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16", dt.float32: "float",
+    dt.float64: "double", dt.complex64: "c10::complex<float>", dt.complex128: "c10::complex<double>",
+}
+
+
+def scalar_type_name(dtype: dt.dtype) -> str:
+    """PyTorch's ScalarType name of ``dtype`` (``Long``, ``Float``, ``ComplexDouble`` ...)."""
+    return _SCALAR_TYPE_NAMES[dtype]
+
+
+def cpp_type_name(dtype: dt.dtype) -> str:
+    """The C++ element type PyTorch names for ``dtype`` (``float``, ``long int``, ``c10::Half`` ...)."""
+    return _CPP_TYPE_NAMES[dtype]
+
+
+def array_type_name(array: np.ndarray) -> str:
+    """``scalar_type_name`` of an array's dtype."""
+    return _SCALAR_TYPE_NAMES[dt.NP_TO_DTYPE[array.dtype]]
+
+
 def resolve_dtype(dtype, default: dt.dtype | None = None) -> dt.dtype | None:
     """Validate a ``dtype=`` argument (None gives ``default``)."""
     if dtype is None:

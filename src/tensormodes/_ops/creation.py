@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import parse_device
-from ._common import array_of, resolve_dtype
+from ._common import array_of, resolve_dtype, scalar_type_name
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -33,33 +33,11 @@ _DEFAULT_DTYPE = dt._DEFAULT_DTYPE  # read directly: get_default_dtype() costs a
 _np_zeros, _np_empty = np.zeros, np.empty
 
 # PyTorch's ScalarType names, as its "not implemented for 'Long'" messages spell them.
-_SCALAR_TYPE_NAMES = {
-    dt.bool: "Bool", dt.uint8: "Byte", dt.int8: "Char", dt.int16: "Short", dt.int32: "Int", dt.int64: "Long",
-    dt.float16: "Half", dt.bfloat16: "BFloat16", dt.float32: "Float", dt.float64: "Double",
-    dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble",
-}
-# C++ element type names, as PyTorch's dtype and range checks spell them
-# ("expected m1 and m2 to have the same dtype, but got: float != long int").
-_CPP_TYPE_NAMES = {
-    dt.bool: "bool", dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int", dt.int32: "int",
-    dt.int64: "long int", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16", dt.float32: "float",
-    dt.float64: "double", dt.complex64: "c10::complex<float>", dt.complex128: "c10::complex<double>",
-}
 # The C++ element types PyTorch names in "value cannot be converted to type ..." messages.
 _CHECKED_TYPE_NAMES = {
     dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t", dt.int32: "int", dt.int64: "int64_t",
     dt.float32: "float", dt.float64: "double", dt.float16: "double", dt.bfloat16: "double",
 }
-
-
-def scalar_type_name(dtype: dt.dtype) -> str:
-    """PyTorch's ScalarType name of ``dtype`` (``Long``, ``Float``, ``ComplexDouble`` ...)."""
-    return _SCALAR_TYPE_NAMES[dtype]
-
-
-def cpp_type_name(dtype: dt.dtype) -> str:
-    """The C++ element type PyTorch names for ``dtype`` (``float``, ``long int``, ``c10::Half`` ...)."""
-    return _CPP_TYPE_NAMES[dtype]
 
 
 def not_implemented(kernel_name: str, dtype: dt.dtype) -> NotImplementedError:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import check_same_shape_or_broadcast, wrap_dim
+from ._common import check_same_shape_or_broadcast, cpp_type_name, wrap_dim
 from ._registry import Sample, TensorSpec, op
 from .shape import expand_array, gather_back, legacy_type_name, positions_of
 
@@ -39,14 +39,12 @@ _I23 = TensorSpec((2, 3), "int64", -5, 5)
 # gradients are not defined. ``scatter`` with ``reduce`` has no gradient (nor in
 # PyTorch): its samples are integer.
 
-# C++ type names PyTorch puts in conversion and mask errors.
+# C++ type names PyTorch puts in conversion errors (the mask errors use _common.cpp_type_name).
 _OVERFLOW_TYPE_NAMES = {
     "bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
     "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
     "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }
-_MASK_TYPE_NAMES = {**_OVERFLOW_TYPE_NAMES, "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-                    "int64": "long int"}
 # Largest finite value of each floating type, for PyTorch's scalar overflow check.
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
               "float64": np.inf, "complex64": 3.4028234663852886e38, "complex128": np.inf}
@@ -934,7 +932,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
     """
     if mask.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_MASK_TYPE_NAMES[_dtype_name(mask.dtype)]}")
+                           f"{cpp_type_name(dt.NP_TO_DTYPE[mask.dtype])}")
     if isinstance(value, np.ndarray):
         if value.ndim != 0:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "

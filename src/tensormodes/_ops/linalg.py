@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import array_of, binary, check_same_shape_or_broadcast, wrap_dims
+from ._common import array_of, binary, check_same_shape_or_broadcast, cpp_type_name, scalar_type_name, wrap_dims
 from ._registry import OWN, Dunder, Sample, TensorSpec, op
-from .creation import checked_fill_value, cpp_type_name, not_implemented, scalar_type_name
+from .creation import checked_fill_value, not_implemented
 
 if TYPE_CHECKING:
     from .._tensor import Tensor

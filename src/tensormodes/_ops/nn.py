@@ -12,20 +12,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _dtype as dt
+from ._common import array_type_name
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
-
-_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-          "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-          "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
-def _type_name(array: np.ndarray) -> str:
-    return _NAMES[repr(dt.NP_TO_DTYPE[array.dtype]).split(".")[1]]
-
 
 def _shape_text(shape) -> str:
     return "x".join(str(d) for d in shape)
@@ -61,8 +52,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """
     if input.dtype != weight.dtype or (bias is not None and bias.dtype != input.dtype):
         other = weight if input.dtype != weight.dtype else bias
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_type_name(input)} and "
-                           f"{_type_name(other)}")
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {array_type_name(input)} and "
+                           f"{array_type_name(other)}")
     if input.ndim == 0 or weight.ndim not in (1, 2):
         raise RuntimeError(f"linear(): input must be at least 1-D and weight 1-D or 2-D, got {input.ndim}-D and "
                            f"{weight.ndim}-D")
@@ -140,7 +131,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     """
     mode = _reduction(size_average, reduce, reduction)
     if target.dtype != np.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_type_name(target)}")
+        raise RuntimeError(f"expected scalar type Long but found {array_type_name(target)}")
     class_dim = 1 if input.ndim >= 2 else 0
     batch_shape = input.shape[:class_dim] + input.shape[class_dim + 1:]
     if target.shape != batch_shape:

@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import check_same_shape_or_broadcast, floating, operand_dtype, quiet
+from ._common import (
+    check_same_shape_or_broadcast,
+    cpp_type_name,
+    floating,
+    operand_dtype,
+    quiet,
+    scalar_type_name,
+)
 from ._registry import OWN, Dunder, Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -56,18 +63,6 @@ _POSITIVE_I = TensorSpec((2, 3), "int64", 1, 9)
 _UNIT = TensorSpec((2, 3), "float32", -0.9, 0.9)
 
 # PyTorch's ScalarType names, used in its "not implemented for 'Long'" errors.
-_TYPE_NAMES = {
-    dt.bool: "Bool", dt.uint8: "Byte", dt.int8: "Char", dt.int16: "Short", dt.int32: "Int", dt.int64: "Long",
-    dt.float16: "Half", dt.bfloat16: "BFloat16", dt.float32: "Float", dt.float64: "Double",
-    dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble",
-}
-# The C++ type names PyTorch prints in dtype mismatch errors (``lerp``).
-_CPP_TYPE_NAMES = {
-    dt.bool: "bool", dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int",
-    dt.int32: "int", dt.int64: "long int", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
-    dt.float32: "float", dt.float64: "double", dt.complex64: "c10::complex<float>",
-    dt.complex128: "c10::complex<double>",
-}
 _HALF_TYPES = (dt.float16, dt.bfloat16)
 
 
@@ -88,7 +83,7 @@ def _opmath(d: dt.dtype) -> dt.dtype:
 
 
 def _not_implemented(kernel: str, d: dt.dtype) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_TYPE_NAMES[d]}\'')
+    return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(d)}\'')
 
 
 def _unsupported(kernel: str, d: dt.dtype, *operands) -> NotImplementedError:
@@ -1631,12 +1626,12 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     if type(weight) is _ND and weight.ndim == 0:
         weight = weight.item()
     if end.dtype != input.dtype:
-        raise RuntimeError(f"expected dtype {_CPP_TYPE_NAMES[d]} for `end` but got dtype "
-                           f"{_CPP_TYPE_NAMES[_dtype_of(end)]}")
+        raise RuntimeError(f"expected dtype {cpp_type_name(d)} for `end` but got dtype "
+                           f"{cpp_type_name(_dtype_of(end))}")
     tensor_weight = type(weight) is _ND
     if tensor_weight and weight.dtype != input.dtype:
-        raise RuntimeError(f"expected dtype {_CPP_TYPE_NAMES[d]} for `weight` but got dtype "
-                           f"{_CPP_TYPE_NAMES[_dtype_of(weight)]}")
+        raise RuntimeError(f"expected dtype {cpp_type_name(d)} for `weight` but got dtype "
+                           f"{cpp_type_name(_dtype_of(weight))}")
     if _is_integral(d):
         raise _unsupported("lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar", d, input, end, weight)
     compute = _opmath(d)
@@ -1740,7 +1735,7 @@ def _where(condition: np.ndarray, input, other) -> np.ndarray:
     if condition.dtype.kind != "b":
         if condition.dtype != np.uint8:
             raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
-                               f"{_TYPE_NAMES[_dtype_of(condition)]}")
+                               f"{scalar_type_name(_dtype_of(condition))}")
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed "
                       "in a future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=4)
         condition = condition.astype(np.bool_)
@@ -2064,7 +2059,7 @@ def _close(input: np.ndarray, other: np.ndarray, rtol: float, atol: float, equal
     """PyTorch's isclose: equal, or (when finite) ``|input - other| <= atol + |rtol * other|``."""
     d = _dtype_of(input)
     if input.dtype != other.dtype:
-        raise RuntimeError(f"{_TYPE_NAMES[d]} did not match {_TYPE_NAMES[_dtype_of(other)]}")
+        raise RuntimeError(f"{scalar_type_name(d)} did not match {scalar_type_name(_dtype_of(other))}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
     if atol < 0:

@@ -25,16 +25,14 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import parse_device
-from ._common import array_of, check_same_shape_or_broadcast, resolve_dtype
+from ._common import array_of, check_same_shape_or_broadcast, cpp_type_name, resolve_dtype, scalar_type_name
 from ._registry import Sample, TensorSpec, op
 from .creation import (
     check_device,
     checked_fill_value,
-    cpp_type_name,
     not_implemented,
     parse_size,
     python_scalar,
-    scalar_type_name,
 )
 
 if TYPE_CHECKING:
@@ -50,7 +48,6 @@ _DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
 
 # Digits of precision of each floating type: the integers it holds exactly are +-2**digits.
 _DIGITS = {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}
-_SCALAR_NAMES = {dt.float16: "Half", dt.bfloat16: "BFloat16", dt.float32: "Float", dt.float64: "Double"}
 
 
 class Generator:
@@ -360,7 +357,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt
         raise not_implemented("randperm", d)
     if d._category == dt._FLOAT and d in (dt.float16, dt.float32, dt.float64) and n > 2 ** _DIGITS[d] + 1:
         raise RuntimeError(f"n cannot be greater than {'2^24+1' if d is dt.float32 else 2 ** _DIGITS[d] + 1} "
-                           f"for {_SCALAR_NAMES[d]} type.")
+                           f"for {scalar_type_name(d)} type.")
     if d._category == dt._INT and n:
         checked_fill_value(n - 1, d)
     return rng(generator).permutation(n).astype(d._np)
@@ -627,7 +624,7 @@ def uniform_(input: Tensor, from_: float = 0, to: float = 1, *, generator: Gener
         raise RuntimeError(f"{'from' if not math.isfinite(low) else 'to'} is out of bounds for "
                            f"{cpp_type_name(real)}")
     if high - low > limit:
-        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{_SCALAR_NAMES[real]}>::max(), but "
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{scalar_type_name(real)}>::max(), but "
                            f"found to={_float_format(high)} and from={_float_format(low)} which result in to-from "
                            "to exceed the limit")
     sample = _uniform(rng(generator), input.shape, d)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import binary, quiet, resolve_dtype, wrap_dim, wrap_dims
+from ._common import binary, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -72,22 +72,12 @@ RETURN_TYPES: dict[str, type] = {
 
 # -- helpers -----------------------------------------------------------------------------
 
-_TYPE_NAMES = {dt.bool: "Bool", dt.uint8: "Byte", dt.int8: "Char", dt.int16: "Short", dt.int32: "Int",
-               dt.int64: "Long", dt.float16: "Half", dt.bfloat16: "BFloat16", dt.float32: "Float",
-               dt.float64: "Double", dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble"}
-
-
 def _dtype_of(array: np.ndarray) -> dt.dtype:
     return dt.NP_TO_DTYPE[array.dtype]
 
 
-def _type_name(d: dt.dtype) -> str:
-    """PyTorch's C++ name of a dtype, as its error messages spell it (``Long``, ``Float``)."""
-    return _TYPE_NAMES[d]
-
-
 def _not_implemented(kernel: str, array: np.ndarray) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(_dtype_of(array))}\'')
+    return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(_dtype_of(array))}\'')
 
 
 def _is_floating_or_complex(d: dt.dtype) -> bool:
@@ -522,10 +512,10 @@ def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool 
         target = _dtype_of(input)
         if not _is_floating_or_complex(target):
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
-                               f"or complex dtype. Got: {_type_name(target)}")
+                               f"or complex dtype. Got: {scalar_type_name(target)}")
     elif not _is_floating_or_complex(target):
         raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating point "
-                           f"or complex dtype. Got: {_type_name(target)}")
+                           f"or complex dtype. Got: {scalar_type_name(target)}")
     axis = _reduction_axes(dim, input.ndim, "mean")
     work = input if input.dtype == target._np else input.astype(target._np)
     if work.dtype in _LOW_PRECISION:
@@ -1052,18 +1042,19 @@ def _norm_dtypes(kind: str, array: np.ndarray, dtype) -> dt.dtype:
     source = _dtype_of(array)
     if not _is_floating_or_complex(source):
         raise RuntimeError(f"linalg.{kind}: Expected a floating point or complex tensor as input. "
-                           f"Got {_type_name(source)}")
+                           f"Got {scalar_type_name(source)}")
     target = resolve_dtype(dtype)
     if target is None:
         return source
     if not _is_floating_or_complex(target):
-        raise RuntimeError(f"linalg.{kind}: dtype should be floating point or complex, but got {_type_name(target)}")
+        raise RuntimeError(f"linalg.{kind}: dtype should be floating point or complex, but got "
+                           f"{scalar_type_name(target)}")
     if source.is_complex != target.is_complex:
         wanted = "complex for complex" if source.is_complex else "real for real"
-        raise RuntimeError(f"linalg.{kind}: dtype should be {wanted} inputs, but got {_type_name(target)}")
+        raise RuntimeError(f"linalg.{kind}: dtype should be {wanted} inputs, but got {scalar_type_name(target)}")
     if dt.promote_types(source, target) is not target:
-        raise RuntimeError(f"linalg.{kind}: the dtype of the input ({_type_name(source)}) should be convertible "
-                           f"without narrowing to the specified dtype ({_type_name(target)})")
+        raise RuntimeError(f"linalg.{kind}: the dtype of the input ({scalar_type_name(source)}) should be convertible "
+                           f"without narrowing to the specified dtype ({scalar_type_name(target)})")
     return target
 
 
@@ -1115,7 +1106,7 @@ def _matrix_norm(array: np.ndarray, order: str, dim, keepdim: bool, dtype) -> np
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({rows}, {columns})")
     if order == "nuc" and array.dtype in _LOW_PRECISION:
         raise RuntimeError("linalg.matrix_norm: Low precision dtypes not supported. "
-                           f"Got {_type_name(_dtype_of(array))}")
+                           f"Got {scalar_type_name(_dtype_of(array))}")
     target = _norm_dtypes("matrix_norm", array, dtype)
     if order == "fro":
         return _vector_norm(array, 2, (rows, columns), keepdim, dtype)

@@ -30,7 +30,15 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
-from ._common import array_of, check_same_shape_or_broadcast, operand_dtype, wrap_dim, wrap_dims
+from ._common import (
+    array_of,
+    array_type_name,
+    check_same_shape_or_broadcast,
+    operand_dtype,
+    scalar_type_name,
+    wrap_dim,
+    wrap_dims,
+)
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -45,17 +53,11 @@ _SCALAR = TensorSpec(())
 _I23 = TensorSpec((2, 3), "int64", -5, 5)
 
 # PyTorch names tensors by their legacy type in some messages ("torch.FloatTensor").
-_LEGACY_TYPE_NAMES = {
-    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-    "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}
 
 
 def legacy_type_name(array: np.ndarray) -> str:
     """``'torch.FloatTensor'`` for a float32 array: the name PyTorch's expand errors use."""
-    name = repr(dt.NP_TO_DTYPE[array.dtype]).rsplit(".", 1)[-1]
-    return f"torch.{_LEGACY_TYPE_NAMES.get(name, name)}Tensor"
+    return f"torch.{array_type_name(array)}Tensor"
 
 
 # -- argument parsing --------------------------------------------------------------------
@@ -222,8 +224,7 @@ def _view_dtype(array: np.ndarray, dtype: dt.dtype) -> np.ndarray:
     """The same bytes read as ``dtype`` (the last dimension rescales when item sizes differ)."""
     old, new = array.dtype.itemsize, dtype.itemsize
     if old != new:
-        names = (_LEGACY_TYPE_NAMES[repr(dt.NP_TO_DTYPE[array.dtype]).rsplit(".", 1)[-1]],
-                 _LEGACY_TYPE_NAMES[repr(dtype).rsplit(".", 1)[-1]])
+        names = (array_type_name(array), scalar_type_name(dtype))
         if array.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 to view {names[0]} as {names[1]} (different element sizes)")
         if array.shape[-1] != 1 and array.strides[-1] != old:
