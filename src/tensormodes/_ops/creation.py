@@ -353,6 +353,17 @@ _COPY_WARNING = (
     "sourceTensor.detach().clone().requires_grad_(True), rather than tensormodes.tensor(sourceTensor).")
 
 
+
+def _plain_size(size: tuple, op_name: str) -> bool:
+    """True for the common call, sizes given as non-negative Python ints (the careful
+    parsing is then skipped); TypeError when no size is given at all."""
+    for d in size:
+        if type(d) is not int or d < 0:
+            return False
+    if not size:
+        raise TypeError(f'{op_name}() missing 1 required positional arguments: "size"')
+    return True
+
 @op(factory=True, samples=(
     Sample(([[1.0, 2.0], [3.0, 4.0]],)), Sample(([1, 2],), {"dtype": dt.float64}), Sample((2.5,)),
     Sample(([True, False],)), Sample(([1, 2.5, True],)), Sample(([[1 + 2j, 3]],)), Sample(([[], []],)),
@@ -531,14 +542,8 @@ def zeros(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
     >>> tm.zeros(2, 3).shape, tm.zeros((2,), dtype=tm.int64)
     (tensormodes.Size([2, 3]), tensor([0, 0]))
     """
-    if dtype is None and device is None:
-        for d in size:  # common case: non-negative ints, default dtype
-            if type(d) is not int or d < 0:
-                break
-        else:
-            if size:
-                return _np_zeros(size, _DEFAULT_DTYPE.get()._np)
-            raise TypeError('zeros() missing 1 required positional arguments: "size"')
+    if dtype is None and device is None and _plain_size(size, "zeros"):
+        return _np_zeros(size, _DEFAULT_DTYPE.get()._np)
     shape = _shape_of(size, "zeros")
     check_device(device)
     return _np_zeros(shape, _target_np(dtype))
@@ -555,16 +560,10 @@ def ones(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
     >>> tm.ones(2), tm.ones((1, 2), dtype=tm.int32)
     (tensor([1., 1.]), tensor([[1, 1]], dtype=tensormodes.int32))
     """
-    if dtype is None and device is None:
-        for d in size:
-            if type(d) is not int or d < 0:
-                break
-        else:
-            if size:
-                result = _np_empty(size, _DEFAULT_DTYPE.get()._np)
-                result.fill(1)  # np.ones is Python code around the same two calls
-                return result
-            raise TypeError('ones() missing 1 required positional arguments: "size"')
+    if dtype is None and device is None and _plain_size(size, "ones"):
+        result = _np_empty(size, _DEFAULT_DTYPE.get()._np)
+        result.fill(1)  # np.ones is Python code around the same two calls
+        return result
     shape = _shape_of(size, "ones")
     check_device(device)
     result = _np_empty(shape, _target_np(dtype))
@@ -581,14 +580,8 @@ def empty(*size: int, dtype: dt.dtype | None = None, layout=None, device=None, r
     >>> tm.empty(2, 3).shape, tm.empty(0, dtype=tm.int32).dtype
     (tensormodes.Size([2, 3]), tensormodes.int32)
     """
-    if dtype is None and device is None:
-        for d in size:
-            if type(d) is not int or d < 0:
-                break
-        else:
-            if size:
-                return _np_empty(size, _DEFAULT_DTYPE.get()._np)
-            raise TypeError('empty() missing 1 required positional arguments: "size"')
+    if dtype is None and device is None and _plain_size(size, "empty"):
+        return _np_empty(size, _DEFAULT_DTYPE.get()._np)
     shape = _shape_of(size, "empty")
     check_device(device)
     return _np_empty(shape, _target_np(dtype))
