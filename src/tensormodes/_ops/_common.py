@@ -201,6 +201,11 @@ _CPP_TYPE_NAMES = {
 }
 
 
+# The C++ types PyTorch names in "value cannot be converted to type int8_t without overflow".
+_OVERFLOW_TYPE_NAMES = {**_CPP_TYPE_NAMES, dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t",
+                        dt.int64: "int64_t"}
+
+
 def scalar_type_name(dtype: dt.dtype) -> str:
     """PyTorch's ScalarType name of ``dtype`` (``Long``, ``Float``, ``ComplexDouble`` ...)."""
     return _SCALAR_TYPE_NAMES[dtype]
@@ -209,6 +214,11 @@ def scalar_type_name(dtype: dt.dtype) -> str:
 def cpp_type_name(dtype: dt.dtype) -> str:
     """The C++ element type PyTorch names for ``dtype`` (``float``, ``long int``, ``c10::Half`` ...)."""
     return _CPP_TYPE_NAMES[dtype]
+
+
+def overflow_type_name(dtype: dt.dtype) -> str:
+    """The C++ type PyTorch's scalar overflow errors name for ``dtype`` (``int8_t``, ``c10::Half`` ...)."""
+    return _OVERFLOW_TYPE_NAMES[dtype]
 
 
 def array_type_name(array: np.ndarray) -> str:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import check_same_shape_or_broadcast, cpp_type_name, wrap_dim
+from ._common import check_same_shape_or_broadcast, cpp_type_name, overflow_type_name, wrap_dim
 from ._registry import Sample, TensorSpec, op
 from .shape import expand_array, gather_back, legacy_type_name, positions_of
 
@@ -39,12 +39,6 @@ _I23 = TensorSpec((2, 3), "int64", -5, 5)
 # gradients are not defined. ``scatter`` with ``reduce`` has no gradient (nor in
 # PyTorch): its samples are integer.
 
-# C++ type names PyTorch puts in conversion errors (the mask errors use _common.cpp_type_name).
-_OVERFLOW_TYPE_NAMES = {
-    "bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
-    "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-}
 # Largest finite value of each floating type, for PyTorch's scalar overflow check.
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
               "float64": np.inf, "complex64": 3.4028234663852886e38, "complex128": np.inf}
@@ -104,7 +98,8 @@ def scalar_as(value, dtype: np.dtype, *, half_saturates: bool = False) -> np.nda
         too_big = any(np.isfinite(p) and abs(p) > limit for p in parts)
         overflow = overflow or (too_big and not (half_saturates and name in ("float16", "bfloat16")))
     if overflow:
-        raise RuntimeError(f"value cannot be converted to type {_OVERFLOW_TYPE_NAMES[name]} without overflow")
+        raise RuntimeError(f"value cannot be converted to type {overflow_type_name(dt.NP_TO_DTYPE[dtype])} "
+                           "without overflow")
     with np.errstate(over="ignore"):
         return np.asarray(value).astype(dtype)
 

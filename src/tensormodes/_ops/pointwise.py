@@ -33,6 +33,7 @@ from ._common import (
     cpp_type_name,
     floating,
     operand_dtype,
+    overflow_type_name,
     quiet,
     scalar_type_name,
 )
@@ -174,12 +175,6 @@ def _both_scalars(a, b) -> bool:
     return type(a) is not _ND and type(b) is not _ND
 
 
-# C++ names in PyTorch's "value cannot be converted to type int8_t without overflow".
-_SCALAR_TYPE_NAMES = {
-    dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t", dt.int32: "int", dt.int64: "int64_t",
-    dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16", dt.float32: "float", dt.float64: "double",
-    dt.complex64: "c10::complex<float>", dt.complex128: "c10::complex<double>",
-}
 
 
 def _check_representable(value, d: dt.dtype) -> None:
@@ -196,7 +191,7 @@ def _check_representable(value, d: dt.dtype) -> None:
     else:
         fits = not math.isfinite(value) or builtins.abs(value) <= _FLOAT_MAX[d]
     if not fits:
-        raise RuntimeError(f"value cannot be converted to type {_SCALAR_TYPE_NAMES[d]} without overflow")
+        raise RuntimeError(f"value cannot be converted to type {overflow_type_name(d)} without overflow")
 
 
 # -- gradient helpers: formulas run on Tensors, through public methods and operators ----------
