@@ -104,6 +104,16 @@ def scalar_as(value, dtype: np.dtype, *, half_saturates: bool = False) -> np.nda
         return np.asarray(value).astype(dtype)
 
 
+def _fill_value(value, dtype: np.dtype, op_name: str):
+    """A number or 0-dim array ``value`` converted for filling a ``dtype`` tensor."""
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise RuntimeError(f"{op_name} only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.ndim} dimension(s).")
+        return _cast_array(value, dtype)
+    return scalar_as(value, dtype)
+
+
 def _cast_array(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """``value`` converted to ``dtype`` as PyTorch's copy does (complex to real warns)."""
     if value.dtype == dtype:
@@ -838,13 +848,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
-    if isinstance(value, np.ndarray):
-        if value.ndim != 0:
-            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value.ndim} dimension(s).")
-        fill = _cast_array(value, input.dtype)
-    else:
-        fill = scalar_as(value, input.dtype)
+    fill = _fill_value(value, input.dtype, "index_fill_")
     d, positions = _index_positions(input, dim, index)
     result = input.copy()
     target = _as_nd(result)
@@ -928,13 +932,7 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
     if mask.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{cpp_type_name(dt.NP_TO_DTYPE[mask.dtype])}")
-    if isinstance(value, np.ndarray):
-        if value.ndim != 0:
-            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                               f"{value.ndim} dimension(s).")
-        fill = _cast_array(value, input.dtype)
-    else:
-        fill = scalar_as(value, input.dtype)
+    fill = _fill_value(value, input.dtype, "masked_fill_")
     if mask.shape != input.shape:  # np.broadcast_shapes is a slow Python helper
         check_same_shape_or_broadcast(mask.shape, input.shape)
     return np.where(mask, fill, input)
