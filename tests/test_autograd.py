@@ -326,7 +326,8 @@ def test_modifying_a_saved_tensor_makes_backward_fail():
 
 def test_in_place_on_a_leaf_that_requires_grad_raises():
     x = tm.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place "
+                                           "operation."):
         x.add_(1)
     with tm.no_grad():
         x.add_(1)
