@@ -62,8 +62,30 @@ def torch_maker(value):
     return torch.tensor(value)
 
 
+def _torch_nll_loss_backward(torch):
+    def nll_loss_backward(grad_output, input, target, weight=None, reduction="mean", ignore_index=-100):
+        x = input.detach().requires_grad_()
+        with torch.enable_grad():
+            loss = torch.nn.functional.nll_loss(x, target, weight, ignore_index=ignore_index, reduction=reduction)
+            # create_graph: the result stays differentiable in grad_output (and weight), as ours is.
+            return torch.autograd.grad(loss, x, grad_output, create_graph=True)[0]
+
+    return nll_loss_backward
+
+
+# Private tensormodes ops that PyTorch has only as ATen operators (``torch.ops.aten``), outside
+# its Python namespace, with these equivalents written with PyTorch's API: the cross-reference
+# tests compare with them (``callable_for(opdef, torch)``) instead of looking the name up.
+TORCH_EQUIVALENTS = {
+    "_nll_loss_backward": _torch_nll_loss_backward,  # aten::nll_loss_backward takes total_weight
+    "_threshold_backward": lambda torch: torch.ops.aten.threshold_backward,
+}
+
+
 def callable_for(opdef, library):
     """The public callable exercising ``opdef`` in ``library`` (tensormodes or torch)."""
+    if library is not tm and opdef.name in TORCH_EQUIVALENTS:
+        return TORCH_EQUIVALENTS[opdef.name](library)
     if opdef.function:
         module = library
         for part in opdef.namespace.split(".")[1:]:

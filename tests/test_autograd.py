@@ -64,6 +64,51 @@ def test_gradients_accumulate_across_backward_calls():
     assert x.grad.tolist() == [5.0, 5.0]
 
 
+def test_later_gradients_are_added_into_the_same_grad_tensor():
+    # As in PyTorch: accumulation writes into the existing .grad, whose version moves.
+    x = tm.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2).sum().backward()
+    first = x.grad
+    version = first._version
+    (x * 3).sum().backward()
+    assert x.grad is first and first.tolist() == [5.0, 5.0] and first._version == version + 1
+
+
+def test_a_gradient_shared_by_two_leaves_is_not_shared_by_their_grads():
+    x, b = tm.ones(3, requires_grad=True), tm.ones(3, requires_grad=True)
+    (x + b).sum().backward()  # AddBackward hands the same tensor to both leaves
+    assert x.grad is not b.grad
+    x.grad.add_(1)
+    assert b.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_gradient_held_by_a_hook_is_copied_not_taken_over():
+    seen = []
+    y = tm.ones(2, requires_grad=True)
+    y.register_hook(seen.append)
+    (y * 3).sum().backward()
+    (y * 3).sum().backward()
+    assert [g.tolist() for g in seen] == [[3.0, 3.0], [3.0, 3.0]]
+    assert y.grad.tolist() == [6.0, 6.0] and all(g is not y.grad for g in seen)
+
+
+def test_a_caller_gradient_reaching_a_leaf_is_copied():
+    x = tm.ones(2, requires_grad=True)
+    gradient = tm.tensor([1.0, 2.0])
+    x.backward(gradient)
+    assert x.grad is not gradient
+    x.grad.zero_()
+    assert gradient.tolist() == [1.0, 2.0]
+
+
+def test_node_pre_hooks_replace_the_incoming_gradient():
+    x = tm.ones(2, requires_grad=True)
+    y = x * 1
+    y.grad_fn.register_prehook(lambda grad_outputs: (grad_outputs[0] * 10,))
+    y.sum().backward()
+    assert x.grad.tolist() == [10.0, 10.0]
+
+
 def test_broadcasting_is_reduced_in_gradients():
     x = tm.ones(3, 1, requires_grad=True)
     b = tm.ones(4, requires_grad=True)

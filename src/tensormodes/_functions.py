@@ -316,6 +316,13 @@ if ({requires_grad}) and _grad_enabled():
 return t"""
 
 
+_WRAP_VIEW_AND_RECORD = """\
+t = {wrapped}
+if ({requires_grad}) and _grad_enabled():
+    return _record(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, t)
+return t"""
+
+
 def _block(header: str, body: str) -> str:
     return f"{header}\n{textwrap.indent(body, '    ')}"
 
@@ -422,9 +429,10 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
 
 
 def records_on_fast_path(opdef: OpDef, inplace: bool) -> bool:
-    """Out-of-place differentiable ops record tensors that require grad without leaving the fast path."""
+    """Out-of-place differentiable ops (views included) record tensors that require grad
+    without leaving the fast path; in-place ops leave it for autograd's checks."""
     return (opdef.differentiable and not opdef.factory and not inplace and not opdef.mutates
-            and not opdef.view and not opdef.alias and bool(opdef.tensor_params))
+            and bool(opdef.tensor_params))
 
 
 def _requires_grad_expression(opdef: OpDef, signature: inspect.Signature) -> str:
@@ -474,6 +482,10 @@ def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> 
         # Factories: the common requires_grad=False is wrapped inline.
         parts.append(_block("if requires_grad is False:", _WRAP_RESULT))
         parts.append(_finish(opdef, first, inplace))
+    elif (opdef.view or opdef.alias) and records_on_fast_path(opdef, inplace):
+        wrapped = _finish(opdef, first, inplace).removeprefix("return ")
+        parts.append(_WRAP_VIEW_AND_RECORD.format(wrapped=wrapped, requires_grad=_requires_grad_expression(
+            opdef, signature), arguments=arguments))
     elif inplace or opdef.view or opdef.alias:
         parts.append(_finish(opdef, first, inplace))
     else:

@@ -247,6 +247,7 @@ class Tensor(metaclass=_TensorMeta):
     _requires_grad = False
     _grad = None
     _grad_fn = None
+    _output_nr = 0  # which output of _grad_fn this tensor is
     _view_base = None
     __array_priority__ = 1000  # NumPy defers ``ndarray + Tensor`` to Tensor.__radd__
 

@@ -7,8 +7,13 @@ the recursion limit. Saved tensors are freed node by node unless
 
 from __future__ import annotations
 
+from sys import getrefcount
+
+import numpy as np
+
+from . import graph
 from .grad_mode import _GRAD_ENABLED
-from .graph import AccumulateGrad, Node, copy_detached, grad_edge, meta, ones_like, zeros
+from .graph import AccumulateGrad, Node, bump_version, copy_detached, grad_edge, meta, ones_like, zeros
 
 __all__ = ["run_backward", "register_tensor_hook", "RemovableHandle"]
 
@@ -27,14 +32,16 @@ class RemovableHandle:
 
 def register_tensor_hook(node: Node, output_nr: int, hook) -> RemovableHandle:
     """``hook(grad)`` runs when the gradient for output ``output_nr`` of ``node`` is known."""
-    per_output = node.__dict__.setdefault("_tensor_hooks", {})
-    hooks = per_output.setdefault(output_nr, [])
+    if node._tensor_hooks is None:
+        node._tensor_hooks = {}
+    node._special = True
+    hooks = node._tensor_hooks.setdefault(output_nr, [])
     hooks.append(hook)
     return RemovableHandle(hooks, hook)
 
 
 def _run_tensor_hooks(node: Node, grads: list) -> None:
-    per_output = node.__dict__.get("_tensor_hooks")
+    per_output = node._tensor_hooks
     if not per_output:
         return
     for output_nr, hooks in per_output.items():
@@ -79,15 +86,40 @@ def _nodes_leading_to(targets: set, dependencies: dict[Node, int]) -> set:
     return useful
 
 
-def _accumulate(leaf, grad, create_graph: bool) -> None:
-    """``leaf.grad += grad``; with ``create_graph`` the sum stays differentiable."""
+def _first_refcount(items: list) -> int:
+    return getrefcount(items[0])
+
+
+# What _first_refcount says of an object referenced by its list alone (calibrated,
+# not assumed: interpreters count the references of arguments differently).
+_SOLE_REFERENCE = _first_refcount([object()])
+
+
+def _accumulate(leaf, grads: list, create_graph: bool) -> None:
+    """``leaf.grad += grads[0]``; with ``create_graph`` the sum stays differentiable.
+
+    As in PyTorch, a first gradient that nothing else references (a fresh result
+    of a formula) becomes ``.grad`` itself; anything else is copied, because the
+    same tensor may flow into several leaves or be held by a hook or the caller.
+    A later gradient is added into the existing ``.grad`` in place.
+    """
+    old = leaf._grad
     if create_graph:
-        leaf._grad = grad if leaf._grad is None else leaf._grad + grad
-    elif leaf._grad is None:
-        # A copy: the same gradient tensor may flow into several leaves.
-        leaf._grad = copy_detached(grad)
+        leaf._grad = grads[0] if old is None else old + grads[0]
+        return
+    if old is None:
+        if _first_refcount(grads) <= _SOLE_REFERENCE:
+            grad = grads[0]
+            data = grad._data
+            if type(grad) is graph._Tensor and data.base is None and not grad._requires_grad:
+                leaf._grad = grad
+                return
+        leaf._grad = copy_detached(grads[0])
+    elif type(old) is graph._Tensor and old._data.flags.writeable and not old._requires_grad:
+        np.add(old._data, grads[0]._data, out=old._data, casting="unsafe")
+        bump_version(old)
     else:
-        leaf._grad = copy_detached(leaf._grad + grad)
+        leaf._grad = old + grads[0]
 
 
 def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, create_graph: bool,
@@ -113,6 +145,7 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
         node, output_nr = grad_edge(out)
         roots.append(node)
         _add_to_buffer(buffers, node, output_nr, grad)
+    grad = None  # no stray reference: _accumulate takes gradients referenced only by their buffer
 
     targets: dict[tuple[int, int], int] = {}
     captured: list = []
@@ -137,44 +170,44 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None) or []
-            attributes = node.__dict__
-            if "_tensor_hooks" in attributes:
-                _run_tensor_hooks(node, grads)
+            if node._special:
+                grads = _before_node(node, grads)
             if targets:
                 for output_nr, grad in enumerate(grads):
                     index = targets.get((id(node), output_nr))
                     if index is not None and grad is not None:
                         captured[index] = grad
-            results: tuple = ()
-            if isinstance(node, AccumulateGrad):
-                leaf = node._variable()
-                if accumulate and leaf is not None and grads and grads[0] is not None:
-                    _accumulate(leaf, grads[0], create_graph)
+                grad = None
+            results = None
+            if type(node) is AccumulateGrad:
+                if accumulate and grads and grads[0] is not None:
+                    leaf = node._variable()
+                    if leaf is not None:
+                        _accumulate(leaf, grads, create_graph)
             elif useful is None or node in useful:
-                for grad in grads:
-                    if grad is not None:
-                        results = node.apply(tuple(grads) if "_output_meta" not in attributes
-                                             else _materialize(node, grads))
-                        hooks = attributes.get("_post_hooks")
-                        if hooks:
-                            for hook in hooks:
-                                replaced = hook(results, tuple(grads))
-                                if replaced is not None:
-                                    results = tuple(replaced)
-                        break
+                if (grads[0] is not None or any(g is not None for g in grads)) if grads else False:
+                    results = node.apply(tuple(grads))
+                    if node._post_hooks:
+                        for hook in node._post_hooks:
+                            replaced = hook(results, tuple(grads))
+                            if replaced is not None:
+                                results = tuple(replaced)
                 if not retain_graph:
                     node.release()
-            edges = node.next_functions
-            for (child, output_nr), grad in (zip(edges, results) if results else ((e, None) for e in edges)):
+            # Gradients are read by index, not bound to a loop variable: a stray reference
+            # would keep _accumulate from taking them over.
+            count = 0 if results is None else len(results)
+            for i, (child, output_nr) in enumerate(node.next_functions):
                 if child is None:
                     continue
-                if grad is not None:
+                if i < count and results[i] is not None:
                     slots = buffers.get(child)
                     if slots is None:
-                        slots = buffers[child] = []
-                    while len(slots) <= output_nr:
-                        slots.append(None)
-                    slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
+                        buffers[child] = [results[i]] if output_nr == 0 else [None] * output_nr + [results[i]]
+                    else:
+                        while len(slots) <= output_nr:
+                            slots.append(None)
+                        slots[output_nr] = results[i] if slots[output_nr] is None else slots[output_nr] + results[i]
                 remaining = dependencies[child] - 1
                 dependencies[child] = remaining
                 if remaining == 0:
@@ -198,11 +231,19 @@ def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad) -> None:
     slots[output_nr] = grad if slots[output_nr] is None else slots[output_nr] + grad
 
 
-def _materialize(node: Node, grads: list) -> tuple:
-    """Output gradients for ``node``, with zeros for outputs that received none."""
-    metas = node.__dict__.get("_output_meta")
-    if metas is None:
-        return tuple(grads)
-    grads = list(grads) + [None] * (len(metas) - len(grads))
-    return tuple(zeros(shape, dtype) if g is None and shape is not None else g
-                 for g, (shape, dtype) in zip(grads, metas))
+def _before_node(node: Node, grads: list) -> list:
+    """What runs before a node with hooks or several outputs: tensor hooks, pre-hooks,
+    and zeros for outputs that received no gradient."""
+    if node._tensor_hooks:
+        _run_tensor_hooks(node, grads)
+    if node._pre_hooks and any(g is not None for g in grads):
+        for hook in node._pre_hooks:
+            replaced = hook(tuple(grads))
+            if replaced is not None:
+                grads = list(replaced)
+    metas = node._output_meta
+    if metas is not None and any(g is not None for g in grads):
+        grads = list(grads) + [None] * (len(metas) - len(grads))
+        grads = [zeros(shape, dtype) if g is None and shape is not None else g
+                 for g, (shape, dtype) in zip(grads, metas)]
+    return grads

@@ -63,7 +63,9 @@ class FunctionBackward(Node):
         self._function = function
         self.ctx = ctx
         self.next_functions = edges
-        self._output_meta = output_meta if ctx.materialize_grads else None
+        if ctx.materialize_grads:
+            self._output_meta = output_meta
+            self._special = True
 
     def name(self) -> str:
         return f"{self._function.__name__}Backward"

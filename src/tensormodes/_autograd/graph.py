@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import weakref
 
+from .. import _dtype as dt
 from .grad_mode import grad_enabled
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",
@@ -33,6 +34,8 @@ _SUPPORT: dict = {}
 # that requires grad): one global lookup instead of a call and a dict lookup.
 _Tensor: type = type(None)
 _meta = _alias = None
+_new = object.__new__
+_BFLOAT16 = dt.bfloat16._np
 
 
 def register_tensor_type(tensor_type: type, **helpers) -> None:
@@ -107,6 +110,10 @@ class Node:
     """
 
     next_functions: tuple = ()
+    # True once the node has hooks or outputs needing zeros: the engine's loop checks
+    # this one flag and only then looks for them (class defaults cost nothing per node).
+    _special = False
+    _pre_hooks = _post_hooks = _tensor_hooks = _output_meta = None
 
     def name(self) -> str:
         """The node's name, PyTorch style (``'MulBackward0'``)."""
@@ -122,11 +129,17 @@ class Node:
     def register_hook(self, hook) -> None:
         """``hook(grad_inputs, grad_outputs)`` runs after the node; a non-None result
         replaces ``grad_inputs``."""
-        self.__dict__.setdefault("_post_hooks", []).append(hook)
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(hook)
+        self._special = True
 
     def register_prehook(self, hook) -> None:
         """``hook(grad_outputs)`` runs before the node; a non-None result replaces them."""
-        self.__dict__.setdefault("_pre_hooks", []).append(hook)
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(hook)
+        self._special = True
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -151,7 +164,7 @@ def grad_edge(t) -> tuple:
     """The ``(node, output_nr)`` a gradient for ``t`` must flow into."""
     node = t._grad_fn
     if node is not None:
-        return (node, t.__dict__.get("_output_nr", 0))
+        return (node, t._output_nr)
     if not t._requires_grad:
         return (None, 0)
     accumulator = t.__dict__.get("_grad_accumulator")
@@ -160,12 +173,24 @@ def grad_edge(t) -> tuple:
     return (accumulator, 0)
 
 
+def _freed_error() -> RuntimeError:
+    return RuntimeError(
+        "Trying to backward through the graph a second time (or directly access saved tensors after "
+        "they have already been freed). Saved intermediate values of the graph are freed when you call "
+        ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+        "graph a second time or if you need to access saved tensors after calling backward.")
+
+
 class SavedTensor:
-    """A tensor saved for backward, with the version it had when saved."""
+    """A tensor saved for backward, with the version it had when saved.
+
+    A saved *output* keeps only its array (saving the tensor itself would make a
+    cycle node -> output -> node) and is rebuilt on unpack.
+    """
 
     __slots__ = ("_tensor", "_version", "_counter", "_producer", "_output_nr", "_is_output")
 
-    def __init__(self, t, is_output: bool) -> None:
+    def __init__(self, t, is_output: bool, output_nr: int = 0) -> None:
         attributes = t.__dict__
         counter = attributes.get("_version_counter")  # version_counter(t), inline: saved per op
         if counter is None:
@@ -173,40 +198,76 @@ class SavedTensor:
         self._counter = counter
         self._version = counter[0]
         self._is_output = is_output
-        self._output_nr = attributes.get("_output_nr", 0)
-        # Named in the error if the tensor is modified in place before backward.
-        producer = t._grad_fn
-        self._producer = None if is_output or producer is None else producer.name()
-        # Saving the output itself would make a cycle (node -> output -> node):
-        # keep its storage and rebuild the tensor, pointing at this node, on unpack.
-        self._tensor = _alias(t) if is_output else t
+        if is_output:
+            self._tensor = t._data
+            self._output_nr = output_nr
+            self._producer = None
+        else:
+            self._tensor = t
+            self._output_nr = attributes.get("_output_nr", 0)
+            self._producer = t._grad_fn  # named in the error if t is modified in place before backward
 
     def unpack(self, node: Node):
         t = self._tensor
         if t is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved tensors after "
-                "they have already been freed). Saved intermediate values of the graph are freed when you call "
-                ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-                "graph a second time or if you need to access saved tensors after calling backward.")
+            raise _freed_error()
         if self._counter[0] != self._version:
-            producer = node.name() if self._is_output else self._producer
-            raise RuntimeError(
-                f"one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{t.type()} {list(meta(t)[0])}]"
-                + (f", which is output {self._output_nr} of {producer}," if producer else "")
-                + f" is at version {self._counter[0]}; expected version {self._version} instead. Hint: the "
-                f"backtrace further above can point at the operation that failed to compute its gradient.")
+            self._raise_modified(node)
         if self._is_output:
-            t = _alias(t)
-            t._requires_grad = True
-            t._grad_fn = node
-            if self._output_nr:
-                t._output_nr = self._output_nr
+            output = _new(_Tensor)
+            output._data = t
+            output._version_counter = self._counter
+            if grad_enabled():  # double backward: the output is differentiable, produced by this node
+                output._requires_grad = True
+                output._grad_fn = node
+                if self._output_nr:
+                    output._output_nr = self._output_nr
+            return output
         return t
+
+    def _raise_modified(self, node: Node):
+        if self._is_output:
+            producer, shape, type_name = node.name(), self._tensor.shape, _type_name(self._tensor)
+        else:
+            producer = None if self._producer is None else self._producer.name()
+            shape, type_name = meta(self._tensor)[0], self._tensor.type()
+        raise RuntimeError(
+            f"one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: [{type_name} {list(shape)}]"
+            + (f", which is output {self._output_nr} of {producer}," if producer else "")
+            + f" is at version {self._counter[0]}; expected version {self._version} instead. Hint: the "
+            f"backtrace further above can point at the operation that failed to compute its gradient.")
 
     def release(self) -> None:
         self._tensor = None
+
+
+def _type_name(array) -> str:
+    t = _new(_Tensor)
+    t._data = array
+    return t.type()
+
+
+class _SavedSequence:
+    """A list or (named) tuple of arguments some of which are saved tensors."""
+
+    __slots__ = ("_items", "_kind")
+
+    def __init__(self, items: list, kind: type) -> None:
+        self._items = items
+        self._kind = kind
+
+    def unpack(self, node: Node):
+        items = [v.unpack(node) if type(v) is SavedTensor else v for v in self._items]
+        kind = self._kind
+        if kind is list:
+            return items
+        return kind(*items) if hasattr(kind, "_fields") else kind(items)
+
+    def release(self) -> None:
+        for item in self._items:
+            if type(item) is SavedTensor:
+                item.release()
 
 
 _NODE_CLASSES: dict[str, type] = {}
@@ -220,6 +281,11 @@ def _node_class(op_name: str) -> type:
     return cls
 
 
+# Where the output gradient goes among a formula's arguments.
+_GRAD = object()
+_NO_EDGE = (None, 0)
+
+
 class OpBackward(Node):
     """Backward of an op from the op table: runs its declared gradient formula.
 
@@ -228,72 +294,51 @@ class OpBackward(Node):
     and returns one gradient (or None) per tensor parameter.
     """
 
-    def __init__(self, formula, wanted: tuple[str, ...], saved: dict, edges: tuple, shapes: tuple,
-                 dtypes: tuple) -> None:
-        self._formula = formula
-        self._wanted = wanted
-        self._saved = saved
+    def __init__(self, plan: _Plan, arguments: list, saved_at: tuple[int, ...], edges: tuple, fits: tuple) -> None:
+        self._plan = plan
+        self._arguments = arguments  # in the formula's parameter order; _GRAD where the gradient goes
+        self._saved_at = saved_at  # positions of saved tensors among the arguments
         self.next_functions = edges
-        self._shapes = shapes
-        self._dtypes = dtypes
+        self._fits = fits  # per input: (shape, NumPy dtype) its gradient must have, or None
 
     def apply(self, grads: tuple) -> tuple:
-        saved = self._saved
-        values = []
-        for name in self._wanted:
-            if name == "grad":
-                values.append(grads if len(grads) > 1 else grads[0])
+        plan = self._plan
+        if self._arguments is None:
+            raise _freed_error()
+        values = self._arguments.copy()
+        for i in self._saved_at:
+            values[i] = values[i].unpack(self)
+        if plan.grad >= 0:
+            values[plan.grad] = grads if len(grads) > 1 else grads[0]
+        keywords = plan.keywords
+        result = plan.formula(*values) if keywords is None else plan.formula(**dict(zip(keywords, values)))
+        if type(result) is not tuple:
+            result = tuple(result) if isinstance(result, list) else (result,)
+        if any(type(g) is tuple or type(g) is list for g in result):  # a list input's gradients, nested
+            result = [g for value in result
+                      for g in (value if type(value) is tuple or type(value) is list else (value,))]
+        fitted = []
+        for grad, fit in zip(result, self._fits):
+            if grad is None or fit is None:
+                fitted.append(None)
+            elif type(grad) is _Tensor and grad._data.shape == fit[0] and grad._data.dtype is fit[1]:
+                fitted.append(grad)
             else:
-                value = saved[name]
-                # type() is: SavedTensor is final, and this runs per saved value per node.
-                values.append(value.unpack(self) if type(value) is SavedTensor else _unpack(value, self))
-        formula = self._formula
-        if formula in _POSITIONAL:  # positional arguments: no keyword dict to build and parse
-            result = formula(*values)
-        else:
-            result = formula(**dict(zip(self._wanted, values)))
-        if not isinstance(result, (tuple, list)):
-            result = (result,)
-        flat = []
-        for value in result:
-            if value is None or type(value) is _Tensor:
-                flat.append(value)
-            elif isinstance(value, (tuple, list)):
-                flat.extend(value)
-            else:
-                flat.append(value)
-        return tuple([_fit(g, shape, dtype) for g, shape, dtype in zip(flat, self._shapes, self._dtypes)])
+                fitted.append(_fit(grad, fit))
+        return tuple(fitted)
 
     def release(self) -> None:
-        saved = self._saved
-        if saved:
-            for value in saved.values():
-                if type(value) is SavedTensor:
-                    value._tensor = None
-                elif isinstance(value, list):
-                    for item in value:
-                        if isinstance(item, SavedTensor):
-                            item.release()
+        if self._saved_at:  # dropping the arguments frees the saved tensors
+            self._arguments = None
 
 
-def _unpack(value, node):
-    if isinstance(value, SavedTensor):
-        return value.unpack(node)
-    if isinstance(value, list):
-        return [_unpack(v, node) for v in value]
-    if isinstance(value, tuple) and value and any(isinstance(v, SavedTensor) for v in value):
-        items = [_unpack(v, node) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
-    return value
-
-
-def _fit(grad, shape, dtype):
+def _fit(grad, fit: tuple):
     """Sum a broadcast gradient back to its input's shape and cast it to the input's dtype."""
-    if grad is None or shape is None:
-        return None
+    shape, np_dtype = fit
     grad_shape, grad_dtype = _meta(grad)
     if grad_shape != shape:
         grad = sum_to_shape(grad, grad_shape, shape)
+    dtype = dt.NP_TO_DTYPE[np_dtype]
     if grad_dtype is not dtype:
         if grad_dtype.is_complex and not dtype.is_complex:
             grad = grad.real  # a real input's gradient is the real part
@@ -331,78 +376,111 @@ def needs_grad(tensors) -> bool:
     return False
 
 
-_WANTED: dict = {}
-# Formulas whose parameters can all be passed positionally: called without a keyword dict.
-_POSITIONAL: set = set()
+# How each formula parameter is filled at record time.
+_GRAD_PARAM, _RESULT_PARAM, _TENSOR_PARAM, _VALUE_PARAM, _META_PARAM = range(5)
 
 
-def _wanted(formula) -> tuple[str, ...]:
-    wanted = _WANTED.get(formula)
-    if wanted is None:
+class _Plan:
+    """How one op's formula is fed, worked out once per op from the formula's signature."""
+
+    __slots__ = ("formula", "names", "kinds", "keywords", "grad")
+
+    def __init__(self, formula, tensor_params: tuple[str, ...], arguments: dict) -> None:
         parameters = inspect.signature(formula).parameters.values()
-        wanted = _WANTED[formula] = tuple(p.name for p in parameters)
-        if all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters):
-            _POSITIONAL.add(formula)
-    return wanted
+        self.formula = formula
+        self.names = tuple(p.name for p in parameters)
+        positional = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+        self.keywords = None if positional else self.names  # None: called positionally (faster)
+        self.kinds = tuple(
+            _GRAD_PARAM if name == "grad" else _RESULT_PARAM if name == "result"
+            else _TENSOR_PARAM if name in tensor_params else _VALUE_PARAM if name in arguments
+            else _META_PARAM for name in self.names)
+        self.grad = self.kinds.index(_GRAD_PARAM) if _GRAD_PARAM in self.kinds else -1
 
 
-_DIFFERENTIABLE: dict = {}  # dtype -> floating or complex, memoised: asked per recorded output
+_PLANS: dict[str, _Plan] = {}
+
+
+def _plan(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict) -> _Plan:
+    plan = _PLANS[op_name] = _Plan(formula, tensor_params, arguments)
+    return plan
+
+
+_DIFFERENTIABLE_KINDS = frozenset("fc")
 
 
 def _differentiable(t) -> bool:
-    dtype = _meta(t)[1]
-    answer = _DIFFERENTIABLE.get(dtype)
-    if answer is None:
-        answer = _DIFFERENTIABLE[dtype] = dtype.is_floating_point or dtype.is_complex
-    return answer
+    data = t._data
+    return data.dtype.kind in _DIFFERENTIABLE_KINDS or data.dtype == _BFLOAT16
+
+
+def _edge_and_fit(item, edges: list, fits: list) -> None:
+    if isinstance(item, _Tensor) and item._requires_grad:
+        node = item._grad_fn
+        edges.append(grad_edge(item) if node is None else (node, item._output_nr))
+        data = item._data
+        fits.append((data.shape, data.dtype))
+    else:
+        edges.append(_NO_EDGE)
+        fits.append(None)
 
 
 def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, result):
     """Attach a backward node for one call of op ``op_name`` to its (wrapped) result."""
     # Runs for every op on tensors that require grad: plain loops, no generators.
-    for value in arguments.values():
-        if value is result:
-            return result  # the op returned its input itself (contiguous()): nothing happened
-    if formula is None:
-        raise RuntimeError(f"the derivative for '{op_name}' is not implemented")
-    wanted = _WANTED.get(formula)
-    if wanted is None:
-        wanted = _wanted(formula)
-    edges, shapes, dtypes = [], [], []
+    edges, fits = [], []
     for name in tensor_params:
         value = arguments[name]
-        for item in ((value,) if type(value) is _Tensor or not isinstance(value, (list, tuple)) else value):
-            if isinstance(item, _Tensor) and item._requires_grad:
-                node = item._grad_fn
-                edges.append(grad_edge(item) if node is None else (node, item.__dict__.get("_output_nr", 0)))
-                shape, dtype = _meta(item)
-                shapes.append(shape)
-                dtypes.append(dtype)
-            else:
-                edges.append((None, 0))
-                shapes.append(None)
-                dtypes.append(None)
-    cls = _NODE_CLASSES.get(op_name)
-    if cls is None:
-        cls = _node_class(op_name)
-    node = cls(formula, wanted, None, tuple(edges), tuple(shapes), tuple(dtypes))
-    saved = {}
-    for name in wanted:
-        if name == "grad":
-            continue
-        if name == "result":
-            saved[name] = _save_outputs(result, node)
-        elif name in arguments:
-            value = arguments[name]
-            saved[name] = SavedTensor(value, False) if isinstance(value, _Tensor) else _save(value)
+        if value is result:
+            return result  # the op returned its input itself (contiguous()): nothing happened
+        if type(value) is list or type(value) is tuple:
+            for item in value:
+                _edge_and_fit(item, edges, fits)
+        elif isinstance(value, _Tensor) and value._requires_grad:  # _edge_and_fit, inline
+            node = value._grad_fn
+            edges.append(grad_edge(value) if node is None else (node, value._output_nr))
+            data = value._data
+            fits.append((data.shape, data.dtype))
         else:
-            saved[name] = _save_meta(name, arguments)
-    node._saved = saved
-    if isinstance(result, tuple):
-        # Outputs that receive no gradient get zeros (see engine._materialize).
+            edges.append(_NO_EDGE)
+            fits.append(None)
+    if formula is None:
+        raise RuntimeError(f"the derivative for '{op_name}' is not implemented")
+    plan = _PLANS.get(op_name)
+    if plan is None or plan.formula is not formula:
+        plan = _plan(op_name, formula, tensor_params, arguments)
+    saved = []
+    positions = []
+    for i, (name, kind) in enumerate(zip(plan.names, plan.kinds)):
+        if kind == _VALUE_PARAM:
+            saved.append(arguments[name])
+            continue
+        if kind == _TENSOR_PARAM:
+            value = arguments[name]
+            value = SavedTensor(value, False) if isinstance(value, _Tensor) else _save(value)
+        elif kind == _GRAD_PARAM:
+            saved.append(_GRAD)
+            continue
+        elif kind == _RESULT_PARAM:
+            value = SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result)
+        else:
+            value = _save_meta(name, arguments)
+        saved.append(value)
+        if type(value) is SavedTensor or type(value) is _SavedSequence:
+            positions.append(i)
+    cls = _NODE_CLASSES.get(op_name) or _node_class(op_name)
+    node = cls(plan, saved, tuple(positions), tuple(edges), tuple(fits))
+    if type(result) is _Tensor:
+        kind = result._data.dtype.kind
+        if kind == "f" or kind == "c" or _differentiable(result):
+            result._requires_grad = True
+            result._grad_fn = node
+    elif isinstance(result, tuple):
+        # Outputs that receive no gradient get zeros (see engine._before_node).
         if len(result) > 1:
             node._output_meta = [_meta(o) if _is_tensor(o) and _differentiable(o) else (None, None)
                                  for o in result]
+            node._special = True
         for i, out in enumerate(result):
             if _is_tensor(out) and _differentiable(out):
                 out._requires_grad = True
@@ -429,16 +507,17 @@ def _save_meta(name: str, arguments: dict):
 def _save(value):
     if isinstance(value, _Tensor):
         return SavedTensor(value, False)
-    if isinstance(value, (list, tuple)) and value and all(_is_tensor(v) for v in value):
-        return [SavedTensor(v, False) for v in value]
+    if isinstance(value, (list, tuple)) and value and any(_is_tensor(v) for v in value):
+        return _SavedSequence([SavedTensor(v, False) if _is_tensor(v) else v for v in value], type(value))
     return value
 
 
-def _save_outputs(result, node):
+def _save_outputs(result):
     if isinstance(result, tuple):
         # Outputs without gradients (indices) have no history: saved like inputs.
-        items = [SavedTensor(r, _differentiable(r)) if _is_tensor(r) else r for r in result]
-        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+        items = [(SavedTensor(r, True, i) if _differentiable(r) else SavedTensor(r, False)) if _is_tensor(r) else r
+                 for i, r in enumerate(result)]
+        return _SavedSequence(items, type(result))
     return SavedTensor(result, True)
 
 

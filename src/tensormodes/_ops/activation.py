@@ -1,9 +1,14 @@
-"""Activations that normalise along a dimension: ``softmax`` and ``log_softmax``.
+"""Activations that normalise along a dimension: ``softmax`` and ``log_softmax``, and their
+backward ops ``_softmax_backward_data`` and ``_log_softmax_backward_data``.
 
 Both subtract the maximum along ``dim`` before exponentiating, so large inputs
-do not overflow. Exponentials and sums are computed in float64; PyTorch's
-vectorised CPU kernels round differently in the last bit, so results agree
-with PyTorch's to within an ulp or two, not bit for bit.
+do not overflow. The math runs in the result dtype (float32 for half types), as
+PyTorch's CPU kernels run it; they round differently in the last bit, so results
+agree with PyTorch's to within an ulp or two, not bit for bit.
+
+The gradient formulas are one call each, to the backward ops (PyTorch's
+derivatives.yaml does the same): a training step's backward pass then pays
+dispatch once per op, not once per elementary step of the formula.
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import resolve_dtype, wrap_dim
+from ._common import array_type_name, resolve_dtype, scalar_type_name, wrap_dim
 from ._registry import Sample, TensorSpec, op
 from .creation import not_implemented
+from .nn import _public
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -24,36 +30,42 @@ if TYPE_CHECKING:
 _HALF_TYPES = (dt.float16._np, dt.bfloat16._np)
 
 
+def _dim_type_check(dim, kernel: str, position: int) -> None:
+    if type(dim) is not int and (isinstance(dim, bool) or not isinstance(dim, numbers.Integral)):
+        raise TypeError(f"{kernel}(): argument 'dim' (position {position}) must be int, not {type(dim).__name__}")
+
+
+def _kernel_name(kernel: str, axis: int, ndim: int) -> str:
+    return f"{kernel}_lastdim_kernel_impl" if axis == max(ndim, 1) - 1 else f"{kernel}_kernel_impl"
+
+
 def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, int, dt.dtype]:
-    """(``input`` minus its maximum along ``dim``; the axis; the result dtype).
+    """(``input`` minus its maximum along ``dim``, a new array; the axis; the result dtype).
 
     ``dtype`` casts the input first (PyTorch's way of avoiding overflow in low
     precision). The difference is in the result dtype (float32 for half types).
     """
-    if type(dim) is not int and (isinstance(dim, bool) or not isinstance(dim, numbers.Integral)):
-        raise TypeError(f"{kernel}(): argument 'dim' (position 2) must be int, not {type(dim).__name__}")
+    _dim_type_check(dim, kernel, 2)
     axis = wrap_dim(dim, input.ndim)
     target = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
     if target._category != dt._FLOAT:
-        last = axis == max(input.ndim, 1) - 1
-        raise not_implemented(f"{kernel}_lastdim_kernel_impl" if last else f"{kernel}_kernel_impl", target)
+        raise not_implemented(_kernel_name(kernel, axis, input.ndim), target)
     # No copy when the dtype is kept: the subtraction below makes the new array.
     x = input.astype(np.float32 if target._np in _HALF_TYPES else target._np, copy=False)
     if x.ndim == 0:
-        return x - x, 0, target
+        return np.asarray(x - x), 0, target  # an array (not a NumPy scalar), for in-place math
     if x.size == 0:
         return x.copy(), axis, target
     return x - x.max(axis=axis, keepdims=True), axis, target
 
 
-def _softmax_grad(grad, result, dim):
-    # d softmax_i / d x_j = s_i (delta_ij - s_j): the gradient is s * (g - sum(g * s)).
-    return result * (grad - (grad * result).sum(dim, keepdim=True))
+# ``input_dtype`` is the dtype the forward kernel ran on, as PyTorch passes it: ``dtype`` casts first.
+def _softmax_grad(grad, result, dim, input_dtype, dtype):
+    return _public("_softmax_backward_data")(grad, result, dim, input_dtype if dtype is None else dtype)
 
 
-def _log_softmax_grad(grad, result, dim):
-    # d log_softmax_i / d x_j = delta_ij - softmax_j.
-    return grad - result.exp() * grad.sum(dim, keepdim=True)
+def _log_softmax_grad(grad, result, dim, input_dtype, dtype):
+    return _public("_log_softmax_backward_data")(grad, result, dim, input_dtype if dtype is None else dtype)
 
 
 _M23 = TensorSpec((2, 3), "float32", -5, 5)
@@ -80,7 +92,7 @@ def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     tensormodes.float64
     """
     shifted, axis, result = _shifted(input, dim, dtype, "softmax")
-    exponentials = np.exp(shifted.astype(np.float64))
+    exponentials = np.exp(shifted, out=shifted)
     if shifted.size:
         exponentials *= 1.0 / exponentials.sum(axis=axis, keepdims=True)
     return exponentials.astype(result._np, copy=False)  # a new array already
@@ -97,7 +109,107 @@ def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tenso
     """
     shifted, axis, result = _shifted(input, dim, dtype, "log_softmax")
     if shifted.size:
-        # The log-sum in double, rounded to the working dtype before the subtraction, as PyTorch rounds it.
-        log_sum = np.log(np.exp(shifted.astype(np.float64)).sum(axis=axis, keepdims=True))
-        shifted = shifted - log_sum.astype(shifted.dtype)
+        shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
     return shifted.astype(result._np, copy=False)  # shifted is a new array
+
+
+def _backward_operands(grad_output: np.ndarray, output: np.ndarray, dim, input_dtype, kernel: str):
+    """(``grad_output`` and ``output`` in the dtype the math runs in; the axis to sum over).
+
+    PyTorch's CPU checks, in its order. The result has ``grad_output``'s dtype:
+    ``input_dtype`` only asks for a half result from float gradients, which only
+    PyTorch's CUDA kernels produce (its CPU kernels refuse, and so does this one).
+    """
+    name = f"_{kernel}_backward_data"
+    _dim_type_check(dim, name, 3)
+    if type(input_dtype) is not dt.dtype:
+        raise TypeError(f"{name}(): argument 'input_dtype' (position 4) must be tensormodes.dtype, not "
+                        f"{type(input_dtype).__name__}")
+    if grad_output.shape != output.shape:
+        raise RuntimeError(f"Expected tensor for argument #1 'grad' to have same size as tensor for argument #2 "
+                           f"'output'; but {list(grad_output.shape)} does not equal {list(output.shape)} (while "
+                           f"checking arguments for {kernel}_backward)")
+    axis = wrap_dim(dim, grad_output.ndim)
+    grad_dtype = dt.NP_TO_DTYPE[grad_output.dtype]
+    if grad_dtype._category != dt._FLOAT:
+        raise not_implemented(_kernel_name(f"{kernel}_backward", axis, grad_output.ndim), grad_dtype)
+    if grad_dtype is dt.float32 and input_dtype is dt.float16:
+        raise RuntimeError("expected scalar type Float but found Half")
+    if output.dtype != grad_output.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(grad_dtype)} but found {array_type_name(output)}")
+    if grad_output.dtype in _HALF_TYPES:  # computed in float32 and rounded once, as PyTorch's kernels do
+        return grad_output.astype(np.float32), output.astype(np.float32), axis
+    return grad_output, output, axis
+
+
+def _softmax_backward_data_grad(grad, grad_output, output, dim, input_dtype):
+    # The result o * (g - sum(g * o)) is linear in g and its own transpose: the gradient for
+    # g is the op itself. For o: G * g - g * sum(G * o) - G * sum(g * o).
+    grad_grad_output = grad_output_grad = None
+    if grad_output.requires_grad:
+        grad_grad_output = _public("_softmax_backward_data")(grad, output, dim, input_dtype)
+    if output.requires_grad:
+        grad_output_grad = (grad_output * (grad - (grad * output).sum(dim, keepdim=True))
+                            - grad * (grad_output * output).sum(dim, keepdim=True))
+    return grad_grad_output, grad_output_grad
+
+
+@op(grad=_softmax_backward_data_grad, samples=(
+    Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", 0, 1), 1, dt.float32)),
+    Sample((TensorSpec((2, 3, 4), "float64"), TensorSpec((2, 3, 4), "float64", 0, 1), 0, dt.float64)),
+    Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64", 0, 1), -1, dt.float32)),
+    Sample((TensorSpec(()), TensorSpec((), "float32", 0, 1), 0, dt.float32)),
+    Sample((TensorSpec((2, 3), "float16"), TensorSpec((2, 3), "float16", 0, 1), 1, dt.float16)),
+    Sample((TensorSpec((2, 3), "bfloat16"), TensorSpec((2, 3), "bfloat16", 0, 1), 0, dt.float32))))
+def _softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_dtype: dt.dtype) -> Tensor:
+    """The gradient of ``softmax`` along ``dim`` for its input, given the gradient of its
+    result ``grad_output`` and the result itself ``output``:
+    ``output * (grad_output - (grad_output * output).sum(dim, keepdim=True))``.
+
+    The result has ``grad_output``'s dtype, which must be ``output``'s too;
+    ``input_dtype`` is the dtype softmax ran on (see PyTorch's op of this name).
+
+    >>> import tensormodes as tm
+    >>> tm._softmax_backward_data(tm.tensor([1., 0.]), tm.tensor([0.5, 0.5]), 0, tm.float32)
+    tensor([ 0.2500, -0.2500])
+    """
+    grad, out, axis = _backward_operands(grad_output, output, dim, input_dtype, "softmax")
+    result = grad * out
+    result -= out * result.sum(axis=axis, keepdims=True)
+    return np.asarray(result.astype(grad_output.dtype, copy=False))
+
+
+def _log_softmax_backward_data_grad(grad, grad_output, output, dim, input_dtype):
+    # The result g - exp(o) * sum(g) is linear in g; its transpose gives G - sum(G * exp(o)).
+    # For o: -G * exp(o) * sum(g).
+    grad_grad_output = grad_output_grad = None
+    probabilities = output.exp()
+    if grad_output.requires_grad:
+        grad_grad_output = grad - (grad * probabilities).sum(dim, keepdim=True)
+    if output.requires_grad:
+        grad_output_grad = -(grad * probabilities * grad_output.sum(dim, keepdim=True))
+    return grad_grad_output, grad_output_grad
+
+
+@op(grad=_log_softmax_backward_data_grad, samples=(
+    Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", -3, 0), 1, dt.float32)),
+    Sample((TensorSpec((2, 3, 4), "float64"), TensorSpec((2, 3, 4), "float64", -3, 0), 0, dt.float64)),
+    Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64", -3, 0), -1, dt.float32)),
+    Sample((TensorSpec(()), TensorSpec((), "float32", -3, 0), 0, dt.float32)),
+    Sample((TensorSpec((2, 3), "float16"), TensorSpec((2, 3), "float16", -3, 0), 1, dt.float16)),
+    Sample((TensorSpec((2, 3), "bfloat16"), TensorSpec((2, 3), "bfloat16", -3, 0), 0, dt.float32))))
+def _log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_dtype: dt.dtype) -> Tensor:
+    """The gradient of ``log_softmax`` along ``dim`` for its input, given the gradient of its
+    result ``grad_output`` and the result itself ``output``:
+    ``grad_output - output.exp() * grad_output.sum(dim, keepdim=True)``.
+
+    The result has ``grad_output``'s dtype, which must be ``output``'s too;
+    ``input_dtype`` is the dtype log_softmax ran on (see PyTorch's op of this name).
+
+    >>> import tensormodes as tm
+    >>> tm._log_softmax_backward_data(tm.tensor([1., 0.]), tm.tensor([0.5, 0.5]).log(), 0, tm.float32)
+    tensor([ 0.5000, -0.5000])
+    """
+    grad, out, axis = _backward_operands(grad_output, output, dim, input_dtype, "log_softmax")
+    result = grad - np.exp(out) * grad.sum(axis=axis, keepdims=True)
+    return np.asarray(result.astype(grad_output.dtype, copy=False))

@@ -1,18 +1,21 @@
 """Neural-network ops that PyTorch implements natively in ``torch.nn.functional``:
-``linear`` and ``nll_loss``.
+``linear`` and ``nll_loss``, and ``nll_loss``'s backward op ``_nll_loss_backward``.
 
 They are single ops (one kernel, one gradient formula) rather than compositions,
 so a training step records few nodes; ``nn.functional`` exposes them as they are
-and builds ``cross_entropy`` on ``log_softmax`` and ``nll_loss``.
+and builds ``cross_entropy`` on ``log_softmax`` and ``nll_loss``. ``nll_loss``'s
+gradient is one call, to its backward op, as in PyTorch's derivatives.yaml: the
+backward pass pays dispatch once, not once per step of a composed formula.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._common import array_type_name
+from ._common import array_type_name, quiet
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -82,10 +85,56 @@ def _reduction(size_average, reduce, reduction: str) -> str:
     return reduction
 
 
-def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, reduce, reduction):
-    # The result is not saved (PyTorch does not save it either): only the rare weight
-    # gradient needs it, and recomputes it.
-    mode = _reduction(size_average, reduce, reduction)
+def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index) -> tuple[tuple, tuple | None]:
+    """PyTorch's checks of nll_loss's arguments, in its order; then the targets that count (are
+    not ``ignore_index``), as ``(index, positions)`` for ``input`` with a batch dimension (one
+    is put in front of an unbatched input): ``input[index]`` are their entries, ``index[1]``
+    the targets themselves, ``positions`` where they are in ``target`` (likewise batched) —
+    or None when every target counts, and the index is then target-shaped.
+    """
+    if target.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {array_type_name(target)}")
+    class_dim = 1 if input.ndim >= 2 else 0
+    batch_shape = input.shape[:class_dim] + input.shape[class_dim + 1:]
+    if target.shape != batch_shape:
+        if input.ndim >= 2 and target.ndim and target.shape[0] != input.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                             f"({target.shape[0]}).")
+        raise RuntimeError(f"expected target of shape {list(batch_shape)}, got {list(target.shape)}")
+    classes = input.shape[class_dim]
+    if not class_dim:
+        target = target[None]
+    # One reduction checks both bounds when every target is valid (as unsigned numbers,
+    # negative targets are huge), and then shows that none is ignored unless ignore_index
+    # names a class.
+    valid = target.size and np.maximum.reduce(target.view(np.uint64), axis=None) < classes
+    keep = None if valid and not 0 <= ignore_index < classes else target != ignore_index
+    if not valid and target.size:
+        kept = target[keep]
+        bad = kept[(kept < 0) | (kept >= classes)]
+        if bad.size:
+            raise IndexError(f"Target {bad[0]} is out of bounds.")
+    if weight is not None and weight.shape != (classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+    if keep is None:
+        if target.ndim == 1:  # (batch, classes): the common case, without np.indices
+            return (np.arange(target.shape[0]), target), None
+        rows, *rest = np.indices(target.shape, sparse=True)
+        return (rows, target, *rest), None
+    positions = np.nonzero(keep)
+    return (positions[0], target[positions], *positions[1:]), positions
+
+
+def _public(name: str, namespace: str = "tensormodes"):
+    # Gradient formulas call public functions (so modes and double backward see them); those
+    # are generated above this package, so they are looked up when the formula runs.
+    return getattr(sys.modules[namespace], name)
+
+
+def _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index):
+    """d (grad * nll_loss(input, target, weight)) / d weight, beyond PyTorch, which refuses a
+    weight that requires grad. Recomputes the loss it needs (it is not saved)."""
     class_dim = 1 if input.dim() >= 2 else 0
     # Targets get their class dimension (size 1) first: scatter wants it, and every
     # per-target value computed from them then has it too.
@@ -94,21 +143,25 @@ def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, redu
         grad = grad.unsqueeze(class_dim)
     keep = target != ignore_index
     safe = target.masked_fill(~keep, 0)
-    per_target = keep.to(grad.dtype) if weight is None else weight[safe] * keep
-    total = per_target.sum() if mode == "mean" else None
-    scale = per_target * (grad / total) if mode == "mean" else per_target * grad
-    grad_input = grad.new_zeros(input.shape).scatter(class_dim, safe, -scale)
+    per_target = weight[safe] * keep
+    per_element = -input.gather(class_dim, safe) * keep
+    if mode == "mean":
+        total = per_target.sum()
+        result = (per_element * per_target).sum() / total
+        per_element = (per_element - result * keep) * (grad / total)
+    else:
+        per_element = per_element * grad
+    return weight.new_zeros(weight.shape).scatter_add(0, safe.reshape(-1), per_element.reshape(-1))
+
+
+def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, reduce, reduction):
+    # The result is not saved (PyTorch does not save it either): only the rare weight
+    # gradient needs it, and recomputes it.
+    mode = _reduction(size_average, reduce, reduction)
+    grad_input = _public("_nll_loss_backward")(grad, input, target, weight, mode, ignore_index)
     grad_weight = None
     if weight is not None and weight.requires_grad:
-        # Beyond PyTorch, which refuses a weight that requires grad: d loss / d weight[c].
-        picked = input.gather(class_dim, safe)
-        per_element = -picked * keep
-        if mode == "mean":
-            result = (per_element * per_target).sum() / total
-            per_element = (per_element - result * keep) * (grad / total)
-        else:
-            per_element = per_element * grad
-        grad_weight = weight.new_zeros(weight.shape).scatter_add(0, safe.reshape(-1), per_element.reshape(-1))
+        grad_weight = _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index)
     return grad_input, None, grad_weight
 
 
@@ -130,42 +183,98 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     0.75
     """
     mode = _reduction(size_average, reduce, reduction)
-    if target.dtype != np.int64:
-        raise RuntimeError(f"expected scalar type Long but found {array_type_name(target)}")
-    class_dim = 1 if input.ndim >= 2 else 0
-    batch_shape = input.shape[:class_dim] + input.shape[class_dim + 1:]
-    if target.shape != batch_shape:
-        if input.ndim >= 2 and target.ndim and target.shape[0] != input.shape[0]:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                             f"({target.shape[0]}).")
-        raise RuntimeError(f"expected target of shape {list(batch_shape)}, got {list(target.shape)}")
-    classes = input.shape[class_dim]
-    keep = target != ignore_index
-    # One reduction checks both bounds when every target is valid: as unsigned numbers,
-    # negative targets are huge.
-    if target.size and np.maximum.reduce(target.view(np.uint64), axis=None) >= classes:
-        kept = target[keep]
-        bad = kept[(kept < 0) | (kept >= classes)]
-        if bad.size:
-            raise IndexError(f"Target {bad[0]} is out of bounds.")
-    if weight is not None and weight.shape != (classes,):
-        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
-                           f"got weight tensor of shape: {list(weight.shape)}")
-    safe = np.where(keep, target, 0)
-    if input.ndim == 2:  # (batch, classes): plain indexing, without NumPy's Python-level helpers
-        picked = input[np.arange(input.shape[0]), safe]
-    else:
-        picked = np.take_along_axis(input, np.expand_dims(safe, class_dim), class_dim).squeeze(class_dim)
-    per_target = keep.astype(input.dtype) if weight is None else weight[safe] * keep
-    losses = -picked * per_target
+    index, positions = _counted(input, target, weight, ignore_index)
+    picked = (input if input.ndim >= 2 else input[None])[index]
+    per_target = None if weight is None else weight[index[1]]
+    losses = -picked if per_target is None else -picked * per_target
     if mode == "none":
-        return np.asarray(losses, dtype=input.dtype)
+        if positions is not None:  # ignored targets lose nothing
+            every = np.zeros(target.shape or (1,), losses.dtype)
+            every[positions] = losses
+            losses = every
+        return np.asarray(losses.reshape(target.shape), dtype=input.dtype)
     total = losses.sum(dtype=input.dtype)
     if mode == "sum":
         return np.asarray(total)
-    count = per_target.sum(dtype=input.dtype)
-    if weight is None and count:
+    if per_target is None and losses.size:
         # Dividing by a positive count of targets cannot warn: no errstate (a slow context manager).
-        return np.asarray(total / count, dtype=input.dtype)
+        return np.asarray(total / losses.size, dtype=input.dtype)
+    count = losses.size if per_target is None else per_target.sum(dtype=input.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(total / count, dtype=input.dtype)
+
+
+def _nll_loss_backward_grad(grad, grad_output, target, weight, reduction, ignore_index):
+    # The op is linear in grad_output, and nll_loss is its transpose; its result does not
+    # depend on input's values at all (zero gradient, as in PyTorch). For a weight that requires
+    # grad: <grad, op(grad_output)> = grad_output * nll_loss(grad), so it is nll_loss's weight gradient.
+    grad_grad_output = _public("nll_loss", "tensormodes.nn.functional")(
+        grad, target, weight, ignore_index=ignore_index, reduction=reduction)
+    grad_weight = None
+    if weight is not None and weight.requires_grad:
+        grad_weight = _nll_loss_weight_grad(grad_output, grad, target, weight, reduction, ignore_index)
+    return grad_grad_output, grad.new_zeros(tuple(grad.shape)), None, grad_weight
+
+
+@op(grad=_nll_loss_backward_grad, samples=(
+    Sample((TensorSpec(()), TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2))),
+    Sample((TensorSpec((), "float64"), TensorSpec((4, 3), "float64"), TensorSpec((4,), "int64", 0, 2)),
+           {"reduction": "sum"}),
+    Sample((TensorSpec((4,)), TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2)), {"reduction": "none"}),
+    Sample((TensorSpec(()), TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2),
+            TensorSpec((3,), "float32", 0.5, 2))),
+    Sample((TensorSpec((4,)), TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2),
+            TensorSpec((3,), "float32", 0.5, 2), "none", 1)),
+    Sample((TensorSpec(()), TensorSpec((3,)), TensorSpec((), "int64", 0, 2))),
+    Sample((TensorSpec(()), TensorSpec((3,)), TensorSpec((), "int64", 1, 1)), {"ignore_index": 1}),
+    Sample((TensorSpec(()), TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2))),
+    Sample((TensorSpec((2, 4)), TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2)),
+           {"reduction": "none", "ignore_index": 0}),
+    Sample((TensorSpec(()), TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2)), {"ignore_index": 1}),
+    Sample((TensorSpec(()), TensorSpec((4, 3)), TensorSpec((4,), "int64", 1, 1)), {"ignore_index": 1}),
+    Sample((TensorSpec((), "bfloat16"), TensorSpec((4, 3), "bfloat16"), TensorSpec((4,), "int64", 0, 2)))))
+def _nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight: Tensor | None = None,
+                       reduction: str = "mean", ignore_index: int = -100) -> Tensor:
+    """The gradient of ``nll_loss(input, target, weight, reduction=reduction, ignore_index=ignore_index)``
+    for ``input``, given the loss's gradient ``grad_output`` (target-shaped for ``reduction='none'``,
+    else one element): zero but for each counted target's class, which gets
+    ``-weight[class] * grad_output``, divided by the targets' total weight for ``'mean'``.
+
+    PyTorch's ``aten::nll_loss_backward``, with ``reduction`` named as in ``nll_loss`` and the
+    total weight recomputed rather than passed. Only ``input``'s shape and dtype matter (the
+    result has both); its values do not.
+
+    >>> import tensormodes as tm
+    >>> tm._nll_loss_backward(tm.tensor(1.0), tm.zeros(2, 2), tm.tensor([0, 1]))
+    tensor([[-0.5000,  0.0000],
+            [ 0.0000, -0.5000]])
+    """
+    mode = _reduction(None, None, reduction)
+    index, positions = _counted(input, target, weight, ignore_index)
+    if mode == "none":
+        if grad_output.shape != target.shape:
+            raise RuntimeError(f"expected grad_output of shape {list(target.shape)}, got "
+                               f"{list(grad_output.shape)}")
+        scale = grad_output if input.ndim >= 2 else grad_output[None]
+        if positions is not None:
+            scale = scale[positions]
+    elif grad_output.size != 1:
+        raise RuntimeError(f"Expected a single element grad_output tensor, but got: {list(grad_output.shape)}")
+    else:
+        scale = grad_output.reshape(())
+    per_target = None if weight is None else weight[index[1]]
+    if mode == "mean":
+        total = index[1].size if per_target is None else per_target.sum(dtype=input.dtype)
+        if not total:  # nothing counts (nothing is written), or the weights sum to 0: NaN, as in PyTorch
+            with quiet():
+                return _nll_gradient(input, index, scale / total, per_target)
+        scale = scale / total
+    return _nll_gradient(input, index, scale, per_target)
+
+
+def _nll_gradient(input: np.ndarray, index: tuple, scale, per_target) -> np.ndarray:
+    """Zeros like ``input`` but ``-per_target * scale`` at ``index`` (see ``_counted``)."""
+    grad_input = np.zeros(input.shape, input.dtype)
+    values = -scale if per_target is None else -(per_target * scale)
+    (grad_input if input.ndim >= 2 else grad_input[None])[index] = values
+    return grad_input

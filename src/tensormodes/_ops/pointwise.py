@@ -38,6 +38,7 @@ from ._common import (
     scalar_type_name,
 )
 from ._registry import OWN, Dunder, Sample, TensorSpec, op
+from .nn import _public
 
 if TYPE_CHECKING:
     from numbers import Number
@@ -722,7 +723,7 @@ def reciprocal(input: Tensor) -> Tensor:
 
 
 def _relu_grad(grad, result):
-    return grad.where(result > 0, 0)
+    return _public("_threshold_backward")(grad, result, 0)
 
 
 @op(grad=_relu_grad, method=True, inplace=True,
@@ -740,6 +741,31 @@ def relu(input: Tensor) -> Tensor:
     if kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
     return np.asarray(np.maximum(input, input.dtype.type(0)))
+
+
+def _threshold_backward_grad(grad, input, threshold):
+    # Linear in grad_output (a mask) and constant in input but at the threshold.
+    return _public("_threshold_backward")(grad, input, threshold), _zeros_like(input)
+
+
+@op(grad=_threshold_backward_grad, samples=(
+    Sample((_M23, _M23, 0)), Sample((_F64, _ROW, 0.5)), Sample((_M23, _I64, 1)), Sample((_SCALAR, _SCALAR, 0)),
+    Sample((_BF16, _BF16, 0)), Sample((_F16, TensorSpec((3,)), -0.5))))
+def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -> Tensor:
+    """``grad_output`` where ``input > threshold``, else 0 (also where ``input`` is NaN): the
+    gradient of ``relu`` (given its result) and of ``threshold`` (PyTorch's
+    ``aten::threshold_backward``). Broadcasts; the result has the operands' promoted dtype.
+
+    >>> import tensormodes as tm
+    >>> tm._threshold_backward(tm.tensor([1., 2., 3.]), tm.tensor([-1., 0., 4.]), 0)
+    tensor([0., 0., 3.])
+    """
+    if grad_output.shape != input.shape:
+        check_same_shape_or_broadcast(input.shape, grad_output.shape)  # PyTorch names input "a"
+    result = np.where(input <= threshold, 0, grad_output)
+    if grad_output.dtype != input.dtype:
+        result = result.astype(operand_dtype(grad_output, input)._np, copy=False)
+    return np.asarray(result)
 
 
 @op(grad=_step_grad, method=True, inplace=True, out=True,
