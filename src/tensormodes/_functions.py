@@ -62,7 +62,9 @@ def _wrap_view(result, base: Tensor):
     if type(result) is _ND:  # the common case, without _wrap's dispatch on the result's type
         t = _new(Tensor)
         t._data = result
-        if np.may_share_memory(result, base._data):
+        owner = result.base  # NumPy points a view at the array owning the memory
+        if owner is not None and (owner is base._data or owner is base._data.base
+                                  or np.may_share_memory(result, base._data)):
             root = base._view_base
             t._view_base = base if root is None else root
             share_version(t, base)

@@ -248,6 +248,7 @@ class Tensor(metaclass=_TensorMeta):
     _grad = None
     _grad_fn = None
     _output_nr = 0  # which output of _grad_fn this tensor is
+    _grad_accumulator = None  # a leaf's AccumulateGrad node, once it has one
     _view_base = None
     __array_priority__ = 1000  # NumPy defers ``ndarray + Tensor`` to Tensor.__radd__
 
@@ -1234,10 +1235,16 @@ def _alias_for_autograd(t: Tensor) -> Tensor:
     return alias
 
 
+def _ones_like_for_autograd(t: Tensor) -> Tensor:
+    array = np.empty(t._data.shape, t._data.dtype)
+    array.fill(1)  # np.ones is a slower Python-level helper
+    return wrap_array(array)
+
+
 register_tensor_type(
     Tensor, alias=_alias_for_autograd, copy=lambda t: wrap_array(t._data.copy()),
     meta=lambda t: (t._data.shape, dt.NP_TO_DTYPE[t._data.dtype]),
-    ones=lambda t: wrap_array(np.ones(t._data.shape, t._data.dtype)),
+    ones=_ones_like_for_autograd,
     zeros=lambda shape, dtype: wrap_array(np.zeros(shape, dtype._np)))
 
 _INLINE_NAMES = {"_Size": Size, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_CPU": CPU}

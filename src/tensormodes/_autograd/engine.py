@@ -64,7 +64,8 @@ def _graph_nodes(roots: list[Node]) -> dict[Node, int]:
                     dependencies[child] += 1
                 else:
                     dependencies[child] = 1
-                    stack.append(child)
+                    if child.next_functions:  # leaves' sinks have none: not worth a visit
+                        stack.append(child)
     return dependencies
 
 

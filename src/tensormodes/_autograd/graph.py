@@ -167,7 +167,7 @@ def grad_edge(t) -> tuple:
         return (node, t._output_nr)
     if not t._requires_grad:
         return (None, 0)
-    accumulator = t.__dict__.get("_grad_accumulator")
+    accumulator = t._grad_accumulator
     if accumulator is None:
         accumulator = t._grad_accumulator = AccumulateGrad(t)
     return (accumulator, 0)
@@ -301,6 +301,8 @@ class OpBackward(Node):
         self.next_functions = edges
         self._fits = fits  # per input: (shape, NumPy dtype) its gradient must have, or None
 
+    _nested = False  # True when a tensor parameter was a list (its gradients come nested)
+
     def apply(self, grads: tuple) -> tuple:
         plan = self._plan
         if self._arguments is None:
@@ -314,7 +316,7 @@ class OpBackward(Node):
         result = plan.formula(*values) if keywords is None else plan.formula(**dict(zip(keywords, values)))
         if type(result) is not tuple:
             result = tuple(result) if isinstance(result, list) else (result,)
-        if any(type(g) is tuple or type(g) is list for g in result):  # a list input's gradients, nested
+        if self._nested:  # a list input's gradients come as one nested sequence
             result = [g for value in result
                       for g in (value if type(value) is tuple or type(value) is list else (value,))]
         fitted = []
@@ -336,6 +338,9 @@ def _fit(grad, fit: tuple):
     """Sum a broadcast gradient back to its input's shape and cast it to the input's dtype."""
     shape, np_dtype = fit
     grad_shape, grad_dtype = _meta(grad)
+    if type(grad) is _Tensor and len(grad_shape) == len(shape) + 1 and grad_shape[1:] == shape \
+            and grad_dtype._np is np_dtype:
+        return grad.sum(0)  # the usual broadcast: a bias added to every row
     if grad_shape != shape:
         grad = sum_to_shape(grad, grad_shape, shape)
     dtype = dt.NP_TO_DTYPE[np_dtype]
@@ -429,16 +434,20 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
     """Attach a backward node for one call of op ``op_name`` to its (wrapped) result."""
     # Runs for every op on tensors that require grad: plain loops, no generators.
     edges, fits = [], []
+    nested = False
     for name in tensor_params:
         value = arguments[name]
         if value is result:
             return result  # the op returned its input itself (contiguous()): nothing happened
         if type(value) is list or type(value) is tuple:
+            nested = True
             for item in value:
                 _edge_and_fit(item, edges, fits)
         elif isinstance(value, _Tensor) and value._requires_grad:  # _edge_and_fit, inline
             node = value._grad_fn
-            edges.append(grad_edge(value) if node is None else (node, value._output_nr))
+            if node is None:
+                node = value._grad_accumulator or grad_edge(value)[0]
+            edges.append((node, value._output_nr))
             data = value._data
             fits.append((data.shape, data.dtype))
         else:
@@ -470,6 +479,8 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
             positions.append(i)
     cls = _NODE_CLASSES.get(op_name) or _node_class(op_name)
     node = cls(plan, saved, tuple(positions), tuple(edges), tuple(fits))
+    if nested:
+        node._nested = True
     if type(result) is _Tensor:
         kind = result._data.dtype.kind
         if kind == "f" or kind == "c" or _differentiable(result):
