@@ -149,6 +149,15 @@ def test_logspace_is_bit_identical_to_torch(start, end, steps, base, dtype):
     assert_same_outcome(f"L.logspace({start!r}, {end!r}, {steps}, base={base!r}, dtype=L.{dtype})")
 
 
+def test_half_ends_are_rounded_through_float_as_in_cpp():
+    # 3.8369141564... rounds to float32's 3.8369140625, a tie between two float16 values;
+    # PyTorch's double -> half conversion goes through float, so the tie goes to even.
+    start = 3.8369141564148146
+    assert tm.linspace(start, 5, 1, dtype=tm.float16).item() == 3.8359375
+    assert tm.linspace(start, 5.0, 3, dtype=tm.float16).tolist() == [3.8359375, 4.41796875, 5.0]
+    assert tm.logspace(start, 0.10684933655730067, 22, base=6.44931690477429, dtype=tm.float16)[0].item() == 1274.0
+
+
 # -- dtype inference -----------------------------------------------------------------------------
 
 @settings(max_examples=80, deadline=None)

@@ -101,5 +101,5 @@ __all__ = [
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
     "manual_seed", "seed", "initial_seed", "set_printoptions", "overrides", "nn", "autograd", "return_types",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
-    *_functions.function_names(),
+    *(name for name in _functions.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]

@@ -42,6 +42,7 @@ def _wrap(result):
     if type(result) is _ND:
         t = _new(Tensor)
         t._data = result
+        t._requires_grad = False
         return t
     if isinstance(result, np.generic):
         return wrap_array(np.asarray(result))
@@ -62,6 +63,7 @@ def _wrap_view(result, base: Tensor):
     if type(result) is _ND:  # the common case, without _wrap's dispatch on the result's type
         t = _new(Tensor)
         t._data = result
+        t._requires_grad = False
         owner = result.base  # NumPy points a view at the array owning the memory
         if owner is not None and (owner is base._data or owner is base._data.base
                                   or np.may_share_memory(result, base._data)):
@@ -302,20 +304,16 @@ _WRAP_RESULT = """\
 if type(result) is _ND:
     t = _new(_Tensor)
     t._data = result
+    t._requires_grad = False
     return t
 return _wrap(result)"""
 
 # The same, for ops that record for autograd on the fast path: plain tensors that
 # require grad are recorded right here instead of taking the slow path.
 _WRAP_AND_RECORD = """\
-if type(result) is _ND:
-    t = _new(_Tensor)
-    t._data = result
-else:
-    t = _wrap(result)
 if ({requires_grad}) and _grad_enabled():
-    return _record(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, t)
-return t"""
+    return _record(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, _wrap(result))
+""" + _WRAP_RESULT
 
 
 _WRAP_VIEW_AND_RECORD = """\

@@ -187,6 +187,7 @@ def wrap_array(array: np.ndarray) -> Tensor:
     """A plain Tensor over ``array`` (no copy)."""
     t = _new(Tensor)
     t._data = array
+    t._requires_grad = False
     return t
 
 
@@ -242,9 +243,10 @@ class Tensor(metaclass=_TensorMeta):
     (tensor([1., 2.]), tensormodes.Size([2, 3]))
     """
 
-    __slots__ = ("_data", "__dict__", "__weakref__")
-    # Autograd state lives in class defaults so a fresh tensor costs one attribute set.
-    _requires_grad = False
+    # ``_requires_grad`` is a slot (tested on every call of the fast path: a slot reads
+    # faster than a class default), set wherever a tensor is created; the rest of the
+    # autograd state lives in class defaults so a fresh tensor costs two attribute sets.
+    __slots__ = ("_data", "_requires_grad", "__dict__", "__weakref__")
     _grad = None
     _grad_fn = None
     _output_nr = 0  # which output of _grad_fn this tensor is
@@ -266,6 +268,7 @@ class Tensor(metaclass=_TensorMeta):
             raise TypeError(f"Tensor(): invalid arguments {args!r}: expected data or sizes")
         t = _new(cls)
         t._data = array
+        t._requires_grad = False
         return t
 
     def __init__(self, *args, **kwargs) -> None:
@@ -974,6 +977,7 @@ class Tensor(metaclass=_TensorMeta):
         if id(self) in memo:
             return memo[id(self)]
         new = _alias_array(self._data.copy(), type(self))
+        new._requires_grad = self._requires_grad
         new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_grad_fn", "_view_base")})
         memo[id(self)] = new
         return new
@@ -1065,12 +1069,14 @@ def _rebuild(cls, array, requires_grad):
 def _alias_array(array: np.ndarray, cls: type) -> Tensor:
     t = _new(cls)
     t._data = array
+    t._requires_grad = False
     return t
 
 
 def _alias(source: Tensor, cls: type) -> Tensor:
     t = _new(cls)
     t._data = source._data
+    t._requires_grad = False
     if source._view_base is not None:
         t._view_base = source._view_base
     return t

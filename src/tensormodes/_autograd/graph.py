@@ -216,6 +216,7 @@ class SavedTensor:
         if self._is_output:
             output = _new(_Tensor)
             output._data = t
+            output._requires_grad = False
             output._version_counter = self._counter
             if grad_enabled():  # double backward: the output is differentiable, produced by this node
                 output._requires_grad = True
@@ -245,6 +246,7 @@ class SavedTensor:
 def _type_name(array) -> str:
     t = _new(_Tensor)
     t._data = array
+    t._requires_grad = False
     return t.type()
 
 

@@ -815,6 +815,8 @@ def _spaced(start, end, steps: int, target: dt.dtype) -> np.ndarray:
         return np.where(index < halfway, first + step * index, last - step * (steps - index - 1)).astype(target._np)
     else:
         kind = target._np.type
+        if target in (dt.float16, dt.bfloat16):  # C++ converts double to half through float
+            start, end = np.float32(start), np.float32(end)
         first, last = kind(start), kind(end)
         step = (last - first) / kind(steps - 1)
         arithmetic = target._np.type
@@ -969,6 +971,8 @@ def linspace(start: Tensor | Number, end: Tensor | Number, steps: int, *, dtype:
     if target is dt.bool:
         raise not_implemented("linspace_cpu", target)
     if steps <= 1:
+        if target in (dt.float16, dt.bfloat16):
+            start = np.float32(start)  # C++ converts double to half through float
         return np.full(steps, _as_type(start, target) if target._category == dt._INT else start, target._np)
     return _spaced(start, end, steps, target).astype(target._np)
 
@@ -998,7 +1002,8 @@ def logspace(start: Tensor | Number, end: Tensor | Number, steps: int, base: flo
     if steps == 0:
         return np.empty(0, target._np)
     if steps == 1:  # PyTorch fills with the power computed in double
-        return np.full(1, np.power(np.float64(base), start)).astype(target._np)
+        power = np.full(1, np.power(np.float64(base), start))
+        return (power.astype(np.float32) if target in (dt.float16, dt.bfloat16) else power).astype(target._np)
     if target._category == dt._COMPLEX:
         return np.power(target._np.type(base), _spaced(start, end, steps, target)).astype(target._np)
     # PyTorch: the ends in the result type, the exponents and the powers in double.
@@ -1007,14 +1012,19 @@ def logspace(start: Tensor | Number, end: Tensor | Number, steps: int, base: flo
         span = last - first
     else:
         kind = target._np.type
+        if target in (dt.float16, dt.bfloat16):  # C++ converts double to half through float
+            start, end = np.float32(start), np.float32(end)
         first, last = kind(start), kind(end)
         span = last - first
     step = float(span) / (steps - 1)
     index = np.arange(steps)
     exponents = np.where(index < steps // 2, float(first) + step * index,
                          float(last) - step * (steps - index - 1))
+    powers = _power(float(base), exponents)
+    if target in (dt.float16, dt.bfloat16):
+        powers = powers.astype(np.float32)  # through float again: rounded twice, as in C++
     with np.errstate(invalid="ignore", over="ignore"):  # inf/nan into an integer type, as C casts do
-        return _power(float(base), exponents).astype(target._np)
+        return powers.astype(target._np)
 
 
 def _power(base: float, exponents: np.ndarray) -> np.ndarray:
