@@ -19,7 +19,7 @@ import numpy as np
 from . import _codegen, _dispatch
 from . import _dtype as dt
 from ._autograd.grad_mode import grad_enabled
-from ._autograd.graph import bump_version, needs_grad, record, record_inplace, share_version
+from ._autograd.graph import bump_version, make_recorder, needs_grad, record, record_inplace, share_version
 from ._ops import OPS, OpDef
 from ._ops._common import array_type_name
 from ._ops._registry import METHOD, _tensor_kind
@@ -220,7 +220,7 @@ _UNWRAP = {
 }
 
 _RUNTIME = {
-    "_needs_grad": needs_grad, "_record": record, "_grad_enabled": grad_enabled,
+    "_needs_grad": needs_grad, "_grad_enabled": grad_enabled,
     "_any_requires_grad": lambda values: any(v._requires_grad for v in values),
     "_record_inplace": record_inplace, "_bump_version": bump_version,
     "_wrap": _wrap, "_wrap_view": _wrap_view, "_wrap_alias": _wrap_alias, "_wrap_written": _wrap_written,
@@ -312,14 +312,14 @@ return _wrap(result)"""
 # require grad are recorded right here instead of taking the slow path.
 _WRAP_AND_RECORD = """\
 if ({requires_grad}) and _grad_enabled():
-    return _record(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, _wrap(result))
+    return _rec({arguments}, _wrap(result))
 """ + _WRAP_RESULT
 
 
 _WRAP_VIEW_AND_RECORD = """\
 t = {wrapped}
 if ({requires_grad}) and _grad_enabled():
-    return _record(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, t)
+    return _rec({arguments}, t)
 return t"""
 
 
@@ -372,11 +372,14 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     write in place or to ``out=``, wrap, and record for autograd when needed."""
     names = {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc, "_OP": opdef.name, "_GRAD": opdef.grad,
              "_TENSOR_PARAMS": tuple(opdef.tensor_params), **_RUNTIME}
+    if opdef.differentiable and not opdef.factory and opdef.tensor_params:
+        names["_rec"] = make_recorder(opdef.name, opdef.grad, opdef.tensor_params, tuple(opdef.signature.parameters))
     params, _ = _codegen.parameter_list(signature, names)
     names_in_order = list(signature.parameters)
     first = names_in_order[0]
     tensors = ", ".join(n for n, p in zip(names_in_order, opdef.signature.parameters) if p in opdef.tensor_params)
     arguments = "{" + ", ".join(f"{p!r}: {n}" for n, p in zip(names_in_order, opdef.signature.parameters)) + "}"
+    positional = ", ".join(n for n, _ in zip(names_in_order, opdef.signature.parameters))
     call = _kernel_call(opdef, signature, fast=False)
     defaults = _keyword_defaults(opdef)
     records = opdef.differentiable and not opdef.factory
@@ -420,7 +423,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
         finish = _finish(opdef, first, inplace=False)
         if records and tensors:
             lines += [f"if {grad_check}:",
-                      f"    return _record(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {finish.removeprefix('return ')})"]
+                      f"    return _rec({positional}, {finish.removeprefix('return ')})"]
         lines.append(finish)
     source = f"def {name}({params}):\n" + textwrap.indent("\n".join(lines), "    ") + "\n"
     namespace = dict(names)
@@ -453,7 +456,7 @@ def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> 
     first = next(iter(signature.parameters))
     if records_on_fast_path(opdef, inplace):
         pairs = zip(signature.parameters, opdef.signature.parameters)
-        arguments = "{" + ", ".join(f"{p!r}: {n}" for n, p in pairs) + "}"
+        arguments = ", ".join(n for n, _ in pairs)
         wrap = _WRAP_AND_RECORD.format(requires_grad=_requires_grad_expression(opdef, signature), arguments=arguments)
 
         def wrap_known(tensors: list[str]) -> str:

@@ -483,12 +483,17 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
     node = cls(plan, saved, tuple(positions), tuple(edges), tuple(fits))
     if nested:
         node._nested = True
-    if type(result) is _Tensor:
-        kind = result._data.dtype.kind
-        if kind == "f" or kind == "c" or _differentiable(result):
-            result._requires_grad = True
-            result._grad_fn = node
-    elif isinstance(result, tuple):
+    if type(result) is _Tensor and (result._data.dtype.kind in "fc" or _differentiable(result)):
+        result._requires_grad = True
+        result._grad_fn = node
+    else:
+        _mark_outputs(result, node)
+    return result
+
+
+def _mark_outputs(result, node) -> None:
+    """Give the differentiable outputs of ``result`` their history (``node``)."""
+    if isinstance(result, tuple):
         # Outputs that receive no gradient get zeros (see engine._before_node).
         if len(result) > 1:
             node._output_meta = [_meta(o) if _is_tensor(o) and _differentiable(o) else (None, None)
@@ -503,7 +508,74 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
     elif isinstance(result, _Tensor) and _differentiable(result):
         result._requires_grad = True
         result._grad_fn = node
-    return result
+
+
+# Tensor parameter kinds a generated recorder handles (lists and indices go through ``record``).
+_SIMPLE_KINDS = frozenset({"tensor", "optional_tensor", "tensor_or_scalar", "optional_tensor_or_scalar"})
+
+
+def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_names: tuple[str, ...]):
+    """``record`` specialised for one op: a generated function taking the op's arguments
+    positionally, then the result. Same effect as ``record``, without its loops and dicts
+    (it runs for every call on tensors that require grad)."""
+    if formula is None or not set(tensor_params.values()) <= _SIMPLE_KINDS:
+        def generic(*values):
+            return record(op_name, formula, tuple(tensor_params), dict(zip(param_names, values)), values[-1])
+        return generic
+    plan = _Plan(formula, tuple(tensor_params), dict.fromkeys(param_names))
+    lines = []
+    edges, fits = [], []
+    for name in tensor_params:
+        lines += [f"if {name} is result:",
+                  "    return result  # the op returned its input itself: nothing happened",
+                  f"if isinstance({name}, _Tensor) and {name}._requires_grad:",
+                  f"    _node = {name}._grad_fn",
+                  "    if _node is None:",
+                  f"        _node = {name}._grad_accumulator or _grad_edge({name})[0]",
+                  f"    _e_{name} = (_node, {name}._output_nr)",
+                  f"    _f_{name} = ({name}._data.shape, {name}._data.dtype)",
+                  "else:",
+                  f"    _e_{name} = _NO_EDGE",
+                  f"    _f_{name} = None"]
+        edges.append(f"_e_{name}")
+        fits.append(f"_f_{name}")
+    arguments, fixed_saved, maybe_saved = [], [], []
+    for i, (name, kind) in enumerate(zip(plan.names, plan.kinds)):
+        if kind == _GRAD_PARAM:
+            arguments.append("_GRAD")
+        elif kind == _RESULT_PARAM:
+            arguments.append("(_SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result))")
+            fixed_saved.append(i)
+        elif kind == _TENSOR_PARAM:
+            arguments.append(f"(_SavedTensor({name}, False) if isinstance({name}, _Tensor) else {name})")
+            (fixed_saved if tensor_params[name] == "tensor" else maybe_saved).append((i, name))
+        elif kind == _VALUE_PARAM:
+            arguments.append(name)
+        else:
+            base, _, what = name.rpartition("_")
+            if base not in tensor_params or what not in ("shape", "dtype"):
+                raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
+            value = f"{base}._data.shape" if what == "shape" else f"_NP_TO_DTYPE[{base}._data.dtype]"
+            arguments.append(f"({value} if isinstance({base}, _Tensor) else None)")
+    positions = "(" + "".join(f"{item if isinstance(item, int) else item[0]}, " for item in fixed_saved) + ")"
+    for i, name in maybe_saved:
+        positions += f" + (({i},) if isinstance({name}, _Tensor) else ())"
+    lines += [f"node = _Node(_PLAN, [{', '.join(arguments)}], {positions}, "
+              f"({''.join(e + ', ' for e in edges)}), ({''.join(f + ', ' for f in fits)}))",
+              "if type(result) is _Tensor and (result._data.dtype.kind in 'fc' or _differentiable(result)):",
+              "    result._requires_grad = True",
+              "    result._grad_fn = node",
+              "else:",
+              "    _mark_outputs(result, node)",
+              "return result"]
+    body = "\n".join("    " + line for line in lines)
+    source = f"def _recorder({', '.join(param_names)}, result):\n{body}\n"
+    namespace = {"_Tensor": _Tensor, "_NO_EDGE": _NO_EDGE, "_GRAD": _GRAD, "_SavedTensor": SavedTensor,
+                 "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
+                 "_Node": _NODE_CLASSES.get(op_name) or _node_class(op_name), "_differentiable": _differentiable,
+                 "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE}
+    exec(compile(source, f"<tensormodes recorder {op_name}>", "exec"), namespace)
+    return namespace["_recorder"]
 
 
 def _save_meta(name: str, arguments: dict):
@@ -511,8 +583,10 @@ def _save_meta(name: str, arguments: dict):
     tensor, so that modifying that tensor in place later does not break backward."""
     base, _, what = name.rpartition("_")
     value = arguments.get(base)
-    if what not in ("shape", "dtype") or not _is_tensor(value):
+    if what not in ("shape", "dtype") or not (_is_tensor(value) or value is None and base in arguments):
         raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
+    if value is None:  # an optional tensor that was not given
+        return None
     shape, dtype = meta(value)
     return shape if what == "shape" else dtype
 
