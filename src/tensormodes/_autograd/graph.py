@@ -553,7 +553,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
             arguments.append(name)
         else:
             base, _, what = name.rpartition("_")
-            if base not in tensor_params or what not in ("shape", "dtype"):
+            if base not in param_names or what not in ("shape", "dtype"):
                 raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
             value = f"{base}._data.shape" if what == "shape" else f"_NP_TO_DTYPE[{base}._data.dtype]"
             arguments.append(f"({value} if isinstance({base}, _Tensor) else None)")
@@ -580,12 +580,22 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
 
 def _save_meta(name: str, arguments: dict):
     """``<param>_shape`` / ``<param>_dtype``: what a formula may ask for instead of a whole
-    tensor, so that modifying that tensor in place later does not break backward."""
+    tensor, so that modifying that tensor in place later does not break backward.
+
+    None for an argument that is not a tensor (an optional tensor not given, a number
+    given for ``Tensor | Number``); a tuple with one entry per item for a list of tensors.
+    """
     base, _, what = name.rpartition("_")
-    value = arguments.get(base)
-    if what not in ("shape", "dtype") or not (_is_tensor(value) or value is None and base in arguments):
+    if what not in ("shape", "dtype") or base not in arguments:
         raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
-    if value is None:  # an optional tensor that was not given
+    value = arguments[base]
+    if isinstance(value, (list, tuple)):
+        return tuple(_meta_of(item, what) for item in value)
+    return _meta_of(value, what)
+
+
+def _meta_of(value, what: str):
+    if not _is_tensor(value):
         return None
     shape, dtype = meta(value)
     return shape if what == "shape" else dtype

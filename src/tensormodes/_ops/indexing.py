@@ -12,6 +12,7 @@ view), lists holding slices (read as tuples), negative slice steps (rejected).
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 import operator
 import warnings
@@ -353,13 +354,13 @@ def _picks_each_once(indices) -> bool:
     return True
 
 
-def _getitem_grad(grad, input, indices):
+def _getitem_grad(grad, input_shape, indices):
     index = _index_as_given(indices)
     if _picks_each_once(index):
-        grad_input = grad.new_zeros(input.shape)
+        grad_input = grad.new_zeros(tuple(input_shape))
         grad_input[index] = grad
     else:  # positions picked several times accumulate
-        grad_input = gather_back(grad, input, positions_of(input)[index])
+        grad_input = gather_back(grad, input_shape, positions_of(grad, input_shape)[index])
     return grad_input, _no_index_grads(indices)
 
 
@@ -505,10 +506,10 @@ def _out_of_bounds(index: np.ndarray, size: int, low: int) -> int | None:
     return int(index[bad][0]) if bad.any() else None
 
 
-def _index_select_grad(grad, input, dim, index):
-    if input.dim() == 0:
+def _index_select_grad(grad, input_shape, dim, index):
+    if not input_shape:
         return grad, None
-    return grad.new_zeros(input.shape).index_add(dim, index.reshape(-1), grad), None
+    return grad.new_zeros(tuple(input_shape)).index_add(dim, index.reshape(-1), grad), None
 
 
 @op(grad=_index_select_grad, method=True, out=True,
@@ -547,8 +548,8 @@ def _as_nd(array: np.ndarray) -> np.ndarray:
     return array.reshape(1) if array.ndim == 0 else array
 
 
-def _gather_grad(grad, input, dim, index):
-    return grad.new_zeros(input.shape).scatter_add(dim, index, grad), None
+def _gather_grad(grad, input_shape, dim, index):
+    return grad.new_zeros(tuple(input_shape)).scatter_add(dim, index, grad), None
 
 
 @op(grad=_gather_grad, method=True, out=True,
@@ -636,13 +637,14 @@ def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray,
     return result
 
 
-def _gathered(grad, dim, index, src):
-    """Gradient of the ``src`` of a scatter: ``grad`` at the positions each entry went
-    to; entries of a ``src`` larger than ``index`` were not used."""
+def _gathered(grad, dim, index, src_shape):
+    """Gradient of the ``src`` (of shape ``src_shape``) of a scatter: ``grad`` at the positions
+    each entry went to; entries of a ``src`` larger than ``index`` were not used."""
+    src_shape = tuple(src_shape)
     picked = grad.gather(dim, index)
-    if picked.dim() != src.dim() or picked.shape == src.shape:
+    if picked.dim() != len(src_shape) or tuple(picked.shape) == src_shape:
         return picked  # a 0-dim src is one value: summed back by the engine
-    out = picked.new_zeros(src.shape)
+    out = picked.new_zeros(src_shape)
     out[tuple(slice(0, n) for n in picked.shape)] = picked
     return out
 
@@ -651,7 +653,7 @@ def _scatter_grad(grad, dim, index, src, reduce):
     if reduce is not None:
         raise RuntimeError("derivative for aten::scatter is not implemented")  # nor in PyTorch
     grad_input = grad.scatter(dim, index, 0)
-    return grad_input, None, _gathered(grad, dim, index, src) if _is_tensor(src) else None
+    return grad_input, None, _gathered(grad, dim, index, src.shape) if _is_tensor(src) else None
 
 
 @op(grad=_scatter_grad, method=True, inplace=True, out=True,
@@ -697,8 +699,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None 
     return _scatter(input, dim, index, source, _SCATTER_REDUCTIONS.get(reduce))
 
 
-def _scatter_add_grad(grad, dim, index, src):
-    return grad, None, _gathered(grad, dim, index, src)
+def _scatter_add_grad(grad, dim, index, src_shape):
+    return grad, None, _gathered(grad, dim, index, src_shape)
 
 
 @op(grad=_scatter_add_grad, method=True, inplace=True, out=True,
@@ -770,11 +772,11 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     return result
 
 
-def _take_along_dim_grad(grad, input, indices, dim):
-    if dim is None or input.dim() == 0:
-        return _take_grad(grad, input, indices)
-    d = wrap_dim(dim, input.dim())
-    size = input.shape[d]
+def _take_along_dim_grad(grad, input_shape, indices, dim):
+    if dim is None or not input_shape:
+        return _take_grad(grad, input_shape, indices)
+    d = wrap_dim(dim, len(input_shape))
+    size = input_shape[d]
     if not size:
         return None, None
     # ``input`` was broadcast against ``indices`` (to ``grad``'s shape off ``d``):
@@ -938,8 +940,8 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
     return np.where(mask, fill, input)
 
 
-def _masked_select_grad(grad, input, mask):
-    shape = check_same_shape_or_broadcast(tuple(mask.shape), tuple(input.shape))
+def _masked_select_grad(grad, input_shape, mask):
+    shape = check_same_shape_or_broadcast(tuple(mask.shape), tuple(input_shape))
     grad_input = grad.new_zeros(shape)  # summed back to the input's shape by the engine
     grad_input[mask.expand(shape)] = grad
     return grad_input, None
@@ -984,10 +986,11 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     return np.argwhere(flags).astype(np.int64, copy=False)
 
 
-def _take_grad(grad, input, index):
-    if not input.numel():
+def _take_grad(grad, input_shape, index):
+    numel = math.prod(input_shape)
+    if not numel:
         return None, None
-    return gather_back(grad, input, index % input.numel()), None
+    return gather_back(grad, input_shape, index % numel), None
 
 
 @op(grad=_take_grad, method=True, out=True,
@@ -1047,8 +1050,8 @@ def zero_(input: Tensor) -> Tensor:
     return input
 
 
-def _copy_grad(grad, src):
-    return grad * 0, grad
+def _copy_grad(grad):
+    return grad * 0, grad  # ``src``'s gradient is summed back to its shape by the engine
 
 
 @op(function=False, method="copy_", mutates=True, grad=_copy_grad,

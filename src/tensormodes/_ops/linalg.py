@@ -139,16 +139,16 @@ def _inverse(order: list[int]) -> list[int]:
     return inverse
 
 
-def _addmm_grad(grad, input, mat1, mat2, beta, alpha):
+def _addmm_grad(grad, mat1, mat2, beta, alpha):
     grad_mat1, grad_mat2 = grad.mm(mat2.t()), mat1.t().mm(grad)
     if alpha != 1:
         grad_mat1, grad_mat2 = grad_mat1 * alpha, grad_mat2 * alpha
     return (grad if beta == 1 else grad * beta), grad_mat1, grad_mat2
 
 
-def _trace_grad(grad, input):
+def _trace_grad(grad, input_shape):
     # The gradient is ``grad`` on the main diagonal: a mask of ones kept by both triangles.
-    return grad * input.new_ones(tuple(input.shape)).triu().tril()
+    return grad * grad.new_ones(tuple(input_shape)).triu().tril()
 
 
 def _matrix_power_grad(grad, input, n):

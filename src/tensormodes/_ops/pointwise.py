@@ -219,9 +219,9 @@ def _zeros_like(x):
     return x.new_zeros(tuple(x.shape))
 
 
-def _step_grad(input):
+def _step_grad(grad):
     """Piecewise-constant ops (floor, ceil, trunc, round, sign) have zero gradient."""
-    return _zeros_like(input)
+    return _zeros_like(grad)
 
 
 def _log_of_number(x):
@@ -1772,13 +1772,14 @@ def _where(condition: np.ndarray, input, other) -> np.ndarray:
             raise
 
 
-def _where_grad(grad, condition, input, other):
+def _where_grad(grad, condition):
+    # Gradients for Python-number operands are dropped by the engine.
     keep = condition if condition.dtype is dt.bool else condition != 0  # uint8 conditions
     return None, grad.where(keep, 0), grad.where(keep.logical_not(), 0)
 
 
-def _where_method_grad(grad, condition, input, other):
-    _, input_grad, other_grad = _where_grad(grad, condition, input, other)
+def _where_method_grad(grad, condition):
+    _, input_grad, other_grad = _where_grad(grad, condition)
     return input_grad, None, other_grad
 
 

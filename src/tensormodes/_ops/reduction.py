@@ -210,25 +210,26 @@ def _sum_dtype(array: np.ndarray, dtype) -> dt.dtype:
 
 # -- gradient formulas (run on Tensors; see _registry.op) -----------------------------------------
 
-def _unreduce(grad, input, dim, keepdim: bool):
-    """``grad`` of a reduction over ``dim`` broadcast back to ``input``'s shape."""
-    shape = tuple(input.shape)
+def _unreduce(grad, shape, dim, keepdim: bool):
+    """``grad`` of a reduction over ``dim`` broadcast back to the input's ``shape``."""
+    shape = tuple(shape)
     if not keepdim and dim is not None and dim != () and grad.dim() < len(shape):
         for d in sorted(wrap_dims(dim, len(shape))):
             grad = grad.unsqueeze(d)
     return grad.expand(shape)
 
 
-def _sum_grad(grad, input, dim, keepdim):
-    return _unreduce(grad, input, dim, keepdim)
+def _sum_grad(grad, input_shape, dim, keepdim):
+    return _unreduce(grad, input_shape, dim, keepdim)
 
 
-def _mean_grad(grad, input, dim, keepdim):
-    axes = range(input.dim()) if dim is None or dim == () or input.dim() == 0 else wrap_dims(dim, input.dim())
+def _mean_grad(grad, input_shape, dim, keepdim):
+    ndim = len(input_shape)
+    axes = range(ndim) if dim is None or dim == () or ndim == 0 else wrap_dims(dim, ndim)
     count = 1
     for d in axes:
-        count *= input.shape[d]
-    return _unreduce(grad, input, dim, keepdim) / count
+        count *= input_shape[d]
+    return _unreduce(grad, input_shape, dim, keepdim) / count
 
 
 
@@ -241,23 +242,24 @@ def _distribute_evenly(grad, input, result, dim, keepdim):
     if _all_dims(dim):
         mask = input == result
         return mask * (grad / mask.sum())
-    expanded = _unreduce(result, input, dim, keepdim)
+    expanded = _unreduce(result, input.shape, dim, keepdim)
     mask = input == expanded
     count = mask.sum(list(wrap_dims(dim, input.dim())), keepdim=True)
-    return mask * (_unreduce(grad, input, dim, keepdim) / count)
+    return mask * (_unreduce(grad, input.shape, dim, keepdim) / count)
 
 
-def _scatter_back(grad_values, input, indices, dim, keepdim):
-    """Gradient of an op that picked ``indices`` along ``dim`` (max/min/sort/topk/median)."""
-    d = wrap_dim(dim, input.dim())
-    if not keepdim and grad_values.dim() < input.dim():
+def _scatter_back(grad_values, shape, indices, dim, keepdim):
+    """Gradient of an op that picked ``indices`` along ``dim`` from an input of ``shape``
+    (max/min/sort/topk/median)."""
+    d = wrap_dim(dim, len(shape))
+    if not keepdim and grad_values.dim() < len(shape):
         grad_values = grad_values.unsqueeze(d)
         indices = indices.unsqueeze(d)
-    return input.new_zeros(input.shape, dtype=grad_values.dtype).scatter(d, indices, grad_values)
+    return grad_values.new_zeros(tuple(shape)).scatter(d, indices, grad_values)
 
 
 def _nansum_grad(grad, input, dim, keepdim):
-    return _unreduce(grad, input, dim, keepdim).masked_fill(input.isnan(), 0)
+    return _unreduce(grad, input.shape, dim, keepdim).masked_fill(input.isnan(), 0)
 
 
 def _cat(tensors, d: int):
@@ -294,13 +296,13 @@ def _prod_grad(grad, input, dim, keepdim):
     d = wrap_dim(dim, input.dim())
     if input.dim() == 0:
         return grad
-    return _unreduce(grad, input, dim, keepdim) * _exclusive_products(input, d)
+    return _unreduce(grad, input.shape, dim, keepdim) * _exclusive_products(input, d)
 
 
-def _cumsum_grad(grad, input, dim):
-    if input.dim() == 0:
+def _cumsum_grad(grad, input_shape, dim):
+    if not input_shape:
         return grad
-    d = wrap_dim(dim, input.dim())
+    d = wrap_dim(dim, len(input_shape))
     return grad.flip(d).cumsum(d).flip(d)
 
 
@@ -329,7 +331,7 @@ def _extreme_grad(larger: bool):
         if hasattr(dim, "shape"):
             return _elementwise_extreme_grad(grad, input, dim, larger)
         values, indices = result
-        return _scatter_back(grad[0], input, indices, dim, keepdim), None
+        return _scatter_back(grad[0], input.shape, indices, dim, keepdim), None
 
     return formula
 
@@ -379,36 +381,36 @@ def _statistic_scale(grad, input, unbiased, correction, numerator: float) -> flo
 def _var_grad(grad, input, dim, unbiased, keepdim, correction):
     dim, unbiased = _statistic_arguments(dim, unbiased)
     scale = _statistic_scale(grad, input, unbiased, correction, 2.0)
-    return _unreduce(grad, input, dim, keepdim) * _centered(input, dim) * scale
+    return _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim) * scale
 
 
 def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
     dim, unbiased = _statistic_arguments(dim, unbiased)
     scale = _statistic_scale(grad, input, unbiased, correction, 1.0)
-    return _unreduce(grad / result, input, dim, keepdim) * _centered(input, dim) * scale
+    return _unreduce(grad / result, input.shape, dim, keepdim) * _centered(input, dim) * scale
 
 
 def _var_mean_grad(grad, input, dim, unbiased, keepdim, correction):
     grad_var, grad_mean = grad
     dim, unbiased = _statistic_arguments(dim, unbiased)
     return (_var_grad(grad_var, input, dim, unbiased, keepdim, correction)
-            + _unreduce(grad_mean, input, dim, keepdim) / _count(input, dim))
+            + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
 
 
 def _std_mean_grad(grad, input, result, dim, unbiased, keepdim, correction):
     grad_std, grad_mean = grad
     dim, unbiased = _statistic_arguments(dim, unbiased)
     return (_std_grad(grad_std, input, result[0], dim, unbiased, keepdim, correction)
-            + _unreduce(grad_mean, input, dim, keepdim) / _count(input, dim))
+            + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
 
 
 def _logsumexp_grad(grad, input, result, dim, keepdim):
-    return _unreduce(grad, input, dim, keepdim) * (input - _unreduce(result, input, dim, keepdim)).exp()
+    return _unreduce(grad, input.shape, dim, keepdim) * (input - _unreduce(result, input.shape, dim, keepdim)).exp()
 
 
 def _norm_grad(grad, input, result, p, dim, keepdim):
-    full_grad = _unreduce(grad, input, dim, keepdim)
-    full_norm = _unreduce(result, input, dim, keepdim)
+    full_grad = _unreduce(grad, input.shape, dim, keepdim)
+    full_norm = _unreduce(result, input.shape, dim, keepdim)
     if p in ("fro", 2, 2.0, None):
         return full_grad * input / full_norm.masked_fill(full_norm == 0, 1)
     if p in (0, 0.0):
@@ -423,18 +425,18 @@ def _norm_grad(grad, input, result, p, dim, keepdim):
     raise NotImplementedError(f"the gradient of norm with p={p!r} is not implemented (it needs an SVD)")
 
 
-def _sort_grad(grad, input, result, dim):
-    return _scatter_back(grad[0], input, result[1], dim, True)
+def _sort_grad(grad, input_shape, result, dim):
+    return _scatter_back(grad[0], input_shape, result[1], dim, True)
 
 
-def _topk_grad(grad, input, result, dim):
-    return _scatter_back(grad[0], input, result[1], dim, True)
+def _topk_grad(grad, input_shape, result, dim):
+    return _scatter_back(grad[0], input_shape, result[1], dim, True)
 
 
 def _median_grad(grad, input, result, dim, keepdim):
     if dim is None:
         return _distribute_evenly(grad, input, result, None, False)
-    return _scatter_back(grad[0], input, result[1], dim, keepdim)
+    return _scatter_back(grad[0], input.shape, result[1], dim, keepdim)
 
 
 

@@ -13,7 +13,8 @@ rearrange it the inverse way (``transpose`` transposes it, ``cat`` narrows it,
 ``split`` writes the pieces' gradients into zeros); ops that pick elements, possibly
 several times (``diagonal``, ``unfold``, advanced indexing), apply themselves to the
 input's flat positions (``positions_of``) and add each gradient back there
-(``gather_back``).
+(``gather_back``). Formulas that need only the input's shape ask for ``input_shape``,
+not ``input`` (see ``_registry.op``), so the input may change in place before backward.
 
 Where PyTorch's method takes varargs but its function a tuple (``x.reshape(2, 3)``
 versus ``torch.reshape(x, (2, 3))``), two ops share one kernel helper: the
@@ -22,6 +23,7 @@ function's op and a method-only op (``function=False``).
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from typing import TYPE_CHECKING
@@ -121,9 +123,9 @@ def _same_grad(grad):
     return grad
 
 
-def _reshape_grad(grad, input):
+def _reshape_grad(grad, input_shape):
     """Gradient of an op that only changes the shape: ``grad`` in the input's shape."""
-    return grad.reshape(input.shape)
+    return grad.reshape(input_shape)
 
 
 def _as_tuple(grad) -> tuple:
@@ -135,34 +137,37 @@ def _is_tensor(value) -> bool:
     return value is not None and not isinstance(value, numbers.Number)
 
 
-def positions_of(input):
-    """Each element's flat position in ``input`` (an int64 tensor of its shape): an op
-    that picks elements, applied to it, tells where each picked element came from."""
-    return (input.new_ones(input.numel(), dtype=dt.int64).cumsum(0) - 1).reshape(input.shape)
+def positions_of(grad, shape):
+    """Each element's flat position in an input of ``shape`` (an int64 tensor of that
+    shape, made from ``grad``): an op that picks elements, applied to it, tells where
+    each picked element came from."""
+    shape = tuple(shape)
+    return (grad.new_ones(math.prod(shape), dtype=dt.int64).cumsum(0) - 1).reshape(shape)
 
 
-def gather_back(grad, input, positions):
-    """Gradient of an op that picked the elements of ``input`` at flat ``positions``
-    (one per element of ``grad``): each gradient added back where its element came
-    from, so elements picked several times (repeats, overlapping windows) accumulate."""
-    flat = grad.new_zeros(input.numel()).index_add(0, positions.reshape(-1), grad.reshape(-1))
-    return flat.reshape(input.shape)
+def gather_back(grad, shape, positions):
+    """Gradient of an op that picked the elements of an input of ``shape`` at flat
+    ``positions`` (one per element of ``grad``): each gradient added back where its element
+    came from, so elements picked several times (repeats, overlapping windows) accumulate."""
+    shape = tuple(shape)
+    flat = grad.new_zeros(math.prod(shape)).index_add(0, positions.reshape(-1), grad.reshape(-1))
+    return flat.reshape(shape)
 
 
-def _place(grad, input, index):
-    """Gradient of the view ``input[index]`` (basic indexing: each element once): zeros
-    with ``grad`` written at ``index``."""
-    out = grad.new_zeros(input.shape)
+def _place(grad, shape, index):
+    """Gradient of the view ``input[index]`` of an input of ``shape`` (basic indexing: each
+    element once): zeros with ``grad`` written at ``index``."""
+    out = grad.new_zeros(tuple(shape))
     out[index] = grad
     return out
 
 
-def _unsplit(grads: tuple, input, d: int, points: list[int]):
-    """Gradient of a split of ``input`` at ``points`` along ``d`` (Python slice rules:
-    clamped, possibly empty pieces): each piece's gradient written back at its slice.
+def _unsplit(grads: tuple, shape, d: int, points: list[int]):
+    """Gradient of a split of an input of ``shape`` at ``points`` along ``d`` (Python slice
+    rules: clamped, possibly empty pieces): each piece's gradient written back at its slice.
     Unsorted points (``tensor_split``) make pieces overlap; overlapping ones are added."""
-    out = grads[0].new_zeros(input.shape)
-    size, covered = input.shape[d], 0
+    out = grads[0].new_zeros(tuple(shape))
+    size, covered = shape[d], 0
     bounds = [None, *points, None]
     for start, stop, grad in zip(bounds[:-1], bounds[1:], grads, strict=True):
         start, stop, _ = slice(start, stop).indices(size)
@@ -171,7 +176,7 @@ def _unsplit(grads: tuple, input, d: int, points: list[int]):
             out[index] = grad
         else:  # overlaps an earlier piece: add (reading ``out`` before writing it would
             # invalidate what the read saved for a higher-order gradient)
-            out = out + _place(grad, input, index)
+            out = out + _place(grad, shape, index)
         covered = max(covered, stop)
     return out
 
@@ -236,10 +241,10 @@ def _view_dtype(array: np.ndarray, dtype: dt.dtype) -> np.ndarray:
     return array.view(dtype._np)
 
 
-def _view_grad(grad, input, shape):
+def _view_grad(grad, input_shape, shape):
     if len(shape) == 1 and type(shape[0]) is dt.dtype:
         return None  # PyTorch: reinterpreting the bytes has no gradient
-    return grad.reshape(input.shape)
+    return grad.reshape(input_shape)
 
 
 @op(grad=_view_grad, method=True, function=False, view=True,
@@ -261,8 +266,8 @@ def view(input: Tensor, *shape: int) -> Tensor:
     return _view_shape(input, varargs_ints(shape, "view", "size"))
 
 
-def _view_as_grad(grad, input):
-    return grad.reshape(input.shape), None
+def _view_as_grad(grad, input_shape):
+    return grad.reshape(input_shape), None
 
 
 @op(grad=_view_as_grad, method=True, function=False, view=True,
@@ -870,18 +875,18 @@ def _split(array: np.ndarray, split_size_or_sections, dim: int) -> tuple[np.ndar
     return _pieces(array, _split_sizes(array, split_size_or_sections, d), d)
 
 
-def _split_grad(grad, tensor, dim):
-    return _unsplit_consecutive(_as_tuple(grad), tensor, wrap_dim(dim, tensor.dim()))
+def _split_grad(grad, tensor_shape, dim):
+    return _unsplit_consecutive(_as_tuple(grad), tensor_shape, wrap_dim(dim, len(tensor_shape)))
 
 
-def _split_method_grad(grad, input, dim):
-    return _unsplit_consecutive(_as_tuple(grad), input, wrap_dim(dim, input.dim()))
+def _split_method_grad(grad, input_shape, dim):
+    return _unsplit_consecutive(_as_tuple(grad), input_shape, wrap_dim(dim, len(input_shape)))
 
 
-def _unsplit_consecutive(grads: tuple, input, d: int):
+def _unsplit_consecutive(grads: tuple, shape, d: int):
     """Gradient of a split into consecutive pieces along ``d`` (their sizes are the gradients')."""
     points = np.cumsum([g.shape[d] for g in grads[:-1]]).tolist()
-    return _unsplit(grads, input, d, points)
+    return _unsplit(grads, shape, d, points)
 
 
 @op(grad=_split_grad, view=True,
@@ -938,9 +943,9 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return _pieces(input, _split_sizes(input, split_size, d), d)
 
 
-def _unbind_grad(grad, input, dim):
-    d, grads = wrap_dim(dim, input.dim()), _as_tuple(grad)
-    out = grads[0].new_zeros(input.shape)
+def _unbind_grad(grad, input_shape, dim):
+    d, grads = wrap_dim(dim, len(input_shape)), _as_tuple(grad)
+    out = grads[0].new_zeros(tuple(input_shape))
     for i, g in enumerate(grads):
         out[_along(d, i)] = g
     return out
@@ -959,12 +964,12 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     return tuple(input[_along(d, i)] for i in range(input.shape[d]))
 
 
-def _narrow_grad(grad, input, dim, start, length):
-    d = wrap_dim(dim, input.dim())
+def _narrow_grad(grad, input_shape, dim, start, length):
+    d = wrap_dim(dim, len(input_shape))
     start = int(start)
     if start < 0:
-        start += input.shape[d]
-    return _place(grad, input, _along(d, slice(start, start + length))), None
+        start += input_shape[d]
+    return _place(grad, input_shape, _along(d, slice(start, start + length))), None
 
 
 @op(grad=_narrow_grad, method=True, view=True,
@@ -999,8 +1004,8 @@ def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tens
     return input[_along(d, slice(start, start + length))]
 
 
-def _select_grad(grad, input, dim, index):
-    return _place(grad, input, _along(wrap_dim(dim, input.dim()), index))
+def _select_grad(grad, input_shape, dim, index):
+    return _place(grad, input_shape, _along(wrap_dim(dim, len(input_shape)), index))
 
 
 @op(grad=_select_grad, method=True, view=True,
@@ -1089,17 +1094,18 @@ def _repeat(array: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
     return np.tile(array.reshape(padded), repeats)
 
 
-def _repeat_grad(grad, input, repeats):
-    return _untile(grad, input, varargs_ints(repeats, "repeat", "repeats"))
+def _repeat_grad(grad, input_shape, repeats):
+    return _untile(grad, input_shape, varargs_ints(repeats, "repeat", "repeats"))
 
 
-def _untile(grad, input, repeats: tuple[int, ...]):
-    """Gradient of tiling ``input`` ``repeats`` times: the sum over the copies."""
-    padded = (1,) * (len(repeats) - input.dim()) + tuple(input.shape)
+def _untile(grad, shape, repeats: tuple[int, ...]):
+    """Gradient of tiling an input of ``shape`` ``repeats`` times: the sum over the copies."""
+    shape = tuple(shape)
+    padded = (1,) * (len(repeats) - len(shape)) + shape
     split = []
     for r, size in zip(repeats, padded, strict=True):
         split += [r, size]
-    return grad.reshape(split).sum(list(range(0, len(split), 2))).reshape(input.shape) if split else grad
+    return grad.reshape(split).sum(list(range(0, len(split), 2))).reshape(shape) if split else grad
 
 
 @op(grad=_repeat_grad, method=True, function=False,
@@ -1115,9 +1121,9 @@ def repeat(input: Tensor, *repeats: int) -> Tensor:
     return _repeat(input, varargs_ints(repeats, "repeat", "repeats"))
 
 
-def _tile_grad(grad, input, dims):
+def _tile_grad(grad, input_shape, dims):
     dims = int_tuple(dims, "tile", "dims")
-    return _untile(grad, input, (1,) * (input.dim() - len(dims)) + dims)
+    return _untile(grad, input_shape, (1,) * (len(input_shape) - len(dims)) + dims)
 
 
 @op(grad=_tile_grad, method=True,
@@ -1195,8 +1201,8 @@ def diagonal_view(input: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarra
     return as_strided(first, shape, strides, writeable=input.flags.writeable)
 
 
-def _diagonal_grad(grad, input, offset, dim1, dim2):
-    return gather_back(grad, input, positions_of(input).diagonal(offset, dim1, dim2))
+def _diagonal_grad(grad, input_shape, offset, dim1, dim2):
+    return gather_back(grad, input_shape, positions_of(grad, input_shape).diagonal(offset, dim1, dim2))
 
 
 @op(grad=_diagonal_grad, method=True, view=True,
@@ -1272,24 +1278,24 @@ def _split_at(array: np.ndarray, points: list[int], d: int) -> tuple[np.ndarray,
     return tuple(array[_along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
 
 
-def _split_points_grad(grad, input, indices_or_sections, d: int):
-    return _unsplit(_as_tuple(grad), input, d, _tensor_split_points(input.shape[d], indices_or_sections))
+def _split_points_grad(grad, shape, indices_or_sections, d: int):
+    return _unsplit(_as_tuple(grad), shape, d, _tensor_split_points(shape[d], indices_or_sections))
 
 
-def _tensor_split_grad(grad, input, indices_or_sections, dim):
-    return _split_points_grad(grad, input, indices_or_sections, wrap_dim(dim, input.dim()))
+def _tensor_split_grad(grad, input_shape, indices_or_sections, dim):
+    return _split_points_grad(grad, input_shape, indices_or_sections, wrap_dim(dim, len(input_shape)))
 
 
-def _hsplit_grad(grad, input, indices_or_sections):
-    return _split_points_grad(grad, input, indices_or_sections, 1 if input.dim() >= 2 else 0)
+def _hsplit_grad(grad, input_shape, indices_or_sections):
+    return _split_points_grad(grad, input_shape, indices_or_sections, 1 if len(input_shape) >= 2 else 0)
 
 
-def _vsplit_grad(grad, input, indices_or_sections):
-    return _split_points_grad(grad, input, indices_or_sections, 0)
+def _vsplit_grad(grad, input_shape, indices_or_sections):
+    return _split_points_grad(grad, input_shape, indices_or_sections, 0)
 
 
-def _dsplit_grad(grad, input, indices_or_sections):
-    return _split_points_grad(grad, input, indices_or_sections, 2)
+def _dsplit_grad(grad, input_shape, indices_or_sections):
+    return _split_points_grad(grad, input_shape, indices_or_sections, 2)
 
 
 @op(grad=_tensor_split_grad, method=True, view=True,
@@ -1445,12 +1451,18 @@ def _at_least_each(arrays: list[np.ndarray], ndim: int):
     return results[0] if len(results) == 1 else results
 
 
+def _atleast_leading_grad(grad):
+    """``atleast_1d`` / ``atleast_2d`` only add leading dimensions of size 1 (``[n]`` becomes
+    ``[1, n]``), which the engine sums away: each output's gradient is its input's."""
+    return list(_as_tuple(grad))
+
+
 def _atleast_grad(grad, tensors):
     # Outputs of integer inputs have no gradient (None).
     return [None if g is None else g.reshape(t.shape) for g, t in zip(_as_tuple(grad), tensors, strict=True)]
 
 
-@op(grad=_atleast_grad,
+@op(grad=_atleast_leading_grad,
     samples=(Sample((_SCALAR,)), Sample((_M23,)), Sample((_SCALAR, TensorSpec((2,), "int64")))))
 def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least one dimension (0-D ones become shape ``[1]``); one tensor
@@ -1463,7 +1475,7 @@ def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     return _at_least_each(tensors, 1)
 
 
-@op(grad=_atleast_grad,
+@op(grad=_atleast_leading_grad,
     samples=(Sample((_SCALAR,)), Sample((TensorSpec((3,)),)), Sample((_SCALAR, _M234))))
 def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least two dimensions (1-D ones become a row).
@@ -1488,8 +1500,8 @@ def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     return _at_least_each(tensors, 3)
 
 
-def _unfold_grad(grad, input, dimension, size, step):
-    return gather_back(grad, input, positions_of(input).unfold(dimension, size, step))
+def _unfold_grad(grad, input_shape, dimension, size, step):
+    return gather_back(grad, input_shape, positions_of(grad, input_shape).unfold(dimension, size, step))
 
 
 @op(grad=_unfold_grad, method=True, function=False, view=True,
@@ -1565,17 +1577,19 @@ def detach(input: Tensor) -> Tensor:
 _MESHGRID_WARNING = "meshgrid: in an upcoming release, it will be required to pass the indexing argument."
 
 
-def _meshgrid_grad(grad, tensors, indexing):
+def _meshgrid_grad(grad, indexing):
+    # Grid i is input i (1-D, or 0-D: the engine sums the grid's [1] back to []) along one
+    # dimension, repeated along the others.
     grads = _as_tuple(grad)
-    swap = indexing == "xy" and len(tensors) >= 2
+    swap = indexing == "xy" and len(grads) >= 2
     result = []
-    for i, (g, t) in enumerate(zip(grads, tensors, strict=True)):
+    for i, g in enumerate(grads):
         if g is None:  # an integer grid
             result.append(None)
             continue
         own = 1 - i if swap and i < 2 else i  # the dimension grid i varies along
         others = [d for d in range(g.dim()) if d != own]
-        result.append((g.sum(others) if others else g).reshape(t.shape))
+        result.append(g.sum(others) if others else g)
     return result
 
 
