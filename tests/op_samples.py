@@ -73,12 +73,34 @@ def _torch_nll_loss_backward(torch):
     return nll_loss_backward
 
 
+def _torch_cross_entropy_loss(torch):
+    def cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
+        return torch.nn.functional.cross_entropy(input, target, weight, ignore_index=ignore_index,
+                                                 reduction=reduction)
+
+    return cross_entropy_loss
+
+
+def _torch_cross_entropy_loss_backward(torch):
+    def cross_entropy_loss_backward(grad_output, input, target, weight=None, reduction="mean", ignore_index=-100):
+        # Differentiated where it is: the result depends on input's values (through the softmax).
+        x = input if input.requires_grad else input.detach().requires_grad_()
+        with torch.enable_grad():
+            loss = torch.nn.functional.cross_entropy(x, target, weight, ignore_index=ignore_index, reduction=reduction)
+            return torch.autograd.grad(loss, x, grad_output, create_graph=True)[0]
+
+    return cross_entropy_loss_backward
+
+
 # Private tensormodes ops that PyTorch has only as ATen operators (``torch.ops.aten``), outside
 # its Python namespace, with these equivalents written with PyTorch's API: the cross-reference
 # tests compare with them (``callable_for(opdef, torch)``) instead of looking the name up.
 TORCH_EQUIVALENTS = {
     "_nll_loss_backward": _torch_nll_loss_backward,  # aten::nll_loss_backward takes total_weight
     "_threshold_backward": lambda torch: torch.ops.aten.threshold_backward,
+    # torch._C._nn.cross_entropy_loss takes the reduction as an enum, and label_smoothing
+    "_cross_entropy_loss": _torch_cross_entropy_loss,
+    "_cross_entropy_loss_backward": _torch_cross_entropy_loss_backward,  # no ATen op: autograd's gradient
 }
 
 

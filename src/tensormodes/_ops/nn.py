@@ -1,10 +1,12 @@
 """Neural-network ops that PyTorch implements natively in ``torch.nn.functional``:
-``linear`` and ``nll_loss``, and ``nll_loss``'s backward op ``_nll_loss_backward``.
+``linear`` and ``nll_loss``, and ``nll_loss``'s backward op ``_nll_loss_backward``; and
+``_cross_entropy_loss`` (``log_softmax`` and ``nll_loss`` fused) with its backward op
+``_cross_entropy_loss_backward``.
 
 They are single ops (one kernel, one gradient formula) rather than compositions,
-so a training step records few nodes; ``nn.functional`` exposes them as they are
-and builds ``cross_entropy`` on ``log_softmax`` and ``nll_loss``. ``nll_loss``'s
-gradient is one call, to its backward op, as in PyTorch's derivatives.yaml: the
+so a training step records few nodes; ``nn.functional`` exposes the public ones as
+they are, and ``cross_entropy`` runs ``_cross_entropy_loss`` in its common case. Each
+gradient is one call, to a backward op, as in PyTorch's derivatives.yaml: the
 backward pass pays dispatch once, not once per step of a composed formula.
 """
 
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import activation as _activation  # (imported first by the package: no cycle at import)
 from ._common import array_type_name, quiet
 from ._registry import Sample, TensorSpec, op
 
@@ -251,6 +254,18 @@ def _nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weigh
     """
     mode = _reduction(None, None, reduction)
     index, positions = _counted(input, target, weight, ignore_index)
+    per_target = None if weight is None else weight[index[1]]
+    return _nll_gradient(input, index, _target_scales(grad_output, input, target, mode, index, positions, per_target))
+
+
+def _target_scales(grad_output: np.ndarray, input: np.ndarray, target: np.ndarray, mode: str, index: tuple,
+                   positions: tuple | None, per_target: np.ndarray | None):
+    """How much nll_loss's gradient takes off at each counted target (see ``_counted``):
+    ``grad_output`` (its element for that target, for ``'none'``) times the target's weight,
+    divided by the counted targets' total weight for ``'mean'``. A scalar when that is the
+    same for every target, else one value per counted target. PyTorch's checks of
+    ``grad_output`` first.
+    """
     if mode == "none":
         if grad_output.shape != target.shape:
             raise RuntimeError(f"expected grad_output of shape {list(target.shape)}, got "
@@ -262,19 +277,166 @@ def _nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weigh
         raise RuntimeError(f"Expected a single element grad_output tensor, but got: {list(grad_output.shape)}")
     else:
         scale = grad_output.reshape(())
-    per_target = None if weight is None else weight[index[1]]
     if mode == "mean":
         total = index[1].size if per_target is None else per_target.sum(dtype=input.dtype)
         if not total:  # nothing counts (nothing is written), or the weights sum to 0: NaN, as in PyTorch
             with quiet():
-                return _nll_gradient(input, index, scale / total, per_target)
+                scale = scale / total
+                return scale if per_target is None else per_target * scale
         scale = scale / total
-    return _nll_gradient(input, index, scale, per_target)
+    return scale if per_target is None else per_target * scale
 
 
-def _nll_gradient(input: np.ndarray, index: tuple, scale, per_target) -> np.ndarray:
-    """Zeros like ``input`` but ``-per_target * scale`` at ``index`` (see ``_counted``)."""
+def _nll_gradient(input: np.ndarray, index: tuple, scales) -> np.ndarray:
+    """Zeros like ``input`` but ``-scales`` at ``index`` (see ``_counted``, ``_target_scales``)."""
     grad_input = np.zeros(input.shape, input.dtype)
-    values = -scale if per_target is None else -(per_target * scale)
-    (grad_input if input.ndim >= 2 else grad_input[None])[index] = values
+    (grad_input if input.ndim >= 2 else grad_input[None])[index] = -scales
     return grad_input
+
+
+# -- cross_entropy's common case, fused -------------------------------------------------------------
+# F.cross_entropy with class-index targets and no label smoothing is log_softmax then nll_loss. As
+# two ops it records two nodes and its gradient runs two backward ops (nll's, then log_softmax's),
+# paying dispatch and recording twice each way; fused (PyTorch's torch._C._nn.cross_entropy_loss)
+# it is one kernel, one node and one backward op.
+
+def _class_dim(input) -> int:
+    return 1 if input.ndim >= 2 else 0
+
+
+def _cross_entropy_loss_grad(grad, input, target, weight, reduction, ignore_index):
+    # One public call. It is made even when only the weight requires grad (rare): asking whether
+    # the input does would be a call of its own, which handlers would see. The backward op is
+    # differentiable itself, so create_graph=True needs no other route.
+    grad_input = _public("_cross_entropy_loss_backward")(grad, input, target, weight, reduction, ignore_index)
+    grad_weight = None
+    if weight is not None and weight.requires_grad:  # beyond PyTorch, as for nll_loss
+        log_probs = input.log_softmax(_class_dim(input))
+        grad_weight = _nll_loss_weight_grad(grad, log_probs, target, weight, reduction, ignore_index)
+    return grad_input, None, grad_weight
+
+
+_SCALAR = TensorSpec(())
+_LOGITS = TensorSpec((4, 3), "float32", -5, 5)
+_TARGET = TensorSpec((4,), "int64", 0, 2)
+_CLASS_WEIGHT = TensorSpec((3,), "float32", 0.5, 2)
+
+
+@op(grad=_cross_entropy_loss_grad, samples=(
+    Sample((_LOGITS, _TARGET)),
+    Sample((TensorSpec((4, 3), "float64", -50, 50), _TARGET), {"reduction": "sum"}),
+    Sample((_LOGITS, _TARGET), {"reduction": "none"}),
+    Sample((_LOGITS, _TARGET, _CLASS_WEIGHT)),
+    Sample((_LOGITS, _TARGET, _CLASS_WEIGHT, "none", 1)),
+    Sample((_LOGITS, _TARGET, _CLASS_WEIGHT), {"reduction": "sum", "ignore_index": 0}),
+    Sample((_LOGITS, _TARGET), {"ignore_index": 1}),
+    Sample((TensorSpec((3,)), TensorSpec((), "int64", 0, 2))),
+    Sample((TensorSpec((3,)), TensorSpec((), "int64", 0, 2)), {"reduction": "none"}),
+    Sample((TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2))),
+    Sample((TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2), _CLASS_WEIGHT, "none", 2)),
+    Sample((TensorSpec((4, 3), "bfloat16"), _TARGET))))
+def _cross_entropy_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean",
+                        ignore_index: int = -100) -> Tensor:
+    """``nll_loss(log_softmax(input, class_dim), target, weight, ...)`` in one op: cross entropy
+    between logits ``input`` (classes in dim 1, or dim 0 unbatched) and ``target`` class indices.
+
+    What ``nn.functional.cross_entropy`` runs for class indices without label smoothing (as
+    PyTorch's ``torch._C._nn.cross_entropy_loss``, without ``label_smoothing``): the same
+    kernels as the two ops, so the same results and errors, but one autograd node.
+
+    >>> import tensormodes as tm
+    >>> round(tm._cross_entropy_loss(tm.tensor([[0., 0.]]), tm.tensor([1])).item(), 4)
+    0.6931
+    """
+    log_probs = _activation.log_softmax(input, _class_dim(input))
+    return nll_loss(log_probs, target, weight, None, ignore_index, None, reduction)
+
+
+def _cross_entropy_loss_backward_grad(grad, grad_output, input, target, weight, reduction, ignore_index):
+    # The result is R = N - p * N.sum(dim), with p = softmax(input) and N = _nll_loss_backward(grad_output,
+    # ...) (-scale at each counted target: linear in grad_output and free of input's values). R is linear
+    # in N, with transpose H = G - (G * p).sum(dim): <G, R> = <H, N> = <grad_output, nll_loss(H)>, so the
+    # gradients for grad_output and weight are nll_loss's (see _nll_loss_backward_grad). For input,
+    # <G, R> = <G, N> - <G * N.sum(dim), p> varies only through p: softmax's backward of -G * N.sum(dim).
+    dim = _class_dim(input)
+    probabilities = input.softmax(dim)
+    grad_grad_output = grad_input = grad_weight = None
+    if grad_output.requires_grad or (weight is not None and weight.requires_grad):
+        transposed = grad - (grad * probabilities).sum(dim, keepdim=True)
+        if grad_output.requires_grad:
+            grad_grad_output = _public("nll_loss", "tensormodes.nn.functional")(
+                transposed, target, weight, ignore_index=ignore_index, reduction=reduction)
+        if weight is not None and weight.requires_grad:
+            grad_weight = _nll_loss_weight_grad(grad_output, transposed, target, weight, reduction, ignore_index)
+    if input.requires_grad:
+        scales = _public("_nll_loss_backward")(grad_output, input, target, weight, reduction, ignore_index)
+        grad_input = _public("_softmax_backward_data")(grad * -scales.sum(dim, keepdim=True), probabilities, dim,
+                                                      input.dtype)
+    return grad_grad_output, grad_input, None, grad_weight
+
+
+@op(grad=_cross_entropy_loss_backward_grad, samples=(
+    Sample((_SCALAR, _LOGITS, _TARGET)),
+    Sample((TensorSpec((), "float64"), TensorSpec((4, 3), "float64", -50, 50), _TARGET), {"reduction": "sum"}),
+    Sample((TensorSpec((4,)), _LOGITS, _TARGET), {"reduction": "none"}),
+    Sample((_SCALAR, _LOGITS, _TARGET, _CLASS_WEIGHT)),
+    Sample((TensorSpec((4,)), _LOGITS, _TARGET, _CLASS_WEIGHT, "none", 1)),
+    Sample((_SCALAR, _LOGITS, _TARGET, _CLASS_WEIGHT), {"reduction": "sum", "ignore_index": 0}),
+    Sample((_SCALAR, _LOGITS, _TARGET), {"ignore_index": 1}),
+    Sample((_SCALAR, _LOGITS, TensorSpec((4,), "int64", 1, 1)), {"ignore_index": 1}),
+    Sample((_SCALAR, TensorSpec((3,)), TensorSpec((), "int64", 0, 2))),
+    Sample((_SCALAR, TensorSpec((3,)), TensorSpec((), "int64", 0, 2)), {"reduction": "none"}),
+    Sample((_SCALAR, TensorSpec((3,)), TensorSpec((), "int64", 1, 1)), {"ignore_index": 1}),
+    Sample((_SCALAR, TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2))),
+    Sample((TensorSpec((2, 4)), TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2), _CLASS_WEIGHT),
+           {"reduction": "none", "ignore_index": 0}),
+    Sample((TensorSpec((), "bfloat16"), TensorSpec((4, 3), "bfloat16"), _TARGET))))
+def _cross_entropy_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                 reduction: str = "mean", ignore_index: int = -100) -> Tensor:
+    """The gradient of ``_cross_entropy_loss(input, target, weight, reduction, ignore_index)`` for
+    ``input``, given the loss's gradient ``grad_output`` (target-shaped for ``reduction='none'``,
+    else one element): ``softmax(input)`` minus the one-hot target, along the class dimension,
+    times each target's weight and ``grad_output``, divided by the targets' total weight for
+    ``'mean'``; zero for targets equal to ``ignore_index`` (NaN where that row's logits are not
+    finite, as in PyTorch).
+
+    One op instead of ``_nll_loss_backward`` then ``_log_softmax_backward_data``; the softmax is
+    recomputed from ``input`` (the forward op saves nothing else).
+
+    >>> import tensormodes as tm
+    >>> tm._cross_entropy_loss_backward(tm.tensor(1.0), tm.zeros(2, 2), tm.tensor([0, 1]))
+    tensor([[-0.2500,  0.2500],
+            [ 0.2500, -0.2500]])
+    """
+    mode = _reduction(None, None, reduction)
+    dim = _class_dim(input)
+    with quiet():  # non-finite logits give NaN rows, as in PyTorch, without warnings
+        return _softmax_less_one_hot(grad_output, input, target, weight, mode, ignore_index, dim)
+
+
+_FULL_PRECISION = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _softmax_less_one_hot(grad_output, input, target, weight, mode, ignore_index, dim) -> np.ndarray:
+    """``_cross_entropy_loss_backward``'s result (run quietly)."""
+    if input.dtype in _FULL_PRECISION and input.ndim and input.size:
+        shifted = input - np.maximum.reduce(input, dim, keepdims=True)  # _shifted's result, without its checks
+    else:  # refuses what softmax refuses; half types in float32; empty inputs
+        shifted = _activation._shifted(input, dim, None, "softmax")[0]
+    index, positions = _counted(input, target, weight, ignore_index)
+    per_target = None if weight is None else weight[index[1]]
+    scales = _target_scales(grad_output, input, target, mode, index, positions, per_target)
+    if not shifted.size:
+        return np.zeros(input.shape, input.dtype)
+    batched = shifted if dim else shifted[None]
+    # Each target's row (along the class dimension) is softmax * its scale, less the scale at its class.
+    if positions is not None:  # some targets do not count: their rows get softmax * 0
+        row_scales = np.zeros(target.shape if dim else (1,), np.result_type(scales))
+        row_scales[positions] = scales
+        row_scales = row_scales[:, None]
+    else:
+        row_scales = scales[:, None] if scales.ndim else scales
+    exponentials = np.exp(batched, out=batched)
+    exponentials *= row_scales / np.add.reduce(exponentials, 1, keepdims=True)
+    np.subtract.at(exponentials, index, scales)  # faster than exponentials[index] -= scales
+    return np.asarray(shifted.astype(input.dtype, copy=False))

@@ -104,6 +104,8 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 # Native in PyTorch (torch._C._nn): single ops of the op table, declared in _ops/nn.py.
 linear = _functions.namespace_function(__name__, "linear")
 nll_loss = _functions.namespace_function(__name__, "nll_loss")
+# cross_entropy's common case, fused (PyTorch's torch._C._nn.cross_entropy_loss): one op, one node.
+_cross_entropy_loss = _functions.public_function("_cross_entropy_loss")
 
 
 @_public
@@ -184,10 +186,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 1 if input.dim() >= 2 else 0
     if label_smoothing == 0 and not target.is_floating_point():
-        # Class indices, no smoothing: the common case is two ops (nll_loss checks the target's dtype).
-        return nll_loss(input.log_softmax(class_dim), target, weight, None, ignore_index, None, reduction)
+        # Class indices, no smoothing: the common case is one op, log_softmax and nll_loss fused (it
+        # checks the target's dtype, as nll_loss does).
+        return _cross_entropy_loss(input, target, weight, reduction, ignore_index)
+    class_dim = 1 if input.dim() >= 2 else 0
     classes = input.shape[class_dim]
     log_probs = input.log_softmax(class_dim)
     class_weight = None
