@@ -445,6 +445,25 @@ def test_modes_see_gradient_formulas_during_backward():
     assert "tensormodes.Tensor.backward" in seen
 
 
+def test_formulas_skip_gradients_no_input_needs():
+    # needs_input_grad: a first layer's data input gets no gradient, so its matmul is not run.
+    seen = []
+
+    class Record(TorchFunctionMode):
+        handled_functions = {tm.Tensor.matmul}  # backward() itself passes by, the formula's calls are seen
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(resolve_name(func))
+            return func(*args, **(kwargs or {}))
+
+    data, weight = tm.ones(4, 3), tm.ones(2, 3, requires_grad=True)
+    loss = F.linear(data, weight).sum()
+    with Record():
+        loss.backward()
+    assert seen.count("tensormodes.Tensor.matmul") == 1
+    assert weight.grad.tolist() == [[4.0, 4.0, 4.0], [4.0, 4.0, 4.0]]
+
+
 def test_backward_override_swaps_a_gradient_rule_in_a_scope():
     class StraightThroughRound(tm.autograd.Function):
         @staticmethod

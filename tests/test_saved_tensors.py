@@ -26,18 +26,11 @@ from .test_gradients import TORCH_ORACLE_BUGS, _inputs, _tm_maker, _torch_maker,
 # "modified by an inplace operation" / "backward through the graph a second time" errors
 # where PyTorch's succeeds; ``test_allowed_failures_still_happen`` flags entries that are
 # no longer needed. Keep it short: a formula that needs only sizes asks for ``<param>_shape``.
-_LIST_SHAPES = (
-    "needs the shapes of the tensors of a tensor-list argument, as PyTorch saves them "
-    "(CatBackward0: tensors_args_sizes); `<param>_shape` exists for single tensors only "
-    "(_autograd/graph.py `_save_meta`), so the formula takes the tensors themselves")
-_TENSOR_OR_NUMBER = (
-    "needs only whether a `Tensor | Number` argument is a tensor, and its shape; `<param>_shape` "
-    "raises TypeError when that argument is a Number (_autograd/graph.py `_save_meta`), so the "
-    "formula takes the argument itself")
 _SAVED_WHEN_NEEDED = (
     "PyTorch saves an operand only if another input's gradient needs it (mul(x, 2) and "
-    "mul(x, int_tensor) save nothing of x; its Scalar overloads save no tensor at all); "
-    "a formula's tensor parameters are saved on every call (_autograd/graph.py `record`)")
+    "mul(x, int_tensor) save nothing of x; its Scalar overloads save no tensor at all; "
+    "einsum of one operand saves only its sizes); a formula's tensor parameters are saved "
+    "on every call (_autograd/graph.py `record`)")
 _OVERLOADS = (
     "one formula serves overloads that need different things: max/min/median(input) need "
     "input's values (PyTorch's MaxBackward1 saves self too), their dim overloads only its "
@@ -49,11 +42,8 @@ _COMPOSITE = (
 _NN = ("formula in _ops/nn.py (being changed elsewhere): takes input / grad_output where "
        "PyTorch's composite saves log_softmax's result or its own tensors")
 ALLOWED_TO_RAISE: dict[str | tuple[str, int], str] = {
-    **dict.fromkeys(("cat", "concat", "concatenate", "hstack", "vstack", "dstack", "column_stack",
-                     "atleast_3d", "einsum"), _LIST_SHAPES),
-    **dict.fromkeys(("setitem", "fill_", "masked_fill", "index_fill", "scatter"), _TENSOR_OR_NUMBER),
     **dict.fromkeys(("mul", "div", "remainder", "fmod", "lerp", "hypot", "addcmul", "outer", "ger",
-                     "inner"), _SAVED_WHEN_NEEDED),
+                     "inner", "einsum"), _SAVED_WHEN_NEEDED),
     **dict.fromkeys(("max", "min", "median"), _OVERLOADS),
     **dict.fromkeys(("matmul", "matrix_power", "take_along_dim", ("getitem", 9)), _COMPOSITE),
     **dict.fromkeys(("_cross_entropy_loss", "_cross_entropy_loss_backward", "_nll_loss_backward"), _NN),

@@ -283,8 +283,6 @@ def _node_class(op_name: str) -> type:
     return cls
 
 
-# Where the output gradient goes among a formula's arguments.
-_GRAD = object()
 _NO_EDGE = (None, 0)
 
 
@@ -298,7 +296,7 @@ class OpBackward(Node):
 
     def __init__(self, plan: _Plan, arguments: list, saved_at: tuple[int, ...], edges: tuple, fits: tuple) -> None:
         self._plan = plan
-        self._arguments = arguments  # in the formula's parameter order; _GRAD where the gradient goes
+        self._arguments = arguments  # in the formula's parameter order (the gradient's place left empty)
         self._saved_at = saved_at  # positions of saved tensors among the arguments
         self.next_functions = edges
         self._fits = fits  # per input: (shape, NumPy dtype) its gradient must have, or None
@@ -314,6 +312,8 @@ class OpBackward(Node):
             values[i] = values[i].unpack(self)
         if plan.grad >= 0:
             values[plan.grad] = grads if len(grads) > 1 else grads[0]
+        if plan.needs >= 0:
+            values[plan.needs] = tuple(fit is not None for fit in self._fits)
         keywords = plan.keywords
         result = plan.formula(*values) if keywords is None else plan.formula(**dict(zip(keywords, values)))
         if type(result) is not tuple:
@@ -384,13 +384,13 @@ def needs_grad(tensors) -> bool:
 
 
 # How each formula parameter is filled at record time.
-_GRAD_PARAM, _RESULT_PARAM, _TENSOR_PARAM, _VALUE_PARAM, _META_PARAM = range(5)
+_GRAD_PARAM, _RESULT_PARAM, _TENSOR_PARAM, _VALUE_PARAM, _META_PARAM, _NEEDS_PARAM = range(6)
 
 
 class _Plan:
     """How one op's formula is fed, worked out once per op from the formula's signature."""
 
-    __slots__ = ("formula", "names", "kinds", "keywords", "grad")
+    __slots__ = ("formula", "names", "kinds", "keywords", "grad", "needs")
 
     def __init__(self, formula, tensor_params: tuple[str, ...], arguments: dict) -> None:
         parameters = inspect.signature(formula).parameters.values()
@@ -400,9 +400,11 @@ class _Plan:
         self.keywords = None if positional else self.names  # None: called positionally (faster)
         self.kinds = tuple(
             _GRAD_PARAM if name == "grad" else _RESULT_PARAM if name == "result"
+            else _NEEDS_PARAM if name == "needs_input_grad"
             else _TENSOR_PARAM if name in tensor_params else _VALUE_PARAM if name in arguments
             else _META_PARAM for name in self.names)
         self.grad = self.kinds.index(_GRAD_PARAM) if _GRAD_PARAM in self.kinds else -1
+        self.needs = self.kinds.index(_NEEDS_PARAM) if _NEEDS_PARAM in self.kinds else -1
 
 
 _PLANS: dict[str, _Plan] = {}
@@ -469,8 +471,8 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
         if kind == _TENSOR_PARAM:
             value = arguments[name]
             value = SavedTensor(value, False) if isinstance(value, _Tensor) else _save(value)
-        elif kind == _GRAD_PARAM:
-            saved.append(_GRAD)
+        elif kind == _GRAD_PARAM or kind == _NEEDS_PARAM:
+            saved.append(None)  # filled in by apply
             continue
         elif kind == _RESULT_PARAM:
             value = SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result)
@@ -541,8 +543,8 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
         fits.append(f"_f_{name}")
     arguments, fixed_saved, maybe_saved = [], [], []
     for i, (name, kind) in enumerate(zip(plan.names, plan.kinds)):
-        if kind == _GRAD_PARAM:
-            arguments.append("_GRAD")
+        if kind == _GRAD_PARAM or kind == _NEEDS_PARAM:
+            arguments.append("None")  # filled in by apply
         elif kind == _RESULT_PARAM:
             arguments.append("(_SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result))")
             fixed_saved.append(i)
@@ -570,7 +572,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
               "return result"]
     body = "\n".join("    " + line for line in lines)
     source = f"def _recorder({', '.join(param_names)}, result):\n{body}\n"
-    namespace = {"_Tensor": _Tensor, "_NO_EDGE": _NO_EDGE, "_GRAD": _GRAD, "_SavedTensor": SavedTensor,
+    namespace = {"_Tensor": _Tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
                  "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
                  "_Node": _NODE_CLASSES.get(op_name) or _node_class(op_name), "_differentiable": _differentiable,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE}

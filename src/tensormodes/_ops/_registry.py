@@ -150,7 +150,8 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
     ``result`` (the op's output), the op's own parameter names, and
     ``<param>_shape`` / ``<param>_dtype`` (just that tensor's shape or dtype:
     prefer them when the formula needs no values, so later in-place changes
-    of the tensor do not invalidate the graph). It returns one gradient (a
+    of the tensor do not invalidate the graph) and ``needs_input_grad`` (one
+    bool per tensor parameter: whether its gradient is wanted). It returns one gradient (a
     Tensor, or None) per tensor parameter in order — a single Tensor for an op
     with one tensor parameter; a tensor-list or index parameter takes one
     entry per tensor in it. It runs on Tensors and is

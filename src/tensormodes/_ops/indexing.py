@@ -324,10 +324,6 @@ def _advanced_key(view: np.ndarray, advanced: list) -> tuple:
 
 # -- gradient helpers: formulas run on Tensors, through public methods (see _registry.op) --
 
-def _is_tensor(value) -> bool:
-    return value is not None and not isinstance(value, numbers.Number)
-
-
 def _index_as_given(indices):
     """A saved index as the op read it: a short list holding tensors, slices, ``None``
     or ``...`` is a tuple of indices (PyTorch's legacy rule; saving turns a tuple of
@@ -423,14 +419,14 @@ def _assign_basic(view: np.ndarray, value: np.ndarray) -> None:
         raise
 
 
-def _setitem_grad(grad, indices, value):
+def _setitem_grad(grad, indices, value_shape):
     index = _index_as_given(indices)
     grad_input = grad.clone()
     grad_input[index] = 0  # overwritten positions do not reach the old value
     grad_value = None
-    if _is_tensor(value):
+    if value_shape is not None:  # None: ``value`` was a number
         grad_value = grad[index]  # summed back to ``value``'s shape by the engine
-        missing = value.dim() - grad_value.dim()
+        missing = len(value_shape) - grad_value.dim()
         if missing > 0:  # ``value`` may have leading 1s that the indexed shape lacks
             grad_value = grad_value.reshape((1,) * missing + tuple(grad_value.shape))
     return grad_input, _no_index_grads(indices), grad_value
@@ -649,11 +645,12 @@ def _gathered(grad, dim, index, src_shape):
     return out
 
 
-def _scatter_grad(grad, dim, index, src, reduce):
+def _scatter_grad(grad, dim, index, src_shape, reduce):
     if reduce is not None:
         raise RuntimeError("derivative for aten::scatter is not implemented")  # nor in PyTorch
     grad_input = grad.scatter(dim, index, 0)
-    return grad_input, None, _gathered(grad, dim, index, src.shape) if _is_tensor(src) else None
+    # ``src_shape`` is None when ``src`` was a number (or not given: ``value=``).
+    return grad_input, None, None if src_shape is None else _gathered(grad, dim, index, src_shape)
 
 
 @op(grad=_scatter_grad, method=True, inplace=True, out=True,
@@ -827,9 +824,9 @@ def _index_positions(array: np.ndarray, dim: int, index: np.ndarray) -> tuple[in
     return wrap_dim(dim, array.ndim), index.reshape(-1)
 
 
-def _index_fill_grad(grad, dim, index, value):
+def _index_fill_grad(grad, dim, index, value_shape):
     filled = grad.new_zeros(grad.shape, dtype=dt.bool).index_fill(dim, index, True)
-    grad_input, _, grad_value = _masked_fill_grad(grad, filled, value)
+    grad_input, _, grad_value = _masked_fill_grad(grad, filled, value_shape)
     return grad_input, None, grad_value
 
 
@@ -910,8 +907,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 # -- masks -------------------------------------------------------------------------------
 
-def _masked_fill_grad(grad, mask, value):
-    grad_value = grad.where(mask, 0).sum() if _is_tensor(value) else None
+def _masked_fill_grad(grad, mask, value_shape):
+    grad_value = None if value_shape is None else grad.where(mask, 0).sum()  # None: a number
     return grad.masked_fill(mask, 0), None, grad_value
 
 
@@ -1014,8 +1011,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 
 # -- whole-tensor writes: fill_, zero_, copy_ -------------------------------------------------------
 
-def _fill_grad(grad, value):
-    return grad * 0, (grad.sum() if hasattr(value, "shape") else None)
+def _fill_grad(grad, value_shape):
+    return grad * 0, (None if value_shape is None else grad.sum())  # None: ``value`` was a number
 
 
 @op(function=False, method="fill_", mutates=True, grad=_fill_grad,

@@ -28,19 +28,19 @@ def _shape_text(shape) -> str:
     return "x".join(str(d) for d in shape)
 
 
-def _linear_grad(grad, input, weight):
+def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_grad):
     # The bias is not a parameter: its gradient is ``grad`` itself, so it need not be saved.
-    if weight.dim() == 1:
+    if len(weight_shape) == 1:
         return grad.unsqueeze(-1) * weight, grad.unsqueeze(-1) * input, grad
     # Only the gradients some input needs: a first layer's input (the data) needs none.
-    grad_input = grad.matmul(weight) if input.requires_grad else None
+    grad_input = grad.matmul(weight) if needs_input_grad[0] else None
     grad_weight = None
-    if weight.requires_grad:
-        if grad.dim() == 2:
+    if needs_input_grad[1]:
+        if len(input_shape) == 2:
             grad_weight = grad.t().matmul(input)
         else:  # batch dimensions flattened into the rows
-            rows = grad.reshape(-1, weight.shape[0])
-            grad_weight = rows.t().matmul(input.reshape(-1, weight.shape[1]))
+            rows = grad.reshape(-1, weight_shape[0])
+            grad_weight = rows.t().matmul(input.reshape(-1, weight_shape[1]))
     return grad_input, grad_weight, grad
 
 
@@ -157,13 +157,13 @@ def _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index):
     return weight.new_zeros(weight.shape).scatter_add(0, safe.reshape(-1), per_element.reshape(-1))
 
 
-def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, reduce, reduction):
+def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, reduce, reduction, needs_input_grad):
     # The result is not saved (PyTorch does not save it either): only the rare weight
     # gradient needs it, and recomputes it.
     mode = _reduction(size_average, reduce, reduction)
     grad_input = _public("_nll_loss_backward")(grad, input, target, weight, mode, ignore_index)
     grad_weight = None
-    if weight is not None and weight.requires_grad:
+    if needs_input_grad[2]:
         grad_weight = _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index)
     return grad_input, None, grad_weight
 
@@ -207,14 +207,14 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         return np.asarray(total / count, dtype=input.dtype)
 
 
-def _nll_loss_backward_grad(grad, grad_output, target, weight, reduction, ignore_index):
+def _nll_loss_backward_grad(grad, grad_output, target, weight, reduction, ignore_index, needs_input_grad):
     # The op is linear in grad_output, and nll_loss is its transpose; its result does not
     # depend on input's values at all (zero gradient, as in PyTorch). For a weight that requires
     # grad: <grad, op(grad_output)> = grad_output * nll_loss(grad), so it is nll_loss's weight gradient.
     grad_grad_output = _public("nll_loss", "tensormodes.nn.functional")(
         grad, target, weight, ignore_index=ignore_index, reduction=reduction)
     grad_weight = None
-    if weight is not None and weight.requires_grad:
+    if needs_input_grad[3]:
         grad_weight = _nll_loss_weight_grad(grad_output, grad, target, weight, reduction, ignore_index)
     return grad_grad_output, grad.new_zeros(tuple(grad.shape)), None, grad_weight
 
@@ -304,13 +304,13 @@ def _class_dim(input) -> int:
     return 1 if input.ndim >= 2 else 0
 
 
-def _cross_entropy_loss_grad(grad, input, target, weight, reduction, ignore_index):
-    # One public call. It is made even when only the weight requires grad (rare): asking whether
-    # the input does would be a call of its own, which handlers would see. The backward op is
-    # differentiable itself, so create_graph=True needs no other route.
-    grad_input = _public("_cross_entropy_loss_backward")(grad, input, target, weight, reduction, ignore_index)
+def _cross_entropy_loss_grad(grad, input, target, weight, reduction, ignore_index, needs_input_grad):
+    # One public call. The backward op is differentiable itself, so create_graph=True needs no other route.
+    grad_input = None
+    if needs_input_grad[0]:
+        grad_input = _public("_cross_entropy_loss_backward")(grad, input, target, weight, reduction, ignore_index)
     grad_weight = None
-    if weight is not None and weight.requires_grad:  # beyond PyTorch, as for nll_loss
+    if needs_input_grad[2]:  # beyond PyTorch, as for nll_loss
         log_probs = input.log_softmax(_class_dim(input))
         grad_weight = _nll_loss_weight_grad(grad, log_probs, target, weight, reduction, ignore_index)
     return grad_input, None, grad_weight
@@ -352,7 +352,8 @@ def _cross_entropy_loss(input: Tensor, target: Tensor, weight: Tensor | None = N
     return nll_loss(log_probs, target, weight, None, ignore_index, None, reduction)
 
 
-def _cross_entropy_loss_backward_grad(grad, grad_output, input, target, weight, reduction, ignore_index):
+def _cross_entropy_loss_backward_grad(grad, grad_output, input, target, weight, reduction, ignore_index,
+                                      needs_input_grad):
     # The result is R = N - p * N.sum(dim), with p = softmax(input) and N = _nll_loss_backward(grad_output,
     # ...) (-scale at each counted target: linear in grad_output and free of input's values). R is linear
     # in N, with transpose H = G - (G * p).sum(dim): <G, R> = <H, N> = <grad_output, nll_loss(H)>, so the
@@ -361,14 +362,14 @@ def _cross_entropy_loss_backward_grad(grad, grad_output, input, target, weight, 
     dim = _class_dim(input)
     probabilities = input.softmax(dim)
     grad_grad_output = grad_input = grad_weight = None
-    if grad_output.requires_grad or (weight is not None and weight.requires_grad):
+    if needs_input_grad[0] or needs_input_grad[3]:
         transposed = grad - (grad * probabilities).sum(dim, keepdim=True)
-        if grad_output.requires_grad:
+        if needs_input_grad[0]:
             grad_grad_output = _public("nll_loss", "tensormodes.nn.functional")(
                 transposed, target, weight, ignore_index=ignore_index, reduction=reduction)
-        if weight is not None and weight.requires_grad:
+        if needs_input_grad[3]:
             grad_weight = _nll_loss_weight_grad(grad_output, transposed, target, weight, reduction, ignore_index)
-    if input.requires_grad:
+    if needs_input_grad[1]:
         scales = _public("_nll_loss_backward")(grad_output, input, target, weight, reduction, ignore_index)
         grad_input = _public("_softmax_backward_data")(grad * -scales.sum(dim, keepdim=True), probabilities, dim,
                                                       input.dtype)

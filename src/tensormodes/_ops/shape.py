@@ -181,12 +181,12 @@ def _unsplit(grads: tuple, shape, d: int, points: list[int]):
     return out
 
 
-def _unjoin(grad, tensors, d: int, extents: list[int]):
-    """Gradient of a join along ``d`` to which each tensor contributed ``extents[i]``
-    slices: the part of ``grad`` it contributed, in its own shape."""
+def _unjoin(grad, shapes, d: int, extents: list[int]):
+    """Gradient of a join along ``d`` to which the tensor of shape ``shapes[i]`` contributed
+    ``extents[i]`` slices: the part of ``grad`` it contributed, in its own shape."""
     grads, start = [], 0
-    for t, extent in zip(tensors, extents, strict=True):
-        grads.append(grad.narrow(d, start, extent).reshape(t.shape))
+    for shape, extent in zip(shapes, extents, strict=True):
+        grads.append(grad.narrow(d, start, extent).reshape(shape))
         start += extent
     return grads
 
@@ -685,9 +685,9 @@ def _cat(arrays: list[np.ndarray], dim: int, op_name: str = "cat") -> np.ndarray
     return np.concatenate([a.astype(dtype, copy=False) for _, a in kept], axis=d)
 
 
-def _cat_grad(grad, tensors, dim):
+def _cat_grad(grad, tensors_shape, dim):
     d = wrap_dim(dim, grad.dim())
-    return _unjoin(grad, tensors, d, [0 if _legacy_empty(t.shape) else t.shape[d] for t in tensors])
+    return _unjoin(grad, tensors_shape, d, [0 if _legacy_empty(s) else s[d] for s in tensors_shape])
 
 
 @op(grad=_cat_grad, out=True,
@@ -775,22 +775,22 @@ def _at_least(array: np.ndarray, ndim: int) -> np.ndarray:
     return array if array.ndim >= ndim else array.reshape(_at_least_shape(array.shape, ndim))
 
 
-def _join_at_least_grad(grad, tensors, ndim: int, d: int):
-    """Gradient of joining the tensors made at least ``ndim``-dimensional along ``d``."""
-    shapes = [_at_least_shape(tuple(t.shape), ndim) for t in tensors]
-    return _unjoin(grad, tensors, d, [0 if _legacy_empty(s) else s[d] for s in shapes])
+def _join_at_least_grad(grad, shapes, ndim: int, d: int):
+    """Gradient of joining the tensors of ``shapes`` made at least ``ndim``-dimensional along ``d``."""
+    extents = [_at_least_shape(tuple(s), ndim) for s in shapes]
+    return _unjoin(grad, shapes, d, [0 if _legacy_empty(s) else s[d] for s in extents])
 
 
-def _hstack_grad(grad, tensors):
-    return _join_at_least_grad(grad, tensors, 1, 0 if tensors[0].dim() <= 1 else 1)
+def _hstack_grad(grad, tensors_shape):
+    return _join_at_least_grad(grad, tensors_shape, 1, 0 if len(tensors_shape[0]) <= 1 else 1)
 
 
-def _vstack_grad(grad, tensors):
-    return _join_at_least_grad(grad, tensors, 2, 0)
+def _vstack_grad(grad, tensors_shape):
+    return _join_at_least_grad(grad, tensors_shape, 2, 0)
 
 
-def _dstack_grad(grad, tensors):
-    return _join_at_least_grad(grad, tensors, 3, 2)
+def _dstack_grad(grad, tensors_shape):
+    return _join_at_least_grad(grad, tensors_shape, 3, 2)
 
 
 @op(grad=_hstack_grad, out=True,
@@ -1426,8 +1426,8 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     return np.rot90(input, k, (first, second)).copy()
 
 
-def _column_stack_grad(grad, tensors):
-    return _unjoin(grad, tensors, 1, [1 if t.dim() <= 1 else t.shape[1] for t in tensors])
+def _column_stack_grad(grad, tensors_shape):
+    return _unjoin(grad, tensors_shape, 1, [1 if len(s) <= 1 else s[1] for s in tensors_shape])
 
 
 @op(grad=_column_stack_grad, out=True,
@@ -1457,9 +1457,9 @@ def _atleast_leading_grad(grad):
     return list(_as_tuple(grad))
 
 
-def _atleast_grad(grad, tensors):
+def _atleast_grad(grad, tensors_shape):
     # Outputs of integer inputs have no gradient (None).
-    return [None if g is None else g.reshape(t.shape) for g, t in zip(_as_tuple(grad), tensors, strict=True)]
+    return [None if g is None else g.reshape(s) for g, s in zip(_as_tuple(grad), tensors_shape, strict=True)]
 
 
 @op(grad=_atleast_leading_grad,
