@@ -109,6 +109,23 @@ def test_node_pre_hooks_replace_the_incoming_gradient():
     assert x.grad.tolist() == [10.0, 10.0]
 
 
+def test_a_node_runs_once_all_its_gradients_have_arrived():
+    # The engine runs nodes newest first: y's node must wait for z's contribution,
+    # also when y is itself a root and when a branch is recorded much later.
+    x = tm.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y * 3
+    tm.autograd.backward([y.sum(), z.sum()])
+    assert x.grad.tolist() == [8.0, 8.0]
+    x.grad = None
+    a = x * 1
+    late = [a]
+    for _ in range(50):
+        late.append(late[-1] + 0)
+    (a * late[-1]).sum().backward()  # d(x*x)/dx
+    assert x.grad.tolist() == [2.0, 4.0]
+
+
 def test_broadcasting_is_reduced_in_gradients():
     x = tm.ones(3, 1, requires_grad=True)
     b = tm.ones(4, requires_grad=True)

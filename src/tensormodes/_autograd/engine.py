@@ -7,6 +7,7 @@ the recursion limit. Saved tensors are freed node by node unless
 
 from __future__ import annotations
 
+from heapq import heapify, heappop, heappush
 from sys import getrefcount
 
 import numpy as np
@@ -158,19 +159,20 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
             targets[(id(node), output_nr)] = i
         captured = [None] * len(inputs)
 
-    dependencies = _graph_nodes(roots)
     useful = None
     if inputs is not None:
         target_nodes = {grad_edge(t)[0] for t in inputs}
-        useful = _nodes_leading_to(target_nodes, dependencies)
+        useful = _nodes_leading_to(target_nodes, _graph_nodes(roots))
 
     token = _GRAD_ENABLED.set(create_graph)
     try:
-        ready = [node for node in dict.fromkeys(roots) if dependencies[node] == 0]
-        # The loop runs once per node: hooks and per-node attributes are looked up inline.
+        # Nodes that have received a gradient, highest sequence number first: every node
+        # that can send a gradient to a node was created after it, so it has run by then.
+        ready = [(-node._sequence_nr, node) for node in buffers]
+        heapify(ready)
         while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None) or []
+            node = heappop(ready)[1]
+            grads = buffers.pop(node)
             if node._special:
                 grads = _before_node(node, grads)
             if targets:
@@ -179,40 +181,40 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                     if index is not None and grad is not None:
                         captured[index] = grad
                 grad = None
-            results = None
             if type(node) is AccumulateGrad:
-                if accumulate and grads and grads[0] is not None:
+                if accumulate and grads[0] is not None:
                     leaf = node._variable()
                     if leaf is not None:
                         _accumulate(leaf, grads, create_graph)
-            elif useful is None or node in useful:
-                if (grads[0] is not None or any(g is not None for g in grads)) if grads else False:
-                    results = node.apply(tuple(grads))
-                    if node._post_hooks:
-                        for hook in node._post_hooks:
-                            replaced = hook(results, tuple(grads))
-                            if replaced is not None:
-                                results = tuple(replaced)
-                if not retain_graph:
-                    node.release()
+                continue
+            if useful is not None and node not in useful:
+                continue
+            results = None
+            if grads[0] is not None or any(g is not None for g in grads):
+                results = node.apply(tuple(grads))
+                if node._post_hooks:
+                    for hook in node._post_hooks:
+                        replaced = hook(results, tuple(grads))
+                        if replaced is not None:
+                            results = tuple(replaced)
+            if not retain_graph:
+                node.release()
+            if results is None:
+                continue
             # Gradients are read by index, not bound to a loop variable: a stray reference
             # would keep _accumulate from taking them over.
-            count = 0 if results is None else len(results)
+            count = len(results)
             for i, (child, output_nr) in enumerate(node.next_functions):
-                if child is None:
+                if child is None or i >= count or results[i] is None:
                     continue
-                if i < count and results[i] is not None:
-                    slots = buffers.get(child)
-                    if slots is None:
-                        buffers[child] = [results[i]] if output_nr == 0 else [None] * output_nr + [results[i]]
-                    else:
-                        while len(slots) <= output_nr:
-                            slots.append(None)
-                        slots[output_nr] = results[i] if slots[output_nr] is None else slots[output_nr] + results[i]
-                remaining = dependencies[child] - 1
-                dependencies[child] = remaining
-                if remaining == 0:
-                    ready.append(child)
+                slots = buffers.get(child)
+                if slots is None:
+                    buffers[child] = [results[i]] if output_nr == 0 else [None] * output_nr + [results[i]]
+                    heappush(ready, (-child._sequence_nr, child))
+                else:
+                    while len(slots) <= output_nr:
+                        slots.append(None)
+                    slots[output_nr] = results[i] if slots[output_nr] is None else slots[output_nr] + results[i]
     finally:
         _GRAD_ENABLED.reset(token)
 

@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 from .grad_mode import _GRAD_ENABLED, grad_enabled
-from .graph import Node, SavedTensor, _differentiable, _is_tensor, alias, grad_edge, meta
+from .graph import Node, SavedTensor, _differentiable, _is_tensor, alias, grad_edge, meta, next_sequence_nr
 
 __all__ = ["Function", "FunctionCtx"]
 
@@ -60,6 +60,7 @@ class FunctionBackward(Node):
     """The backward node of one ``Function.apply`` call."""
 
     def __init__(self, function: type, ctx: FunctionCtx, edges: tuple, output_meta: list) -> None:
+        self._sequence_nr = next_sequence_nr()
         self._function = function
         self.ctx = ctx
         self.next_functions = edges

@@ -15,6 +15,7 @@ modes see and that are themselves recorded when ``create_graph=True``.
 from __future__ import annotations
 
 import inspect
+import itertools
 import weakref
 
 from .. import _dtype as dt
@@ -102,12 +103,21 @@ def share_version(view, base) -> None:
 
 # -- nodes ----------------------------------------------------------------------------------------
 
+# Nodes are numbered as they are created. A node's inputs existed before it, so the
+# nodes feeding gradients into a node all have higher numbers: the engine runs nodes
+# from the highest number down and never needs to count dependencies.
+next_sequence_nr = itertools.count().__next__
+
+
 class Node:
     """A function of the backward graph: takes output gradients, returns input gradients.
 
     ``next_functions`` holds, for each input, ``(node, output_nr)`` or ``(None, 0)``
-    for inputs that need no gradient.
+    for inputs that need no gradient. Subclasses set ``_sequence_nr`` from
+    ``next_sequence_nr()`` when created.
     """
+
+    _sequence_nr = -1
 
     next_functions: tuple = ()
     # True once the node has hooks or outputs needing zeros: the engine's loop checks
@@ -150,6 +160,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable) -> None:
         self._variable = weakref.ref(variable)
+        self._sequence_nr = next_sequence_nr()
 
     @property
     def variable(self):
@@ -295,6 +306,7 @@ class OpBackward(Node):
     """
 
     def __init__(self, plan: _Plan, arguments: list, saved_at: tuple[int, ...], edges: tuple, fits: tuple) -> None:
+        self._sequence_nr = next_sequence_nr()
         self._plan = plan
         self._arguments = arguments  # in the formula's parameter order (the gradient's place left empty)
         self._saved_at = saved_at  # positions of saved tensors among the arguments
