@@ -312,7 +312,7 @@ return _wrap(result)"""
 # require grad are recorded right here instead of taking the slow path.
 _WRAP_AND_RECORD = """\
 if ({requires_grad}) and _grad_enabled():
-    return _rec({arguments}, _wrap(result))
+    return _rec({arguments}, _wrap(result){saved})
 """ + _WRAP_RESULT
 
 
@@ -321,6 +321,14 @@ t = {wrapped}
 if ({requires_grad}) and _grad_enabled():
     return _rec({arguments}, t)
 return t"""
+
+
+# Ops declared with ``saves=``: the kernel returns intermediates for the gradient formula after its result.
+_SPLIT_SAVED = "result, _saved = result[0], result[1:]"
+
+
+def _saved_argument(opdef: OpDef) -> str:
+    return ", _saved" if opdef.saves else ""
 
 
 def _block(header: str, body: str) -> str:
@@ -373,7 +381,8 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     names = {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc, "_OP": opdef.name, "_GRAD": opdef.grad,
              "_TENSOR_PARAMS": tuple(opdef.tensor_params), **_RUNTIME}
     if opdef.differentiable and not opdef.factory and opdef.tensor_params:
-        names["_rec"] = make_recorder(opdef.name, opdef.grad, opdef.tensor_params, tuple(opdef.signature.parameters))
+        names["_rec"] = make_recorder(opdef.name, opdef.grad, opdef.tensor_params, tuple(opdef.signature.parameters),
+                                      opdef.saves)
     params, _ = _codegen.parameter_list(signature, names)
     names_in_order = list(signature.parameters)
     first = names_in_order[0]
@@ -413,6 +422,8 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
                       "else:", f"    result = {call}"]
         else:
             lines.append(f"result = {call}")
+        if opdef.saves:
+            lines.append(_SPLIT_SAVED)
         if "out" in signature.parameters and opdef.out:
             lines += ["if out is not None:"]
             if records and tensors:
@@ -423,7 +434,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
         finish = _finish(opdef, first, inplace=False)
         if records and tensors:
             lines += [f"if {grad_check}:",
-                      f"    return _rec({positional}, {finish.removeprefix('return ')})"]
+                      f"    return _rec({positional}, {finish.removeprefix('return ')}{_saved_argument(opdef)})"]
         lines.append(finish)
     source = f"def {name}({params}):\n" + textwrap.indent("\n".join(lines), "    ") + "\n"
     namespace = dict(names)
@@ -457,12 +468,13 @@ def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> 
     if records_on_fast_path(opdef, inplace):
         pairs = zip(signature.parameters, opdef.signature.parameters)
         arguments = ", ".join(n for n, _ in pairs)
-        wrap = _WRAP_AND_RECORD.format(requires_grad=_requires_grad_expression(opdef, signature), arguments=arguments)
+        wrap = _WRAP_AND_RECORD.format(requires_grad=_requires_grad_expression(opdef, signature), arguments=arguments,
+                                       saved=_saved_argument(opdef))
 
         def wrap_known(tensors: list[str]) -> str:
             # Where the operands are known tensors, the requires-grad test is shorter.
             return _WRAP_AND_RECORD.format(requires_grad=" or ".join(f"{n}._requires_grad" for n in tensors),
-                                           arguments=arguments)
+                                           arguments=arguments, saved="")
     else:
         wrap = _WRAP_RESULT
 
@@ -478,6 +490,8 @@ def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> 
         parts.append(_block("else:", f"result = {_kernel_call(opdef, signature, True)}"))
     else:
         parts.append(f"result = {_kernel_call(opdef, signature, True)}")
+    if opdef.saves:
+        parts.append(_SPLIT_SAVED)
     if opdef.mutates:
         parts.append(f"_bump_version({first})")
         parts.append(f"return _wrap_written(result, {first})")

@@ -254,11 +254,16 @@ class SavedTensor:
         self._tensor = None
 
 
-def _type_name(array) -> str:
+def _as_tensor(array):
+    """A plain tensor over ``array``, without history."""
     t = _new(_Tensor)
     t._data = array
     t._requires_grad = False
-    return t.type()
+    return t
+
+
+def _type_name(array) -> str:
+    return _as_tensor(array).type()
 
 
 class _SavedSequence:
@@ -396,7 +401,7 @@ def needs_grad(tensors) -> bool:
 
 
 # How each formula parameter is filled at record time.
-_GRAD_PARAM, _RESULT_PARAM, _TENSOR_PARAM, _VALUE_PARAM, _META_PARAM, _NEEDS_PARAM = range(6)
+_GRAD_PARAM, _RESULT_PARAM, _TENSOR_PARAM, _VALUE_PARAM, _META_PARAM, _NEEDS_PARAM, _SAVED_PARAM = range(7)
 
 
 class _Plan:
@@ -404,7 +409,7 @@ class _Plan:
 
     __slots__ = ("formula", "names", "kinds", "keywords", "grad", "needs")
 
-    def __init__(self, formula, tensor_params: tuple[str, ...], arguments: dict) -> None:
+    def __init__(self, formula, tensor_params: tuple[str, ...], arguments: dict, saves: tuple[str, ...] = ()) -> None:
         parameters = inspect.signature(formula).parameters.values()
         self.formula = formula
         self.names = tuple(p.name for p in parameters)
@@ -412,7 +417,7 @@ class _Plan:
         self.keywords = None if positional else self.names  # None: called positionally (faster)
         self.kinds = tuple(
             _GRAD_PARAM if name == "grad" else _RESULT_PARAM if name == "result"
-            else _NEEDS_PARAM if name == "needs_input_grad"
+            else _NEEDS_PARAM if name == "needs_input_grad" else _SAVED_PARAM if name in saves
             else _TENSOR_PARAM if name in tensor_params else _VALUE_PARAM if name in arguments
             else _META_PARAM for name in self.names)
         self.grad = self.kinds.index(_GRAD_PARAM) if _GRAD_PARAM in self.kinds else -1
@@ -528,15 +533,19 @@ def _mark_outputs(result, node) -> None:
 _SIMPLE_KINDS = frozenset({"tensor", "optional_tensor", "tensor_or_scalar", "optional_tensor_or_scalar"})
 
 
-def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_names: tuple[str, ...]):
+def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_names: tuple[str, ...],
+                  saves: tuple[str, ...] = ()):
     """``record`` specialised for one op: a generated function taking the op's arguments
     positionally, then the result. Same effect as ``record``, without its loops and dicts
     (it runs for every call on tensors that require grad)."""
     if formula is None or not set(tensor_params.values()) <= _SIMPLE_KINDS:
+        if saves:
+            raise ValueError(f"op {op_name!r}: saves= needs a gradient formula and plain tensor parameters")
+
         def generic(*values):
             return record(op_name, formula, tuple(tensor_params), dict(zip(param_names, values)), values[-1])
         return generic
-    plan = _Plan(formula, tuple(tensor_params), dict.fromkeys(param_names))
+    plan = _Plan(formula, tuple(tensor_params), dict.fromkeys(param_names), saves)
     lines = []
     edges, fits = [], []
     for name in tensor_params:
@@ -565,6 +574,8 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
             (fixed_saved if tensor_params[name] == "tensor" else maybe_saved).append((i, name))
         elif kind == _VALUE_PARAM:
             arguments.append(name)
+        elif kind == _SAVED_PARAM:
+            arguments.append(f"_as_tensor(_saved[{saves.index(name)}])")
         else:
             base, _, what = name.rpartition("_")
             if base not in param_names or what not in ("shape", "dtype"):
@@ -583,11 +594,11 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
               "    _mark_outputs(result, node)",
               "return result"]
     body = "\n".join("    " + line for line in lines)
-    source = f"def _recorder({', '.join(param_names)}, result):\n{body}\n"
+    source = f"def _recorder({', '.join(param_names)}, result, _saved=()):\n{body}\n"
     namespace = {"_Tensor": _Tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
                  "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
                  "_Node": _NODE_CLASSES.get(op_name) or _node_class(op_name), "_differentiable": _differentiable,
-                 "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE}
+                 "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor}
     exec(compile(source, f"<tensormodes recorder {op_name}>", "exec"), namespace)
     return namespace["_recorder"]
 

@@ -104,6 +104,7 @@ class OpDef:
     mutates: bool
     alias: bool
     namespace: str
+    saves: tuple[str, ...] = ()
 
 
 OPS: dict[str, OpDef] = {}
@@ -136,7 +137,7 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
        dunders: tuple[Dunder, ...] = (), out: bool = False, view: bool = False,
        factory: bool = False, name: str | None = None, samples: tuple[Sample, ...] = (),
        differentiable: bool = True, ufunc: Callable | None = None, grad: Callable | None = None,
-       mutates: bool = False, alias: bool = False, namespace: str = "tensormodes"):
+       mutates: bool = False, alias: bool = False, namespace: str = "tensormodes", saves: tuple[str, ...] = ()):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``ufunc`` is a hot-path hint: for operands of one floating dtype (and
@@ -167,6 +168,13 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
     ``alias=True``: the result shares its input's storage and version counter
     without being a view of it (``detach``).
 
+    ``saves=("name", ...)``: the kernel returns ``(result, *intermediates)``; the intermediates
+    (arrays) are not returned to the caller but given to the gradient formula, under these
+    parameter names, when the call is recorded — as PyTorch's kernels return buffers for
+    their backward (``nll_loss_forward``'s ``total_weight``). They carry no history, so a
+    formula must not use them when grad mode is on (``create_graph=True``). Only for plain
+    out-of-place ops.
+
     ``namespace``: the module whose function the op is (``"tensormodes.nn.functional"``
     for ops PyTorch implements natively there, such as ``linear``).
     """
@@ -183,6 +191,8 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
                 kind = "tensor_list"
             if kind is not None:
                 tensor_params[p.name] = kind
+        if saves and (inplace or out or view or alias or mutates or ufunc or factory or dunders):
+            raise ValueError(f"op {op_name!r}: saves= is only for plain out-of-place ops")
         method_name = op_name if method is True else (method or None)
         inplace_name = f"{op_name}_" if inplace is True else (inplace or None)
         OPS[op_name] = OpDef(
@@ -190,7 +200,7 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
             function=function, method=method_name, inplace=inplace_name, dunders=dunders,
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
             samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias,
-            namespace=namespace)
+            namespace=namespace, saves=tuple(saves))
         return kernel
 
     return register
