@@ -1,4 +1,8 @@
-"""The backward pass: walk the graph from the outputs, in dependency order, iteratively.
+"""The backward pass: run the graph's nodes from the outputs down, iteratively.
+
+A node runs once every node that can send it a gradient has run: nodes are
+numbered as they are created, and the engine runs them highest number first
+(see ``graph.next_sequence_nr``), so it need not count dependencies.
 
 No recursion: a chain of many thousands of ops backpropagates without touching
 the recursion limit. Saved tensors are freed node by node unless
@@ -53,32 +57,27 @@ def _run_tensor_hooks(node: Node, grads: list) -> None:
                     grads[output_nr] = replaced
 
 
-def _graph_nodes(roots: list[Node]) -> dict[Node, int]:
-    """Every node reachable from ``roots``, with the number of edges pointing at it."""
-    # A node enters ``dependencies`` (and the stack) once, when first reached: the dict is the seen set.
-    dependencies: dict[Node, int] = dict.fromkeys(roots, 0)
-    stack = list(dependencies)
+def _graph_nodes(roots: list[Node]) -> set:
+    """Every node reachable from ``roots``."""
+    seen = set(roots)
+    stack = list(seen)
     while stack:
         for child, _ in stack.pop().next_functions:
-            if child is not None:
-                if child in dependencies:
-                    dependencies[child] += 1
-                else:
-                    dependencies[child] = 1
-                    if child.next_functions:  # leaves' sinks have none: not worth a visit
-                        stack.append(child)
-    return dependencies
+            if child is not None and child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return seen
 
 
-def _nodes_leading_to(targets: set, dependencies: dict[Node, int]) -> set:
-    """The nodes from which some target node can be reached (for ``autograd.grad``)."""
+def _nodes_leading_to(targets: set, nodes: set) -> set:
+    """The ``nodes`` from which some target node can be reached (for ``autograd.grad``)."""
     parents: dict[Node, list[Node]] = {}
-    for node in dependencies:
+    for node in nodes:
         for child, _ in node.next_functions:
             if child is not None:
                 parents.setdefault(child, []).append(node)
     useful = set()
-    stack = [t for t in targets if t in dependencies]
+    stack = [t for t in targets if t in nodes]
     while stack:
         node = stack.pop()
         if node in useful:
