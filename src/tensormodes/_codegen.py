@@ -257,7 +257,7 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
                   leaf: bool, fast_body: str | None = None, fast_names: dict | None = None,
                   qualname: str | None = None, doc: str | None = None, module: str = "tensormodes",
                   not_implemented_on_type_error: bool = False, pass_defaults: bool = False,
-                  records_grad: bool = False):
+                  records_grad: bool = False, hot_path: tuple[str, str] | None = None):
     """A public callable with ``signature``, dispatching through the override layer.
 
     ``fast_body`` (unindented source) runs when every relevant argument is plain
@@ -266,7 +266,8 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     ``not_implemented_on_type_error`` so that Python can try the reflected
     operator, as PyTorch does. ``pass_defaults``: see ``_slow_call_arguments``.
     ``records_grad``: the callable records autograd history, so tensors that
-    require grad leave the fast path.
+    require grad leave the fast path. ``hot_path``: ``(condition, body)`` tried
+    before the fast path when no mode is active (body falls through if it cannot help).
     """
     names = dict(fast_names or {})
     names["_impl"] = impl
@@ -275,6 +276,10 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     body = textwrap.indent(fast_body if fast_body is not None else f"return _impl({call})", " " * 8)
     args, kwargs = _slow_call_arguments(signature, pass_defaults)
     slow = _slow_path(args, relevant, "_leaf")
+    hot = ""
+    if hot_path is not None:
+        condition, body = hot_path
+        hot = textwrap.indent(f"if state is None and {condition}:\n" + textwrap.indent(body, "    "), "    ") + "\n"
     if not_implemented_on_type_error:
         slow = f"try:\n{textwrap.indent(slow, '    ')}\nexcept TypeError:\n    return NotImplemented"
     source = f"""
@@ -283,7 +288,7 @@ def _relevant({params}):
 
 def _public({params}):
     state = _get_state()
-    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and \\
+{hot}    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and \\
             {fast_condition(relevant, records_grad)}:
 {body}
 {textwrap.indent(kwargs, "    ")}

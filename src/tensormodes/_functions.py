@@ -362,6 +362,33 @@ def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap) -> str:
     return _block(f"if type({a}) is _T:", block) if a_kind != _codegen.TENSOR else block
 
 
+def _hot_path(opdef: OpDef, signature: inspect.Signature, wrap) -> tuple[str, str] | None:
+    """``(condition, body)`` tried first when no mode is active, for ops with a ufunc hint:
+    plain tensor operands, optional arguments at their defaults. One test for the commonest
+    call (``x + y`` on float tensors) instead of the general fast path's case analysis; the
+    body falls through (to that path) for other dtypes."""
+    if opdef.ufunc is None:
+        return None
+    tensors = [n for n, p in zip(signature.parameters, opdef.signature.parameters) if p in opdef.tensor_params]
+    terms = [f"type({n}) is _T" for n in tensors]
+    defaults = _keyword_defaults(opdef)
+    if defaults:
+        terms.append(defaults)
+    if "out" in signature.parameters and opdef.out:
+        terms.append("out is None")
+    if len(tensors) == 1:
+        (a,) = tensors
+        body = f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + wrap([a]))
+    else:
+        a, b = tensors
+        body = (f"_a = {a}._data\n_b = {b}._data\n"
+                + _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
+                         _block("try:", "result = _ufunc(_a, _b)") + "\n"
+                         + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error")
+                         + "\n" + _block("else:", wrap([a, b]))))
+    return " and ".join(terms), body
+
+
 def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
     """Source turning ``result`` into the callable's return value."""
     if inplace:
@@ -462,24 +489,26 @@ def _requires_grad_expression(opdef: OpDef, signature: inspect.Signature) -> str
     return " or ".join(terms) or "False"
 
 
+def _wrap_known_for(opdef: OpDef, signature: inspect.Signature, inplace: bool):
+    """``wrap(tensor_names)``: the code wrapping (and recording) ``result`` where the named
+    operands are known to be plain tensors, so the requires-grad test is shorter."""
+    if not records_on_fast_path(opdef, inplace):
+        return lambda tensors: _WRAP_RESULT
+    arguments = ", ".join(n for n, _ in zip(signature.parameters, opdef.signature.parameters))
+    return lambda tensors: _WRAP_AND_RECORD.format(
+        requires_grad=" or ".join(f"{n}._requires_grad" for n in tensors), arguments=arguments, saved="")
+
+
 def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> str:
     """Code run when every relevant argument is plain; falling off its end means the slow path."""
     first = next(iter(signature.parameters))
+    wrap_known = _wrap_known_for(opdef, signature, inplace)
     if records_on_fast_path(opdef, inplace):
-        pairs = zip(signature.parameters, opdef.signature.parameters)
-        arguments = ", ".join(n for n, _ in pairs)
+        arguments = ", ".join(n for n, _ in zip(signature.parameters, opdef.signature.parameters))
         wrap = _WRAP_AND_RECORD.format(requires_grad=_requires_grad_expression(opdef, signature), arguments=arguments,
                                        saved=_saved_argument(opdef))
-
-        def wrap_known(tensors: list[str]) -> str:
-            # Where the operands are known tensors, the requires-grad test is shorter.
-            return _WRAP_AND_RECORD.format(requires_grad=" or ".join(f"{n}._requires_grad" for n in tensors),
-                                           arguments=arguments, saved="")
     else:
         wrap = _WRAP_RESULT
-
-        def wrap_known(tensors: list[str]) -> str:
-            return _WRAP_RESULT
     parts = []
     defaults = _keyword_defaults(opdef)
     if opdef.ufunc is not None and not inplace:
@@ -532,6 +561,7 @@ def _public(opdef: OpDef, name: str, signature: inspect.Signature, *, inplace: b
     return _codegen.make_callable(
         name, signature, _relevant(signature, _kinds_for(opdef, signature)), impl, leaf=True,
         fast_body=_fast_body(opdef, signature, inplace=inplace), fast_names=names,
+        hot_path=None if inplace else _hot_path(opdef, signature, _wrap_known_for(opdef, signature, inplace)),
         qualname=qualname, doc=opdef.doc, module="tensormodes", not_implemented_on_type_error=operator,
         records_grad=opdef.differentiable and not opdef.factory and not records_on_fast_path(opdef, inplace))
 
