@@ -82,12 +82,17 @@ def _torch_cross_entropy_loss(torch):
 
 
 def _torch_cross_entropy_loss_backward(torch):
-    def cross_entropy_loss_backward(grad_output, input, target, weight=None, reduction="mean", ignore_index=-100):
-        # Differentiated where it is: the result depends on input's values (through the softmax).
-        x = input if input.requires_grad else input.detach().requires_grad_()
+    def cross_entropy_loss_backward(grad_output, log_probs, target, weight=None, reduction="mean",
+                                    ignore_index=-100):
+        # PyTorch's composite backward from log_softmax's output: nll_loss's gradient N (differentiable in
+        # grad_output and weight; free of log_probs' values, so taken on a copy), then log_softmax's
+        # backward from log_probs itself, which keeps the graph connected to log_probs where it requires grad.
+        x = log_probs.detach().requires_grad_()
         with torch.enable_grad():
-            loss = torch.nn.functional.cross_entropy(x, target, weight, ignore_index=ignore_index, reduction=reduction)
-            return torch.autograd.grad(loss, x, grad_output, create_graph=True)[0]
+            loss = torch.nn.functional.nll_loss(x, target, weight, ignore_index=ignore_index, reduction=reduction)
+            scales = torch.autograd.grad(loss, x, grad_output, create_graph=True)[0]
+            return torch._log_softmax_backward_data(scales, log_probs, 1 if log_probs.dim() >= 2 else 0,
+                                                    log_probs.dtype)
 
     return cross_entropy_loss_backward
 

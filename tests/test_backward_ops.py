@@ -1,7 +1,8 @@
 """The backward ops that gradient formulas call (``_softmax_backward_data``,
-``_log_softmax_backward_data``, ``_nll_loss_backward``, ``_threshold_backward``): PyTorch's
-values, dtypes and errors, their own gradients (double backward), and one call per gradient;
-and nll_loss's forward, which shares the backward op's handling of ignored targets."""
+``_log_softmax_backward_data``, ``_nll_loss_backward``, ``_cross_entropy_loss_backward``,
+``_threshold_backward``): PyTorch's values, dtypes and errors, their own gradients (double
+backward), and one call per gradient; and nll_loss's forward, which shares the backward op's
+handling of ignored targets."""
 
 from __future__ import annotations
 
@@ -218,6 +219,26 @@ def test_cross_entropy_double_backward_matches_torch(options, shape, target_shap
         results.append((grad.detach().numpy(), inputs.grad.numpy()))
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("options", NLL_OPTIONS)
+@pytest.mark.parametrize("shape, target_shape", NLL_SHAPES[:3])
+def test_cross_entropy_loss_backward_double_backward(options, shape, target_shape):
+    # The backward op's own formula, to second order, in grad_output, the log-probabilities (from which
+    # it works: cross_entropy's third order goes through here) and a weight that requires grad.
+    x, target, weight = _nll_case(shape, target_shape, seed=5)
+    options = dict(options)
+    rng = np.random.default_rng(6)
+    grad_output = rng.standard_normal(target_shape if options.get("reduction") == "none" else ())
+    log_probs = tm.tensor(x).log_softmax(1 if len(shape) >= 2 else 0)
+    leaves = [tm.tensor(grad_output, requires_grad=True), log_probs.requires_grad_()]
+    if options.pop("weight", False):
+        leaves.append(tm.tensor(weight, requires_grad=True))
+
+    def backward_op(g, lp, *w):
+        return tm._cross_entropy_loss_backward(g, lp, tm.tensor(target), *(w or (None,)), **options)
+
+    assert tm.autograd.gradgradcheck(backward_op, tuple(leaves))
 
 
 @pytest.mark.torch

@@ -39,14 +39,21 @@ _COMPOSITE = (
     "PyTorch implements it as a composite whose nodes save tensors derived from the inputs "
     "(broadcast copies of matmul's operands, matrix_power's inverse, take_along_dim's "
     "adjusted indices, a 0-dim index read as an int), not the inputs themselves")
-_NN = ("formula in _ops/nn.py (being changed elsewhere): takes input / grad_output where "
-       "PyTorch's composite saves log_softmax's result or its own tensors")
+_NO_HISTORY = (
+    "intermediates a kernel hands its formula (saves=) carry no history: _cross_entropy_loss's formula gets "
+    "log_softmax's result that way, but keeps input too, to recompute it with history for create_graph=True; "
+    "PyTorch's composite keeps only that result (a saved output, which has history)")
+_GRAD_OUTPUT = (
+    "the formula keeps grad_output: for the weight's gradient (beyond PyTorch) and, in "
+    "_cross_entropy_loss_backward, for log_probs' gradient; PyTorch's nodes keep none (log_softmax's "
+    "double backward keeps the intermediate nll_loss gradient instead, which has history)")
 ALLOWED_TO_RAISE: dict[str | tuple[str, int], str] = {
     **dict.fromkeys(("mul", "div", "remainder", "fmod", "lerp", "hypot", "addcmul", "outer", "ger",
                      "inner", "einsum"), _SAVED_WHEN_NEEDED),
     **dict.fromkeys(("max", "min", "median"), _OVERLOADS),
     **dict.fromkeys(("matmul", "matrix_power", "take_along_dim", ("getitem", 9)), _COMPOSITE),
-    **dict.fromkeys(("_cross_entropy_loss", "_cross_entropy_loss_backward", "_nll_loss_backward"), _NN),
+    "_cross_entropy_loss": _NO_HISTORY,
+    **dict.fromkeys(("_cross_entropy_loss_backward", "_nll_loss_backward"), _GRAD_OUTPUT),
 }
 
 _NO_GRADIENT = pytest.mark.skip(reason="no gradient in tensormodes yet (test_gradients.MISSING_GRADIENTS)")

@@ -278,8 +278,8 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     slow = _slow_path(args, relevant, "_leaf")
     hot = ""
     if hot_path is not None:
-        condition, body = hot_path
-        hot = textwrap.indent(f"if state is None and {condition}:\n" + textwrap.indent(body, "    "), "    ") + "\n"
+        condition, hot_body = hot_path
+        hot = textwrap.indent(f"if state is None and {condition}:\n" + textwrap.indent(hot_body, "    "), "    ") + "\n"
     if not_implemented_on_type_error:
         slow = f"try:\n{textwrap.indent(slow, '    ')}\nexcept TypeError:\n    return NotImplemented"
     source = f"""

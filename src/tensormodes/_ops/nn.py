@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import _dtype as dt
 from . import activation as _activation  # (imported first by the package: no cycle at import)
 from ._common import array_type_name, quiet
 from ._registry import Sample, TensorSpec, op
+from .creation import not_implemented
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -304,14 +306,19 @@ def _class_dim(input) -> int:
     return 1 if input.ndim >= 2 else 0
 
 
-def _cross_entropy_loss_grad(grad, input, target, weight, reduction, ignore_index, needs_input_grad):
-    # One public call. The backward op is differentiable itself, so create_graph=True needs no other route.
+def _cross_entropy_loss_grad(grad, input, target, weight, reduction, ignore_index, log_probs, needs_input_grad):
+    # ``log_probs`` is the forward's log_softmax (handed over by the kernel, see saves=): the backward op
+    # works from it, as PyTorch's LogSoftmaxBackward works from its saved output, instead of recomputing
+    # the softmax. It carries no history, so with create_graph=True it is recomputed from ``input`` with
+    # history (same kernel, same values), and double and triple backward go through the softmax.
+    if _public("is_grad_enabled")():
+        log_probs = input.log_softmax(_class_dim(input))
     grad_input = None
-    if needs_input_grad[0]:
-        grad_input = _public("_cross_entropy_loss_backward")(grad, input, target, weight, reduction, ignore_index)
+    if needs_input_grad[0]:  # one public call; the backward op is differentiable itself
+        grad_input = _public("_cross_entropy_loss_backward")(grad, log_probs, target, weight, reduction,
+                                                             ignore_index)
     grad_weight = None
     if needs_input_grad[2]:  # beyond PyTorch, as for nll_loss
-        log_probs = input.log_softmax(_class_dim(input))
         grad_weight = _nll_loss_weight_grad(grad, log_probs, target, weight, reduction, ignore_index)
     return grad_input, None, grad_weight
 
@@ -322,7 +329,7 @@ _TARGET = TensorSpec((4,), "int64", 0, 2)
 _CLASS_WEIGHT = TensorSpec((3,), "float32", 0.5, 2)
 
 
-@op(grad=_cross_entropy_loss_grad, samples=(
+@op(grad=_cross_entropy_loss_grad, saves=("log_probs",), samples=(
     Sample((_LOGITS, _TARGET)),
     Sample((TensorSpec((4, 3), "float64", -50, 50), _TARGET), {"reduction": "sum"}),
     Sample((_LOGITS, _TARGET), {"reduction": "none"}),
@@ -342,26 +349,28 @@ def _cross_entropy_loss(input: Tensor, target: Tensor, weight: Tensor | None = N
 
     What ``nn.functional.cross_entropy`` runs for class indices without label smoothing (as
     PyTorch's ``torch._C._nn.cross_entropy_loss``, without ``label_smoothing``): the same
-    kernels as the two ops, so the same results and errors, but one autograd node.
+    kernels as the two ops, so the same results and errors, but one autograd node. The
+    log-probabilities are kept for the backward pass (``saves=``), as PyTorch's composite keeps
+    log_softmax's result.
 
     >>> import tensormodes as tm
     >>> round(tm._cross_entropy_loss(tm.tensor([[0., 0.]]), tm.tensor([1])).item(), 4)
     0.6931
     """
     log_probs = _activation.log_softmax(input, _class_dim(input))
-    return nll_loss(log_probs, target, weight, None, ignore_index, None, reduction)
+    return nll_loss(log_probs, target, weight, None, ignore_index, None, reduction), log_probs
 
 
-def _cross_entropy_loss_backward_grad(grad, grad_output, input, target, weight, reduction, ignore_index,
+def _cross_entropy_loss_backward_grad(grad, grad_output, log_probs, target, weight, reduction, ignore_index,
                                       needs_input_grad):
-    # The result is R = N - p * N.sum(dim), with p = softmax(input) and N = _nll_loss_backward(grad_output,
-    # ...) (-scale at each counted target: linear in grad_output and free of input's values). R is linear
+    # The result is R = N - p * N.sum(dim), with p = exp(log_probs) and N = _nll_loss_backward(grad_output,
+    # ...) (-scale at each counted target: linear in grad_output and free of log_probs' values). R is linear
     # in N, with transpose H = G - (G * p).sum(dim): <G, R> = <H, N> = <grad_output, nll_loss(H)>, so the
-    # gradients for grad_output and weight are nll_loss's (see _nll_loss_backward_grad). For input,
-    # <G, R> = <G, N> - <G * N.sum(dim), p> varies only through p: softmax's backward of -G * N.sum(dim).
-    dim = _class_dim(input)
-    probabilities = input.softmax(dim)
-    grad_grad_output = grad_input = grad_weight = None
+    # gradients for grad_output and weight are nll_loss's (see _nll_loss_backward_grad). For log_probs,
+    # <G, R> = <G, N> - <G * N.sum(dim), p> varies only through p, and dp = p * dlog_probs.
+    dim = _class_dim(log_probs)
+    probabilities = log_probs.exp()
+    grad_grad_output = grad_log_probs = grad_weight = None
     if needs_input_grad[0] or needs_input_grad[3]:
         transposed = grad - (grad * probabilities).sum(dim, keepdim=True)
         if needs_input_grad[0]:
@@ -370,74 +379,79 @@ def _cross_entropy_loss_backward_grad(grad, grad_output, input, target, weight, 
         if needs_input_grad[3]:
             grad_weight = _nll_loss_weight_grad(grad_output, transposed, target, weight, reduction, ignore_index)
     if needs_input_grad[1]:
-        scales = _public("_nll_loss_backward")(grad_output, input, target, weight, reduction, ignore_index)
-        grad_input = _public("_softmax_backward_data")(grad * -scales.sum(dim, keepdim=True), probabilities, dim,
-                                                      input.dtype)
-    return grad_grad_output, grad_input, None, grad_weight
+        scales = _public("_nll_loss_backward")(grad_output, log_probs, target, weight, reduction, ignore_index)
+        grad_log_probs = grad * probabilities * -scales.sum(dim, keepdim=True)
+    return grad_grad_output, grad_log_probs, None, grad_weight
+
+
+_LOG_PROBS = TensorSpec((4, 3), "float32", -4, 0)
 
 
 @op(grad=_cross_entropy_loss_backward_grad, samples=(
-    Sample((_SCALAR, _LOGITS, _TARGET)),
-    Sample((TensorSpec((), "float64"), TensorSpec((4, 3), "float64", -50, 50), _TARGET), {"reduction": "sum"}),
-    Sample((TensorSpec((4,)), _LOGITS, _TARGET), {"reduction": "none"}),
-    Sample((_SCALAR, _LOGITS, _TARGET, _CLASS_WEIGHT)),
-    Sample((TensorSpec((4,)), _LOGITS, _TARGET, _CLASS_WEIGHT, "none", 1)),
-    Sample((_SCALAR, _LOGITS, _TARGET, _CLASS_WEIGHT), {"reduction": "sum", "ignore_index": 0}),
-    Sample((_SCALAR, _LOGITS, _TARGET), {"ignore_index": 1}),
-    Sample((_SCALAR, _LOGITS, TensorSpec((4,), "int64", 1, 1)), {"ignore_index": 1}),
-    Sample((_SCALAR, TensorSpec((3,)), TensorSpec((), "int64", 0, 2))),
-    Sample((_SCALAR, TensorSpec((3,)), TensorSpec((), "int64", 0, 2)), {"reduction": "none"}),
-    Sample((_SCALAR, TensorSpec((3,)), TensorSpec((), "int64", 1, 1)), {"ignore_index": 1}),
-    Sample((_SCALAR, TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2))),
-    Sample((TensorSpec((2, 4)), TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2), _CLASS_WEIGHT),
-           {"reduction": "none", "ignore_index": 0}),
-    Sample((TensorSpec((), "bfloat16"), TensorSpec((4, 3), "bfloat16"), _TARGET))))
-def _cross_entropy_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight: Tensor | None = None,
+    Sample((_SCALAR, _LOG_PROBS, _TARGET)),
+    Sample((TensorSpec((), "float64"), TensorSpec((4, 3), "float64", -50, 0), _TARGET), {"reduction": "sum"}),
+    Sample((TensorSpec((4,)), _LOG_PROBS, _TARGET), {"reduction": "none"}),
+    Sample((_SCALAR, _LOG_PROBS, _TARGET, _CLASS_WEIGHT)),
+    Sample((TensorSpec((4,)), _LOG_PROBS, _TARGET, _CLASS_WEIGHT, "none", 1)),
+    Sample((_SCALAR, _LOG_PROBS, _TARGET, _CLASS_WEIGHT), {"reduction": "sum", "ignore_index": 0}),
+    Sample((_SCALAR, _LOG_PROBS, _TARGET), {"ignore_index": 1}),
+    Sample((_SCALAR, _LOG_PROBS, TensorSpec((4,), "int64", 1, 1)), {"ignore_index": 1}),
+    Sample((_SCALAR, TensorSpec((4, 3), "float32", -2, 2), _TARGET)),  # any values: exp need not sum to 1
+    Sample((_SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 0, 2))),
+    Sample((_SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 0, 2)), {"reduction": "none"}),
+    Sample((_SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 1, 1)), {"ignore_index": 1}),
+    Sample((_SCALAR, TensorSpec((2, 3, 4), "float32", -3, 0), TensorSpec((2, 4), "int64", 0, 2))),
+    Sample((TensorSpec((2, 4)), TensorSpec((2, 3, 4), "float32", -3, 0), TensorSpec((2, 4), "int64", 0, 2),
+            _CLASS_WEIGHT), {"reduction": "none", "ignore_index": 0}),
+    Sample((_SCALAR, TensorSpec((0, 3)), TensorSpec((0,), "int64", 0, 2))),
+    Sample((TensorSpec((), "float16"), TensorSpec((4, 3), "float16", -3, 0), _TARGET)),
+    Sample((TensorSpec((), "bfloat16"), TensorSpec((4, 3), "bfloat16", -3, 0), _TARGET))))
+def _cross_entropy_loss_backward(grad_output: Tensor, log_probs: Tensor, target: Tensor, weight: Tensor | None = None,
                                  reduction: str = "mean", ignore_index: int = -100) -> Tensor:
     """The gradient of ``_cross_entropy_loss(input, target, weight, reduction, ignore_index)`` for
     ``input``, given the loss's gradient ``grad_output`` (target-shaped for ``reduction='none'``,
-    else one element): ``softmax(input)`` minus the one-hot target, along the class dimension,
-    times each target's weight and ``grad_output``, divided by the targets' total weight for
-    ``'mean'``; zero for targets equal to ``ignore_index`` (NaN where that row's logits are not
-    finite, as in PyTorch).
+    else one element) and the log-probabilities ``log_probs = log_softmax(input, class_dim)``:
+    ``exp(log_probs)`` minus the one-hot target, along the class dimension, times each target's
+    weight and ``grad_output``, divided by the targets' total weight for ``'mean'``; zero for
+    targets equal to ``ignore_index`` (NaN where that row's log-probabilities are NaN, as in PyTorch).
 
-    One op instead of ``_nll_loss_backward`` then ``_log_softmax_backward_data``; the softmax is
-    recomputed from ``input`` (the forward op saves nothing else).
+    One op instead of ``_nll_loss_backward`` then ``_log_softmax_backward_data`` (PyTorch's
+    composite, which also works from log_softmax's result); the result has ``log_probs``' dtype.
 
     >>> import tensormodes as tm
-    >>> tm._cross_entropy_loss_backward(tm.tensor(1.0), tm.zeros(2, 2), tm.tensor([0, 1]))
+    >>> tm._cross_entropy_loss_backward(tm.tensor(1.0), tm.zeros(2, 2).log_softmax(1), tm.tensor([0, 1]))
     tensor([[-0.2500,  0.2500],
             [ 0.2500, -0.2500]])
     """
     mode = _reduction(None, None, reduction)
-    dim = _class_dim(input)
-    with quiet():  # non-finite logits give NaN rows, as in PyTorch, without warnings
-        return _softmax_less_one_hot(grad_output, input, target, weight, mode, ignore_index, dim)
+    with quiet():  # NaN log-probabilities give NaN rows, as in PyTorch, without warnings
+        return _softmax_less_one_hot(grad_output, log_probs, target, weight, mode, ignore_index,
+                                     _class_dim(log_probs))
 
 
 _FULL_PRECISION = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _softmax_less_one_hot(grad_output, input, target, weight, mode, ignore_index, dim) -> np.ndarray:
+def _softmax_less_one_hot(grad_output, log_probs, target, weight, mode, ignore_index, dim) -> np.ndarray:
     """``_cross_entropy_loss_backward``'s result (run quietly)."""
-    if input.dtype in _FULL_PRECISION and input.ndim and input.size:
-        shifted = input - np.maximum.reduce(input, dim, keepdims=True)  # _shifted's result, without its checks
-    else:  # refuses what softmax refuses; half types in float32; empty inputs
-        shifted = _activation._shifted(input, dim, None, "softmax")[0]
-    index, positions = _counted(input, target, weight, ignore_index)
+    if log_probs.dtype not in _FULL_PRECISION and log_probs.dtype not in _activation._HALF_TYPES:
+        # PyTorch's composite fails in _log_softmax_backward_data, whose gradient has log_probs' dtype
+        raise not_implemented(_activation._kernel_name("log_softmax_backward", dim, log_probs.ndim),
+                              dt.NP_TO_DTYPE[log_probs.dtype])
+    index, positions = _counted(log_probs, target, weight, ignore_index)
     per_target = None if weight is None else weight[index[1]]
-    scales = _target_scales(grad_output, input, target, mode, index, positions, per_target)
-    if not shifted.size:
-        return np.zeros(input.shape, input.dtype)
-    batched = shifted if dim else shifted[None]
-    # Each target's row (along the class dimension) is softmax * its scale, less the scale at its class.
-    if positions is not None:  # some targets do not count: their rows get softmax * 0
+    scales = _target_scales(grad_output, log_probs, target, mode, index, positions, per_target)
+    if not log_probs.size:
+        return np.zeros(log_probs.shape, log_probs.dtype)
+    # Half types in float32, rounded once at the end, as PyTorch's kernels compute them.
+    probabilities = np.exp(log_probs if log_probs.dtype in _FULL_PRECISION else log_probs.astype(np.float32))
+    batched = probabilities if dim else probabilities[None]
+    # Each target's row (along the class dimension) is exp(log_probs) * its scale, less the scale at its class.
+    if positions is not None:  # some targets do not count: their rows get exp(log_probs) * 0
         row_scales = np.zeros(target.shape if dim else (1,), np.result_type(scales))
         row_scales[positions] = scales
-        row_scales = row_scales[:, None]
+        batched *= row_scales[:, None]
     else:
-        row_scales = scales[:, None] if scales.ndim else scales
-    exponentials = np.exp(batched, out=batched)
-    exponentials *= row_scales / np.add.reduce(exponentials, 1, keepdims=True)
-    np.subtract.at(exponentials, index, scales)  # faster than exponentials[index] -= scales
-    return np.asarray(shifted.astype(input.dtype, copy=False))
+        batched *= scales[:, None] if scales.ndim else scales
+    np.subtract.at(batched, index, scales)  # faster than batched[index] -= scales
+    return np.asarray(probabilities.astype(log_probs.dtype, copy=False))
