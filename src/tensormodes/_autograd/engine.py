@@ -91,12 +91,20 @@ def _first_refcount(items: list) -> int:
     return getrefcount(items[0])
 
 
-# What _first_refcount says of an object referenced by its list alone (calibrated,
-# not assumed: interpreters count the references of arguments differently).
+# What _first_refcount says of an object referenced by its list alone, and by its list
+# and a node's results tuple (calibrated, not assumed: interpreters count differently).
 _SOLE_REFERENCE = _first_refcount([object()])
 
 
-def _accumulate(leaf, grads: list, create_graph: bool) -> None:
+def _count_in_results() -> int:
+    results = (object(),)
+    return _first_refcount([results[0]])
+
+
+_SOLE_IN_RESULTS = _count_in_results()
+
+
+def _accumulate(leaf, grads: list, create_graph: bool, sole: int = _SOLE_REFERENCE) -> None:
     """``leaf.grad += grads[0]``; with ``create_graph`` the sum stays differentiable.
 
     As in PyTorch, a first gradient that nothing else references (a fresh result
@@ -109,7 +117,7 @@ def _accumulate(leaf, grads: list, create_graph: bool) -> None:
         leaf._grad = grads[0] if old is None else old + grads[0]
         return
     if old is None:
-        if _first_refcount(grads) <= _SOLE_REFERENCE:
+        if _first_refcount(grads) <= sole:
             grad = grads[0]
             data = grad._data
             if type(grad) is graph._Tensor and data.base is None and not grad._requires_grad:
@@ -163,6 +171,7 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
         target_nodes = {grad_edge(t)[0] for t in inputs}
         useful = _nodes_leading_to(target_nodes, _graph_nodes(roots))
 
+    direct = accumulate and not targets
     token = _GRAD_ENABLED.set(create_graph)
     try:
         # Nodes that have received a gradient, highest sequence number first: every node
@@ -205,6 +214,12 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
             count = len(results)
             for i, (child, output_nr) in enumerate(node.next_functions):
                 if child is None or i >= count or results[i] is None:
+                    continue
+                if type(child) is AccumulateGrad and direct and not child._special:
+                    # A leaf without hooks: accumulate now rather than queue the sink.
+                    leaf = child._variable()
+                    if leaf is not None:
+                        _accumulate(leaf, [results[i]], create_graph, _SOLE_IN_RESULTS)
                     continue
                 slots = buffers.get(child)
                 if slots is None:
