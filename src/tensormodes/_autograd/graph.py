@@ -443,7 +443,7 @@ def _differentiable(t) -> bool:
 def _edge_and_fit(item, edges: list, fits: list) -> None:
     if isinstance(item, _Tensor) and item._requires_grad:
         node = item._grad_fn
-        edges.append(grad_edge(item) if node is None else (node, item._output_nr))
+        edges.append((node, item._output_nr) if node is not None else grad_edge(item))
         data = item._data
         fits.append((data.shape, data.dtype))
     else:
@@ -452,8 +452,11 @@ def _edge_and_fit(item, edges: list, fits: list) -> None:
 
 
 def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, result):
-    """Attach a backward node for one call of op ``op_name`` to its (wrapped) result."""
-    # Runs for every op on tensors that require grad: plain loops, no generators.
+    """Attach a backward node for one call of op ``op_name`` to its (wrapped) result.
+
+    The general form: generated code calls the per-op ``make_recorder`` functions, which
+    do the same for ops without list or index parameters.
+    """
     edges, fits = [], []
     nested = False
     for name in tensor_params:
@@ -464,16 +467,8 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
             nested = True
             for item in value:
                 _edge_and_fit(item, edges, fits)
-        elif isinstance(value, _Tensor) and value._requires_grad:  # _edge_and_fit, inline
-            node = value._grad_fn
-            if node is None:
-                node = value._grad_accumulator or grad_edge(value)[0]
-            edges.append((node, value._output_nr))
-            data = value._data
-            fits.append((data.shape, data.dtype))
         else:
-            edges.append(_NO_EDGE)
-            fits.append(None)
+            _edge_and_fit(value, edges, fits)
     if formula is None:
         raise RuntimeError(f"the derivative for '{op_name}' is not implemented")
     plan = _PLANS.get(op_name)
