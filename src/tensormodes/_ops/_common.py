@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import sys
 
 import numpy as np
 
@@ -233,3 +234,11 @@ def resolve_dtype(dtype, default: dt.dtype | None = None) -> dt.dtype | None:
     if type(dtype) is not dt.dtype:
         raise TypeError(f"argument 'dtype' must be tensormodes.dtype, not {type(dtype).__name__}")
     return dtype
+
+
+def public(name: str, namespace: str = "tensormodes"):
+    """The public callable ``namespace.name``, for gradient formulas: they call public functions
+    (so modes and double backward see them), which are generated above this package and so
+    are looked up when a formula runs.
+    """
+    return getattr(sys.modules[namespace], name)

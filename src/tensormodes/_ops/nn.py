@@ -12,14 +12,13 @@ backward pass pays dispatch once, not once per step of a composed formula.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _dtype as dt
-from . import activation as _activation  # (imported first by the package: no cycle at import)
-from ._common import array_type_name, quiet
+from . import activation as _activation
+from ._common import array_type_name, public, quiet
 from ._registry import Sample, TensorSpec, op
 from .creation import not_implemented
 
@@ -131,12 +130,6 @@ def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index) -> tup
     return (positions[0], target[positions], *positions[1:]), positions
 
 
-def _public(name: str, namespace: str = "tensormodes"):
-    # Gradient formulas call public functions (so modes and double backward see them); those
-    # are generated above this package, so they are looked up when the formula runs.
-    return getattr(sys.modules[namespace], name)
-
-
 def _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index):
     """d (grad * nll_loss(input, target, weight)) / d weight, beyond PyTorch, which refuses a
     weight that requires grad. Recomputes the loss it needs (it is not saved)."""
@@ -163,7 +156,7 @@ def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, redu
     # The result is not saved (PyTorch does not save it either): only the rare weight
     # gradient needs it, and recomputes it.
     mode = _reduction(size_average, reduce, reduction)
-    grad_input = _public("_nll_loss_backward")(grad, input, target, weight, mode, ignore_index)
+    grad_input = public("_nll_loss_backward")(grad, input, target, weight, mode, ignore_index)
     grad_weight = None
     if needs_input_grad[2]:
         grad_weight = _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index)
@@ -213,7 +206,7 @@ def _nll_loss_backward_grad(grad, grad_output, target, weight, reduction, ignore
     # The op is linear in grad_output, and nll_loss is its transpose; its result does not
     # depend on input's values at all (zero gradient, as in PyTorch). For a weight that requires
     # grad: <grad, op(grad_output)> = grad_output * nll_loss(grad), so it is nll_loss's weight gradient.
-    grad_grad_output = _public("nll_loss", "tensormodes.nn.functional")(
+    grad_grad_output = public("nll_loss", "tensormodes.nn.functional")(
         grad, target, weight, ignore_index=ignore_index, reduction=reduction)
     grad_weight = None
     if needs_input_grad[3]:
@@ -311,11 +304,11 @@ def _cross_entropy_loss_grad(grad, input, target, weight, reduction, ignore_inde
     # works from it, as PyTorch's LogSoftmaxBackward works from its saved output, instead of recomputing
     # the softmax. It carries no history, so with create_graph=True it is recomputed from ``input`` with
     # history (same kernel, same values), and double and triple backward go through the softmax.
-    if _public("is_grad_enabled")():
+    if public("is_grad_enabled")():
         log_probs = input.log_softmax(_class_dim(input))
     grad_input = None
     if needs_input_grad[0]:  # one public call; the backward op is differentiable itself
-        grad_input = _public("_cross_entropy_loss_backward")(grad, log_probs, target, weight, reduction,
+        grad_input = public("_cross_entropy_loss_backward")(grad, log_probs, target, weight, reduction,
                                                              ignore_index)
     grad_weight = None
     if needs_input_grad[2]:  # beyond PyTorch, as for nll_loss
@@ -374,12 +367,12 @@ def _cross_entropy_loss_backward_grad(grad, grad_output, log_probs, target, weig
     if needs_input_grad[0] or needs_input_grad[3]:
         transposed = grad - (grad * probabilities).sum(dim, keepdim=True)
         if needs_input_grad[0]:
-            grad_grad_output = _public("nll_loss", "tensormodes.nn.functional")(
+            grad_grad_output = public("nll_loss", "tensormodes.nn.functional")(
                 transposed, target, weight, ignore_index=ignore_index, reduction=reduction)
         if needs_input_grad[3]:
             grad_weight = _nll_loss_weight_grad(grad_output, transposed, target, weight, reduction, ignore_index)
     if needs_input_grad[1]:
-        scales = _public("_nll_loss_backward")(grad_output, log_probs, target, weight, reduction, ignore_index)
+        scales = public("_nll_loss_backward")(grad_output, log_probs, target, weight, reduction, ignore_index)
         grad_log_probs = grad * probabilities * -scales.sum(dim, keepdim=True)
     return grad_grad_output, grad_log_probs, None, grad_weight
 

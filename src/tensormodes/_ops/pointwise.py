@@ -34,11 +34,11 @@ from ._common import (
     floating,
     operand_dtype,
     overflow_type_name,
+    public,
     quiet,
     scalar_type_name,
 )
 from ._registry import OWN, Dunder, Sample, TensorSpec, op
-from .nn import _public
 
 if TYPE_CHECKING:
     from numbers import Number
@@ -723,7 +723,7 @@ def reciprocal(input: Tensor) -> Tensor:
 
 
 def _relu_grad(grad, result):
-    return _public("_threshold_backward")(grad, result, 0)
+    return public("_threshold_backward")(grad, result, 0)
 
 
 @op(grad=_relu_grad, method=True, inplace=True,
@@ -745,7 +745,7 @@ def relu(input: Tensor) -> Tensor:
 
 def _threshold_backward_grad(grad, input, threshold):
     # Linear in grad_output (a mask) and constant in input but at the threshold.
-    return _public("_threshold_backward")(grad, input, threshold), _zeros_like(input)
+    return public("_threshold_backward")(grad, input, threshold), _zeros_like(input)
 
 
 @op(grad=_threshold_backward_grad, samples=(
