@@ -1,4 +1,4 @@
-"""Imports only go down the layers of docs/layout.md, and never hide inside functions."""
+"""Imports only go down the layers of docs/layout.md, never form cycles, and never hide inside functions."""
 
 from __future__ import annotations
 
@@ -94,3 +94,38 @@ def test_importing_tensormodes_changes_nothing_global():
             "assert (np.geterr(), sys.getrecursionlimit()) == before; print('ok')")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def _module_of(name: str, known: set[str]) -> str | None:
+    """The module a resolved import name refers to (``_ops.nn.linear`` -> ``_ops.nn``)."""
+    while name:
+        if name in known:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def test_no_import_cycles():
+    known = {module_name(p).removesuffix(".__init__") for p in MODULES}
+    graph: dict[str, set[str]] = {name: set() for name in known}
+    for path in MODULES:
+        current = module_name(path)
+        for node in runtime_imports(ast.parse(path.read_text())):
+            for target in resolve(current, node):
+                module = _module_of(target.removesuffix(".__init__"), known)
+                # A package's __init__ importing its own modules is how packages work, not a cycle.
+                if module and module != current.removesuffix(".__init__") and not current.endswith("__init__"):
+                    graph[current].add(module)
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            raise AssertionError(f"import cycle: {' -> '.join(path[path.index(name):] + [name])}")
+        if name in done:
+            return
+        for target in sorted(graph.get(name, ())):
+            visit(target, path + [name])
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
