@@ -126,6 +126,34 @@ def test_a_node_runs_once_all_its_gradients_have_arrived():
     assert x.grad.tolist() == [2.0, 4.0]
 
 
+def test_leaves_with_and_without_hooks_around_a_custom_function():
+    # Hook-free leaves are accumulated as gradients are produced, hooked ones through the
+    # queue; both must see the full sum (values as PyTorch gives them).
+    class Double(tm.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    a, b = tm.tensor([1.0, 2.0], requires_grad=True), tm.tensor([3.0, 4.0], requires_grad=True)
+    seen = []
+    a.register_hook(lambda grad: seen.append(grad.tolist()))
+    (Double.apply(a * b) + a).sum().backward()
+    assert a.grad.tolist() == [7.0, 9.0] and b.grad.tolist() == [2.0, 4.0] and seen == [[7.0, 9.0]]
+
+
+def test_create_graph_gradients_accumulate_with_history():
+    x = tm.tensor([1.0, 2.0], requires_grad=True)
+    (x ** 3).sum().backward(create_graph=True)
+    first = x.grad
+    assert first.requires_grad and first.tolist() == [3.0, 12.0]
+    first.sum().backward()
+    assert x.grad.tolist() == [9.0, 24.0]
+
+
 def test_broadcasting_is_reduced_in_gradients():
     x = tm.ones(3, 1, requires_grad=True)
     b = tm.ones(4, requires_grad=True)
