@@ -42,7 +42,9 @@ def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_gra
         else:  # batch dimensions flattened into the rows
             rows = grad.reshape(-1, weight_shape[0])
             grad_weight = rows.t().matmul(input.reshape(-1, weight_shape[1]))
-    return grad_input, grad_weight, grad
+    # The bias's gradient is ``grad`` summed over the rows (the engine would sum it too, later).
+    grad_bias = grad.sum(0) if needs_input_grad[2] and len(input_shape) == 2 else grad
+    return grad_input, grad_weight, grad_bias
 
 
 @op(namespace="tensormodes.nn.functional", grad=_linear_grad, samples=(
