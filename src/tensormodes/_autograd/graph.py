@@ -329,8 +329,6 @@ class OpBackward(Node):
             values[i] = values[i].unpack(self)
         if plan.grad >= 0:
             values[plan.grad] = grads if len(grads) > 1 else grads[0]
-        if plan.needs >= 0:
-            values[plan.needs] = tuple(fit is not None for fit in self._fits)
         keywords = plan.keywords
         result = plan.formula(*values) if keywords is None else plan.formula(**dict(zip(keywords, values)))
         if type(result) is not tuple:
@@ -407,7 +405,7 @@ _GRAD_PARAM, _RESULT_PARAM, _TENSOR_PARAM, _VALUE_PARAM, _META_PARAM, _NEEDS_PAR
 class _Plan:
     """How one op's formula is fed, worked out once per op from the formula's signature."""
 
-    __slots__ = ("formula", "names", "kinds", "keywords", "grad", "needs")
+    __slots__ = ("formula", "names", "kinds", "keywords", "grad")
 
     def __init__(self, formula, tensor_params: tuple[str, ...], arguments: dict, saves: tuple[str, ...] = ()) -> None:
         parameters = inspect.signature(formula).parameters.values()
@@ -421,7 +419,6 @@ class _Plan:
             else _TENSOR_PARAM if name in tensor_params else _VALUE_PARAM if name in arguments
             else _META_PARAM for name in self.names)
         self.grad = self.kinds.index(_GRAD_PARAM) if _GRAD_PARAM in self.kinds else -1
-        self.needs = self.kinds.index(_NEEDS_PARAM) if _NEEDS_PARAM in self.kinds else -1
 
 
 _PLANS: dict[str, _Plan] = {}
@@ -458,17 +455,20 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
     do the same for ops without list or index parameters.
     """
     edges, fits = [], []
+    needs = []  # per tensor parameter: does some tensor in it need a gradient (needs_input_grad)
     nested = False
     for name in tensor_params:
         value = arguments[name]
         if value is result:
             return result  # the op returned its input itself (contiguous()): nothing happened
+        count = len(fits)
         if type(value) is list or type(value) is tuple:
             nested = True
             for item in value:
                 _edge_and_fit(item, edges, fits)
         else:
             _edge_and_fit(value, edges, fits)
+        needs.append(any(fit is not None for fit in fits[count:]))
     if formula is None:
         raise RuntimeError(f"the derivative for '{op_name}' is not implemented")
     plan = _PLANS.get(op_name)
@@ -483,8 +483,11 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
         if kind == _TENSOR_PARAM:
             value = arguments[name]
             value = SavedTensor(value, False) if isinstance(value, _Tensor) else _save(value)
-        elif kind == _GRAD_PARAM or kind == _NEEDS_PARAM:
+        elif kind == _GRAD_PARAM:
             saved.append(None)  # filled in by apply
+            continue
+        elif kind == _NEEDS_PARAM:
+            saved.append(tuple(needs))
             continue
         elif kind == _RESULT_PARAM:
             value = SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result)
@@ -559,8 +562,10 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
         fits.append(f"_f_{name}")
     arguments, fixed_saved, maybe_saved = [], [], []
     for i, (name, kind) in enumerate(zip(plan.names, plan.kinds)):
-        if kind == _GRAD_PARAM or kind == _NEEDS_PARAM:
+        if kind == _GRAD_PARAM:
             arguments.append("None")  # filled in by apply
+        elif kind == _NEEDS_PARAM:
+            arguments.append("(" + "".join(f"_f_{name} is not None, " for name in tensor_params) + ")")
         elif kind == _RESULT_PARAM:
             arguments.append("(_SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result))")
             fixed_saved.append(i)
