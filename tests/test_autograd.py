@@ -424,6 +424,70 @@ def test_in_place_on_a_leaf_that_requires_grad_raises():
     assert x.tolist() == [2.0, 2.0] and x._version == 1
 
 
+def _writes_through_views(lib):
+    """In-place writes through views of tensors with history, run in tensormodes or torch."""
+    grads = {}
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    y = x * 1
+    y[:, 0].mul_(2)                                   # through a column view
+    (y * y).sum().backward()
+    grads["column"] = x.grad.tolist()
+    x.grad = None
+    y = x * 1
+    row = y[0]                                        # a view made before its base changes
+    y[1].add_(x[0] * 3)
+    (row * y[1]).sum().backward()
+    grads["earlier view"] = x.grad.tolist()
+    x.grad = None
+    buffer = lib.zeros(2, 3)                          # a base without history gets one
+    buffer[0].copy_(x[1] * 2)
+    buffer.t()[:, 1].add_(x[0])
+    (buffer ** 2).sum().backward()
+    grads["buffer"] = x.grad.tolist()
+    x.grad = None
+    y = x.clone()
+    view = y.t()
+    view.sub_(1)
+    view[1:].mul_(x[:, 1:].t())                       # a view of a view
+    (y ** 2).sum().backward()
+    grads["view of a view"] = x.grad.tolist()
+    return grads
+
+
+def test_in_place_writes_through_views_rebase_the_base():
+    # Values from PyTorch 2.13 (CopySlices), see test_in_place_writes_through_views_match_torch.
+    assert _writes_through_views(tm) == {
+        "column": [[8.0, 4.0, 6.0], [32.0, 10.0, 12.0]],
+        "earlier view": [[10.0, 17.0, 24.0], [1.0, 2.0, 3.0]],
+        "buffer": [[2.0, 4.0, 6.0], [32.0, 40.0, 48.0]],
+        "view of a view": [[0.0, 12.0, 60.0], [6.0, 360.0, 660.0]],
+    }
+    y = tm.ones(3, requires_grad=True) * 1
+    y[1:].mul_(3)
+    assert y.grad_fn.name() == "CopySlices"
+    leaf = tm.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is being used in an "
+                                            "in-place operation.$"):
+        leaf[0].mul_(2)
+
+
+@pytest.mark.torch
+def test_in_place_writes_through_views_match_torch():
+    import torch
+
+    assert _writes_through_views(tm) == _writes_through_views(torch)
+
+
+def test_second_order_through_a_write_through_a_view():
+    x = tm.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y[0].mul_(x[1])                                   # y = [x0 * x1, x1]
+    g, = tm.autograd.grad((y ** 2).sum(), x, create_graph=True)
+    assert g.tolist() == [2 * 1.0 * 4.0, 2 * 2.0 * 1.0 + 2 * 2.0]
+    g.sum().backward()                                # d/dx of [2 x0 x1^2, 2 x0^2 x1 + 2 x1]
+    assert x.grad.tolist() == [2 * 4.0 + 4 * 1.0 * 2.0, 4 * 1.0 * 2.0 + 2 * 1.0 + 2]
+
+
 def test_in_place_on_a_non_leaf_is_recorded():
     x = tm.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2

@@ -251,6 +251,7 @@ class Tensor(metaclass=_TensorMeta):
     _grad_fn = None
     _output_nr = 0  # which output of _grad_fn this tensor is
     _grad_accumulator = None  # a leaf's AccumulateGrad node, once it has one
+    _history_gen = 0  # bumped by in-place changes; a view made under an older one of its base is stale
     _view_base = None
     __array_priority__ = 1000  # NumPy defers ``ndarray + Tensor`` to Tensor.__radd__
 

@@ -18,6 +18,8 @@ import inspect
 import itertools
 import weakref
 
+import numpy as np
+
 from .. import _dtype as dt
 from .grad_mode import grad_enabled
 
@@ -438,6 +440,8 @@ def _differentiable(t) -> bool:
 
 
 def _edge_and_fit(item, edges: list, fits: list) -> None:
+    if isinstance(item, _Tensor) and item._view_base is not None:
+        refresh_view(item)
     if isinstance(item, _Tensor) and item._requires_grad:
         node = item._grad_fn
         edges.append((node, item._output_nr) if node is not None else grad_edge(item))
@@ -550,6 +554,8 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
         lines += [f"if {name} is result:",
                   "    return result  # the op returned its input itself: nothing happened",
                   f"if isinstance({name}, _Tensor) and {name}._requires_grad:",
+                  f"    if {name}._view_base is not None and {name}._history_gen != {name}._view_base._history_gen:",
+                  f"        _refresh_view({name})",
                   f"    _node = {name}._grad_fn",
                   "    if _node is None:",
                   f"        _node = {name}._grad_accumulator or _grad_edge({name})[0]",
@@ -598,7 +604,8 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     namespace = {"_Tensor": _Tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
                  "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
                  "_Node": _NODE_CLASSES.get(op_name) or _node_class(op_name), "_differentiable": _differentiable,
-                 "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor}
+                 "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor,
+                 "_refresh_view": refresh_view}
     exec(compile(source, f"<tensormodes recorder {op_name}>", "exec"), namespace)
     return namespace["_recorder"]
 
@@ -645,13 +652,13 @@ def _save_outputs(result):
 
 def check_inplace(t, op_name: str) -> None:
     """PyTorch's refusals for an in-place op on a tensor taking part in autograd."""
-    if grad_enabled() and t._requires_grad and t._grad_fn is None:
+    if not grad_enabled():
+        return
+    if t._requires_grad and t._grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    base = t.__dict__.get("_view_base")
-    if grad_enabled() and base is not None and (base._requires_grad or t._requires_grad):
-        raise RuntimeError(
-            f"{op_name}(): in-place modification of a view of a tensor that requires grad is not supported "
-            "by tensormodes' autograd yet; modify a clone instead (view.clone()).")
+    base = t._view_base
+    if base is not None and base._requires_grad and base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, target, write):
@@ -676,4 +683,102 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
         target._requires_grad = True
         target._grad_fn = result._grad_fn
         target.__dict__.pop("_output_nr", None)
+        base = target._view_base
+        if base is None:
+            target._history_gen += 1  # views of the target made before now describe its old values
+        else:
+            _rebase(base, target)
     return target
+
+
+# -- in-place writes through views ------------------------------------------------------------
+# Writing through a view changes its base: the base's history becomes a CopySlices node
+# (the view's region comes from the write's node, the rest from the base's old history),
+# as in PyTorch. Views are located in their base by the flat positions of their elements.
+# Other views of the base made before the write then describe old values: each tensor
+# carries the generation of its base's history it was made under, and a view used after
+# its base moved on gets a fresh node reading its region of the base's current history.
+
+def _view_positions(base, view):
+    """The flat positions (in ``base``'s C order) of ``view``'s elements, or None when the
+    layout is not one this can describe (a base that is not C-contiguous, another dtype)."""
+    data, region = base._data, view._data
+    if region.dtype != data.dtype or not data.flags.c_contiguous:
+        return None
+    itemsize = data.itemsize
+    offset = region.__array_interface__["data"][0] - data.__array_interface__["data"][0]
+    if offset % itemsize or any(stride % itemsize for stride in region.strides):
+        return None
+    positions = np.arange(data.size, dtype=np.int64)
+    step = positions.itemsize
+    return np.lib.stride_tricks.as_strided(
+        positions[offset // itemsize:], region.shape,
+        tuple(stride // itemsize * step for stride in region.strides)).copy()
+
+
+class CopySlices(Node):
+    """A base's history after a write through one of its views."""
+
+    def __init__(self, base_edge: tuple, view_edge: tuple, positions, base_shape: tuple) -> None:
+        self._sequence_nr = next_sequence_nr()
+        self.next_functions = (base_edge, view_edge)
+        self._positions = positions  # a tensor of flat positions, shaped like the view
+        self._base_shape = base_shape
+
+    def apply(self, grads: tuple) -> tuple:
+        grad = grads[0]
+        flat = grad.reshape(-1)
+        positions = self._positions
+        base_grad = None
+        if self.next_functions[0][0] is not None:
+            base_grad = flat.index_fill(0, positions.reshape(-1), 0).reshape(self._base_shape)
+        return base_grad, flat[positions]
+
+
+class ViewOfRebased(Node):
+    """A view's history regenerated after its base's history changed: its region of the base."""
+
+    def __init__(self, base_edge: tuple, positions, base_shape: tuple) -> None:
+        self._sequence_nr = next_sequence_nr()
+        self.next_functions = (base_edge,)
+        self._positions = positions
+        self._base_shape = base_shape
+
+    def apply(self, grads: tuple) -> tuple:
+        grad = grads[0]
+        numel = 1
+        for size in self._base_shape:
+            numel *= size
+        flat = grad.new_zeros(numel).index_add(0, self._positions.reshape(-1), grad.reshape(-1))
+        return (flat.reshape(self._base_shape),)
+
+
+def _positions_or_raise(base, view, what: str):
+    positions = _view_positions(base, view)
+    if positions is None:
+        raise RuntimeError(f"{what}: tensormodes' autograd cannot locate this view in its base (the base is not "
+                           "contiguous, or the view reinterprets its dtype); work on a clone instead")
+    return _as_tensor(positions)
+
+
+def _rebase(base, view) -> None:
+    """Give ``base`` the history of a write through ``view`` (see above)."""
+    positions = _positions_or_raise(base, view, "in-place write through a view")
+    node = CopySlices(grad_edge(base), (view._grad_fn, view._output_nr), positions, base._data.shape)
+    base._requires_grad = True
+    base._grad_fn = node
+    base.__dict__.pop("_output_nr", None)
+    base._history_gen += 1
+    view._history_gen = base._history_gen
+
+
+def refresh_view(view) -> None:
+    """Give a view made before its base's last in-place change a node reading its region of the
+    base's current history (a no-op for views that are current)."""
+    base = view._view_base
+    if base._history_gen != view._history_gen and base._requires_grad:
+        positions = _positions_or_raise(base, view, "use of a view after an in-place change of its base")
+        view._grad_fn = ViewOfRebased(grad_edge(base), positions, base._data.shape)
+        view._requires_grad = True
+        view.__dict__.pop("_output_nr", None)
+        view._history_gen = base._history_gen
