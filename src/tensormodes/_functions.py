@@ -409,7 +409,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
              "_TENSOR_PARAMS": tuple(opdef.tensor_params), **_RUNTIME}
     if opdef.differentiable and not opdef.factory and opdef.tensor_params:
         names["_rec"] = make_recorder(opdef.name, opdef.grad, opdef.tensor_params, tuple(opdef.signature.parameters),
-                                      opdef.saves)
+                                      opdef.saves, opdef.save_only_for)
     params, _ = _codegen.parameter_list(signature, names)
     names_in_order = list(signature.parameters)
     first = names_in_order[0]
@@ -595,7 +595,8 @@ def _reflected_impl(opdef: OpDef):
     def reflected(self, other):
         result = _wrap(kernel(_tensor_or_scalar_arg(other, name, "other", 2), _tensor_arg(self, name, "self", 1)))
         if opdef.differentiable and needs_grad((self, other)):
-            return record(name, formula, params, {**defaults, first: other, second: self}, result)
+            return record(name, formula, params, {**defaults, first: other, second: self}, result,
+                          opdef.save_only_for)
         return result
 
     return reflected

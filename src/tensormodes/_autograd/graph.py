@@ -452,7 +452,8 @@ def _edge_and_fit(item, edges: list, fits: list) -> None:
         fits.append(None)
 
 
-def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, result):
+def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, result,
+           save_only_for: dict[str, str] | None = None):
     """Attach a backward node for one call of op ``op_name`` to its (wrapped) result.
 
     The general form: generated code calls the per-op ``make_recorder`` functions, which
@@ -486,6 +487,9 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
             continue
         if kind == _TENSOR_PARAM:
             value = arguments[name]
+            if save_only_for and name in save_only_for and not needs[tensor_params.index(save_only_for[name])]:
+                saved.append(None if isinstance(value, _Tensor) else value)  # its one use is not wanted
+                continue
             value = SavedTensor(value, False) if isinstance(value, _Tensor) else _save(value)
         elif kind == _GRAD_PARAM:
             saved.append(None)  # filled in by apply
@@ -536,7 +540,7 @@ _SIMPLE_KINDS = frozenset({"tensor", "optional_tensor", "tensor_or_scalar", "opt
 
 
 def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_names: tuple[str, ...],
-                  saves: tuple[str, ...] = ()):
+                  saves: tuple[str, ...] = (), save_only_for: dict[str, str] | None = None):
     """``record`` specialised for one op: a generated function taking the op's arguments
     positionally, then the result. Same effect as ``record``, without its loops and dicts
     (it runs for every call on tensors that require grad)."""
@@ -545,7 +549,8 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
             raise ValueError(f"op {op_name!r}: saves= needs a gradient formula and plain tensor parameters")
 
         def generic(*values):
-            return record(op_name, formula, tuple(tensor_params), dict(zip(param_names, values)), values[-1])
+            return record(op_name, formula, tuple(tensor_params), dict(zip(param_names, values)), values[-1],
+                          save_only_for)
         return generic
     plan = _Plan(formula, tuple(tensor_params), dict.fromkeys(param_names), saves)
     lines = []
@@ -571,13 +576,21 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
         if kind == _GRAD_PARAM:
             arguments.append("None")  # filled in by apply
         elif kind == _NEEDS_PARAM:
-            arguments.append("(" + "".join(f"_f_{name} is not None, " for name in tensor_params) + ")")
+            arguments.append("(" + "".join(f"_f_{param} is not None, " for param in tensor_params) + ")")
         elif kind == _RESULT_PARAM:
             arguments.append("(_SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result))")
             fixed_saved.append(i)
+        elif kind == _TENSOR_PARAM and save_only_for and name in save_only_for:
+            wanted = f"_f_{save_only_for[name]} is not None"
+            arguments.append(f"((_SavedTensor({name}, False) if {wanted} else None) if isinstance({name}, _Tensor) "
+                             f"else {name})")
+            maybe_saved.append((i, f"isinstance({name}, _Tensor) and {wanted}"))
         elif kind == _TENSOR_PARAM:
             arguments.append(f"(_SavedTensor({name}, False) if isinstance({name}, _Tensor) else {name})")
-            (fixed_saved if tensor_params[name] == "tensor" else maybe_saved).append((i, name))
+            if tensor_params[name] == "tensor":
+                fixed_saved.append(i)
+            else:
+                maybe_saved.append((i, f"isinstance({name}, _Tensor)"))
         elif kind == _VALUE_PARAM:
             arguments.append(name)
         elif kind == _SAVED_PARAM:
@@ -588,9 +601,9 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
                 raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
             value = f"{base}._data.shape" if what == "shape" else f"_NP_TO_DTYPE[{base}._data.dtype]"
             arguments.append(f"({value} if isinstance({base}, _Tensor) else None)")
-    positions = "(" + "".join(f"{item if isinstance(item, int) else item[0]}, " for item in fixed_saved) + ")"
-    for i, name in maybe_saved:
-        positions += f" + (({i},) if isinstance({name}, _Tensor) else ())"
+    positions = "(" + "".join(f"{i}, " for i in fixed_saved) + ")"
+    for i, condition in maybe_saved:
+        positions += f" + (({i},) if {condition} else ())"
     lines += [f"node = _Node(_PLAN, [{', '.join(arguments)}], {positions}, "
               f"({''.join(e + ', ' for e in edges)}), ({''.join(f + ', ' for f in fits)}))",
               "if type(result) is _Tensor and (result._data.dtype.kind in 'fc' or _differentiable(result)):",

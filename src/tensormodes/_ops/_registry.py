@@ -105,6 +105,7 @@ class OpDef:
     alias: bool
     namespace: str
     saves: tuple[str, ...] = ()
+    save_only_for: dict[str, str] = field(default_factory=dict)
 
 
 OPS: dict[str, OpDef] = {}
@@ -137,7 +138,8 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
        dunders: tuple[Dunder, ...] = (), out: bool = False, view: bool = False,
        factory: bool = False, name: str | None = None, samples: tuple[Sample, ...] = (),
        differentiable: bool = True, ufunc: Callable | None = None, grad: Callable | None = None,
-       mutates: bool = False, alias: bool = False, namespace: str = "tensormodes", saves: tuple[str, ...] = ()):
+       mutates: bool = False, alias: bool = False, namespace: str = "tensormodes", saves: tuple[str, ...] = (),
+       save_only_for: dict[str, str] | None = None):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``ufunc`` is a hot-path hint: for operands of one floating dtype (and
@@ -175,6 +177,11 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
     formula must not use them when grad mode is on (``create_graph=True``). Only for plain
     out-of-place ops.
 
+    ``save_only_for={"other": "input", ...}``: save tensor parameter ``other`` for the formula
+    only when ``input``'s gradient is wanted (its only use), as PyTorch's nodes do: ``x * 2`` or
+    ``x * w`` with a constant ``w`` then keeps nothing of ``x``. The formula receives None
+    instead, and must not compute that gradient.
+
     ``namespace``: the module whose function the op is (``"tensormodes.nn.functional"``
     for ops PyTorch implements natively there, such as ``linear``).
     """
@@ -200,7 +207,7 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
             function=function, method=method_name, inplace=inplace_name, dunders=dunders,
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
             samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias,
-            namespace=namespace, saves=tuple(saves))
+            namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}))
         return kernel
 
     return register
