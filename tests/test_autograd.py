@@ -488,6 +488,19 @@ def test_second_order_through_a_write_through_a_view():
     assert x.grad.tolist() == [2 * 4.0 + 4 * 1.0 * 2.0, 4 * 1.0 * 2.0 + 2 * 1.0 + 2]
 
 
+def test_in_place_forms_save_operands_only_for_wanted_gradients():
+    # b.mul_(c) needs c's values only for b's gradient, which nobody wants: c is not saved,
+    # so changing c afterwards does not break backward (as in PyTorch).
+    w = tm.ones(3, requires_grad=True)
+    c = w.clone()
+    b = tm.ones(3) * 5
+    b.mul_(c)
+    with tm.no_grad():
+        c.add_(1)
+    b.sum().backward()
+    assert w.grad.tolist() == [5.0, 5.0, 5.0]
+
+
 def test_in_place_on_a_non_leaf_is_recorded():
     x = tm.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2

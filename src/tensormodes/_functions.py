@@ -406,7 +406,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     """The implementation behind every public form of an op: unwrap, run the kernel,
     write in place or to ``out=``, wrap, and record for autograd when needed."""
     names = {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc, "_OP": opdef.name, "_GRAD": opdef.grad,
-             "_TENSOR_PARAMS": tuple(opdef.tensor_params), **_RUNTIME}
+             "_TENSOR_PARAMS": tuple(opdef.tensor_params), "_SAVE_ONLY_FOR": opdef.save_only_for, **_RUNTIME}
     if opdef.differentiable and not opdef.factory and opdef.tensor_params:
         names["_rec"] = make_recorder(opdef.name, opdef.grad, opdef.tensor_params, tuple(opdef.signature.parameters),
                                       opdef.saves, opdef.save_only_for)
@@ -431,7 +431,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
         lines += [f"if {grad_check}:",
                   "    box = []",
                   f"    _record_inplace(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
-                  f"                    lambda: (box.append({call}), _bump_version({first})))",
+                  f"                    lambda: (box.append({call}), _bump_version({first})), _SAVE_ONLY_FOR)",
                   f"    return _wrap_written(box[0], {first})",
                   f"result = {call}",
                   f"_bump_version({first})",
@@ -440,7 +440,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
         lines += [f"result = {call}",
                   f"if {grad_check}:",
                   f"    return _record_inplace(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
-                  f"                           lambda: _write_inplace({first}, result, _OP))",
+                  f"                           lambda: _write_inplace({first}, result, _OP), _SAVE_ONLY_FOR)",
                   f"return _write_inplace({first}, result, _OP)"]
     else:
         if defaults:

@@ -674,7 +674,8 @@ def check_inplace(t, op_name: str) -> None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
-def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, target, write):
+def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, target, write,
+                   save_only_for: dict[str, str] | None = None):
     """Record an in-place op on ``target``; ``write()`` performs the write.
 
     The formula sees the target's value from before the write, and the new
@@ -690,7 +691,8 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
     write()
     result = alias(target)
     record(op_name, formula, tensor_params,
-           {name: (before if value is target else value) for name, value in arguments.items()}, result)
+           {name: (before if value is target else value) for name, value in arguments.items()}, result,
+           save_only_for)
     # An integer target stays without gradient even when the written value has one.
     if result._requires_grad:
         target._requires_grad = True

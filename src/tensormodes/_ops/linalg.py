@@ -95,18 +95,25 @@ def _vdot_grad(grad, input, other):
     return grad * other, grad * input
 
 
-def _outer_grad(grad, input, vec2):
-    # Products and sums rather than mv: outer promotes, so the operands' dtypes may differ.
-    return (grad * vec2).sum(1), (grad * input.unsqueeze(1)).sum(0)
+def _outer_grad(grad, input, vec2, needs_input_grad):
+    # Products and sums rather than mv: outer promotes, so the operands' dtypes may differ. Each
+    # operand is saved only for the other's gradient (save_only_for), as by PyTorch's composite
+    # (a MulBackward0 of input.reshape(n, 1) and vec2).
+    return ((grad * vec2).sum(1) if needs_input_grad[0] else None,
+            (grad * input.unsqueeze(1)).sum(0) if needs_input_grad[1] else None)
 
 
-def _inner_grad(grad, input, other):
-    if input.dim() == 0 or other.dim() == 0:
-        return grad * other, grad * input
-    k = input.shape[-1]
-    a, b = input.reshape(-1, k), other.reshape(-1, k)
-    grad = grad.reshape(a.shape[0], b.shape[0])
-    return grad.mm(b).reshape(input.shape), grad.t().mm(a).reshape(other.shape)
+def _inner_grad(grad, input, other, input_shape, other_shape, needs_input_grad):
+    # Each operand is saved only for the other's gradient (save_only_for), as by PyTorch's
+    # composite (a mul, or a tensordot's mm); their shapes serve for the rest.
+    if not input_shape or not other_shape:
+        return (grad * other if needs_input_grad[0] else None,
+                grad * input if needs_input_grad[1] else None)
+    k = input_shape[-1]
+    m, n = _count(input_shape, range(len(input_shape) - 1)), _count(other_shape, range(len(other_shape) - 1))
+    grad = grad.reshape(m, n)
+    return (grad.mm(other.reshape(n, k)).reshape(input_shape) if needs_input_grad[0] else None,
+            grad.t().mm(input.reshape(m, k)).reshape(other_shape) if needs_input_grad[1] else None)
 
 
 def _tensordot_grad(grad, a, b, dims):
@@ -467,7 +474,8 @@ _OUTER_SAMPLES = (
     Sample((TensorSpec((0,), "int64"), TensorSpec((2,), "int64"))))
 
 
-@op(grad=_outer_grad, method=True, out=True, samples=_OUTER_SAMPLES)
+@op(grad=_outer_grad, save_only_for={"input": "vec2", "vec2": "input"}, method=True, out=True,
+    samples=_OUTER_SAMPLES)
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """Outer product of the vectors ``input`` (n) and ``vec2`` (m): an n x m matrix (dtypes promote).
 
@@ -479,7 +487,8 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     return _outer(input, vec2)
 
 
-@op(grad=_outer_grad, method=True, out=True, samples=_OUTER_SAMPLES[:2])
+@op(grad=_outer_grad, save_only_for={"input": "vec2", "vec2": "input"}, method=True, out=True,
+    samples=_OUTER_SAMPLES[:2])
 def ger(input: Tensor, vec2: Tensor) -> Tensor:
     """Alias of ``outer`` (deprecated in PyTorch).
 
@@ -490,7 +499,7 @@ def ger(input: Tensor, vec2: Tensor) -> Tensor:
     return _outer(input, vec2)
 
 
-@op(grad=_inner_grad, method=True, out=True, samples=(
+@op(grad=_inner_grad, save_only_for={"input": "other", "other": "input"}, method=True, out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((4, 3)))), Sample((TensorSpec((3,)), TensorSpec((3,)))),
     Sample((TensorSpec((), "int64"), TensorSpec((3,), "float32"))),
     Sample((TensorSpec((2, 2, 3), "int32"), TensorSpec((3,), "int32")))))

@@ -1224,11 +1224,14 @@ def rsub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     return _add_scaled(other, input, alpha, -1)
 
 
-def _mul_grad(grad, input, other):
-    return grad * _conj(other), grad * _conj(input)
+def _mul_grad(grad, input, other, needs_input_grad):
+    # Each operand is saved only for the other's gradient (save_only_for), as by MulBackward0.
+    return (grad * _conj(other) if needs_input_grad[0] else None,
+            grad * _conj(input) if needs_input_grad[1] else None)
 
 
-@op(grad=_mul_grad, method=True, inplace=True, out=True, ufunc=np.multiply,
+@op(grad=_mul_grad, save_only_for={"input": "other", "other": "input"},
+    method=True, inplace=True, out=True, ufunc=np.multiply,
     dunders=(Dunder("__mul__"), Dunder("__rmul__"), Dunder("__imul__", inplace=True)),
     samples=(Sample((_M23, _M23)), Sample((_M23, -2)), Sample((_I64, _ROW)), Sample((_BOOL, _BOOL)),
              Sample((_BOOL, 3)), Sample((_U8, 40)), Sample((_F16, _BF16)), Sample((_C64, 2.5)),
@@ -1307,14 +1310,16 @@ def _floor_division(input, other) -> np.ndarray:
 _DIVISORS = TensorSpec((3,), "float32", 0.5, 3.0)
 
 
-def _div_grad(grad, input, other, rounding_mode=None):
+def _div_grad(grad, input, other, needs_input_grad, rounding_mode=None):
+    # ``input`` is saved only for ``other``'s gradient (save_only_for), as by DivBackward0.
     if rounding_mode is not None:  # rounded quotients are piecewise constant
-        return (None if not _is_tensor(input) else _zeros_like(input),
-                None if not _is_tensor(other) else _zeros_like(other))
-    return grad / _conj(other), -grad * _conj(input / (other * other))
+        return (_zeros_like(grad) if needs_input_grad[0] else None,
+                _zeros_like(grad) if needs_input_grad[1] else None)
+    return (grad / _conj(other) if needs_input_grad[0] else None,
+            -grad * _conj(input / (other * other)) if needs_input_grad[1] else None)
 
 
-@op(grad=_div_grad, method=True, inplace=True, out=True,
+@op(grad=_div_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
     dunders=(Dunder("__truediv__"), Dunder("__rtruediv__", OWN, reflected=True),
              Dunder("__itruediv__", inplace=True)),
     samples=(Sample((_M23, _DIVISORS)), Sample((_I64, _POSITIVE_I)), Sample((_I64, 2)), Sample((_M23, 0.5)),
@@ -1350,11 +1355,11 @@ def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | 
                        f"'{rounding_mode}'")
 
 
-def _true_divide_grad(grad, input, other):
-    return _div_grad(grad, input, other)
+def _true_divide_grad(grad, input, other, needs_input_grad):
+    return _div_grad(grad, input, other, needs_input_grad)
 
 
-@op(grad=_true_divide_grad, method=True, inplace=True, out=True,
+@op(grad=_true_divide_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
     samples=(Sample((_M23, _DIVISORS)), Sample((_I64, _POSITIVE_I)), Sample((_I64, 4)), Sample((_SCALAR, _F16))))
 def true_divide(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """Alias for ``div`` with ``rounding_mode=None``.
@@ -1381,11 +1386,13 @@ def floor_divide(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     return _floor_division(input, other)
 
 
-def _remainder_grad(grad, input, other):
-    return grad, -grad * (input // other)
+def _remainder_grad(grad, input, other, needs_input_grad):
+    # The operands are saved only for ``other``'s gradient (save_only_for), as by RemainderBackward0.
+    return grad, -grad * (input // other) if needs_input_grad[1] else None
 
 
-@op(grad=_remainder_grad, method=True, inplace=True, out=True,
+@op(grad=_remainder_grad, save_only_for={"input": "other", "other": "other"},
+    method=True, inplace=True, out=True,
     dunders=(Dunder("__mod__"), Dunder("__rmod__", OWN, reflected=True), Dunder("__imod__", inplace=True)),
     samples=(Sample((_M23, _DIVISORS)), Sample((_I64, TensorSpec((3,), "int64", -4, -1))), Sample((_I64, 3)),
              Sample((_M23, -1.5)), Sample((_F16, 0.7)), Sample((_SCALAR, _DIVISORS)), Sample((5, _POSITIVE_I)),
@@ -1402,11 +1409,12 @@ def remainder(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     return _integer_or_float_division(input, other, np.remainder, np.remainder, "remainder_cpu")
 
 
-def _fmod_grad(grad, input, other):
-    return grad, -grad * input.div(other, rounding_mode="trunc")
+def _fmod_grad(grad, input, other, needs_input_grad):
+    # The operands are saved only for ``other``'s gradient (save_only_for), as by FmodBackward1.
+    return grad, -grad * input.div(other, rounding_mode="trunc") if needs_input_grad[1] else None
 
 
-@op(grad=_fmod_grad, method=True, inplace=True, out=True,
+@op(grad=_fmod_grad, save_only_for={"input": "other", "other": "other"}, method=True, inplace=True, out=True,
     samples=(Sample((_M23, _DIVISORS)), Sample((_I64, TensorSpec((3,), "int64", -4, -1))), Sample((_I64, 3)),
              Sample((_M23, -1.5)), Sample((_BF16, 0.7)), Sample((_SCALAR, _DIVISORS))))
 def fmod(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -1582,11 +1590,13 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
     return _extremum(np.minimum, "minimum", input, other)
 
 
-def _hypot_grad(grad, result, input, other):
-    return grad * input / result, grad * other / result
+def _hypot_grad(grad, result, input, other, needs_input_grad):
+    # Each operand is saved only for its own gradient (save_only_for), as by HypotBackward0.
+    return (grad * input / result if needs_input_grad[0] else None,
+            grad * other / result if needs_input_grad[1] else None)
 
 
-@op(grad=_hypot_grad, method=True, inplace=True, out=True,
+@op(grad=_hypot_grad, save_only_for={"input": "input", "other": "other"}, method=True, inplace=True, out=True,
     samples=(Sample((_M23, _M23)), Sample((_M23, _ROW)), Sample((_F16, _F16)), Sample((_F64, _I64)),
              Sample((_SCALAR, _BF16))))
 def hypot(input: Tensor, other: Tensor) -> Tensor:
@@ -1625,12 +1635,15 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     return _float_binary(_log_add_exp, input, other, "logaddexp_cpu", integers=False, complex_ok=True)
 
 
-def _lerp_grad(grad, input, end, weight):
-    weight_grad = grad * _conj(end - input) if _is_tensor(weight) else None
-    return grad * _conj(1 - weight), grad * _conj(weight), weight_grad
+def _lerp_grad(grad, input, end, weight, needs_input_grad):
+    # ``input`` and ``end`` are saved only for a tensor ``weight``'s gradient (save_only_for), as by
+    # LerpBackward1; LerpBackward0 (a number ``weight``) saves no tensor.
+    return (grad * _conj(1 - weight) if needs_input_grad[0] else None,
+            grad * _conj(weight) if needs_input_grad[1] else None,
+            grad * _conj(end - input) if needs_input_grad[2] else None)
 
 
-@op(grad=_lerp_grad, method=True, inplace=True, out=True,
+@op(grad=_lerp_grad, save_only_for={"input": "weight", "end": "weight"}, method=True, inplace=True, out=True,
     samples=(Sample((_M23, _M23, 0.3)), Sample((_M23, _M23, 0.8)), Sample((_M23, _ROW, _COLUMN)),
              Sample((_F16, _F16, 0.25)), Sample((_M23, _M23, TensorSpec((), "float64", 0, 1))),
              Sample((_C64, _C64, 0.5)), Sample((_SCALAR, _SCALAR, _SCALAR))))
@@ -1692,11 +1705,14 @@ _ADDC_SAMPLES = (Sample((_M23, _M23, _M23)), Sample((_M23, _ROW, _COLUMN), {"val
                  Sample((_SCALAR, _M23, _DIVISORS)), Sample((_BF16, _BF16, _BF16), {"value": -1}))
 
 
-def _addcmul_grad(grad, tensor1, tensor2, value):
-    return grad, grad * _conj(tensor2 * value), grad * _conj(tensor1 * value)
+def _addcmul_grad(grad, tensor1, tensor2, value, needs_input_grad):
+    # Each factor is saved only for the other's gradient (save_only_for), as by AddcmulBackward0.
+    return (grad, grad * _conj(tensor2 * value) if needs_input_grad[1] else None,
+            grad * _conj(tensor1 * value) if needs_input_grad[2] else None)
 
 
-@op(grad=_addcmul_grad, method=True, inplace=True, out=True,
+@op(grad=_addcmul_grad, save_only_for={"tensor1": "tensor2", "tensor2": "tensor1"},
+    method=True, inplace=True, out=True,
     samples=(*_ADDC_SAMPLES, Sample((_I64, _I64, _I32), {"value": 2}), Sample((_I64, _I64, _M23))))
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """``input + value * tensor1 * tensor2`` elementwise.
@@ -1711,11 +1727,13 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
     return _scaled_product(input, tensor1, tensor2, value, divide=False)
 
 
-def _addcdiv_grad(grad, tensor1, tensor2, value):
-    return grad, grad * _conj(value / tensor2), -grad * _conj(tensor1 * value / (tensor2 * tensor2))
+def _addcdiv_grad(grad, tensor1, tensor2, value, needs_input_grad):
+    # ``tensor1`` is saved only for ``tensor2``'s gradient (save_only_for), as by AddcdivBackward0.
+    return (grad, grad * _conj(value / tensor2) if needs_input_grad[1] else None,
+            -grad * _conj(tensor1 * value / (tensor2 * tensor2)) if needs_input_grad[2] else None)
 
 
-@op(grad=_addcdiv_grad, method=True, inplace=True, out=True,
+@op(grad=_addcdiv_grad, save_only_for={"tensor1": "tensor2"}, method=True, inplace=True, out=True,
     samples=(*_ADDC_SAMPLES, Sample((_I64, _C64, _POSITIVE_I))))
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """``input + value * tensor1 / tensor2`` elementwise (``tensor1`` and ``tensor2`` may not
