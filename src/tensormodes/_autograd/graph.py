@@ -338,19 +338,25 @@ class OpBackward(Node):
         if self._nested:  # a list input's gradients come as one nested sequence
             result = [g for value in result
                       for g in (value if type(value) is tuple or type(value) is list else (value,))]
-        fitted = []
-        for grad, fit in zip(result, self._fits):
-            if grad is None or fit is None:
-                fitted.append(None)
-            elif type(grad) is _Tensor and grad._data.shape == fit[0] and grad._data.dtype is fit[1]:
-                fitted.append(grad)
-            else:
-                fitted.append(_fit(grad, fit))
-        return tuple(fitted)
+        return _fitted(result, self._fits)
 
     def release(self) -> None:
         if self._saved_at:  # dropping the arguments frees the saved tensors
             self._arguments = None
+
+
+def _fitted(result, fits: tuple) -> tuple:
+    """A formula's gradients, each summed and cast to its input's shape and dtype (None where
+    the input needs none)."""
+    fitted = []
+    for grad, fit in zip(result, fits):
+        if grad is None or fit is None:
+            fitted.append(None)
+        elif type(grad) is _Tensor and grad._data.shape == fit[0] and grad._data.dtype is fit[1]:
+            fitted.append(grad)
+        else:
+            fitted.append(_fit(grad, fit))
+    return tuple(fitted)
 
 
 def _fit(grad, fit: tuple):
@@ -620,7 +626,37 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor,
                  "_refresh_view": refresh_view}
     exec(compile(source, f"<tensormodes recorder {op_name}>", "exec"), namespace)
+    namespace["_Node"].apply = _make_apply(op_name, plan)
     return namespace["_recorder"]
+
+
+def _make_apply(op_name: str, plan: _Plan):
+    """``OpBackward.apply`` specialised for one op's formula (what its recorder saved where)."""
+    values = []
+    for i, kind in enumerate(plan.kinds):
+        if kind == _GRAD_PARAM:
+            values.append("(grads[0] if len(grads) == 1 else grads)")
+        elif kind == _RESULT_PARAM:
+            values.append(f"a[{i}].unpack(self)")
+        elif kind == _TENSOR_PARAM:
+            values.append(f"(a[{i}].unpack(self) if type(a[{i}]) is _SavedTensor else a[{i}])")
+        else:
+            values.append(f"a[{i}]")
+    if plan.keywords is not None:
+        values = [f"{name}={value}" for name, value in zip(plan.keywords, values)]
+    source = f"""def apply(self, grads):
+    a = self._arguments
+    if a is None:
+        raise _freed_error()
+    result = _formula({', '.join(values)})
+    if type(result) is not tuple:
+        result = tuple(result) if isinstance(result, list) else (result,)
+    return _fitted(result, self._fits)
+"""
+    namespace = {"_formula": plan.formula, "_SavedTensor": SavedTensor, "_freed_error": _freed_error,
+                 "_fitted": _fitted}
+    exec(compile(source, f"<tensormodes backward {op_name}>", "exec"), namespace)
+    return namespace["apply"]
 
 
 def _save_meta(name: str, arguments: dict):
