@@ -335,31 +335,44 @@ def _block(header: str, body: str) -> str:
     return f"{header}\n{textwrap.indent(body, '    ')}"
 
 
+def _ufunc_operands(opdef: OpDef, signature: inspect.Signature) -> list[str]:
+    """The names (under ``signature``) of the operands a ufunc-hinted op applies its ufunc to."""
+    return [n for n, p in zip(signature.parameters, opdef.signature.parameters) if p in opdef.tensor_params]
+
+
+def _unary_ufunc(a: str, wrap) -> str:
+    """The ufunc on a tensor ``a`` known to be plain, when its dtype is floating."""
+    return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + wrap([a]))
+
+
+def _same_dtype_ufunc(a: str, b: str, wrap) -> str:
+    """The ufunc on ``_a`` and ``_b``, the arrays of plain tensors ``a`` and ``b``.
+
+    One floating dtype: the ufunc hint promises the exact result (see _registry.op); other
+    dtypes go to the kernel, which knows which ops PyTorch refuses for them (bool matmul ...).
+    """
+    return _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
+                  _block("try:", "result = _ufunc(_a, _b)") + "\n"
+                  + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error")
+                  + "\n" + _block("else:", wrap([a, b])))
+
+
 def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap) -> str:
     """Fast path for float operands of one dtype, where the op is exactly ``opdef.ufunc``.
 
     ``wrap(tensor_names)`` is the code returning the result, told which operands
     are known to be tensors here.
     """
-    tensors = [n for n, p in zip(signature.parameters, opdef.signature.parameters)
-               if p in opdef.tensor_params]
+    tensors = _ufunc_operands(opdef, signature)
     if len(tensors) == 1:
-        (a,) = tensors
-        return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + wrap([a]))
+        return _unary_ufunc(tensors[0], wrap)
     a, b = tensors
-    a_kind = _kinds_for(opdef, signature)[a]
-    # One floating dtype: the ufunc hint promises the exact result (see _registry.op); other
-    # dtypes go to the kernel, which knows which ops PyTorch refuses for them (bool matmul ...).
-    same_dtype = _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
-                        _block("try:", "result = _ufunc(_a, _b)") + "\n"
-                        + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error")
-                        + "\n" + _block("else:", wrap([a, b])))
     block = (f"_a = {a}._data\n"
-             + _block(f"if type({b}) is _T:", f"_b = {b}._data\n" + same_dtype) + "\n"
+             + _block(f"if type({b}) is _T:", f"_b = {b}._data\n" + _same_dtype_ufunc(a, b, wrap)) + "\n"
              + _block(f'elif _a.dtype.kind == "f" and (type({b}) is float or type({b}) is int):',
                       f"result = _ufunc(_a, {b})\n" + wrap([a])))
     # A number in the first position (tm.add(2, t)) is left to the kernel.
-    return _block(f"if type({a}) is _T:", block) if a_kind != _codegen.TENSOR else block
+    return _block(f"if type({a}) is _T:", block) if _kinds_for(opdef, signature)[a] != _codegen.TENSOR else block
 
 
 def _hot_path(opdef: OpDef, signature: inspect.Signature, wrap) -> tuple[str, str] | None:
@@ -369,7 +382,7 @@ def _hot_path(opdef: OpDef, signature: inspect.Signature, wrap) -> tuple[str, st
     body falls through (to that path) for other dtypes."""
     if opdef.ufunc is None:
         return None
-    tensors = [n for n, p in zip(signature.parameters, opdef.signature.parameters) if p in opdef.tensor_params]
+    tensors = _ufunc_operands(opdef, signature)
     terms = [f"type({n}) is _T" for n in tensors]
     defaults = _keyword_defaults(opdef)
     if defaults:
@@ -377,15 +390,10 @@ def _hot_path(opdef: OpDef, signature: inspect.Signature, wrap) -> tuple[str, st
     if "out" in signature.parameters and opdef.out:
         terms.append("out is None")
     if len(tensors) == 1:
-        (a,) = tensors
-        body = f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', "result = _ufunc(_a)\n" + wrap([a]))
+        body = _unary_ufunc(tensors[0], wrap)
     else:
         a, b = tensors
-        body = (f"_a = {a}._data\n_b = {b}._data\n"
-                + _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
-                         _block("try:", "result = _ufunc(_a, _b)") + "\n"
-                         + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error")
-                         + "\n" + _block("else:", wrap([a, b]))))
+        body = f"_a = {a}._data\n_b = {b}._data\n" + _same_dtype_ufunc(a, b, wrap)
     return " and ".join(terms), body
 
 
