@@ -156,8 +156,10 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
         _add_to_buffer(buffers, node, output_nr, grad)
     grad = None  # no stray reference: _accumulate takes gradients referenced only by their buffer
 
+    # autograd.grad: where the wanted gradients are caught, and the nodes worth running.
     targets: dict[tuple[int, int], int] = {}
     captured: list = []
+    useful = None
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t._requires_grad:
@@ -165,11 +167,7 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
             node, output_nr = grad_edge(t)
             targets[(id(node), output_nr)] = i
         captured = [None] * len(inputs)
-
-    useful = None
-    if inputs is not None:
-        target_nodes = {grad_edge(t)[0] for t in inputs}
-        useful = _nodes_leading_to(target_nodes, _graph_nodes(roots))
+        useful = _nodes_leading_to({grad_edge(t)[0] for t in inputs}, _graph_nodes(roots))
 
     direct = accumulate and not targets
     token = _GRAD_ENABLED.set(create_graph)
@@ -221,14 +219,11 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                     if leaf is not None:
                         _accumulate(leaf, [results[i]], create_graph, _SOLE_IN_RESULTS)
                     continue
-                slots = buffers.get(child)
-                if slots is None:
+                if child in buffers:
+                    _add_to_buffer(buffers, child, output_nr, results[i])
+                else:  # the first gradient for child: it joins the queue
                     buffers[child] = [results[i]] if output_nr == 0 else [None] * output_nr + [results[i]]
                     heappush(ready, (-child._sequence_nr, child))
-                else:
-                    while len(slots) <= output_nr:
-                        slots.append(None)
-                    slots[output_nr] = results[i] if slots[output_nr] is None else slots[output_nr] + results[i]
     finally:
         _GRAD_ENABLED.reset(token)
 
@@ -242,6 +237,7 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
 
 
 def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad) -> None:
+    """Add ``grad`` to what ``node``'s output ``output_nr`` has received."""
     slots = buffers.setdefault(node, [])
     while len(slots) <= output_nr:
         slots.append(None)
