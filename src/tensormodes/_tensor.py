@@ -1252,7 +1252,7 @@ register_tensor_type(
     Tensor, alias=_alias_for_autograd, copy=lambda t: wrap_array(t._data.copy()),
     meta=lambda t: (t._data.shape, dt.NP_TO_DTYPE[t._data.dtype]),
     ones=_ones_like_for_autograd,
-    zeros=lambda shape, dtype: wrap_array(np.zeros(shape, dtype._np)))
+    zeros=lambda shape, dtype: wrap_array(np.zeros(shape, dtype._np)), wrap=wrap_array)
 
 _INLINE_NAMES = {"_Size": Size, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_CPU": CPU}
 

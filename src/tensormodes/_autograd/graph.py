@@ -36,17 +36,17 @@ _SUPPORT: dict = {}
 # The same, bound once as globals for the hot path (recording runs for every op
 # that requires grad): one global lookup instead of a call and a dict lookup.
 _Tensor: type = type(None)
-_meta = _alias = None
-_new = object.__new__
+_meta = _alias = _as_tensor = None
 _BFLOAT16 = dt.bfloat16._np
 
 
 def register_tensor_type(tensor_type: type, **helpers) -> None:
-    """Called once by the Tensor layer with ``alias``, ``copy``, ``meta`` and ``ones``."""
-    global _Tensor, _meta, _alias
+    """Called once by the Tensor layer with ``alias``, ``copy``, ``meta``, ``ones``, ``zeros``
+    and ``wrap`` (a plain tensor over an array, without history)."""
+    global _Tensor, _meta, _alias, _as_tensor
     TENSOR_TYPES.append(tensor_type)
     _SUPPORT.update(helpers)
-    _Tensor, _meta, _alias = tensor_type, helpers["meta"], helpers["alias"]
+    _Tensor, _meta, _alias, _as_tensor = tensor_type, helpers["meta"], helpers["alias"], helpers["wrap"]
 
 
 def meta(t) -> tuple:
@@ -227,9 +227,7 @@ class SavedTensor:
         if self._counter[0] != self._version:
             self._raise_modified(node)
         if self._is_output:
-            output = _new(_Tensor)
-            output._data = t
-            output._requires_grad = False
+            output = _as_tensor(t)
             output._version_counter = self._counter
             if grad_enabled():  # double backward: the output is differentiable, produced by this node
                 output._requires_grad = True
@@ -254,14 +252,6 @@ class SavedTensor:
 
     def release(self) -> None:
         self._tensor = None
-
-
-def _as_tensor(array):
-    """A plain tensor over ``array``, without history."""
-    t = _new(_Tensor)
-    t._data = array
-    t._requires_grad = False
-    return t
 
 
 def _type_name(array) -> str:
