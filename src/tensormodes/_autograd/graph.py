@@ -21,6 +21,7 @@ import weakref
 import numpy as np
 
 from .. import _dtype as dt
+from .._ops.shape import gather_back
 from .grad_mode import grad_enabled
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",
@@ -757,41 +758,33 @@ def _view_positions(base, view):
         tuple(stride // itemsize * step for stride in region.strides)).copy()
 
 
-class CopySlices(Node):
-    """A base's history after a write through one of its views."""
+class _RegionNode(Node):
+    """A node between a base and the region of it a view covers (flat positions, view-shaped)."""
 
-    def __init__(self, base_edge: tuple, view_edge: tuple, positions, base_shape: tuple) -> None:
+    def __init__(self, edges: tuple, positions, base_shape: tuple) -> None:
         self._sequence_nr = next_sequence_nr()
-        self.next_functions = (base_edge, view_edge)
-        self._positions = positions  # a tensor of flat positions, shaped like the view
-        self._base_shape = base_shape
-
-    def apply(self, grads: tuple) -> tuple:
-        grad = grads[0]
-        flat = grad.reshape(-1)
-        positions = self._positions
-        base_grad = None
-        if self.next_functions[0][0] is not None:
-            base_grad = flat.index_fill(0, positions.reshape(-1), 0).reshape(self._base_shape)
-        return base_grad, flat[positions]
-
-
-class ViewOfRebased(Node):
-    """A view's history regenerated after its base's history changed: its region of the base."""
-
-    def __init__(self, base_edge: tuple, positions, base_shape: tuple) -> None:
-        self._sequence_nr = next_sequence_nr()
-        self.next_functions = (base_edge,)
+        self.next_functions = edges
         self._positions = positions
         self._base_shape = base_shape
 
+
+class CopySlices(_RegionNode):
+    """A base's history after a write through one of its views: edges to the base's old
+    history and to the write's node."""
+
     def apply(self, grads: tuple) -> tuple:
-        grad = grads[0]
-        numel = 1
-        for size in self._base_shape:
-            numel *= size
-        flat = grad.new_zeros(numel).index_add(0, self._positions.reshape(-1), grad.reshape(-1))
-        return (flat.reshape(self._base_shape),)
+        flat = grads[0].reshape(-1)
+        base_grad = None
+        if self.next_functions[0][0] is not None:
+            base_grad = flat.index_fill(0, self._positions.reshape(-1), 0).reshape(self._base_shape)
+        return base_grad, flat[self._positions]
+
+
+class ViewOfRebased(_RegionNode):
+    """A view's history regenerated after its base's history changed: its region of the base."""
+
+    def apply(self, grads: tuple) -> tuple:
+        return (gather_back(grads[0], self._base_shape, self._positions),)
 
 
 def _positions_or_raise(base, view, what: str):
@@ -805,7 +798,7 @@ def _positions_or_raise(base, view, what: str):
 def _rebase(base, view) -> None:
     """Give ``base`` the history of a write through ``view`` (see above)."""
     positions = _positions_or_raise(base, view, "in-place write through a view")
-    node = CopySlices(grad_edge(base), (view._grad_fn, view._output_nr), positions, base._data.shape)
+    node = CopySlices((grad_edge(base), (view._grad_fn, view._output_nr)), positions, base._data.shape)
     base._requires_grad = True
     base._grad_fn = node
     base.__dict__.pop("_output_nr", None)
@@ -819,7 +812,7 @@ def refresh_view(view) -> None:
     base = view._view_base
     if base._history_gen != view._history_gen and base._requires_grad:
         positions = _positions_or_raise(base, view, "use of a view after an in-place change of its base")
-        view._grad_fn = ViewOfRebased(grad_edge(base), positions, base._data.shape)
+        view._grad_fn = ViewOfRebased((grad_edge(base),), positions, base._data.shape)
         view._requires_grad = True
         view.__dict__.pop("_output_nr", None)
         view._history_gen = base._history_gen
