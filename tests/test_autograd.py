@@ -13,7 +13,9 @@ import pytest
 
 import tensormodes as tm
 import tensormodes.nn.functional as F
-from tensormodes.overrides import TorchFunctionMode, resolve_name
+from tensormodes.overrides import TorchFunctionMode
+
+from .recording import Recorder
 
 # -- recording ---------------------------------------------------------------------------------
 
@@ -553,36 +555,23 @@ def test_a_rewriting_mode_keeps_gradients_correct():
 
 
 def test_modes_see_gradient_formulas_during_backward():
-    seen = []
-
-    class Record(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            seen.append(resolve_name(func))
-            return func(*args, **(kwargs or {}))
-
     x = tm.ones(2, requires_grad=True)
     y = (x * 3).sum()
-    with Record():
+    with Recorder() as recorder:
         y.backward()
-    assert "tensormodes.Tensor.backward" in seen
+    assert "tensormodes.Tensor.backward" in recorder.names
 
 
 def test_formulas_skip_gradients_no_input_needs():
     # needs_input_grad: a first layer's data input gets no gradient, so its matmul is not run.
-    seen = []
-
-    class Record(TorchFunctionMode):
+    class MatmulRecorder(Recorder):
         handled_functions = {tm.Tensor.matmul}  # backward() itself passes by, the formula's calls are seen
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            seen.append(resolve_name(func))
-            return func(*args, **(kwargs or {}))
 
     data, weight = tm.ones(4, 3), tm.ones(2, 3, requires_grad=True)
     loss = F.linear(data, weight).sum()
-    with Record():
+    with MatmulRecorder() as recorder:
         loss.backward()
-    assert seen.count("tensormodes.Tensor.matmul") == 1
+    assert recorder.names.count("tensormodes.Tensor.matmul") == 1
     assert weight.grad.tolist() == [[4.0, 4.0, 4.0], [4.0, 4.0, 4.0]]
 
 

@@ -11,8 +11,8 @@ import pytest
 
 import tensormodes as tm
 import tensormodes.nn.functional as F
-from tensormodes.overrides import TorchFunctionMode, resolve_name
 
+from .recording import Recorder
 from .torch_oracle import _as_numpy, assert_same_outcome, run
 
 _G = "L.tensor([[0.5, -1., 2.], [1., 0.25, -0.5]])"
@@ -309,23 +309,14 @@ def test_relu_gradient_at_nan_and_zero_matches_torch():
 
 # -- one public call per gradient --------------------------------------------------------------------
 
-class _Log(TorchFunctionMode):
-    def __init__(self):
-        self.seen = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.seen.append(resolve_name(func))
-        return func(*args, **(kwargs or {}))
-
-
 def test_training_step_gradients_are_one_call_each():
     logits = tm.randn(4, 3, requires_grad=True)
     loss = F.cross_entropy(F.relu(logits), tm.tensor([0, 1, 2, 1]))
-    with _Log() as log:
+    with Recorder() as log:
         tm.autograd.grad(loss, logits)
-    assert log.seen == ["tensormodes._cross_entropy_loss_backward", "tensormodes._threshold_backward"]
+    assert log.names == ["tensormodes._cross_entropy_loss_backward", "tensormodes._threshold_backward"]
     x, seed = tm.randn(4, 3, requires_grad=True), tm.ones(4, 3)
     probabilities = x.softmax(1)
-    with _Log() as log:
+    with Recorder() as log:
         tm.autograd.grad(probabilities, x, seed)
-    assert log.seen == ["tensormodes._softmax_backward_data"]
+    assert log.names == ["tensormodes._softmax_backward_data"]

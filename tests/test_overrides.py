@@ -13,7 +13,6 @@ import tensormodes.nn.functional as F
 from tensormodes import _C, _dispatch
 from tensormodes.overrides import (
     BaseTorchFunctionMode,
-    TorchFunctionMode,
     get_default_nowrap_functions,
     get_ignored_functions,
     get_overridable_functions,
@@ -27,6 +26,8 @@ from tensormodes.overrides import (
     resolve_name,
     wrap_torch_function,
 )
+
+from .recording import Recorder
 
 # -- helpers -------------------------------------------------------------------------
 
@@ -44,17 +45,6 @@ def make_like(name, log, result=None, decline=()):
 
     Like.__name__ = Like.__qualname__ = name
     return Like
-
-
-class Recorder(TorchFunctionMode):
-    """Records the public name of every call it sees, and passes it on."""
-
-    def __init__(self):
-        self.names = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.names.append(resolve_name(func))
-        return func(*args, **(kwargs or {}))
 
 
 # -- has_torch_function ---------------------------------------------------------------
