@@ -415,7 +415,8 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     write in place or to ``out=``, wrap, and record for autograd when needed."""
     names = {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc, "_OP": opdef.name, "_GRAD": opdef.grad,
              "_TENSOR_PARAMS": tuple(opdef.tensor_params), "_SAVE_ONLY_FOR": opdef.save_only_for, **_RUNTIME}
-    if opdef.differentiable and not opdef.factory and opdef.tensor_params:
+    if opdef.differentiable and not opdef.factory and opdef.tensor_params and not (inplace or opdef.mutates):
+        # In-place forms record through _record_inplace: only out-of-place ones need a recorder.
         names["_rec"] = make_recorder(opdef.name, opdef.grad, opdef.tensor_params, tuple(opdef.signature.parameters),
                                       opdef.saves, opdef.save_only_for)
     params, _ = _codegen.parameter_list(signature, names)
