@@ -354,9 +354,6 @@ def _fit(grad, fit: tuple):
     """Sum a broadcast gradient back to its input's shape and cast it to the input's dtype."""
     shape, np_dtype = fit
     grad_shape, grad_dtype = _meta(grad)
-    if type(grad) is _Tensor and len(grad_shape) == len(shape) + 1 and grad_shape[1:] == shape \
-            and grad_dtype._np is np_dtype:
-        return grad.sum(0)  # the usual broadcast: a bias added to every row
     if grad_shape != shape:
         grad = sum_to_shape(grad, grad_shape, shape)
     dtype = dt.NP_TO_DTYPE[np_dtype]
