@@ -275,11 +275,6 @@ class _SavedSequence:
             return items
         return kind(*items) if hasattr(kind, "_fields") else kind(items)
 
-    def release(self) -> None:
-        for item in self._items:
-            if type(item) is SavedTensor:
-                item.release()
-
 
 _NODE_CLASSES: dict[str, type] = {}
 
