@@ -23,7 +23,7 @@ from ._autograd.graph import bump_version, make_recorder, needs_grad, record, re
 from ._ops import OPS, OpDef
 from ._ops._common import array_type_name
 from ._ops._registry import METHOD, _tensor_kind
-from ._tensor import Tensor, lazy_tensor_attribute, wrap_array
+from ._tensor import Tensor, has_tensor_attribute, lazy_tensor_attribute, wrap_array
 
 __all__ = ["FUNCTIONS", "build", "build_all", "composite", "public_function", "function_names",
            "namespace_function"]
@@ -672,7 +672,7 @@ def namespace_function(namespace: str, name: str):
 
 def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
     name = opdef.inplace if inplace else opdef.method
-    if name not in Tensor.__dict__:
+    if not has_tensor_attribute(name):
         func = _public(opdef, name, _as_method(opdef.signature), inplace=inplace, qualname=f"Tensor.{name}")
         setattr(Tensor, name, func)
         _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{name}")

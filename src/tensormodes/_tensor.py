@@ -143,7 +143,7 @@ def finalize_tensor_class(cls) -> None:
 
 
 def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
-    if name not in cls.__dict__:
+    if not has_tensor_attribute(name):
         func = _codegen.make_callable(
             name, inspect.signature(impl), _relevant_for(impl, relevant), impl, leaf=leaf,
             qualname=f"Tensor.{name}", doc=impl.__doc__, module="tensormodes")
@@ -156,29 +156,42 @@ def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
 _LAZY_ATTRIBUTES: dict = {}
 
 
+class _LazyAttribute:
+    """Stands in the Tensor class for an attribute generated on first access; generating it
+    replaces this placeholder.
+
+    A placeholder in the class rather than a ``__getattr__``: CPython specialises
+    attribute reads only on classes without ``__getattr__``, and every call reads
+    tensor attributes (``t._data``) many times.
+    """
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __get__(self, instance, owner=None):
+        build = _LAZY_ATTRIBUTES.pop(self._name, None)
+        if build is not None:
+            build()
+        real = Tensor.__dict__[self._name]
+        if type(real) is _LazyAttribute:
+            raise RuntimeError(f"building Tensor.{self._name} did not define it")
+        get = getattr(type(real), "__get__", None)
+        return real if get is None else get(real, instance, owner)
+
+
 def lazy_tensor_attribute(name: str, build) -> None:
     """Declare a Tensor attribute that is generated on first access."""
     _LAZY_ATTRIBUTES[name] = build
+    setattr(Tensor, name, _LazyAttribute(name))
     _dispatch.BUILD_ALL.append(build)
 
 
-def _build_lazy_attribute(owner: str, name: str) -> None:
-    build = _LAZY_ATTRIBUTES.get(name)
-    if build is None:
-        raise AttributeError(f"{owner} has no attribute '{name}'")
-    build()
-    del _LAZY_ATTRIBUTES[name]
-
-
-class _TensorMeta(type):
-    """Builds Tensor methods on first access (``Tensor.add``), see ``_functions``."""
-
-    def __getattr__(cls, name: str):
-        _build_lazy_attribute(f"type object '{cls.__name__}'", name)
-        return getattr(cls, name)
-
-    def __dir__(cls):
-        return sorted(set(super().__dir__()) | set(_LAZY_ATTRIBUTES))
+def has_tensor_attribute(name: str) -> bool:
+    """True if ``Tensor.<name>`` exists, not counting a placeholder for one not generated yet."""
+    attribute = Tensor.__dict__.get(name)
+    return attribute is not None and type(attribute) is not _LazyAttribute
 
 
 # -- wrapping arrays ---------------------------------------------------------------------
@@ -232,7 +245,7 @@ def _infer_dtype(array: np.ndarray) -> dt.dtype:
     raise TypeError(f"Could not infer dtype of {type(array.flat[0]).__name__}")
 
 
-class Tensor(metaclass=_TensorMeta):
+class Tensor:
     """A multi-dimensional array with PyTorch's API, backed by a NumPy ``ndarray``.
 
     ``Tensor(data)`` and ``Tensor(*sizes)`` follow PyTorch's legacy constructor (the
@@ -313,14 +326,6 @@ class Tensor(metaclass=_TensorMeta):
         if func in NO_WRAP:
             return result
         return _convert(result, cls)
-
-    def __getattr__(self, name: str):
-        # Only reached when normal lookup fails: a method not generated yet.
-        _build_lazy_attribute(f"'{type(self).__name__}' object", name)
-        return getattr(self, name)
-
-    def __dir__(self):
-        return sorted(set(super().__dir__()) | set(_LAZY_ATTRIBUTES))
 
     def __hash__(self) -> int:
         return id(self)

@@ -143,9 +143,9 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
         if not out._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        shape = meta(out)[0]
+        shape = out._data.shape
         if grad is None:
-            if any(size != 1 for size in shape):
+            if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             grad = ones_like(out)
         elif meta(grad)[0] != shape:

@@ -609,12 +609,14 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor,
                  "_refresh_view": refresh_view}
     exec(compile(source, f"<tensormodes recorder {op_name}>", "exec"), namespace)
-    namespace["_Node"].apply = _make_apply(op_name, plan)
+    namespace["_Node"].apply = _make_apply(op_name, plan, len(tensor_params))
     return namespace["_recorder"]
 
 
-def _make_apply(op_name: str, plan: _Plan):
-    """``OpBackward.apply`` specialised for one op's formula (what its recorder saved where)."""
+def _make_apply(op_name: str, plan: _Plan, input_count: int):
+    """``OpBackward.apply`` specialised for one op's formula (what its recorder saved where),
+    with saved inputs unpacked and gradients fitted inline: it runs once per node per backward."""
+    lines = []
     values = []
     for i, kind in enumerate(plan.kinds):
         if kind == _GRAD_PARAM:
@@ -622,22 +624,44 @@ def _make_apply(op_name: str, plan: _Plan):
         elif kind == _RESULT_PARAM:
             values.append(f"a[{i}].unpack(self)")
         elif kind == _TENSOR_PARAM:
-            values.append(f"(a[{i}].unpack(self) if type(a[{i}]) is _SavedTensor else a[{i}])")
+            # A saved input unpacks to itself when its version is unchanged (else unpack raises).
+            lines += [f"v{i} = a[{i}]",
+                      f"if type(v{i}) is _SavedTensor:",
+                      f"    v{i} = v{i}._tensor if v{i}._counter[0] == v{i}._version and v{i}._tensor is not None "
+                      f"else v{i}.unpack(self)"]
+            values.append(f"v{i}")
         else:
             values.append(f"a[{i}]")
     if plan.keywords is not None:
         values = [f"{name}={value}" for name, value in zip(plan.keywords, values)]
+    gradients = [f"g{i}" for i in range(input_count)]
+    fitting = []
+    for i, name in enumerate(gradients):
+        fitting += [f"if {name} is not None:",
+                    f"    fit = fits[{i}]",
+                    "    if fit is None:",
+                    f"        {name} = None",
+                    f"    elif type({name}) is not _Tensor or {name}._data.shape != fit[0] "
+                    f"or {name}._data.dtype is not fit[1]:",
+                    f"        {name} = _fit({name}, fit)"]
+    body = "\n    ".join(lines + [f"result = _formula({', '.join(values)})"])
+    fitted = "\n    ".join(fitting)
     source = f"""def apply(self, grads):
     a = self._arguments
     if a is None:
         raise _freed_error()
-    result = _formula({', '.join(values)})
+    {body}
     if type(result) is not tuple:
         result = tuple(result) if isinstance(result, list) else (result,)
-    return _fitted(result, self._fits)
+    fits = self._fits
+    if len(result) != {input_count}:
+        return _fitted(result, fits)
+    {''.join(g + ', ' for g in gradients)}= result
+    {fitted}
+    return ({''.join(g + ', ' for g in gradients)})
 """
     namespace = {"_formula": plan.formula, "_SavedTensor": SavedTensor, "_freed_error": _freed_error,
-                 "_fitted": _fitted}
+                 "_fitted": _fitted, "_fit": _fit, "_Tensor": _Tensor}
     exec(compile(source, f"<tensormodes backward {op_name}>", "exec"), namespace)
     return namespace["apply"]
 
