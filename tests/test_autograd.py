@@ -76,6 +76,37 @@ def test_later_gradients_are_added_into_the_same_grad_tensor():
     assert x.grad is first and first.tolist() == [5.0, 5.0] and first._version == version + 1
 
 
+class _TimesTwo(tm.autograd.Function):
+    """Doubles; its backward's result is kept in ``results`` when ``keep`` (else only its id)."""
+
+    keep = False
+    results: list = []
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        result = grad * 2
+        _TimesTwo.results.append(result if _TimesTwo.keep else id(result))
+        return result
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_fresh_gradient_becomes_grad_without_a_copy_and_a_held_one_is_copied(keep, monkeypatch):
+    # As in PyTorch: a gradient nothing else references is taken over as .grad.
+    monkeypatch.setattr(_TimesTwo, "keep", keep)
+    monkeypatch.setattr(_TimesTwo, "results", [])
+    x = tm.ones(2, requires_grad=True)
+    _TimesTwo.apply(x).sum().backward()
+    (made,) = _TimesTwo.results
+    if keep:
+        assert x.grad is not made and x.grad.tolist() == made.tolist() == [2.0, 2.0]
+    else:
+        assert id(x.grad) == made  # the very tensor backward returned (it is still alive as .grad)
+
+
 def test_a_gradient_shared_by_two_leaves_is_not_shared_by_their_grads():
     x, b = tm.ones(3, requires_grad=True), tm.ones(3, requires_grad=True)
     (x + b).sum().backward()  # AddBackward hands the same tensor to both leaves

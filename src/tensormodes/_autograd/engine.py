@@ -98,7 +98,9 @@ _SOLE_REFERENCE = _first_refcount([object()])
 
 def _count_in_results() -> int:
     results = (object(),)
-    return _first_refcount([results[0]])
+    # The engine's loop over a node's results, reference for reference (zip keeps the last pair).
+    for _edge, grad in zip(((None, 0),), results):
+        return _first_refcount([grad])
 
 
 _SOLE_IN_RESULTS = _count_in_results()
@@ -207,23 +209,22 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                 node.release()
             if results is None:
                 continue
-            # Gradients are read by index, not bound to a loop variable: a stray reference
-            # would keep _accumulate from taking them over.
-            count = len(results)
-            for i, (child, output_nr) in enumerate(node.next_functions):
-                if child is None or i >= count or results[i] is None:
+            # No other reference to a gradient may stay alive here (see _SOLE_IN_RESULTS): one would
+            # keep _accumulate from taking it over.
+            for (child, output_nr), grad in zip(node.next_functions, results):
+                if child is None or grad is None:
                     continue
                 if type(child) is AccumulateGrad and direct and not child._special:
                     # A leaf without hooks: accumulate now rather than queue the sink.
                     leaf = child._variable()
                     if leaf is not None:
-                        _accumulate(leaf, [results[i]], create_graph, _SOLE_IN_RESULTS)
-                    continue
-                if child in buffers:
-                    _add_to_buffer(buffers, child, output_nr, results[i])
+                        _accumulate(leaf, [grad], create_graph, _SOLE_IN_RESULTS)
+                elif child in buffers:
+                    _add_to_buffer(buffers, child, output_nr, grad)
                 else:  # the first gradient for child: it joins the queue
-                    buffers[child] = [results[i]] if output_nr == 0 else [None] * output_nr + [results[i]]
+                    buffers[child] = [grad] if output_nr == 0 else [None] * output_nr + [grad]
                     heappush(ready, (-child._sequence_nr, child))
+            grad = None
     finally:
         _GRAD_ENABLED.reset(token)
 

@@ -529,10 +529,11 @@ _SIMPLE_KINDS = frozenset({"tensor", "optional_tensor", "tensor_or_scalar", "opt
 
 
 def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_names: tuple[str, ...],
-                  saves: tuple[str, ...] = (), save_only_for: dict[str, str] | None = None):
+                  saves: tuple[str, ...] = (), save_only_for: dict[str, str] | None = None, view: bool = True):
     """``record`` specialised for one op: a generated function taking the op's arguments
     positionally, then the result. Same effect as ``record``, without its loops and dicts
-    (it runs for every call on tensors that require grad)."""
+    (it runs for every call on tensors that require grad). Only a ``view`` op can return
+    its input itself (``contiguous()``), so only its recorder checks for that."""
     if formula is None or not set(tensor_params.values()) <= _SIMPLE_KINDS:
         if saves:
             raise ValueError(f"op {op_name!r}: saves= needs a gradient formula and plain tensor parameters")
@@ -544,10 +545,13 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     plan = _Plan(formula, tuple(tensor_params), dict.fromkeys(param_names), saves)
     lines = []
     edges, fits = [], []
-    for name in tensor_params:
-        lines += [f"if {name} is result:",
-                  "    return result  # the op returned its input itself: nothing happened",
-                  f"if isinstance({name}, _Tensor) and {name}._requires_grad:",
+    for name, kind in tensor_params.items():
+        if view:
+            lines += [f"if {name} is result:",
+                      "    return result  # the op returned its input itself: nothing happened"]
+        # A "tensor" parameter holds a tensor by now: the kernel call unwrapped it.
+        is_tensor = "" if kind == "tensor" else f"isinstance({name}, _Tensor) and "
+        lines += [f"if {is_tensor}{name}._requires_grad:",
                   f"    if {name}._view_base is not None and {name}._history_gen != {name}._view_base._history_gen:",
                   f"        _refresh_view({name})",
                   f"    _node = {name}._grad_fn",
@@ -575,10 +579,11 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
                              f"else {name})")
             maybe_saved.append((i, f"isinstance({name}, _Tensor) and {wanted}"))
         elif kind == _TENSOR_PARAM:
-            arguments.append(f"(_SavedTensor({name}, False) if isinstance({name}, _Tensor) else {name})")
             if tensor_params[name] == "tensor":
+                arguments.append(f"_SavedTensor({name}, False)")
                 fixed_saved.append(i)
             else:
+                arguments.append(f"(_SavedTensor({name}, False) if isinstance({name}, _Tensor) else {name})")
                 maybe_saved.append((i, f"isinstance({name}, _Tensor)"))
         elif kind == _VALUE_PARAM:
             arguments.append(name)
@@ -589,7 +594,9 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
             if base not in param_names or what not in ("shape", "dtype"):
                 raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
             value = f"{base}._data.shape" if what == "shape" else f"_NP_TO_DTYPE[{base}._data.dtype]"
-            arguments.append(f"({value} if isinstance({base}, _Tensor) else None)")
+            if tensor_params.get(base) != "tensor":
+                value = f"({value} if isinstance({base}, _Tensor) else None)"
+            arguments.append(value)
     positions = "(" + "".join(f"{i}, " for i in fixed_saved) + ")"
     for i, condition in maybe_saved:
         positions += f" + (({i},) if {condition} else ())"

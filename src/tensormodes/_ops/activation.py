@@ -55,7 +55,7 @@ def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, in
         return np.asarray(x - x), 0, target  # an array (not a NumPy scalar), for in-place math
     if x.size == 0:
         return x.copy(), axis, target
-    return x - x.max(axis=axis, keepdims=True), axis, target
+    return x - np.maximum.reduce(x, axis, keepdims=True), axis, target  # not x.max(): a Python wrapper
 
 
 # ``input_dtype`` is the dtype the forward kernel ran on, as PyTorch passes it: ``dtype`` casts first.
@@ -93,7 +93,7 @@ def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     shifted, axis, result = _shifted(input, dim, dtype, "softmax")
     exponentials = np.exp(shifted, out=shifted)
     if shifted.size:
-        exponentials *= 1.0 / exponentials.sum(axis=axis, keepdims=True)
+        exponentials *= 1.0 / np.add.reduce(exponentials, axis, keepdims=True)
     return exponentials.astype(result._np, copy=False)  # a new array already
 
 
@@ -108,7 +108,7 @@ def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tenso
     """
     shifted, axis, result = _shifted(input, dim, dtype, "log_softmax")
     if shifted.size:
-        shifted -= np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+        shifted -= np.log(np.add.reduce(np.exp(shifted), axis, keepdims=True))
     return shifted.astype(result._np, copy=False)  # shifted is a new array
 
 
@@ -174,7 +174,7 @@ def _softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, input_
     """
     grad, out, axis = _backward_operands(grad_output, output, dim, input_dtype, "softmax")
     result = grad * out
-    result -= out * result.sum(axis=axis, keepdims=True)
+    result -= out * np.add.reduce(result, axis, keepdims=True)
     return np.asarray(result.astype(grad_output.dtype, copy=False))
 
 
@@ -210,5 +210,5 @@ def _log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, in
     tensor([ 0.5000, -0.5000])
     """
     grad, out, axis = _backward_operands(grad_output, output, dim, input_dtype, "log_softmax")
-    result = grad - np.exp(out) * grad.sum(axis=axis, keepdims=True)
+    result = grad - np.exp(out) * np.add.reduce(grad, axis, keepdims=True)
     return np.asarray(result.astype(grad_output.dtype, copy=False))

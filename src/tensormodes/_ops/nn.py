@@ -193,7 +193,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
             every[positions] = losses
             losses = every
         return np.asarray(losses.reshape(target.shape), dtype=input.dtype)
-    total = losses.sum(dtype=input.dtype)
+    total = np.add.reduce(losses, None, input.dtype)
     if mode == "sum":
         return np.asarray(total)
     if per_target is None and losses.size:
