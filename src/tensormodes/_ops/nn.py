@@ -100,6 +100,12 @@ def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index) -> tup
     """
     if target.dtype != np.int64:
         raise RuntimeError(f"expected scalar type Long but found {array_type_name(target)}")
+    if input.ndim == 2 and weight is None and target.shape == input.shape[:1] and target.size:
+        # The common (batch, classes) case with every target valid and none ignored, in few steps
+        # (it runs for every loss and again for its gradient); anything else takes the path below.
+        classes = input.shape[1]
+        if np.maximum.reduce(target.view(np.uint64), axis=None) < classes and not 0 <= ignore_index < classes:
+            return (np.arange(target.shape[0]), target), None
     class_dim = 1 if input.ndim >= 2 else 0
     batch_shape = input.shape[:class_dim] + input.shape[class_dim + 1:]
     if target.shape != batch_shape:
