@@ -10,7 +10,7 @@ import tensormodes as tm
 from tensormodes._ops import OPS
 from tensormodes._ops._registry import TensorSpec
 
-from .op_samples import callable_for, make_array, torch_maker
+from .op_samples import callable_for, make_array, materialize, tm_maker, torch_maker
 
 # Ops whose gradient is zero almost everywhere or undefined at the sampled points
 # are still checked: finite differences agree with a zero gradient away from
@@ -179,3 +179,43 @@ def test_gradient_matches_torch(opdef, sample, request):
             continue
         assert o is not None
         np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-6, atol=1e-8)
+
+
+def _requiring_grad(make):
+    """A tensor maker (see op_samples.materialize) whose floating tensors require grad."""
+    def maker(value):
+        made = make(value)
+        if not isinstance(value, tm.dtype) and (value.dtype.kind in "fc" or value.dtype == tm.bfloat16._np):
+            made.requires_grad_()
+        return made
+    return maker
+
+
+def _every_sample():
+    for name, opdef in sorted(OPS.items()):
+        if opdef.differentiable and not opdef.factory and not opdef.mutates:
+            for i, sample in enumerate(opdef.samples):
+                yield pytest.param(opdef, sample, id=f"{name}-{i}")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("opdef, sample", list(_every_sample()))
+def test_which_outputs_require_grad_matches_torch(opdef, sample):
+    # Every sample, dtype arguments included: an output requires grad exactly when PyTorch's does
+    # (integer results and non-differentiable overloads such as view(dtype) do not).
+    import torch
+
+    def flags(library, make):
+        args, kwargs = materialize(sample, _requiring_grad(make))
+        try:
+            result = callable_for(opdef, library)(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - an error is part of what is compared
+            return f"{type(error).__name__}: {error}"
+        outputs = result if isinstance(result, (tuple, list)) else (result,)
+        return [o.requires_grad for o in outputs if isinstance(o, (tm.Tensor, torch.Tensor))]
+
+    ours, theirs = flags(tm, tm_maker), flags(torch, torch_maker)
+    if isinstance(theirs, str) and "not differentiable with respect to argument 'weight'" in theirs:
+        assert ours == [True]  # tensormodes differentiates class weights (see nn._nll_loss_weight_grad)
+    else:
+        assert ours == theirs

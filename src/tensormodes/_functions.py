@@ -418,7 +418,8 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     if opdef.differentiable and not opdef.factory and opdef.tensor_params and not (inplace or opdef.mutates):
         # In-place forms record through _record_inplace: only out-of-place ones need a recorder.
         names["_rec"] = make_recorder(opdef.name, opdef.grad, opdef.tensor_params, tuple(opdef.signature.parameters),
-                                      opdef.saves, opdef.save_only_for, opdef.view)
+                                      opdef.saves, opdef.save_only_for, opdef.view,
+                                      None if opdef.differentiable is True else opdef.differentiable)
     params, _ = _codegen.parameter_list(signature, names)
     names_in_order = list(signature.parameters)
     first = names_in_order[0]

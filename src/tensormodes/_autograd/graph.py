@@ -529,21 +529,28 @@ _SIMPLE_KINDS = frozenset({"tensor", "optional_tensor", "tensor_or_scalar", "opt
 
 
 def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_names: tuple[str, ...],
-                  saves: tuple[str, ...] = (), save_only_for: dict[str, str] | None = None, view: bool = True):
+                  saves: tuple[str, ...] = (), save_only_for: dict[str, str] | None = None, view: bool = True,
+                  differentiable=None):
     """``record`` specialised for one op: a generated function taking the op's arguments
     positionally, then the result. Same effect as ``record``, without its loops and dicts
     (it runs for every call on tensors that require grad). Only a ``view`` op can return
-    its input itself (``contiguous()``), so only its recorder checks for that."""
+    its input itself (``contiguous()``), so only its recorder checks for that. A
+    ``differentiable`` function, given the arguments, says whether to record this call."""
     if formula is None or not set(tensor_params.values()) <= _SIMPLE_KINDS:
         if saves:
             raise ValueError(f"op {op_name!r}: saves= needs a gradient formula and plain tensor parameters")
 
         def generic(*values):
+            if differentiable is not None and not differentiable(*values[:-1]):
+                return values[-1]
             return record(op_name, formula, tuple(tensor_params), dict(zip(param_names, values)), values[-1],
                           save_only_for)
         return generic
     plan = _Plan(formula, tuple(tensor_params), dict.fromkeys(param_names), saves)
     lines = []
+    if differentiable is not None:
+        lines += [f"if not _differentiable_call({', '.join(param_names)}):",
+                  "    return result  # a call the op does not differentiate: no history"]
     edges, fits = [], []
     for name, kind in tensor_params.items():
         if view:
@@ -614,7 +621,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
                  "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
                  "_Node": _NODE_CLASSES.get(op_name) or _node_class(op_name), "_differentiable": _differentiable,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor,
-                 "_refresh_view": refresh_view}
+                 "_refresh_view": refresh_view, "_differentiable_call": differentiable}
     exec(compile(source, f"<tensormodes recorder {op_name}>", "exec"), namespace)
     namespace["_Node"].apply = _make_apply(op_name, plan, len(tensor_params))
     return namespace["_recorder"]

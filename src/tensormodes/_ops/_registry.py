@@ -98,7 +98,7 @@ class OpDef:
     factory: bool
     doc: str
     samples: tuple[Sample, ...]
-    differentiable: bool
+    differentiable: bool | Callable[..., bool]
     ufunc: Callable | None
     grad: Callable | None
     mutates: bool
@@ -137,7 +137,8 @@ def _tensor_kind(annotation) -> str | None:
 def op(*, function: bool = True, method: bool | str = False, inplace: bool | str = False,
        dunders: tuple[Dunder, ...] = (), out: bool = False, view: bool = False,
        factory: bool = False, name: str | None = None, samples: tuple[Sample, ...] = (),
-       differentiable: bool = True, ufunc: Callable | None = None, grad: Callable | None = None,
+       differentiable: bool | Callable[..., bool] = True, ufunc: Callable | None = None,
+       grad: Callable | None = None,
        mutates: bool = False, alias: bool = False, namespace: str = "tensormodes", saves: tuple[str, ...] = (),
        save_only_for: dict[str, str] | None = None):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
@@ -161,7 +162,10 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
     written with public ops (so higher-order gradients and modes work through
     it); gradients are summed back to broadcast inputs' shapes automatically.
     ``differentiable=False`` marks ops without gradients (comparisons,
-    integer results ...), whose outputs never require grad.
+    integer results ...), whose outputs never require grad. A function instead
+    decides per call, given the op's arguments positionally (a ``*args``
+    parameter as one tuple): False for the calls PyTorch does not differentiate
+    (``view(dtype)``, a separate overload there), whose outputs do not require grad.
 
     ``mutates=True``: the kernel writes into its first tensor argument itself
     (``__setitem__``); the generated code bumps that tensor's version and

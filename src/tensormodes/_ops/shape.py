@@ -241,13 +241,15 @@ def _view_dtype(array: np.ndarray, dtype: dt.dtype) -> np.ndarray:
     return array.view(dtype._np)
 
 
-def _view_grad(grad, input_shape, shape):
-    if len(shape) == 1 and type(shape[0]) is dt.dtype:
-        return None  # PyTorch: reinterpreting the bytes has no gradient
+def _view_grad(grad, input_shape):
     return grad.reshape(input_shape)
 
 
-@op(grad=_view_grad, method=True, function=False, view=True,
+def _reshapes(input, shape: tuple) -> bool:
+    return not (len(shape) == 1 and type(shape[0]) is dt.dtype)  # view(dtype) reinterprets bytes: no gradient
+
+
+@op(grad=_view_grad, differentiable=_reshapes, method=True, function=False, view=True,
     samples=(Sample((_M23, 3, 2)), Sample((_M23, -1)), Sample((_M23, (1, -1))), Sample((_SCALAR, 1)),
              Sample((_I23, [3, 1, 2])), Sample((TensorSpec((2, 4)), dt.int32)),
              Sample((TensorSpec((2, 4)), dt.float16))))
