@@ -26,6 +26,7 @@ import textwrap
 from dataclasses import dataclass
 
 from . import _dispatch
+from ._ops._common import GENERATED_MODULE
 
 __all__ = ["Relevant", "make_callable", "make_accessor", "set_api", "parameter_list"]
 
@@ -205,6 +206,7 @@ def bind_tensor_type(tensor_type: type, plain_values: frozenset) -> None:
 def _exec(source: str, names: dict, result: str):
     namespace = dict(_NAMESPACE)
     namespace.update(names)
+    namespace["__name__"] = GENERATED_MODULE  # warnings from generated code are tensormodes'
     exec(compile(source, f"<tensormodes generated {result}>", "exec"), namespace)
     return namespace[result], namespace
 

@@ -21,6 +21,7 @@ import weakref
 import numpy as np
 
 from .. import _dtype as dt
+from .._ops._common import GENERATED_MODULE
 from .._ops.shape import gather_back
 from .grad_mode import grad_enabled
 
@@ -621,7 +622,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
                  "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
                  "_Node": _NODE_CLASSES.get(op_name) or _node_class(op_name), "_differentiable": _differentiable,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor,
-                 "_refresh_view": refresh_view, "_differentiable_call": differentiable}
+                 "_refresh_view": refresh_view, "_differentiable_call": differentiable, "__name__": GENERATED_MODULE}
     exec(compile(source, f"<tensormodes recorder {op_name}>", "exec"), namespace)
     namespace["_Node"].apply = _make_apply(op_name, plan, len(tensor_params))
     return namespace["_recorder"]
@@ -675,7 +676,7 @@ def _make_apply(op_name: str, plan: _Plan, input_count: int):
     return ({''.join(g + ', ' for g in gradients)})
 """
     namespace = {"_formula": plan.formula, "_SavedTensor": SavedTensor, "_freed_error": _freed_error,
-                 "_fitted": _fitted, "_fit": _fit, "_Tensor": _Tensor}
+                 "_fitted": _fitted, "_fit": _fit, "_Tensor": _Tensor, "__name__": GENERATED_MODULE}
     exec(compile(source, f"<tensormodes backward {op_name}>", "exec"), namespace)
     return namespace["apply"]
 

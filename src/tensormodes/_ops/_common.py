@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import numbers
 import sys
+import warnings
 
 import numpy as np
 
@@ -44,6 +45,14 @@ class _Quiet:
 
 
 quiet = _Quiet if _NUMPY_ERRORS is not None else functools.partial(np.errstate, all="ignore")
+
+# What NumPy warns about in tensormodes' own code (inf - inf on the ufunc fast path, an
+# out-of-range cast when writing back in place) PyTorch does silently. Wrapping every call
+# in ``quiet()`` would cost the hot path a tenth of its time; a filter costs nothing until a
+# warning is raised, and matches only warnings raised from tensormodes' modules (generated
+# code included: it runs under GENERATED_MODULE), never from the user's own NumPy calls.
+GENERATED_MODULE = "tensormodes._generated"
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tensormodes(\.|$)")
 
 
 def is_array(x) -> bool:
