@@ -3,6 +3,9 @@ installed) agrees with PyTorch on values, dtype and shape."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -80,3 +83,19 @@ def test_matches_torch(case, opdef, sample):
         if opdef.name not in RANDOM_OPS:
             tol = 1e-2 if o_dtype in ("float16", "bfloat16") else 1e-5
             np.testing.assert_allclose(o_value, t_value, rtol=tol, atol=tol, equal_nan=True)
+
+
+def test_methods_are_generated_on_first_access_without_a_getattr():
+    # CPython only specialises attribute reads (t._data, on every call) on classes without
+    # __getattr__, so methods not generated yet are placeholders in the class instead.
+    assert "__getattr__" not in vars(tm.Tensor) and "__getattr__" not in vars(type(tm.Tensor))
+    fresh = ("import tensormodes as tm; before = type(vars(tm.Tensor)['cosh']).__name__; tm.ones(1).cosh(); "
+             "print(before, type(vars(tm.Tensor)['cosh']).__name__)")
+    shown = subprocess.run([sys.executable, "-c", fresh], capture_output=True, text=True, check=True).stdout
+    assert shown.split() == ["_LazyAttribute", "function"]
+    t = tm.ones(2)
+    assert "cosh" in dir(t) and t.cosh().tolist() == tm.cosh(t).tolist()
+    with pytest.raises(AttributeError, match="'Tensor' object has no attribute 'cosine'"):
+        getattr(t, "cosine")  # noqa: B009 - the attribute read under test
+    with pytest.raises(AttributeError, match="type object 'Tensor' has no attribute 'cosine'"):
+        getattr(tm.Tensor, "cosine")  # noqa: B009
