@@ -99,3 +99,22 @@ def test_methods_are_generated_on_first_access_without_a_getattr():
         getattr(t, "cosine")  # noqa: B009 - the attribute read under test
     with pytest.raises(AttributeError, match="type object 'Tensor' has no attribute 'cosine'"):
         getattr(tm.Tensor, "cosine")  # noqa: B009
+
+
+def test_threads_generating_one_method_at_once_register_it_once():
+    # Fresh interpreter: a method nobody has used yet, reached by many threads together.
+    code = """
+import sys, threading, tensormodes as tm
+sys.setswitchinterval(1e-6)  # switch threads as often as possible: builds overlap
+from tensormodes import _dispatch
+t, start = tm.ones(2), threading.Barrier(8)
+def use():
+    start.wait()
+    t.sinh()
+threads = [threading.Thread(target=use) for _ in range(8)]
+for thread in threads: thread.start()
+for thread in threads: thread.join()
+print(sum(1 for f in _dispatch.OVERRIDABLE[tm.Tensor] if f.__name__ == 'sinh'))
+"""
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert shown.split() == ["1"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import threading
 import weakref
 
 import numpy as np
@@ -154,6 +155,7 @@ def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
 
 # Tensor attribute name -> function building it (and setting it on the class).
 _LAZY_ATTRIBUTES: dict = {}
+_BUILDING = threading.RLock()  # reentrant: building one attribute may read another
 
 
 class _LazyAttribute:
@@ -171,9 +173,11 @@ class _LazyAttribute:
         self._name = name
 
     def __get__(self, instance, owner=None):
-        build = _LAZY_ATTRIBUTES.pop(self._name, None)
-        if build is not None:
-            build()
+        with _BUILDING:  # two threads reaching the placeholder at once build the attribute once
+            build = _LAZY_ATTRIBUTES.get(self._name)
+            if build is not None:
+                build()
+                del _LAZY_ATTRIBUTES[self._name]
         real = Tensor.__dict__[self._name]
         if type(real) is _LazyAttribute:
             raise RuntimeError(f"building Tensor.{self._name} did not define it")
