@@ -106,6 +106,7 @@ TORCH_EQUIVALENTS = {
     # torch._C._nn.cross_entropy_loss takes the reduction as an enum, and label_smoothing
     "_cross_entropy_loss": _torch_cross_entropy_loss,
     "_cross_entropy_loss_backward": _torch_cross_entropy_loss_backward,  # no ATen op: autograd's gradient
+    "_to_copy": lambda torch: torch.ops.aten._to_copy,
 }
 
 

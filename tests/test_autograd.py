@@ -683,3 +683,23 @@ def test_detach_in_place():
     with pytest.raises(RuntimeError, match="Can't detach views in-place"):
         (x * 2)[0:1].detach_()
     assert x.detach().data_ptr() == x.data_ptr() and not x.detach().requires_grad
+
+
+@pytest.mark.parametrize("convert, name", [
+    (lambda t: t.T, "PermuteBackward0"), (lambda t: t.mT, "TransposeBackward0"),
+    (lambda t: t.double(), "ToCopyBackward0"), (lambda t: t.to(tm.float16), "ToCopyBackward0"),
+    (lambda t: t.type(tm.float64), "ToCopyBackward0"), (lambda t: t.bfloat16(), "ToCopyBackward0")])
+def test_tensor_level_conversions_and_transposes_keep_gradients(convert, name):
+    # As in PyTorch: x.T, x.mT and dtype conversions are differentiable (they used to drop history).
+    x = tm.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    y = convert(x)
+    assert y.grad_fn.name() == name
+    (y.float() * tm.arange(6.0).reshape(y.shape)).sum().backward()
+    expected = tm.arange(6.0).reshape(y.shape)
+    assert x.grad.tolist() == (expected.mT if y.shape != x.shape else expected).tolist()
+    assert x.grad.dtype == tm.float32
+
+
+def test_matmul_double_backward_matches_finite_differences():
+    a, b = (tm.randn(3, 3, dtype=tm.float64, requires_grad=True) for _ in range(2))
+    assert tm.autograd.gradgradcheck(lambda x, y: x @ y, (a, b))

@@ -30,7 +30,7 @@ from ._autograd.engine import register_tensor_hook
 from ._autograd.graph import grad_edge, register_tensor_type, share_version, version_of
 from ._device import CPU, parse_device
 from ._dispatch import NO_WRAP, run_without_subclasses
-from ._ops._common import scalar_type_name, wrap_dim
+from ._ops._common import public, scalar_type_name, wrap_dim
 from ._ops.creation import parse_size
 from ._tensor_str import PLAIN_REPR_CLASSES, tensor_repr
 
@@ -1049,8 +1049,7 @@ def _converted(t: Tensor, dtype, copy: bool) -> Tensor:
         raise TypeError(f"expected a tensormodes.dtype, got {type(dtype).__name__}")
     if (dtype is None or dtype._np == t._data.dtype) and not copy:
         return t
-    result = wrap_array(t._data.astype(t._data.dtype if dtype is None else dtype._np, copy=True))
-    return result
+    return public("_to_copy")(t, dtype=dtype)  # an op: autograd records it (ToCopyBackward0)
 
 
 def _dtype_or(t: Tensor, dtype) -> np.dtype:
@@ -1211,7 +1210,7 @@ def _T(self) -> Tensor:
     if self._data.ndim > 2:
         raise RuntimeError("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
                            "is not supported.")
-    return _view_of(self, self._data.T)
+    return self.permute(*range(self._data.ndim - 1, -1, -1))  # an op: a view with autograd history
 
 
 def _mT(self) -> Tensor:
@@ -1219,7 +1218,7 @@ def _mT(self) -> Tensor:
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                            f"Got {self._data.ndim}-D tensor.")
-    return _view_of(self, np.swapaxes(self._data, -1, -2))
+    return self.transpose(-2, -1)
 
 
 def _real(self) -> Tensor:
@@ -1239,6 +1238,7 @@ def _imag(self) -> Tensor:
 def _view_of(base: Tensor, array: np.ndarray) -> Tensor:
     t = wrap_array(array)
     t._view_base = base if base._view_base is None else base._view_base
+    share_version(t, base)  # writes through the view are writes to the base
     return t
 
 

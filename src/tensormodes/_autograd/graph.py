@@ -283,7 +283,8 @@ _NODE_CLASSES: dict[str, type] = {}
 def _node_class(op_name: str) -> type:
     cls = _NODE_CLASSES.get(op_name)
     if cls is None:
-        camel = "".join(part[:1].upper() + part[1:] for part in op_name.strip("_").split("_"))
+        # An op's method form has the op's node (permute_method -> PermuteBackward0).
+        camel = "".join(part[:1].upper() + part[1:] for part in op_name.strip("_").removesuffix("_method").split("_"))
         cls = _NODE_CLASSES[op_name] = type(f"{camel}Backward0", (OpBackward,), {"__module__": __name__})
     return cls
 

@@ -37,6 +37,7 @@ from ._common import (
     array_type_name,
     check_same_shape_or_broadcast,
     operand_dtype,
+    resolve_dtype,
     scalar_type_name,
     wrap_dim,
     wrap_dims,
@@ -1547,6 +1548,23 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     ([1, 2], [5, 2])
     """
     return input.copy(order="K")
+
+
+@op(grad=_same_grad, samples=(
+    Sample((_M23,), {"dtype": dt.float64}), Sample((_M23,)), Sample((_I23,), {"dtype": dt.float32}),
+    Sample((_M23,), {"dtype": dt.int64}), Sample((TensorSpec((2, 3), "float64"),), {"dtype": dt.float16}),
+    Sample((_M23,), {"dtype": dt.bfloat16}), Sample((_SCALAR,), {"dtype": dt.float64})))
+def _to_copy(input: Tensor, *, dtype: dt.dtype | None = None) -> Tensor:
+    """A copy of ``input`` in ``dtype`` (its own dtype when None): what ``Tensor.to(dtype)``,
+    ``double()``, ``type()`` ... run, as PyTorch's ``aten::_to_copy``. Differentiable: the
+    gradient is the result's, converted back to ``input``'s dtype.
+
+    >>> import tensormodes as tm
+    >>> tm._to_copy(tm.tensor([1.5, -2.5]), dtype=tm.int64)
+    tensor([ 1, -2])
+    """
+    target = input.dtype if dtype is None else resolve_dtype(dtype)._np
+    return input.astype(target, order="K", copy=True)
 
 
 # A view when it returns its input's memory, so the two share a version counter (PyTorch
