@@ -153,31 +153,27 @@ def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
     return cls.__dict__[name]
 
 
-# Tensor attribute name -> function building it (and setting it on the class).
-_LAZY_ATTRIBUTES: dict = {}
 _BUILDING = threading.RLock()  # reentrant: building one attribute may read another
 
 
 class _LazyAttribute:
-    """Stands in the Tensor class for an attribute generated on first access; generating it
-    replaces this placeholder.
+    """Stands in the Tensor class for an attribute generated on first access: ``build()``
+    generates it and sets it on the class, replacing this placeholder.
 
     A placeholder in the class rather than a ``__getattr__``: CPython specialises
     attribute reads only on classes without ``__getattr__``, and every call reads
     tensor attributes (``t._data``) many times.
     """
 
-    __slots__ = ("_name",)
+    __slots__ = ("_name", "_build")
 
-    def __init__(self, name: str) -> None:
-        self._name = name
+    def __init__(self, name: str, build) -> None:
+        self._name, self._build = name, build
 
     def __get__(self, instance, owner=None):
         with _BUILDING:  # two threads reaching the placeholder at once build the attribute once
-            build = _LAZY_ATTRIBUTES.get(self._name)
-            if build is not None:
-                build()
-                del _LAZY_ATTRIBUTES[self._name]
+            if Tensor.__dict__.get(self._name) is self:
+                self._build()
         real = Tensor.__dict__[self._name]
         if type(real) is _LazyAttribute:
             raise RuntimeError(f"building Tensor.{self._name} did not define it")
@@ -187,8 +183,7 @@ class _LazyAttribute:
 
 def lazy_tensor_attribute(name: str, build) -> None:
     """Declare a Tensor attribute that is generated on first access."""
-    _LAZY_ATTRIBUTES[name] = build
-    setattr(Tensor, name, _LazyAttribute(name))
+    setattr(Tensor, name, _LazyAttribute(name, build))
     _dispatch.BUILD_ALL.append(build)
 
 
