@@ -97,6 +97,28 @@ def _torch_cross_entropy_loss_backward(torch):
     return cross_entropy_loss_backward
 
 
+def _torch_svd(torch):
+    def svd(A, full_matrices=True, *, driver=None):
+        # Singular vectors are unique only up to sign (phase), which LAPACK builds choose
+        # differently: fixed as tensormodes fixes them (largest entry of each column of U real
+        # and positive, Vh's matching row turned back; Vh's other rows alone). The phases are
+        # constants, so the gradient is that of the same function as ours.
+        U, S, Vh = torch.linalg.svd(A, full_matrices, driver=driver)
+        if U.numel() == 0 or Vh.numel() == 0:
+            return U, S, Vh
+        with torch.no_grad():
+            def phases(vectors, dim):
+                largest = vectors.gather(dim, vectors.abs().argmax(dim, keepdim=True))
+                size = largest.abs()
+                return torch.where(size > 0, largest / torch.where(size > 0, size, 1), 1).to(vectors.dtype)
+
+            column_phases, row_turns = phases(U, -2), phases(Vh, -1).conj()
+            row_turns[..., :S.shape[-1], :] = column_phases[..., :S.shape[-1]].mT
+        return torch.return_types.linalg_svd((U * column_phases.conj(), S, Vh * row_turns))
+
+    return svd
+
+
 # Private tensormodes ops that PyTorch has only as ATen operators (``torch.ops.aten``), outside
 # its Python namespace, with these equivalents written with PyTorch's API: the cross-reference
 # tests compare with them (``callable_for(opdef, torch)``) instead of looking the name up.
@@ -107,6 +129,7 @@ TORCH_EQUIVALENTS = {
     "_cross_entropy_loss": _torch_cross_entropy_loss,
     "_cross_entropy_loss_backward": _torch_cross_entropy_loss_backward,  # no ATen op: autograd's gradient
     "_to_copy": lambda torch: torch.ops.aten._to_copy,
+    "svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
 }
 
 

@@ -18,9 +18,7 @@ from .op_samples import callable_for, make_array, materialize, tm_maker, torch_m
 MAX_ELEMENTS = 64
 
 # Gradients tensormodes does not have yet: strict xfails, so implementing one fails loudly.
-MISSING_GRADIENTS = {
-    ("norm", "nuc"): "the nuclear norm's gradient needs an SVD op, which tensormodes does not have yet",
-}
+MISSING_GRADIENTS: dict[tuple[str, object], str] = {}
 # Samples where PyTorch 2.13 itself is inconsistent, so it cannot serve as the oracle:
 # var/std(x, dim=()) reduce every element in the forward pass, but their backward
 # treats () as "no dimension reduced" (dividing by N - 1 = 0 and returning infinities).

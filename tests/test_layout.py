@@ -14,7 +14,8 @@ LAYERS = {
     "_dtype": 0, "_device": 0, "_ops": 0,
     "_autograd": 1,
     "_dispatch": 2, "_codegen": 2, "overrides": 2, "_C": 2,
-    "_tensor_str": 3, "_tensor": 3, "_functions": 3, "nn": 3, "autograd": 3, "return_types": 3, "__init__": 3,
+    "_tensor_str": 3, "_tensor": 3, "_functions": 3, "nn": 3, "linalg": 3, "autograd": 3, "return_types": 3,
+    "__init__": 3,
 }
 
 

@@ -134,6 +134,21 @@ CASES = [
     "L.matrix_power(L.ones(2,2,dtype=L.bool), 0)", "L.matrix_power(L.ones(2,2), 2.0)",
     "L.matrix_power(L.ones(3,2,2,dtype=L.int32), 0)",
     "L.matrix_power(L.tensor([[1,2],[3,4]]), 7)", "L.ones(2,2).matrix_power(3)", "L.ones(2,3).mm(L.ones(3,2))",
+    # svd, svdvals: checks in PyTorch's order, empty matrices, non-finite matrices in a batch
+    "L.linalg.svd(L.ones(3))", "L.linalg.svd(L.ones(3,3,dtype=L.int64))", "L.linalg.svd(L.ones(3,dtype=L.int64))",
+    "L.linalg.svd(L.ones(2,2,dtype=L.float16))", "L.linalg.svd(L.ones(2,2,dtype=L.bfloat16))",
+    "L.linalg.svd(L.ones(2,2), driver='gesvd')", "L.linalg.svd(L.ones(2,2), full_matrices=None)",
+    "L.linalg.svd(L.ones(0,3))", "L.linalg.svd(L.ones(0,3), False)", "L.linalg.svd(L.ones(2,0,3), False)",
+    "L.linalg.svd(L.ones(0,2,2))", "L.linalg.svd(L.tensor([[1j,2,0],[3,4,1]])).S",
+    "L.linalg.svd(L.tensor([[3.,0],[0,-4]]))", "L.linalg.svd(L.tensor([[0.,2,0],[1,0,0]], dtype=L.float64))",
+    "L.linalg.svd(L.tensor([[[1.,2],[3,4]],[[1,inf],[0,1]]])).S",
+    "L.linalg.svdvals(L.ones(3))", "L.linalg.svdvals(L.ones(2,2,dtype=L.int32))",
+    "L.linalg.svdvals(L.ones(2,2,dtype=L.float16))", "L.linalg.svdvals(L.ones(2,2), driver='gesvd')",
+    "L.linalg.svdvals(L.tensor([[3.,0],[0,-4]]))", "L.linalg.svdvals(L.ones(2,0,3))",
+    "L.linalg.svdvals(L.tensor([[[0.,0],[0,1]],[[1.,2],[3,nan]]]))", "L.linalg.svd(L.tensor([[1.,nan],[0,1]]))",
+    "L.linalg.svd(L.full((2,3,2,2), nan)[1:], False)", "L.linalg.svd(L.tensor([[1.,inf],[0,1]]))",
+    "L.linalg.svdvals(L.tensor([[[1.,inf],[0,1]],[[1.,2],[3,4]]]))",
+    "L.linalg.svdvals(L.tensor([[1j,2],[3,4]]))",
 ]
 
 
@@ -277,3 +292,117 @@ def test_einsum_gradients(equation, shapes):
     inputs = tuple(tm.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes)
     assert tm.einsum(equation, *inputs).requires_grad  # gradcheck skips outputs that do not require grad
     assert tm.autograd.gradcheck(lambda *xs: tm.einsum(equation, *xs), inputs)
+
+
+# -- the singular value decomposition ------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(batch=st.lists(st.integers(1, 3), max_size=2), m=st.integers(1, 5), n=st.integers(1, 5),
+       full_matrices=st.booleans(), complex_input=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_svd_factors_rebuild_the_input_and_have_canonical_signs(batch, m, n, full_matrices, complex_input, seed):
+    rng = np.random.default_rng(seed)
+    array = rng.standard_normal((*batch, m, n))
+    if complex_input:
+        array = array + 1j * rng.standard_normal((*batch, m, n))
+    U, S, Vh = tm.linalg.svd(tm.tensor(array), full_matrices)
+    k = min(m, n)
+    u, s, vh = U.numpy(), S.numpy(), Vh.numpy()
+    assert u.shape == (*batch, m, m if full_matrices else k) and vh.shape == (*batch, n if full_matrices else k, n)
+    assert s.dtype == np.float64 and s.shape == (*batch, k) and np.all(np.diff(s, axis=-1) <= 0) and np.all(s >= 0)
+    np.testing.assert_allclose((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], array, atol=1e-12)
+    for rows in (np.swapaxes(u, -2, -1), vh):  # orthonormal
+        identity = np.broadcast_to(np.eye(rows.shape[-2]), (*batch, rows.shape[-2], rows.shape[-2]))
+        np.testing.assert_allclose(rows @ np.swapaxes(rows, -2, -1).conj(), identity, atol=1e-12)
+    # Every column of U has its largest entry real and positive; so have Vh's rows past k.
+    for vectors in (u, np.swapaxes(vh[..., k:, :], -2, -1)):
+        largest = np.take_along_axis(vectors, np.abs(vectors).argmax(axis=-2)[..., None, :], axis=-2)
+        assert np.all(largest.real > 0) and np.allclose(largest.imag, 0, atol=1e-12)
+    np.testing.assert_allclose(tm.linalg.svdvals(tm.tensor(array)).numpy(), s, rtol=1e-12, atol=1e-12)
+
+
+def test_svd_returns_a_named_tuple_with_one_node_for_its_three_outputs():
+    x = tm.tensor([[3., 0.], [0., -4.]], requires_grad=True)
+    result = tm.linalg.svd(x)
+    assert type(result) is tm.return_types.linalg_svd and result._fields == ("U", "S", "Vh")
+    assert result.S.tolist() == [4.0, 3.0]
+    # Columns of U with their largest entry positive; Vh's rows follow (A = U diag(S) Vh).
+    assert result.U.tolist() == [[0.0, 1.0], [1.0, 0.0]] and result.Vh.tolist() == [[0.0, -1.0], [1.0, 0.0]]
+    assert result.U.grad_fn is result.S.grad_fn is result.Vh.grad_fn
+    assert result.U.grad_fn.name() == "LinalgSvdBackward0"
+    assert tm.linalg.svdvals(x).grad_fn.name() == "LinalgSvdvalsBackward0"
+    assert tm.linalg.svd.__module__ == "tensormodes.linalg" and tm.linalg.svd.__name__ == "svd"
+
+
+def test_nan_raises_a_linalg_error_and_an_infinity_gives_nan_factors():
+    message = "The algorithm failed to converge because the input matrix contained non-finite values."
+    for func in (tm.linalg.svd, tm.linalg.svdvals):
+        with pytest.raises(tm.linalg.LinAlgError, match=f"^linalg.svd: {message}$"):
+            func(tm.tensor([[1., float("nan")], [0., 1.]]))
+        batch = tm.zeros(2, 2, 2, 2)
+        batch[1, 0, 0, 0] = float("nan")
+        with pytest.raises(tm.linalg.LinAlgError, match=rf"^linalg.svd: \(Batch element 2\): {message}$"):
+            func(batch)
+    assert issubclass(tm.linalg.LinAlgError, RuntimeError)
+    U, S, Vh = tm.linalg.svd(tm.tensor([[[2., 0.], [0., 1.]], [[float("inf"), 0.], [0., 1.]]]))
+    assert S.tolist()[0] == [2.0, 1.0] and np.isnan(S.numpy()[1]).all()
+    assert np.isnan(U.numpy()[1]).all() and np.isnan(Vh.numpy()[1]).all() and not np.isnan(U.numpy()[0]).any()
+
+
+@pytest.mark.torch
+def test_non_finite_message_matches_torch():
+    import torch
+
+    with pytest.raises(torch.linalg.LinAlgError) as theirs:
+        torch.linalg.svd(torch.tensor([[1., float("nan")], [0., 1.]]))
+    with pytest.raises(tm.linalg.LinAlgError) as ours:
+        tm.linalg.svd(tm.tensor([[1., float("nan")], [0., 1.]]))
+    assert str(ours.value) == str(theirs.value)
+
+
+SVD_GRADIENT_CASES = [
+    ("lambda a: L.linalg.svd(a)", (3, 3)), ("lambda a: L.linalg.svd(a, full_matrices=False)", (4, 2)),
+    ("lambda a: L.linalg.svd(a, full_matrices=False)", (2, 2, 4)), ("lambda a: L.linalg.svd(a).S", (3, 2)),
+    ("lambda a: L.linalg.svd(a).U", (2, 3)), ("lambda a: L.linalg.svd(a, False).Vh", (4, 3)),
+    ("lambda a: L.linalg.svdvals(a)", (2, 3, 2)), ("lambda a: L.norm(a, 'nuc')", (3, 4)),
+    ("lambda a: L.norm(a, 'nuc', dim=(2, 0), keepdim=True)", (2, 3, 4)),
+    ("lambda a: a.norm('nuc', (-1, 1))", (2, 3, 2)),
+]
+
+
+@pytest.mark.parametrize("function, shape", SVD_GRADIENT_CASES)
+def test_svd_gradients_and_second_gradients_match_finite_differences(function, shape):
+    x = tm.tensor(np.random.default_rng(0).standard_normal(shape), requires_grad=True)
+    function = eval(function, {"L": tm})
+    assert tm.autograd.gradcheck(function, (x,))
+    assert tm.autograd.gradgradcheck(function, (x,))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("function, shape", SVD_GRADIENT_CASES)
+def test_svd_gradients_match_torch(function, shape):
+    import torch
+
+    from .op_samples import _torch_svd
+
+    def gradient(library, svd):
+        x = library.tensor(np.random.default_rng(0).standard_normal(shape), requires_grad=True)
+        outputs = eval(function, {"L": library})(x)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        seeds = [library.tensor(np.random.default_rng(i).standard_normal(tuple(o.shape))) for i, o in
+                 enumerate(outputs)]
+        grad, = library.autograd.grad(outputs, x, seeds)
+        return grad.numpy()
+
+    # torch's singular vectors with tensormodes' signs (op_samples._torch_svd), for the factors' gradients
+    signed = type("linalg", (), {"svd": staticmethod(_torch_svd(torch)), "svdvals": torch.linalg.svdvals})
+    torch_like = type("torch_like", (), {"tensor": torch.tensor, "linalg": signed, "norm": torch.norm,
+                                         "autograd": torch.autograd})
+    np.testing.assert_allclose(gradient(tm, None), gradient(torch_like, None), rtol=1e-9, atol=1e-12)
+
+
+def test_nuclear_norm_gradient_with_repeated_singular_values():
+    # The identity's singular values are all 1: only S's gradient is used, so no 0 / 0.
+    x = tm.eye(3, dtype=tm.float64, requires_grad=True)
+    x.norm("nuc").backward()
+    assert x.grad.tolist() == np.eye(3).tolist()

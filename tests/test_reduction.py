@@ -26,13 +26,14 @@ def values(t):
 # -- named tuples ----------------------------------------------------------------------
 
 def test_return_types_are_named_like_pytorchs():
-    assert set(RETURN_TYPES) == {"max", "min", "sort", "topk", "median", "aminmax"}
+    assert set(RETURN_TYPES) == {"max", "min", "sort", "topk", "median", "aminmax", "linalg_svd"}
     for name, cls in RETURN_TYPES.items():
         assert cls.__name__ == name
         assert cls.__module__ == "tensormodes.return_types"
         assert issubclass(cls, tuple)
     assert RETURN_TYPES["aminmax"]._fields == ("min", "max")
     assert RETURN_TYPES["sort"]._fields == ("values", "indices")
+    assert RETURN_TYPES["linalg_svd"]._fields == ("U", "S", "Vh")
 
 
 def test_named_tuple_results_unpack_index_and_print():

@@ -47,11 +47,17 @@ _GRAD_OUTPUT = (
     "the formula keeps grad_output: for the weight's gradient (beyond PyTorch) and, in "
     "_cross_entropy_loss_backward, for log_probs' gradient; PyTorch's nodes keep none (log_softmax's "
     "double backward keeps the intermediate nll_loss gradient instead, which has history)")
+_RECOMPUTED_SVD = (
+    "svdvals and norm(p='nuc') keep their input and recompute its SVD in backward (through the public "
+    "svd, so that the gradient has history for create_graph=True); PyTorch's composites keep the forward "
+    "SVD's factors instead (outputs of LinalgSvdBackward0, which have history). Keeping them here would "
+    "need a kernel to hand its formula intermediates with history, which saves= cannot")
 ALLOWED_TO_RAISE: dict[str | tuple[str, int], str] = {
     **dict.fromkeys((("einsum", 2), ("einsum", 4)), _ONE_OPERAND),  # "ii", "...ij->...ji"
     **dict.fromkeys(("max", "min", "median"), _OVERLOADS),
     **dict.fromkeys(("matmul", "matrix_power", "take_along_dim", ("getitem", 9)), _COMPOSITE),
     "_cross_entropy_loss": _NO_HISTORY,
+    **dict.fromkeys(("svdvals", ("norm", 8), ("norm", 9)), _RECOMPUTED_SVD),  # norm's samples 8, 9: p='nuc'
     **dict.fromkeys(("_cross_entropy_loss_backward", "_nll_loss_backward"), _GRAD_OUTPUT),
 }
 

@@ -410,6 +410,12 @@ def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
     return "return _wrap(result)"
 
 
+def _node_op_name(opdef: OpDef) -> str:
+    """The op's name in its backward node's: torch.linalg's ops are ``linalg_*`` in ATen
+    (``LinalgSvdBackward0``)."""
+    return f"linalg_{opdef.name}" if opdef.namespace == "tensormodes.linalg" else opdef.name
+
+
 def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, name: str):
     """The implementation behind every public form of an op: unwrap, run the kernel,
     write in place or to ``out=``, wrap, and record for autograd when needed."""
@@ -417,8 +423,8 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
              "_TENSOR_PARAMS": tuple(opdef.tensor_params), "_SAVE_ONLY_FOR": opdef.save_only_for, **_RUNTIME}
     if opdef.differentiable and not opdef.factory and opdef.tensor_params and not (inplace or opdef.mutates):
         # In-place forms record through _record_inplace: only out-of-place ones need a recorder.
-        names["_rec"] = make_recorder(opdef.name, opdef.grad, opdef.tensor_params, tuple(opdef.signature.parameters),
-                                      opdef.saves, opdef.save_only_for, opdef.view,
+        names["_rec"] = make_recorder(_node_op_name(opdef), opdef.grad, opdef.tensor_params,
+                                      tuple(opdef.signature.parameters), opdef.saves, opdef.save_only_for, opdef.view,
                                       None if opdef.differentiable is True else opdef.differentiable)
     params, _ = _codegen.parameter_list(signature, names)
     names_in_order = list(signature.parameters)

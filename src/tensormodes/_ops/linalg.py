@@ -1,5 +1,5 @@
 """Linear algebra: products of vectors, matrices and batches, ``einsum``, ``tensordot``,
-``trace`` and ``matrix_power``.
+``trace`` and ``matrix_power``; the singular value decomposition (``tensormodes.linalg``).
 
 PyTorch does not promote in matrix products: operands must share a dtype, and
 each product checks shapes and dtypes with its own message, which the kernels
@@ -17,9 +17,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import array_of, binary, check_same_shape_or_broadcast, cpp_type_name, scalar_type_name, wrap_dims
+from ._common import (
+    array_of,
+    binary,
+    check_same_shape_or_broadcast,
+    cpp_type_name,
+    public,
+    scalar_type_name,
+    wrap_dims,
+)
 from ._registry import OWN, Dunder, Sample, TensorSpec, op
 from .creation import checked_fill_value, not_implemented
+from .reduction import RETURN_TYPES
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -955,3 +964,177 @@ def einsum(equation, *operands: Tensor) -> Tensor:
     result = np.einsum(equation, *(a.astype(compute, copy=False) for a in arrays))
     return np.asarray(result).astype(result_dtype._np, copy=False)
 
+
+
+# -- decompositions ---------------------------------------------------------------------------------
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine failed on its input (``torch.linalg.LinAlgError``): a
+    RuntimeError, so code catching PyTorch's errors by that type still works.
+
+    >>> import tensormodes as tm
+    >>> issubclass(tm.linalg.LinAlgError, RuntimeError)
+    True
+    """
+
+    __module__ = "tensormodes.linalg"
+
+
+def _skew(x):
+    return x - x.mT
+
+
+def _svd_grad(grad, result, full_matrices):
+    # PyTorch's svd_backward for real inputs. An output that received no gradient arrives
+    # as zeros: its terms are skipped, as PyTorch skips undefined gradients, because they
+    # divide by singular values and their differences (0 / 0 for rank-deficient inputs).
+    grad_u, grad_s, grad_vh = grad
+    u, s, vh = result
+    m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
+    if full_matrices and m != n:
+        # The columns past k span a null space, not a function of the input: PyTorch ignores
+        # their gradient, and so does this.
+        u, vh, grad_u, grad_vh = u[..., :k], vh[..., :k, :], grad_u[..., :k], grad_vh[..., :k, :]
+    use_u, use_vh = bool(grad_u.any()), bool(grad_vh.any())
+    if not (use_u or use_vh):
+        return u @ (grad_s.unsqueeze(-1) * vh)
+    squares = s * s
+    # gaps[i, j] = s_j^2 - s_i^2, and 1 on the diagonal (whose terms are zero)
+    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1) + public("eye")(k, dtype=s.dtype)
+    inner = 0
+    if use_u:
+        inner = _skew(u.mT @ grad_u) * s.unsqueeze(-2)
+    if use_vh:
+        inner = inner + s.unsqueeze(-1) * _skew(vh @ grad_vh.mT)
+    inner = inner / gaps + grad_s.diag_embed()
+    if m > n and use_u:
+        scaled = grad_u / s.unsqueeze(-2)
+        return (u @ inner + scaled - u @ (u.mT @ scaled)) @ vh
+    if m < n and use_vh:
+        scaled = grad_vh / s.unsqueeze(-1)
+        return u @ (inner @ vh + scaled - (scaled @ vh.mT) @ vh)
+    return u @ inner @ vh
+
+
+def _svdvals_grad(grad, A):
+    # PyTorch keeps the factors of the forward SVD; this recomputes them, through the public
+    # svd so that the gradient is itself differentiable.
+    u, _, vh = public("svd", "tensormodes.linalg")(A, full_matrices=False)
+    return u @ (grad.unsqueeze(-1) * vh)
+
+
+def _svd_checks(A: np.ndarray) -> None:
+    if A.ndim < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    if A.dtype.kind not in "fc" and A.dtype != dt.bfloat16._np:
+        raise RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_type_name(_dtype(A))}")
+    if A.dtype in _HALF_TYPES:
+        raise not_implemented("linalg_svd_cpu", _dtype(A))
+
+
+def _check_driver(driver) -> None:
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs with "
+                           "cuSOLVER backend.")
+
+
+def _finite_matrices(A: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """``A`` with its non-finite matrices zeroed, and a mask of them (None if all are finite).
+    As in PyTorch, a NaN raises (naming the first matrix with one, if batched); a matrix
+    with an infinity gets NaN factors."""
+    has_nan = np.isnan(A).any(axis=(-2, -1))
+    if has_nan.any():
+        where = "" if A.ndim == 2 else f"(Batch element {int(np.flatnonzero(has_nan)[0])}): "
+        raise LinAlgError(f"linalg.svd: {where}The algorithm failed to converge because the input matrix "
+                          "contained non-finite values.")
+    finite = np.isfinite(A).all(axis=(-2, -1))
+    if finite.all():
+        return A, None
+    return np.where(finite[..., None, None], A, 0), ~finite
+
+
+def _canonical_phases(u: np.ndarray, vh: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Singular vectors are unique only up to sign (a unit phase if complex), which LAPACK
+    builds differ on; fixing it makes results reproducible: each column of ``u`` is turned
+    so that its largest entry is real and positive, and the matching row of ``vh`` the other
+    way (so that ``u * s @ vh`` is unchanged); rows of ``vh`` past ``k`` are turned alone."""
+
+    def phases(vectors: np.ndarray, axis: int) -> np.ndarray:
+        largest = np.take_along_axis(vectors, np.abs(vectors).argmax(axis=axis, keepdims=True), axis=axis)
+        size = np.abs(largest)
+        return np.where(size > 0, largest / np.where(size > 0, size, 1), 1)
+
+    column_phases = phases(u, -2)  # (..., 1, columns)
+    u = u * column_phases.conj()
+    row_turns = phases(vh, -1).conj()  # (..., rows, 1)
+    row_turns[..., :k, :] = np.swapaxes(column_phases[..., :k], -2, -1)
+    return u, vh * row_turns
+
+
+def _empty_svd(A: np.ndarray, full_matrices: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    *batch, m, n = A.shape
+    k = min(m, n)
+    real = A.real.dtype
+    if full_matrices:
+        u_shape, vh_shape = (m, m), (n, n)
+    else:
+        u_shape, vh_shape = (m, k), (k, n)
+    u = np.broadcast_to(np.eye(*u_shape, dtype=A.dtype), (*batch, *u_shape)).copy()
+    vh = np.broadcast_to(np.eye(*vh_shape, dtype=A.dtype), (*batch, *vh_shape)).copy()
+    return u, np.zeros((*batch, k), real), vh
+
+
+@op(grad=_svd_grad, namespace="tensormodes.linalg", samples=(
+    Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((3, 2)), False)),
+    Sample((TensorSpec((2, 4), "float64"),), {"full_matrices": False}), Sample((TensorSpec((2, 3, 2)), False)),
+    Sample((TensorSpec((3, 2), "complex64"),)), Sample((TensorSpec((2, 3), "complex128"), True)),
+    Sample((TensorSpec((0, 3)),)), Sample((TensorSpec((2, 0, 2)), False))))
+def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> Tensor:
+    """The singular value decomposition ``A = U @ diag(S) @ Vh`` of a matrix (or of each in a
+    batch), as the named tuple ``(U, S, Vh)``: ``S`` real and descending, ``U`` and ``Vh``
+    with orthonormal columns and rows. ``full_matrices=False`` keeps only the ``min(m, n)``
+    singular vectors that pair with ``S``. Each singular vector's sign (phase, if complex)
+    is fixed so that its largest entry is real and positive; ``Vh``'s rows follow ``U``'s.
+
+    >>> import tensormodes as tm
+    >>> U, S, Vh = tm.linalg.svd(tm.tensor([[3., 0.], [0., -4.]]))
+    >>> S.tolist(), (U @ S.diag_embed() @ Vh).tolist()
+    ([4.0, 3.0], [[3.0, 0.0], [0.0, -4.0]])
+    """
+    _svd_checks(A)
+    if not isinstance(full_matrices, (bool, np.bool_)):
+        raise TypeError(f"linalg_svd(): argument 'full_matrices' must be bool, not {type(full_matrices).__name__}")
+    _check_driver(driver)
+    result_type = RETURN_TYPES["linalg_svd"]
+    if A.size == 0:
+        return result_type(*_empty_svd(A, bool(full_matrices)))
+    work, broken = _finite_matrices(A)
+    u, s, vh = np.linalg.svd(work, full_matrices=bool(full_matrices))
+    u, vh = _canonical_phases(u, vh, s.shape[-1])
+    if broken is not None:
+        for factor in (u, s, vh):
+            factor[broken] = np.nan
+    return result_type(u, s, vh)
+
+
+@op(grad=_svdvals_grad, namespace="tensormodes.linalg", samples=(
+    Sample((TensorSpec((3, 2)),)), Sample((TensorSpec((2, 3, 4), "float64"),)),
+    Sample((TensorSpec((2, 2), "complex64"),)), Sample((TensorSpec((0, 2)),))))
+def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
+    """The singular values of a matrix (or of each in a batch), real and descending: ``S``
+    of ``svd``, cheaper, since no singular vectors are computed.
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.svdvals(tm.tensor([[3., 0.], [0., -4.]])).tolist()
+    [4.0, 3.0]
+    """
+    _svd_checks(A)
+    _check_driver(driver)
+    if A.size == 0:
+        return _empty_svd(A, False)[1]
+    work, broken = _finite_matrices(A)
+    s = np.linalg.svd(work, compute_uv=False)
+    if broken is not None:
+        s[broken] = np.nan
+    return s

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import binary, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
+from ._common import binary, public, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -66,7 +66,8 @@ def _return_type(name: str, fields: tuple[str, ...]) -> type:
 RETURN_TYPES: dict[str, type] = {
     name: _return_type(name, fields) for name, fields in (
         ("max", ("values", "indices")), ("min", ("values", "indices")), ("sort", ("values", "indices")),
-        ("topk", ("values", "indices")), ("median", ("values", "indices")), ("aminmax", ("min", "max")))
+        ("topk", ("values", "indices")), ("median", ("values", "indices")), ("aminmax", ("min", "max")),
+        ("linalg_svd", ("U", "S", "Vh")))
 }
 
 
@@ -422,7 +423,12 @@ def _norm_grad(grad, input, result, p, dim, keepdim):
     if isinstance(p, (int, float)) and p > 0:
         scale = (input.abs() / full_norm.masked_fill(full_norm == 0, 1)) ** (p - 1)
         return full_grad * scale * input.sign()
-    raise NotImplementedError(f"the gradient of norm with p={p!r} is not implemented (it needs an SVD)")
+    if p == "nuc":
+        # The nuclear norm is the sum of singular values, whose gradient is U @ Vh.
+        rows, columns = (0, 1) if dim is None else wrap_dims(dim, input.dim())
+        u, _, vh = public("svd", "tensormodes.linalg")(input.movedim((rows, columns), (-2, -1)), full_matrices=False)
+        return full_grad * (u @ vh).movedim((-2, -1), (rows, columns))
+    raise NotImplementedError(f"the gradient of norm with p={p!r} is not implemented")
 
 
 def _sort_grad(grad, input_shape, result, dim):
