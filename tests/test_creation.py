@@ -114,10 +114,11 @@ def test_argument_type_errors_are_type_errors_like_torch(expression):
             eval(expression, {"L": library})
 
 
-@pytest.mark.xfail(strict=True, reason="_dtype.from_numpy_dtype names NumPy's object dtype 'object', PyTorch 'object_'")
 def test_unsupported_numpy_dtype_message_names_the_numpy_type():
     with pytest.raises(TypeError, match=r"numpy\.object_\."):
         tm.from_numpy(np.ones(2, object))
+    with pytest.raises(TypeError, match=r"numpy\.uint16\."):
+        tm.tensor(np.ones(2, np.uint16))
 
 
 @pytest.mark.torch

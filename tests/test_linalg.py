@@ -149,6 +149,10 @@ CASES = [
     "L.linalg.svd(L.full((2,3,2,2), nan)[1:], False)", "L.linalg.svd(L.tensor([[1.,inf],[0,1]]))",
     "L.linalg.svdvals(L.tensor([[[1.,inf],[0,1]],[[1.,2],[3,4]]]))",
     "L.linalg.svdvals(L.tensor([[1j,2],[3,4]]))",
+    # einsum's other calling forms
+    "L.einsum('ij,jk', [L.ones(2,3), L.ones(3,4)])", "L.einsum(L.ones(2,3), [0,1], L.ones(3,4), [1,2], [2,0])",
+    "L.einsum(L.ones(2,3), [0,1], L.ones(3,4), [1,3])",
+    "L.einsum(L.ones(2,3), [0,60])", "L.einsum('i', [])", "L.einsum(L.ones(2,3), [Ellipsis,0], L.ones(3), [0])",
 ]
 
 
@@ -204,9 +208,32 @@ def test_einsum_equals_numpy(equation, shapes):
     np.testing.assert_allclose(result.numpy(), np.einsum(equation, *arrays), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="the generated wrapper does not unwrap a single list for *operands yet")
-def test_einsum_accepts_a_list_of_operands():
-    assert tm.einsum("i,i->", [tm.ones(3), tm.ones(3)]).item() == 3.0
+def test_einsum_accepts_a_list_of_operands_and_the_sublist_format():
+    a, b = tm.arange(6.).reshape(2, 3), tm.arange(12.).reshape(3, 4)
+    expected = (a @ b).tolist()
+    assert tm.einsum("ij,jk", [a, b]).tolist() == tm.einsum("ij,jk", (a, b)).tolist() == expected
+    assert tm.einsum(a, [0, 1], b, [1, 2], [0, 2]).tolist() == tm.einsum(a, [0, 1], b, [1, 2]).tolist() == expected
+    assert tm.einsum(a, [..., 1], b, [1, 2]).tolist() == expected
+    with pytest.raises(ValueError, match=r"subscript in subscript list is not within the valid range \[0, 52\)"):
+        tm.einsum(a, [0, 52])
+    with pytest.raises(TypeError, match="must be tuple of Tensors, not list"):
+        tm.einsum("i", [a], a)
+
+
+def test_handlers_see_einsums_arguments_in_one_form():
+    seen = []
+
+    class Watch(tm.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func is tm.einsum:
+                seen.append(tuple(type(a).__name__ if not isinstance(a, str) else a for a in args))
+            return func(*args, **(kwargs or {}))
+
+    a, b = tm.ones(2, 3), tm.ones(3, 4)
+    with Watch():
+        tm.einsum("ij,jk", [a, b])
+        tm.einsum(a, [0, 1], b, [1, 2], [0, 2])
+    assert seen == [("ij,jk", "Tensor", "Tensor"), ("AB,BC->AC", "Tensor", "Tensor")]
 
 
 @settings(max_examples=40, deadline=None)

@@ -259,7 +259,7 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
                   leaf: bool, fast_body: str | None = None, fast_names: dict | None = None,
                   qualname: str | None = None, doc: str | None = None, module: str = "tensormodes",
                   not_implemented_on_type_error: bool = False, pass_defaults: bool = False,
-                  records_grad: bool = False, hot_path: tuple[str, str] | None = None):
+                  records_grad: bool = False, hot_path: tuple[str, str] | None = None, prologue: str = ""):
     """A public callable with ``signature``, dispatching through the override layer.
 
     ``fast_body`` (unindented source) runs when every relevant argument is plain
@@ -270,6 +270,7 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     ``records_grad``: the callable records autograd history, so tensors that
     require grad leave the fast path. ``hot_path``: ``(condition, body)`` tried
     before the fast path when no mode is active (body falls through if it cannot help).
+    ``prologue``: a source line rebinding parameters first (an op's ``normalize``).
     """
     names = dict(fast_names or {})
     names["_impl"] = impl
@@ -284,12 +285,13 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
         hot = textwrap.indent(f"if state is None and {condition}:\n" + textwrap.indent(hot_body, "    "), "    ") + "\n"
     if not_implemented_on_type_error:
         slow = f"try:\n{textwrap.indent(slow, '    ')}\nexcept TypeError:\n    return NotImplemented"
+    prologue = f"    {prologue}\n" if prologue else ""
     source = f"""
 def _relevant({params}):
-    return {relevant_expression(relevant)}
+{prologue}    return {relevant_expression(relevant)}
 
 def _public({params}):
-    state = _get_state()
+{prologue}    state = _get_state()
 {hot}    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and \\
             {fast_condition(relevant, records_grad)}:
 {body}

@@ -574,8 +574,13 @@ def _kinds_for(opdef: OpDef, signature: inspect.Signature) -> dict[str, str]:
 def _public(opdef: OpDef, name: str, signature: inspect.Signature, *, inplace: bool, qualname: str,
             operator: bool = False):
     impl, names = _shared_impl(opdef, inplace)
+    prologue = ""
+    if opdef.normalize is not None:
+        own = ", ".join(name for name, _ in zip(signature.parameters, opdef.signature.parameters))
+        names["_normalize"] = opdef.normalize
+        prologue = f"{own}, = _normalize({own})"
     return _codegen.make_callable(
-        name, signature, _relevant(signature, _kinds_for(opdef, signature)), impl, leaf=True,
+        name, signature, _relevant(signature, _kinds_for(opdef, signature)), impl, leaf=True, prologue=prologue,
         fast_body=_fast_body(opdef, signature, inplace=inplace), fast_names=names,
         hot_path=None if inplace else _hot_path(opdef, signature, _wrap_known_for(opdef, signature, inplace)),
         qualname=qualname, doc=opdef.doc, module="tensormodes", not_implemented_on_type_error=operator,

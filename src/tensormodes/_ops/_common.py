@@ -245,6 +245,14 @@ def resolve_dtype(dtype, default: dt.dtype | None = None) -> dt.dtype | None:
     return dtype
 
 
+def one_sequence_as_items(values: tuple) -> tuple:
+    """A ``*tensors`` parameter given one list or tuple (``f([a, b])``) as its items
+    (``f(a, b)``), as PyTorch's Python-level functions accept (an op's ``normalize``)."""
+    if len(values) == 1 and isinstance(values[0], (list, tuple)):
+        return tuple(values[0])
+    return values
+
+
 def public(name: str, namespace: str = "tensormodes"):
     """The public callable ``namespace.name``, for gradient formulas: they call public functions
     (so modes and double backward see them), which are generated above this package and so

@@ -106,6 +106,7 @@ class OpDef:
     namespace: str
     saves: tuple[str, ...] = ()
     save_only_for: dict[str, str] = field(default_factory=dict)
+    normalize: Callable | None = None
 
 
 OPS: dict[str, OpDef] = {}
@@ -140,7 +141,7 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
        differentiable: bool | Callable[..., bool] = True, ufunc: Callable | None = None,
        grad: Callable | None = None,
        mutates: bool = False, alias: bool = False, namespace: str = "tensormodes", saves: tuple[str, ...] = (),
-       save_only_for: dict[str, str] | None = None):
+       save_only_for: dict[str, str] | None = None, normalize: Callable | None = None):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``ufunc`` is a hot-path hint: for operands of one floating dtype (and
@@ -186,6 +187,12 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
     ``x * w`` with a constant ``w`` then keeps nothing of ``x``. The formula receives None
     instead, and must not compute that gradient.
 
+    ``normalize``: a function of the op's parameters (a ``*args`` parameter as one tuple)
+    returning them, in order, in the one form the kernel takes. The public callable runs it
+    before dispatch, for calling conventions PyTorch's Python functions accept before they
+    dispatch: a single list for ``*tensors`` (``torch.meshgrid([x, y])``), ``einsum``'s sublist
+    format. Handlers and the kernel see the normalized arguments.
+
     ``namespace``: the module whose function the op is (``"tensormodes.nn.functional"``
     for ops PyTorch implements natively there, such as ``linear``).
     """
@@ -211,7 +218,7 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
             function=function, method=method_name, inplace=inplace_name, dunders=dunders,
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
             samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias,
-            namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}))
+            namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}), normalize=normalize)
         return kernel
 
     return register

@@ -22,6 +22,7 @@ from ._common import (
     binary,
     check_same_shape_or_broadcast,
     cpp_type_name,
+    one_sequence_as_items,
     public,
     scalar_type_name,
     wrap_dims,
@@ -188,12 +189,7 @@ def _einsum_grad(grad, equation, operands):
     """Each operand's gradient: the output gradient times every other operand, in one
     broadcast space of all labels, summed over the labels the operand lacks; repeated
     labels (diagonals) are embedded back with ``diag_embed``."""
-    if not isinstance(equation, str):
-        equation, tensors = _sublist_equation((equation, *operands))
-    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        tensors = list(operands[0])
-    else:
-        tensors = list(operands)
+    tensors = list(operands)
     labels = _EinsumLabels(equation.replace(" ", ""), [tuple(t.shape) for t in tensors])
     space = list(dict.fromkeys(labels.output + [label for full in labels.full for label in full]))
     spread = [_to_label_space(t, full, space) for t, full in zip(tensors, labels.full, strict=True)]
@@ -757,8 +753,7 @@ def _sublist_equation(arguments: tuple) -> tuple[str, list]:
                 text.append("...")
                 continue
             if not isinstance(s, numbers.Integral) or not 0 <= s < len(_LETTERS):
-                raise ValueError(f"einsum(): subscript in subscript list is not within the valid range [0, 52), "
-                                 f"got {s}")
+                raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
             text.append(_LETTERS[int(s)])
         return "".join(text)
 
@@ -766,6 +761,15 @@ def _sublist_equation(arguments: tuple) -> tuple[str, list]:
     if output is not None:
         equation += "->" + letters(output)
     return equation, operands
+
+
+def _einsum_arguments(equation, operands: tuple) -> tuple:
+    """The forms PyTorch's ``einsum`` accepts besides ``(equation, *operands)``: a single list
+    of operands, and the sublist format (a tensor first), turned into an equation."""
+    if array_of(equation) is not None:
+        equation, operands = _sublist_equation((equation, *operands))
+        return equation, tuple(operands)
+    return equation, one_sequence_as_items(operands)
 
 
 def _parse_term(term: str, offset: int, operand: int | str) -> tuple[list[str], bool]:
@@ -914,7 +918,7 @@ def _einsum_dtype(parsed: list[list[str]], kept: set[str], arrays: list[np.ndarr
     return combined
 
 
-@op(grad=_einsum_grad, samples=(
+@op(grad=_einsum_grad, normalize=_einsum_arguments, samples=(
     Sample(("ij,jk->ik", TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample(("ij,jk", TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample(("ii", TensorSpec((3, 3)))), Sample(("ii->i", TensorSpec((3, 3), "int32"))),
@@ -926,7 +930,10 @@ def _einsum_dtype(parsed: list[list[str]], kept: set[str], arrays: list[np.ndarr
     Sample(("ij,k->i", TensorSpec((2, 3), "int32"), TensorSpec((4,), "int32"))),
     Sample(("i,i,i->", TensorSpec((3,), "float64"), TensorSpec((3,), "float64"), TensorSpec((3,), "float64"))),
     Sample(("Ab,bC->CA", TensorSpec((2, 3), "float16"), TensorSpec((3, 2), "float16"))),
-    Sample(("ii,i->i", TensorSpec((3, 3)), TensorSpec((3,)))), Sample(("i,i->i", TensorSpec((3,)), TensorSpec((1,))))))
+    Sample(("ii,i->i", TensorSpec((3, 3)), TensorSpec((3,)))), Sample(("i,i->i", TensorSpec((3,)), TensorSpec((1,)))),
+    Sample(("ij,jk", [TensorSpec((2, 3)), TensorSpec((3, 4))])),
+    Sample((TensorSpec((2, 3)), [0, 1], TensorSpec((3, 4)), [1, 2], [2, 0])),
+    Sample((TensorSpec((2, 3)), [Ellipsis, 1], TensorSpec((3,)), [1]))))
 def einsum(equation, *operands: Tensor) -> Tensor:
     """Sums the product of the elements of ``operands`` along the dimensions named in
     ``equation``, using the Einstein summation convention.
@@ -940,22 +947,14 @@ def einsum(equation, *operands: Tensor) -> Tensor:
     tensormodes.Size([2, 4])
     >>> tm.einsum("ii", tm.tensor([[1, 2], [3, 4]]))
     tensor(5)
+
+    The operands may also come as one list, or in the sublist format, each operand
+    followed by a list of ints naming its dimensions (then, optionally, the output's):
+
+    >>> tm.einsum(tm.ones(2, 3), [0, 1], tm.ones(3, 4), [1, 2], [0, 2]).shape
+    tensormodes.Size([2, 4])
     """
-    # A single list of operands and the sublist format reach the kernel only once the
-    # wrapper accepts them for ``*operands`` (it unwraps plain tensors only so far).
-    if not isinstance(equation, str):
-        first = array_of(equation)
-        equation, arrays = _sublist_equation((equation if first is None else first, *operands))
-    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        arrays = list(operands[0])
-    else:
-        arrays = list(operands)
-    for i, a in enumerate(arrays):
-        if type(a) is not np.ndarray:
-            inner = array_of(a)  # a tensor inside a tuple argument (lists arrive unwrapped)
-            if inner is None:
-                raise TypeError(f"expected Tensor as element {i} in argument 1, but got {type(a).__name__}")
-            arrays[i] = inner
+    arrays = list(operands)
     if not arrays:
         raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
                          "operand and its subscripts list")

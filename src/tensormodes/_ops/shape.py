@@ -36,6 +36,7 @@ from ._common import (
     array_of,
     array_type_name,
     check_same_shape_or_broadcast,
+    one_sequence_as_items,
     operand_dtype,
     resolve_dtype,
     scalar_type_name,
@@ -1613,8 +1614,13 @@ def _meshgrid_grad(grad, indexing):
     return result
 
 
-@op(grad=_meshgrid_grad,
-    samples=(Sample((TensorSpec((2,)), TensorSpec((3,))), {"indexing": "ij"}),
+def _meshgrid_arguments(tensors: tuple, indexing):
+    return one_sequence_as_items(tensors), indexing
+
+
+@op(grad=_meshgrid_grad, normalize=_meshgrid_arguments,
+    samples=(Sample(([TensorSpec((2,)), TensorSpec((3,))],), {"indexing": "xy"}),
+             Sample((TensorSpec((2,)), TensorSpec((3,))), {"indexing": "ij"}),
              Sample((TensorSpec((2,), "int64"), TensorSpec((3,), "int64"), TensorSpec((4,), "int64")),
              {"indexing": "xy"}),
              Sample((_SCALAR, TensorSpec((3,))), {"indexing": "xy"})))
