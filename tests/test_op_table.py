@@ -101,20 +101,25 @@ def test_methods_are_generated_on_first_access_without_a_getattr():
         getattr(tm.Tensor, "cosine")  # noqa: B009
 
 
-def test_threads_generating_one_method_at_once_register_it_once():
-    # Fresh interpreter: a method nobody has used yet, reached by many threads together.
+def test_threads_generating_one_callable_at_once_register_it_once():
+    # Fresh interpreter: a method, a function and a linalg function nobody has used yet (nor
+    # introspection, which builds everything), reached by many threads together.
     code = """
 import sys, threading, tensormodes as tm
 sys.setswitchinterval(1e-6)  # switch threads as often as possible: builds overlap
 from tensormodes import _dispatch
 t, start = tm.ones(2), threading.Barrier(8)
-def use():
+def use(i):
     start.wait()
     t.sinh()
-threads = [threading.Thread(target=use) for _ in range(8)]
+    tm.cosh(t)
+    if i % 2:
+        _dispatch.build_everything()
+threads = [threading.Thread(target=use, args=(i,)) for i in range(8)]
 for thread in threads: thread.start()
 for thread in threads: thread.join()
-print(sum(1 for f in _dispatch.OVERRIDABLE[tm.Tensor] if f.__name__ == 'sinh'))
+for namespace, name in ((tm.Tensor, 'sinh'), (tm, 'cosh'), (tm.Tensor, 'tanh'), (tm, 'tan')):
+    print(sum(1 for f in _dispatch.OVERRIDABLE[namespace] if f.__name__ == name))
 """
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert shown.split() == ["1"]
+    assert shown.split() == ["1", "1", "1", "1"]

@@ -23,7 +23,7 @@ from ._autograd.graph import bump_version, make_recorder, needs_grad, record, re
 from ._ops import OPS, OpDef
 from ._ops._common import GENERATED_MODULE, array_type_name
 from ._ops._registry import METHOD, _tensor_kind
-from ._tensor import Tensor, has_tensor_attribute, lazy_tensor_attribute, wrap_array
+from ._tensor import BUILD_LOCK, Tensor, has_tensor_attribute, lazy_tensor_attribute, wrap_array
 
 __all__ = ["FUNCTIONS", "build", "build_all", "composite", "public_function", "function_names",
            "namespace_function"]
@@ -625,6 +625,11 @@ def _reflected_impl(opdef: OpDef):
 
 def _make_dunder(opdef: OpDef, dunder):
     """An operator: the method's code under the operator's name, except reflected ones."""
+    with BUILD_LOCK:
+        return _make_dunder_locked(opdef, dunder)
+
+
+def _make_dunder_locked(opdef: OpDef, dunder):
     existing = Tensor.__dict__.get(dunder.name)
     if existing is not None and not getattr(existing, "is_stub", False):
         return existing
@@ -664,13 +669,14 @@ _NAMESPACED: dict[tuple[str, str], object] = {}
 
 def _build_function(opdef: OpDef) -> object:
     key = (opdef.namespace, opdef.name)
-    if key not in _NAMESPACED:
-        func = _public(opdef, opdef.name, _function_signature(opdef), inplace=False, qualname=opdef.name)
-        func.__module__ = opdef.namespace
-        _NAMESPACED[key] = func
-        if opdef.namespace == "tensormodes":
-            FUNCTIONS[opdef.name] = func
-        _dispatch.register_overridable(sys.modules[opdef.namespace], func, f"{opdef.namespace}.{opdef.name}")
+    with BUILD_LOCK:
+        if key not in _NAMESPACED:
+            func = _public(opdef, opdef.name, _function_signature(opdef), inplace=False, qualname=opdef.name)
+            func.__module__ = opdef.namespace
+            _NAMESPACED[key] = func
+            if opdef.namespace == "tensormodes":
+                FUNCTIONS[opdef.name] = func
+            _dispatch.register_overridable(sys.modules[opdef.namespace], func, f"{opdef.namespace}.{opdef.name}")
     return _NAMESPACED[key]
 
 
@@ -684,10 +690,11 @@ def namespace_function(namespace: str, name: str):
 
 def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
     name = opdef.inplace if inplace else opdef.method
-    if not has_tensor_attribute(name):
-        func = _public(opdef, name, _as_method(opdef.signature), inplace=inplace, qualname=f"Tensor.{name}")
-        setattr(Tensor, name, func)
-        _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{name}")
+    with BUILD_LOCK:
+        if not has_tensor_attribute(name):
+            func = _public(opdef, name, _as_method(opdef.signature), inplace=inplace, qualname=f"Tensor.{name}")
+            setattr(Tensor, name, func)
+            _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{name}")
     return Tensor.__dict__[name]
 
 
@@ -705,14 +712,11 @@ def function_names() -> list[str]:
 
 
 def build_all() -> None:
-    """Build every public callable now (for introspection: overridable lists, docs)."""
+    """Build every public function now (for introspection: overridable lists, docs); methods
+    are built by their placeholders' own entries in ``BUILD_ALL``."""
     for opdef in OPS.values():
         if opdef.function and opdef.namespace in sys.modules:
             _build_function(opdef)
-        if opdef.method:
-            _tensor_method(opdef, inplace=False)
-        if opdef.inplace:
-            _tensor_method(opdef, inplace=True)
 
 
 def build() -> None:

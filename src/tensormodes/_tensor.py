@@ -34,7 +34,7 @@ from ._ops._common import public, scalar_type_name, wrap_dim
 from ._ops.creation import parse_size
 from ._tensor_str import PLAIN_REPR_CLASSES, tensor_repr
 
-__all__ = ["Tensor", "Size", "wrap_array", "tensor_api", "tensor_property", "finalize_tensor_class"]
+__all__ = ["Tensor", "Size", "BUILD_LOCK", "wrap_array", "tensor_api", "tensor_property", "finalize_tensor_class"]
 
 _new = object.__new__
 
@@ -153,7 +153,9 @@ def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
     return cls.__dict__[name]
 
 
-_BUILDING = threading.RLock()  # reentrant: building one attribute may read another
+# Held while generating any public callable: threads reaching one not generated yet build
+# and register it once. Reentrant: building one callable may build another.
+BUILD_LOCK = threading.RLock()
 
 
 class _LazyAttribute:
@@ -170,10 +172,13 @@ class _LazyAttribute:
     def __init__(self, name: str, build) -> None:
         self._name, self._build = name, build
 
-    def __get__(self, instance, owner=None):
-        with _BUILDING:  # two threads reaching the placeholder at once build the attribute once
+    def ensure_built(self) -> None:
+        with BUILD_LOCK:
             if Tensor.__dict__.get(self._name) is self:
                 self._build()
+
+    def __get__(self, instance, owner=None):
+        self.ensure_built()
         real = Tensor.__dict__[self._name]
         if type(real) is _LazyAttribute:
             raise RuntimeError(f"building Tensor.{self._name} did not define it")
@@ -183,8 +188,9 @@ class _LazyAttribute:
 
 def lazy_tensor_attribute(name: str, build) -> None:
     """Declare a Tensor attribute that is generated on first access."""
-    setattr(Tensor, name, _LazyAttribute(name, build))
-    _dispatch.BUILD_ALL.append(build)
+    placeholder = _LazyAttribute(name, build)
+    setattr(Tensor, name, placeholder)
+    _dispatch.BUILD_ALL.append(placeholder.ensure_built)
 
 
 def has_tensor_attribute(name: str) -> bool:
