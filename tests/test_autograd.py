@@ -484,6 +484,18 @@ def _writes_through_views(lib):
     view[1:].mul_(x[:, 1:].t())                       # a view of a view
     (y ** 2).sum().backward()
     grads["view of a view"] = x.grad.tolist()
+    x.grad = None
+    buffer = lib.zeros(4)                             # views made while the base had no history
+    first, second, inner = buffer[:2], buffer[2:], buffer[1:3][1:]
+    buffer.copy_(x[0].repeat(2)[:4] * 2)              # the base gains one: the views follow it
+    (first * 3 + second * inner + x[0, :2]).sum().backward()
+    grads["views made before any history"] = x.grad.tolist()
+    x.grad = None
+    buffer = lib.zeros(2, 3)
+    top, bottom = buffer[0], buffer[1]
+    top.copy_(x[1] * 4)                               # written through one of them: the other follows
+    (bottom + top).pow(2).sum().backward()
+    grads["sibling of the written view"] = x.grad.tolist()
     return grads
 
 
@@ -494,7 +506,17 @@ def test_in_place_writes_through_views_rebase_the_base():
         "earlier view": [[10.0, 17.0, 24.0], [1.0, 2.0, 3.0]],
         "buffer": [[2.0, 4.0, 6.0], [32.0, 40.0, 48.0]],
         "view of a view": [[0.0, 12.0, 60.0], [6.0, 360.0, 660.0]],
+        "views made before any history": [[19.0, 7.0, 28.0], [0.0, 0.0, 0.0]],
+        "sibling of the written view": [[0.0, 0.0, 0.0], [128.0, 160.0, 192.0]],
     }
+    buffer = tm.zeros(3)
+    view = buffer[:2]
+    buffer.copy_(tm.ones(3, requires_grad=True) * 2)
+    assert view.requires_grad and view.grad_fn.name() == "ViewOfRebased" and not view.is_leaf
+    ints = tm.zeros(2, dtype=tm.float32)
+    as_ints = ints.view(tm.int32)
+    ints.copy_(tm.ones(2, requires_grad=True))
+    assert not as_ints.requires_grad  # integer views never require grad
     y = tm.ones(3, requires_grad=True) * 1
     y[1:].mul_(3)
     assert y.grad_fn.name() == "CopySlices"

@@ -68,7 +68,10 @@ def _wrap_view(result, base: Tensor):
         if owner is not None and (owner is base._data or owner is base._data.base
                                   or np.may_share_memory(result, base._data)):
             root = base._view_base
-            t._view_base = base if root is None else root
+            if root is None:
+                root = base
+            t._view_base = root
+            root._has_views = True
             share_version(t, base)
         return t
     wrapped = _wrap(result)
@@ -77,6 +80,7 @@ def _wrap_view(result, base: Tensor):
         # Ops like indexing return views only for some arguments.
         if isinstance(t, Tensor) and np.may_share_memory(t._data, base._data):
             t._view_base = root
+            root._has_views = True
             share_version(t, base)
     return wrapped
 

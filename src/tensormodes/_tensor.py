@@ -271,6 +271,7 @@ class Tensor:
     _grad_accumulator = None  # a leaf's AccumulateGrad node, once it has one
     _history_gen = 0  # bumped by in-place changes; a view made under an older one of its base is stale
     _view_base = None
+    _has_views = False  # set on a base when a view of it is made (see _autograd.graph.refresh_views_of)
     __array_priority__ = 1000  # NumPy defers ``ndarray + Tensor`` to Tensor.__radd__
 
     def __new__(cls, *args, device=None):
@@ -1238,7 +1239,9 @@ def _imag(self) -> Tensor:
 
 def _view_of(base: Tensor, array: np.ndarray) -> Tensor:
     t = wrap_array(array)
-    t._view_base = base if base._view_base is None else base._view_base
+    root = base if base._view_base is None else base._view_base
+    t._view_base = root
+    root._has_views = True
     share_version(t, base)  # writes through the view are writes to the base
     return t
 

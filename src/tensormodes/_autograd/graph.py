@@ -14,6 +14,7 @@ modes see and that are themselves recorded when ``create_graph=True``.
 
 from __future__ import annotations
 
+import gc
 import inspect
 import itertools
 import weakref
@@ -742,7 +743,8 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
     """
     check_inplace(target, op_name)
     before = _SUPPORT["copy"](target)
-    if target._requires_grad:
+    had_history = target._requires_grad
+    if had_history:
         before._requires_grad = True
         before._grad_fn = target._grad_fn
         if "_output_nr" in target.__dict__:
@@ -760,6 +762,8 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
         base = target._view_base
         if base is None:
             target._history_gen += 1  # views of the target made before now describe its old values
+            if not had_history:
+                refresh_views_of(target)
         else:
             _rebase(base, target)
     return target
@@ -831,11 +835,41 @@ def _rebase(base, view) -> None:
     """Give ``base`` the history of a write through ``view`` (see above)."""
     positions = _positions_or_raise(base, view, "in-place write through a view")
     node = CopySlices((grad_edge(base), (view._grad_fn, view._output_nr)), positions, base._data.shape)
+    had_history = base._requires_grad
     base._requires_grad = True
     base._grad_fn = node
     base.__dict__.pop("_output_nr", None)
     base._history_gen += 1
     view._history_gen = base._history_gen
+    if not had_history:
+        refresh_views_of(base)
+
+
+def refresh_views_of(base) -> None:
+    """Refresh the views of ``base`` made while it had no history, now that it has one.
+
+    Views that require grad are refreshed when next used (the recorders check them), but
+    these did not require grad, so nothing would look at them: they would stay constants,
+    silently losing their share of the gradient. A base does not know its views (tracking
+    them would cost every view op), so they are found among the garbage collector's
+    referrers of the base - a whole-heap scan, paid only on this rare event: the first
+    in-place write giving history to a tensor that has had views. A view holds its base
+    directly, or through its ``__dict__`` once that exists as an object.
+    """
+    if not base._has_views:
+        return
+    referrers = gc.get_referrers(base)
+    views = [r for r in referrers if isinstance(r, _Tensor) and r._view_base is base]
+    dicts = [r for r in referrers if type(r) is dict and r.get("_view_base") is base]
+    if dicts:
+        views += [t for t in gc.get_referrers(*dicts)
+                  if isinstance(t, _Tensor) and any(t.__dict__ is d for d in dicts)]
+    for view in views:
+        if not view._requires_grad and _differentiable(view):
+            if _view_positions(base, view) is None:
+                view._requires_grad = True  # not locatable: its next use raises refresh_view's error
+            else:
+                refresh_view(view)
 
 
 def refresh_view(view) -> None:
