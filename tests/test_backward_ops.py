@@ -178,8 +178,85 @@ def test_nll_loss_backward_errors():
         tm._nll_loss_backward(tm.tensor(1.0), x, tm.tensor([0, -1, 1, 1]))
     with pytest.raises(RuntimeError, match="expected scalar type Long but found Int"):
         tm._nll_loss_backward(tm.tensor(1.0), x, t.int())
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Int"):
+        tm._nll_loss_backward(tm.tensor(1.0), tm.zeros(2, 3, 2), tm.zeros(2, 2, dtype=tm.int32))
+    with pytest.raises(NotImplementedError, match="\"nll_loss_backward_out_frame\" not implemented for 'Long'"):
+        tm._nll_loss_backward(tm.tensor(1.0), x.long(), t)
+    with pytest.raises(NotImplementedError, match="\"nll_loss2d_backward_out_frame\" not implemented for 'Bool'"):
+        tm._nll_loss_backward(tm.tensor(1.0), tm.zeros(2, 3, 2, dtype=tm.bool), tm.zeros(2, 2, dtype=tm.long))
     with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 3 classes"):
         tm._nll_loss_backward(tm.tensor(1.0), x, t, tm.ones(2))
+
+
+# nll_loss's argument checks, in PyTorch's order: each case breaks one rule, some two (the
+# earlier check must win).
+NLL_ARGUMENT_ERRORS = [
+    ("L.zeros(()), L.zeros((), dtype=L.long)", ValueError, "Expected 1 or more dimensions (got 0)"),
+    ("L.zeros(4, 3), L.zeros((), dtype=L.long)", ValueError,
+     "Expected input batch_size (4) to match target batch_size (0)."),
+    ("L.zeros(4, 3, dtype=L.complex64), L.zeros(3, dtype=L.long)", ValueError,
+     "Expected input batch_size (4) to match target batch_size (3)."),
+    ("L.zeros(4, 3), L.zeros(4)", RuntimeError, "expected target dtype to be Long or Byte, but got Float"),
+    ("L.zeros(4, 3, dtype=L.complex64), L.zeros(4, dtype=L.int32)", RuntimeError,
+     "expected target dtype to be Long or Byte, but got Int"),
+    ("L.zeros(2, 3, 4), L.zeros(2, 4)", RuntimeError, "expected target dtype to be Long or Byte, but got Float"),
+    ("L.zeros(4, 3), L.zeros(4, 3, dtype=L.long)", RuntimeError,
+     "0D or 1D target tensor expected, multi-target not supported"),
+    ("L.zeros(3), L.zeros(2, dtype=L.long)", ValueError,
+     "For 1D input, 1D target must have size 1, but got target size: 2"),
+    ("L.zeros(2, 3, 4), L.zeros(2, 5, dtype=L.long)", RuntimeError, "Expected target size [2, 4], got [2, 5]"),
+    ("L.zeros(2, 3, 4, 5), L.zeros(2, 4, dtype=L.long)", RuntimeError,
+     "only batches of spatial targets supported (3D tensors) but got targets of dimension: 2"),
+    ("L.zeros(2, 3, 4, 5), L.zeros(2, 4, 6, dtype=L.long)", RuntimeError,
+     "size mismatch (got input: [2, 3, 4, 5] , target: [2, 4, 6]"),
+    ("L.zeros(4, 3, dtype=L.complex64), L.tensor([0, 1, 2, 5])", NotImplementedError,
+     "\"nll_loss_out_frame\" not implemented for 'ComplexFloat'"),
+    ("L.zeros(4, 3, dtype=L.long), L.zeros(4, dtype=L.long)", NotImplementedError,
+     "\"nll_loss_out_frame\" not implemented for 'Long'"),
+    ("L.zeros(2, 3, 4, dtype=L.bool), L.zeros(2, 4, dtype=L.long)", NotImplementedError,
+     "\"nll_loss2d_forward_out_frame\" not implemented for 'Bool'"),
+    ("L.zeros(2, 3, 4), L.zeros(2, 4, dtype=L.uint8)", RuntimeError, "expected scalar type Long but found Byte"),
+    ("L.zeros(4, 3), L.tensor([0, 1, 2, 200], dtype=L.uint8)", IndexError, "Target 200 is out of bounds."),
+]
+
+
+@pytest.mark.parametrize("arguments, error, message", NLL_ARGUMENT_ERRORS)
+def test_nll_loss_argument_errors(arguments, error, message):
+    with pytest.raises(error) as raised:
+        eval(f"F.nll_loss({arguments})", {"L": tm, "F": F})
+    assert str(raised.value) == message
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("arguments", [case[0] for case in NLL_ARGUMENT_ERRORS])
+def test_nll_loss_argument_errors_match_torch(arguments):
+    assert_same_outcome(f"L.nn.functional.nll_loss({arguments})")
+
+
+@pytest.mark.parametrize("shape, target", [((4, 3), [0, 2, 1, 2]), ((3,), 2)])
+@pytest.mark.parametrize("options", [{}, {"reduction": "none"}, {"ignore_index": 1}, {"weight": [0.5, 1, 2]}])
+def test_nll_loss_takes_byte_targets_as_long_ones(shape, target, options):
+    # PyTorch accepts uint8 class indices for 1-D and 2-D inputs (not for spatial ones).
+    # A class weight that requires grad is tensormodes' extension: its gradient takes them too.
+    results = []
+    for dtype in (tm.int64, tm.uint8):
+        leaves = [tm.arange(float(np.prod(shape))).reshape(shape).requires_grad_()]
+        kwargs = dict(options)
+        if "weight" in kwargs:
+            kwargs["weight"] = tm.tensor(kwargs["weight"], requires_grad=True)
+            leaves.append(kwargs["weight"])
+        loss = F.nll_loss(leaves[0], tm.tensor(target, dtype=dtype), **kwargs)
+        loss.sum().backward()
+        results.append((loss.tolist(), [leaf.grad.tolist() for leaf in leaves]))
+    assert results[0] == results[1]
+
+
+def test_threshold_backward_refuses_complex_and_bool_results():
+    with pytest.raises(NotImplementedError, match="\"threshold_cpu\" not implemented for 'ComplexFloat'"):
+        tm._threshold_backward(tm.ones(2), tm.ones(2, dtype=tm.complex64), 0)
+    with pytest.raises(NotImplementedError, match="\"threshold_cpu\" not implemented for 'Bool'"):
+        tm._threshold_backward(tm.ones(2, dtype=tm.bool), tm.ones(2, dtype=tm.bool), 0)
+    assert tm._threshold_backward(tm.ones(2, dtype=tm.bool), tm.tensor([-1, 1]), 0).tolist() == [0, 1]
 
 
 @pytest.mark.parametrize("options", NLL_OPTIONS)

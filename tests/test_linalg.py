@@ -428,6 +428,52 @@ def test_svd_gradients_match_torch(function, shape):
     np.testing.assert_allclose(gradient(tm, None), gradient(torch_like, None), rtol=1e-9, atol=1e-12)
 
 
+# Functions of a complex SVD that do not depend on the singular vectors' phases.
+COMPLEX_SVD_GRADIENT_CASES = [
+    ("lambda a: (lambda r: r.U @ r.S.to(r.U.dtype).diag_embed() @ r.Vh)(L.linalg.svd(a, full_matrices=False))",
+     (3, 2)),
+    ("lambda a: L.linalg.svd(a).U.abs()", (2, 3)), ("lambda a: L.linalg.svd(a, False).Vh.abs()", (3, 4)),
+    ("lambda a: (lambda r: r.U[..., :1] @ r.Vh[..., :1, :])(L.linalg.svd(a))", (2, 3, 3)),
+    ("lambda a: L.linalg.svdvals(a)", (2, 3, 2)), ("lambda a: L.norm(a, 'nuc')", (3, 4)),
+]
+
+
+def _complex_matrix(library, shape):
+    rng = np.random.default_rng(0)
+    return library.tensor(rng.standard_normal(shape) + 1j * rng.standard_normal(shape), requires_grad=True)
+
+
+@pytest.mark.parametrize("function, shape", COMPLEX_SVD_GRADIENT_CASES)
+def test_complex_svd_gradients_match_finite_differences(function, shape):
+    x = _complex_matrix(tm, shape)
+    function = eval(function, {"L": tm})
+    assert tm.autograd.gradcheck(function, (x,))
+    assert tm.autograd.gradgradcheck(function, (x,))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("function, shape", COMPLEX_SVD_GRADIENT_CASES)
+def test_complex_svd_gradients_match_torch(function, shape):
+    import torch
+
+    def gradient(library):
+        x = _complex_matrix(library, shape)
+        output = eval(function, {"L": library})(x)
+        seed = np.random.default_rng(1).standard_normal(tuple(output.shape))
+        grad, = library.autograd.grad(output, x, library.tensor(seed + 1j * seed if output.is_complex() else seed))
+        return grad.numpy(force=True)
+
+    np.testing.assert_allclose(gradient(tm), gradient(torch), rtol=1e-9, atol=1e-12)
+
+
+def test_complex_svd_gradient_that_depends_on_the_phases_raises():
+    x = _complex_matrix(tm, (3, 3))
+    with pytest.raises(RuntimeError, match=r"svd_backward: The singular vectors in the complex case are specified up "
+                                           r"to multiplication by e\^\{i phi\}"):
+        tm.linalg.svd(x).U.real.sum().backward()
+    assert x.grad is None
+
+
 def test_nuclear_norm_gradient_with_repeated_singular_values():
     # The identity's singular values are all 1: only S's gradient is used, so no 0 / 0.
     x = tm.eye(3, dtype=tm.float64, requires_grad=True)

@@ -48,8 +48,8 @@ def _to_numpy(value):
     if isinstance(value, torch.Tensor):
         value = value.detach()
         if value.dtype == torch.bfloat16:
-            return value.float().numpy(), "bfloat16"
-        return value.numpy(), str(value.dtype).split(".")[1]
+            return value.float().numpy(force=True), "bfloat16"
+        return value.numpy(force=True), str(value.dtype).split(".")[1]
     if isinstance(value, tm.Tensor):
         name = repr(value.dtype).split(".")[1]
         data = value._data

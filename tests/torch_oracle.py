@@ -34,7 +34,7 @@ def _as_numpy(value):
     if isinstance(value, torch.Tensor):
         value = value.detach()
         name = str(value.dtype).split(".")[1]
-        return (value.float() if name == "bfloat16" else value).numpy(), name
+        return (value.float() if name == "bfloat16" else value).numpy(force=True), name
     if isinstance(value, tm.Tensor):
         name = repr(value.dtype).split(".")[1]
         data = value._data

@@ -462,6 +462,26 @@ class Tensor:
         return dt.NP_TO_DTYPE[self._data.dtype].is_floating_point
 
     @tensor_api()
+    def is_conj(self) -> bool:
+        """False: tensormodes computes conjugates (``conj``) rather than deferring them.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1j]).conj().is_conj()
+        False
+        """
+        return False
+
+    @tensor_api()
+    def is_neg(self) -> bool:
+        """False: tensormodes computes negations rather than deferring them.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1.0]).is_neg()
+        False
+        """
+        return False
+
+    @tensor_api()
     def is_complex(self) -> bool:
         """True if the dtype is complex.
 
@@ -1225,25 +1245,12 @@ def _mT(self) -> Tensor:
 
 def _real(self) -> Tensor:
     """The real part (a view for complex tensors, the tensor itself otherwise)."""
-    if self._data.dtype.kind == "c":
-        return _view_of(self, self._data.real)
-    return self
+    return public("real")(self)  # an op: a view with autograd history
 
 
 def _imag(self) -> Tensor:
     """The imaginary part of a complex tensor (a view)."""
-    if self._data.dtype.kind != "c":
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return _view_of(self, self._data.imag)
-
-
-def _view_of(base: Tensor, array: np.ndarray) -> Tensor:
-    t = wrap_array(array)
-    root = base if base._view_base is None else base._view_base
-    t._view_base = root
-    root._has_views = True
-    share_version(t, base)  # writes through the view are writes to the base
-    return t
+    return public("imag")(self)
 
 
 PLAIN_REPR_CLASSES.add(Tensor)

@@ -28,38 +28,60 @@ def _differentiable_outputs(func, inputs) -> tuple:
     return tuple(o for o in _as_tuple(func(*inputs)) if _is_tensor(o) and o._requires_grad)
 
 
-def _numerical_jacobian(func, inputs, index: int, output_index: int, eps: float):
-    """Column by column: d output / d input[index], by central differences."""
+def _numerical_jacobian(func, inputs, index: int, output_index: int, eps: float) -> list[list]:
+    """By central differences: ``columns[k][r]``, the gradient PyTorch's convention gives input
+    ``index``'s element ``k`` for a cotangent selecting row ``r`` (see ``_rows``), that is
+    ``d part / d real(x[k]) + 1j * d part / d imag(x[k])`` (the imaginary term only for a
+    complex input), where ``part`` is row ``r``'s real or imaginary part of an output element."""
     x = inputs[index]
     flat = x.detach().view(-1) if x.is_contiguous() else None
     if flat is None:
         raise GradcheckError("gradcheck expects contiguous inputs")
+    directions = (1, 1j) if x.is_complex() else (1,)
     columns = []
     for k in range(x.numel()):
         original = flat[k].item()
-        values = []
-        for shifted in (original + eps, original - eps):
+        column = None
+        for direction in directions:
+            values = []
+            for shifted in (original + eps * direction, original - eps * direction):
+                with no_grad():
+                    flat[k] = shifted
+                # Evaluated with grad mode as it is: gradgradcheck's function needs it.
+                values.append(_as_tuple(func(*inputs))[output_index].detach().reshape(-1).tolist())
             with no_grad():
-                flat[k] = shifted
-            # Evaluated with grad mode as it is: gradgradcheck's function needs it.
-            values.append(_as_tuple(func(*inputs))[output_index].detach().reshape(-1).clone())
-        with no_grad():
-            flat[k] = original
-        columns.append(((values[0] - values[1]) / (2 * eps)).tolist())
-    return columns  # columns[k][j] = d out[j] / d x[k]
+                flat[k] = original
+            slopes = [(plus - minus) / (2 * eps) for plus, minus in zip(*values)]
+            # d real(out) and d imag(out) along this direction, as rows (see _rows).
+            parts = [complex(s).real for s in slopes] + [complex(s).imag for s in slopes]
+            contribution = [direction * part for part in parts]
+            column = contribution if column is None else [a + b for a, b in zip(column, contribution)]
+        columns.append(column)
+    return columns
 
 
-def _analytical_jacobian(func, inputs, index: int, output_index: int):
+def _rows(output) -> list[tuple[int, object]]:
+    """The cotangents the Jacobian is checked with, as (output element, seed): 1 at each element
+    (the real part's gradient), then 1j at each (the imaginary part's; zero for a real output)."""
+    count = output.numel()
+    return [(j, 1.0) for j in range(count)] + [(j, 1j if output.is_complex() else None) for j in range(count)]
+
+
+def _analytical_jacobian(func, inputs, index: int, output_index: int) -> list[list]:
+    """``columns[k][r]``: autograd's gradient of input ``index``'s element ``k`` for row ``r``'s cotangent."""
     output = _differentiable_outputs(func, inputs)[output_index]
     rows = []
-    flat_size = output.numel()
-    for j in range(flat_size):
+    size = inputs[index].numel()
+    for j, seed_value in _rows(output):
+        if seed_value is None:  # a real output has no imaginary part
+            rows.append([0.0] * size)
+            continue
         seed = output.new_zeros(output.shape).reshape(-1)
-        seed[j] = 1.0
+        seed[j] = seed_value
         grads = run_backward([output], [seed.reshape(output.shape)], retain_graph=True, create_graph=False,
                              inputs=[inputs[index]], allow_unused=True, accumulate=False)
         grad = grads[0]
-        rows.append([0.0] * inputs[index].numel() if grad is None else grad.reshape(-1).tolist())
+        rows.append([0.0] * size if grad is None else grad.reshape(-1).tolist())
     return [list(column) for column in zip(*rows)] if rows else []
 
 
@@ -68,8 +90,12 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     """Compare autograd's gradients of ``func`` with central finite differences.
 
     ``inputs`` is a tensor or tuple; tensors requiring grad are checked (use
-    float64). Returns True, or raises ``GradcheckError`` (False with
+    float64 or complex128). Returns True, or raises ``GradcheckError`` (False with
     ``raise_exception=False``) naming the first mismatching input and output.
+
+    Complex inputs and outputs are checked in PyTorch's convention: the gradient of a real
+    function ``L`` for a complex input is ``dL/d real + 1j * dL/d imag``, and a complex
+    output's cotangent ``g`` stands for ``L = real(conj(g) * output)``.
     """
     inputs = _as_tuple(inputs)
     outputs = _differentiable_outputs(func, inputs)
@@ -82,6 +108,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             for k, (num_column, ana_column) in enumerate(zip(numerical, analytical)):
                 for j, (n, a) in enumerate(zip(num_column, ana_column)):
                     if abs(n - a) > atol + rtol * abs(n):
+                        j = j % max(1, len(num_column) // 2)  # row -> output element (see _rows)
                         if not raise_exception:
                             return False
                         raise GradcheckError(

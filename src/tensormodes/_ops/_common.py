@@ -221,6 +221,11 @@ def scalar_type_name(dtype: dt.dtype) -> str:
     return _SCALAR_TYPE_NAMES[dtype]
 
 
+def not_implemented(kernel_name: str, dtype: dt.dtype) -> NotImplementedError:
+    """PyTorch's error for a kernel that has no version for ``dtype``."""
+    return NotImplementedError(f'"{kernel_name}" not implemented for \'{scalar_type_name(dtype)}\'')
+
+
 def cpp_type_name(dtype: dt.dtype) -> str:
     """The C++ element type PyTorch names for ``dtype`` (``float``, ``long int``, ``c10::Half`` ...)."""
     return _CPP_TYPE_NAMES[dtype]
@@ -243,6 +248,15 @@ def resolve_dtype(dtype, default: dt.dtype | None = None) -> dt.dtype | None:
     if type(dtype) is not dt.dtype:
         raise TypeError(f"argument 'dtype' must be tensormodes.dtype, not {type(dtype).__name__}")
     return dtype
+
+
+def conjugate(x):
+    """The complex conjugate of a Tensor or number (the value itself if real), for gradient
+    formulas: PyTorch's gradients of complex inputs conjugate the local derivative
+    (``grad * conj(b)`` for ``a * b``)."""
+    if isinstance(x, numbers.Number):
+        return x.conjugate()
+    return x.conj() if x.dtype.is_complex else x
 
 
 def one_sequence_as_items(values: tuple) -> tuple:

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import array_type_name, public, resolve_dtype, scalar_type_name, wrap_dim
+from ._common import array_type_name, not_implemented, public, resolve_dtype, scalar_type_name, wrap_dim
 from ._registry import Sample, TensorSpec, op
-from .creation import not_implemented
 
 if TYPE_CHECKING:
     from .._tensor import Tensor

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import parse_device
-from ._common import array_of, resolve_dtype, scalar_type_name
+from ._common import array_of, not_implemented, resolve_dtype, scalar_type_name
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -38,11 +38,6 @@ _CHECKED_TYPE_NAMES = {
     dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t", dt.int32: "int", dt.int64: "int64_t",
     dt.float32: "float", dt.float64: "double", dt.float16: "double", dt.bfloat16: "double",
 }
-
-
-def not_implemented(kernel_name: str, dtype: dt.dtype) -> NotImplementedError:
-    """PyTorch's error for a kernel that has no version for ``dtype``."""
-    return NotImplementedError(f'"{kernel_name}" not implemented for \'{scalar_type_name(dtype)}\'')
 
 
 def parse_size(size: tuple, name: str = "size", op_name: str | None = None) -> tuple[int, ...]:

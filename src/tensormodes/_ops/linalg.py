@@ -22,13 +22,17 @@ from ._common import (
     binary,
     check_same_shape_or_broadcast,
     cpp_type_name,
+    not_implemented,
     one_sequence_as_items,
     public,
     scalar_type_name,
     wrap_dims,
 )
+from ._common import (
+    conjugate as _conj,
+)
 from ._registry import OWN, Dunder, Sample, TensorSpec, op
-from .creation import checked_fill_value, not_implemented
+from .creation import checked_fill_value
 from .reduction import RETURN_TYPES
 
 if TYPE_CHECKING:
@@ -67,63 +71,69 @@ def _check_bool(kernel_name: str, *arrays: np.ndarray, empty: bool = False) -> N
 
 # -- gradients -----------------------------------------------------------------------------------
 # Formulas run on Tensors with public methods, so that they are differentiable
-# themselves and modes see them. They are the real-valued formulas (complex
-# inputs would need conjugates). Broadcast gradients are summed back to each
-# input's shape by the autograd engine.
+# themselves and modes see them. For complex operands they multiply by the other
+# operands' conjugates (adjoints), as PyTorch's do. Broadcast gradients are summed
+# back to each input's shape by the autograd engine.
+
+def _adjoint(x):
+    """The conjugate transpose of (a batch of) matrices: the transpose if real."""
+    return _conj(x.mT)
+
 
 def _matmul_grad(grad, input, other):
     if input.dim() == 1 and other.dim() == 1:
-        return grad * other, grad * input
+        return grad * _conj(other), grad * _conj(input)
     a = input.unsqueeze(0) if input.dim() == 1 else input
     b = other.unsqueeze(-1) if other.dim() == 1 else other
     if input.dim() == 1:
         grad = grad.unsqueeze(-2)
     if other.dim() == 1:
         grad = grad.unsqueeze(-1)
-    grad_a, grad_b = grad.matmul(b.mT), a.mT.matmul(grad)
+    grad_a, grad_b = grad.matmul(_adjoint(b)), _adjoint(a).matmul(grad)
     return (grad_a.squeeze(-2) if input.dim() == 1 else grad_a,
             grad_b.squeeze(-1) if other.dim() == 1 else grad_b)
 
 
 def _mm_grad(grad, input, mat2):
-    return grad.mm(mat2.t()), input.t().mm(grad)
+    return grad.mm(_adjoint(mat2)), _adjoint(input).mm(grad)
 
 
 def _bmm_grad(grad, input, mat2):
-    return grad.bmm(mat2.transpose(1, 2)), input.transpose(1, 2).bmm(grad)
+    return grad.bmm(_adjoint(mat2)), _adjoint(input).bmm(grad)
 
 
 def _mv_grad(grad, input, vec):
-    return grad.unsqueeze(-1) * vec, input.t().mv(grad)
+    return grad.unsqueeze(-1) * _conj(vec), _adjoint(input).mv(grad)
 
 
 def _dot_grad(grad, input, tensor):
-    return grad * tensor, grad * input
+    return grad * _conj(tensor), grad * _conj(input)
 
 
 def _vdot_grad(grad, input, other):
-    return grad * other, grad * input
+    # vdot conjugates its first operand: sum(conj(input) * other).
+    return _conj(grad) * other, grad * input
 
 
 def _outer_grad(grad, input, vec2, needs_input_grad):
     # Products and sums rather than mv: outer promotes, so the operands' dtypes may differ. Each
     # operand is saved only for the other's gradient (save_only_for), as by PyTorch's composite
     # (a MulBackward0 of input.reshape(n, 1) and vec2).
-    return ((grad * vec2).sum(1) if needs_input_grad[0] else None,
-            (grad * input.unsqueeze(1)).sum(0) if needs_input_grad[1] else None)
+    return ((grad * _conj(vec2)).sum(1) if needs_input_grad[0] else None,
+            (grad * _conj(input.unsqueeze(1))).sum(0) if needs_input_grad[1] else None)
 
 
 def _inner_grad(grad, input, other, input_shape, other_shape, needs_input_grad):
     # Each operand is saved only for the other's gradient (save_only_for), as by PyTorch's
     # composite (a mul, or a tensordot's mm); their shapes serve for the rest.
     if not input_shape or not other_shape:
-        return (grad * other if needs_input_grad[0] else None,
-                grad * input if needs_input_grad[1] else None)
+        return (grad * _conj(other) if needs_input_grad[0] else None,
+                grad * _conj(input) if needs_input_grad[1] else None)
     k = input_shape[-1]
     m, n = _count(input_shape, range(len(input_shape) - 1)), _count(other_shape, range(len(other_shape) - 1))
     grad = grad.reshape(m, n)
-    return (grad.mm(other.reshape(n, k)).reshape(input_shape) if needs_input_grad[0] else None,
-            grad.t().mm(input.reshape(m, k)).reshape(other_shape) if needs_input_grad[1] else None)
+    return (grad.mm(_conj(other.reshape(n, k))).reshape(input_shape) if needs_input_grad[0] else None,
+            grad.t().mm(_conj(input.reshape(m, k))).reshape(other_shape) if needs_input_grad[1] else None)
 
 
 def _tensordot_grad(grad, a, b, dims):
@@ -137,8 +147,8 @@ def _tensordot_grad(grad, a, b, dims):
     a_matrix = a.permute(order_a).reshape(_count(a.shape, free_a), _count(a.shape, contracted_a))
     b_matrix = b.permute(order_b).reshape(_count(b.shape, contracted_b), _count(b.shape, free_b))
     grad = grad.reshape(a_matrix.shape[0], b_matrix.shape[1])
-    grad_a = grad.mm(b_matrix.t()).reshape([a.shape[d] for d in order_a]).permute(_inverse(order_a))
-    grad_b = a_matrix.t().mm(grad).reshape([b.shape[d] for d in order_b]).permute(_inverse(order_b))
+    grad_a = grad.mm(_adjoint(b_matrix)).reshape([a.shape[d] for d in order_a]).permute(_inverse(order_a))
+    grad_b = _adjoint(a_matrix).mm(grad).reshape([b.shape[d] for d in order_b]).permute(_inverse(order_b))
     return grad_a, grad_b
 
 
@@ -157,10 +167,10 @@ def _inverse(order: list[int]) -> list[int]:
 
 
 def _addmm_grad(grad, mat1, mat2, beta, alpha):
-    grad_mat1, grad_mat2 = grad.mm(mat2.t()), mat1.t().mm(grad)
+    grad_mat1, grad_mat2 = grad.mm(_adjoint(mat2)), _adjoint(mat1).mm(grad)
     if alpha != 1:
-        grad_mat1, grad_mat2 = grad_mat1 * alpha, grad_mat2 * alpha
-    return (grad if beta == 1 else grad * beta), grad_mat1, grad_mat2
+        grad_mat1, grad_mat2 = grad_mat1 * _conj(alpha), grad_mat2 * _conj(alpha)
+    return (grad if beta == 1 else grad * _conj(beta)), grad_mat1, grad_mat2
 
 
 def _trace_grad(grad, input_shape):
@@ -173,15 +183,15 @@ def _matrix_power_grad(grad, input, n):
         return grad * 0
     base = input if n > 0 else input.matrix_power(-1)
     steps = abs(n)
-    transposed = base.mT
-    # d(B^k) = sum_j B^j dB B^(k-1-j), so the gradient is sum_j (B^T)^j grad (B^T)^(k-1-j).
+    transposed = _adjoint(base)
+    # d(B^k) = sum_j B^j dB B^(k-1-j), so the gradient is sum_j (B^H)^j grad (B^H)^(k-1-j).
     grad_base = None
     for j in range(steps):
         term = transposed.matrix_power(j).matmul(grad).matmul(transposed.matrix_power(steps - 1 - j))
         grad_base = term if grad_base is None else grad_base + term
     if n > 0:
         return grad_base
-    # B = A^-1: dB = -B dA B, so the gradient for A is -B^T grad_B B^T.
+    # B = A^-1: dB = -B dA B, so the gradient for A is -B^H grad_B B^H.
     return -transposed.matmul(grad_base).matmul(transposed)
 
 
@@ -199,7 +209,7 @@ def _einsum_grad(grad, equation, operands):
         total = spread_grad
         for j, other in enumerate(spread):
             if j != i:
-                total = total * other
+                total = total * _conj(other)
         own = list(dict.fromkeys(full))
         summed = tuple(k for k, label in enumerate(space) if label not in own)
         if summed:
@@ -980,13 +990,17 @@ class LinAlgError(RuntimeError):
 
 
 def _skew(x):
-    return x - x.mT
+    return x - _adjoint(x)
+
+
+_PHASE_DEPENDENT = ("svd_backward: The singular vectors in the complex case are specified up to multiplication by "
+                    "e^{i phi}. The specified loss function depends on this phase term, making it ill-defined.")
 
 
 def _svd_grad(grad, result, full_matrices):
-    # PyTorch's svd_backward for real inputs. An output that received no gradient arrives
-    # as zeros: its terms are skipped, as PyTorch skips undefined gradients, because they
-    # divide by singular values and their differences (0 / 0 for rank-deficient inputs).
+    # PyTorch's svd_backward. An output that received no gradient arrives as zeros: its terms
+    # are skipped, as PyTorch skips undefined gradients, because they divide by singular
+    # values and their differences (0 / 0 for rank-deficient inputs).
     grad_u, grad_s, grad_vh = grad
     u, s, vh = result
     m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
@@ -1001,17 +1015,26 @@ def _svd_grad(grad, result, full_matrices):
     # gaps[i, j] = s_j^2 - s_i^2, and 1 on the diagonal (whose terms are zero)
     gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1) + public("eye")(k, dtype=s.dtype)
     inner = 0
+    u_grad_u = _adjoint(u) @ grad_u if use_u else None
     if use_u:
-        inner = _skew(u.mT @ grad_u) * s.unsqueeze(-2)
+        inner = _skew(u_grad_u) * s.unsqueeze(-2)
     if use_vh:
-        inner = inner + s.unsqueeze(-1) * _skew(vh @ grad_vh.mT)
+        inner = inner + s.unsqueeze(-1) * _skew(vh @ _adjoint(grad_vh))
     inner = inner / gaps + grad_s.diag_embed()
+    if u.dtype.is_complex:
+        # Turning a singular vector pair by a phase leaves the input unchanged, so a loss
+        # must not depend on it: as in PyTorch, the two phase derivatives must cancel.
+        phase_u = u_grad_u.diagonal(0, -2, -1).imag if use_u else s * 0
+        phase_v = (vh @ _adjoint(grad_vh)).diagonal(0, -2, -1).imag if use_vh else s * 0
+        if not public("allclose")(phase_u, -phase_v, rtol=1e-2, atol=1e-2):
+            raise RuntimeError(_PHASE_DEPENDENT)
+        inner = inner + (phase_u / s * 1j).diag_embed()
     if m > n and use_u:
         scaled = grad_u / s.unsqueeze(-2)
-        return (u @ inner + scaled - u @ (u.mT @ scaled)) @ vh
+        return (u @ inner + scaled - u @ (_adjoint(u) @ scaled)) @ vh
     if m < n and use_vh:
         scaled = grad_vh / s.unsqueeze(-1)
-        return u @ (inner @ vh + scaled - (scaled @ vh.mT) @ vh)
+        return u @ (inner @ vh + scaled - (scaled @ _adjoint(vh)) @ vh)
     return u @ inner @ vh
 
 

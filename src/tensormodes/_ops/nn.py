@@ -18,9 +18,9 @@ import numpy as np
 
 from .. import _dtype as dt
 from . import activation as _activation
-from ._common import array_type_name, public, quiet
+from ._common import array_type_name, not_implemented, public, quiet
+from ._common import conjugate as _conj
 from ._registry import Sample, TensorSpec, op
-from .creation import not_implemented
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -32,16 +32,16 @@ def _shape_text(shape) -> str:
 def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_grad):
     # The bias is not a parameter: its gradient is ``grad`` itself, so it need not be saved.
     if len(weight_shape) == 1:
-        return grad.unsqueeze(-1) * weight, grad.unsqueeze(-1) * input, grad
+        return grad.unsqueeze(-1) * _conj(weight), grad.unsqueeze(-1) * _conj(input), grad
     # Only the gradients some input needs: a first layer's input (the data) needs none.
-    grad_input = grad.matmul(weight) if needs_input_grad[0] else None
+    grad_input = grad.matmul(_conj(weight)) if needs_input_grad[0] else None
     grad_weight = None
     if needs_input_grad[1]:
         if len(input_shape) == 2:
-            grad_weight = grad.t().matmul(input)
+            grad_weight = grad.t().matmul(_conj(input))
         else:  # batch dimensions flattened into the rows
             rows = grad.reshape(-1, weight_shape[0])
-            grad_weight = rows.t().matmul(input.reshape(-1, weight_shape[1]))
+            grad_weight = rows.t().matmul(_conj(input.reshape(-1, weight_shape[1])))
     # The bias's gradient is ``grad`` summed over the rows (the engine would sum it too, later).
     grad_bias = grad.sum(0) if needs_input_grad[2] and len(input_shape) == 2 else grad
     return grad_input, grad_weight, grad_bias
@@ -91,29 +91,71 @@ def _reduction(size_average, reduce, reduction: str) -> str:
     return reduction
 
 
-def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index) -> tuple[tuple, tuple | None]:
-    """PyTorch's checks of nll_loss's arguments, in its order; then the targets that count (are
-    not ``ignore_index``), as ``(index, positions)`` for ``input`` with a batch dimension (one
-    is put in front of an unbatched input): ``input[index]`` are their entries, ``index[1]``
-    the targets themselves, ``positions`` where they are in ``target`` (likewise batched) —
-    or None when every target counts, and the index is then target-shaped.
+_NLL_INPUT_TYPES = frozenset(d._np for d in (dt.float16, dt.bfloat16, dt.float32, dt.float64))
+
+
+def _nll_kernel(input: np.ndarray, backward: bool) -> str:
+    """The name of PyTorch's nll_loss kernel for ``input`` (in its errors)."""
+    if input.ndim > 2:
+        return "nll_loss2d_backward_out_frame" if backward else "nll_loss2d_forward_out_frame"
+    return "nll_loss_backward_out_frame" if backward else "nll_loss_out_frame"
+
+
+def _check_nll_arguments(input: np.ndarray, target: np.ndarray, backward: bool) -> None:
+    """PyTorch's checks of nll_loss's (or its backward's) input and target shapes and target dtype."""
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if input.ndim != 1 and (target.shape[0] if target.ndim else 0) != input.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0] if target.ndim else 0}).")
+    if target.dtype != np.int64 and target.dtype != np.uint8:
+        if backward and input.ndim <= 2:
+            raise RuntimeError(f"expected scalar type Long but found {array_type_name(target)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {array_type_name(target)}")
+    if input.ndim <= 2:
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input.ndim == 1 and target.ndim == 1:
+            if target.size != 1:
+                raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.size}")
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
+    elif input.ndim == 4:
+        if target.ndim != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of "
+                               f"dimension: {target.ndim}")
+        if target.shape[1:] != input.shape[2:]:
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+    elif target.shape[1:] != input.shape[2:]:
+        raise RuntimeError(f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(target.shape)}")
+
+
+def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index,
+             backward: bool = False) -> tuple[tuple, tuple | None]:
+    """PyTorch's checks of nll_loss's arguments (or its backward's), in its order; then the targets
+    that count (are not ``ignore_index``), as ``(index, positions)`` for ``input`` with a batch
+    dimension (one is put in front of an unbatched input): ``input[index]`` are their entries,
+    ``index[1]`` the targets themselves, ``positions`` where they are in ``target`` (likewise
+    batched) — or None when every target counts, and the index is then target-shaped.
     """
-    if target.dtype != np.int64:
-        raise RuntimeError(f"expected scalar type Long but found {array_type_name(target)}")
-    if input.ndim == 2 and weight is None and target.shape == input.shape[:1] and target.size:
+    if input.ndim == 2 and weight is None and target.dtype == np.int64 and target.shape == input.shape[:1] \
+            and target.size and input.dtype in _NLL_INPUT_TYPES:
         # The common (batch, classes) case with every target valid and none ignored, in few steps
         # (it runs for every loss and again for its gradient); anything else takes the path below.
         classes = input.shape[1]
         if np.maximum.reduce(target.view(np.uint64), axis=None) < classes and not 0 <= ignore_index < classes:
             return (np.arange(target.shape[0]), target), None
+    _check_nll_arguments(input, target, backward)
     class_dim = 1 if input.ndim >= 2 else 0
-    batch_shape = input.shape[:class_dim] + input.shape[class_dim + 1:]
-    if target.shape != batch_shape:
-        if input.ndim >= 2 and target.ndim and target.shape[0] != input.shape[0]:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                             f"({target.shape[0]}).")
-        raise RuntimeError(f"expected target of shape {list(batch_shape)}, got {list(target.shape)}")
     classes = input.shape[class_dim]
+    if weight is not None and weight.shape != (classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+    if input.dtype not in _NLL_INPUT_TYPES:
+        raise not_implemented(_nll_kernel(input, backward), dt.NP_TO_DTYPE[input.dtype])
+    if target.dtype == np.uint8:
+        if input.ndim > 2:
+            raise RuntimeError("expected scalar type Long but found Byte")
+        target = target.astype(np.int64)
     if not class_dim:
         target = target[None]
     # One reduction checks both bounds when every target is valid (as unsigned numbers,
@@ -126,9 +168,6 @@ def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index) -> tup
         bad = kept[(kept < 0) | (kept >= classes)]
         if bad.size:
             raise IndexError(f"Target {bad[0]} is out of bounds.")
-    if weight is not None and weight.shape != (classes,):
-        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
-                           f"got weight tensor of shape: {list(weight.shape)}")
     if keep is None:
         if target.ndim == 1:  # (batch, classes): the common case, without np.indices
             return (np.arange(target.shape[0]), target), None
@@ -144,7 +183,7 @@ def _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index):
     class_dim = 1 if input.dim() >= 2 else 0
     # Targets get their class dimension (size 1) first: scatter wants it, and every
     # per-target value computed from them then has it too.
-    target = target.unsqueeze(class_dim)
+    target = target.long().unsqueeze(class_dim)  # a Byte target would index as a mask
     if mode == "none":
         grad = grad.unsqueeze(class_dim)
     keep = target != ignore_index
@@ -257,7 +296,7 @@ def _nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weigh
             [ 0.0000, -0.5000]])
     """
     mode = _reduction(None, None, reduction)
-    index, positions = _counted(input, target, weight, ignore_index)
+    index, positions = _counted(input, target, weight, ignore_index, backward=True)
     per_target = None if weight is None else weight[index[1]]
     return _nll_gradient(input, index, _target_scales(grad_output, input, target, mode, index, positions, per_target))
 
@@ -440,7 +479,7 @@ def _softmax_less_one_hot(grad_output, log_probs, target, weight, mode, ignore_i
         # PyTorch's composite fails in _log_softmax_backward_data, whose gradient has log_probs' dtype
         raise not_implemented(_activation._kernel_name("log_softmax_backward", dim, log_probs.ndim),
                               dt.NP_TO_DTYPE[log_probs.dtype])
-    index, positions = _counted(log_probs, target, weight, ignore_index)
+    index, positions = _counted(log_probs, target, weight, ignore_index, backward=True)
     per_target = None if weight is None else weight[index[1]]
     scales = _target_scales(grad_output, log_probs, target, mode, index, positions, per_target)
     if not log_probs.size:

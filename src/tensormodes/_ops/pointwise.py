@@ -32,11 +32,15 @@ from ._common import (
     check_same_shape_or_broadcast,
     cpp_type_name,
     floating,
+    not_implemented,
     operand_dtype,
     overflow_type_name,
     public,
     quiet,
     scalar_type_name,
+)
+from ._common import (
+    conjugate as _conj,
 )
 from ._registry import OWN, Dunder, Sample, TensorSpec, op
 
@@ -84,14 +88,10 @@ def _opmath(d: dt.dtype) -> dt.dtype:
     return dt.float32 if d in _HALF_TYPES else d
 
 
-def _not_implemented(kernel: str, d: dt.dtype) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(d)}\'')
-
-
 def _unsupported(kernel: str, d: dt.dtype, *operands) -> NotImplementedError:
-    """``_not_implemented`` for an op on ``operands``, after PyTorch's earlier shape check."""
+    """``not_implemented`` for an op on ``operands``, after PyTorch's earlier shape check."""
     _raise_broadcast_error(*operands)
-    return _not_implemented(kernel, d)
+    return not_implemented(kernel, d)
 
 
 def _invalid_arguments(name: str, *arguments) -> TypeError:
@@ -157,7 +157,7 @@ def _rounding(ufunc, name: str, input: np.ndarray) -> np.ndarray:
     """``floor`` / ``ceil`` / ``trunc`` / ``round``: integers are returned unchanged (as a copy)."""
     d = _dtype_of(input)
     if d is dt.bool:
-        raise _not_implemented(f"{name}_vml_cpu", d)
+        raise not_implemented(f"{name}_vml_cpu", d)
     if d.is_complex:
         raise NotImplementedError(f"{name} is not supported for complex inputs")
     if _is_integral(d):
@@ -199,13 +199,6 @@ def _check_representable(value, d: dt.dtype) -> None:
 
 def _is_tensor(x) -> bool:
     return x is not None and not isinstance(x, numbers.Number)
-
-
-def _conj(x):
-    """The complex conjugate: PyTorch's gradients conjugate the local derivative."""
-    if isinstance(x, numbers.Number):
-        return x.conjugate()
-    return x.real - x.imag * 1j if x.dtype.is_complex else x
 
 
 def _sign_of(x):
@@ -285,7 +278,7 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """
     d = _dtype_of(input)
     if d is dt.bool:
-        raise _not_implemented("abs_cpu", d)
+        raise not_implemented("abs_cpu", d)
     return np.absolute(input)
 
 
@@ -702,7 +695,7 @@ def erf(input: Tensor) -> Tensor:
     [0.0, 1.0, -1.0]
     """
     if input.dtype.kind == "c":
-        raise _not_implemented("erf_vml_cpu", _dtype_of(input))
+        raise not_implemented("erf_vml_cpu", _dtype_of(input))
     return _float_unary(_erf, input)
 
 
@@ -762,10 +755,11 @@ def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -
     """
     if grad_output.shape != input.shape:
         check_same_shape_or_broadcast(input.shape, grad_output.shape)  # PyTorch names input "a"
+    result_type = grad_output.dtype if grad_output.dtype == input.dtype else operand_dtype(grad_output, input)._np
+    if result_type.kind in "bc":
+        raise not_implemented("threshold_cpu", dt.NP_TO_DTYPE[result_type])
     result = np.where(input <= threshold, 0, grad_output)
-    if grad_output.dtype != input.dtype:
-        result = result.astype(operand_dtype(grad_output, input)._np, copy=False)
-    return np.asarray(result)
+    return np.asarray(result if result.dtype == result_type else result.astype(result_type))
 
 
 @op(grad=_step_grad, method=True, inplace=True, out=True,
@@ -822,10 +816,10 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorc
     d = _dtype_of(input)
     if decimals == 0:
         if d.is_complex:
-            raise _not_implemented("round_vml_cpu", d)
+            raise not_implemented("round_vml_cpu", d)
         return _rounding(np.rint, "round", input)
     if _is_integral(d) or d.is_complex:
-        raise _not_implemented("round_cpu", d)
+        raise not_implemented("round_cpu", d)
     compute = _opmath(d)._np
     x = input.astype(compute, copy=False)
     scale = compute.type(10.0 ** builtins.abs(decimals))
@@ -850,7 +844,7 @@ def frac(input: Tensor) -> Tensor:
     """
     d = _dtype_of(input)
     if not d.is_floating_point:
-        raise _not_implemented("frac_cpu", d)
+        raise not_implemented("frac_cpu", d)
     with quiet():
         return _as(input - np.trunc(input), d)
 
@@ -859,7 +853,14 @@ def _nan_to_num_grad(grad, input):
     return grad.where(input.isfinite(), 0)
 
 
-@op(grad=_nan_to_num_grad, method=True, inplace=True, out=True,
+def _real_nan_to_num(input, *replacements) -> bool:
+    # Asked only for calls that would be recorded: PyTorch has no complex gradient for nan_to_num.
+    if input.is_complex():
+        raise RuntimeError("nan_to_num does not support automatic differentiation for outputs with complex dtype.")
+    return True
+
+
+@op(grad=_nan_to_num_grad, differentiable=_real_nan_to_num, method=True, inplace=True, out=True,
     samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)),
              Sample((_M23, 1.0, 2.0, -2.0)), Sample((_BF16,), {"posinf": 1.0})))
 def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = None,
@@ -968,8 +969,221 @@ def bitwise_not(input: Tensor) -> Tensor:
     """
     d = _dtype_of(input)
     if not _is_integral(d):
-        raise _not_implemented("bitwise_not_cpu", d)
+        raise not_implemented("bitwise_not_cpu", d)
     return np.invert(input)
+
+
+# -- complex numbers -------------------------------------------------------------------------
+# tensormodes has no lazy conjugate or negative bits: conj() of a complex tensor is a copy.
+
+_C128 = TensorSpec((2, 3), "complex128", -1.0, 1.0)
+
+
+def _real_grad(grad):
+    return grad  # a real gradient: the engine casts it to the complex input's dtype
+
+
+@op(grad=_real_grad, method=False, view=True,
+    samples=(Sample((_C64,)), Sample((_C128,)), Sample((_M23,)), Sample((_I64,))))
+def real(input: Tensor) -> Tensor:
+    """The real part of a complex tensor, as a view (``input`` itself if it is real); also
+    the property ``x.real``.
+
+    >>> import tensormodes as tm
+    >>> tm.real(tm.tensor([1 + 2j, 3 - 1j]))
+    tensor([1., 3.])
+    """
+    return input.real if input.dtype.kind == "c" else input
+
+
+def _imag_grad(grad):
+    return grad * 1j
+
+
+@op(grad=_imag_grad, method=False, view=True, samples=(Sample((_C64,)), Sample((_C128,))))
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part of a complex tensor, as a view; also the property ``x.imag``.
+
+    >>> import tensormodes as tm
+    >>> tm.imag(tm.tensor([1 + 2j, 3 - 1j]))
+    tensor([ 2., -1.])
+    """
+    if input.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return input.imag
+
+
+def _conj_grad(grad):
+    return grad.conj()
+
+
+@op(grad=_conj_grad, method=True, view=True, samples=(Sample((_C64,)), Sample((_C128,)), Sample((_M23,))))
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate: ``input`` itself for real tensors, a new tensor for complex ones
+    (PyTorch returns a lazily conjugated view; tensormodes copies, so writes to the result do
+    not reach ``input``, and ``is_conj()`` is always False).
+
+    >>> import tensormodes as tm
+    >>> tm.conj(tm.tensor([1 + 2j]))
+    tensor([1.-2.j])
+    """
+    return np.conjugate(input) if input.dtype.kind == "c" else input
+
+
+def _conj_physical_grad(grad):
+    return grad.conj_physical()
+
+
+@op(grad=_conj_physical_grad, method=True, view=True,
+    samples=(Sample((_C64,)), Sample((_C128,)), Sample((_M23,)), Sample((_BOOL,))))
+def conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate, computed (a new tensor; ``input`` itself for real tensors).
+
+    >>> import tensormodes as tm
+    >>> tm.conj_physical(tm.tensor([1 - 1j]))
+    tensor([1.+1.j])
+    """
+    return np.conjugate(input) if input.dtype.kind == "c" else input
+
+
+def _identity_grad(grad):
+    return grad
+
+
+@op(grad=_identity_grad, method=True, view=True, samples=(Sample((_C64,)), Sample((_M23,))))
+def resolve_conj(input: Tensor) -> Tensor:
+    """``input`` itself: tensormodes never defers a conjugation (see ``conj``).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([1j]); x.resolve_conj() is x
+    True
+    """
+    return input
+
+
+@op(grad=_identity_grad, method=True, view=True, samples=(Sample((_C64,)), Sample((_M23,))))
+def resolve_neg(input: Tensor) -> Tensor:
+    """``input`` itself: tensormodes never defers a negation.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([1.0]); x.resolve_neg() is x
+    True
+    """
+    return input
+
+
+def _angle_grad(grad, input):
+    if not input.dtype.is_complex:
+        return _zeros_like(grad)
+    # d angle = (x dy - y dx) / |z|^2, so the gradient is grad * 1j * z / |z|^2 (0 at 0, as in PyTorch).
+    return (grad * input * 1j / (input * input.conj()).real).where(input != 0, 0)
+
+
+@op(grad=_angle_grad, method=True, out=True,
+    samples=(Sample((_C64,)), Sample((_C128,)), Sample((_M23,)), Sample((_I64,)), Sample((_F16,)),
+             Sample((_BOOL,))))
+def angle(input: Tensor) -> Tensor:
+    """The argument (phase) of each element, in radians: ``atan2(imag, real)`` for complex
+    tensors (a real result), pi for negative real numbers and 0 otherwise (NaN stays NaN).
+    Integers give the default float dtype.
+
+    >>> import tensormodes as tm
+    >>> tm.angle(tm.tensor([1j, -1.0 + 0j]))
+    tensor([1.5708, 3.1416])
+    """
+    d = _dtype_of(input)
+    if d.is_complex:
+        return np.angle(input)
+    result_type = floating(d)._np
+    result = np.where(input < 0, np.pi, 0.0).astype(result_type, copy=False)
+    if d.is_floating_point:
+        result[np.isnan(input)] = np.nan
+    return result
+
+
+def _sgn_grad(grad, input, result):
+    if not input.dtype.is_complex:
+        return _zeros_like(grad)
+    # Only the direction moves: the component of grad along the result itself is dropped.
+    magnitude = input.abs()
+    return ((grad - result * (grad * result.conj()).real) / magnitude).where(magnitude != 0, 0)
+
+
+@op(grad=_sgn_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_C64,)), Sample((_C128,)), Sample((_M23,)), Sample((_I64,)), Sample((_BOOL,))))
+def sgn(input: Tensor) -> Tensor:
+    """``input / abs(input)`` for complex tensors (0 at 0), the sign (``sign``) for real ones.
+
+    >>> import tensormodes as tm
+    >>> tm.sgn(tm.tensor([3 + 4j, 0j]))
+    tensor([0.6000+0.8000j, 0.0000+0.0000j])
+    """
+    d = _dtype_of(input)
+    if not d.is_complex:
+        return input.copy() if d is dt.bool else np.asarray((input > 0).astype(d._np) - (input < 0).astype(d._np))
+    magnitude = np.absolute(input)
+    with quiet():
+        return np.where(magnitude == 0, 0, input / magnitude).astype(input.dtype, copy=False)
+
+
+def _complex_parts_type(name: str, first: np.ndarray, second: np.ndarray) -> np.dtype:
+    """The complex dtype ``complex`` / ``polar`` make from float parts of one dtype (PyTorch's checks)."""
+    if first.dtype.kind != "f" or second.dtype.kind != "f" or dt.bfloat16._np in (first.dtype, second.dtype):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{scalar_type_name(_dtype_of(first))} and {scalar_type_name(_dtype_of(second))}")
+    if first.dtype != second.dtype:
+        raise RuntimeError(f"Expected object of scalar type {scalar_type_name(_dtype_of(first))} but got scalar "
+                           f"type {scalar_type_name(_dtype_of(second))} for second argument")
+    if first.dtype == np.float16:
+        raise NotImplementedError(f"{name}(): float16 parts make a complex32 (ComplexHalf) tensor, which "
+                                  "tensormodes does not have")
+    return np.result_type(first.dtype, np.complex64)
+
+
+def _complex_grad(grad):
+    # The real part's gradient is grad's real part, the imaginary part's its imaginary part
+    # (the engine keeps the real part of grad and of -1j * grad).
+    return grad, grad * -1j
+
+
+@op(name="complex", grad=_complex_grad, out=True, samples=(
+    Sample((_M23, _M23)), Sample((_F64, TensorSpec((3,), "float64"))), Sample((_SCALAR, _SCALAR))))
+def _complex(real: Tensor, imag: Tensor) -> Tensor:  # the op "complex": a def would hide the builtin here
+    """The complex tensor ``real + 1j * imag`` (float32 parts give complex64, float64 parts
+    complex128; the parts broadcast).
+
+    >>> import tensormodes as tm
+    >>> tm.complex(tm.tensor([1.0]), tm.tensor([2.0]))
+    tensor([1.+2.j])
+    """
+    result_type = _complex_parts_type("complex", real, imag)
+    result = np.empty(np.broadcast_shapes(real.shape, imag.shape), result_type)
+    result.real, result.imag = real, imag
+    return result
+
+
+def _polar_grad(grad, result):
+    # d result / d abs = exp(1j * angle) = sgn(result) and d result / d angle = 1j * result: the real
+    # inputs' gradients are the real parts of grad times their conjugates (kept by the engine). As in
+    # PyTorch, only the result is saved (so abs's gradient is 0 where abs is 0).
+    return grad * result.sgn().conj(), grad * (result * 1j).conj()
+
+
+@op(grad=_polar_grad, out=True, samples=(
+    Sample((_POSITIVE, _M23)), Sample((TensorSpec((3,), "float64", 0.1, 3), TensorSpec((2, 3), "float64"))),
+    Sample((TensorSpec((), "float64", 0.5, 2), _SCALAR))))
+def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's parameter names
+    """The complex tensor with magnitudes ``abs`` and phases ``angle``: ``abs * (cos(angle) +
+    1j * sin(angle))`` (float32 parts give complex64, float64 parts complex128).
+
+    >>> import tensormodes as tm
+    >>> tm.polar(tm.tensor([2.0]), tm.tensor([0.0]))
+    tensor([2.+0.j])
+    """
+    result_type = _complex_parts_type("polar", abs, angle)
+    result = np.empty(np.broadcast_shapes(abs.shape, angle.shape), result_type)
+    result.real, result.imag = abs * np.cos(angle), abs * np.sin(angle)
+    return result
 
 
 # -- clamping --------------------------------------------------------------------------------
@@ -995,7 +1209,7 @@ def _clamp(name: str, input: np.ndarray, low, high) -> np.ndarray:
         if d is dt.bool:
             kernel = "clamp_scalar_cpu" if len(bounds) == 2 else "clamp_min_scalar_cpu" if high is None \
                 else "clamp_max_scalar_cpu"
-            raise _not_implemented(kernel, d)
+            raise not_implemented(kernel, d)
         for bound in bounds:
             _check_representable(bound, d)
     with quiet():

@@ -25,12 +25,18 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import parse_device
-from ._common import array_of, check_same_shape_or_broadcast, cpp_type_name, resolve_dtype, scalar_type_name
+from ._common import (
+    array_of,
+    check_same_shape_or_broadcast,
+    cpp_type_name,
+    not_implemented,
+    resolve_dtype,
+    scalar_type_name,
+)
 from ._registry import Sample, TensorSpec, op
 from .creation import (
     check_device,
     checked_fill_value,
-    not_implemented,
     parse_size,
     python_scalar,
 )

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import binary, public, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
+from ._common import conjugate as _conj
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -279,6 +280,14 @@ def _cat(tensors, d: int):
     return out
 
 
+def _sgn(x):
+    """``x / |x|`` (0 at 0): the sign, and the direction of a complex number."""
+    if not x.dtype.is_complex:
+        return x.sign()
+    size = x.abs()
+    return x / size.masked_fill(size == 0, 1)
+
+
 def _exclusive_products(x, d: int):
     """Product of all elements but one along ``d``, exact with zeros (no division)."""
     n = x.shape[d]
@@ -293,11 +302,13 @@ def _exclusive_products(x, d: int):
 def _prod_grad(grad, input, dim, keepdim):
     if dim is None:
         flat = input.reshape(-1)
-        return (grad * _exclusive_products(flat, 0)).reshape(input.shape) if flat.numel() else grad.expand(input.shape)
+        if not flat.numel():
+            return grad.expand(input.shape)
+        return (grad * _conj(_exclusive_products(flat, 0))).reshape(input.shape)
     d = wrap_dim(dim, input.dim())
     if input.dim() == 0:
         return grad
-    return _unreduce(grad, input.shape, dim, keepdim) * _exclusive_products(input, d)
+    return _unreduce(grad, input.shape, dim, keepdim) * _conj(_exclusive_products(input, d))
 
 
 def _cumsum_grad(grad, input_shape, dim):
@@ -313,7 +324,7 @@ def _cumprod_grad(grad, input, result, dim):
     if (input == 0).any().item():
         raise NotImplementedError("the gradient of cumprod for inputs containing zeros is not implemented")
     d = wrap_dim(dim, input.dim())
-    return (grad * result).flip(d).cumsum(d).flip(d) / input
+    return (grad * _conj(result)).flip(d).cumsum(d).flip(d) / _conj(input)
 
 
 def _elementwise_extreme_grad(grad, input, other, larger: bool):
@@ -406,7 +417,8 @@ def _std_mean_grad(grad, input, result, dim, unbiased, keepdim, correction):
 
 
 def _logsumexp_grad(grad, input, result, dim, keepdim):
-    return _unreduce(grad, input.shape, dim, keepdim) * (input - _unreduce(result, input.shape, dim, keepdim)).exp()
+    weights = (input - _unreduce(result, input.shape, dim, keepdim)).exp()  # the softmax
+    return _unreduce(grad, input.shape, dim, keepdim) * _conj(weights)
 
 
 def _norm_grad(grad, input, result, p, dim, keepdim):
@@ -417,12 +429,12 @@ def _norm_grad(grad, input, result, p, dim, keepdim):
     if p in (0, 0.0):
         return full_grad * 0
     if p in (1, 1.0):
-        return full_grad * input.sign()
+        return full_grad * _sgn(input)
     if p in (float("inf"), float("-inf")):
-        return _distribute_evenly(grad, input.abs(), result, dim, keepdim) * input.sign()
+        return _distribute_evenly(grad, input.abs(), result, dim, keepdim) * _sgn(input)
     if isinstance(p, (int, float)) and p > 0:
         scale = (input.abs() / full_norm.masked_fill(full_norm == 0, 1)) ** (p - 1)
-        return full_grad * scale * input.sign()
+        return full_grad * scale * _sgn(input)
     if p == "nuc":
         # The nuclear norm is the sum of singular values, whose gradient is U @ Vh.
         rows, columns = (0, 1) if dim is None else wrap_dims(dim, input.dim())
@@ -871,6 +883,8 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     max=tensor([5, 7]))
     """
     if input.dtype.kind == "c":
+        if dim is not None and input.ndim == 0:  # PyTorch's scalar path has its own message
+            raise RuntimeError(f"aminmax not implemented for {scalar_type_name(dt.NP_TO_DTYPE[input.dtype])}")
         raise _not_implemented("aminmax_cpu", input)
     if dim is None:
         if input.size == 0:
