@@ -254,9 +254,9 @@ def conjugate(x):
     """The complex conjugate of a Tensor or number (the value itself if real), for gradient
     formulas: PyTorch's gradients of complex inputs conjugate the local derivative
     (``grad * conj(b)`` for ``a * b``)."""
-    if isinstance(x, numbers.Number):
+    if isinstance(x, (int, float, complex, np.generic)):  # concrete types: cheaper than numbers.Number
         return x.conjugate()
-    return x.conj() if x.dtype.is_complex else x
+    return x.conj() if x.is_complex() else x
 
 
 def one_sequence_as_items(values: tuple) -> tuple:

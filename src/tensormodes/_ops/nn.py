@@ -31,17 +31,19 @@ def _shape_text(shape) -> str:
 
 def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_grad):
     # The bias is not a parameter: its gradient is ``grad`` itself, so it need not be saved.
+    if grad.is_complex():  # complex operands' gradients use their conjugates (one check: linear takes one dtype)
+        input, weight = _conj(input), _conj(weight)
     if len(weight_shape) == 1:
-        return grad.unsqueeze(-1) * _conj(weight), grad.unsqueeze(-1) * _conj(input), grad
+        return grad.unsqueeze(-1) * weight, grad.unsqueeze(-1) * input, grad
     # Only the gradients some input needs: a first layer's input (the data) needs none.
-    grad_input = grad.matmul(_conj(weight)) if needs_input_grad[0] else None
+    grad_input = grad.matmul(weight) if needs_input_grad[0] else None
     grad_weight = None
     if needs_input_grad[1]:
         if len(input_shape) == 2:
-            grad_weight = grad.t().matmul(_conj(input))
+            grad_weight = grad.t().matmul(input)
         else:  # batch dimensions flattened into the rows
             rows = grad.reshape(-1, weight_shape[0])
-            grad_weight = rows.t().matmul(_conj(input.reshape(-1, weight_shape[1])))
+            grad_weight = rows.t().matmul(input.reshape(-1, weight_shape[1]))
     # The bias's gradient is ``grad`` summed over the rows (the engine would sum it too, later).
     grad_bias = grad.sum(0) if needs_input_grad[2] and len(input_shape) == 2 else grad
     return grad_input, grad_weight, grad_bias
