@@ -254,8 +254,11 @@ def test_grad_returns_without_accumulating():
 
 def test_grad_allow_unused():
     x, unused = tm.ones(1, requires_grad=True), tm.ones(1, requires_grad=True)
-    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+    with pytest.raises(RuntimeError, match=r"^The differentiated Tensor at index 1 appears to not have been used in "
+                                           r"the graph. Set allow_unused=True if this is the desired behavior.$"):
         tm.autograd.grad((x * 2).sum(), [x, unused])
+    with pytest.raises(RuntimeError, match="The differentiated Tensor at index 0 appears"):
+        tm.autograd.grad(x.norm(0), x)  # the count of nonzeros has no gradient at all
     gx, gu = tm.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True)
     assert gx.tolist() == [2.0] and gu is None
     with pytest.raises(RuntimeError, match="does not require grad"):

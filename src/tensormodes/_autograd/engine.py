@@ -229,10 +229,10 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
         _GRAD_ENABLED.reset(token)
 
     if inputs is not None:
-        for grad in captured:
+        for index, grad in enumerate(captured):
             if grad is None and not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {index} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
         return tuple(captured)
     return None
 

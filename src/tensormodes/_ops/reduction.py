@@ -422,12 +422,12 @@ def _logsumexp_grad(grad, input, result, dim, keepdim):
 
 
 def _norm_grad(grad, input, result, p, dim, keepdim):
+    if p in (0, 0.0):
+        return None  # a count of nonzeros: no gradient at all (PyTorch leaves .grad None)
     full_grad = _unreduce(grad, input.shape, dim, keepdim)
     full_norm = _unreduce(result, input.shape, dim, keepdim)
     if p in ("fro", 2, 2.0, None):
         return full_grad * input / full_norm.masked_fill(full_norm == 0, 1)
-    if p in (0, 0.0):
-        return full_grad * 0
     if p in (1, 1.0):
         return full_grad * _sgn(input)
     if p in (float("inf"), float("-inf")):
