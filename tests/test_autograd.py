@@ -536,6 +536,69 @@ def test_in_place_writes_through_views_match_torch():
     assert _writes_through_views(tm) == _writes_through_views(torch)
 
 
+def _writes_through_complex_views(lib):
+    """In-place writes through real views of complex tensors and complex views of real ones."""
+    grads = {}
+    z = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    w = lib.tensor([2.0, -1.0], requires_grad=True)
+    y = z * 1
+    y.real.mul_(w)                                    # through .real
+    (y * lib.tensor([1 + 1j, 2 - 1j])).real.sum().backward()
+    grads["real"] = z.grad.tolist(), w.grad.tolist()
+    z.grad = w.grad = None
+    y = z * 1
+    lib.view_as_real(y)[:, 1].add_(w)                 # through view_as_real (the imaginary parts)
+    imag = y.imag                                     # a real view made before the next write
+    y.mul_(1j)
+    (imag * w + y.abs()).sum().backward()
+    grads["view_as_real, earlier view"] = z.grad.tolist(), w.grad.tolist()
+    z.grad = w.grad = None
+    pairs = lib.stack([w, w * 3], 1)                  # [[2, 6], [-1, -3]]
+    lib.view_as_complex(pairs).mul_(z)                # through a complex view of a real tensor
+    (pairs ** 2).sum().backward()
+    grads["view_as_complex"] = z.grad.tolist(), w.grad.tolist()
+    z.grad = w.grad = None
+    buffer = lib.zeros(2, dtype=lib.complex128)       # a base without history
+    real = buffer.real
+    buffer.imag.copy_(w * 2)
+    (real + buffer.imag * w + (buffer * z).real).sum().backward()
+    grads["buffer"] = z.grad.tolist(), w.grad.tolist()
+    return grads
+
+
+def test_in_place_writes_through_complex_and_real_views():
+    # Values from PyTorch 2.13, see test_in_place_writes_through_complex_views_match_torch.
+    grads = _writes_through_complex_views(tm)
+    assert grads["real"] == ([2 - 1j, -2 + 1j], [1.0, 6.0])
+    assert grads["view_as_complex"] == ([80 + 160j, 60 - 20j], [200.0, -200.0])
+    assert grads["buffer"] == ([-4j, 2j], [4.0, -2.0])
+    z_grad, w_grad = grads["view_as_real, earlier view"]
+    assert z_grad == [pytest.approx(2.24253553 + 0.97014254j), pytest.approx(-0.16794966 - 0.55470020j)]
+    assert w_grad == pytest.approx([1.97014254, 2.44529980])
+    y = tm.ones(2, dtype=tm.complex64, requires_grad=True) * 1
+    y.real.add_(1)
+    assert y.grad_fn.name() == "CopySlices"
+
+
+def test_second_order_through_a_write_through_a_real_view():
+    z = tm.tensor([1 + 2j, -0.5 + 1j], dtype=tm.complex128, requires_grad=True)
+
+    def written(z):
+        y = z * z
+        y.imag.mul_(z.real)
+        return y
+
+    assert tm.autograd.gradcheck(written, (z,))
+    assert tm.autograd.gradgradcheck(written, (z,))
+
+
+@pytest.mark.torch
+def test_in_place_writes_through_complex_views_match_torch():
+    import torch
+
+    assert _writes_through_complex_views(tm) == _writes_through_complex_views(torch)
+
+
 def test_second_order_through_a_write_through_a_view():
     x = tm.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1

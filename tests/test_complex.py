@@ -31,6 +31,12 @@ ORACLE_CASES = [
     "L.polar(L.tensor([2]), L.tensor([1]))", "L.polar(L.tensor([2.0]), L.tensor([1.0], dtype=L.float64))",
     "L.nan_to_num(L.tensor([1 + 1j, float('nan')], requires_grad=True))",
     "L.aminmax(L.tensor(1j), dim=0)", "L.aminmax(L.tensor([1j]), dim=0)",
+    f"L.view_as_real({_Z})", f"L.view_as_real({_Z}.reshape(2, 2).t()).stride()", "L.view_as_real(L.tensor(1j))",
+    f"L.view_as_real({_R})", "L.view_as_complex(L.ones(3, 2))", "L.view_as_complex(L.ones(4, 2)[::2]).stride()",
+    "L.view_as_complex(L.ones(2, dtype=L.float64))", "L.view_as_complex(L.ones(3, 2, dtype=L.long))",
+    "L.view_as_complex(L.ones(3, 2, dtype=L.bfloat16))", "L.view_as_complex(L.ones(3, 3))",
+    "L.view_as_complex(L.ones(()))", "L.view_as_complex(L.ones(2, 3).t())", "L.view_as_complex(L.ones(3, 3)[:, :2])",
+    "L.view_as_complex(L.ones(8)[1:5].reshape(2, 2))",
 ]
 
 
@@ -63,6 +69,18 @@ def test_real_parts_are_views_and_real_tensors_are_their_own():
     x = tm.tensor([1.0, -2.0])
     assert tm.real(x) is x and x.real is x and x.conj() is x and tm.conj_physical(x) is x
     assert x.resolve_conj() is x and x.resolve_neg() is x and not x.is_conj() and not x.is_neg()
+
+
+def test_view_as_real_and_view_as_complex_share_memory():
+    z = tm.tensor([1 + 2j, 3 - 1j])
+    pairs = tm.view_as_real(z)
+    pairs[1, 1] = 5
+    assert z.tolist() == [1 + 2j, 3 + 5j] and pairs._base is z
+    r = tm.zeros(2, 2)
+    tm.view_as_complex(r)[0] = 1 + 2j
+    assert r.tolist() == [[1.0, 2.0], [0.0, 0.0]]
+    with pytest.raises(RuntimeError, match="^Tensor must have a storage_offset divisible by 2$"):
+        tm.view_as_complex(tm.ones(8)[1:5].reshape(2, 2))
 
 
 def test_conj_of_a_complex_tensor_is_a_copy():
@@ -134,6 +152,7 @@ COMPLEX_FUNCTIONS = [
     lambda z: z.sgn(), lambda z: z.abs(), lambda z: z * z.sin() / (z + 3), lambda z: (z @ z.mT).exp(),
     lambda z: tm.polar(z.abs(), z.angle()), lambda z: tm.complex(z.real * z.imag, z.real.exp()),
     lambda z: (z.sgn() * z.conj()).sum(), lambda z: z.pow(2).log(),
+    lambda z: tm.view_as_real(z) ** 2, lambda z: tm.view_as_complex(tm.view_as_real(z * z).flip(-1).contiguous()),
 ]
 
 

@@ -22,7 +22,7 @@ import weakref
 import numpy as np
 
 from .. import _dtype as dt
-from .._ops._common import GENERATED_MODULE
+from .._ops._common import GENERATED_MODULE, public
 from .._ops.shape import gather_back
 from .grad_mode import grad_enabled
 
@@ -776,13 +776,32 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
 # Other views of the base made before the write then describe old values: each tensor
 # carries the generation of its base's history it was made under, and a view used after
 # its base moved on gets a fresh node reading its region of the base's current history.
+#
+# A real view of a complex base (x.real, view_as_real(x)) is located among the base's real
+# numbers (view_as_real(base), flattened), and a complex view of a real base
+# (view_as_complex(x)) by its own real numbers: gradients cross over through those two ops.
+
+_SAME, _REAL_OF_COMPLEX, _COMPLEX_OF_REAL = 0, 1, 2
+
 
 def _view_positions(base, view):
-    """The flat positions (in ``base``'s C order) of ``view``'s elements, or None when the
-    layout is not one this can describe (a base that is not C-contiguous, another dtype)."""
+    """``(positions, kind)``: the flat positions (in ``base``'s C order, counted in real numbers
+    when ``kind`` is not ``_SAME``, see above) of ``view``'s elements (view-shaped, with a last
+    dimension of 2 for a complex view of a real base), or None when the layout is not one this
+    can describe (a base that is not C-contiguous, another reinterpretation of the bytes)."""
     data, region = base._data, view._data
-    if region.dtype != data.dtype or not data.flags.c_contiguous:
+    if not data.flags.c_contiguous:
         return None
+    kind = _SAME
+    if region.dtype != data.dtype:
+        if data.dtype.kind == "c" and region.dtype == data.real.dtype:
+            kind, data = _REAL_OF_COMPLEX, data.view(region.dtype)
+        elif region.dtype.kind == "c" and data.dtype == region.real.dtype:
+            part = region.real
+            kind, region = _COMPLEX_OF_REAL, np.lib.stride_tricks.as_strided(
+                part, region.shape + (2,), region.strides + (part.itemsize,))
+        else:
+            return None
     itemsize = data.itemsize
     offset = region.__array_interface__["data"][0] - data.__array_interface__["data"][0]
     if offset % itemsize or any(stride % itemsize for stride in region.strides):
@@ -791,16 +810,22 @@ def _view_positions(base, view):
     step = positions.itemsize
     return np.lib.stride_tricks.as_strided(
         positions[offset // itemsize:], region.shape,
-        tuple(stride // itemsize * step for stride in region.strides)).copy()
+        tuple(stride // itemsize * step for stride in region.strides)).copy(), kind
+
+
+def _as_real(grad, kind):
+    """A gradient in the terms positions count in (see ``_view_positions``)."""
+    return public("view_as_real")(grad) if grad.is_complex() and kind != _SAME else grad
 
 
 class _RegionNode(Node):
-    """A node between a base and the region of it a view covers (flat positions, view-shaped)."""
+    """A node between a base and the region of it a view covers (flat positions, see
+    ``_view_positions``)."""
 
-    def __init__(self, edges: tuple, positions, base_shape: tuple) -> None:
+    def __init__(self, edges: tuple, located: tuple, base_shape: tuple) -> None:
         self._sequence_nr = next_sequence_nr()
         self.next_functions = edges
-        self._positions = positions
+        self._positions, self._kind = located
         self._base_shape = base_shape
 
 
@@ -809,32 +834,44 @@ class CopySlices(_RegionNode):
     history and to the write's node."""
 
     def apply(self, grads: tuple) -> tuple:
-        flat = grads[0].reshape(-1)
+        kind = self._kind
+        flat = _as_real(grads[0], kind).reshape(-1)
         base_grad = None
         if self.next_functions[0][0] is not None:
-            base_grad = flat.index_fill(0, self._positions.reshape(-1), 0).reshape(self._base_shape)
-        return base_grad, flat[self._positions]
+            base_grad = flat.index_fill(0, self._positions.reshape(-1), 0)
+            if kind == _REAL_OF_COMPLEX:
+                base_grad = public("view_as_complex")(base_grad.reshape(self._base_shape + (2,)))
+            else:
+                base_grad = base_grad.reshape(self._base_shape)
+        view_grad = flat[self._positions]
+        if kind == _COMPLEX_OF_REAL:
+            view_grad = public("view_as_complex")(view_grad)
+        return base_grad, view_grad
 
 
 class ViewOfRebased(_RegionNode):
     """A view's history regenerated after its base's history changed: its region of the base."""
 
     def apply(self, grads: tuple) -> tuple:
-        return (gather_back(grads[0], self._base_shape, self._positions),)
+        kind = self._kind
+        if kind == _REAL_OF_COMPLEX:
+            gathered = gather_back(grads[0], self._base_shape + (2,), self._positions)
+            return (public("view_as_complex")(gathered),)
+        return (gather_back(_as_real(grads[0], kind), self._base_shape, self._positions),)
 
 
-def _positions_or_raise(base, view, what: str):
-    positions = _view_positions(base, view)
-    if positions is None:
+def _positions_or_raise(base, view, what: str) -> tuple:
+    located = _view_positions(base, view)
+    if located is None:
         raise RuntimeError(f"{what}: tensormodes' autograd cannot locate this view in its base (the base is not "
                            "contiguous, or the view reinterprets its dtype); work on a clone instead")
-    return _as_tensor(positions)
+    return _as_tensor(located[0]), located[1]
 
 
 def _rebase(base, view) -> None:
     """Give ``base`` the history of a write through ``view`` (see above)."""
-    positions = _positions_or_raise(base, view, "in-place write through a view")
-    node = CopySlices((grad_edge(base), (view._grad_fn, view._output_nr)), positions, base._data.shape)
+    located = _positions_or_raise(base, view, "in-place write through a view")
+    node = CopySlices((grad_edge(base), (view._grad_fn, view._output_nr)), located, base._data.shape)
     had_history = base._requires_grad
     base._requires_grad = True
     base._grad_fn = node
@@ -877,8 +914,8 @@ def refresh_view(view) -> None:
     base's current history (a no-op for views that are current)."""
     base = view._view_base
     if base._history_gen != view._history_gen and base._requires_grad:
-        positions = _positions_or_raise(base, view, "use of a view after an in-place change of its base")
-        view._grad_fn = ViewOfRebased((grad_edge(base),), positions, base._data.shape)
+        located = _positions_or_raise(base, view, "use of a view after an in-place change of its base")
+        view._grad_fn = ViewOfRebased((grad_edge(base),), located, base._data.shape)
         view._requires_grad = True
         view.__dict__.pop("_output_nr", None)
         view._history_gen = base._history_gen

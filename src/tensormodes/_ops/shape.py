@@ -38,6 +38,7 @@ from ._common import (
     check_same_shape_or_broadcast,
     one_sequence_as_items,
     operand_dtype,
+    public,
     resolve_dtype,
     scalar_type_name,
     wrap_dim,
@@ -284,6 +285,73 @@ def view_as(input: Tensor, other: Tensor) -> Tensor:
     [[0, 1], [2, 3]]
     """
     return _view_shape(input, other.shape)
+
+
+def _view_as_real_grad(grad):
+    return public("view_as_complex")(grad.contiguous())
+
+
+@op(grad=_view_as_real_grad, view=True, samples=(
+    Sample((TensorSpec((2, 3), "complex64"),)), Sample((TensorSpec((), "complex128"),)),
+    Sample((TensorSpec((3, 2), "complex128"),))))
+def view_as_real(input: Tensor) -> Tensor:
+    """A complex tensor's memory seen as real numbers: a view with a last dimension of size 2
+    holding each element's real and imaginary parts.
+
+    >>> import tensormodes as tm
+    >>> tm.view_as_real(tm.tensor([1 + 2j, 3 - 1j]))
+    tensor([[ 1.,  2.],
+            [ 3., -1.]])
+    """
+    if input.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    part = input.real
+    return as_strided(part, input.shape + (2,), input.strides + (part.itemsize,))
+
+
+def _view_as_complex_grad(grad):
+    return public("view_as_real")(grad)
+
+
+_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+
+
+def _storage_offset(array: np.ndarray) -> int:
+    """Elements between the start of the memory ``array`` views and its first element."""
+    owner = array
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    return (array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // array.itemsize
+
+
+@op(grad=_view_as_complex_grad, view=True, samples=(
+    Sample((TensorSpec((3, 2)),)), Sample((TensorSpec((2,), "float64"),)), Sample((TensorSpec((2, 2, 2)),))))
+def view_as_complex(input: Tensor) -> Tensor:
+    """A real tensor whose last dimension has size 2 seen as complex numbers (real and
+    imaginary parts), as a view without that dimension.
+
+    >>> import tensormodes as tm
+    >>> tm.view_as_complex(tm.tensor([[1.0, 2.0], [3.0, -1.0]]))
+    tensor([1.+2.j, 3.-1.j])
+    """
+    if input.dtype not in _COMPLEX_OF:
+        if input.dtype == np.float16:
+            raise NotImplementedError("view_as_complex(): a float16 tensor would be complex32 (ComplexHalf), "
+                                      "which tensormodes does not have")
+        raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a "
+                           f"tensor of scalar type: {array_type_name(input)}")
+    if input.ndim == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    itemsize = input.itemsize
+    if input.strides[-1] != itemsize:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(stride % (2 * itemsize) for stride in input.strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if _storage_offset(input) % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return input.view(_COMPLEX_OF[input.dtype])[..., 0]
 
 
 def _reshape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
