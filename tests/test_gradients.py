@@ -146,14 +146,17 @@ def test_second_gradient_matches_finite_differences(opdef, sample):
     assert tm.autograd.gradgradcheck(_as_function(opdef, args, kwargs, leaves), tuple(leaves), atol=1e-5, rtol=1e-3)
 
 
+def _skip_where_torch_is_inconsistent(opdef, request) -> None:
+    if (opdef.name, int(request.node.callspec.id.rsplit("-", 1)[1])) in TORCH_ORACLE_BUGS:
+        pytest.skip("PyTorch's own gradient is inconsistent with its forward here (see TORCH_ORACLE_BUGS)")
+
+
 @pytest.mark.torch
 @pytest.mark.parametrize("opdef, sample", list(differentiable_cases()))
 def test_gradient_matches_torch(opdef, sample, request):
     import torch
 
-    index = int(request.node.callspec.id.rsplit("-", 1)[1])
-    if (opdef.name, index) in TORCH_ORACLE_BUGS:
-        pytest.skip("PyTorch's own gradient is inconsistent with its forward here (see TORCH_ORACLE_BUGS)")
+    _skip_where_torch_is_inconsistent(opdef, request)
 
     args, kwargs, leaves = _inputs(sample, _tm_maker)
     t_args, t_kwargs, t_leaves = _inputs(sample, _torch_maker)
@@ -193,18 +196,11 @@ def test_gradient_matches_torch(opdef, sample, request):
 
 
 def _complex_leaf_cases():
-    """Samples with a floating or complex tensor: run with those as complex128 leaves."""
-    for name, opdef in sorted(OPS.items()):
-        if not opdef.differentiable or opdef.factory or opdef.mutates:
-            continue
-        for i, sample in enumerate(opdef.samples):
-            specs = [a for a in _flat(sample.args) + _flat(list(sample.kwargs.values())) if isinstance(a, TensorSpec)]
-            if not any(s.dtype.startswith(("float", "complex", "bfloat")) for s in specs) or \
-                    any(0 in s.shape for s in specs) or sum(int(np.prod(s.shape)) for s in specs) > MAX_ELEMENTS:
-                continue
-            if any(isinstance(v, tm.dtype) for v in list(sample.args) + list(sample.kwargs.values())):
-                continue
-            yield pytest.param(opdef, sample, id=f"{name}-{i}")
+    """The every-op cases, to run with each floating or complex tensor as a complex128 leaf."""
+    for case in differentiable_cases():
+        opdef, _ = case.values
+        if not opdef.mutates and opdef.name not in DTYPE_KEEPS_RESULT:
+            yield case
 
 
 def _complex_build(value, rng, leaves, library):
@@ -247,9 +243,7 @@ def test_complex_gradients_match_torch(opdef, sample, request):
     # derivative, so formulas multiply by conjugated local derivatives.
     import torch
 
-    index = int(request.node.callspec.id.rsplit("-", 1)[1])
-    if (opdef.name, index) in TORCH_ORACLE_BUGS:
-        pytest.skip("PyTorch's own gradient is inconsistent with its forward here (see TORCH_ORACLE_BUGS)")
+    _skip_where_torch_is_inconsistent(opdef, request)
     ours, theirs = _complex_gradients(tm, opdef, sample), _complex_gradients(torch, opdef, sample)
     if isinstance(theirs, str) and "is not differentiable with respect to argument 'weight'" in theirs:
         pytest.skip("a class weight that requires grad is tensormodes' extension (PyTorch refuses it)")

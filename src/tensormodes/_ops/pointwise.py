@@ -201,13 +201,6 @@ def _is_tensor(x) -> bool:
     return x is not None and not isinstance(x, numbers.Number)
 
 
-def _sign_of(x):
-    """``sgn``: ``x / |x|`` (0 at 0), the sign for real ``x``."""
-    if x.dtype.is_complex:
-        return (x / x.abs()).where(x != 0, 0)
-    return x.sign()
-
-
 def _zeros_like(x):
     return x.new_zeros(tuple(x.shape))
 
@@ -264,7 +257,7 @@ def positive(input: Tensor) -> Tensor:
 
 
 def _abs_grad(grad, input):
-    return grad * _sign_of(input)
+    return grad * input.sgn()  # the sign; z / |z| for complex z
 
 
 @op(grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
@@ -979,11 +972,11 @@ def bitwise_not(input: Tensor) -> Tensor:
 _C128 = TensorSpec((2, 3), "complex128", -1.0, 1.0)
 
 
-def _real_grad(grad):
-    return grad  # a real gradient: the engine casts it to the complex input's dtype
+def _identity_grad(grad):
+    return grad  # for real(): a real gradient, which the engine casts to the complex input's dtype
 
 
-@op(grad=_real_grad, method=False, view=True,
+@op(grad=_identity_grad, method=False, view=True,
     samples=(Sample((_C64,)), Sample((_C128,)), Sample((_M23,)), Sample((_I64,))))
 def real(input: Tensor) -> Tensor:
     """The real part of a complex tensor, as a view (``input`` itself if it is real); also
@@ -1044,10 +1037,6 @@ def conj_physical(input: Tensor) -> Tensor:
     tensor([1.+1.j])
     """
     return np.conjugate(input) if input.dtype.kind == "c" else input
-
-
-def _identity_grad(grad):
-    return grad
 
 
 @op(grad=_identity_grad, method=True, view=True, samples=(Sample((_C64,)), Sample((_M23,))))

@@ -280,14 +280,6 @@ def _cat(tensors, d: int):
     return out
 
 
-def _sgn(x):
-    """``x / |x|`` (0 at 0): the sign, and the direction of a complex number."""
-    if not x.dtype.is_complex:
-        return x.sign()
-    size = x.abs()
-    return x / size.masked_fill(size == 0, 1)
-
-
 def _exclusive_products(x, d: int):
     """Product of all elements but one along ``d``, exact with zeros (no division)."""
     n = x.shape[d]
@@ -429,12 +421,12 @@ def _norm_grad(grad, input, result, p, dim, keepdim):
     if p in ("fro", 2, 2.0, None):
         return full_grad * input / full_norm.masked_fill(full_norm == 0, 1)
     if p in (1, 1.0):
-        return full_grad * _sgn(input)
+        return full_grad * input.sgn()
     if p in (float("inf"), float("-inf")):
-        return _distribute_evenly(grad, input.abs(), result, dim, keepdim) * _sgn(input)
+        return _distribute_evenly(grad, input.abs(), result, dim, keepdim) * input.sgn()
     if isinstance(p, (int, float)) and p > 0:
         scale = (input.abs() / full_norm.masked_fill(full_norm == 0, 1)) ** (p - 1)
-        return full_grad * scale * _sgn(input)
+        return full_grad * scale * input.sgn()
     if p == "nuc":
         # The nuclear norm is the sum of singular values, whose gradient is U @ Vh.
         rows, columns = (0, 1) if dim is None else wrap_dims(dim, input.dim())
