@@ -68,7 +68,11 @@ RETURN_TYPES: dict[str, type] = {
     name: _return_type(name, fields) for name, fields in (
         ("max", ("values", "indices")), ("min", ("values", "indices")), ("sort", ("values", "indices")),
         ("topk", ("values", "indices")), ("median", ("values", "indices")), ("aminmax", ("min", "max")),
-        ("linalg_svd", ("U", "S", "Vh")))
+        ("cummax", ("values", "indices")), ("cummin", ("values", "indices")), ("kthvalue", ("values", "indices")),
+        ("mode", ("values", "indices")), ("nanmedian", ("values", "indices")), ("frexp", ("mantissa", "exponent")),
+        ("linalg_svd", ("U", "S", "Vh")), ("slogdet", ("sign", "logabsdet")),
+        ("linalg_slogdet", ("sign", "logabsdet")), ("linalg_qr", ("Q", "R")),
+        ("linalg_eigh", ("eigenvalues", "eigenvectors")))
 }
 
 
