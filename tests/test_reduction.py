@@ -26,7 +26,7 @@ def values(t):
 # -- named tuples ----------------------------------------------------------------------
 
 def test_return_types_are_named_like_pytorchs():
-    assert set(RETURN_TYPES) == {"max", "min", "sort", "topk", "median", "aminmax", "linalg_svd"}
+    assert {"max", "min", "sort", "topk", "median", "aminmax", "linalg_svd", "cummax"} <= set(RETURN_TYPES)
     for name, cls in RETURN_TYPES.items():
         assert cls.__name__ == name
         assert cls.__module__ == "tensormodes.return_types"
@@ -34,6 +34,15 @@ def test_return_types_are_named_like_pytorchs():
     assert RETURN_TYPES["aminmax"]._fields == ("min", "max")
     assert RETURN_TYPES["sort"]._fields == ("values", "indices")
     assert RETURN_TYPES["linalg_svd"]._fields == ("U", "S", "Vh")
+
+
+@pytest.mark.torch
+def test_return_types_have_pytorchs_fields():
+    import torch
+
+    for name, cls in RETURN_TYPES.items():
+        theirs = getattr(torch.return_types, name)(tuple(range(len(cls._fields))))
+        assert all(getattr(theirs, field) == i for i, field in enumerate(cls._fields)), name
 
 
 def test_named_tuple_results_unpack_index_and_print():
@@ -145,6 +154,34 @@ def test_cumsum_cumprod():
         tm.tensor([1., 2.]).cumsum(0, dtype=tm.bool)
     with pytest.raises(TypeError, match="must be int, not NoneType"):
         tm.tensor([1., 2.]).cumsum(None)
+
+
+def test_cummax_cummin_take_the_latest_index_and_keep_nan():
+    x = tm.tensor([1.0, 3.0, 3.0, 2.0, nan, 5.0, nan])
+    top = tm.cummax(x, 0)
+    assert np.isnan(values(top.values)[4:]).all() and top.values.tolist()[:4] == [1.0, 3.0, 3.0, 3.0]
+    assert top.indices.tolist() == [0, 1, 2, 2, 4, 4, 6]
+    assert tm.cummin(tm.tensor([[2, 1, 1], [0, 5, -1]]), 1).indices.tolist() == [[0, 1, 2], [0, 0, 2]]
+    with pytest.raises(NotImplementedError, match='"cummax_cpu" not implemented for \'ComplexFloat\''):
+        tm.cummax(tm.tensor([1j]), 0)
+    x = tm.tensor([1.0, 3.0, 3.0, 2.0], requires_grad=True)
+    tm.cummax(x, 0).values.backward(tm.tensor([1.0, 2.0, 4.0, 8.0]))
+    assert x.grad.tolist() == [1.0, 2.0, 12.0, 0.0]
+    with pytest.raises(RuntimeError, match="^cummin does not support automatic differentiation for outputs with "
+                                           "complex dtype.$"):
+        tm.cummin(tm.tensor(1j, requires_grad=True), 0)
+
+
+def test_logcumsumexp_is_stable():
+    assert tm.logcumsumexp(tm.tensor([1000.0, 1000.0], dtype=tm.float64), 0).tolist() == \
+        [1000.0, 1000.0 + math.log(2)]
+    assert tm.logcumsumexp(tm.tensor([-inf, -inf, 0.0]), 0).tolist() == [-inf, -inf, 0.0]
+    x = tm.tensor([800.0, 1.0, 801.0], dtype=tm.float64, requires_grad=True)
+    tm.logcumsumexp(x, 0).sum().backward()  # exp(x_j) * sum over i >= j of exp(-result_i): no overflow
+    assert tm.autograd.gradcheck(lambda t: tm.logcumsumexp(t, 0), (x,))
+    assert np.isfinite(values(x.grad)).all()
+    with pytest.raises(NotImplementedError, match='"logcumsumexp_out_cpu" not implemented for \'Long\''):
+        tm.logcumsumexp(tm.tensor([1, 2]), 0)
 
 
 def test_cumsum_in_place_keeps_the_tensor_and_its_dtype():
@@ -652,6 +689,37 @@ lib.std(lib.tensor([1., 2, 3, 4]), correction=True)
 lib.norm(lib.tensor([3., -4.], dtype=lib.float16), 2, dtype=lib.bfloat16)
 lib.norm(lib.tensor([[1+1j, 2], [0, 1j]]), -inf, 1)
 lib.norm(lib.zeros(2, 0, 3), 0, 1)
+lib.cummax(lib.tensor([1., 3, 3, 2, nan, 5, nan, 7]), 0)
+lib.cummin(lib.tensor([1., 3, 3, 2, nan, 5, nan, 7]), 0)
+lib.cummax(ti, 0)
+lib.cummin(ti, -1)
+lib.cummax(b, 0)
+lib.cummax(h, 1)
+lib.cummin(bf, 0)
+lib.cummax(s, 0)
+lib.cummax(e, 1)
+lib.cummax(c, 0)
+lib.cummax(lib.tensor(1j), 0)
+lib.cummax(lib.zeros(0, dtype=lib.complex64), 0)
+lib.cummax(f, 2)
+lib.cummax(f, None)
+lib.cummax(f, 1, out=(lib.zeros(2, 3), lib.zeros(2, 3, dtype=lib.long)))
+f.cummin(dim=0)
+lib.logcumsumexp(lib.tensor([1., 2, -inf, 3]), 0)
+lib.logcumsumexp(lib.tensor([inf, 2, -inf]), 0)
+lib.logcumsumexp(lib.tensor([-inf, -inf]), 0)
+lib.logcumsumexp(lib.tensor([nan, 1.]), 0)
+lib.logcumsumexp(lib.tensor([1000., 1000.]), 0)
+lib.logcumsumexp(c, 1)
+lib.logcumsumexp(lib.tensor([-1000 + 1j, 0j]), 0)
+lib.logcumsumexp(h, 1)
+lib.logcumsumexp(bf, 0)
+lib.logcumsumexp(i, 0)
+lib.logcumsumexp(s, 0)
+lib.logcumsumexp(e, 0)
+lib.logcumsumexp(f, 2)
+f.logcumsumexp(-1)
+lib.logcumsumexp(f, None)
 """.strip().splitlines()
 
 

@@ -259,6 +259,18 @@ def conjugate(x):
     return x.conj() if x.is_complex() else x
 
 
+def no_complex_autograd(name: str):
+    """A ``differentiable=`` predicate (asked only for calls that would be recorded) for ops
+    PyTorch has no complex gradient for: their complex calls raise its error."""
+
+    def real_only(input, *arguments) -> bool:
+        if input.is_complex():
+            raise RuntimeError(f"{name} does not support automatic differentiation for outputs with complex dtype.")
+        return True
+
+    return real_only
+
+
 def one_sequence_as_items(values: tuple) -> tuple:
     """A ``*tensors`` parameter given one list or tuple (``f([a, b])``) as its items
     (``f(a, b)``), as PyTorch's Python-level functions accept (an op's ``normalize``)."""

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import binary, public, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
+from ._common import binary, no_complex_autograd, public, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
 from ._common import conjugate as _conj
 from ._registry import Sample, TensorSpec, op
 
@@ -121,10 +121,12 @@ def _reduction_axes(dim, ndim: int, op_name: str) -> tuple[int, ...] | None:
     return axes if ndim else None
 
 
-def _int_dim(dim, ndim: int, op_name: str) -> int:
-    """An int ``dim`` wrapped; TypeError, worded like PyTorch's, for anything else."""
+def _int_dim(dim, ndim: int, op_name: str, position: int | None = None) -> int:
+    """An int ``dim`` wrapped; TypeError, worded like PyTorch's, for anything else (naming the
+    argument's ``position`` where PyTorch does: ops without a Dimname overload)."""
     if not _is_int(dim):
-        raise TypeError(f"{op_name}(): argument 'dim' must be int, not {type(dim).__name__}")
+        where = "" if position is None else f" (position {position})"
+        raise TypeError(f"{op_name}(): argument 'dim'{where} must be int, not {type(dim).__name__}")
     return wrap_dim(dim, ndim)
 
 
@@ -614,6 +616,122 @@ def cumprod(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor
     tensor([ 1,  2,  6, 24])
     """
     return _scan(np.multiply, "cumprod", input, dim, dtype)
+
+
+def _running_extreme_grad(grad, input_shape, result, dim):
+    # Each output took its value from input[indices]: the gradient goes back there (summed).
+    if not input_shape:
+        return grad[0]
+    d = wrap_dim(dim, len(input_shape))
+    return grad[0].new_zeros(tuple(input_shape)).scatter_add(d, result[1], grad[0])
+
+
+def _running_extreme(accumulate, name: str, input: np.ndarray, dim):
+    """cummax / cummin: running extremes along ``dim`` and where each was attained (the
+    latest position on ties; a NaN stays, and each new NaN takes over, as in PyTorch)."""
+    axis = _int_dim(dim, input.ndim, name, position=2)
+    if input.dtype.kind == "c" and input.size and input.ndim:
+        raise _not_implemented(f"{name}_cpu", input)
+    if input.ndim == 0:
+        return RETURN_TYPES[name](input.copy(), np.zeros((), np.int64))
+    values = accumulate(input, axis=axis)
+    attained = values == input
+    if input.dtype.kind == "f" or input.dtype == dt.bfloat16._np:
+        attained |= np.isnan(input)
+    shape = [1] * input.ndim
+    shape[axis] = input.shape[axis]
+    positions = np.where(attained, np.arange(input.shape[axis]).reshape(shape), 0)
+    return RETURN_TYPES[name](values, np.maximum.accumulate(positions, axis=axis))
+
+
+_RUNNING_SAMPLES = (Sample((_M23, 1)), Sample((TensorSpec((4, 3), "int64", -2, 2), 0)), Sample((_SCALAR, 0)),
+                    Sample((TensorSpec((5,), "bool"), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
+                    Sample((TensorSpec((0, 3)), 1)))
+
+
+@op(grad=_running_extreme_grad, differentiable=no_complex_autograd("cummax"), method=True, out=True,
+    samples=_RUNNING_SAMPLES)
+def cummax(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    """The running maximum along ``dim``, and the index where each was attained (the
+    latest one on ties; NaN propagates).
+
+    >>> import tensormodes as tm
+    >>> tm.cummax(tm.tensor([1, 3, 2, 3]), dim=0)
+    tensormodes.return_types.cummax(
+    values=tensor([1, 3, 3, 3]),
+    indices=tensor([0, 1, 1, 3]))
+    """
+    return _running_extreme(np.maximum.accumulate, "cummax", input, dim)
+
+
+@op(grad=_running_extreme_grad, differentiable=no_complex_autograd("cummin"), method=True, out=True,
+    samples=_RUNNING_SAMPLES)
+def cummin(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    """The running minimum along ``dim``, and the index where each was attained (the
+    latest one on ties; NaN propagates).
+
+    >>> import tensormodes as tm
+    >>> tm.cummin(tm.tensor([3, 1, 2, 1]), dim=0).indices
+    tensor([0, 1, 1, 3])
+    """
+    return _running_extreme(np.minimum.accumulate, "cummin", input, dim)
+
+
+def _reverse_logcumsumexp(x, d: int):
+    return x.flip(d).logcumsumexp(d).flip(d)
+
+
+def _logcumsumexp_grad(grad, input, result, dim):
+    if input.dim() == 0:
+        return grad
+    d = wrap_dim(dim, input.dim())
+    if input.is_complex():
+        # d result_i / d input_j = exp(input_j - result_i) for j <= i, conjugated.
+        return input.exp().conj() * (grad * (-result).exp().conj()).flip(d).cumsum(d).flip(d)
+    # grad_j = sum over i >= j of grad_i * exp(input_j - result_i), in log space for range: the
+    # positive and negative parts of grad separately (the logarithm of a lowest number
+    # stands for that of 0).
+    lowest = public("finfo")(grad.dtype).min
+    magnitude = grad.abs().log()
+    positive = magnitude.where(grad > 0, lowest)
+    negative = magnitude.where(grad < 0, lowest)
+    return (_reverse_logcumsumexp(positive - result, d) + input).exp() - \
+        (_reverse_logcumsumexp(negative - result, d) + input).exp()
+
+
+def _complex_logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    shift = np.maximum(a.real, b.real)
+    shift = np.where(np.isfinite(shift), shift, 0)
+    return np.log(np.exp(a - shift) + np.exp(b - shift)) + shift
+
+
+@op(grad=_logcumsumexp_grad, method=True, out=True, samples=(
+    Sample((_M23, 1)), Sample((TensorSpec((3, 2), "float64", -50, 50), 0)), Sample((_SCALAR, 0)),
+    Sample((TensorSpec((4,), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), -1)),
+    Sample((TensorSpec((0, 2)), 0))))
+@_quietly
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input), dim))``, computed without overflow.
+
+    >>> import tensormodes as tm
+    >>> tm.logcumsumexp(tm.tensor([0.0, 0.0, 0.0]), 0)
+    tensor([0.0000, 0.6931, 1.0986])
+    """
+    d = _dtype_of(input)
+    if not _is_floating_or_complex(d):
+        raise _not_implemented("logcumsumexp_out_cpu", input)
+    axis = _int_dim(dim, input.ndim, "logcumsumexp", position=2)
+    if input.ndim == 0 or not input.size:
+        return input.copy()
+    if d.is_complex:
+        moved = np.moveaxis(input, axis, 0)
+        result = np.empty_like(moved)
+        result[0] = moved[0]
+        for i in range(1, moved.shape[0]):
+            result[i] = _complex_logaddexp(result[i - 1], moved[i])
+        return np.moveaxis(result, 0, axis)
+    work = input.astype(_accumulation_dtype(input.dtype), copy=False)
+    return np.logaddexp.accumulate(work, axis=axis).astype(input.dtype, copy=False)
 
 
 # -- logical reductions and counting ---------------------------------------------------
