@@ -649,6 +649,43 @@ L.atleast_1d(s, s)
 L.atleast_3d(x3)
 L.atleast_2d(L.zeros(0))
 L.atleast_3d(L.zeros(0))
+L.diff(L.tensor([[1, 4, 9], [2, 3, 1]]))
+L.diff(L.tensor([[1, 4, 9], [2, 3, 1]]), dim=0)
+L.diff(L.tensor([[1, 4, 9], [2, 3, 1]]), n=2)
+L.diff(L.tensor([[1, 4, 9], [2, 3, 1]]), n=5)
+L.diff(L.tensor([[1, 4, 9], [2, 3, 1]]), n=0)
+L.diff(x, n=-1)
+L.diff(L.tensor([[1, 4, 9], [2, 3, 1]]), prepend=L.tensor([[0], [0]]), append=L.tensor([[7], [7]]))
+L.diff(L.tensor([[1, 4, 9], [2, 3, 1]]), prepend=L.tensor([0, 0]))
+L.diff(L.tensor([[1, 4, 9], [2, 3, 1]]), prepend=L.tensor([[0.5], [0]]))
+L.diff(L.tensor([[1, 4], [2, 3]]), prepend=L.tensor([[0, 1, 2]]))
+L.diff(L.tensor([True, False, False]))
+L.diff(L.tensor([1, 250], dtype=L.uint8))
+L.diff(s)
+x.diff(dim=1)
+L.repeat_interleave(L.tensor([[1, 4, 9], [2, 3, 1]]), 2)
+L.repeat_interleave(L.tensor([[1, 4, 9], [2, 3, 1]]), L.tensor([1, 2]), dim=0)
+L.repeat_interleave(L.tensor([2, 0, 1]))
+L.repeat_interleave(L.tensor([[1, 4, 9], [2, 3, 1]]), L.tensor([1, 2, 3]), dim=0)
+L.repeat_interleave(x, -1)
+L.repeat_interleave(x, 2, dim=1, output_size=6)
+L.repeat_interleave(x, 2, dim=1, output_size=5)
+L.repeat_interleave(x, L.tensor([[1, 2]]), dim=0)
+L.repeat_interleave(x, L.tensor([1., 2.]), dim=0)
+L.repeat_interleave(x, L.tensor(2), dim=0)
+L.repeat_interleave(x, L.tensor([2]), dim=0)
+L.repeat_interleave(x, L.tensor([1, -1, 1]), dim=1)
+L.repeat_interleave(L.tensor([[1, 2]]))
+L.repeat_interleave(L.tensor([1, -2]))
+L.repeat_interleave(x, L.tensor([1, 2, 1, 1, 1, 1] * 4))
+L.repeat_interleave(x, 2, dim=3)
+L.repeat_interleave(s, 3)
+x.repeat_interleave(2, 0)
+L.diagflat(L.tensor([[1, 2], [3, 4]]), 1)
+L.diagflat(L.tensor(5.), -1)
+L.diagflat(L.zeros(0))
+x.t().ravel()
+L.ravel(s)
 """
 
 # Cases where only the outcome's kind and exception type are compared, and why.
@@ -680,3 +717,34 @@ def test_writes_through_views_match_torch():
         x.view(4, 3).t().select(0, 1).narrow(0, 1, 2)[:] = 3
         x[2:].expand(2, 4)[0, 0] = -1
     assert ours.tolist() == theirs.tolist()
+
+
+def test_diff_and_its_gradient():
+    x = tm.tensor([[1, 4, 9], [2, 3, 1]])
+    assert tm.diff(x).tolist() == [[3, 5], [1, -2]]
+    assert tm.diff(x, n=2, prepend=tm.tensor([[0], [0]])).tolist() == [[2, 2], [-1, -3]]
+    assert tm.diff(x, n=7).shape == (2, 0)
+    assert tm.diff(tm.tensor([True, False, False])).tolist() == [True, False]
+    with pytest.raises(RuntimeError, match="^order must be non-negative but got -1$"):
+        tm.diff(x, n=-1)
+    w = tm.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    p = tm.tensor([0.5], requires_grad=True)
+    tm.diff(w, n=2, prepend=p).backward(tm.tensor([1.0, 10.0]))  # [w1 - 2 w0 + p, w2 - 2 w1 + w0]
+    assert w.grad.tolist() == [8.0, -19.0, 10.0] and p.grad.tolist() == [1.0]
+
+
+def test_repeat_interleave_and_its_gradient():
+    x = tm.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    repeats = tm.tensor([1, 2])
+    y = tm.repeat_interleave(x, repeats, dim=0)
+    assert y.tolist() == [[1.0, 2.0], [3.0, 4.0], [3.0, 4.0]]
+    repeats.add_(1)  # the gradient keeps the positions, not the repeats (as PyTorch's composite)
+    y.backward(tm.arange(6.0).reshape(3, 2))
+    assert x.grad.tolist() == [[0.0, 1.0], [6.0, 8.0]]
+    assert tm.repeat_interleave(tm.tensor([2, 0, 1])).tolist() == [0, 0, 2]
+    with pytest.raises(RuntimeError, match=r"^repeat_interleave: Invalid output_size, expected 6 but got 5$"):
+        tm.repeat_interleave(x, 3, dim=1, output_size=5)
+    with pytest.raises(TypeError, match="argument 'repeats' must be Tensor or int, not float"):
+        tm.repeat_interleave(x, 2.0)
+    assert tm.diagflat(tm.tensor([1, 2]), -1).tolist() == [[0, 0, 0], [1, 0, 0], [0, 2, 0]]
+    assert tm.tensor([[1, 2], [3, 4]]).t().ravel().tolist() == [1, 3, 2, 4]

@@ -1604,6 +1604,174 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return as_strided(input, (*shape, size), (*strides, input.strides[d]), writeable=input.flags.writeable)
 
 
+# -- differences and repeats -------------------------------------------------------------
+
+def _difference_adjoint(grad, d: int):
+    """The gradient of one first difference along ``d`` (``x[1:] - x[:-1]``)."""
+    shape = list(grad.shape)
+    shape[d] = 1
+    edge = grad.new_zeros(shape)
+    return public("cat")([edge, grad], d) - public("cat")([grad, edge], d)
+
+
+def _diff_grad(grad, input_shape, n, dim, prepend_shape, append_shape):
+    d = wrap_dim(dim, len(input_shape))
+    lengths = [0 if s is None else s[d] for s in (prepend_shape, input_shape, append_shape)]
+    joined = sum(lengths)
+    for _ in range(min(n, joined)):
+        grad = _difference_adjoint(grad, d)
+    if n > joined:  # the differences ran out of elements: nothing depends on the input
+        shape = list(input_shape)
+        shape[d] = joined
+        grad = grad.new_zeros(shape)
+    parts = grad.split(lengths, d)
+    return parts[1], parts[0] if prepend_shape is not None else None, parts[2] if append_shape is not None else None
+
+
+@op(grad=_diff_grad, method=True, samples=(
+    Sample((_M23,)), Sample((TensorSpec((4, 3)), 2, 0)), Sample((TensorSpec((2, 3), "int64", -5, 5),)),
+    Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((5,), "float16"),)),
+    Sample((_M23,), {"prepend": TensorSpec((2, 1)), "append": TensorSpec((2, 2))}),
+    Sample((_M23, 1, -1, TensorSpec((2, 2), "int64", 0, 3))), Sample((TensorSpec((3,)), 5)),
+    Sample((_M23, 0))))
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``x[1:] - x[:-1]``, applied ``n``
+    times; exclusive or for bool), after joining ``prepend`` and ``append`` on either side.
+
+    >>> import tensormodes as tm
+    >>> tm.diff(tm.tensor([1, 4, 9, 16]))
+    tensor([3, 5, 7])
+    >>> tm.diff(tm.tensor([1, 4, 9, 16]), n=2)
+    tensor([2, 2])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, input.ndim)
+    for extra in (prepend, append):
+        if extra is None:
+            continue
+        if extra.ndim != input.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for axis, (size, got) in enumerate(zip(input.shape, extra.shape)):
+            if axis != d and size != got:
+                raise RuntimeError(f"diff expects the shape of tensor to prepend or append to match that of input "
+                                   f"except along the differencing dimension; input.size({axis}) = {size}, but got "
+                                   f"tensor.size({axis}) = {got}")
+    joined = [a for a in (prepend, input, append) if a is not None]
+    values = _cat(joined, d) if len(joined) > 1 else input
+    step = np.logical_xor if values.dtype == np.bool_ else np.subtract
+    for _ in range(n):
+        if values.shape[d] == 0:
+            break
+        values = step(np.delete(values, 0, d), np.delete(values, -1, d))
+    return values if n else values.copy()
+
+
+def _repeat_interleave_grad(grad, input_shape, dim, positions):
+    # ``positions``: where each output slice came from (the kernel hands them over, as PyTorch's
+    # composite keeps the index it selects with, not the repeats).
+    if dim is None:
+        size = int(np.prod(input_shape))
+        return grad.new_zeros(size).index_add(0, positions, grad).reshape(input_shape), None
+    d = wrap_dim(dim, len(input_shape))
+    return grad.new_zeros(tuple(input_shape)).index_add(d, positions, grad), None
+
+
+@op(grad=_repeat_interleave_grad, method=True, saves=("positions",), samples=(
+    Sample((_M23, 2)), Sample((_M23, TensorSpec((2,), "int64", 0, 3), 0)), Sample((_M23, 3, -1)),
+    Sample((TensorSpec((3,), "int64", 0, 3),)), Sample((_SCALAR, 3)), Sample((_M23, TensorSpec((), "int64", 1, 2), 1)),
+    Sample((TensorSpec((2, 2), "bool"), 2, 0), {"output_size": 4}), Sample((_M23, TensorSpec((1,), "int64", 2, 2), 1))))
+def repeat_interleave(input: Tensor, repeats: Tensor | Number | None = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Tensor:
+    """Each element (or each slice along ``dim``) repeated ``repeats`` times in place (an int,
+    or one count per slice); the input is flattened without ``dim``. Given only a tensor of
+    counts, the indices repeated that many times.
+
+    >>> import tensormodes as tm
+    >>> tm.repeat_interleave(tm.tensor([1, 2]), 2)
+    tensor([1, 1, 2, 2])
+    >>> tm.repeat_interleave(tm.tensor([2, 0, 1]))
+    tensor([0, 0, 2])
+    """
+    if repeats is None:  # repeat_interleave(repeats): the indices, repeated
+        counts = input
+        if counts.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        values, axis = np.arange(counts.shape[0]), 0
+    else:
+        if isinstance(repeats, (bool, float)) or (not isinstance(repeats, np.ndarray) and not _is_int(repeats)):
+            raise TypeError(f"repeat_interleave(): argument 'repeats' must be Tensor or int, not "
+                            f"{type(repeats).__name__}")
+        values = input if dim is not None else input.reshape(-1)
+        axis = 0 if dim is None else wrap_dim(dim, max(input.ndim, 1))
+        if values.ndim == 0:
+            values = values.reshape(1)
+        counts = repeats
+        if not isinstance(counts, np.ndarray):
+            if counts < 0:
+                raise RuntimeError("Repeats must be non-negative")
+            counts = np.full(values.shape[axis], counts, np.int64)
+        elif counts.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        elif counts.size == 1:
+            counts = np.full(values.shape[axis], counts.reshape(()), counts.dtype)
+        elif counts.shape[0] != values.shape[axis]:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{counts.shape[0]} and input.size({axis}) = {values.shape[axis]}")
+    if counts.dtype.kind not in "iu":
+        raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
+                                  f"'{scalar_type_name(dt.NP_TO_DTYPE[counts.dtype])}'")
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    total = int(counts.sum())
+    if output_size is not None and output_size != total:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {total} but got {output_size}")
+    positions = np.repeat(np.arange(values.shape[axis]), counts)
+    return np.take(values, positions, axis=axis), positions
+
+
+def _ravel_grad(grad, input_shape):
+    return grad.reshape(input_shape)
+
+
+@op(grad=_ravel_grad, method=True, view=True,
+    samples=(Sample((_M23,)), Sample((_SCALAR,)), Sample((TensorSpec((2, 0)),))))
+def ravel(input: Tensor) -> Tensor:
+    """The elements in one dimension, in row-major order (a view when the layout allows).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[1, 2], [3, 4]]).t().ravel()
+    tensor([1, 3, 2, 4])
+    """
+    return np.reshape(input, (-1,))
+
+
+def _diagflat_grad(grad, input_shape, offset):
+    return grad.diagonal(offset).reshape(input_shape)
+
+
+@op(grad=_diagflat_grad, method=True, samples=(
+    Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 2)), 1)), Sample((_SCALAR, -1)),
+    Sample((TensorSpec((3,), "int64", -3, 3), -2)), Sample((TensorSpec((0,)),))))
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A square matrix with the flattened ``input`` on diagonal ``offset`` and zeros elsewhere.
+
+    >>> import tensormodes as tm
+    >>> tm.diagflat(tm.tensor([1, 2]))
+    tensor([[1, 0],
+            [0, 2]])
+    """
+    flat = input.reshape(-1)
+    size = flat.size + abs(offset)
+    result = np.zeros((size, size), input.dtype)
+    rows = np.arange(flat.size) + max(-offset, 0)
+    result[rows, rows + offset] = flat
+    return result
+
+
 # -- copies and aliases -----------------------------------------------------------------
 
 @op(grad=_same_grad, method=True,
