@@ -54,7 +54,7 @@ _RECOMPUTED_SVD = (
     "need a kernel to hand its formula intermediates with history, which saves= cannot")
 ALLOWED_TO_RAISE: dict[str | tuple[str, int], str] = {
     **dict.fromkeys((("einsum", 2), ("einsum", 4)), _ONE_OPERAND),  # "ii", "...ij->...ji"
-    **dict.fromkeys(("max", "min", "median"), _OVERLOADS),
+    **dict.fromkeys(("max", "min", "median", "nanmedian"), _OVERLOADS),
     **dict.fromkeys(("matmul", "matrix_power", "take_along_dim", ("getitem", 9)), _COMPOSITE),
     "_cross_entropy_loss": _NO_HISTORY,
     **dict.fromkeys(("svdvals", ("norm", 8), ("norm", 9)), _RECOMPUTED_SVD),  # norm's samples 8, 9: p='nuc'

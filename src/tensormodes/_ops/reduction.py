@@ -449,6 +449,19 @@ def _topk_grad(grad, input_shape, result, dim):
     return _scatter_back(grad[0], input_shape, result[1], dim, True)
 
 
+def _selection_grad(grad, input_shape, result, dim, keepdim):
+    """Gradient of an op that picked one element along ``dim`` (its index in ``result[1]``)."""
+    if not input_shape:
+        return grad[0]
+    return _scatter_back(grad[0], input_shape, result[1], dim, keepdim)
+
+
+def _nanmean_grad(grad, input, dim, keepdim):
+    kept = input.isnan().logical_not()
+    count = kept.sum() if _all_dims(dim) else kept.sum(dim, keepdim=keepdim)
+    return _unreduce(grad / count, input.shape, dim, keepdim).masked_fill(kept.logical_not(), 0)
+
+
 def _median_grad(grad, input, result, dim, keepdim):
     if dim is None:
         return _distribute_evenly(grad, input, result, None, False)
@@ -1435,6 +1448,167 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     if not keepdim:
         indices, result = indices.squeeze(axis), result.squeeze(axis)
     return RETURN_TYPES["median"](result, indices.astype(_INT64, copy=False))
+
+
+@op(grad=_median_grad, method=True, out=True,
+    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0, True)), Sample((TensorSpec((3, 4), "float64"), -1)),
+             Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
+             Sample((_SCALAR,)), Sample((_SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))))
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The median ignoring NaN (NaN only where a slice has nothing else); otherwise as
+    ``median``: a tensor without ``dim``, the named tuple ``(values, indices)`` with it.
+
+    >>> import tensormodes as tm
+    >>> tm.nanmedian(tm.tensor([4.0, float('nan'), 1.0, 3.0]))
+    tensor(3.)
+    """
+    if dim is None:
+        if keepdim:
+            raise TypeError('nanmedian() missing 1 required positional arguments: "dim"')
+        _check_median_dtype(input, "median_cpu")
+        flat = _sortable(input).reshape(-1)
+        if flat.dtype.kind == "f":
+            flat = flat[~np.isnan(flat)]
+        if not flat.size:  # empty, or all NaN: as median (NaN, or the lowest int for empty int tensors)
+            return _median_of_all(input.reshape(-1)[:1])
+        middle = (flat.size - 1) // 2
+        return np.asarray(np.partition(flat, middle)[middle]).astype(input.dtype, copy=False)
+    _check_median_dtype(input, "median_out")
+    axis = _single_axis(dim, input.ndim, "nanmedian")
+    if axis is None:
+        return RETURN_TYPES["nanmedian"](input.copy(), np.zeros((), _INT64))
+    if input.shape[axis] == 0:
+        raise IndexError(f"nanmedian(): Expected reduction dim {axis} to have non-zero size.")
+    order = _sort_indices(input, axis, False)  # NaN last
+    values = _sortable(input)
+    counted = np.add.reduce(~np.isnan(values), axis=axis, keepdims=True, dtype=_INT64) \
+        if values.dtype.kind == "f" else np.full(np.shape(order[_along(axis, slice(0, 1))]), input.shape[axis])
+    position = np.maximum(counted - 1, 0) // 2
+    indices = np.take_along_axis(order, position, axis=axis)
+    result = _gather(input, indices, axis)
+    if not keepdim:
+        indices, result = indices.squeeze(axis), result.squeeze(axis)
+    return RETURN_TYPES["nanmedian"](result, indices.astype(_INT64, copy=False))
+
+
+@op(grad=_selection_grad, differentiable=no_complex_autograd("kthvalue"), method=True, out=True,
+    samples=(Sample((_M23, 2)), Sample((_M23, 1, 0, True)), Sample((TensorSpec((3, 4), "float64"), 4, -1)),
+             Sample((TensorSpec((2, 5), "int64", -1000, 1000), 3)), Sample((TensorSpec((3, 2), "float16"), 1, 0)),
+             Sample((_SCALAR, 1)), Sample((TensorSpec((0, 3)), 1, 1))))
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """The ``k``-th smallest element along ``dim`` (``k`` counts from 1; NaN is the largest)
+    and its index, as the named tuple ``(values, indices)``. Which index is returned among
+    equal elements may differ from PyTorch's.
+
+    >>> import tensormodes as tm
+    >>> tm.kthvalue(tm.tensor([4, 1, 3, 2]), 2)
+    tensormodes.return_types.kthvalue(
+    values=tensor(2),
+    indices=tensor(3))
+    """
+    axis = _int_dim(dim, input.ndim, "kthvalue")
+    length = input.shape[axis] if input.ndim else 1
+    if not _is_int(k):
+        raise TypeError(f"kthvalue(): argument 'k' (position 2) must be int, not {type(k).__name__}")
+    if not 1 <= k <= length:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
+    if input.ndim == 0:  # any dtype: PyTorch's kernel is not reached
+        return RETURN_TYPES["kthvalue"](input.copy(), np.zeros((), _INT64))
+    if input.dtype.kind in "bc":
+        raise _not_implemented("kthvalue_cpu", input)
+    indices = _sort_indices(input, axis, False)[_along(axis, slice(k - 1, k))]
+    values = _gather(input, indices, axis)
+    if not keepdim:
+        indices, values = indices.squeeze(axis), values.squeeze(axis)
+    return RETURN_TYPES["kthvalue"](values, indices.astype(_INT64, copy=False))
+
+
+@op(grad=_selection_grad, differentiable=no_complex_autograd("mode"), method=True, out=True,
+    samples=(Sample((TensorSpec((3, 5), "int64", 0, 3),)), Sample((TensorSpec((4, 3), "int64", 0, 2), 0, True)),
+             Sample((_M23, 1)), Sample((TensorSpec((6,), "bool"),)), Sample((_SCALAR,)),
+             Sample((TensorSpec((3, 2), "float16"), 0))))
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the
+    index of its last occurrence, as the named tuple ``(values, indices)``.
+
+    >>> import tensormodes as tm
+    >>> tm.mode(tm.tensor([[1, 2, 2, 3, 3], [4, 4, 1, 1, 0]]))
+    tensormodes.return_types.mode(
+    values=tensor([2, 1]),
+    indices=tensor([2, 3]))
+    """
+    axis = _int_dim(dim, input.ndim, "mode")
+    if input.ndim == 0:  # any dtype: PyTorch's kernel is not reached
+        return RETURN_TYPES["mode"](input.copy(), np.zeros((), _INT64))
+    if input.dtype.kind == "c":
+        raise _not_implemented("mode_cpu", input)
+    length = input.shape[axis]
+    if length == 0:
+        raise IndexError(f"mode(): Expected reduction dim {axis} to have non-zero size.")
+    rows = np.moveaxis(_sortable(input), axis, -1).reshape(-1, length)
+    ordered = np.sort(rows, axis=1)  # NaN last; each NaN its own run (NaN != NaN)
+    starts = np.ones(ordered.shape, bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    runs = np.cumsum(starts, axis=1) - 1 + np.arange(rows.shape[0])[:, None] * length
+    run_lengths = np.bincount(runs.reshape(-1), minlength=rows.size)[runs]
+    best = np.argmax(run_lengths == run_lengths.max(axis=1, keepdims=True), axis=1)  # the smallest value
+    chosen = ordered[np.arange(rows.shape[0]), best]
+    same = (rows == chosen[:, None]) | (np.isnan(rows) & np.isnan(chosen)[:, None]) if rows.dtype.kind == "f" \
+        else rows == chosen[:, None]
+    last = length - 1 - np.argmax(same[:, ::-1], axis=1)
+    kept_shape = np.moveaxis(input, axis, -1).shape[:-1]
+    values = np.take_along_axis(np.moveaxis(input, axis, -1).reshape(-1, length), last[:, None],
+                                axis=1).reshape(kept_shape)
+    indices = last.astype(_INT64).reshape(kept_shape)
+    if keepdim:
+        values, indices = np.expand_dims(values, axis), np.expand_dims(indices, axis)
+    return RETURN_TYPES["mode"](np.asarray(values), np.asarray(indices))
+
+
+def _msort_grad(grad, input_shape, indices):
+    if not input_shape:
+        return grad
+    return grad.new_zeros(tuple(input_shape)).scatter(0, indices, grad)
+
+
+@op(grad=_msort_grad, saves=("indices",),
+    samples=(Sample((_M23,)), Sample((TensorSpec((4,), "int64", -5, 5),)), Sample((_SCALAR,)),
+             Sample((TensorSpec((3, 2), "float16"),))))
+def msort(input: Tensor) -> Tensor:
+    """``input`` sorted along its first dimension (``sort(input, 0).values``).
+
+    >>> import tensormodes as tm
+    >>> tm.msort(tm.tensor([[3, 0], [1, 2]]))
+    tensor([[1, 0],
+            [3, 2]])
+    """
+    _check_sortable(input)
+    if input.ndim == 0:
+        return input.copy(), np.zeros((), _INT64)
+    indices = _sort_indices(input, 0, False).astype(_INT64, copy=False)
+    return _gather(input, indices, 0), indices
+
+
+@op(grad=_nanmean_grad, method=True, out=True,
+    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, (0, 1), True)),
+             Sample((TensorSpec((3, 4), "float16"), 0)), Sample((_SCALAR, 0, True)),
+             Sample((_M23, 1), {"dtype": dt.float64}), Sample((TensorSpec((0, 3)), 0))))
+@_quietly
+def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
+            dtype: dt.dtype | None = None) -> Tensor:
+    """The mean of the elements that are not NaN (NaN where there are none).
+
+    >>> import tensormodes as tm
+    >>> tm.nanmean(tm.tensor([1.0, float('nan'), 2.0]))
+    tensor(1.5000)
+    """
+    if not _is_floating_or_complex(_dtype_of(input)):
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{scalar_type_name(_dtype_of(input))}")
+    total = nansum(input, dim, keepdim, dtype=dtype)
+    counted = ~np.isnan(input)
+    count = _sum_in(counted, _reduction_axes(dim, input.ndim, "nanmean"), keepdim, _dtype_of(total))
+    return np.asarray(total / count)
 
 
 def _median_of_all(array: np.ndarray) -> np.ndarray:
