@@ -12,6 +12,7 @@ backward pass pays dispatch once, not once per step of a composed formula.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -83,11 +84,15 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return np.asarray(result)
 
 
-def _reduction(size_average, reduce, reduction: str) -> str:
+def _reduction(size_average, reduce, reduction: str, warn: bool = False) -> str:
+    """The reduction, from the legacy ``size_average`` / ``reduce`` arguments when given (with
+    PyTorch's deprecation warning if ``warn``: forward calls, not their gradients)."""
     if size_average is not None or reduce is not None:
-        if reduce is False:
-            return "none"
-        return "sum" if size_average is False else "mean"
+        mode = "none" if reduce is False else "sum" if size_average is False else "mean"
+        if warn:
+            warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{mode}' "
+                          "instead.", UserWarning, stacklevel=4)
+        return mode
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
@@ -229,7 +234,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     >>> F.nll_loss(tm.tensor([[-1.0, -2.0], [-3.0, -0.5]]), tm.tensor([0, 1])).item()
     0.75
     """
-    mode = _reduction(size_average, reduce, reduction)
+    mode = _reduction(size_average, reduce, reduction, warn=True)
     index, positions = _counted(input, target, weight, ignore_index)
     picked = (input if input.ndim >= 2 else input[None])[index]
     per_target = None if weight is None else weight[index[1]]
@@ -337,6 +342,74 @@ def _nll_gradient(input: np.ndarray, index: tuple, scales) -> np.ndarray:
     grad_input = np.zeros(input.shape, input.dtype)
     (grad_input if input.ndim >= 2 else grad_input[None])[index] = -scales
     return grad_input
+
+
+# -- binary cross entropy ----------------------------------------------------------------------------
+
+def _binary_cross_entropy_grad(grad, input, target, weight, size_average, reduce, reduction, needs_input_grad):
+    # PyTorch's formulas: (input - target) / (input * (1 - input)), the denominator at least 1e-12
+    # (so probabilities of exactly 0 or 1 get large finite gradients), and -logit(input) for the
+    # target. The weight's gradient (the unweighted loss) is beyond PyTorch, which refuses it.
+    if _reduction(size_average, reduce, reduction) == "mean":
+        grad = grad / max(input.numel(), 1)
+    if weight is not None:
+        grad = grad * weight
+    grad_input = grad_target = grad_weight = None
+    if needs_input_grad[0]:
+        grad_input = grad * (input - target) / ((1 - input) * input).clamp(min=1e-12)
+    if needs_input_grad[1]:
+        grad_target = -grad * (input / (1 - input)).log()
+    if needs_input_grad[2]:
+        unweighted = public("binary_cross_entropy", "tensormodes.nn.functional")(input, target, reduction="none")
+        grad_weight = unweighted * (grad / weight)
+    return grad_input, grad_target, grad_weight
+
+
+_PROBABILITY = TensorSpec((2, 3), "float32", 0.05, 0.95)
+
+
+@op(namespace="tensormodes.nn.functional", grad=_binary_cross_entropy_grad, samples=(
+    Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1))),
+    Sample((TensorSpec((4,), "float64", 0.05, 0.95), TensorSpec((4,), "float64", 0, 1)), {"reduction": "sum"}),
+    Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((3,), "float32", 0.5, 2), None, None,
+            "none")),
+    Sample((TensorSpec((), "float32", 0.05, 0.95), TensorSpec((), "float32", 0, 1))),
+    Sample((TensorSpec((3,), "float16", 0.05, 0.95), TensorSpec((3,), "float16", 0, 1)))))
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Binary cross entropy between probabilities ``input`` and ``target``, each term scaled by
+    ``weight`` (broadcast to ``input``'s shape). The logarithms are clamped at -100, as in
+    PyTorch, so probabilities of exactly 0 or 1 give finite losses.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> round(F.binary_cross_entropy(tm.tensor([0.5]), tm.tensor([1.0])).item(), 4)
+    0.6931
+    """
+    mode = _reduction(size_average, reduce, reduction, warn=True)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size (tensormodes.Size({list(target.shape)})) that is different to the "
+                         f"input size (tensormodes.Size({list(input.shape)})) is deprecated. Please ensure they have "
+                         "the same size.")
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {array_type_name(target)} but expected {array_type_name(input)}")
+    if weight is not None:
+        shape = np.broadcast_shapes(input.shape, weight.shape)
+        if shape != input.shape:
+            raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
+    if input.dtype not in _NLL_INPUT_TYPES:
+        raise not_implemented("binary_cross_entropy", dt.NP_TO_DTYPE[input.dtype])
+    if np.any((input < 0) | (input > 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    work = input.astype(np.float32) if input.dtype.itemsize < 4 else input
+    with quiet():
+        log_p, log_q = np.maximum(np.log(work), -100), np.maximum(np.log1p(-work), -100)
+    losses = -(target * log_p + (1 - target) * log_q)
+    if weight is not None:
+        losses = losses * weight
+    if mode == "none":
+        return np.asarray(losses, dtype=input.dtype)
+    total = np.add.reduce(losses, axis=None)
+    return np.asarray(total if mode == "sum" else total / max(losses.size, 1), dtype=input.dtype)
 
 
 # -- cross_entropy's common case, fused -------------------------------------------------------------
