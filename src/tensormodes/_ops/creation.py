@@ -1031,6 +1031,49 @@ def _power(base: float, exponents: np.ndarray) -> np.ndarray:
             return np.power(base, exponents)
 
 
+def _triangle_indices(numpy_indices, name: str, row: int, col: int, offset: int, dtype) -> np.ndarray:
+    for what, value in (("row", row), ("col", col)):
+        if value < 0:
+            raise RuntimeError(f"{what} must be non-negative, got{value}")
+    target = resolve_dtype(dtype) or dt.int64
+    if target not in (dt.int32, dt.int64):
+        raise not_implemented(name, target)
+    rows, columns = numpy_indices(row, offset, col)
+    return np.stack([rows, columns]).astype(target._np)
+
+
+@op(factory=True, samples=(Sample((3, 3)), Sample((3, 4, 1)), Sample((2, 2), {"dtype": dt.int32}),
+                           Sample((0, 3)), Sample((4, 2, -1))))
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype | None = None, device=None,
+                 layout=None) -> Tensor:
+    """The row and column indices (a 2 x N tensor) of the lower triangle of a ``row`` x ``col``
+    matrix, on and below diagonal ``offset``, in row-major order.
+
+    >>> import tensormodes as tm
+    >>> tm.tril_indices(2, 2)
+    tensor([[0, 1, 1],
+            [0, 0, 1]])
+    """
+    check_device(device)
+    return _triangle_indices(np.tril_indices, "tril_indices", row, col, offset, dtype)
+
+
+@op(factory=True, samples=(Sample((3, 3)), Sample((3, 4, -1)), Sample((2, 2), {"dtype": dt.int32}),
+                           Sample((0, 3)), Sample((4, 2, 1))))
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype | None = None, device=None,
+                 layout=None) -> Tensor:
+    """The row and column indices (a 2 x N tensor) of the upper triangle of a ``row`` x ``col``
+    matrix, on and above diagonal ``offset``, in row-major order.
+
+    >>> import tensormodes as tm
+    >>> tm.triu_indices(2, 2)
+    tensor([[0, 0, 1],
+            [0, 1, 1]])
+    """
+    check_device(device)
+    return _triangle_indices(np.triu_indices, "triu_indices", row, col, offset, dtype)
+
+
 @op(factory=True, out=True, samples=(Sample((3,)), Sample((2, 4), {"dtype": dt.int64}), Sample((0,)),
                                      Sample((3, 1), {"dtype": dt.bool}), Sample((2,), {"m": 3})))
 def eye(n: int, m: int | None = None, *, dtype: dt.dtype | None = None, layout=None, device=None,

@@ -1621,3 +1621,212 @@ def _median_of_all(array: np.ndarray) -> np.ndarray:
     if flat.dtype.kind == "f" and np.isnan(flat).any():
         return np.full((), np.nan, array.dtype)
     return np.asarray(np.partition(flat, middle)[middle]).astype(array.dtype, copy=False)
+
+
+# -- searching, counting and uniques ---------------------------------------------------------
+
+def _search_side(right: bool, side: str | None) -> str:
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                               "while right was True")
+        return side
+    return "right" if right else "left"
+
+
+def _searchable(array: np.ndarray, kernel: str) -> np.ndarray:
+    if array.dtype.kind in "bc":
+        raise _not_implemented(kernel, array)
+    return _sortable(array)
+
+
+@op(differentiable=False, out=True, samples=(
+    Sample((TensorSpec((5,), "int64", 0, 0), TensorSpec((3,), "int64", -2, 8))),
+    Sample((TensorSpec((4,), "float32", 0, 0), TensorSpec((2, 2))), {"right": True}),
+    Sample((TensorSpec((2, 3), "float64", 0, 0), TensorSpec((2, 2), "float64")), {"side": "right"}),
+    Sample((TensorSpec((4,), "int64", 0, 0), 3)), Sample((TensorSpec((4,), "int64", 0, 0), TensorSpec((3,), "int64")),
+                                                          {"out_int32": True})))
+def searchsorted(sorted_sequence: Tensor, values: Tensor | Number, *, out_int32: bool = False, right: bool = False,
+                 side: str | None = None, sorter: Tensor | None = None) -> Tensor:
+    """Where each of ``values`` would be inserted into ``sorted_sequence`` (sorted along its last
+    dimension, which is searched; leading dimensions match ``values``') to keep it sorted:
+    before equal elements, or after them with ``right=True`` / ``side='right'``.
+
+    >>> import tensormodes as tm
+    >>> tm.searchsorted(tm.tensor([1, 3, 5, 7]), tm.tensor([3, 6, 9]))
+    tensor([1, 3, 4])
+    """
+    which = _search_side(right, side)
+    if sorter is not None:
+        if sorter.shape != sorted_sequence.shape:
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                               f"tensor {list(sorted_sequence.shape)}and got sorter tensor {list(sorter.shape)}")
+        sorted_sequence = np.take_along_axis(sorted_sequence, sorter, axis=-1)
+    scalar = not isinstance(values, np.ndarray)
+    query = np.asarray(values) if scalar else values
+    if sorted_sequence.ndim > 1 and sorted_sequence.shape[:-1] != query.shape[:-1]:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                           "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                           f"{list(sorted_sequence.shape)} and input value tensor {list(query.shape)}")
+    boundaries = _searchable(sorted_sequence, "searchsorted_out_cpu")
+    query = _searchable(query, "searchsorted_out_cpu")
+    index_type = np.int32 if out_int32 else _INT64
+    if boundaries.ndim == 1:
+        return np.asarray(np.searchsorted(boundaries, query, side=which)).astype(index_type)
+    rows = boundaries.reshape(-1, boundaries.shape[-1])
+    questions = query.reshape(rows.shape[0], -1)
+    found = np.stack([np.searchsorted(r, q, side=which) for r, q in zip(rows, questions)]) if rows.shape[0] else \
+        np.zeros(questions.shape, _INT64)
+    return found.reshape(query.shape).astype(index_type)
+
+
+@op(differentiable=False, out=True, samples=(
+    Sample((TensorSpec((3,), "int64", -2, 8), TensorSpec((5,), "int64", 0, 0))),
+    Sample((TensorSpec((2, 2)), TensorSpec((4,), "float32", 0, 0)), {"right": True}),
+    Sample((TensorSpec((3,), "int64", -2, 8), TensorSpec((5,), "int64", 0, 0)), {"out_int32": True})))
+def bucketize(input: Tensor | Number, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """The index of the bucket each element of ``input`` falls into, among the sorted 1-D
+    ``boundaries`` (``searchsorted(boundaries, input)``).
+
+    >>> import tensormodes as tm
+    >>> tm.bucketize(tm.tensor([3, 6, 9]), tm.tensor([1, 3, 5, 7]))
+    tensor([1, 3, 4])
+    """
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+@op(differentiable=False, samples=(
+    Sample((TensorSpec((6,), "int64", 0, 4),)), Sample((TensorSpec((4,), "int64", 0, 3), TensorSpec((4,)))),
+    Sample((TensorSpec((4,), "uint8", 0, 3),), {"minlength": 6}), Sample((TensorSpec((0,), "int64"),)),
+    Sample((TensorSpec((3,), "int64", 0, 2), TensorSpec((3,), "int64", 0, 5)))))
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value 0, 1, ... occurs in the 1-D non-negative integer ``input`` (at least
+    ``minlength`` counts), or the sums of ``weights`` per value (float64 unless float32).
+
+    >>> import tensormodes as tm
+    >>> tm.bincount(tm.tensor([0, 1, 1, 3]))
+    tensor([1, 2, 0, 1])
+    """
+    if input.dtype.kind not in "iub" or input.dtype.kind == "b":
+        raise _not_implemented("bincount_cpu", input)
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.ndim != 1 or (input.size and input.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != input.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    if weights is None:
+        return np.bincount(input, minlength=minlength).astype(_INT64)
+    result_type = np.float32 if weights.dtype == np.float32 else np.float64
+    return np.bincount(input, weights.astype(np.float64), minlength=minlength).astype(result_type)
+
+
+@op(differentiable=False, out=True, samples=(
+    Sample((TensorSpec((6,)),), {"bins": 4}), Sample((TensorSpec((5,), "float64"), 3, -1, 1)),
+    Sample((TensorSpec((2, 3)), 5, 0, 0)), Sample((TensorSpec((0,)), 2))))
+def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:  # noqa: A002
+    """A histogram of ``input`` with ``bins`` equal bins over ``[min, max]`` (the data's range
+    when both are 0); elements outside are ignored.
+
+    >>> import tensormodes as tm
+    >>> tm.histc(tm.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)
+    tensor([0., 2., 1., 0.])
+    """
+    if input.dtype.kind not in "f" and input.dtype != _BFLOAT16:
+        raise _not_implemented("histogram_cpu", input)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    low, high = float(min), float(max)
+    if low > high:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    values = input.reshape(-1).astype(np.float64)
+    if low == high and values.size:
+        low, high = float(values.min()), float(values.max())
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{_number(low)}, {_number(high)}] is not finite")
+    if low == high:
+        low, high = low - 1, high + 1
+    counts, _ = np.histogram(values, bins=bins, range=(low, high))
+    return counts.astype(input.dtype)
+
+
+def _number(value: float) -> str:
+    """A float as C++ streams print it (``1``, ``2.5``, ``inf``)."""
+    return f"{value:g}"
+
+
+def _unique_along(input: np.ndarray, dim, consecutive: bool):
+    """(values, inverse, counts) of the distinct elements (or slices along ``dim``), sorted,
+    or in order for runs of equal neighbours when ``consecutive``."""
+    if dim is None:
+        flat = input.reshape(-1)
+        if consecutive:
+            starts = np.ones(flat.shape, bool)
+            starts[1:] = flat[1:] != flat[:-1]
+            inverse = np.cumsum(starts) - 1
+            return flat[starts], inverse.reshape(input.shape), np.diff(np.append(np.flatnonzero(starts), flat.size))
+        # Each NaN is distinct, as in PyTorch.
+        values, inverse, counts = np.unique(flat, return_inverse=True, return_counts=True, equal_nan=False)
+        return values, inverse.reshape(input.shape), counts
+    axis = wrap_dim(dim, input.ndim)
+    moved = np.moveaxis(input, axis, 0)
+    rows = moved.reshape(moved.shape[0], -1)
+    if consecutive:
+        starts = np.ones(rows.shape[0], bool)
+        starts[1:] = np.any(rows[1:] != rows[:-1], axis=1)
+        inverse = np.cumsum(starts) - 1
+        counts = np.diff(np.append(np.flatnonzero(starts), rows.shape[0]))
+        kept = moved[starts]
+    else:
+        _, first, inverse, counts = np.unique(rows, axis=0, return_index=True, return_inverse=True,
+                                              return_counts=True)
+        kept = moved[first]
+    return np.moveaxis(kept, 0, axis), inverse.reshape(-1), counts
+
+
+def _unique_result(values, inverse, counts, return_inverse: bool, return_counts: bool):
+    result = (values,)
+    if return_inverse:
+        result += (inverse.astype(_INT64),)
+    if return_counts:
+        result += (counts.astype(_INT64),)
+    return result[0] if len(result) == 1 else result
+
+
+@op(differentiable=False, samples=(
+    Sample((TensorSpec((6,), "int64", 0, 3),)), Sample((TensorSpec((2, 3), "int64", 0, 2),),
+                                                       {"return_inverse": True, "return_counts": True}),
+    Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0, "return_counts": True}), Sample((TensorSpec((5,)),)),
+    Sample((TensorSpec((4,), "bool"),), {"sorted": False})))
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim: int | None = None) -> Tensor:
+    """The distinct elements of ``input`` (or its distinct slices along ``dim``), sorted; with
+    ``return_inverse`` also where each element went, with ``return_counts`` how often each occurs.
+
+    >>> import tensormodes as tm
+    >>> tm.unique(tm.tensor([3, 1, 3, 2]), return_counts=True)
+    (tensor([1, 2, 3]), tensor([1, 1, 2]))
+    """
+    if input.dtype.kind == "c":
+        raise _not_implemented("unique", input)
+    return _unique_result(*_unique_along(_sortable(input) if dim is None else input, dim, False),
+                          return_inverse, return_counts)
+
+
+@op(differentiable=False, samples=(
+    Sample((TensorSpec((8,), "int64", 0, 1),), {"return_inverse": True, "return_counts": True}),
+    Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0}), Sample((TensorSpec((3,)),))))
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None) -> Tensor:
+    """``input`` with each run of equal neighbours (or equal slices along ``dim``) kept once;
+    with ``return_inverse`` also each element's run, with ``return_counts`` the runs' lengths.
+
+    >>> import tensormodes as tm
+    >>> tm.unique_consecutive(tm.tensor([1, 1, 2, 1]))
+    tensor([1, 2, 1])
+    """
+    return _unique_result(*_unique_along(input, dim, True), return_inverse, return_counts)

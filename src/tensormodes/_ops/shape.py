@@ -1772,6 +1772,82 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return result
 
 
+def _block_diag_grad(grad, tensors_shape):
+    grads, row, column = [], 0, 0
+    for shape in tensors_shape:
+        rows, columns = (1, 1) if len(shape) == 0 else (1, shape[0]) if len(shape) == 1 else shape
+        grads.append(grad[row:row + rows, column:column + columns].reshape(shape))
+        row, column = row + rows, column + columns
+    return grads
+
+
+@op(grad=_block_diag_grad, samples=(
+    Sample((TensorSpec((1, 2)), _SCALAR, TensorSpec((2,)))), Sample((TensorSpec((2, 2)), TensorSpec((1, 3)))),
+    Sample((TensorSpec((1,), "bool"), TensorSpec((1, 1), "int64"))), Sample((TensorSpec((0, 2)), TensorSpec((1, 1)))),
+    Sample(())))
+def block_diag(*tensors: Tensor) -> Tensor:
+    """A block diagonal matrix of ``tensors`` (0-D and 1-D ones as one row), dtypes promoted.
+
+    >>> import tensormodes as tm
+    >>> tm.block_diag(tm.tensor([[1, 2]]), tm.tensor(3))
+    tensor([[1, 2, 0],
+            [0, 0, 3]])
+    """
+    for position, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {position} "
+                               f"has {t.ndim} dimensions")
+    if not tensors:
+        return np.zeros((1, 0), dt.get_default_dtype()._np)
+    blocks = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
+    result = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), operand_dtype(*tensors)._np)
+    row = column = 0
+    for b in blocks:
+        result[row:row + b.shape[0], column:column + b.shape[1]] = b
+        row, column = row + b.shape[0], column + b.shape[1]
+    return result
+
+
+def _cartesian_prod_grad(grad, tensors_shape):
+    if len(tensors_shape) == 1:
+        return [grad]
+    sizes = [shape[0] for shape in tensors_shape]
+    grads = []
+    for i in range(len(sizes)):
+        spread = grad[:, i].reshape(sizes)
+        others = [d for d in range(len(sizes)) if d != i]
+        grads.append(spread.sum(others) if others else spread)
+    return grads
+
+
+@op(grad=_cartesian_prod_grad, samples=(
+    Sample((TensorSpec((2,)), TensorSpec((3,)))), Sample((TensorSpec((2,), "int64"), TensorSpec((2,), "int64"),
+                                                        TensorSpec((1,), "int64"))),
+    Sample((TensorSpec((3,)),)), Sample((TensorSpec((2,)), TensorSpec((0,))))))
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of one element of each 1-D tensor, as rows (one column per tensor);
+    one tensor is returned as it is.
+
+    >>> import tensormodes as tm
+    >>> tm.cartesian_prod(tm.tensor([1, 2]), tm.tensor([3, 4]))
+    tensor([[1, 3],
+            [1, 4],
+            [2, 3],
+            [2, 4]])
+    """
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0].copy()
+    if any(t.dtype != tensors[0].dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    grids = np.meshgrid(*tensors, indexing="ij")
+    return np.stack([g.reshape(-1) for g in grids], axis=1)
+
+
 # -- copies and aliases -----------------------------------------------------------------
 
 @op(grad=_same_grad, method=True,
