@@ -119,6 +119,22 @@ def _torch_svd(torch):
     return svd
 
 
+def _torch_eigh(torch):
+    def eigh(A, UPLO="L"):
+        # Eigenvectors are unique only up to sign (phase): fixed as tensormodes fixes them (the
+        # largest entry of each column real and positive), by constant phases.
+        L, V = torch.linalg.eigh(A, UPLO)
+        if V.numel() == 0:
+            return L, V
+        with torch.no_grad():
+            largest = V.gather(-2, V.abs().argmax(-2, keepdim=True))
+            size = largest.abs()
+            phases = torch.where(size > 0, largest / torch.where(size > 0, size, 1), 1).to(V.dtype)
+        return torch.return_types.linalg_eigh((L, V * phases.conj()))
+
+    return eigh
+
+
 # Private tensormodes ops that PyTorch has only as ATen operators (``torch.ops.aten``), outside
 # its Python namespace, with these equivalents written with PyTorch's API: the cross-reference
 # tests compare with them (``callable_for(opdef, torch)``) instead of looking the name up.
@@ -130,6 +146,7 @@ TORCH_EQUIVALENTS = {
     "_cross_entropy_loss_backward": _torch_cross_entropy_loss_backward,  # no ATen op: autograd's gradient
     "_to_copy": lambda torch: torch.ops.aten._to_copy,
     "svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
+    "eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }
 
 

@@ -1,5 +1,6 @@
-"""Linear algebra: products, einsum, tensordot, trace, matrix_power — values, dtypes,
-PyTorch's errors, gradients."""
+"""Linear algebra: products, einsum, tensordot, trace, matrix_power and torch.linalg's
+functions (det, slogdet, inv, solve, svd, cholesky, qr, eigh) — values, dtypes, PyTorch's
+errors, gradients."""
 
 from __future__ import annotations
 
@@ -479,3 +480,343 @@ def test_nuclear_norm_gradient_with_repeated_singular_values():
     x = tm.eye(3, dtype=tm.float64, requires_grad=True)
     x.norm("nuc").backward()
     assert x.grad.tolist() == np.eye(3).tolist()
+
+
+# -- determinants, inverses, linear systems, Cholesky, QR, eigh ---------------------------------------
+
+DECOMPOSITION_CASES = [
+    # det, slogdet: PyTorch's checks in its order, singular and empty inputs
+    "L.linalg.det(L.ones(2,3))", "L.linalg.det(L.ones(3))", "L.linalg.det(L.tensor(1.))",
+    "L.linalg.det(L.ones(2,2,dtype=L.int32))", "L.linalg.det(L.ones(2,3,dtype=L.int32))",
+    "L.linalg.det(L.ones(2,2,dtype=L.bool))", "L.linalg.det(L.ones(2,2,dtype=L.float16))",
+    "L.linalg.det(L.ones(2,2,dtype=L.bfloat16))", "L.linalg.det(L.zeros(2,2))", "L.linalg.det(L.ones(0,0))",
+    "L.linalg.det(L.ones(0,2,2))", "L.linalg.det(L.tensor([[2.,3],[4,5]], dtype=L.float64))",
+    "L.linalg.det(L.tensor([[1j,2],[3,4]]))", "L.linalg.det(L.arange(18.).reshape(2,3,3) % 5)",
+    "L.linalg.det(L.tensor([[1.,nan],[0,1]]))", "L.linalg.det(L.ones(2,2,dtype=L.complex128)).dtype",
+    "L.linalg.slogdet(L.ones(2,3))", "L.linalg.slogdet(L.ones(3))", "L.linalg.slogdet(L.ones(2,2,dtype=L.int32))",
+    "L.linalg.slogdet(L.ones(2,2,dtype=L.float16))", "L.linalg.slogdet(L.ones(2,2,dtype=L.bfloat16))",
+    "L.linalg.slogdet(L.ones(2,3,dtype=L.float16))", "L.linalg.slogdet(L.tensor([[0.,2],[1,0]]))",
+    "L.linalg.slogdet(L.zeros(2,2)).sign", "L.linalg.slogdet(L.zeros(2,2)).logabsdet",
+    "L.linalg.slogdet(L.tensor([[1j,0],[0,2]])).sign", "L.linalg.slogdet(L.tensor([[1j,0],[0,2]])).logabsdet",
+    "L.linalg.slogdet(L.ones(0,0)).sign", "L.linalg.slogdet(L.ones(0,2,2)).logabsdet",
+    "L.linalg.slogdet(L.arange(18.).reshape(2,3,3) % 5 - 2).logabsdet",
+    # inv
+    "L.linalg.inv(L.ones(2,3))", "L.linalg.inv(L.ones(3))", "L.linalg.inv(L.ones(2,2,dtype=L.int32))",
+    "L.linalg.inv(L.ones(2,2,dtype=L.float16))", "L.linalg.inv(L.ones(2,2,dtype=L.bfloat16))",
+    "L.linalg.inv(L.ones(2,3,dtype=L.float16))", "L.linalg.inv(L.zeros(2,2))", "L.linalg.inv(L.zeros(3,2,2))",
+    "L.linalg.inv(L.tensor([[[1.,0],[0,1]],[[1.,1],[1,1]]]))", "L.linalg.inv(L.tensor([[1.,2,3],[2,4,6],[1,0,1]]))",
+    "L.linalg.inv(L.ones(0,0))", "L.linalg.inv(L.ones(2,0,0))", "L.linalg.inv(L.tensor([[2.,1],[1,1]]))",
+    "L.linalg.inv(L.tensor([[1j,2],[3,4]], dtype=L.complex128))", "L.linalg.inv(L.tensor([[1.,nan],[0,1]]))",
+    # solve: vectors, batches of vectors, broadcasting, left=False and each error
+    "L.linalg.solve(L.ones(2,3), L.ones(2))", "L.linalg.solve(L.ones(3), L.ones(3))",
+    "L.linalg.solve(L.eye(2), L.ones(3))", "L.linalg.solve(L.eye(2), L.ones(2,3))",
+    "L.linalg.solve(L.eye(2), L.ones(3,2), left=False)", "L.linalg.solve(L.eye(2), L.ones(2), left=False)",
+    "L.linalg.solve(L.eye(2), L.ones(3,3))", "L.linalg.solve(L.eye(2), L.ones(2,dtype=L.float64))",
+    "L.linalg.solve(L.eye(2,dtype=L.int32), L.ones(2,dtype=L.int32))",
+    "L.linalg.solve(L.ones(2,2), L.ones(2,dtype=L.int32))", "L.linalg.solve(L.ones(2,3,dtype=L.int32), L.ones(2))",
+    "L.linalg.solve(L.zeros(2,2), L.ones(2))", "L.linalg.solve(L.zeros(3,2,2), L.ones(3,2))",
+    "L.linalg.solve(L.eye(2).expand(3,2,2), L.ones(3,2))", "L.linalg.solve(L.eye(2).expand(3,2,2), L.ones(4,2))",
+    "L.linalg.solve(L.eye(2).expand(3,2,2), L.ones(2,2))", "L.linalg.solve(L.eye(2).expand(3,2,2), L.ones(4,2,2))",
+    "L.linalg.solve(L.eye(2), L.ones(()))", "L.linalg.solve(L.eye(2,dtype=L.float16), L.ones(2,dtype=L.float16))",
+    "L.linalg.solve(L.eye(2,dtype=L.bfloat16), L.ones(2,dtype=L.bfloat16))",
+    "L.linalg.solve(L.eye(2), L.ones(2,dtype=L.complex64))", "L.linalg.solve(L.eye(2), L.ones(2,2), left=None)",
+    "L.linalg.solve(L.eye(2).expand(4,3,2,2), L.ones(3,2))", "L.linalg.solve(L.eye(2).expand(2,2,2), L.ones(1,2,2))",
+    "L.linalg.solve(L.eye(2).expand(2,2,2), L.ones(2,2), left=False)", "L.linalg.solve(L.eye(2), L.ones(2,0))",
+    "L.linalg.solve(L.ones(0,0), L.ones(0))", "L.linalg.solve(L.ones(0,2,2), L.ones(2))",
+    "L.linalg.solve(L.tensor([[2.,1],[1,3]]), L.tensor([[1.,2],[3,4],[5,6]]), left=False)",
+    "L.linalg.solve(L.tensor([[2.,1j],[1,3]]), L.tensor([1.,1j]))",
+    "L.linalg.solve(L.tensor([[[2.,1],[1,3]],[[1,2],[0,1]]]), L.tensor([[1.,2],[3,4]]))",
+    # cholesky
+    "L.linalg.cholesky(L.ones(2,3))", "L.linalg.cholesky(L.ones(3))", "L.linalg.cholesky(L.ones(2,2,dtype=L.int32))",
+    "L.linalg.cholesky(L.ones(2,2,dtype=L.float16))", "L.linalg.cholesky(L.ones(2,2,dtype=L.bfloat16))",
+    "L.linalg.cholesky(L.tensor([[1.,2],[2,1]]))", "L.linalg.cholesky(L.tensor([[[1.,0],[0,1]],[[1.,2],[2,1]]]))",
+    "L.linalg.cholesky(L.tensor([[-1.,2],[2,1]]))", "L.linalg.cholesky(L.tensor([[4.,9],[2,5]]), upper=True)",
+    "L.linalg.cholesky(L.tensor([[4.,9],[2,5]]))", "L.linalg.cholesky(L.tensor([[4.,2],[9,5]]), upper=True)",
+    "L.linalg.cholesky(L.tensor([[4.,2j],[-2j,5]]))", "L.linalg.cholesky(L.tensor([[4.,2j],[-2j,5]]), upper=True)",
+    "L.linalg.cholesky(L.ones(0,0))", "L.linalg.cholesky(L.tensor([[1.,nan],[0,1]]))",
+    "L.linalg.cholesky(L.tensor([[nan,0],[0,1]]))", "L.linalg.cholesky(L.tensor([[[1.,0],[0,1]],[[1.,0],[nan,1]]]))",
+    "L.linalg.inv(L.tensor([[1.,inf],[0,1]]))", "L.linalg.solve(L.tensor([[1.,nan],[0,1]]), L.ones(2))",
+    "L.linalg.inv(L.tensor([[0.,0,1],[0,0,0],[1,0,0]]))", "L.linalg.det(L.arange(9.).reshape(3,3))",
+    "L.linalg.cholesky(L.ones(2,2), upper=None)",
+    "L.linalg.cholesky(L.tensor([[4.,2,0],[2,5,1],[0,1,3]], dtype=L.float64))",
+    # qr
+    "L.linalg.qr(L.ones(3))", "L.linalg.qr(L.ones(2,2,dtype=L.int32))", "L.linalg.qr(L.ones(2,2,dtype=L.float16))",
+    "L.linalg.qr(L.ones(2,2,dtype=L.bfloat16))", "L.linalg.qr(L.ones(2,2), mode='foo')",
+    "L.linalg.qr(L.ones(2,2,dtype=L.int32), mode='foo')", "L.linalg.qr(L.ones(2,2,dtype=L.float16), mode='foo')",
+    "L.linalg.qr(L.ones(2,2), mode=None)", "L.linalg.qr(L.ones(2,3), mode='r')",
+    "L.linalg.qr(L.ones(0,3))", "L.linalg.qr(L.ones(3,0))", "L.linalg.qr(L.ones(3,0), mode='complete')",
+    "L.linalg.qr(L.ones(2,0,3), mode='complete')",
+    "L.linalg.qr(L.tensor([[3.,1],[4,2],[0,1]])).Q", "L.linalg.qr(L.tensor([[3.,1],[4,2],[0,1]])).R",
+    "L.linalg.qr(L.tensor([[3.,1],[4,2],[0,1]]), 'complete').Q",
+    "L.linalg.qr(L.tensor([[3.,1],[4,2],[0,1]]), 'complete').R", "L.linalg.qr(L.tensor([[3.,1,2],[4,2,0]])).R",
+    "L.linalg.qr(L.tensor([[1j,1],[2,1j],[0,1]])).Q", "L.linalg.qr(L.tensor([[1j,1],[2,1j],[0,1]])).R",
+    # eigh, eigvalsh
+    "L.linalg.eigh(L.ones(3))", "L.linalg.eigh(L.ones(2,3))", "L.linalg.eigh(L.ones(2,3), UPLO='X')",
+    "L.linalg.eigh(L.ones(2,2,dtype=L.int32))", "L.linalg.eigh(L.ones(2,2,dtype=L.bool))",
+    "L.linalg.eigh(L.ones(2,2,dtype=L.float16))", "L.linalg.eigh(L.ones(2,2,dtype=L.bfloat16))",
+    "L.linalg.eigh(L.ones(2,2), UPLO='X')", "L.linalg.eigh(L.ones(2,2), UPLO='UL')",
+    "L.linalg.eigh(L.ones(2,2,dtype=L.int32), UPLO='X')", "L.linalg.eigh(L.ones(2,2), UPLO=None)",
+    "L.linalg.eigh(L.tensor([[1.,5],[0,1]]), UPLO='U').eigenvalues",
+    "L.linalg.eigh(L.tensor([[1.,5],[0,1]]), UPLO='u').eigenvalues",
+    "L.linalg.eigh(L.tensor([[1.,5],[0,1]])).eigenvalues", "L.linalg.eigh(L.ones(0,0)).eigenvectors",
+    "L.linalg.eigh(L.ones(2,0,0)).eigenvalues", "L.linalg.eigvalsh(L.ones(2,3))", "L.linalg.eigvalsh(L.ones(3))",
+    "L.linalg.eigvalsh(L.ones(2,2,dtype=L.int32))", "L.linalg.eigvalsh(L.ones(2,2), UPLO='X')",
+    "L.linalg.eigvalsh(L.tensor([[2.,1j],[-1j,2]]))", "L.linalg.eigvalsh(L.tensor([[2.,1],[7,2]]), 'U')",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", DECOMPOSITION_CASES)
+def test_decompositions_match_torch(expression):
+    assert_same_outcome(expression, rtol=1e-6, atol=1e-6)
+
+
+def test_det_slogdet_inv_solve_exact_values():
+    a = tm.tensor([[2., 1.], [4., 3.]], dtype=tm.float64)
+    assert tm.linalg.det(a).item() == pytest.approx(2.0)
+    sign, logabsdet = tm.linalg.slogdet(-a)
+    assert sign.item() == 1.0 and logabsdet.item() == pytest.approx(np.log(2.0))
+    np.testing.assert_allclose(tm.linalg.inv(a).numpy(), [[1.5, -0.5], [-2.0, 1.0]], rtol=1e-15)
+    np.testing.assert_allclose(tm.linalg.solve(a, tm.tensor([3., 7.], dtype=tm.float64)).numpy(), [1., 1.])
+    np.testing.assert_allclose(tm.linalg.solve(a, tm.eye(2, dtype=tm.float64), left=False).numpy(),
+                               tm.linalg.inv(a).numpy(), rtol=1e-15)
+    assert tm.linalg.det(tm.tensor([[1., 2.], [2., 4.]])).item() == 0.0
+    assert tm.linalg.det(tm.ones(0, 0)).item() == 1.0 and tm.linalg.det(tm.ones(0, 3, 3)).shape == (0,)
+
+
+def test_slogdet_is_a_named_tuple_with_one_node():
+    x = tm.tensor([[0., 2.], [1., 0.]], requires_grad=True)
+    result = tm.linalg.slogdet(x)
+    assert type(result) is tm.return_types.linalg_slogdet and result._fields == ("sign", "logabsdet")
+    assert result.sign.item() == -1.0 and result.sign.grad_fn is result.logabsdet.grad_fn
+    assert result.sign.grad_fn.name() == "LinalgSlogdetBackward0"
+    assert tm.linalg.det(x).grad_fn.name() == "LinalgDetBackward0"
+    assert tm.linalg.solve(x, x).grad_fn.name() == "LinalgSolveBackward0"
+    complex_sign = tm.linalg.slogdet(tm.tensor([[1j, 0], [0, 2]])).sign
+    assert complex_sign.dtype is tm.complex64 and complex_sign.item() == 1j
+
+
+def test_singular_inputs_raise_linalg_errors():
+    message = ("The diagonal element 2 is zero, the inversion could not be completed because the input matrix is "
+               "singular.")
+    with pytest.raises(tm.linalg.LinAlgError, match=f"^linalg.inv: {message}$"):
+        tm.linalg.inv(tm.tensor([[1., 1.], [1., 1.]]))
+    with pytest.raises(tm.linalg.LinAlgError, match=rf"^linalg.inv: \(Batch element 1\): {message}$"):
+        tm.linalg.inv(tm.tensor([[[1., 0.], [0., 1.]], [[1., 1.], [1., 1.]]]))
+    with pytest.raises(tm.linalg.LinAlgError, match=r"^tensormodes.linalg.solve: \(Batch element 2\): The solver "
+                                                    r"failed because the input matrix is singular.$"):
+        tm.linalg.solve(tm.eye(2) * tm.tensor([1., 1., 0.]).reshape(3, 1, 1), tm.ones(2))
+    with pytest.raises(tm.linalg.LinAlgError, match=r"the leading minor of order 2 is not positive-definite"):
+        tm.linalg.cholesky(tm.tensor([[1., 2.], [2., 1.]]))
+    assert tm.linalg.slogdet(tm.zeros(3, 3)).logabsdet.item() == -np.inf
+
+
+def test_solve_broadcasts_and_treats_batches_of_vectors_as_torch():
+    a = tm.tensor(np.random.default_rng(0).standard_normal((3, 2, 2)) + 3 * np.eye(2), dtype=tm.float32)
+    assert tm.linalg.solve(a, tm.ones(3, 2)).shape == (3, 2)  # B shaped as A without its last dim: vectors
+    assert tm.linalg.solve(a, tm.ones(2, 2)).shape == (3, 2, 2)  # otherwise a matrix, broadcast
+    assert tm.linalg.solve(a, tm.ones(4, 1, 2, 5)).shape == (4, 3, 2, 5)
+    x = tm.linalg.solve(a, tm.ones(3, 2))
+    np.testing.assert_allclose((a @ x.unsqueeze(-1)).squeeze(-1).numpy(), np.ones((3, 2)), rtol=1e-5)
+
+
+def test_cholesky_qr_eigh_factors_rebuild_their_input():
+    rng = np.random.default_rng(0)
+    for dtype, noise in ((np.float64, 0), (np.complex128, 1j)):
+        m = rng.standard_normal((2, 3, 3)) + noise * rng.standard_normal((2, 3, 3))
+        hermitian = m @ np.swapaxes(m, -2, -1).conj() + np.eye(3)
+        lower = tm.linalg.cholesky(tm.tensor(hermitian)).numpy()
+        np.testing.assert_allclose(lower @ np.swapaxes(lower, -2, -1).conj(), hermitian, rtol=1e-12)
+        assert np.all(np.triu(lower, 1) == 0) and lower.dtype == dtype
+        upper = tm.linalg.cholesky(tm.tensor(hermitian), upper=True).numpy()
+        np.testing.assert_allclose(upper, np.swapaxes(lower, -2, -1).conj(), rtol=1e-12)
+        q, r = (t.numpy() for t in tm.linalg.qr(tm.tensor(m[..., :2])))
+        np.testing.assert_allclose(q @ r, m[..., :2], atol=1e-12)
+        values, vectors = (t.numpy() for t in tm.linalg.eigh(tm.tensor(hermitian)))
+        np.testing.assert_allclose((vectors * values[..., None, :]) @ np.swapaxes(vectors, -2, -1).conj(), hermitian,
+                                   atol=1e-12)
+        largest = np.take_along_axis(vectors, np.abs(vectors).argmax(-2)[..., None, :], -2)
+        assert np.all(largest.real > 0) and np.allclose(largest.imag, 0, atol=1e-12)
+    result = tm.linalg.qr(tm.ones(2, 3), mode="r")
+    assert type(result) is tm.return_types.linalg_qr and result.Q.shape == (0,) and result.R.shape == (2, 3)
+    result = tm.linalg.eigh(tm.tensor([[2., 0.], [0., 1.]]))
+    assert type(result) is tm.return_types.linalg_eigh and result._fields == ("eigenvalues", "eigenvectors")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_cholesky_and_eigh_of_larger_hermitian_matrices_match_torch(dtype):
+    import torch
+
+    from .op_samples import _torch_eigh
+
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((3, 5, 5)) + (1j * rng.standard_normal((3, 5, 5)) if dtype == "complex128" else 0)
+    hermitian = m @ np.swapaxes(m, -2, -1).conj() + np.eye(5)
+    for upper in (False, True):
+        np.testing.assert_allclose(tm.linalg.cholesky(tm.tensor(hermitian), upper=upper).numpy(),
+                                   torch.linalg.cholesky(torch.tensor(hermitian), upper=upper).numpy(), rtol=1e-10)
+    ours, theirs = tm.linalg.eigh(tm.tensor(hermitian)), _torch_eigh(torch)(torch.tensor(hermitian))
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-9, atol=1e-12)
+
+
+# Gradients of functions well defined on the inputs (cholesky and eigh read one triangle, so
+# they are given Hermitian inputs; eigenvectors enter through sign-invariant functions).
+DECOMPOSITION_GRADIENT_CASES = [
+    ("L.linalg.det", (3, 3)), ("L.linalg.det", (2, 4, 4)), ("lambda a: L.linalg.slogdet(a).logabsdet", (2, 3, 3)),
+    ("L.linalg.inv", (2, 3, 3)), ("L.linalg.solve", (2, 3, 3), (3,)), ("L.linalg.solve", (3, 3), (2, 1, 3, 2)),
+    ("lambda a, b: L.linalg.solve(a, b, left=False)", (2, 3, 3), (4, 3)),
+    ("lambda a: L.linalg.cholesky(a @ a.mT + L.eye(3, dtype=a.dtype))", (2, 3, 3)),
+    ("lambda a: L.linalg.cholesky(a @ a.mT + L.eye(3, dtype=a.dtype), upper=True)", (3, 3)),
+    ("lambda a: L.linalg.qr(a)", (4, 3)), ("lambda a: L.linalg.qr(a)", (2, 2, 4)),
+    ("lambda a: L.linalg.qr(a, 'complete')", (3, 5)), ("lambda a: L.linalg.qr(a).R", (3, 3)),
+    ("lambda a: L.linalg.eigh(a + a.mT).eigenvalues", (2, 3, 3)),
+    ("lambda a: L.linalg.eigh(a + a.mT).eigenvectors ** 2", (4, 4)),
+    ("lambda a: L.linalg.eigh(a + a.mT, 'U').eigenvectors ** 2", (3, 3)),
+    ("lambda a: L.linalg.eigvalsh(a + a.mT)", (2, 3, 3)),
+]
+
+
+def _decomposition_gradients(library, function, shapes, complex_input=False):
+    rng = np.random.default_rng(0)
+    inputs = []
+    for shape in shapes:
+        value = rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if complex_input else 0)
+        inputs.append(library.tensor(value, requires_grad=True))
+    outputs = eval(function, {"L": library})(*inputs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    seeds = np.random.default_rng(1)
+    cotangents = [library.tensor(seeds.standard_normal(tuple(o.shape)), dtype=o.dtype) for o in outputs]
+    return [g.numpy(force=True) for g in library.autograd.grad(outputs, inputs, cotangents)]
+
+
+@pytest.mark.parametrize("case", DECOMPOSITION_GRADIENT_CASES, ids=str)
+def test_decomposition_gradients_and_second_gradients_match_finite_differences(case):
+    function, *shapes = case
+    rng = np.random.default_rng(0)
+    inputs = tuple(tm.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes)
+    function = eval(function, {"L": tm})
+    assert tm.autograd.gradcheck(function, inputs)
+    assert tm.autograd.gradgradcheck(function, inputs)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case", DECOMPOSITION_GRADIENT_CASES, ids=str)
+def test_decomposition_gradients_match_torch(case):
+    import torch
+
+    function, *shapes = case
+    for o, t in zip(_decomposition_gradients(tm, function, shapes), _decomposition_gradients(torch, function, shapes),
+                    strict=True):
+        np.testing.assert_allclose(o, t, rtol=1e-8, atol=1e-10)
+
+
+# Complex inputs: functions that do not depend on the eigenvectors' phases.
+COMPLEX_DECOMPOSITION_GRADIENT_CASES = [
+    ("L.linalg.det", (3, 3)), ("lambda a: L.linalg.slogdet(a).sign", (2, 3, 3)),
+    ("lambda a: L.linalg.slogdet(a).logabsdet", (3, 3)), ("L.linalg.inv", (3, 3)),
+    ("L.linalg.solve", (2, 3, 3), (3, 2)), ("lambda a, b: L.linalg.solve(a, b, left=False)", (3, 3), (2, 3)),
+    ("lambda a: L.linalg.cholesky(a @ a.mT.conj() + L.eye(3, dtype=a.dtype))", (3, 3)),
+    ("lambda a: L.linalg.qr(a)", (4, 3)), ("lambda a: L.linalg.qr(a)", (2, 4)),
+    ("lambda a: L.linalg.eigh(a + a.mT.conj()).eigenvectors.abs()", (3, 3)),
+    ("lambda a: (lambda r: r.eigenvectors @ r.eigenvalues.to(a.dtype).diag_embed() @ r.eigenvectors.mT.conj())("
+     "L.linalg.eigh(a + a.mT.conj(), 'U'))", (3, 3)),
+    ("lambda a: L.linalg.eigvalsh(a + a.mT.conj())", (2, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("case", COMPLEX_DECOMPOSITION_GRADIENT_CASES, ids=str)
+def test_complex_decomposition_gradients_match_finite_differences(case):
+    function, *shapes = case
+    rng = np.random.default_rng(0)
+    inputs = tuple(tm.tensor(rng.standard_normal(s) + 1j * rng.standard_normal(s), requires_grad=True) for s in shapes)
+    function = eval(function, {"L": tm})
+    assert tm.autograd.gradcheck(function, inputs)
+    assert tm.autograd.gradgradcheck(function, inputs)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("case", COMPLEX_DECOMPOSITION_GRADIENT_CASES, ids=str)
+def test_complex_decomposition_gradients_match_torch(case):
+    import torch
+
+    function, *shapes = case
+    ours = _decomposition_gradients(tm, function, shapes, complex_input=True)
+    theirs = _decomposition_gradients(torch, function, shapes, complex_input=True)
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(o, t, rtol=1e-8, atol=1e-10)
+
+
+def test_det_gradient_of_singular_matrices_is_the_conjugate_cofactor_matrix():
+    # Rank n - 1: the cofactor matrix is not zero (PyTorch gives it with create_graph=True).
+    x = tm.tensor([[1., 2., 3.], [2., 4., 6.], [1., 0., 1.]], dtype=tm.float64, requires_grad=True)
+    tm.linalg.det(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[4., 4., -4.], [-2., -2., 2.], [0., 0., 0.]], atol=1e-12)
+    z = tm.zeros(2, 3, 3, dtype=tm.complex128, requires_grad=True)
+    tm.linalg.det(z).real.sum().backward()
+    assert not np.any(z.grad.numpy())
+    y = tm.tensor([[1., 0.], [0., 0.]], dtype=tm.float64, requires_grad=True)
+    assert tm.autograd.gradcheck(tm.linalg.det, (y,)) and tm.autograd.gradgradcheck(tm.linalg.det, (y,))
+    mixed = tm.tensor([[[1., 2.], [2., 4.]], [[2., 1.], [0., 3.]]], dtype=tm.float64, requires_grad=True)
+    assert tm.autograd.gradcheck(tm.linalg.det, (mixed,))  # one singular matrix, one not
+    z = tm.tensor([[1j, 2.], [1j, 2.]], dtype=tm.complex128, requires_grad=True)
+    assert tm.autograd.gradcheck(tm.linalg.det, (z,))
+
+
+@pytest.mark.torch
+def test_det_gradient_of_a_singular_matrix_matches_torchs_create_graph_gradient():
+    import torch
+
+    values = [[1., 2., 3.], [2., 4., 6.], [1., 0., 1.]]
+    x = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    theirs, = torch.autograd.grad(torch.linalg.det(x), x, create_graph=True)
+    y = tm.tensor(values, dtype=tm.float64, requires_grad=True)
+    ours, = tm.autograd.grad(tm.linalg.det(y), y)
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), atol=1e-12)
+
+
+def test_qr_and_eigh_gradients_that_pytorch_refuses_raise():
+    x = tm.tensor(np.random.default_rng(0).standard_normal((3, 3)), requires_grad=True)
+    with pytest.raises(RuntimeError, match="not computed when mode='r'"):
+        tm.linalg.qr(x, mode="r").R.sum().backward()
+    tall = tm.tensor(np.random.default_rng(0).standard_normal((4, 3)), requires_grad=True)
+    with pytest.raises(RuntimeError, match="not differentiable when mode='complete' and nrows > ncols"):
+        tm.linalg.qr(tall, mode="complete").Q.sum().backward()
+    z = tm.tensor(np.random.default_rng(0).standard_normal((3, 3)) * (1 + 1j), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^linalg_eigh_backward: The eigenvectors in the complex case"):
+        tm.linalg.eigh(z).eigenvectors.real.sum().backward()
+    assert x.grad is None and tall.grad is None and z.grad is None
+
+
+@pytest.mark.torch
+@settings(max_examples=60, deadline=None)
+@given(batch_a=st.lists(st.integers(1, 3), max_size=2), batch_b=st.lists(st.integers(1, 3), max_size=2),
+       n=st.integers(1, 3), k=st.integers(1, 3), vector=st.booleans(), batched_vector=st.booleans(),
+       left=st.booleans())
+def test_solve_shapes_and_errors_match_torch(batch_a, batch_b, n, k, vector, batched_vector, left):
+    shape_b = (*batch_a, n) if batched_vector else (n,) if vector else (*batch_b, n if left else k, k if left else n)
+    a = np.random.default_rng(0).standard_normal((*batch_a, n, n)) + 3 * np.eye(n)
+    b = np.arange(int(np.prod(shape_b)), dtype=np.float64).reshape(shape_b)
+    assert_same_outcome(f"L.linalg.solve(L.tensor(np.array({a.tolist()})), L.tensor(np.array({b.tolist()})), "
+                        f"left={left})", rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.torch
+@settings(max_examples=60, deadline=None)
+@given(batch=st.lists(st.integers(0, 2), max_size=2), m=st.integers(0, 3), n=st.integers(0, 3),
+       mode=st.sampled_from(["reduced", "complete", "r"]), complex_input=st.booleans())
+def test_qr_and_square_matrix_functions_on_any_shape_match_torch(batch, m, n, mode, complex_input):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((*batch, m, n)) + (1j * rng.standard_normal((*batch, m, n)) if complex_input else 0)
+    tensor = f"L.tensor(np.array({a.tolist()}, dtype=np.{a.dtype}).reshape({a.shape}))"
+    for field in ("Q", "R"):
+        assert_same_outcome(f"L.linalg.qr({tensor}, mode={mode!r}).{field}", rtol=1e-10, atol=1e-12)
+    square = a[..., :min(m, n), :min(m, n)]
+    hermitian = square @ np.swapaxes(square, -2, -1).conj() + np.eye(square.shape[-1])
+    tensor = f"L.tensor(np.array({square.tolist()}, dtype=np.{a.dtype}).reshape({square.shape}))"
+    hermitian_tensor = f"L.tensor(np.array({hermitian.tolist()}, dtype=np.{a.dtype}).reshape({hermitian.shape}))"
+    for expression in (f"L.linalg.det({tensor})", f"L.linalg.slogdet({tensor}).logabsdet", f"L.linalg.inv({tensor})",
+                       f"L.linalg.cholesky({hermitian_tensor})", f"L.linalg.eigvalsh({hermitian_tensor})",
+                       f"L.linalg.eigh({hermitian_tensor}).eigenvalues", f"L.linalg.eigh({tensor}).eigenvectors.shape"):
+        assert_same_outcome(expression, rtol=1e-9, atol=1e-12)

@@ -1,5 +1,7 @@
-"""Linear algebra functions, as in ``torch.linalg``: for now the singular value
-decomposition, whose gradient also serves ``norm(p='nuc')``.
+"""Linear algebra functions, as in ``torch.linalg``: determinants (``det``, ``slogdet``),
+``inv`` and ``solve``, and the decompositions ``svd`` (whose gradient also serves
+``norm(p='nuc')``), ``cholesky``, ``qr`` and ``eigh``, with ``svdvals`` and ``eigvalsh``.
+Failures on the input (a singular matrix to invert) raise ``LinAlgError``.
 
 >>> import tensormodes as tm
 >>> U, S, Vh = tm.linalg.svd(tm.tensor([[0., 2.], [1., 0.]]))
@@ -12,7 +14,15 @@ from __future__ import annotations
 from . import _functions
 from ._ops.linalg import LinAlgError
 
-__all__ = ["svd", "svdvals", "LinAlgError"]
+__all__ = ["svd", "svdvals", "det", "slogdet", "inv", "solve", "cholesky", "qr", "eigh", "eigvalsh", "LinAlgError"]
 
 svd = _functions.namespace_function(__name__, "svd")
 svdvals = _functions.namespace_function(__name__, "svdvals")
+det = _functions.namespace_function(__name__, "det")
+slogdet = _functions.namespace_function(__name__, "slogdet")
+inv = _functions.namespace_function(__name__, "inv")
+solve = _functions.namespace_function(__name__, "solve")
+cholesky = _functions.namespace_function(__name__, "cholesky")
+qr = _functions.namespace_function(__name__, "qr")
+eigh = _functions.namespace_function(__name__, "eigh")
+eigvalsh = _functions.namespace_function(__name__, "eigvalsh")

@@ -1,5 +1,7 @@
 """Linear algebra: products of vectors, matrices and batches, ``einsum``, ``tensordot``,
-``trace`` and ``matrix_power``; the singular value decomposition (``tensormodes.linalg``).
+``trace`` and ``matrix_power``; in ``tensormodes.linalg``, determinants (``det``,
+``slogdet``), ``inv``, ``solve`` and the decompositions ``svd``, ``cholesky``, ``qr`` and
+``eigh`` (with ``svdvals`` and ``eigvalsh``).
 
 PyTorch does not promote in matrix products: operands must share a dtype, and
 each product checks shapes and dtypes with its own message, which the kernels
@@ -1160,3 +1162,490 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
     if broken is not None:
         s[broken] = np.nan
     return s
+
+
+# -- determinants, inverses and linear systems ----------------------------------------------------
+
+def _square_checks(name: str, A: np.ndarray) -> None:
+    """PyTorch's checks of a batch of square matrices, in its order (the dtype is checked apart)."""
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are {A.shape[-2]} by "
+                           f"{A.shape[-1]} matrices")
+
+
+def _floating_check(name: str, A: np.ndarray) -> None:
+    if A.dtype.kind not in "fc" and A.dtype != dt.bfloat16._np:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{scalar_type_name(_dtype(A))}")
+
+
+def _low_precision_check(name: str, A: np.ndarray) -> None:
+    if A.dtype in _HALF_TYPES:
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {scalar_type_name(_dtype(A))}")
+
+
+def _batch_prefix(batch_shape: tuple, flat_index: int) -> str:
+    return f"(Batch element {flat_index}): " if batch_shape else ""
+
+
+def _first_zero_pivot(matrix: np.ndarray) -> int:
+    """The 1-based position of the first zero on U's diagonal in the LU factorisation with partial
+    pivoting (LAPACK's ``getrf`` info; its pivot is the first entry of largest |re| + |im|), or 0."""
+    lu = np.array(matrix, dtype=np.complex128 if matrix.dtype.kind == "c" else np.float64)
+    n = lu.shape[0]
+    for k in range(n):
+        column = lu[k:, k]
+        pivot = k + int(np.argmax(np.abs(column.real) + np.abs(column.imag)))
+        if lu[pivot, k] == 0:
+            return k + 1
+        lu[[k, pivot]] = lu[[pivot, k]]
+        lu[k + 1:, k] /= lu[k, k]
+        lu[k + 1:, k + 1:] -= np.outer(lu[k + 1:, k], lu[k, k + 1:])
+    return 0
+
+
+def _singular_position(matrices: np.ndarray) -> tuple[int, int]:
+    """``(batch element, 1-based diagonal position)`` of the first matrix of a batch whose LU
+    factorisation meets a zero pivot; if rounding hides it, the matrix of smallest |det|."""
+    flat = matrices.reshape(-1, *matrices.shape[-2:])
+    for index, matrix in enumerate(flat):
+        position = _first_zero_pivot(matrix)
+        if position:
+            return index, position
+    return int(np.argmin(np.abs(np.linalg.det(flat)))), flat.shape[-1]
+
+
+def _det_grad(grad, A, result):
+    if not bool((result == 0).any()):
+        return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * _adjoint(public("inv", "tensormodes.linalg")(A))
+    # The gradient is the conjugate of the cofactor matrix, adj(A)^H, which the inverse cannot give
+    # for a singular matrix: with A = U diag(S) Vh, adj(A)^H = conj(det U det Vh) U diag(P) Vh,
+    # P_i the product of the other singular values. (PyTorch gives it with create_graph=True, zeros
+    # otherwise.)
+    u, s, vh = public("svd", "tensormodes.linalg")(A)
+    n = s.shape[-1]
+    others = public("where")(public("eye")(n, dtype=public("bool")), 1, s.unsqueeze(-2).expand(*s.shape[:-1], n, n))
+    det = public("det", "tensormodes.linalg")
+    phase = _conj(det(u) * det(vh)).unsqueeze(-1).unsqueeze(-1)
+    return grad.unsqueeze(-1).unsqueeze(-1) * phase * (u * others.prod(-1).unsqueeze(-2).to(u.dtype)) @ vh
+
+
+@op(grad=_det_grad, namespace="tensormodes.linalg", out=True, samples=(
+    Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)), Sample((TensorSpec((1, 1)),)),
+    Sample((TensorSpec((3, 3), "complex64"),)), Sample((TensorSpec((2, 2), "complex128"),)),
+    Sample((TensorSpec((0, 3, 3)),)), Sample((TensorSpec((0, 0)),))))
+def det(A: Tensor) -> Tensor:
+    """The determinant of a square matrix (or of each in a batch); 0 for a singular one.
+
+    The gradient is ``grad * conj(det) * inv(A).mH``; for a singular matrix, where the
+    inverse does not exist, it is the conjugate of the cofactor matrix times ``grad`` (nonzero
+    for rank ``n - 1``), computed through ``svd``: PyTorch gives that only with
+    ``create_graph=True`` and zeros otherwise.
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.det(tm.tensor([[2., 3.], [4., 5.]], dtype=tm.float64))
+    tensor(-2., dtype=tensormodes.float64)
+    """
+    _square_checks("linalg.det", A)
+    _floating_check("linalg.det", A)
+    if A.dtype in _HALF_TYPES:
+        raise not_implemented("lu_cpu", _dtype(A))
+    return np.asarray(np.linalg.det(A), dtype=A.dtype)
+
+
+def _slogdet_grad(grad, A, result):
+    grad_sign, grad_logabsdet = grad
+    scale = grad_logabsdet
+    if A.is_complex():
+        # sign = det / |det| turns with the imaginary part of tr(A^-1 dA), logabsdet grows with its
+        # real part: both are the same trace, weighted by a complex scale.
+        scale = grad_logabsdet + (grad_sign * _conj(result[0])).imag * 1j
+    return scale.unsqueeze(-1).unsqueeze(-1) * _adjoint(public("inv", "tensormodes.linalg")(A))
+
+
+@op(grad=_slogdet_grad, namespace="tensormodes.linalg", samples=(
+    Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
+    Sample((TensorSpec((2, 3, 3), "complex64"),)), Sample((TensorSpec((0, 2, 2)),))))
+def slogdet(A: Tensor) -> Tensor:
+    """The sign (a unit phase, if complex) and the log of the absolute value of the determinant
+    of a square matrix (or of each in a batch), as the named tuple ``(sign, logabsdet)``:
+    ``det = sign * exp(logabsdet)``, without overflow. A singular matrix gives ``(0, -inf)``;
+    its backward raises ``LinAlgError`` (PyTorch's returns infinities), as the gradient,
+    ``inv(A).mH`` times the output gradients, does not exist there.
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.slogdet(tm.tensor([[0., 2.], [1., 0.]]))
+    tensormodes.return_types.linalg_slogdet(
+    sign=tensor(-1.),
+    logabsdet=tensor(0.6931))
+    """
+    _square_checks("linalg.slogdet", A)
+    _floating_check("linalg.slogdet", A)
+    _low_precision_check("linalg.slogdet", A)
+    sign, logabsdet = np.linalg.slogdet(A)
+    return RETURN_TYPES["linalg_slogdet"](np.asarray(sign, dtype=A.dtype),
+                                          np.asarray(logabsdet, dtype=A.real.dtype))
+
+
+def _inv_grad(grad, result):
+    transposed = _adjoint(result)
+    return -transposed @ grad @ transposed
+
+
+def _singular_inverse(name: str, A: np.ndarray) -> LinAlgError:
+    index, position = _singular_position(A)
+    return LinAlgError(f"{name}: {_batch_prefix(A.shape[:-2], index)}The diagonal element {position} is zero, "
+                       "the inversion could not be completed because the input matrix is singular.")
+
+
+@op(grad=_inv_grad, namespace="tensormodes.linalg", out=True, samples=(
+    Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
+    Sample((TensorSpec((2, 2), "complex64"),)), Sample((TensorSpec((0, 2, 2)),)), Sample((TensorSpec((0, 0)),))))
+def inv(A: Tensor) -> Tensor:
+    """The inverse of a square matrix (or of each in a batch). A singular matrix raises
+    ``LinAlgError``.
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.inv(tm.tensor([[2., 0.], [0., 4.]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
+    """
+    _square_checks("linalg.inv", A)
+    _floating_check("linalg.inv", A)
+    _low_precision_check("linalg.inv", A)
+    if A.size == 0:
+        return np.empty(A.shape, A.dtype)
+    try:
+        return np.asarray(np.linalg.inv(A), dtype=A.dtype)
+    except np.linalg.LinAlgError:
+        raise _singular_inverse("linalg.inv", A) from None
+
+
+def _is_vector_rhs(A_shape, B_shape) -> bool:
+    """Whether ``solve``'s ``B`` is a (batch of) vector(s) rather than of matrices."""
+    return len(B_shape) == 1 or (len(B_shape) == len(A_shape) - 1 and tuple(B_shape) == tuple(A_shape[:-1]))
+
+
+def _solve_grad(grad, A, result, left, B_shape, needs_input_grad):
+    vector = _is_vector_rhs(A.shape, B_shape)
+    grad_x, x = (grad.unsqueeze(-1), result.unsqueeze(-1)) if vector else (grad, result)
+    grad_b = public("solve", "tensormodes.linalg")(_adjoint(A), grad_x, left=left)
+    grad_a = None
+    if needs_input_grad[0]:
+        grad_a = -(grad_b @ _adjoint(x) if left else _adjoint(x) @ grad_b)
+    if not needs_input_grad[1]:
+        return grad_a, None
+    return grad_a, (grad_b.squeeze(-1) if vector else grad_b)
+
+
+@op(grad=_solve_grad, namespace="tensormodes.linalg", out=True, samples=(
+    Sample((TensorSpec((3, 3)), TensorSpec((3,)))),
+    Sample((TensorSpec((3, 3), "float64"), TensorSpec((3, 2), "float64"))),
+    Sample((TensorSpec((2, 2, 2)), TensorSpec((2, 2)))), Sample((TensorSpec((2, 2, 2)), TensorSpec((2, 2, 3)))),
+    Sample((TensorSpec((2, 2)), TensorSpec((3, 1, 2, 1)))),
+    Sample((TensorSpec((3, 3)), TensorSpec((2, 3))), {"left": False}),
+    Sample((TensorSpec((2, 2, 2), "float64"), TensorSpec((2, 3, 2), "float64")), {"left": False}),
+    Sample((TensorSpec((2, 2), "complex64"), TensorSpec((2,), "complex64"))),
+    Sample((TensorSpec((2, 2), "complex128"), TensorSpec((2, 2), "complex128")), {"left": False}),
+    Sample((TensorSpec((0, 2, 2)), TensorSpec((2,))))))
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
+    """The solution ``X`` of the linear system ``A @ X = B`` (``X @ A = B`` if ``left=False``),
+    for a square, invertible ``A`` (or each of a batch; batches broadcast). ``B`` may be a
+    vector (or a batch of them, shaped as ``A`` without its last dimension) when ``left``.
+    A singular ``A`` raises ``LinAlgError``.
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.solve(tm.tensor([[2., 0.], [0., 4.]]), tm.tensor([2., 2.]))
+    tensor([1.0000, 0.5000])
+    """
+    _check_bool_argument("linalg_solve", "left", left)
+    _floating_check("linalg.solve", A)
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{scalar_type_name(_dtype(A))} and B of type {scalar_type_name(_dtype(B))} instead")
+    _square_checks("linalg.solve", A)
+    if B.ndim < 1:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
+    vector = _is_vector_rhs(A.shape, B.shape)
+    matrix = B[..., None] if vector else B
+    n = A.shape[-1]
+    if matrix.shape[-2 if left else -1] != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} "
+                           f"= B ({n}x{n} and {matrix.shape[-2]}x{matrix.shape[-1]})")
+    if vector and not left:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+    if A.dtype in _HALF_TYPES:
+        raise not_implemented("lu_cpu", _dtype(A))
+    batch = check_same_shape_or_broadcast(matrix.shape[:-2], A.shape[:-2])
+    a = np.broadcast_to(A, (*batch, n, n))
+    b = np.broadcast_to(matrix, (*batch, *matrix.shape[-2:]))
+    if not left:
+        a, b = np.swapaxes(a, -2, -1), np.swapaxes(b, -2, -1)
+    if b.size == 0 or a.size == 0:
+        x = np.zeros(b.shape, A.dtype)
+    else:
+        try:
+            x = np.linalg.solve(a, b)
+        except np.linalg.LinAlgError:
+            index, _ = _singular_position(a)
+            raise LinAlgError(f"tensormodes.linalg.solve: {_batch_prefix(batch, index)}The solver failed because "
+                              "the input matrix is singular.") from None
+    if not left:
+        x = np.swapaxes(x, -2, -1)
+    x = np.asarray(x, dtype=A.dtype)
+    return x[..., 0] if vector else x
+
+
+# -- Cholesky and QR decompositions ----------------------------------------------------------------
+
+def _check_bool_argument(function: str, name: str, value) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{function}(): argument '{name}' must be bool, not {type(value).__name__}")
+
+
+def _cholesky_grad(grad, result, upper):
+    # A = L L^H gives dL = L Phi(L^-1 dA L^-H), Phi keeping the lower triangle with the diagonal
+    # halved. Its adjoint, taken on Hermitian perturbations as PyTorch does (the gradient spreads
+    # over both triangles, though only one is read), is L^-H P L^-1 with P = (M + tril(M, -1)^H) / 2,
+    # M the lower triangle of L^H grad (whose diagonal PyTorch keeps whole, imaginary part
+    # included, and so does this).
+    lower, grad_lower = (_adjoint(result), _adjoint(grad)) if upper else (result, grad)
+    m = (_adjoint(lower) @ grad_lower).tril()
+    p = (m + _adjoint(m.tril(-1))) * 0.5
+    solve_ = public("solve", "tensormodes.linalg")
+    return solve_(lower, solve_(_adjoint(lower), p), left=False)
+
+
+def _not_positive_definite(batch_shape: tuple, index: int, order: int) -> LinAlgError:
+    return LinAlgError(f"linalg.cholesky: {_batch_prefix(batch_shape, index)}The factorization could not be "
+                       "completed because the input is not positive-definite (the leading minor of order "
+                       f"{order} is not positive-definite).")
+
+
+def _first_failed_minor(A: np.ndarray) -> tuple[int, int]:
+    """``(batch element, order)`` of the first leading minor that is not positive-definite."""
+    flat = A.reshape(-1, *A.shape[-2:])
+    for index, matrix in enumerate(flat):
+        for order in range(1, matrix.shape[-1] + 1):
+            try:
+                np.linalg.cholesky(matrix[:order, :order])
+            except np.linalg.LinAlgError:
+                return index, order
+    raise AssertionError("NumPy's Cholesky factorisation failed on a positive-definite batch")
+
+
+@op(grad=_cholesky_grad, namespace="tensormodes.linalg", out=True, samples=(
+    Sample((TensorSpec((3, 1, 1), "float32", 0.5, 2.0),)), Sample((TensorSpec((2, 1, 1), "float64", 0.5, 2.0),),
+                                                              {"upper": True}),
+    Sample((TensorSpec((0, 3, 3)),)), Sample((TensorSpec((0, 2, 2), "complex64"),), {"upper": True})))
+def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+    """The Cholesky factor ``L`` of a Hermitian positive-definite matrix (or of each in a
+    batch): lower triangular with a positive real diagonal, ``A = L @ L.mH``. Only the
+    lower triangle of ``A`` is read; ``upper=True`` reads the upper one and returns
+    ``U = L.mH`` (``A = U.mH @ U``). A matrix that is not positive-definite raises
+    ``LinAlgError``.
+
+    The gradient is PyTorch's: the input is taken as Hermitian, so the gradient is spread
+    over both triangles (finite differences of one triangle alone do not match it).
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.cholesky(tm.tensor([[4., 2.], [2., 5.]]))
+    tensor([[2., 0.],
+            [1., 2.]])
+    """
+    _check_bool_argument("linalg_cholesky", "upper", upper)
+    _square_checks("linalg.cholesky", A)
+    _floating_check("linalg.cholesky", A)
+    if A.dtype in _HALF_TYPES:
+        raise not_implemented("cholesky_cpu", _dtype(A))
+    if A.size == 0:
+        return np.empty(A.shape, A.dtype)
+    work = np.swapaxes(A, -2, -1).conj() if upper else A
+    try:
+        lower = np.linalg.cholesky(work)
+    except np.linalg.LinAlgError:
+        raise _not_positive_definite(A.shape[:-2], *_first_failed_minor(work)) from None
+    # LAPACK stops at a NaN pivot as at a non-positive one; NumPy's build carries the NaN on.
+    nan_pivots = np.isnan(np.diagonal(lower, axis1=-2, axis2=-1).real).reshape(-1, A.shape[-1])
+    if nan_pivots.any():
+        index = int(np.flatnonzero(nan_pivots.any(axis=-1))[0])
+        raise _not_positive_definite(A.shape[:-2], index, int(np.argmax(nan_pivots[index])) + 1)
+    return np.asarray(np.swapaxes(lower, -2, -1).conj() if upper else lower, dtype=A.dtype)
+
+
+_QR_MODES = ("reduced", "complete", "r")
+
+
+def _qr_square_grad(q, r, grad_q, grad_r):
+    """The gradient of ``(Q, R) = qr(A)`` for ``A`` with at least as many rows as columns, ``Q``
+    reduced: (grad_Q + Q C) R^-H, C the Hermitian matrix (with a real diagonal) whose lower
+    triangle is that of R grad_R^H - grad_Q^H Q: the part of dR R^-1 and Q^H dQ it meets."""
+    n = r @ _adjoint(grad_r) - _adjoint(grad_q) @ q
+    below = n.tril(-1)
+    c = below + _adjoint(below) + n.diagonal(0, -2, -1).real.diag_embed().to(n.dtype)
+    return public("solve", "tensormodes.linalg")(_adjoint(r), grad_q + q @ c, left=False)
+
+
+def _qr_grad(grad, result, mode, A_shape):
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                           "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    m, n = A_shape[-2], A_shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    grad_q, grad_r = grad
+    q, r = result
+    if m >= n:
+        return _qr_square_grad(q, r, grad_q, grad_r)
+    # A = Q [R1 R2]: (Q, R1) is the QR of A's first m columns, R2 = Q^H A2 (A2 the others),
+    # which feeds grad_R2 into Q's gradient too.
+    a2 = q @ r[..., m:]
+    grad_r2 = grad_r[..., m:]
+    grad_a1 = _qr_square_grad(q, r[..., :m], grad_q + a2 @ _adjoint(grad_r2), grad_r[..., :m])
+    return public("cat")([grad_a1, q @ grad_r2], -1)
+
+
+@op(grad=_qr_grad, namespace="tensormodes.linalg", samples=(
+    Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((4, 2), "float64"),)), Sample((TensorSpec((2, 2, 4)),)),
+    Sample((TensorSpec((3, 2), "complex64"),)), Sample((TensorSpec((2, 3), "complex128"),), {"mode": "complete"}),
+    Sample((TensorSpec((3, 3)), "complete")), Sample((TensorSpec((0, 4, 2)), "complete")),
+    Sample((TensorSpec((2, 0, 3)),), {"mode": "r"}), Sample((TensorSpec((0, 3)),)), Sample((TensorSpec((3, 0)),)),
+    Sample((TensorSpec((13, 3, 2), "float64"), "complete")), Sample((TensorSpec((13, 2, 3)), "r"))))
+def qr(A: Tensor, mode: str = "reduced") -> Tensor:
+    """The QR decomposition ``A = Q @ R`` of a matrix (or of each in a batch), as the named
+    tuple ``(Q, R)``: ``Q`` with orthonormal columns, ``R`` upper triangular with a real
+    diagonal (LAPACK's Householder convention, as PyTorch's). ``mode='reduced'`` keeps
+    ``k = min(m, n)`` columns of ``Q`` and rows of ``R``, ``'complete'`` all ``m``, and
+    ``'r'`` computes only ``R`` (``Q`` is empty). As in PyTorch, ``mode='r'`` and
+    ``'complete'`` with more rows than columns have no gradient (backward raises).
+
+    >>> import tensormodes as tm
+    >>> Q, R = tm.linalg.qr(tm.tensor([[3., 1.], [4., 2.]], dtype=tm.float64))
+    >>> R.tolist()
+    [[-5.0, -2.2], [0.0, 0.3999999999999999]]
+    """
+    if not isinstance(mode, str):
+        raise TypeError(f"linalg_qr(): argument 'mode' must be str, not {type(mode).__name__}")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
+    _floating_check("linalg.qr", A)
+    if mode not in _QR_MODES:
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
+                           "or 'complete'")
+    if A.dtype in _HALF_TYPES:
+        raise not_implemented("geqrf_cpu", _dtype(A))
+    *batch, m, n = A.shape
+    result_type = RETURN_TYPES["linalg_qr"]
+    k = m if mode == "complete" else min(m, n)
+    if A.size == 0:
+        q = np.broadcast_to(np.eye(m, k, dtype=A.dtype), (*batch, m, k)).copy()
+        r = np.zeros((*batch, k, n), A.dtype)
+    else:
+        q, r = np.linalg.qr(A, mode="complete" if mode == "complete" else "reduced")
+    if mode == "r":
+        q = np.empty((0,), A.dtype)
+    return result_type(np.asarray(q, dtype=A.dtype), np.asarray(r, dtype=A.dtype))
+
+
+# -- Hermitian eigendecomposition ------------------------------------------------------------------
+
+_EIGH_PHASE_DEPENDENT = ("linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+                         "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
+                         "is ill-defined.")
+
+
+def _eigh_grad(grad, result):
+    # With A = V diag(L) V^H and K = V^H dA V: dL = diag(K), dV = V (K / (L_j - L_i)) off the
+    # diagonal. The gradient, taken on Hermitian perturbations as PyTorch's, is
+    # V (diag(grad_L) + skew(V^H grad_V) / 2 / (L_j - L_i)) V^H. An output that received no
+    # gradient arrives as zeros: its term is skipped (it would divide by zero gaps).
+    grad_values, grad_vectors = grad
+    values, vectors = result
+    inner = grad_values.to(vectors.dtype).diag_embed()
+    if bool(grad_vectors.any()):
+        projected = _adjoint(vectors) @ grad_vectors
+        if vectors.dtype.is_complex:
+            # Turning an eigenvector by a phase leaves A unchanged: a loss must not depend on it.
+            phases = projected.diagonal(0, -2, -1).imag
+            if not public("allclose")(phases, phases * 0, rtol=1e-2, atol=1e-2):
+                raise RuntimeError(_EIGH_PHASE_DEPENDENT)
+        n = values.shape[-1]
+        # gaps[i, j] = L_j - L_i, and 1 on the diagonal (where the skew part is zero)
+        gaps = values.unsqueeze(-2) - values.unsqueeze(-1) + public("eye")(n, dtype=values.dtype)
+        inner = inner + _skew(projected) * 0.5 / gaps
+    return vectors @ inner @ _adjoint(vectors)
+
+
+def _eigh_checks(A: np.ndarray, UPLO) -> None:
+    if not isinstance(UPLO, str):
+        raise TypeError(f"linalg_eigh(): argument 'UPLO' must be str, not {type(UPLO).__name__}")
+    _square_checks("linalg.eigh", A)
+    if len(UPLO) != 1 or UPLO.upper() not in "LU":
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    if A.dtype.kind not in "fc" or A.dtype in _HALF_TYPES:
+        raise not_implemented("linalg_eigh_cpu", _dtype(A))
+
+
+def _canonical_eigenvectors(vectors: np.ndarray) -> np.ndarray:
+    """Eigenvectors are unique only up to sign (a unit phase if complex): each column is turned
+    so that its largest entry is real and positive, as ``svd``'s singular vectors."""
+    largest = np.take_along_axis(vectors, np.abs(vectors).argmax(axis=-2)[..., None, :], axis=-2)
+    size = np.abs(largest)
+    return vectors * np.where(size > 0, largest / np.where(size > 0, size, 1), 1).conj()
+
+
+@op(grad=_eigh_grad, namespace="tensormodes.linalg", samples=(
+    Sample((TensorSpec((3, 1, 1)),)), Sample((TensorSpec((2, 1, 1), "float64"), "U")),
+    Sample((TensorSpec((3, 5, 5)),), {"UPLO": "u"}), Sample((TensorSpec((3, 5, 5), "float64"), "U")),
+    Sample((TensorSpec((2, 6, 6), "complex64"),)), Sample((TensorSpec((9, 9), "complex128"),), {"UPLO": "U"}),
+    Sample((TensorSpec((0, 3, 3)),))))
+def eigh(A: Tensor, UPLO: str = "L") -> Tensor:
+    """The eigenvalues (real, ascending) and eigenvectors (orthonormal columns) of a Hermitian
+    matrix (or of each in a batch), as the named tuple ``(eigenvalues, eigenvectors)``: ``A =
+    V @ diag(L) @ V.mH``. Only the lower triangle of ``A`` is read (the upper one with
+    ``UPLO='U'``). Each eigenvector's sign (phase, if complex) is fixed so that its largest
+    entry is real and positive.
+
+    The gradient is PyTorch's: the input is taken as Hermitian, so the gradient is spread
+    over both triangles; a complex loss must not depend on the eigenvectors' phases.
+
+    >>> import tensormodes as tm
+    >>> L, V = tm.linalg.eigh(tm.tensor([[2., 0.], [0., 1.]]))
+    >>> L.tolist(), V.tolist()
+    ([1.0, 2.0], [[0.0, 1.0], [1.0, 0.0]])
+    """
+    _eigh_checks(A, UPLO)
+    result_type = RETURN_TYPES["linalg_eigh"]
+    if A.size == 0:
+        return result_type(np.zeros(A.shape[:-1], A.real.dtype), np.empty(A.shape, A.dtype))
+    values, vectors = np.linalg.eigh(A, UPLO=UPLO.upper())
+    return result_type(np.asarray(values, dtype=A.real.dtype),
+                       np.asarray(_canonical_eigenvectors(vectors), dtype=A.dtype))
+
+
+def _eigvalsh_grad(grad, A, UPLO):
+    # PyTorch keeps the eigenvectors of the forward pass; this recomputes them, through the
+    # public eigh so that the gradient is itself differentiable.
+    vectors = public("eigh", "tensormodes.linalg")(A, UPLO).eigenvectors
+    return (vectors * grad.unsqueeze(-2).to(vectors.dtype)) @ _adjoint(vectors)
+
+
+@op(grad=_eigvalsh_grad, namespace="tensormodes.linalg", out=True, samples=(
+    Sample((TensorSpec((3, 5, 5)),)), Sample((TensorSpec((3, 5, 5), "float64"), "U")),
+    Sample((TensorSpec((2, 6, 6), "complex64"),)), Sample((TensorSpec((9, 9), "complex128"),), {"UPLO": "U"}),
+    Sample((TensorSpec((0, 3, 3)),))))
+def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
+    """The eigenvalues of a Hermitian matrix (or of each in a batch), real and ascending:
+    ``eigenvalues`` of ``eigh``, cheaper, since no eigenvectors are computed.
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.eigvalsh(tm.tensor([[2., 1.], [1., 2.]])).tolist()
+    [1.0, 3.0]
+    """
+    _eigh_checks(A, UPLO)
+    if A.size == 0:
+        return np.zeros(A.shape[:-1], A.real.dtype)
+    return np.asarray(np.linalg.eigvalsh(A, UPLO=UPLO.upper()), dtype=A.real.dtype)
