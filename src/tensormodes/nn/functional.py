@@ -132,15 +132,26 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return input.copy_(result) if inplace else result
 
 
-def _reduction_from_legacy(size_average, reduce) -> str:
-    if size_average is None:
-        size_average = True
-    if reduce is None:
-        reduce = True
-    mode = "none" if not reduce else "mean" if size_average else "sum"
+def _reduction_from_legacy(size_average, reduce, reduction: str) -> str:
+    """``reduction``, or what the deprecated ``size_average`` / ``reduce`` say when either is
+    given (with PyTorch's warning)."""
+    if size_average is None and reduce is None:
+        return reduction
+    mode = "none" if reduce is False else "sum" if size_average is False else "mean"
     warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{mode}' instead.",
                   UserWarning, stacklevel=4)
     return mode
+
+
+def _warn_on_broadcast(input: Tensor, target: Tensor) -> None:
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have "
+                      "the same size.", UserWarning, stacklevel=4)
+
+
+def _weighted(loss: Tensor, weight: Tensor | None) -> Tensor:
+    return loss if weight is None else loss * weight
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
@@ -162,16 +173,9 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
     >>> F.mse_loss(tm.tensor([1., 2.]), tm.tensor([1., 4.])).item()
     2.0
     """
-    if size_average is not None or reduce is not None:
-        reduction = _reduction_from_legacy(size_average, reduce)
-    if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have "
-                      "the same size.", UserWarning, stacklevel=3)
-    loss = (input - target) ** 2
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    _warn_on_broadcast(input, target)
+    return _reduce(_weighted((input - target) ** 2, weight), reduction)
 
 
 @_public
@@ -185,8 +189,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     >>> round(F.cross_entropy(tm.tensor([[0., 0.]]), tm.tensor([1])).item(), 4)
     0.6931
     """
-    if size_average is not None or reduce is not None:
-        reduction = _reduction_from_legacy(size_average, reduce)
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if not 0.0 <= label_smoothing <= 1.0:
@@ -379,22 +382,6 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
 
 # -- more losses -----------------------------------------------------------------------------
 
-def _legacy_reduction(size_average, reduce, reduction: str) -> str:
-    return _reduction_from_legacy(size_average, reduce) if size_average is not None or reduce is not None \
-        else reduction
-
-
-def _warn_on_broadcast(input: Tensor, target: Tensor) -> None:
-    if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have "
-                      "the same size.", UserWarning, stacklevel=4)
-
-
-def _weighted(loss: Tensor, weight: Tensor | None) -> Tensor:
-    return loss if weight is None else loss * weight
-
-
 @_public
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
@@ -404,7 +391,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, red
     >>> F.l1_loss(tm.tensor([1.0, 2.0]), tm.tensor([1.0, 4.0])).item()
     1.0
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
     _warn_on_broadcast(input, target)
     return _reduce(_weighted((input - target).abs(), weight), reduction)
 
@@ -418,7 +405,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     >>> F.smooth_l1_loss(tm.tensor([0.0, 3.0]), tm.tensor([0.5, 0.0]), reduction="sum").item()
     2.625
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _warn_on_broadcast(input, target)
@@ -456,7 +443,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     >>> round(F.binary_cross_entropy_with_logits(tm.tensor([0.0]), tm.tensor([1.0])).item(), 4)
     0.6931
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     softplus_negative = _softplus_of_negative(input)
@@ -479,7 +466,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
     >>> F.kl_div(tm.tensor([0.5, 0.5]).log(), tm.tensor([0.5, 0.5]), reduction="sum").item()
     0.0
     """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
