@@ -462,26 +462,6 @@ class Tensor:
         return dt.NP_TO_DTYPE[self._data.dtype].is_floating_point
 
     @tensor_api()
-    def is_conj(self) -> bool:
-        """False: tensormodes computes conjugates (``conj``) rather than deferring them.
-
-        >>> import tensormodes as tm
-        >>> tm.tensor([1j]).conj().is_conj()
-        False
-        """
-        return False
-
-    @tensor_api()
-    def is_neg(self) -> bool:
-        """False: tensormodes computes negations rather than deferring them.
-
-        >>> import tensormodes as tm
-        >>> tm.tensor([1.0]).is_neg()
-        False
-        """
-        return False
-
-    @tensor_api()
     def is_complex(self) -> bool:
         """True if the dtype is complex.
 

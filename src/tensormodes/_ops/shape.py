@@ -1848,6 +1848,107 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return np.stack([g.reshape(-1) for g in grids], axis=1)
 
 
+# -- properties (Tensor.is_complex, is_floating_point and numel are defined with the class) ---
+
+_PROPERTY_SAMPLES = (Sample((_M23,)), Sample((TensorSpec((2,), "complex64"),)), Sample((TensorSpec((3,), "int64"),)),
+                     Sample((TensorSpec((2,), "uint8"),)), Sample((_SCALAR,)), Sample((TensorSpec((0, 2)),)))
+
+
+@op(differentiable=False, samples=_PROPERTY_SAMPLES)
+def is_complex(input: Tensor) -> bool:
+    """True if ``input``'s dtype is complex (also ``Tensor.is_complex()``).
+
+    >>> import tensormodes as tm
+    >>> tm.is_complex(tm.tensor([1j]))
+    True
+    """
+    return input.dtype.kind == "c"
+
+
+@op(differentiable=False, samples=_PROPERTY_SAMPLES)
+def is_floating_point(input: Tensor) -> bool:
+    """True if ``input``'s dtype is a floating-point one (also ``Tensor.is_floating_point()``).
+
+    >>> import tensormodes as tm
+    >>> tm.is_floating_point(tm.tensor([1.0]))
+    True
+    """
+    return input.dtype.kind == "f" or input.dtype == dt.bfloat16._np
+
+
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES)
+def is_signed(input: Tensor) -> bool:
+    """True if ``input``'s dtype holds negative numbers (all but ``bool`` and ``uint8``).
+
+    >>> import tensormodes as tm
+    >>> tm.is_signed(tm.tensor([1], dtype=tm.uint8))
+    False
+    """
+    return input.dtype.kind not in "bu"
+
+
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES)
+def is_conj(input: Tensor) -> bool:
+    """False: tensormodes computes conjugates rather than deferring them.
+
+    >>> import tensormodes as tm
+    >>> tm.is_conj(tm.tensor([1j]).conj())
+    False
+    """
+    return False
+
+
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES)
+def is_neg(input: Tensor) -> bool:
+    """False: tensormodes computes negations rather than deferring them.
+
+    >>> import tensormodes as tm
+    >>> tm.is_neg(tm.tensor([1.0]))
+    False
+    """
+    return False
+
+
+@op(differentiable=False, samples=_PROPERTY_SAMPLES)
+def numel(input: Tensor) -> int:
+    """The number of elements (also ``Tensor.numel()``).
+
+    >>> import tensormodes as tm
+    >>> tm.numel(tm.zeros(2, 3))
+    6
+    """
+    return int(input.size)
+
+
+@op(differentiable=False, method=True, samples=(
+    Sample((TensorSpec((1,)),)), Sample((TensorSpec((), "int64", 0, 0),)), Sample((TensorSpec((1, 1), "bool"),)),
+    Sample((TensorSpec((), "complex64"),))))
+def is_nonzero(input: Tensor) -> bool:
+    """Whether the single element of ``input`` is nonzero (NaN is); more or fewer elements raise.
+
+    >>> import tensormodes as tm
+    >>> tm.is_nonzero(tm.tensor([0.5]))
+    True
+    """
+    if input.size > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    if input.size == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    return bool(input.reshape(()) != 0)
+
+
+@op(differentiable=False, method=True, samples=(Sample((_M23, _M23)), Sample((_M23, TensorSpec((3, 2)))),
+                                                Sample((_SCALAR, TensorSpec((), "int64")))))
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether ``input`` and ``other`` have the same shape.
+
+    >>> import tensormodes as tm
+    >>> tm.is_same_size(tm.zeros(2, 3), tm.zeros(3, 2))
+    False
+    """
+    return input.shape == other.shape
+
+
 # -- copies and aliases -----------------------------------------------------------------
 
 @op(grad=_same_grad, method=True,
