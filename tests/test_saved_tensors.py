@@ -52,7 +52,11 @@ _RECOMPUTED_SVD = (
     "svd, so that the gradient has history for create_graph=True); PyTorch's composites keep the forward "
     "SVD's factors instead (outputs of LinalgSvdBackward0, which have history). Keeping them here would "
     "need a kernel to hand its formula intermediates with history, which saves= cannot")
+_QUANTILE_Q = (
+    "a q tensor's gradient needs the input's values, which quantile then saves (save_only_for); PyTorch's "
+    "composite keeps the sorted values instead (a copy, which the input's in-place change does not reach)")
 ALLOWED_TO_RAISE: dict[str | tuple[str, int], str] = {
+    **dict.fromkeys(("quantile", "nanquantile"), _QUANTILE_Q),
     **dict.fromkeys((("einsum", 2), ("einsum", 4)), _ONE_OPERAND),  # "ii", "...ij->...ji"
     **dict.fromkeys(("max", "min", "median", "nanmedian"), _OVERLOADS),
     **dict.fromkeys(("matmul", "matrix_power", "take_along_dim", ("getitem", 9)), _COMPOSITE),

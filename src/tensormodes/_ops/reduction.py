@@ -1830,3 +1830,139 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     tensor([1, 2, 1])
     """
     return _unique_result(*_unique_along(input, dim, True), return_inverse, return_counts)
+
+
+# -- quantiles ---------------------------------------------------------------------------------
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_grad(grad, input, q, input_shape, low_index, high_index, low_weight, high_weight, q_span,
+                   needs_input_grad):
+    # Each quantile mixes two elements of the input (flat positions handed over by the kernel,
+    # as PyTorch's composite keeps its sort's indices): the gradient goes back to both. With
+    # linear interpolation a q tensor moves the mix (the weight grows by q_span per unit of q):
+    # then input and q are saved (save_only_for), and the weights written as functions of q.
+    if needs_input_grad[1]:
+        q_spread = q.reshape((-1,) + (1,) * (grad.dim() - 1)) if q.dim() else q
+        high_weight = high_weight + (q_spread - q_spread.detach()) * q_span
+        low_weight = 1 - high_weight
+    grad_input = grad_q = None
+    if needs_input_grad[0]:
+        size = math.prod(input_shape)
+        flat = grad.new_zeros(size).index_add(0, low_index.reshape(-1), (grad * low_weight).reshape(-1))
+        grad_input = flat.index_add(0, high_index.reshape(-1), (grad * high_weight).reshape(-1)).reshape(input_shape)
+    if needs_input_grad[1]:
+        values = input.reshape(-1)
+        moved = grad * (values[high_index] - values[low_index]) * q_span
+        grad_q = moved.reshape(q.shape[0], -1).sum(1) if q.dim() else moved.sum()
+    return grad_input, grad_q
+
+
+def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, name: str, skip_nan: bool):
+    """``(result, low_index, high_index, low_weight, high_weight, q_span)`` for quantile /
+    nanquantile: each result mixes the input's elements at flat positions ``low_index`` and
+    ``high_index`` with those weights; the high weight grows by ``q_span`` per unit of ``q``."""
+    if not isinstance(q, np.ndarray) and not 0 <= q <= 1:
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+    if input.size == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if isinstance(q, np.ndarray) and q.ndim > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if input.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if isinstance(q, np.ndarray):
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        if np.any((q < 0) | (q > 1)):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+    # The reduced elements last: (kept dimensions..., n).
+    positions = np.arange(input.size).reshape(input.shape)
+    axis = None if dim is None else _int_dim(dim, input.ndim, name)
+    if axis is None or input.ndim == 0:
+        values, positions = input.reshape(-1), positions.reshape(-1)
+    else:
+        values, positions = np.moveaxis(input, axis, -1), np.moveaxis(positions, axis, -1)
+    order = np.argsort(values, axis=-1, kind="stable")  # NaN last
+    ordered, ordered_positions = np.take_along_axis(values, order, -1), np.take_along_axis(positions, order, -1)
+    n = ordered.shape[-1]
+    nan_count = np.isnan(ordered).sum(-1, keepdims=True)
+    # A slice with NaN gives NaN (quantile), or with nothing but NaN (nanquantile): its last element.
+    span = n - nan_count - 1 if skip_nan else np.full(nan_count.shape, n - 1)
+    to_nan = nan_count == n if skip_nan else nan_count > 0
+    ranks = np.where(to_nan, float(n - 1), span * np.asarray(q, np.float64).reshape(-1))  # (..., quantiles)
+    low, high = np.floor(ranks).astype(np.int64), np.ceil(ranks).astype(np.int64)
+    weight = ranks - low
+    if interpolation == "lower":
+        high, weight = low, weight * 0
+    elif interpolation == "higher":
+        low, weight = high, weight * 0
+    elif interpolation == "nearest":
+        low = high = np.round(ranks).astype(np.int64)  # half to even, as PyTorch
+        weight = weight * 0
+    elif interpolation == "midpoint":
+        weight = np.where(high > low, 0.5, 0.0)
+    low_values, high_values = np.take_along_axis(ordered, low, -1), np.take_along_axis(ordered, high, -1)
+    q_span = np.where(to_nan, 0, span) * 1.0 if interpolation == "linear" else weight * 0
+    parts = (low_values + (high_values - low_values) * weight, np.take_along_axis(ordered_positions, low, -1),
+             np.take_along_axis(ordered_positions, high, -1), 1 - weight, weight, np.broadcast_to(q_span, weight.shape))
+
+    def shaped(array: np.ndarray) -> np.ndarray:
+        array = np.moveaxis(array, -1, 0)  # the quantiles first, then the kept dimensions
+        if keepdim:
+            if axis is None:
+                array = array.reshape((array.shape[0],) + (1,) * input.ndim)
+            elif input.ndim:
+                array = np.expand_dims(array, axis + 1)
+        return np.array(array if isinstance(q, np.ndarray) and q.ndim else array[0], order="C")
+
+    result, low_index, high_index, low_weight, high_weight, q_span = map(shaped, parts)
+    dtype = input.dtype
+    return (result.astype(dtype), low_index.astype(_INT64), high_index.astype(_INT64), low_weight.astype(dtype),
+            high_weight.astype(dtype), q_span.astype(dtype))
+
+
+_QUANTILE_SAMPLES = (
+    Sample((TensorSpec((2, 5)), 0.3)), Sample((TensorSpec((2, 5), "float64"), TensorSpec((3,), "float64", 0, 1), 1)),
+    Sample((TensorSpec((3, 4)), TensorSpec((2,), "float32", 0, 1), 0, True)), Sample((TensorSpec((6,)), 1.0)),
+    Sample((TensorSpec((2, 3)), 0.5), {"keepdim": True}), Sample((_SCALAR, 0.5)),
+    Sample((TensorSpec((4, 3), "float64"), 0.4, -1), {"interpolation": "lower"}),
+    Sample((TensorSpec((4, 3)), 0.6, 0), {"interpolation": "higher"}),
+    Sample((TensorSpec((5,)), TensorSpec((3,), "float32", 0, 1))), Sample((TensorSpec((5,)), 0.5),
+                                                                          {"interpolation": "midpoint"}),
+    Sample((TensorSpec((5,)), 0.625), {"interpolation": "nearest"}))
+
+
+@op(grad=_quantile_grad, method=True, saves=("low_index", "high_index", "low_weight", "high_weight", "q_span"),
+    save_only_for={"input": "q", "q": "q"},
+    samples=_QUANTILE_SAMPLES)
+def quantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
+    """The ``q``-th quantiles of ``input`` (of all elements, or along ``dim``), interpolating
+    between the two nearest ranks as ``interpolation`` says; a 1-D ``q`` gives a leading
+    dimension of quantiles. NaN propagates.
+
+    >>> import tensormodes as tm
+    >>> tm.quantile(tm.tensor([1.0, 2.0, 3.0, 4.0]), 0.5)
+    tensor(2.5000)
+    """
+    result, *handed = _quantiles(input, q, dim, keepdim, interpolation, "quantile", skip_nan=False)
+    return (result, *handed)
+
+
+@op(grad=_quantile_grad, method=True, saves=("low_index", "high_index", "low_weight", "high_weight", "q_span"),
+    save_only_for={"input": "q", "q": "q"},
+    samples=_QUANTILE_SAMPLES)
+def nanquantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepdim: bool = False, *,
+                interpolation: str = "linear") -> Tensor:
+    """``quantile`` ignoring NaN (NaN only where a slice has nothing else).
+
+    >>> import tensormodes as tm
+    >>> tm.nanquantile(tm.tensor([1.0, float('nan'), 3.0]), 0.5)
+    tensor(2.)
+    """
+    result, *handed = _quantiles(input, q, dim, keepdim, interpolation, "nanquantile", skip_nan=True)
+    return (result, *handed)
