@@ -104,12 +104,14 @@ def _check_castable(result: np.ndarray, target: np.ndarray) -> None:
                            f"{array_type_name(target)}")
 
 
-def _write_inplace(self: Tensor, result, op_name: str) -> Tensor:
+def _write_inplace(self: Tensor, result, op_name: str, check=None) -> Tensor:
     result = np.asarray(result)
     data = self._data
     if result.shape != data.shape:
         shape = np.broadcast_shapes(result.shape, data.shape) if _broadcastable(result, data) else result.shape
         raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
+    if check is not None:  # the op's own rule (see _registry.op's written_check)
+        check(result, data, True)
     _check_castable(result, data)
     np.copyto(data, result, casting="unsafe")
     bump_version(self)
@@ -124,8 +126,9 @@ def _broadcastable(a, b) -> bool:
         return False
 
 
-def _write_out(out, result):
-    """Copy ``result`` into the ``out=`` tensor(s), resizing like PyTorch."""
+def _write_out(out, result, check=None):
+    """Copy ``result`` into the ``out=`` tensor(s), resizing like PyTorch (``check``: the op's
+    own rule, see _registry.op's written_check)."""
     if isinstance(out, (tuple, list)):
         if not isinstance(result, tuple) or len(out) != len(result):
             raise TypeError("out= expects a tuple of tensors matching the op's outputs")
@@ -135,6 +138,8 @@ def _write_out(out, result):
     if not isinstance(out, Tensor):
         raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
     result = np.asarray(result)
+    if check is not None:
+        check(result, out._data, False)
     _check_castable(result, out._data)
     if out._data.shape != result.shape:
         if out._data.size:
@@ -404,7 +409,8 @@ def _hot_path(opdef: OpDef, signature: inspect.Signature, wrap) -> tuple[str, st
 def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
     """Source turning ``result`` into the callable's return value."""
     if inplace:
-        return f"return _write_inplace({first}, result, {opdef.name!r})"
+        check = ", _WRITTEN_CHECK" if opdef.written_check else ""
+        return f"return _write_inplace({first}, result, {opdef.name!r}{check})"
     if opdef.view:
         return f"return _wrap_view(result, {first})"
     if opdef.alias:
@@ -424,6 +430,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     """The implementation behind every public form of an op: unwrap, run the kernel,
     write in place or to ``out=``, wrap, and record for autograd when needed."""
     names = {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc, "_OP": opdef.name, "_GRAD": opdef.grad,
+             "_WRITTEN_CHECK": opdef.written_check,
              "_TENSOR_PARAMS": tuple(opdef.tensor_params), "_SAVE_ONLY_FOR": opdef.save_only_for, **_RUNTIME}
     if opdef.differentiable and not opdef.factory and opdef.tensor_params and not (inplace or opdef.mutates):
         # In-place forms record through _record_inplace: only out-of-place ones need a recorder.
@@ -460,8 +467,9 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
         lines += [f"result = {call}",
                   f"if {grad_check}:",
                   f"    return _record_inplace(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
-                  f"                           lambda: _write_inplace({first}, result, _OP), _SAVE_ONLY_FOR)",
-                  f"return _write_inplace({first}, result, _OP)"]
+                  f"                           lambda: _write_inplace({first}, result, _OP, _WRITTEN_CHECK),",
+                  "                           _SAVE_ONLY_FOR)",
+                  f"return _write_inplace({first}, result, _OP, _WRITTEN_CHECK)"]
     else:
         if defaults:
             # Keyword arguments are slow to pass: leave them out when they hold their defaults.
@@ -477,7 +485,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
                 lines += [f"    if {grad_check}:",
                           "        raise RuntimeError(f\"{_OP}(): functions with out=... arguments don't support "
                           "automatic differentiation, but one of the arguments requires grad.\")"]
-            lines += ["    return _write_out(out, result)"]
+            lines += ["    return _write_out(out, result, _WRITTEN_CHECK)"]
         finish = _finish(opdef, first, inplace=False)
         if records and tensors:
             lines += [f"if {grad_check}:",

@@ -107,6 +107,7 @@ class OpDef:
     saves: tuple[str, ...] = ()
     save_only_for: dict[str, str] = field(default_factory=dict)
     normalize: Callable | None = None
+    written_check: Callable | None = None
 
 
 OPS: dict[str, OpDef] = {}
@@ -141,7 +142,8 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
        differentiable: bool | Callable[..., bool] = True, ufunc: Callable | None = None,
        grad: Callable | None = None,
        mutates: bool = False, alias: bool = False, namespace: str = "tensormodes", saves: tuple[str, ...] = (),
-       save_only_for: dict[str, str] | None = None, normalize: Callable | None = None):
+       save_only_for: dict[str, str] | None = None, normalize: Callable | None = None,
+       written_check: Callable | None = None):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``ufunc`` is a hot-path hint: for operands of one floating dtype (and
@@ -193,6 +195,11 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
     dispatch: a single list for ``*tensors`` (``torch.meshgrid([x, y])``), ``einsum``'s sublist
     format. Handlers and the kernel see the normalized arguments.
 
+    ``written_check``: a function ``(result, target, inplace)`` of arrays, run before an in-place
+    form or ``out=`` writes the result into ``target`` (the tensor itself if ``inplace``), that
+    raises PyTorch's error where the op demands more than the usual cast rule (``float_power``
+    writes only into float64 or complex128, ``signbit`` only into bool).
+
     ``namespace``: the module whose function the op is (``"tensormodes.nn.functional"``
     for ops PyTorch implements natively there, such as ``linear``).
     """
@@ -218,7 +225,8 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
             function=function, method=method_name, inplace=inplace_name, dunders=dunders,
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
             samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias,
-            namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}), normalize=normalize)
+            namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}), normalize=normalize,
+            written_check=written_check)
         return kernel
 
     return register

@@ -32,6 +32,7 @@ from ._common import (
     check_same_shape_or_broadcast,
     cpp_type_name,
     floating,
+    no_complex_autograd,
     not_implemented,
     operand_dtype,
     overflow_type_name,
@@ -846,14 +847,7 @@ def _nan_to_num_grad(grad, input):
     return grad.where(input.isfinite(), 0)
 
 
-def _real_nan_to_num(input, *replacements) -> bool:
-    # Asked only for calls that would be recorded: PyTorch has no complex gradient for nan_to_num.
-    if input.is_complex():
-        raise RuntimeError("nan_to_num does not support automatic differentiation for outputs with complex dtype.")
-    return True
-
-
-@op(grad=_nan_to_num_grad, differentiable=_real_nan_to_num, method=True, inplace=True, out=True,
+@op(grad=_nan_to_num_grad, differentiable=no_complex_autograd("nan_to_num"), method=True, inplace=True, out=True,
     samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)),
              Sample((_M23, 1.0, 2.0, -2.0)), Sample((_BF16,), {"posinf": 1.0})))
 def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = None,
@@ -2391,3 +2385,876 @@ def result_type(tensor: Tensor | Number, other: Tensor | Number) -> dt.dtype:
     tensormodes.uint8
     """
     return operand_dtype(tensor, other)
+
+
+# -- more elementwise math: inverse hyperbolics, angles, float-only binaries -------------------
+
+def _real_float_unary(ufunc, kernel_name: str, input: np.ndarray) -> np.ndarray:
+    """``_float_unary`` for functions PyTorch has no complex kernel for."""
+    if input.dtype.kind == "c":
+        raise not_implemented(kernel_name, _dtype_of(input))
+    return _float_unary(ufunc, input)
+
+
+def _asinh_grad(grad, input):
+    return grad / _conj((input * input + 1).sqrt())
+
+
+@op(grad=_asinh_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)), Sample((_C64,))))
+def asinh(input: Tensor) -> Tensor:
+    """The inverse hyperbolic sine of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.asinh(tm.tensor([0])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.arcsinh, input)
+
+
+def _acosh_grad(grad, input):
+    return grad / _conj((input * input - 1).sqrt())
+
+
+_ABOVE_ONE = TensorSpec((2, 3), "float32", 1.1, 4.0)
+
+
+@op(grad=_acosh_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_ABOVE_ONE,)), Sample((_POSITIVE_I,)), Sample((TensorSpec((), "float64", 1.5, 3.0),)),
+             Sample((TensorSpec((3,), "bfloat16", 1.1, 4.0),)), Sample((TensorSpec((3,), "complex64", 1.2, 2.0),))))
+def acosh(input: Tensor) -> Tensor:
+    """The inverse hyperbolic cosine of each element (NaN below 1 for real inputs).
+
+    >>> import tensormodes as tm
+    >>> tm.acosh(tm.tensor([1])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.arccosh, input)
+
+
+_UNIT_INTEGERS = TensorSpec((3,), "int64", -1, 1)
+_UNIT_SCALAR = TensorSpec((), "float64", -0.9, 0.9)
+
+
+def _atanh_grad(grad, input):
+    return grad / _conj(1 - input * input)
+
+
+@op(grad=_atanh_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_UNIT,)), Sample((_UNIT_INTEGERS,)), Sample((_UNIT_SCALAR,)),
+             Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((3,), "complex64", -0.6, 0.6),))))
+def atanh(input: Tensor) -> Tensor:
+    """The inverse hyperbolic tangent of each element (+-inf at +-1, NaN beyond for real inputs).
+
+    >>> import tensormodes as tm
+    >>> tm.atanh(tm.tensor([0, 1])).tolist()
+    [0.0, inf]
+    """
+    return _float_unary(np.arctanh, input)
+
+
+# math.erfc is correctly rounded to within an ulp over the whole range, tail included.
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erfc(x: np.ndarray) -> np.ndarray:
+    return np.asarray(_ERFC(x), dtype=np.float64)
+
+
+def _erfc_grad(grad, input):
+    return grad * (-2 / math.sqrt(math.pi)) * (-(input * input)).exp()
+
+
+@op(grad=_erfc_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((_I64,)), Sample((_SCALAR,)),
+             Sample((_BF16,)), Sample((TensorSpec((4,), "float64", -3, 9),))))
+def erfc(input: Tensor) -> Tensor:
+    """The complementary error function ``1 - erf(input)``, accurate in the tail.
+
+    >>> import tensormodes as tm
+    >>> tm.erfc(tm.tensor([0.0, -10.0])).tolist()
+    [1.0, 2.0]
+    """
+    return _real_float_unary(_erfc, "erfc_vml_cpu", input)
+
+
+def _logit_grad(grad, input, eps):
+    local = grad / (input * (1 - input))
+    if eps is None or eps < 0:  # outside [0, 1] logit is NaN, and so is its gradient
+        return local.where(~((input < 0) | (input > 1)), math.nan)
+    # Clamped elements (strictly outside [eps, 1 - eps]) do not move the result.
+    return local.where(~((input < eps) | (input > 1 - eps)), 0)
+
+
+@op(grad=_logit_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", 0.05, 0.95),)), Sample((TensorSpec((2, 3), "int64", 0, 1),)),
+             Sample((TensorSpec((), "float64", 0.1, 0.9),)), Sample((TensorSpec((3,), "float16", 0.1, 0.9),)),
+             Sample((TensorSpec((4,), "float64", 0.1, 0.9), 0.25)), Sample((_BF16,), {"eps": 0.1}),
+             Sample((TensorSpec((2, 3), "float64", 0.05, 0.95),), {"eps": -1.0})))
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``log(input / (1 - input))`` elementwise; with ``eps`` (>= 0), ``input`` is first
+    clamped to ``[eps, 1 - eps]``.
+
+    >>> import tensormodes as tm
+    >>> tm.logit(tm.tensor([0.5, 0.0])).tolist()
+    [0.0, -inf]
+    >>> tm.logit(tm.tensor([0.0]), eps=0.5).tolist()
+    [0.0]
+    """
+    def kernel(x):
+        if eps is not None and eps >= 0:
+            low, high = eps, 1 - eps
+            x = np.where(x < low, low, np.where(x > high, high, x))
+        return np.log(x / (1 - x))
+
+    return _real_float_unary(kernel, "logit_cpu", input)
+
+
+def _x_log_y(x, y):
+    # 0 * log(y) is 0, even for y = 0 or y < 0; a NaN y stays NaN.
+    return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
+
+
+def _xlogy_grad(grad, input, other, needs_input_grad):
+    input_grad = other_grad = None
+    if needs_input_grad[0]:
+        input_grad = public("xlogy")(grad, other)
+        if _is_tensor(other):
+            input_grad = input_grad.where(~((input == 0) & (other <= 0)), 0)
+        elif other <= 0:
+            input_grad = input_grad.where(input != 0, 0)
+    if needs_input_grad[1]:
+        other_grad = grad * input / other
+    return input_grad, other_grad
+
+
+@op(grad=_xlogy_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_M23, _POSITIVE)), Sample((_M23, TensorSpec((3,), "float64", 0.5, 3))),
+             Sample((_I64, _POSITIVE_I)), Sample((_F16, TensorSpec((3,), "float16", 0.5, 2))), Sample((_M23, 2.5)),
+             Sample((3, _POSITIVE)), Sample((_SCALAR, TensorSpec((), "float64", 0.5, 2))),
+             Sample((TensorSpec((3,), "int64", 0, 0), TensorSpec((3,), "float32", -1, 1)))))
+def xlogy(input: Tensor | Number, other: Tensor | Number) -> Tensor:
+    """``input * log(other)`` elementwise, 0 where ``input`` is 0 (unless ``other`` is NaN).
+
+    >>> import tensormodes as tm
+    >>> tm.xlogy(tm.tensor([0.0, 2.0]), tm.tensor([0.0, 1.0])).tolist()
+    [0.0, 0.0]
+    """
+    if _both_scalars(input, other):
+        raise _invalid_arguments("xlogy", input, other)
+    return _float_binary(_x_log_y, input, other, "xlogy_cpu")
+
+
+def _angle_conversion(name: str, factor: float, input: np.ndarray) -> np.ndarray:
+    if input.dtype.kind == "c":
+        raise RuntimeError(f"{name} is not supported for complex tensors.")
+    return _float_unary(lambda x: x * factor, input)
+
+
+def _deg2rad_grad(grad):
+    return grad * (math.pi / 180)
+
+
+@op(grad=_deg2rad_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -360, 360),)), Sample((_I64,)), Sample((_SCALAR,)),
+             Sample((_F16,)), Sample((_BOOL,))))
+def deg2rad(input: Tensor) -> Tensor:
+    """Converts each element from degrees to radians.
+
+    >>> import tensormodes as tm
+    >>> tm.deg2rad(tm.tensor([180.0, 0.0])).tolist()
+    [3.1415927410125732, 0.0]
+    """
+    return _angle_conversion("deg2rad", math.pi / 180, input)
+
+
+def _rad2deg_grad(grad):
+    return grad * (180 / math.pi)
+
+
+@op(grad=_rad2deg_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_BF16,)), Sample((_BOOL,))))
+def rad2deg(input: Tensor) -> Tensor:
+    """Converts each element from radians to degrees.
+
+    >>> import tensormodes as tm
+    >>> tm.rad2deg(tm.tensor([0.0, -1.0], dtype=tm.float64)).tolist()
+    [0.0, -57.29577951308232]
+    """
+    return _angle_conversion("rad2deg", 180 / math.pi, input)
+
+
+def _sinc_grad(grad, input):
+    # d/dx sin(pi x) / (pi x) = (cos(pi x) - sinc(x)) / x, and 0 at x = 0.
+    local = ((input * math.pi).cos() - input.sinc()) / input
+    return grad * _conj(local.where(input != 0, 0))
+
+
+@op(grad=_sinc_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)), Sample((_C64,))))
+def sinc(input: Tensor) -> Tensor:
+    """The normalized sinc function ``sin(pi x) / (pi x)`` of each element (1 at 0).
+
+    >>> import tensormodes as tm
+    >>> tm.sinc(tm.tensor([0.0, 0.5], dtype=tm.float64)).tolist()
+    [1.0, 0.6366197723675814]
+    """
+    return _float_unary(np.sinc, input)
+
+
+def _logaddexp2_grad(grad, input, other):
+    return grad / (1 + (other - input).exp2()), grad / (1 + (input - other).exp2())
+
+
+@op(grad=_logaddexp2_grad, method=True, out=True,
+    samples=(Sample((_M23, _M23)), Sample((_M23, _ROW)), Sample((_F16, _F16)), Sample((_F64, _I64)),
+             Sample((_SCALAR, _BF16))))
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """``log2(2**input + 2**other)`` elementwise, without overflow (real floating dtypes only).
+
+    >>> import tensormodes as tm
+    >>> tm.logaddexp2(tm.tensor([1.0, 2000.0]), tm.tensor([1.0, 0.0])).tolist()
+    [2.0, 2000.0]
+    """
+    return _float_binary(np.logaddexp2, input, other, "logaddexp2_cpu", integers=False)
+
+
+def _copysign_grad(grad, input, other_shape, result):
+    # |input| with the sign of ``other``: the ratio result / input is +-1 (0 where input is 0).
+    ratio = (result / input).where(input != 0, 0)
+    return grad * ratio, None if other_shape is None else _zeros_like(grad)
+
+
+@op(grad=_copysign_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_M23, _M23)), Sample((_M23, _ROW)), Sample((_I64, _I32)), Sample((_F16, _F16)),
+             Sample((_M23, -2.0)), Sample((_SCALAR, _BF16)), Sample((_F64, _BOOL))))
+def copysign(input: Tensor, other: Tensor | Number) -> Tensor:
+    """The magnitude of ``input`` with the sign of ``other`` (-0.0 and NaN's sign bit count);
+    integers give the default float dtype.
+
+    >>> import tensormodes as tm
+    >>> tm.copysign(tm.tensor([1.0, 2.0]), tm.tensor([-0.0, 3.0])).tolist()
+    [-1.0, 2.0]
+    """
+    return _float_binary(np.copysign, input, other, "copysign_cpu")
+
+
+def _float_power_grad(grad, result, input, exponent):
+    wide = result.dtype  # float64 or complex128: both operands take part at that precision
+    return _pow_grad(grad, result, input.to(wide) if _is_tensor(input) else input,
+                     exponent.to(wide) if _is_tensor(exponent) else exponent)
+
+
+def _exact_result_dtype(result: np.ndarray, target: np.ndarray, inplace: bool) -> None:
+    """float_power writes only into its result's own dtype (float64 or complex128)."""
+    if target.dtype != result.dtype:
+        which = "base given to float_power_" if inplace else "output given to float_power"
+        raise RuntimeError(f"the {which} has dtype {scalar_type_name(_dtype_of(target))} but the operation's "
+                           f"result requires dtype {scalar_type_name(_dtype_of(result))}")
+
+
+@op(grad=_float_power_grad, method=True, inplace=True, out=True, written_check=_exact_result_dtype,
+    samples=(Sample((_POSITIVE, _M23)), Sample((_M23, 2)), Sample((_POSITIVE, 0.5)), Sample((_I64, 3)),
+             Sample((2, _I32)), Sample((2.5, _M23)), Sample((_F16, _BF16)), Sample((_C64, 2)),
+             Sample((_SCALAR, _POSITIVE)), Sample((_POSITIVE_I, TensorSpec((3,), "int64", -2, 2)))))
+def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
+    """``input ** exponent`` computed in double precision: the result is float64, or
+    complex128 if either operand is complex.
+
+    >>> import tensormodes as tm
+    >>> tm.float_power(tm.tensor([2, 3]), 2)
+    tensor([4., 9.], dtype=tensormodes.float64)
+    """
+    if _both_scalars(input, exponent):
+        raise _invalid_arguments("float_power", input, exponent)
+    d = dt.complex128 if operand_dtype(input, exponent).is_complex else dt.float64
+    if type(input) is not _ND and input == 1:  # 1 ** anything is 1 for a number base, NaN included
+        return np.ones(np.shape(exponent), d._np)
+    base, power = _in(input, d), _in(exponent, d)
+    with quiet():
+        try:
+            return _as(np.power(base, power), d)
+        except ValueError:
+            _raise_broadcast_error(input, exponent)
+            raise
+
+
+@op(grad=_neg_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_C64,)), Sample((_F16,))))
+def negative(input: Tensor) -> Tensor:
+    """Alias for ``neg``.
+
+    >>> import tensormodes as tm
+    >>> tm.negative(tm.tensor([1, -2])).tolist()
+    [-1, 2]
+    """
+    return neg(input)
+
+
+def _fmax_grad(grad, input, other):
+    # The chosen operand takes the whole gradient: ``input`` on ties, ``other`` where input is NaN.
+    chosen = (input >= other) | other.isnan()
+    return grad.where(chosen, 0), grad.where(~chosen, 0)
+
+
+@op(grad=_fmax_grad, method=True, out=True, ufunc=np.fmax, samples=_EXTREMUM_SAMPLES)
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise maximum, ignoring NaN: NaN only where both elements are NaN.
+
+    >>> import tensormodes as tm
+    >>> from math import nan
+    >>> tm.fmax(tm.tensor([nan, 1.0]), tm.tensor([2.0, nan])).tolist()
+    [2.0, 1.0]
+    """
+    return _extremum(np.fmax, "fmax", input, other)
+
+
+def _fmin_grad(grad, input, other):
+    chosen = (input <= other) | other.isnan()
+    return grad.where(chosen, 0), grad.where(~chosen, 0)
+
+
+@op(grad=_fmin_grad, method=True, out=True, ufunc=np.fmin, samples=_EXTREMUM_SAMPLES)
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    """The elementwise minimum, ignoring NaN: NaN only where both elements are NaN.
+
+    >>> import tensormodes as tm
+    >>> from math import nan
+    >>> tm.fmin(tm.tensor([nan, 1.0]), tm.tensor([2.0, nan])).tolist()
+    [2.0, 1.0]
+    """
+    return _extremum(np.fmin, "fmin", input, other)
+
+
+def _heaviside_grad(grad):
+    raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+
+# Integer and bool samples only: PyTorch records heaviside but has no derivative for it.
+@op(grad=_heaviside_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_I64, TensorSpec((3,), "int64", 2, 5))), Sample((_BOOL, _BOOL)),
+             Sample((TensorSpec((2, 3), "int32", -1, 1), TensorSpec((), "int32", 7, 7)))))
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """The Heaviside step function: 0 where ``input < 0``, ``values`` where ``input == 0``
+    and 1 where ``input > 0`` (0 for NaN). Both tensors must have one dtype.
+
+    >>> import tensormodes as tm
+    >>> tm.heaviside(tm.tensor([-1.5, 0.0, 2.0]), tm.tensor([0.5])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    if input.dtype.kind == "c" or values.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    with quiet():
+        try:
+            return np.asarray(np.where(input == 0, values, input > 0).astype(input.dtype, copy=False))
+        except ValueError:
+            _raise_broadcast_error(input, values)
+            raise
+
+
+def _integer_math(ufunc, name: str, input, other) -> np.ndarray:
+    """``gcd`` / ``lcm``: integer dtypes only (not bool)."""
+    a, b, d = _integer_operands(input, other, f"{name}_cpu", name, allow_bool=False)
+    try:
+        return _as(ufunc(a, b), d)
+    except ValueError:
+        _raise_broadcast_error(input, other)
+        raise
+
+
+_GCD_SAMPLES = (Sample((_I64, TensorSpec((2, 3), "int64", -30, 30))), Sample((_U8, _I32)),
+                Sample((TensorSpec((3,), "int16", -12, 12), TensorSpec((), "int64", 6, 6))),
+                Sample((TensorSpec((2, 1), "int8", 0, 9), TensorSpec((3,), "int8", -9, 9))))
+
+
+@op(differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """The greatest common divisor of each pair of integers (non-negative; gcd(0, 0) = 0).
+
+    >>> import tensormodes as tm
+    >>> tm.gcd(tm.tensor([-4, 0, 6]), tm.tensor([6, 0, -9])).tolist()
+    [2, 0, 3]
+    """
+    return _integer_math(np.gcd, "gcd", input, other)
+
+
+@op(differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """The least common multiple of each pair of integers (non-negative; 0 if either is 0).
+
+    >>> import tensormodes as tm
+    >>> tm.lcm(tm.tensor([-4, 0, 6]), tm.tensor([6, 5, -9])).tolist()
+    [12, 0, 18]
+    """
+    return _integer_math(np.lcm, "lcm", input, other)
+
+
+_PREDICATE_SAMPLES = (Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)), Sample((_BOOL,)),
+                      Sample((_U8,)))
+
+
+def _bool_output(name: str):
+    """A written_check: these predicates write only into bool tensors."""
+
+    def check(result: np.ndarray, target: np.ndarray, inplace: bool) -> None:
+        if target.dtype != np.bool_:
+            raise RuntimeError(f"{name} does not support non-boolean outputs.")
+
+    return check
+
+
+@op(differentiable=False, method=True, out=True, written_check=_bool_output("signbit"), samples=_PREDICATE_SAMPLES)
+def signbit(input: Tensor) -> Tensor:
+    """A bool tensor: True where the sign bit is set (negative numbers, -0.0, and NaN with the bit).
+
+    >>> import tensormodes as tm
+    >>> tm.signbit(tm.tensor([-1.0, -0.0, 0.0, 2.0])).tolist()
+    [True, True, False, False]
+    """
+    kind = input.dtype.kind
+    if kind == "c":
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    if kind in "bu":
+        return np.zeros(input.shape, np.bool_)
+    if kind == "i":
+        return np.asarray(input < 0)
+    return np.asarray(np.signbit(input))
+
+
+def _infinity_test(name: str, input: np.ndarray, infinity: float) -> np.ndarray:
+    if input.dtype.kind == "c":
+        raise RuntimeError(f"{name} does not support complex inputs.")
+    mask = _no_special_values(input, False)
+    return np.asarray(input == infinity) if mask is None else mask
+
+
+@op(differentiable=False, method=True, out=True, written_check=_bool_output("isposinf"),
+    samples=_PREDICATE_SAMPLES)
+def isposinf(input: Tensor) -> Tensor:
+    """A bool tensor: True where ``input`` is positive infinity.
+
+    >>> import tensormodes as tm
+    >>> from math import inf
+    >>> tm.isposinf(tm.tensor([inf, -inf, 1.0])).tolist()
+    [True, False, False]
+    """
+    return _infinity_test("isposinf", input, np.inf)
+
+
+@op(differentiable=False, method=True, out=True, written_check=_bool_output("isneginf"),
+    samples=_PREDICATE_SAMPLES)
+def isneginf(input: Tensor) -> Tensor:
+    """A bool tensor: True where ``input`` is negative infinity.
+
+    >>> import tensormodes as tm
+    >>> from math import inf
+    >>> tm.isneginf(tm.tensor([inf, -inf, 1.0])).tolist()
+    [False, True, False]
+    """
+    return _infinity_test("isneginf", input, -np.inf)
+
+
+@op(differentiable=False, method=True, samples=_PREDICATE_SAMPLES + (Sample((_C64,)),))
+def isreal(input: Tensor) -> Tensor:
+    """A bool tensor: True where the imaginary part is zero (everywhere for real tensors).
+
+    >>> import tensormodes as tm
+    >>> tm.isreal(tm.tensor([1 + 0j, 1j])).tolist()
+    [True, False]
+    """
+    if input.dtype.kind != "c":
+        return np.ones(input.shape, np.bool_)
+    return np.asarray(input.imag == 0)
+
+
+# -- special functions: gamma family, erfinv, i0 ------------------------------------------------
+# NumPy has none of these. Each is computed in float64 (and rounded to the result dtype) from the
+# standard library where it has the function, else from recurrences and asymptotic series.
+
+def _offset_from_integer(x: np.ndarray) -> np.ndarray:
+    """``x`` minus the nearest integer, in [-0.5, 0.5] and exact: sin(pi x)^2 and tan(pi x), which
+    have period 1 in x, are then evaluated where pi's rounding does not matter."""
+    return x - np.rint(x)
+
+
+def _cot_pi(r: np.ndarray) -> np.ndarray:
+    """cot(pi r) for r in [-0.5, 0.5]. Near +-0.5 the cosine comes from sin(pi (0.5 - |r|)), with
+    0.5 - |r| exact: cos(pi r) of the rounded pi r would lose its relative accuracy there."""
+    magnitude = np.absolute(r)
+    cosine = np.where(magnitude > 0.25, np.sin(math.pi * (0.5 - magnitude)), np.cos(math.pi * magnitude))
+    return np.copysign(cosine / np.sin(math.pi * magnitude), r)
+
+
+def _lgamma_of(x: float) -> float:
+    try:
+        return math.lgamma(x)
+    except (ValueError, OverflowError):  # the poles 0, -1, -2 ... and huge arguments
+        return math.inf
+
+
+_LGAMMA = np.frompyfunc(_lgamma_of, 1, 1)
+
+
+_EULER_GAMMA = 0.5772156649015329
+
+
+@functools.cache
+def _lgamma_series() -> tuple[np.ndarray, np.ndarray]:
+    """Taylor coefficients of lgamma(1 + z) and lgamma(2 + z) in z, from zeta(k) (and
+    zeta(k) - 1 = zeta(k, 2)): accurate relative to the small values around the roots 1
+    and 2, where the standard library's lgamma is only accurate in absolute terms."""
+    k = np.arange(2, 60)
+    signs = np.where(k % 2 == 0, 1.0, -1.0)
+    zeta = np.array([_hurwitz_zeta(int(s), np.ones(1))[0] for s in k])
+    zeta_minus_one = np.array([_hurwitz_zeta(int(s), np.full(1, 2.0))[0] for s in k])
+    near_one = np.concatenate(([0.0, -_EULER_GAMMA], signs * zeta / k))
+    near_two = np.concatenate(([0.0, 1 - _EULER_GAMMA], signs * zeta_minus_one / k))
+    return near_one, near_two
+
+
+def _lgamma(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    result = np.asarray(_LGAMMA(x), dtype=np.float64)
+    near_one, near_two = _lgamma_series()
+    polyval = np.polynomial.polynomial.polyval
+    for center, coefficients in ((1.0, near_one), (2.0, near_two)):
+        near = (x >= center - 0.5) & (x < center + 0.5)
+        if near.any():
+            result[near] = polyval(x[near] - center, coefficients)
+    # Below 0 (poles aside), reflect: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x).
+    negative = (x < 0) & (np.modf(x)[0] != 0) & np.isfinite(x)
+    if negative.any():
+        y = x[negative]
+        sine = np.absolute(np.sin(math.pi * _offset_from_integer(y)))
+        result[negative] = (math.log(math.pi) - np.log(sine)) - _lgamma(1 - y)
+    return result
+
+
+def _lgamma_grad(grad, input):
+    return grad * input.digamma()
+
+
+@op(grad=_lgamma_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_POSITIVE,)), Sample((_POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
+             Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
+             Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
+def lgamma(input: Tensor) -> Tensor:
+    """The natural logarithm of the absolute value of the gamma function (inf at the poles
+    0, -1, -2, ...).
+
+    >>> import tensormodes as tm
+    >>> tm.lgamma(tm.tensor([1.0, 3.0, 0.0])).tolist()
+    [0.0, 0.6931471824645996, inf]
+    """
+    return _real_float_unary(_lgamma, "lgamma_vml_cpu", input)
+
+
+# B_2k / 2k for the asymptotic series psi(x) ~ log(x) - 1/(2x) - sum B_2k / (2k x^2k).
+_DIGAMMA_SERIES = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
+
+
+# digamma's positive root, as a sum of two doubles (high + low).
+_DIGAMMA_ROOT = (1.4616321449683622, 9.549995429965697e-17)
+
+
+@functools.cache
+def _digamma_root_series() -> np.ndarray:
+    """Taylor coefficients of psi about its root x0: psi^(k)(x0) / k! = (-1)^(k+1) zeta(k+1, x0)."""
+    root = np.full(1, _DIGAMMA_ROOT[0])
+    return np.array([0.0] + [(-1) ** (k + 1) * _hurwitz_zeta(k + 1, root)[0] for k in range(1, 48)])
+
+
+def _digamma_near_root(x: np.ndarray) -> np.ndarray:
+    """psi on [1, 2], accurate relative to its small values around the root: x - x0 is formed
+    exactly (Sterbenz) from the high part, and the series converges like (|x - x0| / x0)^k."""
+    offset = (x - _DIGAMMA_ROOT[0]) - _DIGAMMA_ROOT[1]
+    return np.polynomial.polynomial.polyval(offset, _digamma_root_series())
+
+
+def _digamma(x: np.ndarray) -> np.ndarray:
+    """psi(x) = d/dx log(gamma(x)), float64: reflection below 0; on (0, 3) the series about
+    psi's root (shifted by one step of psi(x + 1) = psi(x) + 1/x); elsewhere the recurrence up
+    to 10, then the asymptotic series."""
+    x = np.asarray(x, dtype=np.float64)
+    with quiet():
+        result = _digamma_far(x)
+        low = (x > 0) & (x < 3)
+        if low.any():
+            y = x[low]
+            step = np.where(y < 1, 1.0, np.where(y > 2, -1.0, 0.0))
+            # psi(y) = psi(y + 1) - 1/y below 1, psi(y - 1) + 1/(y - 1) above 2.
+            correction = np.where(y < 1, -1 / y, np.where(y > 2, 1 / (y - 1), 0.0))
+            result[low] = _digamma_near_root(y + step) + correction
+    return result
+
+
+def _digamma_far(x: np.ndarray) -> np.ndarray:
+    with quiet():
+        negative = x < 0
+        fraction = np.modf(x)[0]
+        # psi(x) = psi(1 - x) - pi / tan(pi x).
+        result = np.where(negative, -math.pi * _cot_pi(_offset_from_integer(x)), 0.0)
+        y = np.where(negative, 1 - x, x)
+        for _ in range(10):
+            small = y < 10
+            if not small.any():
+                break
+            result = result - np.where(small, 1 / y, 0.0)
+            y = np.where(small, y + 1, y)
+        inverse_square = 1 / (y * y)
+        series = np.zeros_like(y)
+        for coefficient in reversed(_DIGAMMA_SERIES):
+            series = (series + coefficient) * inverse_square
+        result = result + (np.log(y) - 0.5 / y - series)
+        # Poles: 0 gives -inf (+inf for -0.0); negative integers and -inf are NaN.
+        result = np.where(x == 0, np.copysign(np.inf, -x), result)
+        result = np.where(negative & (fraction == 0), np.nan, result)
+    return result
+
+
+def _digamma_grad(grad, input):
+    return grad * public("polygamma")(1, input)
+
+
+@op(grad=_digamma_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_POSITIVE,)), Sample((_POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
+             Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
+             Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
+def digamma(input: Tensor) -> Tensor:
+    """The digamma function, the derivative of ``lgamma`` (-inf at 0, NaN at negative integers).
+
+    >>> import tensormodes as tm
+    >>> tm.digamma(tm.tensor([1.0])).tolist()  # minus the Euler-Mascheroni constant
+    [-0.5772156715393066]
+    """
+    return _real_float_unary(_digamma, "digamma", input)
+
+
+# B_2k / (2k)! for the Euler-Maclaurin tail of the Hurwitz zeta function.
+_ZETA_TAIL = tuple(float(b) / math.factorial(2 * k) for k, b in enumerate(
+    (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330,
+     854513 / 138, -236364091 / 2730), start=1))
+
+
+def _hurwitz_zeta(s: int, q: np.ndarray) -> np.ndarray:
+    """zeta(s, q) = sum over k >= 0 of (q + k) ** -s, for an integer s >= 2 and float64 q (not a
+    pole): terms summed until q + k reaches ``start``, then the Euler-Maclaurin formula."""
+    start = 12.0 + s
+    total = np.zeros_like(q)
+    a = q.copy()
+    while True:
+        below = a < start
+        if not below.any():
+            break
+        total = total + np.where(below, a ** -s, 0.0)
+        a = np.where(below, a + 1, a)
+    tail = a ** (1 - s) / (s - 1) + 0.5 * a ** -s
+    rising = float(s)  # s (s + 1) ... (s + 2k - 2)
+    power = a ** (-s - 1)
+    inverse_square = 1 / (a * a)
+    for k, coefficient in enumerate(_ZETA_TAIL, start=1):
+        tail = tail + coefficient * rising * power
+        rising *= (s + 2 * k - 1) * (s + 2 * k)
+        power = power * inverse_square
+    return total + tail
+
+
+# Above this order the coefficients of _cot_derivative (about n!) lose accuracy to overflow.
+_MAX_REFLECTED_ORDER = 40
+
+
+@functools.cache
+def _cot_derivative(n: int) -> np.ndarray:
+    """Coefficients of P_n with d^n/dx^n cot(pi x) = pi^n P_n(cot(pi x)): P_0(c) = c and
+    P_(k+1)(c) = -(1 + c^2) P_k'(c) (the coefficients of each P_n share one sign)."""
+    polynomial = np.polynomial.Polynomial([0.0, 1.0])
+    for _ in range(n):
+        polynomial = -(np.polynomial.Polynomial([1.0, 0.0, 1.0]) * polynomial.deriv())
+    return polynomial.coef
+
+
+def _polygamma(n: int, x: np.ndarray) -> np.ndarray:
+    """The n-th derivative of digamma, float64: (-1)^(n+1) n! zeta(n + 1, x) for n >= 1."""
+    x = np.asarray(x, dtype=np.float64)
+    if n == 0:
+        return _digamma(x)
+    sign = 1.0 if n % 2 else -1.0
+    with quiet():
+        scale = sign * (float(math.factorial(n)) if n <= 170 else math.inf)  # n! overflows past 170
+        finite = np.isfinite(x)
+        pole = (x <= 0) & (np.modf(x)[0] == 0)
+        safe = np.where(finite & ~pole, x, 0.5)
+        reflected = (safe < 0) & (n <= _MAX_REFLECTED_ORDER)
+        result = scale * _hurwitz_zeta(n + 1, np.where(reflected, 1 - safe, safe))
+        if reflected.any():
+            # Reflection: psi_n(x) = (-1)^n psi_n(1 - x) - pi d^n/dx^n cot(pi x). Summing the series
+            # from x < 0 would take |x| terms, which cancel where psi_n is small.
+            cotangent = _cot_pi(_offset_from_integer(safe[reflected]))
+            derivative = math.pi ** (n + 1) * np.polynomial.polynomial.polyval(cotangent, _cot_derivative(n))
+            result[reflected] = (-1) ** n * result[reflected] - derivative
+        result = np.where(pole, sign * np.inf, result)
+        # At the infinities PyTorch gives 0 (n = 1) or NaN (n >= 2) at +inf, and NaN (n = 1)
+        # or the pole's infinity (n >= 2) at -inf.
+        at_plus = (0.0 if n == 1 else np.nan)
+        at_minus = (np.nan if n == 1 else sign * np.inf)
+        result = np.where(x == np.inf, at_plus, np.where(x == -np.inf, at_minus, result))
+        return np.where(np.isnan(x), np.nan, result)
+
+
+def _polygamma_kernel(n, input: np.ndarray) -> np.ndarray:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    # PyTorch dispatches n = 0 and n = 1 to its digamma and trigamma kernels, named in its errors.
+    kernel_name = ("digamma", "trigamma")[n] if n < 2 else "polygamma"
+    return _real_float_unary(functools.partial(_polygamma, int(n)), kernel_name, input)
+
+
+def _polygamma_grad(grad, n, input):
+    return grad * public("polygamma")(n + 1, input)
+
+
+_POLYGAMMA_SAMPLES = ((1, _POSITIVE), (0, _POSITIVE), (2, TensorSpec((3,), "float64", 0.5, 6)), (3, _POSITIVE_I),
+                      (1, TensorSpec((), "float64", 0.5, 3)), (2, TensorSpec((3,), "float16", 0.5, 4)),
+                      (1, TensorSpec((4,), "float64", -2.9, -2.1)), (4, TensorSpec((3,), "float64", -1.8, -1.2)))
+
+
+@op(grad=_polygamma_grad, out=True, samples=tuple(Sample(args) for args in _POLYGAMMA_SAMPLES))
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The ``n``-th derivative of ``digamma`` (``polygamma(0, x)`` is ``digamma(x)``).
+
+    >>> import tensormodes as tm
+    >>> tm.polygamma(1, tm.tensor([1.0, 0.5])).tolist()  # pi**2 / 6, pi**2 / 2
+    [1.644934058189392, 4.934802055358887]
+    """
+    return _polygamma_kernel(n, input)
+
+
+def _polygamma_method_grad(grad, input, n):
+    return grad * public("polygamma")(n + 1, input)
+
+
+@op(grad=_polygamma_method_grad, function=False, method="polygamma", inplace="polygamma_", name="polygamma_method",
+    samples=tuple(Sample((spec, n)) for n, spec in _POLYGAMMA_SAMPLES[:4]))
+def polygamma_method(input: Tensor, n: int) -> Tensor:
+    """``tensormodes.polygamma(n, self)`` (the method takes ``n`` after ``self``).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1.0]).polygamma(0).tolist()
+    [-0.5772156715393066]
+    """
+    return _polygamma_kernel(n, input)
+
+
+def _erfinv(y: np.ndarray) -> np.ndarray:
+    """The inverse error function, float64: Newton's method on erf(x) = |y| for |y| <= 0.5,
+    and on log(erfc(x)) = log(1 - |y|) in the tail, where erf(x) is too close to 1 to invert."""
+    y = np.asarray(y, dtype=np.float64)
+    a = np.absolute(y)
+    with quiet():
+        central = a <= 0.5
+        tail = (a > 0.5) & (a < 1)
+        x = np.zeros_like(a)
+        if central.any():
+            c = a[central]
+            guess = c * (math.sqrt(math.pi) / 2) * (1 + (math.pi / 12) * c * c)
+            for _ in range(4):
+                slope = (2 / math.sqrt(math.pi)) * np.exp(-guess * guess)
+                guess = guess - (np.asarray(_ERF(guess), np.float64) - c) / slope
+            x[central] = guess
+        if tail.any():
+            complement = 1 - a[tail]  # exact (Sterbenz) for a in [0.5, 1]
+            target = np.log(complement)
+            guess = np.sqrt(-target)
+            for _ in range(8):
+                e = np.asarray(_ERFC(guess), np.float64)
+                slope = -(2 / math.sqrt(math.pi)) * np.exp(-guess * guess) / e  # d log(erfc) / dx
+                guess = guess - (np.log(e) - target) / slope
+            x[tail] = guess
+        x = np.where(a == 1, np.inf, np.where((a > 1) | np.isnan(a), np.nan, x))
+    return np.copysign(x, y)
+
+
+def _erfinv_grad(grad, result):
+    return grad * (math.sqrt(math.pi) / 2) * (result * result).exp()
+
+
+@op(grad=_erfinv_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_UNIT,)), Sample((_UNIT_INTEGERS,)), Sample((_UNIT_SCALAR,)),
+             Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((4,), "float64", 0.9, 0.999),)),
+             Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),))))
+def erfinv(input: Tensor) -> Tensor:
+    """The inverse error function of each element (+-inf at +-1, NaN outside [-1, 1]).
+
+    >>> import tensormodes as tm
+    >>> tm.erfinv(tm.tensor([0.0, 1.0, -1.0])).tolist()
+    [0.0, inf, -inf]
+    """
+    return _real_float_unary(_erfinv, "erfinv_vml_cpu", input)
+
+
+def _i0(x: np.ndarray) -> np.ndarray:
+    """The modified Bessel function of the first kind of order 0, float64: its power series
+    sum (x^2/4)^k / k!^2 (all terms positive) up to |x| = 20, the asymptotic series
+    e^x / sqrt(2 pi x) * sum ((2k-1)!!)^2 / (k! (8x)^k) beyond (its terms are below 1e-17 by
+    the 30th). Like PyTorch, overflows to inf where e^|x| does (|x| > 709.78)."""
+    magnitude = np.absolute(np.asarray(x, dtype=np.float64))
+    with quiet():
+        near = magnitude <= 20
+        quarter_square = np.where(near, magnitude, 0.0) ** 2 / 4
+        term = np.ones_like(magnitude)
+        power_series = np.ones_like(magnitude)
+        for k in range(1, 46):
+            term = term * quarter_square / (k * k)
+            power_series = power_series + term
+        far = np.where(near, 21.0, magnitude)
+        term = np.ones_like(magnitude)
+        asymptotic = np.ones_like(magnitude)
+        for k in range(1, 31):
+            term = term * (2 * k - 1) ** 2 / (8 * k * far)
+            asymptotic = asymptotic + term
+        asymptotic = np.exp(far) / np.sqrt(2 * math.pi * far) * asymptotic
+        return np.where(near, power_series, asymptotic)
+
+
+def _i1(x):
+    """The modified Bessel function I1 (i0's derivative), written with public ops so that it is
+    differentiable again: the power series sum (x/2)^(2k+1) / (k! (k+1)!) up to |x| = 20, the
+    asymptotic series sign(x) e^|x| / sqrt(2 pi |x|) * sum_k prod_j ((2j-1)^2 - 4) / (8 j |x|)
+    beyond, as ``_i0`` splits its own range."""
+    magnitude = x.abs()
+    near = magnitude <= 20
+    half = x.where(near, 0) / 2  # each branch sees only arguments it can take
+    quarter_square = half * half
+    term = power_series = half
+    for k in range(1, 46):
+        term = term * quarter_square / (k * (k + 1))
+        power_series = power_series + term
+    far = magnitude.where(~near, 21.0)
+    term = asymptotic = far.new_ones(tuple(far.shape))
+    for k in range(1, 31):
+        term = term * (((2 * k - 1) ** 2 - 4) / (8 * k)) / far
+        asymptotic = asymptotic + term
+    asymptotic = x.sgn() * far.exp() / (far * (2 * math.pi)).sqrt() * asymptotic
+    return power_series.where(near, asymptotic)
+
+
+def _i0_grad(grad, input):
+    return grad * _i1(input)
+
+
+@op(grad=_i0_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((_I64,)), Sample((_SCALAR,)),
+             Sample((_F16,)), Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((_BF16,))))
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order zero, of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.i0(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
+    [1.0, 1.2660658777520082]
+    """
+    return _real_float_unary(_i0, "i0_vml_cpu", input)
