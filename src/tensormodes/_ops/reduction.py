@@ -69,8 +69,7 @@ RETURN_TYPES: dict[str, type] = {
         ("max", ("values", "indices")), ("min", ("values", "indices")), ("sort", ("values", "indices")),
         ("topk", ("values", "indices")), ("median", ("values", "indices")), ("aminmax", ("min", "max")),
         ("cummax", ("values", "indices")), ("cummin", ("values", "indices")), ("kthvalue", ("values", "indices")),
-        ("mode", ("values", "indices")), ("nanmedian", ("values", "indices")), ("frexp", ("mantissa", "exponent")),
-        ("linalg_svd", ("U", "S", "Vh")), ("slogdet", ("sign", "logabsdet")),
+        ("mode", ("values", "indices")), ("nanmedian", ("values", "indices")), ("linalg_svd", ("U", "S", "Vh")),
         ("linalg_slogdet", ("sign", "logabsdet")), ("linalg_qr", ("Q", "R")),
         ("linalg_eigh", ("eigenvalues", "eigenvectors")))
 }
