@@ -185,13 +185,17 @@ def test_unary_matches_torch(op):
     assert not problems, problems.report()
 
 
+# Operand dtypes for binary ops: each with itself, with int64 and float32, and a few mixes.
+DTYPE_PAIRS = [(n, n) for n in DTYPE_NAMES] + [("int64", n) for n in DTYPE_NAMES] + \
+    [("float32", n) for n in DTYPE_NAMES] + [("float16", "bfloat16"), ("uint8", "int8"), ("bool", "uint8"),
+                                            ("int32", "float16")]
+
+
 @pytest.mark.torch
 @pytest.mark.parametrize("op", BINARY)
 def test_binary_matches_torch(op):
-    pairs = [(n, n) for n in DTYPE_NAMES] + [("int64", n) for n in DTYPE_NAMES] + [("float32", n) for n in DTYPE_NAMES]
-    pairs += [("float16", "bfloat16"), ("uint8", "int8"), ("bool", "uint8"), ("int32", "float16")]
     problems = Problems()
-    for x, y in pairs:
+    for x, y in DTYPE_PAIRS:
         a, b = values(x), reversed_values(y)
         problems.check(f"{op}({x}, {y})", op, a, b, compare_values=_numeric(op, x, y))
         problems.check(f"{op}({x}, 0-dim {y})", op, a, b[3], compare_values=_numeric(op, x, y))
