@@ -562,6 +562,12 @@ DECOMPOSITION_CASES = [
     "L.linalg.eigh(L.ones(2,0,0)).eigenvalues", "L.linalg.eigvalsh(L.ones(2,3))", "L.linalg.eigvalsh(L.ones(3))",
     "L.linalg.eigvalsh(L.ones(2,2,dtype=L.int32))", "L.linalg.eigvalsh(L.ones(2,2), UPLO='X')",
     "L.linalg.eigvalsh(L.tensor([[2.,1j],[-1j,2]]))", "L.linalg.eigvalsh(L.tensor([[2.,1],[7,2]]), 'U')",
+    "L.inverse(L.tensor([[2.,1],[1,3]]))", "L.tensor([[2.,1],[1,3]]).inverse()", "L.inverse(L.ones(2,3))",
+    "L.inverse(L.zeros(2,2))", "L.inverse(L.ones(2,2,dtype=L.float16))",
+    "L.logdet(L.tensor([[2.,1],[1,3]]))", "L.logdet(L.tensor([[0.,1],[1,0]]))", "L.logdet(L.ones(2,2))",
+    "L.logdet(L.tensor([[1j,0],[0,1]]))", "L.logdet(L.ones(2,3))", "L.logdet(L.ones(3))",
+    "L.logdet(L.ones(2,2,dtype=L.long))", "L.logdet(L.ones(2,2,dtype=L.float16))",
+    "L.tensor([[[2.,1],[1,3]],[[0,1],[1,0]]]).logdet()",
 ]
 
 

@@ -27,6 +27,7 @@ from ._common import (
     not_implemented,
     one_sequence_as_items,
     public,
+    quiet,
     scalar_type_name,
     wrap_dims,
 )
@@ -1321,6 +1322,49 @@ def inv(A: Tensor) -> Tensor:
         return np.asarray(np.linalg.inv(A), dtype=A.dtype)
     except np.linalg.LinAlgError:
         raise _singular_inverse("linalg.inv", A) from None
+
+
+@op(grad=_inv_grad, method=True, out=True, samples=(
+    Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
+    Sample((TensorSpec((2, 2), "complex64"),))))
+def inverse(input: Tensor) -> Tensor:
+    """``tensormodes.linalg.inv`` under its older name (also ``Tensor.inverse()``).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[2., 0.], [0., 4.]]).inverse()
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
+    """
+    return inv(input)
+
+
+def _logdet_grad(grad, input, result):
+    # d log det = tr(A^-1 dA); where det < 0 the (real) result is NaN and does not move.
+    local = _adjoint(public("inv", "tensormodes.linalg")(input))
+    scale = grad if input.is_complex() else grad.where(~result.isnan(), 0)
+    return scale.unsqueeze(-1).unsqueeze(-1) * local
+
+
+@op(grad=_logdet_grad, method=True, samples=(
+    Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
+    Sample((TensorSpec((2, 2), "complex128"),))))
+def logdet(input: Tensor) -> Tensor:
+    """The logarithm of the determinant of a square matrix (or of each in a batch): NaN for a
+    negative determinant of a real matrix, -inf for a singular one. A singular matrix has no
+    gradient here (backward raises ``LinAlgError``; PyTorch returns infinities).
+
+    >>> import tensormodes as tm
+    >>> round(tm.logdet(tm.tensor([[2., 0.], [0., 3.]])).item(), 4)
+    1.7918
+    """
+    _square_checks("logdet", input)
+    _floating_check("logdet", input)
+    _low_precision_check("logdet", input)
+    sign, logabsdet = np.linalg.slogdet(input)
+    if input.dtype.kind == "c":
+        return np.asarray(np.log(sign) + logabsdet, dtype=input.dtype)
+    with quiet():
+        return np.asarray(np.where(sign < 0, np.nan, logabsdet), dtype=input.dtype)
 
 
 def _is_vector_rhs(A_shape, B_shape) -> bool:
