@@ -145,8 +145,8 @@ TORCH_EQUIVALENTS = {
     "_cross_entropy_loss": _torch_cross_entropy_loss,
     "_cross_entropy_loss_backward": _torch_cross_entropy_loss_backward,  # no ATen op: autograd's gradient
     "_to_copy": lambda torch: torch.ops.aten._to_copy,
-    "svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
-    "eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
+    "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
+    "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }
 
 
@@ -158,7 +158,7 @@ def callable_for(opdef, library):
         module = library
         for part in opdef.namespace.split(".")[1:]:
             module = getattr(module, part)
-        return getattr(module, opdef.name)
+        return getattr(module, opdef.function)
     tensor_type = library.Tensor
     return getattr(tensor_type, opdef.method)
 

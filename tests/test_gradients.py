@@ -27,7 +27,7 @@ TORCH_ORACLE_BUGS = {("var", 11), ("std", 11), ("var_mean", 11), ("std_mean", 11
 # for these ops, whose dtype argument does not set the result's dtype.
 # Complex singular vectors are defined up to a phase each, so a generic function of them is
 # ill-defined (the gradient raises, as in PyTorch): test_linalg checks phase-invariant ones.
-PHASE_DEPENDENT = {"svd"}
+PHASE_DEPENDENT = {"linalg_svd"}
 DTYPE_KEEPS_RESULT = {"_softmax_backward_data", "_log_softmax_backward_data"}
 
 

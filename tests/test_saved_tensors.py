@@ -61,7 +61,7 @@ ALLOWED_TO_RAISE: dict[str | tuple[str, int], str] = {
     **dict.fromkeys(("max", "min", "median", "nanmedian"), _OVERLOADS),
     **dict.fromkeys(("matmul", "matrix_power", "take_along_dim", ("getitem", 9)), _COMPOSITE),
     "_cross_entropy_loss": _NO_HISTORY,
-    **dict.fromkeys(("svdvals", ("norm", 8), ("norm", 9)), _RECOMPUTED_SVD),  # norm's samples 8, 9: p='nuc'
+    **dict.fromkeys(("linalg_svdvals", ("norm", 8), ("norm", 9)), _RECOMPUTED_SVD),  # norm's samples 8, 9: p='nuc'
     **dict.fromkeys(("_cross_entropy_loss_backward", "_nll_loss_backward"), _GRAD_OUTPUT),
 }
 

@@ -420,12 +420,6 @@ def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
     return "return _wrap(result)"
 
 
-def _node_op_name(opdef: OpDef) -> str:
-    """The op's name in its backward node's: torch.linalg's ops are ``linalg_*`` in ATen
-    (``LinalgSvdBackward0``)."""
-    return f"linalg_{opdef.name}" if opdef.namespace == "tensormodes.linalg" else opdef.name
-
-
 def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, name: str):
     """The implementation behind every public form of an op: unwrap, run the kernel,
     write in place or to ``out=``, wrap, and record for autograd when needed."""
@@ -434,7 +428,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
              "_TENSOR_PARAMS": tuple(opdef.tensor_params), "_SAVE_ONLY_FOR": opdef.save_only_for, **_RUNTIME}
     if opdef.differentiable and not opdef.factory and opdef.tensor_params and not (inplace or opdef.mutates):
         # In-place forms record through _record_inplace: only out-of-place ones need a recorder.
-        names["_rec"] = make_recorder(_node_op_name(opdef), opdef.grad, opdef.tensor_params,
+        names["_rec"] = make_recorder(opdef.name, opdef.grad, opdef.tensor_params,
                                       tuple(opdef.signature.parameters), opdef.saves, opdef.save_only_for, opdef.view,
                                       None if opdef.differentiable is True else opdef.differentiable)
     params, _ = _codegen.parameter_list(signature, names)
@@ -680,24 +674,25 @@ _NAMESPACED: dict[tuple[str, str], object] = {}
 
 
 def _build_function(opdef: OpDef) -> object:
-    key = (opdef.namespace, opdef.name)
+    name = opdef.function
+    key = (opdef.namespace, name)
     with BUILD_LOCK:
         if key not in _NAMESPACED:
-            func = _public(opdef, opdef.name, _function_signature(opdef), inplace=False, qualname=opdef.name)
+            func = _public(opdef, name, _function_signature(opdef), inplace=False, qualname=name)
             func.__module__ = opdef.namespace
             _NAMESPACED[key] = func
             if opdef.namespace == "tensormodes":
-                FUNCTIONS[opdef.name] = func
-            _dispatch.register_overridable(sys.modules[opdef.namespace], func, f"{opdef.namespace}.{opdef.name}")
+                FUNCTIONS[name] = func
+            _dispatch.register_overridable(sys.modules[opdef.namespace], func, f"{opdef.namespace}.{name}")
     return _NAMESPACED[key]
 
 
 def namespace_function(namespace: str, name: str):
-    """The op ``name`` declared in ``namespace`` (for modules such as nn.functional)."""
-    opdef = OPS[name]
-    if opdef.namespace != namespace:
-        raise AttributeError(f"op {name!r} is not declared in {namespace}")
-    return _build_function(opdef)
+    """The public function ``name`` of ``namespace`` (for modules such as nn.functional)."""
+    for opdef in OPS.values():
+        if opdef.namespace == namespace and opdef.function == name:
+            return _build_function(opdef)
+    raise AttributeError(f"no op declares the function {name!r} of {namespace}")
 
 
 def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
@@ -735,7 +730,7 @@ def build() -> None:
     """Index the op table: operators now, functions and methods when first used."""
     for opdef in OPS.values():
         if opdef.function and opdef.namespace == "tensormodes":
-            _FUNCTION_OPS[opdef.name] = opdef
+            _FUNCTION_OPS[opdef.function] = opdef
         for name, inplace in ((opdef.method, False), (opdef.inplace, True)):
             if name and name.startswith("__"):
                 # Python finds protocol methods (t[i]) on the type itself, never lazily.

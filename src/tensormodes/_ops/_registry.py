@@ -89,7 +89,7 @@ class OpDef:
     kernel: Callable
     signature: inspect.Signature
     tensor_params: dict[str, str]
-    function: bool
+    function: str | None
     method: str | None
     inplace: str | None
     dunders: tuple[Dunder, ...]
@@ -136,7 +136,7 @@ def _tensor_kind(annotation) -> str | None:
     return None
 
 
-def op(*, function: bool = True, method: bool | str = False, inplace: bool | str = False,
+def op(*, function: bool | str = True, method: bool | str = False, inplace: bool | str = False,
        dunders: tuple[Dunder, ...] = (), out: bool = False, view: bool = False,
        factory: bool = False, name: str | None = None, samples: tuple[Sample, ...] = (),
        differentiable: bool | Callable[..., bool] = True, ufunc: Callable | None = None,
@@ -145,6 +145,12 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
        save_only_for: dict[str, str] | None = None, normalize: Callable | None = None,
        written_check: Callable | None = None):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
+
+    ``name`` (by default the kernel's) is the op's name in the table, ATen's where they
+    differ from the public name, which ``function`` or ``method`` then give as a string:
+    ``name="linalg_det", function="det"`` is ``tensormodes.linalg.det`` (node
+    ``LinalgDetBackward0``), ``name="where_method", function=False, method="where"`` is
+    ``Tensor.where`` alone.
 
     ``ufunc`` is a hot-path hint: for operands of one floating dtype (and
     keyword-only arguments at their defaults) the op's result is exactly
@@ -218,11 +224,12 @@ def op(*, function: bool = True, method: bool | str = False, inplace: bool | str
                 tensor_params[p.name] = kind
         if saves and (inplace or out or view or alias or mutates or ufunc or factory or dunders):
             raise ValueError(f"op {op_name!r}: saves= is only for plain out-of-place ops")
+        function_name = op_name if function is True else (function or None)
         method_name = op_name if method is True else (method or None)
         inplace_name = f"{op_name}_" if inplace is True else (inplace or None)
         OPS[op_name] = OpDef(
             name=op_name, kernel=kernel, signature=signature, tensor_params=tensor_params,
-            function=function, method=method_name, inplace=inplace_name, dunders=dunders,
+            function=function_name, method=method_name, inplace=inplace_name, dunders=dunders,
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
             samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias,
             namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}), normalize=normalize,

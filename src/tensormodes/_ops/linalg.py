@@ -1110,7 +1110,7 @@ def _empty_svd(A: np.ndarray, full_matrices: bool) -> tuple[np.ndarray, np.ndarr
     return u, np.zeros((*batch, k), real), vh
 
 
-@op(grad=_svd_grad, namespace="tensormodes.linalg", samples=(
+@op(grad=_svd_grad, name="linalg_svd", function="svd", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((3, 2)), False)),
     Sample((TensorSpec((2, 4), "float64"),), {"full_matrices": False}), Sample((TensorSpec((2, 3, 2)), False)),
     Sample((TensorSpec((3, 2), "complex64"),)), Sample((TensorSpec((2, 3), "complex128"), True)),
@@ -1143,7 +1143,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
     return result_type(u, s, vh)
 
 
-@op(grad=_svdvals_grad, namespace="tensormodes.linalg", samples=(
+@op(grad=_svdvals_grad, name="linalg_svdvals", function="svdvals", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 2)),)), Sample((TensorSpec((2, 3, 4), "float64"),)),
     Sample((TensorSpec((2, 2), "complex64"),)), Sample((TensorSpec((0, 2)),))))
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
@@ -1233,7 +1233,7 @@ def _det_grad(grad, A, result):
     return grad.unsqueeze(-1).unsqueeze(-1) * phase * (u * others.prod(-1).unsqueeze(-2).to(u.dtype)) @ vh
 
 
-@op(grad=_det_grad, namespace="tensormodes.linalg", out=True, samples=(
+@op(grad=_det_grad, name="linalg_det", function="det", namespace="tensormodes.linalg", out=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)), Sample((TensorSpec((1, 1)),)),
     Sample((TensorSpec((3, 3), "complex64"),)), Sample((TensorSpec((2, 2), "complex128"),)),
     Sample((TensorSpec((0, 3, 3)),)), Sample((TensorSpec((0, 0)),))))
@@ -1266,7 +1266,7 @@ def _slogdet_grad(grad, A, result):
     return scale.unsqueeze(-1).unsqueeze(-1) * _adjoint(public("inv", "tensormodes.linalg")(A))
 
 
-@op(grad=_slogdet_grad, namespace="tensormodes.linalg", samples=(
+@op(grad=_slogdet_grad, name="linalg_slogdet", function="slogdet", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 3, 3), "complex64"),)), Sample((TensorSpec((0, 2, 2)),))))
 def slogdet(A: Tensor) -> Tensor:
@@ -1301,7 +1301,7 @@ def _singular_inverse(name: str, A: np.ndarray) -> LinAlgError:
                        "the inversion could not be completed because the input matrix is singular.")
 
 
-@op(grad=_inv_grad, namespace="tensormodes.linalg", out=True, samples=(
+@op(grad=_inv_grad, name="linalg_inv", function="inv", namespace="tensormodes.linalg", out=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 2), "complex64"),)), Sample((TensorSpec((0, 2, 2)),)), Sample((TensorSpec((0, 0)),))))
 def inv(A: Tensor) -> Tensor:
@@ -1384,7 +1384,7 @@ def _solve_grad(grad, A, result, left, B_shape, needs_input_grad):
     return grad_a, (grad_b.squeeze(-1) if vector else grad_b)
 
 
-@op(grad=_solve_grad, namespace="tensormodes.linalg", out=True, samples=(
+@op(grad=_solve_grad, name="linalg_solve", function="solve", namespace="tensormodes.linalg", out=True, samples=(
     Sample((TensorSpec((3, 3)), TensorSpec((3,)))),
     Sample((TensorSpec((3, 3), "float64"), TensorSpec((3, 2), "float64"))),
     Sample((TensorSpec((2, 2, 2)), TensorSpec((2, 2)))), Sample((TensorSpec((2, 2, 2)), TensorSpec((2, 2, 3)))),
@@ -1481,7 +1481,8 @@ def _first_failed_minor(A: np.ndarray) -> tuple[int, int]:
     raise AssertionError("NumPy's Cholesky factorisation failed on a positive-definite batch")
 
 
-@op(grad=_cholesky_grad, namespace="tensormodes.linalg", out=True, samples=(
+@op(grad=_cholesky_grad, name="linalg_cholesky", function="cholesky", namespace="tensormodes.linalg", out=True,
+    samples=(
     Sample((TensorSpec((3, 1, 1), "float32", 0.5, 2.0),)), Sample((TensorSpec((2, 1, 1), "float64", 0.5, 2.0),),
                                                               {"upper": True}),
     Sample((TensorSpec((0, 3, 3)),)), Sample((TensorSpec((0, 2, 2), "complex64"),), {"upper": True})))
@@ -1552,7 +1553,7 @@ def _qr_grad(grad, result, mode, A_shape):
     return public("cat")([grad_a1, q @ grad_r2], -1)
 
 
-@op(grad=_qr_grad, namespace="tensormodes.linalg", samples=(
+@op(grad=_qr_grad, name="linalg_qr", function="qr", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((4, 2), "float64"),)), Sample((TensorSpec((2, 2, 4)),)),
     Sample((TensorSpec((3, 2), "complex64"),)), Sample((TensorSpec((2, 3), "complex128"),), {"mode": "complete"}),
     Sample((TensorSpec((3, 3)), "complete")), Sample((TensorSpec((0, 4, 2)), "complete")),
@@ -1641,7 +1642,7 @@ def _canonical_eigenvectors(vectors: np.ndarray) -> np.ndarray:
     return vectors * np.where(size > 0, largest / np.where(size > 0, size, 1), 1).conj()
 
 
-@op(grad=_eigh_grad, namespace="tensormodes.linalg", samples=(
+@op(grad=_eigh_grad, name="linalg_eigh", function="eigh", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 1, 1)),)), Sample((TensorSpec((2, 1, 1), "float64"), "U")),
     Sample((TensorSpec((3, 5, 5)),), {"UPLO": "u"}), Sample((TensorSpec((3, 5, 5), "float64"), "U")),
     Sample((TensorSpec((2, 6, 6), "complex64"),)), Sample((TensorSpec((9, 9), "complex128"),), {"UPLO": "U"}),
@@ -1677,7 +1678,8 @@ def _eigvalsh_grad(grad, A, UPLO):
     return (vectors * grad.unsqueeze(-2).to(vectors.dtype)) @ _adjoint(vectors)
 
 
-@op(grad=_eigvalsh_grad, namespace="tensormodes.linalg", out=True, samples=(
+@op(grad=_eigvalsh_grad, name="linalg_eigvalsh", function="eigvalsh", namespace="tensormodes.linalg", out=True,
+    samples=(
     Sample((TensorSpec((3, 5, 5)),)), Sample((TensorSpec((3, 5, 5), "float64"), "U")),
     Sample((TensorSpec((2, 6, 6), "complex64"),)), Sample((TensorSpec((9, 9), "complex128"),), {"UPLO": "U"}),
     Sample((TensorSpec((0, 3, 3)),))))
