@@ -568,6 +568,9 @@ DECOMPOSITION_CASES = [
     "L.logdet(L.tensor([[1j,0],[0,1]]))", "L.logdet(L.ones(2,3))", "L.logdet(L.ones(3))",
     "L.logdet(L.ones(2,2,dtype=L.long))", "L.logdet(L.ones(2,2,dtype=L.float16))",
     "L.tensor([[[2.,1],[1,3]],[[0,1],[1,0]]]).logdet()",
+    "L.det(L.tensor([[2.,1],[1,3]]))", "L.tensor([[2.,1],[1,3]]).det()", "L.det(L.ones(2,3))",
+    "L.det(L.ones(2,2,dtype=L.long))", "L.slogdet(L.tensor([[0.,2],[1,0]]))", "L.tensor([[0.,2],[1,0]]).slogdet()",
+    "L.slogdet(L.ones(3))",
 ]
 
 

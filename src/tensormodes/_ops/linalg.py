@@ -1237,7 +1237,7 @@ def _det_grad(grad, A, result):
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)), Sample((TensorSpec((1, 1)),)),
     Sample((TensorSpec((3, 3), "complex64"),)), Sample((TensorSpec((2, 2), "complex128"),)),
     Sample((TensorSpec((0, 3, 3)),)), Sample((TensorSpec((0, 0)),))))
-def det(A: Tensor) -> Tensor:
+def linalg_det(A: Tensor) -> Tensor:
     """The determinant of a square matrix (or of each in a batch); 0 for a singular one.
 
     The gradient is ``grad * conj(det) * inv(A).mH``; for a singular matrix, where the
@@ -1269,7 +1269,7 @@ def _slogdet_grad(grad, A, result):
 @op(grad=_slogdet_grad, name="linalg_slogdet", function="slogdet", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 3, 3), "complex64"),)), Sample((TensorSpec((0, 2, 2)),))))
-def slogdet(A: Tensor) -> Tensor:
+def linalg_slogdet(A: Tensor) -> Tensor:
     """The sign (a unit phase, if complex) and the log of the absolute value of the determinant
     of a square matrix (or of each in a batch), as the named tuple ``(sign, logabsdet)``:
     ``det = sign * exp(logabsdet)``, without overflow. A singular matrix gives ``(0, -inf)``;
@@ -1288,6 +1288,41 @@ def slogdet(A: Tensor) -> Tensor:
     sign, logabsdet = np.linalg.slogdet(A)
     return RETURN_TYPES["linalg_slogdet"](np.asarray(sign, dtype=A.dtype),
                                           np.asarray(logabsdet, dtype=A.real.dtype))
+
+
+def _top_level_det_grad(grad, input, result):
+    return _det_grad(grad, input, result)
+
+
+@op(grad=_top_level_det_grad, method=True, samples=(
+    Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
+    Sample((TensorSpec((2, 2), "complex64"),))))
+def det(input: Tensor) -> Tensor:
+    """``tensormodes.linalg.det`` under its top-level name (also ``Tensor.det()``).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[2., 3.], [4., 5.]]).det()
+    tensor(-2.)
+    """
+    return linalg_det(input)
+
+
+def _top_level_slogdet_grad(grad, input, result):
+    return _slogdet_grad(grad, input, result)
+
+
+@op(grad=_top_level_slogdet_grad, method=True, samples=(
+    Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
+    Sample((TensorSpec((2, 2), "complex128"),))))
+def slogdet(input: Tensor) -> Tensor:
+    """``tensormodes.linalg.slogdet`` under its top-level name (also ``Tensor.slogdet()``): the
+    named tuple ``(sign, logabsdet)``.
+
+    >>> import tensormodes as tm
+    >>> tm.slogdet(tm.tensor([[0., 2.], [1., 0.]])).sign
+    tensor(-1.)
+    """
+    return RETURN_TYPES["slogdet"](*linalg_slogdet(input))
 
 
 def _inv_grad(grad, result):

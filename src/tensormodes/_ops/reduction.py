@@ -70,7 +70,7 @@ RETURN_TYPES: dict[str, type] = {
         ("topk", ("values", "indices")), ("median", ("values", "indices")), ("aminmax", ("min", "max")),
         ("cummax", ("values", "indices")), ("cummin", ("values", "indices")), ("kthvalue", ("values", "indices")),
         ("mode", ("values", "indices")), ("nanmedian", ("values", "indices")), ("linalg_svd", ("U", "S", "Vh")),
-        ("linalg_slogdet", ("sign", "logabsdet")), ("linalg_qr", ("Q", "R")),
+        ("linalg_slogdet", ("sign", "logabsdet")), ("slogdet", ("sign", "logabsdet")), ("linalg_qr", ("Q", "R")),
         ("linalg_eigh", ("eigenvalues", "eigenvectors")))
 }
 
