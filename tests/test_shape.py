@@ -748,3 +748,31 @@ def test_repeat_interleave_and_its_gradient():
         tm.repeat_interleave(x, 2.0)
     assert tm.diagflat(tm.tensor([1, 2]), -1).tolist() == [[0, 0, 0], [1, 0, 0], [0, 2, 0]]
     assert tm.tensor([[1, 2], [3, 4]]).t().ravel().tolist() == [1, 3, 2, 4]
+
+
+def test_resize_in_place():
+    x = tm.arange(6.0)
+    assert x.resize_(2, 2) is x and x.tolist() == [[0.0, 1.0], [2.0, 3.0]] and x._version == 1
+    assert x.resize_((3,)).tolist() == [0.0, 1.0, 2.0]
+    assert x.resize_(5).tolist() == [0.0, 1.0, 2.0, 0.0, 0.0]  # new elements: zeros here
+    base = tm.arange(6.0)
+    view = base[2:]
+    view.resize_(2)  # shrinking keeps sharing memory
+    view.fill_(9)
+    assert base.tolist() == [0.0, 1.0, 9.0, 9.0, 4.0, 5.0]
+    with pytest.raises(RuntimeError, match="cannot grow"):
+        view.resize_(7)
+    with pytest.raises(RuntimeError, match="^cannot resize variables that require grad$"):
+        tm.ones(2, requires_grad=True).resize_(3)
+
+
+@pytest.mark.torch
+def test_out_resize_warning_matches_torch():
+    import torch
+
+    messages = []
+    for library in (tm, torch):
+        with pytest.warns(UserWarning) as caught:
+            library.add(library.ones(10), 1, out=library.ones(12))
+        messages.append(str(caught[0].message).split(" (Triggered internally")[0])
+    assert messages[0] == messages[1]

@@ -147,7 +147,8 @@ def _write_out(out, result, check=None):
                 f"An output with one or more elements was resized since it had shape {list(out._data.shape)}, "
                 f"which does not match the required output shape {list(result.shape)}. This behavior is "
                 "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
-                "zero elements.", UserWarning, stacklevel=4)
+                "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                "with t.resize_(0).", UserWarning, stacklevel=4)
         out._data = np.empty(result.shape, out._data.dtype)
     np.copyto(out._data, result, casting="unsafe")
     bump_version(out)

@@ -27,7 +27,7 @@ from . import _codegen, _dispatch
 from . import _dtype as dt
 from ._autograd import api as autograd_api
 from ._autograd.engine import register_tensor_hook
-from ._autograd.graph import grad_edge, register_tensor_type, share_version, version_of
+from ._autograd.graph import bump_version, grad_edge, register_tensor_type, share_version, version_of
 from ._device import CPU, parse_device
 from ._dispatch import NO_WRAP, run_without_subclasses
 from ._ops._common import public, scalar_type_name, wrap_dim
@@ -440,6 +440,35 @@ class Tensor:
         True
         """
         return self._data.__array_interface__["data"][0]
+
+    @tensor_api()
+    def resize_(self, *sizes, memory_format=None) -> Tensor:
+        """Give the tensor shape ``sizes`` in place, its elements kept in order as far as they
+        go; new ones are zeros (PyTorch leaves them uninitialised). Shrinking keeps sharing
+        memory with views; growing a tensor that shares memory with views raises.
+
+        >>> import tensormodes as tm
+        >>> tm.arange(6).resize_(2, 2)
+        tensor([[0, 1],
+                [2, 3]])
+        """
+        shape = parse_size(sizes, "size", "resize_")
+        if self._requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        data = self._data
+        count = int(np.prod(shape))
+        if count <= data.size and data.flags.c_contiguous:
+            self._data = data.reshape(-1)[:count].reshape(shape)
+        elif self._view_base is not None or self._has_views:
+            raise RuntimeError("resize_: tensormodes cannot grow (or reorder) a tensor that shares its memory with "
+                               "views; resize a clone instead")
+        else:
+            grown = np.zeros(shape, data.dtype)
+            kept = min(count, data.size)
+            grown.reshape(-1)[:kept] = data.reshape(-1)[:kept]
+            self._data = grown
+        bump_version(self)
+        return self
 
     @tensor_api()
     def is_contiguous(self, memory_format=None) -> bool:
