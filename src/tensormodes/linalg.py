@@ -1,5 +1,5 @@
 """Linear algebra functions, as in ``torch.linalg``: determinants (``det``, ``slogdet``),
-``inv`` and ``solve``, and the decompositions ``svd`` (whose gradient also serves
+``inv``, ``solve`` and ``cross``, and the decompositions ``svd`` (whose gradient also serves
 ``norm(p='nuc')``), ``cholesky``, ``qr`` and ``eigh``, with ``svdvals`` and ``eigvalsh``.
 Failures on the input (a singular matrix to invert) raise ``LinAlgError``.
 
@@ -14,7 +14,8 @@ from __future__ import annotations
 from . import _functions
 from ._ops.linalg import LinAlgError
 
-__all__ = ["svd", "svdvals", "det", "slogdet", "inv", "solve", "cholesky", "qr", "eigh", "eigvalsh", "LinAlgError"]
+__all__ = ["svd", "svdvals", "det", "slogdet", "inv", "solve", "cholesky", "qr", "eigh", "eigvalsh", "cross",
+           "LinAlgError"]
 
 svd = _functions.namespace_function(__name__, "svd")
 svdvals = _functions.namespace_function(__name__, "svdvals")
@@ -26,3 +27,4 @@ cholesky = _functions.namespace_function(__name__, "cholesky")
 qr = _functions.namespace_function(__name__, "qr")
 eigh = _functions.namespace_function(__name__, "eigh")
 eigvalsh = _functions.namespace_function(__name__, "eigvalsh")
+cross = _functions.namespace_function(__name__, "cross")

@@ -12,8 +12,10 @@ in float32, as PyTorch's CPU kernels do.
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,6 +28,7 @@ from ._common import (
     cpp_type_name,
     not_implemented,
     one_sequence_as_items,
+    operand_dtype,
     public,
     quiet,
     scalar_type_name,
@@ -36,7 +39,7 @@ from ._common import (
 )
 from ._registry import OWN, Dunder, Sample, TensorSpec, op
 from .creation import checked_fill_value
-from .reduction import RETURN_TYPES
+from .reduction import RETURN_TYPES, _norm_grad
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -1730,3 +1733,206 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     if A.size == 0:
         return np.zeros(A.shape[:-1], A.real.dtype)
     return np.asarray(np.linalg.eigvalsh(A, UPLO=UPLO.upper()), dtype=A.real.dtype)
+
+
+# -- products of pairs: kron and cross; distances; Vandermonde matrices ----------------------------
+
+def _kron_grad(grad, input, other, needs_input_grad):
+    # result[i * m + k] = input[i] * other[k] in each dimension (leading ones added to the
+    # shorter shape): grad read as (input's, other's) index pairs, summed over the other factor.
+    ndim = max(input.dim(), other.dim())
+    if ndim == 0:
+        return grad * _conj(other), grad * _conj(input)
+    a_shape = [1] * (ndim - input.dim()) + list(input.shape)
+    b_shape = [1] * (ndim - other.dim()) + list(other.shape)
+    paired = grad.reshape([size for pair in zip(a_shape, b_shape) for size in pair])
+    grad_input = grad_other = None
+    if needs_input_grad[0]:
+        spread = _conj(other).reshape([size for b in b_shape for size in (1, b)])
+        grad_input = (paired * spread).sum(list(range(1, 2 * ndim, 2))).reshape(input.shape)
+    if needs_input_grad[1]:
+        spread = _conj(input).reshape([size for a in a_shape for size in (a, 1)])
+        grad_other = (paired * spread).sum(list(range(0, 2 * ndim, 2))).reshape(other.shape)
+    return grad_input, grad_other
+
+
+@op(grad=_kron_grad, out=True, samples=(
+    Sample((TensorSpec((2, 2)), TensorSpec((2, 3)))), Sample((TensorSpec((3,), "int64"), TensorSpec((2, 1)))),
+    Sample((TensorSpec((2, 1, 2)), TensorSpec((3, 1)))), Sample((TensorSpec(()), TensorSpec((2,)))),
+    Sample((TensorSpec((2,), "bool"), TensorSpec((2,), "bool"))), Sample((TensorSpec((2,), "complex64"),
+                                                                       TensorSpec((2,), "complex64")))))
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product: each element of ``input`` times the whole of ``other``, as blocks
+    (the shorter shape gets leading ones; dtypes promote).
+
+    >>> import tensormodes as tm
+    >>> tm.kron(tm.tensor([1, 2]), tm.tensor([1, 10]))
+    tensor([ 1, 10,  2, 20])
+    """
+    dtype = operand_dtype(input, other)._np
+    return np.asarray(np.kron(input.astype(dtype, copy=False), other.astype(dtype, copy=False)))
+
+
+def _cross_grad(grad, input, other, dim, needs_input_grad):
+    # <grad, a x b> = <a, b x grad> = <b, grad x a>, with conjugates for complex operands.
+    cross = public("cross", "tensormodes.linalg")
+    return (cross(_conj(other), grad, dim=dim) if needs_input_grad[0] else None,
+            cross(grad, _conj(input), dim=dim) if needs_input_grad[1] else None)
+
+
+def _cross_product(input: np.ndarray, other: np.ndarray, dim, shown) -> np.ndarray:
+    """linalg.cross's checks (``shown``: the dimension as the message names it) and result."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    axis = wrap_dims(dim, input.ndim)[0]
+    if input.shape[axis] != 3 or other.shape[axis] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {shown} must have length 3. Got {input.shape[axis]} and "
+                           f"{other.shape[axis]}")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(_dtype(input))} but found "
+                           f"{scalar_type_name(_dtype(other))}")
+    if input.dtype == np.bool_:
+        raise not_implemented("cross", dt.bool)
+    check_same_shape_or_broadcast(input.shape, other.shape)
+    return np.asarray(np.cross(input, other, axis=axis))
+
+
+@op(grad=_cross_grad, name="linalg_cross", function="cross", namespace="tensormodes.linalg", out=True, samples=(
+    Sample((TensorSpec((2, 3)), TensorSpec((2, 3)))),
+    Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64")), {"dim": 0}),
+    Sample((TensorSpec((2, 3)), TensorSpec((1, 3)))), Sample((TensorSpec((3,), "int64"), TensorSpec((3,), "int64"))),
+    Sample((TensorSpec((3,), "complex64"), TensorSpec((3,), "complex64")))))
+def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (the other dimensions broadcast).
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.cross(tm.tensor([1., 0., 0.]), tm.tensor([0., 1., 0.]))
+    tensor([0., 0., 1.])
+    """
+    return _cross_product(input, other, dim, dim)
+
+
+def _default_cross_dim(shape: tuple) -> int:
+    for axis, size in enumerate(shape):
+        if size == 3:
+            return axis
+    raise RuntimeError("no dimension of size 3 in input")
+
+
+def _top_level_cross_grad(grad, input, other, dim, needs_input_grad):
+    return _cross_grad(grad, input, other, _default_cross_dim(tuple(input.shape)) if dim is None else dim,
+                       needs_input_grad)
+
+
+@op(grad=_top_level_cross_grad, method=True, out=True, samples=(
+    Sample((TensorSpec((2, 3)), TensorSpec((2, 3)), 1)), Sample((TensorSpec((3, 2)), TensorSpec((3, 2))), {"dim": 0}),
+    Sample((TensorSpec((3,), "int64"), TensorSpec((3,), "int64"), -1))))
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """``tensormodes.linalg.cross`` along ``dim``; without it, along the first dimension of size 3
+    (deprecated, with PyTorch's warning).
+
+    >>> import tensormodes as tm
+    >>> tm.cross(tm.tensor([[1, 0, 0]]), tm.tensor([[0, 1, 0]]), dim=1)
+    tensor([[0, 0, 1]])
+    """
+    if dim is None:
+        warnings.warn("Using tensormodes.cross without specifying the dim arg is deprecated.\nPlease either pass the "
+                      "dim explicitly or simply use tensormodes.linalg.cross.\nThe default value of dim will change "
+                      "to agree with that of linalg.cross in a future release.", UserWarning, stacklevel=3)
+        dim = _default_cross_dim(np.broadcast_shapes(input.shape, other.shape) if input.ndim == other.ndim
+                                 else input.shape)
+    return _cross_product(input, other, dim, dim)
+
+
+def _cdist_grad(grad, x1, x2, result, p, needs_input_grad):
+    # Through the norm of the pairwise differences (reduction's norm gradient, any p).
+    difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    spread = _norm_grad(grad, difference, result, p, -1, False)
+    if spread is None:  # p = 0 counts: a zero gradient (PyTorch's, unlike norm's none)
+        spread = difference * 0
+    return (spread.sum(-2) if needs_input_grad[0] else None, -spread.sum(-3) if needs_input_grad[1] else None)
+
+
+@op(grad=_cdist_grad, samples=(
+    Sample((TensorSpec((3, 2)), TensorSpec((4, 2)))),
+    Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float64"), 1.0)),
+    Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3))), {"p": 3.0}),
+    Sample((TensorSpec((3, 2)), TensorSpec((2, 2)), float("inf"))),
+    Sample((TensorSpec((0, 2)), TensorSpec((2, 2)))), Sample((TensorSpec((2, 2)), TensorSpec((2, 2)), 0.0))))
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The ``p``-norm distance between each row of ``x1`` and each row of ``x2`` (batch
+    dimensions broadcast): ``result[..., i, j] = norm(x1[..., i, :] - x2[..., j, :], p)``.
+
+    >>> import tensormodes as tm
+    >>> tm.cdist(tm.tensor([[0., 0.], [3., 4.]]), tm.tensor([[0., 0.]]))
+    tensor([[0.],
+            [5.]])
+    """
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dtype.kind != "f" or x.dtype in _HALF_TYPES:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(_dtype(x))}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(_dtype(x1))} but found "
+                           f"{scalar_type_name(_dtype(x2))}")
+    difference = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == 0:
+        result = np.count_nonzero(difference, axis=-1).astype(x1.dtype)
+    elif p == math.inf:
+        result = difference.max(axis=-1, initial=0)
+    elif p == 1:
+        result = difference.sum(axis=-1)
+    elif p == 2:
+        result = np.sqrt(np.einsum("...k,...k->...", difference, difference))
+    else:
+        result = (difference ** p).sum(axis=-1) ** (1 / p)
+    return np.asarray(result, dtype=x1.dtype)
+
+
+def _vander_grad(grad, x, result, N, increasing):
+    count = result.shape[-1]
+    exponents = public("arange")(count, dtype=x.real.dtype if x.is_complex() else x.dtype)
+    if not increasing:
+        exponents = exponents.flip(0)
+    # d x^e = e x^(e - 1); the clamp keeps x^-1 (infinite at 0) out of the e = 0 column.
+    local = exponents * x.unsqueeze(-1) ** (exponents - 1).clamp(min=0)
+    return (grad * _conj(local)).sum(-1)
+
+
+def _vander_differentiable(x, N, increasing) -> bool:
+    # Columns x ** 0 alone are constants: PyTorch's result then has no history.
+    return (x.shape[0] if N is None else N) > 1
+
+
+@op(grad=_vander_grad, differentiable=_vander_differentiable, samples=(
+    Sample((TensorSpec((3,)),)), Sample((TensorSpec((4,), "int64", -3, 3), 3)), Sample((TensorSpec((3,), "float64"),),
+                                                                                  {"N": 4, "increasing": True}),
+    Sample((TensorSpec((2,), "bool"),)), Sample((TensorSpec((2,)), 0)), Sample((TensorSpec((2,), "complex64"),))))
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of the 1-D ``x``: columns ``x ** (N - 1)``, ..., ``x ** 0`` (the
+    other way round with ``increasing``); ``N`` defaults to ``len(x)``. Integers give int64.
+
+    >>> import tensormodes as tm
+    >>> tm.vander(tm.tensor([1, 2, 3]))
+    tensor([[1, 1, 1],
+            [4, 2, 1],
+            [9, 3, 1]])
+    """
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    count = x.shape[0] if N is None else N
+    if count < 0:
+        raise RuntimeError("N must be non-negative.")
+    values = x.astype(np.int64) if x.dtype.kind in "biu" else x
+    result = np.ones((x.shape[0], count), values.dtype)
+    if count > 1:
+        result[:, 1:] = np.cumprod(np.repeat(values[:, None], count - 1, axis=1), axis=1)
+    return np.asarray(result if increasing else result[:, ::-1].copy())
