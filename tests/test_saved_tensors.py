@@ -38,7 +38,8 @@ _OVERLOADS = (
 _COMPOSITE = (
     "PyTorch implements it as a composite whose nodes save tensors derived from the inputs "
     "(broadcast copies of matmul's operands, matrix_power's inverse, take_along_dim's "
-    "adjusted indices, a 0-dim index read as an int, kron's reshaped operands), not the inputs themselves")
+    "adjusted indices, a 0-dim index read as an int, kron's reshaped operands, trapezoid's differences and sums), "
+    "not the inputs themselves")
 _NO_HISTORY = (
     "intermediates a kernel hands its formula (saves=) carry no history: _cross_entropy_loss's formula gets "
     "log_softmax's result that way, but keeps input too, to recompute it with history for create_graph=True; "
@@ -59,7 +60,7 @@ ALLOWED_TO_RAISE: dict[str | tuple[str, int], str] = {
     **dict.fromkeys(("quantile", "nanquantile"), _QUANTILE_Q),
     **dict.fromkeys((("einsum", 2), ("einsum", 4)), _ONE_OPERAND),  # "ii", "...ij->...ji"
     **dict.fromkeys(("max", "min", "median", "nanmedian"), _OVERLOADS),
-    **dict.fromkeys(("matmul", "matrix_power", "take_along_dim", ("getitem", 9), "kron"), _COMPOSITE),
+    **dict.fromkeys(("matmul", "matrix_power", "take_along_dim", ("getitem", 9), "kron", "trapezoid"), _COMPOSITE),
     "_cross_entropy_loss": _NO_HISTORY,
     **dict.fromkeys(("linalg_svdvals", ("norm", 8), ("norm", 9)), _RECOMPUTED_SVD),  # norm's samples 8, 9: p='nuc'
     **dict.fromkeys(("_cross_entropy_loss_backward", "_nll_loss_backward"), _GRAD_OUTPUT),

@@ -983,6 +983,20 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     return np.argwhere(flags).astype(np.int64, copy=False)
 
 
+@op(method=True, differentiable=False,
+    samples=(Sample((_M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
+             Sample((_SCALAR,)), Sample((TensorSpec((2, 0)),))))
+def argwhere(input: Tensor) -> Tensor:
+    """The indices of the non-zero elements (NaN counts), one row each: ``nonzero(input)``.
+
+    >>> import tensormodes as tm
+    >>> tm.argwhere(tm.tensor([[0, 1], [2, 0]]))
+    tensor([[0, 1],
+            [1, 0]])
+    """
+    return nonzero(input)
+
+
 def _take_grad(grad, input_shape, index):
     numel = math.prod(input_shape)
     if not numel:

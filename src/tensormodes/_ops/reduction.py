@@ -23,7 +23,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import binary, no_complex_autograd, public, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
+from ._common import (
+    binary,
+    no_complex_autograd,
+    operand_dtype,
+    public,
+    quiet,
+    resolve_dtype,
+    scalar_type_name,
+    wrap_dim,
+    wrap_dims,
+)
 from ._common import conjugate as _conj
 from ._registry import Sample, TensorSpec, op
 
@@ -1965,3 +1975,79 @@ def nanquantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepd
     """
     result, *handed = _quantiles(input, q, dim, keepdim, interpolation, "nanquantile", skip_nan=True)
     return (result, *handed)
+
+
+# -- integration -------------------------------------------------------------------------------
+
+def _pad_along(x, d: int, before: bool):
+    """``x`` with one zero slice added along ``d``, before or after (public ops only)."""
+    shape = list(x.shape)
+    shape[d] = 1
+    zeros = x.new_zeros(shape)
+    return public("cat")([zeros, x] if before else [x, zeros], d)
+
+
+def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):
+    # result = sum over k of (y[k] + y[k + 1]) / 2 * (x[k + 1] - x[k]): each y[k] gets half of
+    # the spacings on its sides; each x[k] the mean of the pair before it less that after it.
+    # y is saved only for x's gradient and x only for y's (save_only_for).
+    ndim = len(y_shape)
+    d = wrap_dim(dim, ndim)
+    n = y_shape[d]
+    if n < 2:
+        return grad.new_zeros(y_shape), (None if x_shape is None else grad.new_zeros(x_shape))
+    spread = grad.unsqueeze(d)
+    grad_y = grad_x = None
+    if needs_input_grad[0]:
+        if x_shape is None:
+            spacing = 1 if dx is None else dx
+        else:
+            full = x if len(x_shape) == ndim else x.reshape([n if axis == d else 1 for axis in range(ndim)])
+            spacing = _conj(full.narrow(d, 1, n - 1) - full.narrow(d, 0, n - 1))
+        pairs_shape = [n - 1 if axis == d else size for axis, size in enumerate(y_shape)]
+        halves = (spread * spacing * 0.5).expand(pairs_shape)
+        grad_y = _pad_along(halves, d, True) + _pad_along(halves, d, False)
+    if x_shape is not None and needs_input_grad[1]:
+        means = spread * _conj(y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * 0.5
+        grad_x = _pad_along(means, d, True) - _pad_along(means, d, False)
+        if len(x_shape) != ndim:  # a 1-D x: summed over y's other dimensions
+            grad_x = grad_x.movedim(d, -1).reshape(-1, n).sum(0)
+    return grad_y, grad_x
+
+
+@op(grad=_trapezoid_grad, save_only_for={"y": "x", "x": "y"}, samples=(
+    Sample((TensorSpec((5,)),)), Sample((TensorSpec((2, 3)), TensorSpec((3,)))), Sample((TensorSpec((3, 2)),),
+                                                                                      {"dx": 0.5, "dim": 0}),
+    Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float64")), {"dim": 1}),
+    Sample((TensorSpec((4,), "int64"),)), Sample((TensorSpec((1,)),)), Sample((TensorSpec((3, 2)), TensorSpec((3,))),
+                                                                          {"dim": 0})))
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Number | None = None, dim: int = -1) -> Tensor:
+    """The integral of ``y`` along ``dim`` by the trapezoidal rule, at the sample points ``x``
+    (1-D, or shaped like ``y``) or spaced ``dx`` apart (1 by default).
+
+    >>> import tensormodes as tm
+    >>> tm.trapezoid(tm.tensor([1.0, 2.0, 3.0]))
+    tensor(4.)
+    """
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received an invalid combination of arguments: x and dx cannot both be given")
+    if y.dtype == np.bool_:
+        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    if y.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = wrap_dim(dim, y.ndim)
+    n = y.shape[d]
+    if x is not None and ((x.ndim == 1 and x.shape[0] != n) or (x.ndim != 1 and x.shape[d - y.ndim] != n)):
+        raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+    values = y if y.dtype.kind in "fc" or y.dtype == _BFLOAT16 else y.astype(dt.get_default_dtype()._np)
+    if x is not None and x.dtype.kind not in "fc" and x.dtype != _BFLOAT16:
+        x = x.astype(dt.get_default_dtype()._np)
+    if n < 2:
+        dtype = values.dtype if x is None else operand_dtype(values, x)._np
+        return np.zeros(values.shape[:d] + values.shape[d + 1:], dtype)
+    pairs = (np.delete(values, 0, d) + np.delete(values, -1, d)) / 2
+    if x is None:
+        return np.asarray(pairs.sum(d) * (1 if dx is None else dx), dtype=values.dtype)
+    full = x if x.ndim != 1 else x.reshape([n if axis == d else 1 for axis in range(y.ndim)])
+    spacing = np.diff(full, axis=d - y.ndim if full.ndim != y.ndim else d)
+    return np.asarray((pairs * spacing).sum(d))
