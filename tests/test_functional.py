@@ -149,3 +149,21 @@ def test_gradients_match_finite_differences(expression):
 
     # Away from the kinks (x = 0 for leaky_relu, the clamps' bounds) finite differences apply.
     assert tm.autograd.gradcheck(function, tuple(leaves), eps=1e-7, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["silu", "leaky_relu", "elu", "hardtanh", "relu6"])
+def test_in_place_activations_on_intermediates_keep_their_gradient(name):
+    # The result is computed from a copy before it overwrites the input, so the values the
+    # gradient needs survive (as PyTorch's in-place kernels keep them).
+    x = tm.tensor([-2.0, -0.5, 0.25, 3.0], dtype=tm.float64, requires_grad=True)
+    expected, = tm.autograd.grad(getattr(F, name)(x * 1).sum(), x)
+    hidden = x * 1
+    assert getattr(F, name)(hidden, inplace=True) is hidden
+    got, = tm.autograd.grad(hidden.sum(), x)
+    assert got.tolist() == expected.tolist()
+
+
+def test_elu_gradient_stays_finite_for_large_inputs():
+    x = tm.tensor([1000.0, -1000.0], dtype=tm.float64, requires_grad=True)
+    F.elu(x).sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0]
