@@ -5,7 +5,7 @@ on ``ndarray`` and Python scalars only and never import anything above this
 package.
 """
 
-from . import activation, creation, indexing, linalg, nn, pointwise, random, reduction, shape  # noqa: F401
+from . import activation, convolution, creation, indexing, linalg, nn, pointwise, random, reduction, shape  # noqa: F401
 from ._registry import OPS, OpDef
 
 __all__ = ["OPS", "OpDef"]
