@@ -116,16 +116,16 @@ def test_matches_torch(expression):
     assert our_warnings == [w.replace("torch.", "tensormodes.") for w in their_warnings]
 
 
-@pytest.mark.torch
-@pytest.mark.parametrize("expression", ERROR_CASES + WARNING_CASES)
-def test_errors_and_warnings_match_torch(expression):
+def assert_same_errors_and_warnings(run, expression: str) -> None:
+    """``run(library, functional, expression)`` (returning ``(result, gradients, warnings)``)
+    raises the same error, or gives the same warnings, in tensormodes and torch."""
     import torch
     import torch.nn.functional as torch_functional
 
     outcomes = []
     for library, functional in ((tm, F), (torch, torch_functional)):
         try:
-            outcomes.append(("ok", _run(library, functional, expression)[2]))
+            outcomes.append(("ok", run(library, functional, expression)[2]))
         except Exception as error:  # noqa: BLE001 - compared below
             outcomes.append((type(error).__name__, str(error).replace("torch.", "tensormodes.")))
     ours, theirs = outcomes
@@ -134,6 +134,12 @@ def test_errors_and_warnings_match_torch(expression):
         assert ours[1] == [w.replace("torch.", "tensormodes.") for w in theirs[1]]
     else:
         assert ours[1] == theirs[1]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", ERROR_CASES + WARNING_CASES)
+def test_errors_and_warnings_match_torch(expression):
+    assert_same_errors_and_warnings(_run, expression)
 
 
 # (detached weights are constants for autograd, not for finite differences)

@@ -12,6 +12,8 @@ import pytest
 import tensormodes as tm
 import tensormodes.nn.functional as F
 
+from .test_functional import assert_same_errors_and_warnings
+
 _X = [[-2.5, -0.5, 0.125], [0.25, 0.75, 30.0]]
 _K = [[-3.0, 0.0, 3.0], [-1000.0, 1000.0, 1.5]]  # kinks and overflow
 _V = (2 * np.cos(np.arange(24) * 1.3)).reshape(2, 3, 4).tolist()  # (N, C, L)
@@ -197,21 +199,7 @@ def test_matches_torch(expression):
 @pytest.mark.torch
 @pytest.mark.parametrize("expression", ERROR_CASES + WARNING_CASES)
 def test_errors_and_warnings_match_torch(expression):
-    import torch
-    import torch.nn.functional as torch_functional
-
-    outcomes = []
-    for library, functional in ((tm, F), (torch, torch_functional)):
-        try:
-            outcomes.append(("ok", _run(library, functional, expression)[2]))
-        except Exception as error:  # noqa: BLE001 - compared below
-            outcomes.append((type(error).__name__, str(error).replace("torch.", "tensormodes.")))
-    ours, theirs = outcomes
-    assert ours[0] == theirs[0]
-    if ours[0] == "ok":
-        assert ours[1] == [w.replace("torch.", "tensormodes.") for w in theirs[1]]
-    else:
-        assert ours[1] == theirs[1]
+    assert_same_errors_and_warnings(_run, expression)
 
 
 STATEFUL_CASES = [  # (expression, names of the leaves or buffers changed in place)
