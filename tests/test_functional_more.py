@@ -12,7 +12,7 @@ import pytest
 import tensormodes as tm
 import tensormodes.nn.functional as F
 
-from .test_functional import assert_same_errors_and_warnings
+from .test_functional import assert_same_errors_and_warnings, assert_same_results
 
 _X = [[-2.5, -0.5, 0.125], [0.25, 0.75, 30.0]]
 _K = [[-3.0, 0.0, 3.0], [-1000.0, 1000.0, 1.5]]  # kinks and overflow
@@ -178,22 +178,7 @@ def _same(ours, theirs, rtol):
 @pytest.mark.torch
 @pytest.mark.parametrize("expression", CASES)
 def test_matches_torch(expression):
-    import torch
-    import torch.nn.functional as torch_functional
-
-    ours, our_grads, our_warnings = _run(tm, F, expression)
-    theirs, their_grads, their_warnings = _run(torch, torch_functional, expression)
-    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1] and tuple(ours.shape) == theirs.shape
-    rtol = 1e-6 if ours.dtype == tm.float32 else 1e-9  # float32 (and its gradients) may round differently
-    _same(ours, theirs, rtol)
-    assert len(our_grads) == len(their_grads)
-    for mine, reference in zip(our_grads, their_grads):
-        if reference is None:
-            assert mine is None or not np.any(mine.numpy())
-        else:
-            assert mine is not None
-            _same(mine, reference, rtol)
-    assert our_warnings == [w.replace("torch.", "tensormodes.") for w in their_warnings]
+    assert_same_results(_run, expression)
 
 
 @pytest.mark.torch
