@@ -84,15 +84,21 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return np.asarray(result)
 
 
+def legacy_reduction(size_average, reduce, stacklevel: int | None) -> str:
+    """The reduction the deprecated ``size_average`` / ``reduce`` arguments (one at least given)
+    stand for, with PyTorch's warning ``stacklevel`` frames above the caller (none if None)."""
+    mode = "none" if reduce is False else "sum" if size_average is False else "mean"
+    if stacklevel is not None:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{mode}' instead.",
+                      UserWarning, stacklevel=stacklevel + 1)
+    return mode
+
+
 def _reduction(size_average, reduce, reduction: str, warn: bool = False) -> str:
     """The reduction, from the legacy ``size_average`` / ``reduce`` arguments when given (with
     PyTorch's deprecation warning if ``warn``: forward calls, not their gradients)."""
     if size_average is not None or reduce is not None:
-        mode = "none" if reduce is False else "sum" if size_average is False else "mean"
-        if warn:
-            warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{mode}' "
-                          "instead.", UserWarning, stacklevel=4)
-        return mode
+        return legacy_reduction(size_average, reduce, 4 if warn else None)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction

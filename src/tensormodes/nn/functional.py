@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from .. import _dispatch, _dtype, _functions
 from .._ops._common import cpp_type_name, not_implemented, scalar_type_name
+from .._ops.nn import legacy_reduction
 
 if TYPE_CHECKING:
     from numbers import Number
@@ -195,10 +196,7 @@ def _reduction_from_legacy(size_average, reduce, reduction: str, stacklevel: int
     given (with PyTorch's warning)."""
     if size_average is None and reduce is None:
         return reduction
-    mode = "none" if reduce is False else "sum" if size_average is False else "mean"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{mode}' instead.",
-                  UserWarning, stacklevel=stacklevel)
-    return mode
+    return legacy_reduction(size_average, reduce, stacklevel)
 
 
 def _checked_reduction(size_average, reduce, reduction: str) -> str:
