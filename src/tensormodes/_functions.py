@@ -669,8 +669,8 @@ def _make_dunder_locked(opdef: OpDef, dunder):
 # package's ``__getattr__``, ``Tensor.add`` through the Tensor layer's lazy
 # attributes. Either way the object is built once and then is a plain attribute.
 
-_FUNCTION_OPS: dict[str, OpDef] = {}
-# Functions of other namespaces (tensormodes.nn.functional), by (namespace, name).
+# The ops declaring a public function, by (namespace, name), and the functions built so far.
+_FUNCTION_OPS: dict[tuple[str, str], OpDef] = {}
 _NAMESPACED: dict[tuple[str, str], object] = {}
 
 
@@ -690,10 +690,10 @@ def _build_function(opdef: OpDef) -> object:
 
 def namespace_function(namespace: str, name: str):
     """The public function ``name`` of ``namespace`` (for modules such as nn.functional)."""
-    for opdef in OPS.values():
-        if opdef.namespace == namespace and opdef.function == name:
-            return _build_function(opdef)
-    raise AttributeError(f"no op declares the function {name!r} of {namespace}")
+    opdef = _FUNCTION_OPS.get((namespace, name))
+    if opdef is None:
+        raise AttributeError(f"no op declares the function {name!r} of {namespace}")
+    return _build_function(opdef)
 
 
 def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
@@ -708,7 +708,7 @@ def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
 
 def public_function(name: str):
     """The public function ``tensormodes.<name>``, built on first use (AttributeError if none)."""
-    opdef = _FUNCTION_OPS.get(name)
+    opdef = _FUNCTION_OPS.get(("tensormodes", name))
     if opdef is None:
         raise AttributeError(f"module 'tensormodes' has no attribute '{name}'")
     return _build_function(opdef)
@@ -716,7 +716,7 @@ def public_function(name: str):
 
 def function_names() -> list[str]:
     """Names of every public function of the op table, built or not."""
-    return list(_FUNCTION_OPS)
+    return [name for namespace, name in _FUNCTION_OPS if namespace == "tensormodes"]
 
 
 def build_all() -> None:
@@ -730,8 +730,8 @@ def build_all() -> None:
 def build() -> None:
     """Index the op table: operators now, functions and methods when first used."""
     for opdef in OPS.values():
-        if opdef.function and opdef.namespace == "tensormodes":
-            _FUNCTION_OPS[opdef.function] = opdef
+        if opdef.function:
+            _FUNCTION_OPS[opdef.namespace, opdef.function] = opdef
         for name, inplace in ((opdef.method, False), (opdef.inplace, True)):
             if name and name.startswith("__"):
                 # Python finds protocol methods (t[i]) on the type itself, never lazily.

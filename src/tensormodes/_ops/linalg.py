@@ -1780,15 +1780,15 @@ def _cross_grad(grad, input, other, dim, needs_input_grad):
             cross(grad, _conj(input), dim=dim) if needs_input_grad[1] else None)
 
 
-def _cross_product(input: np.ndarray, other: np.ndarray, dim, shown) -> np.ndarray:
-    """linalg.cross's checks (``shown``: the dimension as the message names it) and result."""
+def _cross_product(input: np.ndarray, other: np.ndarray, dim: int) -> np.ndarray:
+    """linalg.cross's checks and result."""
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     axis = wrap_dims(dim, input.ndim)[0]
     if input.shape[axis] != 3 or other.shape[axis] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {shown} must have length 3. Got {input.shape[axis]} and "
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[axis]} and "
                            f"{other.shape[axis]}")
     if input.dtype != other.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(_dtype(input))} but found "
@@ -1811,7 +1811,7 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     >>> tm.linalg.cross(tm.tensor([1., 0., 0.]), tm.tensor([0., 1., 0.]))
     tensor([0., 0., 1.])
     """
-    return _cross_product(input, other, dim, dim)
+    return _cross_product(input, other, dim)
 
 
 def _default_cross_dim(shape: tuple) -> int:
@@ -1843,7 +1843,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
                       "to agree with that of linalg.cross in a future release.", UserWarning, stacklevel=3)
         dim = _default_cross_dim(np.broadcast_shapes(input.shape, other.shape) if input.ndim == other.ndim
                                  else input.shape)
-    return _cross_product(input, other, dim, dim)
+    return _cross_product(input, other, dim)
 
 
 def _cdist_grad(grad, x1, x2, result, p, needs_input_grad):
