@@ -186,3 +186,9 @@ def test_elu_gradient_stays_finite_for_large_inputs():
     x = tm.tensor([1000.0, -1000.0], dtype=tm.float64, requires_grad=True)
     F.elu(x).sum().backward()
     assert x.grad.tolist() == [1.0, 0.0]
+
+
+def test_softplus_gradient_stays_finite_beyond_the_threshold():
+    x = tm.tensor([1000.0, -1000.0, 20.0], dtype=tm.float64, requires_grad=True)
+    F.softplus(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 0.0, 1 / (1 + np.exp(-20.0))], rtol=1e-12)

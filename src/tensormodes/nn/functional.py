@@ -360,7 +360,9 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     0.6931
     """
     scaled = input * beta
-    return input.where(scaled > threshold, scaled.exp().log1p() / beta)
+    # The logarithm's branch sees at most the threshold: beyond it exp would overflow, and its
+    # (unused) gradient turn the result's into NaN.
+    return input.where(scaled > threshold, scaled.clamp(max=threshold).exp().log1p() / beta)
 
 
 def _softplus_of_negative(x: Tensor) -> Tensor:
@@ -723,11 +725,6 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     return _apply(apply, input, inplace)
 
 
-def _softplus_stable(x: Tensor) -> Tensor:
-    """``log(1 + exp(x))`` without overflow in value or gradient."""
-    return _softplus_of_negative(-x)
-
-
 @_public
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``.
@@ -737,7 +734,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     [0.0]
     """
     _require_floating(input, "mish_cpu")
-    return _apply(lambda x: x * _softplus_stable(x).tanh(), input, inplace)
+    return _apply(lambda x: x * _softplus_of_negative(-x).tanh(), input, inplace)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
