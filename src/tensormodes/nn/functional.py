@@ -439,10 +439,7 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
     if list(input.shape[input.dim() - len(shape):]) != shape or len(shape) > input.dim():
         raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
-    dims = list(range(input.dim() - len(shape), input.dim()))
-    mean = input.mean(dims, keepdim=True)
-    centred = input - mean
-    result = centred * ((centred * centred).mean(dims, keepdim=True) + eps).rsqrt()
+    result, _, _ = _standardised(input, list(range(input.dim() - len(shape), input.dim())), eps)
     if weight is not None:
         result = result * weight
     if bias is not None:
@@ -969,6 +966,15 @@ def _channel_shaped(parameter: Tensor | None, ndim: int) -> Tensor | None:
     return None if parameter is None else parameter.reshape([-1] + [1] * (ndim - 2))
 
 
+def _standardised(x: Tensor, dims: list[int], eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """``x`` less its mean over ``dims``, over the square root of its biased variance plus
+    ``eps``; with that mean and variance (kept dimensions)."""
+    mean = x.mean(dims, keepdim=True)
+    centred = x - mean
+    variance = (centred * centred).mean(dims, keepdim=True)
+    return centred * (variance + eps).rsqrt(), mean, variance
+
+
 def _working_copy(input: Tensor) -> Tensor:
     """The input to normalise: float16 / bfloat16 ones in float32, as PyTorch's CPU kernels
     compute their statistics."""
@@ -1042,14 +1048,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     x = _working_copy(input)
     if training:
-        dims = [0] + list(range(2, x.dim()))
-        mean = x.mean(dims, keepdim=True)
-        centred = x - mean
-        variance = (centred * centred).mean(dims, keepdim=True)
+        result, mean, variance = _standardised(x, [0] + list(range(2, x.dim())), eps)
         count = x.numel() // channels
         _update_running(running_mean, mean.reshape(-1), momentum)
         _update_running(running_var, variance.reshape(-1) * (count / (count - 1)), momentum)
-        result = centred * (variance + eps).rsqrt()
     else:
         result = (x - _channel_shaped(running_mean, x.dim())) * (_channel_shaped(running_var, x.dim()) + eps).rsqrt()
     return _affine(result, weight, bias, input.dtype)
@@ -1082,9 +1084,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
                                f"but got {name} of shape {shown} and input of shape {size}")
     _check_parameter_dtypes(input, weight, bias)
     grouped = _working_copy(input).reshape(size[0], num_groups, -1)
-    mean = grouped.mean(-1, keepdim=True)
-    centred = grouped - mean
-    result = (centred * ((centred * centred).mean(-1, keepdim=True) + eps).rsqrt()).reshape(size)
+    result = _standardised(grouped, [-1], eps)[0].reshape(size)
     return _affine(result, weight, bias, input.dtype)
 
 
@@ -1109,14 +1109,10 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     x = _working_copy(input)
     if use_input_stats:
-        dims = list(range(2, x.dim()))
-        mean = x.mean(dims, keepdim=True)
-        centred = x - mean
-        variance = (centred * centred).mean(dims, keepdim=True)
+        result, mean, variance = _standardised(x, list(range(2, x.dim())), eps)
         count = math.prod(x.shape[2:])
         _update_running(running_mean, mean.reshape(x.shape[0], -1).mean(0), momentum)
         _update_running(running_var, (variance * (count / (count - 1))).reshape(x.shape[0], -1).mean(0), momentum)
-        result = centred * (variance + eps).rsqrt()
     else:
         result = batch_norm(x, running_mean, running_var, training=False, eps=eps)
     return _affine(result, weight, bias, input.dtype)
