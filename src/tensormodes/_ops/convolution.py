@@ -24,12 +24,13 @@ from .. import _dtype as dt
 from ._common import array_type_name, cpp_type_name, not_implemented, public
 from ._common import conjugate as _conj
 from ._registry import Sample, TensorSpec, op
+from .activation import _HALF_TYPES
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
-# Computed in float32 and cast back: NumPy's contractions of these are slow or missing.
-_NARROW_FLOATS = frozenset(d._np for d in (dt.float16, dt.bfloat16))
+# float16 and bfloat16 are computed in float32 and cast back: NumPy's contractions of them are
+# slow or missing.
 
 
 # -- argument checks -----------------------------------------------------------------------------
@@ -129,8 +130,8 @@ def _correlate(input: np.ndarray, weight: np.ndarray, stride, padding, dilation,
     (O, C / groups, *K). ``padding`` gives (before, after) per spatial dimension; a negative
     amount crops instead."""
     spatial = weight.ndim - 2
-    work = input.astype(np.float32) if input.dtype in _NARROW_FLOATS else input
-    kernel = weight.astype(np.float32) if weight.dtype in _NARROW_FLOATS else weight
+    work = input.astype(np.float32) if input.dtype in _HALF_TYPES else input
+    kernel = weight.astype(np.float32) if weight.dtype in _HALF_TYPES else weight
     crop = tuple(slice(max(-before, 0), work.shape[2 + i] - max(-after, 0))
                  for i, (before, after) in enumerate(padding))
     work = work[(slice(None), slice(None), *crop)]
@@ -567,7 +568,7 @@ def _max_pool_planes(input: np.ndarray, kernel, step, pad, spread, out) -> tuple
     sizes = input.shape[-2:]
     # Compared as float32 (exact for the narrow floats); padded with the lowest value, which
     # never wins: every window holds at least one input element.
-    work = input.astype(np.float32) if input.dtype in _NARROW_FLOATS else input
+    work = input.astype(np.float32) if input.dtype in _HALF_TYPES else input
     lowest = -np.inf if work.dtype.kind == "f" else np.iinfo(work.dtype).min
     extent = [d * (k - 1) + 1 for k, d in zip(kernel, spread)]
     after = [max((o - 1) * s + e - size - p, 0) for o, s, e, size, p in zip(out, step, extent, sizes, pad)]
@@ -641,7 +642,7 @@ def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, cei
     size = _pooled_size(input.shape[-1], kernel, step, pad, spread, ceil_mode)
     if size < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
-    if input.dtype.kind not in "f" and input.dtype not in _NARROW_FLOATS:
+    if input.dtype.kind not in "f" and input.dtype not in _HALF_TYPES:
         raise not_implemented("max_pool1d_impl", dt.NP_TO_DTYPE[input.dtype])
     result, indices = _max_pool_planes(input[..., None, :], (1, kernel), (1, step), (0, pad), (1, spread), (1, size))
     return result[..., 0, :], indices[..., 0, :]
