@@ -11,7 +11,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "tensormodes"
 
 # Lower number = lower layer. A module may import its own layer or lower ones.
 LAYERS = {
-    "_dtype": 0, "_device": 0, "_ops": 0,
+    "_dtype": 0, "_device": 0, "_ops": 0, "_generated": 0,
     "_autograd": 1,
     "_dispatch": 2, "_codegen": 2, "overrides": 2, "_C": 2,
     "_tensor_str": 3, "_tensor": 3, "_functions": 3, "nn": 3, "linalg": 3, "autograd": 3, "return_types": 3,

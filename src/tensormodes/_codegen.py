@@ -25,8 +25,7 @@ import inspect
 import textwrap
 from dataclasses import dataclass
 
-from . import _dispatch
-from ._ops._common import GENERATED_MODULE
+from . import _dispatch, _generated
 
 __all__ = ["Relevant", "make_callable", "make_accessor", "set_api", "parameter_list"]
 
@@ -203,12 +202,11 @@ def bind_tensor_type(tensor_type: type, plain_values: frozenset) -> None:
     _dispatch.add_plain_type(tensor_type)
 
 
-def _exec(source: str, names: dict, result: str):
+def _exec(source: str, names: dict, name: str, qualname: str, label: str):
     namespace = dict(_NAMESPACE)
     namespace.update(names)
-    namespace["__name__"] = GENERATED_MODULE  # warnings from generated code are tensormodes'
-    exec(compile(source, f"<tensormodes generated {result}>", "exec"), namespace)
-    return namespace[result], namespace
+    func = _generated.define(source, name, namespace, qualname=qualname, label=label)
+    return func, namespace
 
 
 def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = False) -> tuple[str, str]:
@@ -290,7 +288,7 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
 def _relevant({params}):
 {prologue}    return {relevant_expression(relevant)}
 
-def _public({params}):
+def {name}({params}):
 {prologue}    state = _get_state()
 {hot}    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and \\
             {fast_condition(relevant, records_grad)}:
@@ -298,14 +296,11 @@ def _public({params}):
 {textwrap.indent(kwargs, "    ")}
 {textwrap.indent(slow, "    ")}
 """
-    # Generated under a neutral name: a global called "type" or "float" would
-    # shadow the builtins the generated code uses.
-    func, namespace = _exec(source, names, "_public")
-    func.__name__ = name
+    qualname = qualname or name
+    func, namespace = _exec(source, names, name, qualname, f"{module}.{qualname}")
     namespace["_api"] = func
     _dispatch.RELEVANT_OF[func] = namespace["_relevant"]
     _dispatch.IMPLS[func] = impl
-    func.__qualname__ = qualname or name
     func.__module__ = module
     func.__doc__ = doc
     return func
@@ -318,7 +313,8 @@ def set_api(func, api) -> None:
     _dispatch.IMPLS.setdefault(api, func.__globals__["_impl"])
 
 
-def make_accessor(name: str, params: str, relevant: list[Relevant], impl, fast_body: str, names: dict):
+def make_accessor(name: str, qualname: str, params: str, relevant: list[Relevant], impl, fast_body: str,
+                  names: dict):
     """A property getter or setter: fixed parameters, no keywords, no defaults.
 
     Its public identity (``Tensor.shape.__get__``) exists only once the property
@@ -328,13 +324,12 @@ def make_accessor(name: str, params: str, relevant: list[Relevant], impl, fast_b
 def _relevant({params}):
     return {relevant_expression(relevant)}
 
-def _accessor({params}):
+def {name}({params}):
     state = _get_state()
     if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant)}:
         {fast_body}
     _kwargs = {{}}
 {textwrap.indent(_slow_path(f"({params},)", relevant, "True"), "    ")}
 """
-    func, namespace = _exec(source, {**names, "_impl": impl, "_api": None}, "_accessor")
-    func.__name__ = func.__qualname__ = name
+    func, _ = _exec(source, {**names, "_impl": impl, "_api": None}, name, qualname, f"tensormodes.{qualname}")
     return func

@@ -16,12 +16,12 @@ import warnings
 
 import numpy as np
 
-from . import _codegen, _dispatch
+from . import _codegen, _dispatch, _generated
 from . import _dtype as dt
 from ._autograd.grad_mode import grad_enabled
 from ._autograd.graph import bump_version, make_recorder, needs_grad, record, record_inplace, share_version
 from ._ops import OPS, OpDef
-from ._ops._common import GENERATED_MODULE, array_type_name
+from ._ops._common import array_type_name
 from ._ops._registry import METHOD, _tensor_kind
 from ._tensor import BUILD_LOCK, Tensor, has_tensor_attribute, lazy_tensor_attribute, wrap_array
 
@@ -487,9 +487,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
                       f"    return _rec({positional}, {finish.removeprefix('return ')}{_saved_argument(opdef)})"]
         lines.append(finish)
     source = f"def {name}({params}):\n" + textwrap.indent("\n".join(lines), "    ") + "\n"
-    namespace = {**names, "__name__": GENERATED_MODULE}
-    exec(compile(source, f"<tensormodes impl {name}>", "exec"), namespace)
-    return namespace[name], names
+    return _generated.define(source, name, dict(names), label=f"{opdef.namespace}.{name}"), names
 
 
 def records_on_fast_path(opdef: OpDef, inplace: bool) -> bool:

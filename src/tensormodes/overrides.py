@@ -32,7 +32,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from . import _dispatch
+from . import _dispatch, _generated
 from ._codegen import parameter_list
 from ._dispatch import (
     IGNORED,
@@ -191,11 +191,12 @@ def _dummy_with_signature_of(func: Callable) -> Callable:
         signature = _accessor_signature(func)
     names: dict = {}
     params, _ = parameter_list(signature, names)
-    source = f"dummy = lambda {params}: -1"
-    exec(source, names)
-    dummy = names["dummy"]
-    dummy.__name__ = getattr(func, "__name__", "dummy")
-    return dummy
+    name = getattr(func, "__name__", "dummy")
+    if not name.isidentifier():
+        name = "dummy"
+    label = resolve_name(func) or getattr(func, "__qualname__", name)
+    return _generated.define(f"def {name}({params}):\n    return -1\n", name, names,
+                             qualname=getattr(func, "__qualname__", name), label=f"testing override {label}")
 
 
 def _accessor_signature(func) -> inspect.Signature:

@@ -22,7 +22,8 @@ import weakref
 import numpy as np
 
 from .. import _dtype as dt
-from .._ops._common import GENERATED_MODULE, public
+from .. import _generated
+from .._ops._common import public
 from .._ops.shape import gather_back
 from .grad_mode import grad_enabled
 
@@ -619,18 +620,20 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
               "    _mark_outputs(result, node)",
               "return result"]
     body = "\n".join("    " + line for line in lines)
-    source = f"def _recorder({', '.join(param_names)}, result, _saved=()):\n{body}\n"
+    recorder_name = f"_record_{op_name}"
+    source = f"def {recorder_name}({', '.join(param_names)}, result, _saved=()):\n{body}\n"
     namespace = {"_Tensor": _Tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
                  "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
                  "_Node": _NODE_CLASSES.get(op_name) or _node_class(op_name), "_differentiable": _differentiable,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor,
-                 "_refresh_view": refresh_view, "_differentiable_call": differentiable, "__name__": GENERATED_MODULE}
-    exec(compile(source, f"<tensormodes recorder {op_name}>", "exec"), namespace)
-    namespace["_Node"].apply = _make_apply(op_name, plan, len(tensor_params))
-    return namespace["_recorder"]
+                 "_refresh_view": refresh_view, "_differentiable_call": differentiable}
+    recorder = _generated.define(source, recorder_name, namespace, label=f"autograd.{recorder_name}")
+    node_class = namespace["_Node"]
+    node_class.apply = _make_apply(node_class.__name__, plan, len(tensor_params))
+    return recorder
 
 
-def _make_apply(op_name: str, plan: _Plan, input_count: int):
+def _make_apply(node_name: str, plan: _Plan, input_count: int):
     """``OpBackward.apply`` specialised for one op's formula (what its recorder saved where),
     with saved inputs unpacked and gradients fitted inline: it runs once per node per backward."""
     lines = []
@@ -678,9 +681,9 @@ def _make_apply(op_name: str, plan: _Plan, input_count: int):
     return ({''.join(g + ', ' for g in gradients)})
 """
     namespace = {"_formula": plan.formula, "_SavedTensor": SavedTensor, "_freed_error": _freed_error,
-                 "_fitted": _fitted, "_fit": _fit, "_Tensor": _Tensor, "__name__": GENERATED_MODULE}
-    exec(compile(source, f"<tensormodes backward {op_name}>", "exec"), namespace)
-    return namespace["apply"]
+                 "_fitted": _fitted, "_fit": _fit, "_Tensor": _Tensor}
+    return _generated.define(source, "apply", namespace, qualname=f"{node_name}.apply",
+                             label=f"autograd.{node_name}.apply")
 
 
 def _save_meta(name: str, arguments: dict):

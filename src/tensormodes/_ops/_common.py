@@ -50,8 +50,7 @@ quiet = _Quiet if _NUMPY_ERRORS is not None else functools.partial(np.errstate, 
 # out-of-range cast when writing back in place) PyTorch does silently. Wrapping every call
 # in ``quiet()`` would cost the hot path a tenth of its time; a filter costs nothing until a
 # warning is raised, and matches only warnings raised from tensormodes' modules (generated
-# code included: it runs under GENERATED_MODULE), never from the user's own NumPy calls.
-GENERATED_MODULE = "tensormodes._generated"
+# code included: it runs as the module tensormodes._generated), never from the user's own NumPy calls.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tensormodes(\.|$)")
 
 
