@@ -108,13 +108,13 @@ def _relevant_for(impl, extra: tuple[str, ...]) -> list[_codegen.Relevant]:
 def _make_property(cls, name: str, getter, setter, inline: str | None):
     self_only = [_codegen.Relevant("self", _codegen.TENSOR)]
     getter_fn = _codegen.make_accessor(
-        name, f"Tensor.{name}.__get__", "self", self_only, getter, f"return {inline}" if inline else "return _get(self)",
-        {"_get": getter, **_INLINE_NAMES})
+        name, f"Tensor.{name}.__get__", "self", self_only, getter,
+        f"return {inline}" if inline else "return _get(self)", {"_get": getter, **_INLINE_NAMES})
     setter_fn = None
     if setter is not None:
         setter_fn = _codegen.make_accessor(
-            name, f"Tensor.{name}.__set__", "self, value", self_only + [_codegen.Relevant("value", _codegen.ANY)], setter,
-            "return _set(self, value)", {"_set": setter})
+            name, f"Tensor.{name}.__set__", "self, value", self_only + [_codegen.Relevant("value", _codegen.ANY)],
+            setter, "return _set(self, value)", {"_set": setter})
     prop = property(getter_fn, setter_fn, doc=getter.__doc__)
     setattr(cls, name, prop)
     # Handlers receive the property's bound accessors, which exist only now.
