@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tensormodes as tm
-from tensormodes import _dispatch
+from tensormodes._overrides import dispatch as _dispatch
 
 try:
     import torch

@@ -35,7 +35,7 @@ def test_conv1d_exact_values():
 
 def test_functional_function_is_the_torch_level_one():
     # As in PyTorch (F.conv2d is torch.conv2d), once nn.functional binds it.
-    from tensormodes import _functions
+    from tensormodes._api import build as _functions
 
     functional = _functions.namespace_function
     with pytest.raises(AttributeError):

@@ -3,20 +3,34 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "tensormodes"
+LAYOUT = Path(__file__).resolve().parents[1] / "docs" / "layout.md"
 
-# Lower number = lower layer. A module may import its own layer or lower ones.
-LAYERS = {
-    "_dtype": 0, "_device": 0, "_ops": 0, "_generated": 0,
-    "_autograd": 1,
-    "_dispatch": 2, "_codegen": 2, "overrides": 2, "_C": 2,
-    "_tensor_str": 3, "_tensor": 3, "_functions": 3, "nn": 3, "linalg": 3, "autograd": 3, "return_types": 3,
-    "__init__": 3,
-}
+
+def read_layer_map(text: str) -> dict[str, int]:
+    """The layer of each top-level module or folder, from the layer map table of docs/layout.md
+    (rows ``| 2. override layer | `_overrides` | ... |``; 1 is the top)."""
+    layers = {}
+    for line in text.splitlines():
+        match = re.match(r"\|\s*(\d+)\.[^|]*\|([^|]*)\|", line)
+        if match:
+            for name in re.findall(r"`([\w.]+)`", match.group(2)):
+                layers[name] = int(match.group(1))
+    return layers
+
+
+# Higher number = lower layer. A module may import its own layer or lower ones.
+LAYERS = read_layer_map(LAYOUT.read_text())
+
+
+def test_layer_map_is_read():
+    assert LAYERS["__init__"] == 1 and LAYERS["_overrides"] == 2 and LAYERS["_autograd"] == 3
+    assert LAYERS["_ops"] == 4
 
 
 def module_name(path: Path) -> str:
@@ -69,7 +83,7 @@ def test_imports_only_go_down(path):
     tree = ast.parse(path.read_text())
     for node in runtime_imports(tree):
         for target in resolve(current, node):
-            assert layer_of(target) <= layer_of(current), (
+            assert layer_of(target) >= layer_of(current), (
                 f"{current} (layer {layer_of(current)}) imports {target} (layer {layer_of(target)}): upward import")
 
 

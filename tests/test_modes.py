@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensormodes as tm
-from tensormodes import _C, _dispatch
+from tensormodes import _C
+from tensormodes._overrides import dispatch as _dispatch
 from tensormodes.overrides import (
     BaseTorchFunctionMode,
     TorchFunctionMode,

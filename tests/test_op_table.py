@@ -107,7 +107,7 @@ def test_threads_generating_one_callable_at_once_register_it_once():
     code = """
 import sys, threading, tensormodes as tm
 sys.setswitchinterval(1e-6)  # switch threads as often as possible: builds overlap
-from tensormodes import _dispatch
+from tensormodes._overrides import dispatch as _dispatch
 t, start = tm.ones(2), threading.Barrier(8)
 def use(i):
     start.wait()

@@ -10,7 +10,8 @@ import pytest
 
 import tensormodes as tm
 import tensormodes.nn.functional as F
-from tensormodes import _C, _dispatch
+from tensormodes import _C
+from tensormodes._overrides import dispatch as _dispatch
 from tensormodes.overrides import (
     BaseTorchFunctionMode,
     get_default_nowrap_functions,

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import tensormodes as tm
-from tensormodes import _tensor_str
-from tensormodes._tensor_str import get_printoptions, printoptions, set_printoptions
+from tensormodes._api import tensor_str as _tensor_str
+from tensormodes._api.tensor_str import get_printoptions, printoptions, set_printoptions
 
 try:
     import torch

@@ -5,7 +5,7 @@
 True
 """
 
-from ._dispatch import (  # noqa: F401 - re-exported core API
+from ._overrides.dispatch import (  # noqa: F401 - re-exported core API
     DisableTorchFunction,
     DisableTorchFunctionSubclass,
     _disabled_torch_function_impl,
@@ -14,7 +14,7 @@ from ._dispatch import (  # noqa: F401 - re-exported core API
     _is_torch_function_enabled,
     _is_torch_function_mode_enabled,
 )
-from ._dispatch import set_modes as _set_modes
+from ._overrides.dispatch import set_modes as _set_modes
 from .overrides import _check_mode_class, _stack_for
 
 

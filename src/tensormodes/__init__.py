@@ -10,9 +10,10 @@ tensor([[17.],
 
 from __future__ import annotations
 
-import builtins
-
-from . import _C, _codegen, _dispatch, _functions, overrides  # noqa: F401 - _C, overrides: public namespaces
+from . import _C, overrides  # noqa: F401 - public namespaces
+from ._api import build as _build
+from ._api.tensor import Size, Tensor
+from ._api.tensor_str import set_printoptions
 from ._device import device
 from ._dtype import (
     bfloat16,
@@ -43,29 +44,21 @@ from ._dtype import (
     short,
     uint8,
 )
-from ._ops._common import ARRAY_SOURCES as _ARRAY_SOURCES
 from ._ops.random import Generator, default_generator, initial_seed, manual_seed, seed
-from ._tensor import Size, Tensor, finalize_tensor_class
-from ._tensor_str import set_printoptions
+from ._overrides import dispatch as _dispatch
 
-_codegen.bind_tensor_type(Tensor, frozenset({
-    type(None), type(Ellipsis), slice, builtins.bool, builtins.int, builtins.float, builtins.complex, str, dtype,
-    device}))
-_ARRAY_SOURCES[Tensor] = lambda t: t._data
-finalize_tensor_class(Tensor)
-_dispatch.NO_WRAP.update({Tensor.grad.__get__, Tensor._base.__get__})
-_functions.build()
+_build.install()
 
 
 def __getattr__(name: str):
-    # Public functions of the op table are generated on first use (see _functions).
-    func = _functions.public_function(name)
+    # Public functions of the op table are generated on first use (see _api/build.py).
+    func = _build.public_function(name)
     globals()[name] = func
     return func
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_functions.function_names()))
+    return sorted(set(globals()) | set(_build.function_names()))
 
 from . import autograd, linalg, nn, return_types  # noqa: E402 - built on the ops generated above
 from ._autograd.grad_mode import (  # noqa: E402
@@ -101,5 +94,5 @@ __all__ = [
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
     "manual_seed", "seed", "initial_seed", "set_printoptions", "overrides", "nn", "linalg", "autograd", "return_types",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
-    *(name for name in _functions.function_names() if not name.startswith("_")),  # private ops stay unexported
+    *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import _functions
+from ._api import build as _build
+from ._api.tensor import Tensor
 from ._autograd.api import backward, grad
 from ._autograd.engine import RemovableHandle
 from ._autograd.function import Function, FunctionCtx
 from ._autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from ._autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ._autograd.graph import Node
-from ._tensor import Tensor
 from .overrides import TorchFunctionMode, resolve_name
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "BackwardOverride", "no_grad", "enable_grad",
@@ -84,7 +84,7 @@ def _method_counterpart(func):
         if owner == "tensormodes":
             return getattr(Tensor, short)
         if owner == "tensormodes.Tensor":
-            return _functions.public_function(short)
+            return _build.public_function(short)
     except AttributeError:
         pass
     return None

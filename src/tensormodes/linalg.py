@@ -11,20 +11,20 @@ Failures on the input (a singular matrix to invert) raise ``LinAlgError``.
 
 from __future__ import annotations
 
-from . import _functions
+from ._api import build as _build
 from ._ops.linalg import LinAlgError
 
 __all__ = ["svd", "svdvals", "det", "slogdet", "inv", "solve", "cholesky", "qr", "eigh", "eigvalsh", "cross",
            "LinAlgError"]
 
-svd = _functions.namespace_function(__name__, "svd")
-svdvals = _functions.namespace_function(__name__, "svdvals")
-det = _functions.namespace_function(__name__, "det")
-slogdet = _functions.namespace_function(__name__, "slogdet")
-inv = _functions.namespace_function(__name__, "inv")
-solve = _functions.namespace_function(__name__, "solve")
-cholesky = _functions.namespace_function(__name__, "cholesky")
-qr = _functions.namespace_function(__name__, "qr")
-eigh = _functions.namespace_function(__name__, "eigh")
-eigvalsh = _functions.namespace_function(__name__, "eigvalsh")
-cross = _functions.namespace_function(__name__, "cross")
+svd = _build.namespace_function(__name__, "svd")
+svdvals = _build.namespace_function(__name__, "svdvals")
+det = _build.namespace_function(__name__, "det")
+slogdet = _build.namespace_function(__name__, "slogdet")
+inv = _build.namespace_function(__name__, "inv")
+solve = _build.namespace_function(__name__, "solve")
+cholesky = _build.namespace_function(__name__, "cholesky")
+qr = _build.namespace_function(__name__, "qr")
+eigh = _build.namespace_function(__name__, "eigh")
+eigvalsh = _build.namespace_function(__name__, "eigvalsh")
+cross = _build.namespace_function(__name__, "cross")

@@ -32,9 +32,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from . import _dispatch, _generated
-from ._codegen import parameter_list
-from ._dispatch import (
+from . import _generated
+from ._api.codegen import parameter_list
+from ._overrides import dispatch as _dispatch
+from ._overrides.dispatch import (
     IGNORED,
     NO_WRAP,
     OVERRIDABLE,

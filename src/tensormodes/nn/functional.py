@@ -16,14 +16,16 @@ import math
 import warnings
 from typing import TYPE_CHECKING
 
-from .. import _dispatch, _dtype, _functions
+from .. import _dtype
+from .._api import build as _build
 from .._ops._common import cpp_type_name, not_implemented, scalar_type_name
 from .._ops.nn import legacy_reduction
+from .._overrides import dispatch as _dispatch
 
 if TYPE_CHECKING:
     from numbers import Number
 
-    from .._tensor import Tensor
+    from .._api.tensor import Tensor
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
            "relu", "gelu", "silu", "softmax", "log_softmax", "linear", "dropout", "mse_loss", "nll_loss",
@@ -35,10 +37,10 @@ __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool
            "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss",
            "poisson_nll_loss", "gaussian_nll_loss", "triplet_margin_loss"]
 
-_public = _functions.composite(__name__)
+_public = _build.composite(__name__)
 # Functions PyTorch implements in C++ hand handlers only the arguments given.
-_builtin = _functions.composite(__name__, pass_defaults=False)
-_function = _functions.public_function
+_builtin = _build.composite(__name__, pass_defaults=False)
+_function = _build.public_function
 
 
 def _apply(function, input: Tensor, inplace: bool) -> Tensor:
@@ -127,9 +129,9 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dty
 
 
 # Native in PyTorch (torch._C._nn): single ops of the op table, declared in _ops/nn.py.
-linear = _functions.namespace_function(__name__, "linear")
-nll_loss = _functions.namespace_function(__name__, "nll_loss")
-binary_cross_entropy = _functions.namespace_function(__name__, "binary_cross_entropy")
+linear = _build.namespace_function(__name__, "linear")
+nll_loss = _build.namespace_function(__name__, "nll_loss")
+binary_cross_entropy = _build.namespace_function(__name__, "binary_cross_entropy")
 # PyTorch's F.conv2d is torch.conv2d itself: the same functions here.
 conv1d = _function("conv1d")
 conv2d = _function("conv2d")
@@ -168,7 +170,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     """
     return _max_pool("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 # cross_entropy's common case, fused (PyTorch's torch._C._nn.cross_entropy_loss): one op, one node.
-_cross_entropy_loss = _functions.public_function("_cross_entropy_loss")
+_cross_entropy_loss = _build.public_function("_cross_entropy_loss")
 
 
 @_public

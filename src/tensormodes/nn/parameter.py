@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .._dispatch import _disabled_torch_function_impl
-from .._tensor import Tensor, _alias, wrap_array
-from .._tensor_str import PARAMETER_CLASSES, PLAIN_REPR_CLASSES
+from .._api.tensor import Tensor, _alias, wrap_array
+from .._api.tensor_str import PARAMETER_CLASSES, PLAIN_REPR_CLASSES
+from .._overrides.dispatch import _disabled_torch_function_impl
 
 __all__ = ["Parameter"]
 

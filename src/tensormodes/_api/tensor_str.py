@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtype as dt
+from .. import _dtype as dt
 
 __all__ = ["tensor_repr", "set_printoptions", "get_printoptions", "printoptions", "PRINT_OPTS"]
 
@@ -67,7 +67,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
             is *always* set, so any call without ``sci_mode`` resets it to ``None``.
 
     >>> import tensormodes as tm
-    >>> from tensormodes._tensor_str import set_printoptions
+    >>> from tensormodes._api.tensor_str import set_printoptions
     >>> set_printoptions(precision=2)
     >>> tm.tensor([1.12345])
     tensor([1.12])
@@ -98,7 +98,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 def get_printoptions() -> dict[str, Any]:
     """The current print options, as keyword arguments for :func:`set_printoptions`.
 
-    >>> from tensormodes._tensor_str import get_printoptions
+    >>> from tensormodes._api.tensor_str import get_printoptions
     >>> get_printoptions()
     {'precision': 4, 'threshold': 1000, 'edgeitems': 3, 'linewidth': 80, 'sci_mode': None}
     """
@@ -110,7 +110,7 @@ def printoptions(**kwargs):
     """Context manager: set print options (as :func:`set_printoptions`), restore them on exit.
 
     >>> import tensormodes as tm
-    >>> from tensormodes._tensor_str import printoptions
+    >>> from tensormodes._api.tensor_str import printoptions
     >>> with printoptions(precision=1):
     ...     print(tm.tensor([1.25, 2.0]))
     tensor([1.2, 2.0])

@@ -1,0 +1,280 @@
+"""Builds the public API from the op table and the Tensor layer's declarations:
+functions, Tensor methods, in-place variants, operators and properties.
+
+Nothing here is written per op: for each declaration ``codegen`` writes the
+source and this module puts the result where users find it (``tensormodes.add``,
+``Tensor.add``, ``Tensor.__add__``), registers it as overridable, and builds it
+lazily (see "building lazily" below).
+
+>>> import tensormodes as tm
+>>> public_function("add") is tm.add
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+
+from .._autograd.graph import needs_grad, record
+from .._ops import OPS, OpDef
+from .._ops._common import ARRAY_SOURCES
+from .._ops._registry import METHOD, _tensor_kind
+from .._overrides import dispatch as _dispatch
+from . import codegen
+from .runtime import tensor_arg, tensor_or_scalar_arg, wrap
+from .tensor import (
+    _INLINE_NAMES,
+    BUILD_LOCK,
+    Tensor,
+    has_tensor_attribute,
+    lazy_tensor_attribute,
+    take_declarations,
+)
+
+__all__ = ["install", "build_all", "composite", "public_function", "function_names", "namespace_function"]
+
+
+# -- the Tensor layer's own methods and properties -------------------------------------
+
+def _relevant_for(impl, extra: tuple[str, ...]) -> list[codegen.Relevant]:
+    params = inspect.signature(impl).parameters
+    names = list(params)
+    relevant = [codegen.Relevant(names[0], codegen.TENSOR)]
+    for n in extra:
+        many = params[n].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        relevant.append(codegen.Relevant(n, codegen.ANY_LIST if many else codegen.ANY))
+    return relevant
+
+
+def _make_property(cls, name: str, getter, setter, inline: str | None):
+    self_only = [codegen.Relevant("self", codegen.TENSOR)]
+    getter_fn = codegen.make_accessor(
+        name, f"Tensor.{name}.__get__", "self", self_only, getter,
+        f"return {inline}" if inline else "return _get(self)", {"_get": getter, **_INLINE_NAMES})
+    setter_fn = None
+    if setter is not None:
+        setter_fn = codegen.make_accessor(
+            name, f"Tensor.{name}.__set__", "self, value", self_only + [codegen.Relevant("value", codegen.ANY)],
+            setter, "return _set(self, value)", {"_set": setter})
+    prop = property(getter_fn, setter_fn, doc=getter.__doc__)
+    setattr(cls, name, prop)
+    # Handlers receive the property's bound accessors, which exist only now.
+    codegen.set_api(getter_fn, prop.__get__)
+    _dispatch.register_overridable(cls, prop.__get__, f"tensormodes.Tensor.{name}.__get__")
+    if setter_fn is not None:
+        codegen.set_api(setter_fn, prop.__set__)
+        _dispatch.register_overridable(cls, prop.__set__, f"tensormodes.Tensor.{name}.__set__")
+    return prop
+
+
+def _finalize_tensor_class(cls) -> None:
+    """Turn the pending declarations into dispatching callables on ``cls``: properties and
+    Python protocol methods now (the interpreter looks them up on the type), the
+    rest on first use (see ``lazy_tensor_attribute``)."""
+    for name, kind, impl, relevant in take_declarations():
+        if kind == "property":
+            _make_property(cls, name, *impl)
+            continue
+        delattr(cls, name)
+        build = functools.partial(_make_method, cls, name, impl, *relevant)
+        if name.startswith("__"):
+            build()
+        else:
+            lazy_tensor_attribute(name, build)
+
+
+def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
+    if not has_tensor_attribute(name):
+        func = codegen.make_callable(
+            name, inspect.signature(impl), _relevant_for(impl, relevant), impl, leaf=leaf,
+            qualname=f"Tensor.{name}", doc=impl.__doc__, module="tensormodes")
+        setattr(cls, name, func)
+        _dispatch.register_overridable(cls, func, f"tensormodes.Tensor.{name}")
+    return cls.__dict__[name]
+
+
+
+# -- operators, functions and methods of the op table -------------------------------------
+
+def _reflected_impl(opdef: OpDef):
+    """``other <op> self`` for a reflected operator (``2 - x``): the op with its operands swapped."""
+    kernel, name, formula = opdef.kernel, opdef.name, opdef.grad
+    first, second = list(opdef.signature.parameters)[:2]
+    params = tuple(opdef.tensor_params)
+    defaults = {p.name: p.default for p in opdef.signature.parameters.values()
+                if p.default is not inspect.Parameter.empty}
+
+    def reflected(self, other):
+        result = wrap(kernel(tensor_or_scalar_arg(other, name, "other", 2), tensor_arg(self, name, "self", 1)))
+        if opdef.differentiable and needs_grad((self, other)):
+            return record(name, formula, params, {**defaults, first: other, second: self}, result,
+                          opdef.save_only_for)
+        return result
+
+    return reflected
+
+
+def _make_dunder(opdef: OpDef, dunder):
+    """An operator: the method's code under the operator's name, except reflected ones."""
+    with BUILD_LOCK:
+        return _make_dunder_locked(opdef, dunder)
+
+
+def _make_dunder_locked(opdef: OpDef, dunder):
+    existing = Tensor.__dict__.get(dunder.name)
+    if existing is not None and not getattr(existing, "is_stub", False):
+        return existing
+    signature = codegen.as_method(opdef.signature)
+    binary = sum(1 for p in signature.parameters.values() if p.default is inspect.Parameter.empty) >= 2
+    qualname = f"Tensor.{dunder.name}"
+    if dunder.reflected:
+        P = inspect.Parameter
+        signature = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), P("other", P.POSITIONAL_OR_KEYWORD)])
+        relevant = [codegen.Relevant("self", codegen.TENSOR),
+                    codegen.Relevant("other", codegen.TENSOR_OR_SCALAR)]
+        func = codegen.make_callable(dunder.name, signature, relevant, _reflected_impl(opdef), leaf=True,
+                                      qualname=qualname, not_implemented_on_type_error=True)
+    else:
+        func = codegen.op_callable(opdef, dunder.name, signature, inplace=dunder.inplace, qualname=qualname,
+                                   operator=binary)
+    func.__doc__ = f"``{dunder.name}``: see ``{opdef.name}``."
+    setattr(Tensor, dunder.name, func)
+    if dunder.api == METHOD:
+        codegen.set_api(func, _tensor_method(opdef, inplace=dunder.inplace))
+    else:
+        _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{dunder.name}")
+    return func
+
+
+# -- building lazily -------------------------------------------------------------------
+# Generating and compiling a callable costs a fraction of a millisecond; doing it
+# for every op at import would make ``import tensormodes`` take most of a second.
+# So operators (which must exist on the class for Python to find them) are
+# built at import, and everything else on first access: ``tm.add`` through the
+# package's ``__getattr__``, ``Tensor.add`` through the Tensor layer's lazy
+# attributes. Either way the object is built once and then is a plain attribute.
+
+# The ops declaring a public function, by (namespace, name), and the functions built so far.
+_FUNCTION_OPS: dict[tuple[str, str], OpDef] = {}
+_NAMESPACED: dict[tuple[str, str], object] = {}
+
+
+def _build_function(opdef: OpDef) -> object:
+    name = opdef.function
+    key = (opdef.namespace, name)
+    with BUILD_LOCK:
+        if key not in _NAMESPACED:
+            func = codegen.op_callable(opdef, name, codegen.function_signature(opdef), inplace=False, qualname=name)
+            func.__module__ = opdef.namespace
+            _NAMESPACED[key] = func
+            _dispatch.register_overridable(sys.modules[opdef.namespace], func, f"{opdef.namespace}.{name}")
+    return _NAMESPACED[key]
+
+
+def namespace_function(namespace: str, name: str):
+    """The public function ``name`` of ``namespace`` (for modules such as nn.functional)."""
+    opdef = _FUNCTION_OPS.get((namespace, name))
+    if opdef is None:
+        raise AttributeError(f"no op declares the function {name!r} of {namespace}")
+    return _build_function(opdef)
+
+
+def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
+    name = opdef.inplace if inplace else opdef.method
+    with BUILD_LOCK:
+        if not has_tensor_attribute(name):
+            func = codegen.op_callable(opdef, name, codegen.as_method(opdef.signature), inplace=inplace,
+                                       qualname=f"Tensor.{name}")
+            setattr(Tensor, name, func)
+            _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{name}")
+    return Tensor.__dict__[name]
+
+
+def public_function(name: str):
+    """The public function ``tensormodes.<name>``, built on first use (AttributeError if none)."""
+    opdef = _FUNCTION_OPS.get(("tensormodes", name))
+    if opdef is None:
+        raise AttributeError(f"module 'tensormodes' has no attribute '{name}'")
+    return _build_function(opdef)
+
+
+def function_names() -> list[str]:
+    """Names of every public function of the op table, built or not."""
+    return [name for namespace, name in _FUNCTION_OPS if namespace == "tensormodes"]
+
+
+def build_all() -> None:
+    """Build every public function now (for introspection: overridable lists, docs); methods
+    are built by their placeholders' own entries in ``BUILD_ALL``."""
+    for opdef in OPS.values():
+        if opdef.function and opdef.namespace in sys.modules:
+            _build_function(opdef)
+
+
+def install() -> None:
+    """The one import-time wiring step, run once by the package: tell the layers below which
+    class is the plain Tensor (the override layer never collects it; kernels read its array),
+    turn the Tensor layer's declarations into properties and methods, and index the op
+    table: operators now, functions and methods when first used."""
+    _dispatch.add_plain_type(Tensor)
+    ARRAY_SOURCES[Tensor] = lambda t: t._data
+    _finalize_tensor_class(Tensor)
+    _dispatch.NO_WRAP.update({Tensor.grad.__get__, Tensor._base.__get__})
+    for opdef in OPS.values():
+        if opdef.function:
+            _FUNCTION_OPS[opdef.namespace, opdef.function] = opdef
+        for name, inplace in ((opdef.method, False), (opdef.inplace, True)):
+            if name and name.startswith("__"):
+                # Python finds protocol methods (t[i]) on the type itself, never lazily.
+                _tensor_method(opdef, inplace=inplace)
+            elif name:
+                lazy_tensor_attribute(name, functools.partial(_tensor_method, opdef, inplace=inplace))
+        for dunder in opdef.dunders:
+            if dunder.api == METHOD:
+                _install_dunder_stub(opdef, dunder)
+            else:
+                _make_dunder(opdef, dunder)
+    _dispatch.BUILD_ALL.append(build_all)
+
+
+def _install_dunder_stub(opdef: OpDef, dunder) -> None:
+    """An operator presented to handlers as a method (``a + b`` -> ``Tensor.add``) is not
+    a public callable itself, so it can start as a stub that builds the real
+    operator, puts it on the class, and calls it."""
+
+    def stub(self, *args):
+        return _make_dunder(opdef, dunder)(self, *args)
+
+    stub.__name__ = stub.__qualname__ = dunder.name
+    stub.is_stub = True
+    setattr(Tensor, dunder.name, stub)
+    _dispatch.BUILD_ALL.append(functools.partial(_make_dunder, opdef, dunder))
+
+
+def composite(module_name: str, *, pass_defaults: bool = True):
+    """Make a Python-level function a public callable of ``module_name`` that takes
+    part in the protocol on its own (``F.relu`` is what handlers see).
+
+    Parameters annotated as in the op table mark what may carry overrides. The
+    function's own calls run below the mode that handled it, so a pass-through
+    mode sees ``F.relu`` and not the ``relu`` inside it. Handlers receive every
+    optional argument as a keyword, as from PyTorch's Python-level functions,
+    unless ``pass_defaults=False`` (for functions PyTorch implements in C++).
+    """
+
+    def decorate(impl):
+        signature = inspect.signature(impl)
+        kinds = {}
+        for p in signature.parameters.values():
+            kind = _tensor_kind(p.annotation)
+            if kind is not None:
+                kinds[p.name] = "tensor_list" if kind == "tensor" and p.kind is p.VAR_POSITIONAL else kind
+        func = codegen.make_callable(
+            impl.__name__, signature, codegen.relevant_parameters(signature, kinds), impl, leaf=False,
+            qualname=impl.__qualname__, doc=impl.__doc__, module=module_name, pass_defaults=pass_defaults)
+        _dispatch.register_overridable(sys.modules[module_name], func, f"{module_name}.{impl.__name__}")
+        return func
+
+    return decorate

@@ -1,0 +1,677 @@
+"""The one author of every generated public callable.
+
+Every public function, method, operator and property is a small generated
+function; this module writes each one's whole source, and nothing else does.
+Its path reads top to bottom through the layers of ``docs/layout.md`` (here
+for ``add``)::
+
+    def add(input, other, *, alpha=_default_alpha, out=_default_out):
+        state = _get_state()                          # the override layer: one ContextVar read
+        if state is None and type(input) is _T ...:   # plain tensors, no mode: the fast path
+            ...
+            result = _ufunc(_a, _b)                   # the kernel-call site
+            if input._requires_grad ...:              # autograd records the call
+                return _rec(input, other, alpha, _wrap(result))
+            ...                                       # wrap the array and return
+        _kwargs = {}                                  # anything else: modes and subclasses
+        ...
+        return _dispatch(_api, (input, other), _kwargs, (input, other, out), _impl, _leaf)
+
+and ``_impl`` (one per op, shared by its function, method and operators) runs the
+same three steps for the calls the override layer lets through: unwrap (with
+PyTorch's argument errors), the kernel-call site, autograd recording.
+
+**The kernel-call site.** Every call of an op's kernel in generated code is
+written by :func:`kernel_call` (and, for ufunc-hinted ops, :func:`ufunc_call`),
+calling the names ``_kernel`` / ``_ufunc`` bound from the op's declaration by
+:func:`kernel_names`: the one seam where meta execution, a dispatch-level mode or
+a tracer plugs in below autograd.
+
+The real signature lets Python bind the arguments (fast, and the right
+TypeError for a bad call). Code generation, rather than one generic closure,
+keeps the hot path free of ``inspect``, ``*args`` packing, dict building and
+loops. Every function is defined through ``tensormodes._generated``, so
+``inspect.getsource(tm.add)`` shows it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+from .. import _generated
+from .._autograd.graph import make_recorder
+from .._ops import OpDef
+from .._overrides import dispatch as _dispatch
+from .runtime import GENERATED_NAMES
+
+__all__ = ["Relevant", "make_callable", "make_accessor", "op_callable", "set_api", "parameter_list",
+           "function_signature", "as_method", "relevant_parameters"]
+
+# What a parameter may hold, as far as dispatch is concerned.
+TENSOR, OPTIONAL_TENSOR, TENSOR_OR_SCALAR, OPTIONAL_TENSOR_OR_SCALAR, TENSOR_LIST, INDEX, ANY, ANY_LIST = (
+    "tensor", "optional_tensor", "tensor_or_scalar", "optional_tensor_or_scalar", "tensor_list", "index", "any",
+    "any_list")
+
+@dataclass(frozen=True)
+class Relevant:
+    """A parameter that may carry a ``__torch_function__`` override."""
+
+    name: str
+    kind: str
+
+
+def parameter_list(signature: inspect.Signature, defaults: dict) -> tuple[str, str]:
+    """Source text for a ``def`` of ``signature`` and for a call passing every parameter on.
+
+    Default values are bound through names put in ``defaults`` (they need not
+    have a valid ``repr``).
+    """
+    params, call = [], []
+    star_done = False
+    for p in signature.parameters.values():
+        text = p.name
+        if p.default is not inspect.Parameter.empty:
+            key = f"_default_{p.name}"
+            defaults[key] = p.default
+            text += f"={key}"
+        if p.kind is p.VAR_POSITIONAL:
+            text = f"*{p.name}"
+            star_done = True
+            call.append(f"*{p.name}")
+        elif p.kind is p.VAR_KEYWORD:
+            text = f"**{p.name}"
+            call.append(f"**{p.name}")
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star_done:
+                params.append("*")
+                star_done = True
+            call.append(f"{p.name}={p.name}")
+        elif p.kind is p.POSITIONAL_ONLY:
+            call.append(p.name)
+        else:
+            call.append(p.name)
+        params.append(text)
+        if p.kind is p.POSITIONAL_ONLY and _last_positional_only(signature, p):
+            params.append("/")
+    return ", ".join(params), ", ".join(call)
+
+
+def _last_positional_only(signature, param) -> bool:
+    kinds = [p.kind for p in signature.parameters.values()]
+    names = list(signature.parameters)
+    i = names.index(param.name)
+    return i + 1 == len(kinds) or kinds[i + 1] is not inspect.Parameter.POSITIONAL_ONLY
+
+
+def fast_condition(relevant: list[Relevant], no_grad: bool = False) -> str:
+    """A Python expression true when every relevant argument is a plain Tensor (or scalar).
+
+    ``no_grad`` also requires that no tensor requires grad (ops that record for
+    autograd take the slow path then).
+    """
+    plain = "(type({n}) is _T and not {n}._requires_grad)" if no_grad else "type({n}) is _T"
+    terms = []
+    for r in relevant:
+        n = r.name
+        tensor = plain.format(n=n)
+        if r.kind == TENSOR:
+            terms.append(tensor)
+        elif r.kind == OPTIONAL_TENSOR:
+            terms.append(f"({n} is None or {tensor})")
+        elif r.kind == TENSOR_OR_SCALAR:
+            terms.append(f"({tensor} or type({n}) in _SCALARS)")
+        elif r.kind == OPTIONAL_TENSOR_OR_SCALAR:
+            terms.append(f"({n} is None or {tensor} or type({n}) in _SCALARS)")
+        elif r.kind == TENSOR_LIST:
+            terms.append(f"_all_plain_no_grad({n})" if no_grad else f"_all_plain({n})")
+        elif r.kind == INDEX:
+            terms.append(f"_plain_index({n})")
+        elif r.kind == ANY_LIST:
+            terms.append(f"_all_plain_values({n})")
+        else:
+            terms.append(f"type({n}) in _PLAIN_VALUES")
+    return " and ".join(terms) or "True"
+
+
+def relevant_expression(relevant: list[Relevant]) -> str:
+    parts = []
+    for r in relevant:
+        if r.kind in (TENSOR_LIST, ANY_LIST):
+            parts.append(f"*_as_tuple({r.name})")
+        elif r.kind == INDEX:
+            parts.append(f"*_index_items({r.name})")
+        else:
+            parts.append(r.name)
+    return "(" + "".join(p + ", " for p in parts) + ")"
+
+
+def _exec(source: str, names: dict, name: str, qualname: str, label: str):
+    namespace = dict(GENERATED_NAMES)
+    namespace.update(names)
+    func = _generated.define(source, name, namespace, qualname=qualname, label=label)
+    return func, namespace
+
+
+def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = False) -> tuple[str, str]:
+    """Source building the ``args`` tuple and ``kwargs`` dict handed to overrides.
+
+    Required parameters travel positionally, optional ones as keywords and only
+    when they differ from their defaults - PyTorch's handlers see the same
+    for calls written in the usual style (``x.sum(dim=1)`` -> ``(x,), {'dim': 1}``).
+    ``pass_defaults`` passes every optional parameter, as PyTorch's Python-level
+    functions (``F.relu`` -> ``{'inplace': False}``) do.
+    """
+    positional, keyword_lines = [], []
+    star = None
+    for p in signature.parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            star = p.name
+        elif p.kind is p.VAR_KEYWORD:
+            keyword_lines.append(f"_kwargs.update({p.name})")
+        elif p.default is inspect.Parameter.empty:
+            positional.append(p.name)
+        elif pass_defaults:
+            keyword_lines.append(f"_kwargs[{p.name!r}] = {p.name}")
+        else:
+            keyword_lines.append(f"if {p.name} is not _default_{p.name}:\n    _kwargs[{p.name!r}] = {p.name}")
+    args = "(" + "".join(f"{n}, " for n in positional) + ")"
+    if star:
+        args = f"{args} + tuple({star})"
+    return args, "\n".join(["_kwargs = {}", *keyword_lines])
+
+
+def _slow_path(args: str, relevant: list[Relevant], leaf: str) -> str:
+    """Source of the slow path: one pass-through mode on plain arguments is handled
+    inline (every nested mode pays for this path), anything else by ``_dispatch``."""
+    return f"""\
+if state is not None and state.handler is not None and {fast_condition(relevant)}:
+    _token = _set_state(state.handler_below)
+    try:
+        result = state.handler.__torch_function__(_api, (), {args}, _kwargs)
+    finally:
+        _reset_state(_token)
+    if result is not NotImplemented:
+        return result
+    raise _declined(_api, state.handler)
+return _dispatch(_api, {args}, _kwargs, {relevant_expression(relevant)}, _impl, {leaf})"""
+
+
+def make_callable(name: str, signature: inspect.Signature, relevant: list[Relevant], impl, *,
+                  leaf: bool, fast_body: str | None = None, fast_names: dict | None = None,
+                  qualname: str | None = None, doc: str | None = None, module: str = "tensormodes",
+                  not_implemented_on_type_error: bool = False, pass_defaults: bool = False,
+                  records_grad: bool = False, hot_path: tuple[str, str] | None = None, prologue: str = ""):
+    """A public callable with ``signature``, dispatching through the override layer.
+
+    ``fast_body`` (unindented source) runs when every relevant argument is plain
+    (default: return ``impl`` called with every parameter); it returns the
+    result, or falls through to the slow path. Operators pass
+    ``not_implemented_on_type_error`` so that Python can try the reflected
+    operator, as PyTorch does. ``pass_defaults``: see ``_slow_call_arguments``.
+    ``records_grad``: the callable records autograd history, so tensors that
+    require grad leave the fast path. ``hot_path``: ``(condition, body)`` tried
+    before the fast path when no mode is active (body falls through if it cannot help).
+    ``prologue``: a source line rebinding parameters first (an op's ``normalize``).
+    """
+    names = dict(fast_names or {})
+    names["_impl"] = impl
+    names["_leaf"] = leaf
+    params, call = parameter_list(signature, names)
+    body = textwrap.indent(fast_body if fast_body is not None else f"return _impl({call})", " " * 8)
+    args, kwargs = _slow_call_arguments(signature, pass_defaults)
+    slow = _slow_path(args, relevant, "_leaf")
+    hot = ""
+    if hot_path is not None:
+        condition, hot_body = hot_path
+        hot = textwrap.indent(f"if state is None and {condition}:\n" + textwrap.indent(hot_body, "    "), "    ") + "\n"
+    if not_implemented_on_type_error:
+        slow = f"try:\n{textwrap.indent(slow, '    ')}\nexcept TypeError:\n    return NotImplemented"
+    prologue = f"    {prologue}\n" if prologue else ""
+    source = f"""
+def _relevant({params}):
+{prologue}    return {relevant_expression(relevant)}
+
+def {name}({params}):
+{prologue}    state = _get_state()
+{hot}    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and \\
+            {fast_condition(relevant, records_grad)}:
+{body}
+{textwrap.indent(kwargs, "    ")}
+{textwrap.indent(slow, "    ")}
+"""
+    qualname = qualname or name
+    func, namespace = _exec(source, names, name, qualname, f"{module}.{qualname}")
+    namespace["_api"] = func
+    _dispatch.RELEVANT_OF[func] = namespace["_relevant"]
+    _dispatch.IMPLS[func] = impl
+    func.__module__ = module
+    func.__doc__ = doc
+    return func
+
+
+def set_api(func, api) -> None:
+    """Make ``func`` present itself to handlers as ``api`` (``Tensor.add`` for ``__add__``)."""
+    func.__globals__["_api"] = api
+    _dispatch.RELEVANT_OF.setdefault(api, func.__globals__["_relevant"])
+    _dispatch.IMPLS.setdefault(api, func.__globals__["_impl"])
+
+
+def make_accessor(name: str, qualname: str, params: str, relevant: list[Relevant], impl, fast_body: str,
+                  names: dict):
+    """A property getter or setter: fixed parameters, no keywords, no defaults.
+
+    Its public identity (``Tensor.shape.__get__``) exists only once the property
+    does, so the caller binds it afterwards with ``set_api``.
+    """
+    source = f"""
+def _relevant({params}):
+    return {relevant_expression(relevant)}
+
+def {name}({params}):
+    state = _get_state()
+    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant)}:
+        {fast_body}
+    _kwargs = {{}}
+{textwrap.indent(_slow_path(f"({params},)", relevant, "True"), "    ")}
+"""
+    func, _ = _exec(source, {**names, "_impl": impl, "_api": None}, name, qualname, f"tensormodes.{qualname}")
+    return func
+
+
+# -- ops: the source behind each form of an op ------------------------------------------
+
+UNWRAP = {
+    INDEX: "_index_arg",
+    TENSOR: "_tensor_arg",
+    OPTIONAL_TENSOR: "_optional_tensor_arg",
+    TENSOR_OR_SCALAR: "_tensor_or_scalar_arg",
+    OPTIONAL_TENSOR_OR_SCALAR: "_optional_tensor_or_scalar_arg",
+    TENSOR_LIST: "_tensor_list_arg",
+}
+
+
+def _with_out(signature: inspect.Signature) -> inspect.Signature:
+    params = list(signature.parameters.values())
+    params.append(inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return signature.replace(parameters=params, return_annotation=inspect.Signature.empty)
+
+
+def as_method(signature: inspect.Signature) -> inspect.Signature:
+    """``signature`` with its first parameter as a method's ``self``."""
+    params = list(signature.parameters.values())
+    params[0] = params[0].replace(name="self", kind=inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                  default=inspect.Parameter.empty)
+    return signature.replace(parameters=params, return_annotation=inspect.Signature.empty)
+
+
+def relevant_parameters(signature: inspect.Signature, kinds: dict[str, str]) -> list[Relevant]:
+    """The parameters that may carry overrides, in signature order."""
+    return [Relevant(name, kinds[name]) for name in signature.parameters if name in kinds]
+
+
+def kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool, keywords: bool = True) -> str:
+    """Source of the kernel call, unwrapping each tensor parameter.
+
+    ``keywords=False`` leaves out the keyword-only parameters (the caller has
+    checked they hold their defaults): keyword passing is slow in CPython.
+    """
+    parts = []
+    kernel_params = list(opdef.signature.parameters.values())
+    names = list(signature.parameters)
+    for position, (p, name) in enumerate(zip(kernel_params, names), start=1):
+        kind = opdef.tensor_params.get(p.name)
+        if kind is None:
+            value = name
+        elif fast:
+            value = {
+                TENSOR: f"{name}._data",
+                OPTIONAL_TENSOR: f"(None if {name} is None else {name}._data)",
+                TENSOR_OR_SCALAR: f"({name}._data if type({name}) is _T else {name})",
+                OPTIONAL_TENSOR_OR_SCALAR: f"({name}._data if type({name}) is _T else {name})",
+                TENSOR_LIST: f"[_v._data for _v in {name}]",
+                INDEX: f"_index_arg({name}, None, None, None)",
+            }[kind]
+        elif kind in (TENSOR, TENSOR_OR_SCALAR):
+            # Inline for the common case (a Tensor, maybe a subclass); the helper
+            # validates everything else and raises PyTorch's TypeError.
+            value = (f"({name}._data if isinstance({name}, _Tensor) else "
+                     f"{UNWRAP[kind]}({name}, {opdef.name!r}, {p.name!r}, {position}))")
+        else:
+            value = f"{UNWRAP[kind]}({name}, {opdef.name!r}, {p.name!r}, {position})"
+        if p.kind is p.VAR_POSITIONAL:
+            parts.append(f"*{value}")
+        elif p.kind is p.KEYWORD_ONLY:
+            if keywords:
+                parts.append(f"{p.name}={value}")
+        elif p.kind is p.VAR_KEYWORD:
+            parts.append(f"**{value}")
+        else:
+            parts.append(value)
+    return f"_kernel({', '.join(parts)})"
+
+
+def ufunc_call(*arrays: str) -> str:
+    """Source of the kernel-call site for a ufunc-hinted op's fast path (see ``_registry.op``'s
+    ``ufunc``): the op's NumPy ufunc on arrays already known to be plain and floating."""
+    return f"_ufunc({', '.join(arrays)})"
+
+
+def kernel_names(opdef: OpDef) -> dict:
+    """What the kernel-call sites of ``opdef``'s generated code call: its NumPy kernel and
+    ufunc hint, bound here and nowhere else."""
+    return {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc}
+
+
+def _keyword_defaults(opdef: OpDef) -> str:
+    """Condition: every keyword-only parameter of the kernel holds its default."""
+    terms = [f"{p.name} is _default_{p.name}" for p in opdef.signature.parameters.values()
+             if p.kind is p.KEYWORD_ONLY and p.default is not inspect.Parameter.empty]
+    return " and ".join(terms)
+
+
+_WRAP_RESULT = """\
+if type(result) is _ND:
+    t = _new(_Tensor)
+    t._data = result
+    t._requires_grad = False
+    return t
+return _wrap(result)"""
+
+# The same, for ops that record for autograd on the fast path: plain tensors that
+# require grad are recorded right here instead of taking the slow path.
+_WRAP_AND_RECORD = """\
+if ({requires_grad}) and _grad_enabled():
+    return _rec({arguments}, _wrap(result){saved})
+""" + _WRAP_RESULT
+
+
+_WRAP_VIEW_AND_RECORD = """\
+t = {wrapped}
+if ({requires_grad}) and _grad_enabled():
+    return _rec({arguments}, t)
+return t"""
+
+
+# Ops declared with ``saves=``: the kernel returns intermediates for the gradient formula after its result.
+_SPLIT_SAVED = "result, _saved = result[0], result[1:]"
+
+
+def _saved_argument(opdef: OpDef) -> str:
+    return ", _saved" if opdef.saves else ""
+
+
+def _block(header: str, body: str) -> str:
+    return f"{header}\n{textwrap.indent(body, '    ')}"
+
+
+def _ufunc_operands(opdef: OpDef, signature: inspect.Signature) -> list[str]:
+    """The names (under ``signature``) of the operands a ufunc-hinted op applies its ufunc to."""
+    return [n for n, p in zip(signature.parameters, opdef.signature.parameters) if p in opdef.tensor_params]
+
+
+def _unary_ufunc(a: str, wrap) -> str:
+    """The ufunc on a tensor ``a`` known to be plain, when its dtype is floating."""
+    return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', f"result = {ufunc_call('_a')}\n" + wrap([a]))
+
+
+def _same_dtype_ufunc(a: str, b: str, wrap) -> str:
+    """The ufunc on ``_a`` and ``_b``, the arrays of plain tensors ``a`` and ``b``.
+
+    One floating dtype: the ufunc hint promises the exact result (see _registry.op); other
+    dtypes go to the kernel, which knows which ops PyTorch refuses for them (bool matmul ...).
+    """
+    return _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
+                  _block("try:", f"result = {ufunc_call('_a', '_b')}") + "\n"
+                  + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error")
+                  + "\n" + _block("else:", wrap([a, b])))
+
+
+def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap) -> str:
+    """Fast path for float operands of one dtype, where the op is exactly ``opdef.ufunc``.
+
+    ``wrap(tensor_names)`` is the code returning the result, told which operands
+    are known to be tensors here.
+    """
+    tensors = _ufunc_operands(opdef, signature)
+    if len(tensors) == 1:
+        return _unary_ufunc(tensors[0], wrap)
+    a, b = tensors
+    block = (f"_a = {a}._data\n"
+             + _block(f"if type({b}) is _T:", f"_b = {b}._data\n" + _same_dtype_ufunc(a, b, wrap)) + "\n"
+             + _block(f'elif _a.dtype.kind == "f" and (type({b}) is float or type({b}) is int):',
+                      f"result = {ufunc_call('_a', b)}\n" + wrap([a])))
+    # A number in the first position (tm.add(2, t)) is left to the kernel.
+    return _block(f"if type({a}) is _T:", block) if _kinds_for(opdef, signature)[a] != TENSOR else block
+
+
+def _hot_path(opdef: OpDef, signature: inspect.Signature, wrap) -> tuple[str, str] | None:
+    """``(condition, body)`` tried first when no mode is active, for ops with a ufunc hint:
+    plain tensor operands, optional arguments at their defaults. One test for the commonest
+    call (``x + y`` on float tensors) instead of the general fast path's case analysis; the
+    body falls through (to that path) for other dtypes."""
+    if opdef.ufunc is None:
+        return None
+    tensors = _ufunc_operands(opdef, signature)
+    terms = [f"type({n}) is _T" for n in tensors]
+    defaults = _keyword_defaults(opdef)
+    if defaults:
+        terms.append(defaults)
+    if "out" in signature.parameters and opdef.out:
+        terms.append("out is None")
+    if len(tensors) == 1:
+        body = _unary_ufunc(tensors[0], wrap)
+    else:
+        a, b = tensors
+        body = f"_a = {a}._data\n_b = {b}._data\n" + _same_dtype_ufunc(a, b, wrap)
+    return " and ".join(terms), body
+
+
+def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
+    """Source turning ``result`` into the callable's return value."""
+    if inplace:
+        check = ", _WRITTEN_CHECK" if opdef.written_check else ""
+        return f"return _write_inplace({first}, result, {opdef.name!r}{check})"
+    if opdef.view:
+        return f"return _wrap_view(result, {first})"
+    if opdef.alias:
+        return f"return _wrap_alias(result, {first})"
+    if "requires_grad" in opdef.signature.parameters:
+        return "return _with_requires_grad(_wrap(result), requires_grad)"
+    return "return _wrap(result)"
+
+
+def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, name: str):
+    """The implementation behind every public form of an op: unwrap, run the kernel,
+    write in place or to ``out=``, wrap, and record for autograd when needed."""
+    names = {**kernel_names(opdef), "_OP": opdef.name, "_GRAD": opdef.grad,
+             "_WRITTEN_CHECK": opdef.written_check,
+             "_TENSOR_PARAMS": tuple(opdef.tensor_params), "_SAVE_ONLY_FOR": opdef.save_only_for, }
+    if opdef.differentiable and not opdef.factory and opdef.tensor_params and not (inplace or opdef.mutates):
+        # In-place forms record through _record_inplace: only out-of-place ones need a recorder.
+        names["_rec"] = make_recorder(opdef.name, opdef.grad, opdef.tensor_params,
+                                      tuple(opdef.signature.parameters), opdef.saves, opdef.save_only_for, opdef.view,
+                                      None if opdef.differentiable is True else opdef.differentiable)
+    params, _ = parameter_list(signature, names)
+    names_in_order = list(signature.parameters)
+    first = names_in_order[0]
+    tensors = ", ".join(n for n, p in zip(names_in_order, opdef.signature.parameters) if p in opdef.tensor_params)
+    arguments = "{" + ", ".join(f"{p!r}: {n}" for n, p in zip(names_in_order, opdef.signature.parameters)) + "}"
+    positional = ", ".join(n for n, _ in zip(names_in_order, opdef.signature.parameters))
+    call = kernel_call(opdef, signature, fast=False)
+    defaults = _keyword_defaults(opdef)
+    records = opdef.differentiable and not opdef.factory
+    grad_check = f"_needs_grad(({tensors},))" if records and tensors else "False"
+    if records and tensors and all(kind in (TENSOR, TENSOR_OR_SCALAR)
+                                   for kind in opdef.tensor_params.values()):
+        # Inline: the subclass path runs this for every call.
+        terms = [f"getattr({n}, '_requires_grad', False)" for n, p in zip(names_in_order, opdef.signature.parameters)
+                 if p in opdef.tensor_params]
+        grad_check = f"({' or '.join(terms)}) and _grad_enabled()"
+    lines = []
+    if opdef.mutates:
+        lines += [f"if {grad_check}:",
+                  "    box = []",
+                  f"    _record_inplace(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
+                  f"                    lambda: (box.append({call}), _bump_version({first})), _SAVE_ONLY_FOR)",
+                  f"    return _wrap_written(box[0], {first})",
+                  f"result = {call}",
+                  f"_bump_version({first})",
+                  f"return _wrap_written(result, {first})"]
+    elif inplace:
+        lines += [f"result = {call}",
+                  f"if {grad_check}:",
+                  f"    return _record_inplace(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
+                  f"                           lambda: _write_inplace({first}, result, _OP, _WRITTEN_CHECK),",
+                  "                           _SAVE_ONLY_FOR)",
+                  f"return _write_inplace({first}, result, _OP, _WRITTEN_CHECK)"]
+    else:
+        if defaults:
+            # Keyword arguments are slow to pass: leave them out when they hold their defaults.
+            lines += [f"if {defaults}:", f"    result = {kernel_call(opdef, signature, False, False)}",
+                      "else:", f"    result = {call}"]
+        else:
+            lines.append(f"result = {call}")
+        if opdef.saves:
+            lines.append(_SPLIT_SAVED)
+        if "out" in signature.parameters and opdef.out:
+            lines += ["if out is not None:"]
+            if records and tensors:
+                lines += [f"    if {grad_check}:",
+                          "        raise RuntimeError(f\"{_OP}(): functions with out=... arguments don't support "
+                          "automatic differentiation, but one of the arguments requires grad.\")"]
+            lines += ["    return _write_out(out, result, _WRITTEN_CHECK)"]
+        finish = _finish(opdef, first, inplace=False)
+        if records and tensors:
+            lines += [f"if {grad_check}:",
+                      f"    return _rec({positional}, {finish.removeprefix('return ')}{_saved_argument(opdef)})"]
+        lines.append(finish)
+    source = f"def {name}({params}):\n" + textwrap.indent("\n".join(lines), "    ") + "\n"
+    namespace = {**GENERATED_NAMES, **names}
+    return _generated.define(source, name, namespace, label=f"{opdef.namespace}.{name}"), names
+
+
+def records_on_fast_path(opdef: OpDef, inplace: bool) -> bool:
+    """Out-of-place differentiable ops (views included) record tensors that require grad
+    without leaving the fast path; in-place ops leave it for autograd's checks."""
+    return (opdef.differentiable and not opdef.factory and not inplace and not opdef.mutates
+            and bool(opdef.tensor_params))
+
+
+def _requires_grad_expression(opdef: OpDef, signature: inspect.Signature) -> str:
+    terms = []
+    for name, p in zip(signature.parameters, opdef.signature.parameters):
+        kind = opdef.tensor_params.get(p)
+        if kind == TENSOR:
+            terms.append(f"{name}._requires_grad")
+        elif kind in (TENSOR_OR_SCALAR, OPTIONAL_TENSOR, OPTIONAL_TENSOR_OR_SCALAR):
+            terms.append(f"(type({name}) is _T and {name}._requires_grad)")
+        elif kind == TENSOR_LIST:
+            terms.append(f"_any_requires_grad({name})")
+    return " or ".join(terms) or "False"
+
+
+def _wrap_known_for(opdef: OpDef, signature: inspect.Signature, inplace: bool):
+    """``wrap(tensor_names)``: the code wrapping (and recording) ``result`` where the named
+    operands are known to be plain tensors, so the requires-grad test is shorter."""
+    if not records_on_fast_path(opdef, inplace):
+        return lambda tensors: _WRAP_RESULT
+    arguments = ", ".join(n for n, _ in zip(signature.parameters, opdef.signature.parameters))
+    return lambda tensors: _WRAP_AND_RECORD.format(
+        requires_grad=" or ".join(f"{n}._requires_grad" for n in tensors), arguments=arguments, saved="")
+
+
+def _fast_body(opdef: OpDef, signature: inspect.Signature, *, inplace: bool) -> str:
+    """Code run when every relevant argument is plain; falling off its end means the slow path."""
+    first = next(iter(signature.parameters))
+    wrap_known = _wrap_known_for(opdef, signature, inplace)
+    if records_on_fast_path(opdef, inplace):
+        arguments = ", ".join(n for n, _ in zip(signature.parameters, opdef.signature.parameters))
+        wrap = _WRAP_AND_RECORD.format(requires_grad=_requires_grad_expression(opdef, signature), arguments=arguments,
+                                       saved=_saved_argument(opdef))
+    else:
+        wrap = _WRAP_RESULT
+    parts = []
+    defaults = _keyword_defaults(opdef)
+    if opdef.ufunc is not None and not inplace:
+        block = _ufunc_block(opdef, signature, wrap_known)
+        parts.append(_block(f"if {defaults}:", block) if defaults else block)
+    if defaults:
+        parts.append(_block(f"if {defaults}:", f"result = {kernel_call(opdef, signature, True, False)}"))
+        parts.append(_block("else:", f"result = {kernel_call(opdef, signature, True)}"))
+    else:
+        parts.append(f"result = {kernel_call(opdef, signature, True)}")
+    if opdef.saves:
+        parts.append(_SPLIT_SAVED)
+    if opdef.mutates:
+        parts.append(f"_bump_version({first})")
+        parts.append(f"return _wrap_written(result, {first})")
+    elif "requires_grad" in opdef.signature.parameters and not (inplace or opdef.view or opdef.alias):
+        # Factories: the common requires_grad=False is wrapped inline.
+        parts.append(_block("if requires_grad is False:", _WRAP_RESULT))
+        parts.append(_finish(opdef, first, inplace))
+    elif (opdef.view or opdef.alias) and records_on_fast_path(opdef, inplace):
+        wrapped = _finish(opdef, first, inplace).removeprefix("return ")
+        parts.append(_WRAP_VIEW_AND_RECORD.format(wrapped=wrapped, requires_grad=_requires_grad_expression(
+            opdef, signature), arguments=arguments))
+    elif inplace or opdef.view or opdef.alias:
+        parts.append(_finish(opdef, first, inplace))
+    else:
+        parts.append(wrap)
+    body = "\n".join(parts)
+    if "out" in signature.parameters and opdef.out:
+        body = _block("if out is None:", body)
+    return body
+
+
+def _kinds_for(opdef: OpDef, signature: inspect.Signature) -> dict[str, str]:
+    """Tensor parameter kinds under the names ``signature`` uses (``self`` for methods)."""
+    kinds = {}
+    for name, p in zip(signature.parameters, opdef.signature.parameters):
+        if p in opdef.tensor_params:
+            kinds[name] = opdef.tensor_params[p]
+    if "self" in kinds:
+        kinds["self"] = TENSOR  # a method is always called on a tensor
+    if "out" in signature.parameters and opdef.out:
+        kinds["out"] = OPTIONAL_TENSOR
+    return kinds
+
+
+def op_callable(opdef: OpDef, name: str, signature: inspect.Signature, *, inplace: bool, qualname: str,
+                operator: bool = False):
+    """A public form of ``opdef`` (its function, method, in-place method or operator) under
+    ``name`` and ``signature``; ``operator``: return NotImplemented on a TypeError, so Python
+    tries the reflected operator."""
+    impl, names = _shared_impl(opdef, inplace)
+    prologue = ""
+    if opdef.normalize is not None:
+        own = ", ".join(name for name, _ in zip(signature.parameters, opdef.signature.parameters))
+        names["_normalize"] = opdef.normalize
+        prologue = f"{own}, = _normalize({own})"
+    return make_callable(
+        name, signature, relevant_parameters(signature, _kinds_for(opdef, signature)), impl, leaf=True,
+        prologue=prologue,
+        fast_body=_fast_body(opdef, signature, inplace=inplace), fast_names=names,
+        hot_path=None if inplace else _hot_path(opdef, signature, _wrap_known_for(opdef, signature, inplace)),
+        qualname=qualname, doc=opdef.doc, module="tensormodes", not_implemented_on_type_error=operator,
+        records_grad=opdef.differentiable and not opdef.factory and not records_on_fast_path(opdef, inplace))
+
+
+_IMPLS: dict[tuple[str, bool], tuple] = {}
+
+
+def _shared_impl(opdef: OpDef, inplace: bool):
+    """One implementation per op (and one for its in-place form), shared by the function,
+    the method and the operators: they only differ in how the first parameter is named."""
+    key = (opdef.name, inplace)
+    if key not in _IMPLS:
+        signature = as_method(opdef.signature) if inplace else function_signature(opdef)
+        _IMPLS[key] = _make_impl(opdef, signature, inplace=inplace, name=f"_impl_{opdef.name}")
+    return _IMPLS[key]
+
+
+def function_signature(opdef: OpDef) -> inspect.Signature:
+    """The signature of ``opdef``'s public function (with ``out=`` when it takes one)."""
+    signature = opdef.signature.replace(return_annotation=inspect.Signature.empty)
+    return _with_out(signature) if opdef.out else signature
