@@ -5,6 +5,7 @@ invisible to pytest's doctest collection) run."""
 from __future__ import annotations
 
 import doctest
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +34,12 @@ def test_docstring_examples_run(func):
     for test in finder.find(func, resolve_name(func), globs={"tm": tm}):
         result = runner.run(test)
         assert result.failed == 0, f"{resolve_name(func)}: {result.failed} failing example(s)"
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.mark.parametrize("name", ["generated-code.md"])
+def test_documentation_examples_run(name):
+    failed, attempted = doctest.testfile(str(DOCS / name), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert attempted > 0 and failed == 0

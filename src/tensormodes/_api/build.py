@@ -247,7 +247,7 @@ def _install_dunder_stub(opdef: OpDef, dunder) -> None:
     def stub(self, *args):
         return _make_dunder(opdef, dunder)(self, *args)
 
-    stub.__name__ = stub.__qualname__ = dunder.name
+    stub.__name__, stub.__qualname__ = dunder.name, f"Tensor.{dunder.name}"
     stub.is_stub = True
     setattr(Tensor, dunder.name, stub)
     _dispatch.BUILD_ALL.append(functools.partial(_make_dunder, opdef, dunder))

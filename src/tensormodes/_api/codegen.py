@@ -229,7 +229,7 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     if not_implemented_on_type_error:
         slow = f"try:\n{textwrap.indent(slow, '    ')}\nexcept TypeError:\n    return NotImplemented"
     prologue = f"    {prologue}\n" if prologue else ""
-    source = f"""
+    source = f"""\
 def _relevant({params}):
 {prologue}    return {relevant_expression(relevant)}
 
@@ -265,7 +265,7 @@ def make_accessor(name: str, qualname: str, params: str, relevant: list[Relevant
     Its public identity (``Tensor.shape.__get__``) exists only once the property
     does, so the caller binds it afterwards with ``set_api``.
     """
-    source = f"""
+    source = f"""\
 def _relevant({params}):
     return {relevant_expression(relevant)}
 
@@ -667,7 +667,8 @@ def _shared_impl(opdef: OpDef, inplace: bool):
     key = (opdef.name, inplace)
     if key not in _IMPLS:
         signature = as_method(opdef.signature) if inplace else function_signature(opdef)
-        _IMPLS[key] = _make_impl(opdef, signature, inplace=inplace, name=f"_impl_{opdef.name}")
+        name = f"_impl_{opdef.name}_" if inplace else f"_impl_{opdef.name}"
+        _IMPLS[key] = _make_impl(opdef, signature, inplace=inplace, name=name)
     return _IMPLS[key]
 
 

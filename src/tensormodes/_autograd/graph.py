@@ -1,7 +1,7 @@
 """The backward graph: nodes recorded by operations, saved tensors, version counters.
 
 This layer sits below the override layer: it never imports the Tensor class
-(the Tensor layer registers it in ``TENSOR_TYPES``) and works on tensors
+(the Tensor layer registers it with ``register_tensor_type``) and works on tensors
 through their methods, so gradient formulas are ordinary public calls that
 modes see and that are themselves recorded when ``create_graph=True``.
 
@@ -28,14 +28,13 @@ from .._ops.shape import gather_back
 from .grad_mode import grad_enabled
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",
-           "share_version", "version_of", "TENSOR_TYPES"]
+           "share_version", "version_of"]
 
 # The Tensor class and internal helpers, registered by the Tensor layer (this
 # module sits below it): ``alias(t)`` a new plain tensor sharing t's storage and
 # version counter, without history; ``copy(t)`` the same with its own storage;
 # ``meta(t)`` its (shape tuple, dtype); ``ones(t)`` ones like it. Bookkeeping
 # goes through them, never through public calls, so modes see only real math.
-TENSOR_TYPES: list[type] = []
 _SUPPORT: dict = {}
 # The same, bound once as globals for the hot path (recording runs for every op
 # that requires grad): one global lookup instead of a call and a dict lookup.
@@ -48,7 +47,6 @@ def register_tensor_type(tensor_type: type, **helpers) -> None:
     """Called once by the Tensor layer with ``alias``, ``copy``, ``meta``, ``ones``, ``zeros``
     and ``wrap`` (a plain tensor over an array, without history)."""
     global _Tensor, _meta, _alias, _as_tensor
-    TENSOR_TYPES.append(tensor_type)
     _SUPPORT.update(helpers)
     _Tensor, _meta, _alias, _as_tensor = tensor_type, helpers["meta"], helpers["alias"], helpers["wrap"]
 
