@@ -17,7 +17,7 @@ import functools
 import inspect
 import sys
 
-from .._autograd.graph import needs_grad, record
+from .._autograd.graph import needs_grad, record, register_tensor_type
 from .._ops import OPS, OpDef
 from .._ops._common import ARRAY_SOURCES
 from .._ops._registry import METHOD, _tensor_kind
@@ -26,6 +26,7 @@ from . import codegen
 from .runtime import tensor_arg, tensor_or_scalar_arg, wrap
 from .tensor import (
     _INLINE_NAMES,
+    AUTOGRAD_SUPPORT,
     BUILD_LOCK,
     Tensor,
     has_tensor_attribute,
@@ -215,10 +216,12 @@ def build_all() -> None:
 
 def install() -> None:
     """The one import-time wiring step, run once by the package: tell the layers below which
-    class is the plain Tensor (the override layer never collects it; kernels read its array),
+    class is the plain Tensor (the override layer never collects it; autograd makes tensors
+    through its helpers; kernels read its array),
     turn the Tensor layer's declarations into properties and methods, and index the op
     table: operators now, functions and methods when first used."""
     _dispatch.add_plain_type(Tensor)
+    register_tensor_type(Tensor, **AUTOGRAD_SUPPORT)
     ARRAY_SOURCES[Tensor] = lambda t: t._data
     _finalize_tensor_class(Tensor)
     _dispatch.NO_WRAP.update({Tensor.grad.__get__, Tensor._base.__get__})

@@ -24,7 +24,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._autograd import api as autograd_api
 from .._autograd.engine import register_tensor_hook
-from .._autograd.graph import bump_version, grad_edge, register_tensor_type, share_version, version_of
+from .._autograd.graph import bump_version, grad_edge, share_version, version_of
 from .._device import CPU, parse_device
 from .._ops._common import public, scalar_type_name, wrap_dim
 from .._ops.creation import parse_size
@@ -1184,7 +1184,7 @@ def _base_get(self):
     return self._view_base
 
 
-def _T(self) -> Tensor:
+def _transposed(self) -> Tensor:
     """The tensor with its dimensions reversed (``permute(n-1, ..., 0)``)."""
     if self._data.ndim > 2:
         raise RuntimeError("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
@@ -1192,7 +1192,7 @@ def _T(self) -> Tensor:
     return self.permute(*range(self._data.ndim - 1, -1, -1))  # an op: a view with autograd history
 
 
-def _mT(self) -> Tensor:
+def _matrix_transposed(self) -> Tensor:
     """The last two dimensions transposed (a batch of matrices)."""
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
@@ -1225,11 +1225,13 @@ def _ones_like_for_autograd(t: Tensor) -> Tensor:
     return wrap_array(array)
 
 
-register_tensor_type(
-    Tensor, alias=_alias_for_autograd, copy=lambda t: wrap_array(t._data.copy()),
-    meta=lambda t: (t._data.shape, dt.NP_TO_DTYPE[t._data.dtype]),
-    ones=_ones_like_for_autograd,
-    zeros=lambda shape, dtype: wrap_array(np.zeros(shape, dtype._np)), wrap=wrap_array)
+# What autograd (a layer below, which never imports this one) needs to make tensors; handed
+# over by ``build.install()``.
+AUTOGRAD_SUPPORT = {
+    "alias": _alias_for_autograd, "copy": lambda t: wrap_array(t._data.copy()),
+    "meta": lambda t: (t._data.shape, dt.NP_TO_DTYPE[t._data.dtype]), "ones": _ones_like_for_autograd,
+    "zeros": lambda shape, dtype: wrap_array(np.zeros(shape, dtype._np)), "wrap": wrap_array,
+}
 
 _INLINE_NAMES = {"_Size": Size, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_CPU": CPU}
 
@@ -1247,7 +1249,8 @@ for _name, _get, _set, _inline in (
     ("_base", _base_get, None, "self._view_base"),
     ("retains_grad", _retains_grad, None, None),
     ("_version", _version_get, None, None),
-    ("T", _T, None, None), ("mT", _mT, None, None), ("real", _real, None, None), ("imag", _imag, None, None),
+    ("T", _transposed, None, None), ("mT", _matrix_transposed, None, None),
+    ("real", _real, None, None), ("imag", _imag, None, None),
 ):
     tensor_property(_get, _set, name=_name, inline=_inline)
 
