@@ -105,13 +105,22 @@ def _last_positional_only(signature, param) -> bool:
     return i + 1 == len(kinds) or kinds[i + 1] is not inspect.Parameter.POSITIONAL_ONLY
 
 
+# A plain tensor, as the fast path sees it: a Tensor or a Parameter (exact types; a subclass
+# may override). One test for the common case, a second only when the first fails.
+_PLAIN = "(type({n}) is _T or type({n}) is _P)"
+
+
+def _plain(name: str) -> str:
+    return _PLAIN.format(n=name)
+
+
 def fast_condition(relevant: list[Relevant], no_grad: bool = False) -> str:
     """A Python expression true when every relevant argument is a plain Tensor (or scalar).
 
     ``no_grad`` also requires that no tensor requires grad (ops that record for
     autograd take the slow path then).
     """
-    plain = "(type({n}) is _T and not {n}._requires_grad)" if no_grad else "type({n}) is _T"
+    plain = f"({_PLAIN} and not {{n}}._requires_grad)" if no_grad else _PLAIN
     terms = []
     for r in relevant:
         n = r.name
@@ -328,8 +337,8 @@ def kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool, keywords
             value = {
                 TENSOR: f"{name}._data",
                 OPTIONAL_TENSOR: f"(None if {name} is None else {name}._data)",
-                TENSOR_OR_SCALAR: f"({name}._data if type({name}) is _T else {name})",
-                OPTIONAL_TENSOR_OR_SCALAR: f"({name}._data if type({name}) is _T else {name})",
+                TENSOR_OR_SCALAR: f"({name}._data if {_plain(name)} else {name})",
+                OPTIONAL_TENSOR_OR_SCALAR: f"({name}._data if {_plain(name)} else {name})",
                 TENSOR_LIST: f"[_v._data for _v in {name}]",
                 INDEX: f"_index_arg({name}, None, None, None)",
             }[kind]
@@ -439,11 +448,11 @@ def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap) -> str:
         return _unary_ufunc(tensors[0], wrap)
     a, b = tensors
     block = (f"_a = {a}._data\n"
-             + _block(f"if type({b}) is _T:", f"_b = {b}._data\n" + _same_dtype_ufunc(a, b, wrap)) + "\n"
+             + _block(f"if {_plain(b)}:", f"_b = {b}._data\n" + _same_dtype_ufunc(a, b, wrap)) + "\n"
              + _block(f'elif _a.dtype.kind == "f" and (type({b}) is float or type({b}) is int):',
                       f"result = {ufunc_call('_a', b)}\n" + wrap([a])))
     # A number in the first position (tm.add(2, t)) is left to the kernel.
-    return _block(f"if type({a}) is _T:", block) if _kinds_for(opdef, signature)[a] != TENSOR else block
+    return _block(f"if {_plain(a)}:", block) if _kinds_for(opdef, signature)[a] != TENSOR else block
 
 
 def _hot_path(opdef: OpDef, signature: inspect.Signature, wrap) -> tuple[str, str] | None:
@@ -566,7 +575,7 @@ def _requires_grad_expression(opdef: OpDef, signature: inspect.Signature) -> str
         if kind == TENSOR:
             terms.append(f"{name}._requires_grad")
         elif kind in (TENSOR_OR_SCALAR, OPTIONAL_TENSOR, OPTIONAL_TENSOR_OR_SCALAR):
-            terms.append(f"(type({name}) is _T and {name}._requires_grad)")
+            terms.append(f"({_plain(name)} and {name}._requires_grad)")
         elif kind == TENSOR_LIST:
             terms.append(f"_any_requires_grad({name})")
     return " or ".join(terms) or "False"

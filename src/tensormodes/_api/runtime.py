@@ -23,6 +23,7 @@ from .._autograd.graph import bump_version, needs_grad, record_inplace, share_ve
 from .._device import device
 from .._ops._common import array_type_name
 from .._overrides import dispatch as _dispatch
+from .parameter import Parameter
 from .tensor import Tensor, wrap_array
 
 __all__ = ["GENERATED_NAMES", "PLAIN_VALUES", "SCALAR_TYPES", "wrap", "tensor_arg", "tensor_or_scalar_arg"]
@@ -230,17 +231,17 @@ def _all_plain(values) -> bool:
     # A tensor is not a list of tensors (tm.cat(x) is an error, as in PyTorch).
     if type(values) is not list and type(values) is not tuple:
         return False
-    return all(type(v) is Tensor for v in values)
+    return all(type(v) is Tensor or type(v) is Parameter for v in values)
 
 
 def _all_plain_values(values) -> bool:
-    return all(type(v) is Tensor or type(v) in PLAIN_VALUES for v in values)
+    return all(type(v) is Tensor or type(v) is Parameter or type(v) in PLAIN_VALUES for v in values)
 
 
 def _all_plain_no_grad(values) -> bool:
     if type(values) is not list and type(values) is not tuple:
         return False
-    return all(type(v) is Tensor and not v._requires_grad for v in values)
+    return all((type(v) is Tensor or type(v) is Parameter) and not v._requires_grad for v in values)
 
 
 def _as_tuple(values) -> tuple:
@@ -275,7 +276,8 @@ GENERATED_NAMES: dict = {
     "_get_state": _dispatch.get_state, "_set_state": _dispatch.set_state, "_reset_state": _dispatch.reset_state,
     "_declined": _dispatch.declined, "_dispatch": _dispatch.dispatch,
     # the fast path's type tests
-    "_T": Tensor, "_SCALARS": SCALAR_TYPES, "_PLAIN_VALUES": PLAIN_VALUES, "_all_plain": _all_plain,
+    # a Parameter is as plain as a Tensor: it opts out of __torch_function__
+    "_T": Tensor, "_P": Parameter, "_SCALARS": SCALAR_TYPES, "_PLAIN_VALUES": PLAIN_VALUES, "_all_plain": _all_plain,
     "_as_tuple": _as_tuple, "_all_plain_values": _all_plain_values, "_all_plain_no_grad": _all_plain_no_grad,
     "_plain_index": _plain_index, "_index_items": _index_items,
     # autograd
