@@ -76,13 +76,13 @@ def collate(batch: list, *, collate_fn_map: dict | None = None) -> Any:
         except TypeError:
             return values
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
-        return elem_type(*(collate(list(samples), collate_fn_map=collate_fn_map) for samples in zip(*batch)))
+        return elem_type(*(collate(samples, collate_fn_map=collate_fn_map) for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         it = iter(batch)
         elem_size = len(next(it))
         if not all(len(e) == elem_size for e in it):
             raise RuntimeError("each element in list of batch should be of equal size")
-        transposed = [collate(list(samples), collate_fn_map=collate_fn_map) for samples in zip(*batch)]
+        transposed = [collate(samples, collate_fn_map=collate_fn_map) for samples in zip(*batch)]
         if isinstance(elem, tuple):
             return transposed  # a list, as in PyTorch
         try:
