@@ -93,12 +93,6 @@ class _Bytes:
         self._owner = owner
 
 
-def _owner_id(array: np.ndarray) -> int:
-    while isinstance(array.base, np.ndarray):
-        array = array.base
-    return id(array if array.base is None else array.base)
-
-
 class _Encoder:
     """Turns an object into a JSON tree, collecting its tensors."""
 
@@ -197,24 +191,22 @@ class _Storage:
 
 
 def _storages(arrays: list[np.ndarray]) -> list[_Storage]:
-    """Groups tensors whose memory overlaps; each group becomes one storage."""
-    spans = []
-    for i, a in enumerate(arrays):
-        lo, hi = _bounds(a)
-        itemsize = a.itemsize
-        if lo == hi or any(s % itemsize for s in a.strides):
-            spans.append((-1, i, lo, hi))  # empty or oddly strided: a storage of its own, written contiguous
-        else:
-            spans.append((_owner_id(a), i, lo, hi))
-    spans.sort(key=lambda s: (s[0], s[2], s[1]))
+    """Groups tensors whose memory overlaps; each group becomes one storage.
+
+    Distinct allocations never overlap in the address space, so overlapping byte ranges
+    are exactly the tensors sharing memory (a base and its views, tied weights).
+    """
+    spans = sorted((*_bounds(a), i) for i, a in enumerate(arrays))
     groups: list[_Storage] = []
-    current, current_owner = None, None
-    for owner, i, lo, hi in spans:
-        if current is not None and owner != -1 and owner == current_owner and lo < current.hi:
+    current = None
+    for lo, hi, i in spans:
+        if lo == hi or any(s % arrays[i].itemsize for s in arrays[i].strides):
+            groups.append(_Storage([i], lo, hi))  # empty, or oddly strided: a storage of its own
+        elif current is not None and lo < current.hi:
             current.members.append(i)
             current.hi = max(current.hi, hi)
         else:
-            current, current_owner = _Storage([i], lo, hi), owner
+            current = _Storage([i], lo, hi)
             groups.append(current)
     for g in groups:
         g.members.sort()
@@ -237,16 +229,17 @@ def _plan(tensors: list[Tensor], names: list[str]):
             # Empty or oddly strided (a NumPy view PyTorch could not make): written contiguous.
             first = members[group.members[0]] = np.ascontiguousarray(first)
             lo, hi = _bounds(first)
-        if len({a.dtype for a in members.values()}) == 1 and all(
-                (_bounds(a)[0] - lo) % first.itemsize == 0 for a in members.values()):
-            storage_dtype = dt.NP_TO_DTYPE[first.dtype]
-        else:
-            storage_dtype = dt.uint8  # x and x.view(tm.int32): the storage is bytes
-        whole = next((a for a in members.values() if a.flags.c_contiguous and a.dtype == storage_dtype._np
-                      and _bounds(a) == (lo, hi)), None)
+        # The entry takes the dtype and shape of a tensor spanning the whole storage (a base saved
+        # with its views) when there is one, so safetensors readers see that tensor.
+        spanning = [i for i, a in members.items() if a.flags.c_contiguous and _bounds(a) == (lo, hi)]
+        # Prefer a tensor that is not itself a view: it comes back as the base of the others.
+        spanning.sort(key=lambda i: tensors[i]._view_base is not None)
+        whole = members[spanning[0]] if spanning else None
         if whole is not None:
+            storage_dtype = dt.NP_TO_DTYPE[whole.dtype]
             shape, raw = list(whole.shape), whole.reshape(-1).view(np.uint8)
         else:
+            storage_dtype = dt.NP_TO_DTYPE[first.dtype] if (hi - lo) % first.itemsize == 0 else dt.uint8
             shape, raw = [(hi - lo) // storage_dtype.itemsize], np.asarray(_Bytes(lo, hi, first))
         code = _CODES.get(storage_dtype, "F64")
         if storage_dtype is dt.complex128:  # safetensors has no C128: its bytes as pairs of F64
@@ -551,7 +544,7 @@ def _load_tensors(storages: dict[str, tuple[np.ndarray, dt.dtype]], descriptions
     # storage (the base they were views of), else a tensor over the whole storage.
     users = collections.Counter(d["storage"] for d in descriptions)
     roots: dict[str, Tensor] = {}
-    for d, t in zip(descriptions, tensors):
+    for d, t in sorted(zip(descriptions, tensors), key=lambda p: p[0]["dtype"] != storages[p[0]["storage"]][1]._name):
         raw, _ = storages[d["storage"]]
         if d["storage"] not in roots and d["offset"] == 0 and t._data.nbytes == raw.nbytes \
                 and t._data.flags.c_contiguous:
