@@ -151,11 +151,13 @@ class _Encoder:
         return node
 
     def _key(self, key, path: str):
-        if type(key) is tuple:
+        kind = type(key)
+        if kind is tuple:
             return {"tuple": [self._key(k, path) for k in key]}
-        if isinstance(key, Tensor) or type(key) in (list, dict, collections.OrderedDict):
-            raise TypeError(f"tm.save cannot store a dict key of type {type(key).__qualname__} in {path}")
-        return self.encode(key, path, ())
+        if kind in _SCALARS or kind in (float, complex, dt.dtype, device):
+            return self.encode(key, path, ())
+        raise TypeError(f"tm.save cannot store a dict key of type {kind.__qualname__} in {path}: keys may be str, "
+                        "int, float, complex, bool, None, dtypes, devices and tuples of them")
 
     def _tensor(self, t: Tensor, path: str, name: tuple) -> int:
         index = self._index.get(id(t))
