@@ -317,7 +317,8 @@ def test_unsupported_values_raise_type_error_naming_the_path(obj, message):
 def test_an_object_containing_itself_is_refused():
     loop: list = [1]
     loop.append({"again": loop})
-    with pytest.raises(ValueError, match=r"^tm.save cannot store an object that contains itself \(at obj\[1\]\['again'\]\)$"):
+    with pytest.raises(ValueError, match=r"^tm.save cannot store an object that contains itself "
+                                         r"\(at obj\[1\]\['again'\]\)$"):
         _bytes_of(loop)
     shared = [1]
     assert _round_trip([shared, shared]) == [[1], [1]]  # shared, not recursive: stored twice
