@@ -62,9 +62,11 @@ def test_layout_is_safetensors():
     document = json.loads(header["__metadata__"]["tensormodes"])
     assert document["version"] == 1 and set(document) == {"version", "storages", "tensors", "object"}
     assert document["object"] == {"dict": {"w": {"tensor": 0}, "b": {"tensor": 1}}}
-    assert document["storages"]["w"] == {"dtype": "float32", "crc32": zlib.crc32(np.ones(6, np.float32))}
+    assert document["storages"]["w"] == {"dtype": "float32", "crc32": [zlib.crc32(np.ones(6, np.float32))]}
     assert document["tensors"][0] == {"storage": "w", "dtype": "float32", "shape": [2, 3], "stride": [3, 1],
                                       "offset": 0, "requires_grad": False, "parameter": False}
+    back = tm.load(io.BytesIO(data))
+    assert back["w"].tolist() == [[1.0] * 3] * 2 and back["b"].tolist() == [0.0] * 3
     header_crc = header["__metadata__"].pop("tensormodes.crc32")
     assert header_crc == str(zlib.crc32(json.dumps(header, separators=(",", ":")).encode()))
 
@@ -397,6 +399,19 @@ def test_wrong_header_length():
         _load_bytes((n + 8).to_bytes(8, "little") + data[8:])
     with pytest.raises(FormatError, match=r"^header length field says 72057594037927936 bytes but the file holds"):
         _load_bytes((2 ** 56).to_bytes(8, "little") + data[8:])
+
+
+def test_large_storages_have_one_checksum_per_mib():
+    big = {"a": tm.arange(300_000, dtype=tm.float64), "b": tm.ones(5)}
+    data = _bytes_of(big)
+    document = json.loads(_header(data)["__metadata__"]["tensormodes"])
+    assert [len(document["storages"][k]["crc32"]) for k in ("a", "b")] == [3, 1]
+    assert document["storages"]["a"]["crc32"][2] == zlib.crc32(big["a"]._data[2 * 2 ** 17:])
+    _same(_load_bytes(data)["a"], big["a"])
+    with pytest.raises(FormatError, match=r"^checksum mismatch in tensor 'a': its 2400000 bytes are corrupted$"):
+        _load_bytes(_flip(data, _data_start(data) + 2 ** 20 + 7))
+    with pytest.raises(FormatError, match=r"^checksum mismatch in tensor 'b': its 20 bytes are corrupted$"):
+        _load_bytes(_flip(data, len(data) - 3))
 
 
 def test_every_single_byte_corruption_is_detected():
