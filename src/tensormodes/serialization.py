@@ -16,23 +16,32 @@ reader sees the tensors; :func:`load` also rebuilds the rest of the object from 
 
   A *storage* is one safetensors entry: a block of memory that one or more saved tensors
   use. Tensors sharing memory (tied weights, views of one another) share a storage, so
-  their bytes are written once and they come back sharing memory, with their strides and
-  their byte ``offset`` within the storage. ``crc32`` is the storage's checksum: the CRC-32
-  (zlib's) of each MiB of its bytes in turn, so that several cores can check one storage. NODE is the object as JSON: ``null``, booleans, integers,
+  their bytes are written once and they come back sharing memory, as views of one base,
+  with their strides and their byte ``offset`` within the storage. An entry is named after
+  the path of its first tensor in the object (``"model.fc.weight"``, ``"state.0.exp_avg"``;
+  ``"tensor"`` for a lone tensor; ``#1``, ``#2`` ... added to repeated names). It has the
+  dtype and shape of a saved tensor spanning the whole storage (one that is not a view
+  preferred) if there is one, else it is 1-D, of its first tensor's dtype (``U8`` when the
+  size is not a multiple of that). ``crc32`` lists the CRC-32 (zlib's) of each MiB of the
+  storage's bytes in turn. NODE is the object as JSON: ``null``, booleans, integers,
   strings and finite floats as themselves, lists as arrays, and one-key tagged objects for
-  the rest: ``{"tensor": i}`` (an index into ``tensors``), ``{"tuple": [...]}``,
-  ``{"Size": [...]}``, ``{"dict": {...}}`` (string keys) or ``{"dict": [[key, value], ...]}``
-  (other keys, such as an optimizer state's integer keys), ``{"OrderedDict": ...}`` (the
-  same two forms, plus ``"attributes": {name: NODE}`` for attributes set on it, such as a
-  state dict's ``_metadata``), ``{"float": "inf" | "-inf" | "nan"}``, ``{"complex": [re, im]}``,
-  ``{"dtype": "float32"}`` and ``{"device": "cpu"}``.
+  the rest: ``{"tensor": i}`` (an index into ``tensors``: one tensor object saved twice
+  comes back as one object), ``{"tuple": [...]}``, ``{"Size": [...]}``, ``{"dict": {...}}``
+  (string keys) or ``{"dict": [[key, value], ...]}`` (other keys, such as an optimizer
+  state's integer keys), ``{"OrderedDict": ...}`` (the same two forms, plus
+  ``"attributes": {name: NODE}`` for attributes set on it, such as a state dict's
+  ``_metadata``), ``{"float": "inf" | "-inf" | "nan"}``, ``{"complex": [re, im]}``,
+  ``{"dtype": "float32"}`` and ``{"device": "cpu"}``. Containers met twice are stored twice.
 * ``"tensormodes.crc32"``: the CRC-32 of the header written without this entry, as compact
-  JSON, so a changed byte anywhere in the header is detected.
+  JSON, in decimal, so a changed byte anywhere in the header is detected.
 
 safetensors has no complex128 type: a complex128 storage is written as ``F64`` with one
 more trailing dimension of 2 (the real and imaginary parts, which is how the bytes are laid
-out anyway) and its ``dtype`` in ``storages`` says ``complex128``. A storage holding tensors
-of several dtypes (``x`` and ``x.view(tm.int32)``) is written as ``U8`` bytes.
+out anyway) and its ``dtype`` in ``storages`` says ``complex128``. Data is written widest
+elements first, as safetensors' own writer does, so every block stays aligned.
+
+A malformed, truncated or corrupted file raises :class:`FormatError` (a ``ValueError``)
+naming the tensor or the header field at fault.
 
 Files without the ``"tensormodes"`` entry (written by ``safetensors.torch.save_file`` or
 any other tool) load as a flat ``dict`` of tensors, in the header's order.
@@ -262,7 +271,6 @@ def _plan(tensors: list[Tensor], names: list[str]):
                 "stride": [s // a.itemsize for s in a.strides],
                 "offset": a.__array_interface__["data"][0] - lo if a.size else 0,
                 "requires_grad": bool(t._requires_grad), "parameter": type(t) is Parameter}
-    # Widest elements first, as safetensors' own writer does, so every block stays aligned.
     blocks.sort(key=lambda b: -b[0])
     offset = 0
     for _, name, raw in blocks:
