@@ -447,6 +447,10 @@ def _rewrite_document(data: bytes, change) -> bytes:
                                                       r"invalid value at obj: {'eval': 'print\(1\)'}"),
     (lambda d: d.update(object={"dict": {"a": {"tensor": 5}}}), r"holds an invalid value at obj\['a'\]"),
     (lambda d: d.update(object={"dict": [[[1], 2]]}), r"holds an invalid value at obj"),
+    (lambda d: d["tensors"][0].update(requires_grad=1), r"header field '__metadata__.tensormodes.tensors\[0\]' is "
+                                                       r"invalid"),
+    (lambda d: d.update(object={"OrderedDict": {}, "attributes": {"__class__": 1}}),
+     r"holds an invalid value at obj: {'OrderedDict': {}, 'attributes': {'__class__': 1}}"),
     (lambda d: d["storages"].clear(), r"header field '__metadata__.tensormodes.storages' does not list the file's "
                                       r"tensors"),
 ])

@@ -176,8 +176,6 @@ class _Encoder:
             if type(t) not in (Tensor, Parameter):
                 raise TypeError(f"tm.save cannot store a tensor of subclass {type(t).__qualname__} at {path}: "
                                 "convert it with .as_subclass(tensormodes.Tensor) first")
-            if t.device.type != "cpu":
-                raise TypeError(f"tm.save cannot store a tensor on device {t.device} at {path}")
             index = self._index[id(t)] = len(self.tensors)
             self.tensors.append(t)
             self.names.append(".".join(name) or "tensor")
@@ -271,7 +269,7 @@ def _plan(tensors: list[Tensor], names: list[str]):
                 "stride": [s // a.itemsize for s in a.strides],
                 "offset": a.__array_interface__["data"][0] - lo if a.size else 0,
                 "requires_grad": bool(t._requires_grad), "parameter": type(t) is Parameter}
-    blocks.sort(key=lambda b: -b[0])
+    blocks.sort(key=lambda b: -b[0])  # widest elements first: every block stays aligned
     offset = 0
     for _, name, raw in blocks:
         entries[name]["data_offsets"] = [offset, offset + raw.nbytes]
@@ -370,7 +368,7 @@ def _read(f, use_mmap: bool):
 
 
 def _read_file(file):
-    if hasattr(file, "readinto") and file.seekable():
+    if hasattr(file, "readinto") and getattr(file, "seekable", lambda: False)():
         start = file.tell()
         size = file.seek(0, io.SEEK_END) - start
         file.seek(start)
@@ -547,7 +545,9 @@ def _load_tensors(storages: dict[str, tuple[np.ndarray, dt.dtype]], descriptions
     for i, d in enumerate(descriptions):
         where = f"header field '__metadata__.tensormodes.tensors[{i}]'"
         if not isinstance(d, dict) or set(d) != _DESCRIPTION_KEYS or d["storage"] not in storages \
-                or d["dtype"] not in _BY_NAME:
+                or d["dtype"] not in _BY_NAME or type(d["requires_grad"]) is not bool \
+                or type(d["parameter"]) is not bool \
+                or (d["requires_grad"] and _BY_NAME[d["dtype"]]._category < dt._FLOAT):
             raise FormatError(f"{where} is invalid: {d!r}")
         raw = storages[d["storage"]][0]
         np_dtype = _BY_NAME[d["dtype"]]._np
@@ -618,9 +618,12 @@ class _Decoder:
         elif tag in ("dict", "OrderedDict"):
             result = self._mapping(dict if tag == "dict" else collections.OrderedDict, payload, path)
             if result is not _INVALID and "attributes" in node:
-                if type(node["attributes"]) is not dict:
+                attributes = node["attributes"]
+                # Plain attribute names only: a crafted file must not reach __class__ or __dict__.
+                if type(attributes) is not dict or not all(k.isidentifier() and not k.startswith("__")
+                                                           for k in attributes):
                     return _INVALID
-                for k, v in node["attributes"].items():
+                for k, v in attributes.items():
                     setattr(result, k, self.decode(v, f"{path}.{k}"))
             return result
         elif tag == "float" and payload in ("inf", "-inf", "nan"):
