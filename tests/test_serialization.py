@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensormodes as tm
+from tensormodes import serialization
 from tensormodes.serialization import FormatError
 
 ALL_DTYPES = [tm.bool, tm.uint8, tm.int8, tm.int16, tm.int32, tm.int64, tm.float16, tm.bfloat16, tm.float32,
@@ -251,6 +252,11 @@ def test_paths_file_objects_and_mmap(tmp_path):
     mapped = tm.load(tmp_path / "b.st", mmap=True)
     mapped["w"][0, 0] = 42.0  # copy-on-write: the file is untouched
     assert tm.load(tmp_path / "b.st")["w"][0, 0].item() == 0.0
+    mapped["w"][1, 1] = 7.0
+    tm.save(mapped, tmp_path / "b.st")  # over the file it is mapped from
+    assert tm.load(tmp_path / "b.st")["w"].tolist() == [[42.0, 1.0, 2.0], [3.0, 7.0, 5.0]]
+    assert mapped["w"].tolist() == [[42.0, 1.0, 2.0], [3.0, 7.0, 5.0]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.st", "b.st"]  # no temporary file left
     with open(tmp_path / "c.st", "wb") as f:
         f.write(b"prefix")
         tm.save(obj, f)
@@ -269,6 +275,22 @@ def test_mmap_of_a_file_object_is_refused_like_torch():
     with pytest.raises(ValueError) as ours:
         tm.load(io.BytesIO(_bytes_of(tm.ones(1))), mmap=True)
     assert str(ours.value) == str(theirs.value) == "f must be a file path in order to use the mmap argument"
+
+
+def test_a_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
+    tm.save({"a": 1}, tmp_path / "f.st")
+    with pytest.raises(TypeError):
+        tm.save({"a": 2, "b": object()}, tmp_path / "f.st")
+
+    def full_disk(file, header, blocks):
+        file.write(header[:3])
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(serialization, "_write", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        tm.save({"a": 3}, tmp_path / "f.st")
+    assert tm.load(tmp_path / "f.st") == {"a": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["f.st"]
 
 
 def test_bad_arguments():

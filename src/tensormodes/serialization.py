@@ -315,8 +315,18 @@ def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = Non
     text = _dumps(header).encode()
     text += b" " * (-len(text) % 8)
     if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as file:
-            _write(file, text, blocks.values())
+        # Written beside the target then renamed over it: a failed save leaves the old file whole,
+        # and tensors loaded from it with mmap=True keep their pages (truncating it would not).
+        path = os.fspath(f)
+        temporary = f"{path}.{os.getpid()}.{id(blocks):x}.tmp"
+        try:
+            with open(temporary, "wb") as file:
+                _write(file, text, blocks.values())
+            os.replace(temporary, path)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+            raise
     else:
         if not hasattr(f, "write"):
             raise TypeError(f"tm.save: f must be a path or a binary file object, not {type(f).__name__}")
