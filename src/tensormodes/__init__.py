@@ -77,7 +77,7 @@ from ._autograd.grad_mode import (  # noqa: E402
     set_grad_enabled,
 )
 from .serialization import load, save  # noqa: E402
-from .version import __version__  # noqa: E402
+from .version import __version__  # noqa: E402, F401 - public, not in __all__ (as torch)
 
 
 def is_tensor(obj) -> bool:
@@ -102,7 +102,7 @@ __all__ = [
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
     "manual_seed", "seed", "initial_seed", "set_printoptions", "overrides", "nn", "linalg", "autograd", "return_types",
-    "utils", "save", "load", "__version__",
+    "utils", "save", "load",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     *(name for name in _functions.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]

@@ -54,7 +54,7 @@ def collate(batch: list, *, collate_fn_map: dict | None = None) -> Any:
     >>> import tensormodes as tm
     >>> from tensormodes.utils.data import collate, default_collate_fn_map
     >>> collate([(1, "a"), (2, "b")], collate_fn_map=default_collate_fn_map)
-    [tensor([1, 2]), ['a', 'b']]
+    [tensor([1, 2]), ('a', 'b')]
     """
     elem = batch[0]
     elem_type = type(elem)
