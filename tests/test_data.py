@@ -351,6 +351,7 @@ def test_samplers_basic_orders():
     "S.random_split(range(5), [2, 2])",
     "S.random_split(range(5), [0.5, 1.5])",
     "S.Dataset()[0]",
+    "S.Sampler([1, 2])",
 ])
 def test_sampler_and_dataset_errors_match_torch(expression):
     torch = pytest.importorskip("torch")

@@ -28,9 +28,6 @@ class Sampler:
     [0, 2, 4]
     """
 
-    def __init__(self, data_source: Sized | None = None) -> None:
-        pass
-
     def __iter__(self) -> Iterator:
         raise NotImplementedError
 
