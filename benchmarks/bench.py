@@ -24,6 +24,7 @@ import argparse  # noqa: E402
 import platform  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import timeit  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
@@ -271,9 +272,73 @@ def autograd_rows() -> list[Row]:
     return rows
 
 
-GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows}
+def data_rows() -> list[Row]:
+    """tm.save / tm.load of a 6 MiB state dict (16 float32 256x384 tensors) and one DataLoader
+    epoch over 1797x64 float32 samples in batches of 64.
+
+    Baselines: ``safetensors.numpy`` for files (when installed; it checks no checksum), NumPy
+    indexing with each batch's indices for the loader. The torch column is ``torch.save`` /
+    ``torch.load`` and torch's ``DataLoader``.
+    """
+    rng = np.random.default_rng(0)
+    arrays = {f"layer{i}.weight": rng.standard_normal((256, 384)).astype(np.float32) for i in range(16)}
+    state = {k: tm.from_numpy(v) for k, v in arrays.items()}
+    folder = tempfile.TemporaryDirectory()
+    ours_path, base_path, torch_path = (os.path.join(folder.name, n) for n in ("tm.st", "np.st", "pt.pt"))
+    tm.save(state, ours_path)
+
+    def load():
+        folder  # noqa: B018 - the rows keep the folder (deleted with it) alive
+        return tm.load(ours_path)
+
+    rows = [Row("data", "tm.save 6 MiB state dict", lambda: tm.save(state, ours_path)),
+            Row("data", "tm.load 6 MiB state dict", load)]
+    try:
+        import safetensors.numpy as safetensors_numpy
+
+        safetensors_numpy.save_file(arrays, base_path)
+        rows[0].baseline = lambda: safetensors_numpy.save_file(arrays, base_path)
+        rows[1].baseline = lambda: safetensors_numpy.load_file(base_path)
+    except ImportError:
+        pass
+    x = rng.standard_normal((1797, 64)).astype(np.float32)
+    y = rng.integers(0, 10, 1797)
+    dataset = tm.utils.data.TensorDataset(tm.from_numpy(x), tm.from_numpy(y))
+
+    def epoch(loader):
+        for _ in loader:
+            pass
+
+    def numpy_epoch(order):
+        for start in range(0, len(order), 64):
+            index = order[start:start + 64]
+            x[index], y[index]  # noqa: B018
+
+    generator = tm.Generator().manual_seed(0)
+    rows += [Row("data", "DataLoader epoch 1797x64, batch 64",
+                 lambda: epoch(tm.utils.data.DataLoader(dataset, batch_size=64)),
+                 lambda: numpy_epoch(np.arange(1797))),
+             Row("data", "DataLoader epoch, shuffled",
+                 lambda: epoch(tm.utils.data.DataLoader(dataset, batch_size=64, shuffle=True, generator=generator)),
+                 lambda: numpy_epoch(rng.permutation(1797)))]
+    if torch is not None:
+        torch_state = {k: torch.from_numpy(v) for k, v in arrays.items()}
+        torch.save(torch_state, torch_path)
+        rows[0].torch = lambda: torch.save(torch_state, torch_path)
+        rows[1].torch = lambda: torch.load(torch_path, weights_only=True)
+        torch_dataset = torch.utils.data.TensorDataset(torch.from_numpy(x), torch.from_numpy(y))
+        torch_generator = torch.Generator().manual_seed(0)
+        rows[2].torch = lambda: epoch(torch.utils.data.DataLoader(torch_dataset, batch_size=64))
+        rows[3].torch = lambda: epoch(torch.utils.data.DataLoader(torch_dataset, batch_size=64, shuffle=True,
+                                                                  generator=torch_generator))
+    return rows
+
+
+GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
+          "data": data_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
-             "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network"}
+             "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
+             "data": "safetensors.numpy / NumPy indexing"}
 
 
 def import_time() -> float:

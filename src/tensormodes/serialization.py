@@ -1,0 +1,672 @@
+"""``save`` and ``load``: objects holding tensors, as safetensors files. Nothing is ever unpickled.
+
+A file written by :func:`save` is a real safetensors file: an 8-byte little-endian header
+length, a JSON header (padded with spaces to a multiple of 8 bytes) mapping names to
+``{"dtype", "shape", "data_offsets"}``, then the raw little-endian bytes. Any safetensors
+reader sees the tensors; :func:`load` also rebuilds the rest of the object from two
+``__metadata__`` entries:
+
+* ``"tensormodes"``: a JSON document (format version 1)::
+
+      {"version": 1,
+       "storages": {name: {"dtype": "float32", "crc32": [123456789, ...]}},
+       "tensors": [{"storage": name, "dtype": "float32", "shape": [2, 3], "stride": [3, 1],
+                    "offset": 0, "requires_grad": false, "parameter": false}],
+       "object": NODE}
+
+  A *storage* is one safetensors entry: a block of memory that one or more saved tensors
+  use. Tensors sharing memory (tied weights, views of one another) share a storage, so
+  their bytes are written once and they come back sharing memory, as views of one base,
+  with their strides and their byte ``offset`` within the storage. An entry is named after
+  the path of its first tensor in the object (``"model.fc.weight"``, ``"state.0.exp_avg"``;
+  ``"tensor"`` for a lone tensor; ``#1``, ``#2`` ... added to repeated names). It has the
+  dtype and shape of a saved tensor spanning the whole storage (one that is not a view
+  preferred) if there is one, else it is 1-D, of its first tensor's dtype (``U8`` when the
+  size is not a multiple of that). ``crc32`` lists the CRC-32 (zlib's) of each MiB of the
+  storage's bytes in turn. NODE is the object as JSON: ``null``, booleans, integers,
+  strings and finite floats as themselves, lists as arrays, and one-key tagged objects for
+  the rest: ``{"tensor": i}`` (an index into ``tensors``: one tensor object saved twice
+  comes back as one object), ``{"tuple": [...]}``, ``{"Size": [...]}``, ``{"dict": {...}}``
+  (string keys) or ``{"dict": [[key, value], ...]}`` (other keys, such as an optimizer
+  state's integer keys), ``{"OrderedDict": ...}`` (the same two forms, plus
+  ``"attributes": {name: NODE}`` for attributes set on it, such as a state dict's
+  ``_metadata``), ``{"float": "inf" | "-inf" | "nan"}``, ``{"complex": [re, im]}``,
+  ``{"dtype": "float32"}`` and ``{"device": "cpu"}``. Containers met twice are stored twice.
+* ``"tensormodes.crc32"``: the CRC-32 of the header written without this entry, as compact
+  JSON, in decimal, so a changed byte anywhere in the header is detected.
+
+safetensors has no complex128 type: a complex128 storage is written as ``F64`` with one
+more trailing dimension of 2 (the real and imaginary parts, which is how the bytes are laid
+out anyway) and its ``dtype`` in ``storages`` says ``complex128``. Data is written widest
+elements first, as safetensors' own writer does, so every block stays aligned.
+
+A malformed, truncated or corrupted file raises :class:`FormatError` (a ``ValueError``)
+naming the tensor or the header field at fault.
+
+Files without the ``"tensormodes"`` entry (written by ``safetensors.torch.save_file`` or
+any other tool) load as a flat ``dict`` of tensors, in the header's order.
+
+>>> import io
+>>> import tensormodes as tm
+>>> buffer = io.BytesIO()
+>>> w = tm.arange(6.).reshape(2, 3)
+>>> tm.save({"w": w, "w_t": w.t(), "lr": 0.1, "betas": (0.9, 0.999)}, buffer)
+>>> state = tm.load(io.BytesIO(buffer.getvalue()))
+>>> state["w_t"].stride(), state["w_t"]._base is state["w"], state["betas"]
+((1, 3), True, (0.9, 0.999))
+"""
+
+from __future__ import annotations
+
+import collections
+import io
+import json
+import math
+import mmap as _mmap
+import os
+import sys
+import zlib
+from collections.abc import Iterable
+from typing import IO, Any
+
+import numpy as np
+
+from . import _dtype as dt
+from ._api.parameter import Parameter
+from ._api.tensor import Size, Tensor, wrap_array
+from ._autograd.graph import share_version
+from ._device import device, parse_device
+
+__all__ = ["save", "load"]
+
+FORMAT_VERSION = 1
+_DOC_KEY = "tensormodes"
+_HEADER_CRC_KEY = "tensormodes.crc32"
+_MAX_HEADER = 100_000_000  # safetensors readers refuse larger headers
+_CHUNK = 1 << 20  # bytes per CRC-32
+
+_CODES = {
+    dt.bool: "BOOL", dt.uint8: "U8", dt.int8: "I8", dt.int16: "I16", dt.int32: "I32", dt.int64: "I64",
+    dt.float16: "F16", dt.bfloat16: "BF16", dt.float32: "F32", dt.float64: "F64", dt.complex64: "C64",
+}
+_FROM_CODE = {code: d for d, code in _CODES.items()}
+_BY_NAME = {d._name: d for d in dt.ALL_DTYPES}
+_SCALARS = (type(None), bool, int, str)
+
+
+# -- saving ------------------------------------------------------------------------------------------
+
+class _Bytes:
+    """A flat uint8 window ``[lo, hi)`` onto memory owned by ``owner`` (kept alive)."""
+
+    def __init__(self, lo: int, hi: int, owner: np.ndarray) -> None:
+        self.__array_interface__ = {"data": (lo, True), "shape": (hi - lo,), "typestr": "|u1", "version": 3}
+        self._owner = owner
+
+
+class _Encoder:
+    """Turns an object into a JSON tree, collecting its tensors."""
+
+    def __init__(self) -> None:
+        self.tensors: list[Tensor] = []
+        self.names: list[str] = []
+        self._index: dict[int, int] = {}
+        self._active: set[int] = set()
+
+    def encode(self, value, path: str, name: tuple):
+        kind = type(value)
+        if kind in _SCALARS:
+            return value
+        if kind is float:
+            if math.isfinite(value):
+                return value
+            return {"float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+        if isinstance(value, Tensor):
+            return {"tensor": self._tensor(value, path, name)}
+        if kind is dt.dtype:
+            return {"dtype": value._name}
+        if kind is device:
+            return {"device": str(value)}
+        if kind is complex:
+            return {"complex": [self.encode(value.real, path, name), self.encode(value.imag, path, name)]}
+        if kind is Size:
+            return {"Size": list(value)}
+        if kind in (list, tuple, dict, collections.OrderedDict):
+            if id(value) in self._active:
+                raise ValueError(f"tm.save cannot store an object that contains itself (at {path})")
+            self._active.add(id(value))
+            try:
+                return self._container(value, kind, path, name)
+            finally:
+                self._active.discard(id(value))
+        raise TypeError(f"tm.save cannot store a value of type {kind.__qualname__} at {path}: it stores tensors, "
+                        "dicts, OrderedDicts, lists, tuples, str, int, float, complex, bool, None, "
+                        "tensormodes.dtype and tensormodes.device")
+
+    def _container(self, value, kind, path: str, name: tuple):
+        if kind is list:
+            return [self.encode(v, f"{path}[{i}]", (*name, str(i))) for i, v in enumerate(value)]
+        if kind is tuple:
+            return {"tuple": [self.encode(v, f"{path}[{i}]", (*name, str(i))) for i, v in enumerate(value)]}
+        if all(type(k) is str for k in value):
+            items = {k: self.encode(v, f"{path}[{k!r}]", (*name, k)) for k, v in value.items()}
+        else:
+            items = [[self._key(k, path), self.encode(v, f"{path}[{k!r}]", (*name, str(k)))]
+                     for k, v in value.items()]
+        if kind is dict:
+            return {"dict": items}
+        node: dict[str, Any] = {"OrderedDict": items}
+        attributes = vars(value)
+        if attributes:
+            node["attributes"] = {k: self.encode(v, f"{path}.{k}", (*name, k)) for k, v in attributes.items()}
+        return node
+
+    def _key(self, key, path: str):
+        kind = type(key)
+        if kind is tuple:
+            return {"tuple": [self._key(k, path) for k in key]}
+        if kind in _SCALARS or kind in (float, complex, dt.dtype, device):
+            return self.encode(key, path, ())
+        raise TypeError(f"tm.save cannot store a dict key of type {kind.__qualname__} in {path}: keys may be str, "
+                        "int, float, complex, bool, None, dtypes, devices and tuples of them")
+
+    def _tensor(self, t: Tensor, path: str, name: tuple) -> int:
+        index = self._index.get(id(t))
+        if index is None:
+            if type(t) not in (Tensor, Parameter):
+                raise TypeError(f"tm.save cannot store a tensor of subclass {type(t).__qualname__} at {path}: "
+                                "convert it with .as_subclass(tensormodes.Tensor) first")
+            index = self._index[id(t)] = len(self.tensors)
+            self.tensors.append(t)
+            self.names.append(".".join(name) or "tensor")
+        return index
+
+
+def _bounds(array: np.ndarray) -> tuple[int, int]:
+    lo = hi = array.__array_interface__["data"][0]
+    if array.size:
+        for n, s in zip(array.shape, array.strides):
+            if s >= 0:
+                hi += (n - 1) * s
+            else:
+                lo += (n - 1) * s
+        hi += array.itemsize
+    return lo, hi
+
+
+class _Storage:
+    """Saved tensors sharing one block of memory ``[lo, hi)``."""
+
+    def __init__(self, members: list[int], lo: int, hi: int) -> None:
+        self.members, self.lo, self.hi = members, lo, hi
+
+
+def _storages(arrays: list[np.ndarray]) -> list[_Storage]:
+    """Groups tensors whose memory overlaps; each group becomes one storage.
+
+    Distinct allocations never overlap in the address space, so overlapping byte ranges
+    are exactly the tensors sharing memory (a base and its views, tied weights).
+    """
+    spans = sorted((*_bounds(a), i) for i, a in enumerate(arrays))
+    groups: list[_Storage] = []
+    current = None
+    for lo, hi, i in spans:
+        if lo == hi or any(s % arrays[i].itemsize for s in arrays[i].strides):
+            groups.append(_Storage([i], lo, hi))  # empty, or oddly strided: a storage of its own
+        elif current is not None and lo < current.hi:
+            current.members.append(i)
+            current.hi = max(current.hi, hi)
+        else:
+            current = _Storage([i], lo, hi)
+            groups.append(current)
+    for g in groups:
+        g.members.sort()
+    groups.sort(key=lambda g: g.members[0])
+    return groups
+
+
+def _plan(tensors: list[Tensor], names: list[str]):
+    """The header entries, the metadata's storages and tensors, and the buffers to write."""
+    arrays = [t._data for t in tensors]
+    entries: dict[str, dict] = {}
+    storages: dict[str, dict] = {}
+    descriptions: list[dict] = [{} for _ in tensors]
+    blocks = []
+    for group in _storages(arrays):
+        members = {i: arrays[i] for i in group.members}
+        first = members[group.members[0]]
+        lo, hi = group.lo, group.hi
+        if lo == hi or any(s % first.itemsize for s in first.strides):
+            # Empty or oddly strided (a NumPy view PyTorch could not make): written contiguous.
+            first = members[group.members[0]] = np.ascontiguousarray(first)
+            lo, hi = _bounds(first)
+        # The entry takes the dtype and shape of a tensor spanning the whole storage (a base saved
+        # with its views) when there is one, so safetensors readers see that tensor.
+        spanning = [i for i, a in members.items() if a.flags.c_contiguous and _bounds(a) == (lo, hi)]
+        # Prefer a tensor that is not itself a view: it comes back as the base of the others.
+        spanning.sort(key=lambda i: tensors[i]._view_base is not None)
+        whole = members[spanning[0]] if spanning else None
+        if whole is not None:
+            storage_dtype = dt.NP_TO_DTYPE[whole.dtype]
+            shape, raw = list(whole.shape), whole.reshape(-1).view(np.uint8)
+        else:
+            storage_dtype = dt.NP_TO_DTYPE[first.dtype] if (hi - lo) % first.itemsize == 0 else dt.uint8
+            shape, raw = [(hi - lo) // storage_dtype.itemsize], np.asarray(_Bytes(lo, hi, first))
+        code = _CODES.get(storage_dtype, "F64")
+        if storage_dtype is dt.complex128:  # safetensors has no C128: its bytes as pairs of F64
+            shape = [*shape, 2]
+        name = base = names[group.members[0]]
+        suffix = 1
+        while name in entries or name == "__metadata__":
+            name, suffix = f"{base}#{suffix}", suffix + 1
+        entries[name] = {"dtype": code, "shape": shape}
+        storages[name] = {"dtype": storage_dtype._name}
+        blocks.append((storage_dtype.itemsize, name, raw))
+        for i, a in members.items():
+            t = tensors[i]
+            descriptions[i] = {
+                "storage": name, "dtype": dt.NP_TO_DTYPE[a.dtype]._name, "shape": list(a.shape),
+                "stride": [s // a.itemsize for s in a.strides],
+                "offset": a.__array_interface__["data"][0] - lo if a.size else 0,
+                "requires_grad": bool(t._requires_grad), "parameter": type(t) is Parameter}
+    blocks.sort(key=lambda b: -b[0])  # widest elements first: every block stays aligned
+    offset = 0
+    for _, name, raw in blocks:
+        entries[name]["data_offsets"] = [offset, offset + raw.nbytes]
+        offset += raw.nbytes
+    return entries, storages, descriptions, {name: raw for _, name, raw in blocks}
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = None, pickle_protocol: int = 2) -> None:
+    """Saves an object to a disk file, as a safetensors file (see the module's docstring).
+
+    ``obj`` may nest dicts (also ``OrderedDict`` and integer keys), lists, tuples,
+    tensors (and ``nn.Parameter``), numbers, strings, bools, None, dtypes and devices;
+    anything else raises ``TypeError`` naming where it sits in ``obj``. Tensors sharing
+    memory are written once and load sharing memory. ``f`` is a path or a binary file
+    object. ``pickle_module`` exists for PyTorch's signature and must stay None:
+    nothing is pickled; ``pickle_protocol`` is ignored.
+
+    >>> import io
+    >>> import tensormodes as tm
+    >>> buffer = io.BytesIO()
+    >>> tm.save({"step": 3, "weight": tm.ones(2, 2)}, buffer)
+    >>> data = buffer.getvalue()
+    >>> header_length = int.from_bytes(data[:8], "little")
+    >>> header_length % 8, data[8:9], tm.load(io.BytesIO(data))["step"]
+    (0, b'{', 3)
+    """
+    if pickle_module is not None:
+        raise ValueError("tm.save never pickles: pickle_module must be None")
+    _check_byteorder()
+    encoder = _Encoder()
+    tree = encoder.encode(obj, "obj", ())
+    entries, storages, descriptions, blocks = _plan(encoder.tensors, encoder.names)
+    for name, checksums in zip(blocks, _checksums(list(blocks.values()))):
+        storages[name]["crc32"] = checksums
+    document = {"version": FORMAT_VERSION, "storages": storages, "tensors": descriptions, "object": tree}
+    header: dict[str, Any] = {"__metadata__": {_DOC_KEY: _dumps(document)}, **entries}
+    checksum = zlib.crc32(_dumps(header).encode())
+    header["__metadata__"][_HEADER_CRC_KEY] = str(checksum)
+    text = _dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    if isinstance(f, (str, os.PathLike)):
+        # Written beside the target then renamed over it: a failed save leaves the old file whole,
+        # and tensors loaded from it with mmap=True keep their pages (truncating it would not).
+        path = os.fspath(f)
+        temporary = f"{path}.{os.getpid()}.{id(blocks):x}.tmp"
+        try:
+            with open(temporary, "wb") as file:
+                _write(file, text, blocks.values())
+            os.replace(temporary, path)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+            raise
+    else:
+        if not hasattr(f, "write"):
+            raise TypeError(f"tm.save: f must be a path or a binary file object, not {type(f).__name__}")
+        _write(f, text, blocks.values())
+
+
+def _write(file, header: bytes, blocks: Iterable[np.ndarray]) -> None:
+    file.write(len(header).to_bytes(8, "little"))
+    file.write(header)
+    for raw in blocks:
+        file.write(raw)
+
+
+def _checksums(blocks: list[np.ndarray]) -> list[list[int]]:
+    """The CRC-32 of each MiB of each block.
+
+    Per-MiB checksums let a reader check one storage on several cores (zlib releases the
+    GIL); measured on a shared 2-core machine, threads made loading slower, so this
+    checks them in turn.
+    """
+    return [[zlib.crc32(b[start:start + _CHUNK]) for start in range(0, max(len(b), 1), _CHUNK)] for b in blocks]
+
+
+def _check_byteorder() -> None:
+    if sys.byteorder != "little":
+        raise NotImplementedError("tm.save and tm.load support little-endian machines only")
+
+
+# -- loading -----------------------------------------------------------------------------------------
+
+class FormatError(ValueError):
+    """A file that is not a valid safetensors file, or whose contents fail their checksums."""
+
+
+def _read(f, use_mmap: bool):
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as file:
+            if use_mmap:
+                size = os.fstat(file.fileno()).st_size
+                if not size:
+                    return np.empty(0, np.uint8)
+                return np.frombuffer(_mmap.mmap(file.fileno(), 0, access=_mmap.ACCESS_COPY), np.uint8)
+            return _read_file(file)
+    if use_mmap:
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    if not hasattr(f, "read"):
+        raise TypeError(f"tm.load: f must be a path or a binary file object, not {type(f).__name__}")
+    return _read_file(f)
+
+
+def _read_file(file):
+    if hasattr(file, "readinto") and getattr(file, "seekable", lambda: False)():
+        start = file.tell()
+        size = file.seek(0, io.SEEK_END) - start
+        file.seek(start)
+        buffer = np.empty(size, np.uint8)  # not zero-filled, unlike a bytearray: every byte is read over
+        got = file.readinto(memoryview(buffer))
+        return buffer[:got]
+    return np.frombuffer(bytearray(file.read()), np.uint8)
+
+
+def _parse_header(buffer) -> tuple[dict, int]:
+    size = len(buffer)
+    if size < 8:
+        raise FormatError(f"not a safetensors file: {size} bytes, too short for the 8-byte header length")
+    n = int.from_bytes(bytes(buffer[:8]), "little")
+    if n > size - 8 or n > _MAX_HEADER:
+        raise FormatError(f"header length field says {n} bytes but the file holds {size - 8} after it: "
+                          "wrong header length or truncated file")
+    try:
+        header = json.loads(bytes(buffer[8:8 + n]).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise FormatError(f"header is not valid JSON ({e}): corrupted header or wrong header length") from None
+    if not isinstance(header, dict):
+        raise FormatError(f"header must be a JSON object, not {type(header).__name__}")
+    return header, 8 + n
+
+
+def _entries(header: dict, data_size: int) -> dict[str, tuple[str, list[int], int, int]]:
+    entries = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
+            raise FormatError(f"header entry of tensor {name!r} must have exactly the keys dtype, shape and "
+                              f"data_offsets, got {entry!r}")
+        code, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+        if code not in _FROM_CODE:
+            raise FormatError(f"tensor {name!r} has dtype {code!r}, which tensormodes does not support "
+                              f"(supported: {', '.join(_FROM_CODE)})")
+        if not (isinstance(shape, list) and all(type(s) is int and s >= 0 for s in shape)):
+            raise FormatError(f"tensor {name!r} has an invalid shape {shape!r}")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)
+                and 0 <= offsets[0] <= offsets[1]):
+            raise FormatError(f"tensor {name!r} has invalid data_offsets {offsets!r}")
+        needed = math.prod(shape) * _FROM_CODE[code].itemsize
+        if offsets[1] - offsets[0] != needed:
+            raise FormatError(f"tensor {name!r}: data_offsets {offsets} hold {offsets[1] - offsets[0]} bytes but "
+                              f"dtype {code} and shape {shape} need {needed}")
+        if offsets[1] > data_size:
+            raise FormatError(f"tensor {name!r}: data_offsets {offsets} run past the end of the data "
+                              f"({data_size} bytes): the file is truncated")
+        entries[name] = (code, shape, offsets[0], offsets[1])
+    end = 0
+    for name, (_, _, begin, stop) in sorted(entries.items(), key=lambda e: (e[1][2], e[1][3])):
+        if begin != end:
+            raise FormatError(f"tensor {name!r}: data_offsets start at {begin}, but the previous tensor ends at "
+                              f"{end}: the tensors must cover the data without gaps or overlaps")
+        end = stop
+    if end != data_size:
+        raise FormatError(f"the tensors cover {end} bytes of data but the file holds {data_size}: "
+                          "wrong header or trailing bytes")
+    return entries
+
+
+def _target_device(map_location) -> None:
+    if map_location is None:
+        return
+    if isinstance(map_location, dict):
+        for source, target in map_location.items():
+            _target_device(source)
+            _target_device(target)
+        return
+    if callable(map_location) and not isinstance(map_location, (str, device)):
+        raise TypeError("tm.load: map_location as a function is not supported; pass a device, a string or a dict")
+    parsed = parse_device(map_location)
+    if parsed.type != "cpu":
+        raise RuntimeError(f"tm.load: cannot load tensors onto device {parsed}: tensormodes loads onto the cpu")
+
+
+def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module: Any = None, *,
+         weights_only: bool | None = None, mmap: bool | None = None, **pickle_load_args) -> Any:
+    """Loads an object saved with :func:`save` from a file, or the tensors of any safetensors file.
+
+    Loading never executes code from the file: the format holds JSON and raw bytes only,
+    so ``weights_only`` is accepted for PyTorch's signature and loading is always safe.
+    Every tensor's bytes are checked against their checksum and the header against its
+    own: a corrupted, truncated or malformed file raises ``ValueError`` naming the tensor
+    or the header field at fault. A safetensors file written by another tool loads as a
+    flat dict of tensors. ``map_location`` may be None, ``'cpu'``, a cpu device or a dict of
+    them; ``mmap=True`` maps the file (``f`` must then be a path) instead of reading it;
+    tensors are copy-on-write views of the mapping.
+
+    >>> import io
+    >>> import tensormodes as tm
+    >>> buffer = io.BytesIO()
+    >>> tm.save([tm.tensor([1, 2]), {"lr": float("inf")}], buffer)
+    >>> _ = buffer.seek(0)
+    >>> tm.load(buffer, weights_only=True)
+    [tensor([1, 2]), {'lr': inf}]
+    """
+    if pickle_module is not None or pickle_load_args:
+        raise ValueError("tm.load never unpickles: pickle_module and pickle load arguments are not supported")
+    if weights_only not in (None, True, False):
+        raise TypeError(f"tm.load: weights_only must be a bool or None, not {weights_only!r}")
+    _check_byteorder()
+    _target_device(map_location)
+    buffer = _read(f, bool(mmap))
+    header, data_start = _parse_header(buffer)
+    entries = _entries(header, len(buffer) - data_start)
+    metadata = header.get("__metadata__")
+    if metadata is not None and not (isinstance(metadata, dict) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())):
+        raise FormatError("header field '__metadata__' must map strings to strings")
+    data = buffer[data_start:]
+    if not metadata or (_DOC_KEY not in metadata and _HEADER_CRC_KEY not in metadata):
+        return {name: wrap_array(_entry_array(data, code, shape, begin, stop))
+                for name, (code, shape, begin, stop) in entries.items()}
+    _check_header(header, metadata)
+    try:
+        document = json.loads(metadata[_DOC_KEY])
+    except json.JSONDecodeError as e:
+        raise FormatError(f"header field '__metadata__.{_DOC_KEY}' is not valid JSON ({e})") from None
+    if not isinstance(document, dict) or not {"version", "storages", "tensors", "object"} <= set(document):
+        raise FormatError(f"header field '__metadata__.{_DOC_KEY}' must be an object with version, storages, "
+                          "tensors and object")
+    version = document["version"]
+    if version != FORMAT_VERSION:
+        raise FormatError(f"header field '__metadata__.{_DOC_KEY}.version' is {version!r}; this tensormodes "
+                          f"reads format version {FORMAT_VERSION}")
+    storages = _load_storages(data, entries, document["storages"])
+    tensors = _load_tensors(storages, document["tensors"])
+    return _Decoder(tensors).decode(document["object"], "obj")
+
+
+def _entry_array(data: np.ndarray, code: str, shape: list[int], begin: int, stop: int) -> np.ndarray:
+    return data[begin:stop].view(_FROM_CODE[code]._np).reshape(shape)
+
+
+def _check_header(header: dict, metadata: dict) -> None:
+    for key in (_DOC_KEY, _HEADER_CRC_KEY):
+        if key not in metadata:
+            raise FormatError(f"header field '__metadata__.{key}' is missing: corrupted header")
+    expected = metadata.pop(_HEADER_CRC_KEY)
+    actual = zlib.crc32(_dumps(header).encode())
+    metadata[_HEADER_CRC_KEY] = expected
+    if expected != str(actual):
+        raise FormatError(f"header checksum mismatch (header field '__metadata__.{_HEADER_CRC_KEY}' is {expected}, "
+                          f"the header's CRC-32 is {actual}): the header was modified or corrupted")
+
+
+def _load_storages(data: np.ndarray, entries: dict, storages) -> dict[str, tuple[np.ndarray, dt.dtype]]:
+    if not isinstance(storages, dict) or set(storages) != set(entries):
+        raise FormatError("header field '__metadata__.tensormodes.storages' does not list the file's tensors")
+    names = sorted(entries, key=lambda name: entries[name][2])  # in file order: the first bad one is reported
+    for name in names:
+        info = storages[name]
+        if not (isinstance(info, dict) and info.get("dtype") in _BY_NAME and type(info.get("crc32")) is list
+                and all(type(c) is int for c in info["crc32"])):
+            raise FormatError(f"header field '__metadata__.tensormodes.storages' has an invalid entry for tensor "
+                              f"{name!r}: {info!r}")
+    blocks = [data[entries[name][2]:entries[name][3]] for name in names]
+    for name, block, checksums in zip(names, blocks, _checksums(blocks)):
+        if checksums != storages[name]["crc32"]:
+            raise FormatError(f"checksum mismatch in tensor {name!r}: its {len(block)} bytes are corrupted")
+    return {name: (block, _BY_NAME[storages[name]["dtype"]]) for name, block in zip(names, blocks)}
+
+
+_DESCRIPTION_KEYS = {"storage", "dtype", "shape", "stride", "offset", "requires_grad", "parameter"}
+
+
+def _load_tensors(storages: dict[str, tuple[np.ndarray, dt.dtype]], descriptions) -> list[Tensor]:
+    if not isinstance(descriptions, list):
+        raise FormatError("header field '__metadata__.tensormodes.tensors' must be a list")
+    arrays = []
+    for i, d in enumerate(descriptions):
+        where = f"header field '__metadata__.tensormodes.tensors[{i}]'"
+        if not isinstance(d, dict) or set(d) != _DESCRIPTION_KEYS or d["storage"] not in storages \
+                or d["dtype"] not in _BY_NAME or type(d["requires_grad"]) is not bool \
+                or type(d["parameter"]) is not bool \
+                or (d["requires_grad"] and _BY_NAME[d["dtype"]]._category < dt._FLOAT):
+            raise FormatError(f"{where} is invalid: {d!r}")
+        raw = storages[d["storage"]][0]
+        np_dtype = _BY_NAME[d["dtype"]]._np
+        try:
+            array = np.ndarray(tuple(d["shape"]), np_dtype, buffer=raw, offset=d["offset"],
+                               strides=tuple(s * np_dtype.itemsize for s in d["stride"]))
+        except (TypeError, ValueError) as e:
+            raise FormatError(f"{where} describes a tensor that does not fit in tensor {d['storage']!r}: {e}") from None
+        arrays.append(array)
+    tensors = []
+    for d, array in zip(descriptions, arrays):
+        t = wrap_array(array)
+        if d["parameter"]:
+            t = Parameter(t, requires_grad=bool(d["requires_grad"]))
+        elif d["requires_grad"]:
+            t.requires_grad_(True)
+        tensors.append(t)
+    # Tensors sharing a storage come back as views of one root: the first that spans the whole
+    # storage (the base they were views of), else a tensor over the whole storage.
+    users = collections.Counter(d["storage"] for d in descriptions)
+    roots: dict[str, Tensor] = {}
+    for d, t in sorted(zip(descriptions, tensors), key=lambda p: p[0]["dtype"] != storages[p[0]["storage"]][1]._name):
+        raw, _ = storages[d["storage"]]
+        if d["storage"] not in roots and d["offset"] == 0 and t._data.nbytes == raw.nbytes \
+                and t._data.flags.c_contiguous:
+            roots[d["storage"]] = t
+    for d, t in zip(descriptions, tensors):
+        root = roots.get(d["storage"])
+        if root is t or users[d["storage"]] == 1:
+            continue
+        if root is None:
+            raw, storage_dtype = storages[d["storage"]]
+            root = roots[d["storage"]] = wrap_array(raw.view(storage_dtype._np))
+        t._view_base = root
+        root._has_views = True
+        share_version(t, root)
+    return tensors
+
+
+class _Decoder:
+    """Rebuilds an object from its JSON tree; values are checked, never evaluated."""
+
+    def __init__(self, tensors: list[Tensor]) -> None:
+        self.tensors = tensors
+
+    def decode(self, node, path: str):
+        kind = type(node)
+        if kind in _SCALARS or kind is float:
+            return node
+        if kind is list:
+            return [self.decode(v, f"{path}[{i}]") for i, v in enumerate(node)]
+        if kind is dict and len(node) >= 1:
+            tag = next(iter(node))
+            payload = node[tag]
+            if len(node) == 1 or (tag == "OrderedDict" and set(node) == {"OrderedDict", "attributes"}):
+                decoded = self._tagged(tag, payload, node, path)
+                if decoded is not _INVALID:
+                    return decoded
+        raise FormatError(f"header field '__metadata__.tensormodes.object' holds an invalid value at {path}: "
+                          f"{str(node)[:80]}")
+
+    def _tagged(self, tag: str, payload, node: dict, path: str):
+        if tag == "tensor":
+            if type(payload) is int and 0 <= payload < len(self.tensors):
+                return self.tensors[payload]
+        elif tag == "tuple" and type(payload) is list:
+            return tuple(self.decode(v, f"{path}[{i}]") for i, v in enumerate(payload))
+        elif tag in ("dict", "OrderedDict"):
+            result = self._mapping(dict if tag == "dict" else collections.OrderedDict, payload, path)
+            if result is not _INVALID and "attributes" in node:
+                attributes = node["attributes"]
+                # Plain attribute names only: a crafted file must not reach __class__ or __dict__.
+                if type(attributes) is not dict or not all(k.isidentifier() and not k.startswith("__")
+                                                           for k in attributes):
+                    return _INVALID
+                for k, v in attributes.items():
+                    setattr(result, k, self.decode(v, f"{path}.{k}"))
+            return result
+        elif tag == "float" and payload in ("inf", "-inf", "nan"):
+            return float(payload)
+        elif tag == "complex" and type(payload) is list and len(payload) == 2:
+            real, imag = (self.decode(v, path) for v in payload)
+            if type(real) is float and type(imag) is float:
+                return complex(real, imag)
+        elif tag == "Size" and type(payload) is list and all(type(s) is int for s in payload):
+            return Size(payload)
+        elif tag == "dtype" and payload in _BY_NAME:
+            return _BY_NAME[payload]
+        elif tag == "device" and type(payload) is str:
+            try:
+                return device(payload)
+            except RuntimeError:
+                return _INVALID
+        return _INVALID
+
+    def _mapping(self, kind: type, payload, path: str):
+        if type(payload) is dict:
+            return kind((k, self.decode(v, f"{path}[{k!r}]")) for k, v in payload.items())
+        if type(payload) is not list or not all(type(item) is list and len(item) == 2 for item in payload):
+            return _INVALID
+        result = kind()
+        for key_node, value_node in payload:
+            key = self.decode(key_node, path)
+            try:
+                hash(key)
+            except TypeError:
+                return _INVALID
+            result[key] = self.decode(value_node, f"{path}[{key!r}]")
+        return result
+
+
+_INVALID = object()
