@@ -37,7 +37,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["op", "OpDef", "Dunder", "OPS", "METHOD", "OWN", "Sample", "TensorSpec", "Index"]
+__all__ = ["op", "OpDef", "Dunder", "OPS", "METHOD", "OWN", "Sample", "TensorSpec", "Index", "Tensor"]
 
 # Which public callable a dunder presents to handlers (see ``Dunder``).
 METHOD, OWN = "method", "own"
@@ -112,8 +112,14 @@ class OpDef:
 
 OPS: dict[str, OpDef] = {}
 
-# Annotation-only names (see the table above).
+# Annotation-only names (see the table above): kernels annotate parameters with them and
+# receive ndarrays; the annotation's text is what the registry reads.
 Index = object
+
+
+class Tensor:
+    """Annotation-only marker: a kernel parameter annotated ``Tensor`` receives an ``ndarray``
+    (the public callable built from the kernel takes a tensormodes Tensor there)."""
 
 _KINDS = (
     ("Sequence[Tensor]", "tensor_list"),

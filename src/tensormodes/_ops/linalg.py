@@ -34,9 +34,7 @@ from ._common import (
     scalar_type_name,
     wrap_dims,
 )
-from ._common import (
-    conjugate as _conj,
-)
+from ._common import conjugate as _conj
 from ._registry import OWN, Dunder, Sample, TensorSpec, op
 from .creation import checked_fill_value
 from .reduction import RETURN_TYPES, _norm_grad

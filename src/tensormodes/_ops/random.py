@@ -34,12 +34,7 @@ from ._common import (
     scalar_type_name,
 )
 from ._registry import Sample, TensorSpec, op
-from .creation import (
-    check_device,
-    checked_fill_value,
-    parse_size,
-    python_scalar,
-)
+from .creation import check_device, checked_fill_value, parse_size, python_scalar
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
