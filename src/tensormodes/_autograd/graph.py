@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._ops._common import GENERATED_MODULE, public
-from .._ops.shape import gather_back
+from .._ops._shape import gather_back
 from .grad_mode import grad_enabled
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",

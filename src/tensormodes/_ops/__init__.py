@@ -13,13 +13,16 @@ from . import (  # noqa: F401
     convolution,
     creation,
     indexing,
+    joining,
     linalg,
     nn,
+    properties,
     random,
     reduction,
-    shape,
+    reordering,
     special,
     unary_math,
+    views,
 )
 from ._registry import OPS, OpDef
 

@@ -23,7 +23,8 @@ import numpy as np
 from .. import _dtype as dt
 from ._common import check_same_shape_or_broadcast, cpp_type_name, overflow_type_name, wrap_dim
 from ._registry import Sample, TensorSpec, op
-from .shape import expand_array, gather_back, legacy_type_name, positions_of
+from ._shape import gather_back, legacy_type_name, positions_of
+from .views import expand_array
 
 if TYPE_CHECKING:
     from numbers import Number
