@@ -20,7 +20,9 @@ from . import (  # noqa: F401
     random,
     reduction,
     reordering,
+    sorting,
     special,
+    statistics,
     unary_math,
     views,
 )

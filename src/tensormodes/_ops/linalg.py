@@ -35,9 +35,10 @@ from ._common import (
     wrap_dims,
 )
 from ._common import conjugate as _conj
+from ._reduction import RETURN_TYPES
 from ._registry import OWN, Dunder, Sample, TensorSpec, op
 from .creation import checked_fill_value
-from .reduction import RETURN_TYPES, _norm_grad
+from .reduction import _norm_grad
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
