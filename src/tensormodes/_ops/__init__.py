@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     joining,
     linalg,
     nn,
+    products,
     properties,
     random,
     reduction,
