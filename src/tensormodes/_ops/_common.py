@@ -59,6 +59,37 @@ def is_array(x) -> bool:
     return type(x) is ND
 
 
+def dtype_of(array: np.ndarray) -> dt.dtype:
+    """The tensormodes dtype of an array."""
+    return dt.NP_TO_DTYPE[array.dtype]
+
+
+def is_int(value) -> bool:
+    """True for an integer that is not a bool (Python's or NumPy's)."""
+    # type() first: isinstance against the numbers ABC is slow.
+    return type(value) is int or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
+
+
+def shape_text(shape) -> str:
+    """A shape as PyTorch's messages write it (``2x3``)."""
+    return "x".join(str(d) for d in shape)
+
+
+def along(dim: int, index) -> tuple:
+    """A NumPy index applying ``index`` to dimension ``dim`` only (basic indexing: a view)."""
+    return (slice(None),) * dim + (index, Ellipsis)
+
+
+# The array dtypes PyTorch's CPU kernels compute in float32 (half precision).
+HALF_TYPES = frozenset({np.dtype(np.float16), dt.bfloat16._np})
+# The array dtypes NumPy computes as PyTorch does, without widening or rounding.
+PLAIN_FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+# The largest finite value of each floating and complex dtype (complex: of each part), for
+# PyTorch's check that a Python number fits the dtype it is converted to.
+FLOAT_MAX = {d: float(dt.finfo(d).max) for d in (dt.float16, dt.bfloat16, dt.float32, dt.float64)}
+FLOAT_MAX[dt.complex64], FLOAT_MAX[dt.complex128] = FLOAT_MAX[dt.float32], FLOAT_MAX[dt.float64]
+
+
 def operand_dtype(*operands) -> dt.dtype:
     """PyTorch's result dtype of arrays and Python scalars."""
     arrays = [x for x in operands if type(x) is ND]
@@ -210,7 +241,6 @@ _CPP_TYPE_NAMES = {
     dt.float64: "double", dt.complex64: "c10::complex<float>", dt.complex128: "c10::complex<double>",
 }
 
-
 # The C++ types PyTorch names in "value cannot be converted to type int8_t without overflow".
 _OVERFLOW_TYPE_NAMES = {**_CPP_TYPE_NAMES, dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t",
                         dt.int64: "int64_t"}
@@ -257,6 +287,17 @@ def conjugate(x):
     if isinstance(x, (int, float, complex, np.generic)):  # concrete types: cheaper than numbers.Number
         return x.conjugate()
     return x.conj() if x.is_complex() else x
+
+
+def adjoint(x):
+    """The conjugate transpose of a Tensor (a batch of matrices), for gradient formulas: the
+    transpose if real."""
+    return conjugate(x.mT)
+
+
+def is_tensor(value) -> bool:
+    """For gradient formulas: whether an argument is a tensor (not None, not a number)."""
+    return value is not None and not isinstance(value, numbers.Number)
 
 
 def no_complex_autograd(name: str):

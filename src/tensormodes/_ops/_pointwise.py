@@ -16,71 +16,26 @@ from __future__ import annotations
 
 import builtins
 import math
-import numbers
 
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import check_same_shape_or_broadcast, floating, not_implemented, operand_dtype, overflow_type_name, quiet
-from ._registry import TensorSpec
+from ._common import (
+    FLOAT_MAX,
+    HALF_TYPES,
+    check_same_shape_or_broadcast,
+    dtype_of,
+    floating,
+    not_implemented,
+    operand_dtype,
+    overflow_type_name,
+    quiet,
+)
 
 _ND = np.ndarray
 
 
-# Sample tensors for the table-driven tests.
-_M23 = TensorSpec((2, 3))
-
-
-_ROW = TensorSpec((3,))
-
-
-_COLUMN = TensorSpec((2, 1))
-
-
-_F64 = TensorSpec((2, 3), "float64")
-
-
-_F16 = TensorSpec((3,), "float16")
-
-
-_BF16 = TensorSpec((3,), "bfloat16")
-
-
-_SCALAR = TensorSpec((), "float64")
-
-
-_C64 = TensorSpec((3,), "complex64", -1.0, 1.0)
-
-
-_I64 = TensorSpec((2, 3), "int64", -5, 5)
-
-
-_I32 = TensorSpec((3,), "int32", -5, 5)
-
-
-_U8 = TensorSpec((2, 3), "uint8", 0, 9)
-
-
-_BOOL = TensorSpec((2, 3), "bool")
-
-
-_POSITIVE = TensorSpec((2, 3), "float32", 0.1, 4.0)
-
-
-_POSITIVE_I = TensorSpec((2, 3), "int64", 1, 9)
-
-
-_UNIT = TensorSpec((2, 3), "float32", -0.9, 0.9)
-
-
-# PyTorch's ScalarType names, used in its "not implemented for 'Long'" errors.
-_HALF_TYPES = (dt.float16, dt.bfloat16)
-
-
 # -- helpers ---------------------------------------------------------------------------------
-
-def _dtype_of(array: np.ndarray) -> dt.dtype:
-    return dt.NP_TO_DTYPE[array.dtype]
 
 
 def _is_integral(d: dt.dtype) -> bool:
@@ -90,7 +45,7 @@ def _is_integral(d: dt.dtype) -> bool:
 
 def _opmath(d: dt.dtype) -> dt.dtype:
     """The dtype PyTorch computes ``d`` in: float32 for float16 and bfloat16."""
-    return dt.float32 if d in _HALF_TYPES else d
+    return dt.float32 if d._np in HALF_TYPES else d
 
 
 def _unsupported(kernel: str, d: dt.dtype, *operands) -> NotImplementedError:
@@ -119,12 +74,6 @@ def _as(values, d: dt.dtype) -> np.ndarray:
 # (lowest, highest, 2**bits) of each integer dtype, for wrapping Python ints cheaply.
 _INT_RANGES = {d: (int(np.iinfo(d._np).min), int(np.iinfo(d._np).max), 2 ** (8 * d.itemsize))
                for d in (dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64)}
-
-
-_FLOAT_MAX = {d: dt.finfo(d).max for d in (dt.float16, dt.bfloat16, dt.float32, dt.float64)}
-
-
-_FLOAT_MAX[dt.complex64], _FLOAT_MAX[dt.complex128] = _FLOAT_MAX[dt.float32], _FLOAT_MAX[dt.float64]
 
 
 def _in(x, d: dt.dtype, compute: dt.dtype | None = None):
@@ -157,7 +106,7 @@ def _wide(d: dt.dtype) -> dt.dtype:
 
 def _float_unary(ufunc, input: np.ndarray) -> np.ndarray:
     """``ufunc(input)`` for math functions: integers and bool give the default float dtype."""
-    result = floating(_dtype_of(input))
+    result = floating(dtype_of(input))
     with quiet():
         return _as(ufunc(_in(input, result, _wide(result))), result)
 
@@ -176,17 +125,14 @@ def _check_representable(value, d: dt.dtype) -> None:
         # c10 lets negative numbers wrap into unsigned types (-255 converts to uint8).
         fits = (-bounds[1] if bounds[0] == 0 else bounds[0]) <= value <= bounds[1]
     elif type(value) is complex:
-        fits = all(not math.isfinite(p) or builtins.abs(p) <= _FLOAT_MAX[d] for p in (value.real, value.imag))
+        fits = all(not math.isfinite(p) or builtins.abs(p) <= FLOAT_MAX[d] for p in (value.real, value.imag))
     else:
-        fits = not math.isfinite(value) or builtins.abs(value) <= _FLOAT_MAX[d]
+        fits = not math.isfinite(value) or builtins.abs(value) <= FLOAT_MAX[d]
     if not fits:
         raise RuntimeError(f"value cannot be converted to type {overflow_type_name(d)} without overflow")
 
 
 # -- gradient helpers: formulas run on Tensors, through public methods and operators ----------
-
-def _is_tensor(x) -> bool:
-    return x is not None and not isinstance(x, numbers.Number)
 
 
 def _zeros_like(x):
@@ -202,7 +148,6 @@ def _neg_grad(grad):
 # -- selection -------------------------------------------------------------------------------
 
 # float32 and float64: dtypes whose fast paths need no promotion or half-precision care.
-_PLAIN_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _integer_operands(input, other, kernel_name: str, name: str, allow_bool: bool = True):
@@ -220,11 +165,7 @@ def _integer_operands(input, other, kernel_name: str, name: str, allow_bool: boo
 def _real_float_unary(ufunc, kernel_name: str, input: np.ndarray) -> np.ndarray:
     """``_float_unary`` for functions PyTorch has no complex kernel for."""
     if input.dtype.kind == "c":
-        raise not_implemented(kernel_name, _dtype_of(input))
+        raise not_implemented(kernel_name, dtype_of(input))
     return _float_unary(ufunc, input)
 
 
-_UNIT_INTEGERS = TensorSpec((3,), "int64", -1, 1)
-
-
-_UNIT_SCALAR = TensorSpec((), "float64", -0.9, 0.9)

@@ -11,37 +11,20 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 from collections import namedtuple
 
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import quiet, scalar_type_name, wrap_dim, wrap_dims
+from ._common import along, dtype_of, is_int, quiet, scalar_type_name, wrap_dim, wrap_dims
 from ._registry import TensorSpec
-
-_M23 = TensorSpec((2, 3))
-
-
-_M234 = TensorSpec((2, 3, 4))
-
-
-_SCALAR = TensorSpec(())
-
 
 # Index-returning ops are compared with PyTorch index for index: values drawn
 # from a wide range make ties (whose order PyTorch leaves unspecified) unlikely.
 _WIDE_INT = TensorSpec((2, 3), "int64", -1000, 1000)
-
-
 _INT64 = np.dtype(np.int64)
-
-
 _FLOAT32 = np.dtype(np.float32)
-
-
 _BFLOAT16 = dt.bfloat16._np
-
 
 # Dtypes that PyTorch's CPU kernels accumulate in float32.
 _LOW_PRECISION = frozenset({np.dtype(np.float16), _BFLOAT16})
@@ -75,31 +58,23 @@ RETURN_TYPES: dict[str, type] = {
 
 # -- helpers -----------------------------------------------------------------------------
 
-def _dtype_of(array: np.ndarray) -> dt.dtype:
-    return dt.NP_TO_DTYPE[array.dtype]
-
 
 def _not_implemented(kernel: str, array: np.ndarray) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(_dtype_of(array))}\'')
+    return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dtype_of(array))}\'')
 
 
 def _is_floating_or_complex(d: dt.dtype) -> bool:
     return d.is_floating_point or d.is_complex
 
 
-def _is_int(value) -> bool:
-    # type() first: isinstance against the numbers ABC is slow.
-    return type(value) is int or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
-
-
 def _check_dims(dim, op_name: str) -> None:
     """TypeError, worded like PyTorch's, unless ``dim`` is an int or a sequence of ints."""
-    if _is_int(dim):
+    if is_int(dim):
         return
     if not isinstance(dim, (list, tuple)):
         raise TypeError(f"{op_name}(): argument 'dim' must be tuple of ints, not {type(dim).__name__}")
     for position, d in enumerate(dim):
-        if not _is_int(d):
+        if not is_int(d):
             raise TypeError(f"{op_name}(): argument 'dim' must be tuple of ints, but found element of type "
                             f"{type(d).__name__} at pos {position}")
 
@@ -111,7 +86,7 @@ def _reduction_axes(dim, ndim: int, op_name: str) -> tuple[int, ...] | None:
     if type(dim) is int and -ndim <= dim < ndim:  # the common case, without the general checks
         return (dim % ndim,)
     _check_dims(dim, op_name)
-    if not _is_int(dim) and len(dim) == 0:
+    if not is_int(dim) and len(dim) == 0:
         return None
     axes = wrap_dims(dim, ndim)
     # A 0-dim tensor accepts dim 0 / -1, but NumPy has no axis to reduce.
@@ -121,7 +96,7 @@ def _reduction_axes(dim, ndim: int, op_name: str) -> tuple[int, ...] | None:
 def _int_dim(dim, ndim: int, op_name: str, position: int | None = None) -> int:
     """An int ``dim`` wrapped; TypeError, worded like PyTorch's, for anything else (naming the
     argument's ``position`` where PyTorch does: ops without a Dimname overload)."""
-    if not _is_int(dim):
+    if not is_int(dim):
         where = "" if position is None else f" (position {position})"
         raise TypeError(f"{op_name}(): argument 'dim'{where} must be int, not {type(dim).__name__}")
     return wrap_dim(dim, ndim)
@@ -136,11 +111,6 @@ def _single_axis(dim, ndim: int, op_name: str) -> int | None:
 def _reduced_count(shape: tuple[int, ...], axis: tuple[int, ...] | None) -> int:
     """How many elements each output element reduces."""
     return math.prod(shape) if axis is None else math.prod(shape[a] for a in axis)
-
-
-def _along(axis: int, index) -> tuple:
-    """An index applying ``index`` (a slice or an int) to ``axis`` only."""
-    return (slice(None),) * axis + (index,)
 
 
 def _gather(array: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
@@ -234,6 +204,6 @@ def _sort_indices(array: np.ndarray, axis: int, descending: bool) -> np.ndarray:
         return np.argsort(values, axis=axis, kind="stable")
     # Sorting the reversed array ascending and reversing the order gives a descending
     # order in which equal elements still keep their original order.
-    reverse = _along(axis, slice(None, None, -1))
+    reverse = along(axis, slice(None, None, -1))
     reversed_order = np.argsort(values[reverse], axis=axis, kind="stable")
     return (values.shape[axis] - 1) - reversed_order[reverse]

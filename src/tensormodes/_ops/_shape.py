@@ -13,25 +13,11 @@ not ``input`` (see ``_registry.op``), so the input may change in place before ba
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import array_type_name, operand_dtype, wrap_dim, wrap_dims
-from ._registry import TensorSpec
-
-_M23 = TensorSpec((2, 3))
-
-
-_M234 = TensorSpec((2, 3, 4))
-
-
-_SCALAR = TensorSpec(())
-
-
-_I23 = TensorSpec((2, 3), "int64", -5, 5)
-
+from ._common import array_type_name, is_int, operand_dtype, wrap_dim, wrap_dims
 
 # PyTorch names tensors by their legacy type in some messages ("torch.FloatTensor").
 
@@ -43,17 +29,13 @@ def legacy_type_name(array: np.ndarray) -> str:
 
 # -- argument parsing --------------------------------------------------------------------
 
-def _is_int(value) -> bool:
-    # type() first: isinstance against the numbers ABC is slow.
-    return type(value) is int or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
-
 
 def int_tuple(values, op_name: str, param: str, *, allow_int: bool = True) -> tuple[int, ...]:
     """A sequence of ints (or, if ``allow_int``, one int) as a tuple, with PyTorch's
     TypeError for anything else."""
     if type(values) is tuple and all(type(i) is int for i in values):
         return values  # the common case, already as wanted
-    if _is_int(values):
+    if is_int(values):
         if not allow_int:
             raise TypeError(f"{op_name}(): argument '{param}' must be tuple of ints, not int")
         return (int(values),)
@@ -63,7 +45,7 @@ def int_tuple(values, op_name: str, param: str, *, allow_int: bool = True) -> tu
         raise TypeError(f"{op_name}(): argument '{param}' must be tuple of ints, "
                         f"not {type(values).__name__}") from None
     for position, item in enumerate(items):
-        if not _is_int(item):
+        if not is_int(item):
             raise TypeError(f"{op_name}(): argument '{param}' must be tuple of ints, but found element of "
                             f"type {type(item).__name__} at pos {position}")
     return tuple(int(i) for i in items)
@@ -71,7 +53,7 @@ def int_tuple(values, op_name: str, param: str, *, allow_int: bool = True) -> tu
 
 def varargs_ints(args: tuple, op_name: str, param: str) -> tuple[int, ...]:
     """Method varargs: ``x.view(2, 3)``, ``x.view((2, 3))`` and ``x.view([2, 3])`` all mean (2, 3)."""
-    if len(args) == 1 and not _is_int(args[0]):
+    if len(args) == 1 and not is_int(args[0]):
         return int_tuple(args[0], op_name, param)
     return int_tuple(args, op_name, param)
 
@@ -88,11 +70,6 @@ def _wrap_dim_of_tensor(dim, ndim: int) -> int:
     return wrap_dim(dim, ndim)
 
 
-def _along(dim: int, index) -> tuple:
-    """A NumPy index applying ``index`` to dimension ``dim`` only (basic indexing: a view)."""
-    return (slice(None),) * dim + (index, Ellipsis)
-
-
 # -- gradient helpers: formulas run on Tensors, through public methods (see _registry.op) --
 # The engine sums gradients back to broadcast inputs' shapes and casts them to the
 # inputs' dtypes, so broadcasting views need no rule of their own (``_same_grad``).
@@ -105,10 +82,6 @@ def _same_grad(grad):
 def _as_tuple(grad) -> tuple:
     """Output gradients of a multi-output op (a single Tensor when it had one output)."""
     return grad if isinstance(grad, tuple) else (grad,)
-
-
-def _is_tensor(value) -> bool:
-    return value is not None and not isinstance(value, numbers.Number)
 
 
 def positions_of(grad, shape):

@@ -19,13 +19,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import array_type_name, not_implemented, public, resolve_dtype, scalar_type_name, wrap_dim
+from ._common import HALF_TYPES, array_type_name, not_implemented, public, resolve_dtype, scalar_type_name, wrap_dim
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
-
-_HALF_TYPES = (dt.float16._np, dt.bfloat16._np)
 
 
 def _dim_type_check(dim, kernel: str, position: int) -> None:
@@ -49,7 +47,7 @@ def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, in
     if target._category != dt._FLOAT:
         raise not_implemented(_kernel_name(kernel, axis, input.ndim), target)
     # No copy when the dtype is kept: the subtraction below makes the new array.
-    x = input.astype(np.float32 if target._np in _HALF_TYPES else target._np, copy=False)
+    x = input.astype(np.float32 if target._np in HALF_TYPES else target._np, copy=False)
     if x.ndim == 0:
         return np.asarray(x - x), 0, target  # an array (not a NumPy scalar), for in-place math
     if x.size == 0:
@@ -135,7 +133,7 @@ def _backward_operands(grad_output: np.ndarray, output: np.ndarray, dim, input_d
         raise RuntimeError("expected scalar type Float but found Half")
     if output.dtype != grad_output.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(grad_dtype)} but found {array_type_name(output)}")
-    if grad_output.dtype in _HALF_TYPES:  # computed in float32 and rounded once, as PyTorch's kernels do
+    if grad_output.dtype in HALF_TYPES:  # computed in float32 and rounded once, as PyTorch's kernels do
         return grad_output.astype(np.float32), output.astype(np.float32), axis
     return grad_output, output, axis
 

@@ -16,34 +16,27 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from ._common import (
+    PLAIN_FLOATS,
+    cpp_type_name,
+    dtype_of,
+    floating,
+    is_tensor,
+    operand_dtype,
+    public,
+    quiet,
+    scalar_type_name,
+)
 from ._common import conjugate as _conj
-from ._common import cpp_type_name, floating, operand_dtype, public, quiet, scalar_type_name
 from ._pointwise import (
-    _BF16,
-    _BOOL,
-    _C64,
-    _COLUMN,
-    _F16,
-    _F64,
-    _I32,
-    _I64,
-    _M23,
     _ND,
-    _PLAIN_FLOATS,
-    _POSITIVE,
-    _POSITIVE_I,
-    _ROW,
-    _SCALAR,
-    _U8,
     _as,
     _both_scalars,
     _check_representable,
-    _dtype_of,
     _in,
     _integer_operands,
     _invalid_arguments,
     _is_integral,
-    _is_tensor,
     _neg_grad,
     _opmath,
     _raise_broadcast_error,
@@ -52,6 +45,7 @@ from ._pointwise import (
     _zeros_like,
 )
 from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, op
+from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, POSITIVE, POSITIVE_I, ROW, SCALAR_F64, U8
 from .unary_math import neg
 
 
@@ -134,10 +128,10 @@ def _add_grad(grad, alpha):
 
 @op(grad=_add_grad, method=True, inplace=True, out=True, ufunc=np.add,
     dunders=(Dunder("__add__"), Dunder("__radd__"), Dunder("__iadd__", inplace=True)),
-    samples=(Sample((_M23, _M23)), Sample((_M23, 2.5), {"alpha": 2}), Sample((_I64, _ROW)),
-             Sample((_I64, _I32), {"alpha": -3}), Sample((_BOOL, _BOOL)), Sample((_U8, 300)),
-             Sample((_F16, _SCALAR)), Sample((_BF16, _F16), {"alpha": 0.5}), Sample((_C64, 1j)),
-             Sample((_SCALAR, 3))))
+    samples=(Sample((M23, M23)), Sample((M23, 2.5), {"alpha": 2}), Sample((I23, ROW)),
+             Sample((I23, I32), {"alpha": -3}), Sample((BOOL, BOOL)), Sample((U8, 300)),
+             Sample((F16, SCALAR_F64)), Sample((BF16, F16), {"alpha": 0.5}), Sample((C64, 1j)),
+             Sample((SCALAR_F64, 3))))
 def add(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """Adds ``other``, scaled by ``alpha``, to ``input``.
 
@@ -158,8 +152,8 @@ def _sub_grad(grad, alpha):
 
 @op(grad=_sub_grad, method=True, inplace=True, out=True, ufunc=np.subtract,
     dunders=(Dunder("__sub__"), Dunder("__rsub__", OWN, reflected=True), Dunder("__isub__", inplace=True)),
-    samples=(Sample((_M23, _M23)), Sample((_M23, 1), {"alpha": 3}), Sample((_I64, _ROW)),
-             Sample((_U8, _U8)), Sample((_F16, 0.25), {"alpha": 2}), Sample((_SCALAR, _M23)), Sample((_C64, _ROW))))
+    samples=(Sample((M23, M23)), Sample((M23, 1), {"alpha": 3}), Sample((I23, ROW)),
+             Sample((U8, U8)), Sample((F16, 0.25), {"alpha": 2}), Sample((SCALAR_F64, M23)), Sample((C64, ROW))))
 def sub(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """Subtracts ``other``, scaled by ``alpha``, from ``input``.
 
@@ -178,7 +172,7 @@ def _rsub_grad(grad, alpha):
 
 
 @op(grad=_rsub_grad,
-    samples=(Sample((_M23, _M23)), Sample((_M23, 2)), Sample((_I64, 5), {"alpha": 2}), Sample((_SCALAR, _ROW))))
+    samples=(Sample((M23, M23)), Sample((M23, 2)), Sample((I23, 5), {"alpha": 2}), Sample((SCALAR_F64, ROW))))
 def rsub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``other - alpha * input``: subtraction with the operands reversed.
 
@@ -199,9 +193,9 @@ def _mul_grad(grad, input, other, needs_input_grad):
 @op(grad=_mul_grad, save_only_for={"input": "other", "other": "input"},
     method=True, inplace=True, out=True, ufunc=np.multiply,
     dunders=(Dunder("__mul__"), Dunder("__rmul__"), Dunder("__imul__", inplace=True)),
-    samples=(Sample((_M23, _M23)), Sample((_M23, -2)), Sample((_I64, _ROW)), Sample((_BOOL, _BOOL)),
-             Sample((_BOOL, 3)), Sample((_U8, 40)), Sample((_F16, _BF16)), Sample((_C64, 2.5)),
-             Sample((_SCALAR, _I32))))
+    samples=(Sample((M23, M23)), Sample((M23, -2)), Sample((I23, ROW)), Sample((BOOL, BOOL)),
+             Sample((BOOL, 3)), Sample((U8, 40)), Sample((F16, BF16)), Sample((C64, 2.5)),
+             Sample((SCALAR_F64, I32))))
 def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """Multiplies ``input`` by ``other`` elementwise.
 
@@ -224,7 +218,7 @@ def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 
 
 def _true_divide(input, other) -> np.ndarray:
-    if type(input) is _ND and type(other) is _ND and input.dtype == other.dtype and input.dtype in _PLAIN_FLOATS:
+    if type(input) is _ND and type(other) is _ND and input.dtype == other.dtype and input.dtype in PLAIN_FLOATS:
         # Two float32 (or float64) arrays: the result dtype needs no working out.
         with quiet():
             try:
@@ -288,13 +282,13 @@ def _div_grad(grad, input, other, needs_input_grad, rounding_mode=None):
 @op(grad=_div_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
     dunders=(Dunder("__truediv__"), Dunder("__rtruediv__", OWN, reflected=True),
              Dunder("__itruediv__", inplace=True)),
-    samples=(Sample((_M23, _DIVISORS)), Sample((_I64, _POSITIVE_I)), Sample((_I64, 2)), Sample((_M23, 0.5)),
-             Sample((_BOOL, _POSITIVE_I)), Sample((_F16, _DIVISORS)), Sample((_C64, _C64)),
-             Sample((_M23, _DIVISORS), {"rounding_mode": "trunc"}),
-             Sample((_M23, _DIVISORS), {"rounding_mode": "floor"}),
-             Sample((_I64, _POSITIVE_I), {"rounding_mode": "trunc"}),
-             Sample((_I64, TensorSpec((3,), "int64", -3, -1)), {"rounding_mode": "floor"}),
-             Sample((_BF16, 0.3), {"rounding_mode": "floor"}), Sample((3, _DIVISORS))))
+    samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, 2)), Sample((M23, 0.5)),
+             Sample((BOOL, POSITIVE_I)), Sample((F16, _DIVISORS)), Sample((C64, C64)),
+             Sample((M23, _DIVISORS), {"rounding_mode": "trunc"}),
+             Sample((M23, _DIVISORS), {"rounding_mode": "floor"}),
+             Sample((I23, POSITIVE_I), {"rounding_mode": "trunc"}),
+             Sample((I23, TensorSpec((3,), "int64", -3, -1)), {"rounding_mode": "floor"}),
+             Sample((BF16, 0.3), {"rounding_mode": "floor"}), Sample((3, _DIVISORS))))
 def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | None = None) -> Tensor:
     """Divides ``input`` by ``other``. ``rounding_mode=None`` is true division (integers give
     the default float dtype); ``'trunc'`` rounds toward zero and ``'floor'`` down, keeping
@@ -326,7 +320,7 @@ def _true_divide_grad(grad, input, other, needs_input_grad):
 
 
 @op(grad=_true_divide_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, _DIVISORS)), Sample((_I64, _POSITIVE_I)), Sample((_I64, 4)), Sample((_SCALAR, _F16))))
+    samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, 4)), Sample((SCALAR_F64, F16))))
 def true_divide(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """Alias for ``div`` with ``rounding_mode=None``.
 
@@ -340,8 +334,8 @@ def true_divide(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 @op(differentiable=False, method=True, inplace=True, out=True,
     dunders=(Dunder("__floordiv__", OWN), Dunder("__rfloordiv__", OWN, reflected=True),
              Dunder("__ifloordiv__", inplace=True)),
-    samples=(Sample((_M23, _DIVISORS)), Sample((_I64, _POSITIVE_I)), Sample((_I64, -3)), Sample((_U8, 4)),
-             Sample((_F16, 0.75)), Sample((_SCALAR, _M23)), Sample((7, _POSITIVE_I))))
+    samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, -3)), Sample((U8, 4)),
+             Sample((F16, 0.75)), Sample((SCALAR_F64, M23)), Sample((7, POSITIVE_I))))
 def floor_divide(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """Divides and rounds down (``//``), keeping the promoted dtype.
 
@@ -360,9 +354,9 @@ def _remainder_grad(grad, input, other, needs_input_grad):
 @op(grad=_remainder_grad, save_only_for={"input": "other", "other": "other"},
     method=True, inplace=True, out=True,
     dunders=(Dunder("__mod__"), Dunder("__rmod__", OWN, reflected=True), Dunder("__imod__", inplace=True)),
-    samples=(Sample((_M23, _DIVISORS)), Sample((_I64, TensorSpec((3,), "int64", -4, -1))), Sample((_I64, 3)),
-             Sample((_M23, -1.5)), Sample((_F16, 0.7)), Sample((_SCALAR, _DIVISORS)), Sample((5, _POSITIVE_I)),
-             Sample((_U8, 7))))
+    samples=(Sample((M23, _DIVISORS)), Sample((I23, TensorSpec((3,), "int64", -4, -1))), Sample((I23, 3)),
+             Sample((M23, -1.5)), Sample((F16, 0.7)), Sample((SCALAR_F64, _DIVISORS)), Sample((5, POSITIVE_I)),
+             Sample((U8, 7))))
 def remainder(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The remainder of ``input / other`` with the sign of ``other`` (Python's ``%``).
 
@@ -381,8 +375,8 @@ def _fmod_grad(grad, input, other, needs_input_grad):
 
 
 @op(grad=_fmod_grad, save_only_for={"input": "other", "other": "other"}, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, _DIVISORS)), Sample((_I64, TensorSpec((3,), "int64", -4, -1))), Sample((_I64, 3)),
-             Sample((_M23, -1.5)), Sample((_BF16, 0.7)), Sample((_SCALAR, _DIVISORS))))
+    samples=(Sample((M23, _DIVISORS)), Sample((I23, TensorSpec((3,), "int64", -4, -1))), Sample((I23, 3)),
+             Sample((M23, -1.5)), Sample((BF16, 0.7)), Sample((SCALAR_F64, _DIVISORS))))
 def fmod(input: Tensor, other: Tensor | Number) -> Tensor:
     """The remainder of ``input / other`` with the sign of ``input`` (C's ``fmod``).
 
@@ -407,13 +401,13 @@ def _integer_power(base, exponent, d: dt.dtype) -> np.ndarray:
 
 def _pow_grad(grad, result, input, exponent):
     input_grad = exponent_grad = None
-    if _is_tensor(input):
+    if is_tensor(input):
         local = exponent * input ** (exponent - 1)
         # d/dx x**0 is 0 everywhere, even where x**-1 is not finite.
-        local = local.where(exponent != 0, 0) if _is_tensor(exponent) else local * (exponent != 0)
+        local = local.where(exponent != 0, 0) if is_tensor(exponent) else local * (exponent != 0)
         input_grad = grad * _conj(local)
-    if _is_tensor(exponent):
-        if _is_tensor(input):
+    if is_tensor(exponent):
+        if is_tensor(input):
             # 0 ** e has zero gradient in e where e >= 0 (log(0) would give NaN).
             negative = (exponent.real if exponent.dtype.is_complex else exponent) < 0
             local = (result * input.log()).where((input != 0) | negative, 0)
@@ -425,10 +419,10 @@ def _pow_grad(grad, result, input, exponent):
 
 @op(grad=_pow_grad, method=True, inplace=True, out=True,
     dunders=(Dunder("__pow__", OWN), Dunder("__rpow__", OWN, reflected=True), Dunder("__ipow__", OWN, inplace=True)),
-    samples=(Sample((_POSITIVE, _M23)), Sample((_M23, 2)), Sample((_M23, 0.5)), Sample((_I64, 3)),
-             Sample((_I64, TensorSpec((2, 3), "int64", -2, 3))), Sample((2, _I32)), Sample((2.5, _I64)),
-             Sample((_I64, -1.0)), Sample((_BOOL, 2)), Sample((_F16, 2)), Sample((_BF16, _BF16)),
-             Sample((_C64, 2)), Sample((_SCALAR, _POSITIVE)), Sample((_U8, 3))))
+    samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((M23, 0.5)), Sample((I23, 3)),
+             Sample((I23, TensorSpec((2, 3), "int64", -2, 3))), Sample((2, I32)), Sample((2.5, I23)),
+             Sample((I23, -1.0)), Sample((BOOL, 2)), Sample((F16, 2)), Sample((BF16, BF16)),
+             Sample((C64, 2)), Sample((SCALAR_F64, POSITIVE)), Sample((U8, 3))))
 def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:  # noqa: A001 - PyTorch's name
     """``input ** exponent`` elementwise; either may be a number. Integer tensors raised to
     a negative integer number are an error.
@@ -495,8 +489,8 @@ def _atan2_grad(grad, input, other):
 
 
 @op(grad=_atan2_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, _M23)), Sample((_M23, _ROW)), Sample((_I64, _I32)), Sample((_F16, _F16)),
-             Sample((_SCALAR, _BF16))))
+    samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)), Sample((F16, F16)),
+             Sample((SCALAR_F64, BF16))))
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The arctangent of ``input / other`` in the right quadrant (integers give the default float dtype).
 
@@ -514,8 +508,8 @@ def _hypot_grad(grad, result, input, other, needs_input_grad):
 
 
 @op(grad=_hypot_grad, save_only_for={"input": "input", "other": "other"}, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, _M23)), Sample((_M23, _ROW)), Sample((_F16, _F16)), Sample((_F64, _I64)),
-             Sample((_SCALAR, _BF16))))
+    samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
+             Sample((SCALAR_F64, BF16))))
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)`` elementwise, without intermediate overflow (floating dtypes only).
 
@@ -540,8 +534,8 @@ def _logaddexp_grad(grad, input, other):
 
 
 @op(grad=_logaddexp_grad, method=True, out=True,
-    samples=(Sample((_M23, _M23)), Sample((_M23, _ROW)), Sample((_F16, _F16)), Sample((_F64, _I64)),
-             Sample((_SCALAR, _BF16)), Sample((_C64, _C64))))
+    samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
+             Sample((SCALAR_F64, BF16)), Sample((C64, C64))))
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))`` elementwise, without overflow (floating dtypes only).
 
@@ -561,9 +555,9 @@ def _lerp_grad(grad, input, end, weight, needs_input_grad):
 
 
 @op(grad=_lerp_grad, save_only_for={"input": "weight", "end": "weight"}, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, _M23, 0.3)), Sample((_M23, _M23, 0.8)), Sample((_M23, _ROW, _COLUMN)),
-             Sample((_F16, _F16, 0.25)), Sample((_M23, _M23, TensorSpec((), "float64", 0, 1))),
-             Sample((_C64, _C64, 0.5)), Sample((_SCALAR, _SCALAR, _SCALAR))))
+    samples=(Sample((M23, M23, 0.3)), Sample((M23, M23, 0.8)), Sample((M23, ROW, COLUMN)),
+             Sample((F16, F16, 0.25)), Sample((M23, M23, TensorSpec((), "float64", 0, 1))),
+             Sample((C64, C64, 0.5)), Sample((SCALAR_F64, SCALAR_F64, SCALAR_F64))))
 def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     """Linear interpolation ``input + weight * (end - input)``; ``input`` and ``end`` (and a
     tensor ``weight``) must share one floating dtype.
@@ -572,17 +566,17 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     >>> tm.lerp(tm.tensor([0.0, 10.0]), tm.tensor([10.0, 20.0]), 0.5).tolist()
     [5.0, 15.0]
     """
-    d = _dtype_of(input)
+    d = dtype_of(input)
     # A 0-dim tensor weight binds to PyTorch's Scalar overload.
     if type(weight) is _ND and weight.ndim == 0:
         weight = weight.item()
     if end.dtype != input.dtype:
         raise RuntimeError(f"expected dtype {cpp_type_name(d)} for `end` but got dtype "
-                           f"{cpp_type_name(_dtype_of(end))}")
+                           f"{cpp_type_name(dtype_of(end))}")
     tensor_weight = type(weight) is _ND
     if tensor_weight and weight.dtype != input.dtype:
         raise RuntimeError(f"expected dtype {cpp_type_name(d)} for `weight` but got dtype "
-                           f"{cpp_type_name(_dtype_of(weight))}")
+                           f"{cpp_type_name(dtype_of(weight))}")
     if _is_integral(d):
         raise _unsupported("lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar", d, input, end, weight)
     compute = _opmath(d)
@@ -617,9 +611,9 @@ def _scaled_product(input, tensor1, tensor2, value, divide: bool) -> np.ndarray:
             raise
 
 
-_ADDC_SAMPLES = (Sample((_M23, _M23, _M23)), Sample((_M23, _ROW, _COLUMN), {"value": 0.5}),
-                 Sample((_F16, _F16, TensorSpec((3,), "float16", 0.5, 3.0)), {"value": 2}),
-                 Sample((_SCALAR, _M23, _DIVISORS)), Sample((_BF16, _BF16, _BF16), {"value": -1}))
+_ADDC_SAMPLES = (Sample((M23, M23, M23)), Sample((M23, ROW, COLUMN), {"value": 0.5}),
+                 Sample((F16, F16, TensorSpec((3,), "float16", 0.5, 3.0)), {"value": 2}),
+                 Sample((SCALAR_F64, M23, _DIVISORS)), Sample((BF16, BF16, BF16), {"value": -1}))
 
 
 def _addcmul_grad(grad, tensor1, tensor2, value, needs_input_grad):
@@ -630,7 +624,7 @@ def _addcmul_grad(grad, tensor1, tensor2, value, needs_input_grad):
 
 @op(grad=_addcmul_grad, save_only_for={"tensor1": "tensor2", "tensor2": "tensor1"},
     method=True, inplace=True, out=True,
-    samples=(*_ADDC_SAMPLES, Sample((_I64, _I64, _I32), {"value": 2}), Sample((_I64, _I64, _M23))))
+    samples=(*_ADDC_SAMPLES, Sample((I23, I23, I32), {"value": 2}), Sample((I23, I23, M23))))
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """``input + value * tensor1 * tensor2`` elementwise.
 
@@ -651,7 +645,7 @@ def _addcdiv_grad(grad, tensor1, tensor2, value, needs_input_grad):
 
 
 @op(grad=_addcdiv_grad, save_only_for={"tensor1": "tensor2"}, method=True, inplace=True, out=True,
-    samples=(*_ADDC_SAMPLES, Sample((_I64, _C64, _POSITIVE_I))))
+    samples=(*_ADDC_SAMPLES, Sample((I23, C64, POSITIVE_I))))
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """``input + value * tensor1 / tensor2`` elementwise (``tensor1`` and ``tensor2`` may not
     both be integer tensors).
@@ -679,7 +673,7 @@ def _xlogy_grad(grad, input, other, needs_input_grad):
     input_grad = other_grad = None
     if needs_input_grad[0]:
         input_grad = public("xlogy")(grad, other)
-        if _is_tensor(other):
+        if is_tensor(other):
             input_grad = input_grad.where(~((input == 0) & (other <= 0)), 0)
         elif other <= 0:
             input_grad = input_grad.where(input != 0, 0)
@@ -689,9 +683,9 @@ def _xlogy_grad(grad, input, other, needs_input_grad):
 
 
 @op(grad=_xlogy_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, _POSITIVE)), Sample((_M23, TensorSpec((3,), "float64", 0.5, 3))),
-             Sample((_I64, _POSITIVE_I)), Sample((_F16, TensorSpec((3,), "float16", 0.5, 2))), Sample((_M23, 2.5)),
-             Sample((3, _POSITIVE)), Sample((_SCALAR, TensorSpec((), "float64", 0.5, 2))),
+    samples=(Sample((M23, POSITIVE)), Sample((M23, TensorSpec((3,), "float64", 0.5, 3))),
+             Sample((I23, POSITIVE_I)), Sample((F16, TensorSpec((3,), "float16", 0.5, 2))), Sample((M23, 2.5)),
+             Sample((3, POSITIVE)), Sample((SCALAR_F64, TensorSpec((), "float64", 0.5, 2))),
              Sample((TensorSpec((3,), "int64", 0, 0), TensorSpec((3,), "float32", -1, 1)))))
 def xlogy(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """``input * log(other)`` elementwise, 0 where ``input`` is 0 (unless ``other`` is NaN).
@@ -710,8 +704,8 @@ def _logaddexp2_grad(grad, input, other):
 
 
 @op(grad=_logaddexp2_grad, method=True, out=True,
-    samples=(Sample((_M23, _M23)), Sample((_M23, _ROW)), Sample((_F16, _F16)), Sample((_F64, _I64)),
-             Sample((_SCALAR, _BF16))))
+    samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
+             Sample((SCALAR_F64, BF16))))
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """``log2(2**input + 2**other)`` elementwise, without overflow (real floating dtypes only).
 
@@ -729,8 +723,8 @@ def _copysign_grad(grad, input, other_shape, result):
 
 
 @op(grad=_copysign_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, _M23)), Sample((_M23, _ROW)), Sample((_I64, _I32)), Sample((_F16, _F16)),
-             Sample((_M23, -2.0)), Sample((_SCALAR, _BF16)), Sample((_F64, _BOOL))))
+    samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)), Sample((F16, F16)),
+             Sample((M23, -2.0)), Sample((SCALAR_F64, BF16)), Sample((F64, BOOL))))
 def copysign(input: Tensor, other: Tensor | Number) -> Tensor:
     """The magnitude of ``input`` with the sign of ``other`` (-0.0 and NaN's sign bit count);
     integers give the default float dtype.
@@ -746,20 +740,20 @@ def _exact_result_dtype(result: np.ndarray, target: np.ndarray, inplace: bool) -
     """float_power writes only into its result's own dtype (float64 or complex128)."""
     if target.dtype != result.dtype:
         which = "base given to float_power_" if inplace else "output given to float_power"
-        raise RuntimeError(f"the {which} has dtype {scalar_type_name(_dtype_of(target))} but the operation's "
-                           f"result requires dtype {scalar_type_name(_dtype_of(result))}")
+        raise RuntimeError(f"the {which} has dtype {scalar_type_name(dtype_of(target))} but the operation's "
+                           f"result requires dtype {scalar_type_name(dtype_of(result))}")
 
 
 def _float_power_grad(grad, result, input, exponent):
     wide = result.dtype  # float64 or complex128: both operands take part at that precision
-    return _pow_grad(grad, result, input.to(wide) if _is_tensor(input) else input,
-                     exponent.to(wide) if _is_tensor(exponent) else exponent)
+    return _pow_grad(grad, result, input.to(wide) if is_tensor(input) else input,
+                     exponent.to(wide) if is_tensor(exponent) else exponent)
 
 
 @op(grad=_float_power_grad, method=True, inplace=True, out=True, written_check=_exact_result_dtype,
-    samples=(Sample((_POSITIVE, _M23)), Sample((_M23, 2)), Sample((_POSITIVE, 0.5)), Sample((_I64, 3)),
-             Sample((2, _I32)), Sample((2.5, _M23)), Sample((_F16, _BF16)), Sample((_C64, 2)),
-             Sample((_SCALAR, _POSITIVE)), Sample((_POSITIVE_I, TensorSpec((3,), "int64", -2, 2)))))
+    samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((POSITIVE, 0.5)), Sample((I23, 3)),
+             Sample((2, I32)), Sample((2.5, M23)), Sample((F16, BF16)), Sample((C64, 2)),
+             Sample((SCALAR_F64, POSITIVE)), Sample((POSITIVE_I, TensorSpec((3,), "int64", -2, 2)))))
 def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     """``input ** exponent`` computed in double precision: the result is float64, or
     complex128 if either operand is complex.
@@ -783,7 +777,7 @@ def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
 
 
 @op(grad=_neg_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_C64,)), Sample((_F16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
 def negative(input: Tensor) -> Tensor:
     """Alias for ``neg``.
 
@@ -800,7 +794,7 @@ def _heaviside_grad(grad):
 
 # Integer and bool samples only: PyTorch records heaviside but has no derivative for it.
 @op(grad=_heaviside_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_I64, TensorSpec((3,), "int64", 2, 5))), Sample((_BOOL, _BOOL)),
+    samples=(Sample((I23, TensorSpec((3,), "int64", 2, 5))), Sample((BOOL, BOOL)),
              Sample((TensorSpec((2, 3), "int32", -1, 1), TensorSpec((), "int32", 7, 7)))))
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """The Heaviside step function: 0 where ``input < 0``, ``values`` where ``input == 0``
@@ -832,7 +826,7 @@ def _integer_math(ufunc, name: str, input, other) -> np.ndarray:
         raise
 
 
-_GCD_SAMPLES = (Sample((_I64, TensorSpec((2, 3), "int64", -30, 30))), Sample((_U8, _I32)),
+_GCD_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -30, 30))), Sample((U8, I32)),
                 Sample((TensorSpec((3,), "int16", -12, 12), TensorSpec((), "int64", 6, 6))),
                 Sample((TensorSpec((2, 1), "int8", 0, 9), TensorSpec((3,), "int8", -9, 9))))
 

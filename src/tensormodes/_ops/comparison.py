@@ -16,36 +16,30 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import not_implemented, operand_dtype, quiet, scalar_type_name
+from ._common import (
+    HALF_TYPES,
+    PLAIN_FLOATS,
+    dtype_of,
+    is_tensor,
+    not_implemented,
+    operand_dtype,
+    quiet,
+    scalar_type_name,
+)
 from ._pointwise import (
-    _BF16,
-    _BOOL,
-    _C64,
-    _COLUMN,
-    _F16,
-    _F64,
-    _HALF_TYPES,
-    _I32,
-    _I64,
-    _M23,
     _ND,
-    _PLAIN_FLOATS,
-    _ROW,
-    _SCALAR,
-    _U8,
     _as,
     _check_representable,
-    _dtype_of,
     _in,
     _integer_operands,
     _invalid_arguments,
     _is_integral,
-    _is_tensor,
     _opmath,
     _raise_broadcast_error,
     _unsupported,
 )
 from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, op
+from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, ROW, SCALAR_F64, U8
 
 
 def _no_special_values(input: np.ndarray, fill: bool) -> np.ndarray | None:
@@ -56,7 +50,7 @@ def _no_special_values(input: np.ndarray, fill: bool) -> np.ndarray | None:
 
 
 @op(differentiable=False, method=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_C64,)), Sample((_BF16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))))
 def isnan(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is NaN.
 
@@ -70,7 +64,7 @@ def isnan(input: Tensor) -> Tensor:
 
 
 @op(differentiable=False, method=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_C64,)), Sample((_F16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
 def isinf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is positive or negative infinity.
 
@@ -84,7 +78,7 @@ def isinf(input: Tensor) -> Tensor:
 
 
 @op(differentiable=False, method=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_C64,)), Sample((_BOOL,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BOOL,))))
 def isfinite(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is neither infinite nor NaN.
 
@@ -105,7 +99,7 @@ def _truth(x):
 
 
 @op(differentiable=False, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_BOOL,)), Sample((_SCALAR,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))))
 def logical_not(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is zero.
 
@@ -117,7 +111,7 @@ def logical_not(input: Tensor) -> Tensor:
 
 
 @op(differentiable=False, method=True, inplace=True, out=True, dunders=(Dunder("__invert__", OWN),),
-    samples=(Sample((_I64,)), Sample((_BOOL,)), Sample((_U8,)), Sample((TensorSpec((), "int32"),))))
+    samples=(Sample((I23,)), Sample((BOOL,)), Sample((U8,)), Sample((TensorSpec((), "int32"),))))
 def bitwise_not(input: Tensor) -> Tensor:
     """The bitwise NOT of an integer or bool tensor (logical NOT for bool).
 
@@ -125,7 +119,7 @@ def bitwise_not(input: Tensor) -> Tensor:
     >>> (~tm.tensor([0, 5])).tolist(), (~tm.tensor([True, False])).tolist()
     ([-1, -6], [False, True])
     """
-    d = _dtype_of(input)
+    d = dtype_of(input)
     if not _is_integral(d):
         raise not_implemented("bitwise_not_cpu", d)
     return np.invert(input)
@@ -171,10 +165,10 @@ def _clamp(name: str, input: np.ndarray, low, high) -> np.ndarray:
 
 
 _CLAMP_SAMPLES = (
-    Sample((_M23, -0.5, 0.5)), Sample((_M23,), {"min": 0.0}), Sample((_M23,), {"max": 0.5}),
-    Sample((_I64, 0.5)), Sample((_I64, -2, 2)), Sample((_M23, _ROW, _COLUMN)),
-    Sample((_M23,), {"max": _ROW}), Sample((_SCALAR, 0.0, 1.0)), Sample((_F16, -1.0, 1.0)),
-    Sample((_BOOL, _BOOL)), Sample((_BOOL, 0, 1)),
+    Sample((M23, -0.5, 0.5)), Sample((M23,), {"min": 0.0}), Sample((M23,), {"max": 0.5}),
+    Sample((I23, 0.5)), Sample((I23, -2, 2)), Sample((M23, ROW, COLUMN)),
+    Sample((M23,), {"max": ROW}), Sample((SCALAR_F64, 0.0, 1.0)), Sample((F16, -1.0, 1.0)),
+    Sample((BOOL, BOOL)), Sample((BOOL, 0, 1)),
 )
 
 
@@ -190,7 +184,7 @@ def _clamp_grad(grad, input, min, max):  # noqa: A002 - the op's parameter names
     else:
         inside = at_least_min & at_most_max
     input_grad = grad.where(inside, 0)
-    if not _is_tensor(min) and not _is_tensor(max):
+    if not is_tensor(min) and not is_tensor(max):
         return input_grad, None, None
     min_grad = max_grad = None
     if min is not None:
@@ -234,7 +228,7 @@ def _clamp_min_grad(grad, input, min):  # noqa: A002 - the op's parameter name
 
 
 @op(grad=_clamp_min_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, 0.0)), Sample((_I64, 0.5)), Sample((_M23, _ROW)), Sample((_SCALAR, 0))))
+    samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))))
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``max(input, min)`` elementwise.
 
@@ -251,7 +245,7 @@ def _clamp_max_grad(grad, input, max):  # noqa: A002 - the op's parameter name
 
 
 @op(grad=_clamp_max_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, 0.0)), Sample((_I64, 0.5)), Sample((_M23, _ROW)), Sample((_SCALAR, 0))))
+    samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))))
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``min(input, max)`` elementwise.
 
@@ -275,8 +269,8 @@ def _extremum(ufunc, name: str, input, other) -> np.ndarray:
             raise
 
 
-_EXTREMUM_SAMPLES = (Sample((_M23, _M23)), Sample((_M23, _ROW)), Sample((_I64, _I32)), Sample((_BOOL, _BOOL)),
-                     Sample((_F16, _BF16)), Sample((_SCALAR, _I64)), Sample((_U8, _I64)))
+_EXTREMUM_SAMPLES = (Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)), Sample((BOOL, BOOL)),
+                     Sample((F16, BF16)), Sample((SCALAR_F64, I23)), Sample((U8, I23)))
 
 
 def _maximum_grad(grad, input, other):
@@ -315,11 +309,11 @@ _INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
 def _where(condition: np.ndarray, input, other) -> np.ndarray:
-    if (type(input) is _ND and input.dtype in _PLAIN_FLOATS and (type(other) is float or type(other) is int)
+    if (type(input) is _ND and input.dtype in PLAIN_FLOATS and (type(other) is float or type(other) is int)
             and condition.dtype.kind == "b"):
         # The common ``grad.where(mask, 0)`` of gradient formulas: the number takes the
         # array's dtype, and casting it cannot overflow once it is representable.
-        _check_representable(other, _dtype_of(input))
+        _check_representable(other, dtype_of(input))
         try:
             return np.where(condition, input, np.asarray(other, dtype=input.dtype))
         except ValueError:
@@ -328,12 +322,12 @@ def _where(condition: np.ndarray, input, other) -> np.ndarray:
     if condition.dtype.kind != "b":
         if condition.dtype != np.uint8:
             raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with dtype "
-                               f"{scalar_type_name(_dtype_of(condition))}")
+                               f"{scalar_type_name(dtype_of(condition))}")
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed "
                       "in a future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=4)
         condition = condition.astype(np.bool_)
     d = operand_dtype(input, other)
-    if d not in _HALF_TYPES:  # PyTorch converts where's numbers to half types unchecked
+    if d._np not in HALF_TYPES:  # PyTorch converts where's numbers to half types unchecked
         _check_representable(input, d)
         _check_representable(other, d)
     with quiet():
@@ -351,9 +345,9 @@ def _where_grad(grad, condition):
 
 
 @op(grad=_where_grad, out=True,
-    samples=(Sample((_BOOL, _M23, _M23)), Sample((_BOOL, _ROW, 0.0)), Sample((_BOOL, 1, 2.5)), Sample((_BOOL, 1, 2)),
-             Sample((_BOOL, _I64, _F16)), Sample((TensorSpec((), "bool"), _I32, _SCALAR)),
-             Sample((_BOOL,), {"input": _COLUMN, "other": _ROW}), Sample((_BOOL,)),
+    samples=(Sample((BOOL, M23, M23)), Sample((BOOL, ROW, 0.0)), Sample((BOOL, 1, 2.5)), Sample((BOOL, 1, 2)),
+             Sample((BOOL, I23, F16)), Sample((TensorSpec((), "bool"), I32, SCALAR_F64)),
+             Sample((BOOL,), {"input": COLUMN, "other": ROW}), Sample((BOOL,)),
              Sample((TensorSpec((), "bool"),))))
 def where(condition: Tensor, input: Tensor | Number | None = None, other: Tensor | Number | None = None) -> Tensor:
     """Elements of ``input`` where ``condition`` holds, else of ``other`` (numbers allowed;
@@ -380,7 +374,7 @@ def _where_method_grad(grad, condition):
 
 
 @op(grad=_where_method_grad, function=False, method="where", name="where_method",
-    samples=(Sample((_M23, _BOOL, _M23)), Sample((_I64, _BOOL, 2.5)), Sample((_ROW, _BOOL, _COLUMN))))
+    samples=(Sample((M23, BOOL, M23)), Sample((I23, BOOL, 2.5)), Sample((ROW, BOOL, COLUMN))))
 def where_method(input: Tensor, condition: Tensor, other: Tensor | Number) -> Tensor:
     """``tensormodes.where(condition, self, other)`` (the method form puts ``self`` in the middle).
 
@@ -409,14 +403,14 @@ def _compare(ufunc, name: str, input, other, ordered: bool) -> np.ndarray:
 
 
 def _comparison_samples(ordered: bool) -> tuple[Sample, ...]:
-    samples = (Sample((_M23, _M23)), Sample((_M23, 0.0)), Sample((_I64, _ROW)), Sample((_I64, 2)),
-               Sample((_I64, 1.5)), Sample((_BOOL, _BOOL)), Sample((_F16, _BF16)), Sample((_SCALAR, _I32)),
-               Sample((_U8, -1)))
-    return samples if ordered else (*samples, Sample((_C64, _C64)))
+    samples = (Sample((M23, M23)), Sample((M23, 0.0)), Sample((I23, ROW)), Sample((I23, 2)),
+               Sample((I23, 1.5)), Sample((BOOL, BOOL)), Sample((F16, BF16)), Sample((SCALAR_F64, I32)),
+               Sample((U8, -1)))
+    return samples if ordered else (*samples, Sample((C64, C64)))
 
 
 @op(differentiable=False, method=True, inplace=True, out=True, ufunc=np.equal, dunders=(Dunder("__eq__", OWN),),
-    samples=(*_comparison_samples(False), Sample((_I64, TensorSpec((2, 3), "int64", -5, 5)))))
+    samples=(*_comparison_samples(False), Sample((I23, TensorSpec((2, 3), "int64", -5, 5)))))
 def eq(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input == other``.
 
@@ -498,8 +492,8 @@ def _logical(ufunc, input, other) -> np.ndarray:
             raise
 
 
-_LOGICAL_SAMPLES = (Sample((_BOOL, _BOOL)), Sample((_M23, _I64)), Sample((_I64, _ROW)), Sample((_SCALAR, _BOOL)),
-                    Sample((_C64, _BF16)), Sample((TensorSpec((2, 3), "int64", 0, 1), _BOOL)))
+_LOGICAL_SAMPLES = (Sample((BOOL, BOOL)), Sample((M23, I23)), Sample((I23, ROW)), Sample((SCALAR_F64, BOOL)),
+                    Sample((C64, BF16)), Sample((TensorSpec((2, 3), "int64", 0, 1), BOOL)))
 
 
 @op(differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
@@ -544,9 +538,9 @@ def _bitwise(ufunc, kernel_name: str, name: str, input, other) -> np.ndarray:
         raise
 
 
-_BITWISE_SAMPLES = (Sample((_I64, _I64)), Sample((_BOOL, _BOOL)), Sample((_U8, _I32)), Sample((_I64, 6)),
-                    Sample((_BOOL, 1)), Sample((5, _I32)), Sample((_BOOL, True)),
-                    Sample((TensorSpec((), "int64"), _U8)))
+_BITWISE_SAMPLES = (Sample((I23, I23)), Sample((BOOL, BOOL)), Sample((U8, I32)), Sample((I23, 6)),
+                    Sample((BOOL, 1)), Sample((5, I32)), Sample((BOOL, True)),
+                    Sample((TensorSpec((), "int64"), U8)))
 
 
 @op(differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
@@ -604,9 +598,9 @@ def _shift(left: bool, input, other) -> np.ndarray:
         raise
 
 
-_SHIFT_SAMPLES = (Sample((_I64, TensorSpec((2, 3), "int64", -2, 70))), Sample((_I64, 3)),
-                  Sample((_U8, TensorSpec((3,), "uint8", 0, 9))), Sample((TensorSpec((4,), "int8", -100, 100), 7)),
-                  Sample((1, _I32)), Sample((_I32, _I64)))
+_SHIFT_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -2, 70))), Sample((I23, 3)),
+                  Sample((U8, TensorSpec((3,), "uint8", 0, 9))), Sample((TensorSpec((4,), "int8", -100, 100), 7)),
+                  Sample((1, I32)), Sample((I32, I23)))
 
 
 @op(differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
@@ -641,9 +635,9 @@ def bitwise_right_shift(input: Tensor | Number, other: Tensor | Number) -> Tenso
 
 def _close(input: np.ndarray, other: np.ndarray, rtol: float, atol: float, equal_nan: bool) -> np.ndarray:
     """PyTorch's isclose: equal, or (when finite) ``|input - other| <= atol + |rtol * other|``."""
-    d = _dtype_of(input)
+    d = dtype_of(input)
     if input.dtype != other.dtype:
-        raise RuntimeError(f"{scalar_type_name(d)} did not match {scalar_type_name(_dtype_of(other))}")
+        raise RuntimeError(f"{scalar_type_name(d)} did not match {scalar_type_name(dtype_of(other))}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
     if atol < 0:
@@ -673,9 +667,9 @@ def _close(input: np.ndarray, other: np.ndarray, rtol: float, atol: float, equal
 
 
 @op(differentiable=False, method=True,
-    samples=(Sample((_M23, _M23)), Sample((_M23, _ROW), {"rtol": 2.0, "atol": 0.5}), Sample((_I64, _I64)),
-             Sample((_BOOL, _BOOL)), Sample((_F16, _F16), {"atol": 1.0}), Sample((_SCALAR, _SCALAR)),
-             Sample((_C64, _C64), {"equal_nan": True}), Sample((_I64, _I64), {"atol": 2, "rtol": 0})))
+    samples=(Sample((M23, M23)), Sample((M23, ROW), {"rtol": 2.0, "atol": 0.5}), Sample((I23, I23)),
+             Sample((BOOL, BOOL)), Sample((F16, F16), {"atol": 1.0}), Sample((SCALAR_F64, SCALAR_F64)),
+             Sample((C64, C64), {"equal_nan": True}), Sample((I23, I23), {"atol": 2, "rtol": 0})))
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     """A bool tensor: True where ``|input - other| <= atol + rtol * |other|`` (or both are
     equal, infinities included; NaNs only with ``equal_nan``). The dtypes must match.
@@ -691,8 +685,8 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
 
 
 @op(differentiable=False, method=True,
-    samples=(Sample((_M23, _M23)), Sample((_M23, _ROW), {"rtol": 10.0, "atol": 5.0}), Sample((_I64, _I64)),
-             Sample((_F64, _F64), {"equal_nan": True}), Sample((_SCALAR, _SCALAR))))
+    samples=(Sample((M23, M23)), Sample((M23, ROW), {"rtol": 10.0, "atol": 5.0}), Sample((I23, I23)),
+             Sample((F64, F64), {"equal_nan": True}), Sample((SCALAR_F64, SCALAR_F64))))
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """True if ``isclose(input, other, rtol, atol, equal_nan)`` holds everywhere.
 
@@ -704,8 +698,8 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 
 
 @op(differentiable=False, method=True,
-    samples=(Sample((_M23, _M23)), Sample((_I64, _I64)), Sample((_M23, _ROW)), Sample((_SCALAR, _SCALAR)),
-             Sample((_BOOL, TensorSpec((2, 3), "int64", 0, 1)))))
+    samples=(Sample((M23, M23)), Sample((I23, I23)), Sample((M23, ROW)), Sample((SCALAR_F64, SCALAR_F64)),
+             Sample((BOOL, TensorSpec((2, 3), "int64", 0, 1)))))
 def equal(input: Tensor, other: Tensor) -> bool:
     """True if ``input`` and ``other`` have the same shape and elements (NaN is not equal to itself).
 
@@ -720,8 +714,8 @@ def equal(input: Tensor, other: Tensor) -> bool:
         return bool(np.array_equal(_in(input, d), _in(other, d)))
 
 
-@op(differentiable=False, samples=(Sample((_M23, _I64)), Sample((_I64, 2.5)), Sample((_I32, _SCALAR)), Sample((2, 3.0)),
-             Sample((True, _U8)), Sample((_M23, 1j)), Sample((_BOOL, _BOOL))))
+@op(differentiable=False, samples=(Sample((M23, I23)), Sample((I23, 2.5)), Sample((I32, SCALAR_F64)), Sample((2, 3.0)),
+             Sample((True, U8)), Sample((M23, 1j)), Sample((BOOL, BOOL))))
 def result_type(tensor: Tensor | Number, other: Tensor | Number) -> dt.dtype:
     """The dtype an arithmetic op on ``tensor`` and ``other`` would produce (PyTorch's promotion).
 
@@ -769,8 +763,8 @@ def fmin(input: Tensor, other: Tensor) -> Tensor:
     return _extremum(np.fmin, "fmin", input, other)
 
 
-_PREDICATE_SAMPLES = (Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)), Sample((_BOOL,)),
-                      Sample((_U8,)))
+_PREDICATE_SAMPLES = (Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((BOOL,)),
+                      Sample((U8,)))
 
 
 def _bool_output(name: str):
@@ -834,7 +828,7 @@ def isneginf(input: Tensor) -> Tensor:
     return _infinity_test("isneginf", input, -np.inf)
 
 
-@op(differentiable=False, method=True, samples=_PREDICATE_SAMPLES + (Sample((_C64,)),))
+@op(differentiable=False, method=True, samples=_PREDICATE_SAMPLES + (Sample((C64,)),))
 def isreal(input: Tensor) -> Tensor:
     """A bool tensor: True where the imaginary part is zero (everywhere for real tensors).
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import floating, quiet, scalar_type_name
-from ._pointwise import _BOOL, _C64, _F16, _F64, _I64, _M23, _POSITIVE, _SCALAR, _dtype_of, _zeros_like
+from ._common import dtype_of, floating, quiet, scalar_type_name
+from ._pointwise import _zeros_like
 from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import BOOL, C64, F16, F64, I23, M23, POSITIVE, SCALAR_F64
 
 # -- complex numbers -------------------------------------------------------------------------
 # tensormodes has no lazy conjugate or negative bits: conj() of a complex tensor is a copy.
@@ -26,7 +27,7 @@ def _identity_grad(grad):
 
 
 @op(grad=_identity_grad, method=False, view=True,
-    samples=(Sample((_C64,)), Sample((_C128,)), Sample((_M23,)), Sample((_I64,))))
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,))))
 def real(input: Tensor) -> Tensor:
     """The real part of a complex tensor, as a view (``input`` itself if it is real); also
     the property ``x.real``.
@@ -42,7 +43,7 @@ def _imag_grad(grad):
     return grad * 1j
 
 
-@op(grad=_imag_grad, method=False, view=True, samples=(Sample((_C64,)), Sample((_C128,))))
+@op(grad=_imag_grad, method=False, view=True, samples=(Sample((C64,)), Sample((_C128,))))
 def imag(input: Tensor) -> Tensor:
     """The imaginary part of a complex tensor, as a view; also the property ``x.imag``.
 
@@ -59,7 +60,7 @@ def _conj_grad(grad):
     return grad.conj()
 
 
-@op(grad=_conj_grad, method=True, view=True, samples=(Sample((_C64,)), Sample((_C128,)), Sample((_M23,))))
+@op(grad=_conj_grad, method=True, view=True, samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,))))
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate: ``input`` itself for real tensors, a new tensor for complex ones
     (PyTorch returns a lazily conjugated view; tensormodes copies, so writes to the result do
@@ -77,7 +78,7 @@ def _conj_physical_grad(grad):
 
 
 @op(grad=_conj_physical_grad, method=True, view=True,
-    samples=(Sample((_C64,)), Sample((_C128,)), Sample((_M23,)), Sample((_BOOL,))))
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((BOOL,))))
 def conj_physical(input: Tensor) -> Tensor:
     """The complex conjugate, computed (a new tensor; ``input`` itself for real tensors).
 
@@ -88,7 +89,7 @@ def conj_physical(input: Tensor) -> Tensor:
     return np.conjugate(input) if input.dtype.kind == "c" else input
 
 
-@op(grad=_identity_grad, method=True, view=True, samples=(Sample((_C64,)), Sample((_M23,))))
+@op(grad=_identity_grad, method=True, view=True, samples=(Sample((C64,)), Sample((M23,))))
 def resolve_conj(input: Tensor) -> Tensor:
     """``input`` itself: tensormodes never defers a conjugation (see ``conj``).
 
@@ -99,7 +100,7 @@ def resolve_conj(input: Tensor) -> Tensor:
     return input
 
 
-@op(grad=_identity_grad, method=True, view=True, samples=(Sample((_C64,)), Sample((_M23,))))
+@op(grad=_identity_grad, method=True, view=True, samples=(Sample((C64,)), Sample((M23,))))
 def resolve_neg(input: Tensor) -> Tensor:
     """``input`` itself: tensormodes never defers a negation.
 
@@ -118,8 +119,8 @@ def _angle_grad(grad, input):
 
 
 @op(grad=_angle_grad, method=True, out=True,
-    samples=(Sample((_C64,)), Sample((_C128,)), Sample((_M23,)), Sample((_I64,)), Sample((_F16,)),
-             Sample((_BOOL,))))
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((F16,)),
+             Sample((BOOL,))))
 def angle(input: Tensor) -> Tensor:
     """The argument (phase) of each element, in radians: ``atan2(imag, real)`` for complex
     tensors (a real result), pi for negative real numbers and 0 otherwise (NaN stays NaN).
@@ -129,7 +130,7 @@ def angle(input: Tensor) -> Tensor:
     >>> tm.angle(tm.tensor([1j, -1.0 + 0j]))
     tensor([1.5708, 3.1416])
     """
-    d = _dtype_of(input)
+    d = dtype_of(input)
     if d.is_complex:
         return np.angle(input)
     result_type = floating(d)._np
@@ -148,7 +149,7 @@ def _sgn_grad(grad, input, result):
 
 
 @op(grad=_sgn_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_C64,)), Sample((_C128,)), Sample((_M23,)), Sample((_I64,)), Sample((_BOOL,))))
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((BOOL,))))
 def sgn(input: Tensor) -> Tensor:
     """``input / abs(input)`` for complex tensors (0 at 0), the sign (``sign``) for real ones.
 
@@ -156,7 +157,7 @@ def sgn(input: Tensor) -> Tensor:
     >>> tm.sgn(tm.tensor([3 + 4j, 0j]))
     tensor([0.6000+0.8000j, 0.0000+0.0000j])
     """
-    d = _dtype_of(input)
+    d = dtype_of(input)
     if not d.is_complex:
         return input.copy() if d is dt.bool else np.asarray((input > 0).astype(d._np) - (input < 0).astype(d._np))
     magnitude = np.absolute(input)
@@ -168,10 +169,10 @@ def _complex_parts_type(name: str, first: np.ndarray, second: np.ndarray) -> np.
     """The complex dtype ``complex`` / ``polar`` make from float parts of one dtype (PyTorch's checks)."""
     if first.dtype.kind != "f" or second.dtype.kind != "f" or dt.bfloat16._np in (first.dtype, second.dtype):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{scalar_type_name(_dtype_of(first))} and {scalar_type_name(_dtype_of(second))}")
+                           f"{scalar_type_name(dtype_of(first))} and {scalar_type_name(dtype_of(second))}")
     if first.dtype != second.dtype:
-        raise RuntimeError(f"Expected object of scalar type {scalar_type_name(_dtype_of(first))} but got scalar "
-                           f"type {scalar_type_name(_dtype_of(second))} for second argument")
+        raise RuntimeError(f"Expected object of scalar type {scalar_type_name(dtype_of(first))} but got scalar "
+                           f"type {scalar_type_name(dtype_of(second))} for second argument")
     if first.dtype == np.float16:
         raise NotImplementedError(f"{name}(): float16 parts make a complex32 (ComplexHalf) tensor, which "
                                   "tensormodes does not have")
@@ -185,7 +186,7 @@ def _complex_grad(grad):
 
 
 @op(name="complex", grad=_complex_grad, out=True, samples=(
-    Sample((_M23, _M23)), Sample((_F64, TensorSpec((3,), "float64"))), Sample((_SCALAR, _SCALAR))))
+    Sample((M23, M23)), Sample((F64, TensorSpec((3,), "float64"))), Sample((SCALAR_F64, SCALAR_F64))))
 def _complex(real: Tensor, imag: Tensor) -> Tensor:  # the op "complex": a def would hide the builtin here
     """The complex tensor ``real + 1j * imag`` (float32 parts give complex64, float64 parts
     complex128; the parts broadcast).
@@ -208,8 +209,8 @@ def _polar_grad(grad, result):
 
 
 @op(grad=_polar_grad, out=True, samples=(
-    Sample((_POSITIVE, _M23)), Sample((TensorSpec((3,), "float64", 0.1, 3), TensorSpec((2, 3), "float64"))),
-    Sample((TensorSpec((), "float64", 0.5, 2), _SCALAR))))
+    Sample((POSITIVE, M23)), Sample((TensorSpec((3,), "float64", 0.1, 3), TensorSpec((2, 3), "float64"))),
+    Sample((TensorSpec((), "float64", 0.5, 2), SCALAR_F64))))
 def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's parameter names
     """The complex tensor with magnitudes ``abs`` and phases ``angle``: ``abs * (cos(angle) +
     1j * sin(angle))`` (float32 parts give complex64, float64 parts complex128).

@@ -21,10 +21,10 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import _dtype as dt
+from ._common import HALF_TYPES as _HALF_TYPES
 from ._common import array_type_name, cpp_type_name, not_implemented, public
 from ._common import conjugate as _conj
 from ._registry import Sample, TensorSpec, op
-from .activation import _HALF_TYPES
 
 if TYPE_CHECKING:
     from .._tensor import Tensor

@@ -23,12 +23,12 @@ from .. import _dtype as dt
 from .._device import parse_device
 from ._common import array_of, not_implemented, resolve_dtype, scalar_type_name
 from ._registry import Sample, TensorSpec, op
+from ._samples import M23
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
 Number = numbers.Number
-
 _DEFAULT_DTYPE = dt._DEFAULT_DTYPE  # read directly: get_default_dtype() costs a call on the hot path
 _np_zeros, _np_empty = np.zeros, np.empty
 
@@ -348,7 +348,6 @@ _COPY_WARNING = (
     "sourceTensor.detach().clone().requires_grad_(True), rather than tensormodes.tensor(sourceTensor).")
 
 
-
 def _plain_size(size: tuple, op_name: str) -> bool:
     """True for the common call, sizes given as non-negative Python ints (the careful
     parsing is then skipped); TypeError when no size is given at all."""
@@ -636,11 +635,10 @@ def scalar_tensor(s: Number, *, dtype: dt.dtype | None = None, layout=None, devi
 
 # -- *_like -----------------------------------------------------------------------------------------
 
-_M23 = TensorSpec((2, 3))
-_I23 = TensorSpec((2, 3), "int32")
+_INT32_23 = TensorSpec((2, 3), "int32")
 
 
-@op(factory=True, samples=(Sample((_M23,)), Sample((_I23,)), Sample((_M23,), {"dtype": dt.int64}),
+@op(factory=True, samples=(Sample((M23,)), Sample((_INT32_23,)), Sample((M23,), {"dtype": dt.int64}),
                            Sample((TensorSpec((), "bool"),))))
 def zeros_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -654,7 +652,7 @@ def zeros_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, dev
     return np.zeros(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
 
 
-@op(factory=True, samples=(Sample((_M23,)), Sample((_I23,)), Sample((_I23,), {"dtype": dt.float64}),
+@op(factory=True, samples=(Sample((M23,)), Sample((_INT32_23,)), Sample((_INT32_23,), {"dtype": dt.float64}),
                            Sample((TensorSpec((2,), "bool"),))))
 def ones_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -668,7 +666,7 @@ def ones_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, devi
     return np.ones(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
 
 
-@op(factory=True, samples=(Sample((_M23,)), Sample((_I23,), {"dtype": dt.float16})))
+@op(factory=True, samples=(Sample((M23,)), Sample((_INT32_23,), {"dtype": dt.float16})))
 def empty_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
     """Returns an uninitialized tensor with the size (and, by default, dtype) of ``input``.
@@ -681,8 +679,8 @@ def empty_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, dev
     return np.empty(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
 
 
-@op(factory=True, samples=(Sample((_M23, 2.5)), Sample((_I23, 2.7)), Sample((_I23, True)),
-                           Sample((TensorSpec((2,), "bool"), 3)), Sample((_M23, 7), {"dtype": dt.int64}),
+@op(factory=True, samples=(Sample((M23, 2.5)), Sample((_INT32_23, 2.7)), Sample((_INT32_23, True)),
+                           Sample((TensorSpec((2,), "bool"), 3)), Sample((M23, 7), {"dtype": dt.int64}),
                            Sample((TensorSpec((2,), "complex64"), 1 - 1j))))
 def full_like(input: Tensor, fill_value: Number, *, dtype: dt.dtype | None = None, layout=None,
               device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:

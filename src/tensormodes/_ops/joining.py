@@ -13,22 +13,10 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
-from ._common import array_of, one_sequence_as_items, operand_dtype, wrap_dim
+from ._common import along, array_of, is_int, one_sequence_as_items, operand_dtype, wrap_dim
 from ._registry import Sample, Tensor, TensorSpec, op
-from ._shape import (
-    _I23,
-    _M23,
-    _M234,
-    _SCALAR,
-    _along,
-    _as_tuple,
-    _cat,
-    _is_int,
-    _legacy_empty,
-    _wrap_dim_of_tensor,
-    int_tuple,
-    legacy_type_name,
-)
+from ._samples import I23, M23, M234, SCALAR
+from ._shape import _as_tuple, _cat, _legacy_empty, _wrap_dim_of_tensor, int_tuple, legacy_type_name
 
 
 def _place(grad, shape, index):
@@ -48,7 +36,7 @@ def _unsplit(grads: tuple, shape, d: int, points: list[int]):
     bounds = [None, *points, None]
     for start, stop, grad in zip(bounds[:-1], bounds[1:], grads, strict=True):
         start, stop, _ = slice(start, stop).indices(size)
-        index = _along(d, slice(start, stop))
+        index = along(d, slice(start, stop))
         if start >= covered or start >= stop:
             out[index] = grad
         else:  # overlaps an earlier piece: add (reading ``out`` before writing it would
@@ -74,8 +62,8 @@ def _cat_grad(grad, tensors_shape, dim):
 
 
 @op(grad=_cat_grad, out=True,
-    samples=(Sample(([_M23, _M23],)), Sample(([_M23, TensorSpec((1, 3), "int64")],)),
-             Sample(([_M23, TensorSpec((2, 1))], -1)), Sample(([_M23, TensorSpec((0,))],), {"dim": 0}),
+    samples=(Sample(([M23, M23],)), Sample(([M23, TensorSpec((1, 3), "int64")],)),
+             Sample(([M23, TensorSpec((2, 1))], -1)), Sample(([M23, TensorSpec((0,))],), {"dim": 0}),
              Sample(([TensorSpec((2,), "bool"), TensorSpec((3,), "int32")],))))
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenates tensors along an existing dimension ``dim`` (dtypes promote).
@@ -90,7 +78,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 @op(grad=_cat_grad, out=True,
-    samples=(Sample(([_M23, _M23], 1)),))
+    samples=(Sample(([M23, M23], 1)),))
 def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Alias of ``cat``.
 
@@ -102,7 +90,7 @@ def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 @op(grad=_cat_grad, out=True,
-    samples=(Sample(([_M23, _M23], -1)),))
+    samples=(Sample(([M23, M23], -1)),))
 def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Alias of ``cat`` (NumPy's name).
 
@@ -130,7 +118,7 @@ def _stack_grad(grad, dim):
 
 
 @op(grad=_stack_grad, out=True,
-    samples=(Sample(([_M23, _M23],)), Sample(([_M23, _M23], -1)), Sample(([_SCALAR, _SCALAR],)),
+    samples=(Sample(([M23, M23],)), Sample(([M23, M23], -1)), Sample(([SCALAR, SCALAR],)),
              Sample(([TensorSpec((3,), "int32"), TensorSpec((3,), "bool")],), {"dim": 1})))
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Joins tensors of one shape along a new dimension ``dim`` (dtypes promote).
@@ -169,8 +157,8 @@ def _hstack_grad(grad, tensors_shape):
 
 
 @op(grad=_hstack_grad, out=True,
-    samples=(Sample(([_M23, _M23],)), Sample(([TensorSpec((2,)), TensorSpec((3,), "int64")],)),
-             Sample(([_SCALAR, _SCALAR],))))
+    samples=(Sample(([M23, M23],)), Sample(([TensorSpec((2,)), TensorSpec((3,), "int64")],)),
+             Sample(([SCALAR, SCALAR],))))
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
     """Stacks tensors horizontally: along dimension 1, or 0 for 1-dimensional tensors.
 
@@ -189,7 +177,7 @@ def _vstack_grad(grad, tensors_shape):
 
 
 @op(grad=_vstack_grad, out=True,
-    samples=(Sample(([_M23, TensorSpec((3,))],)), Sample(([_SCALAR, _SCALAR],))))
+    samples=(Sample(([M23, TensorSpec((3,))],)), Sample(([SCALAR, SCALAR],))))
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     """Stacks tensors vertically (along dimension 0, after making them at least 2-dimensional).
 
@@ -207,8 +195,8 @@ def _dstack_grad(grad, tensors_shape):
 
 
 @op(grad=_dstack_grad, out=True,
-    samples=(Sample(([_M23, _M23],)), Sample(([TensorSpec((3,)), TensorSpec((3,), "int32")],)),
-             Sample(([_SCALAR, _SCALAR],))))
+    samples=(Sample(([M23, M23],)), Sample(([TensorSpec((3,)), TensorSpec((3,), "int32")],)),
+             Sample(([SCALAR, SCALAR],))))
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
     """Stacks tensors depthwise (along dimension 2, after making them at least 3-dimensional).
 
@@ -225,7 +213,7 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
 
 def _split_sizes(array: np.ndarray, split_size_or_sections, d: int) -> list[int]:
     size = array.shape[d]
-    if _is_int(split_size_or_sections):
+    if is_int(split_size_or_sections):
         split_size = int(split_size_or_sections)
         if split_size < 0:
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
@@ -248,7 +236,7 @@ def _split_sizes(array: np.ndarray, split_size_or_sections, d: int) -> list[int]
 
 def _pieces(array: np.ndarray, sizes: list[int], d: int) -> tuple[np.ndarray, ...]:
     bounds = np.cumsum([0] + sizes).tolist()
-    return tuple(array[_along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
+    return tuple(array[along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
 
 
 def _split(array: np.ndarray, split_size_or_sections, dim: int) -> tuple[np.ndarray, ...]:
@@ -270,7 +258,7 @@ def _split_grad(grad, tensor_shape, dim):
 
 @op(grad=_split_grad, view=True,
     samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
-             Sample((_I23, 2), {"dim": -1}), Sample((TensorSpec((0, 2)), 0))))
+             Sample((I23, 2), {"dim": -1}), Sample((TensorSpec((0, 2)), 0))))
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Splits the tensor into chunks, each a view: of ``split_size_or_sections`` along ``dim``
     (the last may be smaller), or of the listed sizes.
@@ -290,7 +278,7 @@ def _split_method_grad(grad, input_shape, dim):
 
 @op(grad=_split_method_grad, function=False, method="split", view=True,
     samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
-             Sample((_I23,), {"split_size": 1, "dim": -1})))
+             Sample((I23,), {"split_size": 1, "dim": -1})))
 def split_method(input: Tensor, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """``Tensor.split(split_size, dim=0)``: see ``tensormodes.split``.
 
@@ -302,7 +290,7 @@ def split_method(input: Tensor, split_size: int | Sequence[int], dim: int = 0) -
 
 
 @op(grad=_split_method_grad, method=True, view=True,
-    samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((6, 2)), 4)), Sample((_I23, 3, -1)),
+    samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((6, 2)), 4)), Sample((I23, 3, -1)),
              Sample((TensorSpec((0,)), 2)), Sample((TensorSpec((5, 2)),), {"chunks": 3, "dim": 0})))
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Splits into at most ``chunks`` views of equal size along ``dim`` (the last may be
@@ -312,7 +300,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     >>> [t.tolist() for t in tm.tensor([0, 1, 2, 3, 4]).chunk(2)]
     [[0, 1, 2], [3, 4]]
     """
-    if not _is_int(chunks):
+    if not is_int(chunks):
         raise TypeError(f"chunk(): argument 'chunks' (position 2) must be int, not {type(chunks).__name__}")
     if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
@@ -330,12 +318,12 @@ def _unbind_grad(grad, input_shape, dim):
     d, grads = wrap_dim(dim, len(input_shape)), _as_tuple(grad)
     out = grads[0].new_zeros(tuple(input_shape))
     for i, g in enumerate(grads):
-        out[_along(d, i)] = g
+        out[along(d, i)] = g
     return out
 
 
 @op(grad=_unbind_grad, method=True, view=True,
-    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_I23, -1))))
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((I23, -1))))
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim``, each a view without that dimension.
 
@@ -344,7 +332,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     [[1, 3], [2, 4]]
     """
     d = _wrap_dim_of_tensor(dim, input.ndim)
-    return tuple(input[_along(d, i)] for i in range(input.shape[d]))
+    return tuple(input[along(d, i)] for i in range(input.shape[d]))
 
 
 def _narrow_grad(grad, input_shape, dim, start, length):
@@ -352,11 +340,11 @@ def _narrow_grad(grad, input_shape, dim, start, length):
     start = int(start)
     if start < 0:
         start += input_shape[d]
-    return _place(grad, input_shape, _along(d, slice(start, start + length))), None
+    return _place(grad, input_shape, along(d, slice(start, start + length))), None
 
 
 @op(grad=_narrow_grad, method=True, view=True,
-    samples=(Sample((_M23, 1, 1, 2)), Sample((_M23, -1, -2, 1)), Sample((_I23, 0, 0, 0)), Sample((_M23, 1, 3, 0))))
+    samples=(Sample((M23, 1, 1, 2)), Sample((M23, -1, -2, 1)), Sample((I23, 0, 0, 0)), Sample((M23, 1, 3, 0))))
 def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tensor:
     """The view of ``length`` elements of dimension ``dim`` from index ``start``.
 
@@ -371,9 +359,9 @@ def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tens
         if start.ndim != 0 or start.dtype.kind not in "iu":
             raise RuntimeError("start must be an 0-dim integral Tensor.")
         start = int(start)
-    if not _is_int(start):
+    if not is_int(start):
         raise TypeError(f"narrow(): argument 'start' must be int, not {type(start).__name__}")
-    if not _is_int(length):
+    if not is_int(length):
         raise TypeError(f"narrow(): argument 'length' must be int, not {type(length).__name__}")
     size = input.shape[d]
     if not -size <= start <= size:
@@ -384,15 +372,15 @@ def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tens
         raise RuntimeError("narrow(): length must be non-negative.")
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return input[_along(d, slice(start, start + length))]
+    return input[along(d, slice(start, start + length))]
 
 
 def _select_grad(grad, input_shape, dim, index):
-    return _place(grad, input_shape, _along(wrap_dim(dim, len(input_shape)), index))
+    return _place(grad, input_shape, along(wrap_dim(dim, len(input_shape)), index))
 
 
 @op(grad=_select_grad, method=True, view=True,
-    samples=(Sample((_M23, 0, 1)), Sample((_M23, -1, -1)), Sample((TensorSpec((3,), "int64"), 0, 2))))
+    samples=(Sample((M23, 0, 1)), Sample((M23, -1, -1)), Sample((TensorSpec((3,), "int64"), 0, 2))))
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The view of ``input`` at ``index`` along ``dim`` (that dimension removed).
 
@@ -403,13 +391,13 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
-    if not _is_int(index):
+    if not is_int(index):
         raise TypeError(f"select(): argument 'index' (position 2) must be int, not {type(index).__name__}")
     size = input.shape[d]
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
                          f"dimension {d}")
-    return input[_along(d, int(index))]
+    return input[along(d, int(index))]
 
 
 # -- more splits, flips and dimension helpers --------------------------------------------
@@ -426,7 +414,7 @@ def _tensor_split_points(size: int, indices_or_sections) -> list[int]:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
                                f"one-dimensional tensor, but got a tensor with {given.ndim} dims")
         indices_or_sections = int(given) if given.ndim == 0 else given.tolist()
-    if _is_int(indices_or_sections):
+    if is_int(indices_or_sections):
         sections = int(indices_or_sections)
         if sections <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
@@ -439,7 +427,7 @@ def _tensor_split_points(size: int, indices_or_sections) -> list[int]:
 def _split_at(array: np.ndarray, points: list[int], d: int) -> tuple[np.ndarray, ...]:
     """Views between consecutive split points (Python slice rules: clamped, possibly empty)."""
     bounds = [None, *points, None]
-    return tuple(array[_along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
+    return tuple(array[along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
 
 
 def _split_points_grad(grad, shape, indices_or_sections, d: int):
@@ -451,8 +439,8 @@ def _tensor_split_grad(grad, input_shape, indices_or_sections, dim):
 
 
 @op(grad=_tensor_split_grad, method=True, view=True,
-    samples=(Sample((TensorSpec((7,)), 3)), Sample((TensorSpec((7,), "int64"), (1, 6))), Sample((_M23, 2, 1)),
-             Sample((_M23, [5, 1], -1)), Sample((_M23, 4), {"dim": 0})))
+    samples=(Sample((TensorSpec((7,)), 3)), Sample((TensorSpec((7,), "int64"), (1, 6))), Sample((M23, 2, 1)),
+             Sample((M23, [5, 1], -1)), Sample((M23, 4), {"dim": 0})))
 def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Splits into views: ``sections`` parts as equal as possible (the first ones one larger),
     or at the given indices along ``dim``.
@@ -473,7 +461,7 @@ def _directional_split(array: np.ndarray, indices_or_sections, op_name: str, min
     if array.ndim < min_ndim:
         raise RuntimeError(f"torch.{op_name} requires a tensor with at least {min_ndim} dimension, but got a tensor "
                            f"with {array.ndim} dimensions!")
-    if _is_int(indices_or_sections):
+    if is_int(indices_or_sections):
         size = array.shape[d]
         if indices_or_sections == 0 or size % indices_or_sections:
             raise RuntimeError(f"torch.{op_name} attempted to split along dimension {d}, but the size of the "
@@ -486,7 +474,7 @@ def _hsplit_grad(grad, input_shape, indices_or_sections):
 
 
 @op(grad=_hsplit_grad, method=True, view=True,
-    samples=(Sample((_M23, 3)), Sample((TensorSpec((4,)), [1, 3])), Sample((_I23, [2]))))
+    samples=(Sample((M23, 3)), Sample((TensorSpec((4,)), [1, 3])), Sample((I23, [2]))))
 def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 1 (dimension 0 for 1-D tensors); an int must divide the size.
 
@@ -502,7 +490,7 @@ def _vsplit_grad(grad, input_shape, indices_or_sections):
 
 
 @op(grad=_vsplit_grad, method=True, view=True,
-    samples=(Sample((TensorSpec((4, 2)), 2)), Sample((_I23, [1]))))
+    samples=(Sample((TensorSpec((4, 2)), 2)), Sample((I23, [1]))))
 def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 0 of a tensor with at least 2 dimensions.
 
@@ -518,7 +506,7 @@ def _dsplit_grad(grad, input_shape, indices_or_sections):
 
 
 @op(grad=_dsplit_grad, method=True, view=True,
-    samples=(Sample((TensorSpec((2, 2, 4)), 2)), Sample((_M234, [1, 3]))))
+    samples=(Sample((TensorSpec((2, 2, 4)), 2)), Sample((M234, [1, 3]))))
 def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 2 of a tensor with at least 3 dimensions.
 
@@ -534,7 +522,7 @@ def _column_stack_grad(grad, tensors_shape):
 
 
 @op(grad=_column_stack_grad, out=True,
-    samples=(Sample(([TensorSpec((2,)), TensorSpec((2, 2))],)), Sample(([_SCALAR, _SCALAR],)),
+    samples=(Sample(([TensorSpec((2,)), TensorSpec((2, 2))],)), Sample(([SCALAR, SCALAR],)),
              Sample(([TensorSpec((3,), "int64"), TensorSpec((3,), "int32")],))))
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     """Stacks tensors as columns: 0-D and 1-D tensors become columns, then ``hstack``.
@@ -561,7 +549,7 @@ def _atleast_leading_grad(grad):
 
 
 @op(grad=_atleast_leading_grad,
-    samples=(Sample((_SCALAR,)), Sample((_M23,)), Sample((_SCALAR, TensorSpec((2,), "int64")))))
+    samples=(Sample((SCALAR,)), Sample((M23,)), Sample((SCALAR, TensorSpec((2,), "int64")))))
 def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least one dimension (0-D ones become shape ``[1]``); one tensor
     gives a tensor, several a tuple.
@@ -574,7 +562,7 @@ def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
 
 
 @op(grad=_atleast_leading_grad,
-    samples=(Sample((_SCALAR,)), Sample((TensorSpec((3,)),)), Sample((_SCALAR, _M234))))
+    samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((SCALAR, M234))))
 def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least two dimensions (1-D ones become a row).
 
@@ -591,7 +579,7 @@ def _atleast_grad(grad, tensors_shape):
 
 
 @op(grad=_atleast_grad,
-    samples=(Sample((_SCALAR,)), Sample((TensorSpec((3,)),)), Sample((_M23, TensorSpec((2,), "bool")))))
+    samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((M23, TensorSpec((2,), "bool")))))
 def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least three dimensions (``[n]`` becomes ``[1, n, 1]``, ``[m, n]``
     becomes ``[m, n, 1]``).
@@ -613,7 +601,7 @@ def _block_diag_grad(grad, tensors_shape):
 
 
 @op(grad=_block_diag_grad, samples=(
-    Sample((TensorSpec((1, 2)), _SCALAR, TensorSpec((2,)))), Sample((TensorSpec((2, 2)), TensorSpec((1, 3)))),
+    Sample((TensorSpec((1, 2)), SCALAR, TensorSpec((2,)))), Sample((TensorSpec((2, 2)), TensorSpec((1, 3)))),
     Sample((TensorSpec((1,), "bool"), TensorSpec((1, 1), "int64"))), Sample((TensorSpec((0, 2)), TensorSpec((1, 1)))),
     Sample(())))
 def block_diag(*tensors: Tensor) -> Tensor:
@@ -707,7 +695,7 @@ def _meshgrid_grad(grad, indexing):
              Sample((TensorSpec((2,)), TensorSpec((3,))), {"indexing": "ij"}),
              Sample((TensorSpec((2,), "int64"), TensorSpec((3,), "int64"), TensorSpec((4,), "int64")),
              {"indexing": "xy"}),
-             Sample((_SCALAR, TensorSpec((3,))), {"indexing": "xy"})))
+             Sample((SCALAR, TensorSpec((3,))), {"indexing": "xy"})))
 def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D (or 0-D) tensors: with ``indexing="ij"`` result ``i`` varies
     along dimension ``i``; ``"xy"`` swaps the first two dimensions (Cartesian layout). The

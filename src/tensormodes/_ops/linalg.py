@@ -9,9 +9,17 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import check_same_shape_or_broadcast, not_implemented, public, quiet, scalar_type_name
+from ._common import (
+    HALF_TYPES,
+    adjoint,
+    check_same_shape_or_broadcast,
+    dtype_of,
+    not_implemented,
+    public,
+    quiet,
+    scalar_type_name,
+)
 from ._common import conjugate as _conj
-from ._linalg import _HALF_TYPES, _adjoint, _dtype
 from ._reduction import RETURN_TYPES
 from ._registry import Sample, Tensor, TensorSpec, op
 
@@ -30,7 +38,7 @@ class LinAlgError(RuntimeError):
 
 
 def _skew(x):
-    return x - _adjoint(x)
+    return x - adjoint(x)
 
 
 _PHASE_DEPENDENT = ("svd_backward: The singular vectors in the complex case are specified up to multiplication by "
@@ -42,9 +50,9 @@ def _svd_checks(A: np.ndarray) -> None:
         raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
     if A.dtype.kind not in "fc" and A.dtype != dt.bfloat16._np:
         raise RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. Got "
-                           f"{scalar_type_name(_dtype(A))}")
-    if A.dtype in _HALF_TYPES:
-        raise not_implemented("linalg_svd_cpu", _dtype(A))
+                           f"{scalar_type_name(dtype_of(A))}")
+    if A.dtype in HALF_TYPES:
+        raise not_implemented("linalg_svd_cpu", dtype_of(A))
 
 
 def _check_driver(driver) -> None:
@@ -117,26 +125,26 @@ def _svd_grad(grad, result, full_matrices):
     # gaps[i, j] = s_j^2 - s_i^2, and 1 on the diagonal (whose terms are zero)
     gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1) + public("eye")(k, dtype=s.dtype)
     inner = 0
-    u_grad_u = _adjoint(u) @ grad_u if use_u else None
+    u_grad_u = adjoint(u) @ grad_u if use_u else None
     if use_u:
         inner = _skew(u_grad_u) * s.unsqueeze(-2)
     if use_vh:
-        inner = inner + s.unsqueeze(-1) * _skew(vh @ _adjoint(grad_vh))
+        inner = inner + s.unsqueeze(-1) * _skew(vh @ adjoint(grad_vh))
     inner = inner / gaps + grad_s.diag_embed()
     if u.dtype.is_complex:
         # Turning a singular vector pair by a phase leaves the input unchanged, so a loss
         # must not depend on it: as in PyTorch, the two phase derivatives must cancel.
         phase_u = u_grad_u.diagonal(0, -2, -1).imag if use_u else s * 0
-        phase_v = (vh @ _adjoint(grad_vh)).diagonal(0, -2, -1).imag if use_vh else s * 0
+        phase_v = (vh @ adjoint(grad_vh)).diagonal(0, -2, -1).imag if use_vh else s * 0
         if not public("allclose")(phase_u, -phase_v, rtol=1e-2, atol=1e-2):
             raise RuntimeError(_PHASE_DEPENDENT)
         inner = inner + (phase_u / s * 1j).diag_embed()
     if m > n and use_u:
         scaled = grad_u / s.unsqueeze(-2)
-        return (u @ inner + scaled - u @ (_adjoint(u) @ scaled)) @ vh
+        return (u @ inner + scaled - u @ (adjoint(u) @ scaled)) @ vh
     if m < n and use_vh:
         scaled = grad_vh / s.unsqueeze(-1)
-        return u @ (inner @ vh + scaled - (scaled @ _adjoint(vh)) @ vh)
+        return u @ (inner @ vh + scaled - (scaled @ adjoint(vh)) @ vh)
     return u @ inner @ vh
 
 
@@ -216,12 +224,12 @@ def _square_checks(name: str, A: np.ndarray) -> None:
 def _floating_check(name: str, A: np.ndarray) -> None:
     if A.dtype.kind not in "fc" and A.dtype != dt.bfloat16._np:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
-                           f"{scalar_type_name(_dtype(A))}")
+                           f"{scalar_type_name(dtype_of(A))}")
 
 
 def _low_precision_check(name: str, A: np.ndarray) -> None:
-    if A.dtype in _HALF_TYPES:
-        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {scalar_type_name(_dtype(A))}")
+    if A.dtype in HALF_TYPES:
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {scalar_type_name(dtype_of(A))}")
 
 
 def _batch_prefix(batch_shape: tuple, flat_index: int) -> str:
@@ -257,7 +265,7 @@ def _singular_position(matrices: np.ndarray) -> tuple[int, int]:
 
 def _det_grad(grad, A, result):
     if not bool((result == 0).any()):
-        return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * _adjoint(public("inv", "tensormodes.linalg")(A))
+        return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * adjoint(public("inv", "tensormodes.linalg")(A))
     # The gradient is the conjugate of the cofactor matrix, adj(A)^H, which the inverse cannot give
     # for a singular matrix: with A = U diag(S) Vh, adj(A)^H = conj(det U det Vh) U diag(P) Vh,
     # P_i the product of the other singular values. (PyTorch gives it with create_graph=True, zeros
@@ -288,8 +296,8 @@ def linalg_det(A: Tensor) -> Tensor:
     """
     _square_checks("linalg.det", A)
     _floating_check("linalg.det", A)
-    if A.dtype in _HALF_TYPES:
-        raise not_implemented("lu_cpu", _dtype(A))
+    if A.dtype in HALF_TYPES:
+        raise not_implemented("lu_cpu", dtype_of(A))
     return np.asarray(np.linalg.det(A), dtype=A.dtype)
 
 
@@ -300,7 +308,7 @@ def _slogdet_grad(grad, A, result):
         # sign = det / |det| turns with the imaginary part of tr(A^-1 dA), logabsdet grows with its
         # real part: both are the same trace, weighted by a complex scale.
         scale = grad_logabsdet + (grad_sign * _conj(result[0])).imag * 1j
-    return scale.unsqueeze(-1).unsqueeze(-1) * _adjoint(public("inv", "tensormodes.linalg")(A))
+    return scale.unsqueeze(-1).unsqueeze(-1) * adjoint(public("inv", "tensormodes.linalg")(A))
 
 
 @op(grad=_slogdet_grad, name="linalg_slogdet", function="slogdet", namespace="tensormodes.linalg", samples=(
@@ -369,7 +377,7 @@ def _singular_inverse(name: str, A: np.ndarray) -> LinAlgError:
 
 
 def _inv_grad(grad, result):
-    transposed = _adjoint(result)
+    transposed = adjoint(result)
     return -transposed @ grad @ transposed
 
 
@@ -412,7 +420,7 @@ def inverse(input: Tensor) -> Tensor:
 
 def _logdet_grad(grad, input, result):
     # d log det = tr(A^-1 dA); where det < 0 the (real) result is NaN and does not move.
-    local = _adjoint(public("inv", "tensormodes.linalg")(input))
+    local = adjoint(public("inv", "tensormodes.linalg")(input))
     scale = grad if input.is_complex() else grad.where(~result.isnan(), 0)
     return scale.unsqueeze(-1).unsqueeze(-1) * local
 
@@ -447,10 +455,10 @@ def _is_vector_rhs(A_shape, B_shape) -> bool:
 def _solve_grad(grad, A, result, left, B_shape, needs_input_grad):
     vector = _is_vector_rhs(A.shape, B_shape)
     grad_x, x = (grad.unsqueeze(-1), result.unsqueeze(-1)) if vector else (grad, result)
-    grad_b = public("solve", "tensormodes.linalg")(_adjoint(A), grad_x, left=left)
+    grad_b = public("solve", "tensormodes.linalg")(adjoint(A), grad_x, left=left)
     grad_a = None
     if needs_input_grad[0]:
-        grad_a = -(grad_b @ _adjoint(x) if left else _adjoint(x) @ grad_b)
+        grad_a = -(grad_b @ adjoint(x) if left else adjoint(x) @ grad_b)
     if not needs_input_grad[1]:
         return grad_a, None
     return grad_a, (grad_b.squeeze(-1) if vector else grad_b)
@@ -480,7 +488,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     _floating_check("linalg.solve", A)
     if A.dtype != B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
-                           f"{scalar_type_name(_dtype(A))} and B of type {scalar_type_name(_dtype(B))} instead")
+                           f"{scalar_type_name(dtype_of(A))} and B of type {scalar_type_name(dtype_of(B))} instead")
     _square_checks("linalg.solve", A)
     if B.ndim < 1:
         raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
@@ -493,8 +501,8 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     if vector and not left:
         raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
                            "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
-    if A.dtype in _HALF_TYPES:
-        raise not_implemented("lu_cpu", _dtype(A))
+    if A.dtype in HALF_TYPES:
+        raise not_implemented("lu_cpu", dtype_of(A))
     batch = check_same_shape_or_broadcast(matrix.shape[:-2], A.shape[:-2])
     a = np.broadcast_to(A, (*batch, n, n))
     b = np.broadcast_to(matrix, (*batch, *matrix.shape[-2:]))
@@ -546,11 +554,11 @@ def _cholesky_grad(grad, result, upper):
     # over both triangles, though only one is read), is L^-H P L^-1 with P = (M + tril(M, -1)^H) / 2,
     # M the lower triangle of L^H grad (whose diagonal PyTorch keeps whole, imaginary part
     # included, and so does this).
-    lower, grad_lower = (_adjoint(result), _adjoint(grad)) if upper else (result, grad)
-    m = (_adjoint(lower) @ grad_lower).tril()
-    p = (m + _adjoint(m.tril(-1))) * 0.5
+    lower, grad_lower = (adjoint(result), adjoint(grad)) if upper else (result, grad)
+    m = (adjoint(lower) @ grad_lower).tril()
+    p = (m + adjoint(m.tril(-1))) * 0.5
     solve_ = public("solve", "tensormodes.linalg")
-    return solve_(lower, solve_(_adjoint(lower), p), left=False)
+    return solve_(lower, solve_(adjoint(lower), p), left=False)
 
 
 @op(grad=_cholesky_grad, name="linalg_cholesky", function="cholesky", namespace="tensormodes.linalg", out=True,
@@ -576,8 +584,8 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     _check_bool_argument("linalg_cholesky", "upper", upper)
     _square_checks("linalg.cholesky", A)
     _floating_check("linalg.cholesky", A)
-    if A.dtype in _HALF_TYPES:
-        raise not_implemented("cholesky_cpu", _dtype(A))
+    if A.dtype in HALF_TYPES:
+        raise not_implemented("cholesky_cpu", dtype_of(A))
     if A.size == 0:
         return np.empty(A.shape, A.dtype)
     work = np.swapaxes(A, -2, -1).conj() if upper else A
@@ -600,10 +608,10 @@ def _qr_square_grad(q, r, grad_q, grad_r):
     """The gradient of ``(Q, R) = qr(A)`` for ``A`` with at least as many rows as columns, ``Q``
     reduced: (grad_Q + Q C) R^-H, C the Hermitian matrix (with a real diagonal) whose lower
     triangle is that of R grad_R^H - grad_Q^H Q: the part of dR R^-1 and Q^H dQ it meets."""
-    n = r @ _adjoint(grad_r) - _adjoint(grad_q) @ q
+    n = r @ adjoint(grad_r) - adjoint(grad_q) @ q
     below = n.tril(-1)
-    c = below + _adjoint(below) + n.diagonal(0, -2, -1).real.diag_embed().to(n.dtype)
-    return public("solve", "tensormodes.linalg")(_adjoint(r), grad_q + q @ c, left=False)
+    c = below + adjoint(below) + n.diagonal(0, -2, -1).real.diag_embed().to(n.dtype)
+    return public("solve", "tensormodes.linalg")(adjoint(r), grad_q + q @ c, left=False)
 
 
 def _qr_grad(grad, result, mode, A_shape):
@@ -621,7 +629,7 @@ def _qr_grad(grad, result, mode, A_shape):
     # which feeds grad_R2 into Q's gradient too.
     a2 = q @ r[..., m:]
     grad_r2 = grad_r[..., m:]
-    grad_a1 = _qr_square_grad(q, r[..., :m], grad_q + a2 @ _adjoint(grad_r2), grad_r[..., :m])
+    grad_a1 = _qr_square_grad(q, r[..., :m], grad_q + a2 @ adjoint(grad_r2), grad_r[..., :m])
     return public("cat")([grad_a1, q @ grad_r2], -1)
 
 
@@ -652,8 +660,8 @@ def qr(A: Tensor, mode: str = "reduced") -> Tensor:
     if mode not in _QR_MODES:
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), 'r', "
                            "or 'complete'")
-    if A.dtype in _HALF_TYPES:
-        raise not_implemented("geqrf_cpu", _dtype(A))
+    if A.dtype in HALF_TYPES:
+        raise not_implemented("geqrf_cpu", dtype_of(A))
     *batch, m, n = A.shape
     result_type = RETURN_TYPES["linalg_qr"]
     k = m if mode == "complete" else min(m, n)
@@ -680,8 +688,8 @@ def _eigh_checks(A: np.ndarray, UPLO) -> None:
     _square_checks("linalg.eigh", A)
     if len(UPLO) != 1 or UPLO.upper() not in "LU":
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    if A.dtype.kind not in "fc" or A.dtype in _HALF_TYPES:
-        raise not_implemented("linalg_eigh_cpu", _dtype(A))
+    if A.dtype.kind not in "fc" or A.dtype in HALF_TYPES:
+        raise not_implemented("linalg_eigh_cpu", dtype_of(A))
 
 
 def _canonical_eigenvectors(vectors: np.ndarray) -> np.ndarray:
@@ -701,7 +709,7 @@ def _eigh_grad(grad, result):
     values, vectors = result
     inner = grad_values.to(vectors.dtype).diag_embed()
     if bool(grad_vectors.any()):
-        projected = _adjoint(vectors) @ grad_vectors
+        projected = adjoint(vectors) @ grad_vectors
         if vectors.dtype.is_complex:
             # Turning an eigenvector by a phase leaves A unchanged: a loss must not depend on it.
             phases = projected.diagonal(0, -2, -1).imag
@@ -711,7 +719,7 @@ def _eigh_grad(grad, result):
         # gaps[i, j] = L_j - L_i, and 1 on the diagonal (where the skew part is zero)
         gaps = values.unsqueeze(-2) - values.unsqueeze(-1) + public("eye")(n, dtype=values.dtype)
         inner = inner + _skew(projected) * 0.5 / gaps
-    return vectors @ inner @ _adjoint(vectors)
+    return vectors @ inner @ adjoint(vectors)
 
 
 @op(grad=_eigh_grad, name="linalg_eigh", function="eigh", namespace="tensormodes.linalg", samples=(
@@ -747,7 +755,7 @@ def _eigvalsh_grad(grad, A, UPLO):
     # PyTorch keeps the eigenvectors of the forward pass; this recomputes them, through the
     # public eigh so that the gradient is itself differentiable.
     vectors = public("eigh", "tensormodes.linalg")(A, UPLO).eigenvectors
-    return (vectors * grad.unsqueeze(-2).to(vectors.dtype)) @ _adjoint(vectors)
+    return (vectors * grad.unsqueeze(-2).to(vectors.dtype)) @ adjoint(vectors)
 
 
 @op(grad=_eigvalsh_grad, name="linalg_eigvalsh", function="eigvalsh", namespace="tensormodes.linalg", out=True,

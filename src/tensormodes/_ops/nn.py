@@ -19,15 +19,13 @@ import numpy as np
 
 from .. import _dtype as dt
 from . import activation as _activation
-from ._common import array_type_name, not_implemented, public, quiet
+from ._common import HALF_TYPES, array_type_name, not_implemented, public, quiet, shape_text
 from ._common import conjugate as _conj
 from ._registry import Sample, TensorSpec, op
+from ._samples import SCALAR
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
-
-def _shape_text(shape) -> str:
-    return "x".join(str(d) for d in shape)
 
 
 def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_grad):
@@ -74,7 +72,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.shape[-1] != weight.shape[-1]:
         rows = int(np.prod(input.shape[:-1], dtype=np.int64)) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
-                           f"{_shape_text(weight.shape[::-1])})")
+                           f"{shape_text(weight.shape[::-1])})")
     result = np.matmul(input, weight.T)
     if bias is not None:
         if type(result) is np.ndarray and bias.ndim == 1 and result.ndim and bias.shape[0] == result.shape[-1]:
@@ -445,7 +443,6 @@ def _cross_entropy_loss_grad(grad, input, target, weight, reduction, ignore_inde
     return grad_input, None, grad_weight
 
 
-_SCALAR = TensorSpec(())
 _LOGITS = TensorSpec((4, 3), "float32", -5, 5)
 _TARGET = TensorSpec((4,), "int64", 0, 2)
 _CLASS_WEIGHT = TensorSpec((3,), "float32", 0.5, 2)
@@ -510,22 +507,22 @@ _LOG_PROBS = TensorSpec((4, 3), "float32", -4, 0)
 
 
 @op(grad=_cross_entropy_loss_backward_grad, samples=(
-    Sample((_SCALAR, _LOG_PROBS, _TARGET)),
+    Sample((SCALAR, _LOG_PROBS, _TARGET)),
     Sample((TensorSpec((), "float64"), TensorSpec((4, 3), "float64", -50, 0), _TARGET), {"reduction": "sum"}),
     Sample((TensorSpec((4,)), _LOG_PROBS, _TARGET), {"reduction": "none"}),
-    Sample((_SCALAR, _LOG_PROBS, _TARGET, _CLASS_WEIGHT)),
+    Sample((SCALAR, _LOG_PROBS, _TARGET, _CLASS_WEIGHT)),
     Sample((TensorSpec((4,)), _LOG_PROBS, _TARGET, _CLASS_WEIGHT, "none", 1)),
-    Sample((_SCALAR, _LOG_PROBS, _TARGET, _CLASS_WEIGHT), {"reduction": "sum", "ignore_index": 0}),
-    Sample((_SCALAR, _LOG_PROBS, _TARGET), {"ignore_index": 1}),
-    Sample((_SCALAR, _LOG_PROBS, TensorSpec((4,), "int64", 1, 1)), {"ignore_index": 1}),
-    Sample((_SCALAR, TensorSpec((4, 3), "float32", -2, 2), _TARGET)),  # any values: exp need not sum to 1
-    Sample((_SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 0, 2))),
-    Sample((_SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 0, 2)), {"reduction": "none"}),
-    Sample((_SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 1, 1)), {"ignore_index": 1}),
-    Sample((_SCALAR, TensorSpec((2, 3, 4), "float32", -3, 0), TensorSpec((2, 4), "int64", 0, 2))),
+    Sample((SCALAR, _LOG_PROBS, _TARGET, _CLASS_WEIGHT), {"reduction": "sum", "ignore_index": 0}),
+    Sample((SCALAR, _LOG_PROBS, _TARGET), {"ignore_index": 1}),
+    Sample((SCALAR, _LOG_PROBS, TensorSpec((4,), "int64", 1, 1)), {"ignore_index": 1}),
+    Sample((SCALAR, TensorSpec((4, 3), "float32", -2, 2), _TARGET)),  # any values: exp need not sum to 1
+    Sample((SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 0, 2))),
+    Sample((SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 0, 2)), {"reduction": "none"}),
+    Sample((SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 1, 1)), {"ignore_index": 1}),
+    Sample((SCALAR, TensorSpec((2, 3, 4), "float32", -3, 0), TensorSpec((2, 4), "int64", 0, 2))),
     Sample((TensorSpec((2, 4)), TensorSpec((2, 3, 4), "float32", -3, 0), TensorSpec((2, 4), "int64", 0, 2),
             _CLASS_WEIGHT), {"reduction": "none", "ignore_index": 0}),
-    Sample((_SCALAR, TensorSpec((0, 3)), TensorSpec((0,), "int64", 0, 2))),
+    Sample((SCALAR, TensorSpec((0, 3)), TensorSpec((0,), "int64", 0, 2))),
     Sample((TensorSpec((), "float16"), TensorSpec((4, 3), "float16", -3, 0), _TARGET)),
     Sample((TensorSpec((), "bfloat16"), TensorSpec((4, 3), "bfloat16", -3, 0), _TARGET))))
 def _cross_entropy_loss_backward(grad_output: Tensor, log_probs: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -556,7 +553,7 @@ _FULL_PRECISION = (np.dtype(np.float32), np.dtype(np.float64))
 
 def _softmax_less_one_hot(grad_output, log_probs, target, weight, mode, ignore_index, dim) -> np.ndarray:
     """``_cross_entropy_loss_backward``'s result (run quietly)."""
-    if log_probs.dtype not in _FULL_PRECISION and log_probs.dtype not in _activation._HALF_TYPES:
+    if log_probs.dtype not in _FULL_PRECISION and log_probs.dtype not in HALF_TYPES:
         # PyTorch's composite fails in _log_softmax_backward_data, whose gradient has log_probs' dtype
         raise not_implemented(_activation._kernel_name("log_softmax_backward", dim, log_probs.ndim),
                               dt.NP_TO_DTYPE[log_probs.dtype])

@@ -19,19 +19,22 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import (
+    HALF_TYPES,
+    adjoint,
     array_of,
     binary,
     check_same_shape_or_broadcast,
     cpp_type_name,
+    dtype_of,
     not_implemented,
     one_sequence_as_items,
     operand_dtype,
     public,
     scalar_type_name,
+    shape_text,
     wrap_dims,
 )
 from ._common import conjugate as _conj
-from ._linalg import _HALF_TYPES, _adjoint, _dtype
 from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, op
 from .creation import checked_fill_value
 from .reduction import _norm_grad
@@ -39,7 +42,7 @@ from .reduction import _norm_grad
 
 def _compute(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     """Operands as NumPy should multiply them: half types widened to float32."""
-    return tuple(a.astype(np.float32) if a.dtype in _HALF_TYPES else a for a in arrays)
+    return tuple(a.astype(np.float32) if a.dtype in HALF_TYPES else a for a in arrays)
 
 
 def _product(func, *arrays: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
@@ -47,10 +50,6 @@ def _product(func, *arrays: np.ndarray, dtype: np.dtype | None = None) -> np.nda
     result = np.asarray(func(*_compute(*arrays)))
     target = arrays[0].dtype if dtype is None else dtype
     return result if result.dtype == target else result.astype(target)
-
-
-def _shape_text(shape) -> str:
-    return "x".join(str(d) for d in shape)
 
 
 def _check_bool(kernel_name: str, *arrays: np.ndarray, empty: bool = False) -> None:
@@ -116,20 +115,20 @@ def _embed_repeats(t, own: list[str], full: list[str]):
 
 def _mm_checks(a: np.ndarray, b: np.ndarray) -> None:
     if a.shape[1] != b.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_text(a.shape)} and "
-                           f"{_shape_text(b.shape)})")
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({shape_text(a.shape)} and "
+                           f"{shape_text(b.shape)})")
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_type_name(_dtype(a))} != "
-                           f"{cpp_type_name(_dtype(b))}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_type_name(dtype_of(a))} != "
+                           f"{cpp_type_name(dtype_of(b))}")
     _check_bool("addmm_impl_cpu_", a, empty=a.shape[1] == 0 or a.shape[0] * b.shape[1] == 0)
 
 
 def _mv_checks(matrix: np.ndarray, vector: np.ndarray) -> None:
     if matrix.shape[1] != vector.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({matrix.shape[0]}), mat ({_shape_text(matrix.shape)}), "
+        raise RuntimeError(f"size mismatch, got input ({matrix.shape[0]}), mat ({shape_text(matrix.shape)}), "
                            f"vec ({vector.shape[0]})")
     if matrix.dtype != vector.dtype:
-        vec, mat = scalar_type_name(_dtype(vector)), scalar_type_name(_dtype(matrix))
+        vec, mat = scalar_type_name(dtype_of(vector)), scalar_type_name(dtype_of(matrix))
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {vec}, {mat}, and {vec}")
     _check_bool("addmv_impl_cpu", matrix, empty=matrix.size == 0)
 
@@ -139,7 +138,7 @@ def _dot_checks(a: np.ndarray, b: np.ndarray, kernel_name: str = "dot") -> None:
         raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
     if a.dtype != b.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{scalar_type_name(_dtype(a))} and {scalar_type_name(_dtype(b))}")
+                           f"{scalar_type_name(dtype_of(a))} and {scalar_type_name(dtype_of(b))}")
     if a.shape[0] != b.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src [{b.shape[0]}] to have "
                            f"the same number of elements, but got {a.shape[0]} and {b.shape[0]} elements "
@@ -153,8 +152,8 @@ def _bmm_checks(a: np.ndarray, b: np.ndarray) -> None:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
                            f"[{b.shape[0]}, {b.shape[1]}].")
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(_dtype(a))} but found "
-                           f"{scalar_type_name(_dtype(b))}")
+        raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(a))} but found "
+                           f"{scalar_type_name(dtype_of(b))}")
     _check_bool("bmm", a, empty=k == 0 or a.shape[0] * a.shape[1] * b.shape[2] == 0)
 
 
@@ -184,7 +183,7 @@ def _matmul_grad(grad, input, other):
         grad = grad.unsqueeze(-2)
     if other.dim() == 1:
         grad = grad.unsqueeze(-1)
-    grad_a, grad_b = grad.matmul(_adjoint(b)), _adjoint(a).matmul(grad)
+    grad_a, grad_b = grad.matmul(adjoint(b)), adjoint(a).matmul(grad)
     return (grad_a.squeeze(-2) if input.dim() == 1 else grad_a,
             grad_b.squeeze(-1) if other.dim() == 1 else grad_b)
 
@@ -242,7 +241,7 @@ _OUT_DTYPE_ERROR = ("Could not run 'aten::{}.dtype' with arguments from the 'CPU
 
 
 def _mm_grad(grad, input, mat2):
-    return grad.mm(_adjoint(mat2)), _adjoint(input).mm(grad)
+    return grad.mm(adjoint(mat2)), adjoint(input).mm(grad)
 
 
 @op(grad=_mm_grad, method=True, out=True, samples=(
@@ -274,7 +273,7 @@ def mm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tensor
 
 
 def _bmm_grad(grad, input, mat2):
-    return grad.bmm(_adjoint(mat2)), _adjoint(input).bmm(grad)
+    return grad.bmm(adjoint(mat2)), adjoint(input).bmm(grad)
 
 
 @op(grad=_bmm_grad, method=True, out=True, samples=(
@@ -300,7 +299,7 @@ def bmm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tenso
 
 
 def _mv_grad(grad, input, vec):
-    return grad.unsqueeze(-1) * _conj(vec), _adjoint(input).mv(grad)
+    return grad.unsqueeze(-1) * _conj(vec), adjoint(input).mv(grad)
 
 
 @op(grad=_mv_grad, method=True, out=True, samples=(
@@ -485,8 +484,8 @@ def _tensordot_grad(grad, a, b, dims):
     a_matrix = a.permute(order_a).reshape(_count(a.shape, free_a), _count(a.shape, contracted_a))
     b_matrix = b.permute(order_b).reshape(_count(b.shape, contracted_b), _count(b.shape, free_b))
     grad = grad.reshape(a_matrix.shape[0], b_matrix.shape[1])
-    grad_a = grad.mm(_adjoint(b_matrix)).reshape([a.shape[d] for d in order_a]).permute(_inverse(order_a))
-    grad_b = _adjoint(a_matrix).mm(grad).reshape([b.shape[d] for d in order_b]).permute(_inverse(order_b))
+    grad_a = grad.mm(adjoint(b_matrix)).reshape([a.shape[d] for d in order_a]).permute(_inverse(order_a))
+    grad_b = adjoint(a_matrix).mm(grad).reshape([b.shape[d] for d in order_b]).permute(_inverse(order_b))
     return grad_a, grad_b
 
 
@@ -522,7 +521,7 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
 
 
 def _addmm_grad(grad, mat1, mat2, beta, alpha):
-    grad_mat1, grad_mat2 = grad.mm(_adjoint(mat2)), _adjoint(mat1).mm(grad)
+    grad_mat1, grad_mat2 = grad.mm(adjoint(mat2)), adjoint(mat1).mm(grad)
     if alpha != 1:
         grad_mat1, grad_mat2 = grad_mat1 * _conj(alpha), grad_mat2 * _conj(alpha)
     return (grad if beta == 1 else grad * _conj(beta)), grad_mat1, grad_mat2
@@ -554,23 +553,23 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
         if m.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
     if mat1.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({_shape_text(mat1.shape)} and "
-                           f"{_shape_text(mat2.shape)})")
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({shape_text(mat1.shape)} and "
+                           f"{shape_text(mat2.shape)})")
     target = (mat1.shape[0], mat2.shape[1])
     _check_expandable(input.shape, target)
     if input.dtype != mat2.dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_type_name(_dtype(input))} and "
-                           f"{scalar_type_name(_dtype(mat2))}")
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_type_name(dtype_of(input))} and "
+                           f"{scalar_type_name(dtype_of(mat2))}")
     if mat1.dtype != mat2.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(_dtype(mat1))} and "
-                           f"{scalar_type_name(_dtype(mat2))}")
-    dtype = _dtype(input)
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(dtype_of(mat1))} and "
+                           f"{scalar_type_name(dtype_of(mat2))}")
+    dtype = dtype_of(input)
     _check_bool("addmm_impl_cpu_", input, empty=0 in target)
     beta, alpha = _coefficient(beta, dtype), _coefficient(alpha, dtype)
     if dtype._category == dt._INT:
         beta, alpha = int(beta), int(alpha)
     product = _product(np.matmul, mat1, mat2)
-    compute = np.float32 if input.dtype in _HALF_TYPES else input.dtype
+    compute = np.float32 if input.dtype in HALF_TYPES else input.dtype
     result = product.astype(compute) * alpha if alpha != 1 else product.astype(compute)
     if beta != 0:
         scaled = input.astype(compute) * beta if beta != 1 else input.astype(compute)
@@ -633,7 +632,7 @@ def _matrix_power_grad(grad, input, n):
         return grad * 0
     base = input if n > 0 else input.matrix_power(-1)
     steps = abs(n)
-    transposed = _adjoint(base)
+    transposed = adjoint(base)
     # d(B^k) = sum_j B^j dB B^(k-1-j), so the gradient is sum_j (B^H)^j grad (B^H)^(k-1-j).
     grad_base = None
     for j in range(steps):
@@ -674,7 +673,7 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     if n < 0:
         if input.dtype.kind not in "fc" and input.dtype != dt.bfloat16._np:
             raise RuntimeError(f"linalg.inv: Expected a floating point or complex tensor as input. Got "
-                               f"{scalar_type_name(_dtype(input))}")
+                               f"{scalar_type_name(dtype_of(input))}")
         try:
             base = _product(np.linalg.inv, input)
         except np.linalg.LinAlgError:
@@ -856,7 +855,7 @@ def _einsum_dtype(parsed: list[list[str]], kept: set[str], arrays: list[np.ndarr
             last_operand[label] = index
     dtypes = []
     for index, (named, array) in enumerate(zip(parsed, arrays, strict=True)):
-        d = _dtype(array)
+        d = dtype_of(array)
         own = {label for label in named if label not in kept
                and all(label not in other for j, other in enumerate(parsed) if j != index)}
         if own and d._category <= dt._INT:
@@ -948,7 +947,7 @@ def einsum(equation, *operands: Tensor) -> Tensor:
         raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
                          "operand and its subscripts list")
     equation, result_dtype = _einsum_plan(equation, arrays)
-    compute = np.float32 if result_dtype._np in _HALF_TYPES else result_dtype._np
+    compute = np.float32 if result_dtype._np in HALF_TYPES else result_dtype._np
     result = np.einsum(equation, *(a.astype(compute, copy=False) for a in arrays))
     return np.asarray(result).astype(result_dtype._np, copy=False)
 
@@ -1002,8 +1001,8 @@ def _cross_product(input: np.ndarray, other: np.ndarray, dim: int) -> np.ndarray
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[axis]} and "
                            f"{other.shape[axis]}")
     if input.dtype != other.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(_dtype(input))} but found "
-                           f"{scalar_type_name(_dtype(other))}")
+        raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(input))} but found "
+                           f"{scalar_type_name(dtype_of(other))}")
     if input.dtype == np.bool_:
         raise not_implemented("cross", dt.bool)
     check_same_shape_or_broadcast(input.shape, other.shape)
@@ -1092,15 +1091,16 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
     for name, x in (("X1", x1), ("X2", x2)):
-        if x.dtype.kind != "f" or x.dtype in _HALF_TYPES:
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(_dtype(x))}")
+        if x.dtype.kind != "f" or x.dtype in HALF_TYPES:
+            raise RuntimeError(
+                f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(dtype_of(x))}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     if x1.dtype != x2.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(_dtype(x1))} but found "
-                           f"{scalar_type_name(_dtype(x2))}")
+        raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(x1))} but found "
+                           f"{scalar_type_name(dtype_of(x2))}")
     difference = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
     if p == 0:
         result = np.count_nonzero(difference, axis=-1).astype(x1.dtype)

@@ -10,12 +10,13 @@ import numpy as np
 from .. import _dtype as dt
 from ._common import resolve_dtype
 from ._registry import Sample, Tensor, TensorSpec, op
-from ._shape import _I23, _M23, _SCALAR, _same_grad
+from ._samples import I23, M23, SCALAR
+from ._shape import _same_grad
 
 # -- properties (Tensor.is_complex, is_floating_point and numel are defined with the class) ---
 
-_PROPERTY_SAMPLES = (Sample((_M23,)), Sample((TensorSpec((2,), "complex64"),)), Sample((TensorSpec((3,), "int64"),)),
-                     Sample((TensorSpec((2,), "uint8"),)), Sample((_SCALAR,)), Sample((TensorSpec((0, 2)),)))
+_PROPERTY_SAMPLES = (Sample((M23,)), Sample((TensorSpec((2,), "complex64"),)), Sample((TensorSpec((3,), "int64"),)),
+                     Sample((TensorSpec((2,), "uint8"),)), Sample((SCALAR,)), Sample((TensorSpec((0, 2)),)))
 
 
 @op(differentiable=False, samples=_PROPERTY_SAMPLES)
@@ -101,8 +102,8 @@ def is_nonzero(input: Tensor) -> bool:
     return bool(input.reshape(()) != 0)
 
 
-@op(differentiable=False, method=True, samples=(Sample((_M23, _M23)), Sample((_M23, TensorSpec((3, 2)))),
-                                                Sample((_SCALAR, TensorSpec((), "int64")))))
+@op(differentiable=False, method=True, samples=(Sample((M23, M23)), Sample((M23, TensorSpec((3, 2)))),
+                                                Sample((SCALAR, TensorSpec((), "int64")))))
 def is_same_size(input: Tensor, other: Tensor) -> bool:
     """Whether ``input`` and ``other`` have the same shape.
 
@@ -116,7 +117,7 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 # -- copies and aliases -----------------------------------------------------------------
 
 @op(grad=_same_grad, method=True,
-    samples=(Sample((_M23,)), Sample((_SCALAR,)), Sample((_I23,), {"memory_format": None})))
+    samples=(Sample((M23,)), Sample((SCALAR,)), Sample((I23,), {"memory_format": None})))
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own memory (the strides of a dense input are preserved).
 
@@ -129,9 +130,9 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
 
 
 @op(grad=_same_grad, samples=(
-    Sample((_M23,), {"dtype": dt.float64}), Sample((_M23,)), Sample((_I23,), {"dtype": dt.float32}),
-    Sample((_M23,), {"dtype": dt.int64}), Sample((TensorSpec((2, 3), "float64"),), {"dtype": dt.float16}),
-    Sample((_M23,), {"dtype": dt.bfloat16}), Sample((_SCALAR,), {"dtype": dt.float64})))
+    Sample((M23,), {"dtype": dt.float64}), Sample((M23,)), Sample((I23,), {"dtype": dt.float32}),
+    Sample((M23,), {"dtype": dt.int64}), Sample((TensorSpec((2, 3), "float64"),), {"dtype": dt.float16}),
+    Sample((M23,), {"dtype": dt.bfloat16}), Sample((SCALAR,), {"dtype": dt.float64})))
 def _to_copy(input: Tensor, *, dtype: dt.dtype | None = None) -> Tensor:
     """A copy of ``input`` in ``dtype`` (its own dtype when None): what ``Tensor.to(dtype)``,
     ``double()``, ``type()`` ... run, as PyTorch's ``aten::_to_copy``. Differentiable: the
@@ -148,7 +149,7 @@ def _to_copy(input: Tensor, *, dtype: dt.dtype | None = None) -> Tensor:
 # A view when it returns its input's memory, so the two share a version counter (PyTorch
 # returns the tensor itself; a separate Tensor over the same memory would hide writes).
 @op(grad=_same_grad, method=True, function=False, view=True,
-    samples=(Sample((_M23,)), Sample((_SCALAR,))))
+    samples=(Sample((M23,)), Sample((SCALAR,))))
 def contiguous(input: Tensor, *, memory_format=None) -> Tensor:
     """The data in row-major layout: the same memory when already contiguous, else a copy.
 
@@ -161,7 +162,7 @@ def contiguous(input: Tensor, *, memory_format=None) -> Tensor:
     return np.ascontiguousarray(input)
 
 
-@op(method=True, differentiable=False, alias=True, samples=(Sample((_M23,)), Sample((_SCALAR,))))
+@op(method=True, differentiable=False, alias=True, samples=(Sample((M23,)), Sample((SCALAR,))))
 def detach(input: Tensor) -> Tensor:
     """A new tensor sharing memory with ``input`` but outside autograd (never requires grad).
 

@@ -34,15 +34,14 @@ from ._common import (
     scalar_type_name,
 )
 from ._registry import Sample, TensorSpec, op
+from ._samples import M23
 from .creation import check_device, checked_fill_value, parse_size, python_scalar
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed"]
-
 Number = numbers.Number
-
 _DEFAULT_DTYPE = dt._DEFAULT_DTYPE
 _SEED_MASK = 0xFFFF_FFFF_FFFF_FFFF
 _DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
@@ -364,10 +363,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt
     return rng(generator).permutation(n).astype(d._np)
 
 
-_M23 = TensorSpec((2, 3))
-
-
-@op(factory=True, samples=(Sample((_M23,)), Sample((_M23,), {"dtype": dt.float64}),
+@op(factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
                            Sample((TensorSpec((), "float16"),)), Sample((TensorSpec((2,), "complex64"),))))
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
               device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -383,7 +379,7 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dt
     return _uniform(rng(generator), input.shape, _check_uniform_dtype(d))
 
 
-@op(factory=True, samples=(Sample((_M23,)), Sample((_M23,), {"dtype": dt.float64}),
+@op(factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
                            Sample((TensorSpec((2,), "int32"),), {"dtype": dt.float16})))
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
                device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -399,8 +395,8 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.d
     return _standard_normal(rng(generator), input.shape, _check_normal_dtype(d))
 
 
-@op(factory=True, samples=(Sample((_M23, 5)), Sample((TensorSpec((4,), "int32"), 2, 9)),
-                           Sample((_M23, 3), {"dtype": dt.int64}), Sample((_M23,), {"low": 1, "high": 3})))
+@op(factory=True, samples=(Sample((M23, 5)), Sample((TensorSpec((4,), "int32"), 2, 9)),
+                           Sample((M23, 3), {"dtype": dt.int64}), Sample((M23,), {"low": 1, "high": 3})))
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None,
                  dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
                  memory_format=None, pin_memory: bool = False) -> Tensor:

@@ -13,7 +13,10 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import (
+    PLAIN_FLOATS,
     binary,
+    dtype_of,
+    is_int,
     no_complex_autograd,
     operand_dtype,
     public,
@@ -28,18 +31,13 @@ from ._reduction import (
     _FLOAT32,
     _INT64,
     _LOW_PRECISION,
-    _M23,
-    _M234,
-    _SCALAR,
     _WIDE_INT,
     RETURN_TYPES,
     _distribute_evenly,
-    _dtype_of,
     _gather,
     _int_dim,
     _invalid_combination,
     _is_floating_or_complex,
-    _is_int,
     _not_implemented,
     _quietly,
     _reduced_count,
@@ -51,6 +49,7 @@ from ._reduction import (
     _unreduce,
 )
 from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import M23, M234, SCALAR
 
 
 def _accumulation_dtype(np_dtype: np.dtype) -> np.dtype:
@@ -74,15 +73,13 @@ def _no_empty_dims(array: np.ndarray, axis, op_name: str, shown=None) -> None:
 
 # -- sums and products --------------------------------------------------------------------
 
-_PLAIN_FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
-
 
 def _sum_dtype(array: np.ndarray, dtype) -> dt.dtype:
     """``dtype=`` if given, else int64 for integer and bool inputs, else the array's dtype."""
     target = resolve_dtype(dtype)
     if target is not None:
         return target
-    return dt.int64 if array.dtype.kind in "biu" else _dtype_of(array)
+    return dt.int64 if array.dtype.kind in "biu" else dtype_of(array)
 
 
 def _cat(tensors, d: int):
@@ -138,10 +135,10 @@ def _sum_grad(grad, input_shape, dim, keepdim):
 
 
 @op(grad=_sum_grad, method=True, out=True,
-    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, (0, 1), True)),
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)),
              Sample((TensorSpec((2, 3), "int32"), -1)), Sample((TensorSpec((4,), "bool"),)),
-             Sample((TensorSpec((3, 4), "float16"), 0)), Sample((_SCALAR, 0, True)),
-             Sample((_M23, ()), {"dtype": dt.float64}), Sample((TensorSpec((2, 2), "int8"),), {"dtype": dt.int8}),
+             Sample((TensorSpec((3, 4), "float16"), 0)), Sample((SCALAR, 0, True)),
+             Sample((M23, ()), {"dtype": dt.float64}), Sample((TensorSpec((2, 2), "int8"),), {"dtype": dt.int8}),
              Sample((TensorSpec((2, 3), "complex64"), [1])), Sample((TensorSpec((0, 3)),))))
 def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,  # noqa: A001
         dtype: dt.dtype | None = None) -> Tensor:
@@ -158,7 +155,7 @@ def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     """
     # Float sums overflow to inf without a warning in PyTorch, and NumPy only warns
     # then: this kernel skips _quietly, whose errstate would double its cost.
-    if dtype is None and input.dtype in _PLAIN_FLOATS:
+    if dtype is None and input.dtype in PLAIN_FLOATS:
         if dim is None:
             return np.asarray(np.add.reduce(input, axis=None, keepdims=keepdim))
         ndim = input.ndim
@@ -174,7 +171,7 @@ def _nansum_grad(grad, input, dim, keepdim):
 @op(grad=_nansum_grad, method=True, out=True,
     samples=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 3), "float64", -1e3, 1e3), 1, True)),
              Sample((TensorSpec((3,), "float32"),)), Sample((TensorSpec((4,), "int64"),)),
-             Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((_SCALAR,))))
+             Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((SCALAR,))))
 @_quietly
 def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
            dtype: dt.dtype | None = None) -> Tensor:
@@ -201,9 +198,9 @@ def _mean_grad(grad, input_shape, dim, keepdim):
 
 
 @op(grad=_mean_grad, method=True, out=True,
-    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, (0, 1), True)), Sample((_M234, (-1, 0))),
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)), Sample((M234, (-1, 0))),
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"),)),
-             Sample((TensorSpec((2, 3), "int64"),), {"dtype": dt.float64}), Sample((_SCALAR, 0, True)),
+             Sample((TensorSpec((2, 3), "int64"),), {"dtype": dt.float64}), Sample((SCALAR, 0, True)),
              Sample((TensorSpec((0, 3)), 0))))
 @_quietly
 def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
@@ -221,7 +218,7 @@ def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool 
     """
     target = resolve_dtype(dtype)
     if target is None:
-        target = _dtype_of(input)
+        target = dtype_of(input)
         if not _is_floating_or_complex(target):
             raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
                                f"or complex dtype. Got: {scalar_type_name(target)}")
@@ -250,10 +247,10 @@ def _prod_grad(grad, input, dim, keepdim):
 
 
 @op(grad=_prod_grad, method=True, out=True,
-    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, -1, True)),
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, -1, True)),
              Sample((TensorSpec((2, 3), "int32", -3, 3),)), Sample((TensorSpec((4,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 2), "complex64"), 1)),
-             Sample((TensorSpec((2, 3), "int64"), 1), {"dtype": dt.float64}), Sample((_SCALAR, 0))))
+             Sample((TensorSpec((2, 3), "int64"), 1), {"dtype": dt.float64}), Sample((SCALAR, 0))))
 @_quietly
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Product of the elements, over all of them or over the single dimension ``dim``.
@@ -301,9 +298,9 @@ def _cumsum_grad(grad, input_shape, dim):
 
 
 @op(grad=_cumsum_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((TensorSpec((2, 3), "int32"), 1)),
+    samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32"), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
-             Sample((_SCALAR, 0)), Sample((_M23, 1), {"dtype": dt.float64}),
+             Sample((SCALAR, 0)), Sample((M23, 1), {"dtype": dt.float64}),
              Sample((TensorSpec((2, 3), "complex64"), 0))))
 @_quietly
 def cumsum(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
@@ -326,9 +323,9 @@ def _cumprod_grad(grad, input, result, dim):
 
 
 @op(grad=_cumprod_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((TensorSpec((2, 3), "int32", -3, 3), 1)),
+    samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32", -3, 3), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
-             Sample((_SCALAR, -1)), Sample((TensorSpec((2, 3), "int64", -3, 3), 1), {"dtype": dt.float64})))
+             Sample((SCALAR, -1)), Sample((TensorSpec((2, 3), "int64", -3, 3), 1), {"dtype": dt.float64})))
 @_quietly
 def cumprod(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
     """Cumulative products along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given.
@@ -358,7 +355,7 @@ def _running_extreme(accumulate, name: str, input: np.ndarray, dim):
     return RETURN_TYPES[name](values, np.maximum.accumulate(positions, axis=axis))
 
 
-_RUNNING_SAMPLES = (Sample((_M23, 1)), Sample((TensorSpec((4, 3), "int64", -2, 2), 0)), Sample((_SCALAR, 0)),
+_RUNNING_SAMPLES = (Sample((M23, 1)), Sample((TensorSpec((4, 3), "int64", -2, 2), 0)), Sample((SCALAR, 0)),
                     Sample((TensorSpec((5,), "bool"), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
                     Sample((TensorSpec((0, 3)), 1)))
 
@@ -428,7 +425,7 @@ def _logcumsumexp_grad(grad, input, result, dim):
 
 
 @op(grad=_logcumsumexp_grad, method=True, out=True, samples=(
-    Sample((_M23, 1)), Sample((TensorSpec((3, 2), "float64", -50, 50), 0)), Sample((_SCALAR, 0)),
+    Sample((M23, 1)), Sample((TensorSpec((3, 2), "float64", -50, 50), 0)), Sample((SCALAR, 0)),
     Sample((TensorSpec((4,), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), -1)),
     Sample((TensorSpec((0, 2)), 0))))
 @_quietly
@@ -439,7 +436,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     >>> tm.logcumsumexp(tm.tensor([0.0, 0.0, 0.0]), 0)
     tensor([0.0000, 0.6931, 1.0986])
     """
-    d = _dtype_of(input)
+    d = dtype_of(input)
     if not _is_floating_or_complex(d):
         raise _not_implemented("logcumsumexp_out_cpu", input)
     axis = _int_dim(dim, input.ndim, "logcumsumexp", position=2)
@@ -460,7 +457,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
 
 def _truth_reduction(ufunc, name: str, array: np.ndarray, dim, keepdim: bool) -> np.ndarray:
     axis = _reduction_axes(dim, array.ndim, name)
-    if dim is not None and axis is None and (array.ndim == 0 or (not _is_int(dim) and len(dim) == 0)):
+    if dim is not None and axis is None and (array.ndim == 0 or (not is_int(dim) and len(dim) == 0)):
         # all/any over no dims test each element, where sum and the others reduce every dim.
         axis = ()
     truth = array if array.dtype.kind == "b" else array != 0
@@ -472,8 +469,8 @@ def _truth_reduction(ufunc, name: str, array: np.ndarray, dim, keepdim: bool) ->
 _TRUTH_SAMPLES = (Sample((TensorSpec((2, 3), "bool"),)), Sample((TensorSpec((2, 3), "bool"), 1)),
                   Sample((TensorSpec((2, 3), "int64", 0, 1), (0, 1), True)),
                   Sample((TensorSpec((3, 2), "uint8", 0, 1),)),
-                  Sample((TensorSpec((3, 2), "uint8", 0, 1), 0)), Sample((_M23, ())),
-                  Sample((TensorSpec((2, 2), "float16", 0, 1), -1, True)), Sample((_SCALAR, 0)),
+                  Sample((TensorSpec((3, 2), "uint8", 0, 1), 0)), Sample((M23, ())),
+                  Sample((TensorSpec((2, 2), "float16", 0, 1), -1, True)), Sample((SCALAR, 0)),
                   Sample((TensorSpec((0, 2), "bool"),)), Sample((TensorSpec((2, 2), "complex64"), 1)))
 
 
@@ -506,7 +503,7 @@ def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
 @op(differentiable=False, method=True,
     samples=(Sample((TensorSpec((3, 4), "int64", -1, 1),)), Sample((TensorSpec((3, 4), "int64", -1, 1), 1)),
              Sample((TensorSpec((2, 3), "bool"), (0, 1))), Sample((TensorSpec((2, 3), "float32", -1, 1), ())),
-             Sample((_SCALAR, 0)), Sample((TensorSpec((2, 2), "complex64"), [-1]))))
+             Sample((SCALAR, 0)), Sample((TensorSpec((2, 2), "complex64"), [-1]))))
 def count_nonzero(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
     """Number of nonzero elements, over all of them or over ``dim``, as int64.
 
@@ -561,15 +558,15 @@ def _extreme(ufunc, arg_function, name: str, elementwise: str, array: np.ndarray
         if keepdim:
             raise _invalid_combination(name, "Tensor, Tensor, keepdim=bool", _MAX_OVERLOADS)
         return _elementwise_extreme(ufunc, elementwise, array, dim)
-    if not _is_int(dim):
+    if not is_int(dim):
         raise _invalid_combination(name, f"Tensor, {type(dim).__name__}", _MAX_OVERLOADS)
     values, indices = _extreme_along(arg_function, name, array, dim, keepdim)
     return RETURN_TYPES[name](values, indices)
 
 
-_EXTREME_SAMPLES = (Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0, True)), Sample((_WIDE_INT, -1)),
+_EXTREME_SAMPLES = (Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((_WIDE_INT, -1)),
                     Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((3, 2), "float16"), 1)),
-                    Sample((_SCALAR, 0)), Sample((_SCALAR,)), Sample((_M23, _M23)),
+                    Sample((SCALAR, 0)), Sample((SCALAR,)), Sample((M23, M23)),
                     Sample((TensorSpec((2, 3), "int32"), TensorSpec((3,), "float32"))),
                     Sample((TensorSpec((2, 3), "uint8", 0, 9), TensorSpec((), "int8"))),
                     Sample((TensorSpec((2, 3), "bfloat16"),)), Sample((TensorSpec((0, 3)), 1)))
@@ -618,14 +615,14 @@ def _amax_amin(ufunc, name: str, array: np.ndarray, dim, keepdim: bool) -> np.nd
     if array.dtype.kind == "c":
         raise _not_implemented(f"{name[1:]}_values_cpu", array)
     axis = _reduction_axes(dim, array.ndim, name)
-    shown = None if axis is None else ((dim,) if _is_int(dim) else tuple(dim))
+    shown = None if axis is None else ((dim,) if is_int(dim) else tuple(dim))
     _no_empty_dims(array, axis, name, shown)
     return np.asarray(ufunc.reduce(array, axis=axis, keepdims=keepdim))
 
 
-_AMAX_SAMPLES = (Sample((_M23,)), Sample((_M23, 1)), Sample((_M234, (0, 2), True)), Sample((_M23, -1)),
+_AMAX_SAMPLES = (Sample((M23,)), Sample((M23, 1)), Sample((M234, (0, 2), True)), Sample((M23, -1)),
                  Sample((TensorSpec((2, 3), "int32"), 0)), Sample((TensorSpec((4,), "bool"),)),
-                 Sample((TensorSpec((2, 3), "float16"), [1])), Sample((_SCALAR, 0, True)), Sample((_M23, ())),
+                 Sample((TensorSpec((2, 3), "float16"), [1])), Sample((SCALAR, 0, True)), Sample((M23, ())),
                  Sample((TensorSpec((0, 3)), 1)))
 
 
@@ -676,9 +673,9 @@ def _arg_extreme(arg_function, name: str, array: np.ndarray, dim, keepdim: bool)
     return np.asarray(arg_function(values, axis=axis, keepdims=keepdim), _INT64)
 
 
-_ARG_SAMPLES = (Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0, True)), Sample((_M23, None, True)),
+_ARG_SAMPLES = (Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((M23, None, True)),
                 Sample((_WIDE_INT, -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
-                Sample((TensorSpec((2, 3), "uint8", 0, 255),)), Sample((_SCALAR,)), Sample((_SCALAR, 0, True)),
+                Sample((TensorSpec((2, 3), "uint8", 0, 255),)), Sample((SCALAR,)), Sample((SCALAR, 0, True)),
                 Sample((TensorSpec((0, 3)), 1)))
 
 
@@ -713,10 +710,10 @@ def _aminmax_grad(grad, input, result, dim, keepdim):
 
 
 @op(grad=_aminmax_grad, method=True, out=True,
-    samples=(Sample((_M23,)), Sample((_M23,), {"dim": 1}), Sample((_M23,), {"dim": -1, "keepdim": True}),
-             Sample((_M23,), {"keepdim": True}), Sample((TensorSpec((2, 3), "int32"),), {"dim": 0}),
+    samples=(Sample((M23,)), Sample((M23,), {"dim": 1}), Sample((M23,), {"dim": -1, "keepdim": True}),
+             Sample((M23,), {"keepdim": True}), Sample((TensorSpec((2, 3), "int32"),), {"dim": 0}),
              Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((2, 3), "float16"),), {"dim": 1}),
-             Sample((_SCALAR,)), Sample((_SCALAR,), {"dim": 0}), Sample((TensorSpec((0, 3)),), {"dim": 1})))
+             Sample((SCALAR,)), Sample((SCALAR,), {"dim": 0}), Sample((TensorSpec((0, 3)),), {"dim": 1})))
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The smallest and largest elements, over everything or along ``dim``, as the
     named tuple ``(min, max)``.
@@ -751,10 +748,10 @@ def _logsumexp_grad(grad, input, result, dim, keepdim):
 
 
 @op(grad=_logsumexp_grad, method=True, out=True,
-    samples=(Sample((_M23, 1)), Sample((_M23, (0, 1))), Sample((_M23, -1, True)), Sample((_M23, [0], True)),
+    samples=(Sample((M23, 1)), Sample((M23, (0, 1))), Sample((M23, -1, True)), Sample((M23, [0], True)),
              Sample((TensorSpec((2, 3), "int64"), 1)), Sample((TensorSpec((3,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), 1)),
-             Sample((TensorSpec((2, 3), "float32", -100, 100), 1)), Sample((_SCALAR, 0)),
+             Sample((TensorSpec((2, 3), "float32", -100, 100), 1)), Sample((SCALAR, 0)),
              Sample((TensorSpec((0, 3)), 0)), Sample((TensorSpec((2, 0)), 1))))
 @_quietly
 def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False) -> Tensor:
@@ -767,7 +764,7 @@ def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False) 
     """
     if dim is None:
         raise TypeError("logsumexp(): argument 'dim' (position 2) must be tuple of ints, not NoneType")
-    kind = _dtype_of(input)
+    kind = dtype_of(input)
     if not _is_floating_or_complex(kind):
         kind = dt.get_default_dtype()
     axis = _reduction_axes(dim, input.ndim, "logsumexp")
@@ -796,7 +793,7 @@ def _norm_order_text(order) -> str:
 
 def _norm_dtypes(kind: str, array: np.ndarray, dtype) -> dt.dtype:
     """The dtype a norm computes in (PyTorch's ``linalg`` checks); the result is its real part."""
-    source = _dtype_of(array)
+    source = dtype_of(array)
     if not _is_floating_or_complex(source):
         raise RuntimeError(f"linalg.{kind}: Expected a floating point or complex tensor as input. "
                            f"Got {scalar_type_name(source)}")
@@ -820,7 +817,7 @@ def _vector_norm(array: np.ndarray, order, dim, keepdim: bool, dtype) -> np.ndar
         raise RuntimeError("linalg.vector_norm: Expected a non-complex scalar as the order of norm.")
     order = float(order)
     target = _norm_dtypes("vector_norm", array, dtype)
-    if _is_int(dim):
+    if is_int(dim):
         dim = (dim,)
     axis = _reduction_axes(dim, array.ndim, "linalg_vector_norm")
     if order < 0 or order == float("inf"):
@@ -855,7 +852,7 @@ def _matrix_norm(array: np.ndarray, order: str, dim, keepdim: bool, dtype) -> np
         raise RuntimeError(f"linalg.matrix_norm: Order {order} not supported.")
     if array.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
-    dims = (dim,) if _is_int(dim) else tuple(dim)
+    dims = (dim,) if is_int(dim) else tuple(dim)
     if len(dims) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dims)}")
     rows, columns = wrap_dim(dims[0], array.ndim), wrap_dim(dims[1], array.ndim)
@@ -863,7 +860,7 @@ def _matrix_norm(array: np.ndarray, order: str, dim, keepdim: bool, dtype) -> np
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({rows}, {columns})")
     if order == "nuc" and array.dtype in _LOW_PRECISION:
         raise RuntimeError("linalg.matrix_norm: Low precision dtypes not supported. "
-                           f"Got {scalar_type_name(_dtype_of(array))}")
+                           f"Got {scalar_type_name(dtype_of(array))}")
     target = _norm_dtypes("matrix_norm", array, dtype)
     if order == "fro":
         return _vector_norm(array, 2, (rows, columns), keepdim, dtype)
@@ -901,12 +898,12 @@ def _norm_grad(grad, input, result, p, dim, keepdim):
 
 
 @op(grad=_norm_grad, method=True, out=True,
-    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0)), Sample((_M23, float("inf"), 1)),
-             Sample((_M23, float("-inf"))), Sample((_M23, 3, (0, 1), True)), Sample((_M23, 0.5, -1)),
-             Sample((_M23, "fro", 1, True)), Sample((_M23, "nuc")), Sample((_M234, "nuc", (2, 0), True)),
-             Sample((_M23, None), {"dim": 0}), Sample((_M23, 2), {"dtype": dt.float64}),
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0)), Sample((M23, float("inf"), 1)),
+             Sample((M23, float("-inf"))), Sample((M23, 3, (0, 1), True)), Sample((M23, 0.5, -1)),
+             Sample((M23, "fro", 1, True)), Sample((M23, "nuc")), Sample((M234, "nuc", (2, 0), True)),
+             Sample((M23, None), {"dim": 0}), Sample((M23, 2), {"dtype": dt.float64}),
              Sample((TensorSpec((2, 3), "float16"),)), Sample((TensorSpec((2, 3), "complex64"), 2, 1)),
-             Sample((_SCALAR, 2, 0)), Sample((_M234, "fro", (0, 2)))))
+             Sample((SCALAR, 2, 0)), Sample((M234, "fro", (0, 2)))))
 @_quietly
 def norm(input: Tensor, p: float | str | None = "fro", dim: int | tuple[int, ...] | None = None,
          keepdim: bool = False, dtype: dt.dtype | None = None) -> Tensor:
@@ -925,7 +922,7 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: int | tuple[int, ...
     [5.0, 0.0]
     """
     if isinstance(p, str):
-        if p == "fro" and (dim is None or _is_int(dim) or len(dim) <= 2):
+        if p == "fro" and (dim is None or is_int(dim) or len(dim) <= 2):
             return _vector_norm(input, 2, dim, keepdim, dtype)
         return _matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim, dtype)
     return _vector_norm(input, 2 if p is None else p, dim, keepdim, dtype)

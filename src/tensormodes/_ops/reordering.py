@@ -11,21 +11,10 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import public, scalar_type_name, wrap_dim
+from ._common import is_int, public, scalar_type_name, wrap_dim
 from ._registry import Sample, Tensor, TensorSpec, op
-from ._shape import (
-    _I23,
-    _M23,
-    _M234,
-    _SCALAR,
-    _cat,
-    _diagonal_dims,
-    _dim_list,
-    _is_int,
-    _wrap_dim_of_tensor,
-    int_tuple,
-    varargs_ints,
-)
+from ._samples import I23, M23, M234, SCALAR
+from ._shape import _cat, _diagonal_dims, _dim_list, _wrap_dim_of_tensor, int_tuple, varargs_ints
 from .views import diagonal_view
 
 # -- reordering elements (copies) --------------------------------------------------------
@@ -35,8 +24,8 @@ def _flip_grad(grad, dims):
 
 
 @op(grad=_flip_grad, method=True,
-    samples=(Sample((_M23, (0,))), Sample((_M234, (0, -1))), Sample((_SCALAR, ())),
-             Sample((_I23, [1])), Sample((_M23, ()))))
+    samples=(Sample((M23, (0,))), Sample((M234, (0, -1))), Sample((SCALAR, ())),
+             Sample((I23, [1])), Sample((M23, ()))))
 def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     """A copy with the order of elements reversed along each of ``dims``.
 
@@ -56,8 +45,8 @@ def _roll_grad(grad, shifts, dims):
 
 
 @op(grad=_roll_grad, method=True,
-    samples=(Sample((_M23, 1)), Sample((_M23, (1, -1), (0, 1))), Sample((_M23, 2, -1)),
-             Sample((_SCALAR, 3)), Sample((_I23, -4)), Sample((_M23,), {"shifts": [1], "dims": [1]})))
+    samples=(Sample((M23, 1)), Sample((M23, (1, -1), (0, 1))), Sample((M23, 2, -1)),
+             Sample((SCALAR, 3)), Sample((I23, -4)), Sample((M23,), {"shifts": [1], "dims": [1]})))
 def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
     """Rolls elements along ``dims`` by ``shifts`` (elements shifted past the end wrap around).
     Without ``dims`` the flattened tensor is rolled and the shape restored.
@@ -108,7 +97,7 @@ def _repeat_grad(grad, input_shape, repeats):
 
 
 @op(grad=_repeat_grad, method=True, function=False,
-    samples=(Sample((_M23, 2, 1)), Sample((_M23, (1, 2, 2))), Sample((_SCALAR, 3)), Sample((_I23, [1, 0]))))
+    samples=(Sample((M23, 2, 1)), Sample((M23, (1, 2, 2))), Sample((SCALAR, 3)), Sample((I23, [1, 0]))))
 def repeat(input: Tensor, *repeats: int) -> Tensor:
     """A copy with the data repeated ``repeats[i]`` times along dimension ``i``
     (extra leading repeats add dimensions).
@@ -126,8 +115,8 @@ def _tile_grad(grad, input_shape, dims):
 
 
 @op(grad=_tile_grad, method=True,
-    samples=(Sample((_M23, (2, 1))), Sample((_M23, (2,))), Sample((_M23, (2, 1, 3))),
-             Sample((_SCALAR, ())), Sample((_I23, [1, 2]))))
+    samples=(Sample((M23, (2, 1))), Sample((M23, (2,))), Sample((M23, (2, 1, 3))),
+             Sample((SCALAR, ())), Sample((I23, [1, 2]))))
 def tile(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     """Like ``repeat``, but ``dims`` shorter than the tensor's dimensions is padded with ones
     at the front.
@@ -143,7 +132,7 @@ def tile(input: Tensor, dims: int | Sequence[int]) -> Tensor:
 def _triangle_check(array: np.ndarray, op_name: str, diagonal) -> None:
     if array.ndim < 2:
         raise RuntimeError(f"{op_name}: input tensor must have at least 2 dimensions")
-    if not _is_int(diagonal):
+    if not is_int(diagonal):
         raise TypeError(f"{op_name}(): argument 'diagonal' must be int, not {type(diagonal).__name__}")
 
 
@@ -152,7 +141,7 @@ def _tril_grad(grad, diagonal):
 
 
 @op(grad=_tril_grad, method=True, inplace=True, out=True,
-    samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((_M234,), {"diagonal": -1}),
+    samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((M234,), {"diagonal": -1}),
              Sample((TensorSpec((3, 3), "int64"), -5)), Sample((TensorSpec((3, 3), "bool"),))))
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the (batch of) matrices: elements above diagonal ``diagonal`` are zeroed.
@@ -170,7 +159,7 @@ def _triu_grad(grad, diagonal):
 
 
 @op(grad=_triu_grad, method=True, inplace=True, out=True,
-    samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), -1)), Sample((_M234,), {"diagonal": 2}),
+    samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), -1)), Sample((M234,), {"diagonal": 2}),
              Sample((TensorSpec((3, 3), "int64"), 5)), Sample((TensorSpec((3, 3), "bool"),))))
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the (batch of) matrices: elements below diagonal ``diagonal`` are zeroed.
@@ -188,8 +177,8 @@ def _diag_embed_grad(grad, offset, dim1, dim2):
 
 
 @op(grad=_diag_embed_grad, method=True,
-    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((TensorSpec((3,), "int64"), -1)),
-             Sample((_M23,), {"offset": 0, "dim1": 0, "dim2": 2}), Sample((_M23, 2, -1, 0))))
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((TensorSpec((3,), "int64"), -1)),
+             Sample((M23,), {"offset": 0, "dim1": 0, "dim2": 2}), Sample((M23, 2, -1, 0))))
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """A tensor whose diagonals (``offset``, in the planes ``dim1``, ``dim2``) are filled from the
     last dimension of ``input``; the rest is zero.
@@ -215,7 +204,7 @@ def _fliplr_grad(grad):
 
 
 @op(grad=_fliplr_grad, method=True,
-    samples=(Sample((_M23,)), Sample((_M234,))))
+    samples=(Sample((M23,)), Sample((M234,))))
 def fliplr(input: Tensor) -> Tensor:
     """A copy with the order of columns (dimension 1) reversed.
 
@@ -233,7 +222,7 @@ def _flipud_grad(grad):
 
 
 @op(grad=_flipud_grad, method=True,
-    samples=(Sample((_M23,)), Sample((TensorSpec((3,), "int64"),))))
+    samples=(Sample((M23,)), Sample((TensorSpec((3,), "int64"),))))
 def flipud(input: Tensor) -> Tensor:
     """A copy with the order of rows (dimension 0) reversed.
 
@@ -251,7 +240,7 @@ def _rot90_grad(grad, k, dims):
 
 
 @op(grad=_rot90_grad, method=True,
-    samples=(Sample((_M23,)), Sample((_M23, 2)), Sample((_M234, -1, (2, 0))), Sample((_I23, 7, [1, 0]))))
+    samples=(Sample((M23,)), Sample((M23, 2)), Sample((M234, -1, (2, 0))), Sample((I23, 7, [1, 0]))))
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """Rotates by 90 degrees ``k`` times in the plane of ``dims``, from the first dimension
     towards the second.
@@ -296,11 +285,11 @@ def _diff_grad(grad, input_shape, n, dim, prepend_shape, append_shape):
 
 
 @op(grad=_diff_grad, method=True, samples=(
-    Sample((_M23,)), Sample((TensorSpec((4, 3)), 2, 0)), Sample((TensorSpec((2, 3), "int64", -5, 5),)),
+    Sample((M23,)), Sample((TensorSpec((4, 3)), 2, 0)), Sample((TensorSpec((2, 3), "int64", -5, 5),)),
     Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((5,), "float16"),)),
-    Sample((_M23,), {"prepend": TensorSpec((2, 1)), "append": TensorSpec((2, 2))}),
-    Sample((_M23, 1, -1, TensorSpec((2, 2), "int64", 0, 3))), Sample((TensorSpec((3,)), 5)),
-    Sample((_M23, 0))))
+    Sample((M23,), {"prepend": TensorSpec((2, 1)), "append": TensorSpec((2, 2))}),
+    Sample((M23, 1, -1, TensorSpec((2, 2), "int64", 0, 3))), Sample((TensorSpec((3,)), 5)),
+    Sample((M23, 0))))
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
          append: Tensor | None = None) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``x[1:] - x[:-1]``, applied ``n``
@@ -348,9 +337,9 @@ def _repeat_interleave_grad(grad, input_shape, dim, positions):
 
 
 @op(grad=_repeat_interleave_grad, method=True, saves=("positions",), samples=(
-    Sample((_M23, 2)), Sample((_M23, TensorSpec((2,), "int64", 0, 3), 0)), Sample((_M23, 3, -1)),
-    Sample((TensorSpec((3,), "int64", 0, 3),)), Sample((_SCALAR, 3)), Sample((_M23, TensorSpec((), "int64", 1, 2), 1)),
-    Sample((TensorSpec((2, 2), "bool"), 2, 0), {"output_size": 4}), Sample((_M23, TensorSpec((1,), "int64", 2, 2), 1))))
+    Sample((M23, 2)), Sample((M23, TensorSpec((2,), "int64", 0, 3), 0)), Sample((M23, 3, -1)),
+    Sample((TensorSpec((3,), "int64", 0, 3),)), Sample((SCALAR, 3)), Sample((M23, TensorSpec((), "int64", 1, 2), 1)),
+    Sample((TensorSpec((2, 2), "bool"), 2, 0), {"output_size": 4}), Sample((M23, TensorSpec((1,), "int64", 2, 2), 1))))
 def repeat_interleave(input: Tensor, repeats: Tensor | Number | None = None, dim: int | None = None, *,
                       output_size: int | None = None) -> Tensor:
     """Each element (or each slice along ``dim``) repeated ``repeats`` times in place (an int,
@@ -369,7 +358,7 @@ def repeat_interleave(input: Tensor, repeats: Tensor | Number | None = None, dim
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         values, axis = np.arange(counts.shape[0]), 0
     else:
-        if isinstance(repeats, (bool, float)) or (not isinstance(repeats, np.ndarray) and not _is_int(repeats)):
+        if isinstance(repeats, (bool, float)) or (not isinstance(repeats, np.ndarray) and not is_int(repeats)):
             raise TypeError(f"repeat_interleave(): argument 'repeats' must be Tensor or int, not "
                             f"{type(repeats).__name__}")
         values = input if dim is not None else input.reshape(-1)
@@ -405,7 +394,7 @@ def _diagflat_grad(grad, input_shape, offset):
 
 
 @op(grad=_diagflat_grad, method=True, samples=(
-    Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 2)), 1)), Sample((_SCALAR, -1)),
+    Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 2)), 1)), Sample((SCALAR, -1)),
     Sample((TensorSpec((3,), "int64", -3, 3), -2)), Sample((TensorSpec((0,)),))))
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A square matrix with the flattened ``input`` on diagonal ``offset`` and zeros elsewhere.

@@ -8,18 +8,13 @@ from numbers import Number
 
 import numpy as np
 
-from ._common import no_complex_autograd, wrap_dim
+from ._common import along, is_int, no_complex_autograd, wrap_dim
 from ._reduction import (
     _INT64,
-    _M23,
-    _M234,
-    _SCALAR,
     _WIDE_INT,
     RETURN_TYPES,
-    _along,
     _gather,
     _int_dim,
-    _is_int,
     _not_implemented,
     _scatter_back,
     _selection_grad,
@@ -27,6 +22,7 @@ from ._reduction import (
     _sortable,
 )
 from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import M23, M234, SCALAR
 
 
 def _check_sortable(array: np.ndarray) -> None:
@@ -34,13 +30,13 @@ def _check_sortable(array: np.ndarray) -> None:
         raise RuntimeError(" Sort does not support complex dtypes on CPU")
 
 
-_SORT_SAMPLES = (Sample((_M23,)), Sample((_M23, 0)), Sample((_M23, -1, True)), Sample((_M23,), {"descending": True}),
-                 Sample((_M23,), {"stable": True, "dim": 0}), Sample((_WIDE_INT, 1)),
+_SORT_SAMPLES = (Sample((M23,)), Sample((M23, 0)), Sample((M23, -1, True)), Sample((M23,), {"descending": True}),
+                 Sample((M23,), {"stable": True, "dim": 0}), Sample((_WIDE_INT, 1)),
                  Sample((TensorSpec((5,), "int64", -2, 2),), {"stable": True}),
                  Sample((TensorSpec((5,), "int64", -2, 2),), {"stable": True, "descending": True}),
                  Sample((TensorSpec((4,), "bool"),), {"stable": True}),
                  Sample((TensorSpec((2, 3), "float16"),)), Sample((TensorSpec((2, 3), "bfloat16"), 0, True)),
-                 Sample((_SCALAR,)), Sample((TensorSpec((0, 3)), 0)))
+                 Sample((SCALAR,)), Sample((TensorSpec((0, 3)), 0)))
 
 
 def _sort_grad(grad, input_shape, result, dim):
@@ -87,9 +83,9 @@ def _topk_grad(grad, input_shape, result, dim):
 
 
 @op(grad=_topk_grad, method=True, out=True,
-    samples=(Sample((_M23, 2)), Sample((_M23, 1, 0)), Sample((_M23, 2), {"largest": False}),
-             Sample((_M23, 3, -1, True, True)), Sample((_M234, 2, 1), {"sorted": True}), Sample((_WIDE_INT, 2)),
-             Sample((TensorSpec((2, 3), "float16"), 1, 0, False)), Sample((_M23, 0)), Sample((_SCALAR, 1)),
+    samples=(Sample((M23, 2)), Sample((M23, 1, 0)), Sample((M23, 2), {"largest": False}),
+             Sample((M23, 3, -1, True, True)), Sample((M234, 2, 1), {"sorted": True}), Sample((_WIDE_INT, 2)),
+             Sample((TensorSpec((2, 3), "float16"), 1, 0, False)), Sample((M23, 0)), Sample((SCALAR, 1)),
              Sample((TensorSpec((0, 3)), 0, 0))))
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Tensor:  # noqa: A002
     """The ``k`` largest (or, with ``largest=False``, smallest) elements along ``dim``
@@ -109,21 +105,21 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         raise RuntimeError("topk does not support bool dtypes on CPU")
     axis = _int_dim(dim, input.ndim, "topk")
     length = input.shape[axis] if input.ndim else 1
-    if not _is_int(k):
+    if not is_int(k):
         raise TypeError(f"topk(): argument 'k' (position 2) must be int, not {type(k).__name__}")
     if not 0 <= k <= length:
         raise RuntimeError("selected index k out of range")
     if input.ndim == 0:
         return RETURN_TYPES["topk"](input.copy(), np.zeros((), _INT64))
-    indices = _sort_indices(input, axis, largest)[_along(axis, slice(0, k))]
+    indices = _sort_indices(input, axis, largest)[along(axis, slice(0, k))]
     values = _gather(input, indices, axis)
     return RETURN_TYPES["topk"](values, indices.astype(_INT64, copy=False))
 
 
 @op(grad=_selection_grad, differentiable=no_complex_autograd("kthvalue"), method=True, out=True,
-    samples=(Sample((_M23, 2)), Sample((_M23, 1, 0, True)), Sample((TensorSpec((3, 4), "float64"), 4, -1)),
+    samples=(Sample((M23, 2)), Sample((M23, 1, 0, True)), Sample((TensorSpec((3, 4), "float64"), 4, -1)),
              Sample((TensorSpec((2, 5), "int64", -1000, 1000), 3)), Sample((TensorSpec((3, 2), "float16"), 1, 0)),
-             Sample((_SCALAR, 1)), Sample((TensorSpec((0, 3)), 1, 1))))
+             Sample((SCALAR, 1)), Sample((TensorSpec((0, 3)), 1, 1))))
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     """The ``k``-th smallest element along ``dim`` (``k`` counts from 1; NaN is the largest)
     and its index, as the named tuple ``(values, indices)``. Which index is returned among
@@ -137,7 +133,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     """
     axis = _int_dim(dim, input.ndim, "kthvalue")
     length = input.shape[axis] if input.ndim else 1
-    if not _is_int(k):
+    if not is_int(k):
         raise TypeError(f"kthvalue(): argument 'k' (position 2) must be int, not {type(k).__name__}")
     if not 1 <= k <= length:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
@@ -145,7 +141,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
         return RETURN_TYPES["kthvalue"](input.copy(), np.zeros((), _INT64))
     if input.dtype.kind in "bc":
         raise _not_implemented("kthvalue_cpu", input)
-    indices = _sort_indices(input, axis, False)[_along(axis, slice(k - 1, k))]
+    indices = _sort_indices(input, axis, False)[along(axis, slice(k - 1, k))]
     values = _gather(input, indices, axis)
     if not keepdim:
         indices, values = indices.squeeze(axis), values.squeeze(axis)
@@ -159,7 +155,7 @@ def _msort_grad(grad, input_shape, indices):
 
 
 @op(grad=_msort_grad, saves=("indices",),
-    samples=(Sample((_M23,)), Sample((TensorSpec((4,), "int64", -5, 5),)), Sample((_SCALAR,)),
+    samples=(Sample((M23,)), Sample((TensorSpec((4,), "int64", -5, 5),)), Sample((SCALAR,)),
              Sample((TensorSpec((3, 2), "float16"),))))
 def msort(input: Tensor) -> Tensor:
     """``input`` sorted along its first dimension (``sort(input, 0).values``).

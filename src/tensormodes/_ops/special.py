@@ -13,22 +13,10 @@ import numbers
 
 import numpy as np
 
-from ._common import not_implemented, public, quiet
-from ._pointwise import (
-    _BF16,
-    _F16,
-    _I64,
-    _POSITIVE,
-    _POSITIVE_I,
-    _SCALAR,
-    _UNIT,
-    _UNIT_INTEGERS,
-    _UNIT_SCALAR,
-    _dtype_of,
-    _float_unary,
-    _real_float_unary,
-)
+from ._common import dtype_of, not_implemented, public, quiet
+from ._pointwise import _float_unary, _real_float_unary
 from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import BF16, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
 
 
 @functools.cache
@@ -69,8 +57,8 @@ def _erf_grad(grad, input):
 
 
 @op(grad=_erf_grad, method=True, inplace=True, out=True,
-    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((_I64,)), Sample((_SCALAR,)),
-             Sample((_F16,)), Sample((TensorSpec((4,), "float64", -8, 8),))))
+    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((F16,)), Sample((TensorSpec((4,), "float64", -8, 8),))))
 def erf(input: Tensor) -> Tensor:
     """The error function of each element.
 
@@ -79,14 +67,12 @@ def erf(input: Tensor) -> Tensor:
     [0.0, 1.0, -1.0]
     """
     if input.dtype.kind == "c":
-        raise not_implemented("erf_vml_cpu", _dtype_of(input))
+        raise not_implemented("erf_vml_cpu", dtype_of(input))
     return _float_unary(_erf, input)
 
 
 # math.erfc is correctly rounded to within an ulp over the whole range, tail included.
 _ERFC = np.frompyfunc(math.erfc, 1, 1)
-
-
 _ERF = np.frompyfunc(math.erf, 1, 1)
 
 
@@ -99,8 +85,8 @@ def _erfc_grad(grad, input):
 
 
 @op(grad=_erfc_grad, method=True, inplace=True, out=True,
-    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((_I64,)), Sample((_SCALAR,)),
-             Sample((_BF16,)), Sample((TensorSpec((4,), "float64", -3, 9),))))
+    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((BF16,)), Sample((TensorSpec((4,), "float64", -3, 9),))))
 def erfc(input: Tensor) -> Tensor:
     """The complementary error function ``1 - erf(input)``, accurate in the tail.
 
@@ -137,8 +123,6 @@ def _lgamma_of(x: float) -> float:
 
 
 _LGAMMA = np.frompyfunc(_lgamma_of, 1, 1)
-
-
 _EULER_GAMMA = 0.5772156649015329
 
 
@@ -179,7 +163,7 @@ def _lgamma_grad(grad, input):
 
 
 @op(grad=_lgamma_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_POSITIVE,)), Sample((_POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
              Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
              Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
 def lgamma(input: Tensor) -> Tensor:
@@ -195,7 +179,6 @@ def lgamma(input: Tensor) -> Tensor:
 
 # B_2k / 2k for the asymptotic series psi(x) ~ log(x) - 1/(2x) - sum B_2k / (2k x^2k).
 _DIGAMMA_SERIES = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
-
 
 # digamma's positive root, as a sum of two doubles (high + low).
 _DIGAMMA_ROOT = (1.4616321449683622, 9.549995429965697e-17)
@@ -261,7 +244,7 @@ def _digamma_grad(grad, input):
 
 
 @op(grad=_digamma_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_POSITIVE,)), Sample((_POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
              Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
              Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
 def digamma(input: Tensor) -> Tensor:
@@ -355,7 +338,7 @@ def _polygamma_kernel(n, input: np.ndarray) -> np.ndarray:
     return _real_float_unary(functools.partial(_polygamma, int(n)), kernel_name, input)
 
 
-_POLYGAMMA_SAMPLES = ((1, _POSITIVE), (0, _POSITIVE), (2, TensorSpec((3,), "float64", 0.5, 6)), (3, _POSITIVE_I),
+_POLYGAMMA_SAMPLES = ((1, POSITIVE), (0, POSITIVE), (2, TensorSpec((3,), "float64", 0.5, 6)), (3, POSITIVE_I),
                       (1, TensorSpec((), "float64", 0.5, 3)), (2, TensorSpec((3,), "float16", 0.5, 4)),
                       (1, TensorSpec((4,), "float64", -2.9, -2.1)), (4, TensorSpec((3,), "float64", -1.8, -1.2)))
 
@@ -425,7 +408,7 @@ def _erfinv_grad(grad, result):
 
 
 @op(grad=_erfinv_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_UNIT,)), Sample((_UNIT_INTEGERS,)), Sample((_UNIT_SCALAR,)),
+    samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((4,), "float64", 0.9, 0.999),)),
              Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),))))
 def erfinv(input: Tensor) -> Tensor:
@@ -489,8 +472,8 @@ def _i0_grad(grad, input):
 
 
 @op(grad=_i0_grad, method=True, inplace=True, out=True,
-    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((_I64,)), Sample((_SCALAR,)),
-             Sample((_F16,)), Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((_BF16,))))
+    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((F16,)), Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((BF16,))))
 def i0(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind of order zero, of each element.
 

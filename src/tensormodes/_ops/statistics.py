@@ -12,20 +12,15 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import no_complex_autograd, scalar_type_name, wrap_dims
+from ._common import along, dtype_of, no_complex_autograd, scalar_type_name, wrap_dims
 from ._reduction import (
     _BFLOAT16,
     _FLOAT32,
     _INT64,
     _LOW_PRECISION,
-    _M23,
-    _M234,
-    _SCALAR,
     RETURN_TYPES,
     _all_dims,
-    _along,
     _distribute_evenly,
-    _dtype_of,
     _gather,
     _int_dim,
     _invalid_combination,
@@ -43,6 +38,7 @@ from ._reduction import (
     _unreduce,
 )
 from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import M23, M234, SCALAR
 from .reduction import nansum
 
 _VECTOR = TensorSpec((5,))
@@ -106,7 +102,7 @@ def _variance_and_mean(name: str, array: np.ndarray, dim, unbiased, keepdim: boo
                                    _STATISTIC_OVERLOADS)
     if correction is None:
         correction = 0 if unbiased is False else 1
-    kind = _dtype_of(array)
+    kind = dtype_of(array)
     if not _is_floating_or_complex(kind):
         subject = name if name.endswith("_mean") else "std and var"
         raise RuntimeError(f"{subject} only support floating point and complex dtypes")
@@ -131,9 +127,9 @@ def _variance_and_mean(name: str, array: np.ndarray, dim, unbiased, keepdim: boo
 
 
 _STATISTIC_SAMPLES = (
-    Sample((_M23,)), Sample((_M23, 1)), Sample((_M234, (0, 2)), {"keepdim": True}), Sample((_M23,), {"correction": 0}),
-    Sample((_M23, -1), {"correction": 2.5}), Sample((_M23,), {"unbiased": False}), Sample((_M23, 0, False, True)),
-    Sample((_M23, False)), Sample((TensorSpec((3, 4), "float16"), 1)), Sample((TensorSpec((2, 3), "complex64"), 0)),
+    Sample((M23,)), Sample((M23, 1)), Sample((M234, (0, 2)), {"keepdim": True}), Sample((M23,), {"correction": 0}),
+    Sample((M23, -1), {"correction": 2.5}), Sample((M23,), {"unbiased": False}), Sample((M23, 0, False, True)),
+    Sample((M23, False)), Sample((TensorSpec((3, 4), "float16"), 1)), Sample((TensorSpec((2, 3), "complex64"), 0)),
     Sample((TensorSpec((2, 3), "float64"), None), {"keepdim": True}), Sample((_VECTOR, ())))
 
 
@@ -234,9 +230,9 @@ def _median_grad(grad, input, result, dim, keepdim):
 
 
 @op(grad=_median_grad, method=True, out=True,
-    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((2, 4), "float64"),)),
-             Sample((TensorSpec((3, 2), "float16"), 0)), Sample((_SCALAR,)), Sample((_SCALAR, 0, True)),
+             Sample((TensorSpec((3, 2), "float16"), 0)), Sample((SCALAR,)), Sample((SCALAR, 0, True)),
              Sample((TensorSpec((0, 3)),)), Sample((TensorSpec((0, 3)), 1))))
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The median (the lower of the two middle elements for an even count). Without
@@ -266,7 +262,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     values = _sortable(input)
     order = np.argsort(values, axis=axis, kind="stable")
     middle = (length - 1) // 2
-    indices = order[_along(axis, slice(middle, middle + 1))]
+    indices = order[along(axis, slice(middle, middle + 1))]
     if values.dtype.kind == "f":
         # NaN sorts last: a slice holding NaN reports its first NaN.
         nan_count = np.add.reduce(np.isnan(values), axis=axis, keepdims=True, dtype=_INT64)
@@ -280,9 +276,9 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 
 @op(grad=_median_grad, method=True, out=True,
-    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, 0, True)), Sample((TensorSpec((3, 4), "float64"), -1)),
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((3, 4), "float64"), -1)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
-             Sample((_SCALAR,)), Sample((_SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))))
+             Sample((SCALAR,)), Sample((SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))))
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The median ignoring NaN (NaN only where a slice has nothing else); otherwise as
     ``median``: a tensor without ``dim``, the named tuple ``(values, indices)`` with it.
@@ -311,7 +307,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> T
     order = _sort_indices(input, axis, False)  # NaN last
     values = _sortable(input)
     counted = np.add.reduce(~np.isnan(values), axis=axis, keepdims=True, dtype=_INT64) \
-        if values.dtype.kind == "f" else np.full(np.shape(order[_along(axis, slice(0, 1))]), input.shape[axis])
+        if values.dtype.kind == "f" else np.full(np.shape(order[along(axis, slice(0, 1))]), input.shape[axis])
     position = np.maximum(counted - 1, 0) // 2
     indices = np.take_along_axis(order, position, axis=axis)
     result = _gather(input, indices, axis)
@@ -322,7 +318,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> T
 
 @op(grad=_selection_grad, differentiable=no_complex_autograd("mode"), method=True, out=True,
     samples=(Sample((TensorSpec((3, 5), "int64", 0, 3),)), Sample((TensorSpec((4, 3), "int64", 0, 2), 0, True)),
-             Sample((_M23, 1)), Sample((TensorSpec((6,), "bool"),)), Sample((_SCALAR,)),
+             Sample((M23, 1)), Sample((TensorSpec((6,), "bool"),)), Sample((SCALAR,)),
              Sample((TensorSpec((3, 2), "float16"), 0))))
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the
@@ -369,9 +365,9 @@ def _nanmean_grad(grad, input, dim, keepdim):
 
 
 @op(grad=_nanmean_grad, method=True, out=True,
-    samples=(Sample((_M23,)), Sample((_M23, 1)), Sample((_M23, (0, 1), True)),
-             Sample((TensorSpec((3, 4), "float16"), 0)), Sample((_SCALAR, 0, True)),
-             Sample((_M23, 1), {"dtype": dt.float64}), Sample((TensorSpec((0, 3)), 0))))
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)),
+             Sample((TensorSpec((3, 4), "float16"), 0)), Sample((SCALAR, 0, True)),
+             Sample((M23, 1), {"dtype": dt.float64}), Sample((TensorSpec((0, 3)), 0))))
 @_quietly
 def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
             dtype: dt.dtype | None = None) -> Tensor:
@@ -381,12 +377,12 @@ def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bo
     >>> tm.nanmean(tm.tensor([1.0, float('nan'), 2.0]))
     tensor(1.5000)
     """
-    if not _is_floating_or_complex(_dtype_of(input)):
+    if not _is_floating_or_complex(dtype_of(input)):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
-                           f"{scalar_type_name(_dtype_of(input))}")
+                           f"{scalar_type_name(dtype_of(input))}")
     total = nansum(input, dim, keepdim, dtype=dtype)
     counted = ~np.isnan(input)
-    count = _sum_in(counted, _reduction_axes(dim, input.ndim, "nanmean"), keepdim, _dtype_of(total))
+    count = _sum_in(counted, _reduction_axes(dim, input.ndim, "nanmean"), keepdim, dtype_of(total))
     return np.asarray(total / count)
 
 
@@ -536,7 +532,7 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
 _QUANTILE_SAMPLES = (
     Sample((TensorSpec((2, 5)), 0.3)), Sample((TensorSpec((2, 5), "float64"), TensorSpec((3,), "float64", 0, 1), 1)),
     Sample((TensorSpec((3, 4)), TensorSpec((2,), "float32", 0, 1), 0, True)), Sample((TensorSpec((6,)), 1.0)),
-    Sample((TensorSpec((2, 3)), 0.5), {"keepdim": True}), Sample((_SCALAR, 0.5)),
+    Sample((TensorSpec((2, 3)), 0.5), {"keepdim": True}), Sample((SCALAR, 0.5)),
     Sample((TensorSpec((4, 3), "float64"), 0.4, -1), {"interpolation": "lower"}),
     Sample((TensorSpec((4, 3)), 0.6, 0), {"interpolation": "higher"}),
     Sample((TensorSpec((5,)), TensorSpec((3,), "float32", 0, 1))), Sample((TensorSpec((5,)), 0.5),

@@ -16,39 +16,40 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import check_same_shape_or_broadcast, no_complex_autograd, not_implemented, operand_dtype, public, quiet
-from ._common import conjugate as _conj
-from ._pointwise import (
-    _BF16,
-    _BOOL,
-    _C64,
-    _F16,
-    _F64,
-    _I32,
-    _I64,
-    _M23,
-    _POSITIVE,
-    _POSITIVE_I,
-    _ROW,
-    _SCALAR,
-    _UNIT,
-    _UNIT_INTEGERS,
-    _UNIT_SCALAR,
-    _as,
-    _dtype_of,
-    _float_unary,
-    _is_integral,
-    _neg_grad,
-    _opmath,
-    _real_float_unary,
-    _zeros_like,
+from ._common import (
+    check_same_shape_or_broadcast,
+    dtype_of,
+    no_complex_autograd,
+    not_implemented,
+    operand_dtype,
+    public,
+    quiet,
 )
+from ._common import conjugate as _conj
+from ._pointwise import _as, _float_unary, _is_integral, _neg_grad, _opmath, _real_float_unary, _zeros_like
 from ._registry import Dunder, Sample, Tensor, TensorSpec, op
+from ._samples import (
+    BF16,
+    BOOL,
+    C64,
+    F16,
+    F64,
+    I23,
+    I32,
+    M23,
+    POSITIVE,
+    POSITIVE_I,
+    ROW,
+    SCALAR_F64,
+    UNIT,
+    UNIT_INTEGERS,
+    UNIT_SCALAR,
+)
 
 
 def _rounding(ufunc, name: str, input: np.ndarray) -> np.ndarray:
     """``floor`` / ``ceil`` / ``trunc`` / ``round``: integers are returned unchanged (as a copy)."""
-    d = _dtype_of(input)
+    d = dtype_of(input)
     if d is dt.bool:
         raise not_implemented(f"{name}_vml_cpu", d)
     if d.is_complex:
@@ -59,7 +60,7 @@ def _rounding(ufunc, name: str, input: np.ndarray) -> np.ndarray:
 
 
 @op(grad=_neg_grad, method=True, inplace=True, out=True, dunders=(Dunder("__neg__"),),
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_C64,)), Sample((_BF16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))))
 def neg(input: Tensor) -> Tensor:
     """Returns a new tensor with the negative of the elements of ``input``.
 
@@ -78,7 +79,7 @@ def _positive_grad(grad):
 
 
 @op(grad=_positive_grad, method=True, view=True, dunders=(Dunder("__pos__"),),
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,))))
 def positive(input: Tensor) -> Tensor:
     """Returns ``input`` (sharing its data); an error for bool tensors.
 
@@ -96,7 +97,7 @@ def _abs_grad(grad, input):
 
 
 @op(grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_C64,)), Sample((_F16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
 def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """Computes the absolute value of each element (the magnitude for complex inputs).
 
@@ -104,7 +105,7 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     >>> tm.abs(tm.tensor([-1, -2, 3])).tolist()
     [1, 2, 3]
     """
-    d = _dtype_of(input)
+    d = dtype_of(input)
     if d is dt.bool:
         raise not_implemented("abs_cpu", d)
     return np.absolute(input)
@@ -116,7 +117,7 @@ def _step_grad(grad):
 
 
 @op(grad=_step_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_BOOL,)), Sample((_SCALAR,)), Sample((_BF16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def sign(input: Tensor) -> Tensor:
     """The sign of each element: -1, 0 or 1 in ``input``'s dtype (NaN gives 0).
 
@@ -124,7 +125,7 @@ def sign(input: Tensor) -> Tensor:
     >>> tm.sign(tm.tensor([-2.5, 0.0, 3.0])).tolist()
     [-1.0, 0.0, 1.0]
     """
-    d = _dtype_of(input)
+    d = dtype_of(input)
     if d.is_complex:
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
                                   "Please use torch.sgn instead.")
@@ -140,7 +141,7 @@ def _square_grad(grad, input):
 
 
 @op(grad=_square_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_BOOL,)), Sample((_SCALAR,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))))
 def square(input: Tensor) -> Tensor:
     """``input ** 2`` elementwise (bool inputs give int64, as for ``pow(input, 2)``).
 
@@ -158,8 +159,8 @@ def _exp_grad(grad, result):
 
 
 @op(grad=_exp_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)), Sample((_BF16,)),
-             Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((BF16,)),
+             Sample((C64,))))
 def exp(input: Tensor) -> Tensor:
     """The exponential of each element (integers compute in the default float dtype).
 
@@ -175,7 +176,7 @@ def _exp2_grad(grad, result):
 
 
 @op(grad=_exp2_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def exp2(input: Tensor) -> Tensor:
     """``2 ** input`` elementwise.
 
@@ -191,7 +192,7 @@ def _expm1_grad(grad, result):
 
 
 @op(grad=_expm1_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_BF16,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def expm1(input: Tensor) -> Tensor:
     """``exp(input) - 1``, accurate for small ``input``.
 
@@ -207,8 +208,8 @@ def _log_grad(grad, input):
 
 
 @op(grad=_log_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_POSITIVE,)), Sample((_POSITIVE_I,)), Sample((_SCALAR,)), Sample((_F16,)),
-             Sample((_C64,))))
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
+             Sample((C64,))))
 def log(input: Tensor) -> Tensor:
     """The natural logarithm of each element (NaN for negative, -inf for zero).
 
@@ -224,8 +225,8 @@ def _log2_grad(grad, input):
 
 
 @op(grad=_log2_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_POSITIVE,)), Sample((_POSITIVE_I,)), Sample((_SCALAR,)), Sample((_BF16,)),
-             Sample((_C64,))))
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
+             Sample((C64,))))
 def log2(input: Tensor) -> Tensor:
     """The base-2 logarithm of each element.
 
@@ -241,8 +242,8 @@ def _log10_grad(grad, input):
 
 
 @op(grad=_log10_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_POSITIVE,)), Sample((_POSITIVE_I,)), Sample((_SCALAR,)), Sample((_F16,)),
-             Sample((_C64,))))
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
+             Sample((C64,))))
 def log10(input: Tensor) -> Tensor:
     """The base-10 logarithm of each element.
 
@@ -258,8 +259,8 @@ def _log1p_grad(grad, input):
 
 
 @op(grad=_log1p_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_POSITIVE,)), Sample((_POSITIVE_I,)), Sample((_SCALAR,)), Sample((_BF16,)),
-             Sample((_C64,))))
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
+             Sample((C64,))))
 def log1p(input: Tensor) -> Tensor:
     """``log(1 + input)``, accurate for small ``input``.
 
@@ -275,8 +276,8 @@ def _sqrt_grad(grad, result):
 
 
 @op(grad=_sqrt_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_POSITIVE,)), Sample((_POSITIVE_I,)), Sample((_SCALAR,)), Sample((_F16,)),
-             Sample((_BF16,)), Sample((_C64,))))
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
+             Sample((BF16,)), Sample((C64,))))
 def sqrt(input: Tensor) -> Tensor:
     """The square root of each element (NaN for negative real inputs).
 
@@ -296,8 +297,8 @@ def _rsqrt_grad(grad, result):
 
 
 @op(grad=_rsqrt_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_POSITIVE,)), Sample((_POSITIVE_I,)), Sample((_SCALAR,)), Sample((_F16,)),
-             Sample((_C64,))))
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
+             Sample((C64,))))
 def rsqrt(input: Tensor) -> Tensor:
     """The reciprocal of the square root of each element.
 
@@ -313,7 +314,7 @@ def _sin_grad(grad, input):
 
 
 @op(grad=_sin_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def sin(input: Tensor) -> Tensor:
     """The sine of each element (in radians).
 
@@ -329,7 +330,7 @@ def _cos_grad(grad, input):
 
 
 @op(grad=_cos_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_BF16,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def cos(input: Tensor) -> Tensor:
     """The cosine of each element (in radians).
 
@@ -345,8 +346,8 @@ def _tan_grad(grad, result):
 
 
 @op(grad=_tan_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_UNIT,)), Sample((_I32,)), Sample((_SCALAR,)), Sample((TensorSpec((3,), "float16", -1, 1),)),
-             Sample((_C64,))))
+    samples=(Sample((UNIT,)), Sample((I32,)), Sample((SCALAR_F64,)), Sample((TensorSpec((3,), "float16", -1, 1),)),
+             Sample((C64,))))
 def tan(input: Tensor) -> Tensor:
     """The tangent of each element (in radians).
 
@@ -362,8 +363,8 @@ def _asin_grad(grad, input):
 
 
 @op(grad=_asin_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((_SCALAR,)),
-             Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((_C64,))))
+    samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
+             Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((C64,))))
 def asin(input: Tensor) -> Tensor:
     """The arcsine of each element (NaN outside [-1, 1]).
 
@@ -379,8 +380,8 @@ def _acos_grad(grad, input):
 
 
 @op(grad=_acos_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((_SCALAR,)),
-             Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),)), Sample((_C64,))))
+    samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
+             Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),)), Sample((C64,))))
 def acos(input: Tensor) -> Tensor:
     """The arccosine of each element (NaN outside [-1, 1]).
 
@@ -396,7 +397,7 @@ def _atan_grad(grad, input):
 
 
 @op(grad=_atan_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def atan(input: Tensor) -> Tensor:
     """The arctangent of each element.
 
@@ -412,7 +413,7 @@ def _sinh_grad(grad, input):
 
 
 @op(grad=_sinh_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_BF16,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def sinh(input: Tensor) -> Tensor:
     """The hyperbolic sine of each element.
 
@@ -428,7 +429,7 @@ def _cosh_grad(grad, input):
 
 
 @op(grad=_cosh_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def cosh(input: Tensor) -> Tensor:
     """The hyperbolic cosine of each element.
 
@@ -444,7 +445,7 @@ def _tanh_grad(grad, result):
 
 
 @op(grad=_tanh_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_BF16,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def tanh(input: Tensor) -> Tensor:
     """The hyperbolic tangent of each element.
 
@@ -468,8 +469,8 @@ def _sigmoid_grad(grad, result):
 
 
 @op(grad=_sigmoid_grad, method=True, inplace=True, out=True,
-    samples=(Sample((TensorSpec((2, 3), "float32", -20, 20),)), Sample((_I64,)), Sample((_BOOL,)),
-             Sample((_SCALAR,)), Sample((_F16,)), Sample((_C64,))))
+    samples=(Sample((TensorSpec((2, 3), "float32", -20, 20),)), Sample((I23,)), Sample((BOOL,)),
+             Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def sigmoid(input: Tensor) -> Tensor:
     """The logistic function ``1 / (1 + exp(-input))`` of each element.
 
@@ -485,7 +486,7 @@ def _reciprocal_grad(grad, result):
 
 
 @op(grad=_reciprocal_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_POSITIVE_I,)), Sample((_SCALAR,)), Sample((_BF16,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def reciprocal(input: Tensor) -> Tensor:
     """``1 / input`` elementwise (integers give the default float dtype).
 
@@ -501,7 +502,7 @@ def _relu_grad(grad, result):
 
 
 @op(grad=_relu_grad, method=True, inplace=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_BF16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def relu(input: Tensor) -> Tensor:
     """``max(input, 0)`` elementwise.
 
@@ -523,8 +524,8 @@ def _threshold_backward_grad(grad, input, threshold):
 
 
 @op(grad=_threshold_backward_grad, samples=(
-    Sample((_M23, _M23, 0)), Sample((_F64, _ROW, 0.5)), Sample((_M23, _I64, 1)), Sample((_SCALAR, _SCALAR, 0)),
-    Sample((_BF16, _BF16, 0)), Sample((_F16, TensorSpec((3,)), -0.5))))
+    Sample((M23, M23, 0)), Sample((F64, ROW, 0.5)), Sample((M23, I23, 1)), Sample((SCALAR_F64, SCALAR_F64, 0)),
+    Sample((BF16, BF16, 0)), Sample((F16, TensorSpec((3,)), -0.5))))
 def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -> Tensor:
     """``grad_output`` where ``input > threshold``, else 0 (also where ``input`` is NaN): the
     gradient of ``relu`` (given its result) and of ``threshold`` (PyTorch's
@@ -544,7 +545,7 @@ def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -
 
 
 @op(grad=_step_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
 def floor(input: Tensor) -> Tensor:
     """The largest integer not greater than each element (integer tensors are copied).
 
@@ -556,7 +557,7 @@ def floor(input: Tensor) -> Tensor:
 
 
 @op(grad=_step_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_BF16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def ceil(input: Tensor) -> Tensor:
     """The smallest integer not less than each element (integer tensors are copied).
 
@@ -568,7 +569,7 @@ def ceil(input: Tensor) -> Tensor:
 
 
 @op(grad=_step_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
 def trunc(input: Tensor) -> Tensor:
     """Each element rounded toward zero (integer tensors are copied).
 
@@ -580,9 +581,9 @@ def trunc(input: Tensor) -> Tensor:
 
 
 @op(grad=_step_grad, method=True, inplace=True, out=True,
-    samples=(Sample((TensorSpec((2, 3), "float32", -100, 100),)), Sample((_I64,)), Sample((_SCALAR,)),
-             Sample((_M23,), {"decimals": 2}), Sample((TensorSpec((4,), "float64", -1e4, 1e4),), {"decimals": -2}),
-             Sample((_F16,), {"decimals": 1}), Sample((_BF16,))))
+    samples=(Sample((TensorSpec((2, 3), "float32", -100, 100),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((M23,), {"decimals": 2}), Sample((TensorSpec((4,), "float64", -1e4, 1e4),), {"decimals": -2}),
+             Sample((F16,), {"decimals": 1}), Sample((BF16,))))
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
     """Rounds each element to ``decimals`` decimal places, halves to even.
 
@@ -594,7 +595,7 @@ def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorc
     """
     if isinstance(decimals, bool) or not isinstance(decimals, int):
         raise TypeError(f"round(): argument 'decimals' must be int, not {type(decimals).__name__}")
-    d = _dtype_of(input)
+    d = dtype_of(input)
     if decimals == 0:
         if d.is_complex:
             raise not_implemented("round_vml_cpu", d)
@@ -615,7 +616,7 @@ def _frac_grad(grad):
 
 
 @op(grad=_frac_grad, method=True, inplace=True, out=True,
-    samples=(Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((_SCALAR,)), Sample((_F16,))))
+    samples=(Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((SCALAR_F64,)), Sample((F16,))))
 def frac(input: Tensor) -> Tensor:
     """The fractional part of each element, ``input - trunc(input)``.
 
@@ -623,7 +624,7 @@ def frac(input: Tensor) -> Tensor:
     >>> tm.frac(tm.tensor([1.5, -2.25])).tolist()
     [0.5, -0.25]
     """
-    d = _dtype_of(input)
+    d = dtype_of(input)
     if not d.is_floating_point:
         raise not_implemented("frac_cpu", d)
     with quiet():
@@ -635,8 +636,8 @@ def _nan_to_num_grad(grad, input):
 
 
 @op(grad=_nan_to_num_grad, differentiable=no_complex_autograd("nan_to_num"), method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)),
-             Sample((_M23, 1.0, 2.0, -2.0)), Sample((_BF16,), {"posinf": 1.0})))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)),
+             Sample((M23, 1.0, 2.0, -2.0)), Sample((BF16,), {"posinf": 1.0})))
 def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = None,
                neginf: float | None = None) -> Tensor:
     """Replaces NaN with ``nan``, and infinities with ``posinf`` / ``neginf`` (by default the
@@ -647,7 +648,7 @@ def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = No
     >>> tm.nan_to_num(tm.tensor([nan, inf, 1.0]), posinf=9.0).tolist()
     [0.0, 9.0, 1.0]
     """
-    d = _dtype_of(input)
+    d = dtype_of(input)
     if _is_integral(d):
         return input.copy()
     if d.is_complex:
@@ -669,7 +670,7 @@ def _asinh_grad(grad, input):
 
 
 @op(grad=_asinh_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def asinh(input: Tensor) -> Tensor:
     """The inverse hyperbolic sine of each element.
 
@@ -688,7 +689,7 @@ def _acosh_grad(grad, input):
 
 
 @op(grad=_acosh_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_ABOVE_ONE,)), Sample((_POSITIVE_I,)), Sample((TensorSpec((), "float64", 1.5, 3.0),)),
+    samples=(Sample((_ABOVE_ONE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 1.5, 3.0),)),
              Sample((TensorSpec((3,), "bfloat16", 1.1, 4.0),)), Sample((TensorSpec((3,), "complex64", 1.2, 2.0),))))
 def acosh(input: Tensor) -> Tensor:
     """The inverse hyperbolic cosine of each element (NaN below 1 for real inputs).
@@ -705,7 +706,7 @@ def _atanh_grad(grad, input):
 
 
 @op(grad=_atanh_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_UNIT,)), Sample((_UNIT_INTEGERS,)), Sample((_UNIT_SCALAR,)),
+    samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((3,), "complex64", -0.6, 0.6),))))
 def atanh(input: Tensor) -> Tensor:
     """The inverse hyperbolic tangent of each element (+-inf at +-1, NaN beyond for real inputs).
@@ -728,7 +729,7 @@ def _logit_grad(grad, input, eps):
 @op(grad=_logit_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", 0.05, 0.95),)), Sample((TensorSpec((2, 3), "int64", 0, 1),)),
              Sample((TensorSpec((), "float64", 0.1, 0.9),)), Sample((TensorSpec((3,), "float16", 0.1, 0.9),)),
-             Sample((TensorSpec((4,), "float64", 0.1, 0.9), 0.25)), Sample((_BF16,), {"eps": 0.1}),
+             Sample((TensorSpec((4,), "float64", 0.1, 0.9), 0.25)), Sample((BF16,), {"eps": 0.1}),
              Sample((TensorSpec((2, 3), "float64", 0.05, 0.95),), {"eps": -1.0})))
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(input / (1 - input))`` elementwise; with ``eps`` (>= 0), ``input`` is first
@@ -760,8 +761,8 @@ def _deg2rad_grad(grad):
 
 
 @op(grad=_deg2rad_grad, method=True, inplace=True, out=True,
-    samples=(Sample((TensorSpec((2, 3), "float32", -360, 360),)), Sample((_I64,)), Sample((_SCALAR,)),
-             Sample((_F16,)), Sample((_BOOL,))))
+    samples=(Sample((TensorSpec((2, 3), "float32", -360, 360),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((F16,)), Sample((BOOL,))))
 def deg2rad(input: Tensor) -> Tensor:
     """Converts each element from degrees to radians.
 
@@ -777,7 +778,7 @@ def _rad2deg_grad(grad):
 
 
 @op(grad=_rad2deg_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_BF16,)), Sample((_BOOL,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((BOOL,))))
 def rad2deg(input: Tensor) -> Tensor:
     """Converts each element from radians to degrees.
 
@@ -795,7 +796,7 @@ def _sinc_grad(grad, input):
 
 
 @op(grad=_sinc_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23,)), Sample((_I64,)), Sample((_SCALAR,)), Sample((_F16,)), Sample((_C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def sinc(input: Tensor) -> Tensor:
     """The normalized sinc function ``sin(pi x) / (pi x)`` of each element (1 at 0).
 

@@ -21,14 +21,10 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
-from ._common import array_type_name, check_same_shape_or_broadcast, public, scalar_type_name, wrap_dim
+from ._common import along, array_type_name, check_same_shape_or_broadcast, public, scalar_type_name, wrap_dim
 from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import I23, M23, M234, SCALAR
 from ._shape import (
-    _I23,
-    _M23,
-    _M234,
-    _SCALAR,
-    _along,
     _as_tuple,
     _diagonal_dims,
     _dim_list,
@@ -99,8 +95,8 @@ def _view_grad(grad, input_shape):
 
 
 @op(grad=_view_grad, differentiable=_reshapes, method=True, function=False, view=True,
-    samples=(Sample((_M23, 3, 2)), Sample((_M23, -1)), Sample((_M23, (1, -1))), Sample((_SCALAR, 1)),
-             Sample((_I23, [3, 1, 2])), Sample((TensorSpec((2, 4)), dt.int32)),
+    samples=(Sample((M23, 3, 2)), Sample((M23, -1)), Sample((M23, (1, -1))), Sample((SCALAR, 1)),
+             Sample((I23, [3, 1, 2])), Sample((TensorSpec((2, 4)), dt.int32)),
              Sample((TensorSpec((2, 4)), dt.float16))))
 def view(input: Tensor, *shape: int) -> Tensor:
     """A view with a new shape (no copy; the strides must allow it), or, given a dtype,
@@ -122,7 +118,7 @@ def _view_as_grad(grad, input_shape):
 
 
 @op(grad=_view_as_grad, method=True, function=False, view=True,
-    samples=(Sample((_M23, TensorSpec((3, 2)))), Sample((_SCALAR, TensorSpec((1, 1))))))
+    samples=(Sample((M23, TensorSpec((3, 2)))), Sample((SCALAR, TensorSpec((1, 1))))))
 def view_as(input: Tensor, other: Tensor) -> Tensor:
     """``input.view(other.size())``.
 
@@ -210,8 +206,8 @@ def _reshape_grad(grad, input_shape):
 
 
 @op(grad=_reshape_grad, view=True,
-    samples=(Sample((_M23, (3, 2))), Sample((_M23, (-1,))), Sample((_SCALAR, ())),
-             Sample((_I23, [1, 3, -1]))))
+    samples=(Sample((M23, (3, 2))), Sample((M23, (-1,))), Sample((SCALAR, ())),
+             Sample((I23, [1, 3, -1]))))
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     """The same data with a new shape: a view when the strides allow it, else a copy.
     One dimension may be ``-1`` and is then inferred.
@@ -224,7 +220,7 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
 
 
 @op(grad=_reshape_grad, function=False, method="reshape", view=True,
-    samples=(Sample((_M23, 3, 2)), Sample((_M23, (-1,))), Sample((_SCALAR, 1, 1)), Sample((_I23, [6]))))
+    samples=(Sample((M23, 3, 2)), Sample((M23, (-1,))), Sample((SCALAR, 1, 1)), Sample((I23, [6]))))
 def reshape_method(input: Tensor, *shape: int) -> Tensor:
     """``Tensor.reshape(*shape)``: the sizes as separate arguments or one sequence.
 
@@ -236,8 +232,8 @@ def reshape_method(input: Tensor, *shape: int) -> Tensor:
 
 
 @op(grad=_reshape_grad, method=True, view=True,
-    samples=(Sample((_M234,)), Sample((_M234, 1)), Sample((_M234, 0, -2)), Sample((_SCALAR,)),
-             Sample((_I23,), {"start_dim": -1}), Sample((_M234,), {"start_dim": 1, "end_dim": 2})))
+    samples=(Sample((M234,)), Sample((M234, 1)), Sample((M234, 0, -2)), Sample((SCALAR,)),
+             Sample((I23,), {"start_dim": -1}), Sample((M234,), {"start_dim": 1, "end_dim": 2})))
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Flattens dimensions ``start_dim`` to ``end_dim`` into one (a view when possible).
 
@@ -256,7 +252,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 @op(grad=_reshape_grad, method=True, view=True,
-    samples=(Sample((_M234, 1, (3, 1))), Sample((_M234, -1, (2, -1))), Sample((_I23, 0, [1, 2, 1]))))
+    samples=(Sample((M234, 1, (3, 1))), Sample((M234, -1, (2, -1))), Sample((I23, 0, [1, 2, 1]))))
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Expands dimension ``dim`` into the shape ``sizes`` (one entry may be -1).
 
@@ -281,7 +277,7 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 
 @op(grad=_reshape_grad, method=True, view=True,
     samples=(Sample((TensorSpec((1, 3, 1)),)), Sample((TensorSpec((1, 3, 1)), 0)), Sample((TensorSpec((1, 3, 1)), -1)),
-             Sample((TensorSpec((1, 3, 1)), (0, 1, 2))), Sample((_SCALAR, 0)), Sample((_M23, 1)),
+             Sample((TensorSpec((1, 3, 1)), (0, 1, 2))), Sample((SCALAR, 0)), Sample((M23, 1)),
              Sample((TensorSpec((2, 1), "int64"),), {"dim": [1]})))
 def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """Removes dimensions of size 1: all of them, or those among ``dim`` (others are kept).
@@ -303,7 +299,7 @@ def _unsqueeze_grad(grad, dim):
 
 
 @op(grad=_unsqueeze_grad, method=True, view=True,
-    samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((_SCALAR, 0)), Sample((_I23, 1))))
+    samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((SCALAR, 0)), Sample((I23, 1))))
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Inserts a dimension of size 1 at position ``dim``.
 
@@ -338,8 +334,8 @@ def _permute_grad(grad, dims):
 
 
 @op(grad=_permute_grad, view=True,
-    samples=(Sample((_M234, (2, 0, 1))), Sample((_M234, (-1, -3, 1))), Sample((_SCALAR, ())),
-             Sample((_I23, [1, 0]))))
+    samples=(Sample((M234, (2, 0, 1))), Sample((M234, (-1, -3, 1))), Sample((SCALAR, ())),
+             Sample((I23, [1, 0]))))
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
     """A view with the dimensions reordered: result dimension ``i`` is input dimension ``dims[i]``.
 
@@ -351,7 +347,7 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
 
 
 @op(grad=_permute_grad, function=False, method="permute", view=True,
-    samples=(Sample((_M234, 2, 0, 1)), Sample((_M234, (-1, -3, 1))), Sample((_I23, [1, 0]))))
+    samples=(Sample((M234, 2, 0, 1)), Sample((M234, (-1, -3, 1))), Sample((I23, [1, 0]))))
 def permute_method(input: Tensor, *dims: int) -> Tensor:
     """``Tensor.permute(*dims)``: the dims as separate arguments or one sequence.
 
@@ -367,8 +363,8 @@ def _t_grad(grad):
 
 
 @op(grad=_t_grad, method=True, view=True,
-    samples=(Sample((_M23,)), Sample((TensorSpec((3,)),)), Sample((_SCALAR,)),
-             Sample((_I23,))))
+    samples=(Sample((M23,)), Sample((TensorSpec((3,)),)), Sample((SCALAR,)),
+             Sample((I23,))))
 def t(input: Tensor) -> Tensor:
     """Transpose of a matrix (tensors of 0 or 1 dimension are returned as they are).
 
@@ -393,8 +389,8 @@ def _transpose_grad(grad, dim0, dim1):
 
 
 @op(grad=_transpose_grad, method=True, view=True,
-    samples=(Sample((_M23, 0, 1)), Sample((_M234, -1, 0)), Sample((_SCALAR, 0, -1)),
-             Sample((_I23, 1, 1))))
+    samples=(Sample((M23, 0, 1)), Sample((M234, -1, 0)), Sample((SCALAR, 0, -1)),
+             Sample((I23, 1, 1))))
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dimensions ``dim0`` and ``dim1`` (a view).
 
@@ -410,7 +406,7 @@ def _swapaxes_grad(grad, axis0, axis1):
 
 
 @op(grad=_swapaxes_grad, method=True, view=True,
-    samples=(Sample((_M234, 0, 2)), Sample((_I23, -1, 0))))
+    samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))))
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
     """Alias of ``transpose`` (NumPy's name).
 
@@ -422,7 +418,7 @@ def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
 
 
 @op(grad=_transpose_grad, method=True, view=True,
-    samples=(Sample((_M234, 0, 2)), Sample((_I23, -1, 0))))
+    samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))))
 def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Alias of ``transpose``.
 
@@ -455,8 +451,8 @@ def _movedim_grad(grad, source, destination):
 
 
 @op(grad=_movedim_grad, method=True, view=True,
-    samples=(Sample((_M234, 0, 2)), Sample((_M234, (0, 1), (2, 0))), Sample((_M234, [-1], [0])),
-             Sample((_SCALAR, 0, 0)), Sample((_I23, 1, 0))))
+    samples=(Sample((M234, 0, 2)), Sample((M234, (0, 1), (2, 0))), Sample((M234, [-1], [0])),
+             Sample((SCALAR, 0, 0)), Sample((I23, 1, 0))))
 def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
     """Moves the dimension(s) at ``source`` to position(s) ``destination``; the others keep their order.
 
@@ -468,7 +464,7 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
 
 
 @op(grad=_movedim_grad, method=True, view=True,
-    samples=(Sample((_M234, 0, 2)), Sample((_M234, (0, 1), (2, 0)))))
+    samples=(Sample((M234, 0, 2)), Sample((M234, (0, 1), (2, 0)))))
 def moveaxis(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
     """Alias of ``movedim`` (NumPy's name).
 
@@ -517,8 +513,8 @@ def expand_array(array: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
 
 
 @op(grad=_same_grad, method=True, function=False, view=True,
-    samples=(Sample((TensorSpec((3, 1)), 3, 4)), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((_SCALAR, 2)),
-             Sample((TensorSpec((1,), "int64"), [2, 3])), Sample((_M23, -1, -1))))
+    samples=(Sample((TensorSpec((3, 1)), 3, 4)), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((SCALAR, 2)),
+             Sample((TensorSpec((1,), "int64"), [2, 3])), Sample((M23, -1, -1))))
 def expand(input: Tensor, *size: int) -> Tensor:
     """A view with singleton dimensions repeated to ``size`` (no copy; -1 keeps a dimension).
     New dimensions can be added at the front.
@@ -535,7 +531,7 @@ def _expand_as_grad(grad):
 
 
 @op(grad=_expand_as_grad, method=True, function=False, view=True,
-    samples=(Sample((TensorSpec((3, 1)), TensorSpec((2, 3, 4)))), Sample((_SCALAR, _M23))))
+    samples=(Sample((TensorSpec((3, 1)), TensorSpec((2, 3, 4)))), Sample((SCALAR, M23))))
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
     """``input.expand(other.size())``.
 
@@ -547,7 +543,7 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 @op(grad=_same_grad, method=True, view=True,
-    samples=(Sample((TensorSpec((3, 1)), (3, 4))), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((_SCALAR, (2,))),
+    samples=(Sample((TensorSpec((3, 1)), (3, 4))), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((SCALAR, (2,))),
              Sample((TensorSpec((3,), "bool"), [2, 3]))))
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
     """``input`` broadcast to ``size`` (a view, like ``expand``).
@@ -564,8 +560,8 @@ def _broadcast_tensors_grad(grad):
 
 
 @op(grad=_broadcast_tensors_grad,
-    samples=(Sample((_M23, TensorSpec((3,)))), Sample((TensorSpec((3, 1)), TensorSpec((1, 4), "int64"), _SCALAR)),
-             Sample((_SCALAR,))))
+    samples=(Sample((M23, TensorSpec((3,)))), Sample((TensorSpec((3, 1)), TensorSpec((1, 4), "int64"), SCALAR)),
+             Sample((SCALAR,))))
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     """The tensors broadcast to a common shape (each shares memory with its input).
 
@@ -580,7 +576,7 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 
 def diagonal_view(input: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
     """The writable view of a diagonal (``np.diagonal`` returns a read-only one)."""
-    first = input[_along(d2, slice(offset, None))] if offset >= 0 else input[_along(d1, slice(-offset, None))]
+    first = input[along(d2, slice(offset, None))] if offset >= 0 else input[along(d1, slice(-offset, None))]
     length = max(0, min(first.shape[d1], first.shape[d2]))
     keep = [i for i in range(input.ndim) if i not in (d1, d2)]
     shape = tuple(first.shape[i] for i in keep) + (length,)
@@ -594,7 +590,7 @@ def _diagonal_grad(grad, input_shape, offset, dim1, dim2):
 
 @op(grad=_diagonal_grad, method=True, view=True,
     samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((TensorSpec((3, 4)), -2)),
-             Sample((_M234,), {"offset": 1, "dim1": -1, "dim2": 0}), Sample((TensorSpec((3, 3), "int64"), 5))))
+             Sample((M234,), {"offset": 1, "dim1": -1, "dim2": 0}), Sample((TensorSpec((3, 3), "int64"), 5))))
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The view of the diagonal ``offset`` of the matrices spanned by ``dim1`` and ``dim2``
     (the diagonal becomes the last dimension).
@@ -613,8 +609,8 @@ def _unfold_grad(grad, input_shape, dimension, size, step):
 
 
 @op(grad=_unfold_grad, method=True, function=False, view=True,
-    samples=(Sample((_M23, 1, 2, 1)), Sample((TensorSpec((5, 2)), 0, 2, 2)), Sample((_SCALAR, 0, 1, 1)),
-             Sample((_I23, -1, 3, 1))))
+    samples=(Sample((M23, 1, 2, 1)), Sample((TensorSpec((5, 2)), 0, 2, 2)), Sample((SCALAR, 0, 1, 1)),
+             Sample((I23, -1, 3, 1))))
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """A view of all slices of length ``size`` along ``dimension``, taken every ``step``
     elements; the slices become a new last dimension.
@@ -645,7 +641,7 @@ def _ravel_grad(grad, input_shape):
 
 
 @op(grad=_ravel_grad, method=True, view=True,
-    samples=(Sample((_M23,)), Sample((_SCALAR,)), Sample((TensorSpec((2, 0)),))))
+    samples=(Sample((M23,)), Sample((SCALAR,)), Sample((TensorSpec((2, 0)),))))
 def ravel(input: Tensor) -> Tensor:
     """The elements in one dimension, in row-major order (a view when the layout allows).
 

@@ -16,7 +16,6 @@ PUBLIC_MODULE = "tensormodes.nn.functional"
 
 # Every public function of ``nn.functional``, by name, in the order the families define them.
 EXPORTS: dict[str, Callable] = {}
-
 _composite = _functions.composite(PUBLIC_MODULE)
 # Functions PyTorch implements in C++ hand handlers only the arguments given.
 _composite_builtin = _functions.composite(PUBLIC_MODULE, pass_defaults=False)

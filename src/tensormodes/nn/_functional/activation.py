@@ -336,8 +336,6 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
-
-
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
