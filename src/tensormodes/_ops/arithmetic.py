@@ -37,16 +37,14 @@ from ._pointwise import (
     _integer_operands,
     _invalid_arguments,
     _is_integral,
-    _neg_grad,
     _opmath,
     _raise_broadcast_error,
     _unsupported,
     _wide,
     _zeros_like,
 )
-from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, op
+from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, POSITIVE, POSITIVE_I, ROW, SCALAR_F64, U8
-from .unary_math import neg
 
 
 def _int_divisor_check(divisor) -> None:
@@ -315,20 +313,15 @@ def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | 
                        f"'{rounding_mode}'")
 
 
-def _true_divide_grad(grad, input, other, needs_input_grad):
-    return _div_grad(grad, input, other, needs_input_grad)
-
-
-@op(grad=_true_divide_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
-    samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, 4)), Sample((SCALAR_F64, F16))))
-def true_divide(input: Tensor | Number, other: Tensor | Number) -> Tensor:
-    """Alias for ``div`` with ``rounding_mode=None``.
+true_divide = alias("true_divide", of="div", method=True, inplace=True, drops=("rounding_mode",),
+                    samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, 4)),
+                             Sample((SCALAR_F64, F16))),
+                    doc="""Alias for ``div`` with ``rounding_mode=None``.
 
     >>> import tensormodes as tm
     >>> tm.true_divide(tm.tensor([1, 3]), 2).tolist()
     [0.5, 1.5]
-    """
-    return _true_divide(input, other)
+    """)
 
 
 @op(differentiable=False, method=True, inplace=True, out=True,
@@ -774,18 +767,6 @@ def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
         except ValueError:
             _raise_broadcast_error(input, exponent)
             raise
-
-
-@op(grad=_neg_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
-def negative(input: Tensor) -> Tensor:
-    """Alias for ``neg``.
-
-    >>> import tensormodes as tm
-    >>> tm.negative(tm.tensor([1, -2])).tolist()
-    [-1, 2]
-    """
-    return neg(input)
 
 
 def _heaviside_grad(grad):

@@ -38,7 +38,7 @@ from ._pointwise import (
     _raise_broadcast_error,
     _unsupported,
 )
-from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, op
+from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, ROW, SCALAR_F64, U8
 
 
@@ -211,16 +211,14 @@ def clamp(input: Tensor, min: Tensor | Number | None = None,  # noqa: A002 - PyT
     return _clamp("clamp", input, min, max)
 
 
-@op(grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES[:6])
-def clip(input: Tensor, min: Tensor | Number | None = None,  # noqa: A002 - PyTorch's names
-         max: Tensor | Number | None = None) -> Tensor:  # noqa: A002
-    """Alias for ``clamp``.
+clip = alias("clip", of="clamp", method=True, inplace=True,
+             samples=_CLAMP_SAMPLES[:6],
+             doc="""Alias for ``clamp``.
 
     >>> import tensormodes as tm
     >>> tm.clip(tm.tensor([-2, 0, 2]), -1, 1).tolist()
     [-1, 0, 1]
-    """
-    return _clamp("clamp", input, min, max)
+    """)
 
 
 def _clamp_min_grad(grad, input, min):  # noqa: A002 - the op's parameter name

@@ -14,7 +14,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
 from ._common import along, array_of, is_int, one_sequence_as_items, operand_dtype, wrap_dim
-from ._registry import Sample, Tensor, TensorSpec, op
+from ._registry import Sample, Tensor, TensorSpec, alias, op
 from ._samples import I23, M23, M234, SCALAR
 from ._shape import _as_tuple, _cat, _legacy_empty, _wrap_dim_of_tensor, int_tuple, legacy_type_name
 
@@ -77,28 +77,22 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     return _cat(tensors, dim)
 
 
-@op(grad=_cat_grad, out=True,
-    samples=(Sample(([M23, M23], 1)),))
-def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """Alias of ``cat``.
+concat = alias("concat", of="cat", kernel=lambda tensors, dim=0: _cat(tensors, dim, "concat"),
+               samples=(Sample(([M23, M23], 1)),),
+               doc="""Alias of ``cat``.
 
     >>> import tensormodes as tm
     >>> tm.concat([tm.tensor([1]), tm.tensor([2])]).tolist()
     [1, 2]
-    """
-    return _cat(tensors, dim, "concat")
-
-
-@op(grad=_cat_grad, out=True,
-    samples=(Sample(([M23, M23], -1)),))
-def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """Alias of ``cat`` (NumPy's name).
+    """)
+concatenate = alias("concatenate", of="cat", kernel=lambda tensors, dim=0: _cat(tensors, dim, "concatenate"),
+                    samples=(Sample(([M23, M23], -1)),),
+                    doc="""Alias of ``cat`` (NumPy's name).
 
     >>> import tensormodes as tm
     >>> tm.concatenate([tm.tensor([1]), tm.tensor([2])]).tolist()
     [1, 2]
-    """
-    return _cat(tensors, dim, "concatenate")
+    """)
 
 
 def _stack(arrays: list[np.ndarray], dim: int, op_name: str = "stack") -> np.ndarray:

@@ -35,7 +35,7 @@ from ._common import (
     wrap_dims,
 )
 from ._common import conjugate as _conj
-from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, op
+from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 from .creation import checked_fill_value
 from .reduction import _norm_grad
 
@@ -394,16 +394,14 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
     return _outer(input, vec2)
 
 
-@op(grad=_outer_grad, save_only_for={"input": "vec2", "vec2": "input"}, method=True, out=True,
-    samples=_OUTER_SAMPLES[:2])
-def ger(input: Tensor, vec2: Tensor) -> Tensor:
-    """Alias of ``outer`` (deprecated in PyTorch).
+ger = alias("ger", of="outer", method=True,
+            samples=_OUTER_SAMPLES[:2],
+            doc="""Alias of ``outer`` (deprecated in PyTorch).
 
     >>> import tensormodes as tm
     >>> tm.ger(tm.tensor([1, 2]), tm.tensor([3])).tolist()
     [[3], [6]]
-    """
-    return _outer(input, vec2)
+    """)
 
 
 def _inner_grad(grad, input, other, input_shape, other_shape, needs_input_grad):

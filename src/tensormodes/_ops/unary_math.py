@@ -27,7 +27,7 @@ from ._common import (
 )
 from ._common import conjugate as _conj
 from ._pointwise import _as, _float_unary, _is_integral, _neg_grad, _opmath, _real_float_unary, _zeros_like
-from ._registry import Dunder, Sample, Tensor, TensorSpec, op
+from ._registry import Dunder, Sample, Tensor, TensorSpec, alias, op
 from ._samples import (
     BF16,
     BOOL,
@@ -72,6 +72,16 @@ def neg(input: Tensor) -> Tensor:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are "
                            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     return np.negative(input)
+
+
+negative = alias("negative", of="neg", method=True, inplace=True,
+                 samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))),
+                 doc="""Alias for ``neg``.
+
+    >>> import tensormodes as tm
+    >>> tm.negative(tm.tensor([1, -2])).tolist()
+    [-1, 2]
+    """)
 
 
 def _positive_grad(grad):

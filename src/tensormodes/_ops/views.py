@@ -22,7 +22,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
 from ._common import along, array_type_name, check_same_shape_or_broadcast, public, scalar_type_name, wrap_dim
-from ._registry import Sample, Tensor, TensorSpec, op
+from ._registry import Sample, Tensor, TensorSpec, alias, op
 from ._samples import I23, M23, M234, SCALAR
 from ._shape import (
     _as_tuple,
@@ -401,32 +401,22 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return _swap(input, dim0, dim1)
 
 
-def _swapaxes_grad(grad, axis0, axis1):
-    return grad.transpose(axis0, axis1)
-
-
-@op(grad=_swapaxes_grad, method=True, view=True,
-    samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))))
-def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
-    """Alias of ``transpose`` (NumPy's name).
+swapaxes = alias("swapaxes", of="transpose", method=True, renames={"dim0": "axis0", "dim1": "axis1"},
+                 samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))),
+                 doc="""Alias of ``transpose`` (NumPy's name).
 
     >>> import tensormodes as tm
     >>> tm.swapaxes(tm.zeros(2, 3), 0, 1).shape
     tensormodes.Size([3, 2])
-    """
-    return _swap(input, axis0, axis1)
-
-
-@op(grad=_transpose_grad, method=True, view=True,
-    samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))))
-def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
-    """Alias of ``transpose``.
+    """)
+swapdims = alias("swapdims", of="transpose", method=True,
+                 samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))),
+                 doc="""Alias of ``transpose``.
 
     >>> import tensormodes as tm
     >>> tm.swapdims(tm.zeros(2, 3), 0, 1).shape
     tensormodes.Size([3, 2])
-    """
-    return _swap(input, dim0, dim1)
+    """)
 
 
 def _movedim(array: np.ndarray, source, destination) -> np.ndarray:
@@ -463,16 +453,14 @@ def movedim(input: Tensor, source: int | Sequence[int], destination: int | Seque
     return _movedim(input, source, destination)
 
 
-@op(grad=_movedim_grad, method=True, view=True,
-    samples=(Sample((M234, 0, 2)), Sample((M234, (0, 1), (2, 0)))))
-def moveaxis(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
-    """Alias of ``movedim`` (NumPy's name).
+moveaxis = alias("moveaxis", of="movedim", method=True,
+                 samples=(Sample((M234, 0, 2)), Sample((M234, (0, 1), (2, 0)))),
+                 doc="""Alias of ``movedim`` (NumPy's name).
 
     >>> import tensormodes as tm
     >>> tm.moveaxis(tm.zeros(2, 3, 4), (0, 1), (2, 0)).shape
     tensormodes.Size([3, 4, 2])
-    """
-    return _movedim(input, source, destination)
+    """)
 
 
 # -- broadcasting views ------------------------------------------------------------------
