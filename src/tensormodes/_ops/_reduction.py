@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections import namedtuple
 
 import numpy as np
 
@@ -30,30 +29,6 @@ _BFLOAT16 = dt.bfloat16._np
 _LOW_PRECISION = frozenset({np.dtype(np.float16), _BFLOAT16})
 
 
-# -- named tuples of results (torch.return_types) ----------------------------------------
-
-def _return_type(name: str, fields: tuple[str, ...]) -> type:
-    """A named tuple type called ``name``, printed like PyTorch's ``torch.return_types``."""
-
-    def __repr__(self) -> str:
-        body = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self, strict=True))
-        return f"tensormodes.return_types.{name}(\n{body})"
-
-    base = namedtuple(name, fields)
-    return type(name, (base,), {
-        "__slots__": (), "__repr__": __repr__, "__module__": "tensormodes.return_types",
-        "__doc__": f"The result of ``{name}``: a named tuple of ``{', '.join(fields)}``."})
-
-
-RETURN_TYPES: dict[str, type] = {
-    name: _return_type(name, fields) for name, fields in (
-        ("max", ("values", "indices")), ("min", ("values", "indices")), ("sort", ("values", "indices")),
-        ("topk", ("values", "indices")), ("median", ("values", "indices")), ("aminmax", ("min", "max")),
-        ("cummax", ("values", "indices")), ("cummin", ("values", "indices")), ("kthvalue", ("values", "indices")),
-        ("mode", ("values", "indices")), ("nanmedian", ("values", "indices")), ("linalg_svd", ("U", "S", "Vh")),
-        ("linalg_slogdet", ("sign", "logabsdet")), ("slogdet", ("sign", "logabsdet")), ("linalg_qr", ("Q", "R")),
-        ("linalg_eigh", ("eigenvalues", "eigenvectors")))
-}
 
 
 # -- helpers -----------------------------------------------------------------------------

@@ -20,8 +20,7 @@ from ._common import (
     scalar_type_name,
 )
 from ._common import conjugate as _conj
-from ._reduction import RETURN_TYPES
-from ._registry import Sample, Tensor, TensorSpec, op
+from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
 # -- decompositions ---------------------------------------------------------------------------------
 
@@ -148,7 +147,8 @@ def _svd_grad(grad, result, full_matrices):
     return u @ inner @ vh
 
 
-@op(grad=_svd_grad, name="linalg_svd", function="svd", namespace="tensormodes.linalg", samples=(
+@op(returns=("U", "S", "Vh"),
+    grad=_svd_grad, name="linalg_svd", function="svd", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((3, 2)), False)),
     Sample((TensorSpec((2, 4), "float64"),), {"full_matrices": False}), Sample((TensorSpec((2, 3, 2)), False)),
     Sample((TensorSpec((3, 2), "complex64"),)), Sample((TensorSpec((2, 3), "complex128"), True)),
@@ -311,7 +311,8 @@ def _slogdet_grad(grad, A, result):
     return scale.unsqueeze(-1).unsqueeze(-1) * adjoint(public("inv", "tensormodes.linalg")(A))
 
 
-@op(grad=_slogdet_grad, name="linalg_slogdet", function="slogdet", namespace="tensormodes.linalg", samples=(
+@op(returns=("sign", "logabsdet"),
+    grad=_slogdet_grad, name="linalg_slogdet", function="slogdet", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 3, 3), "complex64"),)), Sample((TensorSpec((0, 2, 2)),))))
 def linalg_slogdet(A: Tensor) -> Tensor:
@@ -356,7 +357,7 @@ def _top_level_slogdet_grad(grad, input, result):
     return _slogdet_grad(grad, input, result)
 
 
-@op(grad=_top_level_slogdet_grad, method=True, samples=(
+@op(returns=("sign", "logabsdet"), grad=_top_level_slogdet_grad, method=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 2), "complex128"),))))
 def slogdet(input: Tensor) -> Tensor:
@@ -633,7 +634,7 @@ def _qr_grad(grad, result, mode, A_shape):
     return public("cat")([grad_a1, q @ grad_r2], -1)
 
 
-@op(grad=_qr_grad, name="linalg_qr", function="qr", namespace="tensormodes.linalg", samples=(
+@op(returns=("Q", "R"), grad=_qr_grad, name="linalg_qr", function="qr", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((4, 2), "float64"),)), Sample((TensorSpec((2, 2, 4)),)),
     Sample((TensorSpec((3, 2), "complex64"),)), Sample((TensorSpec((2, 3), "complex128"),), {"mode": "complete"}),
     Sample((TensorSpec((3, 3)), "complete")), Sample((TensorSpec((0, 4, 2)), "complete")),
@@ -722,7 +723,8 @@ def _eigh_grad(grad, result):
     return vectors @ inner @ adjoint(vectors)
 
 
-@op(grad=_eigh_grad, name="linalg_eigh", function="eigh", namespace="tensormodes.linalg", samples=(
+@op(returns=("eigenvalues", "eigenvectors"),
+    grad=_eigh_grad, name="linalg_eigh", function="eigh", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 1, 1)),)), Sample((TensorSpec((2, 1, 1), "float64"), "U")),
     Sample((TensorSpec((3, 5, 5)),), {"UPLO": "u"}), Sample((TensorSpec((3, 5, 5), "float64"), "U")),
     Sample((TensorSpec((2, 6, 6), "complex64"),)), Sample((TensorSpec((9, 9), "complex128"),), {"UPLO": "U"}),

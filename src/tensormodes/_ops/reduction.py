@@ -32,7 +32,6 @@ from ._reduction import (
     _INT64,
     _LOW_PRECISION,
     _WIDE_INT,
-    RETURN_TYPES,
     _distribute_evenly,
     _gather,
     _int_dim,
@@ -48,7 +47,7 @@ from ._reduction import (
     _sum_in,
     _unreduce,
 )
-from ._registry import Sample, Tensor, TensorSpec, op
+from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234, SCALAR
 
 
@@ -368,7 +367,8 @@ def _running_extreme_grad(grad, input_shape, result, dim):
     return grad[0].new_zeros(tuple(input_shape)).scatter_add(d, result[1], grad[0])
 
 
-@op(grad=_running_extreme_grad, differentiable=no_complex_autograd("cummax"), method=True, out=True,
+@op(returns=("values", "indices"),
+    grad=_running_extreme_grad, differentiable=no_complex_autograd("cummax"), method=True, out=True,
     samples=_RUNNING_SAMPLES)
 def cummax(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
     """The running maximum along ``dim``, and the index where each was attained (the
@@ -383,7 +383,8 @@ def cummax(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
     return _running_extreme(np.maximum.accumulate, "cummax", input, dim)
 
 
-@op(grad=_running_extreme_grad, differentiable=no_complex_autograd("cummin"), method=True, out=True,
+@op(returns=("values", "indices"),
+    grad=_running_extreme_grad, differentiable=no_complex_autograd("cummin"), method=True, out=True,
     samples=_RUNNING_SAMPLES)
 def cummin(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
     """The running minimum along ``dim``, and the index where each was attained (the
@@ -572,7 +573,7 @@ _EXTREME_SAMPLES = (Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sa
                     Sample((TensorSpec((2, 3), "bfloat16"),)), Sample((TensorSpec((0, 3)), 1)))
 
 
-@op(grad=_extreme_grad(True), method=True, out=True, samples=_EXTREME_SAMPLES)
+@op(returns=("values", "indices"), grad=_extreme_grad(True), method=True, out=True, samples=_EXTREME_SAMPLES)
 def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The largest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the largest elements along ``dim``; with a tensor, the elementwise maximum of
@@ -593,7 +594,7 @@ def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False
     return _extreme(np.maximum, np.ndarray.argmax, "max", "maximum", input, dim, keepdim)
 
 
-@op(grad=_extreme_grad(False), method=True, out=True, samples=_EXTREME_SAMPLES)
+@op(returns=("values", "indices"), grad=_extreme_grad(False), method=True, out=True, samples=_EXTREME_SAMPLES)
 def min(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The smallest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the smallest elements along ``dim``; with a tensor, the elementwise minimum of
@@ -709,7 +710,7 @@ def _aminmax_grad(grad, input, result, dim, keepdim):
             + _distribute_evenly(grad[1], input, result[1], dim, keepdim))
 
 
-@op(grad=_aminmax_grad, method=True, out=True,
+@op(returns=("min", "max"), grad=_aminmax_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23,), {"dim": 1}), Sample((M23,), {"dim": -1, "keepdim": True}),
              Sample((M23,), {"keepdim": True}), Sample((TensorSpec((2, 3), "int32"),), {"dim": 0}),
              Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((2, 3), "float16"),), {"dim": 1}),

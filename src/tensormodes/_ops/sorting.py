@@ -12,7 +12,6 @@ from ._common import along, is_int, no_complex_autograd, wrap_dim
 from ._reduction import (
     _INT64,
     _WIDE_INT,
-    RETURN_TYPES,
     _gather,
     _int_dim,
     _not_implemented,
@@ -21,7 +20,7 @@ from ._reduction import (
     _sort_indices,
     _sortable,
 )
-from ._registry import Sample, Tensor, TensorSpec, op
+from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234, SCALAR
 
 
@@ -43,7 +42,7 @@ def _sort_grad(grad, input_shape, result, dim):
     return _scatter_back(grad[0], input_shape, result[1], dim, True)
 
 
-@op(grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES)
+@op(returns=("values", "indices"), grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
     """The elements sorted along ``dim``, with the indices that sort them, as the named
     tuple ``(values, indices)``. The sort is always stable; NaN sorts as the largest.
@@ -82,7 +81,7 @@ def _topk_grad(grad, input_shape, result, dim):
     return _scatter_back(grad[0], input_shape, result[1], dim, True)
 
 
-@op(grad=_topk_grad, method=True, out=True,
+@op(returns=("values", "indices"), grad=_topk_grad, method=True, out=True,
     samples=(Sample((M23, 2)), Sample((M23, 1, 0)), Sample((M23, 2), {"largest": False}),
              Sample((M23, 3, -1, True, True)), Sample((M234, 2, 1), {"sorted": True}), Sample((_WIDE_INT, 2)),
              Sample((TensorSpec((2, 3), "float16"), 1, 0, False)), Sample((M23, 0)), Sample((SCALAR, 1)),
@@ -116,7 +115,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     return RETURN_TYPES["topk"](values, indices.astype(_INT64, copy=False))
 
 
-@op(grad=_selection_grad, differentiable=no_complex_autograd("kthvalue"), method=True, out=True,
+@op(returns=("values", "indices"),
+    grad=_selection_grad, differentiable=no_complex_autograd("kthvalue"), method=True, out=True,
     samples=(Sample((M23, 2)), Sample((M23, 1, 0, True)), Sample((TensorSpec((3, 4), "float64"), 4, -1)),
              Sample((TensorSpec((2, 5), "int64", -1000, 1000), 3)), Sample((TensorSpec((3, 2), "float16"), 1, 0)),
              Sample((SCALAR, 1)), Sample((TensorSpec((0, 3)), 1, 1))))

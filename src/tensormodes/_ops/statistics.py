@@ -18,7 +18,6 @@ from ._reduction import (
     _FLOAT32,
     _INT64,
     _LOW_PRECISION,
-    RETURN_TYPES,
     _all_dims,
     _distribute_evenly,
     _gather,
@@ -37,7 +36,7 @@ from ._reduction import (
     _sum_in,
     _unreduce,
 )
-from ._registry import Sample, Tensor, TensorSpec, op
+from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234, SCALAR
 from .reduction import nansum
 
@@ -229,7 +228,7 @@ def _median_grad(grad, input, result, dim, keepdim):
     return _scatter_back(grad[0], input.shape, result[1], dim, keepdim)
 
 
-@op(grad=_median_grad, method=True, out=True,
+@op(returns=("values", "indices"), grad=_median_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((2, 4), "float64"),)),
              Sample((TensorSpec((3, 2), "float16"), 0)), Sample((SCALAR,)), Sample((SCALAR, 0, True)),
@@ -275,7 +274,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return RETURN_TYPES["median"](result, indices.astype(_INT64, copy=False))
 
 
-@op(grad=_median_grad, method=True, out=True,
+@op(returns=("values", "indices"), grad=_median_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((3, 4), "float64"), -1)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
              Sample((SCALAR,)), Sample((SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))))
@@ -316,7 +315,8 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> T
     return RETURN_TYPES["nanmedian"](result, indices.astype(_INT64, copy=False))
 
 
-@op(grad=_selection_grad, differentiable=no_complex_autograd("mode"), method=True, out=True,
+@op(returns=("values", "indices"),
+    grad=_selection_grad, differentiable=no_complex_autograd("mode"), method=True, out=True,
     samples=(Sample((TensorSpec((3, 5), "int64", 0, 3),)), Sample((TensorSpec((4, 3), "int64", 0, 2), 0, True)),
              Sample((M23, 1)), Sample((TensorSpec((6,), "bool"),)), Sample((SCALAR,)),
              Sample((TensorSpec((3, 2), "float16"), 0))))
