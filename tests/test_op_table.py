@@ -15,9 +15,8 @@ from tensormodes._ops import OPS
 from .op_samples import all_samples, callable_for, materialize, tm_maker, torch_maker
 
 SAMPLES = list(all_samples())
-# Ops whose results are random: compared by shape and dtype only.
-RANDOM_OPS = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "normal",
-              "empty", "empty_like"}
+# Ops whose results are random (declared random=True): compared by shape and dtype only.
+RANDOM_OPS = {name for name, opdef in OPS.items() if opdef.random}
 
 
 @pytest.mark.parametrize("name", sorted(OPS))

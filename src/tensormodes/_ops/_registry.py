@@ -243,8 +243,10 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
     raises PyTorch's error where the op demands more than the usual cast rule (``float_power``
     writes only into float64 or complex128, ``signbit`` only into bool).
 
-    ``random=True``: the results are not determined by the arguments (random samples, or the
-    uninitialised memory of ``empty``); the tests compare only their shapes and dtypes.
+    ``random=True``: the results of the declared samples are not determined by the arguments
+    (random draws, or the uninitialised memory of ``empty``), so the table-driven tests compare
+    only their shapes and dtypes. Samplers whose samples fix the outcome (``bernoulli`` with
+    probabilities 0 and 1) leave it False, and their values are compared.
 
     ``returns=("values", "indices")``: the op returns a named tuple with these fields, the type
     ``RETURN_TYPES[name]`` (``tensormodes.return_types.<name>``), which the kernel builds its

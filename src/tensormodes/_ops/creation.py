@@ -565,7 +565,7 @@ def ones(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
     return result
 
 
-@op(factory=True, out=True, samples=(Sample((2, 3)), Sample(((4,),), {"dtype": dt.int64}), Sample(((),))))
+@op(random=True, factory=True, out=True, samples=(Sample((2, 3)), Sample(((4,),), {"dtype": dt.int64}), Sample(((),))))
 def empty(*size: int, dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False, memory_format=None) -> Tensor:
     """Returns a tensor of the given shape filled with uninitialized data.
@@ -666,7 +666,7 @@ def ones_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, devi
     return np.ones(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
 
 
-@op(factory=True, samples=(Sample((M23,)), Sample((_INT32_23,), {"dtype": dt.float16})))
+@op(random=True, factory=True, samples=(Sample((M23,)), Sample((_INT32_23,), {"dtype": dt.float16})))
 def empty_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
     """Returns an uninitialized tensor with the size (and, by default, dtype) of ``input``.

@@ -258,7 +258,7 @@ def _int_arg(value, op_name: str, param: str, position: int) -> int:
 
 # -- random factories ---------------------------------------------------------------------------------
 
-@op(factory=True, out=True, samples=(
+@op(random=True, factory=True, out=True, samples=(
     Sample((2, 3)), Sample(((4,),), {"dtype": dt.float64}), Sample(((),)), Sample((2,), {"dtype": dt.float16}),
     Sample((3,), {"dtype": dt.complex64}), Sample(([2, 2],), {"dtype": dt.bfloat16})))
 def rand(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
@@ -277,7 +277,7 @@ def rand(*size: int, generator: Generator | None = None, dtype: dt.dtype | None 
     return _uniform(rng(generator), shape, d)
 
 
-@op(factory=True, out=True, samples=(
+@op(random=True, factory=True, out=True, samples=(
     Sample((2, 3)), Sample(((4,),), {"dtype": dt.float64}), Sample(((),)), Sample((2,), {"dtype": dt.float16}),
     Sample((3,), {"dtype": dt.complex128})))
 def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
@@ -298,7 +298,7 @@ def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None
     return _standard_normal(rng(generator), shape, d)
 
 
-@op(factory=True, out=True, samples=(
+@op(random=True, factory=True, out=True, samples=(
     Sample((5, (3,))), Sample((2, 5, (2, 3))), Sample((-3, 3, [4]), {"dtype": dt.int8}), Sample((10, ())),
     Sample((0, 2, (3,)), {"dtype": dt.bool}), Sample((5,), {"size": (2,), "dtype": dt.float32}),
     Sample((), {"low": 1, "high": 4, "size": (3,)}), Sample((), {"high": 4, "size": (3,)})))
@@ -336,7 +336,7 @@ def randint(low: int = 0, high: int | None = None, size=None, *, generator: Gene
     return _integers(rng(generator), shape, d, low, high)
 
 
-@op(factory=True, out=True, samples=(
+@op(random=True, factory=True, out=True, samples=(
     Sample((5,)), Sample((0,)), Sample((6,), {"dtype": dt.float32}), Sample((100,), {"dtype": dt.int8}),
     Sample((7,), {"generator": None})))
 def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt.int64, layout=None,
@@ -363,7 +363,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt
     return rng(generator).permutation(n).astype(d._np)
 
 
-@op(factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
+@op(random=True, factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
                            Sample((TensorSpec((), "float16"),)), Sample((TensorSpec((2,), "complex64"),))))
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
               device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -379,7 +379,7 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dt
     return _uniform(rng(generator), input.shape, _check_uniform_dtype(d))
 
 
-@op(factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
+@op(random=True, factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
                            Sample((TensorSpec((2,), "int32"),), {"dtype": dt.float16})))
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
                device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -395,7 +395,7 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.d
     return _standard_normal(rng(generator), input.shape, _check_normal_dtype(d))
 
 
-@op(factory=True, samples=(Sample((M23, 5)), Sample((TensorSpec((4,), "int32"), 2, 9)),
+@op(random=True, factory=True, samples=(Sample((M23, 5)), Sample((TensorSpec((4,), "int32"), 2, 9)),
                            Sample((M23, 3), {"dtype": dt.int64}), Sample((M23,), {"low": 1, "high": 3})))
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None,
                  dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
@@ -425,7 +425,7 @@ def _std_check(std) -> None:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_float_format(std)}")
 
 
-@op(factory=True, out=True, samples=(
+@op(random=True, factory=True, out=True, samples=(
     Sample((TensorSpec((2, 3), "float32", 0, 0), TensorSpec((2, 3), "float32", 0, 0))),
     Sample((TensorSpec((3,), "float64"), 0.0)), Sample((1.5, TensorSpec((2, 2), "float32", 0, 0))),
     Sample((2.0, 0.0, (2, 3))), Sample((TensorSpec((2, 3)), TensorSpec((3,), "float32", 0, 0))),
