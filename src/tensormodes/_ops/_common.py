@@ -320,9 +320,38 @@ def one_sequence_as_items(values: tuple) -> tuple:
     return values
 
 
+class PublicOps:
+    """The public functions of a module, for gradient formulas: ``ops.cat(...)`` calls
+    ``tensormodes.cat``, ``ops.linalg.svd(...)`` ``tensormodes.linalg.svd``. Formulas call public
+    functions (so modes and double backward see them), which are generated above this package:
+    an attribute is looked up in ``sys.modules`` when read, at call time. ``tests/test_op_table.py``
+    reads the package's source and checks that every attribute used on ``ops`` names a public
+    function, so a misspelt name fails the tests rather than a backward pass.
+
+    >>> import tensormodes as tm
+    >>> ops.cat is tm.cat and ops.linalg.svd is tm.linalg.svd
+    True
+    """
+
+    __slots__ = ("_module",)
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str):
+        return getattr(sys.modules[self._module], name)
+
+    def __repr__(self) -> str:
+        return f"PublicOps({self._module!r})"
+
+
+# The public functions of ``tensormodes`` (and through it of ``tensormodes.linalg`` and
+# ``tensormodes.nn.functional``: ``ops.linalg.svd``), for gradient formulas.
+ops = PublicOps("tensormodes")
+
+
 def public(name: str, namespace: str = "tensormodes"):
-    """The public callable ``namespace.name``, for gradient formulas: they call public functions
-    (so modes and double backward see them), which are generated above this package and so
-    are looked up when a formula runs.
+    """The public callable ``namespace.name``, looked up when called (kernel files use ``ops``,
+    which the tests check; this stays for the callers above this package).
     """
     return getattr(sys.modules[namespace], name)

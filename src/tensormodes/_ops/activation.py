@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import HALF_TYPES, array_type_name, not_implemented, public, resolve_dtype, scalar_type_name, wrap_dim
+from ._common import HALF_TYPES, array_type_name, not_implemented, ops, resolve_dtype, scalar_type_name, wrap_dim
 from ._registry import Sample, TensorSpec, op
 
 if TYPE_CHECKING:
@@ -57,11 +57,11 @@ def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, in
 
 # ``input_dtype`` is the dtype the forward kernel ran on, as PyTorch passes it: ``dtype`` casts first.
 def _softmax_grad(grad, result, dim, input_dtype, dtype):
-    return public("_softmax_backward_data")(grad, result, dim, input_dtype if dtype is None else dtype)
+    return ops._softmax_backward_data(grad, result, dim, input_dtype if dtype is None else dtype)
 
 
 def _log_softmax_grad(grad, result, dim, input_dtype, dtype):
-    return public("_log_softmax_backward_data")(grad, result, dim, input_dtype if dtype is None else dtype)
+    return ops._log_softmax_backward_data(grad, result, dim, input_dtype if dtype is None else dtype)
 
 
 _M23 = TensorSpec((2, 3), "float32", -5, 5)
@@ -143,7 +143,7 @@ def _softmax_backward_data_grad(grad, grad_output, output, dim, input_dtype):
     # g is the op itself. For o: G * g - g * sum(G * o) - G * sum(g * o).
     grad_grad_output = grad_output_grad = None
     if grad_output.requires_grad:
-        grad_grad_output = public("_softmax_backward_data")(grad, output, dim, input_dtype)
+        grad_grad_output = ops._softmax_backward_data(grad, output, dim, input_dtype)
     if output.requires_grad:
         grad_output_grad = (grad_output * (grad - (grad * output).sum(dim, keepdim=True))
                             - grad * (grad_output * output).sum(dim, keepdim=True))

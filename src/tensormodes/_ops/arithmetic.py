@@ -23,7 +23,7 @@ from ._common import (
     floating,
     is_tensor,
     operand_dtype,
-    public,
+    ops,
     quiet,
     scalar_type_name,
 )
@@ -665,7 +665,7 @@ def _x_log_y(x, y):
 def _xlogy_grad(grad, input, other, needs_input_grad):
     input_grad = other_grad = None
     if needs_input_grad[0]:
-        input_grad = public("xlogy")(grad, other)
+        input_grad = ops.xlogy(grad, other)
         if is_tensor(other):
             input_grad = input_grad.where(~((input == 0) & (other <= 0)), 0)
         elif other <= 0:

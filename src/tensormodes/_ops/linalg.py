@@ -15,7 +15,7 @@ from ._common import (
     check_same_shape_or_broadcast,
     dtype_of,
     not_implemented,
-    public,
+    ops,
     quiet,
     scalar_type_name,
 )
@@ -122,7 +122,7 @@ def _svd_grad(grad, result, full_matrices):
         return u @ (grad_s.unsqueeze(-1) * vh)
     squares = s * s
     # gaps[i, j] = s_j^2 - s_i^2, and 1 on the diagonal (whose terms are zero)
-    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1) + public("eye")(k, dtype=s.dtype)
+    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1) + ops.eye(k, dtype=s.dtype)
     inner = 0
     u_grad_u = adjoint(u) @ grad_u if use_u else None
     if use_u:
@@ -135,7 +135,7 @@ def _svd_grad(grad, result, full_matrices):
         # must not depend on it: as in PyTorch, the two phase derivatives must cancel.
         phase_u = u_grad_u.diagonal(0, -2, -1).imag if use_u else s * 0
         phase_v = (vh @ adjoint(grad_vh)).diagonal(0, -2, -1).imag if use_vh else s * 0
-        if not public("allclose")(phase_u, -phase_v, rtol=1e-2, atol=1e-2):
+        if not ops.allclose(phase_u, -phase_v, rtol=1e-2, atol=1e-2):
             raise RuntimeError(_PHASE_DEPENDENT)
         inner = inner + (phase_u / s * 1j).diag_embed()
     if m > n and use_u:
@@ -184,7 +184,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
 def _svdvals_grad(grad, A):
     # PyTorch keeps the factors of the forward SVD; this recomputes them, through the public
     # svd so that the gradient is itself differentiable.
-    u, _, vh = public("svd", "tensormodes.linalg")(A, full_matrices=False)
+    u, _, vh = ops.linalg.svd(A, full_matrices=False)
     return u @ (grad.unsqueeze(-1) * vh)
 
 
@@ -265,15 +265,15 @@ def _singular_position(matrices: np.ndarray) -> tuple[int, int]:
 
 def _det_grad(grad, A, result):
     if not bool((result == 0).any()):
-        return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * adjoint(public("inv", "tensormodes.linalg")(A))
+        return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * adjoint(ops.linalg.inv(A))
     # The gradient is the conjugate of the cofactor matrix, adj(A)^H, which the inverse cannot give
     # for a singular matrix: with A = U diag(S) Vh, adj(A)^H = conj(det U det Vh) U diag(P) Vh,
     # P_i the product of the other singular values. (PyTorch gives it with create_graph=True, zeros
     # otherwise.)
-    u, s, vh = public("svd", "tensormodes.linalg")(A)
+    u, s, vh = ops.linalg.svd(A)
     n = s.shape[-1]
-    others = public("where")(public("eye")(n, dtype=public("bool")), 1, s.unsqueeze(-2).expand(*s.shape[:-1], n, n))
-    det = public("det", "tensormodes.linalg")
+    others = ops.where(ops.eye(n, dtype=dt.bool), 1, s.unsqueeze(-2).expand(*s.shape[:-1], n, n))
+    det = ops.linalg.det
     phase = _conj(det(u) * det(vh)).unsqueeze(-1).unsqueeze(-1)
     return grad.unsqueeze(-1).unsqueeze(-1) * phase * (u * others.prod(-1).unsqueeze(-2).to(u.dtype)) @ vh
 
@@ -308,7 +308,7 @@ def _slogdet_grad(grad, A, result):
         # sign = det / |det| turns with the imaginary part of tr(A^-1 dA), logabsdet grows with its
         # real part: both are the same trace, weighted by a complex scale.
         scale = grad_logabsdet + (grad_sign * _conj(result[0])).imag * 1j
-    return scale.unsqueeze(-1).unsqueeze(-1) * adjoint(public("inv", "tensormodes.linalg")(A))
+    return scale.unsqueeze(-1).unsqueeze(-1) * adjoint(ops.linalg.inv(A))
 
 
 @op(returns=("sign", "logabsdet"),
@@ -421,7 +421,7 @@ def inverse(input: Tensor) -> Tensor:
 
 def _logdet_grad(grad, input, result):
     # d log det = tr(A^-1 dA); where det < 0 the (real) result is NaN and does not move.
-    local = adjoint(public("inv", "tensormodes.linalg")(input))
+    local = adjoint(ops.linalg.inv(input))
     scale = grad if input.is_complex() else grad.where(~result.isnan(), 0)
     return scale.unsqueeze(-1).unsqueeze(-1) * local
 
@@ -456,7 +456,7 @@ def _is_vector_rhs(A_shape, B_shape) -> bool:
 def _solve_grad(grad, A, result, left, B_shape, needs_input_grad):
     vector = _is_vector_rhs(A.shape, B_shape)
     grad_x, x = (grad.unsqueeze(-1), result.unsqueeze(-1)) if vector else (grad, result)
-    grad_b = public("solve", "tensormodes.linalg")(adjoint(A), grad_x, left=left)
+    grad_b = ops.linalg.solve(adjoint(A), grad_x, left=left)
     grad_a = None
     if needs_input_grad[0]:
         grad_a = -(grad_b @ adjoint(x) if left else adjoint(x) @ grad_b)
@@ -558,7 +558,7 @@ def _cholesky_grad(grad, result, upper):
     lower, grad_lower = (adjoint(result), adjoint(grad)) if upper else (result, grad)
     m = (adjoint(lower) @ grad_lower).tril()
     p = (m + adjoint(m.tril(-1))) * 0.5
-    solve_ = public("solve", "tensormodes.linalg")
+    solve_ = ops.linalg.solve
     return solve_(lower, solve_(adjoint(lower), p), left=False)
 
 
@@ -612,7 +612,7 @@ def _qr_square_grad(q, r, grad_q, grad_r):
     n = r @ adjoint(grad_r) - adjoint(grad_q) @ q
     below = n.tril(-1)
     c = below + adjoint(below) + n.diagonal(0, -2, -1).real.diag_embed().to(n.dtype)
-    return public("solve", "tensormodes.linalg")(adjoint(r), grad_q + q @ c, left=False)
+    return ops.linalg.solve(adjoint(r), grad_q + q @ c, left=False)
 
 
 def _qr_grad(grad, result, mode, A_shape):
@@ -631,7 +631,7 @@ def _qr_grad(grad, result, mode, A_shape):
     a2 = q @ r[..., m:]
     grad_r2 = grad_r[..., m:]
     grad_a1 = _qr_square_grad(q, r[..., :m], grad_q + a2 @ adjoint(grad_r2), grad_r[..., :m])
-    return public("cat")([grad_a1, q @ grad_r2], -1)
+    return ops.cat([grad_a1, q @ grad_r2], -1)
 
 
 @op(returns=("Q", "R"), grad=_qr_grad, name="linalg_qr", function="qr", namespace="tensormodes.linalg", samples=(
@@ -714,11 +714,11 @@ def _eigh_grad(grad, result):
         if vectors.dtype.is_complex:
             # Turning an eigenvector by a phase leaves A unchanged: a loss must not depend on it.
             phases = projected.diagonal(0, -2, -1).imag
-            if not public("allclose")(phases, phases * 0, rtol=1e-2, atol=1e-2):
+            if not ops.allclose(phases, phases * 0, rtol=1e-2, atol=1e-2):
                 raise RuntimeError(_EIGH_PHASE_DEPENDENT)
         n = values.shape[-1]
         # gaps[i, j] = L_j - L_i, and 1 on the diagonal (where the skew part is zero)
-        gaps = values.unsqueeze(-2) - values.unsqueeze(-1) + public("eye")(n, dtype=values.dtype)
+        gaps = values.unsqueeze(-2) - values.unsqueeze(-1) + ops.eye(n, dtype=values.dtype)
         inner = inner + _skew(projected) * 0.5 / gaps
     return vectors @ inner @ adjoint(vectors)
 
@@ -756,7 +756,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> Tensor:
 def _eigvalsh_grad(grad, A, UPLO):
     # PyTorch keeps the eigenvectors of the forward pass; this recomputes them, through the
     # public eigh so that the gradient is itself differentiable.
-    vectors = public("eigh", "tensormodes.linalg")(A, UPLO).eigenvectors
+    vectors = ops.linalg.eigh(A, UPLO).eigenvectors
     return (vectors * grad.unsqueeze(-2).to(vectors.dtype)) @ adjoint(vectors)
 
 

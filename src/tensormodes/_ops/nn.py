@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from . import activation as _activation
-from ._common import HALF_TYPES, array_type_name, not_implemented, public, quiet, shape_text
+from ._common import HALF_TYPES, array_type_name, not_implemented, ops, quiet, shape_text
 from ._common import conjugate as _conj
 from ._registry import Sample, TensorSpec, op
 from ._samples import SCALAR
@@ -214,7 +214,7 @@ def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, redu
     # The result is not saved (PyTorch does not save it either): only the rare weight
     # gradient needs it, and recomputes it.
     mode = _reduction(size_average, reduce, reduction)
-    grad_input = public("_nll_loss_backward")(grad, input, target, weight, mode, ignore_index)
+    grad_input = ops._nll_loss_backward(grad, input, target, weight, mode, ignore_index)
     grad_weight = None
     if needs_input_grad[2]:
         grad_weight = _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index)
@@ -265,7 +265,7 @@ def _nll_loss_backward_grad(grad, grad_output, target, weight, reduction, ignore
     # The op is linear in grad_output, and nll_loss is its transpose; its result does not
     # depend on input's values at all (zero gradient, as in PyTorch). For a weight that requires
     # grad: <grad, op(grad_output)> = grad_output * nll_loss(grad), so it is nll_loss's weight gradient.
-    grad_grad_output = public("nll_loss", "tensormodes.nn.functional")(
+    grad_grad_output = ops.nn.functional.nll_loss(
         grad, target, weight, ignore_index=ignore_index, reduction=reduction)
     grad_weight = None
     if needs_input_grad[3]:
@@ -364,7 +364,7 @@ def _binary_cross_entropy_grad(grad, input, target, weight, size_average, reduce
     if needs_input_grad[1]:
         grad_target = -grad * (input / (1 - input)).log()
     if needs_input_grad[2]:
-        unweighted = public("binary_cross_entropy", "tensormodes.nn.functional")(input, target, reduction="none")
+        unweighted = ops.nn.functional.binary_cross_entropy(input, target, reduction="none")
         grad_weight = unweighted * (grad / weight)
     return grad_input, grad_target, grad_weight
 
@@ -431,11 +431,11 @@ def _cross_entropy_loss_grad(grad, input, target, weight, reduction, ignore_inde
     # works from it, as PyTorch's LogSoftmaxBackward works from its saved output, instead of recomputing
     # the softmax. It carries no history, so with create_graph=True it is recomputed from ``input`` with
     # history (same kernel, same values), and double and triple backward go through the softmax.
-    if public("is_grad_enabled")():
+    if ops.is_grad_enabled():
         log_probs = input.log_softmax(_class_dim(input))
     grad_input = None
     if needs_input_grad[0]:  # one public call; the backward op is differentiable itself
-        grad_input = public("_cross_entropy_loss_backward")(grad, log_probs, target, weight, reduction,
+        grad_input = ops._cross_entropy_loss_backward(grad, log_probs, target, weight, reduction,
                                                              ignore_index)
     grad_weight = None
     if needs_input_grad[2]:  # beyond PyTorch, as for nll_loss
@@ -493,12 +493,12 @@ def _cross_entropy_loss_backward_grad(grad, grad_output, log_probs, target, weig
     if needs_input_grad[0] or needs_input_grad[3]:
         transposed = grad - (grad * probabilities).sum(dim, keepdim=True)
         if needs_input_grad[0]:
-            grad_grad_output = public("nll_loss", "tensormodes.nn.functional")(
+            grad_grad_output = ops.nn.functional.nll_loss(
                 transposed, target, weight, ignore_index=ignore_index, reduction=reduction)
         if needs_input_grad[3]:
             grad_weight = _nll_loss_weight_grad(grad_output, transposed, target, weight, reduction, ignore_index)
     if needs_input_grad[1]:
-        scales = public("_nll_loss_backward")(grad_output, log_probs, target, weight, reduction, ignore_index)
+        scales = ops._nll_loss_backward(grad_output, log_probs, target, weight, reduction, ignore_index)
         grad_log_probs = grad * probabilities * -scales.sum(dim, keepdim=True)
     return grad_grad_output, grad_log_probs, None, grad_weight
 

@@ -29,7 +29,7 @@ from ._common import (
     not_implemented,
     one_sequence_as_items,
     operand_dtype,
-    public,
+    ops,
     scalar_type_name,
     shape_text,
     wrap_dims,
@@ -1009,7 +1009,7 @@ def _cross_product(input: np.ndarray, other: np.ndarray, dim: int) -> np.ndarray
 
 def _cross_grad(grad, input, other, dim, needs_input_grad):
     # <grad, a x b> = <a, b x grad> = <b, grad x a>, with conjugates for complex operands.
-    cross = public("cross", "tensormodes.linalg")
+    cross = ops.linalg.cross
     return (cross(_conj(other), grad, dim=dim) if needs_input_grad[0] else None,
             cross(grad, _conj(input), dim=dim) if needs_input_grad[1] else None)
 
@@ -1120,7 +1120,7 @@ def _vander_differentiable(x, N, increasing) -> bool:
 
 def _vander_grad(grad, x, result, N, increasing):
     count = result.shape[-1]
-    exponents = public("arange")(count, dtype=x.real.dtype if x.is_complex() else x.dtype)
+    exponents = ops.arange(count, dtype=x.real.dtype if x.is_complex() else x.dtype)
     if not increasing:
         exponents = exponents.flip(0)
     # d x^e = e x^(e - 1); the clamp keeps x^-1 (infinite at 0) out of the e = 0 column.

@@ -19,7 +19,7 @@ from ._common import (
     is_int,
     no_complex_autograd,
     operand_dtype,
-    public,
+    ops,
     resolve_dtype,
     scalar_type_name,
     wrap_dim,
@@ -417,7 +417,7 @@ def _logcumsumexp_grad(grad, input, result, dim):
     # grad_j = sum over i >= j of grad_i * exp(input_j - result_i), in log space for range: the
     # positive and negative parts of grad separately (the logarithm of a lowest number
     # stands for that of 0).
-    lowest = public("finfo")(grad.dtype).min
+    lowest = dt.finfo(grad.dtype).min
     magnitude = grad.abs().log()
     positive = magnitude.where(grad > 0, lowest)
     negative = magnitude.where(grad < 0, lowest)
@@ -893,7 +893,7 @@ def _norm_grad(grad, input, result, p, dim, keepdim):
     if p == "nuc":
         # The nuclear norm is the sum of singular values, whose gradient is U @ Vh.
         rows, columns = (0, 1) if dim is None else wrap_dims(dim, input.dim())
-        u, _, vh = public("svd", "tensormodes.linalg")(input.movedim((rows, columns), (-2, -1)), full_matrices=False)
+        u, _, vh = ops.linalg.svd(input.movedim((rows, columns), (-2, -1)), full_matrices=False)
         return full_grad * (u @ vh).movedim((-2, -1), (rows, columns))
     raise NotImplementedError(f"the gradient of norm with p={p!r} is not implemented")
 
@@ -936,7 +936,7 @@ def _pad_along(x, d: int, before: bool):
     shape = list(x.shape)
     shape[d] = 1
     zeros = x.new_zeros(shape)
-    return public("cat")([zeros, x] if before else [x, zeros], d)
+    return ops.cat([zeros, x] if before else [x, zeros], d)
 
 
 def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):

@@ -11,7 +11,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import is_int, public, scalar_type_name, wrap_dim
+from ._common import is_int, ops, scalar_type_name, wrap_dim
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, M234, SCALAR
 from ._shape import _cat, _diagonal_dims, _dim_list, _wrap_dim_of_tensor, int_tuple, varargs_ints
@@ -267,7 +267,7 @@ def _difference_adjoint(grad, d: int):
     shape = list(grad.shape)
     shape[d] = 1
     edge = grad.new_zeros(shape)
-    return public("cat")([edge, grad], d) - public("cat")([grad, edge], d)
+    return ops.cat([edge, grad], d) - ops.cat([grad, edge], d)
 
 
 def _diff_grad(grad, input_shape, n, dim, prepend_shape, append_shape):

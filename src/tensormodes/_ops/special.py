@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from ._common import dtype_of, not_implemented, public, quiet
+from ._common import dtype_of, not_implemented, ops, quiet
 from ._pointwise import _float_unary, _real_float_unary
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import BF16, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
@@ -240,7 +240,7 @@ def _digamma_far(x: np.ndarray) -> np.ndarray:
 
 
 def _digamma_grad(grad, input):
-    return grad * public("polygamma")(1, input)
+    return grad * ops.polygamma(1, input)
 
 
 @op(grad=_digamma_grad, method=True, inplace=True, out=True,
@@ -344,7 +344,7 @@ _POLYGAMMA_SAMPLES = ((1, POSITIVE), (0, POSITIVE), (2, TensorSpec((3,), "float6
 
 
 def _polygamma_grad(grad, n, input):
-    return grad * public("polygamma")(n + 1, input)
+    return grad * ops.polygamma(n + 1, input)
 
 
 @op(grad=_polygamma_grad, out=True, samples=tuple(Sample(args) for args in _POLYGAMMA_SAMPLES))
@@ -359,7 +359,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
 
 
 def _polygamma_method_grad(grad, input, n):
-    return grad * public("polygamma")(n + 1, input)
+    return grad * ops.polygamma(n + 1, input)
 
 
 @op(grad=_polygamma_method_grad, function=False, method="polygamma", inplace="polygamma_", name="polygamma_method",

@@ -22,7 +22,7 @@ from ._common import (
     no_complex_autograd,
     not_implemented,
     operand_dtype,
-    public,
+    ops,
     quiet,
 )
 from ._common import conjugate as _conj
@@ -508,7 +508,7 @@ def reciprocal(input: Tensor) -> Tensor:
 
 
 def _relu_grad(grad, result):
-    return public("_threshold_backward")(grad, result, 0)
+    return ops._threshold_backward(grad, result, 0)
 
 
 @op(grad=_relu_grad, method=True, inplace=True,
@@ -530,7 +530,7 @@ def relu(input: Tensor) -> Tensor:
 
 def _threshold_backward_grad(grad, input, threshold):
     # Linear in grad_output (a mask) and constant in input but at the threshold.
-    return public("_threshold_backward")(grad, input, threshold), _zeros_like(input)
+    return ops._threshold_backward(grad, input, threshold), _zeros_like(input)
 
 
 @op(grad=_threshold_backward_grad, samples=(

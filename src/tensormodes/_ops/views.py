@@ -21,7 +21,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
-from ._common import along, array_type_name, check_same_shape_or_broadcast, public, scalar_type_name, wrap_dim
+from ._common import along, array_type_name, check_same_shape_or_broadcast, ops, scalar_type_name, wrap_dim
 from ._registry import Sample, Tensor, TensorSpec, alias, op
 from ._samples import I23, M23, M234, SCALAR
 from ._shape import (
@@ -130,7 +130,7 @@ def view_as(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _view_as_real_grad(grad):
-    return public("view_as_complex")(grad.contiguous())
+    return ops.view_as_complex(grad.contiguous())
 
 
 @op(grad=_view_as_real_grad, view=True, samples=(
@@ -163,7 +163,7 @@ def _storage_offset(array: np.ndarray) -> int:
 
 
 def _view_as_complex_grad(grad):
-    return public("view_as_real")(grad)
+    return ops.view_as_real(grad)
 
 
 @op(grad=_view_as_complex_grad, view=True, samples=(
