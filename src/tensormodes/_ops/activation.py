@@ -14,16 +14,12 @@ dispatch once per op, not once per elementary step of the formula.
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _dtype as dt
 from ._common import HALF_TYPES, array_type_name, not_implemented, ops, resolve_dtype, scalar_type_name, wrap_dim
-from ._registry import Sample, TensorSpec, op
-
-if TYPE_CHECKING:
-    from .._tensor import Tensor
+from ._registry import Sample, Tensor, TensorSpec, op
 
 
 def _dim_type_check(dim, kernel: str, position: int) -> None:

@@ -15,20 +15,16 @@ import numbers
 import operator
 import warnings
 from itertools import chain
-from typing import TYPE_CHECKING
+from numbers import Number
 
 import numpy as np
 
 from .. import _dtype as dt
 from .._device import parse_device
 from ._common import array_of, not_implemented, resolve_dtype, scalar_type_name
-from ._registry import Sample, TensorSpec, op
+from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23
 
-if TYPE_CHECKING:
-    from .._tensor import Tensor
-
-Number = numbers.Number
 _DEFAULT_DTYPE = dt._DEFAULT_DTYPE  # read directly: get_default_dtype() costs a call on the hot path
 _np_zeros, _np_empty = np.zeros, np.empty
 

@@ -16,22 +16,16 @@ import math
 import numbers
 import operator
 import warnings
-from typing import TYPE_CHECKING
+from numbers import Number
 
 import numpy as np
 
 from .. import _dtype as dt
 from ._common import FLOAT_MAX, check_same_shape_or_broadcast, cpp_type_name, overflow_type_name, wrap_dim
-from ._registry import Sample, TensorSpec, op
+from ._registry import Index, Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, M234, SCALAR
 from ._shape import gather_back, legacy_type_name, positions_of
 from .views import expand_array
-
-if TYPE_CHECKING:
-    from numbers import Number
-
-    from .._tensor import Tensor
-    from ._registry import Index
 
 # Float samples of ops that write at indices (``setitem``, ``index_copy``, ``scatter``)
 # use indices without repeats: with repeats the result depends on the write order and

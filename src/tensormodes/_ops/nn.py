@@ -13,7 +13,6 @@ backward pass pays dispatch once, not once per step of a composed formula.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,11 +20,8 @@ from .. import _dtype as dt
 from . import activation as _activation
 from ._common import HALF_TYPES, array_type_name, not_implemented, ops, quiet, shape_text
 from ._common import conjugate as _conj
-from ._registry import Sample, TensorSpec, op
+from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import SCALAR
-
-if TYPE_CHECKING:
-    from .._tensor import Tensor
 
 
 def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_grad):

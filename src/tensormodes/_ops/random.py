@@ -19,7 +19,7 @@ import math
 import numbers
 import operator
 import warnings
-from typing import TYPE_CHECKING
+from numbers import Number
 
 import numpy as np
 
@@ -33,15 +33,11 @@ from ._common import (
     resolve_dtype,
     scalar_type_name,
 )
-from ._registry import Sample, TensorSpec, op
+from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23
 from .creation import check_device, checked_fill_value, parse_size, python_scalar
 
-if TYPE_CHECKING:
-    from .._tensor import Tensor
-
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed"]
-Number = numbers.Number
 _DEFAULT_DTYPE = dt._DEFAULT_DTYPE
 _SEED_MASK = 0xFFFF_FFFF_FFFF_FFFF
 _DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
