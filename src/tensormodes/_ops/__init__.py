@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     complex_numbers,
     convolution,
     creation,
+    einsum,
     indexing,
     joining,
     linalg,
