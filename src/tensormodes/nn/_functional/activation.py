@@ -8,7 +8,7 @@ import warnings
 
 from ... import _dispatch
 from ..._ops._common import not_implemented, scalar_type_name
-from ..._tensor import Tensor
+from ..._ops._registry import Tensor
 from ._common import _builtin, _plain, _public
 
 

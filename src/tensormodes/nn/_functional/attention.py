@@ -7,7 +7,7 @@ import math
 
 from ... import _dtype
 from ..._ops._common import cpp_type_name
-from ..._tensor import Tensor
+from ..._ops._registry import Tensor
 from ._common import _builtin, _function
 from .dropout import dropout
 

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from ..._tensor import Tensor
+from ..._ops._registry import Tensor
 from ._common import _function, _native, _public, _reexport
 
 # Native in PyTorch (torch._C._nn): single ops of the op table, declared in _ops/nn.py.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ... import _dtype
 from ..._ops._common import scalar_type_name
-from ..._tensor import Tensor
+from ..._ops._registry import Tensor
 from ._common import _builtin, _function, _public
 
 

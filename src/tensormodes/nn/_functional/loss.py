@@ -10,8 +10,8 @@ import warnings
 from numbers import Number
 
 from ... import _functions
+from ..._ops._registry import Tensor
 from ..._ops.nn import legacy_reduction
-from ..._tensor import Tensor
 from ._common import _function, _public
 from .activation import _softplus_of_negative
 from .distance import pairwise_distance

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ... import _dtype
-from ..._tensor import Tensor
+from ..._ops._registry import Tensor
 from ._common import _public
 
 
