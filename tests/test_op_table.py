@@ -3,21 +3,23 @@ installed) agrees with PyTorch on values, dtype and shape."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensormodes as tm
+import tensormodes.nn.functional as F
 from tensormodes._ops import OPS
 
 from .op_samples import all_samples, callable_for, materialize, tm_maker, torch_maker
 
 SAMPLES = list(all_samples())
-# Ops whose results are random: compared by shape and dtype only.
-RANDOM_OPS = {"rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "randperm", "normal",
-              "empty", "empty_like"}
+# Ops whose results are random (declared random=True): compared by shape and dtype only.
+RANDOM_OPS = {name for name, opdef in OPS.items() if opdef.random}
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -123,3 +125,63 @@ for namespace, name in ((tm.Tensor, 'sinh'), (tm, 'cosh'), (tm.Tensor, 'tanh'), 
 """
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert shown.split() == ["1", "1", "1", "1"]
+
+
+PACKAGE = Path(tm.__file__).resolve().parent
+# The namespaces a gradient formula reaches through ``_common.ops``, by the attributes before the name.
+_NAMESPACES = {(): "tensormodes", ("linalg",): "tensormodes.linalg", ("nn", "functional"): "tensormodes.nn.functional"}
+
+
+def _public_names(namespace: str) -> set[str]:
+    """The public functions of ``namespace``: those the op table declares there, and the rest of
+    its public API (``tm.is_grad_enabled``, ``F``'s composites)."""
+    declared = {opdef.function for opdef in OPS.values() if opdef.namespace == namespace and opdef.function}
+    module = {"tensormodes": tm, "tensormodes.linalg": tm.linalg, "tensormodes.nn.functional": F}[namespace]
+    return declared | set(module.__all__)
+
+
+def unknown_public_ops(source: str) -> list[str]:
+    """``ops.<...>.<name>`` uses in ``source`` (a module importing ``ops`` from ``_ops._common``)
+    that name no public function of their namespace."""
+    tree = ast.parse(source)
+    if not any(isinstance(node, ast.ImportFrom) and (node.module or "").endswith("_common")
+               and any(alias.name == "ops" for alias in node.names) for node in ast.walk(tree)):
+        return []
+    problems = []
+
+    def chain_of(node) -> list[str] | None:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        return parts[::-1] if isinstance(node, ast.Name) and node.id == "ops" else None
+
+    def visit(node) -> None:
+        chain = chain_of(node) if isinstance(node, ast.Attribute) else None
+        if chain is None:
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+            return
+        *path, name = chain
+        namespace = _NAMESPACES.get(tuple(path))
+        if namespace is None or name not in _public_names(namespace):
+            problems.append(f"line {node.lineno}: ops.{'.'.join(chain)}")
+
+    visit(tree)
+    return problems
+
+
+def test_checked_public_op_lookups_name_public_functions():
+    # Gradient formulas call public functions through ``_common.ops`` (generated above the kernels,
+    # looked up at call time): a misspelt name would fail only when its backward ran.
+    sources = {str(path.relative_to(PACKAGE)): path.read_text() for path in sorted(PACKAGE.rglob("*.py"))}
+    assert "ops.linalg.svd(" in sources["_ops/linalg.py"]  # the scan sees the formulas' lookups
+    problems = {path: unknown_public_ops(source) for path, source in sources.items()}
+    assert {path: found for path, found in problems.items() if found} == {}
+
+
+def test_unknown_public_op_lookups_are_found():
+    source = ("from ._common import ops\n\n"
+              "def _grad(grad):\n    return ops.catt([grad]), ops.linalg.inverse(grad), ops.cat\n")
+    assert unknown_public_ops(source) == ["line 4: ops.catt", "line 4: ops.linalg.inverse"]
+    assert unknown_public_ops(source.replace("from ._common import ops", "ops = object()")) == []

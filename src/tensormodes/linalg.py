@@ -3,6 +3,9 @@
 ``norm(p='nuc')``), ``cholesky``, ``qr`` and ``eigh``, with ``svdvals`` and ``eigvalsh``.
 Failures on the input (a singular matrix to invert) raise ``LinAlgError``.
 
+The functions are the ops declared with ``namespace="tensormodes.linalg"`` (in ``_ops/linalg.py``
+and ``_ops/products.py``); this module binds each under its public name.
+
 >>> import tensormodes as tm
 >>> U, S, Vh = tm.linalg.svd(tm.tensor([[0., 2.], [1., 0.]]))
 >>> S.tolist()
@@ -12,19 +15,10 @@ Failures on the input (a singular matrix to invert) raise ``LinAlgError``.
 from __future__ import annotations
 
 from ._api import build as _build
+from ._ops import OPS
 from ._ops.linalg import LinAlgError
 
-__all__ = ["svd", "svdvals", "det", "slogdet", "inv", "solve", "cholesky", "qr", "eigh", "eigvalsh", "cross",
-           "LinAlgError"]
+_FUNCTIONS = [opdef.function for opdef in OPS.values() if opdef.namespace == __name__ and opdef.function]
+globals().update({name: _build.namespace_function(__name__, name) for name in _FUNCTIONS})
 
-svd = _build.namespace_function(__name__, "svd")
-svdvals = _build.namespace_function(__name__, "svdvals")
-det = _build.namespace_function(__name__, "det")
-slogdet = _build.namespace_function(__name__, "slogdet")
-inv = _build.namespace_function(__name__, "inv")
-solve = _build.namespace_function(__name__, "solve")
-cholesky = _build.namespace_function(__name__, "cholesky")
-qr = _build.namespace_function(__name__, "qr")
-eigh = _build.namespace_function(__name__, "eigh")
-eigvalsh = _build.namespace_function(__name__, "eigvalsh")
-cross = _build.namespace_function(__name__, "cross")
+__all__ = [*_FUNCTIONS, "LinAlgError"]

@@ -20,7 +20,7 @@ import sys
 from .._autograd.graph import needs_grad, record, register_tensor_type
 from .._ops import OPS, OpDef
 from .._ops._common import ARRAY_SOURCES
-from .._ops._registry import METHOD, _tensor_kind
+from .._ops._registry import METHOD, TensorKind, tensor_kind_of
 from .._overrides import dispatch as _dispatch
 from . import codegen
 from .runtime import tensor_arg, tensor_or_scalar_arg, wrap
@@ -42,22 +42,23 @@ __all__ = ["install", "build_all", "composite", "public_function", "function_nam
 def _relevant_for(impl, extra: tuple[str, ...]) -> list[codegen.Relevant]:
     params = inspect.signature(impl).parameters
     names = list(params)
-    relevant = [codegen.Relevant(names[0], codegen.TENSOR)]
+    relevant = [codegen.Relevant(names[0], TensorKind.TENSOR)]
     for n in extra:
         many = params[n].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        relevant.append(codegen.Relevant(n, codegen.ANY_LIST if many else codegen.ANY))
+        relevant.append(codegen.Relevant(n, TensorKind.ANY_LIST if many else TensorKind.ANY))
     return relevant
 
 
 def _make_property(cls, name: str, getter, setter, inline: str | None):
-    self_only = [codegen.Relevant("self", codegen.TENSOR)]
+    self_only = [codegen.Relevant("self", TensorKind.TENSOR)]
     getter_fn = codegen.make_accessor(
         name, f"Tensor.{name}.__get__", "self", self_only, getter,
         f"return {inline}" if inline else "return _get(self)", {"_get": getter, **_INLINE_NAMES})
     setter_fn = None
     if setter is not None:
         setter_fn = codegen.make_accessor(
-            name, f"Tensor.{name}.__set__", "self, value", self_only + [codegen.Relevant("value", codegen.ANY)],
+            name, f"Tensor.{name}.__set__", "self, value",
+            self_only + [codegen.Relevant("value", TensorKind.ANY)],
             setter, "return _set(self, value)", {"_set": setter})
     prop = property(getter_fn, setter_fn, doc=getter.__doc__)
     setattr(cls, name, prop)
@@ -133,8 +134,8 @@ def _make_dunder_locked(opdef: OpDef, dunder):
     if dunder.reflected:
         P = inspect.Parameter
         signature = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), P("other", P.POSITIONAL_OR_KEYWORD)])
-        relevant = [codegen.Relevant("self", codegen.TENSOR),
-                    codegen.Relevant("other", codegen.TENSOR_OR_SCALAR)]
+        relevant = [codegen.Relevant("self", TensorKind.TENSOR),
+                    codegen.Relevant("other", TensorKind.TENSOR_OR_SCALAR)]
         func = codegen.make_callable(dunder.name, signature, relevant, _reflected_impl(opdef), leaf=True,
                                       qualname=qualname, not_implemented_on_type_error=True)
     else:
@@ -271,9 +272,10 @@ def composite(module_name: str, *, pass_defaults: bool = True):
         signature = inspect.signature(impl)
         kinds = {}
         for p in signature.parameters.values():
-            kind = _tensor_kind(p.annotation)
+            kind = tensor_kind_of(p.annotation)
             if kind is not None:
-                kinds[p.name] = "tensor_list" if kind == "tensor" and p.kind is p.VAR_POSITIONAL else kind
+                many = kind == TensorKind.TENSOR and p.kind is p.VAR_POSITIONAL
+                kinds[p.name] = TensorKind.TENSOR_LIST if many else kind
         func = codegen.make_callable(
             impl.__name__, signature, codegen.relevant_parameters(signature, kinds), impl, leaf=False,
             qualname=impl.__qualname__, doc=impl.__doc__, module=module_name, pass_defaults=pass_defaults)

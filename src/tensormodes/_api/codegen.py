@@ -43,23 +43,20 @@ from dataclasses import dataclass
 from .. import _generated
 from .._autograd.graph import make_recorder
 from .._ops import OpDef
+from .._ops._registry import TensorKind
 from .._overrides import dispatch as _dispatch
 from .runtime import GENERATED_NAMES
 
 __all__ = ["Relevant", "make_callable", "make_accessor", "op_callable", "set_api", "parameter_list",
            "function_signature", "as_method", "relevant_parameters"]
 
-# What a parameter may hold, as far as dispatch is concerned.
-TENSOR, OPTIONAL_TENSOR, TENSOR_OR_SCALAR, OPTIONAL_TENSOR_OR_SCALAR, TENSOR_LIST, INDEX, ANY, ANY_LIST = (
-    "tensor", "optional_tensor", "tensor_or_scalar", "optional_tensor_or_scalar", "tensor_list", "index", "any",
-    "any_list")
 
 @dataclass(frozen=True)
 class Relevant:
     """A parameter that may carry a ``__torch_function__`` override."""
 
     name: str
-    kind: str
+    kind: TensorKind
 
 
 def parameter_list(signature: inspect.Signature, defaults: dict) -> tuple[str, str]:
@@ -125,19 +122,19 @@ def fast_condition(relevant: list[Relevant], no_grad: bool = False) -> str:
     for r in relevant:
         n = r.name
         tensor = plain.format(n=n)
-        if r.kind == TENSOR:
+        if r.kind == TensorKind.TENSOR:
             terms.append(tensor)
-        elif r.kind == OPTIONAL_TENSOR:
+        elif r.kind == TensorKind.OPTIONAL_TENSOR:
             terms.append(f"({n} is None or {tensor})")
-        elif r.kind == TENSOR_OR_SCALAR:
+        elif r.kind == TensorKind.TENSOR_OR_SCALAR:
             terms.append(f"({tensor} or type({n}) in _SCALARS)")
-        elif r.kind == OPTIONAL_TENSOR_OR_SCALAR:
+        elif r.kind == TensorKind.OPTIONAL_TENSOR_OR_SCALAR:
             terms.append(f"({n} is None or {tensor} or type({n}) in _SCALARS)")
-        elif r.kind == TENSOR_LIST:
+        elif r.kind == TensorKind.TENSOR_LIST:
             terms.append(f"_all_plain_no_grad({n})" if no_grad else f"_all_plain({n})")
-        elif r.kind == INDEX:
+        elif r.kind == TensorKind.INDEX:
             terms.append(f"_plain_index({n})")
-        elif r.kind == ANY_LIST:
+        elif r.kind == TensorKind.ANY_LIST:
             terms.append(f"_all_plain_values({n})")
         else:
             terms.append(f"type({n}) in _PLAIN_VALUES")
@@ -147,9 +144,9 @@ def fast_condition(relevant: list[Relevant], no_grad: bool = False) -> str:
 def relevant_expression(relevant: list[Relevant]) -> str:
     parts = []
     for r in relevant:
-        if r.kind in (TENSOR_LIST, ANY_LIST):
+        if r.kind in (TensorKind.TENSOR_LIST, TensorKind.ANY_LIST):
             parts.append(f"*_as_tuple({r.name})")
-        elif r.kind == INDEX:
+        elif r.kind == TensorKind.INDEX:
             parts.append(f"*_index_items({r.name})")
         else:
             parts.append(r.name)
@@ -292,12 +289,12 @@ def {name}({params}):
 # -- ops: the source behind each form of an op ------------------------------------------
 
 UNWRAP = {
-    INDEX: "_index_arg",
-    TENSOR: "_tensor_arg",
-    OPTIONAL_TENSOR: "_optional_tensor_arg",
-    TENSOR_OR_SCALAR: "_tensor_or_scalar_arg",
-    OPTIONAL_TENSOR_OR_SCALAR: "_optional_tensor_or_scalar_arg",
-    TENSOR_LIST: "_tensor_list_arg",
+    TensorKind.INDEX: "_index_arg",
+    TensorKind.TENSOR: "_tensor_arg",
+    TensorKind.OPTIONAL_TENSOR: "_optional_tensor_arg",
+    TensorKind.TENSOR_OR_SCALAR: "_tensor_or_scalar_arg",
+    TensorKind.OPTIONAL_TENSOR_OR_SCALAR: "_optional_tensor_or_scalar_arg",
+    TensorKind.TENSOR_LIST: "_tensor_list_arg",
 }
 
 
@@ -335,14 +332,14 @@ def kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool, keywords
             value = name
         elif fast:
             value = {
-                TENSOR: f"{name}._data",
-                OPTIONAL_TENSOR: f"(None if {name} is None else {name}._data)",
-                TENSOR_OR_SCALAR: f"({name}._data if {_plain(name)} else {name})",
-                OPTIONAL_TENSOR_OR_SCALAR: f"({name}._data if {_plain(name)} else {name})",
-                TENSOR_LIST: f"[_v._data for _v in {name}]",
-                INDEX: f"_index_arg({name}, None, None, None)",
+                TensorKind.TENSOR: f"{name}._data",
+                TensorKind.OPTIONAL_TENSOR: f"(None if {name} is None else {name}._data)",
+                TensorKind.TENSOR_OR_SCALAR: f"({name}._data if {_plain(name)} else {name})",
+                TensorKind.OPTIONAL_TENSOR_OR_SCALAR: f"({name}._data if {_plain(name)} else {name})",
+                TensorKind.TENSOR_LIST: f"[_v._data for _v in {name}]",
+                TensorKind.INDEX: f"_index_arg({name}, None, None, None)",
             }[kind]
-        elif kind in (TENSOR, TENSOR_OR_SCALAR):
+        elif kind in (TensorKind.TENSOR, TensorKind.TENSOR_OR_SCALAR):
             # Inline for the common case (a Tensor, maybe a subclass); the helper
             # validates everything else and raises PyTorch's TypeError.
             value = (f"({name}._data if isinstance({name}, _Tensor) else "
@@ -452,7 +449,7 @@ def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap) -> str:
              + _block(f'elif _a.dtype.kind == "f" and (type({b}) is float or type({b}) is int):',
                       f"result = {ufunc_call('_a', b)}\n" + wrap([a])))
     # A number in the first position (tm.add(2, t)) is left to the kernel.
-    return _block(f"if {_plain(a)}:", block) if _kinds_for(opdef, signature)[a] != TENSOR else block
+    return _block(f"if {_plain(a)}:", block) if _kinds_for(opdef, signature)[a] != TensorKind.TENSOR else block
 
 
 def _hot_path(opdef: OpDef, signature: inspect.Signature, wrap) -> tuple[str, str] | None:
@@ -512,7 +509,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     defaults = _keyword_defaults(opdef)
     records = opdef.differentiable and not opdef.factory
     grad_check = f"_needs_grad(({tensors},))" if records and tensors else "False"
-    if records and tensors and all(kind in (TENSOR, TENSOR_OR_SCALAR)
+    if records and tensors and all(kind in (TensorKind.TENSOR, TensorKind.TENSOR_OR_SCALAR)
                                    for kind in opdef.tensor_params.values()):
         # Inline: the subclass path runs this for every call.
         terms = [f"getattr({n}, '_requires_grad', False)" for n, p in zip(names_in_order, opdef.signature.parameters)
@@ -572,11 +569,11 @@ def _requires_grad_expression(opdef: OpDef, signature: inspect.Signature) -> str
     terms = []
     for name, p in zip(signature.parameters, opdef.signature.parameters):
         kind = opdef.tensor_params.get(p)
-        if kind == TENSOR:
+        if kind == TensorKind.TENSOR:
             terms.append(f"{name}._requires_grad")
-        elif kind in (TENSOR_OR_SCALAR, OPTIONAL_TENSOR, OPTIONAL_TENSOR_OR_SCALAR):
+        elif kind in (TensorKind.TENSOR_OR_SCALAR, TensorKind.OPTIONAL_TENSOR, TensorKind.OPTIONAL_TENSOR_OR_SCALAR):
             terms.append(f"({_plain(name)} and {name}._requires_grad)")
-        elif kind == TENSOR_LIST:
+        elif kind == TensorKind.TENSOR_LIST:
             terms.append(f"_any_requires_grad({name})")
     return " or ".join(terms) or "False"
 
@@ -641,9 +638,9 @@ def _kinds_for(opdef: OpDef, signature: inspect.Signature) -> dict[str, str]:
         if p in opdef.tensor_params:
             kinds[name] = opdef.tensor_params[p]
     if "self" in kinds:
-        kinds["self"] = TENSOR  # a method is always called on a tensor
+        kinds["self"] = TensorKind.TENSOR  # a method is always called on a tensor
     if "out" in signature.parameters and opdef.out:
-        kinds["out"] = OPTIONAL_TENSOR
+        kinds["out"] = TensorKind.OPTIONAL_TENSOR
     return kinds
 
 

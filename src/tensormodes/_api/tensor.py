@@ -26,7 +26,7 @@ from .._autograd import api as autograd_api
 from .._autograd.engine import register_tensor_hook
 from .._autograd.graph import bump_version, grad_edge, share_version, version_of
 from .._device import CPU, parse_device
-from .._ops._common import public, scalar_type_name, wrap_dim
+from .._ops._common import ops, scalar_type_name, wrap_dim
 from .._ops.creation import parse_size
 from .._overrides import dispatch as _dispatch
 from .._overrides.dispatch import NO_WRAP, run_without_subclasses
@@ -1028,7 +1028,7 @@ def _converted(t: Tensor, dtype, copy: bool) -> Tensor:
         raise TypeError(f"expected a tensormodes.dtype, got {type(dtype).__name__}")
     if (dtype is None or dtype._np == t._data.dtype) and not copy:
         return t
-    return public("_to_copy")(t, dtype=dtype)  # an op: autograd records it (ToCopyBackward0)
+    return ops._to_copy(t, dtype=dtype)  # an op: autograd records it (ToCopyBackward0)
 
 
 def _dtype_or(t: Tensor, dtype) -> np.dtype:
@@ -1202,12 +1202,12 @@ def _matrix_transposed(self) -> Tensor:
 
 def _real(self) -> Tensor:
     """The real part (a view for complex tensors, the tensor itself otherwise)."""
-    return public("real")(self)  # an op: a view with autograd history
+    return ops.real(self)  # an op: a view with autograd history
 
 
 def _imag(self) -> Tensor:
     """The imaginary part of a complex tensor (a view)."""
-    return public("imag")(self)
+    return ops.imag(self)
 
 
 PLAIN_REPR_CLASSES.add(Tensor)

@@ -23,8 +23,9 @@ import numpy as np
 
 from .. import _dtype as dt
 from .. import _generated
-from .._ops._common import public
-from .._ops.shape import gather_back
+from .._ops._common import ops
+from .._ops._registry import TensorKind
+from .._ops._shape import gather_back
 from .grad_mode import grad_enabled
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",
@@ -559,7 +560,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
             lines += [f"if {name} is result:",
                       "    return result  # the op returned its input itself: nothing happened"]
         # A "tensor" parameter holds a tensor by now: the kernel call unwrapped it.
-        is_tensor = "" if kind == "tensor" else f"isinstance({name}, _Tensor) and "
+        is_tensor = "" if kind == TensorKind.TENSOR else f"isinstance({name}, _Tensor) and "
         lines += [f"if {is_tensor}{name}._requires_grad:",
                   f"    if {name}._view_base is not None and {name}._history_gen != {name}._view_base._history_gen:",
                   f"        _refresh_view({name})",
@@ -588,7 +589,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
                              f"else {name})")
             maybe_saved.append((i, f"isinstance({name}, _Tensor) and {wanted}"))
         elif kind == _TENSOR_PARAM:
-            if tensor_params[name] == "tensor":
+            if tensor_params[name] == TensorKind.TENSOR:
                 arguments.append(f"_SavedTensor({name}, False)")
                 fixed_saved.append(i)
             else:
@@ -816,7 +817,7 @@ def _view_positions(base, view):
 
 def _as_real(grad, kind):
     """A gradient in the terms positions count in (see ``_view_positions``)."""
-    return public("view_as_real")(grad) if grad.is_complex() and kind != _SAME else grad
+    return ops.view_as_real(grad) if grad.is_complex() and kind != _SAME else grad
 
 
 class _RegionNode(Node):
@@ -841,12 +842,12 @@ class CopySlices(_RegionNode):
         if self.next_functions[0][0] is not None:
             base_grad = flat.index_fill(0, self._positions.reshape(-1), 0)
             if kind == _REAL_OF_COMPLEX:
-                base_grad = public("view_as_complex")(base_grad.reshape(self._base_shape + (2,)))
+                base_grad = ops.view_as_complex(base_grad.reshape(self._base_shape + (2,)))
             else:
                 base_grad = base_grad.reshape(self._base_shape)
         view_grad = flat[self._positions]
         if kind == _COMPLEX_OF_REAL:
-            view_grad = public("view_as_complex")(view_grad)
+            view_grad = ops.view_as_complex(view_grad)
         return base_grad, view_grad
 
 
@@ -857,7 +858,7 @@ class ViewOfRebased(_RegionNode):
         kind = self._kind
         if kind == _REAL_OF_COMPLEX:
             gathered = gather_back(grads[0], self._base_shape + (2,), self._positions)
-            return (public("view_as_complex")(gathered),)
+            return (ops.view_as_complex(gathered),)
         return (gather_back(_as_real(grads[0], kind), self._base_shape, self._positions),)
 
 

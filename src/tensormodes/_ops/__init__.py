@@ -5,7 +5,29 @@ on ``ndarray`` and Python scalars only and never import anything above this
 package.
 """
 
-from . import activation, convolution, creation, indexing, linalg, nn, pointwise, random, reduction, shape  # noqa: F401
+from . import (  # noqa: F401
+    activation,
+    arithmetic,
+    comparison,
+    complex_numbers,
+    convolution,
+    creation,
+    einsum,
+    indexing,
+    joining,
+    linalg,
+    nn,
+    products,
+    properties,
+    random,
+    reduction,
+    reordering,
+    sorting,
+    special,
+    statistics,
+    unary_math,
+    views,
+)
 from ._registry import OPS, OpDef
 
 __all__ = ["OPS", "OpDef"]

@@ -58,6 +58,37 @@ def is_array(x) -> bool:
     return type(x) is ND
 
 
+def dtype_of(array: np.ndarray) -> dt.dtype:
+    """The tensormodes dtype of an array."""
+    return dt.NP_TO_DTYPE[array.dtype]
+
+
+def is_int(value) -> bool:
+    """True for an integer that is not a bool (Python's or NumPy's)."""
+    # type() first: isinstance against the numbers ABC is slow.
+    return type(value) is int or (isinstance(value, numbers.Integral) and not isinstance(value, bool))
+
+
+def shape_text(shape) -> str:
+    """A shape as PyTorch's messages write it (``2x3``)."""
+    return "x".join(str(d) for d in shape)
+
+
+def along(dim: int, index) -> tuple:
+    """A NumPy index applying ``index`` to dimension ``dim`` only (basic indexing: a view)."""
+    return (slice(None),) * dim + (index, Ellipsis)
+
+
+# The array dtypes PyTorch's CPU kernels compute in float32 (half precision).
+HALF_TYPES = frozenset({np.dtype(np.float16), dt.bfloat16._np})
+# The array dtypes NumPy computes as PyTorch does, without widening or rounding.
+PLAIN_FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+# The largest finite value of each floating and complex dtype (complex: of each part), for
+# PyTorch's check that a Python number fits the dtype it is converted to.
+FLOAT_MAX = {d: float(dt.finfo(d).max) for d in (dt.float16, dt.bfloat16, dt.float32, dt.float64)}
+FLOAT_MAX[dt.complex64], FLOAT_MAX[dt.complex128] = FLOAT_MAX[dt.float32], FLOAT_MAX[dt.float64]
+
+
 def operand_dtype(*operands) -> dt.dtype:
     """PyTorch's result dtype of arrays and Python scalars."""
     arrays = [x for x in operands if type(x) is ND]
@@ -209,7 +240,6 @@ _CPP_TYPE_NAMES = {
     dt.float64: "double", dt.complex64: "c10::complex<float>", dt.complex128: "c10::complex<double>",
 }
 
-
 # The C++ types PyTorch names in "value cannot be converted to type int8_t without overflow".
 _OVERFLOW_TYPE_NAMES = {**_CPP_TYPE_NAMES, dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t",
                         dt.int64: "int64_t"}
@@ -258,6 +288,17 @@ def conjugate(x):
     return x.conj() if x.is_complex() else x
 
 
+def adjoint(x):
+    """The conjugate transpose of a Tensor (a batch of matrices), for gradient formulas: the
+    transpose if real."""
+    return conjugate(x.mT)
+
+
+def is_tensor(value) -> bool:
+    """For gradient formulas: whether an argument is a tensor (not None, not a number)."""
+    return value is not None and not isinstance(value, numbers.Number)
+
+
 def no_complex_autograd(name: str):
     """A ``differentiable=`` predicate (asked only for calls that would be recorded) for ops
     PyTorch has no complex gradient for: their complex calls raise its error."""
@@ -278,9 +319,38 @@ def one_sequence_as_items(values: tuple) -> tuple:
     return values
 
 
+class PublicOps:
+    """The public functions of a module, for gradient formulas: ``ops.cat(...)`` calls
+    ``tensormodes.cat``, ``ops.linalg.svd(...)`` ``tensormodes.linalg.svd``. Formulas call public
+    functions (so modes and double backward see them), which are generated above this package:
+    an attribute is looked up in ``sys.modules`` when read, at call time. ``tests/test_op_table.py``
+    reads the package's source and checks that every attribute used on ``ops`` names a public
+    function, so a misspelt name fails the tests rather than a backward pass.
+
+    >>> import tensormodes as tm
+    >>> ops.cat is tm.cat and ops.linalg.svd is tm.linalg.svd
+    True
+    """
+
+    __slots__ = ("_module",)
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str):
+        return getattr(sys.modules[self._module], name)
+
+    def __repr__(self) -> str:
+        return f"PublicOps({self._module!r})"
+
+
+# The public functions of ``tensormodes`` (and through it of ``tensormodes.linalg`` and
+# ``tensormodes.nn.functional``: ``ops.linalg.svd``), for gradient formulas.
+ops = PublicOps("tensormodes")
+
+
 def public(name: str, namespace: str = "tensormodes"):
-    """The public callable ``namespace.name``, for gradient formulas: they call public functions
-    (so modes and double backward see them), which are generated above this package and so
-    are looked up when a formula runs.
+    """The public callable ``namespace.name``, looked up when called (kernel files use ``ops``,
+    which the tests check; this stays for the callers above this package).
     """
     return getattr(sys.modules[namespace], name)

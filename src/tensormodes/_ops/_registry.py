@@ -33,11 +33,17 @@ their op coverage.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import inspect
+import sys
+import types
+from collections import namedtuple
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["op", "OpDef", "Dunder", "OPS", "METHOD", "OWN", "Sample", "TensorSpec", "Index"]
+__all__ = ["op", "alias", "OpDef", "Dunder", "OPS", "METHOD", "OWN", "Sample", "TensorSpec", "Index", "Tensor",
+           "TensorKind", "RETURN_TYPES", "tensor_kind_of"]
 
 # Which public callable a dunder presents to handlers (see ``Dunder``).
 METHOD, OWN = "method", "own"
@@ -108,24 +114,64 @@ class OpDef:
     save_only_for: dict[str, str] = field(default_factory=dict)
     normalize: Callable | None = None
     written_check: Callable | None = None
+    random: bool = False
+    returns: type | None = None
+    alias_of: str | None = None
 
 
 OPS: dict[str, OpDef] = {}
 
-# Annotation-only names (see the table above).
+# The named tuple types of ops with several outputs (``torch.return_types``), by op name: made
+# by the ops' declarations (``returns=``); ``tensormodes.return_types`` exposes them.
+RETURN_TYPES: dict[str, type] = {}
+
+
+class TensorKind(str, enum.Enum):
+    """What a tensor parameter of an op accepts (read from its annotation, see the table above).
+
+    The values are plain strings, so a kind compares equal to its value (``"tensor"``)."""
+
+    TENSOR = "tensor"
+    OPTIONAL_TENSOR = "optional_tensor"
+    TENSOR_OR_SCALAR = "tensor_or_scalar"
+    OPTIONAL_TENSOR_OR_SCALAR = "optional_tensor_or_scalar"
+    TENSOR_LIST = "tensor_list"
+    INDEX = "index"
+    # Only for the Tensor layer's own methods (``tensor_api``): any value, or a sequence of
+    # values, that may carry an override.
+    ANY = "any"
+    ANY_LIST = "any_list"
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
+
+# Annotation-only names (see the table above): kernels annotate parameters with them and
+# receive ndarrays; the annotation's text is what the registry reads.
 Index = object
 
+
+class Tensor:
+    """Annotation-only marker: a kernel parameter annotated ``Tensor`` receives an ``ndarray``
+    (the public callable built from the kernel takes a tensormodes Tensor there)."""
+
 _KINDS = (
-    ("Sequence[Tensor]", "tensor_list"),
-    ("Tensor | None", "optional_tensor"),
-    ("Tensor | Number | None", "optional_tensor_or_scalar"),
-    ("Tensor | Number", "tensor_or_scalar"),
-    ("Tensor", "tensor"),
-    ("Index", "index"),
+    ("Sequence[Tensor]", TensorKind.TENSOR_LIST),
+    ("Tensor | None", TensorKind.OPTIONAL_TENSOR),
+    ("Tensor | Number | None", TensorKind.OPTIONAL_TENSOR_OR_SCALAR),
+    ("Tensor | Number", TensorKind.TENSOR_OR_SCALAR),
+    ("Tensor", TensorKind.TENSOR),
+    ("Index", TensorKind.INDEX),
 )
 
 
-def _tensor_kind(annotation) -> str | None:
+def tensor_kind_of(annotation) -> TensorKind | None:
+    """The kind of tensor parameter an annotation's text declares (None for other parameters).
+
+    >>> tensor_kind_of("Tensor | None")
+    <TensorKind.OPTIONAL_TENSOR: 'optional_tensor'>
+    """
     if not isinstance(annotation, str):
         return None
     for text, kind in _KINDS:
@@ -143,7 +189,7 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
        grad: Callable | None = None,
        mutates: bool = False, alias: bool = False, namespace: str = "tensormodes", saves: tuple[str, ...] = (),
        save_only_for: dict[str, str] | None = None, normalize: Callable | None = None,
-       written_check: Callable | None = None):
+       written_check: Callable | None = None, random: bool = False, returns: tuple[str, ...] | None = None):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``name`` (by default the kernel's) is the op's name in the table, ATen's where they
@@ -206,6 +252,15 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
     raises PyTorch's error where the op demands more than the usual cast rule (``float_power``
     writes only into float64 or complex128, ``signbit`` only into bool).
 
+    ``random=True``: the results of the declared samples are not determined by the arguments
+    (random draws, or the uninitialised memory of ``empty``), so the table-driven tests compare
+    only their shapes and dtypes. Samplers whose samples fix the outcome (``bernoulli`` with
+    probabilities 0 and 1) leave it False, and their values are compared.
+
+    ``returns=("values", "indices")``: the op returns a named tuple with these fields, the type
+    ``RETURN_TYPES[name]`` (``tensormodes.return_types.<name>``), which the kernel builds its
+    result with.
+
     ``namespace``: the module whose function the op is (``"tensormodes.nn.functional"``
     for ops PyTorch implements natively there, such as ``linear``).
     """
@@ -217,9 +272,9 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
         signature = inspect.signature(kernel)
         tensor_params = {}
         for p in signature.parameters.values():
-            kind = _tensor_kind(p.annotation)
-            if kind == "tensor" and p.kind is p.VAR_POSITIONAL:
-                kind = "tensor_list"
+            kind = tensor_kind_of(p.annotation)
+            if kind is TensorKind.TENSOR and p.kind is p.VAR_POSITIONAL:
+                kind = TensorKind.TENSOR_LIST
             if kind is not None:
                 tensor_params[p.name] = kind
         if saves and (inplace or out or view or alias or mutates or ufunc or factory or dunders):
@@ -233,7 +288,81 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
             samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias,
             namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}), normalize=normalize,
-            written_check=written_check)
+            written_check=written_check, random=random,
+            returns=None if returns is None else _return_type(op_name, tuple(returns)))
         return kernel
 
     return register
+
+
+def _return_type(name: str, fields: tuple[str, ...]) -> type:
+    """A named tuple type called ``name``, printed like PyTorch's ``torch.return_types``,
+    registered in ``RETURN_TYPES``."""
+
+    def __repr__(self) -> str:
+        body = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self, strict=True))
+        return f"tensormodes.return_types.{name}(\n{body})"
+
+    base = namedtuple(name, fields)
+    RETURN_TYPES[name] = type(name, (base,), {
+        "__slots__": (), "__repr__": __repr__, "__module__": "tensormodes.return_types",
+        "__doc__": f"The result of ``{name}``: a named tuple of ``{', '.join(fields)}``."})
+    return RETURN_TYPES[name]
+
+
+def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function: bool = True,
+          method: bool = False, inplace: bool = False, renames: dict[str, str] | None = None,
+          drops: tuple[str, ...] = (), kernel: Callable | None = None) -> Callable:
+    """Declare op ``name`` as another name of the declared op ``of``: the same kernel, gradient
+    formula and flags (not its operators or hot-path hint), under its own name (which names its
+    backward node, ``ClipBackward0``), docstring and samples, with the public function, and the
+    method and in-place method if asked.
+
+    ``renames={"dim0": "axis0"}`` gives parameters other names (``swapaxes``); ``drops`` leaves
+    out trailing parameters with defaults (``true_divide`` is ``div`` without ``rounding_mode``).
+    ``kernel`` replaces the kernel where the alias must name itself in errors (``concat``); it takes
+    the target's parameters. Returns the alias's kernel, for the declaring module to bind (its
+    docstring is the module's doctest).
+    """
+    target = OPS[of]
+    renames = renames or {}
+    parameters = [p.replace(name=renames.get(p.name, p.name)) for p in target.signature.parameters.values()
+                  if p.name not in drops]
+    signature = target.signature.replace(parameters=parameters)
+    source = kernel or target.kernel
+    # A new function object with the same code: the alias costs no extra call, and has its own
+    # name, docstring and module (where doctest finds it).
+    alias_kernel = types.FunctionType(source.__code__, source.__globals__, name, source.__defaults__,
+                                      source.__closure__)
+    alias_kernel.__kwdefaults__ = source.__kwdefaults__
+    alias_kernel.__doc__ = doc
+    alias_kernel.__qualname__ = name
+    alias_kernel.__module__ = sys._getframe(1).f_globals["__name__"]
+    alias_kernel.__signature__ = signature
+    inplace_name = f"{name}_" if inplace else None
+    OPS[name] = dataclasses.replace(
+        target, name=name, kernel=alias_kernel, signature=signature,
+        tensor_params={renames.get(k, k): v for k, v in target.tensor_params.items() if k not in drops},
+        function=name if function else None, method=name if method else None, inplace=inplace_name, dunders=(),
+        doc=inspect.cleandoc(doc), samples=samples, ufunc=None, grad=_renamed_formula(target.grad, renames, drops),
+        save_only_for={renames.get(k, k): renames.get(v, v) for k, v in target.save_only_for.items()},
+        alias_of=of)
+    return alias_kernel
+
+
+def _renamed_formula(formula: Callable | None, renames: dict[str, str], drops: tuple[str, ...]):
+    """``formula`` asking for the alias's parameter names (it is called positionally)."""
+    if formula is None or not (renames or drops):
+        return formula
+    signature = inspect.signature(formula)
+    kept = [p for p in signature.parameters.values() if p.name not in drops]
+    if [p.name for p in kept] != list(signature.parameters)[:len(kept)]:
+        raise ValueError(f"the gradient formula {formula.__name__} takes a dropped parameter before a kept one")
+
+    def renamed(*arguments):
+        return formula(*arguments)
+
+    renamed.__name__ = renamed.__qualname__ = formula.__name__
+    renamed.__signature__ = signature.replace(
+        parameters=[p.replace(name=renames.get(p.name, p.name)) for p in kept])
+    return renamed

@@ -14,18 +14,12 @@ dispatch once per op, not once per elementary step of the formula.
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import array_type_name, not_implemented, public, resolve_dtype, scalar_type_name, wrap_dim
-from ._registry import Sample, TensorSpec, op
-
-if TYPE_CHECKING:
-    from .._tensor import Tensor
-
-_HALF_TYPES = (dt.float16._np, dt.bfloat16._np)
+from ._common import HALF_TYPES, array_type_name, not_implemented, ops, resolve_dtype, scalar_type_name, wrap_dim
+from ._registry import Sample, Tensor, TensorSpec, op
 
 
 def _dim_type_check(dim, kernel: str, position: int) -> None:
@@ -49,7 +43,7 @@ def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, in
     if target._category != dt._FLOAT:
         raise not_implemented(_kernel_name(kernel, axis, input.ndim), target)
     # No copy when the dtype is kept: the subtraction below makes the new array.
-    x = input.astype(np.float32 if target._np in _HALF_TYPES else target._np, copy=False)
+    x = input.astype(np.float32 if target._np in HALF_TYPES else target._np, copy=False)
     if x.ndim == 0:
         return np.asarray(x - x), 0, target  # an array (not a NumPy scalar), for in-place math
     if x.size == 0:
@@ -59,11 +53,11 @@ def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, in
 
 # ``input_dtype`` is the dtype the forward kernel ran on, as PyTorch passes it: ``dtype`` casts first.
 def _softmax_grad(grad, result, dim, input_dtype, dtype):
-    return public("_softmax_backward_data")(grad, result, dim, input_dtype if dtype is None else dtype)
+    return ops._softmax_backward_data(grad, result, dim, input_dtype if dtype is None else dtype)
 
 
 def _log_softmax_grad(grad, result, dim, input_dtype, dtype):
-    return public("_log_softmax_backward_data")(grad, result, dim, input_dtype if dtype is None else dtype)
+    return ops._log_softmax_backward_data(grad, result, dim, input_dtype if dtype is None else dtype)
 
 
 _M23 = TensorSpec((2, 3), "float32", -5, 5)
@@ -135,7 +129,7 @@ def _backward_operands(grad_output: np.ndarray, output: np.ndarray, dim, input_d
         raise RuntimeError("expected scalar type Float but found Half")
     if output.dtype != grad_output.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(grad_dtype)} but found {array_type_name(output)}")
-    if grad_output.dtype in _HALF_TYPES:  # computed in float32 and rounded once, as PyTorch's kernels do
+    if grad_output.dtype in HALF_TYPES:  # computed in float32 and rounded once, as PyTorch's kernels do
         return grad_output.astype(np.float32), output.astype(np.float32), axis
     return grad_output, output, axis
 
@@ -145,7 +139,7 @@ def _softmax_backward_data_grad(grad, grad_output, output, dim, input_dtype):
     # g is the op itself. For o: G * g - g * sum(G * o) - G * sum(g * o).
     grad_grad_output = grad_output_grad = None
     if grad_output.requires_grad:
-        grad_grad_output = public("_softmax_backward_data")(grad, output, dim, input_dtype)
+        grad_grad_output = ops._softmax_backward_data(grad, output, dim, input_dtype)
     if output.requires_grad:
         grad_output_grad = (grad_output * (grad - (grad * output).sum(dim, keepdim=True))
                             - grad * (grad_output * output).sum(dim, keepdim=True))

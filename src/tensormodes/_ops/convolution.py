@@ -15,19 +15,15 @@ with ``grad`` as its kernel (batch and channels swapped, stride and dilation swa
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import _dtype as dt
+from ._common import HALF_TYPES as _HALF_TYPES
 from ._common import array_type_name, cpp_type_name, not_implemented, public
 from ._common import conjugate as _conj
-from ._registry import Sample, TensorSpec, op
-from .activation import _HALF_TYPES
-
-if TYPE_CHECKING:
-    from .._tensor import Tensor
+from ._registry import Sample, Tensor, TensorSpec, op
 
 # float16 and bfloat16 are computed in float32 and cast back: NumPy's contractions of them are
 # slow or missing.

@@ -15,19 +15,15 @@ import numbers
 import operator
 import warnings
 from itertools import chain
-from typing import TYPE_CHECKING
+from numbers import Number
 
 import numpy as np
 
 from .. import _dtype as dt
 from .._device import parse_device
 from ._common import array_of, not_implemented, resolve_dtype, scalar_type_name
-from ._registry import Sample, TensorSpec, op
-
-if TYPE_CHECKING:
-    from .._tensor import Tensor
-
-Number = numbers.Number
+from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import M23
 
 _DEFAULT_DTYPE = dt._DEFAULT_DTYPE  # read directly: get_default_dtype() costs a call on the hot path
 _np_zeros, _np_empty = np.zeros, np.empty
@@ -348,7 +344,6 @@ _COPY_WARNING = (
     "sourceTensor.detach().clone().requires_grad_(True), rather than tensormodes.tensor(sourceTensor).")
 
 
-
 def _plain_size(size: tuple, op_name: str) -> bool:
     """True for the common call, sizes given as non-negative Python ints (the careful
     parsing is then skipped); TypeError when no size is given at all."""
@@ -566,7 +561,7 @@ def ones(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
     return result
 
 
-@op(factory=True, out=True, samples=(Sample((2, 3)), Sample(((4,),), {"dtype": dt.int64}), Sample(((),))))
+@op(random=True, factory=True, out=True, samples=(Sample((2, 3)), Sample(((4,),), {"dtype": dt.int64}), Sample(((),))))
 def empty(*size: int, dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False, memory_format=None) -> Tensor:
     """Returns a tensor of the given shape filled with uninitialized data.
@@ -636,11 +631,10 @@ def scalar_tensor(s: Number, *, dtype: dt.dtype | None = None, layout=None, devi
 
 # -- *_like -----------------------------------------------------------------------------------------
 
-_M23 = TensorSpec((2, 3))
-_I23 = TensorSpec((2, 3), "int32")
+_INT32_23 = TensorSpec((2, 3), "int32")
 
 
-@op(factory=True, samples=(Sample((_M23,)), Sample((_I23,)), Sample((_M23,), {"dtype": dt.int64}),
+@op(factory=True, samples=(Sample((M23,)), Sample((_INT32_23,)), Sample((M23,), {"dtype": dt.int64}),
                            Sample((TensorSpec((), "bool"),))))
 def zeros_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -654,7 +648,7 @@ def zeros_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, dev
     return np.zeros(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
 
 
-@op(factory=True, samples=(Sample((_M23,)), Sample((_I23,)), Sample((_I23,), {"dtype": dt.float64}),
+@op(factory=True, samples=(Sample((M23,)), Sample((_INT32_23,)), Sample((_INT32_23,), {"dtype": dt.float64}),
                            Sample((TensorSpec((2,), "bool"),))))
 def ones_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -668,7 +662,7 @@ def ones_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, devi
     return np.ones(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
 
 
-@op(factory=True, samples=(Sample((_M23,)), Sample((_I23,), {"dtype": dt.float16})))
+@op(random=True, factory=True, samples=(Sample((M23,)), Sample((_INT32_23,), {"dtype": dt.float16})))
 def empty_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
     """Returns an uninitialized tensor with the size (and, by default, dtype) of ``input``.
@@ -681,8 +675,8 @@ def empty_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, dev
     return np.empty(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
 
 
-@op(factory=True, samples=(Sample((_M23, 2.5)), Sample((_I23, 2.7)), Sample((_I23, True)),
-                           Sample((TensorSpec((2,), "bool"), 3)), Sample((_M23, 7), {"dtype": dt.int64}),
+@op(factory=True, samples=(Sample((M23, 2.5)), Sample((_INT32_23, 2.7)), Sample((_INT32_23, True)),
+                           Sample((TensorSpec((2,), "bool"), 3)), Sample((M23, 7), {"dtype": dt.int64}),
                            Sample((TensorSpec((2,), "complex64"), 1 - 1j))))
 def full_like(input: Tensor, fill_value: Number, *, dtype: dt.dtype | None = None, layout=None,
               device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:

@@ -16,37 +16,25 @@ import math
 import numbers
 import operator
 import warnings
-from typing import TYPE_CHECKING
+from numbers import Number
 
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import check_same_shape_or_broadcast, cpp_type_name, overflow_type_name, wrap_dim
-from ._registry import Sample, TensorSpec, op
-from .shape import expand_array, gather_back, legacy_type_name, positions_of
+from ._common import FLOAT_MAX, check_same_shape_or_broadcast, cpp_type_name, overflow_type_name, wrap_dim
+from ._registry import Index, Sample, Tensor, TensorSpec, op
+from ._samples import I23, M23, M234, SCALAR
+from ._shape import gather_back, legacy_type_name, positions_of
+from .views import expand_array
 
-if TYPE_CHECKING:
-    from numbers import Number
-
-    from .._tensor import Tensor
-    from ._registry import Index
-
-_M23 = TensorSpec((2, 3))
-_M234 = TensorSpec((2, 3, 4))
-_SCALAR = TensorSpec(())
-_I23 = TensorSpec((2, 3), "int64", -5, 5)
 # Float samples of ops that write at indices (``setitem``, ``index_copy``, ``scatter``)
 # use indices without repeats: with repeats the result depends on the write order and
 # gradients are not defined. ``scatter`` with ``reduce`` has no gradient (nor in
 # PyTorch): its samples are integer.
 
 # Largest finite value of each floating type, for PyTorch's scalar overflow check.
-_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
-              "float64": np.inf, "complex64": 3.4028234663852886e38, "complex128": np.inf}
-
-
 _FLOAT32, _INT64 = np.dtype(np.float32), np.dtype(np.int64)
-_FLOAT32_MAX = _FLOAT_MAX["float32"]
+_FLOAT32_MAX = FLOAT_MAX[dt.float32]
 
 
 def _dtype_name(dtype: np.dtype) -> str:
@@ -94,7 +82,7 @@ def scalar_as(value, dtype: np.dtype, *, half_saturates: bool = False) -> np.nda
             overflow = overflow or not np.isfinite(value)
             value = int(value) if not overflow else 0
     else:
-        limit = _FLOAT_MAX[name]
+        limit = FLOAT_MAX[dt.NP_TO_DTYPE[dtype]]
         parts = (value.real, value.imag) if type(value) is complex else (value,)
         too_big = any(np.isfinite(p) and abs(p) > limit for p in parts)
         overflow = overflow or (too_big and not (half_saturates and name in ("float16", "bfloat16")))
@@ -361,15 +349,15 @@ def _getitem_grad(grad, input_shape, indices):
 
 
 @op(grad=_getitem_grad, function=False, method="__getitem__", view=True,
-    samples=(Sample((_M23, 0)), Sample((_M23, -1)), Sample((_M23, (slice(None), 1))), Sample((_M23, (Ellipsis, None))),
-             Sample((_M234, (0, slice(None), [0, 2]))), Sample((_M234, ([1, 0], slice(None), [0, 2]))),
-             Sample((_M23, TensorSpec((2, 3), "bool"))), Sample((_M23, TensorSpec((2,), "int64", -2, 1))),
-             Sample((_M234, (slice(None), TensorSpec((2, 2), "int64", 0, 2)))),
-             Sample((_M23, TensorSpec((), "int64", 0, 1))),
-             Sample((_SCALAR, None)), Sample((_SCALAR, Ellipsis)), Sample((_M23, (None, slice(1, None, 2), None))),
+    samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((M23, (slice(None), 1))), Sample((M23, (Ellipsis, None))),
+             Sample((M234, (0, slice(None), [0, 2]))), Sample((M234, ([1, 0], slice(None), [0, 2]))),
+             Sample((M23, TensorSpec((2, 3), "bool"))), Sample((M23, TensorSpec((2,), "int64", -2, 1))),
+             Sample((M234, (slice(None), TensorSpec((2, 2), "int64", 0, 2)))),
+             Sample((M23, TensorSpec((), "int64", 0, 1))),
+             Sample((SCALAR, None)), Sample((SCALAR, Ellipsis)), Sample((M23, (None, slice(1, None, 2), None))),
              Sample((TensorSpec((3, 4), "int32"), (TensorSpec((3,), "bool"), slice(None, None, 3)))),
-             Sample((_M23, True)), Sample((_M234, (Ellipsis, [0, 1], None))), Sample((_M23, [1, 0])),
-             Sample((_M234, (1, TensorSpec((3, 4), "bool"))))))
+             Sample((M23, True)), Sample((M234, (Ellipsis, [0, 1], None))), Sample((M23, [1, 0])),
+             Sample((M234, (1, TensorSpec((3, 4), "bool"))))))
 def getitem(input: Tensor, indices: Index) -> Tensor:
     """``input[indices]``: integers, slices, ``None`` and ``...`` give a view; index tensors,
     lists and boolean masks then select a copy.
@@ -433,12 +421,12 @@ def _setitem_grad(grad, indices, value_shape):
 
 
 @op(grad=_setitem_grad, mutates=True, function=False, method="__setitem__",
-    samples=(Sample((_M23, 0, 1.5)), Sample((_M23, (slice(None), 1), TensorSpec((2,)))),
-             Sample((_M23, TensorSpec((2, 3), "bool"), -1)), Sample((TensorSpec((2, 3), "int64"), 0, 2.7)),
-             Sample((_M234, (0, slice(None), [0, 2]), TensorSpec((3, 2)))), Sample((_SCALAR, Ellipsis, 4)),
-             Sample((_M23, (Ellipsis, TensorSpec((1,), "int64", 0, 2)), TensorSpec((1,)))),
-             Sample((_M23, TensorSpec((2, 3), "bool"), TensorSpec((), "int64"))),
-             Sample((_M23, (0, slice(None)), TensorSpec((3,), "float64"))),
+    samples=(Sample((M23, 0, 1.5)), Sample((M23, (slice(None), 1), TensorSpec((2,)))),
+             Sample((M23, TensorSpec((2, 3), "bool"), -1)), Sample((TensorSpec((2, 3), "int64"), 0, 2.7)),
+             Sample((M234, (0, slice(None), [0, 2]), TensorSpec((3, 2)))), Sample((SCALAR, Ellipsis, 4)),
+             Sample((M23, (Ellipsis, TensorSpec((1,), "int64", 0, 2)), TensorSpec((1,)))),
+             Sample((M23, TensorSpec((2, 3), "bool"), TensorSpec((), "int64"))),
+             Sample((M23, (0, slice(None)), TensorSpec((3,), "float64"))),
              Sample((TensorSpec((3,), "bool"), [0, 2], 1)),
              Sample((TensorSpec((2, 3), "int32"), 1, TensorSpec((1, 3))))))
 def setitem(input: Tensor, indices: Index, value: Tensor | Number) -> None:
@@ -509,10 +497,10 @@ def _index_select_grad(grad, input_shape, dim, index):
 
 
 @op(grad=_index_select_grad, method=True, out=True,
-    samples=(Sample((_M23, 1, TensorSpec((4,), "int64", 0, 2))), Sample((_M23, -2, TensorSpec((2,), "int32", 0, 1))),
-             Sample((_SCALAR, 0, TensorSpec((1,), "int64", 0, 0))), Sample((_M23, 0, TensorSpec((), "int64", 0, 1))),
+    samples=(Sample((M23, 1, TensorSpec((4,), "int64", 0, 2))), Sample((M23, -2, TensorSpec((2,), "int32", 0, 1))),
+             Sample((SCALAR, 0, TensorSpec((1,), "int64", 0, 0))), Sample((M23, 0, TensorSpec((), "int64", 0, 1))),
              Sample((TensorSpec((3, 2), "bool"), 0, TensorSpec((0,), "int64"))),
-             Sample((_M234,), {"dim": 2, "index": TensorSpec((3,), "int64", 0, 3)})))
+             Sample((M234,), {"dim": 2, "index": TensorSpec((3,), "int64", 0, 3)})))
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` at positions ``index`` (a 1-D integer tensor) along ``dim``.
 
@@ -549,9 +537,9 @@ def _gather_grad(grad, input_shape, dim, index):
 
 
 @op(grad=_gather_grad, method=True, out=True,
-    samples=(Sample((_M23, 1, TensorSpec((2, 4), "int64", 0, 2))), Sample((_M23, 0, TensorSpec((1, 2), "int32", 0, 1))),
-             Sample((_M23, -1, TensorSpec((2, 3), "int64", 0, 2)), {"sparse_grad": False}),
-             Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0))), Sample((_SCALAR, 0, TensorSpec((3,), "int64", 0, 0))),
+    samples=(Sample((M23, 1, TensorSpec((2, 4), "int64", 0, 2))), Sample((M23, 0, TensorSpec((1, 2), "int32", 0, 1))),
+             Sample((M23, -1, TensorSpec((2, 3), "int64", 0, 2)), {"sparse_grad": False}),
+             Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0))), Sample((SCALAR, 0, TensorSpec((3,), "int64", 0, 0))),
              Sample((TensorSpec((3, 3), "int64"), 0, TensorSpec((0, 2), "int64")))))
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """Values along ``dim`` at the positions in ``index``:
@@ -654,14 +642,14 @@ def _scatter_grad(grad, dim, index, src_shape, reduce):
 
 
 @op(grad=_scatter_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, 0, TensorSpec((1, 3), "int64", 0, 1), TensorSpec((1, 3)))),
-             Sample((_M23, 1, TensorSpec((2, 2), "int64", 0, 2), 7.5)),
-             Sample((_M23, -1, TensorSpec((2, 2), "int32", 0, 2)), {"value": 2}),
-             Sample((_I23, 0, TensorSpec((2, 3), "int64", 0, 1), 2), {"reduce": "add"}),
-             Sample((_I23, 0, TensorSpec((2, 3), "int64", 0, 1), -3), {"reduce": "multiply"}),
+    samples=(Sample((M23, 0, TensorSpec((1, 3), "int64", 0, 1), TensorSpec((1, 3)))),
+             Sample((M23, 1, TensorSpec((2, 2), "int64", 0, 2), 7.5)),
+             Sample((M23, -1, TensorSpec((2, 2), "int32", 0, 2)), {"value": 2}),
+             Sample((I23, 0, TensorSpec((2, 3), "int64", 0, 1), 2), {"reduce": "add"}),
+             Sample((I23, 0, TensorSpec((2, 3), "int64", 0, 1), -3), {"reduce": "multiply"}),
              Sample((TensorSpec((4,), "int64"), 0, TensorSpec((2,), "int64", 0, 3)),
                     {"src": TensorSpec((3,), "int64")}),
-             Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0), 3)),
+             Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0), 3)),
              Sample((TensorSpec((2, 3), "bool"), 1, TensorSpec((2, 1), "int64", 0, 2), True))))
 def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None = None, *,
             value: Number | None = None, reduce: str | None = None) -> Tensor:
@@ -701,7 +689,7 @@ def _scatter_add_grad(grad, dim, index, src_shape):
 
 
 @op(grad=_scatter_add_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, 0, TensorSpec((2, 3), "int64", 0, 1), _M23)),
+    samples=(Sample((M23, 0, TensorSpec((2, 3), "int64", 0, 1), M23)),
              Sample((TensorSpec((3, 2), "int64"), -1, TensorSpec((3, 4), "int64", 0, 1), TensorSpec((3, 5), "int64"))),
              Sample((TensorSpec((5,), "float64"), 0, TensorSpec((4,), "int32", 0, 4), TensorSpec((4,), "float64")))))
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
@@ -726,10 +714,10 @@ def _index_add_grad(grad, dim, index, alpha):
 
 
 @op(grad=_index_add_grad, method=True, inplace=True, out=True,
-    samples=(Sample((_M23, 0, TensorSpec((3,), "int64", 0, 1), TensorSpec((3, 3)))),
-             Sample((_M23, 1, TensorSpec((2,), "int32", 0, 2), TensorSpec((2, 2))), {"alpha": 2}),
+    samples=(Sample((M23, 0, TensorSpec((3,), "int64", 0, 1), TensorSpec((3, 3)))),
+             Sample((M23, 1, TensorSpec((2,), "int32", 0, 2), TensorSpec((2, 2))), {"alpha": 2}),
              Sample((TensorSpec((4,), "int64"), -1, TensorSpec((3,), "int64", 0, 3), TensorSpec((3,), "int64"))),
-             Sample((_SCALAR, 0, TensorSpec((1,), "int64", 0, 0), _SCALAR))))
+             Sample((SCALAR, 0, TensorSpec((1,), "int64", 0, 0), SCALAR))))
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Number = 1) -> Tensor:
     """A copy of ``input`` with ``alpha * source`` added at positions ``index`` along ``dim``
     (``source``'s slice ``i`` goes to position ``index[i]``; repeats accumulate).
@@ -785,9 +773,9 @@ def _take_along_dim_grad(grad, input_shape, indices, dim):
 
 
 @op(grad=_take_along_dim_grad, method=True, out=True,
-    samples=(Sample((_M23, TensorSpec((2, 1), "int64", -3, 2), 1)), Sample((_M23, TensorSpec((4,), "int64", 0, 5))),
-             Sample((_M23, TensorSpec((1, 3), "int64", 0, 1), 0)),
-             Sample((_M23, TensorSpec((1, 2), "int64", 0, 2)), {"dim": -1})))
+    samples=(Sample((M23, TensorSpec((2, 1), "int64", -3, 2), 1)), Sample((M23, TensorSpec((4,), "int64", 0, 5))),
+             Sample((M23, TensorSpec((1, 3), "int64", 0, 1), 0)),
+             Sample((M23, TensorSpec((1, 2), "int64", 0, 2)), {"dim": -1})))
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """Values at ``indices`` along ``dim`` (``gather`` with broadcasting of the other
     dimensions); without ``dim`` both tensors are read flat.
@@ -831,10 +819,10 @@ def _index_fill_grad(grad, dim, index, value_shape):
 
 
 @op(grad=_index_fill_grad, method=True, inplace=True,
-    samples=(Sample((_M23, 1, TensorSpec((2,), "int64", -3, 2), -1.5)),
+    samples=(Sample((M23, 1, TensorSpec((2,), "int64", -3, 2), -1.5)),
              Sample((TensorSpec((3, 2), "int32"), 0, TensorSpec((), "int64", 0, 2), TensorSpec((), "int64"))),
-             Sample((_M23, 0, TensorSpec((2,), "int64", 0, 1), TensorSpec((), "float32"))),
-             Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0), 4)), Sample((_M234, -1, TensorSpec((0,), "int64"), 2))))
+             Sample((M23, 0, TensorSpec((2,), "int64", 0, 1), TensorSpec((), "float32"))),
+             Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0), 4)), Sample((M234, -1, TensorSpec((0,), "int64"), 2))))
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -> Tensor:
     """A copy of ``input`` with ``value`` (a number or a 0-dim tensor) written at positions
     ``index`` along ``dim``.
@@ -864,9 +852,9 @@ def _index_copy_grad(grad, dim, index):
 
 
 @op(grad=_index_copy_grad, method=True, inplace=True,
-    samples=(Sample((_M23, 1, TensorSpec((1,), "int64", 0, 2), TensorSpec((2, 1)))),
+    samples=(Sample((M23, 1, TensorSpec((1,), "int64", 0, 2), TensorSpec((2, 1)))),
              Sample((TensorSpec((4, 2), "int64"), 0, TensorSpec((), "int64", 0, 3), TensorSpec((1, 2), "int64"))),
-             Sample((_SCALAR, 0, TensorSpec((), "int64", 0, 0), _SCALAR))))
+             Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0), SCALAR))))
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` with the slices of ``source`` written at positions ``index`` along
     ``dim`` (slice ``i`` goes to position ``index[i]``).
@@ -913,11 +901,11 @@ def _masked_fill_grad(grad, mask, value_shape):
 
 
 @op(grad=_masked_fill_grad, method=True, inplace=True,
-    samples=(Sample((_M23, TensorSpec((2, 3), "bool"), 1.5)), Sample((_M23, TensorSpec((3,), "bool"), -2)),
+    samples=(Sample((M23, TensorSpec((2, 3), "bool"), 1.5)), Sample((M23, TensorSpec((3,), "bool"), -2)),
              Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3), "bool"), 2.7)),
-             Sample((_M23, TensorSpec((2, 3), "bool"), TensorSpec((), "float64"))),
+             Sample((M23, TensorSpec((2, 3), "bool"), TensorSpec((), "float64"))),
              Sample((TensorSpec((2, 3), "int32"), TensorSpec((2, 2, 3), "bool"), TensorSpec((), "int64"))),
-             Sample((_SCALAR, TensorSpec((), "bool"), 3)),
+             Sample((SCALAR, TensorSpec((), "bool"), 3)),
              Sample((TensorSpec((4,), "bool"), TensorSpec((4,), "bool"), False))))
 def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
     """A copy of ``input`` with ``value`` (a number or a 0-dim tensor, cast to ``input``'s
@@ -945,9 +933,9 @@ def _masked_select_grad(grad, input_shape, mask):
 
 
 @op(grad=_masked_select_grad, method=True, out=True,
-    samples=(Sample((_M23, TensorSpec((2, 3), "bool"))), Sample((_M23, TensorSpec((3,), "bool"))),
+    samples=(Sample((M23, TensorSpec((2, 3), "bool"))), Sample((M23, TensorSpec((3,), "bool"))),
              Sample((TensorSpec((3,), "int64"), TensorSpec((2, 3), "bool"))),
-             Sample((_SCALAR, TensorSpec((), "bool")))))
+             Sample((SCALAR, TensorSpec((), "bool")))))
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """A 1-D copy of the elements of ``input`` where the boolean ``mask`` is True
     (the two broadcast together).
@@ -964,8 +952,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 
 
 @op(method=True, out=True, differentiable=False,
-    samples=(Sample((_M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
-             Sample((_SCALAR,)), Sample((TensorSpec((2, 3), "int64", 0, 1),), {"as_tuple": True}),
+    samples=(Sample((M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
+             Sample((SCALAR,)), Sample((TensorSpec((2, 3), "int64", 0, 1),), {"as_tuple": True}),
              Sample((TensorSpec((), "int64", 0, 0),), {"as_tuple": True}), Sample((TensorSpec((2, 0)),))))
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """Indices of the non-zero elements: an ``(n, input.dim())`` int64 tensor, or with
@@ -984,8 +972,8 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
 
 
 @op(method=True, differentiable=False,
-    samples=(Sample((_M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
-             Sample((_SCALAR,)), Sample((TensorSpec((2, 0)),))))
+    samples=(Sample((M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
+             Sample((SCALAR,)), Sample((TensorSpec((2, 0)),))))
 def argwhere(input: Tensor) -> Tensor:
     """The indices of the non-zero elements (NaN counts), one row each: ``nonzero(input)``.
 
@@ -1005,7 +993,7 @@ def _take_grad(grad, input_shape, index):
 
 
 @op(grad=_take_grad, method=True, out=True,
-    samples=(Sample((_M23, TensorSpec((2, 2), "int64", -6, 5))), Sample((_SCALAR, TensorSpec((), "int64", 0, 0))),
+    samples=(Sample((M23, TensorSpec((2, 2), "int64", -6, 5))), Sample((SCALAR, TensorSpec((), "int64", 0, 0))),
              Sample((TensorSpec((4,), "bool"), TensorSpec((3,), "int64", 0, 3)))))
 def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of ``input``, read as a flat 1-D tensor, at ``index`` (negative entries
@@ -1030,7 +1018,7 @@ def _fill_grad(grad, value_shape):
 
 
 @op(function=False, method="fill_", mutates=True, grad=_fill_grad,
-    samples=(Sample((_M23, 2.5)), Sample((TensorSpec((3,), "int64"), 7)), Sample((_M23, TensorSpec(())))))
+    samples=(Sample((M23, 2.5)), Sample((TensorSpec((3,), "int64"), 7)), Sample((M23, TensorSpec(())))))
 def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
     """Fill the tensor with ``value`` (a number or a 0-dim tensor), in place.
 
@@ -1049,7 +1037,7 @@ def _zero_grad(grad):
     return grad * 0
 
 
-@op(function=False, method="zero_", mutates=True, grad=_zero_grad, samples=(Sample((_M23,)),))
+@op(function=False, method="zero_", mutates=True, grad=_zero_grad, samples=(Sample((M23,)),))
 def zero_(input: Tensor) -> Tensor:
     """Fill the tensor with zeros, in place.
 
@@ -1066,7 +1054,7 @@ def _copy_grad(grad):
 
 
 @op(function=False, method="copy_", mutates=True, grad=_copy_grad,
-    samples=(Sample((_M23, TensorSpec((2, 3)))), Sample((_M23, TensorSpec((3,)))),
+    samples=(Sample((M23, TensorSpec((2, 3)))), Sample((M23, TensorSpec((3,)))),
              Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3))))))
 def copy_(input: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` (broadcast to this tensor's shape, cast to its dtype) into this tensor.

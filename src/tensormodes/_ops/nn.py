@@ -13,21 +13,15 @@ backward pass pays dispatch once, not once per step of a composed formula.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _dtype as dt
 from . import activation as _activation
-from ._common import array_type_name, not_implemented, public, quiet
+from ._common import HALF_TYPES, array_type_name, not_implemented, ops, quiet, shape_text
 from ._common import conjugate as _conj
-from ._registry import Sample, TensorSpec, op
-
-if TYPE_CHECKING:
-    from .._tensor import Tensor
-
-def _shape_text(shape) -> str:
-    return "x".join(str(d) for d in shape)
+from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import SCALAR
 
 
 def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_grad):
@@ -74,7 +68,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.shape[-1] != weight.shape[-1]:
         rows = int(np.prod(input.shape[:-1], dtype=np.int64)) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
-                           f"{_shape_text(weight.shape[::-1])})")
+                           f"{shape_text(weight.shape[::-1])})")
     result = np.matmul(input, weight.T)
     if bias is not None:
         if type(result) is np.ndarray and bias.ndim == 1 and result.ndim and bias.shape[0] == result.shape[-1]:
@@ -216,7 +210,7 @@ def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, redu
     # The result is not saved (PyTorch does not save it either): only the rare weight
     # gradient needs it, and recomputes it.
     mode = _reduction(size_average, reduce, reduction)
-    grad_input = public("_nll_loss_backward")(grad, input, target, weight, mode, ignore_index)
+    grad_input = ops._nll_loss_backward(grad, input, target, weight, mode, ignore_index)
     grad_weight = None
     if needs_input_grad[2]:
         grad_weight = _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index)
@@ -267,7 +261,7 @@ def _nll_loss_backward_grad(grad, grad_output, target, weight, reduction, ignore
     # The op is linear in grad_output, and nll_loss is its transpose; its result does not
     # depend on input's values at all (zero gradient, as in PyTorch). For a weight that requires
     # grad: <grad, op(grad_output)> = grad_output * nll_loss(grad), so it is nll_loss's weight gradient.
-    grad_grad_output = public("nll_loss", "tensormodes.nn.functional")(
+    grad_grad_output = ops.nn.functional.nll_loss(
         grad, target, weight, ignore_index=ignore_index, reduction=reduction)
     grad_weight = None
     if needs_input_grad[3]:
@@ -366,7 +360,7 @@ def _binary_cross_entropy_grad(grad, input, target, weight, size_average, reduce
     if needs_input_grad[1]:
         grad_target = -grad * (input / (1 - input)).log()
     if needs_input_grad[2]:
-        unweighted = public("binary_cross_entropy", "tensormodes.nn.functional")(input, target, reduction="none")
+        unweighted = ops.nn.functional.binary_cross_entropy(input, target, reduction="none")
         grad_weight = unweighted * (grad / weight)
     return grad_input, grad_target, grad_weight
 
@@ -433,11 +427,11 @@ def _cross_entropy_loss_grad(grad, input, target, weight, reduction, ignore_inde
     # works from it, as PyTorch's LogSoftmaxBackward works from its saved output, instead of recomputing
     # the softmax. It carries no history, so with create_graph=True it is recomputed from ``input`` with
     # history (same kernel, same values), and double and triple backward go through the softmax.
-    if public("is_grad_enabled")():
+    if ops.is_grad_enabled():
         log_probs = input.log_softmax(_class_dim(input))
     grad_input = None
     if needs_input_grad[0]:  # one public call; the backward op is differentiable itself
-        grad_input = public("_cross_entropy_loss_backward")(grad, log_probs, target, weight, reduction,
+        grad_input = ops._cross_entropy_loss_backward(grad, log_probs, target, weight, reduction,
                                                              ignore_index)
     grad_weight = None
     if needs_input_grad[2]:  # beyond PyTorch, as for nll_loss
@@ -445,7 +439,6 @@ def _cross_entropy_loss_grad(grad, input, target, weight, reduction, ignore_inde
     return grad_input, None, grad_weight
 
 
-_SCALAR = TensorSpec(())
 _LOGITS = TensorSpec((4, 3), "float32", -5, 5)
 _TARGET = TensorSpec((4,), "int64", 0, 2)
 _CLASS_WEIGHT = TensorSpec((3,), "float32", 0.5, 2)
@@ -496,12 +489,12 @@ def _cross_entropy_loss_backward_grad(grad, grad_output, log_probs, target, weig
     if needs_input_grad[0] or needs_input_grad[3]:
         transposed = grad - (grad * probabilities).sum(dim, keepdim=True)
         if needs_input_grad[0]:
-            grad_grad_output = public("nll_loss", "tensormodes.nn.functional")(
+            grad_grad_output = ops.nn.functional.nll_loss(
                 transposed, target, weight, ignore_index=ignore_index, reduction=reduction)
         if needs_input_grad[3]:
             grad_weight = _nll_loss_weight_grad(grad_output, transposed, target, weight, reduction, ignore_index)
     if needs_input_grad[1]:
-        scales = public("_nll_loss_backward")(grad_output, log_probs, target, weight, reduction, ignore_index)
+        scales = ops._nll_loss_backward(grad_output, log_probs, target, weight, reduction, ignore_index)
         grad_log_probs = grad * probabilities * -scales.sum(dim, keepdim=True)
     return grad_grad_output, grad_log_probs, None, grad_weight
 
@@ -510,22 +503,22 @@ _LOG_PROBS = TensorSpec((4, 3), "float32", -4, 0)
 
 
 @op(grad=_cross_entropy_loss_backward_grad, samples=(
-    Sample((_SCALAR, _LOG_PROBS, _TARGET)),
+    Sample((SCALAR, _LOG_PROBS, _TARGET)),
     Sample((TensorSpec((), "float64"), TensorSpec((4, 3), "float64", -50, 0), _TARGET), {"reduction": "sum"}),
     Sample((TensorSpec((4,)), _LOG_PROBS, _TARGET), {"reduction": "none"}),
-    Sample((_SCALAR, _LOG_PROBS, _TARGET, _CLASS_WEIGHT)),
+    Sample((SCALAR, _LOG_PROBS, _TARGET, _CLASS_WEIGHT)),
     Sample((TensorSpec((4,)), _LOG_PROBS, _TARGET, _CLASS_WEIGHT, "none", 1)),
-    Sample((_SCALAR, _LOG_PROBS, _TARGET, _CLASS_WEIGHT), {"reduction": "sum", "ignore_index": 0}),
-    Sample((_SCALAR, _LOG_PROBS, _TARGET), {"ignore_index": 1}),
-    Sample((_SCALAR, _LOG_PROBS, TensorSpec((4,), "int64", 1, 1)), {"ignore_index": 1}),
-    Sample((_SCALAR, TensorSpec((4, 3), "float32", -2, 2), _TARGET)),  # any values: exp need not sum to 1
-    Sample((_SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 0, 2))),
-    Sample((_SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 0, 2)), {"reduction": "none"}),
-    Sample((_SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 1, 1)), {"ignore_index": 1}),
-    Sample((_SCALAR, TensorSpec((2, 3, 4), "float32", -3, 0), TensorSpec((2, 4), "int64", 0, 2))),
+    Sample((SCALAR, _LOG_PROBS, _TARGET, _CLASS_WEIGHT), {"reduction": "sum", "ignore_index": 0}),
+    Sample((SCALAR, _LOG_PROBS, _TARGET), {"ignore_index": 1}),
+    Sample((SCALAR, _LOG_PROBS, TensorSpec((4,), "int64", 1, 1)), {"ignore_index": 1}),
+    Sample((SCALAR, TensorSpec((4, 3), "float32", -2, 2), _TARGET)),  # any values: exp need not sum to 1
+    Sample((SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 0, 2))),
+    Sample((SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 0, 2)), {"reduction": "none"}),
+    Sample((SCALAR, TensorSpec((3,), "float32", -3, 0), TensorSpec((), "int64", 1, 1)), {"ignore_index": 1}),
+    Sample((SCALAR, TensorSpec((2, 3, 4), "float32", -3, 0), TensorSpec((2, 4), "int64", 0, 2))),
     Sample((TensorSpec((2, 4)), TensorSpec((2, 3, 4), "float32", -3, 0), TensorSpec((2, 4), "int64", 0, 2),
             _CLASS_WEIGHT), {"reduction": "none", "ignore_index": 0}),
-    Sample((_SCALAR, TensorSpec((0, 3)), TensorSpec((0,), "int64", 0, 2))),
+    Sample((SCALAR, TensorSpec((0, 3)), TensorSpec((0,), "int64", 0, 2))),
     Sample((TensorSpec((), "float16"), TensorSpec((4, 3), "float16", -3, 0), _TARGET)),
     Sample((TensorSpec((), "bfloat16"), TensorSpec((4, 3), "bfloat16", -3, 0), _TARGET))))
 def _cross_entropy_loss_backward(grad_output: Tensor, log_probs: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -556,7 +549,7 @@ _FULL_PRECISION = (np.dtype(np.float32), np.dtype(np.float64))
 
 def _softmax_less_one_hot(grad_output, log_probs, target, weight, mode, ignore_index, dim) -> np.ndarray:
     """``_cross_entropy_loss_backward``'s result (run quietly)."""
-    if log_probs.dtype not in _FULL_PRECISION and log_probs.dtype not in _activation._HALF_TYPES:
+    if log_probs.dtype not in _FULL_PRECISION and log_probs.dtype not in HALF_TYPES:
         # PyTorch's composite fails in _log_softmax_backward_data, whose gradient has log_probs' dtype
         raise not_implemented(_activation._kernel_name("log_softmax_backward", dim, log_probs.ndim),
                               dt.NP_TO_DTYPE[log_probs.dtype])

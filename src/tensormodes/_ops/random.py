@@ -19,7 +19,7 @@ import math
 import numbers
 import operator
 import warnings
-from typing import TYPE_CHECKING
+from numbers import Number
 
 import numpy as np
 
@@ -33,21 +33,11 @@ from ._common import (
     resolve_dtype,
     scalar_type_name,
 )
-from ._registry import Sample, TensorSpec, op
-from .creation import (
-    check_device,
-    checked_fill_value,
-    parse_size,
-    python_scalar,
-)
-
-if TYPE_CHECKING:
-    from .._tensor import Tensor
+from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import M23
+from .creation import check_device, checked_fill_value, parse_size, python_scalar
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed"]
-
-Number = numbers.Number
-
 _DEFAULT_DTYPE = dt._DEFAULT_DTYPE
 _SEED_MASK = 0xFFFF_FFFF_FFFF_FFFF
 _DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
@@ -264,7 +254,7 @@ def _int_arg(value, op_name: str, param: str, position: int) -> int:
 
 # -- random factories ---------------------------------------------------------------------------------
 
-@op(factory=True, out=True, samples=(
+@op(random=True, factory=True, out=True, samples=(
     Sample((2, 3)), Sample(((4,),), {"dtype": dt.float64}), Sample(((),)), Sample((2,), {"dtype": dt.float16}),
     Sample((3,), {"dtype": dt.complex64}), Sample(([2, 2],), {"dtype": dt.bfloat16})))
 def rand(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
@@ -283,7 +273,7 @@ def rand(*size: int, generator: Generator | None = None, dtype: dt.dtype | None 
     return _uniform(rng(generator), shape, d)
 
 
-@op(factory=True, out=True, samples=(
+@op(random=True, factory=True, out=True, samples=(
     Sample((2, 3)), Sample(((4,),), {"dtype": dt.float64}), Sample(((),)), Sample((2,), {"dtype": dt.float16}),
     Sample((3,), {"dtype": dt.complex128})))
 def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
@@ -304,7 +294,7 @@ def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None
     return _standard_normal(rng(generator), shape, d)
 
 
-@op(factory=True, out=True, samples=(
+@op(random=True, factory=True, out=True, samples=(
     Sample((5, (3,))), Sample((2, 5, (2, 3))), Sample((-3, 3, [4]), {"dtype": dt.int8}), Sample((10, ())),
     Sample((0, 2, (3,)), {"dtype": dt.bool}), Sample((5,), {"size": (2,), "dtype": dt.float32}),
     Sample((), {"low": 1, "high": 4, "size": (3,)}), Sample((), {"high": 4, "size": (3,)})))
@@ -342,7 +332,7 @@ def randint(low: int = 0, high: int | None = None, size=None, *, generator: Gene
     return _integers(rng(generator), shape, d, low, high)
 
 
-@op(factory=True, out=True, samples=(
+@op(random=True, factory=True, out=True, samples=(
     Sample((5,)), Sample((0,)), Sample((6,), {"dtype": dt.float32}), Sample((100,), {"dtype": dt.int8}),
     Sample((7,), {"generator": None})))
 def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt.int64, layout=None,
@@ -369,10 +359,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt
     return rng(generator).permutation(n).astype(d._np)
 
 
-_M23 = TensorSpec((2, 3))
-
-
-@op(factory=True, samples=(Sample((_M23,)), Sample((_M23,), {"dtype": dt.float64}),
+@op(random=True, factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
                            Sample((TensorSpec((), "float16"),)), Sample((TensorSpec((2,), "complex64"),))))
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
               device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -388,7 +375,7 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dt
     return _uniform(rng(generator), input.shape, _check_uniform_dtype(d))
 
 
-@op(factory=True, samples=(Sample((_M23,)), Sample((_M23,), {"dtype": dt.float64}),
+@op(random=True, factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
                            Sample((TensorSpec((2,), "int32"),), {"dtype": dt.float16})))
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
                device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -404,8 +391,8 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.d
     return _standard_normal(rng(generator), input.shape, _check_normal_dtype(d))
 
 
-@op(factory=True, samples=(Sample((_M23, 5)), Sample((TensorSpec((4,), "int32"), 2, 9)),
-                           Sample((_M23, 3), {"dtype": dt.int64}), Sample((_M23,), {"low": 1, "high": 3})))
+@op(random=True, factory=True, samples=(Sample((M23, 5)), Sample((TensorSpec((4,), "int32"), 2, 9)),
+                           Sample((M23, 3), {"dtype": dt.int64}), Sample((M23,), {"low": 1, "high": 3})))
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None,
                  dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
                  memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -434,7 +421,7 @@ def _std_check(std) -> None:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_float_format(std)}")
 
 
-@op(factory=True, out=True, samples=(
+@op(random=True, factory=True, out=True, samples=(
     Sample((TensorSpec((2, 3), "float32", 0, 0), TensorSpec((2, 3), "float32", 0, 0))),
     Sample((TensorSpec((3,), "float64"), 0.0)), Sample((1.5, TensorSpec((2, 2), "float32", 0, 0))),
     Sample((2.0, 0.0, (2, 3))), Sample((TensorSpec((2, 3)), TensorSpec((3,), "float32", 0, 0))),

@@ -1,0 +1,171 @@
+"""Helpers shared by the pointwise families (``unary_math``, ``arithmetic``, ``comparison``,
+``complex``, ``special``): PyTorch's computation dtypes for NumPy operands, integer wrapping,
+PyTorch's errors for unsupported dtypes and arguments, and helpers of gradient formulas.
+
+Binary kernels accept an array or a Python scalar in either position (the reflected operators
+pass the scalar first) and compute in PyTorch's promoted dtype (``_common.operand_dtype``).
+Arithmetic on float16 and bfloat16 computes in float32 and rounds once at the end, as PyTorch's
+CPU kernels do; math functions (exp, sin, pow, atan2 ...) are evaluated in float64 and rounded to
+the result dtype. Kernels that can meet overflow, division by zero or NaN silence NumPy's
+floating-point warnings: PyTorch returns inf / NaN without a word.
+"""
+# Parameters carry PyTorch's names (input, min, max), which shadow builtins by design.
+# ruff: noqa: A002
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from .. import _dtype as dt
+from ._common import (
+    FLOAT_MAX,
+    HALF_TYPES,
+    check_same_shape_or_broadcast,
+    dtype_of,
+    floating,
+    not_implemented,
+    operand_dtype,
+    overflow_type_name,
+    quiet,
+)
+
+_ND = np.ndarray
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _is_integral(d: dt.dtype) -> bool:
+    """True for bool and the integer dtypes."""
+    return not (d.is_floating_point or d.is_complex)
+
+
+def _opmath(d: dt.dtype) -> dt.dtype:
+    """The dtype PyTorch computes ``d`` in: float32 for float16 and bfloat16."""
+    return dt.float32 if d._np in HALF_TYPES else d
+
+
+def _unsupported(kernel: str, d: dt.dtype, *operands) -> NotImplementedError:
+    """``not_implemented`` for an op on ``operands``, after PyTorch's earlier shape check."""
+    _raise_broadcast_error(*operands)
+    return not_implemented(kernel, d)
+
+
+def _invalid_arguments(name: str, *arguments) -> TypeError:
+    got = ", ".join(type(a).__name__ if type(a) is not _ND else "Tensor" for a in arguments)
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got})")
+
+
+def _raise_broadcast_error(*operands) -> None:
+    """Re-raise NumPy's broadcasting ValueError as PyTorch's RuntimeError (pairwise, left to right)."""
+    shape = np.shape(operands[0])
+    for other in operands[1:]:
+        shape = check_same_shape_or_broadcast(shape, np.shape(other))
+
+
+def _as(values, d: dt.dtype) -> np.ndarray:
+    """``values`` (an array, NumPy scalar or Python scalar) as an ndarray of dtype ``d``."""
+    return np.asarray(values, dtype=d._np)
+
+
+# (lowest, highest, 2**bits) of each integer dtype, for wrapping Python ints cheaply.
+_INT_RANGES = {d: (int(np.iinfo(d._np).min), int(np.iinfo(d._np).max), 2 ** (8 * d.itemsize))
+               for d in (dt.uint8, dt.int8, dt.int16, dt.int32, dt.int64)}
+
+
+def _in(x, d: dt.dtype, compute: dt.dtype | None = None):
+    """An operand in the promoted dtype ``d``, widened to ``compute`` where the op computes
+    in a wider dtype. Arrays are cast (through ``d``, so an int64 operand of a float16
+    result overflows as in PyTorch); Python scalars stay weak, and Python ints wrap into
+    an integer ``d`` as PyTorch's conversion does."""
+    if type(x) is _ND:
+        if x.dtype != d._np:
+            x = x.astype(d._np)
+        if compute is not None and compute is not d:
+            x = x.astype(compute._np)
+        return x
+    if type(x) is int:
+        bounds = _INT_RANGES.get(d)
+        if bounds is not None and not bounds[0] <= x <= bounds[1]:
+            return (x - bounds[0]) % bounds[2] + bounds[0]
+    return x
+
+
+def _wide(d: dt.dtype) -> dt.dtype:
+    """float64 (complex128 for complex ``d``): where math functions are evaluated.
+
+    NumPy's float32 loops for transcendental functions are often an ulp or two
+    off (``log10(100) != 2``); the float64 result rounded to float32 is almost
+    always the correctly rounded value, and agrees with PyTorch's far more often.
+    """
+    return dt.complex128 if d.is_complex else dt.float64
+
+
+def _float_unary(ufunc, input: np.ndarray) -> np.ndarray:
+    """``ufunc(input)`` for math functions: integers and bool give the default float dtype."""
+    result = floating(dtype_of(input))
+    with quiet():
+        return _as(ufunc(_in(input, result, _wide(result))), result)
+
+
+def _both_scalars(a, b) -> bool:
+    return type(a) is not _ND and type(b) is not _ND
+
+
+def _check_representable(value, d: dt.dtype) -> None:
+    """PyTorch refuses a Python number that overflows the dtype it is converted to (the
+    ``alpha`` of add, the bounds of clamp ...), where plain arithmetic operands wrap."""
+    if type(value) is _ND or type(value) is bool or d is dt.bool:
+        return
+    bounds = _INT_RANGES.get(d)
+    if bounds is not None:
+        # c10 lets negative numbers wrap into unsigned types (-255 converts to uint8).
+        fits = (-bounds[1] if bounds[0] == 0 else bounds[0]) <= value <= bounds[1]
+    elif type(value) is complex:
+        fits = all(not math.isfinite(p) or builtins.abs(p) <= FLOAT_MAX[d] for p in (value.real, value.imag))
+    else:
+        fits = not math.isfinite(value) or builtins.abs(value) <= FLOAT_MAX[d]
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {overflow_type_name(d)} without overflow")
+
+
+# -- gradient helpers: formulas run on Tensors, through public methods and operators ----------
+
+
+def _zeros_like(x):
+    return x.new_zeros(tuple(x.shape))
+
+
+# -- unary ops -------------------------------------------------------------------------------
+
+def _neg_grad(grad):
+    return -grad
+
+
+# -- selection -------------------------------------------------------------------------------
+
+# float32 and float64: dtypes whose fast paths need no promotion or half-precision care.
+
+
+def _integer_operands(input, other, kernel_name: str, name: str, allow_bool: bool = True):
+    """Both operands in their promoted integer (or bool) dtype, for bitwise ops."""
+    if _both_scalars(input, other):
+        raise _invalid_arguments(name, input, other)
+    d = operand_dtype(input, other)
+    if not _is_integral(d) or d is dt.bool and not allow_bool:
+        raise _unsupported(kernel_name, d, input, other)
+    return _in(input, d), _in(other, d), d
+
+
+# -- more elementwise math: inverse hyperbolics, angles, float-only binaries -------------------
+
+def _real_float_unary(ufunc, kernel_name: str, input: np.ndarray) -> np.ndarray:
+    """``_float_unary`` for functions PyTorch has no complex kernel for."""
+    if input.dtype.kind == "c":
+        raise not_implemented(kernel_name, dtype_of(input))
+    return _float_unary(ufunc, input)
+
+

@@ -1,0 +1,184 @@
+"""Helpers shared by the reduction families (``reduction``, ``statistics``, ``sorting``): dims
+and dtypes of reductions, float32 accumulation of float16 and bfloat16, and PyTorch's errors.
+
+Results follow PyTorch's dtypes: integer and bool sums, products and scans give
+int64, means and statistics need floating inputs, index results are int64.
+Float16 and bfloat16 sums and statistics accumulate in float32, as PyTorch's
+CPU kernels do, and are rounded to the input's dtype at the end.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from .. import _dtype as dt
+from ._common import along, dtype_of, is_int, quiet, scalar_type_name, wrap_dim, wrap_dims
+from ._registry import TensorSpec
+
+# Index-returning ops are compared with PyTorch index for index: values drawn
+# from a wide range make ties (whose order PyTorch leaves unspecified) unlikely.
+_WIDE_INT = TensorSpec((2, 3), "int64", -1000, 1000)
+_INT64 = np.dtype(np.int64)
+_FLOAT32 = np.dtype(np.float32)
+_BFLOAT16 = dt.bfloat16._np
+
+# Dtypes that PyTorch's CPU kernels accumulate in float32.
+_LOW_PRECISION = frozenset({np.dtype(np.float16), _BFLOAT16})
+
+
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+def _not_implemented(kernel: str, array: np.ndarray) -> NotImplementedError:
+    return NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dtype_of(array))}\'')
+
+
+def _is_floating_or_complex(d: dt.dtype) -> bool:
+    return d.is_floating_point or d.is_complex
+
+
+def _check_dims(dim, op_name: str) -> None:
+    """TypeError, worded like PyTorch's, unless ``dim`` is an int or a sequence of ints."""
+    if is_int(dim):
+        return
+    if not isinstance(dim, (list, tuple)):
+        raise TypeError(f"{op_name}(): argument 'dim' must be tuple of ints, not {type(dim).__name__}")
+    for position, d in enumerate(dim):
+        if not is_int(d):
+            raise TypeError(f"{op_name}(): argument 'dim' must be tuple of ints, but found element of type "
+                            f"{type(d).__name__} at pos {position}")
+
+
+def _reduction_axes(dim, ndim: int, op_name: str) -> tuple[int, ...] | None:
+    """``dim`` (None, an int or a sequence; empty means every dim) as a NumPy ``axis``."""
+    if dim is None:
+        return None
+    if type(dim) is int and -ndim <= dim < ndim:  # the common case, without the general checks
+        return (dim % ndim,)
+    _check_dims(dim, op_name)
+    if not is_int(dim) and len(dim) == 0:
+        return None
+    axes = wrap_dims(dim, ndim)
+    # A 0-dim tensor accepts dim 0 / -1, but NumPy has no axis to reduce.
+    return axes if ndim else None
+
+
+def _int_dim(dim, ndim: int, op_name: str, position: int | None = None) -> int:
+    """An int ``dim`` wrapped; TypeError, worded like PyTorch's, for anything else (naming the
+    argument's ``position`` where PyTorch does: ops without a Dimname overload)."""
+    if not is_int(dim):
+        where = "" if position is None else f" (position {position})"
+        raise TypeError(f"{op_name}(): argument 'dim'{where} must be int, not {type(dim).__name__}")
+    return wrap_dim(dim, ndim)
+
+
+def _single_axis(dim, ndim: int, op_name: str) -> int | None:
+    """An int ``dim`` as a NumPy ``axis`` (None for a 0-dim input, which has no axis)."""
+    axis = _int_dim(dim, ndim, op_name)
+    return axis if ndim else None
+
+
+def _reduced_count(shape: tuple[int, ...], axis: tuple[int, ...] | None) -> int:
+    """How many elements each output element reduces."""
+    return math.prod(shape) if axis is None else math.prod(shape[a] for a in axis)
+
+
+def _gather(array: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    """The elements of ``array`` at ``indices`` along ``axis`` (``take_along_axis``, fast for 1-D)."""
+    return array[indices] if array.ndim == 1 else np.take_along_axis(array, indices, axis=axis)
+
+
+def _sortable(array: np.ndarray) -> np.ndarray:
+    """The array NumPy should compare: bfloat16 as float32 (exact; NumPy orders its NaNs wrongly)."""
+    return array.astype(_FLOAT32) if array.dtype == _BFLOAT16 else array
+
+
+def _quietly(kernel):
+    """Run ``kernel`` with NumPy's floating-point warnings off: PyTorch overflows to inf
+    (and divides 0 by 0 into NaN) silently."""
+
+    @functools.wraps(kernel)
+    def silenced(*args, **kwargs):
+        with quiet():
+            return kernel(*args, **kwargs)
+
+    return silenced
+
+
+def _invalid_combination(op_name: str, got: str, overloads: tuple[str, ...]) -> TypeError:
+    listed = "\n".join(f" * {o}" for o in overloads)
+    return TypeError(f"{op_name}() received an invalid combination of arguments - got ({got}), "
+                     f"but expected one of:\n{listed}\n")
+
+
+def _sum_in(array: np.ndarray, axis, keepdim: bool, target: dt.dtype) -> np.ndarray:
+    """The sum of ``array`` cast to ``target`` (PyTorch casts first, then sums)."""
+    work = array if array.dtype == target._np else array.astype(target._np)
+    if work.dtype in _LOW_PRECISION:
+        return np.asarray(np.add.reduce(work, axis=axis, keepdims=keepdim, dtype=_FLOAT32)).astype(target._np)
+    # NumPy would widen small integers and bool; only floats may go without ``dtype`` (faster).
+    accumulate = None if work.dtype.kind in "fc" else work.dtype
+    return np.asarray(np.add.reduce(work, axis=axis, keepdims=keepdim, dtype=accumulate))
+
+
+# -- gradient formulas (run on Tensors; see _registry.op) -----------------------------------------
+
+def _unreduce(grad, shape, dim, keepdim: bool):
+    """``grad`` of a reduction over ``dim`` broadcast back to the input's ``shape``."""
+    shape = tuple(shape)
+    if not keepdim and dim is not None and dim != () and grad.dim() < len(shape):
+        for d in sorted(wrap_dims(dim, len(shape))):
+            grad = grad.unsqueeze(d)
+    return grad.expand(shape)
+
+
+def _all_dims(dim) -> bool:
+    return dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
+
+
+def _distribute_evenly(grad, input, result, dim, keepdim):
+    """Gradient of an extremum: shared evenly among the elements that attain it."""
+    if _all_dims(dim):
+        mask = input == result
+        return mask * (grad / mask.sum())
+    expanded = _unreduce(result, input.shape, dim, keepdim)
+    mask = input == expanded
+    count = mask.sum(list(wrap_dims(dim, input.dim())), keepdim=True)
+    return mask * (_unreduce(grad, input.shape, dim, keepdim) / count)
+
+
+def _scatter_back(grad_values, shape, indices, dim, keepdim):
+    """Gradient of an op that picked ``indices`` along ``dim`` from an input of ``shape``
+    (max/min/sort/topk/median)."""
+    d = wrap_dim(dim, len(shape))
+    if not keepdim and grad_values.dim() < len(shape):
+        grad_values = grad_values.unsqueeze(d)
+        indices = indices.unsqueeze(d)
+    return grad_values.new_zeros(tuple(shape)).scatter(d, indices, grad_values)
+
+
+def _selection_grad(grad, input_shape, result, dim, keepdim):
+    """Gradient of an op that picked one element along ``dim`` (its index in ``result[1]``)."""
+    if not input_shape:
+        return grad[0]
+    return _scatter_back(grad[0], input_shape, result[1], dim, keepdim)
+
+
+# -- sorting and selection -------------------------------------------------------------
+
+def _sort_indices(array: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """Stable sorting indices along ``axis``: equal elements keep their order, NaN sorts
+    as the largest (last ascending, first descending)."""
+    values = _sortable(array)
+    if not descending:
+        return np.argsort(values, axis=axis, kind="stable")
+    # Sorting the reversed array ascending and reversing the order gives a descending
+    # order in which equal elements still keep their original order.
+    reverse = along(axis, slice(None, None, -1))
+    reversed_order = np.argsort(values[reverse], axis=axis, kind="stable")
+    return (values.shape[axis] - 1) - reversed_order[reverse]

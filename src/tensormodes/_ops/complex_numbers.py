@@ -1,0 +1,225 @@
+"""Complex numbers: ``real`` and ``imag`` views, conjugation (lazy and physical), ``angle``,
+``sgn`` and ``polar``.
+
+Gradients follow PyTorch's convention for complex inputs (see docs/adding-ops.md).
+"""
+# Parameters carry PyTorch's names (input, min, max), which shadow builtins by design.
+# ruff: noqa: A002
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as dt
+from ._common import dtype_of, floating, quiet, scalar_type_name
+from ._pointwise import _zeros_like
+from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import BOOL, C64, F16, F64, I23, M23, POSITIVE, SCALAR_F64
+
+# -- complex numbers -------------------------------------------------------------------------
+# tensormodes has no lazy conjugate or negative bits: conj() of a complex tensor is a copy.
+
+_C128 = TensorSpec((2, 3), "complex128", -1.0, 1.0)
+
+
+def _identity_grad(grad):
+    return grad  # for real(): a real gradient, which the engine casts to the complex input's dtype
+
+
+@op(grad=_identity_grad, method=False, view=True,
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,))))
+def real(input: Tensor) -> Tensor:
+    """The real part of a complex tensor, as a view (``input`` itself if it is real); also
+    the property ``x.real``.
+
+    >>> import tensormodes as tm
+    >>> tm.real(tm.tensor([1 + 2j, 3 - 1j]))
+    tensor([1., 3.])
+    """
+    return input.real if input.dtype.kind == "c" else input
+
+
+def _imag_grad(grad):
+    return grad * 1j
+
+
+@op(grad=_imag_grad, method=False, view=True, samples=(Sample((C64,)), Sample((_C128,))))
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part of a complex tensor, as a view; also the property ``x.imag``.
+
+    >>> import tensormodes as tm
+    >>> tm.imag(tm.tensor([1 + 2j, 3 - 1j]))
+    tensor([ 2., -1.])
+    """
+    if input.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return input.imag
+
+
+def _conj_grad(grad):
+    return grad.conj()
+
+
+@op(grad=_conj_grad, method=True, view=True, samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,))))
+def conj(input: Tensor) -> Tensor:
+    """The complex conjugate: ``input`` itself for real tensors, a new tensor for complex ones
+    (PyTorch returns a lazily conjugated view; tensormodes copies, so writes to the result do
+    not reach ``input``, and ``is_conj()`` is always False).
+
+    >>> import tensormodes as tm
+    >>> tm.conj(tm.tensor([1 + 2j]))
+    tensor([1.-2.j])
+    """
+    return np.conjugate(input) if input.dtype.kind == "c" else input
+
+
+def _conj_physical_grad(grad):
+    return grad.conj_physical()
+
+
+@op(grad=_conj_physical_grad, method=True, view=True,
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((BOOL,))))
+def conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate, computed (a new tensor; ``input`` itself for real tensors).
+
+    >>> import tensormodes as tm
+    >>> tm.conj_physical(tm.tensor([1 - 1j]))
+    tensor([1.+1.j])
+    """
+    return np.conjugate(input) if input.dtype.kind == "c" else input
+
+
+@op(grad=_identity_grad, method=True, view=True, samples=(Sample((C64,)), Sample((M23,))))
+def resolve_conj(input: Tensor) -> Tensor:
+    """``input`` itself: tensormodes never defers a conjugation (see ``conj``).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([1j]); x.resolve_conj() is x
+    True
+    """
+    return input
+
+
+@op(grad=_identity_grad, method=True, view=True, samples=(Sample((C64,)), Sample((M23,))))
+def resolve_neg(input: Tensor) -> Tensor:
+    """``input`` itself: tensormodes never defers a negation.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([1.0]); x.resolve_neg() is x
+    True
+    """
+    return input
+
+
+def _angle_grad(grad, input):
+    if not input.dtype.is_complex:
+        return _zeros_like(grad)
+    # d angle = (x dy - y dx) / |z|^2, so the gradient is grad * 1j * z / |z|^2 (0 at 0, as in PyTorch).
+    return (grad * input * 1j / (input * input.conj()).real).where(input != 0, 0)
+
+
+@op(grad=_angle_grad, method=True, out=True,
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((F16,)),
+             Sample((BOOL,))))
+def angle(input: Tensor) -> Tensor:
+    """The argument (phase) of each element, in radians: ``atan2(imag, real)`` for complex
+    tensors (a real result), pi for negative real numbers and 0 otherwise (NaN stays NaN).
+    Integers give the default float dtype.
+
+    >>> import tensormodes as tm
+    >>> tm.angle(tm.tensor([1j, -1.0 + 0j]))
+    tensor([1.5708, 3.1416])
+    """
+    d = dtype_of(input)
+    if d.is_complex:
+        return np.angle(input)
+    result_type = floating(d)._np
+    result = np.where(input < 0, np.pi, 0.0).astype(result_type, copy=False)
+    if d.is_floating_point:
+        result[np.isnan(input)] = np.nan
+    return result
+
+
+def _sgn_grad(grad, input, result):
+    if not input.dtype.is_complex:
+        return _zeros_like(grad)
+    # Only the direction moves: the component of grad along the result itself is dropped.
+    magnitude = input.abs()
+    return ((grad - result * (grad * result.conj()).real) / magnitude).where(magnitude != 0, 0)
+
+
+@op(grad=_sgn_grad, method=True, inplace=True, out=True,
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((BOOL,))))
+def sgn(input: Tensor) -> Tensor:
+    """``input / abs(input)`` for complex tensors (0 at 0), the sign (``sign``) for real ones.
+
+    >>> import tensormodes as tm
+    >>> tm.sgn(tm.tensor([3 + 4j, 0j]))
+    tensor([0.6000+0.8000j, 0.0000+0.0000j])
+    """
+    d = dtype_of(input)
+    if not d.is_complex:
+        return input.copy() if d is dt.bool else np.asarray((input > 0).astype(d._np) - (input < 0).astype(d._np))
+    magnitude = np.absolute(input)
+    with quiet():
+        return np.where(magnitude == 0, 0, input / magnitude).astype(input.dtype, copy=False)
+
+
+def _complex_parts_type(name: str, first: np.ndarray, second: np.ndarray) -> np.dtype:
+    """The complex dtype ``complex`` / ``polar`` make from float parts of one dtype (PyTorch's checks)."""
+    if first.dtype.kind != "f" or second.dtype.kind != "f" or dt.bfloat16._np in (first.dtype, second.dtype):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{scalar_type_name(dtype_of(first))} and {scalar_type_name(dtype_of(second))}")
+    if first.dtype != second.dtype:
+        raise RuntimeError(f"Expected object of scalar type {scalar_type_name(dtype_of(first))} but got scalar "
+                           f"type {scalar_type_name(dtype_of(second))} for second argument")
+    if first.dtype == np.float16:
+        raise NotImplementedError(f"{name}(): float16 parts make a complex32 (ComplexHalf) tensor, which "
+                                  "tensormodes does not have")
+    return np.result_type(first.dtype, np.complex64)
+
+
+def _complex_grad(grad):
+    # The real part's gradient is grad's real part, the imaginary part's its imaginary part
+    # (the engine keeps the real part of grad and of -1j * grad).
+    return grad, grad * -1j
+
+
+@op(name="complex", grad=_complex_grad, out=True, samples=(
+    Sample((M23, M23)), Sample((F64, TensorSpec((3,), "float64"))), Sample((SCALAR_F64, SCALAR_F64))))
+def _complex(real: Tensor, imag: Tensor) -> Tensor:  # the op "complex": a def would hide the builtin here
+    """The complex tensor ``real + 1j * imag`` (float32 parts give complex64, float64 parts
+    complex128; the parts broadcast).
+
+    >>> import tensormodes as tm
+    >>> tm.complex(tm.tensor([1.0]), tm.tensor([2.0]))
+    tensor([1.+2.j])
+    """
+    result_type = _complex_parts_type("complex", real, imag)
+    result = np.empty(np.broadcast_shapes(real.shape, imag.shape), result_type)
+    result.real, result.imag = real, imag
+    return result
+
+
+def _polar_grad(grad, result):
+    # d result / d abs = exp(1j * angle) = sgn(result) and d result / d angle = 1j * result: the real
+    # inputs' gradients are the real parts of grad times their conjugates (kept by the engine). As in
+    # PyTorch, only the result is saved (so abs's gradient is 0 where abs is 0).
+    return grad * result.sgn().conj(), grad * (result * 1j).conj()
+
+
+@op(grad=_polar_grad, out=True, samples=(
+    Sample((POSITIVE, M23)), Sample((TensorSpec((3,), "float64", 0.1, 3), TensorSpec((2, 3), "float64"))),
+    Sample((TensorSpec((), "float64", 0.5, 2), SCALAR_F64))))
+def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's parameter names
+    """The complex tensor with magnitudes ``abs`` and phases ``angle``: ``abs * (cos(angle) +
+    1j * sin(angle))`` (float32 parts give complex64, float64 parts complex128).
+
+    >>> import tensormodes as tm
+    >>> tm.polar(tm.tensor([2.0]), tm.tensor([0.0]))
+    tensor([2.+0.j])
+    """
+    result_type = _complex_parts_type("polar", abs, angle)
+    result = np.empty(np.broadcast_shapes(abs.shape, angle.shape), result_type)
+    result.real, result.imag = abs * np.cos(angle), abs * np.sin(angle)
+    return result

@@ -1,0 +1,728 @@
+"""Joins and splits: ``cat``, ``stack`` and their relatives (``hstack``, ``column_stack``,
+``block_diag``, ``cartesian_prod``, ``meshgrid`` ...); ``split``, ``chunk``, ``unbind``,
+``tensor_split``, ``narrow`` and ``select`` (views of their input), and ``atleast_*d``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from numbers import Number
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .. import _dtype as dt
+from ._common import along, array_of, is_int, one_sequence_as_items, operand_dtype, wrap_dim
+from ._registry import Sample, Tensor, TensorSpec, alias, op
+from ._samples import I23, M23, M234, SCALAR
+from ._shape import _as_tuple, _cat, _legacy_empty, _wrap_dim_of_tensor, int_tuple, legacy_type_name
+
+
+def _place(grad, shape, index):
+    """Gradient of the view ``input[index]`` of an input of ``shape`` (basic indexing: each
+    element once): zeros with ``grad`` written at ``index``."""
+    out = grad.new_zeros(tuple(shape))
+    out[index] = grad
+    return out
+
+
+def _unsplit(grads: tuple, shape, d: int, points: list[int]):
+    """Gradient of a split of an input of ``shape`` at ``points`` along ``d`` (Python slice
+    rules: clamped, possibly empty pieces): each piece's gradient written back at its slice.
+    Unsorted points (``tensor_split``) make pieces overlap; overlapping ones are added."""
+    out = grads[0].new_zeros(tuple(shape))
+    size, covered = shape[d], 0
+    bounds = [None, *points, None]
+    for start, stop, grad in zip(bounds[:-1], bounds[1:], grads, strict=True):
+        start, stop, _ = slice(start, stop).indices(size)
+        index = along(d, slice(start, stop))
+        if start >= covered or start >= stop:
+            out[index] = grad
+        else:  # overlaps an earlier piece: add (reading ``out`` before writing it would
+            # invalidate what the read saved for a higher-order gradient)
+            out = out + _place(grad, shape, index)
+        covered = max(covered, stop)
+    return out
+
+
+def _unjoin(grad, shapes, d: int, extents: list[int]):
+    """Gradient of a join along ``d`` to which the tensor of shape ``shapes[i]`` contributed
+    ``extents[i]`` slices: the part of ``grad`` it contributed, in its own shape."""
+    grads, start = [], 0
+    for shape, extent in zip(shapes, extents, strict=True):
+        grads.append(grad.narrow(d, start, extent).reshape(shape))
+        start += extent
+    return grads
+
+
+def _cat_grad(grad, tensors_shape, dim):
+    d = wrap_dim(dim, grad.dim())
+    return _unjoin(grad, tensors_shape, d, [0 if _legacy_empty(s) else s[d] for s in tensors_shape])
+
+
+@op(grad=_cat_grad, out=True,
+    samples=(Sample(([M23, M23],)), Sample(([M23, TensorSpec((1, 3), "int64")],)),
+             Sample(([M23, TensorSpec((2, 1))], -1)), Sample(([M23, TensorSpec((0,))],), {"dim": 0}),
+             Sample(([TensorSpec((2,), "bool"), TensorSpec((3,), "int32")],))))
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Concatenates tensors along an existing dimension ``dim`` (dtypes promote).
+
+    >>> import tensormodes as tm
+    >>> tm.cat([tm.tensor([[1, 2]]), tm.tensor([[3, 4]])]).tolist()
+    [[1, 2], [3, 4]]
+    >>> tm.cat([tm.tensor([[1, 2]]), tm.tensor([[3, 4]])], dim=1).tolist()
+    [[1, 2, 3, 4]]
+    """
+    return _cat(tensors, dim)
+
+
+concat = alias("concat", of="cat", kernel=lambda tensors, dim=0: _cat(tensors, dim, "concat"),
+               samples=(Sample(([M23, M23], 1)),),
+               doc="""Alias of ``cat``.
+
+    >>> import tensormodes as tm
+    >>> tm.concat([tm.tensor([1]), tm.tensor([2])]).tolist()
+    [1, 2]
+    """)
+concatenate = alias("concatenate", of="cat", kernel=lambda tensors, dim=0: _cat(tensors, dim, "concatenate"),
+                    samples=(Sample(([M23, M23], -1)),),
+                    doc="""Alias of ``cat`` (NumPy's name).
+
+    >>> import tensormodes as tm
+    >>> tm.concatenate([tm.tensor([1]), tm.tensor([2])]).tolist()
+    [1, 2]
+    """)
+
+
+def _stack(arrays: list[np.ndarray], dim: int, op_name: str = "stack") -> np.ndarray:
+    if not arrays:
+        raise RuntimeError(f"{op_name} expects a non-empty TensorList")
+    first = arrays[0]
+    for position, a in enumerate(arrays[1:], start=1):
+        if a.shape != first.shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first.shape)} at entry 0 "
+                               f"and {list(a.shape)} at entry {position}")
+    dtype = operand_dtype(*arrays)._np
+    return np.stack([a.astype(dtype, copy=False) for a in arrays], axis=wrap_dim(dim, first.ndim + 1))
+
+
+def _stack_grad(grad, dim):
+    return grad.unbind(wrap_dim(dim, grad.dim()))
+
+
+@op(grad=_stack_grad, out=True,
+    samples=(Sample(([M23, M23],)), Sample(([M23, M23], -1)), Sample(([SCALAR, SCALAR],)),
+             Sample(([TensorSpec((3,), "int32"), TensorSpec((3,), "bool")],), {"dim": 1})))
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Joins tensors of one shape along a new dimension ``dim`` (dtypes promote).
+
+    >>> import tensormodes as tm
+    >>> tm.stack([tm.tensor([1, 2]), tm.tensor([3, 4])], dim=1).tolist()
+    [[1, 3], [2, 4]]
+    """
+    return _stack(tensors, dim)
+
+
+def _at_least_shape(shape: tuple[int, ...], ndim: int) -> tuple[int, ...]:
+    """NumPy's ``atleast_1d``/``atleast_2d``/``atleast_3d`` layout, which PyTorch shares:
+    ``[n]`` becomes ``[1, n]`` or ``[1, n, 1]``, ``[m, n]`` becomes ``[m, n, 1]``."""
+    if len(shape) >= ndim:
+        return shape
+    if not shape:
+        return (1,) * ndim
+    if ndim == 2 or len(shape) == 1:
+        return (1, *shape, 1)[:ndim]
+    return (*shape, 1)
+
+
+def _at_least(array: np.ndarray, ndim: int) -> np.ndarray:
+    return array if array.ndim >= ndim else array.reshape(_at_least_shape(array.shape, ndim))
+
+
+def _join_at_least_grad(grad, shapes, ndim: int, d: int):
+    """Gradient of joining the tensors of ``shapes`` made at least ``ndim``-dimensional along ``d``."""
+    extents = [_at_least_shape(tuple(s), ndim) for s in shapes]
+    return _unjoin(grad, shapes, d, [0 if _legacy_empty(s) else s[d] for s in extents])
+
+
+def _hstack_grad(grad, tensors_shape):
+    return _join_at_least_grad(grad, tensors_shape, 1, 0 if len(tensors_shape[0]) <= 1 else 1)
+
+
+@op(grad=_hstack_grad, out=True,
+    samples=(Sample(([M23, M23],)), Sample(([TensorSpec((2,)), TensorSpec((3,), "int64")],)),
+             Sample(([SCALAR, SCALAR],))))
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stacks tensors horizontally: along dimension 1, or 0 for 1-dimensional tensors.
+
+    >>> import tensormodes as tm
+    >>> tm.hstack([tm.tensor([1, 2]), tm.tensor([3])]).tolist()
+    [1, 2, 3]
+    """
+    if not tensors:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    arrays = [_at_least(a, 1) for a in tensors]
+    return _cat(arrays, 0 if arrays[0].ndim == 1 else 1, "hstack")
+
+
+def _vstack_grad(grad, tensors_shape):
+    return _join_at_least_grad(grad, tensors_shape, 2, 0)
+
+
+@op(grad=_vstack_grad, out=True,
+    samples=(Sample(([M23, TensorSpec((3,))],)), Sample(([SCALAR, SCALAR],))))
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stacks tensors vertically (along dimension 0, after making them at least 2-dimensional).
+
+    >>> import tensormodes as tm
+    >>> tm.vstack([tm.tensor([1, 2]), tm.tensor([3, 4])]).tolist()
+    [[1, 2], [3, 4]]
+    """
+    if not tensors:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return _cat([_at_least(a, 2) for a in tensors], 0, "vstack")
+
+
+def _dstack_grad(grad, tensors_shape):
+    return _join_at_least_grad(grad, tensors_shape, 3, 2)
+
+
+@op(grad=_dstack_grad, out=True,
+    samples=(Sample(([M23, M23],)), Sample(([TensorSpec((3,)), TensorSpec((3,), "int32")],)),
+             Sample(([SCALAR, SCALAR],))))
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stacks tensors depthwise (along dimension 2, after making them at least 3-dimensional).
+
+    >>> import tensormodes as tm
+    >>> tm.dstack([tm.tensor([1, 2]), tm.tensor([3, 4])]).shape
+    tensormodes.Size([1, 2, 2])
+    """
+    if not tensors:
+        raise RuntimeError("dstack expects a non-empty TensorList")
+    return _cat([_at_least(a, 3) for a in tensors], 2, "dstack")
+
+
+# -- splitting --------------------------------------------------------------------------
+
+def _split_sizes(array: np.ndarray, split_size_or_sections, d: int) -> list[int]:
+    size = array.shape[d]
+    if is_int(split_size_or_sections):
+        split_size = int(split_size_or_sections)
+        if split_size < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+        if split_size == 0:
+            if size != 0:
+                raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension size of "
+                                   f"{size}")
+            return [0]
+        count = max(-(-size // split_size), 1)
+        return [split_size] * (count - 1) + [size - split_size * (count - 1)]
+    sizes = list(int_tuple(split_size_or_sections, "split", "split_size"))
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={sizes}")
+    if sum(sizes) != size:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
+                           f"dimension {d}), but got split_sizes={sizes}")
+    return sizes
+
+
+def _pieces(array: np.ndarray, sizes: list[int], d: int) -> tuple[np.ndarray, ...]:
+    bounds = np.cumsum([0] + sizes).tolist()
+    return tuple(array[along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def _split(array: np.ndarray, split_size_or_sections, dim: int) -> tuple[np.ndarray, ...]:
+    if array.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = wrap_dim(dim, array.ndim)
+    return _pieces(array, _split_sizes(array, split_size_or_sections, d), d)
+
+
+def _unsplit_consecutive(grads: tuple, shape, d: int):
+    """Gradient of a split into consecutive pieces along ``d`` (their sizes are the gradients')."""
+    points = np.cumsum([g.shape[d] for g in grads[:-1]]).tolist()
+    return _unsplit(grads, shape, d, points)
+
+
+def _split_grad(grad, tensor_shape, dim):
+    return _unsplit_consecutive(_as_tuple(grad), tensor_shape, wrap_dim(dim, len(tensor_shape)))
+
+
+@op(grad=_split_grad, view=True,
+    samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
+             Sample((I23, 2), {"dim": -1}), Sample((TensorSpec((0, 2)), 0))))
+def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """Splits the tensor into chunks, each a view: of ``split_size_or_sections`` along ``dim``
+    (the last may be smaller), or of the listed sizes.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.split(tm.tensor([0, 1, 2, 3, 4]), 2)]
+    [[0, 1], [2, 3], [4]]
+    >>> [t.tolist() for t in tm.split(tm.tensor([0, 1, 2, 3, 4]), [1, 4])]
+    [[0], [1, 2, 3, 4]]
+    """
+    return _split(tensor, split_size_or_sections, dim)
+
+
+def _split_method_grad(grad, input_shape, dim):
+    return _unsplit_consecutive(_as_tuple(grad), input_shape, wrap_dim(dim, len(input_shape)))
+
+
+@op(grad=_split_method_grad, function=False, method="split", view=True,
+    samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
+             Sample((I23,), {"split_size": 1, "dim": -1})))
+def split_method(input: Tensor, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """``Tensor.split(split_size, dim=0)``: see ``tensormodes.split``.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.tensor([0, 1, 2, 3]).split(3)]
+    [[0, 1, 2], [3]]
+    """
+    return _split(input, split_size, dim)
+
+
+@op(grad=_split_method_grad, method=True, view=True,
+    samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((6, 2)), 4)), Sample((I23, 3, -1)),
+             Sample((TensorSpec((0,)), 2)), Sample((TensorSpec((5, 2)),), {"chunks": 3, "dim": 0})))
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Splits into at most ``chunks`` views of equal size along ``dim`` (the last may be
+    smaller, and there may be fewer chunks).
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.tensor([0, 1, 2, 3, 4]).chunk(2)]
+    [[0, 1, 2], [3, 4]]
+    """
+    if not is_int(chunks):
+        raise TypeError(f"chunk(): argument 'chunks' (position 2) must be int, not {type(chunks).__name__}")
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    split_size = -(-size // chunks)
+    if split_size == 0 and size == 0:
+        return _pieces(input, [0] * chunks, d)
+    return _pieces(input, _split_sizes(input, split_size, d), d)
+
+
+def _unbind_grad(grad, input_shape, dim):
+    d, grads = wrap_dim(dim, len(input_shape)), _as_tuple(grad)
+    out = grads[0].new_zeros(tuple(input_shape))
+    for i, g in enumerate(grads):
+        out[along(d, i)] = g
+    return out
+
+
+@op(grad=_unbind_grad, method=True, view=True,
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((I23, -1))))
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices along ``dim``, each a view without that dimension.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.tensor([[1, 2], [3, 4]]).unbind(1)]
+    [[1, 3], [2, 4]]
+    """
+    d = _wrap_dim_of_tensor(dim, input.ndim)
+    return tuple(input[along(d, i)] for i in range(input.shape[d]))
+
+
+def _narrow_grad(grad, input_shape, dim, start, length):
+    d = wrap_dim(dim, len(input_shape))
+    start = int(start)
+    if start < 0:
+        start += input_shape[d]
+    return _place(grad, input_shape, along(d, slice(start, start + length))), None
+
+
+@op(grad=_narrow_grad, method=True, view=True,
+    samples=(Sample((M23, 1, 1, 2)), Sample((M23, -1, -2, 1)), Sample((I23, 0, 0, 0)), Sample((M23, 1, 3, 0))))
+def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tensor:
+    """The view of ``length`` elements of dimension ``dim`` from index ``start``.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([0, 1, 2, 3, 4, 5]).narrow(0, 2, 3).tolist()
+    [2, 3, 4]
+    """
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    if isinstance(start, np.ndarray):
+        if start.ndim != 0 or start.dtype.kind not in "iu":
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = int(start)
+    if not is_int(start):
+        raise TypeError(f"narrow(): argument 'start' must be int, not {type(start).__name__}")
+    if not is_int(length):
+        raise TypeError(f"narrow(): argument 'length' must be int, not {type(length).__name__}")
+    size = input.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return input[along(d, slice(start, start + length))]
+
+
+def _select_grad(grad, input_shape, dim, index):
+    return _place(grad, input_shape, along(wrap_dim(dim, len(input_shape)), index))
+
+
+@op(grad=_select_grad, method=True, view=True,
+    samples=(Sample((M23, 0, 1)), Sample((M23, -1, -1)), Sample((TensorSpec((3,), "int64"), 0, 2))))
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The view of ``input`` at ``index`` along ``dim`` (that dimension removed).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[1, 2], [3, 4]]).select(1, 0).tolist()
+    [1, 3]
+    """
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, input.ndim)
+    if not is_int(index):
+        raise TypeError(f"select(): argument 'index' (position 2) must be int, not {type(index).__name__}")
+    size = input.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {d}")
+    return input[along(d, int(index))]
+
+
+# -- more splits, flips and dimension helpers --------------------------------------------
+
+def _tensor_split_points(size: int, indices_or_sections) -> list[int]:
+    """Split points of a dimension of ``size`` for ``tensor_split``: ``sections`` nearly
+    equal parts, or explicit indices."""
+    given = array_of(indices_or_sections)
+    if given is not None:  # a tensor: 0-dim means sections, 1-dim means indices
+        if given.dtype != np.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{legacy_type_name(given)[len('torch.'):-len('Tensor')]}")
+        if given.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {given.ndim} dims")
+        indices_or_sections = int(given) if given.ndim == 0 else given.tolist()
+    if is_int(indices_or_sections):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        small, extra = divmod(size, sections)
+        sizes = [small + 1] * extra + [small] * (sections - extra)
+        return np.cumsum(sizes)[:-1].tolist()
+    return list(int_tuple(indices_or_sections, "tensor_split", "indices"))
+
+
+def _split_at(array: np.ndarray, points: list[int], d: int) -> tuple[np.ndarray, ...]:
+    """Views between consecutive split points (Python slice rules: clamped, possibly empty)."""
+    bounds = [None, *points, None]
+    return tuple(array[along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def _split_points_grad(grad, shape, indices_or_sections, d: int):
+    return _unsplit(_as_tuple(grad), shape, d, _tensor_split_points(shape[d], indices_or_sections))
+
+
+def _tensor_split_grad(grad, input_shape, indices_or_sections, dim):
+    return _split_points_grad(grad, input_shape, indices_or_sections, wrap_dim(dim, len(input_shape)))
+
+
+@op(grad=_tensor_split_grad, method=True, view=True,
+    samples=(Sample((TensorSpec((7,)), 3)), Sample((TensorSpec((7,), "int64"), (1, 6))), Sample((M23, 2, 1)),
+             Sample((M23, [5, 1], -1)), Sample((M23, 4), {"dim": 0})))
+def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """Splits into views: ``sections`` parts as equal as possible (the first ones one larger),
+    or at the given indices along ``dim``.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.tensor_split(tm.tensor([0, 1, 2, 3, 4, 5, 6]), 3)]
+    [[0, 1, 2], [3, 4], [5, 6]]
+    >>> [t.tolist() for t in tm.tensor_split(tm.tensor([0, 1, 2, 3]), (1, 3))]
+    [[0], [1, 2], [3]]
+    """
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = wrap_dim(dim, input.ndim)
+    return _split_at(input, _tensor_split_points(input.shape[d], indices_or_sections), d)
+
+
+def _directional_split(array: np.ndarray, indices_or_sections, op_name: str, min_ndim: int, d: int):
+    if array.ndim < min_ndim:
+        raise RuntimeError(f"torch.{op_name} requires a tensor with at least {min_ndim} dimension, but got a tensor "
+                           f"with {array.ndim} dimensions!")
+    if is_int(indices_or_sections):
+        size = array.shape[d]
+        if indices_or_sections == 0 or size % indices_or_sections:
+            raise RuntimeError(f"torch.{op_name} attempted to split along dimension {d}, but the size of the "
+                               f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
+    return _split_at(array, _tensor_split_points(array.shape[d], indices_or_sections), d)
+
+
+def _hsplit_grad(grad, input_shape, indices_or_sections):
+    return _split_points_grad(grad, input_shape, indices_or_sections, 1 if len(input_shape) >= 2 else 0)
+
+
+@op(grad=_hsplit_grad, method=True, view=True,
+    samples=(Sample((M23, 3)), Sample((TensorSpec((4,)), [1, 3])), Sample((I23, [2]))))
+def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """``tensor_split`` along dimension 1 (dimension 0 for 1-D tensors); an int must divide the size.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.hsplit(tm.tensor([[1, 2], [3, 4]]), 2)]
+    [[[1], [3]], [[2], [4]]]
+    """
+    return _directional_split(input, indices_or_sections, "hsplit", 1, 1 if input.ndim >= 2 else 0)
+
+
+def _vsplit_grad(grad, input_shape, indices_or_sections):
+    return _split_points_grad(grad, input_shape, indices_or_sections, 0)
+
+
+@op(grad=_vsplit_grad, method=True, view=True,
+    samples=(Sample((TensorSpec((4, 2)), 2)), Sample((I23, [1]))))
+def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """``tensor_split`` along dimension 0 of a tensor with at least 2 dimensions.
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.vsplit(tm.tensor([[1, 2], [3, 4]]), 2)]
+    [[[1, 2]], [[3, 4]]]
+    """
+    return _directional_split(input, indices_or_sections, "vsplit", 2, 0)
+
+
+def _dsplit_grad(grad, input_shape, indices_or_sections):
+    return _split_points_grad(grad, input_shape, indices_or_sections, 2)
+
+
+@op(grad=_dsplit_grad, method=True, view=True,
+    samples=(Sample((TensorSpec((2, 2, 4)), 2)), Sample((M234, [1, 3]))))
+def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
+    """``tensor_split`` along dimension 2 of a tensor with at least 3 dimensions.
+
+    >>> import tensormodes as tm
+    >>> [t.shape for t in tm.dsplit(tm.zeros(1, 2, 4), 2)]
+    [tensormodes.Size([1, 2, 2]), tensormodes.Size([1, 2, 2])]
+    """
+    return _directional_split(input, indices_or_sections, "dsplit", 3, 2)
+
+
+def _column_stack_grad(grad, tensors_shape):
+    return _unjoin(grad, tensors_shape, 1, [1 if len(s) <= 1 else s[1] for s in tensors_shape])
+
+
+@op(grad=_column_stack_grad, out=True,
+    samples=(Sample(([TensorSpec((2,)), TensorSpec((2, 2))],)), Sample(([SCALAR, SCALAR],)),
+             Sample(([TensorSpec((3,), "int64"), TensorSpec((3,), "int32")],))))
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stacks tensors as columns: 0-D and 1-D tensors become columns, then ``hstack``.
+
+    >>> import tensormodes as tm
+    >>> tm.column_stack([tm.tensor([1, 2]), tm.tensor([3, 4])]).tolist()
+    [[1, 3], [2, 4]]
+    """
+    if not tensors:
+        raise RuntimeError("column_stack expects a non-empty TensorList")
+    columns = [a.reshape(-1, 1) if a.ndim <= 1 else a for a in tensors]
+    return _cat(columns, 1, "column_stack")
+
+
+def _at_least_each(arrays: list[np.ndarray], ndim: int):
+    results = tuple(_at_least(a, ndim) for a in arrays)
+    return results[0] if len(results) == 1 else results
+
+
+def _atleast_leading_grad(grad):
+    """``atleast_1d`` / ``atleast_2d`` only add leading dimensions of size 1 (``[n]`` becomes
+    ``[1, n]``), which the engine sums away: each output's gradient is its input's."""
+    return list(_as_tuple(grad))
+
+
+@op(grad=_atleast_leading_grad,
+    samples=(Sample((SCALAR,)), Sample((M23,)), Sample((SCALAR, TensorSpec((2,), "int64")))))
+def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least one dimension (0-D ones become shape ``[1]``); one tensor
+    gives a tensor, several a tuple.
+
+    >>> import tensormodes as tm
+    >>> tm.atleast_1d(tm.tensor(3)).tolist()
+    [3]
+    """
+    return _at_least_each(tensors, 1)
+
+
+@op(grad=_atleast_leading_grad,
+    samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((SCALAR, M234))))
+def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least two dimensions (1-D ones become a row).
+
+    >>> import tensormodes as tm
+    >>> tm.atleast_2d(tm.tensor([1, 2])).tolist()
+    [[1, 2]]
+    """
+    return _at_least_each(tensors, 2)
+
+
+def _atleast_grad(grad, tensors_shape):
+    # Outputs of integer inputs have no gradient (None).
+    return [None if g is None else g.reshape(s) for g, s in zip(_as_tuple(grad), tensors_shape, strict=True)]
+
+
+@op(grad=_atleast_grad,
+    samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((M23, TensorSpec((2,), "bool")))))
+def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
+    """Each tensor with at least three dimensions (``[n]`` becomes ``[1, n, 1]``, ``[m, n]``
+    becomes ``[m, n, 1]``).
+
+    >>> import tensormodes as tm
+    >>> tm.atleast_3d(tm.tensor([1, 2])).shape
+    tensormodes.Size([1, 2, 1])
+    """
+    return _at_least_each(tensors, 3)
+
+
+def _block_diag_grad(grad, tensors_shape):
+    grads, row, column = [], 0, 0
+    for shape in tensors_shape:
+        rows, columns = (1, 1) if len(shape) == 0 else (1, shape[0]) if len(shape) == 1 else shape
+        grads.append(grad[row:row + rows, column:column + columns].reshape(shape))
+        row, column = row + rows, column + columns
+    return grads
+
+
+@op(grad=_block_diag_grad, samples=(
+    Sample((TensorSpec((1, 2)), SCALAR, TensorSpec((2,)))), Sample((TensorSpec((2, 2)), TensorSpec((1, 3)))),
+    Sample((TensorSpec((1,), "bool"), TensorSpec((1, 1), "int64"))), Sample((TensorSpec((0, 2)), TensorSpec((1, 1)))),
+    Sample(())))
+def block_diag(*tensors: Tensor) -> Tensor:
+    """A block diagonal matrix of ``tensors`` (0-D and 1-D ones as one row), dtypes promoted.
+
+    >>> import tensormodes as tm
+    >>> tm.block_diag(tm.tensor([[1, 2]]), tm.tensor(3))
+    tensor([[1, 2, 0],
+            [0, 0, 3]])
+    """
+    for position, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {position} "
+                               f"has {t.ndim} dimensions")
+    if not tensors:
+        return np.zeros((1, 0), dt.get_default_dtype()._np)
+    blocks = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
+    result = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), operand_dtype(*tensors)._np)
+    row = column = 0
+    for b in blocks:
+        result[row:row + b.shape[0], column:column + b.shape[1]] = b
+        row, column = row + b.shape[0], column + b.shape[1]
+    return result
+
+
+def _cartesian_prod_grad(grad, tensors_shape):
+    if len(tensors_shape) == 1:
+        return [grad]
+    sizes = [shape[0] for shape in tensors_shape]
+    grads = []
+    for i in range(len(sizes)):
+        spread = grad[:, i].reshape(sizes)
+        others = [d for d in range(len(sizes)) if d != i]
+        grads.append(spread.sum(others) if others else spread)
+    return grads
+
+
+@op(grad=_cartesian_prod_grad, samples=(
+    Sample((TensorSpec((2,)), TensorSpec((3,)))), Sample((TensorSpec((2,), "int64"), TensorSpec((2,), "int64"),
+                                                        TensorSpec((1,), "int64"))),
+    Sample((TensorSpec((3,)),)), Sample((TensorSpec((2,)), TensorSpec((0,))))))
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of one element of each 1-D tensor, as rows (one column per tensor);
+    one tensor is returned as it is.
+
+    >>> import tensormodes as tm
+    >>> tm.cartesian_prod(tm.tensor([1, 2]), tm.tensor([3, 4]))
+    tensor([[1, 3],
+            [1, 4],
+            [2, 3],
+            [2, 4]])
+    """
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0].copy()
+    if any(t.dtype != tensors[0].dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    grids = np.meshgrid(*tensors, indexing="ij")
+    return np.stack([g.reshape(-1) for g in grids], axis=1)
+
+
+_MESHGRID_WARNING = "meshgrid: in an upcoming release, it will be required to pass the indexing argument."
+
+
+def _meshgrid_arguments(tensors: tuple, indexing):
+    return one_sequence_as_items(tensors), indexing
+
+
+def _meshgrid_grad(grad, indexing):
+    # Grid i is input i (1-D, or 0-D: the engine sums the grid's [1] back to []) along one
+    # dimension, repeated along the others.
+    grads = _as_tuple(grad)
+    swap = indexing == "xy" and len(grads) >= 2
+    result = []
+    for i, g in enumerate(grads):
+        if g is None:  # an integer grid
+            result.append(None)
+            continue
+        own = 1 - i if swap and i < 2 else i  # the dimension grid i varies along
+        others = [d for d in range(g.dim()) if d != own]
+        result.append(g.sum(others) if others else g)
+    return result
+
+
+@op(grad=_meshgrid_grad, normalize=_meshgrid_arguments,
+    samples=(Sample(([TensorSpec((2,)), TensorSpec((3,))],), {"indexing": "xy"}),
+             Sample((TensorSpec((2,)), TensorSpec((3,))), {"indexing": "ij"}),
+             Sample((TensorSpec((2,), "int64"), TensorSpec((3,), "int64"), TensorSpec((4,), "int64")),
+             {"indexing": "xy"}),
+             Sample((SCALAR, TensorSpec((3,))), {"indexing": "xy"})))
+def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D (or 0-D) tensors: with ``indexing="ij"`` result ``i`` varies
+    along dimension ``i``; ``"xy"`` swaps the first two dimensions (Cartesian layout). The
+    grids share memory with the inputs. Omitting ``indexing`` means ``"ij"`` and warns.
+
+    >>> import tensormodes as tm
+    >>> x, y = tm.meshgrid(tm.tensor([1, 2]), tm.tensor([3, 4, 5]), indexing="ij")
+    >>> x.tolist(), y.tolist()
+    ([[1, 1, 1], [2, 2, 2]], [[3, 4, 5], [3, 4, 5]])
+    """
+    if indexing is None:
+        warnings.warn(_MESHGRID_WARNING, UserWarning, stacklevel=3)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of shape "
+                               f"{list(t.shape)}")
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    vectors = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(vectors) >= 2
+    if swap:
+        vectors[0], vectors[1] = vectors[1], vectors[0]
+    shape = tuple(v.shape[0] for v in vectors)
+    grids = []
+    for i, v in enumerate(vectors):
+        strides = [0] * len(shape)
+        strides[i] = v.strides[0]
+        grids.append(as_strided(v, shape, tuple(strides), writeable=v.flags.writeable))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)

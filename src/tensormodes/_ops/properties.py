@@ -1,0 +1,173 @@
+"""Tensor properties computed from the array (``is_floating_point``, ``numel``, ``is_nonzero`` ...;
+``Tensor.is_complex``, ``is_floating_point`` and ``numel`` are defined with the class) and
+whole-tensor copies and aliases: ``clone``, ``contiguous``, ``detach``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as dt
+from ._common import resolve_dtype
+from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import I23, M23, SCALAR
+from ._shape import _same_grad
+
+# -- properties (Tensor.is_complex, is_floating_point and numel are defined with the class) ---
+
+_PROPERTY_SAMPLES = (Sample((M23,)), Sample((TensorSpec((2,), "complex64"),)), Sample((TensorSpec((3,), "int64"),)),
+                     Sample((TensorSpec((2,), "uint8"),)), Sample((SCALAR,)), Sample((TensorSpec((0, 2)),)))
+
+
+@op(differentiable=False, samples=_PROPERTY_SAMPLES)
+def is_complex(input: Tensor) -> bool:
+    """True if ``input``'s dtype is complex (also ``Tensor.is_complex()``).
+
+    >>> import tensormodes as tm
+    >>> tm.is_complex(tm.tensor([1j]))
+    True
+    """
+    return input.dtype.kind == "c"
+
+
+@op(differentiable=False, samples=_PROPERTY_SAMPLES)
+def is_floating_point(input: Tensor) -> bool:
+    """True if ``input``'s dtype is a floating-point one (also ``Tensor.is_floating_point()``).
+
+    >>> import tensormodes as tm
+    >>> tm.is_floating_point(tm.tensor([1.0]))
+    True
+    """
+    return input.dtype.kind == "f" or input.dtype == dt.bfloat16._np
+
+
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES)
+def is_signed(input: Tensor) -> bool:
+    """True if ``input``'s dtype holds negative numbers (all but ``bool`` and ``uint8``).
+
+    >>> import tensormodes as tm
+    >>> tm.is_signed(tm.tensor([1], dtype=tm.uint8))
+    False
+    """
+    return input.dtype.kind not in "bu"
+
+
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES)
+def is_conj(input: Tensor) -> bool:
+    """False: tensormodes computes conjugates rather than deferring them.
+
+    >>> import tensormodes as tm
+    >>> tm.is_conj(tm.tensor([1j]).conj())
+    False
+    """
+    return False
+
+
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES)
+def is_neg(input: Tensor) -> bool:
+    """False: tensormodes computes negations rather than deferring them.
+
+    >>> import tensormodes as tm
+    >>> tm.is_neg(tm.tensor([1.0]))
+    False
+    """
+    return False
+
+
+@op(differentiable=False, samples=_PROPERTY_SAMPLES)
+def numel(input: Tensor) -> int:
+    """The number of elements (also ``Tensor.numel()``).
+
+    >>> import tensormodes as tm
+    >>> tm.numel(tm.zeros(2, 3))
+    6
+    """
+    return int(input.size)
+
+
+@op(differentiable=False, method=True, samples=(
+    Sample((TensorSpec((1,)),)), Sample((TensorSpec((), "int64", 0, 0),)), Sample((TensorSpec((1, 1), "bool"),)),
+    Sample((TensorSpec((), "complex64"),))))
+def is_nonzero(input: Tensor) -> bool:
+    """Whether the single element of ``input`` is nonzero (NaN is); more or fewer elements raise.
+
+    >>> import tensormodes as tm
+    >>> tm.is_nonzero(tm.tensor([0.5]))
+    True
+    """
+    if input.size > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    if input.size == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    return bool(input.reshape(()) != 0)
+
+
+@op(differentiable=False, method=True, samples=(Sample((M23, M23)), Sample((M23, TensorSpec((3, 2)))),
+                                                Sample((SCALAR, TensorSpec((), "int64")))))
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    """Whether ``input`` and ``other`` have the same shape.
+
+    >>> import tensormodes as tm
+    >>> tm.is_same_size(tm.zeros(2, 3), tm.zeros(3, 2))
+    False
+    """
+    return input.shape == other.shape
+
+
+# -- copies and aliases -----------------------------------------------------------------
+
+@op(grad=_same_grad, method=True,
+    samples=(Sample((M23,)), Sample((SCALAR,)), Sample((I23,), {"memory_format": None})))
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    """A copy with its own memory (the strides of a dense input are preserved).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([1, 2]); y = x.clone(); y[0] = 5
+    >>> x.tolist(), y.tolist()
+    ([1, 2], [5, 2])
+    """
+    return input.copy(order="K")
+
+
+@op(grad=_same_grad, samples=(
+    Sample((M23,), {"dtype": dt.float64}), Sample((M23,)), Sample((I23,), {"dtype": dt.float32}),
+    Sample((M23,), {"dtype": dt.int64}), Sample((TensorSpec((2, 3), "float64"),), {"dtype": dt.float16}),
+    Sample((M23,), {"dtype": dt.bfloat16}), Sample((SCALAR,), {"dtype": dt.float64})))
+def _to_copy(input: Tensor, *, dtype: dt.dtype | None = None) -> Tensor:
+    """A copy of ``input`` in ``dtype`` (its own dtype when None): what ``Tensor.to(dtype)``,
+    ``double()``, ``type()`` ... run, as PyTorch's ``aten::_to_copy``. Differentiable: the
+    gradient is the result's, converted back to ``input``'s dtype.
+
+    >>> import tensormodes as tm
+    >>> tm._to_copy(tm.tensor([1.5, -2.5]), dtype=tm.int64)
+    tensor([ 1, -2])
+    """
+    target = input.dtype if dtype is None else resolve_dtype(dtype)._np
+    return input.astype(target, order="K", copy=True)
+
+
+# A view when it returns its input's memory, so the two share a version counter (PyTorch
+# returns the tensor itself; a separate Tensor over the same memory would hide writes).
+@op(grad=_same_grad, method=True, function=False, view=True,
+    samples=(Sample((M23,)), Sample((SCALAR,))))
+def contiguous(input: Tensor, *, memory_format=None) -> Tensor:
+    """The data in row-major layout: the same memory when already contiguous, else a copy.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 3).t().contiguous().is_contiguous()
+    True
+    """
+    if input.flags.c_contiguous:
+        return input
+    return np.ascontiguousarray(input)
+
+
+@op(method=True, differentiable=False, alias=True, samples=(Sample((M23,)), Sample((SCALAR,))))
+def detach(input: Tensor) -> Tensor:
+    """A new tensor sharing memory with ``input`` but outside autograd (never requires grad).
+
+    >>> import tensormodes as tm
+    >>> x = tm.zeros(2); y = x.detach(); y[0] = 1; x.tolist()
+    [1.0, 0.0]
+    """
+    return input.view()

@@ -1,0 +1,412 @@
+"""Reordering copies: flips and rotations, ``roll``, ``repeat`` and ``tile``, triangles
+(``tril``, ``triu``), diagonal matrices (``diag_embed``, ``diagflat``), ``diff`` and
+``repeat_interleave``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from numbers import Number
+
+import numpy as np
+
+from .. import _dtype as dt
+from ._common import is_int, ops, scalar_type_name, wrap_dim
+from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import I23, M23, M234, SCALAR
+from ._shape import _cat, _diagonal_dims, _dim_list, _wrap_dim_of_tensor, int_tuple, varargs_ints
+from .views import diagonal_view
+
+# -- reordering elements (copies) --------------------------------------------------------
+
+def _flip_grad(grad, dims):
+    return grad.flip(dims)
+
+
+@op(grad=_flip_grad, method=True,
+    samples=(Sample((M23, (0,))), Sample((M234, (0, -1))), Sample((SCALAR, ())),
+             Sample((I23, [1])), Sample((M23, ()))))
+def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
+    """A copy with the order of elements reversed along each of ``dims``.
+
+    >>> import tensormodes as tm
+    >>> tm.flip(tm.tensor([[1, 2], [3, 4]]), (1,)).tolist()
+    [[2, 1], [4, 3]]
+    """
+    axes = _dim_list(dims, input.ndim, "flip")
+    if input.ndim == 0:
+        return input.copy()
+    return np.flip(input, axes).copy()
+
+
+def _roll_grad(grad, shifts, dims):
+    back = tuple(-s for s in int_tuple(shifts, "roll", "shifts"))
+    return grad.roll(back, dims) if dims is not None else grad.roll(back[0])
+
+
+@op(grad=_roll_grad, method=True,
+    samples=(Sample((M23, 1)), Sample((M23, (1, -1), (0, 1))), Sample((M23, 2, -1)),
+             Sample((SCALAR, 3)), Sample((I23, -4)), Sample((M23,), {"shifts": [1], "dims": [1]})))
+def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+    """Rolls elements along ``dims`` by ``shifts`` (elements shifted past the end wrap around).
+    Without ``dims`` the flattened tensor is rolled and the shape restored.
+
+    >>> import tensormodes as tm
+    >>> tm.roll(tm.tensor([1, 2, 3, 4]), 1).tolist()
+    [4, 1, 2, 3]
+    >>> tm.roll(tm.tensor([[1, 2], [3, 4]]), 1, 0).tolist()
+    [[3, 4], [1, 2]]
+    """
+    shifts = int_tuple(shifts, "roll", "shifts")
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
+        return np.roll(input.reshape(-1), shifts[0]).reshape(input.shape)
+    dims = int_tuple(dims, "roll", "dims")
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    axes = tuple(_wrap_dim_of_tensor(d, input.ndim) for d in dims)
+    return np.roll(input, shifts, axes)
+
+
+def _repeat(array: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
+    if len(repeats) < array.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    padded = (1,) * (len(repeats) - array.ndim) + array.shape
+    target = [size * r for size, r in zip(padded, repeats, strict=True)]
+    for size in target:
+        if size < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {target}")
+    return np.tile(array.reshape(padded), repeats)
+
+
+def _untile(grad, shape, repeats: tuple[int, ...]):
+    """Gradient of tiling an input of ``shape`` ``repeats`` times: the sum over the copies."""
+    shape = tuple(shape)
+    padded = (1,) * (len(repeats) - len(shape)) + shape
+    split = []
+    for r, size in zip(repeats, padded, strict=True):
+        split += [r, size]
+    return grad.reshape(split).sum(list(range(0, len(split), 2))).reshape(shape) if split else grad
+
+
+def _repeat_grad(grad, input_shape, repeats):
+    return _untile(grad, input_shape, varargs_ints(repeats, "repeat", "repeats"))
+
+
+@op(grad=_repeat_grad, method=True, function=False,
+    samples=(Sample((M23, 2, 1)), Sample((M23, (1, 2, 2))), Sample((SCALAR, 3)), Sample((I23, [1, 0]))))
+def repeat(input: Tensor, *repeats: int) -> Tensor:
+    """A copy with the data repeated ``repeats[i]`` times along dimension ``i``
+    (extra leading repeats add dimensions).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1, 2]).repeat(2, 2).tolist()
+    [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    return _repeat(input, varargs_ints(repeats, "repeat", "repeats"))
+
+
+def _tile_grad(grad, input_shape, dims):
+    dims = int_tuple(dims, "tile", "dims")
+    return _untile(grad, input_shape, (1,) * (len(input_shape) - len(dims)) + dims)
+
+
+@op(grad=_tile_grad, method=True,
+    samples=(Sample((M23, (2, 1))), Sample((M23, (2,))), Sample((M23, (2, 1, 3))),
+             Sample((SCALAR, ())), Sample((I23, [1, 2]))))
+def tile(input: Tensor, dims: int | Sequence[int]) -> Tensor:
+    """Like ``repeat``, but ``dims`` shorter than the tensor's dimensions is padded with ones
+    at the front.
+
+    >>> import tensormodes as tm
+    >>> tm.tile(tm.tensor([[1, 2]]), (2,)).tolist()
+    [[1, 2, 1, 2]]
+    """
+    dims = int_tuple(dims, "tile", "dims")
+    return _repeat(input, (1,) * (input.ndim - len(dims)) + dims)
+
+
+def _triangle_check(array: np.ndarray, op_name: str, diagonal) -> None:
+    if array.ndim < 2:
+        raise RuntimeError(f"{op_name}: input tensor must have at least 2 dimensions")
+    if not is_int(diagonal):
+        raise TypeError(f"{op_name}(): argument 'diagonal' must be int, not {type(diagonal).__name__}")
+
+
+def _tril_grad(grad, diagonal):
+    return grad.tril(diagonal)
+
+
+@op(grad=_tril_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((M234,), {"diagonal": -1}),
+             Sample((TensorSpec((3, 3), "int64"), -5)), Sample((TensorSpec((3, 3), "bool"),))))
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the (batch of) matrices: elements above diagonal ``diagonal`` are zeroed.
+
+    >>> import tensormodes as tm
+    >>> tm.tril(tm.ones(3, 3, dtype=tm.int64)).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    _triangle_check(input, "tril", diagonal)
+    return np.tril(input, diagonal)
+
+
+def _triu_grad(grad, diagonal):
+    return grad.triu(diagonal)
+
+
+@op(grad=_triu_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), -1)), Sample((M234,), {"diagonal": 2}),
+             Sample((TensorSpec((3, 3), "int64"), 5)), Sample((TensorSpec((3, 3), "bool"),))))
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the (batch of) matrices: elements below diagonal ``diagonal`` are zeroed.
+
+    >>> import tensormodes as tm
+    >>> tm.triu(tm.ones(3, 3, dtype=tm.int64), 1).tolist()
+    [[0, 1, 1], [0, 0, 1], [0, 0, 0]]
+    """
+    _triangle_check(input, "triu", diagonal)
+    return np.triu(input, diagonal)
+
+
+def _diag_embed_grad(grad, offset, dim1, dim2):
+    return grad.diagonal(offset, dim1, dim2)
+
+
+@op(grad=_diag_embed_grad, method=True,
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((TensorSpec((3,), "int64"), -1)),
+             Sample((M23,), {"offset": 0, "dim1": 0, "dim2": 2}), Sample((M23, 2, -1, 0))))
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """A tensor whose diagonals (``offset``, in the planes ``dim1``, ``dim2``) are filled from the
+    last dimension of ``input``; the rest is zero.
+
+    >>> import tensormodes as tm
+    >>> tm.diag_embed(tm.tensor([1, 2])).tolist()
+    [[1, 0], [0, 2]]
+    """
+    ndim = input.ndim + 1
+    d1, d2 = _diagonal_dims(ndim, dim1, dim2)
+    n = (input.shape[-1] if input.ndim else 1) + abs(offset)
+    batch = list(input.shape[:-1])
+    shape = []
+    for i in range(ndim):
+        shape.append(n if i in (d1, d2) else batch.pop(0))
+    result = np.zeros(shape, input.dtype)
+    diagonal_view(result, offset, d1, d2)[...] = input
+    return result
+
+
+def _fliplr_grad(grad):
+    return grad.fliplr()
+
+
+@op(grad=_fliplr_grad, method=True,
+    samples=(Sample((M23,)), Sample((M234,))))
+def fliplr(input: Tensor) -> Tensor:
+    """A copy with the order of columns (dimension 1) reversed.
+
+    >>> import tensormodes as tm
+    >>> tm.fliplr(tm.tensor([[1, 2], [3, 4]])).tolist()
+    [[2, 1], [4, 3]]
+    """
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return np.flip(input, 1).copy()
+
+
+def _flipud_grad(grad):
+    return grad.flipud()
+
+
+@op(grad=_flipud_grad, method=True,
+    samples=(Sample((M23,)), Sample((TensorSpec((3,), "int64"),))))
+def flipud(input: Tensor) -> Tensor:
+    """A copy with the order of rows (dimension 0) reversed.
+
+    >>> import tensormodes as tm
+    >>> tm.flipud(tm.tensor([[1, 2], [3, 4]])).tolist()
+    [[3, 4], [1, 2]]
+    """
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return np.flip(input, 0).copy()
+
+
+def _rot90_grad(grad, k, dims):
+    return grad.rot90(-k, dims)
+
+
+@op(grad=_rot90_grad, method=True,
+    samples=(Sample((M23,)), Sample((M23, 2)), Sample((M234, -1, (2, 0))), Sample((I23, 7, [1, 0]))))
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """Rotates by 90 degrees ``k`` times in the plane of ``dims``, from the first dimension
+    towards the second.
+
+    >>> import tensormodes as tm
+    >>> tm.rot90(tm.tensor([[1, 2], [3, 4]])).tolist()
+    [[2, 4], [1, 3]]
+    """
+    dims = int_tuple(dims, "rot90", "dims")
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    first, second = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
+    if first == second:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {first} and dim1 = {second}")
+    return np.rot90(input, k, (first, second)).copy()
+
+
+# -- differences and repeats -------------------------------------------------------------
+
+def _difference_adjoint(grad, d: int):
+    """The gradient of one first difference along ``d`` (``x[1:] - x[:-1]``)."""
+    shape = list(grad.shape)
+    shape[d] = 1
+    edge = grad.new_zeros(shape)
+    return ops.cat([edge, grad], d) - ops.cat([grad, edge], d)
+
+
+def _diff_grad(grad, input_shape, n, dim, prepend_shape, append_shape):
+    d = wrap_dim(dim, len(input_shape))
+    lengths = [0 if s is None else s[d] for s in (prepend_shape, input_shape, append_shape)]
+    joined = sum(lengths)
+    for _ in range(min(n, joined)):
+        grad = _difference_adjoint(grad, d)
+    if n > joined:  # the differences ran out of elements: nothing depends on the input
+        shape = list(input_shape)
+        shape[d] = joined
+        grad = grad.new_zeros(shape)
+    parts = grad.split(lengths, d)
+    return parts[1], parts[0] if prepend_shape is not None else None, parts[2] if append_shape is not None else None
+
+
+@op(grad=_diff_grad, method=True, samples=(
+    Sample((M23,)), Sample((TensorSpec((4, 3)), 2, 0)), Sample((TensorSpec((2, 3), "int64", -5, 5),)),
+    Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((5,), "float16"),)),
+    Sample((M23,), {"prepend": TensorSpec((2, 1)), "append": TensorSpec((2, 2))}),
+    Sample((M23, 1, -1, TensorSpec((2, 2), "int64", 0, 3))), Sample((TensorSpec((3,)), 5)),
+    Sample((M23, 0))))
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``x[1:] - x[:-1]``, applied ``n``
+    times; exclusive or for bool), after joining ``prepend`` and ``append`` on either side.
+
+    >>> import tensormodes as tm
+    >>> tm.diff(tm.tensor([1, 4, 9, 16]))
+    tensor([3, 5, 7])
+    >>> tm.diff(tm.tensor([1, 4, 9, 16]), n=2)
+    tensor([2, 2])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, input.ndim)
+    for extra in (prepend, append):
+        if extra is None:
+            continue
+        if extra.ndim != input.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for axis, (size, got) in enumerate(zip(input.shape, extra.shape)):
+            if axis != d and size != got:
+                raise RuntimeError(f"diff expects the shape of tensor to prepend or append to match that of input "
+                                   f"except along the differencing dimension; input.size({axis}) = {size}, but got "
+                                   f"tensor.size({axis}) = {got}")
+    joined = [a for a in (prepend, input, append) if a is not None]
+    values = _cat(joined, d) if len(joined) > 1 else input
+    step = np.logical_xor if values.dtype == np.bool_ else np.subtract
+    for _ in range(n):
+        if values.shape[d] == 0:
+            break
+        values = step(np.delete(values, 0, d), np.delete(values, -1, d))
+    return values if n else values.copy()
+
+
+def _repeat_interleave_grad(grad, input_shape, dim, positions):
+    # ``positions``: where each output slice came from (the kernel hands them over, as PyTorch's
+    # composite keeps the index it selects with, not the repeats).
+    if dim is None:
+        size = int(np.prod(input_shape))
+        return grad.new_zeros(size).index_add(0, positions, grad).reshape(input_shape), None
+    d = wrap_dim(dim, len(input_shape))
+    return grad.new_zeros(tuple(input_shape)).index_add(d, positions, grad), None
+
+
+@op(grad=_repeat_interleave_grad, method=True, saves=("positions",), samples=(
+    Sample((M23, 2)), Sample((M23, TensorSpec((2,), "int64", 0, 3), 0)), Sample((M23, 3, -1)),
+    Sample((TensorSpec((3,), "int64", 0, 3),)), Sample((SCALAR, 3)), Sample((M23, TensorSpec((), "int64", 1, 2), 1)),
+    Sample((TensorSpec((2, 2), "bool"), 2, 0), {"output_size": 4}), Sample((M23, TensorSpec((1,), "int64", 2, 2), 1))))
+def repeat_interleave(input: Tensor, repeats: Tensor | Number | None = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Tensor:
+    """Each element (or each slice along ``dim``) repeated ``repeats`` times in place (an int,
+    or one count per slice); the input is flattened without ``dim``. Given only a tensor of
+    counts, the indices repeated that many times.
+
+    >>> import tensormodes as tm
+    >>> tm.repeat_interleave(tm.tensor([1, 2]), 2)
+    tensor([1, 1, 2, 2])
+    >>> tm.repeat_interleave(tm.tensor([2, 0, 1]))
+    tensor([0, 0, 2])
+    """
+    if repeats is None:  # repeat_interleave(repeats): the indices, repeated
+        counts = input
+        if counts.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        values, axis = np.arange(counts.shape[0]), 0
+    else:
+        if isinstance(repeats, (bool, float)) or (not isinstance(repeats, np.ndarray) and not is_int(repeats)):
+            raise TypeError(f"repeat_interleave(): argument 'repeats' must be Tensor or int, not "
+                            f"{type(repeats).__name__}")
+        values = input if dim is not None else input.reshape(-1)
+        axis = 0 if dim is None else wrap_dim(dim, max(input.ndim, 1))
+        if values.ndim == 0:
+            values = values.reshape(1)
+        counts = repeats
+        if not isinstance(counts, np.ndarray):
+            if counts < 0:
+                raise RuntimeError("Repeats must be non-negative")
+            counts = np.full(values.shape[axis], counts, np.int64)
+        elif counts.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        elif counts.size == 1:
+            counts = np.full(values.shape[axis], counts.reshape(()), counts.dtype)
+        elif counts.shape[0] != values.shape[axis]:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{counts.shape[0]} and input.size({axis}) = {values.shape[axis]}")
+    if counts.dtype.kind not in "iu":
+        raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
+                                  f"'{scalar_type_name(dt.NP_TO_DTYPE[counts.dtype])}'")
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    total = int(counts.sum())
+    if output_size is not None and output_size != total:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {total} but got {output_size}")
+    positions = np.repeat(np.arange(values.shape[axis]), counts)
+    return np.take(values, positions, axis=axis), positions
+
+
+def _diagflat_grad(grad, input_shape, offset):
+    return grad.diagonal(offset).reshape(input_shape)
+
+
+@op(grad=_diagflat_grad, method=True, samples=(
+    Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 2)), 1)), Sample((SCALAR, -1)),
+    Sample((TensorSpec((3,), "int64", -3, 3), -2)), Sample((TensorSpec((0,)),))))
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A square matrix with the flattened ``input`` on diagonal ``offset`` and zeros elsewhere.
+
+    >>> import tensormodes as tm
+    >>> tm.diagflat(tm.tensor([1, 2]))
+    tensor([[1, 0],
+            [0, 2]])
+    """
+    flat = input.reshape(-1)
+    size = flat.size + abs(offset)
+    result = np.zeros((size, size), input.dtype)
+    rows = np.arange(flat.size) + max(-offset, 0)
+    result[rows, rows + offset] = flat
+    return result

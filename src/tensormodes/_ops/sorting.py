@@ -1,0 +1,321 @@
+"""Sorting and searching: ``sort``, ``argsort``, ``msort``, ``topk``, ``kthvalue``, ``searchsorted``,
+``bucketize`` and the uniques.
+"""
+
+from __future__ import annotations
+
+from numbers import Number
+
+import numpy as np
+
+from ._common import along, is_int, no_complex_autograd, wrap_dim
+from ._reduction import (
+    _INT64,
+    _WIDE_INT,
+    _gather,
+    _int_dim,
+    _not_implemented,
+    _scatter_back,
+    _selection_grad,
+    _sort_indices,
+    _sortable,
+)
+from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
+from ._samples import M23, M234, SCALAR
+
+
+def _check_sortable(array: np.ndarray) -> None:
+    if array.dtype.kind == "c":
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
+
+
+_SORT_SAMPLES = (Sample((M23,)), Sample((M23, 0)), Sample((M23, -1, True)), Sample((M23,), {"descending": True}),
+                 Sample((M23,), {"stable": True, "dim": 0}), Sample((_WIDE_INT, 1)),
+                 Sample((TensorSpec((5,), "int64", -2, 2),), {"stable": True}),
+                 Sample((TensorSpec((5,), "int64", -2, 2),), {"stable": True, "descending": True}),
+                 Sample((TensorSpec((4,), "bool"),), {"stable": True}),
+                 Sample((TensorSpec((2, 3), "float16"),)), Sample((TensorSpec((2, 3), "bfloat16"), 0, True)),
+                 Sample((SCALAR,)), Sample((TensorSpec((0, 3)), 0)))
+
+
+def _sort_grad(grad, input_shape, result, dim):
+    return _scatter_back(grad[0], input_shape, result[1], dim, True)
+
+
+@op(returns=("values", "indices"), grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES)
+def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
+    """The elements sorted along ``dim``, with the indices that sort them, as the named
+    tuple ``(values, indices)``. The sort is always stable; NaN sorts as the largest.
+
+    >>> import tensormodes as tm
+    >>> tm.sort(tm.tensor([3, 1, 2]), descending=True)
+    tensormodes.return_types.sort(
+    values=tensor([3, 2, 1]),
+    indices=tensor([0, 2, 1]))
+    """
+    _check_sortable(input)
+    axis = _int_dim(dim, input.ndim, "sort")
+    if input.ndim == 0:
+        return RETURN_TYPES["sort"](input.copy(), np.zeros((), _INT64))
+    indices = _sort_indices(input, axis, descending)
+    return RETURN_TYPES["sort"](_gather(input, indices, axis), indices.astype(_INT64, copy=False))
+
+
+@op(differentiable=False, method=True, out=True, samples=_SORT_SAMPLES)
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
+    """The indices (int64) that sort ``input`` along ``dim`` (stably; see ``sort``).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[3, 1, 2], [0, 5, 4]]).argsort(dim=1)
+    tensor([[1, 2, 0],
+            [0, 2, 1]])
+    """
+    _check_sortable(input)
+    axis = _int_dim(dim, input.ndim, "argsort")
+    if input.ndim == 0:
+        return np.zeros((), _INT64)
+    return _sort_indices(input, axis, descending).astype(_INT64, copy=False)
+
+
+def _topk_grad(grad, input_shape, result, dim):
+    return _scatter_back(grad[0], input_shape, result[1], dim, True)
+
+
+@op(returns=("values", "indices"), grad=_topk_grad, method=True, out=True,
+    samples=(Sample((M23, 2)), Sample((M23, 1, 0)), Sample((M23, 2), {"largest": False}),
+             Sample((M23, 3, -1, True, True)), Sample((M234, 2, 1), {"sorted": True}), Sample((_WIDE_INT, 2)),
+             Sample((TensorSpec((2, 3), "float16"), 1, 0, False)), Sample((M23, 0)), Sample((SCALAR, 1)),
+             Sample((TensorSpec((0, 3)), 0, 0))))
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Tensor:  # noqa: A002
+    """The ``k`` largest (or, with ``largest=False``, smallest) elements along ``dim``
+    with their indices, as the named tuple ``(values, indices)``. NaN counts as the
+    largest. Results always come sorted; the order of equal elements may differ
+    from PyTorch's, which leaves it unspecified.
+
+    >>> import tensormodes as tm
+    >>> tm.topk(tm.tensor([1, 9, 4, 7]), 2)
+    tensormodes.return_types.topk(
+    values=tensor([9, 7]),
+    indices=tensor([1, 3]))
+    """
+    if input.dtype.kind == "c":
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
+    if input.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    axis = _int_dim(dim, input.ndim, "topk")
+    length = input.shape[axis] if input.ndim else 1
+    if not is_int(k):
+        raise TypeError(f"topk(): argument 'k' (position 2) must be int, not {type(k).__name__}")
+    if not 0 <= k <= length:
+        raise RuntimeError("selected index k out of range")
+    if input.ndim == 0:
+        return RETURN_TYPES["topk"](input.copy(), np.zeros((), _INT64))
+    indices = _sort_indices(input, axis, largest)[along(axis, slice(0, k))]
+    values = _gather(input, indices, axis)
+    return RETURN_TYPES["topk"](values, indices.astype(_INT64, copy=False))
+
+
+@op(returns=("values", "indices"),
+    grad=_selection_grad, differentiable=no_complex_autograd("kthvalue"), method=True, out=True,
+    samples=(Sample((M23, 2)), Sample((M23, 1, 0, True)), Sample((TensorSpec((3, 4), "float64"), 4, -1)),
+             Sample((TensorSpec((2, 5), "int64", -1000, 1000), 3)), Sample((TensorSpec((3, 2), "float16"), 1, 0)),
+             Sample((SCALAR, 1)), Sample((TensorSpec((0, 3)), 1, 1))))
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """The ``k``-th smallest element along ``dim`` (``k`` counts from 1; NaN is the largest)
+    and its index, as the named tuple ``(values, indices)``. Which index is returned among
+    equal elements may differ from PyTorch's.
+
+    >>> import tensormodes as tm
+    >>> tm.kthvalue(tm.tensor([4, 1, 3, 2]), 2)
+    tensormodes.return_types.kthvalue(
+    values=tensor(2),
+    indices=tensor(3))
+    """
+    axis = _int_dim(dim, input.ndim, "kthvalue")
+    length = input.shape[axis] if input.ndim else 1
+    if not is_int(k):
+        raise TypeError(f"kthvalue(): argument 'k' (position 2) must be int, not {type(k).__name__}")
+    if not 1 <= k <= length:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
+    if input.ndim == 0:  # any dtype: PyTorch's kernel is not reached
+        return RETURN_TYPES["kthvalue"](input.copy(), np.zeros((), _INT64))
+    if input.dtype.kind in "bc":
+        raise _not_implemented("kthvalue_cpu", input)
+    indices = _sort_indices(input, axis, False)[along(axis, slice(k - 1, k))]
+    values = _gather(input, indices, axis)
+    if not keepdim:
+        indices, values = indices.squeeze(axis), values.squeeze(axis)
+    return RETURN_TYPES["kthvalue"](values, indices.astype(_INT64, copy=False))
+
+
+def _msort_grad(grad, input_shape, indices):
+    if not input_shape:
+        return grad
+    return grad.new_zeros(tuple(input_shape)).scatter(0, indices, grad)
+
+
+@op(grad=_msort_grad, saves=("indices",),
+    samples=(Sample((M23,)), Sample((TensorSpec((4,), "int64", -5, 5),)), Sample((SCALAR,)),
+             Sample((TensorSpec((3, 2), "float16"),))))
+def msort(input: Tensor) -> Tensor:
+    """``input`` sorted along its first dimension (``sort(input, 0).values``).
+
+    >>> import tensormodes as tm
+    >>> tm.msort(tm.tensor([[3, 0], [1, 2]]))
+    tensor([[1, 0],
+            [3, 2]])
+    """
+    _check_sortable(input)
+    if input.ndim == 0:
+        return input.copy(), np.zeros((), _INT64)
+    indices = _sort_indices(input, 0, False).astype(_INT64, copy=False)
+    return _gather(input, indices, 0), indices
+
+
+# -- searching, counting and uniques ---------------------------------------------------------
+
+def _search_side(right: bool, side: str | None) -> str:
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                               "while right was True")
+        return side
+    return "right" if right else "left"
+
+
+def _searchable(array: np.ndarray, kernel: str) -> np.ndarray:
+    if array.dtype.kind in "bc":
+        raise _not_implemented(kernel, array)
+    return _sortable(array)
+
+
+@op(differentiable=False, out=True, samples=(
+    Sample((TensorSpec((5,), "int64", 0, 0), TensorSpec((3,), "int64", -2, 8))),
+    Sample((TensorSpec((4,), "float32", 0, 0), TensorSpec((2, 2))), {"right": True}),
+    Sample((TensorSpec((2, 3), "float64", 0, 0), TensorSpec((2, 2), "float64")), {"side": "right"}),
+    Sample((TensorSpec((4,), "int64", 0, 0), 3)), Sample((TensorSpec((4,), "int64", 0, 0), TensorSpec((3,), "int64")),
+                                                          {"out_int32": True})))
+def searchsorted(sorted_sequence: Tensor, values: Tensor | Number, *, out_int32: bool = False, right: bool = False,
+                 side: str | None = None, sorter: Tensor | None = None) -> Tensor:
+    """Where each of ``values`` would be inserted into ``sorted_sequence`` (sorted along its last
+    dimension, which is searched; leading dimensions match ``values``') to keep it sorted:
+    before equal elements, or after them with ``right=True`` / ``side='right'``.
+
+    >>> import tensormodes as tm
+    >>> tm.searchsorted(tm.tensor([1, 3, 5, 7]), tm.tensor([3, 6, 9]))
+    tensor([1, 3, 4])
+    """
+    which = _search_side(right, side)
+    if sorter is not None:
+        if sorter.shape != sorted_sequence.shape:
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                               f"tensor {list(sorted_sequence.shape)}and got sorter tensor {list(sorter.shape)}")
+        sorted_sequence = np.take_along_axis(sorted_sequence, sorter, axis=-1)
+    scalar = not isinstance(values, np.ndarray)
+    query = np.asarray(values) if scalar else values
+    if sorted_sequence.ndim > 1 and sorted_sequence.shape[:-1] != query.shape[:-1]:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                           "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                           f"{list(sorted_sequence.shape)} and input value tensor {list(query.shape)}")
+    boundaries = _searchable(sorted_sequence, "searchsorted_out_cpu")
+    query = _searchable(query, "searchsorted_out_cpu")
+    index_type = np.int32 if out_int32 else _INT64
+    if boundaries.ndim == 1:
+        return np.asarray(np.searchsorted(boundaries, query, side=which)).astype(index_type)
+    rows = boundaries.reshape(-1, boundaries.shape[-1])
+    questions = query.reshape(rows.shape[0], -1)
+    found = np.stack([np.searchsorted(r, q, side=which) for r, q in zip(rows, questions)]) if rows.shape[0] else \
+        np.zeros(questions.shape, _INT64)
+    return found.reshape(query.shape).astype(index_type)
+
+
+@op(differentiable=False, out=True, samples=(
+    Sample((TensorSpec((3,), "int64", -2, 8), TensorSpec((5,), "int64", 0, 0))),
+    Sample((TensorSpec((2, 2)), TensorSpec((4,), "float32", 0, 0)), {"right": True}),
+    Sample((TensorSpec((3,), "int64", -2, 8), TensorSpec((5,), "int64", 0, 0)), {"out_int32": True})))
+def bucketize(input: Tensor | Number, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """The index of the bucket each element of ``input`` falls into, among the sorted 1-D
+    ``boundaries`` (``searchsorted(boundaries, input)``).
+
+    >>> import tensormodes as tm
+    >>> tm.bucketize(tm.tensor([3, 6, 9]), tm.tensor([1, 3, 5, 7]))
+    tensor([1, 3, 4])
+    """
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def _unique_along(input: np.ndarray, dim, consecutive: bool):
+    """(values, inverse, counts) of the distinct elements (or slices along ``dim``), sorted,
+    or in order for runs of equal neighbours when ``consecutive``."""
+    if dim is None:
+        flat = input.reshape(-1)
+        if consecutive:
+            starts = np.ones(flat.shape, bool)
+            starts[1:] = flat[1:] != flat[:-1]
+            inverse = np.cumsum(starts) - 1
+            return flat[starts], inverse.reshape(input.shape), np.diff(np.append(np.flatnonzero(starts), flat.size))
+        # Each NaN is distinct, as in PyTorch.
+        values, inverse, counts = np.unique(flat, return_inverse=True, return_counts=True, equal_nan=False)
+        return values, inverse.reshape(input.shape), counts
+    axis = wrap_dim(dim, input.ndim)
+    moved = np.moveaxis(input, axis, 0)
+    rows = moved.reshape(moved.shape[0], -1)
+    if consecutive:
+        starts = np.ones(rows.shape[0], bool)
+        starts[1:] = np.any(rows[1:] != rows[:-1], axis=1)
+        inverse = np.cumsum(starts) - 1
+        counts = np.diff(np.append(np.flatnonzero(starts), rows.shape[0]))
+        kept = moved[starts]
+    else:
+        _, first, inverse, counts = np.unique(rows, axis=0, return_index=True, return_inverse=True,
+                                              return_counts=True)
+        kept = moved[first]
+    return np.moveaxis(kept, 0, axis), inverse.reshape(-1), counts
+
+
+def _unique_result(values, inverse, counts, return_inverse: bool, return_counts: bool):
+    result = (values,)
+    if return_inverse:
+        result += (inverse.astype(_INT64),)
+    if return_counts:
+        result += (counts.astype(_INT64),)
+    return result[0] if len(result) == 1 else result
+
+
+@op(differentiable=False, samples=(
+    Sample((TensorSpec((6,), "int64", 0, 3),)), Sample((TensorSpec((2, 3), "int64", 0, 2),),
+                                                       {"return_inverse": True, "return_counts": True}),
+    Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0, "return_counts": True}), Sample((TensorSpec((5,)),)),
+    Sample((TensorSpec((4,), "bool"),), {"sorted": False})))
+def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim: int | None = None) -> Tensor:
+    """The distinct elements of ``input`` (or its distinct slices along ``dim``), sorted; with
+    ``return_inverse`` also where each element went, with ``return_counts`` how often each occurs.
+
+    >>> import tensormodes as tm
+    >>> tm.unique(tm.tensor([3, 1, 3, 2]), return_counts=True)
+    (tensor([1, 2, 3]), tensor([1, 1, 2]))
+    """
+    if input.dtype.kind == "c":
+        raise _not_implemented("unique", input)
+    return _unique_result(*_unique_along(_sortable(input) if dim is None else input, dim, False),
+                          return_inverse, return_counts)
+
+
+@op(differentiable=False, samples=(
+    Sample((TensorSpec((8,), "int64", 0, 1),), {"return_inverse": True, "return_counts": True}),
+    Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0}), Sample((TensorSpec((3,)),))))
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None) -> Tensor:
+    """``input`` with each run of equal neighbours (or equal slices along ``dim``) kept once;
+    with ``return_inverse`` also each element's run, with ``return_counts`` the runs' lengths.
+
+    >>> import tensormodes as tm
+    >>> tm.unique_consecutive(tm.tensor([1, 1, 2, 1]))
+    tensor([1, 2, 1])
+    """
+    return _unique_result(*_unique_along(input, dim, True), return_inverse, return_counts)

@@ -1,0 +1,484 @@
+"""Special functions: the error functions (``erf``, ``erfc``, ``erfinv``), the gamma family
+(``lgamma``, ``digamma``, ``polygamma``) and the Bessel function ``i0``, evaluated in float64
+as PyTorch's CPU kernels do and rounded to the result dtype.
+"""
+# Parameters carry PyTorch's names (input, min, max), which shadow builtins by design.
+# ruff: noqa: A002
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+
+import numpy as np
+
+from ._common import dtype_of, not_implemented, ops, quiet
+from ._pointwise import _float_unary, _real_float_unary
+from ._registry import Sample, Tensor, TensorSpec, op
+from ._samples import BF16, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
+
+
+@functools.cache
+def _erf_series() -> tuple[np.ndarray, np.ndarray]:
+    """Chebyshev coefficients of ``erf(x) / x`` in ``x**2`` on [0, 4], and of the scaled
+    complementary function ``erfc(x) * exp(x**2)`` on [2, 6].
+
+    Fitted once, on first use, to the standard library's erf at 200 Chebyshev
+    nodes; the fits are good to about 10 ulp in float64.
+    """
+    nodes = np.cos(np.pi * (np.arange(200) + 0.5) / 200)
+    roots = np.sqrt(2 * (nodes + 1))
+    inner = np.array([math.erf(r) for r in roots]) / roots
+    tail_x = 4 + 2 * nodes
+    tail = np.array([math.erfc(x) * math.exp(x * x) for x in tail_x])
+    chebyshev = np.polynomial.chebyshev
+    return chebyshev.chebfit(nodes, inner, 22), chebyshev.chebfit(nodes, tail, 36)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """The error function, vectorised (NumPy has none), computed in float64."""
+    inner, tail = _erf_series()
+    chebval = np.polynomial.chebyshev.chebval
+    magnitude = np.absolute(x.astype(np.float64))
+    result = np.ones_like(magnitude)  # erf(x) rounds to 1 for x >= 6
+    near = magnitude < 2
+    s = magnitude[near] ** 2
+    result[near] = magnitude[near] * chebval(s / 2 - 1, inner)
+    middle = (magnitude >= 2) & (magnitude < 6)
+    m = magnitude[middle]
+    result[middle] = 1 - np.exp(-m * m) * chebval((m - 4) / 2, tail)
+    result[np.isnan(magnitude)] = np.nan
+    return np.copysign(result, x)
+
+
+def _erf_grad(grad, input):
+    return grad * (2 / math.sqrt(math.pi)) * (-(input * input)).exp()
+
+
+@op(grad=_erf_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((F16,)), Sample((TensorSpec((4,), "float64", -8, 8),))))
+def erf(input: Tensor) -> Tensor:
+    """The error function of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.erf(tm.tensor([0.0, 10.0, -10.0])).tolist()
+    [0.0, 1.0, -1.0]
+    """
+    if input.dtype.kind == "c":
+        raise not_implemented("erf_vml_cpu", dtype_of(input))
+    return _float_unary(_erf, input)
+
+
+# math.erfc is correctly rounded to within an ulp over the whole range, tail included.
+_ERFC = np.frompyfunc(math.erfc, 1, 1)
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erfc(x: np.ndarray) -> np.ndarray:
+    return np.asarray(_ERFC(x), dtype=np.float64)
+
+
+def _erfc_grad(grad, input):
+    return grad * (-2 / math.sqrt(math.pi)) * (-(input * input)).exp()
+
+
+@op(grad=_erfc_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((BF16,)), Sample((TensorSpec((4,), "float64", -3, 9),))))
+def erfc(input: Tensor) -> Tensor:
+    """The complementary error function ``1 - erf(input)``, accurate in the tail.
+
+    >>> import tensormodes as tm
+    >>> tm.erfc(tm.tensor([0.0, -10.0])).tolist()
+    [1.0, 2.0]
+    """
+    return _real_float_unary(_erfc, "erfc_vml_cpu", input)
+
+
+# -- special functions: gamma family, erfinv, i0 ------------------------------------------------
+# NumPy has none of these. Each is computed in float64 (and rounded to the result dtype) from the
+# standard library where it has the function, else from recurrences and asymptotic series.
+
+def _offset_from_integer(x: np.ndarray) -> np.ndarray:
+    """``x`` minus the nearest integer, in [-0.5, 0.5] and exact: sin(pi x)^2 and tan(pi x), which
+    have period 1 in x, are then evaluated where pi's rounding does not matter."""
+    return x - np.rint(x)
+
+
+def _cot_pi(r: np.ndarray) -> np.ndarray:
+    """cot(pi r) for r in [-0.5, 0.5]. Near +-0.5 the cosine comes from sin(pi (0.5 - |r|)), with
+    0.5 - |r| exact: cos(pi r) of the rounded pi r would lose its relative accuracy there."""
+    magnitude = np.absolute(r)
+    cosine = np.where(magnitude > 0.25, np.sin(math.pi * (0.5 - magnitude)), np.cos(math.pi * magnitude))
+    return np.copysign(cosine / np.sin(math.pi * magnitude), r)
+
+
+def _lgamma_of(x: float) -> float:
+    try:
+        return math.lgamma(x)
+    except (ValueError, OverflowError):  # the poles 0, -1, -2 ... and huge arguments
+        return math.inf
+
+
+_LGAMMA = np.frompyfunc(_lgamma_of, 1, 1)
+_EULER_GAMMA = 0.5772156649015329
+
+
+@functools.cache
+def _lgamma_series() -> tuple[np.ndarray, np.ndarray]:
+    """Taylor coefficients of lgamma(1 + z) and lgamma(2 + z) in z, from zeta(k) (and
+    zeta(k) - 1 = zeta(k, 2)): accurate relative to the small values around the roots 1
+    and 2, where the standard library's lgamma is only accurate in absolute terms."""
+    k = np.arange(2, 60)
+    signs = np.where(k % 2 == 0, 1.0, -1.0)
+    zeta = np.array([_hurwitz_zeta(int(s), np.ones(1))[0] for s in k])
+    zeta_minus_one = np.array([_hurwitz_zeta(int(s), np.full(1, 2.0))[0] for s in k])
+    near_one = np.concatenate(([0.0, -_EULER_GAMMA], signs * zeta / k))
+    near_two = np.concatenate(([0.0, 1 - _EULER_GAMMA], signs * zeta_minus_one / k))
+    return near_one, near_two
+
+
+def _lgamma(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    result = np.asarray(_LGAMMA(x), dtype=np.float64)
+    near_one, near_two = _lgamma_series()
+    polyval = np.polynomial.polynomial.polyval
+    for center, coefficients in ((1.0, near_one), (2.0, near_two)):
+        near = (x >= center - 0.5) & (x < center + 0.5)
+        if near.any():
+            result[near] = polyval(x[near] - center, coefficients)
+    # Below 0 (poles aside), reflect: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x).
+    negative = (x < 0) & (np.modf(x)[0] != 0) & np.isfinite(x)
+    if negative.any():
+        y = x[negative]
+        sine = np.absolute(np.sin(math.pi * _offset_from_integer(y)))
+        result[negative] = (math.log(math.pi) - np.log(sine)) - _lgamma(1 - y)
+    return result
+
+
+def _lgamma_grad(grad, input):
+    return grad * input.digamma()
+
+
+@op(grad=_lgamma_grad, method=True, inplace=True, out=True,
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
+             Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
+             Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
+def lgamma(input: Tensor) -> Tensor:
+    """The natural logarithm of the absolute value of the gamma function (inf at the poles
+    0, -1, -2, ...).
+
+    >>> import tensormodes as tm
+    >>> tm.lgamma(tm.tensor([1.0, 3.0, 0.0])).tolist()
+    [0.0, 0.6931471824645996, inf]
+    """
+    return _real_float_unary(_lgamma, "lgamma_vml_cpu", input)
+
+
+# B_2k / 2k for the asymptotic series psi(x) ~ log(x) - 1/(2x) - sum B_2k / (2k x^2k).
+_DIGAMMA_SERIES = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
+
+# digamma's positive root, as a sum of two doubles (high + low).
+_DIGAMMA_ROOT = (1.4616321449683622, 9.549995429965697e-17)
+
+
+@functools.cache
+def _digamma_root_series() -> np.ndarray:
+    """Taylor coefficients of psi about its root x0: psi^(k)(x0) / k! = (-1)^(k+1) zeta(k+1, x0)."""
+    root = np.full(1, _DIGAMMA_ROOT[0])
+    return np.array([0.0] + [(-1) ** (k + 1) * _hurwitz_zeta(k + 1, root)[0] for k in range(1, 48)])
+
+
+def _digamma_near_root(x: np.ndarray) -> np.ndarray:
+    """psi on [1, 2], accurate relative to its small values around the root: x - x0 is formed
+    exactly (Sterbenz) from the high part, and the series converges like (|x - x0| / x0)^k."""
+    offset = (x - _DIGAMMA_ROOT[0]) - _DIGAMMA_ROOT[1]
+    return np.polynomial.polynomial.polyval(offset, _digamma_root_series())
+
+
+def _digamma(x: np.ndarray) -> np.ndarray:
+    """psi(x) = d/dx log(gamma(x)), float64: reflection below 0; on (0, 3) the series about
+    psi's root (shifted by one step of psi(x + 1) = psi(x) + 1/x); elsewhere the recurrence up
+    to 10, then the asymptotic series."""
+    x = np.asarray(x, dtype=np.float64)
+    with quiet():
+        result = _digamma_far(x)
+        low = (x > 0) & (x < 3)
+        if low.any():
+            y = x[low]
+            step = np.where(y < 1, 1.0, np.where(y > 2, -1.0, 0.0))
+            # psi(y) = psi(y + 1) - 1/y below 1, psi(y - 1) + 1/(y - 1) above 2.
+            correction = np.where(y < 1, -1 / y, np.where(y > 2, 1 / (y - 1), 0.0))
+            result[low] = _digamma_near_root(y + step) + correction
+    return result
+
+
+def _digamma_far(x: np.ndarray) -> np.ndarray:
+    with quiet():
+        negative = x < 0
+        fraction = np.modf(x)[0]
+        # psi(x) = psi(1 - x) - pi / tan(pi x).
+        result = np.where(negative, -math.pi * _cot_pi(_offset_from_integer(x)), 0.0)
+        y = np.where(negative, 1 - x, x)
+        for _ in range(10):
+            small = y < 10
+            if not small.any():
+                break
+            result = result - np.where(small, 1 / y, 0.0)
+            y = np.where(small, y + 1, y)
+        inverse_square = 1 / (y * y)
+        series = np.zeros_like(y)
+        for coefficient in reversed(_DIGAMMA_SERIES):
+            series = (series + coefficient) * inverse_square
+        result = result + (np.log(y) - 0.5 / y - series)
+        # Poles: 0 gives -inf (+inf for -0.0); negative integers and -inf are NaN.
+        result = np.where(x == 0, np.copysign(np.inf, -x), result)
+        result = np.where(negative & (fraction == 0), np.nan, result)
+    return result
+
+
+def _digamma_grad(grad, input):
+    return grad * ops.polygamma(1, input)
+
+
+@op(grad=_digamma_grad, method=True, inplace=True, out=True,
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
+             Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
+             Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
+def digamma(input: Tensor) -> Tensor:
+    """The digamma function, the derivative of ``lgamma`` (-inf at 0, NaN at negative integers).
+
+    >>> import tensormodes as tm
+    >>> tm.digamma(tm.tensor([1.0])).tolist()  # minus the Euler-Mascheroni constant
+    [-0.5772156715393066]
+    """
+    return _real_float_unary(_digamma, "digamma", input)
+
+
+# B_2k / (2k)! for the Euler-Maclaurin tail of the Hurwitz zeta function.
+_ZETA_TAIL = tuple(float(b) / math.factorial(2 * k) for k, b in enumerate(
+    (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798, -174611 / 330,
+     854513 / 138, -236364091 / 2730), start=1))
+
+
+def _hurwitz_zeta(s: int, q: np.ndarray) -> np.ndarray:
+    """zeta(s, q) = sum over k >= 0 of (q + k) ** -s, for an integer s >= 2 and float64 q (not a
+    pole): terms summed until q + k reaches ``start``, then the Euler-Maclaurin formula."""
+    start = 12.0 + s
+    total = np.zeros_like(q)
+    a = q.copy()
+    while True:
+        below = a < start
+        if not below.any():
+            break
+        total = total + np.where(below, a ** -s, 0.0)
+        a = np.where(below, a + 1, a)
+    tail = a ** (1 - s) / (s - 1) + 0.5 * a ** -s
+    rising = float(s)  # s (s + 1) ... (s + 2k - 2)
+    power = a ** (-s - 1)
+    inverse_square = 1 / (a * a)
+    for k, coefficient in enumerate(_ZETA_TAIL, start=1):
+        tail = tail + coefficient * rising * power
+        rising *= (s + 2 * k - 1) * (s + 2 * k)
+        power = power * inverse_square
+    return total + tail
+
+
+# Above this order the coefficients of _cot_derivative (about n!) lose accuracy to overflow.
+_MAX_REFLECTED_ORDER = 40
+
+
+@functools.cache
+def _cot_derivative(n: int) -> np.ndarray:
+    """Coefficients of P_n with d^n/dx^n cot(pi x) = pi^n P_n(cot(pi x)): P_0(c) = c and
+    P_(k+1)(c) = -(1 + c^2) P_k'(c) (the coefficients of each P_n share one sign)."""
+    polynomial = np.polynomial.Polynomial([0.0, 1.0])
+    for _ in range(n):
+        polynomial = -(np.polynomial.Polynomial([1.0, 0.0, 1.0]) * polynomial.deriv())
+    return polynomial.coef
+
+
+def _polygamma(n: int, x: np.ndarray) -> np.ndarray:
+    """The n-th derivative of digamma, float64: (-1)^(n+1) n! zeta(n + 1, x) for n >= 1."""
+    x = np.asarray(x, dtype=np.float64)
+    if n == 0:
+        return _digamma(x)
+    sign = 1.0 if n % 2 else -1.0
+    with quiet():
+        scale = sign * (float(math.factorial(n)) if n <= 170 else math.inf)  # n! overflows past 170
+        finite = np.isfinite(x)
+        pole = (x <= 0) & (np.modf(x)[0] == 0)
+        safe = np.where(finite & ~pole, x, 0.5)
+        reflected = (safe < 0) & (n <= _MAX_REFLECTED_ORDER)
+        result = scale * _hurwitz_zeta(n + 1, np.where(reflected, 1 - safe, safe))
+        if reflected.any():
+            # Reflection: psi_n(x) = (-1)^n psi_n(1 - x) - pi d^n/dx^n cot(pi x). Summing the series
+            # from x < 0 would take |x| terms, which cancel where psi_n is small.
+            cotangent = _cot_pi(_offset_from_integer(safe[reflected]))
+            derivative = math.pi ** (n + 1) * np.polynomial.polynomial.polyval(cotangent, _cot_derivative(n))
+            result[reflected] = (-1) ** n * result[reflected] - derivative
+        result = np.where(pole, sign * np.inf, result)
+        # At the infinities PyTorch gives 0 (n = 1) or NaN (n >= 2) at +inf, and NaN (n = 1)
+        # or the pole's infinity (n >= 2) at -inf.
+        at_plus = (0.0 if n == 1 else np.nan)
+        at_minus = (np.nan if n == 1 else sign * np.inf)
+        result = np.where(x == np.inf, at_plus, np.where(x == -np.inf, at_minus, result))
+        return np.where(np.isnan(x), np.nan, result)
+
+
+def _polygamma_kernel(n, input: np.ndarray) -> np.ndarray:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    # PyTorch dispatches n = 0 and n = 1 to its digamma and trigamma kernels, named in its errors.
+    kernel_name = ("digamma", "trigamma")[n] if n < 2 else "polygamma"
+    return _real_float_unary(functools.partial(_polygamma, int(n)), kernel_name, input)
+
+
+_POLYGAMMA_SAMPLES = ((1, POSITIVE), (0, POSITIVE), (2, TensorSpec((3,), "float64", 0.5, 6)), (3, POSITIVE_I),
+                      (1, TensorSpec((), "float64", 0.5, 3)), (2, TensorSpec((3,), "float16", 0.5, 4)),
+                      (1, TensorSpec((4,), "float64", -2.9, -2.1)), (4, TensorSpec((3,), "float64", -1.8, -1.2)))
+
+
+def _polygamma_grad(grad, n, input):
+    return grad * ops.polygamma(n + 1, input)
+
+
+@op(grad=_polygamma_grad, out=True, samples=tuple(Sample(args) for args in _POLYGAMMA_SAMPLES))
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """The ``n``-th derivative of ``digamma`` (``polygamma(0, x)`` is ``digamma(x)``).
+
+    >>> import tensormodes as tm
+    >>> tm.polygamma(1, tm.tensor([1.0, 0.5])).tolist()  # pi**2 / 6, pi**2 / 2
+    [1.644934058189392, 4.934802055358887]
+    """
+    return _polygamma_kernel(n, input)
+
+
+def _polygamma_method_grad(grad, input, n):
+    return grad * ops.polygamma(n + 1, input)
+
+
+@op(grad=_polygamma_method_grad, function=False, method="polygamma", inplace="polygamma_", name="polygamma_method",
+    samples=tuple(Sample((spec, n)) for n, spec in _POLYGAMMA_SAMPLES[:4]))
+def polygamma_method(input: Tensor, n: int) -> Tensor:
+    """``tensormodes.polygamma(n, self)`` (the method takes ``n`` after ``self``).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1.0]).polygamma(0).tolist()
+    [-0.5772156715393066]
+    """
+    return _polygamma_kernel(n, input)
+
+
+def _erfinv(y: np.ndarray) -> np.ndarray:
+    """The inverse error function, float64: Newton's method on erf(x) = |y| for |y| <= 0.5,
+    and on log(erfc(x)) = log(1 - |y|) in the tail, where erf(x) is too close to 1 to invert."""
+    y = np.asarray(y, dtype=np.float64)
+    a = np.absolute(y)
+    with quiet():
+        central = a <= 0.5
+        tail = (a > 0.5) & (a < 1)
+        x = np.zeros_like(a)
+        if central.any():
+            c = a[central]
+            guess = c * (math.sqrt(math.pi) / 2) * (1 + (math.pi / 12) * c * c)
+            for _ in range(4):
+                slope = (2 / math.sqrt(math.pi)) * np.exp(-guess * guess)
+                guess = guess - (np.asarray(_ERF(guess), np.float64) - c) / slope
+            x[central] = guess
+        if tail.any():
+            complement = 1 - a[tail]  # exact (Sterbenz) for a in [0.5, 1]
+            target = np.log(complement)
+            guess = np.sqrt(-target)
+            for _ in range(8):
+                e = np.asarray(_ERFC(guess), np.float64)
+                slope = -(2 / math.sqrt(math.pi)) * np.exp(-guess * guess) / e  # d log(erfc) / dx
+                guess = guess - (np.log(e) - target) / slope
+            x[tail] = guess
+        x = np.where(a == 1, np.inf, np.where((a > 1) | np.isnan(a), np.nan, x))
+    return np.copysign(x, y)
+
+
+def _erfinv_grad(grad, result):
+    return grad * (math.sqrt(math.pi) / 2) * (result * result).exp()
+
+
+@op(grad=_erfinv_grad, method=True, inplace=True, out=True,
+    samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
+             Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((4,), "float64", 0.9, 0.999),)),
+             Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),))))
+def erfinv(input: Tensor) -> Tensor:
+    """The inverse error function of each element (+-inf at +-1, NaN outside [-1, 1]).
+
+    >>> import tensormodes as tm
+    >>> tm.erfinv(tm.tensor([0.0, 1.0, -1.0])).tolist()
+    [0.0, inf, -inf]
+    """
+    return _real_float_unary(_erfinv, "erfinv_vml_cpu", input)
+
+
+def _i0(x: np.ndarray) -> np.ndarray:
+    """The modified Bessel function of the first kind of order 0, float64: its power series
+    sum (x^2/4)^k / k!^2 (all terms positive) up to |x| = 20, the asymptotic series
+    e^x / sqrt(2 pi x) * sum ((2k-1)!!)^2 / (k! (8x)^k) beyond (its terms are below 1e-17 by
+    the 30th). Like PyTorch, overflows to inf where e^|x| does (|x| > 709.78)."""
+    magnitude = np.absolute(np.asarray(x, dtype=np.float64))
+    with quiet():
+        near = magnitude <= 20
+        quarter_square = np.where(near, magnitude, 0.0) ** 2 / 4
+        term = np.ones_like(magnitude)
+        power_series = np.ones_like(magnitude)
+        for k in range(1, 46):
+            term = term * quarter_square / (k * k)
+            power_series = power_series + term
+        far = np.where(near, 21.0, magnitude)
+        term = np.ones_like(magnitude)
+        asymptotic = np.ones_like(magnitude)
+        for k in range(1, 31):
+            term = term * (2 * k - 1) ** 2 / (8 * k * far)
+            asymptotic = asymptotic + term
+        asymptotic = np.exp(far) / np.sqrt(2 * math.pi * far) * asymptotic
+        return np.where(near, power_series, asymptotic)
+
+
+def _i1(x):
+    """The modified Bessel function I1 (i0's derivative), written with public ops so that it is
+    differentiable again: the power series sum (x/2)^(2k+1) / (k! (k+1)!) up to |x| = 20, the
+    asymptotic series sign(x) e^|x| / sqrt(2 pi |x|) * sum_k prod_j ((2j-1)^2 - 4) / (8 j |x|)
+    beyond, as ``_i0`` splits its own range."""
+    magnitude = x.abs()
+    near = magnitude <= 20
+    half = x.where(near, 0) / 2  # each branch sees only arguments it can take
+    quarter_square = half * half
+    term = power_series = half
+    for k in range(1, 46):
+        term = term * quarter_square / (k * (k + 1))
+        power_series = power_series + term
+    far = magnitude.where(~near, 21.0)
+    term = asymptotic = far.new_ones(tuple(far.shape))
+    for k in range(1, 31):
+        term = term * (((2 * k - 1) ** 2 - 4) / (8 * k)) / far
+        asymptotic = asymptotic + term
+    asymptotic = x.sgn() * far.exp() / (far * (2 * math.pi)).sqrt() * asymptotic
+    return power_series.where(near, asymptotic)
+
+
+def _i0_grad(grad, input):
+    return grad * _i1(input)
+
+
+@op(grad=_i0_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((F16,)), Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((BF16,))))
+def i0(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order zero, of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.i0(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
+    [1.0, 1.2660658777520082]
+    """
+    return _real_float_unary(_i0, "i0_vml_cpu", input)

@@ -1,0 +1,594 @@
+"""Statistics: variance and standard deviation (with their means), medians, modes, ``nanmean``,
+quantiles, ``histc`` and ``bincount``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import warnings
+from numbers import Number
+
+import numpy as np
+
+from .. import _dtype as dt
+from ._common import along, dtype_of, no_complex_autograd, scalar_type_name, wrap_dims
+from ._reduction import (
+    _BFLOAT16,
+    _FLOAT32,
+    _INT64,
+    _LOW_PRECISION,
+    _all_dims,
+    _distribute_evenly,
+    _gather,
+    _int_dim,
+    _invalid_combination,
+    _is_floating_or_complex,
+    _not_implemented,
+    _quietly,
+    _reduced_count,
+    _reduction_axes,
+    _scatter_back,
+    _selection_grad,
+    _single_axis,
+    _sort_indices,
+    _sortable,
+    _sum_in,
+    _unreduce,
+)
+from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
+from ._samples import M23, M234, SCALAR
+from .reduction import nansum
+
+_VECTOR = TensorSpec((5,))
+
+
+def _correction(unbiased, correction) -> float:
+    if correction is not None:
+        return correction
+    return 0 if unbiased is False else 1
+
+
+def _count(input, dim) -> int:
+    if _all_dims(dim) or input.dim() == 0:
+        return input.numel()
+    count = 1
+    for d in wrap_dims(dim, input.dim()):
+        count *= input.shape[d]
+    return count
+
+
+def _centered(input, dim):
+    return input - (input.mean() if _all_dims(dim) else input.mean(list(wrap_dims(dim, input.dim())), keepdim=True))
+
+
+def _statistic_arguments(dim, unbiased):
+    """``x.var(True)`` is the legacy spelling of ``unbiased=True``."""
+    if isinstance(dim, bool):
+        return None, dim
+    return dim, unbiased
+
+
+def _statistic_scale(grad, input, unbiased, correction, numerator: float) -> float:
+    # As PyTorch: N is numel(input) / numel(grad) (1 for dim=(), which reduces nothing
+    # in var/std), while the mean is still taken over everything for dim=().
+    divisor = input.numel() / (grad.numel() or 1) - _correction(unbiased, correction)
+    return numerator / divisor if divisor else float("inf")
+
+
+# -- statistics -------------------------------------------------------------------------
+
+_STATISTIC_OVERLOADS = (
+    "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)",
+    "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, Tensor out = None)",
+    "(Tensor input, bool unbiased = True)")
+
+
+def _variance_and_mean(name: str, array: np.ndarray, dim, unbiased, keepdim: bool, correction, root: bool):
+    """``(variance, mean)`` over ``dim`` (the standard deviation if ``root``), merging
+    PyTorch's ``unbiased`` and ``correction`` forms.
+
+    ``var(x, True)`` passes ``unbiased`` where ``dim`` stands, as in PyTorch. Low
+    precision inputs compute in float32 and are rounded once, at the end.
+    """
+    if isinstance(dim, bool):
+        if unbiased is not None or keepdim or correction is not None:
+            raise _invalid_combination(name, "Tensor, bool, bool", _STATISTIC_OVERLOADS)
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        given = "" if dim is None else f"dim={type(dim).__name__}, "
+        raise _invalid_combination(name, f"Tensor, {given}correction={type(correction).__name__}, unbiased=bool",
+                                   _STATISTIC_OVERLOADS)
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    kind = dtype_of(array)
+    if not _is_floating_or_complex(kind):
+        subject = name if name.endswith("_mean") else "std and var"
+        raise RuntimeError(f"{subject} only support floating point and complex dtypes")
+    axis = _reduction_axes(dim, array.ndim, name)
+    work = array.astype(_FLOAT32) if array.dtype in _LOW_PRECISION else array
+    count = _reduced_count(array.shape, axis)
+    centre = np.add.reduce(work, axis=axis, keepdims=True) / count
+    deviation = work - centre
+    squares = deviation.real * deviation.real + deviation.imag * deviation.imag \
+        if deviation.dtype.kind == "c" else deviation * deviation
+    degrees_of_freedom = count - correction
+    if degrees_of_freedom <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning,
+                      stacklevel=5)  # past this helper, the kernel, its quiet wrapper and the public call
+    variance = np.add.reduce(squares, axis=axis, keepdims=keepdim) / builtins.max(degrees_of_freedom, 0)
+    if root:
+        variance = np.sqrt(variance)
+    variance = np.asarray(variance).astype(kind.to_real()._np, copy=False)
+    centre = centre.reshape(variance.shape).astype(array.dtype, copy=False)
+    return variance, centre
+
+
+_STATISTIC_SAMPLES = (
+    Sample((M23,)), Sample((M23, 1)), Sample((M234, (0, 2)), {"keepdim": True}), Sample((M23,), {"correction": 0}),
+    Sample((M23, -1), {"correction": 2.5}), Sample((M23,), {"unbiased": False}), Sample((M23, 0, False, True)),
+    Sample((M23, False)), Sample((TensorSpec((3, 4), "float16"), 1)), Sample((TensorSpec((2, 3), "complex64"), 0)),
+    Sample((TensorSpec((2, 3), "float64"), None), {"keepdim": True}), Sample((_VECTOR, ())))
+
+
+def _var_grad(grad, input, dim, unbiased, keepdim, correction):
+    dim, unbiased = _statistic_arguments(dim, unbiased)
+    scale = _statistic_scale(grad, input, unbiased, correction, 2.0)
+    return _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim) * scale
+
+
+@op(grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
+@_quietly
+def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+        keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
+    """Variance over ``dim``: ``sum((x - mean)**2) / (N - correction)``, ``correction``
+    defaulting to 1 (Bessel's correction). The legacy ``unbiased=False`` means
+    ``correction=0``. Complex inputs give a real variance.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1., 2.], [3., 5.]])
+    >>> x.var(dim=1).tolist(), x.var(1, correction=0).tolist()
+    ([0.5, 2.0], [0.25, 1.0])
+    """
+    return _variance_and_mean("var", input, dim, unbiased, keepdim, correction, root=False)[0]
+
+
+def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
+    dim, unbiased = _statistic_arguments(dim, unbiased)
+    scale = _statistic_scale(grad, input, unbiased, correction, 1.0)
+    return _unreduce(grad / result, input.shape, dim, keepdim) * _centered(input, dim) * scale
+
+
+@op(grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
+@_quietly
+def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+        keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
+    """Standard deviation over ``dim``: the square root of ``var`` with the same arguments.
+
+    >>> import tensormodes as tm
+    >>> tm.std(tm.tensor([1., 3., 5.])).item()
+    2.0
+    >>> tm.tensor([1., 3.]).std(unbiased=False).item()
+    1.0
+    """
+    return _variance_and_mean("std", input, dim, unbiased, keepdim, correction, root=True)[0]
+
+
+def _var_mean_grad(grad, input, dim, unbiased, keepdim, correction):
+    grad_var, grad_mean = grad
+    dim, unbiased = _statistic_arguments(dim, unbiased)
+    return (_var_grad(grad_var, input, dim, unbiased, keepdim, correction)
+            + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
+
+
+@op(grad=_var_mean_grad, samples=_STATISTIC_SAMPLES)
+@_quietly
+def var_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
+    """The tuple ``(var, mean)`` over ``dim`` (see ``var``).
+
+    >>> import tensormodes as tm
+    >>> v, m = tm.var_mean(tm.tensor([1., 3., 5.]))
+    >>> v.item(), m.item()
+    (4.0, 3.0)
+    """
+    return _variance_and_mean("var_mean", input, dim, unbiased, keepdim, correction, root=False)
+
+
+def _std_mean_grad(grad, input, result, dim, unbiased, keepdim, correction):
+    grad_std, grad_mean = grad
+    dim, unbiased = _statistic_arguments(dim, unbiased)
+    return (_std_grad(grad_std, input, result[0], dim, unbiased, keepdim, correction)
+            + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
+
+
+@op(grad=_std_mean_grad, samples=_STATISTIC_SAMPLES)
+@_quietly
+def std_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
+             keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
+    """The tuple ``(std, mean)`` over ``dim`` (see ``std``).
+
+    >>> import tensormodes as tm
+    >>> s, m = tm.std_mean(tm.tensor([[1., 3.], [2., 2.]]), dim=1)
+    >>> s.tolist(), m.tolist()
+    ([1.4142135381698608, 0.0], [2.0, 2.0])
+    """
+    return _variance_and_mean("std_mean", input, dim, unbiased, keepdim, correction, root=True)
+
+
+def _check_median_dtype(array: np.ndarray, kernel: str) -> None:
+    if array.dtype.kind in "bc":
+        raise _not_implemented(kernel, array)
+
+
+def _median_grad(grad, input, result, dim, keepdim):
+    if dim is None:
+        return _distribute_evenly(grad, input, result, None, False)
+    return _scatter_back(grad[0], input.shape, result[1], dim, keepdim)
+
+
+@op(returns=("values", "indices"), grad=_median_grad, method=True, out=True,
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),
+             Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((2, 4), "float64"),)),
+             Sample((TensorSpec((3, 2), "float16"), 0)), Sample((SCALAR,)), Sample((SCALAR, 0, True)),
+             Sample((TensorSpec((0, 3)),)), Sample((TensorSpec((0, 3)), 1))))
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The median (the lower of the two middle elements for an even count). Without
+    ``dim`` a tensor; with ``dim`` the named tuple ``(values, indices)``. NaN
+    propagates. Which index is returned among equal medians may differ from PyTorch's.
+
+    >>> import tensormodes as tm
+    >>> tm.median(tm.tensor([4, 1, 3, 2]))
+    tensor(2)
+    >>> tm.tensor([[4, 1, 3], [2, 9, 6]]).median(dim=1)
+    tensormodes.return_types.median(
+    values=tensor([3, 6]),
+    indices=tensor([2, 2]))
+    """
+    if dim is None:
+        if keepdim:
+            raise TypeError('median() missing 1 required positional arguments: "dim"')
+        _check_median_dtype(input, "median_cpu")
+        return _median_of_all(input)
+    _check_median_dtype(input, "median_out")
+    axis = _single_axis(dim, input.ndim, "median")
+    if axis is None:
+        return RETURN_TYPES["median"](input.copy(), np.zeros((), _INT64))
+    length = input.shape[axis]
+    if length == 0:
+        raise IndexError(f"median(): Expected reduction dim {axis} to have non-zero size.")
+    values = _sortable(input)
+    order = np.argsort(values, axis=axis, kind="stable")
+    middle = (length - 1) // 2
+    indices = order[along(axis, slice(middle, middle + 1))]
+    if values.dtype.kind == "f":
+        # NaN sorts last: a slice holding NaN reports its first NaN.
+        nan_count = np.add.reduce(np.isnan(values), axis=axis, keepdims=True, dtype=_INT64)
+        if nan_count.any():
+            position = np.where(nan_count > 0, length - nan_count, middle)
+            indices = np.take_along_axis(order, position, axis=axis)
+    result = _gather(input, indices, axis)
+    if not keepdim:
+        indices, result = indices.squeeze(axis), result.squeeze(axis)
+    return RETURN_TYPES["median"](result, indices.astype(_INT64, copy=False))
+
+
+@op(returns=("values", "indices"), grad=_median_grad, method=True, out=True,
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((3, 4), "float64"), -1)),
+             Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
+             Sample((SCALAR,)), Sample((SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))))
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """The median ignoring NaN (NaN only where a slice has nothing else); otherwise as
+    ``median``: a tensor without ``dim``, the named tuple ``(values, indices)`` with it.
+
+    >>> import tensormodes as tm
+    >>> tm.nanmedian(tm.tensor([4.0, float('nan'), 1.0, 3.0]))
+    tensor(3.)
+    """
+    if dim is None:
+        if keepdim:
+            raise TypeError('nanmedian() missing 1 required positional arguments: "dim"')
+        _check_median_dtype(input, "median_cpu")
+        flat = _sortable(input).reshape(-1)
+        if flat.dtype.kind == "f":
+            flat = flat[~np.isnan(flat)]
+        if not flat.size:  # empty, or all NaN: as median (NaN, or the lowest int for empty int tensors)
+            return _median_of_all(input.reshape(-1)[:1])
+        middle = (flat.size - 1) // 2
+        return np.asarray(np.partition(flat, middle)[middle]).astype(input.dtype, copy=False)
+    _check_median_dtype(input, "median_out")
+    axis = _single_axis(dim, input.ndim, "nanmedian")
+    if axis is None:
+        return RETURN_TYPES["nanmedian"](input.copy(), np.zeros((), _INT64))
+    if input.shape[axis] == 0:
+        raise IndexError(f"nanmedian(): Expected reduction dim {axis} to have non-zero size.")
+    order = _sort_indices(input, axis, False)  # NaN last
+    values = _sortable(input)
+    counted = np.add.reduce(~np.isnan(values), axis=axis, keepdims=True, dtype=_INT64) \
+        if values.dtype.kind == "f" else np.full(np.shape(order[along(axis, slice(0, 1))]), input.shape[axis])
+    position = np.maximum(counted - 1, 0) // 2
+    indices = np.take_along_axis(order, position, axis=axis)
+    result = _gather(input, indices, axis)
+    if not keepdim:
+        indices, result = indices.squeeze(axis), result.squeeze(axis)
+    return RETURN_TYPES["nanmedian"](result, indices.astype(_INT64, copy=False))
+
+
+@op(returns=("values", "indices"),
+    grad=_selection_grad, differentiable=no_complex_autograd("mode"), method=True, out=True,
+    samples=(Sample((TensorSpec((3, 5), "int64", 0, 3),)), Sample((TensorSpec((4, 3), "int64", 0, 2), 0, True)),
+             Sample((M23, 1)), Sample((TensorSpec((6,), "bool"),)), Sample((SCALAR,)),
+             Sample((TensorSpec((3, 2), "float16"), 0))))
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the
+    index of its last occurrence, as the named tuple ``(values, indices)``.
+
+    >>> import tensormodes as tm
+    >>> tm.mode(tm.tensor([[1, 2, 2, 3, 3], [4, 4, 1, 1, 0]]))
+    tensormodes.return_types.mode(
+    values=tensor([2, 1]),
+    indices=tensor([2, 3]))
+    """
+    axis = _int_dim(dim, input.ndim, "mode")
+    if input.ndim == 0:  # any dtype: PyTorch's kernel is not reached
+        return RETURN_TYPES["mode"](input.copy(), np.zeros((), _INT64))
+    if input.dtype.kind == "c":
+        raise _not_implemented("mode_cpu", input)
+    length = input.shape[axis]
+    if length == 0:
+        raise IndexError(f"mode(): Expected reduction dim {axis} to have non-zero size.")
+    rows = np.moveaxis(_sortable(input), axis, -1).reshape(-1, length)
+    ordered = np.sort(rows, axis=1)  # NaN last; each NaN its own run (NaN != NaN)
+    starts = np.ones(ordered.shape, bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    runs = np.cumsum(starts, axis=1) - 1 + np.arange(rows.shape[0])[:, None] * length
+    run_lengths = np.bincount(runs.reshape(-1), minlength=rows.size)[runs]
+    best = np.argmax(run_lengths == run_lengths.max(axis=1, keepdims=True), axis=1)  # the smallest value
+    chosen = ordered[np.arange(rows.shape[0]), best]
+    same = (rows == chosen[:, None]) | (np.isnan(rows) & np.isnan(chosen)[:, None]) if rows.dtype.kind == "f" \
+        else rows == chosen[:, None]
+    last = length - 1 - np.argmax(same[:, ::-1], axis=1)
+    kept_shape = np.moveaxis(input, axis, -1).shape[:-1]
+    values = np.take_along_axis(np.moveaxis(input, axis, -1).reshape(-1, length), last[:, None],
+                                axis=1).reshape(kept_shape)
+    indices = last.astype(_INT64).reshape(kept_shape)
+    if keepdim:
+        values, indices = np.expand_dims(values, axis), np.expand_dims(indices, axis)
+    return RETURN_TYPES["mode"](np.asarray(values), np.asarray(indices))
+
+
+def _nanmean_grad(grad, input, dim, keepdim):
+    kept = input.isnan().logical_not()
+    count = kept.sum() if _all_dims(dim) else kept.sum(dim, keepdim=keepdim)
+    return _unreduce(grad / count, input.shape, dim, keepdim).masked_fill(kept.logical_not(), 0)
+
+
+@op(grad=_nanmean_grad, method=True, out=True,
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)),
+             Sample((TensorSpec((3, 4), "float16"), 0)), Sample((SCALAR, 0, True)),
+             Sample((M23, 1), {"dtype": dt.float64}), Sample((TensorSpec((0, 3)), 0))))
+@_quietly
+def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
+            dtype: dt.dtype | None = None) -> Tensor:
+    """The mean of the elements that are not NaN (NaN where there are none).
+
+    >>> import tensormodes as tm
+    >>> tm.nanmean(tm.tensor([1.0, float('nan'), 2.0]))
+    tensor(1.5000)
+    """
+    if not _is_floating_or_complex(dtype_of(input)):
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{scalar_type_name(dtype_of(input))}")
+    total = nansum(input, dim, keepdim, dtype=dtype)
+    counted = ~np.isnan(input)
+    count = _sum_in(counted, _reduction_axes(dim, input.ndim, "nanmean"), keepdim, dtype_of(total))
+    return np.asarray(total / count)
+
+
+def _median_of_all(array: np.ndarray) -> np.ndarray:
+    flat = _sortable(array).reshape(-1)
+    if flat.size == 0:
+        # PyTorch reports NaN, which integer dtypes hold as their lowest value.
+        fill = np.nan if array.dtype.kind not in "iu" else np.iinfo(array.dtype).min
+        return np.full((), fill, array.dtype)
+    middle = (flat.size - 1) // 2
+    if flat.dtype.kind == "f" and np.isnan(flat).any():
+        return np.full((), np.nan, array.dtype)
+    return np.asarray(np.partition(flat, middle)[middle]).astype(array.dtype, copy=False)
+
+
+@op(differentiable=False, samples=(
+    Sample((TensorSpec((6,), "int64", 0, 4),)), Sample((TensorSpec((4,), "int64", 0, 3), TensorSpec((4,)))),
+    Sample((TensorSpec((4,), "uint8", 0, 3),), {"minlength": 6}), Sample((TensorSpec((0,), "int64"),)),
+    Sample((TensorSpec((3,), "int64", 0, 2), TensorSpec((3,), "int64", 0, 5)))))
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value 0, 1, ... occurs in the 1-D non-negative integer ``input`` (at least
+    ``minlength`` counts), or the sums of ``weights`` per value (float64 unless float32).
+
+    >>> import tensormodes as tm
+    >>> tm.bincount(tm.tensor([0, 1, 1, 3]))
+    tensor([1, 2, 0, 1])
+    """
+    if input.dtype.kind not in "iub" or input.dtype.kind == "b":
+        raise _not_implemented("bincount_cpu", input)
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.ndim != 1 or (input.size and input.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != input.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    if weights is None:
+        return np.bincount(input, minlength=minlength).astype(_INT64)
+    result_type = np.float32 if weights.dtype == np.float32 else np.float64
+    return np.bincount(input, weights.astype(np.float64), minlength=minlength).astype(result_type)
+
+
+@op(differentiable=False, out=True, samples=(
+    Sample((TensorSpec((6,)),), {"bins": 4}), Sample((TensorSpec((5,), "float64"), 3, -1, 1)),
+    Sample((TensorSpec((2, 3)), 5, 0, 0)), Sample((TensorSpec((0,)), 2))))
+def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:  # noqa: A002
+    """A histogram of ``input`` with ``bins`` equal bins over ``[min, max]`` (the data's range
+    when both are 0); elements outside are ignored.
+
+    >>> import tensormodes as tm
+    >>> tm.histc(tm.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)
+    tensor([0., 2., 1., 0.])
+    """
+    if input.dtype.kind not in "f" and input.dtype != _BFLOAT16:
+        raise _not_implemented("histogram_cpu", input)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    low, high = float(min), float(max)
+    if low > high:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    values = input.reshape(-1).astype(np.float64)
+    if low == high and values.size:
+        low, high = float(values.min()), float(values.max())
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{_number(low)}, {_number(high)}] is not finite")
+    if low == high:
+        low, high = low - 1, high + 1
+    counts, _ = np.histogram(values, bins=bins, range=(low, high))
+    return counts.astype(input.dtype)
+
+
+def _number(value: float) -> str:
+    """A float as C++ streams print it (``1``, ``2.5``, ``inf``)."""
+    return f"{value:g}"
+
+
+# -- quantiles ---------------------------------------------------------------------------------
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, name: str, skip_nan: bool):
+    """``(result, low_index, high_index, low_weight, high_weight, q_span)`` for quantile /
+    nanquantile: each result mixes the input's elements at flat positions ``low_index`` and
+    ``high_index`` with those weights; the high weight grows by ``q_span`` per unit of ``q``."""
+    if not isinstance(q, np.ndarray) and not 0 <= q <= 1:
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+    if input.size == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if isinstance(q, np.ndarray) and q.ndim > 1:
+        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+    if input.dtype not in (np.float32, np.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if isinstance(q, np.ndarray):
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        if np.any((q < 0) | (q > 1)):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+    # The reduced elements last: (kept dimensions..., n).
+    positions = np.arange(input.size).reshape(input.shape)
+    axis = None if dim is None else _int_dim(dim, input.ndim, name)
+    if axis is None or input.ndim == 0:
+        values, positions = input.reshape(-1), positions.reshape(-1)
+    else:
+        values, positions = np.moveaxis(input, axis, -1), np.moveaxis(positions, axis, -1)
+    order = np.argsort(values, axis=-1, kind="stable")  # NaN last
+    ordered, ordered_positions = np.take_along_axis(values, order, -1), np.take_along_axis(positions, order, -1)
+    n = ordered.shape[-1]
+    nan_count = np.isnan(ordered).sum(-1, keepdims=True)
+    # A slice with NaN gives NaN (quantile), or with nothing but NaN (nanquantile): its last element.
+    span = n - nan_count - 1 if skip_nan else np.full(nan_count.shape, n - 1)
+    to_nan = nan_count == n if skip_nan else nan_count > 0
+    ranks = np.where(to_nan, float(n - 1), span * np.asarray(q, np.float64).reshape(-1))  # (..., quantiles)
+    low, high = np.floor(ranks).astype(np.int64), np.ceil(ranks).astype(np.int64)
+    weight = ranks - low
+    if interpolation == "lower":
+        high, weight = low, weight * 0
+    elif interpolation == "higher":
+        low, weight = high, weight * 0
+    elif interpolation == "nearest":
+        low = high = np.round(ranks).astype(np.int64)  # half to even, as PyTorch
+        weight = weight * 0
+    elif interpolation == "midpoint":
+        weight = np.where(high > low, 0.5, 0.0)
+    low_values, high_values = np.take_along_axis(ordered, low, -1), np.take_along_axis(ordered, high, -1)
+    q_span = np.where(to_nan, 0, span) * 1.0 if interpolation == "linear" else weight * 0
+    parts = (low_values + (high_values - low_values) * weight, np.take_along_axis(ordered_positions, low, -1),
+             np.take_along_axis(ordered_positions, high, -1), 1 - weight, weight, np.broadcast_to(q_span, weight.shape))
+
+    def shaped(array: np.ndarray) -> np.ndarray:
+        array = np.moveaxis(array, -1, 0)  # the quantiles first, then the kept dimensions
+        if keepdim:
+            if axis is None:
+                array = array.reshape((array.shape[0],) + (1,) * input.ndim)
+            elif input.ndim:
+                array = np.expand_dims(array, axis + 1)
+        return np.array(array if isinstance(q, np.ndarray) and q.ndim else array[0], order="C")
+
+    result, low_index, high_index, low_weight, high_weight, q_span = map(shaped, parts)
+    dtype = input.dtype
+    return (result.astype(dtype), low_index.astype(_INT64), high_index.astype(_INT64), low_weight.astype(dtype),
+            high_weight.astype(dtype), q_span.astype(dtype))
+
+
+_QUANTILE_SAMPLES = (
+    Sample((TensorSpec((2, 5)), 0.3)), Sample((TensorSpec((2, 5), "float64"), TensorSpec((3,), "float64", 0, 1), 1)),
+    Sample((TensorSpec((3, 4)), TensorSpec((2,), "float32", 0, 1), 0, True)), Sample((TensorSpec((6,)), 1.0)),
+    Sample((TensorSpec((2, 3)), 0.5), {"keepdim": True}), Sample((SCALAR, 0.5)),
+    Sample((TensorSpec((4, 3), "float64"), 0.4, -1), {"interpolation": "lower"}),
+    Sample((TensorSpec((4, 3)), 0.6, 0), {"interpolation": "higher"}),
+    Sample((TensorSpec((5,)), TensorSpec((3,), "float32", 0, 1))), Sample((TensorSpec((5,)), 0.5),
+                                                                          {"interpolation": "midpoint"}),
+    Sample((TensorSpec((5,)), 0.625), {"interpolation": "nearest"}))
+
+
+def _quantile_grad(grad, input, q, input_shape, low_index, high_index, low_weight, high_weight, q_span,
+                   needs_input_grad):
+    # Each quantile mixes two elements of the input (flat positions handed over by the kernel,
+    # as PyTorch's composite keeps its sort's indices): the gradient goes back to both. With
+    # linear interpolation a q tensor moves the mix (the weight grows by q_span per unit of q):
+    # then input and q are saved (save_only_for), and the weights written as functions of q.
+    if needs_input_grad[1]:
+        q_spread = q.reshape((-1,) + (1,) * (grad.dim() - 1)) if q.dim() else q
+        high_weight = high_weight + (q_spread - q_spread.detach()) * q_span
+        low_weight = 1 - high_weight
+    grad_input = grad_q = None
+    if needs_input_grad[0]:
+        size = math.prod(input_shape)
+        flat = grad.new_zeros(size).index_add(0, low_index.reshape(-1), (grad * low_weight).reshape(-1))
+        grad_input = flat.index_add(0, high_index.reshape(-1), (grad * high_weight).reshape(-1)).reshape(input_shape)
+    if needs_input_grad[1]:
+        values = input.reshape(-1)
+        moved = grad * (values[high_index] - values[low_index]) * q_span
+        grad_q = moved.reshape(q.shape[0], -1).sum(1) if q.dim() else moved.sum()
+    return grad_input, grad_q
+
+
+@op(grad=_quantile_grad, method=True, saves=("low_index", "high_index", "low_weight", "high_weight", "q_span"),
+    save_only_for={"input": "q", "q": "q"},
+    samples=_QUANTILE_SAMPLES)
+def quantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
+    """The ``q``-th quantiles of ``input`` (of all elements, or along ``dim``), interpolating
+    between the two nearest ranks as ``interpolation`` says; a 1-D ``q`` gives a leading
+    dimension of quantiles. NaN propagates.
+
+    >>> import tensormodes as tm
+    >>> tm.quantile(tm.tensor([1.0, 2.0, 3.0, 4.0]), 0.5)
+    tensor(2.5000)
+    """
+    result, *handed = _quantiles(input, q, dim, keepdim, interpolation, "quantile", skip_nan=False)
+    return (result, *handed)
+
+
+@op(grad=_quantile_grad, method=True, saves=("low_index", "high_index", "low_weight", "high_weight", "q_span"),
+    save_only_for={"input": "q", "q": "q"},
+    samples=_QUANTILE_SAMPLES)
+def nanquantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepdim: bool = False, *,
+                interpolation: str = "linear") -> Tensor:
+    """``quantile`` ignoring NaN (NaN only where a slice has nothing else).
+
+    >>> import tensormodes as tm
+    >>> tm.nanquantile(tm.tensor([1.0, float('nan'), 3.0]), 0.5)
+    tensor(2.)
+    """
+    result, *handed = _quantiles(input, q, dim, keepdim, interpolation, "nanquantile", skip_nan=True)
+    return (result, *handed)

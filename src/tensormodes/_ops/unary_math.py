@@ -1,0 +1,817 @@
+"""Unary math: sign and absolute value, powers, exponentials and logarithms, trigonometric and
+hyperbolic functions with their inverses, sigmoid and logit, rounding, ``nan_to_num``.
+
+Math functions are evaluated in float64 and rounded to the result dtype (see ``_pointwise``);
+integer inputs give the default float dtype. Each op's gradient formula sits just above it.
+"""
+# Parameters carry PyTorch's names (input, min, max), which shadow builtins by design.
+# ruff: noqa: A002
+
+from __future__ import annotations
+
+import builtins
+import math
+from numbers import Number
+
+import numpy as np
+
+from .. import _dtype as dt
+from ._common import (
+    check_same_shape_or_broadcast,
+    dtype_of,
+    no_complex_autograd,
+    not_implemented,
+    operand_dtype,
+    ops,
+    quiet,
+)
+from ._common import conjugate as _conj
+from ._pointwise import _as, _float_unary, _is_integral, _neg_grad, _opmath, _real_float_unary, _zeros_like
+from ._registry import Dunder, Sample, Tensor, TensorSpec, alias, op
+from ._samples import (
+    BF16,
+    BOOL,
+    C64,
+    F16,
+    F64,
+    I23,
+    I32,
+    M23,
+    POSITIVE,
+    POSITIVE_I,
+    ROW,
+    SCALAR_F64,
+    UNIT,
+    UNIT_INTEGERS,
+    UNIT_SCALAR,
+)
+
+
+def _rounding(ufunc, name: str, input: np.ndarray) -> np.ndarray:
+    """``floor`` / ``ceil`` / ``trunc`` / ``round``: integers are returned unchanged (as a copy)."""
+    d = dtype_of(input)
+    if d is dt.bool:
+        raise not_implemented(f"{name}_vml_cpu", d)
+    if d.is_complex:
+        raise NotImplementedError(f"{name} is not supported for complex inputs")
+    if _is_integral(d):
+        return input.copy()
+    return _as(ufunc(input), d)
+
+
+@op(grad=_neg_grad, method=True, inplace=True, out=True, dunders=(Dunder("__neg__"),),
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))))
+def neg(input: Tensor) -> Tensor:
+    """Returns a new tensor with the negative of the elements of ``input``.
+
+    >>> import tensormodes as tm
+    >>> (-tm.tensor([1, -2])).tolist()
+    [-1, 2]
+    """
+    if input.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                           "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    return np.negative(input)
+
+
+negative = alias("negative", of="neg", method=True, inplace=True,
+                 samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))),
+                 doc="""Alias for ``neg``.
+
+    >>> import tensormodes as tm
+    >>> tm.negative(tm.tensor([1, -2])).tolist()
+    [-1, 2]
+    """)
+
+
+def _positive_grad(grad):
+    return grad
+
+
+@op(grad=_positive_grad, method=True, view=True, dunders=(Dunder("__pos__"),),
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,))))
+def positive(input: Tensor) -> Tensor:
+    """Returns ``input`` (sharing its data); an error for bool tensors.
+
+    >>> import tensormodes as tm
+    >>> (+tm.tensor([1, -2])).tolist()
+    [1, -2]
+    """
+    if input.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def _abs_grad(grad, input):
+    return grad * input.sgn()  # the sign; z / |z| for complex z
+
+
+@op(grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
+def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Computes the absolute value of each element (the magnitude for complex inputs).
+
+    >>> import tensormodes as tm
+    >>> tm.abs(tm.tensor([-1, -2, 3])).tolist()
+    [1, 2, 3]
+    """
+    d = dtype_of(input)
+    if d is dt.bool:
+        raise not_implemented("abs_cpu", d)
+    return np.absolute(input)
+
+
+def _step_grad(grad):
+    """Piecewise-constant ops (floor, ceil, trunc, round, sign) have zero gradient."""
+    return _zeros_like(grad)
+
+
+@op(grad=_step_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((BF16,))))
+def sign(input: Tensor) -> Tensor:
+    """The sign of each element: -1, 0 or 1 in ``input``'s dtype (NaN gives 0).
+
+    >>> import tensormodes as tm
+    >>> tm.sign(tm.tensor([-2.5, 0.0, 3.0])).tolist()
+    [-1.0, 0.0, 1.0]
+    """
+    d = dtype_of(input)
+    if d.is_complex:
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+                                  "Please use torch.sgn instead.")
+    if d is dt.bool:
+        return input.copy()
+    # (x > 0) - (x < 0) rather than np.sign: PyTorch maps NaN to 0.
+    with quiet():
+        return _as((input > 0).astype(d._np) - (input < 0).astype(d._np), d)
+
+
+def _square_grad(grad, input):
+    return grad * _conj(2 * input)
+
+
+@op(grad=_square_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))))
+def square(input: Tensor) -> Tensor:
+    """``input ** 2`` elementwise (bool inputs give int64, as for ``pow(input, 2)``).
+
+    >>> import tensormodes as tm
+    >>> tm.square(tm.tensor([-2, 3])).tolist()
+    [4, 9]
+    """
+    base = input.astype(np.int64) if input.dtype.kind == "b" else input
+    with quiet():
+        return np.asarray(np.multiply(base, base))
+
+
+def _exp_grad(grad, result):
+    return grad * _conj(result)
+
+
+@op(grad=_exp_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((BF16,)),
+             Sample((C64,))))
+def exp(input: Tensor) -> Tensor:
+    """The exponential of each element (integers compute in the default float dtype).
+
+    >>> import tensormodes as tm
+    >>> tm.exp(tm.tensor([0, 0])).tolist()
+    [1.0, 1.0]
+    """
+    return _float_unary(np.exp, input)
+
+
+def _exp2_grad(grad, result):
+    return grad * _conj(result * math.log(2.0))
+
+
+@op(grad=_exp2_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+def exp2(input: Tensor) -> Tensor:
+    """``2 ** input`` elementwise.
+
+    >>> import tensormodes as tm
+    >>> tm.exp2(tm.tensor([0, 3])).tolist()
+    [1.0, 8.0]
+    """
+    return _float_unary(np.exp2, input)
+
+
+def _expm1_grad(grad, result):
+    return grad * _conj(result + 1)
+
+
+@op(grad=_expm1_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
+def expm1(input: Tensor) -> Tensor:
+    """``exp(input) - 1``, accurate for small ``input``.
+
+    >>> import tensormodes as tm
+    >>> tm.expm1(tm.tensor([0.])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.expm1, input)
+
+
+def _log_grad(grad, input):
+    return grad / _conj(input)
+
+
+@op(grad=_log_grad, method=True, inplace=True, out=True,
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
+             Sample((C64,))))
+def log(input: Tensor) -> Tensor:
+    """The natural logarithm of each element (NaN for negative, -inf for zero).
+
+    >>> import tensormodes as tm
+    >>> tm.log(tm.tensor([1.])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.log, input)
+
+
+def _log2_grad(grad, input):
+    return grad / _conj(input * math.log(2.0))
+
+
+@op(grad=_log2_grad, method=True, inplace=True, out=True,
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
+             Sample((C64,))))
+def log2(input: Tensor) -> Tensor:
+    """The base-2 logarithm of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.log2(tm.tensor([1, 8])).tolist()
+    [0.0, 3.0]
+    """
+    return _float_unary(np.log2, input)
+
+
+def _log10_grad(grad, input):
+    return grad / _conj(input * math.log(10.0))
+
+
+@op(grad=_log10_grad, method=True, inplace=True, out=True,
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
+             Sample((C64,))))
+def log10(input: Tensor) -> Tensor:
+    """The base-10 logarithm of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.log10(tm.tensor([1, 100])).tolist()
+    [0.0, 2.0]
+    """
+    return _float_unary(np.log10, input)
+
+
+def _log1p_grad(grad, input):
+    return grad / _conj(input + 1)
+
+
+@op(grad=_log1p_grad, method=True, inplace=True, out=True,
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
+             Sample((C64,))))
+def log1p(input: Tensor) -> Tensor:
+    """``log(1 + input)``, accurate for small ``input``.
+
+    >>> import tensormodes as tm
+    >>> tm.log1p(tm.tensor([0.])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.log1p, input)
+
+
+def _sqrt_grad(grad, result):
+    return grad / _conj(2 * result)
+
+
+@op(grad=_sqrt_grad, method=True, inplace=True, out=True,
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
+             Sample((BF16,)), Sample((C64,))))
+def sqrt(input: Tensor) -> Tensor:
+    """The square root of each element (NaN for negative real inputs).
+
+    >>> import tensormodes as tm
+    >>> tm.sqrt(tm.tensor([4, 9])).tolist()
+    [2.0, 3.0]
+    """
+    return _float_unary(np.sqrt, input)
+
+
+def _reciprocal_sqrt(x):
+    return np.reciprocal(np.sqrt(x))
+
+
+def _rsqrt_grad(grad, result):
+    return grad * _conj(-0.5 * result * result * result)
+
+
+@op(grad=_rsqrt_grad, method=True, inplace=True, out=True,
+    samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
+             Sample((C64,))))
+def rsqrt(input: Tensor) -> Tensor:
+    """The reciprocal of the square root of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.rsqrt(tm.tensor([4.])).tolist()
+    [0.5]
+    """
+    return _float_unary(_reciprocal_sqrt, input)
+
+
+def _sin_grad(grad, input):
+    return grad * _conj(input.cos())
+
+
+@op(grad=_sin_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+def sin(input: Tensor) -> Tensor:
+    """The sine of each element (in radians).
+
+    >>> import tensormodes as tm
+    >>> tm.sin(tm.tensor([0])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.sin, input)
+
+
+def _cos_grad(grad, input):
+    return grad * _conj(-input.sin())
+
+
+@op(grad=_cos_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
+def cos(input: Tensor) -> Tensor:
+    """The cosine of each element (in radians).
+
+    >>> import tensormodes as tm
+    >>> tm.cos(tm.tensor([0])).tolist()
+    [1.0]
+    """
+    return _float_unary(np.cos, input)
+
+
+def _tan_grad(grad, result):
+    return grad * _conj(1 + result * result)
+
+
+@op(grad=_tan_grad, method=True, inplace=True, out=True,
+    samples=(Sample((UNIT,)), Sample((I32,)), Sample((SCALAR_F64,)), Sample((TensorSpec((3,), "float16", -1, 1),)),
+             Sample((C64,))))
+def tan(input: Tensor) -> Tensor:
+    """The tangent of each element (in radians).
+
+    >>> import tensormodes as tm
+    >>> tm.tan(tm.tensor([0])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.tan, input)
+
+
+def _asin_grad(grad, input):
+    return grad / _conj((1 - input * input).sqrt())
+
+
+@op(grad=_asin_grad, method=True, inplace=True, out=True,
+    samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
+             Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((C64,))))
+def asin(input: Tensor) -> Tensor:
+    """The arcsine of each element (NaN outside [-1, 1]).
+
+    >>> import tensormodes as tm
+    >>> tm.asin(tm.tensor([0])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.arcsin, input)
+
+
+def _acos_grad(grad, input):
+    return -grad / _conj((1 - input * input).sqrt())
+
+
+@op(grad=_acos_grad, method=True, inplace=True, out=True,
+    samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
+             Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),)), Sample((C64,))))
+def acos(input: Tensor) -> Tensor:
+    """The arccosine of each element (NaN outside [-1, 1]).
+
+    >>> import tensormodes as tm
+    >>> tm.acos(tm.tensor([1])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.arccos, input)
+
+
+def _atan_grad(grad, input):
+    return grad / _conj(1 + input * input)
+
+
+@op(grad=_atan_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+def atan(input: Tensor) -> Tensor:
+    """The arctangent of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.atan(tm.tensor([0])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.arctan, input)
+
+
+def _sinh_grad(grad, input):
+    return grad * _conj(input.cosh())
+
+
+@op(grad=_sinh_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
+def sinh(input: Tensor) -> Tensor:
+    """The hyperbolic sine of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.sinh(tm.tensor([0])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.sinh, input)
+
+
+def _cosh_grad(grad, input):
+    return grad * _conj(input.sinh())
+
+
+@op(grad=_cosh_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+def cosh(input: Tensor) -> Tensor:
+    """The hyperbolic cosine of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.cosh(tm.tensor([0])).tolist()
+    [1.0]
+    """
+    return _float_unary(np.cosh, input)
+
+
+def _tanh_grad(grad, result):
+    return grad * _conj(1 - result * result)
+
+
+@op(grad=_tanh_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
+def tanh(input: Tensor) -> Tensor:
+    """The hyperbolic tangent of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.tanh(tm.tensor([0])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.tanh, input)
+
+
+def _logistic(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "c":
+        return np.reciprocal(1 + np.exp(-x))
+    # exp of -|x| never overflows; the two branches are the same function.
+    e = np.exp(-np.absolute(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _sigmoid_grad(grad, result):
+    return grad * _conj(result * (1 - result))
+
+
+@op(grad=_sigmoid_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -20, 20),)), Sample((I23,)), Sample((BOOL,)),
+             Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+def sigmoid(input: Tensor) -> Tensor:
+    """The logistic function ``1 / (1 + exp(-input))`` of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.sigmoid(tm.tensor([0])).tolist()
+    [0.5]
+    """
+    return _float_unary(_logistic, input)
+
+
+def _reciprocal_grad(grad, result):
+    return grad * _conj(-(result * result))
+
+
+@op(grad=_reciprocal_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
+def reciprocal(input: Tensor) -> Tensor:
+    """``1 / input`` elementwise (integers give the default float dtype).
+
+    >>> import tensormodes as tm
+    >>> tm.reciprocal(tm.tensor([2, 4])).tolist()
+    [0.5, 0.25]
+    """
+    return _float_unary(np.reciprocal, input)
+
+
+def _relu_grad(grad, result):
+    return ops._threshold_backward(grad, result, 0)
+
+
+@op(grad=_relu_grad, method=True, inplace=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
+def relu(input: Tensor) -> Tensor:
+    """``max(input, 0)`` elementwise.
+
+    >>> import tensormodes as tm
+    >>> tm.relu(tm.tensor([-1, 2])).tolist()
+    [0, 2]
+    """
+    kind = input.dtype.kind
+    if kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    if kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    return np.asarray(np.maximum(input, input.dtype.type(0)))
+
+
+def _threshold_backward_grad(grad, input, threshold):
+    # Linear in grad_output (a mask) and constant in input but at the threshold.
+    return ops._threshold_backward(grad, input, threshold), _zeros_like(input)
+
+
+@op(grad=_threshold_backward_grad, samples=(
+    Sample((M23, M23, 0)), Sample((F64, ROW, 0.5)), Sample((M23, I23, 1)), Sample((SCALAR_F64, SCALAR_F64, 0)),
+    Sample((BF16, BF16, 0)), Sample((F16, TensorSpec((3,)), -0.5))))
+def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -> Tensor:
+    """``grad_output`` where ``input > threshold``, else 0 (also where ``input`` is NaN): the
+    gradient of ``relu`` (given its result) and of ``threshold`` (PyTorch's
+    ``aten::threshold_backward``). Broadcasts; the result has the operands' promoted dtype.
+
+    >>> import tensormodes as tm
+    >>> tm._threshold_backward(tm.tensor([1., 2., 3.]), tm.tensor([-1., 0., 4.]), 0)
+    tensor([0., 0., 3.])
+    """
+    if grad_output.shape != input.shape:
+        check_same_shape_or_broadcast(input.shape, grad_output.shape)  # PyTorch names input "a"
+    result_type = grad_output.dtype if grad_output.dtype == input.dtype else operand_dtype(grad_output, input)._np
+    if result_type.kind in "bc":
+        raise not_implemented("threshold_cpu", dt.NP_TO_DTYPE[result_type])
+    result = np.where(input <= threshold, 0, grad_output)
+    return np.asarray(result if result.dtype == result_type else result.astype(result_type))
+
+
+@op(grad=_step_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
+def floor(input: Tensor) -> Tensor:
+    """The largest integer not greater than each element (integer tensors are copied).
+
+    >>> import tensormodes as tm
+    >>> tm.floor(tm.tensor([-1.5, 1.5])).tolist()
+    [-2.0, 1.0]
+    """
+    return _rounding(np.floor, "floor", input)
+
+
+@op(grad=_step_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
+def ceil(input: Tensor) -> Tensor:
+    """The smallest integer not less than each element (integer tensors are copied).
+
+    >>> import tensormodes as tm
+    >>> tm.ceil(tm.tensor([-1.5, 1.5])).tolist()
+    [-1.0, 2.0]
+    """
+    return _rounding(np.ceil, "ceil", input)
+
+
+@op(grad=_step_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
+def trunc(input: Tensor) -> Tensor:
+    """Each element rounded toward zero (integer tensors are copied).
+
+    >>> import tensormodes as tm
+    >>> tm.trunc(tm.tensor([-1.5, 1.5])).tolist()
+    [-1.0, 1.0]
+    """
+    return _rounding(np.trunc, "trunc", input)
+
+
+@op(grad=_step_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -100, 100),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((M23,), {"decimals": 2}), Sample((TensorSpec((4,), "float64", -1e4, 1e4),), {"decimals": -2}),
+             Sample((F16,), {"decimals": 1}), Sample((BF16,))))
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
+    """Rounds each element to ``decimals`` decimal places, halves to even.
+
+    >>> import tensormodes as tm
+    >>> tm.round(tm.tensor([0.5, 1.5, 2.5])).tolist()
+    [0.0, 2.0, 2.0]
+    >>> tm.round(tm.tensor([1234.0]), decimals=-2).tolist()
+    [1200.0]
+    """
+    if isinstance(decimals, bool) or not isinstance(decimals, int):
+        raise TypeError(f"round(): argument 'decimals' must be int, not {type(decimals).__name__}")
+    d = dtype_of(input)
+    if decimals == 0:
+        if d.is_complex:
+            raise not_implemented("round_vml_cpu", d)
+        return _rounding(np.rint, "round", input)
+    if _is_integral(d) or d.is_complex:
+        raise not_implemented("round_cpu", d)
+    compute = _opmath(d)._np
+    x = input.astype(compute, copy=False)
+    scale = compute.type(10.0 ** builtins.abs(decimals))
+    with quiet():
+        if decimals > 0:
+            return _as(np.rint(x * scale) / scale, d)
+        return _as(np.rint(x / scale) * scale, d)
+
+
+def _frac_grad(grad):
+    return grad
+
+
+@op(grad=_frac_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((SCALAR_F64,)), Sample((F16,))))
+def frac(input: Tensor) -> Tensor:
+    """The fractional part of each element, ``input - trunc(input)``.
+
+    >>> import tensormodes as tm
+    >>> tm.frac(tm.tensor([1.5, -2.25])).tolist()
+    [0.5, -0.25]
+    """
+    d = dtype_of(input)
+    if not d.is_floating_point:
+        raise not_implemented("frac_cpu", d)
+    with quiet():
+        return _as(input - np.trunc(input), d)
+
+
+def _nan_to_num_grad(grad, input):
+    return grad.where(input.isfinite(), 0)
+
+
+@op(grad=_nan_to_num_grad, differentiable=no_complex_autograd("nan_to_num"), method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)),
+             Sample((M23, 1.0, 2.0, -2.0)), Sample((BF16,), {"posinf": 1.0})))
+def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    """Replaces NaN with ``nan``, and infinities with ``posinf`` / ``neginf`` (by default the
+    largest / lowest finite value of the dtype). Integer tensors are copied.
+
+    >>> import tensormodes as tm
+    >>> from math import inf, nan
+    >>> tm.nan_to_num(tm.tensor([nan, inf, 1.0]), posinf=9.0).tolist()
+    [0.0, 9.0, 1.0]
+    """
+    d = dtype_of(input)
+    if _is_integral(d):
+        return input.copy()
+    if d.is_complex:
+        result = np.empty_like(input)
+        result.real = nan_to_num(input.real, nan, posinf, neginf)
+        result.imag = nan_to_num(input.imag, nan, posinf, neginf)
+        return result
+    largest = dt.finfo(d).max
+    result = input.copy()
+    with quiet():
+        result[np.isnan(input)] = 0.0 if nan is None else nan
+        result[input == np.inf] = largest if posinf is None else posinf
+        result[input == -np.inf] = -largest if neginf is None else neginf
+    return result
+
+
+def _asinh_grad(grad, input):
+    return grad / _conj((input * input + 1).sqrt())
+
+
+@op(grad=_asinh_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+def asinh(input: Tensor) -> Tensor:
+    """The inverse hyperbolic sine of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.asinh(tm.tensor([0])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.arcsinh, input)
+
+
+_ABOVE_ONE = TensorSpec((2, 3), "float32", 1.1, 4.0)
+
+
+def _acosh_grad(grad, input):
+    return grad / _conj((input * input - 1).sqrt())
+
+
+@op(grad=_acosh_grad, method=True, inplace=True, out=True,
+    samples=(Sample((_ABOVE_ONE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 1.5, 3.0),)),
+             Sample((TensorSpec((3,), "bfloat16", 1.1, 4.0),)), Sample((TensorSpec((3,), "complex64", 1.2, 2.0),))))
+def acosh(input: Tensor) -> Tensor:
+    """The inverse hyperbolic cosine of each element (NaN below 1 for real inputs).
+
+    >>> import tensormodes as tm
+    >>> tm.acosh(tm.tensor([1])).tolist()
+    [0.0]
+    """
+    return _float_unary(np.arccosh, input)
+
+
+def _atanh_grad(grad, input):
+    return grad / _conj(1 - input * input)
+
+
+@op(grad=_atanh_grad, method=True, inplace=True, out=True,
+    samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
+             Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((3,), "complex64", -0.6, 0.6),))))
+def atanh(input: Tensor) -> Tensor:
+    """The inverse hyperbolic tangent of each element (+-inf at +-1, NaN beyond for real inputs).
+
+    >>> import tensormodes as tm
+    >>> tm.atanh(tm.tensor([0, 1])).tolist()
+    [0.0, inf]
+    """
+    return _float_unary(np.arctanh, input)
+
+
+def _logit_grad(grad, input, eps):
+    local = grad / (input * (1 - input))
+    if eps is None or eps < 0:  # outside [0, 1] logit is NaN, and so is its gradient
+        return local.where(~((input < 0) | (input > 1)), math.nan)
+    # Clamped elements (strictly outside [eps, 1 - eps]) do not move the result.
+    return local.where(~((input < eps) | (input > 1 - eps)), 0)
+
+
+@op(grad=_logit_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", 0.05, 0.95),)), Sample((TensorSpec((2, 3), "int64", 0, 1),)),
+             Sample((TensorSpec((), "float64", 0.1, 0.9),)), Sample((TensorSpec((3,), "float16", 0.1, 0.9),)),
+             Sample((TensorSpec((4,), "float64", 0.1, 0.9), 0.25)), Sample((BF16,), {"eps": 0.1}),
+             Sample((TensorSpec((2, 3), "float64", 0.05, 0.95),), {"eps": -1.0})))
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``log(input / (1 - input))`` elementwise; with ``eps`` (>= 0), ``input`` is first
+    clamped to ``[eps, 1 - eps]``.
+
+    >>> import tensormodes as tm
+    >>> tm.logit(tm.tensor([0.5, 0.0])).tolist()
+    [0.0, -inf]
+    >>> tm.logit(tm.tensor([0.0]), eps=0.5).tolist()
+    [0.0]
+    """
+    def kernel(x):
+        if eps is not None and eps >= 0:
+            low, high = eps, 1 - eps
+            x = np.where(x < low, low, np.where(x > high, high, x))
+        return np.log(x / (1 - x))
+
+    return _real_float_unary(kernel, "logit_cpu", input)
+
+
+def _angle_conversion(name: str, factor: float, input: np.ndarray) -> np.ndarray:
+    if input.dtype.kind == "c":
+        raise RuntimeError(f"{name} is not supported for complex tensors.")
+    return _float_unary(lambda x: x * factor, input)
+
+
+def _deg2rad_grad(grad):
+    return grad * (math.pi / 180)
+
+
+@op(grad=_deg2rad_grad, method=True, inplace=True, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -360, 360),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((F16,)), Sample((BOOL,))))
+def deg2rad(input: Tensor) -> Tensor:
+    """Converts each element from degrees to radians.
+
+    >>> import tensormodes as tm
+    >>> tm.deg2rad(tm.tensor([180.0, 0.0])).tolist()
+    [3.1415927410125732, 0.0]
+    """
+    return _angle_conversion("deg2rad", math.pi / 180, input)
+
+
+def _rad2deg_grad(grad):
+    return grad * (180 / math.pi)
+
+
+@op(grad=_rad2deg_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((BOOL,))))
+def rad2deg(input: Tensor) -> Tensor:
+    """Converts each element from radians to degrees.
+
+    >>> import tensormodes as tm
+    >>> tm.rad2deg(tm.tensor([0.0, -1.0], dtype=tm.float64)).tolist()
+    [0.0, -57.29577951308232]
+    """
+    return _angle_conversion("rad2deg", 180 / math.pi, input)
+
+
+def _sinc_grad(grad, input):
+    # d/dx sin(pi x) / (pi x) = (cos(pi x) - sinc(x)) / x, and 0 at x = 0.
+    local = ((input * math.pi).cos() - input.sinc()) / input
+    return grad * _conj(local.where(input != 0, 0))
+
+
+@op(grad=_sinc_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+def sinc(input: Tensor) -> Tensor:
+    """The normalized sinc function ``sin(pi x) / (pi x)`` of each element (1 at 0).
+
+    >>> import tensormodes as tm
+    >>> tm.sinc(tm.tensor([0.0, 0.5], dtype=tm.float64)).tolist()
+    [1.0, 0.6366197723675814]
+    """
+    return _float_unary(np.sinc, input)

@@ -1,0 +1,640 @@
+"""Views: reshaping (``view``, ``reshape``, ``flatten``, ``squeeze`` ...), reordering dimensions
+(``permute``, ``transpose``, ``movedim``), broadcasting (``expand``, ``broadcast_to``),
+``diagonal``, ``unfold`` and ``ravel``.
+
+View ops (declared ``view=True``) return NumPy views, so results share memory
+with their input exactly as PyTorch views do: writing through the view changes
+the base. Broadcasting views (``expand``) are built with ``as_strided`` and
+zero strides, because ``np.broadcast_to`` returns read-only arrays while
+PyTorch's expanded tensors are writable.
+
+Where PyTorch's method takes varargs but its function a tuple (``x.reshape(2, 3)``
+versus ``torch.reshape(x, (2, 3))``), two ops share one kernel helper: the
+function's op and a method-only op (``function=False``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from .. import _dtype as dt
+from ._common import along, array_type_name, check_same_shape_or_broadcast, ops, scalar_type_name, wrap_dim
+from ._registry import Sample, Tensor, TensorSpec, alias, op
+from ._samples import I23, M23, M234, SCALAR
+from ._shape import (
+    _as_tuple,
+    _diagonal_dims,
+    _dim_list,
+    _same_grad,
+    gather_back,
+    int_tuple,
+    legacy_type_name,
+    positions_of,
+    varargs_ints,
+)
+
+# -- reshaping views ---------------------------------------------------------------------
+
+def infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
+    """Resolve a single -1 in ``shape``; RuntimeError if it cannot hold ``numel`` elements."""
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for position, d in enumerate(shape):
+        if d != -1:
+            if d < 0:
+                raise RuntimeError(f"invalid shape dimension {d} at index {position} of shape {list(shape)}")
+            known *= d
+    if -1 in shape:
+        if known == 0:
+            if numel == 0:
+                raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                                   "unspecified dimension size -1 can be any value and is ambiguous")
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        if numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return tuple(numel // known if d == -1 else d for d in shape)
+    if known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _view_shape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    try:
+        return np.reshape(array, infer_shape(shape, array.size), copy=False)
+    except ValueError:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+
+
+def _view_dtype(array: np.ndarray, dtype: dt.dtype) -> np.ndarray:
+    """The same bytes read as ``dtype`` (the last dimension rescales when item sizes differ)."""
+    old, new = array.dtype.itemsize, dtype.itemsize
+    if old != new:
+        names = (array_type_name(array), scalar_type_name(dtype))
+        if array.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 to view {names[0]} as {names[1]} (different element sizes)")
+        if array.shape[-1] != 1 and array.strides[-1] != old:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {names[0]} as {names[1]} (different element "
+                               f"sizes), but got {array.strides[-1] // old}")
+        if new > old and (array.shape[-1] * old) % new:
+            raise RuntimeError(f"self.size(-1) must be divisible by {new // old} to view {names[0]} as "
+                               f"{names[1]} (different element sizes), but got {array.shape[-1]}")
+    return array.view(dtype._np)
+
+
+def _reshapes(input, shape: tuple) -> bool:
+    return not (len(shape) == 1 and type(shape[0]) is dt.dtype)  # view(dtype) reinterprets bytes: no gradient
+
+
+def _view_grad(grad, input_shape):
+    return grad.reshape(input_shape)
+
+
+@op(grad=_view_grad, differentiable=_reshapes, method=True, function=False, view=True,
+    samples=(Sample((M23, 3, 2)), Sample((M23, -1)), Sample((M23, (1, -1))), Sample((SCALAR, 1)),
+             Sample((I23, [3, 1, 2])), Sample((TensorSpec((2, 4)), dt.int32)),
+             Sample((TensorSpec((2, 4)), dt.float16))))
+def view(input: Tensor, *shape: int) -> Tensor:
+    """A view with a new shape (no copy; the strides must allow it), or, given a dtype,
+    the same bytes reinterpreted as that dtype.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([0, 1, 2, 3, 4, 5]).view(2, 3).tolist(), tm.tensor([0, 1, 2, 3, 4, 5]).view(-1, 2).shape
+    ([[0, 1, 2], [3, 4, 5]], tensormodes.Size([3, 2]))
+    >>> tm.zeros(2, dtype=tm.float32).view(tm.int32).tolist()
+    [0, 0]
+    """
+    if len(shape) == 1 and type(shape[0]) is dt.dtype:
+        return _view_dtype(input, shape[0])
+    return _view_shape(input, varargs_ints(shape, "view", "size"))
+
+
+def _view_as_grad(grad, input_shape):
+    return grad.reshape(input_shape), None
+
+
+@op(grad=_view_as_grad, method=True, function=False, view=True,
+    samples=(Sample((M23, TensorSpec((3, 2)))), Sample((SCALAR, TensorSpec((1, 1))))))
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.view(other.size())``.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([0, 1, 2, 3]).view_as(tm.zeros(2, 2)).tolist()
+    [[0, 1], [2, 3]]
+    """
+    return _view_shape(input, other.shape)
+
+
+def _view_as_real_grad(grad):
+    return ops.view_as_complex(grad.contiguous())
+
+
+@op(grad=_view_as_real_grad, view=True, samples=(
+    Sample((TensorSpec((2, 3), "complex64"),)), Sample((TensorSpec((), "complex128"),)),
+    Sample((TensorSpec((3, 2), "complex128"),))))
+def view_as_real(input: Tensor) -> Tensor:
+    """A complex tensor's memory seen as real numbers: a view with a last dimension of size 2
+    holding each element's real and imaginary parts.
+
+    >>> import tensormodes as tm
+    >>> tm.view_as_real(tm.tensor([1 + 2j, 3 - 1j]))
+    tensor([[ 1.,  2.],
+            [ 3., -1.]])
+    """
+    if input.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    part = input.real
+    return as_strided(part, input.shape + (2,), input.strides + (part.itemsize,))
+
+
+_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+
+
+def _storage_offset(array: np.ndarray) -> int:
+    """Elements between the start of the memory ``array`` views and its first element."""
+    owner = array
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    return (array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // array.itemsize
+
+
+def _view_as_complex_grad(grad):
+    return ops.view_as_real(grad)
+
+
+@op(grad=_view_as_complex_grad, view=True, samples=(
+    Sample((TensorSpec((3, 2)),)), Sample((TensorSpec((2,), "float64"),)), Sample((TensorSpec((2, 2, 2)),))))
+def view_as_complex(input: Tensor) -> Tensor:
+    """A real tensor whose last dimension has size 2 seen as complex numbers (real and
+    imaginary parts), as a view without that dimension.
+
+    >>> import tensormodes as tm
+    >>> tm.view_as_complex(tm.tensor([[1.0, 2.0], [3.0, -1.0]]))
+    tensor([1.+2.j, 3.-1.j])
+    """
+    if input.dtype not in _COMPLEX_OF:
+        if input.dtype == np.float16:
+            raise NotImplementedError("view_as_complex(): a float16 tensor would be complex32 (ComplexHalf), "
+                                      "which tensormodes does not have")
+        raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a "
+                           f"tensor of scalar type: {array_type_name(input)}")
+    if input.ndim == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    itemsize = input.itemsize
+    if input.strides[-1] != itemsize:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(stride % (2 * itemsize) for stride in input.strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if _storage_offset(input) % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return input.view(_COMPLEX_OF[input.dtype])[..., 0]
+
+
+def _reshape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    return np.reshape(array, infer_shape(shape, array.size))
+
+
+def _reshape_grad(grad, input_shape):
+    """Gradient of an op that only changes the shape: ``grad`` in the input's shape."""
+    return grad.reshape(input_shape)
+
+
+@op(grad=_reshape_grad, view=True,
+    samples=(Sample((M23, (3, 2))), Sample((M23, (-1,))), Sample((SCALAR, ())),
+             Sample((I23, [1, 3, -1]))))
+def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """The same data with a new shape: a view when the strides allow it, else a copy.
+    One dimension may be ``-1`` and is then inferred.
+
+    >>> import tensormodes as tm
+    >>> tm.reshape(tm.tensor([[1, 2], [3, 4]]), (-1,)).tolist()
+    [1, 2, 3, 4]
+    """
+    return _reshape(input, int_tuple(shape, "reshape", "shape", allow_int=False))
+
+
+@op(grad=_reshape_grad, function=False, method="reshape", view=True,
+    samples=(Sample((M23, 3, 2)), Sample((M23, (-1,))), Sample((SCALAR, 1, 1)), Sample((I23, [6]))))
+def reshape_method(input: Tensor, *shape: int) -> Tensor:
+    """``Tensor.reshape(*shape)``: the sizes as separate arguments or one sequence.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([0, 1, 2, 3, 4, 5]).reshape(2, 3).shape, tm.tensor([0, 1, 2, 3, 4, 5]).reshape((3, -1)).shape
+    (tensormodes.Size([2, 3]), tensormodes.Size([3, 2]))
+    """
+    return _reshape(input, varargs_ints(shape, "reshape", "shape"))
+
+
+@op(grad=_reshape_grad, method=True, view=True,
+    samples=(Sample((M234,)), Sample((M234, 1)), Sample((M234, 0, -2)), Sample((SCALAR,)),
+             Sample((I23,), {"start_dim": -1}), Sample((M234,), {"start_dim": 1, "end_dim": 2})))
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Flattens dimensions ``start_dim`` to ``end_dim`` into one (a view when possible).
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 3, 4).flatten().shape, tm.zeros(2, 3, 4).flatten(1).shape
+    (tensormodes.Size([24]), tensormodes.Size([2, 12]))
+    """
+    start, end = wrap_dim(start_dim, input.ndim), wrap_dim(end_dim, input.ndim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if input.ndim == 0:
+        return np.reshape(input, (1,))
+    shape = input.shape
+    return np.reshape(input, shape[:start] + (-1,) + shape[end + 1:]) if input.size else \
+        np.reshape(input, shape[:start] + (0,) + shape[end + 1:])
+
+
+@op(grad=_reshape_grad, method=True, view=True,
+    samples=(Sample((M234, 1, (3, 1))), Sample((M234, -1, (2, -1))), Sample((I23, 0, [1, 2, 1]))))
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Expands dimension ``dim`` into the shape ``sizes`` (one entry may be -1).
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 6).unflatten(1, (2, 3)).shape
+    tensormodes.Size([2, 2, 3])
+    """
+    d = wrap_dim(dim, input.ndim)
+    sizes = int_tuple(sizes, "unflatten", "sizes")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    size = input.shape[d] if input.ndim else 1
+    try:
+        inferred = infer_shape(sizes, size)
+    except RuntimeError:
+        if sizes.count(-1) > 1:
+            raise
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+                           f"({size}) in the input tensor") from None
+    return np.reshape(input, input.shape[:d] + inferred + input.shape[d + 1:])
+
+
+@op(grad=_reshape_grad, method=True, view=True,
+    samples=(Sample((TensorSpec((1, 3, 1)),)), Sample((TensorSpec((1, 3, 1)), 0)), Sample((TensorSpec((1, 3, 1)), -1)),
+             Sample((TensorSpec((1, 3, 1)), (0, 1, 2))), Sample((SCALAR, 0)), Sample((M23, 1)),
+             Sample((TensorSpec((2, 1), "int64"),), {"dim": [1]})))
+def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
+    """Removes dimensions of size 1: all of them, or those among ``dim`` (others are kept).
+
+    >>> import tensormodes as tm
+    >>> x = tm.zeros(1, 2, 1)
+    >>> x.squeeze().shape, x.squeeze(0).shape, x.squeeze((0, 2)).shape, x.squeeze(1).shape
+    (tensormodes.Size([2]), tensormodes.Size([2, 1]), tensormodes.Size([2]), tensormodes.Size([1, 2, 1]))
+    """
+    if dim is None:
+        axes = tuple(i for i, size in enumerate(input.shape) if size == 1)
+    else:
+        axes = tuple(d for d in _dim_list(dim, input.ndim, "squeeze", "dim") if input.ndim and input.shape[d] == 1)
+    return np.squeeze(input, axis=axes)
+
+
+def _unsqueeze_grad(grad, dim):
+    return grad.squeeze(wrap_dim(dim, grad.dim()))
+
+
+@op(grad=_unsqueeze_grad, method=True, view=True,
+    samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((SCALAR, 0)), Sample((I23, 1))))
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """Inserts a dimension of size 1 at position ``dim``.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1, 2]).unsqueeze(0).shape, tm.tensor([1, 2]).unsqueeze(-1).shape
+    (tensormodes.Size([1, 2]), tensormodes.Size([2, 1]))
+    """
+    axis = wrap_dim(dim, input.ndim + 1)
+    shape = input.shape
+    # A reshape adding a 1 is always a view, like np.expand_dims (a slow Python helper).
+    return input.reshape(shape[:axis] + (1,) + shape[axis:])
+
+
+# -- reordering dimensions ---------------------------------------------------------------
+
+def _permute(array: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+    if len(dims) != array.ndim:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           "length of the desired ordering of dimensions i.e. input.dim() = "
+                           f"{array.ndim} is not equal to len(dims) = {len(dims)}")
+    wrapped = tuple(wrap_dim(d, array.ndim) for d in dims)
+    if len(set(wrapped)) != len(wrapped):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return np.transpose(array, wrapped)
+
+
+def _permute_grad(grad, dims):
+    inverse = [0] * grad.dim()
+    for position, d in enumerate(varargs_ints(dims, "permute", "dims")):
+        inverse[wrap_dim(d, grad.dim())] = position
+    return grad.permute(inverse)
+
+
+@op(grad=_permute_grad, view=True,
+    samples=(Sample((M234, (2, 0, 1))), Sample((M234, (-1, -3, 1))), Sample((SCALAR, ())),
+             Sample((I23, [1, 0]))))
+def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """A view with the dimensions reordered: result dimension ``i`` is input dimension ``dims[i]``.
+
+    >>> import tensormodes as tm
+    >>> tm.permute(tm.zeros(2, 3, 4), (2, 0, 1)).shape
+    tensormodes.Size([4, 2, 3])
+    """
+    return _permute(input, int_tuple(dims, "permute", "dims", allow_int=False))
+
+
+@op(grad=_permute_grad, function=False, method="permute", view=True,
+    samples=(Sample((M234, 2, 0, 1)), Sample((M234, (-1, -3, 1))), Sample((I23, [1, 0]))))
+def permute_method(input: Tensor, *dims: int) -> Tensor:
+    """``Tensor.permute(*dims)``: the dims as separate arguments or one sequence.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 3, 4).permute(2, 0, 1).shape, tm.zeros(2, 3).permute((1, 0)).shape
+    (tensormodes.Size([4, 2, 3]), tensormodes.Size([3, 2]))
+    """
+    return _permute(input, varargs_ints(dims, "permute", "dims"))
+
+
+def _t_grad(grad):
+    return grad.t()
+
+
+@op(grad=_t_grad, method=True, view=True,
+    samples=(Sample((M23,)), Sample((TensorSpec((3,)),)), Sample((SCALAR,)),
+             Sample((I23,))))
+def t(input: Tensor) -> Tensor:
+    """Transpose of a matrix (tensors of 0 or 1 dimension are returned as they are).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[1, 2]]).t().tolist()
+    [[1], [2]]
+    """
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return input.T
+
+
+def _swap(array: np.ndarray, first, second) -> np.ndarray:
+    first, second = wrap_dim(first, array.ndim), wrap_dim(second, array.ndim)
+    if array.ndim == 0:
+        return array.view()
+    return np.swapaxes(array, first, second)
+
+
+def _transpose_grad(grad, dim0, dim1):
+    return grad.transpose(dim0, dim1)
+
+
+@op(grad=_transpose_grad, method=True, view=True,
+    samples=(Sample((M23, 0, 1)), Sample((M234, -1, 0)), Sample((SCALAR, 0, -1)),
+             Sample((I23, 1, 1))))
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap dimensions ``dim0`` and ``dim1`` (a view).
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 3, 4).transpose(0, 2).shape
+    tensormodes.Size([4, 3, 2])
+    """
+    return _swap(input, dim0, dim1)
+
+
+swapaxes = alias("swapaxes", of="transpose", method=True, renames={"dim0": "axis0", "dim1": "axis1"},
+                 samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))),
+                 doc="""Alias of ``transpose`` (NumPy's name).
+
+    >>> import tensormodes as tm
+    >>> tm.swapaxes(tm.zeros(2, 3), 0, 1).shape
+    tensormodes.Size([3, 2])
+    """)
+swapdims = alias("swapdims", of="transpose", method=True,
+                 samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))),
+                 doc="""Alias of ``transpose``.
+
+    >>> import tensormodes as tm
+    >>> tm.swapdims(tm.zeros(2, 3), 0, 1).shape
+    tensormodes.Size([3, 2])
+    """)
+
+
+def _movedim(array: np.ndarray, source, destination) -> np.ndarray:
+    source = int_tuple(source, "movedim", "source")
+    destination = int_tuple(destination, "movedim", "destination")
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(source)} dims) should "
+                           f"contain the same number of dims as destination ({list(destination)} dims)")
+    wrapped_source = [wrap_dim(d, array.ndim) for d in source]
+    wrapped_destination = [wrap_dim(d, array.ndim) for d in destination]
+    if len(set(wrapped_source)) != len(wrapped_source):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({list(source)})")
+    if len(set(wrapped_destination)) != len(wrapped_destination):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination)})")
+    if array.ndim == 0:
+        return array.view()
+    return np.moveaxis(array, wrapped_source, wrapped_destination)
+
+
+def _movedim_grad(grad, source, destination):
+    return grad.movedim(destination, source)
+
+
+@op(grad=_movedim_grad, method=True, view=True,
+    samples=(Sample((M234, 0, 2)), Sample((M234, (0, 1), (2, 0))), Sample((M234, [-1], [0])),
+             Sample((SCALAR, 0, 0)), Sample((I23, 1, 0))))
+def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+    """Moves the dimension(s) at ``source`` to position(s) ``destination``; the others keep their order.
+
+    >>> import tensormodes as tm
+    >>> tm.movedim(tm.zeros(2, 3, 4), 0, -1).shape
+    tensormodes.Size([3, 4, 2])
+    """
+    return _movedim(input, source, destination)
+
+
+moveaxis = alias("moveaxis", of="movedim", method=True,
+                 samples=(Sample((M234, 0, 2)), Sample((M234, (0, 1), (2, 0)))),
+                 doc="""Alias of ``movedim`` (NumPy's name).
+
+    >>> import tensormodes as tm
+    >>> tm.moveaxis(tm.zeros(2, 3, 4), (0, 1), (2, 0)).shape
+    tensormodes.Size([3, 4, 2])
+    """)
+
+
+# -- broadcasting views ------------------------------------------------------------------
+
+def expand_array(array: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+    """``array`` broadcast to ``sizes`` (-1 keeps a dimension) as a writable zero-stride view."""
+    lead = len(sizes) - array.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand({legacy_type_name(array)}{{{list(array.shape)}}}, size={list(sizes)}): the "
+                           "number of sizes provided "
+                           f"({len(sizes)}) must be greater or equal to the number of dimensions in the tensor "
+                           f"({array.ndim})")
+    shape, strides = [], []
+    for i, size in enumerate(sizes):
+        if i < lead:
+            if size < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({size}) isn't allowed in a leading, "
+                                   f"non-existing dimension {i}")
+            shape.append(size)
+            strides.append(0)
+            continue
+        existing, stride = array.shape[i - lead], array.strides[i - lead]
+        if size == -1:
+            size = existing
+        elif size != existing:
+            if existing != 1:
+                raise RuntimeError(f"The expanded size of the tensor ({size}) must match the existing size "
+                                   f"({existing}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                                   f"Tensor sizes: {list(array.shape)}")
+            if size < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {list(sizes)}")
+            stride = 0
+        shape.append(size)
+        strides.append(stride)
+    if tuple(shape) == array.shape:
+        return array.view()
+    return as_strided(array, tuple(shape), tuple(strides), writeable=array.flags.writeable)
+
+
+@op(grad=_same_grad, method=True, function=False, view=True,
+    samples=(Sample((TensorSpec((3, 1)), 3, 4)), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((SCALAR, 2)),
+             Sample((TensorSpec((1,), "int64"), [2, 3])), Sample((M23, -1, -1))))
+def expand(input: Tensor, *size: int) -> Tensor:
+    """A view with singleton dimensions repeated to ``size`` (no copy; -1 keeps a dimension).
+    New dimensions can be added at the front.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[1], [2]]).expand(2, 3).tolist()
+    [[1, 1, 1], [2, 2, 2]]
+    """
+    return expand_array(input, varargs_ints(size, "expand", "size"))
+
+
+def _expand_as_grad(grad):
+    return grad, None
+
+
+@op(grad=_expand_as_grad, method=True, function=False, view=True,
+    samples=(Sample((TensorSpec((3, 1)), TensorSpec((2, 3, 4)))), Sample((SCALAR, M23))))
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.expand(other.size())``.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1, 2]).expand_as(tm.zeros(3, 2)).shape
+    tensormodes.Size([3, 2])
+    """
+    return expand_array(input, other.shape)
+
+
+@op(grad=_same_grad, method=True, view=True,
+    samples=(Sample((TensorSpec((3, 1)), (3, 4))), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((SCALAR, (2,))),
+             Sample((TensorSpec((3,), "bool"), [2, 3]))))
+def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    """``input`` broadcast to ``size`` (a view, like ``expand``).
+
+    >>> import tensormodes as tm
+    >>> tm.broadcast_to(tm.tensor([1, 2]), (2, 2)).tolist()
+    [[1, 2], [1, 2]]
+    """
+    return expand_array(input, int_tuple(size, "broadcast_to", "size", allow_int=False))
+
+
+def _broadcast_tensors_grad(grad):
+    return list(_as_tuple(grad))
+
+
+@op(grad=_broadcast_tensors_grad,
+    samples=(Sample((M23, TensorSpec((3,)))), Sample((TensorSpec((3, 1)), TensorSpec((1, 4), "int64"), SCALAR)),
+             Sample((SCALAR,))))
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """The tensors broadcast to a common shape (each shares memory with its input).
+
+    >>> import tensormodes as tm
+    >>> a, b = tm.broadcast_tensors(tm.tensor([[1], [2]]), tm.tensor([10, 20, 30]))
+    >>> a.shape, b.tolist()
+    (tensormodes.Size([2, 3]), [[10, 20, 30], [10, 20, 30]])
+    """
+    shape = check_same_shape_or_broadcast(*(t.shape for t in tensors)) if tensors else ()
+    return tuple(expand_array(t, shape) for t in tensors)
+
+
+def diagonal_view(input: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
+    """The writable view of a diagonal (``np.diagonal`` returns a read-only one)."""
+    first = input[along(d2, slice(offset, None))] if offset >= 0 else input[along(d1, slice(-offset, None))]
+    length = max(0, min(first.shape[d1], first.shape[d2]))
+    keep = [i for i in range(input.ndim) if i not in (d1, d2)]
+    shape = tuple(first.shape[i] for i in keep) + (length,)
+    strides = tuple(first.strides[i] for i in keep) + (first.strides[d1] + first.strides[d2],)
+    return as_strided(first, shape, strides, writeable=input.flags.writeable)
+
+
+def _diagonal_grad(grad, input_shape, offset, dim1, dim2):
+    return gather_back(grad, input_shape, positions_of(grad, input_shape).diagonal(offset, dim1, dim2))
+
+
+@op(grad=_diagonal_grad, method=True, view=True,
+    samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((TensorSpec((3, 4)), -2)),
+             Sample((M234,), {"offset": 1, "dim1": -1, "dim2": 0}), Sample((TensorSpec((3, 3), "int64"), 5))))
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The view of the diagonal ``offset`` of the matrices spanned by ``dim1`` and ``dim2``
+    (the diagonal becomes the last dimension).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([0, 1, 2, 3, 4, 5, 6, 7, 8]).view(3, 3)
+    >>> x.diagonal().tolist(), x.diagonal(1).tolist(), x.diagonal(-1).tolist()
+    ([0, 4, 8], [1, 5], [3, 7])
+    """
+    d1, d2 = _diagonal_dims(input.ndim, dim1, dim2)
+    return diagonal_view(input, offset, d1, d2)
+
+
+def _unfold_grad(grad, input_shape, dimension, size, step):
+    return gather_back(grad, input_shape, positions_of(grad, input_shape).unfold(dimension, size, step))
+
+
+@op(grad=_unfold_grad, method=True, function=False, view=True,
+    samples=(Sample((M23, 1, 2, 1)), Sample((TensorSpec((5, 2)), 0, 2, 2)), Sample((SCALAR, 0, 1, 1)),
+             Sample((I23, -1, 3, 1))))
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """A view of all slices of length ``size`` along ``dimension``, taken every ``step``
+    elements; the slices become a new last dimension.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1, 2, 3, 4]).unfold(0, 2, 1).tolist()
+    [[1, 2], [2, 3], [3, 4]]
+    """
+    d = wrap_dim(dimension, input.ndim)
+    length = input.shape[d] if input.ndim else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if input.ndim == 0:
+        return input.reshape(1)
+    shape = list(input.shape)
+    strides = list(input.strides)
+    shape[d] = (length - size) // step + 1
+    strides[d] *= step
+    return as_strided(input, (*shape, size), (*strides, input.strides[d]), writeable=input.flags.writeable)
+
+
+def _ravel_grad(grad, input_shape):
+    return grad.reshape(input_shape)
+
+
+@op(grad=_ravel_grad, method=True, view=True,
+    samples=(Sample((M23,)), Sample((SCALAR,)), Sample((TensorSpec((2, 0)),))))
+def ravel(input: Tensor) -> Tensor:
+    """The elements in one dimension, in row-major order (a view when the layout allows).
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[1, 2], [3, 4]]).t().ravel()
+    tensor([1, 3, 2, 4])
+    """
+    return np.reshape(input, (-1,))

@@ -1,0 +1,7 @@
+"""The families of ``tensormodes.nn.functional``, one private module each (activation, loss,
+normalization, padding, embedding, distance, attention, convolution, dropout). Their functions
+register themselves in ``_common.EXPORTS``, which ``nn.functional`` re-exports.
+
+Their parameters are annotated with the op table's annotation-only ``Tensor`` marker: as for
+kernels, the annotation's text is what marks the parameters that may carry overrides.
+"""

@@ -1,0 +1,56 @@
+"""What every family of ``nn.functional`` registers its functions with.
+
+The families are private modules; their public functions belong to ``tensormodes.nn.functional``
+(their ``__module__``, the namespace ``get_overridable_functions`` lists them under, the name
+``resolve_name`` gives), which re-exports ``EXPORTS`` as its namespace and ``__all__``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..._api import build as _functions
+
+# The public module the functions of every family belong to.
+PUBLIC_MODULE = "tensormodes.nn.functional"
+
+# Every public function of ``nn.functional``, by name, in the order the families define them.
+EXPORTS: dict[str, Callable] = {}
+_composite = _functions.composite(PUBLIC_MODULE)
+# Functions PyTorch implements in C++ hand handlers only the arguments given.
+_composite_builtin = _functions.composite(PUBLIC_MODULE, pass_defaults=False)
+# A public function of ``tensormodes`` looked up by name when called, for the functions
+# generated from the op table (built on first use, above this package's import).
+_function = _functions.public_function
+
+
+def _export(func: Callable) -> Callable:
+    EXPORTS[func.__name__] = func
+    return func
+
+
+def _public(impl: Callable) -> Callable:
+    """Make ``impl`` the Python-level composite ``nn.functional.<name>`` (see ``_functions.composite``)."""
+    return _export(_composite(impl))
+
+
+def _builtin(impl: Callable) -> Callable:
+    """``_public`` for functions PyTorch implements in C++: handlers see only the arguments given."""
+    return _export(_composite_builtin(impl))
+
+
+def _plain(func: Callable) -> Callable:
+    """A plain Python function of ``nn.functional`` that is no public callable of its own (PyTorch's
+    ``F.sigmoid`` calls the Tensor method without dispatching itself)."""
+    func.__module__ = PUBLIC_MODULE
+    return _export(func)
+
+
+def _native(name: str) -> Callable:
+    """The table op declared with ``namespace="tensormodes.nn.functional"`` (``linear``, ``nll_loss`` ...)."""
+    return _export(_functions.namespace_function(PUBLIC_MODULE, name))
+
+
+def _reexport(name: str) -> Callable:
+    """The function ``tensormodes.<name>`` itself, as PyTorch's ``F.conv2d`` is ``torch.conv2d``."""
+    return _export(_functions.public_function(name))

@@ -1,0 +1,394 @@
+"""Activation functions of ``nn.functional`` (``relu``, ``gelu``, ``softmax``, ``elu``, ``glu``, ``prelu`` ...).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+from ..._ops._common import not_implemented, scalar_type_name
+from ..._ops._registry import Tensor
+from ..._overrides import dispatch as _dispatch
+from ._common import _builtin, _plain, _public
+
+
+def _apply(function, input: Tensor, inplace: bool) -> Tensor:
+    """``function(input)``, or written into ``input`` when ``inplace`` (computed from a copy, so
+    the values its gradient needs are not overwritten)."""
+    if not inplace:
+        return function(input)
+    return input.copy_(function(input.clone()))
+
+
+def _exponential_linear(x: Tensor, alpha: float, input_scale: float) -> Tensor:
+    """``x`` where positive, ``alpha * (exp(x * input_scale) - 1)`` elsewhere; the exponential
+    sees only non-positive inputs, so a large ``x`` cannot make its (unused) gradient NaN."""
+    negative = x.clamp(max=0)
+    return x.where(x > 0, ((negative * input_scale).exp() - 1) * alpha)
+
+
+@_public
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Rectified linear unit, ``max(input, 0)`` elementwise.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.relu(tm.tensor([-2., 0.5])).tolist()
+    [0.0, 0.5]
+    """
+    return input.relu_() if inplace else input.relu()
+
+
+@_builtin
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit: ``x * Phi(x)``, or its tanh approximation.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> round(F.gelu(tm.tensor([1.0])).item(), 4)
+    0.8413
+    """
+    if approximate == "none":
+        return input * 0.5 * (1.0 + (input * (1.0 / math.sqrt(2.0))).erf())
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
+        return input * 0.5 * (1.0 + inner.tanh())
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+@_public
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Sigmoid linear unit, ``x * sigmoid(x)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.silu(tm.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return _apply(lambda x: x * x.sigmoid(), input, inplace)
+
+
+def _softmax_dim(ndim: int, name: str = "softmax") -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  "as an argument.", UserWarning, stacklevel=4)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+@_public
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``exp(x) / exp(x).sum(dim)``, computed stably.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.softmax(tm.tensor([0., 0.]), dim=0).tolist()
+    [0.5, 0.5]
+    """
+    if dim is None:
+        dim = _softmax_dim(input.dim())
+    return input.softmax(dim, dtype=dtype)
+
+
+@_public
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``log(softmax(x))``, computed stably.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> round(F.log_softmax(tm.tensor([0., 0.]), dim=0)[0].item(), 4)
+    -0.6931
+    """
+    if dim is None:
+        dim = _softmax_dim(input.dim())
+    return input.log_softmax(dim, dtype=dtype)
+
+
+# -- more activations ------------------------------------------------------------------------
+
+@_public
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``negative_slope * x`` elsewhere.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.leaky_relu(tm.tensor([-2.0, 3.0]), 0.5).tolist()
+    [-1.0, 3.0]
+    """
+    return _apply(lambda x: x.where(x > 0, x * negative_slope), input, inplace)
+
+
+@_public
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.elu(tm.tensor([0.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+    return _apply(lambda x: _exponential_linear(x, alpha, 1.0), input, inplace)
+
+
+@_public
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """``input`` clamped to ``[min_val, max_val]``; the gradient is zero at and beyond the bounds.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.hardtanh(tm.tensor([-3.0, 0.5, 3.0])).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    # where() rather than clamp: PyTorch's gradient is zero at the bounds too.
+    return _apply(lambda x: x.where((x > min_val) & (x < max_val), x.detach().clamp(min_val, max_val)), input,
+                  inplace)
+
+
+@_public
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``hardtanh(input, 0, 6)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.relu6(tm.tensor([-1.0, 7.0])).tolist()
+    [0.0, 6.0]
+    """
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+@_builtin
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> round(F.softplus(tm.tensor([0.0])).item(), 4)
+    0.6931
+    """
+    scaled = input * beta
+    # The logarithm's branch sees at most the threshold: beyond it exp would overflow, and its
+    # (unused) gradient turn the result's into NaN.
+    return input.where(scaled > threshold, scaled.clamp(max=threshold).exp().log1p() / beta)
+
+
+def _softplus_of_negative(x: Tensor) -> Tensor:
+    """``log(1 + exp(-x))`` without overflow, each branch smooth (so the gradient at 0 is -1/2):
+    ``-x + log(1 + exp(x))`` for negative ``x``, else ``log(1 + exp(-x))``. Each branch gets
+    the inputs it is meant for, so the other's overflow cannot turn its zero gradient into NaN."""
+    negative, positive = x.clamp(max=0), x.clamp(min=0)
+    return (negative.exp().log1p() - negative).where(x < 0, (-positive).exp().log1p())
+
+
+@_builtin
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, computed without overflow.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> round(F.logsigmoid(tm.tensor([0.0])).item(), 4)
+    -0.6931
+    """
+    return -_softplus_of_negative(input)
+
+
+@_public
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.softsign(tm.tensor([1.0, -3.0])).tolist()
+    [0.5, -0.75]
+    """
+    return input / (input.abs() + 1)
+
+
+@_public
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.tanhshrink(tm.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return input - input.tanh()
+
+
+@_public
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: the first half of ``input`` along ``dim`` times the sigmoid of the second.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.glu(tm.tensor([2.0, 0.0])).tolist()
+    [1.0]
+    """
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
+    first, second = input.chunk(2, dim)
+    return first * second.sigmoid()
+
+
+# -- activations, continued ------------------------------------------------------------------
+
+@_plain
+def sigmoid(input: Tensor) -> Tensor:
+    """``1 / (1 + exp(-x))`` elementwise: ``input.sigmoid()``. Like PyTorch's, this function is
+    outside the protocol (handlers see ``Tensor.sigmoid``).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.sigmoid(tm.tensor([0.0])).tolist()
+    [0.5]
+    """
+    return input.sigmoid()
+
+
+@_plain
+def tanh(input: Tensor) -> Tensor:
+    """Hyperbolic tangent elementwise: ``input.tanh()``. Like PyTorch's, this function is
+    outside the protocol (handlers see ``Tensor.tanh``).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.tanh(tm.tensor([0.0])).tolist()
+    [0.0]
+    """
+    return input.tanh()
+
+
+# PyTorch's F.sigmoid and F.tanh call the Tensor methods without dispatching themselves.
+_dispatch.IGNORED.update({sigmoid, tanh})
+
+
+@_public
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``softmax(-x)`` along ``dim``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.softmin(tm.tensor([0., 0.]), dim=0).tolist()
+    [0.5, 0.5]
+    """
+    if dim is None:
+        dim = _softmax_dim(input.dim(), "softmin")
+    return (-input).softmax(dim, dtype=dtype)
+
+
+def _require_floating(input: Tensor, kernel: str) -> None:
+    if not input.is_floating_point():
+        raise not_implemented(kernel, input.dtype)
+
+
+@_public
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, ``value`` elsewhere (in ``input``'s dtype).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.threshold(tm.tensor([0.5, 2.0]), 1.0, -1.0).tolist()
+    [-1.0, 2.0]
+    """
+    def apply(x: Tensor) -> Tensor:
+        result = x.where(x > threshold, value)
+        # An integer input keeps its dtype, as PyTorch's kernel casts value.
+        return result if result.dtype == x.dtype else result.to(x.dtype)
+
+    return _apply(apply, input, inplace)
+
+
+@_public
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6``: 0 up to -3, ``x`` from 3.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.hardswish(tm.tensor([0.0, 3.0, 4.0])).tolist()
+    [0.0, 3.0, 4.0]
+    """
+    _require_floating(input, "hardswish_cpu")
+    def apply(x: Tensor) -> Tensor:
+        # PyTorch computes x * clamp(x + 3, 0, 6) / 6 everywhere (so x * 6 / 6 from 3 on, -0.0 below -3);
+        # each piece is written out so the gradient is x / 3 + 1/2 strictly inside, 0 at -3 and 1 at 3.
+        outside = (x * 6 / 6).where(x >= 3, x * 0.0 / 6)
+        return (x * (x + 3) / 6).where((x > -3) & (x < 3), outside)
+
+    return _apply(apply, input, inplace)
+
+
+_ONE_SIXTH_AS_FLOAT32 = 0.16666667163372040
+
+
+@_public
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``; the gradient is 1/6 strictly between -3 and 3, else 0.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.hardsigmoid(tm.tensor([-4.0, 0.0, 4.0])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    _require_floating(input, "hardsigmoid_cpu")
+    def apply(x: Tensor) -> Tensor:
+        inside = (x > -3) & (x < 3)
+        value = (x.detach() + 3).clamp(0, 6) / 6
+        # PyTorch's gradient uses 1/6 rounded to float32 even for float64 input: add an exact zero
+        # that carries that slope.
+        return value + (x - x.detach()).where(inside, 0.0) * _ONE_SIXTH_AS_FLOAT32
+
+    return _apply(apply, input, inplace)
+
+
+@_public
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.mish(tm.tensor([0.0])).tolist()
+    [0.0]
+    """
+    _require_floating(input, "mish_cpu")
+    return _apply(lambda x: x * _softplus_of_negative(-x).tanh(), input, inplace)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+@_public
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with the self-normalising constants
+    ``alpha = 1.6732632...`` and ``scale = 1.0507009...``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.selu(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
+    [0.0, 1.0507009873554805]
+    """
+    _require_floating(input, "elu_cpu")
+    return _apply(lambda x: _exponential_linear(x, _SELU_ALPHA, 1.0) * _SELU_SCALE, input, inplace)
+
+
+@_public
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.celu(tm.tensor([0.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    _require_floating(input, "elu_cpu")
+    return _apply(lambda x: _exponential_linear(x, alpha, 1.0 / alpha), input, inplace)
+
+
+@_builtin
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where positive, ``weight * x`` elsewhere; a 1-D ``weight`` holds one slope per
+    channel (dimension 1), or a single slope for all.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.prelu(tm.tensor([[-2.0, 3.0]]), tm.tensor([0.25])).tolist()
+    [[-0.5, 3.0]]
+    """
+    if input.dim() == 0:
+        raise RuntimeError("Not allow zero-dim input tensor.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}.")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {scalar_type_name(input.dtype)} and "
+                           f"{scalar_type_name(weight.dtype)}")
+    _require_floating(input, "prelu_cpu")
+    if weight.numel() == 1:
+        slope = weight.reshape(())
+    else:
+        slope = weight.reshape([channels] + [1] * (input.dim() - 2))
+    return input.where(input > 0, input * slope)

@@ -1,0 +1,83 @@
+"""``nn.functional.embedding`` (with ``max_norm``) and ``one_hot``.
+"""
+
+from __future__ import annotations
+
+from ... import _dtype
+from ..._ops._common import scalar_type_name
+from ..._ops._registry import Tensor
+from ._common import _builtin, _function, _public
+
+
+@_builtin
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot encodings of class indices: a new last dimension of ``num_classes``
+    (by default one more than the largest index).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.one_hot(tm.tensor([0, 2])).tolist()
+    [[1, 0, 0], [0, 0, 1]]
+    """
+    if str(tensor.dtype) != "tensormodes.int64":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if tensor.numel() == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(tensor.max().item()) + 1
+    if tensor.numel():
+        if tensor.min().item() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if tensor.max().item() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    return (tensor.unsqueeze(-1) == _function("arange")(num_classes)).long()
+
+
+# -- embedding -------------------------------------------------------------------------------
+
+def _renormalise_rows(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scale in place each row of ``weight`` that ``input`` uses whose ``norm_type``-norm exceeds
+    ``max_norm`` down to ``max_norm`` (PyTorch's ``embedding_renorm_``; not recorded by autograd)."""
+    rows = weight.detach()
+    for index in _function("unique")(input).tolist():
+        norm = rows[index].norm(norm_type).item()
+        if norm > max_norm:
+            rows[index] = rows[index] * (max_norm / (norm + 1e-7))
+
+
+@_public
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` picked by the integer indices ``input``: ``weight[input]``. The row
+    ``padding_idx`` gets no gradient; with ``max_norm`` the rows used are first renormalised in
+    place; with ``scale_grad_by_freq`` each row's gradient is divided by how often it is used.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.embedding(tm.tensor([2, 0]), tm.tensor([[1., 1.], [2., 2.], [3., 3.]])).tolist()
+    [[3.0, 3.0], [1.0, 1.0]]
+    """
+    rows = weight.shape[0] if weight.dim() else 0
+    if padding_idx is not None:
+        if padding_idx > 0 and padding_idx >= rows or padding_idx < 0 and padding_idx < -rows:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx %= max(rows, 1)
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported")
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if input.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{scalar_type_name(input.dtype)}Tensor instead (while checking "
+                           f"arguments for embedding)")
+    if input.numel() and (input.min().item() < 0 or input.max().item() >= rows):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _renormalise_rows(weight, input, max_norm, norm_type)
+    index = input.long()
+    result = weight[index]
+    if scale_grad_by_freq and input.numel():
+        # Same value (the difference is exactly zero), gradient divided by each index's count.
+        counts = _function("bincount")(index.reshape(-1), minlength=rows)[index].unsqueeze(-1)
+        result = result.detach() + (result - result.detach()) / counts
+    if padding_idx is not None:
+        result = result.where(index.unsqueeze(-1) != padding_idx, result.detach())
+    return result

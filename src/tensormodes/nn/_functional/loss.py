@@ -1,0 +1,396 @@
+"""Loss functions of ``nn.functional``: regression losses, ``cross_entropy`` (its common case one
+fused op), ``nll_loss`` and ``binary_cross_entropy`` (table ops), ``kl_div``, margin, ranking and
+likelihood losses, with the deprecated ``size_average`` / ``reduce`` arguments.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from numbers import Number
+
+from ..._api import build as _functions
+from ..._ops._registry import Tensor
+from ..._ops.nn import legacy_reduction
+from ._common import _function, _public
+from .activation import _softplus_of_negative
+from .distance import pairwise_distance
+
+# cross_entropy's common case, fused (PyTorch's torch._C._nn.cross_entropy_loss): one op, one node.
+_cross_entropy_loss = _functions.public_function("_cross_entropy_loss")
+
+
+def _reduction_from_legacy(size_average, reduce, reduction: str, stacklevel: int = 4) -> str:
+    """``reduction``, or what the deprecated ``size_average`` / ``reduce`` say when either is
+    given (with PyTorch's warning)."""
+    if size_average is None and reduce is None:
+        return reduction
+    return legacy_reduction(size_average, reduce, stacklevel)
+
+
+def _checked_reduction(size_average, reduce, reduction: str) -> str:
+    """The reduction of a loss PyTorch computes natively, read and checked up front as its
+    ``_Reduction.get_enum`` does (``'elementwise_mean'`` is a deprecated ``'mean'``)."""
+    if size_average is not None or reduce is not None:
+        return _reduction_from_legacy(size_average, reduce, reduction, stacklevel=5)
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                      UserWarning, stacklevel=5)
+        return "mean"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _warn_on_broadcast(input: Tensor, target: Tensor) -> None:
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                      "This will likely lead to incorrect results due to broadcasting. Please ensure they have "
+                      "the same size.", UserWarning, stacklevel=4)
+
+
+def _weighted(loss: Tensor, weight: Tensor | None) -> Tensor:
+    return loss if weight is None else loss * weight
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+@_public
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+             reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """Mean squared error between ``input`` and ``target``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.mse_loss(tm.tensor([1., 2.]), tm.tensor([1., 4.])).item()
+    2.0
+    """
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    _warn_on_broadcast(input, target)
+    return _reduce(_weighted((input - target) ** 2, weight), reduction)
+
+
+@_public
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+                  ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross entropy between logits ``input`` (classes in dim 1, or dim 0 unbatched) and
+    ``target`` class indices or class probabilities.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> round(F.cross_entropy(tm.tensor([[0., 0.]]), tm.tensor([1])).item(), 4)
+    0.6931
+    """
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if label_smoothing == 0 and not target.is_floating_point():
+        # Class indices, no smoothing: the common case is one op, log_softmax and nll_loss fused (it
+        # checks the target's dtype, as nll_loss does).
+        return _cross_entropy_loss(input, target, weight, reduction, ignore_index)
+    class_dim = 1 if input.dim() >= 2 else 0
+    classes = input.shape[class_dim]
+    log_probs = input.log_softmax(class_dim)
+    class_weight = None
+    if weight is not None:
+        shape = [1] * input.dim()
+        shape[class_dim] = classes
+        class_weight = weight.reshape(shape)
+    if target.is_floating_point():
+        if target.shape != input.shape:
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        weighted = log_probs * target if class_weight is None else log_probs * target * class_weight
+        loss = -weighted.sum(class_dim)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() // classes) if input.dim() else loss.sum()
+        return _reduce(loss, reduction)
+    if target.is_complex():
+        raise RuntimeError("expected scalar type Long but found " + str(target.dtype))
+    keep = target != ignore_index
+    safe_target = target.where(keep, 0)
+    picked = -log_probs.gather(class_dim, safe_target.unsqueeze(class_dim)).squeeze(class_dim)
+    sample_weight = keep.to(input.dtype) if weight is None else weight[safe_target] * keep
+    nll = picked * sample_weight
+    per_class = log_probs if class_weight is None else log_probs * class_weight
+    smooth = -per_class.sum(class_dim) * keep
+    if reduction == "mean":
+        denominator = sample_weight.sum()
+        return ((1 - label_smoothing) * nll.sum() + label_smoothing / classes * smooth.sum()) / denominator
+    return _reduce((1 - label_smoothing) * nll + label_smoothing / classes * smooth, reduction)
+
+
+# -- more losses -----------------------------------------------------------------------------
+
+@_public
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+            reduction: str = "mean", weight: Tensor | None = None) -> Tensor:
+    """Mean absolute error between ``input`` and ``target``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.l1_loss(tm.tensor([1.0, 2.0]), tm.tensor([1.0, 4.0])).item()
+    1.0
+    """
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    _warn_on_broadcast(input, target)
+    return _reduce(_weighted((input - target).abs(), weight), reduction)
+
+
+@_public
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """``0.5 * d**2 / beta`` where ``|d| < beta`` (``d = input - target``), ``|d| - 0.5 * beta`` elsewhere.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.smooth_l1_loss(tm.tensor([0.0, 3.0]), tm.tensor([0.5, 0.0]), reduction="sum").item()
+    2.625
+    """
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _warn_on_broadcast(input, target)
+    size = (input - target).abs()
+    if beta == 0:
+        return _reduce(size, reduction)
+    return _reduce(size.where(size >= beta, size * size * (0.5 / beta)) - (size >= beta) * (0.5 * beta), reduction)
+
+
+@_public
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """``0.5 * d**2`` where ``|d| < delta`` (``d = input - target``), ``delta * (|d| - 0.5 * delta)`` elsewhere.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.huber_loss(tm.tensor([0.0, 3.0]), tm.tensor([0.5, 0.0]), reduction="sum").item()
+    2.625
+    """
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _warn_on_broadcast(input, target)
+    size = (input - target).abs()
+    loss = (size * size * 0.5).where(size < delta, (size - 0.5 * delta) * delta)
+    return _reduce(_weighted(loss, weight), reduction)
+
+
+@_public
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None, reduce: bool | None = None,
+                                     reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross entropy between ``sigmoid(input)`` and ``target``, computed from the logits
+    without overflow; ``pos_weight`` scales the positive term.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> round(F.binary_cross_entropy_with_logits(tm.tensor([0.0]), tm.tensor([1.0])).item(), 4)
+    0.6931
+    """
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    softplus_negative = _softplus_of_negative(input)
+    if pos_weight is None:
+        loss = (1 - target) * input + softplus_negative
+    else:
+        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_negative
+    return _reduce(_weighted(loss, weight), reduction)
+
+
+@_public
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """Kullback-Leibler divergence of ``target`` from log-probabilities ``input``:
+    ``target * (log(target) - input)`` (0 where target is 0), or with ``log_target=True``
+    ``exp(target) * (target - input)``. ``reduction='batchmean'`` divides the sum by the batch size.
+    Where ``target`` is 0 its gradient is 0 (PyTorch's is NaN there).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.kl_div(tm.tensor([0.5, 0.5]).log(), tm.tensor([0.5, 0.5]), reduction="sum").item()
+    0.0
+    """
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=3)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        positive = target > 0
+        loss = (target * target.where(positive, 1).log()).where(positive, 0) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    return _reduce(loss, reduction)
+
+
+# -- margin, ranking and likelihood losses ---------------------------------------------------
+
+@_public
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``: ``target`` 1 says ``input1`` should
+    rank higher, -1 that ``input2`` should.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.margin_ranking_loss(tm.tensor([1.0, 1.0]), tm.tensor([0.0, 0.0]), tm.tensor([1.0, -1.0])).item()
+    0.5
+    """
+    reduction = _checked_reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+@_public
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
+                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``input`` where ``target`` is 1, ``max(0, margin - input)`` where it is -1 (other
+    targets count both).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.hinge_embedding_loss(tm.tensor([0.25, 0.25]), tm.tensor([1.0, -1.0]), reduction="none").tolist()
+    [0.25, 0.75]
+    """
+    reduction = _checked_reduction(size_average, reduce, reduction)
+    below_margin = (margin - input).clamp(min=0).where(target != 1, 0.0)
+    return _reduce(below_margin + input.where(target != -1, 0.0), reduction)
+
+
+@_public
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+                     reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-target * input))`` for targets 1 or -1.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> round(F.soft_margin_loss(tm.tensor([0.0]), tm.tensor([1.0])).item(), 4)
+    0.6931
+    """
+    reduction = _checked_reduction(size_average, reduce, reduction)
+    return _reduce((-input * target).exp().log1p(), reduction)
+
+
+@_public
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average: bool | None = None, reduce: bool | None = None,
+                          reduction: str = "mean") -> Tensor:
+    """``1 - cos(input1, input2)`` where ``target`` is 1, ``max(0, cos(input1, input2) - margin)``
+    where it is -1; the cosine is taken along dimension 1 (0 for unbatched inputs).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.cosine_embedding_loss(tm.tensor([[1.0, 0.0]]), tm.tensor([[0.0, 1.0]]), tm.tensor([1.0])).item()
+    1.0
+    """
+    reduction = _checked_reduction(size_average, reduce, reduction)
+    if target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    expected = target.dim() + 1
+    if input1.dim() != expected or input2.dim() != expected:
+        raise RuntimeError(f"{target.dim()}D target tensor expects {expected}D input tensors, but found inputs with "
+                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
+    dim = target.dim()
+    squared_norms = ((input1 * input1).sum(dim) + 1e-12) * ((input2 * input2).sum(dim) + 1e-12)
+    cosine = (input1 * input2).sum(dim) / squared_norms.sqrt()
+    similar = (1 - cosine).where(target == 1, 0.0)
+    dissimilar = (cosine - margin).clamp(min=0).where(target == -1, 0.0)
+    return _reduce(similar + dissimilar, reduction)
+
+
+@_public
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: bool | None = None, eps: float = 1e-8, reduce: bool | None = None,
+                     reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of ``target`` under a Poisson distribution of rate ``exp(input)``
+    (``log_input=True``) or ``input``: ``exp(input) - target * input``, or
+    ``input - target * log(input + eps)``. ``full`` adds Stirling's approximation of
+    ``log(target!)`` where ``target > 1`` (its gradient is zero elsewhere; PyTorch's is NaN at 0).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.poisson_nll_loss(tm.tensor([0.0]), tm.tensor([2.0])).item()
+    1.0
+    """
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        counted = target > 1
+        safe_target = target.where(counted, 2.0)  # the masked positions' branch must stay finite
+        stirling = safe_target * safe_target.log() - safe_target + 0.5 * (2 * math.pi * safe_target).log()
+        loss = loss + stirling.where(counted, 0.0)
+    return _reduce(loss, reduction)
+
+
+@_public
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | Number, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of ``target`` under Gaussians of mean ``input`` and variance
+    ``var`` (at least ``eps``; the clamp does not stop its gradient):
+    ``0.5 * (log(var) + (input - target)**2 / var)``, plus ``0.5 * log(2 * pi)`` with ``full``.
+    ``var`` may have one dimension fewer than ``input``, or size 1 in one dimension.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.gaussian_nll_loss(tm.tensor([1.0]), tm.tensor([3.0]), tm.tensor([1.0])).item()
+    2.0
+    """
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * _function("ones_like")(input)
+    elif (var < 0).any().item():
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.dim() == var.dim()
+                  and sum(size for input_size, size in zip(input.shape, var.shape) if input_size != size) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not valid")
+    # PyTorch clamps a copy of var in place without recording it: the value is clamped, the
+    # gradient passes as if it were not.
+    var = var.detach().clamp(min=eps) + (var - var.detach())
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+@_public
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average: bool | None = None,
+                        reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``max(0, d(anchor, positive) - d(anchor, negative) + margin)`` with ``d`` the
+    ``pairwise_distance``; with ``swap`` the negative distance is the smaller of
+    ``d(anchor, negative)`` and ``d(positive, negative)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> a, n = tm.tensor([[0.0, 0.0]]), tm.tensor([[3.0, 4.0]])
+    >>> F.triplet_margin_loss(a, a, n, margin=6.0, eps=0.0).item()
+    1.0
+    """
+    reduction = _checked_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
+                           f"{negative.dim()}D inputs")
+    positive_distance = pairwise_distance(anchor, positive, p, eps)
+    negative_distance = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        negative_distance = negative_distance.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + positive_distance - negative_distance).clamp(min=0), reduction)

@@ -1,0 +1,194 @@
+"""Normalisation layers' functions: ``layer_norm``, ``batch_norm``, ``group_norm`` and
+``instance_norm``, which standardise through one helper.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ... import _dtype
+from ..._ops._registry import Tensor
+from ._common import _public
+
+
+@_public
+def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dimensions (mean 0, biased variance 1),
+    then scale by ``weight`` and shift by ``bias``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.layer_norm(tm.tensor([[1.0, 3.0]]), [2], eps=0.0).tolist()
+    [[-1.0, 1.0]]
+    """
+    if isinstance(normalized_shape, int):
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
+    shape = list(normalized_shape)
+    if list(input.shape[input.dim() - len(shape):]) != shape or len(shape) > input.dim():
+        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    result, _, _ = _standardised(input, list(range(input.dim() - len(shape), input.dim())), eps)
+    if weight is not None:
+        result = result * weight
+    if bias is not None:
+        result = result + bias
+    return result
+
+
+# -- normalisation ---------------------------------------------------------------------------
+
+def _channel_shaped(parameter: Tensor | None, ndim: int) -> Tensor | None:
+    """A per-channel vector shaped to broadcast against a ``(N, C, *)`` input."""
+    return None if parameter is None else parameter.reshape([-1] + [1] * (ndim - 2))
+
+
+def _standardised(x: Tensor, dims: list[int], eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """``x`` less its mean over ``dims``, over the square root of its biased variance plus
+    ``eps``; with that mean and variance (kept dimensions)."""
+    mean = x.mean(dims, keepdim=True)
+    centred = x - mean
+    variance = (centred * centred).mean(dims, keepdim=True)
+    return centred * (variance + eps).rsqrt(), mean, variance
+
+
+def _working_copy(input: Tensor) -> Tensor:
+    """The input to normalise: float16 / bfloat16 ones in float32, as PyTorch's CPU kernels
+    compute their statistics."""
+    return input.float() if input.dtype in (_dtype.float16, _dtype.bfloat16) else input
+
+
+def _affine(result: Tensor, weight: Tensor | None, bias: Tensor | None, dtype) -> Tensor:
+    """Scale and shift per channel, then return to the input's ``dtype``."""
+    ndim = result.dim()
+    if weight is not None:
+        result = result * _channel_shaped(weight, ndim)
+    if bias is not None:
+        result = result + _channel_shaped(bias, ndim)
+    return result if result.dtype == dtype else result.to(dtype)
+
+
+def _check_normalisation_arguments(channels: int, copies: int, training: bool, running_mean: Tensor | None,
+                                   running_var: Tensor | None, weight: Tensor | None, bias: Tensor | None) -> None:
+    """PyTorch's batch_norm checks, in its order; instance_norm's per-channel tensors count
+    ``copies`` times (one per sample), as PyTorch repeats them."""
+    given = (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias))
+    for name, tensor in given:
+        if tensor is None:
+            if not training and name.startswith("running"):
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+        elif tensor.numel() * copies != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {tensor.numel() * copies}")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
+
+
+def _check_parameter_dtypes(input: Tensor, *parameters: Tensor | None) -> None:
+    """PyTorch's CPU rule for normalisation parameters of another dtype than the input: only
+    float32 parameters, and only for a float16 / bfloat16 input."""
+    given = [parameter for parameter in parameters if parameter is not None]
+    if all(parameter.dtype == input.dtype for parameter in given):
+        return
+    if any(parameter.dtype != _dtype.float32 for parameter in given):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.dtype not in (_dtype.float16, _dtype.bfloat16):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _update_running(running: Tensor | None, statistic: Tensor, momentum: float) -> None:
+    if running is not None:
+        running.copy_(statistic.detach() * momentum + running.detach() * (1 - momentum))
+
+
+@_public
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
+               bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dimension 1) over the batch and spatial dimensions. In training
+    the batch's statistics are used and the running ones updated in place (the running variance
+    with the unbiased estimate); otherwise the running statistics are used.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> mean, var = tm.zeros(1), tm.ones(1)
+    >>> F.batch_norm(tm.tensor([[1.0], [3.0]]), mean, var, training=True, eps=0.0).tolist()
+    [[-1.0], [1.0]]
+    >>> mean.tolist(), var.tolist()
+    ([0.20000000298023224], [1.100000023841858])
+    """
+    size = list(input.shape)
+    if training:
+        values_per_channel = size[0] * math.prod(size[2:])
+        if values_per_channel == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    channels = input.size(1)
+    _check_normalisation_arguments(channels, 1, training, running_mean, running_var, weight, bias)
+    _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
+    x = _working_copy(input)
+    if training:
+        result, mean, variance = _standardised(x, [0] + list(range(2, x.dim())), eps)
+        count = x.numel() // channels
+        _update_running(running_mean, mean.reshape(-1), momentum)
+        _update_running(running_var, variance.reshape(-1) * (count / (count - 1)), momentum)
+    else:
+        result = (x - _channel_shaped(running_mean, x.dim())) * (_channel_shaped(running_var, x.dim()) + eps).rsqrt()
+    return _affine(result, weight, bias, input.dtype)
+
+
+@_public
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Split the channels (dimension 1) into ``num_groups`` groups and normalise each group of
+    each sample; then scale and shift per channel.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.group_norm(tm.tensor([[1.0, 3.0]]), 1, eps=0.0).tolist()
+    [[-1.0, 1.0]]
+    """
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    size = list(input.shape)
+    sizes = [size[0] * size[1] // num_groups, num_groups] + size[2:]
+    if math.prod(sizes[:1] + sizes[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {sizes}")
+    if size[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {size} and num_groups={num_groups}")
+    for name, parameter in (("weight", weight), ("bias", bias)):
+        if parameter is not None and (parameter.dim() != 1 or parameter.numel() != size[1]):
+            # PyTorch's message names the weight's shape ([0] when absent) for a wrong bias too.
+            shown = [0] if weight is None else list(weight.shape)
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {shown} and input of shape {size}")
+    _check_parameter_dtypes(input, weight, bias)
+    grouped = _working_copy(input).reshape(size[0], num_groups, -1)
+    result = _standardised(grouped, [-1], eps)[0].reshape(size)
+    return _affine(result, weight, bias, input.dtype)
+
+
+@_public
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample over its spatial dimensions. With
+    ``use_input_stats`` the given running statistics are updated in place with the batch's
+    average; otherwise they are used instead.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.instance_norm(tm.tensor([[[1.0, 3.0]]]), eps=0.0).tolist()
+    [[[-1.0, 1.0]]]
+    """
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    _check_normalisation_arguments(input.size(0) * input.size(1), input.size(0), use_input_stats, running_mean,
+                                   running_var, weight, bias)
+    _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
+    x = _working_copy(input)
+    if use_input_stats:
+        result, mean, variance = _standardised(x, list(range(2, x.dim())), eps)
+        count = math.prod(x.shape[2:])
+        _update_running(running_mean, mean.reshape(x.shape[0], -1).mean(0), momentum)
+        _update_running(running_var, (variance * (count / (count - 1))).reshape(x.shape[0], -1).mean(0), momentum)
+    else:
+        result = batch_norm(x, running_mean, running_var, training=False, eps=eps)
+    return _affine(result, weight, bias, input.dtype)

@@ -1,0 +1,122 @@
+"""``nn.functional.pad``: constant, reflect, replicate and circular padding.
+"""
+
+from __future__ import annotations
+
+from ... import _dtype
+from ..._ops._registry import Tensor
+from ._common import _function, _public
+
+# -- padding ---------------------------------------------------------------------------------
+
+_NON_CONSTANT_PADDING = ("Supported combinations for non-constant padding:\n"
+                         "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                         "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                         "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def _padding_sizes(pad) -> list[int]:
+    if not isinstance(pad, (list, tuple)):
+        raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, not {type(pad).__name__}")
+    for position, size in enumerate(pad):
+        if not isinstance(size, int) or isinstance(size, bool):
+            raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+                            f"{type(size).__name__} at pos {position}")
+    return list(pad)
+
+
+def _pad_constant(input: Tensor, sizes: list[int], value) -> Tensor:
+    result = input
+    for pair in range(len(sizes) // 2):
+        dim = input.dim() - 1 - pair
+        before, after = sizes[2 * pair], sizes[2 * pair + 1]
+        # Negative sizes crop first; then the constant blocks go on either side.
+        length = result.shape[dim] + min(before, 0) + min(after, 0)
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        result = result.narrow(dim, max(-before, 0), length)
+        parts = []
+        for size in (before, after):
+            shape = list(result.shape)
+            shape[dim] = max(size, 0)
+            parts.append(result.new_full(shape, value))
+        result = _function("cat")([parts[0], result, parts[1]], dim)
+    return result
+
+
+def _source_index(position: int, size: int, mode: str) -> int:
+    """The input index that output position ``position`` (counted from the input's start,
+    so negative before it) copies in the non-constant modes."""
+    if mode == "replicate":
+        return min(max(position, 0), size - 1)
+    if mode == "circular":
+        return position % size
+    position = abs(position)  # reflect: the edge itself is not repeated
+    return 2 * (size - 1) - position if position > size - 1 else position
+
+
+def _check_non_constant_padding(input: Tensor, sizes: list[int], mode: str) -> None:
+    pairs = len(sizes) // 2
+    if pairs not in (1, 2, 3) or input.dim() not in (pairs + 1, pairs + 2):
+        raise NotImplementedError(f"Padding size {len(sizes)} is not supported for {input.dim()}D input tensor.\n"
+                                  + _NON_CONSTANT_PADDING)
+    shape = list(input.shape)
+    if mode in ("reflect", "replicate"):
+        batched = input.dim() == pairs + 2
+        if any(size == 0 for size in shape[1 if batched else 0:]):
+            raise RuntimeError(f"Expected {pairs + 1}D or {pairs + 2}D (batch mode) tensor with possibly 0 batch "
+                               f"size and other non-zero dimensions for input, but got: {shape}")
+    for pair in range(pairs):
+        dim = input.dim() - 1 - pair
+        before, after = sizes[2 * pair], sizes[2 * pair + 1]
+        if mode == "reflect" and not (before < shape[dim] and after < shape[dim]):
+            raise RuntimeError(f"Argument #{2 * pairs + 2}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({before}, {after}) at dimension {dim} of input {shape}")
+        if mode == "circular":
+            if before > shape[dim] or after > shape[dim]:
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+            cropped = shape[dim] + min(before, 0) + min(after, 0)
+            if cropped < 0:
+                raise RuntimeError("Negative padding value is resulting in an empty dimension")
+            if max(before, after) > cropped:
+                # PyTorch reads out of bounds here (garbage or an aliasing error).
+                raise RuntimeError("Padding value causes wrapping around more than once.")
+
+
+@_public
+def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the last ``len(pad) // 2`` dimensions of ``input``: ``pad`` lists (before, after)
+    sizes starting from the last dimension. ``mode`` is ``'constant'`` (filled with ``value``,
+    default 0; negative sizes crop), ``'reflect'``, ``'replicate'`` or ``'circular'``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.pad(tm.tensor([[1, 2]]), (1, 2)).tolist()
+    [[0, 1, 2, 0, 0]]
+    >>> F.pad(tm.tensor([[1., 2., 3.]]), (2, 1), mode="reflect").tolist()
+    [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]
+    """
+    sizes = _padding_sizes(pad)
+    if len(sizes) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(sizes) // 2 > input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(sizes)} and input of dimension {input.dim()}")
+    if mode == "constant":
+        return _pad_constant(input, sizes, 0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    _check_non_constant_padding(input, sizes, mode)
+    result = input
+    for pair in range(len(sizes) // 2):
+        dim = input.dim() - 1 - pair
+        before, after = sizes[2 * pair], sizes[2 * pair + 1]
+        if mode == "circular":  # negative sizes crop first, then the rest wraps around what is left
+            result = result.narrow(dim, max(-before, 0), result.shape[dim] + min(before, 0) + min(after, 0))
+            before, after = max(before, 0), max(after, 0)
+        size = result.shape[dim]
+        index = [_source_index(position, size, mode) for position in range(-before, size + after)]
+        # index_select's gradient adds up the copies, so each source gets every use's gradient.
+        result = result.index_select(dim, _function("tensor")(index, dtype=_dtype.int64))
+    return result
