@@ -33,7 +33,9 @@ def layer_of(name: str) -> int:
 def resolve(current: str, node: ast.ImportFrom | ast.Import) -> list[str]:
     """Package-relative names imported by ``node`` (external imports are dropped)."""
     if isinstance(node, ast.Import):
-        return [a.name.removeprefix("tensormodes.") for a in node.names if a.name.startswith("tensormodes")]
+        # ``import tensormodes as tm`` (allowed in the public-API layer) imports the package's __init__.
+        return ["__init__" if a.name == "tensormodes" else a.name.removeprefix("tensormodes.")
+                for a in node.names if a.name.startswith("tensormodes")]
     if node.level == 0:
         if not (node.module or "").startswith("tensormodes"):
             return []
