@@ -48,8 +48,6 @@ class Unflatten(Module):
 
     def __init__(self, dim: int, unflattened_size: tuple[int, ...] | list[int] | tm.Size) -> None:
         super().__init__()
-        if not isinstance(dim, int):
-            raise TypeError(f"invalid argument type for dim parameter, expected `int`, but got {type(dim)}")
         if isinstance(unflattened_size, (tuple, list)):
             for index, size in enumerate(unflattened_size):
                 if not isinstance(size, int):
