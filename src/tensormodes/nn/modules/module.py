@@ -27,6 +27,7 @@ run within a scope.
 from __future__ import annotations
 
 import contextlib
+import functools
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
@@ -902,6 +903,22 @@ class Module:
         """
         handle = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)``, run before ``load_state_dict`` loads this module; it may edit ``state_dict`` in place.
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Linear(1, 1)
+        >>> def rename(module, state_dict, prefix, *rest):
+        ...     state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+        >>> h = m.register_load_state_dict_pre_hook(rename)
+        >>> m.load_state_dict({"w": tm.ones(1, 1), "bias": tm.zeros(1)})
+        <All keys matched successfully>
+        """
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self)
         return handle
 
     def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
