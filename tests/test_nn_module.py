@@ -786,3 +786,28 @@ def test_clip_grad_value_matches_torch():
 
 RNG_GRADS = [np.random.default_rng(3).standard_normal((3, 4)).astype(np.float32),
              np.random.default_rng(4).standard_normal(5).astype(np.float32)]
+
+
+def _hook_order(library):
+    calls = []
+    nn_ = library.nn
+    tree = nn_.Sequential(nn_.Sequential(nn_.Linear(1, 1)), nn_.Linear(1, 1))
+    for name, module in tree.named_modules():
+        label = name or "root"
+        module.register_state_dict_pre_hook(lambda m, prefix, keep, label=label: calls.append(("pre", label)))
+        module.register_state_dict_post_hook(
+            lambda m, sd, prefix, meta, label=label: calls.append(("post", label, len(sd))))
+        module.register_load_state_dict_post_hook(lambda m, keys, label=label: calls.append(("load", label)))
+    tree.load_state_dict(tree.state_dict())
+    return calls
+
+
+def test_state_dict_hooks_run_in_pytorch_order():
+    assert _hook_order(tm) == [
+        ("pre", "root"), ("pre", "0"), ("pre", "0.0"), ("post", "0.0", 2), ("post", "0", 2), ("pre", "1"),
+        ("post", "1", 4), ("post", "root", 4), ("load", "0.0"), ("load", "0"), ("load", "1"), ("load", "root")]
+
+
+@pytest.mark.torch
+def test_state_dict_hook_order_matches_torch():
+    assert _hook_order(tm) == _hook_order(torch)

@@ -1051,21 +1051,25 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
-        # An explicit walk instead of recursion (deep module chains); each module adds its own entries.
-        stack = [(self, prefix)]
+        # An explicit walk instead of recursion (deep module chains). As in PyTorch's recursion, a module's
+        # pre-hooks and entries come before its children's, its post-hooks after them: an entry with
+        # metadata marks the post-hooks' turn.
+        stack: list = [(self, prefix, None)]
         while stack:
-            module, module_prefix = stack.pop()
+            module, module_prefix, finished = stack.pop()
+            if finished is not None:
+                for hook in module._state_dict_hooks.values():
+                    hook(module, destination, module_prefix, finished)
+                continue
             local_metadata = {"version": module._version}
             if hasattr(destination, "_metadata"):
                 destination._metadata[module_prefix[:-1]] = local_metadata
             for hook in module._state_dict_pre_hooks.values():
                 hook(module, module_prefix, keep_vars)
             module._save_to_state_dict(destination, module_prefix, keep_vars)
-            children = [(child, module_prefix + name + ".") for name, child in module._modules.items()
-                        if child is not None]
-            stack.extend(reversed(children))
-            for hook in module._state_dict_hooks.values():
-                hook(module, destination, module_prefix, local_metadata)
+            stack.append((module, module_prefix, local_metadata))
+            stack.extend(reversed([(child, module_prefix + name + ".", None)
+                                   for name, child in module._modules.items() if child is not None]))
         return destination
 
     def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
@@ -1151,31 +1155,32 @@ class Module:
         error_msgs: list[str] = []
         metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
-        stack = [(self, state_dict, "")]
-        post_order = []
+        incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+        # An explicit walk (deep module chains); as in PyTorch, a module's post-hooks run once its subtree
+        # has loaded: an entry with done=True marks their turn.
+        stack: list = [(self, state_dict, "", False)]
         while stack:
-            module, local_state_dict, prefix = stack.pop()
+            module, local_state_dict, prefix, done = stack.pop()
+            if done:
+                for hook in module._load_state_dict_post_hooks.values():
+                    if hook(module, incompatible) is not None:
+                        raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are "
+                                             "not expected to return new values, if incompatible_keys need to be "
+                                             "modified, it should be done inplace.")
+                continue
             local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
             if assign:
                 local_metadata["assign_to_params_buffers"] = assign
             module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
                                          unexpected_keys, error_msgs)
-            post_order.append(module)
+            stack.append((module, None, prefix, True))
             children = []
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
                     children.append((child, {k: v for k, v in local_state_dict.items()
-                                             if k.startswith(child_prefix)}, child_prefix))
+                                             if k.startswith(child_prefix)}, child_prefix, False))
             stack.extend(reversed(children))
-        # PyTorch runs each module's post-hooks after its subtree has loaded: children before parents.
-        incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
-        for module in reversed(post_order):
-            for hook in module._load_state_dict_post_hooks.values():
-                if hook(module, incompatible) is not None:
-                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
-                                         "expected to return new values, if incompatible_keys need to be "
-                                         "modified, it should be done inplace.")
         if strict:
             if unexpected_keys:
                 error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
