@@ -539,3 +539,35 @@ def test_weighted_losses_keep_weight_as_buffer():
 def test_softmax_without_dim_warns_like_torch():
     with pytest.warns(UserWarning, match="Implicit dimension choice for softmax has been deprecated"):
         tm.nn.Softmax()(tm.ones(2, 3))
+
+
+def _small_cnn(L):
+    return L.nn.Sequential(
+        L.nn.Conv2d(1, 4, 3, padding=1), L.nn.BatchNorm2d(4), L.nn.ReLU(), L.nn.MaxPool2d(2),
+        L.nn.Conv2d(4, 6, 3, padding="same", padding_mode="reflect"), L.nn.GroupNorm(2, 6), L.nn.GELU(),
+        L.nn.Flatten(), L.nn.Dropout(0.0), L.nn.Linear(6 * 4 * 4, 16), L.nn.LayerNorm(16), L.nn.Tanh(),
+        L.nn.Linear(16, 3))
+
+
+@pytest.mark.torch
+def test_training_steps_match_torch():
+    """Five plain SGD steps of a small CNN from the same weights: the same losses, weights and running stats."""
+    theirs = _small_cnn(torch)
+    ours = _small_cnn(tm)
+    ours.load_state_dict({k: _tm_from_torch(v) for k, v in theirs.state_dict().items()})
+    loss_theirs, loss_ours = torch.nn.CrossEntropyLoss(label_smoothing=0.1), tm.nn.CrossEntropyLoss(label_smoothing=0.1)
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        x = rng.standard_normal((8, 1, 8, 8)).astype(np.float32)
+        y = rng.integers(0, 3, 8)
+        for model, loss_fn, library in ((theirs, loss_theirs, torch), (ours, loss_ours, tm)):
+            model.zero_grad()
+            loss = loss_fn(model(library.from_numpy(x.copy())), library.from_numpy(y.copy()))
+            loss.backward()
+            with library.no_grad():
+                for p in model.parameters():
+                    p -= 0.1 * p.grad
+            model.last_loss = loss.item()
+        np.testing.assert_allclose(ours.last_loss, theirs.last_loss, rtol=1e-5)
+    for (name, a), (_, b) in zip(ours.state_dict().items(), theirs.state_dict().items()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)

@@ -811,3 +811,19 @@ def test_state_dict_hooks_run_in_pytorch_order():
 @pytest.mark.torch
 def test_state_dict_hook_order_matches_torch():
     assert _hook_order(tm) == _hook_order(torch)
+
+
+def test_state_dict_positional_arguments_and_overriding_submodules():
+    m = nn.Linear(1, 1)
+    destination = OrderedDict()
+    with pytest.warns(FutureWarning, match="Positional args are being deprecated, use kwargs instead"):
+        result = m.state_dict(destination, "p.")
+    assert result is destination and list(destination) == ["p.weight", "p.bias"]
+
+    class OnlyWeight(nn.Linear):
+        def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+            destination[prefix + "w"] = self.weight.detach()
+            return destination
+
+    net = nn.Sequential(OnlyWeight(1, 1), nn.Linear(1, 1))
+    assert list(net.state_dict()) == ["0.w", "1.weight", "1.bias"]

@@ -1036,7 +1036,7 @@ class Module:
         if type(self).get_extra_state is not Module.get_extra_state:
             destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
-    def state_dict(self, *, destination: dict | None = None, prefix: str = "",
+    def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
                    keep_vars: bool = False) -> dict[str, Any]:
         """Return a dictionary containing references to the whole state of the module.
 
@@ -1048,6 +1048,16 @@ class Module:
         >>> list(tm.nn.Sequential(tm.nn.Linear(2, 1), tm.nn.BatchNorm1d(1)).state_dict())
         ['0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var', '1.num_batches_tracked']
         """
+        if args:
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to https://pytorch.org/"
+                          "docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict for details.",
+                          FutureWarning, stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
@@ -1057,6 +1067,10 @@ class Module:
         stack: list = [(self, prefix, None)]
         while stack:
             module, module_prefix, finished = stack.pop()
+            if module is not self and type(module).state_dict is not Module.state_dict:
+                # A submodule with its own state_dict is asked for its entries, as PyTorch's recursion does.
+                module.state_dict(destination=destination, prefix=module_prefix, keep_vars=keep_vars)
+                continue
             if finished is not None:
                 for hook in module._state_dict_hooks.values():
                     hook(module, destination, module_prefix, finished)
