@@ -219,3 +219,34 @@ def test_deterministic_results_match_torch(expression):
         assert ours == theirs
     else:
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def _init_calls(library, mode_base):
+    seen = []
+
+    class Record(mode_base):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "")
+            if getattr(func, "__module__", "").endswith("nn.init"):
+                seen.append((name, len(args), sorted(kwargs or {})))
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        library.nn.Linear(2, 2)
+        library.nn.init.normal_(library.empty(2))
+        library.nn.init.constant_(library.empty(2), 1.0)
+    return seen
+
+
+def test_dispatching_initialisers_are_seen_by_modes():
+    assert _init_calls(tm, tm.overrides.TorchFunctionMode) == [
+        ("kaiming_uniform_", 0, ["a", "generator", "mode", "nonlinearity", "tensor"]),
+        ("uniform_", 0, ["a", "b", "generator", "tensor"]),
+        ("normal_", 0, ["generator", "mean", "std", "tensor"]),
+        ("constant_", 0, ["tensor", "val"])]
+    assert tm.nn.init.uniform_ not in sum(tm.overrides.get_overridable_functions().values(), [])
+
+
+@pytest.mark.torch
+def test_dispatching_initialisers_match_torch():
+    assert _init_calls(tm, tm.overrides.TorchFunctionMode) == _init_calls(torch, torch.overrides.TorchFunctionMode)

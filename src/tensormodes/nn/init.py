@@ -1,7 +1,10 @@
 """Parameter initialisation schemes, as in ``torch.nn.init``.
 
 Every function fills its tensor in place, without recording gradients, and
-returns it. ``generator=`` draws from a given ``tm.Generator``.
+returns it. ``generator=`` draws from a given ``tm.Generator``. As in PyTorch,
+``uniform_``, ``normal_``, ``constant_`` and ``kaiming_uniform_`` take part in
+``__torch_function__`` (a mode sees a Linear's ``kaiming_uniform_`` as one call);
+like PyTorch's, they are not listed by ``get_overridable_functions``.
 
 >>> import tensormodes as tm
 >>> w = tm.empty(3, 5)
@@ -19,6 +22,8 @@ import warnings
 from typing import TYPE_CHECKING
 
 import tensormodes as tm
+
+from ..overrides import handle_torch_function, has_torch_function_variadic
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -72,6 +77,8 @@ def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: tm.Gener
     >>> bool((tm.nn.init.uniform_(tm.empty(100), -1, 1).abs() <= 1).all())
     True
     """
+    if has_torch_function_variadic(tensor):
+        return handle_torch_function(uniform_, (tensor,), tensor=tensor, a=a, b=b, generator=generator)
     with tm.no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
@@ -83,6 +90,8 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: tm.G
     >>> tm.nn.init.normal_(tm.empty(2, 3), std=0.0).tolist()
     [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
     """
+    if has_torch_function_variadic(tensor):
+        return handle_torch_function(normal_, (tensor,), tensor=tensor, mean=mean, std=std, generator=generator)
     with tm.no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
@@ -124,6 +133,8 @@ def constant_(tensor: Tensor, val: float) -> Tensor:
     >>> tm.nn.init.constant_(tm.empty(2), 0.3).tolist()
     [0.30000001192092896, 0.30000001192092896]
     """
+    if has_torch_function_variadic(tensor):
+        return handle_torch_function(constant_, (tensor,), tensor=tensor, val=val)
     with tm.no_grad():
         return tensor.fill_(val)
 
@@ -249,6 +260,9 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
     >>> bool((w.abs() <= 1.0).all())
     True
     """
+    if has_torch_function_variadic(tensor):
+        return handle_torch_function(kaiming_uniform_, (tensor,), tensor=tensor, a=a, mode=mode,
+                                     nonlinearity=nonlinearity, generator=generator)
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
         return tensor
