@@ -77,13 +77,13 @@ class BackwardHookFunction(Function):
     """Identity over a module's input or output tensors: its backward node is where hooks attach."""
 
     @staticmethod
-    def forward(ctx, *tensors):
+    def forward(ctx, *tensors: tm.Tensor) -> tuple:
         """Return the tensors unchanged (those not requiring grad stay non-differentiable)."""
         ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
         return tensors
 
     @staticmethod
-    def backward(ctx, *grads):
+    def backward(ctx, *grads: tm.Tensor | None) -> tuple:
         """Pass the gradients through."""
         return grads
 
@@ -175,7 +175,7 @@ class BackwardHook:
         self.n_inputs = len(args)
         return result
 
-    def setup_output_hook(self, outputs):
+    def setup_output_hook(self, outputs: Any) -> Any:
         """Route the module's tensor outputs through the identity node that records ``grad_output``."""
         is_tuple = isinstance(outputs, tuple)
         packed = outputs if is_tuple else (outputs,)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from itertools import chain, islice
 from typing import Any
 
@@ -342,15 +342,15 @@ class ModuleDict(Module):
         del self[key]
         return value
 
-    def keys(self):
+    def keys(self) -> KeysView[str]:
         """Return an iterable of the ModuleDict keys."""
         return self._modules.keys()
 
-    def items(self):
+    def items(self) -> ItemsView[str, Module]:
         """Return an iterable of the ModuleDict key/value pairs."""
         return self._modules.items()
 
-    def values(self):
+    def values(self) -> ValuesView[Module]:
         """Return an iterable of the ModuleDict values."""
         return self._modules.values()
 
@@ -552,15 +552,15 @@ class ParameterDict(Module):
         """Return a new ParameterDict with the keys provided, each set to ``default``."""
         return ParameterDict((k, default) for k in keys)
 
-    def keys(self):
+    def keys(self) -> KeysView[str]:
         """Return an iterable of the ParameterDict keys."""
         return self._keys.keys()
 
-    def items(self):
+    def items(self) -> Iterator[tuple[str, Any]]:
         """Return an iterable of the ParameterDict key/value pairs."""
         return ((k, self[k]) for k in self._keys)
 
-    def values(self):
+    def values(self) -> Iterator[Any]:
         """Return an iterable of the ParameterDict values."""
         return (self[k] for k in self._keys)
 

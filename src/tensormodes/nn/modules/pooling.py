@@ -45,7 +45,7 @@ class MaxPool1d(_MaxPoolNd):
     MaxPool1d(kernel_size=3, stride=2, padding=0, dilation=1, ceil_mode=False)
     """
 
-    def forward(self, input: tm.Tensor):
+    def forward(self, input: tm.Tensor) -> tm.Tensor | tuple[tm.Tensor, tm.Tensor]:
         """``F.max_pool1d`` with the module's settings."""
         return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
@@ -59,7 +59,7 @@ class MaxPool2d(_MaxPoolNd):
     [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
 
-    def forward(self, input: tm.Tensor):
+    def forward(self, input: tm.Tensor) -> tm.Tensor | tuple[tm.Tensor, tm.Tensor]:
         """``F.max_pool2d`` with the module's settings."""
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
