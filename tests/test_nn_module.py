@@ -730,6 +730,13 @@ SNIPPETS = [
     "result = m.register_forward_pre_hook(lambda m, a, k: 1, with_kwargs=True) and m(L.ones(2))",
     "m = nn.Linear(2, 2); result = [type(x).__name__ for x in m.state_dict().values()]",
     "result = [n for n, _ in nn.Sequential(nn.Linear(1, 1), nn.Sequential(nn.ReLU())).named_modules(prefix='p')]",
+    "m = nn.Sequential(nn.Sequential(nn.ReLU())); m.set_submodule('0.0', nn.Tanh()); "
+    "m.set_submodule('0.x', nn.ReLU()); result = m",
+    "m = nn.Sequential(nn.ReLU()); m.set_submodule('', nn.ReLU())",
+    "m = nn.Sequential(nn.ReLU()); m.set_submodule('0', 3)",
+    "m = nn.Sequential(nn.ReLU()); m.set_submodule('x', nn.ReLU(), strict=True)",
+    "m = nn.Sequential(nn.Linear(1, 1)); m.set_submodule('0.weight', nn.ReLU())",
+    "m = nn.Sequential(nn.Linear(1, 1)); m.set_submodule('1.x', nn.ReLU())",
 ]
 
 

@@ -378,6 +378,27 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return module
 
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Set the submodule given by ``target`` (a dotted path), replacing it or, unless ``strict``, adding it.
+
+        >>> import tensormodes as tm
+        >>> net = tm.nn.Sequential(tm.nn.Sequential(tm.nn.ReLU()))
+        >>> net.set_submodule("0.0", tm.nn.Tanh()); net.set_submodule("0.act", tm.nn.ReLU())
+        >>> list(net[0].named_children())
+        [('0', Tanh()), ('act', ReLU())]
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
     def get_parameter(self, target: str) -> Parameter:
         """Return the parameter given by ``target`` if it exists, otherwise throw an error.
 
