@@ -28,7 +28,9 @@ def rows() -> list[Row]:
     hooked.register_forward_hook(lambda module, args, out: None)
     small = tm.nn.Linear(1, 1)
     x1 = tm.ones(1, 1)
+    identity = tm.nn.Identity()
     table = [
+        Row("nn", "nn.Identity()(x) (baseline: .forward(x))", lambda: identity(x1), lambda: identity.forward(x1)),
         Row("nn", "nn.Linear(64,128)(x), batch 32", lambda: layer(x), lambda: F.linear(x, w, b)),
         Row("nn", "  same, one forward hook", lambda: hooked(x), lambda: F.linear(x, w, b)),
         Row("nn", "nn.Linear(1,1)(x), 1 elem", lambda: small(x1),
@@ -43,9 +45,13 @@ def rows() -> list[Row]:
         tF = torch.nn.functional
         with torch.no_grad():
             tlayer.weight.copy_(torch.tensor(w.detach().numpy()))
-        table[0].torch = lambda: tlayer(tx)
-        table[1].torch = lambda: thooked(tx)
-        table[2].torch = lambda: tsmall(tx1)
+        tidentity = torch.nn.Identity()
+        table[0].torch = lambda: tidentity(tx1)
+        table[1].torch = lambda: tlayer(tx)
+        table[2].torch = lambda: thooked(tx)
+        table[3].torch = lambda: tsmall(tx1)
+        table.append(Row("nn", "PyTorch nn.Identity()(x) (baseline: .forward(x))", lambda: tidentity(tx1),
+                         lambda: tidentity.forward(tx1)))
         table.append(Row("nn", "PyTorch F.linear, batch 32 (baseline: module)",
                          lambda: tF.linear(tx, tlayer.weight, tlayer.bias), lambda: tlayer(tx)))
         table.append(Row("nn", "PyTorch F.linear, 1 elem (baseline: module)",
