@@ -1,12 +1,22 @@
-"""Neural-network building blocks: ``Parameter`` and the ``functional`` namespace.
+"""Neural-network building blocks: ``Module`` and its layers, ``Parameter``, ``Buffer``, ``functional``,
+``init`` and ``utils``, as in ``torch.nn``.
 
 >>> import tensormodes as tm
 >>> p = tm.nn.Parameter(tm.ones(2))
 >>> type(p * 2).__name__, p.requires_grad
 ('Tensor', True)
+>>> model = tm.nn.Sequential(tm.nn.Linear(3, 4), tm.nn.ReLU(), tm.nn.Linear(4, 1))
+>>> model(tm.ones(2, 3)).shape, sum(p.numel() for p in model.parameters())
+(tensormodes.Size([2, 1]), 21)
 """
 
-from . import functional
-from .parameter import Parameter
+from . import (
+    functional,
+    init,
+    utils,  # noqa: E402, I001 - utils is built on the modules
+)
+from .modules import *  # noqa: F403 - the layers are nn's namespace, as in torch.nn
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter
 
-__all__ = ["Parameter", "functional"]
+__all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules_all]

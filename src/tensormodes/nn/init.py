@@ -1,0 +1,317 @@
+"""Parameter initialisation schemes, as in ``torch.nn.init``.
+
+Every function fills its tensor in place, without recording gradients, and
+returns it. ``generator=`` draws from a given ``tm.Generator``. As in PyTorch,
+``uniform_``, ``normal_``, ``constant_`` and ``kaiming_uniform_`` take part in
+``__torch_function__`` (a mode sees a Linear's ``kaiming_uniform_`` as one call);
+like PyTorch's, they are not listed by ``get_overridable_functions``.
+
+>>> import tensormodes as tm
+>>> w = tm.empty(3, 5)
+>>> tm.nn.init.constant_(w, 0.5).sum().item()
+7.5
+>>> g = tm.Generator().manual_seed(0)
+>>> bool(tm.nn.init.kaiming_uniform_(w, a=5 ** 0.5, generator=g).abs().max() <= 1 / 5 ** 0.5)
+True
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import tensormodes as tm
+
+from .._api.tensor import Tensor
+from ..overrides import handle_torch_function, has_torch_function_variadic
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
+           "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_"]
+
+_LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """Return the recommended gain value for the given nonlinearity function.
+
+    ============ ==========================================
+    linear/conv  1
+    sigmoid      1
+    tanh         5/3
+    relu         sqrt(2)
+    leaky_relu   sqrt(2 / (1 + negative_slope^2))
+    selu         3/4
+    ============ ==========================================
+
+    >>> import tensormodes as tm
+    >>> tm.nn.init.calculate_gain("leaky_relu", 0.2)
+    1.3867504905630728
+    """
+    if nonlinearity in _LINEAR_FNS or nonlinearity == "sigmoid":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            negative_slope = 0.01
+        elif (not isinstance(param, bool) and isinstance(param, int)) or isinstance(param, float):
+            negative_slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + negative_slope ** 2))
+    if nonlinearity == "selu":
+        # PyTorch's empirical value (pytorch/pytorch#50664).
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: tm.Generator | None = None) -> Tensor:
+    """Fill the input Tensor with values drawn from the uniform distribution U(a, b).
+
+    >>> import tensormodes as tm
+    >>> bool((tm.nn.init.uniform_(tm.empty(100), -1, 1).abs() <= 1).all())
+    True
+    """
+    if has_torch_function_variadic(tensor):
+        return handle_torch_function(uniform_, (tensor,), tensor=tensor, a=a, b=b, generator=generator)
+    with tm.no_grad():
+        return tensor.uniform_(a, b, generator=generator)
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: tm.Generator | None = None) -> Tensor:
+    """Fill the input Tensor with values drawn from the normal distribution N(mean, std^2).
+
+    >>> import tensormodes as tm
+    >>> tm.nn.init.normal_(tm.empty(2, 3), std=0.0).tolist()
+    [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    if has_torch_function_variadic(tensor):
+        return handle_torch_function(normal_, (tensor,), tensor=tensor, mean=mean, std=std, generator=generator)
+    with tm.no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: tm.Generator | None = None) -> Tensor:
+    """Fill the input Tensor with values drawn from a truncated normal distribution.
+
+    Values are effectively drawn from N(mean, std^2) with values outside
+    [a, b] redrawn until they are within the bounds (by inverting the CDF of
+    the normal distribution on a uniform sample, as PyTorch does).
+
+    >>> import tensormodes as tm
+    >>> w = tm.nn.init.trunc_normal_(tm.empty(1000), a=-0.5, b=0.5)
+    >>> bool((w.abs() <= 0.5).all())
+    True
+    """
+    def norm_cdf(x: float) -> float:
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
+                      "may be incorrect.", stacklevel=2)
+    with tm.no_grad():
+        lower = norm_cdf((a - mean) / std)
+        upper = norm_cdf((b - mean) / std)
+        tensor.uniform_(2 * lower - 1, 2 * upper - 1, generator=generator)
+        tensor.erfinv_()
+        tensor.mul_(std * math.sqrt(2.0))
+        tensor.add_(mean)
+        tensor.clamp_(min=a, max=b)
+        return tensor
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill the input Tensor with the value ``val``.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.init.constant_(tm.empty(2), 0.3).tolist()
+    [0.30000001192092896, 0.30000001192092896]
+    """
+    if has_torch_function_variadic(tensor):
+        return handle_torch_function(constant_, (tensor,), tensor=tensor, val=val)
+    with tm.no_grad():
+        return tensor.fill_(val)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill the input Tensor with the scalar value 1.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.init.ones_(tm.empty(2)).tolist()
+    [1.0, 1.0]
+    """
+    with tm.no_grad():
+        return tensor.fill_(1)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill the input Tensor with the scalar value 0.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.init.zeros_(tm.empty(2)).tolist()
+    [0.0, 0.0]
+    """
+    with tm.no_grad():
+        return tensor.zero_()
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill the 2-dimensional input Tensor with the identity matrix.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.init.eye_(tm.empty(2, 3)).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    with tm.no_grad():
+        return tensor.copy_(tm.eye(*tensor.shape, dtype=tensor.dtype))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill the {3, 4, 5}-dimensional input Tensor with the Dirac delta function.
+
+    Preserves the identity of the inputs in Convolutional layers, where as
+    many input channels are preserved as possible; with ``groups > 1`` each
+    group of channels preserves identity.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.init.dirac_(tm.empty(2, 2, 3))[:, :, 1].tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    dimensions = tensor.ndim
+    if dimensions not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    min_dim = min(out_per_group, sizes[1])
+    with tm.no_grad():
+        tensor.zero_()
+        centre = tuple(size // 2 for size in sizes[2:])
+        # One vectorised write: (group * out_per_group + d, d, centre...) for every group and d < min_dim.
+        d = tm.arange(min_dim)
+        rows = (tm.arange(groups).unsqueeze(1) * out_per_group + d).reshape(-1)
+        cols = d.repeat(groups)
+        tensor[(rows, cols) + centre] = 1
+    return tensor
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    if tensor.dim() < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    receptive_field_size = math.prod(tensor.shape[2:])
+    return tensor.size(1) * receptive_field_size, tensor.size(0) * receptive_field_size
+
+
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()
+    valid_modes = ["fan_in", "fan_out"]
+    if mode not in valid_modes:
+        raise ValueError(f"Mode {mode} not supported, please use one of {valid_modes}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: tm.Generator | None = None) -> Tensor:
+    """Fill the input Tensor using the Xavier (Glorot) uniform scheme.
+
+    Values come from U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)).
+
+    >>> import tensormodes as tm
+    >>> bool((tm.nn.init.xavier_uniform_(tm.empty(3, 5)).abs() <= (6 / 8) ** 0.5).all())
+    True
+    """
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: tm.Generator | None = None) -> Tensor:
+    """Fill the input Tensor using the Xavier (Glorot) normal scheme.
+
+    Values come from N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out)).
+
+    >>> import tensormodes as tm
+    >>> tm.nn.init.xavier_normal_(tm.empty(3, 5)).shape
+    tensormodes.Size([3, 5])
+    """
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                     generator: tm.Generator | None = None) -> Tensor:
+    """Fill the input Tensor using the Kaiming (He) uniform scheme.
+
+    Values come from U(-bound, bound) with bound = gain * sqrt(3 / fan_mode).
+
+    >>> import tensormodes as tm
+    >>> w = tm.nn.init.kaiming_uniform_(tm.empty(4, 6), mode="fan_in", nonlinearity="relu")
+    >>> bool((w.abs() <= 1.0).all())
+    True
+    """
+    if has_torch_function_variadic(tensor):
+        return handle_torch_function(kaiming_uniform_, (tensor,), tensor=tensor, a=a, mode=mode,
+                                     nonlinearity=nonlinearity, generator=generator)
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    gain = calculate_gain(nonlinearity, a)
+    bound = math.sqrt(3.0) * gain / math.sqrt(fan)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                    generator: tm.Generator | None = None) -> Tensor:
+    """Fill the input Tensor using the Kaiming (He) normal scheme.
+
+    Values come from N(0, std^2) with std = gain / sqrt(fan_mode).
+
+    >>> import tensormodes as tm
+    >>> tm.nn.init.kaiming_normal_(tm.empty(3, 5), mode="fan_out").shape
+    tensormodes.Size([3, 5])
+    """
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    gain = calculate_gain(nonlinearity, a)
+    return normal_(tensor, 0.0, gain / math.sqrt(fan), generator)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: tm.Generator | None = None) -> Tensor:
+    """Fill the input Tensor with a (semi) orthogonal matrix (Saxe et al. 2013), scaled by ``gain``.
+
+    Dimensions beyond the first are flattened.
+
+    >>> import tensormodes as tm
+    >>> w = tm.nn.init.orthogonal_(tm.empty(3, 5))
+    >>> tm.allclose(w @ w.T, tm.eye(3), atol=1e-5)
+    True
+    """
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.size(0)
+    cols = tensor.numel() // rows
+    with tm.no_grad():
+        flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
+        if rows < cols:
+            flattened = flattened.T
+        q, r = tm.linalg.qr(flattened)
+        # Signs from R's diagonal make Q uniformly distributed (Mezzadri, arXiv:math-ph/0609050).
+        q = q * tm.diagonal(r, 0).sign()
+        if rows < cols:
+            q = q.T
+        tensor.view_as(q).copy_(q)
+        tensor.mul_(gain)
+    return tensor

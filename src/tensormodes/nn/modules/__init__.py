@@ -1,0 +1,71 @@
+"""The layers of ``tensormodes.nn``: ``Module`` and the modules built on it (re-exported by ``nn``).
+
+>>> import tensormodes as tm
+>>> tm.nn.modules.Linear is tm.nn.Linear
+True
+"""
+
+from .activation import (
+                         CELU,
+                         ELU,
+                         GELU,
+                         GLU,
+                         SELU,
+                         Hardshrink,
+                         Hardsigmoid,
+                         Hardswish,
+                         Hardtanh,
+                         LeakyReLU,
+                         LogSigmoid,
+                         LogSoftmax,
+                         Mish,
+                         PReLU,
+                         ReLU,
+                         ReLU6,
+                         Sigmoid,
+                         SiLU,
+                         Softmax,
+                         Softmin,
+                         Softplus,
+                         Softsign,
+                         Tanh,
+                         Tanhshrink,
+                         Threshold,
+)
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .dropout import Dropout
+from .flatten import Flatten, Unflatten
+from .linear import Bilinear, Identity, Linear
+from .loss import (
+                         BCELoss,
+                         BCEWithLogitsLoss,
+                         CosineEmbeddingLoss,
+                         CrossEntropyLoss,
+                         GaussianNLLLoss,
+                         HingeEmbeddingLoss,
+                         HuberLoss,
+                         KLDivLoss,
+                         L1Loss,
+                         MarginRankingLoss,
+                         MSELoss,
+                         NLLLoss,
+                         PoissonNLLLoss,
+                         SmoothL1Loss,
+                         SoftMarginLoss,
+                         TripletMarginLoss,
+)
+from .module import Module
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm2d, LayerNorm
+from .pooling import MaxPool1d, MaxPool2d
+from .sparse import Embedding
+
+__all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "Sequential", "ModuleList",
+           "ModuleDict", "ParameterList", "ParameterDict", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
+           "MaxPool1d", "MaxPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm2d",
+           "Embedding", "Dropout", "Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Tanh", "Softmax", "Softmin",
+           "LogSoftmax", "ELU", "SELU", "CELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus",
+           "Softsign", "Tanhshrink", "PReLU", "Hardsigmoid", "Hardswish", "SiLU", "Mish", "L1Loss", "NLLLoss",
+           "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss",
+           "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
+           "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss"]

@@ -1,0 +1,49 @@
+"""``Dropout``: zeroes elements with probability ``p`` during training.
+
+>>> import tensormodes as tm
+>>> tm.nn.Dropout(p=0.2).eval()(tm.ones(3)).tolist()
+[1.0, 1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import tensormodes as tm
+
+from .. import functional as F
+from .module import Module
+
+__all__ = ["Dropout"]
+
+
+class _DropoutNd(Module):
+    __constants__ = ["p", "inplace"]
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        """``p=..., inplace=...``."""
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """During training, randomly zeroes some of the elements of the input tensor with probability ``p``.
+
+    The outputs are scaled by 1 / (1 - p) during training; in evaluation mode
+    the module computes an identity function.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.Dropout()
+    Dropout(p=0.5, inplace=False)
+    >>> y = tm.nn.Dropout(0.5)(tm.ones(1000))
+    >>> sorted(set(y.tolist()))
+    [0.0, 2.0]
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.dropout(input, p, training, inplace)``."""
+        return F.dropout(input, self.p, self.training, self.inplace)

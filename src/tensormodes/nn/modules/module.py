@@ -1,0 +1,1309 @@
+"""``nn.Module``: the base class of every layer, and the hooks every module call honours.
+
+A module owns parameters, buffers and child modules, registered by plain
+attribute assignment; ``state_dict`` names them by their dotted paths.
+
+>>> import tensormodes as tm
+>>> class Affine(tm.nn.Module):
+...     def __init__(self):
+...         super().__init__()
+...         self.scale = tm.nn.Parameter(tm.ones(2))
+...         self.register_buffer("shift", tm.zeros(2))
+...     def forward(self, x):
+...         return x * self.scale + self.shift
+>>> m = Affine()
+>>> list(m.state_dict())
+['scale', 'shift']
+>>> m(tm.tensor([1., 2.])).tolist()
+[1.0, 2.0]
+
+A call runs ``forward`` directly when no hook and no interceptor is
+installed; otherwise forward pre-hooks, ``forward``, forward hooks and the
+full backward hooks run as in PyTorch. ``intercept_module_calls`` (a
+tensormodes extension for tracers) lets a function decide how module calls
+run within a scope.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import warnings
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
+from typing import Any
+
+import tensormodes as tm
+
+from ..parameter import Buffer, Parameter
+from ._hooks import BackwardHook, RemovableHandle
+
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+           "intercept_module_calls", "RemovableHandle"]
+
+# Hooks that run around every module call (PyTorch's global module hooks).
+_global_backward_pre_hooks: dict[int, Callable] = OrderedDict()
+_global_backward_hooks: dict[int, Callable] = OrderedDict()
+_global_forward_pre_hooks: dict[int, Callable] = OrderedDict()
+_global_forward_hooks: dict[int, Callable] = OrderedDict()
+_global_forward_hooks_always_called: dict[int, bool] = OrderedDict()
+_global_forward_hooks_with_kwargs: dict[int, bool] = OrderedDict()
+
+# The module-call interceptors in scope, innermost last (an immutable tuple, so a scope restores it exactly).
+_INTERCEPTORS: ContextVar[tuple] = ContextVar("tensormodes_module_call_interceptors", default=())
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys it missed and the keys it did not expect."""
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _typename(obj: Any) -> str:
+    """``torch.typename``: a tensor's type string, else the object's qualified class name."""
+    if isinstance(obj, tm.Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__qualname__
+    if not isinstance(qualname, str):
+        qualname = type(obj).__qualname__
+    if module in ("", "builtins"):
+        return qualname
+    return f"{module}.{qualname}"
+
+
+def _addindent(text: str, spaces: int) -> str:
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    first = lines.pop(0)
+    return "\n".join([first] + [(" " * spaces + line) if line.strip() else "" for line in lines])
+
+
+def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
+    """Register a forward pre-hook common to all modules.
+
+    ``hook(module, args)`` runs before every module's ``forward``, before the
+    module's own pre-hooks; a non-None result replaces ``args``.
+
+    >>> import tensormodes as tm
+    >>> seen = []
+    >>> handle = tm.nn.modules.module.register_module_forward_pre_hook(lambda m, a: seen.append(type(m).__name__))
+    >>> _ = tm.nn.Identity()(tm.ones(1)); handle.remove(); seen
+    ['Identity']
+    """
+    handle = RemovableHandle(_global_forward_pre_hooks)
+    _global_forward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
+                                 always_call: bool = False) -> RemovableHandle:
+    """Register a global forward hook for all the modules.
+
+    ``hook(module, args, output)`` (or ``hook(module, args, kwargs, output)``
+    with ``with_kwargs=True``) runs after every module's ``forward``, before the
+    module's own hooks; a non-None result replaces the output. ``always_call``
+    runs it even when ``forward`` raised.
+
+    >>> import tensormodes as tm
+    >>> handle = tm.nn.modules.module.register_module_forward_hook(lambda m, a, out: out * 2)
+    >>> tm.nn.Identity()(tm.ones(1)).tolist(); handle.remove()
+    [2.0]
+    """
+    handle = RemovableHandle(_global_forward_hooks, extra_dict=[_global_forward_hooks_always_called,
+                                                                _global_forward_hooks_with_kwargs])
+    _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
+    """Register a backward pre-hook common to all the modules.
+
+    ``hook(module, grad_output)`` runs when the gradients of a module's outputs
+    are known; a non-None result replaces ``grad_output``.
+
+    >>> import tensormodes as tm
+    >>> seen = []
+    >>> handle = tm.nn.modules.module.register_module_full_backward_pre_hook(lambda m, g: seen.append(len(g)))
+    >>> tm.nn.Tanh()(tm.ones(1, requires_grad=True)).sum().backward(); handle.remove(); seen
+    [1]
+    """
+    handle = RemovableHandle(_global_backward_pre_hooks)
+    _global_backward_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
+    """Register a backward hook common to all the modules.
+
+    ``hook(module, grad_input, grad_output)`` runs when the gradients of a
+    module's inputs are known; a non-None result replaces ``grad_input``.
+
+    >>> import tensormodes as tm
+    >>> seen = []
+    >>> handle = tm.nn.modules.module.register_module_full_backward_hook(
+    ...     lambda m, gi, go: seen.append(gi[0].tolist()))
+    >>> tm.nn.ReLU()(tm.tensor([-1., 1.], requires_grad=True)).sum().backward(); handle.remove(); seen
+    [[0.0, 1.0]]
+    """
+    handle = RemovableHandle(_global_backward_hooks)
+    _global_backward_hooks[handle.id] = hook
+    return handle
+
+
+@contextlib.contextmanager
+def intercept_module_calls(fn: Callable) -> Iterator[Callable]:
+    """Within the scope, every module call runs as ``fn(module, forward, args, kwargs)`` decides.
+
+    A tensormodes extension point (PyTorch has none), made for tracers that
+    record some module calls as single steps instead of running them.
+    ``forward(*args, **kwargs)`` continues the call as it would have run
+    without ``fn``: through the next interceptor out, or the module's hooks
+    and ``forward``; calls made by that ``forward`` are intercepted again.
+    ``fn``'s result is the call's result. Scopes nest (innermost first) and
+    are held per thread and asyncio task; leaving one restores the previous
+    state even on an exception.
+
+    >>> import tensormodes as tm
+    >>> calls = []
+    >>> def record(module, forward, args, kwargs):
+    ...     calls.append(type(module).__name__)
+    ...     return forward(*args, **kwargs)
+    >>> net = tm.nn.Sequential(tm.nn.ReLU())
+    >>> with intercept_module_calls(record):
+    ...     net(tm.ones(1)).tolist()
+    [1.0]
+    >>> calls
+    ['Sequential', 'ReLU']
+    """
+    if not callable(fn):
+        raise TypeError(f"intercept_module_calls() expects a callable, got {type(fn).__name__}")
+    token = _INTERCEPTORS.set(_INTERCEPTORS.get() + (fn,))
+    try:
+        yield fn
+    finally:
+        _INTERCEPTORS.reset(token)
+
+
+def _forward_unimplemented(self, *input: Any) -> None:
+    """Define the computation performed at every call. Should be overridden by all subclasses."""
+    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+
+class Module:
+    """Base class for all neural network modules.
+
+    Your models should also subclass this class. Modules can also contain
+    other Modules, allowing them to be nested in a tree structure. You can
+    assign the submodules as regular attributes; submodules assigned this way
+    will be registered, and their parameters converted too when you call
+    ``to()``, etc.
+
+    >>> import tensormodes as tm
+    >>> class Model(tm.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = tm.nn.Linear(2, 1)
+    ...     def forward(self, x):
+    ...         return self.fc(x)
+    >>> Model()
+    Model(
+      (fc): Linear(in_features=2, out_features=1, bias=True)
+    )
+    """
+
+    dump_patches: bool = False
+    _version: int = 1
+    training: bool
+    call_super_init: bool = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Initialise the internal module state (no parameters, buffers, submodules or hooks)."""
+        if self.call_super_init is False and kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        if self.call_super_init is False and args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                            f"{len(args) + 1} were given")
+        # object.__setattr__ skips Module.__setattr__'s registration logic for the bookkeeping itself.
+        setattr_ = super().__setattr__
+        setattr_("training", True)
+        setattr_("_parameters", {})
+        setattr_("_buffers", {})
+        setattr_("_non_persistent_buffers_set", set())
+        setattr_("_backward_pre_hooks", OrderedDict())
+        setattr_("_backward_hooks", OrderedDict())
+        setattr_("_is_full_backward_hook", None)
+        setattr_("_forward_hooks", OrderedDict())
+        setattr_("_forward_hooks_with_kwargs", OrderedDict())
+        setattr_("_forward_hooks_always_called", OrderedDict())
+        setattr_("_forward_pre_hooks", OrderedDict())
+        setattr_("_forward_pre_hooks_with_kwargs", OrderedDict())
+        setattr_("_state_dict_hooks", OrderedDict())
+        setattr_("_state_dict_pre_hooks", OrderedDict())
+        setattr_("_load_state_dict_pre_hooks", OrderedDict())
+        setattr_("_load_state_dict_post_hooks", OrderedDict())
+        setattr_("_modules", {})
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
+
+    forward: Callable[..., Any] = _forward_unimplemented
+
+    # ------------------------------------------------------------------ registration
+
+    def register_buffer(self, name: str, tensor: tm.Tensor | None, persistent: bool = True) -> None:
+        """Add a buffer to the module.
+
+        Buffers are tensors that are not parameters, e.g. BatchNorm's
+        ``running_mean``; persistent buffers are part of ``state_dict``.
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Module()
+        >>> m.register_buffer("step", tm.zeros(()), persistent=False)
+        >>> list(m.named_buffers()), list(m.state_dict())
+        ([('step', tensor(0.))], [])
+        """
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not (isinstance(tensor, tm.Tensor) or hasattr(tensor, "__torch_function__")):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(torch Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Add a parameter to the module (``None`` registers the name without a parameter).
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Module()
+        >>> m.register_parameter("bias", None)
+        >>> m.bias is None, list(m.parameters())
+        (True, [])
+        """
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        elif param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                             f"created explicitly. To express '{name}' as a function of another Tensor, compute "
+                             "the value in the forward() method.")
+        else:
+            self._parameters[name] = param
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Add a child module to the current module, accessible as an attribute of the given name.
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Module()
+        >>> m.add_module("act", tm.nn.ReLU())
+        >>> m
+        Module(
+          (act): ReLU()
+        )
+        """
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    def register_module(self, name: str, module: Module | None) -> None:
+        """Alias for :meth:`add_module`.
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Module(); m.register_module("a", tm.nn.Identity()); list(m._modules)
+        ['a']
+        """
+        self.add_module(name, module)
+
+    def get_submodule(self, target: str) -> Module:
+        """Return the submodule given by ``target`` (a dotted path) if it exists, otherwise throw an error.
+
+        >>> import tensormodes as tm
+        >>> net = tm.nn.Sequential(tm.nn.Sequential(tm.nn.ReLU()))
+        >>> net.get_submodule("0.0")
+        ReLU()
+        """
+        if target == "":
+            return self
+        module = self
+        for item in target.split("."):
+            if not hasattr(module, item):
+                raise AttributeError(module._get_name() + " has no attribute `" + item + "`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return module
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Set the submodule given by ``target`` (a dotted path), replacing it or, unless ``strict``, adding it.
+
+        >>> import tensormodes as tm
+        >>> net = tm.nn.Sequential(tm.nn.Sequential(tm.nn.ReLU()))
+        >>> net.set_submodule("0.0", tm.nn.Tanh()); net.set_submodule("0.act", tm.nn.ReLU())
+        >>> list(net[0].named_children())
+        [('0', Tanh()), ('act', ReLU())]
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
+    def get_parameter(self, target: str) -> Parameter:
+        """Return the parameter given by ``target`` if it exists, otherwise throw an error.
+
+        >>> import tensormodes as tm
+        >>> tm.nn.Sequential(tm.nn.Linear(1, 2)).get_parameter("0.bias").shape
+        tensormodes.Size([2])
+        """
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> tm.Tensor:
+        """Return the buffer given by ``target`` if it exists, otherwise throw an error.
+
+        >>> import tensormodes as tm
+        >>> tm.nn.Sequential(tm.nn.BatchNorm1d(2)).get_buffer("0.running_var").tolist()
+        [1.0, 1.0]
+        """
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+        buffer = getattr(module, name)
+        if name not in module._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return buffer
+
+    def get_extra_state(self) -> Any:
+        """Return any extra state to include in the module's state_dict (override with ``set_extra_state``)."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. "
+                           "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+                           "bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state: Any) -> None:
+        """Set extra state contained in the loaded ``state_dict`` (override with ``get_extra_state``)."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. "
+                           "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+                           "bug-report.yml to report this bug.")
+
+    # ------------------------------------------------------------------ attributes
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: registered members live in the three dicts.
+        d = self.__dict__
+        if "_parameters" in d and name in d["_parameters"]:
+            return d["_parameters"][name]
+        if "_buffers" in d and name in d["_buffers"]:
+            return d["_buffers"][name]
+        if "_modules" in d and name in d["_modules"]:
+            return d["_modules"][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        def remove_from(*containers) -> None:
+            for container in containers:
+                if name in container:
+                    if isinstance(container, dict):
+                        del container[name]
+                    else:
+                        container.discard(name)
+
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(self.__dict__, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+            return
+        modules = self.__dict__.get("_modules")
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            remove_from(self.__dict__, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            modules[name] = value
+            return
+        buffers = self.__dict__.get("_buffers")
+        if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+            if value is not None and not (isinstance(value, tm.Tensor) or hasattr(value, "__torch_function__")):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+            if isinstance(value, Buffer):
+                persistent = value.persistent
+            else:
+                persistent = name not in self._non_persistent_buffers_set
+            if buffers is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            remove_from(self.__dict__, self._parameters, self._modules)
+            self.register_buffer(name, value, persistent)
+            return
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            super().__delattr__(name)
+
+    def __dir__(self) -> list[str]:
+        keys = (dir(self.__class__) + list(self.__dict__) + list(self._parameters) + list(self._modules)
+                + list(self._buffers))
+        return sorted(key for key in keys if not key[0].isdigit())
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    # ------------------------------------------------------------------ iteration
+
+    def _named_members(self, get_members, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        memo = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse \
+            else [(prefix, self)]
+        for module_prefix, module in modules:
+            for key, value in get_members(module):
+                if value is None or id(value) in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(id(value))
+                yield (module_prefix + ("." if module_prefix else "") + key, value)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Return an iterator over module parameters (each shared parameter once).
+
+        >>> import tensormodes as tm
+        >>> [tuple(p.shape) for p in tm.nn.Linear(3, 2).parameters()]
+        [(2, 3), (2,)]
+        """
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Return an iterator over module parameters, yielding both the name of the parameter and the parameter.
+
+        >>> import tensormodes as tm
+        >>> [name for name, _ in tm.nn.Sequential(tm.nn.Linear(1, 1)).named_parameters(prefix="net")]
+        ['net.0.weight', 'net.0.bias']
+        """
+        yield from self._named_members(lambda module: module._parameters.items(), prefix=prefix, recurse=recurse,
+                                       remove_duplicate=remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[tm.Tensor]:
+        """Return an iterator over module buffers.
+
+        >>> import tensormodes as tm
+        >>> len(list(tm.nn.BatchNorm1d(3).buffers()))
+        3
+        """
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, tm.Tensor]]:
+        """Return an iterator over module buffers, yielding both the name of the buffer and the buffer.
+
+        >>> import tensormodes as tm
+        >>> [name for name, _ in tm.nn.BatchNorm1d(3).named_buffers()]
+        ['running_mean', 'running_var', 'num_batches_tracked']
+        """
+        yield from self._named_members(lambda module: module._buffers.items(), prefix=prefix, recurse=recurse,
+                                       remove_duplicate=remove_duplicate)
+
+    def children(self) -> Iterator[Module]:
+        """Return an iterator over immediate children modules.
+
+        >>> import tensormodes as tm
+        >>> list(tm.nn.Sequential(tm.nn.ReLU(), tm.nn.Tanh()).children())
+        [ReLU(), Tanh()]
+        """
+        for _, module in self.named_children():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """Return an iterator over immediate children modules, yielding both the name and the module.
+
+        >>> import tensormodes as tm
+        >>> [name for name, _ in tm.nn.Sequential(tm.nn.ReLU(), tm.nn.Tanh()).named_children()]
+        ['0', '1']
+        """
+        memo = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in memo:
+                memo.add(id(module))
+                yield name, module
+
+    def modules(self) -> Iterator[Module]:
+        """Return an iterator over all modules in the network (this one first; shared modules once).
+
+        >>> import tensormodes as tm
+        >>> relu = tm.nn.ReLU()
+        >>> len(list(tm.nn.Sequential(relu, relu).modules()))
+        2
+        """
+        for _, module in self.named_modules():
+            yield module
+
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """Return an iterator over all modules in the network, yielding both the name of the module and the module.
+
+        >>> import tensormodes as tm
+        >>> relu = tm.nn.ReLU()
+        >>> [name for name, _ in tm.nn.Sequential(relu, relu).named_modules(remove_duplicate=False)]
+        ['', '0', '1']
+        """
+        # An explicit stack instead of recursion: deep chains of modules must not hit the recursion limit.
+        if memo is None:
+            memo = set()
+        stack = [(prefix, self)]
+        while stack:
+            module_prefix, module = stack.pop()
+            if remove_duplicate:
+                if module in memo:
+                    continue
+                memo.add(module)
+            yield module_prefix, module
+            children = [(module_prefix + ("." if module_prefix else "") + name, child)
+                        for name, child in module._modules.items() if child is not None]
+            stack.extend(reversed(children))
+
+    # ------------------------------------------------------------------ modes and conversions
+
+    def train(self, mode: bool = True) -> Module:
+        """Set the module in training mode (``mode=False``: evaluation mode); returns ``self``.
+
+        >>> import tensormodes as tm
+        >>> net = tm.nn.Sequential(tm.nn.Dropout()).train(False)
+        >>> net[0].training
+        False
+        """
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        """Set the module in evaluation mode: equivalent to ``self.train(False)``.
+
+        >>> import tensormodes as tm
+        >>> tm.nn.Dropout().eval().training
+        False
+        """
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Change if autograd should record operations on parameters in this module; returns ``self``.
+
+        >>> import tensormodes as tm
+        >>> [p.requires_grad for p in tm.nn.Linear(1, 1).requires_grad_(False).parameters()]
+        [False, False]
+        """
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset gradients of all model parameters (to None, or to zero with ``set_to_none=False``).
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Linear(1, 1); m(tm.ones(1)).sum().backward(); m.zero_grad()
+        >>> m.weight.grad is None
+        True
+        """
+        for param in self.parameters():
+            if param.grad is not None:
+                if set_to_none:
+                    param.grad = None
+                else:
+                    if param.grad.grad_fn is not None:
+                        param.grad.detach_()
+                    else:
+                        param.grad.requires_grad_(False)
+                    param.grad.zero_()
+
+    def _apply(self, fn: Callable[[tm.Tensor], tm.Tensor], recurse: bool = True) -> Module:
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for param in self._parameters.values():
+            if param is None:
+                continue
+            # Parameters keep their identity (optimizers hold them): the new value becomes their data.
+            with tm.no_grad():
+                param_applied = fn(param)
+            param.data = param_applied
+            if param.grad is not None:
+                with tm.no_grad():
+                    grad_applied = fn(param.grad)
+                param.grad.data = grad_applied
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Apply ``fn`` recursively to every submodule (as returned by ``.children()``) as well as self.
+
+        >>> import tensormodes as tm
+        >>> names = []
+        >>> _ = tm.nn.Sequential(tm.nn.ReLU()).apply(lambda m: names.append(m._get_name()))
+        >>> names
+        ['ReLU', 'Sequential']
+        """
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Move and/or cast the parameters and buffers (``to(device)``, ``to(dtype)``, ``to(tensor)``).
+
+        Only floating point or complex parameters and buffers are cast to a
+        floating ``dtype``; integral ones keep their dtype.
+
+        >>> import tensormodes as tm
+        >>> bn = tm.nn.BatchNorm1d(2).to(tm.float64)
+        >>> bn.weight.dtype, bn.num_batches_tracked.dtype
+        (tensormodes.float64, tensormodes.int64)
+        """
+        device, dtype, non_blocking = _parse_to(args, kwargs)
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype={dtype}")
+
+        def convert(t: tm.Tensor) -> tm.Tensor:
+            if dtype is not None and (t.is_floating_point() or t.is_complex()):
+                return t.to(device, dtype) if device is not None else t.to(dtype)
+            return t.to(device) if device is not None else t
+
+        return self._apply(convert)
+
+    def cpu(self) -> Module:
+        """Move all model parameters and buffers to the CPU.
+
+        >>> import tensormodes as tm
+        >>> tm.nn.Linear(1, 1).cpu().weight.device
+        device(type='cpu')
+        """
+        return self._apply(lambda t: t.cpu())
+
+    def type(self, dst_type: Any) -> Module:
+        """Casts all parameters and buffers to ``dst_type``.
+
+        >>> import tensormodes as tm
+        >>> tm.nn.BatchNorm1d(1).type(tm.float64).num_batches_tracked.dtype
+        tensormodes.float64
+        """
+        return self._apply(lambda t: t.type(dst_type))
+
+    def float(self) -> Module:
+        """Casts all floating point parameters and buffers to ``float`` datatype.
+
+        >>> import tensormodes as tm
+        >>> tm.nn.Linear(1, 1).double().float().weight.dtype
+        tensormodes.float32
+        """
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self) -> Module:
+        """Casts all floating point parameters and buffers to ``double`` datatype.
+
+        >>> import tensormodes as tm
+        >>> tm.nn.Linear(1, 1).double().bias.dtype
+        tensormodes.float64
+        """
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self) -> Module:
+        """Casts all floating point parameters and buffers to ``half`` datatype.
+
+        >>> import tensormodes as tm
+        >>> tm.nn.Linear(1, 1).half().weight.dtype
+        tensormodes.float16
+        """
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self) -> Module:
+        """Casts all floating point parameters and buffers to ``bfloat16`` datatype.
+
+        >>> import tensormodes as tm
+        >>> tm.nn.Linear(1, 1).bfloat16().weight.dtype
+        tensormodes.bfloat16
+        """
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
+    # ------------------------------------------------------------------ hooks
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Register a forward pre-hook on the module.
+
+        ``hook(module, args)`` (or ``hook(module, args, kwargs)`` with
+        ``with_kwargs=True``, returning None or ``(new_args, new_kwargs)``) runs
+        before ``forward``; a non-None result replaces the input.
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Identity()
+        >>> handle = m.register_forward_pre_hook(lambda module, args: (args[0] + 1,))
+        >>> m(tm.zeros(1)).tolist()
+        [1.0]
+        """
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Register a forward hook on the module.
+
+        ``hook(module, args, output)`` (or ``hook(module, args, kwargs,
+        output)`` with ``with_kwargs=True``) runs after ``forward``; a non-None
+        result replaces the output. ``always_call`` runs it even if ``forward``
+        raised.
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Identity()
+        >>> with m.register_forward_hook(lambda module, args, out: out * 3):
+        ...     m(tm.ones(1)).tolist()
+        [3.0]
+        """
+        handle = RemovableHandle(self._forward_hooks, extra_dict=[self._forward_hooks_with_kwargs,
+                                                                  self._forward_hooks_always_called])
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Register a backward pre-hook on the module.
+
+        ``hook(module, grad_output)`` runs when the gradients with respect to
+        the module's outputs are computed; a non-None result replaces
+        ``grad_output``.
+
+        >>> import tensormodes as tm
+        >>> m, x = tm.nn.Identity(), tm.ones(2, requires_grad=True)
+        >>> h = m.register_full_backward_pre_hook(lambda module, g: (g[0] * 10,))
+        >>> m(x).sum().backward(); x.grad.tolist()
+        [10.0, 10.0]
+        """
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Register a backward hook on the module.
+
+        ``hook(module, grad_input, grad_output)`` runs when the gradients with
+        respect to the module's inputs are computed; ``grad_input`` has one
+        entry per positional argument (None for non-tensors). A non-None result
+        replaces ``grad_input``.
+
+        >>> import tensormodes as tm
+        >>> m, x = tm.nn.Tanh(), tm.zeros(1, requires_grad=True)
+        >>> h = m.register_full_backward_hook(lambda module, gi, go: print(gi[0].tolist(), go[0].tolist()))
+        >>> m(x).sum().backward()
+        [1.0] [1.0]
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single "
+                               "Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(module, prefix, keep_vars)``, run before ``state_dict`` collects this module.
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Linear(1, 1)
+        >>> h = m.register_state_dict_pre_hook(lambda mod, prefix, keep: print("saving", repr(prefix)))
+        >>> _ = m.state_dict()
+        saving ''
+        """
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(module, state_dict, prefix, local_metadata)``, which may edit the state dict in place.
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Linear(1, 1)
+        >>> h = m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd.pop(prefix + "bias"))
+        >>> list(m.state_dict())
+        ['weight']
+        """
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)``, run before ``load_state_dict`` loads this module; it may edit ``state_dict`` in place.
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Linear(1, 1)
+        >>> def rename(module, state_dict, prefix, *rest):
+        ...     state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+        >>> h = m.register_load_state_dict_pre_hook(rename)
+        >>> m.load_state_dict({"w": tm.ones(1, 1), "bias": tm.zeros(1)})
+        <All keys matched successfully>
+        """
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self)
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Register ``hook(module, incompatible_keys)``, run after ``load_state_dict``; it may edit the key lists.
+
+        >>> import tensormodes as tm
+        >>> m = tm.nn.Linear(1, 1)
+        >>> h = m.register_load_state_dict_post_hook(lambda mod, keys: keys.missing_keys.clear())
+        >>> m.load_state_dict({})
+        <All keys matched successfully>
+        """
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
+
+    # ------------------------------------------------------------------ calling
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        # The plain path: no hook and no interceptor anywhere -> forward directly (PyTorch's fast path).
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks or _INTERCEPTORS.get()):
+            return self.forward(*args, **kwargs)
+        interceptors = _INTERCEPTORS.get()
+        if interceptors:
+            return self._intercepted_call(interceptors, args, kwargs)
+        return self._hooked_call(args, kwargs)
+
+    __call__: Callable[..., Any] = _call_impl
+
+    def _intercepted_call(self, interceptors: tuple, args: tuple, kwargs: dict) -> Any:
+        def continue_with(level: int) -> Callable:
+            if level < 0:
+                return lambda *a, **k: self._hooked_call(a, k)
+            return lambda *a, **k: interceptors[level](self, continue_with(level - 1), a, k)
+
+        return continue_with(len(interceptors) - 1)(*args, **kwargs)
+
+    def _hooked_call(self, args: tuple, kwargs: dict) -> Any:
+        result = None
+        called_always = set()
+        try:
+            backward_pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+            backward_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+            for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    replaced = hook(self, args, kwargs)
+                    if replaced is not None:
+                        if isinstance(replaced, tuple) and len(replaced) == 2:
+                            args, kwargs = replaced
+                        else:
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {replaced}.")
+                else:
+                    replaced = hook(self, args)
+                    if replaced is not None:
+                        args = replaced if isinstance(replaced, tuple) else (replaced,)
+            backward_hook = None
+            if backward_hooks or backward_pre_hooks:
+                backward_hook = BackwardHook(self, backward_hooks, backward_pre_hooks)
+                args = backward_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
+                    called_always.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+                    replaced = hook(self, args, kwargs, result)
+                else:
+                    replaced = hook(self, args, result)
+                if replaced is not None:
+                    result = replaced
+            if backward_hook is not None:
+                if not isinstance(result, (tm.Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple "
+                                  f"of Tensors but received {type(result)}", stacklevel=2)
+                else:
+                    result = backward_hook.setup_output_hook(result)
+            return result
+        except Exception:
+            self._run_always_called_hooks(called_always, args, kwargs, result)
+            raise
+
+    def _run_always_called_hooks(self, called: set, args: tuple, kwargs: dict, result: Any) -> None:
+        for hook_id, hook in _global_forward_hooks.items():
+            if hook_id in _global_forward_hooks_always_called and hook_id not in called:
+                try:
+                    replaced = hook(self, args, result)
+                    if replaced is not None:
+                        result = replaced
+                except Exception as error:
+                    warnings.warn("global module forward hook with ``always_call=True`` raised an exception that "
+                                  f"was silenced as another error was raised in forward: {error}", stacklevel=3)
+        for hook_id, hook in self._forward_hooks.items():
+            if hook_id in self._forward_hooks_always_called and hook_id not in called:
+                try:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        replaced = hook(self, args, kwargs, result)
+                    else:
+                        replaced = hook(self, args, result)
+                    if replaced is not None:
+                        result = replaced
+                except Exception as error:
+                    warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
+                                  f"silenced as another error was raised in forward: {error}", stacklevel=3)
+
+    # ------------------------------------------------------------------ state dict
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Any]:
+        """Return a dictionary containing references to the whole state of the module.
+
+        Parameters and persistent buffers, keyed by their dotted names, as
+        detached tensors (``keep_vars=True`` keeps them attached); an
+        ``OrderedDict`` with PyTorch's ``_metadata``.
+
+        >>> import tensormodes as tm
+        >>> list(tm.nn.Sequential(tm.nn.Linear(2, 1), tm.nn.BatchNorm1d(1)).state_dict())
+        ['0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var', '1.num_batches_tracked']
+        """
+        if args:
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to https://pytorch.org/"
+                          "docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict for details.",
+                          FutureWarning, stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        # An explicit walk instead of recursion (deep module chains). As in PyTorch's recursion, a module's
+        # pre-hooks and entries come before its children's, its post-hooks after them: an entry with
+        # metadata marks the post-hooks' turn.
+        stack: list = [(self, prefix, None)]
+        while stack:
+            module, module_prefix, finished = stack.pop()
+            if module is not self and type(module).state_dict is not Module.state_dict:
+                # A submodule with its own state_dict is asked for its entries, as PyTorch's recursion does.
+                module.state_dict(destination=destination, prefix=module_prefix, keep_vars=keep_vars)
+                continue
+            if finished is not None:
+                for hook in module._state_dict_hooks.values():
+                    hook(module, destination, module_prefix, finished)
+                continue
+            local_metadata = {"version": module._version}
+            if hasattr(destination, "_metadata"):
+                destination._metadata[module_prefix[:-1]] = local_metadata
+            for hook in module._state_dict_pre_hooks.values():
+                hook(module, module_prefix, keep_vars)
+            module._save_to_state_dict(destination, module_prefix, keep_vars)
+            stack.append((module, module_prefix, local_metadata))
+            stack.extend(reversed([(child, module_prefix + name + ".", None)
+                                   for name, child in module._modules.items() if child is not None]))
+        return destination
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
+        local_state = {k: v for k, v in (*self._parameters.items(), *persistent.items()) if v is not None}
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            input_param = state_dict[key]
+            if not tm.overrides.is_tensor_like(input_param):
+                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
+                                  f"Tensor-like object from checkpoint but received {type(input_param)}")
+                continue
+            # Backward compatibility with checkpoints that stored scalars as one-element vectors.
+            if len(param.shape) == 0 and len(input_param.shape) == 1 and input_param.shape[0] == 1:
+                input_param = input_param[0]
+            if input_param.shape != param.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
+                                  f"checkpoint, the shape in current model is {param.shape}.")
+                continue
+            try:
+                with tm.no_grad():
+                    if assign:
+                        if isinstance(param, Parameter):
+                            if not isinstance(input_param, Parameter):
+                                input_param = Parameter(input_param, requires_grad=param.requires_grad)
+                            else:
+                                input_param.requires_grad_(param.requires_grad)
+                        setattr(self, name, input_param)
+                    else:
+                        param.copy_(input_param)
+            except Exception as error:
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                                  f"{param.size()} and whose dimensions in the checkpoint are {input_param.size()}, "
+                                  f"an exception occurred : {error.args}.")
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra_state_key:
+                    parts = key[len(prefix):].split(".", 1)
+                    if len(parts) > 1:
+                        if parts[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif parts[0] not in local_state:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copy parameters and buffers from ``state_dict`` into this module and its descendants.
+
+        With ``strict=True`` the keys must match ``state_dict()``'s exactly;
+        returns a named tuple ``(missing_keys, unexpected_keys)``. Errors are
+        collected and raised together as a ``RuntimeError``. ``assign=True``
+        assigns the given tensors instead of copying into the existing ones.
+        When every key carries an extra (or lacks a) ``module.`` prefix — a
+        checkpoint saved from a wrapper — the error says so.
+
+        >>> import tensormodes as tm
+        >>> a, b = tm.nn.Linear(2, 2), tm.nn.Linear(2, 2)
+        >>> b.load_state_dict(a.state_dict())
+        <All keys matched successfully>
+        >>> b.load_state_dict({"weight": a.weight}, strict=False)
+        _IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys: list[str] = []
+        unexpected_keys: list[str] = []
+        error_msgs: list[str] = []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
+        # An explicit walk (deep module chains); as in PyTorch, a module's post-hooks run once its subtree
+        # has loaded: an entry with done=True marks their turn.
+        stack: list = [(self, state_dict, "", False)]
+        while stack:
+            module, local_state_dict, prefix, done = stack.pop()
+            if done:
+                for hook in module._load_state_dict_post_hooks.values():
+                    if hook(module, incompatible) is not None:
+                        raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are "
+                                             "not expected to return new values, if incompatible_keys need to be "
+                                             "modified, it should be done inplace.")
+                continue
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
+                                         unexpected_keys, error_msgs)
+            stack.append((module, None, prefix, True))
+            children = []
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    children.append((child, {k: v for k, v in local_state_dict.items()
+                                             if k.startswith(child_prefix)}, child_prefix, False))
+            stack.extend(reversed(children))
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing_keys)))
+            hint = _prefix_hint(missing_keys, unexpected_keys)
+            if hint:
+                error_msgs.append(hint)
+        if error_msgs:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(error_msgs)))
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    # ------------------------------------------------------------------ printing
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """Return the extra representation of the module (one line, or several), shown inside its ``repr``.
+
+        >>> import tensormodes as tm
+        >>> tm.nn.Linear(2, 3).extra_repr()
+        'in_features=2, out_features=3, bias=True'
+        """
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _addindent(repr(module), 2) for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        text = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                text += extra_lines[0]
+            else:
+                text += "\n  " + "\n  ".join(lines) + "\n"
+        return text + ")"
+
+
+def _prefix_hint(missing: list[str], unexpected: list[str]) -> str:
+    """A hint when the keys differ only by a wrapper's ``module.`` prefix (tensormodes' addition)."""
+    if not missing or not unexpected or len(missing) != len(unexpected):
+        return ""
+    if all(k.startswith("module.") for k in unexpected) and \
+            sorted(k[len("module."):] for k in unexpected) == sorted(missing):
+        return ('Hint: every unexpected key is a missing key with an extra "module." prefix (a checkpoint saved '
+                'from a wrapped model); strip it, e.g. {k.removeprefix("module."): v for k, v in '
+                "state_dict.items()}.")
+    if all(k.startswith("module.") for k in missing) and \
+            sorted(k[len("module."):] for k in missing) == sorted(unexpected):
+        return ('Hint: every missing key is an unexpected key with a "module." prefix added (the model is '
+                'wrapped); add it, e.g. {"module." + k: v for k, v in state_dict.items()}, or load into the '
+                "wrapped module.")
+    return ""
+
+
+def _parse_to(args: tuple, kwargs: dict) -> tuple:
+    """``(device, dtype, non_blocking)`` from ``Module.to``'s overloads."""
+    kwargs = dict(kwargs)
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    non_blocking = kwargs.pop("non_blocking", False)
+    tensor = kwargs.pop("tensor", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword argument "
+                        f"'{next(iter(kwargs))}'")
+    rest = list(args)
+    if rest and isinstance(rest[0], tm.Tensor):
+        tensor = rest.pop(0)
+    elif rest and isinstance(rest[0], tm.dtype):
+        dtype = rest.pop(0)
+    elif rest and (isinstance(rest[0], (str, tm.device, int)) or rest[0] is None):
+        device = rest.pop(0)
+        if rest and isinstance(rest[0], tm.dtype):
+            dtype = rest.pop(0)
+    if rest and isinstance(rest[0], bool):
+        non_blocking = rest.pop(0)
+    if rest:
+        given = tuple(type(a).__name__ for a in args)
+        raise TypeError(f"to() received an invalid combination of arguments - got {given}")
+    if tensor is not None:
+        device, dtype = tensor.device, tensor.dtype
+    if device is not None:
+        device = tm.device(device)
+    return device, dtype, non_blocking
+

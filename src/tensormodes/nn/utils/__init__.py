@@ -1,0 +1,12 @@
+"""``nn.utils``: gradient clipping and flattening parameters to one vector.
+
+>>> import tensormodes as tm
+>>> m = tm.nn.Linear(2, 2)
+>>> tm.nn.utils.parameters_to_vector(m.parameters()).shape
+tensormodes.Size([6])
+"""
+
+from .clip_grad import clip_grad_norm_, clip_grad_value_
+from .convert_parameters import parameters_to_vector, vector_to_parameters
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
