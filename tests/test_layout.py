@@ -14,7 +14,7 @@ LAYERS = {
     "_dtype": 0, "_device": 0, "_ops": 0,
     "_autograd": 1,
     "_dispatch": 2, "_codegen": 2, "overrides": 2, "_C": 2,
-    "_tensor_str": 3, "_tensor": 3, "_functions": 3, "nn": 3, "linalg": 3, "autograd": 3, "return_types": 3,
+    "_tensor_str": 3, "_tensor": 3, "_functions": 3, "nn": 3, "linalg": 3, "autograd": 3, "return_types": 3, "optim": 3,
     "__init__": 3,
 }
 
@@ -33,7 +33,9 @@ def layer_of(name: str) -> int:
 def resolve(current: str, node: ast.ImportFrom | ast.Import) -> list[str]:
     """Package-relative names imported by ``node`` (external imports are dropped)."""
     if isinstance(node, ast.Import):
-        return [a.name.removeprefix("tensormodes.") for a in node.names if a.name.startswith("tensormodes")]
+        # ``import tensormodes as tm`` (public-API modules, used at call time) names the package itself.
+        return [a.name.removeprefix("tensormodes.") if a.name != "tensormodes" else "__init__"
+                for a in node.names if a.name.startswith("tensormodes")]
     if node.level == 0:
         if not (node.module or "").startswith("tensormodes"):
             return []
