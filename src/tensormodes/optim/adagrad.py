@@ -130,7 +130,8 @@ class Adagrad(Optimizer):
             if weight_decay != 0:
                 grad = grad.add(param, alpha=weight_decay)
             clr = lr / (1 + (step - 1) * lr_decay)
-            if tm.is_complex(param):
+            # Asked of the gradient (same dtype): a Parameter argument would leave the fast path.
+            if tm.is_complex(grad):
                 param, grad, state_sum = tm.view_as_real(param), tm.view_as_real(grad), tm.view_as_real(state_sum)
             state_sum.addcmul_(grad, grad, value=1)
             std = state_sum.sqrt().add_(eps)

@@ -154,7 +154,8 @@ class Adam(Optimizer):
                 else:
                     grad = grad.add(param, alpha=weight_decay)
             max_exp_avg_sq = param_state["max_exp_avg_sq"] if amsgrad else None
-            if tm.is_complex(param):
+            # Asked of the gradient (same dtype): a Parameter argument would leave the fast path.
+            if tm.is_complex(grad):
                 param, grad, exp_avg, exp_avg_sq = (tm.view_as_real(t) for t in (param, grad, exp_avg, exp_avg_sq))
                 if amsgrad:
                     max_exp_avg_sq = tm.view_as_real(max_exp_avg_sq)

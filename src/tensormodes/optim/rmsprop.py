@@ -126,7 +126,8 @@ class RMSprop(Optimizer):
             param_state["step"] += 1
             if weight_decay != 0:
                 grad = grad.add(param, alpha=weight_decay)
-            is_complex = tm.is_complex(param)
+            # Asked of the gradient (same dtype): a Parameter argument would leave the fast path.
+            is_complex = tm.is_complex(grad)
             if is_complex:
                 param, grad, square_avg = tm.view_as_real(param), tm.view_as_real(grad), tm.view_as_real(square_avg)
             square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
