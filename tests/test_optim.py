@@ -148,7 +148,9 @@ def _logged_calls(lib, mode_base, name, options):
 @pytest.mark.torch
 @pytest.mark.parametrize("name,options", [("AdamW", {"amsgrad": True}), ("Adam", {"weight_decay": 0.1}),
                                           ("SGD", {"momentum": 0.9, "nesterov": True, "weight_decay": 0.1}),
-                                          ("RMSprop", {"centered": True, "momentum": 0.5}), ("Adagrad", {})])
+                                          ("RMSprop", {"centered": True, "momentum": 0.5}), ("Adagrad", {}),
+                                          ("Adam", {"maximize": True}), ("SGD", {"maximize": True, "momentum": 0.5}),
+                                          ("RMSprop", {"maximize": True}), ("Adagrad", {"maximize": True})])
 def test_a_mode_sees_the_same_tensor_operations_as_in_torch(torch, name, options):
     from torch.overrides import TorchFunctionMode as TorchMode
 
