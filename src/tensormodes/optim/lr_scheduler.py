@@ -175,7 +175,15 @@ class LRScheduler:
 
     def get_lr(self) -> list[float]:
         """Compute the next learning rate of each parameter group (implemented by each
-        scheduler; call ``get_last_lr`` to read the current ones)."""
+        scheduler; call ``get_last_lr`` to read the current ones).
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> tm.optim.lr_scheduler.LRScheduler(opt)
+        Traceback (most recent call last):
+          ...
+        NotImplementedError
+        """
         raise NotImplementedError
 
     def step(self, epoch: int | None = None) -> None:
@@ -291,7 +299,18 @@ class LambdaLR(LRScheduler):
                 fn.__dict__.update(saved)
 
     def get_lr(self) -> list[float]:
-        """``base_lr * lr_lambda(last_epoch)`` for each group."""
+        """``base_lr * lr_lambda(last_epoch)`` for each group.
+
+        >>> import tensormodes as tm, warnings
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 * epoch)
+        >>> opt.step(); scheduler.step()
+        >>> with warnings.catch_warnings(record=True) as caught:  # outside step it warns (use get_last_lr)
+        ...     warnings.simplefilter("always")
+        ...     lrs = scheduler.get_lr()
+        >>> lrs, len(caught)
+        ([0.5], 1)
+        """
         _warn_get_lr_called_within_step(self)
         return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)]
 
@@ -318,7 +337,18 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        """The current lrs, times ``gamma`` when ``last_epoch`` is a non-zero multiple of ``step_size``."""
+        """The current lrs, times ``gamma`` when ``last_epoch`` is a non-zero multiple of ``step_size``.
+
+        >>> import tensormodes as tm, warnings
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        >>> opt.step(); scheduler.step()
+        >>> with warnings.catch_warnings(record=True) as caught:  # outside step it warns (use get_last_lr)
+        ...     warnings.simplefilter("always")
+        ...     lrs = scheduler.get_lr()
+        >>> lrs, len(caught)
+        ([0.25], 1)
+        """
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return _group_values(self.optimizer, "lr")
@@ -355,7 +385,18 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        """The current lrs, times ``gamma ** n`` at a milestone listed ``n`` times."""
+        """The current lrs, times ``gamma ** n`` at a milestone listed ``n`` times.
+
+        >>> import tensormodes as tm, warnings
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 1], gamma=0.5)
+        >>> opt.step(); scheduler.step()
+        >>> with warnings.catch_warnings(record=True) as caught:  # outside step it warns (use get_last_lr)
+        ...     warnings.simplefilter("always")
+        ...     lrs = scheduler.get_lr()
+        >>> lrs, len(caught)
+        ([0.0625], 1)
+        """
         _warn_get_lr_called_within_step(self)
         if self.last_epoch not in self.milestones:
             return _group_values(self.optimizer, "lr")
@@ -397,7 +438,18 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        """The lrs times ``factor`` at epoch 0, divided by it again at ``total_iters``."""
+        """The lrs times ``factor`` at epoch 0, divided by it again at ``total_iters``.
+
+        >>> import tensormodes as tm, warnings
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=1)
+        >>> opt.step(); scheduler.step()
+        >>> with warnings.catch_warnings(record=True) as caught:  # outside step it warns (use get_last_lr)
+        ...     warnings.simplefilter("always")
+        ...     lrs = scheduler.get_lr()
+        >>> lrs, len(caught)
+        ([2.0], 1)
+        """
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [group["lr"] * self.factor for group in self.optimizer.param_groups]
@@ -446,7 +498,18 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        """The lrs moved one step along the line from ``start_factor`` to ``end_factor``."""
+        """The lrs moved one step along the line from ``start_factor`` to ``end_factor``.
+
+        >>> import tensormodes as tm, warnings
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.LinearLR(opt, start_factor=0.5, total_iters=4)
+        >>> opt.step(); scheduler.step()
+        >>> with warnings.catch_warnings(record=True) as caught:  # outside step it warns (use get_last_lr)
+        ...     warnings.simplefilter("always")
+        ...     lrs = scheduler.get_lr()
+        >>> lrs, len(caught)
+        ([0.78125], 1)
+        """
         _warn_get_lr_called_within_step(self)
         if self.last_epoch == 0:
             return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
@@ -482,7 +545,18 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        """The current lrs times ``gamma`` (unchanged by the constructor's step)."""
+        """The current lrs times ``gamma`` (unchanged by the constructor's step).
+
+        >>> import tensormodes as tm, warnings
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+        >>> opt.step(); scheduler.step()
+        >>> with warnings.catch_warnings(record=True) as caught:  # outside step it warns (use get_last_lr)
+        ...     warnings.simplefilter("always")
+        ...     lrs = scheduler.get_lr()
+        >>> lrs, len(caught)
+        ([0.25], 1)
+        """
         _warn_get_lr_called_within_step(self)
         # A scheduler resumed from a checkpoint must not decay once more while constructed.
         if self._is_initial:
@@ -550,7 +624,16 @@ class SequentialLR(LRScheduler):
 
     def recursive_undo(self, sched=None) -> None:
         """Undo the step each wrapped scheduler's constructor took (recursively into nested
-        sequences)."""
+        sequences); the constructor calls it.
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> S = tm.optim.lr_scheduler
+        >>> phases = [S.ConstantLR(opt, factor=0.5, total_iters=5), S.ExponentialLR(opt, gamma=0.5)]
+        >>> scheduler = S.SequentialLR(opt, phases, milestones=[1])
+        >>> scheduler.recursive_undo(); [s.last_epoch for s in scheduler._schedulers]
+        [-1, -2]
+        """
         scheds = self if sched is None else sched
         if hasattr(scheds, "_schedulers"):
             for s in scheds._schedulers:
@@ -559,7 +642,18 @@ class SequentialLR(LRScheduler):
             scheds.last_epoch -= 1
 
     def step(self) -> None:
-        """Step the scheduler of the current phase (a new phase starts from its epoch 0)."""
+        """Step the scheduler of the current phase (a new phase starts from its epoch 0).
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> S = tm.optim.lr_scheduler
+        >>> phases = [S.ConstantLR(opt, factor=0.5, total_iters=5), S.ExponentialLR(opt, gamma=0.5)]
+        >>> scheduler = S.SequentialLR(opt, phases, milestones=[1])
+        >>> opt.step(); scheduler.step(); scheduler.get_last_lr()
+        [1.0]
+        >>> opt.step(); scheduler.step(); scheduler.get_last_lr()
+        [0.5]
+        """
         self.last_epoch += 1
         index = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[index]
@@ -570,13 +664,33 @@ class SequentialLR(LRScheduler):
         self._last_lr = scheduler.get_last_lr()
 
     def state_dict(self) -> dict[str, Any]:
-        """The state, with each wrapped scheduler's ``state_dict`` under ``_schedulers``."""
+        """The state, with each wrapped scheduler's ``state_dict`` under ``_schedulers``.
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> S = tm.optim.lr_scheduler
+        >>> phases = [S.ConstantLR(opt, factor=0.5, total_iters=5), S.ExponentialLR(opt, gamma=0.5)]
+        >>> scheduler = S.SequentialLR(opt, phases, milestones=[1])
+        >>> [s["last_epoch"] for s in scheduler.state_dict()["_schedulers"]]
+        [0, -1]
+        """
         state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load the state, and each wrapped scheduler's."""
+        """Load the state, and each wrapped scheduler's.
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> S = tm.optim.lr_scheduler
+        >>> phases = [S.ConstantLR(opt, factor=0.5, total_iters=5), S.ExponentialLR(opt, gamma=0.5)]
+        >>> scheduler = S.SequentialLR(opt, phases, milestones=[1])
+        >>> saved = scheduler.state_dict()
+        >>> saved["_schedulers"][1]["gamma"] = 0.25
+        >>> scheduler.load_state_dict(saved); scheduler._schedulers[1].gamma
+        0.25
+        """
         schedulers = state_dict.pop("_schedulers")
         self.__dict__.update(state_dict)
         state_dict["_schedulers"] = schedulers  # leave the caller's dict as it was
@@ -615,7 +729,18 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
-        """The next lrs along the cosine (PyTorch's recursive form)."""
+        """The next lrs along the cosine (PyTorch's recursive form).
+
+        >>> import tensormodes as tm, warnings
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
+        >>> opt.step(); scheduler.step()
+        >>> with warnings.catch_warnings(record=True) as caught:  # outside step it warns (use get_last_lr)
+        ...     warnings.simplefilter("always")
+        ...     lrs = scheduler.get_lr()
+        >>> lrs, len(caught)
+        ([0.25], 1)
+        """
         _warn_get_lr_called_within_step(self)
         if self._is_initial:
             return _group_values(self.optimizer, "lr")
@@ -697,7 +822,15 @@ class ReduceLROnPlateau(LRScheduler):
 
     def step(self, metrics: SupportsFloat, epoch: int | None = None) -> None:
         """Record this epoch's ``metrics`` (a number or a one-element tensor) and reduce the
-        learning rates if it has not improved for more than ``patience`` epochs."""
+        learning rates if it has not improved for more than ``patience`` epochs.
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0)
+        >>> scheduler.step(tm.tensor(2.0)); scheduler.step(2.5)
+        >>> scheduler.get_last_lr(), scheduler.best
+        ([0.1], 2.0)
+        """
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1
@@ -735,7 +868,14 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self) -> bool:
-        """True while the cooldown after a reduction lasts."""
+        """True while the cooldown after a reduction lasts.
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0, cooldown=2)
+        >>> scheduler.step(1.0); scheduler.step(2.0); scheduler.in_cooldown
+        True
+        """
         return self.cooldown_counter > 0
 
     def _is_better(self, a: float, best: float) -> bool:
@@ -758,7 +898,14 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold_mode = threshold_mode
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load the scheduler's state."""
+        """Load the scheduler's state (its comparison is rebuilt from the loaded mode).
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.ReduceLROnPlateau(opt)
+        >>> scheduler.load_state_dict({**scheduler.state_dict(), "mode": "max"}); scheduler.mode_worse
+        -inf
+        """
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
 
@@ -873,7 +1020,18 @@ class OneCycleLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         """The lrs at the current step of the cycle (and, with ``cycle_momentum``, sets the
-        groups' momentum or beta1)."""
+        groups' momentum or beta1).
+
+        >>> import tensormodes as tm, warnings
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=3, cycle_momentum=False)
+        >>> opt.step(); scheduler.step()
+        >>> with warnings.catch_warnings(record=True) as caught:  # outside step it warns (use get_last_lr)
+        ...     warnings.simplefilter("always")
+        ...     lrs = scheduler.get_lr()
+        >>> lrs, len(caught)
+        ([0.46263710266697505], 1)
+        """
         _warn_get_lr_called_within_step(self)
         step_num = self.last_epoch
         if step_num > self.total_steps:

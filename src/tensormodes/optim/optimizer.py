@@ -322,6 +322,20 @@ class Optimizer:
 
         ``closure``, if given, re-evaluates the model and returns the loss; it runs with
         grad mode enabled and its result is returned.
+
+        >>> import tensormodes as tm
+        >>> class Halve(tm.optim.Optimizer):
+        ...     def __init__(self, params):
+        ...         super().__init__(params, {})
+        ...     def step(self, closure=None):
+        ...         with tm.no_grad():
+        ...             for group in self.param_groups:
+        ...                 for p in group["params"]:
+        ...                     p.mul_(0.5)
+        >>> w = tm.nn.Parameter(tm.ones(2))
+        >>> Halve([w]).step(); w
+        Parameter containing:
+        tensor([0.5000, 0.5000], requires_grad=True)
         """
         raise NotImplementedError
 
