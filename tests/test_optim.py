@@ -665,3 +665,40 @@ def test_global_step_hooks_run_for_every_optimizer_around_the_instance_hooks():
         for handle in handles:
             handle.remove()
     assert order == ["global pre", "pre", "post", "global post"]
+
+
+def _state_dict_hook_events(lib):
+    p = lib.nn.Parameter(lib.ones(1))
+    opt = lib.optim.SGD([p], lr=0.1)
+    events = []
+    opt.register_state_dict_pre_hook(lambda o: events.append("pre"))
+    opt.register_state_dict_pre_hook(lambda o: events.append("pre first"), prepend=True)
+    opt.register_state_dict_post_hook(lambda o, sd: events.append(("post", sorted(sd))))
+    opt.register_state_dict_post_hook(lambda o, sd: {**sd, "extra": 1}, prepend=True)
+    saved = opt.state_dict()
+    events.append(("saved", sorted(saved)))
+
+    def load_pre(o, sd):
+        events.append(("load pre", sorted(sd)))
+        sd["param_groups"] = [{**g, "lr": 0.5} for g in sd["param_groups"]]
+
+    handle = opt.register_load_state_dict_pre_hook(load_pre)
+    opt.register_load_state_dict_post_hook(lambda o: events.append(("load post", o.param_groups[0]["lr"])))
+    opt.load_state_dict(saved)
+    events.append(("caller's dict untouched", saved["param_groups"][0]["lr"]))
+    handle.remove()
+    opt.load_state_dict(saved)
+    events.append(("after remove", opt.param_groups[0]["lr"]))
+    return events
+
+
+def test_state_dict_hooks():
+    assert _state_dict_hook_events(tm) == [
+        "pre first", "pre", ("post", ["extra", "param_groups", "state"]), ("saved", ["extra", "param_groups", "state"]),
+        ("load pre", ["extra", "param_groups", "state"]), ("load post", 0.5), ("caller's dict untouched", 0.1),
+        ("load post", 0.1), ("after remove", 0.1)]
+
+
+@pytest.mark.torch
+def test_state_dict_hooks_match_torch(torch):
+    assert _state_dict_hook_events(tm) == _state_dict_hook_events(torch)

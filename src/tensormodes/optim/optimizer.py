@@ -113,6 +113,20 @@ def _with_step_hooks(step: Callable) -> Callable:
     return hooked_step
 
 
+# The per-optimizer hook lists (not saved by pickling: __getstate__ leaves them out).
+_HOOK_LISTS = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+               "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+               "_optimizer_load_state_dict_post_hooks")
+
+
+def _register(hooks: list, hook: Callable, prepend: bool) -> RemovableHandle:
+    if prepend:
+        hooks.insert(0, hook)
+    else:
+        hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
 class Optimizer:
     """Base class for all optimizers.
 
@@ -140,8 +154,8 @@ class Optimizer:
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
-        self._optimizer_step_pre_hooks: list[Callable] = []
-        self._optimizer_step_post_hooks: list[Callable] = []
+        for name in _HOOK_LISTS:
+            setattr(self, name, [])
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             f"but got {_typename(params)}")
@@ -160,8 +174,8 @@ class Optimizer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.__dict__.setdefault("_optimizer_step_pre_hooks", [])
-        self.__dict__.setdefault("_optimizer_step_post_hooks", [])
+        for name in _HOOK_LISTS:
+            self.__dict__.setdefault(name, [])
         self.defaults.setdefault("differentiable", False)
 
     def __repr__(self) -> str:
@@ -184,8 +198,7 @@ class Optimizer:
         before ()
         >>> handle.remove()
         """
-        self._optimizer_step_pre_hooks.append(hook)
-        return RemovableHandle(self._optimizer_step_pre_hooks, hook)
+        return _register(self._optimizer_step_pre_hooks, hook, prepend=False)
 
     def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
         """Register a hook ``hook(optimizer, args, kwargs) -> None`` called after each ``step``.
@@ -196,8 +209,56 @@ class Optimizer:
         >>> opt.step()
         after
         """
-        self._optimizer_step_post_hooks.append(hook)
-        return RemovableHandle(self._optimizer_step_post_hooks, hook)
+        return _register(self._optimizer_step_post_hooks, hook, prepend=False)
+
+    def register_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Register ``hook(optimizer) -> None``, called before ``state_dict`` builds the dict
+        (first of all when ``prepend``).
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))])
+        >>> handle = opt.register_state_dict_pre_hook(lambda opt: print("saving"))
+        >>> _ = opt.state_dict()
+        saving
+        """
+        return _register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Register ``hook(optimizer, state_dict) -> state_dict or None``, called on the dict
+        ``state_dict`` built; a dict it returns replaces it.
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))])
+        >>> handle = opt.register_state_dict_post_hook(lambda opt, sd: {**sd, "note": "v2"})
+        >>> opt.state_dict()["note"]
+        'v2'
+        """
+        return _register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Register ``hook(optimizer, state_dict) -> state_dict or None``, called before
+        ``load_state_dict`` loads (on a shallow copy); a dict it returns is loaded instead.
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=0.1)
+        >>> def halve_lr(opt, sd):
+        ...     sd["param_groups"] = [{**g, "lr": g["lr"] / 2} for g in sd["param_groups"]]
+        >>> handle = opt.register_load_state_dict_pre_hook(halve_lr)
+        >>> opt.load_state_dict(opt.state_dict()); opt.param_groups[0]["lr"]
+        0.05
+        """
+        return _register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """Register ``hook(optimizer) -> None``, called after ``load_state_dict`` has loaded.
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))])
+        >>> handle = opt.register_load_state_dict_post_hook(lambda opt: print("loaded"))
+        >>> opt.load_state_dict(opt.state_dict())
+        loaded
+        """
+        return _register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     def state_dict(self) -> dict[str, Any]:
         """Return the state of the optimizer as a dict with two entries:
@@ -218,6 +279,8 @@ class Optimizer:
         >>> sd["param_groups"][0]["params"]
         [0]
         """
+        for pre_hook in self._optimizer_state_dict_pre_hooks:
+            pre_hook(self)
         mapping: dict[int, int] = {}
         start = 0
 
@@ -232,7 +295,12 @@ class Optimizer:
 
         param_groups = [pack_group(g) for g in self.param_groups]
         packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
-        return {"state": packed_state, "param_groups": param_groups}
+        state_dict = {"state": packed_state, "param_groups": param_groups}
+        for post_hook in self._optimizer_state_dict_post_hooks:
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     @staticmethod
     def _cast_state_value(param: Tensor, value: Tensor, key) -> Tensor:
@@ -256,6 +324,11 @@ class Optimizer:
         >>> opt.param_groups[0]["lr"], opt.param_groups[0]["params"][0] is w
         (0.5, True)
         """
+        state_dict = state_dict.copy()  # hooks may replace entries; the caller's dict stays as it was
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks:
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         groups = self.param_groups
         saved_groups = deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -289,6 +362,8 @@ class Optimizer:
             return new_group
 
         self.__setstate__({"state": state, "param_groups": [update_group(g, s) for g, s in zip(groups, saved_groups)]})
+        for post_hook in self._optimizer_load_state_dict_post_hooks:
+            post_hook(self)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized tensors: to ``None`` (the default), or, with
