@@ -7,6 +7,8 @@ import math
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensormodes as tm
 
@@ -391,3 +393,52 @@ def test_lambda_state_dict_keeps_callable_objects():
     other = tm.optim.lr_scheduler.LambdaLR(_optimizer(tm), [fresh, lambda e: 1.0])
     other.load_state_dict(saved)
     assert fresh.scale == 0.5 and "lr_lambdas" in saved
+
+
+# -- random schedules (hypothesis) ------------------------------------------------------------------
+
+_fractions = st.floats(0.01, 1.0)
+_SCHEDULES = st.one_of(
+    st.tuples(st.just("StepLR"), st.fixed_dictionaries({"step_size": st.integers(1, 6), "gamma": _fractions})),
+    st.tuples(st.just("MultiStepLR"), st.fixed_dictionaries(
+        {"milestones": st.lists(st.integers(0, 25), max_size=5), "gamma": _fractions})),
+    st.tuples(st.just("ExponentialLR"), st.fixed_dictionaries({"gamma": st.floats(0.5, 1.0)})),
+    st.tuples(st.just("CosineAnnealingLR"), st.fixed_dictionaries(
+        {"T_max": st.integers(1, 20), "eta_min": st.floats(0.0, 0.01)})),
+    st.tuples(st.just("LinearLR"), st.fixed_dictionaries(
+        {"start_factor": _fractions, "end_factor": st.floats(0.0, 1.0), "total_iters": st.integers(1, 10)})),
+    st.tuples(st.just("ConstantLR"), st.fixed_dictionaries({"factor": _fractions, "total_iters": st.integers(0, 10)})),
+    st.tuples(st.just("OneCycleLR"), st.fixed_dictionaries(
+        {"max_lr": st.floats(0.01, 1.0), "total_steps": st.integers(25, 40), "pct_start": st.floats(0.05, 0.95),
+         "anneal_strategy": st.sampled_from(["cos", "linear"]), "three_phase": st.booleans(),
+         "div_factor": st.floats(1.0, 100.0), "final_div_factor": st.floats(1.0, 1e4)})),
+)
+
+
+def _random_run(lib, name, options, epochs):
+    opt = _optimizer(lib)
+    try:
+        scheduler = getattr(lib.optim.lr_scheduler, name)(opt, **options)
+        seen = [scheduler.get_last_lr()]
+        for epoch in epochs:
+            opt.step()
+            scheduler.step() if epoch is None else scheduler.step(epoch)
+            seen.append((scheduler.get_last_lr(), [g.get("momentum") for g in opt.param_groups]))
+    except Exception as error:  # both libraries must fail alike
+        return type(error).__name__, str(error)
+    return seen
+
+
+@pytest.mark.torch
+@settings(max_examples=60, deadline=None)
+@given(schedule=_SCHEDULES, epochs=st.lists(st.one_of(st.none(), st.none(), st.integers(0, 30)), min_size=1,
+                                            max_size=24))
+def test_random_schedules_match_torch_exactly(schedule, epochs):
+    import torch
+
+    name, options = schedule
+    if name == "OneCycleLR":
+        epochs = [None] * min(len(epochs), options["total_steps"])  # no closed form; at most total_steps steps
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # step(epoch) is deprecated in both
+        assert _random_run(tm, name, options, epochs) == _random_run(torch, name, options, epochs)
