@@ -9,6 +9,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensormodes as tm
 from tensormodes.overrides import TorchFunctionMode
@@ -90,8 +92,9 @@ def _trajectory(lib, name, options, dtype):
 def test_trajectory_matches_torch(torch, name, options, dtype):
     ours, our_state = _trajectory(tm, name, options, dtype)
     theirs, their_state = _trajectory(torch, name, options, dtype)
-    # PyTorch's CPU kernels fuse the multiply-add of add(alpha=) and lerp (one rounding);
-    # ours round twice, so results differ by an ulp per step at most.
+    # PyTorch's CPU kernels fuse multiply-adds (add(alpha=), lerp, and addcmul where the
+    # compiler contracts it: one rounding); ours round twice, so results differ by about an
+    # ulp per step.
     tolerance = {"rtol": 1e-12, "atol": 1e-13} if dtype == "float64" else {"rtol": 2e-6, "atol": 2e-6}
     for step, (a, b) in enumerate(zip(ours, theirs)):
         for x, y in zip(a, b):
@@ -155,6 +158,50 @@ def test_a_mode_sees_the_same_tensor_operations_as_in_torch(torch, name, options
     from torch.overrides import TorchFunctionMode as TorchMode
 
     assert _logged_calls(tm, TorchFunctionMode, name, options) == _logged_calls(torch, TorchMode, name, options)
+
+
+_rates = st.floats(0.0, 0.5)
+_OPTIONS = st.one_of(
+    st.tuples(st.just("SGD"), st.fixed_dictionaries(
+        {"lr": _rates, "momentum": st.floats(0.0, 0.99), "dampening": st.floats(0.0, 1.0), "weight_decay": _rates,
+         "maximize": st.booleans()})),
+    st.tuples(st.just("SGD"), st.fixed_dictionaries(
+        {"lr": _rates, "momentum": st.floats(0.01, 0.99), "nesterov": st.just(True), "weight_decay": _rates})),
+    st.tuples(st.sampled_from(["Adam", "AdamW"]), st.fixed_dictionaries(
+        {"lr": _rates, "betas": st.tuples(st.floats(0.0, 0.99), st.floats(0.0, 0.999)),
+         "eps": st.floats(1e-8, 1e-2), "weight_decay": _rates, "amsgrad": st.booleans(), "maximize": st.booleans()})),
+    st.tuples(st.just("RMSprop"), st.fixed_dictionaries(
+        # alpha near 0 makes centered RMSprop subtract nearly equal numbers (square_avg - grad_avg**2):
+        # PyTorch's kernels fuse the multiply-add there, and the difference of its rounding can turn
+        # into a NaN (the square root of a tiny negative number) on one side only.
+        {"lr": _rates, "alpha": st.floats(0.1, 0.99), "eps": st.floats(1e-8, 1e-2), "weight_decay": _rates,
+         "momentum": st.floats(0.0, 0.9), "centered": st.booleans(), "maximize": st.booleans()})),
+    st.tuples(st.just("Adagrad"), st.fixed_dictionaries(
+        {"lr": _rates, "lr_decay": _rates, "weight_decay": _rates, "initial_accumulator_value": st.floats(0.0, 1.0),
+         "eps": st.floats(1e-10, 1e-2), "maximize": st.booleans()})),
+)
+
+
+@pytest.mark.torch
+@settings(max_examples=50, deadline=None)
+@given(case=_OPTIONS, seed=st.integers(0, 2**16))
+def test_random_options_follow_torch(case, seed):
+    import torch
+
+    name, options = case
+    rng = np.random.default_rng(seed)
+    start, grads = rng.standard_normal(5), [rng.standard_normal(5) for _ in range(4)]
+    results = []
+    for lib in (tm, torch):
+        p = lib.nn.Parameter(lib.tensor(start))
+        opt = getattr(lib.optim, name)([p], **options)
+        trajectory = []
+        for g in grads:
+            p.grad = lib.tensor(g)
+            opt.step()
+            trajectory.append(_numpy(p).copy())
+        results.append(np.array(trajectory))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-11, atol=1e-12)
 
 
 # -- values worked out by hand (no PyTorch needed) ------------------------------------------------
