@@ -331,14 +331,88 @@ def data_rows() -> list[Row]:
         rows[2].torch = lambda: epoch(torch.utils.data.DataLoader(torch_dataset, batch_size=64))
         rows[3].torch = lambda: epoch(torch.utils.data.DataLoader(torch_dataset, batch_size=64, shuffle=True,
                                                                   generator=torch_generator))
+def optim_rows() -> list[Row]:
+    """Optimizer steps over the parameters of a 64->128->10 MLP (4 tensors), and a whole
+    training step with AdamW (batch 64).
+
+    Baseline: the same in-place updates written directly in NumPy (no tensors, no dispatch).
+    PyTorch runs its per-tensor loop (``foreach=False``), which is also its CPU default.
+    """
+    import math
+
+    import tensormodes.nn.functional as F
+
+    rng = np.random.default_rng(0)
+    shapes = ((128, 64), (128,), (10, 128), (10,))
+    arrays = [(rng.standard_normal(s) * 0.1).astype(np.float32) for s in shapes]
+    grads = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    x_np, y_np = rng.standard_normal((64, 64)).astype(np.float32), rng.integers(0, 10, 64)
+
+    def make(lib, name, **options):
+        params = [lib.nn.Parameter(lib.tensor(a)) for a in arrays]
+        for p, g in zip(params, grads):
+            p.grad = lib.tensor(g)
+        optimizer = getattr(lib.optim, name)(params, lr=1e-3, **options)
+        optimizer.step()
+        return params, optimizer
+
+    def numpy_adamw():
+        ps, gs = [a.copy() for a in arrays], grads
+        ms, vs = [np.zeros_like(a) for a in arrays], [np.zeros_like(a) for a in arrays]
+        count = [0]
+
+        def step():
+            count[0] += 1
+            bias1, bias2 = 1 - 0.9 ** count[0], math.sqrt(1 - 0.999 ** count[0])
+            for p, g, m, v in zip(ps, gs, ms, vs):
+                p *= 1 - 1e-3 * 1e-2
+                m += (g - m) * 0.1
+                v *= 0.999
+                v += 0.001 * g * g
+                denom = np.sqrt(v)
+                denom /= bias2
+                denom += 1e-8
+                p -= (1e-3 / bias1) * m / denom
+        return step
+
+    def numpy_sgd():
+        ps, gs, bufs = [a.copy() for a in arrays], grads, [g.copy() for g in grads]
+
+        def step():
+            for p, g, buf in zip(ps, gs, bufs):
+                buf *= 0.9
+                buf += g
+                p -= 1e-3 * buf
+        return step
+
+    def training_step(lib, functional):
+        params, optimizer = make(lib, "AdamW")
+        x, y = lib.tensor(x_np), lib.tensor(y_np)
+
+        def step():
+            optimizer.zero_grad()
+            w1, b1, w2, b2 = params
+            functional.cross_entropy(functional.linear(functional.relu(functional.linear(x, w1, b1)), w2, b2),
+                                     y).backward()
+            optimizer.step()
+        return step
+
+    rows = [Row("optim", "AdamW.step(), MLP 64-128-10", make(tm, "AdamW")[1].step, numpy_adamw()),
+            Row("optim", "SGD(momentum=0.9).step(), same params", make(tm, "SGD", momentum=0.9)[1].step,
+                numpy_sgd()),
+            Row("optim", "MLP training step with AdamW (batch 64)", training_step(tm, F))]
+    if torch is not None:
+        rows[0].torch = make(torch, "AdamW", foreach=False)[1].step
+        rows[1].torch = make(torch, "SGD", momentum=0.9, foreach=False)[1].step
+        rows[2].torch = training_step(torch, torch.nn.functional)
     return rows
 
 
 GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
-          "data": data_rows}
+          "data": data_rows, "optim": optim_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
              "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
-             "data": "safetensors.numpy / NumPy indexing"}
+             "data": "safetensors.numpy / NumPy indexing", "optim": "the same updates in bare NumPy"}
 
 
 def import_time() -> float:

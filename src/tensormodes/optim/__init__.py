@@ -1,0 +1,31 @@
+"""``tensormodes.optim``: PyTorch's optimizers and learning-rate schedulers.
+
+Optimizers update parameters in place under ``no_grad`` with the same sequence of
+tensor operations as PyTorch's per-tensor CPU loop, so a mode sees the same calls and
+results agree with PyTorch's to rounding, step after step.
+
+>>> import tensormodes as tm
+>>> w = tm.nn.Parameter(tm.tensor([2.0, -1.0]))
+>>> opt = tm.optim.AdamW([w], lr=0.1)
+>>> scheduler = tm.optim.lr_scheduler.StepLR(opt, step_size=10)
+>>> for _ in range(3):
+...     opt.zero_grad()
+...     loss = (w * w).sum()
+...     loss.backward()
+...     opt.step()
+...     scheduler.step()
+>>> w
+Parameter containing:
+tensor([ 1.6949, -0.6989], requires_grad=True)
+"""
+
+from . import lr_scheduler
+from .adagrad import Adagrad
+from .adam import Adam
+from .adamw import AdamW
+from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
