@@ -1,0 +1,48 @@
+"""The bundled examples run from a shell and do what their docstrings say."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = str(ROOT / "src")
+
+
+def run_example(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {"PYTHONPATH": SOURCE, "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=timeout, env=env,
+                          cwd=ROOT)
+
+
+def accuracies(output: str) -> dict[str, float]:
+    line = re.search(r"^test accuracy: (.*)$", output, re.M).group(1)
+    return {name: float(value) for name, value in re.findall(r"(\w+) ([\d.]+)%", line)}
+
+
+def test_quickstart_runs():
+    result = run_example("examples/quickstart.py")
+    assert result.returncode == 0, result.stderr
+    assert "== tensors, PyTorch style" in result.stdout
+
+
+def test_train_digits_trains_saves_and_reloads_quickly():
+    pytest.importorskip("sklearn")
+    result = run_example("examples/train_digits.py", "--epochs", "2", "--model", "mlp")
+    assert result.returncode == 0, result.stderr
+    assert "epoch  2/2 [####################]" in result.stdout
+    assert "reloaded model agrees: True" in result.stdout
+    assert accuracies(result.stdout)["MLP"] > 80
+
+
+@pytest.mark.slow
+def test_train_digits_reaches_its_accuracies():
+    pytest.importorskip("sklearn")
+    result = run_example("examples/train_digits.py")
+    assert result.returncode == 0, result.stderr
+    reached = accuracies(result.stdout)
+    assert reached["MLP"] >= 96 and reached["CNN"] >= 97, reached
