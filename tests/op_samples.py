@@ -145,6 +145,7 @@ TORCH_EQUIVALENTS = {
     "_cross_entropy_loss": _torch_cross_entropy_loss,
     "_cross_entropy_loss_backward": _torch_cross_entropy_loss_backward,  # no ATen op: autograd's gradient
     "_to_copy": lambda torch: torch.ops.aten._to_copy,
+    "_convolution_backward": lambda torch: torch.ops.aten.convolution_backward,
     "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
     "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }
