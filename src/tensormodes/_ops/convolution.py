@@ -201,13 +201,17 @@ def _correlate(input: np.ndarray, weight: np.ndarray, stride, padding, dilation,
     return np.ascontiguousarray(product, dtype=input.dtype)
 
 
-def _spread(grad: np.ndarray, weight: np.ndarray, sizes, stride, padding, dilation, groups: int) -> np.ndarray:
+def _spread(grad: np.ndarray, weight: np.ndarray, sizes, stride, padding, dilation, groups: int,
+            extended: np.ndarray | None = None) -> np.ndarray:
     """The transpose of ``_correlate`` over inputs of spatial ``sizes``, applied to ``grad``
-    (N, O, *out): each output's value spread back over its window (col2im)."""
+    (N, O, *out): each output's value spread back over its window (col2im). ``extended``:
+    ``grad`` already on the layout's grid, when the caller has it."""
     layout = _Layout(sizes, weight.shape[2:], stride, padding, dilation)
     kernels = _working(weight).reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
     channels = weight.shape[1] * groups
-    columns = np.matmul(kernels.swapaxes(1, 2), layout.extend(_working(grad), groups))
+    if extended is None:
+        extended = layout.extend(_working(grad), groups)
+    columns = np.matmul(kernels.swapaxes(1, 2), extended)
     columns = columns.reshape(grad.shape[0], channels, math.prod(layout.kernel), *layout.grid)
     flat, planes = layout.buffer((grad.shape[0], channels), columns.dtype)
     item = flat.itemsize
@@ -221,11 +225,14 @@ def _spread(grad: np.ndarray, weight: np.ndarray, sizes, stride, padding, dilati
 
 
 def _weight_product(input: np.ndarray, grad: np.ndarray, weight_shape, stride, padding, dilation,
-                    groups: int) -> np.ndarray:
-    """The weight's gradient of ``_correlate(input, weight)`` for the output gradient ``grad``."""
+                    groups: int, extended: np.ndarray | None = None) -> np.ndarray:
+    """The weight's gradient of ``_correlate(input, weight)`` for the output gradient ``grad``
+    (``extended``: as in ``_spread``)."""
     layout = _Layout(input.shape[2:], weight_shape[2:], stride, padding, dilation)
     columns = _columns(_working(input), layout, groups)
-    product = np.matmul(layout.extend(_working(grad), groups), columns.swapaxes(2, 3)).sum(0)
+    if extended is None:
+        extended = layout.extend(_working(grad), groups)
+    product = np.matmul(extended, columns.swapaxes(2, 3)).sum(0)
     return product.reshape(weight_shape).astype(input.dtype, copy=False)
 
 
@@ -374,16 +381,21 @@ def _convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bi
                                  (("stride", stride), ("padding", padding), ("dilation", dilation)))
     sides = [(p, p) for p in padding]
     grad_input = grad_weight = grad_bias = None
+    extended = None
+    if not transposed and output_mask[0] and output_mask[1]:  # both use grad_output on the same grid
+        layout = _Layout(input.shape[2:], weight.shape[2:], stride, sides, dilation)
+        extended = layout.extend(_working(grad_output), groups)
     if output_mask[0]:
         if transposed:
             grad_input = _correlate(grad_output, weight, stride, sides, dilation, groups)
             grad_input = np.ascontiguousarray(grad_input[(slice(None), slice(None),
                                                           *(slice(0, size) for size in input.shape[2:]))])
         else:
-            grad_input = _spread(grad_output, weight, input.shape[2:], stride, sides, dilation, groups)
+            grad_input = _spread(grad_output, weight, input.shape[2:], stride, sides, dilation, groups, extended)
     if output_mask[1]:
         grad_weight = _weight_product(grad_output, input, weight.shape, stride, sides, dilation, groups) \
-            if transposed else _weight_product(input, grad_output, weight.shape, stride, sides, dilation, groups)
+            if transposed else _weight_product(input, grad_output, weight.shape, stride, sides, dilation, groups,
+                                               extended)
     if output_mask[2]:
         grad_bias = np.asarray(grad_output.sum(axis=(0, *range(2, 2 + spatial))), dtype=grad_output.dtype)
     return grad_input, grad_weight, grad_bias
