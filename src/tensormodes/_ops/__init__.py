@@ -5,7 +5,7 @@ on ``ndarray`` and Python scalars only and never import anything above this
 package.
 """
 
-from . import activation, convolution, creation, indexing, linalg, nn, pointwise, random, reduction, shape  # noqa: F401
+from . import activation, convolution, creation, indexing, linalg, nn, pointwise, pooling, random, reduction, shape  # noqa: F401,E501
 from ._registry import OPS, OpDef
 
 __all__ = ["OPS", "OpDef"]

@@ -19,13 +19,30 @@ from typing import TYPE_CHECKING
 from .. import _dispatch, _dtype, _functions
 from .._ops._common import cpp_type_name, not_implemented, scalar_type_name
 from .._ops.nn import legacy_reduction
+from ._functional import pooling as _pooling
+from ._functional.pooling import (  # noqa: F401 - re-exported
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    dropout1d,
+    dropout2d,
+    embedding_bag,
+    fold,
+    interpolate,
+    max_pool1d,
+    max_pool2d,
+    max_unpool2d,
+    unfold,
+)
 
 if TYPE_CHECKING:
     from numbers import Number
 
     from .._tensor import Tensor
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d",
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", *_pooling.__all__,
            "relu", "gelu", "silu", "softmax", "log_softmax", "linear", "dropout", "mse_loss", "nll_loss",
            "cross_entropy", "leaky_relu", "elu", "hardtanh", "relu6", "softplus", "logsigmoid", "softsign",
            "tanhshrink", "glu", "layer_norm", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
@@ -137,36 +154,6 @@ conv_transpose1d = _function("conv_transpose1d")
 conv_transpose2d = _function("conv_transpose2d")
 
 
-def _max_pool(name: str, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    if return_indices:
-        raise NotImplementedError(f"{name}(return_indices=True) is not implemented in tensormodes")
-    return _function(name)(input, kernel_size, () if stride is None else stride, padding, dilation, ceil_mode)
-
-
-@_public
-def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-               return_indices: bool = False) -> Tensor:
-    """The maximum of each window of ``kernel_size`` along the last dimension (``stride``
-    defaults to the kernel size); see ``tensormodes.max_pool1d``.
-
-    >>> import tensormodes as tm, tensormodes.nn.functional as F
-    >>> F.max_pool1d(tm.tensor([[1., 3., 2., 0.]]), 2).tolist()
-    [[3.0, 2.0]]
-    """
-    return _max_pool("max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-
-
-@_public
-def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-               return_indices: bool = False) -> Tensor:
-    """The maximum of each ``kernel_size`` window over the last two dimensions (``stride``
-    defaults to the kernel size); see ``tensormodes.max_pool2d``.
-
-    >>> import tensormodes as tm, tensormodes.nn.functional as F
-    >>> F.max_pool2d(tm.tensor([[[1., 3.], [2., 0.]]]), 2).tolist()
-    [[[3.0]]]
-    """
-    return _max_pool("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 # cross_entropy's common case, fused (PyTorch's torch._C._nn.cross_entropy_loss): one op, one node.
 _cross_entropy_loss = _functions.public_function("_cross_entropy_loss")
 
