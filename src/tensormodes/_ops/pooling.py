@@ -74,8 +74,9 @@ def _pool2d_arguments(function: str, input: np.ndarray, kernel_size, stride, pad
         if function == "avg_pool2d" and input.ndim < 3:  # PyTorch's avg_pool2d reads input.size(-3) first
             raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.ndim, 1)}, "
                              f"{max(input.ndim, 1) - 1}], but got -3)")
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    if 0 in input.shape[-3:]:
+        if function == "max_pool2d":
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if input.ndim not in (3, 4) or 0 in input.shape[-3:]:
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
                            f"got:{list(input.shape)}")
     sizes = input.shape[-2:]
@@ -260,7 +261,17 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, di
     >>> values.tolist(), indices.tolist()
     ([[3.0, 2.0]], [[1, 2]])
     """
-    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
+    kernel = _single("max_pool1d", "kernel_size", kernel_size)
+    step = _single("max_pool1d", "stride", stride, default=kernel)
+    pad = _single("max_pool1d", "padding", padding)
+    spread = _single("max_pool1d", "dilation", dilation)
+    _check_1d_input("max_pool1d", input)
+    planes = input[..., None, :]
+    arguments = _pool2d_arguments("max_pool2d", planes, (1, kernel), (1, step), (0, pad), (1, spread), ceil_mode)
+    if input.dtype == np.bool_ or input.dtype.kind == "c":
+        raise not_implemented("max_pool2d", dt.NP_TO_DTYPE[input.dtype])
+    values, indices = _max_pool_planes(planes, *arguments)
+    return values[..., 0, :], indices[..., 0, :]
 
 
 # -- average pooling ------------------------------------------------------------------------------
@@ -383,6 +394,12 @@ def _avg_pool2d_backward(grad_output: Tensor, input_size: list[int], kernel_size
                                 dtype=grad_output.dtype)
 
 
+def _check_1d_input(function: str, input: np.ndarray) -> None:
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {function})")
+
+
 def _single(function: str, name: str, value, default=None) -> int:
     """A 1D pooling's int argument (an int or a list of one)."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
@@ -421,8 +438,7 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     kernel = _single("avg_pool1d", "kernel_size", kernel_size)
     step = _single("avg_pool1d", "stride", stride, default=kernel)
     pad = _single("avg_pool1d", "padding", padding)
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"avg_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}")
+    _check_1d_input("avg_pool1d", input)
     planes = input[..., None, :]
     kernel2, step2, pad2, _, out = _pool2d_arguments("avg_pool2d", planes, (1, kernel), (1, step), (0, pad), 1,
                                                      ceil_mode)
@@ -457,23 +473,39 @@ def _output_sizes(function: str, output_size, count: int) -> list[int]:
 
 
 def _adaptive_input(function: str, input: np.ndarray, spatial: int, sizes, *, colon: bool = False) -> None:
-    if input.ndim not in (spatial + 1, spatial + 2) or 0 in input.shape[-spatial - 1:]:
+    if input.ndim not in (spatial + 1, spatial + 2):
         shown = list(input.shape)
         raise RuntimeError(f"{function}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got"
                            f"{':' if colon else ''} {shown}")
+    for dim in range(input.ndim - spatial - 1, input.ndim):
+        if input.shape[dim] == 0:
+            raise RuntimeError(f"{function}(): Expected input to have non-zero size for non-batch dimensions, but "
+                               f"input has sizes {list(input.shape)} with dimension {dim} being empty")
     if min(sizes) < 0:
         raise RuntimeError(f"{function}: elements of output_size must be greater than or equal to 0 but received "
                            f"{{{', '.join(map(str, sizes))}}}")
+
+
+def _window_gather(size: int, out: int):
+    """Adaptive windows along one dimension as (positions, inside): every window at the largest
+    one's length, the positions past a shorter window's end clipped and marked outside."""
+    start, end = _adaptive_bounds(size, out)
+    positions = start[:, None] + np.arange(int((end - start).max()) if out else 0)
+    return np.minimum(positions, size - 1), positions < end[:, None]
 
 
 def _averaged(input: np.ndarray, sizes) -> np.ndarray:
     """``input`` averaged over adaptive windows of its last ``len(sizes)`` dimensions."""
     if input.dtype.kind not in "f" and input.dtype not in _HALF_TYPES:
         raise not_implemented("adaptive_avg_pool2d", dt.NP_TO_DTYPE[input.dtype])
-    work = input.astype(np.float32) if input.dtype in _HALF_TYPES else input
-    result = work @ _averaging_matrix(input.shape[-1], sizes[-1], work.dtype).T
-    if len(sizes) == 2:
-        result = _averaging_matrix(input.shape[-2], sizes[0], work.dtype) @ result
+    result = input.astype(np.float32) if input.dtype in _HALF_TYPES else input
+    # One dimension at a time: each window's elements gathered and summed (a NaN or infinity
+    # stays in the windows that hold it, which a product with an averaging matrix would spread).
+    for axis, out in zip(range(-len(sizes), 0), sizes):
+        positions, inside = _window_gather(result.shape[axis], out)
+        moved = np.moveaxis(result, axis, -1)
+        windows = np.where(inside, moved[..., positions], 0)
+        result = np.moveaxis(windows.sum(-1) / inside.sum(-1), -1, axis)
     return np.ascontiguousarray(result, dtype=input.dtype)
 
 
@@ -499,7 +531,8 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     [[2.0, 2.0]]
     """
     sizes = _output_sizes("adaptive_avg_pool1d", output_size, 1)
-    _adaptive_input("adaptive_avg_pool1d", input, 1, sizes)
+    _check_1d_input("adaptive_avg_pool1d", input)
+    _adaptive_input("adaptive_avg_pool2d", input[..., None, :], 2, [1, *sizes])
     return _averaged(input, sizes)
 
 
@@ -556,12 +589,7 @@ def _adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
     work = input.astype(np.float32) if input.dtype in _HALF_TYPES else input
     # Every window gathered at the largest window's size; the positions past a smaller
     # window's end hold -inf, which never wins (each window has at least one element).
-    gathered = []
-    for size, out in ((height, sizes[0]), (width, sizes[1])):
-        start, end = _adaptive_bounds(size, out)
-        positions = start[:, None] + np.arange(int((end - start).max()))
-        gathered.append((np.minimum(positions, size - 1), positions < end[:, None]))
-    (rows, row_valid), (columns, column_valid) = gathered
+    (rows, row_valid), (columns, column_valid) = _window_gather(height, sizes[0]), _window_gather(width, sizes[1])
     windows = work[..., rows[:, :, None, None], columns[None, None, :, :]]  # (..., Oh, kh, Ow, kw)
     windows = np.where(row_valid[:, :, None, None] & column_valid[None, None, :, :], windows, -np.inf)
     windows = np.moveaxis(windows, -3, -2)  # (..., Oh, Ow, kh, kw)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ... import _dtype, _functions
+from ..._ops._common import scalar_type_name
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -231,7 +232,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     """
     if mode not in _MODES:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
-                                  f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -248,16 +249,23 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_SPATIAL[mode] + 2}D input")
     if input.dim() not in (3, 4, 5):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
-                                  f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
     if mode not in ("nearest", "linear", "bilinear") or input.dim() == 5 or antialias:
         raise NotImplementedError(f"interpolate: mode={mode!r} on {input.dim()}D input"
                                   f"{' with antialias' if antialias else ''} is not implemented in tensormodes "
                                   f"(supported: 'nearest' for 3D and 4D input, 'linear', 'bilinear')")
     if min(sizes) <= 0:
-        shown = ", ".join(map(str, input.shape[2:]))
-        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({shown}) and output "
-                           f"({', '.join(map(str, sizes))})")
+        names = ("H", "W")[-spatial:]
+        shown = ", ".join(f"{name}: {size}" for name, size in zip(names, input.shape[2:]))
+        wanted = ", ".join(f"{name}: {size}" for name, size in zip(names, sizes))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({shown}) output "
+                           f"({wanted})")
+    if not input.is_floating_point():
+        kernel = {("nearest", 1): "compute_indices_weights_nearest", ("linear", 1): "compute_indices_weights_linear",
+                  ("nearest", 2): "upsample_nearest2d_channels_last",
+                  ("bilinear", 2): "upsample_bilinear2d_channels_last"}[mode, spatial]
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
     result = input
     # Separable: one dimension at a time, each a gather of source rows (and a weighted sum).
     for i, (out, factor) in enumerate(zip(sizes, factors)):
@@ -277,13 +285,26 @@ def _taps(channels: int, kernel: list[int], like: Tensor) -> Tensor:
     return _function("tensor")(eye, dtype=like.dtype)
 
 
-def _check_fold_argument(function: str, name: str, values: list[int], positive: bool = True) -> None:
+_FOLD_NAMES = {"kernel_size": ("kernel size", "kernel"), "dilation": ("dilation", "dilation"),
+               "padding": ("padding", "pad"), "stride": ("stride", "stride")}
+
+
+def _check_fold_argument(name: str, values: list[int]) -> None:
     if len(values) != 2:
         raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(values)}")
-    if positive and min(values) <= 0 or not positive and min(values) < 0:
-        which = "greater than zero" if positive else "non-negative"
-        raise RuntimeError(f"{function}: {name} should be {which}, but got {name}_height: {values[0]} "
-                           f"{name}_width: {values[1]}")
+    if name == "output_size":
+        return
+    text, short = _FOLD_NAMES[name]
+    if name == "padding" and min(values) < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {values[0]} pad_width: {values[1]}")
+    if name != "padding" and min(values) <= 0:
+        raise RuntimeError(f"{text} should be greater than zero, but got {short}_height: {values[0]} {short}_width: "
+                           f"{values[1]}")
+
+
+def _check_fold_dtype(kernel: str, input: Tensor) -> None:
+    if not (input.is_floating_point() or input.is_complex()):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
 
 
 @_public
@@ -296,12 +317,15 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     [[[0.0, 1.0], [1.0, 2.0], [3.0, 4.0], [4.0, 5.0]]]
     """
     kernel, spread, pad, step = _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride)
-    for name, values, positive in (("kernel_size", kernel, True), ("dilation", spread, True),
-                                   ("padding", pad, False), ("stride", step, True)):
-        _check_fold_argument("im2col", name, values, positive)
-    if input.dim() not in (3, 4) or 0 in input.shape[-3:]:
-        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
-                           f"got:{list(input.shape)}")
+    for name, values in (("kernel_size", kernel), ("dilation", spread), ("padding", pad), ("stride", step)):
+        _check_fold_argument(name, values)
+    if input.dim() < 3:  # PyTorch reads the input's size(2) first
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.dim(), 1)}, "
+                         f"{max(input.dim(), 1) - 1}], but got {input.dim()})")
+    if input.dim() > 4 or 0 in input.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
+    _check_fold_dtype("im2col_out_cpu", input)
     batched = input if input.dim() == 4 else input.unsqueeze(0)
     channels = batched.shape[1]
     blocks = [(size + 2 * p - d * (k - 1) - 1) // s + 1
@@ -327,9 +351,9 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     """
     size, kernel, spread = _pair(output_size), _pair(kernel_size), _pair(dilation)
     pad, step = _pair(padding), _pair(stride)
-    for name, values, positive in (("output_size", size, True), ("kernel_size", kernel, True),
-                                   ("dilation", spread, True), ("padding", pad, False), ("stride", step, True)):
-        _check_fold_argument("col2im", name, values, positive)
+    for name, values in (("output_size", size), ("kernel_size", kernel), ("dilation", spread), ("padding", pad),
+                         ("stride", step)):
+        _check_fold_argument(name, values)
     if input.dim() not in (2, 3) or 0 in input.shape[-2:]:
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
                            f"dimensions for input, but got: {list(input.shape)}")
@@ -337,7 +361,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     taps = kernel[0] * kernel[1]
     if batched.shape[1] % taps:
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, but "
-                           f"got input.size(1)={batched.shape[1]} and kernel_size=({kernel[0]}, {kernel[1]})")
+                           f"got input.size(1)={batched.shape[1]} and kernel_size=({kernel[0]}, {kernel[1]}).")
     blocks = [(o + 2 * p - d * (k - 1) - 1) // s + 1 for o, k, d, p, s in zip(size, kernel, spread, pad, step)]
     if blocks[0] * blocks[1] != batched.shape[2]:
         raise RuntimeError(f"Given output_size=({size[0]}, {size[1]}), kernel_size=({kernel[0]}, {kernel[1]}), "
@@ -345,6 +369,7 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
                            f"{step[1]}), expected size of input's dimension 2 to match the calculated number of "
                            f"sliding blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got "
                            f"input.size(2)={batched.shape[2]}.")
+    _check_fold_dtype("col2im_out_cpu", input)
     channels = batched.shape[1] // taps
     planes = batched.reshape(batched.shape[0], batched.shape[1], *blocks)
     # The transposed convolution's output may stop short of output_size: the rest is padding.
