@@ -258,6 +258,12 @@ def test_random_max_pools_match_torch(batch, size, kernel, stride, padding, dila
         except RuntimeError as error:
             outcomes.append(str(error))
             continue
+        if np.isneginf(out.detach().numpy()).any():
+            # A window of padding alone (maximum -inf) has no input element: PyTorch's index then
+            # points past its plane, and its backward writes there (past the last plane, out of
+            # its buffer: it may abort the process). Ours goes nowhere; values compared only.
+            outcomes.append((out.detach().numpy(), None))
+            continue
         out.backward(library.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape))))
         outcomes.append((out.detach().numpy(), leaf.grad.numpy()))
     ours, theirs = outcomes
@@ -265,9 +271,7 @@ def test_random_max_pools_match_torch(batch, size, kernel, stride, padding, dila
         assert ours == theirs
         return
     np.testing.assert_array_equal(ours[0], theirs[0])
-    if not np.isneginf(theirs[0]).any():
-        # A window of padding alone (maximum -inf) has no input element: PyTorch's index then points
-        # past its plane, and its gradient lands in the next plane's first element. Ours goes nowhere.
+    if theirs[1] is not None:
         np.testing.assert_array_equal(ours[1], theirs[1])
 
 
@@ -300,8 +304,8 @@ def test_functional_names():
     x = tm.tensor([[[1.0, 3.0, 2.0, 0.0], [4.0, 1.0, 0.0, 5.0]]])
     assert F.max_pool2d(x, 2).tolist() == [[[4.0, 5.0]]]
     assert F.max_pool1d(x, 2, stride=1).tolist() == [[[3.0, 3.0, 2.0], [4.0, 1.0, 5.0]]]
-    with pytest.raises(NotImplementedError, match="return_indices=True"):
-        F.max_pool2d(x, 2, return_indices=True)
+    values, indices = F.max_pool2d(x, 2, return_indices=True)
+    assert values.tolist() == [[[4.0, 5.0]]] and indices.tolist() == [[[4, 7]]]
 
 
 @pytest.mark.torch

@@ -34,14 +34,16 @@ CASES = [
     f"{_N}.avg_pool2d({_X}.bool(), 2)", f"{_N}.avg_pool2d({_X}, 2, divisor_override=0)",
     f"{_N}.avg_pool2d(L.zeros(1, 0, 4, 4), 2)", f"{_N}.avg_pool2d({_X}[None], 2)",
     # avg_pool1d
-    f"{_N}.avg_pool1d({_S}[None], 2)", f"L.avg_pool1d({_S}, 3, 2, 1, True)", f"L.avg_pool1d({_S}, 3, 2, 1, True, False)",
+    f"{_N}.avg_pool1d({_S}[None], 2)", f"L.avg_pool1d({_S}, 3, 2, 1, True)",
+    f"L.avg_pool1d({_S}, 3, 2, 1, True, False)",
     f"L.avg_pool1d({_S}.long(), 3, 1)", f"L.avg_pool1d({_S}, [2], [])",
     f"L.avg_pool1d({_S}, (2, 2))", f"L.avg_pool1d({_S}, 2, padding=2)", f"L.avg_pool1d({_S}, 9)",
     f"L.avg_pool1d({_S}[0], 2)", f"L.avg_pool1d({_S}.cfloat(), 2)",
     # adaptive average
     f"L.adaptive_avg_pool1d({_S}, 3)", f"{_N}.adaptive_avg_pool1d({_S}[None], [5])", f"L.adaptive_avg_pool1d({_S}, 0)",
     f"L.adaptive_avg_pool1d({_S}, 11)", f"L.adaptive_avg_pool1d({_S}.half(), 3)",
-    f"L.adaptive_avg_pool1d({_S}, (2, 2))", f"L.adaptive_avg_pool1d({_S}.long(), 2)", f"L.adaptive_avg_pool1d({_S}[0], 2)",
+    f"L.adaptive_avg_pool1d({_S}, (2, 2))", f"L.adaptive_avg_pool1d({_S}.long(), 2)",
+    f"L.adaptive_avg_pool1d({_S}[0], 2)",
     f"{_N}.adaptive_avg_pool2d({_X}, 3)", f"{_N}.adaptive_avg_pool2d({_X}, (2, 4))",
     f"{_N}.adaptive_avg_pool2d({_X}, (None, 3))", f"{_N}.adaptive_avg_pool2d({_X}[0], 7)",
     f"{_N}.adaptive_avg_pool2d({_X}.double(), 1)", f"{_N}.adaptive_avg_pool2d({_X}.bfloat16(), 2)",
@@ -88,7 +90,8 @@ CASES = [
     f"{_N}.interpolate({_X}, scale_factor=2, mode='bilinear', antialias=False).dtype",
     f"{_N}.interpolate({_X}, size=3, scale_factor=2)", f"{_N}.interpolate({_X})",
     f"{_N}.interpolate({_X}, scale_factor=2, align_corners=True)",
-    f"{_N}.interpolate({_X}, scale_factor=2, mode='linear')", f"{_N}.interpolate({_S}[None], scale_factor=2, mode='bilinear')",
+    f"{_N}.interpolate({_X}, scale_factor=2, mode='linear')",
+    f"{_N}.interpolate({_S}[None], scale_factor=2, mode='bilinear')",
     f"{_N}.interpolate({_X}, size=(3, 4, 5))", f"{_N}.interpolate({_X}, scale_factor=(2, 2, 2))",
     f"{_N}.interpolate({_X}, size=(4, 4), recompute_scale_factor=True)",
     f"{_N}.interpolate({_S}, scale_factor=2)",
@@ -137,3 +140,153 @@ CASES = [
 def test_matches_torch(expression):
     tolerance = 2e-2 if any(name in expression for name in ("half", "bfloat16")) else 1e-5
     assert_same_outcome(expression, rtol=tolerance, atol=tolerance)
+
+
+# -- gradients against PyTorch, first and second order ----------------------------------------------
+
+_GRADIENT_CASES = [
+    ("F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)", (2, 2, 5, 6)),
+    ("F.avg_pool2d(x, (2, 3), divisor_override=4)", (1, 2, 4, 6)),
+    ("F.avg_pool1d(x, 3, 2, 1, True)", (2, 3, 7)),
+    ("F.adaptive_avg_pool1d(x, 4)", (2, 3, 7)),
+    ("F.adaptive_avg_pool2d(x, (3, None))", (2, 2, 5, 4)),
+    ("F.adaptive_max_pool2d(x, (2, 3))", (2, 2, 5, 7)),
+    ("F.max_pool2d(x, 3, 2, 1, return_indices=True)[0]", (2, 2, 6, 5)),
+    ("F.max_pool1d(x, 2, return_indices=True)[0]", (2, 3, 6)),
+    ("F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2)", (1, 2, 4, 6)),
+    ("F.interpolate(x, scale_factor=2)", (1, 2, 3, 4)),
+    ("F.interpolate(x, size=(5, 3))", (1, 2, 3, 4)),
+    ("F.interpolate(x, scale_factor=1.5, mode='bilinear')", (1, 2, 3, 4)),
+    ("F.interpolate(x, size=(2, 7), mode='bilinear', align_corners=True)", (1, 2, 3, 4)),
+    ("F.interpolate(x, size=7, mode='linear')", (2, 2, 4)),
+    ("F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=2)", (2, 2, 5, 6)),
+    ("F.fold(x, (4, 5), 2, padding=1, stride=(1, 2))", (2, 8, 15)),
+    ("F.embedding_bag(L.tensor([[0, 2, 2], [1, 3, 0]]), x)", (4, 3)),
+    ("F.embedding_bag(L.tensor([3, 0, 2, 1, 1, 2]), x, L.tensor([0, 2, 2, 5]), mode='max')", (4, 3)),
+    ("F.embedding_bag(L.tensor([3, 0, 2, 1, 1]), x, L.tensor([0, 2]), mode='sum', per_sample_weights=L.tensor("
+     "[1., 2., 3., 0.5, -1.], dtype=L.float64))", (4, 3)),
+    ("F.embedding_bag(L.tensor([3, 0, 2, 1, 1]), x, L.tensor([0, 1, 5]), padding_idx=1, include_last_offset=True)",
+     (4, 3)),
+    ("F.embedding_bag(L.tensor([3, 3, 2, 3]), x, L.tensor([0, 3]), scale_grad_by_freq=True, mode='sum')", (4, 3)),
+]
+
+
+def _gradients(library, expression, shape, create_graph):
+    functional = library.nn.functional
+    x = library.tensor(np.random.default_rng(0).standard_normal(shape), requires_grad=True)
+    out = eval(expression, {"L": library, "F": functional, "x": x})
+    cotangent = library.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)))
+    (grad,) = library.autograd.grad(out, x, cotangent, create_graph=create_graph)
+    if create_graph:  # a second-order quantity: d/dx of <grad, grad * x>
+        (grad,) = library.autograd.grad((grad * grad * x).sum(), x)
+    return out.detach().numpy(), grad.detach().numpy()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("expression, shape", _GRADIENT_CASES)
+def test_gradients_match_torch(expression, shape, create_graph):
+    import torch
+
+    ours = _gradients(tm, expression, shape, create_graph)
+    theirs = _gradients(torch, expression, shape, create_graph)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-9, atol=1e-12)
+
+
+# -- exact values -----------------------------------------------------------------------------------
+
+def test_avg_pool2d_divisors():
+    x = tm.ones(1, 3, 3, dtype=tm.float64)
+    # With padding 1, the corner window holds 4 of the input's elements among its 9.
+    assert F.avg_pool2d(x, 3, 2, 1).tolist() == [[[4 / 9, 4 / 9], [4 / 9, 4 / 9]]]
+    assert F.avg_pool2d(x, 3, 2, 1, count_include_pad=False).tolist() == [[[1.0, 1.0], [1.0, 1.0]]]
+    assert F.avg_pool2d(x, 3, 2, 1, divisor_override=2).tolist() == [[[2.0, 2.0], [2.0, 2.0]]]
+    assert F.avg_pool2d(tm.tensor([[[-7, 1], [0, 1]]]), 2).tolist() == [[[-1]]]  # C++ division truncates
+
+
+def test_adaptive_pools_exact_values():
+    x = tm.tensor([[[1.0, 5.0, 2.0, 8.0, 0.0]]])
+    # Windows [0, 2), [1, 4), [3, 5): the middle one overlaps both others.
+    assert F.adaptive_avg_pool1d(x, 3).tolist() == [[[3.0, 5.0, 4.0]]]
+    values, indices = F.adaptive_max_pool2d(x, (1, 3), return_indices=True)
+    assert values.tolist() == [[[5.0, 8.0, 8.0]]] and indices.tolist() == [[[1, 3, 3]]]
+
+
+def test_max_unpool2d_puts_each_maximum_back():
+    x = tm.tensor([[[[1.0, 6.0, 2.0, 0.0], [3.0, 4.0, 9.0, 5.0]]]], requires_grad=True)
+    values, indices = F.max_pool2d(x, 2, return_indices=True)
+    assert indices.tolist() == [[[[1, 6]]]] and indices.dtype is tm.int64 and not indices.requires_grad
+    restored = F.max_unpool2d(values, indices, 2)
+    assert restored.tolist() == [[[[0.0, 6.0, 0.0, 0.0], [0.0, 0.0, 9.0, 0.0]]]]
+    restored.sum().backward()
+    assert x.grad.tolist() == [[[[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]]]]
+
+
+def test_interpolate_exact_values():
+    x = tm.tensor([[[0.0, 10.0]]])
+    assert F.interpolate(x, size=4, mode="linear").tolist() == [[[0.0, 2.5, 7.5, 10.0]]]
+    assert F.interpolate(x, size=3, mode="linear", align_corners=True).tolist() == [[[0.0, 5.0, 10.0]]]
+    assert F.interpolate(x[None], scale_factor=(1, 1.5)).tolist() == [[[[0.0, 0.0, 10.0]]]]
+
+
+def test_fold_sums_what_unfold_copies():
+    x = tm.arange(12.0).reshape(1, 1, 3, 4)
+    blocks = F.unfold(x, 2)
+    assert blocks.shape == (1, 4, 6)
+    assert blocks[0, :, 0].tolist() == [0.0, 1.0, 4.0, 5.0]
+    # Each element comes back once per block that holds it.
+    counts = F.fold(F.unfold(tm.ones(1, 1, 3, 4), 2), (3, 4), 2)
+    assert counts.tolist() == [[[[1.0, 2.0, 2.0, 1.0], [2.0, 4.0, 4.0, 2.0], [1.0, 2.0, 2.0, 1.0]]]]
+    assert F.fold(blocks, (3, 4), 2).tolist() == (x * counts).tolist()
+
+
+def test_embedding_bag_exact_values():
+    weight = tm.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, -6.0]], requires_grad=True)
+    bags = F.embedding_bag(tm.tensor([0, 2, 1, 1]), weight, tm.tensor([0, 2, 2]), mode="max")
+    assert bags.tolist() == [[5.0, 2.0], [0.0, 0.0], [3.0, 4.0]]  # the empty bag is zeros
+    bags.sum().backward()
+    # Each maximum's gradient goes to one row that holds it (ties: the first).
+    assert weight.grad.tolist() == [[0.0, 1.0], [1.0, 1.0], [1.0, 0.0]]
+    mean = F.embedding_bag(tm.tensor([[0, 1], [2, 2]]), weight, padding_idx=2)
+    assert mean.tolist() == [[2.0, 3.0], [0.0, 0.0]]
+
+
+def test_channel_dropout_zeroes_whole_channels():
+    tm.manual_seed(0)
+    x = tm.ones(8, 16, 3, 3)
+    out = F.dropout2d(x, 0.5)
+    per_channel = out.reshape(8, 16, 9)
+    assert ((per_channel == 0).all(-1) | (per_channel == 2).all(-1)).all().item()
+    assert 0 < (per_channel == 0).all(-1).sum().item() < 128
+    out1 = F.dropout1d(tm.ones(4, 6, 5), 0.5)
+    assert ((out1 == 0).all(-1) | (out1 == 2).all(-1)).all().item()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        F.dropout2d(tm.ones(2, 3, 4), 0.5)
+    assert "assuming that channel-wise 1D dropout behavior is desired" in str(caught[0].message)
+    y = tm.ones(2, 3, 1, 1)
+    assert F.dropout2d(y, 1.0, inplace=True) is y and y.tolist() == [[[[0.0]]] * 3] * 2
+
+
+def test_functionals_are_overridable_and_seen_by_modes():
+    from tensormodes.overrides import TorchFunctionMode, get_overridable_functions
+
+    overridable = get_overridable_functions()[F]
+    for name in ("avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_pool2d", "max_unpool2d",
+                 "interpolate", "unfold", "fold", "dropout1d", "dropout2d", "embedding_bag"):
+        assert getattr(F, name) in overridable, name
+
+    seen = []
+
+    class Recorder(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    x = tm.ones(1, 1, 2, 2)
+    with Recorder():
+        F.interpolate(x, scale_factor=2, mode="bilinear")
+        F.max_pool2d(x, 2, return_indices=True)
+        F.avg_pool2d(x, 2)
+    assert seen == ["interpolate", "max_pool2d", "avg_pool2d"]
