@@ -128,6 +128,11 @@ CASES = [
     f"{_N}.embedding_bag(L.tensor([[0, 2]]), {_X}.reshape(10, 5), per_sample_weights=L.ones(2, 1))",
     f"{_N}.embedding_bag(L.tensor([[0, 2]]), {_X}.reshape(10, 5), per_sample_weights=L.ones(1, 2))",
     f"{_N}.embedding_bag(L.tensor([[0, 2]]), {_X})",
+    f"{_N}.embedding_bag(L.tensor([[0., 1.]]), {_X}.reshape(10, 5))",
+    f"{_N}.embedding_bag(L.tensor([0, 1]), {_X}.reshape(10, 5), L.tensor([0.]))",
+    f"{_N}.embedding_bag(L.tensor([0, 12, 3]), {_X}.reshape(10, 5), L.tensor([0]))",
+    f"{_N}.embedding_bag(L.tensor([[0, 1]]), {_X}.reshape(10, 5), padding_idx=10)",
+    f"{_N}.embedding_bag(L.tensor([0, 1]), {_X}.reshape(10, 5), L.tensor([0, 1], dtype=L.int32), mode='sum')",
     # dropout, deterministic cases
     f"{_N}.dropout2d({_X}, training=False)", f"{_N}.dropout2d({_X}, 1.0)", f"{_N}.dropout2d({_X}, 0.0)",
     f"{_N}.dropout1d({_X}[0], 1.0)", f"{_N}.dropout1d({_X}[0, 0], training=False)",

@@ -99,16 +99,29 @@ def _pooled_size(size: int, kernel: int, stride: int, padding: int, dilation: in
     return count
 
 
-def _max_pool2d_grad(grad, input_shape, indices):
-    # Each output's gradient goes to the input element it took (PyTorch's saved indices).
+def _spread_maxima(grad, input_shape, indices, overlapping: bool = True):
+    """Each output's gradient given to the input element it took (PyTorch's saved indices); a
+    plain scatter, cheaper than adding, where no two windows share an element."""
     outputs = grad.shape[-2] * grad.shape[-1]  # not -1 in reshape: an empty batch leaves it ambiguous
     planes = grad.reshape(*input_shape[:-2], outputs)
     elements = input_shape[-2] * input_shape[-1]
     # One slot more: a window of padding alone (its maximum is -inf) points there, as in PyTorch
     # its gradient goes nowhere.
     flat = grad.new_zeros((*input_shape[:-2], elements + 1))
-    flat = flat.scatter_add(-1, indices.reshape(*input_shape[:-2], outputs), planes)
+    positions = indices.reshape(*input_shape[:-2], outputs)
+    flat = flat.scatter_add(-1, positions, planes) if overlapping else flat.scatter(-1, positions, planes)
     return flat[..., :elements].reshape(input_shape)
+
+
+def _overlapping(kernel, step, spread) -> bool:
+    return any(s < d * (k - 1) + 1 for k, s, d in zip(kernel, step, spread))
+
+
+def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
+    kernel = _pair("max_pool2d", "kernel_size", kernel_size)
+    step = _pair("max_pool2d", "stride", stride, default=kernel)
+    return _spread_maxima(grad, input_shape, indices,
+                          _overlapping(kernel, step, _pair("max_pool2d", "dilation", dilation)))
 
 
 @op(grad=_max_pool2d_grad, saves=("indices",), samples=(
@@ -147,12 +160,22 @@ def _max_pool_planes(input: np.ndarray, kernel, step, pad, spread, out) -> tuple
     after = [max((o - 1) * s + e - size - p, 0) for o, s, e, size, p in zip(out, step, extent, sizes, pad)]
     padded = np.pad(work, [(0, 0)] * (input.ndim - 2) + [(pad[0], after[0]), (pad[1], after[1])],
                     constant_values=lowest)
-    windows = sliding_window_view(padded, extent, axis=(-2, -1))
-    windows = windows[..., :(out[0] - 1) * step[0] + 1:step[0], :(out[1] - 1) * step[1] + 1:step[1],
-                      ::spread[0], ::spread[1]]
-    flat = windows.reshape(*windows.shape[:-2], kernel[0] * kernel[1])
-    chosen = np.argmax(flat, axis=-1)
-    result = np.take_along_axis(flat, chosen[..., None], axis=-1)[..., 0].astype(input.dtype)
+    # One pass per kernel tap (never per pixel), over that tap's element of every window: a
+    # later tap wins only if larger, or NaN where the best so far is not (NaN counts as largest,
+    # the first one wins). No copy of the windows, unlike an argmax over them.
+    best = chosen = None
+    for tap, (i, j) in enumerate(np.ndindex(*kernel)):
+        rows, columns = (slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip((i, j), spread, out, step))
+        candidate = padded[..., rows, columns]
+        if best is None:
+            best, chosen = candidate.copy(), np.zeros(candidate.shape, np.int64)
+            continue
+        better = ~(candidate <= best)
+        if best.dtype.kind == "f":
+            better &= best == best
+        np.copyto(best, candidate, where=better)
+        np.copyto(chosen, tap, where=better)
+    result = best.astype(input.dtype, copy=False)
     rows = np.arange(out[0])[:, None] * step[0] + (chosen // kernel[1]) * spread[0] - pad[0]
     columns = np.arange(out[1]) * step[1] + (chosen % kernel[1]) * spread[1] - pad[1]
     inside = (rows >= 0) & (rows < sizes[0]) & (columns >= 0) & (columns < sizes[1])
@@ -175,9 +198,12 @@ def _one(name: str, value, default=None, *, none_allowed: bool = False) -> int:
     return values[0]
 
 
-def _max_pool1d_grad(grad, input_shape, indices):
+def _max_pool1d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
+    kernel = _one("kernel_size", kernel_size)
+    step = _one("stride", stride, default=kernel, none_allowed=True)
     planes = (*input_shape[:-1], 1, input_shape[-1])
-    return _max_pool2d_grad(grad.unsqueeze(-2), planes, indices.unsqueeze(-2)).squeeze(-2)
+    return _spread_maxima(grad.unsqueeze(-2), planes, indices.unsqueeze(-2),
+                          _overlapping((kernel,), (step,), (_one("dilation", dilation),))).squeeze(-2)
 
 
 @op(grad=_max_pool1d_grad, saves=("indices",), samples=(
@@ -221,8 +247,8 @@ def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, cei
     return result[..., 0, :], indices[..., 0, :]
 
 
-def _with_indices_grad(grad, input_shape, result):
-    return _max_pool2d_grad(grad[0], input_shape, result[1])
+def _with_indices_grad(grad, input_shape, result, kernel_size, stride, dilation):
+    return _max_pool2d_grad(grad[0], input_shape, result[1], kernel_size, stride, dilation)
 
 
 @op(name="_max_pool2d_with_indices", grad=_with_indices_grad, samples=(
@@ -244,8 +270,8 @@ def _max_pool2d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, d
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def _with_indices_1d_grad(grad, input_shape, result):
-    return _max_pool1d_grad(grad[0], input_shape, result[1])
+def _with_indices_1d_grad(grad, input_shape, result, kernel_size, stride, dilation):
+    return _max_pool1d_grad(grad[0], input_shape, result[1], kernel_size, stride, dilation)
 
 
 @op(grad=_with_indices_1d_grad, samples=(
@@ -560,7 +586,10 @@ def _adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 
 
 def _adaptive_max_pool2d_grad(grad, input_shape, result):
-    return _max_pool2d_grad(grad[0], input_shape, result[1])
+    # Windows overlap unless each output size divides the input's.
+    out = grad[0].shape[-2:]
+    overlapping = 0 in out or input_shape[-2] % out[0] or input_shape[-1] % out[1]
+    return _spread_maxima(grad[0], input_shape, result[1], bool(overlapping))
 
 
 @op(name="_adaptive_max_pool2d", grad=_adaptive_max_pool2d_grad, samples=(

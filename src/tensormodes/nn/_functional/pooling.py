@@ -502,15 +502,22 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     rows = weight.shape[0]
     if padding_idx is not None:
         if not -rows <= padding_idx < rows:
-            raise AssertionError("padding_idx must be within the number of embeddings")
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, {-rows} through {rows - 1}, "
+                               f"but got {padding_idx}")
         padding_idx %= rows
-    if input.dtype not in (_dtype.int64, _dtype.int32) or offsets.dtype not in (_dtype.int64, _dtype.int32):
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.dtype} instead".replace("tensormodes.", "torch."))
+    for tensor in (input, offsets):
+        if tensor.dtype not in (_dtype.int64, _dtype.int32):
+            raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar "
+                               f"types: Long, Int; but got torch.{scalar_type_name(tensor.dtype)}Tensor instead "
+                               f"(while checking arguments for embedding_bag)")
     indices, starts = input.long(), offsets.long()
     bags = starts.shape[0] - 1 if include_last_offset else starts.shape[0]
-    if indices.numel() and (indices.min().item() < 0 or indices.max().item() >= rows):
-        raise IndexError("index out of range in self")
+    if indices.numel():
+        wrong = ((indices < 0) | (indices >= rows)).nonzero()
+        if wrong.numel():
+            position = wrong[0, 0].item()
+            raise RuntimeError(f"Index {position} of input takes value {indices[position].item()} which is not in the "
+                               f"valid range [0, {rows})")
     if starts.numel() and (starts[0].item() != 0):
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
                            f"position 0. However, got {starts[0].item()}")
