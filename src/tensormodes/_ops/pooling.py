@@ -158,8 +158,10 @@ def _max_pool_planes(input: np.ndarray, kernel, step, pad, spread, out) -> tuple
     lowest = -np.inf if work.dtype.kind == "f" else np.iinfo(work.dtype).min
     extent = [d * (k - 1) + 1 for k, d in zip(kernel, spread)]
     after = [max((o - 1) * s + e - size - p, 0) for o, s, e, size, p in zip(out, step, extent, sizes, pad)]
-    padded = np.pad(work, [(0, 0)] * (input.ndim - 2) + [(pad[0], after[0]), (pad[1], after[1])],
-                    constant_values=lowest)
+    padded = work
+    if any(pad) or any(after):
+        padded = np.pad(work, [(0, 0)] * (input.ndim - 2) + [(pad[0], after[0]), (pad[1], after[1])],
+                        constant_values=lowest)
     # One pass per kernel tap (never per pixel), over that tap's element of every window: a
     # later tap wins only if larger, or NaN where the best so far is not (NaN counts as largest,
     # the first one wins). No copy of the windows, unlike an argmax over them.
