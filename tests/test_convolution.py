@@ -149,6 +149,9 @@ def test_gradients_match_torch(shapes, options, create_graph):
     (((2, 2, 5), (2, 3, 2)), {"stride": 2, "output_padding": 1}),
     (((1, 4, 3, 4), (4, 1, 2, 3)), {"groups": 2, "dilation": (1, 2), "padding": (0, 1)}),
     (((2, 2, 3, 3), (2, 2, 3, 2)), {"stride": (3, 2), "padding": 1, "output_padding": (2, 0)}),
+    # output_padding at least the stride (allowed below the dilation): the plain convolution behind
+    # the gradients has more outputs than the transposed one has inputs
+    (((2, 4, 3, 4), (4, 3, 2, 3)), {"padding": (1, 0), "output_padding": (1, 1), "groups": 2, "dilation": (2, 3)}),
 ])
 def test_transposed_gradients_match_torch(shapes, options, create_graph):
     import torch
