@@ -324,3 +324,31 @@ def test_functional_max_pool_matches_torch(case):
     ours = eval(case, {"L": tm, "F": F})
     theirs = eval(case, {"L": torch, "F": torch.nn.functional})
     assert ours.tolist() == theirs.tolist()
+
+
+@pytest.mark.torch
+@settings(max_examples=40, deadline=None)
+@given(spatial=st.sampled_from([1, 2]), batch=st.integers(1, 2), groups=st.integers(1, 2),
+       channels=st.integers(1, 2), out_per_group=st.integers(1, 2), size=st.integers(1, 5),
+       kernel=st.integers(1, 3), stride=st.integers(1, 3), padding=st.integers(0, 2), dilation=st.integers(1, 2),
+       output_padding=st.integers(0, 2), seed=st.integers(0, 2**16))
+def test_random_transposed_convolutions_match_torch(spatial, batch, groups, channels, out_per_group, size, kernel,
+                                                    stride, padding, dilation, output_padding, seed):
+    import torch
+
+    assume(output_padding < max(stride, dilation))
+    assume((size - 1) * stride - 2 * padding + dilation * (kernel - 1) + 1 + output_padding >= 1)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, groups * channels, *(size,) * spatial))
+    w = rng.standard_normal((groups * channels, out_per_group, *(kernel,) * spatial))
+    b = rng.standard_normal(groups * out_per_group)
+    options = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups,
+               "output_padding": output_padding}
+    ours = _gradients(tm, x, w, b, transposed=True, **options)
+    theirs = _gradients(torch, x, w, b, transposed=True, **options)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-10, atol=1e-10)
+    name = f"conv_transpose{spatial}d"
+    ours_out = getattr(tm, name)(tm.tensor(x), tm.tensor(w), tm.tensor(b), **options).numpy()
+    theirs_out = getattr(torch, name)(torch.tensor(x), torch.tensor(w), torch.tensor(b), **options).numpy()
+    np.testing.assert_allclose(ours_out, theirs_out, rtol=1e-10, atol=1e-10)

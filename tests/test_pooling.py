@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensormodes as tm
 import tensormodes.nn.functional as F
@@ -295,3 +297,56 @@ def test_functionals_are_overridable_and_seen_by_modes():
         F.max_pool2d(x, 2, return_indices=True)
         F.avg_pool2d(x, 2)
     assert seen == ["interpolate", "max_pool2d", "avg_pool2d"]
+
+
+@pytest.mark.torch
+@settings(max_examples=40, deadline=None)
+@given(batch=st.integers(0, 2), size=st.tuples(st.integers(1, 7), st.integers(1, 7)),
+       kernel=st.tuples(st.integers(1, 3), st.integers(1, 3)), stride=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       padding=st.tuples(st.integers(0, 1), st.integers(0, 1)), ceil_mode=st.booleans(),
+       count_include_pad=st.booleans(), divisor_override=st.sampled_from([None, None, 3]), seed=st.integers(0, 2**16))
+def test_random_avg_pools_match_torch(batch, size, kernel, stride, padding, ceil_mode, count_include_pad,
+                                      divisor_override, seed):
+    import torch
+
+    x = np.random.default_rng(seed).standard_normal((batch, 2, *size))
+    options = {"kernel_size": kernel, "stride": stride, "padding": padding, "ceil_mode": ceil_mode,
+               "count_include_pad": count_include_pad, "divisor_override": divisor_override}
+    outcomes = []
+    for library in (tm, torch):
+        leaf = library.tensor(x, requires_grad=True)
+        try:
+            out = library.nn.functional.avg_pool2d(leaf, **options)
+        except RuntimeError as error:
+            outcomes.append(str(error))
+            continue
+        out.backward(library.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape))))
+        outcomes.append((out.detach().numpy(), leaf.grad.numpy()))
+    ours, theirs = outcomes
+    if isinstance(theirs, str) or isinstance(ours, str):
+        assert ours == theirs
+        return
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.torch
+@settings(max_examples=40, deadline=None)
+@given(size=st.tuples(st.integers(1, 9), st.integers(1, 9)), out=st.tuples(st.integers(1, 9), st.integers(1, 9)),
+       ties=st.booleans(), seed=st.integers(0, 2**16))
+def test_random_adaptive_pools_match_torch(size, out, ties, seed):
+    import torch
+
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 3, (2, 2, *size)).astype(np.float64) if ties else rng.standard_normal((2, 2, *size))
+    results = []
+    for library in (tm, torch):
+        functional = library.nn.functional
+        leaf = library.tensor(x, requires_grad=True)
+        averages = functional.adaptive_avg_pool2d(leaf, out)
+        maxima, indices = functional.adaptive_max_pool2d(leaf, out, return_indices=True)
+        cotangent = library.tensor(np.linspace(-1, 1, averages.numel()).reshape(tuple(averages.shape)))
+        (grad,) = library.autograd.grad((averages * cotangent).sum() + (maxima * cotangent * 2).sum(), leaf)
+        results.append([averages.detach().numpy(), maxima.detach().numpy(), indices.numpy(), grad.numpy()])
+    for o, t in zip(*results):
+        np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-12)
