@@ -350,3 +350,72 @@ def test_random_adaptive_pools_match_torch(size, out, ties, seed):
         results.append([averages.detach().numpy(), maxima.detach().numpy(), indices.numpy(), grad.numpy()])
     for o, t in zip(*results):
         np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.torch
+@settings(max_examples=60, deadline=None)
+@given(size=st.tuples(st.integers(1, 6), st.integers(1, 6)), mode=st.sampled_from(["nearest", "bilinear", "linear"]),
+       by_scale=st.booleans(), scale=st.tuples(st.floats(0.3, 3.1), st.floats(0.3, 3.1)),
+       out=st.tuples(st.integers(1, 9), st.integers(1, 9)), align_corners=st.booleans(),
+       recompute=st.sampled_from([None, True]), seed=st.integers(0, 2**16))
+def test_random_interpolations_match_torch(size, mode, by_scale, scale, out, align_corners, recompute, seed):
+    import torch
+
+    spatial = 1 if mode == "linear" else 2
+    x = np.random.default_rng(seed).standard_normal((1, 2, *size[:spatial]))
+    options = {"mode": mode, "recompute_scale_factor": recompute if by_scale else None}
+    if by_scale:
+        options["scale_factor"] = scale[:spatial]
+    else:
+        options["size"] = out[:spatial]
+    if mode != "nearest":
+        options["align_corners"] = align_corners
+    outcomes = []
+    for library in (tm, torch):
+        leaf = library.tensor(x, requires_grad=True)
+        try:
+            result = library.nn.functional.interpolate(leaf, **options)
+        except RuntimeError as error:
+            outcomes.append(type(error).__name__)
+            continue
+        cotangent = library.tensor(np.linspace(-1, 1, result.numel()).reshape(tuple(result.shape)))
+        (grad,) = library.autograd.grad(result, leaf, cotangent)
+        outcomes.append((result.detach().numpy(), grad.numpy()))
+    ours, theirs = outcomes
+    if isinstance(theirs, str) or isinstance(ours, str):
+        assert ours == theirs
+        return
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.torch
+@settings(max_examples=40, deadline=None)
+@given(size=st.tuples(st.integers(1, 6), st.integers(1, 6)), kernel=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       padding=st.tuples(st.integers(0, 2), st.integers(0, 2)), stride=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+       seed=st.integers(0, 2**16))
+def test_random_unfold_and_fold_match_torch(size, kernel, dilation, padding, stride, seed):
+    import torch
+
+    x = np.random.default_rng(seed).standard_normal((2, 2, *size))
+    options = {"kernel_size": kernel, "dilation": dilation, "padding": padding, "stride": stride}
+    outcomes = []
+    for library in (tm, torch):
+        functional = library.nn.functional
+        leaf = library.tensor(x, requires_grad=True)
+        try:
+            blocks = functional.unfold(leaf, **options)
+        except RuntimeError as error:
+            outcomes.append(str(error))
+            continue
+        folded = functional.fold(blocks * 2, size, **options)
+        cotangent = library.tensor(np.linspace(-1, 1, folded.numel()).reshape(tuple(folded.shape)))
+        (grad,) = library.autograd.grad(folded, leaf, cotangent)
+        outcomes.append((blocks.detach().numpy(), folded.detach().numpy(), grad.numpy()))
+    ours, theirs = outcomes
+    if isinstance(theirs, str) or isinstance(ours, str):
+        assert ours == theirs
+        return
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-12)

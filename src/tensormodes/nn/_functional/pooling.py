@@ -195,14 +195,21 @@ def _source_scale(size: int, out: int, factor, align_corners: bool, dtype):
 
 def _nearest(x: Tensor, dim: int, out: int, factor) -> Tensor:
     size = x.shape[dim]
-    scale = _source_scale(size, out, factor, False, np.float32)
-    # floorf(dst * scale) in float32, as PyTorch's nearest kernel computes it.
-    source = np.minimum(np.floor(np.arange(out, dtype=np.float32) * scale).astype(np.int64), size - 1)
+    if out == size:  # PyTorch's shortcuts, whatever the scale factor says
+        return x
+    if out == 2 * size:
+        source = np.arange(out) // 2
+    else:
+        scale = _source_scale(size, out, factor, False, np.float32)
+        # floorf(dst * scale) in float32, as PyTorch's nearest kernel computes it.
+        source = np.minimum(np.floor(np.arange(out, dtype=np.float32) * scale).astype(np.int64), size - 1)
     return x.index_select(dim, _function("tensor")(source))
 
 
 def _linear(x: Tensor, dim: int, out: int, factor, align_corners: bool) -> Tensor:
     size = x.shape[dim]
+    if out == size:  # PyTorch copies such a dimension, whatever the scale factor says
+        return x
     work = np.float64 if x.dtype is _dtype.float64 else np.float32
     scale = _source_scale(size, out, factor, align_corners, work)
     positions = np.arange(out, dtype=work)
