@@ -419,3 +419,31 @@ def test_random_unfold_and_fold_match_torch(size, kernel, dilation, padding, str
         return
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.torch
+@settings(max_examples=40, deadline=None)
+@given(lengths=st.lists(st.integers(0, 4), min_size=1, max_size=4), mode=st.sampled_from(["sum", "mean", "max"]),
+       padding_idx=st.sampled_from([None, 0, -1]), weighted=st.booleans(), last=st.booleans(), ties=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_random_embedding_bags_match_torch(lengths, mode, padding_idx, weighted, last, ties, seed):
+    import torch
+
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(-2, 3, (5, 3)).astype(np.float64) if ties else rng.standard_normal((5, 3))
+    indices = rng.integers(0, 5, sum(lengths))
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]] + ([[sum(lengths)]] if last else []))
+    samples = rng.standard_normal(indices.shape)
+    results = []
+    for library in (tm, torch):
+        weight = library.tensor(rows, requires_grad=True)
+        per_sample = library.tensor(samples, requires_grad=True) if weighted and mode == "sum" else None
+        bags = library.nn.functional.embedding_bag(
+            library.tensor(indices), weight, library.tensor(offsets), mode=mode, per_sample_weights=per_sample,
+            include_last_offset=last, padding_idx=padding_idx)
+        cotangent = library.tensor(np.linspace(-1, 1, bags.numel()).reshape(tuple(bags.shape)))
+        leaves = (weight,) if per_sample is None else (weight, per_sample)
+        grads = library.autograd.grad(bags, leaves, cotangent)
+        results.append([bags.detach().numpy(), *(g.numpy() for g in grads)])
+    for o, t in zip(*results):
+        np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-12)

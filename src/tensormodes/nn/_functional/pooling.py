@@ -562,8 +562,12 @@ def _bag_max(weight: Tensor, indices: Tensor, bag_of: Tensor, bags: int, counts:
     the row that gave each maximum, as PyTorch's does."""
     width = weight.shape[1]
     longest = int(counts.max().item()) if bags and indices.numel() else 0
-    if longest == 0:
-        return weight.new_zeros((bags, width))
+    if longest == 0 or weight.shape[0] == 0:
+        # Every bag empty: zeros, still an output of the weight (as PyTorch's is).
+        if weight.shape[0] == 0:
+            return weight.new_zeros((bags, width))
+        nothing = weight.gather(0, _function("zeros")((bags, width), dtype=_dtype.int64))
+        return nothing.where(_function("zeros")((bags, 1), dtype=_dtype.bool), 0.0)
     values = weight.detach().index_select(0, indices)
     # Rows placed at (bag, place in bag); the unused places hold -inf and never win.
     place = _function("arange")(indices.shape[0]) - (_function("cumsum")(counts, 0) - counts).index_select(0, bag_of)
@@ -574,7 +578,7 @@ def _bag_max(weight: Tensor, indices: Tensor, bag_of: Tensor, bags: int, counts:
     owner[bag_of, place] = indices
     winner = owner.gather(1, winner_place)
     result = weight.gather(0, winner)
-    return result.where((counts > 0).unsqueeze(-1), result.detach() * 0)
+    return result.where((counts > 0).unsqueeze(-1), 0.0)
 
 
 def _renormalise(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
