@@ -447,3 +447,18 @@ def test_random_embedding_bags_match_torch(lengths, mode, padding_idx, weighted,
         results.append([bags.detach().numpy(), *(g.numpy() for g in grads)])
     for o, t in zip(*results):
         np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "F.avg_pool2d(x, 2)", "F.adaptive_avg_pool2d(x, 3)", "F.adaptive_max_pool2d(x, 3)",
+    "F.max_pool2d(x, 2, return_indices=True)[0]", "F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2)",
+    "L.log1p(x)"])
+def test_grad_fn_names_match_torch(expression):
+    import torch
+
+    names = []
+    for library in (tm, torch):
+        x = library.rand(1, 2, 4, 4, requires_grad=True)
+        names.append(eval(expression, {"L": library, "F": library.nn.functional, "x": x}).grad_fn.name())
+    assert names[0] == names[1]
