@@ -170,18 +170,27 @@ def _max_pool_planes(input: np.ndarray, kernel, step, pad, spread, out) -> tuple
         rows, columns = (slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip((i, j), spread, out, step))
         candidate = padded[..., rows, columns]
         if best is None:
-            best, chosen = candidate.copy(), np.zeros(candidate.shape, np.int64)
+            # The smallest integer type that numbers the taps: cheaper masked writes.
+            best, chosen = candidate.copy(), np.zeros(candidate.shape, np.min_scalar_type(kernel[0] * kernel[1]))
             continue
         better = ~(candidate <= best)
         if best.dtype.kind == "f":
             better &= best == best
-        np.copyto(best, candidate, where=better)
-        np.copyto(chosen, tap, where=better)
+        np.putmask(chosen, better, tap)
+        np.maximum(best, candidate, out=best)  # the same values as taking the better ones (NaN propagates)
     result = best.astype(input.dtype, copy=False)
-    rows = np.arange(out[0])[:, None] * step[0] + (chosen // kernel[1]) * spread[0] - pad[0]
-    columns = np.arange(out[1]) * step[1] + (chosen % kernel[1]) * spread[1] - pad[1]
-    inside = (rows >= 0) & (rows < sizes[0]) & (columns >= 0) & (columns < sizes[1])
-    return result, np.where(inside, rows * sizes[1] + columns, sizes[0] * sizes[1]).astype(np.int64)
+    # Flat position = the window's first element's + the chosen tap's offset (a table lookup).
+    tap_rows, tap_columns = np.divmod(np.arange(kernel[0] * kernel[1]), kernel[1])
+    first_rows = np.arange(out[0]) * step[0] - pad[0]
+    first_columns = np.arange(out[1]) * step[1] - pad[1]
+    indices = (first_rows[:, None] * sizes[1] + first_columns) + \
+        np.take(tap_rows * spread[0] * sizes[1] + tap_columns * spread[1], chosen)
+    if padded is not work:  # a window may then have chosen padding: it points past the plane
+        rows = first_rows[:, None] + np.take(tap_rows * spread[0], chosen)
+        columns = first_columns + np.take(tap_columns * spread[1], chosen)
+        inside = (rows >= 0) & (rows < sizes[0]) & (columns >= 0) & (columns < sizes[1])
+        indices = np.where(inside, indices, sizes[0] * sizes[1])
+    return result, indices
 
 
 def _one(name: str, value, default=None, *, none_allowed: bool = False) -> int:
