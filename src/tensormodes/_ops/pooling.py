@@ -4,9 +4,10 @@ them (``torch.max_pool2d``, ``torch.nn.functional.avg_pool2d`` ...). ``nn.functi
 Python-level functions (``F.max_pool2d(return_indices=True)``, ``F.adaptive_max_pool2d`` ...)
 are composites over these ops, in ``nn/_functional/pooling.py``.
 
-Kernels see windows through ``sliding_window_view`` (no copy) and reduce them in one NumPy call;
-a gradient that spreads values back over windows adds one strided view per kernel tap, never a
-loop over pixels.
+Kernels work on strided views of the (padded) input, never looping over pixels: max pooling
+compares one view per kernel tap, average pooling sums windows one dimension at a time through
+``sliding_window_view``, adaptive pooling gathers its uneven windows at the largest one's size,
+and a gradient that spreads values back over windows adds one strided view per kernel tap.
 """
 
 from __future__ import annotations
