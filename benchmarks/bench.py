@@ -405,14 +405,45 @@ def optim_rows() -> list[Row]:
         rows[0].torch = make(torch, "AdamW", foreach=False)[1].step
         rows[1].torch = make(torch, "SGD", momentum=0.9, foreach=False)[1].step
         rows[2].torch = training_step(torch, torch.nn.functional)
+
+
+def convolution_rows() -> list[Row]:
+    """conv2d and max_pool2d, forward + backward, on a batch of 32 small images (8 channels, 16x16)."""
+    import tensormodes.nn.functional as F
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(shape).astype(np.float32)
+              for shape in ((32, 8, 16, 16), (16, 8, 3, 3), (16,), (32, 16, 16, 16))]
+    x, w, b, planes = (tm.tensor(a, requires_grad=True) for a in arrays)
+
+    def conv_step():
+        F.conv2d(x, w, b, padding=1).sum().backward()
+
+    def pool_step():
+        F.max_pool2d(planes, 2).sum().backward()
+
+    rows = [Row("convolution", "conv2d 3x3 fwd+bwd (32x8x16x16 -> 16 ch)", conv_step),
+            Row("convolution", "max_pool2d 2x2 fwd+bwd (32x16x16x16)", pool_step)]
+    if torch is not None:
+        tx, tw, tb, tplanes = (torch.tensor(a, requires_grad=True) for a in arrays)
+        tF = torch.nn.functional
+
+        def torch_conv_step():
+            tF.conv2d(tx, tw, tb, padding=1).sum().backward()
+
+        def torch_pool_step():
+            tF.max_pool2d(tplanes, 2).sum().backward()
+
+        rows[0].torch, rows[1].torch = torch_conv_step, torch_pool_step
     return rows
 
 
 GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
-          "data": data_rows, "optim": optim_rows}
+          "data": data_rows, "optim": optim_rows, "convolution": convolution_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
              "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
-             "data": "safetensors.numpy / NumPy indexing", "optim": "the same updates in bare NumPy"}
+             "data": "safetensors.numpy / NumPy indexing", "optim": "the same updates in bare NumPy",
+             "convolution": "none"}
 
 
 def import_time() -> float:

@@ -49,5 +49,8 @@ class Parameter(Tensor):
         return (Parameter, (wrap_array(self._data), self._requires_grad))
 
 
+Parameter.__module__ = "tensormodes.nn.parameter"  # where users import it from, as torch.nn.parameter
+__test__ = {"Parameter": Parameter}
+
 PLAIN_REPR_CLASSES.add(Parameter)
 PARAMETER_CLASSES.add(Parameter)

@@ -1233,6 +1233,11 @@ AUTOGRAD_SUPPORT = {
     "zeros": lambda shape, dtype: wrap_array(np.zeros(shape, dtype._np)), "wrap": wrap_array,
 }
 
+# Users meet these classes as tensormodes.Tensor and tensormodes.Size (PyTorch: torch.Tensor), also in
+# messages that print a type; their examples stay this module's doctests.
+Tensor.__module__ = Size.__module__ = "tensormodes"
+__test__ = {"Tensor": Tensor, "Size": Size}
+
 _INLINE_NAMES = {"_Size": Size, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_CPU": CPU}
 
 for _name, _get, _set, _inline in (

@@ -284,8 +284,10 @@ _NODE_CLASSES: dict[str, type] = {}
 def _node_class(op_name: str) -> type:
     cls = _NODE_CLASSES.get(op_name)
     if cls is None:
-        # An op's method form has the op's node (permute_method -> PermuteBackward0).
-        camel = "".join(part[:1].upper() + part[1:] for part in op_name.strip("_").removesuffix("_method").split("_"))
+        # An op's method form has the op's node (permute_method -> PermuteBackward0). Parts are
+        # title-cased as PyTorch's codegen does: a letter after a digit is a capital too
+        # (log1p -> Log1PBackward0, avg_pool2d -> AvgPool2DBackward0).
+        camel = "".join(part.title() for part in op_name.strip("_").removesuffix("_method").split("_"))
         cls = _NODE_CLASSES[op_name] = type(f"{camel}Backward0", (OpBackward,), {"__module__": __name__})
     return cls
 

@@ -347,10 +347,3 @@ class PublicOps:
 # The public functions of ``tensormodes`` (and through it of ``tensormodes.linalg`` and
 # ``tensormodes.nn.functional``: ``ops.linalg.svd``), for gradient formulas.
 ops = PublicOps("tensormodes")
-
-
-def public(name: str, namespace: str = "tensormodes"):
-    """The public callable ``namespace.name``, looked up when called (kernel files use ``ops``,
-    which the tests check; this stays for the callers above this package).
-    """
-    return getattr(sys.modules[namespace], name)

@@ -2,26 +2,23 @@
 ``conv2d``, which PyTorch exposes both as ``torch.conv2d`` and as ``torch.nn.functional.conv2d``
 (one builtin: ``F.conv2d is torch.conv2d``).
 
-The kernels gather each output position's window with ``sliding_window_view`` and contract it
-with the weight by ``tensordot`` (im2col without the copy loop). A transposed convolution is
-the plain one run on the input spread out by the stride, with the weight flipped.
-
-Every gradient is written with ``convolution`` itself, so it is differentiable again: the
-input's gradient of a convolution is the transposed convolution of ``grad`` with the same
-weight (and the other way round), and the weight's gradient is a convolution of the input
-with ``grad`` as its kernel (batch and channels swapped, stride and dilation swapped).
+Three NumPy kernels do every convolution, each an im2col and one batched matrix product (see
+*kernels* below): the plain convolution, its transpose (the input's gradient and the transposed
+convolution), and the weight's gradient. Every gradient is one call to
+``_convolution_backward`` (ATen's ``convolution_backward``), whose own gradient is written with
+convolutions and itself, so gradients of every order work.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
-from ._common import HALF_TYPES as _HALF_TYPES
-from ._common import array_type_name, cpp_type_name, not_implemented, public
+from ._common import HALF_TYPES, array_type_name, cpp_type_name, not_implemented, ops
 from ._common import conjugate as _conj
 from ._registry import Sample, Tensor, TensorSpec, op
 
@@ -120,138 +117,283 @@ def _check_arguments(input: np.ndarray, weight: np.ndarray, bias, stride, paddin
 
 
 # -- kernels --------------------------------------------------------------------------------------
+#
+# Three NumPy kernels do every convolution, each one batched matrix product (im2col):
+# ``_correlate`` (a plain convolution), ``_spread`` (its transpose: the input's gradient, and a
+# transposed convolution's forward) and ``_weight_product`` (the weight's gradient). The padded
+# input lies flat per plane, so that the window of every kernel tap is one strided view of it:
+# along the last spatial dimension the output is computed at every position of the padded row
+# (the extra positions are cropped), which turns each tap's rows into one long contiguous run
+# when the stride is 1, and both the im2col copy and its transpose (col2im, one add per tap)
+# move long runs instead of short rows.
+
+def _working(array: np.ndarray) -> np.ndarray:
+    return array.astype(np.float32) if array.dtype in HALF_TYPES else array
+
+
+class _Layout:
+    """Where a convolution's padded input (N, C, *sizes) lies flat per plane, and where each
+    kernel tap's window and each output position fall in it."""
+
+    def __init__(self, sizes, kernel, stride, padding, dilation):
+        self.sizes = tuple(sizes)
+        self.padding = [tuple(p) for p in padding]  # (before, after) per spatial dimension
+        self.padded = [size + before + after for size, (before, after) in zip(sizes, self.padding)]
+        self.kernel, self.stride, self.dilation = tuple(kernel), tuple(stride), tuple(dilation)
+        # Output sizes; the last one runs across the whole padded row (``extended``).
+        self.out = [(p - d * (k - 1) - 1) // s + 1 for p, k, s, d in zip(self.padded, kernel, stride, dilation)]
+        self.extended = -(-self.padded[-1] // stride[-1])
+        self.grid = (*self.out[:-1], self.extended)
+        self.length = math.prod(self.padded)
+        # The last window of the last row reads past the plane by the kernel's extent in the last
+        # dimension: zeros there.
+        self.flat_length = self.length + (kernel[-1] - 1) * dilation[-1]
+        row = [math.prod(self.padded[i + 1:]) for i in range(len(self.padded))]
+        self.tap_steps = [d * r for d, r in zip(dilation, row)]
+        self.out_steps = [s * r for s, r in zip(stride, row)]
+
+    def buffer(self, planes: tuple[int, int], dtype) -> tuple[np.ndarray, np.ndarray]:
+        """A zeroed flat buffer (N, C, flat_length) and the padded planes (N, C, *padded) in it."""
+        flat = np.zeros((*planes, self.flat_length), dtype)
+        return flat, np.reshape(flat[..., :self.length], (*planes, *self.padded), copy=False)
+
+    def inner(self):
+        """The index of the unpadded input in the padded planes."""
+        return (slice(None), slice(None), *(slice(before, before + size)
+                                            for (before, _), size in zip(self.padding, self.sizes)))
+
+    def windows(self, flat: np.ndarray) -> np.ndarray:
+        """View (N, C, *kernel, *grid) of ``flat``: each tap's input at each output position."""
+        item = flat.itemsize
+        return as_strided(flat, (*flat.shape[:2], *self.kernel, *self.grid),
+                          (*flat.strides[:2], *(t * item for t in self.tap_steps),
+                           *(o * item for o in self.out_steps)), writeable=False)
+
+    def extend(self, grad: np.ndarray, groups: int) -> np.ndarray:
+        """``grad`` (N, O, *out) — or less, the rest zeros — on the grid, as (N, G, O / G, grid)."""
+        extended = np.zeros((*grad.shape[:2], *self.grid), grad.dtype)
+        extended[(slice(None), slice(None), *(slice(0, min(g, o)) for g, o in zip(grad.shape[2:], self.out)))] = \
+            grad[(slice(None), slice(None), *(slice(0, o) for o in self.out))]
+        return extended.reshape(grad.shape[0], groups, grad.shape[1] // groups, math.prod(self.grid))
+
+
+def _columns(input: np.ndarray, layout: _Layout, groups: int) -> np.ndarray:
+    """im2col: (N, G, C / G * taps, grid) of the padded ``input``."""
+    flat, planes = layout.buffer(input.shape[:2], input.dtype)
+    planes[layout.inner()] = input
+    columns = np.ascontiguousarray(layout.windows(flat))
+    taps = input.shape[1] // groups * math.prod(layout.kernel)
+    return columns.reshape(input.shape[0], groups, taps, math.prod(layout.grid))
+
 
 def _correlate(input: np.ndarray, weight: np.ndarray, stride, padding, dilation, groups: int) -> np.ndarray:
     """The plain (cross-correlating) convolution of a batched ``input`` (N, C, *S) with ``weight``
-    (O, C / groups, *K). ``padding`` gives (before, after) per spatial dimension; a negative
-    amount crops instead."""
-    spatial = weight.ndim - 2
-    work = input.astype(np.float32) if input.dtype in _HALF_TYPES else input
-    kernel = weight.astype(np.float32) if weight.dtype in _HALF_TYPES else weight
-    crop = tuple(slice(max(-before, 0), work.shape[2 + i] - max(-after, 0))
-                 for i, (before, after) in enumerate(padding))
-    work = work[(slice(None), slice(None), *crop)]
-    pads = [(0, 0), (0, 0), *((max(before, 0), max(after, 0)) for before, after in padding)]
-    if any(p != (0, 0) for p in pads):
-        work = np.pad(work, pads)
-    extent = tuple(d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation))
-    axes = tuple(range(2, 2 + spatial))
-    windows = sliding_window_view(work, extent, axis=axes)
-    windows = windows[(slice(None), slice(None), *(slice(None, None, s) for s in stride),
-                       *(slice(None, None, d) for d in dilation))]
-    batch, channels = input.shape[:2]
-    out_sizes = windows.shape[2:2 + spatial]
-    if groups == 1:
-        # (N, C, *out, *K) . (O, C, *K) -> (N, *out, O)
-        product = np.tensordot(windows, kernel, axes=([1, *range(2 + spatial, 2 + 2 * spatial)],
-                                                      [1, *range(2, 2 + spatial)]))
-        result = np.moveaxis(product, -1, 1)
-    else:
-        grouped = windows.reshape(batch, groups, channels // groups, *out_sizes, *weight.shape[2:])
-        kernels = kernel.reshape(groups, weight.shape[0] // groups, *kernel.shape[1:])
-        letters = "hijklm"[:spatial]
-        taps = "pqrstu"[:spatial]
-        result = np.einsum(f"ngc{letters}{taps},goc{taps}->ngo{letters}", grouped, kernels, optimize=True)
-        result = result.reshape(batch, weight.shape[0], *out_sizes)
-    return np.ascontiguousarray(result, dtype=input.dtype)
+    (O, C / groups, *K); ``padding`` gives (before, after) per spatial dimension."""
+    layout = _Layout(input.shape[2:], weight.shape[2:], stride, padding, dilation)
+    kernels = _working(weight).reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
+    product = np.matmul(kernels, _columns(_working(input), layout, groups))
+    product = product.reshape(input.shape[0], weight.shape[0], *layout.grid)[..., :layout.out[-1]]
+    return np.ascontiguousarray(product, dtype=input.dtype)
 
 
-def _transposed(input: np.ndarray, weight: np.ndarray, stride, padding, dilation, output_padding,
-                groups: int) -> np.ndarray:
-    """The transposed convolution of a batched ``input`` (N, C, *S) with ``weight``
-    (C, O / groups, *K): the input spread out by the stride, correlated with the flipped weight."""
-    spatial = weight.ndim - 2
-    spread = np.zeros((*input.shape[:2], *((size - 1) * s + 1 if size else 0
-                                           for size, s in zip(input.shape[2:], stride))), input.dtype)
-    spread[(slice(None), slice(None), *(slice(None, None, s) for s in stride))] = input
-    channels, per_group = weight.shape[:2]
-    flipped = weight.reshape(groups, channels // groups, per_group, *weight.shape[2:]).swapaxes(1, 2)
-    flipped = flipped.reshape(groups * per_group, channels // groups, *weight.shape[2:])
-    flipped = flipped[(slice(None), slice(None), *(slice(None, None, -1),) * spatial)]
-    pads = [(d * (k - 1) - p, d * (k - 1) - p + o)
-            for k, d, p, o in zip(weight.shape[2:], dilation, padding, output_padding)]
-    return _correlate(spread, flipped, (1,) * spatial, pads, dilation, groups)
+def _spread(grad: np.ndarray, weight: np.ndarray, sizes, stride, padding, dilation, groups: int,
+            extended: np.ndarray | None = None) -> np.ndarray:
+    """The transpose of ``_correlate`` over inputs of spatial ``sizes``, applied to ``grad``
+    (N, O, *out): each output's value spread back over its window (col2im). ``extended``:
+    ``grad`` already on the layout's grid, when the caller has it."""
+    layout = _Layout(sizes, weight.shape[2:], stride, padding, dilation)
+    kernels = _working(weight).reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
+    channels = weight.shape[1] * groups
+    if extended is None:
+        extended = layout.extend(_working(grad), groups)
+    columns = np.matmul(kernels.swapaxes(1, 2), extended)
+    columns = columns.reshape(grad.shape[0], channels, math.prod(layout.kernel), *layout.grid)
+    flat, planes = layout.buffer((grad.shape[0], channels), columns.dtype)
+    item = flat.itemsize
+    shape, strides = (*flat.shape[:2], *layout.grid), (*flat.strides[:2], *(o * item for o in layout.out_steps))
+    # One add per kernel tap (not per pixel): its share of every window, where the window lies.
+    for tap, position in enumerate(np.ndindex(*layout.kernel)):
+        offset = sum(p * step for p, step in zip(position, layout.tap_steps))
+        target = as_strided(flat[..., offset:], shape, strides)
+        target += columns[:, :, tap]
+    return np.ascontiguousarray(planes[layout.inner()], dtype=grad.dtype)
+
+
+def _weight_product(input: np.ndarray, grad: np.ndarray, weight_shape, stride, padding, dilation,
+                    groups: int, extended: np.ndarray | None = None) -> np.ndarray:
+    """The weight's gradient of ``_correlate(input, weight)`` for the output gradient ``grad``
+    (``extended``: as in ``_spread``)."""
+    layout = _Layout(input.shape[2:], weight_shape[2:], stride, padding, dilation)
+    columns = _columns(_working(input), layout, groups)
+    if extended is None:
+        extended = layout.extend(_working(grad), groups)
+    product = np.matmul(extended, columns.swapaxes(2, 3)).sum(0)
+    return product.reshape(weight_shape).astype(input.dtype, copy=False)
+
+
+def _transposed_sizes(sizes, weight_shape, stride, padding, dilation, output_padding) -> list[int]:
+    return [(size - 1) * s - 2 * p + d * (k - 1) + 1 + o for size, s, p, d, k, o in
+            zip(sizes, stride, padding, dilation, weight_shape[2:], output_padding)]
 
 
 def _run(input, weight, bias, stride, padding, dilation, groups, transposed=False, output_padding=0,
-         allow_complex=True):
-    """A checked convolution of a batched input (``padding`` symmetric) plus ``bias``."""
+         allow_complex=True, extra=None):
+    """A checked convolution of a batched input (``padding`` symmetric, plus ``extra`` after in
+    each dimension: 'same' padding's odd one) plus ``bias``."""
     stride, padding, dilation, output_padding = _check_arguments(input, weight, bias, stride, padding, dilation,
                                                                  groups, transposed, output_padding, allow_complex)
     if transposed:
-        result = _transposed(input, weight, stride, padding, dilation, output_padding, groups)
+        sizes = _transposed_sizes(input.shape[2:], weight.shape, stride, padding, dilation, output_padding)
+        result = _spread(input, weight, sizes, stride, [(p, p) for p in padding], dilation, groups)
     else:
-        result = _correlate(input, weight, stride, [(p, p) for p in padding], dilation, groups)
+        sides = [(p, p + e) for p, e in zip(padding, extra or (0,) * len(padding))]
+        result = _correlate(input, weight, stride, sides, dilation, groups)
     if bias is not None:
         result += bias.reshape(-1, *(1,) * (weight.ndim - 2))
     return result
 
 
 # -- gradients ------------------------------------------------------------------------------------
+#
+# Every convolution's gradient is one call to ``_convolution_backward`` (ATen's
+# ``convolution_backward``), whose own gradient is written with convolutions and itself, so
+# gradients of any order work.
+
+def _parts(x):
+    """(real, imaginary) parts of a tensor; the imaginary part None for a real one."""
+    return (x.real, x.imag) if x.is_complex() else (x, None)
+
+
+def _bilinear(function, x, y):
+    """``function(x, y)`` for a real-bilinear ``function`` of real tensors, extended to complex
+    operands through their parts (as PyTorch's conv2d splits complex operands)."""
+    (a, b), (c, d) = _parts(x), _parts(y)
+    real = function(a, c)
+    imaginary = None if d is None else function(a, d)
+    if b is not None:
+        imaginary = function(b, c) if imaginary is None else imaginary + function(b, c)
+        if d is not None:
+            real = real - function(b, d)
+    return real if imaginary is None else ops.complex(real, imaginary)
+
 
 def _convolve(input, weight, *arguments):
-    """``convolution(input, weight, None, *arguments)``; complex operands (which it refuses, as
-    PyTorch's does) as four real convolutions, as PyTorch's conv2d splits them."""
-    convolution = public("convolution")
-    if not (input.is_complex() or weight.is_complex()):
-        return convolution(input, weight, None, *arguments)
-    a, b, c, d = input.real, input.imag, weight.real, weight.imag
-    return public("complex")(convolution(a, c, None, *arguments) - convolution(b, d, None, *arguments),
-                             convolution(a, d, None, *arguments) + convolution(b, c, None, *arguments))
+    """``convolution(input, weight, None, *arguments)``, complex operands too (the op refuses
+    them, as PyTorch's does)."""
+    convolution = ops.convolution
+    return _bilinear(lambda x, w: convolution(x, w, None, *arguments), input, weight)
 
 
-def _weight_gradient(input, grad_output, weight_shape, stride, padding, dilation, groups):
-    """d <convolution(input, w), grad_output> / d w, as a convolution of ``input`` (channels as
-    the batch) with ``grad_output`` (batch as the channels)."""
-    spatial = len(weight_shape) - 2
-    batch, channels = input.shape[:2]
-    per_group, out_channels = channels // groups, weight_shape[0]
-    sizes, out_sizes = tuple(input.shape[2:]), tuple(grad_output.shape[2:])
-    moved = range(3, 3 + spatial)
-    images = input.reshape(batch, groups, per_group, *sizes).permute(2, 1, 0, *moved)
-    images = images.reshape(per_group, groups * batch, *sizes)
-    kernels = grad_output.reshape(batch, groups, out_channels // groups, *out_sizes).permute(1, 2, 0, *moved)
-    kernels = kernels.reshape(out_channels, batch, *out_sizes)
-    result = _convolve(images, kernels, list(dilation), list(padding), list(stride), False,
-                         [0] * spatial, groups)
-    result = result[(slice(None), slice(None), *(slice(0, k) for k in weight_shape[2:]))]
-    return result.permute(1, 0, *range(2, 2 + spatial))
-
-
-def _gradients(grad, input, weight, stride, padding, dilation, transposed, output_padding, groups,
-               needs_input_grad):
-    """The gradients of a batched convolution (symmetric ``padding``, one int per dimension)."""
-    spatial = weight.dim() - 2
-    sizes = tuple(input.shape[2:])
-    if grad.is_complex():  # complex operands' gradients use their conjugates
-        input, weight = _conj(input), _conj(weight)
+def _backward(grad, input, weight, arguments, mask):
+    """``_convolution_backward(grad, input, weight, None, *arguments, mask)``, complex operands
+    too (the op refuses them, as PyTorch's does)."""
+    backward = ops._convolution_backward
+    if not (grad.is_complex() or input.is_complex() or weight.is_complex()):
+        return backward(grad, input, weight, None, *arguments, mask)
+    # The input's gradient is bilinear in (grad, weight) and needs only the input's shape, the
+    # weight's in (input, grad) and needs only the weight's shape.
+    shaped_input, shaped_weight = _parts(input)[0], _parts(weight)[0]
     grad_input = grad_weight = grad_bias = None
-    if not transposed:
-        if needs_input_grad[0]:
-            extra = [(size + 2 * p - d * (k - 1) - 1) % s
-                     for size, p, d, k, s in zip(sizes, padding, dilation, weight.shape[2:], stride)]
-            grad_input = _convolve(grad, weight, list(stride), list(padding), list(dilation), True, extra,
-                                     groups)
-        if needs_input_grad[1]:
-            grad_weight = _weight_gradient(input, grad, tuple(weight.shape), stride, padding, dilation, groups)
-    else:
-        if needs_input_grad[0]:
-            grad_input = _convolve(grad, weight, list(stride), list(padding), list(dilation), False,
-                                     [0] * spatial, groups)
-            grad_input = grad_input[(slice(None), slice(None), *(slice(0, size) for size in sizes))]
-        if needs_input_grad[1]:
-            grad_weight = _weight_gradient(grad, input, tuple(weight.shape), stride, padding, dilation, groups)
-    if len(needs_input_grad) > 2 and needs_input_grad[2]:
-        grad_bias = grad.sum([0, *range(2, 2 + spatial)])
+    if mask[0]:
+        grad_input = _bilinear(lambda g, w: backward(g, shaped_input, w, None, *arguments, [True, False, False])[0],
+                               grad, weight)
+    if mask[1]:
+        grad_weight = _bilinear(
+            lambda x, g: backward(g, x, shaped_weight, None, *arguments, [False, True, False])[1], input, grad)
+    if mask[2]:
+        grad_bias = grad.sum([0, *range(2, grad.dim())])
     return grad_input, grad_weight, grad_bias
+
+
+def _backward_mask(needs_input_grad) -> list[bool]:
+    return [needs_input_grad[0], needs_input_grad[1], len(needs_input_grad) > 2 and needs_input_grad[2]]
 
 
 def _convolution_grad(grad, input, weight, stride, padding, dilation, transposed, output_padding, groups,
                       needs_input_grad):
     spatial = weight.dim() - 2
-    return _gradients(grad, input, weight, _expand("stride", stride, spatial), _expand("padding", padding, spatial),
-                      _expand("dilation", dilation, spatial), transposed,
-                      _expand("output_padding", output_padding, spatial), groups, needs_input_grad)
+    arguments = (list(_expand("stride", stride, spatial)), list(_expand("padding", padding, spatial)),
+                 list(_expand("dilation", dilation, spatial)), transposed,
+                 list(_expand("output_padding", output_padding, spatial)), groups)
+    # Complex operands' gradients use their partners' conjugates.
+    return _backward(grad, _conj(input), _conj(weight), arguments, _backward_mask(needs_input_grad))
+
+
+def _convolution_backward_grad(grad, grad_output, input, weight, stride, padding, dilation, transposed,
+                               output_padding, groups, needs_input_grad):
+    # With gI = B(gO, W) and gW = C(I, gO) bilinear and <gO, conv(I, W)> = <gI, I> = <gW, W>:
+    # gO's gradient is conv(ggI, W) + conv(I, ggW) + ggB, I's is B(gO, ggW), W's is C(ggI, gO)
+    # (each partner conjugated for complex operands).
+    grad_input, grad_weight, grad_bias = grad
+    arguments = (stride, padding, dilation, transposed, output_padding, groups)
+    for_output = for_input = for_weight = None
+    if needs_input_grad[0]:
+        terms = []
+        if grad_input is not None:
+            terms.append(_convolve(grad_input, _conj(weight), *arguments))
+        if grad_weight is not None:
+            terms.append(_convolve(_conj(input), grad_weight, *arguments))
+        if grad_bias is not None:
+            terms.append(grad_bias.reshape(-1, *(1,) * (weight.dim() - 2)).expand(tuple(grad_output.shape)))
+        for term in terms:
+            for_output = term if for_output is None else for_output + term
+    if needs_input_grad[1] and grad_weight is not None:
+        for_input = _backward(_conj(grad_output), input, grad_weight, arguments, [True, False, False])[0]
+    if needs_input_grad[2] and grad_input is not None:
+        for_weight = _backward(_conj(grad_output), grad_input, weight, arguments, [False, True, False])[1]
+    return for_output, for_input, for_weight
+
+
+@op(grad=_convolution_backward_grad, samples=(
+    Sample((TensorSpec((1, 2, 3, 3)), TensorSpec((1, 1, 5, 5)), TensorSpec((2, 1, 3, 3)), [2], [1, 1], [0, 0],
+            [1, 1], False, [0, 0], 1, [True, True, True])),
+    Sample((TensorSpec((2, 2, 3), "float64"), TensorSpec((2, 2, 4), "float64"), TensorSpec((2, 1, 2), "float64"),
+            None, [2], [1], [1], False, [0], 2, [True, True, False])),
+    Sample((TensorSpec((1, 2, 3, 4), "float64"), TensorSpec((1, 1, 2, 2), "float64"),
+            TensorSpec((1, 2, 2, 3), "float64"), None, [2, 1], [1, 0], [1, 1], True, [1, 0], 1,
+            [True, True, True])),
+    Sample((TensorSpec((1, 2, 3, 3), "float64"), TensorSpec((1, 1, 4, 4), "float64"),
+            TensorSpec((2, 1, 2, 2), "float64"), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+            [False, True, False]))))
+def _convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bias_sizes: list[int] | None,
+                          stride: list[int], padding: list[int], dilation: list[int], transposed: bool,
+                          output_padding: list[int], groups: int, output_mask: list[bool]) -> tuple:
+    """The gradients of ``convolution(input, weight, bias, ...)`` for the output gradient
+    ``grad_output``: (input's, weight's, bias's), each only where ``output_mask`` asks for it
+    (None otherwise) — ATen's ``convolution_backward``.
+
+    >>> import tensormodes as tm
+    >>> g = tm._convolution_backward(tm.ones(1, 1, 2), tm.ones(1, 1, 3), tm.ones(1, 1, 2), None, [1], [0], [1],
+    ...                              False, [0], 1, [True, True, True])
+    >>> [t.tolist() for t in g]
+    [[[[1.0, 2.0, 1.0]]], [[[2.0, 2.0]]], [2.0]]
+    """
+    if grad_output.dtype == np.bool_ or grad_output.dtype.kind == "c":
+        raise not_implemented("slow_conv_transpose2d_out_cpu" if transposed else "slow_conv2d_cpu",
+                              dt.NP_TO_DTYPE[grad_output.dtype])
+    spatial = weight.ndim - 2
+    stride, padding, dilation = (_expand(name, value, spatial) for name, value in
+                                 (("stride", stride), ("padding", padding), ("dilation", dilation)))
+    sides = [(p, p) for p in padding]
+    grad_input = grad_weight = grad_bias = None
+    extended = None
+    if not transposed and output_mask[0] and output_mask[1]:  # both use grad_output on the same grid
+        layout = _Layout(input.shape[2:], weight.shape[2:], stride, sides, dilation)
+        extended = layout.extend(_working(grad_output), groups)
+    if output_mask[0]:
+        if transposed:
+            grad_input = _correlate(grad_output, weight, stride, sides, dilation, groups)
+            grad_input = np.ascontiguousarray(grad_input[(slice(None), slice(None),
+                                                          *(slice(0, size) for size in input.shape[2:]))])
+        else:
+            grad_input = _spread(grad_output, weight, input.shape[2:], stride, sides, dilation, groups, extended)
+    if output_mask[1]:
+        grad_weight = _weight_product(grad_output, input, weight.shape, stride, sides, dilation, groups) \
+            if transposed else _weight_product(input, grad_output, weight.shape, stride, sides, dilation, groups,
+                                               extended)
+    if output_mask[2]:
+        grad_bias = np.asarray(grad_output.sum(axis=(0, *range(2, 2 + spatial))), dtype=grad_output.dtype)
+    return grad_input, grad_weight, grad_bias
 
 
 @op(grad=_convolution_grad, samples=(
@@ -316,11 +458,9 @@ def _conv_nd(name: str, spatial: int, input, weight, bias, stride, padding, dila
         result = _run(batched, weight, bias, stride, _as_list(padding, spatial), dilation, groups)
         return result[0] if unbatched else result
     sides = _resolve_padding(padding, weight.shape, stride, dilation)
-    before = [b for b, _ in sides]
-    # The odd extra padding of 'same' is added to the input; the rest is the convolution's own.
-    extra = [(0, 0), (0, 0), *((0, a - b) for b, a in sides)]
-    result = _run(np.pad(batched, extra) if any(a != b for b, a in sides) else batched, weight, bias, stride,
-                  before, dilation, groups)
+    # The odd extra padding of 'same' goes after the input.
+    result = _run(batched, weight, bias, stride, [b for b, _ in sides], dilation, groups,
+                  extra=[a - b for b, a in sides])
     return result[0] if unbatched else result
 
 
@@ -330,19 +470,20 @@ def _conv_nd_grad(grad, input, weight, stride, padding, dilation, groups, needs_
     if unbatched:
         grad, input = grad.unsqueeze(0), input.unsqueeze(0)
     sides = _resolve_padding(padding, tuple(weight.shape), stride, dilation)
-    before = [b for b, _ in sides]
     sizes = tuple(input.shape[2:])
     if any(a != b for b, a in sides):
         # The odd extra padding of 'same', as zeros after the input (cropped off its gradient).
         for dim, (b, a) in enumerate(sides):
             if a > b:
                 zeros = input.new_zeros((*input.shape[:2 + dim], a - b, *input.shape[3 + dim:]))
-                input = public("cat")([input, zeros], 2 + dim)
-    grad_input, grad_weight, grad_bias = _gradients(
-        grad, input, weight, _expand("stride", stride, spatial), before, _expand("dilation", dilation, spatial),
-        False, [0] * spatial, groups, needs_input_grad)
+                input = ops.cat([input, zeros], 2 + dim)
+    arguments = (list(_expand("stride", stride, spatial)), [b for b, _ in sides],
+                 list(_expand("dilation", dilation, spatial)), False, [0] * spatial, groups)
+    grad_input, grad_weight, grad_bias = _backward(grad, _conj(input), _conj(weight), arguments,
+                                                   _backward_mask(needs_input_grad))
     if grad_input is not None:
-        grad_input = grad_input[(slice(None), slice(None), *(slice(0, size) for size in sizes))]
+        if any(a != b for b, a in sides):
+            grad_input = grad_input[(slice(None), slice(None), *(slice(0, size) for size in sizes))]
         if unbatched:
             grad_input = grad_input.squeeze(0)
     return grad_input, grad_weight, grad_bias
@@ -411,10 +552,8 @@ def _conv_transpose_nd_grad(grad, input, weight, stride, padding, output_padding
     unbatched = input.dim() == spatial + 1
     if unbatched:
         grad, input = grad.unsqueeze(0), input.unsqueeze(0)
-    grad_input, grad_weight, grad_bias = _gradients(
-        grad, input, weight, _expand("stride", stride, spatial), _expand("padding", padding, spatial),
-        _expand("dilation", dilation, spatial), True, _expand("output_padding", output_padding, spatial), groups,
-        needs_input_grad)
+    grad_input, grad_weight, grad_bias = _convolution_grad(grad, input, weight, stride, padding, dilation, True,
+                                                           output_padding, groups, needs_input_grad)
     if grad_input is not None and unbatched:
         grad_input = grad_input.squeeze(0)
     return grad_input, grad_weight, grad_bias
@@ -461,184 +600,3 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     """
     return _conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
                               dilation)
-
-
-# -- pooling --------------------------------------------------------------------------------------
-
-def _pair(name: str, value, default=None) -> tuple[int, int]:
-    """max_pool2d's kernel_size / stride / padding / dilation as (height, width)."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value), int(value)
-    values = [int(v) for v in value]
-    if not values and default is not None:
-        return default
-    if len(values) == 1:
-        return values[0], values[0]
-    if len(values) != 2:
-        raise RuntimeError(_PAIR_ERRORS[name])
-    return values[0], values[1]
-
-
-_PAIR_ERRORS = {
-    "kernel_size": "max_pool2d: kernel_size must either be a single int, or a tuple of two ints",
-    "stride": "max_pool2d: stride must either be omitted, a single int, or a tuple of two ints",
-    "padding": "max_pool2d: padding must either be a single int, or a tuple of two ints",
-    "dilation": "max_pool2d: dilation must be either a single int, or a tuple of two ints",
-}
-
-
-def _pooled_size(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:
-    """PyTorch's pooling output size: windows that start in the input or its left padding."""
-    span = size + 2 * padding - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
-    count = span // stride + 1
-    if ceil_mode and (count - 1) * stride >= size + padding:
-        count -= 1
-    return count
-
-
-def _max_pool2d_grad(grad, input_shape, indices):
-    # Each output's gradient goes to the input element it took (PyTorch's saved indices).
-    outputs = grad.shape[-2] * grad.shape[-1]  # not -1 in reshape: an empty batch leaves it ambiguous
-    planes = grad.reshape(*input_shape[:-2], outputs)
-    elements = input_shape[-2] * input_shape[-1]
-    # One slot more: a window of padding alone (its maximum is -inf) points there, as in PyTorch
-    # its gradient goes nowhere.
-    flat = grad.new_zeros((*input_shape[:-2], elements + 1))
-    flat = flat.scatter_add(-1, indices.reshape(*input_shape[:-2], outputs), planes)
-    return flat[..., :elements].reshape(input_shape)
-
-
-@op(grad=_max_pool2d_grad, saves=("indices",), samples=(
-    Sample((TensorSpec((1, 2, 4, 4)), 2)),
-    Sample((TensorSpec((2, 5, 5), "float64"), 3, 2, 1), {"ceil_mode": True}),
-    Sample((TensorSpec((1, 1, 5, 6), "float64"), (2, 3), (1, 2), (1, 0), (2, 1))),
-    Sample((TensorSpec((1, 2, 5, 5)), 2), {"stride": 2, "padding": 1, "dilation": 2, "ceil_mode": True}),
-    Sample((TensorSpec((1, 1, 4, 4), "int64", -5, 5), 2, 1)),
-    Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], [])),
-    Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))))
-def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
-    """The largest element of each ``kernel_size`` window of ``input`` (N, C, H, W) or (C, H, W),
-    the windows ``stride`` apart (by default ``kernel_size``); padding counts as ``-inf``. A
-    window's first largest element wins (NaN counts as largest).
-
-    >>> import tensormodes as tm
-    >>> tm.max_pool2d(tm.arange(16.).reshape(1, 4, 4), 2).tolist()
-    [[[5.0, 7.0], [13.0, 15.0]]]
-    """
-    kernel = _pair("kernel_size", kernel_size)
-    step = _pair("stride", stride, default=kernel)
-    pad = _pair("padding", padding)
-    spread = _pair("dilation", dilation)
-    if min(step) <= 0:
-        raise RuntimeError("stride should not be zero")
-    if min(kernel) <= 0:
-        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
-    if min(pad) < 0:
-        raise RuntimeError(f"pad must be non-negative, but got pad: {min(pad)}")
-    for k, p, d in zip(kernel, pad, spread):
-        if d > 0 and p > (d * (k - 1) + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
-                               f"kernel_size={k} and dilation={d}")
-    if min(spread) <= 0:
-        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {spread[0]} "
-                           f"dilationW: {spread[1]}")
-    if input.ndim not in (3, 4):
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    if 0 in input.shape[-3:]:
-        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
-                           f"got:{list(input.shape)}")
-    if input.dtype == np.bool_ or input.dtype.kind == "c":
-        raise not_implemented("max_pool2d", dt.NP_TO_DTYPE[input.dtype])
-    sizes = input.shape[-2:]
-    out = [_pooled_size(*args, ceil_mode) for args in zip(sizes, kernel, step, pad, spread)]
-    if min(out) < 1:
-        channels = input.shape[-3]
-        raise RuntimeError(f"Given input size: ({channels}x{sizes[0]}x{sizes[1]}). Calculated output size: "
-                           f"({channels}x{out[0]}x{out[1]}). Output size is too small")
-    return _max_pool_planes(input, kernel, step, pad, spread, out)
-
-
-def _max_pool_planes(input: np.ndarray, kernel, step, pad, spread, out) -> tuple[np.ndarray, np.ndarray]:
-    """The maxima of ``input``'s windows over its last two dimensions, and where they are (flat
-    positions in each plane; one past the plane for a window of padding alone)."""
-    sizes = input.shape[-2:]
-    # Compared as float32 (exact for the narrow floats); padded with the lowest value, which
-    # never wins: every window holds at least one input element.
-    work = input.astype(np.float32) if input.dtype in _HALF_TYPES else input
-    lowest = -np.inf if work.dtype.kind == "f" else np.iinfo(work.dtype).min
-    extent = [d * (k - 1) + 1 for k, d in zip(kernel, spread)]
-    after = [max((o - 1) * s + e - size - p, 0) for o, s, e, size, p in zip(out, step, extent, sizes, pad)]
-    padded = np.pad(work, [(0, 0)] * (input.ndim - 2) + [(pad[0], after[0]), (pad[1], after[1])],
-                    constant_values=lowest)
-    windows = sliding_window_view(padded, extent, axis=(-2, -1))
-    windows = windows[..., :(out[0] - 1) * step[0] + 1:step[0], :(out[1] - 1) * step[1] + 1:step[1],
-                      ::spread[0], ::spread[1]]
-    flat = windows.reshape(*windows.shape[:-2], kernel[0] * kernel[1])
-    chosen = np.argmax(flat, axis=-1)
-    result = np.take_along_axis(flat, chosen[..., None], axis=-1)[..., 0].astype(input.dtype)
-    rows = np.arange(out[0])[:, None] * step[0] + (chosen // kernel[1]) * spread[0] - pad[0]
-    columns = np.arange(out[1]) * step[1] + (chosen % kernel[1]) * spread[1] - pad[1]
-    inside = (rows >= 0) & (rows < sizes[0]) & (columns >= 0) & (columns < sizes[1])
-    return result, np.where(inside, rows * sizes[1] + columns, sizes[0] * sizes[1]).astype(np.int64)
-
-
-def _one(name: str, value, default=None, *, none_allowed: bool = False) -> int:
-    """max_pool1d's kernel_size / stride / padding / dilation as one int."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value)
-    if value is None and default is not None:
-        return default
-    values = [int(v) for v in value]
-    if not values and default is not None:
-        return default
-    if len(values) != 1:
-        kinds = "None, an int, list of ints, or tuple of ints" if none_allowed else \
-            "an int, list of ints, or tuple of ints" if name == "padding" else "an int, list of ints or tuple of ints"
-        raise RuntimeError(f"max_pool1d() {name} must be {kinds} of size 1 but got size {len(values)}")
-    return values[0]
-
-
-def _max_pool1d_grad(grad, input_shape, indices):
-    planes = (*input_shape[:-1], 1, input_shape[-1])
-    return _max_pool2d_grad(grad.unsqueeze(-2), planes, indices.unsqueeze(-2)).squeeze(-2)
-
-
-@op(grad=_max_pool1d_grad, saves=("indices",), samples=(
-    Sample((TensorSpec((1, 2, 6)), 2)),
-    Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
-    Sample((TensorSpec((2, 1, 8), "float64"), [2], [], 1, 3)),
-    Sample((TensorSpec((1, 2, 5), "bfloat16"), 2, 1))))
-def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
-    """The largest element of each ``kernel_size`` window of ``input`` (N, C, L) or (C, L), the
-    windows ``stride`` apart (by default ``kernel_size``); padding counts as ``-inf``. A window's
-    first largest element wins (NaN counts as largest).
-
-    >>> import tensormodes as tm
-    >>> tm.max_pool1d(tm.tensor([[1.0, 3.0, 2.0, 0.0]]), 2).tolist()
-    [[3.0, 2.0]]
-    """
-    kernel = _one("kernel_size", kernel_size)
-    step = _one("stride", stride, default=kernel, none_allowed=True)
-    pad = _one("padding", padding)
-    spread = _one("dilation", dilation)
-    if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
-        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
-                           f"input, but got:{list(input.shape)}")
-    if kernel <= 0:
-        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {kernel}")
-    if step <= 0:
-        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {step}")
-    if pad < 0:
-        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {pad}")
-    if pad > kernel // 2:
-        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={pad} and "
-                           f"kernel_size={kernel}")
-    if spread <= 0:
-        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {spread}")
-    size = _pooled_size(input.shape[-1], kernel, step, pad, spread, ceil_mode)
-    if size < 1:
-        raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
-    if input.dtype.kind not in "f" and input.dtype not in _HALF_TYPES:
-        raise not_implemented("max_pool1d_impl", dt.NP_TO_DTYPE[input.dtype])
-    result, indices = _max_pool_planes(input[..., None, :], (1, kernel), (1, step), (0, pad), (1, spread), (1, size))
-    return result[..., 0, :], indices[..., 0, :]

@@ -21,6 +21,7 @@ from ._functional import (  # noqa: F401 - importing a family registers its func
     loss,
     normalization,
     padding,
+    pooling,
 )
 from ._functional._common import EXPORTS
 

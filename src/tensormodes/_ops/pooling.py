@@ -1,0 +1,681 @@
+"""Pooling: max pooling (with or without the positions of the maxima) and its inverse
+``max_unpool2d``, average pooling, and adaptive average and max pooling, as PyTorch declares
+them (``torch.max_pool2d``, ``torch.nn.functional.avg_pool2d`` ...). ``nn.functional``'s
+Python-level functions (``F.max_pool2d(return_indices=True)``, ``F.adaptive_max_pool2d`` ...)
+are composites over these ops, in ``nn/_functional/pooling.py``.
+
+Kernels work on strided views of the (padded) input, never looping over pixels: max pooling
+compares one view per kernel tap, average pooling sums windows one dimension at a time through
+``sliding_window_view``, adaptive pooling gathers its uneven windows at the largest one's size,
+and a gradient that spreads values back over windows adds one strided view per kernel tap.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .. import _dtype as dt
+from ._common import HALF_TYPES, not_implemented, ops
+from ._registry import Sample, Tensor, TensorSpec, op
+
+# -- arguments ------------------------------------------------------------------------------------
+
+def _pair(function: str, name: str, value, default=None) -> tuple[int, int]:
+    """A 2D pooling's kernel_size / stride / padding / dilation as (height, width)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value), int(value)
+    values = [] if value is None else [int(v) for v in value]
+    if not values and default is not None:
+        return default
+    if len(values) == 1:
+        return values[0], values[0]
+    if len(values) != 2:
+        raise RuntimeError(f"{function}: {_PAIR_ERRORS[name]}")
+    return values[0], values[1]
+
+
+_PAIR_ERRORS = {
+    "kernel_size": "kernel_size must either be a single int, or a tuple of two ints",
+    "stride": "stride must either be omitted, a single int, or a tuple of two ints",
+    "padding": "padding must either be a single int, or a tuple of two ints",
+    "dilation": "dilation must be either a single int, or a tuple of two ints",
+}
+
+
+def _pool2d_arguments(function: str, input: np.ndarray, kernel_size, stride, padding, dilation, ceil_mode: bool):
+    """PyTorch's checks of a 2D pooling's arguments, in its order: (kernel, stride, padding,
+    dilation, output size), each (height, width)."""
+    kernel = _pair(function, "kernel_size", kernel_size)
+    step = _pair(function, "stride", stride, default=kernel)
+    pad = _pair(function, "padding", padding)
+    spread = _pair(function, "dilation", dilation)
+    if min(step) <= 0:
+        raise RuntimeError("stride should not be zero")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
+    if min(pad) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(pad)}")
+    for k, p, d in zip(kernel, pad, spread):
+        if d > 0 and p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+    if min(spread) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {spread[0]} "
+                           f"dilationW: {spread[1]}")
+    if input.ndim not in (3, 4):
+        if function == "avg_pool2d" and input.ndim < 3:  # PyTorch's avg_pool2d reads input.size(-3) first
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.ndim, 1)}, "
+                             f"{max(input.ndim, 1) - 1}], but got -3)")
+        if function == "max_pool2d":
+            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if input.ndim not in (3, 4) or 0 in input.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{list(input.shape)}")
+    sizes = input.shape[-2:]
+    out = [_pooled_size(*args, ceil_mode) for args in zip(sizes, kernel, step, pad, spread)]
+    if min(out) < 1:
+        channels = input.shape[-3]
+        raise RuntimeError(f"Given input size: ({channels}x{sizes[0]}x{sizes[1]}). Calculated output size: "
+                           f"({channels}x{out[0]}x{out[1]}). Output size is too small")
+    return kernel, step, pad, spread, out
+
+
+# -- max pooling ----------------------------------------------------------------------------------
+
+def _pooled_size(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling output size: windows that start in the input or its left padding."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    count = span // stride + 1
+    if ceil_mode and (count - 1) * stride >= size + padding:
+        count -= 1
+    return count
+
+
+def _spread_maxima(grad, input_shape, indices, overlapping: bool = True):
+    """Each output's gradient given to the input element it took (PyTorch's saved indices); a
+    plain scatter, cheaper than adding, where no two windows share an element."""
+    outputs = grad.shape[-2] * grad.shape[-1]  # not -1 in reshape: an empty batch leaves it ambiguous
+    planes = grad.reshape(*input_shape[:-2], outputs)
+    elements = input_shape[-2] * input_shape[-1]
+    # One slot more: a window of padding alone (its maximum is -inf) points there, as in PyTorch
+    # its gradient goes nowhere.
+    flat = grad.new_zeros((*input_shape[:-2], elements + 1))
+    positions = indices.reshape(*input_shape[:-2], outputs)
+    flat = flat.scatter_add(-1, positions, planes) if overlapping else flat.scatter(-1, positions, planes)
+    return flat[..., :elements].reshape(input_shape)
+
+
+def _overlapping(kernel, step, spread) -> bool:
+    return any(s < d * (k - 1) + 1 for k, s, d in zip(kernel, step, spread))
+
+
+def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
+    kernel = _pair("max_pool2d", "kernel_size", kernel_size)
+    step = _pair("max_pool2d", "stride", stride, default=kernel)
+    return _spread_maxima(grad, input_shape, indices,
+                          _overlapping(kernel, step, _pair("max_pool2d", "dilation", dilation)))
+
+
+@op(grad=_max_pool2d_grad, saves=("indices",), samples=(
+    Sample((TensorSpec((1, 2, 4, 4)), 2)),
+    Sample((TensorSpec((2, 5, 5), "float64"), 3, 2, 1), {"ceil_mode": True}),
+    Sample((TensorSpec((1, 1, 5, 6), "float64"), (2, 3), (1, 2), (1, 0), (2, 1))),
+    Sample((TensorSpec((1, 2, 5, 5)), 2), {"stride": 2, "padding": 1, "dilation": 2, "ceil_mode": True}),
+    Sample((TensorSpec((1, 1, 4, 4), "int64", -5, 5), 2, 1)),
+    Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], [])),
+    Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))))
+def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
+    """The largest element of each ``kernel_size`` window of ``input`` (N, C, H, W) or (C, H, W),
+    the windows ``stride`` apart (by default ``kernel_size``); padding counts as ``-inf``. A
+    window's first largest element wins (NaN counts as largest).
+
+    >>> import tensormodes as tm
+    >>> tm.max_pool2d(tm.arange(16.).reshape(1, 4, 4), 2).tolist()
+    [[[5.0, 7.0], [13.0, 15.0]]]
+    """
+    kernel, step, pad, spread, out = _pool2d_arguments("max_pool2d", input, kernel_size, stride, padding, dilation,
+                                                       ceil_mode)
+    if input.dtype == np.bool_ or input.dtype.kind == "c":
+        raise not_implemented("max_pool2d", dt.NP_TO_DTYPE[input.dtype])
+    return _max_pool_planes(input, kernel, step, pad, spread, out)
+
+
+def _max_pool_planes(input: np.ndarray, kernel, step, pad, spread, out) -> tuple[np.ndarray, np.ndarray]:
+    """The maxima of ``input``'s windows over its last two dimensions, and where they are (flat
+    positions in each plane; one past the plane for a window of padding alone)."""
+    sizes = input.shape[-2:]
+    # Compared as float32 (exact for the narrow floats); padded with the lowest value, which
+    # never wins: every window holds at least one input element.
+    work = input.astype(np.float32) if input.dtype in HALF_TYPES else input
+    lowest = -np.inf if work.dtype.kind == "f" else np.iinfo(work.dtype).min
+    extent = [d * (k - 1) + 1 for k, d in zip(kernel, spread)]
+    after = [max((o - 1) * s + e - size - p, 0) for o, s, e, size, p in zip(out, step, extent, sizes, pad)]
+    padded = work
+    if any(pad) or any(after):
+        padded = np.pad(work, [(0, 0)] * (input.ndim - 2) + [(pad[0], after[0]), (pad[1], after[1])],
+                        constant_values=lowest)
+    # One pass per kernel tap (never per pixel), over that tap's element of every window: a
+    # later tap wins only if larger, or NaN where the best so far is not (NaN counts as largest,
+    # the first one wins). No copy of the windows, unlike an argmax over them.
+    best = chosen = None
+    for tap, (i, j) in enumerate(np.ndindex(*kernel)):
+        rows, columns = (slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip((i, j), spread, out, step))
+        candidate = padded[..., rows, columns]
+        if best is None:
+            # The smallest integer type that numbers the taps: cheaper masked writes.
+            best, chosen = candidate.copy(), np.zeros(candidate.shape, np.min_scalar_type(kernel[0] * kernel[1]))
+            continue
+        better = ~(candidate <= best)
+        if best.dtype.kind == "f":
+            better &= best == best
+        np.putmask(chosen, better, tap)
+        np.maximum(best, candidate, out=best)  # the same values as taking the better ones (NaN propagates)
+    result = best.astype(input.dtype, copy=False)
+    # Flat position = the window's first element's + the chosen tap's offset (a table lookup).
+    tap_rows, tap_columns = np.divmod(np.arange(kernel[0] * kernel[1]), kernel[1])
+    first_rows = np.arange(out[0]) * step[0] - pad[0]
+    first_columns = np.arange(out[1]) * step[1] - pad[1]
+    indices = (first_rows[:, None] * sizes[1] + first_columns) + \
+        np.take(tap_rows * spread[0] * sizes[1] + tap_columns * spread[1], chosen)
+    if padded is not work:  # a window may then have chosen padding: it points past the plane
+        rows = first_rows[:, None] + np.take(tap_rows * spread[0], chosen)
+        columns = first_columns + np.take(tap_columns * spread[1], chosen)
+        inside = (rows >= 0) & (rows < sizes[0]) & (columns >= 0) & (columns < sizes[1])
+        indices = np.where(inside, indices, sizes[0] * sizes[1])
+    return result, indices
+
+
+def _one(name: str, value, default=None, *, none_allowed: bool = False) -> int:
+    """max_pool1d's kernel_size / stride / padding / dilation as one int."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if value is None and default is not None:
+        return default
+    values = [int(v) for v in value]
+    if not values and default is not None:
+        return default
+    if len(values) != 1:
+        kinds = "None, an int, list of ints, or tuple of ints" if none_allowed else \
+            "an int, list of ints, or tuple of ints" if name == "padding" else "an int, list of ints or tuple of ints"
+        raise RuntimeError(f"max_pool1d() {name} must be {kinds} of size 1 but got size {len(values)}")
+    return values[0]
+
+
+def _max_pool1d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
+    kernel = _one("kernel_size", kernel_size)
+    step = _one("stride", stride, default=kernel, none_allowed=True)
+    planes = (*input_shape[:-1], 1, input_shape[-1])
+    return _spread_maxima(grad.unsqueeze(-2), planes, indices.unsqueeze(-2),
+                          _overlapping((kernel,), (step,), (_one("dilation", dilation),))).squeeze(-2)
+
+
+@op(grad=_max_pool1d_grad, saves=("indices",), samples=(
+    Sample((TensorSpec((1, 2, 6)), 2)),
+    Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
+    Sample((TensorSpec((2, 1, 8), "float64"), [2], [], 1, 3)),
+    Sample((TensorSpec((1, 2, 5), "bfloat16"), 2, 1))))
+def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
+    """The largest element of each ``kernel_size`` window of ``input`` (N, C, L) or (C, L), the
+    windows ``stride`` apart (by default ``kernel_size``); padding counts as ``-inf``. A window's
+    first largest element wins (NaN counts as largest).
+
+    >>> import tensormodes as tm
+    >>> tm.max_pool1d(tm.tensor([[1.0, 3.0, 2.0, 0.0]]), 2).tolist()
+    [[3.0, 2.0]]
+    """
+    kernel = _one("kernel_size", kernel_size)
+    step = _one("stride", stride, default=kernel, none_allowed=True)
+    pad = _one("padding", padding)
+    spread = _one("dilation", dilation)
+    if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(input.shape)}")
+    if kernel <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {kernel}")
+    if step <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {step}")
+    if pad < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {pad}")
+    if pad > kernel // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={pad} and "
+                           f"kernel_size={kernel}")
+    if spread <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {spread}")
+    size = _pooled_size(input.shape[-1], kernel, step, pad, spread, ceil_mode)
+    if size < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
+    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
+        raise not_implemented("max_pool1d_impl", dt.NP_TO_DTYPE[input.dtype])
+    result, indices = _max_pool_planes(input[..., None, :], (1, kernel), (1, step), (0, pad), (1, spread), (1, size))
+    return result[..., 0, :], indices[..., 0, :]
+
+
+def _with_indices_grad(grad, input_shape, result, kernel_size, stride, dilation):
+    return _max_pool2d_grad(grad[0], input_shape, result[1], kernel_size, stride, dilation)
+
+
+@op(name="_max_pool2d_with_indices", grad=_with_indices_grad, samples=(
+    Sample((TensorSpec((1, 2, 4, 4)), 2)),
+    Sample((TensorSpec((2, 5, 5), "float64"), 3, 2, 1), {"ceil_mode": True}),
+    Sample((TensorSpec((1, 1, 5, 6), "float64"), (2, 3), (1, 2), (1, 0), (2, 1))),
+    Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], []))))
+def _max_pool2d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
+                             ceil_mode: bool = False) -> tuple:
+    """``max_pool2d`` and where each maximum is: its flat position in the input's plane
+    (PyTorch's ``torch._C._nn.max_pool2d_with_indices``, behind
+    ``F.max_pool2d(..., return_indices=True)``).
+
+    >>> import tensormodes as tm
+    >>> values, indices = tm._max_pool2d_with_indices(tm.tensor([[[1., 3.], [4., 2.]]]), 2)
+    >>> values.tolist(), indices.tolist()
+    ([[[4.0]]], [[[2]]])
+    """
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _with_indices_1d_grad(grad, input_shape, result, kernel_size, stride, dilation):
+    return _max_pool1d_grad(grad[0], input_shape, result[1], kernel_size, stride, dilation)
+
+
+@op(grad=_with_indices_1d_grad, samples=(
+    Sample((TensorSpec((1, 2, 6)), 2)),
+    Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
+    Sample((TensorSpec((2, 1, 8), "float64"), [2], [], 1, 3))))
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode: bool = False) -> tuple:
+    """``max_pool1d`` and where each maximum is (its position along the last dimension).
+
+    >>> import tensormodes as tm
+    >>> values, indices = tm.max_pool1d_with_indices(tm.tensor([[1., 3., 2., 0.]]), 2)
+    >>> values.tolist(), indices.tolist()
+    ([[3.0, 2.0]], [[1, 2]])
+    """
+    kernel = _single("max_pool1d", "kernel_size", kernel_size)
+    step = _single("max_pool1d", "stride", stride, default=kernel)
+    pad = _single("max_pool1d", "padding", padding)
+    spread = _single("max_pool1d", "dilation", dilation)
+    _check_1d_input("max_pool1d", input)
+    planes = input[..., None, :]
+    arguments = _pool2d_arguments("max_pool2d", planes, (1, kernel), (1, step), (0, pad), (1, spread), ceil_mode)
+    if input.dtype == np.bool_ or input.dtype.kind == "c":
+        raise not_implemented("max_pool2d", dt.NP_TO_DTYPE[input.dtype])
+    values, indices = _max_pool_planes(planes, *arguments)
+    return values[..., 0, :], indices[..., 0, :]
+
+
+# -- average pooling ------------------------------------------------------------------------------
+
+def _window_counts(size: int, kernel: int, stride: int, padding: int, out: int, count_include_pad: bool):
+    """How many elements each window along one dimension averages: those in the input and its
+    padding, or in the input alone."""
+    start = np.arange(out) * stride - padding
+    end = np.minimum(start + kernel, size + padding)
+    if count_include_pad:
+        return end - start
+    return np.minimum(end, size) - np.maximum(start, 0)
+
+
+def _divisors(sizes, kernel, step, pad, out, count_include_pad, divisor_override) -> np.ndarray | int:
+    if divisor_override is not None:
+        return divisor_override
+    rows, columns = (_window_counts(*args, count_include_pad) for args in zip(sizes, kernel, step, pad, out))
+    return rows[:, None] * columns[None, :]
+
+
+def _padded_extent(sizes, kernel, step, pad, out) -> list[int]:
+    """How much padding after each dimension the last window needs (ceil_mode's can overhang)."""
+    return [max((o - 1) * s + k - size - p, 0) for o, s, k, size, p in zip(out, step, kernel, sizes, pad)]
+
+
+def _avg_pool_planes(input: np.ndarray, kernel, step, pad, out, count_include_pad, divisor_override):
+    sizes = input.shape[-2:]
+    work = input.astype(np.float32) if input.dtype in HALF_TYPES else input
+    after = _padded_extent(sizes, kernel, step, pad, out)
+    padded = np.pad(work, [(0, 0)] * (input.ndim - 2) + [(pad[0], after[0]), (pad[1], after[1])])
+    # Window sums one dimension at a time: k + k additions per output instead of k * k.
+    rows = sliding_window_view(padded, kernel[0], axis=-2)[..., :(out[0] - 1) * step[0] + 1:step[0], :, :].sum(-1)
+    total = sliding_window_view(rows, kernel[1], axis=-1)[..., :(out[1] - 1) * step[1] + 1:step[1], :].sum(-1)
+    divisor = _divisors(sizes, kernel, step, pad, out, count_include_pad, divisor_override)
+    if work.dtype.kind in "iu":  # C++ integer division, truncating towards zero
+        quotient = np.abs(total) // np.abs(divisor)
+        return (np.sign(total) * np.sign(divisor) * quotient).astype(input.dtype)
+    return (total / divisor).astype(input.dtype)
+
+
+def _check_avg_pool_dtype(function: str, input: np.ndarray, divisor_override) -> None:
+    if input.dtype == np.bool_ or input.dtype.kind == "c":
+        raise not_implemented(function, dt.NP_TO_DTYPE[input.dtype])
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+
+
+def _avg_pool2d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override):
+    return ops._avg_pool2d_backward(grad, list(input_shape), kernel_size, stride, padding, ceil_mode,
+                                          count_include_pad, divisor_override)
+
+
+@op(namespace="tensormodes.nn.functional", grad=_avg_pool2d_grad, samples=(
+    Sample((TensorSpec((1, 2, 4, 4)), 2)),
+    Sample((TensorSpec((2, 5, 5), "float64"), 3, 2, 1), {"ceil_mode": True}),
+    Sample((TensorSpec((1, 1, 5, 6), "float64"), (2, 3), (1, 2), (1, 0)), {"count_include_pad": False}),
+    Sample((TensorSpec((1, 2, 5, 5), "float64"), 3, 2, 1), {"ceil_mode": True, "count_include_pad": False}),
+    Sample((TensorSpec((1, 1, 4, 5), "float64"), 2), {"stride": 1, "divisor_override": 3}),
+    Sample((TensorSpec((1, 2, 4, 4), "int64", -9, 9), 2, 1)),
+    Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], [])),
+    Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))))
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Applies 2D average-pooling operation in kH x kW regions by step size sH x sW steps, over
+    ``input`` (N, C, H, W) or (C, H, W); ``stride`` defaults to ``kernel_size``. Each window is
+    divided by its size including the zero padding (``count_include_pad``), or by
+    ``divisor_override``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.avg_pool2d(tm.arange(16.).reshape(1, 4, 4), 2).tolist()
+    [[[2.5, 4.5], [10.5, 12.5]]]
+    """
+    kernel, step, pad, _, out = _pool2d_arguments("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
+    _check_avg_pool_dtype("avg_pool2d", input, divisor_override)
+    return _avg_pool_planes(input, kernel, step, pad, out, count_include_pad, divisor_override)
+
+
+def _avg_pool2d_backward_grad(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    # The backward is linear in grad_output: its own gradient is the average pooling again.
+    return ops.nn.functional.avg_pool2d(grad, kernel_size, stride, padding, ceil_mode,
+                                                             count_include_pad, divisor_override)
+
+
+@op(grad=_avg_pool2d_backward_grad, samples=(
+    Sample((TensorSpec((1, 2, 2, 2)), [1, 2, 4, 4], 2)),
+    Sample((TensorSpec((2, 3, 3), "float64"), [2, 5, 5], 3, 2, 1, True)),
+    Sample((TensorSpec((1, 1, 6, 2), "float64"), [1, 1, 5, 6], (2, 3), (1, 2), (1, 0), False, False)),
+    Sample((TensorSpec((1, 1, 3, 4), "float64"), [1, 1, 4, 5], 2, 1, 0, False, True, 3))))
+def _avg_pool2d_backward(grad_output: Tensor, input_size: list[int], kernel_size, stride=None, padding=0,
+                         ceil_mode: bool = False, count_include_pad: bool = True,
+                         divisor_override: int | None = None) -> Tensor:
+    """The gradient of ``avg_pool2d`` over an input of size ``input_size`` for the output
+    gradient ``grad_output``: each output's share spread evenly back over its window (ATen's
+    ``avg_pool2d_backward``, which takes the input itself).
+
+    >>> import tensormodes as tm
+    >>> tm._avg_pool2d_backward(tm.tensor([[[4.0]]]), [1, 2, 2], 2).tolist()
+    [[[1.0, 1.0], [1.0, 1.0]]]
+    """
+    shape = tuple(input_size)
+    kernel, step, pad, _, out = _pool2d_arguments("avg_pool2d", np.empty(shape, np.bool_), kernel_size, stride,
+                                                  padding, 1, ceil_mode)
+    sizes = shape[-2:]
+    if grad_output.shape != (*shape[:-2], *out):
+        raise RuntimeError(f"avg_pool2d_backward: expected grad_output of size {[*shape[:-2], *out]}, but got "
+                           f"{list(grad_output.shape)}")
+    divisor = _divisors(sizes, kernel, step, pad, out, count_include_pad, divisor_override)
+    work = grad_output.astype(np.float32) if grad_output.dtype in HALF_TYPES else grad_output
+    shares = work / divisor
+    after = _padded_extent(sizes, kernel, step, pad, out)
+    padded = np.zeros((*shape[:-2], sizes[0] + pad[0] + after[0], sizes[1] + pad[1] + after[1]), shares.dtype)
+    rows, columns = (slice(0, (o - 1) * s + 1, s) for o, s in zip(out, step))
+    # One add per kernel tap: its share of every window, where the window lies.
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            padded[..., i:, j:][..., rows, columns] += shares
+    return np.ascontiguousarray(padded[..., pad[0]:pad[0] + sizes[0], pad[1]:pad[1] + sizes[1]],
+                                dtype=grad_output.dtype)
+
+
+def _check_1d_input(function: str, input: np.ndarray) -> None:
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           f"'self' (while checking arguments for {function})")
+
+
+def _single(function: str, name: str, value, default=None) -> int:
+    """A 1D pooling's int argument (an int or a list of one)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    values = [] if value is None else [int(v) for v in value]
+    if not values and default is not None:
+        return default
+    if len(values) != 1:
+        raise RuntimeError(f"{function}() argument '{name}' should contain one int (got {len(values)})")
+    return values[0]
+
+
+def _avg_pool1d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad):
+    kernel = _single("avg_pool1d", "kernel_size", kernel_size)
+    step = _single("avg_pool1d", "stride", stride, default=kernel)
+    planes = [*input_shape[:-1], 1, input_shape[-1]]
+    return ops._avg_pool2d_backward(grad.unsqueeze(-2), planes, [1, kernel], [1, step],
+                                          [0, _single("avg_pool1d", "padding", padding)], ceil_mode,
+                                          count_include_pad, None).squeeze(-2)
+
+
+@op(grad=_avg_pool1d_grad, samples=(
+    Sample((TensorSpec((1, 2, 6)), 2)),
+    Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
+    Sample((TensorSpec((2, 1, 8), "float64"), [3], [2], 1, False, False)),
+    Sample((TensorSpec((2, 5), "int64", -9, 9), 2, 1))))
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """Applies a 1D average pooling over an input signal composed of several input planes:
+    ``input`` (N, C, L) or (C, L); ``stride`` defaults to ``kernel_size``.
+
+    >>> import tensormodes as tm
+    >>> tm.avg_pool1d(tm.tensor([[1., 3., 2., 0.]]), 2).tolist()
+    [[2.0, 1.0]]
+    """
+    kernel = _single("avg_pool1d", "kernel_size", kernel_size)
+    step = _single("avg_pool1d", "stride", stride, default=kernel)
+    pad = _single("avg_pool1d", "padding", padding)
+    _check_1d_input("avg_pool1d", input)
+    planes = input[..., None, :]
+    kernel2, step2, pad2, _, out = _pool2d_arguments("avg_pool2d", planes, (1, kernel), (1, step), (0, pad), 1,
+                                                     ceil_mode)
+    _check_avg_pool_dtype("avg_pool2d", input, None)
+    return _avg_pool_planes(planes, kernel2, step2, pad2, out, count_include_pad, None)[..., 0, :]
+
+
+# -- adaptive pooling -----------------------------------------------------------------------------
+
+def _adaptive_bounds(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's adaptive windows along one dimension: [floor(o * size / out), ceil((o + 1) * size / out))."""
+    positions = np.arange(out)
+    return positions * size // out, ((positions + 1) * size + out - 1) // out
+
+
+def _averaging_matrix(size: int, out: int, dtype) -> np.ndarray:
+    """(out, size): row o averages output o's window."""
+    start, end = _adaptive_bounds(size, out)
+    inside = (np.arange(size) >= start[:, None]) & (np.arange(size) < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _output_sizes(function: str, output_size, count: int) -> list[int]:
+    if isinstance(output_size, numbers.Integral) and not isinstance(output_size, bool):
+        return [int(output_size)] * count
+    sizes = [int(s) for s in output_size]
+    if len(sizes) != count:
+        if count == 1:
+            raise RuntimeError(f"{function}() argument 'output_size' should contain one int (got {len(sizes)})")
+        raise RuntimeError(f"{function}: output_size must be {count}")
+    return sizes
+
+
+def _adaptive_input(function: str, input: np.ndarray, spatial: int, sizes, *, colon: bool = False) -> None:
+    if input.ndim not in (spatial + 1, spatial + 2):
+        shown = list(input.shape)
+        raise RuntimeError(f"{function}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got"
+                           f"{':' if colon else ''} {shown}")
+    for dim in range(input.ndim - spatial - 1, input.ndim):
+        if input.shape[dim] == 0:
+            raise RuntimeError(f"{function}(): Expected input to have non-zero size for non-batch dimensions, but "
+                               f"input has sizes {list(input.shape)} with dimension {dim} being empty")
+    if min(sizes) < 0:
+        raise RuntimeError(f"{function}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{', '.join(map(str, sizes))}}}")
+
+
+def _window_gather(size: int, out: int):
+    """Adaptive windows along one dimension as (positions, inside): every window at the largest
+    one's length, the positions past a shorter window's end clipped and marked outside."""
+    start, end = _adaptive_bounds(size, out)
+    positions = start[:, None] + np.arange(int((end - start).max()) if out else 0)
+    return np.minimum(positions, size - 1), positions < end[:, None]
+
+
+def _averaged(input: np.ndarray, sizes) -> np.ndarray:
+    """``input`` averaged over adaptive windows of its last ``len(sizes)`` dimensions."""
+    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
+        raise not_implemented("adaptive_avg_pool2d", dt.NP_TO_DTYPE[input.dtype])
+    result = input.astype(np.float32) if input.dtype in HALF_TYPES else input
+    # One dimension at a time: each window's elements gathered and summed (a NaN or infinity
+    # stays in the windows that hold it, which a product with an averaging matrix would spread).
+    for axis, out in zip(range(-len(sizes), 0), sizes):
+        positions, inside = _window_gather(result.shape[axis], out)
+        moved = np.moveaxis(result, axis, -1)
+        windows = np.where(inside, moved[..., positions], 0)
+        result = np.moveaxis(windows.sum(-1) / inside.sum(-1), -1, axis)
+    return np.ascontiguousarray(result, dtype=input.dtype)
+
+
+def _averaging_tensor(size: int, out: int, like):
+    return ops.tensor(_averaging_matrix(size, out, np.float64), dtype=like.dtype)
+
+
+def _adaptive_avg_pool1d_grad(grad, input_shape):
+    return grad @ _averaging_tensor(input_shape[-1], grad.shape[-1], grad)
+
+
+@op(grad=_adaptive_avg_pool1d_grad, samples=(
+    Sample((TensorSpec((1, 2, 7)), 3)),
+    Sample((TensorSpec((2, 5), "float64"), [4])),
+    Sample((TensorSpec((2, 1, 6), "float64"), 6)),
+    Sample((TensorSpec((1, 3, 5), "float16"), 2))))
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Applies a 1D adaptive average pooling over an input signal composed of several input
+    planes: ``output_size`` averages of windows spread evenly over the last dimension.
+
+    >>> import tensormodes as tm
+    >>> tm.adaptive_avg_pool1d(tm.tensor([[1., 3., 2., 0., 4.]]), 2).tolist()
+    [[2.0, 2.0]]
+    """
+    sizes = _output_sizes("adaptive_avg_pool1d", output_size, 1)
+    _check_1d_input("adaptive_avg_pool1d", input)
+    _adaptive_input("adaptive_avg_pool2d", input[..., None, :], 2, [1, *sizes])
+    return _averaged(input, sizes)
+
+
+def _adaptive_avg_pool2d_grad(grad, input_shape):
+    rows = _averaging_tensor(input_shape[-2], grad.shape[-2], grad)
+    return rows.mT @ grad @ _averaging_tensor(input_shape[-1], grad.shape[-1], grad)
+
+
+@op(grad=_adaptive_avg_pool2d_grad, samples=(
+    Sample((TensorSpec((1, 2, 5, 7)), 3)),
+    Sample((TensorSpec((2, 5, 4), "float64"), [2, 3])),
+    Sample((TensorSpec((1, 1, 3, 6), "float64"), (4, 4))),
+    Sample((TensorSpec((1, 3, 4, 4), "bfloat16"), 1))))
+def _adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """2D adaptive average pooling (ATen's op behind ``F.adaptive_avg_pool2d``): an
+    ``output_size`` grid of averages of windows spread evenly over the last two dimensions.
+
+    >>> import tensormodes as tm
+    >>> tm._adaptive_avg_pool2d(tm.arange(16.).reshape(1, 4, 4), 2).tolist()
+    [[[2.5, 4.5], [10.5, 12.5]]]
+    """
+    sizes = _output_sizes("adaptive_avg_pool2d", output_size, 2)
+    _adaptive_input("adaptive_avg_pool2d", input, 2, sizes)
+    return _averaged(input, sizes)
+
+
+def _adaptive_max_pool2d_grad(grad, input_shape, result):
+    # Windows overlap unless each output size divides the input's.
+    out = grad[0].shape[-2:]
+    overlapping = 0 in out or input_shape[-2] % out[0] or input_shape[-1] % out[1]
+    return _spread_maxima(grad[0], input_shape, result[1], bool(overlapping))
+
+
+@op(name="_adaptive_max_pool2d", grad=_adaptive_max_pool2d_grad, samples=(
+    Sample((TensorSpec((1, 2, 5, 7)), 3)),
+    Sample((TensorSpec((2, 5, 4), "float64"), [2, 3])),
+    Sample((TensorSpec((1, 1, 3, 6), "float64"), (4, 4))),
+    Sample((TensorSpec((1, 3, 4, 4), "bfloat16"), 1))))
+def _adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
+    """2D adaptive max pooling (``torch._C._nn.adaptive_max_pool2d``, behind
+    ``F.adaptive_max_pool2d``): the largest element of each window of an ``output_size`` grid
+    spread evenly over the last two dimensions, and its flat position in the plane.
+
+    >>> import tensormodes as tm
+    >>> values, indices = tm._adaptive_max_pool2d(tm.tensor([[[1., 5., 2.], [0., 3., 4.]]]), (1, 2))
+    >>> values.tolist(), indices.tolist()
+    ([[[5.0, 5.0]]], [[[1, 1]]])
+    """
+    sizes = _output_sizes("adaptive_max_pool2d", output_size, 2)
+    _adaptive_input("adaptive_max_pool2d", input, 2, sizes, colon=True)
+    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
+        raise not_implemented("adaptive_max_pool2d", dt.NP_TO_DTYPE[input.dtype])
+    height, width = input.shape[-2:]
+    if 0 in sizes:
+        shape = (*input.shape[:-2], *sizes)
+        return np.zeros(shape, input.dtype), np.zeros(shape, np.int64)
+    work = input.astype(np.float32) if input.dtype in HALF_TYPES else input
+    # Every window gathered at the largest window's size; the positions past a smaller
+    # window's end hold -inf, which never wins (each window has at least one element).
+    (rows, row_valid), (columns, column_valid) = _window_gather(height, sizes[0]), _window_gather(width, sizes[1])
+    windows = work[..., rows[:, :, None, None], columns[None, None, :, :]]  # (..., Oh, kh, Ow, kw)
+    windows = np.where(row_valid[:, :, None, None] & column_valid[None, None, :, :], windows, -np.inf)
+    windows = np.moveaxis(windows, -3, -2)  # (..., Oh, Ow, kh, kw)
+    flat = windows.reshape(*windows.shape[:-2], -1)
+    chosen = np.argmax(flat, axis=-1)
+    values = np.take_along_axis(flat, chosen[..., None], axis=-1)[..., 0]
+    kernel_width = columns.shape[1]
+    row = rows[np.arange(sizes[0])[:, None], chosen // kernel_width]
+    column = columns[np.arange(sizes[1])[None, :], chosen % kernel_width]
+    return values.astype(input.dtype), (row * width + column).astype(np.int64)
+
+
+# -- unpooling ------------------------------------------------------------------------------------
+
+def _max_unpool2d_grad(grad, indices, input_shape):
+    outputs = grad.shape[-2] * grad.shape[-1]
+    taken = grad.reshape(*grad.shape[:-2], outputs).gather(-1, indices.reshape(*input_shape[:-2], -1))
+    return taken.reshape(input_shape)
+
+
+# One element per plane: random indices cannot collide (where they do, which value lands is
+# PyTorch's implementation's choice, and the finite-difference check of the gradient fails).
+@op(name="_max_unpool2d", grad=_max_unpool2d_grad, samples=(
+    Sample((TensorSpec((1, 2, 1, 1)), TensorSpec((1, 2, 1, 1), "int64", 0, 3), (2, 2))),
+    Sample((TensorSpec((3, 1, 1), "float64"), TensorSpec((3, 1, 1), "int64", 0, 15), [4, 4])),
+    Sample((TensorSpec((2, 4, 1, 1), "float64"), TensorSpec((2, 4, 1, 1), "int64", 0, 14), [3, 5]))))
+def _max_unpool2d(input: Tensor, indices: Tensor, output_size) -> Tensor:
+    """The inverse of ``max_pool2d`` for its ``indices`` (``torch._C._nn.max_unpool2d``, behind
+    ``F.max_unpool2d``): a zero plane of ``output_size`` with each input value at its index.
+
+    >>> import tensormodes as tm
+    >>> tm._max_unpool2d(tm.tensor([[[5.0]]]), tm.tensor([[[2]]]), [2, 2]).tolist()
+    [[[0.0, 0.0], [5.0, 0.0]]]
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with "
+                           f"{input.ndim} dimensions.")
+    if indices.dtype != np.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: {dt.NP_TO_DTYPE[indices.dtype]!r}"
+                           .replace("tensormodes.", "torch."))
+    if indices.shape != input.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+    height, width = (int(s) for s in output_size)
+    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
+        raise not_implemented("max_unpool2d", dt.NP_TO_DTYPE[input.dtype])
+    planes = input.reshape(*input.shape[:-2], -1)
+    positions = indices.reshape(planes.shape)
+    if positions.size and (positions.min() < 0 or positions.max() >= height * width):
+        wrong = positions.max() if positions.max() >= height * width else positions.min()
+        raise RuntimeError(f"Found an invalid max index: {wrong} (output volumes are of size {height}x{width})")
+    result = np.zeros((*planes.shape[:-1], height * width), input.dtype)
+    np.put_along_axis(result, positions, planes, axis=-1)
+    return result.reshape(*input.shape[:-2], height, width)
