@@ -54,6 +54,7 @@ _codegen.bind_tensor_type(Tensor, frozenset({
 _ARRAY_SOURCES[Tensor] = lambda t: t._data
 finalize_tensor_class(Tensor)
 _dispatch.NO_WRAP.update({Tensor.grad.__get__, Tensor._base.__get__})
+_dispatch.PUBLIC_NAMES[device] = "tensormodes.device"  # modes see device(...) calls, under this name
 _functions.build()
 
 

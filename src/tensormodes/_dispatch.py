@@ -20,6 +20,8 @@ import warnings
 from contextvars import ContextVar
 from inspect import getattr_static
 
+from . import _device
+
 __all__ = [
     "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
     "handle_torch_function", "dispatch", "get_state",
@@ -427,6 +429,20 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     # skips public_api, calling it again below that mode is its plain path.
     return dispatch(public_api, args, kwargs, tuple(relevant_args), public_api, False)
 
+
+def _construct_device(cls, args: tuple, kwargs: dict):
+    """``device(...)``: active modes see the call (``func is device``), as PyTorch's do."""
+    state = _STATE.get()
+    if state is None or not state.modes_active:
+        return type.__call__(cls, *args, **kwargs)
+    return dispatch(cls, args, kwargs, (), _new_device, True)
+
+
+def _new_device(*args, **kwargs):
+    return type.__call__(_device.device, *args, **kwargs)
+
+
+_device.set_construct_hook(_construct_device)
 
 _IDLE = _State((), True, True, ())
 _SUBCLASSES_DISABLED = _State((), False, True, ())

@@ -28,7 +28,7 @@ from . import _dtype as dt
 from ._autograd import api as autograd_api
 from ._autograd.engine import register_tensor_hook
 from ._autograd.graph import bump_version, grad_edge, register_tensor_type, share_version, version_of
-from ._device import CPU, parse_device
+from ._device import CPU, check_compute_device
 from ._dispatch import NO_WRAP, run_without_subclasses
 from ._ops._common import public, scalar_type_name, wrap_dim
 from ._ops.creation import parse_size
@@ -275,7 +275,8 @@ class Tensor:
     __array_priority__ = 1000  # NumPy defers ``ndarray + Tensor`` to Tensor.__radd__
 
     def __new__(cls, *args, device=None):
-        parse_device(device)
+        if device is not None:
+            check_compute_device(device)
         if len(args) == 1 and isinstance(args[0], Tensor):
             return _alias(args[0], cls)
         if args and all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
@@ -1069,8 +1070,8 @@ def _parse_to(t: Tensor, args: tuple, kwargs: dict):
         dtype = rest.pop(0)
     if len(rest) > 2 or any(not isinstance(r, bool) for r in rest):
         raise TypeError(f"to() received an invalid combination of arguments - got {args!r}")
-    if device is not None and parse_device(device).type != "cpu":
-        raise NotImplementedError(f"moving tensors to device {device!r} is not supported yet")
+    if device is not None:
+        check_compute_device(device)
     copy = kwargs.get("copy", rest[1] if len(rest) > 1 else False)
     return dtype, copy
 
@@ -1092,8 +1093,8 @@ def _dtype_or(t: Tensor, dtype) -> np.dtype:
 
 
 def _new_like(t: Tensor, array: np.ndarray, device, requires_grad: bool) -> Tensor:
-    if device is not None and parse_device(device).type != "cpu":
-        raise NotImplementedError(f"tensors on device {device!r} are not supported yet")
+    if device is not None:
+        check_compute_device(device)
     result = wrap_array(array)
     if requires_grad:
         _requires_grad_set(result, True)
