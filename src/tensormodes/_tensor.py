@@ -19,6 +19,7 @@ import functools
 import inspect
 import numbers
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -1184,9 +1185,19 @@ def _requires_grad_set(self, value) -> None:
     self._requires_grad = value
 
 
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+
+
 def _grad_get(self):
     """The accumulated gradient, or None."""
-    return self._grad
+    grad = self._grad
+    if grad is None and self._grad_fn is not None and not self.__dict__.get("_retains_grad"):
+        warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=3)
+    return grad
 
 
 def _grad_set(self, value) -> None:
@@ -1239,18 +1250,55 @@ def _base_get(self):
 
 def _T(self) -> Tensor:
     """The tensor with its dimensions reversed (``permute(n-1, ..., 0)``)."""
-    if self._data.ndim > 2:
-        raise RuntimeError("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
-                           "is not supported.")
-    return self.permute(*range(self._data.ndim - 1, -1, -1))  # an op: a view with autograd history
+    ndim = self._data.ndim
+    if ndim == 0:
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+                      UserWarning, stacklevel=3)
+    elif ndim != 2:
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+                      "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+                      "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+                      "tensor.", UserWarning, stacklevel=3)
+    return self.permute(*range(ndim - 1, -1, -1))  # an op: a view with autograd history
 
 
 def _mT(self) -> Tensor:
     """The last two dimensions transposed (a batch of matrices)."""
-    if self._data.ndim < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
-                           f"Got {self._data.ndim}-D tensor.")
+    ndim = self._data.ndim
+    if ndim == 0:
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+                      UserWarning, stacklevel=3)
+        return self.permute()
+    if ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
     return self.transpose(-2, -1)
+
+
+def _conj_of(t: Tensor) -> Tensor:
+    return t.conj() if t._data.dtype.kind == "c" else t
+
+
+def _H(self) -> Tensor:
+    """The conjugate transpose of a matrix (``transpose(0, 1).conj()``)."""
+    ndim = self._data.ndim
+    if ndim == 0:
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=3)
+        return _conj_of(self.permute())
+    if ndim != 2:
+        hint = ". For batches of matrices, consider using tensor.mH" if ndim > 2 else "."
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {ndim}-D tensor{hint}")
+    return _conj_of(self.transpose(0, 1))
+
+
+def _mH(self) -> Tensor:
+    """The conjugate transpose of a batch of matrices (``transpose(-2, -1).conj()``)."""
+    ndim = self._data.ndim
+    if ndim == 0:
+        warnings.warn("Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=3)
+        return _conj_of(self.permute())
+    if ndim < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
+    return _conj_of(self.transpose(-2, -1))
 
 
 def _real(self) -> Tensor:
@@ -1293,14 +1341,16 @@ for _name, _get, _set, _inline in (
     ("ndim", _ndim, None, "self._data.ndim"),
     ("itemsize", _itemsize, None, None), ("nbytes", _nbytes, None, None),
     ("requires_grad", _requires_grad_get, _requires_grad_set, "self._requires_grad"),
-    ("grad", _grad_get, _grad_set, "self._grad"),
+    # Leaves pay one extra check; a non-leaf's getter warns like PyTorch's.
+    ("grad", _grad_get, _grad_set, "g if (g := self._grad) is not None or self._grad_fn is None else _get(self)"),
     ("grad_fn", _grad_fn_get, None, "self._grad_fn"),
     ("is_leaf", _is_leaf, None, "self._grad_fn is None"),
     ("data", _data_get, _data_set, None),
     ("_base", _base_get, None, "self._view_base"),
     ("retains_grad", _retains_grad, None, None),
     ("_version", _version_get, None, None),
-    ("T", _T, None, None), ("mT", _mT, None, None), ("real", _real, None, None), ("imag", _imag, None, None),
+    ("T", _T, None, None), ("mT", _mT, None, None), ("H", _H, None, None), ("mH", _mH, None, None),
+    ("real", _real, None, None), ("imag", _imag, None, None),
 ):
     tensor_property(_get, _set, name=_name, inline=_inline)
 
