@@ -15,6 +15,7 @@ LAYERS = {
     "_autograd": 1,
     "_dispatch": 2, "_codegen": 2, "overrides": 2, "_C": 2,
     "_tensor_str": 3, "_tensor": 3, "_functions": 3, "nn": 3, "linalg": 3, "autograd": 3, "return_types": 3,
+    "utils": 3, "testing": 3,
     "__init__": 3,
 }
 

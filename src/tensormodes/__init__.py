@@ -68,7 +68,7 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_functions.function_names()))
 
-from . import autograd, linalg, nn, return_types  # noqa: E402 - built on the ops generated above
+from . import autograd, linalg, nn, return_types, utils  # noqa: E402 - built on the ops generated above
 from ._autograd.grad_mode import (  # noqa: E402
     enable_grad,
     inference_mode,
@@ -77,6 +77,7 @@ from ._autograd.grad_mode import (  # noqa: E402
     no_grad,
     set_grad_enabled,
 )
+from .utils.dlpack import from_dlpack  # noqa: E402
 
 
 def is_tensor(obj) -> bool:
@@ -92,7 +93,7 @@ def is_tensor(obj) -> bool:
 _dispatch.IGNORED.update({
     is_grad_enabled, is_inference_mode_enabled, no_grad, enable_grad, set_grad_enabled, inference_mode,
     is_tensor, get_default_dtype, set_default_dtype, promote_types, can_cast, manual_seed, seed,
-    initial_seed, finfo, iinfo, device, dtype, Size, Generator, set_printoptions,
+    initial_seed, finfo, iinfo, device, dtype, Size, Generator, set_printoptions, from_dlpack,
 })
 
 __all__ = [
@@ -101,6 +102,7 @@ __all__ = [
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
     "manual_seed", "seed", "initial_seed", "set_printoptions", "overrides", "nn", "linalg", "autograd", "return_types",
+    "utils", "from_dlpack",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     *(name for name in _functions.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]

@@ -552,14 +552,40 @@ class Tensor:
         return self._data.astype(dtype, copy=False)
 
     @tensor_api()
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        """Export through DLPack (delegated to NumPy)."""
-        return self._data.__dlpack__(stream=stream)
+    def __dlpack__(self, *, stream=-1, max_version: tuple[int, int] | None = None, dl_device=None,
+                   copy: bool | None = None):
+        """Creates a DLPack capsule of the current tensor to be exported to other libraries.
+
+        The capsule shares this tensor's memory, and a consumer asking for DLPack 1.0
+        (``max_version``, as ``np.from_dlpack`` does) receives it writable, as from PyTorch.
+
+        >>> import numpy as np, tensormodes as tm
+        >>> t = tm.zeros(2)
+        >>> a = np.from_dlpack(t)
+        >>> a[0] = 5; t
+        tensor([5., 0.])
+        """
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if stream is not None and type(stream) is not int:
+            raise TypeError("stream must be ``int`` or ``none``")
+        if stream is not None and stream != -1:
+            raise AssertionError("stream should be None on cpu.")
+        if max_version is None or max_version[0] < 1:
+            # PyTorch's unversioned capsule; NumPy marks arrays imported from one read-only.
+            return self._data.__dlpack__(dl_device=dl_device, copy=copy)
+        return self._data.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
 
     @tensor_api()
-    def __dlpack_device__(self):
-        """DLPack device of the data: the CPU."""
-        return self._data.__dlpack_device__()
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack device of the data: ``(1, 0)``, the CPU (``kDLCPU``).
+
+        >>> import tensormodes as tm
+        >>> tm.ones(1).__dlpack_device__()
+        (1, 0)
+        """
+        device_type, index = self._data.__dlpack_device__()
+        return int(device_type), int(index)
 
     @tensor_api()
     def __repr__(self, *, tensor_contents=None) -> str:
