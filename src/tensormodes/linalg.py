@@ -1,6 +1,7 @@
 """Linear algebra functions, as in ``torch.linalg``: determinants (``det``, ``slogdet``),
 ``inv``, ``solve`` and ``cross``, and the decompositions ``svd`` (whose gradient also serves
-``norm(p='nuc')``), ``cholesky``, ``qr`` and ``eigh``, with ``svdvals`` and ``eigvalsh``.
+``norm(p='nuc')``), ``cholesky``, ``qr`` and ``eigh``, with ``svdvals`` and ``eigvalsh``; the norms ``vector_norm``,
+``matrix_norm`` and ``norm``.
 Failures on the input (a singular matrix to invert) raise ``LinAlgError``.
 
 >>> import tensormodes as tm
@@ -15,7 +16,7 @@ from . import _functions
 from ._ops.linalg import LinAlgError
 
 __all__ = ["svd", "svdvals", "det", "slogdet", "inv", "solve", "cholesky", "qr", "eigh", "eigvalsh", "cross",
-           "LinAlgError"]
+           "vector_norm", "matrix_norm", "norm", "LinAlgError"]
 
 svd = _functions.namespace_function(__name__, "svd")
 svdvals = _functions.namespace_function(__name__, "svdvals")
@@ -28,3 +29,6 @@ qr = _functions.namespace_function(__name__, "qr")
 eigh = _functions.namespace_function(__name__, "eigh")
 eigvalsh = _functions.namespace_function(__name__, "eigvalsh")
 cross = _functions.namespace_function(__name__, "cross")
+vector_norm = _functions.namespace_function(__name__, "vector_norm")
+matrix_norm = _functions.namespace_function(__name__, "matrix_norm")
+norm = _functions.namespace_function(__name__, "norm")

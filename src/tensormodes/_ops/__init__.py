@@ -5,7 +5,19 @@ on ``ndarray`` and Python scalars only and never import anything above this
 package.
 """
 
-from . import activation, convolution, creation, indexing, linalg, nn, pointwise, random, reduction, shape  # noqa: F401
+from . import (  # noqa: F401
+    activation,
+    convolution,
+    creation,
+    indexing,
+    linalg,
+    nn,
+    norms,
+    pointwise,
+    random,
+    reduction,
+    shape,
+)
 from ._registry import OPS, OpDef
 
 __all__ = ["OPS", "OpDef"]
