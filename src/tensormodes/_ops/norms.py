@@ -215,7 +215,7 @@ def norm(A: Tensor, ord: float | str | None = None, dim: int | tuple[int, ...] |
 
     >>> import tensormodes as tm
     >>> A = tm.tensor([[1., -2.], [3., 4.]])
-    >>> tm.linalg.norm(A).item() ** 2, tm.linalg.norm(A, 1).item(), tm.linalg.norm(A, 1, dim=1).tolist()
+    >>> round(tm.linalg.norm(A).item() ** 2, 4), tm.linalg.norm(A, 1).item(), tm.linalg.norm(A, 1, dim=1).tolist()
     (30.0, 6.0, [3.0, 7.0])
     """
     return _norm_kernel(A, ord, dim, keepdim, dtype)
