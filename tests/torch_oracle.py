@@ -46,11 +46,22 @@ def _text(value) -> str:
     return str(value).replace("torch.", "tensormodes.")
 
 
-def assert_same_outcome(expression: str, *, values: bool = True, rtol: float = 0.0, atol: float = 0.0) -> None:
+# torch.testing.assert_close's default (rtol, atol) per dtype: for results computed by
+# different LAPACK builds, which may differ in the last bits (-4.7e-17 where another has 0.).
+DTYPE_TOLERANCES = {
+    "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+    "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7),
+}
+
+
+def assert_same_outcome(expression: str, *, values: bool = True, rtol: float | None = 0.0,
+                        atol: float | None = 0.0) -> None:
     """Run ``expression`` on both libraries and fail with both outcomes if they differ.
 
     ``values=False`` compares dtype and shape only (random results); ``rtol`` /
-    ``atol`` allow rounding differences.
+    ``atol`` allow rounding differences, and ``None`` takes the result dtype's default
+    tolerance of ``torch.testing.assert_close`` (use it for LAPACK results). Tuples and
+    lists of results (named tuples too) are compared item by item.
     """
     import torch
 
@@ -63,13 +74,30 @@ def assert_same_outcome(expression: str, *, values: bool = True, rtol: float = 0
             f"{expression}: {type(ours[1]).__name__} != torch's {type(theirs[1]).__name__}"
         assert _text(ours[1]) == _text(theirs[1]), f"{expression}: message {ours[1]!r} != torch's {theirs[1]!r}"
         return
-    ours_array, ours_dtype = _as_numpy(ours[1])
-    theirs_array, theirs_dtype = _as_numpy(theirs[1])
+    _assert_same_value(expression, ours[1], theirs[1], values, rtol, atol)
+
+
+def _assert_same_value(expression: str, ours, theirs, values: bool, rtol, atol) -> None:
+    if isinstance(ours, (tuple, list)) and isinstance(theirs, (tuple, list)) and not _is_size(ours):
+        assert type(ours).__name__ == type(theirs).__name__, \
+            f"{expression}: {type(ours).__name__} != torch's {type(theirs).__name__}"
+        assert len(ours) == len(theirs), f"{expression}: {len(ours)} items != torch's {len(theirs)}"
+        for o, t in zip(ours, theirs):
+            _assert_same_value(expression, o, t, values, rtol, atol)
+        return
+    ours_array, ours_dtype = _as_numpy(ours)
+    theirs_array, theirs_dtype = _as_numpy(theirs)
     if ours_dtype is None or theirs_dtype is None:
-        assert _text(repr(ours[1])) == _text(repr(theirs[1])), f"{expression}: {ours[1]!r} != {theirs[1]!r}"
+        assert _text(repr(ours)) == _text(repr(theirs)), f"{expression}: {ours!r} != {theirs!r}"
         return
     assert ours_dtype == theirs_dtype, f"{expression}: dtype {ours_dtype} != torch's {theirs_dtype}"
     assert ours_array.shape == theirs_array.shape, f"{expression}: shape {ours_array.shape} != {theirs_array.shape}"
     if values:
-        np.testing.assert_allclose(ours_array, theirs_array, rtol=rtol, atol=atol, equal_nan=True,
+        default_rtol, default_atol = DTYPE_TOLERANCES.get(ours_dtype, (0.0, 0.0))
+        np.testing.assert_allclose(ours_array, theirs_array, rtol=default_rtol if rtol is None else rtol,
+                                   atol=default_atol if atol is None else atol, equal_nan=True,
                                    err_msg=expression)
+
+
+def _is_size(value) -> bool:
+    return type(value).__name__ == "Size"

@@ -11,11 +11,19 @@ from ._overrides.dispatch import (  # noqa: F401 - re-exported core API
     _disabled_torch_function_impl,
     _EnableTorchFunction,
     _get_torch_function_mode,
+    _is_torch_function_all_disabled,
     _is_torch_function_enabled,
     _is_torch_function_mode_enabled,
 )
 from ._overrides.dispatch import set_modes as _set_modes
-from .overrides import _check_mode_class, _stack_for
+from .overrides import (  # noqa: F401 - re-exported: PyTorch's private mode-stack helpers
+    _check_mode_class,
+    _get_function_stack_at,
+    _len_torch_function_stack,
+    _pop_torch_function_stack,
+    _push_on_torch_function_stack,
+    _stack_for,
+)
 
 
 def _set_torch_function_mode(mode) -> None:

@@ -48,6 +48,7 @@ from ._ops.random import Generator, default_generator, initial_seed, manual_seed
 from ._overrides import dispatch as _dispatch
 
 _build.install()
+_dispatch.PUBLIC_NAMES[device] = "tensormodes.device"  # modes see device(...) calls, under this name
 
 
 def __getattr__(name: str):
@@ -60,7 +61,7 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_build.function_names()))
 
-from . import autograd, linalg, nn, optim, return_types, utils  # noqa: E402 - built on the ops generated above
+from . import autograd, linalg, nn, optim, return_types, testing, utils  # noqa: E402 - built on the ops generated above
 from ._autograd.grad_mode import (  # noqa: E402
     enable_grad,
     inference_mode,
@@ -70,6 +71,7 @@ from ._autograd.grad_mode import (  # noqa: E402
     set_grad_enabled,
 )
 from .serialization import load, save  # noqa: E402
+from .utils.dlpack import from_dlpack  # noqa: E402
 from .version import __version__  # noqa: E402, F401 - public, not in __all__ (as torch)
 
 
@@ -86,7 +88,7 @@ def is_tensor(obj) -> bool:
 _dispatch.IGNORED.update({
     is_grad_enabled, is_inference_mode_enabled, no_grad, enable_grad, set_grad_enabled, inference_mode,
     is_tensor, get_default_dtype, set_default_dtype, promote_types, can_cast, manual_seed, seed,
-    initial_seed, finfo, iinfo, device, dtype, Size, Generator, set_printoptions, save, load,
+    initial_seed, finfo, iinfo, device, dtype, Size, Generator, set_printoptions, save, load, from_dlpack,
 })
 
 __all__ = [
@@ -95,7 +97,7 @@ __all__ = [
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
     "manual_seed", "seed", "initial_seed", "set_printoptions", "overrides", "nn", "optim", "linalg", "autograd",
-    "return_types", "utils", "save", "load",
+    "return_types", "utils", "testing", "save", "load", "from_dlpack",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]

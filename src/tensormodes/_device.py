@@ -1,46 +1,104 @@
-"""Devices: ``cpu`` (NumPy storage) and ``meta`` (shape and dtype only).
+"""Devices: every device type PyTorch 2.13 names makes a device object; tensors live on
+``cpu`` (NumPy storage) only so far.
 
 >>> import tensormodes as tm
->>> tm.device("cpu")
-device(type='cpu')
+>>> tm.device("cpu"), tm.device("cuda:1")
+(device(type='cpu'), device(type='cuda', index=1))
 """
 
 from __future__ import annotations
 
-__all__ = ["device", "parse_device"]
+__all__ = ["device", "parse_device", "check_compute_device", "COMPUTE_TYPES"]
 
-_TYPES = ("cpu", "meta")
+# PyTorch 2.13's device types, in the order its error message lists them.
+_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+          "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_KNOWN = frozenset(_TYPES)
+# Device types tensors can be created on (meta joins when meta execution lands).
+COMPUTE_TYPES: set[str] = {"cpu"}
 
 
-class device:
-    """Where a tensor lives, PyTorch style: ``device("cpu")``, ``device("cpu", 0)``.
+class _DeviceMeta(type):
+    """Sends ``device(...)`` through the override protocol, as ``torch.device``'s
+    constructor does: a mode sees the call with ``func is device``."""
+
+    def __call__(cls, *args, **kwargs):
+        return _construct(cls, args, kwargs)
+
+
+def _plain_construct(cls, args: tuple, kwargs: dict):
+    return type.__call__(cls, *args, **kwargs)
+
+
+# The override layer installs the dispatching constructor (see set_construct_hook).
+_construct = _plain_construct
+
+
+def set_construct_hook(hook) -> None:
+    """Install ``hook(cls, args, kwargs)`` as the way ``device(...)`` calls are made (the
+    override layer routes them to active modes)."""
+    global _construct
+    _construct = hook
+
+
+def _parse_string(text: str) -> tuple[str, int | None]:
+    if not text:
+        raise RuntimeError("Device string must not be empty")
+    kind, colon, idx = text.partition(":")
+    if colon:
+        if not idx.isdigit() or (len(idx) > 1 and idx[0] == "0"):
+            raise RuntimeError(f"Invalid device string: '{text}'")
+        index = int(idx)
+    else:
+        if not kind.isalpha():
+            raise RuntimeError(f"Invalid device string: '{text}'")
+        index = None
+    if kind not in _KNOWN:
+        raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of device string: {kind}")
+    return kind, index
+
+
+class device(metaclass=_DeviceMeta):
+    """Where a tensor lives, PyTorch style: ``device("cpu")``, ``device("cuda", 1)``,
+    ``device("cuda:1")``.
+
+    Every device type PyTorch knows makes a device object; tensors can be created on
+    ``cpu`` only (tensormodes computes with NumPy). Modes see ``device(...)`` calls.
 
     >>> import tensormodes as tm
-    >>> tm.device("cpu") == "cpu", str(tm.device("meta"))
-    (True, 'meta')
+    >>> tm.device("cpu") == "cpu", str(tm.device("cuda", 1)), tm.device("xla").index is None
+    (True, 'cuda:1', True)
     """
 
     __slots__ = ("_type", "_index")
 
     def __init__(self, type: str | device, index: int | None = None) -> None:  # noqa: A002
         if isinstance(type, device):
-            type, index = type._type, type._index if index is None else index
+            if index is not None:
+                raise TypeError("device(): argument 'type' (position 1) must be str, not tensormodes.device")
+            self._type, self._index = type._type, type._index
+            return
+        if isinstance(type, int) and not isinstance(type, bool):
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         if not isinstance(type, str):
-            raise TypeError(f"device(): argument 'type' must be str, not {type.__class__.__name__}")
-        if ":" in type:
-            type, _, idx = type.partition(":")
-            if index is not None or not idx.isdigit():
-                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
-            index = int(idx)
-        if type not in _TYPES:
-            raise RuntimeError(
-                f"Expected one of cpu, meta device type at start of device string: {type}")
-        self._type = type
-        self._index = index
+            raise TypeError(f"device(): argument 'type' (position 1) must be str, not {type.__class__.__name__}")
+        if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+            raise TypeError(
+                f"device(): argument 'index' (position 2) must be int, not {index.__class__.__name__}")
+        kind, parsed = _parse_string(type)
+        if index is not None:
+            if parsed is not None:
+                raise RuntimeError(
+                    f"type (string) must not include an index because index was passed explicitly: {type}")
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
+            parsed = index
+        self._type = kind
+        self._index = parsed
 
     @property
     def type(self) -> str:
-        """The device type: ``'cpu'`` or ``'meta'``."""
+        """The device type: ``'cpu'``, ``'cuda'``, ``'meta'`` ..."""
         return self._type
 
     @property
@@ -50,7 +108,7 @@ class device:
 
     def __eq__(self, other) -> bool:
         if isinstance(other, str):
-            other = device(other)
+            other = _make(other)
         return isinstance(other, device) and (self._type, self._index) == (other._type, other._index)
 
     def __hash__(self) -> int:
@@ -64,9 +122,17 @@ class device:
             return f"device(type='{self._type}')"
         return f"device(type='{self._type}', index={self._index})"
 
+    def __reduce__(self):
+        return (_make, (str(self),))
 
-CPU = device("cpu")
-META = device("meta")
+
+def _make(value) -> device:
+    # Internal parsing: factories' device= arguments are not device(...) calls a mode sees.
+    return type.__call__(device, value)
+
+
+CPU = _make("cpu")
+META = _make("meta")
 
 
 def parse_device(value) -> device:
@@ -77,4 +143,19 @@ def parse_device(value) -> device:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return CPU
-    return device(value)
+    return _make(value)
+
+
+def check_compute_device(value) -> device:
+    """``value`` parsed, raising the error for a device tensormodes cannot compute on.
+
+    >>> from tensormodes._device import check_compute_device
+    >>> check_compute_device("cpu")
+    device(type='cpu')
+    """
+    parsed = parse_device(value)
+    if parsed._type not in COMPUTE_TYPES:
+        raise NotImplementedError(
+            f"tensormodes computes on {' and '.join(sorted(COMPUTE_TYPES))} only: tensors on device "
+            f"'{parsed}' are not supported yet")
+    return parsed

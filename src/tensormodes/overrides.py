@@ -102,31 +102,64 @@ def is_tensor_like(inp) -> bool:
 
 
 def is_tensor_method_or_property(func: Callable) -> bool:
-    """True for Tensor methods and property accessors (whose first argument is the tensor).
+    """True for Tensor methods, operators and property accessors (whose first argument is
+    the tensor), as handed to ``__torch_function__``.
 
     >>> import tensormodes as tm
     >>> from tensormodes.overrides import is_tensor_method_or_property
-    >>> is_tensor_method_or_property(tm.Tensor.add), is_tensor_method_or_property(tm.add)
-    (True, False)
+    >>> is_tensor_method_or_property(tm.Tensor.add), is_tensor_method_or_property(tm.Tensor.__add__)
+    (True, True)
+    >>> is_tensor_method_or_property(tm.add)
+    False
     """
-    return func in _tensor_callables() or getattr(func, "__name__", None) in ("__get__", "__set__")
+    if func in _tensor_callables() or getattr(func, "__name__", None) in ("__get__", "__set__"):
+        return True
+    name = _tensor_dunder_name(func)
+    return name is not None and name.rpartition(".")[2] not in _NOT_METHODS
+
+
+# Tensor dunders PyTorch names but does not count as methods taking a tensor first.
+_NOT_METHODS = frozenset({"__hash__", "__iter__", "__torch_function__", "__init_subclass__"})
+
+
+def _tensor_type() -> type:
+    return next(iter(_dispatch.PLAIN_TYPES))
 
 
 def _tensor_callables() -> set:
     _dispatch.build_everything()
-    tensor_type = next(iter(_dispatch.PLAIN_TYPES))
-    return set(OVERRIDABLE.get(tensor_type, ()))
+    return set(OVERRIDABLE.get(_tensor_type(), ()))
+
+
+def _tensor_dunder_name(func) -> str | None:
+    """``'tensormodes.Tensor.__add__'`` for an operator or other dunder of Tensor (operators
+    present themselves to handlers as their method, ``Tensor.add``, so they have no entry of
+    their own in the table of public names)."""
+    name = getattr(func, "__name__", None)
+    if not (isinstance(name, str) and name.startswith("__") and name.endswith("__")):
+        return None
+    tensor_type = _tensor_type()
+    if name not in vars(tensor_type) or name in ("__new__", "__init__"):
+        return None
+    if getattr(tensor_type, name) == func or getattr(func, "is_stub", False):
+        return f"tensormodes.Tensor.{name}"
+    return None
 
 
 def resolve_name(f) -> str | None:
     """The dotted public name of an overridable callable (``'tensormodes.Tensor.add'``), or None.
 
+    Operators have their own names (``'tensormodes.Tensor.__add__'``), as in PyTorch.
+
     >>> import tensormodes as tm
     >>> from tensormodes.overrides import resolve_name
-    >>> resolve_name(tm.add), resolve_name(tm.Tensor.shape.__get__)
-    ('tensormodes.add', 'tensormodes.Tensor.shape.__get__')
+    >>> resolve_name(tm.add), resolve_name(tm.Tensor.shape.__get__), resolve_name(tm.Tensor.__add__)
+    ('tensormodes.add', 'tensormodes.Tensor.shape.__get__', 'tensormodes.Tensor.__add__')
     """
-    return PUBLIC_NAMES.get(f)
+    name = PUBLIC_NAMES.get(f)
+    if name is None:
+        name = _tensor_dunder_name(f)
+    return name
 
 
 def get_overridable_functions() -> dict[Any, list[Callable]]:
@@ -176,13 +209,15 @@ def _testing_overrides() -> dict:
 def get_testing_overrides() -> dict[Callable, Callable]:
     """A dummy returning -1 with exactly the real signature, for every overridable callable.
 
+    Every call returns the same (cached) dict, as PyTorch's does.
+
     >>> import inspect, tensormodes as tm
     >>> from tensormodes.overrides import get_testing_overrides
     >>> dummy = get_testing_overrides()[tm.add]
     >>> inspect.signature(dummy), dummy(1, 2)
     (<Signature (input, other, *, alpha=1, out=None)>, -1)
     """
-    return dict(_testing_overrides())
+    return _testing_overrides()
 
 
 def _dummy_with_signature_of(func: Callable) -> Callable:
@@ -324,9 +359,9 @@ def push_torch_function_mode(ctor: Callable[..., TorchFunctionMode]):
     True
     """
     if isinstance(ctor, TorchFunctionMode):
-        raise ValueError(f"push_torch_function_mode expects a constructor of a mode (a mode class or a "
-                         f"function returning a mode), but got the mode instance {ctor!r}; to make an "
-                         f"existing mode active, use enable_torch_function_mode")
+        raise ValueError(f"Expected a TorchFunctionMode constructor function, but got an instance of "
+                         f"TorchFunctionMode {ctor!r}. Consider using enable_torch_function_mode(mode) to "
+                         f"make an existing mode instance active.")
     mode = ctor(inner=_get_torch_function_mode())
     if not isinstance(mode, TorchFunctionMode):
         raise ValueError(f"The callable passed to push_torch_function_mode must return a TorchFunctionMode, "
@@ -427,6 +462,83 @@ def _get_current_function_mode_stack() -> list:
 def _len_torch_function_stack() -> int:
     """How many modes are on the stack."""
     return len(_dispatch.current_modes())
+
+
+def _push_on_torch_function_stack(mode) -> None:
+    """Push ``mode`` on the mode stack, with no scope to restore it (PyTorch's low-level push).
+
+    Pair it with ``_pop_torch_function_stack``; a ``with`` block that encloses both
+    restores its own stack on exit whatever was pushed or popped inside. ``None`` is
+    ignored, as in PyTorch.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import BaseTorchFunctionMode
+    >>> mode = BaseTorchFunctionMode()
+    >>> tm._C._push_on_torch_function_stack(mode)
+    >>> tm._C._len_torch_function_stack(), tm._C._pop_torch_function_stack() is mode
+    (1, True)
+    """
+    if mode is None:
+        return
+    if isinstance(mode, TorchFunctionMode):
+        _check_mode_class(type(mode))
+        mode.inner = _get_torch_function_mode()
+    elif not (isinstance(mode, type) and hasattr(mode, "__torch_function__")):
+        raise TypeError(f"_push_on_torch_function_stack expects a TorchFunctionMode (or a Tensor-like class), "
+                        f"got {type(mode).__name__}")
+    _dispatch.set_modes(_dispatch.current_modes() + (mode,))
+
+
+def _pop_torch_function_stack():
+    """Remove the top mode from the stack and return it (PyTorch's low-level pop).
+
+    >>> import tensormodes as tm
+    >>> tm._C._pop_torch_function_stack()
+    Traceback (most recent call last):
+    ...
+    RuntimeError: trying to pop from empty mode stack
+    """
+    modes = _dispatch.current_modes()
+    if not modes:
+        raise RuntimeError("trying to pop from empty mode stack")
+    _dispatch.set_modes(modes[:-1])
+    return modes[-1]
+
+
+def _get_function_stack_at(idx: int):
+    """The mode at position ``idx`` of the stack, bottom first.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import BaseTorchFunctionMode
+    >>> with BaseTorchFunctionMode() as mode:
+    ...     tm._C._get_function_stack_at(0) is mode
+    True
+    """
+    modes = _dispatch.current_modes()
+    if idx >= len(modes):
+        raise RuntimeError("Tried to get stack at idx that's too big")
+    if idx < 0:
+        raise RuntimeError(f"Tried to get stack at a negative idx ({idx})")
+    return modes[idx]
+
+
+@contextlib.contextmanager
+def _enable_torch_function():
+    """Context manager turning modes and subclass overrides back on, inside
+    ``DisableTorchFunction`` too; the previous state returns on exit.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import _enable_torch_function
+    >>> with tm._C.DisableTorchFunction(), _enable_torch_function():
+    ...     tm._C._is_torch_function_all_disabled()
+    False
+    """
+    scope = enter_scope(_enable_torch_function, "_enable_torch_function()", subclasses_enabled=True,
+                        modes_enabled=True)
+    try:
+        yield
+    finally:
+        exit_scope(scope)
 
 
 # -- carrying the stack elsewhere -------------------------------------------------------

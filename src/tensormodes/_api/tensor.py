@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numbers
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -25,7 +26,7 @@ from .. import _dtype as dt
 from .._autograd import api as autograd_api
 from .._autograd.engine import register_tensor_hook
 from .._autograd.graph import bump_version, grad_edge, share_version, version_of
-from .._device import CPU, parse_device
+from .._device import CPU, check_compute_device
 from .._ops._common import ops, scalar_type_name, wrap_dim
 from .._ops.creation import parse_size
 from .._overrides import dispatch as _dispatch
@@ -223,7 +224,8 @@ class Tensor:
     __array_priority__ = 1000  # NumPy defers ``ndarray + Tensor`` to Tensor.__radd__
 
     def __new__(cls, *args, device=None):
-        parse_device(device)
+        if device is not None:
+            check_compute_device(device)
         if len(args) == 1 and isinstance(args[0], Tensor):
             return _alias(args[0], cls)
         if args and all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
@@ -498,14 +500,40 @@ class Tensor:
         return self._data.astype(dtype, copy=False)
 
     @tensor_api()
-    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        """Export through DLPack (delegated to NumPy)."""
-        return self._data.__dlpack__(stream=stream)
+    def __dlpack__(self, *, stream=-1, max_version: tuple[int, int] | None = None, dl_device=None,
+                   copy: bool | None = None):
+        """Creates a DLPack capsule of the current tensor to be exported to other libraries.
+
+        The capsule shares this tensor's memory, and a consumer asking for DLPack 1.0
+        (``max_version``, as ``np.from_dlpack`` does) receives it writable, as from PyTorch.
+
+        >>> import numpy as np, tensormodes as tm
+        >>> t = tm.zeros(2)
+        >>> a = np.from_dlpack(t)
+        >>> a[0] = 5; t
+        tensor([5., 0.])
+        """
+        if self._requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if stream is not None and type(stream) is not int:
+            raise TypeError("stream must be ``int`` or ``none``")
+        if stream is not None and stream != -1:
+            raise AssertionError("stream should be None on cpu.")
+        if max_version is None or max_version[0] < 1:
+            # PyTorch's unversioned capsule; NumPy marks arrays imported from one read-only.
+            return self._data.__dlpack__(dl_device=dl_device, copy=copy)
+        return self._data.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
 
     @tensor_api()
-    def __dlpack_device__(self):
-        """DLPack device of the data: the CPU."""
-        return self._data.__dlpack_device__()
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The DLPack device of the data: ``(1, 0)``, the CPU (``kDLCPU``).
+
+        >>> import tensormodes as tm
+        >>> tm.ones(1).__dlpack_device__()
+        (1, 0)
+        """
+        device_type, index = self._data.__dlpack_device__()
+        return int(device_type), int(index)
 
     @tensor_api()
     def __repr__(self, *, tensor_contents=None) -> str:
@@ -1017,8 +1045,8 @@ def _parse_to(t: Tensor, args: tuple, kwargs: dict):
         dtype = rest.pop(0)
     if len(rest) > 2 or any(not isinstance(r, bool) for r in rest):
         raise TypeError(f"to() received an invalid combination of arguments - got {args!r}")
-    if device is not None and parse_device(device).type != "cpu":
-        raise NotImplementedError(f"moving tensors to device {device!r} is not supported yet")
+    if device is not None:
+        check_compute_device(device)
     copy = kwargs.get("copy", rest[1] if len(rest) > 1 else False)
     return dtype, copy
 
@@ -1040,8 +1068,8 @@ def _dtype_or(t: Tensor, dtype) -> np.dtype:
 
 
 def _new_like(t: Tensor, array: np.ndarray, device, requires_grad: bool) -> Tensor:
-    if device is not None and parse_device(device).type != "cpu":
-        raise NotImplementedError(f"tensors on device {device!r} are not supported yet")
+    if device is not None:
+        check_compute_device(device)
     result = wrap_array(array)
     if requires_grad:
         _requires_grad_set(result, True)
@@ -1131,9 +1159,19 @@ def _requires_grad_set(self, value) -> None:
     self._requires_grad = value
 
 
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more information.")
+
+
 def _grad_get(self):
     """The accumulated gradient, or None."""
-    return self._grad
+    grad = self._grad
+    if grad is None and self._grad_fn is not None and not self.__dict__.get("_retains_grad"):
+        warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=3)
+    return grad
 
 
 def _grad_set(self, value) -> None:
@@ -1186,18 +1224,55 @@ def _base_get(self):
 
 def _transposed(self) -> Tensor:
     """The tensor with its dimensions reversed (``permute(n-1, ..., 0)``)."""
-    if self._data.ndim > 2:
-        raise RuntimeError("The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
-                           "is not supported.")
-    return self.permute(*range(self._data.ndim - 1, -1, -1))  # an op: a view with autograd history
+    ndim = self._data.ndim
+    if ndim == 0:
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+                      UserWarning, stacklevel=3)
+    elif ndim != 2:
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+                      "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+                      "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+                      "tensor.", UserWarning, stacklevel=3)
+    return self.permute(*range(ndim - 1, -1, -1))  # an op: a view with autograd history
 
 
 def _matrix_transposed(self) -> Tensor:
     """The last two dimensions transposed (a batch of matrices)."""
-    if self._data.ndim < 2:
-        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
-                           f"Got {self._data.ndim}-D tensor.")
+    ndim = self._data.ndim
+    if ndim == 0:
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+                      UserWarning, stacklevel=3)
+        return self.permute()
+    if ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
     return self.transpose(-2, -1)
+
+
+def _conj_of(t: Tensor) -> Tensor:
+    return t.conj() if t._data.dtype.kind == "c" else t
+
+
+def _conjugate_transposed(self) -> Tensor:
+    """The conjugate transpose of a matrix (``transpose(0, 1).conj()``)."""
+    ndim = self._data.ndim
+    if ndim == 0:
+        warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=3)
+        return _conj_of(self.permute())
+    if ndim != 2:
+        hint = ". For batches of matrices, consider using tensor.mH" if ndim > 2 else "."
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {ndim}-D tensor{hint}")
+    return _conj_of(self.transpose(0, 1))
+
+
+def _matrix_conjugate_transposed(self) -> Tensor:
+    """The conjugate transpose of a batch of matrices (``transpose(-2, -1).conj()``)."""
+    ndim = self._data.ndim
+    if ndim == 0:
+        warnings.warn("Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=3)
+        return _conj_of(self.permute())
+    if ndim < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {ndim}-D tensor.")
+    return _conj_of(self.transpose(-2, -1))
 
 
 def _real(self) -> Tensor:
@@ -1247,7 +1322,8 @@ for _name, _get, _set, _inline in (
     ("ndim", _ndim, None, "self._data.ndim"),
     ("itemsize", _itemsize, None, None), ("nbytes", _nbytes, None, None),
     ("requires_grad", _requires_grad_get, _requires_grad_set, "self._requires_grad"),
-    ("grad", _grad_get, _grad_set, "self._grad"),
+    # Leaves pay one extra check; a non-leaf's getter warns like PyTorch's.
+    ("grad", _grad_get, _grad_set, "g if (g := self._grad) is not None or self._grad_fn is None else _get(self)"),
     ("grad_fn", _grad_fn_get, None, "self._grad_fn"),
     ("is_leaf", _is_leaf, None, "self._grad_fn is None"),
     ("data", _data_get, _data_set, None),
@@ -1255,6 +1331,7 @@ for _name, _get, _set, _inline in (
     ("retains_grad", _retains_grad, None, None),
     ("_version", _version_get, None, None),
     ("T", _transposed, None, None), ("mT", _matrix_transposed, None, None),
+    ("H", _conjugate_transposed, None, None), ("mH", _matrix_conjugate_transposed, None, None),
     ("real", _real, None, None), ("imag", _imag, None, None),
 ):
     tensor_property(_get, _set, name=_name, inline=_inline)

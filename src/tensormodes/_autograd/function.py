@@ -19,7 +19,17 @@
 from __future__ import annotations
 
 from .grad_mode import _GRAD_ENABLED, grad_enabled
-from .graph import Node, SavedTensor, _differentiable, _is_tensor, alias, grad_edge, meta, next_sequence_nr
+from .graph import (
+    Node,
+    SavedTensor,
+    _differentiable,
+    _is_tensor,
+    alias,
+    grad_edge,
+    meta,
+    next_sequence_nr,
+    sum_to_shape,
+)
 
 __all__ = ["Function", "FunctionCtx"]
 
@@ -59,11 +69,13 @@ class FunctionCtx:
 class FunctionBackward(Node):
     """The backward node of one ``Function.apply`` call."""
 
-    def __init__(self, function: type, ctx: FunctionCtx, edges: tuple, output_meta: list) -> None:
+    def __init__(self, function: type, ctx: FunctionCtx, edges: tuple, output_meta: list,
+                 input_meta: tuple) -> None:
         self._sequence_nr = next_sequence_nr()
         self._function = function
         self.ctx = ctx
         self.next_functions = edges
+        self._input_meta = input_meta  # per input: (shape, dtype) its gradient must fit, or None
         if ctx.materialize_grads:
             self._output_meta = output_meta
             self._special = True
@@ -75,10 +87,36 @@ class FunctionBackward(Node):
         result = self._function.backward(self.ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)
-        if len(result) < len(self.next_functions):
+        expected = len(self.next_functions)
+        if len(result) != expected and (len(result) < expected or any(g is not None for g in result[expected:])):
+            # Extra gradients are allowed when they are all None, as in PyTorch.
             raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected "
-                               f"{len(self.next_functions)}, got {len(result)})")
-        return tuple(result[:len(self.next_functions)])
+                               f"{expected}, got {len(result)})")
+        return tuple([self._validated(i, g) for i, g in enumerate(result[:expected])])
+
+    def _validated(self, index: int, grad):
+        """PyTorch's checks on a returned gradient: a tensor (or None) whose shape broadcasts to
+        the input's (it is summed back to it) and whose dtype is cast to the input's."""
+        if grad is None:
+            return None
+        if not _is_tensor(grad):
+            raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
+        fit = self._input_meta[index]
+        if fit is None:
+            return grad
+        shape, dtype = fit
+        grad_shape, grad_dtype = meta(grad)
+        if grad_shape != shape:
+            if not _expandable(shape, grad_shape):
+                raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {index} - got "
+                                   f"{list(grad_shape)} but expected shape compatible with {list(shape)}")
+            grad = sum_to_shape(grad, grad_shape, shape)
+        if grad_dtype is not dtype:
+            if grad_dtype.is_complex and not dtype.is_complex:
+                raise RuntimeError("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == "
+                                   "grad_is_complex) to be true, but got false.")
+            grad = grad.to(dtype)
+        return grad
 
     def release(self) -> None:
         for s in self.ctx._saved:
@@ -133,7 +171,8 @@ class Function:
                 if id(out) in ctx._non_differentiable:
                     ctx._non_differentiable.add(id(items[i]))
         output_meta = [meta(o) if _is_tensor(o) else (None, None) for o in items]
-        node = FunctionBackward(cls, ctx, edges, output_meta)
+        input_meta = tuple(meta(a) if need else None for a, need in zip(args, needs))
+        node = FunctionBackward(cls, ctx, edges, output_meta, input_meta)
         ctx._node = node
         for i, out in enumerate(items):
             if _is_tensor(out) and id(out) not in ctx._non_differentiable and _differentiable(out):
@@ -142,6 +181,13 @@ class Function:
                 if i:
                     out._output_nr = i
         return items[0] if single else type(outputs)(items)
+
+
+def _expandable(shape: tuple, to: tuple) -> bool:
+    """True if ``shape`` broadcasts to ``to`` (a gradient of shape ``to`` sums back to it)."""
+    if len(shape) > len(to):
+        return False
+    return all(size == 1 or size == other for size, other in zip(reversed(shape), reversed(to)))
 
 
 def _has_setup_context(cls: type) -> bool:

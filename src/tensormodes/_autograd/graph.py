@@ -293,6 +293,12 @@ def _node_class(op_name: str) -> type:
 
 
 _NO_EDGE = (None, 0)
+_NUMBERS = frozenset({int, float, complex, bool})
+# Ops whose Python-number operands PyTorch wraps as tensors (``x * 2`` is ``mul.Tensor``
+# with a wrapped number) and whose nodes save them (MulBackward0, DivBackward0): the number
+# is freed after backward like a saved tensor, so a second backward raises. Other ops take
+# numbers as Scalars (``lerp.Scalar``, ``fmod.Scalar``) that are never freed.
+WRAPPED_NUMBER_OPS = {"mul", "div", "true_divide"}
 
 
 class OpBackward(Node):
@@ -319,7 +325,9 @@ class OpBackward(Node):
             raise _freed_error()
         values = self._arguments.copy()
         for i in self._saved_at:
-            values[i] = values[i].unpack(self)
+            value = values[i]
+            if type(value) is SavedTensor or type(value) is _SavedSequence:  # (a saved number stays as it is)
+                values[i] = value.unpack(self)
         if plan.grad >= 0:
             values[plan.grad] = grads if len(grads) > 1 else grads[0]
         keywords = plan.keywords
@@ -496,7 +504,8 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
         else:
             value = _save_meta(name, arguments)
         saved.append(value)
-        if type(value) is SavedTensor or type(value) is _SavedSequence:
+        if type(value) is SavedTensor or type(value) is _SavedSequence or (
+                kind == _TENSOR_PARAM and type(value) in _NUMBERS and op_name in WRAPPED_NUMBER_OPS):
             positions.append(i)
     cls = _NODE_CLASSES.get(op_name) or _node_class(op_name)
     node = cls(plan, saved, tuple(positions), tuple(edges), tuple(fits))
@@ -552,6 +561,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
                           save_only_for)
         return generic
     plan = _Plan(formula, tuple(tensor_params), dict.fromkeys(param_names), saves)
+    wraps = op_name in WRAPPED_NUMBER_OPS
     lines = []
     if differentiable is not None:
         lines += [f"if not _differentiable_call({', '.join(param_names)}):",
@@ -589,14 +599,16 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
             wanted = f"_f_{save_only_for[name]} is not None"
             arguments.append(f"((_SavedTensor({name}, False) if {wanted} else None) if isinstance({name}, _Tensor) "
                              f"else {name})")
-            maybe_saved.append((i, f"isinstance({name}, _Tensor) and {wanted}"))
+            saved_if = f"isinstance({name}, _Tensor)" + (f" or type({name}) in _NUMBERS" if wraps else "")
+            maybe_saved.append((i, f"{wanted} and ({saved_if})"))
         elif kind == _TENSOR_PARAM:
             if tensor_params[name] == TensorKind.TENSOR:
                 arguments.append(f"_SavedTensor({name}, False)")
                 fixed_saved.append(i)
             else:
                 arguments.append(f"(_SavedTensor({name}, False) if isinstance({name}, _Tensor) else {name})")
-                maybe_saved.append((i, f"isinstance({name}, _Tensor)"))
+                maybe_saved.append((i, f"isinstance({name}, _Tensor) or type({name}) in _NUMBERS" if wraps
+                                    else f"isinstance({name}, _Tensor)"))
         elif kind == _VALUE_PARAM:
             arguments.append(name)
         elif kind == _SAVED_PARAM:
@@ -627,7 +639,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
                  "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
                  "_Node": _NODE_CLASSES.get(op_name) or _node_class(op_name), "_differentiable": _differentiable,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor,
-                 "_refresh_view": refresh_view, "_differentiable_call": differentiable}
+                 "_refresh_view": refresh_view, "_differentiable_call": differentiable, "_NUMBERS": _NUMBERS}
     recorder = _generated.define(source, recorder_name, namespace, label=f"autograd.{recorder_name}")
     node_class = namespace["_Node"]
     node_class.apply = _make_apply(node_class.__name__, plan, len(tensor_params))

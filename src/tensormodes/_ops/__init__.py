@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     joining,
     linalg,
     nn,
+    norms,
     pooling,
     products,
     properties,

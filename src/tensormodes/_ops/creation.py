@@ -20,7 +20,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import parse_device
+from .._device import check_compute_device
 from ._common import array_of, not_implemented, resolve_dtype, scalar_type_name
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23
@@ -104,8 +104,8 @@ def _is_int_like(value) -> bool:
 
 def check_device(device) -> None:
     """Factories accept ``device`` like PyTorch; only the CPU holds data so far."""
-    if device is not None and parse_device(device).type != "cpu":
-        raise NotImplementedError(f"tensors on device {device!r} are not supported yet")
+    if device is not None:
+        check_compute_device(device)
 
 
 def _target_np(dtype) -> np.dtype:

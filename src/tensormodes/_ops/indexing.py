@@ -16,12 +16,13 @@ import math
 import numbers
 import operator
 import warnings
+from collections.abc import Sequence
 from numbers import Number
 
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import FLOAT_MAX, check_same_shape_or_broadcast, cpp_type_name, overflow_type_name, wrap_dim
+from ._common import FLOAT_MAX, check_same_shape_or_broadcast, cpp_type_name, ops, overflow_type_name, wrap_dim
 from ._registry import Index, Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, M234, SCALAR
 from ._shape import gather_back, legacy_type_name, positions_of
@@ -462,6 +463,91 @@ def setitem(input: Tensor, indices: Index, value: Tensor | Number) -> None:
     except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
                            f"indexing result of shape {list(view[key].shape)}") from None
+
+
+def _index_put_grad(grad, indices, accumulate, values_shape):
+    index = tuple(indices)
+    grad_input = grad if accumulate else grad.index_put(index, grad.new_zeros(()))
+    grad_values = grad[index]  # summed back to ``values``' shape by the engine
+    missing = len(values_shape) - grad_values.dim()
+    if missing > 0:
+        grad_values = grad_values.reshape((1,) * missing + tuple(grad_values.shape))
+    return grad_input, [None] * len(index), grad_values
+
+
+_LONG_INDEX = TensorSpec((2,), "int64", 0, 2)
+
+
+@op(grad=_index_put_grad, method=True, inplace=True, samples=(
+    Sample((M23, [TensorSpec((1,), "int64", 1, 1), TensorSpec((1,), "int64", 2, 2)], TensorSpec((1,)))),
+    Sample((M23, [TensorSpec((1,), "int64", 1, 1)], TensorSpec((3,)))),
+    Sample((M23, [_LONG_INDEX, _LONG_INDEX], TensorSpec(())), {"accumulate": True}),
+    Sample((TensorSpec((3,), "int64"), [TensorSpec((3,), "bool")], TensorSpec((), "int64"))),
+    Sample((M234, [TensorSpec((1,), "int64", 0, 1)], TensorSpec((3, 4), "float32")), {"accumulate": True}),
+    Sample((TensorSpec((4,), "float64"), [TensorSpec((1,), "int32", 3, 3)], TensorSpec((1,), "float64")))))
+def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``values`` put at ``indices`` (a tuple of index tensors, as
+    ``input[indices] = values``); with ``accumulate=True`` they are added instead, repeated
+    indices adding several times. ``Tensor.index_put_`` writes into the tensor.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(3).index_put_((tm.tensor([0, 0]),), tm.tensor([1., 2.]), accumulate=True)
+    tensor([3., 0., 0.])
+    """
+    for index in indices:
+        if index.dtype.kind not in "iub":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    dims = sum(index.ndim if index.dtype == np.bool_ else 1 for index in indices)
+    if dims > input.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {input.ndim} (got {dims})")
+    if values.dtype != input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_legacy_name(input.dtype)} for the destination and {_legacy_name(values.dtype)} "
+                           "for the source.")
+    result = input.copy()
+    if not indices:
+        result[...] = values
+        return result
+    basic, advanced = _parse(result, tuple(indices))
+    view = result[basic]
+    key = _advanced_key(view, advanced)
+    try:
+        if accumulate:
+            np.add.at(view, key, np.broadcast_to(values, view[key].shape))
+        else:
+            view[key] = values
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(view[key].shape)}") from None
+    return result
+
+
+def _diag_grad(grad, input_shape, diagonal):
+    if len(input_shape) == 1:
+        return grad.diagonal(diagonal)
+    count = grad.shape[0]
+    rows = ops.arange(count) + max(-diagonal, 0)
+    columns = ops.arange(count) + max(diagonal, 0)
+    return grad.new_zeros(input_shape).index_put((rows, columns), grad)
+
+
+@op(grad=_diag_grad, method=True, out=True, samples=(
+    Sample((TensorSpec((3,)),)), Sample((TensorSpec((3,), "int64"), 1)), Sample((TensorSpec((2,), "complex64"), -2)),
+    Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4), "float64"), 2)), Sample((TensorSpec((4, 3)), -1)),
+    Sample((TensorSpec((2, 3)), 5)), Sample((TensorSpec((0,)),))))
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-D ``input`` as the ``diagonal``-th diagonal of a square matrix (0 elsewhere), or the
+    ``diagonal``-th diagonal of a 2-D ``input`` (a copy).
+
+    >>> import tensormodes as tm
+    >>> tm.diag(tm.tensor([1, 2]), 1).tolist(), tm.diag(tm.tensor([[1, 2], [3, 4]])).tolist()
+    ([[0, 1, 0], [0, 0, 2], [0, 0, 0]], [1, 4])
+    """
+    if input.ndim == 1:
+        return np.diag(input, diagonal)
+    if input.ndim == 2:
+        return np.diagonal(input, diagonal).copy()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
 
 
 # -- selecting along a dimension ---------------------------------------------------------

@@ -20,6 +20,8 @@ import warnings
 from contextvars import ContextVar
 from inspect import getattr_static
 
+from .. import _device
+
 __all__ = [
     "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
     "handle_torch_function", "dispatch", "get_state",
@@ -129,19 +131,22 @@ def current_modes() -> tuple:
 class Scope:
     """Record of one entered scope: what it replaced and who owns it."""
 
-    __slots__ = ("saved", "owner", "label", "on_exit")
+    __slots__ = ("saved", "owner", "label", "on_exit", "guard")
 
-    def __init__(self, saved, owner, label: str, on_exit=None) -> None:
+    def __init__(self, saved, owner, label: str, on_exit=None, guard: bool = False) -> None:
         self.saved = saved
         self.owner = owner
         self.label = label
         self.on_exit = on_exit
+        # A guard's scope (``_EnableTorchFunction()``) lasts as long as an object does:
+        # an enclosing scope may exit before it, silently discarding it.
+        self.guard = guard
 
 
-def enter_scope(owner, label: str, on_exit=None, **changes) -> Scope:
+def enter_scope(owner, label: str, on_exit=None, guard: bool = False, **changes) -> Scope:
     """Install the current state with ``changes`` applied, inside a new live scope."""
     saved = _STATE.get()
-    scope = Scope(saved, owner, label, on_exit)
+    scope = Scope(saved, owner, label, on_exit, guard)
     base = saved if saved is not None else _IDLE
     _STATE.set(base.replace(scopes=base.scopes + (scope,), **changes))
     return scope
@@ -162,7 +167,7 @@ def exit_scope(scope: Scope) -> None:
     for closed in live[position:]:
         if closed.on_exit is not None:
             closed.on_exit(closed is not scope)
-    left_open = live[position + 1:]
+    left_open = [s for s in live[position + 1:] if not s.guard]
     if left_open:
         names = ", ".join(s.label for s in reversed(left_open))
         raise RuntimeError(
@@ -428,6 +433,20 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     return dispatch(public_api, args, kwargs, tuple(relevant_args), public_api, False)
 
 
+def _construct_device(cls, args: tuple, kwargs: dict):
+    """``device(...)``: active modes see the call (``func is device``), as PyTorch's do."""
+    state = _STATE.get()
+    if state is None or not state.modes_active:
+        return type.__call__(cls, *args, **kwargs)
+    return dispatch(cls, args, kwargs, (), _new_device, True)
+
+
+def _new_device(*args, **kwargs):
+    return type.__call__(_device.device, *args, **kwargs)
+
+
+_device.set_construct_hook(_construct_device)
+
 _IDLE = _State((), True, True, ())
 _SUBCLASSES_DISABLED = _State((), False, True, ())
 
@@ -524,7 +543,48 @@ class DisableTorchFunction(_FlagScope):
     _changes = {"subclasses_enabled": False, "modes_enabled": False}
 
 
-class _EnableTorchFunction(_FlagScope):
-    """Context manager: re-enable modes and subclass overrides inside a disabled region."""
+def _is_torch_function_all_disabled() -> bool:
+    """True inside ``DisableTorchFunction`` (modes and subclass overrides both off)."""
+    state = _STATE.get()
+    return state is not None and not state.modes_enabled
 
-    _changes = {"subclasses_enabled": True, "modes_enabled": True}
+
+class _EnableTorchFunction:
+    """Guard re-enabling modes and subclass overrides, PyTorch's way: it takes effect when
+    constructed and lasts until the object is deleted (or its ``with`` block exits), also
+    inside ``DisableTorchFunction`` / ``DisableTorchFunctionSubclass``.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes._C import DisableTorchFunctionSubclass, _EnableTorchFunction
+    >>> with DisableTorchFunctionSubclass():
+    ...     guard = _EnableTorchFunction()
+    ...     enabled = tm._C._is_torch_function_enabled()
+    ...     del guard
+    ...     enabled, tm._C._is_torch_function_enabled()
+    (True, False)
+    """
+
+    __slots__ = ("_scope",)
+
+    def __init__(self) -> None:
+        # The scope's owner must not be the guard: the state would keep it alive forever.
+        self._scope = enter_scope(None, "_EnableTorchFunction()", guard=True,
+                                  subclasses_enabled=True, modes_enabled=True)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info) -> None:
+        self._release()
+
+    def __del__(self) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        scope = getattr(self, "_scope", None)
+        self._scope = None
+        state = _STATE.get()
+        # Only the innermost scope is restored: scopes entered after the guard and still
+        # open keep theirs, and the enclosing scope's exit discards the guard's.
+        if scope is not None and state is not None and state.scopes and state.scopes[-1] is scope:
+            exit_scope(scope)

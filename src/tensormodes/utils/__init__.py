@@ -1,10 +1,11 @@
-"""Utilities: ``data`` (datasets, samplers, ``DataLoader``).
+"""Utilities, as ``torch.utils``: ``data`` (datasets, samplers, ``DataLoader``) and ``dlpack``
+(exchange with NumPy and other libraries).
 
 >>> import tensormodes as tm
->>> tm.utils.data.DataLoader.__name__
-'DataLoader'
+>>> tm.utils.data.DataLoader.__name__, tm.utils.dlpack.from_dlpack is tm.from_dlpack
+('DataLoader', True)
 """
 
-from . import data
+from . import data, dlpack
 
-__all__ = ["data"]
+__all__ = ["data", "dlpack"]
