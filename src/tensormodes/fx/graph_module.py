@@ -1,0 +1,147 @@
+"""``GraphModule``: owns a graph and the attributes it reads, and runs it as generated Python.
+
+``recompile()`` turns the graph into source and defines ``forward`` from it through
+``tensormodes._generated.define``, so ``inspect.getsource(gm.forward)``, tracebacks and
+debuggers show the generated lines.
+
+Module support goes through the interface of ``tensormodes.nn.modules.module``
+(``Module``, ``intercept_module_calls``). Until that module exists on this branch, a
+GraphModule is a plain callable object, nested attributes live on small holder objects,
+and tracing intercepts no module calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from .. import _generated
+from .graph import Graph
+
+try:  # nn.Module arrives from its own branch; the tracer connects to it through this interface
+    from ..nn.modules.module import Module as _ModuleBase
+    from ..nn.modules.module import intercept_module_calls
+except ImportError:
+    _ModuleBase = None
+
+    @contextlib.contextmanager
+    def intercept_module_calls(fn):
+        """Stand-in until ``tensormodes.nn.modules.module`` exists: there are no module calls."""
+        yield
+
+__all__ = ["GraphModule", "intercept_module_calls"]
+
+
+class _AttributeHolder:
+    """Holds the attributes under a dotted path prefix (``layer`` of ``layer.weight``)."""
+
+    def __repr__(self) -> str:
+        return f"_AttributeHolder({', '.join(sorted(vars(self)))})"
+
+
+def _fetch(root: Any, target: str) -> Any:
+    if isinstance(root, dict):
+        if target in root:
+            return root[target]
+        raise AttributeError(f"GraphModule: the attributes given have no {target!r}")
+    value = root
+    for i, part in enumerate(target.split(".")):
+        if not hasattr(value, part):
+            prefix = ".".join(target.split(".")[:i]) or type(root).__name__
+            raise AttributeError(f"Node referenced nonexistent target {target!r}: {prefix} has no attribute {part!r}")
+        value = getattr(value, part)
+    return value
+
+
+def _install(owner: Any, target: str, value: Any) -> None:
+    *path, last = target.split(".")
+    holder = owner
+    for part in path:
+        inner = holder.__dict__.get(part) if hasattr(holder, "__dict__") else None
+        if inner is None:
+            inner = _ModuleBase() if _ModuleBase is not None else _AttributeHolder()
+            setattr(holder, part, inner)
+        holder = inner
+    setattr(holder, last, value)
+
+
+_Base = _ModuleBase if _ModuleBase is not None else object
+
+
+class GraphModule(_Base):
+    """A callable built from a :class:`Graph`: ``gm(*inputs)`` runs the generated ``forward``.
+
+    ``root`` supplies the attributes the graph reads (``get_attr`` and ``call_module``
+    targets): a module or any object (looked up along each dotted path), or a dict from
+    dotted path to value.
+
+    >>> import operator
+    >>> from tensormodes import fx
+    >>> g = fx.Graph(); x = g.placeholder("x"); _ = g.output(g.call_function(operator.mul, (x, 3)))
+    >>> gm = fx.GraphModule({}, g)
+    >>> gm(2), print(gm.code.strip())
+    def forward(self, x):
+        mul = x * 3;  x = None
+        return mul
+    (6, None)
+    """
+
+    def __new__(cls, *args, **kwargs):
+        # Each instance gets a class of its own, so ``forward`` is a real method of it.
+        class GraphModuleImpl(cls):
+            pass
+
+        return super().__new__(GraphModuleImpl)
+
+    def __init__(self, root: Any, graph: Graph, class_name: str = "GraphModule") -> None:
+        super().__init__()
+        cls = type(self)
+        cls.__name__ = cls.__qualname__ = class_name if str(class_name).isidentifier() else "GraphModule"
+        for node in graph.nodes:
+            if node.op in ("get_attr", "call_module"):
+                _install(self, node.target, _fetch(root, node.target))
+        self.graph = graph
+
+    @property
+    def graph(self) -> Graph:
+        """The graph; assigning a new one regenerates the code."""
+        return self._graph
+
+    @graph.setter
+    def graph(self, g: Graph) -> None:
+        if not isinstance(g, Graph):
+            raise TypeError(f"GraphModule.graph must be a Graph, got {type(g).__name__}")
+        self._graph = g
+        g.owning_module = self
+        self.recompile()
+
+    @property
+    def code(self) -> str:
+        """The Python source of ``forward`` generated from the graph."""
+        return self._code
+
+    def recompile(self):
+        """Regenerate ``code`` and ``forward`` from the graph (call it after editing the graph)."""
+        python_code = self._graph.python_code(root_module="self")
+        self._code = python_code.src
+        cls = type(self)
+        forward = _generated.define(python_code.src, "forward", dict(python_code.globals),
+                                    qualname=f"{cls.__name__}.forward", label=f"fx {cls.__name__}.forward")
+        cls.forward = forward
+        if _ModuleBase is None:
+            cls.__call__ = forward  # nothing runs around forward: calling costs what forward costs
+        return python_code
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def print_readable(self, print_output: bool = True) -> str:
+        """The generated code inside a class statement; printed unless ``print_output`` is False."""
+        body = "\n".join(f"    {line}" if line.strip() else "" for line in self._code.strip("\n").splitlines())
+        text = f"class {type(self).__name__}(tensormodes.fx.GraphModule):\n{body.rstrip()}\n"
+        if print_output:
+            print(text)
+        return text
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"

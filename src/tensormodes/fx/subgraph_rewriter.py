@@ -1,0 +1,1 @@
+replace_pattern = None
