@@ -31,7 +31,7 @@ from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
 from .node import Node, map_arg
 from .proxy import Attribute, Proxy, TraceError
-from .subgraph_rewriter import replace_pattern  # noqa
+from .subgraph_rewriter import replace_pattern
 
 __all__ = [
     "Graph", "Node", "GraphModule", "Proxy", "Attribute", "Tracer", "TracingMode", "TraceError", "symbolic_trace",

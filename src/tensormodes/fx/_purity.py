@@ -25,6 +25,11 @@ __all__ = ["is_impure", "is_random", "is_mutating", "is_pure", "op_of"]
 
 _PURE_FUNCTIONS = frozenset({*INFIX, *UNARY, operator.getitem, getattr, operator.abs, len})
 _MUTATING_FUNCTIONS = frozenset({operator.setitem, setattr})
+# The tensor layer's own methods (not in the op table) that compute without writing.
+_PURE_TENSOR_METHODS = frozenset({
+    "float", "double", "half", "bfloat16", "int", "long", "short", "bool", "byte", "char", "cfloat", "cdouble",
+    "to", "type_as", "size", "dim", "numel", "stride",
+})
 
 
 @functools.cache
@@ -99,6 +104,8 @@ def is_pure(node: Node) -> bool:
         return True
     if node.op == "call_function" and node.target in _PURE_FUNCTIONS:
         return not node.kwargs
+    if node.op == "call_method" and node.target in _PURE_TENSOR_METHODS:
+        return node.kwargs.get("copy") is not True
     opdef, inplace = op_of(node)
     if opdef is None or inplace or opdef.mutates or node.kwargs.get("out") is not None:
         return False

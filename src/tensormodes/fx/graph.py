@@ -288,11 +288,11 @@ class Graph:
         >>> from tensormodes import fx
         >>> g = fx.Graph(); x = g.placeholder("x"); _ = g.output(g.call_function(operator.neg, (x,)))
         >>> g.print_tabular()
-        opcode         name    target        args     kwargs
-        -------------  ------  ------------  -------  ------
-        placeholder    x       x             ()       {}
-        call_function  neg     operator.neg  (x,)     {}
-        output         output  output        (neg,)   {}
+        opcode         name    target        args    kwargs
+        -------------  ------  ------------  ------  ------
+        placeholder    x       x             ()      {}
+        call_function  neg     operator.neg  (x,)    {}
+        output         output  output        (neg,)  {}
         """
         print(self.tabular())
 

@@ -247,14 +247,16 @@ class Node:
         ([output], (neg,))
         """
         changed = [user for user in list(self.users) if delete_user_cb(user)]
-        swap = (lambda n: replace_with if n is self else n)
+        def swap(n):
+            return (replace_with if n is self else n)
         for user in changed:
             user._update_args_kwargs(map_arg(user._args, swap), map_arg(user._kwargs, swap))
         return changed
 
     def replace_input_with(self, old_input: Node, new_input: Node) -> None:
         """Replace every occurrence of ``old_input`` in this node's arguments with ``new_input``."""
-        swap = (lambda n: new_input if n is old_input else n)
+        def swap(n):
+            return (new_input if n is old_input else n)
         self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 
     # -- printing -------------------------------------------------------------------------

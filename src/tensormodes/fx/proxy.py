@@ -16,7 +16,6 @@ import linecache
 import operator
 import os
 import sys
-from typing import Any
 
 from .. import _generated
 from .node import Node
