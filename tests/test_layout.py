@@ -47,7 +47,9 @@ def layer_of(name: str) -> int:
 def resolve(current: str, node: ast.ImportFrom | ast.Import) -> list[str]:
     """Package-relative names imported by ``node`` (external imports are dropped)."""
     if isinstance(node, ast.Import):
-        return [a.name.removeprefix("tensormodes.") for a in node.names if a.name.startswith("tensormodes")]
+        # `import tensormodes as tm` (allowed in the public-API layer) is the package's __init__
+        return [a.name.removeprefix("tensormodes").lstrip(".") or "__init__"
+                for a in node.names if a.name.startswith("tensormodes")]
     if node.level == 0:
         if not (node.module or "").startswith("tensormodes"):
             return []
