@@ -58,12 +58,13 @@ class Namespace:
         candidate = _ILLEGAL_CHARS.sub("_", str(candidate)) or "_"
         if candidate[0].isdigit():
             candidate = f"_{candidate}"
-        match = _NUMBERED.match(candidate)
-        base, number = (match.group(1), int(match.group(2))) if match else (candidate, None)
-        if number is None and candidate not in self._used and candidate not in _ILLEGAL_NAMES:
+        if candidate not in self._used and candidate not in _ILLEGAL_NAMES:
             self._used.add(candidate)
             return candidate
-        number = max(number or 0, self._next_number.get(base, 0))
+        match = _NUMBERED.match(candidate)
+        base, number = (match.group(1), int(match.group(2))) if match else (candidate, 0)
+        # remembering the last number per base keeps naming n nodes "add" linear, not quadratic
+        number = max(number, self._next_number.get(base, 0))
         while True:
             number += 1
             name = f"{base}_{number}"
