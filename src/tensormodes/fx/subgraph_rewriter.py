@@ -102,9 +102,13 @@ def replace_pattern(gm: GraphModule, pattern: Callable | GraphModule | Graph,
             continue
         claimed |= inner
         matches.append(Match(anchor, bound))
+    replaced: dict[Node, Any] = {}  # anchors of earlier matches -> their replacement's result
     for match in matches:
         anchor = match.anchor
-        values: dict[Node, Any] = {r: match.nodes_map[p] for p, r in zip(pattern_inputs, replacement_inputs)}
+        values: dict[Node, Any] = {}
+        for p, r in zip(pattern_inputs, replacement_inputs):
+            bound = match.nodes_map[p]
+            values[r] = replaced.get(bound, bound) if isinstance(bound, Node) else bound
         with graph.inserting_before(anchor):
             for node in replacement_graph.nodes:
                 if node.op == "placeholder":
@@ -116,6 +120,7 @@ def replace_pattern(gm: GraphModule, pattern: Callable | GraphModule | Graph,
                     raise ValueError("replace_pattern: the replacement may not read module attributes")
                 values[node] = graph.node_copy(node, values.__getitem__)
         anchor.replace_all_uses_with(result)
+        replaced[anchor] = result
         inner = [match.nodes_map[p] for p in reversed(pattern_graph.nodes) if p.op not in ("placeholder", "output")]
         for node in inner:
             if not node.users and not node._erased:
