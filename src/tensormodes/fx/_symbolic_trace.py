@@ -50,7 +50,7 @@ import tensormodes as tm
 from .._api.tensor import Tensor
 from .._ops import OPS
 from .._overrides.dispatch import handle_torch_function, has_torch_function
-from ..overrides import TorchFunctionMode, is_tensor_method_or_property, resolve_name
+from ..overrides import TorchFunctionMode, resolve_name
 from .graph import Graph
 from .graph_module import GraphModule, intercept_module_calls
 from .node import Node, map_aggregate
@@ -101,7 +101,8 @@ def _node_kind(func) -> tuple[str, Any, str | None]:
     elif name in ("__get__", "__set__") and isinstance(getattr(func, "__self__", None), property):
         attribute = (resolve_name(func) or "").split(".")[-2]
         kind = ("call_function", getattr if name == "__get__" else setattr, attribute)
-    elif is_tensor_method_or_property(func):
+    elif name is not None and getattr(func, "__qualname__", "").startswith("Tensor.") \
+            and getattr(Tensor, name, None) is func:  # building one method, not all (is_tensor_method_or_property)
         kind = ("call_method", name, None)
     else:
         kind = ("call_function", func, None)
