@@ -31,10 +31,12 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 
 import tensormodes as tm  # noqa: E402
+from tensormodes import fx  # noqa: E402
 from tensormodes.overrides import TorchFunctionMode  # noqa: E402
 
 try:
     import torch
+    import torch.fx
     torch.set_num_threads(1)
 except ImportError:
     torch = None
@@ -271,9 +273,50 @@ def autograd_rows() -> list[Row]:
     return rows
 
 
-GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows}
+def _chained_adds(n: int) -> Callable:
+    def chained(x):
+        for _ in range(n):
+            x = x + 1
+        return x
+    return chained
+
+
+def _small_network(L) -> Callable:
+    def network(x, w):
+        h = (x @ w).relu()
+        h = h * 2 + L.ones(8)
+        return h.sum(dim=1).tanh() - h.mean()
+    return network
+
+
+def fx_rows() -> list[Row]:
+    """Tracing (incl. GraphModule creation and codegen) against torch.fx.symbolic_trace; calling
+    the GraphModule and Interpreter.run against the original function."""
+    rows = [Row("fx", f"symbolic_trace {n:,} chained x + 1", lambda n=n: fx.symbolic_trace(_chained_adds(n)))
+            for n in (100, 1_000, 10_000)]
+    network = _small_network(tm)
+    gm = fx.symbolic_trace(network)
+    x, w = tm.randn(16, 8), tm.randn(8, 8)
+    rows.append(Row("fx", "GraphModule call (small network)", lambda: gm(x, w), lambda: network(x, w)))
+    interpreter = fx.Interpreter(gm)
+    rows.append(Row("fx", "Interpreter.run (small network)", lambda: interpreter.run(x, w), lambda: network(x, w)))
+    if torch is not None:
+        for row, n in zip(rows, (100, 1_000, 10_000)):
+            row.torch = lambda n=n: torch.fx.symbolic_trace(_chained_adds(n))
+        torch_network = _small_network(torch)
+        tgm = torch.fx.symbolic_trace(torch_network)
+        tx, tw = torch.randn(16, 8), torch.randn(8, 8)
+        rows[3].torch = lambda: tgm(tx, tw)
+        tinterpreter = torch.fx.Interpreter(tgm)
+        rows[4].torch = lambda: tinterpreter.run(tx, tw)
+    return rows
+
+
+GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
+          "fx": fx_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
-             "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network"}
+             "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
+             "fx": "the original function (torch: torch.fx, same rows)"}
 
 
 def import_time() -> float:

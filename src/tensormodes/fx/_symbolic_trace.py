@@ -83,6 +83,7 @@ def _eager_functions() -> frozenset:
 
 
 _KINDS: dict = {}
+_CONTAINERS = (tuple, list, dict, slice)
 
 
 def _node_kind(func) -> tuple[str, Any, str | None]:
@@ -159,9 +160,11 @@ class Tracer:
                      type_expr: Any = None) -> Proxy:
         """Record one operation: arguments go through :meth:`create_arg`, then :meth:`create_node`;
         returns the Proxy of the result."""
-        node = self.create_node(kind, target, self.create_arg(tuple(args)), self.create_arg(dict(kwargs)), name,
-                                type_expr)
-        return self.proxy(node)
+        leaf = self._leaf_arg
+        # flat arguments (the common case) are converted here; nested ones through create_arg
+        args = tuple([leaf(a) if not isinstance(a, _CONTAINERS) else self.create_arg(a) for a in args])
+        kwargs = {k: leaf(v) if not isinstance(v, _CONTAINERS) else self.create_arg(v) for k, v in kwargs.items()}
+        return self.proxy(self.create_node(kind, target, args, kwargs, name, type_expr))
 
     def create_arg(self, a: Any) -> Any:
         """Turn a traced value into a node argument: Proxies become their nodes, parameters and

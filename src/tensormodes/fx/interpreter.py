@@ -43,8 +43,12 @@ class Interpreter:
         self.garbage_collect_values = garbage_collect_values
         self.env: dict[Node, Any] = {}
         self.user_to_last_uses: dict[Node, list[Node]] = {}
+        self._plans: dict[Node, tuple] = {}
         seen: set[Node] = set()
         for node in reversed(self.graph.nodes):
+            plan = _plan(node)
+            if plan is not None:
+                self._plans[node] = plan
             dying = [used for used in node.all_input_nodes if used not in seen]
             seen.update(dying)
             if dying:
@@ -55,15 +59,45 @@ class Interpreter:
 
         ``initial_env`` maps nodes to values that are used instead of running those nodes.
         """
-        self.env = dict(initial_env) if initial_env is not None else {}
+        self.env = env = dict(initial_env) if initial_env is not None else {}
         self.args_iter = iter(args)
-        env = self.env
         last_uses = self.user_to_last_uses if self.garbage_collect_values else {}
+        # Unless run_node is overridden, its steps are inlined (one plan lookup per node, and a
+        # direct call of the target when call_function / call_method are not overridden either):
+        # an Interpreter then costs little more than the generated code.
+        cls = type(self)
+        inline = cls.run_node is Interpreter.run_node
+        handlers = {op: getattr(self, op) for op in _OPS}
+        direct_function = cls.call_function is Interpreter.call_function
+        direct_method = cls.call_method is Interpreter.call_method
+        plans = self._plans
+        check_env = bool(env)
         for node in self.graph.nodes:
-            if node in env:
+            if check_env and node in env:
                 continue
             try:
-                env[node] = self.run_node(node)
+                plan = plans.get(node) if inline else None
+                if plan is None or plan[0] is not node._args or plan[2] is not node._kwargs:
+                    env[node] = self.run_node(node) if not inline else handlers[node.op](
+                        node.target, *self.fetch_args_kwargs_from_env(node))
+                else:
+                    args_, positions, kwargs_, keys = plan
+                    if positions:
+                        values = list(args_)
+                        for i in positions:
+                            values[i] = env[args_[i]]
+                        args_ = tuple(values)
+                    if keys:
+                        kwargs_ = dict(kwargs_)
+                        for key in keys:
+                            kwargs_[key] = env[kwargs_[key]]
+                    op = node.op
+                    if op == "call_function" and direct_function:
+                        env[node] = node.target(*args_, **kwargs_) if kwargs_ else node.target(*args_)
+                    elif op == "call_method" and direct_method:
+                        env[node] = getattr(args_[0], node.target)(*args_[1:], **kwargs_)
+                    else:
+                        env[node] = handlers[op](node.target, args_, dict(kwargs_))  # theirs to keep
             except Exception as error:
                 if hasattr(error, "add_note"):
                     error.add_note(f"While executing {node.format_node()}")
@@ -130,6 +164,9 @@ class Interpreter:
     def fetch_args_kwargs_from_env(self, n: Node) -> tuple[tuple, dict]:
         """``n``'s arguments with every node replaced by its value."""
         env = self.env
+        plan = self._plans.get(n)
+        if plan is not None and plan[0] is n.args and plan[2] is n.kwargs:
+            return _fetch_planned(plan, env)
         args = tuple([env[a] if type(a) is Node else _load(a, env) for a in n.args])
         kwargs = {k: env[v] if type(v) is Node else _load(v, env) for k, v in n.kwargs.items()} if n.kwargs else {}
         return args, kwargs
@@ -140,6 +177,33 @@ class Interpreter:
 
 
 _CONTAINERS = (tuple, list, dict, slice)
+_OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
+
+
+def _plan(node: Node) -> tuple | None:
+    """How to fetch a node's arguments when none is a container: (args, positions of nodes in
+    args, kwargs, keys of nodes in kwargs); None for nested arguments (the general path)."""
+    args, kwargs = node.args, node.kwargs
+    for a in (*args, *kwargs.values()):
+        if type(a) is not Node and isinstance(a, _CONTAINERS):
+            return None
+    return (args, tuple(i for i, a in enumerate(args) if type(a) is Node), kwargs,
+            tuple(k for k, v in kwargs.items() if type(v) is Node))
+
+
+def _fetch_planned(plan: tuple, env: dict) -> tuple[tuple, dict]:
+    args, positions, kwargs, keys = plan
+    if positions:
+        values = list(args)
+        for i in positions:
+            values[i] = env[args[i]]
+        args = tuple(values)
+    if not kwargs:
+        return args, {}
+    kwargs = dict(kwargs)
+    for key in keys:
+        kwargs[key] = env[kwargs[key]]
+    return args, kwargs
 
 
 def _load(a: Any, env: dict) -> Any:

@@ -71,8 +71,16 @@ def map_arg(a: Argument, fn: Callable[[Node], Argument]) -> Argument:
     return map_aggregate(a, lambda v: fn(v) if isinstance(v, Node) else v)
 
 
+_CONTAINERS = (tuple, list, dict, slice)
+
+
 def _collect_nodes(a: Argument, into: dict) -> None:
-    map_aggregate(a, lambda v: into.setdefault(v, None) if isinstance(v, Node) else None)
+    # Flat arguments (the common case) skip map_aggregate: this runs for every recorded node.
+    for v in (a.values() if type(a) is dict else a):
+        if type(v) is Node:
+            into[v] = None
+        elif isinstance(v, _CONTAINERS):
+            map_aggregate(v, lambda w: into.setdefault(w, None) if isinstance(w, Node) else None)
 
 
 # Qualified names that read better than ``module.qualname`` for common builtins.
