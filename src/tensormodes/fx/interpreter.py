@@ -234,22 +234,27 @@ class Transformer(Interpreter):
         self.tracer.root = module
 
     def placeholder(self, target: str, args: tuple, kwargs: dict) -> Proxy:
+        """A placeholder of the new graph (keeping the default), as a Proxy."""
         default = args[0] if args else _NO_DEFAULT
         if default is _NO_DEFAULT:
             return Proxy(self.new_graph.placeholder(target), self.tracer)
         return Proxy(self.new_graph.placeholder(target, default_value=default), self.tracer)
 
     def get_attr(self, target: str, args: tuple, kwargs: dict) -> Proxy:
+        """A ``get_attr`` node of the new graph; the new module owns the attribute too."""
         self.tracer.attributes[target] = self.fetch_attr(target)
         return self.tracer.create_proxy("get_attr", target, args, kwargs)
 
     def call_function(self, target: Any, args: tuple, kwargs: dict) -> Proxy:
+        """Record ``target(*args, **kwargs)`` in the new graph (``args`` may hold Proxies)."""
         return self.tracer.create_proxy("call_function", target, args, kwargs)
 
     def call_method(self, target: str, args: tuple, kwargs: dict) -> Proxy:
+        """Record the method call ``args[0].target(*args[1:], **kwargs)`` in the new graph."""
         return self.tracer.create_proxy("call_method", target, args, kwargs)
 
     def call_module(self, target: str, args: tuple, kwargs: dict) -> Proxy:
+        """Record a call of the submodule ``target``; the new module owns the submodule too."""
         self.tracer.attributes[target] = self.fetch_attr(target)
         return self.tracer.create_proxy("call_module", target, args, kwargs)
 

@@ -38,6 +38,7 @@ class ShapeProp(Interpreter):
     """
 
     def run_node(self, n: Node) -> Any:
+        """Run the node, then record the metadata of the tensors in its result."""
         result = super().run_node(n)
         found = []
         meta = map_aggregate(result, lambda v: found.append(v) or _extract(v) if isinstance(v, Tensor) else v)
