@@ -361,3 +361,24 @@ def test_render_pictures_through_graphviz(tmp_path, suffix, magic):
     path = tmp_path / f"graph.{suffix}"
     gm.graph.render(str(path))
     assert path.read_bytes().startswith(magic)
+
+
+def test_graph_module_refuses_attributes_that_hide_its_own():
+    for target in ("graph", "code.weight", "recompile"):
+        g = fx.Graph()
+        g.output(g.get_attr(target))
+        with pytest.raises(ValueError, match=f"the attribute '{target}' the graph reads would hide GraphModule"):
+            fx.GraphModule({target: tm.ones(1)}, g)
+
+
+def test_graph_module_nests_attributes_under_one_holder():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    a = g.get_attr("block.scale")
+    m = g.call_module("block.inner", (x,))
+    g.output((a, m))
+    gm = fx.GraphModule({"block.scale": tm.tensor([2.0]), "block.inner": lambda v: v + 1}, g)
+    scale, result = gm(tm.ones(1))
+    assert scale is gm.block.scale and result.tolist() == [2.0]
+    with pytest.raises(AttributeError, match="the attributes given have no 'block.scale'"):
+        fx.GraphModule({}, g)

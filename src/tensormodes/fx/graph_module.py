@@ -53,11 +53,23 @@ def _fetch(root: Any, target: str) -> Any:
     return value
 
 
+def _own_attribute(holder: Any, name: str) -> Any:
+    """What ``holder`` itself holds under ``name`` (a registered submodule, or an instance
+    attribute), never what its class provides."""
+    modules = vars(holder).get("_modules")
+    if isinstance(modules, dict) and name in modules:
+        return modules[name]
+    return vars(holder).get(name)
+
+
 def _install(owner: Any, target: str, value: Any) -> None:
     *path, last = target.split(".")
+    if hasattr(type(owner), path[0] if path else last):
+        raise ValueError(f"GraphModule: the attribute {target!r} the graph reads would hide "
+                         f"GraphModule.{path[0] if path else last}; rename it in the traced module")
     holder = owner
     for part in path:
-        inner = holder.__dict__.get(part) if hasattr(holder, "__dict__") else None
+        inner = _own_attribute(holder, part)
         if inner is None:
             inner = _ModuleBase() if _ModuleBase is not None else _AttributeHolder()
             setattr(holder, part, inner)
