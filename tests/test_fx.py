@@ -556,3 +556,16 @@ def test_outer_modes_still_see_eager_calls_but_not_recorded_ones():
         gm = fx.symbolic_trace(lambda x: x + tm.zeros(3) + w.shape[0])
     assert seen == ["__get__"]  # w.shape ran eagerly below the tracing mode; zeros was recorded
     assert gm(tm.ones(3)).tolist() == [4.0, 4.0, 4.0]
+
+
+def test_constant_receivers_and_operands_stay_valid_python():
+    g = fx.Graph()
+    x = g.placeholder("x")
+    real = g.call_function(getattr, (2, "real"))
+    bits = g.call_method("bit_length", (5,))
+    power = g.call_function(operator.pow, (-2, x))
+    g.output((real, bits, power))
+    gm = fx.GraphModule({}, g)
+    assert "getattr_1 = (2).real" in gm.code and "bit_length = (5).bit_length()" in gm.code
+    assert "pow_1 = (-2) ** x" in gm.code
+    assert gm(2) == (2, 3, 4)

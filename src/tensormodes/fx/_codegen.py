@@ -158,8 +158,15 @@ class _Emitter:
         return self.add_global(_constant_hint(a), a)
 
     def operand(self, a: Any) -> str:
+        """``a`` as an operand of an operator, a receiver of ``.name`` or an indexed value:
+        anything but a name or an unsigned number literal is parenthesised."""
         text = self.arg(a)
         return text if _SIMPLE_OPERAND.fullmatch(text) and not text[0] == "." else f"({text})"
+
+    def receiver(self, a: Any) -> str:
+        """``a`` before ``.name``: a number literal needs parentheses too (``(2).real``)."""
+        text = self.operand(a)
+        return f"({text})" if text[0].isdigit() else text
 
     def call_args(self, args: tuple, kwargs: dict) -> str:
         parts = [self.arg(a) for a in args]
@@ -199,7 +206,7 @@ def _expression(node: Node, emit: _Emitter) -> str:
     if op == "call_module":
         return f"{attribute_chain('self', target)}({emit.call_args(args, kwargs)})"
     if op == "call_method":
-        receiver = emit.operand(args[0])
+        receiver = emit.receiver(args[0])
         method = f"{receiver}.{target}" if is_safe_identifier(target) else f"getattr({receiver}, {target!r})"
         return f"{method}({emit.call_args(args[1:], kwargs)})"
     # call_function
@@ -211,7 +218,7 @@ def _expression(node: Node, emit: _Emitter) -> str:
         if target is operator.getitem and len(args) == 2:
             return f"{emit.operand(args[0])}[{emit.arg(args[1])}]"
         if target is getattr and len(args) == 2 and is_safe_identifier(args[1]):
-            return f"{emit.operand(args[0])}.{args[1]}"
+            return f"{emit.receiver(args[0])}.{args[1]}"
     return f"{emit.target(target)}({emit.call_args(args, kwargs)})"
 
 
