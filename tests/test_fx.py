@@ -569,3 +569,20 @@ def test_constant_receivers_and_operands_stay_valid_python():
     assert "getattr_1 = (2).real" in gm.code and "bit_length = (5).bit_length()" in gm.code
     assert "pow_1 = (-2) ** x" in gm.code
     assert gm(2) == (2, 3, 4)
+
+
+def test_nothing_is_patched_while_tracing():
+    from tensormodes.overrides import _get_current_function_mode_stack, is_tensor_like
+
+    ones, add, randn = tm.ones, tm.Tensor.add, tm.randn
+    seen = {}
+
+    def f(x):
+        seen["same"] = (tm.ones is ones, tm.Tensor.add is add, tm.randn is randn)
+        seen["modes"] = [type(m).__name__ for m in _get_current_function_mode_stack()]
+        seen["tensor_like"] = is_tensor_like(x) and not isinstance(x, tm.Tensor)
+        return x + tm.ones(1)
+
+    fx.symbolic_trace(f)
+    assert seen == {"same": (True, True, True), "modes": ["TracingMode"], "tensor_like": True}
+    assert _get_current_function_mode_stack() == []
