@@ -289,11 +289,20 @@ def _small_network(L) -> Callable:
     return network
 
 
-def fx_rows() -> list[Row]:
-    """Tracing (incl. GraphModule creation and codegen) against torch.fx.symbolic_trace; calling
-    the GraphModule and Interpreter.run against the original function."""
+def fx_trace_rows() -> list[Row]:
+    """Tracing (incl. GraphModule creation and codegen) against torch.fx.symbolic_trace."""
     rows = [Row("fx", f"symbolic_trace {n:,} chained x + 1", lambda n=n: fx.symbolic_trace(_chained_adds(n)))
             for n in (100, 1_000, 10_000)]
+    if torch is not None:
+        for row, n in zip(rows, (100, 1_000, 10_000)):
+            row.torch = lambda n=n: torch.fx.symbolic_trace(_chained_adds(n))
+    return rows
+
+
+def fx_run_rows() -> list[Row]:
+    """Calling a traced GraphModule and Interpreter.run against the original function (a group
+    of its own: interleaved with the slow tracing rows, these short calls measure noisily)."""
+    rows = []
     network = _small_network(tm)
     gm = fx.symbolic_trace(network)
     x, w = tm.randn(16, 8), tm.randn(8, 8)
@@ -301,22 +310,21 @@ def fx_rows() -> list[Row]:
     interpreter = fx.Interpreter(gm)
     rows.append(Row("fx", "Interpreter.run (small network)", lambda: interpreter.run(x, w), lambda: network(x, w)))
     if torch is not None:
-        for row, n in zip(rows, (100, 1_000, 10_000)):
-            row.torch = lambda n=n: torch.fx.symbolic_trace(_chained_adds(n))
         torch_network = _small_network(torch)
         tgm = torch.fx.symbolic_trace(torch_network)
         tx, tw = torch.randn(16, 8), torch.randn(8, 8)
-        rows[3].torch = lambda: tgm(tx, tw)
+        rows[0].torch = lambda: tgm(tx, tw)
         tinterpreter = torch.fx.Interpreter(tgm)
-        rows[4].torch = lambda: tinterpreter.run(tx, tw)
+        rows[1].torch = lambda: tinterpreter.run(tx, tw)
     return rows
 
 
 GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
-          "fx": fx_rows}
+          "fx-trace": fx_trace_rows, "fx-run": fx_run_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
              "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
-             "fx": "the original function (torch: torch.fx, same rows)"}
+             "fx-trace": "none; torch: torch.fx.symbolic_trace",
+             "fx-run": "the original function; torch: torch.fx, same rows"}
 
 
 def import_time() -> float:
