@@ -10,6 +10,8 @@ import traceback
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensormodes as tm
 import tensormodes.nn.functional as F
@@ -392,6 +394,41 @@ def test_adversarial_constants_are_literals_or_globals():
     assert kwargs["s"] == "'; import os; '" and kwargs["f"] == float("inf") and kwargs["n"] != kwargs["n"]
     assert kwargs["o"] is strange and kwargs["d"] is tm.float64 and kwargs["sl"] == slice(1, None)
     assert kwargs["e"] is Ellipsis and kwargs["c"] == 1 + 2j and kwargs["b"] == b"\x00"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=12), min_size=1, max_size=4))
+def test_any_names_give_valid_code_that_runs(names):
+    g = fx.Graph()
+    x = g.placeholder(names[0])
+    value = x
+    root = {}
+    for i, name in enumerate(names):
+        root[f"p.{name}.c{i}"] = tm.tensor([float(i)])
+        constant = g.get_attr(f"p.{name}.c{i}")
+        value = g.create_node("call_function", _keywords_echo_sum, (value, constant), {name: i}, name=name)
+    g.output(value)
+    gm = fx.GraphModule(root, g)
+    _assert_clean_code(gm)
+    assert len({n.name for n in g.nodes}) == len(g.nodes)
+    expected = 1.0 + sum(range(len(names))) * 2
+    assert gm(tm.tensor([1.0])).item() == expected
+
+
+def _keywords_echo_sum(a, b, /, **kwargs):
+    (value,) = kwargs.values()
+    return a + b + value
+
+
+def test_tensor_defaults_and_concrete_tensors_are_constants_of_the_signature():
+    w = tm.tensor([2.0])
+
+    def f(x, scale=w, shift=None):
+        return x * scale if shift is None else x * scale + shift
+
+    gm = fx.symbolic_trace(f, concrete_args={"shift": None})
+    assert gm(tm.tensor([3.0])).tolist() == [6.0]
+    assert gm(tm.tensor([3.0]), tm.tensor([1.0])).tolist() == [3.0]
 
 
 def test_node_names_are_sanitised_and_unique():

@@ -282,9 +282,10 @@ class Tracer:
                 continue
             if name in concrete_args:
                 value = concrete_args[name]
-                self.create_node("placeholder", name, (self.create_arg(value),), {})
+                # the value itself, not create_arg's form: a default is a constant of the signature
+                self.create_node("placeholder", name, (value,), {})
             else:
-                default = () if parameter.default is P.empty else (self.create_arg(parameter.default),)
+                default = () if parameter.default is P.empty else (parameter.default,)
                 value = self.proxy(self.create_node("placeholder", name, default, {}))
             if parameter.kind is P.KEYWORD_ONLY:
                 kwargs[name] = value
