@@ -404,8 +404,8 @@ def test_any_names_give_valid_code_that_runs(names):
     value = x
     root = {}
     for i, name in enumerate(names):
-        root[f"p.{name}.c{i}"] = tm.tensor([float(i)])
-        constant = g.get_attr(f"p.{name}.c{i}")
+        root[f"p{i}.{name}"] = tm.tensor([float(i)])
+        constant = g.get_attr(f"p{i}.{name}")
         value = g.create_node("call_function", _keywords_echo_sum, (value, constant), {name: i}, name=name)
     g.output(value)
     gm = fx.GraphModule(root, g)
