@@ -400,7 +400,7 @@ def test_adversarial_constants_are_literals_or_globals():
 @given(st.lists(st.text(max_size=12), min_size=1, max_size=4))
 def test_any_names_give_valid_code_that_runs(names):
     g = fx.Graph()
-    x = g.placeholder(names[0])
+    x = g.placeholder(names[0].lstrip("*"))  # a leading * declares *args / **kwargs, as in torch.fx
     value = x
     root = {}
     for i, name in enumerate(names):
