@@ -32,10 +32,12 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 
 import tensormodes as tm  # noqa: E402
+from tensormodes import fx  # noqa: E402
 from tensormodes.overrides import TorchFunctionMode  # noqa: E402
 
 try:
     import torch
+    import torch.fx
     torch.set_num_threads(1)
 except ImportError:
     torch = None
@@ -435,15 +437,62 @@ def convolution_rows() -> list[Row]:
             tF.max_pool2d(tplanes, 2).sum().backward()
 
         rows[0].torch, rows[1].torch = torch_conv_step, torch_pool_step
+
+
+def _chained_adds(n: int) -> Callable:
+    def chained(x):
+        for _ in range(n):
+            x = x + 1
+        return x
+    return chained
+
+
+def _small_network(L) -> Callable:
+    def network(x, w):
+        h = (x @ w).relu()
+        h = h * 2 + L.ones(8)
+        return h.sum(dim=1).tanh() - h.mean()
+    return network
+
+
+def fx_trace_rows() -> list[Row]:
+    """Tracing (incl. GraphModule creation and codegen) against torch.fx.symbolic_trace."""
+    rows = [Row("fx", f"symbolic_trace {n:,} chained x + 1", lambda n=n: fx.symbolic_trace(_chained_adds(n)))
+            for n in (100, 1_000, 10_000)]
+    if torch is not None:
+        for row, n in zip(rows, (100, 1_000, 10_000)):
+            row.torch = lambda n=n: torch.fx.symbolic_trace(_chained_adds(n))
+    return rows
+
+
+def fx_run_rows() -> list[Row]:
+    """Calling a traced GraphModule and Interpreter.run against the original function (a group
+    of its own: interleaved with the slow tracing rows, these short calls measure noisily)."""
+    rows = []
+    network = _small_network(tm)
+    gm = fx.symbolic_trace(network)
+    x, w = tm.randn(16, 8), tm.randn(8, 8)
+    rows.append(Row("fx", "GraphModule call (small network)", lambda: gm(x, w), lambda: network(x, w)))
+    interpreter = fx.Interpreter(gm)
+    rows.append(Row("fx", "Interpreter.run (small network)", lambda: interpreter.run(x, w), lambda: network(x, w)))
+    if torch is not None:
+        torch_network = _small_network(torch)
+        tgm = torch.fx.symbolic_trace(torch_network)
+        tx, tw = torch.randn(16, 8), torch.randn(8, 8)
+        rows[0].torch = lambda: tgm(tx, tw)
+        tinterpreter = torch.fx.Interpreter(tgm)
+        rows[1].torch = lambda: tinterpreter.run(tx, tw)
     return rows
 
 
 GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
-          "data": data_rows, "optim": optim_rows, "convolution": convolution_rows}
+          "data": data_rows, "optim": optim_rows, "convolution": convolution_rows,
+          "fx-trace": fx_trace_rows, "fx-run": fx_run_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
              "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
              "data": "safetensors.numpy / NumPy indexing", "optim": "the same updates in bare NumPy",
-             "convolution": "none"}
+             "convolution": "none", "fx-trace": "none; torch: torch.fx.symbolic_trace",
+             "fx-run": "the original function; torch: torch.fx, same rows"}
 
 
 def import_time() -> float:

@@ -21,8 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from sklearn.datasets import load_digits  # the optional [examples] extra
-
 import tensormodes as tm
 from tensormodes import nn
 from tensormodes.utils.data import DataLoader, TensorDataset
@@ -30,6 +28,8 @@ from tensormodes.utils.data import DataLoader, TensorDataset
 
 def load_digits_split(seed: int = 0):
     """(x_train, y_train, x_test, y_test): 1,797 images of 8x8 pixels scaled to [0, 1], 80/20."""
+    from sklearn.datasets import load_digits  # the [examples] extra; here so the models import without it
+
     digits = load_digits()
     x = tm.tensor(digits.data, dtype=tm.float32) / 16.0
     y = tm.tensor(digits.target, dtype=tm.int64)

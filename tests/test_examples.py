@@ -46,3 +46,12 @@ def test_train_digits_reaches_its_accuracies():
     assert result.returncode == 0, result.stderr
     reached = accuracies(result.stdout)
     assert reached["MLP"] >= 96 and reached["CNN"] >= 97, reached
+
+
+def test_trace_digits_traces_the_model_and_writes_its_graph(tmp_path):
+    result = run_example("examples/trace_digits.py", str(tmp_path / "cnn.dot"))
+    assert result.returncode == 0, result.stderr
+    assert "call_module  _1       1       (_0,)" in result.stdout
+    assert "traced model gives the model's outputs: True" in result.stdout
+    dot = (tmp_path / "cnn.dot").read_text()
+    assert dot.startswith("digraph") and "[1, 16, 8, 8] tensormodes.float32" in dot
