@@ -60,7 +60,7 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_build.function_names()))
 
-from . import autograd, linalg, nn, return_types  # noqa: E402 - built on the ops generated above
+from . import autograd, linalg, modes, nn, return_types, utils  # noqa: E402 - built on the ops generated above
 from ._autograd.grad_mode import (  # noqa: E402
     enable_grad,
     inference_mode,
@@ -93,6 +93,7 @@ __all__ = [
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
     "manual_seed", "seed", "initial_seed", "set_printoptions", "overrides", "nn", "linalg", "autograd", "return_types",
+    "modes", "utils",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]

@@ -1,0 +1,215 @@
+"""What the ready-made modes share: re-entering a mode for a call's inner calls, the user's
+source line, short argument summaries and the table renderer.
+
+>>> import tensormodes as tm
+>>> from tensormodes.modes._common import render_table, summarize
+>>> summarize(tm.ones(2, 3))
+'f32[2, 3]'
+>>> print(render_table(["op", "calls"], [["tensormodes.add", 3], ["tensormodes.mul", 12]]))
+op               calls
+---------------  -----
+tensormodes.add      3
+tensormodes.mul     12
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._api.tensor import Tensor
+from .._overrides import dispatch as _dispatch
+
+__all__ = ["render_table", "rich_table", "summarize", "user_frame", "run_reentered", "calls_public_api",
+           "public_name"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+# -- which calls make further public calls ---------------------------------------------------
+
+_COMPOSITE: dict = {}
+
+
+def calls_public_api(func) -> bool:
+    """True for public callables whose body makes public API calls (``F.softmax``,
+    ``Tensor.backward``): a mode re-entered around them sees those inner calls."""
+    known = _COMPOSITE.get(func)
+    if known is None:
+        impl = _dispatch.IMPLS.get(func)
+        namespace = getattr(func, "__globals__", None)
+        # Generated callables keep their ``leaf`` flag in their own globals (see _api/codegen.py).
+        known = impl is not None and namespace is not None and namespace.get("_leaf") is False
+        _COMPOSITE[func] = known
+    return known
+
+
+def run_reentered(mode, func, args: tuple, kwargs: dict):
+    """Run ``func``'s own body with ``mode`` pushed again on top of the modes below it, so
+    the public calls it makes come back to ``mode`` (the re-entrant idiom).
+
+    The re-entered state is cached per state below: it is built once, not per call.
+    """
+    impl = _dispatch.IMPLS.get(func)
+    if impl is None:
+        return func(*args, **kwargs)
+    below = _dispatch.get_state()
+    cache = mode.__dict__.setdefault("_reentered_states", {})
+    entry = cache.get(id(below))
+    if entry is None or entry[0] is not below:
+        base = below if below is not None else _dispatch.make_state()
+        modes = (() if base is None else base.modes) + (mode,)
+        state = _dispatch.make_state(modes, True if base is None else base.subclasses_enabled,
+                                     True if base is None else base.modes_enabled,
+                                     () if base is None else base.scopes)
+        # Keep ``below`` alive with its entry, so its id cannot be reused by another state.
+        entry = cache[id(below)] = (below, state)
+    token = _dispatch.set_state(entry[1])
+    try:
+        return impl(*args, **kwargs)
+    finally:
+        _dispatch.reset_state(token)
+
+
+def public_name(func) -> str:
+    """``'tensormodes.add'`` for ``tm.add``; the qualified name for other callables."""
+    return _dispatch.resolve_public_name(func)
+
+
+def user_frame(skip: int = 1):
+    """The innermost frame outside the tensormodes package (the user's line), or None."""
+    frame = sys._getframe(skip)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    while frame is not None and frame.f_code.co_filename.startswith("<generated"):
+        frame = frame.f_back
+    return frame
+
+
+def user_location(skip: int = 2) -> tuple[str, int]:
+    """(file name, line number) of the user's line that led to the current call."""
+    frame = user_frame(skip)
+    if frame is None:
+        return "<unknown>", 0
+    return frame.f_code.co_filename, frame.f_lineno
+
+
+# -- argument summaries ----------------------------------------------------------------------
+
+_SHORT_DTYPES = {
+    _dtype.bool: "b8", _dtype.uint8: "u8", _dtype.int8: "i8", _dtype.int16: "i16", _dtype.int32: "i32",
+    _dtype.int64: "i64", _dtype.float16: "f16", _dtype.bfloat16: "bf16", _dtype.float32: "f32",
+    _dtype.float64: "f64", _dtype.complex64: "c64", _dtype.complex128: "c128",
+}
+_SHORT_BY_NUMPY = {d._np: short for d, short in _SHORT_DTYPES.items()}
+_DEVICE_OF = None
+
+
+def _device_name(t: Tensor) -> str:
+    global _DEVICE_OF
+    if _DEVICE_OF is None:
+        _DEVICE_OF = _dispatch.IMPLS[Tensor.device.__get__]
+    return str(_DEVICE_OF(t))
+
+
+def summarize(value: Any) -> str:
+    """A short description of an argument or result: ``f32[2, 3]`` for a tensor (``{grad}``
+    when it requires grad, ``{meta}`` off the cpu), values for scalars; never tensor data.
+    Reads private attributes: a handler's property reads would reach the modes below it."""
+    if isinstance(value, Tensor):
+        data = value._data
+        text = f"{_SHORT_BY_NUMPY.get(data.dtype, str(data.dtype))}[{', '.join(map(str, data.shape))}]"
+        flags = []
+        device = _device_name(value)
+        if device != "cpu":
+            flags.append(device)
+        if value._requires_grad:
+            flags.append("grad")
+        if type(value) is not Tensor:
+            text = f"{type(value).__name__}:{text}"
+        return f"{text}{{{','.join(flags)}}}" if flags else text
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return repr(value)
+    if isinstance(value, _dtype.dtype):
+        return str(value).removeprefix("tensormodes.")
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return f"{type(value).__name__}({', '.join(f'{k}={summarize(v)}' for k, v in zip(value._fields, value))})"
+    if isinstance(value, list):
+        return f"[{', '.join(summarize(v) for v in value)}]"
+    if isinstance(value, tuple):
+        return f"({', '.join(summarize(v) for v in value)}{',' if len(value) == 1 else ''})"
+    if isinstance(value, slice):
+        parts = ["" if p is None else summarize(p) for p in (value.start, value.stop, value.step)]
+        return ":".join(parts[:2] if value.step is None else parts)
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    return type(value).__name__
+
+
+def summarize_call(func, args: tuple, kwargs: dict | None) -> str:
+    """``tensormodes.add(f32[2], 1)``: the function's public name and its arguments summarized."""
+    parts = [summarize(a) for a in args]
+    if kwargs:
+        parts += [f"{k}={summarize(v)}" for k, v in kwargs.items()]
+    return f"{public_name(func)}({', '.join(parts)})"
+
+
+# -- tables ----------------------------------------------------------------------------------
+
+def _cell(value: Any) -> str:
+    return value if isinstance(value, str) else f"{value}"
+
+
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: str | None = None) -> str:
+    """Plain aligned text: a header, a rule of dashes, and the rows. ``align`` has one letter per
+    column, ``l`` or ``r`` (default: the first column left, numbers right).
+
+    >>> from tensormodes.modes._common import render_table
+    >>> print(render_table(["name", "n"], [["a", 1], ["bc", 10]]))
+    name   n
+    ----  --
+    a      1
+    bc    10
+    """
+    cells = [[_cell(c) for c in row] for row in rows]
+    if align is None:
+        align = "l" + "".join("r" if all(not isinstance(row[i], str) or row[i][:1].isdigit() for row in rows)
+                              else "l" for i in range(1, len(headers)))
+    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
+
+    def line(values) -> str:
+        padded = [v.ljust(w) if a == "l" else v.rjust(w) for v, w, a in zip(values, widths, align)]
+        return "  ".join(padded).rstrip()
+
+    return "\n".join([line(headers), "  ".join("-" * w for w in widths)] + [line(row) for row in cells])
+
+
+def rich_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None):
+    """The same table as a ``rich.table.Table`` (requires the optional ``rich`` package)."""
+    try:
+        # Optional dependency, loaded only when asked for (importing rich costs tens of ms).
+        table_module = importlib.import_module("rich.table")
+    except ImportError as error:
+        raise ImportError("rich_table() needs the optional 'rich' package: pip install rich") from error
+    table = table_module.Table(title=title)
+    for header in headers:
+        table.add_column(header)
+    for row in rows:
+        table.add_row(*(_cell(c) for c in row))
+    return table
+
+
+def format_ns(ns: float) -> str:
+    """A duration in ns as text with a unit: ``'1.50 ms'``."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.2f} {unit}"
+    return f"{ns:.0f} ns"

@@ -1,0 +1,86 @@
+"""``OpCounterMode``: how many times each public function was called.
+
+>>> import tensormodes as tm
+>>> from tensormodes.modes import OpCounterMode
+>>> with OpCounterMode() as counter:
+...     x = tm.ones(3)
+...     y = (x + 1) * (x + 2)
+>>> counter.counts["tensormodes.Tensor.add"], counter.counts["tensormodes.Tensor.mul"]
+(2, 1)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .._api.tensor import Tensor
+from ..overrides import TorchFunctionMode
+from ._common import calls_public_api, public_name, render_table, rich_table, run_reentered
+
+__all__ = ["OpCounterMode"]
+
+_NAMES: dict = {}
+
+
+def _name(func) -> str:
+    name = _NAMES.get(func)
+    if name is None:
+        name = _NAMES[func] = public_name(func)
+    return name
+
+
+class OpCounterMode(TorchFunctionMode):
+    """Counts calls per public function, by resolved name (``tensormodes.add``,
+    ``tensormodes.Tensor.add``, ``tensormodes.nn.functional.relu``), in ``.counts``
+    (a ``collections.Counter``).
+
+    The gradient formulas that ``Tensor.backward()`` runs are counted too (as the calls
+    they make). ``nested=True`` also counts the calls made inside composite functions
+    (``F.softmax`` calling ``Tensor.softmax``); by default only the calls your code makes.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.modes import OpCounterMode
+    >>> x = tm.ones(2, requires_grad=True)
+    >>> with OpCounterMode() as counter:
+    ...     (x * x).sum().backward()
+    >>> print(counter.table())
+    function                       calls
+    -----------------------------  -----
+    tensormodes.Tensor.mul             3
+    tensormodes.Tensor.is_complex      2
+    tensormodes.Tensor.sum             1
+    tensormodes.Tensor.backward        1
+    tensormodes.Tensor.expand          1
+    """
+
+    def __init__(self, *, nested: bool = False) -> None:
+        self.nested = nested
+        self.counts: Counter[str] = Counter()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        """Count the call and run it."""
+        self.counts[_name(func)] += 1
+        if (func is _BACKWARD or self.nested) and calls_public_api(func):
+            return run_reentered(self, func, args, kwargs or {})
+        return func(*args, **(kwargs or {}))
+
+    def rows(self) -> list[list]:
+        """``[name, calls]`` rows, most called first (ties in order of first call)."""
+        return [[name, count] for name, count in self.counts.most_common()]
+
+    def table(self) -> str:
+        """The counts as a plain-text table, most called first."""
+        return render_table(["function", "calls"], self.rows())
+
+    def rich_table(self):
+        """The counts as a ``rich.table.Table`` (needs ``rich``)."""
+        return rich_table(["function", "calls"], self.rows(), title="calls per function")
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def __repr__(self) -> str:
+        return f"OpCounterMode({sum(self.counts.values())} calls)"
+
+
+_BACKWARD = Tensor.backward
