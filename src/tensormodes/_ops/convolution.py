@@ -204,6 +204,31 @@ def _convolve(input, weight, *arguments):
                              convolution(a, d, None, *arguments) + convolution(b, c, None, *arguments))
 
 
+def _trim_unreached(images, padding: list, out_sizes, kernel_sizes, stride, dilation):
+    """``images`` without the padded positions at the end that no forward window reached (a
+    stride that does not tile the input leaves some), padded explicitly where that makes the
+    padding uneven (``padding`` is updated). Else the weight-gradient convolution computes
+    extra rows that are cropped away: wasted work, and FLOPs that PyTorch does not count."""
+    for dim, (size, pad, out, k, s, d) in enumerate(zip(images.shape[2:], list(padding), out_sizes, kernel_sizes,
+                                                         stride, dilation)):
+        unreached = size + 2 * pad - (s * (out - 1) + d * (k - 1) + 1)
+        if unreached < d:  # no extra row
+            continue
+        axis = 2 + dim
+        kept = size - max(unreached - pad, 0)
+        if kept < size:
+            images = images.narrow(axis, 0, kept)
+        right = max(pad - unreached, 0)
+        parts = [images]
+        for width, at_end in ((pad, False), (right, True)):
+            if width:
+                zeros = images.new_zeros((*images.shape[:axis], width, *images.shape[axis + 1:]))
+                parts = parts + [zeros] if at_end else [zeros] + parts
+        images = public("cat")(parts, axis) if len(parts) > 1 else images
+        padding[dim] = 0
+    return images
+
+
 def _weight_gradient(input, grad_output, weight_shape, stride, padding, dilation, groups):
     """d <convolution(input, w), grad_output> / d w, as a convolution of ``input`` (channels as
     the batch) with ``grad_output`` (batch as the channels)."""
@@ -216,7 +241,9 @@ def _weight_gradient(input, grad_output, weight_shape, stride, padding, dilation
     images = images.reshape(per_group, groups * batch, *sizes)
     kernels = grad_output.reshape(batch, groups, out_channels // groups, *out_sizes).permute(1, 2, 0, *moved)
     kernels = kernels.reshape(out_channels, batch, *out_sizes)
-    result = _convolve(images, kernels, list(dilation), list(padding), list(stride), False,
+    padding = list(padding)
+    images = _trim_unreached(images, padding, out_sizes, weight_shape[2:], stride, dilation)
+    result = _convolve(images, kernels, list(dilation), padding, list(stride), False,
                          [0] * spatial, groups)
     result = result[(slice(None), slice(None), *(slice(0, k) for k in weight_shape[2:]))]
     return result.permute(1, 0, *range(2, 2 + spatial))
