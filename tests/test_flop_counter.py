@@ -10,6 +10,7 @@ import pytest
 import tensormodes as tm
 import tensormodes.nn.functional as F
 from tensormodes.modes import LoggingMode
+from tensormodes.utils import flop_counter
 from tensormodes.utils.flop_counter import FlopCounterMode, einsum_flop, register_flop_formula
 
 try:
@@ -106,7 +107,8 @@ VECTOR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("expression, shapes, expected", VECTOR_CASES, ids=[f"{c[0][10:]}-{c[1]}" for c in VECTOR_CASES])
+@pytest.mark.parametrize("expression, shapes, expected", VECTOR_CASES,
+                         ids=[f"{c[0][10:]}-{c[1]}" for c in VECTOR_CASES])
 def test_vector_products_by_hand(expression, shapes, expected):
     assert count(_function(expression, tm), *shapes) == expected
 
@@ -238,7 +240,6 @@ def test_custom_mapping_and_register_flop_formula():
             tm.kron(tm.ones(2), tm.ones(2))
         assert counter.get_total_flops() == 1 and calls == [(tm.Tensor, tm.Tensor)]
     finally:
-        from tensormodes.utils import flop_counter
         del flop_counter._REGISTERED[tm.kron]
 
 
