@@ -18,6 +18,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -26,10 +27,12 @@ from .. import _dtype
 from .._api.tensor import Tensor
 from .._overrides import dispatch as _dispatch
 
-__all__ = ["render_table", "rich_table", "summarize", "user_frame", "run_reentered", "calls_public_api",
+__all__ = ["render_table", "rich_table", "summarize", "user_frame", "run_composite", "Observer", "calls_public_api",
            "public_name"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# Frames of the package: its files, and the functions it generates (see _generated.py).
+_INTERNAL = (_PACKAGE_DIR, "<tensormodes generated")
 
 
 # -- which calls make further public calls ---------------------------------------------------
@@ -50,30 +53,72 @@ def calls_public_api(func) -> bool:
     return known
 
 
-def run_reentered(mode, func, args: tuple, kwargs: dict):
-    """Run ``func``'s own body with ``mode`` pushed again on top of the modes below it, so
-    the public calls it makes come back to ``mode`` (the re-entrant idiom).
+# The state a composite's body runs under when an observer above asked to see its inner calls:
+# the stack as that observer saw it, itself included. Set while the call travels down.
+_BODY_STATE: ContextVar = ContextVar("tensormodes_modes_body_state", default=None)
 
-    The re-entered state is cached per state below: it is built once, not per call.
-    """
-    impl = _dispatch.IMPLS.get(func)
-    if impl is None:
-        return func(*args, **kwargs)
-    below = _dispatch.get_state()
+
+class Observer:
+    """Marks ready-made modes that only watch calls (they never change what a call does), so
+    a composite call may pass through them while its body runs where they all see it."""
+
+    _observer = True
+
+
+def _reentered_state(mode, below):
+    """The state ``below`` with ``mode`` pushed on top (cached: built once per state below)."""
     cache = mode.__dict__.setdefault("_reentered_states", {})
     entry = cache.get(id(below))
     if entry is None or entry[0] is not below:
-        base = below if below is not None else _dispatch.make_state()
-        modes = (() if base is None else base.modes) + (mode,)
-        state = _dispatch.make_state(modes, True if base is None else base.subclasses_enabled,
-                                     True if base is None else base.modes_enabled,
-                                     () if base is None else base.scopes)
+        if below is None:
+            state = _dispatch.make_state((mode,))
+        else:
+            state = _dispatch.make_state(below.modes + (mode,), below.subclasses_enabled, below.modes_enabled,
+                                         below.scopes)
         # Keep ``below`` alive with its entry, so its id cannot be reused by another state.
         entry = cache[id(below)] = (below, state)
-    token = _dispatch.set_state(entry[1])
+    return entry[1]
+
+
+def _only_observers_handle(state, func) -> bool:
+    for mode, handled in zip(state.modes, state.handled):
+        if (handled is None or func in handled) and not getattr(mode, "_observer", False):
+            return False
+    return True
+
+
+def run_composite(mode, func, args: tuple, kwargs: dict, see_inner: bool):
+    """Pass a call of a composite function (one whose body makes public calls) on from
+    ``mode``'s handler so that, if ``see_inner``, the calls its body makes come back to
+    ``mode`` (the re-entrant idiom), nested under it.
+
+    Modes below that handle ``func`` still receive the call: if they are all observers, the
+    lowest one runs the body, under the stack of the top-most observer that wanted the inner
+    calls, so that every observer sees the call and then its inner calls. A mode below that
+    is not an observer (it may override ``func``) gets the call as usual, and its body runs
+    as that mode decides: the observers above then do not see the inner calls.
+    """
+    below = _dispatch.get_state()
+    body = _BODY_STATE.get()
+    if body is None and see_inner:
+        body = _reentered_state(mode, below)
+    if body is None:
+        return func(*args, **kwargs)
+    if below is not None and below.modes_active and below.handler_index(func) >= 0:
+        token = _BODY_STATE.set(body if _only_observers_handle(below, func) else None)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _BODY_STATE.reset(token)
+    impl = _dispatch.IMPLS.get(func)
+    if impl is None:
+        return func(*args, **kwargs)
+    token = _dispatch.set_state(body)
+    body_token = _BODY_STATE.set(None)
     try:
         return impl(*args, **kwargs)
     finally:
+        _BODY_STATE.reset(body_token)
         _dispatch.reset_state(token)
 
 
@@ -85,9 +130,7 @@ def public_name(func) -> str:
 def user_frame(skip: int = 1):
     """The innermost frame outside the tensormodes package (the user's line), or None."""
     frame = sys._getframe(skip)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-    while frame is not None and frame.f_code.co_filename.startswith("<generated"):
+    while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL):
         frame = frame.f_back
     return frame
 

@@ -43,7 +43,7 @@ class DefaultDtypeMode(TorchFunctionMode):
             raise TypeError(f"DefaultDtypeMode(): argument 'dtype' must be a tensormodes.dtype, not "
                             f"{type(dtype).__name__}")
         if not dtype.is_floating_point:
-            raise TypeError(f"only floating-point types are supported as the default type, got {dtype!r}")
+            raise TypeError("only floating-point types are supported as the default type")
         self.dtype = dtype
         self._tokens: list = []
 

@@ -17,12 +17,12 @@ import os
 from typing import Any
 
 from ..overrides import TorchFunctionMode
-from ._common import calls_public_api, run_reentered, summarize, summarize_call, user_location
+from ._common import Observer, calls_public_api, run_composite, summarize, summarize_call, user_location
 
 __all__ = ["LoggingMode"]
 
 
-class LoggingMode(TorchFunctionMode):
+class LoggingMode(Observer, TorchFunctionMode):
     """Logs every public call made in its scope: the function's public name, its arguments
     summarized (``f32[2, 3]``: dtype and shape, never values; ``{grad}`` when the tensor
     requires grad; scalars as values) and its result.
@@ -98,7 +98,10 @@ class LoggingMode(TorchFunctionMode):
         call = summarize_call(func, args, kwargs)
         self._depth = depth + 1
         try:
-            result = run_reentered(self, func, args, kwargs) if calls_public_api(func) else func(*args, **kwargs)
+            if calls_public_api(func):
+                result = run_composite(self, func, args, kwargs, True)
+            else:
+                result = func(*args, **kwargs)
         except BaseException as error:
             self._pending[slot] = f"{self.indent * depth}{call} -> raised {type(error).__name__}"
             raise

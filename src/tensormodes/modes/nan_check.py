@@ -20,7 +20,7 @@ import numpy as np
 from .. import _dtype
 from .._api.tensor import Tensor
 from ..overrides import TorchFunctionMode
-from ._common import public_name, run_reentered, user_location
+from ._common import Observer, calls_public_api, public_name, run_composite, user_location
 
 __all__ = ["NanCheckMode"]
 
@@ -54,7 +54,7 @@ def _find(result) -> tuple[str, str] | None:
     return None
 
 
-class NanCheckMode(TorchFunctionMode):
+class NanCheckMode(Observer, TorchFunctionMode):
     """Checks the result of every public call for NaN and Inf, in the forward pass and in the
     gradient formulas that ``Tensor.backward()`` runs. At the first non-finite result it
     raises ``FloatingPointError`` (``action="raise"``) or warns with a ``RuntimeWarning``
@@ -85,10 +85,13 @@ class NanCheckMode(TorchFunctionMode):
         if func is _BACKWARD:
             self._backward += 1
             try:
-                return run_reentered(self, func, args, kwargs or {})
+                return run_composite(self, func, args, kwargs or {}, True)
             finally:
                 self._backward -= 1
-        result = func(*args, **(kwargs or {}))
+        if calls_public_api(func):
+            result = run_composite(self, func, args, kwargs or {}, False)
+        else:
+            result = func(*args, **(kwargs or {}))
         found = _find(result)
         if found is not None:
             self._report(func, *found)

@@ -15,7 +15,7 @@ from collections import Counter
 
 from .._api.tensor import Tensor
 from ..overrides import TorchFunctionMode
-from ._common import calls_public_api, public_name, render_table, rich_table, run_reentered
+from ._common import Observer, calls_public_api, public_name, render_table, rich_table, run_composite
 
 __all__ = ["OpCounterMode"]
 
@@ -29,7 +29,7 @@ def _name(func) -> str:
     return name
 
 
-class OpCounterMode(TorchFunctionMode):
+class OpCounterMode(Observer, TorchFunctionMode):
     """Counts calls per public function, by resolved name (``tensormodes.add``,
     ``tensormodes.Tensor.add``, ``tensormodes.nn.functional.relu``), in ``.counts``
     (a ``collections.Counter``).
@@ -56,13 +56,21 @@ class OpCounterMode(TorchFunctionMode):
     def __init__(self, *, nested: bool = False) -> None:
         self.nested = nested
         self.counts: Counter[str] = Counter()
+        self._inside = 0  # depth of composite calls whose inner calls are not counted
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         """Count the call and run it."""
-        self.counts[_name(func)] += 1
-        if (func is _BACKWARD or self.nested) and calls_public_api(func):
-            return run_reentered(self, func, args, kwargs or {})
-        return func(*args, **(kwargs or {}))
+        if not self._inside:
+            self.counts[_name(func)] += 1
+        if not calls_public_api(func):
+            return func(*args, **(kwargs or {}))
+        if not self._inside and (self.nested or func is _BACKWARD):
+            return run_composite(self, func, args, kwargs or {}, True)
+        self._inside += 1
+        try:
+            return run_composite(self, func, args, kwargs or {}, False)
+        finally:
+            self._inside -= 1
 
     def rows(self) -> list[list]:
         """``[name, calls]`` rows, most called first (ties in order of first call)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from time import perf_counter_ns
 
 from ..overrides import TorchFunctionMode
-from ._common import calls_public_api, format_ns, public_name, render_table, rich_table, run_reentered
+from ._common import Observer, calls_public_api, format_ns, public_name, render_table, rich_table, run_composite
 
 __all__ = ["TimingMode", "OpTime"]
 
@@ -33,7 +33,7 @@ class OpTime:
 _NAMES: dict = {}
 
 
-class TimingMode(TorchFunctionMode):
+class TimingMode(Observer, TorchFunctionMode):
     """Times every public call with ``time.perf_counter_ns``. A composite's own calls
     (``F.softmax`` calling ``Tensor.softmax``; the gradient formulas that
     ``Tensor.backward`` runs) are timed as well, and subtracted from its exclusive time.
@@ -59,7 +59,7 @@ class TimingMode(TorchFunctionMode):
         start = perf_counter_ns()
         try:
             if calls_public_api(func):
-                return run_reentered(self, func, args, kwargs or {})
+                return run_composite(self, func, args, kwargs or {}, True)
             return func(*args, **(kwargs or {}))
         finally:
             elapsed = perf_counter_ns() - start

@@ -35,7 +35,7 @@ from typing import Any
 from .._api import build as _build
 from .._api.tensor import Tensor
 from .._overrides import dispatch as _dispatch
-from ..modes._common import calls_public_api, public_name, render_table, rich_table, run_reentered
+from ..modes._common import Observer, calls_public_api, public_name, render_table, rich_table, run_composite
 from ..nn import functional as F
 from ..overrides import TorchFunctionMode
 
@@ -311,7 +311,7 @@ def _percent(part: int, whole: int) -> str:
     return "0%" if whole == 0 else f"{part / whole:.2%}"
 
 
-class FlopCounterMode(TorchFunctionMode):
+class FlopCounterMode(Observer, TorchFunctionMode):
     """``FlopCounterMode`` is a context manager that counts the number of flops within its
     context: matrix products (``matmul`` in all its shape cases, ``mm``, ``bmm``, ``addmm``,
     ``mv``, ``dot``, ``einsum``, ``F.linear``), convolutions (``conv1d``, ``conv2d``, the
@@ -350,6 +350,7 @@ class FlopCounterMode(TorchFunctionMode):
         self._parents: list[str] = ["Global"]
         self._einsum = _build.public_function("einsum")
         self._entries = 0
+        self._inside = 0
         self._handles: list = []
         self._module_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -367,17 +368,27 @@ class FlopCounterMode(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         """Count the call's FLOPs (or those of the calls it makes) and run it."""
         kwargs = kwargs or {}
+        composite = calls_public_api(func)
+        if self._inside:  # in a counted composite: its inner calls are part of its count
+            return run_composite(self, func, args, kwargs, False) if composite else func(*args, **kwargs)
         formula = self.flop_registry.get(func)
         if formula is not None:
-            out = func(*args, **kwargs)
+            if composite:
+                self._inside += 1
+                try:
+                    out = run_composite(self, func, args, kwargs, False)
+                finally:
+                    self._inside -= 1
+            else:
+                out = func(*args, **kwargs)
             flops = formula(*args, out_val=out, **kwargs)
             for parent in set(self._parents):
                 self.flop_counts[parent][func] += flops
             if func is self._einsum and flops and isinstance(out, Tensor) and out._requires_grad:
                 self._count_einsum_backward(out, args, flops)
             return out
-        if calls_public_api(func):
-            return run_reentered(self, func, args, kwargs)
+        if composite:
+            return run_composite(self, func, args, kwargs, True)
         name = public_name(func)
         if not name.endswith(("__get__", "__set__")):  # property reads are not ops
             self.not_counted[name] = self.not_counted.get(name, 0) + 1
