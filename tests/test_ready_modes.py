@@ -132,7 +132,8 @@ def test_logging_targets(tmp_path, caplog):
         with LoggingMode(logger, level=logging.DEBUG):
             tm.ones(1) + 1
     assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
-        (logging.DEBUG, "tensormodes.ones(1) -> f32[1]"), (logging.DEBUG, "tensormodes.Tensor.add(f32[1], 1) -> f32[1]")]
+        (logging.DEBUG, "tensormodes.ones(1) -> f32[1]"),
+        (logging.DEBUG, "tensormodes.Tensor.add(f32[1], 1) -> f32[1]")]
 
     with pytest.raises(TypeError, match="LoggingMode: cannot write to int; expected None, a list, a logging.Logger"):
         with LoggingMode(3):
@@ -145,10 +146,10 @@ def test_logging_dedupe_groups_identical_calls_per_source_line():
     with LoggingMode(lines, dedupe=True):
         for _ in range(12):
             y = x * 2
-            z = F.relu(y)
+            F.relu(y)
         for _ in range(2):
-            z = F.relu(y)
-        z = F.relu(x[:2])
+            F.relu(y)
+        F.relu(x[:2])
         assert lines == []                           # grouped calls are written on exit
     assert "\n".join(lines) == """\
 tensormodes.Tensor.mul(f32[3], 2) -> f32[3]  x12
