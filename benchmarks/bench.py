@@ -271,9 +271,70 @@ def autograd_rows() -> list[Row]:
     return rows
 
 
-GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows}
+def _mlp_steps():
+    """One training step (forward + backward) of the autograd group's MLP, in tensormodes and in
+    PyTorch when installed (None otherwise)."""
+    import tensormodes.nn.functional as F
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal((32, 64)).astype(np.float32), rng.integers(0, 10, 32),
+              (rng.standard_normal((64, 64)) * 0.1).astype(np.float32), np.zeros(64, np.float32),
+              (rng.standard_normal((10, 64)) * 0.1).astype(np.float32), np.zeros(10, np.float32)]
+
+    def make(library, functional):
+        x, y = library.tensor(arrays[0]), library.tensor(arrays[1])
+        params = [library.tensor(a, requires_grad=True) for a in arrays[2:]]
+
+        def step():
+            w1, b1, w2, b2 = params
+            loss = functional.cross_entropy(functional.linear(functional.relu(functional.linear(x, w1, b1)), w2, b2),
+                                            y)
+            loss.backward()
+            for p in params:
+                p.grad = None
+
+        return step
+
+    return make(tm, F), None if torch is None else make(torch, torch.nn.functional)
+
+
+def ready_mode_rows() -> list[Row]:
+    """The MLP step of the autograd group under each ready-made mode (entered once around 20
+    steps), against the same steps with no mode; the torch column is PyTorch's step under its
+    own FlopCounterMode (FlopCounterMode row) or with no mode."""
+    import tempfile
+
+    from tensormodes.modes import LoggingMode, NanCheckMode, OpCounterMode, TimingMode
+    from tensormodes.utils.flop_counter import FlopCounterMode
+
+    step, torch_step = _mlp_steps()
+    log_path = os.path.join(tempfile.mkdtemp(), "calls.log")
+    modes = [("no mode", lambda: []),
+             ("FlopCounterMode", lambda: [FlopCounterMode(display=False)]),
+             ("OpCounterMode", lambda: [OpCounterMode()]),
+             ("NanCheckMode", lambda: [NanCheckMode()]),
+             ("TimingMode", lambda: [TimingMode()]),
+             ("LoggingMode to a file", lambda: [LoggingMode(log_path)]),
+             ("LoggingMode to a file, dedupe", lambda: [LoggingMode(log_path, dedupe=True)])]
+    rows = []
+    for label, make_modes in modes:
+        row = Row("ready modes", f"MLP step, {label}", _looped_under(make_modes(), step, 20),
+                  _looped_under([], step, 20))
+        if torch_step is not None:
+            if label == "FlopCounterMode":
+                from torch.utils.flop_counter import FlopCounterMode as TorchFlopCounterMode
+                row.torch = _looped_under([TorchFlopCounterMode(display=False)], torch_step, 20)
+            else:
+                row.torch = _looped_under([], torch_step, 20)
+        rows.append(row)
+    return rows
+
+
+GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
+          "ready modes": ready_mode_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
-             "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network"}
+             "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
+             "ready modes": "the same steps with no mode"}
 
 
 def import_time() -> float:

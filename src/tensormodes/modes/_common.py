@@ -154,11 +154,13 @@ _SHORT_BY_NUMPY = {d._np: short for d, short in _SHORT_DTYPES.items()}
 _DEVICE_OF = None
 
 
-def _device_name(t: Tensor) -> str:
+def _off_cpu(t: Tensor) -> str | None:
+    """The tensor's device type when it is not the cpu."""
     global _DEVICE_OF
     if _DEVICE_OF is None:
         _DEVICE_OF = _dispatch.IMPLS[Tensor.device.__get__]
-    return str(_DEVICE_OF(t))
+    kind = _DEVICE_OF(t).type
+    return None if kind == "cpu" else kind
 
 
 def summarize(value: Any) -> str:
@@ -167,16 +169,11 @@ def summarize(value: Any) -> str:
     Reads private attributes: a handler's property reads would reach the modes below it."""
     if isinstance(value, Tensor):
         data = value._data
-        text = f"{_SHORT_BY_NUMPY.get(data.dtype, str(data.dtype))}[{', '.join(map(str, data.shape))}]"
-        flags = []
-        device = _device_name(value)
-        if device != "cpu":
-            flags.append(device)
-        if value._requires_grad:
-            flags.append("grad")
-        if type(value) is not Tensor:
-            text = f"{type(value).__name__}:{text}"
-        return f"{text}{{{','.join(flags)}}}" if flags else text
+        text = f"{_SHORT_BY_NUMPY.get(data.dtype) or data.dtype}[{', '.join(map(str, data.shape))}]"
+        device = _off_cpu(value)
+        if device is not None or value._requires_grad:
+            text += "{" + ",".join(([device] if device else []) + (["grad"] if value._requires_grad else [])) + "}"
+        return text if type(value) is Tensor else f"{type(value).__name__}:{text}"
     if value is None or isinstance(value, (bool, int, float, complex, str)):
         return repr(value)
     if isinstance(value, _dtype.dtype):

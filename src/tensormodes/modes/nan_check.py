@@ -13,6 +13,7 @@ tensormodes.Tensor.log produced Inf in its result
 from __future__ import annotations
 
 import linecache
+import math
 import warnings
 
 import numpy as np
@@ -32,7 +33,17 @@ _CHECKED = frozenset(d._np for d in (_dtype.float16, _dtype.bfloat16, _dtype.flo
 def _non_finite(value) -> str | None:
     """'NaN', 'Inf' or 'NaN and Inf' if the tensor has such values, else None."""
     data = value._data
-    if data.dtype not in _CHECKED or np.isfinite(data).all():
+    if data.dtype not in _CHECKED:
+        return None
+    flat = data.ravel()
+    try:
+        # One BLAS dot: a sum of squares is NaN or Inf if any element is (squares cannot cancel
+        # an Inf), and four times cheaper than isfinite(...).all(); it can also overflow, so a
+        # non-finite sum is confirmed element by element.
+        total = flat.dot(flat)
+    except TypeError:  # no dot for this dtype
+        total = math.nan
+    if total - total == 0 or np.isfinite(data).all():
         return None
     nan = bool(np.isnan(data).any())
     inf = bool(np.isinf(data).any())

@@ -19,14 +19,13 @@ from ._common import Observer, calls_public_api, public_name, render_table, rich
 
 __all__ = ["OpCounterMode"]
 
-_NAMES: dict = {}
+# func -> (public name, whether its body makes public calls): one lookup per call.
+_PLANS: dict = {}
 
 
-def _name(func) -> str:
-    name = _NAMES.get(func)
-    if name is None:
-        name = _NAMES[func] = public_name(func)
-    return name
+def _plan(func) -> tuple[str, bool]:
+    plan = _PLANS[func] = (public_name(func), calls_public_api(func))
+    return plan
 
 
 class OpCounterMode(Observer, TorchFunctionMode):
@@ -60,9 +59,10 @@ class OpCounterMode(Observer, TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         """Count the call and run it."""
+        plan = _PLANS.get(func) or _plan(func)
         if not self._inside:
-            self.counts[_name(func)] += 1
-        if not calls_public_api(func):
+            self.counts[plan[0]] += 1
+        if not plan[1]:
             return func(*args, **(kwargs or {}))
         if not self._inside and (self.nested or func is _BACKWARD):
             return run_composite(self, func, args, kwargs or {}, True)

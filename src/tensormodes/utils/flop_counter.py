@@ -78,6 +78,8 @@ def matmul_flop(a_shape, b_shape, *args, out_shape=None, **kwargs) -> int:
     >>> matmul_flop((5, 2, 3), (3, 4)), matmul_flop((3,), (3,))
     (240, 6)
     """
+    if len(a_shape) == 2 and len(b_shape) == 2:  # the common case, kept cheap
+        return 2 * a_shape[0] * a_shape[1] * b_shape[1]
     a = (1, *a_shape) if len(a_shape) == 1 else tuple(a_shape)
     b = (*b_shape, 1) if len(b_shape) == 1 else tuple(b_shape)
     batch = _broadcast(a[:-2], b[:-2])
@@ -256,21 +258,37 @@ def _on_shapes(formula: Callable) -> Callable:
     return counted
 
 
+def _on_first_two(formula: Callable) -> Callable:
+    """``formula`` for functions whose FLOPs depend only on their first two arguments' shapes
+    (matrix products, linear): read straight off the tensors, as they are the hot ones."""
+    general = _on_shapes(formula)
+
+    def counted(*args, out_val=None, **kwargs):
+        if len(args) >= 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor):
+            return formula(args[0]._data.shape, args[1]._data.shape)
+        return general(*args, out_val=out_val, **kwargs)
+
+    counted.__name__ = formula.__name__
+    return counted
+
+
 _REGISTERED: dict = {}
 
 
 def _builtin_formulas() -> dict:
     """The built-in table: every spelling of each function (``tm.mm`` and ``Tensor.mm``)."""
     table: dict = {}
-    for name, formula in (("matmul", matmul_flop), ("mm", mm_flop), ("bmm", bmm_flop), ("addmm", _addmm_flop),
-                          ("baddbmm", _baddbmm_flop), ("mv", _mv_flop), ("dot", _dot_flop)):
+    for name, formula in (("matmul", _on_first_two(matmul_flop)), ("mm", _on_first_two(mm_flop)),
+                          ("bmm", _on_first_two(bmm_flop)), ("addmm", _on_shapes(_addmm_flop)),
+                          ("baddbmm", _on_shapes(_baddbmm_flop)), ("mv", _on_first_two(_mv_flop)),
+                          ("dot", _on_first_two(_dot_flop))):
         if name in _build.function_names():
-            table[_build.public_function(name)] = _on_shapes(formula)
+            table[_build.public_function(name)] = formula
         method = getattr(Tensor, name, None)
         if method is not None:
-            table[method] = _on_shapes(formula)
+            table[method] = formula
     table[_build.public_function("einsum")] = _on_shapes(einsum_flop)
-    table[F.linear] = _on_shapes(_linear_flop)
+    table[F.linear] = _on_first_two(_linear_flop)
     for func in (F.conv1d, F.conv2d):
         table[func] = _on_shapes(_conv_nd_flop(False))
     for func in (F.conv_transpose1d, F.conv_transpose2d):
@@ -351,6 +369,7 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         self._einsum = _build.public_function("einsum")
         self._entries = 0
         self._inside = 0
+        self._plans: dict = {}
         self._handles: list = []
         self._module_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -368,10 +387,11 @@ class FlopCounterMode(Observer, TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         """Count the call's FLOPs (or those of the calls it makes) and run it."""
         kwargs = kwargs or {}
-        composite = calls_public_api(func)
+        plan = self._plans.get(func) or self._plan(func)
+        composite = plan[1]
         if self._inside:  # in a counted composite: its inner calls are part of its count
             return run_composite(self, func, args, kwargs, False) if composite else func(*args, **kwargs)
-        formula = self.flop_registry.get(func)
+        formula = plan[0]
         if formula is not None:
             if composite:
                 self._inside += 1
@@ -382,17 +402,25 @@ class FlopCounterMode(Observer, TorchFunctionMode):
             else:
                 out = func(*args, **kwargs)
             flops = formula(*args, out_val=out, **kwargs)
-            for parent in set(self._parents):
+            parents = self._parents
+            for parent in parents if len(parents) == 1 else set(parents):
                 self.flop_counts[parent][func] += flops
             if func is self._einsum and flops and isinstance(out, Tensor) and out._requires_grad:
                 self._count_einsum_backward(out, args, flops)
             return out
         if composite:
             return run_composite(self, func, args, kwargs, True)
-        name = public_name(func)
-        if not name.endswith(("__get__", "__set__")):  # property reads are not ops
+        name = plan[2]
+        if name is not None:
             self.not_counted[name] = self.not_counted.get(name, 0) + 1
         return func(*args, **kwargs)
+
+    def _plan(self, func) -> tuple:
+        """(formula or None, composite?, name to list when not counted or None), once per function."""
+        name = public_name(func)
+        listed = None if name.endswith(("__get__", "__set__")) else name  # property reads are not ops
+        plan = self._plans[func] = (self.flop_registry.get(func), calls_public_api(func), listed)
+        return plan
 
     def _count_einsum_backward(self, out: Tensor, args: tuple, flops: int) -> None:
         # einsum's gradient is written with products and sums (no matrix product to count),
