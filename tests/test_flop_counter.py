@@ -297,3 +297,97 @@ def test_strided_conv_weight_gradients_need_no_extra_rows(size, kernel, stride, 
     # weight with groups: its formula ignores them)
     forward = 2 * 2 * 6 * 2 * kernel * kernel * out.shape[2] * out.shape[3]
     assert counter.get_total_flops() == 2 * forward
+
+
+class _Handle:
+    def __init__(self, hooks, hook):
+        self.hooks, self.hook = hooks, hook
+
+    def remove(self):
+        self.hooks.remove(self.hook)
+
+
+class _FakeModuleAPI:
+    """Stands for nn.Module's global hook registrars (PyTorch's signatures), which
+    tensormodes.nn.modules.module provides when nn.Module is built."""
+
+    def __init__(self):
+        self.forward_pre, self.forward, self.backward_pre, self.backward = [], [], [], []
+        self.always_call = []
+
+    def register_module_forward_pre_hook(self, hook):
+        self.forward_pre.append(hook)
+        return _Handle(self.forward_pre, hook)
+
+    def register_module_forward_hook(self, hook, *, with_kwargs=False, always_call=False):
+        self.forward.append(hook)
+        self.always_call.append(always_call)
+        return _Handle(self.forward, hook)
+
+    def register_module_full_backward_pre_hook(self, hook):
+        self.backward_pre.append(hook)
+        return _Handle(self.backward_pre, hook)
+
+    def register_module_full_backward_hook(self, hook):
+        self.backward.append(hook)
+        return _Handle(self.backward, hook)
+
+
+class _FakeModule:
+    def __init__(self, api, body=None, **children):
+        self.api, self.body, self.children = api, body, children
+
+    def named_children(self):
+        return iter(self.children.items())
+
+    def __call__(self, x):
+        for hook in list(self.api.forward_pre):
+            hook(self, (x,))
+        out = self.body(self, x)
+        for hook in list(self.api.forward):
+            hook(self, (x,), out)
+        return out
+
+    def run_backward(self, work):
+        for hook in list(self.api.backward_pre):
+            hook(self, (None,))
+        work()
+        for hook in list(self.api.backward):
+            hook(self, (None,), (None,))
+
+
+def test_per_module_attribution_through_the_global_hooks(monkeypatch):
+    api = _FakeModuleAPI()
+    monkeypatch.setattr(flop_counter, "_module_api", api)
+    w1, w2 = tm.ones(4, 3), tm.ones(2, 4)
+    fc1 = _FakeModule(api, lambda m, x: F.linear(x, w1))
+    fc2 = _FakeModule(api, lambda m, x: F.linear(x, w2))
+    inner = _FakeModule(api, lambda m, x: m.children["fc2"](x), fc2=fc2)
+    net = _FakeModule(api, lambda m, x: m.children["block"](m.children["fc1"](x)), fc1=fc1, block=inner)
+    with FlopCounterMode(display=False, depth=2) as counter:
+        assert len(api.forward_pre) == len(api.backward) == 1 and api.always_call == [True]
+        out = net(tm.ones(5, 3))
+        tm.mm(out, tm.ones(2, 1))                    # outside every module
+        fc1.run_backward(lambda: tm.mm(tm.ones(5, 4).t(), tm.ones(5, 3)))
+    assert api.forward_pre == api.forward == api.backward_pre == api.backward == []   # removed on exit
+    first, second = 2 * 5 * 3 * 4, 2 * 5 * 4 * 2
+    assert counter.get_flop_counts() == {
+        "Global": {F.linear: first + second, tm.mm: 2 * 5 * 2 * 1 + 2 * 4 * 5 * 3},
+        "_FakeModule": {F.linear: first + second},
+        "_FakeModule.fc1": {F.linear: first, tm.mm: 2 * 4 * 5 * 3},
+        "_FakeModule.block": {F.linear: second},
+        "_FakeModule.block.fc2": {F.linear: second}}
+    assert counter.get_table() == """\
+Module                                 FLOP  % Total
+-------------------------------------  ----  -------
+Global                                  340  100.00%
+ - tensormodes.nn.functional.linear     200   58.82%
+ - tensormodes.mm                       140   41.18%
+ _FakeModule                            200   58.82%
+  - tensormodes.nn.functional.linear    200   58.82%
+  _FakeModule.block                      80   23.53%
+   - tensormodes.nn.functional.linear    80   23.53%
+  _FakeModule.fc1                       240   70.59%
+   - tensormodes.nn.functional.linear   120   35.29%
+   - tensormodes.mm                     120   35.29%
+not counted: tensormodes.ones, tensormodes.Tensor.t"""
