@@ -214,8 +214,9 @@ def test_counts_restart_on_each_entry_and_mods_warns():
     with counter:
         a @ a
     assert counter.get_total_flops() == 16
-    with pytest.warns(UserWarning, match="mods argument is not needed anymore"):
+    with pytest.warns(UserWarning, match="mods argument is not needed anymore") as caught:
         FlopCounterMode(mods=[], display=False)
+    assert caught[0].filename == __file__
 
 
 def test_custom_mapping_and_register_flop_formula():

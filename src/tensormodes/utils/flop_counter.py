@@ -355,7 +355,7 @@ class FlopCounterMode(Observer, TorchFunctionMode):
     def __init__(self, mods: Any = None, depth: int = 2, display: bool = True,
                  custom_mapping: dict[Any, Any] | None = None) -> None:
         if mods is not None:
-            warnings.warn("mods argument is not needed anymore, you can stop passing it", stacklevel=2)
+            warnings.warn("mods argument is not needed anymore, you can stop passing it", stacklevel=3)
         if not _BUILTIN:
             _BUILTIN.update(_builtin_formulas())
         self.depth = depth
