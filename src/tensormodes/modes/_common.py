@@ -152,6 +152,8 @@ _SHORT_DTYPES = {
 }
 _SHORT_BY_NUMPY = {d._np: short for d, short in _SHORT_DTYPES.items()}
 _DEVICE_OF = None
+# (NumPy dtype, shape) -> "f32[2, 3]": a logging mode describes the same few shapes again and again.
+_TENSOR_TEXT: dict = {}
 
 
 def _off_cpu(t: Tensor) -> str | None:
@@ -169,7 +171,13 @@ def summarize(value: Any) -> str:
     Reads private attributes: a handler's property reads would reach the modes below it."""
     if isinstance(value, Tensor):
         data = value._data
-        text = f"{_SHORT_BY_NUMPY.get(data.dtype) or data.dtype}[{', '.join(map(str, data.shape))}]"
+        key = (data.dtype, data.shape)
+        text = _TENSOR_TEXT.get(key)
+        if text is None:
+            if len(_TENSOR_TEXT) > 4096:  # bounded: a program may see many shapes
+                _TENSOR_TEXT.clear()
+            dims = ", ".join(map(str, data.shape))
+            text = _TENSOR_TEXT[key] = f"{_SHORT_BY_NUMPY.get(data.dtype) or data.dtype}[{dims}]"
         device = _off_cpu(value)
         if device is not None or value._requires_grad:
             text += "{" + ",".join(([device] if device else []) + (["grad"] if value._requires_grad else [])) + "}"
