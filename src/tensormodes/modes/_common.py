@@ -124,7 +124,13 @@ def run_composite(mode, func, args: tuple, kwargs: dict, see_inner: bool):
 
 def public_name(func) -> str:
     """``'tensormodes.add'`` for ``tm.add``; the qualified name for other callables."""
-    return _dispatch.resolve_public_name(func)
+    name = _NAMES.get(func)
+    if name is None:
+        name = _NAMES[func] = _dispatch.resolve_public_name(func)
+    return name
+
+
+_NAMES: dict = {}
 
 
 def user_frame(skip: int = 1):
@@ -154,6 +160,7 @@ _SHORT_BY_NUMPY = {d._np: short for d, short in _SHORT_DTYPES.items()}
 _DEVICE_OF = None
 # (NumPy dtype, shape) -> "f32[2, 3]": a logging mode describes the same few shapes again and again.
 _TENSOR_TEXT: dict = {}
+_CPU: list = [None]  # the cpu device object, once seen
 
 
 def _off_cpu(t: Tensor) -> str | None:
@@ -178,7 +185,12 @@ def summarize(value: Any) -> str:
                 _TENSOR_TEXT.clear()
             dims = ", ".join(map(str, data.shape))
             text = _TENSOR_TEXT[key] = f"{_SHORT_BY_NUMPY.get(data.dtype) or data.dtype}[{dims}]"
-        device = _off_cpu(value)
+        if _DEVICE_OF is not None and _DEVICE_OF(value) is _CPU[0]:
+            device = None
+        else:
+            device = _off_cpu(value)
+            if device is None:
+                _CPU[0] = _DEVICE_OF(value)
         if device is not None or value._requires_grad:
             text += "{" + ",".join(([device] if device else []) + (["grad"] if value._requires_grad else [])) + "}"
         return text if type(value) is Tensor else f"{type(value).__name__}:{text}"
