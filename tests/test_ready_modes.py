@@ -410,3 +410,13 @@ def test_rich_tables():
         tm.ones(1)
     assert counter.rich_table().row_count == 1 and TimingMode().rich_table().row_count == 0
     assert FlopCounterMode(display=False).rich_table().row_count == 1
+
+
+def test_backward_is_seen_even_above_a_catch_all_user_mode():
+    x, w = tm.ones(8, 4), tm.ones(3, 4, requires_grad=True)
+    seen = []
+    with Recorder(seen), FlopCounterMode(display=False) as counter:
+        F.linear(x, w).sum().backward()
+    assert counter.get_total_flops() == 2 * (2 * 8 * 4 * 3)
+    # The user mode gets the gradient formulas' calls instead of the backward call itself.
+    assert seen == ["linear", "sum", "expand", "is_complex", "t", "matmul"]

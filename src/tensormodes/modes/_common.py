@@ -96,7 +96,9 @@ def run_composite(mode, func, args: tuple, kwargs: dict, see_inner: bool):
     lowest one runs the body, under the stack of the top-most observer that wanted the inner
     calls, so that every observer sees the call and then its inner calls. A mode below that
     is not an observer (it may override ``func``) gets the call as usual, and its body runs
-    as that mode decides: the observers above then do not see the inner calls.
+    as that mode decides: the observers above then do not see the inner calls. Except for
+    ``Tensor.backward``, whose body runs here (that mode then sees the gradient formulas'
+    calls rather than the ``backward`` call), so that the backward pass is never unseen.
     """
     below = _dispatch.get_state()
     body = _BODY_STATE.get()
@@ -105,11 +107,15 @@ def run_composite(mode, func, args: tuple, kwargs: dict, see_inner: bool):
     if body is None:
         return func(*args, **kwargs)
     if below is not None and below.modes_active and below.handler_index(func) >= 0:
-        token = _BODY_STATE.set(body if _only_observers_handle(below, func) else None)
-        try:
-            return func(*args, **kwargs)
-        finally:
-            _BODY_STATE.reset(token)
+        observers = _only_observers_handle(below, func)
+        # Tensor.backward is the exception: its body (the gradient formulas) runs here even
+        # under a mode below that could override it, or the backward pass would go unseen.
+        if observers or func is not _BACKWARD:
+            token = _BODY_STATE.set(body if observers else None)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _BODY_STATE.reset(token)
     impl = _dispatch.IMPLS.get(func)
     if impl is None:
         return func(*args, **kwargs)
@@ -273,3 +279,6 @@ def format_ns(ns: float) -> str:
         if ns >= scale:
             return f"{ns / scale:.2f} {unit}"
     return f"{ns:.0f} ns"
+
+
+_BACKWARD = Tensor.backward
