@@ -54,14 +54,13 @@ class Recorder(TorchFunctionMode):
 
 MLP_LOG = """\
 tensormodes.nn.functional.linear(f32[4, 3], f32[5, 3]{grad}, bias=f32[5]{grad}) -> f32[4, 5]{grad}
-tensormodes.nn.functional.relu(f32[4, 5]{grad}, inplace=False) -> f32[4, 5]{grad}
+tensormodes.nn.functional.relu(f32[4, 5]{grad}) -> f32[4, 5]{grad}
   tensormodes.Tensor.relu(f32[4, 5]{grad}) -> f32[4, 5]{grad}
-tensormodes.nn.functional.cross_entropy(f32[4, 5]{grad}, i64[4], weight=None, size_average=None, \
-ignore_index=-100, reduce=None, reduction='mean', label_smoothing=0.0) -> f32[]{grad}
+tensormodes.nn.functional.cross_entropy(f32[4, 5]{grad}, i64[4]) -> f32[]{grad}
   tensormodes.Tensor.is_floating_point(i64[4]) -> False
-  tensormodes._cross_entropy_loss(f32[4, 5]{grad}, i64[4], ignore_index=-100) -> f32[]{grad}
+  tensormodes._cross_entropy_loss(f32[4, 5]{grad}, i64[4]) -> f32[]{grad}
 tensormodes.Tensor.backward(f32[]{grad}) -> None
-  tensormodes._cross_entropy_loss_backward(f32[], f32[4, 5], i64[4], ignore_index=-100) -> f32[4, 5]
+  tensormodes._cross_entropy_loss_backward(f32[], f32[4, 5], i64[4]) -> f32[4, 5]
   tensormodes._threshold_backward(f32[4, 5], f32[4, 5], 0) -> f32[4, 5]
   tensormodes.Tensor.is_complex(f32[4, 5]) -> False
   tensormodes.Tensor.t(f32[4, 5]) -> f32[5, 4]
@@ -153,12 +152,12 @@ def test_logging_dedupe_groups_identical_calls_per_source_line():
         assert lines == []                           # grouped calls are written on exit
     assert "\n".join(lines) == """\
 tensormodes.Tensor.mul(f32[3], 2) -> f32[3]  x12
-tensormodes.nn.functional.relu(f32[3], inplace=False) -> f32[3]  x12
+tensormodes.nn.functional.relu(f32[3]) -> f32[3]  x12
   tensormodes.Tensor.relu(f32[3]) -> f32[3]
-tensormodes.nn.functional.relu(f32[3], inplace=False) -> f32[3]  x2
+tensormodes.nn.functional.relu(f32[3]) -> f32[3]  x2
   tensormodes.Tensor.relu(f32[3]) -> f32[3]
 tensormodes.Tensor.__getitem__(f32[3], :2) -> f32[2]
-tensormodes.nn.functional.relu(f32[2], inplace=False) -> f32[2]
+tensormodes.nn.functional.relu(f32[2]) -> f32[2]
   tensormodes.Tensor.relu(f32[2]) -> f32[2]"""
 
 
@@ -170,7 +169,7 @@ def test_logging_composes_with_user_modes_on_both_sides():
     # The mode below may override softmax: it receives the call, and runs its body itself.
     assert below == ["ones", "softmax"]
     assert lines == ["tensormodes.ones(2) -> f32[2]",
-                     "tensormodes.nn.functional.softmax(f32[2], dim=0, _stacklevel=3, dtype=None) -> f32[2]"]
+                     "tensormodes.nn.functional.softmax(f32[2], dim=0) -> f32[2]"]
     lines.clear()
     with LoggingMode(lines), Recorder(above):
         F.softmax(tm.ones(2), dim=0)
@@ -394,7 +393,7 @@ def test_a_user_mode_below_the_observers_still_receives_composite_calls():
     with DoubleRelu(), LoggingMode(lines):
         y = F.relu(x)
     assert y.tolist() == [2.0, 2.0]
-    assert lines == ["tensormodes.nn.functional.relu(f32[2], inplace=False) -> f32[2]"]
+    assert lines == ["tensormodes.nn.functional.relu(f32[2]) -> f32[2]"]
 
 
 def test_render_table():

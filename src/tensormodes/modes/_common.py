@@ -15,6 +15,7 @@ tensormodes.mul     12
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from collections.abc import Sequence
@@ -221,11 +222,32 @@ def summarize(value: Any) -> str:
 
 
 def summarize_call(func, args: tuple, kwargs: dict | None) -> str:
-    """``tensormodes.add(f32[2], 1)``: the function's public name and its arguments summarized."""
+    """``tensormodes.add(f32[2], 1)``: the function's public name and its arguments summarized;
+    keyword arguments that hold their default (handlers of Python-level functions receive
+    every optional argument) are left out."""
     parts = [summarize(a) for a in args]
     if kwargs:
-        parts += [f"{k}={summarize(v)}" for k, v in kwargs.items()]
+        defaults = _DEFAULTS.get(func)
+        if defaults is None:
+            defaults = _defaults(func)
+        for k, v in kwargs.items():
+            default = defaults.get(k, _NO_DEFAULT)
+            if v is not default and not (type(v) is type(default) and v == default):
+                parts.append(f"{k}={summarize(v)}")
     return f"{public_name(func)}({', '.join(parts)})"
+
+
+_NO_DEFAULT = object()
+_DEFAULTS: dict = {}
+
+
+def _defaults(func) -> dict:
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # no signature to read
+        parameters = ()
+    defaults = _DEFAULTS[func] = {p.name: p.default for p in parameters if p.default is not p.empty}
+    return defaults
 
 
 # -- tables ----------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 ...     y = F.softmax(tm.ones(2, 3), dim=-1)
 >>> print("\\n".join(log.lines))
 tensormodes.ones(2, 3) -> f32[2, 3]
-tensormodes.nn.functional.softmax(f32[2, 3], dim=-1, _stacklevel=3, dtype=None) -> f32[2, 3]
+tensormodes.nn.functional.softmax(f32[2, 3], dim=-1) -> f32[2, 3]
   tensormodes.Tensor.softmax(f32[2, 3], -1) -> f32[2, 3]
 """
 
