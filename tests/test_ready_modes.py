@@ -419,3 +419,21 @@ def test_backward_is_seen_even_above_a_catch_all_user_mode():
     assert counter.get_total_flops() == 2 * (2 * 8 * 4 * 3)
     # The user mode gets the gradient formulas' calls instead of the backward call itself.
     assert seen == ["linear", "sum", "expand", "is_complex", "t", "matmul"]
+
+
+def test_logging_indents_each_level_of_nesting():
+    a = tm.ones(2, 3)
+    with LoggingMode() as log:
+        F.triplet_margin_loss(a, a, a)
+    distance = ["  tensormodes.nn.functional.pairwise_distance(f32[2, 3], f32[2, 3], p=2) -> f32[2]",
+                "    tensormodes.Tensor.sub(f32[2, 3], f32[2, 3]) -> f32[2, 3]",
+                "    tensormodes.Tensor.add(f32[2, 3], 1e-06) -> f32[2, 3]",
+                "    tensormodes.Tensor.dim(f32[2, 3]) -> 2",
+                "    tensormodes.Tensor.norm(f32[2, 3], p=2, dim=-1) -> f32[2]"]
+    assert log.lines == [
+        "tensormodes.nn.functional.triplet_margin_loss(f32[2, 3], f32[2, 3], f32[2, 3]) -> f32[]",
+        *["  tensormodes.Tensor.dim(f32[2, 3]) -> 2"] * 3, *distance, *distance,
+        "  tensormodes.Tensor.add(f32[2], 1.0) -> f32[2]",
+        "  tensormodes.Tensor.sub(f32[2], f32[2]) -> f32[2]",
+        "  tensormodes.Tensor.clamp(f32[2], min=0) -> f32[2]",
+        "  tensormodes.Tensor.mean(f32[2]) -> f32[]"]
