@@ -76,6 +76,8 @@ def _reentered_state(mode, below):
         else:
             state = _dispatch.make_state(below.modes + (mode,), below.subclasses_enabled, below.modes_enabled,
                                          below.scopes)
+        if len(cache) > 64:  # each `with` of the modes below makes new states: keep the recent ones
+            cache.clear()
         # Keep ``below`` alive with its entry, so its id cannot be reused by another state.
         entry = cache[id(below)] = (below, state)
     return entry[1]
