@@ -135,18 +135,24 @@ def _batched_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return result
 
 
-def _matmul_grad(grad, input, other):
+def _matmul_grad(grad, input, other, needs_input_grad):
+    # Only the gradients an input needs (x @ w with a constant w costs one product, not two).
+    want_input, want_other = needs_input_grad
     if input.dim() == 1 and other.dim() == 1:
-        return grad * _conj(other), grad * _conj(input)
+        return (grad * _conj(other) if want_input else None), (grad * _conj(input) if want_other else None)
     a = input.unsqueeze(0) if input.dim() == 1 else input
     b = other.unsqueeze(-1) if other.dim() == 1 else other
     if input.dim() == 1:
         grad = grad.unsqueeze(-2)
     if other.dim() == 1:
         grad = grad.unsqueeze(-1)
-    grad_a, grad_b = grad.matmul(adjoint(b)), adjoint(a).matmul(grad)
-    return (grad_a.squeeze(-2) if input.dim() == 1 else grad_a,
-            grad_b.squeeze(-1) if other.dim() == 1 else grad_b)
+    grad_a = grad.matmul(adjoint(b)) if want_input else None
+    grad_b = adjoint(a).matmul(grad) if want_other else None
+    if grad_a is not None and input.dim() == 1:
+        grad_a = grad_a.squeeze(-2)
+    if grad_b is not None and other.dim() == 1:
+        grad_b = grad_b.squeeze(-1)
+    return grad_a, grad_b
 
 
 @op(grad=_matmul_grad, method=True, out=True, ufunc=np.matmul,

@@ -1,11 +1,15 @@
-"""Utilities, as ``torch.utils``: ``data`` (datasets, samplers, ``DataLoader``) and ``dlpack``
-(exchange with NumPy and other libraries).
+"""Utilities, at PyTorch's paths: ``data`` (datasets, samplers, ``DataLoader``), ``dlpack``
+(exchange with NumPy and other libraries) and ``flop_counter`` (``FlopCounterMode``).
 
 >>> import tensormodes as tm
 >>> tm.utils.data.DataLoader.__name__, tm.utils.dlpack.from_dlpack is tm.from_dlpack
 ('DataLoader', True)
+>>> with tm.utils.flop_counter.FlopCounterMode(display=False) as counter:
+...     _ = tm.ones(2, 3) @ tm.ones(3, 4)
+>>> counter.get_total_flops()
+48
 """
 
-from . import data, dlpack
+from . import data, dlpack, flop_counter
 
-__all__ = ["data", "dlpack"]
+__all__ = ["data", "dlpack", "flop_counter"]

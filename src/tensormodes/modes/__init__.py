@@ -1,0 +1,27 @@
+"""Ready-made modes: each is a ``TorchFunctionMode`` that composes with the others and with your
+own modes on the stack.
+
+* ``LoggingMode``: one line per call, arguments summarized, nested calls indented;
+* ``OpCounterMode``: calls per public function;
+* ``NanCheckMode``: stops at the first NaN or Inf result, naming your source line;
+* ``TimingMode``: wall time per function, inclusive and exclusive;
+* ``DefaultDtypeMode``: a default-dtype scope;
+* ``FlopCounterMode`` (also at PyTorch's path ``tensormodes.utils.flop_counter``).
+
+>>> import tensormodes as tm
+>>> from tensormodes.modes import OpCounterMode, NanCheckMode
+>>> with OpCounterMode() as counter, NanCheckMode():
+...     _ = tm.ones(2).exp()
+>>> dict(counter.counts)
+{'tensormodes.ones': 1, 'tensormodes.Tensor.exp': 1}
+"""
+
+from ..utils.flop_counter import FlopCounterMode
+from .default_dtype import DefaultDtypeMode
+from .logging_mode import LoggingMode
+from .nan_check import NanCheckMode
+from .op_counter import OpCounterMode
+from .timing import OpTime, TimingMode
+
+__all__ = ["LoggingMode", "OpCounterMode", "NanCheckMode", "TimingMode", "OpTime", "DefaultDtypeMode",
+           "FlopCounterMode"]

@@ -1,0 +1,308 @@
+"""What the ready-made modes share: re-entering a mode for a call's inner calls, the user's
+source line, short argument summaries and the table renderer.
+
+>>> import tensormodes as tm
+>>> from tensormodes.modes._common import render_table, summarize
+>>> summarize(tm.ones(2, 3))
+'f32[2, 3]'
+>>> print(render_table(["op", "calls"], [["tensormodes.add", 3], ["tensormodes.mul", 12]]))
+op               calls
+---------------  -----
+tensormodes.add      3
+tensormodes.mul     12
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import sys
+from collections.abc import Sequence
+from contextvars import ContextVar
+from typing import Any
+
+import numpy as np
+
+from .. import _dtype
+from .._api.tensor import Tensor
+from .._overrides import dispatch as _dispatch
+
+__all__ = ["render_table", "rich_table", "summarize", "user_frame", "run_composite", "Observer", "calls_public_api",
+           "public_name"]
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# Frames of the package: its files, and the functions it generates (see _generated.py).
+_INTERNAL = (_PACKAGE_DIR, "<tensormodes generated")
+
+
+# -- which calls make further public calls ---------------------------------------------------
+
+_COMPOSITE: dict = {}
+
+
+def calls_public_api(func) -> bool:
+    """True for public callables whose body makes public API calls (``F.softmax``,
+    ``Tensor.backward``): a mode re-entered around them sees those inner calls."""
+    known = _COMPOSITE.get(func)
+    if known is None:
+        impl = _dispatch.IMPLS.get(func)
+        namespace = getattr(func, "__globals__", None)
+        # Generated callables keep their ``leaf`` flag in their own globals (see _api/codegen.py).
+        known = impl is not None and namespace is not None and namespace.get("_leaf") is False
+        _COMPOSITE[func] = known
+    return known
+
+
+# The state a composite's body runs under when an observer above asked to see its inner calls:
+# the stack as that observer saw it, itself included. Set while the call travels down.
+_BODY_STATE: ContextVar = ContextVar("tensormodes_modes_body_state", default=None)
+
+
+class Observer:
+    """Marks ready-made modes that only watch calls (they never change what a call does), so
+    a composite call may pass through them while its body runs where they all see it."""
+
+    _observer = True
+
+
+def _reentered_state(mode, below):
+    """The state ``below`` with ``mode`` pushed on top (cached: built once per state below)."""
+    cache = mode.__dict__.setdefault("_reentered_states", {})
+    entry = cache.get(id(below))
+    if entry is None or entry[0] is not below:
+        if below is None:
+            state = _dispatch.make_state((mode,))
+        else:
+            state = _dispatch.make_state(below.modes + (mode,), below.subclasses_enabled, below.modes_enabled,
+                                         below.scopes)
+        if len(cache) > 64:  # each `with` of the modes below makes new states: keep the recent ones
+            cache.clear()
+        # Keep ``below`` alive with its entry, so its id cannot be reused by another state.
+        entry = cache[id(below)] = (below, state)
+    return entry[1]
+
+
+def _only_observers_handle(state, func) -> bool:
+    for mode, handled in zip(state.modes, state.handled):
+        if (handled is None or func in handled) and not getattr(mode, "_observer", False):
+            return False
+    return True
+
+
+def run_composite(mode, func, args: tuple, kwargs: dict, see_inner: bool):
+    """Pass a call of a composite function (one whose body makes public calls) on from
+    ``mode``'s handler so that, if ``see_inner``, the calls its body makes come back to
+    ``mode`` (the re-entrant idiom), nested under it.
+
+    Modes below that handle ``func`` still receive the call: if they are all observers, the
+    lowest one runs the body, under the stack of the top-most observer that wanted the inner
+    calls, so that every observer sees the call and then its inner calls. A mode below that
+    is not an observer (it may override ``func``) gets the call as usual, and its body runs
+    as that mode decides: the observers above then do not see the inner calls. Except for
+    ``Tensor.backward``, whose body runs here (that mode then sees the gradient formulas'
+    calls rather than the ``backward`` call), so that the backward pass is never unseen.
+    """
+    below = _dispatch.get_state()
+    body = _BODY_STATE.get()
+    if body is None and see_inner:
+        body = _reentered_state(mode, below)
+    if body is None:
+        return func(*args, **kwargs)
+    if below is not None and below.modes_active and below.handler_index(func) >= 0:
+        observers = _only_observers_handle(below, func)
+        # Tensor.backward is the exception: its body (the gradient formulas) runs here even
+        # under a mode below that could override it, or the backward pass would go unseen.
+        if observers or func is not _BACKWARD:
+            token = _BODY_STATE.set(body if observers else None)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _BODY_STATE.reset(token)
+    impl = _dispatch.IMPLS.get(func)
+    if impl is None:
+        return func(*args, **kwargs)
+    token = _dispatch.set_state(body)
+    body_token = _BODY_STATE.set(None)
+    try:
+        return impl(*args, **kwargs)
+    finally:
+        _BODY_STATE.reset(body_token)
+        _dispatch.reset_state(token)
+
+
+def public_name(func) -> str:
+    """``'tensormodes.add'`` for ``tm.add``; the qualified name for other callables."""
+    name = _NAMES.get(func)
+    if name is None:
+        name = _NAMES[func] = _dispatch.resolve_public_name(func)
+    return name
+
+
+_NAMES: dict = {}
+
+
+def user_frame(skip: int = 1):
+    """The innermost frame outside the tensormodes package (the user's line), or None."""
+    frame = sys._getframe(skip)
+    while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL):
+        frame = frame.f_back
+    return frame
+
+
+def user_location(skip: int = 2) -> tuple[str, int]:
+    """(file name, line number) of the user's line that led to the current call."""
+    frame = user_frame(skip)
+    if frame is None:
+        return "<unknown>", 0
+    return frame.f_code.co_filename, frame.f_lineno
+
+
+# -- argument summaries ----------------------------------------------------------------------
+
+_SHORT_DTYPES = {
+    _dtype.bool: "b8", _dtype.uint8: "u8", _dtype.int8: "i8", _dtype.int16: "i16", _dtype.int32: "i32",
+    _dtype.int64: "i64", _dtype.float16: "f16", _dtype.bfloat16: "bf16", _dtype.float32: "f32",
+    _dtype.float64: "f64", _dtype.complex64: "c64", _dtype.complex128: "c128",
+}
+_SHORT_BY_NUMPY = {d._np: short for d, short in _SHORT_DTYPES.items()}
+_DEVICE_OF = None
+# (NumPy dtype, shape) -> "f32[2, 3]": a logging mode describes the same few shapes again and again.
+_TENSOR_TEXT: dict = {}
+_CPU: list = [None]  # the cpu device object, once seen
+
+
+def _off_cpu(t: Tensor) -> str | None:
+    """The tensor's device type when it is not the cpu."""
+    global _DEVICE_OF
+    if _DEVICE_OF is None:
+        _DEVICE_OF = _dispatch.IMPLS[Tensor.device.__get__]
+    kind = _DEVICE_OF(t).type
+    return None if kind == "cpu" else kind
+
+
+def summarize(value: Any) -> str:
+    """A short description of an argument or result: ``f32[2, 3]`` for a tensor (``{grad}``
+    when it requires grad, ``{meta}`` off the cpu), values for scalars; never tensor data.
+    Reads private attributes: a handler's property reads would reach the modes below it."""
+    if isinstance(value, Tensor):
+        data = value._data
+        key = (data.dtype, data.shape)
+        text = _TENSOR_TEXT.get(key)
+        if text is None:
+            if len(_TENSOR_TEXT) > 4096:  # bounded: a program may see many shapes
+                _TENSOR_TEXT.clear()
+            dims = ", ".join(map(str, data.shape))
+            text = _TENSOR_TEXT[key] = f"{_SHORT_BY_NUMPY.get(data.dtype) or data.dtype}[{dims}]"
+        if _DEVICE_OF is not None and _DEVICE_OF(value) is _CPU[0]:
+            device = None
+        else:
+            device = _off_cpu(value)
+            if device is None:
+                _CPU[0] = _DEVICE_OF(value)
+        if device is not None or value._requires_grad:
+            text += "{" + ",".join(([device] if device else []) + (["grad"] if value._requires_grad else [])) + "}"
+        return text if type(value) is Tensor else f"{type(value).__name__}:{text}"
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return repr(value)
+    if isinstance(value, _dtype.dtype):
+        return str(value).removeprefix("tensormodes.")
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return f"{type(value).__name__}({', '.join(f'{k}={summarize(v)}' for k, v in zip(value._fields, value))})"
+    if isinstance(value, list):
+        return f"[{', '.join(summarize(v) for v in value)}]"
+    if isinstance(value, tuple):
+        return f"({', '.join(summarize(v) for v in value)}{',' if len(value) == 1 else ''})"
+    if isinstance(value, slice):
+        parts = ["" if p is None else summarize(p) for p in (value.start, value.stop, value.step)]
+        return ":".join(parts[:2] if value.step is None else parts)
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    return type(value).__name__
+
+
+def summarize_call(func, args: tuple, kwargs: dict | None) -> str:
+    """``tensormodes.add(f32[2], 1)``: the function's public name and its arguments summarized;
+    keyword arguments that hold their default (handlers of Python-level functions receive
+    every optional argument) are left out."""
+    parts = [summarize(a) for a in args]
+    if kwargs:
+        defaults = _DEFAULTS.get(func)
+        if defaults is None:
+            defaults = _defaults(func)
+        for k, v in kwargs.items():
+            default = defaults.get(k, _NO_DEFAULT)
+            if v is not default and not (type(v) is type(default) and v == default):
+                parts.append(f"{k}={summarize(v)}")
+    return f"{public_name(func)}({', '.join(parts)})"
+
+
+_NO_DEFAULT = object()
+_DEFAULTS: dict = {}
+
+
+def _defaults(func) -> dict:
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # no signature to read
+        parameters = ()
+    defaults = _DEFAULTS[func] = {p.name: p.default for p in parameters if p.default is not p.empty}
+    return defaults
+
+
+# -- tables ----------------------------------------------------------------------------------
+
+def _cell(value: Any) -> str:
+    return value if isinstance(value, str) else f"{value}"
+
+
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: str | None = None) -> str:
+    """Plain aligned text: a header, a rule of dashes, and the rows. ``align`` has one letter per
+    column, ``l`` or ``r`` (default: the first column left, numbers right).
+
+    >>> from tensormodes.modes._common import render_table
+    >>> print(render_table(["name", "n"], [["a", 1], ["bc", 10]]))
+    name   n
+    ----  --
+    a      1
+    bc    10
+    """
+    cells = [[_cell(c) for c in row] for row in rows]
+    if align is None:
+        align = "l" + "".join("r" if all(not isinstance(row[i], str) or row[i][:1].isdigit() for row in rows)
+                              else "l" for i in range(1, len(headers)))
+    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
+
+    def line(values) -> str:
+        padded = [v.ljust(w) if a == "l" else v.rjust(w) for v, w, a in zip(values, widths, align)]
+        return "  ".join(padded).rstrip()
+
+    return "\n".join([line(headers), "  ".join("-" * w for w in widths)] + [line(row) for row in cells])
+
+
+def rich_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None):
+    """The same table as a ``rich.table.Table`` (requires the optional ``rich`` package)."""
+    try:
+        # Optional dependency, loaded only when asked for (importing rich costs tens of ms).
+        table_module = importlib.import_module("rich.table")
+    except ImportError as error:
+        raise ImportError("rich_table() needs the optional 'rich' package: pip install rich") from error
+    table = table_module.Table(title=title)
+    for header in headers:
+        table.add_column(header)
+    for row in rows:
+        table.add_row(*(_cell(c) for c in row))
+    return table
+
+
+def format_ns(ns: float) -> str:
+    """A duration in ns as text with a unit: ``'1.50 ms'``."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.2f} {unit}"
+    return f"{ns:.0f} ns"
+
+
+_BACKWARD = Tensor.backward

@@ -1,0 +1,99 @@
+"""``TimingMode``: wall time per public function, inclusive and exclusive of nested calls.
+
+>>> import tensormodes as tm, tensormodes.nn.functional as F
+>>> from tensormodes.modes import TimingMode
+>>> with TimingMode() as timer:
+...     _ = F.softmax(tm.ones(4, 4), dim=-1)
+>>> stats = timer.stats["tensormodes.nn.functional.softmax"]
+>>> stats.calls, stats.inclusive_ns >= stats.exclusive_ns
+(1, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from time import perf_counter_ns
+
+from ..overrides import TorchFunctionMode
+from ._common import Observer, calls_public_api, format_ns, public_name, render_table, rich_table, run_composite
+
+__all__ = ["TimingMode", "OpTime"]
+
+
+@dataclass
+class OpTime:
+    """Calls of one function and their total wall time in ns: ``inclusive_ns`` counts the
+    calls it made itself, ``exclusive_ns`` does not."""
+
+    calls: int = 0
+    inclusive_ns: int = 0
+    exclusive_ns: int = 0
+
+
+_NAMES: dict = {}
+
+
+class TimingMode(Observer, TorchFunctionMode):
+    """Times every public call with ``time.perf_counter_ns``. A composite's own calls
+    (``F.softmax`` calling ``Tensor.softmax``; the gradient formulas that
+    ``Tensor.backward`` runs) are timed as well, and subtracted from its exclusive time.
+    ``.stats`` maps the public name to an ``OpTime``; ``table()`` lists them by exclusive
+    time, largest first.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.modes import TimingMode
+    >>> with TimingMode() as timer:
+    ...     _ = tm.ones(3) + 1
+    >>> sorted(timer.stats), timer.stats["tensormodes.ones"].calls
+    (['tensormodes.Tensor.add', 'tensormodes.ones'], 1)
+    """
+
+    def __init__(self) -> None:
+        self.stats: dict[str, OpTime] = {}
+        self._children: list[int] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        """Run the call and add its time to its function's totals."""
+        children = self._children
+        children.append(0)
+        start = perf_counter_ns()
+        try:
+            if calls_public_api(func):
+                return run_composite(self, func, args, kwargs or {}, True)
+            return func(*args, **(kwargs or {}))
+        finally:
+            elapsed = perf_counter_ns() - start
+            nested = children.pop()
+            if children:
+                children[-1] += elapsed
+            name = _NAMES.get(func)
+            if name is None:
+                name = _NAMES[func] = public_name(func)
+            stats = self.stats.get(name)
+            if stats is None:
+                stats = self.stats[name] = OpTime()
+            stats.calls += 1
+            stats.inclusive_ns += elapsed
+            stats.exclusive_ns += elapsed - nested
+
+    def rows(self) -> list[list]:
+        """``[name, calls, exclusive, inclusive, exclusive per call]`` rows, by exclusive time."""
+        ordered = sorted(self.stats.items(), key=lambda item: -item[1].exclusive_ns)
+        return [[name, s.calls, format_ns(s.exclusive_ns), format_ns(s.inclusive_ns),
+                 format_ns(s.exclusive_ns / s.calls)] for name, s in ordered]
+
+    _HEADERS = ["function", "calls", "exclusive", "inclusive", "exclusive/call"]
+
+    def table(self) -> str:
+        """The times as a plain-text table, largest exclusive time first."""
+        return render_table(self._HEADERS, self.rows(), align="lrrrr")
+
+    def rich_table(self):
+        """The times as a ``rich.table.Table`` (needs ``rich``)."""
+        return rich_table(self._HEADERS, self.rows(), title="time per function")
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def __repr__(self) -> str:
+        return f"TimingMode({len(self.stats)} functions)"

@@ -1,0 +1,147 @@
+"""`tensormodes trace` end to end, through subprocess: exit codes, the script's argv and
+sys.path, its exceptions (its own traceback, tensormodes' frames trimmed), reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def trace(tmp_path: Path, script: str, *argv: str, name: str = "script.py") -> subprocess.CompletedProcess:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(script))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "tensormodes", "trace", str(path), *argv], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=tmp_path)
+
+
+PROGRAM = """\
+    import sys
+    import tensormodes as tm
+    x = tm.ones(2, 3, requires_grad=True)
+    w = tm.ones(3, 4)
+    y = (x @ w).relu().sum()
+    y.backward()
+    print("argv", sys.argv[1:], "result", y.item())
+"""
+
+
+def test_no_flags_runs_the_script_plainly(tmp_path):
+    result = trace(tmp_path, PROGRAM, "--", "--epochs", "2")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "argv ['--epochs', '2'] result 24.0\n"
+    assert result.stderr == ""
+
+
+def test_the_script_runs_as_main_with_its_folder_first_on_sys_path(tmp_path):
+    (tmp_path / "helper_module.py").write_text("VALUE = 7\n")
+    script = """\
+        import sys, helper_module
+        print(__name__, helper_module.VALUE, sys.argv[0].endswith("script.py"))
+    """
+    result = trace(tmp_path, script)
+    assert result.stdout == "__main__ 7 True\n", result.stderr
+
+
+@pytest.mark.parametrize(("code", "expected"), [("sys.exit(3)", 3), ("sys.exit(0)", 0), ("sys.exit()", 0),
+                                                ("sys.exit('bye')", 1)])
+def test_exit_codes_are_the_scripts(tmp_path, code, expected):
+    result = trace(tmp_path, f"import sys\n{code}\n", "--count")
+    assert result.returncode == expected
+    if expected == 1:
+        assert "bye" in result.stderr
+
+
+def test_an_exception_prints_the_scripts_traceback_without_tensormodes_frames_and_still_reports(tmp_path):
+    script = """\
+        import tensormodes as tm
+
+        def step():
+            return tm.ones(2) + tm.ones(3)
+
+        step()
+    """
+    result = trace(tmp_path, script, "--count")
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert 'script.py", line 6, in <module>' in lines[1]
+    assert 'script.py", line 4, in step' in lines[3]
+    error = next(line for line in lines if line.startswith("RuntimeError"))
+    assert error.startswith("RuntimeError: The size of tensor a (2) must match the size of tensor b (3)")
+    assert [line for line in lines if line.startswith("  File ")] == [lines[1], lines[3]]
+    assert "tensormodes/" not in result.stderr.split("== ")[0] and "runpy" not in result.stderr
+    assert "tensormodes.ones" in result.stderr  # the partial op counts follow
+
+
+def test_a_missing_script_is_an_error(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "tensormodes", "trace", str(tmp_path / "nope.py")],
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert result.returncode == 2
+    assert "can't open file" in result.stderr and "nope.py" in result.stderr
+
+
+def test_help_explains_each_flag(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "tensormodes", "trace", "--help"], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert result.returncode == 0
+    for flag in ("--log", "--flops", "--count", "--nan", "--time", "--report", "--quiet", "examples:"):
+        assert flag in result.stdout
+
+
+def test_count_and_flops_tables(tmp_path):
+    result = trace(tmp_path, PROGRAM, "--count", "--flops")
+    assert result.returncode == 0, result.stderr
+    assert "== calls per function" in result.stderr
+    assert "tensormodes.Tensor.relu" in result.stderr
+    assert "== FLOPs" in result.stderr
+    # (2x3) @ (3x4): 2*2*3*4 = 48 forward; backward computes only x's gradient (w does not require grad): 48
+    assert "96" in result.stderr
+
+
+def test_nan_stops_at_the_users_line(tmp_path):
+    script = """\
+        import tensormodes as tm
+        x = tm.tensor([1.0, -1.0])
+        y = x.sqrt()
+        print("not reached")
+    """
+    result = trace(tmp_path, script, "--nan")
+    assert result.returncode == 1
+    assert "not reached" not in result.stdout
+    assert "FloatingPointError: tensormodes.Tensor.sqrt produced NaN" in result.stderr
+    assert "script.py:3: y = x.sqrt()" in result.stderr
+
+
+def test_log_to_a_file_and_json_report(tmp_path):
+    result = trace(tmp_path, PROGRAM, "--log=calls.txt", "--count", "--time", "--report", "run.json", "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    log = (tmp_path / "calls.txt").read_text()
+    assert "tensormodes.ones(2, 3, requires_grad=True) -> f32[2, 3]{grad}" in log
+    report = json.loads((tmp_path / "run.json").read_text())
+    assert report["schema"] == "tensormodes.trace/1"
+    assert report["status"] == "finished" and report["exit_code"] == 0
+    assert report["argv"] == []
+    assert report["modes"]["count"]["tensormodes.ones"] == 2
+    assert report["modes"]["time"]["tensormodes.ones"]["calls"] == 2
+    assert report["modes"]["log"] == {"file": "calls.txt"}
+
+
+def test_ctrl_c_exits_130_with_partial_reports(tmp_path):
+    script = """\
+        import tensormodes as tm
+        tm.ones(1)
+        raise KeyboardInterrupt
+    """
+    result = trace(tmp_path, script, "--count")
+    assert result.returncode == 130
+    assert "interrupted" in result.stderr and "tensormodes.ones" in result.stderr

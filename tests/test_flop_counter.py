@@ -1,0 +1,457 @@
+"""FlopCounterMode: exact FLOPs per function, forward and backward, and PyTorch's totals."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+import tensormodes.nn.functional as F
+from tensormodes.modes import LoggingMode
+from tensormodes.utils import flop_counter
+from tensormodes.utils.flop_counter import FlopCounterMode, einsum_flop, register_flop_formula
+
+try:
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode as TorchFlopCounterMode
+except ImportError:  # the cross-reference oracle is optional
+    torch = None
+
+
+def count(fn, *shapes, grad=False, library=tm, counter=FlopCounterMode):
+    """Total FLOPs of ``fn`` on random tensors of ``shapes`` (plus backward of the sum if ``grad``)."""
+    rng = np.random.default_rng(0)
+    tensors = [library.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=grad) for s in shapes]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with counter(display=False) as flops:
+            out = fn(*tensors)
+            if grad:
+                out.sum().backward()
+    return flops.get_total_flops()
+
+
+# (expression over L and F, input shapes, forward FLOPs by hand)
+CASES = [
+    ("lambda a, b: L.mm(a, b)", [(2, 3), (3, 4)], 2 * 2 * 3 * 4),
+    ("lambda a, b: a.mm(b)", [(2, 3), (3, 4)], 2 * 2 * 3 * 4),
+    ("lambda a, b: a @ b", [(2, 3), (3, 4)], 2 * 2 * 3 * 4),
+    ("lambda a, b: L.matmul(a, b)", [(3,), (3, 4)], 2 * 3 * 4),
+    ("lambda a, b: L.matmul(a, b)", [(5, 2, 3), (3, 4)], 2 * 5 * 2 * 3 * 4),
+    ("lambda a, b: L.matmul(a, b)", [(2, 3), (5, 3, 4)], 2 * 5 * 2 * 3 * 4),
+    ("lambda a, b: L.matmul(a, b)", [(5, 2, 3), (5, 3, 4)], 2 * 5 * 2 * 3 * 4),
+    ("lambda a, b: L.matmul(a, b)", [(5, 1, 2, 3), (6, 3, 4)], 2 * 30 * 2 * 3 * 4),
+    ("lambda a, b: L.bmm(a, b)", [(5, 2, 3), (5, 3, 4)], 2 * 5 * 2 * 3 * 4),
+    ("lambda c, a, b: L.addmm(c, a, b)", [(4,), (2, 3), (3, 4)], 2 * 2 * 3 * 4),
+    ("lambda x, w, b: F.linear(x, w, b)", [(8, 4), (3, 4), (3,)], 2 * 8 * 4 * 3),
+    ("lambda x, w: F.linear(x, w)", [(2, 8, 4), (3, 4)], 2 * 16 * 4 * 3),
+    ("lambda x, w, b: F.linear(x, w, b)", [(4,), (3, 4), (3,)], 2 * 4 * 3),
+    ("lambda x, w: F.conv2d(x, w)", [(2, 3, 8, 8), (4, 3, 3, 3)], 2 * 2 * 4 * 3 * 9 * 36),
+    ("lambda x, w: F.conv2d(x, w, stride=2, padding=1)", [(2, 3, 8, 8), (4, 3, 3, 3)], 2 * 2 * 4 * 3 * 9 * 16),
+    ("lambda x, w, b: F.conv1d(x, w, b)", [(2, 3, 8), (4, 3, 3), (4,)], 2 * 2 * 4 * 3 * 3 * 6),
+    ("lambda x, w: F.conv_transpose2d(x, w)", [(2, 3, 5, 5), (3, 4, 3, 3)], 2 * 2 * 3 * 4 * 9 * 25),
+    ("lambda x, w: F.conv_transpose1d(x, w, stride=2)", [(2, 3, 5), (3, 4, 3)], 2 * 2 * 3 * 4 * 3 * 5),
+    ("lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1)", [(1, 2, 4, 5), (2, 3, 3, 3)],
+     2 * 1 * 2 * 3 * 9 * 20),
+    ("lambda x, w: F.conv2d(x, w, stride=3, padding=2, dilation=2)", [(1, 2, 9, 10), (3, 2, 3, 2)],
+     2 * 1 * 3 * 2 * 6 * 3 * 4),
+    ("lambda x, w: F.conv1d(x, w, padding='same')", [(1, 2, 6), (3, 2, 4)], 2 * 3 * 2 * 4 * 6),
+    ("lambda x, w: L.conv2d(x, w, stride=2)", [(3, 7, 7), (4, 3, 2, 2)], 2 * 4 * 3 * 4 * 9),
+    ("lambda q, k, v: F.scaled_dot_product_attention(q, k, v)", [(2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7)],
+     2 * 6 * 4 * 6 * 5 + 2 * 6 * 4 * 6 * 7),
+    ("lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)", [(3, 4, 5), (3, 4, 5), (3, 4, 7)],
+     2 * 3 * 4 * 4 * 5 + 2 * 3 * 4 * 4 * 7),
+    ("lambda a, b: L.einsum('ij,jk->ik', a, b)", [(2, 3), (3, 4)], 2 * 2 * 3 * 4),
+    ("lambda a, b: L.einsum('bhqd,bhkd->bhqk', a, b)", [(2, 3, 4, 5), (2, 3, 6, 5)], 2 * 6 * 4 * 5 * 6),
+    ("lambda a, b, c: L.einsum('ij,jk,kl->il', a, b, c)", [(2, 3), (3, 4), (4, 5)], 2 * 2 * 3 * 4 + 2 * 2 * 4 * 5),
+    ("lambda a, b: L.einsum('ij,ij->', a, b)", [(2, 3), (2, 3)], 2 * 6),
+    ("lambda a, b: L.einsum('ij,jk->', a, b)", [(2, 3), (3, 4)], 2 * 3),
+    ("lambda a, b: L.einsum('...ij,...jk->...ik', a, b)", [(5, 2, 3), (5, 3, 4)], 2 * 5 * 2 * 3 * 4),
+    ("lambda a, b: L.einsum('ij,jk', a, b)", [(2, 3), (3, 4)], 2 * 2 * 3 * 4),
+    ("lambda a, b: L.einsum('ij,ij->ij', a, b)", [(2, 3), (2, 3)], 0),
+    ("lambda a, b: L.einsum('i,j->ij', a, b)", [(2,), (3,)], 0),
+    ("lambda a: L.einsum('ii->', a)", [(3, 3)], 0),
+    ("lambda a, b: (a * b).relu().sum()", [(2, 3), (2, 3)], 0),
+]
+
+
+def _function(expression: str, library):
+    functional = library.nn.functional
+    return eval(expression, {"L": library, "F": functional})
+
+
+@pytest.mark.parametrize("expression, shapes, expected", CASES, ids=[f"{c[0][10:]}-{c[1]}" for c in CASES])
+def test_forward_flops_by_hand(expression, shapes, expected):
+    assert count(_function(expression, tm), *shapes) == expected
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("grad", [False, True], ids=["forward", "forward+backward"])
+@pytest.mark.parametrize("expression, shapes, expected", CASES, ids=[f"{c[0][10:]}-{c[1]}" for c in CASES])
+def test_totals_match_torch(expression, shapes, expected, grad):
+    ours = count(_function(expression, tm), *shapes, grad=grad)
+    theirs = count(_function(expression, torch), *shapes, grad=grad, library=torch, counter=TorchFlopCounterMode)
+    assert ours == theirs
+
+
+# Matrix-vector and vector-vector products: PyTorch's registry has no formula for aten.mv and
+# aten.dot (its counter reports 0 for them); tensormodes counts their multiply-adds.
+VECTOR_CASES = [
+    ("lambda a, b: L.matmul(a, b)", [(2, 3), (3,)], 2 * 2 * 3),
+    ("lambda a, b: L.matmul(a, b)", [(3,), (3,)], 2 * 3),
+    ("lambda a, b: L.matmul(a, b)", [(5, 2, 3), (3,)], 2 * 5 * 2 * 3),
+    ("lambda a, b: L.mv(a, b)", [(2, 3), (3,)], 2 * 2 * 3),
+    ("lambda a, b: a.dot(b)", [(3,), (3,)], 2 * 3),
+]
+
+
+@pytest.mark.parametrize("expression, shapes, expected", VECTOR_CASES,
+                         ids=[f"{c[0][10:]}-{c[1]}" for c in VECTOR_CASES])
+def test_vector_products_by_hand(expression, shapes, expected):
+    assert count(_function(expression, tm), *shapes) == expected
+
+
+def test_backward_is_twice_the_forward_for_a_linear_layer():
+    x, w, b = tm.randn(8, 4), tm.randn(3, 4, requires_grad=True), tm.randn(3, requires_grad=True)
+    with FlopCounterMode(display=False) as counter:
+        F.linear(x, w, b).sum().backward()
+    counts = counter.get_flop_counts()["Global"]
+    # The forward is F.linear; the weight's gradient grad.t() @ x is a matmul in the backward.
+    assert counts == {F.linear: 2 * 8 * 4 * 3, tm.Tensor.matmul: 2 * 8 * 4 * 3}
+    x.requires_grad_(True)
+    with FlopCounterMode(display=False) as counter:
+        F.linear(x, w, b).sum().backward()
+    assert counter.get_total_flops() == 3 * 2 * 8 * 4 * 3
+
+
+def test_a_conv_backward_is_counted_as_its_two_gradient_convolutions():
+    x, w = tm.randn(2, 3, 8, 8, requires_grad=True), tm.randn(4, 3, 3, 3, requires_grad=True)
+    with FlopCounterMode(display=False) as counter:
+        F.conv2d(x, w).sum().backward()
+    forward = 2 * 2 * 4 * 3 * 9 * 36
+    # the backward is one op, ATen's convolution_backward, counted as PyTorch counts it
+    assert counter.get_flop_counts()["Global"] == {F.conv2d: forward, tm._convolution_backward: 2 * forward}
+
+
+def mlp_step(library, grad_inputs=False):
+    rng = np.random.default_rng(0)
+    x = library.tensor(rng.standard_normal((32, 64)).astype(np.float32), requires_grad=grad_inputs)
+    y = library.tensor(rng.integers(0, 10, 32))
+    params = [library.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+              for s in ((64, 64), (64,), (10, 64), (10,))]
+    functional = library.nn.functional
+
+    def step():
+        w1, b1, w2, b2 = params
+        loss = functional.cross_entropy(functional.linear(functional.relu(functional.linear(x, w1, b1)), w2, b2), y)
+        loss.backward()
+
+    return step
+
+
+def test_mlp_training_step_flops():
+    with FlopCounterMode(display=False) as counter:
+        mlp_step(tm)()
+    forward = 2 * 32 * 64 * 64 + 2 * 32 * 64 * 10
+    # backward: both gradients of the second layer, only the weight's of the first (x needs none)
+    assert counter.get_total_flops() == forward + 2 * (2 * 32 * 64 * 10) + 2 * 32 * 64 * 64
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("grad_inputs", [False, True])
+def test_mlp_training_step_matches_torch(grad_inputs):
+    with FlopCounterMode(display=False) as ours:
+        mlp_step(tm, grad_inputs)()
+    with TorchFlopCounterMode(display=False) as theirs:
+        mlp_step(torch, grad_inputs)()
+    assert ours.get_total_flops() == theirs.get_total_flops()
+
+
+def test_table_lists_what_was_not_counted():
+    a = tm.randn(2, 3)
+    with FlopCounterMode(display=False) as counter:
+        F.relu(a @ a.t() + 1)
+    assert counter.get_table() == (
+        "Module                        FLOP  % Total\n"
+        "----------------------------  ----  -------\n"
+        "Global                          24  100.00%\n"
+        " - tensormodes.Tensor.matmul    24  100.00%\n"
+        "not counted: tensormodes.Tensor.t, tensormodes.Tensor.add, tensormodes.Tensor.relu")
+    assert counter.not_counted == {"tensormodes.Tensor.t": 1, "tensormodes.Tensor.add": 1,
+                                   "tensormodes.Tensor.relu": 1}
+
+
+def test_table_suffixes_and_display(capsys):
+    a, b = tm.ones(100, 100), tm.ones(100, 100)
+    with FlopCounterMode() as counter:
+        tm.mm(a, b)
+        a.mm(b)
+    assert counter.get_total_flops() == 4_000_000
+    printed = capsys.readouterr().out
+    assert printed == counter.get_table() + "\n"
+    # PyTorch's suffix rule: 4000000 has 7 digits, so K (1.01B would be 1010M)
+    assert printed == ("Module                         FLOP  % Total\n"
+                       "------------------------  ---------  -------\n"
+                       "Global                    4000.000K  100.00%\n"
+                       " - tensormodes.mm         2000.000K   50.00%\n"
+                       " - tensormodes.Tensor.mm  2000.000K   50.00%\n")
+
+
+def test_empty_table():
+    with FlopCounterMode(display=False) as counter:
+        pass
+    assert counter.get_flop_counts() == {}
+    assert counter.get_table() == "Module  FLOP  % Total\n------  ----  -------\nGlobal     0       0%"
+    assert counter.get_total_flops() == 0
+
+
+def test_counts_restart_on_each_entry_and_mods_warns():
+    counter = FlopCounterMode(display=False)
+    a = tm.ones(2, 2)
+    with counter:
+        a @ a
+    with counter:
+        a @ a
+    assert counter.get_total_flops() == 16
+    with pytest.warns(UserWarning, match="mods argument is not needed anymore") as caught:
+        FlopCounterMode(mods=[], display=False)
+    assert caught[0].filename == __file__
+
+
+def test_custom_mapping_and_register_flop_formula():
+    def relu_flop(x_shape, *args, out_shape=None, **kwargs):
+        assert out_shape == x_shape == (2, 3)
+        return 6
+
+    with FlopCounterMode(display=False, custom_mapping={F.relu: relu_flop}) as counter:
+        F.relu(tm.ones(2, 3))
+    assert counter.get_flop_counts() == {"Global": {F.relu: 6}}
+    assert counter.not_counted == {"tensormodes.ones": 1}   # F.relu's inner calls are not looked into
+
+    calls = []
+
+    @register_flop_formula(tm.kron, get_raw=True)
+    def kron_flop(a, b, out_val=None):
+        calls.append((type(a), type(out_val)))
+        return 1
+
+    try:
+        with FlopCounterMode(display=False) as counter:
+            tm.kron(tm.ones(2), tm.ones(2))
+        assert counter.get_total_flops() == 1 and calls == [(tm.Tensor, tm.Tensor)]
+    finally:
+        del flop_counter._REGISTERED[tm.kron]
+
+
+def test_composes_with_a_logging_mode_on_either_side():
+    a = tm.ones(2, 3)
+    lines = []
+    with LoggingMode(lines), FlopCounterMode(display=False) as counter:
+        F.scaled_dot_product_attention(a, a, a)
+    assert counter.get_total_flops() == 2 * 2 * 2 * 3 * 2
+    with FlopCounterMode(display=False) as outer, LoggingMode(lines):
+        F.scaled_dot_product_attention(a, a, a)
+    # The logger re-enters itself for the composite's inner calls; they stay below the counter.
+    assert outer.get_total_flops() == 2 * 2 * 2 * 3 * 2
+
+
+def test_einsum_flop_formula():
+    assert einsum_flop("ij,jk->ik", [(2, 3), (3, 4)]) == 48
+    assert einsum_flop("b i j , b j k -> b i k", (5, 2, 3), (5, 3, 4)) == 240
+    assert einsum_flop("ij->ji", (2, 3)) == 0
+
+
+def test_backward_outside_the_scope_is_not_counted():
+    a = tm.randn(2, 3, requires_grad=True)
+    with FlopCounterMode(display=False) as counter:
+        y = tm.einsum("ij,kj->ik", a, a)
+    y.sum().backward()
+    assert counter.get_total_flops() == 2 * 2 * 3 * 2
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("size, kernel, stride, padding, dilation", [
+    (9, 2, 3, 0, 1),      # one unreached input position: cropped
+    (10, 3, 4, 1, 1),     # the unreached position is padding: the right padding goes
+    (11, 2, 4, 1, 1),     # unreached padding and input
+    (13, 3, 3, 2, 2),     # dilated: unreached positions must make a whole row
+    (8, 3, 2, 1, 1),
+])
+def test_strided_grouped_conv_gradients_and_flops_match_torch(size, kernel, stride, padding, dilation):
+    rng = np.random.default_rng(1)
+    x_np = rng.standard_normal((2, 4, size, size - 1))
+    w_np = rng.standard_normal((6, 2, kernel, kernel))
+    grads = []
+    for library in (tm, torch):
+        x, w = library.tensor(x_np, requires_grad=True), library.tensor(w_np, requires_grad=True)
+        out = library.nn.functional.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=2)
+        (out * out).sum().backward()
+        grads.append((x.grad.numpy(), w.grad.numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-10)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-10)
+    counts = []
+    for library, counter_type in ((tm, FlopCounterMode), (torch, TorchFlopCounterMode)):
+        x, w = library.tensor(x_np, requires_grad=True), library.tensor(w_np, requires_grad=True)
+        out = library.nn.functional.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=2)
+        with counter_type(display=False) as counter:
+            out.backward(library.ones_like(out))
+        counts.append(counter.get_total_flops())
+    # the input's gradient costs the forward's FLOPs; PyTorch's formula counts the weight's `groups`
+    # times that (it ignores groups), and so does this counter, to give the same numbers
+    forward = 2 * 2 * 6 * 2 * kernel * kernel * out.shape[2] * out.shape[3]
+    assert counts == [3 * forward, 3 * forward]
+
+
+class _Handle:
+    def __init__(self, hooks, hook):
+        self.hooks, self.hook = hooks, hook
+
+    def remove(self):
+        self.hooks.remove(self.hook)
+
+
+class _FakeModuleAPI:
+    """Stands for nn.Module's global hook registrars (PyTorch's signatures), which
+    tensormodes.nn.modules.module provides when nn.Module is built."""
+
+    def __init__(self):
+        self.forward_pre, self.forward, self.backward_pre, self.backward = [], [], [], []
+        self.always_call = []
+
+    def register_module_forward_pre_hook(self, hook):
+        self.forward_pre.append(hook)
+        return _Handle(self.forward_pre, hook)
+
+    def register_module_forward_hook(self, hook, *, with_kwargs=False, always_call=False):
+        self.forward.append(hook)
+        self.always_call.append(always_call)
+        return _Handle(self.forward, hook)
+
+    def register_module_full_backward_pre_hook(self, hook):
+        self.backward_pre.append(hook)
+        return _Handle(self.backward_pre, hook)
+
+    def register_module_full_backward_hook(self, hook):
+        self.backward.append(hook)
+        return _Handle(self.backward, hook)
+
+
+class _FakeModule:
+    def __init__(self, api, body=None, **children):
+        self.api, self.body, self.children = api, body, children
+
+    def named_children(self):
+        return iter(self.children.items())
+
+    def __call__(self, x):
+        for hook in list(self.api.forward_pre):
+            hook(self, (x,))
+        out = self.body(self, x)
+        for hook in list(self.api.forward):
+            hook(self, (x,), out)
+        return out
+
+    def run_backward(self, work):
+        for hook in list(self.api.backward_pre):
+            hook(self, (None,))
+        work()
+        for hook in list(self.api.backward):
+            hook(self, (None,), (None,))
+
+
+def test_per_module_attribution_through_the_global_hooks(monkeypatch):
+    api = _FakeModuleAPI()
+    monkeypatch.setattr(flop_counter, "_module_api", api)
+    w1, w2 = tm.ones(4, 3), tm.ones(2, 4)
+    fc1 = _FakeModule(api, lambda m, x: F.linear(x, w1))
+    fc2 = _FakeModule(api, lambda m, x: F.linear(x, w2))
+    inner = _FakeModule(api, lambda m, x: m.children["fc2"](x), fc2=fc2)
+    net = _FakeModule(api, lambda m, x: m.children["block"](m.children["fc1"](x)), fc1=fc1, block=inner)
+    with FlopCounterMode(display=False, depth=2) as counter:
+        assert len(api.forward_pre) == len(api.backward) == 1 and api.always_call == [True]
+        out = net(tm.ones(5, 3))
+        tm.mm(out, tm.ones(2, 1))                    # outside every module
+        fc1.run_backward(lambda: tm.mm(tm.ones(5, 4).t(), tm.ones(5, 3)))
+    assert api.forward_pre == api.forward == api.backward_pre == api.backward == []   # removed on exit
+    first, second = 2 * 5 * 3 * 4, 2 * 5 * 4 * 2
+    assert counter.get_flop_counts() == {
+        "Global": {F.linear: first + second, tm.mm: 2 * 5 * 2 * 1 + 2 * 4 * 5 * 3},
+        "_FakeModule": {F.linear: first + second},
+        "_FakeModule.fc1": {F.linear: first, tm.mm: 2 * 4 * 5 * 3},
+        "_FakeModule.block": {F.linear: second},
+        "_FakeModule.block.fc2": {F.linear: second}}
+    assert counter.get_table() == """\
+Module                                 FLOP  % Total
+-------------------------------------  ----  -------
+Global                                  340  100.00%
+ - tensormodes.nn.functional.linear     200   58.82%
+ - tensormodes.mm                       140   41.18%
+ _FakeModule                            200   58.82%
+  - tensormodes.nn.functional.linear    200   58.82%
+  _FakeModule.block                      80   23.53%
+   - tensormodes.nn.functional.linear    80   23.53%
+  _FakeModule.fc1                       240   70.59%
+   - tensormodes.nn.functional.linear   120   35.29%
+   - tensormodes.mm                     120   35.29%
+not counted: tensormodes.ones, tensormodes.Tensor.t"""
+
+
+class _MLP(tm.nn.Module):
+    def __init__(self, library=tm):
+        super().__init__()
+        self.fc1, self.act, self.fc2 = library.nn.Linear(64, 128), library.nn.ReLU(), library.nn.Linear(128, 10)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+def _per_module_totals(counter) -> dict[str, int]:
+    return {module: sum(counts.values()) for module, counts in counter.get_flop_counts().items()}
+
+
+def test_flops_are_attributed_to_modules_forward_and_backward():
+    model = _MLP()
+    with FlopCounterMode(display=False) as counter:
+        model(tm.randn(32, 64)).sum().backward()
+    fc1, fc2 = 2 * 32 * 64 * 128, 2 * 32 * 128 * 10
+    # fc1's input (the data) needs no gradient: its backward computes the weight's only
+    assert _per_module_totals(counter) == {"Global": 2 * fc1 + 3 * fc2, "_MLP": 2 * fc1 + 3 * fc2,
+                                           "_MLP.fc1": 2 * fc1, "_MLP.fc2": 3 * fc2}
+    assert counter.get_flop_counts()["_MLP.fc2"] == {F.linear: fc2, tm.Tensor.matmul: 2 * fc2}
+    table = counter.get_table(depth=1)
+    assert "_MLP " in table and "_MLP.fc1" not in table
+    assert "_MLP.fc1" in counter.get_table(depth=2)
+
+
+def test_module_hooks_are_removed_on_exit_also_when_forward_raises():
+    from tensormodes.nn.modules import module as module_api
+
+    registries = (module_api._global_forward_pre_hooks, module_api._global_forward_hooks,
+                  module_api._global_backward_pre_hooks, module_api._global_backward_hooks)
+    before = [len(r) for r in registries]
+    with pytest.raises(RuntimeError), FlopCounterMode(display=False):
+        assert [len(r) for r in registries] == [n + 1 for n in before]
+        _MLP()(tm.randn(2, 3))  # wrong width: fc1 raises
+    assert [len(r) for r in registries] == before
+
+
+@pytest.mark.torch
+def test_per_module_flops_match_torch():
+    class TorchMLP(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.act, self.fc2 = torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)
+
+        def forward(self, x):
+            return self.fc2(self.act(self.fc1(x)))
+
+    totals = []
+    for model, x, counter_type in ((_MLP(), tm.randn(32, 64), FlopCounterMode),
+                                   (TorchMLP(), torch.randn(32, 64), TorchFlopCounterMode)):
+        with counter_type(display=False) as counter:
+            model(x).sum().backward()
+        totals.append({k.split(".", 1)[-1] if "." in k else ("MLP" if "MLP" in k else k): v
+                       for k, v in _per_module_totals(counter).items()})
+    assert totals[0] == totals[1]
