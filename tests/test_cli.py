@@ -145,3 +145,10 @@ def test_ctrl_c_exits_130_with_partial_reports(tmp_path):
     result = trace(tmp_path, script, "--count")
     assert result.returncode == 130
     assert "interrupted" in result.stderr and "tensormodes.ones" in result.stderr
+
+
+def test_flops_report_by_module_path_and_public_name(tmp_path):
+    result = trace(tmp_path, PROGRAM, "--flops", "--report", "run.json", "--quiet")
+    assert result.returncode == 0, result.stderr
+    flops = json.loads((tmp_path / "run.json").read_text())["modes"]["flops"]
+    assert flops == {"total": 96, "by_module": {"Global": {"tensormodes.Tensor.matmul": 96}}}

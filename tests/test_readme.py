@@ -23,7 +23,8 @@ def test_readme_opens_with_the_two_setup_commands():
     text = README.read_text()
     commands = re.search(r"```bash\n(.*?)```", text, re.S).group(1).strip().splitlines()
     assert commands == [
-        "python3 -m venv .venv && . .venv/bin/activate && pip install . && python examples/quickstart.py",
+        'python3 -m venv .venv && . .venv/bin/activate && pip install ".[examples]" && '
+        "tensormodes trace examples/train_digits.py --flops --count --nan -- --epochs 3",
         'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -q',
     ]
     ci = (README.parent / ".ci" / "run").read_text()

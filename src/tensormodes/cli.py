@@ -31,6 +31,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from .modes import LoggingMode, NanCheckMode, OpCounterMode, TimingMode
+from .modes._common import public_name, render_table
 from .utils.flop_counter import FlopCounterMode
 from .version import __version__
 
@@ -220,6 +221,19 @@ class _Instrument:
             return
         print(f"\n== {self.title}\n{self.table()}", file=sys.stderr)
 
+
+class _LongTable(_Instrument):
+    """A table with a row per function: the first ``_SHOWN`` rows are printed, all are reported."""
+
+    _SHOWN = 15
+
+    def table(self) -> str:
+        rows = self.mode.rows()
+        text = render_table(self.headers, rows[:self._SHOWN], align=self.align)
+        if len(rows) > self._SHOWN:
+            text += f"\n... and {len(rows) - self._SHOWN} more functions (all of them in --report)"
+        return text
+
     def report(self) -> dict:
         return {}
 
@@ -251,13 +265,14 @@ class _Flops(_Instrument):
         return self.mode.get_table()
 
     def report(self) -> dict:
-        counts = {module: {_name_of(func): count for func, count in per_op.items()}
+        counts = {module: {public_name(func): count for func, count in per_op.items()}
                   for module, per_op in self.mode.get_flop_counts().items()}
         return {"total": self.mode.get_total_flops(), "by_module": counts}
 
 
-class _Count(_Instrument):
+class _Count(_LongTable):
     name, title = "count", "calls per function"
+    headers, align = ["function", "calls"], "lr"
 
     def __init__(self) -> None:
         super().__init__(OpCounterMode())
@@ -266,8 +281,9 @@ class _Count(_Instrument):
         return dict(self.mode.counts)
 
 
-class _Time(_Instrument):
-    name, title = "time", "time per function"
+class _Time(_LongTable):
+    name, title = "time", "time per function (exclusive of the calls it makes; inclusive)"
+    headers, align = ["function", "calls", "exclusive", "inclusive", "exclusive/call"], "lrrrr"
 
     def __init__(self) -> None:
         super().__init__(TimingMode())
@@ -288,10 +304,6 @@ class _Nan(_Instrument):
 
     def report(self) -> dict:
         return {"action": self.mode.action}
-
-
-def _name_of(func) -> str:
-    return getattr(func, "__qualname__", None) or str(func)
 
 
 def _instruments(options) -> list[_Instrument]:
