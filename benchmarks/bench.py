@@ -339,6 +339,9 @@ def data_rows() -> list[Row]:
         rows[2].torch = lambda: epoch(torch.utils.data.DataLoader(torch_dataset, batch_size=64))
         rows[3].torch = lambda: epoch(torch.utils.data.DataLoader(torch_dataset, batch_size=64, shuffle=True,
                                                                   generator=torch_generator))
+    return rows
+
+
 def optim_rows() -> list[Row]:
     """Optimizer steps over the parameters of a 64->128->10 MLP (4 tensors), and a whole
     training step with AdamW (batch 64).
@@ -413,6 +416,7 @@ def optim_rows() -> list[Row]:
         rows[0].torch = make(torch, "AdamW", foreach=False)[1].step
         rows[1].torch = make(torch, "SGD", momentum=0.9, foreach=False)[1].step
         rows[2].torch = training_step(torch, torch.nn.functional)
+    return rows
 
 
 def convolution_rows() -> list[Row]:
@@ -443,6 +447,7 @@ def convolution_rows() -> list[Row]:
             tF.max_pool2d(tplanes, 2).sum().backward()
 
         rows[0].torch, rows[1].torch = torch_conv_step, torch_pool_step
+    return rows
 
 
 def _chained_adds(n: int) -> Callable:
@@ -488,6 +493,7 @@ def fx_run_rows() -> list[Row]:
         rows[0].torch = lambda: tgm(tx, tw)
         tinterpreter = torch.fx.Interpreter(tgm)
         rows[1].torch = lambda: tinterpreter.run(tx, tw)
+    return rows
 
 
 def _mlp_steps():
