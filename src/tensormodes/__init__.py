@@ -8,8 +8,6 @@ tensor([[17.],
         [37.]])
 """
 
-from __future__ import annotations
-
 from . import _C, overrides  # noqa: F401 - public namespaces
 from ._api import build as _build
 from ._api.tensor import Size, Tensor

@@ -13,13 +13,11 @@ and ``_ops/products.py``); this module binds each under its public name.
 [2.0, 1.0]
 """
 
-from __future__ import annotations
-
 from ._api import build as _build
-from ._ops import OPS
+from ._ops import OPS as _OPS
 from ._ops.linalg import LinAlgError
 
-_FUNCTIONS = [opdef.function for opdef in OPS.values() if opdef.namespace == __name__ and opdef.function]
+_FUNCTIONS = [opdef.function for opdef in _OPS.values() if opdef.namespace == __name__ and opdef.function]
 globals().update({name: _build.namespace_function(__name__, name) for name in _FUNCTIONS})
 
 __all__ = [*_FUNCTIONS, "LinAlgError"]

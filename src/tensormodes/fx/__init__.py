@@ -22,8 +22,6 @@ graph():
 True
 """
 
-from __future__ import annotations
-
 from . import passes, subgraph_rewriter
 from ._symbolic_trace import Tracer, TracingMode, symbolic_trace, wrap
 from .graph import Graph

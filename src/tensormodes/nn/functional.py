@@ -11,19 +11,7 @@ modules of ``nn._functional`` and registered there; this module is their namespa
 [0.0, 2.0]
 """
 
-from ._functional import (  # noqa: F401 - importing a family registers its functions
-    activation,
-    attention,
-    convolution,
-    distance,
-    dropout,
-    embedding,
-    loss,
-    normalization,
-    padding,
-    pooling,
-)
-from ._functional._common import EXPORTS
+from ._functional import EXPORTS as _EXPORTS  # importing the package registers every family
 
-globals().update(EXPORTS)
-__all__ = list(EXPORTS)
+globals().update(_EXPORTS)
+__all__ = list(_EXPORTS)
