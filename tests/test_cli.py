@@ -152,3 +152,27 @@ def test_flops_report_by_module_path_and_public_name(tmp_path):
     assert result.returncode == 0, result.stderr
     flops = json.loads((tmp_path / "run.json").read_text())["modes"]["flops"]
     assert flops == {"total": 96, "by_module": {"Global": {"tensormodes.Tensor.matmul": 96}}}
+
+
+def test_graph_traces_the_first_model_and_draws_it_with_shapes(tmp_path):
+    script = """\
+        import tensormodes as tm
+        from tensormodes import nn
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        for _ in range(2):
+            model(tm.randn(3, 4)).sum().backward()
+    """
+    result = trace(tmp_path, script, "--graph", "model.dot", "--report", "run.json")
+    assert result.returncode == 0, result.stderr
+    assert "== graph of Sequential (5 nodes) written to model.dot" in result.stderr
+    dot = (tmp_path / "model.dot").read_text()
+    assert "call_module" in dot and "[3, 8] tensormodes.float32" in dot and "[3, 2] tensormodes.float32" in dot
+    assert json.loads((tmp_path / "run.json").read_text())["modes"]["graph"] == {
+        "path": "model.dot", "model": "Sequential", "error": None}
+
+
+def test_graph_without_a_model_says_so(tmp_path):
+    result = trace(tmp_path, "import tensormodes as tm\ntm.ones(1)\n", "--graph", "g.dot")
+    assert result.returncode == 0
+    assert "graph: the script called no nn.Module" in result.stderr
+    assert not (tmp_path / "g.dot").exists()

@@ -15,9 +15,10 @@ import tensormodes.modes
 import tensormodes.nn
 import tensormodes.nn.functional as F
 import tensormodes.optim
+import tensormodes.special
 import tensormodes.utils.data
 
-NAMESPACES = [tm, F, tm.linalg, tm.nn, tm.optim, tm.fx, tm.modes, tm.utils, tm.utils.data]
+NAMESPACES = [tm, F, tm.linalg, tm.special, tm.nn, tm.optim, tm.fx, tm.modes, tm.utils, tm.utils.data]
 
 
 @pytest.mark.parametrize("namespace", NAMESPACES, ids=lambda m: m.__name__)
@@ -40,6 +41,7 @@ def test_op_table_functions_are_declared_in_their_namespace():
 
     for opdef in OPS.values():
         if opdef.function and not opdef.function.startswith("_") and opdef.namespace in (
-                "tensormodes", "tensormodes.linalg", "tensormodes.nn.functional"):
-            module = {"tensormodes": tm, "tensormodes.linalg": tm.linalg, "tensormodes.nn.functional": F}
+                "tensormodes", "tensormodes.linalg", "tensormodes.special", "tensormodes.nn.functional"):
+            module = {"tensormodes": tm, "tensormodes.linalg": tm.linalg, "tensormodes.special": tm.special,
+                      "tensormodes.nn.functional": F}
             assert opdef.function in module[opdef.namespace].__all__, (opdef.namespace, opdef.function)

@@ -59,7 +59,7 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_build.function_names()))
 
-from . import autograd, fx, linalg, modes, nn, optim, return_types, testing, utils  # noqa: E402 - built on the ops generated above
+from . import autograd, fx, linalg, modes, nn, optim, return_types, special, testing, utils  # noqa: E402 - built on the ops generated above
 from ._autograd.grad_mode import (  # noqa: E402
     enable_grad,
     inference_mode,
@@ -95,7 +95,7 @@ __all__ = [
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
     "manual_seed", "seed", "initial_seed", "set_printoptions", "overrides", "nn", "optim", "linalg", "autograd",
-    "return_types", "modes", "utils", "testing", "fx", "save", "load", "from_dlpack",
+    "return_types", "modes", "special", "utils", "testing", "fx", "save", "load", "from_dlpack",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]

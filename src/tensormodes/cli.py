@@ -30,8 +30,12 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
+from ._api.tensor import Tensor
+from .fx import symbolic_trace
+from .fx.passes import ShapeProp
 from .modes import LoggingMode, NanCheckMode, OpCounterMode, TimingMode
 from .modes._common import public_name, render_table
+from .nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from .utils.flop_counter import FlopCounterMode
 from .version import __version__
 
@@ -78,6 +82,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="stop (or with --nan=warn, warn) at the first op whose result has a NaN or Inf, "
                             "naming the op and your source line")
     trace.add_argument("--time", action="store_true", help="wall time per op, inclusive and exclusive")
+    trace.add_argument("--graph", metavar="PATH",
+                       help="trace the first model the script calls (its outermost nn.Module) with tensormodes.fx "
+                            "and draw its graph, with shapes, to PATH (.dot always; .svg/.png with Graphviz)")
     trace.add_argument("--report", metavar="PATH", help="write everything seen as JSON to PATH")
     trace.add_argument("--quiet", action="store_true", help="print no tables (use with --report)")
     return parser
@@ -306,6 +313,59 @@ class _Nan(_Instrument):
         return {"action": self.mode.action}
 
 
+class _Graph:
+    """``--graph``: the first module the script calls from outside any module (its model) is
+    traced with ``tensormodes.fx`` after the run, shapes propagated with the inputs of that
+    first call, and the graph drawn to the path given."""
+
+    name = "graph"
+
+    def __init__(self, path: str) -> None:
+        self.path = Path(path)
+        self.model = self.inputs = self.error = None
+        self.message = ""
+        self._depth = 0
+        self._handles: list = []
+
+    def _before(self, module, args) -> None:
+        if self._depth == 0 and self.model is None:
+            self.model = module
+            self.inputs = tuple(a.detach().clone() if isinstance(a, Tensor) else a for a in args)
+        self._depth += 1
+
+    def _after(self, module, args, output) -> None:
+        self._depth -= 1
+
+    def __enter__(self):
+        self._handles = [register_module_forward_pre_hook(self._before),
+                         register_module_forward_hook(self._after, always_call=True)]
+        return self
+
+    def __exit__(self, *exc_info):
+        for handle in self._handles:
+            handle.remove()
+        self.message = self._draw()
+
+    def _draw(self) -> str:
+        if self.model is None:
+            return "graph: the script called no nn.Module"
+        try:
+            traced = symbolic_trace(self.model)
+            ShapeProp(traced).propagate(*self.inputs)
+            traced.graph.render(self.path)
+        except Exception as error:  # noqa: BLE001 - the script ran; say why its model could not be drawn
+            self.error = f"{type(error).__name__}: {error}"
+            return f"graph: {type(self.model).__name__} could not be traced ({self.error})"
+        return f"graph of {type(self.model).__name__} ({len(traced.graph.nodes)} nodes) written to {self.path}"
+
+    def print(self, console) -> None:
+        print(f"\n== {self.message}", file=sys.stderr)
+
+    def report(self) -> dict:
+        return {"path": str(self.path), "model": None if self.model is None else type(self.model).__name__,
+                "error": self.error}
+
+
 def _instruments(options) -> list[_Instrument]:
     """The modes the flags ask for, outermost first: the timer innermost, so that the other
     modes' own work is not counted in the ops' times."""
@@ -320,4 +380,6 @@ def _instruments(options) -> list[_Instrument]:
         chosen.append(_Nan(options.nan))
     if options.time:
         chosen.append(_Time())
+    if options.graph:
+        chosen.append(_Graph(options.graph))
     return chosen

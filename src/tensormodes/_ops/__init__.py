@@ -33,3 +33,6 @@ from . import (  # noqa: F401
 from ._registry import OPS, OpDef
 
 __all__ = ["OPS", "OpDef"]
+
+# After the families: it names ops they declare.
+from . import special_names  # noqa: E402, F401

@@ -117,6 +117,7 @@ class OpDef:
     random: bool = False
     returns: type | None = None
     alias_of: str | None = None
+    node: str | None = None  # names the backward node when not the op's own name (``special_erf``: Erf)
 
 
 OPS: dict[str, OpDef] = {}
@@ -310,9 +311,10 @@ def _return_type(name: str, fields: tuple[str, ...]) -> type:
     return RETURN_TYPES[name]
 
 
-def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function: bool = True,
+def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function: bool | str = True,
           method: bool = False, inplace: bool = False, renames: dict[str, str] | None = None,
-          drops: tuple[str, ...] = (), kernel: Callable | None = None) -> Callable:
+          drops: tuple[str, ...] = (), kernel: Callable | None = None, namespace: str | None = None,
+          node: str | None = None) -> Callable:
     """Declare op ``name`` as another name of the declared op ``of``: the same kernel, gradient
     formula and flags (not its operators or hot-path hint), under its own name (which names its
     backward node, ``ClipBackward0``), docstring and samples, with the public function, and the
@@ -321,7 +323,10 @@ def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function
     ``renames={"dim0": "axis0"}`` gives parameters other names (``swapaxes``); ``drops`` leaves
     out trailing parameters with defaults (``true_divide`` is ``div`` without ``rounding_mode``).
     ``kernel`` replaces the kernel where the alias must name itself in errors (``concat``); it takes
-    the target's parameters. Returns the alias's kernel, for the declaring module to bind (its
+    the target's parameters. ``function="erf", namespace="tensormodes.special"`` makes the public
+    function ``tensormodes.special.erf``; ``node="erf"`` names its backward node after ``erf``
+    (``ErfBackward0``), as PyTorch's composite aliases record their target's node. Returns the
+    alias's kernel, for the declaring module to bind (its
     docstring is the module's doctest).
     """
     target = OPS[of]
@@ -343,7 +348,8 @@ def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function
     OPS[name] = dataclasses.replace(
         target, name=name, kernel=alias_kernel, signature=signature,
         tensor_params={renames.get(k, k): v for k, v in target.tensor_params.items() if k not in drops},
-        function=name if function else None, method=name if method else None, inplace=inplace_name, dunders=(),
+        function=name if function is True else (function or None), method=name if method else None,
+        inplace=inplace_name, dunders=(), namespace=namespace or target.namespace, node=node,
         doc=inspect.cleandoc(doc), samples=samples, ufunc=None, grad=_renamed_formula(target.grad, renames, drops),
         save_only_for={renames.get(k, k): renames.get(v, v) for k, v in target.save_only_for.items()},
         alias_of=of)
