@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import logging
 import math
+import sys
 import threading
 import warnings
 
@@ -402,7 +403,15 @@ def test_render_table():
     assert render_table(["a", "b"], [["x", "y"]], align="rl") == "a  b\n-  -\nx  y"
 
 
+def test_rich_tables_need_rich_and_say_so(monkeypatch):
+    monkeypatch.setitem(sys.modules, "rich", None)
+    monkeypatch.setitem(sys.modules, "rich.table", None)
+    with pytest.raises(ImportError, match="needs the optional 'rich' package"):
+        rich_table(["function"], [["tensormodes.add"]])
+
+
 def test_rich_tables():
+    pytest.importorskip("rich")
     table = rich_table(["function", "calls"], [["tensormodes.add", 2]], title="t")
     assert [c.header for c in table.columns] == ["function", "calls"] and table.row_count == 1
     with OpCounterMode() as counter:
