@@ -446,3 +446,18 @@ def test_logging_indents_each_level_of_nesting():
         "  tensormodes.Tensor.sub(f32[2], f32[2]) -> f32[2]",
         "  tensormodes.Tensor.clamp(f32[2], min=0) -> f32[2]",
         "  tensormodes.Tensor.mean(f32[2]) -> f32[]"]
+
+
+def test_nan_check_ignores_uninitialized_memory():
+    class NanMemory(TorchFunctionMode):  # below the check: "uninitialized" memory that holds NaNs
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            result = func(*args, **(kwargs or {}))
+            if func in (tm.empty, tm.empty_like, tm.Tensor.new_empty):
+                result.fill_(float("nan"))
+            return result
+
+    with NanMemory(), NanCheckMode():
+        assert tm.empty(2).isnan().all()
+        assert tm.empty_like(tm.ones(3)).isnan().all() and tm.ones(1).new_empty(2).isnan().all()
+        with pytest.raises(FloatingPointError, match="tensormodes.Tensor.add produced NaN"):
+            tm.empty(2) + 1

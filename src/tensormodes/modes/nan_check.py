@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from .._api import build as _build
 from .._api.tensor import Tensor
 from ..overrides import TorchFunctionMode
 from ._common import Observer, calls_public_api, public_name, run_composite, user_location
@@ -103,6 +104,8 @@ class NanCheckMode(Observer, TorchFunctionMode):
             result = run_composite(self, func, args, kwargs or {}, False)
         else:
             result = func(*args, **(kwargs or {}))
+        if func in _UNINITIALIZED:  # their values are whatever the memory held: not a result
+            return result
         found = _find(result)
         if found is not None:
             self._report(func, *found)
@@ -124,3 +127,6 @@ class NanCheckMode(Observer, TorchFunctionMode):
 
 
 _BACKWARD = Tensor.backward
+# Factories whose values are uninitialized memory (PyTorch's torch.empty), and resize_'s new part.
+_UNINITIALIZED = frozenset({_build.public_function("empty"), _build.public_function("empty_like"),
+                            Tensor.new_empty, Tensor.resize_})
