@@ -21,6 +21,7 @@ import numpy as np
 from .. import _dtype
 from .._api import build as _build
 from .._api.tensor import Tensor
+from .._ops import OPS
 from ..overrides import TorchFunctionMode
 from ._common import Observer, calls_public_api, public_name, run_composite, user_location
 
@@ -104,7 +105,7 @@ class NanCheckMode(Observer, TorchFunctionMode):
             result = run_composite(self, func, args, kwargs or {}, False)
         else:
             result = func(*args, **(kwargs or {}))
-        if func in _UNINITIALIZED:  # their values are whatever the memory held: not a result
+        if func in _UNINITIALIZED or public_name(func) in _NO_NEW_VALUES:
             return result
         found = _find(result)
         if found is not None:
@@ -130,3 +131,9 @@ _BACKWARD = Tensor.backward
 # Factories whose values are uninitialized memory (PyTorch's torch.empty), and resize_'s new part.
 _UNINITIALIZED = frozenset({_build.public_function("empty"), _build.public_function("empty_like"),
                             Tensor.new_empty, Tensor.resize_})
+# Calls that make no new values (views, aliases, flags): a NaN they show was made, and checked,
+# where it was computed, or is uninitialized memory (a module's parameters before their init).
+_NO_NEW_VALUES = frozenset(
+    [f"{o.namespace}.{o.function}" for o in OPS.values() if (o.view or o.alias) and o.function]
+    + [f"tensormodes.Tensor.{o.method}" for o in OPS.values() if (o.view or o.alias) and o.method]
+    + ["tensormodes.Tensor.requires_grad_", "tensormodes.Tensor.retain_grad", "tensormodes.Tensor.detach_"])
