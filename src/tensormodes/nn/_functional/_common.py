@@ -9,19 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..._api import build as _functions
+from ..._api import build
 
 # The public module the functions of every family belong to.
 PUBLIC_MODULE = "tensormodes.nn.functional"
 
 # Every public function of ``nn.functional``, by name, in the order the families define them.
 EXPORTS: dict[str, Callable] = {}
-_composite = _functions.composite(PUBLIC_MODULE)
+_composite = build.composite(PUBLIC_MODULE)
 # Functions PyTorch implements in C++ hand handlers only the arguments given.
-_composite_builtin = _functions.composite(PUBLIC_MODULE, pass_defaults=False)
+_composite_builtin = build.composite(PUBLIC_MODULE, pass_defaults=False)
 # A public function of ``tensormodes`` looked up by name when called, for the functions
 # generated from the op table (built on first use, above this package's import).
-_function = _functions.public_function
+_function = build.public_function
 
 
 def _export(func: Callable) -> Callable:
@@ -30,7 +30,7 @@ def _export(func: Callable) -> Callable:
 
 
 def _public(impl: Callable) -> Callable:
-    """Make ``impl`` the Python-level composite ``nn.functional.<name>`` (see ``_functions.composite``)."""
+    """Make ``impl`` the Python-level composite ``nn.functional.<name>`` (see ``build.composite``)."""
     return _export(_composite(impl))
 
 
@@ -48,9 +48,9 @@ def _plain(func: Callable) -> Callable:
 
 def _native(name: str) -> Callable:
     """The table op declared with ``namespace="tensormodes.nn.functional"`` (``linear``, ``nll_loss`` ...)."""
-    return _export(_functions.namespace_function(PUBLIC_MODULE, name))
+    return _export(build.namespace_function(PUBLIC_MODULE, name))
 
 
 def _reexport(name: str) -> Callable:
     """The function ``tensormodes.<name>`` itself, as PyTorch's ``F.conv2d`` is ``torch.conv2d``."""
-    return _export(_functions.public_function(name))
+    return _export(build.public_function(name))

@@ -9,7 +9,7 @@ import math
 import warnings
 from numbers import Number
 
-from ..._api import build as _functions
+from ..._api import build
 from ..._ops._registry import Tensor
 from ..._ops.nn import legacy_reduction
 from ._common import _function, _public
@@ -17,7 +17,7 @@ from .activation import _softplus_of_negative
 from .distance import pairwise_distance
 
 # cross_entropy's common case, fused (PyTorch's torch._C._nn.cross_entropy_loss): one op, one node.
-_cross_entropy_loss = _functions.public_function("_cross_entropy_loss")
+_cross_entropy_loss = build.public_function("_cross_entropy_loss")
 
 
 def _reduction_from_legacy(size_average, reduce, reduction: str, stacklevel: int = 4) -> str:
