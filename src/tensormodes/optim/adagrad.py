@@ -101,14 +101,7 @@ class Adagrad(Optimizer):
         Parameter containing:
         tensor([0.9000], requires_grad=True)
         """
-        loss = None
-        if closure is not None:
-            with tm.enable_grad():
-                loss = closure()
-        with tm.no_grad():
-            for group in self.param_groups:
-                self._update_group(group)
-        return loss
+        return self._step_groups(closure)
 
     def _update_group(self, group: dict[str, Any]) -> None:
         # PyTorch's single-tensor loop, operation for operation, so results agree to rounding.

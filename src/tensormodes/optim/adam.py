@@ -117,14 +117,7 @@ class Adam(Optimizer):
         Parameter containing:
         tensor([1.5000], requires_grad=True)
         """
-        loss = None
-        if closure is not None:
-            with tm.enable_grad():
-                loss = closure()
-        with tm.no_grad():
-            for group in self.param_groups:
-                self._update_group(group)
-        return loss
+        return self._step_groups(closure)
 
     def _update_group(self, group: dict[str, Any]) -> None:
         # PyTorch's single-tensor loop (what it runs on the CPU), operation for operation,

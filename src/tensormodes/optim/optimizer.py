@@ -414,6 +414,19 @@ class Optimizer:
         """
         raise NotImplementedError
 
+    def _step_groups(self, closure: Callable[[], Any] | None) -> Any:
+        """What every built-in optimizer's ``step`` does: evaluate ``closure`` with grad mode on,
+        then update each group (``self._update_group``, the optimizer's own loop) without
+        recording, and return the loss."""
+        loss = None
+        if closure is not None:
+            with tm.enable_grad():
+                loss = closure()
+        with tm.no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a parameter group to ``param_groups`` (to train more parameters as training
         goes on); options it does not give take the optimizer's defaults.

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import tensormodes as tm
-
 from .optimizer import Optimizer, _check_float_lr, _check_single_implementation
 
 __all__ = ["SGD"]
@@ -94,14 +92,7 @@ class SGD(Optimizer):
         (tensor(9., grad_fn=<SumBackward0>), Parameter containing:
         tensor([1.5000], requires_grad=True))
         """
-        loss = None
-        if closure is not None:
-            with tm.enable_grad():
-                loss = closure()
-        with tm.no_grad():
-            for group in self.param_groups:
-                self._update_group(group)
-        return loss
+        return self._step_groups(closure)
 
     def _update_group(self, group: dict[str, Any]) -> None:
         # PyTorch's single-tensor loop, operation for operation, so results agree to rounding.
