@@ -27,6 +27,21 @@ from .module import Module
 __all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm"]
 
 
+def _register_affine(module: Module, affine: bool, bias: bool, shape, device, dtype) -> None:
+    """``weight`` and (if ``bias``) ``bias`` parameters of ``shape`` when ``affine``, else None."""
+    module.register_parameter("weight", Parameter(tm.empty(shape, device=device, dtype=dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(tm.empty(shape, device=device, dtype=dtype))
+                              if affine and bias else None)
+
+
+def _reset_affine(module: Module) -> None:
+    """``weight`` to 1 and ``bias`` to 0, where they exist."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _NormBase(Module):
     """Common base of BatchNorm and InstanceNorm: affine parameters and running-statistics buffers."""
 
@@ -41,15 +56,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(tm.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(tm.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, bias, num_features, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", tm.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", tm.ones(num_features, device=device, dtype=dtype))
@@ -70,10 +77,7 @@ class _NormBase(Module):
     def reset_parameters(self) -> None:
         """Reset the running statistics, ``weight`` to 1 and ``bias`` to 0."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def extra_repr(self) -> str:
         """``num_features, eps=..., momentum=..., affine=..., bias=..., track_running_stats=...``."""
@@ -217,23 +221,12 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(tm.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(tm.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Set ``weight`` to 1 and ``bias`` to 0."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: tm.Tensor) -> tm.Tensor:
         """``F.layer_norm(input, normalized_shape, weight, bias, eps)``."""
@@ -264,23 +257,12 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(tm.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(tm.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, bias, num_channels, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """Set ``weight`` to 1 and ``bias`` to 0."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: tm.Tensor) -> tm.Tensor:
         """``F.group_norm(input, num_groups, weight, bias, eps)``."""
