@@ -37,14 +37,8 @@ from .._api.tensor import Tensor
 from .._overrides import dispatch as _dispatch
 from ..modes._common import Observer, calls_public_api, public_name, render_table, rich_table, run_composite
 from ..nn import functional as F
+from ..nn.modules import module as _module_api
 from ..overrides import TorchFunctionMode
-
-try:  # nn.Module (and its global hooks) may be absent from this build
-    from ..nn.modules import module as _module_api
-except ModuleNotFoundError as _missing:
-    if _missing.name is None or not _missing.name.startswith("tensormodes.nn.modules"):
-        raise
-    _module_api = None
 
 __all__ = ["FlopCounterMode", "register_flop_formula", "mm_flop", "bmm_flop", "matmul_flop", "conv_flop_count",
            "sdpa_flop_count", "einsum_flop"]
@@ -321,12 +315,9 @@ _BUILTIN: dict = {}
 
 
 def _module_hook_api():
-    """nn.Module's global hook registrars, when this build has them (looked up at enter)."""
-    names = ("register_module_forward_pre_hook", "register_module_forward_hook",
-             "register_module_full_backward_pre_hook", "register_module_full_backward_hook")
-    if _module_api is None or not all(hasattr(_module_api, n) for n in names):
-        return None
-    return [getattr(_module_api, n) for n in names]
+    """nn.Module's global hook registrars (looked up at enter, so a test can stand in for them)."""
+    return (_module_api.register_module_forward_pre_hook, _module_api.register_module_forward_hook,
+            _module_api.register_module_full_backward_pre_hook, _module_api.register_module_full_backward_hook)
 
 
 # -- table text, PyTorch's ---------------------------------------------------------------------
@@ -500,11 +491,9 @@ class FlopCounterMode(Observer, TorchFunctionMode):
             self.flop_counts.clear()
             self.not_counted.clear()
             self._parents = ["Global"]
-            hooks = _module_hook_api()
-            if hooks is not None:
-                forward_pre, forward, backward_pre, backward = hooks
-                self._handles += [forward_pre(self._enter_module), forward(self._leave_module, always_call=True),
-                                  backward_pre(self._enter_module), backward(self._leave_module_backward)]
+            forward_pre, forward, backward_pre, backward = _module_hook_api()
+            self._handles += [forward_pre(self._enter_module), forward(self._leave_module, always_call=True),
+                              backward_pre(self._enter_module), backward(self._leave_module_backward)]
         self._entries += 1
         try:
             return super().__enter__()
