@@ -76,7 +76,7 @@ def test_device_errors_match_torch(expression):
 
 
 def test_tensors_cannot_be_created_on_other_devices():
-    message = "tensormodes computes on cpu only: tensors on device 'cuda:1' are not supported yet"
+    message = "tensormodes computes on cpu and meta only: tensors on device 'cuda:1' are not supported yet"
     with pytest.raises(NotImplementedError, match=f"^{message}$"):
         tm.ones(2, device="cuda:1")
     with pytest.raises(NotImplementedError, match="tensors on device 'mps'"):

@@ -1,5 +1,5 @@
 """Devices: every device type PyTorch 2.13 names makes a device object; tensors live on
-``cpu`` (NumPy storage) only so far.
+``cpu`` (NumPy storage) or ``meta`` (metadata only).
 
 >>> import tensormodes as tm
 >>> tm.device("cpu"), tm.device("cuda:1")
@@ -14,8 +14,8 @@ __all__ = ["device", "parse_device", "check_compute_device", "COMPUTE_TYPES"]
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
           "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _KNOWN = frozenset(_TYPES)
-# Device types tensors can be created on (meta joins when meta execution lands).
-COMPUTE_TYPES: set[str] = {"cpu"}
+# Device types tensors can be created on.
+COMPUTE_TYPES: set[str] = {"cpu", "meta"}
 
 
 class _DeviceMeta(type):
@@ -63,7 +63,7 @@ class device(metaclass=_DeviceMeta):
     ``device("cuda:1")``.
 
     Every device type PyTorch knows makes a device object; tensors can be created on
-    ``cpu`` only (tensormodes computes with NumPy). Modes see ``device(...)`` calls.
+    ``cpu`` (NumPy) and ``meta`` (no data) only. Modes see ``device(...)`` calls.
 
     >>> import tensormodes as tm
     >>> tm.device("cpu") == "cpu", str(tm.device("cuda", 1)), tm.device("xla").index is None

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from .. import _generated
 from .._autograd.graph import make_recorder
 from .._ops import OpDef
+from .._ops._meta import meta_runner
 from .._ops._registry import TensorKind
 from .._overrides import dispatch as _dispatch
 from .runtime import GENERATED_NAMES
@@ -355,7 +356,28 @@ def kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool, keywords
             parts.append(f"**{value}")
         else:
             parts.append(value)
-    return f"_kernel({', '.join(parts)})"
+    meta = meta_condition(opdef, signature, fast)
+    callee = f"(_meta if {meta} else _kernel)" if meta else "_kernel"
+    return f"{callee}({', '.join(parts)})"
+
+
+def meta_condition(opdef: OpDef, signature: inspect.Signature, fast: bool) -> str | None:
+    """Condition under which the kernel-call site runs the op's meta rule instead of its kernel:
+    a meta tensor among the arguments, or ``device="meta"``. The fast path's tensors are exactly
+    Tensor or Parameter, never meta (meta tensors have classes of their own), so there only the
+    device is tested; the slow path tests every tensor argument that is not a plain Tensor."""
+    terms = []
+    for p, name in zip(opdef.signature.parameters.values(), signature.parameters):
+        kind = opdef.tensor_params.get(p.name)
+        if p.name == "device":
+            terms.append(f"({name} is not None and _meta_device({name}))")
+        elif kind is None or fast:
+            continue
+        elif kind in (TensorKind.TENSOR_LIST, TensorKind.INDEX):
+            terms.append(f"_on_meta({name})")
+        else:
+            terms.append(f"(type({name}) is not _T and _on_meta({name}))")
+    return " or ".join(terms) or None
 
 
 def ufunc_call(*arrays: str) -> str:
@@ -367,7 +389,7 @@ def ufunc_call(*arrays: str) -> str:
 def kernel_names(opdef: OpDef) -> dict:
     """What the kernel-call sites of ``opdef``'s generated code call: its NumPy kernel and
     ufunc hint, bound here and nowhere else."""
-    return {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc}
+    return {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc, "_meta": meta_runner(opdef)}
 
 
 def _keyword_defaults(opdef: OpDef) -> str:

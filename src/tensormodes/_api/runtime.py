@@ -22,7 +22,9 @@ from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import bump_version, needs_grad, record_inplace, share_version
 from .._device import device
 from .._ops._common import array_type_name
+from .._ops._meta import MetaArray, is_meta_device
 from .._overrides import dispatch as _dispatch
+from .meta_tensor import MetaTensor
 from .parameter import Parameter
 from .tensor import Tensor, wrap_array
 
@@ -45,6 +47,11 @@ def wrap(result):
     """Kernel output -> tensors: arrays become Tensors, (named) tuples are mapped."""
     if type(result) is _ND:
         t = _new(Tensor)
+        t._data = result
+        t._requires_grad = False
+        return t
+    if type(result) is MetaArray:
+        t = _new(MetaTensor)
         t._data = result
         t._requires_grad = False
         return t
@@ -80,13 +87,20 @@ def _wrap_view(result, base: Tensor):
         return t
     wrapped = wrap(result)
     root = base if base._view_base is None else base._view_base
+    meta = type(base._data) is MetaArray
     for t in (wrapped if isinstance(wrapped, (tuple, list)) else (wrapped,)):
-        # Ops like indexing return views only for some arguments.
-        if isinstance(t, Tensor) and np.may_share_memory(t._data, base._data):
+        # Ops like indexing return views only for some arguments (a meta rule returns a new
+        # MetaArray only for a copy, and a view of the base's otherwise: see _meta.view_of).
+        if isinstance(t, Tensor) and (_meta_view(t._data, base._data) if meta else
+                                      type(t._data) is _ND and np.may_share_memory(t._data, base._data)):
             t._view_base = root
             root._has_views = True
             share_version(t, base)
     return wrapped
+
+
+def _meta_view(result, base) -> bool:
+    return type(result) is MetaArray and result.base is not None and (result.base is base or result.base is base.base)
 
 
 def _wrap_written(result, target: Tensor):
@@ -109,8 +123,10 @@ def _check_castable(result: np.ndarray, target: np.ndarray) -> None:
 
 
 def _write_inplace(self: Tensor, result, op_name: str, check=None) -> Tensor:
-    result = np.asarray(result)
     data = self._data
+    if type(data) is MetaArray or type(result) is MetaArray:
+        return _write_meta(self, result, check, inplace=True)
+    result = np.asarray(result)
     if result.shape != data.shape:
         shape = np.broadcast_shapes(result.shape, data.shape) if _broadcastable(result, data) else result.shape
         raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
@@ -141,6 +157,8 @@ def _write_out(out, result, check=None):
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
     if not isinstance(out, Tensor):
         raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if type(out._data) is MetaArray or type(result) is MetaArray:
+        return _write_meta(out, result, check, inplace=False)
     result = np.asarray(result)
     if check is not None:
         check(result, out._data, False)
@@ -157,6 +175,41 @@ def _write_out(out, result, check=None):
     np.copyto(out._data, result, casting="unsafe")
     bump_version(out)
     return out
+
+
+def _write_meta(target: Tensor, result, check, inplace: bool) -> Tensor:
+    """Writing into a meta tensor (or a meta result into ``out=``): the same checks as for data,
+    nothing to copy."""
+    data = target._data
+    if type(data) is not type(result) and not (type(result) is not MetaArray and np.ndim(result) == 0):
+        raise RuntimeError(f"Tensor on device {'meta' if type(result) is MetaArray else 'cpu'} is not on the "
+                           f"expected device {'meta' if type(data) is MetaArray else 'cpu'}!")
+    if type(result) is not MetaArray:
+        result = MetaArray(np.shape(result), np.asarray(result).dtype)
+    if inplace and result.shape != data.shape:
+        try:
+            shape = np.broadcast_shapes(result.shape, data.shape)
+        except ValueError:
+            shape = result.shape
+        raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
+    if check is not None:
+        check(result, data, inplace)
+    _check_castable(result, data)
+    if not inplace and data.shape != result.shape:
+        target._data = MetaArray(result.shape, data.dtype)
+    bump_version(target)
+    return target
+
+
+def _on_meta(value) -> bool:
+    """True if ``value`` (an argument of the slow path) holds meta data: a meta tensor, or a
+    list, tuple or index with one in it."""
+    data = getattr(value, "_data", None)
+    if type(data) is MetaArray:
+        return True
+    if type(value) is list or type(value) is tuple:
+        return any(_on_meta(v) for v in value)
+    return False
 
 
 def _with_requires_grad(t: Tensor, requires_grad: bool) -> Tensor:
@@ -291,4 +344,6 @@ GENERATED_NAMES: dict = {
     "_tensor_or_scalar_arg": tensor_or_scalar_arg, "_optional_tensor_or_scalar_arg": _optional_tensor_or_scalar_arg,
     "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,
     "_new": _new, "_ND": _ND, "_Tensor": Tensor,
+    # the kernel-call site's meta check
+    "_on_meta": _on_meta, "_meta_device": is_meta_device,
 }

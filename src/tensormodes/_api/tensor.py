@@ -26,7 +26,8 @@ from .. import _dtype as dt
 from .._autograd import api as autograd_api
 from .._autograd.engine import register_tensor_hook
 from .._autograd.graph import bump_version, grad_edge, share_version, version_of
-from .._device import CPU, check_compute_device
+from .._device import CPU, META, check_compute_device
+from .._ops._meta import MetaArray, meta_like
 from .._ops._common import ops, scalar_type_name, wrap_dim
 from .._ops.creation import parse_size
 from .._overrides import dispatch as _dispatch
@@ -151,8 +152,8 @@ def has_tensor_attribute(name: str) -> bool:
 # -- wrapping arrays ---------------------------------------------------------------------
 
 def wrap_array(array: np.ndarray) -> Tensor:
-    """A plain Tensor over ``array`` (no copy)."""
-    t = _new(Tensor)
+    """A plain Tensor over ``array`` (no copy); a meta tensor over a MetaArray."""
+    t = _new(Tensor if type(array) is not MetaArray else META_CLASSES[Tensor])
     t._data = array
     t._requires_grad = False
     return t
@@ -224,8 +225,10 @@ class Tensor:
     __array_priority__ = 1000  # NumPy defers ``ndarray + Tensor`` to Tensor.__radd__
 
     def __new__(cls, *args, device=None):
-        if device is not None:
-            check_compute_device(device)
+        if device is not None and check_compute_device(device).type == "meta":
+            if not all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
+                raise RuntimeError("Tensor(): only sizes, not data, make a tensor on the meta device")
+            return _alias_array(meta_like(tuple(int(a) for a in args), dt.get_default_dtype()._np), cls)
         if len(args) == 1 and isinstance(args[0], Tensor):
             return _alias(args[0], cls)
         if args and all(isinstance(a, numbers.Integral) and not isinstance(a, bool) for a in args):
@@ -361,8 +364,8 @@ class Tensor:
         >>> tm.zeros(2, 3).stride(), tm.zeros(2, 3).t().stride()
         ((3, 1), (1, 3))
         """
-        itemsize = self._data.itemsize
-        strides = tuple(s // itemsize for s in self._data.strides)
+        data = self._data
+        strides = data.elem_strides if type(data) is MetaArray else tuple(s // data.itemsize for s in data.strides)
         if dim is None:
             return strides
         return strides[wrap_dim(dim, self._data.ndim)]
@@ -375,6 +378,8 @@ class Tensor:
         >>> tm.arange(6)[2:].storage_offset()
         2
         """
+        if type(self._data) is MetaArray:
+            return self._data.offset
         base = self._view_base
         if base is None:
             return 0
@@ -389,6 +394,8 @@ class Tensor:
         >>> x = tm.zeros(3); x.view(3).data_ptr() == x.data_ptr()
         True
         """
+        if type(self._data) is MetaArray:
+            return 0  # no storage, as PyTorch's meta tensors
         return self._data.__array_interface__["data"][0]
 
     @tensor_api()
@@ -485,6 +492,8 @@ class Tensor:
         """
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if type(self._data) is MetaArray:
+            self._data.__array__()  # raises: no values
         return self._data
 
     @tensor_api()
@@ -495,6 +504,8 @@ class Tensor:
         >>> np.asarray(tm.tensor([1, 2]))
         array([1, 2])
         """
+        if type(self._data) is MetaArray:
+            self._data.__array__()  # raises: no values
         if dtype is None:
             return self._data
         return self._data.astype(dtype, copy=False)
@@ -515,6 +526,8 @@ class Tensor:
         """
         if self._requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if type(self._data) is MetaArray:
+            raise BufferError("Cannot export meta tensors through DLPack: they have no data")
         if stream is not None and type(stream) is not int:
             raise TypeError("stream must be ``int`` or ``none``")
         if stream is not None and stream != -1:
@@ -580,7 +593,7 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
                                if self._data.size else "Boolean value of Tensor with no values is ambiguous")
-        return bool(self._data.reshape(()))
+        return bool(_python_scalar(self._data))
 
     @tensor_api()
     def __float__(self) -> float:
@@ -622,7 +635,7 @@ class Tensor:
         """
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self._data.reshape(()))
+        return int(_python_scalar(self._data))
 
     @tensor_api("cls")
     def as_subclass(self, cls):
@@ -731,7 +744,9 @@ class Tensor:
         >>> x.to(tm.float64).dtype, x.to(x) is x, x.to("cpu") is x
         (tensormodes.float64, True, True)
         """
-        dtype, copy = _parse_to(self, args, kwargs)
+        dtype, copy, device = _parse_to(self, args, kwargs)
+        if device is not None and (device.type == "meta") != (type(self._data) is MetaArray):
+            return _moved(self, device, dtype)
         return _converted(self, dtype, copy)
 
     @tensor_api()
@@ -771,6 +786,8 @@ class Tensor:
         >>> x = tm.zeros(1); x.cpu() is x
         True
         """
+        if type(self._data) is MetaArray:
+            self._data.tolist()  # raises: no data to copy
         return self
 
     @tensor_api()
@@ -782,8 +799,8 @@ class Tensor:
         >>> tm.zeros(1, dtype=tm.float64).new_tensor([1, 2]).dtype
         tensormodes.float64
         """
-        return _new_like(self, _as_array(data, dtype or dt.NP_TO_DTYPE[self._data.dtype]).copy(),
-                         device, requires_grad)
+        array = _as_array(data, dtype or dt.NP_TO_DTYPE[self._data.dtype]).copy()
+        return _new_like(self, array.shape, array.dtype, device, requires_grad, lambda shape, np_dtype: array)
 
     @tensor_api()
     def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
@@ -794,7 +811,7 @@ class Tensor:
         >>> tm.zeros(1, dtype=tm.int32).new_zeros(2, 2).dtype
         tensormodes.int32
         """
-        return _new_like(self, np.zeros(parse_size(size), _dtype_or(self, dtype)), device, requires_grad)
+        return _new_like(self, parse_size(size), dtype, device, requires_grad, np.zeros)
 
     @tensor_api()
     def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
@@ -805,7 +822,7 @@ class Tensor:
         >>> tm.zeros(1, dtype=tm.int64).new_ones(2).tolist()
         [1, 1]
         """
-        return _new_like(self, np.ones(parse_size(size), _dtype_or(self, dtype)), device, requires_grad)
+        return _new_like(self, parse_size(size), dtype, device, requires_grad, np.ones)
 
     @tensor_api()
     def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
@@ -816,7 +833,7 @@ class Tensor:
         >>> tm.zeros(1, dtype=tm.float64).new_empty(2, 3).shape
         tensormodes.Size([2, 3])
         """
-        return _new_like(self, np.empty(parse_size(size), _dtype_or(self, dtype)), device, requires_grad)
+        return _new_like(self, parse_size(size), dtype, device, requires_grad, np.empty)
 
     @tensor_api()
     def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
@@ -827,8 +844,8 @@ class Tensor:
         >>> tm.zeros(1).new_full((2,), 7).tolist()
         [7.0, 7.0]
         """
-        return _new_like(self, np.full(parse_size((size,)), fill_value, _dtype_or(self, dtype)), device,
-                         requires_grad)
+        return _new_like(self, parse_size((size,)), dtype, device, requires_grad,
+                         lambda shape, np_dtype: np.full(shape, fill_value, np_dtype))
 
     # -- Python protocols built on ops ------------------------------------------------
 
@@ -993,7 +1010,8 @@ class Tensor:
         """
         if id(self) in memo:
             return memo[id(self)]
-        new = _alias_array(self._data.copy(), type(self))
+        data = self._data
+        new = _alias_array(data if type(data) is MetaArray else data.copy(), type(self))
         new._requires_grad = self._requires_grad
         new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_grad_fn", "_view_base")})
         memo[id(self)] = new
@@ -1012,6 +1030,8 @@ def _is_contiguous(array: np.ndarray) -> bool:
 
 
 def _python_scalar(array: np.ndarray):
+    if type(array) is MetaArray:
+        return array.item()  # raises: no values
     value = array.reshape(()).item() if array.dtype != dt.bfloat16._np else float(array.reshape(()))
     return value
 
@@ -1029,7 +1049,7 @@ _TYPE_NAMES = {d: f"{scalar_type_name(d)}Tensor" for d in dt.ALL_DTYPES}
 def _parse_to(t: Tensor, args: tuple, kwargs: dict):
     """PyTorch's ``to`` overloads -> (target dtype or None, copy)."""
     if not kwargs and len(args) == 1 and type(args[0]) is dt.dtype:
-        return args[0], False  # x.to(dtype): the common call
+        return args[0], False, None  # x.to(dtype): the common call
     unknown = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format"}
     if unknown:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword "
@@ -1046,9 +1066,16 @@ def _parse_to(t: Tensor, args: tuple, kwargs: dict):
     if len(rest) > 2 or any(not isinstance(r, bool) for r in rest):
         raise TypeError(f"to() received an invalid combination of arguments - got {args!r}")
     if device is not None:
-        check_compute_device(device)
+        device = check_compute_device(device)
     copy = kwargs.get("copy", rest[1] if len(rest) > 1 else False)
-    return dtype, copy
+    return dtype, copy, device
+
+
+def _moved(t: Tensor, device, dtype) -> Tensor:
+    """``t`` on the other device: to meta keeps only the metadata; from meta there is no data."""
+    if device.type != "meta":
+        t._data.tolist()  # raises PyTorch's "Cannot copy out of meta tensor; no data!"
+    return ops._to_copy(t, dtype=dtype, device=device)
 
 
 def _converted(t: Tensor, dtype, copy: bool) -> Tensor:
@@ -1067,10 +1094,15 @@ def _dtype_or(t: Tensor, dtype) -> np.dtype:
     return dtype._np
 
 
-def _new_like(t: Tensor, array: np.ndarray, device, requires_grad: bool) -> Tensor:
+def _new_like(t: Tensor, shape: tuple, dtype, device, requires_grad: bool, make) -> Tensor:
+    """A new tensor of ``shape`` (``make(shape, numpy_dtype)`` gives its data) on ``device``, or on
+    ``t``'s device when None: ``new_*`` keep meta tensors meta."""
+    np_dtype = dtype if isinstance(dtype, np.dtype) else _dtype_or(t, dtype)
     if device is not None:
-        check_compute_device(device)
-    result = wrap_array(array)
+        on_meta = check_compute_device(device).type == "meta"
+    else:
+        on_meta = type(t._data) is MetaArray
+    result = wrap_array(meta_like(shape, np_dtype) if on_meta else make(shape, np_dtype))
     if requires_grad:
         _requires_grad_set(result, True)
     return result
@@ -1082,7 +1114,15 @@ def _rebuild(cls, array, requires_grad):
     return t
 
 
+# Tensor -> the class its meta tensors have, and Parameter -> its meta class: exact types the
+# generated fast path does not take, so meta tensors always reach the kernel-call site's meta
+# check (filled by meta_tensor.py).
+META_CLASSES: dict[type, type] = {}
+
+
 def _alias_array(array: np.ndarray, cls: type) -> Tensor:
+    if type(array) is MetaArray:
+        cls = META_CLASSES.get(cls, cls)
     t = _new(cls)
     t._data = array
     t._requires_grad = False
@@ -1090,6 +1130,8 @@ def _alias_array(array: np.ndarray, cls: type) -> Tensor:
 
 
 def _alias(source: Tensor, cls: type) -> Tensor:
+    if type(source._data) is MetaArray:
+        cls = META_CLASSES.get(cls, cls)
     t = _new(cls)
     t._data = source._data
     t._requires_grad = False
@@ -1124,7 +1166,17 @@ def _dtype(self) -> dt.dtype:
 
 def _device(self):
     """The device the tensor lives on."""
-    return CPU
+    return CPU if type(self._data) is not MetaArray else META
+
+
+def _is_meta(self) -> bool:
+    """True for a tensor on the meta device (shape, dtype and strides, no data)."""
+    return type(self._data) is MetaArray
+
+
+def _is_cpu(self) -> bool:
+    """True for a tensor on the cpu device."""
+    return type(self._data) is not MetaArray
 
 
 def _ndim(self) -> int:
@@ -1205,6 +1257,18 @@ def _data_set(self, value) -> None:
     if not isinstance(value, Tensor):
         raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
     self._data = value._data
+    _match_class_to_data(self)
+
+
+def _match_class_to_data(t: Tensor) -> None:
+    """Give ``t`` the meta class when its data became meta, or back (``param.data = ...``)."""
+    cls = type(t)
+    if type(t._data) is MetaArray:
+        t.__class__ = META_CLASSES.get(cls, cls)
+    else:
+        for plain, meta in META_CLASSES.items():
+            if cls is meta:
+                t.__class__ = plain
 
 
 def _retains_grad(self) -> bool:
@@ -1319,6 +1383,7 @@ for _name, _get, _set, _inline in (
     ("shape", _shape, None, "_Size(self._data.shape)"),
     ("dtype", _dtype, None, "_NP_TO_DTYPE[self._data.dtype]"),
     ("device", _device, None, "_CPU"),
+    ("is_meta", _is_meta, None, "False"), ("is_cpu", _is_cpu, None, "True"),
     ("ndim", _ndim, None, "self._data.ndim"),
     ("itemsize", _itemsize, None, None), ("nbytes", _nbytes, None, None),
     ("requires_grad", _requires_grad_get, _requires_grad_set, "self._requires_grad"),

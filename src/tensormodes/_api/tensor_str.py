@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as dt
+from .._ops._meta import MetaArray
 
 __all__ = ["tensor_repr", "set_printoptions", "get_printoptions", "printoptions", "PRINT_OPTS"]
 
@@ -356,7 +357,12 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
     d = dt.NP_TO_DTYPE[data.dtype]
     default = dt.get_default_dtype()
     suffixes = []
-    if data.size == 0:
+    if type(data) is MetaArray:  # no values: PyTorch prints the metadata
+        suffixes.append(f"device='meta', size={tuple(data.shape)}")
+        if d is not default:
+            suffixes.append(f"dtype={d!r}")
+        body = "..."
+    elif data.size == 0:
         if data.ndim != 1:
             suffixes.append(f"size={tuple(data.shape)}")
         if d is not default:

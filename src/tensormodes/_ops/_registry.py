@@ -118,6 +118,8 @@ class OpDef:
     returns: type | None = None
     alias_of: str | None = None
     node: str | None = None  # names the backward node when not the op's own name (``special_erf``: Erf)
+    meta: Callable | None = None  # the meta rule (see _meta.MetaRule)
+    errors: tuple[Sample, ...] = ()  # arguments real execution rejects (meta execution must, alike)
 
 
 OPS: dict[str, OpDef] = {}
@@ -190,7 +192,8 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
        grad: Callable | None = None,
        mutates: bool = False, alias: bool = False, namespace: str = "tensormodes", saves: tuple[str, ...] = (),
        save_only_for: dict[str, str] | None = None, normalize: Callable | None = None,
-       written_check: Callable | None = None, random: bool = False, returns: tuple[str, ...] | None = None):
+       written_check: Callable | None = None, random: bool = False, returns: tuple[str, ...] | None = None,
+       meta: Callable | None = None, errors: tuple[Sample, ...] = ()):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``name`` (by default the kernel's) is the op's name in the table, ATen's where they
@@ -262,6 +265,11 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
     ``RETURN_TYPES[name]`` (``tensormodes.return_types.<name>``), which the kernel builds its
     result with.
 
+    ``meta``: the op's meta rule (``_meta.pointwise``, ``_meta.reduction()``, ``_meta.rule(f)`` ...):
+    what the kernel would return, as MetaArrays, when an argument is a meta tensor. ``errors``:
+    samples that real execution rejects; the meta rule must raise the same exception type and
+    message for them (``tests/test_meta_rules.py`` checks both kinds of sample).
+
     ``namespace``: the module whose function the op is (``"tensormodes.nn.functional"``
     for ops PyTorch implements natively there, such as ``linear``).
     """
@@ -289,7 +297,7 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
             samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias,
             namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}), normalize=normalize,
-            written_check=written_check, random=random,
+            written_check=written_check, random=random, meta=meta, errors=tuple(errors),
             returns=None if returns is None else _return_type(op_name, tuple(returns)))
         return kernel
 
@@ -352,7 +360,7 @@ def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function
         inplace=inplace_name, dunders=(), namespace=namespace or target.namespace, node=node,
         doc=inspect.cleandoc(doc), samples=samples, ufunc=None, grad=_renamed_formula(target.grad, renames, drops),
         save_only_for={renames.get(k, k): renames.get(v, v) for k, v in target.save_only_for.items()},
-        alias_of=of)
+        alias_of=of, errors=())
     return alias_kernel
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
+from .._device import check_compute_device
 from ._common import resolve_dtype
+from ._meta import MetaArray, contiguous_strides, data_dependent, metadata, rule, same_metadata, view_of
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, SCALAR
 from ._shape import _same_grad
@@ -19,7 +21,7 @@ _PROPERTY_SAMPLES = (Sample((M23,)), Sample((TensorSpec((2,), "complex64"),)), S
                      Sample((TensorSpec((2,), "uint8"),)), Sample((SCALAR,)), Sample((TensorSpec((0, 2)),)))
 
 
-@op(differentiable=False, samples=_PROPERTY_SAMPLES)
+@op(differentiable=False, samples=_PROPERTY_SAMPLES, meta=metadata)
 def is_complex(input: Tensor) -> bool:
     """True if ``input``'s dtype is complex (also ``Tensor.is_complex()``).
 
@@ -30,7 +32,7 @@ def is_complex(input: Tensor) -> bool:
     return input.dtype.kind == "c"
 
 
-@op(differentiable=False, samples=_PROPERTY_SAMPLES)
+@op(differentiable=False, samples=_PROPERTY_SAMPLES, meta=metadata)
 def is_floating_point(input: Tensor) -> bool:
     """True if ``input``'s dtype is a floating-point one (also ``Tensor.is_floating_point()``).
 
@@ -41,7 +43,7 @@ def is_floating_point(input: Tensor) -> bool:
     return input.dtype.kind == "f" or input.dtype == dt.bfloat16._np
 
 
-@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES)
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES, meta=metadata)
 def is_signed(input: Tensor) -> bool:
     """True if ``input``'s dtype holds negative numbers (all but ``bool`` and ``uint8``).
 
@@ -52,7 +54,7 @@ def is_signed(input: Tensor) -> bool:
     return input.dtype.kind not in "bu"
 
 
-@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES)
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES, meta=metadata)
 def is_conj(input: Tensor) -> bool:
     """False: tensormodes computes conjugates rather than deferring them.
 
@@ -63,7 +65,7 @@ def is_conj(input: Tensor) -> bool:
     return False
 
 
-@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES)
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES, meta=metadata)
 def is_neg(input: Tensor) -> bool:
     """False: tensormodes computes negations rather than deferring them.
 
@@ -74,7 +76,7 @@ def is_neg(input: Tensor) -> bool:
     return False
 
 
-@op(differentiable=False, samples=_PROPERTY_SAMPLES)
+@op(differentiable=False, samples=_PROPERTY_SAMPLES, meta=metadata)
 def numel(input: Tensor) -> int:
     """The number of elements (also ``Tensor.numel()``).
 
@@ -85,7 +87,7 @@ def numel(input: Tensor) -> int:
     return int(input.size)
 
 
-@op(differentiable=False, method=True, samples=(
+@op(differentiable=False, method=True, meta=data_dependent, samples=(
     Sample((TensorSpec((1,)),)), Sample((TensorSpec((), "int64", 0, 0),)), Sample((TensorSpec((1, 1), "bool"),)),
     Sample((TensorSpec((), "complex64"),))))
 def is_nonzero(input: Tensor) -> bool:
@@ -102,8 +104,8 @@ def is_nonzero(input: Tensor) -> bool:
     return bool(input.reshape(()) != 0)
 
 
-@op(differentiable=False, method=True, samples=(Sample((M23, M23)), Sample((M23, TensorSpec((3, 2)))),
-                                                Sample((SCALAR, TensorSpec((), "int64")))))
+@op(differentiable=False, method=True, meta=metadata,
+    samples=(Sample((M23, M23)), Sample((M23, TensorSpec((3, 2)))), Sample((SCALAR, TensorSpec((), "int64")))))
 def is_same_size(input: Tensor, other: Tensor) -> bool:
     """Whether ``input`` and ``other`` have the same shape.
 
@@ -116,7 +118,7 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 
 # -- copies and aliases -----------------------------------------------------------------
 
-@op(grad=_same_grad, method=True,
+@op(grad=_same_grad, method=True, meta=same_metadata,
     samples=(Sample((M23,)), Sample((SCALAR,)), Sample((I23,), {"memory_format": None})))
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own memory (the strides of a dense input are preserved).
@@ -129,26 +131,35 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     return input.copy(order="K")
 
 
-@op(grad=_same_grad, samples=(
+@op(grad=_same_grad, meta=same_metadata, samples=(
     Sample((M23,), {"dtype": dt.float64}), Sample((M23,)), Sample((I23,), {"dtype": dt.float32}),
     Sample((M23,), {"dtype": dt.int64}), Sample((TensorSpec((2, 3), "float64"),), {"dtype": dt.float16}),
     Sample((M23,), {"dtype": dt.bfloat16}), Sample((SCALAR,), {"dtype": dt.float64})))
-def _to_copy(input: Tensor, *, dtype: dt.dtype | None = None) -> Tensor:
-    """A copy of ``input`` in ``dtype`` (its own dtype when None): what ``Tensor.to(dtype)``,
-    ``double()``, ``type()`` ... run, as PyTorch's ``aten::_to_copy``. Differentiable: the
-    gradient is the result's, converted back to ``input``'s dtype.
+def _to_copy(input: Tensor, *, dtype: dt.dtype | None = None, device=None) -> Tensor:
+    """A copy of ``input`` in ``dtype`` (its own dtype when None) on ``device``: what
+    ``Tensor.to(dtype)``, ``double()``, ``type()``, ``to("meta")`` ... run, as PyTorch's
+    ``aten::_to_copy``. Differentiable: the gradient is the result's, converted back to ``input``'s
+    dtype.
 
     >>> import tensormodes as tm
     >>> tm._to_copy(tm.tensor([1.5, -2.5]), dtype=tm.int64)
     tensor([ 1, -2])
     """
+    if device is not None:
+        check_compute_device(device)
     target = input.dtype if dtype is None else resolve_dtype(dtype)._np
     return input.astype(target, order="K", copy=True)
 
 
 # A view when it returns its input's memory, so the two share a version counter (PyTorch
 # returns the tensor itself; a separate Tensor over the same memory would hide writes).
-@op(grad=_same_grad, method=True, function=False, view=True,
+def _contiguous_meta(input, *, memory_format=None):
+    if input.elem_strides == contiguous_strides(input.shape) or input.size <= 1:
+        return input
+    return MetaArray(input.shape, input.dtype)
+
+
+@op(grad=_same_grad, method=True, function=False, view=True, meta=rule(_contiguous_meta),
     samples=(Sample((M23,)), Sample((SCALAR,))))
 def contiguous(input: Tensor, *, memory_format=None) -> Tensor:
     """The data in row-major layout: the same memory when already contiguous, else a copy.
@@ -162,7 +173,8 @@ def contiguous(input: Tensor, *, memory_format=None) -> Tensor:
     return np.ascontiguousarray(input)
 
 
-@op(method=True, differentiable=False, alias=True, samples=(Sample((M23,)), Sample((SCALAR,))))
+@op(method=True, differentiable=False, alias=True, samples=(Sample((M23,)), Sample((SCALAR,))),
+    meta=rule(lambda input: view_of(input, input.shape, input.elem_strides)))
 def detach(input: Tensor) -> Tensor:
     """A new tensor sharing memory with ``input`` but outside autograd (never requires grad).
 

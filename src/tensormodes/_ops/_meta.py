@@ -1,0 +1,347 @@
+"""Meta execution: arrays with a shape, a dtype and strides but no data, and the rules that
+compute an op's result metadata from its arguments' metadata.
+
+A ``device="meta"`` tensor holds a :class:`MetaArray` where a cpu tensor holds an ``ndarray``.
+Every op declares its meta rule next to its NumPy kernel (``@op(meta=...)``); the kernel-call
+site of the generated code calls the rule instead of the kernel when an argument is meta.
+Most ops name a family rule:
+
+* :data:`pointwise` — broadcasting; the result dtype and every dtype or argument error come
+  from running the op's own kernel on one-element *probes* of the operands' dtypes, so the
+  promotion code is the same as real execution's;
+* :func:`reduction` — the dims ``dim``/``keepdim`` remove, dtype and errors from a probe
+  whose sizes are clamped to 1 (0 stays 0: empty inputs fail as they do for real);
+* :func:`rule` — an op's own function, with the kernel's signature, of MetaArrays.
+
+>>> import numpy as np
+>>> a = MetaArray((1000, 64), np.dtype(np.float32))
+>>> a.shape, a.strides, a.nbytes
+((1000, 64), (256, 4), 256000)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["MetaArray", "DataDependentOutputError", "MetaRule", "rule", "pointwise", "reduction", "same_shape",
+           "data_dependent", "contiguous_strides", "is_meta_device", "meta_like", "probe", "meta_runner",
+           "with_shape", "view_of", "copy_of", "dense_strides", "same_metadata", "metadata"]
+
+
+class DataDependentOutputError(RuntimeError):
+    """Raised by meta execution of an op whose output shape depends on tensor values
+    (``nonzero``, ``masked_select``, ``unique``, boolean-mask indexing ...)."""
+
+
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """PyTorch's strides (in elements) of a contiguous tensor of ``shape``.
+
+    >>> contiguous_strides((2, 3, 4)), contiguous_strides(())
+    ((12, 4, 1), ())
+    """
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+class MetaArray:
+    """What a meta tensor holds: shape, NumPy dtype, strides and storage offset (in elements,
+    PyTorch's unit), no data. It reads like an ``ndarray`` for metadata (``shape``, ``ndim``,
+    ``size``, ``dtype``, ``itemsize``, ``strides`` in bytes) and refuses everything that needs
+    values, naming the operation.
+
+    >>> import numpy as np
+    >>> m = MetaArray((2, 3), np.dtype(np.int64))
+    >>> m.ndim, m.size, m.elem_strides
+    (2, 6, (3, 1))
+    >>> m.item()
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Tensor.item() cannot be called on meta tensors
+    """
+
+    # ``base``: the MetaArray a view was made from (its root, as ``ndarray.base``), else None.
+    __slots__ = ("shape", "dtype", "elem_strides", "offset", "base")
+    __array_ufunc__ = None  # NumPy ufuncs refuse meta arrays instead of reading them
+
+    def __init__(self, shape, dtype: np.dtype, strides: tuple[int, ...] | None = None, offset: int = 0) -> None:
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.elem_strides = contiguous_strides(self.shape) if strides is None else tuple(strides)
+        self.offset = offset
+        self.base = None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        return tuple(s * self.dtype.itemsize for s in self.elem_strides)
+
+    def item(self):
+        if self.size != 1:
+            raise RuntimeError(f"a Tensor with {self.size} elements cannot be converted to Scalar")
+        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+
+    def tolist(self):
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+                        "host memory first.")
+
+    def __repr__(self) -> str:
+        return f"MetaArray(shape={self.shape}, dtype={self.dtype}, strides={self.elem_strides})"
+
+
+def dense_strides(shape, strides) -> tuple[int, ...]:
+    """Contiguous strides laid out in the order of ``strides`` (largest first): what a copy that
+    preserves its input's memory format (``clone``, ``empty_like``, NumPy's ``order="K"``) gets.
+
+    >>> dense_strides((2, 3), (1, 2))
+    (1, 2)
+    """
+    order = sorted(range(len(shape)), key=lambda i: (-strides[i], i))
+    result, step = [0] * len(shape), 1
+    for i in reversed(order):
+        result[i] = step
+        step *= max(shape[i], 1)
+    return tuple(result)
+
+
+def copy_of(source: MetaArray, dtype=None) -> MetaArray:
+    """A new MetaArray with ``source``'s shape and memory format (``dtype``: a NumPy dtype)."""
+    return MetaArray(source.shape, source.dtype if dtype is None else dtype,
+                     dense_strides(source.shape, source.elem_strides))
+
+
+def meta_like(shape, dtype) -> MetaArray:
+    """A contiguous MetaArray (``dtype``: a NumPy dtype, or anything with ``._np``)."""
+    return MetaArray(shape, getattr(dtype, "_np", dtype))
+
+
+def with_shape(result, shape):
+    """``result`` (a probe's output: arrays, tuples of them, Python values) as MetaArrays of
+    ``shape`` with the probe's dtypes; ``shape`` may be a tuple of shapes, one per output."""
+    if isinstance(result, np.ndarray):
+        return MetaArray(shape, result.dtype)
+    if isinstance(result, np.generic):
+        return MetaArray(shape, result.dtype)
+    if isinstance(result, tuple):
+        shapes = shape if shape and isinstance(shape[0], tuple) else (shape,) * len(result)
+        items = [with_shape(r, s) for r, s in zip(result, shapes, strict=True)]
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+    return result
+
+
+def view_of(source: MetaArray, shape, strides, offset: int = 0, dtype=None) -> MetaArray:
+    """A view of ``source``: ``strides`` in elements, ``offset`` added to the source's."""
+    view = MetaArray(shape, source.dtype if dtype is None else dtype, strides, source.offset + offset)
+    view.base = source if source.base is None else source.base
+    return view
+
+
+def is_meta_device(device) -> bool:
+    """True if a ``device=`` argument names the meta device (a string, device or None)."""
+    if device is None:
+        return False
+    if isinstance(device, str):
+        return device == "meta" or device.startswith("meta:")
+    return getattr(device, "type", None) == "meta"
+
+
+def probe(value, clamp: bool = True):
+    """A small real stand-in for a meta operand: ones of its dtype, each size clamped to at most 1
+    (0 stays 0), or its full shape when ``clamp`` is False. Other values pass through."""
+    if type(value) is MetaArray:
+        shape = tuple(min(s, 1) for s in value.shape) if clamp else value.shape
+        return np.ones(shape, value.dtype)
+    if isinstance(value, list):
+        return [probe(v, clamp) for v in value]
+    if type(value) is tuple:
+        return tuple(probe(v, clamp) for v in value)
+    return value
+
+
+class MetaRule:
+    """An op's meta rule: ``rule(opdef, args, kwargs)`` computes what the kernel would return
+    for these arguments, as MetaArrays, or raises the kernel's error."""
+
+    def __init__(self, compute: Callable, name: str) -> None:
+        self.compute = compute
+        self.__name__ = name
+
+    def __call__(self, opdef, args: tuple, kwargs: dict):
+        return self.compute(opdef, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<meta rule {self.__name__}>"
+
+
+def rule(function: Callable) -> MetaRule:
+    """An op's own meta rule: ``function`` takes the kernel's parameters (MetaArrays in place
+    of arrays) and returns the kernel's result as MetaArrays."""
+    return MetaRule(lambda opdef, args, kwargs: function(*args, **kwargs), function.__name__)
+
+
+def _tensor_arguments(opdef, args, kwargs):
+    bound = opdef.signature.bind(*args, **kwargs)
+    return bound, [(name, bound.arguments[name]) for name in opdef.tensor_params if name in bound.arguments]
+
+
+def _shapes_of(value) -> list:
+    if type(value) is MetaArray or isinstance(value, np.ndarray):
+        return [value.shape]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _shapes_of(v)]
+    return []
+
+
+def _broadcast(shapes: list) -> tuple[int, ...]:
+    from ._common import check_same_shape_or_broadcast
+
+    if not shapes:
+        return ()
+    shape = shapes[0]
+    for other in shapes[1:]:
+        shape = check_same_shape_or_broadcast(shape, other)
+    return tuple(shape)
+
+
+def _run_probed(opdef, bound, clamp: bool = True):
+    for name in opdef.tensor_params:
+        if name in bound.arguments:
+            bound.arguments[name] = probe(bound.arguments[name], clamp)
+    return opdef.kernel(*bound.args, **bound.kwargs)
+
+
+def _pointwise(opdef, args, kwargs):
+    bound, tensors = _tensor_arguments(opdef, args, kwargs)
+    shape = _broadcast([s for _, value in tensors for s in _shapes_of(value)])
+    return with_shape(_run_probed(opdef, bound), shape)
+
+
+pointwise = MetaRule(_pointwise, "pointwise")
+pointwise.__doc__ = """Elementwise ops: the broadcast shape of the tensor operands (PyTorch's error
+for a mismatch); dtype and argument errors from the kernel run on one-element probes."""
+
+
+metadata = MetaRule(lambda opdef, args, kwargs: opdef.kernel(*args, **kwargs), "metadata")
+metadata.__doc__ = """Kernels that read only shape, dtype or strides (``numel``, ``is_complex``): the kernel itself,
+run on the MetaArrays."""
+
+
+def _same_metadata(opdef, args, kwargs):
+    bound, tensors = _tensor_arguments(opdef, args, kwargs)
+    source = tensors[0][1]
+    result = _run_probed(opdef, bound)
+    if type(source) is not MetaArray:
+        return with_shape(result, source.shape)
+    return MetaArray(source.shape, result.dtype, dense_strides(source.shape, source.elem_strides))
+
+
+same_metadata = MetaRule(_same_metadata, "same_metadata")
+same_metadata.__doc__ = """Copies of the first tensor argument (``clone``, ``_to_copy``, ``*_like``): its
+shape and memory format; the dtype and errors from the kernel run on a probe."""
+
+
+def _same_shape(opdef, args, kwargs):
+    bound, tensors = _tensor_arguments(opdef, args, kwargs)
+    shape = tensors[0][1].shape
+    return with_shape(_run_probed(opdef, bound), shape)
+
+
+same_shape = MetaRule(_same_shape, "same_shape")
+same_shape.__doc__ = """Ops whose outputs have their first tensor argument's shape (softmax, cumsum ...):
+dtype and errors from the kernel run on a probe with sizes clamped to 1."""
+
+
+def reduction(dims: Callable | None = None) -> MetaRule:
+    """Reductions over ``dim`` (an int, a sequence or None for all) with ``keepdim``: the
+    output shape drops (or keeps as 1) the reduced dims; dtype and errors come from a probe.
+    ``dims(bound_arguments, ndim)`` overrides which dims are reduced (None: all)."""
+    from ._common import wrap_dims
+
+    def compute(opdef, args, kwargs):
+        bound, tensors = _tensor_arguments(opdef, args, kwargs)
+        shape = tensors[0][1].shape
+        keepdim = bool(bound.arguments.get("keepdim", False))
+        result = _run_probed(opdef, bound)  # raises the kernel's own errors first
+        if dims is not None:
+            reduced = dims(bound.arguments, len(shape))
+        else:
+            dim = bound.arguments.get("dim")
+            reduced = None if dim is None or (isinstance(dim, (list, tuple)) and not dim) else wrap_dims(
+                dim, max(len(shape), 1))
+        if reduced is None:
+            out = (1,) * len(shape) if keepdim else ()
+        elif keepdim:
+            out = tuple(1 if i in reduced else s for i, s in enumerate(shape))
+        else:
+            out = tuple(s for i, s in enumerate(shape) if i not in reduced)
+        return with_shape(result, out)
+
+    return MetaRule(compute, "reduction")
+
+
+def _data_dependent(opdef, args, kwargs):
+    raise DataDependentOutputError(
+        f"{opdef.name}(): the output shape depends on the input's values, which meta tensors do not have")
+
+
+data_dependent = MetaRule(_data_dependent, "data_dependent")
+data_dependent.__doc__ = "Ops whose output shape depends on values: meta execution raises DataDependentOutputError."
+
+
+def _device_of(value) -> str:
+    return "meta" if type(value) is MetaArray else "cpu"
+
+
+def _check_devices(opdef, args, kwargs) -> None:
+    """PyTorch's error when meta and cpu tensors (other than cpu scalars) meet."""
+    first = None
+    for value in (*args, *kwargs.values()):
+        for item in (value if isinstance(value, (list, tuple)) else (value,)):
+            if type(item) is MetaArray or (isinstance(item, np.ndarray) and item.ndim):
+                if first is None:
+                    first = _device_of(item)
+                elif _device_of(item) != first:
+                    raise RuntimeError(f"Tensor on device {_device_of(item)} is not on the expected device {first}!")
+
+
+def meta_runner(opdef) -> Callable:
+    """What the generated kernel-call site calls in place of ``opdef``'s kernel when an argument
+    is meta: the op's rule, after PyTorch's device check."""
+    meta = opdef.meta
+    if meta is None:
+        def missing(*args, **kwargs):
+            raise NotImplementedError(f"{opdef.name}(): no meta rule yet; it cannot run on meta tensors")
+        return missing
+    check = not opdef.factory
+
+    def run(*args, **kwargs):
+        if check:
+            _check_devices(opdef, args, kwargs)
+        return meta(opdef, args, kwargs)
+
+    run.__name__ = f"meta_{opdef.name}"
+    return run
+
