@@ -93,3 +93,61 @@ def test_meta_rule_coverage():
     print(f"meta rules: {len(applicable) - len(missing)} of {len(applicable)} ops; "
           f"{len(CASES)} samples ({sum(c[3] for c in CASES)} error samples)")
     assert not missing, f"ops without a meta rule: {missing}"
+
+
+def _differentiable_outputs(result):
+    return [r for r in _flat_tensors(result) if r.requires_grad]
+
+
+def _flat_tensors(result):
+    if isinstance(result, tm.Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        return [t for r in result for t in _flat_tensors(r)]
+    return []
+
+
+def _gradients(opdef, sample, on_meta: bool):
+    from .test_gradients import _as_function, _inputs, _tm_maker
+
+    args, kwargs, leaves = _inputs(sample, _tm_maker)
+    if on_meta:
+        moved = [leaf.detach().to("meta").requires_grad_() for leaf in leaves]
+        mapping = dict(zip(map(id, leaves), moved))
+        args = tuple(_to_meta_with(a, mapping) for a in args)
+        kwargs = {k: _to_meta_with(v, mapping) for k, v in kwargs.items()}
+        leaves = moved
+    outputs = _differentiable_outputs(_as_function(opdef, args, kwargs, leaves)(*leaves))
+    if not outputs:
+        return []
+    return tm.autograd.grad(outputs, leaves, [tm.ones_like(o) for o in outputs], allow_unused=True)
+
+
+def _to_meta_with(value, mapping):
+    if isinstance(value, tm.Tensor):
+        moved = mapping.get(id(value))
+        return _to_meta(value) if moved is None else moved
+    if isinstance(value, list):
+        return [_to_meta_with(v, mapping) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_to_meta_with(v, mapping) for v in value)
+    return value
+
+
+def _backward_cases():
+    from .test_gradients import differentiable_cases
+
+    return list(differentiable_cases())
+
+
+@pytest.mark.parametrize("opdef, sample", _backward_cases())
+def test_meta_backward_gives_the_gradients_shapes_and_dtypes(opdef, sample):
+    """Autograd on meta tensors: every gradient formula, run on meta gradients, gives meta
+    gradients of the real gradients' shapes and dtypes (None where real execution has none)."""
+    real = _gradients(opdef, sample, on_meta=False)
+    meta = _gradients(opdef, sample, on_meta=True)
+    assert len(meta) == len(real)
+    for i, (r, m) in enumerate(zip(real, meta)):
+        assert (r is None) == (m is None), f"gradient {i}: {r!r} vs {m!r}"
+        if r is not None:
+            assert m.is_meta and (m.shape, m.dtype) == (r.shape, r.dtype), f"gradient {i}"

@@ -33,6 +33,7 @@ from pathlib import Path
 from ._api.tensor import Tensor
 from .fx import symbolic_trace
 from .fx.passes import ShapeProp
+from .fx.passes.shape_prop import meta_copy
 from .modes import LoggingMode, NanCheckMode, OpCounterMode, TimingMode
 from .modes._common import public_name, render_table
 from .nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
@@ -85,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     trace.add_argument("--graph", metavar="PATH",
                        help="trace the first model the script calls (its outermost nn.Module) with tensormodes.fx "
                             "and draw its graph, with shapes, to PATH (.dot always; .svg/.png with Graphviz)")
+    trace.add_argument("--shapes", action="store_true",
+                       help="list the layers of the first model the script calls with their output shapes and "
+                            "parameter counts, computed on the meta device (no data): --shapes")
     trace.add_argument("--report", metavar="PATH", help="write everything seen as JSON to PATH")
     trace.add_argument("--quiet", action="store_true", help="print no tables (use with --report)")
     return parser
@@ -313,15 +317,12 @@ class _Nan(_Instrument):
         return {"action": self.mode.action}
 
 
-class _Graph:
-    """``--graph``: the first module the script calls from outside any module (its model) is
-    traced with ``tensormodes.fx`` after the run, shapes propagated with the inputs of that
-    first call, and the graph drawn to the path given."""
+class _FirstModel:
+    """Catches the first module the script calls from outside any module (its model) and the
+    metadata of that first call's inputs (as meta tensors: no copy of the data); ``_finish``
+    runs after the script."""
 
-    name = "graph"
-
-    def __init__(self, path: str) -> None:
-        self.path = Path(path)
+    def __init__(self) -> None:
         self.model = self.inputs = self.error = None
         self.message = ""
         self._depth = 0
@@ -330,7 +331,7 @@ class _Graph:
     def _before(self, module, args) -> None:
         if self._depth == 0 and self.model is None:
             self.model = module
-            self.inputs = tuple(a.detach().clone() if isinstance(a, Tensor) else a for a in args)
+            self.inputs = tuple(a.detach().to("meta") if isinstance(a, Tensor) else a for a in args)
         self._depth += 1
 
     def _after(self, module, args, output) -> None:
@@ -344,11 +345,80 @@ class _Graph:
     def __exit__(self, *exc_info):
         for handle in self._handles:
             handle.remove()
-        self.message = self._draw()
+        self.message = self._finish() if self.model is not None else f"{self.name}: the script called no nn.Module"
 
-    def _draw(self) -> str:
-        if self.model is None:
-            return "graph: the script called no nn.Module"
+    def print(self, console) -> None:
+        print(f"\n== {self.message}", file=sys.stderr)
+
+
+class _Shapes(_FirstModel):
+    """``--shapes``: the model's layers with their output shapes and parameter counts, computed
+    on the meta device from the first call's input shapes (nothing is computed)."""
+
+    name = "shapes"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+
+    def _finish(self) -> str:
+        twin = meta_copy(self.model)
+        named = list(twin.named_modules())
+        paths = {id(module): path for path, module in named}
+        order = {path: i for i, (path, _) in enumerate(named)}
+        seen: list[tuple] = []
+
+        def record(module, args, output) -> None:
+            shapes = [tuple(t.shape) for t in _tensors_in(output)]
+            seen.append((paths.get(id(module), "?"), type(module).__name__, shapes,
+                         sum(p.numel() for p in module.parameters(recurse=False))))
+
+        handle = register_module_forward_hook(record)
+        try:
+            twin(*self.inputs)
+        except Exception as error:  # noqa: BLE001 - the script ran; say why its shapes could not be had
+            self.error = f"{type(error).__name__}: {error}"
+            return f"shapes: {type(self.model).__name__} could not run on the meta device ({self.error})"
+        finally:
+            handle.remove()
+        rows = sorted(seen, key=lambda row: order.get(row[0], len(order)))  # the model first, then its layers
+        self.rows = [[path or "(model)", kind, ", ".join(_shape_text(s) for s in shapes), f"{count:,}"]
+                     for path, kind, shapes, count in rows]
+        inputs = ", ".join(_shape_text(tuple(a.shape)) for a in self.inputs if isinstance(a, Tensor))
+        return (f"shapes of {type(self.model).__name__} for inputs {inputs} (computed on the meta device)\n"
+                + render_table(["module", "type", "output shape", "parameters"], self.rows, align="llll"))
+
+    def report(self) -> dict:
+        return {"model": None if self.model is None else type(self.model).__name__, "error": self.error,
+                "rows": [dict(zip(("module", "type", "output_shape", "parameters"), row)) for row in self.rows]}
+
+
+def _tensors_in(value) -> list:
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors_in(v)]
+    return []
+
+
+def _shape_text(shape: tuple) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+class _Graph(_FirstModel):
+    """``--graph``: the script's model is traced with ``tensormodes.fx`` after the run, shapes
+    propagated on the meta device from the first call's inputs, and the graph drawn to the path
+    given."""
+
+    name = "graph"
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = Path(path)
+
+    def _finish(self) -> str:
         try:
             traced = symbolic_trace(self.model)
             ShapeProp(traced).propagate(*self.inputs)
@@ -357,9 +427,6 @@ class _Graph:
             self.error = f"{type(error).__name__}: {error}"
             return f"graph: {type(self.model).__name__} could not be traced ({self.error})"
         return f"graph of {type(self.model).__name__} ({len(traced.graph.nodes)} nodes) written to {self.path}"
-
-    def print(self, console) -> None:
-        print(f"\n== {self.message}", file=sys.stderr)
 
     def report(self) -> dict:
         return {"path": str(self.path), "model": None if self.model is None else type(self.model).__name__,
@@ -382,4 +449,6 @@ def _instruments(options) -> list[_Instrument]:
         chosen.append(_Time())
     if options.graph:
         chosen.append(_Graph(options.graph))
+    if options.shapes:
+        chosen.append(_Shapes())
     return chosen

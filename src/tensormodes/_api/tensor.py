@@ -27,7 +27,7 @@ from .._autograd import api as autograd_api
 from .._autograd.engine import register_tensor_hook
 from .._autograd.graph import bump_version, grad_edge, share_version, version_of
 from .._device import CPU, META, check_compute_device
-from .._ops._meta import MetaArray, meta_like
+from .._ops._meta import MetaArray, copy_of, meta_like
 from .._ops._common import ops, scalar_type_name, wrap_dim
 from .._ops.creation import parse_size
 from .._overrides import dispatch as _dispatch
@@ -1359,17 +1359,30 @@ def _alias_for_autograd(t: Tensor) -> Tensor:
 
 
 def _ones_like_for_autograd(t: Tensor) -> Tensor:
+    if type(t._data) is MetaArray:
+        return wrap_array(meta_like(t._data.shape, t._data.dtype))
     array = np.empty(t._data.shape, t._data.dtype)
     array.fill(1)  # np.ones is a slower Python-level helper
     return wrap_array(array)
 
 
+def _copy_for_autograd(t: Tensor) -> Tensor:
+    data = t._data
+    return wrap_array(copy_of(data) if type(data) is MetaArray else data.copy())
+
+
+def _zeros_for_autograd(shape: tuple, dtype, like: Tensor | None = None) -> Tensor:
+    if like is not None and type(like._data) is MetaArray:
+        return wrap_array(meta_like(shape, dtype._np))
+    return wrap_array(np.zeros(shape, dtype._np))
+
+
 # What autograd (a layer below, which never imports this one) needs to make tensors; handed
 # over by ``build.install()``.
 AUTOGRAD_SUPPORT = {
-    "alias": _alias_for_autograd, "copy": lambda t: wrap_array(t._data.copy()),
+    "alias": _alias_for_autograd, "copy": _copy_for_autograd,
     "meta": lambda t: (t._data.shape, dt.NP_TO_DTYPE[t._data.dtype]), "ones": _ones_like_for_autograd,
-    "zeros": lambda shape, dtype: wrap_array(np.zeros(shape, dtype._np)), "wrap": wrap_array,
+    "zeros": _zeros_for_autograd, "wrap": wrap_array,
 }
 
 # Users meet these classes as tensormodes.Tensor and tensormodes.Size (PyTorch: torch.Tensor), also in

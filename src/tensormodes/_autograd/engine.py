@@ -258,6 +258,7 @@ def _before_node(node: Node, grads: list) -> list:
     metas = node._output_meta
     if metas is not None and any(g is not None for g in grads):
         grads = list(grads) + [None] * (len(metas) - len(grads))
-        grads = [zeros(shape, dtype) if g is None and shape is not None else g
+        like = next(g for g in grads if g is not None)
+        grads = [zeros(shape, dtype, like) if g is None and shape is not None else g
                  for g, (shape, dtype) in zip(grads, metas)]
     return grads

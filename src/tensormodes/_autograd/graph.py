@@ -70,9 +70,9 @@ def ones_like(t):
     return _SUPPORT["ones"](t)
 
 
-def zeros(shape: tuple, dtype):
-    """A zero tensor of ``shape`` and ``dtype``, no history."""
-    return _SUPPORT["zeros"](shape, dtype)
+def zeros(shape: tuple, dtype, like=None):
+    """A zero tensor of ``shape`` and ``dtype``, no history, on ``like``'s device (cpu when None)."""
+    return _SUPPORT["zeros"](shape, dtype, like)
 
 
 def copy_detached(t):
