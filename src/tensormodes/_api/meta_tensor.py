@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .._overrides.dispatch import _disabled_torch_function_impl
 from .parameter import Parameter
-from .tensor import META_CLASSES, Tensor
+from .tensor import META_CLASSES, Tensor, _rebuild
 from .tensor_str import PARAMETER_CLASSES, PLAIN_REPR_CLASSES
 
 __all__ = ["MetaTensor", "MetaParameter"]
@@ -26,6 +26,9 @@ class MetaTensor(Tensor):
 
     # Opting out like Parameter: no override of its own, so calls go straight to the ops.
     __torch_function__ = _disabled_torch_function_impl
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (Tensor, self._data, self._requires_grad))  # by the public class's name
 
 
 class MetaParameter(Parameter):

@@ -330,18 +330,14 @@ def _check_devices(opdef, args, kwargs) -> None:
 def meta_runner(opdef) -> Callable:
     """What the generated kernel-call site calls in place of ``opdef``'s kernel when an argument
     is meta: the op's rule, after PyTorch's device check."""
-    meta = opdef.meta
-    if meta is None:
-        def missing(*args, **kwargs):
-            raise NotImplementedError(f"{opdef.name}(): no meta rule yet; it cannot run on meta tensors")
-        return missing
     check = not opdef.factory
 
     def run(*args, **kwargs):
         if check:
             _check_devices(opdef, args, kwargs)
-        return meta(opdef, args, kwargs)
+        if opdef.meta is None:
+            raise NotImplementedError(f"{opdef.name}(): no meta rule yet; it cannot run on meta tensors")
+        return opdef.meta(opdef, args, kwargs)
 
     run.__name__ = f"meta_{opdef.name}"
     return run
-
