@@ -26,6 +26,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._common import check_same_shape_or_broadcast, wrap_dims
+
 __all__ = ["MetaArray", "DataDependentOutputError", "MetaRule", "rule", "pointwise", "reduction", "same_shape",
            "data_dependent", "contiguous_strides", "is_meta_device", "meta_like", "probe", "meta_runner",
            "with_shape", "view_of", "copy_of", "dense_strides", "same_metadata", "metadata"]
@@ -216,8 +218,6 @@ def _shapes_of(value) -> list:
 
 
 def _broadcast(shapes: list) -> tuple[int, ...]:
-    from ._common import check_same_shape_or_broadcast
-
     if not shapes:
         return ()
     shape = shapes[0]
@@ -278,7 +278,6 @@ def reduction(dims: Callable | None = None) -> MetaRule:
     """Reductions over ``dim`` (an int, a sequence or None for all) with ``keepdim``: the
     output shape drops (or keeps as 1) the reduced dims; dtype and errors come from a probe.
     ``dims(bound_arguments, ndim)`` overrides which dims are reduced (None: all)."""
-    from ._common import wrap_dims
 
     def compute(opdef, args, kwargs):
         bound, tensors = _tensor_arguments(opdef, args, kwargs)
