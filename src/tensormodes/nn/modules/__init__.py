@@ -32,6 +32,7 @@ from .activation import (
                          Tanhshrink,
                          Threshold,
 )
+from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .dropout import Dropout, Dropout1d, Dropout2d
@@ -68,6 +69,7 @@ from .pooling import (
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding, EmbeddingBag
+from .transformer import TransformerEncoder, TransformerEncoderLayer
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "Sequential", "ModuleList",
@@ -76,7 +78,8 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm2d",
            "Embedding", "EmbeddingBag", "Dropout", "Dropout1d", "Dropout2d", "Upsample", "UpsamplingNearest2d",
            "UpsamplingBilinear2d", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
-           "GRUCell", "Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Tanh", "Softmax", "Softmin",
+           "GRUCell", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+           "Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Tanh", "Softmax", "Softmin",
            "LogSoftmax", "ELU", "SELU", "CELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus",
            "Softsign", "Tanhshrink", "PReLU", "Hardsigmoid", "Hardswish", "SiLU", "Mish", "L1Loss", "NLLLoss",
            "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss",
