@@ -1,15 +1,19 @@
-"""``nn.functional.scaled_dot_product_attention``.
+"""``nn.functional.scaled_dot_product_attention`` and ``multi_head_attention_forward`` (the body of
+``nn.MultiheadAttention``), with the mask helpers the attention modules share.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 from ... import _dtype
 from ..._ops._common import cpp_type_name
 from ..._ops._registry import Tensor
-from ._common import _builtin, _function
+from ._common import _builtin, _function, _public
+from .convolution import linear
 from .dropout import dropout
+from .padding import pad
 
 # -- attention -------------------------------------------------------------------------------
 
@@ -64,3 +68,211 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return weights.matmul(value)
+
+
+# -- multi-head attention ----------------------------------------------------------------------
+
+def _canonical_mask(mask: Tensor | None, mask_name: str, other_type, other_name: str, target_type,
+                    check_other: bool = True) -> Tensor | None:
+    """``mask`` as an additive float mask of ``target_type``: a boolean mask's True positions (the
+    ones *not* to attend to) become -inf, the others 0; a float mask is returned as it is."""
+    if mask is None:
+        return None
+    if mask.dtype != _dtype.bool and not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
+                      f"instead.", stacklevel=3)
+    if mask.is_floating_point():
+        return mask
+    return _function("zeros_like")(mask, dtype=target_type).masked_fill(mask, -math.inf)
+
+
+def _none_or_dtype(input: Tensor | None):
+    return None if input is None else input.dtype
+
+
+def _mha_shape_check(query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
+                     attn_mask: Tensor | None, num_heads: int) -> bool:
+    """Whether the inputs are batched ((L, N, E) rather than (L, E)); checks the ranks agree."""
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError(f"For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+                                 f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError(f"For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
+                                 f"found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(f"For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                                 f"found {attn_mask.dim()}-D tensor instead")
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError(f"For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+                                 f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError(f"For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D but "
+                                 f"found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(f"For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                                     f"but found {attn_mask.dim()}-D tensor instead")
+            expected = (num_heads, query.shape[0], key.shape[0])
+            if attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got {attn_mask.shape}"
+                                     .replace("tensormodes.", "torch."))
+        return False
+    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D query "
+                         f"tensor")
+
+
+def _size_text(shape) -> str:
+    return f"torch.Size([{', '.join(map(str, shape))}])"
+
+
+def _check_static(name: str, static: Tensor, heads: int, head_dim: int) -> Tensor:
+    if static.size(0) != heads:
+        raise AssertionError(f"expecting {name}.size(0) of {heads}, but got {static.size(0)}")
+    if static.size(2) != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {static.size(2)}")
+    return static
+
+
+@_public
+def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+                                 in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+                                 bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float,
+                                 out_proj_weight: Tensor, out_proj_bias: Tensor | None, training: bool = True,
+                                 key_padding_mask: Tensor | None = None, need_weights: bool = True,
+                                 attn_mask: Tensor | None = None, use_separate_proj_weight: bool = False,
+                                 q_proj_weight: Tensor | None = None, k_proj_weight: Tensor | None = None,
+                                 v_proj_weight: Tensor | None = None, static_k: Tensor | None = None,
+                                 static_v: Tensor | None = None, average_attn_weights: bool = True,
+                                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
+    """Multi-head attention over sequence-first inputs: ``query`` (L, N, E), ``key`` and ``value``
+    (S, N, E_k / E_v), or unbatched (L, E). Projects them (packed ``in_proj_weight`` or the separate
+    ``q/k/v_proj_weight``), attends per head, projects back with ``out_proj``. Boolean masks mark
+    the positions *not* to attend to; float masks are added. Returns the output and, with
+    ``need_weights``, the attention weights (averaged over heads unless ``average_attn_weights`` is
+    False), else None.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> x, eye = tm.ones(2, 1, 4), tm.eye(4)
+    >>> out, weights = F.multi_head_attention_forward(x, x, x, 4, 2, tm.cat([eye] * 3), None, None, None, False,
+    ...                                               0.0, eye, None)
+    >>> out.shape, weights.tolist()
+    (tensormodes.Size([2, 1, 4]), [[[0.5, 0.5], [0.5, 0.5]]])
+    """
+    batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, batch, embed_dim = query.shape
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask), "attn_mask",
+                                       query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        # scaled_dot_product_attention applies the causal mask itself.
+        attn_mask = None
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {_size_text(key.shape[:2])} do not match value's "
+                                 f"{_size_text(value.shape[:2])}")
+        for name, weight in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+            if weight is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight is None")
+        weights = (q_proj_weight, k_proj_weight, v_proj_weight)
+    else:
+        if key.shape != value.shape:
+            raise AssertionError(f"key shape {_size_text(key.shape)} does not match value shape "
+                                 f"{_size_text(value.shape)}")
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        weights = in_proj_weight.chunk(3)
+    biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+    q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, key.shape[0]):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {_size_text(attn_mask.shape)}, but should be "
+                                   f"{(tgt_len, key.shape[0])}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif tuple(attn_mask.shape) != (batch * num_heads, tgt_len, key.shape[0]):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {_size_text(attn_mask.shape)}, but should be "
+                               f"{(batch * num_heads, tgt_len, key.shape[0])}.")
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        # One more key / value position, shared by every batch element.
+        k = _function("cat")([k, bias_k.repeat(1, batch, 1)])
+        v = _function("cat")([v, bias_v.repeat(1, batch, 1)])
+        attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
+        key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
+    heads = batch * num_heads
+    # Heads join the batch: (N * num_heads, length, head_dim).
+    q = q.reshape(tgt_len, heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], heads, head_dim).transpose(0, 1) if static_k is None else \
+        _check_static("static_k", static_k, heads, head_dim)
+    v = v.reshape(v.shape[0], heads, head_dim).transpose(0, 1) if static_v is None else \
+        _check_static("static_v", static_v, heads, head_dim)
+    if add_zero_attn:
+        k = _function("cat")([k, k.new_zeros((heads, 1, head_dim))], 1)
+        v = _function("cat")([v, v.new_zeros((heads, 1, head_dim))], 1)
+        attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
+        key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
+    src_len = k.size(1)
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != batch:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {batch}, but got "
+                                 f"{key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
+        key_padding_mask = key_padding_mask.reshape(batch, 1, 1, src_len).expand(-1, num_heads, -1, -1) \
+            .reshape(heads, 1, src_len)
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        scores = (q * math.sqrt(1.0 / head_dim)).bmm(k.transpose(-2, -1))
+        if attn_mask is not None:
+            scores = scores + attn_mask
+        weights_out = scores.softmax(-1)
+        if dropout_p > 0.0:
+            weights_out = dropout(weights_out, p=dropout_p)
+        output = weights_out.bmm(v).transpose(0, 1).reshape(tgt_len * batch, embed_dim)
+        output = linear(output, out_proj_weight, out_proj_bias).reshape(tgt_len, batch, -1)
+        weights_out = weights_out.reshape(batch, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights_out = weights_out.mean(dim=1)
+        if not batched:
+            return output.squeeze(1), weights_out.squeeze(0)
+        return output, weights_out
+    if attn_mask is not None:
+        attn_mask = attn_mask.unsqueeze(0) if attn_mask.size(0) == 1 else \
+            attn_mask.reshape(batch, num_heads, -1, src_len)
+    q = q.reshape(batch, num_heads, tgt_len, head_dim)
+    k = k.reshape(batch, num_heads, src_len, head_dim)
+    v = v.reshape(batch, num_heads, src_len, head_dim)
+    output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    output = output.permute(2, 0, 1, 3).reshape(batch * tgt_len, embed_dim)
+    output = linear(output, out_proj_weight, out_proj_bias).reshape(tgt_len, batch, -1)
+    return (output if batched else output.squeeze(1)), None

@@ -32,9 +32,10 @@ from .activation import (
                          Tanhshrink,
                          Threshold,
 )
+from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
-from .dropout import Dropout
+from .dropout import Dropout, Dropout1d, Dropout2d
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
 from .loss import (
@@ -57,13 +58,28 @@ from .loss import (
 )
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm2d, LayerNorm
-from .pooling import MaxPool1d, MaxPool2d
-from .sparse import Embedding
+from .pooling import (
+                         AdaptiveAvgPool1d,
+                         AdaptiveAvgPool2d,
+                         AdaptiveMaxPool2d,
+                         AvgPool1d,
+                         AvgPool2d,
+                         MaxPool1d,
+                         MaxPool2d,
+)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .sparse import Embedding, EmbeddingBag
+from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "Sequential", "ModuleList",
            "ModuleDict", "ParameterList", "ParameterDict", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
-           "MaxPool1d", "MaxPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm2d",
-           "Embedding", "Dropout", "Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Tanh", "Softmax", "Softmin",
+           "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "InstanceNorm2d",
+           "Embedding", "EmbeddingBag", "Dropout", "Dropout1d", "Dropout2d", "Upsample", "UpsamplingNearest2d",
+           "UpsamplingBilinear2d", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
+           "GRUCell", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+           "Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Tanh", "Softmax", "Softmin",
            "LogSoftmax", "ELU", "SELU", "CELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus",
            "Softsign", "Tanhshrink", "PReLU", "Hardsigmoid", "Hardswish", "SiLU", "Mish", "L1Loss", "NLLLoss",
            "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss",

@@ -1,4 +1,5 @@
-"""``Dropout``: zeroes elements with probability ``p`` during training.
+"""Dropout layers: ``Dropout`` zeroes elements, ``Dropout1d`` / ``Dropout2d`` whole channels, with
+probability ``p`` during training.
 
 >>> import tensormodes as tm
 >>> tm.nn.Dropout(p=0.2).eval()(tm.ones(3)).tolist()
@@ -12,7 +13,7 @@ import tensormodes as tm
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d"]
 
 
 class _DropoutNd(Module):
@@ -47,3 +48,37 @@ class Dropout(_DropoutNd):
     def forward(self, input: tm.Tensor) -> tm.Tensor:
         """``F.dropout(input, p, training, inplace)``."""
         return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """Randomly zero out entire channels (a channel is a 1D feature map) during training.
+
+    Input (N, C, L) or (C, L); kept channels are scaled by 1 / (1 - p).
+
+    >>> import tensormodes as tm
+    >>> y = tm.nn.Dropout1d(0.5)(tm.ones(1, 200, 3))
+    >>> bool((y == y[:, :, :1]).all()), sorted(set(y.flatten().tolist()))
+    (True, [0.0, 2.0])
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.dropout1d(input, p, training, inplace)``."""
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Randomly zero out entire channels (a channel is a 2D feature map) during training.
+
+    Input (N, C, H, W); kept channels are scaled by 1 / (1 - p). A 3D input is taken as
+    (N, C, L), with PyTorch's warning.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.Dropout2d(0.2)
+    Dropout2d(p=0.2, inplace=False)
+    >>> tm.nn.Dropout2d().eval()(tm.ones(1, 2, 1, 1)).tolist()
+    [[[[1.0]], [[1.0]]]]
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.dropout2d(input, p, training, inplace)``."""
+        return F.dropout2d(input, self.p, self.training, self.inplace)

@@ -131,3 +131,13 @@ class Bilinear(Module):
         """``in1_features=..., in2_features=..., out_features=..., bias=...``."""
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """``Linear`` under the name PyTorch gives ``MultiheadAttention.out_proj`` (a marker for its
+    quantisation tools; here it only keeps the ``repr`` the same).
+
+    >>> import tensormodes as tm
+    >>> tm.nn.MultiheadAttention(4, 2).out_proj
+    NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)
+    """

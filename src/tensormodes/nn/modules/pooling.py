@@ -1,4 +1,5 @@
-"""Max pooling modules: ``MaxPool1d`` and ``MaxPool2d``.
+"""Pooling modules: max (``MaxPool1d``, ``MaxPool2d``), average (``AvgPool1d``, ``AvgPool2d``) and
+adaptive (``AdaptiveAvgPool1d``, ``AdaptiveAvgPool2d``, ``AdaptiveMaxPool2d``).
 
 >>> import tensormodes as tm
 >>> tm.nn.MaxPool1d(2)(tm.tensor([[[1., 3., 2., 5.]]])).tolist()
@@ -7,12 +8,15 @@
 
 from __future__ import annotations
 
+import numbers
+
 import tensormodes as tm
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AdaptiveMaxPool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -63,3 +67,140 @@ class MaxPool2d(_MaxPoolNd):
         """``F.max_pool2d`` with the module's settings."""
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+def _single(value) -> tuple:
+    """``value`` as a 1-tuple, as PyTorch's ``_single`` stores 1D pooling settings."""
+    if isinstance(value, numbers.Integral) or not hasattr(value, "__iter__"):
+        return (value,)
+    return tuple(value)
+
+
+class _AvgPoolNd(Module):
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
+
+    def extra_repr(self) -> str:
+        """``kernel_size=..., stride=..., padding=...``."""
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    """Applies a 1D average pooling over an input signal composed of several input planes.
+
+    The settings are kept as 1-tuples; ``stride`` defaults to ``kernel_size``.
+
+    >>> import tensormodes as tm
+    >>> pool = tm.nn.AvgPool1d(2)
+    >>> pool, pool(tm.tensor([[[1., 3., 2., 6.]]])).tolist()
+    (AvgPool1d(kernel_size=(2,), stride=(2,), padding=(0,)), [[[2.0, 4.0]]])
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.avg_pool1d`` with the module's settings."""
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Applies a 2D average pooling over an input signal composed of several input planes.
+
+    ``stride`` defaults to ``kernel_size``; ``divisor_override`` replaces the window size as
+    the divisor.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.AvgPool2d(2)(tm.arange(16.).reshape(1, 1, 4, 4)).tolist()
+    [[[[2.5, 4.5], [10.5, 12.5]]]]
+    """
+
+    __constants__ = [*_AvgPoolNd.__constants__, "divisor_override"]
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.avg_pool2d`` with the module's settings."""
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class _AdaptiveAvgPoolNd(Module):
+    __constants__ = ["output_size"]
+
+    def __init__(self, output_size) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self) -> str:
+        """``output_size=...``."""
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Applies a 1D adaptive average pooling over an input signal composed of several input planes.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.AdaptiveAvgPool1d(2)(tm.tensor([[1., 3., 2., 6.]])).tolist()
+    [[2.0, 4.0]]
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.adaptive_avg_pool1d(input, output_size)``."""
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """Applies a 2D adaptive average pooling over an input signal composed of several input planes.
+
+    ``output_size`` is an int or a pair whose None entries keep the input's size.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.AdaptiveAvgPool2d((1, None))(tm.arange(4.).reshape(1, 2, 2)).tolist()
+    [[[1.0, 2.0]]]
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.adaptive_avg_pool2d(input, output_size)``."""
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+
+class AdaptiveMaxPool2d(Module):
+    """Applies a 2D adaptive max pooling over an input signal composed of several input planes.
+
+    ``return_indices=True`` also returns the maxima's flat positions in their planes.
+
+    >>> import tensormodes as tm
+    >>> values, indices = tm.nn.AdaptiveMaxPool2d(1, return_indices=True)(tm.tensor([[[1., 5.], [0., 3.]]]))
+    >>> values.tolist(), indices.tolist()
+    ([[[5.0]]], [[[1]]])
+    """
+
+    __constants__ = ["output_size", "return_indices"]
+
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def extra_repr(self) -> str:
+        """``output_size=...``."""
+        return f"output_size={self.output_size}"
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor | tuple[tm.Tensor, tm.Tensor]:
+        """``F.adaptive_max_pool2d(input, output_size, return_indices)``."""
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)

@@ -1,0 +1,184 @@
+"""``RNN``, ``LSTM``, ``GRU`` and their cells against PyTorch's with the same weights: outputs and
+final states, gradients of inputs, initial states and every weight, state-dict names, ``repr``,
+initialisation and errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+
+from .nn_oracle import check_layer
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(99)
+
+
+def _floats(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+CASES = [
+    ("L.nn.RNN(3, 4)", [_floats(5, 2, 3)]),
+    ("L.nn.RNN(3, 4, nonlinearity='relu')", [_floats(5, 2, 3), _floats(1, 2, 4)]),
+    ("L.nn.RNN(3, 4, 2, bias=False, bidirectional=True)", [_floats(4, 3, 3), _floats(4, 3, 4)]),
+    ("L.nn.RNN(3, 4, batch_first=True)", [_floats(2, 6, 3)]),
+    ("L.nn.RNN(3, 4, 2)", [_floats(6, 3), _floats(2, 4)]),
+    ("L.nn.LSTM(3, 4)", [_floats(5, 2, 3)]),
+    ("L.nn.LSTM(3, 4, num_layers=2)", [_floats(5, 2, 3), (_floats(2, 2, 4), _floats(2, 2, 4))]),
+    ("L.nn.LSTM(3, 5, bidirectional=True, batch_first=True)", [_floats(2, 4, 3)]),
+    ("L.nn.LSTM(3, 4, 3, bias=False, bidirectional=True)", [_floats(4, 2, 3), (_floats(6, 2, 4), _floats(6, 2, 4))]),
+    ("L.nn.LSTM(3, 4, batch_first=True)", [_floats(6, 3), (_floats(1, 4), _floats(1, 4))]),
+    ("L.nn.LSTM(3, 4, 2, dropout=0.5)", [_floats(5, 2, 3)]),
+    ("L.nn.GRU(3, 4)", [_floats(5, 2, 3)]),
+    ("L.nn.GRU(3, 4, 2, bidirectional=True)", [_floats(5, 2, 3), _floats(4, 2, 4)]),
+    ("L.nn.GRU(3, 4, bias=False, batch_first=True)", [_floats(3, 5, 3)]),
+    ("L.nn.GRU(3, 4, 2, batch_first=True, bidirectional=True)", [_floats(5, 3)]),
+    ("L.nn.RNNCell(3, 4)", [_floats(2, 3), _floats(2, 4)]),
+    ("L.nn.RNNCell(3, 4, bias=False, nonlinearity='relu')", [_floats(2, 3)]),
+    ("L.nn.RNNCell(3, 4)", [_floats(3), _floats(4)]),
+    ("L.nn.LSTMCell(3, 4)", [_floats(2, 3), (_floats(2, 4), _floats(2, 4))]),
+    ("L.nn.LSTMCell(3, 4, bias=False)", [_floats(3)]),
+    ("L.nn.LSTMCell(3, 4)", [_floats(3), (_floats(4), _floats(4))]),
+    ("L.nn.GRUCell(3, 4)", [_floats(2, 3), _floats(2, 4)]),
+    ("L.nn.GRUCell(3, 4, bias=False)", [_floats(3)]),
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression, inputs", CASES, ids=[c[0].removeprefix("L.nn.") for c in CASES])
+def test_recurrent_layer_matches_torch(expression, inputs):
+    """Evaluation mode (no inter-layer dropout); float32 values within 1e-5, gradients within 1e-4."""
+    check_layer(torch, expression, inputs)
+
+
+@pytest.mark.torch
+def test_lstm_over_a_long_sequence_matches_torch():
+    """60 steps of a 2-layer bidirectional LSTM: the rounding of each step does not build up."""
+    check_layer(torch, "L.nn.LSTM(8, 16, 2, bidirectional=True)", [_floats(60, 4, 8)], atol=2e-5)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.nn.RNN(3, 4)", "L.nn.RNN(3, 4, 2, nonlinearity='relu', bias=False, batch_first=True, dropout=0.5, "
+    "bidirectional=True)", "L.nn.LSTM(3, 4, num_layers=3)", "L.nn.GRU(3, 4, dropout=0.25, num_layers=2)",
+    "L.nn.RNNCell(3, 4)", "L.nn.RNNCell(3, 4, nonlinearity='relu', bias=False)", "L.nn.LSTMCell(3, 4)",
+    "L.nn.GRUCell(3, 4, bias=False)",
+])
+def test_repr_and_state_dict_names_match_torch(expression):
+    ours = eval(expression, {"L": tm})
+    theirs = eval(expression, {"L": torch})
+    assert repr(ours) == repr(theirs)
+    assert [(k, tuple(v.shape)) for k, v in ours.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in theirs.state_dict().items()]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.nn.RNN(3, 4, nonlinearity='sigmoid')",
+    "L.nn.RNN(3, 4, dropout=2)",
+    "L.nn.RNN(3, 4, dropout=True)",
+    "L.nn.RNN(3, 0)",
+    "L.nn.RNN(0, 3)",
+    "L.nn.RNN(3, 4, num_layers=0)",
+    "L.nn.RNN(3.0, 4)",
+    "L.nn.GRU(3, 4, bias=1)",
+    "L.nn.LSTM(3, 4, batch_first=None)",
+    "L.nn.LSTM(3, 4, proj_size=4)",
+    "L.nn.LSTM(3, 4, proj_size=-1)",
+    "L.nn.RNN(3, 4)(L.ones(1, 2, 3, 4))",
+    "L.nn.LSTM(3, 4)(L.ones(5))",
+    "L.nn.GRU(3, 4)(L.ones(1, 2, 3, 4))",
+    "L.nn.LSTM(3, 4)(L.ones(2, 5, 4))",
+    "L.nn.LSTM(3, 4)(L.ones(2, 5, 3), (L.ones(1, 5, 4), L.ones(1, 4, 4)))",
+    "L.nn.LSTM(3, 4)(L.ones(2, 5, 3), (L.ones(1, 4, 4), L.ones(1, 5, 4)))",
+    "L.nn.LSTM(3, 4)(L.ones(2, 5, 3), (L.ones(5, 4), L.ones(1, 5, 4)))",
+    "L.nn.LSTM(3, 4)(L.ones(5, 3), (L.ones(1, 1, 4), L.ones(1, 4)))",
+    "L.nn.GRU(3, 4)(L.ones(2, 5, 3), L.ones(2, 5, 4))",
+    "L.nn.GRU(3, 4)(L.ones(2, 5, 3, dtype=L.float64))",
+    "L.nn.GRU(3, 4)(L.ones(5, 3), L.ones(1, 1, 4))",
+    "L.nn.RNN(3, 4)(L.ones(5, 2, 3), L.ones(1, 4))",
+    "L.nn.RNNCell(3, 4)(L.ones(2, 5))",
+    "L.nn.RNNCell(3, 4)(L.ones(2, 3), L.ones(3, 4))",
+    "L.nn.RNNCell(3, 4)(L.ones(2, 3), L.ones(2, 5))",
+    "L.nn.RNNCell(3, 4)(L.ones(2, 3), L.ones(1, 2, 4))",
+    "L.nn.LSTMCell(3, 4)(L.ones(2, 3), (L.ones(2, 4), L.ones(2, 5)))",
+    "L.nn.LSTMCell(3, 4)(L.ones(2, 3), (L.ones(2, 4), L.ones(1, 2, 4)))",
+    "L.nn.GRUCell(3, 4)(L.ones(2, 3, 1))",
+    "L.nn.RNNCell(3, 4, nonlinearity='sigmoid')(L.ones(3))",
+])
+def test_construction_and_call_errors_match_torch(expression):
+    outcomes = []
+    for library in (tm, torch):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                eval(expression, {"L": library})
+        except Exception as error:  # noqa: BLE001 - the error itself is what is compared
+            outcomes.append((type(error).__name__, str(error).replace("torch.", "tensormodes.")))
+        else:
+            outcomes.append(None)
+    assert outcomes[0] is not None, f"{expression}: tensormodes raised nothing, torch raised {outcomes[1]}"
+    assert outcomes[0] == outcomes[1]
+
+
+def test_projected_lstm_is_refused_clearly():
+    with pytest.raises(NotImplementedError, match="proj_size > 0"):
+        tm.nn.LSTM(3, 4, proj_size=2)
+
+
+def test_dropout_with_one_layer_warns_like_torch():
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1, but got "
+                                         "dropout=0.5 and num_layers=1"):
+        tm.nn.GRU(3, 4, dropout=0.5)
+
+
+def test_dropout_between_layers_only_in_training():
+    """With p=1 every layer after the first sees zeros in training, so the output is the second
+    layer run on zero inputs: the same for any input. In evaluation mode it depends on the input."""
+    tm.manual_seed(0)
+    rnn = tm.nn.RNN(3, 4, num_layers=2, dropout=1.0)
+    first, second = rnn(tm.randn(5, 2, 3))[0], rnn(tm.randn(5, 2, 3))[0]
+    assert first.tolist() == second.tolist()
+    rnn.eval()
+    assert rnn(tm.randn(5, 2, 3))[0].tolist() != rnn(tm.randn(5, 2, 3))[0].tolist()
+
+
+@pytest.mark.parametrize("expression", ["tm.nn.LSTM(64, 96, 2, bidirectional=True)", "tm.nn.GRUCell(50, 300)",
+                                        "tm.nn.RNN(10, 400)"])
+def test_initialisation_is_uniform_within_one_over_sqrt_hidden(expression):
+    """U(-b, b) with b = 1/sqrt(hidden_size) for every weight and bias: all within the bound, and over
+    all the values (at least 15,000, seeded) the std is b/sqrt(3) within 3% and the max reaches 99% of b."""
+    tm.manual_seed(0)
+    layer = eval(expression, {"tm": tm})
+    bound = 1 / np.sqrt(layer.hidden_size)
+    values = np.concatenate([p.detach().numpy().ravel() for p in layer.parameters()])
+    assert values.size >= 15000 and np.abs(values).max() <= bound
+    assert np.abs(values).max() > 0.99 * bound
+    assert abs(values.std() / (bound / np.sqrt(3)) - 1) < 0.03
+
+
+def test_all_weights_and_flatten_parameters():
+    lstm = tm.nn.LSTM(2, 3, num_layers=2, bidirectional=True, bias=False)
+    lstm.flatten_parameters()
+    assert [[tuple(w.shape) for w in layer] for layer in lstm.all_weights] == \
+        [[(12, 2), (12, 3)], [(12, 2), (12, 3)], [(12, 6), (12, 3)], [(12, 6), (12, 3)]]
+    assert lstm.all_weights[1][0] is lstm.weight_ih_l0_reverse
+
+
+def test_lstm_step_is_a_handful_of_ops():
+    """One matmul for all the gates of a time step: the op count per step stays small and fixed."""
+    from tensormodes.modes import OpCounterMode
+
+    lstm = tm.nn.LSTM(4, 8)
+    counts = []
+    for steps in (3, 6):
+        with OpCounterMode() as counter:
+            lstm(tm.randn(steps, 2, 4))
+        counts.append(sum(counter.counts.values()))
+    per_step = (counts[1] - counts[0]) / 3
+    assert per_step <= 12, per_step
