@@ -35,7 +35,7 @@ _CHECKED = frozenset(d._np for d in (_dtype.float16, _dtype.bfloat16, _dtype.flo
 def _non_finite(value) -> str | None:
     """'NaN', 'Inf' or 'NaN and Inf' if the tensor has such values, else None."""
     data = value._data
-    if data.dtype not in _CHECKED:
+    if data.dtype not in _CHECKED or type(data) is not np.ndarray:  # meta tensors hold no values
         return None
     flat = data.ravel()
     try:
