@@ -345,3 +345,42 @@ def meta_runner(opdef) -> Callable:
     run.__name__ = f"meta_{opdef.name}"
     return run
 
+
+
+# -- added with the pointwise families' rules ----------------------------------------------------
+
+def broadcasting(*names: str) -> MetaRule:
+    """:data:`pointwise` with the operands broadcast in the order of the parameters ``names``
+    (the order the kernel checks them in, which names them "tensor a" and "tensor b" in the
+    error), e.g. ``where``'s condition first."""
+
+    def compute(opdef, args, kwargs):
+        bound, _ = _tensor_arguments(opdef, args, kwargs)
+        shape = _broadcast([s for name in names for s in _shapes_of(bound.arguments.get(name))])
+        return with_shape(_run_probed(opdef, bound), shape)
+
+    return MetaRule(compute, "broadcasting")
+
+
+def _probed(opdef, args, kwargs):
+    bound, _ = _tensor_arguments(opdef, args, kwargs)
+    return _run_probed(opdef, bound)
+
+
+probed = MetaRule(_probed, "probed")
+probed.__doc__ = """Kernels whose result depends only on the operands' dtypes and dimensions, not on
+their sizes (``result_type``): the kernel's result on probes, returned as it is."""
+
+
+def checked_data_dependent(checks: MetaRule) -> MetaRule:
+    """Ops whose result depends on values but whose argument errors do not (``allclose``):
+    ``checks`` raises the kernel's errors, then meta execution raises DataDependentOutputError."""
+
+    def compute(opdef, args, kwargs):
+        checks(opdef, args, kwargs)
+        return _data_dependent(opdef, args, kwargs)
+
+    return MetaRule(compute, "checked_data_dependent")
+
+
+__all__ += ["broadcasting", "probed", "checked_data_dependent"]
