@@ -349,14 +349,19 @@ def meta_runner(opdef) -> Callable:
 
 # -- added with the pointwise families' rules ----------------------------------------------------
 
-def broadcasting(*names: str) -> MetaRule:
+def broadcasting(*names: str, kernel_first: bool = False) -> MetaRule:
     """:data:`pointwise` with the operands broadcast in the order of the parameters ``names``
     (the order the kernel checks them in, which names them "tensor a" and "tensor b" in the
-    error), e.g. ``where``'s condition first."""
+    error), e.g. ``where``'s condition first. ``kernel_first``: the probe runs before the
+    broadcast, for kernels that check dtypes before shapes (``complex``)."""
 
     def compute(opdef, args, kwargs):
         bound, _ = _tensor_arguments(opdef, args, kwargs)
-        shape = _broadcast([s for name in names for s in _shapes_of(bound.arguments.get(name))])
+        shapes = [s for name in names for s in _shapes_of(bound.arguments.get(name))]
+        if kernel_first:
+            result = _run_probed(opdef, bound)
+            return with_shape(result, _broadcast(shapes))
+        shape = _broadcast(shapes)
         return with_shape(_run_probed(opdef, bound), shape)
 
     return MetaRule(compute, "broadcasting")

@@ -70,7 +70,8 @@ _SAMPLES = (
     Sample((TensorSpec((2, 3), "float64"), 1), {"dtype": dt.float32}))
 
 
-@op(meta=same_shape, grad=_softmax_grad, method=True, out=True, samples=_SAMPLES)
+@op(errors=(Sample((_M23, 2)), Sample((TensorSpec((4,), "int64"), 0)), Sample((_M23, 1.0))),
+    meta=same_shape, grad=_softmax_grad, method=True, out=True, samples=_SAMPLES)
 def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies the softmax function along ``dim``: ``exp(x) / exp(x).sum(dim)``, so that the
     values along ``dim`` are in [0, 1] and sum to 1.
@@ -91,7 +92,8 @@ def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     return exponentials.astype(result._np, copy=False)  # a new array already
 
 
-@op(meta=same_shape, grad=_log_softmax_grad, method=True, out=True, samples=_SAMPLES)
+@op(errors=(Sample((_M23, -3)), Sample((TensorSpec((4,), "int64"), 0))),
+    meta=same_shape, grad=_log_softmax_grad, method=True, out=True, samples=_SAMPLES)
 def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies ``log(softmax(x))`` along ``dim``, computed as ``x - max - log(sum(exp(x - max)))``
     so that it stays accurate where ``softmax`` underflows.
@@ -163,7 +165,10 @@ def _softmax_backward_data_grad(grad, grad_output, output, dim, input_dtype):
     return grad_grad_output, grad_output_grad
 
 
-@op(grad=_softmax_backward_data_grad, meta=_backward_meta("softmax"), samples=(
+@op(errors=(Sample((TensorSpec((2, 3)), TensorSpec((3, 2)), 1, dt.float32)),
+            Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float64"), 1, dt.float32)),
+            Sample((TensorSpec((2, 3)), TensorSpec((2, 3)), 2, dt.float32))),
+    grad=_softmax_backward_data_grad, meta=_backward_meta("softmax"), samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", 0, 1), 1, dt.float32)),
     Sample((TensorSpec((2, 3, 4), "float64"), TensorSpec((2, 3, 4), "float64", 0, 1), 0, dt.float64)),
     Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64", 0, 1), -1, dt.float32)),
@@ -200,7 +205,8 @@ def _log_softmax_backward_data_grad(grad, grad_output, output, dim, input_dtype)
     return grad_grad_output, grad_output_grad
 
 
-@op(grad=_log_softmax_backward_data_grad, meta=_backward_meta("log_softmax"), samples=(
+@op(errors=(Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3), "int64"), 1, dt.float32)),),
+    grad=_log_softmax_backward_data_grad, meta=_backward_meta("log_softmax"), samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", -3, 0), 1, dt.float32)),
     Sample((TensorSpec((2, 3, 4), "float64"), TensorSpec((2, 3, 4), "float64", -3, 0), 0, dt.float64)),
     Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64", -3, 0), -1, dt.float32)),

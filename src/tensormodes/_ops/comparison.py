@@ -118,7 +118,8 @@ def logical_not(input: Tensor) -> Tensor:
     return np.asarray(np.logical_not(_truth(input)))
 
 
-@op(meta=pointwise, differentiable=False, method=True, inplace=True, out=True, dunders=(Dunder("__invert__", OWN),),
+@op(errors=(Sample((M23,)),),
+    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, dunders=(Dunder("__invert__", OWN),),
     samples=(Sample((I23,)), Sample((BOOL,)), Sample((U8,)), Sample((TensorSpec((), "int32"),))))
 def bitwise_not(input: Tensor) -> Tensor:
     """The bitwise NOT of an integer or bool tensor (logical NOT for bool).
@@ -204,7 +205,8 @@ def _clamp_grad(grad, input, min, max):  # noqa: A002 - the op's parameter names
     return input_grad, min_grad, max_grad
 
 
-@op(meta=pointwise, grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES)
+@op(errors=(Sample((M23,)), Sample((C64, 0.0, 1.0)), Sample((M23, ROW, 1.0))),
+    meta=pointwise, grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES)
 def clamp(input: Tensor, min: Tensor | Number | None = None,  # noqa: A002 - PyTorch's names
           max: Tensor | Number | None = None) -> Tensor:  # noqa: A002
     """Clamps each element into ``[min, max]`` (either bound may be omitted; bounds are
@@ -233,7 +235,8 @@ def _clamp_min_grad(grad, input, min):  # noqa: A002 - the op's parameter name
     return _clamp_grad(grad, input, min, None)[:2]
 
 
-@op(meta=pointwise, grad=_clamp_min_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64, 0.0)), Sample((M23, TensorSpec((3, 2))))),
+    meta=pointwise, grad=_clamp_min_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))))
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``max(input, min)`` elementwise.
@@ -250,7 +253,8 @@ def _clamp_max_grad(grad, input, max):  # noqa: A002 - the op's parameter name
     return input_grad, max_grad
 
 
-@op(meta=pointwise, grad=_clamp_max_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64, 0.0)), Sample((BOOL, True))),
+    meta=pointwise, grad=_clamp_max_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))))
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``min(input, max)`` elementwise.
@@ -284,7 +288,8 @@ def _maximum_grad(grad, input, other):
     return shared.where(input >= other, 0), shared.where(other >= input, 0)
 
 
-@op(meta=pointwise, grad=_maximum_grad, method=True, out=True, ufunc=np.maximum, samples=_EXTREMUM_SAMPLES)
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=pointwise, grad=_maximum_grad, method=True, out=True, ufunc=np.maximum, samples=_EXTREMUM_SAMPLES)
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum of ``input`` and ``other`` (NaN if either is NaN).
 
@@ -300,7 +305,8 @@ def _minimum_grad(grad, input, other):
     return shared.where(input <= other, 0), shared.where(other <= input, 0)
 
 
-@op(meta=pointwise, grad=_minimum_grad, method=True, out=True, ufunc=np.minimum, samples=_EXTREMUM_SAMPLES)
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=pointwise, grad=_minimum_grad, method=True, out=True, ufunc=np.minimum, samples=_EXTREMUM_SAMPLES)
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum of ``input`` and ``other`` (NaN if either is NaN).
 
@@ -363,7 +369,8 @@ def _where_meta_compute(opdef, args, kwargs):
 _where_meta = MetaRule(_where_meta_compute, "where")
 
 
-@op(meta=_where_meta, grad=_where_grad, out=True,
+@op(errors=(Sample((M23, M23, M23)), Sample((BOOL, M23, TensorSpec((3, 2)))), Sample((BOOL, M23))),
+    meta=_where_meta, grad=_where_grad, out=True,
     samples=(Sample((BOOL, M23, M23)), Sample((BOOL, ROW, 0.0)), Sample((BOOL, 1, 2.5)), Sample((BOOL, 1, 2)),
              Sample((BOOL, I23, F16)), Sample((TensorSpec((), "bool"), I32, SCALAR_F64)),
              Sample((BOOL,), {"input": COLUMN, "other": ROW}), Sample((BOOL,)),
@@ -392,7 +399,8 @@ def _where_method_grad(grad, condition):
     return input_grad, None, other_grad
 
 
-@op(meta=broadcasting("condition", "input", "other"),
+@op(errors=(Sample((M23, M23, M23)), Sample((M23, BOOL, TensorSpec((3, 2))))),
+    meta=broadcasting("condition", "input", "other"),
     grad=_where_method_grad, function=False, method="where", name="where_method",
     samples=(Sample((M23, BOOL, M23)), Sample((I23, BOOL, 2.5)), Sample((ROW, BOOL, COLUMN))))
 def where_method(input: Tensor, condition: Tensor, other: Tensor | Number) -> Tensor:
@@ -429,7 +437,8 @@ def _comparison_samples(ordered: bool) -> tuple[Sample, ...]:
     return samples if ordered else (*samples, Sample((C64, C64)))
 
 
-@op(meta=pointwise,
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=pointwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.equal, dunders=(Dunder("__eq__", OWN),),
     samples=(*_comparison_samples(False), Sample((I23, TensorSpec((2, 3), "int64", -5, 5)))))
 def eq(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -442,7 +451,8 @@ def eq(input: Tensor, other: Tensor | Number) -> Tensor:
     return _compare(np.equal, "eq", input, other, False)
 
 
-@op(meta=pointwise,
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=pointwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.not_equal, dunders=(Dunder("__ne__"),),
     samples=_comparison_samples(False))
 def ne(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -455,7 +465,8 @@ def ne(input: Tensor, other: Tensor | Number) -> Tensor:
     return _compare(np.not_equal, "ne", input, other, False)
 
 
-@op(meta=pointwise,
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=pointwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.less, dunders=(Dunder("__lt__"),),
     samples=_comparison_samples(True))
 def lt(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -468,7 +479,8 @@ def lt(input: Tensor, other: Tensor | Number) -> Tensor:
     return _compare(np.less, "lt", input, other, True)
 
 
-@op(meta=pointwise,
+@op(errors=(Sample((C64, C64)),),
+    meta=pointwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.less_equal, dunders=(Dunder("__le__"),),
     samples=_comparison_samples(True))
 def le(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -481,7 +493,8 @@ def le(input: Tensor, other: Tensor | Number) -> Tensor:
     return _compare(np.less_equal, "le", input, other, True)
 
 
-@op(meta=pointwise,
+@op(errors=(Sample((C64, 0.5)),),
+    meta=pointwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater, dunders=(Dunder("__gt__"),),
     samples=_comparison_samples(True))
 def gt(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -494,7 +507,8 @@ def gt(input: Tensor, other: Tensor | Number) -> Tensor:
     return _compare(np.greater, "gt", input, other, True)
 
 
-@op(meta=pointwise,
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=pointwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater_equal, dunders=(Dunder("__ge__"),),
     samples=_comparison_samples(True))
 def ge(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -522,7 +536,8 @@ _LOGICAL_SAMPLES = (Sample((BOOL, BOOL)), Sample((M23, I23)), Sample((I23, ROW))
                     Sample((C64, BF16)), Sample((TensorSpec((2, 3), "int64", 0, 1), BOOL)))
 
 
-@op(meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
 def logical_and(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where both ``input`` and ``other`` are nonzero.
 
@@ -533,7 +548,8 @@ def logical_and(input: Tensor, other: Tensor) -> Tensor:
     return _logical(np.logical_and, input, other)
 
 
-@op(meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+@op(errors=(Sample((BOOL, TensorSpec((3, 2), "bool"))),),
+    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
 def logical_or(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` or ``other`` is nonzero.
 
@@ -544,7 +560,8 @@ def logical_or(input: Tensor, other: Tensor) -> Tensor:
     return _logical(np.logical_or, input, other)
 
 
-@op(meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
 def logical_xor(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where exactly one of ``input`` and ``other`` is nonzero.
 
@@ -569,7 +586,8 @@ _BITWISE_SAMPLES = (Sample((I23, I23)), Sample((BOOL, BOOL)), Sample((U8, I32)),
                     Sample((TensorSpec((), "int64"), U8)))
 
 
-@op(meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
+@op(errors=(Sample((M23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
+    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__and__", OWN), Dunder("__rand__"), Dunder("__iand__", OWN, inplace=True)))
 def bitwise_and(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise AND of integer or bool operands (logical AND for bool).
@@ -581,7 +599,8 @@ def bitwise_and(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     return _bitwise(np.bitwise_and, "bitwise_and_cpu", "bitwise_and", input, other)
 
 
-@op(meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
+@op(errors=(Sample((M23, 1)), Sample((I23, TensorSpec((3, 2), "int64")))),
+    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__or__", OWN), Dunder("__ror__"), Dunder("__ior__", OWN, inplace=True)))
 def bitwise_or(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise OR of integer or bool operands (logical OR for bool).
@@ -593,7 +612,8 @@ def bitwise_or(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     return _bitwise(np.bitwise_or, "bitwise_or_cpu", "bitwise_or", input, other)
 
 
-@op(meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
+@op(errors=(Sample((I23, 1.5)),),
+    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__xor__", OWN), Dunder("__rxor__"), Dunder("__ixor__", OWN, inplace=True)))
 def bitwise_xor(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise XOR of integer or bool operands (logical XOR for bool).
@@ -629,7 +649,8 @@ _SHIFT_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -2, 70))), Sample((I2
                   Sample((1, I32)), Sample((I32, I23)))
 
 
-@op(meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
+@op(errors=(Sample((M23, 1)), Sample((BOOL, BOOL))),
+    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
     dunders=(Dunder("__lshift__", OWN), Dunder("__rlshift__", OWN, reflected=True),
              Dunder("__ilshift__", OWN, inplace=True)))
 def bitwise_left_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor:
@@ -643,7 +664,8 @@ def bitwise_left_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor
     return _shift(True, input, other)
 
 
-@op(meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
+@op(errors=(Sample((I23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
+    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
     dunders=(Dunder("__rshift__", OWN), Dunder("__rrshift__", OWN, reflected=True),
              Dunder("__irshift__", OWN, inplace=True)))
 def bitwise_right_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor:
@@ -692,7 +714,8 @@ def _close(input: np.ndarray, other: np.ndarray, rtol: float, atol: float, equal
     return np.asarray(close)
 
 
-@op(meta=pointwise, differentiable=False, method=True,
+@op(errors=(Sample((M23, F64)), Sample((M23, M23), {"rtol": -1.0}), Sample((M23, TensorSpec((3, 2))))),
+    meta=pointwise, differentiable=False, method=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW), {"rtol": 2.0, "atol": 0.5}), Sample((I23, I23)),
              Sample((BOOL, BOOL)), Sample((F16, F16), {"atol": 1.0}), Sample((SCALAR_F64, SCALAR_F64)),
              Sample((C64, C64), {"equal_nan": True}), Sample((I23, I23), {"atol": 2, "rtol": 0})))
@@ -710,7 +733,8 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     return _close(input, other, rtol, atol, equal_nan)
 
 
-@op(meta=checked_data_dependent(pointwise), differentiable=False, method=True,
+@op(errors=(Sample((M23, F64)), Sample((M23, M23), {"atol": -1.0}), Sample((M23, TensorSpec((3, 2))))),
+    meta=checked_data_dependent(pointwise), differentiable=False, method=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW), {"rtol": 10.0, "atol": 5.0}), Sample((I23, I23)),
              Sample((F64, F64), {"equal_nan": True}), Sample((SCALAR_F64, SCALAR_F64))))
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
@@ -771,7 +795,8 @@ def _fmax_grad(grad, input, other):
     return grad.where(chosen, 0), grad.where(~chosen, 0)
 
 
-@op(meta=pointwise, grad=_fmax_grad, method=True, out=True, ufunc=np.fmax, samples=_EXTREMUM_SAMPLES)
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=pointwise, grad=_fmax_grad, method=True, out=True, ufunc=np.fmax, samples=_EXTREMUM_SAMPLES)
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum, ignoring NaN: NaN only where both elements are NaN.
 
@@ -788,7 +813,8 @@ def _fmin_grad(grad, input, other):
     return grad.where(chosen, 0), grad.where(~chosen, 0)
 
 
-@op(meta=pointwise, grad=_fmin_grad, method=True, out=True, ufunc=np.fmin, samples=_EXTREMUM_SAMPLES)
+@op(errors=(Sample((C64, C64)),),
+    meta=pointwise, grad=_fmin_grad, method=True, out=True, ufunc=np.fmin, samples=_EXTREMUM_SAMPLES)
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum, ignoring NaN: NaN only where both elements are NaN.
 
@@ -814,7 +840,8 @@ def _bool_output(name: str):
     return check
 
 
-@op(meta=pointwise,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise,
     differentiable=False, method=True, out=True, written_check=_bool_output("signbit"), samples=_PREDICATE_SAMPLES)
 def signbit(input: Tensor) -> Tensor:
     """A bool tensor: True where the sign bit is set (negative numbers, -0.0, and NaN with the bit).
@@ -840,7 +867,8 @@ def _infinity_test(name: str, input: np.ndarray, infinity: float) -> np.ndarray:
     return np.asarray(input == infinity) if mask is None else mask
 
 
-@op(meta=pointwise, differentiable=False, method=True, out=True, written_check=_bool_output("isposinf"),
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, differentiable=False, method=True, out=True, written_check=_bool_output("isposinf"),
     samples=_PREDICATE_SAMPLES)
 def isposinf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is positive infinity.
@@ -853,7 +881,8 @@ def isposinf(input: Tensor) -> Tensor:
     return _infinity_test("isposinf", input, np.inf)
 
 
-@op(meta=pointwise, differentiable=False, method=True, out=True, written_check=_bool_output("isneginf"),
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, differentiable=False, method=True, out=True, written_check=_bool_output("isneginf"),
     samples=_PREDICATE_SAMPLES)
 def isneginf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is negative infinity.

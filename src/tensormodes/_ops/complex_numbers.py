@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import dtype_of, floating, quiet, scalar_type_name
-from ._meta import copy_of, metadata, pointwise, rule, view_of
+from ._common import check_same_shape_or_broadcast, dtype_of, floating, quiet, scalar_type_name
+from ._meta import broadcasting, copy_of, metadata, pointwise, rule, view_of
 from ._pointwise import _zeros_like
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import BOOL, C64, F16, F64, I23, M23, POSITIVE, SCALAR_F64
@@ -65,7 +65,8 @@ def _imag_grad(grad):
     return grad * 1j
 
 
-@op(grad=_imag_grad, method=False, view=True, meta=rule(_imag_meta), samples=(Sample((C64,)), Sample((_C128,))))
+@op(errors=(Sample((M23,)),),
+    grad=_imag_grad, method=False, view=True, meta=rule(_imag_meta), samples=(Sample((C64,)), Sample((_C128,))))
 def imag(input: Tensor) -> Tensor:
     """The imaginary part of a complex tensor, as a view; also the property ``x.imag``.
 
@@ -208,7 +209,8 @@ def _complex_grad(grad):
     return grad, grad * -1j
 
 
-@op(meta=pointwise, name="complex", grad=_complex_grad, out=True, samples=(
+@op(errors=(Sample((M23, F64)), Sample((I23, I23)), Sample((M23, TensorSpec((3, 2))))),
+    meta=broadcasting("real", "imag", kernel_first=True), name="complex", grad=_complex_grad, out=True, samples=(
     Sample((M23, M23)), Sample((F64, TensorSpec((3,), "float64"))), Sample((SCALAR_F64, SCALAR_F64))))
 def _complex(real: Tensor, imag: Tensor) -> Tensor:  # the op "complex": a def would hide the builtin here
     """The complex tensor ``real + 1j * imag`` (float32 parts give complex64, float64 parts
@@ -219,7 +221,7 @@ def _complex(real: Tensor, imag: Tensor) -> Tensor:  # the op "complex": a def w
     tensor([1.+2.j])
     """
     result_type = _complex_parts_type("complex", real, imag)
-    result = np.empty(np.broadcast_shapes(real.shape, imag.shape), result_type)
+    result = np.empty(check_same_shape_or_broadcast(real.shape, imag.shape), result_type)
     result.real, result.imag = real, imag
     return result
 
@@ -231,7 +233,8 @@ def _polar_grad(grad, result):
     return grad * result.sgn().conj(), grad * (result * 1j).conj()
 
 
-@op(meta=pointwise, grad=_polar_grad, out=True, samples=(
+@op(errors=(Sample((F64, M23)), Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=broadcasting("abs", "angle", kernel_first=True), grad=_polar_grad, out=True, samples=(
     Sample((POSITIVE, M23)), Sample((TensorSpec((3,), "float64", 0.1, 3), TensorSpec((2, 3), "float64"))),
     Sample((TensorSpec((), "float64", 0.5, 2), SCALAR_F64))))
 def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's parameter names
@@ -243,6 +246,6 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's param
     tensor([2.+0.j])
     """
     result_type = _complex_parts_type("polar", abs, angle)
-    result = np.empty(np.broadcast_shapes(abs.shape, angle.shape), result_type)
+    result = np.empty(check_same_shape_or_broadcast(abs.shape, angle.shape), result_type)
     result.real, result.imag = abs * np.cos(angle), abs * np.sin(angle)
     return result

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import check_compute_device
 from ._common import resolve_dtype
-from ._meta import MetaArray, contiguous_strides, data_dependent, metadata, rule, same_metadata, view_of
+from ._meta import MetaArray, checked_data_dependent, contiguous_strides, metadata, rule, same_metadata, view_of
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, SCALAR
 from ._shape import _same_grad
@@ -87,7 +87,16 @@ def numel(input: Tensor) -> int:
     return int(input.size)
 
 
-@op(differentiable=False, method=True, meta=data_dependent, samples=(
+def _check_one_value(input) -> None:
+    """``is_nonzero``'s checks, which read only the size (the meta rule runs them too)."""
+    if input.size > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    if input.size == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+
+
+@op(errors=(Sample((M23,)), Sample((TensorSpec((0,)),))),
+    differentiable=False, method=True, meta=checked_data_dependent(rule(_check_one_value)), samples=(
     Sample((TensorSpec((1,)),)), Sample((TensorSpec((), "int64", 0, 0),)), Sample((TensorSpec((1, 1), "bool"),)),
     Sample((TensorSpec((), "complex64"),))))
 def is_nonzero(input: Tensor) -> bool:
@@ -97,10 +106,7 @@ def is_nonzero(input: Tensor) -> bool:
     >>> tm.is_nonzero(tm.tensor([0.5]))
     True
     """
-    if input.size > 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    if input.size == 0:
-        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    _check_one_value(input)
     return bool(input.reshape(()) != 0)
 
 

@@ -17,7 +17,7 @@ from ._common import dtype_of, not_implemented, ops, quiet
 from ._meta import pointwise
 from ._pointwise import _float_unary, _real_float_unary
 from ._registry import Sample, Tensor, TensorSpec, op
-from ._samples import BF16, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
+from ._samples import BF16, C64, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
 
 
 @functools.cache
@@ -57,7 +57,8 @@ def _erf_grad(grad, input):
     return grad * (2 / math.sqrt(math.pi)) * (-(input * input)).exp()
 
 
-@op(meta=pointwise, grad=_erf_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, grad=_erf_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((TensorSpec((4,), "float64", -8, 8),))))
 def erf(input: Tensor) -> Tensor:
@@ -85,7 +86,8 @@ def _erfc_grad(grad, input):
     return grad * (-2 / math.sqrt(math.pi)) * (-(input * input)).exp()
 
 
-@op(meta=pointwise, grad=_erfc_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, grad=_erfc_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((BF16,)), Sample((TensorSpec((4,), "float64", -3, 9),))))
 def erfc(input: Tensor) -> Tensor:
@@ -163,7 +165,8 @@ def _lgamma_grad(grad, input):
     return grad * input.digamma()
 
 
-@op(meta=pointwise, grad=_lgamma_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, grad=_lgamma_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
              Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
              Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
@@ -244,7 +247,8 @@ def _digamma_grad(grad, input):
     return grad * ops.polygamma(1, input)
 
 
-@op(meta=pointwise, grad=_digamma_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, grad=_digamma_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
              Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
              Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
@@ -348,7 +352,8 @@ def _polygamma_grad(grad, n, input):
     return grad * ops.polygamma(n + 1, input)
 
 
-@op(meta=pointwise, grad=_polygamma_grad, out=True, samples=tuple(Sample(args) for args in _POLYGAMMA_SAMPLES))
+@op(errors=(Sample((-1, POSITIVE)), Sample((1.5, POSITIVE))),
+    meta=pointwise, grad=_polygamma_grad, out=True, samples=tuple(Sample(args) for args in _POLYGAMMA_SAMPLES))
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The ``n``-th derivative of ``digamma`` (``polygamma(0, x)`` is ``digamma(x)``).
 
@@ -363,7 +368,8 @@ def _polygamma_method_grad(grad, input, n):
     return grad * ops.polygamma(n + 1, input)
 
 
-@op(meta=pointwise,
+@op(errors=(Sample((POSITIVE, -1)),),
+    meta=pointwise,
     grad=_polygamma_method_grad, function=False, method="polygamma", inplace="polygamma_", name="polygamma_method",
     samples=tuple(Sample((spec, n)) for n, spec in _POLYGAMMA_SAMPLES[:4]))
 def polygamma_method(input: Tensor, n: int) -> Tensor:
@@ -409,7 +415,8 @@ def _erfinv_grad(grad, result):
     return grad * (math.sqrt(math.pi) / 2) * (result * result).exp()
 
 
-@op(meta=pointwise, grad=_erfinv_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, grad=_erfinv_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((4,), "float64", 0.9, 0.999),)),
              Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),))))
@@ -473,7 +480,8 @@ def _i0_grad(grad, input):
     return grad * _i1(input)
 
 
-@op(meta=pointwise, grad=_i0_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, grad=_i0_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((BF16,))))
 def i0(input: Tensor) -> Tensor:

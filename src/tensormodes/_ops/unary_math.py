@@ -60,7 +60,8 @@ def _rounding(ufunc, name: str, input: np.ndarray) -> np.ndarray:
     return _as(ufunc(input), d)
 
 
-@op(meta=pointwise, grad=_neg_grad, method=True, inplace=True, out=True, dunders=(Dunder("__neg__"),),
+@op(errors=(Sample((BOOL,)),),
+    meta=pointwise, grad=_neg_grad, method=True, inplace=True, out=True, dunders=(Dunder("__neg__"),),
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))))
 def neg(input: Tensor) -> Tensor:
     """Returns a new tensor with the negative of the elements of ``input``.
@@ -89,7 +90,8 @@ def _positive_grad(grad):
     return grad
 
 
-@op(meta=metadata, grad=_positive_grad, method=True, view=True, dunders=(Dunder("__pos__"),),
+@op(errors=(Sample((BOOL,)),),
+    meta=metadata, grad=_positive_grad, method=True, view=True, dunders=(Dunder("__pos__"),),
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,))))
 def positive(input: Tensor) -> Tensor:
     """Returns ``input`` (sharing its data); an error for bool tensors.
@@ -107,7 +109,8 @@ def _abs_grad(grad, input):
     return grad * input.sgn()  # the sign; z / |z| for complex z
 
 
-@op(meta=pointwise, grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
+@op(errors=(Sample((BOOL,)),),
+    meta=pointwise, grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
 def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """Computes the absolute value of each element (the magnitude for complex inputs).
@@ -127,7 +130,8 @@ def _step_grad(grad):
     return _zeros_like(grad)
 
 
-@op(meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def sign(input: Tensor) -> Tensor:
     """The sign of each element: -1, 0 or 1 in ``input``'s dtype (NaN gives 0).
@@ -512,7 +516,8 @@ def _relu_grad(grad, result):
     return ops._threshold_backward(grad, result, 0)
 
 
-@op(meta=pointwise, grad=_relu_grad, method=True, inplace=True,
+@op(errors=(Sample((BOOL,)), Sample((C64,))),
+    meta=pointwise, grad=_relu_grad, method=True, inplace=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def relu(input: Tensor) -> Tensor:
     """``max(input, 0)`` elementwise.
@@ -534,7 +539,8 @@ def _threshold_backward_grad(grad, input, threshold):
     return ops._threshold_backward(grad, input, threshold), _zeros_like(input)
 
 
-@op(meta=broadcasting("input", "grad_output"), grad=_threshold_backward_grad, samples=(
+@op(errors=(Sample((M23, TensorSpec((3, 2)), 0)), Sample((BOOL, BOOL, 0)), Sample((C64, C64, 0))),
+    meta=broadcasting("input", "grad_output"), grad=_threshold_backward_grad, samples=(
     Sample((M23, M23, 0)), Sample((F64, ROW, 0.5)), Sample((M23, I23, 1)), Sample((SCALAR_F64, SCALAR_F64, 0)),
     Sample((BF16, BF16, 0)), Sample((F16, TensorSpec((3,)), -0.5))))
 def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -> Tensor:
@@ -555,7 +561,8 @@ def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -
     return np.asarray(result if result.dtype == result_type else result.astype(result_type))
 
 
-@op(meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((BOOL,)), Sample((C64,))),
+    meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
 def floor(input: Tensor) -> Tensor:
     """The largest integer not greater than each element (integer tensors are copied).
@@ -567,7 +574,8 @@ def floor(input: Tensor) -> Tensor:
     return _rounding(np.floor, "floor", input)
 
 
-@op(meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def ceil(input: Tensor) -> Tensor:
     """The smallest integer not less than each element (integer tensors are copied).
@@ -579,7 +587,8 @@ def ceil(input: Tensor) -> Tensor:
     return _rounding(np.ceil, "ceil", input)
 
 
-@op(meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((BOOL,)),),
+    meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
 def trunc(input: Tensor) -> Tensor:
     """Each element rounded toward zero (integer tensors are copied).
@@ -591,7 +600,8 @@ def trunc(input: Tensor) -> Tensor:
     return _rounding(np.trunc, "trunc", input)
 
 
-@op(meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)), Sample((I23,), {"decimals": 1})),
+    meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -100, 100),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((M23,), {"decimals": 2}), Sample((TensorSpec((4,), "float64", -1e4, 1e4),), {"decimals": -2}),
              Sample((F16,), {"decimals": 1}), Sample((BF16,))))
@@ -626,7 +636,8 @@ def _frac_grad(grad):
     return grad
 
 
-@op(meta=pointwise, grad=_frac_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((I23,)),),
+    meta=pointwise, grad=_frac_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((SCALAR_F64,)), Sample((F16,))))
 def frac(input: Tensor) -> Tensor:
     """The fractional part of each element, ``input - trunc(input)``.
@@ -738,7 +749,8 @@ def _logit_grad(grad, input, eps):
     return local.where(~((input < eps) | (input > 1 - eps)), 0)
 
 
-@op(meta=pointwise, grad=_logit_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, grad=_logit_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", 0.05, 0.95),)), Sample((TensorSpec((2, 3), "int64", 0, 1),)),
              Sample((TensorSpec((), "float64", 0.1, 0.9),)), Sample((TensorSpec((3,), "float16", 0.1, 0.9),)),
              Sample((TensorSpec((4,), "float64", 0.1, 0.9), 0.25)), Sample((BF16,), {"eps": 0.1}),
@@ -772,7 +784,8 @@ def _deg2rad_grad(grad):
     return grad * (math.pi / 180)
 
 
-@op(meta=pointwise, grad=_deg2rad_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, grad=_deg2rad_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -360, 360),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((BOOL,))))
 def deg2rad(input: Tensor) -> Tensor:
@@ -789,7 +802,8 @@ def _rad2deg_grad(grad):
     return grad * (180 / math.pi)
 
 
-@op(meta=pointwise, grad=_rad2deg_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=pointwise, grad=_rad2deg_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((BOOL,))))
 def rad2deg(input: Tensor) -> Tensor:
     """Converts each element from radians to degrees.
