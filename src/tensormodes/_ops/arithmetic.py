@@ -28,7 +28,7 @@ from ._common import (
     scalar_type_name,
 )
 from ._common import conjugate as _conj
-from ._meta import broadcasting, pointwise
+from ._meta import broadcasting, elementwise
 from ._pointwise import (
     _ND,
     _as,
@@ -126,7 +126,7 @@ def _add_grad(grad, alpha):
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((I23, I23), {"alpha": 1.5})),
-    meta=pointwise, grad=_add_grad, method=True, inplace=True, out=True, ufunc=np.add,
+    meta=elementwise, grad=_add_grad, method=True, inplace=True, out=True, ufunc=np.add,
     dunders=(Dunder("__add__"), Dunder("__radd__"), Dunder("__iadd__", inplace=True)),
     samples=(Sample((M23, M23)), Sample((M23, 2.5), {"alpha": 2}), Sample((I23, ROW)),
              Sample((I23, I32), {"alpha": -3}), Sample((BOOL, BOOL)), Sample((U8, 300)),
@@ -151,7 +151,7 @@ def _sub_grad(grad, alpha):
 
 
 @op(errors=(Sample((BOOL, BOOL)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_sub_grad, method=True, inplace=True, out=True, ufunc=np.subtract,
+    meta=elementwise, grad=_sub_grad, method=True, inplace=True, out=True, ufunc=np.subtract,
     dunders=(Dunder("__sub__"), Dunder("__rsub__", OWN, reflected=True), Dunder("__isub__", inplace=True)),
     samples=(Sample((M23, M23)), Sample((M23, 1), {"alpha": 3}), Sample((I23, ROW)),
              Sample((U8, U8)), Sample((F16, 0.25), {"alpha": 2}), Sample((SCALAR_F64, M23)), Sample((C64, ROW))))
@@ -193,7 +193,7 @@ def _mul_grad(grad, input, other, needs_input_grad):
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
-    meta=pointwise, grad=_mul_grad, save_only_for={"input": "other", "other": "input"},
+    meta=elementwise, grad=_mul_grad, save_only_for={"input": "other", "other": "input"},
     method=True, inplace=True, out=True, ufunc=np.multiply,
     dunders=(Dunder("__mul__"), Dunder("__rmul__"), Dunder("__imul__", inplace=True)),
     samples=(Sample((M23, M23)), Sample((M23, -2)), Sample((I23, ROW)), Sample((BOOL, BOOL)),
@@ -283,7 +283,7 @@ def _div_grad(grad, input, other, needs_input_grad, rounding_mode=None):
 
 
 @op(errors=(Sample((M23, M23), {"rounding_mode": "round"}), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_div_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_div_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
     dunders=(Dunder("__truediv__"), Dunder("__rtruediv__", OWN, reflected=True),
              Dunder("__itruediv__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, 2)), Sample((M23, 0.5)),
@@ -331,7 +331,7 @@ true_divide = alias("true_divide", of="div", method=True, inplace=True, drops=("
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((C64, C64))),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True,
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True,
     dunders=(Dunder("__floordiv__", OWN), Dunder("__rfloordiv__", OWN, reflected=True),
              Dunder("__ifloordiv__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, -3)), Sample((U8, 4)),
@@ -352,7 +352,7 @@ def _remainder_grad(grad, input, other, needs_input_grad):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_remainder_grad, save_only_for={"input": "other", "other": "other"},
+    meta=elementwise, grad=_remainder_grad, save_only_for={"input": "other", "other": "other"},
     method=True, inplace=True, out=True,
     dunders=(Dunder("__mod__"), Dunder("__rmod__", OWN, reflected=True), Dunder("__imod__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, TensorSpec((3,), "int64", -4, -1))), Sample((I23, 3)),
@@ -376,7 +376,7 @@ def _fmod_grad(grad, input, other, needs_input_grad):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise,
+    meta=elementwise,
     grad=_fmod_grad, save_only_for={"input": "other", "other": "other"}, method=True, inplace=True, out=True,
     samples=(Sample((M23, _DIVISORS)), Sample((I23, TensorSpec((3,), "int64", -4, -1))), Sample((I23, 3)),
              Sample((M23, -1.5)), Sample((BF16, 0.7)), Sample((SCALAR_F64, _DIVISORS))))
@@ -421,7 +421,7 @@ def _pow_grad(grad, result, input, exponent):
 
 
 @op(errors=(Sample((I23, -1)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_pow_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_pow_grad, method=True, inplace=True, out=True,
     dunders=(Dunder("__pow__", OWN), Dunder("__rpow__", OWN, reflected=True), Dunder("__ipow__", OWN, inplace=True)),
     samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((M23, 0.5)), Sample((I23, 3)),
              Sample((I23, TensorSpec((2, 3), "int64", -2, 3))), Sample((2, I32)), Sample((2.5, I23)),
@@ -493,7 +493,7 @@ def _atan2_grad(grad, input, other):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_atan2_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_atan2_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)), Sample((F16, F16)),
              Sample((SCALAR_F64, BF16))))
 def atan2(input: Tensor, other: Tensor) -> Tensor:
@@ -513,7 +513,7 @@ def _hypot_grad(grad, result, input, other, needs_input_grad):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise,
+    meta=elementwise,
     grad=_hypot_grad, save_only_for={"input": "input", "other": "other"}, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
              Sample((SCALAR_F64, BF16))))
@@ -541,7 +541,7 @@ def _logaddexp_grad(grad, input, other):
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((I23, I23))),
-    meta=pointwise, grad=_logaddexp_grad, method=True, out=True,
+    meta=elementwise, grad=_logaddexp_grad, method=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
              Sample((SCALAR_F64, BF16)), Sample((C64, C64))))
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
@@ -563,7 +563,7 @@ def _lerp_grad(grad, input, end, weight, needs_input_grad):
 
 
 @op(errors=(Sample((M23, F64, 0.5)), Sample((M23, TensorSpec((3, 2)), 0.5)), Sample((I23, I23, 0.5))),
-    meta=pointwise,
+    meta=elementwise,
     grad=_lerp_grad, save_only_for={"input": "weight", "end": "weight"}, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23, 0.3)), Sample((M23, M23, 0.8)), Sample((M23, ROW, COLUMN)),
              Sample((F16, F16, 0.25)), Sample((M23, M23, TensorSpec((), "float64", 0, 1))),
@@ -633,7 +633,7 @@ def _addcmul_grad(grad, tensor1, tensor2, value, needs_input_grad):
 
 
 @op(errors=(Sample((M23, M23, TensorSpec((3, 2)))),),
-    meta=pointwise, grad=_addcmul_grad, save_only_for={"tensor1": "tensor2", "tensor2": "tensor1"},
+    meta=elementwise, grad=_addcmul_grad, save_only_for={"tensor1": "tensor2", "tensor2": "tensor1"},
     method=True, inplace=True, out=True,
     samples=(*_ADDC_SAMPLES, Sample((I23, I23, I32), {"value": 2}), Sample((I23, I23, M23))))
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
@@ -656,7 +656,7 @@ def _addcdiv_grad(grad, tensor1, tensor2, value, needs_input_grad):
 
 
 @op(errors=(Sample((I23, I23, POSITIVE_I)), Sample((M23, M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_addcdiv_grad, save_only_for={"tensor1": "tensor2"}, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_addcdiv_grad, save_only_for={"tensor1": "tensor2"}, method=True, inplace=True, out=True,
     samples=(*_ADDC_SAMPLES, Sample((I23, C64, POSITIVE_I))))
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """``input + value * tensor1 / tensor2`` elementwise (``tensor1`` and ``tensor2`` may not
@@ -695,7 +695,7 @@ def _xlogy_grad(grad, input, other, needs_input_grad):
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((C64, C64))),
-    meta=pointwise, grad=_xlogy_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_xlogy_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, POSITIVE)), Sample((M23, TensorSpec((3,), "float64", 0.5, 3))),
              Sample((I23, POSITIVE_I)), Sample((F16, TensorSpec((3,), "float16", 0.5, 2))), Sample((M23, 2.5)),
              Sample((3, POSITIVE)), Sample((SCALAR_F64, TensorSpec((), "float64", 0.5, 2))),
@@ -717,7 +717,7 @@ def _logaddexp2_grad(grad, input, other):
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((C64, C64))),
-    meta=pointwise, grad=_logaddexp2_grad, method=True, out=True,
+    meta=elementwise, grad=_logaddexp2_grad, method=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
              Sample((SCALAR_F64, BF16))))
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
@@ -737,7 +737,7 @@ def _copysign_grad(grad, input, other_shape, result):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_copysign_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_copysign_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)), Sample((F16, F16)),
              Sample((M23, -2.0)), Sample((SCALAR_F64, BF16)), Sample((F64, BOOL))))
 def copysign(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -766,7 +766,7 @@ def _float_power_grad(grad, result, input, exponent):
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
-    meta=pointwise, grad=_float_power_grad, method=True, inplace=True, out=True, written_check=_exact_result_dtype,
+    meta=elementwise, grad=_float_power_grad, method=True, inplace=True, out=True, written_check=_exact_result_dtype,
     samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((POSITIVE, 0.5)), Sample((I23, 3)),
              Sample((2, I32)), Sample((2.5, M23)), Sample((F16, BF16)), Sample((C64, 2)),
              Sample((SCALAR_F64, POSITIVE)), Sample((POSITIVE_I, TensorSpec((3,), "int64", -2, 2)))))
@@ -798,7 +798,7 @@ def _heaviside_grad(grad):
 
 # Integer and bool samples only: PyTorch records heaviside but has no derivative for it.
 @op(errors=(Sample((M23, F64)), Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_heaviside_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_heaviside_grad, method=True, inplace=True, out=True,
     samples=(Sample((I23, TensorSpec((3,), "int64", 2, 5))), Sample((BOOL, BOOL)),
              Sample((TensorSpec((2, 3), "int32", -1, 1), TensorSpec((), "int32", 7, 7)))))
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
@@ -837,7 +837,7 @@ _GCD_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -30, 30))), Sample((U8,
 
 
 @op(errors=(Sample((M23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
 def gcd(input: Tensor, other: Tensor) -> Tensor:
     """The greatest common divisor of each pair of integers (non-negative; gcd(0, 0) = 0).
 
@@ -849,7 +849,7 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((M23, M23)), Sample((BOOL, BOOL))),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
 def lcm(input: Tensor, other: Tensor) -> Tensor:
     """The least common multiple of each pair of integers (non-negative; 0 if either is 0).
 

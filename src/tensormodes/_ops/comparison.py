@@ -31,6 +31,7 @@ from ._meta import (
     broadcasting,
     checked_data_dependent,
     data_dependent,
+    elementwise,
     pointwise,
     probed,
 )
@@ -57,7 +58,7 @@ def _no_special_values(input: np.ndarray, fill: bool) -> np.ndarray | None:
     return None
 
 
-@op(meta=pointwise, differentiable=False, method=True,
+@op(meta=elementwise, differentiable=False, method=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))))
 def isnan(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is NaN.
@@ -71,7 +72,7 @@ def isnan(input: Tensor) -> Tensor:
     return np.asarray(np.isnan(input)) if mask is None else mask
 
 
-@op(meta=pointwise, differentiable=False, method=True,
+@op(meta=elementwise, differentiable=False, method=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
 def isinf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is positive or negative infinity.
@@ -85,7 +86,7 @@ def isinf(input: Tensor) -> Tensor:
     return np.asarray(np.isinf(input)) if mask is None else mask
 
 
-@op(meta=pointwise, differentiable=False, method=True,
+@op(meta=elementwise, differentiable=False, method=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BOOL,))))
 def isfinite(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is neither infinite nor NaN.
@@ -106,7 +107,7 @@ def _truth(x):
     return bool(x)
 
 
-@op(meta=pointwise, differentiable=False, method=True, inplace=True, out=True,
+@op(meta=elementwise, differentiable=False, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))))
 def logical_not(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is zero.
@@ -119,7 +120,7 @@ def logical_not(input: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((M23,)),),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, dunders=(Dunder("__invert__", OWN),),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, dunders=(Dunder("__invert__", OWN),),
     samples=(Sample((I23,)), Sample((BOOL,)), Sample((U8,)), Sample((TensorSpec((), "int32"),))))
 def bitwise_not(input: Tensor) -> Tensor:
     """The bitwise NOT of an integer or bool tensor (logical NOT for bool).
@@ -206,7 +207,7 @@ def _clamp_grad(grad, input, min, max):  # noqa: A002 - the op's parameter names
 
 
 @op(errors=(Sample((M23,)), Sample((C64, 0.0, 1.0)), Sample((M23, ROW, 1.0))),
-    meta=pointwise, grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES)
+    meta=elementwise, grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES)
 def clamp(input: Tensor, min: Tensor | Number | None = None,  # noqa: A002 - PyTorch's names
           max: Tensor | Number | None = None) -> Tensor:  # noqa: A002
     """Clamps each element into ``[min, max]`` (either bound may be omitted; bounds are
@@ -236,7 +237,7 @@ def _clamp_min_grad(grad, input, min):  # noqa: A002 - the op's parameter name
 
 
 @op(errors=(Sample((C64, 0.0)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_clamp_min_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_clamp_min_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))))
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``max(input, min)`` elementwise.
@@ -254,7 +255,7 @@ def _clamp_max_grad(grad, input, max):  # noqa: A002 - the op's parameter name
 
 
 @op(errors=(Sample((C64, 0.0)), Sample((BOOL, True))),
-    meta=pointwise, grad=_clamp_max_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_clamp_max_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))))
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``min(input, max)`` elementwise.
@@ -289,7 +290,7 @@ def _maximum_grad(grad, input, other):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_maximum_grad, method=True, out=True, ufunc=np.maximum, samples=_EXTREMUM_SAMPLES)
+    meta=elementwise, grad=_maximum_grad, method=True, out=True, ufunc=np.maximum, samples=_EXTREMUM_SAMPLES)
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum of ``input`` and ``other`` (NaN if either is NaN).
 
@@ -306,7 +307,7 @@ def _minimum_grad(grad, input, other):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_minimum_grad, method=True, out=True, ufunc=np.minimum, samples=_EXTREMUM_SAMPLES)
+    meta=elementwise, grad=_minimum_grad, method=True, out=True, ufunc=np.minimum, samples=_EXTREMUM_SAMPLES)
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum of ``input`` and ``other`` (NaN if either is NaN).
 
@@ -438,7 +439,7 @@ def _comparison_samples(ordered: bool) -> tuple[Sample, ...]:
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
-    meta=pointwise,
+    meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.equal, dunders=(Dunder("__eq__", OWN),),
     samples=(*_comparison_samples(False), Sample((I23, TensorSpec((2, 3), "int64", -5, 5)))))
 def eq(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -452,7 +453,7 @@ def eq(input: Tensor, other: Tensor | Number) -> Tensor:
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
-    meta=pointwise,
+    meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.not_equal, dunders=(Dunder("__ne__"),),
     samples=_comparison_samples(False))
 def ne(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -466,7 +467,7 @@ def ne(input: Tensor, other: Tensor | Number) -> Tensor:
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise,
+    meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.less, dunders=(Dunder("__lt__"),),
     samples=_comparison_samples(True))
 def lt(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -480,7 +481,7 @@ def lt(input: Tensor, other: Tensor | Number) -> Tensor:
 
 
 @op(errors=(Sample((C64, C64)),),
-    meta=pointwise,
+    meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.less_equal, dunders=(Dunder("__le__"),),
     samples=_comparison_samples(True))
 def le(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -494,7 +495,7 @@ def le(input: Tensor, other: Tensor | Number) -> Tensor:
 
 
 @op(errors=(Sample((C64, 0.5)),),
-    meta=pointwise,
+    meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater, dunders=(Dunder("__gt__"),),
     samples=_comparison_samples(True))
 def gt(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -508,7 +509,7 @@ def gt(input: Tensor, other: Tensor | Number) -> Tensor:
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
-    meta=pointwise,
+    meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater_equal, dunders=(Dunder("__ge__"),),
     samples=_comparison_samples(True))
 def ge(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -537,7 +538,7 @@ _LOGICAL_SAMPLES = (Sample((BOOL, BOOL)), Sample((M23, I23)), Sample((I23, ROW))
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
 def logical_and(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where both ``input`` and ``other`` are nonzero.
 
@@ -549,7 +550,7 @@ def logical_and(input: Tensor, other: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((BOOL, TensorSpec((3, 2), "bool"))),),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
 def logical_or(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` or ``other`` is nonzero.
 
@@ -561,7 +562,7 @@ def logical_or(input: Tensor, other: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
 def logical_xor(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where exactly one of ``input`` and ``other`` is nonzero.
 
@@ -587,7 +588,7 @@ _BITWISE_SAMPLES = (Sample((I23, I23)), Sample((BOOL, BOOL)), Sample((U8, I32)),
 
 
 @op(errors=(Sample((M23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__and__", OWN), Dunder("__rand__"), Dunder("__iand__", OWN, inplace=True)))
 def bitwise_and(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise AND of integer or bool operands (logical AND for bool).
@@ -600,7 +601,7 @@ def bitwise_and(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 
 
 @op(errors=(Sample((M23, 1)), Sample((I23, TensorSpec((3, 2), "int64")))),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__or__", OWN), Dunder("__ror__"), Dunder("__ior__", OWN, inplace=True)))
 def bitwise_or(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise OR of integer or bool operands (logical OR for bool).
@@ -613,7 +614,7 @@ def bitwise_or(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 
 
 @op(errors=(Sample((I23, 1.5)),),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__xor__", OWN), Dunder("__rxor__"), Dunder("__ixor__", OWN, inplace=True)))
 def bitwise_xor(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise XOR of integer or bool operands (logical XOR for bool).
@@ -650,7 +651,7 @@ _SHIFT_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -2, 70))), Sample((I2
 
 
 @op(errors=(Sample((M23, 1)), Sample((BOOL, BOOL))),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
     dunders=(Dunder("__lshift__", OWN), Dunder("__rlshift__", OWN, reflected=True),
              Dunder("__ilshift__", OWN, inplace=True)))
 def bitwise_left_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor:
@@ -665,7 +666,7 @@ def bitwise_left_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor
 
 
 @op(errors=(Sample((I23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
-    meta=pointwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
     dunders=(Dunder("__rshift__", OWN), Dunder("__rrshift__", OWN, reflected=True),
              Dunder("__irshift__", OWN, inplace=True)))
 def bitwise_right_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor:
@@ -715,7 +716,7 @@ def _close(input: np.ndarray, other: np.ndarray, rtol: float, atol: float, equal
 
 
 @op(errors=(Sample((M23, F64)), Sample((M23, M23), {"rtol": -1.0}), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, differentiable=False, method=True,
+    meta=elementwise, differentiable=False, method=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW), {"rtol": 2.0, "atol": 0.5}), Sample((I23, I23)),
              Sample((BOOL, BOOL)), Sample((F16, F16), {"atol": 1.0}), Sample((SCALAR_F64, SCALAR_F64)),
              Sample((C64, C64), {"equal_nan": True}), Sample((I23, I23), {"atol": 2, "rtol": 0})))
@@ -796,7 +797,7 @@ def _fmax_grad(grad, input, other):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=pointwise, grad=_fmax_grad, method=True, out=True, ufunc=np.fmax, samples=_EXTREMUM_SAMPLES)
+    meta=elementwise, grad=_fmax_grad, method=True, out=True, ufunc=np.fmax, samples=_EXTREMUM_SAMPLES)
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum, ignoring NaN: NaN only where both elements are NaN.
 
@@ -814,7 +815,7 @@ def _fmin_grad(grad, input, other):
 
 
 @op(errors=(Sample((C64, C64)),),
-    meta=pointwise, grad=_fmin_grad, method=True, out=True, ufunc=np.fmin, samples=_EXTREMUM_SAMPLES)
+    meta=elementwise, grad=_fmin_grad, method=True, out=True, ufunc=np.fmin, samples=_EXTREMUM_SAMPLES)
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum, ignoring NaN: NaN only where both elements are NaN.
 
@@ -841,7 +842,7 @@ def _bool_output(name: str):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise,
+    meta=elementwise,
     differentiable=False, method=True, out=True, written_check=_bool_output("signbit"), samples=_PREDICATE_SAMPLES)
 def signbit(input: Tensor) -> Tensor:
     """A bool tensor: True where the sign bit is set (negative numbers, -0.0, and NaN with the bit).
@@ -868,7 +869,7 @@ def _infinity_test(name: str, input: np.ndarray, infinity: float) -> np.ndarray:
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, differentiable=False, method=True, out=True, written_check=_bool_output("isposinf"),
+    meta=elementwise, differentiable=False, method=True, out=True, written_check=_bool_output("isposinf"),
     samples=_PREDICATE_SAMPLES)
 def isposinf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is positive infinity.
@@ -882,7 +883,7 @@ def isposinf(input: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, differentiable=False, method=True, out=True, written_check=_bool_output("isneginf"),
+    meta=elementwise, differentiable=False, method=True, out=True, written_check=_bool_output("isneginf"),
     samples=_PREDICATE_SAMPLES)
 def isneginf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is negative infinity.
@@ -895,7 +896,7 @@ def isneginf(input: Tensor) -> Tensor:
     return _infinity_test("isneginf", input, -np.inf)
 
 
-@op(meta=pointwise, differentiable=False, method=True, samples=_PREDICATE_SAMPLES + (Sample((C64,)),))
+@op(meta=elementwise, differentiable=False, method=True, samples=_PREDICATE_SAMPLES + (Sample((C64,)),))
 def isreal(input: Tensor) -> Tensor:
     """A bool tensor: True where the imaginary part is zero (everywhere for real tensors).
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import check_same_shape_or_broadcast, dtype_of, floating, quiet, scalar_type_name
-from ._meta import broadcasting, copy_of, metadata, pointwise, rule, view_of
+from ._meta import broadcasting, copy_of, elementwise, metadata, rule, view_of
 from ._pointwise import _zeros_like
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import BOOL, C64, F16, F64, I23, M23, POSITIVE, SCALAR_F64
@@ -142,7 +142,7 @@ def _angle_grad(grad, input):
     return (grad * input * 1j / (input * input.conj()).real).where(input != 0, 0)
 
 
-@op(meta=pointwise, grad=_angle_grad, method=True, out=True,
+@op(meta=elementwise, grad=_angle_grad, method=True, out=True,
     samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((F16,)),
              Sample((BOOL,))))
 def angle(input: Tensor) -> Tensor:
@@ -172,7 +172,7 @@ def _sgn_grad(grad, input, result):
     return ((grad - result * (grad * result.conj()).real) / magnitude).where(magnitude != 0, 0)
 
 
-@op(meta=pointwise, grad=_sgn_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sgn_grad, method=True, inplace=True, out=True,
     samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((BOOL,))))
 def sgn(input: Tensor) -> Tensor:
     """``input / abs(input)`` for complex tensors (0 at 0), the sign (``sign``) for real ones.
@@ -210,7 +210,8 @@ def _complex_grad(grad):
 
 
 @op(errors=(Sample((M23, F64)), Sample((I23, I23)), Sample((M23, TensorSpec((3, 2))))),
-    meta=broadcasting("real", "imag", kernel_first=True), name="complex", grad=_complex_grad, out=True, samples=(
+    meta=broadcasting("real", "imag", kernel_first=True, keep_layout=False), name="complex", grad=_complex_grad,
+    out=True, samples=(
     Sample((M23, M23)), Sample((F64, TensorSpec((3,), "float64"))), Sample((SCALAR_F64, SCALAR_F64))))
 def _complex(real: Tensor, imag: Tensor) -> Tensor:  # the op "complex": a def would hide the builtin here
     """The complex tensor ``real + 1j * imag`` (float32 parts give complex64, float64 parts
@@ -234,7 +235,7 @@ def _polar_grad(grad, result):
 
 
 @op(errors=(Sample((F64, M23)), Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=broadcasting("abs", "angle", kernel_first=True), grad=_polar_grad, out=True, samples=(
+    meta=broadcasting("abs", "angle", kernel_first=True, keep_layout=False), grad=_polar_grad, out=True, samples=(
     Sample((POSITIVE, M23)), Sample((TensorSpec((3,), "float64", 0.1, 3), TensorSpec((2, 3), "float64"))),
     Sample((TensorSpec((), "float64", 0.5, 2), SCALAR_F64))))
 def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's parameter names

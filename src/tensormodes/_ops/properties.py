@@ -10,7 +10,17 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import check_compute_device
 from ._common import resolve_dtype
-from ._meta import MetaArray, checked_data_dependent, contiguous_strides, metadata, rule, same_metadata, view_of
+from ._meta import (
+    MetaArray,
+    MetaRule,
+    checked_data_dependent,
+    contiguous_strides,
+    dense_strides,
+    metadata,
+    rule,
+    same_metadata,
+    view_of,
+)
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, SCALAR
 from ._shape import _same_grad
@@ -137,7 +147,17 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     return input.copy(order="K")
 
 
-@op(grad=_same_grad, meta=same_metadata, samples=(
+def _to_copy_meta(opdef, args, kwargs):
+    # A cpu tensor moving to the meta device keeps its memory format, as a meta copy does.
+    result = same_metadata(opdef, args, kwargs)
+    source = opdef.signature.bind(*args, **kwargs).arguments["input"]
+    if type(source) is np.ndarray and source.itemsize:
+        strides = tuple(s // source.itemsize for s in source.strides)
+        return MetaArray(source.shape, result.dtype, dense_strides(source.shape, strides))
+    return result
+
+
+@op(grad=_same_grad, meta=MetaRule(_to_copy_meta, "_to_copy"), samples=(
     Sample((M23,), {"dtype": dt.float64}), Sample((M23,)), Sample((I23,), {"dtype": dt.float32}),
     Sample((M23,), {"dtype": dt.int64}), Sample((TensorSpec((2, 3), "float64"),), {"dtype": dt.float16}),
     Sample((M23,), {"dtype": dt.bfloat16}), Sample((SCALAR,), {"dtype": dt.float64})))

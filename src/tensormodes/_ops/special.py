@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 from ._common import dtype_of, not_implemented, ops, quiet
-from ._meta import pointwise
+from ._meta import elementwise
 from ._pointwise import _float_unary, _real_float_unary
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import BF16, C64, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
@@ -58,7 +58,7 @@ def _erf_grad(grad, input):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, grad=_erf_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_erf_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((TensorSpec((4,), "float64", -8, 8),))))
 def erf(input: Tensor) -> Tensor:
@@ -87,7 +87,7 @@ def _erfc_grad(grad, input):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, grad=_erfc_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_erfc_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((BF16,)), Sample((TensorSpec((4,), "float64", -3, 9),))))
 def erfc(input: Tensor) -> Tensor:
@@ -166,7 +166,7 @@ def _lgamma_grad(grad, input):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, grad=_lgamma_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_lgamma_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
              Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
              Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
@@ -248,7 +248,7 @@ def _digamma_grad(grad, input):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, grad=_digamma_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_digamma_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
              Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
              Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
@@ -353,7 +353,7 @@ def _polygamma_grad(grad, n, input):
 
 
 @op(errors=(Sample((-1, POSITIVE)), Sample((1.5, POSITIVE))),
-    meta=pointwise, grad=_polygamma_grad, out=True, samples=tuple(Sample(args) for args in _POLYGAMMA_SAMPLES))
+    meta=elementwise, grad=_polygamma_grad, out=True, samples=tuple(Sample(args) for args in _POLYGAMMA_SAMPLES))
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The ``n``-th derivative of ``digamma`` (``polygamma(0, x)`` is ``digamma(x)``).
 
@@ -369,7 +369,7 @@ def _polygamma_method_grad(grad, input, n):
 
 
 @op(errors=(Sample((POSITIVE, -1)),),
-    meta=pointwise,
+    meta=elementwise,
     grad=_polygamma_method_grad, function=False, method="polygamma", inplace="polygamma_", name="polygamma_method",
     samples=tuple(Sample((spec, n)) for n, spec in _POLYGAMMA_SAMPLES[:4]))
 def polygamma_method(input: Tensor, n: int) -> Tensor:
@@ -416,7 +416,7 @@ def _erfinv_grad(grad, result):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, grad=_erfinv_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_erfinv_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((4,), "float64", 0.9, 0.999),)),
              Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),))))
@@ -481,7 +481,7 @@ def _i0_grad(grad, input):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, grad=_i0_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_i0_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((BF16,))))
 def i0(input: Tensor) -> Tensor:

@@ -26,7 +26,7 @@ from ._common import (
     quiet,
 )
 from ._common import conjugate as _conj
-from ._meta import broadcasting, metadata, pointwise
+from ._meta import broadcasting, elementwise, metadata
 from ._pointwise import _as, _float_unary, _is_integral, _neg_grad, _opmath, _real_float_unary, _zeros_like
 from ._registry import Dunder, Sample, Tensor, TensorSpec, alias, op
 from ._samples import (
@@ -61,7 +61,7 @@ def _rounding(ufunc, name: str, input: np.ndarray) -> np.ndarray:
 
 
 @op(errors=(Sample((BOOL,)),),
-    meta=pointwise, grad=_neg_grad, method=True, inplace=True, out=True, dunders=(Dunder("__neg__"),),
+    meta=elementwise, grad=_neg_grad, method=True, inplace=True, out=True, dunders=(Dunder("__neg__"),),
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))))
 def neg(input: Tensor) -> Tensor:
     """Returns a new tensor with the negative of the elements of ``input``.
@@ -110,7 +110,7 @@ def _abs_grad(grad, input):
 
 
 @op(errors=(Sample((BOOL,)),),
-    meta=pointwise, grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
+    meta=elementwise, grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
 def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """Computes the absolute value of each element (the magnitude for complex inputs).
@@ -131,7 +131,7 @@ def _step_grad(grad):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def sign(input: Tensor) -> Tensor:
     """The sign of each element: -1, 0 or 1 in ``input``'s dtype (NaN gives 0).
@@ -155,7 +155,7 @@ def _square_grad(grad, input):
     return grad * _conj(2 * input)
 
 
-@op(meta=pointwise, grad=_square_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_square_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))))
 def square(input: Tensor) -> Tensor:
     """``input ** 2`` elementwise (bool inputs give int64, as for ``pow(input, 2)``).
@@ -173,7 +173,7 @@ def _exp_grad(grad, result):
     return grad * _conj(result)
 
 
-@op(meta=pointwise, grad=_exp_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_exp_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((BF16,)),
              Sample((C64,))))
 def exp(input: Tensor) -> Tensor:
@@ -190,7 +190,7 @@ def _exp2_grad(grad, result):
     return grad * _conj(result * math.log(2.0))
 
 
-@op(meta=pointwise, grad=_exp2_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_exp2_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def exp2(input: Tensor) -> Tensor:
     """``2 ** input`` elementwise.
@@ -206,7 +206,7 @@ def _expm1_grad(grad, result):
     return grad * _conj(result + 1)
 
 
-@op(meta=pointwise, grad=_expm1_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_expm1_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def expm1(input: Tensor) -> Tensor:
     """``exp(input) - 1``, accurate for small ``input``.
@@ -222,7 +222,7 @@ def _log_grad(grad, input):
     return grad / _conj(input)
 
 
-@op(meta=pointwise, grad=_log_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((C64,))))
 def log(input: Tensor) -> Tensor:
@@ -239,7 +239,7 @@ def _log2_grad(grad, input):
     return grad / _conj(input * math.log(2.0))
 
 
-@op(meta=pointwise, grad=_log2_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log2_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
              Sample((C64,))))
 def log2(input: Tensor) -> Tensor:
@@ -256,7 +256,7 @@ def _log10_grad(grad, input):
     return grad / _conj(input * math.log(10.0))
 
 
-@op(meta=pointwise, grad=_log10_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log10_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((C64,))))
 def log10(input: Tensor) -> Tensor:
@@ -273,7 +273,7 @@ def _log1p_grad(grad, input):
     return grad / _conj(input + 1)
 
 
-@op(meta=pointwise, grad=_log1p_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log1p_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
              Sample((C64,))))
 def log1p(input: Tensor) -> Tensor:
@@ -290,7 +290,7 @@ def _sqrt_grad(grad, result):
     return grad / _conj(2 * result)
 
 
-@op(meta=pointwise, grad=_sqrt_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sqrt_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((BF16,)), Sample((C64,))))
 def sqrt(input: Tensor) -> Tensor:
@@ -311,7 +311,7 @@ def _rsqrt_grad(grad, result):
     return grad * _conj(-0.5 * result * result * result)
 
 
-@op(meta=pointwise, grad=_rsqrt_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_rsqrt_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((C64,))))
 def rsqrt(input: Tensor) -> Tensor:
@@ -328,7 +328,7 @@ def _sin_grad(grad, input):
     return grad * _conj(input.cos())
 
 
-@op(meta=pointwise, grad=_sin_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sin_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def sin(input: Tensor) -> Tensor:
     """The sine of each element (in radians).
@@ -344,7 +344,7 @@ def _cos_grad(grad, input):
     return grad * _conj(-input.sin())
 
 
-@op(meta=pointwise, grad=_cos_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_cos_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def cos(input: Tensor) -> Tensor:
     """The cosine of each element (in radians).
@@ -360,7 +360,7 @@ def _tan_grad(grad, result):
     return grad * _conj(1 + result * result)
 
 
-@op(meta=pointwise, grad=_tan_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_tan_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((I32,)), Sample((SCALAR_F64,)), Sample((TensorSpec((3,), "float16", -1, 1),)),
              Sample((C64,))))
 def tan(input: Tensor) -> Tensor:
@@ -377,7 +377,7 @@ def _asin_grad(grad, input):
     return grad / _conj((1 - input * input).sqrt())
 
 
-@op(meta=pointwise, grad=_asin_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_asin_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((C64,))))
 def asin(input: Tensor) -> Tensor:
@@ -394,7 +394,7 @@ def _acos_grad(grad, input):
     return -grad / _conj((1 - input * input).sqrt())
 
 
-@op(meta=pointwise, grad=_acos_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_acos_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
              Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),)), Sample((C64,))))
 def acos(input: Tensor) -> Tensor:
@@ -411,7 +411,7 @@ def _atan_grad(grad, input):
     return grad / _conj(1 + input * input)
 
 
-@op(meta=pointwise, grad=_atan_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_atan_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def atan(input: Tensor) -> Tensor:
     """The arctangent of each element.
@@ -427,7 +427,7 @@ def _sinh_grad(grad, input):
     return grad * _conj(input.cosh())
 
 
-@op(meta=pointwise, grad=_sinh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sinh_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def sinh(input: Tensor) -> Tensor:
     """The hyperbolic sine of each element.
@@ -443,7 +443,7 @@ def _cosh_grad(grad, input):
     return grad * _conj(input.sinh())
 
 
-@op(meta=pointwise, grad=_cosh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_cosh_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def cosh(input: Tensor) -> Tensor:
     """The hyperbolic cosine of each element.
@@ -459,7 +459,7 @@ def _tanh_grad(grad, result):
     return grad * _conj(1 - result * result)
 
 
-@op(meta=pointwise, grad=_tanh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_tanh_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def tanh(input: Tensor) -> Tensor:
     """The hyperbolic tangent of each element.
@@ -483,7 +483,7 @@ def _sigmoid_grad(grad, result):
     return grad * _conj(result * (1 - result))
 
 
-@op(meta=pointwise, grad=_sigmoid_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sigmoid_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -20, 20),)), Sample((I23,)), Sample((BOOL,)),
              Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def sigmoid(input: Tensor) -> Tensor:
@@ -500,7 +500,7 @@ def _reciprocal_grad(grad, result):
     return grad * _conj(-(result * result))
 
 
-@op(meta=pointwise, grad=_reciprocal_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_reciprocal_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def reciprocal(input: Tensor) -> Tensor:
     """``1 / input`` elementwise (integers give the default float dtype).
@@ -517,7 +517,7 @@ def _relu_grad(grad, result):
 
 
 @op(errors=(Sample((BOOL,)), Sample((C64,))),
-    meta=pointwise, grad=_relu_grad, method=True, inplace=True,
+    meta=elementwise, grad=_relu_grad, method=True, inplace=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def relu(input: Tensor) -> Tensor:
     """``max(input, 0)`` elementwise.
@@ -562,7 +562,7 @@ def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -
 
 
 @op(errors=(Sample((BOOL,)), Sample((C64,))),
-    meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
 def floor(input: Tensor) -> Tensor:
     """The largest integer not greater than each element (integer tensors are copied).
@@ -575,7 +575,7 @@ def floor(input: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def ceil(input: Tensor) -> Tensor:
     """The smallest integer not less than each element (integer tensors are copied).
@@ -588,7 +588,7 @@ def ceil(input: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((BOOL,)),),
-    meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
 def trunc(input: Tensor) -> Tensor:
     """Each element rounded toward zero (integer tensors are copied).
@@ -601,7 +601,7 @@ def trunc(input: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((C64,)), Sample((I23,), {"decimals": 1})),
-    meta=pointwise, grad=_step_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -100, 100),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((M23,), {"decimals": 2}), Sample((TensorSpec((4,), "float64", -1e4, 1e4),), {"decimals": -2}),
              Sample((F16,), {"decimals": 1}), Sample((BF16,))))
@@ -637,7 +637,7 @@ def _frac_grad(grad):
 
 
 @op(errors=(Sample((I23,)),),
-    meta=pointwise, grad=_frac_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_frac_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((SCALAR_F64,)), Sample((F16,))))
 def frac(input: Tensor) -> Tensor:
     """The fractional part of each element, ``input - trunc(input)``.
@@ -657,7 +657,7 @@ def _nan_to_num_grad(grad, input):
     return grad.where(input.isfinite(), 0)
 
 
-@op(meta=pointwise,
+@op(meta=elementwise,
     grad=_nan_to_num_grad, differentiable=no_complex_autograd("nan_to_num"), method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((M23, 1.0, 2.0, -2.0)), Sample((BF16,), {"posinf": 1.0})))
@@ -692,7 +692,7 @@ def _asinh_grad(grad, input):
     return grad / _conj((input * input + 1).sqrt())
 
 
-@op(meta=pointwise, grad=_asinh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_asinh_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def asinh(input: Tensor) -> Tensor:
     """The inverse hyperbolic sine of each element.
@@ -711,7 +711,7 @@ def _acosh_grad(grad, input):
     return grad / _conj((input * input - 1).sqrt())
 
 
-@op(meta=pointwise, grad=_acosh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_acosh_grad, method=True, inplace=True, out=True,
     samples=(Sample((_ABOVE_ONE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 1.5, 3.0),)),
              Sample((TensorSpec((3,), "bfloat16", 1.1, 4.0),)), Sample((TensorSpec((3,), "complex64", 1.2, 2.0),))))
 def acosh(input: Tensor) -> Tensor:
@@ -728,7 +728,7 @@ def _atanh_grad(grad, input):
     return grad / _conj(1 - input * input)
 
 
-@op(meta=pointwise, grad=_atanh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_atanh_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((3,), "complex64", -0.6, 0.6),))))
 def atanh(input: Tensor) -> Tensor:
@@ -750,7 +750,7 @@ def _logit_grad(grad, input, eps):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, grad=_logit_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_logit_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", 0.05, 0.95),)), Sample((TensorSpec((2, 3), "int64", 0, 1),)),
              Sample((TensorSpec((), "float64", 0.1, 0.9),)), Sample((TensorSpec((3,), "float16", 0.1, 0.9),)),
              Sample((TensorSpec((4,), "float64", 0.1, 0.9), 0.25)), Sample((BF16,), {"eps": 0.1}),
@@ -785,7 +785,7 @@ def _deg2rad_grad(grad):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, grad=_deg2rad_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_deg2rad_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -360, 360),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((BOOL,))))
 def deg2rad(input: Tensor) -> Tensor:
@@ -803,7 +803,7 @@ def _rad2deg_grad(grad):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=pointwise, grad=_rad2deg_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_rad2deg_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((BOOL,))))
 def rad2deg(input: Tensor) -> Tensor:
     """Converts each element from radians to degrees.
@@ -821,7 +821,7 @@ def _sinc_grad(grad, input):
     return grad * _conj(local.where(input != 0, 0))
 
 
-@op(meta=pointwise, grad=_sinc_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sinc_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def sinc(input: Tensor) -> Tensor:
     """The normalized sinc function ``sin(pi x) / (pi x)`` of each element (1 at 0).
