@@ -340,3 +340,103 @@ def meta_runner(opdef) -> Callable:
 
     run.__name__ = f"meta_{opdef.name}"
     return run
+
+
+
+# -- added with the pointwise families' rules ----------------------------------------------------
+
+def broadcasting(*names: str, kernel_first: bool = False, keep_layout: bool = True) -> MetaRule:
+    """:data:`pointwise` with the operands broadcast in the order of the parameters ``names``
+    (the order the kernel checks them in, which names them "tensor a" and "tensor b" in the
+    error), e.g. ``where``'s condition first. ``kernel_first``: the probe runs before the
+    broadcast, for kernels that check dtypes before shapes (``complex``). The result keeps the
+    operands' memory order (:func:`kept_layout`) unless ``keep_layout`` is False (kernels that
+    allocate a row-major result)."""
+
+    def compute(opdef, args, kwargs):
+        bound, _ = _tensor_arguments(opdef, args, kwargs)
+        shapes = [s for name in names for s in _shapes_of(bound.arguments.get(name))]
+        operands = [bound.arguments.get(name) for name in names] if keep_layout else []
+        if kernel_first:
+            result = _run_probed(opdef, bound)
+            return _laid_out(with_shape(result, _broadcast(shapes)), operands)
+        shape = _broadcast(shapes)
+        return _laid_out(with_shape(_run_probed(opdef, bound), shape), operands)
+
+    return MetaRule(compute, "broadcasting")
+
+
+def _probed(opdef, args, kwargs):
+    bound, _ = _tensor_arguments(opdef, args, kwargs)
+    return _run_probed(opdef, bound)
+
+
+probed = MetaRule(_probed, "probed")
+probed.__doc__ = """Kernels whose result depends only on the operands' dtypes and dimensions, not on
+their sizes (``result_type``): the kernel's result on probes, returned as it is."""
+
+
+def checked_data_dependent(checks: MetaRule) -> MetaRule:
+    """Ops whose result depends on values but whose argument errors do not (``allclose``):
+    ``checks`` raises the kernel's errors, then meta execution raises DataDependentOutputError."""
+
+    def compute(opdef, args, kwargs):
+        checks(opdef, args, kwargs)
+        return _data_dependent(opdef, args, kwargs)
+
+    return MetaRule(compute, "checked_data_dependent")
+
+
+__all__ += ["broadcasting", "probed", "checked_data_dependent"]
+
+
+def _element_strides(value) -> tuple[int, ...] | None:
+    if type(value) is MetaArray:
+        return value.elem_strides
+    if isinstance(value, np.ndarray) and value.itemsize:
+        return tuple(s // value.itemsize for s in value.strides)
+    return None
+
+
+def kept_layout(shape, operands) -> tuple[int, ...]:
+    """Output strides of an elementwise op: the memory order of its full-shape operands when
+    they agree on one (a transposed input gives a transposed result, as NumPy's ``order="K"``
+    and PyTorch's TensorIterator do), else contiguous. Operands with broadcast (stride 0) dims
+    do not decide.
+
+    >>> kept_layout((2, 3), [MetaArray((2, 3), np.dtype(np.float32), (1, 2))])
+    (1, 2)
+    """
+    layouts = set()
+    for value in operands:
+        strides = _element_strides(value)
+        if strides is None or tuple(value.shape) != tuple(shape):
+            continue
+        if any(st == 0 for size, st in zip(shape, strides) if size > 1):
+            continue
+        layouts.add(dense_strides(shape, strides))
+    return layouts.pop() if len(layouts) == 1 else contiguous_strides(tuple(shape))
+
+
+def _laid_out(result, operands):
+    """``result`` (fresh MetaArrays, or tuples of them) with strides from :func:`kept_layout`."""
+    if isinstance(result, tuple):
+        items = [_laid_out(r, operands) for r in result]
+        return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
+    if type(result) is MetaArray and result.size > 1:
+        return MetaArray(result.shape, result.dtype, kept_layout(result.shape, operands))
+    return result
+
+
+def _elementwise(opdef, args, kwargs):
+    result = _pointwise(opdef, args, kwargs)
+    _, tensors = _tensor_arguments(opdef, args, kwargs)
+    return _laid_out(result, [v for _, value in tensors
+                              for v in (value if isinstance(value, (list, tuple)) else (value,))])
+
+
+elementwise = MetaRule(_elementwise, "elementwise")
+elementwise.__doc__ = """:data:`pointwise`, with the operands' memory order kept in the result (see
+:func:`kept_layout`): what ops computed by NumPy ufuncs in ``order="K"`` return."""
+
+__all__ += ["kept_layout", "elementwise"]

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import HALF_TYPES, array_type_name, not_implemented, ops, resolve_dtype, scalar_type_name, wrap_dim
+from ._meta import copy_of, rule, same_shape
 from ._registry import Sample, Tensor, TensorSpec, op
 
 
@@ -69,7 +70,8 @@ _SAMPLES = (
     Sample((TensorSpec((2, 3), "float64"), 1), {"dtype": dt.float32}))
 
 
-@op(grad=_softmax_grad, method=True, out=True, samples=_SAMPLES)
+@op(errors=(Sample((_M23, 2)), Sample((TensorSpec((4,), "int64"), 0)), Sample((_M23, 1.0))),
+    meta=same_shape, grad=_softmax_grad, method=True, out=True, samples=_SAMPLES)
 def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies the softmax function along ``dim``: ``exp(x) / exp(x).sum(dim)``, so that the
     values along ``dim`` are in [0, 1] and sum to 1.
@@ -90,7 +92,8 @@ def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     return exponentials.astype(result._np, copy=False)  # a new array already
 
 
-@op(grad=_log_softmax_grad, method=True, out=True, samples=_SAMPLES)
+@op(errors=(Sample((_M23, -3)), Sample((TensorSpec((4,), "int64"), 0))),
+    meta=same_shape, grad=_log_softmax_grad, method=True, out=True, samples=_SAMPLES)
 def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies ``log(softmax(x))`` along ``dim``, computed as ``x - max - log(sum(exp(x - max)))``
     so that it stays accurate where ``softmax`` underflows.
@@ -105,12 +108,13 @@ def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tenso
     return shifted.astype(result._np, copy=False)  # shifted is a new array
 
 
-def _backward_operands(grad_output: np.ndarray, output: np.ndarray, dim, input_dtype, kernel: str):
-    """(``grad_output`` and ``output`` in the dtype the math runs in; the axis to sum over).
+def _backward_checks(grad_output, output, dim, input_dtype, kernel: str) -> int:
+    """PyTorch's CPU checks of the backward ops, in its order; the axis to sum over. They read
+    only shapes and dtypes, so the meta rule runs them on the MetaArrays themselves.
 
-    PyTorch's CPU checks, in its order. The result has ``grad_output``'s dtype:
-    ``input_dtype`` only asks for a half result from float gradients, which only
-    PyTorch's CUDA kernels produce (its CPU kernels refuse, and so does this one).
+    The result has ``grad_output``'s dtype: ``input_dtype`` only asks for a half result from
+    float gradients, which only PyTorch's CUDA kernels produce (its CPU kernels refuse, and so
+    does this one).
     """
     name = f"_{kernel}_backward_data"
     _dim_type_check(dim, name, 3)
@@ -129,9 +133,24 @@ def _backward_operands(grad_output: np.ndarray, output: np.ndarray, dim, input_d
         raise RuntimeError("expected scalar type Float but found Half")
     if output.dtype != grad_output.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(grad_dtype)} but found {array_type_name(output)}")
+    return axis
+
+
+def _backward_operands(grad_output: np.ndarray, output: np.ndarray, dim, input_dtype, kernel: str):
+    """(``grad_output`` and ``output`` in the dtype the math runs in; the axis to sum over)."""
+    axis = _backward_checks(grad_output, output, dim, input_dtype, kernel)
     if grad_output.dtype in HALF_TYPES:  # computed in float32 and rounded once, as PyTorch's kernels do
         return grad_output.astype(np.float32), output.astype(np.float32), axis
     return grad_output, output, axis
+
+
+def _backward_meta(kernel: str):
+    def backward_data(grad_output, output, dim, input_dtype):
+        _backward_checks(grad_output, output, dim, input_dtype, kernel)
+        return copy_of(grad_output)
+
+    backward_data.__name__ = f"_{kernel}_backward_data"
+    return rule(backward_data)
 
 
 def _softmax_backward_data_grad(grad, grad_output, output, dim, input_dtype):
@@ -146,7 +165,10 @@ def _softmax_backward_data_grad(grad, grad_output, output, dim, input_dtype):
     return grad_grad_output, grad_output_grad
 
 
-@op(grad=_softmax_backward_data_grad, samples=(
+@op(errors=(Sample((TensorSpec((2, 3)), TensorSpec((3, 2)), 1, dt.float32)),
+            Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float64"), 1, dt.float32)),
+            Sample((TensorSpec((2, 3)), TensorSpec((2, 3)), 2, dt.float32))),
+    grad=_softmax_backward_data_grad, meta=_backward_meta("softmax"), samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", 0, 1), 1, dt.float32)),
     Sample((TensorSpec((2, 3, 4), "float64"), TensorSpec((2, 3, 4), "float64", 0, 1), 0, dt.float64)),
     Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64", 0, 1), -1, dt.float32)),
@@ -183,7 +205,8 @@ def _log_softmax_backward_data_grad(grad, grad_output, output, dim, input_dtype)
     return grad_grad_output, grad_output_grad
 
 
-@op(grad=_log_softmax_backward_data_grad, samples=(
+@op(errors=(Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3), "int64"), 1, dt.float32)),),
+    grad=_log_softmax_backward_data_grad, meta=_backward_meta("log_softmax"), samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", -3, 0), 1, dt.float32)),
     Sample((TensorSpec((2, 3, 4), "float64"), TensorSpec((2, 3, 4), "float64", -3, 0), 0, dt.float64)),
     Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64", -3, 0), -1, dt.float32)),

@@ -28,6 +28,7 @@ from ._common import (
     scalar_type_name,
 )
 from ._common import conjugate as _conj
+from ._meta import broadcasting, elementwise
 from ._pointwise import (
     _ND,
     _as,
@@ -124,7 +125,8 @@ def _add_grad(grad, alpha):
     return grad, grad * _conj(alpha)
 
 
-@op(grad=_add_grad, method=True, inplace=True, out=True, ufunc=np.add,
+@op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((I23, I23), {"alpha": 1.5})),
+    meta=elementwise, grad=_add_grad, method=True, inplace=True, out=True, ufunc=np.add,
     dunders=(Dunder("__add__"), Dunder("__radd__"), Dunder("__iadd__", inplace=True)),
     samples=(Sample((M23, M23)), Sample((M23, 2.5), {"alpha": 2}), Sample((I23, ROW)),
              Sample((I23, I32), {"alpha": -3}), Sample((BOOL, BOOL)), Sample((U8, 300)),
@@ -148,7 +150,8 @@ def _sub_grad(grad, alpha):
     return grad, -grad * _conj(alpha)
 
 
-@op(grad=_sub_grad, method=True, inplace=True, out=True, ufunc=np.subtract,
+@op(errors=(Sample((BOOL, BOOL)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_sub_grad, method=True, inplace=True, out=True, ufunc=np.subtract,
     dunders=(Dunder("__sub__"), Dunder("__rsub__", OWN, reflected=True), Dunder("__isub__", inplace=True)),
     samples=(Sample((M23, M23)), Sample((M23, 1), {"alpha": 3}), Sample((I23, ROW)),
              Sample((U8, U8)), Sample((F16, 0.25), {"alpha": 2}), Sample((SCALAR_F64, M23)), Sample((C64, ROW))))
@@ -169,7 +172,8 @@ def _rsub_grad(grad, alpha):
     return -grad * _conj(alpha), grad
 
 
-@op(grad=_rsub_grad,
+@op(errors=(Sample((BOOL, BOOL)), Sample((M23, TensorSpec((3, 2))))),
+    meta=broadcasting("other", "input"), grad=_rsub_grad,
     samples=(Sample((M23, M23)), Sample((M23, 2)), Sample((I23, 5), {"alpha": 2}), Sample((SCALAR_F64, ROW))))
 def rsub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``other - alpha * input``: subtraction with the operands reversed.
@@ -188,7 +192,8 @@ def _mul_grad(grad, input, other, needs_input_grad):
             grad * _conj(input) if needs_input_grad[1] else None)
 
 
-@op(grad=_mul_grad, save_only_for={"input": "other", "other": "input"},
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=elementwise, grad=_mul_grad, save_only_for={"input": "other", "other": "input"},
     method=True, inplace=True, out=True, ufunc=np.multiply,
     dunders=(Dunder("__mul__"), Dunder("__rmul__"), Dunder("__imul__", inplace=True)),
     samples=(Sample((M23, M23)), Sample((M23, -2)), Sample((I23, ROW)), Sample((BOOL, BOOL)),
@@ -277,7 +282,8 @@ def _div_grad(grad, input, other, needs_input_grad, rounding_mode=None):
             -grad * _conj(input / (other * other)) if needs_input_grad[1] else None)
 
 
-@op(grad=_div_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
+@op(errors=(Sample((M23, M23), {"rounding_mode": "round"}), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_div_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
     dunders=(Dunder("__truediv__"), Dunder("__rtruediv__", OWN, reflected=True),
              Dunder("__itruediv__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, 2)), Sample((M23, 0.5)),
@@ -324,7 +330,8 @@ true_divide = alias("true_divide", of="div", method=True, inplace=True, drops=("
     """)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True,
+@op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((C64, C64))),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True,
     dunders=(Dunder("__floordiv__", OWN), Dunder("__rfloordiv__", OWN, reflected=True),
              Dunder("__ifloordiv__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, -3)), Sample((U8, 4)),
@@ -344,7 +351,8 @@ def _remainder_grad(grad, input, other, needs_input_grad):
     return grad, -grad * (input // other) if needs_input_grad[1] else None
 
 
-@op(grad=_remainder_grad, save_only_for={"input": "other", "other": "other"},
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_remainder_grad, save_only_for={"input": "other", "other": "other"},
     method=True, inplace=True, out=True,
     dunders=(Dunder("__mod__"), Dunder("__rmod__", OWN, reflected=True), Dunder("__imod__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, TensorSpec((3,), "int64", -4, -1))), Sample((I23, 3)),
@@ -367,7 +375,9 @@ def _fmod_grad(grad, input, other, needs_input_grad):
     return grad, -grad * input.div(other, rounding_mode="trunc") if needs_input_grad[1] else None
 
 
-@op(grad=_fmod_grad, save_only_for={"input": "other", "other": "other"}, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise,
+    grad=_fmod_grad, save_only_for={"input": "other", "other": "other"}, method=True, inplace=True, out=True,
     samples=(Sample((M23, _DIVISORS)), Sample((I23, TensorSpec((3,), "int64", -4, -1))), Sample((I23, 3)),
              Sample((M23, -1.5)), Sample((BF16, 0.7)), Sample((SCALAR_F64, _DIVISORS))))
 def fmod(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -410,7 +420,8 @@ def _pow_grad(grad, result, input, exponent):
     return input_grad, exponent_grad
 
 
-@op(grad=_pow_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((I23, -1)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_pow_grad, method=True, inplace=True, out=True,
     dunders=(Dunder("__pow__", OWN), Dunder("__rpow__", OWN, reflected=True), Dunder("__ipow__", OWN, inplace=True)),
     samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((M23, 0.5)), Sample((I23, 3)),
              Sample((I23, TensorSpec((2, 3), "int64", -2, 3))), Sample((2, I32)), Sample((2.5, I23)),
@@ -481,7 +492,8 @@ def _atan2_grad(grad, input, other):
     return grad * other / denominator, grad * -input / denominator
 
 
-@op(grad=_atan2_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_atan2_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)), Sample((F16, F16)),
              Sample((SCALAR_F64, BF16))))
 def atan2(input: Tensor, other: Tensor) -> Tensor:
@@ -500,7 +512,9 @@ def _hypot_grad(grad, result, input, other, needs_input_grad):
             grad * other / result if needs_input_grad[1] else None)
 
 
-@op(grad=_hypot_grad, save_only_for={"input": "input", "other": "other"}, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise,
+    grad=_hypot_grad, save_only_for={"input": "input", "other": "other"}, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
              Sample((SCALAR_F64, BF16))))
 def hypot(input: Tensor, other: Tensor) -> Tensor:
@@ -526,7 +540,8 @@ def _logaddexp_grad(grad, input, other):
     return grad / _conj(1 + (other - input).exp()), grad / _conj(1 + (input - other).exp())
 
 
-@op(grad=_logaddexp_grad, method=True, out=True,
+@op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((I23, I23))),
+    meta=elementwise, grad=_logaddexp_grad, method=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
              Sample((SCALAR_F64, BF16)), Sample((C64, C64))))
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
@@ -547,7 +562,9 @@ def _lerp_grad(grad, input, end, weight, needs_input_grad):
             grad * _conj(end - input) if needs_input_grad[2] else None)
 
 
-@op(grad=_lerp_grad, save_only_for={"input": "weight", "end": "weight"}, method=True, inplace=True, out=True,
+@op(errors=(Sample((M23, F64, 0.5)), Sample((M23, TensorSpec((3, 2)), 0.5)), Sample((I23, I23, 0.5))),
+    meta=elementwise,
+    grad=_lerp_grad, save_only_for={"input": "weight", "end": "weight"}, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23, 0.3)), Sample((M23, M23, 0.8)), Sample((M23, ROW, COLUMN)),
              Sample((F16, F16, 0.25)), Sample((M23, M23, TensorSpec((), "float64", 0, 1))),
              Sample((C64, C64, 0.5)), Sample((SCALAR_F64, SCALAR_F64, SCALAR_F64))))
@@ -615,7 +632,8 @@ def _addcmul_grad(grad, tensor1, tensor2, value, needs_input_grad):
             grad * _conj(tensor1 * value) if needs_input_grad[2] else None)
 
 
-@op(grad=_addcmul_grad, save_only_for={"tensor1": "tensor2", "tensor2": "tensor1"},
+@op(errors=(Sample((M23, M23, TensorSpec((3, 2)))),),
+    meta=elementwise, grad=_addcmul_grad, save_only_for={"tensor1": "tensor2", "tensor2": "tensor1"},
     method=True, inplace=True, out=True,
     samples=(*_ADDC_SAMPLES, Sample((I23, I23, I32), {"value": 2}), Sample((I23, I23, M23))))
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
@@ -637,7 +655,8 @@ def _addcdiv_grad(grad, tensor1, tensor2, value, needs_input_grad):
             -grad * _conj(tensor1 * value / (tensor2 * tensor2)) if needs_input_grad[2] else None)
 
 
-@op(grad=_addcdiv_grad, save_only_for={"tensor1": "tensor2"}, method=True, inplace=True, out=True,
+@op(errors=(Sample((I23, I23, POSITIVE_I)), Sample((M23, M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_addcdiv_grad, save_only_for={"tensor1": "tensor2"}, method=True, inplace=True, out=True,
     samples=(*_ADDC_SAMPLES, Sample((I23, C64, POSITIVE_I))))
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """``input + value * tensor1 / tensor2`` elementwise (``tensor1`` and ``tensor2`` may not
@@ -675,7 +694,8 @@ def _xlogy_grad(grad, input, other, needs_input_grad):
     return input_grad, other_grad
 
 
-@op(grad=_xlogy_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((C64, C64))),
+    meta=elementwise, grad=_xlogy_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, POSITIVE)), Sample((M23, TensorSpec((3,), "float64", 0.5, 3))),
              Sample((I23, POSITIVE_I)), Sample((F16, TensorSpec((3,), "float16", 0.5, 2))), Sample((M23, 2.5)),
              Sample((3, POSITIVE)), Sample((SCALAR_F64, TensorSpec((), "float64", 0.5, 2))),
@@ -696,7 +716,8 @@ def _logaddexp2_grad(grad, input, other):
     return grad / (1 + (other - input).exp2()), grad / (1 + (input - other).exp2())
 
 
-@op(grad=_logaddexp2_grad, method=True, out=True,
+@op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((C64, C64))),
+    meta=elementwise, grad=_logaddexp2_grad, method=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
              Sample((SCALAR_F64, BF16))))
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
@@ -715,7 +736,8 @@ def _copysign_grad(grad, input, other_shape, result):
     return grad * ratio, None if other_shape is None else _zeros_like(grad)
 
 
-@op(grad=_copysign_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_copysign_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)), Sample((F16, F16)),
              Sample((M23, -2.0)), Sample((SCALAR_F64, BF16)), Sample((F64, BOOL))))
 def copysign(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -743,7 +765,8 @@ def _float_power_grad(grad, result, input, exponent):
                      exponent.to(wide) if is_tensor(exponent) else exponent)
 
 
-@op(grad=_float_power_grad, method=True, inplace=True, out=True, written_check=_exact_result_dtype,
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=elementwise, grad=_float_power_grad, method=True, inplace=True, out=True, written_check=_exact_result_dtype,
     samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((POSITIVE, 0.5)), Sample((I23, 3)),
              Sample((2, I32)), Sample((2.5, M23)), Sample((F16, BF16)), Sample((C64, 2)),
              Sample((SCALAR_F64, POSITIVE)), Sample((POSITIVE_I, TensorSpec((3,), "int64", -2, 2)))))
@@ -774,7 +797,8 @@ def _heaviside_grad(grad):
 
 
 # Integer and bool samples only: PyTorch records heaviside but has no derivative for it.
-@op(grad=_heaviside_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((M23, F64)), Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_heaviside_grad, method=True, inplace=True, out=True,
     samples=(Sample((I23, TensorSpec((3,), "int64", 2, 5))), Sample((BOOL, BOOL)),
              Sample((TensorSpec((2, 3), "int32", -1, 1), TensorSpec((), "int32", 7, 7)))))
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
@@ -812,7 +836,8 @@ _GCD_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -30, 30))), Sample((U8,
                 Sample((TensorSpec((2, 1), "int8", 0, 9), TensorSpec((3,), "int8", -9, 9))))
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
+@op(errors=(Sample((M23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
 def gcd(input: Tensor, other: Tensor) -> Tensor:
     """The greatest common divisor of each pair of integers (non-negative; gcd(0, 0) = 0).
 
@@ -823,7 +848,8 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
     return _integer_math(np.gcd, "gcd", input, other)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
+@op(errors=(Sample((M23, M23)), Sample((BOOL, BOOL))),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
 def lcm(input: Tensor, other: Tensor) -> Tensor:
     """The least common multiple of each pair of integers (non-negative; 0 if either is 0).
 

@@ -26,6 +26,15 @@ from ._common import (
     quiet,
     scalar_type_name,
 )
+from ._meta import (
+    MetaRule,
+    broadcasting,
+    checked_data_dependent,
+    data_dependent,
+    elementwise,
+    pointwise,
+    probed,
+)
 from ._pointwise import (
     _ND,
     _as,
@@ -49,7 +58,7 @@ def _no_special_values(input: np.ndarray, fill: bool) -> np.ndarray | None:
     return None
 
 
-@op(differentiable=False, method=True,
+@op(meta=elementwise, differentiable=False, method=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))))
 def isnan(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is NaN.
@@ -63,7 +72,7 @@ def isnan(input: Tensor) -> Tensor:
     return np.asarray(np.isnan(input)) if mask is None else mask
 
 
-@op(differentiable=False, method=True,
+@op(meta=elementwise, differentiable=False, method=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
 def isinf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is positive or negative infinity.
@@ -77,7 +86,7 @@ def isinf(input: Tensor) -> Tensor:
     return np.asarray(np.isinf(input)) if mask is None else mask
 
 
-@op(differentiable=False, method=True,
+@op(meta=elementwise, differentiable=False, method=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BOOL,))))
 def isfinite(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is neither infinite nor NaN.
@@ -98,7 +107,7 @@ def _truth(x):
     return bool(x)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True,
+@op(meta=elementwise, differentiable=False, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))))
 def logical_not(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is zero.
@@ -110,7 +119,8 @@ def logical_not(input: Tensor) -> Tensor:
     return np.asarray(np.logical_not(_truth(input)))
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, dunders=(Dunder("__invert__", OWN),),
+@op(errors=(Sample((M23,)),),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, dunders=(Dunder("__invert__", OWN),),
     samples=(Sample((I23,)), Sample((BOOL,)), Sample((U8,)), Sample((TensorSpec((), "int32"),))))
 def bitwise_not(input: Tensor) -> Tensor:
     """The bitwise NOT of an integer or bool tensor (logical NOT for bool).
@@ -196,7 +206,8 @@ def _clamp_grad(grad, input, min, max):  # noqa: A002 - the op's parameter names
     return input_grad, min_grad, max_grad
 
 
-@op(grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES)
+@op(errors=(Sample((M23,)), Sample((C64, 0.0, 1.0)), Sample((M23, ROW, 1.0))),
+    meta=elementwise, grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES)
 def clamp(input: Tensor, min: Tensor | Number | None = None,  # noqa: A002 - PyTorch's names
           max: Tensor | Number | None = None) -> Tensor:  # noqa: A002
     """Clamps each element into ``[min, max]`` (either bound may be omitted; bounds are
@@ -225,7 +236,8 @@ def _clamp_min_grad(grad, input, min):  # noqa: A002 - the op's parameter name
     return _clamp_grad(grad, input, min, None)[:2]
 
 
-@op(grad=_clamp_min_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64, 0.0)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_clamp_min_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))))
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``max(input, min)`` elementwise.
@@ -242,7 +254,8 @@ def _clamp_max_grad(grad, input, max):  # noqa: A002 - the op's parameter name
     return input_grad, max_grad
 
 
-@op(grad=_clamp_max_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64, 0.0)), Sample((BOOL, True))),
+    meta=elementwise, grad=_clamp_max_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))))
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``min(input, max)`` elementwise.
@@ -276,7 +289,8 @@ def _maximum_grad(grad, input, other):
     return shared.where(input >= other, 0), shared.where(other >= input, 0)
 
 
-@op(grad=_maximum_grad, method=True, out=True, ufunc=np.maximum, samples=_EXTREMUM_SAMPLES)
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_maximum_grad, method=True, out=True, ufunc=np.maximum, samples=_EXTREMUM_SAMPLES)
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum of ``input`` and ``other`` (NaN if either is NaN).
 
@@ -292,7 +306,8 @@ def _minimum_grad(grad, input, other):
     return shared.where(input <= other, 0), shared.where(other <= input, 0)
 
 
-@op(grad=_minimum_grad, method=True, out=True, ufunc=np.minimum, samples=_EXTREMUM_SAMPLES)
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_minimum_grad, method=True, out=True, ufunc=np.minimum, samples=_EXTREMUM_SAMPLES)
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum of ``input`` and ``other`` (NaN if either is NaN).
 
@@ -342,7 +357,21 @@ def _where_grad(grad, condition):
     return None, grad.where(keep, 0), grad.where(keep.logical_not(), 0)
 
 
-@op(grad=_where_grad, out=True,
+_where_operands = broadcasting("condition", "input", "other")
+
+
+def _where_meta_compute(opdef, args, kwargs):
+    bound = opdef.signature.bind(*args, **kwargs)
+    if bound.arguments.get("input") is None and bound.arguments.get("other") is None:
+        return data_dependent(opdef, args, kwargs)  # where(condition) is nonzero(condition)
+    return _where_operands(opdef, args, kwargs)
+
+
+_where_meta = MetaRule(_where_meta_compute, "where")
+
+
+@op(errors=(Sample((M23, M23, M23)), Sample((BOOL, M23, TensorSpec((3, 2)))), Sample((BOOL, M23))),
+    meta=_where_meta, grad=_where_grad, out=True,
     samples=(Sample((BOOL, M23, M23)), Sample((BOOL, ROW, 0.0)), Sample((BOOL, 1, 2.5)), Sample((BOOL, 1, 2)),
              Sample((BOOL, I23, F16)), Sample((TensorSpec((), "bool"), I32, SCALAR_F64)),
              Sample((BOOL,), {"input": COLUMN, "other": ROW}), Sample((BOOL,)),
@@ -371,7 +400,9 @@ def _where_method_grad(grad, condition):
     return input_grad, None, other_grad
 
 
-@op(grad=_where_method_grad, function=False, method="where", name="where_method",
+@op(errors=(Sample((M23, M23, M23)), Sample((M23, BOOL, TensorSpec((3, 2))))),
+    meta=broadcasting("condition", "input", "other"),
+    grad=_where_method_grad, function=False, method="where", name="where_method",
     samples=(Sample((M23, BOOL, M23)), Sample((I23, BOOL, 2.5)), Sample((ROW, BOOL, COLUMN))))
 def where_method(input: Tensor, condition: Tensor, other: Tensor | Number) -> Tensor:
     """``tensormodes.where(condition, self, other)`` (the method form puts ``self`` in the middle).
@@ -407,7 +438,9 @@ def _comparison_samples(ordered: bool) -> tuple[Sample, ...]:
     return samples if ordered else (*samples, Sample((C64, C64)))
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, ufunc=np.equal, dunders=(Dunder("__eq__", OWN),),
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=elementwise,
+    differentiable=False, method=True, inplace=True, out=True, ufunc=np.equal, dunders=(Dunder("__eq__", OWN),),
     samples=(*_comparison_samples(False), Sample((I23, TensorSpec((2, 3), "int64", -5, 5)))))
 def eq(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input == other``.
@@ -419,7 +452,9 @@ def eq(input: Tensor, other: Tensor | Number) -> Tensor:
     return _compare(np.equal, "eq", input, other, False)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, ufunc=np.not_equal, dunders=(Dunder("__ne__"),),
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=elementwise,
+    differentiable=False, method=True, inplace=True, out=True, ufunc=np.not_equal, dunders=(Dunder("__ne__"),),
     samples=_comparison_samples(False))
 def ne(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input != other``.
@@ -431,7 +466,9 @@ def ne(input: Tensor, other: Tensor | Number) -> Tensor:
     return _compare(np.not_equal, "ne", input, other, False)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, ufunc=np.less, dunders=(Dunder("__lt__"),),
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise,
+    differentiable=False, method=True, inplace=True, out=True, ufunc=np.less, dunders=(Dunder("__lt__"),),
     samples=_comparison_samples(True))
 def lt(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input < other``.
@@ -443,7 +480,9 @@ def lt(input: Tensor, other: Tensor | Number) -> Tensor:
     return _compare(np.less, "lt", input, other, True)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, ufunc=np.less_equal, dunders=(Dunder("__le__"),),
+@op(errors=(Sample((C64, C64)),),
+    meta=elementwise,
+    differentiable=False, method=True, inplace=True, out=True, ufunc=np.less_equal, dunders=(Dunder("__le__"),),
     samples=_comparison_samples(True))
 def le(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input <= other``.
@@ -455,7 +494,9 @@ def le(input: Tensor, other: Tensor | Number) -> Tensor:
     return _compare(np.less_equal, "le", input, other, True)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater, dunders=(Dunder("__gt__"),),
+@op(errors=(Sample((C64, 0.5)),),
+    meta=elementwise,
+    differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater, dunders=(Dunder("__gt__"),),
     samples=_comparison_samples(True))
 def gt(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input > other``.
@@ -467,7 +508,9 @@ def gt(input: Tensor, other: Tensor | Number) -> Tensor:
     return _compare(np.greater, "gt", input, other, True)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater_equal, dunders=(Dunder("__ge__"),),
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=elementwise,
+    differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater_equal, dunders=(Dunder("__ge__"),),
     samples=_comparison_samples(True))
 def ge(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input >= other``.
@@ -494,7 +537,8 @@ _LOGICAL_SAMPLES = (Sample((BOOL, BOOL)), Sample((M23, I23)), Sample((I23, ROW))
                     Sample((C64, BF16)), Sample((TensorSpec((2, 3), "int64", 0, 1), BOOL)))
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
 def logical_and(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where both ``input`` and ``other`` are nonzero.
 
@@ -505,7 +549,8 @@ def logical_and(input: Tensor, other: Tensor) -> Tensor:
     return _logical(np.logical_and, input, other)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+@op(errors=(Sample((BOOL, TensorSpec((3, 2), "bool"))),),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
 def logical_or(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` or ``other`` is nonzero.
 
@@ -516,7 +561,8 @@ def logical_or(input: Tensor, other: Tensor) -> Tensor:
     return _logical(np.logical_or, input, other)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+@op(errors=(Sample((M23, TensorSpec((3, 2)))),),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
 def logical_xor(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where exactly one of ``input`` and ``other`` is nonzero.
 
@@ -541,7 +587,8 @@ _BITWISE_SAMPLES = (Sample((I23, I23)), Sample((BOOL, BOOL)), Sample((U8, I32)),
                     Sample((TensorSpec((), "int64"), U8)))
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
+@op(errors=(Sample((M23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__and__", OWN), Dunder("__rand__"), Dunder("__iand__", OWN, inplace=True)))
 def bitwise_and(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise AND of integer or bool operands (logical AND for bool).
@@ -553,7 +600,8 @@ def bitwise_and(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     return _bitwise(np.bitwise_and, "bitwise_and_cpu", "bitwise_and", input, other)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
+@op(errors=(Sample((M23, 1)), Sample((I23, TensorSpec((3, 2), "int64")))),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__or__", OWN), Dunder("__ror__"), Dunder("__ior__", OWN, inplace=True)))
 def bitwise_or(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise OR of integer or bool operands (logical OR for bool).
@@ -565,7 +613,8 @@ def bitwise_or(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     return _bitwise(np.bitwise_or, "bitwise_or_cpu", "bitwise_or", input, other)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
+@op(errors=(Sample((I23, 1.5)),),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__xor__", OWN), Dunder("__rxor__"), Dunder("__ixor__", OWN, inplace=True)))
 def bitwise_xor(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise XOR of integer or bool operands (logical XOR for bool).
@@ -601,7 +650,8 @@ _SHIFT_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -2, 70))), Sample((I2
                   Sample((1, I32)), Sample((I32, I23)))
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
+@op(errors=(Sample((M23, 1)), Sample((BOOL, BOOL))),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
     dunders=(Dunder("__lshift__", OWN), Dunder("__rlshift__", OWN, reflected=True),
              Dunder("__ilshift__", OWN, inplace=True)))
 def bitwise_left_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor:
@@ -615,7 +665,8 @@ def bitwise_left_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor
     return _shift(True, input, other)
 
 
-@op(differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
+@op(errors=(Sample((I23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
     dunders=(Dunder("__rshift__", OWN), Dunder("__rrshift__", OWN, reflected=True),
              Dunder("__irshift__", OWN, inplace=True)))
 def bitwise_right_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor:
@@ -664,7 +715,8 @@ def _close(input: np.ndarray, other: np.ndarray, rtol: float, atol: float, equal
     return np.asarray(close)
 
 
-@op(differentiable=False, method=True,
+@op(errors=(Sample((M23, F64)), Sample((M23, M23), {"rtol": -1.0}), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, differentiable=False, method=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW), {"rtol": 2.0, "atol": 0.5}), Sample((I23, I23)),
              Sample((BOOL, BOOL)), Sample((F16, F16), {"atol": 1.0}), Sample((SCALAR_F64, SCALAR_F64)),
              Sample((C64, C64), {"equal_nan": True}), Sample((I23, I23), {"atol": 2, "rtol": 0})))
@@ -682,7 +734,8 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     return _close(input, other, rtol, atol, equal_nan)
 
 
-@op(differentiable=False, method=True,
+@op(errors=(Sample((M23, F64)), Sample((M23, M23), {"atol": -1.0}), Sample((M23, TensorSpec((3, 2))))),
+    meta=checked_data_dependent(pointwise), differentiable=False, method=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW), {"rtol": 10.0, "atol": 5.0}), Sample((I23, I23)),
              Sample((F64, F64), {"equal_nan": True}), Sample((SCALAR_F64, SCALAR_F64))))
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
@@ -695,7 +748,17 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
     return bool(_close(input, other, rtol, atol, equal_nan).all())
 
 
-@op(differentiable=False, method=True,
+def _equal_meta(opdef, args, kwargs):
+    # The kernel answers from the shapes alone when they differ (or hold no elements).
+    input, other = opdef.signature.bind(*args, **kwargs).args
+    if input.shape != other.shape:
+        return False
+    if input.size == 0:
+        return True
+    return data_dependent(opdef, args, kwargs)
+
+
+@op(meta=MetaRule(_equal_meta, "equal"), differentiable=False, method=True,
     samples=(Sample((M23, M23)), Sample((I23, I23)), Sample((M23, ROW)), Sample((SCALAR_F64, SCALAR_F64)),
              Sample((BOOL, TensorSpec((2, 3), "int64", 0, 1)))))
 def equal(input: Tensor, other: Tensor) -> bool:
@@ -712,7 +775,8 @@ def equal(input: Tensor, other: Tensor) -> bool:
         return bool(np.array_equal(_in(input, d), _in(other, d)))
 
 
-@op(differentiable=False, samples=(Sample((M23, I23)), Sample((I23, 2.5)), Sample((I32, SCALAR_F64)), Sample((2, 3.0)),
+@op(meta=probed, differentiable=False,
+    samples=(Sample((M23, I23)), Sample((I23, 2.5)), Sample((I32, SCALAR_F64)), Sample((2, 3.0)),
              Sample((True, U8)), Sample((M23, 1j)), Sample((BOOL, BOOL))))
 def result_type(tensor: Tensor | Number, other: Tensor | Number) -> dt.dtype:
     """The dtype an arithmetic op on ``tensor`` and ``other`` would produce (PyTorch's promotion).
@@ -732,7 +796,8 @@ def _fmax_grad(grad, input, other):
     return grad.where(chosen, 0), grad.where(~chosen, 0)
 
 
-@op(grad=_fmax_grad, method=True, out=True, ufunc=np.fmax, samples=_EXTREMUM_SAMPLES)
+@op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=elementwise, grad=_fmax_grad, method=True, out=True, ufunc=np.fmax, samples=_EXTREMUM_SAMPLES)
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum, ignoring NaN: NaN only where both elements are NaN.
 
@@ -749,7 +814,8 @@ def _fmin_grad(grad, input, other):
     return grad.where(chosen, 0), grad.where(~chosen, 0)
 
 
-@op(grad=_fmin_grad, method=True, out=True, ufunc=np.fmin, samples=_EXTREMUM_SAMPLES)
+@op(errors=(Sample((C64, C64)),),
+    meta=elementwise, grad=_fmin_grad, method=True, out=True, ufunc=np.fmin, samples=_EXTREMUM_SAMPLES)
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum, ignoring NaN: NaN only where both elements are NaN.
 
@@ -775,7 +841,9 @@ def _bool_output(name: str):
     return check
 
 
-@op(differentiable=False, method=True, out=True, written_check=_bool_output("signbit"), samples=_PREDICATE_SAMPLES)
+@op(errors=(Sample((C64,)),),
+    meta=elementwise,
+    differentiable=False, method=True, out=True, written_check=_bool_output("signbit"), samples=_PREDICATE_SAMPLES)
 def signbit(input: Tensor) -> Tensor:
     """A bool tensor: True where the sign bit is set (negative numbers, -0.0, and NaN with the bit).
 
@@ -800,7 +868,8 @@ def _infinity_test(name: str, input: np.ndarray, infinity: float) -> np.ndarray:
     return np.asarray(input == infinity) if mask is None else mask
 
 
-@op(differentiable=False, method=True, out=True, written_check=_bool_output("isposinf"),
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, differentiable=False, method=True, out=True, written_check=_bool_output("isposinf"),
     samples=_PREDICATE_SAMPLES)
 def isposinf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is positive infinity.
@@ -813,7 +882,8 @@ def isposinf(input: Tensor) -> Tensor:
     return _infinity_test("isposinf", input, np.inf)
 
 
-@op(differentiable=False, method=True, out=True, written_check=_bool_output("isneginf"),
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, differentiable=False, method=True, out=True, written_check=_bool_output("isneginf"),
     samples=_PREDICATE_SAMPLES)
 def isneginf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is negative infinity.
@@ -826,7 +896,7 @@ def isneginf(input: Tensor) -> Tensor:
     return _infinity_test("isneginf", input, -np.inf)
 
 
-@op(differentiable=False, method=True, samples=_PREDICATE_SAMPLES + (Sample((C64,)),))
+@op(meta=elementwise, differentiable=False, method=True, samples=_PREDICATE_SAMPLES + (Sample((C64,)),))
 def isreal(input: Tensor) -> Tensor:
     """A bool tensor: True where the imaginary part is zero (everywhere for real tensors).
 

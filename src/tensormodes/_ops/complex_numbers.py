@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import dtype_of, floating, quiet, scalar_type_name
+from ._common import check_same_shape_or_broadcast, dtype_of, floating, quiet, scalar_type_name
+from ._meta import broadcasting, copy_of, elementwise, metadata, rule, view_of
 from ._pointwise import _zeros_like
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import BOOL, C64, F16, F64, I23, M23, POSITIVE, SCALAR_F64
@@ -22,11 +23,32 @@ from ._samples import BOOL, C64, F16, F64, I23, M23, POSITIVE, SCALAR_F64
 _C128 = TensorSpec((2, 3), "complex128", -1.0, 1.0)
 
 
+def _part_meta(input, imaginary: bool):
+    """``real`` / ``imag`` of a complex MetaArray: a view of the float pairs, so strides and the
+    storage offset double (in the part's elements), and the imaginary part starts one further."""
+    part = np.finfo(input.dtype).dtype
+    return view_of(input, input.shape, tuple(2 * s for s in input.elem_strides), input.offset + imaginary, part)
+
+
+def _real_meta(input):
+    return _part_meta(input, False) if input.dtype.kind == "c" else input
+
+
+def _imag_meta(input):
+    if input.dtype.kind != "c":
+        return imag(input)  # the kernel's error: it reads only the dtype
+    return _part_meta(input, True)
+
+
+def _conj_meta(input):
+    return copy_of(input) if input.dtype.kind == "c" else input
+
+
 def _identity_grad(grad):
     return grad  # for real(): a real gradient, which the engine casts to the complex input's dtype
 
 
-@op(grad=_identity_grad, method=False, view=True,
+@op(grad=_identity_grad, method=False, view=True, meta=rule(_real_meta),
     samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,))))
 def real(input: Tensor) -> Tensor:
     """The real part of a complex tensor, as a view (``input`` itself if it is real); also
@@ -43,7 +65,8 @@ def _imag_grad(grad):
     return grad * 1j
 
 
-@op(grad=_imag_grad, method=False, view=True, samples=(Sample((C64,)), Sample((_C128,))))
+@op(errors=(Sample((M23,)),),
+    grad=_imag_grad, method=False, view=True, meta=rule(_imag_meta), samples=(Sample((C64,)), Sample((_C128,))))
 def imag(input: Tensor) -> Tensor:
     """The imaginary part of a complex tensor, as a view; also the property ``x.imag``.
 
@@ -60,7 +83,8 @@ def _conj_grad(grad):
     return grad.conj()
 
 
-@op(grad=_conj_grad, method=True, view=True, samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,))))
+@op(grad=_conj_grad, method=True, view=True, meta=rule(_conj_meta),
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,))))
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate: ``input`` itself for real tensors, a new tensor for complex ones
     (PyTorch returns a lazily conjugated view; tensormodes copies, so writes to the result do
@@ -77,7 +101,7 @@ def _conj_physical_grad(grad):
     return grad.conj_physical()
 
 
-@op(grad=_conj_physical_grad, method=True, view=True,
+@op(grad=_conj_physical_grad, method=True, view=True, meta=rule(_conj_meta),
     samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((BOOL,))))
 def conj_physical(input: Tensor) -> Tensor:
     """The complex conjugate, computed (a new tensor; ``input`` itself for real tensors).
@@ -89,7 +113,7 @@ def conj_physical(input: Tensor) -> Tensor:
     return np.conjugate(input) if input.dtype.kind == "c" else input
 
 
-@op(grad=_identity_grad, method=True, view=True, samples=(Sample((C64,)), Sample((M23,))))
+@op(grad=_identity_grad, method=True, view=True, meta=metadata, samples=(Sample((C64,)), Sample((M23,))))
 def resolve_conj(input: Tensor) -> Tensor:
     """``input`` itself: tensormodes never defers a conjugation (see ``conj``).
 
@@ -100,7 +124,7 @@ def resolve_conj(input: Tensor) -> Tensor:
     return input
 
 
-@op(grad=_identity_grad, method=True, view=True, samples=(Sample((C64,)), Sample((M23,))))
+@op(grad=_identity_grad, method=True, view=True, meta=metadata, samples=(Sample((C64,)), Sample((M23,))))
 def resolve_neg(input: Tensor) -> Tensor:
     """``input`` itself: tensormodes never defers a negation.
 
@@ -118,7 +142,7 @@ def _angle_grad(grad, input):
     return (grad * input * 1j / (input * input.conj()).real).where(input != 0, 0)
 
 
-@op(grad=_angle_grad, method=True, out=True,
+@op(meta=elementwise, grad=_angle_grad, method=True, out=True,
     samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((F16,)),
              Sample((BOOL,))))
 def angle(input: Tensor) -> Tensor:
@@ -148,7 +172,7 @@ def _sgn_grad(grad, input, result):
     return ((grad - result * (grad * result.conj()).real) / magnitude).where(magnitude != 0, 0)
 
 
-@op(grad=_sgn_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sgn_grad, method=True, inplace=True, out=True,
     samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((BOOL,))))
 def sgn(input: Tensor) -> Tensor:
     """``input / abs(input)`` for complex tensors (0 at 0), the sign (``sign``) for real ones.
@@ -185,7 +209,9 @@ def _complex_grad(grad):
     return grad, grad * -1j
 
 
-@op(name="complex", grad=_complex_grad, out=True, samples=(
+@op(errors=(Sample((M23, F64)), Sample((I23, I23)), Sample((M23, TensorSpec((3, 2))))),
+    meta=broadcasting("real", "imag", kernel_first=True, keep_layout=False), name="complex", grad=_complex_grad,
+    out=True, samples=(
     Sample((M23, M23)), Sample((F64, TensorSpec((3,), "float64"))), Sample((SCALAR_F64, SCALAR_F64))))
 def _complex(real: Tensor, imag: Tensor) -> Tensor:  # the op "complex": a def would hide the builtin here
     """The complex tensor ``real + 1j * imag`` (float32 parts give complex64, float64 parts
@@ -196,7 +222,7 @@ def _complex(real: Tensor, imag: Tensor) -> Tensor:  # the op "complex": a def w
     tensor([1.+2.j])
     """
     result_type = _complex_parts_type("complex", real, imag)
-    result = np.empty(np.broadcast_shapes(real.shape, imag.shape), result_type)
+    result = np.empty(check_same_shape_or_broadcast(real.shape, imag.shape), result_type)
     result.real, result.imag = real, imag
     return result
 
@@ -208,7 +234,8 @@ def _polar_grad(grad, result):
     return grad * result.sgn().conj(), grad * (result * 1j).conj()
 
 
-@op(grad=_polar_grad, out=True, samples=(
+@op(errors=(Sample((F64, M23)), Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
+    meta=broadcasting("abs", "angle", kernel_first=True, keep_layout=False), grad=_polar_grad, out=True, samples=(
     Sample((POSITIVE, M23)), Sample((TensorSpec((3,), "float64", 0.1, 3), TensorSpec((2, 3), "float64"))),
     Sample((TensorSpec((), "float64", 0.5, 2), SCALAR_F64))))
 def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's parameter names
@@ -220,6 +247,6 @@ def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002 - PyTorch's param
     tensor([2.+0.j])
     """
     result_type = _complex_parts_type("polar", abs, angle)
-    result = np.empty(np.broadcast_shapes(abs.shape, angle.shape), result_type)
+    result = np.empty(check_same_shape_or_broadcast(abs.shape, angle.shape), result_type)
     result.real, result.imag = abs * np.cos(angle), abs * np.sin(angle)
     return result

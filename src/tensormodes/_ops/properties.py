@@ -10,7 +10,17 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import check_compute_device
 from ._common import resolve_dtype
-from ._meta import MetaArray, contiguous_strides, data_dependent, metadata, rule, same_metadata, view_of
+from ._meta import (
+    MetaArray,
+    MetaRule,
+    checked_data_dependent,
+    contiguous_strides,
+    dense_strides,
+    metadata,
+    rule,
+    same_metadata,
+    view_of,
+)
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, SCALAR
 from ._shape import _same_grad
@@ -87,7 +97,16 @@ def numel(input: Tensor) -> int:
     return int(input.size)
 
 
-@op(differentiable=False, method=True, meta=data_dependent, samples=(
+def _check_one_value(input) -> None:
+    """``is_nonzero``'s checks, which read only the size (the meta rule runs them too)."""
+    if input.size > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    if input.size == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+
+
+@op(errors=(Sample((M23,)), Sample((TensorSpec((0,)),))),
+    differentiable=False, method=True, meta=checked_data_dependent(rule(_check_one_value)), samples=(
     Sample((TensorSpec((1,)),)), Sample((TensorSpec((), "int64", 0, 0),)), Sample((TensorSpec((1, 1), "bool"),)),
     Sample((TensorSpec((), "complex64"),))))
 def is_nonzero(input: Tensor) -> bool:
@@ -97,10 +116,7 @@ def is_nonzero(input: Tensor) -> bool:
     >>> tm.is_nonzero(tm.tensor([0.5]))
     True
     """
-    if input.size > 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    if input.size == 0:
-        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    _check_one_value(input)
     return bool(input.reshape(()) != 0)
 
 
@@ -131,7 +147,17 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     return input.copy(order="K")
 
 
-@op(grad=_same_grad, meta=same_metadata, samples=(
+def _to_copy_meta(opdef, args, kwargs):
+    # A cpu tensor moving to the meta device keeps its memory format, as a meta copy does.
+    result = same_metadata(opdef, args, kwargs)
+    source = opdef.signature.bind(*args, **kwargs).arguments["input"]
+    if type(source) is np.ndarray and source.itemsize:
+        strides = tuple(s // source.itemsize for s in source.strides)
+        return MetaArray(source.shape, result.dtype, dense_strides(source.shape, strides))
+    return result
+
+
+@op(grad=_same_grad, meta=MetaRule(_to_copy_meta, "_to_copy"), samples=(
     Sample((M23,), {"dtype": dt.float64}), Sample((M23,)), Sample((I23,), {"dtype": dt.float32}),
     Sample((M23,), {"dtype": dt.int64}), Sample((TensorSpec((2, 3), "float64"),), {"dtype": dt.float16}),
     Sample((M23,), {"dtype": dt.bfloat16}), Sample((SCALAR,), {"dtype": dt.float64})))
@@ -173,8 +199,12 @@ def contiguous(input: Tensor, *, memory_format=None) -> Tensor:
     return np.ascontiguousarray(input)
 
 
+def _detach_meta(input):  # noqa: A002 - the kernel's parameter name
+    return view_of(input, input.shape, input.elem_strides)
+
+
 @op(method=True, differentiable=False, alias=True, samples=(Sample((M23,)), Sample((SCALAR,))),
-    meta=rule(lambda input: view_of(input, input.shape, input.elem_strides)))
+    meta=rule(_detach_meta))
 def detach(input: Tensor) -> Tensor:
     """A new tensor sharing memory with ``input`` but outside autograd (never requires grad).
 

@@ -14,9 +14,10 @@ import numbers
 import numpy as np
 
 from ._common import dtype_of, not_implemented, ops, quiet
+from ._meta import elementwise
 from ._pointwise import _float_unary, _real_float_unary
 from ._registry import Sample, Tensor, TensorSpec, op
-from ._samples import BF16, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
+from ._samples import BF16, C64, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
 
 
 @functools.cache
@@ -56,7 +57,8 @@ def _erf_grad(grad, input):
     return grad * (2 / math.sqrt(math.pi)) * (-(input * input)).exp()
 
 
-@op(grad=_erf_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, grad=_erf_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((TensorSpec((4,), "float64", -8, 8),))))
 def erf(input: Tensor) -> Tensor:
@@ -84,7 +86,8 @@ def _erfc_grad(grad, input):
     return grad * (-2 / math.sqrt(math.pi)) * (-(input * input)).exp()
 
 
-@op(grad=_erfc_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, grad=_erfc_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((BF16,)), Sample((TensorSpec((4,), "float64", -3, 9),))))
 def erfc(input: Tensor) -> Tensor:
@@ -162,7 +165,8 @@ def _lgamma_grad(grad, input):
     return grad * input.digamma()
 
 
-@op(grad=_lgamma_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, grad=_lgamma_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
              Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
              Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
@@ -243,7 +247,8 @@ def _digamma_grad(grad, input):
     return grad * ops.polygamma(1, input)
 
 
-@op(grad=_digamma_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, grad=_digamma_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
              Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
              Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
@@ -347,7 +352,8 @@ def _polygamma_grad(grad, n, input):
     return grad * ops.polygamma(n + 1, input)
 
 
-@op(grad=_polygamma_grad, out=True, samples=tuple(Sample(args) for args in _POLYGAMMA_SAMPLES))
+@op(errors=(Sample((-1, POSITIVE)), Sample((1.5, POSITIVE))),
+    meta=elementwise, grad=_polygamma_grad, out=True, samples=tuple(Sample(args) for args in _POLYGAMMA_SAMPLES))
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The ``n``-th derivative of ``digamma`` (``polygamma(0, x)`` is ``digamma(x)``).
 
@@ -362,7 +368,9 @@ def _polygamma_method_grad(grad, input, n):
     return grad * ops.polygamma(n + 1, input)
 
 
-@op(grad=_polygamma_method_grad, function=False, method="polygamma", inplace="polygamma_", name="polygamma_method",
+@op(errors=(Sample((POSITIVE, -1)),),
+    meta=elementwise,
+    grad=_polygamma_method_grad, function=False, method="polygamma", inplace="polygamma_", name="polygamma_method",
     samples=tuple(Sample((spec, n)) for n, spec in _POLYGAMMA_SAMPLES[:4]))
 def polygamma_method(input: Tensor, n: int) -> Tensor:
     """``tensormodes.polygamma(n, self)`` (the method takes ``n`` after ``self``).
@@ -407,7 +415,8 @@ def _erfinv_grad(grad, result):
     return grad * (math.sqrt(math.pi) / 2) * (result * result).exp()
 
 
-@op(grad=_erfinv_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, grad=_erfinv_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((4,), "float64", 0.9, 0.999),)),
              Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),))))
@@ -471,7 +480,8 @@ def _i0_grad(grad, input):
     return grad * _i1(input)
 
 
-@op(grad=_i0_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, grad=_i0_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((BF16,))))
 def i0(input: Tensor) -> Tensor:

@@ -26,6 +26,7 @@ from ._common import (
     quiet,
 )
 from ._common import conjugate as _conj
+from ._meta import broadcasting, elementwise, metadata
 from ._pointwise import _as, _float_unary, _is_integral, _neg_grad, _opmath, _real_float_unary, _zeros_like
 from ._registry import Dunder, Sample, Tensor, TensorSpec, alias, op
 from ._samples import (
@@ -59,7 +60,8 @@ def _rounding(ufunc, name: str, input: np.ndarray) -> np.ndarray:
     return _as(ufunc(input), d)
 
 
-@op(grad=_neg_grad, method=True, inplace=True, out=True, dunders=(Dunder("__neg__"),),
+@op(errors=(Sample((BOOL,)),),
+    meta=elementwise, grad=_neg_grad, method=True, inplace=True, out=True, dunders=(Dunder("__neg__"),),
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))))
 def neg(input: Tensor) -> Tensor:
     """Returns a new tensor with the negative of the elements of ``input``.
@@ -88,7 +90,8 @@ def _positive_grad(grad):
     return grad
 
 
-@op(grad=_positive_grad, method=True, view=True, dunders=(Dunder("__pos__"),),
+@op(errors=(Sample((BOOL,)),),
+    meta=metadata, grad=_positive_grad, method=True, view=True, dunders=(Dunder("__pos__"),),
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,))))
 def positive(input: Tensor) -> Tensor:
     """Returns ``input`` (sharing its data); an error for bool tensors.
@@ -106,7 +109,8 @@ def _abs_grad(grad, input):
     return grad * input.sgn()  # the sign; z / |z| for complex z
 
 
-@op(grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
+@op(errors=(Sample((BOOL,)),),
+    meta=elementwise, grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
 def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """Computes the absolute value of each element (the magnitude for complex inputs).
@@ -126,7 +130,8 @@ def _step_grad(grad):
     return _zeros_like(grad)
 
 
-@op(grad=_step_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def sign(input: Tensor) -> Tensor:
     """The sign of each element: -1, 0 or 1 in ``input``'s dtype (NaN gives 0).
@@ -150,7 +155,7 @@ def _square_grad(grad, input):
     return grad * _conj(2 * input)
 
 
-@op(grad=_square_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_square_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))))
 def square(input: Tensor) -> Tensor:
     """``input ** 2`` elementwise (bool inputs give int64, as for ``pow(input, 2)``).
@@ -168,7 +173,7 @@ def _exp_grad(grad, result):
     return grad * _conj(result)
 
 
-@op(grad=_exp_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_exp_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((BF16,)),
              Sample((C64,))))
 def exp(input: Tensor) -> Tensor:
@@ -185,7 +190,7 @@ def _exp2_grad(grad, result):
     return grad * _conj(result * math.log(2.0))
 
 
-@op(grad=_exp2_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_exp2_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def exp2(input: Tensor) -> Tensor:
     """``2 ** input`` elementwise.
@@ -201,7 +206,7 @@ def _expm1_grad(grad, result):
     return grad * _conj(result + 1)
 
 
-@op(grad=_expm1_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_expm1_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def expm1(input: Tensor) -> Tensor:
     """``exp(input) - 1``, accurate for small ``input``.
@@ -217,7 +222,7 @@ def _log_grad(grad, input):
     return grad / _conj(input)
 
 
-@op(grad=_log_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((C64,))))
 def log(input: Tensor) -> Tensor:
@@ -234,7 +239,7 @@ def _log2_grad(grad, input):
     return grad / _conj(input * math.log(2.0))
 
 
-@op(grad=_log2_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log2_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
              Sample((C64,))))
 def log2(input: Tensor) -> Tensor:
@@ -251,7 +256,7 @@ def _log10_grad(grad, input):
     return grad / _conj(input * math.log(10.0))
 
 
-@op(grad=_log10_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log10_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((C64,))))
 def log10(input: Tensor) -> Tensor:
@@ -268,7 +273,7 @@ def _log1p_grad(grad, input):
     return grad / _conj(input + 1)
 
 
-@op(grad=_log1p_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log1p_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
              Sample((C64,))))
 def log1p(input: Tensor) -> Tensor:
@@ -285,7 +290,7 @@ def _sqrt_grad(grad, result):
     return grad / _conj(2 * result)
 
 
-@op(grad=_sqrt_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sqrt_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((BF16,)), Sample((C64,))))
 def sqrt(input: Tensor) -> Tensor:
@@ -306,7 +311,7 @@ def _rsqrt_grad(grad, result):
     return grad * _conj(-0.5 * result * result * result)
 
 
-@op(grad=_rsqrt_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_rsqrt_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((C64,))))
 def rsqrt(input: Tensor) -> Tensor:
@@ -323,7 +328,7 @@ def _sin_grad(grad, input):
     return grad * _conj(input.cos())
 
 
-@op(grad=_sin_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sin_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def sin(input: Tensor) -> Tensor:
     """The sine of each element (in radians).
@@ -339,7 +344,7 @@ def _cos_grad(grad, input):
     return grad * _conj(-input.sin())
 
 
-@op(grad=_cos_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_cos_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def cos(input: Tensor) -> Tensor:
     """The cosine of each element (in radians).
@@ -355,7 +360,7 @@ def _tan_grad(grad, result):
     return grad * _conj(1 + result * result)
 
 
-@op(grad=_tan_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_tan_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((I32,)), Sample((SCALAR_F64,)), Sample((TensorSpec((3,), "float16", -1, 1),)),
              Sample((C64,))))
 def tan(input: Tensor) -> Tensor:
@@ -372,7 +377,7 @@ def _asin_grad(grad, input):
     return grad / _conj((1 - input * input).sqrt())
 
 
-@op(grad=_asin_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_asin_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((C64,))))
 def asin(input: Tensor) -> Tensor:
@@ -389,7 +394,7 @@ def _acos_grad(grad, input):
     return -grad / _conj((1 - input * input).sqrt())
 
 
-@op(grad=_acos_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_acos_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
              Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),)), Sample((C64,))))
 def acos(input: Tensor) -> Tensor:
@@ -406,7 +411,7 @@ def _atan_grad(grad, input):
     return grad / _conj(1 + input * input)
 
 
-@op(grad=_atan_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_atan_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def atan(input: Tensor) -> Tensor:
     """The arctangent of each element.
@@ -422,7 +427,7 @@ def _sinh_grad(grad, input):
     return grad * _conj(input.cosh())
 
 
-@op(grad=_sinh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sinh_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def sinh(input: Tensor) -> Tensor:
     """The hyperbolic sine of each element.
@@ -438,7 +443,7 @@ def _cosh_grad(grad, input):
     return grad * _conj(input.sinh())
 
 
-@op(grad=_cosh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_cosh_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def cosh(input: Tensor) -> Tensor:
     """The hyperbolic cosine of each element.
@@ -454,7 +459,7 @@ def _tanh_grad(grad, result):
     return grad * _conj(1 - result * result)
 
 
-@op(grad=_tanh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_tanh_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def tanh(input: Tensor) -> Tensor:
     """The hyperbolic tangent of each element.
@@ -478,7 +483,7 @@ def _sigmoid_grad(grad, result):
     return grad * _conj(result * (1 - result))
 
 
-@op(grad=_sigmoid_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sigmoid_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -20, 20),)), Sample((I23,)), Sample((BOOL,)),
              Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def sigmoid(input: Tensor) -> Tensor:
@@ -495,7 +500,7 @@ def _reciprocal_grad(grad, result):
     return grad * _conj(-(result * result))
 
 
-@op(grad=_reciprocal_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_reciprocal_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
 def reciprocal(input: Tensor) -> Tensor:
     """``1 / input`` elementwise (integers give the default float dtype).
@@ -511,7 +516,8 @@ def _relu_grad(grad, result):
     return ops._threshold_backward(grad, result, 0)
 
 
-@op(grad=_relu_grad, method=True, inplace=True,
+@op(errors=(Sample((BOOL,)), Sample((C64,))),
+    meta=elementwise, grad=_relu_grad, method=True, inplace=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def relu(input: Tensor) -> Tensor:
     """``max(input, 0)`` elementwise.
@@ -533,7 +539,8 @@ def _threshold_backward_grad(grad, input, threshold):
     return ops._threshold_backward(grad, input, threshold), _zeros_like(input)
 
 
-@op(grad=_threshold_backward_grad, samples=(
+@op(errors=(Sample((M23, TensorSpec((3, 2)), 0)), Sample((BOOL, BOOL, 0)), Sample((C64, C64, 0))),
+    meta=broadcasting("input", "grad_output"), grad=_threshold_backward_grad, samples=(
     Sample((M23, M23, 0)), Sample((F64, ROW, 0.5)), Sample((M23, I23, 1)), Sample((SCALAR_F64, SCALAR_F64, 0)),
     Sample((BF16, BF16, 0)), Sample((F16, TensorSpec((3,)), -0.5))))
 def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -> Tensor:
@@ -554,7 +561,8 @@ def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -
     return np.asarray(result if result.dtype == result_type else result.astype(result_type))
 
 
-@op(grad=_step_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((BOOL,)), Sample((C64,))),
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
 def floor(input: Tensor) -> Tensor:
     """The largest integer not greater than each element (integer tensors are copied).
@@ -566,7 +574,8 @@ def floor(input: Tensor) -> Tensor:
     return _rounding(np.floor, "floor", input)
 
 
-@op(grad=_step_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
 def ceil(input: Tensor) -> Tensor:
     """The smallest integer not less than each element (integer tensors are copied).
@@ -578,7 +587,8 @@ def ceil(input: Tensor) -> Tensor:
     return _rounding(np.ceil, "ceil", input)
 
 
-@op(grad=_step_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((BOOL,)),),
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
 def trunc(input: Tensor) -> Tensor:
     """Each element rounded toward zero (integer tensors are copied).
@@ -590,7 +600,8 @@ def trunc(input: Tensor) -> Tensor:
     return _rounding(np.trunc, "trunc", input)
 
 
-@op(grad=_step_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)), Sample((I23,), {"decimals": 1})),
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -100, 100),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((M23,), {"decimals": 2}), Sample((TensorSpec((4,), "float64", -1e4, 1e4),), {"decimals": -2}),
              Sample((F16,), {"decimals": 1}), Sample((BF16,))))
@@ -625,7 +636,8 @@ def _frac_grad(grad):
     return grad
 
 
-@op(grad=_frac_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((I23,)),),
+    meta=elementwise, grad=_frac_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((SCALAR_F64,)), Sample((F16,))))
 def frac(input: Tensor) -> Tensor:
     """The fractional part of each element, ``input - trunc(input)``.
@@ -645,7 +657,8 @@ def _nan_to_num_grad(grad, input):
     return grad.where(input.isfinite(), 0)
 
 
-@op(grad=_nan_to_num_grad, differentiable=no_complex_autograd("nan_to_num"), method=True, inplace=True, out=True,
+@op(meta=elementwise,
+    grad=_nan_to_num_grad, differentiable=no_complex_autograd("nan_to_num"), method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((M23, 1.0, 2.0, -2.0)), Sample((BF16,), {"posinf": 1.0})))
 def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = None,
@@ -679,7 +692,7 @@ def _asinh_grad(grad, input):
     return grad / _conj((input * input + 1).sqrt())
 
 
-@op(grad=_asinh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_asinh_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def asinh(input: Tensor) -> Tensor:
     """The inverse hyperbolic sine of each element.
@@ -698,7 +711,7 @@ def _acosh_grad(grad, input):
     return grad / _conj((input * input - 1).sqrt())
 
 
-@op(grad=_acosh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_acosh_grad, method=True, inplace=True, out=True,
     samples=(Sample((_ABOVE_ONE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 1.5, 3.0),)),
              Sample((TensorSpec((3,), "bfloat16", 1.1, 4.0),)), Sample((TensorSpec((3,), "complex64", 1.2, 2.0),))))
 def acosh(input: Tensor) -> Tensor:
@@ -715,7 +728,7 @@ def _atanh_grad(grad, input):
     return grad / _conj(1 - input * input)
 
 
-@op(grad=_atanh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_atanh_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((3,), "complex64", -0.6, 0.6),))))
 def atanh(input: Tensor) -> Tensor:
@@ -736,7 +749,8 @@ def _logit_grad(grad, input, eps):
     return local.where(~((input < eps) | (input > 1 - eps)), 0)
 
 
-@op(grad=_logit_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, grad=_logit_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", 0.05, 0.95),)), Sample((TensorSpec((2, 3), "int64", 0, 1),)),
              Sample((TensorSpec((), "float64", 0.1, 0.9),)), Sample((TensorSpec((3,), "float16", 0.1, 0.9),)),
              Sample((TensorSpec((4,), "float64", 0.1, 0.9), 0.25)), Sample((BF16,), {"eps": 0.1}),
@@ -770,7 +784,8 @@ def _deg2rad_grad(grad):
     return grad * (math.pi / 180)
 
 
-@op(grad=_deg2rad_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, grad=_deg2rad_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -360, 360),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((BOOL,))))
 def deg2rad(input: Tensor) -> Tensor:
@@ -787,7 +802,8 @@ def _rad2deg_grad(grad):
     return grad * (180 / math.pi)
 
 
-@op(grad=_rad2deg_grad, method=True, inplace=True, out=True,
+@op(errors=(Sample((C64,)),),
+    meta=elementwise, grad=_rad2deg_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((BOOL,))))
 def rad2deg(input: Tensor) -> Tensor:
     """Converts each element from radians to degrees.
@@ -805,7 +821,7 @@ def _sinc_grad(grad, input):
     return grad * _conj(local.where(input != 0, 0))
 
 
-@op(grad=_sinc_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sinc_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
 def sinc(input: Tensor) -> Tensor:
     """The normalized sinc function ``sin(pi x) / (pi x)`` of each element (1 at 0).
