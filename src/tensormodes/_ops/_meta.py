@@ -61,7 +61,7 @@ class MetaArray:
     >>> m = MetaArray((2, 3), np.dtype(np.int64))
     >>> m.ndim, m.size, m.elem_strides
     (2, 6, (3, 1))
-    >>> m.item()
+    >>> MetaArray((), np.dtype(np.int64)).item()
     Traceback (most recent call last):
       ...
     RuntimeError: Tensor.item() cannot be called on meta tensors
