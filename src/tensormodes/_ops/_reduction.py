@@ -206,7 +206,7 @@ def _reduce_meta(dims=None) -> MetaRule:
 
 
 def _dim_defaulting(default):
-    """A ``reduction`` dims function for ops whose ``dim`` defaults to ``default`` (an int)."""
+    """A ``reduction`` dims function for ops whose ``dim`` defaults to ``default`` (not None)."""
 
     def dims(arguments, ndim: int):
         return wrap_dims(arguments.get("dim", default), max(ndim, 1))
