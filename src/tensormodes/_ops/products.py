@@ -526,7 +526,8 @@ def _outer_grad(grad, input, vec2, needs_input_grad):
             (grad * _conj(input.unsqueeze(1))).sum(0) if needs_input_grad[1] else None)
 
 
-@op(meta=_checked_meta(_no_checks, _outer_shape), grad=_outer_grad, save_only_for={"input": "vec2", "vec2": "input"}, method=True, out=True,
+@op(meta=_checked_meta(_no_checks, _outer_shape), grad=_outer_grad, save_only_for={"input": "vec2", "vec2": "input"},
+    method=True, out=True,
     samples=_OUTER_SAMPLES)
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """Outer product of the vectors ``input`` (n) and ``vec2`` (m): an n x m matrix (dtypes promote).
@@ -562,7 +563,8 @@ def _inner_grad(grad, input, other, input_shape, other_shape, needs_input_grad):
             grad.t().mm(_conj(input.reshape(m, k))).reshape(other_shape) if needs_input_grad[1] else None)
 
 
-@op(meta=_inner_meta, grad=_inner_grad, save_only_for={"input": "other", "other": "input"}, method=True, out=True, samples=(
+@op(meta=_inner_meta, grad=_inner_grad, save_only_for={"input": "other", "other": "input"}, method=True, out=True,
+    samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((4, 3)))), Sample((TensorSpec((3,)), TensorSpec((3,)))),
     Sample((TensorSpec((), "int64"), TensorSpec((3,), "float32"))),
     Sample((TensorSpec((2, 2, 3), "int32"), TensorSpec((3,), "int32")))))
@@ -927,7 +929,8 @@ def _cross_grad(grad, input, other, dim, needs_input_grad):
             cross(grad, _conj(input), dim=dim) if needs_input_grad[1] else None)
 
 
-@op(meta=_linalg_cross_meta, grad=_cross_grad, name="linalg_cross", function="cross", namespace="tensormodes.linalg", out=True, samples=(
+@op(meta=_linalg_cross_meta, grad=_cross_grad, name="linalg_cross", function="cross", namespace="tensormodes.linalg",
+    out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3)))),
     Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64")), {"dim": 0}),
     Sample((TensorSpec((2, 3)), TensorSpec((1, 3)))), Sample((TensorSpec((3,), "int64"), TensorSpec((3,), "int64"))),
