@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import along, dtype_of, is_int, quiet, scalar_type_name, wrap_dim, wrap_dims
-from ._meta import MetaArray, MetaRule, probe, reduction
+from ._meta import MetaArray, MetaRule, probe, reduction, with_shape
 from ._registry import TensorSpec
 
 # Index-returning ops are compared with PyTorch index for index: values drawn
@@ -238,3 +238,19 @@ def _kernel_rule(function) -> MetaRule:
     """An op's own meta rule, as ``_meta.rule``, whose ``function`` also takes the op's kernel
     first (to probe it: the kernel's own checks and dtypes, its own name in messages)."""
     return MetaRule(lambda opdef, args, kwargs: function(opdef.kernel, *args, **kwargs), function.__name__)
+
+
+def _checked_meta(checks, shape):
+    """A meta rule running ``checks(*args, **kwargs)`` (the kernel's checks) on the MetaArrays,
+    then a probe for the dtype; ``shape(*args, **kwargs)`` is the result's shape."""
+
+    def compute(kernel, *args, **kwargs):
+        checks(*args, **kwargs)
+        return with_shape(_probe_quietly(kernel, *args, **kwargs), shape(*args, **kwargs))
+
+    compute.__name__ = f"{shape.__name__}_meta"
+    return _kernel_rule(compute)
+
+
+def _no_checks(*args, **kwargs) -> None:
+    """For kernels whose checks do not depend on sizes: the probe raises their errors."""

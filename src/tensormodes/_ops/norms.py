@@ -152,7 +152,8 @@ def _linalg_norm_grad(grad, A, result, ord, dim, keepdim):  # noqa: A002
 
 # -- the ops -------------------------------------------------------------------------
 
-@op(meta=_reduce_meta(), grad=_vector_norm_grad, name="linalg_vector_norm", function="vector_norm", namespace="tensormodes.linalg",
+@op(meta=_reduce_meta(),
+    grad=_vector_norm_grad, name="linalg_vector_norm", function="vector_norm", namespace="tensormodes.linalg",
     out=True, samples=(
         Sample((M23,)), Sample((M23, 1)), Sample((M23, 0)), Sample((M23, _INF, 1)), Sample((M23, -_INF)),
         Sample((M234, 3, (0, 2), True)), Sample((M23, 0.5, -1)), Sample((M23,), {"dtype": dt.float64}),
@@ -175,7 +176,8 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
     return _vector_norm(x, ord, dim, keepdim, dtype)
 
 
-@op(meta=_reduce_meta(_dim_defaulting((-2, -1))), grad=_matrix_norm_grad, name="linalg_matrix_norm", function="matrix_norm", namespace="tensormodes.linalg",
+@op(meta=_reduce_meta(_dim_defaulting((-2, -1))),
+    grad=_matrix_norm_grad, name="linalg_matrix_norm", function="matrix_norm", namespace="tensormodes.linalg",
     out=True, samples=(
         Sample((M23,)), Sample((M23, "nuc")), Sample((M23, 1)), Sample((M23, -1)), Sample((M23, _INF)),
         Sample((M23, -_INF)), Sample((M23, 2)), Sample((M23, -2)), Sample((M234, 1, (2, 0), True)),

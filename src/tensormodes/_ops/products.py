@@ -36,7 +36,7 @@ from ._common import (
 )
 from ._common import conjugate as _conj
 from ._meta import MetaArray, rule, with_shape
-from ._reduction import _kernel_rule, _probe_quietly
+from ._reduction import _checked_meta, _kernel_rule, _no_checks, _probe_quietly
 from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 from .creation import checked_fill_value
 from .reduction import _norm_grad
@@ -113,18 +113,6 @@ def _matmul_meta(kernel, input, other):
     return with_shape(_probe_quietly(kernel, input, other), shape)
 
 
-def _checked_meta(checks, shape):
-    """A meta rule running ``checks(*args, **kwargs)`` (the kernel's checks) on the MetaArrays,
-    then a probe for the dtype; ``shape(*args, **kwargs)`` is the result's shape."""
-
-    def compute(kernel, *args, **kwargs):
-        checks(*args, **kwargs)
-        return with_shape(_probe_quietly(kernel, *args, **kwargs), shape(*args, **kwargs))
-
-    compute.__name__ = f"{shape.__name__}_meta"
-    return _kernel_rule(compute)
-
-
 def _mm_all_checks(input, mat2, out_dtype=None):
     if out_dtype is not None:
         raise NotImplementedError(_OUT_DTYPE_ERROR.format("mm"))
@@ -165,10 +153,6 @@ def _mv_shape(input, vec):
 
 def _dot_shape(input, other):
     return ()
-
-
-def _no_checks(*args, **kwargs) -> None:
-    """For kernels whose checks do not depend on sizes: the probe raises their errors."""
 
 
 def _outer_shape(input, vec2):
