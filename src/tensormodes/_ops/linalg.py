@@ -212,7 +212,8 @@ def _eigvalsh_shape(A, UPLO="L"):
     return A.shape[:-1]
 
 
-@op(meta=_checked_meta(_no_checks, _svd_shapes), returns=("U", "S", "Vh"),
+@op(meta=_checked_meta(_no_checks, _svd_shapes),
+    errors=(Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 2), "int64"),))), returns=("U", "S", "Vh"),
     grad=_svd_grad, name="linalg_svd", function="svd", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((3, 2)), False)),
     Sample((TensorSpec((2, 4), "float64"),), {"full_matrices": False}), Sample((TensorSpec((2, 3, 2)), False)),
@@ -345,6 +346,7 @@ def _det_grad(grad, A, result):
 
 
 @op(meta=_checked_meta(_square("linalg.det"), _batch_shape),
+    errors=(Sample((TensorSpec((2, 3)),)),),
     grad=_det_grad, name="linalg_det", function="det", namespace="tensormodes.linalg", out=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)), Sample((TensorSpec((1, 1)),)),
     Sample((TensorSpec((3, 3), "complex64"),)), Sample((TensorSpec((2, 2), "complex128"),)),
@@ -451,6 +453,7 @@ def _inv_grad(grad, result):
 
 
 @op(meta=_checked_meta(_square("linalg.inv"), _same_shape),
+    errors=(Sample((TensorSpec((2, 3, 4)),)),),
     grad=_inv_grad, name="linalg_inv", function="inv", namespace="tensormodes.linalg", out=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 2), "complex64"),)), Sample((TensorSpec((0, 2, 2)),)), Sample((TensorSpec((0, 0)),))))
@@ -535,6 +538,7 @@ def _solve_grad(grad, A, result, left, B_shape, needs_input_grad):
 
 
 @op(meta=_checked_meta(_solve_meta_checks, _solve_shape),
+    errors=(Sample((TensorSpec((3, 3)), TensorSpec((2, 2)))), Sample((TensorSpec((2, 3)), TensorSpec((2,))))),
     grad=_solve_grad, name="linalg_solve", function="solve", namespace="tensormodes.linalg", out=True, samples=(
     Sample((TensorSpec((3, 3)), TensorSpec((3,)))),
     Sample((TensorSpec((3, 3), "float64"), TensorSpec((3, 2), "float64"))),
@@ -640,6 +644,7 @@ def _cholesky_grad(grad, result, upper):
 
 
 @op(meta=_checked_meta(_cholesky_checks, _same_shape),
+    errors=(Sample((TensorSpec((2, 3)),)),),
     grad=_cholesky_grad, name="linalg_cholesky", function="cholesky", namespace="tensormodes.linalg", out=True,
     samples=(
     Sample((TensorSpec((3, 1, 1), "float32", 0.5, 2.0),)), Sample((TensorSpec((2, 1, 1), "float64", 0.5, 2.0),),
@@ -713,6 +718,7 @@ def _qr_grad(grad, result, mode, A_shape):
 
 
 @op(meta=_checked_meta(_no_checks, _qr_shapes),
+    errors=(Sample((TensorSpec((3, 3)), "full")),),
     returns=("Q", "R"), grad=_qr_grad, name="linalg_qr", function="qr", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((4, 2), "float64"),)), Sample((TensorSpec((2, 2, 4)),)),
     Sample((TensorSpec((3, 2), "complex64"),)), Sample((TensorSpec((2, 3), "complex128"),), {"mode": "complete"}),
@@ -802,7 +808,8 @@ def _eigh_grad(grad, result):
     return vectors @ inner @ adjoint(vectors)
 
 
-@op(meta=_checked_meta(_eigh_checks, _eigh_shapes), returns=("eigenvalues", "eigenvectors"),
+@op(meta=_checked_meta(_eigh_checks, _eigh_shapes),
+    errors=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 2)), "X"))), returns=("eigenvalues", "eigenvectors"),
     grad=_eigh_grad, name="linalg_eigh", function="eigh", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 1, 1)),)), Sample((TensorSpec((2, 1, 1), "float64"), "U")),
     Sample((TensorSpec((3, 5, 5)),), {"UPLO": "u"}), Sample((TensorSpec((3, 5, 5), "float64"), "U")),

@@ -177,6 +177,7 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
 
 
 @op(meta=_reduce_meta(_dim_defaulting((-2, -1))),
+    errors=(Sample((TensorSpec((3,)),)), Sample((M23, "fro", (0, 0)))),
     grad=_matrix_norm_grad, name="linalg_matrix_norm", function="matrix_norm", namespace="tensormodes.linalg",
     out=True, samples=(
         Sample((M23,)), Sample((M23, "nuc")), Sample((M23, 1)), Sample((M23, -1)), Sample((M23, _INF)),

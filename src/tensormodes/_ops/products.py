@@ -317,7 +317,8 @@ def _matmul_grad(grad, input, other, needs_input_grad):
     return grad_a, grad_b
 
 
-@op(meta=_matmul_meta, grad=_matmul_grad, method=True, out=True, ufunc=np.matmul,
+@op(meta=_matmul_meta,
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4, 2)))), Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3, 2)))), Sample((TensorSpec((2, 3)), TensorSpec((3,), "float64")))), grad=_matmul_grad, method=True, out=True, ufunc=np.matmul,
     dunders=(Dunder("__matmul__"), Dunder("__rmatmul__", OWN, reflected=True)),
     samples=(Sample((TensorSpec((2, 3)), TensorSpec((3, 4)))), Sample((TensorSpec((3,)), TensorSpec((3,)))),
              Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 2)))), Sample((TensorSpec((2, 3)), TensorSpec((3,)))),
@@ -373,7 +374,8 @@ def _mm_grad(grad, input, mat2):
     return grad.mm(adjoint(mat2)), adjoint(input).mm(grad)
 
 
-@op(meta=_checked_meta(_mm_all_checks, _mm_shape), grad=_mm_grad, method=True, out=True, samples=(
+@op(meta=_checked_meta(_mm_all_checks, _mm_shape),
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2, 3)))), Sample((TensorSpec((2, 3, 1)), TensorSpec((3, 2))))), grad=_mm_grad, method=True, out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample((TensorSpec((3, 3), "float64"), TensorSpec((3, 1), "float64"))),
     Sample((TensorSpec((2, 3), "int32"), TensorSpec((3, 2), "int32"))),
@@ -405,7 +407,8 @@ def _bmm_grad(grad, input, mat2):
     return grad.bmm(adjoint(mat2)), adjoint(input).bmm(grad)
 
 
-@op(meta=_checked_meta(_bmm_all_checks, _bmm_shape), grad=_bmm_grad, method=True, out=True, samples=(
+@op(meta=_checked_meta(_bmm_all_checks, _bmm_shape),
+    errors=(Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3, 2)))),), grad=_bmm_grad, method=True, out=True, samples=(
     Sample((TensorSpec((2, 2, 3)), TensorSpec((2, 3, 4)))),
     Sample((TensorSpec((3, 1, 2), "int64"), TensorSpec((3, 2, 2), "int64"))),
     Sample((TensorSpec((1, 2, 2), "float16"), TensorSpec((1, 2, 3), "float16"))),
@@ -431,7 +434,8 @@ def _mv_grad(grad, input, vec):
     return grad.unsqueeze(-1) * _conj(vec), adjoint(input).mv(grad)
 
 
-@op(meta=_checked_meta(_mv_all_checks, _mv_shape), grad=_mv_grad, method=True, out=True, samples=(
+@op(meta=_checked_meta(_mv_all_checks, _mv_shape),
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2,)))),), grad=_mv_grad, method=True, out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((3,)))),
     Sample((TensorSpec((4, 2), "int16"), TensorSpec((2,), "int16"))),
     Sample((TensorSpec((2, 0), "int64"), TensorSpec((0,), "int64")))))
@@ -452,7 +456,8 @@ def _dot_grad(grad, input, tensor):
     return grad * _conj(tensor), grad * _conj(input)
 
 
-@op(meta=_checked_meta(_dot_checks, _dot_shape), grad=_dot_grad, method=True, out=True, samples=(
+@op(meta=_checked_meta(_dot_checks, _dot_shape),
+    errors=(Sample((TensorSpec((3,)), TensorSpec((4,)))), Sample((TensorSpec((3,)), TensorSpec((3,), "float64")))), grad=_dot_grad, method=True, out=True, samples=(
     Sample((TensorSpec((3,)), TensorSpec((3,)))),
     Sample((TensorSpec((4,), "int64"), TensorSpec((4,), "int64"))),
     Sample((TensorSpec((2,), "complex128"), TensorSpec((2,), "complex128"))),
@@ -623,7 +628,8 @@ def _tensordot_grad(grad, a, b, dims):
     return grad_a, grad_b
 
 
-@op(meta=_tensordot_meta, grad=_tensordot_grad, out=True, samples=(
+@op(meta=_tensordot_meta,
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2, 3))), {"dims": 1}), Sample((TensorSpec((2, 3)), TensorSpec((2, 3))), {"dims": 3})), grad=_tensordot_grad, out=True, samples=(
     Sample((TensorSpec((2, 3, 4)), TensorSpec((3, 4, 5)))), Sample((TensorSpec((2, 3, 4)), TensorSpec((4, 5)), 1)),
     Sample((TensorSpec((2, 3)), TensorSpec((4, 5))), {"dims": 0}),
     Sample((TensorSpec((2, 3, 4)), TensorSpec((3, 4, 5))), {"dims": ([1, 2], [0, 1])}),
@@ -667,7 +673,8 @@ def _addmm_grad(grad, mat1, mat2, beta, alpha):
     return (grad if beta == 1 else grad * _conj(beta)), grad_mat1, grad_mat2
 
 
-@op(meta=_addmm_meta, grad=_addmm_grad, method=True, inplace=True, out=True, samples=(
+@op(meta=_addmm_meta,
+    errors=(Sample((TensorSpec((3, 4)), TensorSpec((2, 3)), TensorSpec((3, 4)))), Sample((TensorSpec((2, 4)), TensorSpec((2, 3)), TensorSpec((2, 4))))), grad=_addmm_grad, method=True, inplace=True, out=True, samples=(
     Sample((TensorSpec((2, 4)), TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample((TensorSpec((4,)), TensorSpec((2, 3)), TensorSpec((3, 4))), {"beta": 0.5, "alpha": 2}),
     Sample((TensorSpec((2, 2), "int64"), TensorSpec((2, 3), "int64"), TensorSpec((3, 2), "int64")),
@@ -790,7 +797,8 @@ def _matrix_power_grad(grad, input, n):
     return -transposed.matmul(grad_base).matmul(transposed)
 
 
-@op(meta=_matrix_power_meta, grad=_matrix_power_grad, method=True, out=True, samples=(
+@op(meta=_matrix_power_meta,
+    errors=(Sample((TensorSpec((2, 3)), 2)),), grad=_matrix_power_grad, method=True, out=True, samples=(
     Sample((TensorSpec((3, 3)), 3)), Sample((TensorSpec((2, 2), "int64"), 2)), Sample((TensorSpec((2, 2, 2)), 0)),
     Sample((TensorSpec((2, 2), "float64", 1, 2), -2)), Sample((TensorSpec((2, 2), "bool"), 1)),
     Sample((TensorSpec((2, 2), "int32"), 5))))
@@ -913,7 +921,8 @@ def _cross_grad(grad, input, other, dim, needs_input_grad):
             cross(grad, _conj(input), dim=dim) if needs_input_grad[1] else None)
 
 
-@op(meta=_linalg_cross_meta, grad=_cross_grad, name="linalg_cross", function="cross", namespace="tensormodes.linalg",
+@op(meta=_linalg_cross_meta,
+    errors=(Sample((TensorSpec((2, 4)), TensorSpec((2, 4)))),), grad=_cross_grad, name="linalg_cross", function="cross", namespace="tensormodes.linalg",
     out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3)))),
     Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64")), {"dim": 0}),
@@ -975,7 +984,8 @@ def _cdist_grad(grad, x1, x2, result, p, needs_input_grad):
     return (spread.sum(-2) if needs_input_grad[0] else None, -spread.sum(-3) if needs_input_grad[1] else None)
 
 
-@op(meta=_cdist_meta, grad=_cdist_grad, samples=(
+@op(meta=_cdist_meta,
+    errors=(Sample((TensorSpec((3, 2)), TensorSpec((4, 3)))),), grad=_cdist_grad, samples=(
     Sample((TensorSpec((3, 2)), TensorSpec((4, 2)))),
     Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float64"), 1.0)),
     Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3))), {"p": 3.0}),

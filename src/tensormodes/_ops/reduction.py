@@ -138,7 +138,8 @@ def _sum_grad(grad, input_shape, dim, keepdim):
     return _unreduce(grad, input_shape, dim, keepdim)
 
 
-@op(meta=_reduce_meta(), grad=_sum_grad, method=True, out=True,
+@op(meta=_reduce_meta(),
+    errors=(Sample((M23, 2)), Sample((M23, (0, 0)))), grad=_sum_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)),
              Sample((TensorSpec((2, 3), "int32"), -1)), Sample((TensorSpec((4,), "bool"),)),
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((SCALAR, 0, True)),
@@ -301,7 +302,8 @@ def _cumsum_grad(grad, input_shape, dim):
     return grad.flip(d).cumsum(d).flip(d)
 
 
-@op(meta=same_shape, grad=_cumsum_grad, method=True, inplace=True, out=True,
+@op(meta=same_shape,
+    errors=(Sample((M23, 2)), Sample((M23, -3))), grad=_cumsum_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32"), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
              Sample((SCALAR, 0)), Sample((M23, 1), {"dtype": dt.float64}),
@@ -596,7 +598,8 @@ def _extreme_meta(opdef, args, kwargs):
     return _reduce_meta()(opdef, args, kwargs)
 
 
-@op(meta=MetaRule(_extreme_meta, "extreme"), returns=("values", "indices"), grad=_extreme_grad(True), method=True,
+@op(meta=MetaRule(_extreme_meta, "extreme"),
+    errors=(Sample((M23, M234)), Sample((TensorSpec((0, 3)), 0))), returns=("values", "indices"), grad=_extreme_grad(True), method=True,
     out=True, samples=_EXTREME_SAMPLES)
 def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The largest element; with an int ``dim``, a named tuple ``(values, indices)`` of
@@ -773,7 +776,8 @@ def _logsumexp_grad(grad, input, result, dim, keepdim):
     return _unreduce(grad, input.shape, dim, keepdim) * _conj(weights)
 
 
-@op(meta=_reduce_meta(), grad=_logsumexp_grad, method=True, out=True,
+@op(meta=_reduce_meta(),
+    errors=(Sample((M23, 3)),), grad=_logsumexp_grad, method=True, out=True,
     samples=(Sample((M23, 1)), Sample((M23, (0, 1))), Sample((M23, -1, True)), Sample((M23, [0], True)),
              Sample((TensorSpec((2, 3), "int64"), 1)), Sample((TensorSpec((3,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), 1)),
@@ -1008,7 +1012,8 @@ def _trapezoid_meta(y, x=None, *, dx=None, dim=-1):
     return with_shape(result, shape[:axis] + shape[axis + 1:])
 
 
-@op(meta=_trapezoid_meta, grad=_trapezoid_grad, save_only_for={"y": "x", "x": "y"}, samples=(
+@op(meta=_trapezoid_meta,
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4,)))), Sample((SCALAR,))), grad=_trapezoid_grad, save_only_for={"y": "x", "x": "y"}, samples=(
     Sample((TensorSpec((5,)),)), Sample((TensorSpec((2, 3)), TensorSpec((3,)))), Sample((TensorSpec((3, 2)),),
                                                                                       {"dx": 0.5, "dim": 0}),
     Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float64")), {"dim": 1}),

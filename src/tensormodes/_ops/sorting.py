@@ -46,7 +46,8 @@ def _sort_grad(grad, input_shape, result, dim):
     return _scatter_back(grad[0], input_shape, result[1], dim, True)
 
 
-@op(meta=same_shape, returns=("values", "indices"), grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES)
+@op(meta=same_shape,
+    errors=(Sample((TensorSpec((3,), "complex64"),)), Sample((M23, 2))), returns=("values", "indices"), grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
     """The elements sorted along ``dim``, with the indices that sort them, as the named
     tuple ``(values, indices)``. The sort is always stable; NaN sorts as the largest.
@@ -100,7 +101,8 @@ def _topk_meta(kernel, input, k, dim=-1, largest=True, sorted=True):  # noqa: A0
     return with_shape(result, input.shape[:axis] + (k,) + input.shape[axis + 1:])
 
 
-@op(meta=_topk_meta, returns=("values", "indices"), grad=_topk_grad, method=True, out=True,
+@op(meta=_topk_meta,
+    errors=(Sample((M23, 4)), Sample((M23, 1, 2)), Sample((TensorSpec((3,), "bool"), 1))), returns=("values", "indices"), grad=_topk_grad, method=True, out=True,
     samples=(Sample((M23, 2)), Sample((M23, 1, 0)), Sample((M23, 2), {"largest": False}),
              Sample((M23, 3, -1, True, True)), Sample((M234, 2, 1), {"sorted": True}), Sample((_WIDE_INT, 2)),
              Sample((TensorSpec((2, 3), "float16"), 1, 0, False)), Sample((M23, 0)), Sample((SCALAR, 1)),
@@ -147,7 +149,8 @@ def _kthvalue_meta(kernel, input, k, dim=-1, keepdim=False):
     return with_shape(result, _kept_shape(input.shape, (axis,) if input.ndim else None, keepdim))
 
 
-@op(meta=_kthvalue_meta, returns=("values", "indices"),
+@op(meta=_kthvalue_meta,
+    errors=(Sample((M23, 4)), Sample((M23, 0))), returns=("values", "indices"),
     grad=_selection_grad, differentiable=no_complex_autograd("kthvalue"), method=True, out=True,
     samples=(Sample((M23, 2)), Sample((M23, 1, 0, True)), Sample((TensorSpec((3, 4), "float64"), 4, -1)),
              Sample((TensorSpec((2, 5), "int64", -1000, 1000), 3)), Sample((TensorSpec((3, 2), "float16"), 1, 0)),
@@ -254,7 +257,8 @@ def _bucketize_meta(kernel, input, boundaries, *, out_int32=False, right=False):
     return with_shape(result, input.shape if isinstance(input, (MetaArray, np.ndarray)) else ())
 
 
-@op(meta=_searchsorted_meta, differentiable=False, out=True, samples=(
+@op(meta=_searchsorted_meta,
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((3, 2)))),), differentiable=False, out=True, samples=(
     Sample((TensorSpec((5,), "int64", 0, 0), TensorSpec((3,), "int64", -2, 8))),
     Sample((TensorSpec((4,), "float32", 0, 0), TensorSpec((2, 2))), {"right": True}),
     Sample((TensorSpec((2, 3), "float64", 0, 0), TensorSpec((2, 2), "float64")), {"side": "right"}),

@@ -152,7 +152,8 @@ def _var_grad(grad, input, dim, unbiased, keepdim, correction):
     return _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim) * scale
 
 
-@op(meta=_reduce_meta(_statistic_dims), grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
+@op(meta=_reduce_meta(_statistic_dims),
+    errors=(Sample((TensorSpec((2, 3), "int64"),)), Sample((M23, 2))), grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
 @_quietly
 def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -443,7 +444,8 @@ def _histc_meta(kernel, input, bins=100, min=0, max=0):  # noqa: A002 - the kern
     return with_shape(_probe_quietly(kernel, input, bins, min, max), (bins,))
 
 
-@op(meta=_histc_meta, differentiable=False, out=True, samples=(
+@op(meta=_histc_meta,
+    errors=(Sample((TensorSpec((3,)), 0)),), differentiable=False, out=True, samples=(
     Sample((TensorSpec((6,)),), {"bins": 4}), Sample((TensorSpec((5,), "float64"), 3, -1, 1)),
     Sample((TensorSpec((2, 3)), 5, 0, 0)), Sample((TensorSpec((0,)), 2))))
 def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:  # noqa: A002
@@ -591,7 +593,8 @@ def _quantile_grad(grad, input, q, input_shape, low_index, high_index, low_weigh
     return grad_input, grad_q
 
 
-@op(meta=_quantile_meta, grad=_quantile_grad, method=True,
+@op(meta=_quantile_meta,
+    errors=(Sample((TensorSpec((0, 3)), 0.5)), Sample((M23, 0.5, 2))), grad=_quantile_grad, method=True,
     saves=("low_index", "high_index", "low_weight", "high_weight", "q_span"), save_only_for={"input": "q", "q": "q"},
     samples=_QUANTILE_SAMPLES)
 def quantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepdim: bool = False, *,
