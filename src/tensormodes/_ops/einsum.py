@@ -296,7 +296,8 @@ def _einsum_meta(equation, *operands):
 
 
 @op(meta=_einsum_meta,
-    errors=(Sample(("ij,jk->ik", TensorSpec((2, 3)), TensorSpec((4, 2)))), Sample(("ij->k", TensorSpec((2, 3))))), grad=_einsum_grad, normalize=_einsum_arguments, samples=(
+    errors=(Sample(("ij,jk->ik", TensorSpec((2, 3)), TensorSpec((4, 2)))), Sample(("ij->k", TensorSpec((2, 3))))),
+    grad=_einsum_grad, normalize=_einsum_arguments, samples=(
     Sample(("ij,jk->ik", TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample(("ij,jk", TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample(("ii", TensorSpec((3, 3)))), Sample(("ii->i", TensorSpec((3, 3), "int32"))),

@@ -318,7 +318,10 @@ def _matmul_grad(grad, input, other, needs_input_grad):
 
 
 @op(meta=_matmul_meta,
-    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4, 2)))), Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3, 2)))), Sample((TensorSpec((2, 3)), TensorSpec((3,), "float64")))), grad=_matmul_grad, method=True, out=True, ufunc=np.matmul,
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4, 2)))),
+            Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3, 2)))),
+            Sample((TensorSpec((2, 3)), TensorSpec((3,), "float64")))),
+    grad=_matmul_grad, method=True, out=True, ufunc=np.matmul,
     dunders=(Dunder("__matmul__"), Dunder("__rmatmul__", OWN, reflected=True)),
     samples=(Sample((TensorSpec((2, 3)), TensorSpec((3, 4)))), Sample((TensorSpec((3,)), TensorSpec((3,)))),
              Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 2)))), Sample((TensorSpec((2, 3)), TensorSpec((3,)))),
@@ -375,7 +378,8 @@ def _mm_grad(grad, input, mat2):
 
 
 @op(meta=_checked_meta(_mm_all_checks, _mm_shape),
-    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2, 3)))), Sample((TensorSpec((2, 3, 1)), TensorSpec((3, 2))))), grad=_mm_grad, method=True, out=True, samples=(
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2, 3)))), Sample((TensorSpec((2, 3, 1)), TensorSpec((3, 2))))),
+    grad=_mm_grad, method=True, out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample((TensorSpec((3, 3), "float64"), TensorSpec((3, 1), "float64"))),
     Sample((TensorSpec((2, 3), "int32"), TensorSpec((3, 2), "int32"))),
@@ -457,7 +461,8 @@ def _dot_grad(grad, input, tensor):
 
 
 @op(meta=_checked_meta(_dot_checks, _dot_shape),
-    errors=(Sample((TensorSpec((3,)), TensorSpec((4,)))), Sample((TensorSpec((3,)), TensorSpec((3,), "float64")))), grad=_dot_grad, method=True, out=True, samples=(
+    errors=(Sample((TensorSpec((3,)), TensorSpec((4,)))), Sample((TensorSpec((3,)), TensorSpec((3,), "float64")))),
+    grad=_dot_grad, method=True, out=True, samples=(
     Sample((TensorSpec((3,)), TensorSpec((3,)))),
     Sample((TensorSpec((4,), "int64"), TensorSpec((4,), "int64"))),
     Sample((TensorSpec((2,), "complex128"), TensorSpec((2,), "complex128"))),
@@ -629,7 +634,9 @@ def _tensordot_grad(grad, a, b, dims):
 
 
 @op(meta=_tensordot_meta,
-    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2, 3))), {"dims": 1}), Sample((TensorSpec((2, 3)), TensorSpec((2, 3))), {"dims": 3})), grad=_tensordot_grad, out=True, samples=(
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2, 3))), {"dims": 1}),
+            Sample((TensorSpec((2, 3)), TensorSpec((2, 3))), {"dims": 3})),
+    grad=_tensordot_grad, out=True, samples=(
     Sample((TensorSpec((2, 3, 4)), TensorSpec((3, 4, 5)))), Sample((TensorSpec((2, 3, 4)), TensorSpec((4, 5)), 1)),
     Sample((TensorSpec((2, 3)), TensorSpec((4, 5))), {"dims": 0}),
     Sample((TensorSpec((2, 3, 4)), TensorSpec((3, 4, 5))), {"dims": ([1, 2], [0, 1])}),
@@ -674,7 +681,9 @@ def _addmm_grad(grad, mat1, mat2, beta, alpha):
 
 
 @op(meta=_addmm_meta,
-    errors=(Sample((TensorSpec((3, 4)), TensorSpec((2, 3)), TensorSpec((3, 4)))), Sample((TensorSpec((2, 4)), TensorSpec((2, 3)), TensorSpec((2, 4))))), grad=_addmm_grad, method=True, inplace=True, out=True, samples=(
+    errors=(Sample((TensorSpec((3, 4)), TensorSpec((2, 3)), TensorSpec((3, 4)))),
+            Sample((TensorSpec((2, 4)), TensorSpec((2, 3)), TensorSpec((2, 4))))),
+    grad=_addmm_grad, method=True, inplace=True, out=True, samples=(
     Sample((TensorSpec((2, 4)), TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample((TensorSpec((4,)), TensorSpec((2, 3)), TensorSpec((3, 4))), {"beta": 0.5, "alpha": 2}),
     Sample((TensorSpec((2, 2), "int64"), TensorSpec((2, 3), "int64"), TensorSpec((3, 2), "int64")),
@@ -922,7 +931,8 @@ def _cross_grad(grad, input, other, dim, needs_input_grad):
 
 
 @op(meta=_linalg_cross_meta,
-    errors=(Sample((TensorSpec((2, 4)), TensorSpec((2, 4)))),), grad=_cross_grad, name="linalg_cross", function="cross", namespace="tensormodes.linalg",
+    errors=(Sample((TensorSpec((2, 4)), TensorSpec((2, 4)))),),
+    grad=_cross_grad, name="linalg_cross", function="cross", namespace="tensormodes.linalg",
     out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3)))),
     Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64")), {"dim": 0}),

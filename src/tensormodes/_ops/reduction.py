@@ -599,7 +599,8 @@ def _extreme_meta(opdef, args, kwargs):
 
 
 @op(meta=MetaRule(_extreme_meta, "extreme"),
-    errors=(Sample((M23, M234)), Sample((TensorSpec((0, 3)), 0))), returns=("values", "indices"), grad=_extreme_grad(True), method=True,
+    errors=(Sample((M23, M234)), Sample((TensorSpec((0, 3)), 0))),
+    returns=("values", "indices"), grad=_extreme_grad(True), method=True,
     out=True, samples=_EXTREME_SAMPLES)
 def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The largest element; with an int ``dim``, a named tuple ``(values, indices)`` of
@@ -1013,7 +1014,8 @@ def _trapezoid_meta(y, x=None, *, dx=None, dim=-1):
 
 
 @op(meta=_trapezoid_meta,
-    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4,)))), Sample((SCALAR,))), grad=_trapezoid_grad, save_only_for={"y": "x", "x": "y"}, samples=(
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4,)))), Sample((SCALAR,))),
+    grad=_trapezoid_grad, save_only_for={"y": "x", "x": "y"}, samples=(
     Sample((TensorSpec((5,)),)), Sample((TensorSpec((2, 3)), TensorSpec((3,)))), Sample((TensorSpec((3, 2)),),
                                                                                       {"dx": 0.5, "dim": 0}),
     Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float64")), {"dim": 1}),

@@ -47,7 +47,8 @@ def _sort_grad(grad, input_shape, result, dim):
 
 
 @op(meta=same_shape,
-    errors=(Sample((TensorSpec((3,), "complex64"),)), Sample((M23, 2))), returns=("values", "indices"), grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES)
+    errors=(Sample((TensorSpec((3,), "complex64"),)), Sample((M23, 2))),
+    returns=("values", "indices"), grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
     """The elements sorted along ``dim``, with the indices that sort them, as the named
     tuple ``(values, indices)``. The sort is always stable; NaN sorts as the largest.
@@ -102,7 +103,8 @@ def _topk_meta(kernel, input, k, dim=-1, largest=True, sorted=True):  # noqa: A0
 
 
 @op(meta=_topk_meta,
-    errors=(Sample((M23, 4)), Sample((M23, 1, 2)), Sample((TensorSpec((3,), "bool"), 1))), returns=("values", "indices"), grad=_topk_grad, method=True, out=True,
+    errors=(Sample((M23, 4)), Sample((M23, 1, 2)), Sample((TensorSpec((3,), "bool"), 1))),
+    returns=("values", "indices"), grad=_topk_grad, method=True, out=True,
     samples=(Sample((M23, 2)), Sample((M23, 1, 0)), Sample((M23, 2), {"largest": False}),
              Sample((M23, 3, -1, True, True)), Sample((M234, 2, 1), {"sorted": True}), Sample((_WIDE_INT, 2)),
              Sample((TensorSpec((2, 3), "float16"), 1, 0, False)), Sample((M23, 0)), Sample((SCALAR, 1)),

@@ -153,7 +153,8 @@ def _var_grad(grad, input, dim, unbiased, keepdim, correction):
 
 
 @op(meta=_reduce_meta(_statistic_dims),
-    errors=(Sample((TensorSpec((2, 3), "int64"),)), Sample((M23, 2))), grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
+    errors=(Sample((TensorSpec((2, 3), "int64"),)), Sample((M23, 2))),
+    grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
 @_quietly
 def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
