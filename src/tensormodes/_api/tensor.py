@@ -27,8 +27,8 @@ from .._autograd import api as autograd_api
 from .._autograd.engine import register_tensor_hook
 from .._autograd.graph import bump_version, grad_edge, share_version, version_of
 from .._device import CPU, META, check_compute_device
-from .._ops._common import ops, scalar_type_name, wrap_dim
 from .._ops._meta import MetaArray, meta_like
+from .._ops._common import ops, scalar_type_name, wrap_dim
 from .._ops.creation import parse_size
 from .._overrides import dispatch as _dispatch
 from .._overrides.dispatch import NO_WRAP, run_without_subclasses

@@ -135,7 +135,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         return RETURN_TYPES["topk"](input.copy(), np.zeros((), _INT64))
     indices = _sort_indices(input, axis, largest)[along(axis, slice(0, k))]
     values = _gather(input, indices, axis)
-    return RETURN_TYPES["topk"](values, np.ascontiguousarray(indices, _INT64))
+    return RETURN_TYPES["topk"](values, indices.astype(_INT64, order="C", copy=False))
 
 
 @_kernel_rule
@@ -182,7 +182,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     values = _gather(input, indices, axis)
     if not keepdim:
         indices, values = indices.squeeze(axis), values.squeeze(axis)
-    return RETURN_TYPES["kthvalue"](values, np.ascontiguousarray(indices, _INT64))
+    return RETURN_TYPES["kthvalue"](values, indices.astype(_INT64, order="C", copy=False))
 
 
 def _msort_grad(grad, input_shape, indices):

@@ -287,7 +287,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     result = _gather(input, indices, axis)
     if not keepdim:
         indices, result = indices.squeeze(axis), result.squeeze(axis)
-    return RETURN_TYPES["median"](result, np.ascontiguousarray(indices, _INT64))
+    return RETURN_TYPES["median"](result, indices.astype(_INT64, order="C", copy=False))
 
 
 @op(meta=_reduce_meta(), returns=("values", "indices"), grad=_median_grad, method=True, out=True,
@@ -328,7 +328,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> T
     result = _gather(input, indices, axis)
     if not keepdim:
         indices, result = indices.squeeze(axis), result.squeeze(axis)
-    return RETURN_TYPES["nanmedian"](result, np.ascontiguousarray(indices, _INT64))
+    return RETURN_TYPES["nanmedian"](result, indices.astype(_INT64, order="C", copy=False))
 
 
 @op(meta=_reduce_meta(_dim_defaulting(-1)), returns=("values", "indices"),
