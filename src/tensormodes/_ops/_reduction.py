@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import numpy as np
 
 from .. import _dtype as dt
 from ._common import along, dtype_of, is_int, quiet, scalar_type_name, wrap_dim, wrap_dims
+from ._meta import MetaArray, MetaRule, probe, reduction, with_shape
 from ._registry import TensorSpec
 
 # Index-returning ops are compared with PyTorch index for index: values drawn
@@ -182,3 +184,73 @@ def _sort_indices(array: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     reverse = along(axis, slice(None, None, -1))
     reversed_order = np.argsort(values[reverse], axis=axis, kind="stable")
     return (values.shape[axis] - 1) - reversed_order[reverse]
+
+
+# -- meta rules (see _meta) -------------------------------------------------------------------
+
+def _quiet_meta(meta_rule: MetaRule) -> MetaRule:
+    """``meta_rule`` without the warnings its probes may raise: a probe's sizes are not the
+    input's, so a warning about them (degrees of freedom, empty slices) would be spurious."""
+
+    def compute(opdef, args, kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return meta_rule(opdef, args, kwargs)
+
+    return MetaRule(compute, meta_rule.__name__)
+
+
+def _reduce_meta(dims=None) -> MetaRule:
+    """The ``reduction`` family rule, quiet (see ``_quiet_meta``)."""
+    return _quiet_meta(reduction(dims))
+
+
+def _dim_defaulting(default):
+    """A ``reduction`` dims function for ops whose ``dim`` defaults to ``default`` (not None)."""
+
+    def dims(arguments, ndim: int):
+        return wrap_dims(arguments.get("dim", default), max(ndim, 1))
+
+    return dims
+
+
+def _kept_shape(shape: tuple, axes, keepdim: bool) -> tuple:
+    """``shape`` after reducing ``axes`` (None: all of them), keeping them as 1 if ``keepdim``."""
+    if axes is None:
+        return (1,) * len(shape) if keepdim else ()
+    if keepdim:
+        return tuple(1 if i in axes else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in axes)
+
+
+def _probe_quietly(kernel, *args, **kwargs):
+    """``kernel`` run on probes of its MetaArray arguments (sizes clamped to 1), warnings off."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return kernel(*probe(args), **{k: probe(v) for k, v in kwargs.items()})
+
+
+def _is_array(value) -> bool:
+    return type(value) is MetaArray or isinstance(value, np.ndarray)
+
+
+def _kernel_rule(function) -> MetaRule:
+    """An op's own meta rule, as ``_meta.rule``, whose ``function`` also takes the op's kernel
+    first (to probe it: the kernel's own checks and dtypes, its own name in messages)."""
+    return MetaRule(lambda opdef, args, kwargs: function(opdef.kernel, *args, **kwargs), function.__name__)
+
+
+def _checked_meta(checks, shape):
+    """A meta rule running ``checks(*args, **kwargs)`` (the kernel's checks) on the MetaArrays,
+    then a probe for the dtype; ``shape(*args, **kwargs)`` is the result's shape."""
+
+    def compute(kernel, *args, **kwargs):
+        checks(*args, **kwargs)
+        return with_shape(_probe_quietly(kernel, *args, **kwargs), shape(*args, **kwargs))
+
+    compute.__name__ = f"{shape.__name__}_meta"
+    return _kernel_rule(compute)
+
+
+def _no_checks(*args, **kwargs) -> None:
+    """For kernels whose checks do not depend on sizes: the probe raises their errors."""

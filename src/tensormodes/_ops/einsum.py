@@ -11,6 +11,7 @@ import numpy as np
 from .. import _dtype as dt
 from ._common import HALF_TYPES, array_of, dtype_of, not_implemented, one_sequence_as_items, scalar_type_name
 from ._common import conjugate as _conj
+from ._meta import MetaArray, dense_strides, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 
 
@@ -268,7 +269,35 @@ def _einsum_grad(grad, equation, operands):
     return grads
 
 
-@op(grad=_einsum_grad, normalize=_einsum_arguments, samples=(
+@rule
+def _einsum_meta(equation, *operands):
+    """The output's labels, sized from the operands' shapes; the kernel's checks and dtype."""
+    if not operands:
+        return einsum(equation)  # the kernel's error for no operands
+    equation, result_dtype = _einsum_plan(equation, list(operands))
+    labels = _EinsumLabels(equation, [a.shape for a in operands])
+    sizes: dict[str, int] = {}
+    for full, operand in zip(labels.full, operands, strict=True):
+        for label, size in zip(full, operand.shape, strict=True):
+            if sizes.get(label, 1) == 1:
+                sizes[label] = size
+    shape = tuple(sizes[label] for label in labels.output)
+    (source,) = operands if len(operands) == 1 else (None,)
+    if source is None or not set(labels.full[0]) <= set(labels.output):
+        return MetaArray(shape, result_dtype._np)
+    # One operand, nothing summed: NumPy's result is a view (transposed, or a diagonal: a
+    # repeated label steps by the sum of its dims' strides), copied in its layout if the dtype
+    # changes (float16 computes in float32).
+    strides = tuple(sum(step for label, step in zip(labels.full[0], source.elem_strides, strict=True) if label == out)
+                    for out in labels.output)
+    if source.dtype in HALF_TYPES:
+        strides = dense_strides(shape, strides)
+    return MetaArray(shape, result_dtype._np, strides)
+
+
+@op(meta=_einsum_meta,
+    errors=(Sample(("ij,jk->ik", TensorSpec((2, 3)), TensorSpec((4, 2)))), Sample(("ij->k", TensorSpec((2, 3))))),
+    grad=_einsum_grad, normalize=_einsum_arguments, samples=(
     Sample(("ij,jk->ik", TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample(("ij,jk", TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample(("ii", TensorSpec((3, 3)))), Sample(("ii->i", TensorSpec((3, 3), "int32"))),
@@ -311,4 +340,6 @@ def einsum(equation, *operands: Tensor) -> Tensor:
     equation, result_dtype = _einsum_plan(equation, arrays)
     compute = np.float32 if result_dtype._np in HALF_TYPES else result_dtype._np
     result = np.einsum(equation, *(a.astype(compute, copy=False) for a in arrays))
-    return np.asarray(result).astype(result_dtype._np, copy=False)
+    result = np.asarray(result).astype(result_dtype._np, copy=False)
+    # PyTorch's products are contiguous; one operand's transposes and diagonals are views.
+    return result.copy() if len(arrays) > 1 and not result.flags.c_contiguous else result

@@ -20,6 +20,7 @@ from ._common import (
     scalar_type_name,
 )
 from ._common import conjugate as _conj
+from ._reduction import _checked_meta, _no_checks
 from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
 # -- decompositions ---------------------------------------------------------------------------------
@@ -147,7 +148,72 @@ def _svd_grad(grad, result, full_matrices):
     return u @ inner @ vh
 
 
-@op(returns=("U", "S", "Vh"),
+# -- meta rules (see _meta): shapes from the operands' shapes; checks that read the sizes run on
+# the MetaArrays (they read only shapes and dtypes), the rest and the dtypes come from a probe
+# (sizes clamped to 1: a 1 x 1 matrix of ones, which every routine accepts).
+
+def _svd_shapes(A, full_matrices=True, *, driver=None):
+    *batch, m, n = A.shape
+    k = min(m, n)
+    u, vh = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))
+    return (*batch, *u), (*batch, k), (*batch, *vh)
+
+
+def _svdvals_shape(A, *, driver=None):
+    return _svd_shapes(A)[1]
+
+
+def _square(name: str):
+    def checks(A, *args, **kwargs):
+        _square_checks(name, A)
+
+    return checks
+
+
+def _batch_shape(A):
+    return A.shape[:-2]
+
+
+def _slogdet_shapes(A):
+    return A.shape[:-2], A.shape[:-2]
+
+
+def _same_shape(A, *args, **kwargs):
+    return A.shape
+
+
+def _solve_meta_checks(A, B, *, left=True):
+    _solve_checks(A, B, left)
+
+
+def _solve_shape(A, B, *, left=True):
+    vector, batch = _solve_checks(A, B, left)
+    matrix = B.shape + (1,) if vector else B.shape
+    shape = batch + matrix[-2:]
+    return shape[:-1] if vector else shape
+
+
+def _cholesky_checks(A, *, upper=False):
+    _check_bool_argument("linalg_cholesky", "upper", upper)
+    _square_checks("linalg.cholesky", A)
+
+
+def _qr_shapes(A, mode="reduced"):
+    *batch, m, n = A.shape
+    k = m if mode == "complete" else min(m, n)
+    return ((0,) if mode == "r" else (*batch, m, k)), (*batch, k, n)
+
+
+def _eigh_shapes(A, UPLO="L"):
+    return A.shape[:-1], A.shape
+
+
+def _eigvalsh_shape(A, UPLO="L"):
+    return A.shape[:-1]
+
+
+@op(meta=_checked_meta(_no_checks, _svd_shapes),
+    errors=(Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 2), "int64"),))), returns=("U", "S", "Vh"),
     grad=_svd_grad, name="linalg_svd", function="svd", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((3, 2)), False)),
     Sample((TensorSpec((2, 4), "float64"),), {"full_matrices": False}), Sample((TensorSpec((2, 3, 2)), False)),
@@ -188,7 +254,8 @@ def _svdvals_grad(grad, A):
     return u @ (grad.unsqueeze(-1) * vh)
 
 
-@op(grad=_svdvals_grad, name="linalg_svdvals", function="svdvals", namespace="tensormodes.linalg", samples=(
+@op(meta=_checked_meta(_no_checks, _svdvals_shape),
+    grad=_svdvals_grad, name="linalg_svdvals", function="svdvals", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 2)),)), Sample((TensorSpec((2, 3, 4), "float64"),)),
     Sample((TensorSpec((2, 2), "complex64"),)), Sample((TensorSpec((0, 2)),))))
 def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
@@ -278,7 +345,9 @@ def _det_grad(grad, A, result):
     return grad.unsqueeze(-1).unsqueeze(-1) * phase * (u * others.prod(-1).unsqueeze(-2).to(u.dtype)) @ vh
 
 
-@op(grad=_det_grad, name="linalg_det", function="det", namespace="tensormodes.linalg", out=True, samples=(
+@op(meta=_checked_meta(_square("linalg.det"), _batch_shape),
+    errors=(Sample((TensorSpec((2, 3)),)),),
+    grad=_det_grad, name="linalg_det", function="det", namespace="tensormodes.linalg", out=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)), Sample((TensorSpec((1, 1)),)),
     Sample((TensorSpec((3, 3), "complex64"),)), Sample((TensorSpec((2, 2), "complex128"),)),
     Sample((TensorSpec((0, 3, 3)),)), Sample((TensorSpec((0, 0)),))))
@@ -311,7 +380,7 @@ def _slogdet_grad(grad, A, result):
     return scale.unsqueeze(-1).unsqueeze(-1) * adjoint(ops.linalg.inv(A))
 
 
-@op(returns=("sign", "logabsdet"),
+@op(meta=_checked_meta(_square("linalg.slogdet"), _slogdet_shapes), returns=("sign", "logabsdet"),
     grad=_slogdet_grad, name="linalg_slogdet", function="slogdet", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 3, 3), "complex64"),)), Sample((TensorSpec((0, 2, 2)),))))
@@ -340,7 +409,7 @@ def _top_level_det_grad(grad, input, result):
     return _det_grad(grad, input, result)
 
 
-@op(grad=_top_level_det_grad, method=True, samples=(
+@op(meta=_checked_meta(_square("linalg.det"), _batch_shape), grad=_top_level_det_grad, method=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 2), "complex64"),))))
 def det(input: Tensor) -> Tensor:
@@ -357,7 +426,8 @@ def _top_level_slogdet_grad(grad, input, result):
     return _slogdet_grad(grad, input, result)
 
 
-@op(returns=("sign", "logabsdet"), grad=_top_level_slogdet_grad, method=True, samples=(
+@op(meta=_checked_meta(_square("linalg.slogdet"), _slogdet_shapes),
+    returns=("sign", "logabsdet"), grad=_top_level_slogdet_grad, method=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 2), "complex128"),))))
 def slogdet(input: Tensor) -> Tensor:
@@ -382,7 +452,9 @@ def _inv_grad(grad, result):
     return -transposed @ grad @ transposed
 
 
-@op(grad=_inv_grad, name="linalg_inv", function="inv", namespace="tensormodes.linalg", out=True, samples=(
+@op(meta=_checked_meta(_square("linalg.inv"), _same_shape),
+    errors=(Sample((TensorSpec((2, 3, 4)),)),),
+    grad=_inv_grad, name="linalg_inv", function="inv", namespace="tensormodes.linalg", out=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 2), "complex64"),)), Sample((TensorSpec((0, 2, 2)),)), Sample((TensorSpec((0, 0)),))))
 def inv(A: Tensor) -> Tensor:
@@ -405,7 +477,7 @@ def inv(A: Tensor) -> Tensor:
         raise _singular_inverse("linalg.inv", A) from None
 
 
-@op(grad=_inv_grad, method=True, out=True, samples=(
+@op(meta=_checked_meta(_square("linalg.inv"), _same_shape), grad=_inv_grad, method=True, out=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 2), "complex64"),))))
 def inverse(input: Tensor) -> Tensor:
@@ -426,7 +498,7 @@ def _logdet_grad(grad, input, result):
     return scale.unsqueeze(-1).unsqueeze(-1) * local
 
 
-@op(grad=_logdet_grad, method=True, samples=(
+@op(meta=_checked_meta(_square("logdet"), _batch_shape), grad=_logdet_grad, method=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 2), "float64"),)),
     Sample((TensorSpec((2, 2), "complex128"),))))
 def logdet(input: Tensor) -> Tensor:
@@ -465,7 +537,9 @@ def _solve_grad(grad, A, result, left, B_shape, needs_input_grad):
     return grad_a, (grad_b.squeeze(-1) if vector else grad_b)
 
 
-@op(grad=_solve_grad, name="linalg_solve", function="solve", namespace="tensormodes.linalg", out=True, samples=(
+@op(meta=_checked_meta(_solve_meta_checks, _solve_shape),
+    errors=(Sample((TensorSpec((3, 3)), TensorSpec((2, 2)))), Sample((TensorSpec((2, 3)), TensorSpec((2,))))),
+    grad=_solve_grad, name="linalg_solve", function="solve", namespace="tensormodes.linalg", out=True, samples=(
     Sample((TensorSpec((3, 3)), TensorSpec((3,)))),
     Sample((TensorSpec((3, 3), "float64"), TensorSpec((3, 2), "float64"))),
     Sample((TensorSpec((2, 2, 2)), TensorSpec((2, 2)))), Sample((TensorSpec((2, 2, 2)), TensorSpec((2, 2, 3)))),
@@ -485,26 +559,9 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     >>> tm.linalg.solve(tm.tensor([[2., 0.], [0., 4.]]), tm.tensor([2., 2.]))
     tensor([1.0000, 0.5000])
     """
-    _check_bool_argument("linalg_solve", "left", left)
-    _floating_check("linalg.solve", A)
-    if A.dtype != B.dtype:
-        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
-                           f"{scalar_type_name(dtype_of(A))} and B of type {scalar_type_name(dtype_of(B))} instead")
-    _square_checks("linalg.solve", A)
-    if B.ndim < 1:
-        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
-    vector = _is_vector_rhs(A.shape, B.shape)
+    vector, batch = _solve_checks(A, B, left)
     matrix = B[..., None] if vector else B
     n = A.shape[-1]
-    if matrix.shape[-2 if left else -1] != n:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} "
-                           f"= B ({n}x{n} and {matrix.shape[-2]}x{matrix.shape[-1]})")
-    if vector and not left:
-        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
-                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
-    if A.dtype in HALF_TYPES:
-        raise not_implemented("lu_cpu", dtype_of(A))
-    batch = check_same_shape_or_broadcast(matrix.shape[:-2], A.shape[:-2])
     a = np.broadcast_to(A, (*batch, n, n))
     b = np.broadcast_to(matrix, (*batch, *matrix.shape[-2:]))
     if not left:
@@ -519,9 +576,33 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
             raise LinAlgError(f"tensormodes.linalg.solve: {_batch_prefix(batch, index)}The solver failed because "
                               "the input matrix is singular.") from None
     if not left:
-        x = np.swapaxes(x, -2, -1)
+        x = np.ascontiguousarray(np.swapaxes(x, -2, -1))  # contiguous, as PyTorch's
     x = np.asarray(x, dtype=A.dtype)
     return x[..., 0] if vector else x
+
+
+def _solve_checks(A: np.ndarray, B: np.ndarray, left) -> tuple[bool, tuple[int, ...]]:
+    """``solve``'s checks (of shapes and dtypes only); whether ``B`` is a vector, and the batch shape."""
+    _check_bool_argument("linalg_solve", "left", left)
+    _floating_check("linalg.solve", A)
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{scalar_type_name(dtype_of(A))} and B of type {scalar_type_name(dtype_of(B))} instead")
+    _square_checks("linalg.solve", A)
+    if B.ndim < 1:
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
+    vector = _is_vector_rhs(A.shape, B.shape)
+    matrix = B.shape + (1,) if vector else B.shape
+    n = A.shape[-1]
+    if matrix[-2 if left else -1] != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {'AX' if left else 'XA'} "
+                           f"= B ({n}x{n} and {matrix[-2]}x{matrix[-1]})")
+    if vector and not left:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+    if A.dtype in HALF_TYPES:
+        raise not_implemented("lu_cpu", dtype_of(A))
+    return vector, tuple(check_same_shape_or_broadcast(matrix[:-2], A.shape[:-2]))
 
 
 # -- Cholesky and QR decompositions ----------------------------------------------------------------
@@ -562,7 +643,9 @@ def _cholesky_grad(grad, result, upper):
     return solve_(lower, solve_(adjoint(lower), p), left=False)
 
 
-@op(grad=_cholesky_grad, name="linalg_cholesky", function="cholesky", namespace="tensormodes.linalg", out=True,
+@op(meta=_checked_meta(_cholesky_checks, _same_shape),
+    errors=(Sample((TensorSpec((2, 3)),)),),
+    grad=_cholesky_grad, name="linalg_cholesky", function="cholesky", namespace="tensormodes.linalg", out=True,
     samples=(
     Sample((TensorSpec((3, 1, 1), "float32", 0.5, 2.0),)), Sample((TensorSpec((2, 1, 1), "float64", 0.5, 2.0),),
                                                               {"upper": True}),
@@ -634,7 +717,9 @@ def _qr_grad(grad, result, mode, A_shape):
     return ops.cat([grad_a1, q @ grad_r2], -1)
 
 
-@op(returns=("Q", "R"), grad=_qr_grad, name="linalg_qr", function="qr", namespace="tensormodes.linalg", samples=(
+@op(meta=_checked_meta(_no_checks, _qr_shapes),
+    errors=(Sample((TensorSpec((3, 3)), "full")),),
+    returns=("Q", "R"), grad=_qr_grad, name="linalg_qr", function="qr", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((4, 2), "float64"),)), Sample((TensorSpec((2, 2, 4)),)),
     Sample((TensorSpec((3, 2), "complex64"),)), Sample((TensorSpec((2, 3), "complex128"),), {"mode": "complete"}),
     Sample((TensorSpec((3, 3)), "complete")), Sample((TensorSpec((0, 4, 2)), "complete")),
@@ -723,7 +808,8 @@ def _eigh_grad(grad, result):
     return vectors @ inner @ adjoint(vectors)
 
 
-@op(returns=("eigenvalues", "eigenvectors"),
+@op(meta=_checked_meta(_eigh_checks, _eigh_shapes),
+    errors=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 2)), "X"))), returns=("eigenvalues", "eigenvectors"),
     grad=_eigh_grad, name="linalg_eigh", function="eigh", namespace="tensormodes.linalg", samples=(
     Sample((TensorSpec((3, 1, 1)),)), Sample((TensorSpec((2, 1, 1), "float64"), "U")),
     Sample((TensorSpec((3, 5, 5)),), {"UPLO": "u"}), Sample((TensorSpec((3, 5, 5), "float64"), "U")),
@@ -760,7 +846,8 @@ def _eigvalsh_grad(grad, A, UPLO):
     return (vectors * grad.unsqueeze(-2).to(vectors.dtype)) @ adjoint(vectors)
 
 
-@op(grad=_eigvalsh_grad, name="linalg_eigvalsh", function="eigvalsh", namespace="tensormodes.linalg", out=True,
+@op(meta=_checked_meta(_eigh_checks, _eigvalsh_shape),
+    grad=_eigvalsh_grad, name="linalg_eigvalsh", function="eigvalsh", namespace="tensormodes.linalg", out=True,
     samples=(
     Sample((TensorSpec((3, 5, 5)),)), Sample((TensorSpec((3, 5, 5), "float64"), "U")),
     Sample((TensorSpec((2, 6, 6), "complex64"),)), Sample((TensorSpec((9, 9), "complex128"),), {"UPLO": "U"}),

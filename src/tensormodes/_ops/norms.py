@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import dtype_of, ops, scalar_type_name, wrap_dim
-from ._reduction import _LOW_PRECISION, _distribute_evenly, _quietly
+from ._reduction import _LOW_PRECISION, _dim_defaulting, _distribute_evenly, _quietly, _reduce_meta
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234
 from .reduction import _matrix_norm as _fro_or_nuc_norm
@@ -152,7 +152,8 @@ def _linalg_norm_grad(grad, A, result, ord, dim, keepdim):  # noqa: A002
 
 # -- the ops -------------------------------------------------------------------------
 
-@op(grad=_vector_norm_grad, name="linalg_vector_norm", function="vector_norm", namespace="tensormodes.linalg",
+@op(meta=_reduce_meta(),
+    grad=_vector_norm_grad, name="linalg_vector_norm", function="vector_norm", namespace="tensormodes.linalg",
     out=True, samples=(
         Sample((M23,)), Sample((M23, 1)), Sample((M23, 0)), Sample((M23, _INF, 1)), Sample((M23, -_INF)),
         Sample((M234, 3, (0, 2), True)), Sample((M23, 0.5, -1)), Sample((M23,), {"dtype": dt.float64}),
@@ -175,7 +176,9 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
     return _vector_norm(x, ord, dim, keepdim, dtype)
 
 
-@op(grad=_matrix_norm_grad, name="linalg_matrix_norm", function="matrix_norm", namespace="tensormodes.linalg",
+@op(meta=_reduce_meta(_dim_defaulting((-2, -1))),
+    errors=(Sample((TensorSpec((3,)),)), Sample((M23, "fro", (0, 0)))),
+    grad=_matrix_norm_grad, name="linalg_matrix_norm", function="matrix_norm", namespace="tensormodes.linalg",
     out=True, samples=(
         Sample((M23,)), Sample((M23, "nuc")), Sample((M23, 1)), Sample((M23, -1)), Sample((M23, _INF)),
         Sample((M23, -_INF)), Sample((M23, 2)), Sample((M23, -2)), Sample((M234, 1, (2, 0), True)),
@@ -197,7 +200,8 @@ def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2,
     return _matrix_norm_kernel(A, ord, dim, keepdim, dtype)
 
 
-@op(grad=_linalg_norm_grad, name="linalg_norm", function="norm", namespace="tensormodes.linalg", out=True, samples=(
+@op(meta=_reduce_meta(), grad=_linalg_norm_grad, name="linalg_norm", function="norm", namespace="tensormodes.linalg",
+    out=True, samples=(
     Sample((M23,)), Sample((M234,)), Sample((M23, 2)), Sample((M23, "nuc")), Sample((M23, 1, 0)),
     Sample((M23, _INF)), Sample((TensorSpec((5,)), 3)), Sample((M234, None, (0, 2), True)),
     Sample((M234, -1, (1, 2))), Sample((M23,), {"dtype": dt.float64}), Sample((TensorSpec(()),))))

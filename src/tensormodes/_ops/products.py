@@ -35,6 +35,8 @@ from ._common import (
     wrap_dims,
 )
 from ._common import conjugate as _conj
+from ._meta import MetaArray, rule, with_shape
+from ._reduction import _checked_meta, _kernel_rule, _no_checks, _probe_quietly
 from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 from .creation import checked_fill_value
 from .reduction import _norm_grad
@@ -70,6 +72,166 @@ def _inverse(order: list[int]) -> list[int]:
     for position, d in enumerate(order):
         inverse[d] = position
     return inverse
+
+
+# -- meta rules (see _meta): the kernels' own checks, which read only shapes and dtypes, run on
+# the MetaArrays; the dtype comes from a probe (sizes clamped to 1, so the shapes still agree).
+
+def _rows(shape: tuple, dtype) -> MetaArray:
+    return MetaArray(shape, dtype)
+
+
+@_kernel_rule
+def _matmul_meta(kernel, input, other):
+    a_dims, b_dims = input.ndim, other.ndim
+    if a_dims == 0 or b_dims == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {a_dims}D and "
+                           f"{b_dims}D")
+    if a_dims == 1 and b_dims == 1:
+        _dot_checks(input, other)
+        shape = ()
+    elif a_dims == 2 and b_dims == 1:
+        _mv_checks(input, other)
+        shape = input.shape[:1]
+    elif a_dims <= 2 and b_dims == 2:
+        _mm_checks(_rows((1, input.shape[0]), input.dtype) if a_dims == 1 else input, other)
+        shape = input.shape[:-1] + other.shape[1:]
+    elif a_dims >= 3 and b_dims <= 2:
+        folded = _rows((math.prod(input.shape[:-1]), input.shape[-1]), input.dtype)
+        if b_dims == 1:
+            _mv_checks(folded, other)
+        else:
+            _mm_checks(folded, other)
+        shape = input.shape[:-1] + other.shape[1:]
+    else:
+        a_matrix = (1, input.shape[0]) if a_dims == 1 else input.shape
+        b_matrix = (other.shape[0], 1) if b_dims == 1 else other.shape
+        batch = tuple(check_same_shape_or_broadcast(a_matrix[:-2], b_matrix[:-2]))
+        count = math.prod(batch)
+        _bmm_checks(_rows((count, *a_matrix[-2:]), input.dtype), _rows((count, *b_matrix[-2:]), other.dtype))
+        shape = batch + (a_matrix[-2],) * (a_dims > 1) + (b_matrix[-1],) * (b_dims > 1)
+    return with_shape(_probe_quietly(kernel, input, other), shape)
+
+
+def _mm_all_checks(input, mat2, out_dtype=None):
+    if out_dtype is not None:
+        raise NotImplementedError(_OUT_DTYPE_ERROR.format("mm"))
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    _mm_checks(input, mat2)
+
+
+def _mm_shape(input, mat2, out_dtype=None):
+    return (input.shape[0], mat2.shape[1])
+
+
+def _bmm_all_checks(input, mat2, out_dtype=None):
+    if out_dtype is not None:
+        raise NotImplementedError(_OUT_DTYPE_ERROR.format("bmm"))
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    _bmm_checks(input, mat2)
+
+
+def _bmm_shape(input, mat2, out_dtype=None):
+    return (input.shape[0], input.shape[1], mat2.shape[2])
+
+
+def _mv_all_checks(input, vec):
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    _mv_checks(input, vec)
+
+
+def _mv_shape(input, vec):
+    return input.shape[:1]
+
+
+def _dot_shape(input, other):
+    return ()
+
+
+def _outer_shape(input, vec2):
+    return input.shape + vec2.shape
+
+
+@_kernel_rule
+def _inner_meta(kernel, input, other):
+    if input.ndim and other.ndim:
+        _inner_checks(input, other)
+        shape = input.shape[:-1] + other.shape[:-1]
+    else:
+        shape = tuple(check_same_shape_or_broadcast(input.shape, other.shape))
+    return with_shape(_probe_quietly(kernel, input, other), shape)
+
+
+@_kernel_rule
+def _tensordot_meta(kernel, a, b, dims=2):
+    wrapped_a, wrapped_b = _tensordot_checks(a, b, dims)
+    shape = tuple(s for d, s in enumerate(a.shape) if d not in wrapped_a) + \
+        tuple(s for d, s in enumerate(b.shape) if d not in wrapped_b)
+    # The probe contracts what the real product does (clamped sizes still match).
+    return with_shape(_probe_quietly(kernel, a, b, dims), shape)
+
+
+@_kernel_rule
+def _addmm_meta(kernel, input, mat1, mat2, *, beta=1, alpha=1):
+    target = _addmm_checks(input, mat1, mat2)
+    return with_shape(_probe_quietly(kernel, input, mat1, mat2, beta=beta, alpha=alpha), tuple(target))
+
+
+def _trace_shape(input):
+    return ()
+
+
+@_kernel_rule
+def _matrix_power_meta(kernel, input, n):
+    _matrix_power_checks(input, n)
+    return with_shape(_probe_quietly(kernel, input, n), input.shape)
+
+
+def _kron_shape(input, other):
+    ndim = max(input.ndim, other.ndim)
+    a_shape = (1,) * (ndim - input.ndim) + input.shape
+    b_shape = (1,) * (ndim - other.ndim) + other.shape
+    return tuple(a * b for a, b in zip(a_shape, b_shape, strict=True))
+
+
+def _cross_shape(input, other, dim=-1):
+    return tuple(check_same_shape_or_broadcast(input.shape, other.shape))
+
+
+@rule
+def _linalg_cross_meta(input, other, *, dim=-1):
+    # No probe: its sizes could not be 3. A cross product keeps the operands' (common) dtype.
+    _cross_checks(input, other, dim)
+    return MetaArray(_cross_shape(input, other), input.dtype)
+
+
+@rule
+def _cross_meta(input, other, dim=None):
+    return _linalg_cross_meta.compute(None, (input, other), {"dim": _cross_dim(input, other, dim)})
+
+
+@_kernel_rule
+def _cdist_meta(kernel, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    _cdist_checks(x1, x2, p)
+    batch = tuple(check_same_shape_or_broadcast(x1.shape[:-2], x2.shape[:-2]))
+    return with_shape(_probe_quietly(kernel, x1, x2, p, compute_mode), batch + (x1.shape[-2], x2.shape[-2]))
+
+
+@_kernel_rule
+def _vander_meta(kernel, x, N=None, increasing=False):
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    count = x.shape[0] if N is None else N
+    if count < 0:
+        raise RuntimeError("N must be non-negative.")
+    return with_shape(_probe_quietly(kernel, x, None, increasing), (x.shape[0], count))
 
 
 # -- the product family, one PyTorch error vocabulary each ------------------------------------------------
@@ -155,7 +317,11 @@ def _matmul_grad(grad, input, other, needs_input_grad):
     return grad_a, grad_b
 
 
-@op(grad=_matmul_grad, method=True, out=True, ufunc=np.matmul,
+@op(meta=_matmul_meta,
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4, 2)))),
+            Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3, 2)))),
+            Sample((TensorSpec((2, 3)), TensorSpec((3,), "float64")))),
+    grad=_matmul_grad, method=True, out=True, ufunc=np.matmul,
     dunders=(Dunder("__matmul__"), Dunder("__rmatmul__", OWN, reflected=True)),
     samples=(Sample((TensorSpec((2, 3)), TensorSpec((3, 4)))), Sample((TensorSpec((3,)), TensorSpec((3,)))),
              Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 2)))), Sample((TensorSpec((2, 3)), TensorSpec((3,)))),
@@ -211,7 +377,9 @@ def _mm_grad(grad, input, mat2):
     return grad.mm(adjoint(mat2)), adjoint(input).mm(grad)
 
 
-@op(grad=_mm_grad, method=True, out=True, samples=(
+@op(meta=_checked_meta(_mm_all_checks, _mm_shape),
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2, 3)))), Sample((TensorSpec((2, 3, 1)), TensorSpec((3, 2))))),
+    grad=_mm_grad, method=True, out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample((TensorSpec((3, 3), "float64"), TensorSpec((3, 1), "float64"))),
     Sample((TensorSpec((2, 3), "int32"), TensorSpec((3, 2), "int32"))),
@@ -243,7 +411,8 @@ def _bmm_grad(grad, input, mat2):
     return grad.bmm(adjoint(mat2)), adjoint(input).bmm(grad)
 
 
-@op(grad=_bmm_grad, method=True, out=True, samples=(
+@op(meta=_checked_meta(_bmm_all_checks, _bmm_shape),
+    errors=(Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3, 2)))),), grad=_bmm_grad, method=True, out=True, samples=(
     Sample((TensorSpec((2, 2, 3)), TensorSpec((2, 3, 4)))),
     Sample((TensorSpec((3, 1, 2), "int64"), TensorSpec((3, 2, 2), "int64"))),
     Sample((TensorSpec((1, 2, 2), "float16"), TensorSpec((1, 2, 3), "float16"))),
@@ -269,7 +438,8 @@ def _mv_grad(grad, input, vec):
     return grad.unsqueeze(-1) * _conj(vec), adjoint(input).mv(grad)
 
 
-@op(grad=_mv_grad, method=True, out=True, samples=(
+@op(meta=_checked_meta(_mv_all_checks, _mv_shape),
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2,)))),), grad=_mv_grad, method=True, out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((3,)))),
     Sample((TensorSpec((4, 2), "int16"), TensorSpec((2,), "int16"))),
     Sample((TensorSpec((2, 0), "int64"), TensorSpec((0,), "int64")))))
@@ -290,7 +460,9 @@ def _dot_grad(grad, input, tensor):
     return grad * _conj(tensor), grad * _conj(input)
 
 
-@op(grad=_dot_grad, method=True, out=True, samples=(
+@op(meta=_checked_meta(_dot_checks, _dot_shape),
+    errors=(Sample((TensorSpec((3,)), TensorSpec((4,)))), Sample((TensorSpec((3,)), TensorSpec((3,), "float64")))),
+    grad=_dot_grad, method=True, out=True, samples=(
     Sample((TensorSpec((3,)), TensorSpec((3,)))),
     Sample((TensorSpec((4,), "int64"), TensorSpec((4,), "int64"))),
     Sample((TensorSpec((2,), "complex128"), TensorSpec((2,), "complex128"))),
@@ -312,7 +484,7 @@ def _vdot_grad(grad, input, other):
     return _conj(grad) * other, grad * input
 
 
-@op(grad=_vdot_grad, method=True, out=True, samples=(
+@op(meta=_checked_meta(_dot_checks, _dot_shape), grad=_vdot_grad, method=True, out=True, samples=(
     Sample((TensorSpec((3,)), TensorSpec((3,)))),
     Sample((TensorSpec((2,), "complex64"), TensorSpec((2,), "complex64"))),
     Sample((TensorSpec((3,), "int32"), TensorSpec((3,), "int32")))))
@@ -348,7 +520,8 @@ def _outer_grad(grad, input, vec2, needs_input_grad):
             (grad * _conj(input.unsqueeze(1))).sum(0) if needs_input_grad[1] else None)
 
 
-@op(grad=_outer_grad, save_only_for={"input": "vec2", "vec2": "input"}, method=True, out=True,
+@op(meta=_checked_meta(_no_checks, _outer_shape), grad=_outer_grad, save_only_for={"input": "vec2", "vec2": "input"},
+    method=True, out=True,
     samples=_OUTER_SAMPLES)
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """Outer product of the vectors ``input`` (n) and ``vec2`` (m): an n x m matrix (dtypes promote).
@@ -384,7 +557,8 @@ def _inner_grad(grad, input, other, input_shape, other_shape, needs_input_grad):
             grad.t().mm(_conj(input.reshape(m, k))).reshape(other_shape) if needs_input_grad[1] else None)
 
 
-@op(grad=_inner_grad, save_only_for={"input": "other", "other": "input"}, method=True, out=True, samples=(
+@op(meta=_inner_meta, grad=_inner_grad, save_only_for={"input": "other", "other": "input"}, method=True, out=True,
+    samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((4, 3)))), Sample((TensorSpec((3,)), TensorSpec((3,)))),
     Sample((TensorSpec((), "int64"), TensorSpec((3,), "float32"))),
     Sample((TensorSpec((2, 2, 3), "int32"), TensorSpec((3,), "int32")))))
@@ -398,6 +572,12 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     """
     if input.ndim == 0 or other.ndim == 0:
         return binary(np.multiply, input, other)
+    _inner_checks(input, other)
+    return _product(np.inner, input, other)
+
+
+def _inner_checks(input: np.ndarray, other: np.ndarray) -> None:
+    """``inner``'s checks of operands that are not 0-d (they read only shapes and dtypes)."""
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                            f"{list(input.shape)} and {list(other.shape)}")
@@ -407,7 +587,6 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
         _check_bool("dot", input, empty=input.size == 0)
     else:
         _check_bool("addmm_impl_cpu_", input, empty=input.shape[-1] == 0 or input.size * other.size == 0)
-    return _product(np.inner, input, other)
 
 
 def _tensordot_dims(dims, a_ndim: int, b_ndim: int) -> tuple[list[int], list[int]]:
@@ -454,7 +633,10 @@ def _tensordot_grad(grad, a, b, dims):
     return grad_a, grad_b
 
 
-@op(grad=_tensordot_grad, out=True, samples=(
+@op(meta=_tensordot_meta,
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2, 3))), {"dims": 1}),
+            Sample((TensorSpec((2, 3)), TensorSpec((2, 3))), {"dims": 3})),
+    grad=_tensordot_grad, out=True, samples=(
     Sample((TensorSpec((2, 3, 4)), TensorSpec((3, 4, 5)))), Sample((TensorSpec((2, 3, 4)), TensorSpec((4, 5)), 1)),
     Sample((TensorSpec((2, 3)), TensorSpec((4, 5))), {"dims": 0}),
     Sample((TensorSpec((2, 3, 4)), TensorSpec((3, 4, 5))), {"dims": ([1, 2], [0, 1])}),
@@ -472,6 +654,12 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
     >>> tm.tensordot(tm.ones(2, 3), tm.ones(4, 3), dims=([1], [1])).shape
     tensormodes.Size([2, 4])
     """
+    wrapped_a, wrapped_b = _tensordot_checks(a, b, dims)
+    return _product(lambda x, y: np.tensordot(x, y, axes=(list(wrapped_a), list(wrapped_b))), a, b)
+
+
+def _tensordot_checks(a: np.ndarray, b: np.ndarray, dims) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """``tensordot``'s checks (of shapes and dtypes only); the contracted dims, wrapped."""
     dims_a, dims_b = _tensordot_dims(dims, a.ndim, b.ndim)
     wrapped_a, wrapped_b = wrap_dims(dims_a, a.ndim), wrap_dims(dims_b, b.ndim)
     for given_a, given_b, i, j in zip(dims_a, dims_b, wrapped_a, wrapped_b, strict=True):
@@ -482,7 +670,7 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
         raise RuntimeError("both inputs should have same dtype")
     contracted = int(np.prod([a.shape[i] for i in wrapped_a], dtype=np.int64))
     _check_bool("addmm_impl_cpu_", a, empty=contracted == 0 or a.size * b.size == 0)
-    return _product(lambda x, y: np.tensordot(x, y, axes=(list(wrapped_a), list(wrapped_b))), a, b)
+    return wrapped_a, wrapped_b
 
 
 def _addmm_grad(grad, mat1, mat2, beta, alpha):
@@ -492,7 +680,10 @@ def _addmm_grad(grad, mat1, mat2, beta, alpha):
     return (grad if beta == 1 else grad * _conj(beta)), grad_mat1, grad_mat2
 
 
-@op(grad=_addmm_grad, method=True, inplace=True, out=True, samples=(
+@op(meta=_addmm_meta,
+    errors=(Sample((TensorSpec((3, 4)), TensorSpec((2, 3)), TensorSpec((3, 4)))),
+            Sample((TensorSpec((2, 4)), TensorSpec((2, 3)), TensorSpec((2, 4))))),
+    grad=_addmm_grad, method=True, inplace=True, out=True, samples=(
     Sample((TensorSpec((2, 4)), TensorSpec((2, 3)), TensorSpec((3, 4)))),
     Sample((TensorSpec((4,)), TensorSpec((2, 3)), TensorSpec((3, 4))), {"beta": 0.5, "alpha": 2}),
     Sample((TensorSpec((2, 2), "int64"), TensorSpec((2, 3), "int64"), TensorSpec((3, 2), "int64")),
@@ -514,6 +705,22 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
     tensor([[3.5000, 3.5000],
             [3.5000, 3.5000]])
     """
+    target = _addmm_checks(input, mat1, mat2)
+    dtype = dtype_of(input)
+    beta, alpha = _coefficient(beta, dtype), _coefficient(alpha, dtype)
+    if dtype._category == dt._INT:
+        beta, alpha = int(beta), int(alpha)
+    product = _product(np.matmul, mat1, mat2)
+    compute = np.float32 if input.dtype in HALF_TYPES else input.dtype
+    result = product.astype(compute) * alpha if alpha != 1 else product.astype(compute)
+    if beta != 0:
+        scaled = input.astype(compute) * beta if beta != 1 else input.astype(compute)
+        result = result + scaled
+    return np.broadcast_to(result, target).astype(input.dtype)
+
+
+def _addmm_checks(input: np.ndarray, mat1: np.ndarray, mat2: np.ndarray) -> tuple[int, int]:
+    """``addmm``'s checks (of shapes and dtypes only); the result's shape."""
     for name, m in (("mat1", mat1), ("mat2", mat2)):
         if m.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {m.ndim}-D tensor")
@@ -528,18 +735,8 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
     if mat1.dtype != mat2.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(dtype_of(mat1))} and "
                            f"{scalar_type_name(dtype_of(mat2))}")
-    dtype = dtype_of(input)
     _check_bool("addmm_impl_cpu_", input, empty=0 in target)
-    beta, alpha = _coefficient(beta, dtype), _coefficient(alpha, dtype)
-    if dtype._category == dt._INT:
-        beta, alpha = int(beta), int(alpha)
-    product = _product(np.matmul, mat1, mat2)
-    compute = np.float32 if input.dtype in HALF_TYPES else input.dtype
-    result = product.astype(compute) * alpha if alpha != 1 else product.astype(compute)
-    if beta != 0:
-        scaled = input.astype(compute) * beta if beta != 1 else input.astype(compute)
-        result = result + scaled
-    return np.broadcast_to(result, target).astype(input.dtype)
+    return target
 
 
 def _coefficient(value, dtype: dt.dtype):
@@ -567,7 +764,7 @@ def _trace_grad(grad, input_shape):
     return grad * grad.new_ones(tuple(input_shape)).triu().tril()
 
 
-@op(grad=_trace_grad, method=True, samples=(
+@op(meta=_checked_meta(_no_checks, _trace_shape), grad=_trace_grad, method=True, samples=(
     Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 4), "int32"),)), Sample((TensorSpec((3, 2), "uint8"),)),
     Sample((TensorSpec((2, 2), "complex64"),)), Sample((TensorSpec((0, 3), "int16"),)),
     Sample((TensorSpec((4, 4), "float16"),))))
@@ -609,7 +806,8 @@ def _matrix_power_grad(grad, input, n):
     return -transposed.matmul(grad_base).matmul(transposed)
 
 
-@op(grad=_matrix_power_grad, method=True, out=True, samples=(
+@op(meta=_matrix_power_meta,
+    errors=(Sample((TensorSpec((2, 3)), 2)),), grad=_matrix_power_grad, method=True, out=True, samples=(
     Sample((TensorSpec((3, 3)), 3)), Sample((TensorSpec((2, 2), "int64"), 2)), Sample((TensorSpec((2, 2, 2)), 0)),
     Sample((TensorSpec((2, 2), "float64", 1, 2), -2)), Sample((TensorSpec((2, 2), "bool"), 1)),
     Sample((TensorSpec((2, 2), "int32"), 5))))
@@ -622,14 +820,7 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     tensor([[1, 3],
             [0, 1]])
     """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-        raise TypeError(f"matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
-    n = int(n)
-    if input.ndim < 2:
-        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
-    if input.shape[-1] != input.shape[-2]:
-        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
-                           f"{input.shape[-2]} by {input.shape[-1]} matrices")
+    n = _matrix_power_checks(input, n)
     if n == 0:
         return np.broadcast_to(np.eye(input.shape[-1], dtype=input.dtype), input.shape).copy()
     if n == 1:
@@ -656,6 +847,19 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     return result
 
 
+def _matrix_power_checks(input: np.ndarray, n) -> int:
+    """``matrix_power``'s checks of ``n`` and the shape; ``n`` as an int."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
+    n = int(n)
+    if input.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{input.shape[-2]} by {input.shape[-1]} matrices")
+    return n
+
+
 # -- products of pairs: kron and cross; distances; Vandermonde matrices ----------------------------
 
 def _kron_grad(grad, input, other, needs_input_grad):
@@ -677,7 +881,7 @@ def _kron_grad(grad, input, other, needs_input_grad):
     return grad_input, grad_other
 
 
-@op(grad=_kron_grad, out=True, samples=(
+@op(meta=_checked_meta(_no_checks, _kron_shape), grad=_kron_grad, out=True, samples=(
     Sample((TensorSpec((2, 2)), TensorSpec((2, 3)))), Sample((TensorSpec((3,), "int64"), TensorSpec((2, 1)))),
     Sample((TensorSpec((2, 1, 2)), TensorSpec((3, 1)))), Sample((TensorSpec(()), TensorSpec((2,)))),
     Sample((TensorSpec((2,), "bool"), TensorSpec((2,), "bool"))), Sample((TensorSpec((2,), "complex64"),
@@ -696,6 +900,12 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
 
 def _cross_product(input: np.ndarray, other: np.ndarray, dim: int) -> np.ndarray:
     """linalg.cross's checks and result."""
+    # Contiguous, as PyTorch's result (NumPy's along dim 0 is not).
+    return np.ascontiguousarray(np.cross(input, other, axis=_cross_checks(input, other, dim)))
+
+
+def _cross_checks(input: np.ndarray, other: np.ndarray, dim: int) -> int:
+    """``cross``'s checks (of shapes and dtypes only); ``dim`` wrapped."""
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     if input.ndim == 0:
@@ -710,7 +920,7 @@ def _cross_product(input: np.ndarray, other: np.ndarray, dim: int) -> np.ndarray
     if input.dtype == np.bool_:
         raise not_implemented("cross", dt.bool)
     check_same_shape_or_broadcast(input.shape, other.shape)
-    return np.asarray(np.cross(input, other, axis=axis))
+    return axis
 
 
 def _cross_grad(grad, input, other, dim, needs_input_grad):
@@ -720,7 +930,10 @@ def _cross_grad(grad, input, other, dim, needs_input_grad):
             cross(grad, _conj(input), dim=dim) if needs_input_grad[1] else None)
 
 
-@op(grad=_cross_grad, name="linalg_cross", function="cross", namespace="tensormodes.linalg", out=True, samples=(
+@op(meta=_linalg_cross_meta,
+    errors=(Sample((TensorSpec((2, 4)), TensorSpec((2, 4)))),),
+    grad=_cross_grad, name="linalg_cross", function="cross", namespace="tensormodes.linalg",
+    out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3)))),
     Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64")), {"dim": 0}),
     Sample((TensorSpec((2, 3)), TensorSpec((1, 3)))), Sample((TensorSpec((3,), "int64"), TensorSpec((3,), "int64"))),
@@ -747,7 +960,7 @@ def _top_level_cross_grad(grad, input, other, dim, needs_input_grad):
                        needs_input_grad)
 
 
-@op(grad=_top_level_cross_grad, method=True, out=True, samples=(
+@op(meta=_cross_meta, grad=_top_level_cross_grad, method=True, out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3)), 1)), Sample((TensorSpec((3, 2)), TensorSpec((3, 2))), {"dim": 0}),
     Sample((TensorSpec((3,), "int64"), TensorSpec((3,), "int64"), -1))))
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
@@ -758,13 +971,18 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     >>> tm.cross(tm.tensor([[1, 0, 0]]), tm.tensor([[0, 1, 0]]), dim=1)
     tensor([[0, 0, 1]])
     """
+    return _cross_product(input, other, _cross_dim(input, other, dim))
+
+
+def _cross_dim(input: np.ndarray, other: np.ndarray, dim: int | None) -> int:
+    """``dim``, or (with PyTorch's deprecation warning) the first dim of size 3."""
     if dim is None:
         warnings.warn("Using tensormodes.cross without specifying the dim arg is deprecated.\nPlease either pass the "
                       "dim explicitly or simply use tensormodes.linalg.cross.\nThe default value of dim will change "
-                      "to agree with that of linalg.cross in a future release.", UserWarning, stacklevel=3)
+                      "to agree with that of linalg.cross in a future release.", UserWarning, stacklevel=4)
         dim = _default_cross_dim(np.broadcast_shapes(input.shape, other.shape) if input.ndim == other.ndim
                                  else input.shape)
-    return _cross_product(input, other, dim)
+    return dim
 
 
 def _cdist_grad(grad, x1, x2, result, p, needs_input_grad):
@@ -776,7 +994,8 @@ def _cdist_grad(grad, x1, x2, result, p, needs_input_grad):
     return (spread.sum(-2) if needs_input_grad[0] else None, -spread.sum(-3) if needs_input_grad[1] else None)
 
 
-@op(grad=_cdist_grad, samples=(
+@op(meta=_cdist_meta,
+    errors=(Sample((TensorSpec((3, 2)), TensorSpec((4, 3)))),), grad=_cdist_grad, samples=(
     Sample((TensorSpec((3, 2)), TensorSpec((4, 2)))),
     Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float64"), 1.0)),
     Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3))), {"p": 3.0}),
@@ -791,6 +1010,23 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     tensor([[0.],
             [5.]])
     """
+    _cdist_checks(x1, x2, p)
+    difference = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == 0:
+        result = np.count_nonzero(difference, axis=-1).astype(x1.dtype)
+    elif p == math.inf:
+        result = difference.max(axis=-1, initial=0)
+    elif p == 1:
+        result = difference.sum(axis=-1)
+    elif p == 2:
+        result = np.sqrt(np.einsum("...k,...k->...", difference, difference))
+    else:
+        result = (difference ** p).sum(axis=-1) ** (1 / p)
+    return np.asarray(result, dtype=x1.dtype)
+
+
+def _cdist_checks(x1: np.ndarray, x2: np.ndarray, p) -> None:
+    """``cdist``'s checks (of shapes, dtypes and ``p``)."""
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
@@ -805,18 +1041,6 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     if x1.dtype != x2.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(x1))} but found "
                            f"{scalar_type_name(dtype_of(x2))}")
-    difference = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
-    if p == 0:
-        result = np.count_nonzero(difference, axis=-1).astype(x1.dtype)
-    elif p == math.inf:
-        result = difference.max(axis=-1, initial=0)
-    elif p == 1:
-        result = difference.sum(axis=-1)
-    elif p == 2:
-        result = np.sqrt(np.einsum("...k,...k->...", difference, difference))
-    else:
-        result = (difference ** p).sum(axis=-1) ** (1 / p)
-    return np.asarray(result, dtype=x1.dtype)
 
 
 def _vander_differentiable(x, N, increasing) -> bool:
@@ -834,7 +1058,7 @@ def _vander_grad(grad, x, result, N, increasing):
     return (grad * _conj(local)).sum(-1)
 
 
-@op(grad=_vander_grad, differentiable=_vander_differentiable, samples=(
+@op(meta=_vander_meta, grad=_vander_grad, differentiable=_vander_differentiable, samples=(
     Sample((TensorSpec((3,)),)), Sample((TensorSpec((4,), "int64", -3, 3), 3)), Sample((TensorSpec((3,), "float64"),),
                                                                                   {"N": 4, "increasing": True}),
     Sample((TensorSpec((2,), "bool"),)), Sample((TensorSpec((2,)), 0)), Sample((TensorSpec((2,), "complex64"),))))

@@ -15,6 +15,7 @@ from .. import _dtype as dt
 from ._common import (
     PLAIN_FLOATS,
     binary,
+    check_same_shape_or_broadcast,
     dtype_of,
     is_int,
     no_complex_autograd,
@@ -26,6 +27,7 @@ from ._common import (
     wrap_dims,
 )
 from ._common import conjugate as _conj
+from ._meta import MetaRule, pointwise, rule, same_shape, with_shape
 from ._reduction import (
     _BFLOAT16,
     _FLOAT32,
@@ -36,9 +38,12 @@ from ._reduction import (
     _gather,
     _int_dim,
     _invalid_combination,
+    _is_array,
     _is_floating_or_complex,
     _not_implemented,
+    _probe_quietly,
     _quietly,
+    _reduce_meta,
     _reduced_count,
     _reduction_axes,
     _scatter_back,
@@ -133,7 +138,8 @@ def _sum_grad(grad, input_shape, dim, keepdim):
     return _unreduce(grad, input_shape, dim, keepdim)
 
 
-@op(grad=_sum_grad, method=True, out=True,
+@op(meta=_reduce_meta(),
+    errors=(Sample((M23, 2)), Sample((M23, (0, 0)))), grad=_sum_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)),
              Sample((TensorSpec((2, 3), "int32"), -1)), Sample((TensorSpec((4,), "bool"),)),
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((SCALAR, 0, True)),
@@ -167,7 +173,7 @@ def _nansum_grad(grad, input, dim, keepdim):
     return _unreduce(grad, input.shape, dim, keepdim).masked_fill(input.isnan(), 0)
 
 
-@op(grad=_nansum_grad, method=True, out=True,
+@op(meta=_reduce_meta(), grad=_nansum_grad, method=True, out=True,
     samples=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 3), "float64", -1e3, 1e3), 1, True)),
              Sample((TensorSpec((3,), "float32"),)), Sample((TensorSpec((4,), "int64"),)),
              Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((SCALAR,))))
@@ -196,7 +202,7 @@ def _mean_grad(grad, input_shape, dim, keepdim):
     return _unreduce(grad, input_shape, dim, keepdim) / count
 
 
-@op(grad=_mean_grad, method=True, out=True,
+@op(meta=_reduce_meta(), grad=_mean_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)), Sample((M234, (-1, 0))),
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"),)),
              Sample((TensorSpec((2, 3), "int64"),), {"dtype": dt.float64}), Sample((SCALAR, 0, True)),
@@ -245,7 +251,7 @@ def _prod_grad(grad, input, dim, keepdim):
     return _unreduce(grad, input.shape, dim, keepdim) * _conj(_exclusive_products(input, d))
 
 
-@op(grad=_prod_grad, method=True, out=True,
+@op(meta=_reduce_meta(), grad=_prod_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, -1, True)),
              Sample((TensorSpec((2, 3), "int32", -3, 3),)), Sample((TensorSpec((4,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 2), "complex64"), 1)),
@@ -296,7 +302,8 @@ def _cumsum_grad(grad, input_shape, dim):
     return grad.flip(d).cumsum(d).flip(d)
 
 
-@op(grad=_cumsum_grad, method=True, inplace=True, out=True,
+@op(meta=same_shape,
+    errors=(Sample((M23, 2)), Sample((M23, -3))), grad=_cumsum_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32"), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
              Sample((SCALAR, 0)), Sample((M23, 1), {"dtype": dt.float64}),
@@ -321,7 +328,7 @@ def _cumprod_grad(grad, input, result, dim):
     return (grad * _conj(result)).flip(d).cumsum(d).flip(d) / _conj(input)
 
 
-@op(grad=_cumprod_grad, method=True, inplace=True, out=True,
+@op(meta=same_shape, grad=_cumprod_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32", -3, 3), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
              Sample((SCALAR, -1)), Sample((TensorSpec((2, 3), "int64", -3, 3), 1), {"dtype": dt.float64})))
@@ -367,7 +374,7 @@ def _running_extreme_grad(grad, input_shape, result, dim):
     return grad[0].new_zeros(tuple(input_shape)).scatter_add(d, result[1], grad[0])
 
 
-@op(returns=("values", "indices"),
+@op(meta=same_shape, returns=("values", "indices"),
     grad=_running_extreme_grad, differentiable=no_complex_autograd("cummax"), method=True, out=True,
     samples=_RUNNING_SAMPLES)
 def cummax(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
@@ -383,7 +390,7 @@ def cummax(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
     return _running_extreme(np.maximum.accumulate, "cummax", input, dim)
 
 
-@op(returns=("values", "indices"),
+@op(meta=same_shape, returns=("values", "indices"),
     grad=_running_extreme_grad, differentiable=no_complex_autograd("cummin"), method=True, out=True,
     samples=_RUNNING_SAMPLES)
 def cummin(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
@@ -425,7 +432,7 @@ def _logcumsumexp_grad(grad, input, result, dim):
         (_reverse_logcumsumexp(negative - result, d) + input).exp()
 
 
-@op(grad=_logcumsumexp_grad, method=True, out=True, samples=(
+@op(meta=same_shape, grad=_logcumsumexp_grad, method=True, out=True, samples=(
     Sample((M23, 1)), Sample((TensorSpec((3, 2), "float64", -50, 50), 0)), Sample((SCALAR, 0)),
     Sample((TensorSpec((4,), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), -1)),
     Sample((TensorSpec((0, 2)), 0))))
@@ -467,6 +474,16 @@ def _truth_reduction(ufunc, name: str, array: np.ndarray, dim, keepdim: bool) ->
     return result.astype(np.uint8) if array.dtype == np.uint8 else result
 
 
+def _truth_dims(arguments, ndim: int):
+    """The dims ``all`` / ``any`` reduce: an empty ``dim`` reduces none (each element is tested)."""
+    dim = arguments.get("dim")
+    if dim is None:
+        return None
+    if not is_int(dim) and len(dim) == 0:
+        return ()
+    return wrap_dims(dim, ndim or 1)
+
+
 _TRUTH_SAMPLES = (Sample((TensorSpec((2, 3), "bool"),)), Sample((TensorSpec((2, 3), "bool"), 1)),
                   Sample((TensorSpec((2, 3), "int64", 0, 1), (0, 1), True)),
                   Sample((TensorSpec((3, 2), "uint8", 0, 1),)),
@@ -475,7 +492,7 @@ _TRUTH_SAMPLES = (Sample((TensorSpec((2, 3), "bool"),)), Sample((TensorSpec((2, 
                   Sample((TensorSpec((0, 2), "bool"),)), Sample((TensorSpec((2, 2), "complex64"), 1)))
 
 
-@op(differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES)
+@op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES)
 def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True if every element (over ``dim``, if given) is nonzero. The result is bool
     (uint8 for uint8 inputs); ``all`` of no elements is True.
@@ -488,7 +505,7 @@ def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     return _truth_reduction(np.logical_and, "all", input, dim, keepdim)
 
 
-@op(differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES)
+@op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES)
 def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True if any element (over ``dim``, if given) is nonzero. The result is bool
     (uint8 for uint8 inputs); ``any`` of no elements is False.
@@ -501,7 +518,7 @@ def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     return _truth_reduction(np.logical_or, "any", input, dim, keepdim)
 
 
-@op(differentiable=False, method=True,
+@op(meta=_reduce_meta(), differentiable=False, method=True,
     samples=(Sample((TensorSpec((3, 4), "int64", -1, 1),)), Sample((TensorSpec((3, 4), "int64", -1, 1), 1)),
              Sample((TensorSpec((2, 3), "bool"), (0, 1))), Sample((TensorSpec((2, 3), "float32", -1, 1), ())),
              Sample((SCALAR, 0)), Sample((TensorSpec((2, 2), "complex64"), [-1]))))
@@ -573,7 +590,18 @@ _EXTREME_SAMPLES = (Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sa
                     Sample((TensorSpec((2, 3), "bfloat16"),)), Sample((TensorSpec((0, 3)), 1)))
 
 
-@op(returns=("values", "indices"), grad=_extreme_grad(True), method=True, out=True, samples=_EXTREME_SAMPLES)
+def _extreme_meta(opdef, args, kwargs):
+    """``max`` / ``min``: a tensor ``dim`` is the elementwise overload (broadcasting), else a reduction."""
+    bound = opdef.signature.bind(*args, **kwargs)
+    if _is_array(bound.arguments.get("dim")):
+        return pointwise(opdef, args, kwargs)
+    return _reduce_meta()(opdef, args, kwargs)
+
+
+@op(meta=MetaRule(_extreme_meta, "extreme"),
+    errors=(Sample((M23, M234)), Sample((TensorSpec((0, 3)), 0))),
+    returns=("values", "indices"), grad=_extreme_grad(True), method=True,
+    out=True, samples=_EXTREME_SAMPLES)
 def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The largest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the largest elements along ``dim``; with a tensor, the elementwise maximum of
@@ -594,7 +622,8 @@ def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False
     return _extreme(np.maximum, np.ndarray.argmax, "max", "maximum", input, dim, keepdim)
 
 
-@op(returns=("values", "indices"), grad=_extreme_grad(False), method=True, out=True, samples=_EXTREME_SAMPLES)
+@op(meta=MetaRule(_extreme_meta, "extreme"), returns=("values", "indices"), grad=_extreme_grad(False), method=True,
+    out=True, samples=_EXTREME_SAMPLES)
 def min(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The smallest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the smallest elements along ``dim``; with a tensor, the elementwise minimum of
@@ -631,7 +660,7 @@ def _amax_amin_grad(grad, input, result, dim, keepdim):
     return _distribute_evenly(grad, input, result, dim, keepdim)
 
 
-@op(grad=_amax_amin_grad, method=True, out=True, samples=_AMAX_SAMPLES)
+@op(meta=_reduce_meta(), grad=_amax_amin_grad, method=True, out=True, samples=_AMAX_SAMPLES)
 def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The largest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
@@ -643,7 +672,7 @@ def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) 
     return _amax_amin(np.maximum, "amax", input, dim, keepdim)
 
 
-@op(grad=_amax_amin_grad, method=True, out=True, samples=_AMAX_SAMPLES)
+@op(meta=_reduce_meta(), grad=_amax_amin_grad, method=True, out=True, samples=_AMAX_SAMPLES)
 def amin(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The smallest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
@@ -680,7 +709,7 @@ _ARG_SAMPLES = (Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample
                 Sample((TensorSpec((0, 3)), 1)))
 
 
-@op(differentiable=False, method=True, out=True, samples=_ARG_SAMPLES)
+@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES)
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the largest element, in the flattened input or along ``dim``.
     The first one wins ties; NaN counts as largest.
@@ -693,7 +722,7 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return _arg_extreme(np.ndarray.argmax, "argmax", input, dim, keepdim)
 
 
-@op(differentiable=False, method=True, out=True, samples=_ARG_SAMPLES)
+@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES)
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the smallest element, in the flattened input or along ``dim``.
     The first one wins ties; NaN counts as smallest.
@@ -710,7 +739,7 @@ def _aminmax_grad(grad, input, result, dim, keepdim):
             + _distribute_evenly(grad[1], input, result[1], dim, keepdim))
 
 
-@op(returns=("min", "max"), grad=_aminmax_grad, method=True, out=True,
+@op(meta=_reduce_meta(), returns=("min", "max"), grad=_aminmax_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23,), {"dim": 1}), Sample((M23,), {"dim": -1, "keepdim": True}),
              Sample((M23,), {"keepdim": True}), Sample((TensorSpec((2, 3), "int32"),), {"dim": 0}),
              Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((2, 3), "float16"),), {"dim": 1}),
@@ -748,7 +777,8 @@ def _logsumexp_grad(grad, input, result, dim, keepdim):
     return _unreduce(grad, input.shape, dim, keepdim) * _conj(weights)
 
 
-@op(grad=_logsumexp_grad, method=True, out=True,
+@op(meta=_reduce_meta(),
+    errors=(Sample((M23, 3)),), grad=_logsumexp_grad, method=True, out=True,
     samples=(Sample((M23, 1)), Sample((M23, (0, 1))), Sample((M23, -1, True)), Sample((M23, [0], True)),
              Sample((TensorSpec((2, 3), "int64"), 1)), Sample((TensorSpec((3,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), 1)),
@@ -898,7 +928,7 @@ def _norm_grad(grad, input, result, p, dim, keepdim):
     raise NotImplementedError(f"the gradient of norm with p={p!r} is not implemented")
 
 
-@op(grad=_norm_grad, method=True, out=True,
+@op(meta=_reduce_meta(), grad=_norm_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0)), Sample((M23, float("inf"), 1)),
              Sample((M23, float("-inf"))), Sample((M23, 3, (0, 1), True)), Sample((M23, 0.5, -1)),
              Sample((M23, "fro", 1, True)), Sample((M23, "nuc")), Sample((M234, "nuc", (2, 0), True)),
@@ -967,7 +997,25 @@ def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):
     return grad_y, grad_x
 
 
-@op(grad=_trapezoid_grad, save_only_for={"y": "x", "x": "y"}, samples=(
+@rule
+def _trapezoid_meta(y, x=None, *, dx=None, dim=-1):
+    # A probe raises the kernel's argument and dtype errors and gives the dtype; the sample count
+    # check needs the real sizes.
+    result = _probe_quietly(trapezoid, y, x, dx=dx, dim=dim)
+    d = wrap_dim(dim, y.ndim)
+    n = y.shape[d]
+    if x is not None and ((x.ndim == 1 and x.shape[0] != n) or (x.ndim != 1 and x.shape[d - y.ndim] != n)):
+        raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+    if x is None or x.ndim == 1 or n < 2:
+        return with_shape(result, y.shape[:d] + y.shape[d + 1:])
+    shape = tuple(check_same_shape_or_broadcast(y.shape, x.shape))
+    axis = len(shape) + d - y.ndim
+    return with_shape(result, shape[:axis] + shape[axis + 1:])
+
+
+@op(meta=_trapezoid_meta,
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4,)))), Sample((SCALAR,))),
+    grad=_trapezoid_grad, save_only_for={"y": "x", "x": "y"}, samples=(
     Sample((TensorSpec((5,)),)), Sample((TensorSpec((2, 3)), TensorSpec((3,)))), Sample((TensorSpec((3, 2)),),
                                                                                       {"dx": 0.5, "dim": 0}),
     Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float64")), {"dim": 1}),

@@ -9,12 +9,16 @@ from numbers import Number
 import numpy as np
 
 from ._common import along, is_int, no_complex_autograd, wrap_dim
+from ._meta import MetaArray, data_dependent, same_shape, with_shape
 from ._reduction import (
     _INT64,
     _WIDE_INT,
     _gather,
     _int_dim,
+    _kept_shape,
+    _kernel_rule,
     _not_implemented,
+    _probe_quietly,
     _scatter_back,
     _selection_grad,
     _sort_indices,
@@ -42,7 +46,9 @@ def _sort_grad(grad, input_shape, result, dim):
     return _scatter_back(grad[0], input_shape, result[1], dim, True)
 
 
-@op(returns=("values", "indices"), grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES)
+@op(meta=same_shape,
+    errors=(Sample((TensorSpec((3,), "complex64"),)), Sample((M23, 2))),
+    returns=("values", "indices"), grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
     """The elements sorted along ``dim``, with the indices that sort them, as the named
     tuple ``(values, indices)``. The sort is always stable; NaN sorts as the largest.
@@ -61,7 +67,7 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     return RETURN_TYPES["sort"](_gather(input, indices, axis), indices.astype(_INT64, copy=False))
 
 
-@op(differentiable=False, method=True, out=True, samples=_SORT_SAMPLES)
+@op(meta=same_shape, differentiable=False, method=True, out=True, samples=_SORT_SAMPLES)
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
     """The indices (int64) that sort ``input`` along ``dim`` (stably; see ``sort``).
 
@@ -81,7 +87,24 @@ def _topk_grad(grad, input_shape, result, dim):
     return _scatter_back(grad[0], input_shape, result[1], dim, True)
 
 
-@op(returns=("values", "indices"), grad=_topk_grad, method=True, out=True,
+@_kernel_rule
+def _topk_meta(kernel, input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - the kernel's names
+    # The probe (k clamped to its length) raises the dtype, dim and type errors in the kernel's
+    # order; the range of k needs the real length.
+    length = input.shape[_int_dim(dim, input.ndim, "topk")] if input.ndim else 1
+    fits = is_int(k) and 0 <= k <= length
+    result = _probe_quietly(kernel, input, min(k, 1) if fits else k, dim, largest, sorted)
+    if not fits:
+        raise RuntimeError("selected index k out of range")
+    if not input.ndim:
+        return with_shape(result, ())
+    axis = dim % input.ndim
+    return with_shape(result, input.shape[:axis] + (k,) + input.shape[axis + 1:])
+
+
+@op(meta=_topk_meta,
+    errors=(Sample((M23, 4)), Sample((M23, 1, 2)), Sample((TensorSpec((3,), "bool"), 1))),
+    returns=("values", "indices"), grad=_topk_grad, method=True, out=True,
     samples=(Sample((M23, 2)), Sample((M23, 1, 0)), Sample((M23, 2), {"largest": False}),
              Sample((M23, 3, -1, True, True)), Sample((M234, 2, 1), {"sorted": True}), Sample((_WIDE_INT, 2)),
              Sample((TensorSpec((2, 3), "float16"), 1, 0, False)), Sample((M23, 0)), Sample((SCALAR, 1)),
@@ -112,10 +135,24 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         return RETURN_TYPES["topk"](input.copy(), np.zeros((), _INT64))
     indices = _sort_indices(input, axis, largest)[along(axis, slice(0, k))]
     values = _gather(input, indices, axis)
-    return RETURN_TYPES["topk"](values, indices.astype(_INT64, copy=False))
+    return RETURN_TYPES["topk"](values, indices.astype(_INT64, order="C", copy=False))
 
 
-@op(returns=("values", "indices"),
+@_kernel_rule
+def _kthvalue_meta(kernel, input, k, dim=-1, keepdim=False):
+    # The kernel checks dim, k's type and range (the real length) before the dtype.
+    axis = _int_dim(dim, input.ndim, "kthvalue")
+    length = input.shape[axis] if input.ndim else 1
+    if not is_int(k):
+        raise TypeError(f"kthvalue(): argument 'k' (position 2) must be int, not {type(k).__name__}")
+    if not 1 <= k <= length:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
+    result = _probe_quietly(kernel, input, 1, dim, keepdim)
+    return with_shape(result, _kept_shape(input.shape, (axis,) if input.ndim else None, keepdim))
+
+
+@op(meta=_kthvalue_meta,
+    errors=(Sample((M23, 4)), Sample((M23, 0))), returns=("values", "indices"),
     grad=_selection_grad, differentiable=no_complex_autograd("kthvalue"), method=True, out=True,
     samples=(Sample((M23, 2)), Sample((M23, 1, 0, True)), Sample((TensorSpec((3, 4), "float64"), 4, -1)),
              Sample((TensorSpec((2, 5), "int64", -1000, 1000), 3)), Sample((TensorSpec((3, 2), "float16"), 1, 0)),
@@ -145,7 +182,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     values = _gather(input, indices, axis)
     if not keepdim:
         indices, values = indices.squeeze(axis), values.squeeze(axis)
-    return RETURN_TYPES["kthvalue"](values, indices.astype(_INT64, copy=False))
+    return RETURN_TYPES["kthvalue"](values, indices.astype(_INT64, order="C", copy=False))
 
 
 def _msort_grad(grad, input_shape, indices):
@@ -154,7 +191,7 @@ def _msort_grad(grad, input_shape, indices):
     return grad.new_zeros(tuple(input_shape)).scatter(0, indices, grad)
 
 
-@op(grad=_msort_grad, saves=("indices",),
+@op(meta=same_shape, grad=_msort_grad, saves=("indices",),
     samples=(Sample((M23,)), Sample((TensorSpec((4,), "int64", -5, 5),)), Sample((SCALAR,)),
              Sample((TensorSpec((3, 2), "float16"),))))
 def msort(input: Tensor) -> Tensor:
@@ -191,7 +228,39 @@ def _searchable(array: np.ndarray, kernel: str) -> np.ndarray:
     return _sortable(array)
 
 
-@op(differentiable=False, out=True, samples=(
+def _search_probe(value):
+    """A probe for searchsorted's operands; a ``sorter`` probe must hold valid indices (0)."""
+    return np.zeros(tuple(min(s, 1) for s in value.shape), value.dtype) if type(value) is MetaArray else value
+
+
+@_kernel_rule
+def _searchsorted_meta(kernel, sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
+    # The shape checks need the real shapes; the argument and dtype errors and the dtype come
+    # from a probe (equal shapes stay equal when clamped).
+    _search_side(right, side)
+    if sorter is not None and sorter.shape != sorted_sequence.shape:
+        raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                           f"tensor {list(sorted_sequence.shape)}and got sorter tensor {list(sorter.shape)}")
+    query_shape = values.shape if isinstance(values, (MetaArray, np.ndarray)) else ()
+    if sorted_sequence.ndim > 1 and sorted_sequence.shape[:-1] != query_shape[:-1]:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                           "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                           f"{list(sorted_sequence.shape)} and input value tensor {list(query_shape)}")
+    result = kernel(_search_probe(sorted_sequence), _search_probe(values), out_int32=out_int32, right=right,
+                    side=side, sorter=_search_probe(sorter))
+    return with_shape(result, query_shape)
+
+
+@_kernel_rule
+def _bucketize_meta(kernel, input, boundaries, *, out_int32=False, right=False):
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    result = kernel(_search_probe(input), _search_probe(boundaries), out_int32=out_int32, right=right)
+    return with_shape(result, input.shape if isinstance(input, (MetaArray, np.ndarray)) else ())
+
+
+@op(meta=_searchsorted_meta,
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((3, 2)))),), differentiable=False, out=True, samples=(
     Sample((TensorSpec((5,), "int64", 0, 0), TensorSpec((3,), "int64", -2, 8))),
     Sample((TensorSpec((4,), "float32", 0, 0), TensorSpec((2, 2))), {"right": True}),
     Sample((TensorSpec((2, 3), "float64", 0, 0), TensorSpec((2, 2), "float64")), {"side": "right"}),
@@ -231,7 +300,7 @@ def searchsorted(sorted_sequence: Tensor, values: Tensor | Number, *, out_int32:
     return found.reshape(query.shape).astype(index_type)
 
 
-@op(differentiable=False, out=True, samples=(
+@op(meta=_bucketize_meta, differentiable=False, out=True, samples=(
     Sample((TensorSpec((3,), "int64", -2, 8), TensorSpec((5,), "int64", 0, 0))),
     Sample((TensorSpec((2, 2)), TensorSpec((4,), "float32", 0, 0)), {"right": True}),
     Sample((TensorSpec((3,), "int64", -2, 8), TensorSpec((5,), "int64", 0, 0)), {"out_int32": True})))
@@ -286,7 +355,7 @@ def _unique_result(values, inverse, counts, return_inverse: bool, return_counts:
     return result[0] if len(result) == 1 else result
 
 
-@op(differentiable=False, samples=(
+@op(meta=data_dependent, differentiable=False, samples=(
     Sample((TensorSpec((6,), "int64", 0, 3),)), Sample((TensorSpec((2, 3), "int64", 0, 2),),
                                                        {"return_inverse": True, "return_counts": True}),
     Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0, "return_counts": True}), Sample((TensorSpec((5,)),)),
@@ -306,7 +375,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
                           return_inverse, return_counts)
 
 
-@op(differentiable=False, samples=(
+@op(meta=data_dependent, differentiable=False, samples=(
     Sample((TensorSpec((8,), "int64", 0, 1),), {"return_inverse": True, "return_counts": True}),
     Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0}), Sample((TensorSpec((3,)),))))
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,

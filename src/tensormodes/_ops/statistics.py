@@ -13,19 +13,25 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import along, dtype_of, no_complex_autograd, scalar_type_name, wrap_dims
+from ._meta import MetaArray, data_dependent, with_shape
 from ._reduction import (
     _BFLOAT16,
     _FLOAT32,
     _INT64,
     _LOW_PRECISION,
     _all_dims,
+    _dim_defaulting,
     _distribute_evenly,
     _gather,
     _int_dim,
     _invalid_combination,
     _is_floating_or_complex,
+    _kept_shape,
+    _kernel_rule,
     _not_implemented,
+    _probe_quietly,
     _quietly,
+    _reduce_meta,
     _reduced_count,
     _reduction_axes,
     _scatter_back,
@@ -125,6 +131,14 @@ def _variance_and_mean(name: str, array: np.ndarray, dim, unbiased, keepdim: boo
     return variance, centre
 
 
+def _statistic_dims(arguments, ndim: int):
+    """The dims var/std reduce: ``var(x, True)`` (``unbiased`` where ``dim`` stands) reduces all."""
+    dim = arguments.get("dim")
+    if dim is None or isinstance(dim, bool) or (not isinstance(dim, int) and len(dim) == 0):
+        return None
+    return wrap_dims(dim, ndim or 1)
+
+
 _STATISTIC_SAMPLES = (
     Sample((M23,)), Sample((M23, 1)), Sample((M234, (0, 2)), {"keepdim": True}), Sample((M23,), {"correction": 0}),
     Sample((M23, -1), {"correction": 2.5}), Sample((M23,), {"unbiased": False}), Sample((M23, 0, False, True)),
@@ -138,7 +152,9 @@ def _var_grad(grad, input, dim, unbiased, keepdim, correction):
     return _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim) * scale
 
 
-@op(grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
+@op(meta=_reduce_meta(_statistic_dims),
+    errors=(Sample((TensorSpec((2, 3), "int64"),)), Sample((M23, 2))),
+    grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
 @_quietly
 def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -160,7 +176,7 @@ def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
     return _unreduce(grad / result, input.shape, dim, keepdim) * _centered(input, dim) * scale
 
 
-@op(grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
+@op(meta=_reduce_meta(_statistic_dims), grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
 @_quietly
 def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -182,7 +198,7 @@ def _var_mean_grad(grad, input, dim, unbiased, keepdim, correction):
             + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
 
 
-@op(grad=_var_mean_grad, samples=_STATISTIC_SAMPLES)
+@op(meta=_reduce_meta(_statistic_dims), grad=_var_mean_grad, samples=_STATISTIC_SAMPLES)
 @_quietly
 def var_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
              keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -203,7 +219,7 @@ def _std_mean_grad(grad, input, result, dim, unbiased, keepdim, correction):
             + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
 
 
-@op(grad=_std_mean_grad, samples=_STATISTIC_SAMPLES)
+@op(meta=_reduce_meta(_statistic_dims), grad=_std_mean_grad, samples=_STATISTIC_SAMPLES)
 @_quietly
 def std_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
              keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -228,7 +244,7 @@ def _median_grad(grad, input, result, dim, keepdim):
     return _scatter_back(grad[0], input.shape, result[1], dim, keepdim)
 
 
-@op(returns=("values", "indices"), grad=_median_grad, method=True, out=True,
+@op(meta=_reduce_meta(), returns=("values", "indices"), grad=_median_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((2, 4), "float64"),)),
              Sample((TensorSpec((3, 2), "float16"), 0)), Sample((SCALAR,)), Sample((SCALAR, 0, True)),
@@ -271,10 +287,10 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     result = _gather(input, indices, axis)
     if not keepdim:
         indices, result = indices.squeeze(axis), result.squeeze(axis)
-    return RETURN_TYPES["median"](result, indices.astype(_INT64, copy=False))
+    return RETURN_TYPES["median"](result, indices.astype(_INT64, order="C", copy=False))
 
 
-@op(returns=("values", "indices"), grad=_median_grad, method=True, out=True,
+@op(meta=_reduce_meta(), returns=("values", "indices"), grad=_median_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((3, 4), "float64"), -1)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
              Sample((SCALAR,)), Sample((SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))))
@@ -312,10 +328,10 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> T
     result = _gather(input, indices, axis)
     if not keepdim:
         indices, result = indices.squeeze(axis), result.squeeze(axis)
-    return RETURN_TYPES["nanmedian"](result, indices.astype(_INT64, copy=False))
+    return RETURN_TYPES["nanmedian"](result, indices.astype(_INT64, order="C", copy=False))
 
 
-@op(returns=("values", "indices"),
+@op(meta=_reduce_meta(_dim_defaulting(-1)), returns=("values", "indices"),
     grad=_selection_grad, differentiable=no_complex_autograd("mode"), method=True, out=True,
     samples=(Sample((TensorSpec((3, 5), "int64", 0, 3),)), Sample((TensorSpec((4, 3), "int64", 0, 2), 0, True)),
              Sample((M23, 1)), Sample((TensorSpec((6,), "bool"),)), Sample((SCALAR,)),
@@ -364,7 +380,7 @@ def _nanmean_grad(grad, input, dim, keepdim):
     return _unreduce(grad / count, input.shape, dim, keepdim).masked_fill(kept.logical_not(), 0)
 
 
-@op(grad=_nanmean_grad, method=True, out=True,
+@op(meta=_reduce_meta(), grad=_nanmean_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)),
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((SCALAR, 0, True)),
              Sample((M23, 1), {"dtype": dt.float64}), Sample((TensorSpec((0, 3)), 0))))
@@ -398,7 +414,7 @@ def _median_of_all(array: np.ndarray) -> np.ndarray:
     return np.asarray(np.partition(flat, middle)[middle]).astype(array.dtype, copy=False)
 
 
-@op(differentiable=False, samples=(
+@op(meta=data_dependent, differentiable=False, samples=(
     Sample((TensorSpec((6,), "int64", 0, 4),)), Sample((TensorSpec((4,), "int64", 0, 3), TensorSpec((4,)))),
     Sample((TensorSpec((4,), "uint8", 0, 3),), {"minlength": 6}), Sample((TensorSpec((0,), "int64"),)),
     Sample((TensorSpec((3,), "int64", 0, 2), TensorSpec((3,), "int64", 0, 5)))))
@@ -424,7 +440,13 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return np.bincount(input, weights.astype(np.float64), minlength=minlength).astype(result_type)
 
 
-@op(differentiable=False, out=True, samples=(
+@_kernel_rule
+def _histc_meta(kernel, input, bins=100, min=0, max=0):  # noqa: A002 - the kernel's parameter names
+    return with_shape(_probe_quietly(kernel, input, bins, min, max), (bins,))
+
+
+@op(meta=_histc_meta,
+    errors=(Sample((TensorSpec((3,)), 0)),), differentiable=False, out=True, samples=(
     Sample((TensorSpec((6,)),), {"bins": 4}), Sample((TensorSpec((5,), "float64"), 3, -1, 1)),
     Sample((TensorSpec((2, 3)), 5, 0, 0)), Sample((TensorSpec((0,)), 2))))
 def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:  # noqa: A002
@@ -529,6 +551,16 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
             high_weight.astype(dtype), q_span.astype(dtype))
 
 
+@_kernel_rule
+def _quantile_meta(kernel, input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    result = _probe_quietly(kernel, input, q, dim, keepdim, interpolation=interpolation)
+    axes = None if dim is None or input.ndim == 0 else (dim % input.ndim,)
+    shape = _kept_shape(input.shape, axes, keepdim)
+    if type(q) is MetaArray and q.ndim:
+        shape = q.shape + shape
+    return with_shape(result, shape)
+
+
 _QUANTILE_SAMPLES = (
     Sample((TensorSpec((2, 5)), 0.3)), Sample((TensorSpec((2, 5), "float64"), TensorSpec((3,), "float64", 0, 1), 1)),
     Sample((TensorSpec((3, 4)), TensorSpec((2,), "float32", 0, 1), 0, True)), Sample((TensorSpec((6,)), 1.0)),
@@ -562,8 +594,9 @@ def _quantile_grad(grad, input, q, input_shape, low_index, high_index, low_weigh
     return grad_input, grad_q
 
 
-@op(grad=_quantile_grad, method=True, saves=("low_index", "high_index", "low_weight", "high_weight", "q_span"),
-    save_only_for={"input": "q", "q": "q"},
+@op(meta=_quantile_meta,
+    errors=(Sample((TensorSpec((0, 3)), 0.5)), Sample((M23, 0.5, 2))), grad=_quantile_grad, method=True,
+    saves=("low_index", "high_index", "low_weight", "high_weight", "q_span"), save_only_for={"input": "q", "q": "q"},
     samples=_QUANTILE_SAMPLES)
 def quantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepdim: bool = False, *,
              interpolation: str = "linear") -> Tensor:
@@ -579,8 +612,8 @@ def quantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepdim:
     return (result, *handed)
 
 
-@op(grad=_quantile_grad, method=True, saves=("low_index", "high_index", "low_weight", "high_weight", "q_span"),
-    save_only_for={"input": "q", "q": "q"},
+@op(meta=_quantile_meta, grad=_quantile_grad, method=True,
+    saves=("low_index", "high_index", "low_weight", "high_weight", "q_span"), save_only_for={"input": "q", "q": "q"},
     samples=_QUANTILE_SAMPLES)
 def nanquantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
