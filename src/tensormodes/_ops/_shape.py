@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import array_type_name, is_int, operand_dtype, wrap_dim, wrap_dims
-from ._meta import DataDependentOutputError, MetaArray, contiguous_strides, view_of
+from ._meta import DataDependentOutputError, MetaArray, contiguous_strides, probe, view_of
 
 # PyTorch names tensors by their legacy type in some messages ("torch.FloatTensor").
 
@@ -110,15 +110,19 @@ def _legacy_empty(shape) -> bool:
 
 
 def _cat(arrays: list[np.ndarray], dim: int, op_name: str = "cat") -> np.ndarray:
+    """``arrays`` (ndarrays, or MetaArrays: then the result's MetaArray) joined along ``dim``."""
     if not arrays:
         raise ValueError(f"{op_name}(): expected a non-empty list of Tensors")
-    dtype = operand_dtype(*arrays)._np
+    meta = any(type(a) is MetaArray for a in arrays)
+    dtype = operand_dtype(*(probe(arrays) if meta else arrays))._np
     for position, a in enumerate(arrays):
         if a.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {position}) cannot be concatenated")
     kept = [(i, a) for i, a in enumerate(arrays) if not _legacy_empty(a.shape)]
     if not kept:
         d = wrap_dim(dim, 1)
+        if meta:
+            return MetaArray((0,), dtype)
         return np.concatenate([a.astype(dtype, copy=False) for a in arrays], axis=d)
     reference = kept[0][1]
     d = wrap_dim(dim, reference.ndim)
@@ -129,6 +133,10 @@ def _cat(arrays: list[np.ndarray], dim: int, op_name: str = "cat") -> np.ndarray
             if axis != d and expected != got:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {expected} "
                                    f"but got size {got} for tensor number {position} in the list.")
+    if meta:
+        shape = list(reference.shape)
+        shape[d] = sum(a.shape[d] for _, a in kept)
+        return MetaArray(tuple(shape), dtype)
     return np.concatenate([a.astype(dtype, copy=False) for _, a in kept], axis=d)
 
 
@@ -237,3 +245,10 @@ def selected(array, d: int, index: int):
     if type(array) is MetaArray:
         return meta_indexed(array, (slice(None),) * d + (index,))
     return array[(slice(None),) * d + (index, Ellipsis)]
+
+
+def reshaped(array, shape: tuple[int, ...]):
+    """``array.reshape(shape)`` (every size given) of an ndarray or a MetaArray."""
+    if type(array) is MetaArray:
+        return meta_reshaped(array, shape)
+    return array.reshape(shape)
