@@ -36,6 +36,8 @@ def _to_meta(value):
         return [_to_meta(v) for v in value]
     if isinstance(value, tuple):
         return tuple(_to_meta(v) for v in value)
+    if isinstance(value, dict):  # keyword arguments
+        return {k: _to_meta(v) for k, v in value.items()}
     return value
 
 
