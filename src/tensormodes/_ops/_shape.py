@@ -212,9 +212,10 @@ def meta_indexed(source: MetaArray, items: tuple) -> MetaArray:
             strides.extend(source.elem_strides[d:d + rest])
             d += rest
         elif item is None:
-            # PyTorch's unsqueeze stride: the next dimension's extent (1 at the end)
+            # PyTorch unsqueezes before it slices what follows: the stride is the extent of the
+            # next dimension of the source (1 at the end)
             shape.append(1)
-            strides.append(None)
+            strides.append(source.shape[d] * source.elem_strides[d] if d < source.ndim else 1)
         elif type(item) is slice:
             size, stride = source.shape[d], source.elem_strides[d]
             start, stop, step = item.indices(size)
@@ -227,9 +228,6 @@ def meta_indexed(source: MetaArray, items: tuple) -> MetaArray:
             d += 1
     shape.extend(source.shape[d:])
     strides.extend(source.elem_strides[d:])
-    for i in range(len(strides) - 1, -1, -1):
-        if strides[i] is None:
-            strides[i] = shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 1
     return view_of(source, tuple(shape), tuple(strides), offset)
 
 
