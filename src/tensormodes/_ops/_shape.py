@@ -1,5 +1,6 @@
 """Helpers shared by the shape families (``views``, ``joining``, ``reordering``, ``properties``):
-parsing of sizes and dims, and the helpers of their gradient formulas.
+parsing of sizes and dims, the helpers of their gradient formulas, and the layouts (shape,
+strides, storage offset) of views of meta tensors, which follow PyTorch's exactly.
 
 Gradients put ``grad`` back where the input's elements went: views and copies
 rearrange it the inverse way (``transpose`` transposes it, ``cat`` narrows it,
