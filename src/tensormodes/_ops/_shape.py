@@ -1,5 +1,6 @@
 """Helpers shared by the shape families (``views``, ``joining``, ``reordering``, ``properties``):
-parsing of sizes and dims, and the helpers of their gradient formulas.
+parsing of sizes and dims, the helpers of their gradient formulas, and the layouts (shape,
+strides, storage offset) of views of meta tensors, which follow PyTorch's exactly.
 
 Gradients put ``grad`` back where the input's elements went: views and copies
 rearrange it the inverse way (``transpose`` transposes it, ``cat`` narrows it,
@@ -18,6 +19,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import array_type_name, is_int, operand_dtype, wrap_dim, wrap_dims
+from ._meta import DataDependentOutputError, MetaArray, contiguous_strides, probe, view_of
 
 # PyTorch names tensors by their legacy type in some messages ("torch.FloatTensor").
 
@@ -109,15 +111,19 @@ def _legacy_empty(shape) -> bool:
 
 
 def _cat(arrays: list[np.ndarray], dim: int, op_name: str = "cat") -> np.ndarray:
+    """``arrays`` (ndarrays, or MetaArrays: then the result's MetaArray) joined along ``dim``."""
     if not arrays:
         raise ValueError(f"{op_name}(): expected a non-empty list of Tensors")
-    dtype = operand_dtype(*arrays)._np
+    meta = any(type(a) is MetaArray for a in arrays)
+    dtype = operand_dtype(*(probe(arrays) if meta else arrays))._np
     for position, a in enumerate(arrays):
         if a.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {position}) cannot be concatenated")
     kept = [(i, a) for i, a in enumerate(arrays) if not _legacy_empty(a.shape)]
     if not kept:
         d = wrap_dim(dim, 1)
+        if meta:
+            return MetaArray((0,), dtype)
         return np.concatenate([a.astype(dtype, copy=False) for a in arrays], axis=d)
     reference = kept[0][1]
     d = wrap_dim(dim, reference.ndim)
@@ -128,6 +134,10 @@ def _cat(arrays: list[np.ndarray], dim: int, op_name: str = "cat") -> np.ndarray
             if axis != d and expected != got:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {expected} "
                                    f"but got size {got} for tensor number {position} in the list.")
+    if meta:
+        shape = list(reference.shape)
+        shape[d] = sum(a.shape[d] for _, a in kept)
+        return MetaArray(tuple(shape), dtype)
     return np.concatenate([a.astype(dtype, copy=False) for _, a in kept], axis=d)
 
 
@@ -136,3 +146,108 @@ def _diagonal_dims(ndim: int, dim1, dim2) -> tuple[int, int]:
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     return d1, d2
+
+
+# -- meta layouts: the shapes, strides and storage offsets views of meta tensors get ---------
+# Strides and offsets are in elements. A view of a MetaArray is ``view_of`` it (so the result
+# shares its version counter); a copy is a new MetaArray.
+
+def value_dependent(op_name: str) -> DataDependentOutputError:
+    """The error meta execution raises where ``op_name``'s result depends on tensor values."""
+    return DataDependentOutputError(
+        f"{op_name}(): the output shape depends on the input's values, which meta tensors do not have")
+
+
+def view_strides(shape: tuple[int, ...], strides: tuple[int, ...], new_shape: tuple[int, ...]):
+    """The strides of ``new_shape`` viewing memory laid out as ``shape``/``strides`` without a copy,
+    or None where no view can (PyTorch's ``computeStride``: each run of dimensions that are
+    contiguous with one another may be re-split, nothing more)."""
+    if not shape:
+        return (1,) * len(new_shape)
+    numel = math.prod(shape)
+    if numel == 0:
+        return tuple(strides) if tuple(shape) == tuple(new_shape) else contiguous_strides(new_shape)
+    result = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base = strides[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[tensor_d]
+        if tensor_d == 0 or (shape[tensor_d - 1] != 1 and strides[tensor_d - 1] != tensor_numel * chunk_base):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                result[view_d] = view_numel * chunk_base
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base, tensor_numel, view_numel = strides[tensor_d - 1], 1, 1
+    return tuple(result) if view_d == -1 else None
+
+
+def meta_reshaped(source: MetaArray, new_shape: tuple[int, ...], *, copy: bool = True) -> MetaArray | None:
+    """``source`` as ``new_shape``: a view where the strides allow one, else a contiguous copy
+    (None instead if not ``copy``)."""
+    new_shape = tuple(new_shape)
+    strides = view_strides(source.shape, source.elem_strides, new_shape)
+    if strides is None:
+        return MetaArray(new_shape, source.dtype) if copy else None
+    return view_of(source, new_shape, strides)
+
+
+def meta_permuted(source: MetaArray, order) -> MetaArray:
+    """The view of ``source`` whose dimension ``i`` is its dimension ``order[i]``."""
+    return view_of(source, tuple(source.shape[d] for d in order), tuple(source.elem_strides[d] for d in order))
+
+
+def meta_indexed(source: MetaArray, items: tuple) -> MetaArray:
+    """The view ``source[items]`` for a basic NumPy index already checked by the caller: in-range
+    ints, slices with positive steps, None and at most one Ellipsis."""
+    shape, strides = [], []
+    offset = d = 0
+    explicit = sum(1 for item in items if item is not None and item is not Ellipsis)
+    for item in items:
+        if item is Ellipsis:
+            rest = source.ndim - explicit
+            shape.extend(source.shape[d:d + rest])
+            strides.extend(source.elem_strides[d:d + rest])
+            d += rest
+        elif item is None:
+            # PyTorch unsqueezes before it slices what follows: the stride is the extent of the
+            # next dimension of the source (1 at the end)
+            shape.append(1)
+            strides.append(source.shape[d] * source.elem_strides[d] if d < source.ndim else 1)
+        elif type(item) is slice:
+            size, stride = source.shape[d], source.elem_strides[d]
+            start, stop, step = item.indices(size)
+            shape.append(max(0, -(-(stop - start) // step)))
+            strides.append(stride * step)
+            offset += start * stride
+            d += 1
+        else:
+            offset += (item % source.shape[d]) * source.elem_strides[d]
+            d += 1
+    shape.extend(source.shape[d:])
+    strides.extend(source.elem_strides[d:])
+    return view_of(source, tuple(shape), tuple(strides), offset)
+
+
+def sliced(array, d: int, start, stop):
+    """``array[start:stop]`` along dimension ``d``: a view, of an ndarray or a MetaArray."""
+    if type(array) is MetaArray:
+        return meta_indexed(array, (slice(None),) * d + (slice(start, stop),))
+    return array[(slice(None),) * d + (slice(start, stop), Ellipsis)]
+
+
+def selected(array, d: int, index: int):
+    """``array[index]`` along dimension ``d`` (that dimension removed): a view."""
+    if type(array) is MetaArray:
+        return meta_indexed(array, (slice(None),) * d + (index,))
+    return array[(slice(None),) * d + (index, Ellipsis)]
+
+
+def reshaped(array, shape: tuple[int, ...]):
+    """``array.reshape(shape)`` (every size given) of an ndarray or a MetaArray."""
+    if type(array) is MetaArray:
+        return meta_reshaped(array, shape)
+    return array.reshape(shape)

@@ -23,9 +23,18 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import FLOAT_MAX, check_same_shape_or_broadcast, cpp_type_name, ops, overflow_type_name, wrap_dim
+from ._meta import (
+    DataDependentOutputError,
+    MetaArray,
+    contiguous_strides,
+    data_dependent,
+    dense_strides,
+    metadata,
+    rule,
+)
 from ._registry import Index, Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, M234, SCALAR
-from ._shape import gather_back, legacy_type_name, positions_of
+from ._shape import gather_back, legacy_type_name, meta_indexed, positions_of, reshaped, value_dependent
 from .views import expand_array
 
 # Float samples of ops that write at indices (``setitem``, ``index_copy``, ``scatter``)
@@ -96,7 +105,7 @@ def scalar_as(value, dtype: np.dtype, *, half_saturates: bool = False) -> np.nda
 
 def _fill_value(value, dtype: np.dtype, op_name: str):
     """A number or 0-dim array ``value`` converted for filling a ``dtype`` tensor."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) or type(value) is MetaArray:
         if value.ndim != 0:
             raise RuntimeError(f"{op_name} only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s).")
@@ -110,7 +119,11 @@ def _cast_array(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return value
     if value.dtype.kind == "c" and dtype.kind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
+        if type(value) is MetaArray:
+            return MetaArray(value.shape, dtype)
         value = value.real
+    if type(value) is MetaArray:
+        return MetaArray(value.shape, dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         return value.astype(dtype)
 
@@ -160,6 +173,19 @@ def _array_item(array: np.ndarray) -> tuple[int, object]:
     return (_INT, int(array)) if array.ndim == 0 else (_ARRAY, array)
 
 
+def _meta_item(array: MetaArray) -> tuple[int, object]:
+    """A meta index tensor classified; a 0-dim one stands for a number meta tensors do not have."""
+    kind = array.dtype.kind
+    if array.dtype == np.uint8:
+        warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=6)
+        kind = "b"
+    if kind != "b" and array.dtype not in (np.int64, np.int32):
+        raise IndexError(_INDEX_TYPES_ERROR)
+    if array.ndim == 0:
+        raise value_dependent("getitem")
+    return (_MASK, MetaArray(array.shape, np.dtype(np.bool_))) if kind == "b" else (_ARRAY, array)
+
+
 def _sequence_item(sequence) -> tuple[int, object]:
     try:
         array = np.asarray(sequence)
@@ -189,6 +215,8 @@ def _classify(item) -> tuple[int, object]:
         return _BOOL, bool(item)
     if isinstance(item, np.ndarray):
         return _array_item(item)
+    if type(item) is MetaArray:
+        return _meta_item(item)
     if isinstance(item, (list, tuple)):
         return _sequence_item(item)
     if isinstance(item, numbers.Integral):
@@ -277,26 +305,12 @@ def _plain_basic(shape: tuple[int, ...], items: tuple) -> bool:
 
 def _advanced_key(view: np.ndarray, advanced: list) -> tuple:
     """The NumPy index applying the advanced parts to ``view``, after PyTorch's checks."""
-    parts, shapes, cursor = [], [], 0
+    parts, cursor = [], 0
     for dim, array in advanced:
         parts.extend([slice(None)] * (dim - cursor))
         parts.append(array)
-        if array.dtype == np.bool_:
-            indexed = view.shape[dim:dim + array.ndim]
-            for j, (got, expected) in enumerate(zip(array.shape, indexed, strict=False)):
-                if got != expected:
-                    raise IndexError(f"The shape of the mask {list(array.shape)} at index {j} does not match the "
-                                     f"shape of the indexed tensor {list(view.shape)} at index {dim + j}")
-            shapes.extend([(int(np.count_nonzero(array)),)] * array.ndim)
-            cursor = dim + array.ndim
-        else:
-            shapes.append(array.shape)
-            cursor = dim + 1
-    try:
-        np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
-                         + ", ".join(str(list(s)) for s in shapes)) from None
+        cursor = dim + (array.ndim if array.dtype == np.bool_ else 1)
+    _advanced_shape(view.shape, advanced, _count_true)
     position = 0
     for dim, array in advanced:
         if array.dtype == np.bool_:
@@ -309,6 +323,62 @@ def _advanced_key(view: np.ndarray, advanced: list) -> tuple:
                 raise IndexError(f"index {array[bad][0]} is out of bounds for dimension {position} with size {size}")
         position += 1
     return tuple(parts) + (Ellipsis,)
+
+
+def _count_true(mask: np.ndarray) -> int:
+    return int(np.count_nonzero(mask))
+
+
+def _unknown_count(mask) -> int:
+    raise value_dependent("getitem")
+
+
+def _advanced_shape(view_shape: tuple[int, ...], advanced: list, count) -> tuple[int, ...]:
+    """The broadcast shape of the advanced parts (a mask counts as ``count(mask)`` positions in
+    each of its dimensions), after PyTorch's checks of the masks' and index tensors' shapes."""
+    shapes = []
+    for dim, array in advanced:
+        if array.dtype == np.bool_:
+            indexed = view_shape[dim:dim + array.ndim]
+            for j, (got, expected) in enumerate(zip(array.shape, indexed, strict=False)):
+                if got != expected:
+                    raise IndexError(f"The shape of the mask {list(array.shape)} at index {j} does not match the "
+                                     f"shape of the indexed tensor {list(view_shape)} at index {dim + j}")
+            shapes.extend([(count(array),)] * array.ndim)
+        else:
+            shapes.append(array.shape)
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(str(list(s)) for s in shapes)) from None
+
+
+def _meta_advanced(view: MetaArray, advanced: list, count=_unknown_count) -> MetaArray:
+    """What NumPy's advanced indexing of ``view`` allocates (every part an integer index): the
+    broadcast index dimensions outermost, the other dimensions inside them in ``view``'s memory
+    order; the index dimensions stand where the first part was if the parts are adjacent, else
+    in front."""
+    broadcast = _advanced_shape(view.shape, advanced, count)
+    for dim, array in advanced:  # the bounds of index lists (tensors' values are unknown)
+        size = view.shape[dim]
+        if isinstance(array, np.ndarray) and array.size:
+            bad = (array < -size) | (array >= size)
+            if bad.any():
+                raise IndexError(f"index {array[bad][0]} is out of bounds for dimension {dim} with size {size}")
+    indexed = [dim for dim, _ in advanced]
+    rest = [i for i in range(view.ndim) if i not in indexed]
+    rest_shape = tuple(view.shape[i] for i in rest)
+    rest_strides = dense_strides(rest_shape, [view.elem_strides[i] for i in rest])
+    inner = math.prod(max(size, 1) for size in rest_shape)
+    outer = tuple(s * inner for s in contiguous_strides(broadcast))
+    first = indexed[0]
+    if indexed == list(range(first, first + len(indexed))):
+        split = sum(1 for i in rest if i < first)
+    else:
+        split = 0
+    return MetaArray(rest_shape[:split] + tuple(broadcast) + rest_shape[split:], view.dtype,
+                     rest_strides[:split] + outer + rest_strides[split:])
 
 
 # -- gradient helpers: formulas run on Tensors, through public methods (see _registry.op) --
@@ -349,7 +419,17 @@ def _getitem_grad(grad, input_shape, indices):
     return grad_input, _no_index_grads(indices)
 
 
-@op(grad=_getitem_grad, function=False, method="__getitem__", view=True,
+def _getitem_meta(input, indices):
+    basic, advanced = _parse(input, indices)
+    view = meta_indexed(input, basic)
+    return _meta_advanced(view, advanced) if advanced else view
+
+
+@op(grad=_getitem_grad, function=False, method="__getitem__", view=True, meta=rule(_getitem_meta),
+    errors=(Sample((M23, 2)), Sample((M23, (0, 0, 0))), Sample((M23, 1.5)), Sample((M23, slice(None, None, -1))),
+            Sample((M23, TensorSpec((3,), "bool"))), Sample((M23, TensorSpec((2,), "float32"))),
+            Sample((M234, (TensorSpec((2,), "int64", 0, 1), TensorSpec((3,), "int64", 0, 1)))),
+            Sample((M23, ([0, 5],))), Sample((SCALAR, 0))),
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((M23, (slice(None), 1))), Sample((M23, (Ellipsis, None))),
              Sample((M234, (0, slice(None), [0, 2]))), Sample((M234, ([1, 0], slice(None), [0, 2]))),
              Sample((M23, TensorSpec((2, 3), "bool"))), Sample((M23, TensorSpec((2,), "int64", -2, 1))),
@@ -383,7 +463,7 @@ def getitem(input: Tensor, indices: Index) -> Tensor:
 
 
 def _value_for(array: np.ndarray, value) -> np.ndarray:
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) or type(value) is MetaArray:
         return _cast_array(value, array.dtype)
     if isinstance(value, (bool, int, float, complex, np.generic)):
         return scalar_as(value, array.dtype, half_saturates=True)
@@ -393,7 +473,7 @@ def _value_for(array: np.ndarray, value) -> np.ndarray:
 def _is_single_mask(indices) -> bool:
     if type(indices) is tuple and len(indices) == 1:
         indices = indices[0]
-    return isinstance(indices, np.ndarray) and indices.dtype in (np.bool_, np.uint8)
+    return (isinstance(indices, np.ndarray) or type(indices) is MetaArray) and indices.dtype in (np.bool_, np.uint8)
 
 
 def _assign_basic(view: np.ndarray, value: np.ndarray) -> None:
@@ -406,6 +486,56 @@ def _assign_basic(view: np.ndarray, value: np.ndarray) -> None:
             shape = shape[1:]
         expand_array(value.reshape(shape) if len(shape) <= view.ndim else value, view.shape)
         raise
+
+
+def _value_fits(value_shape: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether NumPy assigns a value of ``value_shape`` to ``shape`` (leading 1s may be dropped)."""
+    while len(value_shape) > len(shape) and value_shape[0] == 1:
+        value_shape = value_shape[1:]
+    return len(value_shape) <= len(shape) and all(
+        v == 1 or v == t for v, t in zip(reversed(value_shape), reversed(shape), strict=False))
+
+
+def _setitem_meta(input, indices, value):
+    if (type(indices) is int or type(indices) is slice and indices.step is None) and input.ndim:
+        indices = (indices,)
+    try:
+        basic, advanced = _parse(input, indices)
+    except DataDependentOutputError:
+        raise value_dependent("setitem") from None
+    if advanced and type(value) is MetaArray and value.dtype != input.dtype and not (
+            value.ndim == 0 and _is_single_mask(indices)):
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{_legacy_name(input.dtype)} for the destination and {_legacy_name(value.dtype)} "
+                           "for the source.")
+    value = _value_for(input, value)
+    view = meta_indexed(input, basic)
+    if not advanced:
+        if not _value_fits(value.shape, view.shape):
+            _assign_basic_error(view, value)
+        return None
+    masked = any(array.dtype == np.bool_ for _, array in advanced)
+    if masked and all(v == 1 for v in value.shape):
+        # Fits any number of True positions: only the shapes of the index are checked.
+        _advanced_shape(view.shape, advanced, lambda mask: 1)
+        return None
+    try:
+        shape = _meta_advanced(view, advanced).shape
+    except DataDependentOutputError:
+        raise value_dependent("setitem") from None
+    if not _value_fits(value.shape, shape):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(shape)}")
+    return None
+
+
+def _assign_basic_error(view, value) -> None:
+    """Raise what ``_assign_basic`` raises when ``value`` does not fit ``view``."""
+    shape = value.shape
+    while len(shape) > view.ndim and shape[0] == 1:
+        shape = shape[1:]
+    expand_array(reshaped(value, shape) if len(shape) <= view.ndim else value, view.shape)
+    raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {view.shape}")
 
 
 def _setitem_grad(grad, indices, value_shape):
@@ -421,7 +551,10 @@ def _setitem_grad(grad, indices, value_shape):
     return grad_input, _no_index_grads(indices), grad_value
 
 
-@op(grad=_setitem_grad, mutates=True, function=False, method="__setitem__",
+@op(grad=_setitem_grad, mutates=True, function=False, method="__setitem__", meta=rule(_setitem_meta),
+    errors=(Sample((M23, 0, TensorSpec((2,)))), Sample((M23, [0, 1], TensorSpec((3,), "float64"))),
+            Sample((M23, (slice(None), [0, 1]), TensorSpec((3,)))), Sample((M23, 3, 1.0)),
+            Sample((TensorSpec((2,), "int8"), 0, 300))),
     samples=(Sample((M23, 0, 1.5)), Sample((M23, (slice(None), 1), TensorSpec((2,)))),
              Sample((M23, TensorSpec((2, 3), "bool"), -1)), Sample((TensorSpec((2, 3), "int64"), 0, 2.7)),
              Sample((M234, (0, slice(None), [0, 2]), TensorSpec((3, 2)))), Sample((SCALAR, Ellipsis, 4)),
@@ -478,7 +611,11 @@ def _index_put_grad(grad, indices, accumulate, values_shape):
 _LONG_INDEX = TensorSpec((2,), "int64", 0, 2)
 
 
-@op(grad=_index_put_grad, method=True, inplace=True, samples=(
+@op(grad=_index_put_grad, method=True, inplace=True, meta=metadata, errors=(
+    Sample((M23, [TensorSpec((1,), "float32")], TensorSpec((1,)))),
+    Sample((M23, [_LONG_INDEX, _LONG_INDEX, _LONG_INDEX], TensorSpec((1,)))),
+    Sample((M23, [_LONG_INDEX], TensorSpec((1,), "float64"))),
+    Sample((M23, [_LONG_INDEX], TensorSpec((3, 3))))), samples=(
     Sample((M23, [TensorSpec((1,), "int64", 1, 1), TensorSpec((1,), "int64", 2, 2)], TensorSpec((1,)))),
     Sample((M23, [TensorSpec((1,), "int64", 1, 1)], TensorSpec((3,)))),
     Sample((M23, [_LONG_INDEX, _LONG_INDEX], TensorSpec(())), {"accumulate": True}),
@@ -504,6 +641,8 @@ def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumula
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_legacy_name(input.dtype)} for the destination and {_legacy_name(values.dtype)} "
                            "for the source.")
+    if type(input) is MetaArray:
+        return _index_put_meta(input, indices, values, accumulate)
     result = input.copy()
     if not indices:
         result[...] = values
@@ -522,6 +661,29 @@ def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumula
     return result
 
 
+def _index_put_meta(input, indices, values, accumulate):
+    result = MetaArray(input.shape, input.dtype)
+    if not indices:
+        return result
+    try:
+        basic, advanced = _parse(input, tuple(indices))
+    except DataDependentOutputError:
+        raise value_dependent("index_put") from None
+    view = meta_indexed(input, basic)
+    if any(array.dtype == np.bool_ for _, array in advanced):
+        if all(v == 1 for v in values.shape) and not accumulate:
+            _advanced_shape(view.shape, advanced, lambda mask: 1)
+            return result
+        raise value_dependent("index_put")
+    shape = _meta_advanced(view, advanced).shape
+    fits = _value_fits(values.shape, shape) if not accumulate else (
+        len(values.shape) <= len(shape) and _value_fits(values.shape, shape))
+    if not fits:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(shape)}")
+    return result
+
+
 def _diag_grad(grad, input_shape, diagonal):
     if len(input_shape) == 1:
         return grad.diagonal(diagonal)
@@ -531,7 +693,7 @@ def _diag_grad(grad, input_shape, diagonal):
     return grad.new_zeros(input_shape).index_put((rows, columns), grad)
 
 
-@op(grad=_diag_grad, method=True, out=True, samples=(
+@op(grad=_diag_grad, method=True, out=True, meta=metadata, errors=(Sample((M234,)), Sample((SCALAR,))), samples=(
     Sample((TensorSpec((3,)),)), Sample((TensorSpec((3,), "int64"), 1)), Sample((TensorSpec((2,), "complex64"), -2)),
     Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4), "float64"), 2)), Sample((TensorSpec((4, 3)), -1)),
     Sample((TensorSpec((2, 3)), 5)), Sample((TensorSpec((0,)),))))
@@ -543,6 +705,13 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     >>> tm.diag(tm.tensor([1, 2]), 1).tolist(), tm.diag(tm.tensor([[1, 2], [3, 4]])).tolist()
     ([[0, 1, 0], [0, 0, 2], [0, 0, 0]], [1, 4])
     """
+    if type(input) is MetaArray and input.ndim in (1, 2):
+        if input.ndim == 1:
+            size = input.shape[0] + abs(diagonal)
+            return MetaArray((size, size), input.dtype)
+        rows, columns = input.shape
+        length = min(rows, columns - diagonal) if diagonal >= 0 else min(rows + diagonal, columns)
+        return MetaArray((max(length, 0),), input.dtype)
     if input.ndim == 1:
         return np.diag(input, diagonal)
     if input.ndim == 2:
@@ -582,7 +751,9 @@ def _index_select_grad(grad, input_shape, dim, index):
     return grad.new_zeros(tuple(input_shape)).index_add(dim, index.reshape(-1), grad), None
 
 
-@op(grad=_index_select_grad, method=True, out=True,
+@op(grad=_index_select_grad, method=True, out=True, meta=metadata,
+    errors=(Sample((M23, 0, TensorSpec((2,), "float32"))), Sample((M23, 0, TensorSpec((2, 1), "int64", 0, 1))),
+            Sample((M23, 2, TensorSpec((2,), "int64", 0, 1))), Sample((SCALAR, 0, TensorSpec((2,), "int64", 0, 0)))),
     samples=(Sample((M23, 1, TensorSpec((4,), "int64", 0, 2))), Sample((M23, -2, TensorSpec((2,), "int32", 0, 1))),
              Sample((SCALAR, 0, TensorSpec((1,), "int64", 0, 0))), Sample((M23, 0, TensorSpec((), "int64", 0, 1))),
              Sample((TensorSpec((3, 2), "bool"), 0, TensorSpec((0,), "int64"))),
@@ -599,13 +770,17 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = wrap_dim(dim, input.ndim)
-    flat = index.reshape(-1)
+    flat = reshaped(index, (index.size,))
     if input.ndim == 0:
         if flat.size != 1:
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
+        if type(input) is MetaArray:
+            return MetaArray((), input.dtype)
         if flat[0] != 0:
             raise RuntimeError(f"INDICES element is out of DATA bounds, id={flat[0]} axis_dim=1")
         return input.copy()
+    if type(input) is MetaArray:
+        return MetaArray((*input.shape[:d], flat.size, *input.shape[d + 1:]), input.dtype)
     size = input.shape[d]
     bad = _out_of_bounds(flat, size, 0)
     if bad is not None:
@@ -615,14 +790,16 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def _as_nd(array: np.ndarray) -> np.ndarray:
     """0-dim arrays as 1-element vectors: gather/scatter treat them so."""
-    return array.reshape(1) if array.ndim == 0 else array
+    return reshaped(array, (1,)) if array.ndim == 0 else array
 
 
 def _gather_grad(grad, input_shape, dim, index):
     return grad.new_zeros(tuple(input_shape)).scatter_add(dim, index, grad), None
 
 
-@op(grad=_gather_grad, method=True, out=True,
+@op(grad=_gather_grad, method=True, out=True, meta=metadata,
+    errors=(Sample((M23, 0, TensorSpec((2,), "int64", 0, 1))), Sample((M23, 0, TensorSpec((1, 4), "int64", 0, 1))),
+            Sample((M23, 2, TensorSpec((2, 3), "int64", 0, 1))), Sample((M23, 0, TensorSpec((2, 3), "int16", 0, 1)))),
     samples=(Sample((M23, 1, TensorSpec((2, 4), "int64", 0, 2))), Sample((M23, 0, TensorSpec((1, 2), "int32", 0, 1))),
              Sample((M23, -1, TensorSpec((2, 3), "int64", 0, 2)), {"sparse_grad": False}),
              Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0))), Sample((SCALAR, 0, TensorSpec((3,), "int64", 0, 0))),
@@ -640,13 +817,15 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     d = wrap_dim(dim, input.ndim)
     source, positions = _as_nd(input), _as_nd(index)
     if not positions.size:
-        return np.empty(index.shape, input.dtype)
+        return MetaArray(index.shape, input.dtype) if type(input) is MetaArray else np.empty(index.shape, input.dtype)
     if positions.ndim != source.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     for i, (got, limit) in enumerate(zip(positions.shape, source.shape, strict=True)):
         if i != d and got > limit:
             raise RuntimeError(f"Size does not match at dimension {i} expected index {list(index.shape)} to be no "
                                f"larger than self {list(input.shape)} apart from dimension {d}")
+    if type(input) is MetaArray:
+        return MetaArray(index.shape, input.dtype)
     size = source.shape[d]
     bad = _out_of_bounds(positions, size, 0)
     if bad is not None:
@@ -673,25 +852,16 @@ def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray,
     ``source`` is an array of ``input``'s dtype; a 0-dim one is a fill value.
     """
     d = wrap_dim(dim, array.ndim)
+    if type(array) is MetaArray:
+        _check_scatter(array, d, index, source)
+        return MetaArray(array.shape, array.dtype)
     result = array.copy()
     target, positions = _as_nd(result), _as_nd(index)
     from_tensor = source.ndim > 0
     if not positions.size:
         return result
-    if positions.ndim != target.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    values = source
-    if from_tensor:
-        values = _as_nd(source)
-        if values.ndim != target.ndim:
-            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
-    for i, got in enumerate(positions.shape):
-        if (i != d and got > target.shape[i]) or (from_tensor and got > values.shape[i]):
-            message = (f"Expected index {list(index.shape)} to be no larger than self {list(array.shape)} apart "
-                       f"from dimension {d}")
-            if from_tensor:
-                message += f" and to be no larger size than src {list(source.shape)}"
-            raise RuntimeError(message)
+    _check_scatter(array, d, index, source)
+    values = _as_nd(source) if from_tensor else source
     size = target.shape[d]
     bad = _out_of_bounds(positions, size, 0)
     if bad is not None:
@@ -705,6 +875,26 @@ def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray,
     else:
         accumulate.at(target, coordinates, values)
     return result
+
+
+def _check_scatter(array, d: int, index, source) -> None:
+    """PyTorch's shape checks of a scatter into ``array`` (none for an empty ``index``)."""
+    target, positions = _as_nd(array).shape, _as_nd(index).shape
+    if not math.prod(positions):
+        return
+    from_tensor = source.ndim > 0
+    if len(positions) != len(target):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    values = _as_nd(source).shape
+    if from_tensor and len(values) != len(target):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    for i, got in enumerate(positions):
+        if (i != d and got > target[i]) or (from_tensor and got > values[i]):
+            message = (f"Expected index {list(index.shape)} to be no larger than self {list(array.shape)} apart "
+                       f"from dimension {d}")
+            if from_tensor:
+                message += f" and to be no larger size than src {list(source.shape)}"
+            raise RuntimeError(message)
 
 
 def _gathered(grad, dim, index, src_shape):
@@ -727,7 +917,12 @@ def _scatter_grad(grad, dim, index, src_shape, reduce):
     return grad_input, None, None if src_shape is None else _gathered(grad, dim, index, src_shape)
 
 
-@op(grad=_scatter_grad, method=True, inplace=True, out=True,
+@op(grad=_scatter_grad, method=True, inplace=True, out=True, meta=metadata,
+    errors=(Sample((M23, 0, TensorSpec((1, 3), "int64", 0, 1))),
+            Sample((M23, 0, TensorSpec((3,), "int64", 0, 1), 1.0)),
+            Sample((M23, 0, TensorSpec((1, 3), "int64", 0, 1), TensorSpec((1, 2)))),
+            Sample((M23, 0, TensorSpec((1, 3), "int64", 0, 1), TensorSpec((1, 3), "float64"))),
+            Sample((M23, 0, TensorSpec((1, 3), "int64", 0, 1), 1.0), {"reduce": "max"})),
     samples=(Sample((M23, 0, TensorSpec((1, 3), "int64", 0, 1), TensorSpec((1, 3)))),
              Sample((M23, 1, TensorSpec((2, 2), "int64", 0, 2), 7.5)),
              Sample((M23, -1, TensorSpec((2, 2), "int32", 0, 2)), {"value": 2}),
@@ -756,7 +951,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None 
     _check_index_dtype(index, "scatter(): Expected dtype int32/int64 for index")
     if reduce is not None and reduce not in _SCATTER_REDUCTIONS:
         raise RuntimeError("reduce argument must be either add or multiply.")
-    if isinstance(source, np.ndarray):
+    if isinstance(source, np.ndarray) or type(source) is MetaArray:
         if source.dtype != input.dtype:
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         if reduce is not None:
@@ -764,7 +959,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None 
                           "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
                           "options.", UserWarning, stacklevel=3)
         if source.ndim == 0:
-            source = source.reshape(1)  # a 0-dim src tensor is a 1-element tensor, not a fill value
+            source = reshaped(source, (1,))  # a 0-dim src tensor is a 1-element tensor, not a fill value
     else:
         source = scalar_as(source, input.dtype)
     return _scatter(input, dim, index, source, _SCATTER_REDUCTIONS.get(reduce))
@@ -774,7 +969,9 @@ def _scatter_add_grad(grad, dim, index, src_shape):
     return grad, None, _gathered(grad, dim, index, src_shape)
 
 
-@op(grad=_scatter_add_grad, method=True, inplace=True, out=True,
+@op(grad=_scatter_add_grad, method=True, inplace=True, out=True, meta=metadata,
+    errors=(Sample((M23, 0, TensorSpec((2, 4), "int64", 0, 1), TensorSpec((2, 4)))),
+            Sample((M23, 0, TensorSpec((2, 3), "int64", 0, 1), TensorSpec((2, 3), "float64")))),
     samples=(Sample((M23, 0, TensorSpec((2, 3), "int64", 0, 1), M23)),
              Sample((TensorSpec((3, 2), "int64"), -1, TensorSpec((3, 4), "int64", 0, 1), TensorSpec((3, 5), "int64"))),
              Sample((TensorSpec((5,), "float64"), 0, TensorSpec((4,), "int32", 0, 4), TensorSpec((4,), "float64")))))
@@ -799,7 +996,10 @@ def _index_add_grad(grad, dim, index, alpha):
     return grad, None, grad_source
 
 
-@op(grad=_index_add_grad, method=True, inplace=True, out=True,
+@op(grad=_index_add_grad, method=True, inplace=True, out=True, meta=metadata,
+    errors=(Sample((M23, 0, TensorSpec((3,), "int64", 0, 1), TensorSpec((2, 3)))),
+            Sample((M23, 0, TensorSpec((2,), "int64", 0, 1), TensorSpec((2, 2)))),
+            Sample((M23, 0, TensorSpec((2,), "float32"), M23)), Sample((M23, 0, TensorSpec((2,), "int64", 0, 1), I23))),
     samples=(Sample((M23, 0, TensorSpec((3,), "int64", 0, 1), TensorSpec((3, 3)))),
              Sample((M23, 1, TensorSpec((2,), "int32", 0, 2), TensorSpec((2, 2))), {"alpha": 2}),
              Sample((TensorSpec((4,), "int64"), -1, TensorSpec((3,), "int64", 0, 3), TensorSpec((3,), "int64"))),
@@ -821,7 +1021,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_add_(): self ({_legacy_name(input.dtype)}) and source "
                            f"({_legacy_name(source.dtype)}) must have the same scalar type")
-    positions = index.reshape(-1)
+    positions = reshaped(index, (index.size,))
     target_shape, source_shape = _as_nd(input).shape, _as_nd(source).shape
     source_count = source_shape[d] if d < len(source_shape) else 1
     if positions.size != source_count:
@@ -831,6 +1031,10 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
             a != b for i, (a, b) in enumerate(zip(target_shape, source_shape, strict=True)) if i != d):
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+    if type(input) is MetaArray:
+        if alpha != 1:
+            scalar_as(alpha, input.dtype)
+        return MetaArray(input.shape, input.dtype)
     size = target_shape[d]
     bad = _out_of_bounds(positions, size, 0)
     if bad is not None:
@@ -858,7 +1062,9 @@ def _take_along_dim_grad(grad, input_shape, indices, dim):
     return grad.new_zeros(shape).scatter_add(d, positions, grad), None
 
 
-@op(grad=_take_along_dim_grad, method=True, out=True,
+@op(grad=_take_along_dim_grad, method=True, out=True, meta=metadata,
+    errors=(Sample((M23, TensorSpec((2,), "int32", 0, 1), 0)), Sample((M23, TensorSpec((2,), "int64", 0, 1), 0)),
+            Sample((M23, TensorSpec((3, 1), "int64", 0, 1), 1))),
     samples=(Sample((M23, TensorSpec((2, 1), "int64", -3, 2), 1)), Sample((M23, TensorSpec((4,), "int64", 0, 5))),
              Sample((M23, TensorSpec((1, 3), "int64", 0, 1), 0)),
              Sample((M23, TensorSpec((1, 2), "int64", 0, 2)), {"dim": -1})))
@@ -874,6 +1080,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     if indices.dtype != np.int64:
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{_legacy_name(indices.dtype)}")
+    if dim is None and type(input) is MetaArray:
+        return MetaArray((indices.size,), input.dtype)
     if dim is None:
         source, positions, d = input.reshape(-1), indices.reshape(-1), 0
     else:
@@ -885,6 +1093,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
         source, positions = _as_nd(input), _as_nd(indices)
         others = check_same_shape_or_broadcast(
             source.shape[:d] + (1,) + source.shape[d + 1:], positions.shape[:d] + (1,) + positions.shape[d + 1:])
+        if type(input) is MetaArray:
+            return MetaArray(others[:d] + positions.shape[d:d + 1] + others[d + 1:], input.dtype)
         source = np.broadcast_to(source, others[:d] + source.shape[d:d + 1] + others[d + 1:])
         positions = np.broadcast_to(positions, others[:d] + positions.shape[d:d + 1] + others[d + 1:])
     size = source.shape[d]
@@ -895,7 +1105,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 
 
 def _index_positions(array: np.ndarray, dim: int, index: np.ndarray) -> tuple[int, np.ndarray]:
-    return wrap_dim(dim, array.ndim), index.reshape(-1)
+    return wrap_dim(dim, array.ndim), reshaped(index, (index.size,))
 
 
 def _index_fill_grad(grad, dim, index, value_shape):
@@ -904,7 +1114,11 @@ def _index_fill_grad(grad, dim, index, value_shape):
     return grad_input, None, grad_value
 
 
-@op(grad=_index_fill_grad, method=True, inplace=True,
+@op(grad=_index_fill_grad, method=True, inplace=True, meta=metadata,
+    errors=(Sample((M23, 1, TensorSpec((2,), "int32", 0, 1), 1.0)),
+            Sample((M23, 1, TensorSpec((2, 1), "int64", 0, 1), 1.0)),
+            Sample((M23, 2, TensorSpec((2,), "int64", 0, 1), 1.0)),
+            Sample((M23, 1, TensorSpec((2,), "int64", 0, 1), M23))),
     samples=(Sample((M23, 1, TensorSpec((2,), "int64", -3, 2), -1.5)),
              Sample((TensorSpec((3, 2), "int32"), 0, TensorSpec((), "int64", 0, 2), TensorSpec((), "int64"))),
              Sample((M23, 0, TensorSpec((2,), "int64", 0, 1), TensorSpec((), "float32"))),
@@ -923,6 +1137,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
         raise RuntimeError("Index has to be a vector/scalar")
     fill = _fill_value(value, input.dtype, "index_fill_")
     d, positions = _index_positions(input, dim, index)
+    if type(input) is MetaArray:
+        return MetaArray(input.shape, input.dtype)
     result = input.copy()
     target = _as_nd(result)
     size = target.shape[d]
@@ -937,7 +1153,11 @@ def _index_copy_grad(grad, dim, index):
     return grad.index_fill(dim, index, 0), None, grad.index_select(dim, index)
 
 
-@op(grad=_index_copy_grad, method=True, inplace=True,
+@op(grad=_index_copy_grad, method=True, inplace=True, meta=metadata,
+    errors=(Sample((M23, 1, TensorSpec((2,), "int64", 0, 1), TensorSpec((2, 3)))),
+            Sample((M23, 1, TensorSpec((2,), "int64", 0, 1), TensorSpec((2, 2), "float64"))),
+            Sample((M23, 1, TensorSpec((3,), "int64", 0, 1), TensorSpec((2, 2)))),
+            Sample((M23, 1, TensorSpec((2, 1), "int64", 0, 1), TensorSpec((2, 2))))),
     samples=(Sample((M23, 1, TensorSpec((1,), "int64", 0, 2), TensorSpec((2, 1)))),
              Sample((TensorSpec((4, 2), "int64"), 0, TensorSpec((), "int64", 0, 3), TensorSpec((1, 2), "int64"))),
              Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0), SCALAR))))
@@ -970,6 +1190,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     if positions.size != count:
         raise IndexError(f"index_copy_(): Number of indices ({positions.size}) should be equal to source.size(dim) "
                          f"({count})")
+    if type(input) is MetaArray:
+        return MetaArray(input.shape, input.dtype)
     size = target_shape[d]
     bad = _out_of_bounds(positions, size, 0)
     if bad is not None:
@@ -986,7 +1208,10 @@ def _masked_fill_grad(grad, mask, value_shape):
     return grad.masked_fill(mask, 0), None, grad_value
 
 
-@op(grad=_masked_fill_grad, method=True, inplace=True,
+@op(grad=_masked_fill_grad, method=True, inplace=True, meta=metadata,
+    errors=(Sample((M23, TensorSpec((2, 3), "int64"), 1.0)), Sample((M23, TensorSpec((3, 2), "bool"), 1.0)),
+            Sample((M23, TensorSpec((2, 3), "bool"), TensorSpec((3,)))),
+            Sample((TensorSpec((2,), "int8"), TensorSpec((2,), "bool"), 1000))),
     samples=(Sample((M23, TensorSpec((2, 3), "bool"), 1.5)), Sample((M23, TensorSpec((3,), "bool"), -2)),
              Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3), "bool"), 2.7)),
              Sample((M23, TensorSpec((2, 3), "bool"), TensorSpec((), "float64"))),
@@ -1007,7 +1232,11 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
                            f"{cpp_type_name(dt.NP_TO_DTYPE[mask.dtype])}")
     fill = _fill_value(value, input.dtype, "masked_fill_")
     if mask.shape != input.shape:  # np.broadcast_shapes is a slow Python helper
-        check_same_shape_or_broadcast(mask.shape, input.shape)
+        shape = check_same_shape_or_broadcast(mask.shape, input.shape)
+    else:
+        shape = input.shape
+    if type(input) is MetaArray:
+        return MetaArray(tuple(shape), input.dtype)
     return np.where(mask, fill, input)
 
 
@@ -1018,7 +1247,8 @@ def _masked_select_grad(grad, input_shape, mask):
     return grad_input, None
 
 
-@op(grad=_masked_select_grad, method=True, out=True,
+@op(grad=_masked_select_grad, method=True, out=True, meta=metadata,
+    errors=(Sample((M23, TensorSpec((2, 3), "int64"))), Sample((M23, TensorSpec((3, 2), "bool")))),
     samples=(Sample((M23, TensorSpec((2, 3), "bool"))), Sample((M23, TensorSpec((3,), "bool"))),
              Sample((TensorSpec((3,), "int64"), TensorSpec((2, 3), "bool"))),
              Sample((SCALAR, TensorSpec((), "bool")))))
@@ -1034,10 +1264,12 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     if mask.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = check_same_shape_or_broadcast(mask.shape, input.shape)
+    if type(input) is MetaArray:
+        raise value_dependent("masked_select")
     return np.broadcast_to(input, shape)[np.broadcast_to(mask, shape)].reshape(-1)
 
 
-@op(method=True, out=True, differentiable=False,
+@op(method=True, out=True, differentiable=False, meta=data_dependent,
     samples=(Sample((M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
              Sample((SCALAR,)), Sample((TensorSpec((2, 3), "int64", 0, 1),), {"as_tuple": True}),
              Sample((TensorSpec((), "int64", 0, 0),), {"as_tuple": True}), Sample((TensorSpec((2, 0)),))))
@@ -1057,7 +1289,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     return np.argwhere(flags).astype(np.int64, copy=False)
 
 
-@op(method=True, differentiable=False,
+@op(method=True, differentiable=False, meta=data_dependent,
     samples=(Sample((M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
              Sample((SCALAR,)), Sample((TensorSpec((2, 0)),))))
 def argwhere(input: Tensor) -> Tensor:
@@ -1078,7 +1310,8 @@ def _take_grad(grad, input_shape, index):
     return gather_back(grad, input_shape, index % numel), None
 
 
-@op(grad=_take_grad, method=True, out=True,
+@op(grad=_take_grad, method=True, out=True, meta=metadata,
+    errors=(Sample((M23, TensorSpec((2,), "int32", 0, 1))),),
     samples=(Sample((M23, TensorSpec((2, 2), "int64", -6, 5))), Sample((SCALAR, TensorSpec((), "int64", 0, 0))),
              Sample((TensorSpec((4,), "bool"), TensorSpec((3,), "int64", 0, 3)))))
 def take(input: Tensor, index: Tensor) -> Tensor:
@@ -1091,6 +1324,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     """
     if index.dtype != np.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {_legacy_name(index.dtype)}")
+    if type(input) is MetaArray:
+        return MetaArray(index.shape, input.dtype)
     bad = _out_of_bounds(index, input.size, -input.size)
     if bad is not None:
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {input.size} elements.")
@@ -1103,7 +1338,7 @@ def _fill_grad(grad, value_shape):
     return grad * 0, (None if value_shape is None else grad.sum())  # None: ``value`` was a number
 
 
-@op(function=False, method="fill_", mutates=True, grad=_fill_grad,
+@op(function=False, method="fill_", mutates=True, grad=_fill_grad, meta=metadata, errors=(Sample((M23, M23)),),
     samples=(Sample((M23, 2.5)), Sample((TensorSpec((3,), "int64"), 7)), Sample((M23, TensorSpec(())))))
 def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
     """Fill the tensor with ``value`` (a number or a 0-dim tensor), in place.
@@ -1112,9 +1347,11 @@ def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
     >>> tm.zeros(3).fill_(2).tolist()
     [2.0, 2.0, 2.0]
     """
-    if isinstance(value, np.ndarray) and value.ndim:
+    if (isinstance(value, np.ndarray) or type(value) is MetaArray) and value.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
                            "dimensions.")
+    if type(input) is MetaArray:
+        return input
     input[...] = value
     return input
 
@@ -1123,7 +1360,7 @@ def _zero_grad(grad):
     return grad * 0
 
 
-@op(function=False, method="zero_", mutates=True, grad=_zero_grad, samples=(Sample((M23,)),))
+@op(function=False, method="zero_", mutates=True, grad=_zero_grad, meta=metadata, samples=(Sample((M23,)),))
 def zero_(input: Tensor) -> Tensor:
     """Fill the tensor with zeros, in place.
 
@@ -1131,7 +1368,8 @@ def zero_(input: Tensor) -> Tensor:
     >>> tm.ones(2).zero_().tolist()
     [0.0, 0.0]
     """
-    input[...] = 0
+    if type(input) is not MetaArray:
+        input[...] = 0
     return input
 
 
@@ -1139,7 +1377,8 @@ def _copy_grad(grad):
     return grad * 0, grad  # ``src``'s gradient is summed back to its shape by the engine
 
 
-@op(function=False, method="copy_", mutates=True, grad=_copy_grad,
+@op(function=False, method="copy_", mutates=True, grad=_copy_grad, meta=metadata,
+    errors=(Sample((M23, TensorSpec((2,)))), Sample((M23, TensorSpec((1, 2, 3))))),
     samples=(Sample((M23, TensorSpec((2, 3)))), Sample((M23, TensorSpec((3,)))),
              Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3))))))
 def copy_(input: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
@@ -1150,6 +1389,10 @@ def copy_(input: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     [[1.0, 2.0], [1.0, 2.0]]
     """
     try:
+        if type(input) is MetaArray:
+            if len(src.shape) > input.ndim or not _value_fits(src.shape, input.shape):
+                raise ValueError("src does not broadcast to the tensor's shape")
+            return input
         source = np.broadcast_to(src, input.shape)
     except ValueError:
         raise RuntimeError(f"The size of tensor a ({input.shape[-1] if input.ndim else 1}) must match the size of "

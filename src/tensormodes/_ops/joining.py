@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from numbers import Number
@@ -14,9 +15,21 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
 from ._common import along, array_of, is_int, one_sequence_as_items, operand_dtype, wrap_dim
+from ._meta import MetaArray, MetaRule, metadata, probe, rule, view_of
 from ._registry import Sample, Tensor, TensorSpec, alias, op
 from ._samples import I23, M23, M234, SCALAR
-from ._shape import _as_tuple, _cat, _legacy_empty, _wrap_dim_of_tensor, int_tuple, legacy_type_name
+from ._shape import (
+    _as_tuple,
+    _cat,
+    _legacy_empty,
+    _wrap_dim_of_tensor,
+    int_tuple,
+    legacy_type_name,
+    reshaped,
+    selected,
+    sliced,
+    value_dependent,
+)
 
 
 def _place(grad, shape, index):
@@ -61,7 +74,13 @@ def _cat_grad(grad, tensors_shape, dim):
     return _unjoin(grad, tensors_shape, d, [0 if _legacy_empty(s) else s[d] for s in tensors_shape])
 
 
-@op(grad=_cat_grad, out=True,
+# The aliases' kernels name themselves in errors: the rule runs the op's own kernel.
+_cat_meta = MetaRule(lambda opdef, args, kwargs: opdef.kernel(*args, **kwargs), "cat")
+
+
+@op(grad=_cat_grad, out=True, meta=_cat_meta,
+    errors=(Sample(([M23, TensorSpec((2, 2))],)), Sample(([M23, TensorSpec((3,))],)), Sample(([SCALAR, SCALAR],)),
+            Sample(([M23, M23], 2))),
     samples=(Sample(([M23, M23],)), Sample(([M23, TensorSpec((1, 3), "int64")],)),
              Sample(([M23, TensorSpec((2, 1))], -1)), Sample(([M23, TensorSpec((0,))],), {"dim": 0}),
              Sample(([TensorSpec((2,), "bool"), TensorSpec((3,), "int32")],))))
@@ -103,6 +122,9 @@ def _stack(arrays: list[np.ndarray], dim: int, op_name: str = "stack") -> np.nda
         if a.shape != first.shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first.shape)} at entry 0 "
                                f"and {list(a.shape)} at entry {position}")
+    if any(type(a) is MetaArray for a in arrays):
+        d = wrap_dim(dim, first.ndim + 1)
+        return MetaArray((*first.shape[:d], len(arrays), *first.shape[d:]), operand_dtype(*probe(arrays))._np)
     dtype = operand_dtype(*arrays)._np
     return np.stack([a.astype(dtype, copy=False) for a in arrays], axis=wrap_dim(dim, first.ndim + 1))
 
@@ -111,7 +133,8 @@ def _stack_grad(grad, dim):
     return grad.unbind(wrap_dim(dim, grad.dim()))
 
 
-@op(grad=_stack_grad, out=True,
+@op(grad=_stack_grad, out=True, meta=metadata,
+    errors=(Sample(([M23, TensorSpec((3, 2))],)), Sample(([M23, M23], 3))),
     samples=(Sample(([M23, M23],)), Sample(([M23, M23], -1)), Sample(([SCALAR, SCALAR],)),
              Sample(([TensorSpec((3,), "int32"), TensorSpec((3,), "bool")],), {"dim": 1})))
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
@@ -137,7 +160,7 @@ def _at_least_shape(shape: tuple[int, ...], ndim: int) -> tuple[int, ...]:
 
 
 def _at_least(array: np.ndarray, ndim: int) -> np.ndarray:
-    return array if array.ndim >= ndim else array.reshape(_at_least_shape(array.shape, ndim))
+    return array if array.ndim >= ndim else reshaped(array, _at_least_shape(array.shape, ndim))
 
 
 def _join_at_least_grad(grad, shapes, ndim: int, d: int):
@@ -150,7 +173,7 @@ def _hstack_grad(grad, tensors_shape):
     return _join_at_least_grad(grad, tensors_shape, 1, 0 if len(tensors_shape[0]) <= 1 else 1)
 
 
-@op(grad=_hstack_grad, out=True,
+@op(grad=_hstack_grad, out=True, meta=metadata, errors=(Sample(([M23, TensorSpec((3,))],)),),
     samples=(Sample(([M23, M23],)), Sample(([TensorSpec((2,)), TensorSpec((3,), "int64")],)),
              Sample(([SCALAR, SCALAR],))))
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -170,7 +193,7 @@ def _vstack_grad(grad, tensors_shape):
     return _join_at_least_grad(grad, tensors_shape, 2, 0)
 
 
-@op(grad=_vstack_grad, out=True,
+@op(grad=_vstack_grad, out=True, meta=metadata, errors=(Sample(([M23, TensorSpec((2,))],)),),
     samples=(Sample(([M23, TensorSpec((3,))],)), Sample(([SCALAR, SCALAR],))))
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     """Stacks tensors vertically (along dimension 0, after making them at least 2-dimensional).
@@ -188,7 +211,7 @@ def _dstack_grad(grad, tensors_shape):
     return _join_at_least_grad(grad, tensors_shape, 3, 2)
 
 
-@op(grad=_dstack_grad, out=True,
+@op(grad=_dstack_grad, out=True, meta=metadata, errors=(Sample(([M23, TensorSpec((3, 2))],)),),
     samples=(Sample(([M23, M23],)), Sample(([TensorSpec((3,)), TensorSpec((3,), "int32")],)),
              Sample(([SCALAR, SCALAR],))))
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
@@ -230,7 +253,7 @@ def _split_sizes(array: np.ndarray, split_size_or_sections, d: int) -> list[int]
 
 def _pieces(array: np.ndarray, sizes: list[int], d: int) -> tuple[np.ndarray, ...]:
     bounds = np.cumsum([0] + sizes).tolist()
-    return tuple(array[along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
+    return tuple(sliced(array, d, start, stop) for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
 
 
 def _split(array: np.ndarray, split_size_or_sections, dim: int) -> tuple[np.ndarray, ...]:
@@ -250,7 +273,9 @@ def _split_grad(grad, tensor_shape, dim):
     return _unsplit_consecutive(_as_tuple(grad), tensor_shape, wrap_dim(dim, len(tensor_shape)))
 
 
-@op(grad=_split_grad, view=True,
+@op(grad=_split_grad, view=True, meta=metadata,
+    errors=(Sample((TensorSpec((5, 2)), [1, 3])), Sample((TensorSpec((5, 2)), -1)), Sample((SCALAR, 1)),
+            Sample((TensorSpec((5, 2)), 0))),
     samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
              Sample((I23, 2), {"dim": -1}), Sample((TensorSpec((0, 2)), 0))))
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
@@ -270,7 +295,8 @@ def _split_method_grad(grad, input_shape, dim):
     return _unsplit_consecutive(_as_tuple(grad), input_shape, wrap_dim(dim, len(input_shape)))
 
 
-@op(grad=_split_method_grad, function=False, method="split", view=True,
+@op(grad=_split_method_grad, function=False, method="split", view=True, meta=metadata,
+    errors=(Sample((TensorSpec((5, 2)), [1, -1, 5])), Sample((TensorSpec((5, 2)), 2, 2))),
     samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
              Sample((I23,), {"split_size": 1, "dim": -1})))
 def split_method(input: Tensor, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
@@ -283,7 +309,8 @@ def split_method(input: Tensor, split_size: int | Sequence[int], dim: int = 0) -
     return _split(input, split_size, dim)
 
 
-@op(grad=_split_method_grad, method=True, view=True,
+@op(grad=_split_method_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M23, 0)), Sample((SCALAR, 2)), Sample((M23, 2.0))),
     samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((6, 2)), 4)), Sample((I23, 3, -1)),
              Sample((TensorSpec((0,)), 2)), Sample((TensorSpec((5, 2)),), {"chunks": 3, "dim": 0})))
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -316,7 +343,7 @@ def _unbind_grad(grad, input_shape, dim):
     return out
 
 
-@op(grad=_unbind_grad, method=True, view=True,
+@op(grad=_unbind_grad, method=True, view=True, meta=metadata, errors=(Sample((SCALAR,)), Sample((M23, 2))),
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((I23, -1))))
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim``, each a view without that dimension.
@@ -326,7 +353,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     [[1, 3], [2, 4]]
     """
     d = _wrap_dim_of_tensor(dim, input.ndim)
-    return tuple(input[along(d, i)] for i in range(input.shape[d]))
+    return tuple(selected(input, d, i) for i in range(input.shape[d]))
 
 
 def _narrow_grad(grad, input_shape, dim, start, length):
@@ -337,7 +364,8 @@ def _narrow_grad(grad, input_shape, dim, start, length):
     return _place(grad, input_shape, along(d, slice(start, start + length))), None
 
 
-@op(grad=_narrow_grad, method=True, view=True,
+@op(grad=_narrow_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M23, 1, 2, 2)), Sample((M23, 1, 4, 1)), Sample((M23, 1, 0, -1)), Sample((SCALAR, 0, 0, 1))),
     samples=(Sample((M23, 1, 1, 2)), Sample((M23, -1, -2, 1)), Sample((I23, 0, 0, 0)), Sample((M23, 1, 3, 0))))
 def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tensor:
     """The view of ``length`` elements of dimension ``dim`` from index ``start``.
@@ -349,9 +377,11 @@ def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tens
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
-    if isinstance(start, np.ndarray):
+    if isinstance(start, np.ndarray) or type(start) is MetaArray:
         if start.ndim != 0 or start.dtype.kind not in "iu":
             raise RuntimeError("start must be an 0-dim integral Tensor.")
+        if type(start) is MetaArray:
+            raise value_dependent("narrow")
         start = int(start)
     if not is_int(start):
         raise TypeError(f"narrow(): argument 'start' must be int, not {type(start).__name__}")
@@ -366,14 +396,15 @@ def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tens
         raise RuntimeError("narrow(): length must be non-negative.")
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return input[along(d, slice(start, start + length))]
+    return sliced(input, d, start, start + length)
 
 
 def _select_grad(grad, input_shape, dim, index):
     return _place(grad, input_shape, along(wrap_dim(dim, len(input_shape)), index))
 
 
-@op(grad=_select_grad, method=True, view=True,
+@op(grad=_select_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M23, 0, 2)), Sample((SCALAR, 0, 0)), Sample((M23, 2, 0))),
     samples=(Sample((M23, 0, 1)), Sample((M23, -1, -1)), Sample((TensorSpec((3,), "int64"), 0, 2))))
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The view of ``input`` at ``index`` along ``dim`` (that dimension removed).
@@ -391,7 +422,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
                          f"dimension {d}")
-    return input[along(d, int(index))]
+    return selected(input, d, int(index))
 
 
 # -- more splits, flips and dimension helpers --------------------------------------------
@@ -407,6 +438,8 @@ def _tensor_split_points(size: int, indices_or_sections) -> list[int]:
         if given.ndim > 1:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
                                f"one-dimensional tensor, but got a tensor with {given.ndim} dims")
+        if type(given) is MetaArray:
+            raise value_dependent("tensor_split")
         indices_or_sections = int(given) if given.ndim == 0 else given.tolist()
     if is_int(indices_or_sections):
         sections = int(indices_or_sections)
@@ -421,7 +454,7 @@ def _tensor_split_points(size: int, indices_or_sections) -> list[int]:
 def _split_at(array: np.ndarray, points: list[int], d: int) -> tuple[np.ndarray, ...]:
     """Views between consecutive split points (Python slice rules: clamped, possibly empty)."""
     bounds = [None, *points, None]
-    return tuple(array[along(d, slice(start, stop))] for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
+    return tuple(sliced(array, d, start, stop) for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
 
 
 def _split_points_grad(grad, shape, indices_or_sections, d: int):
@@ -432,7 +465,8 @@ def _tensor_split_grad(grad, input_shape, indices_or_sections, dim):
     return _split_points_grad(grad, input_shape, indices_or_sections, wrap_dim(dim, len(input_shape)))
 
 
-@op(grad=_tensor_split_grad, method=True, view=True,
+@op(grad=_tensor_split_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M23, 0)), Sample((SCALAR, 2)), Sample((M23, 2, 2))),
     samples=(Sample((TensorSpec((7,)), 3)), Sample((TensorSpec((7,), "int64"), (1, 6))), Sample((M23, 2, 1)),
              Sample((M23, [5, 1], -1)), Sample((M23, 4), {"dim": 0})))
 def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
@@ -467,7 +501,7 @@ def _hsplit_grad(grad, input_shape, indices_or_sections):
     return _split_points_grad(grad, input_shape, indices_or_sections, 1 if len(input_shape) >= 2 else 0)
 
 
-@op(grad=_hsplit_grad, method=True, view=True,
+@op(grad=_hsplit_grad, method=True, view=True, meta=metadata, errors=(Sample((M23, 2)), Sample((SCALAR, 1))),
     samples=(Sample((M23, 3)), Sample((TensorSpec((4,)), [1, 3])), Sample((I23, [2]))))
 def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 1 (dimension 0 for 1-D tensors); an int must divide the size.
@@ -483,7 +517,8 @@ def _vsplit_grad(grad, input_shape, indices_or_sections):
     return _split_points_grad(grad, input_shape, indices_or_sections, 0)
 
 
-@op(grad=_vsplit_grad, method=True, view=True,
+@op(grad=_vsplit_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((TensorSpec((3,)), 1)), Sample((TensorSpec((3, 2)), 2))),
     samples=(Sample((TensorSpec((4, 2)), 2)), Sample((I23, [1]))))
 def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 0 of a tensor with at least 2 dimensions.
@@ -499,7 +534,8 @@ def _dsplit_grad(grad, input_shape, indices_or_sections):
     return _split_points_grad(grad, input_shape, indices_or_sections, 2)
 
 
-@op(grad=_dsplit_grad, method=True, view=True,
+@op(grad=_dsplit_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M23, 1)), Sample((M234, 3))),
     samples=(Sample((TensorSpec((2, 2, 4)), 2)), Sample((M234, [1, 3]))))
 def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 2 of a tensor with at least 3 dimensions.
@@ -515,7 +551,8 @@ def _column_stack_grad(grad, tensors_shape):
     return _unjoin(grad, tensors_shape, 1, [1 if len(s) <= 1 else s[1] for s in tensors_shape])
 
 
-@op(grad=_column_stack_grad, out=True,
+@op(grad=_column_stack_grad, out=True, meta=metadata,
+    errors=(Sample(([TensorSpec((2,)), TensorSpec((3, 2))],)),),
     samples=(Sample(([TensorSpec((2,)), TensorSpec((2, 2))],)), Sample(([SCALAR, SCALAR],)),
              Sample(([TensorSpec((3,), "int64"), TensorSpec((3,), "int32")],))))
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
@@ -527,7 +564,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     """
     if not tensors:
         raise RuntimeError("column_stack expects a non-empty TensorList")
-    columns = [a.reshape(-1, 1) if a.ndim <= 1 else a for a in tensors]
+    columns = [reshaped(a, (a.size, 1)) if a.ndim <= 1 else a for a in tensors]
     return _cat(columns, 1, "column_stack")
 
 
@@ -542,7 +579,7 @@ def _atleast_leading_grad(grad):
     return list(_as_tuple(grad))
 
 
-@op(grad=_atleast_leading_grad,
+@op(grad=_atleast_leading_grad, meta=metadata,
     samples=(Sample((SCALAR,)), Sample((M23,)), Sample((SCALAR, TensorSpec((2,), "int64")))))
 def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least one dimension (0-D ones become shape ``[1]``); one tensor
@@ -555,7 +592,7 @@ def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     return _at_least_each(tensors, 1)
 
 
-@op(grad=_atleast_leading_grad,
+@op(grad=_atleast_leading_grad, meta=metadata,
     samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((SCALAR, M234))))
 def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least two dimensions (1-D ones become a row).
@@ -572,7 +609,7 @@ def _atleast_grad(grad, tensors_shape):
     return [None if g is None else g.reshape(s) for g, s in zip(_as_tuple(grad), tensors_shape, strict=True)]
 
 
-@op(grad=_atleast_grad,
+@op(grad=_atleast_grad, meta=metadata,
     samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((M23, TensorSpec((2,), "bool")))))
 def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least three dimensions (``[n]`` becomes ``[1, n, 1]``, ``[m, n]``
@@ -585,6 +622,21 @@ def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     return _at_least_each(tensors, 3)
 
 
+def _check_block_diag(tensors) -> None:
+    for position, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {position} "
+                               f"has {t.ndim} dimensions")
+
+
+def _block_diag_meta(*tensors):
+    _check_block_diag(tensors)
+    if not tensors:
+        return MetaArray((1, 0), dt.get_default_dtype()._np)
+    blocks = [(1, t.size) if t.ndim < 2 else t.shape for t in tensors]
+    return MetaArray((sum(b[0] for b in blocks), sum(b[1] for b in blocks)), operand_dtype(*probe(tensors))._np)
+
+
 def _block_diag_grad(grad, tensors_shape):
     grads, row, column = [], 0, 0
     for shape in tensors_shape:
@@ -594,7 +646,7 @@ def _block_diag_grad(grad, tensors_shape):
     return grads
 
 
-@op(grad=_block_diag_grad, samples=(
+@op(grad=_block_diag_grad, meta=rule(_block_diag_meta), errors=(Sample((M234,)),), samples=(
     Sample((TensorSpec((1, 2)), SCALAR, TensorSpec((2,)))), Sample((TensorSpec((2, 2)), TensorSpec((1, 3)))),
     Sample((TensorSpec((1,), "bool"), TensorSpec((1, 1), "int64"))), Sample((TensorSpec((0, 2)), TensorSpec((1, 1)))),
     Sample(())))
@@ -606,10 +658,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
     tensor([[1, 2, 0],
             [0, 0, 3]])
     """
-    for position, t in enumerate(tensors):
-        if t.ndim > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {position} "
-                               f"has {t.ndim} dimensions")
+    _check_block_diag(tensors)
     if not tensors:
         return np.zeros((1, 0), dt.get_default_dtype()._np)
     blocks = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
@@ -619,6 +668,23 @@ def block_diag(*tensors: Tensor) -> Tensor:
         result[row:row + b.shape[0], column:column + b.shape[1]] = b
         row, column = row + b.shape[0], column + b.shape[1]
     return result
+
+
+def _check_cartesian_prod(tensors) -> None:
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) > 1 and any(t.dtype != tensors[0].dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+
+
+def _cartesian_prod_meta(*tensors):
+    _check_cartesian_prod(tensors)
+    if len(tensors) == 1:
+        return MetaArray(tensors[0].shape, tensors[0].dtype)
+    return MetaArray((math.prod(t.size for t in tensors), len(tensors)), tensors[0].dtype)
 
 
 def _cartesian_prod_grad(grad, tensors_shape):
@@ -633,7 +699,8 @@ def _cartesian_prod_grad(grad, tensors_shape):
     return grads
 
 
-@op(grad=_cartesian_prod_grad, samples=(
+@op(grad=_cartesian_prod_grad, meta=rule(_cartesian_prod_meta),
+    errors=(Sample((M23,)), Sample((TensorSpec((2,)), TensorSpec((2,), "int64")))), samples=(
     Sample((TensorSpec((2,)), TensorSpec((3,)))), Sample((TensorSpec((2,), "int64"), TensorSpec((2,), "int64"),
                                                         TensorSpec((1,), "int64"))),
     Sample((TensorSpec((3,)),)), Sample((TensorSpec((2,)), TensorSpec((0,))))))
@@ -648,15 +715,9 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
             [2, 3],
             [2, 4]])
     """
-    if not tensors:
-        raise RuntimeError("meshgrid expects a non-empty TensorList")
-    for t in tensors:
-        if t.ndim != 1:
-            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    _check_cartesian_prod(tensors)
     if len(tensors) == 1:
         return tensors[0].copy()
-    if any(t.dtype != tensors[0].dtype for t in tensors):
-        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     grids = np.meshgrid(*tensors, indexing="ij")
     return np.stack([g.reshape(-1) for g in grids], axis=1)
 
@@ -684,7 +745,9 @@ def _meshgrid_grad(grad, indexing):
     return result
 
 
-@op(grad=_meshgrid_grad, normalize=_meshgrid_arguments,
+@op(grad=_meshgrid_grad, normalize=_meshgrid_arguments, meta=metadata,
+    errors=(Sample((M23, M23), {"indexing": "ij"}), Sample((TensorSpec((2,)),), {"indexing": "yx"}),
+            Sample((TensorSpec((2,)), TensorSpec((2,), "int64")), {"indexing": "ij"})),
     samples=(Sample(([TensorSpec((2,)), TensorSpec((3,))],), {"indexing": "xy"}),
              Sample((TensorSpec((2,)), TensorSpec((3,))), {"indexing": "ij"}),
              Sample((TensorSpec((2,), "int64"), TensorSpec((3,), "int64"), TensorSpec((4,), "int64")),
@@ -713,7 +776,7 @@ def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...
                                f"{list(t.shape)}")
         if t.dtype != tensors[0].dtype:
             raise RuntimeError("meshgrid expects all tensors to have the same dtype")
-    vectors = [t.reshape(-1) for t in tensors]
+    vectors = [reshaped(t, (t.size,)) for t in tensors]
     swap = indexing == "xy" and len(vectors) >= 2
     if swap:
         vectors[0], vectors[1] = vectors[1], vectors[0]
@@ -721,6 +784,10 @@ def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...
     grids = []
     for i, v in enumerate(vectors):
         strides = [0] * len(shape)
+        if type(v) is MetaArray:
+            strides[i] = v.elem_strides[0]
+            grids.append(view_of(v, shape, tuple(strides)))
+            continue
         strides[i] = v.strides[0]
         grids.append(as_strided(v, shape, tuple(strides), writeable=v.flags.writeable))
     if swap:

@@ -12,9 +12,10 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import is_int, ops, scalar_type_name, wrap_dim
+from ._meta import MetaArray, dense_strides, metadata, probe, rule, same_shape
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, M234, SCALAR
-from ._shape import _cat, _diagonal_dims, _dim_list, _wrap_dim_of_tensor, int_tuple, varargs_ints
+from ._shape import _cat, _diagonal_dims, _dim_list, _wrap_dim_of_tensor, int_tuple, value_dependent, varargs_ints
 from .views import diagonal_view
 
 # -- reordering elements (copies) --------------------------------------------------------
@@ -23,7 +24,7 @@ def _flip_grad(grad, dims):
     return grad.flip(dims)
 
 
-@op(grad=_flip_grad, method=True,
+@op(grad=_flip_grad, method=True, meta=same_shape, errors=(Sample((M23, (0, 0))), Sample((M23, (2,)))),
     samples=(Sample((M23, (0,))), Sample((M234, (0, -1))), Sample((SCALAR, ())),
              Sample((I23, [1])), Sample((M23, ()))))
 def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
@@ -39,12 +40,20 @@ def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     return np.flip(input, axes).copy()
 
 
+def _roll_meta(input, shifts, dims=None):
+    roll(probe(input), shifts, dims)  # the argument checks, on a probe
+    if dims is None:  # rolled flat and reshaped: a new contiguous array
+        return MetaArray(input.shape, input.dtype)
+    return MetaArray(input.shape, input.dtype, dense_strides(input.shape, input.elem_strides))  # np.roll: order K
+
+
 def _roll_grad(grad, shifts, dims):
     back = tuple(-s for s in int_tuple(shifts, "roll", "shifts"))
     return grad.roll(back, dims) if dims is not None else grad.roll(back[0])
 
 
-@op(grad=_roll_grad, method=True,
+@op(grad=_roll_grad, method=True, meta=rule(_roll_meta),
+    errors=(Sample((M23, (1, 2))), Sample((M23, (1, 2), 0)), Sample((M23, 1, 2)), Sample((M23, (), ()))),
     samples=(Sample((M23, 1)), Sample((M23, (1, -1), (0, 1))), Sample((M23, 2, -1)),
              Sample((SCALAR, 3)), Sample((I23, -4)), Sample((M23,), {"shifts": [1], "dims": [1]})))
 def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
@@ -72,6 +81,14 @@ def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] |
 
 
 def _repeat(array: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
+    padded = _repeated_shape(array, repeats)
+    if type(array) is MetaArray:
+        return MetaArray(tuple(size * r for size, r in zip(padded, repeats, strict=True)), array.dtype)
+    return np.tile(array.reshape(padded), repeats)
+
+
+def _repeated_shape(array: np.ndarray, repeats: tuple[int, ...]) -> tuple[int, ...]:
+    """``array``'s shape padded with leading 1s to ``len(repeats)`` dimensions, after PyTorch's checks."""
     if len(repeats) < array.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
     padded = (1,) * (len(repeats) - array.ndim) + array.shape
@@ -79,7 +96,7 @@ def _repeat(array: np.ndarray, repeats: tuple[int, ...]) -> np.ndarray:
     for size in target:
         if size < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {target}")
-    return np.tile(array.reshape(padded), repeats)
+    return padded
 
 
 def _untile(grad, shape, repeats: tuple[int, ...]):
@@ -96,7 +113,8 @@ def _repeat_grad(grad, input_shape, repeats):
     return _untile(grad, input_shape, varargs_ints(repeats, "repeat", "repeats"))
 
 
-@op(grad=_repeat_grad, method=True, function=False,
+@op(grad=_repeat_grad, method=True, function=False, meta=metadata,
+    errors=(Sample((M23, 2)), Sample((M23, 2, -1))),
     samples=(Sample((M23, 2, 1)), Sample((M23, (1, 2, 2))), Sample((SCALAR, 3)), Sample((I23, [1, 0]))))
 def repeat(input: Tensor, *repeats: int) -> Tensor:
     """A copy with the data repeated ``repeats[i]`` times along dimension ``i``
@@ -114,7 +132,7 @@ def _tile_grad(grad, input_shape, dims):
     return _untile(grad, input_shape, (1,) * (len(input_shape) - len(dims)) + dims)
 
 
-@op(grad=_tile_grad, method=True,
+@op(grad=_tile_grad, method=True, meta=metadata, errors=(Sample((M23, (2, -2))), Sample((M23, 2.0))),
     samples=(Sample((M23, (2, 1))), Sample((M23, (2,))), Sample((M23, (2, 1, 3))),
              Sample((SCALAR, ())), Sample((I23, [1, 2]))))
 def tile(input: Tensor, dims: int | Sequence[int]) -> Tensor:
@@ -140,7 +158,8 @@ def _tril_grad(grad, diagonal):
     return grad.tril(diagonal)
 
 
-@op(grad=_tril_grad, method=True, inplace=True, out=True,
+@op(grad=_tril_grad, method=True, inplace=True, out=True, meta=same_shape,
+    errors=(Sample((TensorSpec((3,)),)), Sample((M23, 1.0))),
     samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((M234,), {"diagonal": -1}),
              Sample((TensorSpec((3, 3), "int64"), -5)), Sample((TensorSpec((3, 3), "bool"),))))
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
@@ -158,7 +177,8 @@ def _triu_grad(grad, diagonal):
     return grad.triu(diagonal)
 
 
-@op(grad=_triu_grad, method=True, inplace=True, out=True,
+@op(grad=_triu_grad, method=True, inplace=True, out=True, meta=same_shape,
+    errors=(Sample((SCALAR,)), Sample((M23, "1"))),
     samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), -1)), Sample((M234,), {"diagonal": 2}),
              Sample((TensorSpec((3, 3), "int64"), 5)), Sample((TensorSpec((3, 3), "bool"),))))
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
@@ -172,11 +192,23 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return np.triu(input, diagonal)
 
 
+def _diag_embed_shape(input, offset: int, dim1: int, dim2: int) -> tuple[tuple[int, ...], int, int]:
+    ndim = input.ndim + 1
+    d1, d2 = _diagonal_dims(ndim, dim1, dim2)
+    n = (input.shape[-1] if input.ndim else 1) + abs(offset)
+    batch = list(input.shape[:-1])
+    shape = []
+    for i in range(ndim):
+        shape.append(n if i in (d1, d2) else batch.pop(0))
+    return tuple(shape), d1, d2
+
+
 def _diag_embed_grad(grad, offset, dim1, dim2):
     return grad.diagonal(offset, dim1, dim2)
 
 
-@op(grad=_diag_embed_grad, method=True,
+@op(grad=_diag_embed_grad, method=True, meta=metadata,
+    errors=(Sample((M23, 0, 1, 1)), Sample((M23, 0, 0, 3))),
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((TensorSpec((3,), "int64"), -1)),
              Sample((M23,), {"offset": 0, "dim1": 0, "dim2": 2}), Sample((M23, 2, -1, 0))))
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
@@ -187,13 +219,9 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     >>> tm.diag_embed(tm.tensor([1, 2])).tolist()
     [[1, 0], [0, 2]]
     """
-    ndim = input.ndim + 1
-    d1, d2 = _diagonal_dims(ndim, dim1, dim2)
-    n = (input.shape[-1] if input.ndim else 1) + abs(offset)
-    batch = list(input.shape[:-1])
-    shape = []
-    for i in range(ndim):
-        shape.append(n if i in (d1, d2) else batch.pop(0))
+    shape, d1, d2 = _diag_embed_shape(input, offset, dim1, dim2)
+    if type(input) is MetaArray:
+        return MetaArray(shape, input.dtype)
     result = np.zeros(shape, input.dtype)
     diagonal_view(result, offset, d1, d2)[...] = input
     return result
@@ -203,7 +231,7 @@ def _fliplr_grad(grad):
     return grad.fliplr()
 
 
-@op(grad=_fliplr_grad, method=True,
+@op(grad=_fliplr_grad, method=True, meta=same_shape, errors=(Sample((TensorSpec((3,)),)),),
     samples=(Sample((M23,)), Sample((M234,))))
 def fliplr(input: Tensor) -> Tensor:
     """A copy with the order of columns (dimension 1) reversed.
@@ -221,7 +249,7 @@ def _flipud_grad(grad):
     return grad.flipud()
 
 
-@op(grad=_flipud_grad, method=True,
+@op(grad=_flipud_grad, method=True, meta=same_shape, errors=(Sample((SCALAR,)),),
     samples=(Sample((M23,)), Sample((TensorSpec((3,), "int64"),))))
 def flipud(input: Tensor) -> Tensor:
     """A copy with the order of rows (dimension 0) reversed.
@@ -235,11 +263,22 @@ def flipud(input: Tensor) -> Tensor:
     return np.flip(input, 0).copy()
 
 
+def _rot90_meta(input, k=1, dims=(0, 1)):
+    rot90(probe(input), k, dims)  # the argument checks, on a probe
+    dims = int_tuple(dims, "rot90", "dims")
+    first, second = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
+    shape = list(input.shape)
+    if k % 2:
+        shape[first], shape[second] = shape[second], shape[first]
+    return MetaArray(tuple(shape), input.dtype)
+
+
 def _rot90_grad(grad, k, dims):
     return grad.rot90(-k, dims)
 
 
-@op(grad=_rot90_grad, method=True,
+@op(grad=_rot90_grad, method=True, meta=rule(_rot90_meta),
+    errors=(Sample((M23, 1, (0,))), Sample((TensorSpec((3,)),)), Sample((M23, 1, (1, -1))), Sample((M23, 1, (0, 2)))),
     samples=(Sample((M23,)), Sample((M23, 2)), Sample((M234, -1, (2, 0))), Sample((I23, 7, [1, 0]))))
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """Rotates by 90 degrees ``k`` times in the plane of ``dims``, from the first dimension
@@ -270,6 +309,14 @@ def _difference_adjoint(grad, d: int):
     return ops.cat([edge, grad], d) - ops.cat([grad, edge], d)
 
 
+def _diff_meta(input, n=1, dim=-1, prepend=None, append=None):
+    d = _check_diff(input, n, dim, prepend, append)
+    dtype = diff(*probe((input, n, dim, prepend, append))).dtype  # the kernel's dtype, on probes
+    shape = list(input.shape)
+    shape[d] = max(sum(a.shape[d] for a in (prepend, input, append) if a is not None) - n, 0)
+    return MetaArray(tuple(shape), dtype)
+
+
 def _diff_grad(grad, input_shape, n, dim, prepend_shape, append_shape):
     d = wrap_dim(dim, len(input_shape))
     lengths = [0 if s is None else s[d] for s in (prepend_shape, input_shape, append_shape)]
@@ -284,7 +331,9 @@ def _diff_grad(grad, input_shape, n, dim, prepend_shape, append_shape):
     return parts[1], parts[0] if prepend_shape is not None else None, parts[2] if append_shape is not None else None
 
 
-@op(grad=_diff_grad, method=True, samples=(
+@op(grad=_diff_grad, method=True, meta=rule(_diff_meta), errors=(
+    Sample((SCALAR,)), Sample((M23, -1)), Sample((M23, 1, 2)), Sample((M23,), {"prepend": TensorSpec((3, 1))}),
+    Sample((M23,), {"append": TensorSpec((2,))})), samples=(
     Sample((M23,)), Sample((TensorSpec((4, 3)), 2, 0)), Sample((TensorSpec((2, 3), "int64", -5, 5),)),
     Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((5,), "float16"),)),
     Sample((M23,), {"prepend": TensorSpec((2, 1)), "append": TensorSpec((2, 2))}),
@@ -301,6 +350,19 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     >>> tm.diff(tm.tensor([1, 4, 9, 16]), n=2)
     tensor([2, 2])
     """
+    d = _check_diff(input, n, dim, prepend, append)
+    joined = [a for a in (prepend, input, append) if a is not None]
+    values = _cat(joined, d) if len(joined) > 1 else input
+    step = np.logical_xor if values.dtype == np.bool_ else np.subtract
+    for _ in range(n):
+        if values.shape[d] == 0:
+            break
+        values = step(np.delete(values, 0, d), np.delete(values, -1, d))
+    return values if n else values.copy()
+
+
+def _check_diff(input, n, dim, prepend, append) -> int:
+    """The wrapped ``dim`` of ``diff``, after its checks."""
     if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
@@ -316,14 +378,26 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
                 raise RuntimeError(f"diff expects the shape of tensor to prepend or append to match that of input "
                                    f"except along the differencing dimension; input.size({axis}) = {size}, but got "
                                    f"tensor.size({axis}) = {got}")
-    joined = [a for a in (prepend, input, append) if a is not None]
-    values = _cat(joined, d) if len(joined) > 1 else input
-    step = np.logical_xor if values.dtype == np.bool_ else np.subtract
-    for _ in range(n):
-        if values.shape[d] == 0:
-            break
-        values = step(np.delete(values, 0, d), np.delete(values, -1, d))
-    return values if n else values.copy()
+    return d
+
+
+def _repeat_interleave_meta(input, repeats=None, dim=None, *, output_size=None):
+    if repeats is None or type(repeats) is MetaArray:  # the counts are values
+        if repeats is None and input.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        raise value_dependent("repeat_interleave")
+    if isinstance(repeats, (bool, float)) or not is_int(repeats):
+        raise TypeError(f"repeat_interleave(): argument 'repeats' must be Tensor or int, not "
+                        f"{type(repeats).__name__}")
+    axis = 0 if dim is None else wrap_dim(dim, max(input.ndim, 1))
+    shape = list(input.shape) if dim is not None and input.ndim else [input.size]
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    total = shape[axis] * repeats
+    if output_size is not None and output_size != total:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {total} but got {output_size}")
+    shape[axis] = total
+    return MetaArray(tuple(shape), input.dtype), MetaArray((total,), np.dtype(np.int64))
 
 
 def _repeat_interleave_grad(grad, input_shape, dim, positions):
@@ -336,7 +410,8 @@ def _repeat_interleave_grad(grad, input_shape, dim, positions):
     return grad.new_zeros(tuple(input_shape)).index_add(d, positions, grad), None
 
 
-@op(grad=_repeat_interleave_grad, method=True, saves=("positions",), samples=(
+@op(grad=_repeat_interleave_grad, method=True, saves=("positions",), meta=rule(_repeat_interleave_meta), errors=(
+    Sample((M23, -1)), Sample((M23, 2.0)), Sample((M23, 2, 2)), Sample((M23, 2, 0), {"output_size": 3})), samples=(
     Sample((M23, 2)), Sample((M23, TensorSpec((2,), "int64", 0, 3), 0)), Sample((M23, 3, -1)),
     Sample((TensorSpec((3,), "int64", 0, 3),)), Sample((SCALAR, 3)), Sample((M23, TensorSpec((), "int64", 1, 2), 1)),
     Sample((TensorSpec((2, 2), "bool"), 2, 0), {"output_size": 4}), Sample((M23, TensorSpec((1,), "int64", 2, 2), 1))))
@@ -393,7 +468,7 @@ def _diagflat_grad(grad, input_shape, offset):
     return grad.diagonal(offset).reshape(input_shape)
 
 
-@op(grad=_diagflat_grad, method=True, samples=(
+@op(grad=_diagflat_grad, method=True, meta=metadata, samples=(
     Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 2)), 1)), Sample((SCALAR, -1)),
     Sample((TensorSpec((3,), "int64", -3, 3), -2)), Sample((TensorSpec((0,)),))))
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
@@ -404,8 +479,10 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     tensor([[1, 0],
             [0, 2]])
     """
+    size = input.size + abs(offset)
+    if type(input) is MetaArray:
+        return MetaArray((size, size), input.dtype)
     flat = input.reshape(-1)
-    size = flat.size + abs(offset)
     result = np.zeros((size, size), input.dtype)
     rows = np.arange(flat.size) + max(-offset, 0)
     result[rows, rows + offset] = flat

@@ -15,6 +15,7 @@ function's op and a method-only op (``function=False``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,6 +23,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
 from ._common import along, array_type_name, check_same_shape_or_broadcast, ops, scalar_type_name, wrap_dim
+from ._meta import MetaArray, metadata, rule, view_of
 from ._registry import Sample, Tensor, TensorSpec, alias, op
 from ._samples import I23, M23, M234, SCALAR
 from ._shape import (
@@ -32,6 +34,9 @@ from ._shape import (
     gather_back,
     int_tuple,
     legacy_type_name,
+    meta_indexed,
+    meta_permuted,
+    meta_reshaped,
     positions_of,
     varargs_ints,
 )
@@ -62,16 +67,43 @@ def infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     return shape
 
 
+_VIEW_ERROR = ("view size is not compatible with input tensor's size and stride (at least one dimension spans "
+               "across two contiguous subspaces). Use .reshape(...) instead.")
+
+
 def _view_shape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    if type(array) is MetaArray:
+        view = meta_reshaped(array, infer_shape(shape, array.size), copy=False)
+        if view is None:
+            raise RuntimeError(_VIEW_ERROR)
+        return view
     try:
         return np.reshape(array, infer_shape(shape, array.size), copy=False)
     except ValueError:
-        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
-                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+        raise RuntimeError(_VIEW_ERROR) from None
 
 
 def _view_dtype(array: np.ndarray, dtype: dt.dtype) -> np.ndarray:
     """The same bytes read as ``dtype`` (the last dimension rescales when item sizes differ)."""
+    _check_view_dtype(array, dtype)
+    if type(array) is MetaArray:
+        return _meta_view_dtype(array, dtype)
+    return array.view(dtype._np)
+
+
+def _meta_view_dtype(array: MetaArray, dtype: dt.dtype) -> MetaArray:
+    old, new = array.dtype.itemsize, dtype.itemsize
+    if old == new:
+        return view_of(array, array.shape, array.elem_strides, dtype=dtype._np)
+    # Byte strides stay; element strides and the offset are counted in the new item size.
+    shape = (*array.shape[:-1], array.shape[-1] * old // new)
+    strides = (*(s * old // new for s in array.elem_strides[:-1]), 1)
+    view = view_of(array, shape, strides, dtype=dtype._np)
+    view.offset = view.offset * old // new
+    return view
+
+
+def _check_view_dtype(array: np.ndarray, dtype: dt.dtype) -> None:
     old, new = array.dtype.itemsize, dtype.itemsize
     if old != new:
         names = (array_type_name(array), scalar_type_name(dtype))
@@ -83,7 +115,6 @@ def _view_dtype(array: np.ndarray, dtype: dt.dtype) -> np.ndarray:
         if new > old and (array.shape[-1] * old) % new:
             raise RuntimeError(f"self.size(-1) must be divisible by {new // old} to view {names[0]} as "
                                f"{names[1]} (different element sizes), but got {array.shape[-1]}")
-    return array.view(dtype._np)
 
 
 def _reshapes(input, shape: tuple) -> bool:
@@ -94,7 +125,9 @@ def _view_grad(grad, input_shape):
     return grad.reshape(input_shape)
 
 
-@op(grad=_view_grad, differentiable=_reshapes, method=True, function=False, view=True,
+@op(grad=_view_grad, differentiable=_reshapes, method=True, function=False, view=True, meta=metadata,
+    errors=(Sample((M23, 4, 2)), Sample((M23, -1, -1)), Sample((TensorSpec((2, 3)), dt.float64)),
+            Sample((SCALAR, dt.int16))),
     samples=(Sample((M23, 3, 2)), Sample((M23, -1)), Sample((M23, (1, -1))), Sample((SCALAR, 1)),
              Sample((I23, [3, 1, 2])), Sample((TensorSpec((2, 4)), dt.int32)),
              Sample((TensorSpec((2, 4)), dt.float16))))
@@ -117,7 +150,8 @@ def _view_as_grad(grad, input_shape):
     return grad.reshape(input_shape), None
 
 
-@op(grad=_view_as_grad, method=True, function=False, view=True,
+@op(grad=_view_as_grad, method=True, function=False, view=True, meta=metadata,
+    errors=(Sample((M23, TensorSpec((4,)))),),
     samples=(Sample((M23, TensorSpec((3, 2)))), Sample((SCALAR, TensorSpec((1, 1))))))
 def view_as(input: Tensor, other: Tensor) -> Tensor:
     """``input.view(other.size())``.
@@ -129,11 +163,20 @@ def view_as(input: Tensor, other: Tensor) -> Tensor:
     return _view_shape(input, other.shape)
 
 
+def _view_as_real_meta(input):
+    if input.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    part = np.dtype(input.dtype.char.lower())  # complex64 -> float32 ("F" -> "f")
+    view = view_of(input, (*input.shape, 2), (*(2 * s for s in input.elem_strides), 1), dtype=part)
+    view.offset *= 2
+    return view
+
+
 def _view_as_real_grad(grad):
     return ops.view_as_complex(grad.contiguous())
 
 
-@op(grad=_view_as_real_grad, view=True, samples=(
+@op(grad=_view_as_real_grad, view=True, meta=rule(_view_as_real_meta), errors=(Sample((M23,)),), samples=(
     Sample((TensorSpec((2, 3), "complex64"),)), Sample((TensorSpec((), "complex128"),)),
     Sample((TensorSpec((3, 2), "complex128"),))))
 def view_as_real(input: Tensor) -> Tensor:
@@ -162,20 +205,7 @@ def _storage_offset(array: np.ndarray) -> int:
     return (array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // array.itemsize
 
 
-def _view_as_complex_grad(grad):
-    return ops.view_as_real(grad)
-
-
-@op(grad=_view_as_complex_grad, view=True, samples=(
-    Sample((TensorSpec((3, 2)),)), Sample((TensorSpec((2,), "float64"),)), Sample((TensorSpec((2, 2, 2)),))))
-def view_as_complex(input: Tensor) -> Tensor:
-    """A real tensor whose last dimension has size 2 seen as complex numbers (real and
-    imaginary parts), as a view without that dimension.
-
-    >>> import tensormodes as tm
-    >>> tm.view_as_complex(tm.tensor([[1.0, 2.0], [3.0, -1.0]]))
-    tensor([1.+2.j, 3.-1.j])
-    """
+def _check_view_as_complex(input, offset: int) -> None:
     if input.dtype not in _COMPLEX_OF:
         if input.dtype == np.float16:
             raise NotImplementedError("view_as_complex(): a float16 tensor would be complex32 (ComplexHalf), "
@@ -191,12 +221,40 @@ def view_as_complex(input: Tensor) -> Tensor:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if any(stride % (2 * itemsize) for stride in input.strides[:-1]):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
-    if _storage_offset(input) % 2:
+    if offset % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+
+
+def _view_as_complex_meta(input):
+    _check_view_as_complex(input, input.offset)
+    view = view_of(input, input.shape[:-1], tuple(s // 2 for s in input.elem_strides[:-1]),
+                   dtype=_COMPLEX_OF[input.dtype])
+    view.offset //= 2
+    return view
+
+
+def _view_as_complex_grad(grad):
+    return ops.view_as_real(grad)
+
+
+@op(grad=_view_as_complex_grad, view=True, meta=rule(_view_as_complex_meta),
+    errors=(Sample((M23,)), Sample((TensorSpec((2,), "int64"),)), Sample((TensorSpec((2, 2), "float16"),))), samples=(
+    Sample((TensorSpec((3, 2)),)), Sample((TensorSpec((2,), "float64"),)), Sample((TensorSpec((2, 2, 2)),))))
+def view_as_complex(input: Tensor) -> Tensor:
+    """A real tensor whose last dimension has size 2 seen as complex numbers (real and
+    imaginary parts), as a view without that dimension.
+
+    >>> import tensormodes as tm
+    >>> tm.view_as_complex(tm.tensor([[1.0, 2.0], [3.0, -1.0]]))
+    tensor([1.+2.j, 3.-1.j])
+    """
+    _check_view_as_complex(input, _storage_offset(input))
     return input.view(_COMPLEX_OF[input.dtype])[..., 0]
 
 
 def _reshape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    if type(array) is MetaArray:
+        return meta_reshaped(array, infer_shape(shape, array.size))
     return np.reshape(array, infer_shape(shape, array.size))
 
 
@@ -205,7 +263,8 @@ def _reshape_grad(grad, input_shape):
     return grad.reshape(input_shape)
 
 
-@op(grad=_reshape_grad, view=True,
+@op(grad=_reshape_grad, view=True, meta=metadata,
+    errors=(Sample((M23, (4, -1))), Sample((M23, (2, 3.0))), Sample((TensorSpec((0, 2)), (-1, 0)))),
     samples=(Sample((M23, (3, 2))), Sample((M23, (-1,))), Sample((SCALAR, ())),
              Sample((I23, [1, 3, -1]))))
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
@@ -219,7 +278,8 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     return _reshape(input, int_tuple(shape, "reshape", "shape", allow_int=False))
 
 
-@op(grad=_reshape_grad, function=False, method="reshape", view=True,
+@op(grad=_reshape_grad, function=False, method="reshape", view=True, meta=metadata,
+    errors=(Sample((M23, 5)), Sample((M23, -2, 3))),
     samples=(Sample((M23, 3, 2)), Sample((M23, (-1,))), Sample((SCALAR, 1, 1)), Sample((I23, [6]))))
 def reshape_method(input: Tensor, *shape: int) -> Tensor:
     """``Tensor.reshape(*shape)``: the sizes as separate arguments or one sequence.
@@ -231,7 +291,8 @@ def reshape_method(input: Tensor, *shape: int) -> Tensor:
     return _reshape(input, varargs_ints(shape, "reshape", "shape"))
 
 
-@op(grad=_reshape_grad, method=True, view=True,
+@op(grad=_reshape_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M234, 2, 1)), Sample((M23, 3))),
     samples=(Sample((M234,)), Sample((M234, 1)), Sample((M234, 0, -2)), Sample((SCALAR,)),
              Sample((I23,), {"start_dim": -1}), Sample((M234,), {"start_dim": 1, "end_dim": 2})))
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -245,13 +306,16 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if input.ndim == 0:
-        return np.reshape(input, (1,))
+        return _reshape(input, (1,))
     shape = input.shape
+    if type(input) is MetaArray:
+        return meta_reshaped(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
     return np.reshape(input, shape[:start] + (-1,) + shape[end + 1:]) if input.size else \
         np.reshape(input, shape[:start] + (0,) + shape[end + 1:])
 
 
-@op(grad=_reshape_grad, method=True, view=True,
+@op(grad=_reshape_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M234, 1, (2, 2))), Sample((M234, 1, ())), Sample((M234, 1, (-1, -1)))),
     samples=(Sample((M234, 1, (3, 1))), Sample((M234, -1, (2, -1))), Sample((I23, 0, [1, 2, 1]))))
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Expands dimension ``dim`` into the shape ``sizes`` (one entry may be -1).
@@ -272,10 +336,11 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
             raise
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
                            f"({size}) in the input tensor") from None
-    return np.reshape(input, input.shape[:d] + inferred + input.shape[d + 1:])
+    return _reshape(input, input.shape[:d] + inferred + input.shape[d + 1:])
 
 
-@op(grad=_reshape_grad, method=True, view=True,
+@op(grad=_reshape_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M23, 2)), Sample((M23, (0, 0)))),
     samples=(Sample((TensorSpec((1, 3, 1)),)), Sample((TensorSpec((1, 3, 1)), 0)), Sample((TensorSpec((1, 3, 1)), -1)),
              Sample((TensorSpec((1, 3, 1)), (0, 1, 2))), Sample((SCALAR, 0)), Sample((M23, 1)),
              Sample((TensorSpec((2, 1), "int64"),), {"dim": [1]})))
@@ -291,6 +356,9 @@ def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
         axes = tuple(i for i, size in enumerate(input.shape) if size == 1)
     else:
         axes = tuple(d for d in _dim_list(dim, input.ndim, "squeeze", "dim") if input.ndim and input.shape[d] == 1)
+    if type(input) is MetaArray:
+        kept = [d for d in range(input.ndim) if d not in axes]
+        return view_of(input, tuple(input.shape[d] for d in kept), tuple(input.elem_strides[d] for d in kept))
     return np.squeeze(input, axis=axes)
 
 
@@ -298,7 +366,7 @@ def _unsqueeze_grad(grad, dim):
     return grad.squeeze(wrap_dim(dim, grad.dim()))
 
 
-@op(grad=_unsqueeze_grad, method=True, view=True,
+@op(grad=_unsqueeze_grad, method=True, view=True, meta=metadata, errors=(Sample((M23, 3)), Sample((M23, 1.0))),
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((SCALAR, 0)), Sample((I23, 1))))
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Inserts a dimension of size 1 at position ``dim``.
@@ -308,6 +376,8 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     (tensormodes.Size([1, 2]), tensormodes.Size([2, 1]))
     """
     axis = wrap_dim(dim, input.ndim + 1)
+    if type(input) is MetaArray:
+        return meta_indexed(input, (slice(None),) * axis + (None,))
     shape = input.shape
     # A reshape adding a 1 is always a view, like np.expand_dims (a slow Python helper).
     return input.reshape(shape[:axis] + (1,) + shape[axis:])
@@ -323,6 +393,8 @@ def _permute(array: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
     wrapped = tuple(wrap_dim(d, array.ndim) for d in dims)
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
+    if type(array) is MetaArray:
+        return meta_permuted(array, wrapped)
     return np.transpose(array, wrapped)
 
 
@@ -333,7 +405,8 @@ def _permute_grad(grad, dims):
     return grad.permute(inverse)
 
 
-@op(grad=_permute_grad, view=True,
+@op(grad=_permute_grad, view=True, meta=metadata,
+    errors=(Sample((M234, (0, 1))), Sample((M234, (0, 1, 1))), Sample((M23, (0, 2)))),
     samples=(Sample((M234, (2, 0, 1))), Sample((M234, (-1, -3, 1))), Sample((SCALAR, ())),
              Sample((I23, [1, 0]))))
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
@@ -346,7 +419,8 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
     return _permute(input, int_tuple(dims, "permute", "dims", allow_int=False))
 
 
-@op(grad=_permute_grad, function=False, method="permute", view=True,
+@op(grad=_permute_grad, function=False, method="permute", view=True, meta=metadata,
+    errors=(Sample((M234, 0, 1)), Sample((M23, 1, -1))),
     samples=(Sample((M234, 2, 0, 1)), Sample((M234, (-1, -3, 1))), Sample((I23, [1, 0]))))
 def permute_method(input: Tensor, *dims: int) -> Tensor:
     """``Tensor.permute(*dims)``: the dims as separate arguments or one sequence.
@@ -362,7 +436,7 @@ def _t_grad(grad):
     return grad.t()
 
 
-@op(grad=_t_grad, method=True, view=True,
+@op(grad=_t_grad, method=True, view=True, meta=metadata, errors=(Sample((M234,)),),
     samples=(Sample((M23,)), Sample((TensorSpec((3,)),)), Sample((SCALAR,)),
              Sample((I23,))))
 def t(input: Tensor) -> Tensor:
@@ -374,11 +448,18 @@ def t(input: Tensor) -> Tensor:
     """
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    if type(input) is MetaArray:
+        return meta_permuted(input, range(input.ndim)[::-1])
     return input.T
 
 
 def _swap(array: np.ndarray, first, second) -> np.ndarray:
     first, second = wrap_dim(first, array.ndim), wrap_dim(second, array.ndim)
+    if type(array) is MetaArray:
+        order = list(range(array.ndim))
+        if array.ndim:
+            order[first], order[second] = second, first
+        return meta_permuted(array, order)
     if array.ndim == 0:
         return array.view()
     return np.swapaxes(array, first, second)
@@ -388,7 +469,8 @@ def _transpose_grad(grad, dim0, dim1):
     return grad.transpose(dim0, dim1)
 
 
-@op(grad=_transpose_grad, method=True, view=True,
+@op(grad=_transpose_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M23, 0, 2)), Sample((SCALAR, 1, 0))),
     samples=(Sample((M23, 0, 1)), Sample((M234, -1, 0)), Sample((SCALAR, 0, -1)),
              Sample((I23, 1, 1))))
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -431,6 +513,13 @@ def _movedim(array: np.ndarray, source, destination) -> np.ndarray:
         raise RuntimeError(f"movedim: repeated dim in `source` ({list(source)})")
     if len(set(wrapped_destination)) != len(wrapped_destination):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({list(destination)})")
+    if type(array) is MetaArray:
+        if array.ndim == 0:
+            return view_of(array, (), ())
+        order = [d for d in range(array.ndim) if d not in wrapped_source]
+        for target, d in sorted(zip(wrapped_destination, wrapped_source, strict=True)):
+            order.insert(target, d)
+        return meta_permuted(array, order)
     if array.ndim == 0:
         return array.view()
     return np.moveaxis(array, wrapped_source, wrapped_destination)
@@ -440,7 +529,9 @@ def _movedim_grad(grad, source, destination):
     return grad.movedim(destination, source)
 
 
-@op(grad=_movedim_grad, method=True, view=True,
+@op(grad=_movedim_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M234, (0, 1), (1,))), Sample((M234, (0, 0), (1, 2))), Sample((M234, (0, 1), (2, 2))),
+            Sample((M23, 2, 0))),
     samples=(Sample((M234, 0, 2)), Sample((M234, (0, 1), (2, 0))), Sample((M234, [-1], [0])),
              Sample((SCALAR, 0, 0)), Sample((I23, 1, 0))))
 def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
@@ -467,6 +558,8 @@ moveaxis = alias("moveaxis", of="movedim", method=True,
 
 def expand_array(array: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
     """``array`` broadcast to ``sizes`` (-1 keeps a dimension) as a writable zero-stride view."""
+    meta = type(array) is MetaArray
+    strides_of = array.elem_strides if meta else array.strides
     lead = len(sizes) - array.ndim
     if lead < 0:
         raise RuntimeError(f"expand({legacy_type_name(array)}{{{list(array.shape)}}}, size={list(sizes)}): the "
@@ -482,7 +575,7 @@ def expand_array(array: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
             shape.append(size)
             strides.append(0)
             continue
-        existing, stride = array.shape[i - lead], array.strides[i - lead]
+        existing, stride = array.shape[i - lead], strides_of[i - lead]
         if size == -1:
             size = existing
         elif size != existing:
@@ -495,12 +588,15 @@ def expand_array(array: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
             stride = 0
         shape.append(size)
         strides.append(stride)
+    if meta:
+        return view_of(array, tuple(shape), tuple(strides))
     if tuple(shape) == array.shape:
         return array.view()
     return as_strided(array, tuple(shape), tuple(strides), writeable=array.flags.writeable)
 
 
-@op(grad=_same_grad, method=True, function=False, view=True,
+@op(grad=_same_grad, method=True, function=False, view=True, meta=metadata,
+    errors=(Sample((M23, 3)), Sample((M23, 3, 3)), Sample((TensorSpec((3, 1)), -1, -2)), Sample((M23, -1, 2, 3))),
     samples=(Sample((TensorSpec((3, 1)), 3, 4)), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((SCALAR, 2)),
              Sample((TensorSpec((1,), "int64"), [2, 3])), Sample((M23, -1, -1))))
 def expand(input: Tensor, *size: int) -> Tensor:
@@ -518,7 +614,8 @@ def _expand_as_grad(grad):
     return grad, None
 
 
-@op(grad=_expand_as_grad, method=True, function=False, view=True,
+@op(grad=_expand_as_grad, method=True, function=False, view=True, meta=metadata,
+    errors=(Sample((M23, TensorSpec((3, 2)))),),
     samples=(Sample((TensorSpec((3, 1)), TensorSpec((2, 3, 4)))), Sample((SCALAR, M23))))
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
     """``input.expand(other.size())``.
@@ -530,7 +627,8 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
     return expand_array(input, other.shape)
 
 
-@op(grad=_same_grad, method=True, view=True,
+@op(grad=_same_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M23, (2, 4))), Sample((M23, 3))),
     samples=(Sample((TensorSpec((3, 1)), (3, 4))), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((SCALAR, (2,))),
              Sample((TensorSpec((3,), "bool"), [2, 3]))))
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
@@ -547,7 +645,8 @@ def _broadcast_tensors_grad(grad):
     return list(_as_tuple(grad))
 
 
-@op(grad=_broadcast_tensors_grad,
+@op(grad=_broadcast_tensors_grad, meta=metadata,
+    errors=(Sample((M23, TensorSpec((2,)))),),
     samples=(Sample((M23, TensorSpec((3,)))), Sample((TensorSpec((3, 1)), TensorSpec((1, 4), "int64"), SCALAR)),
              Sample((SCALAR,))))
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
@@ -564,6 +663,8 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
 
 def diagonal_view(input: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarray:
     """The writable view of a diagonal (``np.diagonal`` returns a read-only one)."""
+    if type(input) is MetaArray:
+        return _meta_diagonal(input, offset, d1, d2)
     first = input[along(d2, slice(offset, None))] if offset >= 0 else input[along(d1, slice(-offset, None))]
     length = max(0, min(first.shape[d1], first.shape[d2]))
     keep = [i for i in range(input.ndim) if i not in (d1, d2)]
@@ -572,11 +673,25 @@ def diagonal_view(input: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarra
     return as_strided(first, shape, strides, writeable=input.flags.writeable)
 
 
+def _meta_diagonal(input: MetaArray, offset: int, d1: int, d2: int) -> MetaArray:
+    shape, strides = input.shape, input.elem_strides
+    if offset >= 0:
+        length = max(0, min(shape[d1], shape[d2] - offset))
+        start = offset * strides[d2] if length else 0
+    else:
+        length = max(0, min(shape[d1] + offset, shape[d2]))
+        start = -offset * strides[d1] if length else 0
+    keep = [i for i in range(input.ndim) if i not in (d1, d2)]
+    return view_of(input, tuple(shape[i] for i in keep) + (length,),
+                   tuple(strides[i] for i in keep) + (strides[d1] + strides[d2],), start)
+
+
 def _diagonal_grad(grad, input_shape, offset, dim1, dim2):
     return gather_back(grad, input_shape, positions_of(grad, input_shape).diagonal(offset, dim1, dim2))
 
 
-@op(grad=_diagonal_grad, method=True, view=True,
+@op(grad=_diagonal_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((M23, 0, 1, 1)), Sample((TensorSpec((3,)),)), Sample((M23, 0, 0, 2))),
     samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((TensorSpec((3, 4)), -2)),
              Sample((M234,), {"offset": 1, "dim1": -1, "dim2": 0}), Sample((TensorSpec((3, 3), "int64"), 5))))
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
@@ -596,7 +711,8 @@ def _unfold_grad(grad, input_shape, dimension, size, step):
     return gather_back(grad, input_shape, positions_of(grad, input_shape).unfold(dimension, size, step))
 
 
-@op(grad=_unfold_grad, method=True, function=False, view=True,
+@op(grad=_unfold_grad, method=True, function=False, view=True, meta=metadata,
+    errors=(Sample((M23, 1, 4, 1)), Sample((M23, 1, 2, 0)), Sample((M23, 1, -1, 1)), Sample((M23, 2, 1, 1))),
     samples=(Sample((M23, 1, 2, 1)), Sample((TensorSpec((5, 2)), 0, 2, 2)), Sample((SCALAR, 0, 1, 1)),
              Sample((I23, -1, 3, 1))))
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
@@ -616,11 +732,15 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     if input.ndim == 0:
-        return input.reshape(1)
+        return _reshape(input, (1,))
     shape = list(input.shape)
-    strides = list(input.strides)
+    meta = type(input) is MetaArray
+    strides = list(input.elem_strides if meta else input.strides)
+    last = strides[d]
     shape[d] = (length - size) // step + 1
     strides[d] *= step
+    if meta:
+        return view_of(input, (*shape, size), (*strides, last))
     return as_strided(input, (*shape, size), (*strides, input.strides[d]), writeable=input.flags.writeable)
 
 
@@ -628,7 +748,7 @@ def _ravel_grad(grad, input_shape):
     return grad.reshape(input_shape)
 
 
-@op(grad=_ravel_grad, method=True, view=True,
+@op(grad=_ravel_grad, method=True, view=True, meta=metadata,
     samples=(Sample((M23,)), Sample((SCALAR,)), Sample((TensorSpec((2, 0)),))))
 def ravel(input: Tensor) -> Tensor:
     """The elements in one dimension, in row-major order (a view when the layout allows).
@@ -637,4 +757,4 @@ def ravel(input: Tensor) -> Tensor:
     >>> tm.tensor([[1, 2], [3, 4]]).t().ravel()
     tensor([1, 3, 2, 4])
     """
-    return np.reshape(input, (-1,))
+    return _reshape(input, (-1,))
