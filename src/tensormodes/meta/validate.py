@@ -65,7 +65,12 @@ class Mismatch:
     repro: str
 
     def __str__(self) -> str:
-        return f"{self.op}: {self.what} differs: real {self.real}, meta {self.meta}\n    {self.repro}"
+        return self.text()
+
+    def text(self, repeats: int = 1) -> str:
+        """Two lines: what differed (with how many records repeat it), then the repro line."""
+        times = f"  (x{repeats})" if repeats > 1 else ""
+        return f"{self.op}: {self.what} differs: real {self.real}, meta {self.meta}{times}\n    {self.repro}"
 
 
 class ValidationReport:
@@ -111,7 +116,7 @@ class ValidationReport:
             repeats: dict[str, list] = {}
             for mismatch in self.mismatches:
                 repeats.setdefault(mismatch.repro, [mismatch, 0])[1] += 1
-            lines.extend(str(m) if n == 1 else f"{m}  (x{n})" for m, n in repeats.values())
+            lines.extend(m.text(n) for m, n in repeats.values())
         else:
             lines.append("no mismatches")
         return "\n".join(lines)
