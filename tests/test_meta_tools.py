@@ -431,6 +431,16 @@ def test_module_to_meta_and_to_empty():
     assert cpu.weight.device == tm.device("cpu") and cpu.bias.shape == (2,)
 
 
+def test_rebuilt_tensors_keep_their_autograd_state():
+    from tensormodes.meta._records import decode
+
+    leaf = decode(tensor_meta((2,), (1,), requires_grad=True))
+    inner = decode(tensor_meta((2,), (1,), requires_grad=True, is_leaf=False))
+    plain = decode(tensor_meta((2,), (1,)))
+    assert (leaf.is_leaf, leaf.requires_grad, inner.is_leaf, inner.requires_grad, plain.is_leaf) == (
+        True, True, False, True, True)
+
+
 # -- end to end: these need the meta rules of every op an MLP uses -------------------------
 
 class MLP(nn.Module):
@@ -481,3 +491,4 @@ def test_mlp_forward_under_cross_ref():
         y = model(x)
     assert y.shape == (64, 10)
     assert check.unchecked == {} and check.checked == 3
+

@@ -28,6 +28,7 @@ import tensormodes as tm
 from .. import _dtype
 from .._api.tensor import Size, Tensor, wrap_array
 from .._autograd.grad_mode import grad_enabled
+from .._autograd.graph import Node
 from .._device import device as _device_type
 from .._ops._meta import MetaArray
 from ..overrides import resolve_name
@@ -262,12 +263,21 @@ def _rebuilt(item: dict) -> Tensor:
                                 f"{item!r:.120}") from error
     requires_grad = bool(item.get("requires_grad"))
     t = meta_tensor(shape, stride, dtype=dtype, storage_offset=item.get("offset", 0), requires_grad=requires_grad)
-    if not requires_grad or item.get("is_leaf", True):
-        return t
-    # clone (a meta rule of its own) gives a real grad_fn; its data then takes the recorded strides.
-    result = tm.clone(meta_tensor(shape, dtype=dtype, requires_grad=True))
-    result._data = t._data
-    return result
+    if requires_grad and not item.get("is_leaf", True):
+        t._grad_fn = _RECORDED_GRAPH
+    return t
+
+
+class _RecordedGraph(Node):
+    """Stands for the graph behind a recorded non-leaf: replays need it to be a non-leaf (an
+    in-place op on a leaf that requires grad is an error) but never run its backward."""
+
+    def apply(self, grads: tuple) -> tuple:
+        raise RuntimeError("a tensor rebuilt from a record has no backward graph: only the call replayed is "
+                           "differentiable")
+
+
+_RECORDED_GRAPH = _RecordedGraph()
 
 
 def decode(value: Any, on_meta: bool = True) -> Any:
