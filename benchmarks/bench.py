@@ -555,15 +555,57 @@ def ready_mode_rows() -> list[Row]:
     return rows
 
 
+def meta_rows() -> list[Row]:
+    """tensormodes.meta: ``validate``'s cost per record (target: 20,000 records/s, 50,000 ns
+    per record), on records that are all distinct (the properties family: clone, contiguous,
+    detach, numel, _to_copy on 400 shapes and layouts) and on the records of 20 MLP training
+    steps (a loop repeats its calls: each distinct record is replayed once); and the MLP
+    64->128->10 forward at batch 64 under CrossRefMode against the plain forward (target: 3x)."""
+    from tensormodes.meta import CrossRefMode, RecordingMode, validate
+
+    tensors = []
+    for rows in range(1, 21):
+        for cols in range(1, 11):
+            tensors.append(tm.ones(rows, cols))
+            tensors.append(tm.ones(cols, rows).t())
+    with RecordingMode() as distinct:
+        for x in tensors:
+            x.clone().contiguous().detach().numel()
+            tm._to_copy(x, dtype=tm.float64)
+
+    step, _ = _mlp_steps()
+    with RecordingMode() as training:
+        for _ in range(20):
+            step()
+
+    def validating(records):
+        def run():
+            validate(records)
+        run.per_call = len(records)
+        return run
+
+    model = tm.nn.Sequential(tm.nn.Linear(64, 128), tm.nn.ReLU(), tm.nn.Linear(128, 10))
+    x = tm.randn(64, 64)
+
+    def checked_forward():
+        with CrossRefMode():
+            model(x)
+
+    return [Row("meta", f"validate, per record ({len(distinct.records)} distinct)", validating(distinct.records)),
+            Row("meta", f"validate, per record (20 MLP steps, {len(training.records)})",
+                validating(training.records)),
+            Row("meta", "CrossRefMode: MLP 64-128-10 forward, batch 64", checked_forward, lambda: model(x))]
+
+
 GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
           "data": data_rows, "optim": optim_rows, "convolution": convolution_rows,
-          "fx-trace": fx_trace_rows, "fx-run": fx_run_rows, "ready modes": ready_mode_rows}
+          "fx-trace": fx_trace_rows, "fx-run": fx_run_rows, "ready modes": ready_mode_rows, "meta": meta_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
              "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
              "data": "safetensors.numpy / NumPy indexing", "optim": "the same updates in bare NumPy",
              "convolution": "none", "fx-trace": "none; torch: torch.fx.symbolic_trace",
              "fx-run": "the original function; torch: torch.fx, same rows",
-             "ready modes": "the same steps with no mode"}
+             "ready modes": "the same steps with no mode", "meta": "none; CrossRefMode: the plain forward"}
 
 
 def import_time() -> float:

@@ -69,6 +69,7 @@ from ._autograd.grad_mode import (  # noqa: E402
     set_grad_enabled,
 )
 from .serialization import load, save  # noqa: E402
+from .utils._device import get_default_device, set_default_device  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 from .version import __version__  # noqa: E402, F401 - public, not in __all__ (as torch)
 
@@ -87,13 +88,15 @@ _dispatch.IGNORED.update({
     is_grad_enabled, is_inference_mode_enabled, no_grad, enable_grad, set_grad_enabled, inference_mode,
     is_tensor, get_default_dtype, set_default_dtype, promote_types, can_cast, manual_seed, seed,
     initial_seed, finfo, iinfo, device, dtype, Size, Generator, set_printoptions, save, load, from_dlpack,
+    set_default_device, get_default_device,
 })
 
 __all__ = [
     "Tensor", "Size", "device", "dtype", "Generator", "default_generator", "finfo", "iinfo",
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
-    "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
+    "get_default_dtype", "set_default_dtype", "get_default_device", "set_default_device",
+    "promote_types", "can_cast", "is_tensor",
     "manual_seed", "seed", "initial_seed", "set_printoptions", "overrides", "nn", "optim", "linalg", "autograd",
     "return_types", "modes", "special", "utils", "testing", "fx", "save", "load", "from_dlpack",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",

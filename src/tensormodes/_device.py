@@ -41,6 +41,16 @@ def set_construct_hook(hook) -> None:
     _construct = hook
 
 
+# ``with device(...):`` is a mode of the layer above (utils/_device.py), which installs these.
+_context_hooks: list = []
+
+
+def set_context_hooks(enter, exit) -> None:  # noqa: A002 - the protocol's name
+    """Install ``enter(device)`` and ``exit(device)``, what ``with device(...):`` runs (they
+    push and pop the mode that makes ``device`` the default for factory calls)."""
+    _context_hooks[:] = [enter, exit]
+
+
 def _parse_string(text: str) -> tuple[str, int | None]:
     if not text:
         raise RuntimeError("Device string must not be empty")
@@ -124,6 +134,20 @@ class device(metaclass=_DeviceMeta):
 
     def __reduce__(self):
         return (_make, (str(self),))
+
+    def __enter__(self) -> device:
+        """Make this device the default for factory calls in the ``with`` block.
+
+        >>> import tensormodes as tm
+        >>> with tm.device("meta") as d:
+        ...     d, tm.get_default_device()
+        (device(type='meta'), device(type='meta'))
+        """
+        _context_hooks[0](self)
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        _context_hooks[1](self)
 
 
 def _make(value) -> device:

@@ -753,6 +753,19 @@ class Module:
 
         return self._apply(convert)
 
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Move the parameters and buffers to ``device`` without copying storage: each becomes
+        ``tm.empty_like(t, device=device)`` (uninitialized). The way to materialize a module
+        built on the meta device: ``model.to_empty(device="cpu")``, then initialize it.
+
+        >>> import tensormodes as tm
+        >>> layer = tm.nn.Linear(2, 3)
+        >>> weight = layer.weight
+        >>> layer.to_empty(device="cpu").weight is weight, layer.weight.shape
+        (True, tensormodes.Size([3, 2]))
+        """
+        return self._apply(lambda t: tm.empty_like(t, device=device), recurse=recurse)
+
     def cpu(self) -> Module:
         """Move all model parameters and buffers to the CPU.
 
