@@ -206,8 +206,8 @@ def test_repro_lines_run_and_rebuild_strided_inputs():
 
 
 def test_validate_outcomes_other_than_match():
-    x = tm.ones(2, 3)
-    records = (recorded(lambda: x.is_nonzero())  # DataDependentOutputError on meta
+    x, one = tm.ones(2, 3), tm.ones(1)
+    records = (recorded(lambda: one.is_nonzero())  # DataDependentOutputError on meta
                + recorded(lambda: tm.ones(1).item())  # the tm.ones call, then item: needs values
                + recorded(lambda: x.register_hook(lambda g: g))  # a function argument is not recorded
                + recorded(lambda: tm.device("cpu")))  # no tensor, no device parameter
@@ -237,8 +237,8 @@ def test_judge_classifies_missing_rules_and_needed_values():
 
 
 def test_report_table():
-    x = tm.ones(2, 3)
-    records = recorded(lambda: x.clone()) * 3 + recorded(lambda: x.is_nonzero())
+    x, one = tm.ones(2, 3), tm.ones(1)
+    records = recorded(lambda: x.clone()) * 3 + recorded(lambda: one.is_nonzero())
     wrong = Record("tensormodes.Tensor.numel", records[0].args, {}, result=5)
     report = validate([*records, wrong, wrong])
     assert str(report) == """\
