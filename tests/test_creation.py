@@ -300,7 +300,8 @@ def test_factories_take_out_device_and_requires_grad():
     with pytest.raises(RuntimeError, match="Only Tensors of floating point"):
         tm.zeros(2, dtype=tm.int64, requires_grad=True)
     with pytest.raises(NotImplementedError, match="not supported yet"):
-        tm.zeros(2, device="meta")
+        tm.zeros(2, device="cuda")
+    assert tm.zeros(2, device="meta").is_meta
 
 
 def test_like_factories_keep_shape_and_dtype():

@@ -82,7 +82,8 @@ def test_meta_rule_matches_real_execution(case, opdef, sample, is_error):
     real, real_error = _outcome(function, args, kwargs)
     assert (real_error is not None) == is_error, f"real execution: {real_error!r}"
     meta_args, meta_kwargs = _to_meta(args), _to_meta(kwargs)
-    if not opdef.tensor_params:
+    if not opdef.tensor_params or (opdef.factory and "device" in opdef.signature.parameters
+                                   and "device" not in meta_kwargs):  # linspace(0, 1, 5), normal(0., 1., (2,))
         meta_kwargs["device"] = "meta"
     elif not _holds_tensor((args, kwargs)):
         return  # no tensor argument to move to the meta device (``block_diag()``): nothing runs on meta

@@ -20,6 +20,7 @@ from numpy.lib.stride_tricks import as_strided
 from .. import _dtype as dt
 from ._common import HALF_TYPES, array_type_name, cpp_type_name, not_implemented, ops
 from ._common import conjugate as _conj
+from ._meta import MetaArray, MetaRule, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 
 # float16 and bfloat16 are computed in float32 and cast back: NumPy's contractions of them are
@@ -253,6 +254,75 @@ def _run(input, weight, bias, stride, padding, dilation, groups, transposed=Fals
     return result
 
 
+# -- meta rules -------------------------------------------------------------------------------------
+# The drivers below (``_conv_nd``, ``_conv_transpose_nd``) take the function that runs the batched
+# convolution: ``_run`` for data, ``_run_meta`` for meta arrays, which runs the same checks and
+# computes the output sizes as the kernels do, with no data.
+
+def _run_meta(input, weight, bias, stride, padding, dilation, groups, transposed=False, output_padding=0,
+              allow_complex=True, extra=None):
+    """``_run``'s result as a MetaArray: its checks, its output sizes."""
+    stride, padding, dilation, output_padding = _check_arguments(input, weight, bias, stride, padding, dilation,
+                                                                 groups, transposed, output_padding, allow_complex)
+    if transposed:
+        sizes = _transposed_sizes(input.shape[2:], weight.shape, stride, padding, dilation, output_padding)
+        channels = weight.shape[1] * groups
+    else:
+        # _Layout's output sizes, over the input padded (before, after) per dimension
+        sizes = [(size + 2 * p + e - d * (k - 1) - 1) // s + 1 for size, p, e, d, k, s in
+                 zip(input.shape[2:], padding, extra or (0,) * len(padding), dilation, weight.shape[2:], stride)]
+        channels = weight.shape[0]
+    return MetaArray((input.shape[0], channels, *sizes), input.dtype)
+
+
+def _batch(array):
+    """``array[None]``: an unbatched input with a batch dimension of 1 (meta arrays too)."""
+    return MetaArray((1, *array.shape), array.dtype) if type(array) is MetaArray else array[None]
+
+
+def _unbatch(array):
+    """``array[0]``: the batch dimension of 1 taken off again."""
+    return MetaArray(array.shape[1:], array.dtype) if type(array) is MetaArray else array[0]
+
+
+def _convolution_backward_meta(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                               output_padding, groups, output_mask):
+    if grad_output.dtype == np.bool_ or grad_output.dtype.kind == "c":
+        raise not_implemented("slow_conv_transpose2d_out_cpu" if transposed else "slow_conv2d_cpu",
+                              dt.NP_TO_DTYPE[grad_output.dtype])
+    spatial = weight.ndim - 2
+    for name, value in (("stride", stride), ("padding", padding), ("dilation", dilation)):
+        _expand(name, value, spatial)
+    # The input's gradient has grad_output's dtype; the weight's the dtype of the operand it
+    # correlates with grad_output (the input's, or grad_output's own when transposed).
+    return (MetaArray(input.shape, grad_output.dtype) if output_mask[0] else None,
+            MetaArray(weight.shape, grad_output.dtype if transposed else input.dtype) if output_mask[1] else None,
+            MetaArray(grad_output.shape[1:2], grad_output.dtype) if output_mask[2] else None)
+
+
+def _ordered(opdef, args, kwargs) -> tuple:
+    """The op's arguments in its parameters' order, defaults filled in."""
+    bound = opdef.signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
+def _meta_driver(driver, name: str, spatial: int) -> MetaRule:
+    """A conv function's meta rule: its driver with ``_run_meta``."""
+    return MetaRule(lambda opdef, args, kwargs: driver(name, spatial, *_ordered(opdef, args, kwargs), run=_run_meta),
+                    f"{name}_meta")
+
+
+# PyTorch's general op has no complex kernel (conv1d and conv2d split complex operands).
+def _convolution_meta_rule(opdef, args, kwargs):
+    input, weight, bias, stride, padding, dilation, transposed, output_padding, groups = _ordered(opdef, args, kwargs)
+    return _run_meta(input, weight, bias, stride, padding, dilation, groups, transposed, output_padding,
+                     allow_complex=False)
+
+
+_convolution_meta = MetaRule(_convolution_meta_rule, "convolution_meta")
+
+
 # -- gradients ------------------------------------------------------------------------------------
 #
 # Every convolution's gradient is one call to ``_convolution_backward`` (ATen's
@@ -344,7 +414,12 @@ def _convolution_backward_grad(grad, grad_output, input, weight, stride, padding
     return for_output, for_input, for_weight
 
 
-@op(grad=_convolution_backward_grad, samples=(
+@op(grad=_convolution_backward_grad, meta=rule(_convolution_backward_meta),
+    errors=(Sample((TensorSpec((1, 1, 2), "complex64"), TensorSpec((1, 1, 3), "complex64"),
+                    TensorSpec((1, 1, 2), "complex64"), None, [1], [0], [1], False, [0], 1, [True, True, True])),
+            Sample((TensorSpec((1, 1, 2)), TensorSpec((1, 1, 3)), TensorSpec((1, 1, 2)), None, [1, 1], [0], [1],
+                    False, [0], 1, [True, False, False]))),
+    samples=(
     Sample((TensorSpec((1, 2, 3, 3)), TensorSpec((1, 1, 5, 5)), TensorSpec((2, 1, 3, 3)), [2], [1, 1], [0, 0],
             [1, 1], False, [0, 0], 1, [True, True, True])),
     Sample((TensorSpec((2, 2, 3), "float64"), TensorSpec((2, 2, 4), "float64"), TensorSpec((2, 1, 2), "float64"),
@@ -396,7 +471,13 @@ def _convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bi
     return grad_input, grad_weight, grad_bias
 
 
-@op(grad=_convolution_grad, samples=(
+@op(grad=_convolution_grad, meta=_convolution_meta,
+    errors=(Sample((TensorSpec((1, 2, 4, 4)), TensorSpec((3, 3, 2, 2)), None, [1, 1], [0, 0], [1, 1], False,
+                    [0, 0], 1)),
+            Sample((TensorSpec((1, 2, 4)), TensorSpec((2, 3, 2)), None, [1], [1], [1], True, [1], 1)),
+            Sample((TensorSpec((1, 2, 4), "complex64"), TensorSpec((3, 2, 2), "complex64"), None, [1], [0], [1],
+                    False, [0], 1))),
+    samples=(
     Sample((TensorSpec((1, 2, 4, 4)), TensorSpec((3, 2, 2, 2)), TensorSpec((3,)), [1, 1], [0, 0], [1, 1], False,
             [0, 0], 1)),
     Sample((TensorSpec((2, 2, 5), "float64"), TensorSpec((2, 1, 3), "float64"), None, [2], [1], [1], False, [0],
@@ -447,21 +528,21 @@ def _resolve_padding(padding, weight_shape, stride, dilation) -> list[tuple[int,
     return [(p, p) for p in _expand("padding", padding, spatial)]
 
 
-def _conv_nd(name: str, spatial: int, input, weight, bias, stride, padding, dilation, groups) -> np.ndarray:
+def _conv_nd(name: str, spatial: int, input, weight, bias, stride, padding, dilation, groups, run=_run):
     if input.ndim not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {name}, but "
                            f"got input of size: {list(input.shape)}")
     unbatched = input.ndim == spatial + 1
-    batched = input[None] if unbatched else input
+    batched = _batch(input) if unbatched else input
     stride, dilation = _as_list(stride, spatial), _as_list(dilation, spatial)
     if not isinstance(padding, str):
-        result = _run(batched, weight, bias, stride, _as_list(padding, spatial), dilation, groups)
-        return result[0] if unbatched else result
+        result = run(batched, weight, bias, stride, _as_list(padding, spatial), dilation, groups)
+        return _unbatch(result) if unbatched else result
     sides = _resolve_padding(padding, weight.shape, stride, dilation)
     # The odd extra padding of 'same' goes after the input.
-    result = _run(batched, weight, bias, stride, [b for b, _ in sides], dilation, groups,
-                  extra=[a - b for b, a in sides])
-    return result[0] if unbatched else result
+    result = run(batched, weight, bias, stride, [b for b, _ in sides], dilation, groups,
+                 extra=[a - b for b, a in sides])
+    return _unbatch(result) if unbatched else result
 
 
 def _conv_nd_grad(grad, input, weight, stride, padding, dilation, groups, needs_input_grad):
@@ -489,7 +570,11 @@ def _conv_nd_grad(grad, input, weight, stride, padding, dilation, groups, needs_
     return grad_input, grad_weight, grad_bias
 
 
-@op(grad=_conv_nd_grad, samples=(
+@op(meta=_meta_driver(_conv_nd, "conv1d", 1),
+    errors=(Sample((TensorSpec((2, 2, 2, 5)), TensorSpec((3, 2, 3)))),
+            Sample((TensorSpec((1, 2, 2)), TensorSpec((3, 2, 3)))),
+            Sample((TensorSpec((1, 2, 5)), TensorSpec((2, 2, 3))), {"padding": "same", "stride": 2})),
+    grad=_conv_nd_grad, samples=(
     Sample((TensorSpec((2, 2, 5)), TensorSpec((3, 2, 3)), TensorSpec((3,)))),
     Sample((TensorSpec((2, 6), "float64"), TensorSpec((2, 2, 2), "float64")), {"stride": 2, "padding": 1}),
     Sample((TensorSpec((1, 4, 6), "float64"), TensorSpec((4, 2, 3), "float64"), TensorSpec((4,), "float64")),
@@ -510,7 +595,11 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
-@op(grad=_conv_nd_grad, samples=(
+@op(meta=_meta_driver(_conv_nd, "conv2d", 2),
+    errors=(Sample((TensorSpec((1, 3, 4, 4)), TensorSpec((3, 2, 2, 2)))), Sample((TensorSpec((1, 2, 4, 4)),
+            TensorSpec((3, 2, 2, 2))), {"stride": 0}), Sample((TensorSpec((1, 2, 4, 4)), TensorSpec((3, 2, 2, 2)),
+            TensorSpec((2,))))),
+    grad=_conv_nd_grad, samples=(
     Sample((TensorSpec((1, 2, 4, 4)), TensorSpec((3, 2, 2, 2)), TensorSpec((3,)))),
     Sample((TensorSpec((2, 3, 3), "float64"), TensorSpec((2, 2, 2, 2), "float64")), {"padding": (1, 0)}),
     Sample((TensorSpec((1, 4, 4, 3), "float64"), TensorSpec((2, 2, 2, 2), "float64"), TensorSpec((2,), "float64")),
@@ -535,15 +624,15 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
 
 
 def _conv_transpose_nd(name: str, spatial: int, input, weight, bias, stride, padding, output_padding, groups,
-                       dilation) -> np.ndarray:
+                       dilation, run=_run):
     if input.ndim not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {name}, but "
                            f"got input of size: {list(input.shape)}")
     unbatched = input.ndim == spatial + 1
-    result = _run(input[None] if unbatched else input, weight, bias, _as_list(stride, spatial),
-                  _as_list(padding, spatial), _as_list(dilation, spatial), groups, True,
-                  _as_list(output_padding, spatial))
-    return result[0] if unbatched else result
+    result = run(_batch(input) if unbatched else input, weight, bias, _as_list(stride, spatial),
+                 _as_list(padding, spatial), _as_list(dilation, spatial), groups, True,
+                 _as_list(output_padding, spatial))
+    return _unbatch(result) if unbatched else result
 
 
 def _conv_transpose_nd_grad(grad, input, weight, stride, padding, output_padding, groups, dilation,
@@ -559,7 +648,10 @@ def _conv_transpose_nd_grad(grad, input, weight, stride, padding, output_padding
     return grad_input, grad_weight, grad_bias
 
 
-@op(grad=_conv_transpose_nd_grad, samples=(
+@op(meta=_meta_driver(_conv_transpose_nd, "conv_transpose1d", 1),
+    errors=(Sample((TensorSpec((1, 2, 4)), TensorSpec((2, 3, 2))), {"output_padding": 1}),
+            Sample((TensorSpec((1, 3, 4)), TensorSpec((2, 3, 2))))),
+    grad=_conv_transpose_nd_grad, samples=(
     Sample((TensorSpec((2, 2, 4)), TensorSpec((2, 3, 2)), TensorSpec((3,)))),
     Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 2, 3), "float64")),
            {"stride": 2, "padding": 1, "output_padding": 1}),
@@ -580,7 +672,10 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                               dilation)
 
 
-@op(grad=_conv_transpose_nd_grad, samples=(
+@op(meta=_meta_driver(_conv_transpose_nd, "conv_transpose2d", 2),
+    errors=(Sample((TensorSpec((1, 2, 1, 1)), TensorSpec((2, 3, 1, 1))), {"padding": 1}),
+            Sample((TensorSpec((2, 2)), TensorSpec((2, 3, 2, 2))))),
+    grad=_conv_transpose_nd_grad, samples=(
     Sample((TensorSpec((1, 2, 3, 3)), TensorSpec((2, 3, 2, 2)), TensorSpec((3,)))),
     Sample((TensorSpec((2, 2, 3), "float64"), TensorSpec((2, 1, 2, 2), "float64")),
            {"stride": (2, 1), "padding": (1, 0), "output_padding": (1, 0)}),

@@ -22,6 +22,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import check_compute_device
 from ._common import array_of, not_implemented, resolve_dtype, scalar_type_name
+from ._meta import MetaArray, MetaRule, copy_of, dense_strides, is_meta_device, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23
 
@@ -354,7 +355,160 @@ def _plain_size(size: tuple, op_name: str) -> bool:
         raise TypeError(f'{op_name}() missing 1 required positional arguments: "size"')
     return True
 
-@op(factory=True, samples=(
+
+# -- meta rules (device="meta": the result's shape and dtype, checked as the kernels check, no data) ----
+
+def _meta_result(result, dtype=None):
+    """A kernel's result (an ndarray, or a tensor returned as is) as a meta result: a meta
+    tensor stays itself, data becomes a MetaArray of its shape and memory format."""
+    inner = result if isinstance(result, np.ndarray) else array_of(result)
+    if type(inner) is MetaArray:
+        return result if dtype is None else copy_of(inner, dtype)
+    inner = np.asarray(inner)
+    strides = tuple(s // inner.itemsize for s in inner.strides)
+    return MetaArray(inner.shape, inner.dtype, dense_strides(inner.shape, strides))
+
+
+def _sized_meta(op_name: str):
+    """``zeros`` / ``ones`` / ``empty``: the kernels' slow path (a device is always given here)."""
+    def compute(*size, dtype=None, device=None, **_):
+        shape = _shape_of(size, op_name)
+        check_device(device)
+        return MetaArray(shape, _target_np(dtype))
+    compute.__name__ = f"_{op_name}_meta"
+    return rule(compute)
+
+
+def _full_meta(size, fill_value, *, dtype=None, device=None, **_):
+    check_device(device)
+    value = fill_value if type(fill_value) in _PYTHON_SCALARS else python_scalar(fill_value, "full", "fill_value", 2)
+    target = scalar_dtype(value) if dtype is None else resolve_dtype(dtype)
+    shape = _full_size(size)
+    checked_fill_value(value, target)
+    return MetaArray(shape, target._np)
+
+
+def _like_meta(fill: bool = False) -> MetaRule:
+    """``*_like``: ``input``'s shape, contiguous as the kernels' results. An explicit
+    non-meta device with a meta input asks for real data: the kernel reads only metadata."""
+    def compute(opdef, args, kwargs):
+        bound = opdef.signature.bind(*args, **kwargs)
+        input, dtype, device = bound.arguments["input"], bound.arguments.get("dtype"), bound.arguments.get("device")
+        if device is not None and not is_meta_device(device):
+            return opdef.kernel(*args, **kwargs)
+        check_device(device)
+        if not fill:
+            return MetaArray(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
+        value = python_scalar(bound.arguments["fill_value"], "full_like", "fill_value", 2)
+        target = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
+        checked_fill_value(value, target)
+        return MetaArray(input.shape, target._np)
+
+    return MetaRule(compute, "full_like" if fill else "like")
+
+
+def _tensor_meta(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    inner = array_of(data)
+    if type(inner) is MetaArray:
+        check_device(device)
+        warnings.warn(_COPY_WARNING, UserWarning, stacklevel=3)
+        return copy_of(inner, None if dtype is None else resolve_dtype(dtype)._np)
+    return _meta_result(tensor(data, dtype=dtype, device=device))
+
+
+def _as_tensor_meta(data, *, dtype=None, device=None):
+    inner = array_of(data)
+    if type(inner) is MetaArray:
+        check_device(device)
+        target = None if dtype is None else resolve_dtype(dtype)
+        return data if target is None or inner.dtype == target._np else copy_of(inner, target._np)
+    return _meta_result(as_tensor(data, dtype=dtype, device=device))
+
+
+def _asarray_meta(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    inner = array_of(obj)
+    if type(inner) is MetaArray:
+        check_device(device)
+        target = None if dtype is None else resolve_dtype(dtype)
+        if target is not None and inner.dtype != target._np:
+            if copy is False:
+                source = scalar_type_name(dt.NP_TO_DTYPE[inner.dtype])
+                raise ValueError(f"can't alias tensor with dtype '{source}' into dtype '{scalar_type_name(target)}'.")
+            return copy_of(inner, target._np)
+        return copy_of(inner) if copy else obj
+    return _meta_result(asarray(obj, dtype=dtype, device=device, copy=copy))
+
+
+def _scalar_tensor_meta(s, *, dtype=None, device=None, **_):
+    check_device(device)
+    value = python_scalar(s, "scalar_tensor", "s", 1)
+    target = resolve_dtype(dtype) or _DEFAULT_DTYPE.get()
+    checked_fill_value(value, target)
+    return MetaArray((), target._np)
+
+
+def _space_bound_meta(value, param: str, op_name: str):
+    """A bound of ``linspace`` / ``logspace``: a 0-dim meta tensor stands for a value of its dtype."""
+    if type(value) is MetaArray:
+        if value.ndim != 0:
+            raise RuntimeError(f"{op_name} only supports 0-dimensional start and end tensors, but got {param} "
+                               f"with {value.ndim} dimension(s).")
+        return np.ones((), value.dtype).item()
+    return _linspace_bound(value, param, op_name)
+
+
+def _space_meta(op_name: str) -> MetaRule:
+    def compute(start, end, steps, base=10.0, *, dtype=None, device=None, **_):
+        check_device(device)
+        start, end = _space_bound_meta(start, "start", op_name), _space_bound_meta(end, "end", op_name)
+        steps = _steps_arg(steps, op_name)
+        if op_name == "logspace":
+            python_scalar(base, "logspace", "base", 4)
+        target = _space_dtype(start, end, dtype)
+        if target is dt.bool:
+            raise not_implemented(f"{op_name}_cpu", target)
+        if target._category == dt._INT:  # the kernels' conversions, with their overflow errors
+            if op_name == "linspace" or steps >= 2:
+                _as_type(start, target)
+            if steps >= 2:
+                _as_type(end, target)
+        return MetaArray((steps,), target._np)
+    compute.__name__ = f"_{op_name}_meta"
+    return rule(compute)
+
+
+def _tril_size(row: int, col: int, offset: int) -> int:
+    """How many elements of a ``row`` x ``col`` matrix lie on or below diagonal ``offset``:
+    row ``i`` holds ``clamp(i + offset + 1, 0, col)`` of them, summed in closed form."""
+    if row <= 0 or col <= 0:
+        return 0
+    first = offset + 1  # row 0's count before clamping; row i's is first + i
+    empty = min(max(-first + 1, 0), row)  # rows 0 .. empty-1 hold nothing
+    full = max(min(max(col - first, 0), row), empty)  # rows full .. row-1 are whole
+    partial = (empty + full - 1) * (full - empty) // 2 + first * (full - empty)
+    return partial + col * (row - full)
+
+
+def _triangle_meta(upper: bool):
+    name = "triu_indices" if upper else "tril_indices"
+
+    def compute(row, col, offset=0, *, dtype=None, device=None, layout=None):
+        check_device(device)
+        target = _triangle_dtype(name, row, col, dtype)
+        count = row * col - _tril_size(row, col, offset - 1) if upper else _tril_size(row, col, offset)
+        return MetaArray((2, count), target._np)
+    compute.__name__ = f"_{name}_meta"
+    return rule(compute)
+
+
+def _eye_meta(n, m=None, *, dtype=None, layout=None, device=None, requires_grad=False):
+    check_device(device)
+    return MetaArray(_eye_shape(n, m), _target_np(dtype))
+
+
+@op(meta=rule(_tensor_meta),
+    errors=(Sample(([[1, 2], [3]],)), Sample(([300],), {"dtype": dt.int8}), Sample(([1j],), {"dtype": dt.float32})),
+    factory=True, samples=(
     Sample(([[1.0, 2.0], [3.0, 4.0]],)), Sample(([1, 2],), {"dtype": dt.float64}), Sample((2.5,)),
     Sample(([True, False],)), Sample(([1, 2.5, True],)), Sample(([[1 + 2j, 3]],)), Sample(([[], []],)),
     Sample(([0.1, 1e5, -3.25],), {"dtype": dt.float16}),
@@ -394,7 +548,9 @@ def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: b
     return data_to_array(data, target)
 
 
-@op(factory=True, samples=(
+@op(meta=rule(_as_tensor_meta),
+    errors=(Sample(([[1], [2, 3]],)), Sample(([300],), {"dtype": dt.uint8})),
+    factory=True, samples=(
     Sample(([1, 2, 3],)), Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 3)),), {"dtype": dt.float64}),
     Sample(([[1.5], [2]],), {"dtype": dt.float16}), Sample((7,))))
 def as_tensor(data, *, dtype: dt.dtype | None = None, device=None) -> Tensor:
@@ -435,7 +591,10 @@ def _has_buffer(obj) -> bool:
     return True
 
 
-@op(factory=True, samples=(
+@op(meta=rule(_asarray_meta),
+    errors=(Sample((TensorSpec((2,), "int64"),), {"dtype": dt.float32, "copy": False}),
+            Sample(([1, 2],), {"copy": False})),
+    factory=True, samples=(
     Sample(([1, 2, 3],)), Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 3), "int64"),), {"dtype": dt.float32}),
     Sample((2.5,)), Sample(([[1, 2]],), {"copy": True}), Sample((TensorSpec((4,), "int32"),), {"copy": False})))
 def asarray(obj, *, dtype: dt.dtype | None = None, device=None, copy: bool | None = None,
@@ -519,7 +678,7 @@ def from_numpy(ndarray, /) -> Tensor:
 
 # -- filled tensors -------------------------------------------------------------------------------------
 
-@op(factory=True, out=True, samples=(
+@op(errors=(Sample((2, -1)), Sample((2.5,))), meta=_sized_meta("zeros"), factory=True, out=True, samples=(
     Sample((2, 3)), Sample(((4,),), {"dtype": dt.int32}), Sample(([2, 0],), {"dtype": dt.bool}), Sample(((),)),
     Sample((1,), {"dtype": dt.complex64})))
 def zeros(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
@@ -539,7 +698,7 @@ def zeros(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
     return _np_zeros(shape, _target_np(dtype))
 
 
-@op(factory=True, out=True, samples=(
+@op(errors=(Sample((-1,)), Sample(([2, "a"],))), meta=_sized_meta("ones"), factory=True, out=True, samples=(
     Sample((2, 3)), Sample(((4,),), {"dtype": dt.int8}), Sample(([3],), {"dtype": dt.bool}), Sample(((),)),
     Sample((2,), {"dtype": dt.bfloat16})))
 def ones(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
@@ -561,7 +720,9 @@ def ones(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
     return result
 
 
-@op(random=True, factory=True, out=True, samples=(Sample((2, 3)), Sample(((4,),), {"dtype": dt.int64}), Sample(((),))))
+@op(meta=_sized_meta("empty"),
+    errors=(Sample(((2, -3),)),),
+    random=True, factory=True, out=True, samples=(Sample((2, 3)), Sample(((4,),), {"dtype": dt.int64}), Sample(((),))))
 def empty(*size: int, dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False, memory_format=None) -> Tensor:
     """Returns a tensor of the given shape filled with uninitialized data.
@@ -590,7 +751,9 @@ def _filled(shape: tuple[int, ...], fill_value, dtype: dt.dtype) -> np.ndarray:
     return result
 
 
-@op(factory=True, out=True, samples=(
+@op(meta=rule(_full_meta),
+    errors=(Sample(((2,), 300), {"dtype": dt.int8}), Sample((2, 1.0)), Sample(((-1,), 1.0))),
+    factory=True, out=True, samples=(
     Sample(((2, 3), 1.5)), Sample(((2,), 7)), Sample(((2,), True)), Sample(([2, 2], 2 + 1j)),
     Sample(((2,), 3.7), {"dtype": dt.int32}), Sample(((), -200), {"dtype": dt.uint8}),
     Sample(((3,), 2), {"dtype": dt.float64})))
@@ -614,7 +777,9 @@ def full(size, fill_value: Number, *, dtype: dt.dtype | None = None, layout=None
     return _filled(_full_size(size), value, target)
 
 
-@op(factory=True, samples=(Sample((3.5,)), Sample((True,)), Sample((2,), {"dtype": dt.int64}),
+@op(meta=rule(_scalar_tensor_meta),
+    errors=(Sample((1000,), {"dtype": dt.int8}), Sample(("a",))),
+    factory=True, samples=(Sample((3.5,)), Sample((True,)), Sample((2,), {"dtype": dt.int64}),
                            Sample((-7,), {"dtype": dt.int8})))
 def scalar_tensor(s: Number, *, dtype: dt.dtype | None = None, layout=None, device=None,
                   pin_memory: bool | None = False, requires_grad: bool | None = False) -> Tensor:
@@ -634,7 +799,7 @@ def scalar_tensor(s: Number, *, dtype: dt.dtype | None = None, layout=None, devi
 _INT32_23 = TensorSpec((2, 3), "int32")
 
 
-@op(factory=True, samples=(Sample((M23,)), Sample((_INT32_23,)), Sample((M23,), {"dtype": dt.int64}),
+@op(meta=_like_meta(), factory=True, samples=(Sample((M23,)), Sample((_INT32_23,)), Sample((M23,), {"dtype": dt.int64}),
                            Sample((TensorSpec((), "bool"),))))
 def zeros_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -648,7 +813,8 @@ def zeros_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, dev
     return np.zeros(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
 
 
-@op(factory=True, samples=(Sample((M23,)), Sample((_INT32_23,)), Sample((_INT32_23,), {"dtype": dt.float64}),
+@op(meta=_like_meta(),
+    factory=True, samples=(Sample((M23,)), Sample((_INT32_23,)), Sample((_INT32_23,), {"dtype": dt.float64}),
                            Sample((TensorSpec((2,), "bool"),))))
 def ones_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
               requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -662,7 +828,7 @@ def ones_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, devi
     return np.ones(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
 
 
-@op(random=True, factory=True, samples=(Sample((M23,)), Sample((_INT32_23,), {"dtype": dt.float16})))
+@op(meta=_like_meta(), random=True, factory=True, samples=(Sample((M23,)), Sample((_INT32_23,), {"dtype": dt.float16})))
 def empty_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None,
                requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
     """Returns an uninitialized tensor with the size (and, by default, dtype) of ``input``.
@@ -675,7 +841,9 @@ def empty_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, dev
     return np.empty(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
 
 
-@op(factory=True, samples=(Sample((M23, 2.5)), Sample((_INT32_23, 2.7)), Sample((_INT32_23, True)),
+@op(meta=_like_meta(fill=True),
+    errors=(Sample((_INT32_23, 2 ** 40)), Sample((M23, 1j), {"dtype": dt.int64})),
+    factory=True, samples=(Sample((M23, 2.5)), Sample((_INT32_23, 2.7)), Sample((_INT32_23, True)),
                            Sample((TensorSpec((2,), "bool"), 3)), Sample((M23, 7), {"dtype": dt.int64}),
                            Sample((TensorSpec((2,), "complex64"), 1 - 1j))))
 def full_like(input: Tensor, fill_value: Number, *, dtype: dt.dtype | None = None, layout=None,
@@ -704,7 +872,49 @@ def _format_bound(value) -> str:
     return str(value) if type(value) is int else format(value, "g")
 
 
-@op(factory=True, out=True, samples=(
+def _arange_plan(start, end, step, dtype) -> tuple:
+    """``arange``'s checked arguments: (start, end, step, result dtype, length), PyTorch's errors."""
+    start, end, step = _range_scalar(start, "start", 1), _range_scalar(end, "end", 2), _range_scalar(step, "step", 3)
+    if complex in (type(start), type(end), type(step)):
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    if dtype is None:
+        all_ints = type(start) is int and type(end) is int and type(step) is int
+        target = dt.int64 if all_ints else _DEFAULT_DTYPE.get()
+    else:
+        target = resolve_dtype(dtype)
+    if target._category in (dt._BOOL, dt._COMPLEX):
+        raise not_implemented("arange_cpu", target)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {_format_bound(start)} -> {_format_bound(end)}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if target._category != dt._INT:
+        return start, end, step, target, math.ceil((end - start) / step)
+    first, last, increment = int(start), int(end), int(step)
+    if target is dt.int64:
+        if increment == 0:  # the step truncated to 0; PyTorch raises ValueError here
+            raise ValueError("step must be nonzero")
+        sign = 1 if increment > 0 else -1
+        span = last - first + increment - sign
+        length = abs(span) // abs(increment) if (span >= 0) == (increment > 0) else 0
+    else:
+        length = math.ceil((float(end) - float(start)) / float(step))
+    return start, end, step, target, length
+
+
+def _arange_meta(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    check_device(device)
+    _, _, _, target, length = _arange_plan(start, end, step, dtype)
+    return MetaArray((length,), target._np)
+
+
+@op(meta=rule(_arange_meta),
+    errors=(Sample((0, 10, 0)), Sample((10, 0, 1)), Sample((0, 5), {"dtype": dt.bool})),
+    factory=True, out=True, samples=(
     Sample((5,)), Sample((5.0,)), Sample((1, 2.5, 0.5)), Sample((10, 0, -3)), Sample((0, 10, 3), {"dtype": dt.float64}),
     Sample((0.5, 3), {"dtype": dt.int64}), Sample((0, 1, 0.1)), Sample((-1.5, 2.5, 0.75), {"dtype": dt.int32}),
     Sample((0, 1, 0.3), {"dtype": dt.float16}), Sample((0,))))
@@ -729,36 +939,12 @@ def arange(start: Number = 0, end: Number | None = None, step: Number = 1, *, dt
             check_device(device)
             return np.arange(start, end, step, dtype=np.int64)
     check_device(device)
-    start, end, step = _range_scalar(start, "start", 1), _range_scalar(end, "end", 2), _range_scalar(step, "step", 3)
-    if complex in (type(start), type(end), type(step)):
-        raise RuntimeError("value cannot be converted to type double without overflow")
-    if dtype is None:
-        all_ints = type(start) is int and type(end) is int and type(step) is int
-        target = dt.int64 if all_ints else _DEFAULT_DTYPE.get()
-    else:
-        target = resolve_dtype(dtype)
-    if target._category in (dt._BOOL, dt._COMPLEX):
-        raise not_implemented("arange_cpu", target)
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if not (math.isfinite(start) and math.isfinite(end)):
-        raise RuntimeError(f"unsupported range: {_format_bound(start)} -> {_format_bound(end)}")
-    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    start, end, step, target, length = _arange_plan(start, end, step, dtype)
     if target._category == dt._INT:
         # PyTorch computes integer ranges in int64 from the truncated arguments.
-        first, last, increment = int(start), int(end), int(step)
-        if target is dt.int64:
-            if increment == 0:  # the step truncated to 0; PyTorch raises ValueError here
-                raise ValueError("step must be nonzero")
-            sign = 1 if increment > 0 else -1
-            span = last - first + increment - sign
-            length = abs(span) // abs(increment) if (span >= 0) == (increment > 0) else 0
-        else:
-            length = math.ceil((float(end) - float(start)) / float(step))
+        first, increment = int(start), int(step)
         values = first + increment * np.arange(length, dtype=np.int64)
         return values.astype(target._np)
-    length = math.ceil((end - start) / step)
     # PyTorch accumulates half types in float32 and the others in double, with fused
     # multiply-adds.
     accumulate = np.float32 if target in (dt.float16, dt.bfloat16) else np.float64
@@ -939,7 +1125,9 @@ def _space_dtype(start, end, dtype) -> dt.dtype:
 _SCALAR_0D = TensorSpec((), "float32", 0.0, 1.0)
 
 
-@op(factory=True, out=True, samples=(
+@op(meta=_space_meta("linspace"),
+    errors=(Sample((0, 1, -1)), Sample((TensorSpec((2,)), 1, 3)), Sample((0, 1, 3), {"dtype": dt.bool})),
+    factory=True, out=True, samples=(
     Sample((0, 1, 5)), Sample((-2.5, 10, 7)), Sample((0, 10, 4), {"dtype": dt.int64}), Sample((0, 1, 1)),
     Sample((0, 1, 0)), Sample((0, 1j, 3)), Sample((3, -1, 6), {"dtype": dt.float64}),
     Sample((_SCALAR_0D, 4.0, 3)), Sample((1, 5, 9), {"dtype": dt.int16}), Sample((0, 1, 11), {"dtype": dt.float16})))
@@ -966,7 +1154,9 @@ def linspace(start: Tensor | Number, end: Tensor | Number, steps: int, *, dtype:
     return _spaced(start, end, steps, target).astype(target._np)
 
 
-@op(factory=True, out=True, samples=(
+@op(meta=_space_meta("logspace"),
+    errors=(Sample((0, 1, -2)), Sample((0, 1, 3), {"dtype": dt.bool}), Sample((0, 1000, 3), {"dtype": dt.int8})),
+    factory=True, out=True, samples=(
     Sample((0, 2, 3)), Sample((0, 2, 3), {"base": 2}), Sample((0, 2, 3), {"dtype": dt.int64}),
     Sample((0, 3, 4, 2), {"dtype": dt.int32}), Sample((-1, 1, 5), {"base": 3.0, "dtype": dt.float64}),
     Sample((1.5, 1.5, 1)), Sample((0, 1, 0)), Sample((_SCALAR_0D, 1, 3))))
@@ -1025,18 +1215,25 @@ def _power(base: float, exponents: np.ndarray) -> np.ndarray:
             return np.power(base, exponents)
 
 
-def _triangle_indices(numpy_indices, name: str, row: int, col: int, offset: int, dtype) -> np.ndarray:
+def _triangle_dtype(name: str, row: int, col: int, dtype) -> dt.dtype:
     for what, value in (("row", row), ("col", col)):
         if value < 0:
             raise RuntimeError(f"{what} must be non-negative, got{value}")
     target = resolve_dtype(dtype) or dt.int64
     if target not in (dt.int32, dt.int64):
         raise not_implemented(name, target)
+    return target
+
+
+def _triangle_indices(numpy_indices, name: str, row: int, col: int, offset: int, dtype) -> np.ndarray:
+    target = _triangle_dtype(name, row, col, dtype)
     rows, columns = numpy_indices(row, offset, col)
     return np.stack([rows, columns]).astype(target._np)
 
 
-@op(factory=True, samples=(Sample((3, 3)), Sample((3, 4, 1)), Sample((2, 2), {"dtype": dt.int32}),
+@op(meta=_triangle_meta(upper=False),
+    errors=(Sample((-1, 3)), Sample((3, 3), {"dtype": dt.float32})),
+    factory=True, samples=(Sample((3, 3)), Sample((3, 4, 1)), Sample((2, 2), {"dtype": dt.int32}),
                            Sample((0, 3)), Sample((4, 2, -1))))
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype | None = None, device=None,
                  layout=None) -> Tensor:
@@ -1052,7 +1249,9 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype | None 
     return _triangle_indices(np.tril_indices, "tril_indices", row, col, offset, dtype)
 
 
-@op(factory=True, samples=(Sample((3, 3)), Sample((3, 4, -1)), Sample((2, 2), {"dtype": dt.int32}),
+@op(meta=_triangle_meta(upper=True),
+    errors=(Sample((3, -2)),),
+    factory=True, samples=(Sample((3, 3)), Sample((3, 4, -1)), Sample((2, 2), {"dtype": dt.int32}),
                            Sample((0, 3)), Sample((4, 2, 1))))
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype | None = None, device=None,
                  layout=None) -> Tensor:
@@ -1068,7 +1267,9 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype | None 
     return _triangle_indices(np.triu_indices, "triu_indices", row, col, offset, dtype)
 
 
-@op(factory=True, out=True, samples=(Sample((3,)), Sample((2, 4), {"dtype": dt.int64}), Sample((0,)),
+@op(meta=rule(_eye_meta),
+    errors=(Sample((-1,)), Sample((2, -3)), Sample((2.5,))),
+    factory=True, out=True, samples=(Sample((3,)), Sample((2, 4), {"dtype": dt.int64}), Sample((0,)),
                                      Sample((3, 1), {"dtype": dt.bool}), Sample((2,), {"m": 3})))
 def eye(n: int, m: int | None = None, *, dtype: dt.dtype | None = None, layout=None, device=None,
         requires_grad: bool = False) -> Tensor:
@@ -1080,6 +1281,10 @@ def eye(n: int, m: int | None = None, *, dtype: dt.dtype | None = None, layout=N
             [0, 1, 0]])
     """
     check_device(device)
+    return np.eye(*_eye_shape(n, m), dtype=_target_np(dtype))
+
+
+def _eye_shape(n, m) -> tuple[int, int]:
     for name, value in (("n", n), ("m", m)):
         if value is None:
             continue
@@ -1089,5 +1294,4 @@ def eye(n: int, m: int | None = None, *, dtype: dt.dtype | None = None, layout=N
         if operator.index(value) < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {operator.index(value)}")
     n = operator.index(n)
-    m = n if m is None else operator.index(m)
-    return np.eye(n, m, dtype=_target_np(dtype))
+    return n, n if m is None else operator.index(m)

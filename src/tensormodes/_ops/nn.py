@@ -20,6 +20,7 @@ from .. import _dtype as dt
 from . import activation as _activation
 from ._common import HALF_TYPES, array_type_name, not_implemented, ops, quiet, shape_text
 from ._common import conjugate as _conj
+from ._meta import MetaArray, probe, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import SCALAR
 
@@ -44,18 +45,8 @@ def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_gra
     return grad_input, grad_weight, grad_bias
 
 
-@op(namespace="tensormodes.nn.functional", grad=_linear_grad, samples=(
-    Sample((TensorSpec((4, 3)), TensorSpec((2, 3)), TensorSpec((2,)))),
-    Sample((TensorSpec((3,)), TensorSpec((2, 3)))),
-    Sample((TensorSpec((2, 4, 3), "float64"), TensorSpec((5, 3), "float64"), TensorSpec((5,), "float64"))),
-    Sample((TensorSpec((3,)), TensorSpec((3,)), TensorSpec(())))))
-def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    """``input @ weight.T + bias``: the affine map of a fully connected layer.
-
-    >>> import tensormodes as tm, tensormodes.nn.functional as F
-    >>> F.linear(tm.ones(1, 2), tm.ones(3, 2), tm.zeros(3)).tolist()
-    [[2.0, 2.0, 2.0]]
-    """
+def _check_linear(input, weight, bias) -> None:
+    """``linear``'s checks of dtypes and shapes (metadata only: the meta rule runs them too)."""
     if input.dtype != weight.dtype or (bias is not None and bias.dtype != input.dtype):
         other = weight if input.dtype != weight.dtype else bias
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {array_type_name(input)} and "
@@ -69,6 +60,36 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         rows = int(np.prod(input.shape[:-1], dtype=np.int64)) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
                            f"{shape_text(weight.shape[::-1])})")
+
+
+def _linear_meta(input, weight, bias=None):
+    _check_linear(input, weight, bias)
+    shape = input.shape[:-1] + weight.shape[:-1]  # np.matmul(input, weight.T)
+    if bias is not None:
+        try:
+            shape = np.broadcast_shapes(shape, bias.shape)
+        except ValueError:  # NumPy's own error, as the kernel's sum raises it (zero-strided operands: no data)
+            np.broadcast_to(np.zeros((), input.dtype), shape) + np.broadcast_to(np.zeros((), bias.dtype), bias.shape)
+    return MetaArray(shape, input.dtype)
+
+
+@op(namespace="tensormodes.nn.functional", grad=_linear_grad, meta=rule(_linear_meta),
+    errors=(Sample((TensorSpec((4, 3)), TensorSpec((2, 3), "float64"))),
+            Sample((TensorSpec((4, 3)), TensorSpec((2, 4)))), Sample((TensorSpec(()), TensorSpec((2, 3)))),
+            Sample((TensorSpec((2, 3)), TensorSpec((3,))))),
+    samples=(
+    Sample((TensorSpec((4, 3)), TensorSpec((2, 3)), TensorSpec((2,)))),
+    Sample((TensorSpec((3,)), TensorSpec((2, 3)))),
+    Sample((TensorSpec((2, 4, 3), "float64"), TensorSpec((5, 3), "float64"), TensorSpec((5,), "float64"))),
+    Sample((TensorSpec((3,)), TensorSpec((3,)), TensorSpec(())))))
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``: the affine map of a fully connected layer.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.linear(tm.ones(1, 2), tm.ones(3, 2), tm.zeros(3)).tolist()
+    [[2.0, 2.0, 2.0]]
+    """
+    _check_linear(input, weight, bias)
     result = np.matmul(input, weight.T)
     if bias is not None:
         if type(result) is np.ndarray and bias.ndim == 1 and result.ndim and bias.shape[0] == result.shape[-1]:
@@ -151,17 +172,10 @@ def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index,
         classes = input.shape[1]
         if np.maximum.reduce(target.view(np.uint64), axis=None) < classes and not 0 <= ignore_index < classes:
             return (np.arange(target.shape[0]), target), None
-    _check_nll_arguments(input, target, backward)
+    _check_counted(input, target, weight, backward)
     class_dim = 1 if input.ndim >= 2 else 0
     classes = input.shape[class_dim]
-    if weight is not None and weight.shape != (classes,):
-        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
-                           f"got weight tensor of shape: {list(weight.shape)}")
-    if input.dtype not in _NLL_INPUT_TYPES:
-        raise not_implemented(_nll_kernel(input, backward), dt.NP_TO_DTYPE[input.dtype])
     if target.dtype == np.uint8:
-        if input.ndim > 2:
-            raise RuntimeError("expected scalar type Long but found Byte")
         target = target.astype(np.int64)
     if not class_dim:
         target = target[None]
@@ -182,6 +196,19 @@ def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index,
         return (rows, target, *rest), None
     positions = np.nonzero(keep)
     return (positions[0], target[positions], *positions[1:]), positions
+
+
+def _check_counted(input, target, weight, backward: bool) -> None:
+    """``_counted``'s checks of shapes and dtypes (metadata only: meta rules run them too)."""
+    _check_nll_arguments(input, target, backward)
+    classes = input.shape[1 if input.ndim >= 2 else 0]
+    if weight is not None and weight.shape != (classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+    if input.dtype not in _NLL_INPUT_TYPES:
+        raise not_implemented(_nll_kernel(input, backward), dt.NP_TO_DTYPE[input.dtype])
+    if target.dtype == np.uint8 and input.ndim > 2:
+        raise RuntimeError("expected scalar type Long but found Byte")
 
 
 def _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index):
@@ -217,7 +244,50 @@ def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, redu
     return grad_input, None, grad_weight
 
 
-@op(namespace="tensormodes.nn.functional", grad=_nll_loss_grad, samples=(
+# -- meta rules: the kernels' checks of shapes and dtypes, then the result's metadata ----------------
+# (the checks of values, such as targets out of range, need data: meta tensors skip them, as PyTorch's do)
+
+def _nll_loss_meta(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                   reduction="mean"):
+    mode = _reduction(size_average, reduce, reduction, warn=True)
+    _check_counted(input, target, weight, False)
+    return MetaArray(target.shape if mode == "none" else (), input.dtype)
+
+
+def _nll_loss_backward_meta(grad_output, input, target, weight=None, reduction="mean", ignore_index=-100):
+    mode = _reduction(None, None, reduction)
+    _check_counted(input, target, weight, True)
+    _check_grad_output(grad_output, target, mode)
+    return MetaArray(input.shape, input.dtype)
+
+
+def _cross_entropy_loss_meta(input, target, weight=None, reduction="mean", ignore_index=-100):
+    # log_softmax's dtype and errors from a one-element probe; the saved log-probabilities are
+    # the second result, as the kernel returns them (see saves=).
+    log_probs = MetaArray(input.shape, _activation.log_softmax(probe(input), _class_dim(input)).dtype)
+    return _nll_loss_meta(log_probs, target, weight, None, ignore_index, None, reduction), log_probs
+
+
+def _cross_entropy_loss_backward_meta(grad_output, log_probs, target, weight=None, reduction="mean",
+                                      ignore_index=-100):
+    mode = _reduction(None, None, reduction)
+    _check_softmax_backward_dtype(log_probs, _class_dim(log_probs))
+    _check_counted(log_probs, target, weight, True)
+    _check_grad_output(grad_output, target, mode)
+    return MetaArray(log_probs.shape, log_probs.dtype)
+
+
+def _binary_cross_entropy_meta(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    mode = _reduction(size_average, reduce, reduction, warn=True)
+    _check_binary_cross_entropy(input, target, weight)
+    return MetaArray(input.shape if mode == "none" else (), input.dtype)
+
+
+@op(namespace="tensormodes.nn.functional", grad=_nll_loss_grad, meta=rule(_nll_loss_meta),
+    errors=(Sample((TensorSpec((4, 3)), TensorSpec((3,), "int64", 0, 2))),
+            Sample((TensorSpec((4, 3)), TensorSpec((4,), "float32"))),
+            Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((2,))))),
+    samples=(
     Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2))),
     Sample((TensorSpec((4, 3), "float64"), TensorSpec((4,), "int64", 0, 2)), {"reduction": "sum"}),
     Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2)), {"reduction": "none"}),
@@ -269,7 +339,11 @@ def _nll_loss_backward_grad(grad, grad_output, target, weight, reduction, ignore
     return grad_grad_output, grad.new_zeros(tuple(grad.shape)), None, grad_weight
 
 
-@op(grad=_nll_loss_backward_grad, samples=(
+@op(grad=_nll_loss_backward_grad, meta=rule(_nll_loss_backward_meta),
+    errors=(Sample((TensorSpec((3,)), TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2))),
+            Sample((TensorSpec((3,)), TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2)), {"reduction": "none"}),
+            Sample((TensorSpec(()), TensorSpec((4, 3), "int64"), TensorSpec((4,), "int64", 0, 2)))),
+    samples=(
     Sample((TensorSpec(()), TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2))),
     Sample((TensorSpec((), "float64"), TensorSpec((4, 3), "float64"), TensorSpec((4,), "int64", 0, 2)),
            {"reduction": "sum"}),
@@ -316,15 +390,11 @@ def _target_scales(grad_output: np.ndarray, input: np.ndarray, target: np.ndarra
     same for every target, else one value per counted target. PyTorch's checks of
     ``grad_output`` first.
     """
+    _check_grad_output(grad_output, target, mode)
     if mode == "none":
-        if grad_output.shape != target.shape:
-            raise RuntimeError(f"expected grad_output of shape {list(target.shape)}, got "
-                               f"{list(grad_output.shape)}")
         scale = grad_output if input.ndim >= 2 else grad_output[None]
         if positions is not None:
             scale = scale[positions]
-    elif grad_output.size != 1:
-        raise RuntimeError(f"Expected a single element grad_output tensor, but got: {list(grad_output.shape)}")
     else:
         scale = grad_output.reshape(())
     if mode == "mean":
@@ -335,6 +405,15 @@ def _target_scales(grad_output: np.ndarray, input: np.ndarray, target: np.ndarra
                 return scale if per_target is None else per_target * scale
         scale = scale / total
     return scale if per_target is None else per_target * scale
+
+
+def _check_grad_output(grad_output, target, mode: str) -> None:
+    if mode == "none":
+        if grad_output.shape != target.shape:
+            raise RuntimeError(f"expected grad_output of shape {list(target.shape)}, got "
+                               f"{list(grad_output.shape)}")
+    elif grad_output.size != 1:
+        raise RuntimeError(f"Expected a single element grad_output tensor, but got: {list(grad_output.shape)}")
 
 
 def _nll_gradient(input: np.ndarray, index: tuple, scales) -> np.ndarray:
@@ -368,7 +447,11 @@ def _binary_cross_entropy_grad(grad, input, target, weight, size_average, reduce
 _PROBABILITY = TensorSpec((2, 3), "float32", 0.05, 0.95)
 
 
-@op(namespace="tensormodes.nn.functional", grad=_binary_cross_entropy_grad, samples=(
+@op(namespace="tensormodes.nn.functional", grad=_binary_cross_entropy_grad, meta=rule(_binary_cross_entropy_meta),
+    errors=(Sample((_PROBABILITY, TensorSpec((3, 2), "float32", 0, 1))),
+            Sample((_PROBABILITY, TensorSpec((2, 3), "float64", 0, 1))),
+            Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((4,))))),
+    samples=(
     Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1))),
     Sample((TensorSpec((4,), "float64", 0.05, 0.95), TensorSpec((4,), "float64", 0, 1)), {"reduction": "sum"}),
     Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((3,), "float32", 0.5, 2), None, None,
@@ -386,18 +469,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     0.6931
     """
     mode = _reduction(size_average, reduce, reduction, warn=True)
-    if target.shape != input.shape:
-        raise ValueError(f"Using a target size (tensormodes.Size({list(target.shape)})) that is different to the "
-                         f"input size (tensormodes.Size({list(input.shape)})) is deprecated. Please ensure they have "
-                         "the same size.")
-    if target.dtype != input.dtype:
-        raise RuntimeError(f"Found dtype {array_type_name(target)} but expected {array_type_name(input)}")
-    if weight is not None:
-        shape = np.broadcast_shapes(input.shape, weight.shape)
-        if shape != input.shape:
-            raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
-    if input.dtype not in _NLL_INPUT_TYPES:
-        raise not_implemented("binary_cross_entropy", dt.NP_TO_DTYPE[input.dtype])
+    _check_binary_cross_entropy(input, target, weight)
     if np.any((input < 0) | (input > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
     work = input.astype(np.float32) if input.dtype.itemsize < 4 else input
@@ -410,6 +482,22 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         return np.asarray(losses, dtype=input.dtype)
     total = np.add.reduce(losses, axis=None)
     return np.asarray(total if mode == "sum" else total / max(losses.size, 1), dtype=input.dtype)
+
+
+def _check_binary_cross_entropy(input, target, weight) -> None:
+    """``binary_cross_entropy``'s checks of shapes and dtypes (metadata only)."""
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size (tensormodes.Size({list(target.shape)})) that is different to the "
+                         f"input size (tensormodes.Size({list(input.shape)})) is deprecated. Please ensure they have "
+                         "the same size.")
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {array_type_name(target)} but expected {array_type_name(input)}")
+    if weight is not None:
+        shape = np.broadcast_shapes(input.shape, weight.shape)
+        if shape != input.shape:
+            raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
+    if input.dtype not in _NLL_INPUT_TYPES:
+        raise not_implemented("binary_cross_entropy", dt.NP_TO_DTYPE[input.dtype])
 
 
 # -- cross_entropy's common case, fused -------------------------------------------------------------
@@ -444,7 +532,10 @@ _TARGET = TensorSpec((4,), "int64", 0, 2)
 _CLASS_WEIGHT = TensorSpec((3,), "float32", 0.5, 2)
 
 
-@op(grad=_cross_entropy_loss_grad, saves=("log_probs",), samples=(
+@op(grad=_cross_entropy_loss_grad, saves=("log_probs",), meta=rule(_cross_entropy_loss_meta),
+    errors=(Sample((_LOGITS, TensorSpec((3,), "int64", 0, 2))), Sample((TensorSpec((4, 3), "int64"), _TARGET)),
+            Sample((_LOGITS, _TARGET, TensorSpec((2,))))),
+    samples=(
     Sample((_LOGITS, _TARGET)),
     Sample((TensorSpec((4, 3), "float64", -50, 50), _TARGET), {"reduction": "sum"}),
     Sample((_LOGITS, _TARGET), {"reduction": "none"}),
@@ -502,7 +593,10 @@ def _cross_entropy_loss_backward_grad(grad, grad_output, log_probs, target, weig
 _LOG_PROBS = TensorSpec((4, 3), "float32", -4, 0)
 
 
-@op(grad=_cross_entropy_loss_backward_grad, samples=(
+@op(grad=_cross_entropy_loss_backward_grad, meta=rule(_cross_entropy_loss_backward_meta),
+    errors=(Sample((TensorSpec((2,)), _LOG_PROBS, _TARGET)), Sample((SCALAR, TensorSpec((4, 3), "int64"), _TARGET)),
+            Sample((SCALAR, _LOG_PROBS, TensorSpec((4,), "int32", 0, 2)))),
+    samples=(
     Sample((SCALAR, _LOG_PROBS, _TARGET)),
     Sample((TensorSpec((), "float64"), TensorSpec((4, 3), "float64", -50, 0), _TARGET), {"reduction": "sum"}),
     Sample((TensorSpec((4,)), _LOG_PROBS, _TARGET), {"reduction": "none"}),
@@ -547,12 +641,16 @@ def _cross_entropy_loss_backward(grad_output: Tensor, log_probs: Tensor, target:
 _FULL_PRECISION = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _softmax_less_one_hot(grad_output, log_probs, target, weight, mode, ignore_index, dim) -> np.ndarray:
-    """``_cross_entropy_loss_backward``'s result (run quietly)."""
+def _check_softmax_backward_dtype(log_probs, dim: int) -> None:
     if log_probs.dtype not in _FULL_PRECISION and log_probs.dtype not in HALF_TYPES:
         # PyTorch's composite fails in _log_softmax_backward_data, whose gradient has log_probs' dtype
         raise not_implemented(_activation._kernel_name("log_softmax_backward", dim, log_probs.ndim),
                               dt.NP_TO_DTYPE[log_probs.dtype])
+
+
+def _softmax_less_one_hot(grad_output, log_probs, target, weight, mode, ignore_index, dim) -> np.ndarray:
+    """``_cross_entropy_loss_backward``'s result (run quietly)."""
+    _check_softmax_backward_dtype(log_probs, dim)
     index, positions = _counted(log_probs, target, weight, ignore_index, backward=True)
     per_target = None if weight is None else weight[index[1]]
     scales = _target_scales(grad_output, log_probs, target, mode, index, positions, per_target)

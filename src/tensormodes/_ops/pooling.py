@@ -19,6 +19,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import _dtype as dt
 from ._common import HALF_TYPES, not_implemented, ops
+from ._meta import MetaArray, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 
 # -- arguments ------------------------------------------------------------------------------------
@@ -83,6 +84,120 @@ def _pool2d_arguments(function: str, input: np.ndarray, kernel_size, stride, pad
     return kernel, step, pad, spread, out
 
 
+# -- meta rules: the kernels' checks (they read only shapes and dtypes), then the output sizes -------
+
+def _planes(input: MetaArray) -> MetaArray:
+    """``input[..., None, :]`` of a meta array: a 1D pooling's input as planes of height 1."""
+    return MetaArray((*input.shape[:-1], 1, input.shape[-1]), input.dtype)
+
+
+def _with_indices(shape, dtype) -> tuple[MetaArray, MetaArray]:
+    return MetaArray(shape, dtype), MetaArray(shape, np.dtype(np.int64))
+
+
+def _max_pool2d_meta(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    *_, out = _pool2d_arguments("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+    if input.dtype == np.bool_ or input.dtype.kind == "c":
+        raise not_implemented("max_pool2d", dt.NP_TO_DTYPE[input.dtype])
+    return _with_indices((*input.shape[:-2], *out), input.dtype)
+
+
+def _max_pool1d_meta(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    *_, size = _max_pool1d_arguments(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _with_indices((*input.shape[:-1], size), input.dtype)
+
+
+def _max_pool1d_with_indices_meta(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    kernel = _single("max_pool1d", "kernel_size", kernel_size)
+    step = _single("max_pool1d", "stride", stride, default=kernel)
+    pad = _single("max_pool1d", "padding", padding)
+    spread = _single("max_pool1d", "dilation", dilation)
+    _check_1d_input("max_pool1d", input)
+    *_, out = _pool2d_arguments("max_pool2d", _planes(input), (1, kernel), (1, step), (0, pad), (1, spread),
+                                ceil_mode)
+    if input.dtype == np.bool_ or input.dtype.kind == "c":
+        raise not_implemented("max_pool2d", dt.NP_TO_DTYPE[input.dtype])
+    return _with_indices((*input.shape[:-1], out[1]), input.dtype)
+
+
+def _avg_pool2d_meta(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                     divisor_override=None):
+    *_, out = _pool2d_arguments("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
+    _check_avg_pool_dtype("avg_pool2d", input, divisor_override)
+    return MetaArray((*input.shape[:-2], *out), input.dtype)
+
+
+def _avg_pool2d_backward_meta(grad_output, input_size, kernel_size, stride=None, padding=0, ceil_mode=False,
+                              count_include_pad=True, divisor_override=None):
+    shape = tuple(input_size)
+    *_, out = _pool2d_arguments("avg_pool2d", MetaArray(shape, np.dtype(np.bool_)), kernel_size, stride, padding, 1,
+                                ceil_mode)
+    if grad_output.shape != (*shape[:-2], *out):
+        raise RuntimeError(f"avg_pool2d_backward: expected grad_output of size {[*shape[:-2], *out]}, but got "
+                           f"{list(grad_output.shape)}")
+    return MetaArray(shape, grad_output.dtype)
+
+
+def _avg_pool1d_meta(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    kernel = _single("avg_pool1d", "kernel_size", kernel_size)
+    step = _single("avg_pool1d", "stride", stride, default=kernel)
+    pad = _single("avg_pool1d", "padding", padding)
+    _check_1d_input("avg_pool1d", input)
+    *_, out = _pool2d_arguments("avg_pool2d", _planes(input), (1, kernel), (1, step), (0, pad), 1, ceil_mode)
+    _check_avg_pool_dtype("avg_pool2d", input, None)
+    return MetaArray((*input.shape[:-1], out[1]), input.dtype)
+
+
+def _check_averaged_dtype(input) -> None:
+    """``_averaged``'s dtype check."""
+    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
+        raise not_implemented("adaptive_avg_pool2d", dt.NP_TO_DTYPE[input.dtype])
+
+
+def _adaptive_avg_pool1d_meta(input, output_size):
+    sizes = _output_sizes("adaptive_avg_pool1d", output_size, 1)
+    _check_1d_input("adaptive_avg_pool1d", input)
+    _adaptive_input("adaptive_avg_pool2d", _planes(input), 2, [1, *sizes])
+    _check_averaged_dtype(input)
+    return MetaArray((*input.shape[:-1], *sizes), input.dtype)
+
+
+def _adaptive_avg_pool2d_meta(input, output_size):
+    sizes = _output_sizes("adaptive_avg_pool2d", output_size, 2)
+    _adaptive_input("adaptive_avg_pool2d", input, 2, sizes)
+    _check_averaged_dtype(input)
+    return MetaArray((*input.shape[:-2], *sizes), input.dtype)
+
+
+def _adaptive_max_pool2d_meta(input, output_size):
+    sizes = _output_sizes("adaptive_max_pool2d", output_size, 2)
+    _adaptive_input("adaptive_max_pool2d", input, 2, sizes, colon=True)
+    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
+        raise not_implemented("adaptive_max_pool2d", dt.NP_TO_DTYPE[input.dtype])
+    return _with_indices((*input.shape[:-2], *sizes), input.dtype)
+
+
+def _check_unpool_arguments(input, indices) -> None:
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with "
+                           f"{input.ndim} dimensions.")
+    if indices.dtype != np.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: {dt.NP_TO_DTYPE[indices.dtype]!r}"
+                           .replace("tensormodes.", "torch."))
+    if indices.shape != input.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
+
+
+def _max_unpool2d_meta(input, indices, output_size):
+    # The kernel's checks but the one of the indices' values (out of range), which needs data.
+    _check_unpool_arguments(input, indices)
+    height, width = (int(s) for s in output_size)
+    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
+        raise not_implemented("max_unpool2d", dt.NP_TO_DTYPE[input.dtype])
+    return MetaArray((*input.shape[:-2], height, width), input.dtype)
+
+
 # -- max pooling ----------------------------------------------------------------------------------
 
 def _pooled_size(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:
@@ -119,7 +234,10 @@ def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
                           _overlapping(kernel, step, _pair("max_pool2d", "dilation", dilation)))
 
 
-@op(grad=_max_pool2d_grad, saves=("indices",), samples=(
+@op(meta=rule(_max_pool2d_meta),
+    errors=(Sample((TensorSpec((1, 2, 4, 4)), 5)), Sample((TensorSpec((1, 2, 4, 4)), 2), {"stride": 0}),
+            Sample((TensorSpec((4, 4)), 2))),
+    grad=_max_pool2d_grad, saves=("indices",), samples=(
     Sample((TensorSpec((1, 2, 4, 4)), 2)),
     Sample((TensorSpec((2, 5, 5), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((1, 1, 5, 6), "float64"), (2, 3), (1, 2), (1, 0), (2, 1))),
@@ -212,7 +330,10 @@ def _max_pool1d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
                           _overlapping((kernel,), (step,), (_one("dilation", dilation),))).squeeze(-2)
 
 
-@op(grad=_max_pool1d_grad, saves=("indices",), samples=(
+@op(meta=rule(_max_pool1d_meta),
+    errors=(Sample((TensorSpec((2, 4)), 5)), Sample((TensorSpec((2, 4)), 2), {"padding": 2}),
+            Sample((TensorSpec((2, 4), "int64"), 2))),
+    grad=_max_pool1d_grad, saves=("indices",), samples=(
     Sample((TensorSpec((1, 2, 6)), 2)),
     Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((2, 1, 8), "float64"), [2], [], 1, 3)),
@@ -226,6 +347,13 @@ def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, cei
     >>> tm.max_pool1d(tm.tensor([[1.0, 3.0, 2.0, 0.0]]), 2).tolist()
     [[3.0, 2.0]]
     """
+    kernel, step, pad, spread, size = _max_pool1d_arguments(input, kernel_size, stride, padding, dilation, ceil_mode)
+    result, indices = _max_pool_planes(input[..., None, :], (1, kernel), (1, step), (0, pad), (1, spread), (1, size))
+    return result[..., 0, :], indices[..., 0, :]
+
+
+def _max_pool1d_arguments(input, kernel_size, stride, padding, dilation, ceil_mode: bool) -> tuple:
+    """``max_pool1d``'s checks, in PyTorch's order: (kernel, stride, padding, dilation, output size)."""
     kernel = _one("kernel_size", kernel_size)
     step = _one("stride", stride, default=kernel, none_allowed=True)
     pad = _one("padding", padding)
@@ -249,15 +377,16 @@ def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, cei
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
     if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
         raise not_implemented("max_pool1d_impl", dt.NP_TO_DTYPE[input.dtype])
-    result, indices = _max_pool_planes(input[..., None, :], (1, kernel), (1, step), (0, pad), (1, spread), (1, size))
-    return result[..., 0, :], indices[..., 0, :]
+    return kernel, step, pad, spread, size
 
 
 def _with_indices_grad(grad, input_shape, result, kernel_size, stride, dilation):
     return _max_pool2d_grad(grad[0], input_shape, result[1], kernel_size, stride, dilation)
 
 
-@op(name="_max_pool2d_with_indices", grad=_with_indices_grad, samples=(
+@op(meta=rule(_max_pool2d_meta),
+    errors=(Sample((TensorSpec((1, 2, 4, 4)), 2), {"padding": 2}), Sample((TensorSpec((1, 2, 4, 4), "bool"), 2))),
+    name="_max_pool2d_with_indices", grad=_with_indices_grad, samples=(
     Sample((TensorSpec((1, 2, 4, 4)), 2)),
     Sample((TensorSpec((2, 5, 5), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((1, 1, 5, 6), "float64"), (2, 3), (1, 2), (1, 0), (2, 1))),
@@ -280,7 +409,9 @@ def _with_indices_1d_grad(grad, input_shape, result, kernel_size, stride, dilati
     return _max_pool1d_grad(grad[0], input_shape, result[1], kernel_size, stride, dilation)
 
 
-@op(grad=_with_indices_1d_grad, samples=(
+@op(meta=rule(_max_pool1d_with_indices_meta),
+    errors=(Sample((TensorSpec((2, 4)), 5)), Sample((TensorSpec((4,)), 2))),
+    grad=_with_indices_1d_grad, samples=(
     Sample((TensorSpec((1, 2, 6)), 2)),
     Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((2, 1, 8), "float64"), [2], [], 1, 3))))
@@ -358,7 +489,10 @@ def _avg_pool2d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode,
                                           count_include_pad, divisor_override)
 
 
-@op(namespace="tensormodes.nn.functional", grad=_avg_pool2d_grad, samples=(
+@op(meta=rule(_avg_pool2d_meta),
+    errors=(Sample((TensorSpec((1, 2, 4, 4)), 5)), Sample((TensorSpec((1, 2, 4, 4)), 2), {"divisor_override": 0}),
+            Sample((TensorSpec((1, 2, 4, 4)), (2, 2, 2)))),
+    namespace="tensormodes.nn.functional", grad=_avg_pool2d_grad, samples=(
     Sample((TensorSpec((1, 2, 4, 4)), 2)),
     Sample((TensorSpec((2, 5, 5), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((1, 1, 5, 6), "float64"), (2, 3), (1, 2), (1, 0)), {"count_include_pad": False}),
@@ -389,7 +523,9 @@ def _avg_pool2d_backward_grad(grad, kernel_size, stride, padding, ceil_mode, cou
                                                              count_include_pad, divisor_override)
 
 
-@op(grad=_avg_pool2d_backward_grad, samples=(
+@op(meta=rule(_avg_pool2d_backward_meta),
+    errors=(Sample((TensorSpec((1, 2, 3, 3)), [1, 2, 4, 4], 2)), Sample((TensorSpec((1, 2, 2, 2)), [1, 2, 4, 4], 5))),
+    grad=_avg_pool2d_backward_grad, samples=(
     Sample((TensorSpec((1, 2, 2, 2)), [1, 2, 4, 4], 2)),
     Sample((TensorSpec((2, 3, 3), "float64"), [2, 5, 5], 3, 2, 1, True)),
     Sample((TensorSpec((1, 1, 6, 2), "float64"), [1, 1, 5, 6], (2, 3), (1, 2), (1, 0), False, False)),
@@ -453,7 +589,9 @@ def _avg_pool1d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode,
                                           count_include_pad, None).squeeze(-2)
 
 
-@op(grad=_avg_pool1d_grad, samples=(
+@op(meta=rule(_avg_pool1d_meta),
+    errors=(Sample((TensorSpec((2, 4)), 5)), Sample((TensorSpec((2, 4), "complex64"), 2))),
+    grad=_avg_pool1d_grad, samples=(
     Sample((TensorSpec((1, 2, 6)), 2)),
     Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((2, 1, 8), "float64"), [3], [2], 1, False, False)),
@@ -549,7 +687,10 @@ def _adaptive_avg_pool1d_grad(grad, input_shape):
     return grad @ _averaging_tensor(input_shape[-1], grad.shape[-1], grad)
 
 
-@op(grad=_adaptive_avg_pool1d_grad, samples=(
+@op(meta=rule(_adaptive_avg_pool1d_meta),
+    errors=(Sample((TensorSpec((2, 4)), -1)), Sample((TensorSpec((2, 0)), 2)),
+            Sample((TensorSpec((2, 4), "int64"), 2))),
+    grad=_adaptive_avg_pool1d_grad, samples=(
     Sample((TensorSpec((1, 2, 7)), 3)),
     Sample((TensorSpec((2, 5), "float64"), [4])),
     Sample((TensorSpec((2, 1, 6), "float64"), 6)),
@@ -573,7 +714,9 @@ def _adaptive_avg_pool2d_grad(grad, input_shape):
     return rows.mT @ grad @ _averaging_tensor(input_shape[-1], grad.shape[-1], grad)
 
 
-@op(grad=_adaptive_avg_pool2d_grad, samples=(
+@op(meta=rule(_adaptive_avg_pool2d_meta),
+    errors=(Sample((TensorSpec((1, 2, 4, 4)), (2, 2, 2))), Sample((TensorSpec((4, 4)), 2))),
+    grad=_adaptive_avg_pool2d_grad, samples=(
     Sample((TensorSpec((1, 2, 5, 7)), 3)),
     Sample((TensorSpec((2, 5, 4), "float64"), [2, 3])),
     Sample((TensorSpec((1, 1, 3, 6), "float64"), (4, 4))),
@@ -598,7 +741,9 @@ def _adaptive_max_pool2d_grad(grad, input_shape, result):
     return _spread_maxima(grad[0], input_shape, result[1], bool(overlapping))
 
 
-@op(name="_adaptive_max_pool2d", grad=_adaptive_max_pool2d_grad, samples=(
+@op(meta=rule(_adaptive_max_pool2d_meta),
+    errors=(Sample((TensorSpec((4, 4)), 2)), Sample((TensorSpec((1, 2, 4, 4), "int64"), 2))),
+    name="_adaptive_max_pool2d", grad=_adaptive_max_pool2d_grad, samples=(
     Sample((TensorSpec((1, 2, 5, 7)), 3)),
     Sample((TensorSpec((2, 5, 4), "float64"), [2, 3])),
     Sample((TensorSpec((1, 1, 3, 6), "float64"), (4, 4))),
@@ -647,7 +792,11 @@ def _max_unpool2d_grad(grad, indices, input_shape):
 
 # One element per plane: random indices cannot collide (where they do, which value lands is
 # PyTorch's implementation's choice, and the finite-difference check of the gradient fails).
-@op(name="_max_unpool2d", grad=_max_unpool2d_grad, samples=(
+@op(meta=rule(_max_unpool2d_meta),
+    errors=(Sample((TensorSpec((1, 1, 2, 2)), TensorSpec((1, 1, 2, 2), "int32", 0, 3), (4, 4))),
+            Sample((TensorSpec((1, 1, 2, 2)), TensorSpec((1, 1, 2, 1), "int64", 0, 3), (4, 4))),
+            Sample((TensorSpec((2, 2)), TensorSpec((2, 2), "int64", 0, 3), (4, 4)))),
+    name="_max_unpool2d", grad=_max_unpool2d_grad, samples=(
     Sample((TensorSpec((1, 2, 1, 1)), TensorSpec((1, 2, 1, 1), "int64", 0, 3), (2, 2))),
     Sample((TensorSpec((3, 1, 1), "float64"), TensorSpec((3, 1, 1), "int64", 0, 15), [4, 4])),
     Sample((TensorSpec((2, 4, 1, 1), "float64"), TensorSpec((2, 4, 1, 1), "int64", 0, 14), [3, 5]))))
@@ -659,15 +808,7 @@ def _max_unpool2d(input: Tensor, indices: Tensor, output_size) -> Tensor:
     >>> tm._max_unpool2d(tm.tensor([[[5.0]]]), tm.tensor([[[2]]]), [2, 2]).tolist()
     [[[0.0, 0.0], [5.0, 0.0]]]
     """
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with "
-                           f"{input.ndim} dimensions.")
-    if indices.dtype != np.int64:
-        raise RuntimeError(f"elements in indices should be type int64 but got: {dt.NP_TO_DTYPE[indices.dtype]!r}"
-                           .replace("tensormodes.", "torch."))
-    if indices.shape != input.shape:
-        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
-                           f"but got indices tensor with shape: {list(indices.shape)}")
+    _check_unpool_arguments(input, indices)
     height, width = (int(s) for s in output_size)
     if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
         raise not_implemented("max_unpool2d", dt.NP_TO_DTYPE[input.dtype])

@@ -33,6 +33,7 @@ from ._common import (
     resolve_dtype,
     scalar_type_name,
 )
+from ._meta import MetaArray, MetaRule, is_meta_device, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23
 from .creation import check_device, checked_fill_value, parse_size, python_scalar
@@ -252,9 +253,133 @@ def _int_arg(value, op_name: str, param: str, position: int) -> int:
     return operator.index(value)
 
 
+# -- meta rules: the result's shape and dtype; nothing is drawn from the caller's generator ---------
+
+# Probes (kernels run on at most one element, for dtypes and errors) draw from this one.
+_PROBE_GENERATOR = Generator()
+
+
+def _quiet(generator):
+    """The generator a probe draws from: never the caller's (a wrong type passes through, for
+    the kernel's own TypeError)."""
+    return _PROBE_GENERATOR if generator is None or isinstance(generator, Generator) else generator
+
+
+def _tiny(value):
+    """A one-element (at most) stand-in for an array or meta array; other values pass through."""
+    if type(value) is MetaArray or type(value) is np.ndarray:
+        return np.ones(tuple(min(size, 1) for size in value.shape), value.dtype)
+    return value
+
+
+def _run_tiny(opdef, args, kwargs, sizes: dict | None = None):
+    """``opdef``'s kernel on tiny arguments (``sizes``: replacement arguments by name), drawing
+    from the probe generator; returns (the bound arguments, the kernel's tiny result)."""
+    bound = opdef.signature.bind(*args, **kwargs)
+    tiny = opdef.signature.bind(*args, **kwargs)
+    for name, value in tiny.arguments.items():
+        tiny.arguments[name] = _tiny(value)
+    tiny.arguments.update(sizes or {})
+    if "generator" in opdef.signature.parameters:
+        tiny.arguments["generator"] = _quiet(bound.arguments.get("generator"))
+    return bound, opdef.kernel(*tiny.args, **tiny.kwargs)
+
+
+def _on_other_device(bound) -> bool:
+    """A ``*_like`` call with a meta input asking for a real device: it gets real samples."""
+    device = bound.arguments.get("device")
+    return device is not None and not is_meta_device(device)
+
+
+def _sized_random_meta(op_name: str) -> MetaRule:
+    """``rand`` / ``randn``: the size parsed as the kernels parse it, dtype from a tiny draw."""
+    def compute(opdef, args, kwargs):
+        bound = opdef.signature.bind(*args, **kwargs)
+        shape = _shape(tuple(bound.arguments.get("size", ())), op_name)
+        _, result = _run_tiny(opdef, (), bound.kwargs, {"size": (tuple(min(s, 1) for s in shape),)})
+        return MetaArray(shape, result.dtype)
+    return MetaRule(compute, f"{op_name}_meta")
+
+
+def _like_random_meta(opdef, args, kwargs):
+    """``rand_like`` / ``randn_like`` / ``randint_like``: ``input``'s shape (contiguous, as the kernels)."""
+    bound = opdef.signature.bind(*args, **kwargs)
+    if _on_other_device(bound):
+        return opdef.kernel(*args, **kwargs)
+    _, result = _run_tiny(opdef, args, kwargs)
+    return MetaArray(bound.arguments["input"].shape, result.dtype)
+
+
+def _same_shape_random_meta(opdef, args, kwargs):
+    """Samples shaped like ``input`` (``bernoulli``, ``poisson``): dtype and errors from a tiny draw
+    (the value checks see ones, which pass: meta tensors have no values to check)."""
+    bound, result = _run_tiny(opdef, args, kwargs)
+    return MetaArray(bound.arguments["input"].shape, result.dtype)
+
+
+def _randint_meta(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, **_):
+    low, high, shape = _randint_args(low, high, size)
+    check_device(device)
+    d = dt.int64 if dtype is None else resolve_dtype(dtype)
+    _integer_bounds(d, low, high)
+    rng(generator)  # its type checked; nothing drawn
+    return MetaArray(shape, d._np)
+
+
+def _randperm_meta(n, *, generator=None, dtype=dt.int64, device=None, **_):
+    n, d = _randperm_plan(n, dtype, device)
+    rng(generator)
+    return MetaArray((n,), d._np)
+
+
+def _normal_meta(opdef, args, kwargs):
+    bound = opdef.signature.bind(*args, **kwargs)
+    mean, std, size = (bound.arguments.get(name, default) for name, default in
+                       (("mean", None), ("std", 1.0), ("size", None)))
+    tensors = type(mean) in (MetaArray, np.ndarray) or type(std) in (MetaArray, np.ndarray)
+    if tensors or not isinstance(size, (tuple, list)):  # the shape comes from the tensors (or an error)
+        _, result = _run_tiny(opdef, args, kwargs)
+        return MetaArray(check_same_shape_or_broadcast(np.shape(mean), np.shape(std)), result.dtype)
+    shape = parse_size((size,), op_name="normal")
+    _, result = _run_tiny(opdef, args, kwargs, {"size": tuple(min(s, 1) for s in shape)})
+    return MetaArray(shape, result.dtype)
+
+
+def _multinomial_meta(input, num_samples, replacement=False, *, generator=None):
+    num_samples = _multinomial_checks(input, num_samples, replacement)
+    rng(generator)
+    return MetaArray((num_samples,) if input.ndim == 1 else (input.shape[0], num_samples), np.dtype(np.int64))
+
+
+def _sampler_meta(opdef, args, kwargs):
+    """The in-place samplers: the written-to tensor's checks, the argument checks of a tiny
+    draw; the tensor itself is the result."""
+    bound = opdef.signature.bind(*args, **kwargs)
+    input = bound.arguments["input"]
+    if any(stride == 0 and size > 1 for stride, size in zip(input.elem_strides, input.shape, strict=True)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
+                           "single memory location. Please clone() the tensor before performing the operation.")
+    tiny = opdef.signature.bind(*args, **kwargs)
+    for name, value in tiny.arguments.items():
+        tiny.arguments[name] = _tiny(value)
+    tiny.arguments["generator"] = _quiet(bound.arguments.get("generator"))
+    opdef.kernel.__wrapped__(*tiny.args, **tiny.kwargs)
+    p = bound.arguments.get("p")
+    if type(p) in (MetaArray, np.ndarray):  # bernoulli_'s tensor p: the tiny draw could not see its shape
+        if p.ndim > input.ndim or any(a != b and a != 1 for a, b in zip(p.shape[::-1], input.shape[::-1],
+                                                                        strict=False)):
+            raise RuntimeError(_expand_error(p.shape, input.shape))
+    return input
+
+
+_sampler = MetaRule(_sampler_meta, "sampler")
+
+
 # -- random factories ---------------------------------------------------------------------------------
 
-@op(random=True, factory=True, out=True, samples=(
+@op(meta=_sized_random_meta("rand"),
+    errors=(Sample((2,), {"dtype": dt.int64}), Sample((-1,))),
+    random=True, factory=True, out=True, samples=(
     Sample((2, 3)), Sample(((4,),), {"dtype": dt.float64}), Sample(((),)), Sample((2,), {"dtype": dt.float16}),
     Sample((3,), {"dtype": dt.complex64}), Sample(([2, 2],), {"dtype": dt.bfloat16})))
 def rand(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
@@ -273,7 +398,9 @@ def rand(*size: int, generator: Generator | None = None, dtype: dt.dtype | None 
     return _uniform(rng(generator), shape, d)
 
 
-@op(random=True, factory=True, out=True, samples=(
+@op(meta=_sized_random_meta("randn"),
+    errors=(Sample((2,), {"dtype": dt.int32}),),
+    random=True, factory=True, out=True, samples=(
     Sample((2, 3)), Sample(((4,),), {"dtype": dt.float64}), Sample(((),)), Sample((2,), {"dtype": dt.float16}),
     Sample((3,), {"dtype": dt.complex128})))
 def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
@@ -294,7 +421,9 @@ def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None
     return _standard_normal(rng(generator), shape, d)
 
 
-@op(random=True, factory=True, out=True, samples=(
+@op(meta=rule(_randint_meta),
+    errors=(Sample((5, 2, (3,))), Sample((0, 300, (2,)), {"dtype": dt.uint8}), Sample((5,))),
+    random=True, factory=True, out=True, samples=(
     Sample((5, (3,))), Sample((2, 5, (2, 3))), Sample((-3, 3, [4]), {"dtype": dt.int8}), Sample((10, ())),
     Sample((0, 2, (3,)), {"dtype": dt.bool}), Sample((5,), {"size": (2,), "dtype": dt.float32}),
     Sample((), {"low": 1, "high": 4, "size": (3,)}), Sample((), {"high": 4, "size": (3,)})))
@@ -311,6 +440,15 @@ def randint(low: int = 0, high: int | None = None, size=None, *, generator: Gene
     >>> x.dtype, x.shape, bool(((3 <= x) & (x < 10)).all())
     (tensormodes.int64, tensormodes.Size([2, 2]), True)
     """
+    low, high, shape = _randint_args(low, high, size)
+    check_device(device)
+    d = dt.int64 if dtype is None else resolve_dtype(dtype)
+    _integer_bounds(d, low, high)
+    return _integers(rng(generator), shape, d, low, high)
+
+
+def _randint_args(low, high, size) -> tuple[int, int, tuple[int, ...]]:
+    """``randint``'s two call forms, checked: (low, high, shape)."""
     high_position = 2
     if size is None:
         if high is None:
@@ -325,14 +463,12 @@ def randint(low: int = 0, high: int | None = None, size=None, *, generator: Gene
     low, high = _int_arg(low, "randint", "low", 1), _int_arg(high, "randint", "high", high_position)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {type(size).__name__}")
-    shape = parse_size((size,), op_name="randint")
-    check_device(device)
-    d = dt.int64 if dtype is None else resolve_dtype(dtype)
-    _integer_bounds(d, low, high)
-    return _integers(rng(generator), shape, d, low, high)
+    return low, high, parse_size((size,), op_name="randint")
 
 
-@op(random=True, factory=True, out=True, samples=(
+@op(meta=rule(_randperm_meta),
+    errors=(Sample((-1,)), Sample((3,), {"dtype": dt.bool}), Sample((300,), {"dtype": dt.int8})),
+    random=True, factory=True, out=True, samples=(
     Sample((5,)), Sample((0,)), Sample((6,), {"dtype": dt.float32}), Sample((100,), {"dtype": dt.int8}),
     Sample((7,), {"generator": None})))
 def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt.int64, layout=None,
@@ -344,6 +480,12 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt
     >>> p.dtype, sorted(p.tolist())
     (tensormodes.int64, [0, 1, 2, 3])
     """
+    n, d = _randperm_plan(n, dtype, device)
+    return rng(generator).permutation(n).astype(d._np)
+
+
+def _randperm_plan(n, dtype, device) -> tuple[int, dt.dtype]:
+    """``randperm``'s checked arguments: (n, the result dtype)."""
     n = _int_arg(n, "randperm", "n", 1)
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
@@ -356,10 +498,12 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt
                            f"for {scalar_type_name(d)} type.")
     if d._category == dt._INT and n:
         checked_fill_value(n - 1, d)
-    return rng(generator).permutation(n).astype(d._np)
+    return n, d
 
 
-@op(random=True, factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
+@op(meta=MetaRule(_like_random_meta, "rand_like"),
+    errors=(Sample((TensorSpec((2,), "int64"),)),),
+    random=True, factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
                            Sample((TensorSpec((), "float16"),)), Sample((TensorSpec((2,), "complex64"),))))
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
               device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -375,7 +519,9 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dt
     return _uniform(rng(generator), input.shape, _check_uniform_dtype(d))
 
 
-@op(random=True, factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
+@op(meta=MetaRule(_like_random_meta, "randn_like"),
+    errors=(Sample((M23,), {"dtype": dt.int64}),),
+    random=True, factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
                            Sample((TensorSpec((2,), "int32"),), {"dtype": dt.float16})))
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
                device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -391,7 +537,9 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.d
     return _standard_normal(rng(generator), input.shape, _check_normal_dtype(d))
 
 
-@op(random=True, factory=True, samples=(Sample((M23, 5)), Sample((TensorSpec((4,), "int32"), 2, 9)),
+@op(meta=MetaRule(_like_random_meta, "randint_like"),
+    errors=(Sample((M23, 3, 1)), Sample((TensorSpec((2,), "int8"), 0, 300))),
+    random=True, factory=True, samples=(Sample((M23, 5)), Sample((TensorSpec((4,), "int32"), 2, 9)),
                            Sample((M23, 3), {"dtype": dt.int64}), Sample((M23,), {"low": 1, "high": 3})))
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None,
                  dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
@@ -421,7 +569,10 @@ def _std_check(std) -> None:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_float_format(std)}")
 
 
-@op(random=True, factory=True, out=True, samples=(
+@op(meta=MetaRule(_normal_meta, "normal"),
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4,)))), Sample((0.0, -1.0, (2,))),
+            Sample((TensorSpec((2,), "int64"), 1.0))),
+    random=True, factory=True, out=True, samples=(
     Sample((TensorSpec((2, 3), "float32", 0, 0), TensorSpec((2, 3), "float32", 0, 0))),
     Sample((TensorSpec((3,), "float64"), 0.0)), Sample((1.5, TensorSpec((2, 2), "float32", 0, 0))),
     Sample((2.0, 0.0, (2, 3))), Sample((TensorSpec((2, 3)), TensorSpec((3,), "float32", 0, 0))),
@@ -469,7 +620,9 @@ def normal(mean: Tensor | Number, std: Tensor | Number = 1.0, size=None, *, gene
     return np.asarray(sample * std + mean).astype(d._np)
 
 
-@op(method=True, out=True, differentiable=False, samples=(
+@op(meta=MetaRule(_same_shape_random_meta, "bernoulli"),
+    errors=(Sample((TensorSpec((2,), "int64"),)), Sample((M23, 1.5))),
+    method=True, out=True, differentiable=False, samples=(
     Sample((TensorSpec((2, 3), "float32", 0, 0),)), Sample((TensorSpec((3,), "float64", 1, 1),)),
     Sample((TensorSpec((2, 2), "float32"), 1.0)), Sample((TensorSpec((3,), "int64"), 0.0)),
     Sample((TensorSpec((2,), "float16", 1, 1),))))
@@ -502,7 +655,10 @@ def _bernoulli_scalar(input: np.ndarray, p, generator) -> np.ndarray:
     return (rng(generator).random(input.shape) < p).astype(input.dtype)
 
 
-@op(method=True, out=True, differentiable=False, samples=(
+@op(meta=rule(_multinomial_meta),
+    errors=(Sample((TensorSpec((3,), "float32", 1, 1), 4)), Sample((TensorSpec((2, 2, 2)), 1)),
+            Sample((TensorSpec((3,), "int64"), 1))),
+    method=True, out=True, differentiable=False, samples=(
     Sample((TensorSpec((1,), "float32", 1, 1), 1)), Sample((TensorSpec((3, 1), "float64", 0.5, 2), 4, True)),
     Sample((TensorSpec((2, 1), "float32", 1, 3),), {"num_samples": 1, "replacement": False})))
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
@@ -520,17 +676,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     tensor([[1, 1],
             [0, 0]])
     """
-    if input.ndim not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    d = dt.NP_TO_DTYPE[input.dtype]
-    if d._category != dt._FLOAT:
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {scalar_type_name(d)}")
-    num_samples = _int_arg(num_samples, "multinomial", "num_samples", 2)
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    num_samples = _multinomial_checks(input, num_samples, replacement)
     categories = input.shape[-1]
-    if not replacement and num_samples > categories:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     weights = input.astype(np.float64).reshape(-1, categories)
     if weights.size and not (np.isfinite(weights) & (weights >= 0)).all():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
@@ -554,7 +701,24 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     return result.reshape(num_samples) if input.ndim == 1 else result
 
 
-@op(differentiable=False, samples=(Sample((TensorSpec((2, 3), "float32", 0, 0),)),
+def _multinomial_checks(input, num_samples, replacement: bool) -> int:
+    """``multinomial``'s checks of metadata and arguments; returns ``num_samples`` as an int."""
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    d = dt.NP_TO_DTYPE[input.dtype]
+    if d._category != dt._FLOAT:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {scalar_type_name(d)}")
+    num_samples = _int_arg(num_samples, "multinomial", "num_samples", 2)
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > input.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    return num_samples
+
+
+@op(meta=MetaRule(_same_shape_random_meta, "poisson"),
+    errors=(Sample((TensorSpec((2,), "int64"),)),),
+    differentiable=False, samples=(Sample((TensorSpec((2, 3), "float32", 0, 0),)),
                                    Sample((TensorSpec((3,), "float64", 0, 0),))))
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Returns a tensor of samples from Poisson distributions with the rates in ``input``.
@@ -593,7 +757,9 @@ def _writes_into_input(sample):
 _F23_ZERO = TensorSpec((2, 3), "float32", 0, 0)
 
 
-@op(function=False, method="uniform_", mutates=True, differentiable=False, samples=(
+@op(meta=_sampler,
+    errors=(Sample((M23, 2.0, 1.0)), Sample((TensorSpec((2,), "int64"),))),
+    function=False, method="uniform_", mutates=True, differentiable=False, samples=(
     Sample((_F23_ZERO, 2.0, 2.0)), Sample((TensorSpec((3,), "float64"), -1, -1)),
     Sample((TensorSpec((2,), "complex64"), 1.0, 1.0))))
 @_writes_into_input
@@ -629,7 +795,9 @@ def uniform_(input: Tensor, from_: float = 0, to: float = 1, *, generator: Gener
     return (sample * (high - low) + low).astype(input.dtype)
 
 
-@op(function=False, method="normal_", mutates=True, differentiable=False, samples=(
+@op(meta=_sampler,
+    errors=(Sample((M23, 0.0, -1.0)), Sample((TensorSpec((2,), "int32"),))),
+    function=False, method="normal_", mutates=True, differentiable=False, samples=(
     Sample((_F23_ZERO, 3.0, 0.0)), Sample((TensorSpec((3,), "float64"),), {"mean": -1.0, "std": 0.0}),
     Sample((TensorSpec((2,), "complex64"), 1.0, 0.0))))
 @_writes_into_input
@@ -653,7 +821,9 @@ def normal_(input: Tensor, mean: float = 0, std: float = 1, *, generator: Genera
     return (sample * std + mean).astype(input.dtype)
 
 
-@op(function=False, method="random_", mutates=True, differentiable=False, samples=(
+@op(meta=_sampler,
+    errors=(Sample((TensorSpec((2,), "int8"), 0, 300)), Sample((TensorSpec((2,), "complex64"), 0, 3))),
+    function=False, method="random_", mutates=True, differentiable=False, samples=(
     Sample((TensorSpec((2, 3), "int64"), 0, 1)), Sample((TensorSpec((3,), "float32"), 4, 5)),
     Sample((TensorSpec((4,), "bool"), 1)), Sample((TensorSpec((3,), "int8"), -3, -2))))
 @_writes_into_input
@@ -692,7 +862,9 @@ def _integers_inclusive(generator: np.random.Generator, shape, dtype: dt.dtype, 
     return generator.integers(low, high, shape, dtype=np.int64, endpoint=True).astype(dtype._np)
 
 
-@op(function=False, method="bernoulli_", mutates=True, differentiable=False, samples=(
+@op(meta=_sampler,
+    errors=(Sample((M23, 1.5)), Sample((M23, TensorSpec((4,), "float32", 0, 0)))),
+    function=False, method="bernoulli_", mutates=True, differentiable=False, samples=(
     Sample((_F23_ZERO, 1.0)), Sample((TensorSpec((3,), "int64"), 0.0)),
     Sample((TensorSpec((2, 2), "float32"), TensorSpec((2,), "float32", 1, 1))),
     Sample((TensorSpec((3,), "bool"),), {"p": 0.0})))
@@ -739,7 +911,9 @@ def _continuous_only(input: np.ndarray, distribution: str, name_of) -> dt.dtype:
     return d
 
 
-@op(function=False, method="exponential_", mutates=True, differentiable=False, samples=(
+@op(meta=_sampler,
+    errors=(Sample((M23, -1.0)), Sample((TensorSpec((2,), "int64"),))),
+    function=False, method="exponential_", mutates=True, differentiable=False, samples=(
     Sample((_F23_ZERO, math.inf)), Sample((TensorSpec((3,), "float64"),), {"lambd": math.inf})))
 @_writes_into_input
 def exponential_(input: Tensor, lambd: float = 1, *, generator: Generator | None = None) -> Tensor:
@@ -757,7 +931,9 @@ def exponential_(input: Tensor, lambd: float = 1, *, generator: Generator | None
     return (rng(generator).exponential(size=input.shape) / lambd).astype(input.dtype)
 
 
-@op(function=False, method="geometric_", mutates=True, differentiable=False, samples=(
+@op(meta=_sampler,
+    errors=(Sample((M23, 1.5)),),
+    function=False, method="geometric_", mutates=True, differentiable=False, samples=(
     Sample((_F23_ZERO, 1 - 1e-12)), Sample((TensorSpec((3,), "int64"),), {"p": 1 - 1e-12})))
 @_writes_into_input
 def geometric_(input: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
@@ -776,7 +952,9 @@ def geometric_(input: Tensor, p: float, *, generator: Generator | None = None) -
     return rng(generator).geometric(p, size=input.shape).astype(input.dtype)
 
 
-@op(function=False, method="cauchy_", mutates=True, differentiable=False, samples=(
+@op(meta=_sampler,
+    errors=(Sample((M23, 0.0, -1.0)),),
+    function=False, method="cauchy_", mutates=True, differentiable=False, samples=(
     Sample((_F23_ZERO, 2.0, 1e-30)),))
 @_writes_into_input
 def cauchy_(input: Tensor, median: float = 0, sigma: float = 1, *, generator: Generator | None = None) -> Tensor:
@@ -794,7 +972,9 @@ def cauchy_(input: Tensor, median: float = 0, sigma: float = 1, *, generator: Ge
     return (median + sigma * rng(generator).standard_cauchy(size=input.shape)).astype(input.dtype)
 
 
-@op(function=False, method="log_normal_", mutates=True, differentiable=False, samples=(
+@op(meta=_sampler,
+    errors=(Sample((M23, 0.0, -1.0)),),
+    function=False, method="log_normal_", mutates=True, differentiable=False, samples=(
     Sample((_F23_ZERO, 0.5, 1e-30)),))
 @_writes_into_input
 def log_normal_(input: Tensor, mean: float = 1, std: float = 2, *, generator: Generator | None = None) -> Tensor:
