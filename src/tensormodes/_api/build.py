@@ -20,6 +20,7 @@ import sys
 from .._autograd.graph import needs_grad, record, register_tensor_type
 from .._ops import OPS, OpDef
 from .._ops._common import ARRAY_SOURCES
+from .._ops._meta import MetaArray
 from .._ops._registry import METHOD, TensorKind, tensor_kind_of
 from .._overrides import dispatch as _dispatch
 from . import codegen
@@ -102,14 +103,17 @@ def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
 
 def _reflected_impl(opdef: OpDef):
     """``other <op> self`` for a reflected operator (``2 - x``): the op with its operands swapped."""
-    kernel, name, formula = opdef.kernel, opdef.name, opdef.grad
+    name, formula = opdef.name, opdef.grad
+    kernels = codegen.kernel_names(opdef)  # the kernel-call site's two callees
+    kernel, meta = kernels["_kernel"], kernels["_meta"]
     first, second = list(opdef.signature.parameters)[:2]
     params = tuple(opdef.tensor_params)
     defaults = {p.name: p.default for p in opdef.signature.parameters.values()
                 if p.default is not inspect.Parameter.empty}
 
     def reflected(self, other):
-        result = wrap(kernel(tensor_or_scalar_arg(other, name, "other", 2), tensor_arg(self, name, "self", 1)))
+        a, b = tensor_or_scalar_arg(other, name, "other", 2), tensor_arg(self, name, "self", 1)
+        result = wrap((meta if type(a) is MetaArray or type(b) is MetaArray else kernel)(a, b))
         if opdef.differentiable and needs_grad((self, other)):
             return record(name, formula, params, {**defaults, first: other, second: self}, result,
                           opdef.save_only_for)
