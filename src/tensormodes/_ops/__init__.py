@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     indexing,
     joining,
     linalg,
+    losses,
     nn,
     norms,
     pooling,

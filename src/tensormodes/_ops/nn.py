@@ -444,7 +444,8 @@ _TARGET = TensorSpec((4,), "int64", 0, 2)
 _CLASS_WEIGHT = TensorSpec((3,), "float32", 0.5, 2)
 
 
-@op(grad=_cross_entropy_loss_grad, saves=("log_probs",), samples=(
+# Its node is nll_loss's, as in PyTorch, whose composite's last step is nll_loss.
+@op(grad=_cross_entropy_loss_grad, saves=("log_probs",), node="nll_loss", samples=(
     Sample((_LOGITS, _TARGET)),
     Sample((TensorSpec((4, 3), "float64", -50, 50), _TARGET), {"reduction": "sum"}),
     Sample((_LOGITS, _TARGET), {"reduction": "none"}),
