@@ -19,6 +19,7 @@ from . import (  # noqa: F401
     losses,
     nn,
     norms,
+    pointwise_activation,
     pooling,
     products,
     properties,
