@@ -9,35 +9,36 @@ reader sees the tensors; :func:`load` also rebuilds the rest of the object from 
 * ``"tensormodes"``: a JSON document (format version 1)::
 
       {"version": 1,
-       "storages": {name: {"dtype": "float32", "sum64": [[1234567890123, 987654321], ...]}},
+       "storages": {name: {"dtype": "float32", "sum64": [12345678901234567890, ...]}},
        "tensors": [{"storage": name, "dtype": "float32", "shape": [2, 3], "stride": [3, 1],
                     "offset": 0, "requires_grad": false, "parameter": false}],
        "object": NODE}
 
   A *storage* is one safetensors entry: a block of memory that one or more saved tensors
-  use. Tensors sharing memory (tied weights, views of one another) share a storage, so
-  their bytes are written once and they come back sharing memory, as views of one base,
-  with their strides and their byte ``offset`` within the storage. An entry is named after
-  the path of its first tensor in the object (``"model.fc.weight"``, ``"state.0.exp_avg"``;
-  ``"tensor"`` for a lone tensor; ``#1``, ``#2`` ... added to repeated names). It has the
-  dtype and shape of a saved tensor spanning the whole storage (one that is not a view
-  preferred) if there is one, else it is 1-D, of its first tensor's dtype (``U8`` when the
-  size is not a multiple of that). ``sum64`` holds one pair per MiB of the storage's bytes, in
-  turn: the sum modulo 2**64 and the XOR of that MiB's 64-bit little-endian words (the last
-  word of the storage padded with zero bytes), two reductions NumPy runs at memory speed
-  (files written before this checksum hold ``crc32`` instead, the CRC-32 of each MiB, and
-  still load). It detects every change confined to one 8-byte word (every flipped bit or
-  byte), and a change of several words unless their changes cancel in both the sum and the
-  XOR of their MiB (the same bit flipped both ways in two words of one MiB); CRC-32, five
-  times slower to check here, detected those too. NODE is the object as JSON: ``null``, booleans, integers,
-  strings and finite floats as themselves, lists as arrays, and one-key tagged objects for
-  the rest: ``{"tensor": i}`` (an index into ``tensors``: one tensor object saved twice
-  comes back as one object), ``{"tuple": [...]}``, ``{"Size": [...]}``, ``{"dict": {...}}``
-  (string keys) or ``{"dict": [[key, value], ...]}`` (other keys, such as an optimizer
-  state's integer keys), ``{"OrderedDict": ...}`` (the same two forms, plus
-  ``"attributes": {name: NODE}`` for attributes set on it, such as a state dict's
-  ``_metadata``), ``{"float": "inf" | "-inf" | "nan"}``, ``{"complex": [re, im]}``,
-  ``{"dtype": "float32"}`` and ``{"device": "cpu"}``. Containers met twice are stored twice.
+  use. Tensors sharing memory (tied weights, views of one another) share a storage, so their
+  bytes are written once and they come back sharing memory, as views of one base, with their
+  strides and their byte ``offset`` within the storage. An entry is named after the path of
+  its first tensor in the object (``"model.fc.weight"``, ``"state.0.exp_avg"``; ``"tensor"``
+  for a lone tensor; ``#1``, ``#2`` ... added to repeated names). It has the dtype and shape
+  of a saved tensor spanning the whole storage (one that is not a view preferred) if there
+  is one, else it is 1-D, of its first tensor's dtype (``U8`` when the size is not a
+  multiple of that). ``sum64`` lists, for each MiB of the storage's bytes in turn, the sum
+  modulo 2**64 of its 64-bit little-endian words (the storage's last word padded with zero
+  bytes): one NumPy reduction, at memory speed (files written before this checksum hold
+  ``crc32`` instead, the CRC-32 of each MiB, and still load). It detects every change
+  confined to one 8-byte word (every flipped bit, every changed byte) and a change of
+  several words unless their changes cancel modulo 2**64: the same bit flipped both ways in
+  two words of one MiB, or words swapped within it, pass. CRC-32 caught those too, but
+  checking it made loading five times slower than reading the file. NODE is the object as
+  JSON: ``null``, booleans, integers, strings and finite floats as themselves, lists as
+  arrays, and one-key tagged objects for the rest: ``{"tensor": i}`` (an index into
+  ``tensors``: one tensor object saved twice comes back as one object), ``{"tuple":
+  [...]}``, ``{"Size": [...]}``, ``{"dict": {...}}`` (string keys) or ``{"dict": [[key,
+  value], ...]}`` (other keys, such as an optimizer state's integer keys), ``{"OrderedDict":
+  ...}`` (the same two forms, plus ``"attributes": {name: NODE}`` for attributes set on it,
+  such as a state dict's ``_metadata``), ``{"float": "inf" | "-inf" | "nan"}``,
+  ``{"complex": [re, im]}``, ``{"dtype": "float32"}`` and ``{"device": "cpu"}``. Containers
+  met twice are stored twice.
 * ``"tensormodes.crc32"``: the CRC-32 of the header written without this entry, as compact
   JSON, in decimal, so a changed byte anywhere in the header is detected.
 
@@ -348,25 +349,19 @@ def _write(file, header: bytes, blocks: Iterable[np.ndarray]) -> None:
         file.write(raw)
 
 
-def _sum64(block: np.ndarray) -> list[list[int]]:
-    """``[sum, xor]`` of each MiB of ``block``'s 64-bit little-endian words (see the module docstring).
-
-    Two reductions, at memory speed: a CRC-32 (zlib's, which this replaced) ran at a sixth of it
-    and made loading five times slower than reading the file.
-    """
+def _sum64(block: np.ndarray) -> list[int]:
+    """The sum modulo 2**64 of each MiB of ``block``'s 64-bit little-endian words (see the module docstring)."""
     size = len(block)
     whole = size - size % 8
     words = block[:whole].view(np.uint64)
+    last = int.from_bytes(bytes(block[whole:]), "little") if whole < size else 0  # trailing bytes, zero-padded
+    if size <= _CHUNK:  # a MiB or less: one reduction, no reshaping
+        return [(int(np.add.reduce(words)) + last) & _MASK64]
     full = len(words) - len(words) % _CHUNK_WORDS
-    rows = words[:full].reshape(-1, _CHUNK_WORDS)
-    pairs = [[int(total), int(xor)] for total, xor in zip(np.add.reduce(rows, axis=1).tolist(),
-                                                           np.bitwise_xor.reduce(rows, axis=1).tolist())]
-    if full < len(words) or whole < size or not pairs:
-        rest = words[full:]
-        last = int.from_bytes(bytes(block[whole:]), "little")  # the trailing bytes, zero-padded
-        total = (int(np.add.reduce(rest)) + last) & _MASK64
-        pairs.append([total, int(np.bitwise_xor.reduce(rest)) ^ last])
-    return pairs
+    sums = np.add.reduce(words[:full].reshape(-1, _CHUNK_WORDS), axis=1).tolist()
+    if full < len(words) or whole < size:
+        sums.append((int(np.add.reduce(words[full:])) + last) & _MASK64)
+    return sums
 
 
 def _crc32(block: np.ndarray) -> list[int]:
@@ -573,14 +568,10 @@ def _checksum_kind(info: dict) -> str | None:
     """Which checksum a storage's entry holds, ``"sum64"`` or (older files) ``"crc32"``; None when
     it holds neither in its form."""
     keys = set(info) - {"dtype"}
-    if keys == {"sum64"}:
-        pairs = info["sum64"]
-        if type(pairs) is list and all(type(p) is list and len(p) == 2 and all(type(v) is int for v in p)
-                                       for p in pairs):
-            return "sum64"
-    elif keys == {"crc32"}:
-        if type(info["crc32"]) is list and all(type(c) is int for c in info["crc32"]):
-            return "crc32"
+    if len(keys) == 1:
+        kind = keys.pop()
+        if kind in ("sum64", "crc32") and type(info[kind]) is list and all(type(c) is int for c in info[kind]):
+            return kind
     return None
 
 
