@@ -242,9 +242,23 @@ def autograd_rows() -> list[Row]:
         for p in params:
             p.grad = None
 
+    def chain(lib):
+        # 30 small differentiable ops, forward and backward: what autograd costs per op when the
+        # kernels are nearly free (issue 13's chain target).
+        leaf = lib.linspace(-1, 1, 16, requires_grad=True)
+
+        def run():
+            y = leaf
+            for _ in range(10):
+                y = (y * 1.5 + 0.1).tanh()
+            y.sum().backward()
+            leaf.grad = None
+        return run
+
     x_small, y_small = tm.ones(1), tm.ones(1)
     rows = [Row("autograd", "MLP forward+backward (batch 32)", step),
-            Row("autograd", "add 1 elem, no grad (cf. foundation)", lambda: tm.add(x_small, y_small))]
+            Row("autograd", "add 1 elem, no grad (cf. foundation)", lambda: tm.add(x_small, y_small)),
+            Row("autograd", "30-op chain (y*1.5+0.1).tanh() x10, fwd+bwd", chain(tm))]
     try:
         import autograd
         import autograd.numpy as anp
@@ -277,6 +291,7 @@ def autograd_rows() -> list[Row]:
         rows[0].torch = torch_step
         tx1, ty1 = torch.ones(1), torch.ones(1)
         rows[1].torch = lambda: torch.add(tx1, ty1)
+        rows[2].torch = chain(torch)
     return rows
 
 
@@ -408,14 +423,30 @@ def optim_rows() -> list[Row]:
             optimizer.step()
         return step
 
+    def unfused_training_step(lib, functional):
+        # The same step with the loss written out, as issue 13's target has it: log_softmax, gather
+        # and mean instead of the fused cross_entropy (four more nodes, each way).
+        params, optimizer = make(lib, "AdamW")
+        x, y = lib.tensor(x_np), lib.tensor(y_np).unsqueeze(1)
+
+        def step():
+            optimizer.zero_grad()
+            w1, b1, w2, b2 = params
+            logits = functional.linear(functional.relu(functional.linear(x, w1, b1)), w2, b2)
+            (-functional.log_softmax(logits, 1).gather(1, y).mean()).backward()
+            optimizer.step()
+        return step
+
     rows = [Row("optim", "AdamW.step(), MLP 64-128-10", make(tm, "AdamW")[1].step, numpy_adamw()),
             Row("optim", "SGD(momentum=0.9).step(), same params", make(tm, "SGD", momentum=0.9)[1].step,
                 numpy_sgd()),
-            Row("optim", "MLP training step with AdamW (batch 64)", training_step(tm, F))]
+            Row("optim", "MLP training step with AdamW (batch 64)", training_step(tm, F)),
+            Row("optim", "same, loss log_softmax+gather+mean", unfused_training_step(tm, F))]
     if torch is not None:
         rows[0].torch = make(torch, "AdamW", foreach=False)[1].step
         rows[1].torch = make(torch, "SGD", momentum=0.9, foreach=False)[1].step
         rows[2].torch = training_step(torch, torch.nn.functional)
+        rows[3].torch = unfused_training_step(torch, torch.nn.functional)
     return rows
 
 

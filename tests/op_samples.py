@@ -151,9 +151,29 @@ def _torch_avg_pool2d_backward(torch):
 # Private tensormodes ops that PyTorch has only as ATen operators (``torch.ops.aten``), outside
 # its Python namespace, with these equivalents written with PyTorch's API: the cross-reference
 # tests compare with them (``callable_for(opdef, torch)``) instead of looking the name up.
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _torch_losses(torch):
+    """PyTorch's native pointwise losses, taking the reduction as a string (as tensormodes' private
+    loss ops do) instead of its enum."""
+    native, enum = torch._C._nn, _REDUCTION_ENUM
+    return {
+        "_mse_loss": lambda x, target, reduction="mean": native.mse_loss(x, target, enum[reduction]),
+        "_smooth_l1_loss": lambda x, target, reduction="mean", beta=1.0: native.smooth_l1_loss(
+            x, target, enum[reduction], beta),
+        "_huber_loss": lambda x, target, reduction="mean", delta=1.0: native.huber_loss(
+            x, target, enum[reduction], delta),
+        "_soft_margin_loss": lambda x, target, reduction="mean": native.soft_margin_loss(x, target, enum[reduction]),
+        "_binary_cross_entropy_with_logits": lambda x, target, weight=None, pos_weight=None, reduction="mean":
+            torch.binary_cross_entropy_with_logits(x, target, weight, pos_weight, enum[reduction]),
+    }
+
+
 TORCH_EQUIVALENTS = {
     "_nll_loss_backward": _torch_nll_loss_backward,  # aten::nll_loss_backward takes total_weight
     "_threshold_backward": lambda torch: torch.ops.aten.threshold_backward,
+    "_tanh_backward": lambda torch: torch.ops.aten.tanh_backward,
     # torch._C._nn.cross_entropy_loss takes the reduction as an enum, and label_smoothing
     "_cross_entropy_loss": _torch_cross_entropy_loss,
     "_cross_entropy_loss_backward": _torch_cross_entropy_loss_backward,  # no ATen op: autograd's gradient
@@ -164,6 +184,14 @@ TORCH_EQUIVALENTS = {
     "_adaptive_max_pool2d": lambda torch: torch._C._nn.adaptive_max_pool2d,
     "_max_unpool2d": lambda torch: torch._C._nn.max_unpool2d,
     "_avg_pool2d_backward": _torch_avg_pool2d_backward,  # aten::avg_pool2d_backward takes the input itself
+    "_mse_loss": lambda torch: _torch_losses(torch)["_mse_loss"],
+    "_smooth_l1_loss": lambda torch: _torch_losses(torch)["_smooth_l1_loss"],
+    "_huber_loss": lambda torch: _torch_losses(torch)["_huber_loss"],
+    "_soft_margin_loss": lambda torch: _torch_losses(torch)["_soft_margin_loss"],
+    "_binary_cross_entropy_with_logits": lambda torch: _torch_losses(torch)["_binary_cross_entropy_with_logits"],
+    **{name: (lambda torch, name=name: getattr(torch._C._nn, name[1:], None) or getattr(torch, name[1:]))
+       for name in ("_gelu", "_silu", "_mish", "_elu", "_celu", "_leaky_relu", "_hardtanh", "_softplus",
+                    "_log_sigmoid", "_glu")},
     "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
     "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }

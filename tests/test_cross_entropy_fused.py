@@ -276,15 +276,16 @@ def test_backward_op_result_has_the_log_probs_dtype():
 # -- the graph and the protocol ----------------------------------------------------------------------
 
 def test_one_node_whose_next_function_is_the_inputs():
+    # One node, named as PyTorch's last node of its composite (nll_loss's).
     x, w = tm.randn(4, 5), tm.randn(3, 5, requires_grad=True)
     logits = F.linear(x, w)
     loss = F.cross_entropy(logits, tm.tensor([0, 1, 2, 1]))
-    assert loss.grad_fn.name() == "CrossEntropyLossBackward0"
+    assert loss.grad_fn.name() == "NllLossBackward0"
     assert loss.grad_fn.next_functions[0] == (logits.grad_fn, 0)
     assert all(node is None for node, _ in loss.grad_fn.next_functions[1:])
     leaf = tm.randn(4, 3, requires_grad=True)
     node = F.cross_entropy(leaf, tm.tensor([0, 1, 2, 1]), reduction="none").grad_fn
-    assert node.name() == "CrossEntropyLossBackward0"
+    assert node.name() == "NllLossBackward0"
     assert node.next_functions[0][0].variable is leaf
 
 

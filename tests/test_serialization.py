@@ -63,7 +63,7 @@ def test_layout_is_safetensors():
     document = json.loads(header["__metadata__"]["tensormodes"])
     assert document["version"] == 1 and set(document) == {"version", "storages", "tensors", "object"}
     assert document["object"] == {"dict": {"w": {"tensor": 0}, "b": {"tensor": 1}}}
-    assert document["storages"]["w"] == {"dtype": "float32", "crc32": [zlib.crc32(np.ones(6, np.float32))]}
+    assert document["storages"]["w"] == {"dtype": "float32", "sum64": [_sum64_of(np.ones(6, np.float32).tobytes())]}
     assert document["tensors"][0] == {"storage": "w", "dtype": "float32", "shape": [2, 3], "stride": [3, 1],
                                       "offset": 0, "requires_grad": False, "parameter": False}
     back = tm.load(io.BytesIO(data))
@@ -423,17 +423,55 @@ def test_wrong_header_length():
         _load_bytes((2 ** 56).to_bytes(8, "little") + data[8:])
 
 
+def _sum64_of(raw: bytes) -> int:
+    """The sum modulo 2**64 of ``raw``'s little-endian 64-bit words, the last one zero-padded."""
+    return sum(int.from_bytes(raw[i:i + 8], "little") for i in range(0, len(raw), 8)) % 2 ** 64
+
+
 def test_large_storages_have_one_checksum_per_mib():
     big = {"a": tm.arange(300_000, dtype=tm.float64), "b": tm.ones(5)}
     data = _bytes_of(big)
     document = json.loads(_header(data)["__metadata__"]["tensormodes"])
-    assert [len(document["storages"][k]["crc32"]) for k in ("a", "b")] == [3, 1]
-    assert document["storages"]["a"]["crc32"][2] == zlib.crc32(big["a"]._data[2 * 2 ** 17:])
+    assert [len(document["storages"][k]["sum64"]) for k in ("a", "b")] == [3, 1]
+    assert document["storages"]["a"]["sum64"][2] == _sum64_of(big["a"]._data[2 * 2 ** 17:].tobytes())
+    assert document["storages"]["b"]["sum64"] == [_sum64_of(big["b"]._data.tobytes())]  # 20 bytes: a padded word
     _same(_load_bytes(data)["a"], big["a"])
     with pytest.raises(FormatError, match=r"^checksum mismatch in tensor 'a': its 2400000 bytes are corrupted$"):
         _load_bytes(_flip(data, _data_start(data) + 2 ** 20 + 7))
     with pytest.raises(FormatError, match=r"^checksum mismatch in tensor 'b': its 20 bytes are corrupted$"):
         _load_bytes(_flip(data, len(data) - 3))
+
+
+def test_corrupted_words_are_detected_wherever_they_are():
+    # Any change within one 8-byte word changes its MiB's sum; several words changed at once too,
+    # unless their changes cancel modulo 2**64.
+    data = _bytes_of({"a": tm.arange(300_000, dtype=tm.float64)})
+    start = _data_start(data)
+    for position, mask in ((start, 0x80), (start + 2 ** 20 - 1, 0xFF), (len(data) - 1, 0x01)):
+        with pytest.raises(FormatError, match="checksum mismatch in tensor 'a'"):
+            _load_bytes(_flip(data, position, mask))
+    swapped = bytearray(data)
+    swapped[start:start + 8], swapped[start + 8:start + 16] = data[start + 8:start + 16], data[start:start + 8]
+    # a known blind spot: words swapped within one MiB keep its sum
+    assert _load_bytes(bytes(swapped))["a"][:3].tolist() == [1.0, 0.0, 2.0]
+    zeroed = data[:start + 4096] + bytes(4096) + data[start + 8192:]
+    with pytest.raises(FormatError, match="checksum mismatch in tensor 'a'"):
+        _load_bytes(zeroed)
+
+
+def test_files_with_crc32_checksums_still_load():
+    # Files written before the sum64 checksum carry the CRC-32 of each MiB.
+    data = _small_file()
+    header = _header(data)
+    document = json.loads(header["__metadata__"]["tensormodes"])
+    raw = data[_data_start(data):]
+    for info in document["storages"].values():
+        del info["sum64"]
+        info["crc32"] = [zlib.crc32(raw)]
+    rewritten = _rewrite_document(data, lambda d: d.update(storages=document["storages"]))
+    assert _load_bytes(rewritten)["w"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    with pytest.raises(FormatError, match=r"^checksum mismatch in tensor 'w': its 24 bytes are corrupted$"):
+        _load_bytes(_flip(rewritten, _data_start(rewritten) + 5))
 
 
 def test_every_single_byte_corruption_is_detected():

@@ -9,29 +9,36 @@ reader sees the tensors; :func:`load` also rebuilds the rest of the object from 
 * ``"tensormodes"``: a JSON document (format version 1)::
 
       {"version": 1,
-       "storages": {name: {"dtype": "float32", "crc32": [123456789, ...]}},
+       "storages": {name: {"dtype": "float32", "sum64": [12345678901234567890, ...]}},
        "tensors": [{"storage": name, "dtype": "float32", "shape": [2, 3], "stride": [3, 1],
                     "offset": 0, "requires_grad": false, "parameter": false}],
        "object": NODE}
 
   A *storage* is one safetensors entry: a block of memory that one or more saved tensors
-  use. Tensors sharing memory (tied weights, views of one another) share a storage, so
-  their bytes are written once and they come back sharing memory, as views of one base,
-  with their strides and their byte ``offset`` within the storage. An entry is named after
-  the path of its first tensor in the object (``"model.fc.weight"``, ``"state.0.exp_avg"``;
-  ``"tensor"`` for a lone tensor; ``#1``, ``#2`` ... added to repeated names). It has the
-  dtype and shape of a saved tensor spanning the whole storage (one that is not a view
-  preferred) if there is one, else it is 1-D, of its first tensor's dtype (``U8`` when the
-  size is not a multiple of that). ``crc32`` lists the CRC-32 (zlib's) of each MiB of the
-  storage's bytes in turn. NODE is the object as JSON: ``null``, booleans, integers,
-  strings and finite floats as themselves, lists as arrays, and one-key tagged objects for
-  the rest: ``{"tensor": i}`` (an index into ``tensors``: one tensor object saved twice
-  comes back as one object), ``{"tuple": [...]}``, ``{"Size": [...]}``, ``{"dict": {...}}``
-  (string keys) or ``{"dict": [[key, value], ...]}`` (other keys, such as an optimizer
-  state's integer keys), ``{"OrderedDict": ...}`` (the same two forms, plus
-  ``"attributes": {name: NODE}`` for attributes set on it, such as a state dict's
-  ``_metadata``), ``{"float": "inf" | "-inf" | "nan"}``, ``{"complex": [re, im]}``,
-  ``{"dtype": "float32"}`` and ``{"device": "cpu"}``. Containers met twice are stored twice.
+  use. Tensors sharing memory (tied weights, views of one another) share a storage, so their
+  bytes are written once and they come back sharing memory, as views of one base, with their
+  strides and their byte ``offset`` within the storage. An entry is named after the path of
+  its first tensor in the object (``"model.fc.weight"``, ``"state.0.exp_avg"``; ``"tensor"``
+  for a lone tensor; ``#1``, ``#2`` ... added to repeated names). It has the dtype and shape
+  of a saved tensor spanning the whole storage (one that is not a view preferred) if there
+  is one, else it is 1-D, of its first tensor's dtype (``U8`` when the size is not a
+  multiple of that). ``sum64`` lists, for each MiB of the storage's bytes in turn, the sum
+  modulo 2**64 of its 64-bit little-endian words (the storage's last word padded with zero
+  bytes): one NumPy reduction, at memory speed (files written before this checksum hold
+  ``crc32`` instead, the CRC-32 of each MiB, and still load). It detects every change
+  confined to one 8-byte word (every flipped bit, every changed byte) and a change of
+  several words unless their changes cancel modulo 2**64: the same bit flipped both ways in
+  two words of one MiB, or words swapped within it, pass. CRC-32 caught those too, but
+  checking it made loading five times slower than reading the file. NODE is the object as
+  JSON: ``null``, booleans, integers, strings and finite floats as themselves, lists as
+  arrays, and one-key tagged objects for the rest: ``{"tensor": i}`` (an index into
+  ``tensors``: one tensor object saved twice comes back as one object), ``{"tuple":
+  [...]}``, ``{"Size": [...]}``, ``{"dict": {...}}`` (string keys) or ``{"dict": [[key,
+  value], ...]}`` (other keys, such as an optimizer state's integer keys), ``{"OrderedDict":
+  ...}`` (the same two forms, plus ``"attributes": {name: NODE}`` for attributes set on it,
+  such as a state dict's ``_metadata``), ``{"float": "inf" | "-inf" | "nan"}``,
+  ``{"complex": [re, im]}``, ``{"dtype": "float32"}`` and ``{"device": "cpu"}``. Containers
+  met twice are stored twice.
 * ``"tensormodes.crc32"``: the CRC-32 of the header written without this entry, as compact
   JSON, in decimal, so a changed byte anywhere in the header is detected.
 
@@ -83,7 +90,9 @@ FORMAT_VERSION = 1
 _DOC_KEY = "tensormodes"
 _HEADER_CRC_KEY = "tensormodes.crc32"
 _MAX_HEADER = 100_000_000  # safetensors readers refuse larger headers
-_CHUNK = 1 << 20  # bytes per CRC-32
+_CHUNK = 1 << 20  # bytes per checksum
+_CHUNK_WORDS = _CHUNK // 8
+_MASK64 = (1 << 64) - 1
 
 _CODES = {
     dt.bool: "BOOL", dt.uint8: "U8", dt.int8: "I8", dt.int16: "I16", dt.int32: "I32", dt.int64: "I64",
@@ -306,8 +315,8 @@ def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = Non
     encoder = _Encoder()
     tree = encoder.encode(obj, "obj", ())
     entries, storages, descriptions, blocks = _plan(encoder.tensors, encoder.names)
-    for name, checksums in zip(blocks, _checksums(list(blocks.values()))):
-        storages[name]["crc32"] = checksums
+    for name, block in blocks.items():
+        storages[name]["sum64"] = _sum64(block)
     document = {"version": FORMAT_VERSION, "storages": storages, "tensors": descriptions, "object": tree}
     header: dict[str, Any] = {"__metadata__": {_DOC_KEY: _dumps(document)}, **entries}
     checksum = zlib.crc32(_dumps(header).encode())
@@ -340,14 +349,24 @@ def _write(file, header: bytes, blocks: Iterable[np.ndarray]) -> None:
         file.write(raw)
 
 
-def _checksums(blocks: list[np.ndarray]) -> list[list[int]]:
-    """The CRC-32 of each MiB of each block.
+def _sum64(block: np.ndarray) -> list[int]:
+    """The sum modulo 2**64 of each MiB of ``block``'s 64-bit little-endian words (see the module docstring)."""
+    size = len(block)
+    whole = size - size % 8
+    words = block[:whole].view(np.uint64)
+    last = int.from_bytes(bytes(block[whole:]), "little") if whole < size else 0  # trailing bytes, zero-padded
+    if size <= _CHUNK:  # a MiB or less: one reduction, no reshaping
+        return [(int(np.add.reduce(words)) + last) & _MASK64]
+    full = len(words) - len(words) % _CHUNK_WORDS
+    sums = np.add.reduce(words[:full].reshape(-1, _CHUNK_WORDS), axis=1).tolist()
+    if full < len(words) or whole < size:
+        sums.append((int(np.add.reduce(words[full:])) + last) & _MASK64)
+    return sums
 
-    Per-MiB checksums let a reader check one storage on several cores (zlib releases the
-    GIL); measured on a shared 2-core machine, threads made loading slower, so this
-    checks them in turn.
-    """
-    return [[zlib.crc32(b[start:start + _CHUNK]) for start in range(0, max(len(b), 1), _CHUNK)] for b in blocks]
+
+def _crc32(block: np.ndarray) -> list[int]:
+    """The CRC-32 of each MiB of ``block`` (the checksum of files written before ``sum64``)."""
+    return [zlib.crc32(block[start:start + _CHUNK]) for start in range(0, max(len(block), 1), _CHUNK)]
 
 
 def _check_byteorder() -> None:
@@ -534,15 +553,26 @@ def _load_storages(data: np.ndarray, entries: dict, storages) -> dict[str, tuple
     names = sorted(entries, key=lambda name: entries[name][2])  # in file order: the first bad one is reported
     for name in names:
         info = storages[name]
-        if not (isinstance(info, dict) and info.get("dtype") in _BY_NAME and type(info.get("crc32")) is list
-                and all(type(c) is int for c in info["crc32"])):
+        if not (isinstance(info, dict) and info.get("dtype") in _BY_NAME and _checksum_kind(info) is not None):
             raise FormatError(f"header field '__metadata__.tensormodes.storages' has an invalid entry for tensor "
                               f"{name!r}: {info!r}")
     blocks = [data[entries[name][2]:entries[name][3]] for name in names]
-    for name, block, checksums in zip(names, blocks, _checksums(blocks)):
-        if checksums != storages[name]["crc32"]:
+    for name, block in zip(names, blocks):
+        kind = _checksum_kind(storages[name])
+        if (_sum64 if kind == "sum64" else _crc32)(block) != storages[name][kind]:
             raise FormatError(f"checksum mismatch in tensor {name!r}: its {len(block)} bytes are corrupted")
     return {name: (block, _BY_NAME[storages[name]["dtype"]]) for name, block in zip(names, blocks)}
+
+
+def _checksum_kind(info: dict) -> str | None:
+    """Which checksum a storage's entry holds, ``"sum64"`` or (older files) ``"crc32"``; None when
+    it holds neither in its form."""
+    keys = set(info) - {"dtype"}
+    if len(keys) == 1:
+        kind = keys.pop()
+        if kind in ("sum64", "crc32") and type(info[kind]) is list and all(type(c) is int for c in info[kind]):
+            return kind
+    return None
 
 
 _DESCRIPTION_KEYS = {"storage", "dtype", "shape", "stride", "offset", "requires_grad", "parameter"}

@@ -278,17 +278,20 @@ class _SavedSequence:
         return kind(*items) if hasattr(kind, "_fields") else kind(items)
 
 
-_NODE_CLASSES: dict[str, type] = {}
+# Keyed by node name and formula: ops sharing a node name (``_cross_entropy_loss`` records
+# ``NllLossBackward0``, as ``nll_loss`` does) get classes of that name each, as each class's
+# ``apply`` is specialised for its op's formula.
+_NODE_CLASSES: dict[tuple[str, object], type] = {}
 
 
-def _node_class(op_name: str) -> type:
-    cls = _NODE_CLASSES.get(op_name)
+def _node_class(op_name: str, formula) -> type:
+    cls = _NODE_CLASSES.get((op_name, formula))
     if cls is None:
         # An op's method form has the op's node (permute_method -> PermuteBackward0). Parts are
         # title-cased as PyTorch's codegen does: a letter after a digit is a capital too
         # (log1p -> Log1PBackward0, avg_pool2d -> AvgPool2DBackward0).
         camel = "".join(part.title() for part in op_name.strip("_").removesuffix("_method").split("_"))
-        cls = _NODE_CLASSES[op_name] = type(f"{camel}Backward0", (OpBackward,), {"__module__": __name__})
+        cls = _NODE_CLASSES[op_name, formula] = type(f"{camel}Backward0", (OpBackward,), {"__module__": __name__})
     return cls
 
 
@@ -507,7 +510,7 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
         if type(value) is SavedTensor or type(value) is _SavedSequence or (
                 kind == _TENSOR_PARAM and type(value) in _NUMBERS and op_name in WRAPPED_NUMBER_OPS):
             positions.append(i)
-    cls = _NODE_CLASSES.get(op_name) or _node_class(op_name)
+    cls = _NODE_CLASSES.get((op_name, formula)) or _node_class(op_name, formula)
     node = cls(plan, saved, tuple(positions), tuple(edges), tuple(fits))
     if nested:
         node._nested = True
@@ -637,7 +640,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     source = f"def {recorder_name}({', '.join(param_names)}, result, _saved=()):\n{body}\n"
     namespace = {"_Tensor": _Tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
                  "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
-                 "_Node": _NODE_CLASSES.get(op_name) or _node_class(op_name), "_differentiable": _differentiable,
+                 "_Node": _node_class(op_name, formula), "_differentiable": _differentiable,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor,
                  "_refresh_view": refresh_view, "_differentiable_call": differentiable, "_NUMBERS": _NUMBERS}
     recorder = _generated.define(source, recorder_name, namespace, label=f"autograd.{recorder_name}")

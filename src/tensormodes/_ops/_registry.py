@@ -193,7 +193,7 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
        mutates: bool = False, alias: bool = False, namespace: str = "tensormodes", saves: tuple[str, ...] = (),
        save_only_for: dict[str, str] | None = None, normalize: Callable | None = None,
        written_check: Callable | None = None, random: bool = False, returns: tuple[str, ...] | None = None,
-       meta: Callable | None = None, errors: tuple[Sample, ...] = ()):
+       node: str | None = None, meta: Callable | None = None, errors: tuple[Sample, ...] = ()):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``name`` (by default the kernel's) is the op's name in the table, ATen's where they
@@ -272,6 +272,10 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
 
     ``namespace``: the module whose function the op is (``"tensormodes.nn.functional"``
     for ops PyTorch implements natively there, such as ``linear``).
+
+    ``node``: the op whose name names the backward node, where it is not this op's own: the
+    private ``_mse_loss`` records ``MseLossBackward0`` (``node="mse_loss"``), as PyTorch's
+    ``torch._C._nn.mse_loss`` does.
     """
 
     def register(kernel: Callable) -> Callable:
@@ -297,7 +301,7 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
             samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias,
             namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}), normalize=normalize,
-            written_check=written_check, random=random, meta=meta, errors=tuple(errors),
+            written_check=written_check, random=random, node=node, meta=meta, errors=tuple(errors),
             returns=None if returns is None else _return_type(op_name, tuple(returns)))
         return kernel
 

@@ -121,8 +121,12 @@ def _check_subtraction(input, other) -> None:
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
-def _add_grad(grad, alpha):
-    return grad, grad * _conj(alpha)
+def _add_grad(grad, alpha, needs_input_grad):
+    # No multiply for a number operand (``y + 0.1``), whose gradient nobody wants, nor for alpha 1:
+    # the engine copies a gradient it is handed twice before a leaf keeps it.
+    if not needs_input_grad[1]:
+        return grad, None
+    return grad, grad if alpha == 1 else grad * _conj(alpha)
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((I23, I23), {"alpha": 1.5})),

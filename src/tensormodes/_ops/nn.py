@@ -532,7 +532,8 @@ _TARGET = TensorSpec((4,), "int64", 0, 2)
 _CLASS_WEIGHT = TensorSpec((3,), "float32", 0.5, 2)
 
 
-@op(grad=_cross_entropy_loss_grad, saves=("log_probs",), meta=rule(_cross_entropy_loss_meta),
+# Its node is nll_loss's, as in PyTorch, whose composite's last step is nll_loss.
+@op(grad=_cross_entropy_loss_grad, saves=("log_probs",), node="nll_loss", meta=rule(_cross_entropy_loss_meta),
     errors=(Sample((_LOGITS, TensorSpec((3,), "int64", 0, 2))), Sample((TensorSpec((4, 3), "int64"), _TARGET)),
             Sample((_LOGITS, _TARGET, TensorSpec((2,))))),
     samples=(

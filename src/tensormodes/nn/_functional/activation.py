@@ -3,13 +3,24 @@
 
 from __future__ import annotations
 
-import math
 import warnings
 
 from ..._ops._common import not_implemented, scalar_type_name
 from ..._ops._registry import Tensor
 from ..._overrides import dispatch as _dispatch
-from ._common import _builtin, _plain, _public
+from ._common import _builtin, _function, _plain, _public
+
+# The activations PyTorch computes natively (torch._C._nn.gelu ...): one op, one node each.
+_gelu = _function("_gelu")
+_silu = _function("_silu")
+_mish = _function("_mish")
+_elu = _function("_elu")
+_celu = _function("_celu")
+_leaky_relu = _function("_leaky_relu")
+_hardtanh = _function("_hardtanh")
+_softplus = _function("_softplus")
+_log_sigmoid = _function("_log_sigmoid")
+_glu = _function("_glu")
 
 
 def _apply(function, input: Tensor, inplace: bool) -> Tensor:
@@ -18,13 +29,6 @@ def _apply(function, input: Tensor, inplace: bool) -> Tensor:
     if not inplace:
         return function(input)
     return input.copy_(function(input.clone()))
-
-
-def _exponential_linear(x: Tensor, alpha: float, input_scale: float) -> Tensor:
-    """``x`` where positive, ``alpha * (exp(x * input_scale) - 1)`` elsewhere; the exponential
-    sees only non-positive inputs, so a large ``x`` cannot make its (unused) gradient NaN."""
-    negative = x.clamp(max=0)
-    return x.where(x > 0, ((negative * input_scale).exp() - 1) * alpha)
 
 
 @_public
@@ -46,12 +50,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     >>> round(F.gelu(tm.tensor([1.0])).item(), 4)
     0.8413
     """
-    if approximate == "none":
-        return input * 0.5 * (1.0 + (input * (1.0 / math.sqrt(2.0))).erf())
-    if approximate == "tanh":
-        inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
-        return input * 0.5 * (1.0 + inner.tanh())
-    raise RuntimeError("approximate argument must be either none or tanh.")
+    return _gelu(input, approximate=approximate)
 
 
 @_public
@@ -62,7 +61,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.silu(tm.tensor([0.0])).tolist()
     [0.0]
     """
-    return _apply(lambda x: x * x.sigmoid(), input, inplace)
+    return _apply(_silu, input, inplace)
 
 
 def _softmax_dim(ndim: int, name: str = "softmax") -> int:
@@ -107,7 +106,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     >>> F.leaky_relu(tm.tensor([-2.0, 3.0]), 0.5).tolist()
     [-1.0, 3.0]
     """
-    return _apply(lambda x: x.where(x > 0, x * negative_slope), input, inplace)
+    return _apply(lambda x: _leaky_relu(x, negative_slope), input, inplace)
 
 
 @_public
@@ -118,7 +117,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     >>> F.elu(tm.tensor([0.0, 2.0])).tolist()
     [0.0, 2.0]
     """
-    return _apply(lambda x: _exponential_linear(x, alpha, 1.0), input, inplace)
+    return _apply(lambda x: _elu(x, alpha), input, inplace)
 
 
 @_public
@@ -131,9 +130,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    # where() rather than clamp: PyTorch's gradient is zero at the bounds too.
-    return _apply(lambda x: x.where((x > min_val) & (x < max_val), x.detach().clamp(min_val, max_val)), input,
-                  inplace)
+    return _apply(lambda x: _hardtanh(x, min_val, max_val), input, inplace)
 
 
 @_public
@@ -155,18 +152,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     >>> round(F.softplus(tm.tensor([0.0])).item(), 4)
     0.6931
     """
-    scaled = input * beta
-    # The logarithm's branch sees at most the threshold: beyond it exp would overflow, and its
-    # (unused) gradient turn the result's into NaN.
-    return input.where(scaled > threshold, scaled.clamp(max=threshold).exp().log1p() / beta)
-
-
-def _softplus_of_negative(x: Tensor) -> Tensor:
-    """``log(1 + exp(-x))`` without overflow, each branch smooth (so the gradient at 0 is -1/2):
-    ``-x + log(1 + exp(x))`` for negative ``x``, else ``log(1 + exp(-x))``. Each branch gets
-    the inputs it is meant for, so the other's overflow cannot turn its zero gradient into NaN."""
-    negative, positive = x.clamp(max=0), x.clamp(min=0)
-    return (negative.exp().log1p() - negative).where(x < 0, (-positive).exp().log1p())
+    return _softplus(input, beta, threshold)
 
 
 @_builtin
@@ -177,7 +163,7 @@ def logsigmoid(input: Tensor) -> Tensor:
     >>> round(F.logsigmoid(tm.tensor([0.0])).item(), 4)
     -0.6931
     """
-    return -_softplus_of_negative(input)
+    return _log_sigmoid(input)
 
 
 @_public
@@ -210,13 +196,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     >>> F.glu(tm.tensor([2.0, 0.0])).tolist()
     [1.0]
     """
-    if input.dim() == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    size = input.shape[dim]
-    if size % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {size}")
-    first, second = input.chunk(2, dim)
-    return first * second.sigmoid()
+    return _glu(input, dim)
 
 
 # -- activations, continued ------------------------------------------------------------------
@@ -331,8 +311,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.mish(tm.tensor([0.0])).tolist()
     [0.0]
     """
-    _require_floating(input, "mish_cpu")
-    return _apply(lambda x: x * _softplus_of_negative(-x).tanh(), input, inplace)
+    return _apply(_mish, input, inplace)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -348,8 +327,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.selu(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
     [0.0, 1.0507009873554805]
     """
-    _require_floating(input, "elu_cpu")
-    return _apply(lambda x: _exponential_linear(x, _SELU_ALPHA, 1.0) * _SELU_SCALE, input, inplace)
+    return _apply(lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE), input, inplace)
 
 
 @_public
@@ -360,10 +338,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     >>> F.celu(tm.tensor([0.0, 2.0])).tolist()
     [0.0, 2.0]
     """
-    if alpha == 0:
-        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-    _require_floating(input, "elu_cpu")
-    return _apply(lambda x: _exponential_linear(x, alpha, 1.0 / alpha), input, inplace)
+    return _apply(lambda x: _celu(x, alpha), input, inplace)
 
 
 @_builtin

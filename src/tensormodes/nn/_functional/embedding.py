@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from ... import _dtype
-from ..._ops._common import scalar_type_name
 from ..._ops._registry import Tensor
 from ._common import _builtin, _function, _public
 
@@ -62,22 +60,11 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
         padding_idx %= max(rows, 1)
     if sparse:
         raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported")
-    if weight.dim() != 2:
-        raise RuntimeError("'weight' must be 2-D")
-    if input.dtype not in (_dtype.int64, _dtype.int32):
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got torch.{scalar_type_name(input.dtype)}Tensor instead (while checking "
-                           f"arguments for embedding)")
-    if input.numel() and (input.min().item() < 0 or input.max().item() >= rows):
-        raise IndexError("index out of range in self")
     if max_norm is not None:
+        if weight.dim() != 2:
+            raise RuntimeError("'weight' must be 2-D")
+        if input.numel() and (input.min().item() < 0 or input.max().item() >= rows):
+            raise IndexError("index out of range in self")
         _renormalise_rows(weight, input, max_norm, norm_type)
-    index = input.long()
-    result = weight[index]
-    if scale_grad_by_freq and input.numel():
-        # Same value (the difference is exactly zero), gradient divided by each index's count.
-        counts = _function("bincount")(index.reshape(-1), minlength=rows)[index].unsqueeze(-1)
-        result = result.detach() + (result - result.detach()) / counts
-    if padding_idx is not None:
-        result = result.where(index.unsqueeze(-1) != padding_idx, result.detach())
-    return result
+    return _function("embedding")(weight, input, -1 if padding_idx is None else padding_idx, scale_grad_by_freq,
+                                  sparse)

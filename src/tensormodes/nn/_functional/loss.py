@@ -13,11 +13,16 @@ from ..._api import build
 from ..._ops._registry import Tensor
 from ..._ops.nn import legacy_reduction
 from ._common import _function, _public
-from .activation import _softplus_of_negative
 from .distance import pairwise_distance
 
 # cross_entropy's common case, fused (PyTorch's torch._C._nn.cross_entropy_loss): one op, one node.
 _cross_entropy_loss = build.public_function("_cross_entropy_loss")
+# The pointwise losses PyTorch computes natively (torch._C._nn.mse_loss ...): one op, one node each.
+_mse_loss = build.public_function("_mse_loss")
+_smooth_l1_loss = build.public_function("_smooth_l1_loss")
+_huber_loss = build.public_function("_huber_loss")
+_soft_margin_loss = build.public_function("_soft_margin_loss")
+_binary_cross_entropy_with_logits = build.public_function("_binary_cross_entropy_with_logits")
 
 
 def _reduction_from_legacy(size_average, reduce, reduction: str, stacklevel: int = 4) -> str:
@@ -53,6 +58,11 @@ def _weighted(loss: Tensor, weight: Tensor | None) -> Tensor:
     return loss if weight is None else loss * weight
 
 
+def _check_weight(input: Tensor, weight: Tensor | None) -> None:
+    if weight is not None and weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+
+
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "none":
         return loss
@@ -72,9 +82,15 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
     >>> F.mse_loss(tm.tensor([1., 2.]), tm.tensor([1., 4.])).item()
     2.0
     """
-    reduction = _reduction_from_legacy(size_average, reduce, reduction)
     _warn_on_broadcast(input, target)
-    return _reduce(_weighted((input - target) ** 2, weight), reduction)
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    if weight is None:
+        return _mse_loss(input, target, _checked_reduction(None, None, reduction))
+    _check_weight(input, weight)
+    weighted = (input - target) ** 2 * weight
+    if reduction == "mean":  # PyTorch's weighted mean: divided by the weights' total
+        return weighted.sum() / weight.sum()
+    return _reduce(weighted, reduction)
 
 
 @_public
@@ -155,14 +171,13 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     >>> F.smooth_l1_loss(tm.tensor([0.0, 3.0]), tm.tensor([0.5, 0.0]), reduction="sum").item()
     2.625
     """
-    reduction = _reduction_from_legacy(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _warn_on_broadcast(input, target)
-    size = (input - target).abs()
-    if beta == 0:
-        return _reduce(size, reduction)
-    return _reduce(size.where(size >= beta, size * size * (0.5 / beta)) - (size >= beta) * (0.5 * beta), reduction)
+    reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    if beta == 0:  # PyTorch runs l1_loss
+        return _reduce((input - target).abs(), reduction)
+    return _smooth_l1_loss(input, target, _checked_reduction(None, None, reduction), beta)
 
 
 @_public
@@ -177,9 +192,10 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _warn_on_broadcast(input, target)
-    size = (input - target).abs()
-    loss = (size * size * 0.5).where(size < delta, (size - 0.5 * delta) * delta)
-    return _reduce(_weighted(loss, weight), reduction)
+    if weight is None:
+        return _huber_loss(input, target, _checked_reduction(None, None, reduction), delta)
+    _check_weight(input, weight)
+    return _reduce(_huber_loss(input, target, "none", delta) * weight, reduction)
 
 
 @_public
@@ -193,15 +209,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     >>> round(F.binary_cross_entropy_with_logits(tm.tensor([0.0]), tm.tensor([1.0])).item(), 4)
     0.6931
     """
-    reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    softplus_negative = _softplus_of_negative(input)
-    if pos_weight is None:
-        loss = (1 - target) * input + softplus_negative
-    else:
-        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * softplus_negative
-    return _reduce(_weighted(loss, weight), reduction)
+    return _binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
 @_public
@@ -276,8 +287,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     >>> round(F.soft_margin_loss(tm.tensor([0.0]), tm.tensor([1.0])).item(), 4)
     0.6931
     """
-    reduction = _checked_reduction(size_average, reduce, reduction)
-    return _reduce((-input * target).exp().log1p(), reduction)
+    return _soft_margin_loss(input, target, _checked_reduction(size_average, reduce, reduction))
 
 
 @_public

@@ -1,0 +1,248 @@
+"""Pointwise losses PyTorch computes natively (``torch._C._nn.mse_loss`` and friends): ``_mse_loss``,
+``_smooth_l1_loss``, ``_huber_loss``, ``_soft_margin_loss`` and ``_binary_cross_entropy_with_logits``.
+
+``nn.functional``'s Python-level functions check and broadcast their arguments and call these,
+as PyTorch's do. Each is one op, so a loss records one node named as PyTorch's
+(``MseLossBackward0`` ... through ``node=``) instead of the few a composition records, and its
+gradient is one short formula. The reduction is a string (``'none'``, ``'mean'``, ``'sum'``),
+checked by the caller.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as dt
+from ._common import (
+    HALF_TYPES,
+    array_type_name,
+    check_same_shape_or_broadcast,
+    dtype_of,
+    floating,
+    not_implemented,
+    operand_dtype,
+    ops,
+    quiet,
+    scalar_type_name,
+)
+from ._registry import Sample, Tensor, TensorSpec, op
+
+_FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
+
+
+def _working(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``array`` in ``dtype``, or float32 for the half types (rounded once, at the end)."""
+    if dtype in HALF_TYPES:
+        dtype = np.dtype(np.float32)
+    return array if array.dtype == dtype else array.astype(dtype)
+
+
+def _reduced(losses: np.ndarray, reduction: str, dtype: np.dtype) -> np.ndarray:
+    """The elementwise ``losses`` reduced as ``reduction`` says, in ``dtype``."""
+    if reduction == "none":
+        return np.asarray(losses, dtype=dtype)
+    total = np.add.reduce(losses, axis=None)
+    if reduction == "mean":
+        with quiet():  # the mean of no element is NaN, as in PyTorch
+            total = total / losses.size
+    return np.asarray(total, dtype=dtype)
+
+
+def _difference(input: np.ndarray, target: np.ndarray, kernel: str) -> tuple[np.ndarray, np.dtype]:
+    """``input - target`` broadcast, computed in their promoted floating dtype (returned too)."""
+    check_same_shape_or_broadcast(input.shape, target.shape)
+    dtype = operand_dtype(input, target)._np
+    if dtype not in _FLOATING:
+        raise not_implemented(kernel, dt.NP_TO_DTYPE[dtype])
+    return _working(input, dtype) - _working(target, dtype), dtype
+
+
+def _mean_scaled(grad, reduction: str, count: int):
+    """The loss's gradient per element: ``grad``, divided by the element count for ``'mean'``."""
+    return grad / count if reduction == "mean" else grad
+
+
+def _opposite(grad_input, needs_input_grad):
+    """The gradients of a loss of ``input - target``: ``grad_input`` and its negation."""
+    return (grad_input if needs_input_grad[0] else None,
+            -grad_input if needs_input_grad[1] else None)
+
+
+_PAIR = (TensorSpec((2, 3)), TensorSpec((2, 3)))
+_PAIR64 = (TensorSpec((3, 4), "float64", -3, 3), TensorSpec((3, 4), "float64", -3, 3))
+_BROADCAST = (TensorSpec((2, 3)), TensorSpec((3,)))
+_ZERO_DIM = (TensorSpec(()), TensorSpec(()))
+_HALF = (TensorSpec((4,), "float16"), TensorSpec((4,), "float16"))
+_MIXED = (TensorSpec((2, 3), "float32"), TensorSpec((2, 3), "float64"))
+
+
+# -- mean squared error ---------------------------------------------------------------------------
+
+def _mse_loss_grad(grad, input, target, reduction, needs_input_grad):
+    difference = input - target
+    return _opposite(difference * _mean_scaled(grad * 2, reduction, difference.numel()), needs_input_grad)
+
+
+@op(grad=_mse_loss_grad, node="mse_loss", samples=(
+    Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum"}), Sample(_PAIR, {"reduction": "none"}),
+    Sample(_BROADCAST), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
+def _mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """``(input - target) ** 2``, broadcast and reduced (``'none'``, ``'mean'`` or ``'sum'``): what
+    ``nn.functional.mse_loss`` runs (PyTorch's ``torch._C._nn.mse_loss``; node ``MseLossBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._mse_loss(tm.tensor([1., 2.]), tm.tensor([1., 4.]))
+    tensor(2.)
+    """
+    difference, dtype = _difference(input, target, "mse_cpu")
+    return _reduced(difference * difference, reduction, dtype)
+
+
+# -- smooth L1 and Huber ---------------------------------------------------------------------------
+
+def _smooth_l1_loss_grad(grad, input, target, reduction, beta, needs_input_grad):
+    # d/dd: d / beta inside (-beta, beta), its sign outside: d / beta clamped to [-1, 1].
+    difference = input - target
+    slope = (difference / beta).clamp(-1, 1)
+    return _opposite(slope * _mean_scaled(grad, reduction, difference.numel()), needs_input_grad)
+
+
+@op(grad=_smooth_l1_loss_grad, node="smooth_l1_loss", samples=(
+    Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum", "beta": 0.5}), Sample(_PAIR, {"reduction": "none"}),
+    Sample(_BROADCAST, {"beta": 2.0}), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
+def _smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """``0.5 * d ** 2 / beta`` where ``|d| < beta`` (``d = input - target``), ``|d| - 0.5 * beta``
+    elsewhere, broadcast and reduced; ``beta`` positive (``nn.functional.smooth_l1_loss`` runs
+    ``l1_loss`` for 0). PyTorch's ``torch._C._nn.smooth_l1_loss`` (node ``SmoothL1LossBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._smooth_l1_loss(tm.tensor([0.0, 3.0]), tm.tensor([0.5, 0.0]), "sum")
+    tensor(2.6250)
+    """
+    difference, dtype = _difference(input, target, "smooth_l1_cpu")
+    size = np.abs(difference)
+    return _reduced(np.where(size < beta, 0.5 * difference * difference / beta, size - 0.5 * beta), reduction, dtype)
+
+
+def _huber_loss_grad(grad, input, target, reduction, delta, needs_input_grad):
+    difference = input - target  # d/dd: d inside (-delta, delta), delta * its sign outside
+    slope = difference.clamp(-delta, delta)
+    return _opposite(slope * _mean_scaled(grad, reduction, difference.numel()), needs_input_grad)
+
+
+@op(grad=_huber_loss_grad, node="huber_loss", samples=(
+    Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum", "delta": 0.5}), Sample(_PAIR, {"reduction": "none"}),
+    Sample(_BROADCAST, {"delta": 2.0}), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
+def _huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """``0.5 * d ** 2`` where ``|d| < delta`` (``d = input - target``), ``delta * (|d| - 0.5 * delta)``
+    elsewhere, broadcast and reduced, in ``input``'s dtype. PyTorch's ``torch._C._nn.huber_loss``
+    (node ``HuberLossBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._huber_loss(tm.tensor([0.0, 3.0]), tm.tensor([0.5, 0.0]), "sum")
+    tensor(2.6250)
+    """
+    difference, _ = _difference(input, target, "huber_cpu")
+    size = np.abs(difference)
+    losses = np.where(size < delta, 0.5 * difference * difference, delta * (size - 0.5 * delta))
+    return _reduced(losses, reduction, input.dtype)  # PyTorch writes into an input-like result
+
+
+# -- soft margin -----------------------------------------------------------------------------------
+
+def _soft_margin_loss_grad(grad, input, target, reduction, needs_input_grad):
+    # d/dx log(1 + exp(-t x)) = -t sigmoid(-t x); the target's gradient (beyond PyTorch, which
+    # refuses a target that requires grad) is the same with x for t.
+    scale = (-input * target).sigmoid() * _mean_scaled(-grad, reduction, input.numel())
+    return (scale * target if needs_input_grad[0] else None,
+            scale * input if needs_input_grad[1] else None)
+
+
+def _check_written(result_dtype: np.dtype, output: np.ndarray) -> None:
+    """PyTorch's error where its kernel writes a ``result_dtype`` result into ``output``'s dtype."""
+    if not dt.can_cast(dt.NP_TO_DTYPE[result_dtype], dtype_of(output)):
+        raise RuntimeError(f"result type {scalar_type_name(dt.NP_TO_DTYPE[result_dtype])} can't be cast to the desired "
+                           f"output type {array_type_name(output)}")
+
+
+@op(grad=_soft_margin_loss_grad, node="soft_margin_loss", samples=(
+    Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum"}), Sample(_PAIR, {"reduction": "none"}),
+    Sample(_BROADCAST), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
+def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-target * input))``, reduced, in ``input``'s shape and dtype. PyTorch's
+    ``torch._C._nn.soft_margin_loss`` (node ``SoftMarginLossBackward0``).
+
+    >>> import tensormodes as tm
+    >>> round(tm._soft_margin_loss(tm.tensor([0.0]), tm.tensor([1.0])).item(), 4)
+    0.6931
+    """
+    dtype = floating(operand_dtype(input, target))._np  # exp of integers gives floats
+    _check_written(dtype, input)
+    shape = check_same_shape_or_broadcast(input.shape, target.shape)
+    if shape != input.shape:
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
+    with quiet():  # exp overflows to inf for very wrong predictions, as in PyTorch
+        losses = np.log1p(np.exp(-_working(input, dtype) * _working(target, dtype)))
+    return _reduced(losses, reduction, input.dtype)
+
+
+# -- binary cross entropy with logits -------------------------------------------------------------
+
+def _binary_cross_entropy_with_logits_grad(grad, input, target, weight, pos_weight, reduction, needs_input_grad):
+    # loss = (1 - t) x + w_t softplus(-x), w_t = 1 + (pos_weight - 1) t, times weight. Gradients for
+    # weight and pos_weight go beyond PyTorch, which refuses them.
+    per_element = _mean_scaled(grad, reduction, input.numel())
+    scaled = per_element if weight is None else per_element * weight
+    grad_input = grad_target = grad_weight = grad_pos_weight = None
+    if needs_input_grad[0]:
+        log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
+        grad_input = ((1 - target) - log_weight * (-input).sigmoid()) * scaled
+    if needs_input_grad[1] or needs_input_grad[3]:
+        softplus = ops.nn.functional.softplus(-input)
+        if needs_input_grad[1]:
+            grad_target = (-input if pos_weight is None else (pos_weight - 1) * softplus - input) * scaled
+        if needs_input_grad[3]:
+            grad_pos_weight = target * softplus * scaled
+    if needs_input_grad[2]:
+        unweighted = ops._binary_cross_entropy_with_logits(input, target, None, pos_weight, "none")
+        grad_weight = unweighted * per_element
+    return grad_input, grad_target, grad_weight, grad_pos_weight
+
+
+@op(grad=_binary_cross_entropy_with_logits_grad, node="binary_cross_entropy_with_logits", samples=(
+    Sample((TensorSpec((2, 3), "float32", -4, 4), TensorSpec((2, 3), "float32", 0, 1))),
+    Sample((TensorSpec((3, 2), "float64", -30, 30), TensorSpec((3, 2), "float64", 0, 1)), {"reduction": "sum"}),
+    Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", 0, 1)), {"reduction": "none"}),
+    Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", 0, 1), TensorSpec((3,), "float32", 0.5, 2),
+            TensorSpec((3,), "float32", 0.5, 3))),
+    Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", 0, 1)),
+           {"pos_weight": TensorSpec((3,), "float32", 0.5, 3), "reduction": "none"}),
+    Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", 0, 1), TensorSpec((2, 1), "float32", 0.5, 2))),
+    Sample((TensorSpec(()), TensorSpec((), "float32", 0, 1))),
+    Sample((TensorSpec((4,), "float16"), TensorSpec((4,), "float16", 0, 1))),
+    Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float32", 0, 1)), {"reduction": "none"})))
+def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                      pos_weight: Tensor | None = None, reduction: str = "mean") -> Tensor:
+    """Binary cross entropy between ``sigmoid(input)`` and ``target``, from the logits without
+    overflow: ``(1 - target) * input + (1 + (pos_weight - 1) * target) * log(1 + exp(-input))``,
+    times ``weight``, reduced; in ``target``'s dtype, as PyTorch's kernel writes into a copy of
+    it. PyTorch's ``torch.binary_cross_entropy_with_logits`` with the reduction as a string
+    (node ``BinaryCrossEntropyWithLogitsBackward0``).
+
+    >>> import tensormodes as tm
+    >>> round(tm._binary_cross_entropy_with_logits(tm.tensor([0.0]), tm.tensor([1.0])).item(), 4)
+    0.6931
+    """
+    if input.dtype not in _FLOATING:
+        raise not_implemented("log_sigmoid_cpu", dtype_of(input))
+    dtype = operand_dtype(input, target)._np
+    _check_written(dtype, target)
+    x, t = _working(input, dtype), _working(target, dtype)
+    softplus = np.logaddexp(0, -x)
+    if pos_weight is None:
+        losses = (1 - t) * x + softplus
+    else:
+        losses = (1 - t) * x + (1 + (_working(pos_weight, dtype) - 1) * t) * softplus
+    if weight is not None:
+        losses = losses * _working(weight, dtype)
+    return _reduced(losses, reduction, target.dtype)

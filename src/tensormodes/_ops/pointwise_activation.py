@@ -1,0 +1,301 @@
+"""Elementwise activations PyTorch computes natively (``torch._C._nn.gelu`` and friends): ``_gelu``,
+``_silu``, ``_mish``, ``_elu``, ``_celu``, ``_leaky_relu``, ``_hardtanh``, ``_softplus``,
+``_log_sigmoid`` and ``_glu``; and ``embedding``.
+
+``nn.functional``'s functions check their arguments and call these, as PyTorch's do. Each is one
+op, so an activation records one node named as PyTorch's (``GeluBackward0`` ... through
+``node=``) instead of the several a composition records, and its gradient is one short formula.
+Half types compute in float32, rounded once at the end.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._common import HALF_TYPES, array_type_name, dtype_of, no_complex_autograd, not_implemented, ops, quiet, wrap_dim
+from ._registry import Sample, Tensor, TensorSpec, op
+from .special import _erf
+
+_FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
+
+
+def _floating(input: np.ndarray, kernel: str) -> np.ndarray:
+    """``input`` to compute with (float32 for the half types), or PyTorch's error for other dtypes."""
+    if input.dtype not in _FLOATING:
+        raise not_implemented(kernel, dtype_of(input))
+    return input.astype(np.float32) if input.dtype in HALF_TYPES else input
+
+
+def _rounded(result: np.ndarray, input: np.ndarray) -> np.ndarray:
+    return np.asarray(result, dtype=input.dtype)
+
+
+_X = TensorSpec((2, 3), "float32", -4, 4)
+_SAMPLES = (Sample((_X,)), Sample((TensorSpec((3, 2), "float64", -6, 6),)), Sample((TensorSpec((), "float32", -2, 2),)),
+            Sample((TensorSpec((4,), "float16", -3, 3),)), Sample((TensorSpec((4,), "bfloat16", -3, 3),)))
+
+
+# -- gelu, silu, mish --------------------------------------------------------------------------------
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_KAPPA = 0.044715
+
+
+def _gelu_grad(grad, input, approximate):
+    if approximate == "tanh":
+        inner_tanh = ((input + input * input * input * _KAPPA) * _SQRT_2_OVER_PI).tanh()
+        slope = (inner_tanh + 1) * 0.5 + input * 0.5 * (1 - inner_tanh * inner_tanh) * _SQRT_2_OVER_PI * (
+            input * input * (3 * _KAPPA) + 1)
+    else:
+        cdf = ((input * (1 / math.sqrt(2))).erf() + 1) * 0.5
+        slope = cdf + input * (input * input * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+    return grad * slope
+
+
+@op(grad=_gelu_grad, node="gelu", samples=_SAMPLES + (
+    Sample((_X,), {"approximate": "tanh"}), Sample((TensorSpec((3,), "float64", -5, 5),), {"approximate": "tanh"})))
+def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit, ``x * Phi(x)``, or its tanh approximation: PyTorch's
+    ``torch._C._nn.gelu``, which ``nn.functional.gelu`` runs (node ``GeluBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._gelu(tm.tensor([1.0]))
+    tensor([0.8413])
+    """
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    x = _floating(input, "GeluKernelImpl")
+    if approximate == "tanh":
+        result = 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + _KAPPA * x * x * x)))
+    else:
+        result = 0.5 * x * (1 + _erf(x * (1 / math.sqrt(2))).astype(x.dtype, copy=False))
+    return _rounded(result, input)
+
+
+def _silu_grad(grad, input):
+    sigmoid = input.sigmoid()
+    return grad * sigmoid * (input * (1 - sigmoid) + 1)
+
+
+@op(grad=_silu_grad, node="silu", differentiable=no_complex_autograd("silu"), samples=_SAMPLES)
+def _silu(input: Tensor) -> Tensor:
+    """``x * sigmoid(x)``: PyTorch's ``torch._C._nn.silu`` (node ``SiluBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._silu(tm.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.7311])
+    """
+    x = input if input.dtype.kind == "c" else _floating(input, "silu_cpu")
+    with quiet():  # exp(-x) overflows to inf for very negative x: the result is then -0.0
+        return _rounded(x / (1 + np.exp(-x)), input)
+
+
+def _mish_grad(grad, input):
+    softplus_tanh = ops._softplus(input).tanh()
+    return grad * (softplus_tanh + input * input.sigmoid() * (1 - softplus_tanh * softplus_tanh))
+
+
+@op(grad=_mish_grad, node="mish", samples=_SAMPLES)
+def _mish(input: Tensor) -> Tensor:
+    """``x * tanh(softplus(x))``: PyTorch's ``torch._C._nn.mish`` (node ``MishBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._mish(tm.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.8651])
+    """
+    x = _floating(input, "mish_cpu")
+    return _rounded(x * np.tanh(np.logaddexp(0, x)), input)
+
+
+# -- exponential and leaky linear units ------------------------------------------------------------
+
+def _elu_grad(grad, input, alpha, scale, input_scale):
+    negative = input.clamp(max=0)  # the exponential sees only the branch it is used on
+    slope = ((negative * input_scale).exp() * (alpha * scale * input_scale)).where(input <= 0, scale)
+    return grad * slope
+
+
+_ELU_SAMPLES = _SAMPLES + (Sample((_X, 0.5, 2.0, 1.5)), Sample((_X,), {"alpha": 2.0, "input_scale": 0.5}))
+
+
+@op(grad=_elu_grad, node="elu", samples=_ELU_SAMPLES)
+def _elu(input: Tensor, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
+    """``scale * x`` where positive, ``scale * alpha * (exp(x * input_scale) - 1)`` elsewhere:
+    PyTorch's ``torch._C._nn.elu`` (node ``EluBackward0``), behind ``elu`` and ``selu``.
+
+    >>> import tensormodes as tm
+    >>> tm._elu(tm.tensor([-1.0, 2.0]))
+    tensor([-0.6321,  2.0000])
+    """
+    x = _floating(input, "elu_cpu")
+    negative = np.minimum(x, 0)
+    return _rounded(np.where(x > 0, x * scale, np.expm1(negative * input_scale) * (alpha * scale)), input)
+
+
+def _celu_grad(grad, input, alpha):
+    return _elu_grad(grad, input, alpha, 1.0, 1.0 / alpha)
+
+
+@op(grad=_celu_grad, node="celu", samples=_SAMPLES + (Sample((_X, 0.5)),))
+def _celu(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere: PyTorch's ``torch.celu``
+    (node ``CeluBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._celu(tm.tensor([-1.0, 2.0]), 2.0)
+    tensor([-0.7869,  2.0000])
+    """
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _elu(input, alpha, 1.0, 1.0 / alpha)
+
+
+def _leaky_relu_grad(grad, input, negative_slope):
+    return grad.where(input > 0, grad * negative_slope)
+
+
+@op(grad=_leaky_relu_grad, node="leaky_relu", samples=_SAMPLES + (Sample((_X, 0.2)),))
+def _leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``x`` where positive, ``negative_slope * x`` elsewhere: PyTorch's ``torch._C._nn.leaky_relu``
+    (node ``LeakyReluBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._leaky_relu(tm.tensor([-2.0, 3.0]), 0.5)
+    tensor([-1.,  3.])
+    """
+    x = _floating(input, "leaky_relu_cpu")
+    return _rounded(np.where(x > 0, x, x * negative_slope), input)
+
+
+def _hardtanh_grad(grad, input, min_val, max_val):
+    return grad * ((input > min_val) & (input < max_val)).to(grad.dtype)
+
+
+@op(grad=_hardtanh_grad, node="hardtanh", samples=_SAMPLES + (Sample((_X, 0.0, 6.0)), Sample((_X,), {"max_val": 2.0}),
+                                                            Sample((TensorSpec((2, 3), "int64", -3, 3),))))
+def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``input`` clamped to ``[min_val, max_val]``, whose gradient is zero at and beyond the
+    bounds: PyTorch's ``torch._C._nn.hardtanh`` (node ``HardtanhBackward0``), behind ``hardtanh``
+    and ``relu6``. Integer inputs keep their dtype.
+
+    >>> import tensormodes as tm
+    >>> tm._hardtanh(tm.tensor([-3.0, 0.5, 3.0]))
+    tensor([-1.0000,  0.5000,  1.0000])
+    """
+    return np.asarray(np.clip(input, min_val, max_val).astype(input.dtype, copy=False))
+
+
+# -- softplus, log_sigmoid, glu --------------------------------------------------------------------
+
+def _softplus_grad(grad, input, beta, threshold):
+    scaled = input * beta
+    return grad * scaled.sigmoid().where(scaled <= threshold, 1.0)
+
+
+@op(grad=_softplus_grad, node="softplus", samples=_SAMPLES + (Sample((_X, 2.0, 3.0)), Sample((_X,), {"beta": 0.5})))
+def _softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``:
+    PyTorch's ``torch._C._nn.softplus`` (node ``SoftplusBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._softplus(tm.tensor([0.0, 30.0]))
+    tensor([ 0.6931, 30.0000])
+    """
+    x = _floating(input, "softplus_cpu")
+    scaled = x * beta
+    with quiet():  # the branch not taken may overflow
+        return _rounded(np.where(scaled > threshold, x, np.log1p(np.exp(scaled)) / beta), input)
+
+
+def _log_sigmoid_grad(grad, input):
+    return grad * (-input).sigmoid()
+
+
+@op(grad=_log_sigmoid_grad, node="log_sigmoid", samples=_SAMPLES + (Sample((TensorSpec((4,), "float64", -40, 40),)),))
+def _log_sigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, without overflow: PyTorch's ``torch._C._nn.log_sigmoid`` (node
+    ``LogSigmoidBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._log_sigmoid(tm.tensor([0.0]))
+    tensor([-0.6931])
+    """
+    x = _floating(input, "log_sigmoid_cpu")
+    return _rounded(-np.logaddexp(0, -x), input)
+
+
+def _glu_grad(grad, input, dim):
+    first, second = input.chunk(2, dim)
+    gate = second.sigmoid()
+    return ops.cat([grad * gate, grad * first * gate * (1 - gate)], dim)
+
+
+@op(grad=_glu_grad, node="glu", samples=(
+    Sample((TensorSpec((2, 4)),)), Sample((TensorSpec((4, 3), "float64"), 0)), Sample((TensorSpec((2, 2, 2)), 1)),
+    Sample((TensorSpec((6,), "float16"),)), Sample((TensorSpec((2,)),), {"dim": -1})))
+def _glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: the first half of ``input`` along ``dim`` times the sigmoid of the
+    second: PyTorch's ``torch._C._nn.glu`` (node ``GluBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._glu(tm.tensor([2.0, 0.0]))
+    tensor([1.])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    axis = wrap_dim(dim, input.ndim)
+    if input.shape[axis] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size {input.shape[axis]}")
+    x = _floating(input, "glu_cpu")
+    first, second = np.split(x, 2, axis)
+    with quiet():
+        return _rounded(first / (1 + np.exp(-second)), input)
+
+
+# -- embedding ---------------------------------------------------------------------------------------
+
+def _embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
+    # PyTorch's embedding_dense_backward: each used row gathers its lookups' gradients; the padding
+    # row gets none, and with scale_grad_by_freq each lookup counts 1 / (its index's count).
+    flat = indices.reshape(-1).long()
+    rows = grad.reshape(-1, weight_shape[1])
+    if scale_grad_by_freq:
+        rows = rows / ops.bincount(flat, minlength=weight_shape[0])[flat].unsqueeze(1).to(rows.dtype)
+    if padding_idx >= 0:
+        rows = rows * (flat != padding_idx).unsqueeze(1).to(rows.dtype)
+    return ops.zeros(weight_shape, dtype=grad.dtype).index_add(0, flat, rows), None
+
+
+_WEIGHT = TensorSpec((5, 3), "float32")
+_INDICES = TensorSpec((2, 4), "int64", 0, 4)
+
+
+@op(grad=_embedding_grad, differentiable=no_complex_autograd("embedding"), samples=(
+    # padding_idx and scale_grad_by_freq change the gradient away from the derivative, which the
+    # every-op finite-difference checks compare with: tests/test_grad_fn_names.py checks them with torch.
+    Sample((_WEIGHT, _INDICES)), Sample((TensorSpec((4, 2), "float64"), TensorSpec((3,), "int32", 0, 3))),
+    Sample((_WEIGHT, _INDICES, -1, False, False)), Sample((_WEIGHT, TensorSpec((), "int64", 0, 4)))))
+def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
+              sparse: bool = False) -> Tensor:
+    """The rows of ``weight`` that the integer ``indices`` pick, ``weight[indices]``; row
+    ``padding_idx`` (if not negative) gets no gradient, and with ``scale_grad_by_freq`` each
+    row's gradient is divided by how often it is picked. What ``nn.functional.embedding`` runs.
+
+    >>> import tensormodes as tm
+    >>> tm.embedding(tm.tensor([[1., 1.], [2., 2.], [3., 3.]]), tm.tensor([2, 0]))
+    tensor([[3., 3.],
+            [1., 1.]])
+    """
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported")
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if indices.dtype != np.int64 and indices.dtype != np.int32:
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{array_type_name(indices)}Tensor instead (while checking "
+                           f"arguments for embedding)")
+    if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    return np.asarray(weight[indices])

@@ -1,0 +1,147 @@
+"""The backward node a loss or composite of ``nn.functional`` records is named as PyTorch 2.13's
+(``F.mse_loss(x, y).grad_fn`` is ``MseLossBackward0``): the native losses and activations are
+ops of their own (``_ops/losses.py``, ``_ops/pointwise_activation.py``), named through ``node=``."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+import tensormodes.nn.functional as F
+
+# (expression with L = the library, F = its nn.functional; x, y = (4, 3) leaves requiring grad,
+# p = probabilities requiring grad, t = targets in [0, 1], s = signs, c = class indices)
+CASES = [
+    # losses PyTorch computes natively: a node of their own
+    "F.mse_loss(x, t)", "F.mse_loss(x, t, reduction='none')", "F.mse_loss(x, t, reduction='sum')",
+    "F.mse_loss(x, t[0])", "F.mse_loss(x, y)", "F.mse_loss(x, t, size_average=False)",
+    "F.smooth_l1_loss(x, t)", "F.smooth_l1_loss(x, t, reduction='none', beta=0.5)", "F.smooth_l1_loss(x, y)",
+    "F.huber_loss(x, t)", "F.huber_loss(x, t, reduction='none', delta=0.5)",
+    "F.soft_margin_loss(x, s)", "F.soft_margin_loss(x, s, reduction='none')",
+    "F.binary_cross_entropy_with_logits(x, t)", "F.binary_cross_entropy_with_logits(x, t, reduction='none')",
+    "F.binary_cross_entropy_with_logits(x, t, weight=t[0], pos_weight=t[1] + 1)",
+    "F.binary_cross_entropy(p, t)", "F.binary_cross_entropy(p, t, reduction='none')",
+    "F.nll_loss(x, c)", "F.nll_loss(x, c, reduction='none')",
+    "F.cross_entropy(x, c)", "F.cross_entropy(x, c, reduction='none')", "F.cross_entropy(x, c, weight=t[0])",
+    # losses PyTorch composes (their last node is a reduction or arithmetic)
+    "F.l1_loss(x, t)", "F.l1_loss(x, t, reduction='none')", "F.smooth_l1_loss(x, t, beta=0.0)",
+    "F.kl_div(x, t, reduction='batchmean')", "F.kl_div(x, t, reduction='sum', log_target=True)",
+    "F.poisson_nll_loss(x, t)", "F.gaussian_nll_loss(x, t, L.ones(4, 3))",
+    "F.margin_ranking_loss(x[:, 0], x[:, 1], s[:, 0])",
+    "F.hinge_embedding_loss(x, s)", "F.cosine_embedding_loss(x, y, s[:, 0])", "F.triplet_margin_loss(x, y, y + 1)",
+    "F.mse_loss(x, t, weight=p)", "F.huber_loss(x, t, weight=p)",
+    # activations
+    "F.gelu(x)", "F.gelu(x, approximate='tanh')", "F.silu(x)", "F.mish(x)", "F.elu(x)", "F.elu(x, 0.5)",
+    "F.selu(x)", "F.celu(x, 2.0)", "F.leaky_relu(x, 0.2)", "F.hardtanh(x)", "F.relu6(x * 4)",
+    "F.softplus(x, beta=2.0)", "F.logsigmoid(x)", "F.glu(x.reshape(3, 4))", "F.glu(x, 0)",
+    "F.relu(x)", "F.softmax(x, 1)", "F.log_softmax(x, 1)", "F.softmin(x, 1)", "F.sigmoid(x)", "F.tanh(x)",
+    "F.softsign(x)", "F.tanhshrink(x)",
+    # embedding, dropout
+    "F.embedding(c, y)", "F.embedding(c, y, padding_idx=1)", "F.embedding(c.reshape(2, 2), y, scale_grad_by_freq=True)",
+    "F.dropout(x, 0.5)", "F.dropout(x, 0.5, training=False)",
+]
+
+
+def _leaves(library):
+    rng = np.random.default_rng(0)
+    values = {"x": rng.standard_normal((4, 3)), "y": rng.standard_normal((4, 3)),
+              "p": rng.uniform(0.05, 0.95, (4, 3)), "t": rng.uniform(0, 1, (4, 3))}
+    names = {name: library.tensor(value, dtype=library.float32, requires_grad=name in "xyp")
+             for name, value in values.items()}
+    names["s"] = library.tensor(np.where(rng.uniform(size=(4, 3)) > 0.5, 1.0, -1.0), dtype=library.float32)
+    names["c"] = library.tensor([0, 2, 1, 1])
+    return names
+
+
+def _run(library, functional, expression):
+    library.manual_seed(0)
+    names = _leaves(library)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = eval(expression, {"L": library, "F": functional, **names})  # noqa: S307 - the test's own cases
+    return result, names
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", CASES)
+def test_grad_fn_name_matches_torch(expression):
+    import torch
+    import torch.nn.functional as torch_functional
+
+    ours, _ = _run(tm, F, expression)
+    theirs, _ = _run(torch, torch_functional, expression)
+    assert type(ours.grad_fn).__name__ == type(theirs.grad_fn).__name__  # NoneType for F.dropout in eval
+    if theirs.grad_fn is not None:
+        assert ours.grad_fn.name() == theirs.grad_fn.name()
+
+
+# Gradients through the new nodes equal PyTorch's (including the arguments the every-op tables
+# cannot sample: a gradient that is not the derivative, as embedding's padding row).
+GRADIENT_CASES = [
+    "F.embedding(c, y, padding_idx=1)", "F.embedding(c.reshape(2, 2), y, scale_grad_by_freq=True)",
+    "F.embedding(L.tensor([1, 1, 3, 1]), y, padding_idx=-1, scale_grad_by_freq=True)",
+    "F.mse_loss(x, y[0])", "F.mse_loss(x, t, weight=p)", "F.smooth_l1_loss(y[:, :1], x, beta=0.5)",
+    "F.huber_loss(x, y, delta=0.5, reduction='sum')", "F.soft_margin_loss(x, s)",
+    "F.binary_cross_entropy_with_logits(x * 10, t, pos_weight=t[1] + 1)", "F.gelu(x * 3, approximate='tanh')",
+    "F.celu(x * 3, 0.5)", "F.selu(x * 2)", "F.softplus(x * 30, beta=0.5, threshold=5)", "F.glu(x, 0)",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", GRADIENT_CASES)
+def test_gradients_through_the_named_nodes_match_torch(expression):
+    import torch
+    import torch.nn.functional as torch_functional
+
+    outcomes = []
+    for library, functional in ((tm, F), (torch, torch_functional)):
+        result, names = _run(library, functional, expression)
+        leaves = [names[n] for n in "xyp"]
+        grads = library.autograd.grad(result.sum(), leaves, allow_unused=True)
+        outcomes.append((result.detach().numpy(), [None if g is None else g.numpy() for g in grads]))
+    (ours, our_grads), (theirs, their_grads) = outcomes
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    for o, t in zip(our_grads, their_grads, strict=True):
+        assert (o is None) == (t is None)
+        if o is not None:
+            np.testing.assert_allclose(o, t, rtol=1e-5, atol=1e-6)
+
+
+def test_weighted_mse_mean_divides_by_the_total_weight():
+    # PyTorch's F.mse_loss with weight: sum(w * d ** 2) / sum(w), not the plain mean
+    loss = F.mse_loss(tm.tensor([1.0, 3.0]), tm.tensor([0.0, 0.0]), weight=tm.tensor([1.0, 3.0]))
+    assert loss.item() == 7.0
+    with pytest.raises(ValueError, match="Weights and input must have the same size."):
+        F.mse_loss(tm.ones(2), tm.ones(2), weight=tm.ones(3))
+
+
+def test_cross_entropy_records_one_nll_loss_node():
+    x = tm.randn(4, 3, requires_grad=True)
+    loss = F.cross_entropy(x, tm.tensor([0, 1, 2, 0]))
+    assert loss.grad_fn.name() == "NllLossBackward0"
+    assert loss.grad_fn.next_functions[0][0].variable is x
+    # nll_loss's own node (the same name, another formula) still computes nll_loss's gradient
+    (grad,) = tm.autograd.grad(F.nll_loss(x, tm.tensor([0, 1, 2, 0])), [x])
+    assert grad.tolist()[0] == [-0.25, 0.0, 0.0]
+
+
+def test_pointwise_losses_refuse_integer_inputs_as_torch_does():
+    with pytest.raises(NotImplementedError, match="\"mse_cpu\" not implemented for 'Long'"):
+        F.mse_loss(tm.ones(2, dtype=tm.int64), tm.ones(2, dtype=tm.int64))
+    with pytest.raises(NotImplementedError, match="\"huber_cpu\" not implemented for 'Long'"):
+        F.huber_loss(tm.ones(2, dtype=tm.int64), tm.ones(2, dtype=tm.int64))
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        F.soft_margin_loss(tm.ones(2, dtype=tm.int64), tm.ones(2, dtype=tm.int64))
+    with pytest.raises(NotImplementedError, match="\"GeluKernelImpl\" not implemented for 'Long'"):
+        F.gelu(tm.ones(2, dtype=tm.int64))
+
+
+def test_native_losses_keep_pytorchs_result_dtypes():
+    x32, x64 = tm.ones(2, 3), tm.ones(2, 3, dtype=tm.float64)
+    assert F.mse_loss(x32, x64).dtype is tm.float64
+    assert F.huber_loss(x32, x64).dtype is tm.float32  # written into an input-like result
+    assert F.soft_margin_loss(x32, x64).dtype is tm.float32
+    assert F.binary_cross_entropy_with_logits(x64, x32).dtype is tm.float32  # the target's dtype
