@@ -158,7 +158,13 @@ def test_meta_backward_gives_the_gradients_shapes_and_dtypes(opdef, sample):
     """Autograd on meta tensors: every gradient formula, run on meta gradients, gives meta
     gradients of the real gradients' shapes and dtypes (None where real execution has none)."""
     real = _gradients(opdef, sample, on_meta=False)
-    meta = _gradients(opdef, sample, on_meta=True)
+    try:
+        meta = _gradients(opdef, sample, on_meta=True)
+    except DataDependentOutputError as error:
+        # The forward, or a step of the gradient formula (setitem with a mask gathers the masked
+        # gradient), has an output shape that depends on values: meta execution cannot go on.
+        assert "the output shape depends on the input's values" in str(error)
+        return
     assert len(meta) == len(real)
     for i, (r, m) in enumerate(zip(real, meta)):
         assert (r is None) == (m is None), f"gradient {i}: {r!r} vs {m!r}"

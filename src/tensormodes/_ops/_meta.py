@@ -143,7 +143,7 @@ def meta_like(shape, dtype) -> MetaArray:
 def with_shape(result, shape):
     """``result`` (a probe's output: arrays, tuples of them, Python values) as MetaArrays of
     ``shape`` with the probe's dtypes; ``shape`` may be a tuple of shapes, one per output."""
-    if isinstance(result, np.ndarray):
+    if isinstance(result, np.ndarray) or type(result) is MetaArray:
         return MetaArray(shape, result.dtype)
     if isinstance(result, np.generic):
         return MetaArray(shape, result.dtype)

@@ -531,6 +531,8 @@ def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: b
     >>> tm.tensor([1, 2.5]).dtype, tm.tensor([True]).dtype, tm.tensor(3, dtype=tm.float64)
     (tensormodes.float32, tensormodes.bool, tensor(3., dtype=tensormodes.float64))
     """
+    if type(array_of(data)) is MetaArray:  # a meta tensor given as the data: no data to read
+        return _tensor_meta(data, dtype=dtype, device=device)
     if device is not None:
         check_device(device)
     target = None if dtype is None else resolve_dtype(dtype)
@@ -568,6 +570,8 @@ def as_tensor(data, *, dtype: dt.dtype | None = None, device=None) -> Tensor:
     >>> tm.as_tensor(t) is t
     True
     """
+    if type(array_of(data)) is MetaArray:  # a meta tensor given as the data: no data to read
+        return _as_tensor_meta(data, dtype=dtype, device=device)
     if device is not None:
         check_device(device)
     target = None if dtype is None else resolve_dtype(dtype)
@@ -612,6 +616,8 @@ def asarray(obj, *, dtype: dt.dtype | None = None, device=None, copy: bool | Non
     >>> a.tolist(), tm.asarray([1, 2]).dtype
     ([0.0, 5.0], tensormodes.int64)
     """
+    if type(array_of(obj)) is MetaArray:  # a meta tensor given as the data: no data to read
+        return _asarray_meta(obj, dtype=dtype, device=device, copy=copy)
     if device is not None:
         check_device(device)
     target = None if dtype is None else resolve_dtype(dtype)

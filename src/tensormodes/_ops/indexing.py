@@ -688,8 +688,8 @@ def _diag_grad(grad, input_shape, diagonal):
     if len(input_shape) == 1:
         return grad.diagonal(diagonal)
     count = grad.shape[0]
-    rows = ops.arange(count) + max(-diagonal, 0)
-    columns = ops.arange(count) + max(diagonal, 0)
+    rows = ops.arange(count, device=grad.device) + max(-diagonal, 0)
+    columns = ops.arange(count, device=grad.device) + max(diagonal, 0)
     return grad.new_zeros(input_shape).index_put((rows, columns), grad)
 
 

@@ -118,12 +118,12 @@ def _svd_grad(grad, result, full_matrices):
         # The columns past k span a null space, not a function of the input: PyTorch ignores
         # their gradient, and so does this.
         u, vh, grad_u, grad_vh = u[..., :k], vh[..., :k, :], grad_u[..., :k], grad_vh[..., :k, :]
-    use_u, use_vh = bool(grad_u.any()), bool(grad_vh.any())
+    use_u, use_vh = (True, True) if grad_u.is_meta else (bool(grad_u.any()), bool(grad_vh.any()))
     if not (use_u or use_vh):
         return u @ (grad_s.unsqueeze(-1) * vh)
     squares = s * s
     # gaps[i, j] = s_j^2 - s_i^2, and 1 on the diagonal (whose terms are zero)
-    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1) + ops.eye(k, dtype=s.dtype)
+    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1) + ops.eye(k, dtype=s.dtype, device=s.device)
     inner = 0
     u_grad_u = adjoint(u) @ grad_u if use_u else None
     if use_u:
@@ -331,7 +331,7 @@ def _singular_position(matrices: np.ndarray) -> tuple[int, int]:
 
 
 def _det_grad(grad, A, result):
-    if not bool((result == 0).any()):
+    if result.is_meta or not bool((result == 0).any()):  # meta: both branches give the same shape
         return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * adjoint(ops.linalg.inv(A))
     # The gradient is the conjugate of the cofactor matrix, adj(A)^H, which the inverse cannot give
     # for a singular matrix: with A = U diag(S) Vh, adj(A)^H = conj(det U det Vh) U diag(P) Vh,
@@ -794,7 +794,7 @@ def _eigh_grad(grad, result):
     grad_values, grad_vectors = grad
     values, vectors = result
     inner = grad_values.to(vectors.dtype).diag_embed()
-    if bool(grad_vectors.any()):
+    if grad_vectors.is_meta or bool(grad_vectors.any()):
         projected = adjoint(vectors) @ grad_vectors
         if vectors.dtype.is_complex:
             # Turning an eigenvector by a phase leaves A unchanged: a loss must not depend on it.
@@ -803,7 +803,7 @@ def _eigh_grad(grad, result):
                 raise RuntimeError(_EIGH_PHASE_DEPENDENT)
         n = values.shape[-1]
         # gaps[i, j] = L_j - L_i, and 1 on the diagonal (where the skew part is zero)
-        gaps = values.unsqueeze(-2) - values.unsqueeze(-1) + ops.eye(n, dtype=values.dtype)
+        gaps = values.unsqueeze(-2) - values.unsqueeze(-1) + ops.eye(n, dtype=values.dtype, device=values.device)
         inner = inner + _skew(projected) * 0.5 / gaps
     return vectors @ inner @ adjoint(vectors)
 

@@ -25,6 +25,7 @@ from ._common import (
     quiet,
     scalar_type_name,
 )
+from ._meta import MetaRule, pointwise, with_shape
 from ._registry import Sample, Tensor, TensorSpec, op
 
 _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
@@ -57,6 +58,16 @@ def _difference(input: np.ndarray, target: np.ndarray, kernel: str) -> tuple[np.
     return _working(input, dtype) - _working(target, dtype), dtype
 
 
+def _loss_meta(opdef, args, kwargs):
+    # The elementwise losses' shape and dtype, then the reduction's: a 0-dim result unless 'none'.
+    result = pointwise(opdef, args, kwargs)
+    reduction = opdef.signature.bind(*args, **kwargs).arguments.get("reduction", "mean")
+    return result if reduction == "none" else with_shape(result, ())
+
+
+_LOSS_META = MetaRule(_loss_meta, "loss")
+
+
 def _mean_scaled(grad, reduction: str, count: int):
     """The loss's gradient per element: ``grad``, divided by the element count for ``'mean'``."""
     return grad / count if reduction == "mean" else grad
@@ -83,7 +94,7 @@ def _mse_loss_grad(grad, input, target, reduction, needs_input_grad):
     return _opposite(difference * _mean_scaled(grad * 2, reduction, difference.numel()), needs_input_grad)
 
 
-@op(grad=_mse_loss_grad, node="mse_loss", samples=(
+@op(grad=_mse_loss_grad, node="mse_loss", meta=_LOSS_META, samples=(
     Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum"}), Sample(_PAIR, {"reduction": "none"}),
     Sample(_BROADCAST), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
 def _mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -107,7 +118,7 @@ def _smooth_l1_loss_grad(grad, input, target, reduction, beta, needs_input_grad)
     return _opposite(slope * _mean_scaled(grad, reduction, difference.numel()), needs_input_grad)
 
 
-@op(grad=_smooth_l1_loss_grad, node="smooth_l1_loss", samples=(
+@op(grad=_smooth_l1_loss_grad, node="smooth_l1_loss", meta=_LOSS_META, samples=(
     Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum", "beta": 0.5}), Sample(_PAIR, {"reduction": "none"}),
     Sample(_BROADCAST, {"beta": 2.0}), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
 def _smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
@@ -130,7 +141,7 @@ def _huber_loss_grad(grad, input, target, reduction, delta, needs_input_grad):
     return _opposite(slope * _mean_scaled(grad, reduction, difference.numel()), needs_input_grad)
 
 
-@op(grad=_huber_loss_grad, node="huber_loss", samples=(
+@op(grad=_huber_loss_grad, node="huber_loss", meta=_LOSS_META, samples=(
     Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum", "delta": 0.5}), Sample(_PAIR, {"reduction": "none"}),
     Sample(_BROADCAST, {"delta": 2.0}), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
 def _huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
@@ -165,7 +176,7 @@ def _check_written(result_dtype: np.dtype, output: np.ndarray) -> None:
                            f"output type {array_type_name(output)}")
 
 
-@op(grad=_soft_margin_loss_grad, node="soft_margin_loss", samples=(
+@op(grad=_soft_margin_loss_grad, node="soft_margin_loss", meta=_LOSS_META, samples=(
     Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum"}), Sample(_PAIR, {"reduction": "none"}),
     Sample(_BROADCAST), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
 def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -209,7 +220,7 @@ def _binary_cross_entropy_with_logits_grad(grad, input, target, weight, pos_weig
     return grad_input, grad_target, grad_weight, grad_pos_weight
 
 
-@op(grad=_binary_cross_entropy_with_logits_grad, node="binary_cross_entropy_with_logits", samples=(
+@op(grad=_binary_cross_entropy_with_logits_grad, node="binary_cross_entropy_with_logits", meta=_LOSS_META, samples=(
     Sample((TensorSpec((2, 3), "float32", -4, 4), TensorSpec((2, 3), "float32", 0, 1))),
     Sample((TensorSpec((3, 2), "float64", -30, 30), TensorSpec((3, 2), "float64", 0, 1)), {"reduction": "sum"}),
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", 0, 1)), {"reduction": "none"}),

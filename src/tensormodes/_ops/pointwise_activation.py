@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ._common import HALF_TYPES, array_type_name, dtype_of, no_complex_autograd, not_implemented, ops, quiet, wrap_dim
+from ._meta import MetaArray, elementwise, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from .special import _erf
 
@@ -54,7 +55,7 @@ def _gelu_grad(grad, input, approximate):
     return grad * slope
 
 
-@op(grad=_gelu_grad, node="gelu", samples=_SAMPLES + (
+@op(grad=_gelu_grad, node="gelu", meta=elementwise, samples=_SAMPLES + (
     Sample((_X,), {"approximate": "tanh"}), Sample((TensorSpec((3,), "float64", -5, 5),), {"approximate": "tanh"})))
 def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit, ``x * Phi(x)``, or its tanh approximation: PyTorch's
@@ -79,7 +80,7 @@ def _silu_grad(grad, input):
     return grad * sigmoid * (input * (1 - sigmoid) + 1)
 
 
-@op(grad=_silu_grad, node="silu", differentiable=no_complex_autograd("silu"), samples=_SAMPLES)
+@op(grad=_silu_grad, node="silu", meta=elementwise, differentiable=no_complex_autograd("silu"), samples=_SAMPLES)
 def _silu(input: Tensor) -> Tensor:
     """``x * sigmoid(x)``: PyTorch's ``torch._C._nn.silu`` (node ``SiluBackward0``).
 
@@ -97,7 +98,7 @@ def _mish_grad(grad, input):
     return grad * (softplus_tanh + input * input.sigmoid() * (1 - softplus_tanh * softplus_tanh))
 
 
-@op(grad=_mish_grad, node="mish", samples=_SAMPLES)
+@op(grad=_mish_grad, node="mish", meta=elementwise, samples=_SAMPLES)
 def _mish(input: Tensor) -> Tensor:
     """``x * tanh(softplus(x))``: PyTorch's ``torch._C._nn.mish`` (node ``MishBackward0``).
 
@@ -120,7 +121,7 @@ def _elu_grad(grad, input, alpha, scale, input_scale):
 _ELU_SAMPLES = _SAMPLES + (Sample((_X, 0.5, 2.0, 1.5)), Sample((_X,), {"alpha": 2.0, "input_scale": 0.5}))
 
 
-@op(grad=_elu_grad, node="elu", samples=_ELU_SAMPLES)
+@op(grad=_elu_grad, node="elu", meta=elementwise, samples=_ELU_SAMPLES)
 def _elu(input: Tensor, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
     """``scale * x`` where positive, ``scale * alpha * (exp(x * input_scale) - 1)`` elsewhere:
     PyTorch's ``torch._C._nn.elu`` (node ``EluBackward0``), behind ``elu`` and ``selu``.
@@ -138,7 +139,7 @@ def _celu_grad(grad, input, alpha):
     return _elu_grad(grad, input, alpha, 1.0, 1.0 / alpha)
 
 
-@op(grad=_celu_grad, node="celu", samples=_SAMPLES + (Sample((_X, 0.5)),))
+@op(grad=_celu_grad, node="celu", meta=elementwise, samples=_SAMPLES + (Sample((_X, 0.5)),))
 def _celu(input: Tensor, alpha: float = 1.0) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere: PyTorch's ``torch.celu``
     (node ``CeluBackward0``).
@@ -156,7 +157,7 @@ def _leaky_relu_grad(grad, input, negative_slope):
     return grad.where(input > 0, grad * negative_slope)
 
 
-@op(grad=_leaky_relu_grad, node="leaky_relu", samples=_SAMPLES + (Sample((_X, 0.2)),))
+@op(grad=_leaky_relu_grad, node="leaky_relu", meta=elementwise, samples=_SAMPLES + (Sample((_X, 0.2)),))
 def _leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere: PyTorch's ``torch._C._nn.leaky_relu``
     (node ``LeakyReluBackward0``).
@@ -173,7 +174,7 @@ def _hardtanh_grad(grad, input, min_val, max_val):
     return grad * ((input > min_val) & (input < max_val)).to(grad.dtype)
 
 
-@op(grad=_hardtanh_grad, node="hardtanh", samples=_SAMPLES + (Sample((_X, 0.0, 6.0)), Sample((_X,), {"max_val": 2.0}),
+@op(grad=_hardtanh_grad, node="hardtanh", meta=elementwise, samples=_SAMPLES + (Sample((_X, 0.0, 6.0)), Sample((_X,), {"max_val": 2.0}),
                                                             Sample((TensorSpec((2, 3), "int64", -3, 3),))))
 def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """``input`` clamped to ``[min_val, max_val]``, whose gradient is zero at and beyond the
@@ -194,7 +195,7 @@ def _softplus_grad(grad, input, beta, threshold):
     return grad * scaled.sigmoid().where(scaled <= threshold, 1.0)
 
 
-@op(grad=_softplus_grad, node="softplus", samples=_SAMPLES + (Sample((_X, 2.0, 3.0)), Sample((_X,), {"beta": 0.5})))
+@op(grad=_softplus_grad, node="softplus", meta=elementwise, samples=_SAMPLES + (Sample((_X, 2.0, 3.0)), Sample((_X,), {"beta": 0.5})))
 def _softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``:
     PyTorch's ``torch._C._nn.softplus`` (node ``SoftplusBackward0``).
@@ -213,7 +214,7 @@ def _log_sigmoid_grad(grad, input):
     return grad * (-input).sigmoid()
 
 
-@op(grad=_log_sigmoid_grad, node="log_sigmoid", samples=_SAMPLES + (Sample((TensorSpec((4,), "float64", -40, 40),)),))
+@op(grad=_log_sigmoid_grad, node="log_sigmoid", meta=elementwise, samples=_SAMPLES + (Sample((TensorSpec((4,), "float64", -40, 40),)),))
 def _log_sigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, without overflow: PyTorch's ``torch._C._nn.log_sigmoid`` (node
     ``LogSigmoidBackward0``).
@@ -232,7 +233,25 @@ def _glu_grad(grad, input, dim):
     return ops.cat([grad * gate, grad * first * gate * (1 - gate)], dim)
 
 
-@op(grad=_glu_grad, node="glu", samples=(
+def _halved_axis(input, dim: int) -> int:
+    """The dimension glu halves, with PyTorch's errors (reads only the shape)."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    axis = wrap_dim(dim, input.ndim)
+    if input.shape[axis] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size {input.shape[axis]}")
+    return axis
+
+
+def _glu_meta(input, dim=-1):
+    axis = _halved_axis(input, dim)
+    probe = np.ones(tuple(2 if i == axis else min(s, 1) for i, s in enumerate(input.shape)), input.dtype)
+    shape = tuple(s // 2 if i == axis else s for i, s in enumerate(input.shape))
+    return MetaArray(shape, _glu(probe, axis).dtype)
+
+
+@op(grad=_glu_grad, node="glu", meta=rule(_glu_meta), errors=(
+    Sample((TensorSpec((2, 3)),)), Sample((TensorSpec(()),)), Sample((TensorSpec((2, 4), "int64"),))), samples=(
     Sample((TensorSpec((2, 4)),)), Sample((TensorSpec((4, 3), "float64"), 0)), Sample((TensorSpec((2, 2, 2)), 1)),
     Sample((TensorSpec((6,), "float16"),)), Sample((TensorSpec((2,)),), {"dim": -1})))
 def _glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -243,11 +262,7 @@ def _glu(input: Tensor, dim: int = -1) -> Tensor:
     >>> tm._glu(tm.tensor([2.0, 0.0]))
     tensor([1.])
     """
-    if input.ndim == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    axis = wrap_dim(dim, input.ndim)
-    if input.shape[axis] % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {axis} is size {input.shape[axis]}")
+    axis = _halved_axis(input, dim)
     x = _floating(input, "glu_cpu")
     first, second = np.split(x, 2, axis)
     with quiet():
@@ -265,14 +280,33 @@ def _embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq
         rows = rows / ops.bincount(flat, minlength=weight_shape[0])[flat].unsqueeze(1).to(rows.dtype)
     if padding_idx >= 0:
         rows = rows * (flat != padding_idx).unsqueeze(1).to(rows.dtype)
-    return ops.zeros(weight_shape, dtype=grad.dtype).index_add(0, flat, rows), None
+    return grad.new_zeros(weight_shape).index_add(0, flat, rows), None
 
 
 _WEIGHT = TensorSpec((5, 3), "float32")
 _INDICES = TensorSpec((2, 4), "int64", 0, 4)
 
 
-@op(grad=_embedding_grad, differentiable=no_complex_autograd("embedding"), samples=(
+def _check_embedding(weight, indices, sparse: bool) -> None:
+    """embedding's argument checks (metadata only: the index range needs values)."""
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported")
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if indices.dtype != np.int64 and indices.dtype != np.int32:
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{array_type_name(indices)}Tensor instead (while checking "
+                           f"arguments for embedding)")
+
+
+def _embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    _check_embedding(weight, indices, sparse)
+    return MetaArray(tuple(indices.shape) + (weight.shape[1],), weight.dtype)
+
+
+@op(grad=_embedding_grad, differentiable=no_complex_autograd("embedding"), meta=rule(_embedding_meta), errors=(
+    Sample((TensorSpec((5,)), _INDICES)), Sample((_WEIGHT, TensorSpec((2,), "float32"))),
+    Sample((_WEIGHT, _INDICES, -1, False, True))), samples=(
     # padding_idx and scale_grad_by_freq change the gradient away from the derivative, which the
     # every-op finite-difference checks compare with: tests/test_grad_fn_names.py checks them with torch.
     Sample((_WEIGHT, _INDICES)), Sample((TensorSpec((4, 2), "float64"), TensorSpec((3,), "int32", 0, 3))),
@@ -288,14 +322,7 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad
     tensor([[3., 3.],
             [1., 1.]])
     """
-    if sparse:
-        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported")
-    if weight.ndim != 2:
-        raise RuntimeError("'weight' must be 2-D")
-    if indices.dtype != np.int64 and indices.dtype != np.int32:
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got torch.{array_type_name(indices)}Tensor instead (while checking "
-                           f"arguments for embedding)")
+    _check_embedding(weight, indices, sparse)
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
     return np.asarray(weight[indices])

@@ -680,7 +680,10 @@ def _averaged(input: np.ndarray, sizes) -> np.ndarray:
 
 
 def _averaging_tensor(size: int, out: int, like):
-    return ops.tensor(_averaging_matrix(size, out, np.float64), dtype=like.dtype)
+    matrix = _averaging_matrix(size, out, np.float64)
+    if like.is_meta:  # only its shape matters
+        return ops.empty(matrix.shape, dtype=like.dtype, device="meta")
+    return ops.tensor(matrix, dtype=like.dtype)
 
 
 def _adaptive_avg_pool1d_grad(grad, input_shape):

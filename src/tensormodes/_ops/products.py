@@ -1050,7 +1050,7 @@ def _vander_differentiable(x, N, increasing) -> bool:
 
 def _vander_grad(grad, x, result, N, increasing):
     count = result.shape[-1]
-    exponents = ops.arange(count, dtype=x.real.dtype if x.is_complex() else x.dtype)
+    exponents = ops.arange(count, dtype=x.real.dtype if x.is_complex() else x.dtype, device=x.device)
     if not increasing:
         exponents = exponents.flip(0)
     # d x^e = e x^(e - 1); the clamp keeps x^-1 (infinite at 0) out of the e = 0 column.

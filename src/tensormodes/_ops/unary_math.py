@@ -480,7 +480,7 @@ def _tanh_backward_grad(grad, grad_output, output, needs_input_grad):
             _conj(grad) * grad_output * _conj(output) * -2 if needs_input_grad[1] else None)
 
 
-@op(grad=_tanh_backward_grad, samples=(
+@op(grad=_tanh_backward_grad, meta=elementwise, samples=(
     Sample((M23, TensorSpec((2, 3), "float32", -1, 1))),
     Sample((TensorSpec((3, 4), "float64"), TensorSpec((3, 4), "float64", -1, 1))),
     Sample((TensorSpec((3,), "complex64"), TensorSpec((3,), "complex64", -1, 1))),
