@@ -73,8 +73,9 @@ def test_value_errors_without_torch():
 
 def test_mixing_meta_and_cpu_tensors_raises_pytorchs_error():
     meta = tm.ones(2).to("meta")
-    for run_op, message in ((lambda: tm.mul(meta, tm.ones(2)), "Tensor on device cpu is not on the expected device meta!"),
-                            (lambda: tm.mul(tm.ones(2), meta), "Tensor on device meta is not on the expected device cpu!")):
+    cases = ((lambda: tm.mul(meta, tm.ones(2)), "Tensor on device cpu is not on the expected device meta!"),
+             (lambda: tm.mul(tm.ones(2), meta), "Tensor on device meta is not on the expected device cpu!"))
+    for run_op, message in cases:
         with pytest.raises(RuntimeError, match=f"^{message}$"):
             run_op()
     assert tm.mul(meta, tm.tensor(2.0)).is_meta  # a cpu scalar tensor mixes, as in PyTorch

@@ -55,7 +55,8 @@ def _gelu_grad(grad, input, approximate):
     return grad * slope
 
 
-@op(grad=_gelu_grad, node="gelu", meta=elementwise, samples=_SAMPLES + (
+@op(grad=_gelu_grad, node="gelu", meta=elementwise,
+    samples=_SAMPLES + (
     Sample((_X,), {"approximate": "tanh"}), Sample((TensorSpec((3,), "float64", -5, 5),), {"approximate": "tanh"})))
 def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit, ``x * Phi(x)``, or its tanh approximation: PyTorch's
@@ -139,7 +140,8 @@ def _celu_grad(grad, input, alpha):
     return _elu_grad(grad, input, alpha, 1.0, 1.0 / alpha)
 
 
-@op(grad=_celu_grad, node="celu", meta=elementwise, samples=_SAMPLES + (Sample((_X, 0.5)),))
+@op(grad=_celu_grad, node="celu", meta=elementwise,
+    samples=_SAMPLES + (Sample((_X, 0.5)),))
 def _celu(input: Tensor, alpha: float = 1.0) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere: PyTorch's ``torch.celu``
     (node ``CeluBackward0``).
@@ -157,7 +159,8 @@ def _leaky_relu_grad(grad, input, negative_slope):
     return grad.where(input > 0, grad * negative_slope)
 
 
-@op(grad=_leaky_relu_grad, node="leaky_relu", meta=elementwise, samples=_SAMPLES + (Sample((_X, 0.2)),))
+@op(grad=_leaky_relu_grad, node="leaky_relu", meta=elementwise,
+    samples=_SAMPLES + (Sample((_X, 0.2)),))
 def _leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere: PyTorch's ``torch._C._nn.leaky_relu``
     (node ``LeakyReluBackward0``).
@@ -174,7 +177,8 @@ def _hardtanh_grad(grad, input, min_val, max_val):
     return grad * ((input > min_val) & (input < max_val)).to(grad.dtype)
 
 
-@op(grad=_hardtanh_grad, node="hardtanh", meta=elementwise, samples=_SAMPLES + (Sample((_X, 0.0, 6.0)), Sample((_X,), {"max_val": 2.0}),
+@op(grad=_hardtanh_grad, node="hardtanh", meta=elementwise,
+    samples=_SAMPLES + (Sample((_X, 0.0, 6.0)), Sample((_X,), {"max_val": 2.0}),
                                                             Sample((TensorSpec((2, 3), "int64", -3, 3),))))
 def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """``input`` clamped to ``[min_val, max_val]``, whose gradient is zero at and beyond the
@@ -195,7 +199,8 @@ def _softplus_grad(grad, input, beta, threshold):
     return grad * scaled.sigmoid().where(scaled <= threshold, 1.0)
 
 
-@op(grad=_softplus_grad, node="softplus", meta=elementwise, samples=_SAMPLES + (Sample((_X, 2.0, 3.0)), Sample((_X,), {"beta": 0.5})))
+@op(grad=_softplus_grad, node="softplus", meta=elementwise,
+    samples=_SAMPLES + (Sample((_X, 2.0, 3.0)), Sample((_X,), {"beta": 0.5})))
 def _softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``:
     PyTorch's ``torch._C._nn.softplus`` (node ``SoftplusBackward0``).
@@ -214,7 +219,8 @@ def _log_sigmoid_grad(grad, input):
     return grad * (-input).sigmoid()
 
 
-@op(grad=_log_sigmoid_grad, node="log_sigmoid", meta=elementwise, samples=_SAMPLES + (Sample((TensorSpec((4,), "float64", -40, 40),)),))
+@op(grad=_log_sigmoid_grad, node="log_sigmoid", meta=elementwise,
+    samples=_SAMPLES + (Sample((TensorSpec((4,), "float64", -40, 40),)),))
 def _log_sigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, without overflow: PyTorch's ``torch._C._nn.log_sigmoid`` (node
     ``LogSigmoidBackward0``).
