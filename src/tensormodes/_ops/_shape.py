@@ -114,7 +114,7 @@ def _cat(arrays: list[np.ndarray], dim: int, op_name: str = "cat") -> np.ndarray
     """``arrays`` (ndarrays, or MetaArrays: then the result's MetaArray) joined along ``dim``."""
     if not arrays:
         raise ValueError(f"{op_name}(): expected a non-empty list of Tensors")
-    meta = any(type(a) is MetaArray for a in arrays)
+    meta = type(arrays[0]) is MetaArray  # devices agree (the meta runner checked), so the first tells
     dtype = operand_dtype(*(probe(arrays) if meta else arrays))._np
     for position, a in enumerate(arrays):
         if a.ndim == 0:
