@@ -622,7 +622,17 @@ def meta_rows() -> list[Row]:
         with CrossRefMode():
             model(x)
 
-    return [Row("meta", f"validate, per record ({len(distinct.records)} distinct)", validating(distinct.records)),
+    big = tm.nn.Sequential(tm.nn.Linear(64, 128), tm.nn.ReLU(), tm.nn.Linear(128, 10)).to("meta")
+    huge_batch = tm.empty(1_000_000, 64, device="meta")
+    meta_forward = Row("meta", "meta forward: MLP 64-128-10, batch 1,000,000", lambda: big(huge_batch))
+    if torch is not None:
+        torch_big = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                                        torch.nn.Linear(128, 10)).to("meta")
+        torch_batch = torch.empty(1_000_000, 64, device="meta")
+        meta_forward.torch = lambda: torch_big(torch_batch)
+
+    return [meta_forward,
+            Row("meta", f"validate, per record ({len(distinct.records)} distinct)", validating(distinct.records)),
             Row("meta", f"validate, per record (20 MLP steps, {len(training.records)})",
                 validating(training.records)),
             Row("meta", "CrossRefMode: MLP 64-128-10 forward, batch 64", checked_forward, lambda: model(x))]

@@ -233,10 +233,49 @@ def _run_probed(opdef, bound, clamp: bool = True):
     return opdef.kernel(*bound.args, **bound.kwargs)
 
 
+# One read-only probe per (clamped shape, dtype): elementwise rules run on every meta call.
+_PROBES: dict[tuple, np.ndarray] = {}
+
+
+def _cached_probe(value: MetaArray) -> np.ndarray:
+    key = (tuple(min(s, 1) for s in value.shape), value.dtype)
+    array = _PROBES.get(key)
+    if array is None:
+        if len(_PROBES) > 1024:  # bounded: ranks and dtypes are few, but never grow without limit
+            _PROBES.clear()
+        array = _PROBES[key] = np.ones(*key)
+        array.flags.writeable = False
+    return array
+
+
+def _swap_operands(value, shapes: list, operands: list):
+    """``value`` with each MetaArray replaced by its probe; every array operand's shape and the
+    operand itself are appended to ``shapes`` and ``operands`` (kernels receive arrays only for
+    tensor parameters, so no binding to the signature is needed)."""
+    kind = type(value)
+    if kind is MetaArray:
+        shapes.append(value.shape)
+        operands.append(value)
+        return _cached_probe(value)
+    if kind is np.ndarray:
+        shapes.append(value.shape)
+        operands.append(value)
+        return value
+    if kind is list or kind is tuple:
+        return kind(_swap_operands(v, shapes, operands) for v in value)
+    return value
+
+
+def _pointwise_parts(opdef, args, kwargs):
+    shapes, operands = [], []
+    probe_args = [_swap_operands(a, shapes, operands) for a in args]
+    probe_kwargs = {k: _swap_operands(v, shapes, operands) for k, v in kwargs.items()}
+    shape = _broadcast(shapes)
+    return with_shape(opdef.kernel(*probe_args, **probe_kwargs), shape), operands
+
+
 def _pointwise(opdef, args, kwargs):
-    bound, tensors = _tensor_arguments(opdef, args, kwargs)
-    shape = _broadcast([s for _, value in tensors for s in _shapes_of(value)])
-    return with_shape(_run_probed(opdef, bound), shape)
+    return _pointwise_parts(opdef, args, kwargs)[0]
 
 
 pointwise = MetaRule(_pointwise, "pointwise")
@@ -429,10 +468,8 @@ def _laid_out(result, operands):
 
 
 def _elementwise(opdef, args, kwargs):
-    result = _pointwise(opdef, args, kwargs)
-    _, tensors = _tensor_arguments(opdef, args, kwargs)
-    return _laid_out(result, [v for _, value in tensors
-                              for v in (value if isinstance(value, (list, tuple)) else (value,))])
+    result, operands = _pointwise_parts(opdef, args, kwargs)
+    return _laid_out(result, operands)
 
 
 elementwise = MetaRule(_elementwise, "elementwise")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import linecache
 
 from .._api.tensor import Tensor, wrap_array
+from .._autograd.grad_mode import _GRAD_ENABLED
 from .._ops._meta import MetaArray
 from .._overrides import dispatch as _dispatch
 from ..modes._common import user_location
@@ -131,8 +132,10 @@ class CrossRefMode(TorchFunctionMode):
         return result
 
     def _check(self, name, real_error, result, func, meta_args, meta_kwargs) -> None:
-        # The meta run is ours: modes below this one do not see it.
+        # The meta run is ours: modes below this one do not see it. After a real success it runs
+        # without recording for autograd (grad mode only adds errors, and the real call passed them).
         token = _dispatch.set_state(None)
+        grad_token = _GRAD_ENABLED.set(False) if real_error is None else None
         try:
             meta_result = func(*meta_args, **meta_kwargs)
         except Exception as error:  # noqa: BLE001 - the outcome under test
@@ -144,6 +147,8 @@ class CrossRefMode(TorchFunctionMode):
             else:
                 outcome, detail = judge(name, real_error, None if real_error else encode(result), None, meta_result)
         finally:
+            if grad_token is not None:
+                _GRAD_ENABLED.reset(grad_token)
             _dispatch.reset_state(token)
         if outcome == "match":
             self.checked += 1
