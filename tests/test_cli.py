@@ -176,3 +176,44 @@ def test_graph_without_a_model_says_so(tmp_path):
     assert result.returncode == 0
     assert "graph: the script called no nn.Module" in result.stderr
     assert not (tmp_path / "g.dot").exists()
+
+
+def test_shapes_lists_the_models_layers_computed_on_the_meta_device(tmp_path):
+    script = """\
+        import tensormodes as tm
+        from tensormodes import nn
+        model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                              nn.Linear(8 * 4 * 4, 10))
+        for _ in range(2):
+            model(tm.randn(64, 1, 8, 8)).sum().backward()
+        print(next(model.parameters()).device)
+    """
+    result = trace(tmp_path, script, "--shapes", "--report", "run.json")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "cpu\n"  # the script's own model is left as it was
+    assert """\
+== shapes of Sequential for inputs [64, 1, 8, 8] (computed on the meta device)
+module   type        output shape   parameters
+-------  ----------  -------------  ----------
+(model)  Sequential  [64, 10]            1,370
+0        Conv2d      [64, 8, 8, 8]          80
+1        ReLU        [64, 8, 8, 8]           0
+2        MaxPool2d   [64, 8, 4, 4]           0
+3        Flatten     [64, 128]               0
+4        Linear      [64, 10]            1,290""" in result.stderr
+    rows = json.loads((tmp_path / "run.json").read_text())["modes"]["shapes"]["rows"]
+    assert rows[1] == {"module": "0", "type": "Conv2d", "output_shapes": [[64, 8, 8, 8]], "parameters": 80}
+
+
+def test_shapes_says_why_a_model_cannot_run_on_meta(tmp_path):
+    script = """\
+        import tensormodes as tm
+        from tensormodes import nn
+        class Picky(nn.Module):
+            def forward(self, x):
+                return x[x > 0]  # a boolean mask: the output shape depends on values
+        Picky()(tm.randn(5))
+    """
+    result = trace(tmp_path, script, "--shapes")
+    assert result.returncode == 0, result.stderr
+    assert "== shapes: Picky could not run on the meta device (DataDependentOutputError: getitem(): " in result.stderr

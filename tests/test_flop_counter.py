@@ -455,3 +455,28 @@ def test_per_module_flops_match_torch():
         totals.append({k.split(".", 1)[-1] if "." in k else ("MLP" if "MLP" in k else k): v
                        for k, v in _per_module_totals(counter).items()})
     assert totals[0] == totals[1]
+
+
+def test_flops_of_a_huge_batch_on_the_meta_device_without_computing():
+    with tm.device("meta"):
+        model = tm.nn.Sequential(tm.nn.Linear(64, 128), tm.nn.ReLU(), tm.nn.Linear(128, 10))
+    x = tm.empty(1_000_000, 64, device="meta")
+    with FlopCounterMode(display=False) as counter:
+        model(x).sum().backward()
+    forward = 2 * 1_000_000 * (64 * 128 + 128 * 10)
+    # backward: the second layer's input and weight gradients, the first layer's weight gradient
+    # only (the input does not require grad)
+    backward = 2 * 1_000_000 * (128 * 10 * 2 + 64 * 128)
+    assert counter.get_total_flops() == forward + backward == 40_448_000_000
+    assert model[0].weight.grad.is_meta and model[0].weight.grad.shape == (128, 64)
+
+
+@pytest.mark.skipif(torch is None, reason="torch not installed")
+def test_meta_flops_equal_pytorchs_meta_flops():
+    torch_model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).to("meta")
+    with TorchFlopCounterMode(display=False) as theirs:
+        torch_model(torch.empty(100_000, 64, device="meta", requires_grad=True)).sum().backward()
+    model = tm.nn.Sequential(tm.nn.Linear(64, 128), tm.nn.ReLU(), tm.nn.Linear(128, 10)).to("meta")
+    with FlopCounterMode(display=False) as ours:
+        model(tm.empty(100_000, 64, device="meta", requires_grad=True)).sum().backward()
+    assert ours.get_total_flops() == theirs.get_total_flops()

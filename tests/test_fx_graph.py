@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensormodes as tm
-from tensormodes import fx
+from tensormodes import fx, nn
 from tensormodes.fx import passes
 
 
@@ -382,3 +382,13 @@ def test_graph_module_nests_attributes_under_one_holder():
     assert scale is gm.block.scale and result.tolist() == [2.0]
     with pytest.raises(AttributeError, match="the attributes given have no 'block.scale'"):
         fx.GraphModule({}, g)
+
+
+def test_shape_prop_on_meta_inputs_runs_the_module_on_meta_copies():
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+    gm = fx.symbolic_trace(model)
+    result = passes.ShapeProp(gm).propagate(tm.empty(1_000_000, 4, device="meta"))
+    assert result.is_meta and result.shape == (1_000_000, 8)
+    shapes = {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes if "tensor_meta" in n.meta}
+    assert list(shapes.values()) == [(1_000_000, 4), (1_000_000, 8), (1_000_000, 8), (1_000_000, 8)]
+    assert not any(p.is_meta for p in gm.parameters())  # the module itself keeps its data

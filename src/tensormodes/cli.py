@@ -359,7 +359,7 @@ class _Shapes(_FirstModel):
 
     def __init__(self) -> None:
         super().__init__()
-        self.rows: list[list[str]] = []
+        self.rows: list[dict] = []
 
     def _finish(self) -> str:
         twin = meta_copy(self.model)
@@ -370,8 +370,10 @@ class _Shapes(_FirstModel):
 
         def record(module, args, output) -> None:
             shapes = [tuple(t.shape) for t in _tensors_in(output)]
+            # The model's row counts all its parameters; a layer's row only its own.
+            own = module is not twin
             seen.append((paths.get(id(module), "?"), type(module).__name__, shapes,
-                         sum(p.numel() for p in module.parameters(recurse=False))))
+                         sum(p.numel() for p in module.parameters(recurse=not own))))
 
         handle = register_module_forward_hook(record)
         try:
@@ -382,15 +384,17 @@ class _Shapes(_FirstModel):
         finally:
             handle.remove()
         rows = sorted(seen, key=lambda row: order.get(row[0], len(order)))  # the model first, then its layers
-        self.rows = [[path or "(model)", kind, ", ".join(_shape_text(s) for s in shapes), f"{count:,}"]
-                     for path, kind, shapes, count in rows]
+        self.rows = [{"module": path or "(model)", "type": kind, "output_shapes": [list(s) for s in shapes],
+                      "parameters": count} for path, kind, shapes, count in rows]
+        table = [[row["module"], row["type"], ", ".join(_shape_text(s) for s in row["output_shapes"]),
+                  f"{row['parameters']:,}"] for row in self.rows]
         inputs = ", ".join(_shape_text(tuple(a.shape)) for a in self.inputs if isinstance(a, Tensor))
         return (f"shapes of {type(self.model).__name__} for inputs {inputs} (computed on the meta device)\n"
-                + render_table(["module", "type", "output shape", "parameters"], self.rows, align="llll"))
+                + render_table(["module", "type", "output shape", "parameters"], table, align="lllr"))
 
     def report(self) -> dict:
         return {"model": None if self.model is None else type(self.model).__name__, "error": self.error,
-                "rows": [dict(zip(("module", "type", "output_shape", "parameters"), row)) for row in self.rows]}
+                "rows": self.rows}
 
 
 def _tensors_in(value) -> list:
