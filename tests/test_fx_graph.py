@@ -320,8 +320,36 @@ def test_replace_pattern_checks_its_inputs():
     gm = fx.symbolic_trace(lambda x: x.relu())
     with pytest.raises(ValueError, match="the pattern takes 1 inputs but the replacement takes 2"):
         fx.replace_pattern(gm, lambda p: p.relu(), lambda p, q: p)
-    with pytest.raises(ValueError, match="must return a single value"):
+    with pytest.raises(ValueError, match="^replace_pattern: the pattern must return a value computed from its inputs"):
         fx.replace_pattern(gm, lambda p: (p, p), lambda p: p)
+    with pytest.raises(ValueError, match="^replace_pattern: the pattern returns 2 values but the replacement returns 1$"):
+        fx.replace_pattern(gm, lambda p: (p.relu(), p.sigmoid()), lambda p: p.tanh())
+
+
+def test_replace_pattern_with_several_results_rewires_each_of_them():
+    def f(x):
+        a = x + 1
+        b = x * 2
+        return a.relu() + b.sigmoid()
+
+    gm = fx.symbolic_trace(f)
+    matches = fx.replace_pattern(gm, lambda p: (p + 1, p * 2), lambda p: (p - 1, p / 2))
+    assert len(matches) == 1 and matches[0].anchor.target is operator.add
+    assert [(n.op, n.target) for n in gm.graph.nodes][1:3] == [("call_function", operator.sub),
+                                                               ("call_function", operator.truediv)]
+    x = tm.tensor([3.0, -1.0])
+    assert tm.equal(gm(x), (x - 1).relu() + (x / 2).sigmoid())
+
+
+def test_replace_pattern_with_several_results_skips_a_match_it_cannot_place():
+    def f(x, y):
+        a = x + 1
+        used_between = a * 3  # uses the first result before the second result's input exists
+        z = y.exp()
+        return used_between + z * 2
+
+    gm = fx.symbolic_trace(f)
+    assert fx.replace_pattern(gm, lambda p, q: (p + 1, q * 2), lambda p, q: (p - 1, q / 2)) == []
 
 
 # -- pictures ---------------------------------------------------------------------------------
@@ -392,3 +420,10 @@ def test_shape_prop_on_meta_inputs_runs_the_module_on_meta_copies():
     shapes = {n.name: tuple(n.meta["tensor_meta"].shape) for n in gm.graph.nodes if "tensor_meta" in n.meta}
     assert list(shapes.values()) == [(1_000_000, 4), (1_000_000, 8), (1_000_000, 8), (1_000_000, 8)]
     assert not any(p.is_meta for p in gm.parameters())  # the module itself keeps its data
+
+
+def test_replace_pattern_by_an_input_removes_the_pattern():
+    gm = fx.symbolic_trace(lambda x: x.relu().relu() * 2)
+    assert len(fx.replace_pattern(gm, lambda p: p.relu(), lambda p: p)) == 2
+    assert [n.op for n in gm.graph.nodes] == ["placeholder", "call_function", "output"]
+    assert gm(tm.tensor([-1.0])).tolist() == [-2.0]
