@@ -322,7 +322,8 @@ def test_replace_pattern_checks_its_inputs():
         fx.replace_pattern(gm, lambda p: p.relu(), lambda p, q: p)
     with pytest.raises(ValueError, match="^replace_pattern: the pattern must return a value computed from its inputs"):
         fx.replace_pattern(gm, lambda p: (p, p), lambda p: p)
-    with pytest.raises(ValueError, match="^replace_pattern: the pattern returns 2 values but the replacement returns 1$"):
+    message = "^replace_pattern: the pattern returns 2 values but the replacement returns 1$"
+    with pytest.raises(ValueError, match=message):
         fx.replace_pattern(gm, lambda p: (p.relu(), p.sigmoid()), lambda p: p.tanh())
 
 

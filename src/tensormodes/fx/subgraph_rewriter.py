@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from ._symbolic_trace import symbolic_trace
 from .graph import Graph
 from .graph_module import GraphModule
-from .node import Node, map_arg
+from .node import Node
 
 __all__ = ["Match", "replace_pattern"]
 
