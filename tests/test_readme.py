@@ -24,7 +24,7 @@ def test_readme_opens_with_the_two_setup_commands():
     commands = re.search(r"```bash\n(.*?)```", text, re.S).group(1).strip().splitlines()
     assert commands == [
         'python3 -m venv .venv && . .venv/bin/activate && pip install ".[examples]" && '
-        "tensormodes trace examples/train_digits.py --flops --count --nan -- --epochs 3",
+        "tensormodes trace examples/train_digits.py --flops --count --nan --shapes -- --epochs 3",
         'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[test]" && python -m pytest -q',
     ]
     ci = (README.parent / ".ci" / "run").read_text()
