@@ -206,3 +206,29 @@ def test_resolve_name_ignores_foreign_dunders():
 def test_testing_overrides_are_cached():
     assert get_testing_overrides() is get_testing_overrides()
     assert get_testing_overrides()[tm.add](1, 2) == -1
+
+
+def test_subclass_results_stay_attached_to_the_autograd_graph():
+    # PyTorch's default __torch_function__ converts results with as_subclass, which records
+    # AliasBackward0: gradients flow through a subclass's ops.
+    class Sub(tm.Tensor):
+        pass
+
+    x = tm.ones(2, requires_grad=True)
+    s = x.as_subclass(Sub)
+    assert type(s) is Sub and s.requires_grad and not s.is_leaf
+    assert type(s.grad_fn).__name__ == "AliasBackward0"
+    z = s * 3
+    assert type(z) is Sub and type(z.grad_fn).__name__ == "AliasBackward0"
+    z.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+    assert s._base is x  # a view, as in PyTorch
+    with pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad is being used"):
+        s.add_(1)
+    y = x * 2
+    y.as_subclass(Sub).add_(1)  # reaches y's history, as an in-place change of a view does
+    assert y._version == 1 and type(y.grad_fn).__name__ == "CopySlices"
+    with tm.no_grad():
+        assert x.as_subclass(Sub).grad_fn is None
+    leaf = tm.Tensor._make_subclass(Sub, x.detach(), True)
+    assert leaf.is_leaf and leaf.requires_grad and leaf.grad_fn is None

@@ -25,7 +25,8 @@ import numpy as np
 from .. import _dtype as dt
 from .._autograd import api as autograd_api
 from .._autograd.engine import register_tensor_hook
-from .._autograd.graph import bump_version, grad_edge, share_version, version_of
+from .._autograd.grad_mode import grad_enabled
+from .._autograd.graph import bump_version, grad_edge, record, share_version, version_of
 from .._device import CPU, META, check_compute_device
 from .._ops._common import ops, scalar_type_name, wrap_dim
 from .._ops._meta import MetaArray, copy_of, meta_like
@@ -648,7 +649,7 @@ class Tensor:
         """
         if not (isinstance(cls, type) and issubclass(cls, Tensor)):
             raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not {cls!r}")
-        return _alias(self, cls)
+        return _subclass_alias(self, cls)
 
     @tensor_api()
     def requires_grad_(self, requires_grad: bool = True):
@@ -1140,9 +1141,27 @@ def _alias(source: Tensor, cls: type) -> Tensor:
     return t
 
 
+def _alias_grad(grad):
+    return grad
+
+
+def _subclass_alias(source: Tensor, cls: type) -> Tensor:
+    """``source`` as a ``cls`` instance sharing its data and version counter, attached to the
+    autograd graph by an ``AliasBackward0`` node when ``source`` requires grad (PyTorch's
+    ``as_subclass``, which the default ``__torch_function__`` converts results with)."""
+    t = _alias(source, cls)
+    root = source if source._view_base is None else source._view_base
+    t._view_base = root  # a view, as PyTorch's (``_base``; in-place changes reach the base's history)
+    root._has_views = True
+    share_version(t, source)
+    if source._requires_grad and grad_enabled():
+        record("alias", _alias_grad, ("input",), {"input": source}, t)
+    return t
+
+
 def _convert(result, cls):
     if isinstance(result, Tensor):
-        return result if isinstance(result, cls) else _alias(result, cls)
+        return result if isinstance(result, cls) else _subclass_alias(result, cls)
     if isinstance(result, tuple):
         converted = [_convert(r, cls) for r in result]
         return type(result)(*converted) if hasattr(result, "_fields") else type(result)(converted)
