@@ -376,7 +376,7 @@ def meta_condition(opdef: OpDef, signature: inspect.Signature, fast: bool) -> st
         elif kind in (TensorKind.TENSOR_LIST, TensorKind.INDEX):
             terms.append(f"_on_meta({name})")
         else:
-            terms.append(f"(type({name}) is not _T and _on_meta({name}))")
+            terms.append(f"(type({name}) is not _T and type(getattr({name}, '_data', None)) is _MetaArray)")
     return " or ".join(terms) or None
 
 

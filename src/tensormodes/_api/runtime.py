@@ -345,5 +345,5 @@ GENERATED_NAMES: dict = {
     "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,
     "_new": _new, "_ND": _ND, "_Tensor": Tensor,
     # the kernel-call site's meta check
-    "_on_meta": _on_meta, "_meta_device": is_meta_device,
+    "_on_meta": _on_meta, "_meta_device": is_meta_device, "_MetaArray": MetaArray,
 }
