@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import tensormodes as tm
+from tests.torch_oracle import assert_raises_like_torch
 
 from .nn_oracle import build_pair, check_layer
 
@@ -176,18 +177,7 @@ def test_repr_and_state_dict_match_torch(expression):
     "L.nn.MultiheadAttention(8, 2, kdim=3, vdim=3)(L.ones(3, 2, 8), L.ones(4, 2, 3), L.ones(5, 2, 3))",
 ])
 def test_construction_and_call_errors_match_torch(expression):
-    outcomes = []
-    for library in (tm, torch):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                eval(expression, {"L": library})
-        except Exception as error:  # noqa: BLE001 - the error itself is what is compared
-            outcomes.append((type(error).__name__, str(error).replace("torch.", "tensormodes.")))
-        else:
-            outcomes.append(None)
-    assert outcomes[0] is not None, f"{expression}: tensormodes raised nothing, torch raised {outcomes[1]}"
-    assert outcomes[0] == outcomes[1]
+    assert_raises_like_torch(expression)
 
 
 def test_mismatched_mask_types_warn_like_torch():

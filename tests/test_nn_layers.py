@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import tensormodes as tm
+from tests.torch_oracle import assert_raises_like_torch
 
 try:
     import torch
@@ -338,18 +339,7 @@ def test_conv_padding_modes_validated():
     "L.nn.ParameterDict()[1]",
 ])
 def test_construction_and_call_errors_match_torch(expression):
-    outcomes = []
-    for library in (tm, torch):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                eval(expression, {"L": library})
-        except Exception as error:  # noqa: BLE001 - the error itself is what is compared
-            outcomes.append((type(error).__name__, str(error).replace("torch.", "tensormodes.")))
-        else:
-            outcomes.append(None)
-    assert outcomes[0] is not None, f"{expression}: tensormodes raised nothing, torch raised {outcomes[1]}"
-    assert outcomes[0] == outcomes[1]
+    assert_raises_like_torch(expression)
 
 
 @pytest.mark.torch

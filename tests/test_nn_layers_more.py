@@ -3,12 +3,11 @@ with the same weights: outputs, input and parameter gradients, state dicts and `
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import tensormodes as tm
+from tests.torch_oracle import assert_raises_like_torch
 
 from .nn_oracle import check_layer
 
@@ -106,18 +105,7 @@ def test_repr_matches_torch(expression):
     "L.nn.AvgPool2d(2)(L.ones(4))",
 ])
 def test_construction_and_call_errors_match_torch(expression):
-    outcomes = []
-    for library in (tm, torch):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                eval(expression, {"L": library})
-        except Exception as error:  # noqa: BLE001 - the error itself is what is compared
-            outcomes.append((type(error).__name__, str(error).replace("torch.", "tensormodes.")))
-        else:
-            outcomes.append(None)
-    assert outcomes[0] is not None, f"{expression}: tensormodes raised nothing, torch raised {outcomes[1]}"
-    assert outcomes[0] == outcomes[1]
+    assert_raises_like_torch(expression)
 
 
 def test_dropout2d_zeroes_whole_channels_in_training():

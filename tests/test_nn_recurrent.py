@@ -4,12 +4,11 @@ initialisation and errors."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import tensormodes as tm
+from tests.torch_oracle import assert_raises_like_torch
 
 from .nn_oracle import check_layer
 
@@ -112,18 +111,7 @@ def test_repr_and_state_dict_names_match_torch(expression):
     "L.nn.RNNCell(3, 4, nonlinearity='sigmoid')(L.ones(3))",
 ])
 def test_construction_and_call_errors_match_torch(expression):
-    outcomes = []
-    for library in (tm, torch):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                eval(expression, {"L": library})
-        except Exception as error:  # noqa: BLE001 - the error itself is what is compared
-            outcomes.append((type(error).__name__, str(error).replace("torch.", "tensormodes.")))
-        else:
-            outcomes.append(None)
-    assert outcomes[0] is not None, f"{expression}: tensormodes raised nothing, torch raised {outcomes[1]}"
-    assert outcomes[0] == outcomes[1]
+    assert_raises_like_torch(expression)
 
 
 def test_projected_lstm_is_refused_clearly():

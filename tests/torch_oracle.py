@@ -101,3 +101,22 @@ def _assert_same_value(expression: str, ours, theirs, values: bool, rtol, atol) 
 
 def _is_size(value) -> bool:
     return type(value).__name__ == "Size"
+
+
+def assert_raises_like_torch(expression: str) -> None:
+    """``expression`` (over ``L``) raises in tensormodes, and the same type and message as in
+    PyTorch (warnings silenced; ``torch.`` spelled ``tensormodes.``)."""
+    import torch
+
+    outcomes = []
+    for library in (tm, torch):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                eval(expression, {"L": library})
+        except Exception as error:  # noqa: BLE001 - the error itself is what is compared
+            outcomes.append((type(error).__name__, _text(error)))
+        else:
+            outcomes.append(None)
+    assert outcomes[0] is not None, f"{expression}: tensormodes raised nothing, torch raised {outcomes[1]}"
+    assert outcomes[0] == outcomes[1]
