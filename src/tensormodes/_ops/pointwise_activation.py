@@ -11,6 +11,7 @@ Half types compute in float32, rounded once at the end.
 from __future__ import annotations
 
 import math
+from numbers import Number
 
 import numpy as np
 
@@ -190,6 +191,97 @@ def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
     tensor([-1.0000,  0.5000,  1.0000])
     """
     return np.asarray(np.clip(input, min_val, max_val).astype(input.dtype, copy=False))
+
+
+def _hardswish_grad(grad, input):
+    # 0 up to -3 (included), x / 3 + 1/2 strictly inside, 1 from 3 on (PyTorch's hardswish_backward)
+    slope = (input / 3 + 0.5).where(input < 3, 1.0).where(input > -3, 0.0)
+    return grad * slope
+
+
+@op(grad=_hardswish_grad, node="hardswish", meta=elementwise,
+    samples=_SAMPLES + (Sample((TensorSpec((2, 3), "float64", -6, 6),)),),
+    errors=(Sample((TensorSpec((2,), "int64"),)),))
+def _hardswish(input: Tensor) -> Tensor:
+    """``x * relu6(x + 3) / 6``: PyTorch's ``torch._C._nn.hardswish`` (node ``HardswishBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._hardswish(tm.tensor([-4.0, 0.0, 1.0, 4.0]))
+    tensor([-0.0000,  0.0000,  0.6667,  4.0000])
+    """
+    x = _floating(input, "hardswish_cpu")
+    return _rounded(x * np.clip(x + 3, 0, 6) / 6, input)
+
+
+# PyTorch's hardsigmoid_backward multiplies by 1/6 rounded to float32, also for float64
+_ONE_SIXTH_AS_FLOAT32 = float(np.float32(1 / 6))
+
+
+def _hardsigmoid_grad(grad, input):
+    return grad * (((input > -3) & (input < 3)).to(grad.dtype) * _ONE_SIXTH_AS_FLOAT32)
+
+
+@op(grad=_hardsigmoid_grad, node="hardsigmoid", meta=elementwise,
+    samples=_SAMPLES + (Sample((TensorSpec((2, 3), "float64", -6, 6),)),),
+    errors=(Sample((TensorSpec((2,), "int64"),)),))
+def _hardsigmoid(input: Tensor) -> Tensor:
+    """``relu6(x + 3) / 6``: PyTorch's ``torch._C._nn.hardsigmoid`` (node
+    ``HardsigmoidBackward0``); the gradient is 1/6 strictly between -3 and 3, else 0.
+
+    >>> import tensormodes as tm
+    >>> tm._hardsigmoid(tm.tensor([-4.0, 0.0, 4.0]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    x = _floating(input, "hardsigmoid_cpu")
+    return _rounded(np.clip(x + 3, 0, 6) / 6, input)
+
+
+def _threshold_grad(grad, input, threshold):
+    return ops._threshold_backward(grad, input, threshold)
+
+
+@op(grad=_threshold_grad, node="threshold", meta=elementwise,
+    samples=(Sample((_X, 0.5, -2.0)), Sample((TensorSpec((3, 2), "float64", -6, 6), 1.0, 7.5)),
+             Sample((TensorSpec((4,), "int64", -3, 3), 0, 9)), Sample((TensorSpec((), "float32", -2, 2), 0.0, 1.0))))
+def _threshold(input: Tensor, threshold: Number, value: Number) -> Tensor:
+    """``x`` where ``x > threshold``, ``value`` elsewhere, in ``input``'s dtype: PyTorch's
+    ``torch.threshold`` (node ``ThresholdBackward0``), behind ``nn.functional.threshold``.
+
+    >>> import tensormodes as tm
+    >>> tm._threshold(tm.tensor([0.5, 2.0]), 1.0, -1.0)
+    tensor([-1.,  2.])
+    """
+    if input.dtype == np.bool_ or input.dtype.kind == "c":
+        raise not_implemented("threshold_cpu", dtype_of(input))
+    with quiet():  # a value outside an integer dtype's range wraps, as PyTorch's cast does
+        return np.asarray(np.where(input > threshold, input, np.asarray(value).astype(input.dtype)))
+
+
+def _prelu_kernel_grad(grad, input, weight, needs_input_grad):
+    positive = input > 0
+    return (grad.where(positive, grad * weight) if needs_input_grad[0] else None,
+            (input * grad).where(~positive, 0.0) if needs_input_grad[1] else None)
+
+
+@op(grad=_prelu_kernel_grad, meta=elementwise, samples=(
+    Sample((_X, TensorSpec((1,), "float32"))), Sample((TensorSpec((2, 3, 2), "float64", -3, 3),
+                                                      TensorSpec((3, 1), "float64"))),
+    Sample((TensorSpec((4,), "float32", -3, 3), TensorSpec((), "float32")))),
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((1,), "float64"))), Sample((TensorSpec((2,), "int64"),
+                                                                                TensorSpec((1,), "int64")))))
+def _prelu_kernel(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where positive, ``weight * x`` elsewhere, ``weight`` broadcasting against ``input``:
+    PyTorch's ``torch._prelu_kernel`` (node ``PreluKernelBackward0``), which ``prelu`` runs
+    after shaping its weight.
+
+    >>> import tensormodes as tm
+    >>> tm._prelu_kernel(tm.tensor([-2.0, 3.0]), tm.tensor([0.25]))
+    tensor([-0.5000,  3.0000])
+    """
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"Found dtype {array_type_name(weight)} but expected {array_type_name(input)}")
+    x = _floating(input, "prelu_cpu")
+    return _rounded(np.where(x > 0, x, x * weight), input)
 
 
 # -- softplus, log_sigmoid, glu --------------------------------------------------------------------

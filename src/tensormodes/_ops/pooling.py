@@ -234,7 +234,7 @@ def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
                           _overlapping(kernel, step, _pair("max_pool2d", "dilation", dilation)))
 
 
-@op(meta=rule(_max_pool2d_meta),
+@op(node="max_pool2d_with_indices", meta=rule(_max_pool2d_meta),
     errors=(Sample((TensorSpec((1, 2, 4, 4)), 5)), Sample((TensorSpec((1, 2, 4, 4)), 2), {"stride": 0}),
             Sample((TensorSpec((4, 4)), 2))),
     grad=_max_pool2d_grad, saves=("indices",), samples=(
