@@ -618,9 +618,10 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
             arguments.append(f"_as_tensor(_saved[{saves.index(name)}])")
         else:
             base, _, what = name.rpartition("_")
-            if base not in param_names or what not in ("shape", "dtype"):
+            if base not in param_names or what not in ("shape", "dtype", "geometry"):
                 raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
-            value = f"{base}._data.shape" if what == "shape" else f"_NP_TO_DTYPE[{base}._data.dtype]"
+            value = {"shape": f"{base}._data.shape", "dtype": f"_NP_TO_DTYPE[{base}._data.dtype]",
+                     "geometry": f"({base}._data.shape, {base}.stride(), {base}.storage_offset())"}[what]
             if tensor_params.get(base) != "tensor":
                 value = f"({value} if isinstance({base}, _Tensor) else None)"
             arguments.append(value)
@@ -703,14 +704,15 @@ def _make_apply(node_name: str, plan: _Plan, input_count: int):
 
 
 def _save_meta(name: str, arguments: dict):
-    """``<param>_shape`` / ``<param>_dtype``: what a formula may ask for instead of a whole
-    tensor, so that modifying that tensor in place later does not break backward.
+    """``<param>_shape`` / ``<param>_dtype`` / ``<param>_geometry`` (shape, strides and storage
+    offset): what a formula may ask for instead of a whole tensor, so that modifying that tensor
+    in place later does not break backward.
 
     None for an argument that is not a tensor (an optional tensor not given, a number
     given for ``Tensor | Number``); a tuple with one entry per item for a list of tensors.
     """
     base, _, what = name.rpartition("_")
-    if what not in ("shape", "dtype") or base not in arguments:
+    if what not in ("shape", "dtype", "geometry") or base not in arguments:
         raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
     value = arguments[base]
     if isinstance(value, (list, tuple)):
@@ -721,6 +723,8 @@ def _save_meta(name: str, arguments: dict):
 def _meta_of(value, what: str):
     if not _is_tensor(value):
         return None
+    if what == "geometry":
+        return tuple(value.shape), value.stride(), value.storage_offset()
     shape, dtype = meta(value)
     return shape if what == "shape" else dtype
 
