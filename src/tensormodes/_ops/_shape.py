@@ -57,8 +57,14 @@ def strided_geometry(size, stride, op_name: str, offset: int | None = None) -> t
                                                                                    tuple[int, ...]]:
     """``as_strided`` / ``empty_strided``'s sizes and strides as int tuples, checked in PyTorch's
     order with its errors (lengths, negative sizes and strides, and ``as_strided``'s ``offset``)."""
-    shape, strides = int_tuple(size, op_name, "size", allow_int=False), int_tuple(stride, op_name, "stride",
-                                                                                   allow_int=False)
+    first = 1 if op_name == "empty_strided" else 2
+    try:
+        shape, strides = int_tuple(size, op_name, "size", allow_int=False), int_tuple(stride, op_name, "stride",
+                                                                                       allow_int=False)
+    except TypeError as error:  # PyTorch's parser names the argument's position
+        message = str(error).replace("'size'", f"'size' (position {first})").replace(
+            "'stride'", f"'stride' (position {first + 1})")
+        raise TypeError(message) from None
     if op_name == "empty_strided":
         if any(n < 0 for n in shape):
             raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")

@@ -850,7 +850,12 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storag
     shape, strides = strided_geometry(size, stride, "as_strided", offset)
     check_storage_bounds(shape, strides, offset, input.itemsize, high - low)
     item = input.itemsize
+    byte_strides = tuple(s * item for s in strides)
+    if root.flags.c_contiguous and 0 not in shape:
+        # a view of the root itself (``base`` is the root), so it counts as a view of ``input``
+        # even where it does not overlap it
+        return np.ndarray(shape, input.dtype, buffer=root, offset=offset * item, strides=byte_strides)
     # Two rows: the input's first element, and the one ``offset`` points at (possibly before it).
-    both = _np_as_strided(input, (2, *shape), (low + offset * item - start, *(s * item for s in strides)),
+    both = _np_as_strided(input, (2, *shape), (low + offset * item - start, *byte_strides),
                           writeable=input.flags.writeable)
     return both[1]
