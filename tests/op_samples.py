@@ -191,7 +191,10 @@ TORCH_EQUIVALENTS = {
     "_binary_cross_entropy_with_logits": lambda torch: _torch_losses(torch)["_binary_cross_entropy_with_logits"],
     **{name: (lambda torch, name=name: getattr(torch._C._nn, name[1:], None) or getattr(torch, name[1:]))
        for name in ("_gelu", "_silu", "_mish", "_elu", "_celu", "_leaky_relu", "_hardtanh", "_softplus",
-                    "_log_sigmoid", "_glu", "_hardswish", "_hardsigmoid", "_threshold")},
+                    "_log_sigmoid", "_glu", "_hardswish", "_hardsigmoid", "_threshold", "_reflection_pad1d",
+                    "_reflection_pad2d", "_reflection_pad3d", "_replication_pad1d", "_replication_pad2d",
+                    "_replication_pad3d", "_upsample_nearest1d", "_upsample_nearest2d", "_upsample_linear1d",
+                    "_upsample_bilinear2d")},
     "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
     "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }

@@ -13,7 +13,8 @@ import tensormodes as tm
 import tensormodes.nn.functional as F
 
 # (expression with L = the library, F = its nn.functional; x, y = (4, 3) leaves requiring grad,
-# p = probabilities requiring grad, t = targets in [0, 1], s = signs, c = class indices)
+# p = probabilities requiring grad, t = targets in [0, 1], s = signs, c = class indices, i and v =
+# x reshaped as a (1, 3, 2, 2) image and a (2, 2, 3) signal)
 CASES = [
     # losses PyTorch computes natively: a node of their own
     "F.mse_loss(x, t)", "F.mse_loss(x, t, reduction='none')", "F.mse_loss(x, t, reduction='sum')",
@@ -39,6 +40,17 @@ CASES = [
     "F.softplus(x, beta=2.0)", "F.logsigmoid(x)", "F.glu(x.reshape(3, 4))", "F.glu(x, 0)",
     "F.relu(x)", "F.softmax(x, 1)", "F.log_softmax(x, 1)", "F.softmin(x, 1)", "F.sigmoid(x)", "F.tanh(x)",
     "F.softsign(x)", "F.tanhshrink(x)",
+    "F.hardswish(x * 4)", "F.hardsigmoid(x * 4)", "F.threshold(x, 0.1, 2.0)",
+    "F.prelu(x.reshape(2, 3, 2), y[0])", "F.prelu(x, y[0, :1])",
+    # padding, resampling, convolution, pooling (i = x as a (1, 3, 2, 2) image, v = x as (2, 2, 3))
+    "F.pad(x, (1, 2))", "F.pad(x, (1, -1, 0, 2), value=3.0)", "F.pad(v, (1, 2), mode='reflect')",
+    "F.pad(i, (1, 1, 1, 0), mode='reflect')", "F.pad(v, (2, 1), mode='replicate')",
+    "F.pad(i, (1, 1, 1, 0), mode='replicate')",
+    "F.interpolate(v, scale_factor=2)", "F.interpolate(i, scale_factor=2)", "F.interpolate(v, size=5, mode='linear')",
+    "F.interpolate(i, size=(3, 5), mode='bilinear', align_corners=True)",
+    "F.conv1d(v, y.reshape(6, 2, 1))", "F.conv2d(i, y.reshape(4, 3, 1, 1), y[0, :1].expand(4))",
+    "F.conv_transpose1d(v, y.reshape(2, 3, 2))", "F.conv_transpose2d(i, y.reshape(3, 2, 2, 1))",
+    "F.max_pool2d(i, 2)", "F.max_pool2d(i, 2, return_indices=True)[0]", "F.avg_pool2d(i, 2)",
     # embedding, dropout
     "F.embedding(c, y)", "F.embedding(c, y, padding_idx=1)", "F.embedding(c.reshape(2, 2), y, scale_grad_by_freq=True)",
     "F.dropout(x, 0.5)", "F.dropout(x, 0.5, training=False)",
@@ -53,6 +65,7 @@ def _leaves(library):
              for name, value in values.items()}
     names["s"] = library.tensor(np.where(rng.uniform(size=(4, 3)) > 0.5, 1.0, -1.0), dtype=library.float32)
     names["c"] = library.tensor([0, 2, 1, 1])
+    names["i"], names["v"] = names["x"].reshape(1, 3, 2, 2), names["x"].reshape(2, 2, 3)
     return names
 
 
@@ -87,6 +100,10 @@ GRADIENT_CASES = [
     "F.huber_loss(x, y, delta=0.5, reduction='sum')", "F.soft_margin_loss(x, s)",
     "F.binary_cross_entropy_with_logits(x * 10, t, pos_weight=t[1] + 1)", "F.gelu(x * 3, approximate='tanh')",
     "F.celu(x * 3, 0.5)", "F.selu(x * 2)", "F.softplus(x * 30, beta=0.5, threshold=5)", "F.glu(x, 0)",
+    "F.hardswish(x * 4)", "F.hardsigmoid(x * 4)", "F.threshold(x, 0.1, 2.0)", "F.prelu(x.reshape(2, 3, 2), y[0])",
+    "F.pad(x, (1, -1, 0, 2), value=3.0)", "F.pad(i, (1, 1, 1, 0), mode='reflect')",
+    "F.pad(v, (2, -1), mode='replicate')", "F.interpolate(i, scale_factor=1.5)",
+    "F.interpolate(i, size=(3, 5), mode='bilinear', align_corners=True)", "F.interpolate(v, size=5, mode='linear')",
 ]
 
 

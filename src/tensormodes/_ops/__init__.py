@@ -26,6 +26,7 @@ from . import (  # noqa: F401
     random,
     reduction,
     reordering,
+    resampling,
     sorting,
     special,
     statistics,

@@ -176,44 +176,6 @@ def _interpolation_sizes(input: Tensor, size, scale_factor, recompute_scale_fact
     return sizes, [None] * spatial if recompute_scale_factor else [float(f) for f in factors]
 
 
-def _source_scale(size: int, out: int, factor, align_corners: bool, dtype):
-    """PyTorch's step from an output position to its source position along one dimension."""
-    if align_corners:
-        return dtype((size - 1) / (out - 1)) if out > 1 else dtype(0)
-    return dtype(1.0 / factor) if factor is not None and factor > 0 else dtype(size / out)
-
-
-def _nearest(x: Tensor, dim: int, out: int, factor) -> Tensor:
-    size = x.shape[dim]
-    if out == size:  # PyTorch's shortcuts, whatever the scale factor says
-        return x
-    if out == 2 * size:
-        source = np.arange(out) // 2
-    else:
-        scale = _source_scale(size, out, factor, False, np.float32)
-        # floorf(dst * scale) in float32, as PyTorch's nearest kernel computes it.
-        source = np.minimum(np.floor(np.arange(out, dtype=np.float32) * scale).astype(np.int64), size - 1)
-    return x.index_select(dim, _function("tensor")(source))
-
-
-def _linear(x: Tensor, dim: int, out: int, factor, align_corners: bool) -> Tensor:
-    size = x.shape[dim]
-    if out == size:  # PyTorch copies such a dimension, whatever the scale factor says
-        return x
-    work = np.float64 if x.dtype is _dtype.float64 else np.float32
-    scale = _source_scale(size, out, factor, align_corners, work)
-    positions = np.arange(out, dtype=work)
-    source = scale * positions if align_corners else np.maximum(scale * (positions + work(0.5)) - work(0.5), 0)
-    low = np.floor(source).astype(np.int64)
-    high = low + (low < size - 1)
-    upper = (source - low).astype(work)
-    shape = [out if d == dim % x.dim() else 1 for d in range(x.dim())]
-    weight_high = _function("tensor")(upper.reshape(shape), dtype=x.dtype)
-    weight_low = _function("tensor")((1 - upper).reshape(shape), dtype=x.dtype)
-    take = _function("tensor")
-    return x.index_select(dim, take(low)) * weight_low + x.index_select(dim, take(high)) * weight_high
-
-
 @_public
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
@@ -263,13 +225,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                   ("nearest", 2): "upsample_nearest2d_channels_last",
                   ("bilinear", 2): "upsample_bilinear2d_channels_last"}[mode, spatial]
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
-    result = input
-    # Separable: one dimension at a time, each a gather of source rows (and a weighted sum).
-    for i, (out, factor) in enumerate(zip(sizes, factors)):
-        dim = 2 + i
-        result = _nearest(result, dim, out, factor) if mode == "nearest" else \
-            _linear(result, dim, out, factor, align_corners)
-    return result
+    if mode == "nearest":
+        if spatial == 1:
+            return _function("_upsample_nearest1d")(input, sizes, factors[0])
+        return _function("_upsample_nearest2d")(input, sizes, *factors)
+    if mode == "linear":
+        return _function("_upsample_linear1d")(input, sizes, align_corners, factors[0])
+    return _function("_upsample_bilinear2d")(input, sizes, align_corners, *factors)
 
 
 # -- unfold / fold ----------------------------------------------------------------------------------
