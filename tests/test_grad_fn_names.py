@@ -51,6 +51,11 @@ CASES = [
     "F.conv1d(v, y.reshape(6, 2, 1))", "F.conv2d(i, y.reshape(4, 3, 1, 1), y[0, :1].expand(4))",
     "F.conv_transpose1d(v, y.reshape(2, 3, 2))", "F.conv_transpose2d(i, y.reshape(3, 2, 2, 1))",
     "F.max_pool2d(i, 2)", "F.max_pool2d(i, 2, return_indices=True)[0]", "F.avg_pool2d(i, 2)",
+    # normalisation
+    "F.layer_norm(v, (3,))", "F.layer_norm(v, (2, 3), x[:2], y[:2])", "F.group_norm(i, 3, y[0], y[1])",
+    "F.group_norm(i, 1)", "F.batch_norm(i, None, None, y[0], y[1], training=True)",
+    "F.batch_norm(i, t[0], t[1] + 1, y[0], training=False)", "F.batch_norm(x, None, None, training=True)",
+    "F.instance_norm(i)", "F.instance_norm(v, weight=y[0, :2], bias=y[1, :2])",
     # embedding, dropout
     "F.embedding(c, y)", "F.embedding(c, y, padding_idx=1)", "F.embedding(c.reshape(2, 2), y, scale_grad_by_freq=True)",
     "F.dropout(x, 0.5)", "F.dropout(x, 0.5, training=False)",
@@ -104,6 +109,11 @@ GRADIENT_CASES = [
     "F.pad(x, (1, -1, 0, 2), value=3.0)", "F.pad(i, (1, 1, 1, 0), mode='reflect')",
     "F.pad(v, (2, -1), mode='replicate')", "F.interpolate(i, scale_factor=1.5)",
     "F.interpolate(i, size=(3, 5), mode='bilinear', align_corners=True)", "F.interpolate(v, size=5, mode='linear')",
+    "F.layer_norm(v * 3, (2, 3), x[:2], y[:2])", "F.group_norm(i * 2, 3, y[0], y[1])", "F.group_norm(x, 1, eps=0.1)",
+    "F.batch_norm(i, None, None, y[0], y[1], training=True)", "F.batch_norm(i, t[0], t[1] + 1, y[0], y[1])",
+    "F.batch_norm(x, None, None, training=True, eps=0.5)",
+    "F.instance_norm(v, L.zeros(2), L.ones(2), weight=y[0, :2], bias=y[1, :2], use_input_stats=False)",
+    "F.instance_norm(v, weight=y[0, :2], bias=y[1, :2])",
 ]
 
 
@@ -162,3 +172,45 @@ def test_native_losses_keep_pytorchs_result_dtypes():
     assert F.huber_loss(x32, x64).dtype is tm.float32  # written into an input-like result
     assert F.soft_margin_loss(x32, x64).dtype is tm.float32
     assert F.binary_cross_entropy_with_logits(x64, x32).dtype is tm.float32  # the target's dtype
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", ["F.layer_norm(v * 3, (3,), x[0], y[0])", "F.group_norm(i, 3, y[0])",
+                                        "F.batch_norm(i, None, None, y[0], training=True)",
+                                        "F.batch_norm(i, t[0], t[1] + 1, y[0], y[1])", "F.instance_norm(v)",
+                                        "F.pad(i * i, (1, 1, 1, 0), mode='reflect') * y[0, 0]",
+                                        "F.interpolate(i * i, size=(3, 5), mode='bilinear') * y[0, 0]"])
+def test_second_order_gradients_through_the_fused_nodes_match_torch(expression):
+    import torch
+    import torch.nn.functional as torch_functional
+
+    outcomes = []
+    for library, functional in ((tm, F), (torch, torch_functional)):
+        result, names = _run(library, functional, expression)
+        leaves = [names[n] for n in "xy"]
+        (first,) = library.autograd.grad((result * result.detach().sin()).sum(), [names["x"]], create_graph=True)
+        second = library.autograd.grad((first * first).sum(), leaves, allow_unused=True)
+        outcomes.append([None if g is None else g.detach().numpy() for g in second])
+    for o, t in zip(*outcomes, strict=True):
+        assert (o is None) == (t is None)
+        if o is not None:
+            np.testing.assert_allclose(o, t, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("function", ["batch_norm", "instance_norm"])
+def test_running_statistics_are_updated_as_torch_does(function):
+    import torch
+
+    stats = []
+    for library in (tm, torch):
+        functional = F if library is tm else torch.nn.functional
+        x = library.tensor(np.random.default_rng(3).standard_normal((4, 3, 5)), dtype=library.float32)
+        mean, var = library.zeros(3), library.ones(3)
+        if function == "batch_norm":
+            functional.batch_norm(x, mean, var, training=True, momentum=0.3)
+        else:
+            functional.instance_norm(x, mean, var, use_input_stats=True, momentum=0.3)
+        stats.append((mean.numpy(), var.numpy()))
+    np.testing.assert_allclose(stats[0][0], stats[1][0], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(stats[0][1], stats[1][1], rtol=1e-5, atol=1e-7)

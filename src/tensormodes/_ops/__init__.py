@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     linalg,
     losses,
     nn,
+    normalization,
     norms,
     pointwise_activation,
     pooling,
