@@ -199,6 +199,7 @@ TORCH_EQUIVALENTS = {
     "_native_layer_norm": lambda torch: lambda *args: torch.native_layer_norm(*args)[0],
     "_native_group_norm": lambda torch: lambda *args: torch.native_group_norm(*args)[0],
     "_native_batch_norm": lambda torch: lambda *args: torch.native_batch_norm(*args)[0],
+    "_norm_dim": lambda torch: torch.norm,
     "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
     "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }

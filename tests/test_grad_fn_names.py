@@ -51,6 +51,18 @@ CASES = [
     "F.conv1d(v, y.reshape(6, 2, 1))", "F.conv2d(i, y.reshape(4, 3, 1, 1), y[0, :1].expand(4))",
     "F.conv_transpose1d(v, y.reshape(2, 3, 2))", "F.conv_transpose2d(i, y.reshape(3, 2, 2, 1))",
     "F.max_pool2d(i, 2)", "F.max_pool2d(i, 2, return_indices=True)[0]", "F.avg_pool2d(i, 2)",
+    "F.max_pool1d(v, 2)", "F.max_pool1d(v, 2, return_indices=True)[0]", "F.avg_pool1d(v, 2)",
+    "F.adaptive_avg_pool1d(v, 2)",
+    # linear: named as the last step of PyTorch's composite for the arguments
+    "F.linear(x, y)", "F.linear(x, y, x[:, 0])", "F.linear(x, y[:2], t[:, :2])", "F.linear(v, y)",
+    "F.linear(v, y, x[:, 0])", "F.linear(v.transpose(0, 1), y, x[:, 0])", "F.linear(v, y, t[:2, :1])",
+    "F.linear(x[0], y)", "F.linear(x[0], y, x[:, 0])",
+    "F.linear(x[0], y[0])", "F.linear(x[0], y[0], y[1, 0])", "F.linear(v, y, L.ones(1))",
+    "F.linear(v, y, (x[:, 0] * 1).contiguous())",
+    # reductions named by overload; distances
+    "x.sum()", "x.sum(1)", "x.sum((0, 1))", "x.mean()", "x.mean(0, keepdim=True)",
+    "F.pairwise_distance(x, y)", "F.pairwise_distance(x, y, p=1.0, keepdim=True)", "F.cosine_similarity(x, y)",
+    "F.cosine_similarity(x, y, dim=0)",
     # normalisation
     "F.layer_norm(v, (3,))", "F.layer_norm(v, (2, 3), x[:2], y[:2])", "F.group_norm(i, 3, y[0], y[1])",
     "F.group_norm(i, 1)", "F.batch_norm(i, None, None, y[0], y[1], training=True)",
@@ -114,6 +126,8 @@ GRADIENT_CASES = [
     "F.batch_norm(x, None, None, training=True, eps=0.5)",
     "F.instance_norm(v, L.zeros(2), L.ones(2), weight=y[0, :2], bias=y[1, :2], use_input_stats=False)",
     "F.instance_norm(v, weight=y[0, :2], bias=y[1, :2])",
+    "F.linear(v, y, x[:, 0])", "F.linear(v.transpose(0, 1), y)", "F.linear(x[0], y)", "F.linear(x[0], y[0], y[1, 0])",
+    "F.pairwise_distance(x, y, p=3.0)",
 ]
 
 
