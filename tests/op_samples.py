@@ -200,9 +200,19 @@ TORCH_EQUIVALENTS = {
     "_native_group_norm": lambda torch: lambda *args: torch.native_group_norm(*args)[0],
     "_native_batch_norm": lambda torch: lambda *args: torch.native_batch_norm(*args)[0],
     "_norm_dim": lambda torch: torch.norm,
+    "_embedding_bag": lambda torch: _torch_embedding_bag(torch),
     "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
     "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }
+
+
+def _torch_embedding_bag(torch):
+    def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                      per_sample_weights=None, include_last_offset=False, padding_idx=None):
+        # torch.embedding_bag takes its arguments positionally only, and returns four tensors
+        return torch.embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+                                   include_last_offset, padding_idx)[0]
+    return embedding_bag
 
 
 def callable_for(opdef, library):

@@ -470,7 +470,6 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                                f"types: Long, Int; but got torch.{scalar_type_name(tensor.dtype)}Tensor instead "
                                f"(while checking arguments for embedding_bag)")
     indices, starts = input.long(), offsets.long()
-    bags = starts.shape[0] - 1 if include_last_offset else starts.shape[0]
     if indices.numel():
         wrong = ((indices < 0) | (indices >= rows)).nonzero()
         if wrong.numel():
@@ -480,57 +479,16 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     if starts.numel() and (starts[0].item() != 0):
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
                            f"position 0. However, got {starts[0].item()}")
-    # Which bag each index belongs to (the last start at or before it); left-out indices dropped.
-    positions = _function("arange")(indices.shape[0])
-    bag_of = _function("searchsorted")(starts[:bags].contiguous(), positions, right=True) - 1
-    if padding_idx is not None:
-        kept = indices != padding_idx
-        indices, bag_of = indices[kept], bag_of[kept]
-        if per_sample_weights is not None:
-            per_sample_weights = per_sample_weights[kept]
-    counts = _function("bincount")(bag_of, minlength=bags)[:bags] if bag_of.numel() else \
-        _function("zeros")(bags, dtype=_dtype.int64)
-    if mode == "max":
-        return _bag_max(weight, indices, bag_of, bags, counts)
-    embedded = weight.index_select(0, indices)
-    if scale_grad_by_freq and indices.numel():
-        # Same values, each row's gradient divided by how often its index occurs.
-        frequency = _function("bincount")(indices, minlength=rows).index_select(0, indices).unsqueeze(-1)
-        embedded = embedded.detach() + (embedded - embedded.detach()) / frequency
-    if per_sample_weights is not None:
-        embedded = embedded * per_sample_weights.unsqueeze(-1)
-    total = weight.new_zeros((bags, weight.shape[1])).index_add(0, bag_of, embedded)
-    if mode == "sum":
-        return total
-    return total / counts.clamp(min=1).unsqueeze(-1).to(weight.dtype)
+    # PyTorch's embedding_bag op: one node (EmbeddingBagBackward0), the bags' layout read by the kernel
+    return _function("_embedding_bag")(weight, indices, starts, scale_grad_by_freq, _BAG_MODES.index(mode), False,
+                                       per_sample_weights, include_last_offset, padding_idx)
+
+
+_BAG_MODES = ("sum", "mean", "max")
 
 
 def _size(t: Tensor) -> str:
     return f"torch.Size([{', '.join(map(str, t.shape))}])"
-
-
-def _bag_max(weight: Tensor, indices: Tensor, bag_of: Tensor, bags: int, counts: Tensor) -> Tensor:
-    """Each bag's elementwise maximum of its rows (zeros for an empty bag); the gradient goes to
-    the row that gave each maximum, as PyTorch's does."""
-    width = weight.shape[1]
-    longest = int(counts.max().item()) if bags and indices.numel() else 0
-    if longest == 0 or weight.shape[0] == 0:
-        # Every bag empty: zeros, still an output of the weight (as PyTorch's is).
-        if weight.shape[0] == 0:
-            return weight.new_zeros((bags, width))
-        nothing = weight.gather(0, _function("zeros")((bags, width), dtype=_dtype.int64))
-        return nothing.where(_function("zeros")((bags, 1), dtype=_dtype.bool), 0.0)
-    values = weight.detach().index_select(0, indices)
-    # Rows placed at (bag, place in bag); the unused places hold -inf and never win.
-    place = _function("arange")(indices.shape[0]) - (_function("cumsum")(counts, 0) - counts).index_select(0, bag_of)
-    grid = _function("full")((bags, longest, width), -math.inf, dtype=weight.dtype)
-    grid[bag_of, place] = values
-    winner_place = grid.argmax(1)  # (bags, width)
-    owner = _function("full")((bags, longest), 0, dtype=_dtype.int64)
-    owner[bag_of, place] = indices
-    winner = owner.gather(1, winner_place)
-    result = weight.gather(0, winner)
-    return result.where((counts > 0).unsqueeze(-1), 0.0)
 
 
 def _renormalise(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
