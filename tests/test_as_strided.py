@@ -147,3 +147,17 @@ def test_meta_tensor_is_empty_strided_without_an_offset():
     t = meta_tensor((2, 3), (1, 2), dtype=tm.float64)
     assert (t.stride(), t.storage_offset(), t.is_meta) == ((1, 2), 0, True)
     assert meta_tensor((2, 3), (1, 2), storage_offset=3).storage_offset() == 3
+
+
+def test_repro_lines_use_empty_strided_for_strided_inputs():
+    from tensormodes.meta import Record, validate
+    from tensormodes.meta._records import encode
+
+    x = tm.empty_strided((3, 3), (1, 3), device="meta")
+    record = Record("tensormodes.Tensor.clone", [encode(x)], {}, result=encode(tm.empty(9, device="meta")),
+                    context={"grad_enabled": False})
+    (mismatch,) = validate([record]).mismatches
+    assert "tm.empty_strided((3, 3), (1, 3), dtype=tm.float32, device='meta')" in mismatch.repro
+    namespace = {"tm": tm}
+    exec(mismatch.repro.replace("with tm.no_grad(): ", "result = "), namespace)  # noqa: S102 - our own line
+    assert namespace["result"].stride() == (1, 3)

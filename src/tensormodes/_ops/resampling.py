@@ -288,7 +288,12 @@ def _source_scale(size: int, out: int, factor, align_corners: bool, work):
     return work(1.0 / factor) if factor is not None and factor > 0 else work(size / out)
 
 
-def _nearest_index(size: int, out: int, factor) -> np.ndarray:
+def _nearest_index(size: int, out: int, factor, shortcuts: bool) -> np.ndarray:
+    if shortcuts:  # PyTorch's 2-D kernel, whatever the scale factor says (its 1-D one has none)
+        if out == size:
+            return np.arange(out)
+        if out == 2 * size:
+            return np.arange(out) // 2
     scale = _source_scale(size, out, factor, False, np.float32)
     # floorf(dst * scale) in float32, as PyTorch's nearest kernel computes it
     return np.minimum(np.floor(np.arange(out, dtype=np.float32) * scale).astype(np.int64), size - 1)
@@ -321,7 +326,7 @@ def _upsample_plan(name: str, input, output_size, spatial: int, scales, align_co
     for i, (out, factor) in enumerate(zip(sizes, scales, strict=True)):
         dim, size = 2 + i, input.shape[2 + i]
         if align_corners is None:
-            plan.append((dim, _nearest_index(size, out, factor), None, None))
+            plan.append((dim, _nearest_index(size, out, factor, spatial == 2), None, None))
         else:
             low, high, weight = _linear_taps(size, out, factor, align_corners, input.dtype)
             plan.append((dim, low, high, weight))
