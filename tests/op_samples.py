@@ -191,10 +191,28 @@ TORCH_EQUIVALENTS = {
     "_binary_cross_entropy_with_logits": lambda torch: _torch_losses(torch)["_binary_cross_entropy_with_logits"],
     **{name: (lambda torch, name=name: getattr(torch._C._nn, name[1:], None) or getattr(torch, name[1:]))
        for name in ("_gelu", "_silu", "_mish", "_elu", "_celu", "_leaky_relu", "_hardtanh", "_softplus",
-                    "_log_sigmoid", "_glu")},
+                    "_log_sigmoid", "_glu", "_hardswish", "_hardsigmoid", "_threshold", "_reflection_pad1d",
+                    "_reflection_pad2d", "_reflection_pad3d", "_replication_pad1d", "_replication_pad2d",
+                    "_replication_pad3d", "_upsample_nearest1d", "_upsample_nearest2d", "_upsample_linear1d",
+                    "_upsample_bilinear2d")},
+    # the output of PyTorch's native normalisations (their statistics are handed to our formulas)
+    "_native_layer_norm": lambda torch: lambda *args: torch.native_layer_norm(*args)[0],
+    "_native_group_norm": lambda torch: lambda *args: torch.native_group_norm(*args)[0],
+    "_native_batch_norm": lambda torch: lambda *args: torch.native_batch_norm(*args)[0],
+    "_norm_dim": lambda torch: torch.norm,
+    "_embedding_bag": lambda torch: _torch_embedding_bag(torch),
     "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
     "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }
+
+
+def _torch_embedding_bag(torch):
+    def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                      per_sample_weights=None, include_last_offset=False, padding_idx=None):
+        # torch.embedding_bag takes its arguments positionally only, and returns four tensors
+        return torch.embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+                                   include_last_offset, padding_idx)[0]
+    return embedding_bag
 
 
 def callable_for(opdef, library):

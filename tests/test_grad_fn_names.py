@@ -13,7 +13,8 @@ import tensormodes as tm
 import tensormodes.nn.functional as F
 
 # (expression with L = the library, F = its nn.functional; x, y = (4, 3) leaves requiring grad,
-# p = probabilities requiring grad, t = targets in [0, 1], s = signs, c = class indices)
+# p = probabilities requiring grad, t = targets in [0, 1], s = signs, c = class indices, i and v =
+# x reshaped as a (1, 3, 2, 2) image and a (2, 2, 3) signal)
 CASES = [
     # losses PyTorch computes natively: a node of their own
     "F.mse_loss(x, t)", "F.mse_loss(x, t, reduction='none')", "F.mse_loss(x, t, reduction='sum')",
@@ -39,6 +40,36 @@ CASES = [
     "F.softplus(x, beta=2.0)", "F.logsigmoid(x)", "F.glu(x.reshape(3, 4))", "F.glu(x, 0)",
     "F.relu(x)", "F.softmax(x, 1)", "F.log_softmax(x, 1)", "F.softmin(x, 1)", "F.sigmoid(x)", "F.tanh(x)",
     "F.softsign(x)", "F.tanhshrink(x)",
+    "F.hardswish(x * 4)", "F.hardsigmoid(x * 4)", "F.threshold(x, 0.1, 2.0)",
+    "F.prelu(x.reshape(2, 3, 2), y[0])", "F.prelu(x, y[0, :1])",
+    # padding, resampling, convolution, pooling (i = x as a (1, 3, 2, 2) image, v = x as (2, 2, 3))
+    "F.pad(x, (1, 2))", "F.pad(x, (1, -1, 0, 2), value=3.0)", "F.pad(v, (1, 2), mode='reflect')",
+    "F.pad(i, (1, 1, 1, 0), mode='reflect')", "F.pad(v, (2, 1), mode='replicate')",
+    "F.pad(i, (1, 1, 1, 0), mode='replicate')",
+    "F.interpolate(v, scale_factor=2)", "F.interpolate(i, scale_factor=2)", "F.interpolate(v, size=5, mode='linear')",
+    "F.interpolate(i, size=(3, 5), mode='bilinear', align_corners=True)",
+    "F.conv1d(v, y.reshape(6, 2, 1))", "F.conv2d(i, y.reshape(4, 3, 1, 1), y[0, :1].expand(4))",
+    "F.conv_transpose1d(v, y.reshape(2, 3, 2))", "F.conv_transpose2d(i, y.reshape(3, 2, 2, 1))",
+    "F.max_pool2d(i, 2)", "F.max_pool2d(i, 2, return_indices=True)[0]", "F.avg_pool2d(i, 2)",
+    "F.max_pool1d(v, 2)", "F.max_pool1d(v, 2, return_indices=True)[0]", "F.avg_pool1d(v, 2)",
+    "F.adaptive_avg_pool1d(v, 2)",
+    # linear: named as the last step of PyTorch's composite for the arguments
+    "F.linear(x, y)", "F.linear(x, y, x[:, 0])", "F.linear(x, y[:2], t[:, :2])", "F.linear(v, y)",
+    "F.linear(v, y, x[:, 0])", "F.linear(v.transpose(0, 1), y, x[:, 0])", "F.linear(v, y, t[:2, :1])",
+    "F.linear(x[0], y)", "F.linear(x[0], y, x[:, 0])",
+    "F.linear(x[0], y[0])", "F.linear(x[0], y[0], y[1, 0])", "F.linear(v, y, L.ones(1))",
+    "F.linear(v, y, (x[:, 0] * 1).contiguous())",
+    # reductions named by overload; distances
+    "x.sum()", "x.sum(1)", "x.sum((0, 1))", "x.mean()", "x.mean(0, keepdim=True)",
+    "F.pairwise_distance(x, y)", "F.pairwise_distance(x, y, p=1.0, keepdim=True)", "F.cosine_similarity(x, y)",
+    "F.cosine_similarity(x, y, dim=0)",
+    # normalisation
+    "F.layer_norm(v, (3,))", "F.layer_norm(v, (2, 3), x[:2], y[:2])", "F.group_norm(i, 3, y[0], y[1])",
+    "F.group_norm(i, 1)", "F.batch_norm(i, None, None, y[0], y[1], training=True)",
+    "F.batch_norm(i, t[0], t[1] + 1, y[0], training=False)", "F.batch_norm(x, None, None, training=True)",
+    "F.instance_norm(i)", "F.instance_norm(v, weight=y[0, :2], bias=y[1, :2])",
+    "F.embedding_bag(c, y, L.tensor([0, 1]))", "F.embedding_bag(c.reshape(2, 2), y, mode='max')",
+    "F.embedding_bag(c, y, L.tensor([0, 2, 4]), mode='sum', include_last_offset=True)",
     # embedding, dropout
     "F.embedding(c, y)", "F.embedding(c, y, padding_idx=1)", "F.embedding(c.reshape(2, 2), y, scale_grad_by_freq=True)",
     "F.dropout(x, 0.5)", "F.dropout(x, 0.5, training=False)",
@@ -53,6 +84,7 @@ def _leaves(library):
              for name, value in values.items()}
     names["s"] = library.tensor(np.where(rng.uniform(size=(4, 3)) > 0.5, 1.0, -1.0), dtype=library.float32)
     names["c"] = library.tensor([0, 2, 1, 1])
+    names["i"], names["v"] = names["x"].reshape(1, 3, 2, 2), names["x"].reshape(2, 2, 3)
     return names
 
 
@@ -87,6 +119,24 @@ GRADIENT_CASES = [
     "F.huber_loss(x, y, delta=0.5, reduction='sum')", "F.soft_margin_loss(x, s)",
     "F.binary_cross_entropy_with_logits(x * 10, t, pos_weight=t[1] + 1)", "F.gelu(x * 3, approximate='tanh')",
     "F.celu(x * 3, 0.5)", "F.selu(x * 2)", "F.softplus(x * 30, beta=0.5, threshold=5)", "F.glu(x, 0)",
+    "F.hardswish(x * 4)", "F.hardsigmoid(x * 4)", "F.threshold(x, 0.1, 2.0)", "F.prelu(x.reshape(2, 3, 2), y[0])",
+    "F.pad(x, (1, -1, 0, 2), value=3.0)", "F.pad(i, (1, 1, 1, 0), mode='reflect')",
+    "F.pad(v, (2, -1), mode='replicate')", "F.interpolate(i, scale_factor=1.5)",
+    "F.interpolate(i, size=(3, 5), mode='bilinear', align_corners=True)", "F.interpolate(v, size=5, mode='linear')",
+    "F.layer_norm(v * 3, (2, 3), x[:2], y[:2])", "F.group_norm(i * 2, 3, y[0], y[1])", "F.group_norm(x, 1, eps=0.1)",
+    "F.batch_norm(i, None, None, y[0], y[1], training=True)", "F.batch_norm(i, t[0], t[1] + 1, y[0], y[1])",
+    "F.batch_norm(x, None, None, training=True, eps=0.5)",
+    "F.instance_norm(v, L.zeros(2), L.ones(2), weight=y[0, :2], bias=y[1, :2], use_input_stats=False)",
+    "F.instance_norm(v, weight=y[0, :2], bias=y[1, :2])",
+    "F.linear(v, y, x[:, 0])", "F.linear(v.transpose(0, 1), y)", "F.linear(x[0], y)", "F.linear(x[0], y[0], y[1, 0])",
+    "F.pairwise_distance(x, y, p=3.0)",
+    "F.embedding_bag(c, y, L.tensor([0, 1]))", "F.embedding_bag(c, y, L.tensor([0, 1, 1]), padding_idx=2)",
+    "F.embedding_bag(L.tensor([1, 3, 3, 0, 1]), y, L.tensor([0, 2, 2]), scale_grad_by_freq=True)",
+    "F.embedding_bag(L.tensor([1, 1, 3, 0, 1]), y, L.tensor([0, 2, 3]), mode='sum',"
+    " per_sample_weights=x[:, 0][[0, 1, 2, 3, 0]])",
+    "F.embedding_bag(L.tensor([1, 1, 3, 0, 1]), y, L.tensor([0, 2, 3]), mode='max')",
+    "F.embedding_bag(L.tensor([1, 2, 3, 0, 1]), y, L.tensor([0, 2, 5]), mode='sum', include_last_offset=True)",
+    "F.embedding_bag(c.reshape(2, 2), y, mode='max')",
 ]
 
 
@@ -145,3 +195,54 @@ def test_native_losses_keep_pytorchs_result_dtypes():
     assert F.huber_loss(x32, x64).dtype is tm.float32  # written into an input-like result
     assert F.soft_margin_loss(x32, x64).dtype is tm.float32
     assert F.binary_cross_entropy_with_logits(x64, x32).dtype is tm.float32  # the target's dtype
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", ["F.layer_norm(v * 3, (3,), x[0], y[0])", "F.group_norm(i, 3, y[0])",
+                                        "F.batch_norm(i, None, None, y[0], training=True)",
+                                        "F.batch_norm(i, t[0], t[1] + 1, y[0], y[1])", "F.instance_norm(v)",
+                                        "F.pad(i * i, (1, 1, 1, 0), mode='reflect') * y[0, 0]",
+                                        "F.interpolate(i * i, size=(3, 5), mode='bilinear') * y[0, 0]"])
+def test_second_order_gradients_through_the_fused_nodes_match_torch(expression):
+    import torch
+    import torch.nn.functional as torch_functional
+
+    outcomes = []
+    for library, functional in ((tm, F), (torch, torch_functional)):
+        result, names = _run(library, functional, expression)
+        leaves = [names[n] for n in "xy"]
+        (first,) = library.autograd.grad((result * result.detach().sin()).sum(), [names["x"]], create_graph=True)
+        second = library.autograd.grad((first * first).sum(), leaves, allow_unused=True)
+        outcomes.append([None if g is None else g.detach().numpy() for g in second])
+    for o, t in zip(*outcomes, strict=True):
+        assert (o is None) == (t is None)
+        if o is not None:
+            np.testing.assert_allclose(o, t, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("function", ["batch_norm", "instance_norm"])
+def test_running_statistics_are_updated_as_torch_does(function):
+    import torch
+
+    stats = []
+    for library in (tm, torch):
+        functional = F if library is tm else torch.nn.functional
+        x = library.tensor(np.random.default_rng(3).standard_normal((4, 3, 5)), dtype=library.float32)
+        mean, var = library.zeros(3), library.ones(3)
+        if function == "batch_norm":
+            functional.batch_norm(x, mean, var, training=True, momentum=0.3)
+        else:
+            functional.instance_norm(x, mean, var, use_input_stats=True, momentum=0.3)
+        stats.append((mean.numpy(), var.numpy()))
+    np.testing.assert_allclose(stats[0][0], stats[1][0], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(stats[0][1], stats[1][1], rtol=1e-5, atol=1e-7)
+
+
+def test_embedding_bag_scales_each_index_by_its_own_count():
+    # PyTorch 2.13 divides index 2's gradient here by 2 (another index's count); each index's own
+    # count is the rule its documentation states, and what this library does
+    weight = tm.ones(5, 1, requires_grad=True)
+    bags = F.embedding_bag(tm.tensor([1, 2, 3, 0, 1]), weight, tm.tensor([0, 5]), mode="sum", scale_grad_by_freq=True)
+    (grad,) = tm.autograd.grad(bags.sum(), [weight])
+    assert grad.flatten().tolist() == [1.0, 1.0, 1.0, 1.0, 0.0]

@@ -518,9 +518,12 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
              "_TENSOR_PARAMS": tuple(opdef.tensor_params), "_SAVE_ONLY_FOR": opdef.save_only_for, }
     if opdef.differentiable and not opdef.factory and opdef.tensor_params and not (inplace or opdef.mutates):
         # In-place forms record through _record_inplace: only out-of-place ones need a recorder.
-        names["_rec"] = make_recorder(opdef.node or opdef.name, opdef.grad, opdef.tensor_params,
-                                      tuple(opdef.signature.parameters), opdef.saves, opdef.save_only_for, opdef.view,
-                                      None if opdef.differentiable is True else opdef.differentiable)
+        per_call = callable(opdef.node)  # a node named per call (linear)
+        names["_rec"] = make_recorder(opdef.name if per_call else opdef.node or opdef.name, opdef.grad,
+                                      opdef.tensor_params, tuple(opdef.signature.parameters), opdef.saves,
+                                      opdef.save_only_for, opdef.view,
+                                      None if opdef.differentiable is True else opdef.differentiable,
+                                      opdef.node if per_call else None)
     params, _ = parameter_list(signature, names)
     names_in_order = list(signature.parameters)
     first = names_in_order[0]

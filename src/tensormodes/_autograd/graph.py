@@ -289,9 +289,12 @@ def _node_class(op_name: str, formula) -> type:
     if cls is None:
         # An op's method form has the op's node (permute_method -> PermuteBackward0). Parts are
         # title-cased as PyTorch's codegen does: a letter after a digit is a capital too
-        # (log1p -> Log1PBackward0, avg_pool2d -> AvgPool2DBackward0).
-        camel = "".join(part.title() for part in op_name.strip("_").removesuffix("_method").split("_"))
-        cls = _NODE_CLASSES[op_name, formula] = type(f"{camel}Backward0", (OpBackward,), {"__module__": __name__})
+        # (log1p -> Log1PBackward0, avg_pool2d -> AvgPool2DBackward0). "sum#1" names the node of
+        # another overload of the op, as PyTorch numbers them (sum.dim_IntList -> SumBackward1).
+        name, _, overload = op_name.partition("#")
+        camel = "".join(part.title() for part in name.strip("_").removesuffix("_method").split("_"))
+        cls = _NODE_CLASSES[op_name, formula] = type(f"{camel}Backward{overload or 0}", (OpBackward,),
+                                                     {"__module__": __name__})
     return cls
 
 
@@ -547,13 +550,18 @@ _SIMPLE_KINDS = frozenset({"tensor", "optional_tensor", "tensor_or_scalar", "opt
 
 def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_names: tuple[str, ...],
                   saves: tuple[str, ...] = (), save_only_for: dict[str, str] | None = None, view: bool = True,
-                  differentiable=None):
+                  differentiable=None, node_name=None):
     """``record`` specialised for one op: a generated function taking the op's arguments
     positionally, then the result. Same effect as ``record``, without its loops and dicts
     (it runs for every call on tensors that require grad). Only a ``view`` op can return
     its input itself (``contiguous()``), so only its recorder checks for that. A
-    ``differentiable`` function, given the arguments, says whether to record this call."""
+    ``differentiable`` function, given the arguments, says whether to record this call. A
+    ``node_name`` function, given them, names each call's node (``linear``: ``AddmmBackward0`` or
+    ``MmBackward0`` ... as PyTorch's composite ends); ``op_name`` names it otherwise."""
     if formula is None or not set(tensor_params.values()) <= _SIMPLE_KINDS:
+        if node_name is not None:
+            raise ValueError(f"op {op_name!r}: a node named per call needs a gradient formula and plain tensor "
+                             f"parameters")
         if saves:
             raise ValueError(f"op {op_name!r}: saves= needs a gradient formula and plain tensor parameters")
 
@@ -618,16 +626,18 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
             arguments.append(f"_as_tensor(_saved[{saves.index(name)}])")
         else:
             base, _, what = name.rpartition("_")
-            if base not in param_names or what not in ("shape", "dtype"):
+            if base not in param_names or what not in ("shape", "dtype", "geometry"):
                 raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
-            value = f"{base}._data.shape" if what == "shape" else f"_NP_TO_DTYPE[{base}._data.dtype]"
+            value = {"shape": f"{base}._data.shape", "dtype": f"_NP_TO_DTYPE[{base}._data.dtype]",
+                     "geometry": f"({base}._data.shape, {base}.stride(), {base}.storage_offset())"}[what]
             if tensor_params.get(base) != "tensor":
                 value = f"({value} if isinstance({base}, _Tensor) else None)"
             arguments.append(value)
     positions = "(" + "".join(f"{i}, " for i in fixed_saved) + ")"
     for i, condition in maybe_saved:
         positions += f" + (({i},) if {condition} else ())"
-    lines += [f"node = _Node(_PLAN, [{', '.join(arguments)}], {positions}, "
+    node_class = f"_node_for({', '.join(param_names)})" if node_name is not None else "_Node"
+    lines += [f"node = {node_class}(_PLAN, [{', '.join(arguments)}], {positions}, "
               f"({''.join(e + ', ' for e in edges)}), ({''.join(f + ', ' for f in fits)}))",
               "if type(result) is _Tensor and (result._data.dtype.kind in 'fc' or _differentiable(result)):",
               "    result._requires_grad = True",
@@ -636,13 +646,20 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
               "    _mark_outputs(result, node)",
               "return result"]
     body = "\n".join("    " + line for line in lines)
-    recorder_name = f"_record_{op_name}"
+    recorder_name = f"_record_{op_name.replace('#', '_')}"
     source = f"def {recorder_name}({', '.join(param_names)}, result, _saved=()):\n{body}\n"
     namespace = {"_Tensor": _Tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
                  "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
                  "_Node": _node_class(op_name, formula), "_differentiable": _differentiable,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor,
                  "_refresh_view": refresh_view, "_differentiable_call": differentiable, "_NUMBERS": _NUMBERS}
+    if node_name is not None:
+        def node_for(*values):
+            cls = _node_class(node_name(*values), formula)
+            if "apply" not in cls.__dict__:
+                cls.apply = _make_apply(cls.__name__, plan, len(tensor_params))
+            return cls
+        namespace["_node_for"] = node_for
     recorder = _generated.define(source, recorder_name, namespace, label=f"autograd.{recorder_name}")
     node_class = namespace["_Node"]
     node_class.apply = _make_apply(node_class.__name__, plan, len(tensor_params))
@@ -703,14 +720,15 @@ def _make_apply(node_name: str, plan: _Plan, input_count: int):
 
 
 def _save_meta(name: str, arguments: dict):
-    """``<param>_shape`` / ``<param>_dtype``: what a formula may ask for instead of a whole
-    tensor, so that modifying that tensor in place later does not break backward.
+    """``<param>_shape`` / ``<param>_dtype`` / ``<param>_geometry`` (shape, strides and storage
+    offset): what a formula may ask for instead of a whole tensor, so that modifying that tensor
+    in place later does not break backward.
 
     None for an argument that is not a tensor (an optional tensor not given, a number
     given for ``Tensor | Number``); a tuple with one entry per item for a list of tensors.
     """
     base, _, what = name.rpartition("_")
-    if what not in ("shape", "dtype") or base not in arguments:
+    if what not in ("shape", "dtype", "geometry") or base not in arguments:
         raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
     value = arguments[base]
     if isinstance(value, (list, tuple)):
@@ -721,6 +739,8 @@ def _save_meta(name: str, arguments: dict):
 def _meta_of(value, what: str):
     if not _is_tensor(value):
         return None
+    if what == "geometry":
+        return tuple(value.shape), value.stride(), value.storage_offset()
     shape, dtype = meta(value)
     return shape if what == "shape" else dtype
 

@@ -117,7 +117,9 @@ class OpDef:
     random: bool = False
     returns: type | None = None
     alias_of: str | None = None
-    node: str | None = None  # names the backward node when not the op's own name (``special_erf``: Erf)
+    # names the backward node when not the op's own name (``special_erf``: Erf); a function of the
+    # op's arguments names it per call (``linear``: addmm, mm ...)
+    node: str | Callable | None = None
     meta: Callable | None = None  # the meta rule (see _meta.MetaRule)
     errors: tuple[Sample, ...] = ()  # arguments real execution rejects (meta execution must, alike)
 
@@ -193,7 +195,7 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
        mutates: bool = False, alias: bool = False, namespace: str = "tensormodes", saves: tuple[str, ...] = (),
        save_only_for: dict[str, str] | None = None, normalize: Callable | None = None,
        written_check: Callable | None = None, random: bool = False, returns: tuple[str, ...] | None = None,
-       node: str | None = None, meta: Callable | None = None, errors: tuple[Sample, ...] = ()):
+       node: str | Callable | None = None, meta: Callable | None = None, errors: tuple[Sample, ...] = ()):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``name`` (by default the kernel's) is the op's name in the table, ATen's where they
@@ -275,7 +277,10 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
 
     ``node``: the op whose name names the backward node, where it is not this op's own: the
     private ``_mse_loss`` records ``MseLossBackward0`` (``node="mse_loss"``), as PyTorch's
-    ``torch._C._nn.mse_loss`` does.
+    ``torch._C._nn.mse_loss`` does. A function instead, given the op's arguments positionally
+    (tensors as Tensors), names the node of each recorded call: ``linear`` is one fused op, and
+    its node is named as the last step of PyTorch's composite for those arguments (``addmm``,
+    ``mm``, ``view`` ...).
     """
 
     def register(kernel: Callable) -> Callable:

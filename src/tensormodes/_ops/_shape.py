@@ -53,6 +53,73 @@ def int_tuple(values, op_name: str, param: str, *, allow_int: bool = True) -> tu
     return tuple(int(i) for i in items)
 
 
+def strided_geometry(size, stride, op_name: str, offset: int | None = None) -> tuple[tuple[int, ...],
+                                                                                   tuple[int, ...]]:
+    """``as_strided`` / ``empty_strided``'s sizes and strides as int tuples, checked in PyTorch's
+    order with its errors (lengths, negative sizes and strides, and ``as_strided``'s ``offset``)."""
+    first = 1 if op_name == "empty_strided" else 2
+    try:
+        shape, strides = int_tuple(size, op_name, "size", allow_int=False), int_tuple(stride, op_name, "stride",
+                                                                                       allow_int=False)
+    except TypeError as error:  # PyTorch's parser names the argument's position
+        message = str(error).replace("'size'", f"'size' (position {first})").replace(
+            "'stride'", f"'stride' (position {first + 1})")
+        raise TypeError(message) from None
+    if op_name == "empty_strided":
+        if any(n < 0 for n in shape):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
+        if len(shape) != len(strides):
+            raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+                               f"({len(strides)})")
+    else:
+        if len(shape) != len(strides):
+            raise RuntimeError("mismatch in length of strides and shape")
+        if any(s < 0 for s in strides):
+            raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                               f"{list(strides)}")
+        if offset is not None and offset < 0:
+            raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if any(n < 0 for n in shape) or any(s < 0 for s in strides):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and "
+                           f"strides={list(strides)}")
+    return shape, strides
+
+
+def storage_span(shape, strides) -> int:
+    """Elements a tensor of ``shape`` and (non-negative) ``strides`` reaches from its first one,
+    itself included: 0 when it has no elements.
+
+    >>> storage_span((2, 3), (1, 2)), storage_span((0, 3), (3, 1))
+    (6, 0)
+    """
+    if 0 in shape:
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
+
+
+def check_storage_bounds(shape, strides, offset: int, itemsize: int, storage_bytes: int) -> None:
+    """PyTorch's ``setStorage`` check: a view of ``shape`` / ``strides`` at element ``offset``
+    must fit in a storage of ``storage_bytes``."""
+    span = storage_span(shape, strides)
+    if span and (offset + span) * itemsize > storage_bytes:
+        raise RuntimeError(f"setStorage: sizes {list(shape)}, strides {list(strides)}, storage offset {offset}, and "
+                           f"itemsize {itemsize} requiring a storage size of {(offset + span) * itemsize} are out of "
+                           f"bounds for storage of size {storage_bytes}")
+
+
+def overlaps(shape, strides) -> bool:
+    """Whether two positions of a layout share one element (a stride 0, or windows overlapping):
+    decided from the layout alone, largest strides last."""
+    extent = 1
+    for n, s in sorted(((n, s) for n, s in zip(shape, strides, strict=True) if n != 1), key=lambda d: d[1]):
+        if n == 0:
+            return False
+        if s < extent:
+            return True
+        extent = s * (n - 1) + extent
+    return False
+
+
 def varargs_ints(args: tuple, op_name: str, param: str) -> tuple[int, ...]:
     """Method varargs: ``x.view(2, 3)``, ``x.view((2, 3))`` and ``x.view([2, 3])`` all mean (2, 3)."""
     if len(args) == 1 and not is_int(args[0]):

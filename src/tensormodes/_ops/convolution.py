@@ -570,7 +570,7 @@ def _conv_nd_grad(grad, input, weight, stride, padding, dilation, groups, needs_
     return grad_input, grad_weight, grad_bias
 
 
-@op(meta=_meta_driver(_conv_nd, "conv1d", 1),
+@op(node="convolution", meta=_meta_driver(_conv_nd, "conv1d", 1),
     errors=(Sample((TensorSpec((2, 2, 2, 5)), TensorSpec((3, 2, 3)))),
             Sample((TensorSpec((1, 2, 2)), TensorSpec((3, 2, 3)))),
             Sample((TensorSpec((1, 2, 5)), TensorSpec((2, 2, 3))), {"padding": "same", "stride": 2})),
@@ -595,7 +595,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
-@op(meta=_meta_driver(_conv_nd, "conv2d", 2),
+@op(node="convolution", meta=_meta_driver(_conv_nd, "conv2d", 2),
     errors=(Sample((TensorSpec((1, 3, 4, 4)), TensorSpec((3, 2, 2, 2)))), Sample((TensorSpec((1, 2, 4, 4)),
             TensorSpec((3, 2, 2, 2))), {"stride": 0}), Sample((TensorSpec((1, 2, 4, 4)), TensorSpec((3, 2, 2, 2)),
             TensorSpec((2,))))),
@@ -648,7 +648,7 @@ def _conv_transpose_nd_grad(grad, input, weight, stride, padding, output_padding
     return grad_input, grad_weight, grad_bias
 
 
-@op(meta=_meta_driver(_conv_transpose_nd, "conv_transpose1d", 1),
+@op(node="convolution", meta=_meta_driver(_conv_transpose_nd, "conv_transpose1d", 1),
     errors=(Sample((TensorSpec((1, 2, 4)), TensorSpec((2, 3, 2))), {"output_padding": 1}),
             Sample((TensorSpec((1, 3, 4)), TensorSpec((2, 3, 2))))),
     grad=_conv_transpose_nd_grad, samples=(
@@ -672,7 +672,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                               dilation)
 
 
-@op(meta=_meta_driver(_conv_transpose_nd, "conv_transpose2d", 2),
+@op(node="convolution", meta=_meta_driver(_conv_transpose_nd, "conv_transpose2d", 2),
     errors=(Sample((TensorSpec((1, 2, 1, 1)), TensorSpec((2, 3, 1, 1))), {"padding": 1}),
             Sample((TensorSpec((2, 2)), TensorSpec((2, 3, 2, 2))))),
     grad=_conv_transpose_nd_grad, samples=(

@@ -14,6 +14,7 @@ import math
 import numbers
 import operator
 import warnings
+from collections.abc import Sequence
 from itertools import chain
 from numbers import Number
 
@@ -25,6 +26,7 @@ from ._common import array_of, not_implemented, resolve_dtype, scalar_type_name
 from ._meta import MetaArray, MetaRule, copy_of, dense_strides, is_meta_device, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23
+from ._shape import storage_span, strided_geometry
 
 _DEFAULT_DTYPE = dt._DEFAULT_DTYPE  # read directly: get_default_dtype() costs a call on the hot path
 _np_zeros, _np_empty = np.zeros, np.empty
@@ -742,6 +744,33 @@ def empty(*size: int, dtype: dt.dtype | None = None, layout=None, device=None, r
     shape = _shape_of(size, "empty")
     check_device(device)
     return _np_empty(shape, _target_np(dtype))
+
+
+def _empty_strided_meta(size, stride, *, dtype=None, device=None, **_):
+    shape, strides = strided_geometry(size, stride, "empty_strided")
+    check_device(device)
+    return MetaArray(shape, _target_np(dtype), strides)
+
+
+@op(meta=rule(_empty_strided_meta),
+    errors=(Sample(((2, -3), (1, 2))), Sample(((2, 3), (1,))), Sample(((2, 3), (1, -2))), Sample((2, 1))),
+    random=True, factory=True, samples=(Sample(((2, 3), (1, 2))), Sample(((4,), (2,)), {"dtype": dt.int64}),
+                                        Sample(((), ())), Sample(((2, 3), (0, 0))), Sample(((0, 3), (4, 1)))))
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: dt.dtype | None = None, layout=None,
+                  device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Returns a tensor of the given sizes and strides (in elements) filled with uninitialized
+    data, over a new storage just large enough for them (elements may share memory).
+
+    >>> import tensormodes as tm
+    >>> t = tm.empty_strided((2, 3), (1, 2))
+    >>> t.shape, t.stride(), t.is_contiguous()
+    (tensormodes.Size([2, 3]), (1, 2), False)
+    """
+    shape, strides = strided_geometry(size, stride, "empty_strided")
+    check_device(device)
+    target = _target_np(dtype)
+    storage = _np_empty(storage_span(shape, strides), target)
+    return np.ndarray(shape, target, buffer=storage, strides=tuple(s * target.itemsize for s in strides))
 
 
 def _full_size(size) -> tuple[int, ...]:

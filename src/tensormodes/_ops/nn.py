@@ -73,7 +73,19 @@ def _linear_meta(input, weight, bias=None):
     return MetaArray(shape, input.dtype)
 
 
-@op(namespace="tensormodes.nn.functional", grad=_linear_grad, meta=rule(_linear_meta),
+def _linear_node(input, weight, bias) -> str:
+    """The last op PyTorch's ``linear`` composite records for these arguments."""
+    if weight.dim() == 1:
+        return "dot" if bias is None else "add"
+    if input.dim() == 2:
+        return "mm" if bias is None else "addmm"
+    if bias is None:
+        return "squeeze#4" if input.dim() == 1 else "_unsafe_view"  # matmul's last step
+    # a contiguous input with a contiguous 1-D bias is folded into one addmm, then viewed back
+    return "view" if bias.dim() == 1 and input.is_contiguous() and bias.is_contiguous() else "add"
+
+
+@op(namespace="tensormodes.nn.functional", grad=_linear_grad, meta=rule(_linear_meta), node=_linear_node,
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((2, 3), "float64"))),
             Sample((TensorSpec((4, 3)), TensorSpec((2, 4)))), Sample((TensorSpec(()), TensorSpec((2, 3)))),
             Sample((TensorSpec((2, 3)), TensorSpec((3,))))),

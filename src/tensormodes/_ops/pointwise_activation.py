@@ -1,6 +1,7 @@
 """Elementwise activations PyTorch computes natively (``torch._C._nn.gelu`` and friends): ``_gelu``,
 ``_silu``, ``_mish``, ``_elu``, ``_celu``, ``_leaky_relu``, ``_hardtanh``, ``_softplus``,
-``_log_sigmoid`` and ``_glu``; and ``embedding``.
+``_log_sigmoid``, ``_glu``, ``_hardswish``, ``_hardsigmoid``, ``_threshold`` and ``_prelu_kernel``; and
+``embedding`` and ``_embedding_bag``.
 
 ``nn.functional``'s functions check their arguments and call these, as PyTorch's do. Each is one
 op, so an activation records one node named as PyTorch's (``GeluBackward0`` ... through
@@ -11,6 +12,7 @@ Half types compute in float32, rounded once at the end.
 from __future__ import annotations
 
 import math
+from numbers import Number
 
 import numpy as np
 
@@ -192,6 +194,97 @@ def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
     return np.asarray(np.clip(input, min_val, max_val).astype(input.dtype, copy=False))
 
 
+def _hardswish_grad(grad, input):
+    # 0 up to -3 (included), x / 3 + 1/2 strictly inside, 1 from 3 on (PyTorch's hardswish_backward)
+    slope = (input / 3 + 0.5).where(input < 3, 1.0).where(input > -3, 0.0)
+    return grad * slope
+
+
+@op(grad=_hardswish_grad, node="hardswish", meta=elementwise,
+    samples=_SAMPLES + (Sample((TensorSpec((2, 3), "float64", -6, 6),)),),
+    errors=(Sample((TensorSpec((2,), "int64"),)),))
+def _hardswish(input: Tensor) -> Tensor:
+    """``x * relu6(x + 3) / 6``: PyTorch's ``torch._C._nn.hardswish`` (node ``HardswishBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._hardswish(tm.tensor([-4.0, 0.0, 3.0, 4.0])).tolist()
+    [-0.0, 0.0, 3.0, 4.0]
+    """
+    x = _floating(input, "hardswish_cpu")
+    return _rounded(x * np.clip(x + 3, 0, 6) / 6, input)
+
+
+# PyTorch's hardsigmoid_backward multiplies by 1/6 rounded to float32, also for float64
+_ONE_SIXTH_AS_FLOAT32 = float(np.float32(1 / 6))
+
+
+def _hardsigmoid_grad(grad, input):
+    return grad * (((input > -3) & (input < 3)).to(grad.dtype) * _ONE_SIXTH_AS_FLOAT32)
+
+
+@op(grad=_hardsigmoid_grad, node="hardsigmoid", meta=elementwise,
+    samples=_SAMPLES + (Sample((TensorSpec((2, 3), "float64", -6, 6),)),),
+    errors=(Sample((TensorSpec((2,), "int64"),)),))
+def _hardsigmoid(input: Tensor) -> Tensor:
+    """``relu6(x + 3) / 6``: PyTorch's ``torch._C._nn.hardsigmoid`` (node
+    ``HardsigmoidBackward0``); the gradient is 1/6 strictly between -3 and 3, else 0.
+
+    >>> import tensormodes as tm
+    >>> tm._hardsigmoid(tm.tensor([-4.0, 0.0, 4.0]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    x = _floating(input, "hardsigmoid_cpu")
+    return _rounded(np.clip(x + 3, 0, 6) / 6, input)
+
+
+def _threshold_grad(grad, input, threshold):
+    return ops._threshold_backward(grad, input, threshold)
+
+
+@op(grad=_threshold_grad, node="threshold", meta=elementwise,
+    samples=(Sample((_X, 0.5, -2.0)), Sample((TensorSpec((3, 2), "float64", -6, 6), 1.0, 7.5)),
+             Sample((TensorSpec((4,), "int64", -3, 3), 0, 9)), Sample((TensorSpec((), "float32", -2, 2), 0.0, 1.0))))
+def _threshold(input: Tensor, threshold: Number, value: Number) -> Tensor:
+    """``x`` where ``x > threshold``, ``value`` elsewhere, in ``input``'s dtype: PyTorch's
+    ``torch.threshold`` (node ``ThresholdBackward0``), behind ``nn.functional.threshold``.
+
+    >>> import tensormodes as tm
+    >>> tm._threshold(tm.tensor([0.5, 2.0]), 1.0, -1.0)
+    tensor([-1.,  2.])
+    """
+    if input.dtype == np.bool_ or input.dtype.kind == "c":
+        raise not_implemented("threshold_cpu", dtype_of(input))
+    with quiet():  # a value outside an integer dtype's range wraps, as PyTorch's cast does
+        return np.asarray(np.where(input > threshold, input, np.asarray(value).astype(input.dtype)))
+
+
+def _prelu_kernel_grad(grad, input, weight, needs_input_grad):
+    positive = input > 0
+    return (grad.where(positive, grad * weight) if needs_input_grad[0] else None,
+            (input * grad).where(~positive, 0.0) if needs_input_grad[1] else None)
+
+
+@op(grad=_prelu_kernel_grad, meta=elementwise, samples=(
+    Sample((_X, TensorSpec((1,), "float32"))), Sample((TensorSpec((2, 3, 2), "float64", -3, 3),
+                                                      TensorSpec((3, 1), "float64"))),
+    Sample((TensorSpec((4,), "float32", -3, 3), TensorSpec((), "float32")))),
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((1,), "float64"))), Sample((TensorSpec((2,), "int64"),
+                                                                                TensorSpec((1,), "int64")))))
+def _prelu_kernel(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where positive, ``weight * x`` elsewhere, ``weight`` broadcasting against ``input``:
+    PyTorch's ``torch._prelu_kernel`` (node ``PreluKernelBackward0``), which ``prelu`` runs
+    after shaping its weight.
+
+    >>> import tensormodes as tm
+    >>> tm._prelu_kernel(tm.tensor([-2.0, 3.0]), tm.tensor([0.25]))
+    tensor([-0.5000,  3.0000])
+    """
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"Found dtype {array_type_name(weight)} but expected {array_type_name(input)}")
+    x = _floating(input, "prelu_cpu")
+    return _rounded(np.where(x > 0, x, x * weight), input)
+
+
 # -- softplus, log_sigmoid, glu --------------------------------------------------------------------
 
 def _softplus_grad(grad, input, beta, threshold):
@@ -332,3 +425,129 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
     return np.asarray(weight[indices])
+
+
+# -- embedding_bag ----------------------------------------------------------------------------------
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def _bag_layout(indices: np.ndarray, offsets: np.ndarray, include_last_offset: bool, padding_idx):
+    """The bag of each index, the number of bags, and which indices count (not ``padding_idx``)."""
+    bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+    positions = np.arange(indices.shape[0])
+    bag_of = np.searchsorted(offsets[:bags], positions, side="right") - 1
+    kept = np.ones(indices.shape, bool) if padding_idx is None or padding_idx < 0 else indices != padding_idx
+    if include_last_offset and offsets.shape[0]:
+        kept &= positions < offsets[-1]  # past the last offset: in no bag
+    return bag_of, max(bags, 0), kept & (bag_of >= 0)
+
+
+def _check_bag_weight(weight) -> None:
+    if weight.dtype not in _FLOATING:
+        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have one of the following scalar types: "
+                           f"Half, BFloat16, Float, Double; but got CPU{array_type_name(weight)}Type instead (while "
+                           f"checking arguments for embedding_bag)")
+
+
+def _embedding_bag_meta(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                        per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    _check_bag_weight(weight)
+    bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+    width = weight.shape[1]
+    winners = (max(bags, 0), width) if mode == 2 else (0,)
+    return MetaArray((max(bags, 0), width), weight.dtype), MetaArray(winners, np.dtype(np.int64))
+
+
+def _embedding_bag_grad(grad, weight, weight_shape, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
+                        include_last_offset, padding_idx, max_indices, needs_input_grad):
+    # PyTorch's EmbeddingBagBackward0: each index's row gets its bag's gradient (divided by the
+    # bag's size for 'mean', by the index's count with scale_grad_by_freq, times its sample
+    # weight); for 'max' each bag's gradient goes to the rows that gave the maxima.
+    rows, width = weight_shape
+    if mode == 2:
+        won = max_indices >= 0
+        columns = ops.arange(width, device=grad.device).expand(max_indices.shape)
+        positions = (max_indices * width + columns)[won]
+        return grad.new_zeros(rows * width).index_add(0, positions, grad[won]).view(rows, width), None, None, None
+    bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+    positions = ops.arange(indices.shape[0], device=grad.device)
+    bag_of = ops.searchsorted(offsets[:bags].contiguous(), positions, right=True) - 1
+    kept = bag_of >= 0
+    if include_last_offset and offsets.shape[0]:
+        kept = kept & (positions < offsets[-1])
+    if padding_idx is not None and padding_idx >= 0:
+        kept = kept & (indices != padding_idx)
+    bag_of = bag_of.clamp(min=0)
+    spread = grad.index_select(0, bag_of) * kept.unsqueeze(1).to(grad.dtype)
+    if mode == 1:
+        counts = ops.bincount(bag_of[kept], minlength=bags)[:bags].clamp(min=1)
+        spread = spread / counts.index_select(0, bag_of).unsqueeze(1).to(grad.dtype)
+    grad_samples = None
+    if per_sample_weights is not None and needs_input_grad[3]:
+        grad_samples = (spread * weight.index_select(0, indices)).sum(1)
+    if per_sample_weights is not None:
+        spread = spread * per_sample_weights.unsqueeze(1)
+    if scale_grad_by_freq:
+        counted = ops.bincount(indices[kept], minlength=rows).clamp(min=1)
+        spread = spread / counted.index_select(0, indices).unsqueeze(1).to(grad.dtype)
+    grad_weight = grad.new_zeros(weight_shape).index_add(0, indices, spread) if needs_input_grad[0] else None
+    return grad_weight, None, None, grad_samples
+
+
+_BAG_WEIGHT = TensorSpec((5, 3), "float32")
+_BAG_INDICES = TensorSpec((6,), "int64", 0, 4)
+
+
+@op(node="embedding_bag", grad=_embedding_bag_grad, saves=("max_indices",), meta=rule(_embedding_bag_meta),
+    save_only_for={"weight": "per_sample_weights"}, differentiable=no_complex_autograd("embedding_bag"), samples=(
+    Sample((_BAG_WEIGHT, _BAG_INDICES, TensorSpec((1,), "int64", 0, 0))),
+    Sample((_BAG_WEIGHT, _BAG_INDICES, TensorSpec((2,), "int64", 0, 0), False, 1)),
+    Sample((TensorSpec((4, 2), "float64"), TensorSpec((5,), "int64", 0, 3), TensorSpec((1,), "int64", 0, 0)),
+           {"mode": 2}),
+    Sample((_BAG_WEIGHT, _BAG_INDICES, TensorSpec((1,), "int64", 0, 0), False, 0, False,
+            TensorSpec((6,), "float32"))),
+    # (offsets that are not all 0, and include_last_offset: tests/test_grad_fn_names.py, against torch)
+    Sample((_BAG_WEIGHT, _BAG_INDICES, TensorSpec((2,), "int64", 0, 0)), {"mode": 1, "padding_idx": 2})))
+def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
+                   mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
+                   include_last_offset: bool = False, padding_idx: int | None = None) -> Tensor:
+    """The sums (``mode`` 0), means (1) or maxima (2) of bags of ``weight``'s rows: the 1-D
+    ``indices`` are cut into bags at ``offsets``; ``padding_idx`` rows are left out, and
+    ``per_sample_weights`` scale the rows (sums only). The output of PyTorch's
+    ``torch.embedding_bag``, which ``nn.functional.embedding_bag`` runs (node
+    ``EmbeddingBagBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._embedding_bag(tm.tensor([[1., 1.], [2., 2.], [3., 5.]]), tm.tensor([0, 2, 1]), tm.tensor([0, 2]))
+    tensor([[4., 6.],
+            [2., 2.]])
+    """
+    _check_bag_weight(weight)
+    if mode not in (0, 1, 2):
+        raise RuntimeError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got {mode}")
+    bag_of, bags, kept = _bag_layout(indices, offsets, include_last_offset, padding_idx)
+    if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
+        position = int(np.flatnonzero((indices < 0) | (indices >= weight.shape[0]))[0])
+        raise RuntimeError(f"Index {position} of input takes value {int(indices[position])} which is not in the "
+                           f"valid range [0, {weight.shape[0]})")
+    values = _floating(weight, "embedding_bag")[indices[kept]]
+    if per_sample_weights is not None:
+        values = values * per_sample_weights[kept][:, None]
+    rows = bag_of[kept]
+    width = weight.shape[1]
+    if mode == 2:
+        result = np.full((bags, width), -np.inf, values.dtype)
+        np.maximum.at(result, rows, values)
+        empty = np.bincount(rows, minlength=bags)[:bags] == 0
+        result[empty] = 0
+        # the first row of each bag holding its maximum wins, as PyTorch's kernel scans forward
+        winners = np.full((bags, width), -1, np.int64)
+        hit_rows, hit_columns = np.nonzero(values == result[rows])
+        winners[rows[hit_rows[::-1]], hit_columns[::-1]] = indices[kept][hit_rows[::-1]]
+        return _rounded(result, weight), winners
+    result = np.zeros((bags, width), values.dtype)
+    np.add.at(result, rows, values)
+    if mode == 1:
+        result /= np.maximum(np.bincount(rows, minlength=bags)[:bags], 1)[:, None].astype(values.dtype)
+    return _rounded(result, weight), np.zeros(0, np.int64)

@@ -234,7 +234,7 @@ def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
                           _overlapping(kernel, step, _pair("max_pool2d", "dilation", dilation)))
 
 
-@op(meta=rule(_max_pool2d_meta),
+@op(node="max_pool2d_with_indices", meta=rule(_max_pool2d_meta),
     errors=(Sample((TensorSpec((1, 2, 4, 4)), 5)), Sample((TensorSpec((1, 2, 4, 4)), 2), {"stride": 0}),
             Sample((TensorSpec((4, 4)), 2))),
     grad=_max_pool2d_grad, saves=("indices",), samples=(
@@ -330,7 +330,7 @@ def _max_pool1d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
                           _overlapping((kernel,), (step,), (_one("dilation", dilation),))).squeeze(-2)
 
 
-@op(meta=rule(_max_pool1d_meta),
+@op(node="squeeze#1", meta=rule(_max_pool1d_meta),
     errors=(Sample((TensorSpec((2, 4)), 5)), Sample((TensorSpec((2, 4)), 2), {"padding": 2}),
             Sample((TensorSpec((2, 4), "int64"), 2))),
     grad=_max_pool1d_grad, saves=("indices",), samples=(
@@ -409,7 +409,7 @@ def _with_indices_1d_grad(grad, input_shape, result, kernel_size, stride, dilati
     return _max_pool1d_grad(grad[0], input_shape, result[1], kernel_size, stride, dilation)
 
 
-@op(meta=rule(_max_pool1d_with_indices_meta),
+@op(node="squeeze#1", meta=rule(_max_pool1d_with_indices_meta),
     errors=(Sample((TensorSpec((2, 4)), 5)), Sample((TensorSpec((4,)), 2))),
     grad=_with_indices_1d_grad, samples=(
     Sample((TensorSpec((1, 2, 6)), 2)),
@@ -589,7 +589,7 @@ def _avg_pool1d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode,
                                           count_include_pad, None).squeeze(-2)
 
 
-@op(meta=rule(_avg_pool1d_meta),
+@op(node="squeeze#1", meta=rule(_avg_pool1d_meta),
     errors=(Sample((TensorSpec((2, 4)), 5)), Sample((TensorSpec((2, 4), "complex64"), 2))),
     grad=_avg_pool1d_grad, samples=(
     Sample((TensorSpec((1, 2, 6)), 2)),
@@ -690,7 +690,7 @@ def _adaptive_avg_pool1d_grad(grad, input_shape):
     return grad @ _averaging_tensor(input_shape[-1], grad.shape[-1], grad)
 
 
-@op(meta=rule(_adaptive_avg_pool1d_meta),
+@op(node="squeeze#1", meta=rule(_adaptive_avg_pool1d_meta),
     errors=(Sample((TensorSpec((2, 4)), -1)), Sample((TensorSpec((2, 0)), 2)),
             Sample((TensorSpec((2, 4), "int64"), 2))),
     grad=_adaptive_avg_pool1d_grad, samples=(

@@ -52,7 +52,7 @@ from ._reduction import (
     _sum_in,
     _unreduce,
 )
-from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
+from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, alias, op
 from ._samples import M23, M234, SCALAR
 
 
@@ -138,7 +138,17 @@ def _sum_grad(grad, input_shape, dim, keepdim):
     return _unreduce(grad, input_shape, dim, keepdim)
 
 
-@op(meta=_reduce_meta(),
+def _overload_node(name: str):
+    """Names a reduction's node after PyTorch's overload: ``sum()`` is ``SumBackward0``,
+    ``sum(dim)`` ``SumBackward1``."""
+    dim_overload = f"{name}#1"
+
+    def node(input, dim, *_):
+        return name if dim is None else dim_overload
+    return node
+
+
+@op(meta=_reduce_meta(), node=_overload_node("sum"),
     errors=(Sample((M23, 2)), Sample((M23, (0, 0)))), grad=_sum_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)),
              Sample((TensorSpec((2, 3), "int32"), -1)), Sample((TensorSpec((4,), "bool"),)),
@@ -202,7 +212,7 @@ def _mean_grad(grad, input_shape, dim, keepdim):
     return _unreduce(grad, input_shape, dim, keepdim) / count
 
 
-@op(meta=_reduce_meta(), grad=_mean_grad, method=True, out=True,
+@op(meta=_reduce_meta(), grad=_mean_grad, method=True, out=True, node=_overload_node("mean"),
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)), Sample((M234, (-1, 0))),
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"),)),
              Sample((TensorSpec((2, 3), "int64"),), {"dtype": dt.float64}), Sample((SCALAR, 0, True)),
@@ -957,6 +967,18 @@ def norm(input: Tensor, p: float | str | None = "fro", dim: int | tuple[int, ...
             return _vector_norm(input, 2, dim, keepdim, dtype)
         return _matrix_norm(input, p, tuple(range(input.ndim)) if dim is None else dim, keepdim, dtype)
     return _vector_norm(input, 2 if p is None else p, dim, keepdim, dtype)
+
+
+_norm_dim = alias("_norm_dim", of="norm", node="norm#1", samples=(
+    Sample((M23, 2, 1)), Sample((M23, 1, -1, True)), Sample((M234, 3, (0, 2))), Sample((M23, float("inf"), 0))),
+    doc="""``norm`` over ``dim`` as ATen's ``norm.ScalarOpt_dim`` overload, which PyTorch's native
+    ``pairwise_distance`` ends in (node ``NormBackward1``; ``Tensor.norm`` records
+    ``LinalgVectorNormBackward0`` instead, through its Python-level dispatch).
+
+    >>> import tensormodes as tm
+    >>> tm._norm_dim(tm.tensor([[3., 4.]]), 2, -1)
+    tensor([5.])
+    """)
 
 
 # -- integration -------------------------------------------------------------------------------

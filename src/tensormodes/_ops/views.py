@@ -1,6 +1,6 @@
 """Views: reshaping (``view``, ``reshape``, ``flatten``, ``squeeze`` ...), reordering dimensions
 (``permute``, ``transpose``, ``movedim``), broadcasting (``expand``, ``broadcast_to``),
-``diagonal``, ``unfold`` and ``ravel``.
+``diagonal``, ``unfold``, ``ravel``, and ``as_strided`` (any layout over the input's storage).
 
 View ops (declared ``view=True``) return NumPy views, so results share memory
 with their input exactly as PyTorch views do: writing through the view changes
@@ -19,10 +19,10 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
+from numpy.lib.stride_tricks import as_strided as _np_as_strided
 
 from .. import _dtype as dt
-from ._common import along, array_type_name, check_same_shape_or_broadcast, ops, scalar_type_name, wrap_dim
+from ._common import along, array_type_name, check_same_shape_or_broadcast, is_int, ops, scalar_type_name, wrap_dim
 from ._meta import MetaArray, metadata, rule, view_of
 from ._registry import Sample, Tensor, TensorSpec, alias, op
 from ._samples import I23, M23, M234, SCALAR
@@ -31,13 +31,17 @@ from ._shape import (
     _diagonal_dims,
     _dim_list,
     _same_grad,
+    check_storage_bounds,
     gather_back,
     int_tuple,
     legacy_type_name,
     meta_indexed,
     meta_permuted,
     meta_reshaped,
+    overlaps,
     positions_of,
+    storage_span,
+    strided_geometry,
     varargs_ints,
 )
 
@@ -191,7 +195,7 @@ def view_as_real(input: Tensor) -> Tensor:
     if input.dtype.kind != "c":
         raise RuntimeError("view_as_real is only supported for complex tensors")
     part = input.real
-    return as_strided(part, input.shape + (2,), input.strides + (part.itemsize,))
+    return _np_as_strided(part, input.shape + (2,), input.strides + (part.itemsize,))
 
 
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
@@ -592,7 +596,7 @@ def expand_array(array: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
         return view_of(array, tuple(shape), tuple(strides))
     if tuple(shape) == array.shape:
         return array.view()
-    return as_strided(array, tuple(shape), tuple(strides), writeable=array.flags.writeable)
+    return _np_as_strided(array, tuple(shape), tuple(strides), writeable=array.flags.writeable)
 
 
 @op(grad=_same_grad, method=True, function=False, view=True, meta=metadata,
@@ -670,7 +674,7 @@ def diagonal_view(input: np.ndarray, offset: int, d1: int, d2: int) -> np.ndarra
     keep = [i for i in range(input.ndim) if i not in (d1, d2)]
     shape = tuple(first.shape[i] for i in keep) + (length,)
     strides = tuple(first.strides[i] for i in keep) + (first.strides[d1] + first.strides[d2],)
-    return as_strided(first, shape, strides, writeable=input.flags.writeable)
+    return _np_as_strided(first, shape, strides, writeable=input.flags.writeable)
 
 
 def _meta_diagonal(input: MetaArray, offset: int, d1: int, d2: int) -> MetaArray:
@@ -741,7 +745,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     strides[d] *= step
     if meta:
         return view_of(input, (*shape, size), (*strides, last))
-    return as_strided(input, (*shape, size), (*strides, input.strides[d]), writeable=input.flags.writeable)
+    return _np_as_strided(input, (*shape, size), (*strides, input.strides[d]), writeable=input.flags.writeable)
 
 
 def _ravel_grad(grad, input_shape):
@@ -758,3 +762,100 @@ def ravel(input: Tensor) -> Tensor:
     tensor([1, 3, 2, 4])
     """
     return _reshape(input, (-1,))
+
+
+# -- as_strided ------------------------------------------------------------------------------------
+
+def _storage_root(array: np.ndarray) -> np.ndarray:
+    """The array whose memory ``array`` views: the end of its ``base`` chain, also through the
+    stand-ins NumPy's ``as_strided`` puts there."""
+    owner = array
+    while True:
+        base = owner.base
+        if isinstance(base, np.ndarray):
+            owner = base
+        elif base is not None and isinstance(getattr(base, "base", None), np.ndarray):
+            owner = base.base
+        else:
+            return owner
+
+
+def _checked_offset(storage_offset, default: int) -> int:
+    if storage_offset is None:
+        return default
+    if not is_int(storage_offset):
+        raise TypeError(f"as_strided(): argument 'storage_offset' must be int, not {type(storage_offset).__name__}")
+    return int(storage_offset)
+
+
+def _as_strided_meta(input, size, stride, storage_offset=None):
+    offset = _checked_offset(storage_offset, input.offset)
+    shape, strides = strided_geometry(size, stride, "as_strided", offset)
+    root = input if input.base is None else input.base
+    storage = (root.offset + storage_span(root.shape, root.elem_strides)) * root.itemsize
+    check_storage_bounds(shape, strides, offset, input.itemsize, storage)
+    return view_of(input, shape, strides, offset - input.offset)
+
+
+def _positions(shape, strides, offset: int, device):
+    """The storage position of each element of a layout, as an int64 tensor of ``shape``."""
+    positions = ops.full((), offset, dtype=dt.int64, device=device)
+    for d, (n, s) in enumerate(zip(shape, strides, strict=True)):
+        steps = ops.arange(n, device=device) * s
+        positions = positions.unsqueeze(-1) + steps.view((1,) * d + (n,))
+    return positions
+
+
+def _as_strided_grad(grad, input_geometry, size, stride, storage_offset):
+    # PyTorch's AsStridedBackward0: add the gradient into a zero storage at the positions the
+    # result reads, and read the input's elements back out of it (an element the input itself
+    # holds at several positions gets each of their shares).
+    in_shape, in_strides, in_offset = input_geometry
+    offset = in_offset if storage_offset is None else storage_offset
+    shape, strides = tuple(size), tuple(stride)
+    length = max(offset + storage_span(shape, strides), in_offset + storage_span(in_shape, in_strides))
+    read = _positions(shape, strides, offset, grad.device).reshape(-1)
+    storage = grad.new_zeros(length).index_add(0, read, grad.reshape(-1))
+    held = _positions(in_shape, in_strides, in_offset, grad.device)
+    if overlaps(in_shape, in_strides):
+        counts = grad.new_zeros(length).index_add(0, held.reshape(-1), grad.new_ones(held.numel()))
+        storage = storage / counts.clamp(min=1)
+    return storage.take(held)
+
+
+@op(grad=_as_strided_grad, method=True, view=True, meta=rule(_as_strided_meta),
+    errors=(Sample((M23, (2, 4), (1, 2))), Sample((M23, (2, 2), (-1, 2))), Sample((M23, (2, 2), (1,))),
+            Sample((M23, (2, 2), (1, 1), -1)), Sample((M23, (2, -2), (1, 1))), Sample((M23, (), (), 6)),
+            Sample((M23, [2.5], [1])), Sample((M23, 2, 1))),
+    samples=(Sample((M23, (2, 2), (1, 2))), Sample((M23, (3, 2), (1, 1), 1)), Sample((M23, (2, 3), (0, 1))),
+             Sample((TensorSpec((4, 3), "float64"), [2, 2, 2], [3, 1, 3]), {"storage_offset": 2}),
+             Sample((I23, (3,), (2,))), Sample((M23, (), (), 5)), Sample((M23, (0, 2), (1, 1), 10)),
+             Sample((TensorSpec((2, 2), "complex64"), (2,), (3,)))))
+def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
+    """A view of ``input``'s storage with the given sizes, strides (in elements, non-negative) and
+    storage offset (by default ``input``'s own): elements may repeat (a stride of 0, overlapping
+    windows), and the layout may reach storage outside ``input`` but not past the storage's end.
+
+    >>> import tensormodes as tm
+    >>> tm.as_strided(tm.arange(6), (2, 3), (1, 2))
+    tensor([[0, 2, 4],
+            [1, 3, 5]])
+    >>> tm.arange(6)[4:].as_strided((2,), (1,), 1)
+    tensor([1, 2])
+    """
+    root = _storage_root(input)
+    low, high = np.lib.array_utils.byte_bounds(root)
+    start = input.__array_interface__["data"][0]
+    offset = _checked_offset(storage_offset, (start - low) // input.itemsize)
+    shape, strides = strided_geometry(size, stride, "as_strided", offset)
+    check_storage_bounds(shape, strides, offset, input.itemsize, high - low)
+    item = input.itemsize
+    byte_strides = tuple(s * item for s in strides)
+    if root.flags.c_contiguous and 0 not in shape:
+        # a view of the root itself (``base`` is the root), so it counts as a view of ``input``
+        # even where it does not overlap it
+        return np.ndarray(shape, input.dtype, buffer=root, offset=offset * item, strides=byte_strides)
+    # Two rows: the input's first element, and the one ``offset`` points at (possibly before it).
+    both = _np_as_strided(input, (2, *shape), (low + offset * item - start, *byte_strides),
+                          writeable=input.flags.writeable)
+    return both[1]

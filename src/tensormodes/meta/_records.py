@@ -30,7 +30,7 @@ from .._api.tensor import Size, Tensor, wrap_array
 from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import Node
 from .._device import device as _device_type
-from .._ops._meta import MetaArray
+from .._ops._meta import MetaArray, contiguous_strides
 from ..overrides import resolve_name
 
 __all__ = ["Record", "encode", "decode", "lookup", "exception_name", "RecordFormatError", "meta_tensor"]
@@ -230,7 +230,8 @@ def meta_tensor(size, stride=None, *, dtype: _dtype.dtype | None = None, storage
                 requires_grad: bool = False) -> Tensor:
     """A meta tensor of ``size`` with the given strides (in elements; contiguous when None)
     and storage offset: what ``validate`` rebuilds a recorded tensor as, and what its repro
-    lines call for a tensor that is not contiguous.
+    lines call for a view into a storage (a storage offset). Without an offset this is
+    ``tm.empty_strided(size, stride, dtype=dtype, device="meta")``.
 
     >>> import tensormodes as tm
     >>> from tensormodes.meta import meta_tensor
@@ -245,6 +246,10 @@ def meta_tensor(size, stride=None, *, dtype: _dtype.dtype | None = None, storage
     strides = None if stride is None else tuple(int(s) for s in stride)
     if strides is not None and len(strides) != len(shape):
         raise RuntimeError(f"mismatch in length of strides and shape: {len(strides)} strides for {len(shape)} dims")
+    if not storage_offset and (strides is None or min(strides, default=0) >= 0):
+        # a layout a storage of its own holds: what tm.empty_strided makes
+        strides = contiguous_strides(shape) if strides is None else strides
+        return tm.empty_strided(shape, strides, dtype=dtype, device="meta", requires_grad=requires_grad)
     t = wrap_array(MetaArray(shape, dtype._np, strides, int(storage_offset)))
     if requires_grad:
         t._requires_grad = True

@@ -189,6 +189,8 @@ def _source(value) -> str:
         grad = ", requires_grad=True" if item.get("requires_grad") else ""
         if list(stride) == _contiguous(shape) and not item.get("offset"):
             text = f"tm.empty({shape}, dtype=tm.{item['dtype']}, device='meta'{grad})"
+        elif not item.get("offset") and min(stride, default=0) >= 0:
+            text = f"tm.empty_strided({shape}, {stride}, dtype=tm.{item['dtype']}, device='meta'{grad})"
         else:
             offset = f", storage_offset={item['offset']}" if item.get("offset") else ""
             text = f"tm.meta.meta_tensor({shape}, {stride}, dtype=tm.{item['dtype']}{offset}{grad})"

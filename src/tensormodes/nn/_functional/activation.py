@@ -21,6 +21,10 @@ _hardtanh = _function("_hardtanh")
 _softplus = _function("_softplus")
 _log_sigmoid = _function("_log_sigmoid")
 _glu = _function("_glu")
+_hardswish = _function("_hardswish")
+_hardsigmoid = _function("_hardsigmoid")
+_threshold = _function("_threshold")
+_prelu_kernel = _function("_prelu_kernel")
 
 
 def _apply(function, input: Tensor, inplace: bool) -> Tensor:
@@ -255,12 +259,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     >>> F.threshold(tm.tensor([0.5, 2.0]), 1.0, -1.0).tolist()
     [-1.0, 2.0]
     """
-    def apply(x: Tensor) -> Tensor:
-        result = x.where(x > threshold, value)
-        # An integer input keeps its dtype, as PyTorch's kernel casts value.
-        return result if result.dtype == x.dtype else result.to(x.dtype)
-
-    return _apply(apply, input, inplace)
+    return _apply(lambda x: _threshold(x, threshold, value), input, inplace)
 
 
 @_public
@@ -271,17 +270,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.hardswish(tm.tensor([0.0, 3.0, 4.0])).tolist()
     [0.0, 3.0, 4.0]
     """
-    _require_floating(input, "hardswish_cpu")
-    def apply(x: Tensor) -> Tensor:
-        # PyTorch computes x * clamp(x + 3, 0, 6) / 6 everywhere (so x * 6 / 6 from 3 on, -0.0 below -3);
-        # each piece is written out so the gradient is x / 3 + 1/2 strictly inside, 0 at -3 and 1 at 3.
-        outside = (x * 6 / 6).where(x >= 3, x * 0.0 / 6)
-        return (x * (x + 3) / 6).where((x > -3) & (x < 3), outside)
-
-    return _apply(apply, input, inplace)
-
-
-_ONE_SIXTH_AS_FLOAT32 = 0.16666667163372040
+    return _apply(_hardswish, input, inplace)
 
 
 @_public
@@ -292,15 +281,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.hardsigmoid(tm.tensor([-4.0, 0.0, 4.0])).tolist()
     [0.0, 0.5, 1.0]
     """
-    _require_floating(input, "hardsigmoid_cpu")
-    def apply(x: Tensor) -> Tensor:
-        inside = (x > -3) & (x < 3)
-        value = (x.detach() + 3).clamp(0, 6) / 6
-        # PyTorch's gradient uses 1/6 rounded to float32 even for float64 input: add an exact zero
-        # that carries that slope.
-        return value + (x - x.detach()).where(inside, 0.0) * _ONE_SIXTH_AS_FLOAT32
-
-    return _apply(apply, input, inplace)
+    return _apply(_hardsigmoid, input, inplace)
 
 
 @_public
@@ -363,7 +344,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                            f"{scalar_type_name(weight.dtype)}")
     _require_floating(input, "prelu_cpu")
     if weight.numel() == 1:
-        slope = weight.reshape(())
+        slope = weight.view(())
     else:
-        slope = weight.reshape([channels] + [1] * (input.dim() - 2))
-    return input.where(input > 0, input * slope)
+        slope = weight.view([channels] + [1] * (input.dim() - 2))
+    return _prelu_kernel(input, slope)

@@ -37,8 +37,9 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     [5.0]
     """
     difference = x1 - x2 + eps
-    dim = -1 if difference.dim() else None
-    return difference.norm(p, dim=dim, keepdim=keepdim)
+    if not difference.dim():
+        return difference.norm(p, keepdim=keepdim)
+    return _function("_norm_dim")(difference, p, -1, keepdim)  # PyTorch's at::norm(..., dim): NormBackward1
 
 
 @_public

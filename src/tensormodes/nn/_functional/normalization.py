@@ -1,5 +1,7 @@
 """Normalisation layers' functions: ``layer_norm``, ``batch_norm``, ``group_norm`` and
-``instance_norm``, which standardise through one helper.
+``instance_norm``, which check their arguments and run PyTorch's native ops
+(``_ops/normalization.py``: ``_native_layer_norm`` ...), as PyTorch's do; ``batch_norm`` and
+``instance_norm`` update the running statistics themselves.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ import math
 
 from ... import _dtype
 from ..._ops._registry import Tensor
-from ._common import _public
+from ._common import _function, _public
 
 
 @_public
@@ -27,20 +29,11 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
     if list(input.shape[input.dim() - len(shape):]) != shape or len(shape) > input.dim():
         raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape [*, "
                            f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
-    result, _, _ = _standardised(input, list(range(input.dim() - len(shape), input.dim())), eps)
-    if weight is not None:
-        result = result * weight
-    if bias is not None:
-        result = result + bias
-    return result
+    _check_parameter_dtypes(input, weight, bias)
+    return _function("_native_layer_norm")(input, shape, weight, bias, eps)
 
 
 # -- normalisation ---------------------------------------------------------------------------
-
-def _channel_shaped(parameter: Tensor | None, ndim: int) -> Tensor | None:
-    """A per-channel vector shaped to broadcast against a ``(N, C, *)`` input."""
-    return None if parameter is None else parameter.reshape([-1] + [1] * (ndim - 2))
-
 
 def _standardised(x: Tensor, dims: list[int], eps: float) -> tuple[Tensor, Tensor, Tensor]:
     """``x`` less its mean over ``dims``, over the square root of its biased variance plus
@@ -55,16 +48,6 @@ def _working_copy(input: Tensor) -> Tensor:
     """The input to normalise: float16 / bfloat16 ones in float32, as PyTorch's CPU kernels
     compute their statistics."""
     return input.float() if input.dtype in (_dtype.float16, _dtype.bfloat16) else input
-
-
-def _affine(result: Tensor, weight: Tensor | None, bias: Tensor | None, dtype) -> Tensor:
-    """Scale and shift per channel, then return to the input's ``dtype``."""
-    ndim = result.dim()
-    if weight is not None:
-        result = result * _channel_shaped(weight, ndim)
-    if bias is not None:
-        result = result + _channel_shaped(bias, ndim)
-    return result if result.dtype == dtype else result.to(dtype)
 
 
 def _check_normalisation_arguments(channels: int, copies: int, training: bool, running_mean: Tensor | None,
@@ -122,15 +105,14 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     channels = input.size(1)
     _check_normalisation_arguments(channels, 1, training, running_mean, running_var, weight, bias)
     _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
-    x = _working_copy(input)
-    if training:
-        result, mean, variance = _standardised(x, [0] + list(range(2, x.dim())), eps)
+    result = _function("_native_batch_norm")(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    if training and running_mean is not None:
+        x = _working_copy(input.detach())
+        _, mean, variance = _standardised(x, [0] + list(range(2, x.dim())), eps)
         count = x.numel() // channels
         _update_running(running_mean, mean.reshape(-1), momentum)
         _update_running(running_var, variance.reshape(-1) * (count / (count - 1)), momentum)
-    else:
-        result = (x - _channel_shaped(running_mean, x.dim())) * (_channel_shaped(running_var, x.dim()) + eps).rsqrt()
-    return _affine(result, weight, bias, input.dtype)
+    return result
 
 
 @_public
@@ -159,9 +141,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {shown} and input of shape {size}")
     _check_parameter_dtypes(input, weight, bias)
-    grouped = _working_copy(input).reshape(size[0], num_groups, -1)
-    result = _standardised(grouped, [-1], eps)[0].reshape(size)
-    return _affine(result, weight, bias, input.dtype)
+    return _function("_native_group_norm")(input, weight, bias, size[0], size[1], math.prod(size[2:]), num_groups, eps)
 
 
 @_public
@@ -183,12 +163,20 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     _check_normalisation_arguments(input.size(0) * input.size(1), input.size(0), use_input_stats, running_mean,
                                    running_var, weight, bias)
     _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
-    x = _working_copy(input)
-    if use_input_stats:
-        result, mean, variance = _standardised(x, list(range(2, x.dim())), eps)
+    # PyTorch's way: batch_norm of the samples' channels side by side, (1, N * C, *)
+    size = list(input.shape)
+    batch = size[0]
+
+    def repeated(t: Tensor | None) -> Tensor | None:
+        return None if t is None else t.repeat(batch)
+
+    folded = input.view([1, batch * size[1]] + size[2:])
+    result = _function("_native_batch_norm")(folded, repeated(weight), repeated(bias), repeated(running_mean),
+                                             repeated(running_var), use_input_stats, momentum, eps).view(size)
+    if use_input_stats and running_mean is not None:
+        x = _working_copy(input.detach())
+        _, mean, variance = _standardised(x, list(range(2, x.dim())), eps)
         count = math.prod(x.shape[2:])
         _update_running(running_mean, mean.reshape(x.shape[0], -1).mean(0), momentum)
         _update_running(running_var, (variance * (count / (count - 1))).reshape(x.shape[0], -1).mean(0), momentum)
-    else:
-        result = batch_norm(x, running_mean, running_var, training=False, eps=eps)
-    return _affine(result, weight, bias, input.dtype)
+    return result

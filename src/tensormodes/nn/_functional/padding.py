@@ -25,25 +25,6 @@ def _padding_sizes(pad) -> list[int]:
     return list(pad)
 
 
-def _pad_constant(input: Tensor, sizes: list[int], value) -> Tensor:
-    result = input
-    for pair in range(len(sizes) // 2):
-        dim = input.dim() - 1 - pair
-        before, after = sizes[2 * pair], sizes[2 * pair + 1]
-        # Negative sizes crop first; then the constant blocks go on either side.
-        length = result.shape[dim] + min(before, 0) + min(after, 0)
-        if length < 0:
-            raise RuntimeError("narrow(): length must be non-negative.")
-        result = result.narrow(dim, max(-before, 0), length)
-        parts = []
-        for size in (before, after):
-            shape = list(result.shape)
-            shape[dim] = max(size, 0)
-            parts.append(result.new_full(shape, value))
-        result = _function("cat")([parts[0], result, parts[1]], dim)
-    return result
-
-
 def _source_index(position: int, size: int, mode: str) -> int:
     """The input index that output position ``position`` (counted from the input's start,
     so negative before it) copies in the non-constant modes."""
@@ -102,12 +83,15 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
         raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(sizes)} and input of dimension {input.dim()}")
     if mode == "constant":
-        return _pad_constant(input, sizes, 0 if value is None else value)
+        return _function("constant_pad_nd")(input, sizes, 0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     _check_non_constant_padding(input, sizes, mode)
+    if mode != "circular":  # PyTorch's own ops (ReflectionPad2DBackward0 ...)
+        kind = "reflection" if mode == "reflect" else "replication"
+        return _function(f"_{kind}_pad{len(sizes) // 2}d")(input, sizes)
     result = input
     for pair in range(len(sizes) // 2):
         dim = input.dim() - 1 - pair

@@ -176,44 +176,6 @@ def _interpolation_sizes(input: Tensor, size, scale_factor, recompute_scale_fact
     return sizes, [None] * spatial if recompute_scale_factor else [float(f) for f in factors]
 
 
-def _source_scale(size: int, out: int, factor, align_corners: bool, dtype):
-    """PyTorch's step from an output position to its source position along one dimension."""
-    if align_corners:
-        return dtype((size - 1) / (out - 1)) if out > 1 else dtype(0)
-    return dtype(1.0 / factor) if factor is not None and factor > 0 else dtype(size / out)
-
-
-def _nearest(x: Tensor, dim: int, out: int, factor) -> Tensor:
-    size = x.shape[dim]
-    if out == size:  # PyTorch's shortcuts, whatever the scale factor says
-        return x
-    if out == 2 * size:
-        source = np.arange(out) // 2
-    else:
-        scale = _source_scale(size, out, factor, False, np.float32)
-        # floorf(dst * scale) in float32, as PyTorch's nearest kernel computes it.
-        source = np.minimum(np.floor(np.arange(out, dtype=np.float32) * scale).astype(np.int64), size - 1)
-    return x.index_select(dim, _function("tensor")(source))
-
-
-def _linear(x: Tensor, dim: int, out: int, factor, align_corners: bool) -> Tensor:
-    size = x.shape[dim]
-    if out == size:  # PyTorch copies such a dimension, whatever the scale factor says
-        return x
-    work = np.float64 if x.dtype is _dtype.float64 else np.float32
-    scale = _source_scale(size, out, factor, align_corners, work)
-    positions = np.arange(out, dtype=work)
-    source = scale * positions if align_corners else np.maximum(scale * (positions + work(0.5)) - work(0.5), 0)
-    low = np.floor(source).astype(np.int64)
-    high = low + (low < size - 1)
-    upper = (source - low).astype(work)
-    shape = [out if d == dim % x.dim() else 1 for d in range(x.dim())]
-    weight_high = _function("tensor")(upper.reshape(shape), dtype=x.dtype)
-    weight_low = _function("tensor")((1 - upper).reshape(shape), dtype=x.dtype)
-    take = _function("tensor")
-    return x.index_select(dim, take(low)) * weight_low + x.index_select(dim, take(high)) * weight_high
-
-
 @_public
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
@@ -263,13 +225,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                   ("nearest", 2): "upsample_nearest2d_channels_last",
                   ("bilinear", 2): "upsample_bilinear2d_channels_last"}[mode, spatial]
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
-    result = input
-    # Separable: one dimension at a time, each a gather of source rows (and a weighted sum).
-    for i, (out, factor) in enumerate(zip(sizes, factors)):
-        dim = 2 + i
-        result = _nearest(result, dim, out, factor) if mode == "nearest" else \
-            _linear(result, dim, out, factor, align_corners)
-    return result
+    if mode == "nearest":
+        if spatial == 1:
+            return _function("_upsample_nearest1d")(input, sizes, factors[0])
+        return _function("_upsample_nearest2d")(input, sizes, *factors)
+    if mode == "linear":
+        return _function("_upsample_linear1d")(input, sizes, align_corners, factors[0])
+    return _function("_upsample_bilinear2d")(input, sizes, align_corners, *factors)
 
 
 # -- unfold / fold ----------------------------------------------------------------------------------
@@ -508,7 +470,6 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
                                f"types: Long, Int; but got torch.{scalar_type_name(tensor.dtype)}Tensor instead "
                                f"(while checking arguments for embedding_bag)")
     indices, starts = input.long(), offsets.long()
-    bags = starts.shape[0] - 1 if include_last_offset else starts.shape[0]
     if indices.numel():
         wrong = ((indices < 0) | (indices >= rows)).nonzero()
         if wrong.numel():
@@ -518,57 +479,16 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     if starts.numel() and (starts[0].item() != 0):
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
                            f"position 0. However, got {starts[0].item()}")
-    # Which bag each index belongs to (the last start at or before it); left-out indices dropped.
-    positions = _function("arange")(indices.shape[0])
-    bag_of = _function("searchsorted")(starts[:bags].contiguous(), positions, right=True) - 1
-    if padding_idx is not None:
-        kept = indices != padding_idx
-        indices, bag_of = indices[kept], bag_of[kept]
-        if per_sample_weights is not None:
-            per_sample_weights = per_sample_weights[kept]
-    counts = _function("bincount")(bag_of, minlength=bags)[:bags] if bag_of.numel() else \
-        _function("zeros")(bags, dtype=_dtype.int64)
-    if mode == "max":
-        return _bag_max(weight, indices, bag_of, bags, counts)
-    embedded = weight.index_select(0, indices)
-    if scale_grad_by_freq and indices.numel():
-        # Same values, each row's gradient divided by how often its index occurs.
-        frequency = _function("bincount")(indices, minlength=rows).index_select(0, indices).unsqueeze(-1)
-        embedded = embedded.detach() + (embedded - embedded.detach()) / frequency
-    if per_sample_weights is not None:
-        embedded = embedded * per_sample_weights.unsqueeze(-1)
-    total = weight.new_zeros((bags, weight.shape[1])).index_add(0, bag_of, embedded)
-    if mode == "sum":
-        return total
-    return total / counts.clamp(min=1).unsqueeze(-1).to(weight.dtype)
+    # PyTorch's embedding_bag op: one node (EmbeddingBagBackward0), the bags' layout read by the kernel
+    return _function("_embedding_bag")(weight, indices, starts, scale_grad_by_freq, _BAG_MODES.index(mode), False,
+                                       per_sample_weights, include_last_offset, padding_idx)
+
+
+_BAG_MODES = ("sum", "mean", "max")
 
 
 def _size(t: Tensor) -> str:
     return f"torch.Size([{', '.join(map(str, t.shape))}])"
-
-
-def _bag_max(weight: Tensor, indices: Tensor, bag_of: Tensor, bags: int, counts: Tensor) -> Tensor:
-    """Each bag's elementwise maximum of its rows (zeros for an empty bag); the gradient goes to
-    the row that gave each maximum, as PyTorch's does."""
-    width = weight.shape[1]
-    longest = int(counts.max().item()) if bags and indices.numel() else 0
-    if longest == 0 or weight.shape[0] == 0:
-        # Every bag empty: zeros, still an output of the weight (as PyTorch's is).
-        if weight.shape[0] == 0:
-            return weight.new_zeros((bags, width))
-        nothing = weight.gather(0, _function("zeros")((bags, width), dtype=_dtype.int64))
-        return nothing.where(_function("zeros")((bags, 1), dtype=_dtype.bool), 0.0)
-    values = weight.detach().index_select(0, indices)
-    # Rows placed at (bag, place in bag); the unused places hold -inf and never win.
-    place = _function("arange")(indices.shape[0]) - (_function("cumsum")(counts, 0) - counts).index_select(0, bag_of)
-    grid = _function("full")((bags, longest, width), -math.inf, dtype=weight.dtype)
-    grid[bag_of, place] = values
-    winner_place = grid.argmax(1)  # (bags, width)
-    owner = _function("full")((bags, longest), 0, dtype=_dtype.int64)
-    owner[bag_of, place] = indices
-    winner = owner.gather(1, winner_place)
-    result = weight.gather(0, winner)
-    return result.where((counts > 0).unsqueeze(-1), 0.0)
 
 
 def _renormalise(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:

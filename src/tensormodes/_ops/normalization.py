@@ -1,0 +1,250 @@
+"""Normalisation as PyTorch computes it natively: ``_native_layer_norm``, ``_native_group_norm`` and
+``_native_batch_norm`` (the first output of ``torch.native_layer_norm`` ...), behind
+``nn.functional``'s ``layer_norm``, ``group_norm``, ``batch_norm`` and ``instance_norm``.
+
+Each is one op recording PyTorch's node (``NativeLayerNormBackward0`` ...) with one fused gradient.
+The kernels hand the statistics they computed to the formula (``saves=``); with grad mode on
+(``create_graph=True``) the formula computes them again from the input, so that second-order
+gradients see their dependence on it. Half types compute in float32, rounded once at the end.
+The running statistics of ``batch_norm`` are updated by ``nn.functional`` (the op never writes
+into its arguments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._common import HALF_TYPES, dtype_of, not_implemented, ops
+from ._meta import MetaArray, rule
+from ._registry import Sample, Tensor, TensorSpec, op
+
+
+def _working(array: np.ndarray, name: str) -> np.ndarray:
+    if array.dtype.kind != "f" and array.dtype not in HALF_TYPES:
+        raise not_implemented(name, dtype_of(array))
+    return array.astype(np.float32) if array.dtype in HALF_TYPES else array
+
+
+def _moments(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and 1 / sqrt(biased variance + eps) over ``axes`` (kept)."""
+    mean = x.mean(axis=axes, keepdims=True)
+    centred = x - mean
+    variance = (centred * centred).mean(axis=axes, keepdims=True)
+    return mean, 1 / np.sqrt(variance + eps)
+
+
+def _working_tensor(t):
+    return t.float() if t.dtype.is_floating_point and t.element_size() == 2 else t
+
+
+def _tensor_moments(x, dims: list[int], eps: float):
+    mean = x.mean(dims, keepdim=True)
+    centred = x - mean
+    return mean, ((centred * centred).mean(dims, keepdim=True) + eps).rsqrt()
+
+
+def _summed(t, dims: list[int]):
+    return t.sum(dims) if dims else t  # sum([]) would reduce every dimension
+
+
+def _normalised_grad(g, xhat, rstd, dims: list[int]):
+    """The input's gradient of ``xhat = (x - mean(x)) * rstd`` over ``dims``, given the
+    gradient ``g`` with respect to ``xhat``."""
+    return rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
+
+
+# -- layer norm --------------------------------------------------------------------------------------
+
+def _layer_norm_axes(input, normalized_shape) -> tuple[int, ...]:
+    count = len(normalized_shape)
+    if count == 0 or tuple(input.shape[input.ndim - count:]) != tuple(normalized_shape) or count > input.ndim:
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, normalized_shape))}], but got input of size{list(input.shape)}")
+    return tuple(range(input.ndim - count, input.ndim))
+
+
+def _native_layer_norm_meta(input, normalized_shape, weight, bias, eps):
+    axes = _layer_norm_axes(input, normalized_shape)
+    _working(np.ones(1, input.dtype), "LayerNormKernelImpl")
+    work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
+    kept = tuple(1 if i in axes else s for i, s in enumerate(input.shape))
+    return MetaArray(input.shape, input.dtype), MetaArray(kept, work), MetaArray(kept, work)
+
+
+def _native_layer_norm_grad(grad, input, normalized_shape, weight, eps, mean, rstd, needs_input_grad):
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    leading = list(range(input.dim() - len(normalized_shape)))
+    x, g = _working_tensor(input), _working_tensor(grad)
+    if ops.is_grad_enabled():
+        mean, rstd = _tensor_moments(x, dims, eps)
+    xhat = (x - mean) * rstd
+    grad_input = None
+    if needs_input_grad[0]:
+        grad_input = _normalised_grad(g if weight is None else g * weight, xhat, rstd, dims)
+    return (grad_input, _summed(g * xhat, leading) if needs_input_grad[1] else None,
+            _summed(g, leading) if needs_input_grad[2] else None)
+
+
+@op(node="native_layer_norm", grad=_native_layer_norm_grad, saves=("mean", "rstd"),
+    meta=rule(_native_layer_norm_meta),
+    errors=(Sample((TensorSpec((2, 3)), [2], None, None, 1e-5)), Sample((TensorSpec((2, 3), "int64"), [3], None, None,
+                                                                           1e-5))),
+    samples=(Sample((TensorSpec((2, 3, 4)), [4], TensorSpec((4,)), TensorSpec((4,)), 1e-5)),
+             Sample((TensorSpec((2, 3, 4), "float64"), [3, 4], None, None, 1e-3)),
+             Sample((TensorSpec((3, 4), "float64"), [4], TensorSpec((4,), "float64"), None, 1e-5)),
+             Sample((TensorSpec((5,)), [5], None, TensorSpec((5,)), 0.0)),
+             Sample((TensorSpec((2, 4), "float16"), [4], None, None, 1e-5))))
+def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None, bias: Tensor | None,
+                       eps: float) -> Tensor:
+    """``input`` normalised over its last ``len(normalized_shape)`` dimensions (mean 0, biased
+    variance 1), times ``weight`` plus ``bias``: the output of PyTorch's
+    ``torch.native_layer_norm``, which ``nn.functional.layer_norm`` runs (node
+    ``NativeLayerNormBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._native_layer_norm(tm.tensor([[1.0, 3.0]]), [2], None, None, 0.0)
+    tensor([[-1.,  1.]])
+    """
+    axes = _layer_norm_axes(input, normalized_shape)
+    x = _working(input, "LayerNormKernelImpl")
+    mean, rstd = _moments(x, axes, eps)
+    result = (x - mean) * rstd
+    if weight is not None:
+        result = result * weight
+    if bias is not None:
+        result = result + bias
+    return np.asarray(result, dtype=input.dtype), mean, rstd
+
+
+# -- group norm --------------------------------------------------------------------------------------
+
+def _native_group_norm_meta(input, weight, bias, N, C, HxW, group, eps):
+    _working(np.ones(1, input.dtype), "GroupNormKernelImpl")
+    work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
+    return MetaArray(input.shape, input.dtype), MetaArray((N, group, 1), work), MetaArray((N, group, 1), work)
+
+
+def _channel_view(t, ndim: int):
+    return t.reshape([-1] + [1] * (ndim - 2))
+
+
+def _native_group_norm_grad(grad, input, weight, N, group, eps, mean, rstd, needs_input_grad):
+    x, g = _working_tensor(input), _working_tensor(grad)
+    grouped = x.reshape(N, group, -1)
+    if ops.is_grad_enabled():
+        mean, rstd = _tensor_moments(grouped, [-1], eps)
+    xhat = (grouped - mean) * rstd
+    grad_input = None
+    if needs_input_grad[0]:
+        scaled = g if weight is None else g * _channel_view(weight, g.dim())
+        grad_input = _normalised_grad(scaled.reshape(N, group, -1), xhat, rstd, [-1]).reshape(input.shape)
+    dims = [0] + list(range(2, input.dim()))
+    return (grad_input, (g * xhat.reshape(input.shape)).sum(dims) if needs_input_grad[1] else None,
+            g.sum(dims) if needs_input_grad[2] else None)
+
+
+@op(node="native_group_norm", grad=_native_group_norm_grad, saves=("mean", "rstd"),
+    meta=rule(_native_group_norm_meta),
+    errors=(Sample((TensorSpec((2, 4, 3), "int64"), None, None, 2, 4, 3, 2, 1e-5)),),
+    samples=(Sample((TensorSpec((2, 4, 3)), TensorSpec((4,)), TensorSpec((4,)), 2, 4, 3, 2, 1e-5)),
+             Sample((TensorSpec((2, 6, 2, 2), "float64"), None, None, 2, 6, 4, 3, 1e-3)),
+             Sample((TensorSpec((3, 4), "float64"), TensorSpec((4,), "float64"), None, 3, 4, 1, 1, 1e-5)),
+             Sample((TensorSpec((1, 2, 4), "float16"), None, None, 1, 2, 4, 2, 1e-5))))
+def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int, C: int, HxW: int,
+                       group: int, eps: float) -> Tensor:
+    """``input`` (N, C, *) normalised over each of ``group`` groups of channels of each sample,
+    then scaled and shifted per channel: the output of PyTorch's ``torch.native_group_norm``,
+    which ``nn.functional.group_norm`` runs (node ``NativeGroupNormBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._native_group_norm(tm.tensor([[1.0, 3.0]]), None, None, 1, 2, 1, 1, 0.0)
+    tensor([[-1.,  1.]])
+    """
+    x = _working(input, "GroupNormKernelImpl")
+    grouped = x.reshape(N, group, -1)
+    mean, rstd = _moments(grouped, (2,), eps)
+    result = ((grouped - mean) * rstd).reshape(input.shape)
+    shape = (-1,) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        result = result * weight.reshape(shape)
+    if bias is not None:
+        result = result + bias.reshape(shape)
+    return np.asarray(result, dtype=input.dtype), mean, rstd
+
+
+# -- batch norm --------------------------------------------------------------------------------------
+
+def _native_batch_norm_meta(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    _working(np.ones(1, input.dtype), "batch_norm")
+    work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
+    kept = tuple(s if i == 1 else 1 for i, s in enumerate(input.shape))
+    return MetaArray(input.shape, input.dtype), MetaArray(kept, work), MetaArray(kept, work)
+
+
+def _native_batch_norm_grad(grad, input, weight, running_mean, running_var, training, eps, mean, invstd,
+                            needs_input_grad):
+    dims = [0] + list(range(2, input.dim()))
+    x, g = _working_tensor(input), _working_tensor(grad)
+    if not training:
+        # the running statistics are the op's inputs here: given (saved) when their gradient is wanted
+        if running_mean is not None:
+            mean = _channel_view(_working_tensor(running_mean), x.dim()).unsqueeze(0)
+        if running_var is not None:
+            invstd = (_channel_view(_working_tensor(running_var), x.dim()).unsqueeze(0) + eps).rsqrt()
+    elif ops.is_grad_enabled():
+        mean, invstd = _tensor_moments(x, dims, eps)
+    xhat = (x - mean) * invstd
+    scaled = g if weight is None else g * _channel_view(weight, g.dim())
+    grad_input = grad_mean = grad_var = None
+    if needs_input_grad[0]:
+        grad_input = _normalised_grad(scaled, xhat, invstd, dims) if training else scaled * invstd
+    if not training and needs_input_grad[3]:
+        grad_mean = -(scaled * invstd).sum(dims)
+    if not training and needs_input_grad[4]:
+        grad_var = (scaled * xhat).sum(dims) * (invstd * invstd).reshape(-1) * -0.5
+    return (grad_input, (g * xhat).sum(dims) if needs_input_grad[1] else None,
+            g.sum(dims) if needs_input_grad[2] else None, grad_mean, grad_var)
+
+
+_IMAGES = TensorSpec((3, 2, 2, 2))
+_CHANNEL = TensorSpec((2,))
+_VARIANCE = TensorSpec((2,), "float32", 0.5, 2)
+
+
+@op(node="native_batch_norm", grad=_native_batch_norm_grad, saves=("mean", "invstd"),
+    save_only_for={"running_mean": "running_mean", "running_var": "running_var"},
+    meta=rule(_native_batch_norm_meta),
+    errors=(Sample((TensorSpec((3, 2), "int64"), None, None, None, None, True, 0.1, 1e-5)),),
+    samples=(Sample((_IMAGES, _CHANNEL, _CHANNEL, None, None, True, 0.1, 1e-5)),
+             Sample((_IMAGES, _CHANNEL, _CHANNEL, _CHANNEL, _VARIANCE, False, 0.1, 1e-5)),
+             Sample((TensorSpec((4, 3), "float64"), None, None, None, None, True, 0.1, 1e-3)),
+             Sample((TensorSpec((4, 3, 2), "float64"), TensorSpec((3,), "float64"), None,
+                     TensorSpec((3,), "float64"), TensorSpec((3,), "float64", 0.5, 2), False, 0.1, 1e-5)),
+             Sample((TensorSpec((4, 2), "float16"), None, None, None, None, True, 0.1, 1e-5))))
+def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
+                       running_var: Tensor | None, training: bool, momentum: float, eps: float) -> Tensor:
+    """``input`` (N, C, *) normalised per channel with the batch's statistics (``training``) or
+    the running ones, then scaled and shifted per channel: the output of PyTorch's
+    ``torch.native_batch_norm`` (node ``NativeBatchNormBackward0``), without its update of the
+    running statistics, which ``nn.functional.batch_norm`` makes.
+
+    >>> import tensormodes as tm
+    >>> tm._native_batch_norm(tm.tensor([[1.0], [3.0]]), None, None, None, None, True, 0.1, 0.0)
+    tensor([[-1.],
+            [ 1.]])
+    """
+    x = _working(input, "batch_norm")
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    if training:
+        mean, invstd = _moments(x, (0,) + tuple(range(2, input.ndim)), eps)
+    else:
+        mean = np.asarray(running_mean, dtype=x.dtype).reshape(shape)
+        invstd = 1 / np.sqrt(np.asarray(running_var, dtype=x.dtype).reshape(shape) + eps)
+    result = (x - mean) * invstd
+    if weight is not None:
+        result = result * weight.reshape(shape)
+    if bias is not None:
+        result = result + bias.reshape(shape)
+    return np.asarray(result, dtype=input.dtype), mean, invstd

@@ -1,0 +1,462 @@
+"""Padding and upsampling: ``constant_pad_nd``, and the ops ``nn.functional.pad`` and
+``interpolate`` run as PyTorch does (``_reflection_pad2d``, ``_replication_pad1d``,
+``_upsample_nearest2d``, ``_upsample_bilinear2d`` ...), so they record PyTorch's backward nodes
+(``ReflectionPad2DBackward0``, ``UpsampleBilinear2DBackward0`` ...).
+
+The reflecting, replicating and upsampling ops are separable: along each dimension they work,
+every output position reads one or two input positions (*taps*), the second with a weight. The
+forward pass gathers the taps with NumPy; the gradient adds ``grad`` (times the weight) back at
+the taps with ``index_add``, one dimension at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from numbers import Number
+
+import numpy as np
+
+from .. import _dtype as dt
+from ._common import dtype_of, not_implemented, ops
+from ._meta import MetaArray, rule
+from ._registry import Sample, Tensor, TensorSpec, op
+from .creation import checked_fill_value
+
+# -- constant padding --------------------------------------------------------------------------
+
+
+def _check_pad(input, pad) -> list[int]:
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions of the input. Pad "
+                           f"length is {len(pad)}while the input has {input.ndim}dimensions.")
+    return pad
+
+
+def _padded_shape(input, pad: list[int]) -> tuple[int, ...]:
+    shape = list(input.shape)
+    for pair in range(len(pad) // 2):
+        dim = input.ndim - 1 - pair
+        cropped = shape[dim] + min(pad[2 * pair], 0) + min(pad[2 * pair + 1], 0)
+        if cropped < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        shape[dim] = cropped + max(pad[2 * pair], 0) + max(pad[2 * pair + 1], 0)
+    return tuple(shape)
+
+
+def _constant_pad_nd_meta(input, pad, value=0):
+    return MetaArray(_padded_shape(input, _check_pad(input, pad)), input.dtype)
+
+
+def _constant_pad_nd_grad(grad, pad):
+    return ops.constant_pad_nd(grad, [-p for p in pad])
+
+
+@op(grad=_constant_pad_nd_grad, meta=rule(_constant_pad_nd_meta),
+    errors=(Sample((TensorSpec((2, 3)), [1])), Sample((TensorSpec((2, 3)), [1, 1, 1, 1, 1, 1])),
+            Sample((TensorSpec((2, 3)), [-2, -2]))),
+    samples=(Sample((TensorSpec((2, 3)), [1, 2])), Sample((TensorSpec((2, 3, 4), "float64"), [1, 0, -1, 2], 2.5)),
+             Sample((TensorSpec((3, 4), "int64", -5, 5), [1, 1]), {"value": 7}),
+             Sample((TensorSpec((2, 2), "bool"), [1, 1, 1, 1], True)), Sample((TensorSpec((3,)), [0, 0])),
+             Sample((TensorSpec((4, 4), "float16"), [-1, -1, 2, 0]))))
+def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Tensor:
+    """Pads the last ``len(pad) // 2`` dimensions of ``input`` with ``value``; ``pad`` lists
+    (before, after) sizes from the last dimension on, and negative sizes crop. What
+    ``nn.functional.pad`` runs in its constant mode.
+
+    >>> import tensormodes as tm
+    >>> tm.constant_pad_nd(tm.tensor([[1, 2]]), [1, 2], 9)
+    tensor([[9, 1, 2, 9, 9]])
+    """
+    pad = _check_pad(input, pad)
+    result = np.empty(_padded_shape(input, pad), input.dtype)
+    result.fill(checked_fill_value(value, dtype_of(input)))
+    source, target = [slice(None)] * input.ndim, [slice(None)] * input.ndim
+    for pair in range(len(pad) // 2):
+        dim = input.ndim - 1 - pair
+        before, after = pad[2 * pair], pad[2 * pair + 1]
+        source[dim] = slice(max(-before, 0), input.shape[dim] - max(-after, 0))
+        target[dim] = slice(max(before, 0), result.shape[dim] - max(after, 0))
+    result[tuple(target)] = input[tuple(source)]
+    return result
+
+
+# -- separable resampling: taps along each dimension ---------------------------------------------
+
+def _gather(input: np.ndarray, plan) -> np.ndarray:
+    """``input`` resampled by ``plan``: (dim, low, high, weight) steps, where ``high`` and
+    ``weight`` are None for a plain gather; weights are cast to the input's dtype."""
+    result = input
+    for dim, low, high, weight in plan:
+        taken = np.take(result, low, axis=dim)
+        if high is not None:
+            shape = [1] * result.ndim
+            shape[dim] = len(low)
+            w = weight.reshape(shape)
+            taken = taken * (1 - w).astype(input.dtype) + np.take(result, high, axis=dim) * w.astype(input.dtype)
+        result = taken
+    return result
+
+
+def _scatter_back(grad, input_shape, plan):
+    """The gradient of ``_gather``: each output position's gradient added back at its taps."""
+    shapes = [tuple(input_shape)]
+    for dim, low, _, _ in plan[:-1]:
+        shape = list(shapes[-1])
+        shape[dim] = len(low)
+        shapes.append(tuple(shape))
+    device = grad.device
+    for (dim, low, high, weight), shape in zip(reversed(plan), reversed(shapes), strict=True):
+        zeros = grad.new_zeros(shape)
+        if high is None:
+            grad = zeros.index_add(dim, ops.tensor(low, device=device), grad)
+            continue
+        view = [1] * grad.dim()
+        view[dim] = len(low)
+        w = ops.tensor(weight.reshape(view), dtype=grad.dtype, device=device)
+        grad = zeros.index_add(dim, ops.tensor(low, device=device), grad * (1 - w)).index_add(
+            dim, ops.tensor(high, device=device), grad * w)
+    return grad
+
+
+# -- reflection and replication padding ----------------------------------------------------------
+
+def _source_index(position: int, size: int, reflect: bool) -> int:
+    """The input index output position ``position`` (counted from the input's start, so
+    negative before it) copies."""
+    if not reflect:
+        return min(max(position, 0), size - 1)
+    position = abs(position)  # the edge itself is not repeated
+    return 2 * (size - 1) - position if position > size - 1 else position
+
+
+def _pad_plan(name: str, input, padding, spatial: int, reflect: bool):
+    padding = [int(p) for p in padding]
+    if len(padding) != 2 * spatial:
+        raise RuntimeError(f"padding size is expected to be {2 * spatial}, but got: {len(padding)}")
+    batched = input.ndim == spatial + 2
+    if input.ndim not in (spatial + 1, spatial + 2) or 0 in input.shape[1 if batched else 0:]:
+        raise RuntimeError(f"Expected {spatial + 1}D or {spatial + 2}D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: {list(input.shape)}")
+    if input.dtype == np.bool_:
+        raise not_implemented(name, dtype_of(input))
+    plan = []
+    for pair in range(spatial):
+        dim = input.ndim - 1 - pair
+        before, after = padding[2 * pair], padding[2 * pair + 1]
+        size = input.shape[dim]
+        if reflect and not (before < size and after < size):
+            raise RuntimeError(f"Argument #{2 * spatial + 2}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({before}, {after}) at dimension {dim} of input "
+                               f"{list(input.shape)}")
+        if size + before + after <= 0:
+            raise RuntimeError(f"input (size {size}) is too small; calculated output size is {size + before + after}")
+        index = np.array([_source_index(p, size, reflect) for p in range(-before, size + after)], dtype=np.int64)
+        plan.append((dim, index, None, None))
+    return plan
+
+
+def _pad_op(name: str, spatial: int, reflect: bool):
+    """The kernel, meta rule and gradient of one of the six reflection / replication ops."""
+    def kernel(input, padding):
+        return _gather(input, _pad_plan(name, input, padding, spatial, reflect))
+
+    def meta(input, padding):
+        shape = list(input.shape)
+        for dim, index, _, _ in _pad_plan(name, input, padding, spatial, reflect):
+            shape[dim] = len(index)
+        return MetaArray(tuple(shape), input.dtype)
+
+    def grad_formula(grad, input_shape, padding):
+        probe = MetaArray(input_shape, np.dtype(np.float32))
+        return _scatter_back(grad, input_shape, _pad_plan(name, probe, padding, spatial, reflect))
+
+    meta.__name__ = f"_{name}_meta"
+    grad_formula.__name__ = f"_{name}_grad"
+    return kernel, rule(meta), grad_formula
+
+
+def _pad_samples(spatial: int, reflect: bool) -> tuple[Sample, ...]:
+    batched = (2, 3) + (4,) * spatial
+    pads = [1, 2] * spatial
+    cropping = [-1, 2] + [1, 0] * (spatial - 1)
+    return (Sample((TensorSpec(batched), pads)), Sample((TensorSpec(batched[1:], "float64"), cropping)),
+            Sample((TensorSpec(batched, "int64", -5, 5), [0, 1] * spatial)),
+            Sample((TensorSpec(batched[1:], "float16"), pads)))
+
+
+def _pad_errors(spatial: int) -> tuple[Sample, ...]:
+    return (Sample((TensorSpec((2,) * spatial), [1, 1] * spatial)), Sample((TensorSpec((1, 2) + (3,) * spatial), [1])),
+            Sample((TensorSpec((1, 2) + (3,) * spatial), [3, 1] * spatial)))
+
+
+_kernel, _meta_rule, _grad = _pad_op("reflection_pad1d", 1, True)
+
+
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(1, True), errors=_pad_errors(1))
+def _reflection_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``input`` (C, W) or (N, C, W) padded with its reflection at the edges (the edge not
+    repeated); negative sizes crop: ``nn.functional.pad(mode="reflect")``'s op (node
+    ``ReflectionPad1DBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._reflection_pad1d(tm.tensor([[1, 2, 3]]), [2, 1])
+    tensor([[3, 2, 1, 2, 3, 2]])
+    """
+    return _kernel(input, padding)
+
+
+_kernel2, _meta_rule, _grad = _pad_op("reflection_pad2d", 2, True)
+
+
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(2, True), errors=_pad_errors(2))
+def _reflection_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``_reflection_pad1d`` over the last two dimensions (node ``ReflectionPad2DBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._reflection_pad2d(tm.tensor([[[1, 2], [3, 4]]]), [1, 0, 0, 1]).tolist()
+    [[[2, 1, 2], [4, 3, 4], [2, 1, 2]]]
+    """
+    return _kernel2(input, padding)
+
+
+_kernel3, _meta_rule, _grad = _pad_op("reflection_pad3d", 3, True)
+
+
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(3, True)[:2], errors=_pad_errors(3))
+def _reflection_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``_reflection_pad1d`` over the last three dimensions (node ``ReflectionPad3DBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._reflection_pad3d(tm.ones(1, 2, 2, 2), [1, 1, 1, 1, 1, 1]).shape
+    tensormodes.Size([1, 4, 4, 4])
+    """
+    return _kernel3(input, padding)
+
+
+_kernel4, _meta_rule, _grad = _pad_op("replication_pad1d", 1, False)
+
+
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(1, False), errors=_pad_errors(1)[:2])
+def _replication_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``input`` (C, W) or (N, C, W) padded with copies of its edges; negative sizes crop:
+    ``nn.functional.pad(mode="replicate")``'s op (node ``ReplicationPad1DBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._replication_pad1d(tm.tensor([[1, 2, 3]]), [2, 1])
+    tensor([[1, 1, 1, 2, 3, 3]])
+    """
+    return _kernel4(input, padding)
+
+
+_kernel5, _meta_rule, _grad = _pad_op("replication_pad2d", 2, False)
+
+
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(2, False), errors=_pad_errors(2)[:2])
+def _replication_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``_replication_pad1d`` over the last two dimensions (node ``ReplicationPad2DBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._replication_pad2d(tm.tensor([[[1, 2], [3, 4]]]), [1, 0, 0, 1]).tolist()
+    [[[1, 1, 2], [3, 3, 4], [3, 3, 4]]]
+    """
+    return _kernel5(input, padding)
+
+
+_kernel6, _meta_rule, _grad = _pad_op("replication_pad3d", 3, False)
+
+
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(3, False)[:2], errors=_pad_errors(3)[:2])
+def _replication_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``_replication_pad1d`` over the last three dimensions (node ``ReplicationPad3DBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._replication_pad3d(tm.ones(1, 2, 2, 2), [1, 0, 0, 0, 0, 1]).shape
+    tensormodes.Size([1, 3, 2, 3])
+    """
+    return _kernel6(input, padding)
+
+
+# -- upsampling ------------------------------------------------------------------------------------
+
+def _source_scale(size: int, out: int, factor, align_corners: bool, work):
+    """PyTorch's step from an output position to its source position along one dimension."""
+    if align_corners:
+        return work((size - 1) / (out - 1)) if out > 1 else work(0)
+    return work(1.0 / factor) if factor is not None and factor > 0 else work(size / out)
+
+
+def _nearest_index(size: int, out: int, factor, shortcuts: bool) -> np.ndarray:
+    if shortcuts:  # PyTorch's 2-D kernel, whatever the scale factor says (its 1-D one has none)
+        if out == size:
+            return np.arange(out)
+        if out == 2 * size:
+            return np.arange(out) // 2
+    scale = _source_scale(size, out, factor, False, np.float32)
+    # floorf(dst * scale) in float32, as PyTorch's nearest kernel computes it
+    return np.minimum(np.floor(np.arange(out, dtype=np.float32) * scale).astype(np.int64), size - 1)
+
+
+def _linear_taps(size: int, out: int, factor, align_corners: bool, dtype: np.dtype):
+    work = np.float64 if dtype == np.float64 else np.float32
+    if out == size:  # PyTorch copies such a dimension, whatever the scale factor says
+        return np.arange(out), None, None
+    scale = _source_scale(size, out, factor, align_corners, work)
+    positions = np.arange(out, dtype=work)
+    source = scale * positions if align_corners else np.maximum(scale * (positions + work(0.5)) - work(0.5), 0)
+    low = np.floor(source).astype(np.int64)
+    high = low + (low < size - 1)
+    return low, high, (source - low).astype(work)
+
+
+def _upsample_plan(name: str, input, output_size, spatial: int, scales, align_corners=None):
+    sizes = [int(s) for s in output_size]
+    if len(sizes) != spatial:
+        raise RuntimeError(f"It is expected output_size equals to {spatial}, but got size {len(sizes)}")
+    if input.ndim != spatial + 2:
+        raise RuntimeError(f"It is expected input_size equals to {spatial + 2}, but got size {input.ndim}")
+    if min(sizes) <= 0 or 0 in input.shape[2:]:
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({', '.join(map(str, input.shape[2:]))}) and output ({', '.join(map(str, sizes))})")
+    if input.dtype.kind not in "f":
+        raise not_implemented(name, dtype_of(input))
+    plan = []
+    for i, (out, factor) in enumerate(zip(sizes, scales, strict=True)):
+        dim, size = 2 + i, input.shape[2 + i]
+        if align_corners is None:
+            plan.append((dim, _nearest_index(size, out, factor, spatial == 2), None, None))
+        else:
+            low, high, weight = _linear_taps(size, out, factor, align_corners, input.dtype)
+            plan.append((dim, low, high, weight))
+    return plan
+
+
+def _upsample_meta(input, plan):
+    shape = list(input.shape)
+    for dim, index, _, _ in plan:
+        shape[dim] = len(index)
+    return MetaArray(tuple(shape), input.dtype)
+
+
+def _upsampled_grad(grad, input_shape, plan):
+    return _scatter_back(grad, input_shape, plan)
+
+
+def _probe(shape, dtype) -> MetaArray:
+    return MetaArray(tuple(shape), np.dtype(dtype._np if isinstance(dtype, dt.dtype) else dtype))
+
+
+_IMAGE = TensorSpec((2, 3, 3, 4))
+_SIGNAL = TensorSpec((2, 3, 4))
+
+
+def _upsample_nearest1d_meta(input, output_size, scales=None):
+    return _upsample_meta(input, _upsample_plan("upsample_nearest1d", input, output_size, 1, [scales]))
+
+
+def _upsample_nearest1d_grad(grad, input_shape, input_dtype, output_size, scales):
+    plan = _upsample_plan("upsample_nearest1d", _probe(input_shape, input_dtype), output_size, 1, [scales])
+    return _upsampled_grad(grad, input_shape, plan)
+
+
+@op(grad=_upsample_nearest1d_grad, meta=rule(_upsample_nearest1d_meta),
+    errors=(Sample((TensorSpec((3, 4)), [8])), Sample((TensorSpec((1, 3, 4), "int64"), [8]))),
+    samples=(Sample((_SIGNAL, [8])), Sample((_SIGNAL, [6], 1.5)), Sample((TensorSpec((1, 2, 5), "float64"), [3])),
+             Sample((_SIGNAL, [4], 1.0))))
+def _upsample_nearest1d(input: Tensor, output_size: Sequence[int], scales: float | None = None) -> Tensor:
+    """``input`` (N, C, W) resized to ``output_size`` by copying the nearest earlier sample
+    (PyTorch's legacy ``'nearest'``): ``interpolate``'s op (node ``UpsampleNearest1DBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._upsample_nearest1d(tm.tensor([[[1., 2.]]]), [4])
+    tensor([[[1., 1., 2., 2.]]])
+    """
+    return _gather(input, _upsample_plan("upsample_nearest1d", input, output_size, 1, [scales]))
+
+
+def _upsample_nearest2d_meta(input, output_size, scales_h=None, scales_w=None):
+    return _upsample_meta(input, _upsample_plan("upsample_nearest2d", input, output_size, 2, [scales_h, scales_w]))
+
+
+def _upsample_nearest2d_grad(grad, input_shape, input_dtype, output_size, scales_h, scales_w):
+    plan = _upsample_plan("upsample_nearest2d", _probe(input_shape, input_dtype), output_size, 2,
+                          [scales_h, scales_w])
+    return _upsampled_grad(grad, input_shape, plan)
+
+
+@op(grad=_upsample_nearest2d_grad, meta=rule(_upsample_nearest2d_meta),
+    errors=(Sample((TensorSpec((3, 3, 4)), [6, 8])), Sample((_IMAGE, [6])),
+            Sample((TensorSpec((1, 1, 2, 2), "int64"), [4, 4]))),
+    samples=(Sample((_IMAGE, [6, 8])), Sample((_IMAGE, [4, 5], 1.5, 1.25)),
+             Sample((TensorSpec((1, 2, 5, 3), "float64"), [2, 7])),
+             Sample((TensorSpec((1, 1, 2, 2), "float16"), [4, 3]))))
+def _upsample_nearest2d(input: Tensor, output_size: Sequence[int], scales_h: float | None = None,
+                        scales_w: float | None = None) -> Tensor:
+    """``_upsample_nearest1d`` over the last two dimensions of (N, C, H, W) input (node
+    ``UpsampleNearest2DBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._upsample_nearest2d(tm.tensor([[[[1., 2.]]]]), [2, 4]).tolist()
+    [[[[1.0, 1.0, 2.0, 2.0], [1.0, 1.0, 2.0, 2.0]]]]
+    """
+    return _gather(input, _upsample_plan("upsample_nearest2d", input, output_size, 2, [scales_h, scales_w]))
+
+
+def _upsample_linear1d_meta(input, output_size, align_corners, scales=None):
+    return _upsample_meta(input, _upsample_plan("upsample_linear1d", input, output_size, 1, [scales],
+                                                bool(align_corners)))
+
+
+def _upsample_linear1d_grad(grad, input_shape, input_dtype, output_size, align_corners, scales):
+    plan = _upsample_plan("upsample_linear1d", _probe(input_shape, input_dtype), output_size, 1, [scales],
+                          bool(align_corners))
+    return _upsampled_grad(grad, input_shape, plan)
+
+
+@op(grad=_upsample_linear1d_grad, meta=rule(_upsample_linear1d_meta),
+    errors=(Sample((TensorSpec((3, 4)), [8], False)), Sample((TensorSpec((1, 3, 4), "int64"), [8], True))),
+    samples=(Sample((_SIGNAL, [8], False)), Sample((_SIGNAL, [7], True)), Sample((_SIGNAL, [6], False, 1.5)),
+             Sample((TensorSpec((1, 2, 5), "float64"), [3], False)), Sample((_SIGNAL, [4], True))))
+def _upsample_linear1d(input: Tensor, output_size: Sequence[int], align_corners: bool,
+                       scales: float | None = None) -> Tensor:
+    """``input`` (N, C, W) resized to ``output_size`` by linear interpolation, the end samples
+    aligned when ``align_corners``: ``interpolate(mode="linear")``'s op (node
+    ``UpsampleLinear1DBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._upsample_linear1d(tm.tensor([[[1., 2.]]]), [3], True)
+    tensor([[[1.0000, 1.5000, 2.0000]]])
+    """
+    return _gather(input, _upsample_plan("upsample_linear1d", input, output_size, 1, [scales], bool(align_corners)))
+
+
+def _upsample_bilinear2d_meta(input, output_size, align_corners, scales_h=None, scales_w=None):
+    return _upsample_meta(input, _upsample_plan("upsample_bilinear2d", input, output_size, 2, [scales_h, scales_w],
+                                                bool(align_corners)))
+
+
+def _upsample_bilinear2d_grad(grad, input_shape, input_dtype, output_size, align_corners, scales_h, scales_w):
+    plan = _upsample_plan("upsample_bilinear2d", _probe(input_shape, input_dtype), output_size, 2,
+                          [scales_h, scales_w], bool(align_corners))
+    return _upsampled_grad(grad, input_shape, plan)
+
+
+@op(grad=_upsample_bilinear2d_grad, meta=rule(_upsample_bilinear2d_meta),
+    errors=(Sample((TensorSpec((3, 3, 4)), [6, 8], False)), Sample((TensorSpec((1, 1, 2, 2), "int64"), [4, 4], True))),
+    samples=(Sample((_IMAGE, [6, 8], False)), Sample((_IMAGE, [5, 7], True)),
+             Sample((_IMAGE, [4, 5], False, 1.5, 1.25)),
+             Sample((TensorSpec((1, 2, 5, 3), "float64"), [2, 7], False)),
+             Sample((TensorSpec((1, 2, 5, 3), "float64"), [3, 3], True))))
+def _upsample_bilinear2d(input: Tensor, output_size: Sequence[int], align_corners: bool,
+                         scales_h: float | None = None, scales_w: float | None = None) -> Tensor:
+    """``_upsample_linear1d`` over the last two dimensions of (N, C, H, W) input:
+    ``interpolate(mode="bilinear")``'s op (node ``UpsampleBilinear2DBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._upsample_bilinear2d(tm.tensor([[[[1., 2.]]]]), [1, 3], True)
+    tensor([[[[1.0000, 1.5000, 2.0000]]]])
+    """
+    return _gather(input, _upsample_plan("upsample_bilinear2d", input, output_size, 2, [scales_h, scales_w],
+                                         bool(align_corners)))
