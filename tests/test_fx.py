@@ -408,6 +408,11 @@ def test_any_names_give_valid_code_that_runs(names):
         constant = g.get_attr(f"p{i}.{name}")
         value = g.create_node("call_function", _keywords_echo_sum, (value, constant), {name: i}, name=name)
     g.output(value)
+    unstorable = [n for n in names if hasattr(type(inspect.getattr_static(tm.nn.Module, n, None)), "__set__")]
+    if unstorable:  # a data descriptor of Module itself (``__dict__``, ``__class__``): a clear error
+        with pytest.raises(ValueError, match=f"{unstorable[0]!r} is an attribute of Module itself"):
+            fx.GraphModule(root, g)
+        return
     gm = fx.GraphModule(root, g)
     _assert_clean_code(gm)
     assert len({n.name for n in g.nodes}) == len(g.nodes)

@@ -12,6 +12,7 @@ through ``nn.modules.module.intercept_module_calls``, the documented, scoped ext
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from .. import _generated
@@ -53,10 +54,21 @@ def _install(owner: Any, target: str, value: Any) -> None:
     for part in path:
         inner = _own_attribute(holder, part)
         if inner is None:
+            _check_settable(holder, part, target)
             inner = Module()
             setattr(holder, part, inner)
         holder = inner
+    _check_settable(holder, last, target)
     setattr(holder, last, value)
+
+
+def _check_settable(holder: Any, name: str, target: str) -> None:
+    """A clear error where ``name`` is a data descriptor of ``holder``'s class (``__dict__``,
+    ``__class__``, a property), which an instance attribute cannot hold or would not be read."""
+    found = inspect.getattr_static(type(holder), name, None)
+    if found is not None and hasattr(type(found), "__set__"):
+        raise ValueError(f"GraphModule: the attribute {target!r} the graph reads cannot be stored: {name!r} is "
+                         f"an attribute of {type(holder).__name__} itself; rename it in the traced module")
 
 
 class GraphModule(Module):
