@@ -63,6 +63,8 @@ CASES = [
     "x.sum()", "x.sum(1)", "x.sum((0, 1))", "x.mean()", "x.mean(0, keepdim=True)",
     "F.pairwise_distance(x, y)", "F.pairwise_distance(x, y, p=1.0, keepdim=True)", "F.cosine_similarity(x, y)",
     "F.cosine_similarity(x, y, dim=0)",
+    "x.norm()", "x.norm(dim=1)", "x.norm(p=1, dim=0)", "L.norm(x, dim=1, keepdim=True)", "x.norm(p='nuc')",
+    "x.norm(p=float('inf'))",
     # normalisation
     "F.layer_norm(v, (3,))", "F.layer_norm(v, (2, 3), x[:2], y[:2])", "F.group_norm(i, 3, y[0], y[1])",
     "F.group_norm(i, 1)", "F.batch_norm(i, None, None, y[0], y[1], training=True)",

@@ -938,7 +938,12 @@ def _norm_grad(grad, input, result, p, dim, keepdim):
     raise NotImplementedError(f"the gradient of norm with p={p!r} is not implemented")
 
 
-@op(meta=_reduce_meta(), grad=_norm_grad, method=True, out=True,
+def _norm_node(input, p="fro", dim=None, keepdim=False, dtype=None) -> str:
+    """PyTorch's ``norm`` ends in ``linalg_vector_norm``, or for the nuclear norm in a sum."""
+    return "sum#1" if p == "nuc" else "linalg_vector_norm"
+
+
+@op(meta=_reduce_meta(), grad=_norm_grad, method=True, out=True, node=_norm_node,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0)), Sample((M23, float("inf"), 1)),
              Sample((M23, float("-inf"))), Sample((M23, 3, (0, 1), True)), Sample((M23, 0.5, -1)),
              Sample((M23, "fro", 1, True)), Sample((M23, "nuc")), Sample((M234, "nuc", (2, 0), True)),
