@@ -11,7 +11,7 @@ import pytest
 import tensormodes as tm
 import tensormodes.nn.functional as F
 from tensormodes import nn
-from tensormodes._ops.creation import _tril_size
+from tensormodes._ops.ranges import _tril_size
 
 HUGE = (1_000_000, 64)
 

@@ -1,4 +1,5 @@
-"""Indexing ops: ``t[index]``, ``t[index] = value`` and the gather/scatter family.
+"""Indexing ops: ``t[index]``, ``t[index] = value``, ``index_put``, ``take``, masks and
+whole-tensor writes (the gather/scatter family is in ``scatter_gather.py``).
 
 PyTorch applies an index in two steps, and so do we: integers, slices, ``None``
 and ``...`` first select a *view*; index tensors, lists and boolean masks then
@@ -11,7 +12,6 @@ view), lists holding slices (read as tuples), negative slice steps (rejected).
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import operator
@@ -22,7 +22,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import FLOAT_MAX, check_same_shape_or_broadcast, cpp_type_name, ops, overflow_type_name, wrap_dim
+from ._common import FLOAT_MAX, check_same_shape_or_broadcast, ops, overflow_type_name, wrap_dim
 from ._meta import (
     DataDependentOutputError,
     MetaArray,
@@ -33,14 +33,13 @@ from ._meta import (
     rule,
 )
 from ._registry import Index, Sample, Tensor, TensorSpec, op
-from ._samples import I23, M23, M234, SCALAR
+from ._samples import M23, M234, SCALAR
 from ._shape import gather_back, legacy_type_name, meta_indexed, positions_of, reshaped, value_dependent
 from .views import expand_array
 
-# Float samples of ops that write at indices (``setitem``, ``index_copy``, ``scatter``)
-# use indices without repeats: with repeats the result depends on the write order and
-# gradients are not defined. ``scatter`` with ``reduce`` has no gradient (nor in
-# PyTorch): its samples are integer.
+# Float samples of ops that write at indices (``setitem``) use indices
+# without repeats: with repeats the result depends on the write order and gradients are
+# not defined.
 
 # Largest finite value of each floating type, for PyTorch's scalar overflow check.
 _FLOAT32, _INT64 = np.dtype(np.float32), np.dtype(np.int64)
@@ -721,11 +720,6 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 
 # -- selecting along a dimension ---------------------------------------------------------
 
-def _check_index_dtype(index: np.ndarray, message: str) -> None:
-    if index.dtype not in (np.int64, np.int32):
-        raise RuntimeError(message)
-
-
 # Index dtypes viewed as unsigned: negative indices become huge, so one maximum checks both bounds.
 _UNSIGNED = {np.dtype(np.int64): np.uint64, np.dtype(np.int32): np.uint32}
 
@@ -745,306 +739,9 @@ def _out_of_bounds(index: np.ndarray, size: int, low: int) -> int | None:
     return int(index[bad][0]) if bad.any() else None
 
 
-def _index_select_grad(grad, input_shape, dim, index):
-    if not input_shape:
-        return grad, None
-    return grad.new_zeros(tuple(input_shape)).index_add(dim, index.reshape(-1), grad), None
-
-
-@op(grad=_index_select_grad, method=True, out=True, meta=metadata,
-    errors=(Sample((M23, 0, TensorSpec((2,), "float32"))), Sample((M23, 0, TensorSpec((2, 1), "int64", 0, 1))),
-            Sample((M23, 2, TensorSpec((2,), "int64", 0, 1))), Sample((SCALAR, 0, TensorSpec((2,), "int64", 0, 0)))),
-    samples=(Sample((M23, 1, TensorSpec((4,), "int64", 0, 2))), Sample((M23, -2, TensorSpec((2,), "int32", 0, 1))),
-             Sample((SCALAR, 0, TensorSpec((1,), "int64", 0, 0))), Sample((M23, 0, TensorSpec((), "int64", 0, 1))),
-             Sample((TensorSpec((3, 2), "bool"), 0, TensorSpec((0,), "int64"))),
-             Sample((M234,), {"dim": 2, "index": TensorSpec((3,), "int64", 0, 3)})))
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """The entries of ``input`` at positions ``index`` (a 1-D integer tensor) along ``dim``.
-
-    >>> import tensormodes as tm
-    >>> x = tm.tensor([[1, 2, 3], [4, 5, 6]])
-    >>> tm.index_select(x, 1, tm.tensor([2, 0])).tolist()
-    [[3, 1], [6, 4]]
-    """
-    _check_index_dtype(index, "index_select(): Expected dtype int32 or int64 for index")
-    if index.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    d = wrap_dim(dim, input.ndim)
-    flat = reshaped(index, (index.size,))
-    if input.ndim == 0:
-        if flat.size != 1:
-            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
-        if type(input) is MetaArray:
-            return MetaArray((), input.dtype)
-        if flat[0] != 0:
-            raise RuntimeError(f"INDICES element is out of DATA bounds, id={flat[0]} axis_dim=1")
-        return input.copy()
-    if type(input) is MetaArray:
-        return MetaArray((*input.shape[:d], flat.size, *input.shape[d + 1:]), input.dtype)
-    size = input.shape[d]
-    bad = _out_of_bounds(flat, size, 0)
-    if bad is not None:
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
-    return np.take(input, flat, axis=d)
-
-
 def _as_nd(array: np.ndarray) -> np.ndarray:
     """0-dim arrays as 1-element vectors: gather/scatter treat them so."""
     return reshaped(array, (1,)) if array.ndim == 0 else array
-
-
-def _gather_grad(grad, input_shape, dim, index):
-    return grad.new_zeros(tuple(input_shape)).scatter_add(dim, index, grad), None
-
-
-@op(grad=_gather_grad, method=True, out=True, meta=metadata,
-    errors=(Sample((M23, 0, TensorSpec((2,), "int64", 0, 1))), Sample((M23, 0, TensorSpec((1, 4), "int64", 0, 1))),
-            Sample((M23, 2, TensorSpec((2, 3), "int64", 0, 1))), Sample((M23, 0, TensorSpec((2, 3), "int16", 0, 1)))),
-    samples=(Sample((M23, 1, TensorSpec((2, 4), "int64", 0, 2))), Sample((M23, 0, TensorSpec((1, 2), "int32", 0, 1))),
-             Sample((M23, -1, TensorSpec((2, 3), "int64", 0, 2)), {"sparse_grad": False}),
-             Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0))), Sample((SCALAR, 0, TensorSpec((3,), "int64", 0, 0))),
-             Sample((TensorSpec((3, 3), "int64"), 0, TensorSpec((0, 2), "int64")))))
-def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
-    """Values along ``dim`` at the positions in ``index``:
-    ``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (the result has ``index``'s shape).
-
-    >>> import tensormodes as tm
-    >>> x = tm.tensor([[1, 2], [3, 4]])
-    >>> tm.gather(x, 1, tm.tensor([[0, 0], [1, 0]])).tolist()
-    [[1, 1], [4, 3]]
-    """
-    _check_index_dtype(index, "gather(): Expected dtype int32/int64 for index")
-    d = wrap_dim(dim, input.ndim)
-    source, positions = _as_nd(input), _as_nd(index)
-    if not positions.size:
-        return MetaArray(index.shape, input.dtype) if type(input) is MetaArray else np.empty(index.shape, input.dtype)
-    if positions.ndim != source.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    for i, (got, limit) in enumerate(zip(positions.shape, source.shape, strict=True)):
-        if i != d and got > limit:
-            raise RuntimeError(f"Size does not match at dimension {i} expected index {list(index.shape)} to be no "
-                               f"larger than self {list(input.shape)} apart from dimension {d}")
-    if type(input) is MetaArray:
-        return MetaArray(index.shape, input.dtype)
-    size = source.shape[d]
-    bad = _out_of_bounds(positions, size, 0)
-    if bad is not None:
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    cropped = source[tuple(slice(None) if i == d else slice(0, n) for i, n in enumerate(positions.shape))]
-    return np.take_along_axis(cropped, positions, axis=d).reshape(index.shape)
-
-
-_SCATTER_REDUCTIONS = {"add": np.add, "multiply": np.multiply}
-
-
-@functools.lru_cache(maxsize=256)
-def _counting(n: int, axis: int, ndim: int) -> np.ndarray:
-    """``arange(n)`` laid along ``axis`` of ``ndim`` dimensions: the coordinates scatter pairs
-    with its index. Cached (read-only): gradient formulas scatter into the same shapes every step."""
-    counting = np.arange(n).reshape((1,) * axis + (n,) + (1,) * (ndim - axis - 1))
-    counting.flags.writeable = False
-    return counting
-
-
-def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray, accumulate=None) -> np.ndarray:
-    """A copy of ``input`` with ``source`` written (or accumulated) at ``index`` along ``dim``.
-
-    ``source`` is an array of ``input``'s dtype; a 0-dim one is a fill value.
-    """
-    d = wrap_dim(dim, array.ndim)
-    if type(array) is MetaArray:
-        _check_scatter(array, d, index, source)
-        return MetaArray(array.shape, array.dtype)
-    result = array.copy()
-    target, positions = _as_nd(result), _as_nd(index)
-    from_tensor = source.ndim > 0
-    if not positions.size:
-        return result
-    _check_scatter(array, d, index, source)
-    values = _as_nd(source) if from_tensor else source
-    size = target.shape[d]
-    bad = _out_of_bounds(positions, size, 0)
-    if bad is not None:
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    ndim = target.ndim
-    coordinates = tuple(positions if i == d else _counting(n, i, ndim) for i, n in enumerate(positions.shape))
-    if from_tensor and values.shape != positions.shape:
-        values = values[tuple(slice(0, n) for n in positions.shape)]
-    if accumulate is None:
-        target[coordinates] = values
-    else:
-        accumulate.at(target, coordinates, values)
-    return result
-
-
-def _check_scatter(array, d: int, index, source) -> None:
-    """PyTorch's shape checks of a scatter into ``array`` (none for an empty ``index``)."""
-    target, positions = _as_nd(array).shape, _as_nd(index).shape
-    if not math.prod(positions):
-        return
-    from_tensor = source.ndim > 0
-    if len(positions) != len(target):
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    values = _as_nd(source).shape
-    if from_tensor and len(values) != len(target):
-        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
-    for i, got in enumerate(positions):
-        if (i != d and got > target[i]) or (from_tensor and got > values[i]):
-            message = (f"Expected index {list(index.shape)} to be no larger than self {list(array.shape)} apart "
-                       f"from dimension {d}")
-            if from_tensor:
-                message += f" and to be no larger size than src {list(source.shape)}"
-            raise RuntimeError(message)
-
-
-def _gathered(grad, dim, index, src_shape):
-    """Gradient of the ``src`` (of shape ``src_shape``) of a scatter: ``grad`` at the positions
-    each entry went to; entries of a ``src`` larger than ``index`` were not used."""
-    src_shape = tuple(src_shape)
-    picked = grad.gather(dim, index)
-    if picked.dim() != len(src_shape) or tuple(picked.shape) == src_shape:
-        return picked  # a 0-dim src is one value: summed back by the engine
-    out = picked.new_zeros(src_shape)
-    out[tuple(slice(0, n) for n in picked.shape)] = picked
-    return out
-
-
-def _scatter_grad(grad, dim, index, src_shape, reduce):
-    if reduce is not None:
-        raise RuntimeError("derivative for aten::scatter is not implemented")  # nor in PyTorch
-    grad_input = grad.scatter(dim, index, 0)
-    # ``src_shape`` is None when ``src`` was a number (or not given: ``value=``).
-    return grad_input, None, None if src_shape is None else _gathered(grad, dim, index, src_shape)
-
-
-@op(grad=_scatter_grad, method=True, inplace=True, out=True, meta=metadata,
-    errors=(Sample((M23, 0, TensorSpec((1, 3), "int64", 0, 1))),
-            Sample((M23, 0, TensorSpec((3,), "int64", 0, 1), 1.0)),
-            Sample((M23, 0, TensorSpec((1, 3), "int64", 0, 1), TensorSpec((1, 2)))),
-            Sample((M23, 0, TensorSpec((1, 3), "int64", 0, 1), TensorSpec((1, 3), "float64"))),
-            Sample((M23, 0, TensorSpec((1, 3), "int64", 0, 1), 1.0), {"reduce": "max"})),
-    samples=(Sample((M23, 0, TensorSpec((1, 3), "int64", 0, 1), TensorSpec((1, 3)))),
-             Sample((M23, 1, TensorSpec((2, 2), "int64", 0, 2), 7.5)),
-             Sample((M23, -1, TensorSpec((2, 2), "int32", 0, 2)), {"value": 2}),
-             Sample((I23, 0, TensorSpec((2, 3), "int64", 0, 1), 2), {"reduce": "add"}),
-             Sample((I23, 0, TensorSpec((2, 3), "int64", 0, 1), -3), {"reduce": "multiply"}),
-             Sample((TensorSpec((4,), "int64"), 0, TensorSpec((2,), "int64", 0, 3)),
-                    {"src": TensorSpec((3,), "int64")}),
-             Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0), 3)),
-             Sample((TensorSpec((2, 3), "bool"), 1, TensorSpec((2, 1), "int64", 0, 2), True))))
-def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None = None, *,
-            value: Number | None = None, reduce: str | None = None) -> Tensor:
-    """A copy of ``input`` with ``src`` (a tensor, or the number ``value``) written at the
-    positions ``index`` along ``dim``: ``out[index[i][j]][j] = src[i][j]`` for ``dim=0``.
-    ``reduce="add"`` or ``"multiply"`` combines with the existing values instead.
-
-    >>> import tensormodes as tm
-    >>> x = tm.zeros(2, 3, dtype=tm.int64)
-    >>> tm.scatter(x, 0, tm.tensor([[1, 0, 1]]), tm.tensor([[7, 8, 9]])).tolist()
-    [[0, 8, 0], [7, 0, 9]]
-    >>> x.scatter(1, tm.tensor([[2], [0]]), value=5).tolist()
-    [[0, 0, 5], [5, 0, 0]]
-    """
-    if (src is None) == (value is None):
-        raise TypeError("scatter() expects exactly one of 'src' (a tensor or a number) and 'value'")
-    source = src if src is not None else value
-    _check_index_dtype(index, "scatter(): Expected dtype int32/int64 for index")
-    if reduce is not None and reduce not in _SCATTER_REDUCTIONS:
-        raise RuntimeError("reduce argument must be either add or multiply.")
-    if isinstance(source, np.ndarray) or type(source) is MetaArray:
-        if source.dtype != input.dtype:
-            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-        if reduce is not None:
-            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed "
-                          "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
-                          "options.", UserWarning, stacklevel=3)
-        if source.ndim == 0:
-            source = reshaped(source, (1,))  # a 0-dim src tensor is a 1-element tensor, not a fill value
-    else:
-        source = scalar_as(source, input.dtype)
-    return _scatter(input, dim, index, source, _SCATTER_REDUCTIONS.get(reduce))
-
-
-def _scatter_add_grad(grad, dim, index, src_shape):
-    return grad, None, _gathered(grad, dim, index, src_shape)
-
-
-@op(grad=_scatter_add_grad, method=True, inplace=True, out=True, meta=metadata,
-    errors=(Sample((M23, 0, TensorSpec((2, 4), "int64", 0, 1), TensorSpec((2, 4)))),
-            Sample((M23, 0, TensorSpec((2, 3), "int64", 0, 1), TensorSpec((2, 3), "float64")))),
-    samples=(Sample((M23, 0, TensorSpec((2, 3), "int64", 0, 1), M23)),
-             Sample((TensorSpec((3, 2), "int64"), -1, TensorSpec((3, 4), "int64", 0, 1), TensorSpec((3, 5), "int64"))),
-             Sample((TensorSpec((5,), "float64"), 0, TensorSpec((4,), "int32", 0, 4), TensorSpec((4,), "float64")))))
-def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    """A copy of ``input`` with the values of ``src`` added at the positions ``index`` along
-    ``dim`` (repeated positions accumulate).
-
-    >>> import tensormodes as tm
-    >>> tm.scatter_add(tm.zeros(3, dtype=tm.int64), 0, tm.tensor([0, 0, 2]), tm.tensor([1, 2, 3])).tolist()
-    [3, 0, 3]
-    """
-    _check_index_dtype(index, "scatter(): Expected dtype int32/int64 for index")
-    if src.dtype != input.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    return _scatter(input, dim, index, _as_nd(src), np.add)
-
-
-def _index_add_grad(grad, dim, index, alpha):
-    grad_source = grad.index_select(dim, index)
-    if alpha != 1:
-        grad_source = grad_source * (alpha.conjugate() if isinstance(alpha, complex) else alpha)
-    return grad, None, grad_source
-
-
-@op(grad=_index_add_grad, method=True, inplace=True, out=True, meta=metadata,
-    errors=(Sample((M23, 0, TensorSpec((3,), "int64", 0, 1), TensorSpec((2, 3)))),
-            Sample((M23, 0, TensorSpec((2,), "int64", 0, 1), TensorSpec((2, 2)))),
-            Sample((M23, 0, TensorSpec((2,), "float32"), M23)), Sample((M23, 0, TensorSpec((2,), "int64", 0, 1), I23))),
-    samples=(Sample((M23, 0, TensorSpec((3,), "int64", 0, 1), TensorSpec((3, 3)))),
-             Sample((M23, 1, TensorSpec((2,), "int32", 0, 2), TensorSpec((2, 2))), {"alpha": 2}),
-             Sample((TensorSpec((4,), "int64"), -1, TensorSpec((3,), "int64", 0, 3), TensorSpec((3,), "int64"))),
-             Sample((SCALAR, 0, TensorSpec((1,), "int64", 0, 0), SCALAR))))
-def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Number = 1) -> Tensor:
-    """A copy of ``input`` with ``alpha * source`` added at positions ``index`` along ``dim``
-    (``source``'s slice ``i`` goes to position ``index[i]``; repeats accumulate).
-
-    >>> import tensormodes as tm
-    >>> tm.index_add(tm.zeros(3, dtype=tm.int64), 0, tm.tensor([0, 2, 0]), tm.tensor([1, 2, 3])).tolist()
-    [4, 0, 2]
-    """
-    if index.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_legacy_name(index.dtype)}")
-    if index.ndim > 1:
-        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
-                         f"{_legacy_name(index.dtype)} and size: {list(index.shape)}")
-    d = wrap_dim(dim, input.ndim)
-    if source.dtype != input.dtype:
-        raise RuntimeError(f"index_add_(): self ({_legacy_name(input.dtype)}) and source "
-                           f"({_legacy_name(source.dtype)}) must have the same scalar type")
-    positions = reshaped(index, (index.size,))
-    target_shape, source_shape = _as_nd(input).shape, _as_nd(source).shape
-    source_count = source_shape[d] if d < len(source_shape) else 1
-    if positions.size != source_count:
-        raise RuntimeError(f"index_add_(): Number of indices ({positions.size}) should be equal to "
-                           f"source.size(dim): ({source_count}), for dim: {d}")
-    if len(target_shape) != len(source_shape) or any(
-            a != b for i, (a, b) in enumerate(zip(target_shape, source_shape, strict=True)) if i != d):
-        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
-                           f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
-    if type(input) is MetaArray:
-        if alpha != 1:
-            scalar_as(alpha, input.dtype)
-        return MetaArray(input.shape, input.dtype)
-    size = target_shape[d]
-    bad = _out_of_bounds(positions, size, 0)
-    if bad is not None:
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    result = input.copy()
-    values = _as_nd(source)
-    if alpha != 1:
-        values = values * scalar_as(alpha, input.dtype)
-    np.add.at(_as_nd(result), (slice(None),) * d + (positions,), values)
-    return result
 
 
 def _take_along_dim_grad(grad, input_shape, indices, dim):
@@ -1104,141 +801,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return np.take_along_axis(source, positions, axis=d)
 
 
-def _index_positions(array: np.ndarray, dim: int, index: np.ndarray) -> tuple[int, np.ndarray]:
-    return wrap_dim(dim, array.ndim), reshaped(index, (index.size,))
-
-
-def _index_fill_grad(grad, dim, index, value_shape):
-    filled = grad.new_zeros(grad.shape, dtype=dt.bool).index_fill(dim, index, True)
-    grad_input, _, grad_value = _masked_fill_grad(grad, filled, value_shape)
-    return grad_input, None, grad_value
-
-
-@op(grad=_index_fill_grad, method=True, inplace=True, meta=metadata,
-    errors=(Sample((M23, 1, TensorSpec((2,), "int32", 0, 1), 1.0)),
-            Sample((M23, 1, TensorSpec((2, 1), "int64", 0, 1), 1.0)),
-            Sample((M23, 2, TensorSpec((2,), "int64", 0, 1), 1.0)),
-            Sample((M23, 1, TensorSpec((2,), "int64", 0, 1), M23))),
-    samples=(Sample((M23, 1, TensorSpec((2,), "int64", -3, 2), -1.5)),
-             Sample((TensorSpec((3, 2), "int32"), 0, TensorSpec((), "int64", 0, 2), TensorSpec((), "int64"))),
-             Sample((M23, 0, TensorSpec((2,), "int64", 0, 1), TensorSpec((), "float32"))),
-             Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0), 4)), Sample((M234, -1, TensorSpec((0,), "int64"), 2))))
-def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -> Tensor:
-    """A copy of ``input`` with ``value`` (a number or a 0-dim tensor) written at positions
-    ``index`` along ``dim``.
-
-    >>> import tensormodes as tm
-    >>> tm.zeros(2, 3, dtype=tm.int64).index_fill(1, tm.tensor([0, 2]), 7).tolist()
-    [[7, 0, 7], [7, 0, 7]]
-    """
-    if index.dtype != np.int64:
-        raise IndexError("index_fill_(): Expected dtype int64 for index.")
-    if index.ndim > 1:
-        raise RuntimeError("Index has to be a vector/scalar")
-    fill = _fill_value(value, input.dtype, "index_fill_")
-    d, positions = _index_positions(input, dim, index)
-    if type(input) is MetaArray:
-        return MetaArray(input.shape, input.dtype)
-    result = input.copy()
-    target = _as_nd(result)
-    size = target.shape[d]
-    bad = _out_of_bounds(positions, size, -size)
-    if bad is not None:
-        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    target[(slice(None),) * d + (positions,)] = fill
-    return result
-
-
-def _index_copy_grad(grad, dim, index):
-    return grad.index_fill(dim, index, 0), None, grad.index_select(dim, index)
-
-
-@op(grad=_index_copy_grad, method=True, inplace=True, meta=metadata,
-    errors=(Sample((M23, 1, TensorSpec((2,), "int64", 0, 1), TensorSpec((2, 3)))),
-            Sample((M23, 1, TensorSpec((2,), "int64", 0, 1), TensorSpec((2, 2), "float64"))),
-            Sample((M23, 1, TensorSpec((3,), "int64", 0, 1), TensorSpec((2, 2)))),
-            Sample((M23, 1, TensorSpec((2, 1), "int64", 0, 1), TensorSpec((2, 2))))),
-    samples=(Sample((M23, 1, TensorSpec((1,), "int64", 0, 2), TensorSpec((2, 1)))),
-             Sample((TensorSpec((4, 2), "int64"), 0, TensorSpec((), "int64", 0, 3), TensorSpec((1, 2), "int64"))),
-             Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0), SCALAR))))
-def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    """A copy of ``input`` with the slices of ``source`` written at positions ``index`` along
-    ``dim`` (slice ``i`` goes to position ``index[i]``).
-
-    >>> import tensormodes as tm
-    >>> tm.zeros(3, dtype=tm.int64).index_copy(0, tm.tensor([2, 0]), tm.tensor([5, 6])).tolist()
-    [6, 0, 5]
-    """
-    if index.ndim > 1:
-        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
-    if index.dtype != np.int64:
-        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_legacy_name(index.dtype)}")
-    if source.dtype != input.dtype:
-        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
-                           f"{_legacy_name(input.dtype)} and (source) {_legacy_name(source.dtype)}")
-    d, positions = _index_positions(input, dim, index)
-    if input.ndim and source.ndim and input.ndim != source.ndim:
-        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must "
-                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
-    target_shape, source_shape = _as_nd(input).shape, _as_nd(source).shape
-    for i, (expected, got) in enumerate(zip(target_shape, source_shape, strict=False)):
-        if i != d and expected != got:
-            raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination "
-                               f"slice shape: {expected} at dimension {i} and source slice shape: {got} at "
-                               f"dimension {i}.")
-    count = source_shape[d] if d < len(source_shape) else 1
-    if positions.size != count:
-        raise IndexError(f"index_copy_(): Number of indices ({positions.size}) should be equal to source.size(dim) "
-                         f"({count})")
-    if type(input) is MetaArray:
-        return MetaArray(input.shape, input.dtype)
-    size = target_shape[d]
-    bad = _out_of_bounds(positions, size, 0)
-    if bad is not None:
-        raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with size {size}")
-    result = input.copy()
-    _as_nd(result)[(slice(None),) * d + (positions,)] = _as_nd(source)
-    return result
-
-
 # -- masks -------------------------------------------------------------------------------
-
-def _masked_fill_grad(grad, mask, value_shape):
-    grad_value = None if value_shape is None else grad.where(mask, 0).sum()  # None: a number
-    return grad.masked_fill(mask, 0), None, grad_value
-
-
-@op(grad=_masked_fill_grad, method=True, inplace=True, meta=metadata,
-    errors=(Sample((M23, TensorSpec((2, 3), "int64"), 1.0)), Sample((M23, TensorSpec((3, 2), "bool"), 1.0)),
-            Sample((M23, TensorSpec((2, 3), "bool"), TensorSpec((3,)))),
-            Sample((TensorSpec((2,), "int8"), TensorSpec((2,), "bool"), 1000))),
-    samples=(Sample((M23, TensorSpec((2, 3), "bool"), 1.5)), Sample((M23, TensorSpec((3,), "bool"), -2)),
-             Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3), "bool"), 2.7)),
-             Sample((M23, TensorSpec((2, 3), "bool"), TensorSpec((), "float64"))),
-             Sample((TensorSpec((2, 3), "int32"), TensorSpec((2, 2, 3), "bool"), TensorSpec((), "int64"))),
-             Sample((SCALAR, TensorSpec((), "bool"), 3)),
-             Sample((TensorSpec((4,), "bool"), TensorSpec((4,), "bool"), False))))
-def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
-    """A copy of ``input`` with ``value`` (a number or a 0-dim tensor, cast to ``input``'s
-    dtype) where the boolean ``mask`` (broadcast against ``input``) is True.
-
-    >>> import tensormodes as tm
-    >>> x = tm.tensor([1, 2, 3])
-    >>> x.masked_fill(x > 1, 0).tolist()
-    [1, 0, 0]
-    """
-    if mask.dtype != np.bool_:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{cpp_type_name(dt.NP_TO_DTYPE[mask.dtype])}")
-    fill = _fill_value(value, input.dtype, "masked_fill_")
-    if mask.shape != input.shape:  # np.broadcast_shapes is a slow Python helper
-        shape = check_same_shape_or_broadcast(mask.shape, input.shape)
-    else:
-        shape = input.shape
-    if type(input) is MetaArray:
-        return MetaArray(tuple(shape), input.dtype)
-    return np.where(mask, fill, input)
-
 
 def _masked_select_grad(grad, input_shape, mask):
     shape = check_same_shape_or_broadcast(tuple(mask.shape), tuple(input_shape))
