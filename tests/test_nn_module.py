@@ -834,3 +834,22 @@ def test_state_dict_positional_arguments_and_overriding_submodules():
 
     net = nn.Sequential(OnlyWeight(1, 1), nn.Linear(1, 1))
     assert list(net.state_dict()) == ["0.w", "1.weight", "1.bias"]
+
+
+def test_hooks_registered_after_calls_without_any_still_run():
+    # Module calls take a shortcut while no hook was ever registered; registering one (on the
+    # module or globally) and removing it again must switch the full check on and off correctly.
+    layer = tm.nn.Identity()
+    x = tm.ones(1)
+    assert layer(x) is x
+    handle = layer.register_forward_hook(lambda module, args, output: output * 3)
+    assert layer(x).tolist() == [3.0]
+    handle.remove()
+    assert layer(x) is x
+    seen = []
+    handle = tm.nn.modules.module.register_module_forward_pre_hook(lambda module, args: seen.append(module))
+    other = tm.nn.Identity()
+    other(x)
+    handle.remove()
+    other(x)
+    assert seen == [other]

@@ -54,6 +54,15 @@ _global_forward_hooks_with_kwargs: dict[int, bool] = OrderedDict()
 # The module-call interceptors in scope, innermost last (an immutable tuple, so a scope restores it exactly).
 _INTERCEPTORS: ContextVar[tuple] = ContextVar("tensormodes_module_call_interceptors", default=())
 
+# Set once any global module hook is registered (never cleared: removing a hook leaves its dict
+# empty, which the full check sees), so that a module call with none anywhere tests one name.
+_global_hooks_registered = False
+
+
+def _note_global_hook() -> None:
+    global _global_hooks_registered
+    _global_hooks_registered = True
+
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
@@ -103,6 +112,7 @@ def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
     """
     handle = RemovableHandle(_global_forward_pre_hooks)
     _global_forward_pre_hooks[handle.id] = hook
+    _note_global_hook()
     return handle
 
 
@@ -123,6 +133,7 @@ def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
     handle = RemovableHandle(_global_forward_hooks, extra_dict=[_global_forward_hooks_always_called,
                                                                 _global_forward_hooks_with_kwargs])
     _global_forward_hooks[handle.id] = hook
+    _note_global_hook()
     if with_kwargs:
         _global_forward_hooks_with_kwargs[handle.id] = True
     if always_call:
@@ -144,6 +155,7 @@ def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
     """
     handle = RemovableHandle(_global_backward_pre_hooks)
     _global_backward_pre_hooks[handle.id] = hook
+    _note_global_hook()
     return handle
 
 
@@ -162,6 +174,7 @@ def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
     """
     handle = RemovableHandle(_global_backward_hooks)
     _global_backward_hooks[handle.id] = hook
+    _note_global_hook()
     return handle
 
 
@@ -838,6 +851,7 @@ class Module:
         """
         handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
+        self._hooks_registered = True
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
         if prepend:
@@ -862,6 +876,7 @@ class Module:
         handle = RemovableHandle(self._forward_hooks, extra_dict=[self._forward_hooks_with_kwargs,
                                                                   self._forward_hooks_always_called])
         self._forward_hooks[handle.id] = hook
+        self._hooks_registered = True
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
@@ -885,6 +900,7 @@ class Module:
         """
         handle = RemovableHandle(self._backward_pre_hooks)
         self._backward_pre_hooks[handle.id] = hook
+        self._hooks_registered = True
         if prepend:
             self._backward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
@@ -909,6 +925,7 @@ class Module:
         self._is_full_backward_hook = True
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
+        self._hooks_registered = True
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
@@ -970,8 +987,14 @@ class Module:
 
     # ------------------------------------------------------------------ calling
 
+    # Set by the module's hook registrars (never cleared, like _global_hooks_registered).
+    _hooks_registered = False
+
     def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
-        # The plain path: no hook and no interceptor anywhere -> forward directly (PyTorch's fast path).
+        # The plain path: no hook ever registered here or globally, no interceptor -> forward directly.
+        if not (self._hooks_registered or _global_hooks_registered or _INTERCEPTORS.get()):
+            return self.forward(*args, **kwargs)
+        # Hooks were registered at some point: the full check (their dicts may be empty again).
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
                 or _global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
                 or _global_backward_pre_hooks or _INTERCEPTORS.get()):
