@@ -170,16 +170,31 @@ def is_meta_device(device) -> bool:
     return getattr(device, "type", None) == "meta"
 
 
-def probe(value, clamp: bool = True):
+# One read-only probe per (clamped shape, dtype), shared by every rule that probes a kernel.
+_PROBES: dict[tuple, np.ndarray] = {}
+
+
+def _cached_probe(value: MetaArray) -> np.ndarray:
+    key = (tuple(min(s, 1) for s in value.shape), value.dtype)
+    array = _PROBES.get(key)
+    if array is None:
+        if len(_PROBES) > 1024:  # bounded: ranks and dtypes are few, but never grow without limit
+            _PROBES.clear()
+        array = _PROBES[key] = np.ones(*key)
+        array.flags.writeable = False
+    return array
+
+
+def probe(value):
     """A small real stand-in for a meta operand: ones of its dtype, each size clamped to at most 1
-    (0 stays 0), or its full shape when ``clamp`` is False. Other values pass through."""
+    (0 stays 0), read-only and shared. Lists and tuples are probed item by item; other values
+    pass through."""
     if type(value) is MetaArray:
-        shape = tuple(min(s, 1) for s in value.shape) if clamp else value.shape
-        return np.ones(shape, value.dtype)
+        return _cached_probe(value)
     if isinstance(value, list):
-        return [probe(v, clamp) for v in value]
+        return [probe(v) for v in value]
     if type(value) is tuple:
-        return tuple(probe(v, clamp) for v in value)
+        return tuple(probe(v) for v in value)
     return value
 
 
@@ -226,26 +241,11 @@ def _broadcast(shapes: list) -> tuple[int, ...]:
     return tuple(shape)
 
 
-def _run_probed(opdef, bound, clamp: bool = True):
+def _run_probed(opdef, bound):
     for name in opdef.tensor_params:
         if name in bound.arguments:
-            bound.arguments[name] = probe(bound.arguments[name], clamp)
+            bound.arguments[name] = probe(bound.arguments[name])
     return opdef.kernel(*bound.args, **bound.kwargs)
-
-
-# One read-only probe per (clamped shape, dtype): elementwise rules run on every meta call.
-_PROBES: dict[tuple, np.ndarray] = {}
-
-
-def _cached_probe(value: MetaArray) -> np.ndarray:
-    key = (tuple(min(s, 1) for s in value.shape), value.dtype)
-    array = _PROBES.get(key)
-    if array is None:
-        if len(_PROBES) > 1024:  # bounded: ranks and dtypes are few, but never grow without limit
-            _PROBES.clear()
-        array = _PROBES[key] = np.ones(*key)
-        array.flags.writeable = False
-    return array
 
 
 def _swap_operands(value, shapes: list, operands: list):
