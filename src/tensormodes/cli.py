@@ -33,6 +33,7 @@ from pathlib import Path
 from ._api.tensor import Tensor
 from .fx import symbolic_trace
 from .fx.passes import ShapeProp
+from .fx.node import map_aggregate
 from .fx.passes.shape_prop import meta_copy
 from .modes import LoggingMode, NanCheckMode, OpCounterMode, TimingMode
 from .modes._common import public_name, render_table
@@ -369,7 +370,8 @@ class _Shapes(_FirstModel):
         seen: list[tuple] = []
 
         def record(module, args, output) -> None:
-            shapes = [tuple(t.shape) for t in _tensors_in(output)]
+            shapes = []
+            map_aggregate(output, lambda v: shapes.append(tuple(v.shape)) if isinstance(v, Tensor) else None)
             # The model's row counts all its parameters; a layer's row only its own.
             own = module is not twin
             seen.append((paths.get(id(module), "?"), type(module).__name__, shapes,
@@ -395,16 +397,6 @@ class _Shapes(_FirstModel):
     def report(self) -> dict:
         return {"model": None if self.model is None else type(self.model).__name__, "error": self.error,
                 "rows": self.rows}
-
-
-def _tensors_in(value) -> list:
-    if isinstance(value, Tensor):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [t for v in value for t in _tensors_in(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors_in(v)]
-    return []
 
 
 def _shape_text(shape: tuple) -> str:
