@@ -32,8 +32,8 @@ from pathlib import Path
 
 from ._api.tensor import Tensor
 from .fx import symbolic_trace
-from .fx.passes import ShapeProp
 from .fx.node import map_aggregate
+from .fx.passes import ShapeProp
 from .fx.passes.shape_prop import meta_copy
 from .modes import LoggingMode, NanCheckMode, OpCounterMode, TimingMode
 from .modes._common import public_name, render_table
