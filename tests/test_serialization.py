@@ -282,8 +282,8 @@ def test_a_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
     with pytest.raises(TypeError):
         tm.save({"a": 2, "b": object()}, tmp_path / "f.st")
 
-    def full_disk(file, header, blocks):
-        file.write(header[:3])
+    def full_disk(file, entries, document, blocks):
+        file.write(b"{}")
         raise OSError("No space left on device")
 
     monkeypatch.setattr(serialization, "_write", full_disk)

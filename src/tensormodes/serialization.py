@@ -73,7 +73,6 @@ import mmap as _mmap
 import os
 import sys
 import zlib
-from collections.abc import Iterable
 from typing import IO, Any
 
 import numpy as np
@@ -191,8 +190,15 @@ class _Encoder:
         return index
 
 
-def _bounds(array: np.ndarray) -> tuple[int, int]:
-    lo = hi = array.__array_interface__["data"][0]
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def _bounds(array: np.ndarray, address: int) -> tuple[int, int]:
+    """The bytes ``[lo, hi)`` that ``array`` (starting at ``address``) spans."""
+    if array.flags.c_contiguous:
+        return address, address + array.nbytes
+    lo = hi = address
     if array.size:
         for n, s in zip(array.shape, array.strides):
             if s >= 0:
@@ -210,13 +216,13 @@ class _Storage:
         self.members, self.lo, self.hi = members, lo, hi
 
 
-def _storages(arrays: list[np.ndarray]) -> list[_Storage]:
+def _storages(arrays: list[np.ndarray], bounds: list[tuple[int, int]]) -> list[_Storage]:
     """Groups tensors whose memory overlaps; each group becomes one storage.
 
     Distinct allocations never overlap in the address space, so overlapping byte ranges
     are exactly the tensors sharing memory (a base and its views, tied weights).
     """
-    spans = sorted((*_bounds(a), i) for i, a in enumerate(arrays))
+    spans = sorted((lo, hi, i) for i, (lo, hi) in enumerate(bounds))
     groups: list[_Storage] = []
     current = None
     for lo, hi, i in spans:
@@ -237,21 +243,24 @@ def _storages(arrays: list[np.ndarray]) -> list[_Storage]:
 def _plan(tensors: list[Tensor], names: list[str]):
     """The header entries, the metadata's storages and tensors, and the buffers to write."""
     arrays = [t._data for t in tensors]
+    addresses = [_address(a) for a in arrays]
+    bounds = [_bounds(a, address) for a, address in zip(arrays, addresses)]
     entries: dict[str, dict] = {}
     storages: dict[str, dict] = {}
     descriptions: list[dict] = [{} for _ in tensors]
     blocks = []
-    for group in _storages(arrays):
+    for group in _storages(arrays, bounds):
         members = {i: arrays[i] for i in group.members}
         first = members[group.members[0]]
         lo, hi = group.lo, group.hi
         if lo == hi or any(s % first.itemsize for s in first.strides):
             # Empty or oddly strided (a NumPy view PyTorch could not make): written contiguous.
             first = members[group.members[0]] = np.ascontiguousarray(first)
-            lo, hi = _bounds(first)
+            addresses[group.members[0]] = _address(first)
+            lo, hi = bounds[group.members[0]] = _bounds(first, addresses[group.members[0]])
         # The entry takes the dtype and shape of a tensor spanning the whole storage (a base saved
         # with its views) when there is one, so safetensors readers see that tensor.
-        spanning = [i for i, a in members.items() if a.flags.c_contiguous and _bounds(a) == (lo, hi)]
+        spanning = [i for i, a in members.items() if a.flags.c_contiguous and bounds[i] == (lo, hi)]
         # Prefer a tensor that is not itself a view: it comes back as the base of the others.
         spanning.sort(key=lambda i: tensors[i]._view_base is not None)
         whole = members[spanning[0]] if spanning else None
@@ -276,7 +285,7 @@ def _plan(tensors: list[Tensor], names: list[str]):
             descriptions[i] = {
                 "storage": name, "dtype": dt.NP_TO_DTYPE[a.dtype]._name, "shape": list(a.shape),
                 "stride": [s // a.itemsize for s in a.strides],
-                "offset": a.__array_interface__["data"][0] - lo if a.size else 0,
+                "offset": addresses[i] - lo if a.size else 0,
                 "requires_grad": bool(t._requires_grad), "parameter": type(t) is Parameter}
     blocks.sort(key=lambda b: -b[0])  # widest elements first: every block stays aligned
     offset = 0
@@ -315,14 +324,7 @@ def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = Non
     encoder = _Encoder()
     tree = encoder.encode(obj, "obj", ())
     entries, storages, descriptions, blocks = _plan(encoder.tensors, encoder.names)
-    for name, block in blocks.items():
-        storages[name]["sum64"] = _sum64(block)
     document = {"version": FORMAT_VERSION, "storages": storages, "tensors": descriptions, "object": tree}
-    header: dict[str, Any] = {"__metadata__": {_DOC_KEY: _dumps(document)}, **entries}
-    checksum = zlib.crc32(_dumps(header).encode())
-    header["__metadata__"][_HEADER_CRC_KEY] = str(checksum)
-    text = _dumps(header).encode()
-    text += b" " * (-len(text) % 8)
     if isinstance(f, (str, os.PathLike)):
         # Written beside the target then renamed over it: a failed save leaves the old file whole,
         # and tensors loaded from it with mmap=True keep their pages (truncating it would not).
@@ -330,7 +332,7 @@ def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = Non
         temporary = f"{path}.{os.getpid()}.{id(blocks):x}.tmp"
         try:
             with open(temporary, "wb") as file:
-                _write(file, text, blocks.values())
+                _write(file, entries, document, blocks)
             os.replace(temporary, path)
         except BaseException:
             if os.path.exists(temporary):
@@ -339,19 +341,36 @@ def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = Non
     else:
         if not hasattr(f, "write"):
             raise TypeError(f"tm.save: f must be a path or a binary file object, not {type(f).__name__}")
-        _write(f, text, blocks.values())
+        _write(f, entries, document, blocks)
 
 
-def _write(file, header: bytes, blocks: Iterable[np.ndarray]) -> None:
+def _header(entries: dict, document: dict) -> bytes:
+    """The header: compact JSON, with the checksum of the rest after the document, padded with
+    spaces to a multiple of 8 bytes."""
+    document_text = _dumps(_dumps(document))
+    text = _dumps({"__metadata__": {_DOC_KEY: "@"}, **entries})  # "@": where the document goes
+    head, tail = text.split('"@"', 1)
+    checksum = zlib.crc32(f"{head}{document_text}{tail}".encode())
+    text = f'{head}{document_text},"{_HEADER_CRC_KEY}":"{checksum}"{tail}'.encode()
+    return text + b" " * (-len(text) % 8)
+
+
+def _write(file, entries: dict, document: dict, blocks: dict[str, np.ndarray]) -> None:
+    storages = document["storages"]
+    for name, raw in blocks.items():
+        storages[name]["sum64"] = _sum64(raw)
+    header = _header(entries, document)
     file.write(len(header).to_bytes(8, "little"))
     file.write(header)
-    for raw in blocks:
+    for raw in blocks.values():
         file.write(raw)
 
 
 def _sum64(block: np.ndarray) -> list[int]:
     """The sum modulo 2**64 of each MiB of ``block``'s 64-bit little-endian words (see the module docstring)."""
     size = len(block)
+    if size <= _CHUNK and size % 8 == 0:  # the common case: one reduction of whole words
+        return [int(np.add.reduce(block.view(np.uint64)))]
     whole = size - size % 8
     words = block[:whole].view(np.uint64)
     last = int.from_bytes(bytes(block[whole:]), "little") if whole < size else 0  # trailing bytes, zero-padded
@@ -407,7 +426,8 @@ def _read_file(file):
     return np.frombuffer(bytearray(file.read()), np.uint8)
 
 
-def _parse_header(buffer) -> tuple[dict, int]:
+def _parse_header(buffer) -> tuple[dict, str, int]:
+    """The header as a dict, its text, and where the data starts."""
     size = len(buffer)
     if size < 8:
         raise FormatError(f"not a safetensors file: {size} bytes, too short for the 8-byte header length")
@@ -416,41 +436,48 @@ def _parse_header(buffer) -> tuple[dict, int]:
         raise FormatError(f"header length field says {n} bytes but the file holds {size - 8} after it: "
                           "wrong header length or truncated file")
     try:
-        header = json.loads(bytes(buffer[8:8 + n]).decode("utf-8"))
+        text = bytes(buffer[8:8 + n]).decode("utf-8")
+        header = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise FormatError(f"header is not valid JSON ({e}): corrupted header or wrong header length") from None
     if not isinstance(header, dict):
         raise FormatError(f"header must be a JSON object, not {type(header).__name__}")
-    return header, 8 + n
+    return header, text, 8 + n
 
 
-def _entries(header: dict, data_size: int) -> dict[str, tuple[str, list[int], int, int]]:
+_ENTRY_KEYS = frozenset(("dtype", "shape", "data_offsets"))
+
+
+def _entries(header: dict, data_size: int) -> dict[str, tuple[dt.dtype, list[int], int, int]]:
+    """Each tensor's checked header entry: its dtype, shape and byte range in the data."""
     entries = {}
     for name, entry in header.items():
         if name == "__metadata__":
             continue
-        if not isinstance(entry, dict) or set(entry) != {"dtype", "shape", "data_offsets"}:
+        if type(entry) is not dict or entry.keys() != _ENTRY_KEYS:
             raise FormatError(f"header entry of tensor {name!r} must have exactly the keys dtype, shape and "
                               f"data_offsets, got {entry!r}")
         code, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-        if code not in _FROM_CODE:
+        dtype = _FROM_CODE.get(code) if type(code) is str else None
+        if dtype is None:
             raise FormatError(f"tensor {name!r} has dtype {code!r}, which tensormodes does not support "
                               f"(supported: {', '.join(_FROM_CODE)})")
-        if not (isinstance(shape, list) and all(type(s) is int and s >= 0 for s in shape)):
+        if type(shape) is not list or not all(type(s) is int and s >= 0 for s in shape):
             raise FormatError(f"tensor {name!r} has an invalid shape {shape!r}")
-        if not (isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int for o in offsets)
-                and 0 <= offsets[0] <= offsets[1]):
+        if type(offsets) is not list or len(offsets) != 2 or type(offsets[0]) is not int \
+                or type(offsets[1]) is not int or not 0 <= offsets[0] <= offsets[1]:
             raise FormatError(f"tensor {name!r} has invalid data_offsets {offsets!r}")
-        needed = math.prod(shape) * _FROM_CODE[code].itemsize
-        if offsets[1] - offsets[0] != needed:
-            raise FormatError(f"tensor {name!r}: data_offsets {offsets} hold {offsets[1] - offsets[0]} bytes but "
+        begin, stop = offsets
+        needed = math.prod(shape) * dtype.itemsize
+        if stop - begin != needed:
+            raise FormatError(f"tensor {name!r}: data_offsets {offsets} hold {stop - begin} bytes but "
                               f"dtype {code} and shape {shape} need {needed}")
-        if offsets[1] > data_size:
+        if stop > data_size:
             raise FormatError(f"tensor {name!r}: data_offsets {offsets} run past the end of the data "
                               f"({data_size} bytes): the file is truncated")
-        entries[name] = (code, shape, offsets[0], offsets[1])
+        entries[name] = (dtype, shape, begin, stop)
     end = 0
-    for name, (_, _, begin, stop) in sorted(entries.items(), key=lambda e: (e[1][2], e[1][3])):
+    for name, (_, _, begin, stop) in sorted(entries.items(), key=_by_offsets):
         if begin != end:
             raise FormatError(f"tensor {name!r}: data_offsets start at {begin}, but the previous tensor ends at "
                               f"{end}: the tensors must cover the data without gaps or overlaps")
@@ -459,6 +486,10 @@ def _entries(header: dict, data_size: int) -> dict[str, tuple[str, list[int], in
         raise FormatError(f"the tensors cover {end} bytes of data but the file holds {data_size}: "
                           "wrong header or trailing bytes")
     return entries
+
+
+def _by_offsets(item: tuple[str, tuple]) -> tuple[int, int]:
+    return item[1][2], item[1][3]
 
 
 def _target_device(map_location) -> None:
@@ -504,7 +535,7 @@ def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module: Any
     _check_byteorder()
     _target_device(map_location)
     buffer = _read(f, bool(mmap))
-    header, data_start = _parse_header(buffer)
+    header, text, data_start = _parse_header(buffer)
     entries = _entries(header, len(buffer) - data_start)
     metadata = header.get("__metadata__")
     if metadata is not None and not (isinstance(metadata, dict) and all(
@@ -512,9 +543,9 @@ def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module: Any
         raise FormatError("header field '__metadata__' must map strings to strings")
     data = buffer[data_start:]
     if not metadata or (_DOC_KEY not in metadata and _HEADER_CRC_KEY not in metadata):
-        return {name: wrap_array(_entry_array(data, code, shape, begin, stop))
-                for name, (code, shape, begin, stop) in entries.items()}
-    _check_header(header, metadata)
+        return {name: wrap_array(data[begin:stop].view(dtype._np).reshape(shape))
+                for name, (dtype, shape, begin, stop) in entries.items()}
+    _check_header(header, text, metadata)
     try:
         document = json.loads(metadata[_DOC_KEY])
     except json.JSONDecodeError as e:
@@ -531,15 +562,20 @@ def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module: Any
     return _Decoder(tensors).decode(document["object"], "obj")
 
 
-def _entry_array(data: np.ndarray, code: str, shape: list[int], begin: int, stop: int) -> np.ndarray:
-    return data[begin:stop].view(_FROM_CODE[code]._np).reshape(shape)
-
-
-def _check_header(header: dict, metadata: dict) -> None:
+def _check_header(header: dict, text: str, metadata: dict) -> None:
     for key in (_DOC_KEY, _HEADER_CRC_KEY):
         if key not in metadata:
             raise FormatError(f"header field '__metadata__.{key}' is missing: corrupted header")
-    expected = metadata.pop(_HEADER_CRC_KEY)
+    expected = metadata[_HEADER_CRC_KEY]
+    # The header as save() wrote it is the compact JSON the checksum covers plus this one entry,
+    # so the checksum is verified on the file's own bytes; any other spelling of the same header
+    # (rewritten by another JSON writer) is checked by encoding it again.
+    entry = f',"{_HEADER_CRC_KEY}":"{expected}"'
+    text = text.rstrip(" ")
+    at = text.find(entry)
+    if at >= 0 and str(zlib.crc32(f"{text[:at]}{text[at + len(entry):]}".encode())) == expected:
+        return
+    del metadata[_HEADER_CRC_KEY]
     actual = zlib.crc32(_dumps(header).encode())
     metadata[_HEADER_CRC_KEY] = expected
     if expected != str(actual):
@@ -548,65 +584,72 @@ def _check_header(header: dict, metadata: dict) -> None:
 
 
 def _load_storages(data: np.ndarray, entries: dict, storages) -> dict[str, tuple[np.ndarray, dt.dtype]]:
-    if not isinstance(storages, dict) or set(storages) != set(entries):
+    """Each storage's bytes and dtype, after checking its checksums."""
+    if type(storages) is not dict or storages.keys() != entries.keys():
         raise FormatError("header field '__metadata__.tensormodes.storages' does not list the file's tensors")
-    names = sorted(entries, key=lambda name: entries[name][2])  # in file order: the first bad one is reported
-    for name in names:
+    in_file_order = sorted(entries.items(), key=_by_offsets)  # the first bad storage in the file is reported
+    checks = []
+    for name, (_, _, begin, stop) in in_file_order:
         info = storages[name]
-        if not (isinstance(info, dict) and info.get("dtype") in _BY_NAME and _checksum_kind(info) is not None):
+        kind = _checksum_kind(info)
+        if kind is None:
             raise FormatError(f"header field '__metadata__.tensormodes.storages' has an invalid entry for tensor "
                               f"{name!r}: {info!r}")
-    blocks = [data[entries[name][2]:entries[name][3]] for name in names]
-    for name, block in zip(names, blocks):
-        kind = _checksum_kind(storages[name])
-        if (_sum64 if kind == "sum64" else _crc32)(block) != storages[name][kind]:
+        checks.append((name, data[begin:stop], _sum64 if kind == "sum64" else _crc32, info[kind]))
+    result = {}
+    for name, block, checksum, expected in checks:
+        if checksum(block) != expected:
             raise FormatError(f"checksum mismatch in tensor {name!r}: its {len(block)} bytes are corrupted")
-    return {name: (block, _BY_NAME[storages[name]["dtype"]]) for name, block in zip(names, blocks)}
+        result[name] = (block, _BY_NAME[storages[name]["dtype"]])
+    return result
 
 
-def _checksum_kind(info: dict) -> str | None:
+def _checksum_kind(info) -> str | None:
     """Which checksum a storage's entry holds, ``"sum64"`` or (older files) ``"crc32"``; None when
-    it holds neither in its form."""
-    keys = set(info) - {"dtype"}
-    if len(keys) == 1:
-        kind = keys.pop()
-        if kind in ("sum64", "crc32") and type(info[kind]) is list and all(type(c) is int for c in info[kind]):
-            return kind
-    return None
+    the entry is not ``{"dtype": name, kind: [int, ...]}``."""
+    if type(info) is not dict or len(info) != 2 or type(info.get("dtype")) is not str or info["dtype"] not in _BY_NAME:
+        return None
+    kind = "sum64" if "sum64" in info else "crc32"
+    sums = info.get(kind)
+    return kind if type(sums) is list and all(type(c) is int for c in sums) else None
 
 
-_DESCRIPTION_KEYS = {"storage", "dtype", "shape", "stride", "offset", "requires_grad", "parameter"}
+_DESCRIPTION_KEYS = frozenset(("storage", "dtype", "shape", "stride", "offset", "requires_grad", "parameter"))
 
 
 def _load_tensors(storages: dict[str, tuple[np.ndarray, dt.dtype]], descriptions) -> list[Tensor]:
-    if not isinstance(descriptions, list):
+    if type(descriptions) is not list:
         raise FormatError("header field '__metadata__.tensormodes.tensors' must be a list")
-    arrays = []
+    tensors = []
     for i, d in enumerate(descriptions):
-        where = f"header field '__metadata__.tensormodes.tensors[{i}]'"
-        if not isinstance(d, dict) or set(d) != _DESCRIPTION_KEYS or d["storage"] not in storages \
-                or d["dtype"] not in _BY_NAME or type(d["requires_grad"]) is not bool \
-                or type(d["parameter"]) is not bool \
+        if type(d) is not dict or d.keys() != _DESCRIPTION_KEYS or type(d["storage"]) is not str \
+                or d["storage"] not in storages or type(d["dtype"]) is not str or d["dtype"] not in _BY_NAME \
+                or type(d["requires_grad"]) is not bool or type(d["parameter"]) is not bool \
                 or (d["requires_grad"] and _BY_NAME[d["dtype"]]._category < dt._FLOAT):
-            raise FormatError(f"{where} is invalid: {d!r}")
+            raise FormatError(f"header field '__metadata__.tensormodes.tensors[{i}]' is invalid: {d!r}")
         raw = storages[d["storage"]][0]
         np_dtype = _BY_NAME[d["dtype"]]._np
         try:
             array = np.ndarray(tuple(d["shape"]), np_dtype, buffer=raw, offset=d["offset"],
                                strides=tuple(s * np_dtype.itemsize for s in d["stride"]))
         except (TypeError, ValueError) as e:
-            raise FormatError(f"{where} describes a tensor that does not fit in tensor {d['storage']!r}: {e}") from None
-        arrays.append(array)
-    tensors = []
-    for d, array in zip(descriptions, arrays):
+            raise FormatError(f"header field '__metadata__.tensormodes.tensors[{i}]' describes a tensor that does "
+                              f"not fit in tensor {d['storage']!r}: {e}") from None
         t = wrap_array(array)
         if d["parameter"]:
-            t = Parameter(t, requires_grad=bool(d["requires_grad"]))
+            t = Parameter(t, requires_grad=d["requires_grad"])
         elif d["requires_grad"]:
             t.requires_grad_(True)
         tensors.append(t)
-    # Tensors sharing a storage come back as views of one root: the first that spans the whole
-    # storage (the base they were views of), else a tensor over the whole storage.
+    if len({d["storage"] for d in descriptions}) < len(descriptions):
+        _share_storages(storages, descriptions, tensors)
+    return tensors
+
+
+def _share_storages(storages: dict[str, tuple[np.ndarray, dt.dtype]], descriptions: list[dict],
+                    tensors: list[Tensor]) -> None:
+    """Makes tensors saved from one storage views of one root: the first that spans the whole
+    storage (the base they were views of), else a new tensor over the whole storage."""
     users = collections.Counter(d["storage"] for d in descriptions)
     roots: dict[str, Tensor] = {}
     for d, t in sorted(zip(descriptions, tensors), key=lambda p: p[0]["dtype"] != storages[p[0]["storage"]][1]._name):
@@ -624,7 +667,6 @@ def _load_tensors(storages: dict[str, tuple[np.ndarray, dt.dtype]], descriptions
         t._view_base = root
         root._has_views = True
         share_version(t, root)
-    return tensors
 
 
 class _Decoder:
