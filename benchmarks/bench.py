@@ -301,7 +301,8 @@ def data_rows() -> list[Row]:
 
     Baselines: ``safetensors.numpy`` for files (when installed; it checks no checksum), NumPy
     indexing with each batch's indices for the loader. The torch column is ``torch.save`` /
-    ``torch.load`` and torch's ``DataLoader``.
+    ``torch.load`` and torch's ``DataLoader``. The file rows run in this long-lived process,
+    whose allocator reuses warm memory; ``checkpoint_files.py`` times them in fresh processes.
     """
     rng = np.random.default_rng(0)
     arrays = {f"layer{i}.weight": rng.standard_normal((256, 384)).astype(np.float32) for i in range(16)}

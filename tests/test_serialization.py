@@ -395,6 +395,30 @@ def test_flipped_byte_in_the_metadata_fails_the_header_checksum():
         _load_bytes(data[:position] + b"7" + data[position + 1:])
 
 
+def _respelled(data: bytes, change=lambda header: None) -> bytes:
+    """The file with its header rewritten by another JSON writer (spaces after separators)."""
+    header = _header(data)
+    change(header)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    return len(text).to_bytes(8, "little") + text + data[_data_start(data):]
+
+
+def test_a_header_respelled_by_another_writer_still_passes_its_checksum():
+    # The checksum is checked on the file's own bytes first; a header whose bytes changed but
+    # whose JSON did not (here: spaces after separators) is checked on its compact encoding.
+    respelled = _respelled(_small_file())
+    assert b'"shape": [2, 3]' in respelled
+    assert _load_bytes(respelled)["step"] == 3
+
+    def change_lr(header):
+        metadata = header["__metadata__"]
+        metadata["tensormodes"] = metadata["tensormodes"].replace('"lr":0.5', '"lr":0.7')
+
+    with pytest.raises(FormatError, match=r"^header checksum mismatch"):
+        _load_bytes(_respelled(_small_file(), change_lr))
+
+
 def test_truncated_files():
     data = _small_file()
     with pytest.raises(FormatError, match=r"^tensor 'w': data_offsets \[0, 24\] run past the end of the data "
