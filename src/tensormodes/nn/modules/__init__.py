@@ -69,7 +69,13 @@ from .pooling import (
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding, EmbeddingBag
-from .transformer import TransformerEncoder, TransformerEncoderLayer
+from .transformer import (
+                          Transformer,
+                          TransformerDecoder,
+                          TransformerDecoderLayer,
+                          TransformerEncoder,
+                          TransformerEncoderLayer,
+)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "Sequential", "ModuleList",
@@ -79,6 +85,7 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "Embedding", "EmbeddingBag", "Dropout", "Dropout1d", "Dropout2d", "Upsample", "UpsamplingNearest2d",
            "UpsamplingBilinear2d", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
            "GRUCell", "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+           "TransformerDecoderLayer", "TransformerDecoder", "Transformer",
            "Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Tanh", "Softmax", "Softmin",
            "LogSoftmax", "ELU", "SELU", "CELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus",
            "Softsign", "Tanhshrink", "PReLU", "Hardsigmoid", "Hardswish", "SiLU", "Mish", "L1Loss", "NLLLoss",
