@@ -130,6 +130,20 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 
 
 @_public
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    """Applies a 1D adaptive max pooling over an input signal composed of several input
+    planes: the maximum of each of ``output_size`` windows spread evenly across the last
+    dimension, with the maxima's positions when ``return_indices``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.adaptive_max_pool1d(tm.tensor([[1., 5., 2., 0., 4.]]), 2).tolist()
+    [[5.0, 4.0]]
+    """
+    result = _function("adaptive_max_pool1d")(input, output_size)
+    return result if return_indices else result[0]
+
+
+@_public
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
     """Applies a 2D adaptive max pooling over an input signal composed of several input
     planes: the maximum of each window of an ``output_size`` grid spread evenly across the last
