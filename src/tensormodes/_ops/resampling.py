@@ -565,7 +565,7 @@ def _upsample_bicubic2d(input: Tensor, output_size: Sequence[int], align_corners
 
     >>> import tensormodes as tm
     >>> tm._upsample_bicubic2d(tm.tensor([[[[0., 1., 2.]]]]), [1, 5], True)
-    tensor([[[[0.0000, 0.5000, 1.0000, 1.5000, 2.0000]]]])
+    tensor([[[[0.0000, 0.4062, 1.0000, 1.5938, 2.0000]]]])
     """
     return _gather(input, _upsample_plan("upsample_bicubic2d", input, output_size, 2, [scales_h, scales_w],
                                          bool(align_corners), cubic=True))
