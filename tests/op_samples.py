@@ -194,7 +194,7 @@ TORCH_EQUIVALENTS = {
                     "_log_sigmoid", "_glu", "_hardswish", "_hardsigmoid", "_threshold", "_reflection_pad1d",
                     "_reflection_pad2d", "_reflection_pad3d", "_replication_pad1d", "_replication_pad2d",
                     "_replication_pad3d", "_upsample_nearest1d", "_upsample_nearest2d", "_upsample_linear1d",
-                    "_upsample_bilinear2d")},
+                    "_upsample_bilinear2d", "_upsample_bicubic2d")},
     # the output of PyTorch's native normalisations (their statistics are handed to our formulas)
     "_native_layer_norm": lambda torch: lambda *args: torch.native_layer_norm(*args)[0],
     "_native_group_norm": lambda torch: lambda *args: torch.native_group_norm(*args)[0],

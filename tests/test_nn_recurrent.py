@@ -33,6 +33,12 @@ CASES = [
     ("L.nn.LSTM(3, 4, 3, bias=False, bidirectional=True)", [_floats(4, 2, 3), (_floats(6, 2, 4), _floats(6, 2, 4))]),
     ("L.nn.LSTM(3, 4, batch_first=True)", [_floats(6, 3), (_floats(1, 4), _floats(1, 4))]),
     ("L.nn.LSTM(3, 4, 2, dropout=0.5)", [_floats(5, 2, 3)]),
+    ("L.nn.LSTM(3, 5, proj_size=2)", [_floats(5, 2, 3)]),
+    ("L.nn.LSTM(3, 5, proj_size=2)", [_floats(5, 2, 3), (_floats(1, 2, 2), _floats(1, 2, 5))]),
+    ("L.nn.LSTM(3, 5, 2, proj_size=3, bidirectional=True)", [_floats(4, 2, 3), (_floats(4, 2, 3), _floats(4, 2, 5))]),
+    ("L.nn.LSTM(3, 6, 2, bias=False, batch_first=True, proj_size=1)", [_floats(2, 4, 3)]),
+    ("L.nn.LSTM(3, 5, proj_size=4, batch_first=True, bidirectional=True)", [_floats(6, 3), (_floats(2, 4),
+                                                                                           _floats(2, 5))]),
     ("L.nn.GRU(3, 4)", [_floats(5, 2, 3)]),
     ("L.nn.GRU(3, 4, 2, bidirectional=True)", [_floats(5, 2, 3), _floats(4, 2, 4)]),
     ("L.nn.GRU(3, 4, bias=False, batch_first=True)", [_floats(3, 5, 3)]),
@@ -66,7 +72,8 @@ def test_lstm_over_a_long_sequence_matches_torch():
     "L.nn.RNN(3, 4)", "L.nn.RNN(3, 4, 2, nonlinearity='relu', bias=False, batch_first=True, dropout=0.5, "
     "bidirectional=True)", "L.nn.LSTM(3, 4, num_layers=3)", "L.nn.GRU(3, 4, dropout=0.25, num_layers=2)",
     "L.nn.RNNCell(3, 4)", "L.nn.RNNCell(3, 4, nonlinearity='relu', bias=False)", "L.nn.LSTMCell(3, 4)",
-    "L.nn.GRUCell(3, 4, bias=False)",
+    "L.nn.GRUCell(3, 4, bias=False)", "L.nn.LSTM(3, 5, proj_size=2)",
+    "L.nn.LSTM(3, 5, 3, bias=False, bidirectional=True, proj_size=4)",
 ])
 def test_repr_and_state_dict_names_match_torch(expression):
     ours = eval(expression, {"L": tm})
@@ -89,6 +96,15 @@ def test_repr_and_state_dict_names_match_torch(expression):
     "L.nn.LSTM(3, 4, batch_first=None)",
     "L.nn.LSTM(3, 4, proj_size=4)",
     "L.nn.LSTM(3, 4, proj_size=-1)",
+    "L.nn.LSTM(3, 4, proj_size=5)",
+    "L.nn.RNN(3, 4, proj_size=2)",
+    "L.nn.RNN(3, 4, proj_size=0)",
+    "L.nn.GRU(3, 4, 2, proj_size=1)",
+    "L.nn.GRU(3, 4, projection=1)",
+    "L.nn.LSTM(3, 4, proj_size=2)(L.ones(2, 5, 3), (L.ones(1, 5, 4), L.ones(1, 5, 4)))",
+    "L.nn.LSTM(3, 4, proj_size=2)(L.ones(2, 5, 3), (L.ones(1, 5, 2), L.ones(1, 5, 2)))",
+    "L.nn.LSTM(3, 4, proj_size=2, bidirectional=True)(L.ones(2, 5, 3), (L.ones(1, 5, 2), L.ones(1, 5, 4)))",
+    "L.nn.LSTM(3, 4, 2, proj_size=2)(L.ones(2, 5, 4))",
     "L.nn.RNN(3, 4)(L.ones(1, 2, 3, 4))",
     "L.nn.LSTM(3, 4)(L.ones(5))",
     "L.nn.GRU(3, 4)(L.ones(1, 2, 3, 4))",
@@ -114,9 +130,30 @@ def test_construction_and_call_errors_match_torch(expression):
     assert_raises_like_torch(expression)
 
 
-def test_projected_lstm_is_refused_clearly():
-    with pytest.raises(NotImplementedError, match="proj_size > 0"):
-        tm.nn.LSTM(3, 4, proj_size=2)
+def test_projected_lstm_shapes_and_parameters():
+    lstm = tm.nn.LSTM(3, 6, 2, proj_size=2, bidirectional=True)
+    shapes = {name: tuple(p.shape) for name, p in lstm.named_parameters()}
+    # Later layers read both directions' projected states; every weight_hh reads a projected state.
+    assert shapes["weight_ih_l1"] == (24, 4) and shapes["weight_hh_l0_reverse"] == (24, 2)
+    assert shapes["weight_hr_l0"] == shapes["weight_hr_l1_reverse"] == (2, 6)
+    assert [name for name in shapes if name.endswith("l0")] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
+                                                               "bias_hh_l0", "weight_hr_l0"]
+    assert [len(weights) for weights in lstm.all_weights] == [5, 5, 5, 5]
+    output, (h, c) = lstm(tm.randn(7, 3, 3))
+    assert output.shape == (7, 3, 4) and h.shape == (4, 3, 2) and c.shape == (4, 3, 6)
+    assert lstm(tm.randn(0, 3, 3))[0].shape == (0, 3, 4)  # an empty sequence keeps the output's width
+    # The last layer's final projected states are the ends of the output: forward's last step, reverse's first.
+    assert h[2].tolist() == output[-1, :, :2].tolist() and h[3].tolist() == output[0, :, 2:].tolist()
+
+
+def test_projected_lstm_initialisation_is_uniform_in_hidden_size_bound():
+    """Every parameter, ``weight_hr`` included, is drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+    tm.manual_seed(0)
+    lstm = tm.nn.LSTM(4, 16, proj_size=8)
+    projection = lstm.weight_hr_l0.detach().numpy()
+    assert projection.shape == (8, 16)
+    assert np.abs(projection).max() <= 0.25 and np.abs(projection).max() > 0.2
+    assert len({tuple(p.detach().numpy().ravel()[:3]) for p in lstm.parameters()}) == 5
 
 
 def test_dropout_with_one_layer_warns_like_torch():

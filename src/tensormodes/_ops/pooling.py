@@ -1,6 +1,6 @@
 """Pooling: max pooling (with or without the positions of the maxima) and its inverse
-``max_unpool2d``, average pooling, and adaptive average and max pooling, as PyTorch declares
-them (``torch.max_pool2d``, ``torch.nn.functional.avg_pool2d`` ...). ``nn.functional``'s
+``max_unpool2d``, average pooling, and adaptive average and max pooling (1D and 2D), as PyTorch
+declares them (``torch.max_pool2d``, ``torch.nn.functional.avg_pool2d`` ...). ``nn.functional``'s
 Python-level functions (``F.max_pool2d(return_indices=True)``, ``F.adaptive_max_pool2d`` ...)
 are composites over these ops, in ``nn/_functional/pooling.py``.
 
@@ -175,6 +175,11 @@ def _adaptive_max_pool2d_meta(input, output_size):
     if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
         raise not_implemented("adaptive_max_pool2d", dt.NP_TO_DTYPE[input.dtype])
     return _with_indices((*input.shape[:-2], *sizes), input.dtype)
+
+
+def _adaptive_max_pool1d_meta(input, output_size):
+    size = _adaptive_max_pool1d_arguments(input, output_size)
+    return _with_indices((*input.shape[:-1], size), input.dtype)
 
 
 def _check_unpool_arguments(input, indices) -> None:
@@ -765,6 +770,12 @@ def _adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
     _adaptive_input("adaptive_max_pool2d", input, 2, sizes, colon=True)
     if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
         raise not_implemented("adaptive_max_pool2d", dt.NP_TO_DTYPE[input.dtype])
+    return _adaptive_maxima(input, sizes)
+
+
+def _adaptive_maxima(input: np.ndarray, sizes) -> tuple[np.ndarray, np.ndarray]:
+    """The maxima of an ``sizes`` grid of adaptive windows over the last two dimensions, and
+    their flat positions in the plane (the first one of a window's ties, or its first NaN)."""
     height, width = input.shape[-2:]
     if 0 in sizes:
         shape = (*input.shape[:-2], *sizes)
@@ -776,13 +787,62 @@ def _adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
     windows = work[..., rows[:, :, None, None], columns[None, None, :, :]]  # (..., Oh, kh, Ow, kw)
     windows = np.where(row_valid[:, :, None, None] & column_valid[None, None, :, :], windows, -np.inf)
     windows = np.moveaxis(windows, -3, -2)  # (..., Oh, Ow, kh, kw)
-    flat = windows.reshape(*windows.shape[:-2], -1)
+    flat = windows.reshape(*windows.shape[:-2], windows.shape[-2] * windows.shape[-1])  # not -1: empty batches
     chosen = np.argmax(flat, axis=-1)
     values = np.take_along_axis(flat, chosen[..., None], axis=-1)[..., 0]
     kernel_width = columns.shape[1]
     row = rows[np.arange(sizes[0])[:, None], chosen // kernel_width]
     column = columns[np.arange(sizes[1])[None, :], chosen % kernel_width]
     return values.astype(input.dtype), (row * width + column).astype(np.int64)
+
+
+def _adaptive_max_pool1d_arguments(input, output_size) -> int:
+    """``adaptive_max_pool1d``'s checks, in PyTorch's order; the output size."""
+    _check_1d_input("adaptive_max_pool1d", input)
+    size = _output_sizes("adaptive_max_pool1d", output_size, 1)[0]
+    for dim in range(1, input.ndim):  # PyTorch allows an empty first dimension, batched or not
+        if input.shape[dim] == 0:
+            raise RuntimeError(f"adaptive_max_pool1d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with dimension {dim} being empty")
+    if size < 0:  # PyTorch's kernel runs on planes of height 1, and sizes its output so
+        planes = [*input.shape[:-1], 1, size]
+        raise RuntimeError(f"Trying to create tensor with negative dimension {size}: {planes}")
+    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
+        raise not_implemented("adaptive_max_pool2d", dt.NP_TO_DTYPE[input.dtype])
+    return size
+
+
+def _adaptive_max_pool1d_grad(grad, input_shape, result):
+    values, indices = grad[0].unsqueeze(-2), result[1].unsqueeze(-2)
+    out = values.shape[-1]
+    planes = (*input_shape[:-1], 1, input_shape[-1])
+    return _spread_maxima(values, planes, indices, bool(out == 0 or input_shape[-1] % out)).squeeze(-2)
+
+
+# PyTorch runs adaptive_max_pool2d on planes of height 1 and squeezes the result (its node).
+@op(node="squeeze#1", meta=rule(_adaptive_max_pool1d_meta),
+    errors=(Sample((TensorSpec((4,)), 2)), Sample((TensorSpec((2, 4)), (2, 2))), Sample((TensorSpec((2, 0)), 2)),
+            Sample((TensorSpec((2, 4)), -1)), Sample((TensorSpec((2, 4), "int64"), 2))),
+    grad=_adaptive_max_pool1d_grad, samples=(
+    Sample((TensorSpec((1, 2, 7)), 3)),
+    Sample((TensorSpec((2, 5), "float64"), [4])),
+    Sample((TensorSpec((2, 1, 6), "float64"), 6)),
+    Sample((TensorSpec((2, 3, 4), "float64"), 8)),
+    Sample((TensorSpec((0, 5)), 2)),
+    Sample((TensorSpec((1, 3, 5), "bfloat16"), 2))))
+def adaptive_max_pool1d(input: Tensor, output_size) -> tuple:
+    """Applies a 1D adaptive max pooling over an input signal composed of several input
+    planes: the maxima of ``output_size`` windows spread evenly over the last dimension of
+    ``input`` (N, C, L) or (C, L), and their positions along it.
+
+    >>> import tensormodes as tm
+    >>> values, indices = tm.adaptive_max_pool1d(tm.tensor([[1., 5., 2., 0., 4.]]), 2)
+    >>> values.tolist(), indices.tolist()
+    ([[5.0, 4.0]], [[1, 4]])
+    """
+    size = _adaptive_max_pool1d_arguments(input, output_size)
+    values, indices = _adaptive_maxima(input[..., None, :], [1, size])
+    return values[..., 0, :], indices[..., 0, :]
 
 
 # -- unpooling ------------------------------------------------------------------------------------

@@ -1,12 +1,13 @@
 """Padding and upsampling: ``constant_pad_nd``, and the ops ``nn.functional.pad`` and
 ``interpolate`` run as PyTorch does (``_reflection_pad2d``, ``_replication_pad1d``,
-``_upsample_nearest2d``, ``_upsample_bilinear2d`` ...), so they record PyTorch's backward nodes
-(``ReflectionPad2DBackward0``, ``UpsampleBilinear2DBackward0`` ...).
+``_upsample_nearest2d``, ``_upsample_bilinear2d``, ``_upsample_bicubic2d`` ...), so they record
+PyTorch's backward nodes (``ReflectionPad2DBackward0``, ``UpsampleBilinear2DBackward0`` ...).
 
 The reflecting, replicating and upsampling ops are separable: along each dimension they work,
-every output position reads one or two input positions (*taps*), the second with a weight. The
-forward pass gathers the taps with NumPy; the gradient adds ``grad`` (times the weight) back at
-the taps with ``index_add``, one dimension at a time.
+every output position reads one or two input positions (*taps*), the second with a weight, or
+four weighted ones for bicubic upsampling. The forward pass gathers the taps with NumPy; the
+gradient adds ``grad`` (times the weight) back at the taps with ``index_add``, one dimension at
+a time.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import dtype_of, not_implemented, ops
+from ._common import HALF_TYPES, dtype_of, not_implemented, ops
 from ._meta import MetaArray, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from .creation import checked_fill_value
@@ -87,7 +88,10 @@ def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Ten
 
 def _gather(input: np.ndarray, plan) -> np.ndarray:
     """``input`` resampled by ``plan``: (dim, low, high, weight) steps, where ``high`` and
-    ``weight`` are None for a plain gather; weights are cast to the input's dtype."""
+    ``weight`` are None for a plain gather; weights are cast to the input's dtype. A 2-D ``low``
+    (outputs, taps) holds several taps per output, with ``weight`` of the same shape."""
+    if plan and plan[0][1].ndim == 2:
+        return _gather_taps(input, plan)
     result = input
     for dim, low, high, weight in plan:
         taken = np.take(result, low, axis=dim)
@@ -100,6 +104,23 @@ def _gather(input: np.ndarray, plan) -> np.ndarray:
     return result
 
 
+def _gather_taps(input: np.ndarray, plan) -> np.ndarray:
+    """``_gather`` of several weighted taps per output: summed in float32 (float64 for float64
+    input) and rounded once, as PyTorch's kernels accumulate half-precision input; the weights
+    are first rounded to the input's dtype, as PyTorch stores them."""
+    work = np.float64 if input.dtype == np.float64 else np.float32
+    result = input.astype(work)
+    for dim, taps, _, weight in plan:
+        shape = [1] * result.ndim
+        shape[dim] = len(taps)
+        weights = weight.astype(input.dtype).astype(work)
+        total = np.take(result, taps[:, 0], axis=dim) * weights[:, 0].reshape(shape)
+        for k in range(1, taps.shape[1]):
+            total += np.take(result, taps[:, k], axis=dim) * weights[:, k].reshape(shape)
+        result = total
+    return result.astype(input.dtype)
+
+
 def _scatter_back(grad, input_shape, plan):
     """The gradient of ``_gather``: each output position's gradient added back at its taps."""
     shapes = [tuple(input_shape)]
@@ -110,6 +131,14 @@ def _scatter_back(grad, input_shape, plan):
     device = grad.device
     for (dim, low, high, weight), shape in zip(reversed(plan), reversed(shapes), strict=True):
         zeros = grad.new_zeros(shape)
+        if low.ndim == 2:  # several weighted taps per output
+            view = [1] * grad.dim()
+            view[dim] = len(low)
+            for k in range(low.shape[1]):
+                w = ops.tensor(weight[:, k].reshape(view), dtype=grad.dtype, device=device)
+                zeros = zeros.index_add(dim, ops.tensor(low[:, k], device=device), grad * w)
+            grad = zeros
+            continue
         if high is None:
             grad = zeros.index_add(dim, ops.tensor(low, device=device), grad)
             continue
@@ -311,15 +340,56 @@ def _linear_taps(size: int, out: int, factor, align_corners: bool, dtype: np.dty
     return low, high, (source - low).astype(work)
 
 
-def _upsample_plan(name: str, input, output_size, spatial: int, scales, align_corners=None):
+# A = -0.75: the cubic convolution kernel PyTorch (and OpenCV) interpolate with.
+_CUBIC_A = -0.75
+
+
+def _cubic_taps(size: int, out: int, factor, align_corners: bool, dtype: np.dtype):
+    """Four taps per output position (clamped to the input) and their cubic convolution weights,
+    computed as PyTorch does: in float32 (float64 for float64 input), the source position not
+    clamped at the start, its integer part at most ``size - 1`` and the fraction within [0, 1]."""
+    work = np.float64 if dtype == np.float64 else np.float32
+    scale = _source_scale(size, out, factor, align_corners, work)
+    positions = np.arange(out, dtype=work)
+    source = scale * positions if align_corners else scale * (positions + work(0.5)) - work(0.5)
+    index = np.minimum(np.floor(source).astype(np.int64), size - 1)
+    t = np.clip(source - index.astype(work), work(0), work(1))
+    a, one = work(_CUBIC_A), work(1)
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + one
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = np.stack([far(t + one), near(t), near(one - t), far(work(2) - t)], axis=1)
+    taps = np.clip(index[:, None] + np.arange(-1, 3), 0, size - 1)
+    return taps, weights
+
+
+def _upsample_plan(name: str, input, output_size, spatial: int, scales, align_corners=None, *, cubic: bool = False):
     sizes = [int(s) for s in output_size]
     if len(sizes) != spatial:
         raise RuntimeError(f"It is expected output_size equals to {spatial}, but got size {len(sizes)}")
     if input.ndim != spatial + 2:
         raise RuntimeError(f"It is expected input_size equals to {spatial + 2}, but got size {input.ndim}")
     if min(sizes) <= 0 or 0 in input.shape[2:]:
-        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
-                           f"({', '.join(map(str, input.shape[2:]))}) and output ({', '.join(map(str, sizes))})")
+        names = ("D", "H", "W")[-spatial:]
+        shown = ", ".join(f"{n}: {size}" for n, size in zip(names, input.shape[2:]))
+        wanted = ", ".join(f"{n}: {size}" for n, size in zip(names, sizes))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({shown})"
+                           f"{' and' if spatial == 1 else ''} output ({wanted})")
+    if input.shape[1] == 0:
+        raise RuntimeError(f"Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
+                           f"{list(input.shape)}")
+    if cubic:
+        if input.dtype.kind != "f" and input.dtype not in HALF_TYPES:
+            raise not_implemented("compute_indices_weights_cubic", dtype_of(input))
+        plan = []
+        for i, (out, factor) in enumerate(zip(sizes, scales, strict=True)):
+            taps, weights = _cubic_taps(input.shape[2 + i], out, factor, align_corners, input.dtype)
+            plan.append((2 + i, taps, None, weights))
+        return plan
     if input.dtype.kind not in "f":
         raise not_implemented(name, dtype_of(input))
     plan = []
@@ -460,3 +530,42 @@ def _upsample_bilinear2d(input: Tensor, output_size: Sequence[int], align_corner
     """
     return _gather(input, _upsample_plan("upsample_bilinear2d", input, output_size, 2, [scales_h, scales_w],
                                          bool(align_corners)))
+
+
+def _upsample_bicubic2d_meta(input, output_size, align_corners, scales_h=None, scales_w=None):
+    return _upsample_meta(input, _upsample_plan("upsample_bicubic2d", input, output_size, 2, [scales_h, scales_w],
+                                                bool(align_corners), cubic=True))
+
+
+def _upsample_bicubic2d_grad(grad, input_shape, input_dtype, output_size, align_corners, scales_h, scales_w):
+    if tuple(grad.shape) == tuple(input_shape):
+        # PyTorch's backward copies the gradient when the sizes agree, even where scale factors
+        # made the forward pass resample (size 5 at scale 1.1): so do we, to give its gradients.
+        return grad
+    plan = _upsample_plan("upsample_bicubic2d", _probe(input_shape, input_dtype), output_size, 2,
+                          [scales_h, scales_w], bool(align_corners), cubic=True)
+    return _upsampled_grad(grad, input_shape, plan)
+
+
+@op(grad=_upsample_bicubic2d_grad, meta=rule(_upsample_bicubic2d_meta),
+    errors=(Sample((TensorSpec((3, 3, 4)), [6, 8], False)), Sample((TensorSpec((1, 1, 2, 2), "int64"), [4, 4], True)),
+            Sample((TensorSpec((1, 0, 2, 2)), [4, 4], False)), Sample((_IMAGE, [0, 4], False))),
+    samples=(Sample((_IMAGE, [6, 8], False)), Sample((_IMAGE, [5, 7], True)),
+             Sample((_IMAGE, [4, 5], False, 1.5, 1.25)), Sample((_IMAGE, [2, 2], False)),
+             Sample((TensorSpec((1, 2, 5, 3), "float64"), [2, 7], False)),
+             Sample((TensorSpec((1, 2, 5, 3), "float64"), [3, 3], True)),
+             Sample((TensorSpec((1, 2, 5, 3), "float64"), [1, 1], True)),
+             Sample((TensorSpec((0, 2, 3, 3), "float64"), [4, 4], False)),
+             Sample((TensorSpec((1, 1, 3, 3), "float16"), [5, 4], False))))
+def _upsample_bicubic2d(input: Tensor, output_size: Sequence[int], align_corners: bool,
+                        scales_h: float | None = None, scales_w: float | None = None) -> Tensor:
+    """``input`` (N, C, H, W) resized to ``output_size`` by bicubic convolution (A = -0.75) over
+    the four nearest samples along each dimension, the edge samples repeated past the borders:
+    ``interpolate(mode="bicubic")``'s op (node ``UpsampleBicubic2DBackward0``).
+
+    >>> import tensormodes as tm
+    >>> tm._upsample_bicubic2d(tm.tensor([[[[0., 1., 2.]]]]), [1, 5], True)
+    tensor([[[[0.0000, 0.4062, 1.0000, 1.5938, 2.0000]]]])
+    """
+    return _gather(input, _upsample_plan("upsample_bicubic2d", input, output_size, 2, [scales_h, scales_w],
+                                         bool(align_corners), cubic=True))

@@ -130,6 +130,20 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 
 
 @_public
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    """Applies a 1D adaptive max pooling over an input signal composed of several input
+    planes: the maximum of each of ``output_size`` windows spread evenly across the last
+    dimension, with the maxima's positions when ``return_indices``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.adaptive_max_pool1d(tm.tensor([[1., 5., 2., 0., 4.]]), 2).tolist()
+    [[5.0, 4.0]]
+    """
+    result = _function("adaptive_max_pool1d")(input, output_size)
+    return result if return_indices else result[0]
+
+
+@_public
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
     """Applies a 2D adaptive max pooling over an input signal composed of several input
     planes: the maximum of each window of an ``output_size`` grid spread evenly across the last
@@ -146,7 +160,8 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
 # -- interpolate ------------------------------------------------------------------------------------
 
 _MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
-_SPATIAL = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+# PyTorch names the mismatch for these modes; bicubic on other than 4D input gets its generic error.
+_SPATIAL = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
 
 def _interpolation_sizes(input: Tensor, size, scale_factor, recompute_scale_factor):
@@ -180,8 +195,8 @@ def _interpolation_sizes(input: Tensor, size, scale_factor, recompute_scale_fact
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
     """Down/up samples the input to either the given ``size`` or the given ``scale_factor``:
-    ``'nearest'`` (3D or 4D input), ``'linear'`` (3D) or ``'bilinear'`` (4D) interpolation
-    over the spatial dimensions, the corners' pixels aligned when ``align_corners``.
+    ``'nearest'`` (3D or 4D input), ``'linear'`` (3D), ``'bilinear'`` or ``'bicubic'`` (4D)
+    interpolation over the spatial dimensions, the corners' pixels aligned when ``align_corners``.
 
     >>> import tensormodes as tm, tensormodes.nn.functional as F
     >>> F.interpolate(tm.tensor([[[1., 2.]]]), scale_factor=2).tolist()
@@ -200,20 +215,21 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     elif align_corners is None:
         align_corners = False
     if antialias and not (mode in ("bilinear", "bicubic") and input.dim() == 4):
-        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor "
-                         "as input")
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
+                         "4-D tensor as input")
     sizes, factors = _interpolation_sizes(input, size, scale_factor, recompute_scale_factor)
     spatial = input.dim() - 2
     if mode in _SPATIAL and spatial != _SPATIAL[mode]:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_SPATIAL[mode] + 2}D input")
-    if input.dim() not in (3, 4, 5):
+    if input.dim() not in (3, 4, 5) or (mode == "bicubic" and input.dim() != 4):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
                                   f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
-    if mode not in ("nearest", "linear", "bilinear") or input.dim() == 5 or antialias:
+    if mode not in ("nearest", "linear", "bilinear", "bicubic") or input.dim() == 5 or antialias:
         raise NotImplementedError(f"interpolate: mode={mode!r} on {input.dim()}D input"
                                   f"{' with antialias' if antialias else ''} is not implemented in tensormodes "
-                                  f"(supported: 'nearest' for 3D and 4D input, 'linear', 'bilinear')")
+                                  f"(supported: 'nearest' for 3D and 4D input, 'linear', 'bilinear', 'bicubic', "
+                                  f"without antialias)")
     if min(sizes) <= 0:
         names = ("H", "W")[-spatial:]
         shown = ", ".join(f"{name}: {size}" for name, size in zip(names, input.shape[2:]))
@@ -223,7 +239,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if not input.is_floating_point():
         kernel = {("nearest", 1): "compute_indices_weights_nearest", ("linear", 1): "compute_indices_weights_linear",
                   ("nearest", 2): "upsample_nearest2d_channels_last",
-                  ("bilinear", 2): "upsample_bilinear2d_channels_last"}[mode, spatial]
+                  ("bilinear", 2): "upsample_bilinear2d_channels_last",
+                  ("bicubic", 2): "compute_indices_weights_cubic"}[mode, spatial]
         raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(input.dtype)}\'')
     if mode == "nearest":
         if spatial == 1:
@@ -231,6 +248,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         return _function("_upsample_nearest2d")(input, sizes, *factors)
     if mode == "linear":
         return _function("_upsample_linear1d")(input, sizes, align_corners, factors[0])
+    if mode == "bicubic":
+        return _function("_upsample_bicubic2d")(input, sizes, align_corners, *factors)
     return _function("_upsample_bilinear2d")(input, sizes, align_corners, *factors)
 
 

@@ -1,5 +1,5 @@
 """Pooling modules: max (``MaxPool1d``, ``MaxPool2d``), average (``AvgPool1d``, ``AvgPool2d``) and
-adaptive (``AdaptiveAvgPool1d``, ``AdaptiveAvgPool2d``, ``AdaptiveMaxPool2d``).
+adaptive (``AdaptiveAvgPool1d``, ``AdaptiveAvgPool2d``, ``AdaptiveMaxPool1d``, ``AdaptiveMaxPool2d``).
 
 >>> import tensormodes as tm
 >>> tm.nn.MaxPool1d(2)(tm.tensor([[[1., 3., 2., 5.]]])).tolist()
@@ -16,7 +16,7 @@ from .. import functional as F
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool2d"]
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -179,17 +179,7 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
         return F.adaptive_avg_pool2d(input, self.output_size)
 
 
-class AdaptiveMaxPool2d(Module):
-    """Applies a 2D adaptive max pooling over an input signal composed of several input planes.
-
-    ``return_indices=True`` also returns the maxima's flat positions in their planes.
-
-    >>> import tensormodes as tm
-    >>> values, indices = tm.nn.AdaptiveMaxPool2d(1, return_indices=True)(tm.tensor([[[1., 5.], [0., 3.]]]))
-    >>> values.tolist(), indices.tolist()
-    ([[[5.0]]], [[[1]]])
-    """
-
+class _AdaptiveMaxPoolNd(Module):
     __constants__ = ["output_size", "return_indices"]
 
     def __init__(self, output_size, return_indices: bool = False) -> None:
@@ -200,6 +190,35 @@ class AdaptiveMaxPool2d(Module):
     def extra_repr(self) -> str:
         """``output_size=...``."""
         return f"output_size={self.output_size}"
+
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Applies a 1D adaptive max pooling over an input signal composed of several input planes.
+
+    ``return_indices=True`` also returns the maxima's positions along the last dimension.
+
+    >>> import tensormodes as tm
+    >>> values, indices = tm.nn.AdaptiveMaxPool1d(2, return_indices=True)(tm.tensor([[1., 5., 2., 0., 4.]]))
+    >>> values.tolist(), indices.tolist()
+    ([[5.0, 4.0]], [[1, 4]])
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor | tuple[tm.Tensor, tm.Tensor]:
+        """``F.adaptive_max_pool1d(input, output_size, return_indices)``."""
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Applies a 2D adaptive max pooling over an input signal composed of several input planes.
+
+    ``return_indices=True`` also returns the maxima's flat positions in their planes.
+
+    >>> import tensormodes as tm
+    >>> values, indices = tm.nn.AdaptiveMaxPool2d(1, return_indices=True)(tm.tensor([[[1., 5.], [0., 3.]]]))
+    >>> values.tolist(), indices.tolist()
+    ([[[5.0]]], [[[1]]])
+    """
 
     def forward(self, input: tm.Tensor) -> tm.Tensor | tuple[tm.Tensor, tm.Tensor]:
         """``F.adaptive_max_pool2d(input, output_size, return_indices)``."""

@@ -40,12 +40,14 @@ def _relu_step(input_gates: tm.Tensor, hidden: tm.Tensor, w_hh: tm.Tensor, b_hh:
 
 
 def _lstm_step(input_gates: tm.Tensor, state: tuple[tm.Tensor, tm.Tensor], w_hh: tm.Tensor,
-               b_hh: tm.Tensor | None) -> tuple[tm.Tensor, tm.Tensor]:
+               b_hh: tm.Tensor | None, w_hr: tm.Tensor | None = None) -> tuple[tm.Tensor, tm.Tensor]:
     hidden, cell = state
     # Gates in PyTorch's order: input, forget, cell candidate, output.
     in_gate, forget_gate, candidate, out_gate = (input_gates + F.linear(hidden, w_hh, b_hh)).chunk(4, -1)
     cell = forget_gate.sigmoid() * cell + in_gate.sigmoid() * candidate.tanh()
-    return out_gate.sigmoid() * cell.tanh(), cell
+    hidden = out_gate.sigmoid() * cell.tanh()
+    # With proj_size, the hidden state carried on (and output) is projected by w_hr; the cell is not.
+    return (hidden if w_hr is None else F.linear(hidden, w_hr)), cell
 
 
 def _gru_step(input_gates: tm.Tensor, hidden: tm.Tensor, w_hh: tm.Tensor, b_hh: tm.Tensor | None) -> tm.Tensor:
@@ -64,6 +66,14 @@ _STEPS: dict[str, Callable] = {"RNN_TANH": _tanh_step, "RNN_RELU": _relu_step, "
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
+def _reject_projection(kwargs: dict) -> None:
+    """PyTorch's ``RNN`` and ``GRU`` take ``**kwargs`` for ``RNNBase``, and refuse ``proj_size``."""
+    if "proj_size" in kwargs:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+    for name in kwargs:
+        raise TypeError(f"RNNBase.__init__() got an unexpected keyword argument '{name}'")
+
+
 def _check_type(name: str, value, kind: type) -> None:
     if not isinstance(value, kind):
         raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
@@ -77,7 +87,9 @@ class RNNBase(Module):
     Holds, per layer ``k`` and direction, ``weight_ih_l{k}`` (gates * hidden_size, input size),
     ``weight_hh_l{k}`` (gates * hidden_size, hidden_size) and with ``bias`` ``bias_ih_l{k}`` and
     ``bias_hh_l{k}`` (the reverse direction's names end in ``_reverse``), all initialised from
-    U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)).
+    U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)). An LSTM with ``proj_size`` > 0 also holds
+    ``weight_hr_l{k}`` (proj_size, hidden_size), and its hidden states have proj_size features
+    (so ``weight_hh_l{k}`` is (gates * hidden_size, proj_size), as are the later layers' inputs).
 
     >>> import tensormodes as tm
     >>> [name for name, _ in tm.nn.GRU(2, 3, bidirectional=True, bias=False).named_parameters()]
@@ -121,23 +133,25 @@ class RNNBase(Module):
             raise ValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
-        if proj_size > 0:
-            raise NotImplementedError("LSTM with proj_size > 0 (projected hidden states) is not supported")
         if mode not in _GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
         gate_size = _GATES[mode] * hidden_size
         directions = 2 if bidirectional else 1
         self._flat_weights_names: list[str] = []
         self._all_weights: list[list[str]] = []
+        real_hidden_size = proj_size if proj_size > 0 else hidden_size
         for layer in range(num_layers):
-            layer_input_size = input_size if layer == 0 else hidden_size * directions
+            layer_input_size = input_size if layer == 0 else real_hidden_size * directions
             for direction in range(directions):
                 suffix = "_reverse" if direction == 1 else ""
                 names = [f"weight_ih_l{layer}{suffix}", f"weight_hh_l{layer}{suffix}"]
-                shapes = [(gate_size, layer_input_size), (gate_size, hidden_size)]
+                shapes = [(gate_size, layer_input_size), (gate_size, real_hidden_size)]
                 if bias:
                     names += [f"bias_ih_l{layer}{suffix}", f"bias_hh_l{layer}{suffix}"]
                     shapes += [(gate_size,), (gate_size,)]
+                if proj_size > 0:
+                    names.append(f"weight_hr_l{layer}{suffix}")
+                    shapes.append((proj_size, hidden_size))
                 for name, shape in zip(names, shapes):
                     setattr(self, name, Parameter(tm.empty(shape, device=device, dtype=dtype)))
                 self._flat_weights_names.extend(names)
@@ -160,7 +174,8 @@ class RNNBase(Module):
 
     @property
     def all_weights(self) -> list[list[Parameter]]:
-        """The parameters of each layer and direction, in order (``weight_ih``, ``weight_hh``, biases)."""
+        """The parameters of each layer and direction, in order (``weight_ih``, ``weight_hh``, biases,
+        ``weight_hr``)."""
         return [[getattr(self, name) for name in names] for names in self._all_weights]
 
     def extra_repr(self) -> str:
@@ -201,9 +216,11 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
                                f"{input.size(-1)}")
 
-    def _expected_hidden_size(self, input: tm.Tensor) -> tuple[int, int, int]:
+    def _expected_hidden_size(self, input: tm.Tensor, *, cell: bool = False) -> tuple[int, int, int]:
+        """The initial hidden state's shape (the LSTM's cell state's with ``cell``: it is not projected)."""
         batch = input.size(0) if self.batch_first else input.size(1)
-        return (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
+        features = self.proj_size if self.proj_size > 0 and not cell else self.hidden_size
+        return (self.num_layers * (2 if self.bidirectional else 1), batch, features)
 
     @staticmethod
     def _check_hidden_size(hidden: tm.Tensor, expected: tuple[int, int, int],
@@ -211,8 +228,8 @@ class RNNBase(Module):
         if tuple(hidden.shape) != expected:
             raise RuntimeError(message.format(expected, list(hidden.shape)))
 
-    def _zeros(self, input: tm.Tensor) -> tm.Tensor:
-        return tm.zeros(self._expected_hidden_size(input), dtype=input.dtype, device=input.device)
+    def _zeros(self, input: tm.Tensor, *, cell: bool = False) -> tm.Tensor:
+        return tm.zeros(self._expected_hidden_size(input, cell=cell), dtype=input.dtype, device=input.device)
 
     def _run(self, input: tm.Tensor, state: tm.Tensor | tuple[tm.Tensor, tm.Tensor]):
         """The stacked layers over a batched ``input``; ``state`` holds every layer's and direction's
@@ -230,6 +247,7 @@ class RNNBase(Module):
                 weights = self.all_weights[index]
                 w_ih, w_hh = weights[0], weights[1]
                 b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
+                projection = (weights[-1],) if self.proj_size > 0 else ()
                 carry = (state[0][index], state[1][index]) if lstm else state[index]
                 # One matmul projects every time step's input; the loop only adds the hidden part.
                 projected = F.linear(sequence, w_ih, b_ih).unbind(0)
@@ -237,12 +255,12 @@ class RNNBase(Module):
                     projected = projected[::-1]
                 hiddens = []
                 for input_gates in projected:
-                    carry = step(input_gates, carry, w_hh, b_hh)
+                    carry = step(input_gates, carry, w_hh, b_hh, *projection)
                     hiddens.append(carry[0] if lstm else carry)
                 if direction == 1:
                     hiddens.reverse()
                 outputs.append(tm.stack(hiddens) if hiddens else sequence.new_zeros(
-                    (0, sequence.shape[1], self.hidden_size)))
+                    (0, sequence.shape[1], self.proj_size or self.hidden_size)))
                 finals.append(carry)
             sequence = outputs[0] if directions == 1 else tm.cat(outputs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
@@ -270,7 +288,8 @@ class RNN(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None) -> None:
+                 device=None, dtype=None, **kwargs) -> None:
+        _reject_projection(kwargs)
         if nonlinearity == "tanh":
             mode = "RNN_TANH"
         elif nonlinearity == "relu":
@@ -317,7 +336,8 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device=None,
-                 dtype=None) -> None:
+                 dtype=None, **kwargs) -> None:
+        _reject_projection(kwargs)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          device=device, dtype=dtype)
 
@@ -329,7 +349,9 @@ class LSTM(RNNBase):
 
     i, f, g, o = split(x W_ih^T + b_ih + h W_hh^T + b_hh) (gates stacked in that order);
     c' = sigmoid(f) * c + sigmoid(i) * tanh(g), h' = sigmoid(o) * tanh(c'). Returns
-    ``(output, (h_n, c_n))``; shapes as ``RNN``. ``proj_size`` > 0 is not supported.
+    ``(output, (h_n, c_n))``; shapes as ``RNN``. With ``proj_size`` > 0 each new hidden state is
+    projected, h' = W_hr (sigmoid(o) * tanh(c')), so ``output`` and ``h_n`` have ``proj_size``
+    features (c_n keeps ``hidden_size``).
 
     >>> import tensormodes as tm
     >>> lstm = tm.nn.LSTM(10, 20, 2, bidirectional=True)
@@ -349,7 +371,7 @@ class LSTM(RNNBase):
         """``(output, (h_n, c_n))`` for ``input`` from the initial states ``hx = (h_0, c_0)`` (zeros by default)."""
         input, batched = self._batched(input)
         if hx is None:
-            hx = (self._zeros(input), self._zeros(input))
+            hx = (self._zeros(input), self._zeros(input, cell=True))
         else:
             hidden, cell = hx
             rank = 3 if batched else 2
@@ -360,9 +382,9 @@ class LSTM(RNNBase):
             if not batched:
                 hx = (hidden.unsqueeze(1), cell.unsqueeze(1))
         self._check_input(input)
-        expected = self._expected_hidden_size(input)
-        self._check_hidden_size(hx[0], expected, "Expected hidden[0] size {}, got {}")
-        self._check_hidden_size(hx[1], expected, "Expected hidden[1] size {}, got {}")
+        self._check_hidden_size(hx[0], self._expected_hidden_size(input), "Expected hidden[0] size {}, got {}")
+        self._check_hidden_size(hx[1], self._expected_hidden_size(input, cell=True),
+                                "Expected hidden[1] size {}, got {}")
         output, (hidden, cell) = self._run(input, hx)
         if not batched:
             return output.squeeze(0 if self.batch_first else 1), (hidden.squeeze(1), cell.squeeze(1))
