@@ -70,8 +70,8 @@ def _reject_projection(kwargs: dict) -> None:
     """PyTorch's ``RNN`` and ``GRU`` take ``**kwargs`` for ``RNNBase``, and refuse ``proj_size``."""
     if "proj_size" in kwargs:
         raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-    for name in kwargs:
-        raise TypeError(f"RNNBase.__init__() got an unexpected keyword argument '{name}'")
+    if kwargs:
+        raise TypeError(f"RNNBase.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
 
 
 def _check_type(name: str, value, kind: type) -> None:

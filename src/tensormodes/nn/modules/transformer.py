@@ -230,11 +230,7 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x: tm.Tensor, attn_mask: tm.Tensor | None, key_padding_mask: tm.Tensor | None,
-                  is_causal: bool = False) -> tm.Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
+    _sa_block = TransformerEncoderLayer._sa_block  # the same self-attention block: self_attn, dropout1
 
     def _mha_block(self, x: tm.Tensor, memory: tm.Tensor, attn_mask: tm.Tensor | None,
                    key_padding_mask: tm.Tensor | None, is_causal: bool = False) -> tm.Tensor:
