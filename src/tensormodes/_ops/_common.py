@@ -250,6 +250,16 @@ def scalar_type_name(dtype: dt.dtype) -> str:
     return _SCALAR_TYPE_NAMES[dtype]
 
 
+def no_derivative(aten_name: str):
+    """The gradient formula of an op PyTorch records without a derivative: its result requires
+    grad, and a backward through it raises PyTorch's error (the op is not silently a constant)."""
+    def formula(grad):
+        raise RuntimeError(f"derivative for aten::{aten_name} is not implemented")
+    formula.__name__ = formula.__qualname__ = f"_{aten_name}_no_derivative"
+    formula.no_derivative = True  # gradient checks skip it
+    return formula
+
+
 def not_implemented(kernel_name: str, dtype: dt.dtype) -> NotImplementedError:
     """PyTorch's error for a kernel that has no version for ``dtype``."""
     return NotImplementedError(f'"{kernel_name}" not implemented for \'{scalar_type_name(dtype)}\'')

@@ -22,6 +22,7 @@ from ._common import (
     dtype_of,
     floating,
     is_tensor,
+    no_derivative,
     operand_dtype,
     ops,
     quiet,
@@ -335,7 +336,7 @@ true_divide = alias("true_divide", of="div", method=True, inplace=True, drops=("
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((C64, C64))),
-    meta=elementwise, differentiable=False, method=True, inplace=True, out=True,
+    meta=elementwise, grad=no_derivative("floor_divide"), method=True, inplace=True, out=True,
     dunders=(Dunder("__floordiv__", OWN), Dunder("__rfloordiv__", OWN, reflected=True),
              Dunder("__ifloordiv__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, -3)), Sample((U8, 4)),
@@ -352,7 +353,9 @@ def floor_divide(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 
 def _remainder_grad(grad, input, other, needs_input_grad):
     # The operands are saved only for ``other``'s gradient (save_only_for), as by RemainderBackward0.
-    return grad, -grad * (input // other) if needs_input_grad[1] else None
+    if needs_input_grad[1] and not is_tensor(input):  # remainder(Scalar, Tensor): PyTorch has no derivative
+        raise RuntimeError("derivative for aten::remainder is not implemented")
+    return grad, -grad * input.div(other, rounding_mode="floor") if needs_input_grad[1] else None
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -796,13 +799,9 @@ def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
             raise
 
 
-def _heaviside_grad(grad):
-    raise RuntimeError("derivative for aten::heaviside is not implemented")
-
-
 # Integer and bool samples only: PyTorch records heaviside but has no derivative for it.
 @op(errors=(Sample((M23, F64)), Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_heaviside_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=no_derivative("heaviside"), method=True, inplace=True, out=True,
     samples=(Sample((I23, TensorSpec((3,), "int64", 2, 5))), Sample((BOOL, BOOL)),
              Sample((TensorSpec((2, 3), "int32", -1, 1), TensorSpec((), "int32", 7, 7)))))
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
@@ -825,14 +824,36 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
             raise
 
 
-def _integer_math(ufunc, name: str, input, other) -> np.ndarray:
+def _euclid(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """PyTorch's gcd: Euclid's algorithm on ``|a|`` and ``|b|`` in the operands' dtype, with C's
+    remainder, so that the one value without an absolute value (the most negative) gives what
+    PyTorch gives (NumPy's ``gcd`` answers otherwise for it)."""
+    a, b = np.abs(a), np.abs(b)
+    while True:
+        going = a != 0
+        if not going.any():
+            return b
+        a, b = np.where(going, np.fmod(b, np.where(going, a, 1)), 0), np.where(going, a, b)
+
+
+def _lcm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """PyTorch's lcm: ``|a / gcd * b|``, wrapping around on overflow as PyTorch's does."""
+    g = _euclid(a, b)
+    divisor = np.where(g == 0, 1, g)
+    quotient = (a - np.fmod(a, divisor)) // divisor  # C's truncating division (exact here)
+    return np.where(g == 0, 0, np.abs(quotient * b))
+
+
+def _integer_math(function, name: str, input, other) -> np.ndarray:
     """``gcd`` / ``lcm``: integer dtypes only (not bool)."""
     a, b, d = _integer_operands(input, other, f"{name}_cpu", name, allow_bool=False)
     try:
-        return _as(ufunc(a, b), d)
+        a, b = np.broadcast_arrays(a, b)
     except ValueError:
         _raise_broadcast_error(input, other)
         raise
+    with quiet():  # integer overflow wraps around, as in PyTorch
+        return _as(function(a, b), d)
 
 
 _GCD_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -30, 30))), Sample((U8, I32)),
@@ -849,7 +870,7 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
     >>> tm.gcd(tm.tensor([-4, 0, 6]), tm.tensor([6, 0, -9])).tolist()
     [2, 0, 3]
     """
-    return _integer_math(np.gcd, "gcd", input, other)
+    return _integer_math(_euclid, "gcd", input, other)
 
 
 @op(errors=(Sample((M23, M23)), Sample((BOOL, BOOL))),
@@ -861,4 +882,4 @@ def lcm(input: Tensor, other: Tensor) -> Tensor:
     >>> tm.lcm(tm.tensor([-4, 0, 6]), tm.tensor([6, 5, -9])).tolist()
     [12, 0, 18]
     """
-    return _integer_math(np.lcm, "lcm", input, other)
+    return _integer_math(_lcm, "lcm", input, other)

@@ -284,9 +284,17 @@ _EXTREMUM_SAMPLES = (Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)),
                      Sample((F16, BF16)), Sample((SCALAR_F64, I23)), Sample((U8, I23)))
 
 
+def extremum_grad(grad, input, other, larger: bool):
+    """The gradients of ``maximum`` (``larger``) / ``minimum``: ties split the gradient, and only
+    the operand that lost for sure gets none, so a NaN on either side passes it to both, as in
+    PyTorch (masks fill zeros; multiplying by them would turn an infinite gradient into NaN)."""
+    shared = (grad / 2).where(input == other, grad)
+    input_lost, other_lost = (input < other, input > other) if larger else (input > other, input < other)
+    return shared.masked_fill(input_lost, 0), shared.masked_fill(other_lost, 0)
+
+
 def _maximum_grad(grad, input, other):
-    shared = (grad / 2).where(input == other, grad)  # ties split the gradient
-    return shared.where(input >= other, 0), shared.where(other >= input, 0)
+    return extremum_grad(grad, input, other, True)
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -302,8 +310,7 @@ def maximum(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _minimum_grad(grad, input, other):
-    shared = (grad / 2).where(input == other, grad)  # ties split the gradient
-    return shared.where(input <= other, 0), shared.where(other <= input, 0)
+    return extremum_grad(grad, input, other, False)
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),

@@ -30,6 +30,7 @@ from ._common import (
     check_same_shape_or_broadcast,
     cpp_type_name,
     not_implemented,
+    ops,
     resolve_dtype,
     scalar_type_name,
 )
@@ -620,9 +621,16 @@ def normal(mean: Tensor | Number, std: Tensor | Number = 1.0, size=None, *, gene
     return np.asarray(sample * std + mean).astype(d._np)
 
 
+def _bernoulli_grad(grad, p):
+    # PyTorch: a zero gradient for the probabilities, and none at all with a fixed ``p``
+    if p is not None:
+        raise RuntimeError("derivative for aten::bernoulli is not implemented")
+    return ops.zeros_like(grad)
+
+
 @op(meta=MetaRule(_same_shape_random_meta, "bernoulli"),
     errors=(Sample((TensorSpec((2,), "int64"),)), Sample((M23, 1.5))),
-    method=True, out=True, differentiable=False, samples=(
+    method=True, out=True, grad=_bernoulli_grad, samples=(
     Sample((TensorSpec((2, 3), "float32", 0, 0),)), Sample((TensorSpec((3,), "float64", 1, 1),)),
     Sample((TensorSpec((2, 2), "float32"), 1.0)), Sample((TensorSpec((3,), "int64"), 0.0)),
     Sample((TensorSpec((2,), "float16", 1, 1),))))

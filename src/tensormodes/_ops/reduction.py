@@ -28,6 +28,7 @@ from ._common import (
 )
 from ._common import conjugate as _conj
 from ._meta import MetaRule, pointwise, rule, same_shape, with_shape
+from .comparison import extremum_grad
 from ._reduction import (
     _BFLOAT16,
     _FLOAT32,
@@ -113,21 +114,12 @@ def _exclusive_products(x, d: int):
     return left * right
 
 
-def _elementwise_extreme_grad(grad, input, other, larger: bool):
-    """Ties share the gradient equally, as in PyTorch's maximum/minimum."""
-    wins = input > other if larger else input < other
-    ties = input == other
-    grad_input = grad * wins + grad * ties * 0.5
-    grad_other = grad * (~(wins | ties)) + grad * ties * 0.5
-    return grad_input, grad_other
-
-
 def _extreme_grad(larger: bool):
     def formula(grad, input, result, dim, keepdim):
         if dim is None:
             return _distribute_evenly(grad, input, result, None, False), None
         if hasattr(dim, "shape"):
-            return _elementwise_extreme_grad(grad, input, dim, larger)
+            return extremum_grad(grad, input, dim, larger)
         values, indices = result
         return _scatter_back(grad[0], input.shape, indices, dim, keepdim), None
 

@@ -12,7 +12,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import along, dtype_of, no_complex_autograd, scalar_type_name, wrap_dims
+from ._common import along, dtype_of, no_complex_autograd, no_derivative, scalar_type_name, wrap_dims
 from ._meta import MetaArray, data_dependent, with_shape
 from ._reduction import (
     _BFLOAT16,
@@ -414,7 +414,7 @@ def _median_of_all(array: np.ndarray) -> np.ndarray:
     return np.asarray(np.partition(flat, middle)[middle]).astype(array.dtype, copy=False)
 
 
-@op(meta=data_dependent, differentiable=False, samples=(
+@op(meta=data_dependent, grad=no_derivative("bincount"), samples=(
     Sample((TensorSpec((6,), "int64", 0, 4),)), Sample((TensorSpec((4,), "int64", 0, 3), TensorSpec((4,)))),
     Sample((TensorSpec((4,), "uint8", 0, 3),), {"minlength": 6}), Sample((TensorSpec((0,), "int64"),)),
     Sample((TensorSpec((3,), "int64", 0, 2), TensorSpec((3,), "int64", 0, 5)))))

@@ -1,0 +1,453 @@
+"""The differential fuzzer: random calls of every op in the table, run by tensormodes and by
+PyTorch on the same inputs, compared on outcome, dtype, shape, values and gradients.
+
+A case starts from one of an op's declared ``Sample``s and mutates each of its tensors: another
+dtype (bool, integers, float16, bfloat16, float32/64, complex), another shape (a zero-size
+dimension, 0-dim, a broadcasting prefix), edge values (NaN, ±Inf, ±0, huge, tiny, the dtype's
+extremes), or a Python scalar in its place where the parameter takes a number. Both libraries
+get the same data. A mismatch is classified by ``(op, kind)``; ``KNOWN`` lists the classes kept
+different on purpose, each with its reason (README, "Differences from PyTorch").
+
+Run a survey of mismatch classes with more examples than the test suite's budget::
+
+    python -m tests.differential --examples 20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+import tensormodes as tm
+from tensormodes._ops import OPS
+from tensormodes._ops._registry import TensorSpec
+
+from .op_samples import all_samples, callable_for
+
+DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+               "float64", "complex64", "complex128")
+_TM_DTYPES = {name: getattr(tm, name) for name in DTYPE_NAMES}
+
+# The tolerances of torch.testing.assert_close per result dtype; reduced precision gets one unit
+# in the last place more, since a result rounded twice (to float32, then to half) may differ by it.
+TOLERANCES = {"float16": (2e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
+              "float64": (1e-7, 1e-7), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
+
+# Results compared by dtype and shape only.
+_VALUELESS = {name for name, opdef in OPS.items() if opdef.random or opdef.kernel.__module__.endswith("._ops.random")}
+
+# (op, kind) -> why the difference is deliberate. Keep in step with README's "Differences".
+KNOWN: dict[tuple[str, str], str] = {}
+
+# (op, kind) -> an expression over ``L`` that still differs: bugs found and not fixed yet. The fuzz
+# test skips their class; tests/test_differential_fuzz.py checks each expression still differs, so a
+# fixed bug must leave this table.
+OPEN_BUGS: dict[tuple[str, str], str] = {}
+
+
+@functools.cache
+def drawable():
+    """The samples of ops PyTorch has a callable for. Not drawn: in-place ops (their samples
+    compare an argument), random ops (their streams are compared on their own) and the private
+    backward ops (reached through the gradient comparison, with the arguments autograd hands them)."""
+    import torch
+
+    drawable = []
+    for case_id, opdef, sample in all_samples():
+        if opdef.mutates or opdef.random or "_backward" in opdef.name:
+            continue
+        try:
+            callable_for(opdef, torch)
+        except AttributeError:
+            continue
+        drawable.append((case_id, opdef, sample))
+    return drawable
+
+
+
+class Case:
+    """One call: an op's sample with its tensors replaced by concrete arrays (or scalars)."""
+
+    def __init__(self, case_id: str, opdef, args: tuple, kwargs: dict, notes: list | None = None):
+        self.case_id, self.opdef, self.args, self.kwargs, self.notes = case_id, opdef, args, kwargs, notes or []
+
+    def expression(self) -> str | None:
+        """The call as an expression over ``L`` (see tests/torch_oracle.py), or None for the
+        private ops PyTorch spells differently."""
+        from .op_samples import TORCH_EQUIVALENTS
+
+        opdef = self.opdef
+        if opdef.name in TORCH_EQUIVALENTS:
+            return None
+        target = ("L." + ".".join(opdef.namespace.split(".")[1:] + [opdef.function]).lstrip(".")
+                  if opdef.function else f"L.Tensor.{opdef.method}")
+        parts = [_source(a) for a in self.args] + [f"{k}={_source(v)}" for k, v in self.kwargs.items()]
+        return f"{target.replace('L..', 'L.')}({', '.join(parts)})"
+
+    def _repr_pretty_(self, printer, cycle):  # hypothesis prints falsifying cases with this
+        printer.text(repr(self))
+
+    def __repr__(self) -> str:
+        return f"{self.case_id}({_show(self.args)}, {_show(self.kwargs)})"
+
+
+class _Shown(str):
+    __repr__ = str.__str__
+
+
+def _show(value):
+    if isinstance(value, np.ndarray):
+        name = _dtype_name(value.dtype)
+        return _Shown(f"array({value.tolist()!r}, {name})" if value.size <= 8 else
+                      f"array(<{value.shape}>, {name})")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_show(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _show(v) for k, v in value.items()}
+    return value
+
+
+def _source(value) -> str:
+    """``value`` (an argument of a case) as source over ``L``."""
+    if isinstance(value, np.ndarray):
+        dtype = f"L.{_dtype_name(value.dtype)}"
+        if value.size == 0:
+            return f"L.zeros({value.shape}, dtype={dtype})"
+        data = value.astype(np.float32) if value.dtype == tm.bfloat16._np else value
+        return f"L.tensor({data.tolist()!r}, dtype={dtype})"
+    if isinstance(value, list):
+        return "[" + ", ".join(_source(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + "".join(_source(v) + ", " for v in value) + ")"
+    if isinstance(value, tm.dtype):
+        return "L." + repr(value).split(".")[1]
+    return repr(value)
+
+
+def _dtype_name(np_dtype) -> str:
+    for name, d in _TM_DTYPES.items():
+        if d._np == np_dtype:
+            return name
+    raise AssertionError(np_dtype)
+
+
+_FLOAT_EDGES = (float("nan"), float("inf"), float("-inf"), 0.0, -0.0, 1e30, -1e30, 1e-40, 65504.0, 1.0, -1.0, 0.5)
+
+
+@st.composite
+def cases(draw) -> Case:
+    """A random call: an op sample, its tensors mutated in dtype, shape and values."""
+    case_id, opdef, sample = draw(st.sampled_from(drawable()))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    notes: list = []
+    scalar_params = {name for name, kind in opdef.tensor_params.items() if "Number" in kind}
+    names = list(opdef.signature.parameters)
+
+    def mutate(value, param):
+        if isinstance(value, TensorSpec):
+            return _mutate_tensor(draw, rng, value, param in scalar_params, notes)
+        if isinstance(value, list):
+            return [mutate(v, None) for v in value]
+        if isinstance(value, tuple) and any(isinstance(v, TensorSpec) for v in value):
+            return tuple(mutate(v, None) for v in value)
+        return value
+
+    args = tuple(mutate(a, names[i] if i < len(names) else None) for i, a in enumerate(sample.args))
+    kwargs = {k: mutate(v, k) for k, v in sample.kwargs.items()}
+    return Case(case_id, opdef, args, kwargs, notes)
+
+
+def _mutate_tensor(draw, rng, spec: TensorSpec, takes_number: bool, notes: list):
+    if takes_number and draw(st.integers(0, 5)) == 0:
+        kind = draw(st.sampled_from(("bool", "int", "float", "complex")))
+        value = {"bool": True, "int": int(rng.integers(-3, 4)), "float": draw(st.sampled_from(_FLOAT_EDGES + (2.5,))),
+                 "complex": complex(1.5, -0.5)}[kind]
+        notes.append(f"scalar {value!r}")
+        return value
+    dtype = spec.dtype
+    if draw(st.integers(0, 2)) == 0:
+        dtype = draw(st.sampled_from(DTYPE_NAMES))
+    shape = tuple(spec.shape)
+    how = draw(st.sampled_from(("keep", "keep", "keep", "zero", "scalar", "prefix")))
+    if how == "zero" and shape:
+        dim = draw(st.integers(0, len(shape) - 1))
+        shape = shape[:dim] + (0,) + shape[dim + 1:]
+    elif how == "scalar":
+        shape = ()
+    elif how == "prefix":
+        shape = (2,) + shape
+    array = _values(rng, dtype, shape, spec, edges=draw(st.booleans()))
+    return array
+
+
+def _values(rng, dtype: str, shape: tuple, spec: TensorSpec, edges: bool) -> np.ndarray:
+    np_dtype = _TM_DTYPES[dtype]._np
+    if dtype == "bool":
+        return np.asarray(rng.random(shape) < 0.5)
+    if dtype.startswith(("int", "uint")):
+        low, high = int(spec.low), int(spec.high)
+        if dtype == "uint8":
+            low, high = max(low, 0), max(high, 1)
+        values = rng.integers(low, high + 1, shape)
+        if edges and values.size:
+            info = np.iinfo(np_dtype)
+            picks = rng.random(shape) < 0.3
+            values = np.where(picks, rng.choice([info.min, info.max, 0, -1 if info.min < 0 else 1], shape), values)
+        return values.astype(np_dtype)
+    values = rng.uniform(spec.low, spec.high, shape)
+    if dtype.startswith("complex"):
+        values = values + 1j * rng.uniform(spec.low, spec.high, shape)
+    with np.errstate(all="ignore"):
+        if edges and values.size:
+            picks = rng.random(shape) < 0.3
+            values = np.where(picks, rng.choice(_FLOAT_EDGES, shape), values)
+            if dtype.startswith("complex"):
+                imaginary = np.where(rng.random(shape) < 0.2, rng.choice(_FLOAT_EDGES, shape), 0.0)
+                values = values.real + 1j * (values.imag + imaginary)
+        return np.asarray(values).astype(np_dtype)
+
+
+# ---------------------------------------------------------------- running both libraries
+
+def _to_library(value, library):
+    if isinstance(value, np.ndarray):
+        if library is tm:
+            return tm.tensor(value)
+        import torch
+        if value.dtype == tm.bfloat16._np:
+            return torch.tensor(value.astype(np.float32)).to(torch.bfloat16)
+        return torch.tensor(value)
+    if isinstance(value, list):
+        return [_to_library(v, library) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_to_library(v, library) for v in value)
+    if isinstance(value, tm.dtype) and library is not tm:
+        return getattr(library, repr(value).split(".")[1])
+    return value
+
+
+def _float_leaves(values):
+    """The tensors among ``values`` (args, lists) that can require grad."""
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            yield from _float_leaves(value)
+        elif hasattr(value, "requires_grad") and (value.dtype.is_floating_point or value.dtype.is_complex):
+            yield value
+
+
+def _outputs(result):
+    if isinstance(result, (tuple, list)) and type(result).__name__ != "Size":
+        for r in result:
+            yield from _outputs(r)
+    else:
+        yield result
+
+
+def run_case(case: Case, library, *, grads: bool):
+    """``("ok", outputs, gradients)`` or ``("error", exception, None)`` for ``library``."""
+    args = _to_library(case.args, library)
+    kwargs = {k: _to_library(v, library) for k, v in case.kwargs.items()}
+    leaves = list(_float_leaves(list(args) + list(kwargs.values()))) if grads else []
+    for leaf in leaves:
+        leaf.requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            result = callable_for(case.opdef, library)(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - the exception is what is compared
+            return "error", error, None
+        outputs = list(_outputs(result))
+        gradients = None
+        differentiable = [o for o in outputs if hasattr(o, "requires_grad") and o.requires_grad]
+        if leaves and differentiable:
+            try:
+                # seeded weights, not ones: the gradient of a sum is zero for some ops (softmax)
+                weights = [_to_library(_weights(o.shape, o.dtype), library) for o in differentiable]
+                gradients = library.autograd.grad(differentiable, leaves, weights, allow_unused=True)
+            except Exception as error:  # noqa: BLE001
+                gradients = error
+        return "ok", [o.detach() if hasattr(o, "detach") else o for o in outputs], gradients
+
+
+def _weights(shape, dtype) -> np.ndarray:
+    name = str(dtype).split(".")[1]
+    values = np.random.default_rng(len(shape)).uniform(0.5, 1.5, tuple(shape))
+    if name.startswith("complex"):
+        values = values - 0.25j
+    return values.astype(_TM_DTYPES[name]._np)
+
+
+@dataclass
+class Mismatch:
+    kind: str
+    detail: str
+
+    def key(self, case: Case) -> tuple[str, str]:
+        return case.opdef.name, self.kind
+
+
+def _as_numpy(value):
+    """(array, dtype name) of a tensor of either library, (None, None) for other values."""
+    if isinstance(value, tm.Tensor):
+        name = repr(value.dtype).split(".")[1]
+        data = np.asarray(value._data)
+        return (data.astype(np.float32) if name == "bfloat16" else data), name
+    if type(value).__module__.startswith("torch") and hasattr(value, "numpy"):
+        name = str(value.dtype).split(".")[1]
+        return (value.float() if name == "bfloat16" else value).numpy(force=True), name
+    return None, None
+
+
+def _compare_values(ours, theirs, what: str, with_values: bool, scaled: bool = False) -> Mismatch | None:
+    ours_array, ours_dtype = _as_numpy(ours)
+    theirs_array, theirs_dtype = _as_numpy(theirs)
+    if ours_dtype is None or theirs_dtype is None:
+        if (ours_dtype is None) != (theirs_dtype is None):
+            return Mismatch(f"{what} type", f"{type(ours).__name__} != torch's {type(theirs).__name__}")
+        same = str(ours).replace("tensormodes.", "torch.") == str(theirs) or _same_number(ours, theirs)
+        return None if same else Mismatch(f"{what} value", f"{ours!r} != torch's {theirs!r}")
+    if ours_dtype != theirs_dtype:
+        return Mismatch(f"{what} dtype", f"{ours_dtype} != torch's {theirs_dtype}")
+    if ours_array.shape != theirs_array.shape:
+        return Mismatch(f"{what} shape", f"{ours_array.shape} != torch's {theirs_array.shape}")
+    if not with_values:
+        return None
+    rtol, atol = TOLERANCES.get(ours_dtype, (0.0, 0.0))
+    if scaled and theirs_array.size:
+        # a gradient sums many rounded terms: its error scales with its largest entry
+        finite = np.abs(theirs_array[np.isfinite(theirs_array)])
+        atol += rtol * float(finite.max()) if finite.size else 0.0
+    if not _close(ours_array, theirs_array, rtol, atol):
+        return Mismatch(f"{what} values", f"{_excerpt(ours_array)} != torch's {_excerpt(theirs_array)}")
+    return None
+
+
+def _same_number(a, b) -> bool:
+    try:
+        return a == b or (math.isnan(a) and math.isnan(b))
+    except TypeError:
+        return False
+
+
+def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
+    if a.dtype.kind in "biu" or b.dtype.kind in "biu":
+        return np.array_equal(a, b)
+    with np.errstate(all="ignore"):
+        parts = ((a.real, b.real), (a.imag, b.imag)) if a.dtype.kind == "c" else ((a, b),)
+        for x, y in parts:
+            x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+            same_special = (np.isnan(x) & np.isnan(y)) | (x == y)
+            close = np.abs(x - y) <= atol + rtol * np.abs(y)
+            if not np.all(same_special | close):
+                return False
+    return True
+
+
+def _excerpt(array: np.ndarray) -> str:
+    flat = array.reshape(-1)
+    return np.array2string(flat[:6], precision=6) + ("..." if flat.size > 6 else "")
+
+
+def compare(case: Case, *, grads: bool = True) -> Mismatch | None:
+    """The first difference between the two libraries' runs of ``case``, or None."""
+    import torch
+
+    ours = run_case(case, tm, grads=grads)
+    theirs = run_case(case, torch, grads=grads)
+    if grads and theirs[0] == "error" and "is not differentiable with respect to argument" in str(theirs[1]):
+        # PyTorch refuses a target or weight that requires grad; tensormodes lets it through with
+        # no gradient (README, "Differences"): compare the call without gradients instead.
+        return compare(case, grads=False)
+    if ours[0] != theirs[0]:
+        if ours[0] == "error":
+            return Mismatch("raises", f"{type(ours[1]).__name__}: {str(ours[1])[:160]}; torch computes")
+        return Mismatch("computes", f"torch raises {type(theirs[1]).__name__}: {str(theirs[1])[:160]}")
+    if ours[0] == "error":
+        ours_class, theirs_class = type(ours[1]).__name__, type(theirs[1]).__name__.lstrip("_")
+        if ours_class != theirs_class and not isinstance(ours[1], type(theirs[1])):
+            return Mismatch("exception class", f"{ours_class}: {str(ours[1])[:120]} != torch's "
+                                               f"{theirs_class}: {str(theirs[1])[:120]}")
+        return None
+    with_values = case.opdef.name not in _VALUELESS
+    if len(ours[1]) != len(theirs[1]):
+        return Mismatch("outputs", f"{len(ours[1])} outputs != torch's {len(theirs[1])}")
+    for o, t in zip(ours[1], theirs[1]):
+        mismatch = _compare_values(o, t, "result", with_values)
+        if mismatch:
+            return mismatch
+    return _compare_gradients(ours[2], theirs[2])
+
+
+def _compare_gradients(ours, theirs) -> Mismatch | None:
+    if isinstance(ours, Exception) or isinstance(theirs, Exception):
+        if isinstance(ours, Exception) and isinstance(theirs, Exception):
+            return None
+        if isinstance(ours, Exception):
+            return Mismatch("backward raises", f"{type(ours).__name__}: {str(ours)[:160]}")
+        return Mismatch("backward computes", f"torch raises {type(theirs).__name__}: {str(theirs)[:160]}")
+    if (ours is None) != (theirs is None):
+        return Mismatch("requires_grad", f"result requires grad: {ours is not None}, torch's: {theirs is not None}")
+    if ours is None:
+        return None
+    for o, t in zip(ours, theirs):
+        if (o is None) != (t is None):
+            return Mismatch("gradient presence", f"gradient {'None' if o is None else 'given'}, torch's "
+                                                 f"{'None' if t is None else 'given'}")
+        if o is not None:
+            mismatch = _compare_values(o, t, "gradient", True, scaled=True)
+            if mismatch:
+                return mismatch
+    return None
+
+
+def survey(examples: int, *, seed: int = 0) -> dict[tuple[str, str], tuple[Case, Mismatch]]:
+    """Every mismatch class found in ``examples`` random cases, with its first case."""
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    found: dict = {}
+
+    # derandomized without a seed: the same cases, in the same order, as the fuzz test's
+    @settings(max_examples=examples, phases=[Phase.generate], database=None, deadline=None,
+              suppress_health_check=list(HealthCheck), derandomize=not seed)
+    @given(cases())
+    def collect(case):
+        mismatch = compare(case)
+        if mismatch is not None:
+            found.setdefault(mismatch.key(case), (case, mismatch))
+
+    if seed:
+        from hypothesis import seed as with_seed
+        collect = with_seed(seed)(collect)
+    collect()
+    return found
+
+
+def unlisted_mismatches(found) -> list[str]:
+    """One line per class in ``found`` that is neither deliberate nor an open bug, with its case."""
+    return [f"{name} / {kind}: {mismatch.detail[:200]}\n    {(case.expression() or repr(case))[:500]}"
+            for (name, kind), (case, mismatch) in sorted(found.items())
+            if (name, kind) not in KNOWN and (name, kind) not in OPEN_BUGS]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0, help="0: the fuzz test's own cases (derandomized)")
+    options = parser.parse_args(argv)
+    found = survey(options.examples, seed=options.seed)
+    unlisted = unlisted_mismatches(found)
+    print("\n".join(unlisted))
+    print(f"{len(unlisted)} unlisted mismatch classes ({len(found) - len(unlisted)} known or open) "
+          f"in {options.examples} cases")
+    return 1 if unlisted else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
