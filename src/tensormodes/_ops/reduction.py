@@ -28,7 +28,6 @@ from ._common import (
 )
 from ._common import conjugate as _conj
 from ._meta import MetaRule, pointwise, rule, same_shape, with_shape
-from .comparison import extremum_grad
 from ._reduction import (
     _BFLOAT16,
     _FLOAT32,
@@ -55,6 +54,7 @@ from ._reduction import (
 )
 from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, alias, op
 from ._samples import M23, M234, SCALAR
+from .comparison import extremum_grad
 
 
 def _accumulation_dtype(np_dtype: np.dtype) -> np.dtype:
