@@ -466,6 +466,11 @@ def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:  # noqa: A
             raise
     compute = _wide(d)
     with quiet():
+        if type(exponent) is float and exponent == -0.5 and type(input) is _ND and d.is_floating_point \
+                and d is not dt.float16:
+            # PyTorch computes x ** -0.5 as rsqrt(x) (not for float16): NaN at -inf, -inf at -0.
+            # (NumPy's power gives 0 and inf)
+            return _as(1 / np.sqrt(_in(input, d, compute)), d)
         try:
             return _as(np.power(_in(input, d, compute), _in(exponent, d, compute)), d)
         except ValueError:

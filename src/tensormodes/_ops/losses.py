@@ -58,6 +58,13 @@ def _difference(input: np.ndarray, target: np.ndarray, kernel: str) -> tuple[np.
     return _working(input, dtype) - _working(target, dtype), dtype
 
 
+def _check_in_place_broadcast(shape: tuple, other: tuple) -> None:
+    """PyTorch's errors where an in-place op on a ``shape`` tensor meets an ``other`` operand."""
+    broadcast = check_same_shape_or_broadcast(shape, other)
+    if broadcast != tuple(shape):
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(broadcast)}")
+
+
 def _loss_meta(opdef, args, kwargs):
     # The elementwise losses' shape and dtype, then the reduction's: a 0-dim result unless 'none'.
     result = pointwise(opdef, args, kwargs)
@@ -189,9 +196,7 @@ def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") ->
     """
     dtype = floating(operand_dtype(input, target))._np  # exp of integers gives floats
     _check_written(dtype, input)
-    shape = check_same_shape_or_broadcast(input.shape, target.shape)
-    if shape != input.shape:
-        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
+    _check_in_place_broadcast(input.shape, target.shape)
     with quiet():  # exp overflows to inf for very wrong predictions, as in PyTorch
         losses = np.log1p(np.exp(-_working(input, dtype) * _working(target, dtype)))
     return _reduced(losses, reduction, input.dtype)
@@ -248,8 +253,16 @@ def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Ten
         raise not_implemented("log_sigmoid_cpu", dtype_of(input))
     dtype = operand_dtype(input, target)._np
     _check_written(dtype, target)
+    # PyTorch computes into a copy of ``target`` and multiplies ``weight`` in place: neither
+    # ``input`` nor the weights may grow the result beyond ``target``'s shape.
+    _check_in_place_broadcast(target.shape, input.shape)
+    if pos_weight is not None:
+        _check_in_place_broadcast(input.shape, check_same_shape_or_broadcast(pos_weight.shape, target.shape))
+    if weight is not None:
+        _check_in_place_broadcast(target.shape, weight.shape)
     x, t = _working(input, dtype), _working(target, dtype)
-    softplus = np.logaddexp(0, -x)
+    # log(1 + exp(-x)) of the real logits (a complex target makes the rest complex, as in PyTorch)
+    softplus = np.logaddexp(0, -(_working(input, input.dtype) if dtype.kind == "c" else x))
     if pos_weight is None:
         losses = (1 - t) * x + softplus
     else:

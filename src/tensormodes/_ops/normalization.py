@@ -57,16 +57,24 @@ def _normalised_grad(g, xhat, rstd, dims: list[int]):
 
 # -- layer norm --------------------------------------------------------------------------------------
 
-def _layer_norm_axes(input, normalized_shape) -> tuple[int, ...]:
+def _layer_norm_axes(input, normalized_shape, weight=None, bias=None) -> tuple[int, ...]:
+    """The normalised axes, after PyTorch's checks of ``normalized_shape``, ``weight`` and ``bias``, in its order."""
     count = len(normalized_shape)
-    if count == 0 or tuple(input.shape[input.ndim - count:]) != tuple(normalized_shape) or count > input.ndim:
+    if count == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    for name, parameter in (("weight", weight), ("bias", bias)):
+        if parameter is not None and tuple(parameter.shape) != tuple(normalized_shape):
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(parameter.shape)} and normalized_shape = {list(normalized_shape)}")
+    if tuple(input.shape[input.ndim - count:]) != tuple(normalized_shape) or count > input.ndim:
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*, "
                            f"{', '.join(map(str, normalized_shape))}], but got input of size{list(input.shape)}")
     return tuple(range(input.ndim - count, input.ndim))
 
 
 def _native_layer_norm_meta(input, normalized_shape, weight, bias, eps):
-    axes = _layer_norm_axes(input, normalized_shape)
+    axes = _layer_norm_axes(input, normalized_shape, weight, bias)
     _working(np.ones(1, input.dtype), "LayerNormKernelImpl")
     work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
     kept = tuple(1 if i in axes else s for i, s in enumerate(input.shape))
@@ -89,8 +97,11 @@ def _native_layer_norm_grad(grad, input, normalized_shape, weight, eps, mean, rs
 
 @op(node="native_layer_norm", grad=_native_layer_norm_grad, saves=("mean", "rstd"),
     meta=rule(_native_layer_norm_meta),
-    errors=(Sample((TensorSpec((2, 3)), [2], None, None, 1e-5)), Sample((TensorSpec((2, 3), "int64"), [3], None, None,
-                                                                           1e-5))),
+    errors=(Sample((TensorSpec((2, 3)), [2], None, None, 1e-5)),
+            Sample((TensorSpec((2, 3), "int64"), [3], None, None, 1e-5)),
+            Sample((TensorSpec((2, 3)), [3], None, TensorSpec(()), 1e-5)),
+            Sample((TensorSpec((2, 3)), [3], TensorSpec((2,)), None, 1e-5)),
+            Sample((TensorSpec((2, 3)), [], None, None, 1e-5))),
     samples=(Sample((TensorSpec((2, 3, 4)), [4], TensorSpec((4,)), TensorSpec((4,)), 1e-5)),
              Sample((TensorSpec((2, 3, 4), "float64"), [3, 4], None, None, 1e-3)),
              Sample((TensorSpec((3, 4), "float64"), [4], TensorSpec((4,), "float64"), None, 1e-5)),
@@ -107,7 +118,7 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
     >>> tm._native_layer_norm(tm.tensor([[1.0, 3.0]]), [2], None, None, 0.0)
     tensor([[-1.,  1.]])
     """
-    axes = _layer_norm_axes(input, normalized_shape)
+    axes = _layer_norm_axes(input, normalized_shape, weight, bias)
     x = _working(input, "LayerNormKernelImpl")
     mean, rstd = _moments(x, axes, eps)
     result = (x - mean) * rstd

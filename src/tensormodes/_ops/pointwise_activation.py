@@ -289,7 +289,8 @@ def _prelu_kernel(input: Tensor, weight: Tensor) -> Tensor:
 
 def _softplus_grad(grad, input, beta, threshold):
     scaled = input * beta
-    return grad * scaled.sigmoid().where(scaled <= threshold, 1.0)
+    # PyTorch takes the linear branch only where ``scaled > threshold``: NaN gets sigmoid's NaN
+    return grad * scaled.sigmoid().masked_fill(scaled > threshold, 1.0)
 
 
 @op(grad=_softplus_grad, node="softplus", meta=elementwise,

@@ -25,12 +25,8 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
     """
     if isinstance(normalized_shape, int):
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
-    shape = list(normalized_shape)
-    if list(input.shape[input.dim() - len(shape):]) != shape or len(shape) > input.dim():
-        raise RuntimeError(f"Given normalized_shape={shape}, expected input with shape [*, "
-                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
-    _check_parameter_dtypes(input, weight, bias)
-    return _function("_native_layer_norm")(input, shape, weight, bias, eps)
+    _check_parameter_dtypes(input, weight, bias)  # shapes: checked by the op, in PyTorch's order
+    return _function("_native_layer_norm")(input, list(normalized_shape), weight, bias, eps)
 
 
 # -- normalisation ---------------------------------------------------------------------------
