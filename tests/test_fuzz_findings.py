@@ -1,0 +1,134 @@
+"""Differences from PyTorch that the differential fuzzer (tests/differential.py) found, each pinned
+with PyTorch's own values, types and messages (as torch 2.13 gives them), so that these run
+without torch installed too."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import tensormodes as tm
+import tensormodes.nn.functional as F
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _same(values, expected):
+    assert len(values) == len(expected)
+    for v, e in zip(values, expected):
+        assert (math.isnan(v) and math.isnan(e)) or v == e, (values, expected)
+
+
+@pytest.mark.parametrize("function, input_grad, other_grad", [
+    (tm.maximum, [1.0, 0.0, 0.5, 1.0, INF], [1.0, 1.0, 0.5, 1.0, INF]),
+    (tm.minimum, [1.0, 1.0, 0.5, 1.0, INF], [1.0, 0.0, 0.5, 1.0, INF]),
+    (tm.max, [1.0, 0.0, 0.5, 1.0, INF], [1.0, 1.0, 0.5, 1.0, INF]),
+    (tm.min, [1.0, 1.0, 0.5, 1.0, INF], [1.0, 0.0, 0.5, 1.0, INF]),
+])
+def test_elementwise_extremes_pass_the_gradient_to_both_sides_of_a_nan(function, input_grad, other_grad):
+    # PyTorch zeroes only the side that lost for sure: a NaN compares false both ways. Masks, not
+    # products, so an infinite gradient stays infinite (0 * inf would be NaN).
+    a = tm.tensor([1.37, -2.3, 2.0, NAN, INF], dtype=tm.float64, requires_grad=True)
+    b = tm.tensor([NAN, 3.6, 2.0, 1.0, INF], dtype=tm.float64, requires_grad=True)
+    function(a, b).backward(tm.tensor([1.0, 1, 1, 1, INF], dtype=tm.float64))
+    _same(a.grad.tolist(), input_grad)
+    _same(b.grad.tolist(), other_grad)
+
+
+def test_gcd_and_lcm_follow_pytorch_at_the_int64_edges():
+    low, high = -2**63, 2**63 - 1
+    assert tm.gcd(tm.tensor([low, low, 0, 6, -4]), tm.tensor([0, low, low, low, 6])).tolist() == [low, low, low, -2, 2]
+    assert tm.lcm(tm.tensor([low, 3, -5, 2, 127]), tm.tensor([2, high, high, high, 3])).tolist() == \
+        [low, high - 2, high - 4, 2, 381]
+    assert tm.lcm(tm.tensor([100, -128], dtype=tm.int8), tm.tensor([3, 3], dtype=tm.int8)).tolist() == [44, -128]
+    assert tm.lcm(tm.tensor([[-4, 0, 6]]), tm.tensor([6, 5, -9])).tolist() == [[12, 0, 18]]
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda x: tm.floor_divide(x, 2), "floor_divide"),
+    (lambda x: x // 2, "floor_divide"),
+    (lambda x: tm.remainder(5, x), "remainder"),
+    (lambda x: tm.bernoulli(x.detach().clamp(0, 1).requires_grad_(), 0.5), "bernoulli"),
+    (lambda x: tm.bincount(tm.tensor([0, 1, 1]), x), "bincount"),
+])
+def test_ops_without_a_derivative_raise_in_backward_as_pytorch(call, name):
+    # The result requires grad (it is not silently a constant); backward says there is no derivative.
+    x = tm.tensor([0.25, 0.5, 0.75], requires_grad=True)
+    result = call(x)
+    assert result.requires_grad
+    with pytest.raises(RuntimeError, match=rf"^derivative for aten::{name} is not implemented$"):
+        result.sum().backward()
+
+
+def test_bernoulli_without_p_has_a_zero_gradient_and_remainder_of_tensors_keeps_its_own():
+    x = tm.tensor([0.25, 0.5], requires_grad=True)
+    tm.bernoulli(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+    y = tm.tensor([7.0, -7.0], requires_grad=True)
+    z = tm.tensor([2.0, 2.0], requires_grad=True)
+    (y % z).sum().backward()
+    assert y.grad.tolist() == [1.0, 1.0] and z.grad.tolist() == [-3.0, 4.0]
+    (y % z).sum().backward(create_graph=True)  # the formula's floor division is differentiable (zero)
+
+
+def test_softplus_gradient_is_nan_at_nan():
+    x = tm.tensor([NAN, 25.0, 1.0], requires_grad=True)
+    F.softplus(x, beta=2, threshold=10).sum().backward()
+    _same([round(v, 4) for v in x.grad.tolist()], [NAN, 1.0, 0.8808])
+
+
+@pytest.mark.parametrize("dtype", [tm.float32, tm.float64, tm.bfloat16])
+def test_power_minus_a_half_is_rsqrt(dtype):
+    x = tm.tensor([-INF, -0.0, 0.0, INF, -2.0, 4.0], dtype=dtype, requires_grad=True)
+    y = x ** -0.5
+    _same(y.tolist(), [NAN, -INF, INF, 0.0, NAN, 0.5])
+    z = tm.tensor([-INF, -0.0, 0.0, INF], dtype=dtype, requires_grad=True)
+    (z ** 0.5).sum().backward()
+    _same(z.grad.tolist(), [NAN, -INF, INF, 0.0])
+    # float16 keeps NumPy's pow, as PyTorch's half kernel does
+    assert tm.tensor([-0.0], dtype=tm.float16).pow(-0.5).tolist() == [INF]
+
+
+@pytest.mark.parametrize("input_shape, target_shape, message", [
+    ((2, 0), (0,), "output with shape [0] doesn't match the broadcast shape [2, 0]"),
+    ((2, 3), (2, 0), "The size of tensor a (0) must match the size of tensor b (3) at non-singleton dimension 1"),
+    ((2, 3), (3,), "output with shape [3] doesn't match the broadcast shape [2, 3]"),
+])
+def test_binary_cross_entropy_with_logits_checks_shapes_as_pytorch(input_shape, target_shape, message):
+    with pytest.raises(RuntimeError) as caught:
+        tm._binary_cross_entropy_with_logits(tm.zeros(input_shape), tm.zeros(target_shape), reduction="none")
+    assert str(caught.value) == message
+    assert tm._binary_cross_entropy_with_logits(tm.zeros(3), tm.zeros(2, 3), reduction="none").shape == (2, 3)
+
+
+def test_binary_cross_entropy_with_logits_weights_may_not_grow_the_result():
+    x, t = tm.zeros(2, 3), tm.zeros(2, 3)
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of tensor b \(4\)"):
+        F.binary_cross_entropy_with_logits(x, t, tm.ones(4))
+    with pytest.raises(RuntimeError, match=r"output with shape \[2, 3\] doesn't match the broadcast shape \[2, 2, 3\]"):
+        F.binary_cross_entropy_with_logits(x, t, pos_weight=tm.ones(2, 1, 3))
+    loss = tm._binary_cross_entropy_with_logits(x, tm.ones(2, 3, dtype=tm.complex64), reduction="none")
+    assert loss.dtype is tm.complex64 and round(loss[0, 0].real.item(), 4) == 0.6931
+
+
+@pytest.mark.parametrize("shape, weight, bias, message", [
+    ([], None, None, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, "
+                     "but got normalized_shape = []"),
+    ([4], (3,), None, "Expected weight to be of same shape as normalized_shape, but got weight of shape [3] and "
+                      "normalized_shape = [4]"),
+    ([4], None, (), "Expected bias to be of same shape as normalized_shape, but got bias of shape [] and "
+                    "normalized_shape = [4]"),
+    ([3], (2,), None, "Expected weight to be of same shape as normalized_shape, but got weight of shape [2] and "
+                      "normalized_shape = [3]"),
+    ([2], None, None, "Given normalized_shape=[2], expected input with shape [*, 2], but got input of size[2, 3, 4]"),
+])
+def test_layer_norm_checks_its_parameters_in_pytorchs_order(shape, weight, bias, message):
+    for device in ("cpu", "meta"):  # the meta rule checks alike
+        w = None if weight is None else tm.ones(weight, device=device)
+        b = None if bias is None else tm.ones(bias, device=device)
+        x = tm.ones(2, 3, 4, device=device)
+        for run in (lambda: F.layer_norm(x, shape, w, b), lambda: tm._native_layer_norm(x, shape, w, b, 1e-5)):
+            with pytest.raises(RuntimeError) as caught:
+                run()
+            assert str(caught.value) == message
