@@ -319,3 +319,31 @@ def test_tracer_create_arg_converts_containers():
     assert type(converted) is collections.OrderedDict and converted["k"] is x.node
     (pair,) = converted["p"]
     assert pair.op == "call_function" and pair.target is Pair and pair.args == (x.node, 1)
+
+
+# -- names of new nodes --------------------------------------------------------------------------
+
+
+def _camel(myInput, __x__, ALL_CAPS):
+    return myInput + __x__ + ALL_CAPS
+
+
+def test_new_node_names_are_snake_case_as_in_torch_fx():
+    gm = fx.symbolic_trace(_camel)
+    assert [n.name for n in gm.graph.nodes] == ["my_input", "x", "all_caps", "add", "add_1", "output"]
+    assert gm.code.strip().splitlines()[:4] == ["def forward(self, myInput, __x__, ALL_CAPS):",
+                                                "    my_input = myInput", "    x = __x__", "    all_caps = ALL_CAPS"]
+    assert gm(ALL_CAPS=tm.tensor([4.0]), myInput=tm.tensor([1.0]), __x__=tm.tensor([2.0])).tolist() == [7.0]
+    g = fx.Graph()
+    x = g.placeholder("x")
+    assert [g.call_method("__add__", (x, 1)).name, g.call_module("encoderBlock.0", (x,)).name] == \
+        ["add", "encoder_block_0"]
+
+
+@pytest.mark.torch
+def test_new_node_names_and_code_match_torch_fx():
+    import torch.fx
+
+    ours, theirs = fx.symbolic_trace(_camel), torch.fx.symbolic_trace(_camel)
+    assert [n.name for n in ours.graph.nodes] == [n.name for n in theirs.graph.nodes]
+    assert ours.code == theirs.code
