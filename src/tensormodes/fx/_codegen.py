@@ -1,11 +1,13 @@
 """Python source for a graph: names no user input can break, and the code text itself.
 
-Every name written into generated code is either a node name (made by
-:class:`Namespace`: ASCII letters, digits and ``_``, never a keyword, a builtin or a
-reserved name) or a global registered by the code generator under such a name. Every
-user-supplied string (attribute paths, method names, keyword names, constants) reaches
-the code only as a ``repr`` literal or after the same sanitising, so it can neither
-break the syntax nor inject code.
+Every name written into generated code is made here, at code generation, by a
+:class:`Namespace` (ASCII letters, digits and ``_``, never a keyword, a builtin or a
+reserved name), whatever ``node.name`` holds: a name assigned to ``node.name`` directly is
+a wish like any other, as in torch.fx. The only other names are globals the generator
+registers under such names, parameters taken from placeholder targets that are plain
+identifiers, and the builtins ``getattr`` and ``slice``. Every other user-supplied string
+(attribute paths, method names, keyword names, constants) reaches the code only as a
+``repr`` literal, so it can neither break the syntax nor inject code.
 """
 
 from __future__ import annotations
@@ -15,19 +17,22 @@ import keyword
 import math
 import operator
 import re
+from collections import OrderedDict
 from typing import Any
 
 import tensormodes as tm
 
-from .node import Node, qualified_name
+from .node import Node, is_namedtuple, map_aggregate, qualified_name
 
-__all__ = ["Namespace", "PythonCode", "python_code", "INFIX", "UNARY", "is_safe_identifier"]
+__all__ = ["Namespace", "PythonCode", "python_code", "INFIX", "UNARY", "is_safe_identifier", "sanitise"]
 
 _ILLEGAL_CHARS = re.compile(r"[^0-9a-zA-Z_]+")
 _NUMBERED = re.compile(r"(.*)_(\d+)$")
 # Names generated code relies on: node names never take them.
 _RESERVED = frozenset({"self", "tensormodes", "__name__", "__builtins__"})
-_ILLEGAL_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | _RESERVED
+_ILLEGAL_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | _RESERVED
+# Builtins the generated code calls by name: a parameter must not shadow them.
+_BARE_BUILTINS = frozenset({"getattr", "slice"})
 
 
 def is_safe_identifier(name: Any) -> bool:
@@ -38,6 +43,29 @@ def is_safe_identifier(name: Any) -> bool:
     """
     return (isinstance(name, str) and name.isascii() and name.isidentifier()
             and not keyword.iskeyword(name))
+
+
+def sanitise(candidate: Any) -> str:
+    """``candidate`` made a syntactically valid ASCII name, torch.fx's way: runs of other
+    characters become ``_``, a leading digit gets a ``_`` prefix, nothing becomes ``_unnamed``.
+    Keywords are left to the caller.
+
+    >>> sanitise("a.b-c"), sanitise("1x"), sanitise(""), sanitise("é")
+    ('a_b_c', '_1x', '_unnamed', '_')
+    """
+    candidate = _ILLEGAL_CHARS.sub("_", str(candidate)) or "_unnamed"
+    return f"_{candidate}" if candidate[0].isdigit() else candidate
+
+
+def class_name_for_source(name: Any) -> str:
+    """The name a ``class`` statement can carry for ``name``: sanitised, and a keyword gets
+    ``_1`` as a node name would (``class`` -> ``class_1``).
+
+    >>> class_name_for_source("class"), class_name_for_source("<lambda>"), class_name_for_source("Net")
+    ('class_1', '_lambda_', 'Net')
+    """
+    text = sanitise(name)
+    return f"{text}_1" if keyword.iskeyword(text) else text
 
 
 class Namespace:
@@ -55,9 +83,7 @@ class Namespace:
 
     def create_name(self, candidate: str) -> str:
         """A fresh name based on ``candidate``, reserved from now on."""
-        candidate = _ILLEGAL_CHARS.sub("_", str(candidate)) or "_"
-        if candidate[0].isdigit():
-            candidate = f"_{candidate}"
+        candidate = sanitise(candidate)
         if candidate not in self._used and candidate not in _ILLEGAL_NAMES:
             self._used.add(candidate)
             return candidate
@@ -77,6 +103,10 @@ class Namespace:
     def reserve(self, name: str) -> None:
         """Mark ``name`` as taken."""
         self._used.add(name)
+
+    def __contains__(self, name: str) -> bool:
+        """Whether ``name`` is taken."""
+        return name in self._used
 
     def release(self, name: str) -> None:
         """Make ``name`` available again (its node was erased)."""
@@ -104,12 +134,40 @@ class PythonCode:
 
 
 class _Emitter:
-    def __init__(self, node_names: set[str]) -> None:
+    """Names for one generated function: every node's variable and every placeholder's
+    parameter, made from scratch (``node.name`` is only the wish), then the globals."""
+
+    def __init__(self, nodes: list[Node], root_module: str) -> None:
         self.namespace = Namespace()
-        for name in node_names:
-            self.namespace.reserve(name)
+        self.namespace.reserve(root_module)
+        # As in torch.fx, a placeholder's target names its parameter (what keyword calls use)
+        # when it is a plain identifier the code can carry. Parameters are reserved before any
+        # variable is named, so no variable ever overwrites one (torch.fx may reuse the name).
+        self.params: dict[Node, str] = {}
+        for node in nodes:
+            if node.op == "placeholder":
+                wanted = str(node.target).replace("*", "")
+                if _usable_parameter(wanted, root_module) and wanted not in self.namespace:
+                    self.namespace.reserve(wanted)
+                    self.params[node] = wanted
+        self.names: dict[Node, str] = {}
+        for node in nodes:
+            param = self.params.get(node)
+            if param is not None and node.name == param:
+                self.names[node] = param
+            else:
+                self.names[node] = self.namespace.create_name(node.name)
+                if node.op == "placeholder" and param is None:
+                    self.params[node] = self.names[node]
         self.globals: dict[str, Any] = {"tensormodes": tm}
         self._global_of: dict[int, str] = {}
+
+    def name(self, node: Node) -> str:
+        """The variable holding ``node``'s value."""
+        found = self.names.get(node)
+        if found is None:  # a node outside the list (a broken graph): still a valid name
+            found = self.names[node] = self.namespace.create_name(node.name)
+        return found
 
     def add_global(self, hint: str, value: Any) -> str:
         """A global name bound to ``value`` in the generated module (one per object)."""
@@ -135,7 +193,7 @@ class _Emitter:
     def arg(self, a: Any) -> str:
         kind = type(a)
         if isinstance(a, Node):
-            return a.name
+            return self.name(a)
         if kind is tuple:
             inner = ", ".join(self.arg(v) for v in a)
             return f"({inner},)" if len(a) == 1 else f"({inner})"
@@ -155,6 +213,20 @@ class _Emitter:
             name = str(a).removeprefix("tensormodes.")
             if getattr(tm, name, None) is a:
                 return f"tensormodes.{name}"
+        if isinstance(a, (tuple, list, dict)):
+            return self._container(a)
+        return self.add_global(_constant_hint(a), a)
+
+    def _container(self, a: tuple | list | dict) -> str:
+        """A subclass of tuple, list or dict: rebuilt by code when it may hold nodes (a named
+        tuple through its class, an ``OrderedDict`` through ``OrderedDict``, others as their
+        base type, as :func:`map_aggregate` rebuilds them); a constant otherwise."""
+        if is_namedtuple(a):
+            return f"{self.target(type(a))}({', '.join(self.arg(v) for v in a)})"
+        if isinstance(a, OrderedDict):
+            return f"{self.add_global('OrderedDict', OrderedDict)}({self.arg(dict(a))})"
+        if _holds_node(a):
+            return self.arg(dict(a) if isinstance(a, dict) else tuple(a) if isinstance(a, tuple) else list(a))
         return self.add_global(_constant_hint(a), a)
 
     def operand(self, a: Any) -> str:
@@ -179,6 +251,17 @@ class _Emitter:
         if unsafe:
             parts.append("**" + self.arg(unsafe))
         return ", ".join(parts)
+
+
+def _usable_parameter(name: str, root_module: str) -> bool:
+    return (is_safe_identifier(name) and name not in _RESERVED and name not in _BARE_BUILTINS
+            and name != root_module)
+
+
+def _holds_node(a: Any) -> bool:
+    found = []
+    map_aggregate(a, lambda v: found.append(v) if isinstance(v, Node) else None)
+    return bool(found)
 
 
 def _constant_hint(value: Any) -> str:
@@ -226,39 +309,47 @@ def python_code(nodes, root_module: str = "self", function_name: str = "forward"
     """Generate the source of ``function_name(root_module, *inputs)`` for ``nodes`` (in order).
 
     Each value is released (``name = None``) right after its last use, as torch.fx does, so
-    large intermediates do not live until the function returns.
+    large intermediates do not live until the function returns. A placeholder whose variable
+    differs from its parameter (``def f(x, input)`` traces ``input`` to a node ``input_1``)
+    is bound to it first, as torch.fx does: ``input_1 = input``.
     """
+    if not is_safe_identifier(root_module):
+        raise ValueError(f"python_code: root_module must be a Python identifier, got {root_module!r}")
     nodes = list(nodes)
-    emit = _Emitter({n.name for n in nodes} | {root_module})
+    emit = _Emitter(nodes, root_module)
     last_use: dict[Node, Node] = {}
     for node in reversed(nodes):
         for used in node.all_input_nodes:
             last_use.setdefault(used, node)
     freed_at: dict[Node, list[str]] = {}
     for used, user in last_use.items():
-        freed_at.setdefault(user, []).append(used.name)
+        freed_at.setdefault(user, []).append(emit.name(used))
     params, body = [root_module], []
     returned = False
     for node in nodes:
+        name = emit.name(node)
         if node.op == "placeholder":
-            target = node.target
+            param = emit.params[node]
+            target = str(node.target)
             if target.startswith("**"):
-                params.append(f"**{node.name}")
+                params.append(f"**{param}")
             elif target.startswith("*"):
-                params.append(f"*{node.name}")
+                params.append(f"*{param}")
             elif node.args:
-                params.append(f"{node.name} = {emit.arg(node.args[0])}")
+                params.append(f"{param} = {emit.arg(node.args[0])}")
             else:
-                params.append(node.name)
+                params.append(param)
+            if name != param:
+                body.append(f"{name} = {param}")
             continue
         if node.op == "output":
             body.append(f"return {emit.arg(node.args[0]) if node.args else 'None'}")
             returned = True
             break
-        line = f"{node.name} = {_expression(node, emit)}"
-        freed = [name for name in freed_at.get(node, ()) if name != node.name]
+        line = f"{name} = {_expression(node, emit)}"
+        freed = [used for used in freed_at.get(node, ()) if used != name]
         if not node.users:
-            freed.append(node.name)
+            freed.append(name)
         if freed:
             line += ";  " + " = ".join(freed) + " = None"
         body.append(line)

@@ -53,7 +53,7 @@ from .._overrides.dispatch import handle_torch_function, has_torch_function
 from ..overrides import TorchFunctionMode, resolve_name
 from .graph import Graph
 from .graph_module import GraphModule, intercept_module_calls
-from .node import Node, map_aggregate
+from .node import Node, is_namedtuple, map_aggregate, map_subclass
 from .proxy import Proxy
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "TracingMode"]
@@ -169,8 +169,26 @@ class Tracer:
     def create_arg(self, a: Any) -> Any:
         """Turn a traced value into a node argument: Proxies become their nodes, parameters and
         buffers of the root ``get_attr`` nodes (through :meth:`getattr`), other tensors
-        ``_tensor_constant<n>`` attributes; containers are converted element by element."""
-        return map_aggregate(a, self._leaf_arg)
+        ``_tensor_constant<n>`` attributes; containers are converted element by element.
+
+        As in torch.fx, a named tuple becomes a ``call_function`` node of its class (so
+        ``tm.stack(Pair(x, y))`` records ``pair = Pair(x, y)``); an ``OrderedDict`` stays one,
+        other subclasses of tuple, list and dict follow :func:`~tensormodes.fx.node.map_aggregate`.
+        """
+        kind = type(a)
+        if kind is tuple:
+            return tuple([self.create_arg(v) for v in a])
+        if kind is list:
+            return [self.create_arg(v) for v in a]
+        if kind is dict:
+            return {k: self.create_arg(v) for k, v in a.items()}
+        if kind is slice:
+            return slice(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
+        if is_namedtuple(a):
+            return self.create_node("call_function", kind, tuple([self.create_arg(v) for v in a]), {})
+        if isinstance(a, (tuple, list, dict)):
+            return map_subclass(a, self.create_arg)
+        return self._leaf_arg(a)
 
     def _leaf_arg(self, a: Any) -> Any:
         if isinstance(a, Proxy):

@@ -20,6 +20,7 @@ def forward(self, x):
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -62,14 +63,22 @@ class _NodeList:
 
 
 def _candidate_name(op: str, target: Any) -> str:
+    """torch.fx's name for a node without an explicit name: the function's ``__name__`` or the
+    target string (``__add__`` -> ``add``), in snake case (``Pair`` -> ``pair``)."""
+    if op == "output":
+        return "output"
     if op == "call_function":
         name = getattr(target, "__name__", None) or type(target).__name__
         if name == "__get__":  # a property getter recorded as getattr
             name = "getattr"
-        return name
-    if op == "output":
-        return "output"
-    return str(target).replace(".", "_")
+    else:
+        name = str(target)
+        if name.startswith("__") and name.endswith("__"):
+            name = name[2:-2]
+    return _LOWER_THEN_UPPER.sub(r"_\1", name).lower()
+
+
+_LOWER_THEN_UPPER = re.compile(r"(?<=[a-z])([A-Z])")
 
 
 class Graph:

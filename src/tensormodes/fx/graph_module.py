@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import _generated
 from ..nn.modules.module import Module, intercept_module_calls
+from ._codegen import class_name_for_source
 from .graph import Graph
 
 __all__ = ["GraphModule", "intercept_module_calls"]
@@ -99,7 +100,8 @@ class GraphModule(Module):
     def __init__(self, root: Any, graph: Graph, class_name: str = "GraphModule") -> None:
         super().__init__()
         cls = type(self)
-        cls.__name__ = cls.__qualname__ = class_name if str(class_name).isidentifier() else "GraphModule"
+        # the name as given (torch.fx's ``__name__``); print_readable writes a sanitised one
+        cls.__name__ = cls.__qualname__ = str(class_name)
         for node in graph.nodes:
             if node.op in ("get_attr", "call_module"):
                 _install(self, node.target, _fetch(root, node.target))
@@ -128,15 +130,23 @@ class GraphModule(Module):
         python_code = self._graph.python_code(root_module="self")
         self._code = python_code.src
         cls = type(self)
+        # the file name carries the sanitised class name: a given name may hold any character
         forward = _generated.define(python_code.src, "forward", dict(python_code.globals),
-                                    qualname=f"{cls.__name__}.forward", label=f"fx {cls.__name__}.forward")
+                                    qualname=f"{cls.__name__}.forward",
+                                    label=f"fx {class_name_for_source(cls.__name__)}.forward")
         cls.forward = forward
         return python_code
 
     def print_readable(self, print_output: bool = True) -> str:
-        """The generated code inside a class statement; printed unless ``print_output`` is False."""
+        """The generated code inside a class statement; printed unless ``print_output`` is False.
+
+        The text is valid Python whatever ``class_name`` was: a name that cannot follow
+        ``class`` is sanitised as node names are (``"class"`` -> ``class_1``, ``"<lambda>"`` ->
+        ``_lambda_``).
+        """
         body = "\n".join(f"    {line}" if line.strip() else "" for line in self._code.strip("\n").splitlines())
-        text = f"class {type(self).__name__}(tensormodes.fx.GraphModule):\n{body.rstrip()}\n"
+        name = class_name_for_source(type(self).__name__)
+        text = f"class {name}(tensormodes.fx.GraphModule):\n{body.rstrip()}\n"
         if print_output:
             print(text)
         return text

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import builtins
 import operator
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from ..overrides import resolve_name
 
-__all__ = ["Node", "map_arg", "map_aggregate", "Argument", "OPCODES"]
+__all__ = ["Node", "map_arg", "map_aggregate", "is_namedtuple", "Argument", "OPCODES"]
 
 OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 
@@ -43,8 +44,17 @@ Argument = Any  # a Node, a base value, or a tuple / list / dict / slice of Argu
 def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
     """Apply ``fn`` to every leaf of ``a``, rebuilding tuples, lists, dicts and slices.
 
+    A named tuple and an ``OrderedDict`` keep their type. Any other subclass of ``tuple``,
+    ``list`` or ``dict`` (``tm.Size``, a ``defaultdict``) is itself when no leaf changed, and
+    becomes the plain base type otherwise (its constructor is unknown), as torch.fx's
+    ``create_arg`` makes a plain ``dict`` of any mapping.
+
+    >>> from collections import OrderedDict
     >>> map_aggregate((1, [2, {"k": 3}]), lambda v: v * 10)
     (10, [20, {'k': 30}])
+    >>> mapped = map_aggregate(OrderedDict(k=1), lambda v: v + 1)
+    >>> type(mapped).__name__, dict(mapped)
+    ('OrderedDict', {'k': 2})
     """
     kind = type(a)
     if kind is tuple:
@@ -55,9 +65,39 @@ def map_aggregate(a: Argument, fn: Callable[[Argument], Argument]) -> Argument:
         return {k: map_aggregate(v, fn) for k, v in a.items()}
     if kind is slice:
         return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn), map_aggregate(a.step, fn))
-    if isinstance(a, tuple) and hasattr(a, "_fields"):  # a named tuple keeps its type
-        return kind(*(map_aggregate(v, fn) for v in a))
+    if isinstance(a, _SUBCLASSABLE):
+        return map_subclass(a, lambda v: map_aggregate(v, fn))
     return fn(a)
+
+
+_SUBCLASSABLE = (tuple, list, dict)
+
+
+def map_subclass(a: tuple | list | dict, map_item: Callable[[Argument], Argument]) -> Any:
+    """``a`` (an instance of a subclass of tuple, list or dict) with ``map_item`` applied to
+    each element or value, rebuilt as :func:`map_aggregate` documents."""
+    if isinstance(a, dict):
+        items = {k: map_item(v) for k, v in a.items()}
+        if isinstance(a, OrderedDict):
+            return OrderedDict(items)
+        return a if all(items[k] is v for k, v in a.items()) else items
+    items = [map_item(v) for v in a]
+    if is_namedtuple(a):
+        return type(a)(*items)
+    if all(new is old for new, old in zip(items, a)):
+        return a
+    return tuple(items) if isinstance(a, tuple) else items
+
+
+def is_namedtuple(a: Any) -> bool:
+    """Whether ``a`` is an instance of a named tuple class (``collections.namedtuple``,
+    ``typing.NamedTuple``, ``tm.return_types``): built from its fields, positionally.
+
+    >>> from collections import namedtuple
+    >>> is_namedtuple(namedtuple("P", "a b")(1, 2)), is_namedtuple((1, 2))
+    (True, False)
+    """
+    return isinstance(a, tuple) and isinstance(getattr(type(a), "_fields", None), tuple)
 
 
 def map_arg(a: Argument, fn: Callable[[Node], Argument]) -> Argument:
@@ -71,7 +111,7 @@ def map_arg(a: Argument, fn: Callable[[Node], Argument]) -> Argument:
     return map_aggregate(a, lambda v: fn(v) if isinstance(v, Node) else v)
 
 
-_CONTAINERS = (tuple, list, dict, slice)
+_CONTAINERS = (tuple, list, dict, slice)  # with their subclasses: named tuples, OrderedDict, ...
 
 
 def _collect_nodes(a: Argument, into: dict) -> None:
