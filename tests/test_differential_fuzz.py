@@ -38,7 +38,7 @@ def test_random_calls_agree_with_torch():
 def test_open_bugs_still_differ(key):
     """Each open bug's repro still differs from PyTorch: a fixed bug fails here until it is removed
     from OPEN_BUGS (a strict xfail, kept as data so that the fuzz test can skip its class)."""
-    expression = OPEN_BUGS[key]
+    expression = OPEN_BUGS[key].text
     with pytest.raises(AssertionError):
         assert_same_outcome(expression, rtol=None, atol=None)
 

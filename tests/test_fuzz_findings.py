@@ -42,6 +42,9 @@ def test_gcd_and_lcm_follow_pytorch_at_the_int64_edges():
     assert tm.lcm(tm.tensor([low, 3, -5, 2, 127]), tm.tensor([2, high, high, high, 3])).tolist() == \
         [low, high - 2, high - 4, 2, 381]
     assert tm.lcm(tm.tensor([100, -128], dtype=tm.int8), tm.tensor([3, 3], dtype=tm.int8)).tolist() == [44, -128]
+    # narrower types multiply in C's int, then wrap: |127 * 2| = 254 is -2 as int8
+    assert tm.lcm(tm.tensor([[127], [2]], dtype=tm.int8), tm.tensor([-3, 2, 6], dtype=tm.int8)).tolist() == \
+        [[125, -2, -6], [6, 2, 6]]
     assert tm.lcm(tm.tensor([[-4, 0, 6]]), tm.tensor([6, 5, -9])).tolist() == [[12, 0, 18]]
 
 
@@ -128,7 +131,35 @@ def test_layer_norm_checks_its_parameters_in_pytorchs_order(shape, weight, bias,
         w = None if weight is None else tm.ones(weight, device=device)
         b = None if bias is None else tm.ones(bias, device=device)
         x = tm.ones(2, 3, 4, device=device)
-        for run in (lambda: F.layer_norm(x, shape, w, b), lambda: tm._native_layer_norm(x, shape, w, b, 1e-5)):
+        for function, extra in ((F.layer_norm, ()), (tm._native_layer_norm, (1e-5,))):
             with pytest.raises(RuntimeError) as caught:
-                run()
+                function(x, shape, w, b, *extra)
             assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("input_dtype, weight_dtype, bias_dtype, message", [
+    (tm.float32, tm.float32, tm.float64, "expected scalar type Float but found Double"),
+    (tm.float32, tm.float64, tm.float32, "mixed dtype (CPU): expect parameter to have scalar type of Float"),
+    (tm.bfloat16, tm.float32, tm.bfloat16, "mixed dtype (CPU): expect parameter to have scalar type of Float"),
+    (tm.bfloat16, tm.bfloat16, tm.float32, "expected scalar type BFloat16 but found Float"),
+    (tm.float64, tm.float32, tm.float32, "mixed dtype (CPU): all inputs must share same datatype."),
+    (tm.float32, tm.int64, tm.int64, "mixed dtype (CPU): expect parameter to have scalar type of Float"),
+    (tm.bfloat16, tm.float32, tm.float32, None),
+])
+def test_normalisation_ops_check_parameter_dtypes_as_pytorch(input_dtype, weight_dtype, bias_dtype, message):
+    # The ops themselves check (PyTorch's native_* ops do), so the private ops and the meta rules agree.
+    x = tm.ones(4, 3, 2, dtype=input_dtype)
+    calls = {
+        "layer": lambda w, b: tm._native_layer_norm(tm.ones(3, 4, dtype=input_dtype), [4], w, b, 1e-5),
+        "group": lambda w, b: tm._native_group_norm(x, w, b, 4, 3, 2, 1, 1e-5),
+        "batch": lambda w, b: tm._native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5),
+    }
+    for name, call in calls.items():
+        size = 4 if name == "layer" else 3
+        weight, bias = tm.ones(size, dtype=weight_dtype), tm.ones(size, dtype=bias_dtype)
+        if message is None:
+            assert call(weight, bias).dtype is input_dtype
+            continue
+        with pytest.raises(RuntimeError) as caught:
+            call(weight, bias)
+        assert str(caught.value) == message, name

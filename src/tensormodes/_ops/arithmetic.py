@@ -842,8 +842,11 @@ def _euclid(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _lcm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """PyTorch's lcm: ``|a / gcd * b|``, wrapping around on overflow as PyTorch's does."""
+    """PyTorch's lcm: ``|a / gcd * b|``, wrapping around on overflow as PyTorch's does: in the
+    operands' dtype, or in C's ``int`` for the narrower ones (then cast back)."""
     g = _euclid(a, b)
+    if a.dtype.itemsize < 4:
+        a, b, g = a.astype(np.int32), b.astype(np.int32), g.astype(np.int32)
     divisor = np.where(g == 0, 1, g)
     quotient = (a - np.fmod(a, divisor)) // divisor  # C's truncating division (exact here)
     return np.where(g == 0, 0, np.abs(quotient * b))

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._common import HALF_TYPES, dtype_of, not_implemented, ops
+from ._common import HALF_TYPES, dtype_of, not_implemented, ops, scalar_type_name
 from ._meta import MetaArray, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 
@@ -57,6 +57,24 @@ def _normalised_grad(g, xhat, rstd, dims: list[int]):
 
 # -- layer norm --------------------------------------------------------------------------------------
 
+def _check_parameter_dtypes(input, *parameters) -> None:
+    """PyTorch's CPU rule for normalisation parameters (weights, biases, running statistics): all
+    of the input's dtype, or all float32 for a float16 / bfloat16 input, in PyTorch's words."""
+    given = [parameter for parameter in parameters if parameter is not None]
+    if not given:
+        return
+    if given[0].dtype == input.dtype:
+        for parameter in given[1:]:
+            if parameter.dtype != input.dtype:
+                raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(input))} but found "
+                                   f"{scalar_type_name(dtype_of(parameter))}")
+        return
+    if any(parameter.dtype != np.float32 for parameter in given):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.dtype not in HALF_TYPES:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
 def _layer_norm_axes(input, normalized_shape, weight=None, bias=None) -> tuple[int, ...]:
     """The normalised axes, after PyTorch's checks of ``normalized_shape``, ``weight`` and ``bias``, in its order."""
     count = len(normalized_shape)
@@ -75,6 +93,7 @@ def _layer_norm_axes(input, normalized_shape, weight=None, bias=None) -> tuple[i
 
 def _native_layer_norm_meta(input, normalized_shape, weight, bias, eps):
     axes = _layer_norm_axes(input, normalized_shape, weight, bias)
+    _check_parameter_dtypes(input, weight, bias)
     _working(np.ones(1, input.dtype), "LayerNormKernelImpl")
     work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
     kept = tuple(1 if i in axes else s for i, s in enumerate(input.shape))
@@ -119,6 +138,7 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
     tensor([[-1.,  1.]])
     """
     axes = _layer_norm_axes(input, normalized_shape, weight, bias)
+    _check_parameter_dtypes(input, weight, bias)
     x = _working(input, "LayerNormKernelImpl")
     mean, rstd = _moments(x, axes, eps)
     result = (x - mean) * rstd
@@ -132,6 +152,7 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
 # -- group norm --------------------------------------------------------------------------------------
 
 def _native_group_norm_meta(input, weight, bias, N, C, HxW, group, eps):
+    _check_parameter_dtypes(input, weight, bias)
     _working(np.ones(1, input.dtype), "GroupNormKernelImpl")
     work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
     return MetaArray(input.shape, input.dtype), MetaArray((N, group, 1), work), MetaArray((N, group, 1), work)
@@ -173,6 +194,7 @@ def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
     >>> tm._native_group_norm(tm.tensor([[1.0, 3.0]]), None, None, 1, 2, 1, 1, 0.0)
     tensor([[-1.,  1.]])
     """
+    _check_parameter_dtypes(input, weight, bias)
     x = _working(input, "GroupNormKernelImpl")
     grouped = x.reshape(N, group, -1)
     mean, rstd = _moments(grouped, (2,), eps)
@@ -188,6 +210,7 @@ def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
 # -- batch norm --------------------------------------------------------------------------------------
 
 def _native_batch_norm_meta(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     _working(np.ones(1, input.dtype), "batch_norm")
     work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
     kept = tuple(s if i == 1 else 1 for i, s in enumerate(input.shape))
@@ -246,6 +269,7 @@ def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
     tensor([[-1.],
             [ 1.]])
     """
+    _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     x = _working(input, "batch_norm")
     shape = (1, -1) + (1,) * (input.ndim - 2)
     if training:

@@ -25,7 +25,6 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
     """
     if isinstance(normalized_shape, int):
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
-    _check_parameter_dtypes(input, weight, bias)  # shapes: checked by the op, in PyTorch's order
     return _function("_native_layer_norm")(input, list(normalized_shape), weight, bias, eps)
 
 
@@ -61,18 +60,6 @@ def _check_normalisation_arguments(channels: int, copies: int, training: bool, r
         raise ValueError("running_mean and running_var must either both be None or neither be None")
 
 
-def _check_parameter_dtypes(input: Tensor, *parameters: Tensor | None) -> None:
-    """PyTorch's CPU rule for normalisation parameters of another dtype than the input: only
-    float32 parameters, and only for a float16 / bfloat16 input."""
-    given = [parameter for parameter in parameters if parameter is not None]
-    if all(parameter.dtype == input.dtype for parameter in given):
-        return
-    if any(parameter.dtype != _dtype.float32 for parameter in given):
-        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    if input.dtype not in (_dtype.float16, _dtype.bfloat16):
-        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-
-
 def _update_running(running: Tensor | None, statistic: Tensor, momentum: float) -> None:
     if running is not None:
         running.copy_(statistic.detach() * momentum + running.detach() * (1 - momentum))
@@ -100,7 +87,6 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
     channels = input.size(1)
     _check_normalisation_arguments(channels, 1, training, running_mean, running_var, weight, bias)
-    _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     result = _function("_native_batch_norm")(input, weight, bias, running_mean, running_var, training, momentum, eps)
     if training and running_mean is not None:
         x = _working_copy(input.detach())
@@ -136,7 +122,6 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
             shown = [0] if weight is None else list(weight.shape)
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {shown} and input of shape {size}")
-    _check_parameter_dtypes(input, weight, bias)
     return _function("_native_group_norm")(input, weight, bias, size[0], size[1], math.prod(size[2:]), num_groups, eps)
 
 
@@ -158,7 +143,6 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
     _check_normalisation_arguments(input.size(0) * input.size(1), input.size(0), use_input_stats, running_mean,
                                    running_var, weight, bias)
-    _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     # PyTorch's way: batch_norm of the samples' channels side by side, (1, N * C, *)
     size = list(input.shape)
     batch = size[0]
