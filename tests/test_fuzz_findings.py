@@ -163,3 +163,36 @@ def test_normalisation_ops_check_parameter_dtypes_as_pytorch(input_dtype, weight
         with pytest.raises(RuntimeError) as caught:
             call(weight, bias)
         assert str(caught.value) == message, name
+
+
+_BAG_W, _BAG_I, _BAG_O = (5, 3), [1, 2, 0, 2, 2, 4], [0]
+
+
+@pytest.mark.parametrize("weight, indices, offsets, mode, samples, message", [
+    ((2, 4, 2), [], [], 0, None, "weight has to be a 2D Tensor, but got Tensor of dimension 3"),
+    (_BAG_W, _BAG_I, 0, 0, None, "offsets has to be a 1D Tensor, but got Tensor of dimension 0"),
+    (_BAG_W, _BAG_I, [[0], [0]], 2, None, "offsets has to be a 1D Tensor, but got Tensor of dimension 2"),
+    (_BAG_W, [1.0], _BAG_O, 0, None, "Expected tensor for argument #1 'indices' to have one of the following "
+     "scalar types: Long, Int; but got torch.FloatTensor instead (while checking arguments for embedding_bag)"),
+    (_BAG_W, _BAG_I, _BAG_O, 3, None, "`mode` must be sum, mean, or max."),
+    (_BAG_W, _BAG_I, _BAG_O, 2, (6,), "embedding_bag: per_sample_weights only supported with mode='sum'"),
+    (_BAG_W, _BAG_I, _BAG_O, 0, (2, 6), "Expected per_sample_weights.value().dim() == 1 to be true, but got false.  "
+     "(Could this error message be improved?  If so, please report an enhancement request to PyTorch.)"),
+    (_BAG_W, _BAG_I, _BAG_O, 0, (5,), "Expected per_sample_weights.value().numel() == indices.numel() to be true, "
+     "but got false.  (Could this error message be improved?  If so, please report an enhancement request to "
+     "PyTorch.)"),
+])
+def test_embedding_bag_checks_its_arguments_as_pytorch(weight, indices, offsets, mode, samples, message):
+    with pytest.raises(RuntimeError) as caught:
+        tm._embedding_bag(tm.ones(weight), tm.tensor(indices, dtype=None if indices else tm.int64),
+                          tm.tensor(offsets, dtype=tm.int64), False, mode, False,
+                          None if samples is None else tm.ones(samples))
+    assert str(caught.value) == message
+
+
+def test_embedding_bag_takes_two_dimensional_indices_in_order():
+    weight = tm.ones(5, 3, requires_grad=True)
+    result = tm._embedding_bag(weight, tm.tensor([[1, 2, 0], [2, 2, 4]]), tm.tensor([0]))
+    assert result.tolist() == [[6.0, 6.0, 6.0]]
+    result.sum().backward()
+    assert weight.grad.sum(1).tolist() == [3.0, 3.0, 9.0, 0.0, 3.0]

@@ -444,16 +444,41 @@ def _bag_layout(indices: np.ndarray, offsets: np.ndarray, include_last_offset: b
     return bag_of, max(bags, 0), kept & (bag_of >= 0)
 
 
-def _check_bag_weight(weight) -> None:
+def _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights) -> None:
+    """embedding_bag's checks of dtypes, ranks and modes, in PyTorch's order and words (metadata
+    only: the meta rule runs them too)."""
+    if indices.dtype != np.int64 and indices.dtype != np.int32:
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{array_type_name(indices)}Tensor instead (while checking "
+                           f"arguments for embedding_bag)")
     if weight.dtype not in _FLOATING:
         raise RuntimeError(f"Expected tensor for argument #1 'weight' to have one of the following scalar types: "
-                           f"Half, BFloat16, Float, Double; but got CPU{array_type_name(weight)}Type instead (while "
-                           f"checking arguments for embedding_bag)")
+                           f"Half, BFloat16, Float, Double; but got torch.{array_type_name(weight)}Tensor instead "
+                           f"(while checking arguments for embedding_bag)")
+    if weight.ndim != 2:
+        raise RuntimeError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if offsets.ndim != 1:
+        raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension {offsets.ndim}")
+    if mode not in (0, 1, 2):
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    if per_sample_weights is None:
+        return
+    if mode != 0:
+        raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
+    if per_sample_weights.dtype != weight.dtype:
+        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 "
+                           f"'per_sample_weights'; but type torch.{array_type_name(weight)}Tensor does not equal "
+                           f"torch.{array_type_name(per_sample_weights)}Tensor (while checking arguments for "
+                           f"embedding_bag)")
+    for condition in ("per_sample_weights.value().dim() == 1", "per_sample_weights.value().numel() == indices.numel()"):
+        if not (per_sample_weights.ndim == 1 if "dim()" in condition else per_sample_weights.size == indices.size):
+            raise RuntimeError(f"Expected {condition} to be true, but got false.  (Could this error message be "
+                               f"improved?  If so, please report an enhancement request to PyTorch.)")
 
 
 def _embedding_bag_meta(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
                         per_sample_weights=None, include_last_offset=False, padding_idx=None):
-    _check_bag_weight(weight)
+    _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights)
     bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
     width = weight.shape[1]
     winners = (max(bags, 0), width) if mode == 2 else (0,)
@@ -466,6 +491,7 @@ def _embedding_bag_grad(grad, weight, weight_shape, indices, offsets, scale_grad
     # bag's size for 'mean', by the index's count with scale_grad_by_freq, times its sample
     # weight); for 'max' each bag's gradient goes to the rows that gave the maxima.
     rows, width = weight_shape
+    indices = indices.reshape(-1)
     if mode == 2:
         won = max_indices >= 0
         columns = ops.arange(width, device=grad.device).expand(max_indices.shape)
@@ -524,9 +550,8 @@ def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_
     tensor([[4., 6.],
             [2., 2.]])
     """
-    _check_bag_weight(weight)
-    if mode not in (0, 1, 2):
-        raise RuntimeError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got {mode}")
+    _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights)
+    indices = indices.reshape(-1)  # PyTorch takes the indices of a 2-D tensor in order
     bag_of, bags, kept = _bag_layout(indices, offsets, include_last_offset, padding_idx)
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         position = int(np.flatnonzero((indices < 0) | (indices >= weight.shape[0]))[0])
