@@ -196,3 +196,14 @@ def test_embedding_bag_takes_two_dimensional_indices_in_order():
     assert result.tolist() == [[6.0, 6.0, 6.0]]
     result.sum().backward()
     assert weight.grad.sum(1).tolist() == [3.0, 3.0, 9.0, 0.0, 3.0]
+
+
+def test_lerp_promotes_with_a_complex_zero_dim_weight_and_refuses_a_complex_number():
+    start, end = tm.ones(3), tm.ones(3) * 3
+    for weight in (tm.tensor(0.5 + 1j), tm.tensor(0.5 + 1j, dtype=tm.complex128)):
+        result = tm.lerp(start, end, weight)
+        assert result.dtype is tm.complex64 and result.tolist() == [2 + 2j] * 3
+    assert tm.lerp(start.double(), end.double(), tm.tensor(0.5 + 1j)).dtype is tm.complex128
+    for dtype, name in ((tm.float32, "float"), (tm.float16, "float"), (tm.float64, "double")):
+        with pytest.raises(RuntimeError, match=f"^value cannot be converted to type {name} without overflow$"):
+            tm.lerp(start.to(dtype), end.to(dtype), 0.5 + 1j)

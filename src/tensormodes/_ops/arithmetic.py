@@ -589,9 +589,15 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     [5.0, 15.0]
     """
     d = dtype_of(input)
-    # A 0-dim tensor weight binds to PyTorch's Scalar overload.
     if type(weight) is _ND and weight.ndim == 0:
+        # A 0-dim tensor weight takes part in type promotion as a 0-dim operand: a complex one
+        # makes the result complex.
+        if weight.dtype.kind == "c" and not d.is_complex:
+            d = dt.complex128 if d is dt.float64 else dt.complex64
+            input, end = input.astype(d._np), end.astype(d._np)
         weight = weight.item()
+    elif isinstance(weight, complex) and not d.is_complex:
+        raise RuntimeError(f"value cannot be converted to type {cpp_type_name(_opmath(d))} without overflow")
     if end.dtype != input.dtype:
         raise RuntimeError(f"expected dtype {cpp_type_name(d)} for `end` but got dtype "
                            f"{cpp_type_name(dtype_of(end))}")
