@@ -207,3 +207,9 @@ def test_lerp_promotes_with_a_complex_zero_dim_weight_and_refuses_a_complex_numb
     for dtype, name in ((tm.float32, "float"), (tm.float16, "float"), (tm.float64, "double")):
         with pytest.raises(RuntimeError, match=f"^value cannot be converted to type {name} without overflow$"):
             tm.lerp(start.to(dtype), end.to(dtype), 0.5 + 1j)
+
+
+def test_embedding_backward_with_rows_of_width_zero():
+    weight = tm.zeros(5, 0, requires_grad=True)
+    F.embedding(tm.tensor([[0, 3], [1, 4]]), weight).sum().backward()
+    assert weight.grad.shape == (5, 0)

@@ -375,7 +375,7 @@ def _embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq
     # PyTorch's embedding_dense_backward: each used row gathers its lookups' gradients; the padding
     # row gets none, and with scale_grad_by_freq each lookup counts 1 / (its index's count).
     flat = indices.reshape(-1).long()
-    rows = grad.reshape(-1, weight_shape[1])
+    rows = grad.reshape(flat.shape[0], weight_shape[1])  # (-1 cannot size rows of width 0)
     if scale_grad_by_freq:
         rows = rows / ops.bincount(flat, minlength=weight_shape[0])[flat].unsqueeze(1).to(rows.dtype)
     if padding_idx >= 0:
