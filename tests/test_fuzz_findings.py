@@ -213,3 +213,42 @@ def test_embedding_backward_with_rows_of_width_zero():
     weight = tm.zeros(5, 0, requires_grad=True)
     F.embedding(tm.tensor([[0, 3], [1, 4]]), weight).sum().backward()
     assert weight.grad.shape == (5, 0)
+
+
+@pytest.mark.parametrize("input_shape, input_dtype, weight_shape, bias, expected", [
+    # a 0-dim bias is added in place into the product: any dtype that casts into it
+    ((3,), tm.float32, (2, 3), lambda: tm.tensor(-2, dtype=tm.int32), ((2,), tm.float32)),
+    ((3,), tm.float32, (2, 3), lambda: tm.tensor(1 + 1j),
+     "result type ComplexFloat can't be cast to the desired output type Float"),
+    ((3,), tm.float64, (2, 3), None, "expected m1 and m2 to have the same dtype, but got: double != float"),
+    ((3,), tm.float64, (3,), None, "dot : expected both vectors to have same dtype, but found Double and Float"),
+    ((2, 3), tm.float64, (3,), None, "addmv input tensors must have the same dtype, but got Float, Double, and Float"),
+    ((2, 3), tm.float32, (3,), None, ((2,), tm.float32)),
+    ((2, 3), tm.float32, (3,), lambda: tm.ones(2), "mat2 must be a matrix, got 1-D tensor"),
+    # a bias that is 1-D once squeezed is folded into addmm: expanded to (rows, out_features)
+    ((3,), tm.float32, (2, 3), lambda: tm.ones(2, dtype=tm.float64),
+     "self and mat2 must have the same dtype, but got Double and Float"),
+    ((2, 3), tm.float32, (2, 3), lambda: tm.ones(3), "The expanded size of the tensor (2) must match the existing "
+     "size (3) at non-singleton dimension 1.  Target sizes: [2, 2].  Tensor sizes: [3]"),
+    ((2, 2, 3), tm.float32, (4, 3), lambda: tm.ones(2, 1), "The expanded size of the tensor (4) must match the "
+     "existing size (2) at non-singleton dimension 0.  Target sizes: [4, 4].  Tensor sizes: [2, 1]"),
+    ((2, 2, 3), tm.float32, (4, 3), lambda: tm.ones(4, 3)[:2, :1], ((2, 2, 4), tm.float32)),  # not contiguous
+    ((2, 2, 2, 3), tm.float32, (4, 3), lambda: tm.ones(2, 4), ((2, 2, 2, 4), tm.float32)),
+    ((2, 2, 2, 3), tm.float32, (4, 3), lambda: tm.ones(1, 2, 1), "expand(torch.FloatTensor{[1, 2, 1]}, size=[8, 4]): "
+     "the number of sizes provided (2) must be greater or equal to the number of dimensions in the tensor (3)"),
+    ((2, 2, 2, 3), tm.float64, (2, 4), None, "mat1 and mat2 shapes cannot be multiplied (8x3 and 4x2)"),
+])
+def test_linear_checks_as_the_ops_pytorchs_composite_runs(input_shape, input_dtype, weight_shape, bias, expected):
+    for device in ("cpu", "meta"):
+        x, w = tm.ones(input_shape, dtype=input_dtype, device=device), tm.ones(weight_shape, device=device)
+        b = None if bias is None else bias()
+        if b is not None and not b.is_contiguous() and device == "meta":
+            continue  # .to("meta") makes it contiguous (as in PyTorch)
+        b = None if b is None else b.to(device)
+        if isinstance(expected, str):
+            with pytest.raises(RuntimeError) as caught:
+                F.linear(x, w, b)
+            assert str(caught.value) == expected
+        else:
+            result = F.linear(x, w, b)
+            assert (tuple(result.shape), result.dtype) == expected

@@ -18,9 +18,20 @@ import numpy as np
 
 from .. import _dtype as dt
 from . import activation as _activation
-from ._common import HALF_TYPES, array_type_name, not_implemented, ops, quiet, shape_text
+from ._common import (
+    HALF_TYPES,
+    array_type_name,
+    check_same_shape_or_broadcast,
+    cpp_type_name,
+    dtype_of,
+    not_implemented,
+    ops,
+    quiet,
+    scalar_type_name,
+    shape_text,
+)
 from ._common import conjugate as _conj
-from ._meta import MetaArray, probe, rule
+from ._meta import MetaArray, contiguous_strides, probe, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import SCALAR
 
@@ -45,32 +56,81 @@ def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_gra
     return grad_input, grad_weight, grad_bias
 
 
-def _check_linear(input, weight, bias) -> None:
-    """``linear``'s checks of dtypes and shapes (metadata only: the meta rule runs them too)."""
-    if input.dtype != weight.dtype or (bias is not None and bias.dtype != input.dtype):
-        other = weight if input.dtype != weight.dtype else bias
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {array_type_name(input)} and "
-                           f"{array_type_name(other)}")
+def _fused_linear(input, weight, bias) -> bool:
+    """Whether PyTorch's ``linear`` runs one ``addmm`` (a bias with a 2-D input; or a contiguous input
+    with a contiguous bias that is 1-D once squeezed) rather than ``matmul`` and then ``add_(bias)``:
+    the two differ in their checks."""
+    if bias is None:
+        return False
+    if input.ndim == 2:
+        return True
+    fusable = (bias.ndim == 1 or sum(size != 1 for size in bias.shape) == 1) and _is_contiguous(bias)
+    return fusable and _is_contiguous(input)
+
+
+def _is_contiguous(array) -> bool:
+    if type(array) is MetaArray:  # PyTorch's rule: strides of dimensions of size 1 do not matter
+        expected = contiguous_strides(array.shape)
+        return all(size == 1 or stride == want
+                   for size, stride, want in zip(array.shape, array.elem_strides, expected))
+    return array.flags.c_contiguous
+
+
+def _check_linear(input, weight, bias) -> tuple[int, ...]:
+    """``linear``'s checks of dtypes and shapes, in the order and words of the ops PyTorch's composite
+    runs (metadata only: the meta rule runs them too); the result's shape."""
     if input.ndim == 0 or weight.ndim not in (1, 2):
         raise RuntimeError(f"linear(): input must be at least 1-D and weight 1-D or 2-D, got {input.ndim}-D and "
                            f"{weight.ndim}-D")
-    if weight.ndim == 1 and input.ndim > 1:
-        raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
+    fused = _fused_linear(input, weight, bias)
+    if fused:  # addmm checks dtypes before shapes, matmul after
+        for name, operand in (("self", bias), ("mat1", input)):
+            if operand.dtype != weight.dtype:
+                raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {array_type_name(operand)} and "
+                                   f"{array_type_name(weight)}")
+        if weight.ndim == 1:
+            raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
     if input.shape[-1] != weight.shape[-1]:
         rows = int(np.prod(input.shape[:-1], dtype=np.int64)) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
                            f"{shape_text(weight.shape[::-1])})")
+    if not fused and input.dtype != weight.dtype:  # matmul's ops: mm, dot or mv
+        if weight.ndim == 2:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {cpp_type_name(dtype_of(input))} "
+                               f"!= {cpp_type_name(dtype_of(weight))}")
+        if input.ndim == 1:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {array_type_name(input)} "
+                               f"and {array_type_name(weight)}")
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {array_type_name(weight)}, "
+                           f"{array_type_name(input)}, and {array_type_name(weight)}")
+    shape = tuple(input.shape[:-1]) + tuple(weight.shape[:-1])
+    if bias is None:
+        return shape
+    if fused:  # addmm expands the bias to the (rows, out_features) product
+        target = (int(np.prod(input.shape[:-1], dtype=np.int64)), weight.shape[0])
+        if bias.ndim > 2:
+            raise RuntimeError(f"expand(torch.{array_type_name(bias)}Tensor{{{list(bias.shape)}}}, "
+                               f"size={list(target)}): the number of sizes provided (2) must be greater or equal to "
+                               f"the number of dimensions in the tensor ({bias.ndim})")
+        for dim, size in enumerate(bias.shape, start=2 - bias.ndim):
+            if size != target[dim] and size != 1:
+                raise RuntimeError(f"The expanded size of the tensor ({target[dim]}) must match the existing size "
+                                   f"({size}) at non-singleton dimension {dim}.  Target sizes: {list(target)}.  "
+                                   f"Tensor sizes: {list(bias.shape)}")
+        return shape
+    # add_ into the product: the bias may not grow it, nor need a wider dtype category
+    broadcast = check_same_shape_or_broadcast(shape, bias.shape)
+    if broadcast != shape:
+        raise RuntimeError(f"output with shape {list(shape)} doesn't match the broadcast shape {list(broadcast)}")
+    computed = dt.result_dtype([MetaArray(shape, input.dtype), bias])
+    if not dt.can_cast(computed, dtype_of(input)):
+        raise RuntimeError(f"result type {scalar_type_name(computed)} can't be cast to the desired output type "
+                           f"{array_type_name(input)}")
+    return shape
 
 
 def _linear_meta(input, weight, bias=None):
-    _check_linear(input, weight, bias)
-    shape = input.shape[:-1] + weight.shape[:-1]  # np.matmul(input, weight.T)
-    if bias is not None:
-        try:
-            shape = np.broadcast_shapes(shape, bias.shape)
-        except ValueError:  # NumPy's own error, as the kernel's sum raises it (zero-strided operands: no data)
-            np.broadcast_to(np.zeros((), input.dtype), shape) + np.broadcast_to(np.zeros((), bias.dtype), bias.shape)
-    return MetaArray(shape, input.dtype)
+    return MetaArray(_check_linear(input, weight, bias), input.dtype)
 
 
 def _linear_node(input, weight, bias) -> str:
@@ -88,12 +148,19 @@ def _linear_node(input, weight, bias) -> str:
 @op(namespace="tensormodes.nn.functional", grad=_linear_grad, meta=rule(_linear_meta), node=_linear_node,
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((2, 3), "float64"))),
             Sample((TensorSpec((4, 3)), TensorSpec((2, 4)))), Sample((TensorSpec(()), TensorSpec((2, 3)))),
-            Sample((TensorSpec((2, 3)), TensorSpec((3,))))),
+            Sample((TensorSpec((2, 3)), TensorSpec((3,)), TensorSpec((2,)))),
+            Sample((TensorSpec((4, 3)), TensorSpec((2, 3)), TensorSpec((3,)))),
+            Sample((TensorSpec((3,)), TensorSpec((2, 3)), TensorSpec((), "complex64"))),
+            Sample((TensorSpec((2, 2, 2, 3)), TensorSpec((2, 3)), TensorSpec((3, 2, 2)))),
+            Sample((TensorSpec((2, 2, 2, 3)), TensorSpec((2, 3)), TensorSpec((1, 2), "float64")))),
     samples=(
     Sample((TensorSpec((4, 3)), TensorSpec((2, 3)), TensorSpec((2,)))),
     Sample((TensorSpec((3,)), TensorSpec((2, 3)))),
     Sample((TensorSpec((2, 4, 3), "float64"), TensorSpec((5, 3), "float64"), TensorSpec((5,), "float64"))),
-    Sample((TensorSpec((3,)), TensorSpec((3,)), TensorSpec(())))))
+    Sample((TensorSpec((3,)), TensorSpec((3,)), TensorSpec(()))),
+    Sample((TensorSpec((2, 3)), TensorSpec((3,)))),
+    Sample((TensorSpec((3,)), TensorSpec((2, 3)), TensorSpec((), "int32"))),
+    Sample((TensorSpec((2, 2, 2, 3)), TensorSpec((2, 3)), TensorSpec((2, 2), "float64")))))
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``: the affine map of a fully connected layer.
 
@@ -102,9 +169,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     [[2.0, 2.0, 2.0]]
     """
     _check_linear(input, weight, bias)
-    result = np.matmul(input, weight.T)
+    result = np.asarray(np.matmul(input, weight.T))
     if bias is not None:
-        if type(result) is np.ndarray and bias.ndim == 1 and result.ndim and bias.shape[0] == result.shape[-1]:
+        if bias.dtype != result.dtype:  # only where PyTorch adds in place into the product
+            result = np.asarray(result + bias).astype(result.dtype)
+        elif result.ndim and bias.shape == result.shape[-bias.ndim:]:
             result += bias  # the common (out_features,) bias: added into the fresh product, no new array
         else:
             result = result + bias
