@@ -259,6 +259,8 @@ def _prod_grad(grad, input, dim, keepdim):
     d = wrap_dim(dim, input.dim())
     if input.dim() == 0:
         return grad
+    if not input.shape[d]:  # the product of nothing is 1, whatever the (absent) elements
+        return _unreduce(grad, input.shape, dim, keepdim)
     return _unreduce(grad, input.shape, dim, keepdim) * _conj(_exclusive_products(input, d))
 
 
@@ -333,10 +335,39 @@ def cumsum(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
 def _cumprod_grad(grad, input, result, dim):
     if input.dim() == 0:
         return grad
-    if not input.is_meta and (input == 0).any().item():  # a meta input's gradient has the general shape
-        raise NotImplementedError("the gradient of cumprod for inputs containing zeros is not implemented")
     d = wrap_dim(dim, input.dim())
+    if not input.is_meta and (input == 0).any().item():  # a meta input's gradient has the general shape
+        return _cumprod_grad_with_zeros(grad, input, result, d)
+    # sum_{j >= k} grad_j * result_j / input_k, as PyTorch computes it where no input is 0
     return (grad * _conj(result)).flip(d).cumsum(d).flip(d) / _conj(input)
+
+
+def _cumprod_grad_with_zeros(grad, input, result, d: int):
+    """cumprod's gradient without dividing by the input: for each position k,
+    ``conj(prod_{i<k} x_i) * S_k`` with ``S_k = sum_{j>=k} grad_j * conj(prod_{k<i<=j} x_i)``.
+
+    ``S`` solves ``S_k = grad_k + conj(x_{k+1}) * S_{k+1}`` backwards. A doubling scan solves
+    it in log2(n) rounds of products and sums (``b``: the sum over a block of positions
+    starting at k, ``a``: the product of the block's factors), so the formula is a polynomial
+    in the input and the gradient, and its own derivatives (double backward) are exact, zeros
+    or not.
+    """
+    n = input.shape[d]
+    sums = grad
+    factors = _conj(input).narrow(d, 1, n - 1)  # a_k = conj(x_{k+1}), k < n - 1
+    block = 1
+    while block < n:
+        # Positions k < n - block add the next block's sum; the last ones are complete already.
+        head = n - block
+        sums = _cat([sums.narrow(d, 0, head) + factors.narrow(d, 0, head) * sums.narrow(d, block, head),
+                     sums.narrow(d, head, block)], d)
+        if 2 * block < n:
+            kept = factors.shape[d] - block
+            factors = factors.narrow(d, 0, kept) * factors.narrow(d, block, kept)
+        block *= 2
+    ones = result.narrow(d, 0, 1).new_ones(result.narrow(d, 0, 1).shape)
+    before = _cat([ones, _conj(result).narrow(d, 0, n - 1)], d)  # prod_{i<k} x_i
+    return before * sums
 
 
 @op(meta=same_shape, grad=_cumprod_grad, method=True, inplace=True, out=True,
