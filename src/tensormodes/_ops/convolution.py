@@ -246,7 +246,7 @@ def _weight_product(input: np.ndarray, grad: np.ndarray, weight_shape, stride, p
     columns = _columns(_working(input), layout, groups, grad.shape[2:])
     if extended is None:
         extended = layout.extend(_working(grad), groups)
-    product = np.matmul(extended, columns.swapaxes(2, 3)).sum(0)
+    product = np.add.reduce(np.matmul(extended, columns.swapaxes(2, 3)), axis=0)  # the ufunc: see grad_bias
     return product.reshape(weight_shape).astype(input.dtype, copy=False)
 
 
@@ -487,7 +487,9 @@ def _convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bi
             if transposed else _weight_product(input, grad_output, weight.shape, stride, sides, dilation, groups,
                                                extended)
     if output_mask[2]:
-        grad_bias = np.asarray(grad_output.sum(axis=(0, *range(2, 2 + spatial))), dtype=grad_output.dtype)
+        # The ufunc itself, not ndarray.sum (a NumPy Python function): inf - inf then warns from
+        # here, where tensormodes' warning filter silences it, as PyTorch is silent.
+        grad_bias = np.asarray(np.add.reduce(grad_output, axis=(0, *range(2, 2 + spatial))), dtype=grad_output.dtype)
     return grad_input, grad_weight, grad_bias
 
 
