@@ -128,6 +128,13 @@ def test_negative_order_norm_gradient_with_a_zero_element_is_zero():
     assert x.grad.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
 
 
+def test_cdist_fractional_order_gradient_with_zero_differences():
+    x = tm.tensor([[0.0, 0.0]], requires_grad=True)
+    y = tm.tensor([[0.0, 0.0], [1.0, 0.0]], requires_grad=True)
+    tm.cdist(x, y, 0.5).sum().backward()
+    assert x.grad.tolist() == [[-1.0, 0.0]] and y.grad.tolist() == [[0.0, 0.0], [1.0, 0.0]]
+
+
 def test_inf_norm_gradient_is_shared_among_ties():
     x = tm.tensor([3.0, -3.0, 1.0], requires_grad=True)
     tm.linalg.vector_norm(x, INF).backward()
@@ -179,6 +186,13 @@ _NORM_CASES = [
 def test_norm_gradients_match_torch(order, data):
     for case in _NORM_CASES:
         _assert_same_grads(lambda L, x, case=case: case(L, x, order), _NORM_DATA[data], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("order", [0.5, 1, 1.5, 2, 3, INF, 0])
+def test_cdist_gradients_with_zero_differences_match_torch(order):
+    _assert_same_grads(lambda L, x, y: L.cdist(x, y, order), [[0.0, 0], [1, 2], [1, 0]], [[0.0, 0], [1, 2.5], [1, 3]],
+                       rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.torch
