@@ -1,5 +1,6 @@
 """Helpers shared by the reduction families (``reduction``, ``statistics``, ``sorting``): dims
-and dtypes of reductions, float32 accumulation of float16 and bfloat16, and PyTorch's errors.
+and dtypes of reductions, float32 accumulation of float16 and bfloat16, and PyTorch's errors;
+the gradients of extrema and of p-norms (``norm``, ``linalg``'s norms and ``cdist`` use them).
 
 Results follow PyTorch's dtypes: integer and bool sums, products and scans give
 int64, means and statistics need floating inputs, index results are int64.
@@ -16,7 +17,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import along, dtype_of, is_int, quiet, scalar_type_name, wrap_dim, wrap_dims
+from ._common import along, dtype_of, is_int, ops, quiet, scalar_type_name, wrap_dim, wrap_dims
 from ._meta import MetaArray, MetaRule, probe, reduction, with_shape
 from ._registry import TensorSpec
 
@@ -152,6 +153,57 @@ def _distribute_evenly(grad, input, result, dim, keepdim):
     mask = input == expanded
     count = mask.sum(list(wrap_dims(dim, input.dim())), keepdim=True)
     return mask * (_unreduce(grad, input.shape, dim, keepdim) / count)
+
+
+def _norm_grad(grad, input, result, p, dim, keepdim):
+    if p in (0, 0.0):
+        return None  # a count of nonzeros: no gradient at all (PyTorch leaves .grad None)
+    full_grad = _unreduce(grad, input.shape, dim, keepdim)
+    full_norm = _unreduce(result, input.shape, dim, keepdim)
+    if p == "nuc":
+        # The nuclear norm is the sum of singular values, whose gradient is U @ Vh.
+        rows, columns = (0, 1) if dim is None else wrap_dims(dim, input.dim())
+        u, _, vh = ops.linalg.svd(input.movedim((rows, columns), (-2, -1)), full_matrices=False)
+        return full_grad * (u @ vh).movedim((-2, -1), (rows, columns))
+    if p in ("fro", None):
+        p = 2
+    if not isinstance(p, (int, float)):
+        raise NotImplementedError(f"the gradient of norm with p={p!r} is not implemented")
+    return _p_norm_grad(full_grad, input, full_norm, p, dim)
+
+
+def _p_norm_grad(full_grad, input, full_norm, p: float, dim):
+    """PyTorch's gradient of a ``p``-norm (``p`` a nonzero number), ``full_grad`` and
+    ``full_norm`` broadcast to the input's shape.
+
+    Where a formula would divide by a zero norm or raise a zero element to a negative power
+    the gradient is 0, as PyTorch defines it (its subgradient at the kink). The denominators
+    are masked before dividing, not only the quotients after, so that a second derivative
+    of these formulas is finite there too.
+    """
+    if p == 1:
+        return full_grad * input.sgn()
+    if p in (float("inf"), float("-inf")):
+        # amax / amin of |x|, the gradient shared among the elements attaining it; a NaN
+        # element attains a NaN norm.
+        absolute = input.abs()
+        mask = (absolute == full_norm).logical_or(absolute.isnan())
+        dims = list(range(input.dim())) if _all_dims(dim) else list(wrap_dims(dim, input.dim()))
+        return input.sgn() * (full_grad / mask.sum(dims, keepdim=True) * mask)
+    zero_norm = full_norm == 0
+    if p == 2:
+        return full_grad * (input / full_norm.masked_fill(zero_norm, 1)).masked_fill(zero_norm, 0)
+    absolute = input.abs()
+    if p < 1:
+        # |x|^(p-1) is infinite at x == 0 (for p < 1): its term is 0 there, and a zero
+        # element of a negative-order norm makes the norm 0, so norm^(1-p) zeroes the rest.
+        zero = input == 0
+        scaled = input.sgn() * absolute.masked_fill(zero, 1).pow(p - 1).masked_fill(zero, 0)
+        return scaled * full_grad * full_norm.pow(1 - p)
+    scale = (full_grad / full_norm.masked_fill(zero_norm, 1).pow(p - 1)).masked_fill(zero_norm, 0)
+    if p < 2:
+        return input.sgn() * absolute.pow(p - 1) * scale
+    return input * absolute.pow(p - 2) * scale
 
 
 def _scatter_back(grad_values, shape, indices, dim, keepdim):

@@ -43,9 +43,11 @@ def _expand(name: str, value, spatial: int) -> tuple[int, ...]:
 
 
 def _check_arguments(input: np.ndarray, weight: np.ndarray, bias, stride, padding, dilation, groups: int,
-                     transposed: bool = False, output_padding=(0,), allow_complex: bool = True) -> tuple:
+                     transposed: bool = False, output_padding=(0,), allow_complex: bool = True,
+                     extra=None) -> tuple:
     """PyTorch's checks of a batched convolution's arguments, in its order; the stride, padding,
-    dilation and output padding as one int per spatial dimension."""
+    dilation and output padding as one int per spatial dimension. ``extra``: padding after the
+    input beyond ``padding`` ('same' padding's odd one), which PyTorch pads before its checks."""
     spatial = weight.ndim - 2
     stride = _expand("stride", stride, spatial)
     padding = _expand("padding", padding, spatial)
@@ -95,7 +97,7 @@ def _check_arguments(input: np.ndarray, weight: np.ndarray, bias, stride, paddin
             raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
                                f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
                                f"{input.shape[1]} channels instead")
-        padded = [size + 2 * p for size, p in zip(input.shape[2:], padding)]
+        padded = [size + 2 * p + e for size, p, e in zip(input.shape[2:], padding, extra or (0,) * spatial)]
         kernel = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
         if any(k > size for k, size in zip(kernel, padded)):
             raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
@@ -170,6 +172,16 @@ class _Layout:
                           (*flat.strides[:2], *(t * item for t in self.tap_steps),
                            *(o * item for o in self.out_steps)), writeable=False)
 
+    def clear_outside(self, array: np.ndarray, extent) -> None:
+        """Zero ``array`` (..., *grid) at the grid positions past ``extent`` (the sizes of the
+        gradient put on the grid): the cropped positions, which pair no output with an input.
+        Their products with the zeros ``extend`` puts there would be NaN for a NaN or an
+        infinity on the other side, and must not reach the sums."""
+        leading = array.ndim - len(self.grid)
+        for axis, (size, end) in enumerate(zip(self.grid, (min(e, o) for e, o in zip(extent, self.out)))):
+            if end < size:
+                array[(slice(None),) * (leading + axis) + (slice(end, None),)] = 0
+
     def extend(self, grad: np.ndarray, groups: int) -> np.ndarray:
         """``grad`` (N, O, *out) — or less, the rest zeros — on the grid, as (N, G, O / G, grid)."""
         extended = np.zeros((*grad.shape[:2], *self.grid), grad.dtype)
@@ -178,11 +190,16 @@ class _Layout:
         return extended.reshape(grad.shape[0], groups, grad.shape[1] // groups, math.prod(self.grid))
 
 
-def _columns(input: np.ndarray, layout: _Layout, groups: int) -> np.ndarray:
-    """im2col: (N, G, C / G * taps, grid) of the padded ``input``."""
+def _columns(input: np.ndarray, layout: _Layout, groups: int, extent=None) -> np.ndarray:
+    """im2col: (N, G, C / G * taps, grid) of the padded ``input``; zeros at the grid positions
+    past ``extent`` (see ``_Layout.clear_outside``) when it is given."""
     flat, planes = layout.buffer(input.shape[:2], input.dtype)
     planes[layout.inner()] = input
     columns = np.ascontiguousarray(layout.windows(flat))
+    if extent is not None:
+        if not columns.flags.writeable:  # the windows were contiguous already: a view, not a copy
+            columns = columns.copy()
+        layout.clear_outside(columns, extent)
     taps = input.shape[1] // groups * math.prod(layout.kernel)
     return columns.reshape(input.shape[0], groups, taps, math.prod(layout.grid))
 
@@ -209,6 +226,7 @@ def _spread(grad: np.ndarray, weight: np.ndarray, sizes, stride, padding, dilati
         extended = layout.extend(_working(grad), groups)
     columns = np.matmul(kernels.swapaxes(1, 2), extended)
     columns = columns.reshape(grad.shape[0], channels, math.prod(layout.kernel), *layout.grid)
+    layout.clear_outside(columns, grad.shape[2:])
     flat, planes = layout.buffer((grad.shape[0], channels), columns.dtype)
     item = flat.itemsize
     shape, strides = (*flat.shape[:2], *layout.grid), (*flat.strides[:2], *(o * item for o in layout.out_steps))
@@ -225,10 +243,10 @@ def _weight_product(input: np.ndarray, grad: np.ndarray, weight_shape, stride, p
     """The weight's gradient of ``_correlate(input, weight)`` for the output gradient ``grad``
     (``extended``: as in ``_spread``)."""
     layout = _Layout(input.shape[2:], weight_shape[2:], stride, padding, dilation)
-    columns = _columns(_working(input), layout, groups)
+    columns = _columns(_working(input), layout, groups, grad.shape[2:])
     if extended is None:
         extended = layout.extend(_working(grad), groups)
-    product = np.matmul(extended, columns.swapaxes(2, 3)).sum(0)
+    product = np.add.reduce(np.matmul(extended, columns.swapaxes(2, 3)), axis=0)  # the ufunc: see grad_bias
     return product.reshape(weight_shape).astype(input.dtype, copy=False)
 
 
@@ -242,7 +260,8 @@ def _run(input, weight, bias, stride, padding, dilation, groups, transposed=Fals
     """A checked convolution of a batched input (``padding`` symmetric, plus ``extra`` after in
     each dimension: 'same' padding's odd one) plus ``bias``."""
     stride, padding, dilation, output_padding = _check_arguments(input, weight, bias, stride, padding, dilation,
-                                                                 groups, transposed, output_padding, allow_complex)
+                                                                 groups, transposed, output_padding, allow_complex,
+                                                                 extra)
     if transposed:
         sizes = _transposed_sizes(input.shape[2:], weight.shape, stride, padding, dilation, output_padding)
         result = _spread(input, weight, sizes, stride, [(p, p) for p in padding], dilation, groups)
@@ -263,7 +282,8 @@ def _run_meta(input, weight, bias, stride, padding, dilation, groups, transposed
               allow_complex=True, extra=None):
     """``_run``'s result as a MetaArray: its checks, its output sizes."""
     stride, padding, dilation, output_padding = _check_arguments(input, weight, bias, stride, padding, dilation,
-                                                                 groups, transposed, output_padding, allow_complex)
+                                                                 groups, transposed, output_padding, allow_complex,
+                                                                 extra)
     if transposed:
         sizes = _transposed_sizes(input.shape[2:], weight.shape, stride, padding, dilation, output_padding)
         channels = weight.shape[1] * groups
@@ -467,7 +487,9 @@ def _convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bi
             if transposed else _weight_product(input, grad_output, weight.shape, stride, sides, dilation, groups,
                                                extended)
     if output_mask[2]:
-        grad_bias = np.asarray(grad_output.sum(axis=(0, *range(2, 2 + spatial))), dtype=grad_output.dtype)
+        # The ufunc itself, not ndarray.sum (a NumPy Python function): inf - inf then warns from
+        # here, where tensormodes' warning filter silences it, as PyTorch is silent.
+        grad_bias = np.asarray(np.add.reduce(grad_output, axis=(0, *range(2, 2 + spatial))), dtype=grad_output.dtype)
     return grad_input, grad_weight, grad_bias
 
 

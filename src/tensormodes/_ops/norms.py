@@ -13,11 +13,11 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._common import dtype_of, ops, scalar_type_name, wrap_dim
-from ._reduction import _LOW_PRECISION, _dim_defaulting, _distribute_evenly, _quietly, _reduce_meta
+from ._reduction import _LOW_PRECISION, _dim_defaulting, _distribute_evenly, _norm_grad, _quietly, _reduce_meta
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234
 from .reduction import _matrix_norm as _fro_or_nuc_norm
-from .reduction import _norm_dtypes, _norm_grad, _vector_norm
+from .reduction import _norm_dtypes, _vector_norm
 
 _INF = float("inf")
 _MATRIX_ORDERS = ("fro", "nuc", _INF, -_INF, 1, -1, 2, -2)
@@ -114,9 +114,13 @@ def _matrix_norm_grad_of(grad, A, result, ord, dims: tuple, keepdim: bool):  # n
     shape = tuple(A.shape)
     grad = _keep(grad, dims, keepdim)
     if abs(ord) == 2:
-        u, _, vh = ops.linalg.svd(A.movedim(dims, (-2, -1)), full_matrices=False)
-        k = 0 if ord == 2 else -1
-        outer = u[..., :, k].unsqueeze(-1) * vh[..., k, :].unsqueeze(-2)
+        # amax / amin of the singular values, as PyTorch computes it: a tie (the identity,
+        # a zero matrix) shares the gradient evenly among the singular pairs attaining it.
+        u, singular_values, vh = ops.linalg.svd(A.movedim(dims, (-2, -1)), full_matrices=False)
+        best = singular_values.amax(-1, keepdim=True) if ord == 2 else singular_values.amin(-1, keepdim=True)
+        attained = singular_values == best
+        weights = attained / attained.sum(-1, keepdim=True)
+        outer = (u * weights.unsqueeze(-2).to(u.dtype)) @ vh
         return (grad.movedim(dims, (-2, -1)) * outer).movedim((-2, -1), dims)
     summed, picked = (rows, columns) if abs(ord) == 1 else (columns, rows)
     sums = A.abs().sum(summed, keepdim=True)
@@ -126,13 +130,6 @@ def _matrix_norm_grad_of(grad, A, result, ord, dims: tuple, keepdim: bool):  # n
 
 
 def _vector_norm_grad(grad, x, result, ord, dim, keepdim):  # noqa: A002
-    if isinstance(ord, (int, float)) and ord < 0 and ord != -_INF:
-        # d/dx (sum |x|^p)^(1/p) = sgn(x) |x|^(p-1) / norm^(p-1), negative orders included
-        dims = () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
-        dims = tuple(range(x.dim())) if not dims else tuple(wrap_dim(d, x.dim()) for d in dims)
-        full_grad = _keep(grad, dims, keepdim).expand(x.shape)
-        full_norm = _keep(result, dims, keepdim).expand(x.shape)
-        return full_grad * (x.abs() / full_norm) ** (ord - 1) * x.sgn()
     return _norm_grad(grad, x, result, ord, dim, keepdim)
 
 

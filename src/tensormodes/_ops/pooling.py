@@ -220,8 +220,8 @@ def _spread_maxima(grad, input_shape, indices, overlapping: bool = True):
     outputs = grad.shape[-2] * grad.shape[-1]  # not -1 in reshape: an empty batch leaves it ambiguous
     planes = grad.reshape(*input_shape[:-2], outputs)
     elements = input_shape[-2] * input_shape[-1]
-    # One slot more: a window of padding alone (its maximum is -inf) points there, as in PyTorch
-    # its gradient goes nowhere.
+    # One slot more: a window holding no input element (a dilation wider than the input) points
+    # there, and its gradient goes nowhere.
     flat = grad.new_zeros((*input_shape[:-2], elements + 1))
     positions = indices.reshape(*input_shape[:-2], outputs)
     flat = flat.scatter_add(-1, positions, planes) if overlapping else flat.scatter(-1, positions, planes)
@@ -253,7 +253,7 @@ def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
 def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
     """The largest element of each ``kernel_size`` window of ``input`` (N, C, H, W) or (C, H, W),
     the windows ``stride`` apart (by default ``kernel_size``); padding counts as ``-inf``. A
-    window's first largest element wins (NaN counts as largest).
+    window's first largest element wins (NaN counts as largest, and the last NaN wins).
 
     >>> import tensormodes as tm
     >>> tm.max_pool2d(tm.arange(16.).reshape(1, 4, 4), 2).tolist()
@@ -268,42 +268,56 @@ def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, cei
 
 def _max_pool_planes(input: np.ndarray, kernel, step, pad, spread, out) -> tuple[np.ndarray, np.ndarray]:
     """The maxima of ``input``'s windows over its last two dimensions, and where they are (flat
-    positions in each plane; one past the plane for a window of padding alone)."""
+    positions in each plane), chosen as PyTorch's kernel chooses: the window's in-bounds elements
+    are scanned in order and one replaces the best so far if it is larger or NaN, starting from
+    ``-inf`` at the first in-bounds element. So ties keep the first, NaN the last, and a window of
+    ``-inf`` only points at its first in-bounds element. A window holding no input element at all
+    (possible with a dilation larger than the input) points one past the plane: its gradient goes
+    nowhere (PyTorch's index there aliases another element's)."""
     sizes = input.shape[-2:]
     # Compared as float32 (exact for the narrow floats); padded with the lowest value, which
-    # never wins: every window holds at least one input element.
+    # never replaces the best so far (the comparison is strict).
     work = input.astype(np.float32) if input.dtype in HALF_TYPES else input
-    lowest = -np.inf if work.dtype.kind == "f" else np.iinfo(work.dtype).min
+    floating = work.dtype.kind == "f"
+    lowest = -np.inf if floating else np.iinfo(work.dtype).min
     extent = [d * (k - 1) + 1 for k, d in zip(kernel, spread)]
     after = [max((o - 1) * s + e - size - p, 0) for o, s, e, size, p in zip(out, step, extent, sizes, pad)]
     padded = work
     if any(pad) or any(after):
         padded = np.pad(work, [(0, 0)] * (input.ndim - 2) + [(pad[0], after[0]), (pad[1], after[1])],
                         constant_values=lowest)
-    # One pass per kernel tap (never per pixel), over that tap's element of every window: a
-    # later tap wins only if larger, or NaN where the best so far is not (NaN counts as largest,
-    # the first one wins). No copy of the windows, unlike an argmax over them.
-    best = chosen = None
+    # Each window's first element (in the padded frame's coordinates, relative to the input),
+    # and its first in-bounds tap along each dimension: the start of the scan.
+    first_rows = np.arange(out[0]) * step[0] - pad[0]
+    first_columns = np.arange(out[1]) * step[1] - pad[1]
+    start_rows = np.minimum(np.maximum(-(first_rows // spread[0]), 0), kernel[0] - 1)
+    start_columns = np.minimum(np.maximum(-(first_columns // spread[1]), 0), kernel[1] - 1)
+    shape = (*input.shape[:-2], *out)
+    # The smallest integer type that numbers the taps: cheaper masked writes.
+    chosen = np.empty(shape, np.min_scalar_type(kernel[0] * kernel[1]))
+    chosen[...] = start_rows[:, None] * kernel[1] + start_columns
+    # One pass per kernel tap (never per pixel), over that tap's element of every window. No
+    # copy of the windows, unlike an argmax over them.
+    best = None
     for tap, (i, j) in enumerate(np.ndindex(*kernel)):
         rows, columns = (slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in zip((i, j), spread, out, step))
         candidate = padded[..., rows, columns]
         if best is None:
-            # The smallest integer type that numbers the taps: cheaper masked writes.
-            best, chosen = candidate.copy(), np.zeros(candidate.shape, np.min_scalar_type(kernel[0] * kernel[1]))
+            # The first tap is padding (-inf / the lowest, as the scan starts) or the first
+            # in-bounds element (which the scan takes unless it equals that start): no pass.
+            best = candidate.copy()
             continue
-        better = ~(candidate <= best)
-        if best.dtype.kind == "f":
-            better &= best == best
+        better = candidate > best
+        if floating:
+            better |= np.isnan(candidate)
         np.putmask(chosen, better, tap)
         np.maximum(best, candidate, out=best)  # the same values as taking the better ones (NaN propagates)
     result = best.astype(input.dtype, copy=False)
     # Flat position = the window's first element's + the chosen tap's offset (a table lookup).
     tap_rows, tap_columns = np.divmod(np.arange(kernel[0] * kernel[1]), kernel[1])
-    first_rows = np.arange(out[0]) * step[0] - pad[0]
-    first_columns = np.arange(out[1]) * step[1] - pad[1]
     indices = (first_rows[:, None] * sizes[1] + first_columns) + \
         np.take(tap_rows * spread[0] * sizes[1] + tap_columns * spread[1], chosen)
-    if padded is not work:  # a window may then have chosen padding: it points past the plane
+    if padded is not work:  # only a window without input elements can point outside
         rows = first_rows[:, None] + np.take(tap_rows * spread[0], chosen)
         columns = first_columns + np.take(tap_columns * spread[1], chosen)
         inside = (rows >= 0) & (rows < sizes[0]) & (columns >= 0) & (columns < sizes[1])
@@ -346,7 +360,7 @@ def _max_pool1d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
 def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
     """The largest element of each ``kernel_size`` window of ``input`` (N, C, L) or (C, L), the
     windows ``stride`` apart (by default ``kernel_size``); padding counts as ``-inf``. A window's
-    first largest element wins (NaN counts as largest).
+    first largest element wins (NaN counts as largest, and the last NaN wins).
 
     >>> import tensormodes as tm
     >>> tm.max_pool1d(tm.tensor([[1.0, 3.0, 2.0, 0.0]]), 2).tolist()
@@ -775,7 +789,8 @@ def _adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
 
 def _adaptive_maxima(input: np.ndarray, sizes) -> tuple[np.ndarray, np.ndarray]:
     """The maxima of an ``sizes`` grid of adaptive windows over the last two dimensions, and
-    their flat positions in the plane (the first one of a window's ties, or its first NaN)."""
+    their flat positions in the plane (the first one of a window's ties, or its last NaN, as
+    PyTorch's scan finds them)."""
     height, width = input.shape[-2:]
     if 0 in sizes:
         shape = (*input.shape[:-2], *sizes)
@@ -788,7 +803,12 @@ def _adaptive_maxima(input: np.ndarray, sizes) -> tuple[np.ndarray, np.ndarray]:
     windows = np.where(row_valid[:, :, None, None] & column_valid[None, None, :, :], windows, -np.inf)
     windows = np.moveaxis(windows, -3, -2)  # (..., Oh, Ow, kh, kw)
     flat = windows.reshape(*windows.shape[:-2], windows.shape[-2] * windows.shape[-1])  # not -1: empty batches
+    # As PyTorch's scan: the first of the largest, or the last NaN.
     chosen = np.argmax(flat, axis=-1)
+    if work.dtype.kind == "f":
+        nan = np.isnan(flat)
+        last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+        chosen = np.where(nan.any(axis=-1), last_nan, chosen)
     values = np.take_along_axis(flat, chosen[..., None], axis=-1)[..., 0]
     kernel_width = columns.shape[1]
     row = rows[np.arange(sizes[0])[:, None], chosen // kernel_width]

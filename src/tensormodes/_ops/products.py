@@ -36,10 +36,9 @@ from ._common import (
 )
 from ._common import conjugate as _conj
 from ._meta import MetaArray, rule, with_shape
-from ._reduction import _checked_meta, _kernel_rule, _no_checks, _probe_quietly
+from ._reduction import _checked_meta, _kernel_rule, _no_checks, _norm_grad, _probe_quietly
 from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 from .creation import checked_fill_value
-from .reduction import _norm_grad
 
 
 def _compute(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:

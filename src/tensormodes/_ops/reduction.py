@@ -40,6 +40,7 @@ from ._reduction import (
     _invalid_combination,
     _is_array,
     _is_floating_or_complex,
+    _norm_grad,
     _not_implemented,
     _probe_quietly,
     _quietly,
@@ -250,6 +251,8 @@ def _prod_grad(grad, input, dim, keepdim):
     d = wrap_dim(dim, input.dim())
     if input.dim() == 0:
         return grad
+    if not input.shape[d]:  # the product of nothing is 1, whatever the (absent) elements
+        return _unreduce(grad, input.shape, dim, keepdim)
     return _unreduce(grad, input.shape, dim, keepdim) * _conj(_exclusive_products(input, d))
 
 
@@ -324,10 +327,39 @@ def cumsum(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
 def _cumprod_grad(grad, input, result, dim):
     if input.dim() == 0:
         return grad
-    if not input.is_meta and (input == 0).any().item():  # a meta input's gradient has the general shape
-        raise NotImplementedError("the gradient of cumprod for inputs containing zeros is not implemented")
     d = wrap_dim(dim, input.dim())
+    if not input.is_meta and (input == 0).any().item():  # a meta input's gradient has the general shape
+        return _cumprod_grad_with_zeros(grad, input, result, d)
+    # sum_{j >= k} grad_j * result_j / input_k, as PyTorch computes it where no input is 0
     return (grad * _conj(result)).flip(d).cumsum(d).flip(d) / _conj(input)
+
+
+def _cumprod_grad_with_zeros(grad, input, result, d: int):
+    """cumprod's gradient without dividing by the input: for each position k,
+    ``conj(prod_{i<k} x_i) * S_k`` with ``S_k = sum_{j>=k} grad_j * conj(prod_{k<i<=j} x_i)``.
+
+    ``S`` solves ``S_k = grad_k + conj(x_{k+1}) * S_{k+1}`` backwards. A doubling scan solves
+    it in log2(n) rounds of products and sums (``b``: the sum over a block of positions
+    starting at k, ``a``: the product of the block's factors), so the formula is a polynomial
+    in the input and the gradient, and its own derivatives (double backward) are exact, zeros
+    or not.
+    """
+    n = input.shape[d]
+    sums = grad
+    factors = _conj(input).narrow(d, 1, n - 1)  # a_k = conj(x_{k+1}), k < n - 1
+    block = 1
+    while block < n:
+        # Positions k < n - block add the next block's sum; the last ones are complete already.
+        head = n - block
+        sums = _cat([sums.narrow(d, 0, head) + factors.narrow(d, 0, head) * sums.narrow(d, block, head),
+                     sums.narrow(d, head, block)], d)
+        if 2 * block < n:
+            kept = factors.shape[d] - block
+            factors = factors.narrow(d, 0, kept) * factors.narrow(d, block, kept)
+        block *= 2
+    ones = result.narrow(d, 0, 1).new_ones(result.narrow(d, 0, 1).shape)
+    before = _cat([ones, _conj(result).narrow(d, 0, n - 1)], d)  # prod_{i<k} x_i
+    return before * sums
 
 
 @op(meta=same_shape, grad=_cumprod_grad, method=True, inplace=True, out=True,
@@ -906,28 +938,6 @@ def _matrix_norm(array: np.ndarray, order: str, dim, keepdim: bool, dtype) -> np
     if keepdim:
         result = np.expand_dims(result, tuple(sorted((rows, columns))))
     return np.asarray(result).astype(target.to_real()._np, copy=False)
-
-
-def _norm_grad(grad, input, result, p, dim, keepdim):
-    if p in (0, 0.0):
-        return None  # a count of nonzeros: no gradient at all (PyTorch leaves .grad None)
-    full_grad = _unreduce(grad, input.shape, dim, keepdim)
-    full_norm = _unreduce(result, input.shape, dim, keepdim)
-    if p in ("fro", 2, 2.0, None):
-        return full_grad * input / full_norm.masked_fill(full_norm == 0, 1)
-    if p in (1, 1.0):
-        return full_grad * input.sgn()
-    if p in (float("inf"), float("-inf")):
-        return _distribute_evenly(grad, input.abs(), result, dim, keepdim) * input.sgn()
-    if isinstance(p, (int, float)) and p > 0:
-        scale = (input.abs() / full_norm.masked_fill(full_norm == 0, 1)) ** (p - 1)
-        return full_grad * scale * input.sgn()
-    if p == "nuc":
-        # The nuclear norm is the sum of singular values, whose gradient is U @ Vh.
-        rows, columns = (0, 1) if dim is None else wrap_dims(dim, input.dim())
-        u, _, vh = ops.linalg.svd(input.movedim((rows, columns), (-2, -1)), full_matrices=False)
-        return full_grad * (u @ vh).movedim((-2, -1), (rows, columns))
-    raise NotImplementedError(f"the gradient of norm with p={p!r} is not implemented")
 
 
 def _norm_node(input, p="fro", dim=None, keepdim=False, dtype=None) -> str:

@@ -173,7 +173,11 @@ def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
 def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
     dim, unbiased = _statistic_arguments(dim, unbiased)
     scale = _statistic_scale(grad, input, unbiased, correction, 1.0)
-    return _unreduce(grad / result, input.shape, dim, keepdim) * _centered(input, dim) * scale
+    # As PyTorch: where the deviation is 0 (a constant slice) its gradient is 0, not 0 / 0.
+    # The divisor is masked too, so that a second derivative stays finite there.
+    zero = result == 0
+    grad = (grad / result.masked_fill(zero, 1)).masked_fill(zero, 0)
+    return _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim) * scale
 
 
 @op(meta=_reduce_meta(_statistic_dims), grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
