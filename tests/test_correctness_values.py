@@ -186,3 +186,50 @@ UNIQUE_CASES = [
 @pytest.mark.parametrize("expression", UNIQUE_CASES)
 def test_unique_like_torch(expression):
     assert_same_outcome(expression)
+
+
+# -- 3. nanmean's dtype must be floating point or complex -----------------------------------
+
+@pytest.mark.parametrize(("dtype", "name"), [(tm.int64, "Long"), (tm.int32, "Int"), (tm.bool, "Bool"),
+                                             (tm.uint8, "Byte")])
+def test_nanmean_refuses_an_integer_dtype(dtype, name):
+    message = ("nanmean(): could not infer output dtype. Optional dtype must be either a floating point or complex "
+               f"dtype. Got: {name}")
+    for x in (tm.tensor([1.0, 2.0]), tm.tensor([1.0, 2.0], device="meta")):
+        with pytest.raises(RuntimeError) as caught:
+            tm.nanmean(x, dtype=dtype)
+        assert str(caught.value) == message
+    with pytest.raises(RuntimeError, match="Got: Long"):
+        tm.tensor([1.0, 2.0]).nanmean(0, dtype=tm.int64)
+    with pytest.raises(RuntimeError, match="expected input to have floating point or complex dtype but got Long"):
+        tm.nanmean(tm.tensor([1, 2]), dtype=tm.int64)  # the input's check comes first
+
+
+def test_nanmean_into_a_complex_or_integer_dtype_has_no_kernel():
+    with pytest.raises(NotImplementedError, match="\"nansum_cpu\" not implemented for 'ComplexFloat'"):
+        tm.nanmean(tm.tensor([1.0, 2.0]), dtype=tm.complex64)
+    with pytest.raises(NotImplementedError, match="\"nansum_cpu\" not implemented for 'Long'"):
+        tm.nanmean(tm.tensor([1.0, 2.0]), out=tm.zeros((), dtype=tm.int64))
+    assert tm.nansum(tm.tensor([1, 2]), dtype=tm.complex128).item() == 3 + 0j
+    assert tm.nanmean(tm.tensor([1.0, 2.0]), dtype=tm.float16).dtype is tm.float16
+
+
+MEAN_CASES = [
+    f"L.{f}(L.tensor([1., 2.]){d}, dtype=L.{t})"
+    for f in ("mean", "nanmean") for d in ("", ", 0") for t in ("int64", "int32", "bool", "uint8", "float16",
+                                                                "bfloat16", "float64", "complex64")
+] + [
+    "L.nanmean(L.tensor([1, 2]))", "L.nanmean(L.tensor([True, False]), dtype=L.float32)", "L.mean(L.tensor([1, 2]))",
+    "L.mean(L.tensor([1, 2]), 0)", "L.mean(L.tensor([1, 2]), dtype=L.float16)", "L.mean(L.tensor([True]))",
+    "L.mean(L.tensor([1, 2]), dtype=L.complex128)", "L.nanmean(L.tensor([1.+1j, 2.]), dtype=L.complex128)",
+    "L.nansum(L.tensor([1., 2.]), dtype=L.complex64)", "L.nansum(L.tensor([1, 2]), dtype=L.complex128)",
+    "L.nanmean(L.tensor([1., 2.]), out=L.zeros((), dtype=L.int64))",
+    "L.nanmean(L.tensor([1., 2.]), 0, out=L.zeros((), dtype=L.complex64))",
+    "L.nanmean(L.tensor([1., 2.]), out=L.zeros((), dtype=L.float16))", "L.nanmean(L.zeros(0, dtype=L.int64))",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", MEAN_CASES)
+def test_mean_dtypes_like_torch(expression):
+    assert_same_outcome(expression)
