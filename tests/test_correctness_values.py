@@ -233,3 +233,41 @@ MEAN_CASES = [
 @pytest.mark.parametrize("expression", MEAN_CASES)
 def test_mean_dtypes_like_torch(expression):
     assert_same_outcome(expression)
+
+
+# -- 4. unfold's edge cases ---------------------------------------------------------------
+
+def test_unfold_of_a_scalar_has_a_window_of_the_given_size():
+    assert tm.zeros(()).unfold(0, 0, 1).shape == (0,)
+    assert tm.tensor(5.0).unfold(0, 0, 2).tolist() == []
+    assert tm.tensor(5.0).unfold(-1, 1, 3).tolist() == [5.0]
+    meta = tm.zeros((), device="meta").unfold(0, 0, 1)
+    assert meta.shape == (0,) and meta.stride() == (1,)
+    x = tm.tensor(5.0)
+    x.unfold(0, 1, 1)[0] = 7.0  # still a view
+    assert x.item() == 7.0
+
+
+@pytest.mark.parametrize(("expression", "error"), [
+    ("L.zeros(()).unfold(0, 2, 1)", ("RuntimeError", "maximum size for tensor at dimension 0 is 1 but size is 2")),
+    ("L.arange(5).unfold(0, 2, 1.5)", ("TypeError", "unfold(): argument 'step' (position 3) must be int, not float")),
+    ("L.arange(5).unfold(0, 2.0, 1)", ("TypeError", "unfold(): argument 'size' (position 2) must be int, not float")),
+    ("L.arange(5).unfold(0, 2, 0)", ("RuntimeError", "step is 0 but must be > 0")),
+])
+def test_unfold_errors(expression, error):
+    assert _error(expression) == error
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.zeros(()).unfold(0, 0, 1)", "L.zeros(()).unfold(0, 1, 2)", "L.zeros(()).unfold(0, 2, 1)",
+    "L.zeros(()).unfold(1, 1, 1)", "L.zeros(()).unfold(0, -1, 1)", "L.zeros(()).unfold(0, 1, 0)",
+    "L.zeros(()).unfold(0, 0, 1).stride()", "L.arange(5).unfold(0, 0, 10)", "L.arange(5).unfold(0, 2, 10)",
+    "L.arange(5).unfold(0, 5, 10)", "L.arange(5).unfold(0, 6, 1)", "L.arange(5).unfold(0, 2, 3)",
+    "L.arange(5).unfold(0, 2, -1)", "L.arange(5).unfold(-2, 1, 1)", "L.zeros(0).unfold(0, 0, 1)",
+    "L.zeros(0).unfold(0, 1, 1)", "L.zeros(0, 3).unfold(1, 2, 1)", "L.zeros(2, 0).unfold(1, 0, 3)",
+    "L.arange(6).view(2, 3).unfold(1, 0, 1).stride()", "L.arange(6).view(2, 3).t().unfold(0, 2, 1).stride()",
+    "L.arange(5).unfold(0, 2, 1.5)", "L.arange(5).unfold(0, 2.0, 1)",
+])
+def test_unfold_like_torch(expression):
+    assert_same_outcome(expression)
