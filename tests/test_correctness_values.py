@@ -271,3 +271,60 @@ def test_unfold_errors(expression, error):
 ])
 def test_unfold_like_torch(expression):
     assert_same_outcome(expression)
+
+
+# -- 5. binary_cross_entropy checks that probabilities are probabilities ------------------------
+
+BCE = "L.nn.functional.binary_cross_entropy"
+
+
+@pytest.mark.parametrize(("expression", "which"), [
+    (f"{BCE}(L.tensor([0.5, 0.5]), L.tensor([2., 0.]))", "target"),
+    (f"{BCE}(L.tensor([0.5, 0.5]), L.tensor([-0.1, 0.]), reduction='none')", "target"),
+    (f"{BCE}(L.tensor([0.5, 0.5]), L.tensor([nan, 0.]), reduction='sum')", "target"),
+    (f"{BCE}(L.tensor([0.5, 0.5]), L.tensor([2., 0.]), weight=L.tensor([1., 2.]))", "target"),
+    (f"{BCE}(L.tensor(0.3), L.tensor(1.5))", "target"),
+    (f"{BCE}(L.tensor([nan, 0.5]), L.tensor([1., 0.]))", "input"),
+    (f"{BCE}(L.tensor([-0.5, 0.5]), L.tensor([1., 0.]))", "input"),
+    (f"{BCE}(L.tensor([1.5, 0.5]), L.tensor([2., 0.]))", "input"),  # element by element, input first
+    (f"{BCE}(L.tensor([0.5, 1.5]), L.tensor([2., 0.]))", "target"),
+    (f"{BCE}(L.tensor([0.2, 0.7], dtype=L.float16), L.tensor([2., 1.0], dtype=L.float16))", "target"),
+    ("L.nn.BCELoss()(L.tensor([0.5, 0.5]), L.tensor([2., 0.]))", "target"),
+])
+def test_binary_cross_entropy_range_errors(expression, which):
+    assert _error(expression) == ("RuntimeError", f"all elements of {which} should be between 0 and 1")
+
+
+def test_binary_cross_entropy_values():
+    F = tm.nn.functional
+    x, y = tm.tensor([0.2, 0.7]), tm.tensor([0.3, 0.9])
+    assert F.binary_cross_entropy(x, y).item() == 0.5402183532714844  # PyTorch's bits
+    assert F.binary_cross_entropy(x, y, reduction="none").tolist() == [0.6390318870544434, 0.4414047598838806]
+    assert F.binary_cross_entropy(tm.tensor([0.0, 1.0]), tm.tensor([1.0, 0.0]), reduction="none").tolist() == \
+        [100.0, 100.0]
+    assert F.binary_cross_entropy(tm.zeros(0), tm.zeros(0)).isnan().item()
+    assert F.binary_cross_entropy(tm.zeros(0), tm.zeros(0), reduction="sum").item() == 0.0
+    half = F.binary_cross_entropy(tm.tensor([0.2, 0.7], dtype=tm.float16), tm.tensor([0.3, 1.0], dtype=tm.float16),
+                                  reduction="none")
+    assert half.dtype is tm.float16 and half.tolist() == [0.63916015625, 0.3564453125]  # rounded step by step
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    f"{BCE}(L.tensor([0.5, 0.5]), L.tensor([2., 0.]))", f"{BCE}(L.tensor([nan, 0.5]), L.tensor([1., 0.]))",
+    f"{BCE}(L.tensor([1.5, 0.5]), L.tensor([2., 0.]))", f"{BCE}(L.tensor([0.5, 1.5]), L.tensor([2., 0.]))",
+    f"{BCE}(L.tensor([0., 1.]), L.tensor([1., 0.]))", f"{BCE}(L.tensor([0., 1.]), L.tensor([0., 1.]))",
+    f"{BCE}(L.tensor([0.5, 0.5]), L.tensor([1., 0.]), weight=L.tensor([-1., 2.]))",
+    f"{BCE}(L.tensor([0.5, 0.5]), L.tensor([1., 0.]), weight=L.tensor([nan, 2.]), reduction='none')",
+    f"{BCE}(L.tensor([0.5, 0.5]), L.tensor([1., 0.]), weight=L.tensor([3.]), reduction='sum')",
+    f"{BCE}(L.tensor([0.2, 0.7]), L.tensor([0.3, 0.9]))",
+    f"{BCE}(L.tensor([0.2, 0.7], dtype=L.float64), L.tensor([0.3, 1.0], dtype=L.float64), reduction='none')",
+    f"{BCE}(L.tensor([0.2, 0.7], dtype=L.float16), L.tensor([0.3, 1.0], dtype=L.float16), reduction='none')",
+    f"{BCE}(L.tensor([0.2, 0.7], dtype=L.bfloat16), L.tensor([0.3, 1.0], dtype=L.bfloat16))",
+    f"{BCE}(L.tensor([1e-30, 1-1e-8]), L.tensor([1., 0.]), reduction='none')",
+    f"{BCE}(L.zeros(0), L.zeros(0))", f"{BCE}(L.zeros(0), L.zeros(0), reduction='sum')",
+    f"{BCE}(L.tensor([1.5, 0.5]), L.tensor([1., 0.]), reduction='bad')",
+    "L.nn.BCELoss(weight=L.tensor([1., 2.]))(L.tensor([0.5, 0.5]), L.tensor([2., 0.]))",
+])
+def test_binary_cross_entropy_like_torch(expression):
+    assert_same_outcome(expression)
