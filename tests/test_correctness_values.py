@@ -328,3 +328,114 @@ def test_binary_cross_entropy_values():
 ])
 def test_binary_cross_entropy_like_torch(expression):
     assert_same_outcome(expression)
+
+
+# -- 6. index errors in PyTorch's words, not NumPy's ------------------------------------------
+
+@pytest.mark.parametrize(("expression", "error"), [
+    ("L.arange(4.).index_select(0, L.tensor([4]))", ("IndexError", "index out of range in self")),
+    ("L.arange(4.).index_select(0, L.tensor([-1]))", ("IndexError", "index out of range in self")),
+    ("L.zeros(()).index_select(0, L.tensor([1]))", ("IndexError", "index out of range in self")),
+    ("L.zeros(2, 3, 4).index_select(2, L.tensor([-1]))", ("IndexError", "index out of range in self")),
+    # PyTorch's kernel for dim 1 (and for empty tensors) words it its own way
+    ("L.zeros(2, 3).index_select(1, L.tensor([3]))",
+     ("RuntimeError", "INDICES element is out of DATA bounds, id=3 axis_dim=3")),
+    ("L.zeros(0, 3).index_select(0, L.tensor([0]))",
+     ("RuntimeError", "index_select(): self indexing axis dim should be positive")),
+    ("L.zeros(4).index_add(0, L.tensor([4]), L.ones(1))", ("IndexError", "index out of range in self")),
+    ("L.zeros(2, 3).index_add(1, L.tensor([-1]), L.ones(2, 1))",
+     ("RuntimeError", "index -1 is out of bounds for dimension 1 with size 3")),
+    ("L.zeros(2, 3, 4).index_add(1, L.tensor([3]), L.ones(2, 1, 4))", ("IndexError", "index out of range in self")),
+    ("L.take(L.zeros(0), L.tensor([0]))", ("IndexError", "take(): tried to take from an empty tensor")),
+    ("L.take_along_dim(L.arange(6.).view(2, 3), L.tensor([5, -6]))",
+     ("RuntimeError", "index -6 is out of bounds for dimension 0 with size 6")),
+    ("L.take_along_dim(L.zeros(()), L.tensor(1), 0)",
+     ("IndexError", "Dimension specified as 0 but tensor has no dimensions")),
+    ("L.take_along_dim(L.zeros(2, 0), L.tensor([[0]]), 1)", ("RuntimeError", "ZeroDivisionError")),
+    ("L.nn.functional.embedding(L.tensor([4]), L.zeros(4, 2))", ("IndexError", "index out of range in self")),
+    ("L.nn.functional.embedding(L.tensor([1, 7, 5]), L.zeros(4, 2), max_norm=1.0)",
+     ("IndexError", "select(): index 5 out of range for tensor of size [4, 2] at dimension 0")),
+    ("L.nn.functional.embedding_bag(L.tensor([1, 5, -1]), L.zeros(4, 2), L.tensor([0]), mode='max')",
+     ("RuntimeError", "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be 5")),
+])
+def test_index_errors(expression, error):
+    assert _error(expression) == error
+
+
+def test_index_ops_edge_values():
+    x = tm.arange(6.0).view(2, 3) + 1
+    # along a dim, PyTorch's take_along_dim takes indices modulo the size
+    assert tm.take_along_dim(x, tm.tensor([[-4], [5]]), 1).tolist() == [[3.0], [6.0]]
+    assert tm.zeros(0, 3).index_add(0, tm.tensor([0]), tm.ones(1, 3)).shape == (0, 3)
+
+
+def test_embedding_max_norm_errors_leave_the_weight_alone():
+    weight = tm.ones(4, 2) * 3
+    with pytest.raises(IndexError, match="index out of range in self"):
+        tm.nn.functional.embedding(tm.tensor([-1, 2]), weight, max_norm=1.0)
+    with pytest.raises(RuntimeError, match="offsets\\[0\\] has to be 0"):
+        tm.nn.functional.embedding_bag(tm.tensor([1, 2]), weight, tm.tensor([1]), max_norm=1.0)
+    assert weight.tolist() == [[3.0, 3.0]] * 4
+
+
+INDEX_CASES = [line for line in """
+L.arange(4.).index_select(0, L.tensor([4]))
+L.arange(4.).index_select(0, L.tensor([-5]))
+L.zeros(0).index_select(0, L.tensor([0]))
+L.zeros(()).index_select(0, L.tensor([-1]))
+L.zeros(2, 3).t().index_select(1, L.tensor([3]))
+L.zeros(2, 3).t().index_select(0, L.tensor([3]))
+L.zeros(3, 0).index_select(0, L.tensor([5]))
+L.zeros(2, 0).index_select(1, L.tensor([5]))
+L.zeros(2, 3, 4).index_select(1, L.tensor([3]))
+L.zeros(2, 3, 4).index_select(0, L.tensor([2]))
+L.zeros(2, 3).index_select(1, L.tensor([3, -1]))
+L.zeros(2, 3, dtype=L.bool).index_select(0, L.tensor([3]))
+L.arange(4.).gather(0, L.tensor([-1]))
+L.zeros(2, 3).gather(1, L.tensor([[-4]]))
+L.zeros(()).gather(0, L.tensor(1))
+L.zeros(2, 3).scatter(1, L.tensor([[3]]), 1.)
+L.zeros(2, 3).scatter(1, L.tensor([[-1]]), L.ones(1, 1))
+L.zeros(2, 3).scatter_add(1, L.tensor([[3]]), L.ones(1, 1))
+L.zeros(()).scatter(0, L.tensor(-1), 1.)
+L.zeros(4).index_add(0, L.tensor([-5]), L.ones(1))
+L.zeros(4, dtype=L.int64).index_add(0, L.tensor([4]), L.ones(1, dtype=L.int64), alpha=2)
+L.zeros(2, 3).index_add(0, L.tensor([-1]), L.ones(1, 3))
+L.zeros(2, 3, 4, 5).index_add(2, L.tensor([4]), L.ones(2, 3, 1, 5))
+L.zeros(2, 3, 4, 5).index_add(3, L.tensor([5]), L.ones(2, 3, 4, 1))
+L.zeros(()).index_add(0, L.tensor([1]), L.ones(()))
+L.zeros(0, 3).index_add(0, L.tensor([0]), L.ones(1, 3))
+L.zeros(4).index_copy(0, L.tensor([4]), L.ones(1))
+L.zeros(2, 3).index_copy(1, L.tensor([-1]), L.ones(2, 1))
+L.zeros(4).index_fill(0, L.tensor([-1]), 1.)
+L.zeros(4).index_fill(0, L.tensor([-5]), 1.)
+L.zeros(2, 4).index_fill(1, L.tensor([4]), 1.)
+L.zeros(()).index_fill(0, L.tensor([-2]), 1.)
+L.take(L.arange(4.), L.tensor([4]))
+L.take(L.arange(4.), L.tensor([-5]))
+L.take(L.zeros(0), L.tensor([0]))
+L.take(L.zeros(()), L.tensor([-2]))
+L.take_along_dim(L.arange(4.), L.tensor([-1]))
+L.take_along_dim(L.arange(4.) + 1, L.tensor([-5]), 0)
+L.take_along_dim(L.arange(6.).view(2, 3) + 1, L.tensor([[-4], [5]]), 1)
+L.take_along_dim(L.zeros(2, 0), L.tensor([[0]]), 1)
+L.take_along_dim(L.zeros(0, 3), L.tensor([[1]]), 1)
+L.take_along_dim(L.zeros(()), L.tensor(-1))
+L.take_along_dim(L.zeros(()), L.tensor(3), 0)
+L.nn.functional.embedding(L.tensor([4]), L.zeros(4, 2))
+L.nn.functional.embedding(L.tensor([-1]), L.zeros(4, 2))
+L.nn.functional.embedding(L.tensor([4]), L.zeros(4, 2), padding_idx=0)
+L.nn.functional.embedding(L.tensor([4]), L.zeros(4, 2), max_norm=1.0)
+L.nn.functional.embedding(L.tensor([-1, 7]), L.zeros(4, 2), max_norm=1.0)
+L.nn.functional.embedding(L.tensor([-5]), L.zeros(4, 2), max_norm=1.0)
+L.nn.functional.embedding_bag(L.tensor([4]), L.zeros(4, 2), L.tensor([0]))
+L.nn.functional.embedding_bag(L.tensor([-1]), L.zeros(4, 2), L.tensor([0]), mode='max')
+L.nn.functional.embedding_bag(L.tensor([[1, 5], [-1, 0]]), L.zeros(4, 2), mode='max')
+L.nn.functional.embedding_bag(L.tensor([5]), L.zeros(4, 2), L.tensor([0]), max_norm=1.0)
+""".splitlines() if line]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", INDEX_CASES)
+def test_index_errors_like_torch(expression):
+    assert_same_outcome(expression)

@@ -782,6 +782,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     if dim is None:
         source, positions, d = input.reshape(-1), indices.reshape(-1), 0
     else:
+        if input.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         d = wrap_dim(dim, input.ndim)
         if input.ndim != indices.ndim:
             raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of "
@@ -795,9 +797,16 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
         source = np.broadcast_to(source, others[:d] + source.shape[d:d + 1] + others[d + 1:])
         positions = np.broadcast_to(positions, others[:d] + positions.shape[d:d + 1] + others[d + 1:])
     size = source.shape[d]
-    bad = _out_of_bounds(positions, size, -size)
-    if bad is not None:
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    if dim is None:  # PyTorch's gather of the flat tensors: no negative indices
+        bad = _out_of_bounds(positions, size, 0)
+        if bad is not None:
+            raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    elif positions.size:
+        # Along a dim PyTorch takes every index modulo the size (-1 is the last, and so is size - 1 + size).
+        if not size:
+            raise RuntimeError("ZeroDivisionError")
+        if _out_of_bounds(positions, size, 0) is not None:
+            positions = positions % size
     return np.take_along_axis(source, positions, axis=d)
 
 
@@ -891,6 +900,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:
         return MetaArray(index.shape, input.dtype)
     bad = _out_of_bounds(index, input.size, -input.size)
     if bad is not None:
+        if not input.size:
+            raise IndexError("take(): tried to take from an empty tensor")
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {input.size} elements.")
     return np.asarray(np.take(input.reshape(-1), index))
 
