@@ -439,3 +439,47 @@ L.nn.functional.embedding_bag(L.tensor([5]), L.zeros(4, 2), L.tensor([0]), max_n
 @pytest.mark.parametrize("expression", INDEX_CASES)
 def test_index_errors_like_torch(expression):
     assert_same_outcome(expression)
+
+
+# -- 7. reflected operators with operands they do not take ------------------------------------
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: 2 @ tm.tensor([1.0, 2.0]), "unsupported operand type(s) for @: 'int' and 'Tensor'"),
+    (lambda: 2.5 @ tm.tensor([1.0, 2.0]), "unsupported operand type(s) for @: 'float' and 'Tensor'"),
+    (lambda: tm.tensor([1.0, 2.0]) @ 2, "unsupported operand type(s) for @: 'Tensor' and 'int'"),
+    (lambda: "a" + tm.tensor([1.0, 2.0]), "unsupported operand type(s) for +: 'str' and 'Tensor'"),
+    (lambda: None * tm.tensor([1.0, 2.0]), "unsupported operand type(s) for *: 'NoneType' and 'Tensor'"),
+])
+def test_unsupported_operands_raise_pythons_type_error(make, message):
+    with pytest.raises(TypeError) as caught:
+        make()
+    assert str(caught.value) == message
+
+
+def test_reflected_matmul_under_a_mode():
+    seen = []
+
+    class Names(tm.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(tm.overrides.resolve_name(func))
+            return func(*args, **(kwargs or {}))
+
+    x = tm.tensor([1.0, 2.0])
+    with Names(), pytest.raises(TypeError, match="unsupported operand type"):
+        2 @ x
+    assert set(seen) == {"tensormodes.Tensor.__rmatmul__"}
+    assert (tm.tensor([[1.0, 2.0]]).__rmatmul__(tm.tensor([[3.0], [4.0]]))).tolist() == [[3.0, 6.0], [4.0, 8.0]]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "(lambda: 2 @ L.tensor([1., 2.]))()", "(lambda: L.tensor([1., 2.]) @ 2)()", "(lambda: 2.5 @ L.tensor([1., 2.]))()",
+    "(lambda: [1., 2.] @ L.tensor([1., 2.]))()", "(lambda: 'a' + L.tensor([1., 2.]))()",
+    "(lambda: None * L.tensor([1., 2.]))()", "(lambda: None - L.tensor([1., 2.]))()",
+    "(lambda: 'a' / L.tensor([1., 2.]))()", "(lambda: None ** L.tensor([1., 2.]))()",
+    "(lambda: None & L.tensor([1, 2]))()", "(lambda: None << L.tensor([1, 2]))()",
+    "(lambda: L.tensor([1., 2.]) < None)()", "(lambda: object() - L.tensor([1.]))()",
+    "(lambda: divmod(5, L.tensor([2.])))()",
+])
+def test_unsupported_operands_like_torch(expression):
+    assert_same_outcome(expression)
