@@ -483,3 +483,96 @@ def test_reflected_matmul_under_a_mode():
 ])
 def test_unsupported_operands_like_torch(expression):
     assert_same_outcome(expression)
+
+
+# -- 8. numbers that do not fit the tensor's dtype ------------------------------------------------
+
+_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+               "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float"}
+
+
+def _overflow(name):
+    return ("RuntimeError", f"value cannot be converted to type {_TYPE_NAMES[name]} without overflow")
+
+
+@pytest.mark.parametrize(("dtype", "value"), [
+    ("int8", "1000"), ("int8", "128"), ("int8", "-129"), ("int8", "127.9"), ("int8", "nan"), ("int8", "inf"),
+    ("int8", "1j"), ("uint8", "256"), ("uint8", "-256"), ("uint8", "-1.5"), ("int16", "32768"),
+    ("int32", "2**31"), ("int32", "2.0**31-0.5"), ("int64", "2**63"), ("int64", "1e20"), ("float16", "70000"),
+    ("float16", "1j"), ("bfloat16", "1e39"), ("float32", "1e39"),
+])
+def test_filling_with_a_number_that_does_not_fit(dtype, value):
+    for expression in (f"L.zeros(2, dtype=L.{dtype}).fill_({value})", f"L.full((2,), {value}, dtype=L.{dtype})",
+                       f"L.zeros(2, dtype=L.{dtype}).masked_fill(L.tensor([True, False]), {value})",
+                       f"L.zeros(2, dtype=L.{dtype}).new_full((3,), {value})",
+                       f"L.full_like(L.zeros(2, dtype=L.{dtype}), {value})"):
+        assert _error(expression) == _overflow(dtype), expression
+
+
+@pytest.mark.parametrize(("expression", "error"), [
+    ("L.zeros(2, dtype=L.int64).fill_(2**70)", ("OverflowError", "int too big to convert")),
+    ("L.zeros(2, dtype=L.bool).fill_(2**64)", ("OverflowError", "int too big to convert")),
+    ("L.full((2,), -2**63-1)", ("OverflowError", "can't convert negative int to unsigned")),
+    ("L.zeros(2, dtype=L.float32).masked_fill(L.tensor([True, False]), 2**70)",
+     ("OverflowError", "int too big to convert")),
+    ("L.zeros(2, dtype=L.int8).mul(2**70)", ("OverflowError", "int too big to convert")),
+    ("L.zeros(2, dtype=L.int8).index_fill(0, L.tensor([0]), L.tensor(1000))", _overflow("int8")),
+    ("L.zeros(2, dtype=L.int8).masked_fill(L.tensor([True, False]), L.tensor(1000))", _overflow("int8")),
+    ("L.zeros(2, dtype=L.float32).index_fill(0, L.tensor([0]), 1j)",
+     ("RuntimeError", "index_fill_(): Converting complex Scalar to non-complex type is not supported")),
+    ("L.zeros(1, dtype=L.float16).fill_(1j)", ("RuntimeError", "value cannot be converted to type double without "
+                                                               "overflow")),
+    ("(lambda t: t.__setitem__(0, 2**63))(L.zeros(2, dtype=L.int8))",
+     ("ValueError", "Overflow when unpacking long long")),
+    ("L.nn.functional.pad(L.zeros(2, dtype=L.int8), (1, 1), value=1000)", _overflow("int8")),
+])
+def test_out_of_range_numbers_errors(expression, error):
+    assert _error(expression) == error
+
+
+def test_numbers_that_fit_or_wrap_as_in_pytorch():
+    assert tm.zeros(2, dtype=tm.uint8).fill_(-1).tolist() == [255, 255]  # ints wrap into unsigned types
+    assert tm.zeros(2, dtype=tm.uint8).fill_(-255).tolist() == [1, 1]
+    assert tm.zeros(2, dtype=tm.bool).fill_(2**63).tolist() == [True, True]
+    assert tm.zeros(2, dtype=tm.int8).fill_(-128.5 + 1).tolist() == [-127, -127]  # truncated
+    assert tm.zeros(1, dtype=tm.int64).fill_(2.0**63).tolist() == [-2**63]
+    assert tm.zeros(2, dtype=tm.bfloat16).fill_(2**63).tolist() == [2.0**63] * 2
+    # one element goes through double: float16 saturates (and so does t[i] = v)
+    assert tm.zeros(1, dtype=tm.float16).fill_(70000).tolist() == [float("inf")]
+    assert tm.full((1,), -1e20, dtype=tm.float16).tolist() == [float("-inf")]
+    t = tm.zeros(2, dtype=tm.float16)
+    t[0] = 1e20
+    assert t.tolist() == [float("inf"), 0.0]
+    assert tm.zeros(2, dtype=tm.int8).fill_(tm.tensor(1000)).tolist() == [-24, -24]  # a tensor value is cast
+    assert tm.zeros(2, dtype=tm.int8).masked_fill(tm.tensor([True, False]), tm.tensor(1.5)).tolist() == [1, 0]
+
+
+FILL_CASES = [
+    f"L.zeros({n}, dtype=L.{d}).fill_({v})"
+    for d in ("uint8", "int8", "int16", "int32", "int64", "bool", "float16", "bfloat16", "float32", "complex64")
+    for n in ((1, 2) if d in ("float16", "bfloat16") else (2,))
+    for v in ("1000", "-129", "2**63", "-2**63-1", "2**70", "-1.5", "1e20", "1e40", "float('nan')", "1j")
+] + [
+    f"L.{f}" for f in (
+        "full((2,), 1000, dtype=L.int8)", "full((1,), 70000, dtype=L.float16)", "full((2,), 70000, dtype=L.float16)",
+        "full((1,), 1j, dtype=L.float16)", "full((2,), 1e39j, dtype=L.complex64)", "full((2,), 2**63)",
+        "full((2,), 2**70, dtype=L.float32)", "scalar_tensor(1e20, dtype=L.float16)", "scalar_tensor(2**70)",
+        "full_like(L.zeros(1, dtype=L.float16), 1e20)", "full_like(L.zeros(2, dtype=L.float16), 1e20)",
+        "zeros(2, dtype=L.uint8).masked_fill(L.tensor([True, False]), -1)",
+        "zeros(2, dtype=L.int32).masked_fill(L.tensor([True, False]), 2**63)",
+        "zeros(2, dtype=L.bool).index_fill(0, L.tensor([0]), 2**63)",
+        "zeros(2, dtype=L.int8).index_fill(0, L.tensor([0]), 1+0j)",
+        "zeros(2, dtype=L.float32).masked_fill(L.tensor([True, False]), L.tensor(1+1j))",
+        "zeros(2, dtype=L.int8).masked_fill(L.tensor([True, False]), L.tensor(float('nan')))",
+        "zeros(2, dtype=L.int8).fill_(L.tensor(float('nan')))", "zeros(2, dtype=L.int8).new_full((2,), 1000)",
+        "nn.functional.pad(L.zeros(2, dtype=L.float16), (1, 1), value=1e20)",
+        "tensor([1000], dtype=L.int8)", "tensor(2**63)", "tensor([-1], dtype=L.uint8)",
+        "zeros(2, dtype=L.int8).mul(2**70)", "zeros(2, dtype=L.int16).sub(-2**63-1)", "zeros(2).clamp(max=2**70)",
+    )
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", FILL_CASES)
+def test_filling_like_torch(expression):
+    assert_same_outcome(expression)

@@ -378,6 +378,9 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
+    complex_value = value.dtype.kind == "c" if isinstance(value, (np.ndarray, MetaArray)) else type(value) is complex
+    if complex_value and input.dtype.kind != "c":
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     fill = _fill_value(value, input.dtype, "index_fill_")
     d, positions = _index_positions(input, dim, index)
     if type(input) is MetaArray:
