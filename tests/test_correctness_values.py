@@ -576,3 +576,22 @@ FILL_CASES = [
 @pytest.mark.parametrize("expression", FILL_CASES)
 def test_filling_like_torch(expression):
     assert_same_outcome(expression)
+
+
+# -- 9. values at the edges -------------------------------------------------------------------------
+
+def test_logit_rounds_as_pytorch():
+    # the ratio in float32, then its logarithm (PyTorch's bits; in float64 throughout it would
+    # be -6.906754493713379)
+    assert tm.tensor([1e-3]).logit(eps=1e-6).item() == -6.906754970550537
+    assert tm.tensor([1e-3]).logit().item() == -6.906754970550537
+    # float16 rounds the clamp and the ratio step by step
+    assert tm.tensor([0.63696169], dtype=tm.float16).logit().item() == 0.5615234375
+    assert tm.tensor([0.0, 1.0, 0.5]).logit(0.25).tolist() == [-1.0986123085021973, 1.0986123085021973, 0.0]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+def test_logit_like_torch(dtype):
+    assert_same_outcome(f"L.linspace(0, 1, 101, dtype=L.{dtype}).logit()")
+    assert_same_outcome(f"L.linspace(-0.1, 1.1, 61, dtype=L.{dtype}).logit(0.2)")
