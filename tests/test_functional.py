@@ -162,6 +162,8 @@ def test_gradients_match_finite_differences(expression):
 
     def function(*values):
         x, p, t = values
+        if "binary_cross_entropy(" in expression:
+            t = t * 0.98 + 0.01  # a step of t at 1 would leave [0, 1], which binary_cross_entropy refuses
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return eval(expression, {"L": tm, "F": F, "x": x, "p": p, "t": t})

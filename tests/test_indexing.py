@@ -188,7 +188,8 @@ def test_take_along_dim_index_fill_index_copy():
     x = tm.tensor([[10, 30, 20], [60, 40, 50]])
     assert tm.take_along_dim(x, tm.tensor([[0], [2]]), 1).tolist() == [[10], [50]]
     assert tm.take_along_dim(x, tm.tensor([[1]]), 1).tolist() == [[30], [40]]  # broadcasts the other dims
-    assert x.take_along_dim(tm.tensor([5, -6])).tolist() == [50, 10]
+    assert x.take_along_dim(tm.tensor([5, 0])).tolist() == [50, 10]
+    assert tm.take_along_dim(x, tm.tensor([[-1], [5]]), 1).tolist() == [[20], [50]]  # along a dim: modulo the size
     assert x.index_fill(0, tm.tensor([-1]), 0).tolist() == [[10, 30, 20], [0, 0, 0]]
     assert x.index_copy(1, tm.tensor([2, 0]), tm.tensor([[1, 2], [3, 4]])).tolist() == [[2, 30, 1], [4, 40, 3]]
     y = tm.zeros(3)

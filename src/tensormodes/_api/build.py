@@ -110,9 +110,12 @@ def _reflected_impl(opdef: OpDef):
     params = tuple(opdef.tensor_params)
     defaults = {p.name: p.default for p in opdef.signature.parameters.values()
                 if p.default is not inspect.Parameter.empty}
+    # ``2 @ x``: an op whose first operand must be a tensor refuses a number (TypeError, so the
+    # operator returns NotImplemented and Python raises its own TypeError, as for PyTorch).
+    first_arg = tensor_arg if opdef.tensor_params.get(first) == TensorKind.TENSOR else tensor_or_scalar_arg
 
     def reflected(self, other):
-        a, b = tensor_or_scalar_arg(other, name, "other", 2), tensor_arg(self, name, "self", 1)
+        a, b = first_arg(other, name, "other", 2), tensor_arg(self, name, "self", 1)
         result = wrap((meta if type(a) is MetaArray or type(b) is MetaArray else kernel)(a, b))
         if opdef.differentiable and needs_grad((self, other)):
             return record(name, formula, params, {**defaults, first: other, second: self}, result,
@@ -138,8 +141,11 @@ def _make_dunder_locked(opdef: OpDef, dunder):
     if dunder.reflected:
         P = inspect.Parameter
         signature = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), P("other", P.POSITIONAL_OR_KEYWORD)])
-        relevant = [codegen.Relevant("self", TensorKind.TENSOR),
-                    codegen.Relevant("other", TensorKind.TENSOR_OR_SCALAR)]
+        # ``other`` takes what the op's first operand takes (``2 @ x`` is refused: no fast path)
+        first = next(iter(opdef.signature.parameters))
+        other_kind = TensorKind.TENSOR if opdef.tensor_params.get(first) == TensorKind.TENSOR else \
+            TensorKind.TENSOR_OR_SCALAR
+        relevant = [codegen.Relevant("self", TensorKind.TENSOR), codegen.Relevant("other", other_kind)]
         func = codegen.make_callable(dunder.name, signature, relevant, _reflected_impl(opdef), leaf=True,
                                       qualname=qualname, not_implemented_on_type_error=True)
     else:

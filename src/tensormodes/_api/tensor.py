@@ -15,6 +15,7 @@ a few ``type(x) is Tensor`` checks.
 
 from __future__ import annotations
 
+import math
 import numbers
 import threading
 import warnings
@@ -30,7 +31,7 @@ from .._autograd.graph import bump_version, grad_edge, record, share_version, ve
 from .._device import CPU, META, check_compute_device
 from .._ops._common import ops, scalar_type_name, wrap_dim
 from .._ops._meta import MetaArray, copy_of, meta_like
-from .._ops.creation import parse_size
+from .._ops.creation import checked_fill_value, parse_size
 from .._overrides import dispatch as _dispatch
 from .._overrides.dispatch import NO_WRAP, run_without_subclasses
 from .tensor_str import PLAIN_REPR_CLASSES, tensor_repr
@@ -845,8 +846,11 @@ class Tensor:
         >>> tm.zeros(1).new_full((2,), 7).tolist()
         [7.0, 7.0]
         """
-        return _new_like(self, parse_size((size,)), dtype, device, requires_grad,
-                         lambda shape, np_dtype: np.full(shape, fill_value, np_dtype))
+        def filled(shape, np_dtype):
+            value = checked_fill_value(fill_value, dt.NP_TO_DTYPE[np.dtype(np_dtype)], math.prod(shape) == 1)
+            return np.full(shape, value, np_dtype)
+
+        return _new_like(self, parse_size((size,)), dtype, device, requires_grad, filled)
 
     # -- Python protocols built on ops ------------------------------------------------
 

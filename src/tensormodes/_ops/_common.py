@@ -106,11 +106,26 @@ def to_dtype(x, dtype: dt.dtype):
         return x if x.dtype == dtype._np else x.astype(dtype._np)
     if isinstance(x, np.generic):
         x = x.item()
-    if type(x) is int and dtype._category == dt._INT:
-        info = np.iinfo(dtype._np)
-        if not info.min <= x <= info.max:
-            return np.array(x).astype(dtype._np)[()]
+    if type(x) is int:
+        if not _INT64_MIN <= x < _UINT64_END:
+            check_python_int(x)
+        if dtype._category == dt._INT:
+            info = np.iinfo(dtype._np)
+            if not info.min <= x <= info.max:
+                return np.array(x).astype(dtype._np)[()]
     return x
+
+
+_INT64_MIN, _UINT64_END = -2 ** 63, 2 ** 64
+
+
+def check_python_int(value: int) -> None:
+    """PyTorch reads a Python int as an int64 or a uint64 Scalar: OverflowError, in its
+    words, for one beyond both."""
+    if value < _INT64_MIN:
+        raise OverflowError("can't convert negative int to unsigned")
+    if value >= _UINT64_END:
+        raise OverflowError("int too big to convert")
 
 
 def floating(dtype: dt.dtype) -> dt.dtype:
@@ -273,6 +288,60 @@ def cpp_type_name(dtype: dt.dtype) -> str:
 def overflow_type_name(dtype: dt.dtype) -> str:
     """The C++ type PyTorch's scalar overflow errors name for ``dtype`` (``int8_t``, ``c10::Half`` ...)."""
     return _OVERFLOW_TYPE_NAMES[dtype]
+
+
+_HALF_DTYPES = (dt.float16, dt.bfloat16)
+
+
+def checked_scalar(value, dtype: dt.dtype, *, saturate_half: bool = False):
+    """A Python number converted for storing into a ``dtype`` tensor as PyTorch converts a
+    Scalar (c10's ``checked_convert``): a Python value, or RuntimeError "value cannot be
+    converted to type ... without overflow".
+
+    * Python ints must fit int64 or uint64 (OverflowError otherwise, in PyTorch's words).
+    * Into integer types, ints may also be negative down to ``-max`` of an unsigned type
+      (they wrap: -1 is 255 in uint8); floats must be finite and within the type's range
+      (they truncate, as C casts do); a complex number must have no imaginary part.
+    * Into floating and complex types, finite parts must be within the type's range.
+    * ``saturate_half``: the one-element paths (``fill_`` of one element, ``t[i] = v``)
+      convert through double, so float16 and bfloat16 take too large values as infinities
+      and refuse a complex number naming ``double``.
+    """
+    kind = type(value)
+    if kind is int:
+        check_python_int(value)
+    if dtype is dt.bool:
+        return bool(value)
+    if saturate_half and dtype in _HALF_DTYPES:
+        if kind is complex:
+            if value.imag != 0:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+            value = value.real
+        return float(value)
+    overflow = RuntimeError(f"value cannot be converted to type {overflow_type_name(dtype)} without overflow")
+    if dtype.is_complex:
+        parts = (value.real, value.imag) if kind is complex else (value,)
+        if any(abs(p) > FLOAT_MAX[dtype] and p - p == 0 for p in parts):  # (p - p == 0: finite)
+            raise overflow
+        return value
+    if kind is complex:
+        if value.imag != 0:
+            raise overflow
+        value, kind = value.real, float
+    if dtype.is_floating_point:
+        if abs(value) > FLOAT_MAX[dtype] and (kind is not float or value - value == 0):
+            raise overflow
+        return float(value) if kind is int and value >= 2 ** 63 else value  # (beyond what NumPy takes as an int)
+    info = np.iinfo(dtype._np)
+    if kind is float:
+        # compared as doubles, as in C++ (2.0 ** 63 passes for int64 and wraps to its lowest value)
+        if not float(info.min) <= value <= float(info.max):
+            raise overflow
+        with np.errstate(invalid="ignore"):
+            return int(np.array(value).astype(dtype._np))
+    if not (-info.max if info.min == 0 else info.min) <= value <= info.max:
+        raise overflow
+    return int(np.array(value, np.int64).astype(dtype._np))  # negatives wrap into unsigned types
 
 
 def array_type_name(array: np.ndarray) -> str:

@@ -23,6 +23,7 @@ from .. import _dtype as dt
 from ._common import (
     FLOAT_MAX,
     HALF_TYPES,
+    check_python_int,
     check_same_shape_or_broadcast,
     dtype_of,
     floating,
@@ -90,6 +91,7 @@ def _in(x, d: dt.dtype, compute: dt.dtype | None = None):
     if type(x) is int:
         bounds = _INT_RANGES.get(d)
         if bounds is not None and not bounds[0] <= x <= bounds[1]:
+            check_python_int(x)  # beyond int64 and uint64 PyTorch refuses, rather than wrap
             return (x - bounds[0]) % bounds[2] + bounds[0]
     return x
 
@@ -118,7 +120,11 @@ def _both_scalars(a, b) -> bool:
 def _check_representable(value, d: dt.dtype) -> None:
     """PyTorch refuses a Python number that overflows the dtype it is converted to (the
     ``alpha`` of add, the bounds of clamp ...), where plain arithmetic operands wrap."""
-    if type(value) is _ND or type(value) is bool or d is dt.bool:
+    if type(value) is _ND or type(value) is bool:
+        return
+    if type(value) is int:
+        check_python_int(value)
+    if d is dt.bool:
         return
     bounds = _INT_RANGES.get(d)
     if bounds is not None:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import check_compute_device
-from ._common import array_of, resolve_dtype, scalar_type_name
+from ._common import array_of, checked_scalar, resolve_dtype, scalar_type_name
 from ._meta import MetaArray, MetaRule, copy_of, dense_strides, is_meta_device, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23
@@ -31,13 +31,6 @@ from ._shape import storage_span, strided_geometry
 
 _DEFAULT_DTYPE = dt._DEFAULT_DTYPE  # read directly: get_default_dtype() costs a call on the hot path
 _np_zeros, _np_empty = np.zeros, np.empty
-
-# PyTorch's ScalarType names, as its "not implemented for 'Long'" messages spell them.
-# The C++ element types PyTorch names in "value cannot be converted to type ..." messages.
-_CHECKED_TYPE_NAMES = {
-    dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t", dt.int32: "int", dt.int64: "int64_t",
-    dt.float32: "float", dt.float64: "double", dt.float16: "double", dt.bfloat16: "double",
-}
 
 
 def parse_size(size: tuple, name: str = "size", op_name: str | None = None) -> tuple[int, ...]:
@@ -151,33 +144,12 @@ def scalar_dtype(value) -> dt.dtype:
     return dt.default_complex_dtype()
 
 
-def checked_fill_value(value, dtype: dt.dtype):
-    """``value`` converted for filling a ``dtype`` tensor, with PyTorch's overflow check.
-
-    Integers accept the range of the type (unsigned ones also the negated range,
-    which wraps, as in PyTorch); real types refuse a non-zero imaginary part.
+def checked_fill_value(value, dtype: dt.dtype, one_element: bool = True):
+    """``value`` converted for filling a ``dtype`` tensor, with PyTorch's overflow check
+    (``checked_scalar``). PyTorch fills a tensor of ``one_element`` through double, so float16
+    and bfloat16 then take too large values as infinities; larger ones it checks.
     """
-    category = dtype._category
-    if category == dt._BOOL or category == dt._COMPLEX:
-        return value
-    overflow = RuntimeError(f"value cannot be converted to type {_CHECKED_TYPE_NAMES[dtype]} without overflow")
-    if type(value) is complex:
-        if value.imag != 0:
-            raise overflow
-        value = value.real
-    if category == dt._INT:
-        info = np.iinfo(dtype._np)
-        low = -info.max if info.min == 0 else info.min
-        if type(value) is float and not math.isfinite(value):
-            raise overflow
-        if not low <= value <= info.max:
-            raise overflow
-        return int(np.array(int(value), np.int64).astype(dtype._np))  # wraps negatives into unsigned types
-    if dtype is dt.float32 and math.isfinite(value) and abs(value) > 3.4028234663852886e38:
-        raise overflow
-    if dtype is dt.float64 and type(value) is int and abs(value) >= 2 ** 1024:
-        raise overflow
-    return value
+    return checked_scalar(value, dtype, saturate_half=one_element)
 
 
 # -- tensors from data ----------------------------------------------------------------------------------
@@ -387,7 +359,7 @@ def _full_meta(size, fill_value, *, dtype=None, device=None, **_):
     value = fill_value if type(fill_value) in _PYTHON_SCALARS else python_scalar(fill_value, "full", "fill_value", 2)
     target = scalar_dtype(value) if dtype is None else resolve_dtype(dtype)
     shape = _full_size(size)
-    checked_fill_value(value, target)
+    checked_fill_value(value, target, math.prod(shape) == 1)
     return MetaArray(shape, target._np)
 
 
@@ -404,7 +376,7 @@ def _like_meta(fill: bool = False) -> MetaRule:
             return MetaArray(input.shape, input.dtype if dtype is None else resolve_dtype(dtype)._np)
         value = python_scalar(bound.arguments["fill_value"], "full_like", "fill_value", 2)
         target = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
-        checked_fill_value(value, target)
+        checked_fill_value(value, target, input.size == 1)
         return MetaArray(input.shape, target._np)
 
     return MetaRule(compute, "full_like" if fill else "like")
@@ -722,7 +694,7 @@ def _full_size(size) -> tuple[int, ...]:
 
 
 def _filled(shape: tuple[int, ...], fill_value, dtype: dt.dtype) -> np.ndarray:
-    value = checked_fill_value(fill_value, dtype)
+    value = checked_fill_value(fill_value, dtype, math.prod(shape) == 1)
     result = np.empty(shape, dtype._np)
     result.fill(value)
     return result

@@ -22,7 +22,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import FLOAT_MAX, check_same_shape_or_broadcast, ops, overflow_type_name, wrap_dim
+from ._common import FLOAT_MAX, check_same_shape_or_broadcast, checked_scalar, ops, wrap_dim
 from ._meta import (
     DataDependentOutputError,
     MetaArray,
@@ -73,33 +73,11 @@ def scalar_as(value, dtype: np.dtype, *, half_saturates: bool = False) -> np.nda
         value = value.item()
     if not isinstance(value, (bool, int, float, complex)):
         raise TypeError(f"value must be a Number, not {type(value).__name__}")
-    if type(value) is int and not -2**63 <= value < 2**63:
-        raise OverflowError("int too big to convert")
-    name = _dtype_name(dtype)
-    if name == "bool" or type(value) is bool:
-        return np.asarray(value).astype(dtype)
-    kind = dtype.kind
-    overflow = False
-    if type(value) is complex and kind != "c":
-        overflow = value.imag != 0
-        value = value.real
-    if kind in "iu":
-        info = np.iinfo(dtype)
-        low = -info.max if kind == "u" else info.min
-        overflow = overflow or not (low <= value <= info.max)  # False for NaN: caught next
-        if type(value) is float:
-            overflow = overflow or not np.isfinite(value)
-            value = int(value) if not overflow else 0
-    else:
-        limit = FLOAT_MAX[dt.NP_TO_DTYPE[dtype]]
-        parts = (value.real, value.imag) if type(value) is complex else (value,)
-        too_big = any(np.isfinite(p) and abs(p) > limit for p in parts)
-        overflow = overflow or (too_big and not (half_saturates and name in ("float16", "bfloat16")))
-    if overflow:
-        raise RuntimeError(f"value cannot be converted to type {overflow_type_name(dt.NP_TO_DTYPE[dtype])} "
-                           "without overflow")
+    if half_saturates and type(value) is int and not -2**63 <= value < 2**63:
+        raise ValueError("Overflow when unpacking long long")  # PyTorch's t[i] = v reads an int64
+    converted = checked_scalar(value, dt.NP_TO_DTYPE[dtype], saturate_half=half_saturates)
     with np.errstate(over="ignore"):
-        return np.asarray(value).astype(dtype)
+        return np.asarray(converted).astype(dtype)
 
 
 def _fill_value(value, dtype: np.dtype, op_name: str):
@@ -108,7 +86,9 @@ def _fill_value(value, dtype: np.dtype, op_name: str):
         if value.ndim != 0:
             raise RuntimeError(f"{op_name} only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value.ndim} dimension(s).")
-        return _cast_array(value, dtype)
+        if type(value) is MetaArray:
+            return _cast_array(value, dtype)
+        value = value.item()  # PyTorch reads a tensor value as a Scalar, checked as a number
     return scalar_as(value, dtype)
 
 
@@ -782,6 +762,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     if dim is None:
         source, positions, d = input.reshape(-1), indices.reshape(-1), 0
     else:
+        if input.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         d = wrap_dim(dim, input.ndim)
         if input.ndim != indices.ndim:
             raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of "
@@ -795,9 +777,16 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
         source = np.broadcast_to(source, others[:d] + source.shape[d:d + 1] + others[d + 1:])
         positions = np.broadcast_to(positions, others[:d] + positions.shape[d:d + 1] + others[d + 1:])
     size = source.shape[d]
-    bad = _out_of_bounds(positions, size, -size)
-    if bad is not None:
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    if dim is None:  # PyTorch's gather of the flat tensors: no negative indices
+        bad = _out_of_bounds(positions, size, 0)
+        if bad is not None:
+            raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    elif positions.size:
+        # Along a dim PyTorch takes every index modulo the size (-1 is the last, and so is size - 1 + size).
+        if not size:
+            raise RuntimeError("ZeroDivisionError")
+        if _out_of_bounds(positions, size, 0) is not None:
+            positions = positions % size
     return np.take_along_axis(source, positions, axis=d)
 
 
@@ -891,6 +880,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:
         return MetaArray(index.shape, input.dtype)
     bad = _out_of_bounds(index, input.size, -input.size)
     if bad is not None:
+        if not input.size:
+            raise IndexError("take(): tried to take from an empty tensor")
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {input.size} elements.")
     return np.asarray(np.take(input.reshape(-1), index))
 
@@ -910,12 +901,16 @@ def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
     >>> tm.zeros(3).fill_(2).tolist()
     [2.0, 2.0, 2.0]
     """
-    if (isinstance(value, np.ndarray) or type(value) is MetaArray) and value.ndim:
+    tensor_value = isinstance(value, np.ndarray) or type(value) is MetaArray
+    if tensor_value and value.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
                            "dimensions.")
+    if not tensor_value:  # a number is checked as PyTorch converts a Scalar (a tensor is cast)
+        value = checked_scalar(value, dt.NP_TO_DTYPE[input.dtype], saturate_half=input.size == 1)
     if type(input) is MetaArray:
         return input
-    input[...] = value
+    with np.errstate(over="ignore"):
+        input[...] = value
     return input
 
 

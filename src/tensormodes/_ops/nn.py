@@ -551,18 +551,34 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     """
     mode = _reduction(size_average, reduce, reduction, warn=True)
     _check_binary_cross_entropy(input, target, weight)
-    if np.any((input < 0) | (input > 1)):
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    work = input.astype(np.float32) if input.dtype.itemsize < 4 else input
+    _check_probabilities(input, target)
     with quiet():
-        log_p, log_q = np.maximum(np.log(work), -100), np.maximum(np.log1p(-work), -100)
-    losses = -(target * log_p + (1 - target) * log_q)
-    if weight is not None:
-        losses = losses * weight
+        # PyTorch's loop, step by step in the input's dtype (float16 rounds after each step):
+        # (y - 1) * max(log1p(-x), -100) - y * max(log(x), -100). Its logarithms are the C
+        # library's, which NumPy's float32 ones miss by an ulp more often than float64 ones rounded.
+        wide = input.astype(np.float64) if input.dtype.itemsize < 8 else input
+        log_q = np.maximum(np.log1p(-wide), -100).astype(input.dtype, copy=False)
+        log_p = np.maximum(np.log(wide), -100).astype(input.dtype, copy=False)
+        losses = (target - 1) * log_q - target * log_p
+        if weight is not None:
+            losses = losses * weight
     if mode == "none":
         return np.asarray(losses, dtype=input.dtype)
-    total = np.add.reduce(losses, axis=None)
-    return np.asarray(total if mode == "sum" else total / max(losses.size, 1), dtype=input.dtype)
+    # Sums of float16 / bfloat16 accumulate in float32; the mean of nothing is NaN.
+    total = np.add.reduce(losses, axis=None, dtype=np.float32 if input.dtype.itemsize < 4 else None)
+    with quiet():
+        return np.asarray(total if mode == "sum" else total / total.dtype.type(losses.size), dtype=input.dtype)
+
+
+def _check_probabilities(input: np.ndarray, target: np.ndarray) -> None:
+    """PyTorch's loop checks each element's input, then its target, in order (NaN fails both)."""
+    bad_input, bad_target = ~((input >= 0) & (input <= 1)), ~((target >= 0) & (target <= 1))
+    if not (bad_input.any() or bad_target.any()):
+        return
+    first_input = np.argmax(bad_input.reshape(-1)) if bad_input.any() else bad_input.size
+    first_target = np.argmax(bad_target.reshape(-1)) if bad_target.any() else bad_target.size
+    which = "input" if first_input <= first_target else "target"
+    raise RuntimeError(f"all elements of {which} should be between 0 and 1")
 
 
 def _check_binary_cross_entropy(input, target, weight) -> None:

@@ -192,6 +192,9 @@ def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: boo
     if input.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
     target = _sum_dtype(input, dtype)
+    # PyTorch sums floats into a complex dtype with no kernel (integers are summed as by sum)
+    if target.is_complex and input.dtype.kind not in "biu":
+        raise NotImplementedError(f"\"nansum_cpu\" not implemented for '{scalar_type_name(target)}'")
     numbers_only = input if input.dtype.kind in "biu" else np.where(np.isnan(input), input.dtype.type(0), input)
     return _sum_in(numbers_only, _reduction_axes(dim, input.ndim, "nansum"), keepdim, target)
 

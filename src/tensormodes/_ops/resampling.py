@@ -73,7 +73,7 @@ def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Ten
     """
     pad = _check_pad(input, pad)
     result = np.empty(_padded_shape(input, pad), input.dtype)
-    result.fill(checked_fill_value(value, dtype_of(input)))
+    result.fill(checked_fill_value(value, dtype_of(input), result.size == 1))
     source, target = [slice(None)] * input.ndim, [slice(None)] * input.ndim
     for pair in range(len(pad) // 2):
         dim = input.ndim - 1 - pair

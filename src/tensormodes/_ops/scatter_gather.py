@@ -66,15 +66,25 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
         if type(input) is MetaArray:
             return MetaArray((), input.dtype)
         if flat[0] != 0:
-            raise RuntimeError(f"INDICES element is out of DATA bounds, id={flat[0]} axis_dim=1")
+            raise IndexError("index out of range in self")
         return input.copy()
     if type(input) is MetaArray:
         return MetaArray((*input.shape[:d], flat.size, *input.shape[d + 1:]), input.dtype)
     size = input.shape[d]
     bad = _out_of_bounds(flat, size, 0)
     if bad is not None:
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+        _index_select_out_of_range(input, d, bad)
     return np.take(input, flat, axis=d)
+
+
+def _index_select_out_of_range(input: np.ndarray, d: int, bad: int) -> None:
+    """PyTorch's error for index ``bad`` along ``d``, which depends on the path its CPU kernel
+    takes: the loop over slices of an empty tensor, and the one for dim 1, word it their way."""
+    if input.ndim > 1 and input.size == 0 and input.shape[d] == 0:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if input.ndim > 1 and (input.size == 0 or d == 1):
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={input.shape[d]}")
+    raise IndexError("index out of range in self")
 
 
 def _gather_grad(grad, input_shape, dim, index):
@@ -320,8 +330,14 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
             scalar_as(alpha, input.dtype)
         return MetaArray(input.shape, input.dtype)
     size = target_shape[d]
+    if input.ndim > 1 and input.size == 0:
+        return input.copy()  # PyTorch's kernel leaves before it reads an index
     bad = _out_of_bounds(positions, size, 0)
     if bad is not None:
+        # PyTorch's CPU kernel words it by path: its loop over slices (1-D, inner dimensions) or
+        # the one along the first or last dimension.
+        if input.ndim <= 1 or 0 < d < input.ndim - 1:
+            raise IndexError("index out of range in self")
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     result = input.copy()
     values = _as_nd(source)
@@ -362,6 +378,9 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
+    complex_value = value.dtype.kind == "c" if isinstance(value, (np.ndarray, MetaArray)) else type(value) is complex
+    if complex_value and input.dtype.kind != "c":
+        raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
     fill = _fill_value(value, input.dtype, "index_fill_")
     d, positions = _index_positions(input, dim, index)
     if type(input) is MetaArray:

@@ -8,7 +8,7 @@ from numbers import Number
 
 import numpy as np
 
-from ._common import along, is_int, no_complex_autograd, wrap_dim
+from ._common import along, is_int, no_complex_autograd
 from ._meta import MetaArray, data_dependent, same_shape, with_shape
 from ._reduction import (
     _INT64,
@@ -26,6 +26,7 @@ from ._reduction import (
 )
 from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234, SCALAR
+from ._shape import _wrap_dim_of_tensor
 
 
 def _check_sortable(array: np.ndarray) -> None:
@@ -327,10 +328,18 @@ def _unique_along(input: np.ndarray, dim, consecutive: bool):
             starts[1:] = flat[1:] != flat[:-1]
             inverse = np.cumsum(starts) - 1
             return flat[starts], inverse.reshape(input.shape), np.diff(np.append(np.flatnonzero(starts), flat.size))
-        # Each NaN is distinct, as in PyTorch.
-        values, inverse, counts = np.unique(flat, return_inverse=True, return_counts=True, equal_nan=False)
-        return values, inverse.reshape(input.shape), counts
-    axis = wrap_dim(dim, input.ndim)
+        # Each NaN is distinct, as in PyTorch; bfloat16 is compared as float32 (exactly) and kept.
+        values, inverse, counts = np.unique(_sortable(flat), return_inverse=True, return_counts=True,
+                                            equal_nan=False)
+        return values.astype(input.dtype, copy=False), inverse.reshape(input.shape), counts
+    axis = _wrap_dim_of_tensor(dim, input.ndim)
+    if input.size == 0:
+        if input.shape.count(0) > 1:
+            raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot be applied ")
+        if input.shape[axis]:
+            raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
+        empty = np.zeros(0, _INT64)
+        return input.copy(), empty, empty
     moved = np.moveaxis(input, axis, 0)
     rows = moved.reshape(moved.shape[0], -1)
     if consecutive:
@@ -355,11 +364,12 @@ def _unique_result(values, inverse, counts, return_inverse: bool, return_counts:
     return result[0] if len(result) == 1 else result
 
 
-@op(meta=data_dependent, differentiable=False, samples=(
+@op(meta=data_dependent, differentiable=False, method=True, samples=(
     Sample((TensorSpec((6,), "int64", 0, 3),)), Sample((TensorSpec((2, 3), "int64", 0, 2),),
                                                        {"return_inverse": True, "return_counts": True}),
     Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0, "return_counts": True}), Sample((TensorSpec((5,)),)),
-    Sample((TensorSpec((4,), "bool"),), {"sorted": False})))
+    Sample((TensorSpec((4,), "bool"),), {"sorted": False}),
+    Sample((TensorSpec((5,), "bfloat16", 0, 2),), {"return_inverse": True})))
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
            dim: int | None = None) -> Tensor:
     """The distinct elements of ``input`` (or its distinct slices along ``dim``), sorted; with
@@ -370,12 +380,11 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     (tensor([1, 2, 3]), tensor([1, 1, 2]))
     """
     if input.dtype.kind == "c":
-        raise _not_implemented("unique", input)
-    return _unique_result(*_unique_along(_sortable(input) if dim is None else input, dim, False),
-                          return_inverse, return_counts)
+        raise _not_implemented("unique" if dim is None else "unique_dim", input)
+    return _unique_result(*_unique_along(input, dim, False), return_inverse, return_counts)
 
 
-@op(meta=data_dependent, differentiable=False, samples=(
+@op(meta=data_dependent, differentiable=False, method=True, samples=(
     Sample((TensorSpec((8,), "int64", 0, 1),), {"return_inverse": True, "return_counts": True}),
     Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0}), Sample((TensorSpec((3,)),))))
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
@@ -387,4 +396,6 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     >>> tm.unique_consecutive(tm.tensor([1, 1, 2, 1]))
     tensor([1, 2, 1])
     """
+    if input.dtype.kind == "c":
+        raise _not_implemented("unique", input)
     return _unique_result(*_unique_along(input, dim, True), return_inverse, return_counts)

@@ -384,7 +384,16 @@ def _nanmean_grad(grad, input, dim, keepdim):
     return _unreduce(grad / count, input.shape, dim, keepdim).masked_fill(kept.logical_not(), 0)
 
 
-@op(meta=_reduce_meta(), grad=_nanmean_grad, method=True, out=True,
+def _nanmean_written(result: np.ndarray, target: np.ndarray, inplace: bool) -> None:
+    """``nanmean(out=)`` sums in the output's dtype, for which PyTorch's nansum has a loop only
+    when it is floating point."""
+    wanted = dtype_of(target)
+    if not wanted.is_floating_point:
+        raise NotImplementedError(f"\"nansum_cpu\" not implemented for '{scalar_type_name(wanted)}'")
+
+
+@op(meta=_reduce_meta(), grad=_nanmean_grad, method=True, out=True, written_check=_nanmean_written,
+    errors=(Sample((M23,), {"dtype": dt.int64}), Sample((M23, 0), {"dtype": dt.complex64})),
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)),
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((SCALAR, 0, True)),
              Sample((M23, 1), {"dtype": dt.float64}), Sample((TensorSpec((0, 3)), 0))))
@@ -400,6 +409,9 @@ def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bo
     if not _is_floating_or_complex(dtype_of(input)):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{scalar_type_name(dtype_of(input))}")
+    if dtype is not None and not _is_floating_or_complex(dtype):
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point "
+                           f"or complex dtype. Got: {scalar_type_name(dtype)}")
     total = nansum(input, dim, keepdim, dtype=dtype)
     counted = ~np.isnan(input)
     count = _sum_in(counted, _reduction_axes(dim, input.ndim, "nanmean"), keepdim, dtype_of(total))

@@ -19,6 +19,7 @@ from .. import _dtype as dt
 from ._common import (
     check_same_shape_or_broadcast,
     dtype_of,
+    floating,
     no_complex_autograd,
     not_implemented,
     operand_dtype,
@@ -27,7 +28,7 @@ from ._common import (
 )
 from ._common import conjugate as _conj
 from ._meta import broadcasting, elementwise, metadata
-from ._pointwise import _as, _float_unary, _is_integral, _neg_grad, _opmath, _real_float_unary, _zeros_like
+from ._pointwise import _as, _float_unary, _is_integral, _neg_grad, _opmath, _wide, _zeros_like
 from ._registry import Dunder, Sample, Tensor, TensorSpec, alias, op
 from ._samples import (
     BF16,
@@ -796,13 +797,20 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     >>> tm.logit(tm.tensor([0.0]), eps=0.5).tolist()
     [0.0]
     """
-    def kernel(x):
+    if input.dtype.kind == "c":
+        raise not_implemented("logit_cpu", dtype_of(input))
+    result = floating(dtype_of(input))
+    # As PyTorch's loop: the clamp and the ratio in the result's dtype (float16 rounds after
+    # each step), then the logarithm (computed wide: it rounds as PyTorch's does far more often).
+    work = result._np
+    x = input.astype(work)
+    with quiet():
         if eps is not None and eps >= 0:
-            low, high = eps, 1 - eps
+            low = work.type(eps)
+            high = work.type(1) - low
             x = np.where(x < low, low, np.where(x > high, high, x))
-        return np.log(x / (1 - x))
-
-    return _real_float_unary(kernel, "logit_cpu", input)
+        ratio = x / (work.type(1) - x)
+        return _as(np.log(ratio.astype(_wide(result)._np)), result)
 
 
 def _angle_conversion(name: str, factor: float, input: np.ndarray) -> np.ndarray:

@@ -312,10 +312,11 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     if input.ndim == 0:
         return _reshape(input, (1,))
     shape = input.shape
+    # The flattened size is spelled out (not -1): with a size-0 dimension elsewhere, -1 is ambiguous.
+    shape = shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:]
     if type(input) is MetaArray:
-        return meta_reshaped(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
-    return np.reshape(input, shape[:start] + (-1,) + shape[end + 1:]) if input.size else \
-        np.reshape(input, shape[:start] + (0,) + shape[end + 1:])
+        return meta_reshaped(input, shape)
+    return np.reshape(input, shape)
 
 
 @op(grad=_reshape_grad, method=True, view=True, meta=metadata,
@@ -332,12 +333,16 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     sizes = int_tuple(sizes, "unflatten", "sizes")
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
-    size = input.shape[d] if input.ndim else 1
+    if not input.ndim:  # PyTorch wraps the dim as a scalar's, then fails to read its size
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {d} but tensor has no "
+                           "dimensions")
+    size = input.shape[d]
     try:
         inferred = infer_shape(sizes, size)
-    except RuntimeError:
-        if sizes.count(-1) > 1:
-            raise
+    except RuntimeError as error:
+        # PyTorch rewords only the "does not fit" error; the others it passes on, prefixed
+        if "is invalid for input of size" not in str(error):
+            raise RuntimeError(f"unflatten got an unexpected error:\n{error}") from None
         raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
                            f"({size}) in the input tensor") from None
     return _reshape(input, input.shape[:d] + inferred + input.shape[d + 1:])
@@ -716,9 +721,10 @@ def _unfold_grad(grad, input_shape, dimension, size, step):
 
 
 @op(grad=_unfold_grad, method=True, function=False, view=True, meta=metadata,
-    errors=(Sample((M23, 1, 4, 1)), Sample((M23, 1, 2, 0)), Sample((M23, 1, -1, 1)), Sample((M23, 2, 1, 1))),
+    errors=(Sample((M23, 1, 4, 1)), Sample((M23, 1, 2, 0)), Sample((M23, 1, -1, 1)), Sample((M23, 2, 1, 1)),
+            Sample((M23, 1, 2.0, 1)), Sample((SCALAR, 0, 2, 1))),
     samples=(Sample((M23, 1, 2, 1)), Sample((TensorSpec((5, 2)), 0, 2, 2)), Sample((SCALAR, 0, 1, 1)),
-             Sample((I23, -1, 3, 1))))
+             Sample((SCALAR, 0, 0, 2)), Sample((TensorSpec((5,)), 0, 0, 3)), Sample((I23, -1, 3, 1))))
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """A view of all slices of length ``size`` along ``dimension``, taken every ``step``
     elements; the slices become a new last dimension.
@@ -727,6 +733,10 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     >>> tm.tensor([1, 2, 3, 4]).unfold(0, 2, 1).tolist()
     [[1, 2], [2, 3], [3, 4]]
     """
+    for position, (name, value) in enumerate((("dimension", dimension), ("size", size), ("step", step)), 1):
+        if not is_int(value):
+            raise TypeError(f"unfold(): argument '{name}' (position {position}) must be int, not "
+                            f"{type(value).__name__}")
     d = wrap_dim(dimension, input.ndim)
     length = input.shape[d] if input.ndim else 1
     if size < 0:
@@ -735,10 +745,12 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    if input.ndim == 0:
-        return _reshape(input, (1,))
-    shape = list(input.shape)
     meta = type(input) is MetaArray
+    if input.ndim == 0:  # the one element as a window of length ``size`` (0 or 1)
+        if meta:
+            return view_of(input, (size,), (1,))
+        return _np_as_strided(input, (size,), (input.itemsize,), writeable=input.flags.writeable)
+    shape = list(input.shape)
     strides = list(input.elem_strides if meta else input.strides)
     last = strides[d]
     shape[d] = (length - size) // step + 1

@@ -32,14 +32,26 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
 
 # -- embedding -------------------------------------------------------------------------------
 
-def _renormalise_rows(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
-    """Scale in place each row of ``weight`` that ``input`` uses whose ``norm_type``-norm exceeds
-    ``max_norm`` down to ``max_norm`` (PyTorch's ``embedding_renorm_``; not recorded by autograd)."""
+def _rows_to_renormalise(weight: Tensor, input: Tensor) -> Tensor:
+    """The rows ``max_norm`` renormalises (``input``'s distinct indices, sorted), checked as
+    PyTorch's ``embedding_renorm_`` checks them: it selects them one by one in that order, so the
+    first that ``select`` rejects is named; negative indices in range pass."""
+    used = _function("unique")(input.long())
+    count = weight.shape[0]
+    if used.numel() and (used[0].item() < -count or used[-1].item() >= count):
+        bad = used[(used < -count) | (used >= count)][0].item()
+        raise IndexError(f"select(): index {bad} out of range for tensor of size {list(weight.shape)} at "
+                         "dimension 0")
+    return used
+
+
+def _renormalise_rows(weight: Tensor, used: Tensor, max_norm: float, norm_type: float) -> None:
+    """Scale in place each row ``used`` of ``weight`` whose ``norm_type``-norm exceeds ``max_norm``
+    down to ``max_norm`` (PyTorch's ``embedding_renorm_``; not recorded by autograd)."""
     rows = weight.detach()
-    for index in _function("unique")(input).tolist():
-        norm = rows[index].norm(norm_type).item()
-        if norm > max_norm:
-            rows[index] = rows[index] * (max_norm / (norm + 1e-7))
+    norms = rows[used].norm(norm_type, dim=1)
+    scale = (max_norm / (norms + 1e-7)).where(norms > max_norm, norms.new_ones(()))
+    rows[used] = rows[used] * scale.unsqueeze(-1)
 
 
 @_public
@@ -63,8 +75,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if max_norm is not None:
         if weight.dim() != 2:
             raise RuntimeError("'weight' must be 2-D")
-        if input.numel() and (input.min().item() < 0 or input.max().item() >= rows):
+        used = _rows_to_renormalise(weight, input)
+        if used.numel() and used[0].item() < 0:  # checked before the weight changes
             raise IndexError("index out of range in self")
-        _renormalise_rows(weight, input, max_norm, norm_type)
+        _renormalise_rows(weight, used, max_norm, norm_type)
     return _function("embedding")(weight, input, -1 if padding_idx is None else padding_idx, scale_grad_by_freq,
                                   sparse)

@@ -23,6 +23,7 @@ from ... import _dtype
 from ..._ops._common import scalar_type_name
 from ..._ops._registry import Tensor
 from ._common import _function, _native, _public, _reexport
+from .embedding import _renormalise_rows, _rows_to_renormalise
 
 # Native in PyTorch: F.avg_pool1d is torch.avg_pool1d, F.avg_pool2d is torch._C._nn.avg_pool2d.
 avg_pool1d = _reexport("avg_pool1d")
@@ -471,8 +472,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         raise ValueError("max mode does not support sparse weights")
     if sparse:
         raise NotImplementedError("embedding_bag: sparse=True (sparse gradients) is not supported")
-    if max_norm is not None:
-        _renormalise(weight, input, max_norm, norm_type)
+    used = _rows_to_renormalise(weight, input) if max_norm is not None else None
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
@@ -493,11 +493,16 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         wrong = ((indices < 0) | (indices >= rows)).nonzero()
         if wrong.numel():
             position = wrong[0, 0].item()
+            if mode == "max":  # PyTorch's max kernel checks as it goes
+                raise RuntimeError("embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be "
+                                   f"{indices.reshape(-1)[position].item()}")
             raise RuntimeError(f"Index {position} of input takes value {indices[position].item()} which is not in the "
                                f"valid range [0, {rows})")
     if starts.numel() and (starts[0].item() != 0):
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
                            f"position 0. However, got {starts[0].item()}")
+    if used is not None:  # after every check, so that an error leaves the weight as it was
+        _renormalise_rows(weight, used, max_norm, norm_type)
     # PyTorch's embedding_bag op: one node (EmbeddingBagBackward0), the bags' layout read by the kernel
     return _function("_embedding_bag")(weight, indices, starts, scale_grad_by_freq, _BAG_MODES.index(mode), False,
                                        per_sample_weights, include_last_offset, padding_idx)
@@ -508,13 +513,3 @@ _BAG_MODES = ("sum", "mean", "max")
 
 def _size(t: Tensor) -> str:
     return f"torch.Size([{', '.join(map(str, t.shape))}])"
-
-
-def _renormalise(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
-    """Scale in place each row of ``weight`` that ``input`` uses whose ``norm_type``-norm exceeds
-    ``max_norm`` down to ``max_norm`` (PyTorch's ``embedding_renorm_``; not recorded by autograd)."""
-    rows = weight.detach()
-    used = _function("unique")(input.long())
-    norms = rows.index_select(0, used).norm(norm_type, dim=1)
-    scale = (max_norm / (norms + 1e-7)).where(norms > max_norm, norms.new_ones(()))
-    rows[used] = rows.index_select(0, used) * scale.unsqueeze(-1)
