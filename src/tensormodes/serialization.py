@@ -48,7 +48,15 @@ out anyway) and its ``dtype`` in ``storages`` says ``complex128``. Data is writt
 elements first, as safetensors' own writer does, so every block stays aligned.
 
 A malformed, truncated or corrupted file raises :class:`FormatError` (a ``ValueError``)
-naming the tensor or the header field at fault.
+naming the tensor or the header field at fault. Besides what the format above allows, a
+file may not hold: a key twice in one JSON object (anywhere; safetensors refuses duplicate
+fields too), ``NaN`` or ``Infinity``, a shape of more than 64 sizes (NumPy's limit) or a size,
+stride or offset outside int64, an integer of more than 4,300 digits (Python's default limit
+for converting text to int), arrays and objects nested more than 316 levels deep in its JSON,
+or an object whose containers (lists, tuples, dicts, OrderedDicts; a tuple used as a key
+counts too) nest more than 100 deep. :func:`save` refuses such integers and objects, so
+whatever it writes, :func:`load` reads. Shapes are checked before any arithmetic, and deep
+JSON is refused before it can exhaust the stack: neither costs time or crashes.
 
 Files without the ``"tensormodes"`` entry (written by ``safetensors.torch.save_file`` or
 any other tool) load as a flat ``dict`` of tensors, in the header's order.
@@ -96,8 +104,8 @@ _DOC_KEY = "tensormodes"
 _HEADER_CRC_KEY = "tensormodes.crc32"
 _MAX_HEADER = 100_000_000  # safetensors readers refuse larger headers
 _MAX_DEPTH = 100  # containers nested in one another in a saved object; save refuses, load rejects deeper
-# JSON nesting the reader accepts: each container level takes at most 3 JSON levels ({"dict": [[key,
-# value]]}), plus the document and a leaf ({"complex": [{"float": "nan"}, 0.0]}). Checked before parsing.
+# JSON nesting a valid file may reach: each container level takes at most 3 JSON levels ({"dict":
+# [[key, value]]}), plus the document and a leaf ({"complex": [{"float": "nan"}, 0.0]}).
 _MAX_JSON_DEPTH = 3 * _MAX_DEPTH + 16
 _MAX_DIMS = 64  # NumPy's limit on an array's dimensions
 _MAX_INT64 = 2 ** 63 - 1
@@ -335,10 +343,15 @@ def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = Non
 
     ``obj`` may nest dicts (also ``OrderedDict`` and integer keys), lists, tuples,
     tensors (and ``nn.Parameter``), numbers, strings, bools, None, dtypes and devices;
-    anything else raises ``TypeError`` naming where it sits in ``obj``. Tensors sharing
-    memory are written once and load sharing memory. ``f`` is a path or a binary file
-    object. ``pickle_module`` exists for PyTorch's signature and must stay None:
-    nothing is pickled; ``pickle_protocol`` is ignored.
+    anything else raises ``TypeError`` naming where it sits in ``obj``. Containers nested
+    more than 100 deep, and integers of more than 4,300 digits, raise ``ValueError``; a meta
+    tensor (which has no data) raises ``NotImplementedError``. Tensors sharing memory are
+    written once and load sharing memory. ``f`` is a path or a binary file object. A path
+    is replaced atomically: a failed save leaves the old file; a symlink is written through
+    (its target replaced); the file keeps its permission bits; a hard-linked file is
+    detached from its other names, which keep the old contents. ``pickle_module`` exists for
+    PyTorch's signature and must stay None: nothing is pickled; ``pickle_protocol`` is
+    ignored.
 
     >>> import io
     >>> import tensormodes as tm
