@@ -28,10 +28,10 @@ def _padded(text: str) -> bytes:
     return len(raw).to_bytes(8, "little") + raw
 
 
-def _parts(obj=None) -> tuple[str, str, bytes]:
-    """A saved file's document text, its tensor entries as compact JSON, and its data."""
+def _parts() -> tuple[str, str, bytes]:
+    """The document text of a saved file (of ``SMALL``), its tensor entries as compact JSON, and its data."""
     buffer = io.BytesIO()
-    tm.save(SMALL if obj is None else obj, buffer)
+    tm.save(SMALL, buffer)
     data = buffer.getvalue()
     n = int.from_bytes(data[:8], "little")
     header = json.loads(data[8:8 + n])
@@ -72,6 +72,9 @@ def test_a_second_metadata_key_is_refused(tmp_path):
                                           r"keys are not allowed \(safetensors refuses them too\)$"):
         _load(tmp_path, crafted)
     assert _load(tmp_path, good)["step"] == 3
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    with pytest.raises(Exception, match="duplicate field `__metadata__`"):  # safetensors agrees
+        safetensors_numpy.load(crafted)
 
 
 @pytest.mark.parametrize(("entries", "key"), [
