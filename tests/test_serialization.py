@@ -524,7 +524,9 @@ def _rewrite_document(data: bytes, change) -> bytes:
                                     r"format version 1"),
     (lambda d: d["tensors"][0].update(offset=4), r"header field '__metadata__.tensormodes.tensors\[0\]' describes "
                                                  r"a tensor that does not fit in tensor 'w'"),
-    (lambda d: d["tensors"][0].update(shape=[-1]), r"header field '__metadata__.tensormodes.tensors\[0\]' describes"),
+    (lambda d: d["tensors"][0].update(shape=[-1]), r"^header field '__metadata__.tensormodes.tensors\[0\].shape' "
+                                                   r"must be a list of at most 64 sizes from 0 to 2\*\*63 - 1, not "
+                                                   r"\[-1\]$"),
     (lambda d: d["tensors"][0].update(dtype="object"), r"header field '__metadata__.tensormodes.tensors\[0\]' is "
                                                        r"invalid"),
     (lambda d: d.update(object={"eval": "print(1)"}), r"header field '__metadata__.tensormodes.object' holds an "

@@ -48,7 +48,15 @@ out anyway) and its ``dtype`` in ``storages`` says ``complex128``. Data is writt
 elements first, as safetensors' own writer does, so every block stays aligned.
 
 A malformed, truncated or corrupted file raises :class:`FormatError` (a ``ValueError``)
-naming the tensor or the header field at fault.
+naming the tensor or the header field at fault. Besides what the format above allows, a
+file may not hold: a key twice in one JSON object (anywhere; safetensors refuses duplicate
+fields too), ``NaN`` or ``Infinity``, a shape of more than 64 sizes (NumPy's limit) or a size,
+stride or offset outside int64, an integer of more than 4,300 digits (Python's default limit
+for converting text to int), arrays and objects nested more than 316 levels deep in its JSON,
+or an object whose containers (lists, tuples, dicts, OrderedDicts; a tuple used as a key
+counts too) nest more than 100 deep. :func:`save` refuses such integers and objects, so
+whatever it writes, :func:`load` reads. Shapes are checked before any arithmetic, and deep
+JSON is refused before it can exhaust the stack: neither costs time or crashes.
 
 Files without the ``"tensormodes"`` entry (written by ``safetensors.torch.save_file`` or
 any other tool) load as a flat ``dict`` of tensors, in the header's order.
@@ -66,11 +74,16 @@ any other tool) load as a flat ``dict`` of tensors, in the header's order.
 from __future__ import annotations
 
 import collections
+import contextlib
+import errno
 import io
 import json
 import math
 import mmap as _mmap
 import os
+import reprlib
+import secrets
+import stat
 import sys
 import zlib
 from typing import IO, Any
@@ -82,6 +95,7 @@ from ._api.parameter import Parameter
 from ._api.tensor import Size, Tensor, wrap_array
 from ._autograd.graph import share_version
 from ._device import device, parse_device
+from ._ops._meta import MetaArray
 
 __all__ = ["save", "load"]
 
@@ -89,6 +103,14 @@ FORMAT_VERSION = 1
 _DOC_KEY = "tensormodes"
 _HEADER_CRC_KEY = "tensormodes.crc32"
 _MAX_HEADER = 100_000_000  # safetensors readers refuse larger headers
+_MAX_DEPTH = 100  # containers nested in one another in a saved object; save refuses, load rejects deeper
+# JSON nesting a valid file may reach: each container level takes at most 3 JSON levels ({"dict":
+# [[key, value]]}), plus the document and a leaf ({"complex": [{"float": "nan"}, 0.0]}).
+_MAX_JSON_DEPTH = 3 * _MAX_DEPTH + 16
+_MAX_DIMS = 64  # NumPy's limit on an array's dimensions
+_MAX_INT64 = 2 ** 63 - 1
+_MAX_INT_DIGITS = 4300  # Python's default limit for converting decimal strings to int
+_INT_BOUND = 10 ** _MAX_INT_DIGITS  # saved integers are smaller in magnitude, so they load anywhere
 _CHUNK = 1 << 20  # bytes per checksum
 _CHUNK_WORDS = _CHUNK // 8
 _MASK64 = (1 << 64) - 1
@@ -124,6 +146,9 @@ class _Encoder:
     def encode(self, value, path: str, name: tuple):
         kind = type(value)
         if kind in _SCALARS:
+            if kind is int and not -_INT_BOUND < value < _INT_BOUND:
+                raise ValueError(f"tm.save cannot store the integer at {path}: it has more than {_MAX_INT_DIGITS} "
+                                 "digits, more than tm.load (and Python by default) converts from text")
             return value
         if kind is float:
             if math.isfinite(value):
@@ -142,6 +167,8 @@ class _Encoder:
         if kind in (list, tuple, dict, collections.OrderedDict):
             if id(value) in self._active:
                 raise ValueError(f"tm.save cannot store an object that contains itself (at {path})")
+            # The containers being encoded are exactly those around this one.
+            _check_depth(len(self._active), path)
             self._active.add(id(value))
             try:
                 return self._container(value, kind, path, name)
@@ -159,7 +186,7 @@ class _Encoder:
         if all(type(k) is str for k in value):
             items = {k: self.encode(v, f"{path}[{k!r}]", (*name, k)) for k, v in value.items()}
         else:
-            items = [[self._key(k, path), self.encode(v, f"{path}[{k!r}]", (*name, str(k)))]
+            items = [[self._key(k, path, len(self._active)), self.encode(v, f"{path}[{k!r}]", (*name, str(k)))]
                      for k, v in value.items()]
         if kind is dict:
             return {"dict": items}
@@ -169,10 +196,11 @@ class _Encoder:
             node["attributes"] = {k: self.encode(v, f"{path}.{k}", (*name, k)) for k, v in attributes.items()}
         return node
 
-    def _key(self, key, path: str):
+    def _key(self, key, path: str, depth: int):
         kind = type(key)
         if kind is tuple:
-            return {"tuple": [self._key(k, path) for k in key]}
+            _check_depth(depth, f"{path} (a key)")
+            return {"tuple": [self._key(k, path, depth + 1) for k in key]}
         if kind in _SCALARS or kind in (float, complex, dt.dtype, device):
             return self.encode(key, path, ())
         raise TypeError(f"tm.save cannot store a dict key of type {kind.__qualname__} in {path}: keys may be str, "
@@ -181,6 +209,10 @@ class _Encoder:
     def _tensor(self, t: Tensor, path: str, name: tuple) -> int:
         index = self._index.get(id(t))
         if index is None:
+            if type(t._data) is MetaArray:
+                raise NotImplementedError(f"tm.save cannot store the meta tensor at {path}: a meta tensor has no "
+                                          "data to save; materialize it first (e.g. module.to_empty(device='cpu') "
+                                          "and initialize or load its values)")
             if type(t) not in (Tensor, Parameter):
                 raise TypeError(f"tm.save cannot store a tensor of subclass {type(t).__qualname__} at {path}: "
                                 "convert it with .as_subclass(tensormodes.Tensor) first")
@@ -188,6 +220,13 @@ class _Encoder:
             self.tensors.append(t)
             self.names.append(".".join(name) or "tensor")
         return index
+
+
+def _check_depth(depth: int, path: str) -> None:
+    """Refuses a container with ``depth`` containers around it when that is the limit."""
+    if depth >= _MAX_DEPTH:
+        raise ValueError(f"tm.save cannot store objects nested more than {_MAX_DEPTH} levels deep: {path} is a "
+                         f"container inside {depth} others")
 
 
 def _address(array: np.ndarray) -> int:
@@ -304,10 +343,15 @@ def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = Non
 
     ``obj`` may nest dicts (also ``OrderedDict`` and integer keys), lists, tuples,
     tensors (and ``nn.Parameter``), numbers, strings, bools, None, dtypes and devices;
-    anything else raises ``TypeError`` naming where it sits in ``obj``. Tensors sharing
-    memory are written once and load sharing memory. ``f`` is a path or a binary file
-    object. ``pickle_module`` exists for PyTorch's signature and must stay None:
-    nothing is pickled; ``pickle_protocol`` is ignored.
+    anything else raises ``TypeError`` naming where it sits in ``obj``. Containers nested
+    more than 100 deep, and integers of more than 4,300 digits, raise ``ValueError``; a meta
+    tensor (which has no data) raises ``NotImplementedError``. Tensors sharing memory are
+    written once and load sharing memory. ``f`` is a path or a binary file object. A path
+    is replaced atomically: a failed save leaves the old file; a symlink is written through
+    (its target replaced); the file keeps its permission bits; a hard-linked file is
+    detached from its other names, which keep the old contents. ``pickle_module`` exists for
+    PyTorch's signature and must stay None: nothing is pickled; ``pickle_protocol`` is
+    ignored.
 
     >>> import io
     >>> import tensormodes as tm
@@ -326,22 +370,57 @@ def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = Non
     entries, storages, descriptions, blocks = _plan(encoder.tensors, encoder.names)
     document = {"version": FORMAT_VERSION, "storages": storages, "tensors": descriptions, "object": tree}
     if isinstance(f, (str, os.PathLike)):
-        # Written beside the target then renamed over it: a failed save leaves the old file whole,
-        # and tensors loaded from it with mmap=True keep their pages (truncating it would not).
-        path = os.fspath(f)
-        temporary = f"{path}.{os.getpid()}.{id(blocks):x}.tmp"
-        try:
-            with open(temporary, "wb") as file:
-                _write(file, entries, document, blocks)
-            os.replace(temporary, path)
-        except BaseException:
-            if os.path.exists(temporary):
-                os.remove(temporary)
-            raise
+        _save_to_path(os.fspath(f), entries, document, blocks)
     else:
         if not hasattr(f, "write"):
             raise TypeError(f"tm.save: f must be a path or a binary file object, not {type(f).__name__}")
         _write(f, entries, document, blocks)
+
+
+def _save_to_path(path: str, entries: dict, document: dict, blocks: dict[str, np.ndarray]) -> None:
+    """Writes the file beside its target, then renames it over the target.
+
+    A failed save leaves the old file whole, and tensors loaded from it with ``mmap=True``
+    keep their pages (truncating the file would not). A symlink is followed, as writing
+    through it (``torch.save``) does: its target is replaced and the link stays. The new
+    file keeps the old one's permission bits (a file only its owner may read stays so, even
+    while being written); a new file gets the usual ones (0o666 less the umask). A file with
+    several hard links is detached from the others, which keep the old contents. A read-only
+    file is refused (``PermissionError``), as writing it would be. A path that exists but is
+    not a regular file (``/dev/null``, a FIFO) is written in place. A process
+    killed while writing leaves ``<target>.tm-save.<pid>.<random>.tmp`` beside the target,
+    which is safe to delete.
+    """
+    target = os.path.realpath(path)
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        with open(target, "wb") as file:
+            _write(file, entries, document, blocks)
+        return
+    if mode is not None and not os.access(target, os.W_OK):
+        # Renaming over a read-only file would succeed; writing it, as torch.save does, would not.
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+    permissions = 0o666 if mode is None else stat.S_IMODE(mode)
+    temporary = f"{target}.tm-save.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        # O_EXCL: a file (or a symlink planted) at the temporary name is never written through.
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                             permissions & 0o777)
+    except OSError as e:  # named after the path the caller gave, not the temporary one
+        raise type(e)(e.errno, e.strerror, path) from None
+    try:
+        with open(descriptor, "wb") as file:
+            _write(file, entries, document, blocks)
+        if mode is not None:
+            os.chmod(temporary, permissions)  # exact: the umask narrowed what os.open set
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(temporary)
+        raise
 
 
 def _header(entries: dict, document: dict) -> bytes:
@@ -399,6 +478,108 @@ class FormatError(ValueError):
     """A file that is not a valid safetensors file, or whose contents fail their checksums."""
 
 
+class _LongInt(str):
+    """An integer in a file with more digits than a valid file holds there, kept as its text:
+    converting it could take seconds (or fail), and the field holding it is reported instead."""
+
+    def __repr__(self) -> str:
+        return f"<integer of {len(self.lstrip('-'))} digits>"
+
+
+class _JSONRefused(Exception):
+    """Raised inside the JSON parser by its hooks; :func:`_parse_json` names the document."""
+
+
+def _unique_keys(pairs: list) -> dict:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _JSONRefused(f"holds the key {reprlib.repr(key)} twice in one object: duplicate keys are "
+                                   "not allowed (safetensors refuses them too)")
+            seen.add(key)
+    return result
+
+
+def _refuse_constant(name: str):
+    raise _JSONRefused(f"holds {name}, which is not JSON")
+
+
+def _header_int(text: str):
+    # Sizes and byte offsets fit in 64 bits, 20 digits: a longer integer is invalid, and is not converted.
+    return int(text) if len(text) <= 20 else _LongInt(text)
+
+
+def _document_int(text: str):
+    if len(text) <= _MAX_INT_DIGITS + 1:  # + 1: the sign
+        try:
+            return int(text)
+        except ValueError:  # over this process's own limit (sys.set_int_max_str_digits)
+            pass
+    return _LongInt(text)
+
+
+_HEADER_JSON = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_int=_header_int,
+                                parse_constant=_refuse_constant)
+# The document may hold many integers: parsed by json's own fast conversion, and again with
+# _document_int only when one is too long to convert (a crafted file), so that its field is named.
+_DOCUMENT_JSON = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_refuse_constant)
+_DOCUMENT_JSON_LONG_INTS = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_int=_document_int,
+                                            parse_constant=_refuse_constant)
+# json's parser recurses in C once per level of nesting and stops with RecursionError at the
+# recursion limit; C stacks take the default limit (1000) with ease, but under a limit raised
+# past this a deep file could exhaust the stack first, so its depth is measured before parsing.
+_SAFE_RECURSION_LIMIT = 5000
+_BRACKET_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 opens, -1 (as int8) closes
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+
+
+def _too_deep(text: str, limit: int) -> bool:
+    """Whether the JSON ``text`` nests arrays and objects more than ``limit`` levels deep,
+    found without parsing it (no recursion). Brackets inside strings do not count; up to the
+    first syntax error (where a parser stops) the count is exact."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    if b"\\" in raw:  # escapes: an escaped backslash, then an escaped quote, neither delimit strings
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    steps = np.frombuffer(b"".join(raw.split(b'"')[::2]).translate(_BRACKET_STEPS, _NOT_BRACKETS), np.int8)
+    depth = 0
+    for start in range(0, len(steps), _CHUNK):  # in chunks: a 100 MB header needs no 800 MB of sums
+        levels = np.cumsum(steps[start:start + _CHUNK], dtype=np.int64)
+        if depth + int(levels.max()) > limit:
+            return True
+        depth += int(levels[-1])
+    return False
+
+
+def _parse_json(text: str, decoder: json.JSONDecoder, what: str, hint: str = "",
+                long_ints: json.JSONDecoder | None = None):
+    """``text`` parsed by ``decoder`` (or by ``long_ints`` when it holds an integer too long
+    to convert); anything wrong is a :class:`FormatError` naming ``what`` was parsed."""
+    too_deep = FormatError(f"{what} nests arrays and objects more than {_MAX_JSON_DEPTH} levels deep{hint}")
+    if sys.getrecursionlimit() > _SAFE_RECURSION_LIMIT and _too_deep(text, _MAX_JSON_DEPTH):
+        raise too_deep
+    try:
+        try:
+            return decoder.decode(text)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # an integer over the digits limit: the only other ValueError json raises
+            if long_ints is None:
+                raise
+            return long_ints.decode(text)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"{what} is not valid JSON ({e}){hint}") from None
+    except _JSONRefused as e:
+        raise FormatError(f"{what} {e}") from None
+    except RecursionError:
+        if not _too_deep(text, _MAX_JSON_DEPTH):
+            raise  # the caller's own stack was deep: not the file's fault
+        raise too_deep from None
+
+
 def _read(f, use_mmap: bool):
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as file:
@@ -432,14 +613,17 @@ def _parse_header(buffer) -> tuple[dict, str, int]:
     if size < 8:
         raise FormatError(f"not a safetensors file: {size} bytes, too short for the 8-byte header length")
     n = int.from_bytes(bytes(buffer[:8]), "little")
-    if n > size - 8 or n > _MAX_HEADER:
+    if n > size - 8:
         raise FormatError(f"header length field says {n} bytes but the file holds {size - 8} after it: "
                           "wrong header length or truncated file")
+    if n > _MAX_HEADER:
+        raise FormatError(f"header length field says {n} bytes, more than the {_MAX_HEADER} that safetensors "
+                          "headers may take")
     try:
         text = bytes(buffer[8:8 + n]).decode("utf-8")
-        header = json.loads(text)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+    except UnicodeDecodeError as e:
         raise FormatError(f"header is not valid JSON ({e}): corrupted header or wrong header length") from None
+    header = _parse_json(text, _HEADER_JSON, "header", ": corrupted header or wrong header length")
     if not isinstance(header, dict):
         raise FormatError(f"header must be a JSON object, not {type(header).__name__}")
     return header, text, 8 + n
@@ -456,17 +640,21 @@ def _entries(header: dict, data_size: int) -> dict[str, tuple[dt.dtype, list[int
             continue
         if type(entry) is not dict or entry.keys() != _ENTRY_KEYS:
             raise FormatError(f"header entry of tensor {name!r} must have exactly the keys dtype, shape and "
-                              f"data_offsets, got {entry!r}")
+                              f"data_offsets, got {reprlib.repr(entry)}")
         code, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
         dtype = _FROM_CODE.get(code) if type(code) is str else None
         if dtype is None:
             raise FormatError(f"tensor {name!r} has dtype {code!r}, which tensormodes does not support "
                               f"(supported: {', '.join(_FROM_CODE)})")
-        if type(shape) is not list or not all(type(s) is int and s >= 0 for s in shape):
-            raise FormatError(f"tensor {name!r} has an invalid shape {shape!r}")
+        # The structure is checked before any arithmetic: the sizes' product below has at most 64
+        # factors under 2**63 (a crafted shape of 100,000 huge sizes would take minutes).
+        if not _valid_sizes(shape):
+            raise FormatError(f"tensor {name!r} has an invalid shape {reprlib.repr(shape)}: a shape is a list of "
+                              f"at most {_MAX_DIMS} sizes from 0 to 2**63 - 1")
         if type(offsets) is not list or len(offsets) != 2 or type(offsets[0]) is not int \
                 or type(offsets[1]) is not int or not 0 <= offsets[0] <= offsets[1]:
-            raise FormatError(f"tensor {name!r} has invalid data_offsets {offsets!r}")
+            raise FormatError(f"tensor {name!r} has invalid data_offsets {reprlib.repr(offsets)}: they are two "
+                              "byte offsets, the first not after the second")
         begin, stop = offsets
         needed = math.prod(shape) * dtype.itemsize
         if stop - begin != needed:
@@ -475,6 +663,9 @@ def _entries(header: dict, data_size: int) -> dict[str, tuple[dt.dtype, list[int
         if stop > data_size:
             raise FormatError(f"tensor {name!r}: data_offsets {offsets} run past the end of the data "
                               f"({data_size} bytes): the file is truncated")
+        if not needed and math.prod(s or 1 for s in shape) * dtype.itemsize > _MAX_INT64:
+            raise FormatError(f"tensor {name!r} has shape {shape}: even empty, an array's other sizes times its "
+                              "element size must stay under 2**63 bytes")
         entries[name] = (dtype, shape, begin, stop)
     end = 0
     for name, (_, _, begin, stop) in sorted(entries.items(), key=_by_offsets):
@@ -486,6 +677,12 @@ def _entries(header: dict, data_size: int) -> dict[str, tuple[dt.dtype, list[int
         raise FormatError(f"the tensors cover {end} bytes of data but the file holds {data_size}: "
                           "wrong header or trailing bytes")
     return entries
+
+
+def _valid_sizes(shape) -> bool:
+    """Whether ``shape`` is a list of at most ``_MAX_DIMS`` integers from 0 to 2**63 - 1."""
+    return type(shape) is list and len(shape) <= _MAX_DIMS and all(
+        type(s) is int and 0 <= s <= _MAX_INT64 for s in shape)
 
 
 def _by_offsets(item: tuple[str, tuple]) -> tuple[int, int]:
@@ -546,17 +743,15 @@ def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module: Any
         return {name: wrap_array(data[begin:stop].view(dtype._np).reshape(shape))
                 for name, (dtype, shape, begin, stop) in entries.items()}
     _check_header(header, text, metadata)
-    try:
-        document = json.loads(metadata[_DOC_KEY])
-    except json.JSONDecodeError as e:
-        raise FormatError(f"header field '__metadata__.{_DOC_KEY}' is not valid JSON ({e})") from None
+    document = _parse_json(metadata[_DOC_KEY], _DOCUMENT_JSON, f"header field '__metadata__.{_DOC_KEY}'",
+                           long_ints=_DOCUMENT_JSON_LONG_INTS)
     if not isinstance(document, dict) or not {"version", "storages", "tensors", "object"} <= set(document):
         raise FormatError(f"header field '__metadata__.{_DOC_KEY}' must be an object with version, storages, "
                           "tensors and object")
     version = document["version"]
     if version != FORMAT_VERSION:
-        raise FormatError(f"header field '__metadata__.{_DOC_KEY}.version' is {version!r}; this tensormodes "
-                          f"reads format version {FORMAT_VERSION}")
+        raise FormatError(f"header field '__metadata__.{_DOC_KEY}.version' is {reprlib.repr(version)}; this "
+                          f"tensormodes reads format version {FORMAT_VERSION}")
     storages = _load_storages(data, entries, document["storages"])
     tensors = _load_tensors(storages, document["tensors"])
     return _Decoder(tensors).decode(document["object"], "obj")
@@ -594,7 +789,7 @@ def _load_storages(data: np.ndarray, entries: dict, storages) -> dict[str, tuple
         kind = _checksum_kind(info)
         if kind is None:
             raise FormatError(f"header field '__metadata__.tensormodes.storages' has an invalid entry for tensor "
-                              f"{name!r}: {info!r}")
+                              f"{name!r}: {reprlib.repr(info)}")
         checks.append((name, data[begin:stop], _sum64 if kind == "sum64" else _crc32, info[kind]))
     result = {}
     for name, block, checksum, expected in checks:
@@ -626,15 +821,20 @@ def _load_tensors(storages: dict[str, tuple[np.ndarray, dt.dtype]], descriptions
                 or d["storage"] not in storages or type(d["dtype"]) is not str or d["dtype"] not in _BY_NAME \
                 or type(d["requires_grad"]) is not bool or type(d["parameter"]) is not bool \
                 or (d["requires_grad"] and _BY_NAME[d["dtype"]]._category < dt._FLOAT):
-            raise FormatError(f"header field '__metadata__.tensormodes.tensors[{i}]' is invalid: {d!r}")
+            raise FormatError(f"header field '__metadata__.tensormodes.tensors[{i}]' is invalid: {reprlib.repr(d)}")
+        shape, stride, offset = d["shape"], d["stride"], d["offset"]
         raw = storages[d["storage"]][0]
         np_dtype = _BY_NAME[d["dtype"]]._np
         try:
-            array = np.ndarray(tuple(d["shape"]), np_dtype, buffer=raw, offset=d["offset"],
-                               strides=tuple(s * np_dtype.itemsize for s in d["stride"]))
-        except (TypeError, ValueError) as e:
-            raise FormatError(f"header field '__metadata__.tensormodes.tensors[{i}]' describes a tensor that does "
-                              f"not fit in tensor {d['storage']!r}: {e}") from None
+            # Only the types are checked first (NumPy checks the values, and would take True for 1);
+            # what is wrong with a rejected description is worked out after.
+            if type(shape) is not list or type(stride) is not list or type(offset) is not int \
+                    or len(stride) != len(shape) or not _INT_ONLY.issuperset(map(type, shape + stride)):
+                raise TypeError("not lists of integers")
+            array = np.ndarray(tuple(shape), np_dtype, buffer=raw, offset=offset,
+                               strides=tuple(s * np_dtype.itemsize for s in stride))
+        except (TypeError, ValueError, OverflowError) as e:
+            raise FormatError(_invalid_view(f"header field '__metadata__.tensormodes.tensors[{i}]", d, e)) from None
         t = wrap_array(array)
         if d["parameter"]:
             t = Parameter(t, requires_grad=d["requires_grad"])
@@ -644,6 +844,24 @@ def _load_tensors(storages: dict[str, tuple[np.ndarray, dt.dtype]], descriptions
     if len({d["storage"] for d in descriptions}) < len(descriptions):
         _share_storages(storages, descriptions, tensors)
     return tensors
+
+
+_INT_ONLY = frozenset((int,))
+
+
+def _invalid_view(field: str, d: dict, error: Exception) -> str:
+    """Why the tensor description ``d`` (at header field ``field``) was rejected by NumPy with ``error``."""
+    shape, stride, offset = d["shape"], d["stride"], d["offset"]
+    if not _valid_sizes(shape):
+        return (f"{field}.shape' must be a list of at most {_MAX_DIMS} sizes from 0 to 2**63 - 1, "
+                f"not {reprlib.repr(shape)}")
+    if type(stride) is not list or len(stride) != len(shape) \
+            or not all(type(s) is int and -_MAX_INT64 <= s <= _MAX_INT64 for s in stride):
+        return (f"{field}.stride' must be a list of {len(shape)} integers from -(2**63 - 1) to 2**63 - 1, "
+                f"not {reprlib.repr(stride)}")
+    if type(offset) is not int or not 0 <= offset <= _MAX_INT64:
+        return f"{field}.offset' must be an integer from 0 to 2**63 - 1, not {reprlib.repr(offset)}"
+    return f"{field}' describes a tensor that does not fit in tensor {d['storage']!r}: {error}"
 
 
 def _share_storages(storages: dict[str, tuple[np.ndarray, dt.dtype]], descriptions: list[dict],
@@ -670,35 +888,48 @@ def _share_storages(storages: dict[str, tuple[np.ndarray, dt.dtype]], descriptio
 
 
 class _Decoder:
-    """Rebuilds an object from its JSON tree; values are checked, never evaluated."""
+    """Rebuilds an object from its JSON tree; values are checked, never evaluated.
+
+    ``depth`` counts the containers around a node, as the encoder counts them: a file nesting
+    them more than ``_MAX_DEPTH`` deep is refused, so decoding recurses a bounded number of times.
+    """
 
     def __init__(self, tensors: list[Tensor]) -> None:
         self.tensors = tensors
 
-    def decode(self, node, path: str):
+    def decode(self, node, path: str, depth: int = 0):
         kind = type(node)
         if kind in _SCALARS or kind is float:
             return node
         if kind is list:
-            return [self.decode(v, f"{path}[{i}]") for i, v in enumerate(node)]
+            self._enter(depth, path)
+            return [self.decode(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(node)]
         if kind is dict and len(node) >= 1:
             tag = next(iter(node))
             payload = node[tag]
             if len(node) == 1 or (tag == "OrderedDict" and set(node) == {"OrderedDict", "attributes"}):
-                decoded = self._tagged(tag, payload, node, path)
+                decoded = self._tagged(tag, payload, node, path, depth)
                 if decoded is not _INVALID:
                     return decoded
         raise FormatError(f"header field '__metadata__.tensormodes.object' holds an invalid value at {path}: "
-                          f"{str(node)[:80]}")
+                          f"{reprlib.repr(node)}")
 
-    def _tagged(self, tag: str, payload, node: dict, path: str):
+    @staticmethod
+    def _enter(depth: int, path: str) -> None:
+        if depth >= _MAX_DEPTH:
+            raise FormatError(f"header field '__metadata__.tensormodes.object' nests containers more than "
+                              f"{_MAX_DEPTH} levels deep (at {path}); tm.save writes at most {_MAX_DEPTH}")
+
+    def _tagged(self, tag: str, payload, node: dict, path: str, depth: int):
         if tag == "tensor":
             if type(payload) is int and 0 <= payload < len(self.tensors):
                 return self.tensors[payload]
         elif tag == "tuple" and type(payload) is list:
-            return tuple(self.decode(v, f"{path}[{i}]") for i, v in enumerate(payload))
+            self._enter(depth, path)
+            return tuple(self.decode(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(payload))
         elif tag in ("dict", "OrderedDict"):
-            result = self._mapping(dict if tag == "dict" else collections.OrderedDict, payload, path)
+            self._enter(depth, path)
+            result = self._mapping(dict if tag == "dict" else collections.OrderedDict, payload, path, depth + 1)
             if result is not _INVALID and "attributes" in node:
                 attributes = node["attributes"]
                 # Plain attribute names only: a crafted file must not reach __class__ or __dict__.
@@ -706,12 +937,12 @@ class _Decoder:
                                                            for k in attributes):
                     return _INVALID
                 for k, v in attributes.items():
-                    setattr(result, k, self.decode(v, f"{path}.{k}"))
+                    setattr(result, k, self.decode(v, f"{path}.{k}", depth + 1))
             return result
         elif tag == "float" and payload in ("inf", "-inf", "nan"):
             return float(payload)
         elif tag == "complex" and type(payload) is list and len(payload) == 2:
-            real, imag = (self.decode(v, path) for v in payload)
+            real, imag = (_float(v) for v in payload)  # not decode(): a complex holds no containers
             if type(real) is float and type(imag) is float:
                 return complex(real, imag)
         elif tag == "Size" and type(payload) is list and all(type(s) is int for s in payload):
@@ -725,20 +956,29 @@ class _Decoder:
                 return _INVALID
         return _INVALID
 
-    def _mapping(self, kind: type, payload, path: str):
+    def _mapping(self, kind: type, payload, path: str, depth: int):
         if type(payload) is dict:
-            return kind((k, self.decode(v, f"{path}[{k!r}]")) for k, v in payload.items())
+            return kind((k, self.decode(v, f"{path}[{k!r}]", depth)) for k, v in payload.items())
         if type(payload) is not list or not all(type(item) is list and len(item) == 2 for item in payload):
             return _INVALID
         result = kind()
         for key_node, value_node in payload:
-            key = self.decode(key_node, path)
+            key = self.decode(key_node, path, depth)
             try:
                 hash(key)
             except TypeError:
                 return _INVALID
-            result[key] = self.decode(value_node, f"{path}[{key!r}]")
+            result[key] = self.decode(value_node, f"{path}[{key!r}]", depth)
         return result
+
+
+def _float(node):
+    """A float node (a finite float or ``{"float": "inf" | "-inf" | "nan"}``) as a float, else None."""
+    if type(node) is float:
+        return node
+    if type(node) is dict and len(node) == 1 and node.get("float") in ("inf", "-inf", "nan"):
+        return float(node["float"])
+    return None
 
 
 _INVALID = object()
