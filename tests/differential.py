@@ -124,7 +124,7 @@ KNOWN: dict[tuple[str, str], Difference] = {
         "gradient ('output with shape ... doesn't match the broadcast shape'); tensormodes sums it back")
        for name in ("clamp", "clip")},
     **{(name, "backward computes"): Difference(_COMPLEX_REAL_BACKWARD, _with_dtypes("c"))
-       for name in ("where", "logaddexp")},
+       for name in ("where", "where_method", "logaddexp", "lerp")},
     ("vander", "backward computes"): Difference(
         "PyTorch's bfloat16 vander backward fails its own in-place check (a version-counter error); tensormodes "
         "computes it", _with_dtypes("V")),
