@@ -67,8 +67,11 @@ def _with_values(test) -> Callable[[Case], bool]:
         for array in _arrays(case):
             if array.dtype.kind in "fciuV" and array.size:
                 with np.errstate(all="ignore"):
-                    values = np.asarray(array, np.complex128 if array.dtype.kind == "c" else np.float64)
-                    if np.any(test(values.real)) or np.any(test(values.imag)):
+                    if array.dtype.kind == "c":
+                        values = np.asarray(array, np.complex128)
+                        if np.any(test(values.real)) or np.any(test(values.imag)):
+                            return True
+                    elif np.any(test(np.asarray(array, np.float64))):
                         return True
         return False
     return applies

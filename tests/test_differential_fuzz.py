@@ -109,3 +109,16 @@ def test_compare_reports_each_kind_of_difference(kind, monkeypatch):
     expected = {"values": "result values", "dtype": "result dtype", "shape": "result shape", "raises": "raises",
                 "gradient": "gradient values", "computes": "computes"}[kind]
     assert mismatch.kind == expected, mismatch
+
+
+def test_listed_differences_cover_only_their_cases():
+    from .differential import KNOWN, Mismatch, is_listed
+
+    polygamma = {op.name: op for _, op, _ in drawable()}["polygamma"]
+    at_pole = Case("polygamma-0", polygamma, (1, np.array([-2.0, 0.5])), {})
+    regular = Case("polygamma-0", polygamma, (1, np.array([0.25, 0.5])), {})
+    values = Mismatch("result values", "planted")
+    assert KNOWN[("polygamma", "result values")].applies(at_pole)
+    assert is_listed(at_pole, values) and not is_listed(regular, values)
+    assert not is_listed(at_pole, Mismatch("result dtype", "planted"))
+    assert is_listed(regular, Mismatch("complex32", "planted"))  # listed for every op
