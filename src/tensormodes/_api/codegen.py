@@ -191,14 +191,17 @@ def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = Fal
 
 def _slow_path(args: str, relevant: list[Relevant], leaf: str) -> str:
     """Source of the slow path: one pass-through mode on plain arguments is handled
-    inline (every nested mode pays for this path), anything else by ``_dispatch``."""
+    inline (every nested mode pays for this path), anything else by ``_dispatch``.
+
+    The state is set inside the ``try`` and restored by value: an exception arriving
+    right after the set (a signal handler's) cannot leave the mode popped."""
     return f"""\
 if state is not None and state.handler is not None and {fast_condition(relevant)}:
-    _token = _set_state(state.handler_below)
     try:
+        _set_state(state.handler_below)
         result = state.handler.__torch_function__(_api, (), {args}, _kwargs)
     finally:
-        _reset_state(_token)
+        _set_state(state)
     if result is not NotImplemented:
         return result
     raise _declined(_api, state.handler)

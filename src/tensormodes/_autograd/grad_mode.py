@@ -2,7 +2,8 @@
 
 Like the mode stack, the flag lives in a ``ContextVar``: each thread starts with
 grad mode on, an asyncio task inherits its creator's, and every context manager
-restores exactly the previous value on exit, also after exceptions.
+restores on exit exactly the value its entry replaced, also after exceptions, when one
+object is entered by several tasks or threads at once, or nested in itself.
 
 >>> import tensormodes as tm
 >>> x = tm.ones(2, requires_grad=True)
@@ -24,6 +25,12 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 
 _GRAD_ENABLED: ContextVar[bool] = ContextVar("tensormodes_grad_enabled", default=True)
 _INFERENCE: ContextVar[bool] = ContextVar("tensormodes_inference_mode", default=False)
+# The live entries of the grad-mode context managers in this context, innermost last: each
+# is (owner, grad mode, inference mode), the values the entry replaced. An exit finds its
+# owner's innermost entry here, so one object (``ng = no_grad()``) can be entered by several
+# threads and tasks at once, or nested in itself, and every exit restores what its own
+# entry replaced, by value.
+_ENTRIES: ContextVar[tuple] = ContextVar("tensormodes_grad_mode_entries", default=())
 grad_enabled = _GRAD_ENABLED.get
 
 
@@ -42,10 +49,53 @@ def is_inference_mode_enabled() -> bool:
     return _INFERENCE.get()
 
 
+def _snapshot() -> tuple:
+    return _ENTRIES.get(), _GRAD_ENABLED.get(), _INFERENCE.get()
+
+
+def _restore(snapshot: tuple) -> None:
+    entries, grad, inference = snapshot
+    _GRAD_ENABLED.set(grad)
+    _INFERENCE.set(inference)
+    _ENTRIES.set(entries)
+
+
+def _enter(owner, grad: bool, inference: bool | None, replaced_grad: bool | None = None) -> None:
+    """Record ``owner``'s entry, then set grad mode (and inference mode, unless None)."""
+    before = _GRAD_ENABLED.get() if replaced_grad is None else replaced_grad
+    _ENTRIES.set(_ENTRIES.get() + ((owner, before, _INFERENCE.get()),))
+    _GRAD_ENABLED.set(grad)
+    if inference is not None:
+        _INFERENCE.set(inference)
+
+
+def _exit(owner) -> None:
+    """Restore what ``owner``'s innermost entry in this context replaced (nothing if none).
+
+    The entry goes last, so an exit interrupted mid-way and run again ends in the same
+    place; entries made after it and never exited go with it.
+    """
+    entries = _ENTRIES.get()
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i][0] is owner:
+            _, grad, inference = entries[i]
+            _GRAD_ENABLED.set(grad)
+            _INFERENCE.set(inference)
+            _ENTRIES.set(entries[:i])
+            return
+
+
 class _GradModeContext:
-    """A context manager that is also a decorator (with or without parentheses)."""
+    """A context manager that is also a decorator (with or without parentheses).
+
+    Each entry records what it replaced in the current context, and each exit restores
+    what its own entry replaced: one object can be shared by threads and asyncio tasks,
+    nested in itself, or decorate a function called concurrently. An exception arriving
+    anywhere in ``__enter__`` or ``__exit__`` (a signal handler's) leaves nothing behind.
+    """
 
     _enabled: bool = True
+    _inference: bool | None = None  # None: inference mode is left as it is
 
     def __new__(cls, orig_func=None, *args, **kwargs):
         instance = super().__new__(cls)
@@ -56,13 +106,24 @@ class _GradModeContext:
 
     _decorates_bare = True
 
+    def _record(self) -> None:
+        _enter(self, self._enabled, self._inference)
+
     def __enter__(self):
-        self._tokens = getattr(self, "_tokens", [])
-        self._tokens.append(_GRAD_ENABLED.set(self._enabled))
+        snapshot = _snapshot()
+        try:
+            self._record()
+        except BaseException:
+            _restore(snapshot)
+            raise
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
-        _GRAD_ENABLED.reset(self._tokens.pop())
+        try:
+            _exit(self)
+        except BaseException:
+            _exit(self)  # finish an exit that was interrupted (a no-op if it was done)
+            raise
 
     def clone(self):
         """A fresh context manager with the same setting (for decorators)."""
@@ -121,6 +182,10 @@ class enable_grad(_GradModeContext):
 class set_grad_enabled(_GradModeContext):
     """Set grad mode to ``mode``: immediately as a function, until exit as a context manager.
 
+    As a context manager, its first entry restores on exit the value from before the
+    constructor (which already set ``mode``), as PyTorch's does; a later entry restores the
+    value it found. As a decorator it sets nothing until the function is called.
+
     >>> import tensormodes as tm
     >>> with tm.set_grad_enabled(False):
     ...     tm.is_grad_enabled()
@@ -133,18 +198,29 @@ class set_grad_enabled(_GradModeContext):
         if not isinstance(mode, bool):
             raise TypeError(f"set_grad_enabled(): argument 'mode' must be bool, not {type(mode).__name__}")
         self._enabled = mode
-        self._tokens = [_GRAD_ENABLED.set(mode)]
+        self._before_construction = _GRAD_ENABLED.get()
+        self._fresh = True
+        _GRAD_ENABLED.set(mode)
 
-    def __enter__(self):
-        return self
+    def _record(self) -> None:
+        replaced = self._before_construction if self._fresh else None
+        self._fresh = False
+        _enter(self, self._enabled, None, replaced)
+
+    def __call__(self, func):
+        # Decorating is not calling set_grad_enabled: undo the constructor's change.
+        _GRAD_ENABLED.set(self._before_construction)
+        self._fresh = False
+        return super().__call__(func)
 
     def clone(self):
-        return set_grad_enabled(self._enabled)
+        """A context manager with the same setting that changes nothing until entered."""
+        return enable_grad() if self._enabled else no_grad()
 
 
 class inference_mode(_GradModeContext):
-    """Like ``no_grad`` (tensors created inside never require grad); ``inference_mode(False)``
-    does nothing.
+    """Like ``no_grad`` (tensors created inside never require grad). ``inference_mode(False)``
+    turns inference mode off and grad mode on inside, as PyTorch's does.
 
     >>> import tensormodes as tm
     >>> with tm.inference_mode():
@@ -154,20 +230,8 @@ class inference_mode(_GradModeContext):
 
     def __init__(self, mode: bool = True) -> None:
         self._mode = mode
-
-    def __enter__(self):
-        self._tokens = getattr(self, "_tokens", [])
-        if self._mode:
-            self._tokens.append((_GRAD_ENABLED.set(False), _INFERENCE.set(True)))
-        else:
-            self._tokens.append(None)
-        return self
-
-    def __exit__(self, exc_type, exc_value, traceback) -> None:
-        tokens = self._tokens.pop()
-        if tokens is not None:
-            _INFERENCE.reset(tokens[1])
-            _GRAD_ENABLED.reset(tokens[0])
+        self._enabled = not mode
+        self._inference = bool(mode)
 
     def clone(self):
         return inference_mode(self._mode)
