@@ -48,6 +48,7 @@ from ._overrides.dispatch import (
     has_torch_function,
     has_torch_function_unary,
     has_torch_function_variadic,
+    owned_scope,
 )
 
 __all__ = [
@@ -303,6 +304,8 @@ class TorchFunctionMode(metaclass=_TorchFunctionModeMeta):
         # ``with`` whose __enter__ raised never calls __exit__, so nothing may stay behind.
         saved = _dispatch.get_state()
         previous_inner = self.inner
+        scoped = self._scoped_context_vars()
+        replaced = [(var, var.get()) for var, _ in scoped]
         try:
             _check_mode_class(type(self))
             modes = _dispatch.current_modes(settled=True)
@@ -310,21 +313,36 @@ class TorchFunctionMode(metaclass=_TorchFunctionModeMeta):
 
             def on_exit(discarded: bool) -> None:
                 self.inner = previous_inner
+                for var, value in replaced:
+                    var.set(value)
                 if discarded:
                     self._discarded_entries += 1
 
             enter_scope(self, f"mode {self!r}", on_exit, modes=modes + (self,))
+            for var, value in scoped:
+                var.set(value)
         except BaseException:
             self.inner = previous_inner
+            for var, value in replaced:
+                var.set(value)
             _dispatch.set_state(saved)
             raise
         return self
 
+    def _scoped_context_vars(self) -> tuple:
+        """Pairs ``(ContextVar, value)``: each variable holds ``value`` while this mode's entry
+        lasts, and gets back exactly what it held before when the entry's scope ends (on
+        exit, or when an enclosing scope's exit discards it). Variables need a default."""
+        return ()
+
     def __exit__(self, exc_type, exc_value, traceback) -> None:
+        scope = None
         try:
-            found = exit_owned(self, exc_type)
+            scope = owned_scope(self)
+            found = exit_owned(self, exc_type, scope)
         except BaseException:
-            exit_owned(self, exc_type)  # finish an exit that was interrupted (a no-op if it was done)
+            # Finish an exit that was interrupted (a no-op if it was done), see exit_owned.
+            exit_owned(self, exc_type, scope if scope is not None else owned_scope(self))
             raise
         if not found:
             if self._discarded_entries:
@@ -381,10 +399,13 @@ class _ScopedContext(contextlib.ContextDecorator):
         return result
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
+        scope = None
         try:
-            exit_owned(self, exc_type)
+            scope = owned_scope(self)
+            exit_owned(self, exc_type, scope)
         except BaseException:
-            exit_owned(self, exc_type)  # finish an exit that was interrupted (a no-op if it was done)
+            # Finish an exit that was interrupted (a no-op if it was done), see exit_owned.
+            exit_owned(self, exc_type, scope if scope is not None else owned_scope(self))
             raise
 
 
@@ -641,10 +662,13 @@ class CapturedTorchFunctionModes:
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
+        scope = None
         try:
-            found = exit_owned(self, exc_type)
+            scope = owned_scope(self)
+            found = exit_owned(self, exc_type, scope)
         except BaseException:
-            exit_owned(self, exc_type)  # finish an exit that was interrupted (a no-op if it was done)
+            # Finish an exit that was interrupted (a no-op if it was done), see exit_owned.
+            exit_owned(self, exc_type, scope if scope is not None else owned_scope(self))
             raise
         if not found:
             raise RuntimeError("exiting captured modes that are not active in this context")

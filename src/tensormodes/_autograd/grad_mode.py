@@ -69,20 +69,25 @@ def _enter(owner, grad: bool, inference: bool | None, replaced_grad: bool | None
         _INFERENCE.set(inference)
 
 
-def _exit(owner) -> None:
-    """Restore what ``owner``'s innermost entry in this context replaced (nothing if none).
-
-    The entry goes last, so an exit interrupted mid-way and run again ends in the same
-    place; entries made after it and never exited go with it.
-    """
+def _entry_of(owner) -> tuple | None:
+    """``(entries, index)`` of ``owner``'s innermost entry in this context, or None."""
     entries = _ENTRIES.get()
     for i in range(len(entries) - 1, -1, -1):
         if entries[i][0] is owner:
-            _, grad, inference = entries[i]
-            _GRAD_ENABLED.set(grad)
-            _INFERENCE.set(inference)
-            _ENTRIES.set(entries[:i])
-            return
+            return entries, i
+    return None
+
+
+def _exit(found: tuple | None) -> None:
+    """Restore what the entry ``_entry_of`` found replaced (entries made after it and never
+    exited go with it). By value and the entries last: rerun after an interrupt, it ends
+    in the same place, and never pops a second entry of the same owner."""
+    if found is not None:
+        entries, i = found
+        _, grad, inference = entries[i]
+        _GRAD_ENABLED.set(grad)
+        _INFERENCE.set(inference)
+        _ENTRIES.set(entries[:i])
 
 
 class _GradModeContext:
@@ -119,10 +124,12 @@ class _GradModeContext:
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
+        found = None
         try:
-            _exit(self)
+            found = _entry_of(self)
+            _exit(found)
         except BaseException:
-            _exit(self)  # finish an exit that was interrupted (a no-op if it was done)
+            _exit(found if found is not None else _entry_of(self))  # finish an interrupted exit
             raise
 
     def clone(self):

@@ -269,37 +269,45 @@ def exit_scope(scope: Scope, closing: bool = False) -> None:
             f"{scope.label} was entered.")
 
 
-def exit_owned(owner, exc_type=None) -> bool:
-    """Exit the innermost live scope ``owner`` entered in this context.
-
-    False when there is none and nothing was done. A generator's block exited in another
-    context than the one that entered it marks its scope ended there (never touching this
-    context's state); when the generator is being closed (``exc_type`` is
-    ``GeneratorExit``) a missing scope is not an error either.
-    """
-    closing = exc_type is GeneratorExit
+def owned_scope(owner) -> Scope | None:
+    """The innermost live scope ``owner`` entered in this context (ended ones aside), if any."""
     state = _STATE.get()
     if state is not None:
         live = state.scopes
         for i in range(len(live) - 1, -1, -1):
             scope = live[i]
             if scope.owner is owner and not scope.ended:
-                exit_scope(scope, closing)
-                return True
+                return scope
+    return None
+
+
+def exit_owned(owner, exc_type, scope: Scope | None) -> bool:
+    """Exit ``scope``, the one ``owned_scope(owner)`` found; False if there was none and
+    nothing was done.
+
+    With no scope here, a generator's block exited in another context than the one that
+    entered it marks its scope ended there (never touching this context's state); when the
+    generator is being closed (``exc_type`` is ``GeneratorExit``) a missing scope is not an
+    error either.
+
+    A context manager's ``__exit__`` finds the scope first, then exits it, and on any
+    exception runs ``exit_owned`` once more with the scope it found (or finds it again if
+    the exception came before it had it): exiting a scope that is no longer live does
+    nothing, so an exit interrupted anywhere is completed, and never pops a second entry of
+    the same owner.
+    """
+    closing = exc_type is GeneratorExit
+    if scope is not None:
+        exit_scope(scope, closing)
+        return True
     frame = _with_frame()
     if frame is not None:
-        for scope in reversed(_GENERATOR_SCOPES.get(id(frame), ())):
-            if scope.owner is owner and not scope.ended:
-                scope.ended = True
-                _forget_generator_scope(scope)
+        for other in reversed(_GENERATOR_SCOPES.get(id(frame), ())):
+            if other.owner is owner and not other.ended:
+                other.ended = True
+                _forget_generator_scope(other)
                 return True
     return closing
-
-
-def owns_live_scope(owner) -> bool:
-    """Whether ``owner`` has a live scope in this context."""
-    state = _STATE.get()
-    return state is not None and any(s.owner is owner and not s.ended for s in state.scopes)
 
 
 # -- which objects take part ---------------------------------------------------------
@@ -648,10 +656,13 @@ class _FlagScope:
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
+        scope = None
         try:
-            exit_owned(self, exc_type)
+            scope = owned_scope(self)
+            exit_owned(self, exc_type, scope)
         except BaseException:
-            exit_owned(self, exc_type)  # finish an exit that was interrupted (a no-op if it was done)
+            # Finish an exit that was interrupted (a no-op if it was done), see exit_owned.
+            exit_owned(self, exc_type, scope if scope is not None else owned_scope(self))
             raise
 
 
