@@ -191,13 +191,16 @@ def _with_frame():
 
 
 def _close(scope: Scope, discarded: bool) -> None:
-    """Run ``scope``'s exit callback once (``discarded``: an enclosing scope's exit removed it)."""
+    """Run ``scope``'s exit callback (``discarded``: an enclosing scope's exit removed it).
+
+    Once it has run to the end: an exit interrupted inside the callback runs it again.
+    """
     if scope.closed:
         return
-    scope.closed = True
     _forget_generator_scope(scope)
     if scope.on_exit is not None:
         scope.on_exit(discarded)
+    scope.closed = True
 
 
 def _forget_generator_scope(scope: Scope) -> None:
