@@ -128,12 +128,19 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
 
 # -- default dtype ---------------------------------------------------------------
 
-# Process-wide, as PyTorch's: one mutable cell, ``[dtype]``, that every thread and task reads
-# (``_DEFAULT_DTYPE.get()[0]``) and ``set_default_dtype`` writes. A scope that sets a default of
-# its own (``modes.DefaultDtypeMode``) installs a cell of its own in this ContextVar for its
-# duration, so ``set_default_dtype`` inside it changes only that scope's default. (The mode
-# stack and grad mode, by contrast, are per thread and task.)
-_PROCESS_DEFAULT_DTYPE: list = [float32]
+# Process-wide, as PyTorch's: one mutable cell, ``[dtype, its NumPy dtype]``, that every thread
+# and task reads (``_DEFAULT_DTYPE.get()[0]``; ``[1]`` saves factories an attribute load) and
+# ``set_default_dtype`` rewrites in one step. A scope that sets a default of its own
+# (``modes.DefaultDtypeMode``) installs a cell of its own in this ContextVar for its duration,
+# so ``set_default_dtype`` inside it changes only that scope's default. (The mode stack and
+# grad mode, by contrast, are per thread and task.)
+_PROCESS_DEFAULT_DTYPE: list = [float32, float32._np]
+
+
+def default_dtype_cell(d: dtype) -> list:
+    """A cell holding ``d`` as the default dtype (see ``_DEFAULT_DTYPE``)."""
+    return [d, d._np]
+
 _DEFAULT_DTYPE: ContextVar[list] = ContextVar("tensormodes_default_dtype", default=_PROCESS_DEFAULT_DTYPE)
 
 
@@ -162,7 +169,7 @@ def set_default_dtype(d: dtype) -> None:
         raise TypeError(f"set_default_dtype(): argument 'd' must be a tensormodes.dtype, not {type(d).__name__}")
     if d._category != _FLOAT:
         raise TypeError(f"only floating-point types are supported as the default type, got {d!r}")
-    _DEFAULT_DTYPE.get()[0] = d
+    _DEFAULT_DTYPE.get()[:] = (d, d._np)  # one step: other threads never see half of it
 
 
 def default_complex_dtype() -> dtype:

@@ -326,7 +326,7 @@ def _index_items(index) -> tuple:
 
 GENERATED_NAMES: dict = {
     # the override layer
-    "_get_state": _dispatch.get_state, "_set_state": _dispatch.set_state,
+    "_get_state": _dispatch.get_state, "_set_state": _dispatch.set_state, "_reset_state": _dispatch.reset_state,
     "_declined": _dispatch.declined, "_dispatch": _dispatch.dispatch,
     # the fast path's type tests
     # a Parameter is as plain as a Tensor: it opts out of __torch_function__

@@ -49,26 +49,6 @@ def is_inference_mode_enabled() -> bool:
     return _INFERENCE.get()
 
 
-def _snapshot() -> tuple:
-    return _ENTRIES.get(), _GRAD_ENABLED.get(), _INFERENCE.get()
-
-
-def _restore(snapshot: tuple) -> None:
-    entries, grad, inference = snapshot
-    _GRAD_ENABLED.set(grad)
-    _INFERENCE.set(inference)
-    _ENTRIES.set(entries)
-
-
-def _enter(owner, grad: bool, inference: bool | None, replaced_grad: bool | None = None) -> None:
-    """Record ``owner``'s entry, then set grad mode (and inference mode, unless None)."""
-    before = _GRAD_ENABLED.get() if replaced_grad is None else replaced_grad
-    _ENTRIES.set(_ENTRIES.get() + ((owner, before, _INFERENCE.get()),))
-    _GRAD_ENABLED.set(grad)
-    if inference is not None:
-        _INFERENCE.set(inference)
-
-
 def _entry_of(owner) -> tuple | None:
     """``(entries, index)`` of ``owner``'s innermost entry in this context, or None."""
     entries = _ENTRIES.get()
@@ -111,23 +91,42 @@ class _GradModeContext:
 
     _decorates_bare = True
 
-    def _record(self) -> None:
-        _enter(self, self._enabled, self._inference)
+    # The grad mode the next entry restores on exit instead of the one it finds (set_grad_enabled).
+    _replaces: bool | None = None
 
     def __enter__(self):
-        snapshot = _snapshot()
+        # Written out (no helper calls) for speed; every change happens inside the try, and an
+        # exception arriving anywhere (a signal handler's) restores what was read first.
+        entries, grad, inference = _ENTRIES.get(), _GRAD_ENABLED.get(), _INFERENCE.get()
         try:
-            self._record()
+            replaced = grad
+            if self._replaces is not None:
+                replaced, self._replaces = self._replaces, None
+            _ENTRIES.set(entries + ((self, replaced, inference),))
+            _GRAD_ENABLED.set(self._enabled)
+            if self._inference is not None:
+                _INFERENCE.set(self._inference)
         except BaseException:
-            _restore(snapshot)
+            _GRAD_ENABLED.set(grad)
+            _INFERENCE.set(inference)
+            _ENTRIES.set(entries)
             raise
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
         found = None
         try:
-            found = _entry_of(self)
-            _exit(found)
+            entries = _ENTRIES.get()
+            if entries and entries[-1][0] is self:  # the innermost entry: the common case, inline
+                found = entries, len(entries) - 1
+                _, grad, inference = entries[-1]
+                _GRAD_ENABLED.set(grad)
+                if inference is not _INFERENCE.get():
+                    _INFERENCE.set(inference)
+                _ENTRIES.set(entries[:-1])
+            else:
+                found = _entry_of(self)
+                _exit(found)
         except BaseException:
             _exit(found if found is not None else _entry_of(self))  # finish an interrupted exit
             raise
@@ -205,19 +204,13 @@ class set_grad_enabled(_GradModeContext):
         if not isinstance(mode, bool):
             raise TypeError(f"set_grad_enabled(): argument 'mode' must be bool, not {type(mode).__name__}")
         self._enabled = mode
-        self._before_construction = _GRAD_ENABLED.get()
-        self._fresh = True
+        self._before_construction = self._replaces = _GRAD_ENABLED.get()
         _GRAD_ENABLED.set(mode)
-
-    def _record(self) -> None:
-        replaced = self._before_construction if self._fresh else None
-        self._fresh = False
-        _enter(self, self._enabled, None, replaced)
 
     def __call__(self, func):
         # Decorating is not calling set_grad_enabled: undo the constructor's change.
         _GRAD_ENABLED.set(self._before_construction)
-        self._fresh = False
+        self._replaces = None
         return super().__call__(func)
 
     def clone(self):

@@ -642,7 +642,7 @@ def zeros(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
     (tensormodes.Size([2, 3]), tensor([0, 0]))
     """
     if dtype is None and device is None and _plain_size(size, "zeros"):
-        return _np_zeros(size, _DEFAULT_DTYPE.get()[0]._np)
+        return _np_zeros(size, _DEFAULT_DTYPE.get()[1])
     shape = _shape_of(size, "zeros")
     check_device(device)
     return _np_zeros(shape, _target_np(dtype))
@@ -660,7 +660,7 @@ def ones(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
     (tensor([1., 1.]), tensor([[1, 1]], dtype=tensormodes.int32))
     """
     if dtype is None and device is None and _plain_size(size, "ones"):
-        result = _np_empty(size, _DEFAULT_DTYPE.get()[0]._np)
+        result = _np_empty(size, _DEFAULT_DTYPE.get()[1])
         result.fill(1)  # np.ones is Python code around the same two calls
         return result
     shape = _shape_of(size, "ones")
@@ -682,7 +682,7 @@ def empty(*size: int, dtype: dt.dtype | None = None, layout=None, device=None, r
     (tensormodes.Size([2, 3]), tensormodes.int32)
     """
     if dtype is None and device is None and _plain_size(size, "empty"):
-        return _np_empty(size, _DEFAULT_DTYPE.get()[0]._np)
+        return _np_empty(size, _DEFAULT_DTYPE.get()[1])
     shape = _shape_of(size, "empty")
     check_device(device)
     return _np_empty(shape, _target_np(dtype))

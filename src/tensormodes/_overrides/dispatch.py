@@ -109,6 +109,13 @@ def make_state(modes: tuple = (), subclasses_enabled: bool = True, modes_enabled
 _STATE: ContextVar[_State | None] = ContextVar("tensormodes_torch_function_state", default=None)
 get_state = _STATE.get
 set_state = _STATE.set
+# Every temporary change of state is made inside a ``try`` (an exception arriving right
+# after the set, a signal handler's, cannot leave it behind), as ``token = set_state(new)``;
+# the ``finally`` restores with the token if it was stored, else by value:
+#     if token is None: set_state(state) else: reset_state(token)
+# written inline (a helper's call would be one more point where a signal handler runs).
+# Resetting with the token is cheaper than a second set, which makes a new token.
+reset_state = _STATE.reset
 
 
 def without_subclasses(state: _State | None) -> _State:
@@ -248,6 +255,10 @@ def exit_scope(scope: Scope, closing: bool = False) -> None:
     """
     state = _STATE.get()
     live = () if state is None else state.scopes
+    if live and live[-1] is scope:  # the innermost scope: the common case
+        _close(scope, False)
+        _STATE.set(_unwound(scope.saved))
+        return
     position = next((i for i in range(len(live) - 1, -1, -1) if live[i] is scope), None)
     if position is None:
         return
@@ -366,13 +377,15 @@ def run_without_subclasses(func, args: tuple, kwargs: dict):
     else:
         impl = None if state.modes_active else IMPLS.get(func)
         inside = without_subclasses(state)
-    # The set inside the try and a restore by value: an exception arriving right after
-    # the set (a signal handler's) cannot leave the changed state behind.
+    token = None
     try:
-        _STATE.set(inside)
+        token = _STATE.set(inside)  # inside the try: see reset_state
         return impl(*args, **kwargs) if impl is not None else func(*args, **kwargs)
     finally:
-        _STATE.set(state)
+        if token is None:
+            _STATE.set(state)
+        else:
+            _STATE.reset(token)
 
 
 def overloaded_args(relevant_args, state) -> list:
@@ -512,23 +525,30 @@ def dispatch(func, args: tuple, kwargs: dict, relevant: tuple, impl, leaf: bool)
             mode = state.modes[index]
             below = state._below
             below = below[index] if index in below else state.below(index)
-            # Set inside the try, restored by value (see run_without_subclasses).
+            token = None
             try:
-                _STATE.set(below)
+                token = _STATE.set(below)  # inside the try: see reset_state
                 result = mode.__torch_function__(func, tuple([type(a) for a in overloaded]), args, kwargs)
             finally:
-                _STATE.set(state)
+                if token is None:
+                    _STATE.set(state)
+                else:
+                    _STATE.reset(token)
             if result is not NotImplemented:
                 return result
             declined_mode = mode
         elif not leaf:
             # Every mode skips func: behave as if each had passed the call through.
             below = state.below(0)
+            token = None
             try:
-                _STATE.set(below)
+                token = _STATE.set(below)  # inside the try: see reset_state
                 return impl(*args, **kwargs)
             finally:
-                _STATE.set(state)
+                if token is None:
+                    _STATE.set(state)
+                else:
+                    _STATE.reset(token)
     if overloaded:
         types = (type(overloaded[0]),) if len(overloaded) == 1 else tuple([type(a) for a in overloaded])
         result = _try_overloaded(func, overloaded, types, args, kwargs)

@@ -50,7 +50,7 @@ class DefaultDtypeMode(TorchFunctionMode):
     def _scoped_context_vars(self) -> tuple:
         # A default cell of the scope's own (see tensormodes._dtype): set_default_dtype inside
         # the scope writes into it, and the cell the scope replaced comes back on exit.
-        return ((_dtype._DEFAULT_DTYPE, [self.dtype]),)
+        return ((_dtype._DEFAULT_DTYPE, _dtype.default_dtype_cell(self.dtype)),)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         """Never called (no function is declared); passes a call on unchanged."""
