@@ -212,11 +212,13 @@ def _close(scope: Scope, discarded: bool) -> None:
 
 def _forget_generator_scope(scope: Scope) -> None:
     if scope.frame is not None:
-        scopes = _GENERATOR_SCOPES.get(id(scope.frame))
-        if scopes is not None and scope in scopes:
+        scopes = _GENERATOR_SCOPES.get(id(scope.frame), [])
+        try:
             scopes.remove(scope)
-            if not scopes:
-                _GENERATOR_SCOPES.pop(id(scope.frame), None)
+        except ValueError:  # already forgotten (by another thread, or an exit that was rerun)
+            return
+        if not scopes:
+            _GENERATOR_SCOPES.pop(id(scope.frame), None)
 
 
 def _unwound(state: _State | None) -> _State | None:
