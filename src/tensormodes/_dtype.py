@@ -128,8 +128,20 @@ def from_numpy_dtype(np_dtype: np.dtype) -> dtype:
 
 # -- default dtype ---------------------------------------------------------------
 
-# Scoped like the mode stack: a thread or task sees its creator's default.
-_DEFAULT_DTYPE: ContextVar[dtype] = ContextVar("tensormodes_default_dtype", default=float32)
+# Process-wide, as PyTorch's: one mutable cell, ``[dtype, its NumPy dtype]``, that every thread
+# and task reads (``_DEFAULT_DTYPE.get()[0]``; ``[1]`` saves factories an attribute load) and
+# ``set_default_dtype`` rewrites in one step. A scope that sets a default of its own
+# (``modes.DefaultDtypeMode``) installs a cell of its own in this ContextVar for its duration,
+# so ``set_default_dtype`` inside it changes only that scope's default. (The mode stack and
+# grad mode, by contrast, are per thread and task.)
+_PROCESS_DEFAULT_DTYPE: list = [float32, float32._np]
+
+
+def default_dtype_cell(d: dtype) -> list:
+    """A cell holding ``d`` as the default dtype (see ``_DEFAULT_DTYPE``)."""
+    return [d, d._np]
+
+_DEFAULT_DTYPE: ContextVar[list] = ContextVar("tensormodes_default_dtype", default=_PROCESS_DEFAULT_DTYPE)
 
 
 def get_default_dtype() -> dtype:
@@ -139,11 +151,14 @@ def get_default_dtype() -> dtype:
     >>> tm.get_default_dtype()
     tensormodes.float32
     """
-    return _DEFAULT_DTYPE.get()
+    return _DEFAULT_DTYPE.get()[0]
 
 
 def set_default_dtype(d: dtype) -> None:
     """Set the default floating dtype (float16, bfloat16, float32 or float64).
+
+    The default is process-wide, as PyTorch's: threads and tasks started before or after
+    see it too (inside a ``modes.DefaultDtypeMode`` scope, the change lasts as long as the scope).
 
     >>> import tensormodes as tm
     >>> tm.set_default_dtype(tm.float64); tm.tensor(1.0).dtype
@@ -154,12 +169,12 @@ def set_default_dtype(d: dtype) -> None:
         raise TypeError(f"set_default_dtype(): argument 'd' must be a tensormodes.dtype, not {type(d).__name__}")
     if d._category != _FLOAT:
         raise TypeError(f"only floating-point types are supported as the default type, got {d!r}")
-    _DEFAULT_DTYPE.set(d)
+    _DEFAULT_DTYPE.get()[:] = (d, d._np)  # one step: other threads never see half of it
 
 
 def default_complex_dtype() -> dtype:
     """complex128 when the default dtype is float64, complex64 otherwise."""
-    return complex128 if _DEFAULT_DTYPE.get() is float64 else complex64
+    return complex128 if _DEFAULT_DTYPE.get()[0] is float64 else complex64
 
 
 # -- promotion ---------------------------------------------------------------------
@@ -228,7 +243,7 @@ def scalar_dtype(value) -> dtype:
     if t is builtins.int:
         return int64
     if t is builtins.float:
-        return _DEFAULT_DTYPE.get()
+        return _DEFAULT_DTYPE.get()[0]
     if t is builtins.complex:
         return default_complex_dtype()
     if isinstance(value, np.generic):
@@ -285,7 +300,7 @@ class finfo:
     """
 
     def __init__(self, type: dtype | None = None) -> None:  # noqa: A002 - PyTorch's name
-        d = _DEFAULT_DTYPE.get() if type is None else type
+        d = _DEFAULT_DTYPE.get()[0] if type is None else type
         if not isinstance(d, dtype) or d._category not in (_FLOAT, _COMPLEX):
             raise TypeError(f"finfo(): argument 'type' must be a floating point dtype, got {d!r}")
         d = d.to_real()

@@ -43,12 +43,12 @@ from ._overrides.dispatch import (
     RELEVANT_OF,
     _get_torch_function_mode,
     enter_scope,
-    exit_scope,
-    find_live_scope,
+    exit_owned,
     handle_torch_function,
     has_torch_function,
     has_torch_function_unary,
     has_torch_function_variadic,
+    owned_scope,
 )
 
 __all__ = [
@@ -299,21 +299,52 @@ class TorchFunctionMode(metaclass=_TorchFunctionModeMeta):
         raise NotImplementedError(f"{type(self).__name__} does not override __torch_function__")
 
     def __enter__(self):
-        _check_mode_class(type(self))
+        # Everything happens inside the try, the state changes last and in one step, and an
+        # exception arriving anywhere (a signal handler's) restores what was read first: a
+        # ``with`` whose __enter__ raised never calls __exit__, so nothing may stay behind.
+        saved = _dispatch.get_state()
         previous_inner = self.inner
-        self.inner = _get_torch_function_mode()
+        scoped = self._scoped_context_vars()
+        replaced = [(var, var.get()) for var, _ in scoped]
+        try:
+            _check_mode_class(type(self))
+            modes = _dispatch.current_modes(settled=True)
+            self.inner = modes[-1] if modes else None
 
-        def on_exit(discarded: bool) -> None:
+            def on_exit(discarded: bool) -> None:
+                self.inner = previous_inner
+                for var, value in replaced:
+                    var.set(value)
+                if discarded:
+                    self._discarded_entries += 1
+
+            enter_scope(self, f"mode {self!r}", on_exit, modes=modes + (self,))
+            for var, value in scoped:
+                var.set(value)
+        except BaseException:
             self.inner = previous_inner
-            if discarded:
-                self._discarded_entries += 1
-
-        enter_scope(self, f"mode {self!r}", on_exit, modes=_dispatch.current_modes() + (self,))
+            for var, value in replaced:
+                var.set(value)
+            _dispatch.set_state(saved)
+            raise
         return self
 
+    def _scoped_context_vars(self) -> tuple:
+        """Pairs ``(ContextVar, value)``: each variable holds ``value`` while this mode's entry
+        lasts, and gets back exactly what it held before when the entry's scope ends (on
+        exit, or when an enclosing scope's exit discards it). Variables need a default."""
+        return ()
+
     def __exit__(self, exc_type, exc_value, traceback) -> None:
-        scope = find_live_scope(self)
-        if scope is None:
+        scope = None
+        try:
+            scope = owned_scope(self)
+            found = exit_owned(self, exc_type, scope)
+        except BaseException:
+            # Finish an exit that was interrupted (a no-op if it was done), see exit_owned.
+            exit_owned(self, exc_type, scope if scope is not None else owned_scope(self))
+            raise
+        if not found:
             if self._discarded_entries:
                 # An outer scope already restored the stack (say, a generator
                 # holding this mode was abandoned): nothing left to undo.
@@ -321,7 +352,6 @@ class TorchFunctionMode(metaclass=_TorchFunctionModeMeta):
                 return
             raise RuntimeError(f"exiting mode {self!r}, which is not active in this context "
                                "(it was never entered, or was already exited)")
-        exit_scope(scope)
 
     @classmethod
     def push(cls, *args, **kwargs):
@@ -347,7 +377,60 @@ class BaseTorchFunctionMode(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-@contextlib.contextmanager
+class _ScopedContext(contextlib.ContextDecorator):
+    """Base of the function-style context managers below (usable as decorators too).
+
+    ``_enter`` opens one scope owned by the context manager and returns what ``with``
+    binds; the exit restores what the matching entry replaced in the same context. So one
+    object can be entered again, nested, or by several threads and tasks, and an
+    exception arriving anywhere in the enter or exit path leaves nothing behind.
+    """
+
+    def _enter(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        saved = _dispatch.get_state()
+        try:
+            result = self._enter()
+        except BaseException:
+            _dispatch.set_state(saved)
+            raise
+        return result
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        scope = None
+        try:
+            scope = owned_scope(self)
+            exit_owned(self, exc_type, scope)
+        except BaseException:
+            # Finish an exit that was interrupted (a no-op if it was done), see exit_owned.
+            exit_owned(self, exc_type, scope if scope is not None else owned_scope(self))
+            raise
+
+
+class _PushTorchFunctionMode(_ScopedContext):
+    """What ``push_torch_function_mode(ctor)`` returns: each entry makes a mode with ``ctor``."""
+
+    def __init__(self, ctor) -> None:
+        self.ctor = ctor
+
+    def _enter(self):
+        ctor = self.ctor
+        if isinstance(ctor, TorchFunctionMode):
+            raise ValueError(f"Expected a TorchFunctionMode constructor function, but got an instance of "
+                             f"TorchFunctionMode {ctor!r}. Consider using enable_torch_function_mode(mode) to "
+                             f"make an existing mode instance active.")
+        modes = _dispatch.current_modes(settled=True)
+        mode = ctor(inner=modes[-1] if modes else None)
+        if not isinstance(mode, TorchFunctionMode):
+            raise ValueError(f"The callable passed to push_torch_function_mode must return a TorchFunctionMode, "
+                             f"but it returned {type(mode).__name__}")
+        _check_mode_class(type(mode))
+        enter_scope(self, f"push_torch_function_mode({mode!r})", modes=modes + (mode,))
+        return mode
+
+
 def push_torch_function_mode(ctor: Callable[..., TorchFunctionMode]):
     """Compositional context manager: ``ctor(inner=<current mode>)`` becomes the active mode.
 
@@ -358,21 +441,7 @@ def push_torch_function_mode(ctor: Callable[..., TorchFunctionMode]):
     ...         inner.inner is outer
     True
     """
-    if isinstance(ctor, TorchFunctionMode):
-        raise ValueError(f"Expected a TorchFunctionMode constructor function, but got an instance of "
-                         f"TorchFunctionMode {ctor!r}. Consider using enable_torch_function_mode(mode) to "
-                         f"make an existing mode instance active.")
-    mode = ctor(inner=_get_torch_function_mode())
-    if not isinstance(mode, TorchFunctionMode):
-        raise ValueError(f"The callable passed to push_torch_function_mode must return a TorchFunctionMode, "
-                         f"but it returned {type(mode).__name__}")
-    _check_mode_class(type(mode))
-    scope = enter_scope(mode, f"push_torch_function_mode({mode!r})",
-                        modes=_dispatch.current_modes() + (mode,))
-    try:
-        yield mode
-    finally:
-        exit_scope(scope)
+    return _PushTorchFunctionMode(ctor)
 
 
 def _stack_for(mode) -> tuple:
@@ -380,7 +449,7 @@ def _stack_for(mode) -> tuple:
 
     A mode that is already on the current stack keeps the modes below it there.
     """
-    current = _dispatch.current_modes()
+    current = _dispatch.current_modes(settled=True)
     chain: list = []
     seen: set[int] = set()
     link = mode
@@ -406,7 +475,37 @@ def _validate_mode_argument(mode) -> None:
                      f"got {mode!r} instead")
 
 
-@contextlib.contextmanager
+class _EnableTorchFunctionMode(_ScopedContext):
+    """What ``enable_torch_function_mode(...)`` returns."""
+
+    def __init__(self, mode, replace, ignore_preexisting: bool) -> None:
+        self.mode = mode
+        self.replace = replace
+        self.ignore_preexisting = ignore_preexisting
+
+    def _enter(self):
+        mode = self.mode
+        _validate_mode_argument(mode)
+        if isinstance(mode, TorchFunctionMode):
+            _check_mode_class(type(mode))
+        current_modes = _dispatch.current_modes(settled=True)
+        current = current_modes[-1] if current_modes else None
+        if current is mode:
+            modes = current_modes  # already active: the scope only restores the stack on exit
+        elif current is not None and current is not self.replace and not self.ignore_preexisting:
+            if isinstance(mode, type):
+                raise ValueError(f"Attempted to enable_torch_function_mode, but there is already an active mode "
+                                 f"{current!r}. To make {mode.__name__} the only active mode, use "
+                                 f"enable_torch_function_mode({mode.__name__}, ignore_preexisting=True)")
+            raise ValueError(f"Attempted to enable_torch_function_mode, but there is already an active mode "
+                             f"{current!r}. This is not supported: to stack modes compositionally, use "
+                             f"push_torch_function_mode (or `with mode:`)")
+        else:
+            modes = (mode,) if isinstance(mode, type) else () if mode is None else _stack_for(mode)
+        enter_scope(self, f"enable_torch_function_mode({mode!r})", modes=modes)
+        return mode
+
+
 def enable_torch_function_mode(mode, *, replace=None, ignore_preexisting: bool = False):
     """Non-compositional context manager making ``mode`` the active mode.
 
@@ -426,27 +525,7 @@ def enable_torch_function_mode(mode, *, replace=None, ignore_preexisting: bool =
     ...     _get_torch_function_mode() is mode
     True
     """
-    _validate_mode_argument(mode)
-    if isinstance(mode, TorchFunctionMode):
-        _check_mode_class(type(mode))
-    current = _get_torch_function_mode()
-    if current is mode:
-        yield mode
-        return
-    if current is not None and current is not replace and not ignore_preexisting:
-        if isinstance(mode, type):
-            raise ValueError(f"Attempted to enable_torch_function_mode, but there is already an active mode "
-                             f"{current!r}. To make {mode.__name__} the only active mode, use "
-                             f"enable_torch_function_mode({mode.__name__}, ignore_preexisting=True)")
-        raise ValueError(f"Attempted to enable_torch_function_mode, but there is already an active mode "
-                         f"{current!r}. This is not supported: to stack modes compositionally, use "
-                         f"push_torch_function_mode (or `with mode:`)")
-    modes = (mode,) if isinstance(mode, type) else () if mode is None else _stack_for(mode)
-    scope = enter_scope(mode, f"enable_torch_function_mode({mode!r})", modes=modes)
-    try:
-        yield mode
-    finally:
-        exit_scope(scope)
+    return _EnableTorchFunctionMode(mode, replace, ignore_preexisting)
 
 
 def _get_current_function_mode():
@@ -522,7 +601,13 @@ def _get_function_stack_at(idx: int):
     return modes[idx]
 
 
-@contextlib.contextmanager
+class _EnableTorchFunctionContext(_ScopedContext):
+    """What ``_enable_torch_function()`` returns."""
+
+    def _enter(self) -> None:
+        enter_scope(self, "_enable_torch_function()", subclasses_enabled=True, modes_enabled=True)
+
+
 def _enable_torch_function():
     """Context manager turning modes and subclass overrides back on, inside
     ``DisableTorchFunction`` too; the previous state returns on exit.
@@ -533,12 +618,7 @@ def _enable_torch_function():
     ...     tm._C._is_torch_function_all_disabled()
     False
     """
-    scope = enter_scope(_enable_torch_function, "_enable_torch_function()", subclasses_enabled=True,
-                        modes_enabled=True)
-    try:
-        yield
-    finally:
-        exit_scope(scope)
+    return _EnableTorchFunctionContext()
 
 
 # -- carrying the stack elsewhere -------------------------------------------------------
@@ -572,15 +652,26 @@ class CapturedTorchFunctionModes:
         return list(self._modes)
 
     def __enter__(self):
-        enter_scope(self, "captured modes", modes=self._modes, subclasses_enabled=self._subclasses_enabled,
-                    modes_enabled=self._modes_enabled)
+        saved = _dispatch.get_state()
+        try:
+            enter_scope(self, "captured modes", modes=self._modes, subclasses_enabled=self._subclasses_enabled,
+                        modes_enabled=self._modes_enabled)
+        except BaseException:
+            _dispatch.set_state(saved)  # see TorchFunctionMode.__enter__
+            raise
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
-        scope = find_live_scope(self)
-        if scope is None:
+        scope = None
+        try:
+            scope = owned_scope(self)
+            found = exit_owned(self, exc_type, scope)
+        except BaseException:
+            # Finish an exit that was interrupted (a no-op if it was done), see exit_owned.
+            exit_owned(self, exc_type, scope if scope is not None else owned_scope(self))
+            raise
+        if not found:
             raise RuntimeError("exiting captured modes that are not active in this context")
-        exit_scope(scope)
 
     def run(self, fn: Callable, /, *args, **kwargs):
         """Call ``fn(*args, **kwargs)`` with the captured modes active."""

@@ -191,14 +191,23 @@ def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = Fal
 
 def _slow_path(args: str, relevant: list[Relevant], leaf: str) -> str:
     """Source of the slow path: one pass-through mode on plain arguments is handled
-    inline (every nested mode pays for this path), anything else by ``_dispatch``."""
+    inline (every nested mode pays for this path), anything else by ``_dispatch``.
+
+    The state is set inside the ``try``, so that an exception arriving right after the set
+    (a signal handler's) cannot leave the mode popped: the token is then still None and
+    the state is restored by value (else by the token, cheaper than a second set). The
+    restore is inline: a helper's call would be one more point where a signal handler runs."""
     return f"""\
 if state is not None and state.handler is not None and {fast_condition(relevant)}:
-    _token = _set_state(state.handler_below)
+    _token = None
     try:
+        _token = _set_state(state.handler_below)
         result = state.handler.__torch_function__(_api, (), {args}, _kwargs)
     finally:
-        _reset_state(_token)
+        if _token is None:
+            _set_state(state)
+        else:
+            _reset_state(_token)
     if result is not NotImplemented:
         return result
     raise _declined(_api, state.handler)

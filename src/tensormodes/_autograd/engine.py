@@ -172,8 +172,9 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
         useful = _nodes_leading_to({grad_edge(t)[0] for t in inputs}, _graph_nodes(roots))
 
     direct = accumulate and not targets
-    token = _GRAD_ENABLED.set(create_graph)
+    previous_grad_mode = _GRAD_ENABLED.get()
     try:
+        _GRAD_ENABLED.set(create_graph)  # inside the try, restored by value: nothing left behind on an interrupt
         # Nodes that have received a gradient, highest sequence number first: every node
         # that can send a gradient to a node was created after it, so it has run by then.
         ready = [(-node._sequence_nr, node) for node in buffers]
@@ -226,7 +227,7 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                     heappush(ready, (-child._sequence_nr, child))
             grad = None
     finally:
-        _GRAD_ENABLED.reset(token)
+        _GRAD_ENABLED.set(previous_grad_mode)
 
     if inputs is not None:
         for index, grad in enumerate(captured):

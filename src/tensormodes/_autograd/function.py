@@ -149,15 +149,16 @@ class Function:
         needs = tuple(_is_tensor(a) and a._requires_grad for a in args)
         record = grad_enabled() and any(needs)
         ctx = FunctionCtx(needs)
-        token = _GRAD_ENABLED.set(False)
+        previous_grad_mode = _GRAD_ENABLED.get()
         try:
+            _GRAD_ENABLED.set(False)  # inside the try, restored by value: nothing left behind on an interrupt
             if _has_setup_context(cls):
                 outputs = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, outputs)
             else:
                 outputs = cls.forward(ctx, *args, **kwargs)
         finally:
-            _GRAD_ENABLED.reset(token)
+            _GRAD_ENABLED.set(previous_grad_mode)
         if not record:
             return outputs
         single = not isinstance(outputs, tuple)

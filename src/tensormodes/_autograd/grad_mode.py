@@ -2,7 +2,8 @@
 
 Like the mode stack, the flag lives in a ``ContextVar``: each thread starts with
 grad mode on, an asyncio task inherits its creator's, and every context manager
-restores exactly the previous value on exit, also after exceptions.
+restores on exit exactly the value its entry replaced, also after exceptions, when one
+object is entered by several tasks or threads at once, or nested in itself.
 
 >>> import tensormodes as tm
 >>> x = tm.ones(2, requires_grad=True)
@@ -24,6 +25,12 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 
 _GRAD_ENABLED: ContextVar[bool] = ContextVar("tensormodes_grad_enabled", default=True)
 _INFERENCE: ContextVar[bool] = ContextVar("tensormodes_inference_mode", default=False)
+# The live entries of the grad-mode context managers in this context, innermost last: each
+# is (owner, grad mode, inference mode), the values the entry replaced. An exit finds its
+# owner's innermost entry here, so one object (``ng = no_grad()``) can be entered by several
+# threads and tasks at once, or nested in itself, and every exit restores what its own
+# entry replaced, by value.
+_ENTRIES: ContextVar[tuple] = ContextVar("tensormodes_grad_mode_entries", default=())
 grad_enabled = _GRAD_ENABLED.get
 
 
@@ -42,10 +49,38 @@ def is_inference_mode_enabled() -> bool:
     return _INFERENCE.get()
 
 
+def _entry_of(owner) -> tuple | None:
+    """``(entries, index)`` of ``owner``'s innermost entry in this context, or None."""
+    entries = _ENTRIES.get()
+    for i in range(len(entries) - 1, -1, -1):
+        if entries[i][0] is owner:
+            return entries, i
+    return None
+
+
+def _exit(found: tuple | None) -> None:
+    """Restore what the entry ``_entry_of`` found replaced (entries made after it and never
+    exited go with it). By value and the entries last: rerun after an interrupt, it ends
+    in the same place, and never pops a second entry of the same owner."""
+    if found is not None:
+        entries, i = found
+        _, grad, inference = entries[i]
+        _GRAD_ENABLED.set(grad)
+        _INFERENCE.set(inference)
+        _ENTRIES.set(entries[:i])
+
+
 class _GradModeContext:
-    """A context manager that is also a decorator (with or without parentheses)."""
+    """A context manager that is also a decorator (with or without parentheses).
+
+    Each entry records what it replaced in the current context, and each exit restores
+    what its own entry replaced: one object can be shared by threads and asyncio tasks,
+    nested in itself, or decorate a function called concurrently. An exception arriving
+    anywhere in ``__enter__`` or ``__exit__`` (a signal handler's) leaves nothing behind.
+    """
 
     _enabled: bool = True
+    _inference: bool | None = None  # None: inference mode is left as it is
 
     def __new__(cls, orig_func=None, *args, **kwargs):
         instance = super().__new__(cls)
@@ -56,13 +91,45 @@ class _GradModeContext:
 
     _decorates_bare = True
 
+    # The grad mode the next entry restores on exit instead of the one it finds (set_grad_enabled).
+    _replaces: bool | None = None
+
     def __enter__(self):
-        self._tokens = getattr(self, "_tokens", [])
-        self._tokens.append(_GRAD_ENABLED.set(self._enabled))
+        # Written out (no helper calls) for speed; every change happens inside the try, and an
+        # exception arriving anywhere (a signal handler's) restores what was read first.
+        entries, grad, inference = _ENTRIES.get(), _GRAD_ENABLED.get(), _INFERENCE.get()
+        try:
+            replaced = grad
+            if self._replaces is not None:
+                replaced, self._replaces = self._replaces, None
+            _ENTRIES.set(entries + ((self, replaced, inference),))
+            _GRAD_ENABLED.set(self._enabled)
+            if self._inference is not None:
+                _INFERENCE.set(self._inference)
+        except BaseException:
+            _GRAD_ENABLED.set(grad)
+            _INFERENCE.set(inference)
+            _ENTRIES.set(entries)
+            raise
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
-        _GRAD_ENABLED.reset(self._tokens.pop())
+        found = None
+        try:
+            entries = _ENTRIES.get()
+            if entries and entries[-1][0] is self:  # the innermost entry: the common case, inline
+                found = entries, len(entries) - 1
+                _, grad, inference = entries[-1]
+                _GRAD_ENABLED.set(grad)
+                if inference is not _INFERENCE.get():
+                    _INFERENCE.set(inference)
+                _ENTRIES.set(entries[:-1])
+            else:
+                found = _entry_of(self)
+                _exit(found)
+        except BaseException:
+            _exit(found if found is not None else _entry_of(self))  # finish an interrupted exit
+            raise
 
     def clone(self):
         """A fresh context manager with the same setting (for decorators)."""
@@ -121,6 +188,10 @@ class enable_grad(_GradModeContext):
 class set_grad_enabled(_GradModeContext):
     """Set grad mode to ``mode``: immediately as a function, until exit as a context manager.
 
+    As a context manager, its first entry restores on exit the value from before the
+    constructor (which already set ``mode``), as PyTorch's does; a later entry restores the
+    value it found. As a decorator it sets nothing until the function is called.
+
     >>> import tensormodes as tm
     >>> with tm.set_grad_enabled(False):
     ...     tm.is_grad_enabled()
@@ -133,18 +204,23 @@ class set_grad_enabled(_GradModeContext):
         if not isinstance(mode, bool):
             raise TypeError(f"set_grad_enabled(): argument 'mode' must be bool, not {type(mode).__name__}")
         self._enabled = mode
-        self._tokens = [_GRAD_ENABLED.set(mode)]
+        self._before_construction = self._replaces = _GRAD_ENABLED.get()
+        _GRAD_ENABLED.set(mode)
 
-    def __enter__(self):
-        return self
+    def __call__(self, func):
+        # Decorating is not calling set_grad_enabled: undo the constructor's change.
+        _GRAD_ENABLED.set(self._before_construction)
+        self._replaces = None
+        return super().__call__(func)
 
     def clone(self):
-        return set_grad_enabled(self._enabled)
+        """A context manager with the same setting that changes nothing until entered."""
+        return enable_grad() if self._enabled else no_grad()
 
 
 class inference_mode(_GradModeContext):
-    """Like ``no_grad`` (tensors created inside never require grad); ``inference_mode(False)``
-    does nothing.
+    """Like ``no_grad`` (tensors created inside never require grad). ``inference_mode(False)``
+    turns inference mode off and grad mode on inside, as PyTorch's does.
 
     >>> import tensormodes as tm
     >>> with tm.inference_mode():
@@ -154,20 +230,8 @@ class inference_mode(_GradModeContext):
 
     def __init__(self, mode: bool = True) -> None:
         self._mode = mode
-
-    def __enter__(self):
-        self._tokens = getattr(self, "_tokens", [])
-        if self._mode:
-            self._tokens.append((_GRAD_ENABLED.set(False), _INFERENCE.set(True)))
-        else:
-            self._tokens.append(None)
-        return self
-
-    def __exit__(self, exc_type, exc_value, traceback) -> None:
-        tokens = self._tokens.pop()
-        if tokens is not None:
-            _INFERENCE.reset(tokens[1])
-            _GRAD_ENABLED.reset(tokens[0])
+        self._enabled = not mode
+        self._inference = bool(mode)
 
     def clone(self):
         return inference_mode(self._mode)

@@ -107,7 +107,7 @@ def check_device(device) -> None:
 
 def _target_np(dtype) -> np.dtype:
     """The NumPy dtype for a ``dtype=`` argument, the default dtype for None."""
-    return (resolve_dtype(dtype) or _DEFAULT_DTYPE.get())._np
+    return (resolve_dtype(dtype) or _DEFAULT_DTYPE.get()[0])._np
 
 
 def python_scalar(value, op_name: str = "", param: str = "", position: int = 0):
@@ -140,7 +140,7 @@ def scalar_dtype(value) -> dt.dtype:
     if t is int:
         return dt.int64
     if t is float:
-        return _DEFAULT_DTYPE.get()
+        return _DEFAULT_DTYPE.get()[0]
     return dt.default_complex_dtype()
 
 
@@ -172,12 +172,12 @@ def _python_leaf_dtype(types) -> dt.dtype:
     if complex in types:
         return dt.default_complex_dtype()
     if float in types:
-        return _DEFAULT_DTYPE.get()
+        return _DEFAULT_DTYPE.get()[0]
     if int in types:
         return dt.int64
     if bool in types:
         return dt.bool
-    return _DEFAULT_DTYPE.get()  # no elements at all
+    return _DEFAULT_DTYPE.get()[0]  # no elements at all
 
 
 def _flatten_rectangular(data) -> tuple[list, list[int], set]:
@@ -417,7 +417,7 @@ def _asarray_meta(obj, *, dtype=None, device=None, copy=None, requires_grad=None
 def _scalar_tensor_meta(s, *, dtype=None, device=None, **_):
     check_device(device)
     value = python_scalar(s, "scalar_tensor", "s", 1)
-    target = resolve_dtype(dtype) or _DEFAULT_DTYPE.get()
+    target = resolve_dtype(dtype) or _DEFAULT_DTYPE.get()[0]
     checked_fill_value(value, target)
     return MetaArray((), target._np)
 
@@ -552,7 +552,7 @@ def asarray(obj, *, dtype: dt.dtype | None = None, device=None, copy: bool | Non
             return inner.copy()
         return obj if is_tensor else inner  # a tensor is returned itself, as in PyTorch
     if not isinstance(obj, (list, tuple, str)) and type(obj) not in _PYTHON_SCALARS and _has_buffer(obj):
-        element = (target or _DEFAULT_DTYPE.get())._np
+        element = (target or _DEFAULT_DTYPE.get()[0])._np
         nbytes = memoryview(obj).nbytes
         if nbytes % element.itemsize:
             raise ValueError(f"buffer length ({nbytes} bytes) after offset (0 bytes) must be a multiple of "
@@ -614,7 +614,7 @@ def zeros(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
     (tensormodes.Size([2, 3]), tensor([0, 0]))
     """
     if dtype is None and device is None and _plain_size(size, "zeros"):
-        return _np_zeros(size, _DEFAULT_DTYPE.get()._np)
+        return _np_zeros(size, _DEFAULT_DTYPE.get()[1])
     shape = _shape_of(size, "zeros")
     check_device(device)
     return _np_zeros(shape, _target_np(dtype))
@@ -632,7 +632,7 @@ def ones(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
     (tensor([1., 1.]), tensor([[1, 1]], dtype=tensormodes.int32))
     """
     if dtype is None and device is None and _plain_size(size, "ones"):
-        result = _np_empty(size, _DEFAULT_DTYPE.get()._np)
+        result = _np_empty(size, _DEFAULT_DTYPE.get()[1])
         result.fill(1)  # np.ones is Python code around the same two calls
         return result
     shape = _shape_of(size, "ones")
@@ -654,7 +654,7 @@ def empty(*size: int, dtype: dt.dtype | None = None, layout=None, device=None, r
     (tensormodes.Size([2, 3]), tensormodes.int32)
     """
     if dtype is None and device is None and _plain_size(size, "empty"):
-        return _np_empty(size, _DEFAULT_DTYPE.get()._np)
+        return _np_empty(size, _DEFAULT_DTYPE.get()[1])
     shape = _shape_of(size, "empty")
     check_device(device)
     return _np_empty(shape, _target_np(dtype))
@@ -740,7 +740,7 @@ def scalar_tensor(s: Number, *, dtype: dt.dtype | None = None, layout=None, devi
     """
     check_device(device)
     value = python_scalar(s, "scalar_tensor", "s", 1)
-    return _filled((), value, resolve_dtype(dtype) or _DEFAULT_DTYPE.get())
+    return _filled((), value, resolve_dtype(dtype) or _DEFAULT_DTYPE.get()[0])
 
 
 # -- *_like -----------------------------------------------------------------------------------------

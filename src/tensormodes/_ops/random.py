@@ -395,7 +395,7 @@ def rand(*size: int, generator: Generator | None = None, dtype: dt.dtype | None 
     shape = _shape(size, "rand")
     if device is not None:
         check_device(device)
-    d = _DEFAULT_DTYPE.get() if dtype is None else _check_uniform_dtype(resolve_dtype(dtype))
+    d = _DEFAULT_DTYPE.get()[0] if dtype is None else _check_uniform_dtype(resolve_dtype(dtype))
     return _uniform(rng(generator), shape, d)
 
 
@@ -418,7 +418,7 @@ def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None
     shape = _shape(size, "randn")
     if device is not None:
         check_device(device)
-    d = _DEFAULT_DTYPE.get() if dtype is None else _check_normal_dtype(resolve_dtype(dtype))
+    d = _DEFAULT_DTYPE.get()[0] if dtype is None else _check_normal_dtype(resolve_dtype(dtype))
     return _standard_normal(rng(generator), shape, d)
 
 
@@ -604,7 +604,7 @@ def normal(mean: Tensor | Number, std: Tensor | Number = 1.0, size=None, *, gene
             raise TypeError(f"normal(): argument 'size' (position 3) must be tuple of ints, not {type(size).__name__}")
         shape = parse_size((size,), op_name="normal")
         check_device(device)
-        d = _check_normal_dtype(_DEFAULT_DTYPE.get() if dtype is None else resolve_dtype(dtype))
+        d = _check_normal_dtype(_DEFAULT_DTYPE.get()[0] if dtype is None else resolve_dtype(dtype))
         _std_check(std)
         return (_standard_normal(generator, shape, d) * std + mean).astype(d._np)
     if size is not None:

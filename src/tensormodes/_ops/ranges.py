@@ -99,7 +99,7 @@ def _arange_plan(start, end, step, dtype) -> tuple:
         raise RuntimeError("value cannot be converted to type double without overflow")
     if dtype is None:
         all_ints = type(start) is int and type(end) is int and type(step) is int
-        target = dt.int64 if all_ints else _DEFAULT_DTYPE.get()
+        target = dt.int64 if all_ints else _DEFAULT_DTYPE.get()[0]
     else:
         target = resolve_dtype(dtype)
     if target._category in (dt._BOOL, dt._COMPLEX):
@@ -339,7 +339,7 @@ def _space_dtype(start, end, dtype) -> dt.dtype:
         return resolve_dtype(dtype)
     if type(start) is complex or type(end) is complex:
         return dt.default_complex_dtype()
-    return _DEFAULT_DTYPE.get()
+    return _DEFAULT_DTYPE.get()[0]
 
 
 _SCALAR_0D = TensorSpec((), "float32", 0.0, 1.0)

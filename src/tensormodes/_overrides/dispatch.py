@@ -16,6 +16,8 @@ Public names are re-exported by ``tensormodes._C`` and ``tensormodes.overrides``
 
 from __future__ import annotations
 
+import inspect
+import sys
 import warnings
 from contextvars import ContextVar
 from inspect import getattr_static
@@ -107,6 +109,12 @@ def make_state(modes: tuple = (), subclasses_enabled: bool = True, modes_enabled
 _STATE: ContextVar[_State | None] = ContextVar("tensormodes_torch_function_state", default=None)
 get_state = _STATE.get
 set_state = _STATE.set
+# Every temporary change of state is made inside a ``try`` (an exception arriving right
+# after the set, a signal handler's, cannot leave it behind), as ``token = set_state(new)``;
+# the ``finally`` restores with the token if it was stored, else by value:
+#     if token is None: set_state(state) else: reset_state(token)
+# written inline (a helper's call would be one more point where a signal handler runs).
+# Resetting with the token is cheaper than a second set, which makes a new token.
 reset_state = _STATE.reset
 
 
@@ -121,19 +129,48 @@ def without_subclasses(state: _State | None) -> _State:
     return cached
 
 
-def current_modes() -> tuple:
-    state = _STATE.get()
+def current_modes(settled: bool = False) -> tuple:
+    """The mode stack, bottom first; ``settled``: as the next scope entered here will see it
+    (without the ended scopes on top, see ``_unwound``)."""
+    state = _unwound(_STATE.get()) if settled else _STATE.get()
     return () if state is None else state.modes
 
 
 # -- scopes: every scoped change of state ---------------------------------------------
+#
+# Every ``with`` block that changes the state opens a *scope*: a record, kept in the state
+# itself, of the state it replaced. The rules that keep the stack intact:
+#
+# * Entering installs the new state with one ``ContextVar.set``; the callers wrap it so
+#   that an exception arriving anywhere in the enter path (a signal handler raising
+#   KeyboardInterrupt between two bytecodes) restores the state read before, by value.
+# * Exiting restores, with one ``ContextVar.set``, the state the scope replaced (by value,
+#   never by popping), so whatever was pushed or popped inside is undone too. The callers
+#   run an exit that was interrupted once more: finding the scope gone, it does nothing.
+# * A scope is found by its owner in *this* context's state, so one context manager
+#   object may be entered by several threads and tasks, or nested in itself.
+# * A ``with`` block in a generator is exited when the generator finishes, is closed or is
+#   garbage-collected -- possibly while its caller is inside blocks entered after it, or
+#   from another context or thread. Such an exit must not remove modes it did not push,
+#   so it only marks its scope *ended*; an ended scope is unwound as soon as it is on
+#   top again (when the blocks entered after it exit, or at the next scope change in the
+#   context that holds it). A block of ordinary code exited out of order is a bug in the
+#   caller: that raises (see ``exit_scope``).
+
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+_CONTEXT_MANAGER_METHODS = frozenset({"__enter__", "__exit__", "__init__", "__del__", "_release"})
+# id(generator frame) -> the live scopes its with blocks entered: an exit running in another
+# context (a generator finalized in another thread, an async generator closed by the event
+# loop's finalizer in a new task) marks its scope ended through this.
+_GENERATOR_SCOPES: dict[int, list] = {}
+
 
 class Scope:
     """Record of one entered scope: what it replaced and who owns it."""
 
-    __slots__ = ("saved", "owner", "label", "on_exit", "guard")
+    __slots__ = ("saved", "owner", "label", "on_exit", "guard", "frame", "ended", "closed")
 
-    def __init__(self, saved, owner, label: str, on_exit=None, guard: bool = False) -> None:
+    def __init__(self, saved, owner, label: str, on_exit=None, guard: bool = False, frame=None) -> None:
         self.saved = saved
         self.owner = owner
         self.label = label
@@ -141,33 +178,104 @@ class Scope:
         # A guard's scope (``_EnableTorchFunction()``) lasts as long as an object does:
         # an enclosing scope may exit before it, silently discarding it.
         self.guard = guard
+        # The generator (or coroutine) frame whose with block entered it, else None. Held
+        # strongly so that its id, the key of _GENERATOR_SCOPES, cannot be reused meanwhile;
+        # a frame object does not keep its generator alive.
+        self.frame = frame
+        self.ended = False   # its block is over; unwound when it is on top
+        self.closed = False  # on_exit has run
+
+
+def _with_frame():
+    """The frame running the ``with`` statement that entered or exits a scope (the first
+    frame up the stack outside tensormodes and outside context-manager methods), if it is a
+    generator or coroutine frame; else None."""
+    frame = sys._getframe(2)
+    while frame is not None and (frame.f_code.co_name in _CONTEXT_MANAGER_METHODS
+                                 or frame.f_globals.get("__name__", "").startswith("tensormodes.")):
+        frame = frame.f_back
+    return frame if frame is not None and frame.f_code.co_flags & _GENERATOR_FLAGS else None
+
+
+def _close(scope: Scope, discarded: bool) -> None:
+    """Run ``scope``'s exit callback (``discarded``: an enclosing scope's exit removed it).
+
+    Once it has run to the end: an exit interrupted inside the callback runs it again.
+    """
+    if scope.closed:
+        return
+    _forget_generator_scope(scope)
+    if scope.on_exit is not None:
+        scope.on_exit(discarded)
+    scope.closed = True
+
+
+def _forget_generator_scope(scope: Scope) -> None:
+    if scope.frame is not None:
+        scopes = _GENERATOR_SCOPES.get(id(scope.frame), [])
+        try:
+            scopes.remove(scope)
+        except ValueError:  # already forgotten (by another thread, or an exit that was rerun)
+            return
+        if not scopes:
+            _GENERATOR_SCOPES.pop(id(scope.frame), None)
+
+
+def _unwound(state: _State | None) -> _State | None:
+    """``state`` without the ended scopes on its top (each restored to what it replaced)."""
+    while state is not None and state.scopes and state.scopes[-1].ended:
+        scope = state.scopes[-1]
+        _close(scope, False)
+        state = scope.saved
+    return state
 
 
 def enter_scope(owner, label: str, on_exit=None, guard: bool = False, **changes) -> Scope:
-    """Install the current state with ``changes`` applied, inside a new live scope."""
-    saved = _STATE.get()
-    scope = Scope(saved, owner, label, on_exit, guard)
+    """Install the current state with ``changes`` applied, inside a new live scope.
+
+    The state changes in one ``ContextVar.set``, the last step. A caller that must leave
+    nothing behind when an exception arrives mid-way reads the state first and restores
+    it by value in an ``except BaseException`` around this call (see ``TorchFunctionMode.__enter__``).
+    """
+    saved = _unwound(_STATE.get())
+    frame = _with_frame()
+    scope = Scope(saved, owner, label, on_exit, guard, frame)
     base = saved if saved is not None else _IDLE
     _STATE.set(base.replace(scopes=base.scopes + (scope,), **changes))
+    if frame is not None:
+        _GENERATOR_SCOPES.setdefault(id(frame), []).append(scope)
     return scope
 
 
-def exit_scope(scope: Scope) -> None:
+def exit_scope(scope: Scope, closing: bool = False) -> None:
     """Restore the state ``scope`` replaced; raise if later scopes were left open.
 
-    A scope that an outer scope already discarded (say, a mode entered in a
-    generator that was abandoned) exits silently: its state is long gone.
+    ``closing``: the exit comes from a generator being closed (``GeneratorExit``). The
+    exit of a generator's block while blocks entered after it are still open marks the
+    scope ended instead (see the rules above). A scope that an outer scope already
+    discarded exits silently: its state is long gone.
     """
     state = _STATE.get()
     live = () if state is None else state.scopes
-    position = next((i for i, s in enumerate(live) if s is scope), None)
+    if live and live[-1] is scope:  # the innermost scope: the common case
+        _close(scope, False)
+        _STATE.set(_unwound(scope.saved))
+        return
+    position = next((i for i in range(len(live) - 1, -1, -1) if live[i] is scope), None)
     if position is None:
         return
-    _STATE.set(scope.saved)
-    for closed in live[position:]:
-        if closed.on_exit is not None:
-            closed.on_exit(closed is not scope)
-    left_open = [s for s in live[position + 1:] if not s.guard]
+    above = live[position + 1:]
+    left_open = [s for s in above if not (s.guard or s.ended)]
+    if left_open and (closing or scope.frame is not None):
+        scope.ended = True
+        return
+    # Callbacks first and idempotent, the state last and in one step: an exit interrupted
+    # anywhere and run again ends in the same place.
+    for closed in reversed(above):
+        _close(closed, not closed.ended)
+    target = _unwound(scope.saved)
+    _close(scope, False)
+    _STATE.set(target)
     if left_open:
         names = ", ".join(s.label for s in reversed(left_open))
         raise RuntimeError(
@@ -177,14 +285,45 @@ def exit_scope(scope: Scope) -> None:
             f"{scope.label} was entered.")
 
 
-def find_live_scope(owner) -> Scope | None:
-    """The innermost live scope owned by ``owner`` in this context, if any."""
+def owned_scope(owner) -> Scope | None:
+    """The innermost live scope ``owner`` entered in this context (ended ones aside), if any."""
     state = _STATE.get()
     if state is not None:
-        for scope in reversed(state.scopes):
-            if scope.owner is owner:
+        live = state.scopes
+        for i in range(len(live) - 1, -1, -1):
+            scope = live[i]
+            if scope.owner is owner and not scope.ended:
                 return scope
     return None
+
+
+def exit_owned(owner, exc_type, scope: Scope | None) -> bool:
+    """Exit ``scope``, the one ``owned_scope(owner)`` found; False if there was none and
+    nothing was done.
+
+    With no scope here, a generator's block exited in another context than the one that
+    entered it marks its scope ended there (never touching this context's state); when the
+    generator is being closed (``exc_type`` is ``GeneratorExit``) a missing scope is not an
+    error either.
+
+    A context manager's ``__exit__`` finds the scope first, then exits it, and on any
+    exception runs ``exit_owned`` once more with the scope it found (or finds it again if
+    the exception came before it had it): exiting a scope that is no longer live does
+    nothing, so an exit interrupted anywhere is completed, and never pops a second entry of
+    the same owner.
+    """
+    closing = exc_type is GeneratorExit
+    if scope is not None:
+        exit_scope(scope, closing)
+        return True
+    frame = _with_frame()
+    if frame is not None:
+        for other in reversed(_GENERATOR_SCOPES.get(id(frame), ())):
+            if other.owner is owner and not other.ended:
+                other.ended = True
+                _forget_generator_scope(other)
+                return True
+    return closing
 
 
 # -- which objects take part ---------------------------------------------------------
@@ -236,14 +375,19 @@ def run_without_subclasses(func, args: tuple, kwargs: dict):
     state = _STATE.get()
     if state is None:
         impl = IMPLS.get(func)
-        token = _STATE.set(_SUBCLASSES_DISABLED)
+        inside = _SUBCLASSES_DISABLED
     else:
         impl = None if state.modes_active else IMPLS.get(func)
-        token = _STATE.set(without_subclasses(state))
+        inside = without_subclasses(state)
+    token = None
     try:
+        token = _STATE.set(inside)  # inside the try: see reset_state
         return impl(*args, **kwargs) if impl is not None else func(*args, **kwargs)
     finally:
-        _STATE.reset(token)
+        if token is None:
+            _STATE.set(state)
+        else:
+            _STATE.reset(token)
 
 
 def overloaded_args(relevant_args, state) -> list:
@@ -382,21 +526,31 @@ def dispatch(func, args: tuple, kwargs: dict, relevant: tuple, impl, leaf: bool)
         if index >= 0:
             mode = state.modes[index]
             below = state._below
-            token = _STATE.set(below[index] if index in below else state.below(index))
+            below = below[index] if index in below else state.below(index)
+            token = None
             try:
+                token = _STATE.set(below)  # inside the try: see reset_state
                 result = mode.__torch_function__(func, tuple([type(a) for a in overloaded]), args, kwargs)
             finally:
-                _STATE.reset(token)
+                if token is None:
+                    _STATE.set(state)
+                else:
+                    _STATE.reset(token)
             if result is not NotImplemented:
                 return result
             declined_mode = mode
         elif not leaf:
             # Every mode skips func: behave as if each had passed the call through.
-            token = _STATE.set(state.below(0))
+            below = state.below(0)
+            token = None
             try:
+                token = _STATE.set(below)  # inside the try: see reset_state
                 return impl(*args, **kwargs)
             finally:
-                _STATE.reset(token)
+                if token is None:
+                    _STATE.set(state)
+                else:
+                    _STATE.reset(token)
     if overloaded:
         types = (type(overloaded[0]),) if len(overloaded) == 1 else tuple([type(a) for a in overloaded])
         result = _try_overloaded(func, overloaded, types, args, kwargs)
@@ -509,18 +663,32 @@ def _is_torch_function_mode_enabled() -> bool:
 
 
 class _FlagScope:
-    """Base of the context managers that switch parts of the protocol off or on."""
+    """Base of the context managers that switch parts of the protocol off or on.
+
+    One object may be entered again, nested or by other threads and tasks: each exit
+    restores what the matching entry in the same context replaced.
+    """
 
     _changes: dict = {}
 
     def __enter__(self):
-        enter_scope(self, type(self).__name__ + "()", **self._changes)
+        saved = _STATE.get()
+        try:
+            enter_scope(self, type(self).__name__ + "()", **self._changes)
+        except BaseException:
+            _STATE.set(saved)  # an exception arriving mid-way leaves nothing behind
+            raise
         return self
 
-    def __exit__(self, *exc_info) -> None:
-        scope = find_live_scope(self)
-        if scope is not None:
-            exit_scope(scope)
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        scope = None
+        try:
+            scope = owned_scope(self)
+            exit_owned(self, exc_type, scope)
+        except BaseException:
+            # Finish an exit that was interrupted (a no-op if it was done), see exit_owned.
+            exit_owned(self, exc_type, scope if scope is not None else owned_scope(self))
+            raise
 
 
 class DisableTorchFunctionSubclass(_FlagScope):
@@ -567,9 +735,16 @@ class _EnableTorchFunction:
     __slots__ = ("_scope",)
 
     def __init__(self) -> None:
-        # The scope's owner must not be the guard: the state would keep it alive forever.
-        self._scope = enter_scope(None, "_EnableTorchFunction()", guard=True,
-                                  subclasses_enabled=True, modes_enabled=True)
+        self._scope = None
+        saved = _STATE.get()
+        try:
+            # The scope's owner must not be the guard: the state would keep it alive forever.
+            self._scope = enter_scope(None, "_EnableTorchFunction()", guard=True,
+                                      subclasses_enabled=True, modes_enabled=True)
+        except BaseException:
+            self._scope = None
+            _STATE.set(saved)
+            raise
 
     def __enter__(self) -> None:
         return None
@@ -582,9 +757,10 @@ class _EnableTorchFunction:
 
     def _release(self) -> None:
         scope = getattr(self, "_scope", None)
-        self._scope = None
-        state = _STATE.get()
-        # Only the innermost scope is restored: scopes entered after the guard and still
-        # open keep theirs, and the enclosing scope's exit discards the guard's.
-        if scope is not None and state is not None and state.scopes and state.scopes[-1] is scope:
-            exit_scope(scope)
+        if scope is not None:
+            state = _STATE.get()
+            # Only the innermost scope is restored: scopes entered after the guard and still
+            # open keep theirs, and the enclosing scope's exit discards the guard's.
+            if state is not None and state.scopes and state.scopes[-1] is scope:
+                exit_scope(scope)
+        self._scope = None  # last: a release interrupted before this point can run again

@@ -134,9 +134,13 @@ class CrossRefMode(TorchFunctionMode):
     def _check(self, name, real_error, result, func, meta_args, meta_kwargs) -> None:
         # The meta run is ours: modes below this one do not see it. After a real success it runs
         # without recording for autograd (grad mode only adds errors, and the real call passed them).
-        token = _dispatch.set_state(None)
-        grad_token = _GRAD_ENABLED.set(False) if real_error is None else None
+        # Set inside the try and restored by value, so that an exception arriving mid-way (a
+        # signal handler's) leaves neither changed.
+        state, grad = _dispatch.get_state(), _GRAD_ENABLED.get()
         try:
+            _dispatch.set_state(None)
+            if real_error is None:
+                _GRAD_ENABLED.set(False)
             meta_result = func(*meta_args, **meta_kwargs)
         except Exception as error:  # noqa: BLE001 - the outcome under test
             outcome, detail = judge(name, real_error, None, error, None)
@@ -147,9 +151,8 @@ class CrossRefMode(TorchFunctionMode):
             else:
                 outcome, detail = judge(name, real_error, None if real_error else encode(result), None, meta_result)
         finally:
-            if grad_token is not None:
-                _GRAD_ENABLED.reset(grad_token)
-            _dispatch.reset_state(token)
+            _GRAD_ENABLED.set(grad)
+            _dispatch.set_state(state)
         if outcome == "match":
             self.checked += 1
         elif outcome == "mismatch":

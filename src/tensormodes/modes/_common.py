@@ -104,7 +104,7 @@ def run_composite(mode, func, args: tuple, kwargs: dict, see_inner: bool):
     calls rather than the ``backward`` call), so that the backward pass is never unseen.
     """
     below = _dispatch.get_state()
-    body = _BODY_STATE.get()
+    body = outer_body = _BODY_STATE.get()
     if body is None and see_inner:
         body = _reentered_state(mode, below)
     if body is None:
@@ -114,21 +114,23 @@ def run_composite(mode, func, args: tuple, kwargs: dict, see_inner: bool):
         # Tensor.backward is the exception: its body (the gradient formulas) runs here even
         # under a mode below that could override it, or the backward pass would go unseen.
         if observers or func is not _BACKWARD:
-            token = _BODY_STATE.set(body if observers else None)
+            # Each change is made inside its try and restored by value: an exception arriving
+            # right after a set (a signal handler's) cannot leave it behind.
             try:
+                _BODY_STATE.set(body if observers else None)
                 return func(*args, **kwargs)
             finally:
-                _BODY_STATE.reset(token)
+                _BODY_STATE.set(outer_body)
     impl = _dispatch.IMPLS.get(func)
     if impl is None:
         return func(*args, **kwargs)
-    token = _dispatch.set_state(body)
-    body_token = _BODY_STATE.set(None)
     try:
+        _dispatch.set_state(body)
+        _BODY_STATE.set(None)
         return impl(*args, **kwargs)
     finally:
-        _BODY_STATE.reset(body_token)
-        _dispatch.reset_state(token)
+        _BODY_STATE.set(outer_body)
+        _dispatch.set_state(below)
 
 
 def public_name(func) -> str:

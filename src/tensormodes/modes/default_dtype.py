@@ -22,11 +22,12 @@ class DefaultDtypeMode(TorchFunctionMode):
     float64): Python floats and float factories produce it, as after
     ``tm.set_default_dtype(dtype)``.
 
-    The default dtype lives in a context variable (each thread and asyncio task has its own),
-    and the scope restores exactly the value it replaced, on exit and on exceptions, even
-    if the code inside called ``set_default_dtype``. It is a mode (it shows on the mode
-    stack and composes with other modes) that declares no functions, so it costs nothing
-    per call.
+    The scope's default is seen by the thread or task that entered it (and by the tasks it
+    creates inside), not by other threads: outside such scopes the default dtype is
+    process-wide, as PyTorch's. The scope restores exactly the default it replaced, on exit
+    and on exceptions, even if the code inside called ``set_default_dtype``. It is a mode
+    (it shows on the mode stack and composes with other modes) that declares no functions,
+    so it costs nothing per call.
 
     >>> import tensormodes as tm
     >>> from tensormodes.modes import DefaultDtypeMode
@@ -45,19 +46,11 @@ class DefaultDtypeMode(TorchFunctionMode):
         if not dtype.is_floating_point:
             raise TypeError("only floating-point types are supported as the default type")
         self.dtype = dtype
-        self._tokens: list = []
 
-    def __enter__(self):
-        super().__enter__()
-        self._tokens.append(_dtype._DEFAULT_DTYPE.set(self.dtype))
-        return self
-
-    def __exit__(self, exc_type, exc_value, traceback) -> None:
-        token = self._tokens.pop()
-        try:
-            _dtype._DEFAULT_DTYPE.reset(token)
-        finally:
-            super().__exit__(exc_type, exc_value, traceback)
+    def _scoped_context_vars(self) -> tuple:
+        # A default cell of the scope's own (see tensormodes._dtype): set_default_dtype inside
+        # the scope writes into it, and the cell the scope replaced comes back on exit.
+        return ((_dtype._DEFAULT_DTYPE, _dtype.default_dtype_cell(self.dtype)),)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         """Never called (no function is declared); passes a call on unchanged."""
