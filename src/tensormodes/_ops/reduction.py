@@ -284,9 +284,47 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
     else:
         axis = _single_axis(dim, input.ndim, "prod")
     work = input if input.dtype == target._np else input.astype(target._np)
-    # NumPy accumulates float16 products in float32, PyTorch in float16: a product whose
-    # partial results overflow float16 is inf in PyTorch and may be finite here.
+    if work.dtype in _LOW_PRECISION and work.size:
+        return _rounded_product(work, axis, keepdim)
     return np.asarray(np.multiply.reduce(work, axis=axis, keepdims=keepdim, dtype=work.dtype))
+
+
+# PyTorch's vectorised CPU product of a contiguous row keeps 4 vectors of 16 partial products
+# while at least 64 elements remain, then folds them, then multiplies in the rest one by one.
+_PRODUCT_LANES = 16
+
+
+def _rounded_product(work: np.ndarray, axis: int | None, keepdim: bool) -> np.ndarray:
+    """The float16 / bfloat16 product as PyTorch's CPU kernel computes it: every partial
+    product is rounded to the input's dtype (so [300, 300, 0.001] overflows to inf in float16),
+    in PyTorch's order — along the last dim (and over all elements) in its vector lanes, along
+    any other dim element by element."""
+    low = work.dtype
+
+    def times(a, b):
+        return (a.astype(_FLOAT32) * b.astype(_FLOAT32)).astype(low)
+
+    rows = work.reshape(-1) if axis is None else np.moveaxis(work, axis, -1)
+    n = rows.shape[-1]
+    total = np.ones(rows.shape[:-1], low)
+    start = 0
+    lanes = 4 * _PRODUCT_LANES
+    if n >= lanes and (axis is None or axis == work.ndim - 1):
+        start = n - n % lanes
+        blocks = rows[..., :start].reshape(rows.shape[:-1] + (start // lanes, 4, _PRODUCT_LANES))
+        vectors = blocks[..., 0, :, :]
+        for i in range(1, blocks.shape[-3]):
+            vectors = times(vectors, blocks[..., i, :, :])
+        folded = times(times(vectors[..., 0, :], vectors[..., 1, :]), times(vectors[..., 2, :], vectors[..., 3, :]))
+        lane_product = folded[..., 0]
+        for j in range(1, _PRODUCT_LANES):
+            lane_product = times(lane_product, folded[..., j])
+        total = times(total, lane_product)
+    for k in range(start, n):
+        total = times(total, rows[..., k])
+    if keepdim:
+        total = total.reshape((1,) * work.ndim) if axis is None else np.expand_dims(total, axis)
+    return np.asarray(total)
 
 
 def _scan(ufunc, name: str, array: np.ndarray, dim, dtype) -> np.ndarray:
@@ -836,6 +874,8 @@ def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False) 
     if not _is_floating_or_complex(kind):
         kind = dt.get_default_dtype()
     axis = _reduction_axes(dim, input.ndim, "logsumexp")
+    if kind._np in _LOW_PRECISION and input.size:
+        return _rounded_logsumexp(input.astype(kind._np, copy=False), axis, keepdim)
     work = input.astype(_accumulation_dtype(kind._np), copy=False)
     if work.size == 0:
         result = np.log(np.add.reduce(np.exp(work), axis=axis, keepdims=keepdim))
@@ -847,6 +887,20 @@ def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False) 
         total = np.add.reduce(np.exp(work - shift), axis=axis, keepdims=keepdim)
         result = np.log(total) + (shift if keepdim else shift.reshape(np.shape(total)))
     return np.asarray(result).astype(kind._np, copy=False)
+
+
+def _rounded_logsumexp(work: np.ndarray, axis, keepdim: bool) -> np.ndarray:
+    """float16 / bfloat16 logsumexp as PyTorch composes it: ``amax``, then ``exp(input - max)``,
+    its sum, ``log`` and the shift added back, each step rounded to the input's dtype (only the
+    sum accumulates in float32)."""
+    low = work.dtype
+    shift = np.maximum.reduce(work, axis=axis, keepdims=True)
+    shift = np.where(np.isinf(shift), low.type(0), shift)
+    exps = np.exp((work.astype(_FLOAT32) - shift.astype(_FLOAT32)).astype(low).astype(_FLOAT32)).astype(low)
+    total = np.add.reduce(exps.astype(_FLOAT32), axis=axis, keepdims=keepdim).astype(low)
+    logs = np.log(total.astype(_FLOAT32)).astype(low)
+    shift = shift if keepdim else shift.reshape(np.shape(total))
+    return np.asarray((logs.astype(_FLOAT32) + shift.astype(_FLOAT32)).astype(low))
 
 
 # -- norms ----------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from ._common import along, dtype_of, no_complex_autograd, no_derivative, scalar
 from ._meta import MetaArray, data_dependent, with_shape
 from ._reduction import (
     _BFLOAT16,
-    _FLOAT32,
     _INT64,
     _LOW_PRECISION,
     _all_dims,
@@ -94,8 +93,10 @@ def _variance_and_mean(name: str, array: np.ndarray, dim, unbiased, keepdim: boo
     """``(variance, mean)`` over ``dim`` (the standard deviation if ``root``), merging
     PyTorch's ``unbiased`` and ``correction`` forms.
 
-    ``var(x, True)`` passes ``unbiased`` where ``dim`` stands, as in PyTorch. Low
-    precision inputs compute in float32 and are rounded once, at the end.
+    ``var(x, True)`` passes ``unbiased`` where ``dim`` stands, as in PyTorch. As PyTorch's CPU
+    kernels, every floating dtype accumulates in float64 and is rounded once at the end, and a
+    complex input is the real and the imaginary part done apart: the variance is their sum,
+    the mean puts them back together (so a NaN real part leaves the imaginary mean alone).
     """
     if isinstance(dim, bool):
         if unbiased is not None or keepdim or correction is not None:
@@ -112,23 +113,66 @@ def _variance_and_mean(name: str, array: np.ndarray, dim, unbiased, keepdim: boo
         subject = name if name.endswith("_mean") else "std and var"
         raise RuntimeError(f"{subject} only support floating point and complex dtypes")
     axis = _reduction_axes(dim, array.ndim, name)
-    work = array.astype(_FLOAT32) if array.dtype in _LOW_PRECISION else array
     count = _reduced_count(array.shape, axis)
-    centre = np.add.reduce(work, axis=axis, keepdims=True) / count
-    deviation = work - centre
-    squares = deviation.real * deviation.real + deviation.imag * deviation.imag \
-        if deviation.dtype.kind == "c" else deviation * deviation
-    degrees_of_freedom = count - correction
-    if degrees_of_freedom <= 0:
+    if count - correction <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                       "reduction factor (input numel divided by output numel).", UserWarning,
                       stacklevel=5)  # past this helper, the kernel, its quiet wrapper and the public call
-    variance = np.add.reduce(squares, axis=axis, keepdims=keepdim) / builtins.max(degrees_of_freedom, 0)
+    shape = _kept_shape(array.shape, axis, keepdim)
+    with_mean = name.endswith("_mean")
+    if array.dtype.kind != "c":
+        return _real_variance(array, axis, correction, shape, with_mean, root)
+    real_variance, real_mean = _real_variance(array.real, axis, correction, shape, with_mean, False)
+    imag_variance, imag_mean = _real_variance(array.imag, axis, correction, shape, with_mean, False)
+    variance = real_variance + imag_variance
     if root:
         variance = np.sqrt(variance)
-    variance = np.asarray(variance).astype(kind.to_real()._np, copy=False)
-    centre = centre.reshape(variance.shape).astype(array.dtype, copy=False)
-    return variance, centre
+    if not with_mean:
+        return np.asarray(variance), None
+    centre = np.empty(shape, array.dtype)
+    centre.real, centre.imag = real_mean, imag_mean
+    return np.asarray(variance), centre
+
+
+# Slices up to this long run PyTorch's Welford recurrence step by step (its exact results,
+# overflow and infinities included); longer ones are summed in two passes, in float64 too.
+_WELFORD_STEPS = 128
+
+
+def _real_variance(array: np.ndarray, axis, correction, shape: tuple, with_mean: bool, root: bool):
+    """Variance (its square root if ``root``) and mean of a real floating ``array`` over
+    ``axis``, as PyTorch's CPU kernels compute them, rounded to the array's dtype and given
+    ``shape``: for a single float32 / float64 result of ``var`` / ``std`` two passes in float64
+    around the mean taken in the input's dtype, otherwise Welford's recurrence in float64."""
+    if array.size == 0:
+        return np.full(shape, np.nan, array.dtype), np.full(shape, np.nan, array.dtype)
+    axes = tuple(range(array.ndim)) if axis is None else axis
+    kept = [a for a in range(array.ndim) if a not in axes]
+    rows = np.transpose(array, kept + list(axes)).reshape([array.shape[a] for a in kept] + [-1]).astype(np.float64)
+    n = rows.shape[-1]
+    if not with_mean and rows.size == n and array.dtype not in _LOW_PRECISION:
+        # The mean is the input dtype's own, then the squared deviations are summed in float64.
+        mean = np.asarray(np.add.reduce(array, axis=None) / array.dtype.type(n), array.dtype).astype(np.float64)
+        squares = np.add.reduce(np.square(rows - mean), axis=-1)
+    elif n <= _WELFORD_STEPS:
+        mean = np.zeros(rows.shape[:-1])
+        squares = np.zeros(rows.shape[:-1])
+        for k in range(n):
+            x = rows[..., k]
+            delta = x - mean
+            mean = mean + delta / (k + 1)
+            squares = squares + delta * (x - mean)
+    else:
+        mean = np.add.reduce(rows, axis=-1) / n
+        squares = np.add.reduce(np.square(rows - mean[..., None]), axis=-1)
+        # Welford's running mean turns NaN after an infinity unless it is the last element.
+        infinite = np.isinf(rows)
+        mean = np.where(np.add.reduce(infinite, axis=-1) - infinite[..., -1] > 0, np.nan, mean)
+    variance = squares / builtins.max(n - correction, 0)
+    if root:
+        variance = np.sqrt(variance)
+    variance = np.asarray(variance.astype(array.dtype).reshape(shape))
+    return variance, (mean.astype(array.dtype).reshape(shape) if with_mean else None)
 
 
 def _statistic_dims(arguments, ndim: int):

@@ -1,0 +1,81 @@
+"""Reductions, statistics, sorting and selection, complex special values and reduced-precision
+results where the differential fuzzer (tests/differential.py) found us apart from PyTorch, each
+pinned with the values, types and messages torch 2.13 gives (so these run without torch too)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import tensormodes as tm
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _same(values, expected):
+    """Equal lists of floats, NaN matching NaN (and signed zeros told apart)."""
+    assert len(values) == len(expected), (values, expected)
+    for v, e in zip(values, expected):
+        if isinstance(e, complex) or isinstance(v, complex):
+            _same([complex(v).real, complex(v).imag], [complex(e).real, complex(e).imag])
+            continue
+        assert (math.isnan(v) and math.isnan(e)) or (v == e and math.copysign(1, v) == math.copysign(1, e)), \
+            (values, expected)
+
+
+# -- reduced precision: sums, products, scans ---------------------------------------------------
+
+
+def test_half_product_rounds_every_partial_product():
+    # 300 * 300 overflows float16 before the 0.001 comes: PyTorch's product is inf (ours was 90.06).
+    x = tm.tensor([300.0, 300.0, 0.001], dtype=tm.float16)
+    assert x.prod().item() == INF
+    assert x.prod(0).item() == INF
+    # cumprod accumulates in float32 and rounds each output on its own
+    _same(x.cumprod(0).tolist(), [300.0, INF, 90.0625])
+    assert tm.tensor([0.9375, 0.875, -2.5, -2.25], dtype=tm.bfloat16).prod().item() == 4.59375  # not 4.625
+
+
+def test_half_product_of_a_long_row_follows_pytorchs_vector_lanes():
+    x = tm.linspace(0.99, 1.02, 70).to(tm.float16)
+    assert x.prod().item() == 1.4072265625  # float32 product rounded once: 1.412109375
+    assert x.reshape(7, 10).prod(0).tolist() == [
+        1.0205078125, 1.0234375, 1.0263671875, 1.029296875, 1.0322265625, 1.0361328125, 1.0390625,
+        1.04296875, 1.046875, 1.0498046875]
+
+
+def test_bfloat16_logsumexp_rounds_each_step_as_pytorchs_composite():
+    assert tm.logsumexp(tm.tensor([1.25, 1.25, -1.125], dtype=tm.bfloat16), 0).item() == 1.984375
+    assert tm.logsumexp(tm.tensor([[1.5, 2.25, -0.75], [3.0, 3.0, 3.0]], dtype=tm.bfloat16), 1).tolist() == \
+        [2.671875, 4.09375]
+
+
+# -- statistics --------------------------------------------------------------------------------
+
+
+def test_float32_variance_accumulates_in_float64():
+    t = tm.tensor([[65504.0, 1e30, 65504.0], [-1.6323362588882446, 0.40040209889411926, 1e30]])
+    assert tm.std(t, -1, correction=2.5).tolist() == [1.1547005853437709e30, 1.1547005853437709e30]
+    std, mean = tm.std_mean(t, correction=0)
+    assert (std.item(), mean.item()) == (pytest.approx(4.7140e29, rel=1e-4), pytest.approx(3.3333e29, rel=1e-4))
+    assert std.dtype == tm.float32 and math.isfinite(std.item())
+    assert tm.std(tm.tensor([3e38, -3e38, 0.5], dtype=tm.bfloat16)).item() == pytest.approx(3.0041e38, rel=1e-3)
+
+
+def test_var_mean_follows_welfords_running_mean_through_infinities():
+    var, mean = tm.var_mean(tm.tensor([[-INF, -0.5], [-0.25, -1.125]]), 0)
+    _same(var.tolist(), [NAN, 0.1953125])
+    _same(mean.tolist(), [NAN, -0.8125])  # -inf then a finite value: NaN (ours was -inf)
+    var, mean = tm.var_mean(tm.tensor([1.0, 2.0, -INF]))  # the infinity last: it stays
+    _same([var.item(), mean.item()], [NAN, -INF])
+    var, mean = tm.var_mean(tm.tensor([[1e308, -1e308]], dtype=tm.float64), 1)
+    assert (var.item(), mean.item()) == (-INF, -INF)
+    assert tm.var(tm.tensor([[1e308, -1e308]], dtype=tm.float64), 1).item() == INF
+
+
+def test_complex_std_mean_averages_real_and_imaginary_parts_apart():
+    std, mean = tm.std_mean(tm.tensor([complex(NAN, 0), 1 + 0.25j, 2 - 0.75j]))
+    assert math.isnan(std.item())
+    _same([mean.item()], [complex(NAN, -0.1666666716337204)])
+    assert mean.dtype == tm.complex64
