@@ -79,3 +79,92 @@ def test_complex_std_mean_averages_real_and_imaginary_parts_apart():
     assert math.isnan(std.item())
     _same([mean.item()], [complex(NAN, -0.1666666716337204)])
     assert mean.dtype == tm.complex64
+
+
+# -- sorting and selection ---------------------------------------------------------------------
+
+
+def test_mode_with_nan_follows_pytorchs_sort():
+    # PyTorch sorts each slice with std::sort and ``<``, under which NaN is unordered: runs of
+    # NaN never form, and where the NaNs end up decides the mode (ours was 1, index 3).
+    result = tm.mode(tm.tensor([NAN, 1.0, NAN, 1.0]))
+    _same([result.values.item()], [NAN])
+    assert result.indices.item() == 0
+    result = tm.mode(tm.tensor([[NAN, 2.0, 2.0, NAN, NAN], [1.0, NAN, 3.0, 3.0, 1.0]]), 1)
+    assert result.values.tolist() == [2.0, 3.0] and result.indices.tolist() == [2, 3]
+    assert tm.mode(tm.tensor([2.0, NAN, 2.0, NAN])).indices.item() == 0
+
+
+def test_mode_index_of_a_long_slice_is_the_one_pytorch_reports():
+    # Past 16 elements std::sort is not stable: the index is not the last occurrence.
+    x = tm.tensor([3, 1, 4, 1, 0, 2, 2, 3, 0, 1, 2, 0, 3, 4, 0, 0, 2, 4, 0, 4])
+    result = tm.mode(x)
+    assert (result.values.item(), result.indices.item()) == (0, 11)  # zeros at 4, 8, 11, 14, 15, 18
+
+
+def test_mode_rejects_an_empty_slice_before_complex_dtypes():
+    with pytest.raises(IndexError, match=r"^mode\(\): Expected reduction dim 1 to have non-zero size\.$"):
+        tm.mode(tm.zeros((2, 0, 3), dtype=tm.complex128), 1)
+
+
+@pytest.mark.parametrize("dtype, expected", [
+    (tm.int64, -2**63), (tm.int32, -2**31), (tm.int16, 0), (tm.int8, 0), (tm.uint8, 0), (tm.bool, True),
+])
+def test_median_of_nothing_is_nan_converted_as_cpp_converts_it(dtype, expected):
+    for function in (tm.median, tm.nanmedian):
+        result = function(tm.zeros((0,), dtype=dtype))
+        assert result.dtype == dtype and result.shape == () and result.item() == expected
+    _same([tm.median(tm.zeros((0, 2), dtype=tm.complex64)).item()], [complex(NAN, 0)])
+
+
+def test_median_checks_empty_slices_before_the_dtype_and_names_median():
+    with pytest.raises(IndexError, match=r"^median\(\): Expected reduction dim 1 to have non-zero size\.$"):
+        tm.median(tm.zeros((2, 0), dtype=tm.bool), 1)
+    with pytest.raises(IndexError, match=r"^median\(\): Expected reduction dim 1 to have non-zero size\.$"):
+        tm.nanmedian(tm.zeros((3, 0), dtype=tm.float64), 1)
+    with pytest.raises(IndexError, match=r"^median\(\): Expected reduction dim 1 to have non-zero size\.$"):
+        tm.median(tm.zeros((2, 0, 3), dtype=tm.complex128), 1)
+    with pytest.raises(NotImplementedError, match="\"median_out\" not implemented for 'Bool'"):
+        tm.median(tm.zeros((2, 0), dtype=tm.bool), 0)
+
+
+def test_kthvalue_reports_the_copy_pytorchs_quickselect_finds():
+    result = tm.kthvalue(tm.tensor([[-1, 2], [-1, -2], [0, -1]], dtype=tm.int16), 1, 0)
+    assert result.values.tolist() == [-1, -2] and result.indices.tolist() == [1, 1]  # ours was [0, 1]
+    assert tm.kthvalue(tm.tensor([3, 1, 3, 1, 3, 1]), 3).indices.item() == 1
+    assert tm.kthvalue(tm.tensor([3, 1, 3, 1, 3, 1]), 5).indices.item() == 4
+    result = tm.kthvalue(tm.tensor([NAN, 1.0, NAN, 2.0]), 3)
+    _same([result.values.item()], [NAN])
+    assert result.indices.item() == 2
+    assert tm.kthvalue(tm.tensor([NAN, 1.0, NAN, 2.0]), 4).indices.item() == 0
+
+
+@pytest.mark.parametrize("dtype", [tm.float32, tm.complex64, tm.bool])
+def test_kthvalue_of_an_empty_slice_raises_index_error_first(dtype):
+    for k in (0, 1, 5):
+        with pytest.raises(IndexError, match=r"^kthvalue\(\): Expected reduction dim 1 to have non-zero size\.$"):
+            tm.kthvalue(tm.zeros((2, 0, 3), dtype=dtype), k, 1)
+    assert tm.kthvalue(tm.zeros((0, 3)), 1, 1).values.shape == (0,)
+    with pytest.raises(RuntimeError, match=r"^kthvalue\(\): selected number k out of range for dimension 1$"):
+        tm.kthvalue(tm.zeros((0, 3)), 4, 1)
+
+
+def test_extrema_of_empty_complex_tensors_raise_the_empty_dim_error_first():
+    z = tm.zeros((2, 0, 3), dtype=tm.complex128)
+    for name in ("amin", "amax"):
+        with pytest.raises(IndexError, match=rf"^{name}\(\): Expected reduction dim 1 to have non-zero size\.$"):
+            getattr(tm, name)(z, 1)
+        # nothing to compute: PyTorch returns the empty result without reaching its kernel
+        assert getattr(tm, name)(z, 0).shape == (0, 3)
+        with pytest.raises(RuntimeError, match=r"Expected reduction dim to be specified for input\.numel\(\) == 0"):
+            getattr(tm, name)(z)
+    with pytest.raises(NotImplementedError, match="\"max_values_cpu\" not implemented for 'ComplexDouble'"):
+        tm.amax(tm.zeros((2, 3), dtype=tm.complex128), 0)
+    with pytest.raises(IndexError, match=r"^max\(\): Expected reduction dim 1 to have non-zero size\.$"):
+        tm.max(z, 1)
+    with pytest.raises(RuntimeError, match=r"^max\(\): does not support complex input$"):
+        tm.max(z, 0)
+    with pytest.raises(RuntimeError, match=r"^max\(\): Expected reduction dim to be specified"):
+        tm.max(tm.zeros((0,), dtype=tm.complex64))
+    with pytest.raises(IndexError, match=r"^aminmax: Expected reduction dim 1 to have non-zero size\.$"):
+        tm.aminmax(z, dim=1)

@@ -623,12 +623,13 @@ def _elementwise_extreme(ufunc, name: str, array: np.ndarray, other: np.ndarray)
 
 def _extreme_along(arg_function, op_name: str, array: np.ndarray, dim, keepdim: bool) -> tuple:
     """Values and int64 indices of the extreme elements along the int ``dim``."""
+    axis = wrap_dim(dim, array.ndim)
+    if array.ndim:
+        _no_empty_dims(array, (axis,), op_name)
     if array.dtype.kind == "c":
         raise RuntimeError(f"{op_name}(): does not support complex input")
-    axis = wrap_dim(dim, array.ndim)
     if array.ndim == 0:
         return array.copy(), np.zeros((), _INT64)
-    _no_empty_dims(array, (axis,), op_name)
     # NumPy's argmax/argmin pick the first extreme element and treat NaN as extreme, like
     # PyTorch. The values are read at the indices (a reduction could pick 0. for -0.).
     indices = arg_function(_sortable(array), axis=axis, keepdims=True)
@@ -643,9 +644,9 @@ def _extreme(ufunc, arg_function, name: str, elementwise: str, array: np.ndarray
     if dim is None:
         if keepdim:
             raise _invalid_combination(name, "Tensor, keepdim=bool", _MAX_OVERLOADS)
+        _no_empty_dims(array, None, name)
         if array.dtype.kind == "c":
             raise _not_implemented(f"{name}_all", array)
-        _no_empty_dims(array, None, name)
         return np.asarray(ufunc.reduce(array, axis=None))
     if type(dim) is np.ndarray:
         if keepdim:
@@ -717,11 +718,11 @@ def min(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False
 
 
 def _amax_amin(ufunc, name: str, array: np.ndarray, dim, keepdim: bool) -> np.ndarray:
-    if array.dtype.kind == "c":
-        raise _not_implemented(f"{name[1:]}_values_cpu", array)
     axis = _reduction_axes(dim, array.ndim, name)
     shown = None if axis is None else ((dim,) if is_int(dim) else tuple(dim))
     _no_empty_dims(array, axis, name, shown)
+    if array.dtype.kind == "c" and array.size:  # an empty result needs no kernel: PyTorch gives it
+        raise _not_implemented(f"{name[1:]}_values_cpu", array)
     return np.asarray(ufunc.reduce(array, axis=axis, keepdims=keepdim))
 
 
@@ -829,10 +830,6 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     min=tensor([1, 0]),
     max=tensor([5, 7]))
     """
-    if input.dtype.kind == "c":
-        if dim is not None and input.ndim == 0:  # PyTorch's scalar path has its own message
-            raise RuntimeError(f"aminmax not implemented for {scalar_type_name(dt.NP_TO_DTYPE[input.dtype])}")
-        raise _not_implemented("aminmax_cpu", input)
     if dim is None:
         if input.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
@@ -842,6 +839,10 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
         axis = _single_axis(dim, input.ndim, "aminmax")
         if axis is not None and input.shape[axis] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {axis} to have non-zero size.")
+    if input.dtype.kind == "c":
+        if dim is not None and input.ndim == 0:  # PyTorch's scalar path has its own message
+            raise RuntimeError(f"aminmax not implemented for {scalar_type_name(dt.NP_TO_DTYPE[input.dtype])}")
+        raise _not_implemented("aminmax_cpu", input)
     low = np.asarray(np.minimum.reduce(input, axis=axis, keepdims=keepdim))
     high = np.asarray(np.maximum.reduce(input, axis=axis, keepdims=keepdim))
     return RETURN_TYPES["aminmax"](low, high)
