@@ -168,3 +168,19 @@ def test_extrema_of_empty_complex_tensors_raise_the_empty_dim_error_first():
         tm.max(tm.zeros((0,), dtype=tm.complex64))
     with pytest.raises(IndexError, match=r"^aminmax: Expected reduction dim 1 to have non-zero size\.$"):
         tm.aminmax(z, dim=1)
+
+
+# -- softmax in reduced precision ---------------------------------------------------------------
+
+
+def test_half_log_softmax_keeps_the_sum_and_its_log_in_the_half_dtype():
+    # PyTorch rounds the sum 1.000335 to bfloat16 (1.0) before its log: the result is exactly 0.
+    assert tm.log_softmax(tm.tensor([0.0, -8.0], dtype=tm.bfloat16), 0).tolist() == [0.0, -8.0]
+    x = tm.tensor([[1.5, -2.25, 0.75, 3.0]], dtype=tm.float16)
+    assert tm.log_softmax(x, 1).tolist() == [[-1.7880859375, -5.5390625, -2.5390625, -0.2880859375]]
+
+
+def test_half_softmax_along_an_inner_dim_rounds_the_exponentials_first():
+    t = tm.tensor([[1.5], [-2.25], [0.75], [3.0]], dtype=tm.float16)
+    assert tm.softmax(t, 0).tolist() == [[0.1673583984375], [0.003936767578125], [0.07904052734375],
+                                         [0.74951171875]]
