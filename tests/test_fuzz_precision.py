@@ -184,3 +184,36 @@ def test_half_softmax_along_an_inner_dim_rounds_the_exponentials_first():
     t = tm.tensor([[1.5], [-2.25], [0.75], [3.0]], dtype=tm.float16)
     assert tm.softmax(t, 0).tolist() == [[0.1673583984375], [0.003936767578125], [0.07904052734375],
                                          [0.74951171875]]
+
+
+# -- complex special values ---------------------------------------------------------------------
+
+
+def test_complex_add_and_sub_multiply_other_by_alpha_even_when_it_is_one():
+    # (-inf + 0j) * (1 + 0j) has a NaN imaginary part (inf * 0): PyTorch's sum shows it.
+    result = tm.add(tm.tensor([[-1.661211609840393 - 1.4179751873016357j, 65504 + 0j]]),
+                    tm.tensor([[complex(-INF, 0), 0j]]))
+    _same(result.tolist()[0], [complex(-INF, NAN), complex(65504, 0)])
+    _same(tm.sub(tm.tensor([-0.8455877304077148, 0.5]), tm.tensor([complex(NAN, 1), 1j])).tolist(),
+          [complex(NAN, NAN), complex(0.5, -1)])
+    _same((tm.tensor([1 + 1j]) + INF).tolist(), [complex(INF, NAN)])
+    _same((tm.tensor([INF]) + tm.tensor([1 + 1j])).tolist(), [complex(INF, 1)])  # input is not scaled
+
+
+def test_complex_reciprocal_divides_as_cpp_complex():
+    result = tm.reciprocal(tm.tensor([complex(-INF, -1e30), complex(1e-40, 0), 0j], dtype=tm.complex64))
+    _same(result.tolist(), [complex(-0.0, -0.0), complex(INF, NAN), complex(INF, NAN)])
+    _same(tm.rsqrt(tm.tensor([0j])).tolist(), [complex(INF, NAN)])
+
+
+def test_complex_sgn_and_abs_follow_pytorchs_kernels():
+    small = tm.tensor([complex(0, INF), 3 + 4j, 0j, complex(NAN, 0)])
+    _same(tm.sgn(small).tolist(), [complex(NAN, NAN), complex(0.6000000238418579, 0.800000011920929), 0j,
+                                   complex(NAN, NAN)])
+    # 16 complex64 elements fill PyTorch's vector steps, which divide each part by |z|
+    _same([tm.sgn(tm.full((16,), complex(0, INF))).tolist()[0]], [complex(0, NAN)])
+    assert tm.abs(tm.tensor([0.1 + 0.7j, 1e-20 + 3e-21j])).tolist() == [0.7071067690849304, 1.0440306145571355e-20]
+
+
+def test_complex64_exp2_scales_by_ln2_in_float32():
+    _same(tm.exp2(tm.tensor([65504j])).tolist(), [complex(-0.046220019459724426, 0.9989312887191772)])
