@@ -217,3 +217,55 @@ def test_complex_sgn_and_abs_follow_pytorchs_kernels():
 
 def test_complex64_exp2_scales_by_ln2_in_float32():
     _same(tm.exp2(tm.tensor([65504j])).tolist(), [complex(-0.046220019459724426, 0.9989312887191772)])
+
+
+# -- trapezoid, unique ---------------------------------------------------------------------------
+
+
+def test_trapezoid_with_a_constant_spacing_is_pytorchs_sum_formula():
+    # (sum(y) - (y[0] + y[-1]) / 2) * dx: the int64 sum wraps around as PyTorch's does
+    result = tm.trapezoid(tm.tensor([2, -9223372036854775808, -2, -1], dtype=tm.int64))
+    assert result.dtype == tm.float32 and result.item() == 9.223372036854775808e18
+    assert tm.trapezoid(tm.tensor([1, 2, 4], dtype=tm.int8)).dtype == tm.float32
+    half = tm.trapezoid(tm.tensor([1.0, 2.0], dtype=tm.float16), dx=3)
+    assert half.dtype == tm.float16 and half.item() == 4.5
+    # int8 sums of pairs wrap in int8 before the spacing multiplies them
+    assert tm.trapezoid(tm.tensor([100, 100, 100], dtype=tm.int8), tm.tensor([1, 2, 3], dtype=tm.int8)).item() == -56.0
+
+
+def test_trapezoid_of_no_samples_is_zeros_of_ys_dtype_without_history():
+    result = tm.trapezoid(tm.zeros((0, 2), requires_grad=True), dx=0.5, dim=0)
+    assert result.tolist() == [0.0, 0.0] and not result.requires_grad
+    assert tm.trapezoid(tm.zeros((1, 2), requires_grad=True), dx=0.5, dim=0).requires_grad
+    assert tm.trapezoid(tm.zeros(0, dtype=tm.int64)).dtype == tm.int64
+    assert tm.trapezoid(tm.zeros((0, 2), dtype=tm.bool), dim=0).tolist() == [False, False]
+
+
+def test_trapezoid_sample_points_broadcast_as_pytorch():
+    y = tm.tensor([[0.5478467492858172, -0.9208531449445188, -1.8361059042552212],
+                   [-1.9338894578858836, 1.2530809568010897, 1.6510223091108869]], dtype=tm.float64)
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(2\) must match the size of tensor b \(0\) at "
+                                           r"non-singleton dimension 1$"):
+        tm.trapezoid(y, tm.tensor(0, dtype=tm.int8), dim=1)
+    with pytest.raises(RuntimeError, match="There must be one `x` value for each sample point"):
+        tm.trapezoid(tm.zeros(2, 3), tm.zeros(4), dim=1)
+    assert tm.trapezoid(tm.zeros(2, 3), tm.zeros(1, 2), dim=1).tolist() == [0.0, 0.0]
+    with pytest.raises(RuntimeError, match=r"received a bool input for `x` or `y`"):
+        tm.trapezoid(tm.zeros(3), tm.zeros(3, dtype=tm.bool))
+    with pytest.raises(RuntimeError, match="we only support dx as a real number"):
+        tm.trapezoid(tm.zeros(3), dx=1j)
+
+
+@pytest.mark.parametrize("call, name, node", [
+    (lambda x: tm.unique(x), "_unique2", "Unique2Backward0"),
+    (lambda x: tm.unique(x, return_inverse=True)[0], "_unique2", "Unique2Backward0"),
+    (lambda x: tm.unique(x, dim=0), "unique_dim", "UniqueDimBackward0"),
+    (lambda x: tm.unique_consecutive(x), "unique_consecutive", "UniqueConsecutiveBackward0"),
+])
+def test_unique_is_recorded_and_its_backward_is_not_implemented(call, name, node):
+    x = tm.tensor([1.46875, 1.296875, 1.46875], dtype=tm.bfloat16, requires_grad=True)
+    result = call(x)
+    assert result.requires_grad and type(result.grad_fn).__name__ == node
+    with pytest.raises(NotImplementedError, match=rf"^the derivative for '{name}' is not implemented\.$"):
+        result.sum().backward()
+    assert not tm.unique(x, return_inverse=True)[1].requires_grad

@@ -7,6 +7,7 @@ tuples mirroring ``torch.return_types``, declared with the op (``@op(returns=...
 
 from __future__ import annotations
 
+import builtins
 from numbers import Number
 
 import numpy as np
@@ -14,12 +15,12 @@ import numpy as np
 from .. import _dtype as dt
 from ._common import (
     PLAIN_FLOATS,
+    along,
     binary,
     check_same_shape_or_broadcast,
     dtype_of,
     is_int,
     no_complex_autograd,
-    operand_dtype,
     ops,
     resolve_dtype,
     scalar_type_name,
@@ -27,9 +28,8 @@ from ._common import (
     wrap_dims,
 )
 from ._common import conjugate as _conj
-from ._meta import MetaRule, pointwise, rule, same_shape, with_shape
+from ._meta import MetaArray, MetaRule, pointwise, rule, same_shape, with_shape
 from ._reduction import (
-    _BFLOAT16,
     _FLOAT32,
     _INT64,
     _LOW_PRECISION,
@@ -1084,33 +1084,62 @@ def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):
     return grad_y, grad_x
 
 
+def _trapezoid_differentiable(y, x, dx, dim) -> bool:
+    # No samples: PyTorch returns new zeros, which have no history.
+    return len(y.shape) == 0 or y.shape[wrap_dim(dim, len(y.shape))] != 0
+
+
+def _trapezoid_shape(y_shape: tuple, x_shape: tuple | None, d: int) -> tuple:
+    """The result's shape, with PyTorch's errors for sample points that do not fit: ``x`` is
+    viewed as PyTorch views it (1-D along ``dim``, else padded with leading ones), its differences
+    along ``dim`` broadcast with the pairs of ``y``, and ``dim`` is summed away."""
+    n = y_shape[d]
+    if x_shape is None or n == 0:
+        return y_shape[:d] + y_shape[d + 1:]
+    if len(x_shape) == 1:
+        if x_shape[0] != n:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        viewed = tuple(n if axis == d else 1 for axis in range(len(y_shape)))
+    else:
+        viewed = (1,) * (len(y_shape) - len(x_shape)) + tuple(x_shape)
+    spacing = viewed[:d] + (builtins.max(viewed[d] - 1, 0),) + viewed[d + 1:]
+    pairs = y_shape[:d] + (n - 1,) + y_shape[d + 1:]
+    shape = tuple(check_same_shape_or_broadcast(pairs, spacing))
+    return shape[:d] + shape[d + 1:]
+
+
 @rule
 def _trapezoid_meta(y, x=None, *, dx=None, dim=-1):
-    # A probe raises the kernel's argument and dtype errors and gives the dtype; the sample count
-    # check needs the real sizes.
-    result = _probe_quietly(trapezoid, y, x, dx=dx, dim=dim)
+    # A probe raises the kernel's argument and dtype errors and gives the dtype; the shapes need
+    # the real sizes.
+    if y.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, y.ndim)
-    n = y.shape[d]
-    if x is not None and ((x.ndim == 1 and x.shape[0] != n) or (x.ndim != 1 and x.shape[d - y.ndim] != n)):
-        raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
-    if x is None or x.ndim == 1 or n < 2:
-        return with_shape(result, y.shape[:d] + y.shape[d + 1:])
-    shape = tuple(check_same_shape_or_broadcast(y.shape, x.shape))
-    axis = len(shape) + d - y.ndim
-    return with_shape(result, shape[:axis] + shape[axis + 1:])
+    shape = _trapezoid_shape(y.shape, None if x is None else x.shape, d)
+    if y.shape[d] == 0:
+        return MetaArray(shape, y.dtype)
+    result = _probe_quietly(trapezoid, y, x, dx=dx, dim=dim)
+    return with_shape(result, shape)
 
 
-@op(meta=_trapezoid_meta,
-    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4,)))), Sample((SCALAR,))),
+@op(meta=_trapezoid_meta, differentiable=_trapezoid_differentiable,
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4,)))), Sample((SCALAR,)),
+            Sample((TensorSpec((2, 3)), TensorSpec((2, 4))), {"dim": 1})),
     grad=_trapezoid_grad, save_only_for={"y": "x", "x": "y"}, samples=(
     Sample((TensorSpec((5,)),)), Sample((TensorSpec((2, 3)), TensorSpec((3,)))), Sample((TensorSpec((3, 2)),),
                                                                                       {"dx": 0.5, "dim": 0}),
     Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float64")), {"dim": 1}),
     Sample((TensorSpec((4,), "int64"),)), Sample((TensorSpec((1,)),)), Sample((TensorSpec((3, 2)), TensorSpec((3,))),
-                                                                          {"dim": 0})))
+                                                                          {"dim": 0}),
+    Sample((TensorSpec((0, 2)),), {"dx": 0.5, "dim": 0}), Sample((TensorSpec((3,), "int8", -100, 100),
+                                                                  TensorSpec((3,), "int8", 0, 5)))))
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Number | None = None, dim: int = -1) -> Tensor:
     """The integral of ``y`` along ``dim`` by the trapezoidal rule, at the sample points ``x``
     (1-D, or shaped like ``y``) or spaced ``dx`` apart (1 by default).
+
+    As PyTorch: ``(sum(y) - (y[0] + y[-1]) / 2) * dx`` for a constant spacing (an integer sum
+    wraps around in int64), ``sum((y[1:] + y[:-1]) * diff(x)) / 2`` with sample points, each
+    step in PyTorch's result dtypes; no samples integrate to zeros of ``y``'s dtype.
 
     >>> import tensormodes as tm
     >>> tm.trapezoid(tm.tensor([1.0, 2.0, 3.0]))
@@ -1118,23 +1147,31 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Number | None = None, d
     """
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received an invalid combination of arguments: x and dx cannot both be given")
-    if y.dtype == np.bool_:
-        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
     if y.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, y.ndim)
     n = y.shape[d]
-    if x is not None and ((x.ndim == 1 and x.shape[0] != n) or (x.ndim != 1 and x.shape[d - y.ndim] != n)):
-        raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
-    values = y if y.dtype.kind in "fc" or y.dtype == _BFLOAT16 else y.astype(dt.get_default_dtype()._np)
-    if x is not None and x.dtype.kind not in "fc" and x.dtype != _BFLOAT16:
-        x = x.astype(dt.get_default_dtype()._np)
-    if n < 2:
-        dtype = values.dtype if x is None else operand_dtype(values, x)._np
-        return np.zeros(values.shape[:d] + values.shape[d + 1:], dtype)
-    pairs = (np.delete(values, 0, d) + np.delete(values, -1, d)) / 2
+    shape = _trapezoid_shape(y.shape, None if x is None else x.shape, d)
+    if n == 0:
+        return np.zeros(shape, y.dtype)
     if x is None:
-        return np.asarray(pairs.sum(d) * (1 if dx is None else dx), dtype=values.dtype)
-    full = x if x.ndim != 1 else x.reshape([n if axis == d else 1 for axis in range(y.ndim)])
-    spacing = np.diff(full, axis=d - y.ndim if full.ndim != y.ndim else d)
-    return np.asarray((pairs * spacing).sum(d))
+        if y.dtype == np.bool_:
+            raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+        if isinstance(dx, (bool, complex)):
+            raise RuntimeError("trapezoid: Currently, we only support dx as a real number.")
+        total = _sum_in(y, (d,), False, _sum_dtype(y, None))
+        # Each step an array (0-d ones too, which NumPy would turn into scalars): PyTorch's dtypes.
+        first, last = np.asarray(y.take(0, axis=d)), np.asarray(y.take(n - 1, axis=d))
+        ends = np.asarray(binary(np.multiply, np.asarray(binary(np.add, first, last)), 0.5))
+        difference = np.asarray(binary(np.subtract, total, ends))
+        return np.asarray(binary(np.multiply, difference, float(1 if dx is None else dx)))
+    if y.dtype == np.bool_ or x.dtype == np.bool_:
+        raise RuntimeError("trapezoid: received a bool input for `x` or `y`, but bool is not supported")
+    if x.ndim == 1:
+        x = x.reshape([n if axis == d else 1 for axis in range(y.ndim)])
+    elif x.ndim < y.ndim:
+        x = x.reshape((1,) * (y.ndim - x.ndim) + x.shape)
+    spacing = binary(np.subtract, x[along(d, slice(1, None))], x[along(d, slice(0, -1))])
+    pairs = binary(np.add, y[along(d, slice(1, None))], y[along(d, slice(0, -1))])
+    products = np.asarray(binary(np.multiply, pairs, spacing))
+    return np.asarray(binary(np.true_divide, _sum_in(products, (d,), False, _sum_dtype(products, None)), 2.0))

@@ -8,7 +8,7 @@ from numbers import Number
 
 import numpy as np
 
-from ._common import along, is_int, no_complex_autograd
+from ._common import along, derivative_not_implemented, is_int, no_complex_autograd
 from ._meta import MetaArray, data_dependent, same_shape, with_shape
 from ._reduction import (
     _INT64,
@@ -429,7 +429,17 @@ def _unique_result(values, inverse, counts, return_inverse: bool, return_counts:
     return result[0] if len(result) == 1 else result
 
 
-@op(meta=data_dependent, differentiable=False, method=True, samples=(
+def _unique_node(input, sorted=True, return_inverse=False, return_counts=False, dim=None) -> str:  # noqa: A002
+    return "_unique2" if dim is None else "unique_dim"
+
+
+def _unique_consecutive_node(input, return_inverse=False, return_counts=False, dim=None) -> str:
+    return "unique_consecutive"
+
+
+# PyTorch records the uniques of a tensor that requires grad, without a derivative.
+@op(meta=data_dependent, grad=derivative_not_implemented(lambda dim: _unique_node(None, dim=dim)),
+    node=_unique_node, method=True, samples=(
     Sample((TensorSpec((6,), "int64", 0, 3),)), Sample((TensorSpec((2, 3), "int64", 0, 2),),
                                                        {"return_inverse": True, "return_counts": True}),
     Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0, "return_counts": True}), Sample((TensorSpec((5,)),)),
@@ -449,7 +459,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     return _unique_result(*_unique_along(input, dim, False), return_inverse, return_counts)
 
 
-@op(meta=data_dependent, differentiable=False, method=True, samples=(
+@op(meta=data_dependent, grad=derivative_not_implemented("unique_consecutive"), node=_unique_consecutive_node,
+    method=True, samples=(
     Sample((TensorSpec((8,), "int64", 0, 1),), {"return_inverse": True, "return_counts": True}),
     Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0}), Sample((TensorSpec((3,)),))))
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
