@@ -275,6 +275,18 @@ def no_derivative(aten_name: str):
     return formula
 
 
+def derivative_not_implemented(aten_name):
+    """The gradient formula of an op whose derivative PyTorch declares not implemented: its
+    result requires grad, and a backward through it raises PyTorch's NotImplementedError.
+    ``aten_name`` is the name PyTorch's message gives, or a function of the op's ``dim`` giving
+    it (``unique`` is ``_unique2`` or ``unique_dim``)."""
+    def formula(grad, dim):
+        name = aten_name(dim) if callable(aten_name) else aten_name
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
+    formula.no_derivative = True  # gradient checks skip it
+    return formula
+
+
 def not_implemented(kernel_name: str, dtype: dt.dtype) -> NotImplementedError:
     """PyTorch's error for a kernel that has no version for ``dtype``."""
     return NotImplementedError(f'"{kernel_name}" not implemented for \'{scalar_type_name(dtype)}\'')

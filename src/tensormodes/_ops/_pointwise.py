@@ -113,6 +113,31 @@ def _float_unary(ufunc, input: np.ndarray) -> np.ndarray:
         return _as(ufunc(_in(input, result, _wide(result))), result)
 
 
+def _complex_divide(a, b, c, d):
+    """``(a + bi) / (c + di)`` on arrays of real and imaginary parts, step by step as C++
+    ``c10::complex`` divides (Smith's method; a zero divisor gives ``a / 0``, ``b / 0`` part by
+    part): the (real, imaginary) parts of the quotient. PyTorch's scalar complex kernels
+    divide so, and their infinities and NaNs differ from NumPy's complex division."""
+    with quiet():
+        abs_c, abs_d = np.abs(c), np.abs(d)
+        wide = abs_c >= abs_d  # False where c or d is NaN: the second branch, as in C++
+        zero = wide & (abs_c == 0) & (abs_d == 0)
+        ratio = np.where(wide, d / c, c / d)
+        scale = 1 / np.where(wide, c + d * ratio, d + c * ratio)
+        real = np.where(wide, (a + b * ratio) * scale, (a * ratio + b) * scale)
+        imag = np.where(wide, (b - a * ratio) * scale, (b * ratio - a) * scale)
+        if zero.any():
+            real = np.where(zero, a / abs_c, real)
+            imag = np.where(zero, b / abs_d, imag)
+    return real, imag
+
+
+def _complex_from_parts(real, imag, np_dtype) -> np.ndarray:
+    out = np.empty(np.shape(real), np_dtype)
+    out.real, out.imag = real, imag
+    return out
+
+
 def _both_scalars(a, b) -> bool:
     return type(a) is not _ND and type(b) is not _ND
 

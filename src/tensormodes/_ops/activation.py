@@ -2,9 +2,10 @@
 backward ops ``_softmax_backward_data`` and ``_log_softmax_backward_data``.
 
 Both subtract the maximum along ``dim`` before exponentiating, so large inputs
-do not overflow. The math runs in the result dtype (float32 for half types), as
-PyTorch's CPU kernels run it; they round differently in the last bit, so results
-agree with PyTorch's to within an ulp or two, not bit for bit.
+do not overflow. The math runs in the result dtype (float32 for half types, rounding
+to the half type where PyTorch's kernels store intermediate results in it), as
+PyTorch's CPU kernels run it; float32 and float64 sums are added in another order, so
+those results agree with PyTorch's to within an ulp or two, not bit for bit.
 
 The gradient formulas are one call each, to the backward ops (PyTorch's
 derivatives.yaml does the same): a training step's backward pass then pays
@@ -88,8 +89,20 @@ def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     shifted, axis, result = _shifted(input, dim, dtype, "softmax")
     exponentials = np.exp(shifted, out=shifted)
     if shifted.size:
-        exponentials *= 1.0 / np.add.reduce(exponentials, axis, keepdims=True)
+        total = np.add.reduce(exponentials, axis, keepdims=True)
+        if result._np in HALF_TYPES and axis != shifted.ndim - 1:
+            return _half_softmax_inner(exponentials, total, result._np)
+        exponentials *= 1.0 / total
     return exponentials.astype(result._np, copy=False)  # a new array already
+
+
+def _half_softmax_inner(exponentials: np.ndarray, total: np.ndarray, low: np.dtype) -> np.ndarray:
+    """Half softmax along a dim that is not the last, as PyTorch's CPU kernel computes it one
+    inner position at a time: the exponentials are stored in the half dtype, then divided by
+    their float32 sum. (Its vectorised path, which divides the float32 exponentials instead,
+    takes whole blocks of 32 inner positions of one thread's share of the work, and so depends
+    on its thread count; its results differ from these in the last bit at most.)"""
+    return (exponentials.astype(low).astype(np.float32) / total).astype(low)
 
 
 @op(errors=(Sample((_M23, -3)), Sample((TensorSpec((4,), "int64"), 0))),
@@ -104,7 +117,13 @@ def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tenso
     """
     shifted, axis, result = _shifted(input, dim, dtype, "log_softmax")
     if shifted.size:
-        shifted -= np.log(np.add.reduce(np.exp(shifted), axis, keepdims=True))
+        total = np.add.reduce(np.exp(shifted), axis, keepdims=True)
+        if result._np in HALF_TYPES and axis == shifted.ndim - 1:
+            # Along the last dim PyTorch's half kernel keeps the sum and its log in the result dtype.
+            low = result._np
+            shifted -= np.log(total.astype(low).astype(np.float32)).astype(low).astype(np.float32)
+        else:
+            shifted -= np.log(total)
     return shifted.astype(result._np, copy=False)  # shifted is a new array
 
 

@@ -99,7 +99,11 @@ def _add_scaled(input, other, alpha, sign: int) -> np.ndarray:
     with quiet():
         a, b = _in(input, d, compute), _in(other, d, compute)
         try:
-            if not plain:
+            if d.is_complex:
+                # PyTorch multiplies by alpha even when it is 1, as complex numbers: an infinite
+                # part of ``other`` times alpha's zero imaginary part makes the other part NaN.
+                b = np.multiply(b, compute._np.type(alpha))
+            elif not plain:
                 b = np.multiply(b, _in(alpha, compute) if compute is not dt.bool else bool(alpha))
                 if compute is dt.bool:
                     b = b.astype(np.bool_)

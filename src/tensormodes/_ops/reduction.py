@@ -7,6 +7,7 @@ tuples mirroring ``torch.return_types``, declared with the op (``@op(returns=...
 
 from __future__ import annotations
 
+import builtins
 from numbers import Number
 
 import numpy as np
@@ -14,12 +15,12 @@ import numpy as np
 from .. import _dtype as dt
 from ._common import (
     PLAIN_FLOATS,
+    along,
     binary,
     check_same_shape_or_broadcast,
     dtype_of,
     is_int,
     no_complex_autograd,
-    operand_dtype,
     ops,
     resolve_dtype,
     scalar_type_name,
@@ -27,9 +28,8 @@ from ._common import (
     wrap_dims,
 )
 from ._common import conjugate as _conj
-from ._meta import MetaRule, pointwise, rule, same_shape, with_shape
+from ._meta import MetaArray, MetaRule, pointwise, rule, same_shape, with_shape
 from ._reduction import (
-    _BFLOAT16,
     _FLOAT32,
     _INT64,
     _LOW_PRECISION,
@@ -284,9 +284,47 @@ def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype:
     else:
         axis = _single_axis(dim, input.ndim, "prod")
     work = input if input.dtype == target._np else input.astype(target._np)
-    # NumPy accumulates float16 products in float32, PyTorch in float16: a product whose
-    # partial results overflow float16 is inf in PyTorch and may be finite here.
+    if work.dtype in _LOW_PRECISION and work.size:
+        return _rounded_product(work, axis, keepdim)
     return np.asarray(np.multiply.reduce(work, axis=axis, keepdims=keepdim, dtype=work.dtype))
+
+
+# PyTorch's vectorised CPU product of a contiguous row keeps 4 vectors of 16 partial products
+# while at least 64 elements remain, then folds them, then multiplies in the rest one by one.
+_PRODUCT_LANES = 16
+
+
+def _rounded_product(work: np.ndarray, axis: int | None, keepdim: bool) -> np.ndarray:
+    """The float16 / bfloat16 product as PyTorch's CPU kernel computes it: every partial
+    product is rounded to the input's dtype (so [300, 300, 0.001] overflows to inf in float16),
+    in PyTorch's order — along the last dim (and over all elements) in its vector lanes, along
+    any other dim element by element."""
+    low = work.dtype
+
+    def times(a, b):
+        return (a.astype(_FLOAT32) * b.astype(_FLOAT32)).astype(low)
+
+    rows = work.reshape(-1) if axis is None else np.moveaxis(work, axis, -1)
+    n = rows.shape[-1]
+    total = np.ones(rows.shape[:-1], low)
+    start = 0
+    lanes = 4 * _PRODUCT_LANES
+    if n >= lanes and (axis is None or axis == work.ndim - 1):
+        start = n - n % lanes
+        blocks = rows[..., :start].reshape(rows.shape[:-1] + (start // lanes, 4, _PRODUCT_LANES))
+        vectors = blocks[..., 0, :, :]
+        for i in range(1, blocks.shape[-3]):
+            vectors = times(vectors, blocks[..., i, :, :])
+        folded = times(times(vectors[..., 0, :], vectors[..., 1, :]), times(vectors[..., 2, :], vectors[..., 3, :]))
+        lane_product = folded[..., 0]
+        for j in range(1, _PRODUCT_LANES):
+            lane_product = times(lane_product, folded[..., j])
+        total = times(total, lane_product)
+    for k in range(start, n):
+        total = times(total, rows[..., k])
+    if keepdim:
+        total = total.reshape((1,) * work.ndim) if axis is None else np.expand_dims(total, axis)
+    return np.asarray(total)
 
 
 def _scan(ufunc, name: str, array: np.ndarray, dim, dtype) -> np.ndarray:
@@ -585,12 +623,13 @@ def _elementwise_extreme(ufunc, name: str, array: np.ndarray, other: np.ndarray)
 
 def _extreme_along(arg_function, op_name: str, array: np.ndarray, dim, keepdim: bool) -> tuple:
     """Values and int64 indices of the extreme elements along the int ``dim``."""
+    axis = wrap_dim(dim, array.ndim)
+    if array.ndim:
+        _no_empty_dims(array, (axis,), op_name)
     if array.dtype.kind == "c":
         raise RuntimeError(f"{op_name}(): does not support complex input")
-    axis = wrap_dim(dim, array.ndim)
     if array.ndim == 0:
         return array.copy(), np.zeros((), _INT64)
-    _no_empty_dims(array, (axis,), op_name)
     # NumPy's argmax/argmin pick the first extreme element and treat NaN as extreme, like
     # PyTorch. The values are read at the indices (a reduction could pick 0. for -0.).
     indices = arg_function(_sortable(array), axis=axis, keepdims=True)
@@ -605,9 +644,9 @@ def _extreme(ufunc, arg_function, name: str, elementwise: str, array: np.ndarray
     if dim is None:
         if keepdim:
             raise _invalid_combination(name, "Tensor, keepdim=bool", _MAX_OVERLOADS)
+        _no_empty_dims(array, None, name)
         if array.dtype.kind == "c":
             raise _not_implemented(f"{name}_all", array)
-        _no_empty_dims(array, None, name)
         return np.asarray(ufunc.reduce(array, axis=None))
     if type(dim) is np.ndarray:
         if keepdim:
@@ -679,11 +718,11 @@ def min(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False
 
 
 def _amax_amin(ufunc, name: str, array: np.ndarray, dim, keepdim: bool) -> np.ndarray:
-    if array.dtype.kind == "c":
-        raise _not_implemented(f"{name[1:]}_values_cpu", array)
     axis = _reduction_axes(dim, array.ndim, name)
     shown = None if axis is None else ((dim,) if is_int(dim) else tuple(dim))
     _no_empty_dims(array, axis, name, shown)
+    if array.dtype.kind == "c" and array.size:  # an empty result needs no kernel: PyTorch gives it
+        raise _not_implemented(f"{name[1:]}_values_cpu", array)
     return np.asarray(ufunc.reduce(array, axis=axis, keepdims=keepdim))
 
 
@@ -791,10 +830,6 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     min=tensor([1, 0]),
     max=tensor([5, 7]))
     """
-    if input.dtype.kind == "c":
-        if dim is not None and input.ndim == 0:  # PyTorch's scalar path has its own message
-            raise RuntimeError(f"aminmax not implemented for {scalar_type_name(dt.NP_TO_DTYPE[input.dtype])}")
-        raise _not_implemented("aminmax_cpu", input)
     if dim is None:
         if input.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
@@ -804,6 +839,10 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
         axis = _single_axis(dim, input.ndim, "aminmax")
         if axis is not None and input.shape[axis] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {axis} to have non-zero size.")
+    if input.dtype.kind == "c":
+        if dim is not None and input.ndim == 0:  # PyTorch's scalar path has its own message
+            raise RuntimeError(f"aminmax not implemented for {scalar_type_name(dt.NP_TO_DTYPE[input.dtype])}")
+        raise _not_implemented("aminmax_cpu", input)
     low = np.asarray(np.minimum.reduce(input, axis=axis, keepdims=keepdim))
     high = np.asarray(np.maximum.reduce(input, axis=axis, keepdims=keepdim))
     return RETURN_TYPES["aminmax"](low, high)
@@ -836,6 +875,8 @@ def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False) 
     if not _is_floating_or_complex(kind):
         kind = dt.get_default_dtype()
     axis = _reduction_axes(dim, input.ndim, "logsumexp")
+    if kind._np in _LOW_PRECISION and input.size:
+        return _rounded_logsumexp(input.astype(kind._np, copy=False), axis, keepdim)
     work = input.astype(_accumulation_dtype(kind._np), copy=False)
     if work.size == 0:
         result = np.log(np.add.reduce(np.exp(work), axis=axis, keepdims=keepdim))
@@ -847,6 +888,20 @@ def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False) 
         total = np.add.reduce(np.exp(work - shift), axis=axis, keepdims=keepdim)
         result = np.log(total) + (shift if keepdim else shift.reshape(np.shape(total)))
     return np.asarray(result).astype(kind._np, copy=False)
+
+
+def _rounded_logsumexp(work: np.ndarray, axis, keepdim: bool) -> np.ndarray:
+    """float16 / bfloat16 logsumexp as PyTorch composes it: ``amax``, then ``exp(input - max)``,
+    its sum, ``log`` and the shift added back, each step rounded to the input's dtype (only the
+    sum accumulates in float32)."""
+    low = work.dtype
+    shift = np.maximum.reduce(work, axis=axis, keepdims=True)
+    shift = np.where(np.isinf(shift), low.type(0), shift)
+    exps = np.exp((work.astype(_FLOAT32) - shift.astype(_FLOAT32)).astype(low).astype(_FLOAT32)).astype(low)
+    total = np.add.reduce(exps.astype(_FLOAT32), axis=axis, keepdims=keepdim).astype(low)
+    logs = np.log(total.astype(_FLOAT32)).astype(low)
+    shift = shift if keepdim else shift.reshape(np.shape(total))
+    return np.asarray((logs.astype(_FLOAT32) + shift.astype(_FLOAT32)).astype(low))
 
 
 # -- norms ----------------------------------------------------------------------------
@@ -1029,33 +1084,62 @@ def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):
     return grad_y, grad_x
 
 
+def _trapezoid_differentiable(y, x, dx, dim) -> bool:
+    # No samples: PyTorch returns new zeros, which have no history.
+    return len(y.shape) == 0 or y.shape[wrap_dim(dim, len(y.shape))] != 0
+
+
+def _trapezoid_shape(y_shape: tuple, x_shape: tuple | None, d: int) -> tuple:
+    """The result's shape, with PyTorch's errors for sample points that do not fit: ``x`` is
+    viewed as PyTorch views it (1-D along ``dim``, else padded with leading ones), its differences
+    along ``dim`` broadcast with the pairs of ``y``, and ``dim`` is summed away."""
+    n = y_shape[d]
+    if x_shape is None or n == 0:
+        return y_shape[:d] + y_shape[d + 1:]
+    if len(x_shape) == 1:
+        if x_shape[0] != n:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        viewed = tuple(n if axis == d else 1 for axis in range(len(y_shape)))
+    else:
+        viewed = (1,) * (len(y_shape) - len(x_shape)) + tuple(x_shape)
+    spacing = viewed[:d] + (builtins.max(viewed[d] - 1, 0),) + viewed[d + 1:]
+    pairs = y_shape[:d] + (n - 1,) + y_shape[d + 1:]
+    shape = tuple(check_same_shape_or_broadcast(pairs, spacing))
+    return shape[:d] + shape[d + 1:]
+
+
 @rule
 def _trapezoid_meta(y, x=None, *, dx=None, dim=-1):
-    # A probe raises the kernel's argument and dtype errors and gives the dtype; the sample count
-    # check needs the real sizes.
-    result = _probe_quietly(trapezoid, y, x, dx=dx, dim=dim)
+    # A probe raises the kernel's argument and dtype errors and gives the dtype; the shapes need
+    # the real sizes.
+    if y.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, y.ndim)
-    n = y.shape[d]
-    if x is not None and ((x.ndim == 1 and x.shape[0] != n) or (x.ndim != 1 and x.shape[d - y.ndim] != n)):
-        raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
-    if x is None or x.ndim == 1 or n < 2:
-        return with_shape(result, y.shape[:d] + y.shape[d + 1:])
-    shape = tuple(check_same_shape_or_broadcast(y.shape, x.shape))
-    axis = len(shape) + d - y.ndim
-    return with_shape(result, shape[:axis] + shape[axis + 1:])
+    shape = _trapezoid_shape(y.shape, None if x is None else x.shape, d)
+    if y.shape[d] == 0:
+        return MetaArray(shape, y.dtype)
+    result = _probe_quietly(trapezoid, y, x, dx=dx, dim=dim)
+    return with_shape(result, shape)
 
 
-@op(meta=_trapezoid_meta,
-    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4,)))), Sample((SCALAR,))),
+@op(meta=_trapezoid_meta, differentiable=_trapezoid_differentiable,
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((4,)))), Sample((SCALAR,)),
+            Sample((TensorSpec((2, 3)), TensorSpec((2, 4))), {"dim": 1})),
     grad=_trapezoid_grad, save_only_for={"y": "x", "x": "y"}, samples=(
     Sample((TensorSpec((5,)),)), Sample((TensorSpec((2, 3)), TensorSpec((3,)))), Sample((TensorSpec((3, 2)),),
                                                                                       {"dx": 0.5, "dim": 0}),
     Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float64")), {"dim": 1}),
     Sample((TensorSpec((4,), "int64"),)), Sample((TensorSpec((1,)),)), Sample((TensorSpec((3, 2)), TensorSpec((3,))),
-                                                                          {"dim": 0})))
+                                                                          {"dim": 0}),
+    Sample((TensorSpec((0, 2)),), {"dx": 0.5, "dim": 0}), Sample((TensorSpec((3,), "int8", -100, 100),
+                                                                  TensorSpec((3,), "int8", 0, 5)))))
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Number | None = None, dim: int = -1) -> Tensor:
     """The integral of ``y`` along ``dim`` by the trapezoidal rule, at the sample points ``x``
     (1-D, or shaped like ``y``) or spaced ``dx`` apart (1 by default).
+
+    As PyTorch: ``(sum(y) - (y[0] + y[-1]) / 2) * dx`` for a constant spacing (an integer sum
+    wraps around in int64), ``sum((y[1:] + y[:-1]) * diff(x)) / 2`` with sample points, each
+    step in PyTorch's result dtypes; no samples integrate to zeros of ``y``'s dtype.
 
     >>> import tensormodes as tm
     >>> tm.trapezoid(tm.tensor([1.0, 2.0, 3.0]))
@@ -1063,23 +1147,31 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Number | None = None, d
     """
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received an invalid combination of arguments: x and dx cannot both be given")
-    if y.dtype == np.bool_:
-        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
     if y.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, y.ndim)
     n = y.shape[d]
-    if x is not None and ((x.ndim == 1 and x.shape[0] != n) or (x.ndim != 1 and x.shape[d - y.ndim] != n)):
-        raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
-    values = y if y.dtype.kind in "fc" or y.dtype == _BFLOAT16 else y.astype(dt.get_default_dtype()._np)
-    if x is not None and x.dtype.kind not in "fc" and x.dtype != _BFLOAT16:
-        x = x.astype(dt.get_default_dtype()._np)
-    if n < 2:
-        dtype = values.dtype if x is None else operand_dtype(values, x)._np
-        return np.zeros(values.shape[:d] + values.shape[d + 1:], dtype)
-    pairs = (np.delete(values, 0, d) + np.delete(values, -1, d)) / 2
+    shape = _trapezoid_shape(y.shape, None if x is None else x.shape, d)
+    if n == 0:
+        return np.zeros(shape, y.dtype)
     if x is None:
-        return np.asarray(pairs.sum(d) * (1 if dx is None else dx), dtype=values.dtype)
-    full = x if x.ndim != 1 else x.reshape([n if axis == d else 1 for axis in range(y.ndim)])
-    spacing = np.diff(full, axis=d - y.ndim if full.ndim != y.ndim else d)
-    return np.asarray((pairs * spacing).sum(d))
+        if y.dtype == np.bool_:
+            raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+        if isinstance(dx, (bool, complex)):
+            raise RuntimeError("trapezoid: Currently, we only support dx as a real number.")
+        total = _sum_in(y, (d,), False, _sum_dtype(y, None))
+        # Each step an array (0-d ones too, which NumPy would turn into scalars): PyTorch's dtypes.
+        first, last = np.asarray(y.take(0, axis=d)), np.asarray(y.take(n - 1, axis=d))
+        ends = np.asarray(binary(np.multiply, np.asarray(binary(np.add, first, last)), 0.5))
+        difference = np.asarray(binary(np.subtract, total, ends))
+        return np.asarray(binary(np.multiply, difference, float(1 if dx is None else dx)))
+    if y.dtype == np.bool_ or x.dtype == np.bool_:
+        raise RuntimeError("trapezoid: received a bool input for `x` or `y`, but bool is not supported")
+    if x.ndim == 1:
+        x = x.reshape([n if axis == d else 1 for axis in range(y.ndim)])
+    elif x.ndim < y.ndim:
+        x = x.reshape((1,) * (y.ndim - x.ndim) + x.shape)
+    spacing = binary(np.subtract, x[along(d, slice(1, None))], x[along(d, slice(0, -1))])
+    pairs = binary(np.add, y[along(d, slice(1, None))], y[along(d, slice(0, -1))])
+    products = np.asarray(binary(np.multiply, pairs, spacing))
+    return np.asarray(binary(np.true_divide, _sum_in(products, (d,), False, _sum_dtype(products, None)), 2.0))

@@ -8,7 +8,7 @@ from numbers import Number
 
 import numpy as np
 
-from ._common import along, is_int, no_complex_autograd
+from ._common import along, derivative_not_implemented, is_int, no_complex_autograd
 from ._meta import MetaArray, data_dependent, same_shape, with_shape
 from ._reduction import (
     _INT64,
@@ -139,17 +139,73 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     return RETURN_TYPES["topk"](values, indices.astype(_INT64, order="C", copy=False))
 
 
-@_kernel_rule
-def _kthvalue_meta(kernel, input, k, dim=-1, keepdim=False):
-    # The kernel checks dim, k's type and range (the real length) before the dtype.
+def _check_kthvalue(input, k, dim) -> int:
+    """PyTorch's checks of kthvalue's arguments, in its order (dim, an empty slice, k's type and
+    range); the wrapped dim."""
     axis = _int_dim(dim, input.ndim, "kthvalue")
     length = input.shape[axis] if input.ndim else 1
+    if length == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {axis} to have non-zero size.")
     if not is_int(k):
         raise TypeError(f"kthvalue(): argument 'k' (position 2) must be int, not {type(k).__name__}")
     if not 1 <= k <= length:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
+    return axis
+
+
+@_kernel_rule
+def _kthvalue_meta(kernel, input, k, dim=-1, keepdim=False):
+    # The kernel checks dim, an empty slice, k's type and range (the real length) before the dtype.
+    axis = _check_kthvalue(input, k, dim)
     result = _probe_quietly(kernel, input, 1, dim, keepdim)
     return with_shape(result, _kept_shape(input.shape, (axis,) if input.ndim else None, keepdim))
+
+
+def _greater_or_nan(x, y) -> bool:
+    return (x != x and y == y) or x > y
+
+
+def _quick_select(row: list, k: int) -> int:
+    """The position in ``row`` of the element PyTorch's kthvalue picks as the ``k``-th smallest
+    (from 0): its CPU kernel's quickselect (Sedgewick's, median-of-three pivot, NaN largest),
+    step by step, which decides which of several equal elements is reported."""
+    values = list(row)
+    positions = list(range(len(values)))
+
+    def swap(i, j):
+        values[i], values[j] = values[j], values[i]
+        positions[i], positions[j] = positions[j], positions[i]
+
+    low, high = 0, len(values) - 1
+    while high > low:
+        if high == low + 1:
+            if _greater_or_nan(values[low], values[high]):
+                swap(low, high)
+            break
+        swap((low + high) >> 1, low + 1)
+        if _greater_or_nan(values[low + 1], values[high]):
+            swap(low + 1, high)
+        if _greater_or_nan(values[low], values[high]):
+            swap(low, high)
+        if _greater_or_nan(values[low + 1], values[low]):
+            swap(low + 1, low)
+        i, j, pivot = low + 1, high, values[low]
+        while True:
+            i += 1
+            while _greater_or_nan(pivot, values[i]):
+                i += 1
+            j -= 1
+            while _greater_or_nan(values[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(low, j)
+        if j <= k:
+            low = i
+        if j >= k:
+            high = j - 1
+    return positions[k]
 
 
 @op(meta=_kthvalue_meta,
@@ -160,8 +216,8 @@ def _kthvalue_meta(kernel, input, k, dim=-1, keepdim=False):
              Sample((SCALAR, 1)), Sample((TensorSpec((0, 3)), 1, 1))))
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     """The ``k``-th smallest element along ``dim`` (``k`` counts from 1; NaN is the largest)
-    and its index, as the named tuple ``(values, indices)``. Which index is returned among
-    equal elements may differ from PyTorch's.
+    and its index, as the named tuple ``(values, indices)``. Among equal elements, the index
+    is the one PyTorch's quickselect reports.
 
     >>> import tensormodes as tm
     >>> tm.kthvalue(tm.tensor([4, 1, 3, 2]), 2)
@@ -169,18 +225,27 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tup
     values=tensor(2),
     indices=tensor(3))
     """
-    axis = _int_dim(dim, input.ndim, "kthvalue")
-    length = input.shape[axis] if input.ndim else 1
-    if not is_int(k):
-        raise TypeError(f"kthvalue(): argument 'k' (position 2) must be int, not {type(k).__name__}")
-    if not 1 <= k <= length:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
+    axis = _check_kthvalue(input, k, dim)
     if input.ndim == 0:  # any dtype: PyTorch's kernel is not reached
         return RETURN_TYPES["kthvalue"](input.copy(), np.zeros((), _INT64))
     if input.dtype.kind in "bc":
         raise _not_implemented("kthvalue_cpu", input)
     indices = _sort_indices(input, axis, False)[along(axis, slice(k - 1, k))]
     values = _gather(input, indices, axis)
+    # Where the k-th value occurs more than once (NaN included), which of its copies PyTorch
+    # reports is up to its quickselect: those slices run it.
+    sortable = _sortable(input)
+    same = sortable == _sortable(values)
+    if sortable.dtype.kind == "f":
+        same |= np.isnan(sortable) & np.isnan(_sortable(values))
+    copies = np.moveaxis(np.add.reduce(same, axis=axis, keepdims=True), axis, -1)[..., 0]
+    if np.any(copies > 1):
+        rows = np.moveaxis(sortable, axis, -1).reshape(-1, input.shape[axis])
+        chosen = np.moveaxis(indices, axis, -1).reshape(-1)  # a copy
+        for row in np.flatnonzero(copies > 1):
+            chosen[row] = _quick_select(rows[row].tolist(), k - 1)
+        indices = np.moveaxis(chosen.reshape(copies.shape + (1,)), -1, axis)
+        values = _gather(input, indices, axis)
     if not keepdim:
         indices, values = indices.squeeze(axis), values.squeeze(axis)
     return RETURN_TYPES["kthvalue"](values, indices.astype(_INT64, order="C", copy=False))
@@ -364,7 +429,17 @@ def _unique_result(values, inverse, counts, return_inverse: bool, return_counts:
     return result[0] if len(result) == 1 else result
 
 
-@op(meta=data_dependent, differentiable=False, method=True, samples=(
+def _unique_node(input, sorted=True, return_inverse=False, return_counts=False, dim=None) -> str:  # noqa: A002
+    return "_unique2" if dim is None else "unique_dim"
+
+
+def _unique_consecutive_node(input, return_inverse=False, return_counts=False, dim=None) -> str:
+    return "unique_consecutive"
+
+
+# PyTorch records the uniques of a tensor that requires grad, without a derivative.
+@op(meta=data_dependent, grad=derivative_not_implemented(lambda dim: _unique_node(None, dim=dim)),
+    node=_unique_node, method=True, samples=(
     Sample((TensorSpec((6,), "int64", 0, 3),)), Sample((TensorSpec((2, 3), "int64", 0, 2),),
                                                        {"return_inverse": True, "return_counts": True}),
     Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0, "return_counts": True}), Sample((TensorSpec((5,)),)),
@@ -384,7 +459,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     return _unique_result(*_unique_along(input, dim, False), return_inverse, return_counts)
 
 
-@op(meta=data_dependent, differentiable=False, method=True, samples=(
+@op(meta=data_dependent, grad=derivative_not_implemented("unique_consecutive"), node=_unique_consecutive_node,
+    method=True, samples=(
     Sample((TensorSpec((8,), "int64", 0, 1),), {"return_inverse": True, "return_counts": True}),
     Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0}), Sample((TensorSpec((3,)),))))
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,

@@ -16,7 +16,6 @@ from ._common import along, dtype_of, no_complex_autograd, no_derivative, scalar
 from ._meta import MetaArray, data_dependent, with_shape
 from ._reduction import (
     _BFLOAT16,
-    _FLOAT32,
     _INT64,
     _LOW_PRECISION,
     _all_dims,
@@ -94,8 +93,10 @@ def _variance_and_mean(name: str, array: np.ndarray, dim, unbiased, keepdim: boo
     """``(variance, mean)`` over ``dim`` (the standard deviation if ``root``), merging
     PyTorch's ``unbiased`` and ``correction`` forms.
 
-    ``var(x, True)`` passes ``unbiased`` where ``dim`` stands, as in PyTorch. Low
-    precision inputs compute in float32 and are rounded once, at the end.
+    ``var(x, True)`` passes ``unbiased`` where ``dim`` stands, as in PyTorch. As PyTorch's CPU
+    kernels, every floating dtype accumulates in float64 and is rounded once at the end, and a
+    complex input is the real and the imaginary part done apart: the variance is their sum,
+    the mean puts them back together (so a NaN real part leaves the imaginary mean alone).
     """
     if isinstance(dim, bool):
         if unbiased is not None or keepdim or correction is not None:
@@ -112,23 +113,66 @@ def _variance_and_mean(name: str, array: np.ndarray, dim, unbiased, keepdim: boo
         subject = name if name.endswith("_mean") else "std and var"
         raise RuntimeError(f"{subject} only support floating point and complex dtypes")
     axis = _reduction_axes(dim, array.ndim, name)
-    work = array.astype(_FLOAT32) if array.dtype in _LOW_PRECISION else array
     count = _reduced_count(array.shape, axis)
-    centre = np.add.reduce(work, axis=axis, keepdims=True) / count
-    deviation = work - centre
-    squares = deviation.real * deviation.real + deviation.imag * deviation.imag \
-        if deviation.dtype.kind == "c" else deviation * deviation
-    degrees_of_freedom = count - correction
-    if degrees_of_freedom <= 0:
+    if count - correction <= 0:
         warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
                       "reduction factor (input numel divided by output numel).", UserWarning,
                       stacklevel=5)  # past this helper, the kernel, its quiet wrapper and the public call
-    variance = np.add.reduce(squares, axis=axis, keepdims=keepdim) / builtins.max(degrees_of_freedom, 0)
+    shape = _kept_shape(array.shape, axis, keepdim)
+    with_mean = name.endswith("_mean")
+    if array.dtype.kind != "c":
+        return _real_variance(array, axis, correction, shape, with_mean, root)
+    real_variance, real_mean = _real_variance(array.real, axis, correction, shape, with_mean, False)
+    imag_variance, imag_mean = _real_variance(array.imag, axis, correction, shape, with_mean, False)
+    variance = real_variance + imag_variance
     if root:
         variance = np.sqrt(variance)
-    variance = np.asarray(variance).astype(kind.to_real()._np, copy=False)
-    centre = centre.reshape(variance.shape).astype(array.dtype, copy=False)
-    return variance, centre
+    if not with_mean:
+        return np.asarray(variance), None
+    centre = np.empty(shape, array.dtype)
+    centre.real, centre.imag = real_mean, imag_mean
+    return np.asarray(variance), centre
+
+
+# Slices up to this long run PyTorch's Welford recurrence step by step (its exact results,
+# overflow and infinities included); longer ones are summed in two passes, in float64 too.
+_WELFORD_STEPS = 128
+
+
+def _real_variance(array: np.ndarray, axis, correction, shape: tuple, with_mean: bool, root: bool):
+    """Variance (its square root if ``root``) and mean of a real floating ``array`` over
+    ``axis``, as PyTorch's CPU kernels compute them, rounded to the array's dtype and given
+    ``shape``: for a single float32 / float64 result of ``var`` / ``std`` two passes in float64
+    around the mean taken in the input's dtype, otherwise Welford's recurrence in float64."""
+    if array.size == 0:
+        return np.full(shape, np.nan, array.dtype), np.full(shape, np.nan, array.dtype)
+    axes = tuple(range(array.ndim)) if axis is None else axis
+    kept = [a for a in range(array.ndim) if a not in axes]
+    rows = np.transpose(array, kept + list(axes)).reshape([array.shape[a] for a in kept] + [-1]).astype(np.float64)
+    n = rows.shape[-1]
+    if not with_mean and rows.size == n and array.dtype not in _LOW_PRECISION:
+        # The mean is the input dtype's own, then the squared deviations are summed in float64.
+        mean = np.asarray(np.add.reduce(array, axis=None) / array.dtype.type(n), array.dtype).astype(np.float64)
+        squares = np.add.reduce(np.square(rows - mean), axis=-1)
+    elif n <= _WELFORD_STEPS:
+        mean = np.zeros(rows.shape[:-1])
+        squares = np.zeros(rows.shape[:-1])
+        for k in range(n):
+            x = rows[..., k]
+            delta = x - mean
+            mean = mean + delta / (k + 1)
+            squares = squares + delta * (x - mean)
+    else:
+        mean = np.add.reduce(rows, axis=-1) / n
+        squares = np.add.reduce(np.square(rows - mean[..., None]), axis=-1)
+        # Welford's running mean turns NaN after an infinity unless it is the last element.
+        infinite = np.isinf(rows)
+        mean = np.where(np.add.reduce(infinite, axis=-1) - infinite[..., -1] > 0, np.nan, mean)
+    variance = squares / builtins.max(n - correction, 0)
+    if root:
+        variance = np.sqrt(variance)
+    variance = np.asarray(variance.astype(array.dtype).reshape(shape))
+    return variance, (mean.astype(array.dtype).reshape(shape) if with_mean else None)
 
 
 def _statistic_dims(arguments, ndim: int):
@@ -242,6 +286,13 @@ def _check_median_dtype(array: np.ndarray, kernel: str) -> None:
         raise _not_implemented(kernel, array)
 
 
+def _check_median_slices(array: np.ndarray, axis: int | None) -> None:
+    """median's and nanmedian's error (it names median) for slices of nothing, before their
+    dtype's."""
+    if axis is not None and array.shape[axis] == 0:
+        raise IndexError(f"median(): Expected reduction dim {axis} to have non-zero size.")
+
+
 def _median_grad(grad, input, result, dim, keepdim):
     if dim is None:
         return _distribute_evenly(grad, input, result, None, False)
@@ -269,15 +320,16 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     if dim is None:
         if keepdim:
             raise TypeError('median() missing 1 required positional arguments: "dim"')
+        if input.size == 0:  # any dtype: PyTorch's kernel is not reached
+            return _median_of_nothing(input)
         _check_median_dtype(input, "median_cpu")
         return _median_of_all(input)
-    _check_median_dtype(input, "median_out")
     axis = _single_axis(dim, input.ndim, "median")
+    _check_median_slices(input, axis)
+    _check_median_dtype(input, "median_out")
     if axis is None:
         return RETURN_TYPES["median"](input.copy(), np.zeros((), _INT64))
     length = input.shape[axis]
-    if length == 0:
-        raise IndexError(f"median(): Expected reduction dim {axis} to have non-zero size.")
     values = _sortable(input)
     order = np.argsort(values, axis=axis, kind="stable")
     middle = (length - 1) // 2
@@ -309,20 +361,21 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> T
     if dim is None:
         if keepdim:
             raise TypeError('nanmedian() missing 1 required positional arguments: "dim"')
+        if input.size == 0:  # any dtype: PyTorch's kernel is not reached
+            return _median_of_nothing(input)
         _check_median_dtype(input, "median_cpu")
         flat = _sortable(input).reshape(-1)
         if flat.dtype.kind == "f":
             flat = flat[~np.isnan(flat)]
-        if not flat.size:  # empty, or all NaN: as median (NaN, or the lowest int for empty int tensors)
-            return _median_of_all(input.reshape(-1)[:1])
+        if not flat.size:  # all NaN
+            return np.full((), np.nan, input.dtype)
         middle = (flat.size - 1) // 2
         return np.asarray(np.partition(flat, middle)[middle]).astype(input.dtype, copy=False)
-    _check_median_dtype(input, "median_out")
     axis = _single_axis(dim, input.ndim, "nanmedian")
+    _check_median_slices(input, axis)
+    _check_median_dtype(input, "median_out")
     if axis is None:
         return RETURN_TYPES["nanmedian"](input.copy(), np.zeros((), _INT64))
-    if input.shape[axis] == 0:
-        raise IndexError(f"nanmedian(): Expected reduction dim {axis} to have non-zero size.")
     order = _sort_indices(input, axis, False)  # NaN last
     values = _sortable(input)
     counted = np.add.reduce(~np.isnan(values), axis=axis, keepdims=True, dtype=_INT64) \
@@ -335,14 +388,123 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> T
     return RETURN_TYPES["nanmedian"](result, indices.astype(_INT64, order="C", copy=False))
 
 
+# PyTorch's mode sorts each slice with the C++ standard library's std::sort (libstdc++'s
+# introsort) comparing values with ``<`` alone: equal values and NaN (unordered) end up where
+# that algorithm leaves them, which decides the index mode reports. Slices of at most 16
+# elements are insertion-sorted (stable) by it, so without NaN the last occurrence is reported;
+# the others run this step-by-step copy, within a budget of elements per call.
+_INSERTION_SORT_LENGTH = 16
+_STD_SORT_BUDGET = 1 << 16
+
+
+def _std_sort_order(values: list) -> list:
+    """The positions of ``values`` in the order libstdc++'s ``std::sort`` leaves them with the
+    comparison ``a < b`` (not a strict weak order with NaN; reads are kept in range)."""
+    items = list(range(len(values)))
+
+    def less(a, b):
+        return values[a] < values[b]
+
+    def adjust_heap(first, hole, length, value):
+        top, child = hole, hole
+        while child < (length - 1) // 2:
+            child = 2 * (child + 1)
+            if less(items[first + child], items[first + child - 1]):
+                child -= 1
+            items[first + hole] = items[first + child]
+            hole = child
+        if length % 2 == 0 and child == (length - 2) // 2:
+            child = 2 * (child + 1)
+            items[first + hole] = items[first + child - 1]
+            hole = child - 1
+        parent = (hole - 1) // 2
+        while hole > top and less(items[first + parent], value):
+            items[first + hole] = items[first + parent]
+            hole, parent = parent, (parent - 1) // 2
+        items[first + hole] = value
+
+    def heap_sort(first, last):
+        length = last - first
+        for parent in range((length - 2) // 2, -1, -1):
+            adjust_heap(first, parent, length, items[first + parent])
+        while last - first > 1:
+            last -= 1
+            value, items[last] = items[last], items[first]
+            adjust_heap(first, 0, last - first, value)
+
+    def move_median_to_first(result, a, b, c):
+        if less(items[a], items[b]):
+            chosen = b if less(items[b], items[c]) else c if less(items[a], items[c]) else a
+        else:
+            chosen = a if less(items[a], items[c]) else c if less(items[b], items[c]) else b
+        items[result], items[chosen] = items[chosen], items[result]
+
+    def partition(first, last, pivot):
+        while True:
+            while first < len(items) - 1 and less(items[first], items[pivot]):
+                first += 1
+            last -= 1
+            while last > 0 and less(items[pivot], items[last]):
+                last -= 1
+            if not first < last:
+                return first
+            items[first], items[last] = items[last], items[first]
+            first += 1
+
+    def introsort(first, last, depth):
+        while last - first > _INSERTION_SORT_LENGTH:
+            if depth == 0:
+                heap_sort(first, last)
+                return
+            depth -= 1
+            move_median_to_first(first, first + 1, first + (last - first) // 2, last - 1)
+            cut = partition(first + 1, last, first)
+            introsort(cut, last, depth)
+            last = cut
+
+    def linear_insert(position, start):
+        value = items[position]
+        while position > start and less(value, items[position - 1]):
+            items[position] = items[position - 1]
+            position -= 1
+        items[position] = value
+
+    n = len(items)
+    if n > 1:
+        introsort(0, n, 2 * (n.bit_length() - 1))
+        for i in range(1, min(n, _INSERTION_SORT_LENGTH)):
+            if less(items[i], items[0]):
+                items[1:i + 1], items[0] = items[0:i], items[i]
+            else:
+                linear_insert(i, 0)
+        for i in range(_INSERTION_SORT_LENGTH, n):
+            linear_insert(i, 0)
+    return items
+
+
+def _mode_of_row(values: list) -> int:
+    """The index PyTorch's mode reports for one slice: after ``std::sort``, the last element of
+    the first longest run of equal neighbours (NaN equals nothing)."""
+    order = _std_sort_order(values)
+    best, best_count, count = 0, 0, 0
+    for position, index in enumerate(order):
+        count += 1
+        if position == len(order) - 1 or values[index] != values[order[position + 1]]:
+            if count > best_count:
+                best, best_count = index, count
+            count = 0
+    return best
+
+
 @op(meta=_reduce_meta(_dim_defaulting(-1)), returns=("values", "indices"),
     grad=_selection_grad, differentiable=no_complex_autograd("mode"), method=True, out=True,
     samples=(Sample((TensorSpec((3, 5), "int64", 0, 3),)), Sample((TensorSpec((4, 3), "int64", 0, 2), 0, True)),
              Sample((M23, 1)), Sample((TensorSpec((6,), "bool"),)), Sample((SCALAR,)),
              Sample((TensorSpec((3, 2), "float16"), 0))))
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
-    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the
-    index of its last occurrence, as the named tuple ``(values, indices)``.
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and an
+    index of it, as the named tuple ``(values, indices)``: the one PyTorch's kernel reports (the
+    last occurrence in slices of up to 16 elements without NaN).
 
     >>> import tensormodes as tm
     >>> tm.mode(tm.tensor([[1, 2, 2, 3, 3], [4, 4, 1, 1, 0]]))
@@ -353,11 +515,11 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, T
     axis = _int_dim(dim, input.ndim, "mode")
     if input.ndim == 0:  # any dtype: PyTorch's kernel is not reached
         return RETURN_TYPES["mode"](input.copy(), np.zeros((), _INT64))
-    if input.dtype.kind == "c":
-        raise _not_implemented("mode_cpu", input)
     length = input.shape[axis]
     if length == 0:
         raise IndexError(f"mode(): Expected reduction dim {axis} to have non-zero size.")
+    if input.dtype.kind == "c":
+        raise _not_implemented("mode_cpu", input)
     rows = np.moveaxis(_sortable(input), axis, -1).reshape(-1, length)
     ordered = np.sort(rows, axis=1)  # NaN last; each NaN its own run (NaN != NaN)
     starts = np.ones(ordered.shape, bool)
@@ -369,6 +531,14 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, T
     same = (rows == chosen[:, None]) | (np.isnan(rows) & np.isnan(chosen)[:, None]) if rows.dtype.kind == "f" \
         else rows == chosen[:, None]
     last = length - 1 - np.argmax(same[:, ::-1], axis=1)
+    # Slices std::sort does not leave in a stable order (NaN, or longer than its insertion sort)
+    # take the index PyTorch's kernel reports.
+    unstable = np.isnan(rows).any(axis=1) if rows.dtype.kind == "f" else np.zeros(rows.shape[0], bool)
+    if length > _INSERTION_SORT_LENGTH:
+        unstable[:] = True
+    if unstable.any() and np.count_nonzero(unstable) * length <= _STD_SORT_BUDGET:
+        for row in np.flatnonzero(unstable):
+            last[row] = _mode_of_row(rows[row].tolist())
     kept_shape = np.moveaxis(input, axis, -1).shape[:-1]
     values = np.take_along_axis(np.moveaxis(input, axis, -1).reshape(-1, length), last[:, None],
                                 axis=1).reshape(kept_shape)
@@ -418,12 +588,20 @@ def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bo
     return np.asarray(total / count)
 
 
+def _median_of_nothing(array: np.ndarray) -> np.ndarray:
+    """PyTorch's median of an empty tensor: NaN converted as C++ converts it to the dtype
+    (int32 and int64 hold their lowest value, narrower integers 0, bool True), any dtype."""
+    if array.dtype.kind in "iu":
+        fill = np.iinfo(array.dtype).min if array.dtype.itemsize >= 4 and array.dtype.kind == "i" else 0
+    else:
+        fill = True if array.dtype.kind == "b" else np.nan
+    return np.full((), fill, array.dtype)
+
+
 def _median_of_all(array: np.ndarray) -> np.ndarray:
     flat = _sortable(array).reshape(-1)
     if flat.size == 0:
-        # PyTorch reports NaN, which integer dtypes hold as their lowest value.
-        fill = np.nan if array.dtype.kind not in "iu" else np.iinfo(array.dtype).min
-        return np.full((), fill, array.dtype)
+        return _median_of_nothing(array)
     middle = (flat.size - 1) // 2
     if flat.dtype.kind == "f" and np.isnan(flat).any():
         return np.full((), np.nan, array.dtype)

@@ -28,7 +28,17 @@ from ._common import (
 )
 from ._common import conjugate as _conj
 from ._meta import broadcasting, elementwise, metadata
-from ._pointwise import _as, _float_unary, _is_integral, _neg_grad, _opmath, _wide, _zeros_like
+from ._pointwise import (
+    _as,
+    _complex_divide,
+    _complex_from_parts,
+    _float_unary,
+    _is_integral,
+    _neg_grad,
+    _opmath,
+    _wide,
+    _zeros_like,
+)
 from ._registry import Dunder, Sample, Tensor, TensorSpec, alias, op
 from ._samples import (
     BF16,
@@ -123,6 +133,8 @@ def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     d = dtype_of(input)
     if d is dt.bool:
         raise not_implemented("abs_cpu", d)
+    if d.is_complex:  # C's hypot, as PyTorch: NumPy's complex absolute rounds differently
+        return np.asarray(np.hypot(input.real, input.imag))
     return np.absolute(input)
 
 
@@ -200,6 +212,12 @@ def exp2(input: Tensor) -> Tensor:
     >>> tm.exp2(tm.tensor([0, 3])).tolist()
     [1.0, 8.0]
     """
+    if input.dtype.kind == "c":
+        # PyTorch computes e ** (ln 2 * z), scaling the parts in their own precision (for
+        # complex64 a float32 product, whose rounding matters for large imaginary parts).
+        scaled = _complex_from_parts(input.real * input.real.dtype.type(math.log(2.0)),
+                                     input.imag * input.real.dtype.type(math.log(2.0)), input.dtype)
+        return _float_unary(np.exp, scaled)
     return _float_unary(np.exp2, input)
 
 
@@ -304,8 +322,18 @@ def sqrt(input: Tensor) -> Tensor:
     return _float_unary(np.sqrt, input)
 
 
+def _complex_reciprocal(z: np.ndarray) -> np.ndarray:
+    """``1 / z`` for complex ``z`` as PyTorch's kernel divides (``1 / 0`` is ``inf + nanj``)."""
+    real, imag = _complex_divide(z.real.dtype.type(1), z.real.dtype.type(0), z.real, z.imag)
+    return _complex_from_parts(real, imag, z.dtype)
+
+
+def _reciprocal(x):
+    return _complex_reciprocal(x) if x.dtype.kind == "c" else np.reciprocal(x)
+
+
 def _reciprocal_sqrt(x):
-    return np.reciprocal(np.sqrt(x))
+    return _reciprocal(np.sqrt(x))
 
 
 def _rsqrt_grad(grad, result):
@@ -541,6 +569,8 @@ def reciprocal(input: Tensor) -> Tensor:
     >>> tm.reciprocal(tm.tensor([2, 4])).tolist()
     [0.5, 0.25]
     """
+    if input.dtype.kind == "c":  # in its own dtype: float32 parts overflow where PyTorch's do
+        return _complex_reciprocal(input)
     return _float_unary(np.reciprocal, input)
 
 
