@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 import tensormodes as tm
+import tensormodes.nn.functional as F
 
 
 def _raises(kind, message, function, *args, **kwargs):
@@ -192,3 +193,79 @@ def test_gradients_of_convolutions_of_empty_inputs_are_zeros():
     out = tm.conv2d(tm.ones(0, 2, 4, 4, dtype=tm.int64), w)
     (grad_w,) = tm.autograd.grad(out, [w], tm.ones_like(out))
     assert grad_w.dtype == tm.float32 and grad_w.abs().sum().item() == 0.0
+
+
+# -- pooling ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, kind, message", [
+    (lambda: F.avg_pool2d(tm.zeros((0, 1, 4, 5), dtype=tm.int8), 2, stride=1, divisor_override=3),
+     NotImplementedError, "\"avg_pool2d\" not implemented for 'Char'"),
+    (lambda: tm.avg_pool1d(tm.ones(2, 1, 8, dtype=tm.int32), [3], [2], 1), NotImplementedError,
+     "\"avg_pool2d\" not implemented for 'Int'"),
+    (lambda: tm.adaptive_avg_pool1d(tm.ones(1, 2, 4, dtype=tm.int32), 1), RuntimeError,
+     "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Int"),
+    (lambda: F.adaptive_avg_pool2d(tm.ones(1, 2, 4, 4, dtype=tm.int64), 1), RuntimeError,
+     "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Long"),
+    (lambda: tm._adaptive_avg_pool2d(tm.ones(5, 0, 4), 2), RuntimeError,
+     "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes "
+     "[5, 0, 4] with dimension 1 being empty"),
+    (lambda: tm._adaptive_max_pool2d(tm.ones(1, 0, 4, 4), 2), RuntimeError,
+     "adaptive_max_pool2d(): Expected input to have non-zero size for non-batch dimensions, but input has sizes "
+     "[1, 0, 4, 4] with dimension 1 being empty"),
+    (lambda: tm._adaptive_max_pool2d(tm.ones(0, 5, 4, dtype=tm.int64), 2), NotImplementedError,
+     "\"adaptive_max_pool2d\" not implemented for 'Long'"),
+    (lambda: tm._max_unpool2d(tm.ones(1, 0, 4, 4), tm.zeros(1, 0, 4, 4, dtype=tm.int64), [8, 8]), RuntimeError,
+     "max_unpooling2d_forward_out_cpu(): Expected input to have non-zero size for non-batch dimensions, but got "
+     "[1, 0, 4, 4] with dimension 1 being empty."),
+    (lambda: tm._max_unpool2d(tm.ones(2, 2), tm.zeros(1, 2, 2, 2, dtype=tm.int32), [3, 3, 3]), RuntimeError,
+     "elements in indices should be type int64 but got: Int"),
+    (lambda: tm._max_unpool2d(tm.ones(1, 2, 2, 2), tm.zeros(1, 2, 2, 2, dtype=tm.int64), [3, 3, 3]), RuntimeError,
+     "There should be exactly two elements (height, width) in output_size, but got 3 elements."),
+])
+def test_pooling_errors_follow_pytorch(call, kind, message):
+    _raises(kind, message, call)
+
+
+@pytest.mark.parametrize("call, dtype, shape", [
+    (lambda: tm.adaptive_avg_pool1d(tm.zeros((1, 0, 5), dtype=tm.float16), 2), tm.float16, (1, 0, 2)),
+    (lambda: tm.adaptive_avg_pool1d(tm.ones((0, 2, 4), dtype=tm.bool), 2), tm.bool, (0, 2, 2)),
+    (lambda: tm.adaptive_avg_pool1d(tm.ones((2, 4), dtype=tm.int32), 0), tm.int32, (2, 0)),
+    (lambda: tm._adaptive_avg_pool2d(tm.zeros((1, 0, 4, 4), dtype=tm.bfloat16), 1), tm.bfloat16, (1, 0, 1, 1)),
+    (lambda: tm._adaptive_avg_pool2d(tm.ones((0, 5, 4), dtype=tm.complex64), 2), tm.complex64, (0, 2, 2)),
+    (lambda: tm._adaptive_max_pool2d(tm.zeros((0, 5, 4), dtype=tm.float64), [2, 3])[1], tm.int64, (0, 2, 3)),
+    (lambda: tm._max_unpool2d(tm.ones(0, 4, 4, dtype=tm.int16), tm.zeros(0, 4, 4, dtype=tm.int64), [8, 8]),
+     tm.int16, (0, 8, 8)),
+    (lambda: tm._max_unpool2d(tm.ones(1, 2, 2, 2, dtype=tm.int32), tm.zeros(1, 2, 2, 2, dtype=tm.int64), [0, 3]),
+     tm.int32, (1, 2, 0, 3)),
+])
+def test_pooling_of_empty_inputs_and_outputs_computes(call, dtype, shape):
+    result = call()
+    assert result.dtype == dtype and tuple(result.shape) == shape
+
+
+def test_adaptive_average_of_one_is_a_mean():
+    assert tm.adaptive_avg_pool1d(tm.zeros((1, 2, 0)), 1).isnan().all().item()
+    result = tm.adaptive_avg_pool1d(tm.tensor([[1 + 2j, 3 + 0j]]), 1)
+    assert result.tolist() == [[2 + 1j]]
+
+
+def test_pooling_sums_windows_in_pytorch_s_order():
+    # row by row: 1e30 + 0.75 - 1e30 loses the 0.75, and the next row's 0.5 stays
+    x = tm.tensor([[[1e30, 0.75], [-1e30, 0.5]]], dtype=tm.float64)
+    assert F.avg_pool2d(x, 2).item() == 0.125
+    assert tm._adaptive_avg_pool2d(x, 1).item() == 0.125
+    # int64 sums wrap, then divide towards zero
+    x = tm.tensor([[0, -2**63, 7], [1, 2**63 - 1, 8]], dtype=tm.int64)
+    assert tm.avg_pool1d(x, 2, 1).tolist() == [[-2**62, -4611686018427387900], [-2**62, -4611686018427387900]]
+
+
+def test_adaptive_average_pooling_autograd_follows_pytorch():
+    _raises(RuntimeError, "adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for non-batch "
+                          "dimensions, but grad_output has sizes [1, 0, 1, 2] with dimension 1 being empty",
+            lambda: tm.adaptive_avg_pool1d(tm.zeros((1, 0, 5), requires_grad=True), 2).sum().backward())
+    _raises(RuntimeError, "_adaptive_avg_pool2d does not support automatic differentiation for outputs with complex "
+                          "dtype.", tm._adaptive_avg_pool2d, tm.zeros((0, 2, 5, 7), dtype=tm.complex128,
+                                                                      requires_grad=True), 3)
+    x = tm.zeros((0, 2, 2), dtype=tm.float64, requires_grad=True)
+    (grad,) = tm.autograd.grad(tm._max_unpool2d(x, tm.zeros((0, 2, 2), dtype=tm.int64), [4, 4]).sum(), x)
+    assert tuple(grad.shape) == (0, 2, 2)
