@@ -269,3 +269,54 @@ def test_adaptive_average_pooling_autograd_follows_pytorch():
     x = tm.zeros((0, 2, 2), dtype=tm.float64, requires_grad=True)
     (grad,) = tm.autograd.grad(tm._max_unpool2d(x, tm.zeros((0, 2, 2), dtype=tm.int64), [4, 4]).sum(), x)
     assert tuple(grad.shape) == (0, 2, 2)
+
+
+# -- activations, products -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, kind, message", [
+    (lambda: tm._hardtanh(tm.tensor([[1, 1, 1], [0, 2, 0]], dtype=tm.uint8)), RuntimeError,
+     "cannot do hardtanh on an unsigned type with negative limits"),
+    (lambda: tm._hardtanh(tm.tensor([True])), RuntimeError, "Bool inputs not supported for hardtanh"),
+    (lambda: tm._hardtanh(tm.tensor([1j])), NotImplementedError, "clamp is not supported for complex types"),
+    (lambda: tm.bmm(tm.ones(1, 2, 2, dtype=tm.bool), tm.ones(1, 2, 3, dtype=tm.float16)), NotImplementedError,
+     "\"bmm\" not implemented for 'Bool'"),
+    (lambda: tm.bmm(tm.ones(1, 2, 2), tm.ones(1, 2, 3, dtype=tm.bool)), RuntimeError,
+     "expected scalar type Float but found Bool"),
+    (lambda: tm.einsum("ij,jk", tm.ones(2, 3, dtype=tm.bool), tm.ones(3, 4)), NotImplementedError,
+     "\"bmm\" not implemented for 'Bool'"),
+    (lambda: tm.bmm(tm.zeros((0, 2, 3), dtype=tm.float64, requires_grad=True), tm.zeros((0, 3, 1), dtype=tm.int64)),
+     RuntimeError, "Autograd not support dtype: Long"),
+    (lambda: tm.einsum("ij,jk->ik", tm.ones(2, 3, requires_grad=True), tm.zeros((3, 0), dtype=tm.int8)),
+     RuntimeError, "Autograd not support dtype: Char"),
+])
+def test_activation_and_product_errors_follow_pytorch(call, kind, message):
+    _raises(kind, message, call)
+
+
+def test_hardtanh_of_integers_clamps_to_truncated_limits():
+    assert tm._hardtanh(tm.tensor([0, 1, 3], dtype=tm.uint8), 0.5, 2.5).tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("call, dtype, shape", [
+    # a bmm with no result or nothing to add up skips its kernel: the second operand's dtype
+    (lambda: tm.bmm(tm.ones(2, 2, 3, dtype=tm.float16), tm.zeros((2, 3, 0))), tm.float32, (2, 2, 0)),
+    (lambda: tm.bmm(tm.ones(2, 2, 0, dtype=tm.bool), tm.ones(2, 0, 4, dtype=tm.int32)), tm.int32, (2, 2, 4)),
+    (lambda: tm.einsum("ij,jk", tm.ones(0, 3, dtype=tm.float64), tm.ones(3, 4, dtype=tm.bool)), tm.bool, (0, 4)),
+    # ... of the pair PyTorch orders so that the product lies in the output's order
+    (lambda: tm.einsum(tm.zeros((0, 3), dtype=tm.bool), [0, 1], tm.ones(3, 4, dtype=tm.int16), [1, 2], [2, 0]),
+     tm.bool, (4, 0)),
+    (lambda: tm.einsum("ij,jk->ik", tm.zeros((2, 0), dtype=tm.bool), tm.ones(0, 4, dtype=tm.int16)), tm.int16,
+     (2, 4)),
+])
+def test_empty_products_take_the_second_operand_s_dtype(call, dtype, shape):
+    result = call()
+    assert result.dtype == dtype and tuple(result.shape) == shape and not result.any().item()
+
+
+def test_hardtanh_and_hardswish_pass_the_gradient_at_nan():
+    x = tm.tensor([-4.0, -3.0, -1.0, 3.0, 4.0, float("nan")], requires_grad=True)
+    F.hardswish(x).sum().backward()
+    assert [round(g, 4) for g in x.grad.tolist()] == [0.0, 0.0, 0.1667, 1.0, 1.0, 1.0]
+    x = tm.tensor([-2.0, -1.0, 0.0, 1.0, 2.0, float("nan")], requires_grad=True)
+    F.hardtanh(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 1.0, 0.0, 0.0, 1.0]
