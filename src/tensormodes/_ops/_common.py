@@ -402,6 +402,15 @@ def no_complex_autograd(name: str):
     return real_only
 
 
+def recordable(dtype: dt.dtype) -> bool:
+    """A ``differentiable=`` check (asked only for calls that would be recorded): PyTorch's
+    autograd refuses a result of an integer or bool ``dtype``, which ops whose result takes an
+    operand's dtype (an empty ``bmm``) can give from floating inputs."""
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(dtype)}")
+    return True
+
+
 def one_sequence_as_items(values: tuple) -> tuple:
     """A ``*tensors`` parameter given one list or tuple (``f([a, b])``) as its items
     (``f(a, b)``), as PyTorch's Python-level functions accept (an op's ``normalize``)."""

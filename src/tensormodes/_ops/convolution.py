@@ -18,7 +18,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
-from ._common import HALF_TYPES, array_type_name, cpp_type_name, not_implemented, ops
+from ._common import HALF_TYPES, array_type_name, cpp_type_name, not_implemented, ops, scalar_type_name
 from ._common import conjugate as _conj
 from ._meta import MetaArray, MetaRule, rule
 from ._registry import Sample, Tensor, TensorSpec, op
@@ -28,6 +28,14 @@ from ._registry import Sample, Tensor, TensorSpec, op
 
 
 # -- argument checks -----------------------------------------------------------------------------
+#
+# PyTorch checks a convolution in three stages, and the tensormodes checks follow them in order:
+# the Python-facing functions (``conv2d``'s bias dtype, the input's dimensions, complex operands'
+# types), then ATen's ``_convolution`` (the arguments and shapes of ``check_shape_forward``),
+# then the CPU backend ATen picks (``_select_conv_backend``), each with checks and dtypes of its
+# own: ``empty`` (no batch or no channels: computed as a product, so dtypes promote), ``mkldnn``
+# (oneDNN: float32 work of some size, bfloat16), and the "slow" im2col kernels ``plain``,
+# ``dilated`` and ``transposed``. Their choice and errors are reproduced, not their arithmetic.
 
 def _expand(name: str, value, spatial: int) -> tuple[int, ...]:
     """An int or a list of ints (one, or one per spatial dimension) as one int per dimension."""
@@ -42,25 +50,64 @@ def _expand(name: str, value, spatial: int) -> tuple[int, ...]:
     return tuple(values)
 
 
-def _check_arguments(input: np.ndarray, weight: np.ndarray, bias, stride, padding, dilation, groups: int,
-                     transposed: bool = False, output_padding=(0,), allow_complex: bool = True,
-                     extra=None) -> tuple:
-    """PyTorch's checks of a batched convolution's arguments, in its order; the stride, padding,
-    dilation and output padding as one int per spatial dimension. ``extra``: padding after the
+# Tensor.toString() in PyTorch's messages: the legacy type names where they exist.
+_LEGACY_TENSOR_NAMES = {dt.uint8: "Byte", dt.int8: "Char", dt.int16: "Short", dt.int32: "Int", dt.int64: "Long",
+                        dt.float16: "Half", dt.float32: "Float", dt.float64: "Double"}
+
+
+def _tensor_type(array) -> str:
+    dtype = dt.NP_TO_DTYPE[array.dtype]
+    legacy = _LEGACY_TENSOR_NAMES.get(dtype)
+    return f"torch.{legacy}Tensor" if legacy else f"CPU{scalar_type_name(dtype)}Type"
+
+
+def _check_same_type(input, weight, bias, mkldnn: bool = False) -> None:
+    """ATen's ``check_input_same_type_as_parameters`` (complex convolutions; oneDNN's words)."""
+    for name, parameter in (("weight", weight), ("bias", bias)):
+        if parameter is not None and parameter.dtype != input.dtype:
+            alternative = (f" or input should be a MKLDNN tensor and {name} is a dense tensor" if mkldnn else "")
+            raise RuntimeError(f"Input type ({_tensor_type(input)}) and {name} type ({_tensor_type(parameter)}) should "
+                               f"be the same{alternative}")
+
+
+def _check_bias_dtype(input, bias) -> None:
+    """``conv1d`` / ``conv2d``'s own check (with int padding): the bias of the input's dtype."""
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"Input type ({cpp_type_name(dt.NP_TO_DTYPE[input.dtype])}) and bias type "
+                           f"({cpp_type_name(dt.NP_TO_DTYPE[bias.dtype])}) should be the same")
+
+
+class _Plan:
+    """A checked convolution: its arguments as one int per spatial dimension, the backend
+    PyTorch's CPU dispatch picks, and the result's dtype and shape."""
+
+    __slots__ = ("stride", "padding", "dilation", "output_padding", "backend", "dtype", "shape")
+
+    def __init__(self, stride, padding, dilation, output_padding, backend, dtype, shape):
+        self.stride, self.padding, self.dilation, self.output_padding = stride, padding, dilation, output_padding
+        self.backend, self.dtype, self.shape = backend, dtype, shape
+
+
+def _check_arguments(input, weight, bias, stride, padding, dilation, groups: int, transposed: bool = False,
+                     output_padding=(0,), allow_complex: bool = True, extra=None) -> _Plan:
+    """PyTorch's checks of a batched convolution's arguments, in its order (ATen's
+    ``_convolution``, then its backend's), and the plan they leave. ``extra``: padding after the
     input beyond ``padding`` ('same' padding's odd one), which PyTorch pads before its checks."""
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
     spatial = weight.ndim - 2
     stride = _expand("stride", stride, spatial)
     padding = _expand("padding", padding, spatial)
     dilation = _expand("dilation", dilation, spatial)
     output_padding = _expand("output_padding", output_padding, spatial)
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
     if input.ndim != weight.ndim:
         raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
                            f"{list(weight.shape)}, but got {input.ndim}-dimensional input of size "
@@ -71,52 +118,177 @@ def _check_arguments(input: np.ndarray, weight: np.ndarray, bias, stride, paddin
     if weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
                            f"got weight of size [{list(weight.shape)}] instead")
+    extra = tuple(extra or (0,) * spatial)
+    sizes = [size + e for size, e in zip(input.shape[2:], extra)]  # the input as PyTorch pads it for 'same'
     if transposed:
         if input.shape[1] != weight.shape[0]:
             raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
                                f"{list(input.shape)} to have {weight.shape[0]} channels, but got {input.shape[1]} "
                                f"channels instead")
-        if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
-            # PyTorch runs a 1D convolution as a 2D one of height 1, and names each dimension.
-            lists = ((0, *output_padding), (1, *stride), (1, *dilation)) if spatial == 1 else \
-                (output_padding, stride, dilation)
-            names = ("depth", "height", "width")[-len(lists[0]):]
-            described = " ".join(f"{kind}_{dim}: {value}" for kind, values in
-                                 zip(("output_padding", "stride", "dilation"), lists)
-                                 for dim, value in zip(names, values))
-            raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got {described}")
         out_channels = weight.shape[1] * groups
-        sizes = [(size - 1) * s - 2 * p + d * (k - 1) + 1 + o for size, s, p, d, k, o in
-                 zip(input.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding)]
-        if any(size < 1 for size in sizes):
-            raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, input.shape[2:]))}). "
-                               f"Calculated output size per channel: ({' x '.join(map(str, sizes))}). Output size "
-                               f"is too small")
+        _check_bias_shape(bias, weight, out_channels, transposed)
+        out_sizes = _transposed_sizes(sizes, weight.shape, stride, padding, dilation, output_padding)
     else:
         if input.shape[1] != weight.shape[1] * groups:
             raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
                                f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
                                f"{input.shape[1]} channels instead")
-        padded = [size + 2 * p + e for size, p, e in zip(input.shape[2:], padding, extra or (0,) * spatial)]
+        out_channels = weight.shape[0]
+        _check_bias_shape(bias, weight, out_channels, transposed)
+        padded = [size + 2 * p for size, p in zip(sizes, padding)]
         kernel = [d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation)]
         if any(k > size for k, size in zip(kernel, padded)):
             raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
                                f"size: ({' x '.join(map(str, kernel))}). Kernel size can't be greater than actual "
                                f"input size")
-        out_channels = weight.shape[0]
+        out_sizes = [(size - k) // s + 1 for size, k, s in zip(padded, kernel, stride)]
+    arguments = (stride, padding, dilation, output_padding)
+    backend, dtype = _check_backend(input, weight, bias, sizes, out_sizes, out_channels, arguments, groups,
+                                    transposed, allow_complex)
+    if backend == "empty" and input.shape[1] == 0:
+        out_channels = 0  # ATen's empty path keeps the input's (zero) channels
+    return _Plan(stride, padding, dilation, output_padding, backend, dtype,
+                 (input.shape[0], out_channels, *out_sizes))
+
+
+def _check_bias_shape(bias, weight, out_channels: int, transposed: bool) -> None:
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
         given = "Given transposed=1, weight" if transposed else "Given weight"
         raise RuntimeError(f"{given} of size {list(weight.shape)}, expected bias to be 1-dimensional with "
                            f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
+
+
+def _as_2d(values, fill: int) -> tuple:
+    """A 1D convolution's per-dimension values as PyTorch's 2D view of it has them (height first)."""
+    return (fill, *values) if len(values) == 1 else tuple(values)
+
+
+def _uses_mkldnn(dtype, shape, kernel, groups: int, transposed: bool, stride, output_padding) -> bool:
+    """Whether ATen's CPU convolution takes oneDNN (``ConvParams::use_mkldnn``) for a non-empty
+    batched input of 2D ``shape`` (a 1D one seen as height 1). Its float32 heuristic also looks
+    at the number of threads for 1x1 kernels; more than one (any multi-core machine) is assumed.
+    bfloat16 takes it on CPUs with native bfloat16 support (AVX-512), float16 only on CPUs with
+    native float16 arithmetic (not assumed)."""
+    if transposed and any(o >= s for o, s in zip(output_padding, stride)):
+        return False
+    if dtype == dt.bfloat16._np:
+        return True
+    if dtype != np.float32:
+        return False
+    return groups > 1 or (kernel[0] > 3 and kernel[1] > 3) or shape[0] > 1 or math.prod(shape) > 20480
+
+
+# The dtypes of the slow kernels other than the plain one's (everything but bool and complex).
+_SLOW_DTYPES = frozenset(np.dtype(d) for d in (np.float16, dt.bfloat16._np, np.float32, np.float64, np.int64))
+_SLOW_KERNEL_NAMES = {"plain": "slow_conv2d_cpu", "dilated": "slow_conv_dilated<>",
+                      "transposed": "slow_conv_transpose2d_out_cpu"}
+
+
+def _check_backend(input, weight, bias, sizes, out_sizes, out_channels: int, arguments, groups: int,
+                   transposed: bool, allow_complex: bool):
+    """The CPU backend ATen selects for a checked convolution, after that backend's own checks,
+    and the result's NumPy dtype."""
+    stride, padding, dilation, output_padding = arguments
+    shape = _as_2d(sizes, 1)
+    shape = (*input.shape[:2], *shape)
+    kernel = _as_2d(weight.shape[2:], 1)
+    if input.shape[0] == 0 or input.shape[1] == 0:
+        return "empty", _empty_dtype(input, weight, bias, out_sizes, out_channels)
+    if math.prod(shape) == 0:
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input shape: {list(shape)}")
+    # a complex input reaches ATen as its real parts (conv1d / conv2d / the transposed ones split it)
+    dtype = input.real.dtype if allow_complex and input.dtype.kind == "c" else input.dtype
+    stride, dilation = _as_2d(stride, 1), _as_2d(dilation, 1)
+    output_padding = _as_2d(output_padding, 0)
+    if _uses_mkldnn(dtype, shape, kernel, groups, transposed, stride, output_padding):
+        _check_same_type(input, weight, bias, mkldnn=True)
+        if not transposed and any(d <= 0 for d in dilation):
+            raise RuntimeError("non-positive dilation is not supported")
+        if any(size < 0 for size in out_sizes):  # (an empty output is made and convolved)
+            raise RuntimeError("could not construct a memory descriptor using a format tag")
+        if weight.size == 0 or any(d <= 0 < k - 1 for d, k in zip(dilation, kernel)):
+            raise RuntimeError(f"could not create a primitive descriptor for the {'de' if transposed else ''}"
+                               f"convolution forward propagation primitive. Run workload with environment variable "
+                               f"ONEDNN_VERBOSE=all to get additional diagnostic information.")
+        return "mkldnn", input.dtype
+    backend = "transposed" if transposed else "dilated" if any(d != 1 for d in dilation) else "plain"
+    if backend == "dilated":
+        if any(k <= 0 for k in kernel):
+            raise RuntimeError(f"kernel size should be greater than zero, but got {list(kernel)}")
+        if any(d <= 0 for d in dilation):
+            raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    elif any(k <= 0 for k in kernel):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: {kernel[0]} "
+                           f"kernel_width: {kernel[1]}")
+    if transposed:
+        _check_slow_transposed(input, weight, out_sizes, groups, stride, dilation, output_padding)
+    if dtype.kind in "bc" or (backend != "plain" and dtype not in _SLOW_DTYPES):
+        raise not_implemented(_SLOW_KERNEL_NAMES[backend], dt.NP_TO_DTYPE[dtype])
     if weight.dtype != input.dtype:
         raise RuntimeError(f"expected scalar type {array_type_name(input)} but found {array_type_name(weight)}")
-    if bias is not None and bias.dtype != input.dtype:
-        raise RuntimeError(f"Input type ({cpp_type_name(dt.NP_TO_DTYPE[input.dtype])}) and bias type "
-                           f"({cpp_type_name(dt.NP_TO_DTYPE[bias.dtype])}) should be the same")
-    if input.dtype == np.bool_ or (not allow_complex and input.dtype.kind == "c"):
-        raise not_implemented("slow_conv_transpose2d_out_cpu" if transposed else "slow_conv2d_cpu",
-                              dt.NP_TO_DTYPE[input.dtype])
-    return stride, padding, dilation, output_padding
+    if transposed and bias is not None:
+        # the transposed kernel adds the bias in place: no lower category
+        _check_written(dt.result_dtype((input, bias)), input.dtype)
+    return backend, input.dtype
+
+
+def _check_slow_transposed(input, weight, out_sizes, groups, stride, dilation, output_padding) -> None:
+    """``slow_conv_transpose2d``'s own checks, after the kernel size's (on 2D views)."""
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: {dilation[0]}, "
+                           f"dilation_width: {dilation[1]}")
+    if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+        described = " ".join(f"{kind}_{dim}: {value}" for kind, values in
+                             zip(("output_padding", "stride", "dilation"), (output_padding, stride, dilation))
+                             for dim, value in zip(("height", "width"), values))
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but got {described}")
+    if weight.size == 0:
+        # each group's weight on its own
+        group_weight = (weight.shape[0] // groups, *weight.shape[1:2], *_as_2d(weight.shape[2:], 1))
+        raise RuntimeError(f"non-empty 2D or 4D weight tensor expected, but got: {list(group_weight)}")
+    if any(size < 1 for size in out_sizes):
+        sizes_2d = _as_2d(input.shape[2:], 1)
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, sizes_2d))}). Calculated output "
+                           f"size per channel: ({' x '.join(map(str, _as_2d(out_sizes, 1)))}). Output size is too "
+                           f"small")
+
+
+def _check_written(computed: dt.dtype, target: np.dtype) -> None:
+    """An in-place write's cast rule: no lower category."""
+    if not dt.can_cast(computed, dt.NP_TO_DTYPE[target]):
+        raise RuntimeError(f"result type {scalar_type_name(computed)} can't be cast to the desired output type "
+                           f"{scalar_type_name(dt.NP_TO_DTYPE[target])}")
+
+
+def _empty_dtype(input, weight, bias, out_sizes, out_channels: int) -> np.dtype:
+    """The dtype of ATen's empty-input path: the input times the weight's first element (times
+    the empty weight when there are no channels), plus the bias's first element in place."""
+    if input.shape[1] == 0:
+        dtype = dt.result_dtype((input, weight))
+    else:
+        if weight.size == 0:
+            raise IndexError("select(): index 0 out of range for tensor of size [0] at dimension 0")
+        dtype = dt.result_dtype((input, np.empty((), weight.dtype)))
+    if bias is not None:
+        _check_written(dt.result_dtype((np.empty((1,), dtype._np), np.empty((), bias.dtype))), dtype._np)
+    if any(size < 0 for size in out_sizes):
+        _check_view_shape([input.shape[0], out_channels, *_as_2d(out_sizes, 1)])
+    return dtype._np
+
+
+def _check_view_shape(shape: list[int]) -> None:
+    """``view``'s errors for a shape with negative sizes, viewing no elements (where ATen's
+    empty path views its result as sizes a transposed convolution computed negative)."""
+    inferred = None
+    for index, size in enumerate(shape):
+        if size == -1:
+            if inferred is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            inferred = index
+        elif size < 0:
+            raise RuntimeError(f"invalid shape dimension {size} at index {index} of shape {shape}")
+    raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because the unspecified dimension "
+                       f"size -1 can be any value and is ambiguous")
 
 
 # -- kernels --------------------------------------------------------------------------------------
@@ -204,21 +376,29 @@ def _columns(input: np.ndarray, layout: _Layout, groups: int, extent=None) -> np
     return columns.reshape(input.shape[0], groups, taps, math.prod(layout.grid))
 
 
-def _correlate(input: np.ndarray, weight: np.ndarray, stride, padding, dilation, groups: int) -> np.ndarray:
+def _correlate(input: np.ndarray, weight: np.ndarray, stride, padding, dilation, groups: int,
+               bias: np.ndarray | None = None) -> np.ndarray:
     """The plain (cross-correlating) convolution of a batched ``input`` (N, C, *S) with ``weight``
-    (O, C / groups, *K); ``padding`` gives (before, after) per spatial dimension."""
+    (O, C / groups, *K), plus ``bias`` (of the input's dtype) before the result is rounded to it;
+    ``padding`` gives (before, after) per spatial dimension."""
     layout = _Layout(input.shape[2:], weight.shape[2:], stride, padding, dilation)
     kernels = _working(weight).reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
     product = np.matmul(kernels, _columns(_working(input), layout, groups))
     product = product.reshape(input.shape[0], weight.shape[0], *layout.grid)[..., :layout.out[-1]]
+    if bias is not None:
+        product = product + _working(bias).reshape(-1, *(1,) * (weight.ndim - 2))
     return np.ascontiguousarray(product, dtype=input.dtype)
 
 
 def _spread(grad: np.ndarray, weight: np.ndarray, sizes, stride, padding, dilation, groups: int,
-            extended: np.ndarray | None = None) -> np.ndarray:
+            extended: np.ndarray | None = None, bias: np.ndarray | None = None,
+            rounded: bool = False) -> np.ndarray:
     """The transpose of ``_correlate`` over inputs of spatial ``sizes``, applied to ``grad``
     (N, O, *out): each output's value spread back over its window (col2im). ``extended``:
-    ``grad`` already on the layout's grid, when the caller has it."""
+    ``grad`` already on the layout's grid, when the caller has it; ``bias``: added before the
+    result is rounded to ``grad``'s dtype. ``rounded``: float16 / bfloat16 done as PyTorch's slow
+    transposed kernel does them, each window's share rounded to the dtype and the shares summed
+    in it, tap after tap."""
     layout = _Layout(sizes, weight.shape[2:], stride, padding, dilation)
     kernels = _working(weight).reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
     channels = weight.shape[1] * groups
@@ -226,6 +406,8 @@ def _spread(grad: np.ndarray, weight: np.ndarray, sizes, stride, padding, dilati
         extended = layout.extend(_working(grad), groups)
     columns = np.matmul(kernels.swapaxes(1, 2), extended)
     columns = columns.reshape(grad.shape[0], channels, math.prod(layout.kernel), *layout.grid)
+    if rounded:
+        columns = columns.astype(grad.dtype)
     layout.clear_outside(columns, grad.shape[2:])
     flat, planes = layout.buffer((grad.shape[0], channels), columns.dtype)
     item = flat.itemsize
@@ -235,7 +417,10 @@ def _spread(grad: np.ndarray, weight: np.ndarray, sizes, stride, padding, dilati
         offset = sum(p * step for p, step in zip(position, layout.tap_steps))
         target = as_strided(flat[..., offset:], shape, strides)
         target += columns[:, :, tap]
-    return np.ascontiguousarray(planes[layout.inner()], dtype=grad.dtype)
+    result = planes[layout.inner()]
+    if bias is not None:
+        result = result + _working(bias).reshape(-1, *(1,) * (weight.ndim - 2))
+    return np.ascontiguousarray(result, dtype=grad.dtype)
 
 
 def _weight_product(input: np.ndarray, grad: np.ndarray, weight_shape, stride, padding, dilation,
@@ -255,21 +440,38 @@ def _transposed_sizes(sizes, weight_shape, stride, padding, dilation, output_pad
             zip(sizes, stride, padding, dilation, weight_shape[2:], output_padding)]
 
 
+def _cast_bias(bias: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``bias`` copied into a ``dtype`` output (a complex one's imaginary part dropped)."""
+    if bias.dtype.kind == "c" and dtype.kind != "c":
+        bias = bias.real
+    with np.errstate(invalid="ignore"):
+        return bias.astype(dtype, copy=False)
+
+
 def _run(input, weight, bias, stride, padding, dilation, groups, transposed=False, output_padding=0,
          allow_complex=True, extra=None):
     """A checked convolution of a batched input (``padding`` symmetric, plus ``extra`` after in
     each dimension: 'same' padding's odd one) plus ``bias``."""
-    stride, padding, dilation, output_padding = _check_arguments(input, weight, bias, stride, padding, dilation,
-                                                                 groups, transposed, output_padding, allow_complex,
-                                                                 extra)
-    if transposed:
-        sizes = _transposed_sizes(input.shape[2:], weight.shape, stride, padding, dilation, output_padding)
-        result = _spread(input, weight, sizes, stride, [(p, p) for p in padding], dilation, groups)
-    else:
-        sides = [(p, p + e) for p, e in zip(padding, extra or (0,) * len(padding))]
-        result = _correlate(input, weight, stride, sides, dilation, groups)
+    plan = _check_arguments(input, weight, bias, stride, padding, dilation, groups, transposed, output_padding,
+                            allow_complex, extra)
+    if plan.backend == "empty":
+        return np.zeros(plan.shape, plan.dtype)
+    if not transposed:
+        sides = [(p, p + e) for p, e in zip(plan.padding, extra or (0,) * len(plan.padding))]
+        # PyTorch's kernels accumulate onto the bias, cast to the input's dtype
+        return _correlate(input, weight, plan.stride, sides, plan.dilation, groups,
+                          None if bias is None else _cast_bias(bias, input.dtype))
+    if plan.backend == "mkldnn":  # oneDNN adds the bias (of the input's dtype) before rounding
+        return _spread(input, weight, plan.shape[2:], plan.stride, [(p, p) for p in plan.padding], plan.dilation,
+                       groups, bias=bias)
+    result = _spread(input, weight, plan.shape[2:], plan.stride, [(p, p) for p in plan.padding], plan.dilation,
+                     groups, rounded=input.dtype in HALF_TYPES)
     if bias is not None:
-        result += bias.reshape(-1, *(1,) * (weight.ndim - 2))
+        # the transposed kernel adds the bias in place, computed in the promoted dtype
+        computed = dt.result_dtype((result, bias))._np
+        biased = result.astype(computed, copy=False) + bias.astype(computed, copy=False).reshape(
+            -1, *(1,) * (weight.ndim - 2))
+        result = biased.astype(result.dtype, copy=False)
     return result
 
 
@@ -280,24 +482,26 @@ def _run(input, weight, bias, stride, padding, dilation, groups, transposed=Fals
 
 def _run_meta(input, weight, bias, stride, padding, dilation, groups, transposed=False, output_padding=0,
               allow_complex=True, extra=None):
-    """``_run``'s result as a MetaArray: its checks, its output sizes."""
-    stride, padding, dilation, output_padding = _check_arguments(input, weight, bias, stride, padding, dilation,
-                                                                 groups, transposed, output_padding, allow_complex,
-                                                                 extra)
-    if transposed:
-        sizes = _transposed_sizes(input.shape[2:], weight.shape, stride, padding, dilation, output_padding)
-        channels = weight.shape[1] * groups
-    else:
-        # _Layout's output sizes, over the input padded (before, after) per dimension
-        sizes = [(size + 2 * p + e - d * (k - 1) - 1) // s + 1 for size, p, e, d, k, s in
-                 zip(input.shape[2:], padding, extra or (0,) * len(padding), dilation, weight.shape[2:], stride)]
-        channels = weight.shape[0]
-    return MetaArray((input.shape[0], channels, *sizes), input.dtype)
+    """``_run``'s result as a MetaArray: its checks, its output's dtype and shape."""
+    plan = _check_arguments(input, weight, bias, stride, padding, dilation, groups, transposed, output_padding,
+                            allow_complex, extra)
+    return MetaArray(plan.shape, plan.dtype)
 
 
 def _batch(array):
     """``array[None]``: an unbatched input with a batch dimension of 1 (meta arrays too)."""
     return MetaArray((1, *array.shape), array.dtype) if type(array) is MetaArray else array[None]
+
+
+def _crop_start(array, dim: int, count: int):
+    """``array`` without its first ``count`` entries along ``dim`` (meta arrays too), as
+    ``constant_pad_nd`` with a negative padding crops."""
+    if array.shape[dim] < count:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    shape = (*array.shape[:dim], array.shape[dim] - count, *array.shape[dim + 1:])
+    if type(array) is MetaArray:
+        return MetaArray(shape, array.dtype)
+    return array[(slice(None),) * dim + (slice(count, None),)]
 
 
 def _unbatch(array):
@@ -310,6 +514,8 @@ def _convolution_backward_meta(grad_output, input, weight, bias_sizes, stride, p
     if grad_output.dtype == np.bool_ or grad_output.dtype.kind == "c":
         raise not_implemented("slow_conv_transpose2d_out_cpu" if transposed else "slow_conv2d_cpu",
                               dt.NP_TO_DTYPE[grad_output.dtype])
+    if input.shape[0] == 0 or input.shape[1] == 0:
+        return _empty_backward(grad_output, input, weight, transposed, output_mask, MetaArray)
     spatial = weight.ndim - 2
     for name, value in (("stride", stride), ("padding", padding), ("dilation", dilation)):
         _expand(name, value, spatial)
@@ -318,6 +524,15 @@ def _convolution_backward_meta(grad_output, input, weight, bias_sizes, stride, p
     return (MetaArray(input.shape, grad_output.dtype) if output_mask[0] else None,
             MetaArray(weight.shape, grad_output.dtype if transposed else input.dtype) if output_mask[1] else None,
             MetaArray(grad_output.shape[1:2], grad_output.dtype) if output_mask[2] else None)
+
+
+def _empty_backward(grad_output, input, weight, transposed: bool, output_mask, make) -> tuple:
+    """The gradients of a convolution of an input without batch or channels: zeros (``make``:
+    ``np.zeros`` or ``MetaArray``), the bias's one per output channel of the weight."""
+    out_channels = grad_output.shape[1] if transposed else weight.shape[0]
+    return (make(input.shape, grad_output.dtype) if output_mask[0] else None,
+            make(weight.shape, grad_output.dtype if transposed else input.dtype) if output_mask[1] else None,
+            make((out_channels,), grad_output.dtype) if output_mask[2] else None)
 
 
 def _ordered(opdef, args, kwargs) -> tuple:
@@ -466,6 +681,8 @@ def _convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bi
     if grad_output.dtype == np.bool_ or grad_output.dtype.kind == "c":
         raise not_implemented("slow_conv_transpose2d_out_cpu" if transposed else "slow_conv2d_cpu",
                               dt.NP_TO_DTYPE[grad_output.dtype])
+    if input.shape[0] == 0 or input.shape[1] == 0:
+        return _empty_backward(grad_output, input, weight, transposed, output_mask, np.zeros)
     spatial = weight.ndim - 2
     stride, padding, dilation = (_expand(name, value, spatial) for name, value in
                                  (("stride", stride), ("padding", padding), ("dilation", dilation)))
@@ -493,7 +710,37 @@ def _convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bi
     return grad_input, grad_weight, grad_bias
 
 
-@op(grad=_convolution_grad, meta=_convolution_meta,
+def _recorded_dtype(input, weight) -> dt.dtype:
+    """The dtype of a convolution's result (the empty path's product's, else the input's), for
+    the autograd checks below (``input`` and ``weight`` tensors)."""
+    if input.shape[0] and input.shape[1]:
+        return input.dtype
+    # the input times the weight's first element (a 0-dim tensor), or times the empty weight
+    weight_shape = () if input.shape[1] else (1,)
+    return dt.result_dtype((np.empty((1,), input.dtype._np), np.empty(weight_shape, weight.dtype._np)))
+
+
+def _check_recorded(dtype: dt.dtype) -> bool:
+    """PyTorch's autograd errors for a recorded convolution whose result it cannot differentiate."""
+    if dtype.is_complex:
+        raise RuntimeError("convolution does not support automatic differentiation for outputs with complex dtype.")
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(dtype)}")
+    return True
+
+
+def _convolution_differentiable(input, weight, *arguments) -> bool:
+    """ATen's ``convolution`` records only real floating results."""
+    return _check_recorded(_recorded_dtype(input, weight))
+
+
+def _conv_differentiable(input, weight, *arguments) -> bool:
+    """The functions split a complex input into real convolutions (which autograd records), and
+    call ``convolution`` for the rest."""
+    return input.is_complex() or _check_recorded(_recorded_dtype(input, weight))
+
+
+@op(grad=_convolution_grad, meta=_convolution_meta, differentiable=_convolution_differentiable,
     errors=(Sample((TensorSpec((1, 2, 4, 4)), TensorSpec((3, 3, 2, 2)), None, [1, 1], [0, 0], [1, 1], False,
                     [0, 0], 1)),
             Sample((TensorSpec((1, 2, 4)), TensorSpec((2, 3, 2)), None, [1], [1], [1], True, [1], 1)),
@@ -534,36 +781,56 @@ def _as_list(value, spatial: int):
     return list(value)
 
 
-def _resolve_padding(padding, weight_shape, stride, dilation) -> list[tuple[int, int]]:
+def _resolve_padding(padding, weight_shape, stride, dilation, input=None) -> list[tuple[int, int]]:
     """``padding`` (ints or 'valid' / 'same') as (before, after) per spatial dimension. PyTorch's
-    'same' pads ``dilation * (kernel - 1)`` in all, the odd one after."""
+    'same' pads ``dilation * (kernel - 1)`` in all, the odd one after; ``input`` (batched): check
+    its dimensions against the weight's first, as ATen's 'same' convolution does."""
     spatial = len(weight_shape) - 2
     if isinstance(padding, str):
         if padding == "valid":
-            return [(0, 0)] * spatial
+            return [(0, 0)] * max(spatial, 1)
         if padding != "same":
             raise RuntimeError(f"Invalid padding string: '{padding}'")
-        if any(s != 1 for s in _expand("stride", stride, spatial)):
+        if spatial < 1:
+            raise RuntimeError("weight should have at least three dimensions")
+        if input is not None and input.ndim != len(weight_shape):
+            raise RuntimeError(f"Expected {len(weight_shape)}-dimensional input for {len(weight_shape)}-dimensional "
+                               f"weight{list(weight_shape)}, but got {input.ndim}-dimensional input of size "
+                               f"{list(input.shape)} instead")
+        stride, dilation = _as_list(stride, 1), _as_list(dilation, 1)
+        for name, values in (("stride", stride), ("dilation", dilation)):
+            if len(values) not in (1, spatial):
+                raise RuntimeError(f"{name} cannot broadcast to {spatial} dimensions")
+        if any(s != 1 for s in stride):
             raise RuntimeError("padding='same' is not supported for strided convolutions")
         totals = [d * (k - 1) for k, d in zip(weight_shape[2:], _expand("dilation", dilation, spatial))]
-        return [(total // 2, total - total // 2) for total in totals]
+        # C++'s division (towards zero): an empty kernel's negative total leaves ``after`` below
+        # ``before``, which PyTorch's 'same' convolution crops off the input's start instead
+        return [(int(total / 2), total - int(total / 2)) for total in totals]
     return [(p, p) for p in _expand("padding", padding, spatial)]
 
 
 def _conv_nd(name: str, spatial: int, input, weight, bias, stride, padding, dilation, groups, run=_run):
+    if not isinstance(padding, str):
+        _check_bias_dtype(input, bias)
     if input.ndim not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {name}, but "
                            f"got input of size: {list(input.shape)}")
+    if input.dtype.kind == "c":
+        _check_same_type(input, weight, bias)  # PyTorch convolves a complex input's parts
     unbatched = input.ndim == spatial + 1
     batched = _batch(input) if unbatched else input
     stride, dilation = _as_list(stride, spatial), _as_list(dilation, spatial)
     if not isinstance(padding, str):
         result = run(batched, weight, bias, stride, _as_list(padding, spatial), dilation, groups)
         return _unbatch(result) if unbatched else result
-    sides = _resolve_padding(padding, weight.shape, stride, dilation)
+    sides = _resolve_padding(padding, weight.shape, stride, dilation, batched)
+    for dim, (before, after) in enumerate(sides):
+        if after < before:
+            batched = _crop_start(batched, 2 + dim, before - after)
     # The odd extra padding of 'same' goes after the input.
     result = run(batched, weight, bias, stride, [b for b, _ in sides], dilation, groups,
-                 extra=[a - b for b, a in sides])
+                 extra=[max(a - b, 0) for b, a in sides])
     return _unbatch(result) if unbatched else result
 
 
@@ -592,7 +859,8 @@ def _conv_nd_grad(grad, input, weight, stride, padding, dilation, groups, needs_
     return grad_input, grad_weight, grad_bias
 
 
-@op(node="convolution", meta=_meta_driver(_conv_nd, "conv1d", 1),
+@op(node="convolution", differentiable=_conv_differentiable,
+    meta=_meta_driver(_conv_nd, "conv1d", 1),
     errors=(Sample((TensorSpec((2, 2, 2, 5)), TensorSpec((3, 2, 3)))),
             Sample((TensorSpec((1, 2, 2)), TensorSpec((3, 2, 3)))),
             Sample((TensorSpec((1, 2, 5)), TensorSpec((2, 2, 3))), {"padding": "same", "stride": 2})),
@@ -617,7 +885,8 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
-@op(node="convolution", meta=_meta_driver(_conv_nd, "conv2d", 2),
+@op(node="convolution", differentiable=_conv_differentiable,
+    meta=_meta_driver(_conv_nd, "conv2d", 2),
     errors=(Sample((TensorSpec((1, 3, 4, 4)), TensorSpec((3, 2, 2, 2)))), Sample((TensorSpec((1, 2, 4, 4)),
             TensorSpec((3, 2, 2, 2))), {"stride": 0}), Sample((TensorSpec((1, 2, 4, 4)), TensorSpec((3, 2, 2, 2)),
             TensorSpec((2,))))),
@@ -650,6 +919,8 @@ def _conv_transpose_nd(name: str, spatial: int, input, weight, bias, stride, pad
     if input.ndim not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"Expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input to {name}, but "
                            f"got input of size: {list(input.shape)}")
+    if input.dtype.kind == "c":
+        _check_same_type(input, weight, bias)  # PyTorch convolves a complex input's parts
     unbatched = input.ndim == spatial + 1
     result = run(_batch(input) if unbatched else input, weight, bias, _as_list(stride, spatial),
                  _as_list(padding, spatial), _as_list(dilation, spatial), groups, True,
@@ -670,7 +941,8 @@ def _conv_transpose_nd_grad(grad, input, weight, stride, padding, output_padding
     return grad_input, grad_weight, grad_bias
 
 
-@op(node="convolution", meta=_meta_driver(_conv_transpose_nd, "conv_transpose1d", 1),
+@op(node="convolution", differentiable=_conv_differentiable,
+    meta=_meta_driver(_conv_transpose_nd, "conv_transpose1d", 1),
     errors=(Sample((TensorSpec((1, 2, 4)), TensorSpec((2, 3, 2))), {"output_padding": 1}),
             Sample((TensorSpec((1, 3, 4)), TensorSpec((2, 3, 2))))),
     grad=_conv_transpose_nd_grad, samples=(
@@ -694,7 +966,8 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                               dilation)
 
 
-@op(node="convolution", meta=_meta_driver(_conv_transpose_nd, "conv_transpose2d", 2),
+@op(node="convolution", differentiable=_conv_differentiable,
+    meta=_meta_driver(_conv_transpose_nd, "conv_transpose2d", 2),
     errors=(Sample((TensorSpec((1, 2, 1, 1)), TensorSpec((2, 3, 1, 1))), {"padding": 1}),
             Sample((TensorSpec((2, 2)), TensorSpec((2, 3, 2, 2))))),
     grad=_conv_transpose_nd_grad, samples=(

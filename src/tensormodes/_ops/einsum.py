@@ -9,7 +9,15 @@ import numbers
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import HALF_TYPES, array_of, dtype_of, not_implemented, one_sequence_as_items, scalar_type_name
+from ._common import (
+    HALF_TYPES,
+    array_of,
+    dtype_of,
+    not_implemented,
+    one_sequence_as_items,
+    recordable,
+    scalar_type_name,
+)
 from ._common import conjugate as _conj
 from ._meta import MetaArray, dense_strides, rule
 from ._registry import Sample, Tensor, TensorSpec, op
@@ -205,13 +213,27 @@ def _einsum_plan(equation: str, arrays: list[np.ndarray]) -> tuple[str, dt.dtype
     result dtype PyTorch's contraction order produces."""
     equation = equation.replace(" ", "")
     labels = _EinsumLabels(equation, [a.shape for a in arrays])
-    return equation, _einsum_dtype(labels.named, labels.kept, arrays)
+    return equation, _einsum_dtype(labels.named, labels.kept, arrays, labels.full, labels.output)
 
 
-def _einsum_dtype(parsed: list[list[str]], kept: set[str], arrays: list[np.ndarray]) -> dt.dtype:
+def _label_sizes(full: list[list[str]], arrays) -> dict[str, int]:
+    """Each label's size (broadcast over the operands)."""
+    sizes: dict[str, int] = {}
+    for labels, array in zip(full, arrays, strict=True):
+        for label, size in zip(labels, array.shape, strict=True):
+            sizes[label] = size if sizes.get(label, 1) == 1 else sizes[label]
+    return sizes
+
+
+def _einsum_dtype(parsed: list[list[str]], kept: set[str], arrays: list[np.ndarray],
+                  full: list[list[str]] | None = None, output: list[str] | None = None) -> dt.dtype:
     """PyTorch's result dtype: labels found in one operand only are summed out first (``sum``
     promotes integers to int64), then operands combine left to right, by a product (dtypes
-    promote) or, when labels are contracted, by a bmm (dtypes must match, no bool)."""
+    promote) or, when labels are contracted, by a bmm (dtypes must match, no bool; but a bmm with
+    no result or nothing to add up never reaches its kernel: it gives the right operand's
+    dtype, the right one being the operand whose output labels come last)."""
+    sizes = _label_sizes(full, arrays) if full is not None else {}
+    order = {label: position for position, label in enumerate(output or [])}
     last_operand = {}
     for index, named in enumerate(parsed):
         for label in named:
@@ -225,17 +247,31 @@ def _einsum_dtype(parsed: list[list[str]], kept: set[str], arrays: list[np.ndarr
             d = dt.int64
         dtypes.append(d)
     combined = dtypes[0]
+    own_labels = [{label for label in named if label not in kept
+                   and all(label not in other for j, other in enumerate(parsed) if j != index)}
+                  for index, named in enumerate(parsed)]
+    alive = set((full or parsed)[0]) - own_labels[0]
     for index in range(1, len(parsed)):
         earlier = set().union(*parsed[:index])
         contracted = {label for label in parsed[index]
                       if label not in kept and last_operand[label] == index and label in earlier}
         d = dtypes[index]
+        right = set((full or parsed)[index]) - own_labels[index]
+        involved = alive | right
+        if contracted and any(sizes.get(label, 1) == 0 for label in involved):
+            # PyTorch orders the pair so that the bmm's result lies in the output's order
+            first_left = min((order[label] for label in alive - right if label in order), default=-1)
+            first_right = min((order[label] for label in right - alive if label in order), default=len(order))
+            combined = combined if first_right < first_left else d
+            alive = involved - contracted
+            continue
+        alive = involved - contracted
         if contracted:
+            if combined is dt.bool:  # (the kernel is chosen by the left operand's dtype, then reads the right's)
+                raise not_implemented("bmm", combined)
             if combined is not d:
                 raise RuntimeError(f"expected scalar type {scalar_type_name(combined)} but found "
                                    f"{scalar_type_name(d)}")
-            if d is dt.bool:
-                raise not_implemented("bmm", d)
         else:
             combined = dt.promote_types(combined, d)
     return combined
@@ -295,7 +331,12 @@ def _einsum_meta(equation, *operands):
     return MetaArray(shape, result_dtype._np, strides)
 
 
-@op(meta=_einsum_meta,
+def _einsum_differentiable(equation, operands) -> bool:
+    stand_ins = [MetaArray(tuple(t.shape), t.dtype._np) for t in operands]
+    return recordable(_einsum_plan(equation, stand_ins)[1])
+
+
+@op(meta=_einsum_meta, differentiable=_einsum_differentiable,
     errors=(Sample(("ij,jk->ik", TensorSpec((2, 3)), TensorSpec((4, 2)))), Sample(("ij->k", TensorSpec((2, 3))))),
     grad=_einsum_grad, normalize=_einsum_arguments, samples=(
     Sample(("ij,jk->ik", TensorSpec((2, 3)), TensorSpec((3, 4)))),

@@ -176,10 +176,13 @@ def _leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 def _hardtanh_grad(grad, input, min_val, max_val):
-    return grad * ((input > min_val) & (input < max_val)).to(grad.dtype)
+    # zero at and beyond the bounds (PyTorch's hardtanh_backward): a NaN passes the gradient
+    return grad * ((input <= min_val) | (input >= max_val)).logical_not().to(grad.dtype)
 
 
 @op(grad=_hardtanh_grad, node="hardtanh", meta=elementwise,
+    errors=(Sample((TensorSpec((2,), "uint8", 0, 3),)), Sample((TensorSpec((2,), "bool"),)),
+            Sample((TensorSpec((2,), "complex64"),))),
     samples=_SAMPLES + (Sample((_X, 0.0, 6.0)), Sample((_X,), {"max_val": 2.0}),
                                                             Sample((TensorSpec((2, 3), "int64", -3, 3),))))
 def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
@@ -191,12 +194,19 @@ def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
     >>> tm._hardtanh(tm.tensor([-3.0, 0.5, 3.0]))
     tensor([-1.0000,  0.5000,  1.0000])
     """
+    if input.dtype == np.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if input.dtype == np.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    if input.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
     return np.asarray(np.clip(input, min_val, max_val).astype(input.dtype, copy=False))
 
 
 def _hardswish_grad(grad, input):
-    # 0 up to -3 (included), x / 3 + 1/2 strictly inside, 1 from 3 on (PyTorch's hardswish_backward)
-    slope = (input / 3 + 0.5).where(input < 3, 1.0).where(input > -3, 0.0)
+    # 0 up to -3 (included), x / 3 + 1/2 strictly inside, 1 from 3 on and at NaN (PyTorch's
+    # hardswish_backward)
+    slope = (input / 3 + 0.5).where(input < 3, 1.0).where((input <= -3).logical_not(), 0.0)
     return grad * slope
 
 

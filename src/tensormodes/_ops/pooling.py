@@ -5,20 +5,20 @@ Python-level functions (``F.max_pool2d(return_indices=True)``, ``F.adaptive_max_
 are composites over these ops, in ``nn/_functional/pooling.py``.
 
 Kernels work on strided views of the (padded) input, never looping over pixels: max pooling
-compares one view per kernel tap, average pooling sums windows one dimension at a time through
-``sliding_window_view``, adaptive pooling gathers its uneven windows at the largest one's size,
+compares one view per kernel tap, average pooling adds one view per kernel tap (in the order
+PyTorch sums a window), adaptive pooling gathers its uneven windows at the largest one's size,
 and a gradient that spreads values back over windows adds one strided view per kernel tap.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import _dtype as dt
-from ._common import HALF_TYPES, not_implemented, ops
+from ._common import HALF_TYPES, no_complex_autograd, not_implemented, ops, scalar_type_name
 from ._meta import MetaArray, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 
@@ -148,30 +148,33 @@ def _avg_pool1d_meta(input, kernel_size, stride=None, padding=0, ceil_mode=False
     return MetaArray((*input.shape[:-1], out[1]), input.dtype)
 
 
-def _check_averaged_dtype(input) -> None:
-    """``_averaged``'s dtype check."""
-    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
+def _check_averaged_dtype(input, sizes) -> None:
+    """``_averaged``'s dtype check (its kernel runs only for an output with elements)."""
+    if math.prod((*input.shape[:-len(sizes)], *sizes)) and input.dtype.kind not in "f" and \
+            input.dtype not in HALF_TYPES:
         raise not_implemented("adaptive_avg_pool2d", dt.NP_TO_DTYPE[input.dtype])
 
 
 def _adaptive_avg_pool1d_meta(input, output_size):
     sizes = _output_sizes("adaptive_avg_pool1d", output_size, 1)
     _check_1d_input("adaptive_avg_pool1d", input)
-    _adaptive_input("adaptive_avg_pool2d", _planes(input), 2, [1, *sizes])
-    _check_averaged_dtype(input)
+    if _takes_mean(sizes):
+        return _mean_of_rows(input)
+    _adaptive_input("adaptive_avg_pool2d", _planes(input), 2, [1, *sizes], first=input.ndim - 1)
+    _check_averaged_dtype(input, sizes)
     return MetaArray((*input.shape[:-1], *sizes), input.dtype)
 
 
 def _adaptive_avg_pool2d_meta(input, output_size):
     sizes = _output_sizes("adaptive_avg_pool2d", output_size, 2)
-    _adaptive_input("adaptive_avg_pool2d", input, 2, sizes)
-    _check_averaged_dtype(input)
+    _adaptive_input("adaptive_avg_pool2d", input, 2, sizes, first=input.ndim - 2)
+    _check_averaged_dtype(input, sizes)
     return MetaArray((*input.shape[:-2], *sizes), input.dtype)
 
 
 def _adaptive_max_pool2d_meta(input, output_size):
     sizes = _output_sizes("adaptive_max_pool2d", output_size, 2)
-    _adaptive_input("adaptive_max_pool2d", input, 2, sizes, colon=True)
+    _adaptive_input("adaptive_max_pool2d", input, 2, sizes, colon=True, first=1)
     if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
         raise not_implemented("adaptive_max_pool2d", dt.NP_TO_DTYPE[input.dtype])
     return _with_indices((*input.shape[:-2], *sizes), input.dtype)
@@ -182,25 +185,40 @@ def _adaptive_max_pool1d_meta(input, output_size):
     return _with_indices((*input.shape[:-1], size), input.dtype)
 
 
-def _check_unpool_arguments(input, indices) -> None:
+def _check_unpool_arguments(input, indices, output_size) -> tuple[int, int]:
+    """``max_unpool2d``'s checks, in PyTorch's order, and the output's (height, width)."""
+    if indices.dtype != np.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{scalar_type_name(dt.NP_TO_DTYPE[indices.dtype])}")
+    sizes = [int(s) for s in output_size]
+    if len(sizes) != 2:
+        raise RuntimeError(f"There should be exactly two elements (height, width) in output_size, but got "
+                           f"{len(sizes)} elements.")
     if input.ndim not in (3, 4):
         raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with "
                            f"{input.ndim} dimensions.")
-    if indices.dtype != np.int64:
-        raise RuntimeError(f"elements in indices should be type int64 but got: {dt.NP_TO_DTYPE[indices.dtype]!r}"
-                           .replace("tensormodes.", "torch."))
     if indices.shape != input.shape:
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
                            f"but got indices tensor with shape: {list(indices.shape)}")
+    for dim in range(1, input.ndim):
+        if input.shape[dim] == 0:
+            raise RuntimeError(f"max_unpooling2d_forward_out_cpu(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but got {list(input.shape)} with dimension {dim} being empty.")
+    return sizes[0], sizes[1]
+
+
+def _check_unpool_dtype(input, output_shape) -> None:
+    # the kernel (and its dtype dispatch) runs only for an output with elements
+    if math.prod(output_shape) and input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
+        raise not_implemented("max_unpool2d", dt.NP_TO_DTYPE[input.dtype])
 
 
 def _max_unpool2d_meta(input, indices, output_size):
     # The kernel's checks but the one of the indices' values (out of range), which needs data.
-    _check_unpool_arguments(input, indices)
-    height, width = (int(s) for s in output_size)
-    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
-        raise not_implemented("max_unpool2d", dt.NP_TO_DTYPE[input.dtype])
-    return MetaArray((*input.shape[:-2], height, width), input.dtype)
+    height, width = _check_unpool_arguments(input, indices, output_size)
+    shape = (*input.shape[:-2], height, width)
+    _check_unpool_dtype(input, shape)
+    return MetaArray(shape, input.dtype)
 
 
 # -- max pooling ----------------------------------------------------------------------------------
@@ -485,18 +503,24 @@ def _avg_pool_planes(input: np.ndarray, kernel, step, pad, out, count_include_pa
     work = input.astype(np.float32) if input.dtype in HALF_TYPES else input
     after = _padded_extent(sizes, kernel, step, pad, out)
     padded = np.pad(work, [(0, 0)] * (input.ndim - 2) + [(pad[0], after[0]), (pad[1], after[1])])
-    # Window sums one dimension at a time: k + k additions per output instead of k * k.
-    rows = sliding_window_view(padded, kernel[0], axis=-2)[..., :(out[0] - 1) * step[0] + 1:step[0], :, :].sum(-1)
-    total = sliding_window_view(rows, kernel[1], axis=-1)[..., :(out[1] - 1) * step[1] + 1:step[1], :].sum(-1)
+    # One add per kernel tap, in the order PyTorch's kernel sums a window (row by row, from zero),
+    # so that sums which cancel or overflow round as PyTorch's do.
+    total = np.zeros((*input.shape[:-2], *out), work.dtype)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            total += padded[..., i:i + (out[0] - 1) * step[0] + 1:step[0], j:j + (out[1] - 1) * step[1] + 1:step[1]]
     divisor = _divisors(sizes, kernel, step, pad, out, count_include_pad, divisor_override)
-    if work.dtype.kind in "iu":  # C++ integer division, truncating towards zero
-        quotient = np.abs(total) // np.abs(divisor)
-        return (np.sign(total) * np.sign(divisor) * quotient).astype(input.dtype)
+    if work.dtype.kind in "iu":  # C++ integer division, truncating towards zero (of sums that wrap)
+        with np.errstate(over="ignore"):
+            quotient, remainder = np.divmod(total, divisor)
+            return np.where((remainder != 0) & ((total < 0) != (divisor < 0)), quotient + 1,
+                            quotient).astype(input.dtype)
     return (total / divisor).astype(input.dtype)
 
 
 def _check_avg_pool_dtype(function: str, input: np.ndarray, divisor_override) -> None:
-    if input.dtype == np.bool_ or input.dtype.kind == "c":
+    # PyTorch's CPU kernel: floating types and int64 only
+    if input.dtype.kind in "bc" or (input.dtype.kind in "iu" and input.dtype != np.int64):
         raise not_implemented(function, dt.NP_TO_DTYPE[input.dtype])
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
@@ -661,12 +685,15 @@ def _output_sizes(function: str, output_size, count: int) -> list[int]:
     return sizes
 
 
-def _adaptive_input(function: str, input: np.ndarray, spatial: int, sizes, *, colon: bool = False) -> None:
+def _adaptive_input(function: str, input: np.ndarray, spatial: int, sizes, *, colon: bool = False,
+                    first: int | None = None) -> None:
+    """An adaptive pooling's input checks; ``first``: the first dimension that may not be empty
+    (default: the one after the batch's, or the first of an unbatched input)."""
     if input.ndim not in (spatial + 1, spatial + 2):
         shown = list(input.shape)
         raise RuntimeError(f"{function}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got"
                            f"{':' if colon else ''} {shown}")
-    for dim in range(input.ndim - spatial - 1, input.ndim):
+    for dim in range(input.ndim - spatial - 1 if first is None else first, input.ndim):
         if input.shape[dim] == 0:
             raise RuntimeError(f"{function}(): Expected input to have non-zero size for non-batch dimensions, but "
                                f"input has sizes {list(input.shape)} with dimension {dim} being empty")
@@ -684,18 +711,26 @@ def _window_gather(size: int, out: int):
 
 
 def _averaged(input: np.ndarray, sizes) -> np.ndarray:
-    """``input`` averaged over adaptive windows of its last ``len(sizes)`` dimensions."""
-    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
-        raise not_implemented("adaptive_avg_pool2d", dt.NP_TO_DTYPE[input.dtype])
-    result = input.astype(np.float32) if input.dtype in HALF_TYPES else input
-    # One dimension at a time: each window's elements gathered and summed (a NaN or infinity
-    # stays in the windows that hold it, which a product with an averaging matrix would spread).
-    for axis, out in zip(range(-len(sizes), 0), sizes):
-        positions, inside = _window_gather(result.shape[axis], out)
-        moved = np.moveaxis(result, axis, -1)
-        windows = np.where(inside, moved[..., positions], 0)
-        result = np.moveaxis(windows.sum(-1) / inside.sum(-1), -1, axis)
-    return np.ascontiguousarray(result, dtype=input.dtype)
+    """``input`` averaged over adaptive windows of its last ``len(sizes)`` (1 or 2) dimensions."""
+    _check_averaged_dtype(input, sizes)
+    shape = (*input.shape[:-len(sizes)], *sizes)
+    if math.prod(shape) == 0:
+        return np.zeros(shape, input.dtype)
+    work = input.astype(np.float32) if input.dtype in HALF_TYPES else input
+    if len(sizes) == 1:
+        work, sizes = work[..., None, :], [1, *sizes]
+    (rows, row_inside), (columns, column_inside) = (_window_gather(size, out) for size, out in
+                                                    zip(work.shape[-2:], sizes))
+    # One add per position of the largest window, in the order PyTorch's kernel sums a window (row
+    # by row, from zero): sums that cancel or overflow round as PyTorch's do, and a NaN or an
+    # infinity stays in the windows that hold it.
+    total = np.zeros((*work.shape[:-2], *sizes), work.dtype)
+    for i in range(rows.shape[1]):
+        for j in range(columns.shape[1]):
+            inside = row_inside[:, i, None] & column_inside[None, :, j]
+            total += np.where(inside, work[..., rows[:, i, None], columns[None, :, j]], 0)
+    result = total / row_inside.sum(1)[:, None] / column_inside.sum(1)[None, :]
+    return np.ascontiguousarray(result.reshape(shape), dtype=input.dtype)
 
 
 def _averaging_tensor(size: int, out: int, like):
@@ -705,11 +740,30 @@ def _averaging_tensor(size: int, out: int, like):
     return ops.tensor(matrix, dtype=like.dtype)
 
 
+def _check_adaptive_avg_grad(shape) -> None:
+    """ATen's ``adaptive_avg_pool2d_backward``'s check of the output gradient's (4D or 3D) shape."""
+    for dim in range(1, len(shape)):
+        if shape[dim] == 0:
+            raise RuntimeError(f"adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for "
+                               f"non-batch dimensions, but grad_output has sizes {list(shape)} with dimension {dim} "
+                               f"being empty")
+
+
+def _adaptive_avg_differentiable(input, output_size) -> bool:
+    """ATen's adaptive average pooling has no complex gradient (its mean for a 1 x 1 output has)."""
+    if input.is_complex() and _output_sizes("adaptive_avg_pool1d", output_size, 1) != [1]:
+        raise RuntimeError("_adaptive_avg_pool2d does not support automatic differentiation for outputs with "
+                           "complex dtype.")
+    return True
+
+
 def _adaptive_avg_pool1d_grad(grad, input_shape):
+    if grad.shape[-1] != 1:  # (the mean's gradient, for an output of one, checks nothing)
+        _check_adaptive_avg_grad((*grad.shape[:-1], 1, grad.shape[-1]))
     return grad @ _averaging_tensor(input_shape[-1], grad.shape[-1], grad)
 
 
-@op(node="squeeze#1", meta=rule(_adaptive_avg_pool1d_meta),
+@op(node="squeeze#1", meta=rule(_adaptive_avg_pool1d_meta), differentiable=_adaptive_avg_differentiable,
     errors=(Sample((TensorSpec((2, 4)), -1)), Sample((TensorSpec((2, 0)), 2)),
             Sample((TensorSpec((2, 4), "int64"), 2))),
     grad=_adaptive_avg_pool1d_grad, samples=(
@@ -727,16 +781,41 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """
     sizes = _output_sizes("adaptive_avg_pool1d", output_size, 1)
     _check_1d_input("adaptive_avg_pool1d", input)
-    _adaptive_input("adaptive_avg_pool2d", input[..., None, :], 2, [1, *sizes])
+    planes = input[..., None, :]
+    if _takes_mean(sizes):
+        return _mean_of_rows(input)
+    _adaptive_input("adaptive_avg_pool2d", planes, 2, [1, *sizes], first=planes.ndim - 2)
     return _averaged(input, sizes)
 
 
+def _takes_mean(sizes) -> bool:
+    """Whether ATen's ``adaptive_avg_pool2d`` (behind the 1D one) takes the mean of each plane:
+    for a 1 x 1 output."""
+    if min(sizes) < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{1, {sizes[0]}}}")
+    return sizes == [1]
+
+
+def _mean_of_rows(input):
+    """``input.mean(-1, keepdim=True)`` (meta arrays too), with ``mean``'s dtype check."""
+    if input.dtype.kind not in "fc" and input.dtype not in HALF_TYPES:
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {scalar_type_name(dt.NP_TO_DTYPE[input.dtype])}")
+    if type(input) is MetaArray:
+        return MetaArray((*input.shape[:-1], 1), input.dtype)
+    work = input.astype(np.float32) if input.dtype in HALF_TYPES else input
+    with np.errstate(invalid="ignore"):  # an empty row's mean is NaN
+        return np.asarray(work.sum(-1, keepdims=True) / input.shape[-1], dtype=input.dtype)
+
+
 def _adaptive_avg_pool2d_grad(grad, input_shape):
+    _check_adaptive_avg_grad(tuple(grad.shape))
     rows = _averaging_tensor(input_shape[-2], grad.shape[-2], grad)
     return rows.mT @ grad @ _averaging_tensor(input_shape[-1], grad.shape[-1], grad)
 
 
-@op(meta=rule(_adaptive_avg_pool2d_meta),
+@op(meta=rule(_adaptive_avg_pool2d_meta), differentiable=no_complex_autograd("_adaptive_avg_pool2d"),
     errors=(Sample((TensorSpec((1, 2, 4, 4)), (2, 2, 2))), Sample((TensorSpec((4, 4)), 2))),
     grad=_adaptive_avg_pool2d_grad, samples=(
     Sample((TensorSpec((1, 2, 5, 7)), 3)),
@@ -752,7 +831,7 @@ def _adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     [[[2.5, 4.5], [10.5, 12.5]]]
     """
     sizes = _output_sizes("adaptive_avg_pool2d", output_size, 2)
-    _adaptive_input("adaptive_avg_pool2d", input, 2, sizes)
+    _adaptive_input("adaptive_avg_pool2d", input, 2, sizes, first=input.ndim - 2)
     return _averaged(input, sizes)
 
 
@@ -781,7 +860,7 @@ def _adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
     ([[[5.0, 5.0]]], [[[1, 1]]])
     """
     sizes = _output_sizes("adaptive_max_pool2d", output_size, 2)
-    _adaptive_input("adaptive_max_pool2d", input, 2, sizes, colon=True)
+    _adaptive_input("adaptive_max_pool2d", input, 2, sizes, colon=True, first=1)
     if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
         raise not_implemented("adaptive_max_pool2d", dt.NP_TO_DTYPE[input.dtype])
     return _adaptive_maxima(input, sizes)
@@ -869,7 +948,8 @@ def adaptive_max_pool1d(input: Tensor, output_size) -> tuple:
 
 def _max_unpool2d_grad(grad, indices, input_shape):
     outputs = grad.shape[-2] * grad.shape[-1]
-    taken = grad.reshape(*grad.shape[:-2], outputs).gather(-1, indices.reshape(*input_shape[:-2], -1))
+    inputs = input_shape[-2] * input_shape[-1]  # (not -1: a plane may be empty)
+    taken = grad.reshape(*grad.shape[:-2], outputs).gather(-1, indices.reshape(*input_shape[:-2], inputs))
     return taken.reshape(input_shape)
 
 
@@ -891,10 +971,10 @@ def _max_unpool2d(input: Tensor, indices: Tensor, output_size) -> Tensor:
     >>> tm._max_unpool2d(tm.tensor([[[5.0]]]), tm.tensor([[[2]]]), [2, 2]).tolist()
     [[[0.0, 0.0], [5.0, 0.0]]]
     """
-    _check_unpool_arguments(input, indices)
-    height, width = (int(s) for s in output_size)
-    if input.dtype.kind not in "f" and input.dtype not in HALF_TYPES:
-        raise not_implemented("max_unpool2d", dt.NP_TO_DTYPE[input.dtype])
+    height, width = _check_unpool_arguments(input, indices, output_size)
+    _check_unpool_dtype(input, (*input.shape[:-2], height, width))
+    if input.size == 0 or height * width == 0:
+        return np.zeros((*input.shape[:-2], height, width), input.dtype)
     planes = input.reshape(*input.shape[:-2], -1)
     positions = indices.reshape(planes.shape)
     if positions.size and (positions.min() < 0 or positions.max() >= height * width):

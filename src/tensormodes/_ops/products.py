@@ -30,6 +30,7 @@ from ._common import (
     not_implemented,
     operand_dtype,
     ops,
+    recordable,
     scalar_type_name,
     shape_text,
     wrap_dims,
@@ -107,7 +108,8 @@ def _matmul_meta(kernel, input, other):
         b_matrix = (other.shape[0], 1) if b_dims == 1 else other.shape
         batch = tuple(check_same_shape_or_broadcast(a_matrix[:-2], b_matrix[:-2]))
         count = math.prod(batch)
-        _bmm_checks(_rows((count, *a_matrix[-2:]), input.dtype), _rows((count, *b_matrix[-2:]), other.dtype))
+        _bmm_checks(_rows((count, *a_matrix[-2:]), input.dtype), _rows((count, *b_matrix[-2:]), other.dtype),
+                    empty_allowed=False)
         shape = batch + (a_matrix[-2],) * (a_dims > 1) + (b_matrix[-1],) * (b_dims > 1)
     return with_shape(_probe_quietly(kernel, input, other), shape)
 
@@ -133,11 +135,11 @@ def _bmm_all_checks(input, mat2, out_dtype=None):
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    _bmm_checks(input, mat2)
+    return _bmm_checks(input, mat2)
 
 
-def _bmm_shape(input, mat2, out_dtype=None):
-    return (input.shape[0], input.shape[1], mat2.shape[2])
+def _bmm_meta(input, mat2, out_dtype=None) -> MetaArray:
+    return MetaArray((input.shape[0], input.shape[1], mat2.shape[2]), _bmm_all_checks(input, mat2, out_dtype))
 
 
 def _mv_all_checks(input, vec):
@@ -268,15 +270,27 @@ def _dot_checks(a: np.ndarray, b: np.ndarray, kernel_name: str = "dot") -> None:
     _check_bool(kernel_name, a)
 
 
-def _bmm_checks(a: np.ndarray, b: np.ndarray) -> None:
+def _bmm_checks(a: np.ndarray, b: np.ndarray, empty_allowed: bool = True) -> np.dtype:
+    """bmm's checks; the result's dtype. A product with no result or nothing to add up never
+    reaches PyTorch's kernel: its result (of ``b``'s dtype, as PyTorch makes it) is zeros.
+    ``empty_allowed=False``: matmul's, which may fold its operands into an ``mm`` that checks
+    their dtypes first (not modelled: the dtypes must agree)."""
     batch, k = a.shape[0], a.shape[2]
     if b.shape[0] != batch or b.shape[1] != k:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
                            f"[{b.shape[0]}, {b.shape[1]}].")
+    mismatch = RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(a))} but found "
+                            f"{scalar_type_name(dtype_of(b))}")
+    if k == 0 or a.shape[0] * a.shape[1] * b.shape[2] == 0:
+        if empty_allowed:
+            return b.dtype
+        if a.dtype != b.dtype:
+            raise mismatch
+        return a.dtype
+    _check_bool("bmm", a)  # (the kernel is chosen by the first operand's dtype, then reads the second's)
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(a))} but found "
-                           f"{scalar_type_name(dtype_of(b))}")
-    _check_bool("bmm", a, empty=k == 0 or a.shape[0] * a.shape[1] * b.shape[2] == 0)
+        raise mismatch
+    return a.dtype
 
 
 def _batched_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -287,7 +301,7 @@ def _batched_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     count = int(np.prod(batch, dtype=np.int64))
     a3 = np.broadcast_to(a_matrix, (*batch, *a_matrix.shape[-2:])).reshape(count, *a_matrix.shape[-2:])
     b3 = np.broadcast_to(b_matrix, (*batch, *b_matrix.shape[-2:])).reshape(count, *b_matrix.shape[-2:])
-    _bmm_checks(a3, b3)
+    _bmm_checks(a3, b3, empty_allowed=False)
     result = _product(np.matmul, a3, b3).reshape(*batch, a_matrix.shape[-2], b_matrix.shape[-1])
     if a.ndim == 1:
         result = result[..., 0, :]
@@ -410,7 +424,12 @@ def _bmm_grad(grad, input, mat2):
     return grad.bmm(adjoint(mat2)), adjoint(input).bmm(grad)
 
 
-@op(meta=_checked_meta(_bmm_all_checks, _bmm_shape),
+def _bmm_differentiable(input, mat2, out_dtype=None) -> bool:
+    empty = input.shape[2] == 0 or 0 in (input.shape[0], input.shape[1], mat2.shape[2])
+    return recordable(mat2.dtype if empty else input.dtype)
+
+
+@op(meta=rule(_bmm_meta), differentiable=_bmm_differentiable,
     errors=(Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3, 2)))),), grad=_bmm_grad, method=True, out=True, samples=(
     Sample((TensorSpec((2, 2, 3)), TensorSpec((2, 3, 4)))),
     Sample((TensorSpec((3, 1, 2), "int64"), TensorSpec((3, 2, 2), "int64"))),
@@ -429,7 +448,9 @@ def bmm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tenso
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    _bmm_checks(input, mat2)
+    dtype = _bmm_checks(input, mat2)
+    if input.shape[2] == 0 or input.size == 0 or mat2.size == 0:
+        return np.zeros((input.shape[0], input.shape[1], mat2.shape[2]), dtype)
     return _product(np.matmul, input, mat2)
 
 

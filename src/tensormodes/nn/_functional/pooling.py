@@ -127,7 +127,10 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     >>> F.adaptive_avg_pool2d(tm.arange(16.).reshape(1, 4, 4), (1, None)).tolist()
     [[[6.0, 7.0, 8.0, 9.0]]]
     """
-    return _function("_adaptive_avg_pool2d")(input, _adaptive_sizes("adaptive_avg_pool2d", input, output_size))
+    sizes = _adaptive_sizes("adaptive_avg_pool2d", input, output_size)
+    if sizes == 1 or sizes == [1, 1]:  # ATen's adaptive_avg_pool2d takes the mean for a 1 x 1 output
+        return input.mean((-1, -2), keepdim=True)
+    return _function("_adaptive_avg_pool2d")(input, sizes)
 
 
 @_public
