@@ -136,6 +136,13 @@ KNOWN: dict[tuple[str, str], Difference] = {
         "formula gives a large finite number there (sin(pi x) rounds to a tiny non-zero)", _POLE)
        for name in ("polygamma", "special_polygamma", "polygamma_method", "digamma", "special_digamma",
                     "special_psi") for kind in ("result values", "gradient values")},
+    **{(name, kind): Difference(
+        "at infinite, NaN or near-overflow inputs, whether a sum of products comes out NaN or infinite depends on "
+        "the order of its additions and fused multiply-adds (and on oneDNN skipping padded positions)", _EXTREME)
+       for name in ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "convolution", "matmul", "addmm",
+                    "dot", "mm", "bmm", "mv", "einsum", "tensordot", "linear", "avg_pool1d", "avg_pool2d",
+                    "_adaptive_avg_pool2d", "adaptive_avg_pool1d")
+       for kind in ("result values", "gradient values")},
     **{(name, kind): Difference(_LAPACK, _EXTREME)
        for name in ("det", "logdet", "slogdet", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_inv",
                     "inverse", "linalg_qr", "linalg_matrix_norm", "linalg_norm", "linalg_svd", "linalg_svdvals",
