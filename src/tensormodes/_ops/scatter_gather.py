@@ -55,10 +55,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     >>> tm.index_select(x, 1, tm.tensor([2, 0])).tolist()
     [[3, 1], [6, 4]]
     """
-    _check_index_dtype(index, "index_select(): Expected dtype int32 or int64 for index")
+    d = wrap_dim(dim, input.ndim)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    d = wrap_dim(dim, input.ndim)
+    _check_index_dtype(index, "index_select(): Expected dtype int32 or int64 for index")
     flat = reshaped(index, (index.size,))
     if input.ndim == 0:
         if flat.size != 1:
@@ -107,11 +107,11 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     >>> tm.gather(x, 1, tm.tensor([[0, 0], [1, 0]])).tolist()
     [[1, 1], [4, 3]]
     """
-    _check_index_dtype(index, "gather(): Expected dtype int32/int64 for index")
     d = wrap_dim(dim, input.ndim)
     source, positions = _as_nd(input), _as_nd(index)
-    if not positions.size:
+    if not positions.size:  # an empty index of any dtype gathers nothing
         return MetaArray(index.shape, input.dtype) if type(input) is MetaArray else np.empty(index.shape, input.dtype)
+    _check_index_dtype(index, "gather(): Expected dtype int32/int64 for index")
     if positions.ndim != source.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     for i, (got, limit) in enumerate(zip(positions.shape, source.shape, strict=True)):
@@ -140,21 +140,20 @@ def _counting(n: int, axis: int, ndim: int) -> np.ndarray:
     return counting
 
 
-def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray, accumulate=None) -> np.ndarray:
-    """A copy of ``input`` with ``source`` written (or accumulated) at ``index`` along ``dim``.
+def _scatter(array: np.ndarray, d: int, index: np.ndarray, source, accumulate=None) -> np.ndarray:
+    """A copy of ``array`` with ``source`` written (or accumulated) at ``index`` along dimension
+    ``d`` (wrapped), after the checks of ``_check_scatter``.
 
-    ``source`` is an array of ``input``'s dtype; a 0-dim one is a fill value.
+    ``source`` is an array of ``array``'s dtype (a 0-dim one stands for one element), or a
+    number converted for ``array``'s dtype.
     """
-    d = wrap_dim(dim, array.ndim)
     if type(array) is MetaArray:
-        _check_scatter(array, d, index, source)
         return MetaArray(array.shape, array.dtype)
     result = array.copy()
     target, positions = _as_nd(result), _as_nd(index)
-    from_tensor = source.ndim > 0
     if not positions.size:
         return result
-    _check_scatter(array, d, index, source)
+    from_tensor = isinstance(source, np.ndarray) and source.ndim > 0
     values = _as_nd(source) if from_tensor else source
     size = target.shape[d]
     bad = _out_of_bounds(positions, size, 0)
@@ -171,24 +170,41 @@ def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray,
     return result
 
 
-def _check_scatter(array, d: int, index, source) -> None:
-    """PyTorch's shape checks of a scatter into ``array`` (none for an empty ``index``)."""
-    target, positions = _as_nd(array).shape, _as_nd(index).shape
-    if not math.prod(positions):
+def _nonempty_size(shape: tuple[int, ...], i: int) -> int:
+    """PyTorch's ``ensure_nonempty_size``: a 0-dim tensor has size 1; past the last dimension,
+    the IndexError of ``Tensor.size(i)``."""
+    return shape[wrap_dim(i, len(shape))] if shape else 1
+
+
+def _check_scatter(name: str, array, d: int, index, source) -> None:
+    """PyTorch's checks of a scatter into ``array`` along ``d`` (wrapped), in its order: the index
+    dtype, ``source``'s dtype (a tensor source), then the shapes (none for an empty ``index``)."""
+    if index.size:
+        _check_index_dtype(index, f"{name}(): Expected dtype int32/int64 for index")
+    from_tensor = isinstance(source, np.ndarray) or type(source) is MetaArray
+    if from_tensor and source.dtype != array.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    if not index.size:
         return
-    from_tensor = source.ndim > 0
-    if len(positions) != len(target):
+    target, positions = array.shape, index.shape
+    ndim = max(len(target), 1)
+    if ndim != max(len(positions), 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    values = _as_nd(source).shape
-    if from_tensor and len(values) != len(target):
-        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
-    for i, got in enumerate(positions):
-        if (i != d and got > target[i]) or (from_tensor and got > values[i]):
-            message = (f"Expected index {list(index.shape)} to be no larger than self {list(array.shape)} apart "
-                       f"from dimension {d}")
-            if from_tensor:
-                message += f" and to be no larger size than src {list(source.shape)}"
-            raise RuntimeError(message)
+    wrong = any(i != d and _nonempty_size(positions, i) > _nonempty_size(target, i) for i in range(ndim))
+    if from_tensor:
+        if not wrong:
+            for i in range(ndim):
+                if _nonempty_size(positions, i) > _nonempty_size(source.shape, i):
+                    wrong = True
+                    break
+        if max(source.ndim, 1) != max(len(positions), 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if wrong:
+        message = (f"Expected index {list(positions)} to be no larger than self {list(target)} apart "
+                   f"from dimension {d}")
+        if from_tensor:
+            message += f" and to be no larger size than src {list(source.shape)}"
+        raise RuntimeError(message)
 
 
 def _gathered(grad, dim, index, src_shape):
@@ -242,21 +258,18 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None 
     if (src is None) == (value is None):
         raise TypeError("scatter() expects exactly one of 'src' (a tensor or a number) and 'value'")
     source = src if src is not None else value
-    _check_index_dtype(index, "scatter(): Expected dtype int32/int64 for index")
+    d = wrap_dim(dim, input.ndim)
+    _check_scatter("scatter", input, d, index, source)
     if reduce is not None and reduce not in _SCATTER_REDUCTIONS:
         raise RuntimeError("reduce argument must be either add or multiply.")
     if isinstance(source, np.ndarray) or type(source) is MetaArray:
-        if source.dtype != input.dtype:
-            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         if reduce is not None:
             warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed "
                           "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
                           "options.", UserWarning, stacklevel=3)
-        if source.ndim == 0:
-            source = reshaped(source, (1,))  # a 0-dim src tensor is a 1-element tensor, not a fill value
-    else:
+    elif index.size:  # PyTorch's kernel converts the number, when it writes any
         source = scalar_as(source, input.dtype)
-    return _scatter(input, dim, index, source, _SCATTER_REDUCTIONS.get(reduce))
+    return _scatter(input, d, index, source, _SCATTER_REDUCTIONS.get(reduce))
 
 
 def _scatter_add_grad(grad, dim, index, src_shape):
@@ -277,10 +290,9 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     >>> tm.scatter_add(tm.zeros(3, dtype=tm.int64), 0, tm.tensor([0, 0, 2]), tm.tensor([1, 2, 3])).tolist()
     [3, 0, 3]
     """
-    _check_index_dtype(index, "scatter(): Expected dtype int32/int64 for index")
-    if src.dtype != input.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    return _scatter(input, dim, index, _as_nd(src), np.add)
+    d = wrap_dim(dim, input.ndim)
+    _check_scatter("scatter", input, d, index, src)
+    return _scatter(input, d, index, src, np.add)
 
 
 def _index_add_grad(grad, dim, index, alpha):
@@ -306,12 +318,12 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     >>> tm.index_add(tm.zeros(3, dtype=tm.int64), 0, tm.tensor([0, 2, 0]), tm.tensor([1, 2, 3])).tolist()
     [4, 0, 2]
     """
-    if index.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_legacy_name(index.dtype)}")
+    d = wrap_dim(dim, input.ndim)
     if index.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
                          f"{_legacy_name(index.dtype)} and size: {list(index.shape)}")
-    d = wrap_dim(dim, input.ndim)
+    if index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_legacy_name(index.dtype)}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_add_(): self ({_legacy_name(input.dtype)}) and source "
                            f"({_legacy_name(source.dtype)}) must have the same scalar type")
@@ -374,15 +386,18 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
     >>> tm.zeros(2, 3, dtype=tm.int64).index_fill(1, tm.tensor([0, 2]), 7).tolist()
     [[7, 0, 7], [7, 0, 7]]
     """
+    tensor_value = isinstance(value, np.ndarray) or type(value) is MetaArray
+    if tensor_value and value.ndim != 0:
+        _fill_value(value, input.dtype, "index_fill_")  # PyTorch's error for a value tensor with dimensions
     if index.dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
-    if index.ndim > 1:
-        raise RuntimeError("Index has to be a vector/scalar")
-    complex_value = value.dtype.kind == "c" if isinstance(value, (np.ndarray, MetaArray)) else type(value) is complex
+    complex_value = value.dtype.kind == "c" if tensor_value else type(value) is complex
     if complex_value and input.dtype.kind != "c":
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
-    fill = _fill_value(value, input.dtype, "index_fill_")
     d, positions = _index_positions(input, dim, index)
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    fill = _fill_value(value, input.dtype, "index_fill_")
     if type(input) is MetaArray:
         return MetaArray(input.shape, input.dtype)
     result = input.copy()
@@ -415,25 +430,29 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     >>> tm.zeros(3, dtype=tm.int64).index_copy(0, tm.tensor([2, 0]), tm.tensor([5, 6])).tolist()
     [6, 0, 5]
     """
+    d, positions = _index_positions(input, dim, index)
     if index.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    if source.ndim == 0 and positions.size != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {positions.size})")
+    if input.ndim and source.ndim and input.ndim != source.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
     if index.dtype != np.int64:
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_legacy_name(index.dtype)}")
     if source.dtype != input.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{_legacy_name(input.dtype)} and (source) {_legacy_name(source.dtype)}")
-    d, positions = _index_positions(input, dim, index)
-    if input.ndim and source.ndim and input.ndim != source.ndim:
-        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must "
-                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
+    # PyTorch compares the shapes without dimension ``d`` (which a 0-dim shape does not have)
+    target_slice = input.shape[:d] + input.shape[d + 1:]
+    source_slice = source.shape[:d] + source.shape[d + 1:]
+    if target_slice != source_slice:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+                           f"slice shape: {' '.join(map(str, target_slice))} at dimension {d} and source slice "
+                           f"shape: {' '.join(map(str, source_slice))} at dimension 0.")
     target_shape, source_shape = _as_nd(input).shape, _as_nd(source).shape
-    for i, (expected, got) in enumerate(zip(target_shape, source_shape, strict=False)):
-        if i != d and expected != got:
-            raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination "
-                               f"slice shape: {expected} at dimension {i} and source slice shape: {got} at "
-                               f"dimension {i}.")
     count = source_shape[d] if d < len(source_shape) else 1
-    if positions.size != count:
+    if source.ndim and positions.size != count:
         raise IndexError(f"index_copy_(): Number of indices ({positions.size}) should be equal to source.size(dim) "
                          f"({count})")
     if type(input) is MetaArray:
