@@ -823,21 +823,23 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     >>> tm.take_along_dim(x, tm.tensor([[1], [0]]), dim=1).tolist()
     [[30], [60]]
     """
-    if indices.dtype != np.int64:
-        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_legacy_name(indices.dtype)}")
-    if dim is None and type(input) is MetaArray:
-        return MetaArray((indices.size,), input.dtype)
-    if dim is None:
+    if dim is None:  # PyTorch gathers from the flat tensors, with gather's index rules
+        if indices.size and indices.dtype not in (np.int64, np.int32):
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+        if type(input) is MetaArray:
+            return MetaArray((indices.size,), input.dtype)
         source, positions, d = input.reshape(-1), indices.reshape(-1), 0
     else:
-        if input.ndim == 0:
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        d = wrap_dim(dim, input.ndim)
         if input.ndim != indices.ndim:
             raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of "
                                f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
                                "dimensions for indices")
+        if indices.dtype != np.int64:
+            raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                               f"{_legacy_name(indices.dtype)}")
+        d = wrap_dim(dim, input.ndim)
+        if input.ndim == 0:  # PyTorch asks the 0-dim indices for their size along ``d``
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         source, positions = _as_nd(input), _as_nd(indices)
         others = check_same_shape_or_broadcast(
             source.shape[:d] + (1,) + source.shape[d + 1:], positions.shape[:d] + (1,) + positions.shape[d + 1:])
