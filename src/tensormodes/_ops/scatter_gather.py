@@ -9,7 +9,6 @@ They share the index checks and the scalar conversions of ``indexing.py``, which
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 from numbers import Number
 
