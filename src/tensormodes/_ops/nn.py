@@ -386,6 +386,7 @@ def _cross_entropy_loss_backward_meta(grad_output, log_probs, target, weight=Non
 def _binary_cross_entropy_meta(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     mode = _reduction(size_average, reduce, reduction, warn=True)
     _check_binary_cross_entropy(input, target, weight)
+    _check_weight_cast(input, weight)
     return MetaArray(input.shape if mode == "none" else (), input.dtype)
 
 
@@ -556,7 +557,9 @@ _PROBABILITY = TensorSpec((2, 3), "float32", 0.05, 0.95)
 @op(namespace="tensormodes.nn.functional", grad=_binary_cross_entropy_grad, meta=rule(_binary_cross_entropy_meta),
     errors=(Sample((_PROBABILITY, TensorSpec((3, 2), "float32", 0, 1))),
             Sample((_PROBABILITY, TensorSpec((2, 3), "float64", 0, 1))),
-            Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((4,))))),
+            Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((4,)))),
+            Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((1, 2, 3)))),
+            Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((3,), "complex64")))),
     samples=(
     Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1))),
     Sample((TensorSpec((4,), "float64", 0.05, 0.95), TensorSpec((4,), "float64", 0, 1)), {"reduction": "sum"}),
@@ -577,6 +580,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     mode = _reduction(size_average, reduce, reduction, warn=True)
     _check_binary_cross_entropy(input, target, weight)
     _check_probabilities(input, target)
+    _check_weight_cast(input, weight)
     with quiet():
         # PyTorch's loop, step by step in the input's dtype (float16 rounds after each step):
         # (y - 1) * max(log1p(-x), -100) - y * max(log(x), -100). Its logarithms are the C
@@ -615,11 +619,35 @@ def _check_binary_cross_entropy(input, target, weight) -> None:
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {array_type_name(target)} but expected {array_type_name(input)}")
     if weight is not None:
-        shape = np.broadcast_shapes(input.shape, weight.shape)
+        shape = _broadcast_shapes_checked(target.shape, weight.shape)  # F.binary_cross_entropy expands the weight
         if shape != input.shape:
             raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
     if input.dtype not in _NLL_INPUT_TYPES:
         raise not_implemented("binary_cross_entropy", dt.NP_TO_DTYPE[input.dtype])
+
+
+def _check_weight_cast(input, weight) -> None:
+    """PyTorch multiplies the losses by ``weight`` in place: a complex weight cannot be written."""
+    if weight is not None and weight.dtype.kind == "c":
+        computed = dt.result_dtype([input, weight])
+        raise RuntimeError(f"result type {scalar_type_name(computed)} can't be cast to the desired output type "
+                           f"{array_type_name(input)}")
+
+
+def _broadcast_shapes_checked(*shapes) -> tuple[int, ...]:
+    """``torch.broadcast_shapes``: the broadcast shape, or its RuntimeError naming the first size
+    that does not fit the shape broadcast so far (from the last dimension of each shape)."""
+    result = [1] * max(len(shape) for shape in shapes)
+    for index, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            if shape[i] == 1 or shape[i] == result[i]:
+                continue
+            if result[i] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} at {i}! Mismatching "
+                                   f"argument at index {index} had tensormodes.Size({list(shape)}); but expected "
+                                   f"shape should be broadcastable to {result}")
+            result[i] = shape[i]
+    return tuple(result)
 
 
 # -- cross_entropy's common case, fused -------------------------------------------------------------
