@@ -160,10 +160,12 @@ def _huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: f
     >>> tm._huber_loss(tm.tensor([0.0, 3.0]), tm.tensor([0.5, 0.0]), "sum")
     tensor(2.6250)
     """
+    check_same_shape_or_broadcast(input.shape, target.shape)
+    _check_written(operand_dtype(input, target)._np, input)  # PyTorch writes into an input-like result
     difference, _ = _difference(input, target, "huber_cpu")
     size = np.abs(difference)
     losses = np.where(size < delta, 0.5 * difference * difference, delta * (size - 0.5 * delta))
-    return _reduced(losses, reduction, input.dtype)  # PyTorch writes into an input-like result
+    return _reduced(losses, reduction, input.dtype)
 
 
 # -- soft margin -----------------------------------------------------------------------------------
@@ -195,8 +197,8 @@ def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") ->
     0.6931
     """
     dtype = floating(operand_dtype(input, target))._np  # exp of integers gives floats
-    _check_written(dtype, input)
     _check_in_place_broadcast(input.shape, target.shape)
+    _check_written(dtype, input)
     with quiet():  # exp overflows to inf for very wrong predictions, as in PyTorch
         losses = np.log1p(np.exp(-_working(input, dtype) * _working(target, dtype)))
     return _reduced(losses, reduction, input.dtype)
@@ -252,10 +254,10 @@ def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Ten
     if input.dtype not in _FLOATING:
         raise not_implemented("log_sigmoid_cpu", dtype_of(input))
     dtype = operand_dtype(input, target)._np
-    _check_written(dtype, target)
     # PyTorch computes into a copy of ``target`` and multiplies ``weight`` in place: neither
     # ``input`` nor the weights may grow the result beyond ``target``'s shape.
     _check_in_place_broadcast(target.shape, input.shape)
+    _check_written(dtype, target)
     if pos_weight is not None:
         _check_in_place_broadcast(input.shape, check_same_shape_or_broadcast(pos_weight.shape, target.shape))
     if weight is not None:
