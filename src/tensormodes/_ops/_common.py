@@ -275,6 +275,16 @@ def no_derivative(aten_name: str):
     return formula
 
 
+def derivative_not_implemented(aten_name: str):
+    """Like ``no_derivative``, for the ops whose backward PyTorch declares not implemented: it
+    raises NotImplementedError ("the derivative for '_unique2' is not implemented.")."""
+    def formula(grad):
+        raise NotImplementedError(f"the derivative for '{aten_name}' is not implemented.")
+    formula.__name__ = formula.__qualname__ = f"_{aten_name.lstrip('_')}_derivative_not_implemented"
+    formula.no_derivative = True  # gradient checks skip it
+    return formula
+
+
 def not_implemented(kernel_name: str, dtype: dt.dtype) -> NotImplementedError:
     """PyTorch's error for a kernel that has no version for ``dtype``."""
     return NotImplementedError(f'"{kernel_name}" not implemented for \'{scalar_type_name(dtype)}\'')

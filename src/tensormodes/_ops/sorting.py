@@ -9,7 +9,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import along, array_type_name, is_int, no_complex_autograd, quiet
+from ._common import along, array_type_name, derivative_not_implemented, is_int, no_complex_autograd, quiet
 from ._meta import MetaArray, data_dependent, same_shape, with_shape
 from ._reduction import (
     _INT64,
@@ -245,7 +245,8 @@ def _check_search(boundaries, query, right: bool, side, sorter) -> str:
         raise RuntimeError("torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension is "
                            f"1, but we got boundaries tensor dim({boundaries.ndim}) and input value's dim(0) numel(1)")
     if boundaries.ndim == 0:
-        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 dimension")
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
     if boundaries.ndim > 1 and boundaries.shape[:-1] != query.shape[:-1]:
         raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
                            "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
@@ -289,7 +290,8 @@ def _bucketize_meta(kernel, input, boundaries, *, out_int32=False, right=False):
     Sample((TensorSpec((2, 3), "float64", 0, 0), TensorSpec((2, 2), "float64")), {"side": "right"}),
     Sample((TensorSpec((4,), "int64", 0, 0), 3)), Sample((TensorSpec((4,), "int64", 0, 0), TensorSpec((3,), "int64")),
                                                           {"out_int32": True}),
-    Sample((TensorSpec((3,), "bool", 0, 0), TensorSpec((2,), "float64"))), Sample((TensorSpec((3,), "uint8", 0, 0), -1)),
+    Sample((TensorSpec((3,), "bool", 0, 0), TensorSpec((2,), "float64"))),
+    Sample((TensorSpec((3,), "uint8", 0, 0), -1)),
     Sample((TensorSpec((2, 0)), TensorSpec((2, 3)))), Sample((TensorSpec((3,), "complex64"), TensorSpec((0,))))))
 def searchsorted(sorted_sequence: Tensor, values: Tensor | Number, *, out_int32: bool = False, right: bool = False,
                  side: str | None = None, sorter: Tensor | None = None) -> Tensor:
@@ -386,7 +388,23 @@ def _unique_result(values, inverse, counts, return_inverse: bool, return_counts:
     return result[0] if len(result) == 1 else result
 
 
-@op(meta=data_dependent, differentiable=False, method=True, samples=(
+_UNIQUE_NO_DERIVATIVE = derivative_not_implemented("_unique2")
+_UNIQUE_DIM_NO_DERIVATIVE = derivative_not_implemented("unique_dim")
+
+
+def _unique_grad(grad, dim):
+    return (_UNIQUE_NO_DERIVATIVE if dim is None else _UNIQUE_DIM_NO_DERIVATIVE)(grad)
+
+
+_unique_grad.no_derivative = True  # gradient checks skip it
+
+
+def _unique_node(input, sorted, return_inverse, return_counts, dim) -> str:  # noqa: A002 - the op's names
+    """PyTorch's unique is two ops: ``_unique2``, and ``unique_dim`` along a dim."""
+    return "_unique2" if dim is None else "unique_dim"
+
+
+@op(meta=data_dependent, grad=_unique_grad, node=_unique_node, method=True, samples=(
     Sample((TensorSpec((6,), "int64", 0, 3),)), Sample((TensorSpec((2, 3), "int64", 0, 2),),
                                                        {"return_inverse": True, "return_counts": True}),
     Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0, "return_counts": True}), Sample((TensorSpec((5,)),)),
@@ -406,7 +424,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     return _unique_result(*_unique_along(input, dim, False), return_inverse, return_counts)
 
 
-@op(meta=data_dependent, differentiable=False, method=True, samples=(
+@op(meta=data_dependent, grad=derivative_not_implemented("unique_consecutive"), method=True, samples=(
     Sample((TensorSpec((8,), "int64", 0, 1),), {"return_inverse": True, "return_counts": True}),
     Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0}), Sample((TensorSpec((3,)),))))
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
@@ -419,5 +437,5 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     tensor([1, 2, 1])
     """
     if input.dtype.kind == "c":
-        raise _not_implemented("unique", input)
+        raise _not_implemented("unique" if dim is None else "unique_dim", input)
     return _unique_result(*_unique_along(input, dim, True), return_inverse, return_counts)
