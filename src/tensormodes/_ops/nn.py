@@ -298,6 +298,8 @@ def _check_counted(input, target, weight, backward: bool) -> tuple:
         elif weight.shape != (classes,):
             raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes "
                                f"but got weight tensor of shape: {list(weight.shape)}")
+    if input.ndim == 4 and target.shape[1:] != input.shape[2:]:
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
     if input.dtype not in _NLL_INPUT_TYPES:
         raise not_implemented(_nll_kernel(input, backward), dt.NP_TO_DTYPE[input.dtype])
     if weight is not None and weight.dtype != input.dtype:  # the kernel reads it as input's type
