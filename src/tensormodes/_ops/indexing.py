@@ -291,7 +291,14 @@ def _advanced_key(view: np.ndarray, advanced: list) -> tuple:
         parts.extend([slice(None)] * (dim - cursor))
         parts.append(array)
         cursor = dim + (array.ndim if array.dtype == np.bool_ else 1)
-    _advanced_shape(view.shape, advanced, _count_true)
+    broadcast = _advanced_shape(view.shape, advanced, _count_true)
+    integer = [(dim, array) for dim, array in advanced if array.dtype != np.bool_]
+    if 0 not in broadcast and any(view.shape[dim] == 0 for dim, _ in integer):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    if not _selects_any(view.shape, advanced, broadcast):
+        # PyTorch reads no position for an empty result, so checks none: any valid one will do
+        return tuple(np.zeros_like(p) if isinstance(p, np.ndarray) and p.dtype != np.bool_ else p
+                     for p in parts) + (Ellipsis,)
     position = 0
     for dim, array in advanced:
         if array.dtype == np.bool_:
@@ -304,6 +311,16 @@ def _advanced_key(view: np.ndarray, advanced: list) -> tuple:
                 raise IndexError(f"index {array[bad][0]} is out of bounds for dimension {position} with size {size}")
         position += 1
     return tuple(parts) + (Ellipsis,)
+
+
+def _selects_any(shape: tuple[int, ...], advanced: list, broadcast: tuple[int, ...]) -> bool:
+    """Whether indexing ``shape`` with the advanced parts (of ``broadcast`` shape) selects any element."""
+    if not math.prod(broadcast):
+        return False
+    indexed = set()
+    for dim, array in advanced:
+        indexed.update(range(dim, dim + (array.ndim if array.dtype == np.bool_ else 1)))
+    return all(size for i, size in enumerate(shape) if i not in indexed)
 
 
 def _count_true(mask: np.ndarray) -> int:
@@ -341,7 +358,10 @@ def _meta_advanced(view: MetaArray, advanced: list, count=_unknown_count) -> Met
     order; the index dimensions stand where the first part was if the parts are adjacent, else
     in front."""
     broadcast = _advanced_shape(view.shape, advanced, count)
-    for dim, array in advanced:  # the bounds of index lists (tensors' values are unknown)
+    if 0 not in broadcast and any(view.shape[dim] == 0 for dim, array in advanced if array.dtype != np.bool_):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    selects = _selects_any(view.shape, advanced, broadcast)
+    for dim, array in advanced if selects else ():  # the bounds of index lists (tensors' values are unknown)
         size = view.shape[dim]
         if isinstance(array, np.ndarray) and array.size:
             bad = (array < -size) | (array >= size)
@@ -722,8 +742,10 @@ def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumula
                            "for the source.")
     if type(input) is MetaArray:  # the positions' values are unknown: no bounds check
         return MetaArray(input.shape, input.dtype)
-    _check_put_bounds(input, key)
     result = input.copy()
+    if not math.prod(shape):  # PyTorch reads no position for an empty selection, so checks none
+        return result
+    _check_put_bounds(input, key)
     key = key + (Ellipsis,)
     if accumulate:
         np.add.at(result, key, np.broadcast_to(values, shape))
