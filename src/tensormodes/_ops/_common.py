@@ -400,6 +400,17 @@ def no_complex_autograd(name: str):
     return real_only
 
 
+def writes_into_input(input, *arguments) -> bool:
+    """A ``differentiable=`` predicate (asked only for calls that would be recorded) for ops that
+    write values into a copy of ``input`` (``index_put``, ``masked_fill``, ``index_fill``): where a
+    value that requires grad goes into an integer or bool input, PyTorch's autograd refuses the
+    result."""
+    dtype = input.dtype
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"Autograd not support dtype: {scalar_type_name(dtype)}")
+    return True
+
+
 def one_sequence_as_items(values: tuple) -> tuple:
     """A ``*tensors`` parameter given one list or tuple (``f([a, b])``) as its items
     (``f(a, b)``), as PyTorch's Python-level functions accept (an op's ``normalize``)."""

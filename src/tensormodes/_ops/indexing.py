@@ -22,7 +22,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import FLOAT_MAX, check_same_shape_or_broadcast, checked_scalar, ops, wrap_dim
+from ._common import FLOAT_MAX, check_same_shape_or_broadcast, checked_scalar, ops, wrap_dim, writes_into_input
 from ._meta import (
     DataDependentOutputError,
     MetaArray,
@@ -690,7 +690,8 @@ def _check_put_bounds(input, key: tuple) -> None:
                              f"{position} with size {input.shape[position]}")
 
 
-@op(grad=_index_put_grad, method=True, inplace=True, meta=metadata, errors=(
+@op(grad=_index_put_grad, differentiable=writes_into_input, method=True, inplace=True, meta=metadata,
+    errors=(
     Sample((M23, [TensorSpec((1,), "float32")], TensorSpec((1,)))),
     Sample((M23, [_LONG_INDEX, _LONG_INDEX, _LONG_INDEX], TensorSpec((1,)))),
     Sample((M23, [_LONG_INDEX], TensorSpec((1,), "float64"))),

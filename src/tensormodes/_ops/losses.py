@@ -19,6 +19,7 @@ from ._common import (
     check_same_shape_or_broadcast,
     dtype_of,
     floating,
+    no_complex_autograd,
     not_implemented,
     operand_dtype,
     ops,
@@ -80,6 +81,16 @@ def _mean_scaled(grad, reduction: str, count: int):
     return grad / count if reduction == "mean" else grad
 
 
+def _difference_of(input, target):
+    """``input - target`` in a gradient formula: PyTorch's kernels subtract a bool operand as a
+    number, where the public operator refuses it."""
+    if input.dtype is dt.bool:
+        input = input.to(target.dtype)
+    elif target.dtype is dt.bool:
+        target = target.to(input.dtype)
+    return input - target
+
+
 def _opposite(grad_input, needs_input_grad):
     """The gradients of a loss of ``input - target``: ``grad_input`` and its negation."""
     return (grad_input if needs_input_grad[0] else None,
@@ -97,7 +108,7 @@ _MIXED = (TensorSpec((2, 3), "float32"), TensorSpec((2, 3), "float64"))
 # -- mean squared error ---------------------------------------------------------------------------
 
 def _mse_loss_grad(grad, input, target, reduction, needs_input_grad):
-    difference = input - target
+    difference = _difference_of(input, target)
     return _opposite(difference * _mean_scaled(grad * 2, reduction, difference.numel()), needs_input_grad)
 
 
@@ -120,7 +131,7 @@ def _mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 
 def _smooth_l1_loss_grad(grad, input, target, reduction, beta, needs_input_grad):
     # d/dd: d / beta inside (-beta, beta), its sign outside: d / beta clamped to [-1, 1].
-    difference = input - target
+    difference = _difference_of(input, target)
     slope = (difference / beta).clamp(-1, 1)
     return _opposite(slope * _mean_scaled(grad, reduction, difference.numel()), needs_input_grad)
 
@@ -173,7 +184,8 @@ def _huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: f
 def _soft_margin_loss_grad(grad, input, target, reduction, needs_input_grad):
     # d/dx log(1 + exp(-t x)) = -t sigmoid(-t x); the target's gradient (beyond PyTorch, which
     # refuses a target that requires grad) is the same with x for t.
-    scale = (-input * target).sigmoid() * _mean_scaled(-grad, reduction, input.numel())
+    # (-target first: PyTorch's backward negates the target, and refuses a bool one as the operator does)
+    scale = (-target * input).sigmoid() * _mean_scaled(-grad, reduction, input.numel())
     return (scale * target if needs_input_grad[0] else None,
             scale * input if needs_input_grad[1] else None)
 
@@ -185,7 +197,8 @@ def _check_written(result_dtype: np.dtype, output: np.ndarray) -> None:
                            f"output type {array_type_name(output)}")
 
 
-@op(grad=_soft_margin_loss_grad, node="soft_margin_loss", meta=_LOSS_META, samples=(
+@op(grad=_soft_margin_loss_grad, node="soft_margin_loss", meta=_LOSS_META,
+    differentiable=no_complex_autograd("soft_margin_loss"), samples=(
     Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum"}), Sample(_PAIR, {"reduction": "none"}),
     Sample(_BROADCAST), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
 def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -227,7 +240,16 @@ def _binary_cross_entropy_with_logits_grad(grad, input, target, weight, pos_weig
     return grad_input, grad_target, grad_weight, grad_pos_weight
 
 
-@op(grad=_binary_cross_entropy_with_logits_grad, node="binary_cross_entropy_with_logits", meta=_LOSS_META, samples=(
+def _real_logits_loss(input, target, *arguments) -> bool:
+    """``differentiable=``: the loss has the target's dtype, and PyTorch differentiates no complex one."""
+    if target.is_complex():
+        raise RuntimeError("binary_cross_entropy_with_logits does not support automatic differentiation for outputs "
+                           "with complex dtype.")
+    return True
+
+
+@op(grad=_binary_cross_entropy_with_logits_grad, node="binary_cross_entropy_with_logits", meta=_LOSS_META,
+    differentiable=_real_logits_loss, samples=(
     Sample((TensorSpec((2, 3), "float32", -4, 4), TensorSpec((2, 3), "float32", 0, 1))),
     Sample((TensorSpec((3, 2), "float64", -30, 30), TensorSpec((3, 2), "float64", 0, 1)), {"reduction": "sum"}),
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", 0, 1)), {"reduction": "none"}),

@@ -18,6 +18,7 @@ from ._common import dtype_of, ops, scalar_type_name, wrap_dim
 from ._reduction import _LOW_PRECISION, _dim_defaulting, _distribute_evenly, _norm_grad, _quietly, _reduce_meta
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234
+from .linalg import svdvals as _svdvals
 from .reduction import _matrix_norm as _fro_or_nuc_norm
 from .reduction import _norm_dtypes, _vector_norm
 
@@ -62,7 +63,7 @@ def _matrix_norm_kernel(A: np.ndarray, ord, dim, keepdim: bool, dtype) -> np.nda
         if work.size == 0:
             result = np.zeros(work.shape[:-2], target.to_real()._np)
         else:
-            values = np.linalg.svd(work, compute_uv=False)
+            values = _svdvals(work)  # (PyTorch's errors and NaNs for non-finite matrices)
             result = values[..., 0] if ord == 2 else values[..., -1]
         if keepdim:
             result = np.expand_dims(result, tuple(sorted((rows, columns))))

@@ -19,6 +19,8 @@ import numpy as np
 from ._common import HALF_TYPES, array_type_name, dtype_of, no_complex_autograd, not_implemented, ops, quiet, wrap_dim
 from ._meta import MetaArray, elementwise, rule
 from ._registry import Sample, Tensor, TensorSpec, op
+from .indexing import _out_of_bounds
+from .scatter_gather import _index_select_out_of_range
 from .special import _erf
 
 _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
@@ -424,7 +426,8 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad
     """
     _check_embedding(weight, indices, sparse)
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
-        raise IndexError("index out of range in self")
+        # PyTorch's embedding is index_select of the rows: its errors
+        _index_select_out_of_range(weight, 0, _out_of_bounds(indices, weight.shape[0], 0))
     return np.asarray(weight[indices])
 
 

@@ -15,7 +15,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import check_same_shape_or_broadcast, cpp_type_name, wrap_dim
+from ._common import check_same_shape_or_broadcast, cpp_type_name, wrap_dim, writes_into_input
 from ._meta import MetaArray, metadata
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, M234, SCALAR
@@ -368,7 +368,7 @@ def _index_fill_grad(grad, dim, index, value_shape):
     return grad_input, None, grad_value
 
 
-@op(grad=_index_fill_grad, method=True, inplace=True, meta=metadata,
+@op(grad=_index_fill_grad, differentiable=writes_into_input, method=True, inplace=True, meta=metadata,
     errors=(Sample((M23, 1, TensorSpec((2,), "int32", 0, 1), 1.0)),
             Sample((M23, 1, TensorSpec((2, 1), "int64", 0, 1), 1.0)),
             Sample((M23, 2, TensorSpec((2,), "int64", 0, 1), 1.0)),
@@ -472,7 +472,7 @@ def _masked_fill_grad(grad, mask, value_shape):
     return grad.masked_fill(mask, 0), None, grad_value
 
 
-@op(grad=_masked_fill_grad, method=True, inplace=True, meta=metadata,
+@op(grad=_masked_fill_grad, differentiable=writes_into_input, method=True, inplace=True, meta=metadata,
     errors=(Sample((M23, TensorSpec((2, 3), "int64"), 1.0)), Sample((M23, TensorSpec((3, 2), "bool"), 1.0)),
             Sample((M23, TensorSpec((2, 3), "bool"), TensorSpec((3,)))),
             Sample((TensorSpec((2,), "int8"), TensorSpec((2,), "bool"), 1000))),
