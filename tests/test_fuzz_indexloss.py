@@ -340,3 +340,75 @@ def test_matrix_norm_max_over_nothing_is_zero_without_history(shape, ord, requir
 def test_matrix_norm_min_over_nothing_raises_pytorchs_index_error(shape, ord, keepdim, message):
     _raises(IndexError, message, lambda: tm.linalg.matrix_norm(tm.zeros(shape), ord, keepdim=keepdim))
     _raises(IndexError, message, lambda: tm.linalg.matrix_norm(tm.zeros(shape, device="meta"), ord, keepdim=keepdim))
+
+
+# -- selections of nothing, autograd refusals, empty softmax, singular values ----------------------
+
+def test_indexing_that_selects_nothing_checks_no_position():
+    assert tm.zeros(2, 0)[T([2**63 - 1, -2])].shape == (2, 0)
+    assert tm.zeros(2, 3)[T([5]), T([], dtype=tm.int64)].shape == (0,)
+    assert tm.index_put(tm.zeros(2, 3), [T([5]), T([], dtype=tm.int64)], tm.zeros(0)).tolist() == [[0.0] * 3] * 2
+    _raises(IndexError, "index is out of bounds for dimension with size 0", lambda: tm.zeros(2, 0)[:, T([5])])
+    _raises(IndexError, "index is out of bounds for dimension with size 0",
+            lambda: tm.zeros(2, 0, device="meta")[:, T([5], device="meta")])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda v: tm.index_put(tm.zeros(2, 3, dtype=tm.int8), [T([False, True])], v), "Autograd not support dtype: Char"),
+    (lambda v: tm.index_put(tm.zeros(2, 3, dtype=tm.bool), [T([False, True])], v), "Autograd not support dtype: Bool"),
+    (lambda v: tm.masked_fill(tm.zeros(2, 3, dtype=tm.int32), T(True), v), "Autograd not support dtype: Int"),
+    (lambda v: tm.index_fill(tm.zeros(2, 3, dtype=tm.int32), 0, T(0), v), "Autograd not support dtype: Int"),
+    (lambda v: tm._soft_margin_loss(v.to(tm.complex64).reshape(1), T([1.0])),
+     "soft_margin_loss does not support automatic differentiation for outputs with complex dtype."),
+    (lambda v: tm._binary_cross_entropy_with_logits(v.reshape(1), T([1 + 1j])),
+     "binary_cross_entropy_with_logits does not support automatic differentiation for outputs with complex dtype."),
+])
+def test_results_autograd_cannot_hold_are_refused(call, message):
+    _raises(RuntimeError, message, lambda: call(T(1.5, requires_grad=True)))
+    assert not call(T(1.5)).requires_grad  # computed when nothing requires grad
+
+
+@pytest.mark.parametrize("loss", [tm._mse_loss, tm._smooth_l1_loss])
+def test_loss_gradients_take_a_bool_operand(loss):
+    target = T([1.0, 0.0], requires_grad=True)
+    loss(T([True, False]), target, "sum").backward()
+    assert target.grad.tolist() == [0.0, 0.0]
+
+
+def test_soft_margin_gradient_refuses_a_bool_target_as_pytorchs():
+    x = T([1.0, 0.0], requires_grad=True)
+    loss = tm._soft_margin_loss(x, T([True, False]), "sum")
+    _raises(RuntimeError, "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead.", loss.backward)
+
+
+@pytest.mark.parametrize("weight, indices, kind, message", [
+    (tm.zeros(0, 3), T(3), RuntimeError, "index_select(): self indexing axis dim should be positive"),
+    (tm.zeros(2, 0), T(3), RuntimeError, "INDICES element is out of DATA bounds, id=3 axis_dim=2"),
+    (tm.zeros(2, 3), T([[3]]), IndexError, "index out of range in self"),
+])
+def test_embedding_out_of_range_raises_index_selects_errors(weight, indices, kind, message):
+    _raises(kind, message, lambda: tm.embedding(weight, indices))
+
+
+@pytest.mark.parametrize("call, dtype", [
+    (lambda: tm.log_softmax(tm.zeros(0, 3, dtype=tm.bool), 1), tm.bool),
+    (lambda: tm.softmax(tm.zeros(0, 3, dtype=tm.int64), 1), tm.int64),
+    (lambda: tm.log_softmax(tm.zeros(0, 3, dtype=tm.complex64), 1), tm.complex64),
+])
+def test_softmax_of_nothing_is_empty_in_any_dtype(call, dtype):
+    result = call()
+    assert result.dtype == dtype and result.shape == (0, 3)
+
+
+@pytest.mark.parametrize("A, ord, message", [
+    (T([[1.0, 2], [3, math.nan]]), 2, "linalg.svd: The algorithm failed to converge because the input matrix "
+                                      "contained non-finite values."),
+    (T([[[1.0, 2], [3, INF]], [[1.0, 2], [3, math.nan]]]), -2, "linalg.svd: (Batch element 1): The algorithm "
+     "failed to converge because the input matrix contained non-finite values."),
+    (T([[1.0, 2], [3, math.nan]]), "nuc", "linalg.svd: The algorithm failed to converge because the input matrix "
+                                          "contained non-finite values."),
+])
+def test_matrix_norms_from_singular_values_refuse_nan(A, ord, message):
+    _raises(tm.linalg.LinAlgError, message, lambda: tm.linalg.matrix_norm(A, ord))
+    assert math.isnan(tm.linalg.matrix_norm(T([[1.0, 2], [3, INF]]), ord).item())
