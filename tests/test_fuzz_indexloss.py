@@ -412,3 +412,20 @@ def test_softmax_of_nothing_is_empty_in_any_dtype(call, dtype):
 def test_matrix_norms_from_singular_values_refuse_nan(A, ord, message):
     _raises(tm.linalg.LinAlgError, message, lambda: tm.linalg.matrix_norm(A, ord))
     assert math.isnan(tm.linalg.matrix_norm(T([[1.0, 2], [3, INF]]), ord).item())
+
+
+def test_index_add_with_an_int32_index_words_its_error_as_pytorchs_slice_loop():
+    _raises(IndexError, "index out of range in self",
+            lambda: tm.index_add(tm.zeros(2, 3), 1, T([-2**31, 0], dtype=tm.int32), tm.zeros(2, 2)))
+    _raises(RuntimeError, "index 5 is out of bounds for dimension 1 with size 3",
+            lambda: tm.index_add(tm.zeros(2, 3), 1, T([5, 0]), tm.zeros(2, 2)))
+
+
+def test_logits_loss_subtracts_one_from_pos_weight_in_its_own_dtype():
+    # int8: -128 - 1 wraps to 127, as in PyTorch's kernel; a bool pos_weight cannot be subtracted from
+    x, t = T([[-0.7246331572532654, 0.5]]), T([[0.6425691843032837, 0.25]])
+    loss = tm._binary_cross_entropy_with_logits(x, t, None, T([-128, 1], dtype=tm.int8), "none")
+    assert [round(v, 4) for v in loss.tolist()[0]] == [92.2363, 0.8491]
+    _raises(RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead.",
+            lambda: tm._binary_cross_entropy_with_logits(x, t, None, T([True, False]), "none"))

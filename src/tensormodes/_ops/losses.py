@@ -28,6 +28,7 @@ from ._common import (
 )
 from ._meta import MetaRule, pointwise, with_shape
 from ._registry import Sample, Tensor, TensorSpec, op
+from .arithmetic import sub as _sub
 
 _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
 
@@ -290,7 +291,8 @@ def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Ten
     if pos_weight is None:
         losses = (1 - t) * x + softplus
     else:
-        losses = (1 - t) * x + (1 + (_working(pos_weight, dtype) - 1) * t) * softplus
+        # pos_weight - 1 in pos_weight's own dtype, as PyTorch's kernel subtracts (an int8 -128 wraps to 127)
+        losses = (1 - t) * x + (1 + _working(_sub(pos_weight, 1), dtype) * t) * softplus
     if weight is not None:
         losses = losses * _working(weight, dtype)
     return _reduced(losses, reduction, target.dtype)

@@ -345,9 +345,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         return input.copy()  # PyTorch's kernel leaves before it reads an index
     bad = _out_of_bounds(positions, size, 0)
     if bad is not None:
-        # PyTorch's CPU kernel words it by path: its loop over slices (1-D, inner dimensions) or
-        # the one along the first or last dimension.
-        if input.ndim <= 1 or 0 < d < input.ndim - 1:
+        # PyTorch's CPU kernel words it by path: its loop over slices (1-D, inner dimensions, any
+        # int32 index) or the one along the first or last dimension.
+        if input.ndim <= 1 or 0 < d < input.ndim - 1 or index.dtype == np.int32:
             raise IndexError("index out of range in self")
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     result = input.copy()
