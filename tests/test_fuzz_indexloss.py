@@ -429,3 +429,34 @@ def test_logits_loss_subtracts_one_from_pos_weight_in_its_own_dtype():
     _raises(RuntimeError, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
             "invert a mask, use the `~` or `logical_not()` operator instead.",
             lambda: tm._binary_cross_entropy_with_logits(x, t, None, T([True, False]), "none"))
+
+
+# -- embedding_bag ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("indices, offsets, options, kind, message", [
+    (T(1), T([], dtype=tm.int64), {}, RuntimeError, "input has to be a 1D or 2D Tensor, but got Tensor of dimension 0"),
+    (T([[1, 2]]), T(0), {}, IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+    (T([1, 3, 4]), T([0.0]).half(), {}, RuntimeError, "Expected tensor for argument #1 'indices' to have one of the "
+     "following scalar types: Long, Int; but got torch.HalfTensor instead (while checking arguments for "
+     "embedding_bag)"),
+    (T([1, 2]), T([1]), {}, RuntimeError, "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+     "start from position 0. However, got 1\n[ torch.LongTensor{} ]"),
+    (T([1, 7]), T([0, 3]), {}, RuntimeError, "offsets[-1] can not be greater than input's length 2 but got "
+     "offsets[-1] of 3"),
+    (T([1, 2]), T([], dtype=tm.int64), {"include_last_offset": True}, RuntimeError,
+     "include_last_offset: number of offset should be at least 1"),
+    (T([1, 2]), T([0]), {"padding_idx": -7}, RuntimeError,
+     "padding_idx must be within the number of embeddings, -5 through 4, but got -7"),
+])
+def test_embedding_bag_checks_in_pytorchs_order(indices, offsets, options, kind, message):
+    _raises(kind, message, lambda: tm._embedding_bag(tm.zeros(5, 3), indices, offsets, **options))
+
+
+def test_embedding_bag_reads_indices_promoted_with_the_offsets():
+    weight = tm.arange(15.0).reshape(5, 3).requires_grad_()
+    result = tm._embedding_bag(weight, T([True, False, True]), T([0, 1]), mode=1)
+    assert result.tolist() == [[3.0, 4.0, 5.0], [1.5, 2.5, 3.5]]
+    result.sum().backward()
+    assert weight.grad.tolist() == [[0.5] * 3, [1.5] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3]
+    assert tm._embedding_bag(tm.arange(15.0).reshape(5, 3), T([1, 3, 4, 1], dtype=tm.int8), T([0, 2])).tolist() == [
+        [12.0, 14.0, 16.0], [15.0, 17.0, 19.0]]
