@@ -460,3 +460,17 @@ def test_embedding_bag_reads_indices_promoted_with_the_offsets():
     assert weight.grad.tolist() == [[0.5] * 3, [1.5] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3]
     assert tm._embedding_bag(tm.arange(15.0).reshape(5, 3), T([1, 3, 4, 1], dtype=tm.int8), T([0, 2])).tolist() == [
         [12.0, 14.0, 16.0], [15.0, 17.0, 19.0]]
+
+
+@pytest.mark.parametrize("input, dim, index, source, kind, message", [
+    (T([0, -1, 1, 0]), -1, T(2), T(2), RuntimeError, "source tensor shape must match self tensor shape, excluding "
+     "the specified dimension. Got self.shape = [4] source.shape = []"),
+    (T(0), 0, T([0, 0]), T([1, 2]), RuntimeError, "source tensor shape must match self tensor shape, excluding the "
+     "specified dimension. Got self.shape = [] source.shape = [2]"),
+    (T([0, -1, 1, 0]), -1, T([2, 1]), T(2), IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+    (tm.zeros(3), 0, T([0]), tm.zeros(1, 1), RuntimeError, "source tensor shape must match self tensor shape, "
+     "excluding the specified dimension. Got self.shape = [3] source.shape = [1, 1]"),
+])
+def test_index_add_compares_shapes_as_pytorch(input, dim, index, source, kind, message):
+    _raises(kind, message, lambda: tm.index_add(input, dim, index, source))
+    assert tm.index_add(T(0), -1, T([0]), T(1)).item() == 1  # two 0-dim tensors: one position

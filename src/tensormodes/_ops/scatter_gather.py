@@ -327,15 +327,19 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         raise RuntimeError(f"index_add_(): self ({_legacy_name(input.dtype)}) and source "
                            f"({_legacy_name(source.dtype)}) must have the same scalar type")
     positions = reshaped(index, (index.size,))
-    target_shape, source_shape = _as_nd(input).shape, _as_nd(source).shape
-    source_count = source_shape[d] if d < len(source_shape) else 1
-    if positions.size != source_count:
+    if positions.size != (1 if source.ndim == 0 else source.shape[wrap_dim(d, source.ndim)]):
+        if source.ndim == 0:  # PyTorch's message asks the 0-dim source for its size
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         raise RuntimeError(f"index_add_(): Number of indices ({positions.size}) should be equal to "
-                           f"source.size(dim): ({source_count}), for dim: {d}")
-    if len(target_shape) != len(source_shape) or any(
-            a != b for i, (a, b) in enumerate(zip(target_shape, source_shape, strict=True)) if i != d):
+                           f"source.size(dim): ({source.shape[d]}), for dim: {d}")
+    # the shapes without dimension ``d``, unless one is 0-dim
+    target_rest, source_rest = input.shape, source.shape
+    if input.ndim and source.ndim:
+        target_rest, source_rest = target_rest[:d] + target_rest[d + 1:], source_rest[:d] + source_rest[d + 1:]
+    if target_rest != source_rest:
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+    target_shape = _as_nd(input).shape
     if type(input) is MetaArray:
         if alpha != 1:
             scalar_as(alpha, input.dtype)
