@@ -474,3 +474,12 @@ def test_embedding_bag_reads_indices_promoted_with_the_offsets():
 def test_index_add_compares_shapes_as_pytorch(input, dim, index, source, kind, message):
     _raises(kind, message, lambda: tm.index_add(input, dim, index, source))
     assert tm.index_add(T(0), -1, T([0]), T(1)).item() == 1  # two 0-dim tensors: one position
+
+
+def test_index_fill_value_gradient_selects_each_filled_slice_once_as_pytorch():
+    x, v = tm.zeros(3, 2, requires_grad=True), T(2.0, requires_grad=True)
+    x.index_fill(0, T([1, 1, 2]), v).sum().backward()
+    assert v.grad.item() == 4.0 and x.grad.tolist() == [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]
+    v = T(2.0, requires_grad=True)
+    loss = tm.zeros(3, 2).index_fill(0, T([-1, 1]), v).sum()  # the forward takes -1; the backward does not
+    _raises(IndexError, "index out of range in self", loss.backward)

@@ -368,7 +368,11 @@ def _index_positions(array: np.ndarray, dim: int, index: np.ndarray) -> tuple[in
 
 def _index_fill_grad(grad, dim, index, value_shape):
     filled = grad.new_zeros(grad.shape, dtype=dt.bool).index_fill(dim, index, True)
-    grad_input, _, grad_value = _masked_fill_grad(grad, filled, value_shape)
+    grad_input = grad.masked_fill(filled, 0)
+    grad_value = None
+    if value_shape is not None:  # (None: a number) PyTorch's formula: the filled slices, each once; as it
+        # selects them with index_select, a negative position (which the forward took) raises there
+        grad_value = grad.index_select(dim, index.reshape(-1).unique()).sum()
     return grad_input, None, grad_value
 
 
