@@ -213,10 +213,11 @@ def _outcome(call):
     ("tm.zeros(4, 3, dtype=tm.int64)", "tm.tensor([0, 1, 2], dtype=tm.int32)", {}),  # input checked first
     ("tm.zeros(4, 3, dtype=tm.bool)", "tm.tensor([0, 1, 2, 1])", {}),
     ("tm.zeros(4, 3, dtype=tm.complex64)", "tm.tensor([0, 1, 2, 1])", {}),
-    ("tm.tensor(1.0)", "tm.tensor(0)", {}),  # 0-dim input
     ("tm.zeros(4, 3)", "tm.tensor([0, 1, 2, 1])", {"reduction": "avg"}),
 ])
 def test_errors_unchanged(inputs, target, options):
+    # (A 0-dim input is not among them: PyTorch's fused op raises its own errors there, unlike the
+    # two-op path; tests/test_fuzz_indexloss.py pins them.)
     options = {k: eval(v) if k == "weight" else v for k, v in options.items()}
     x, t = eval(inputs), eval(target)
     old = _outcome(lambda: _old_path(x, t, **options))

@@ -411,6 +411,14 @@ def recordable(dtype: dt.dtype) -> bool:
     return True
 
 
+def writes_into_input(input, *arguments) -> bool:
+    """A ``differentiable=`` predicate (asked only for calls that would be recorded) for ops that
+    write values into a copy of ``input`` (``index_put``, ``masked_fill``, ``index_fill``): where a
+    value that requires grad goes into an integer or bool input, PyTorch's autograd refuses the
+    result."""
+    return recordable(input.dtype)
+
+
 def one_sequence_as_items(values: tuple) -> tuple:
     """A ``*tensors`` parameter given one list or tuple (``f([a, b])``) as its items
     (``f(a, b)``), as PyTorch's Python-level functions accept (an op's ``normalize``)."""

@@ -42,6 +42,8 @@ def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, in
     _dim_type_check(dim, kernel, 2)
     axis = wrap_dim(dim, input.ndim)
     target = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
+    if input.size == 0:  # PyTorch returns an empty result before it dispatches on the dtype
+        return input.astype(target._np), axis, target
     if target._category != dt._FLOAT:
         raise not_implemented(_kernel_name(kernel, axis, input.ndim), target)
     # No copy when the dtype is kept: the subtraction below makes the new array.
@@ -87,12 +89,13 @@ def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     tensormodes.float64
     """
     shifted, axis, result = _shifted(input, dim, dtype, "softmax")
+    if not shifted.size:
+        return shifted
     exponentials = np.exp(shifted, out=shifted)
-    if shifted.size:
-        total = np.add.reduce(exponentials, axis, keepdims=True)
-        if result._np in HALF_TYPES and axis != shifted.ndim - 1:
-            return _half_softmax_inner(exponentials, total, result._np)
-        exponentials *= 1.0 / total
+    total = np.add.reduce(exponentials, axis, keepdims=True)
+    if result._np in HALF_TYPES and axis != shifted.ndim - 1:
+        return _half_softmax_inner(exponentials, total, result._np)
+    exponentials *= 1.0 / total
     return exponentials.astype(result._np, copy=False)  # a new array already
 
 

@@ -22,7 +22,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import FLOAT_MAX, check_same_shape_or_broadcast, checked_scalar, ops, wrap_dim
+from ._common import FLOAT_MAX, check_same_shape_or_broadcast, checked_scalar, ops, wrap_dim, writes_into_input
 from ._meta import (
     DataDependentOutputError,
     MetaArray,
@@ -147,9 +147,11 @@ def _array_item(array: np.ndarray) -> tuple[int, object]:
         array, kind = array.astype(bool), "b"
     if kind == "b":
         return (_BOOL, bool(array)) if array.ndim == 0 else (_MASK, array)
+    if array.ndim == 0 and kind == "i":  # any 0-dim integer tensor is read as a number (its __index__)
+        return _INT, int(array)
     if array.dtype not in (np.int64, np.int32):
         raise IndexError(_INDEX_TYPES_ERROR)
-    return (_INT, int(array)) if array.ndim == 0 else (_ARRAY, array)
+    return _ARRAY, array
 
 
 def _meta_item(array: MetaArray) -> tuple[int, object]:
@@ -158,7 +160,7 @@ def _meta_item(array: MetaArray) -> tuple[int, object]:
     if array.dtype == np.uint8:
         warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=6)
         kind = "b"
-    if kind != "b" and array.dtype not in (np.int64, np.int32):
+    if kind != "b" and array.dtype not in (np.int64, np.int32) and not (array.ndim == 0 and kind == "i"):
         raise IndexError(_INDEX_TYPES_ERROR)
     if array.ndim == 0:
         raise value_dependent("getitem")
@@ -289,7 +291,14 @@ def _advanced_key(view: np.ndarray, advanced: list) -> tuple:
         parts.extend([slice(None)] * (dim - cursor))
         parts.append(array)
         cursor = dim + (array.ndim if array.dtype == np.bool_ else 1)
-    _advanced_shape(view.shape, advanced, _count_true)
+    broadcast = _advanced_shape(view.shape, advanced, _count_true)
+    integer = [(dim, array) for dim, array in advanced if array.dtype != np.bool_]
+    if 0 not in broadcast and any(view.shape[dim] == 0 for dim, _ in integer):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    if not _selects_any(view.shape, advanced, broadcast):
+        # PyTorch reads no position for an empty result, so checks none: any valid one will do
+        return tuple(np.zeros_like(p) if isinstance(p, np.ndarray) and p.dtype != np.bool_ else p
+                     for p in parts) + (Ellipsis,)
     position = 0
     for dim, array in advanced:
         if array.dtype == np.bool_:
@@ -302,6 +311,16 @@ def _advanced_key(view: np.ndarray, advanced: list) -> tuple:
                 raise IndexError(f"index {array[bad][0]} is out of bounds for dimension {position} with size {size}")
         position += 1
     return tuple(parts) + (Ellipsis,)
+
+
+def _selects_any(shape: tuple[int, ...], advanced: list, broadcast: tuple[int, ...]) -> bool:
+    """Whether indexing ``shape`` with the advanced parts (of ``broadcast`` shape) selects any element."""
+    if not math.prod(broadcast):
+        return False
+    indexed = set()
+    for dim, array in advanced:
+        indexed.update(range(dim, dim + (array.ndim if array.dtype == np.bool_ else 1)))
+    return all(size for i, size in enumerate(shape) if i not in indexed)
 
 
 def _count_true(mask: np.ndarray) -> int:
@@ -339,7 +358,10 @@ def _meta_advanced(view: MetaArray, advanced: list, count=_unknown_count) -> Met
     order; the index dimensions stand where the first part was if the parts are adjacent, else
     in front."""
     broadcast = _advanced_shape(view.shape, advanced, count)
-    for dim, array in advanced:  # the bounds of index lists (tensors' values are unknown)
+    if 0 not in broadcast and any(view.shape[dim] == 0 for dim, array in advanced if array.dtype != np.bool_):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    selects = _selects_any(view.shape, advanced, broadcast)
+    for dim, array in advanced if selects else ():  # the bounds of index lists (tensors' values are unknown)
         size = view.shape[dim]
         if isinstance(array, np.ndarray) and array.size:
             bad = (array < -size) | (array >= size)
@@ -588,78 +610,148 @@ def _index_put_grad(grad, indices, accumulate, values_shape):
 
 
 _LONG_INDEX = TensorSpec((2,), "int64", 0, 2)
+_MASK_DTYPES = (np.dtype(np.bool_), np.dtype(np.uint8))
+_INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.int32), *_MASK_DTYPES)
 
 
-@op(grad=_index_put_grad, method=True, inplace=True, meta=metadata, errors=(
+def _mask_dims_checked(input, mask, first: int) -> None:
+    """PyTorch's check that ``mask`` covers dimensions ``first...`` of ``input`` with their sizes."""
+    for j, got in enumerate(mask.shape):
+        size = input.shape[wrap_dim(first + j, input.ndim)]
+        if got != size:
+            raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does not match the shape of "
+                             f"the indexed tensor {list(input.shape)} at index {first + j}")
+
+
+def _fill_mask(input, indices, values, accumulate):
+    """The mask of PyTorch's shortcut for ``index_put`` (``masked_fill`` with ``values.item()``):
+    taken when the index is one mask (after nothing but masks) and ``values`` one element;
+    None otherwise."""
+    if accumulate or values.size != 1:
+        return None
+    mask, first = None, 0
+    for index in indices:
+        if index.dtype not in _MASK_DTYPES or mask is not None:
+            return None
+        _mask_dims_checked(input, index, first)
+        mask, first = index, first + index.ndim
+    return mask
+
+
+def _put_key(input, indices) -> tuple[tuple, tuple[int, ...]]:
+    """``indices`` as a NumPy index of ``input`` (masks as their positions, 0-dim masks left out,
+    as PyTorch expands them into nothing) and the shape it selects, after PyTorch's checks in its
+    order: index dtypes, mask shapes, broadcasting of the index shapes, sizes."""
+    for index in indices:
+        if index.dtype not in _INDEX_DTYPES:
+            raise IndexError(_INDEX_TYPES_ERROR)
+    parts, shapes, dim = [], [], 0
+    for index in indices:
+        if index.dtype in _MASK_DTYPES:
+            if index.dtype == np.uint8:
+                warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=4)
+            _mask_dims_checked(input, index, dim)
+            if index.ndim == 0:
+                continue
+            if type(index) is MetaArray:
+                raise value_dependent("index_put")
+            positions = np.nonzero(index)
+            parts.extend(positions)
+            shapes.extend(p.shape for p in positions)
+            dim += index.ndim
+        else:
+            parts.append(index)
+            shapes.append(index.shape)
+            dim += 1
+    try:
+        broadcast = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         + ", ".join(str(list(s)) for s in shapes)) from None
+    if dim > input.ndim:  # masks reaching past the end: PyTorch asks for the size of dimension ``ndim``
+        wrap_dim(input.ndim, input.ndim)
+    if 0 in input.shape[:dim] and 0 not in broadcast:
+        raise IndexError("index is out of bounds for dimension with size 0")
+    return tuple(parts), tuple(broadcast) + input.shape[dim:]
+
+
+def _check_put_bounds(input, key: tuple) -> None:
+    """PyTorch's kernel check of the positions, reporting the first bad one in index order."""
+    bad = [(position, part, (part < -input.shape[position]) | (part >= input.shape[position]))
+           for position, part in enumerate(key) if part.size]
+    if not any(b.any() for _, _, b in bad):
+        return
+    shape = np.broadcast_shapes(*(part.shape for part in key))
+    first = min(int(np.flatnonzero(np.broadcast_to(b, shape))[0]) for _, _, b in bad if b.any())
+    for position, part, b in bad:
+        element = np.unravel_index(first, shape)
+        if np.broadcast_to(b, shape)[element]:
+            raise IndexError(f"index {np.broadcast_to(part, shape)[element]} is out of bounds for dimension "
+                             f"{position} with size {input.shape[position]}")
+
+
+@op(grad=_index_put_grad, differentiable=writes_into_input, method=True, inplace=True, meta=metadata,
+    errors=(
     Sample((M23, [TensorSpec((1,), "float32")], TensorSpec((1,)))),
     Sample((M23, [_LONG_INDEX, _LONG_INDEX, _LONG_INDEX], TensorSpec((1,)))),
     Sample((M23, [_LONG_INDEX], TensorSpec((1,), "float64"))),
+    Sample((M23, [TensorSpec((1,), "int16", 0, 0)], TensorSpec((3,), "int16"))),
+    Sample((M23, [TensorSpec((3,), "bool")], TensorSpec((), "float64"))),
+    Sample((M23, [TensorSpec((2,), "uint8")], TensorSpec((1, 1)))),
+    Sample((TensorSpec((0, 3)), [TensorSpec((), "int64"), _LONG_INDEX], TensorSpec((), "float64"))),
+    Sample((M23, [_LONG_INDEX], TensorSpec((1, 2, 3)))),
     Sample((M23, [_LONG_INDEX], TensorSpec((3, 3))))), samples=(
     Sample((M23, [TensorSpec((1,), "int64", 1, 1), TensorSpec((1,), "int64", 2, 2)], TensorSpec((1,)))),
     Sample((M23, [TensorSpec((1,), "int64", 1, 1)], TensorSpec((3,)))),
     Sample((M23, [_LONG_INDEX, _LONG_INDEX], TensorSpec(())), {"accumulate": True}),
     Sample((TensorSpec((3,), "int64"), [TensorSpec((3,), "bool")], TensorSpec((), "int64"))),
+    Sample((TensorSpec((3,), "int64"), [TensorSpec((3,), "bool")], TensorSpec((1,), "bool"))),
+    Sample((M23, [TensorSpec((2,), "bool")], TensorSpec((1, 1), "float64"))),
     Sample((M234, [TensorSpec((1,), "int64", 0, 1)], TensorSpec((3, 4), "float32")), {"accumulate": True}),
     Sample((TensorSpec((4,), "float64"), [TensorSpec((1,), "int32", 3, 3)], TensorSpec((1,), "float64")))))
 def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` put at ``indices`` (a tuple of index tensors, as
     ``input[indices] = values``); with ``accumulate=True`` they are added instead, repeated
-    indices adding several times. ``Tensor.index_put_`` writes into the tensor.
+    indices adding several times. ``values`` must have ``input``'s dtype, except that one
+    value put at one boolean mask is converted, as ``masked_fill`` converts a number.
+    ``Tensor.index_put_`` writes into the tensor.
 
     >>> import tensormodes as tm
     >>> tm.zeros(3).index_put_((tm.tensor([0, 0]),), tm.tensor([1., 2.]), accumulate=True)
     tensor([3., 0., 0.])
     """
-    for index in indices:
-        if index.dtype.kind not in "iub":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    dims = sum(index.ndim if index.dtype == np.bool_ else 1 for index in indices)
-    if dims > input.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {input.ndim} (got {dims})")
+    if len(indices) > input.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {input.ndim} (got {len(indices)})")
+    mask = _fill_mask(input, indices, values, accumulate)
+    if mask is not None:
+        if mask.dtype != np.bool_:
+            raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
+        if type(input) is MetaArray or type(values) is MetaArray:
+            return MetaArray(input.shape, input.dtype)
+        value = _fill_value(values.reshape(()), input.dtype, "index_put")
+        result = input.copy()
+        np.copyto(result, value, where=mask.reshape(mask.shape + (1,) * (input.ndim - mask.ndim)))
+        return result
+    key, shape = _put_key(input, indices)
+    # Unlike ``t[i] = v``, the values may not have more dimensions than the result, even 1s.
+    if not (values.ndim <= len(shape) and _value_fits(values.shape, shape)):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
+                           f"indexing result of shape {list(shape)}")
     if values.dtype != input.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{_legacy_name(input.dtype)} for the destination and {_legacy_name(values.dtype)} "
                            "for the source.")
-    if type(input) is MetaArray:
-        return _index_put_meta(input, indices, values, accumulate)
+    if type(input) is MetaArray:  # the positions' values are unknown: no bounds check
+        return MetaArray(input.shape, input.dtype)
     result = input.copy()
-    if not indices:
-        result[...] = values
+    if not math.prod(shape):  # PyTorch reads no position for an empty selection, so checks none
         return result
-    basic, advanced = _parse(result, tuple(indices))
-    view = result[basic]
-    key = _advanced_key(view, advanced)
-    try:
-        if accumulate:
-            np.add.at(view, key, np.broadcast_to(values, view[key].shape))
-        else:
-            view[key] = values
-    except ValueError:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
-                           f"indexing result of shape {list(view[key].shape)}") from None
-    return result
-
-
-def _index_put_meta(input, indices, values, accumulate):
-    result = MetaArray(input.shape, input.dtype)
-    if not indices:
-        return result
-    try:
-        basic, advanced = _parse(input, tuple(indices))
-    except DataDependentOutputError:
-        raise value_dependent("index_put") from None
-    view = meta_indexed(input, basic)
-    if any(array.dtype == np.bool_ for _, array in advanced):
-        if all(v == 1 for v in values.shape) and not accumulate:
-            _advanced_shape(view.shape, advanced, lambda mask: 1)
-            return result
-        raise value_dependent("index_put")
-    shape = _meta_advanced(view, advanced).shape
-    fits = _value_fits(values.shape, shape) if not accumulate else (
-        len(values.shape) <= len(shape) and _value_fits(values.shape, shape))
-    if not fits:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast to "
-                           f"indexing result of shape {list(shape)}")
+    _check_put_bounds(input, key)
+    key = key + (Ellipsis,)
+    if accumulate:
+        np.add.at(result, key, np.broadcast_to(values, shape))
+    else:
+        result[key] = values
     return result
 
 
@@ -754,21 +846,23 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     >>> tm.take_along_dim(x, tm.tensor([[1], [0]]), dim=1).tolist()
     [[30], [60]]
     """
-    if indices.dtype != np.int64:
-        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_legacy_name(indices.dtype)}")
-    if dim is None and type(input) is MetaArray:
-        return MetaArray((indices.size,), input.dtype)
-    if dim is None:
+    if dim is None:  # PyTorch gathers from the flat tensors, with gather's index rules
+        if indices.size and indices.dtype not in (np.int64, np.int32):
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+        if type(input) is MetaArray:
+            return MetaArray((indices.size,), input.dtype)
         source, positions, d = input.reshape(-1), indices.reshape(-1), 0
     else:
-        if input.ndim == 0:
-            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-        d = wrap_dim(dim, input.ndim)
         if input.ndim != indices.ndim:
             raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of "
                                f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
                                "dimensions for indices")
+        if indices.dtype != np.int64:
+            raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                               f"{_legacy_name(indices.dtype)}")
+        d = wrap_dim(dim, input.ndim)
+        if input.ndim == 0:  # PyTorch asks the 0-dim indices for their size along ``d``
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         source, positions = _as_nd(input), _as_nd(indices)
         others = check_same_shape_or_broadcast(
             source.shape[:d] + (1,) + source.shape[d + 1:], positions.shape[:d] + (1,) + positions.shape[d + 1:])

@@ -19,6 +19,7 @@ from ._common import (
     check_same_shape_or_broadcast,
     dtype_of,
     floating,
+    no_complex_autograd,
     not_implemented,
     operand_dtype,
     ops,
@@ -27,6 +28,7 @@ from ._common import (
 )
 from ._meta import MetaRule, pointwise, with_shape
 from ._registry import Sample, Tensor, TensorSpec, op
+from .arithmetic import sub as _sub
 
 _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
 
@@ -80,6 +82,16 @@ def _mean_scaled(grad, reduction: str, count: int):
     return grad / count if reduction == "mean" else grad
 
 
+def _difference_of(input, target):
+    """``input - target`` in a gradient formula: PyTorch's kernels subtract a bool operand as a
+    number, where the public operator refuses it."""
+    if input.dtype is dt.bool:
+        input = input.to(target.dtype)
+    elif target.dtype is dt.bool:
+        target = target.to(input.dtype)
+    return input - target
+
+
 def _opposite(grad_input, needs_input_grad):
     """The gradients of a loss of ``input - target``: ``grad_input`` and its negation."""
     return (grad_input if needs_input_grad[0] else None,
@@ -97,7 +109,7 @@ _MIXED = (TensorSpec((2, 3), "float32"), TensorSpec((2, 3), "float64"))
 # -- mean squared error ---------------------------------------------------------------------------
 
 def _mse_loss_grad(grad, input, target, reduction, needs_input_grad):
-    difference = input - target
+    difference = _difference_of(input, target)
     return _opposite(difference * _mean_scaled(grad * 2, reduction, difference.numel()), needs_input_grad)
 
 
@@ -120,7 +132,7 @@ def _mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
 
 def _smooth_l1_loss_grad(grad, input, target, reduction, beta, needs_input_grad):
     # d/dd: d / beta inside (-beta, beta), its sign outside: d / beta clamped to [-1, 1].
-    difference = input - target
+    difference = _difference_of(input, target)
     slope = (difference / beta).clamp(-1, 1)
     return _opposite(slope * _mean_scaled(grad, reduction, difference.numel()), needs_input_grad)
 
@@ -160,10 +172,12 @@ def _huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: f
     >>> tm._huber_loss(tm.tensor([0.0, 3.0]), tm.tensor([0.5, 0.0]), "sum")
     tensor(2.6250)
     """
+    check_same_shape_or_broadcast(input.shape, target.shape)
+    _check_written(operand_dtype(input, target)._np, input)  # PyTorch writes into an input-like result
     difference, _ = _difference(input, target, "huber_cpu")
     size = np.abs(difference)
     losses = np.where(size < delta, 0.5 * difference * difference, delta * (size - 0.5 * delta))
-    return _reduced(losses, reduction, input.dtype)  # PyTorch writes into an input-like result
+    return _reduced(losses, reduction, input.dtype)
 
 
 # -- soft margin -----------------------------------------------------------------------------------
@@ -171,7 +185,8 @@ def _huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: f
 def _soft_margin_loss_grad(grad, input, target, reduction, needs_input_grad):
     # d/dx log(1 + exp(-t x)) = -t sigmoid(-t x); the target's gradient (beyond PyTorch, which
     # refuses a target that requires grad) is the same with x for t.
-    scale = (-input * target).sigmoid() * _mean_scaled(-grad, reduction, input.numel())
+    # (-target first: PyTorch's backward negates the target, and refuses a bool one as the operator does)
+    scale = (-target * input).sigmoid() * _mean_scaled(-grad, reduction, input.numel())
     return (scale * target if needs_input_grad[0] else None,
             scale * input if needs_input_grad[1] else None)
 
@@ -183,7 +198,8 @@ def _check_written(result_dtype: np.dtype, output: np.ndarray) -> None:
                            f"output type {array_type_name(output)}")
 
 
-@op(grad=_soft_margin_loss_grad, node="soft_margin_loss", meta=_LOSS_META, samples=(
+@op(grad=_soft_margin_loss_grad, node="soft_margin_loss", meta=_LOSS_META,
+    differentiable=no_complex_autograd("soft_margin_loss"), samples=(
     Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum"}), Sample(_PAIR, {"reduction": "none"}),
     Sample(_BROADCAST), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
 def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -195,8 +211,8 @@ def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") ->
     0.6931
     """
     dtype = floating(operand_dtype(input, target))._np  # exp of integers gives floats
-    _check_written(dtype, input)
     _check_in_place_broadcast(input.shape, target.shape)
+    _check_written(dtype, input)
     with quiet():  # exp overflows to inf for very wrong predictions, as in PyTorch
         losses = np.log1p(np.exp(-_working(input, dtype) * _working(target, dtype)))
     return _reduced(losses, reduction, input.dtype)
@@ -225,7 +241,16 @@ def _binary_cross_entropy_with_logits_grad(grad, input, target, weight, pos_weig
     return grad_input, grad_target, grad_weight, grad_pos_weight
 
 
-@op(grad=_binary_cross_entropy_with_logits_grad, node="binary_cross_entropy_with_logits", meta=_LOSS_META, samples=(
+def _real_logits_loss(input, target, *arguments) -> bool:
+    """``differentiable=``: the loss has the target's dtype, and PyTorch differentiates no complex one."""
+    if target.is_complex():
+        raise RuntimeError("binary_cross_entropy_with_logits does not support automatic differentiation for outputs "
+                           "with complex dtype.")
+    return True
+
+
+@op(grad=_binary_cross_entropy_with_logits_grad, node="binary_cross_entropy_with_logits", meta=_LOSS_META,
+    differentiable=_real_logits_loss, samples=(
     Sample((TensorSpec((2, 3), "float32", -4, 4), TensorSpec((2, 3), "float32", 0, 1))),
     Sample((TensorSpec((3, 2), "float64", -30, 30), TensorSpec((3, 2), "float64", 0, 1)), {"reduction": "sum"}),
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", 0, 1)), {"reduction": "none"}),
@@ -252,10 +277,10 @@ def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Ten
     if input.dtype not in _FLOATING:
         raise not_implemented("log_sigmoid_cpu", dtype_of(input))
     dtype = operand_dtype(input, target)._np
-    _check_written(dtype, target)
     # PyTorch computes into a copy of ``target`` and multiplies ``weight`` in place: neither
     # ``input`` nor the weights may grow the result beyond ``target``'s shape.
     _check_in_place_broadcast(target.shape, input.shape)
+    _check_written(dtype, target)
     if pos_weight is not None:
         _check_in_place_broadcast(input.shape, check_same_shape_or_broadcast(pos_weight.shape, target.shape))
     if weight is not None:
@@ -266,7 +291,8 @@ def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Ten
     if pos_weight is None:
         losses = (1 - t) * x + softplus
     else:
-        losses = (1 - t) * x + (1 + (_working(pos_weight, dtype) - 1) * t) * softplus
+        # pos_weight - 1 in pos_weight's own dtype, as PyTorch's kernel subtracts (an int8 -128 wraps to 127)
+        losses = (1 - t) * x + (1 + _working(_sub(pos_weight, 1), dtype) * t) * softplus
     if weight is not None:
         losses = losses * _working(weight, dtype)
     return _reduced(losses, reduction, target.dtype)

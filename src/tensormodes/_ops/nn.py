@@ -21,6 +21,7 @@ from . import activation as _activation
 from ._common import (
     HALF_TYPES,
     array_type_name,
+    binary,
     check_same_shape_or_broadcast,
     cpp_type_name,
     dtype_of,
@@ -34,6 +35,7 @@ from ._common import conjugate as _conj
 from ._meta import MetaArray, contiguous_strides, probe, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import SCALAR
+from ._shape import reshaped
 
 
 def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_grad):
@@ -221,30 +223,31 @@ def _check_nll_arguments(input: np.ndarray, target: np.ndarray, backward: bool) 
         if backward and input.ndim <= 2:
             raise RuntimeError(f"expected scalar type Long but found {array_type_name(target)}")
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {array_type_name(target)}")
+    if input.ndim == 1 and target.ndim == 1 and target.size != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.size}")
     if input.ndim <= 2:
         if target.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if input.ndim == 1 and target.ndim == 1:
-            if target.size != 1:
-                raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.size}")
+        if input.ndim == 2 and target.ndim == 0:  # PyTorch asks the 0-dim target for its batch size
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if backward and input.ndim == 1 and target.ndim == 1:
+            # The forward squeezes such a target (of one element); PyTorch's backward gets it as given
             raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
-    elif input.ndim == 4:
-        if target.ndim != 3:
-            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of "
-                               f"dimension: {target.ndim}")
-        if target.shape[1:] != input.shape[2:]:
-            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
-    elif target.shape[1:] != input.shape[2:]:
+    elif input.ndim != 4 and target.shape[1:] != input.shape[2:]:
         raise RuntimeError(f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(target.shape)}")
+    elif input.ndim == 4 and target.ndim != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of "
+                           f"dimension: {target.ndim}")
 
 
 def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index,
-             backward: bool = False) -> tuple[tuple, tuple | None]:
+             backward: bool = False) -> tuple[tuple, tuple | None, np.ndarray, np.ndarray | None]:
     """PyTorch's checks of nll_loss's arguments (or its backward's), in its order; then the targets
     that count (are not ``ignore_index``), as ``(index, positions)`` for ``input`` with a batch
     dimension (one is put in front of an unbatched input): ``input[index]`` are their entries,
     ``index[1]`` the targets themselves, ``positions`` where they are in ``target`` (likewise
-    batched) — or None when every target counts, and the index is then target-shaped.
+    batched) — or None when every target counts, and the index is then target-shaped. Last, the
+    target and weight as the kernels use them (see ``_check_counted``).
     """
     if input.ndim == 2 and weight is None and target.dtype == np.int64 and target.shape == input.shape[:1] \
             and target.size and input.dtype in _NLL_INPUT_TYPES:
@@ -252,8 +255,9 @@ def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index,
         # (it runs for every loss and again for its gradient); anything else takes the path below.
         classes = input.shape[1]
         if np.maximum.reduce(target.view(np.uint64), axis=None) < classes and not 0 <= ignore_index < classes:
-            return (np.arange(target.shape[0]), target), None
-    _check_counted(input, target, weight, backward)
+            return (np.arange(target.shape[0]), target), None, target, weight
+    target, weight = _check_counted(input, target, weight, backward)
+    given_target = target
     class_dim = 1 if input.ndim >= 2 else 0
     classes = input.shape[class_dim]
     if target.dtype == np.uint8:
@@ -272,24 +276,39 @@ def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index,
             raise IndexError(f"Target {bad[0]} is out of bounds.")
     if keep is None:
         if target.ndim == 1:  # (batch, classes): the common case, without np.indices
-            return (np.arange(target.shape[0]), target), None
+            return (np.arange(target.shape[0]), target), None, given_target, weight
         rows, *rest = np.indices(target.shape, sparse=True)
-        return (rows, target, *rest), None
+        return (rows, target, *rest), None, given_target, weight
     positions = np.nonzero(keep)
-    return (positions[0], target[positions], *positions[1:]), positions
+    return (positions[0], target[positions], *positions[1:]), positions, given_target, weight
 
 
-def _check_counted(input, target, weight, backward: bool) -> None:
-    """``_counted``'s checks of shapes and dtypes (metadata only: meta rules run them too)."""
+def _check_counted(input, target, weight, backward: bool) -> tuple:
+    """``_counted``'s checks of shapes and dtypes (metadata only: meta rules run them too), in
+    PyTorch's order. Returns the target and weight as the kernels use them: the one-element 1-D
+    target of a 1-D input as a 0-dim one (PyTorch squeezes it), the weight of a spatial loss
+    (more than 2-D input), which PyTorch only counts, flat."""
     _check_nll_arguments(input, target, backward)
     classes = input.shape[1 if input.ndim >= 2 else 0]
-    if weight is not None and weight.shape != (classes,):
-        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
-                           f"got weight tensor of shape: {list(weight.shape)}")
+    if weight is not None:
+        if input.ndim > 2:
+            if weight.size != classes:
+                raise RuntimeError("weight tensor should be defined either for all or no classes")
+            weight = reshaped(weight, (classes,))
+        elif weight.shape != (classes,):
+            raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes "
+                               f"but got weight tensor of shape: {list(weight.shape)}")
+    if input.ndim == 4 and target.shape[1:] != input.shape[2:]:
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
     if input.dtype not in _NLL_INPUT_TYPES:
         raise not_implemented(_nll_kernel(input, backward), dt.NP_TO_DTYPE[input.dtype])
+    if weight is not None and weight.dtype != input.dtype:  # the kernel reads it as input's type
+        raise RuntimeError(f"expected scalar type {array_type_name(input)} but found {array_type_name(weight)}")
     if target.dtype == np.uint8 and input.ndim > 2:
         raise RuntimeError("expected scalar type Long but found Byte")
+    if input.ndim == 1 and target.ndim == 1:
+        target = reshaped(target, ())
+    return target, weight
 
 
 def _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index):
@@ -303,6 +322,7 @@ def _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index):
         grad = grad.unsqueeze(class_dim)
     keep = target != ignore_index
     safe = target.masked_fill(~keep, 0)
+    shape, weight = tuple(weight.shape), weight.reshape(-1)  # a spatial loss's weight may have any shape
     per_target = weight[safe] * keep
     per_element = -input.gather(class_dim, safe) * keep
     if mode == "mean":
@@ -311,7 +331,7 @@ def _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index):
         per_element = (per_element - result * keep) * (grad / total)
     else:
         per_element = per_element * grad
-    return weight.new_zeros(weight.shape).scatter_add(0, safe.reshape(-1), per_element.reshape(-1))
+    return weight.new_zeros(weight.shape).scatter_add(0, safe.reshape(-1), per_element.reshape(-1)).reshape(shape)
 
 
 def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, reduce, reduction, needs_input_grad):
@@ -331,13 +351,13 @@ def _nll_loss_grad(grad, input, target, weight, size_average, ignore_index, redu
 def _nll_loss_meta(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                    reduction="mean"):
     mode = _reduction(size_average, reduce, reduction, warn=True)
-    _check_counted(input, target, weight, False)
+    target, weight = _check_counted(input, target, weight, False)
     return MetaArray(target.shape if mode == "none" else (), input.dtype)
 
 
 def _nll_loss_backward_meta(grad_output, input, target, weight=None, reduction="mean", ignore_index=-100):
     mode = _reduction(None, None, reduction)
-    _check_counted(input, target, weight, True)
+    target, weight = _check_counted(input, target, weight, True)
     _check_grad_output(grad_output, target, mode)
     return MetaArray(input.shape, input.dtype)
 
@@ -345,6 +365,13 @@ def _nll_loss_backward_meta(grad_output, input, target, weight=None, reduction="
 def _cross_entropy_loss_meta(input, target, weight=None, reduction="mean", ignore_index=-100):
     # log_softmax's dtype and errors from a one-element probe; the saved log-probabilities are
     # the second result, as the kernel returns them (see saves=).
+    if input.shape == target.shape:
+        dim = _check_probability_target(input, target, weight, ignore_index)
+        mode = _reduction(None, None, reduction)
+        log_probs = MetaArray(input.shape, _activation.log_softmax(probe(input), dim).dtype)
+        operands = [log_probs, target] + ([] if weight is None else [weight])  # (promotion reads dtypes, ndim)
+        shape = input.shape[:dim] + input.shape[dim + 1:] if mode == "none" else ()
+        return MetaArray(shape, dt.result_dtype(operands)._np), log_probs
     log_probs = MetaArray(input.shape, _activation.log_softmax(probe(input), _class_dim(input)).dtype)
     return _nll_loss_meta(log_probs, target, weight, None, ignore_index, None, reduction), log_probs
 
@@ -353,7 +380,7 @@ def _cross_entropy_loss_backward_meta(grad_output, log_probs, target, weight=Non
                                       ignore_index=-100):
     mode = _reduction(None, None, reduction)
     _check_softmax_backward_dtype(log_probs, _class_dim(log_probs))
-    _check_counted(log_probs, target, weight, True)
+    target, weight = _check_counted(log_probs, target, weight, True)
     _check_grad_output(grad_output, target, mode)
     return MetaArray(log_probs.shape, log_probs.dtype)
 
@@ -361,6 +388,7 @@ def _cross_entropy_loss_backward_meta(grad_output, log_probs, target, weight=Non
 def _binary_cross_entropy_meta(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     mode = _reduction(size_average, reduce, reduction, warn=True)
     _check_binary_cross_entropy(input, target, weight)
+    _check_weight_cast(input, weight)
     return MetaArray(input.shape if mode == "none" else (), input.dtype)
 
 
@@ -386,7 +414,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     0.75
     """
     mode = _reduction(size_average, reduce, reduction, warn=True)
-    index, positions = _counted(input, target, weight, ignore_index)
+    index, positions, target, weight = _counted(input, target, weight, ignore_index)
     picked = (input if input.ndim >= 2 else input[None])[index]
     per_target = None if weight is None else weight[index[1]]
     if per_target is None and mode != "none" and picked.size:
@@ -458,7 +486,7 @@ def _nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weigh
             [ 0.0000, -0.5000]])
     """
     mode = _reduction(None, None, reduction)
-    index, positions = _counted(input, target, weight, ignore_index, backward=True)
+    index, positions, target, weight = _counted(input, target, weight, ignore_index, backward=True)
     per_target = None if weight is None else weight[index[1]]
     return _nll_gradient(input, index, _target_scales(grad_output, input, target, mode, index, positions, per_target))
 
@@ -531,7 +559,9 @@ _PROBABILITY = TensorSpec((2, 3), "float32", 0.05, 0.95)
 @op(namespace="tensormodes.nn.functional", grad=_binary_cross_entropy_grad, meta=rule(_binary_cross_entropy_meta),
     errors=(Sample((_PROBABILITY, TensorSpec((3, 2), "float32", 0, 1))),
             Sample((_PROBABILITY, TensorSpec((2, 3), "float64", 0, 1))),
-            Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((4,))))),
+            Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((4,)))),
+            Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((1, 2, 3)))),
+            Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((3,), "complex64")))),
     samples=(
     Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1))),
     Sample((TensorSpec((4,), "float64", 0.05, 0.95), TensorSpec((4,), "float64", 0, 1)), {"reduction": "sum"}),
@@ -552,6 +582,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     mode = _reduction(size_average, reduce, reduction, warn=True)
     _check_binary_cross_entropy(input, target, weight)
     _check_probabilities(input, target)
+    _check_weight_cast(input, weight)
     with quiet():
         # PyTorch's loop, step by step in the input's dtype (float16 rounds after each step):
         # (y - 1) * max(log1p(-x), -100) - y * max(log(x), -100). Its logarithms are the C
@@ -590,11 +621,35 @@ def _check_binary_cross_entropy(input, target, weight) -> None:
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {array_type_name(target)} but expected {array_type_name(input)}")
     if weight is not None:
-        shape = np.broadcast_shapes(input.shape, weight.shape)
+        shape = _broadcast_shapes_checked(target.shape, weight.shape)  # F.binary_cross_entropy expands the weight
         if shape != input.shape:
             raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
     if input.dtype not in _NLL_INPUT_TYPES:
         raise not_implemented("binary_cross_entropy", dt.NP_TO_DTYPE[input.dtype])
+
+
+def _check_weight_cast(input, weight) -> None:
+    """PyTorch multiplies the losses by ``weight`` in place: a complex weight cannot be written."""
+    if weight is not None and weight.dtype.kind == "c":
+        computed = dt.result_dtype([input, weight])
+        raise RuntimeError(f"result type {scalar_type_name(computed)} can't be cast to the desired output type "
+                           f"{array_type_name(input)}")
+
+
+def _broadcast_shapes_checked(*shapes) -> tuple[int, ...]:
+    """``torch.broadcast_shapes``: the broadcast shape, or its RuntimeError naming the first size
+    that does not fit the shape broadcast so far (from the last dimension of each shape)."""
+    result = [1] * max(len(shape) for shape in shapes)
+    for index, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            if shape[i] == 1 or shape[i] == result[i]:
+                continue
+            if result[i] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} at {i}! Mismatching "
+                                   f"argument at index {index} had tensormodes.Size({list(shape)}); but expected "
+                                   f"shape should be broadcastable to {result}")
+            result[i] = shape[i]
+    return tuple(result)
 
 
 # -- cross_entropy's common case, fused -------------------------------------------------------------
@@ -604,10 +659,77 @@ def _check_binary_cross_entropy(input, target, weight) -> None:
 # it is one kernel, one node and one backward op.
 
 def _class_dim(input) -> int:
-    return 1 if input.ndim >= 2 else 0
+    """PyTorch's class dimension: 0 of a 1-D input, else 1 (which a 0-dim input lacks)."""
+    return 0 if input.ndim == 1 else 1
 
 
-def _cross_entropy_loss_grad(grad, input, target, weight, reduction, ignore_index, log_probs, needs_input_grad):
+def _check_probability_target(input, target, weight, ignore_index) -> int:
+    """PyTorch's checks of cross entropy with class probabilities (a target shaped as the input), in
+    its order; the class dimension."""
+    if not dtype_of(target).is_floating_point:
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{array_type_name(target)}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
+    dim = _class_dim(input)
+    classes = input.shape[dim]
+    if weight is not None and weight.shape != (classes,):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {classes} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+    return dim
+
+
+def _class_shaped(weight, ndim: int, dim: int):
+    """A per-class ``weight`` shaped to broadcast along dimension ``dim`` of ``ndim`` dimensions."""
+    return weight.reshape((1,) * dim + (-1,) + (1,) * (ndim - dim - 1))
+
+
+def _probability_loss(input, target, weight, reduction, dim):
+    """Cross entropy with class probabilities ``target``, as PyTorch's composite computes it:
+    ``-(log_softmax(input) * target * weight)`` summed over classes, in the operands' promoted dtype;
+    ``'mean'`` divides the sum by the number of class vectors (NaN for an empty input). Also
+    returns the log-probabilities."""
+    log_probs = _activation.log_softmax(input, dim)
+    product = binary(np.multiply, log_probs, target)
+    if weight is not None:
+        product = binary(np.multiply, product, _class_shaped(weight, input.ndim, dim))
+    wide = np.float32 if product.dtype.itemsize < 4 else product.dtype  # half sums accumulate in float32
+    if reduction == "none":
+        return np.asarray(-np.add.reduce(product, dim, wide)).astype(product.dtype), log_probs
+    total = -np.add.reduce(product, None, wide)
+    if reduction == "mean":
+        total = total / (input.size // input.shape[dim]) if input.size else np.nan
+    return np.asarray(total).astype(product.dtype), log_probs
+
+
+def _probability_grad(grad, input, target, weight, reduction, needs_input_grad):
+    """The gradients of ``_probability_loss`` for the input, target and weight."""
+    dim = _class_dim(input)
+    log_probs = input.log_softmax(dim)
+    class_weight = None if weight is None else _class_shaped(weight, input.dim(), dim)
+    weighted = target if class_weight is None else target * class_weight
+    if reduction == "none":
+        grad = grad.unsqueeze(dim)
+    elif reduction == "mean":
+        grad = grad / max(input.numel() // input.shape[dim], 1)
+    grad_input = grad_target = grad_weight = None
+    if needs_input_grad[0]:
+        grad_input = (log_probs.exp() * weighted.sum(dim, keepdim=True) - weighted) * grad
+    if needs_input_grad[1]:
+        grad_target = -(log_probs if class_weight is None else log_probs * class_weight) * grad
+    if needs_input_grad[2]:
+        per_element = -(log_probs * target * grad)
+        others = tuple(i for i in range(per_element.dim()) if i != dim)
+        grad_weight = per_element.sum(others) if others else per_element
+    return grad_input, grad_target, grad_weight
+
+
+def _cross_entropy_loss_grad(grad, input, target, target_dtype, weight, reduction, ignore_index, log_probs,
+                             needs_input_grad):
+    if target_dtype.is_floating_point:  # class probabilities (class indices are integers)
+        return _probability_grad(grad, input, target, weight, reduction, needs_input_grad)
     # ``log_probs`` is the forward's log_softmax (handed over by the kernel, see saves=): the backward op
     # works from it, as PyTorch's LogSoftmaxBackward works from its saved output, instead of recomputing
     # the softmax. It carries no history, so with create_graph=True it is recomputed from ``input`` with
@@ -629,10 +751,21 @@ _TARGET = TensorSpec((4,), "int64", 0, 2)
 _CLASS_WEIGHT = TensorSpec((3,), "float32", 0.5, 2)
 
 
-# Its node is nll_loss's, as in PyTorch, whose composite's last step is nll_loss.
-@op(grad=_cross_entropy_loss_grad, saves=("log_probs",), node="nll_loss", meta=rule(_cross_entropy_loss_meta),
+def _cross_entropy_node(input, target, weight, reduction, ignore_index) -> str:
+    """The last op of PyTorch's composite: nll_loss for class indices; for class probabilities
+    the division of ``'mean'`` (``DivBackward1``), else the negation."""
+    if target.dtype.is_floating_point:
+        return "div#1" if reduction == "mean" and input.numel() else "neg"
+    return "nll_loss"
+
+
+@op(grad=_cross_entropy_loss_grad, saves=("log_probs",), node=_cross_entropy_node,
+    meta=rule(_cross_entropy_loss_meta),
     errors=(Sample((_LOGITS, TensorSpec((3,), "int64", 0, 2))), Sample((TensorSpec((4, 3), "int64"), _TARGET)),
-            Sample((_LOGITS, _TARGET, TensorSpec((2,))))),
+            Sample((_LOGITS, _TARGET, TensorSpec((2,)))), Sample((_LOGITS, TensorSpec((4, 3), "int64", 0, 2))),
+            Sample((SCALAR, SCALAR)), Sample((SCALAR, TensorSpec((), "int64"))),
+            Sample((_LOGITS, TensorSpec((4, 3), "float32", 0, 1), TensorSpec((2,)))),
+            Sample((_LOGITS, _TARGET, TensorSpec((3,), "int8")))),
     samples=(
     Sample((_LOGITS, _TARGET)),
     Sample((TensorSpec((4, 3), "float64", -50, 50), _TARGET), {"reduction": "sum"}),
@@ -645,11 +778,17 @@ _CLASS_WEIGHT = TensorSpec((3,), "float32", 0.5, 2)
     Sample((TensorSpec((3,)), TensorSpec((), "int64", 0, 2)), {"reduction": "none"}),
     Sample((TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2))),
     Sample((TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2), _CLASS_WEIGHT, "none", 2)),
-    Sample((TensorSpec((4, 3), "bfloat16"), _TARGET))))
+    Sample((TensorSpec((4, 3), "bfloat16"), _TARGET)),
+    # class probabilities: a target of the input's shape
+    Sample((_LOGITS, TensorSpec((4, 3), "float32", 0, 1))),
+    Sample((TensorSpec((2, 3, 2), "float64"), TensorSpec((2, 3, 2), "float64", 0, 1), _CLASS_WEIGHT, "none")),
+    Sample((TensorSpec((3,)), TensorSpec((3,), "float64", 0, 1)), {"reduction": "sum"})))
 def _cross_entropy_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean",
                         ignore_index: int = -100) -> Tensor:
     """``nll_loss(log_softmax(input, class_dim), target, weight, ...)`` in one op: cross entropy
-    between logits ``input`` (classes in dim 1, or dim 0 unbatched) and ``target`` class indices.
+    between logits ``input`` (classes in dim 1, or dim 0 unbatched) and ``target`` class indices;
+    a floating-point ``target`` of ``input``'s shape holds class probabilities instead, as in
+    PyTorch's ``cross_entropy_loss``.
 
     What ``nn.functional.cross_entropy`` runs for class indices without label smoothing (as
     PyTorch's ``torch._C._nn.cross_entropy_loss``, without ``label_smoothing``): the same
@@ -661,6 +800,9 @@ def _cross_entropy_loss(input: Tensor, target: Tensor, weight: Tensor | None = N
     >>> round(tm._cross_entropy_loss(tm.tensor([[0., 0.]]), tm.tensor([1])).item(), 4)
     0.6931
     """
+    if input.shape == target.shape:  # class probabilities, as PyTorch assumes for a target of input's shape
+        dim = _check_probability_target(input, target, weight, ignore_index)
+        return _probability_loss(input, target, weight, _reduction(None, None, reduction), dim)
     log_probs = _activation.log_softmax(input, _class_dim(input))
     return nll_loss(log_probs, target, weight, None, ignore_index, None, reduction), log_probs
 
@@ -749,7 +891,7 @@ def _check_softmax_backward_dtype(log_probs, dim: int) -> None:
 def _softmax_less_one_hot(grad_output, log_probs, target, weight, mode, ignore_index, dim) -> np.ndarray:
     """``_cross_entropy_loss_backward``'s result (run quietly)."""
     _check_softmax_backward_dtype(log_probs, dim)
-    index, positions = _counted(log_probs, target, weight, ignore_index, backward=True)
+    index, positions, target, weight = _counted(log_probs, target, weight, ignore_index, backward=True)
     per_target = None if weight is None else weight[index[1]]
     scales = _target_scales(grad_output, log_probs, target, mode, index, positions, per_target)
     if not log_probs.size:

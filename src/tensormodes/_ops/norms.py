@@ -9,6 +9,8 @@ one of them from ``ord`` and ``dim`` as PyTorch does.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype as dt
@@ -16,6 +18,7 @@ from ._common import dtype_of, ops, scalar_type_name, wrap_dim
 from ._reduction import _LOW_PRECISION, _dim_defaulting, _distribute_evenly, _norm_grad, _quietly, _reduce_meta
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234
+from .linalg import svdvals as _svdvals
 from .reduction import _matrix_norm as _fro_or_nuc_norm
 from .reduction import _norm_dtypes, _vector_norm
 
@@ -55,10 +58,12 @@ def _matrix_norm_kernel(A: np.ndarray, ord, dim, keepdim: bool, dtype) -> np.nda
     target = _norm_dtypes("matrix_norm", A, dtype)
     if abs(ord) == 2:
         work = np.moveaxis(A.astype(target._np, copy=False), (rows, columns), (-2, -1))
+        if ord == -2 and 0 in work.shape[-2:]:  # PyTorch's amin of no singular values
+            raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
         if work.size == 0:
             result = np.zeros(work.shape[:-2], target.to_real()._np)
         else:
-            values = np.linalg.svd(work, compute_uv=False)
+            values = _svdvals(work)  # (PyTorch's errors and NaNs for non-finite matrices)
             result = values[..., 0] if ord == 2 else values[..., -1]
         if keepdim:
             result = np.expand_dims(result, tuple(sorted((rows, columns))))
@@ -66,11 +71,13 @@ def _matrix_norm_kernel(A: np.ndarray, ord, dim, keepdim: bool, dtype) -> np.nda
     # 1 / -1: the largest / smallest column sum of |A|; inf / -inf: the same over rows.
     summed, picked = (rows, columns) if abs(ord) == 1 else (columns, rows)
     sums = _vector_norm(A, 1, summed, True, dtype)
-    extremum = np.maximum if ord > 0 else np.minimum
     if sums.shape[picked] == 0:
-        raise RuntimeError(f"linalg.matrix_norm: cannot compute the {'max' if ord > 0 else 'min'} over an empty "
-                           "dimension")
-    result = extremum.reduce(sums, axis=picked, keepdims=True)
+        if ord < 0:  # PyTorch's amin over the empty dimension (numbered once the summed one is gone)
+            raise IndexError(f"amin(): Expected reduction dim {picked - (not keepdim and summed < picked)} to have "
+                             "non-zero size.")
+        result = np.zeros(sums.shape[:picked] + (1,) + sums.shape[picked + 1:], sums.dtype)  # the sums are >= 0
+    else:
+        result = (np.maximum if ord > 0 else np.minimum).reduce(sums, axis=picked, keepdims=True)
     if not keepdim:
         result = np.squeeze(result, axis=(rows, columns))
     return np.asarray(result)
@@ -112,6 +119,8 @@ def _matrix_norm_grad_of(grad, A, result, ord, dims: tuple, keepdim: bool):  # n
     if ord == "nuc":
         return _norm_grad(grad, A, result, "nuc", dims, keepdim)
     shape = tuple(A.shape)
+    if not A.numel():
+        return A.new_zeros(shape)
     grad = _keep(grad, dims, keepdim)
     if abs(ord) == 2:
         # amax / amin of the singular values, as PyTorch computes it: a tie (the identity,
@@ -173,9 +182,35 @@ def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = N
     return _vector_norm(x, ord, dim, keepdim, dtype)
 
 
+def _max_over_nothing(shape: tuple, ord, dims) -> bool:  # noqa: A002
+    """Whether matrix norm ``ord`` of a matrix of ``shape`` spanned by ``dims`` takes a max (ord 2,
+    1, inf) over an empty dimension: PyTorch then returns zeros that have no history."""
+    if isinstance(ord, str) or ord <= 0 or math.prod(shape):
+        return False
+    rows, columns = (wrap_dim(d, len(shape)) for d in dims)
+    if ord == 2:
+        return 0 in (shape[rows], shape[columns])
+    return shape[columns if ord == 1 else rows] == 0
+
+
+def _matrix_norm_recorded(A, ord="fro", dim=(-2, -1), *rest) -> bool:  # noqa: A002
+    """``differentiable=`` of matrix_norm (see ``_max_over_nothing``)."""
+    return not _max_over_nothing(tuple(A.shape), ord, dim)
+
+
+def _norm_recorded(A, ord=None, dim=None, *rest) -> bool:  # noqa: A002
+    """``differentiable=`` of linalg.norm: its matrix norms as matrix_norm's."""
+    if ord is None:
+        return True
+    dims = tuple(range(A.dim())) if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    return len(dims) != 2 or not _max_over_nothing(tuple(A.shape), ord, dims)
+
+
 @op(meta=_reduce_meta(_dim_defaulting((-2, -1))),
-    errors=(Sample((TensorSpec((3,)),)), Sample((M23, "fro", (0, 0)))),
-    grad=_matrix_norm_grad, name="linalg_matrix_norm", function="matrix_norm", namespace="tensormodes.linalg",
+    errors=(Sample((TensorSpec((3,)),)), Sample((M23, "fro", (0, 0))), Sample((TensorSpec((3, 0)), -1)),
+            Sample((TensorSpec((0, 3)), -2))),
+    grad=_matrix_norm_grad, differentiable=_matrix_norm_recorded, name="linalg_matrix_norm", function="matrix_norm",
+    namespace="tensormodes.linalg",
     out=True, samples=(
         Sample((M23,)), Sample((M23, "nuc")), Sample((M23, 1)), Sample((M23, -1)), Sample((M23, _INF)),
         Sample((M23, -_INF)), Sample((M23, 2)), Sample((M23, -2)), Sample((M234, 1, (2, 0), True)),
@@ -197,7 +232,8 @@ def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2,
     return _matrix_norm_kernel(A, ord, dim, keepdim, dtype)
 
 
-@op(meta=_reduce_meta(), grad=_linalg_norm_grad, name="linalg_norm", function="norm", namespace="tensormodes.linalg",
+@op(meta=_reduce_meta(), grad=_linalg_norm_grad, differentiable=_norm_recorded, name="linalg_norm", function="norm",
+    namespace="tensormodes.linalg",
     out=True, samples=(
     Sample((M23,)), Sample((M234,)), Sample((M23, 2)), Sample((M23, "nuc")), Sample((M23, 1, 0)),
     Sample((M23, _INF)), Sample((TensorSpec((5,)), 3)), Sample((M234, None, (0, 2), True)),

@@ -16,9 +16,12 @@ from numbers import Number
 
 import numpy as np
 
+from .. import _dtype as dt
 from ._common import HALF_TYPES, array_type_name, dtype_of, no_complex_autograd, not_implemented, ops, quiet, wrap_dim
 from ._meta import MetaArray, elementwise, rule
 from ._registry import Sample, Tensor, TensorSpec, op
+from .indexing import _out_of_bounds
+from .scatter_gather import _index_select_out_of_range
 from .special import _erf
 
 _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
@@ -434,7 +437,8 @@ def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad
     """
     _check_embedding(weight, indices, sparse)
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
-        raise IndexError("index out of range in self")
+        # PyTorch's embedding is index_select of the rows: its errors
+        _index_select_out_of_range(weight, 0, _out_of_bounds(indices, weight.shape[0], 0))
     return np.asarray(weight[indices])
 
 
@@ -454,41 +458,67 @@ def _bag_layout(indices: np.ndarray, offsets: np.ndarray, include_last_offset: b
     return bag_of, max(bags, 0), kept & (bag_of >= 0)
 
 
-def _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights) -> None:
-    """embedding_bag's checks of dtypes, ranks and modes, in PyTorch's order and words (metadata
-    only: the meta rule runs them too)."""
-    if indices.dtype != np.int64 and indices.dtype != np.int32:
+def _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights, include_last_offset=False,
+                         padding_idx=None) -> np.dtype:
+    """embedding_bag's checks, in PyTorch's order and words; the indices and offsets in their
+    promoted integer dtype, as PyTorch's kernel reads them. The offsets' values are checked for
+    real arrays only (the meta rule runs the rest)."""
+    if padding_idx is not None:
+        if weight.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        rows = weight.shape[0]
+        if not -rows <= padding_idx < rows:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{rows} through {rows - 1}, "
+                               f"but got {padding_idx}")
+    if indices.ndim not in (1, 2):
+        raise RuntimeError(f"input has to be a 1D or 2D Tensor, but got Tensor of dimension {indices.ndim}")
+    if indices.ndim == 1 and offsets.ndim != 1:
+        raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension {offsets.ndim}")
+    if weight.ndim != 2:
+        raise RuntimeError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    common = dt.promote_types(dtype_of(offsets), dtype_of(indices))._np  # both are read in it
+    if common != np.int64 and common != np.int32:
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got torch.{array_type_name(indices)}Tensor instead (while checking "
-                           f"arguments for embedding_bag)")
+                           f"Long, Int; but got torch.{array_type_name(np.empty(0, common))}Tensor instead (while "
+                           f"checking arguments for embedding_bag)")
     if weight.dtype not in _FLOATING:
         raise RuntimeError(f"Expected tensor for argument #1 'weight' to have one of the following scalar types: "
                            f"Half, BFloat16, Float, Double; but got torch.{array_type_name(weight)}Tensor instead "
                            f"(while checking arguments for embedding_bag)")
-    if weight.ndim != 2:
-        raise RuntimeError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
-    if offsets.ndim != 1:
-        raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension {offsets.ndim}")
+    if offsets.ndim == 0:  # (beside 2-D indices) PyTorch asks for its length
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if type(offsets) is np.ndarray and offsets.shape[0]:
+        first, last = offsets.reshape(-1)[0], offsets.reshape(offsets.shape[0], -1)[-1, 0]
+        if first != 0:
+            raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                               f"position 0. However, got {first}\n[ torch.{array_type_name(np.empty(0, common))}"
+                               "Tensor{} ]")
+        if last > indices.shape[0]:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {indices.shape[0]} but got "
+                               f"offsets[-1] of {last}")
     if mode not in (0, 1, 2):
         raise RuntimeError("`mode` must be sum, mean, or max.")
-    if per_sample_weights is None:
-        return
-    if mode != 0:
-        raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
-    if per_sample_weights.dtype != weight.dtype:
-        raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type as tensor for argument #1 "
-                           f"'per_sample_weights'; but type torch.{array_type_name(weight)}Tensor does not equal "
-                           f"torch.{array_type_name(per_sample_weights)}Tensor (while checking arguments for "
-                           f"embedding_bag)")
-    for condition in ("per_sample_weights.value().dim() == 1", "per_sample_weights.value().numel() == indices.numel()"):
-        if not (per_sample_weights.ndim == 1 if "dim()" in condition else per_sample_weights.size == indices.size):
-            raise RuntimeError(f"Expected {condition} to be true, but got false.  (Could this error message be "
-                               f"improved?  If so, please report an enhancement request to PyTorch.)")
+    if per_sample_weights is not None:
+        if mode != 0:
+            raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
+        if per_sample_weights.dtype != weight.dtype:
+            raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type as tensor for argument "
+                               f"#1 'per_sample_weights'; but type torch.{array_type_name(weight)}Tensor does not "
+                               f"equal torch.{array_type_name(per_sample_weights)}Tensor (while checking arguments for "
+                               f"embedding_bag)")
+        for condition in ("per_sample_weights.value().dim() == 1",
+                          "per_sample_weights.value().numel() == indices.numel()"):
+            if not (per_sample_weights.ndim == 1 if "dim()" in condition else per_sample_weights.size == indices.size):
+                raise RuntimeError(f"Expected {condition} to be true, but got false.  (Could this error message be "
+                                   f"improved?  If so, please report an enhancement request to PyTorch.)")
+    if include_last_offset and not offsets.shape[0]:
+        raise RuntimeError("include_last_offset: number of offset should be at least 1")
+    return common
 
 
 def _embedding_bag_meta(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
                         per_sample_weights=None, include_last_offset=False, padding_idx=None):
-    _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights)
+    _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx)
     bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
     width = weight.shape[1]
     winners = (max(bags, 0), width) if mode == 2 else (0,)
@@ -502,6 +532,10 @@ def _embedding_bag_grad(grad, weight, weight_shape, indices, offsets, scale_grad
     # weight); for 'max' each bag's gradient goes to the rows that gave the maxima.
     rows, width = weight_shape
     indices = indices.reshape(-1)
+    if indices.dtype is not dt.int64 and indices.dtype is not dt.int32:  # read as promoted with the offsets
+        indices = indices.long()
+    if offsets.dim() != 1:
+        offsets = offsets.reshape(-1)
     if mode == 2:
         won = max_indices >= 0
         columns = ops.arange(width, device=grad.device).expand(max_indices.shape)
@@ -560,8 +594,10 @@ def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_
     tensor([[4., 6.],
             [2., 2.]])
     """
-    _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights)
-    indices = indices.reshape(-1)  # PyTorch takes the indices of a 2-D tensor in order
+    common = _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights, include_last_offset,
+                                  padding_idx)
+    # PyTorch takes the indices (and offsets) of a 2-D tensor in order, in their promoted dtype
+    indices, offsets = indices.reshape(-1).astype(common, copy=False), offsets.reshape(-1).astype(common, copy=False)
     bag_of, bags, kept = _bag_layout(indices, offsets, include_last_offset, padding_idx)
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         position = int(np.flatnonzero((indices < 0) | (indices >= weight.shape[0]))[0])

@@ -143,6 +143,8 @@ def _bmm_meta(input, mat2, out_dtype=None) -> MetaArray:
 
 
 def _mv_all_checks(input, vec):
+    if input.ndim == 0:  # PyTorch sizes its result by ``input.size(0)`` before any check
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
     _mv_checks(input, vec)
@@ -459,7 +461,8 @@ def _mv_grad(grad, input, vec):
 
 
 @op(meta=_checked_meta(_mv_all_checks, _mv_shape),
-    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2,)))),), grad=_mv_grad, method=True, out=True, samples=(
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((2,)))), Sample((TensorSpec(()), TensorSpec((2,))))),
+    grad=_mv_grad, method=True, out=True, samples=(
     Sample((TensorSpec((2, 3)), TensorSpec((3,)))),
     Sample((TensorSpec((4, 2), "int16"), TensorSpec((2,), "int16"))),
     Sample((TensorSpec((2, 0), "int64"), TensorSpec((0,), "int64")))))
@@ -470,9 +473,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     >>> tm.mv(tm.tensor([[1, 2], [3, 4]]), tm.tensor([1, -1]))
     tensor([-1, -1])
     """
-    if input.ndim != 2 or vec.ndim != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
-    _mv_checks(input, vec)
+    _mv_all_checks(input, vec)
     return _product(np.matmul, input, vec)
 
 

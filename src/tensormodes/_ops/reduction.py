@@ -56,6 +56,7 @@ from ._reduction import (
 from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, alias, op
 from ._samples import M23, M234, SCALAR
 from .comparison import extremum_grad
+from .linalg import svdvals as _svdvals
 
 
 def _accumulation_dtype(np_dtype: np.dtype) -> np.dtype:
@@ -992,7 +993,7 @@ def _matrix_norm(array: np.ndarray, order: str, dim, keepdim: bool, dtype) -> np
     if matrices.size == 0:
         result = np.zeros(matrices.shape[:-2], target.to_real()._np)
     else:
-        result = np.linalg.svd(matrices, compute_uv=False).sum(axis=-1)
+        result = _svdvals(matrices).sum(axis=-1)  # (PyTorch's errors and NaNs for non-finite matrices)
     if keepdim:
         result = np.expand_dims(result, tuple(sorted((rows, columns))))
     return np.asarray(result).astype(target.to_real()._np, copy=False)

@@ -9,14 +9,13 @@ They share the index checks and the scalar conversions of ``indexing.py``, which
 from __future__ import annotations
 
 import functools
-import math
 import warnings
 from numbers import Number
 
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import check_same_shape_or_broadcast, cpp_type_name, wrap_dim
+from ._common import check_same_shape_or_broadcast, cpp_type_name, wrap_dim, writes_into_input
 from ._meta import MetaArray, metadata
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, M234, SCALAR
@@ -55,10 +54,10 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     >>> tm.index_select(x, 1, tm.tensor([2, 0])).tolist()
     [[3, 1], [6, 4]]
     """
-    _check_index_dtype(index, "index_select(): Expected dtype int32 or int64 for index")
+    d = wrap_dim(dim, input.ndim)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
-    d = wrap_dim(dim, input.ndim)
+    _check_index_dtype(index, "index_select(): Expected dtype int32 or int64 for index")
     flat = reshaped(index, (index.size,))
     if input.ndim == 0:
         if flat.size != 1:
@@ -107,11 +106,11 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False)
     >>> tm.gather(x, 1, tm.tensor([[0, 0], [1, 0]])).tolist()
     [[1, 1], [4, 3]]
     """
-    _check_index_dtype(index, "gather(): Expected dtype int32/int64 for index")
     d = wrap_dim(dim, input.ndim)
     source, positions = _as_nd(input), _as_nd(index)
-    if not positions.size:
+    if not positions.size:  # an empty index of any dtype gathers nothing
         return MetaArray(index.shape, input.dtype) if type(input) is MetaArray else np.empty(index.shape, input.dtype)
+    _check_index_dtype(index, "gather(): Expected dtype int32/int64 for index")
     if positions.ndim != source.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     for i, (got, limit) in enumerate(zip(positions.shape, source.shape, strict=True)):
@@ -140,21 +139,20 @@ def _counting(n: int, axis: int, ndim: int) -> np.ndarray:
     return counting
 
 
-def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray, accumulate=None) -> np.ndarray:
-    """A copy of ``input`` with ``source`` written (or accumulated) at ``index`` along ``dim``.
+def _scatter(array: np.ndarray, d: int, index: np.ndarray, source, accumulate=None) -> np.ndarray:
+    """A copy of ``array`` with ``source`` written (or accumulated) at ``index`` along dimension
+    ``d`` (wrapped), after the checks of ``_check_scatter``.
 
-    ``source`` is an array of ``input``'s dtype; a 0-dim one is a fill value.
+    ``source`` is an array of ``array``'s dtype (a 0-dim one stands for one element), or a
+    number converted for ``array``'s dtype.
     """
-    d = wrap_dim(dim, array.ndim)
     if type(array) is MetaArray:
-        _check_scatter(array, d, index, source)
         return MetaArray(array.shape, array.dtype)
     result = array.copy()
     target, positions = _as_nd(result), _as_nd(index)
-    from_tensor = source.ndim > 0
     if not positions.size:
         return result
-    _check_scatter(array, d, index, source)
+    from_tensor = isinstance(source, np.ndarray) and source.ndim > 0
     values = _as_nd(source) if from_tensor else source
     size = target.shape[d]
     bad = _out_of_bounds(positions, size, 0)
@@ -171,24 +169,41 @@ def _scatter(array: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray,
     return result
 
 
-def _check_scatter(array, d: int, index, source) -> None:
-    """PyTorch's shape checks of a scatter into ``array`` (none for an empty ``index``)."""
-    target, positions = _as_nd(array).shape, _as_nd(index).shape
-    if not math.prod(positions):
+def _nonempty_size(shape: tuple[int, ...], i: int) -> int:
+    """PyTorch's ``ensure_nonempty_size``: a 0-dim tensor has size 1; past the last dimension,
+    the IndexError of ``Tensor.size(i)``."""
+    return shape[wrap_dim(i, len(shape))] if shape else 1
+
+
+def _check_scatter(name: str, array, d: int, index, source) -> None:
+    """PyTorch's checks of a scatter into ``array`` along ``d`` (wrapped), in its order: the index
+    dtype, ``source``'s dtype (a tensor source), then the shapes (none for an empty ``index``)."""
+    if index.size:
+        _check_index_dtype(index, f"{name}(): Expected dtype int32/int64 for index")
+    from_tensor = isinstance(source, np.ndarray) or type(source) is MetaArray
+    if from_tensor and source.dtype != array.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    if not index.size:
         return
-    from_tensor = source.ndim > 0
-    if len(positions) != len(target):
+    target, positions = array.shape, index.shape
+    ndim = max(len(target), 1)
+    if ndim != max(len(positions), 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    values = _as_nd(source).shape
-    if from_tensor and len(values) != len(target):
-        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
-    for i, got in enumerate(positions):
-        if (i != d and got > target[i]) or (from_tensor and got > values[i]):
-            message = (f"Expected index {list(index.shape)} to be no larger than self {list(array.shape)} apart "
-                       f"from dimension {d}")
-            if from_tensor:
-                message += f" and to be no larger size than src {list(source.shape)}"
-            raise RuntimeError(message)
+    wrong = any(i != d and _nonempty_size(positions, i) > _nonempty_size(target, i) for i in range(ndim))
+    if from_tensor:
+        if not wrong:
+            for i in range(ndim):
+                if _nonempty_size(positions, i) > _nonempty_size(source.shape, i):
+                    wrong = True
+                    break
+        if max(source.ndim, 1) != max(len(positions), 1):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if wrong:
+        message = (f"Expected index {list(positions)} to be no larger than self {list(target)} apart "
+                   f"from dimension {d}")
+        if from_tensor:
+            message += f" and to be no larger size than src {list(source.shape)}"
+        raise RuntimeError(message)
 
 
 def _gathered(grad, dim, index, src_shape):
@@ -242,21 +257,18 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None 
     if (src is None) == (value is None):
         raise TypeError("scatter() expects exactly one of 'src' (a tensor or a number) and 'value'")
     source = src if src is not None else value
-    _check_index_dtype(index, "scatter(): Expected dtype int32/int64 for index")
+    d = wrap_dim(dim, input.ndim)
+    _check_scatter("scatter", input, d, index, source)
     if reduce is not None and reduce not in _SCATTER_REDUCTIONS:
         raise RuntimeError("reduce argument must be either add or multiply.")
     if isinstance(source, np.ndarray) or type(source) is MetaArray:
-        if source.dtype != input.dtype:
-            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         if reduce is not None:
             warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed "
                           "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
                           "options.", UserWarning, stacklevel=3)
-        if source.ndim == 0:
-            source = reshaped(source, (1,))  # a 0-dim src tensor is a 1-element tensor, not a fill value
-    else:
+    elif index.size:  # PyTorch's kernel converts the number, when it writes any
         source = scalar_as(source, input.dtype)
-    return _scatter(input, dim, index, source, _SCATTER_REDUCTIONS.get(reduce))
+    return _scatter(input, d, index, source, _SCATTER_REDUCTIONS.get(reduce))
 
 
 def _scatter_add_grad(grad, dim, index, src_shape):
@@ -277,10 +289,9 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     >>> tm.scatter_add(tm.zeros(3, dtype=tm.int64), 0, tm.tensor([0, 0, 2]), tm.tensor([1, 2, 3])).tolist()
     [3, 0, 3]
     """
-    _check_index_dtype(index, "scatter(): Expected dtype int32/int64 for index")
-    if src.dtype != input.dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    return _scatter(input, dim, index, _as_nd(src), np.add)
+    d = wrap_dim(dim, input.ndim)
+    _check_scatter("scatter", input, d, index, src)
+    return _scatter(input, d, index, src, np.add)
 
 
 def _index_add_grad(grad, dim, index, alpha):
@@ -306,25 +317,29 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     >>> tm.index_add(tm.zeros(3, dtype=tm.int64), 0, tm.tensor([0, 2, 0]), tm.tensor([1, 2, 3])).tolist()
     [4, 0, 2]
     """
-    if index.dtype not in (np.int64, np.int32):
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_legacy_name(index.dtype)}")
+    d = wrap_dim(dim, input.ndim)
     if index.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
                          f"{_legacy_name(index.dtype)} and size: {list(index.shape)}")
-    d = wrap_dim(dim, input.ndim)
+    if index.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: {_legacy_name(index.dtype)}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_add_(): self ({_legacy_name(input.dtype)}) and source "
                            f"({_legacy_name(source.dtype)}) must have the same scalar type")
     positions = reshaped(index, (index.size,))
-    target_shape, source_shape = _as_nd(input).shape, _as_nd(source).shape
-    source_count = source_shape[d] if d < len(source_shape) else 1
-    if positions.size != source_count:
+    if positions.size != (1 if source.ndim == 0 else source.shape[wrap_dim(d, source.ndim)]):
+        if source.ndim == 0:  # PyTorch's message asks the 0-dim source for its size
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         raise RuntimeError(f"index_add_(): Number of indices ({positions.size}) should be equal to "
-                           f"source.size(dim): ({source_count}), for dim: {d}")
-    if len(target_shape) != len(source_shape) or any(
-            a != b for i, (a, b) in enumerate(zip(target_shape, source_shape, strict=True)) if i != d):
+                           f"source.size(dim): ({source.shape[d]}), for dim: {d}")
+    # the shapes without dimension ``d``, unless one is 0-dim
+    target_rest, source_rest = input.shape, source.shape
+    if input.ndim and source.ndim:
+        target_rest, source_rest = target_rest[:d] + target_rest[d + 1:], source_rest[:d] + source_rest[d + 1:]
+    if target_rest != source_rest:
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+    target_shape = _as_nd(input).shape
     if type(input) is MetaArray:
         if alpha != 1:
             scalar_as(alpha, input.dtype)
@@ -334,9 +349,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
         return input.copy()  # PyTorch's kernel leaves before it reads an index
     bad = _out_of_bounds(positions, size, 0)
     if bad is not None:
-        # PyTorch's CPU kernel words it by path: its loop over slices (1-D, inner dimensions) or
-        # the one along the first or last dimension.
-        if input.ndim <= 1 or 0 < d < input.ndim - 1:
+        # PyTorch's CPU kernel words it by path: its loop over slices (1-D, inner dimensions, any
+        # int32 index) or the one along the first or last dimension.
+        if input.ndim <= 1 or 0 < d < input.ndim - 1 or index.dtype == np.int32:
             raise IndexError("index out of range in self")
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     result = input.copy()
@@ -353,11 +368,15 @@ def _index_positions(array: np.ndarray, dim: int, index: np.ndarray) -> tuple[in
 
 def _index_fill_grad(grad, dim, index, value_shape):
     filled = grad.new_zeros(grad.shape, dtype=dt.bool).index_fill(dim, index, True)
-    grad_input, _, grad_value = _masked_fill_grad(grad, filled, value_shape)
+    grad_input = grad.masked_fill(filled, 0)
+    grad_value = None
+    if value_shape is not None:  # (None: a number) PyTorch's formula: the filled slices, each once; as it
+        # selects them with index_select, a negative position (which the forward took) raises there
+        grad_value = grad.index_select(dim, index.reshape(-1).unique()).sum()
     return grad_input, None, grad_value
 
 
-@op(grad=_index_fill_grad, method=True, inplace=True, meta=metadata,
+@op(grad=_index_fill_grad, differentiable=writes_into_input, method=True, inplace=True, meta=metadata,
     errors=(Sample((M23, 1, TensorSpec((2,), "int32", 0, 1), 1.0)),
             Sample((M23, 1, TensorSpec((2, 1), "int64", 0, 1), 1.0)),
             Sample((M23, 2, TensorSpec((2,), "int64", 0, 1), 1.0)),
@@ -374,15 +393,18 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
     >>> tm.zeros(2, 3, dtype=tm.int64).index_fill(1, tm.tensor([0, 2]), 7).tolist()
     [[7, 0, 7], [7, 0, 7]]
     """
+    tensor_value = isinstance(value, np.ndarray) or type(value) is MetaArray
+    if tensor_value and value.ndim != 0:
+        _fill_value(value, input.dtype, "index_fill_")  # PyTorch's error for a value tensor with dimensions
     if index.dtype != np.int64:
         raise IndexError("index_fill_(): Expected dtype int64 for index.")
-    if index.ndim > 1:
-        raise RuntimeError("Index has to be a vector/scalar")
-    complex_value = value.dtype.kind == "c" if isinstance(value, (np.ndarray, MetaArray)) else type(value) is complex
+    complex_value = value.dtype.kind == "c" if tensor_value else type(value) is complex
     if complex_value and input.dtype.kind != "c":
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not supported")
-    fill = _fill_value(value, input.dtype, "index_fill_")
     d, positions = _index_positions(input, dim, index)
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    fill = _fill_value(value, input.dtype, "index_fill_")
     if type(input) is MetaArray:
         return MetaArray(input.shape, input.dtype)
     result = input.copy()
@@ -415,25 +437,29 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     >>> tm.zeros(3, dtype=tm.int64).index_copy(0, tm.tensor([2, 0]), tm.tensor([5, 6])).tolist()
     [6, 0, 5]
     """
+    d, positions = _index_positions(input, dim, index)
     if index.ndim > 1:
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    if source.ndim == 0 and positions.size != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {positions.size})")
+    if input.ndim and source.ndim and input.ndim != source.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
     if index.dtype != np.int64:
         raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {_legacy_name(index.dtype)}")
     if source.dtype != input.dtype:
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{_legacy_name(input.dtype)} and (source) {_legacy_name(source.dtype)}")
-    d, positions = _index_positions(input, dim, index)
-    if input.ndim and source.ndim and input.ndim != source.ndim:
-        raise IndexError("index_copy_(): When source and destination are not scalars, their dimensionality must "
-                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
+    # PyTorch compares the shapes without dimension ``d`` (which a 0-dim shape does not have)
+    target_slice = input.shape[:d] + input.shape[d + 1:]
+    source_slice = source.shape[:d] + source.shape[d + 1:]
+    if target_slice != source_slice:
+        raise RuntimeError("index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+                           f"slice shape: {' '.join(map(str, target_slice))} at dimension {d} and source slice "
+                           f"shape: {' '.join(map(str, source_slice))} at dimension 0.")
     target_shape, source_shape = _as_nd(input).shape, _as_nd(source).shape
-    for i, (expected, got) in enumerate(zip(target_shape, source_shape, strict=False)):
-        if i != d and expected != got:
-            raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination "
-                               f"slice shape: {expected} at dimension {i} and source slice shape: {got} at "
-                               f"dimension {i}.")
     count = source_shape[d] if d < len(source_shape) else 1
-    if positions.size != count:
+    if source.ndim and positions.size != count:
         raise IndexError(f"index_copy_(): Number of indices ({positions.size}) should be equal to source.size(dim) "
                          f"({count})")
     if type(input) is MetaArray:
@@ -454,7 +480,7 @@ def _masked_fill_grad(grad, mask, value_shape):
     return grad.masked_fill(mask, 0), None, grad_value
 
 
-@op(grad=_masked_fill_grad, method=True, inplace=True, meta=metadata,
+@op(grad=_masked_fill_grad, differentiable=writes_into_input, method=True, inplace=True, meta=metadata,
     errors=(Sample((M23, TensorSpec((2, 3), "int64"), 1.0)), Sample((M23, TensorSpec((3, 2), "bool"), 1.0)),
             Sample((M23, TensorSpec((2, 3), "bool"), TensorSpec((3,)))),
             Sample((TensorSpec((2,), "int8"), TensorSpec((2,), "bool"), 1000))),

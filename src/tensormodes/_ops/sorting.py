@@ -8,7 +8,8 @@ from numbers import Number
 
 import numpy as np
 
-from ._common import along, derivative_not_implemented, is_int, no_complex_autograd
+from .. import _dtype as dt
+from ._common import along, array_type_name, derivative_not_implemented, is_int, no_complex_autograd, quiet
 from ._meta import MetaArray, data_dependent, same_shape, with_shape
 from ._reduction import (
     _INT64,
@@ -299,22 +300,41 @@ def _search_probe(value):
     return np.zeros(tuple(min(s, 1) for s in value.shape), value.dtype) if type(value) is MetaArray else value
 
 
-@_kernel_rule
-def _searchsorted_meta(kernel, sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
-    # The shape checks need the real shapes; the argument and dtype errors and the dtype come
-    # from a probe (equal shapes stay equal when clamped).
-    _search_side(right, side)
-    if sorter is not None and sorter.shape != sorted_sequence.shape:
+def _check_search(boundaries, query, right: bool, side, sorter) -> str:
+    """PyTorch's checks of searchsorted's arguments that read no values, in its order; the side."""
+    which = _search_side(right, side)
+    if sorter is not None and sorter.shape != boundaries.shape:
         raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
-                           f"tensor {list(sorted_sequence.shape)}and got sorter tensor {list(sorter.shape)}")
-    query_shape = values.shape if isinstance(values, (MetaArray, np.ndarray)) else ()
-    if sorted_sequence.ndim > 1 and sorted_sequence.shape[:-1] != query_shape[:-1]:
+                           f"tensor {list(boundaries.shape)}and got sorter tensor {list(sorter.shape)}")
+    if query.ndim == 0 and boundaries.ndim != 1:
+        raise RuntimeError("torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension is "
+                           f"1, but we got boundaries tensor dim({boundaries.ndim}) and input value's dim(0) numel(1)")
+    if boundaries.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
+    if boundaries.ndim > 1 and boundaries.shape[:-1] != query.shape[:-1]:
         raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
                            "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
-                           f"{list(sorted_sequence.shape)} and input value tensor {list(query_shape)}")
+                           f"{list(boundaries.shape)} and input value tensor {list(query.shape)}")
+    if sorter is not None and sorter.dtype != _INT64:
+        raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                           f"{array_type_name(sorter)}")
+    return which
+
+
+def _search_query(values):
+    """``values`` as an array: a number as PyTorch's 0-dim tensor of its type."""
+    return values if isinstance(values, (np.ndarray, MetaArray)) else np.asarray(values)
+
+
+@_kernel_rule
+def _searchsorted_meta(kernel, sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
+    # The shape checks need the real shapes; the dtype errors and the dtype come from a probe.
+    query = _search_query(values)
+    _check_search(sorted_sequence, query, right, side, sorter)
     result = kernel(_search_probe(sorted_sequence), _search_probe(values), out_int32=out_int32, right=right,
                     side=side, sorter=_search_probe(sorter))
-    return with_shape(result, query_shape)
+    return with_shape(result, query.shape)
 
 
 @_kernel_rule
@@ -326,12 +346,18 @@ def _bucketize_meta(kernel, input, boundaries, *, out_int32=False, right=False):
 
 
 @op(meta=_searchsorted_meta,
-    errors=(Sample((TensorSpec((2, 3)), TensorSpec((3, 2)))),), differentiable=False, out=True, samples=(
+    errors=(Sample((TensorSpec((2, 3)), TensorSpec((3, 2)))), Sample((SCALAR, TensorSpec((2,)))),
+            Sample((TensorSpec((2, 3)), SCALAR)), Sample((TensorSpec((2, 3)), 1.5)),
+            Sample((TensorSpec((3,)), TensorSpec((2,))), {"sorter": TensorSpec((3,), "int32", 0, 2)})),
+    differentiable=False, out=True, samples=(
     Sample((TensorSpec((5,), "int64", 0, 0), TensorSpec((3,), "int64", -2, 8))),
     Sample((TensorSpec((4,), "float32", 0, 0), TensorSpec((2, 2))), {"right": True}),
     Sample((TensorSpec((2, 3), "float64", 0, 0), TensorSpec((2, 2), "float64")), {"side": "right"}),
     Sample((TensorSpec((4,), "int64", 0, 0), 3)), Sample((TensorSpec((4,), "int64", 0, 0), TensorSpec((3,), "int64")),
-                                                          {"out_int32": True})))
+                                                          {"out_int32": True}),
+    Sample((TensorSpec((3,), "bool", 0, 0), TensorSpec((2,), "float64"))),
+    Sample((TensorSpec((3,), "uint8", 0, 0), -1)),
+    Sample((TensorSpec((2, 0)), TensorSpec((2, 3)))), Sample((TensorSpec((3,), "complex64"), TensorSpec((0,))))))
 def searchsorted(sorted_sequence: Tensor, values: Tensor | Number, *, out_int32: bool = False, right: bool = False,
                  side: str | None = None, sorter: Tensor | None = None) -> Tensor:
     """Where each of ``values`` would be inserted into ``sorted_sequence`` (sorted along its last
@@ -342,27 +368,25 @@ def searchsorted(sorted_sequence: Tensor, values: Tensor | Number, *, out_int32:
     >>> tm.searchsorted(tm.tensor([1, 3, 5, 7]), tm.tensor([3, 6, 9]))
     tensor([1, 3, 4])
     """
-    which = _search_side(right, side)
-    if sorter is not None:
-        if sorter.shape != sorted_sequence.shape:
-            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
-                               f"tensor {list(sorted_sequence.shape)}and got sorter tensor {list(sorter.shape)}")
-        sorted_sequence = np.take_along_axis(sorted_sequence, sorter, axis=-1)
-    scalar = not isinstance(values, np.ndarray)
-    query = np.asarray(values) if scalar else values
-    if sorted_sequence.ndim > 1 and sorted_sequence.shape[:-1] != query.shape[:-1]:
-        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
-                           "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
-                           f"{list(sorted_sequence.shape)} and input value tensor {list(query.shape)}")
-    boundaries = _searchable(sorted_sequence, "searchsorted_out_cpu")
-    query = _searchable(query, "searchsorted_out_cpu")
+    query = _search_query(values)
+    which = _check_search(sorted_sequence, query, right, side, sorter)
     index_type = np.int32 if out_int32 else _INT64
+    if sorter is not None and sorter.size:
+        if sorter.min() < 0 or sorter.max() >= sorter.shape[-1]:
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+        sorted_sequence = np.take_along_axis(sorted_sequence, sorter, axis=-1)
+    if not query.size:  # PyTorch returns before it reads (or checks the dtype of) anything
+        return np.zeros(query.shape, index_type)
+    # Both in their promoted dtype (a number as a 0-dim tensor: it wraps into an integer type)
+    common = dt.result_dtype([sorted_sequence, query])._np
+    with quiet():
+        boundaries = _searchable(sorted_sequence.astype(common, copy=False), "searchsorted_out_cpu")
+        query = _searchable(query.astype(common, copy=False), "searchsorted_out_cpu")
     if boundaries.ndim == 1:
         return np.asarray(np.searchsorted(boundaries, query, side=which)).astype(index_type)
-    rows = boundaries.reshape(-1, boundaries.shape[-1])
-    questions = query.reshape(rows.shape[0], -1)
-    found = np.stack([np.searchsorted(r, q, side=which) for r, q in zip(rows, questions)]) if rows.shape[0] else \
-        np.zeros(questions.shape, _INT64)
+    rows = boundaries.reshape(query.size // query.shape[-1], boundaries.shape[-1])  # (leading shapes match)
+    questions = query.reshape(rows.shape[0], query.shape[-1])
+    found = np.stack([np.searchsorted(r, q, side=which) for r, q in zip(rows, questions, strict=True)])
     return found.reshape(query.shape).astype(index_type)
 
 
@@ -473,5 +497,5 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     tensor([1, 2, 1])
     """
     if input.dtype.kind == "c":
-        raise _not_implemented("unique", input)
+        raise _not_implemented("unique" if dim is None else "unique_dim", input)
     return _unique_result(*_unique_along(input, dim, True), return_inverse, return_counts)

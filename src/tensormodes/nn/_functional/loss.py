@@ -109,9 +109,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if label_smoothing == 0 and not target.is_floating_point():
-        # Class indices, no smoothing: the common case is one op, log_softmax and nll_loss fused (it
-        # checks the target's dtype, as nll_loss does).
+    if label_smoothing == 0:
+        # No smoothing: one op, as PyTorch's cross_entropy_loss (log_softmax and nll_loss fused for
+        # class indices; class probabilities for a target of the input's shape), with its checks.
         return _cross_entropy_loss(input, target, weight, reduction, ignore_index)
     class_dim = 1 if input.dim() >= 2 else 0
     classes = input.shape[class_dim]
