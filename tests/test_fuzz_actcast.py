@@ -140,3 +140,18 @@ def test_half_activation_gradients_round_once(key):
     y.backward(tm.tensor(_G[:y.numel()], dtype=x.dtype))
     expected = _HALF_GRADS[key]
     _same(x.grad.tolist()[:len(expected)], expected)
+
+
+# -- prelu's broadcast error, take's empty gradient ------------------------------------------------
+
+
+def test_prelu_kernel_bad_shapes_raise_pytorchs_error():
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(3\) must match the size of tensor b \(4\) at "
+                                           r"non-singleton dimension 1$"):
+        tm._prelu_kernel(tm.zeros(2, 3), tm.zeros(4))
+
+
+def test_take_of_an_empty_tensor_has_a_zero_size_gradient():
+    x = tm.zeros((2, 0), requires_grad=True)
+    tm.take(x, tm.zeros((2, 0), dtype=tm.int64)).sum().backward()
+    assert x.grad is not None and x.grad.shape == (2, 0) and x.grad.dtype == tm.float32

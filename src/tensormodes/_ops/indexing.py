@@ -857,8 +857,8 @@ def argwhere(input: Tensor) -> Tensor:
 
 def _take_grad(grad, input_shape, index):
     numel = math.prod(input_shape)
-    if not numel:
-        return None, None
+    if not numel:  # nothing taken: PyTorch's gradient is still a (zero-size) tensor
+        return grad.new_zeros(input_shape), None
     return gather_back(grad, input_shape, index % numel), None
 
 

@@ -21,6 +21,7 @@ from .. import _dtype as dt
 from ._common import (
     HALF_TYPES,
     array_type_name,
+    check_same_shape_or_broadcast,
     checked_scalar,
     dtype_of,
     no_complex_autograd,
@@ -337,7 +338,11 @@ def _prelu_kernel(input: Tensor, weight: Tensor) -> Tensor:
     if input.dtype != weight.dtype:
         raise RuntimeError(f"Found dtype {array_type_name(weight)} but expected {array_type_name(input)}")
     x = _floating(input, "prelu_cpu")
-    return _rounded(np.where(x > 0, x, x * weight), input)
+    try:
+        return _rounded(np.where(x > 0, x, x * weight), input)
+    except ValueError:
+        check_same_shape_or_broadcast(input.shape, weight.shape)  # PyTorch's RuntimeError
+        raise
 
 
 # -- softplus, log_sigmoid, glu --------------------------------------------------------------------
