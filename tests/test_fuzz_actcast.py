@@ -155,3 +155,11 @@ def test_take_of_an_empty_tensor_has_a_zero_size_gradient():
     x = tm.zeros((2, 0), requires_grad=True)
     tm.take(x, tm.zeros((2, 0), dtype=tm.int64)).sum().backward()
     assert x.grad is not None and x.grad.shape == (2, 0) and x.grad.dtype == tm.float32
+
+
+def test_nearest_upsampling_takes_bfloat16():
+    x = tm.tensor([[[1.0, 2.5, 3.0]]], dtype=tm.bfloat16)
+    y = tm._upsample_nearest1d(x, [6])
+    assert y.dtype == tm.bfloat16 and y.tolist() == [[[1.0, 1.0, 2.5, 2.5, 3.0, 3.0]]]
+    y = F.interpolate(x[None], size=(2, 4), mode="nearest")
+    assert y.dtype == tm.bfloat16 and y.tolist() == [[[[1.0, 1.0, 2.5, 3.0]] * 2]]
