@@ -133,6 +133,8 @@ def _write_inplace(self: Tensor, result, op_name: str, check=None) -> Tensor:
     if check is not None:  # the op's own rule (see _registry.op's written_check)
         check(result, data, True)
     _check_castable(result, data)
+    if result.dtype != data.dtype:
+        result = dt.half_staged(result, data.dtype)
     np.copyto(data, result, casting="unsafe")
     bump_version(self)
     return self
@@ -172,6 +174,8 @@ def _write_out(out, result, check=None):
                 "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
                 "with t.resize_(0).", UserWarning, stacklevel=4)
         out._data = np.empty(result.shape, out._data.dtype)
+    if result.dtype != out._data.dtype:
+        result = dt.half_staged(result, out._data.dtype)
     np.copyto(out._data, result, casting="unsafe")
     bump_version(out)
     return out

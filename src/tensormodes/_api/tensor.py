@@ -173,7 +173,7 @@ def _as_array(data, dtype: dt.dtype | None) -> np.ndarray:
         if dtype is None:
             dtype = _infer_dtype(array)
     if dtype is not None:
-        return array.astype(dtype._np, copy=False)
+        return dt.half_staged(array, dtype._np).astype(dtype._np, copy=False)
     if array.dtype not in dt.NP_TO_DTYPE:
         dt.from_numpy_dtype(array.dtype)
     return array

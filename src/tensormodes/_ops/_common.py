@@ -305,6 +305,14 @@ def overflow_type_name(dtype: dt.dtype) -> str:
 _HALF_DTYPES = (dt.float16, dt.bfloat16)
 
 
+def _through_float(value: float, dtype: dt.dtype) -> float:
+    # c10::Half is built from a float: a double bound for float16 is rounded to float first
+    # (NumPy would round it once, straight to half).
+    if dtype is not dt.float16 or value - value != 0:
+        return value
+    return float(np.float32(value)) if abs(value) < 3.4e38 else value
+
+
 def checked_scalar(value, dtype: dt.dtype, *, saturate_half: bool = False):
     """A Python number converted for storing into a ``dtype`` tensor as PyTorch converts a
     Scalar (c10's ``checked_convert``): a Python value, or RuntimeError "value cannot be
@@ -329,7 +337,7 @@ def checked_scalar(value, dtype: dt.dtype, *, saturate_half: bool = False):
             if value.imag != 0:
                 raise RuntimeError("value cannot be converted to type double without overflow")
             value = value.real
-        return float(value)
+        return _through_float(float(value), dtype)
     overflow = RuntimeError(f"value cannot be converted to type {overflow_type_name(dtype)} without overflow")
     if dtype.is_complex:
         parts = (value.real, value.imag) if kind is complex else (value,)
@@ -343,6 +351,8 @@ def checked_scalar(value, dtype: dt.dtype, *, saturate_half: bool = False):
     if dtype.is_floating_point:
         if abs(value) > FLOAT_MAX[dtype] and (kind is not float or value - value == 0):
             raise overflow
+        if dtype is dt.float16 and kind is float:
+            return _through_float(value, dtype)
         return float(value) if kind is int and value >= 2 ** 63 else value  # (beyond what NumPy takes as an int)
     info = np.iinfo(dtype._np)
     if kind is float:

@@ -289,7 +289,7 @@ def data_to_array(data, dtype: dt.dtype | None) -> np.ndarray:
     leaves, shape, types = _flatten_rectangular(data)
     if not types <= _PYTHON_SCALARS:
         array, _ = _mixed_leaves_array(leaves, shape)
-        return array if dtype is None else array.astype(dtype._np)
+        return array if dtype is None else dt.half_staged(array, dtype._np).astype(dtype._np)
     inferred = _python_leaf_dtype(types)
     target = dtype or inferred
     if complex in types and target._category != dt._COMPLEX:
@@ -303,6 +303,8 @@ def data_to_array(data, dtype: dt.dtype | None) -> np.ndarray:
             _check_python_values(staged, target)
         return staged.astype(target._np, copy=False).reshape(shape)
     with np.errstate(over="ignore"):  # out-of-range floats become inf, as in PyTorch
+        if target is dt.float16:  # PyTorch makes a half from a Python float through float
+            return np.array(leaves, np.float32).astype(np.float16).reshape(shape)
         return np.array(leaves, target._np).reshape(shape)
 
 
@@ -311,7 +313,7 @@ def _tensor_from_array(array: np.ndarray, dtype, copy: bool) -> np.ndarray:
     _numpy_dtype_of(array)
     target = array.dtype if dtype is None else dtype._np
     if copy or target != array.dtype:
-        return np.array(array, target, copy=True)
+        return np.array(dt.half_staged(array, target), target, copy=True)
     return array
 
 
@@ -460,7 +462,9 @@ def tensor(data, *, dtype: dt.dtype | None = None, device=None, requires_grad: b
     inner = array_of(data)
     if inner is not None:
         warnings.warn(_COPY_WARNING, UserWarning, stacklevel=3)
-        return np.array(inner, inner.dtype if target is None else target._np, copy=True)
+        if target is None:
+            return np.array(inner, copy=True)
+        return np.array(dt.half_staged(inner, target._np), target._np, copy=True)
     if isinstance(data, np.ndarray):
         return _tensor_from_array(np.asarray(data), target, copy=True)
     return data_to_array(data, target)
@@ -497,7 +501,7 @@ def as_tensor(data, *, dtype: dt.dtype | None = None, device=None) -> Tensor:
     if inner is not None:
         if target is None or inner.dtype == target._np:
             return data  # the tensor itself, as in PyTorch
-        return inner.astype(target._np)
+        return dt.half_staged(inner, target._np).astype(target._np)
     if isinstance(data, np.ndarray):
         return _tensor_from_array(np.asarray(data), target, copy=False)
     return data_to_array(data, target)
@@ -547,7 +551,7 @@ def asarray(obj, *, dtype: dt.dtype | None = None, device=None, copy: bool | Non
             if copy is False:
                 source = scalar_type_name(dt.NP_TO_DTYPE[inner.dtype])
                 raise ValueError(f"can't alias tensor with dtype '{source}' into dtype '{scalar_type_name(target)}'.")
-            return inner.astype(target._np)
+            return dt.half_staged(inner, target._np).astype(target._np)
         if copy:
             return inner.copy()
         return obj if is_tensor else inner  # a tensor is returned itself, as in PyTorch

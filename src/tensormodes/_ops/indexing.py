@@ -77,7 +77,7 @@ def scalar_as(value, dtype: np.dtype, *, half_saturates: bool = False) -> np.nda
         raise ValueError("Overflow when unpacking long long")  # PyTorch's t[i] = v reads an int64
     converted = checked_scalar(value, dt.NP_TO_DTYPE[dtype], saturate_half=half_saturates)
     with np.errstate(over="ignore"):
-        return np.asarray(converted).astype(dtype)
+        return dt.half_staged(np.asarray(converted), dtype).astype(dtype)
 
 
 def _fill_value(value, dtype: np.dtype, op_name: str):
@@ -104,7 +104,7 @@ def _cast_array(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if type(value) is MetaArray:
         return MetaArray(value.shape, dtype)
     with np.errstate(invalid="ignore", over="ignore"):
-        return value.astype(dtype)
+        return dt.half_staged(value, dtype).astype(dtype)
 
 
 # -- parsing an index ----------------------------------------------------------------------
@@ -951,8 +951,8 @@ def argwhere(input: Tensor) -> Tensor:
 
 def _take_grad(grad, input_shape, index):
     numel = math.prod(input_shape)
-    if not numel:
-        return None, None
+    if not numel:  # nothing taken: PyTorch's gradient is still a (zero-size) tensor
+        return grad.new_zeros(input_shape), None
     return gather_back(grad, input_shape, index % numel), None
 
 
@@ -1003,6 +1003,8 @@ def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
         value = checked_scalar(value, dt.NP_TO_DTYPE[input.dtype], saturate_half=input.size == 1)
     if type(input) is MetaArray:
         return input
+    if tensor_value:
+        value = dt.half_staged(value, input.dtype)
     with np.errstate(over="ignore"):
         input[...] = value
     return input
@@ -1052,5 +1054,5 @@ def copy_(input: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
                            f"{max(input.ndim - 1, 0)}") from None
     if np.may_share_memory(input, source):
         source = source.copy()
-    np.copyto(input, source, casting="unsafe")
+    np.copyto(input, dt.half_staged(source, input.dtype), casting="unsafe")
     return input

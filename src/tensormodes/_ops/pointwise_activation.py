@@ -11,19 +11,32 @@ Half types compute in float32, rounded once at the end.
 
 from __future__ import annotations
 
+import functools
 import math
 from numbers import Number
 
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import HALF_TYPES, array_type_name, dtype_of, no_complex_autograd, not_implemented, ops, quiet, wrap_dim
+from ._common import (
+    HALF_TYPES,
+    array_type_name,
+    check_same_shape_or_broadcast,
+    checked_scalar,
+    dtype_of,
+    no_complex_autograd,
+    not_implemented,
+    ops,
+    quiet,
+    wrap_dim,
+)
 from ._meta import MetaArray, elementwise, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from .indexing import _out_of_bounds
 from .scatter_gather import _index_select_out_of_range
 from .special import _erf
 
+_VECTOR_GELU = frozenset({np.dtype(np.float32), dt.bfloat16._np})
 _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
 
 
@@ -49,6 +62,23 @@ _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _KAPPA = 0.044715
 
 
+def _in_float(grad_fn):
+    """``grad_fn`` computed in float32 for half-type tensors and rounded once at the end, as
+    PyTorch's backward kernels do (a formula run in half would round every step)."""
+    @functools.wraps(grad_fn)
+    def wrapper(grad, input, *args):
+        half = grad.dtype in _HALF_DTYPES
+        if half:
+            dtype, grad, input = grad.dtype, grad.float(), input.float()
+        result = grad_fn(grad, input, *args)
+        return result.to(dtype) if half else result
+    return wrapper
+
+
+_HALF_DTYPES = (dt.float16, dt.bfloat16)
+
+
+@_in_float
 def _gelu_grad(grad, input, approximate):
     if approximate == "tanh":
         inner_tanh = ((input + input * input * input * _KAPPA) * _SQRT_2_OVER_PI).tanh()
@@ -76,6 +106,12 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     x = _floating(input, "GeluKernelImpl")
     if approximate == "tanh":
         result = 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + _KAPPA * x * x * x)))
+    elif input.dtype in _VECTOR_GELU and input.size > 1 and input.flags.c_contiguous:
+        # PyTorch's vectorized float kernel (a contiguous float32 or bfloat16 input of two or more
+        # elements) halves last, so x >= 2**127 overflows to inf, and its erf is NaN at +inf.
+        result = x * (1 + _erf(x * (1 / math.sqrt(2))).astype(x.dtype, copy=False))
+        result *= 0.5
+        np.copyto(result, np.float32("nan"), where=np.isposinf(x))
     else:
         result = 0.5 * x * (1 + _erf(x * (1 / math.sqrt(2))).astype(x.dtype, copy=False))
     return _rounded(result, input)
@@ -258,8 +294,10 @@ def _threshold_grad(grad, input, threshold):
     samples=(Sample((_X, 0.5, -2.0)), Sample((TensorSpec((3, 2), "float64", -6, 6), 1.0, 7.5)),
              Sample((TensorSpec((4,), "int64", -3, 3), 0, 9)), Sample((TensorSpec((), "float32", -2, 2), 0.0, 1.0))))
 def _threshold(input: Tensor, threshold: Number, value: Number) -> Tensor:
-    """``x`` where ``x > threshold``, ``value`` elsewhere, in ``input``'s dtype: PyTorch's
-    ``torch.threshold`` (node ``ThresholdBackward0``), behind ``nn.functional.threshold``.
+    """``value`` where ``x <= threshold``, ``x`` elsewhere (so NaN stays NaN), in ``input``'s
+    dtype: PyTorch's ``torch.threshold`` (node ``ThresholdBackward0``), behind
+    ``nn.functional.threshold``. ``value`` is converted to ``input``'s dtype and ``threshold``
+    to the dtype compared in (float for the half types), each with PyTorch's overflow check.
 
     >>> import tensormodes as tm
     >>> tm._threshold(tm.tensor([0.5, 2.0]), 1.0, -1.0)
@@ -267,8 +305,15 @@ def _threshold(input: Tensor, threshold: Number, value: Number) -> Tensor:
     """
     if input.dtype == np.bool_ or input.dtype.kind == "c":
         raise not_implemented("threshold_cpu", dtype_of(input))
-    with quiet():  # a value outside an integer dtype's range wraps, as PyTorch's cast does
-        return np.asarray(np.where(input > threshold, input, np.asarray(value).astype(input.dtype)))
+    kind = dtype_of(input)
+    compared = dt.float32 if input.dtype in HALF_TYPES else kind
+    limit = checked_scalar(threshold, compared)
+    replacement = checked_scalar(value, kind)
+    x = input.astype(np.float32) if compared is not kind else input
+    with quiet():  # negative numbers into unsigned types wrap, as PyTorch's cast does
+        limit = np.asarray(limit).astype(compared._np)
+        replacement = np.asarray(replacement).astype(input.dtype)
+        return np.asarray(np.where(x <= limit, replacement, input))
 
 
 def _prelu_kernel_grad(grad, input, weight, needs_input_grad):
@@ -295,11 +340,16 @@ def _prelu_kernel(input: Tensor, weight: Tensor) -> Tensor:
     if input.dtype != weight.dtype:
         raise RuntimeError(f"Found dtype {array_type_name(weight)} but expected {array_type_name(input)}")
     x = _floating(input, "prelu_cpu")
-    return _rounded(np.where(x > 0, x, x * weight), input)
+    try:
+        return _rounded(np.where(x > 0, x, x * weight), input)
+    except ValueError:
+        check_same_shape_or_broadcast(input.shape, weight.shape)  # PyTorch's RuntimeError
+        raise
 
 
 # -- softplus, log_sigmoid, glu --------------------------------------------------------------------
 
+@_in_float
 def _softplus_grad(grad, input, beta, threshold):
     scaled = input * beta
     # PyTorch takes the linear branch only where ``scaled > threshold``: NaN gets sigmoid's NaN
@@ -341,8 +391,13 @@ def _log_sigmoid(input: Tensor) -> Tensor:
 
 
 def _glu_grad(grad, input, dim):
+    # PyTorch rounds the gate to the input's dtype, then computes a half type's gradient in
+    # float and rounds once.
     first, second = input.chunk(2, dim)
     gate = second.sigmoid()
+    if grad.dtype in _HALF_DTYPES:
+        dtype, grad, first, gate = grad.dtype, grad.float(), first.float(), gate.float()
+        return ops.cat([grad * gate, grad * first * gate * (1 - gate)], dim).to(dtype)
     return ops.cat([grad * gate, grad * first * gate * (1 - gate)], dim)
 
 

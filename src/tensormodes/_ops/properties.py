@@ -174,7 +174,7 @@ def _to_copy(input: Tensor, *, dtype: dt.dtype | None = None, device=None) -> Te
     if device is not None:
         check_compute_device(device)
     target = input.dtype if dtype is None else resolve_dtype(dtype)._np
-    return input.astype(target, order="K", copy=True)
+    return dt.half_staged(input, target).astype(target, order="K", copy=True)
 
 
 # A view when it returns its input's memory, so the two share a version counter (PyTorch

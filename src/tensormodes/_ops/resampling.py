@@ -390,7 +390,9 @@ def _upsample_plan(name: str, input, output_size, spatial: int, scales, align_co
             taps, weights = _cubic_taps(input.shape[2 + i], out, factor, align_corners, input.dtype)
             plan.append((2 + i, taps, None, weights))
         return plan
-    if input.dtype.kind not in "f":
+    # bfloat16's NumPy kind is "V". PyTorch also interpolates it linearly, but our half-type linear
+    # kernels do not yet round as PyTorch's do, so that stays refused rather than silently apart.
+    if input.dtype.kind != "f" and (input.dtype not in HALF_TYPES or align_corners is not None):
         raise not_implemented(name, dtype_of(input))
     plan = []
     for i, (out, factor) in enumerate(zip(sizes, scales, strict=True)):
