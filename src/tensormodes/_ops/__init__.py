@@ -29,6 +29,7 @@ from . import (  # noqa: F401
     reduction,
     reordering,
     resampling,
+    scans,
     scatter_gather,
     sorting,
     special,

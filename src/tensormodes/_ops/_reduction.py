@@ -1,4 +1,4 @@
-"""Helpers shared by the reduction families (``reduction``, ``statistics``, ``sorting``): dims
+"""Helpers shared by the reduction families (``reduction``, ``scans``, ``statistics``, ``sorting``): dims
 and dtypes of reductions, float32 accumulation of float16 and bfloat16, and PyTorch's errors;
 the gradients of extrema and of p-norms (``norm``, ``linalg``'s norms and ``cdist`` use them).
 
@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import along, dtype_of, is_int, ops, quiet, scalar_type_name, wrap_dim, wrap_dims
+from ._common import along, dtype_of, is_int, ops, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
 from ._meta import MetaArray, MetaRule, probe, reduction, with_shape
 from ._registry import TensorSpec
 
@@ -30,7 +30,6 @@ _BFLOAT16 = dt.bfloat16._np
 
 # Dtypes that PyTorch's CPU kernels accumulate in float32.
 _LOW_PRECISION = frozenset({np.dtype(np.float16), _BFLOAT16})
-
 
 
 
@@ -129,6 +128,18 @@ def _sum_in(array: np.ndarray, axis, keepdim: bool, target: dt.dtype) -> np.ndar
     return np.asarray(np.add.reduce(work, axis=axis, keepdims=keepdim, dtype=accumulate))
 
 
+def _accumulation_dtype(np_dtype: np.dtype) -> np.dtype:
+    return _FLOAT32 if np_dtype in _LOW_PRECISION else np_dtype
+
+
+def _sum_dtype(array: np.ndarray, dtype) -> dt.dtype:
+    """``dtype=`` if given, else int64 for integer and bool inputs, else the array's dtype."""
+    target = resolve_dtype(dtype)
+    if target is not None:
+        return target
+    return dt.int64 if array.dtype.kind in "biu" else dtype_of(array)
+
+
 # -- gradient formulas (run on Tensors; see _registry.op) -----------------------------------------
 
 def _unreduce(grad, shape, dim, keepdim: bool):
@@ -221,6 +232,22 @@ def _selection_grad(grad, input_shape, result, dim, keepdim):
     if not input_shape:
         return grad[0]
     return _scatter_back(grad[0], input_shape, result[1], dim, keepdim)
+
+
+def _cat(tensors, d: int):
+    """Concatenate along ``d`` with public methods only (``cat`` has no Tensor method)."""
+    shape = list(tensors[0].shape)
+    shape[d] = 0
+    for t in tensors:
+        shape[d] += t.shape[d]
+    out = tensors[0].new_zeros(shape)
+    start = 0
+    for t in tensors:
+        index = [slice(None)] * len(shape)
+        index[d] = slice(start, start + t.shape[d])
+        out[tuple(index)] = t
+        start += t.shape[d]
+    return out
 
 
 # -- sorting and selection -------------------------------------------------------------

@@ -1,0 +1,237 @@
+"""Scans: running sums and products (``cumsum``, ``cumprod``), running extremes with where
+each was attained (``cummax``, ``cummin``, named tuples as in ``torch.return_types``) and
+``logcumsumexp``.
+
+Integer and bool inputs of ``cumsum`` and ``cumprod`` give int64 unless ``dtype`` is given;
+float16 and bfloat16 accumulate in float32, each partial result rounded on output, as
+PyTorch's CPU kernels do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as dt
+from ._common import conjugate as _conj
+from ._common import dtype_of, no_complex_autograd, wrap_dim
+from ._meta import same_shape
+from ._reduction import (
+    _accumulation_dtype,
+    _cat,
+    _int_dim,
+    _is_floating_or_complex,
+    _not_implemented,
+    _quietly,
+    _sum_dtype,
+)
+from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
+from ._samples import M23, SCALAR
+
+
+def _scan(ufunc, name: str, array: np.ndarray, dim, dtype) -> np.ndarray:
+    target = _sum_dtype(array, dtype)
+    if target is dt.bool:
+        raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
+    axis = _int_dim(dim, array.ndim, name)
+    work = array if array.dtype == target._np else array.astype(target._np)
+    if array.ndim == 0:
+        return work.copy()
+    # Low-precision floats accumulate in float32; each partial result is rounded on output.
+    accumulate = _accumulation_dtype(target._np)
+    result = ufunc.accumulate(work, axis=axis, dtype=accumulate)
+    return result if accumulate is target._np else result.astype(target._np)
+
+
+def _cumsum_grad(grad, input_shape, dim):
+    if not input_shape:
+        return grad
+    d = wrap_dim(dim, len(input_shape))
+    return grad.flip(d).cumsum(d).flip(d)
+
+
+@op(meta=same_shape,
+    errors=(Sample((M23, 2)), Sample((M23, -3))), grad=_cumsum_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32"), 1)),
+             Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
+             Sample((SCALAR, 0)), Sample((M23, 1), {"dtype": dt.float64}),
+             Sample((TensorSpec((2, 3), "complex64"), 0))))
+@_quietly
+def cumsum(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
+    """Cumulative sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given.
+
+    >>> import tensormodes as tm
+    >>> tm.cumsum(tm.tensor([1, 2, 3, 4]), dim=0)
+    tensor([ 1,  3,  6, 10])
+    """
+    return _scan(np.add, "cumsum", input, dim, dtype)
+
+
+def _cumprod_grad(grad, input, result, dim):
+    if input.dim() == 0:
+        return grad
+    d = wrap_dim(dim, input.dim())
+    if not input.is_meta and (input == 0).any().item():  # a meta input's gradient has the general shape
+        return _cumprod_grad_with_zeros(grad, input, result, d)
+    # sum_{j >= k} grad_j * result_j / input_k, as PyTorch computes it where no input is 0
+    return (grad * _conj(result)).flip(d).cumsum(d).flip(d) / _conj(input)
+
+
+def _cumprod_grad_with_zeros(grad, input, result, d: int):
+    """cumprod's gradient without dividing by the input: for each position k,
+    ``conj(prod_{i<k} x_i) * S_k`` with ``S_k = sum_{j>=k} grad_j * conj(prod_{k<i<=j} x_i)``.
+
+    ``S`` solves ``S_k = grad_k + conj(x_{k+1}) * S_{k+1}`` backwards. A doubling scan solves
+    it in log2(n) rounds of products and sums (``b``: the sum over a block of positions
+    starting at k, ``a``: the product of the block's factors), so the formula is a polynomial
+    in the input and the gradient, and its own derivatives (double backward) are exact, zeros
+    or not.
+    """
+    n = input.shape[d]
+    sums = grad
+    factors = _conj(input).narrow(d, 1, n - 1)  # a_k = conj(x_{k+1}), k < n - 1
+    block = 1
+    while block < n:
+        # Positions k < n - block add the next block's sum; the last ones are complete already.
+        head = n - block
+        sums = _cat([sums.narrow(d, 0, head) + factors.narrow(d, 0, head) * sums.narrow(d, block, head),
+                     sums.narrow(d, head, block)], d)
+        if 2 * block < n:
+            kept = factors.shape[d] - block
+            factors = factors.narrow(d, 0, kept) * factors.narrow(d, block, kept)
+        block *= 2
+    ones = result.narrow(d, 0, 1).new_ones(result.narrow(d, 0, 1).shape)
+    before = _cat([ones, _conj(result).narrow(d, 0, n - 1)], d)  # prod_{i<k} x_i
+    return before * sums
+
+
+@op(meta=same_shape, grad=_cumprod_grad, method=True, inplace=True, out=True,
+    samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32", -3, 3), 1)),
+             Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
+             Sample((SCALAR, -1)), Sample((TensorSpec((2, 3), "int64", -3, 3), 1), {"dtype": dt.float64})))
+@_quietly
+def cumprod(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
+    """Cumulative products along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([1, 2, 3, 4]).cumprod(0)
+    tensor([ 1,  2,  6, 24])
+    """
+    return _scan(np.multiply, "cumprod", input, dim, dtype)
+
+
+def _running_extreme(accumulate, name: str, input: np.ndarray, dim):
+    """cummax / cummin: running extremes along ``dim`` and where each was attained (the
+    latest position on ties; a NaN stays, and each new NaN takes over, as in PyTorch)."""
+    axis = _int_dim(dim, input.ndim, name, position=2)
+    if input.dtype.kind == "c" and input.size and input.ndim:
+        raise _not_implemented(f"{name}_cpu", input)
+    if input.ndim == 0:
+        return RETURN_TYPES[name](input.copy(), np.zeros((), np.int64))
+    values = accumulate(input, axis=axis)
+    attained = values == input
+    if input.dtype.kind == "f" or input.dtype == dt.bfloat16._np:
+        attained |= np.isnan(input)
+    shape = [1] * input.ndim
+    shape[axis] = input.shape[axis]
+    positions = np.where(attained, np.arange(input.shape[axis]).reshape(shape), 0)
+    return RETURN_TYPES[name](values, np.maximum.accumulate(positions, axis=axis))
+
+
+_RUNNING_SAMPLES = (Sample((M23, 1)), Sample((TensorSpec((4, 3), "int64", -2, 2), 0)), Sample((SCALAR, 0)),
+                    Sample((TensorSpec((5,), "bool"), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
+                    Sample((TensorSpec((0, 3)), 1)))
+
+
+def _running_extreme_grad(grad, input_shape, result, dim):
+    # Each output took its value from input[indices]: the gradient goes back there (summed).
+    if not input_shape:
+        return grad[0]
+    d = wrap_dim(dim, len(input_shape))
+    return grad[0].new_zeros(tuple(input_shape)).scatter_add(d, result[1], grad[0])
+
+
+@op(meta=same_shape, returns=("values", "indices"),
+    grad=_running_extreme_grad, differentiable=no_complex_autograd("cummax"), method=True, out=True,
+    samples=_RUNNING_SAMPLES)
+def cummax(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    """The running maximum along ``dim``, and the index where each was attained (the
+    latest one on ties; NaN propagates).
+
+    >>> import tensormodes as tm
+    >>> tm.cummax(tm.tensor([1, 3, 2, 3]), dim=0)
+    tensormodes.return_types.cummax(
+    values=tensor([1, 3, 3, 3]),
+    indices=tensor([0, 1, 1, 3]))
+    """
+    return _running_extreme(np.maximum.accumulate, "cummax", input, dim)
+
+
+@op(meta=same_shape, returns=("values", "indices"),
+    grad=_running_extreme_grad, differentiable=no_complex_autograd("cummin"), method=True, out=True,
+    samples=_RUNNING_SAMPLES)
+def cummin(input: Tensor, dim: int) -> tuple[Tensor, Tensor]:
+    """The running minimum along ``dim``, and the index where each was attained (the
+    latest one on ties; NaN propagates).
+
+    >>> import tensormodes as tm
+    >>> tm.cummin(tm.tensor([3, 1, 2, 1]), dim=0).indices
+    tensor([0, 1, 1, 3])
+    """
+    return _running_extreme(np.minimum.accumulate, "cummin", input, dim)
+
+
+def _reverse_logcumsumexp(x, d: int):
+    return x.flip(d).logcumsumexp(d).flip(d)
+
+
+def _complex_logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    shift = np.maximum(a.real, b.real)
+    shift = np.where(np.isfinite(shift), shift, 0)
+    return np.log(np.exp(a - shift) + np.exp(b - shift)) + shift
+
+
+def _logcumsumexp_grad(grad, input, result, dim):
+    if input.dim() == 0:
+        return grad
+    d = wrap_dim(dim, input.dim())
+    if input.is_complex():
+        # d result_i / d input_j = exp(input_j - result_i) for j <= i, conjugated.
+        return input.exp().conj() * (grad * (-result).exp().conj()).flip(d).cumsum(d).flip(d)
+    # grad_j = sum over i >= j of grad_i * exp(input_j - result_i), in log space for range: the
+    # positive and negative parts of grad separately (the logarithm of a lowest number
+    # stands for that of 0).
+    lowest = dt.finfo(grad.dtype).min
+    magnitude = grad.abs().log()
+    positive = magnitude.where(grad > 0, lowest)
+    negative = magnitude.where(grad < 0, lowest)
+    return (_reverse_logcumsumexp(positive - result, d) + input).exp() - \
+        (_reverse_logcumsumexp(negative - result, d) + input).exp()
+
+
+@op(meta=same_shape, grad=_logcumsumexp_grad, method=True, out=True, samples=(
+    Sample((M23, 1)), Sample((TensorSpec((3, 2), "float64", -50, 50), 0)), Sample((SCALAR, 0)),
+    Sample((TensorSpec((4,), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), -1)),
+    Sample((TensorSpec((0, 2)), 0))))
+@_quietly
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input), dim))``, computed without overflow.
+
+    >>> import tensormodes as tm
+    >>> tm.logcumsumexp(tm.tensor([0.0, 0.0, 0.0]), 0)
+    tensor([0.0000, 0.6931, 1.0986])
+    """
+    d = dtype_of(input)
+    if not _is_floating_or_complex(d):
+        raise _not_implemented("logcumsumexp_out_cpu", input)
+    axis = _int_dim(dim, input.ndim, "logcumsumexp", position=2)
+    if input.ndim == 0 or not input.size:
+        return input.copy()
+    if d.is_complex:
+        moved = np.moveaxis(input, axis, 0)
+        result = np.empty_like(moved)
+        result[0] = moved[0]
+        for i in range(1, moved.shape[0]):
+            result[i] = _complex_logaddexp(result[i - 1], moved[i])
+        return np.moveaxis(result, 0, axis)
+    work = input.astype(_accumulation_dtype(input.dtype), copy=False)
+    return np.logaddexp.accumulate(work, axis=axis).astype(input.dtype, copy=False)
