@@ -77,8 +77,8 @@ def _with_values(test) -> Callable[[Case], bool]:
     return applies
 
 
-def _with_dtypes(*kinds: str) -> Callable[[Case], bool]:
-    """A case with an array whose NumPy kind letter is one of ``kinds``."""
+def _with_dtypes(kinds: str) -> Callable[[Case], bool]:
+    """A case with an array whose NumPy kind letter is one of ``kinds`` (``"iub"``: integers, bools)."""
     return lambda case: any(array.dtype.kind in kinds for array in _arrays(case))
 
 

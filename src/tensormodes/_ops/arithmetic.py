@@ -593,6 +593,9 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     [5.0, 15.0]
     """
     d = dtype_of(input)
+    if end.dtype != input.dtype:
+        raise RuntimeError(f"expected dtype {cpp_type_name(d)} for `end` but got dtype "
+                           f"{cpp_type_name(dtype_of(end))}")
     if type(weight) is _ND and weight.ndim == 0:
         # A 0-dim tensor weight takes part in type promotion as a 0-dim operand: a complex one
         # makes the result complex.
@@ -602,9 +605,6 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
         weight = weight.item()
     elif isinstance(weight, complex) and not d.is_complex:
         raise RuntimeError(f"value cannot be converted to type {cpp_type_name(_opmath(d))} without overflow")
-    if end.dtype != input.dtype:
-        raise RuntimeError(f"expected dtype {cpp_type_name(d)} for `end` but got dtype "
-                           f"{cpp_type_name(dtype_of(end))}")
     tensor_weight = type(weight) is _ND
     if tensor_weight and weight.dtype != input.dtype:
         raise RuntimeError(f"expected dtype {cpp_type_name(d)} for `weight` but got dtype "
