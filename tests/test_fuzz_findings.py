@@ -252,3 +252,8 @@ def test_linear_checks_as_the_ops_pytorchs_composite_runs(input_shape, input_dty
         else:
             result = F.linear(x, w, b)
             assert (tuple(result.shape), result.dtype) == expected
+
+
+def test_poisson_of_a_zero_dim_tensor():
+    result = tm.poisson(tm.tensor(0.0, dtype=tm.float64))
+    assert result.shape == () and result.dtype is tm.float64 and result.item() == 0.0

@@ -740,7 +740,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
         raise not_implemented("poisson_cpu", d)
     if input.size and not (input >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return rng(generator).poisson(input.astype(np.float64)).astype(input.dtype)
+    return np.asarray(rng(generator).poisson(input.astype(np.float64))).astype(input.dtype)  # 0-dim: an int
 
 
 # -- in-place samplers (Tensor methods) ------------------------------------------------------------
