@@ -12,6 +12,7 @@ backward pass pays dispatch once, not once per step of a composed formula.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -93,7 +94,7 @@ def _check_linear(input, weight, bias) -> tuple[int, ...]:
         if weight.ndim == 1:
             raise RuntimeError("mat2 must be a matrix, got 1-D tensor")
     if input.shape[-1] != weight.shape[-1]:
-        rows = int(np.prod(input.shape[:-1], dtype=np.int64)) if input.ndim > 1 else 1
+        rows = math.prod(input.shape[:-1]) if input.ndim > 1 else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
                            f"{shape_text(weight.shape[::-1])})")
     if not fused and input.dtype != weight.dtype:  # matmul's ops: mm, dot or mv
@@ -109,7 +110,9 @@ def _check_linear(input, weight, bias) -> tuple[int, ...]:
     if bias is None:
         return shape
     if fused:  # addmm expands the bias to the (rows, out_features) product
-        target = (int(np.prod(input.shape[:-1], dtype=np.int64)), weight.shape[0])
+        if bias.ndim == 1 and (bias.shape[0] == weight.shape[0] or bias.shape[0] == 1):
+            return shape  # the usual (out_features,) bias
+        target = (math.prod(input.shape[:-1]), weight.shape[0])
         if bias.ndim > 2:
             raise RuntimeError(f"expand(torch.{array_type_name(bias)}Tensor{{{list(bias.shape)}}}, "
                                f"size={list(target)}): the number of sizes provided (2) must be greater or equal to "
