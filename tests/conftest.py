@@ -16,16 +16,20 @@ except ImportError:  # the cross-reference oracle is optional
 
 @pytest.fixture(autouse=True)
 def no_leaked_state():
-    """Fail a test that leaves a mode, a disabled flag or a changed default dtype behind."""
+    """Fail a test that leaves a mode, a disabled flag, a changed default dtype or grad mode off behind."""
     assert _dispatch.get_state() is None, "a test started with leaked dispatch state"
     assert tm.get_default_dtype() is tm.float32
+    assert tm.is_grad_enabled() and not tm.is_inference_mode_enabled()
     yield
     leaked = _dispatch.get_state()
     _dispatch.set_state(None)
     default = tm.get_default_dtype()
     tm.set_default_dtype(tm.float32)
+    grad, inference = tm.is_grad_enabled(), tm.is_inference_mode_enabled()
+    tm.set_grad_enabled(True)
     assert leaked is None, f"test leaked dispatch state: modes={leaked.modes}, scopes={leaked.scopes}"
     assert default is tm.float32, f"test leaked default dtype {default}"
+    assert grad and not inference, f"test leaked grad mode: grad enabled {grad}, inference mode {inference}"
 
 
 @pytest.fixture(autouse=True)

@@ -257,3 +257,15 @@ def test_linear_checks_as_the_ops_pytorchs_composite_runs(input_shape, input_dty
 def test_poisson_of_a_zero_dim_tensor():
     result = tm.poisson(tm.tensor(0.0, dtype=tm.float64))
     assert result.shape == () and result.dtype is tm.float64 and result.item() == 0.0
+
+
+def test_normalisation_inputs_of_the_wrong_rank():
+    with pytest.raises(RuntimeError, match="Expected X.numel\\(\\) == N \\* C \\* HxW to be true"):
+        tm._native_group_norm(tm.zeros(0, dtype=tm.float64), None, None, 2, 6, 4, 3, 1e-3)
+    with pytest.raises(RuntimeError, match="^Expected number of channels in input to be divisible by num_groups, "
+                                           "but got input of shape \\[2, 6, 4\\] and num_groups=4$"):
+        tm._native_group_norm(tm.ones(2, 6, 4), None, None, 2, 6, 4, 4, 1e-3)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        tm._native_batch_norm(tm.ones(3), None, None, None, None, True, 0.1, 1e-3)
+    with pytest.raises(RuntimeError, match="batch and a channel dimension, got a 0-dim tensor"):
+        tm._native_batch_norm(tm.tensor(1.5), None, None, None, None, True, 0.1, 1e-3)

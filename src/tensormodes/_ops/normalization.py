@@ -75,6 +75,24 @@ def _check_parameter_dtypes(input, *parameters) -> None:
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
+def _check_group_norm(input, C: int, N: int, HxW: int, group: int) -> None:
+    if input.size != N * C * HxW:
+        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message "
+                           "be improved?  If so, please report an enhancement request to PyTorch.)")
+    if group <= 0 or C % group:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={group}")
+
+
+def _check_batch_norm(input) -> None:
+    """A batch (dim 0) and channels (dim 1): PyTorch's IndexError for a 1-D input (its message for
+    a 0-dim one is an internal allocation failure; this one says what is wrong)."""
+    if input.ndim == 0:
+        raise RuntimeError("batch_norm(): expected an input with a batch and a channel dimension, got a 0-dim tensor")
+    if input.ndim == 1:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+
+
 def _layer_norm_axes(input, normalized_shape, weight=None, bias=None) -> tuple[int, ...]:
     """The normalised axes, after PyTorch's checks of ``normalized_shape``, ``weight`` and ``bias``, in its order."""
     count = len(normalized_shape)
@@ -152,6 +170,7 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
 # -- group norm --------------------------------------------------------------------------------------
 
 def _native_group_norm_meta(input, weight, bias, N, C, HxW, group, eps):
+    _check_group_norm(input, C, N, HxW, group)
     _check_parameter_dtypes(input, weight, bias)
     _working(np.ones(1, input.dtype), "GroupNormKernelImpl")
     work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
@@ -194,6 +213,7 @@ def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
     >>> tm._native_group_norm(tm.tensor([[1.0, 3.0]]), None, None, 1, 2, 1, 1, 0.0)
     tensor([[-1.,  1.]])
     """
+    _check_group_norm(input, C, N, HxW, group)
     _check_parameter_dtypes(input, weight, bias)
     x = _working(input, "GroupNormKernelImpl")
     grouped = x.reshape(N, group, -1)
@@ -210,6 +230,7 @@ def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
 # -- batch norm --------------------------------------------------------------------------------------
 
 def _native_batch_norm_meta(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    _check_batch_norm(input)
     _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     _working(np.ones(1, input.dtype), "batch_norm")
     work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
@@ -269,6 +290,7 @@ def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
     tensor([[-1.],
             [ 1.]])
     """
+    _check_batch_norm(input)
     _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
     x = _working(input, "batch_norm")
     shape = (1, -1) + (1,) * (input.ndim - 2)
