@@ -133,8 +133,11 @@ KNOWN: dict[tuple[str, str], Difference] = {
     **{(name, "backward computes"): Difference(_COMPLEX_REAL_BACKWARD, _with_dtypes("c"))
        for name in ("where", "where_method", "logaddexp", "lerp")},
     ("vander", "backward computes"): Difference(
-        "PyTorch's bfloat16 vander backward fails its own in-place check (a version-counter error); tensormodes "
-        "computes it", _with_dtypes("V")),
+        "PyTorch's vander backward fails its own in-place check for some dtypes (a version-counter error); "
+        "tensormodes computes it"),
+    **{(name, kind): Difference("no complex32: a float16 tensor's complex counterpart (PyTorch's ComplexHalf)",
+                                _with_dtypes("f"))
+       for name, kind in (("view_as_complex", "raises"), ("true_divide", "computes"), ("div", "computes"))},
     **{(name, kind): Difference(
         "at negative integers (poles) and beyond 1e15, tensormodes gives the pole's infinity; PyTorch's reflection "
         "formula gives a large finite number there (sin(pi x) rounds to a tiny non-zero)", _POLE)

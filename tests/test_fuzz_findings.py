@@ -269,3 +269,11 @@ def test_normalisation_inputs_of_the_wrong_rank():
         tm._native_batch_norm(tm.ones(3), None, None, None, None, True, 0.1, 1e-3)
     with pytest.raises(RuntimeError, match="batch and a channel dimension, got a 0-dim tensor"):
         tm._native_batch_norm(tm.tensor(1.5), None, None, None, None, True, 0.1, 1e-3)
+
+
+def test_polygamma_of_a_negative_zero_dim_tensor():
+    # the reflection formula wrote into a NumPy scalar for a 0-dim input
+    assert round(tm.special.polygamma(1, tm.tensor(-2.27309965668141, dtype=tm.float64)).item(), 6) == 16.888189
+    x = tm.tensor(-2.201186994690339, dtype=tm.float64, requires_grad=True)
+    tm.digamma(x).backward()
+    assert round(x.grad.item(), 5) == round(tm.special.polygamma(1, x.detach()).item(), 5)

@@ -317,7 +317,8 @@ def _polygamma(n: int, x: np.ndarray) -> np.ndarray:
         pole = (x <= 0) & (np.modf(x)[0] == 0)
         safe = np.where(finite & ~pole, x, 0.5)
         reflected = (safe < 0) & (n <= _MAX_REFLECTED_ORDER)
-        result = scale * _hurwitz_zeta(n + 1, np.where(reflected, 1 - safe, safe))
+        # an array even for a 0-dim input (whose arithmetic gives NumPy scalars), written below
+        result = np.array(scale * _hurwitz_zeta(n + 1, np.where(reflected, 1 - safe, safe)), dtype=np.float64)
         if reflected.any():
             # Reflection: psi_n(x) = (-1)^n psi_n(1 - x) - pi d^n/dx^n cot(pi x). Summing the series
             # from x < 0 would take |x| terms, which cancel where psi_n is small.
