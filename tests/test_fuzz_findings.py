@@ -277,3 +277,15 @@ def test_polygamma_of_a_negative_zero_dim_tensor():
     x = tm.tensor(-2.201186994690339, dtype=tm.float64, requires_grad=True)
     tm.digamma(x).backward()
     assert round(x.grad.item(), 5) == round(tm.special.polygamma(1, x.detach()).item(), 5)
+
+
+@pytest.mark.parametrize("function, values, grad, expected", [
+    (tm.max, [1.9, 0.5, NAN, 1.6, NAN], 1.5, [0.0, 0.0, 0.75, 0.0, 0.75]),  # the NaNs share it
+    (tm.max, [1.0, 3.0, 3.0, INF], INF, [0.0, 0.0, 0.0, INF]),  # exactly zero elsewhere, even for inf
+    (tm.min, [1.0, 3.0, 3.0, 0.0], 1.0, [0.0, 0.0, 0.0, 1.0]),
+    (tm.median, [1.0, 3.0, NAN, 2.0], 1.0, [0.0, 0.0, 1.0, 0.0]),
+])
+def test_full_extremum_gradients_go_to_the_elements_equal_to_the_result(function, values, grad, expected):
+    x = tm.tensor(values, dtype=tm.float64, requires_grad=True)
+    function(x).backward(tm.tensor(grad, dtype=tm.float64))
+    assert x.grad.tolist() == expected

@@ -155,6 +155,13 @@ def _all_dims(dim) -> bool:
     return dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
 
 
+def _evenly_distribute(grad, input, result):
+    """Gradient of a full ``max``/``min``/``median``, as PyTorch's: shared evenly among the
+    elements equal to the result (the NaNs, when the result is NaN), exactly zero elsewhere."""
+    mask = (input == result) | (input.isnan() & result.isnan())
+    return ops.zeros_like(input).masked_fill(mask, grad / mask.sum())
+
+
 def _distribute_evenly(grad, input, result, dim, keepdim):
     """Gradient of an extremum: shared evenly among the elements that attain it."""
     if _all_dims(dim):

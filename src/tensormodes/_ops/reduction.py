@@ -37,6 +37,7 @@ from ._reduction import (
     _accumulation_dtype,
     _cat,
     _distribute_evenly,
+    _evenly_distribute,
     _gather,
     _int_dim,
     _invalid_combination,
@@ -94,7 +95,7 @@ def _exclusive_products(x, d: int):
 def _extreme_grad(larger: bool):
     def formula(grad, input, result, dim, keepdim):
         if dim is None:
-            return _distribute_evenly(grad, input, result, None, False), None
+            return _evenly_distribute(grad, input, result), None
         if hasattr(dim, "shape"):
             return extremum_grad(grad, input, dim, larger)
         values, indices = result
