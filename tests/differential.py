@@ -252,12 +252,11 @@ def drawable():
     return drawable
 
 
-
 class Case:
     """One call: an op's sample with its tensors replaced by concrete arrays (or scalars)."""
 
-    def __init__(self, case_id: str, opdef, args: tuple, kwargs: dict, notes: list | None = None):
-        self.case_id, self.opdef, self.args, self.kwargs, self.notes = case_id, opdef, args, kwargs, notes or []
+    def __init__(self, case_id: str, opdef, args: tuple, kwargs: dict):
+        self.case_id, self.opdef, self.args, self.kwargs = case_id, opdef, args, kwargs
 
     def expression(self) -> str | None:
         """The call as an expression over ``L`` (see tests/torch_oracle.py), or None for the
@@ -267,10 +266,10 @@ class Case:
         opdef = self.opdef
         if opdef.name in TORCH_EQUIVALENTS:
             return None
-        target = ("L." + ".".join(opdef.namespace.split(".")[1:] + [opdef.function]).lstrip(".")
-                  if opdef.function else f"L.Tensor.{opdef.method}")
+        target = ("L." + ".".join(opdef.namespace.split(".")[1:] + [opdef.function]) if opdef.function
+                  else f"L.Tensor.{opdef.method}")
         parts = [_source(a) for a in self.args] + [f"{k}={_source(v)}" for k, v in self.kwargs.items()]
-        return f"{target.replace('L..', 'L.')}({', '.join(parts)})"
+        return f"{target}({', '.join(parts)})"
 
     def _repr_pretty_(self, printer, cycle):  # hypothesis prints falsifying cases with this
         printer.text(repr(self))
@@ -353,13 +352,12 @@ def _build_case(choose) -> Case:
     """A random call: an op sample, its tensors mutated in dtype, shape and values."""
     case_id, opdef, sample = choose.pick(drawable())
     rng = np.random.default_rng(choose.integer(0, 2**32 - 1))
-    notes: list = []
     scalar_params = {name for name, kind in opdef.tensor_params.items() if "Number" in kind}
     names = list(opdef.signature.parameters)
 
     def mutate(value, param):
         if isinstance(value, TensorSpec):
-            return _mutate_tensor(choose, rng, value, param in scalar_params, notes)
+            return _mutate_tensor(choose, rng, value, param in scalar_params)
         if isinstance(value, list):
             return [mutate(v, None) for v in value]
         if isinstance(value, tuple) and any(isinstance(v, TensorSpec) for v in value):
@@ -368,7 +366,7 @@ def _build_case(choose) -> Case:
 
     args = tuple(mutate(a, names[i] if i < len(names) else None) for i, a in enumerate(sample.args))
     kwargs = {k: mutate(v, k) for k, v in sample.kwargs.items()}
-    return Case(case_id, opdef, args, kwargs, notes)
+    return Case(case_id, opdef, args, kwargs)
 
 
 @st.composite
@@ -382,12 +380,11 @@ def seeded_case(index: int) -> Case:
     return _build_case(_Seeded(index))
 
 
-def _mutate_tensor(choose, rng, spec: TensorSpec, takes_number: bool, notes: list):
+def _mutate_tensor(choose, rng, spec: TensorSpec, takes_number: bool):
     if takes_number and choose.integer(0, 5) == 0:
         kind = choose.pick(("bool", "int", "float", "complex"))
         value = {"bool": True, "int": int(rng.integers(-3, 4)), "float": choose.pick(_FLOAT_EDGES + (2.5,)),
                  "complex": complex(1.5, -0.5)}[kind]
-        notes.append(f"scalar {value!r}")
         return value
     dtype = spec.dtype
     if choose.integer(0, 2) == 0:
