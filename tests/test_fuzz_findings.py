@@ -289,3 +289,10 @@ def test_full_extremum_gradients_go_to_the_elements_equal_to_the_result(function
     x = tm.tensor(values, dtype=tm.float64, requires_grad=True)
     function(x).backward(tm.tensor(grad, dtype=tm.float64))
     assert x.grad.tolist() == expected
+
+
+def test_kron_promotes_a_zero_dim_operand_as_a_dimensioned_one():
+    # PyTorch's kron reshapes its operands before multiplying
+    assert tm.kron(tm.tensor(1 + 1j, dtype=tm.complex128), tm.zeros(2, dtype=tm.complex64)).dtype is tm.complex128
+    assert tm.kron(tm.tensor(2.0, dtype=tm.float64), tm.ones(2)).dtype is tm.float64
+    assert tm.kron(tm.tensor(2), tm.ones(2, dtype=tm.float16)).dtype is tm.float16

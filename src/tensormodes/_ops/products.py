@@ -915,7 +915,8 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     >>> tm.kron(tm.tensor([1, 2]), tm.tensor([1, 10]))
     tensor([ 1, 10,  2, 20])
     """
-    dtype = operand_dtype(input, other)._np
+    # PyTorch's kron reshapes both operands first: a 0-dim one promotes as a dimensioned one
+    dtype = operand_dtype(np.atleast_1d(input), np.atleast_1d(other))._np
     return np.asarray(np.kron(input.astype(dtype, copy=False), other.astype(dtype, copy=False)))
 
 
