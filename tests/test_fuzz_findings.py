@@ -296,3 +296,26 @@ def test_kron_promotes_a_zero_dim_operand_as_a_dimensioned_one():
     assert tm.kron(tm.tensor(1 + 1j, dtype=tm.complex128), tm.zeros(2, dtype=tm.complex64)).dtype is tm.complex128
     assert tm.kron(tm.tensor(2.0, dtype=tm.float64), tm.ones(2)).dtype is tm.float64
     assert tm.kron(tm.tensor(2), tm.ones(2, dtype=tm.float16)).dtype is tm.float16
+
+
+def test_quantile_checks_the_dim_before_q_and_refuses_nan_q():
+    x = tm.randn(2, 2, 5, dtype=tm.float64)
+    for function, name in ((tm.quantile, "quantile"), (tm.nanquantile, "nanquantile")):
+        with pytest.raises(RuntimeError, match=f"^{name}\\(\\) q values must be in the range \\[0, 1\\]$"):
+            function(x, tm.tensor(NAN, dtype=tm.float64), 1)
+        with pytest.raises(IndexError, match="expected to be in range of \\[-3, 2\\], but got 5"):
+            function(x, tm.tensor([0.5, 2.0], dtype=tm.float64), 5)
+
+
+def test_stack_checks_the_dim_before_the_sizes():
+    with pytest.raises(IndexError, match="expected to be in range of \\[-1, 0\\], but got 1"):
+        tm.stack([tm.tensor(0, dtype=tm.uint8), tm.tensor([True, False, True])], dim=1)
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        tm.stack([tm.ones(2), tm.ones(3)], dim=1)
+
+
+def test_bernoulli_of_complex_names_pytorchs_kernels():
+    with pytest.raises(NotImplementedError, match="\"bernoulli_tensor_cpu_self_\" not implemented for 'ComplexFloat'"):
+        tm.bernoulli(tm.ones(2, dtype=tm.complex64))
+    with pytest.raises(NotImplementedError, match="\"bernoulli_scalar_cpu_\" not implemented for 'ComplexFloat'"):
+        tm.bernoulli(tm.ones(2, dtype=tm.complex64), 0.5)

@@ -118,15 +118,15 @@ def _stack(arrays: list[np.ndarray], dim: int, op_name: str = "stack") -> np.nda
     if not arrays:
         raise RuntimeError(f"{op_name} expects a non-empty TensorList")
     first = arrays[0]
+    axis = wrap_dim(dim, first.ndim + 1)  # before the sizes, as PyTorch checks
     for position, a in enumerate(arrays[1:], start=1):
         if a.shape != first.shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first.shape)} at entry 0 "
                                f"and {list(a.shape)} at entry {position}")
     if any(type(a) is MetaArray for a in arrays):
-        d = wrap_dim(dim, first.ndim + 1)
-        return MetaArray((*first.shape[:d], len(arrays), *first.shape[d:]), operand_dtype(*probe(arrays))._np)
+        return MetaArray((*first.shape[:axis], len(arrays), *first.shape[axis:]), operand_dtype(*probe(arrays))._np)
     dtype = operand_dtype(*arrays)._np
-    return np.stack([a.astype(dtype, copy=False) for a in arrays], axis=wrap_dim(dim, first.ndim + 1))
+    return np.stack([a.astype(dtype, copy=False) for a in arrays], axis=axis)
 
 
 def _stack_grad(grad, dim):

@@ -648,7 +648,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
     d = dt.NP_TO_DTYPE[input.dtype]
     if p is None:
         if d._category < dt._FLOAT or d._category == dt._COMPLEX:
-            raise not_implemented("bernoulli_tensor_cpu_p_", d)
+            raise not_implemented("bernoulli_tensor_cpu_self_" if d.is_complex else "bernoulli_tensor_cpu_p_", d)
         if input.size and not ((input >= 0) & (input <= 1)).all():
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
                                "message be improved?  If so, please report an enhancement request to PyTorch.)")
@@ -660,6 +660,8 @@ def _bernoulli_scalar(input: np.ndarray, p, generator) -> np.ndarray:
     p = python_scalar(p, "bernoulli", "p")
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_float_format(p)}")
+    if input.dtype.kind == "c":
+        raise not_implemented("bernoulli_scalar_cpu_", dt.NP_TO_DTYPE[input.dtype])
     return (rng(generator).random(input.shape) < p).astype(input.dtype)
 
 

@@ -691,17 +691,17 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
         raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
     if input.dtype not in (np.float32, np.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    axis = None if dim is None else _int_dim(dim, input.ndim, name)  # before q's values, as PyTorch
     if isinstance(q, np.ndarray):
         if q.dtype != input.dtype:
             raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
-        if np.any((q < 0) | (q > 1)):
+        if not np.all((q >= 0) & (q <= 1)):  # NaN too
             raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
                            f"got {interpolation}")
     # The reduced elements last: (kept dimensions..., n).
     positions = np.arange(input.size).reshape(input.shape)
-    axis = None if dim is None else _int_dim(dim, input.ndim, name)
     if axis is None or input.ndim == 0:
         values, positions = input.reshape(-1), positions.reshape(-1)
     else:
