@@ -319,3 +319,14 @@ def test_bernoulli_of_complex_names_pytorchs_kernels():
         tm.bernoulli(tm.ones(2, dtype=tm.complex64))
     with pytest.raises(NotImplementedError, match="\"bernoulli_scalar_cpu_\" not implemented for 'ComplexFloat'"):
         tm.bernoulli(tm.ones(2, dtype=tm.complex64), 0.5)
+
+
+@pytest.mark.parametrize("function, name", [
+    (lambda x: tm.amin(x, -1), "amin"), (lambda x: tm.amax(x, 1), "amax"),
+    (lambda x: tm.softmax(x, 1), "_softmax"), (lambda x: tm.log_softmax(x, 1), "_log_softmax"),
+])
+def test_complex_results_that_pytorch_cannot_differentiate_refuse_autograd(function, name):
+    x = tm.zeros(0, 3, dtype=tm.complex128, requires_grad=True)  # empty: the kernels' dtype checks pass
+    with pytest.raises(RuntimeError, match=f"^{name} does not support automatic differentiation for outputs with "
+                                           "complex dtype.$"):
+        function(x)

@@ -19,7 +19,16 @@ import numbers
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import HALF_TYPES, array_type_name, not_implemented, ops, resolve_dtype, scalar_type_name, wrap_dim
+from ._common import (
+    HALF_TYPES,
+    array_type_name,
+    no_complex_autograd,
+    not_implemented,
+    ops,
+    resolve_dtype,
+    scalar_type_name,
+    wrap_dim,
+)
 from ._meta import copy_of, rule, same_shape
 from ._registry import Sample, Tensor, TensorSpec, op
 
@@ -74,7 +83,8 @@ _SAMPLES = (
 
 
 @op(errors=(Sample((_M23, 2)), Sample((TensorSpec((4,), "int64"), 0)), Sample((_M23, 1.0))),
-    meta=same_shape, grad=_softmax_grad, method=True, out=True, samples=_SAMPLES)
+    meta=same_shape, grad=_softmax_grad, differentiable=no_complex_autograd("_softmax"), method=True, out=True,
+    samples=_SAMPLES)
 def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies the softmax function along ``dim``: ``exp(x) / exp(x).sum(dim)``, so that the
     values along ``dim`` are in [0, 1] and sum to 1.
@@ -109,7 +119,8 @@ def _half_softmax_inner(exponentials: np.ndarray, total: np.ndarray, low: np.dty
 
 
 @op(errors=(Sample((_M23, -3)), Sample((TensorSpec((4,), "int64"), 0))),
-    meta=same_shape, grad=_log_softmax_grad, method=True, out=True, samples=_SAMPLES)
+    meta=same_shape, grad=_log_softmax_grad, differentiable=no_complex_autograd("_log_softmax"), method=True,
+    out=True, samples=_SAMPLES)
 def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies ``log(softmax(x))`` along ``dim``, computed as ``x - max - log(sum(exp(x - max)))``
     so that it stays accurate where ``softmax`` underflows.

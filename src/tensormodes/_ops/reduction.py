@@ -21,6 +21,7 @@ from ._common import (
     check_same_shape_or_broadcast,
     dtype_of,
     is_int,
+    no_complex_autograd,
     ops,
     resolve_dtype,
     scalar_type_name,
@@ -504,7 +505,8 @@ def _amax_amin_grad(grad, input, result, dim, keepdim):
     return _distribute_evenly(grad, input, result, dim, keepdim)
 
 
-@op(meta=_reduce_meta(), grad=_amax_amin_grad, method=True, out=True, samples=_AMAX_SAMPLES)
+@op(meta=_reduce_meta(), grad=_amax_amin_grad, differentiable=no_complex_autograd("amax"), method=True, out=True,
+    samples=_AMAX_SAMPLES)
 def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The largest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
@@ -516,7 +518,8 @@ def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) 
     return _amax_amin(np.maximum, "amax", input, dim, keepdim)
 
 
-@op(meta=_reduce_meta(), grad=_amax_amin_grad, method=True, out=True, samples=_AMAX_SAMPLES)
+@op(meta=_reduce_meta(), grad=_amax_amin_grad, differentiable=no_complex_autograd("amin"), method=True, out=True,
+    samples=_AMAX_SAMPLES)
 def amin(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The smallest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
