@@ -22,7 +22,7 @@ from . import differential
 from .differential import OPEN_BUGS, Case, cases, compare, drawable, survey, unlisted_mismatches
 from .torch_oracle import assert_same_outcome
 
-EXAMPLES = int(os.environ.get("TENSORMODES_FUZZ_EXAMPLES", "300"))
+EXAMPLES = int(os.environ.get("TENSORMODES_FUZZ_EXAMPLES", "1000"))
 
 pytestmark = pytest.mark.torch
 

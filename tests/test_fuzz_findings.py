@@ -330,3 +330,10 @@ def test_complex_results_that_pytorch_cannot_differentiate_refuse_autograd(funct
     with pytest.raises(RuntimeError, match=f"^{name} does not support automatic differentiation for outputs with "
                                            "complex dtype.$"):
         function(x)
+
+
+def test_softmax_of_complex_data_into_a_real_dtype_keeps_autograd():
+    x = tm.ones(2, 3, dtype=tm.complex64, requires_grad=True)
+    assert tm.softmax(x, 1, dtype=tm.float32).requires_grad  # the result is real: differentiable
+    with pytest.raises(NotImplementedError, match="softmax_lastdim_kernel_impl"):
+        tm.softmax(x, 1)

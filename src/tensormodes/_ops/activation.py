@@ -22,7 +22,6 @@ from .. import _dtype as dt
 from ._common import (
     HALF_TYPES,
     array_type_name,
-    no_complex_autograd,
     not_implemented,
     ops,
     resolve_dtype,
@@ -82,8 +81,18 @@ _SAMPLES = (
     Sample((TensorSpec((2, 3), "float64"), 1), {"dtype": dt.float32}))
 
 
+def _real_result(name: str):
+    """The ``differentiable=`` predicate of softmax and log_softmax: PyTorch has no gradient for a
+    complex result (a ``dtype=`` decides the result's dtype)."""
+    def check(input, dim, dtype=None, *arguments) -> bool:
+        if (input.dtype if dtype is None else dtype).is_complex:
+            raise RuntimeError(f"{name} does not support automatic differentiation for outputs with complex dtype.")
+        return True
+    return check
+
+
 @op(errors=(Sample((_M23, 2)), Sample((TensorSpec((4,), "int64"), 0)), Sample((_M23, 1.0))),
-    meta=same_shape, grad=_softmax_grad, differentiable=no_complex_autograd("_softmax"), method=True, out=True,
+    meta=same_shape, grad=_softmax_grad, differentiable=_real_result("_softmax"), method=True, out=True,
     samples=_SAMPLES)
 def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies the softmax function along ``dim``: ``exp(x) / exp(x).sum(dim)``, so that the
@@ -119,7 +128,7 @@ def _half_softmax_inner(exponentials: np.ndarray, total: np.ndarray, low: np.dty
 
 
 @op(errors=(Sample((_M23, -3)), Sample((TensorSpec((4,), "int64"), 0))),
-    meta=same_shape, grad=_log_softmax_grad, differentiable=no_complex_autograd("_log_softmax"), method=True,
+    meta=same_shape, grad=_log_softmax_grad, differentiable=_real_result("_log_softmax"), method=True,
     out=True, samples=_SAMPLES)
 def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies ``log(softmax(x))`` along ``dim``, computed as ``x - max - log(sum(exp(x - max)))``
