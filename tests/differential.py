@@ -596,7 +596,14 @@ def compare(case: Case, *, grads: bool = True) -> Mismatch | None:
         return None
 
     ours = run_case(case, tm, grads=grads)
-    theirs = run_case(case, torch, grads=grads)
+    # PyTorch warns some things once per process: warning always leaves that once-flag unused, so
+    # the tests that compare warnings with PyTorch's see them whatever the fuzzer ran before
+    warned_always = torch.is_warn_always_enabled()
+    torch.set_warn_always(True)
+    try:
+        theirs = run_case(case, torch, grads=grads)
+    finally:
+        torch.set_warn_always(warned_always)
     if grads and theirs[0] == "error" and "is not differentiable with respect to argument" in str(theirs[1]):
         # PyTorch refuses a target or weight that requires grad; tensormodes lets it through with
         # no gradient (README, "Differences"): compare the call without gradients instead.
