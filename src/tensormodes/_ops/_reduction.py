@@ -155,7 +155,7 @@ def _all_dims(dim) -> bool:
     return dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
 
 
-def _evenly_distribute(grad, input, result):
+def _evenly_distribute_backward(grad, input, result):
     """Gradient of a full ``max``/``min``/``median``, as PyTorch's: shared evenly among the
     elements equal to the result (the NaNs, when the result is NaN), exactly zero elsewhere."""
     mask = (input == result) | (input.isnan() & result.isnan())
@@ -163,7 +163,9 @@ def _evenly_distribute(grad, input, result):
 
 
 def _distribute_evenly(grad, input, result, dim, keepdim):
-    """Gradient of an extremum: shared evenly among the elements that attain it."""
+    """Gradient of an extremum: shared evenly among the elements that attain it (PyTorch's
+    ``scale_grad_by_count``, for ``amax``/``amin`` and reductions along dims: NaN where no element
+    equals the result; see ``_evenly_distribute_backward`` for the full max/min/median)."""
     if _all_dims(dim):
         mask = input == result
         return mask * (grad / mask.sum())

@@ -38,7 +38,7 @@ from ._reduction import (
     _accumulation_dtype,
     _cat,
     _distribute_evenly,
-    _evenly_distribute,
+    _evenly_distribute_backward,
     _gather,
     _int_dim,
     _invalid_combination,
@@ -96,7 +96,7 @@ def _exclusive_products(x, d: int):
 def _extreme_grad(larger: bool):
     def formula(grad, input, result, dim, keepdim):
         if dim is None:
-            return _evenly_distribute(grad, input, result), None
+            return _evenly_distribute_backward(grad, input, result), None
         if hasattr(dim, "shape"):
             return extremum_grad(grad, input, dim, larger)
         values, indices = result

@@ -20,7 +20,7 @@ from ._reduction import (
     _LOW_PRECISION,
     _all_dims,
     _dim_defaulting,
-    _evenly_distribute,
+    _evenly_distribute_backward,
     _gather,
     _int_dim,
     _invalid_combination,
@@ -295,7 +295,7 @@ def _check_median_slices(array: np.ndarray, axis: int | None) -> None:
 
 def _median_grad(grad, input, result, dim, keepdim):
     if dim is None:
-        return _evenly_distribute(grad, input, result)
+        return _evenly_distribute_backward(grad, input, result)
     return _scatter_back(grad[0], input.shape, result[1], dim, keepdim)
 
 

@@ -310,7 +310,9 @@ def exit_owned(owner, exc_type, scope: Scope | None) -> bool:
     exception runs ``exit_owned`` once more with the scope it found (or finds it again if
     the exception came before it had it): exiting a scope that is no longer live does
     nothing, so an exit interrupted anywhere is completed, and never pops a second entry of
-    the same owner.
+    the same owner. Each ``__exit__`` writes these few lines out itself rather than calling a
+    shared helper: the helper's own first instruction would be one more place where an
+    interrupt escapes before any ``try`` guards it.
     """
     closing = exc_type is GeneratorExit
     if scope is not None:
