@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 import tensormodes as tm
+from tensormodes._meta_array import DataDependentOutputError
 from tensormodes._ops import OPS
-from tensormodes._ops._meta import DataDependentOutputError
 
 from .op_samples import callable_for, materialize, tm_maker
 

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-__all__ = ["device", "parse_device", "check_compute_device", "COMPUTE_TYPES"]
+__all__ = ["device", "parse_device", "check_compute_device", "is_meta_device", "COMPUTE_TYPES"]
 
 # PyTorch 2.13's device types, in the order its error message lists them.
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
@@ -183,3 +183,12 @@ def check_compute_device(value) -> device:
             f"tensormodes computes on {' and '.join(sorted(COMPUTE_TYPES))} only: tensors on device "
             f"'{parsed}' are not supported yet")
     return parsed
+
+
+def is_meta_device(device) -> bool:
+    """True if a ``device=`` argument names the meta device (a string, device or None)."""
+    if device is None:
+        return False
+    if isinstance(device, str):
+        return device == "meta" or device.startswith("meta:")
+    return getattr(device, "type", None) == "meta"

@@ -50,6 +50,7 @@ from ._overrides.dispatch import (
     has_torch_function_variadic,
     owned_scope,
 )
+from ._tensor_base import PLAIN
 
 __all__ = [
     "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
@@ -98,7 +99,7 @@ def is_tensor_like(inp) -> bool:
     >>> is_tensor_like(tm.ones(1)), is_tensor_like(1.0)
     (True, False)
     """
-    return type(inp) in _dispatch.PLAIN_TYPES or hasattr(type(inp), "__torch_function__")
+    return type(inp) is PLAIN.tensor or hasattr(type(inp), "__torch_function__")
 
 
 def is_tensor_method_or_property(func: Callable) -> bool:
@@ -123,7 +124,7 @@ _NOT_METHODS = frozenset({"__hash__", "__iter__", "__torch_function__", "__init_
 
 
 def _tensor_type() -> type:
-    return next(iter(_dispatch.PLAIN_TYPES))
+    return PLAIN.tensor
 
 
 def _tensor_callables() -> set:

@@ -92,10 +92,11 @@ import numpy as np
 
 from . import _dtype as dt
 from ._api.parameter import Parameter
-from ._api.tensor import Size, Tensor, wrap_array
+from ._api.tensor import Size, Tensor
 from ._autograd.graph import share_version
 from ._device import device, parse_device
-from ._ops._meta import MetaArray
+from ._meta_array import MetaArray
+from ._tensor_base import wrap_array
 
 __all__ = ["save", "load"]
 

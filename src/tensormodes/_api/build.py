@@ -17,17 +17,15 @@ import functools
 import inspect
 import sys
 
-from .._autograd.graph import needs_grad, record, register_tensor_type
+from .._autograd.graph import needs_grad, record
+from .._dispatch import kernel_site
 from .._ops import OPS, OpDef
-from .._ops._common import ARRAY_SOURCES
-from .._ops._meta import MetaArray
 from .._ops._registry import METHOD, TensorKind, tensor_kind_of
 from .._overrides import dispatch as _dispatch
 from . import codegen
 from .runtime import tensor_arg, tensor_or_scalar_arg, wrap
 from .tensor import (
     _INLINE_NAMES,
-    AUTOGRAD_SUPPORT,
     BUILD_LOCK,
     Tensor,
     has_tensor_attribute,
@@ -104,8 +102,6 @@ def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
 def _reflected_impl(opdef: OpDef):
     """``other <op> self`` for a reflected operator (``2 - x``): the op with its operands swapped."""
     name, formula = opdef.name, opdef.grad
-    kernels = codegen.kernel_names(opdef)  # the kernel-call site's two callees
-    kernel, meta = kernels["_kernel"], kernels["_meta"]
     first, second = list(opdef.signature.parameters)[:2]
     params = tuple(opdef.tensor_params)
     defaults = {p.name: p.default for p in opdef.signature.parameters.values()
@@ -116,7 +112,7 @@ def _reflected_impl(opdef: OpDef):
 
     def reflected(self, other):
         a, b = first_arg(other, name, "other", 2), tensor_arg(self, name, "self", 1)
-        result = wrap((meta if type(a) is MetaArray or type(b) is MetaArray else kernel)(a, b))
+        result = wrap(kernel_site.call(opdef, a, b))
         if opdef.differentiable and needs_grad((self, other)):
             return record(name, formula, params, {**defaults, first: other, second: self}, result,
                           opdef.save_only_for)
@@ -226,14 +222,9 @@ def build_all() -> None:
 
 
 def install() -> None:
-    """The one import-time wiring step, run once by the package: tell the layers below which
-    class is the plain Tensor (the override layer never collects it; autograd makes tensors
-    through its helpers; kernels read its array),
-    turn the Tensor layer's declarations into properties and methods, and index the op
-    table: operators now, functions and methods when first used."""
-    _dispatch.add_plain_type(Tensor)
-    register_tensor_type(Tensor, **AUTOGRAD_SUPPORT)
-    ARRAY_SOURCES[Tensor] = lambda t: t._data
+    """What is generated at import, run once by the package: turn the Tensor layer's
+    declarations into properties and methods, and index the op table — operators now,
+    functions and methods when first used."""
     _finalize_tensor_class(Tensor)
     _dispatch.NO_WRAP.update({Tensor.grad.__get__, Tensor._base.__get__})
     for opdef in OPS.values():

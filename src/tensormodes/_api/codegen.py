@@ -22,10 +22,10 @@ same three steps for the calls the override layer lets through: unwrap (with
 PyTorch's argument errors), the kernel-call site, autograd recording.
 
 **The kernel-call site.** Every call of an op's kernel in generated code is
-written by :func:`kernel_call` (and, for ufunc-hinted ops, :func:`ufunc_call`),
-calling the names ``_kernel`` / ``_ufunc`` bound from the op's declaration by
-:func:`kernel_names`: the one seam where meta execution, a dispatch-level mode or
-a tracer plugs in below autograd.
+written by :func:`kernel_call`, which unwraps the arguments and calls the expression
+the dispatch level gives (``_dispatch/kernel_site.py``: what runs below autograd,
+written once — the meta rule or the NumPy kernel today; the seam where dispatch-level
+modes and tracers plug in), with the names it binds.
 
 The real signature lets Python bind the arguments (fast, and the right
 TypeError for a bad call). Code generation, rather than one generic closure,
@@ -42,8 +42,8 @@ from dataclasses import dataclass
 
 from .. import _generated
 from .._autograd.graph import make_recorder
+from .._dispatch import kernel_site
 from .._ops import OpDef
-from .._ops._meta import meta_runner
 from .._ops._registry import TensorKind
 from .._overrides import dispatch as _dispatch
 from .runtime import GENERATED_NAMES
@@ -365,40 +365,7 @@ def kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool, keywords
             parts.append(f"**{value}")
         else:
             parts.append(value)
-    meta = meta_condition(opdef, signature, fast)
-    callee = f"(_meta if {meta} else _kernel)" if meta else "_kernel"
-    return f"{callee}({', '.join(parts)})"
-
-
-def meta_condition(opdef: OpDef, signature: inspect.Signature, fast: bool) -> str | None:
-    """Condition under which the kernel-call site runs the op's meta rule instead of its kernel:
-    a meta tensor among the arguments, or ``device="meta"``. The fast path's tensors are exactly
-    Tensor or Parameter, never meta (meta tensors have classes of their own), so there only the
-    device is tested; the slow path tests every tensor argument that is not a plain Tensor."""
-    terms = []
-    for p, name in zip(opdef.signature.parameters.values(), signature.parameters):
-        kind = opdef.tensor_params.get(p.name)
-        if p.name == "device":
-            terms.append(f"({name} is not None and _meta_device({name}))")
-        elif kind is None or fast:
-            continue
-        elif kind in (TensorKind.TENSOR_LIST, TensorKind.INDEX):
-            terms.append(f"_on_meta({name})")
-        else:
-            terms.append(f"(type({name}) is not _T and type(getattr({name}, '_data', None)) is _MetaArray)")
-    return " or ".join(terms) or None
-
-
-def ufunc_call(*arrays: str) -> str:
-    """Source of the kernel-call site for a ufunc-hinted op's fast path (see ``_registry.op``'s
-    ``ufunc``): the op's NumPy ufunc on arrays already known to be plain and floating."""
-    return f"_ufunc({', '.join(arrays)})"
-
-
-def kernel_names(opdef: OpDef) -> dict:
-    """What the kernel-call sites of ``opdef``'s generated code call: its NumPy kernel and
-    ufunc hint, bound here and nowhere else."""
-    return {"_kernel": opdef.kernel, "_ufunc": opdef.ufunc, "_meta": meta_runner(opdef)}
+    return f"{kernel_site.callee(opdef, signature, fast)}({', '.join(parts)})"
 
 
 def _keyword_defaults(opdef: OpDef) -> str:
@@ -450,7 +417,8 @@ def _ufunc_operands(opdef: OpDef, signature: inspect.Signature) -> list[str]:
 
 def _unary_ufunc(a: str, wrap) -> str:
     """The ufunc on a tensor ``a`` known to be plain, when its dtype is floating."""
-    return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', f"result = {ufunc_call('_a')}\n" + wrap([a]))
+    call = kernel_site.ufunc_call("_a")
+    return f"_a = {a}._data\n" + _block('if _a.dtype.kind == "f":', f"result = {call}\n" + wrap([a]))
 
 
 def _same_dtype_ufunc(a: str, b: str, wrap) -> str:
@@ -460,7 +428,7 @@ def _same_dtype_ufunc(a: str, b: str, wrap) -> str:
     dtypes go to the kernel, which knows which ops PyTorch refuses for them (bool matmul ...).
     """
     return _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',
-                  _block("try:", f"result = {ufunc_call('_a', '_b')}") + "\n"
+                  _block("try:", f"result = {kernel_site.ufunc_call('_a', '_b')}") + "\n"
                   + _block("except (ValueError, TypeError):", "pass  # the kernel raises PyTorch's error")
                   + "\n" + _block("else:", wrap([a, b])))
 
@@ -478,7 +446,7 @@ def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap) -> str:
     block = (f"_a = {a}._data\n"
              + _block(f"if {_plain(b)}:", f"_b = {b}._data\n" + _same_dtype_ufunc(a, b, wrap)) + "\n"
              + _block(f'elif _a.dtype.kind == "f" and (type({b}) is float or type({b}) is int):',
-                      f"result = {ufunc_call('_a', b)}\n" + wrap([a])))
+                      f"result = {kernel_site.ufunc_call('_a', b)}\n" + wrap([a])))
     # A number in the first position (tm.add(2, t)) is left to the kernel.
     return _block(f"if {_plain(a)}:", block) if _kinds_for(opdef, signature)[a] != TensorKind.TENSOR else block
 
@@ -522,7 +490,7 @@ def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
 def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, name: str):
     """The implementation behind every public form of an op: unwrap, run the kernel,
     write in place or to ``out=``, wrap, and record for autograd when needed."""
-    names = {**kernel_names(opdef), "_OP": opdef.name, "_GRAD": opdef.grad,
+    names = {**kernel_site.kernel_names(opdef), "_OP": opdef.name, "_GRAD": opdef.grad,
              "_WRITTEN_CHECK": opdef.written_check,
              "_TENSOR_PARAMS": tuple(opdef.tensor_params), "_SAVE_ONLY_FOR": opdef.save_only_for, }
     if opdef.differentiable and not opdef.factory and opdef.tensor_params and not (inplace or opdef.mutates):

@@ -21,7 +21,7 @@ from .tensor_str import PARAMETER_CLASSES, PLAIN_REPR_CLASSES
 __all__ = ["MetaTensor", "MetaParameter"]
 
 
-class MetaTensor(Tensor):
+class MetaTensor(Tensor, plain="meta_tensor"):
     """A tensor on the meta device (see the module docstring)."""
 
     # Opting out like Parameter: no override of its own, so calls go straight to the ops.

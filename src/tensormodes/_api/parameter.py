@@ -8,7 +8,8 @@ override layer (``runtime.GENERATED_NAMES["_P"]``).
 from __future__ import annotations
 
 from .._overrides.dispatch import _disabled_torch_function_impl
-from .tensor import Tensor, _alias, wrap_array
+from .._tensor_base import wrap_array
+from .tensor import Tensor, _alias
 from .tensor_str import PARAMETER_CLASSES, PLAIN_REPR_CLASSES
 
 __all__ = ["Parameter"]

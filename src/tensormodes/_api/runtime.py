@@ -21,12 +21,13 @@ from .. import _dtype as dt
 from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import bump_version, needs_grad, record_inplace, share_version
 from .._device import device
+from .._meta_array import MetaArray
 from .._ops._common import array_type_name
-from .._ops._meta import MetaArray, is_meta_device
 from .._overrides import dispatch as _dispatch
+from .._tensor_base import wrap_array
 from .meta_tensor import MetaTensor
 from .parameter import Parameter
-from .tensor import Tensor, wrap_array
+from .tensor import Tensor
 
 __all__ = ["GENERATED_NAMES", "PLAIN_VALUES", "SCALAR_TYPES", "wrap", "tensor_arg", "tensor_or_scalar_arg"]
 
@@ -205,17 +206,6 @@ def _write_meta(target: Tensor, result, check, inplace: bool) -> Tensor:
     return target
 
 
-def _on_meta(value) -> bool:
-    """True if ``value`` (an argument of the slow path) holds meta data: a meta tensor, or a
-    list, tuple or index with one in it."""
-    data = getattr(value, "_data", None)
-    if type(data) is MetaArray:
-        return True
-    if type(value) is list or type(value) is tuple:
-        return any(_on_meta(v) for v in value)
-    return False
-
-
 def _with_requires_grad(t: Tensor, requires_grad: bool) -> Tensor:
     if requires_grad:
         if t._data.dtype.kind not in "fc" and t._data.dtype != dt.bfloat16._np:
@@ -349,5 +339,5 @@ GENERATED_NAMES: dict = {
     "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,
     "_new": _new, "_ND": _ND, "_Tensor": Tensor,
     # the kernel-call site's meta check
-    "_on_meta": _on_meta, "_meta_device": is_meta_device, "_MetaArray": MetaArray,
+
 }

@@ -29,14 +29,15 @@ from .._autograd.engine import register_tensor_hook
 from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import bump_version, grad_edge, record, share_version, version_of
 from .._device import CPU, META, check_compute_device
+from .._meta_array import MetaArray, meta_like
 from .._ops._common import ops, scalar_type_name, wrap_dim
-from .._ops._meta import MetaArray, copy_of, meta_like
 from .._ops.creation import checked_fill_value, parse_size
 from .._overrides import dispatch as _dispatch
 from .._overrides.dispatch import NO_WRAP, run_without_subclasses
+from .._tensor_base import TensorBase, wrap_array
 from .tensor_str import PLAIN_REPR_CLASSES, tensor_repr
 
-__all__ = ["Tensor", "Size", "BUILD_LOCK", "wrap_array", "tensor_api", "tensor_property", "take_declarations"]
+__all__ = ["Tensor", "Size", "BUILD_LOCK", "tensor_api", "tensor_property", "take_declarations"]
 
 _new = object.__new__
 
@@ -153,14 +154,6 @@ def has_tensor_attribute(name: str) -> bool:
 
 # -- wrapping arrays ---------------------------------------------------------------------
 
-def wrap_array(array: np.ndarray) -> Tensor:
-    """A plain Tensor over ``array`` (no copy); a meta tensor over a MetaArray."""
-    t = _new(Tensor if type(array) is not MetaArray else META_CLASSES[Tensor])
-    t._data = array
-    t._requires_grad = False
-    return t
-
-
 def _as_array(data, dtype: dt.dtype | None) -> np.ndarray:
     """``data`` (nested sequences, scalars, tensors, arrays) as an ndarray with PyTorch's
     dtype inference: Python floats give the default dtype, ints int64, bools bool."""
@@ -202,7 +195,7 @@ def _infer_dtype(array: np.ndarray) -> dt.dtype:
     raise TypeError(f"Could not infer dtype of {type(array.flat[0]).__name__}")
 
 
-class Tensor:
+class Tensor(TensorBase, plain="tensor"):
     """A multi-dimensional array with PyTorch's API, backed by a NumPy ``ndarray``.
 
     ``Tensor(data)`` and ``Tensor(*sizes)`` follow PyTorch's legacy constructor (the
@@ -213,17 +206,7 @@ class Tensor:
     (tensor([1., 2.]), tensormodes.Size([2, 3]))
     """
 
-    # ``_requires_grad`` is a slot (tested on every call of the fast path: a slot reads
-    # faster than a class default), set wherever a tensor is created; the rest of the
-    # autograd state lives in class defaults so a fresh tensor costs two attribute sets.
-    __slots__ = ("_data", "_requires_grad", "__dict__", "__weakref__")
-    _grad = None
-    _grad_fn = None
-    _output_nr = 0  # which output of _grad_fn this tensor is
-    _grad_accumulator = None  # a leaf's AccumulateGrad node, once it has one
-    _history_gen = 0  # bumped by in-place changes; a view made under an older one of its base is stale
-    _view_base = None
-    _has_views = False  # set on a base when a view of it is made (see _autograd.graph.refresh_views_of)
+    __slots__ = ()  # the array and the autograd slots are TensorBase's
     __array_priority__ = 1000  # NumPy defers ``ndarray + Tensor`` to Tensor.__radd__
 
     def __new__(cls, *args, device=None):
@@ -1374,39 +1357,6 @@ def _imag(self) -> Tensor:
 
 PLAIN_REPR_CLASSES.add(Tensor)
 
-
-def _alias_for_autograd(t: Tensor) -> Tensor:
-    alias = wrap_array(t._data)
-    share_version(alias, t)
-    return alias
-
-
-def _ones_like_for_autograd(t: Tensor) -> Tensor:
-    if type(t._data) is MetaArray:
-        return wrap_array(meta_like(t._data.shape, t._data.dtype))
-    array = np.empty(t._data.shape, t._data.dtype)
-    array.fill(1)  # np.ones is a slower Python-level helper
-    return wrap_array(array)
-
-
-def _copy_for_autograd(t: Tensor) -> Tensor:
-    data = t._data
-    return wrap_array(copy_of(data) if type(data) is MetaArray else data.copy())
-
-
-def _zeros_for_autograd(shape: tuple, dtype, like: Tensor | None = None) -> Tensor:
-    if like is not None and type(like._data) is MetaArray:
-        return wrap_array(meta_like(shape, dtype._np))
-    return wrap_array(np.zeros(shape, dtype._np))
-
-
-# What autograd (a layer below, which never imports this one) needs to make tensors; handed
-# over by ``build.install()``.
-AUTOGRAD_SUPPORT = {
-    "alias": _alias_for_autograd, "copy": _copy_for_autograd,
-    "meta": lambda t: (t._data.shape, dt.NP_TO_DTYPE[t._data.dtype]), "ones": _ones_like_for_autograd,
-    "zeros": _zeros_for_autograd, "wrap": wrap_array,
-}
 
 # Users meet these classes as tensormodes.Tensor and tensormodes.Size (PyTorch: torch.Tensor), also in
 # messages that print a type; their examples stay this module's doctests.

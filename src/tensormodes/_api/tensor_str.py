@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as dt
-from .._ops._meta import MetaArray
+from .._meta_array import MetaArray
 
 __all__ = ["tensor_repr", "set_printoptions", "get_printoptions", "printoptions", "PRINT_OPTS"]
 

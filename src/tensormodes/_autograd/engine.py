@@ -16,9 +16,9 @@ from sys import getrefcount
 
 import numpy as np
 
-from . import graph
+from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
 from .grad_mode import _GRAD_ENABLED
-from .graph import AccumulateGrad, Node, bump_version, copy_detached, grad_edge, meta, ones_like, zeros
+from .graph import AccumulateGrad, Node, bump_version, grad_edge
 
 __all__ = ["run_backward", "register_tensor_hook", "RemovableHandle"]
 
@@ -122,11 +122,11 @@ def _accumulate(leaf, grads: list, create_graph: bool, sole: int = _SOLE_REFEREN
         if _first_refcount(grads) <= sole:
             grad = grads[0]
             data = grad._data
-            if type(grad) is graph._Tensor and data.base is None and not grad._requires_grad:
+            if type(grad) is PLAIN.tensor and data.base is None and not grad._requires_grad:
                 leaf._grad = grad
                 return
         leaf._grad = copy_detached(grads[0])
-    elif type(old) is graph._Tensor and old._data.flags.writeable and not old._requires_grad:
+    elif type(old) is PLAIN.tensor and old._data.flags.writeable and not old._requires_grad:
         np.add(old._data, grads[0]._data, out=old._data, casting="unsafe")
         bump_version(old)
     else:
@@ -150,8 +150,8 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             grad = ones_like(out)
-        elif meta(grad)[0] != shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(meta(grad)[0])} and "
+        elif meta_of(grad)[0] != shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(meta_of(grad)[0])} and "
                                f"output[{i}] has a shape of {list(shape)}.")
         node, output_nr = grad_edge(out)
         roots.append(node)

@@ -18,15 +18,14 @@
 
 from __future__ import annotations
 
+from .._tensor_base import TensorBase, meta_of
 from .grad_mode import _GRAD_ENABLED, grad_enabled
 from .graph import (
     Node,
     SavedTensor,
     _differentiable,
-    _is_tensor,
     alias,
     grad_edge,
-    meta,
     next_sequence_nr,
     sum_to_shape,
 )
@@ -47,7 +46,7 @@ class FunctionCtx:
     def save_for_backward(self, *tensors) -> None:
         """Save tensors (or None) for backward; modifying them in place before backward is an error."""
         for t in tensors:
-            if t is not None and not _is_tensor(t):
+            if t is not None and not isinstance(t, TensorBase):
                 raise TypeError("save_for_backward can only save variables, but argument "
                                 f"{tensors.index(t)} is of type {type(t).__name__}")
         self._saved = tuple(None if t is None else SavedTensor(t, False) for t in tensors)
@@ -99,13 +98,13 @@ class FunctionBackward(Node):
         the input's (it is summed back to it) and whose dtype is cast to the input's."""
         if grad is None:
             return None
-        if not _is_tensor(grad):
+        if not isinstance(grad, TensorBase):
             raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
         fit = self._input_meta[index]
         if fit is None:
             return grad
         shape, dtype = fit
-        grad_shape, grad_dtype = meta(grad)
+        grad_shape, grad_dtype = meta_of(grad)
         if grad_shape != shape:
             if not _expandable(shape, grad_shape):
                 raise RuntimeError(f"Function {self.name()} returned an invalid gradient at index {index} - got "
@@ -146,7 +145,7 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward`` and, if an input requires grad, record ``backward`` in the graph."""
-        needs = tuple(_is_tensor(a) and a._requires_grad for a in args)
+        needs = tuple(isinstance(a, TensorBase) and a._requires_grad for a in args)
         record = grad_enabled() and any(needs)
         ctx = FunctionCtx(needs)
         previous_grad_mode = _GRAD_ENABLED.get()
@@ -164,19 +163,19 @@ class Function:
         single = not isinstance(outputs, tuple)
         items = [outputs] if single else list(outputs)
         edges = tuple(grad_edge(a) if need else (None, 0) for a, need in zip(args, needs))
-        input_ids = {id(a) for a in args if _is_tensor(a)}
+        input_ids = {id(a) for a in args if isinstance(a, TensorBase)}
         for i, out in enumerate(items):
-            if _is_tensor(out) and id(out) in input_ids:
+            if isinstance(out, TensorBase) and id(out) in input_ids:
                 # Returning an input: give the output its own identity (and history).
                 items[i] = alias(out)
                 if id(out) in ctx._non_differentiable:
                     ctx._non_differentiable.add(id(items[i]))
-        output_meta = [meta(o) if _is_tensor(o) else (None, None) for o in items]
-        input_meta = tuple(meta(a) if need else None for a, need in zip(args, needs))
+        output_meta = [meta_of(o) if isinstance(o, TensorBase) else (None, None) for o in items]
+        input_meta = tuple(meta_of(a) if need else None for a, need in zip(args, needs))
         node = FunctionBackward(cls, ctx, edges, output_meta, input_meta)
         ctx._node = node
         for i, out in enumerate(items):
-            if _is_tensor(out) and id(out) not in ctx._non_differentiable and _differentiable(out):
+            if isinstance(out, TensorBase) and id(out) not in ctx._non_differentiable and _differentiable(out):
                 out._requires_grad = True
                 out._grad_fn = node
                 if i:

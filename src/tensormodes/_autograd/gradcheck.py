@@ -9,9 +9,9 @@ True
 
 from __future__ import annotations
 
+from .._tensor_base import TensorBase
 from .engine import run_backward
 from .grad_mode import no_grad
-from .graph import _is_tensor
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -25,7 +25,7 @@ def _as_tuple(value) -> tuple:
 
 
 def _differentiable_outputs(func, inputs) -> tuple:
-    return tuple(o for o in _as_tuple(func(*inputs)) if _is_tensor(o) and o._requires_grad)
+    return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, TensorBase) and o._requires_grad)
 
 
 def _numerical_jacobian(func, inputs, index: int, output_index: int, eps: float) -> list[list]:
@@ -100,7 +100,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     inputs = _as_tuple(inputs)
     outputs = _differentiable_outputs(func, inputs)
     for i, x in enumerate(inputs):
-        if not (_is_tensor(x) and x._requires_grad):
+        if not (isinstance(x, TensorBase) and x._requires_grad):
             continue
         for o in range(len(outputs)):
             numerical = _numerical_jacobian(func, inputs, i, _output_position(func, inputs, o), eps)
@@ -118,7 +118,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
 
 
 def _output_position(func, inputs, differentiable_index: int) -> int:
-    positions = [p for p, o in enumerate(_as_tuple(func(*inputs))) if _is_tensor(o) and o._requires_grad]
+    positions = [p for p, o in enumerate(_as_tuple(func(*inputs))) if isinstance(o, TensorBase) and o._requires_grad]
     return positions[differentiable_index]
 
 
@@ -135,7 +135,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
         count = len(inputs)
         values_in, seeds = values[:count], values[count:]
         outs = _differentiable_outputs(func, values_in)
-        targets = [x for x in values_in if _is_tensor(x) and x._requires_grad]
+        targets = [x for x in values_in if isinstance(x, TensorBase) and x._requires_grad]
         grads = run_backward(list(outs), list(seeds), retain_graph=True, create_graph=True, inputs=targets,
                              allow_unused=True, accumulate=False)
         return tuple(g if g is not None else t.new_zeros(t.shape) for g, t in zip(grads, targets))

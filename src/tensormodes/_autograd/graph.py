@@ -1,9 +1,9 @@
 """The backward graph: nodes recorded by operations, saved tensors, version counters.
 
-This layer sits below the override layer: it never imports the Tensor class
-(the Tensor layer registers it with ``register_tensor_type``) and works on tensors
-through their methods, so gradient formulas are ordinary public calls that
-modes see and that are themselves recorded when ``create_graph=True``.
+This layer sits below the override layer: it knows tensors as the bare ``TensorBase``
+(bookkeeping — aliases, copies, seeds of ones — goes through the bottom layer's helpers,
+never through public calls, so modes see only real math), and gradient formulas call
+public ops, so modes see them and they are themselves recorded when ``create_graph=True``.
 
 >>> import tensormodes as tm
 >>> x = tm.ones(2, requires_grad=True)
@@ -26,58 +26,20 @@ from .. import _generated
 from .._ops._common import ops
 from .._ops._registry import TensorKind
 from .._ops._shape import gather_back
+from .._tensor_base import PLAIN, TensorBase, copy_detached, meta_of, wrap_array
 from .grad_mode import grad_enabled
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",
            "share_version", "version_of"]
 
-# The Tensor class and internal helpers, registered by the Tensor layer (this
-# module sits below it): ``alias(t)`` a new plain tensor sharing t's storage and
-# version counter, without history; ``copy(t)`` the same with its own storage;
-# ``meta(t)`` its (shape tuple, dtype); ``ones(t)`` ones like it. Bookkeeping
-# goes through them, never through public calls, so modes see only real math.
-_SUPPORT: dict = {}
-# The same, bound once as globals for the hot path (recording runs for every op
-# that requires grad): one global lookup instead of a call and a dict lookup.
-_Tensor: type = type(None)
-_meta = _alias = _as_tensor = None
 _BFLOAT16 = dt.bfloat16._np
 
 
-def register_tensor_type(tensor_type: type, **helpers) -> None:
-    """Called once by the Tensor layer with ``alias``, ``copy``, ``meta``, ``ones``, ``zeros``
-    and ``wrap`` (a plain tensor over an array, without history)."""
-    global _Tensor, _meta, _alias, _as_tensor
-    _SUPPORT.update(helpers)
-    _Tensor, _meta, _alias, _as_tensor = tensor_type, helpers["meta"], helpers["alias"], helpers["wrap"]
-
-
-def meta(t) -> tuple:
-    """``(shape, dtype)`` of a tensor, without a public call."""
-    return _meta(t)
-
-
-def _is_tensor(value) -> bool:
-    return isinstance(value, _Tensor)
-
-
 def alias(t):
-    return _alias(t)
-
-
-def ones_like(t):
-    """Ones with ``t``'s shape and dtype, no history."""
-    return _SUPPORT["ones"](t)
-
-
-def zeros(shape: tuple, dtype, like=None):
-    """A zero tensor of ``shape`` and ``dtype``, no history, on ``like``'s device (cpu when None)."""
-    return _SUPPORT["zeros"](shape, dtype, like)
-
-
-def copy_detached(t):
-    """A new plain tensor with a copy of ``t``'s data and no history."""
-    return _SUPPORT["copy"](t)
+    """A new plain tensor sharing ``t``'s storage and version counter, without history."""
+    view = wrap_array(t._data)
+    share_version(view, t)
+    return view
 
 
 # -- version counters ------------------------------------------------------------------------
@@ -230,7 +192,7 @@ class SavedTensor:
         if self._counter[0] != self._version:
             self._raise_modified(node)
         if self._is_output:
-            output = _as_tensor(t)
+            output = wrap_array(t)
             output._version_counter = self._counter
             if grad_enabled():  # double backward: the output is differentiable, produced by this node
                 output._requires_grad = True
@@ -245,7 +207,7 @@ class SavedTensor:
             producer, shape, type_name = node.name(), self._tensor.shape, _type_name(self._tensor)
         else:
             producer = None if self._producer is None else self._producer.name()
-            shape, type_name = meta(self._tensor)[0], self._tensor.type()
+            shape, type_name = meta_of(self._tensor)[0], self._tensor.type()
         raise RuntimeError(
             f"one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: [{type_name} {list(shape)}]"
@@ -258,7 +220,7 @@ class SavedTensor:
 
 
 def _type_name(array) -> str:
-    return _as_tensor(array).type()
+    return wrap_array(array).type()
 
 
 class _SavedSequence:
@@ -357,7 +319,7 @@ def _fitted(result, fits: tuple) -> tuple:
     for grad, fit in zip(result, fits):
         if grad is None or fit is None:
             fitted.append(None)
-        elif type(grad) is _Tensor and grad._data.shape == fit[0] and grad._data.dtype is fit[1]:
+        elif type(grad) is PLAIN.tensor and grad._data.shape == fit[0] and grad._data.dtype is fit[1]:
             fitted.append(grad)
         else:
             fitted.append(_fit(grad, fit))
@@ -367,7 +329,7 @@ def _fitted(result, fits: tuple) -> tuple:
 def _fit(grad, fit: tuple):
     """Sum a broadcast gradient back to its input's shape and cast it to the input's dtype."""
     shape, np_dtype = fit
-    grad_shape, grad_dtype = _meta(grad)
+    grad_shape, grad_dtype = meta_of(grad)
     if grad_shape != shape:
         grad = sum_to_shape(grad, grad_shape, shape)
     dtype = dt.NP_TO_DTYPE[np_dtype]
@@ -448,9 +410,9 @@ def _differentiable(t) -> bool:
 
 
 def _edge_and_fit(item, edges: list, fits: list) -> None:
-    if isinstance(item, _Tensor) and item._view_base is not None:
+    if isinstance(item, TensorBase) and item._view_base is not None:
         refresh_view(item)
-    if isinstance(item, _Tensor) and item._requires_grad:
+    if isinstance(item, TensorBase) and item._requires_grad:
         node = item._grad_fn
         edges.append((node, item._output_nr) if node is not None else grad_edge(item))
         data = item._data
@@ -496,9 +458,9 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
         if kind == _TENSOR_PARAM:
             value = arguments[name]
             if save_only_for and name in save_only_for and not needs[tensor_params.index(save_only_for[name])]:
-                saved.append(None if isinstance(value, _Tensor) else value)  # its one use is not wanted
+                saved.append(None if isinstance(value, TensorBase) else value)  # its one use is not wanted
                 continue
-            value = SavedTensor(value, False) if isinstance(value, _Tensor) else _save(value)
+            value = SavedTensor(value, False) if isinstance(value, TensorBase) else _save(value)
         elif kind == _GRAD_PARAM:
             saved.append(None)  # filled in by apply
             continue
@@ -506,9 +468,9 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
             saved.append(tuple(needs))
             continue
         elif kind == _RESULT_PARAM:
-            value = SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result)
+            value = SavedTensor(result, True) if type(result) is PLAIN.tensor else _save_outputs(result)
         else:
-            value = _save_meta(name, arguments)
+            value = _savemeta_of(name, arguments)
         saved.append(value)
         if type(value) is SavedTensor or type(value) is _SavedSequence or (
                 kind == _TENSOR_PARAM and type(value) in _NUMBERS and op_name in WRAPPED_NUMBER_OPS):
@@ -517,7 +479,7 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
     node = cls(plan, saved, tuple(positions), tuple(edges), tuple(fits))
     if nested:
         node._nested = True
-    if type(result) is _Tensor and (result._data.dtype.kind in "fc" or _differentiable(result)):
+    if type(result) is PLAIN.tensor and (result._data.dtype.kind in "fc" or _differentiable(result)):
         result._requires_grad = True
         result._grad_fn = node
     else:
@@ -530,16 +492,16 @@ def _mark_outputs(result, node) -> None:
     if isinstance(result, tuple):
         # Outputs that receive no gradient get zeros (see engine._before_node).
         if len(result) > 1:
-            node._output_meta = [_meta(o) if _is_tensor(o) and _differentiable(o) else (None, None)
+            node._output_meta = [meta_of(o) if isinstance(o, TensorBase) and _differentiable(o) else (None, None)
                                  for o in result]
             node._special = True
         for i, out in enumerate(result):
-            if _is_tensor(out) and _differentiable(out):
+            if isinstance(out, TensorBase) and _differentiable(out):
                 out._requires_grad = True
                 out._grad_fn = node
                 if i:
                     out._output_nr = i
-    elif isinstance(result, _Tensor) and _differentiable(result):
+    elif isinstance(result, TensorBase) and _differentiable(result):
         result._requires_grad = True
         result._grad_fn = node
 
@@ -648,10 +610,10 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     body = "\n".join("    " + line for line in lines)
     recorder_name = f"_record_{op_name.replace('#', '_')}"
     source = f"def {recorder_name}({', '.join(param_names)}, result, _saved=()):\n{body}\n"
-    namespace = {"_Tensor": _Tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
+    namespace = {"_Tensor": PLAIN.tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
                  "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
                  "_Node": _node_class(op_name, formula), "_differentiable": _differentiable,
-                 "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": _as_tensor,
+                 "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": wrap_array,
                  "_refresh_view": refresh_view, "_differentiable_call": differentiable, "_NUMBERS": _NUMBERS}
     if node_name is not None:
         def node_for(*values):
@@ -714,12 +676,12 @@ def _make_apply(node_name: str, plan: _Plan, input_count: int):
     return ({''.join(g + ', ' for g in gradients)})
 """
     namespace = {"_formula": plan.formula, "_SavedTensor": SavedTensor, "_freed_error": _freed_error,
-                 "_fitted": _fitted, "_fit": _fit, "_Tensor": _Tensor}
+                 "_fitted": _fitted, "_fit": _fit, "_Tensor": PLAIN.tensor}
     return _generated.define(source, "apply", namespace, qualname=f"{node_name}.apply",
                              label=f"autograd.{node_name}.apply")
 
 
-def _save_meta(name: str, arguments: dict):
+def _savemeta_of(name: str, arguments: dict):
     """``<param>_shape`` / ``<param>_dtype`` / ``<param>_geometry`` (shape, strides and storage
     offset): what a formula may ask for instead of a whole tensor, so that modifying that tensor
     in place later does not break backward.
@@ -737,27 +699,27 @@ def _save_meta(name: str, arguments: dict):
 
 
 def _meta_of(value, what: str):
-    if not _is_tensor(value):
+    if not isinstance(value, TensorBase):
         return None
     if what == "geometry":
         return tuple(value.shape), value.stride(), value.storage_offset()
-    shape, dtype = meta(value)
+    shape, dtype = meta_of(value)
     return shape if what == "shape" else dtype
 
 
 def _save(value):
-    if isinstance(value, _Tensor):
+    if isinstance(value, TensorBase):
         return SavedTensor(value, False)
-    if isinstance(value, (list, tuple)) and value and any(_is_tensor(v) for v in value):
-        return _SavedSequence([SavedTensor(v, False) if _is_tensor(v) else v for v in value], type(value))
+    if isinstance(value, (list, tuple)) and value and any(isinstance(v, TensorBase) for v in value):
+        return _SavedSequence([SavedTensor(v, False) if isinstance(v, TensorBase) else v for v in value], type(value))
     return value
 
 
 def _save_outputs(result):
     if isinstance(result, tuple):
         # Outputs without gradients (indices) have no history: saved like inputs.
-        items = [(SavedTensor(r, True, i) if _differentiable(r) else SavedTensor(r, False)) if _is_tensor(r) else r
-                 for i, r in enumerate(result)]
+        items = [(SavedTensor(r, True, i) if _differentiable(r) else SavedTensor(r, False))
+                 if isinstance(r, TensorBase) else r for i, r in enumerate(result)]
         return _SavedSequence(items, type(result))
     return SavedTensor(result, True)
 
@@ -781,7 +743,7 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
     node's edge for it continues the target's old history.
     """
     check_inplace(target, op_name)
-    before = _SUPPORT["copy"](target)
+    before = copy_detached(target)
     had_history = target._requires_grad
     if had_history:
         before._requires_grad = True
@@ -904,7 +866,7 @@ def _positions_or_raise(base, view, what: str) -> tuple:
     if located is None:
         raise RuntimeError(f"{what}: tensormodes' autograd cannot locate this view in its base (the base is not "
                            "contiguous, or the view reinterprets its dtype); work on a clone instead")
-    return _as_tensor(located[0]), located[1]
+    return wrap_array(located[0]), located[1]
 
 
 def _rebase(base, view) -> None:
@@ -935,11 +897,11 @@ def refresh_views_of(base) -> None:
     if not base._has_views:
         return
     referrers = gc.get_referrers(base)
-    views = [r for r in referrers if isinstance(r, _Tensor) and r._view_base is base]
+    views = [r for r in referrers if isinstance(r, TensorBase) and r._view_base is base]
     dicts = [r for r in referrers if type(r) is dict and r.get("_view_base") is base]
     if dicts:
         views += [t for t in gc.get_referrers(*dicts)
-                  if isinstance(t, _Tensor) and any(t.__dict__ is d for d in dicts)]
+                  if isinstance(t, TensorBase) and any(t.__dict__ is d for d in dicts)]
     for view in views:
         if not view._requires_grad and _differentiable(view):
             if _view_positions(base, view) is None:

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
+from .._tensor_base import TensorBase
 
 ND = np.ndarray
 
@@ -198,19 +199,9 @@ def check_same_shape_or_broadcast(*shapes) -> tuple[int, ...]:
         raise RuntimeError(f"shapes {[list(s) for s in shapes]} cannot be broadcast together") from None
 
 
-# type -> function giving the ndarray behind an object of that type. The Tensor
-# layer registers itself, so kernels can read tensors nested in Python data
-# (``tensor([t0, t1])``) without importing upward or calling public methods.
-ARRAY_SOURCES: dict[type, object] = {}
-
-
 def array_of(value):
-    """The ndarray behind a registered array source, else None."""
-    for cls in type(value).__mro__:
-        getter = ARRAY_SOURCES.get(cls)
-        if getter is not None:
-            return getter(value)
-    return None
+    """The array behind a tensor (also one nested in Python data: ``tensor([t0, t1])``), else None."""
+    return value._data if isinstance(value, TensorBase) else None
 
 
 def nested_to_array(data) -> tuple[np.ndarray, bool]:

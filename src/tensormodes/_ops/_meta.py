@@ -1,5 +1,5 @@
-"""Meta execution: arrays with a shape, a dtype and strides but no data, and the rules that
-compute an op's result metadata from its arguments' metadata.
+"""Meta execution: the rules that compute an op's result metadata from its arguments'
+metadata (what a meta tensor holds, ``MetaArray``, is at the bottom: ``_meta_array.py``).
 
 A ``device="meta"`` tensor holds a :class:`MetaArray` where a cpu tensor holds an ``ndarray``.
 Every op declares its meta rule next to its NumPy kernel (``@op(meta=...)``); the kernel-call
@@ -21,123 +21,15 @@ Most ops name a family rule:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
 
+from .._meta_array import DataDependentOutputError, MetaArray, contiguous_strides, dense_strides
 from ._common import check_same_shape_or_broadcast, wrap_dims
 
-__all__ = ["MetaArray", "DataDependentOutputError", "MetaRule", "rule", "pointwise", "reduction", "same_shape",
-           "data_dependent", "contiguous_strides", "is_meta_device", "meta_like", "probe", "meta_runner",
-           "with_shape", "view_of", "copy_of", "dense_strides", "same_metadata", "metadata"]
-
-
-class DataDependentOutputError(RuntimeError):
-    """Raised by meta execution of an op whose output shape depends on tensor values
-    (``nonzero``, ``masked_select``, ``unique``, boolean-mask indexing ...)."""
-
-
-def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """PyTorch's strides (in elements) of a contiguous tensor of ``shape``.
-
-    >>> contiguous_strides((2, 3, 4)), contiguous_strides(())
-    ((12, 4, 1), ())
-    """
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
-
-
-class MetaArray:
-    """What a meta tensor holds: shape, NumPy dtype, strides and storage offset (in elements,
-    PyTorch's unit), no data. It reads like an ``ndarray`` for metadata (``shape``, ``ndim``,
-    ``size``, ``dtype``, ``itemsize``, ``strides`` in bytes) and refuses everything that needs
-    values, naming the operation.
-
-    >>> import numpy as np
-    >>> m = MetaArray((2, 3), np.dtype(np.int64))
-    >>> m.ndim, m.size, m.elem_strides
-    (2, 6, (3, 1))
-    >>> MetaArray((), np.dtype(np.int64)).item()
-    Traceback (most recent call last):
-      ...
-    RuntimeError: Tensor.item() cannot be called on meta tensors
-    """
-
-    # ``base``: the MetaArray a view was made from (its root, as ``ndarray.base``), else None.
-    __slots__ = ("shape", "dtype", "elem_strides", "offset", "base")
-    __array_ufunc__ = None  # NumPy ufuncs refuse meta arrays instead of reading them
-
-    def __init__(self, shape, dtype: np.dtype, strides: tuple[int, ...] | None = None, offset: int = 0) -> None:
-        self.shape = tuple(shape)
-        self.dtype = dtype
-        self.elem_strides = contiguous_strides(self.shape) if strides is None else tuple(strides)
-        self.offset = offset
-        self.base = None
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    @property
-    def itemsize(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.dtype.itemsize
-
-    @property
-    def strides(self) -> tuple[int, ...]:
-        return tuple(s * self.dtype.itemsize for s in self.elem_strides)
-
-    def item(self):
-        if self.size != 1:
-            raise RuntimeError(f"a Tensor with {self.size} elements cannot be converted to Scalar")
-        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
-
-    def tolist(self):
-        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
-
-    def __array__(self, dtype=None, copy=None):
-        raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
-                        "host memory first.")
-
-    def __repr__(self) -> str:
-        return f"MetaArray(shape={self.shape}, dtype={self.dtype}, strides={self.elem_strides})"
-
-
-def dense_strides(shape, strides) -> tuple[int, ...]:
-    """Contiguous strides laid out in the order of ``strides`` (largest first): what a copy that
-    preserves its input's memory format (``clone``, ``empty_like``, NumPy's ``order="K"``) gets.
-
-    >>> dense_strides((2, 3), (1, 2))
-    (1, 2)
-    """
-    order = sorted(range(len(shape)), key=lambda i: (-strides[i], i))
-    result, step = [0] * len(shape), 1
-    for i in reversed(order):
-        result[i] = step
-        step *= max(shape[i], 1)
-    return tuple(result)
-
-
-def copy_of(source: MetaArray, dtype=None) -> MetaArray:
-    """A new MetaArray with ``source``'s shape and memory format (``dtype``: a NumPy dtype)."""
-    return MetaArray(source.shape, source.dtype if dtype is None else dtype,
-                     dense_strides(source.shape, source.elem_strides))
-
-
-def meta_like(shape, dtype) -> MetaArray:
-    """A contiguous MetaArray (``dtype``: a NumPy dtype, or anything with ``._np``)."""
-    return MetaArray(shape, getattr(dtype, "_np", dtype))
+__all__ = ["MetaRule", "rule", "pointwise", "reduction", "same_shape", "data_dependent", "probe",
+           "with_shape", "same_metadata", "metadata"]
 
 
 def with_shape(result, shape):
@@ -152,22 +44,6 @@ def with_shape(result, shape):
         items = [with_shape(r, s) for r, s in zip(result, shapes, strict=True)]
         return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
     return result
-
-
-def view_of(source: MetaArray, shape, strides, offset: int = 0, dtype=None) -> MetaArray:
-    """A view of ``source``: ``strides`` in elements, ``offset`` added to the source's."""
-    view = MetaArray(shape, source.dtype if dtype is None else dtype, strides, source.offset + offset)
-    view.base = source if source.base is None else source.base
-    return view
-
-
-def is_meta_device(device) -> bool:
-    """True if a ``device=`` argument names the meta device (a string, device or None)."""
-    if device is None:
-        return False
-    if isinstance(device, str):
-        return device == "meta" or device.startswith("meta:")
-    return getattr(device, "type", None) == "meta"
 
 
 # One read-only probe per (clamped shape, dtype), shared by every rule that probes a kernel.
@@ -347,39 +223,6 @@ def _data_dependent(opdef, args, kwargs):
 
 data_dependent = MetaRule(_data_dependent, "data_dependent")
 data_dependent.__doc__ = "Ops whose output shape depends on values: meta execution raises DataDependentOutputError."
-
-
-def _device_of(value) -> str:
-    return "meta" if type(value) is MetaArray else "cpu"
-
-
-def _check_devices(opdef, args, kwargs) -> None:
-    """PyTorch's error when meta and cpu tensors (other than cpu scalars) meet."""
-    first = None
-    for value in (*args, *kwargs.values()):
-        for item in (value if isinstance(value, (list, tuple)) else (value,)):
-            if type(item) is MetaArray or (isinstance(item, np.ndarray) and item.ndim):
-                if first is None:
-                    first = _device_of(item)
-                elif _device_of(item) != first:
-                    raise RuntimeError(f"Tensor on device {_device_of(item)} is not on the expected device {first}!")
-
-
-def meta_runner(opdef) -> Callable:
-    """What the generated kernel-call site calls in place of ``opdef``'s kernel when an argument
-    is meta: the op's rule, after PyTorch's device check."""
-    check = not opdef.factory
-
-    def run(*args, **kwargs):
-        if check:
-            _check_devices(opdef, args, kwargs)
-        if opdef.meta is None:
-            raise NotImplementedError(f"{opdef.name}(): no meta rule yet; it cannot run on meta tensors")
-        return opdef.meta(opdef, args, kwargs)
-
-    run.__name__ = f"meta_{opdef.name}"
-    return run
-
 
 
 # -- added with the pointwise families' rules ----------------------------------------------------

@@ -17,8 +17,9 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray
 from ._common import along, dtype_of, is_int, ops, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
-from ._meta import MetaArray, MetaRule, probe, reduction, with_shape
+from ._meta import MetaRule, probe, reduction, with_shape
 from ._registry import TensorSpec
 
 # Index-returning ops are compared with PyTorch index for index: values drawn

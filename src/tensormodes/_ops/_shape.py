@@ -18,8 +18,9 @@ import math
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import DataDependentOutputError, MetaArray, contiguous_strides, view_of
 from ._common import array_type_name, is_int, operand_dtype, wrap_dim, wrap_dims
-from ._meta import DataDependentOutputError, MetaArray, contiguous_strides, probe, view_of
+from ._meta import probe
 
 # PyTorch names tensors by their legacy type in some messages ("torch.FloatTensor").
 

@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import copy_of
 from ._common import (
     HALF_TYPES,
     array_type_name,
@@ -28,7 +29,7 @@ from ._common import (
     scalar_type_name,
     wrap_dim,
 )
-from ._meta import copy_of, rule, same_shape
+from ._meta import rule, same_shape
 from ._registry import Sample, Tensor, TensorSpec, op
 
 

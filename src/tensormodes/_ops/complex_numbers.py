@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import copy_of, view_of
 from ._common import check_same_shape_or_broadcast, dtype_of, floating, quiet, scalar_type_name
-from ._meta import broadcasting, copy_of, elementwise, metadata, rule, view_of
+from ._meta import broadcasting, elementwise, metadata, rule
 from ._pointwise import _complex_divide, _complex_from_parts, _zeros_like
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import BOOL, C64, F16, F64, I23, M23, POSITIVE, SCALAR_F64

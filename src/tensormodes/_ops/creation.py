@@ -22,9 +22,10 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import check_compute_device
+from .._device import check_compute_device, is_meta_device
+from .._meta_array import MetaArray, copy_of, dense_strides
 from ._common import array_of, checked_scalar, resolve_dtype, scalar_type_name
-from ._meta import MetaArray, MetaRule, copy_of, dense_strides, is_meta_device, rule
+from ._meta import MetaRule, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23
 from ._shape import storage_span, strided_geometry

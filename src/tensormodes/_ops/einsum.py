@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray, dense_strides
 from ._common import (
     HALF_TYPES,
     array_of,
@@ -19,7 +20,7 @@ from ._common import (
     scalar_type_name,
 )
 from ._common import conjugate as _conj
-from ._meta import MetaArray, dense_strides, rule
+from ._meta import rule
 from ._registry import Sample, Tensor, TensorSpec, op
 
 

@@ -22,16 +22,9 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import DataDependentOutputError, MetaArray, contiguous_strides, dense_strides
 from ._common import FLOAT_MAX, check_same_shape_or_broadcast, checked_scalar, ops, wrap_dim, writes_into_input
-from ._meta import (
-    DataDependentOutputError,
-    MetaArray,
-    contiguous_strides,
-    data_dependent,
-    dense_strides,
-    metadata,
-    rule,
-)
+from ._meta import data_dependent, metadata, rule
 from ._registry import Index, Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234, SCALAR
 from ._shape import gather_back, legacy_type_name, meta_indexed, positions_of, reshaped, value_dependent

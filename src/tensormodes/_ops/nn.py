@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray, contiguous_strides
 from . import activation as _activation
 from ._common import (
     HALF_TYPES,
@@ -33,7 +34,7 @@ from ._common import (
     shape_text,
 )
 from ._common import conjugate as _conj
-from ._meta import MetaArray, contiguous_strides, probe, rule
+from ._meta import probe, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import SCALAR
 from ._shape import reshaped

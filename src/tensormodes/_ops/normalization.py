@@ -16,8 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._meta_array import MetaArray
 from ._common import HALF_TYPES, dtype_of, not_implemented, ops, scalar_type_name
-from ._meta import MetaArray, rule
+from ._meta import rule
 from ._registry import Sample, Tensor, TensorSpec, op
 
 

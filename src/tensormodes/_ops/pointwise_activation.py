@@ -18,6 +18,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray
 from ._common import (
     HALF_TYPES,
     array_type_name,
@@ -30,7 +31,7 @@ from ._common import (
     quiet,
     wrap_dim,
 )
-from ._meta import MetaArray, elementwise, rule
+from ._meta import elementwise, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from .indexing import _out_of_bounds
 from .scatter_gather import _index_select_out_of_range

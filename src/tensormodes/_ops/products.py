@@ -19,6 +19,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray
 from ._common import (
     HALF_TYPES,
     adjoint,
@@ -36,7 +37,7 @@ from ._common import (
     wrap_dims,
 )
 from ._common import conjugate as _conj
-from ._meta import MetaArray, rule, with_shape
+from ._meta import rule, with_shape
 from ._reduction import _checked_meta, _kernel_rule, _no_checks, _norm_grad, _probe_quietly
 from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 from .creation import checked_fill_value

@@ -9,18 +9,9 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import check_compute_device
+from .._meta_array import MetaArray, contiguous_strides, dense_strides, view_of
 from ._common import resolve_dtype
-from ._meta import (
-    MetaArray,
-    MetaRule,
-    checked_data_dependent,
-    contiguous_strides,
-    dense_strides,
-    metadata,
-    rule,
-    same_metadata,
-    view_of,
-)
+from ._meta import MetaRule, checked_data_dependent, metadata, rule, same_metadata
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, SCALAR
 from ._shape import _same_grad

@@ -24,7 +24,8 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from .._device import parse_device
+from .._device import is_meta_device, parse_device
+from .._meta_array import MetaArray
 from ._common import (
     array_of,
     check_same_shape_or_broadcast,
@@ -34,7 +35,7 @@ from ._common import (
     resolve_dtype,
     scalar_type_name,
 )
-from ._meta import MetaArray, MetaRule, is_meta_device, rule
+from ._meta import MetaRule, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23
 from .creation import check_device, checked_fill_value, parse_size, python_scalar

@@ -15,8 +15,9 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray
 from ._common import not_implemented, resolve_dtype
-from ._meta import MetaArray, MetaRule, rule
+from ._meta import MetaRule, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from .creation import _DEFAULT_DTYPE, _is_int_like, _target_np, check_device, checked_fill_value, python_scalar
 

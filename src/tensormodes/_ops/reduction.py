@@ -14,6 +14,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray
 from ._common import (
     PLAIN_FLOATS,
     along,
@@ -29,7 +30,7 @@ from ._common import (
     wrap_dims,
 )
 from ._common import conjugate as _conj
-from ._meta import MetaArray, MetaRule, pointwise, rule, with_shape
+from ._meta import MetaRule, pointwise, rule, with_shape
 from ._reduction import (
     _FLOAT32,
     _INT64,

@@ -18,8 +18,9 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray
 from ._common import HALF_TYPES, dtype_of, not_implemented, ops
-from ._meta import MetaArray, rule
+from ._meta import rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from .creation import checked_fill_value
 

@@ -15,8 +15,9 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray
 from ._common import check_same_shape_or_broadcast, cpp_type_name, wrap_dim, writes_into_input
-from ._meta import MetaArray, metadata
+from ._meta import metadata
 from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, M234, SCALAR
 from ._shape import reshaped

@@ -9,8 +9,9 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray
 from ._common import along, array_type_name, derivative_not_implemented, is_int, no_complex_autograd, quiet
-from ._meta import MetaArray, data_dependent, same_shape, with_shape
+from ._meta import data_dependent, same_shape, with_shape
 from ._reduction import (
     _INT64,
     _WIDE_INT,

@@ -12,8 +12,9 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from .._meta_array import MetaArray
 from ._common import along, dtype_of, no_complex_autograd, no_derivative, scalar_type_name, wrap_dims
-from ._meta import MetaArray, data_dependent, with_shape
+from ._meta import data_dependent, with_shape
 from ._reduction import (
     _BFLOAT16,
     _INT64,

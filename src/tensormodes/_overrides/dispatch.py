@@ -23,6 +23,7 @@ from contextvars import ContextVar
 from inspect import getattr_static
 
 from .. import _device
+from .._tensor_base import PLAIN
 
 __all__ = [
     "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
@@ -335,23 +336,17 @@ def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
     raise RuntimeError("_disabled_torch_function_impl is a marker and must never be called")
 
 
-# Exact types that never take part (tensormodes.Tensor registers itself here).
-PLAIN_TYPES: set[type] = set()
-# ... and the same plus common argument types, for a quick first test.
+# Exact types that never take part, for a quick first test: common argument types, and the
+# plain tensor classes once met (see _participates).
 _NEVER_PARTICIPATE: set[type] = {int, float, bool, complex, str, type(None), slice, type(Ellipsis)}
-
-
-def add_plain_type(cls: type) -> None:
-    """Declare an exact type that never overrides (the Tensor class)."""
-    PLAIN_TYPES.add(cls)
-    _NEVER_PARTICIPATE.add(cls)
 
 
 def _participates(cls: type) -> bool:
     known = _PARTICIPATION.get(cls)
     if known is not None:
         return known
-    if cls in PLAIN_TYPES:
+    if cls is PLAIN.tensor or cls is PLAIN.meta_tensor:
+        _NEVER_PARTICIPATE.add(cls)
         return False
     tf = getattr(cls, "__torch_function__", None)
     answer = tf is not None and tf is not _disabled_torch_function_impl

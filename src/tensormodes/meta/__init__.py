@@ -14,7 +14,7 @@
 True
 """
 
-from .._ops._meta import DataDependentOutputError
+from .._meta_array import DataDependentOutputError
 from ._records import Record, RecordFormatError, encode, meta_tensor
 from .cross_ref import CrossRefMode, MetaMismatchError
 from .recording import RecordingMode

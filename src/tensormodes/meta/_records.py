@@ -26,11 +26,12 @@ import numpy as np
 import tensormodes as tm
 
 from .. import _dtype
-from .._api.tensor import Size, Tensor, wrap_array
+from .._api.tensor import Size, Tensor
 from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import Node
 from .._device import device as _device_type
-from .._ops._meta import MetaArray, contiguous_strides
+from .._meta_array import MetaArray, contiguous_strides
+from .._tensor_base import wrap_array
 from ..overrides import resolve_name
 
 __all__ = ["Record", "encode", "decode", "lookup", "exception_name", "RecordFormatError", "meta_tensor"]

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import linecache
 
-from .._api.tensor import Tensor, wrap_array
+from .._api.tensor import Tensor
 from .._autograd.grad_mode import _GRAD_ENABLED
-from .._ops._meta import MetaArray
+from .._meta_array import MetaArray
 from .._overrides import dispatch as _dispatch
+from .._tensor_base import wrap_array
 from ..modes._common import user_location
 from ..overrides import TorchFunctionMode, resolve_name
 from ._records import _RECORDED_GRAPH, _rebuilt, _tensor_metadata, encode, exception_name

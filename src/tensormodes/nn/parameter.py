@@ -4,7 +4,8 @@ where the generated fast path can see it); ``Buffer``: one it registers as state
 from __future__ import annotations
 
 from .._api.parameter import Parameter
-from .._api.tensor import Tensor, wrap_array
+from .._api.tensor import Tensor
+from .._tensor_base import wrap_array
 
 __all__ = ["Parameter", "Buffer"]
 

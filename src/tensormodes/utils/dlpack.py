@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from .. import _dtype as dt
-from .._api.tensor import Tensor, wrap_array
+from .._api.tensor import Tensor
 from .._device import check_compute_device
+from .._tensor_base import wrap_array
 
 __all__ = ["from_dlpack", "to_dlpack"]
 
