@@ -1,6 +1,9 @@
 """tensormodes: a NumPy-backed tensor library speaking PyTorch's API, built around
 PyTorch's ``__torch_function__`` override protocol and its modes.
 
+This face imports its layers' public parts in order: the core namespace (``_api/namespace.py``:
+the op functions, ``Tensor``, dtypes, grad mode ...), then the subpackages built on it.
+
 >>> import tensormodes as tm
 >>> x = tm.tensor([[1., 2.], [3., 4.]])
 >>> (x @ x).relu().sum(dim=1, keepdim=True)
@@ -8,12 +11,28 @@ tensor([[17.],
         [37.]])
 """
 
-from . import _C, overrides  # noqa: F401 - public namespaces
+from types import ModuleType as _ModuleType
+
+from . import (  # noqa: F401 - public namespaces
+    _C,
+    autograd,
+    fx,
+    linalg,
+    modes,
+    nn,
+    optim,
+    overrides,
+    return_types,
+    special,
+    testing,
+    utils,
+)
 from ._api import build as _build
-from ._api.tensor import Size, Tensor
-from ._api.tensor_str import set_printoptions
-from ._device import device
-from ._dtype import (
+from ._api import namespace as _namespace
+from ._api.namespace import (
+    Generator,
+    Size,
+    Tensor,
     bfloat16,
     bool,
     can_cast,
@@ -21,8 +40,11 @@ from ._dtype import (
     cfloat,
     complex64,
     complex128,
+    default_generator,
+    device,
     double,
     dtype,
+    enable_grad,
     finfo,
     float,
     float16,
@@ -31,27 +53,37 @@ from ._dtype import (
     get_default_dtype,
     half,
     iinfo,
+    inference_mode,
+    initial_seed,
     int,
     int8,
     int16,
     int32,
     int64,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    is_tensor,
     long,
+    manual_seed,
+    no_grad,
     promote_types,
+    seed,
     set_default_dtype,
+    set_grad_enabled,
+    set_printoptions,
     short,
     uint8,
 )
-from ._ops.random import Generator, default_generator, initial_seed, manual_seed, seed
 from ._overrides import dispatch as _dispatch
-
-_build.install()
-_dispatch.PUBLIC_NAMES[device] = "tensormodes.device"  # modes see device(...) calls, under this name
+from .serialization import load, save
+from .utils._device import get_default_device, set_default_device
+from .utils.dlpack import from_dlpack
+from .version import __version__  # noqa: F401 - public, not in __all__ (as torch)
 
 
 def __getattr__(name: str):
     # Public functions of the op table are generated on first use (see _api/build.py).
-    func = _build.public_function(name)
+    func = _namespace.__getattr__(name)
     globals()[name] = func
     return func
 
@@ -59,37 +91,6 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_build.function_names()))
 
-from . import autograd, fx, linalg, modes, nn, optim, return_types, special, testing, utils  # noqa: E402 - built on the ops generated above
-from ._autograd.grad_mode import (  # noqa: E402
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
-from .serialization import load, save  # noqa: E402
-from .utils._device import get_default_device, set_default_device  # noqa: E402
-from .utils.dlpack import from_dlpack  # noqa: E402
-from .version import __version__  # noqa: E402, F401 - public, not in __all__ (as torch)
-
-
-def is_tensor(obj) -> bool:
-    """True if ``obj`` is a Tensor (or a subclass instance).
-
-    >>> import tensormodes as tm
-    >>> tm.is_tensor(tm.ones(1)), tm.is_tensor([1])
-    (True, False)
-    """
-    return isinstance(obj, Tensor)
-
-
-_dispatch.IGNORED.update({
-    is_grad_enabled, is_inference_mode_enabled, no_grad, enable_grad, set_grad_enabled, inference_mode,
-    is_tensor, get_default_dtype, set_default_dtype, promote_types, can_cast, manual_seed, seed,
-    initial_seed, finfo, iinfo, device, dtype, Size, Generator, set_printoptions, save, load, from_dlpack,
-    set_default_device, get_default_device,
-})
 
 __all__ = [
     "Tensor", "Size", "device", "dtype", "Generator", "default_generator", "finfo", "iinfo",
@@ -102,3 +103,10 @@ __all__ = [
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]
+
+# PyTorch's get_ignored_functions(): the face's callables that are neither classes of
+# tensors nor generated op functions (those take part in the protocol).
+_dispatch.IGNORED.update(
+    value for name, value in globals().items()
+    if name in __all__ and callable(value) and not isinstance(value, _ModuleType) and value is not Tensor
+    and name not in set(_build.function_names()))

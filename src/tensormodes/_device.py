@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-__all__ = ["device", "parse_device", "check_compute_device", "is_meta_device", "COMPUTE_TYPES"]
+__all__ = ["device", "parse_device", "check_compute_device", "is_meta_device", "COMPUTE_TYPES", "HOOKS"]
 
 # PyTorch 2.13's device types, in the order its error message lists them.
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
@@ -18,37 +18,29 @@ _KNOWN = frozenset(_TYPES)
 COMPUTE_TYPES: set[str] = {"cpu", "meta"}
 
 
+class _DeviceHooks:
+    """What ``device(...)`` calls and ``with device(...):`` do, which belong to layers above this
+    one: ``construct(cls, args, kwargs)`` makes a device (the override layer routes the call to
+    active modes, as PyTorch's constructor does: a mode sees ``func is device``); ``enter(device)``
+    and ``exit(device)`` push and pop the mode that makes it the default for factory calls
+    (``utils/_device.py``). Each layer sets its hook when it is imported; until then a device is
+    made plainly and cannot be entered."""
+
+    __slots__ = ("construct", "enter", "exit")
+
+    def __init__(self) -> None:
+        self.construct = lambda cls, args, kwargs: type.__call__(cls, *args, **kwargs)
+        self.enter = self.exit = None
+
+
+HOOKS = _DeviceHooks()
+
+
 class _DeviceMeta(type):
-    """Sends ``device(...)`` through the override protocol, as ``torch.device``'s
-    constructor does: a mode sees the call with ``func is device``."""
+    """Sends ``device(...)`` through ``HOOKS.construct``."""
 
     def __call__(cls, *args, **kwargs):
-        return _construct(cls, args, kwargs)
-
-
-def _plain_construct(cls, args: tuple, kwargs: dict):
-    return type.__call__(cls, *args, **kwargs)
-
-
-# The override layer installs the dispatching constructor (see set_construct_hook).
-_construct = _plain_construct
-
-
-def set_construct_hook(hook) -> None:
-    """Install ``hook(cls, args, kwargs)`` as the way ``device(...)`` calls are made (the
-    override layer routes them to active modes)."""
-    global _construct
-    _construct = hook
-
-
-# ``with device(...):`` is a mode of the layer above (utils/_device.py), which installs these.
-_context_hooks: list = []
-
-
-def set_context_hooks(enter, exit) -> None:  # noqa: A002 - the protocol's name
-    """Install ``enter(device)`` and ``exit(device)``, what ``with device(...):`` runs (they
-    push and pop the mode that makes ``device`` the default for factory calls)."""
-    _context_hooks[:] = [enter, exit]
+        return HOOKS.construct(cls, args, kwargs)
 
 
 def _parse_string(text: str) -> tuple[str, int | None]:
@@ -143,11 +135,11 @@ class device(metaclass=_DeviceMeta):
         ...     d, tm.get_default_device()
         (device(type='meta'), device(type='meta'))
         """
-        _context_hooks[0](self)
+        HOOKS.enter(self)
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
-        _context_hooks[1](self)
+        HOOKS.exit(self)
 
 
 def _make(value) -> device:

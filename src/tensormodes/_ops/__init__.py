@@ -1,4 +1,4 @@
-"""Layer 4: the op table and its NumPy kernels, one op family per file.
+"""Layer 5: the op table and its NumPy kernels, one op family per file.
 
 Importing this package imports every family, which fills ``OPS``. Kernels work
 on ``ndarray`` and Python scalars only and never import anything above this
@@ -33,6 +33,7 @@ from . import (  # noqa: F401
     scatter_gather,
     sorting,
     special,
+    special_names,
     statistics,
     unary_math,
     views,
@@ -40,6 +41,3 @@ from . import (  # noqa: F401
 from ._registry import OPS, OpDef
 
 __all__ = ["OPS", "OpDef"]
-
-# After the families: it names ops they declare.
-from . import special_names  # noqa: E402, F401

@@ -596,7 +596,7 @@ def _new_device(*args, **kwargs):
     return type.__call__(_device.device, *args, **kwargs)
 
 
-_device.set_construct_hook(_construct_device)
+_device.HOOKS.construct = _construct_device
 
 _IDLE = _State((), True, True, ())
 _SUBCLASSES_DISABLED = _State((), False, True, ())

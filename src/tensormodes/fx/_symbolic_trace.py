@@ -45,11 +45,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import tensormodes as tm
-
 from .._api.tensor import Tensor
 from .._ops import OPS
 from .._overrides.dispatch import handle_torch_function, has_torch_function
+from ..nn.modules.container import Sequential
 from ..overrides import TorchFunctionMode, resolve_name
 from .graph import Graph
 from .graph_module import GraphModule, intercept_module_calls
@@ -218,9 +217,7 @@ class Tracer:
     def is_leaf_module(self, m: Any, module_qualified_name: str) -> bool:
         """Whether a module call is recorded as one ``call_module`` node (True) or traced into:
         tensormodes' own layers are leaves, except containers such as ``Sequential``."""
-        sequential = getattr(tm.nn, "Sequential", None)
-        return type(m).__module__.startswith("tensormodes.nn") and not (
-            sequential is not None and isinstance(m, sequential))
+        return type(m).__module__.startswith("tensormodes.nn") and not isinstance(m, Sequential)
 
     def path_of_module(self, mod: Any) -> str:
         """The dotted name of ``mod`` inside the traced module."""

@@ -23,9 +23,8 @@ from typing import Any
 
 import numpy as np
 
-import tensormodes as tm
-
 from .. import _dtype
+from .._api import namespace as tm
 from .._api.tensor import Size, Tensor
 from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import Node

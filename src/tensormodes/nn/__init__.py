@@ -10,11 +10,7 @@
 (tensormodes.Size([2, 1]), 21)
 """
 
-from . import (
-    functional,
-    init,
-    utils,  # noqa: E402, I001 - utils is built on the modules
-)
+from . import functional, init, utils
 from .modules import *  # noqa: F403 - the layers are nn's namespace, as in torch.nn
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter

@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 import warnings
 
-import tensormodes as tm
-
+from .. import linalg
+from .._api import namespace as tm
 from .._api.tensor import Tensor
 from ..overrides import handle_torch_function, has_torch_function_variadic
 
@@ -307,7 +307,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: tm.Generator | None 
         flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
         if rows < cols:
             flattened = flattened.T
-        q, r = tm.linalg.qr(flattened)
+        q, r = linalg.qr(flattened)
         # Signs from R's diagonal make Q uniformly distributed (Mezzadri, arXiv:math-ph/0609050).
         q = q * tm.diagonal(r, 0).sign()
         if rows < cols:

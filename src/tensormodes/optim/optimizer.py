@@ -21,8 +21,7 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any
 
-import tensormodes as tm
-
+from .._api import namespace as tm
 from .._api.tensor import Tensor
 from ..autograd import RemovableHandle
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import tensormodes as tm
-
+from .._api import namespace as tm
 from .optimizer import Optimizer, _check_float_lr, _check_single_implementation, _scalar_dtype, _step_as_tensor
 
 __all__ = ["RMSprop"]

@@ -81,7 +81,7 @@ def _exit(device_object) -> None:
     raise RuntimeError(f"exiting 'with {device_object!r}', which is not active in this context")
 
 
-_device.set_context_hooks(_enter, _exit)
+_device.HOOKS.enter, _device.HOOKS.exit = _enter, _exit
 
 # The default set by set_default_device: a DeviceContext kept at the bottom of the mode stack.
 _DEFAULT: ContextVar[DeviceContext | None] = ContextVar("tensormodes_default_device", default=None)

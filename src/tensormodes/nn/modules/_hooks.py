@@ -15,8 +15,7 @@ import warnings
 import weakref
 from typing import Any
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from ...autograd import Function
 
 __all__ = ["RemovableHandle", "BackwardHook"]

@@ -7,8 +7,7 @@
 
 from __future__ import annotations
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from .. import functional as F
 from ..parameter import Parameter
 from .module import Module

@@ -11,8 +11,7 @@
 
 from __future__ import annotations
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from .. import functional as F
 from .. import init
 from .._functional.attention import _canonical_mask, _none_or_dtype

@@ -14,8 +14,7 @@ from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, Va
 from itertools import chain, islice
 from typing import Any
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from ..parameter import Parameter
 from .module import Module, _addindent
 

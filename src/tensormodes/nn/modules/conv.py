@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import math
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -8,8 +8,7 @@ probability ``p`` during training.
 
 from __future__ import annotations
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from .. import functional as F
 from .module import Module
 

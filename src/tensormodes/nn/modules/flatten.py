@@ -7,8 +7,7 @@ tensormodes.Size([3, 2, 5])
 
 from __future__ import annotations
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from .module import Module
 
 __all__ = ["Flatten", "Unflatten"]

@@ -14,8 +14,7 @@ Class weights are buffers (so they follow ``to(dtype)`` and appear in
 
 from __future__ import annotations
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from ..._ops.nn import legacy_reduction
 from .. import functional as F
 from .module import Module

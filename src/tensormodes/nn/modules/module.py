@@ -34,8 +34,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
+from ...overrides import is_tensor_like
 from ..parameter import Buffer, Parameter
 from ._hooks import BackwardHook, RemovableHandle
 
@@ -1157,7 +1157,7 @@ class Module:
                     missing_keys.append(key)
                 continue
             input_param = state_dict[key]
-            if not tm.overrides.is_tensor_like(input_param):
+            if not is_tensor_like(input_param):
                 error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
                                   f"Tensor-like object from checkpoint but received {type(input_param)}")
                 continue

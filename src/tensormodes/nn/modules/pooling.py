@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numbers
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from .. import functional as F
 from .module import Module
 

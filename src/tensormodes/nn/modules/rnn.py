@@ -19,8 +19,7 @@ import numbers
 import warnings
 from collections.abc import Callable
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -21,8 +21,7 @@ import copy
 import warnings
 from collections.abc import Callable
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from .. import functional as F
 from .. import init
 from .._functional.attention import _canonical_mask, _none_or_dtype

@@ -12,7 +12,7 @@ import types
 import warnings
 from collections.abc import Iterable
 
-import tensormodes as tm
+from ..._api import namespace as tm
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 

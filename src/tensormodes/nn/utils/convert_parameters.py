@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from ..modules.module import _typename
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]

@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-import tensormodes as tm
-
+from ..._api import namespace as tm
 from .dataset import Dataset, IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 

@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import tensormodes as tm
+from ..._api import namespace as tm
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split"]

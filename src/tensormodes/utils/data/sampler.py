@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Iterable, Iterator, Sequence, Sized
 
-import tensormodes as tm
+from ..._api import namespace as tm
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]

@@ -1,0 +1,92 @@
+"""The core of the ``tensormodes`` namespace: every public function of the op table
+(generated on first access), ``Tensor``, dtypes, devices, grad mode, seeds and printing.
+
+The package face (``tensormodes/__init__.py``) re-exports it beside the subpackages. Modules
+of the public API that the face itself imports (``nn``, ``optim``, ``fx``, ``utils`` ...)
+use this module as ``tm`` (``tm.zeros(...)`` at call time) instead of the package, so that
+imports go one way and never back up to the face.
+
+>>> from tensormodes._api import namespace as tm
+>>> tm.zeros(2).add(1), tm.float32
+(tensor([1., 1.]), tensormodes.float32)
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from .._autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .._device import device
+from .._dtype import (
+    bfloat16,
+    bool,
+    can_cast,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    finfo,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    iinfo,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from .._ops.random import Generator, default_generator, initial_seed, manual_seed, seed
+from .._overrides import dispatch as _dispatch
+from . import build as _build
+from .tensor import Size, Tensor
+from .tensor_str import set_printoptions
+
+__all__ = [
+    "Tensor", "Size", "device", "dtype", "Generator", "default_generator", "finfo", "iinfo",
+    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+    "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
+    "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
+    "manual_seed", "seed", "initial_seed", "set_printoptions",
+    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
+]  # and every public function of the op table, generated on first access
+
+_dispatch.PUBLIC_NAMES[device] = "tensormodes.device"  # modes see device(...) calls, under this name
+
+
+def is_tensor(obj) -> builtins.bool:
+    """True if ``obj`` is a Tensor (or a subclass instance).
+
+    >>> import tensormodes as tm
+    >>> tm.is_tensor(tm.ones(1)), tm.is_tensor([1])
+    (True, False)
+    """
+    return isinstance(obj, Tensor)
+
+
+def __getattr__(name: str):
+    # Public functions of the op table are generated on first use (see build.py).
+    func = _build.public_function(name)
+    globals()[name] = func
+    return func
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_build.function_names()))
