@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 import tensormodes as tm
 from tensormodes._ops import OPS
-from tensormodes._ops._registry import TensorSpec
+from tensormodes._ops.registry import TensorSpec
 
 from .op_samples import all_samples, callable_for
 

@@ -7,7 +7,7 @@ import numpy as np
 
 import tensormodes as tm
 from tensormodes._ops import OPS
-from tensormodes._ops._registry import Sample, TensorSpec
+from tensormodes._ops.registry import Sample, TensorSpec
 
 _DTYPES = {repr(d).split(".")[1]: d for d in (tm.bool, tm.uint8, tm.int8, tm.int16, tm.int32, tm.int64,
                                              tm.float16, tm.bfloat16, tm.float32, tm.float64,

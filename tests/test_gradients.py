@@ -8,7 +8,7 @@ import pytest
 
 import tensormodes as tm
 from tensormodes._ops import OPS
-from tensormodes._ops._registry import TensorSpec
+from tensormodes._ops.registry import TensorSpec
 
 from .op_samples import callable_for, make_array, materialize, tm_maker, torch_maker
 

@@ -145,3 +145,60 @@ def test_no_import_cycles():
 
     for name in sorted(graph):
         visit(name, [])
+
+
+def _pytorch_spelled_names() -> set[str]:
+    """Names PyTorch itself spells with a leading underscore (its ``torch._C`` API), which ``_C``
+    re-exports: public here too, wherever they are imported from."""
+    tree = ast.parse((PACKAGE / "_C.py").read_text())
+    return {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+            for alias in node.names}
+
+
+def _is_private(part: str) -> bool:
+    return part.startswith("_") and not part.startswith("__")
+
+
+def private_imports_across_folders() -> list[str]:
+    """``module: name`` for every import of a private name, or of any name through a private
+    module, from another top-level folder or module. What folders share is promoted to a
+    documented internal API (a module or name without a leading underscore); the package face
+    may re-export public names from anywhere."""
+    allowed = _pytorch_spelled_names()
+    found = []
+    for path in MODULES:
+        current = module_name(path)
+        if current == "__init__":
+            continue
+        for node in runtime_imports(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            resolved = resolve(current, node)
+            if not resolved:
+                continue  # not this package
+            for i, alias in enumerate(node.names):
+                target = f"{resolved[0]}.{alias.name}" if node.module else resolved[i]
+                parts = target.removesuffix(".__init__").split(".")
+                if parts[0] == current.split(".")[0] or alias.name in allowed:
+                    continue
+                # the top-level unit itself may be private (``_ops``, ``_dtype``): it is a layer's place
+                if any(_is_private(p) for p in parts[1:]):
+                    found.append(f"{current}: {target}")
+    return found
+
+
+def test_no_private_names_imported_across_folders():
+    assert private_imports_across_folders() == []
+
+
+def test_no_global_statements_and_no_late_imports():
+    """Module state that changes lives in a small object or a ContextVar, never behind
+    ``global``; and the package's modules import at the top (no ``noqa: E402``)."""
+    offenders = []
+    for path in MODULES:
+        text = path.read_text()
+        tree = ast.parse(text)
+        offenders += [f"{module_name(path)}:{n.lineno} global" for n in ast.walk(tree) if isinstance(n, ast.Global)]
+        offenders += [f"{module_name(path)}:{i} E402" for i, line in enumerate(text.splitlines(), 1)
+                      if "noqa: E402" in line]
+    assert offenders == []

@@ -16,9 +16,9 @@ def test_linecount_lists_every_file_with_folder_and_grand_totals():
     files = sorted(package.rglob("*.py"))
     counts = {path: len(path.read_bytes().splitlines()) for path in files}
     assert shown[-1].split() == ["total", str(sum(counts.values()))]
-    registry = package / "_ops" / "_registry.py"
+    registry = package / "_ops" / "registry.py"
     folder = shown.index("src/tensormodes/_ops/")
     section = shown[folder + 1:shown.index(next(line for line in shown[folder + 1:] if "(folder)" in line))]
-    assert f"_registry.py {counts[registry]}" in [" ".join(line.split()) for line in section]
+    assert f"registry.py {counts[registry]}" in [" ".join(line.split()) for line in section]
     folder_total = next(line for line in shown[folder + 1:] if "(folder)" in line)
     assert int(folder_total.split()[-1]) == sum(n for path, n in counts.items() if path.parent == registry.parent)

@@ -19,7 +19,7 @@ import pytest
 
 import tensormodes as tm
 import tensormodes.nn as nn
-from tensormodes._ops._meta import same_metadata
+from tensormodes._ops.meta_rules import same_metadata
 from tensormodes.meta import (
     CrossRefMode,
     DataDependentOutputError,

@@ -128,7 +128,7 @@ for namespace, name in ((tm.Tensor, 'sinh'), (tm, 'cosh'), (tm.Tensor, 'tanh'), 
 
 
 PACKAGE = Path(tm.__file__).resolve().parent
-# The namespaces a gradient formula reaches through ``_common.ops``, by the attributes before the name.
+# The namespaces a gradient formula reaches through ``common.ops``, by the attributes before the name.
 _NAMESPACES = {(): "tensormodes", ("linalg",): "tensormodes.linalg", ("nn", "functional"): "tensormodes.nn.functional"}
 
 
@@ -141,10 +141,10 @@ def _public_names(namespace: str) -> set[str]:
 
 
 def unknown_public_ops(source: str) -> list[str]:
-    """``ops.<...>.<name>`` uses in ``source`` (a module importing ``ops`` from ``_ops._common``)
+    """``ops.<...>.<name>`` uses in ``source`` (a module importing ``ops`` from ``_ops.common``)
     that name no public function of their namespace."""
     tree = ast.parse(source)
-    if not any(isinstance(node, ast.ImportFrom) and (node.module or "").endswith("_common")
+    if not any(isinstance(node, ast.ImportFrom) and (node.module or "").endswith("common")
                and any(alias.name == "ops" for alias in node.names) for node in ast.walk(tree)):
         return []
     problems = []
@@ -172,7 +172,7 @@ def unknown_public_ops(source: str) -> list[str]:
 
 
 def test_checked_public_op_lookups_name_public_functions():
-    # Gradient formulas call public functions through ``_common.ops`` (generated above the kernels,
+    # Gradient formulas call public functions through ``common.ops`` (generated above the kernels,
     # looked up at call time): a misspelt name would fail only when its backward ran.
     sources = {str(path.relative_to(PACKAGE)): path.read_text() for path in sorted(PACKAGE.rglob("*.py"))}
     assert "ops.linalg.svd(" in sources["_ops/linalg.py"]  # the scan sees the formulas' lookups
@@ -181,7 +181,7 @@ def test_checked_public_op_lookups_name_public_functions():
 
 
 def test_unknown_public_op_lookups_are_found():
-    source = ("from ._common import ops\n\n"
+    source = ("from .common import ops\n\n"
               "def _grad(grad):\n    return ops.catt([grad]), ops.linalg.inverse(grad), ops.cat\n")
     assert unknown_public_ops(source) == ["line 4: ops.catt", "line 4: ops.linalg.inverse"]
-    assert unknown_public_ops(source.replace("from ._common import ops", "ops = object()")) == []
+    assert unknown_public_ops(source.replace("from .common import ops", "ops = object()")) == []

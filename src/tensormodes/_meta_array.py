@@ -1,6 +1,6 @@
 """What a meta tensor holds: a ``MetaArray`` (shape, dtype, strides and storage offset, no
 data), where a cpu tensor holds a NumPy ``ndarray``. It sits at the bottom with the bare tensor;
-the rules computing an op's result metadata live with the kernels (``_ops/_meta.py``).
+the rules computing an op's result metadata live with the kernels (``_ops/meta_rules.py``).
 
 >>> import numpy as np
 >>> a = MetaArray((1000, 64), np.dtype(np.float32))

@@ -7,7 +7,7 @@ as in ``torch.return_types``.
 (True, [5, 7], [1, 0])
 """
 
-from ._ops._registry import RETURN_TYPES
+from ._ops.registry import RETURN_TYPES
 
 globals().update(RETURN_TYPES)
 __all__ = sorted(RETURN_TYPES)

@@ -20,7 +20,7 @@ import sys
 from .._autograd.graph import needs_grad, record
 from .._dispatch import kernel_site
 from .._ops import OPS, OpDef
-from .._ops._registry import METHOD, TensorKind, tensor_kind_of
+from .._ops.registry import METHOD, TensorKind, tensor_kind_of
 from .._overrides import dispatch as _dispatch
 from . import codegen
 from .runtime import tensor_arg, tensor_or_scalar_arg, wrap

@@ -44,7 +44,7 @@ from .. import _generated
 from .._autograd.graph import make_recorder
 from .._dispatch import kernel_site
 from .._ops import OpDef
-from .._ops._registry import TensorKind
+from .._ops.registry import TensorKind
 from .._overrides import dispatch as _dispatch
 from .runtime import GENERATED_NAMES
 
@@ -424,7 +424,7 @@ def _unary_ufunc(a: str, wrap) -> str:
 def _same_dtype_ufunc(a: str, b: str, wrap) -> str:
     """The ufunc on ``_a`` and ``_b``, the arrays of plain tensors ``a`` and ``b``.
 
-    One floating dtype: the ufunc hint promises the exact result (see _registry.op); other
+    One floating dtype: the ufunc hint promises the exact result (see registry.op); other
     dtypes go to the kernel, which knows which ops PyTorch refuses for them (bool matmul ...).
     """
     return _block('if _a.dtype is _b.dtype and _a.dtype.kind == "f":',

@@ -22,7 +22,7 @@ from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import bump_version, needs_grad, record_inplace, share_version
 from .._device import device
 from .._meta_array import MetaArray
-from .._ops._common import array_type_name
+from .._ops.common import array_type_name
 from .._overrides import dispatch as _dispatch
 from .._tensor_base import wrap_array
 from .meta_tensor import MetaTensor
@@ -131,7 +131,7 @@ def _write_inplace(self: Tensor, result, op_name: str, check=None) -> Tensor:
     if result.shape != data.shape:
         shape = np.broadcast_shapes(result.shape, data.shape) if _broadcastable(result, data) else result.shape
         raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
-    if check is not None:  # the op's own rule (see _registry.op's written_check)
+    if check is not None:  # the op's own rule (see registry.op's written_check)
         check(result, data, True)
     _check_castable(result, data)
     if result.dtype != data.dtype:
@@ -151,7 +151,7 @@ def _broadcastable(a, b) -> bool:
 
 def _write_out(out, result, check=None):
     """Copy ``result`` into the ``out=`` tensor(s), resizing like PyTorch (``check``: the op's
-    own rule, see _registry.op's written_check)."""
+    own rule, see registry.op's written_check)."""
     if isinstance(out, (tuple, list)):
         if not isinstance(result, tuple) or len(out) != len(result):
             raise TypeError("out= expects a tuple of tensors matching the op's outputs")

@@ -30,7 +30,7 @@ from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import bump_version, grad_edge, record, share_version, version_of
 from .._device import CPU, META, check_compute_device
 from .._meta_array import MetaArray, meta_like
-from .._ops._common import ops, scalar_type_name, wrap_dim
+from .._ops.common import ops, scalar_type_name, wrap_dim
 from .._ops.creation import checked_fill_value, parse_size
 from .._overrides import dispatch as _dispatch
 from .._overrides.dispatch import NO_WRAP, run_without_subclasses

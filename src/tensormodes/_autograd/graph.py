@@ -23,9 +23,9 @@ import numpy as np
 
 from .. import _dtype as dt
 from .. import _generated
-from .._ops._common import ops
-from .._ops._registry import TensorKind
-from .._ops._shape import gather_back
+from .._ops.common import ops
+from .._ops.registry import TensorKind
+from .._ops.shape import gather_back
 from .._tensor_base import PLAIN, TensorBase, copy_detached, meta_of, wrap_array
 from .grad_mode import grad_enabled
 

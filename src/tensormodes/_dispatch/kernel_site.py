@@ -29,7 +29,7 @@ import inspect
 from .._device import is_meta_device
 from .._meta_array import MetaArray
 from .._ops import OpDef
-from .._ops._registry import TensorKind
+from .._ops.registry import TensorKind
 from .._tensor_base import PLAIN
 from .meta import meta_runner, on_meta
 
@@ -70,7 +70,7 @@ def callee(opdef: OpDef, signature: inspect.Signature, fast: bool) -> str:
 
 
 def ufunc_call(*arrays: str) -> str:
-    """Source of the site for a ufunc-hinted op's fast path (see ``_registry.op``'s ``ufunc``):
+    """Source of the site for a ufunc-hinted op's fast path (see ``registry.op``'s ``ufunc``):
     the op's NumPy ufunc on arrays already known to be plain and floating."""
     return f"_ufunc({', '.join(arrays)})"
 

@@ -38,6 +38,6 @@ from . import (  # noqa: F401
     unary_math,
     views,
 )
-from ._registry import OPS, OpDef
+from .registry import OPS, OpDef
 
 __all__ = ["OPS", "OpDef"]

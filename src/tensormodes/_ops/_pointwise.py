@@ -3,7 +3,7 @@
 PyTorch's errors for unsupported dtypes and arguments, and helpers of gradient formulas.
 
 Binary kernels accept an array or a Python scalar in either position (the reflected operators
-pass the scalar first) and compute in PyTorch's promoted dtype (``_common.operand_dtype``).
+pass the scalar first) and compute in PyTorch's promoted dtype (``common.operand_dtype``).
 Arithmetic on float16 and bfloat16 computes in float32 and rounds once at the end, as PyTorch's
 CPU kernels do; math functions (exp, sin, pow, atan2 ...) are evaluated in float64 and rounded to
 the result dtype. Kernels that can meet overflow, division by zero or NaN silence NumPy's
@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import (
+from .common import (
     FLOAT_MAX,
     HALF_TYPES,
     check_python_int,

@@ -18,9 +18,9 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._common import along, dtype_of, is_int, ops, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
-from ._meta import MetaRule, probe, reduction, with_shape
-from ._registry import TensorSpec
+from .common import along, dtype_of, is_int, ops, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
+from .meta_rules import MetaRule, probe, reduction, with_shape
+from .registry import TensorSpec
 
 # Index-returning ops are compared with PyTorch index for index: values drawn
 # from a wide range make ties (whose order PyTorch leaves unspecified) unlikely.
@@ -141,7 +141,7 @@ def _sum_dtype(array: np.ndarray, dtype) -> dt.dtype:
     return dt.int64 if array.dtype.kind in "biu" else dtype_of(array)
 
 
-# -- gradient formulas (run on Tensors; see _registry.op) -----------------------------------------
+# -- gradient formulas (run on Tensors; see registry.op) -----------------------------------------
 
 def _unreduce(grad, shape, dim, keepdim: bool):
     """``grad`` of a reduction over ``dim`` broadcast back to the input's ``shape``."""

@@ -1,7 +1,7 @@
 """Sample tensors shared by the op declarations of several families (``TensorSpec``: a random
 tensor of a shape, dtype and value range, see ``_registry``)."""
 
-from ._registry import TensorSpec
+from .registry import TensorSpec
 
 BF16 = TensorSpec((3,), "bfloat16")
 BOOL = TensorSpec((2, 3), "bool")

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import copy_of
-from ._common import (
+from .common import (
     HALF_TYPES,
     array_type_name,
     not_implemented,
@@ -29,8 +29,8 @@ from ._common import (
     scalar_type_name,
     wrap_dim,
 )
-from ._meta import rule, same_shape
-from ._registry import Sample, Tensor, TensorSpec, op
+from .meta_rules import rule, same_shape
+from .registry import Sample, Tensor, TensorSpec, op
 
 
 def _dim_type_check(dim, kernel: str, position: int) -> None:

@@ -16,20 +16,6 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import (
-    PLAIN_FLOATS,
-    cpp_type_name,
-    dtype_of,
-    floating,
-    is_tensor,
-    no_derivative,
-    operand_dtype,
-    ops,
-    quiet,
-    scalar_type_name,
-)
-from ._common import conjugate as _conj
-from ._meta import broadcasting, elementwise
 from ._pointwise import (
     _ND,
     _as,
@@ -45,8 +31,22 @@ from ._pointwise import (
     _wide,
     _zeros_like,
 )
-from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, POSITIVE, POSITIVE_I, ROW, SCALAR_F64, U8
+from .common import (
+    PLAIN_FLOATS,
+    cpp_type_name,
+    dtype_of,
+    floating,
+    is_tensor,
+    no_derivative,
+    operand_dtype,
+    ops,
+    quiet,
+    scalar_type_name,
+)
+from .common import conjugate as _conj
+from .meta_rules import broadcasting, elementwise
+from .registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 
 
 def _int_divisor_check(divisor) -> None:

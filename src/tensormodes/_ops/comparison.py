@@ -16,25 +16,6 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import (
-    HALF_TYPES,
-    PLAIN_FLOATS,
-    dtype_of,
-    is_tensor,
-    not_implemented,
-    operand_dtype,
-    quiet,
-    scalar_type_name,
-)
-from ._meta import (
-    MetaRule,
-    broadcasting,
-    checked_data_dependent,
-    data_dependent,
-    elementwise,
-    pointwise,
-    probed,
-)
 from ._pointwise import (
     _ND,
     _as,
@@ -47,8 +28,27 @@ from ._pointwise import (
     _raise_broadcast_error,
     _unsupported,
 )
-from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, ROW, SCALAR_F64, U8
+from .common import (
+    HALF_TYPES,
+    PLAIN_FLOATS,
+    dtype_of,
+    is_tensor,
+    not_implemented,
+    operand_dtype,
+    quiet,
+    scalar_type_name,
+)
+from .meta_rules import (
+    MetaRule,
+    broadcasting,
+    checked_data_dependent,
+    data_dependent,
+    elementwise,
+    pointwise,
+    probed,
+)
+from .registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 
 
 def _no_special_values(input: np.ndarray, fill: bool) -> np.ndarray | None:

@@ -12,11 +12,11 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import copy_of, view_of
-from ._common import check_same_shape_or_broadcast, dtype_of, floating, quiet, scalar_type_name
-from ._meta import broadcasting, elementwise, metadata, rule
 from ._pointwise import _complex_divide, _complex_from_parts, _zeros_like
-from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import BOOL, C64, F16, F64, I23, M23, POSITIVE, SCALAR_F64
+from .common import check_same_shape_or_broadcast, dtype_of, floating, quiet, scalar_type_name
+from .meta_rules import broadcasting, elementwise, metadata, rule
+from .registry import Sample, Tensor, TensorSpec, op
 
 # -- complex numbers -------------------------------------------------------------------------
 # tensormodes has no lazy conjugate or negative bits: conj() of a complex tensor is a copy.

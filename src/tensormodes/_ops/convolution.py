@@ -19,10 +19,10 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._common import HALF_TYPES, array_type_name, cpp_type_name, not_implemented, ops, scalar_type_name
-from ._common import conjugate as _conj
-from ._meta import MetaRule, rule
-from ._registry import Sample, Tensor, TensorSpec, op
+from .common import HALF_TYPES, array_type_name, cpp_type_name, not_implemented, ops, scalar_type_name
+from .common import conjugate as _conj
+from .meta_rules import MetaRule, rule
+from .registry import Sample, Tensor, TensorSpec, op
 
 # float16 and bfloat16 are computed in float32 and cast back: NumPy's contractions of them are
 # slow or missing.

@@ -24,11 +24,11 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import check_compute_device, is_meta_device
 from .._meta_array import MetaArray, copy_of, dense_strides
-from ._common import array_of, checked_scalar, resolve_dtype, scalar_type_name
-from ._meta import MetaRule, rule
-from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23
-from ._shape import storage_span, strided_geometry
+from .common import array_of, checked_scalar, resolve_dtype, scalar_type_name
+from .meta_rules import MetaRule, rule
+from .registry import Sample, Tensor, TensorSpec, op
+from .shape import storage_span, strided_geometry
 
 _DEFAULT_DTYPE = dt._DEFAULT_DTYPE  # read directly: get_default_dtype() costs a call on the hot path
 _np_zeros, _np_empty = np.zeros, np.empty

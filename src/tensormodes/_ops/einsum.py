@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray, dense_strides
-from ._common import (
+from .common import (
     HALF_TYPES,
     array_of,
     dtype_of,
@@ -19,9 +19,9 @@ from ._common import (
     recordable,
     scalar_type_name,
 )
-from ._common import conjugate as _conj
-from ._meta import rule
-from ._registry import Sample, Tensor, TensorSpec, op
+from .common import conjugate as _conj
+from .meta_rules import rule
+from .registry import Sample, Tensor, TensorSpec, op
 
 
 def _to_label_space(t, full: list[str], space: list[str]):

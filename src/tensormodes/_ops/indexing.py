@@ -23,11 +23,11 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import DataDependentOutputError, MetaArray, contiguous_strides, dense_strides
-from ._common import FLOAT_MAX, check_same_shape_or_broadcast, checked_scalar, ops, wrap_dim, writes_into_input
-from ._meta import data_dependent, metadata, rule
-from ._registry import Index, Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234, SCALAR
-from ._shape import gather_back, legacy_type_name, meta_indexed, positions_of, reshaped, value_dependent
+from .common import FLOAT_MAX, check_same_shape_or_broadcast, checked_scalar, ops, wrap_dim, writes_into_input
+from .meta_rules import data_dependent, metadata, rule
+from .registry import Index, Sample, Tensor, TensorSpec, op
+from .shape import gather_back, legacy_type_name, meta_indexed, positions_of, reshaped, value_dependent
 from .views import expand_array
 
 # Float samples of ops that write at indices (``setitem``) use indices
@@ -375,7 +375,7 @@ def _meta_advanced(view: MetaArray, advanced: list, count=_unknown_count) -> Met
                      rest_strides[:split] + outer + rest_strides[split:])
 
 
-# -- gradient helpers: formulas run on Tensors, through public methods (see _registry.op) --
+# -- gradient helpers: formulas run on Tensors, through public methods (see registry.op) --
 
 def _index_as_given(indices):
     """A saved index as the op read it: a short list holding tensors, slices, ``None``

@@ -15,11 +15,11 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray, view_of
-from ._common import along, array_of, is_int, one_sequence_as_items, operand_dtype, wrap_dim
-from ._meta import MetaRule, metadata, probe, rule
-from ._registry import Sample, Tensor, TensorSpec, alias, op
 from ._samples import I23, M23, M234, SCALAR
-from ._shape import (
+from .common import along, array_of, is_int, one_sequence_as_items, operand_dtype, wrap_dim
+from .meta_rules import MetaRule, metadata, probe, rule
+from .registry import Sample, Tensor, TensorSpec, alias, op
+from .shape import (
     _as_tuple,
     _cat,
     _legacy_empty,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import (
+from ._reduction import _checked_meta, _no_checks
+from .common import (
     HALF_TYPES,
     adjoint,
     check_same_shape_or_broadcast,
@@ -19,9 +20,8 @@ from ._common import (
     quiet,
     scalar_type_name,
 )
-from ._common import conjugate as _conj
-from ._reduction import _checked_meta, _no_checks
-from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
+from .common import conjugate as _conj
+from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
 # -- decompositions ---------------------------------------------------------------------------------
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import (
+from .arithmetic import sub as _sub
+from .common import (
     HALF_TYPES,
     array_type_name,
     check_same_shape_or_broadcast,
@@ -26,9 +27,8 @@ from ._common import (
     quiet,
     scalar_type_name,
 )
-from ._meta import MetaRule, pointwise, with_shape
-from ._registry import Sample, Tensor, TensorSpec, op
-from .arithmetic import sub as _sub
+from .meta_rules import MetaRule, pointwise, with_shape
+from .registry import Sample, Tensor, TensorSpec, op
 
 _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
 

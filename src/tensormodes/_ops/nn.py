@@ -20,7 +20,8 @@ import numpy as np
 from .. import _dtype as dt
 from .._meta_array import MetaArray, contiguous_strides
 from . import activation as _activation
-from ._common import (
+from ._samples import SCALAR
+from .common import (
     HALF_TYPES,
     array_type_name,
     binary,
@@ -33,11 +34,10 @@ from ._common import (
     scalar_type_name,
     shape_text,
 )
-from ._common import conjugate as _conj
-from ._meta import probe, rule
-from ._registry import Sample, Tensor, TensorSpec, op
-from ._samples import SCALAR
-from ._shape import reshaped
+from .common import conjugate as _conj
+from .meta_rules import probe, rule
+from .registry import Sample, Tensor, TensorSpec, op
+from .shape import reshaped
 
 
 def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_grad):

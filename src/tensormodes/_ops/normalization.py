@@ -17,9 +17,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._meta_array import MetaArray
-from ._common import HALF_TYPES, dtype_of, not_implemented, ops, scalar_type_name
-from ._meta import rule
-from ._registry import Sample, Tensor, TensorSpec, op
+from .common import HALF_TYPES, dtype_of, not_implemented, ops, scalar_type_name
+from .meta_rules import rule
+from .registry import Sample, Tensor, TensorSpec, op
 
 
 def _working(array: np.ndarray, name: str) -> np.ndarray:

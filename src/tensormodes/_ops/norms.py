@@ -14,13 +14,13 @@ import math
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import dtype_of, ops, scalar_type_name, wrap_dim
 from ._reduction import _LOW_PRECISION, _dim_defaulting, _distribute_evenly, _norm_grad, _quietly, _reduce_meta
-from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234
+from .common import dtype_of, ops, scalar_type_name, wrap_dim
 from .linalg import svdvals as _svdvals
 from .reduction import _matrix_norm as _fro_or_nuc_norm
 from .reduction import _norm_dtypes, _vector_norm
+from .registry import Sample, Tensor, TensorSpec, op
 
 _INF = float("inf")
 _MATRIX_ORDERS = ("fro", "nuc", _INF, -_INF, 1, -1, 2, -2)

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._common import (
+from .common import (
     HALF_TYPES,
     array_type_name,
     check_same_shape_or_broadcast,
@@ -31,9 +31,9 @@ from ._common import (
     quiet,
     wrap_dim,
 )
-from ._meta import elementwise, rule
-from ._registry import Sample, Tensor, TensorSpec, op
 from .indexing import _out_of_bounds
+from .meta_rules import elementwise, rule
+from .registry import Sample, Tensor, TensorSpec, op
 from .scatter_gather import _index_select_out_of_range
 from .special import _erf
 

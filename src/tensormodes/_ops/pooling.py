@@ -19,9 +19,9 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._common import HALF_TYPES, no_complex_autograd, not_implemented, ops, scalar_type_name
-from ._meta import rule
-from ._registry import Sample, Tensor, TensorSpec, op
+from .common import HALF_TYPES, no_complex_autograd, not_implemented, ops, scalar_type_name
+from .meta_rules import rule
+from .registry import Sample, Tensor, TensorSpec, op
 
 # -- arguments ------------------------------------------------------------------------------------
 

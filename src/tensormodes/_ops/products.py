@@ -20,7 +20,8 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._common import (
+from ._reduction import _checked_meta, _kernel_rule, _no_checks, _norm_grad, _probe_quietly
+from .common import (
     HALF_TYPES,
     adjoint,
     array_of,
@@ -36,11 +37,10 @@ from ._common import (
     shape_text,
     wrap_dims,
 )
-from ._common import conjugate as _conj
-from ._meta import rule, with_shape
-from ._reduction import _checked_meta, _kernel_rule, _no_checks, _norm_grad, _probe_quietly
-from ._registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
+from .common import conjugate as _conj
 from .creation import checked_fill_value
+from .meta_rules import rule, with_shape
+from .registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 
 
 def _compute(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:

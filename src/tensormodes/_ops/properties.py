@@ -10,11 +10,11 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import check_compute_device
 from .._meta_array import MetaArray, contiguous_strides, dense_strides, view_of
-from ._common import resolve_dtype
-from ._meta import MetaRule, checked_data_dependent, metadata, rule, same_metadata
-from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, SCALAR
-from ._shape import _same_grad
+from .common import resolve_dtype
+from .meta_rules import MetaRule, checked_data_dependent, metadata, rule, same_metadata
+from .registry import Sample, Tensor, TensorSpec, op
+from .shape import _same_grad
 
 # -- properties (Tensor.is_complex, is_floating_point and numel are defined with the class) ---
 

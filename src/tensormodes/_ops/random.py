@@ -26,7 +26,8 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import is_meta_device, parse_device
 from .._meta_array import MetaArray
-from ._common import (
+from ._samples import M23
+from .common import (
     array_of,
     check_same_shape_or_broadcast,
     cpp_type_name,
@@ -35,10 +36,9 @@ from ._common import (
     resolve_dtype,
     scalar_type_name,
 )
-from ._meta import MetaRule, rule
-from ._registry import Sample, Tensor, TensorSpec, op
-from ._samples import M23
 from .creation import check_device, checked_fill_value, parse_size, python_scalar
+from .meta_rules import MetaRule, rule
+from .registry import Sample, Tensor, TensorSpec, op
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed"]
 _DEFAULT_DTYPE = dt._DEFAULT_DTYPE

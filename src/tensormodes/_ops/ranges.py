@@ -16,10 +16,10 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._common import not_implemented, resolve_dtype
-from ._meta import MetaRule, rule
-from ._registry import Sample, Tensor, TensorSpec, op
+from .common import not_implemented, resolve_dtype
 from .creation import _DEFAULT_DTYPE, _is_int_like, _target_np, check_device, checked_fill_value, python_scalar
+from .meta_rules import MetaRule, rule
+from .registry import Sample, Tensor, TensorSpec, op
 
 # -- meta rules (device="meta": the result's shape and dtype, checked as the kernels check, no data) ----
 

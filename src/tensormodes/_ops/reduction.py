@@ -15,22 +15,6 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._common import (
-    PLAIN_FLOATS,
-    along,
-    binary,
-    check_same_shape_or_broadcast,
-    dtype_of,
-    is_int,
-    no_complex_autograd,
-    ops,
-    resolve_dtype,
-    scalar_type_name,
-    wrap_dim,
-    wrap_dims,
-)
-from ._common import conjugate as _conj
-from ._meta import MetaRule, pointwise, rule, with_shape
 from ._reduction import (
     _FLOAT32,
     _INT64,
@@ -59,10 +43,26 @@ from ._reduction import (
     _sum_in,
     _unreduce,
 )
-from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, alias, op
 from ._samples import M23, M234, SCALAR
+from .common import (
+    PLAIN_FLOATS,
+    along,
+    binary,
+    check_same_shape_or_broadcast,
+    dtype_of,
+    is_int,
+    no_complex_autograd,
+    ops,
+    resolve_dtype,
+    scalar_type_name,
+    wrap_dim,
+    wrap_dims,
+)
+from .common import conjugate as _conj
 from .comparison import extremum_grad
 from .linalg import svdvals as _svdvals
+from .meta_rules import MetaRule, pointwise, rule, with_shape
+from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, alias, op
 
 
 def _no_empty_dims(array: np.ndarray, axis, op_name: str, shown=None) -> None:

@@ -12,11 +12,11 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray, dense_strides
-from ._common import is_int, ops, scalar_type_name, wrap_dim
-from ._meta import metadata, probe, rule, same_shape
-from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, M234, SCALAR
-from ._shape import _cat, _diagonal_dims, _dim_list, _wrap_dim_of_tensor, int_tuple, value_dependent, varargs_ints
+from .common import is_int, ops, scalar_type_name, wrap_dim
+from .meta_rules import metadata, probe, rule, same_shape
+from .registry import Sample, Tensor, TensorSpec, op
+from .shape import _cat, _diagonal_dims, _dim_list, _wrap_dim_of_tensor, int_tuple, value_dependent, varargs_ints
 from .views import diagonal_view
 
 # -- reordering elements (copies) --------------------------------------------------------

@@ -19,10 +19,10 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._common import HALF_TYPES, dtype_of, not_implemented, ops
-from ._meta import rule
-from ._registry import Sample, Tensor, TensorSpec, op
+from .common import HALF_TYPES, dtype_of, not_implemented, ops
 from .creation import checked_fill_value
+from .meta_rules import rule
+from .registry import Sample, Tensor, TensorSpec, op
 
 # -- constant padding --------------------------------------------------------------------------
 

@@ -12,9 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import conjugate as _conj
-from ._common import dtype_of, no_complex_autograd, wrap_dim
-from ._meta import same_shape
 from ._reduction import (
     _accumulation_dtype,
     _cat,
@@ -24,8 +21,11 @@ from ._reduction import (
     _quietly,
     _sum_dtype,
 )
-from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 from ._samples import M23, SCALAR
+from .common import conjugate as _conj
+from .common import dtype_of, no_complex_autograd, wrap_dim
+from .meta_rules import same_shape
+from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
 
 def _scan(ufunc, name: str, array: np.ndarray, dim, dtype) -> np.ndarray:

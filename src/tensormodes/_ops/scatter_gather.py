@@ -16,12 +16,12 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._common import check_same_shape_or_broadcast, cpp_type_name, wrap_dim, writes_into_input
-from ._meta import metadata
-from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import I23, M23, M234, SCALAR
-from ._shape import reshaped
+from .common import check_same_shape_or_broadcast, cpp_type_name, wrap_dim, writes_into_input
 from .indexing import _as_nd, _fill_value, _legacy_name, _out_of_bounds, scalar_as
+from .meta_rules import metadata
+from .registry import Sample, Tensor, TensorSpec, op
+from .shape import reshaped
 
 # Float samples of ops that write at indices (``index_copy``, ``scatter``) use indices
 # without repeats: with repeats the result depends on the write order and gradients are

@@ -10,8 +10,6 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._common import along, array_type_name, derivative_not_implemented, is_int, no_complex_autograd, quiet
-from ._meta import data_dependent, same_shape, with_shape
 from ._reduction import (
     _INT64,
     _WIDE_INT,
@@ -26,9 +24,11 @@ from ._reduction import (
     _sort_indices,
     _sortable,
 )
-from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234, SCALAR
-from ._shape import _wrap_dim_of_tensor
+from .common import along, array_type_name, derivative_not_implemented, is_int, no_complex_autograd, quiet
+from .meta_rules import data_dependent, same_shape, with_shape
+from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
+from .shape import _wrap_dim_of_tensor
 
 
 def _check_sortable(array: np.ndarray) -> None:

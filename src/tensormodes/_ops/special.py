@@ -13,11 +13,11 @@ import numbers
 
 import numpy as np
 
-from ._common import dtype_of, not_implemented, ops, quiet
-from ._meta import elementwise
 from ._pointwise import _float_unary, _real_float_unary
-from ._registry import Sample, Tensor, TensorSpec, op
 from ._samples import BF16, C64, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
+from .common import dtype_of, not_implemented, ops, quiet
+from .meta_rules import elementwise
+from .registry import Sample, Tensor, TensorSpec, op
 
 
 @functools.cache

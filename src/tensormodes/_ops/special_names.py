@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from . import activation, arithmetic, reduction, special, unary_math  # noqa: F401 - they declare the named ops
-from ._registry import OPS, alias
+from .registry import OPS, alias
 
 _SPECIAL = "tensormodes.special"
 

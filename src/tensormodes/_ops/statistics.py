@@ -13,8 +13,6 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._common import along, dtype_of, no_complex_autograd, no_derivative, scalar_type_name, wrap_dims
-from ._meta import data_dependent, with_shape
 from ._reduction import (
     _BFLOAT16,
     _INT64,
@@ -42,9 +40,11 @@ from ._reduction import (
     _sum_in,
     _unreduce,
 )
-from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 from ._samples import M23, M234, SCALAR
+from .common import along, dtype_of, no_complex_autograd, no_derivative, scalar_type_name, wrap_dims
+from .meta_rules import data_dependent, with_shape
 from .reduction import nansum
+from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
 _VECTOR = TensorSpec((5,))
 

@@ -16,18 +16,6 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import (
-    check_same_shape_or_broadcast,
-    dtype_of,
-    floating,
-    no_complex_autograd,
-    not_implemented,
-    operand_dtype,
-    ops,
-    quiet,
-)
-from ._common import conjugate as _conj
-from ._meta import broadcasting, elementwise, metadata
 from ._pointwise import (
     _as,
     _complex_divide,
@@ -39,7 +27,6 @@ from ._pointwise import (
     _wide,
     _zeros_like,
 )
-from ._registry import Dunder, Sample, Tensor, TensorSpec, alias, op
 from ._samples import (
     BF16,
     BOOL,
@@ -57,6 +44,19 @@ from ._samples import (
     UNIT_INTEGERS,
     UNIT_SCALAR,
 )
+from .common import (
+    check_same_shape_or_broadcast,
+    dtype_of,
+    floating,
+    no_complex_autograd,
+    not_implemented,
+    operand_dtype,
+    ops,
+    quiet,
+)
+from .common import conjugate as _conj
+from .meta_rules import broadcasting, elementwise, metadata
+from .registry import Dunder, Sample, Tensor, TensorSpec, alias, op
 
 
 def _rounding(ufunc, name: str, input: np.ndarray) -> np.ndarray:

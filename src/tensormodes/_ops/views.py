@@ -23,11 +23,11 @@ from numpy.lib.stride_tricks import as_strided as _np_as_strided
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray, view_of
-from ._common import along, array_type_name, check_same_shape_or_broadcast, is_int, ops, scalar_type_name, wrap_dim
-from ._meta import metadata, rule
-from ._registry import Sample, Tensor, TensorSpec, alias, op
 from ._samples import I23, M23, M234, SCALAR
-from ._shape import (
+from .common import along, array_type_name, check_same_shape_or_broadcast, is_int, ops, scalar_type_name, wrap_dim
+from .meta_rules import metadata, rule
+from .registry import Sample, Tensor, TensorSpec, alias, op
+from .shape import (
     _as_tuple,
     _diagonal_dims,
     _dim_list,

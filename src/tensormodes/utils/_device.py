@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from .. import _device
 from .._api import build as _build
 from .._ops import OPS
-from .._ops._registry import TensorKind
+from .._ops.registry import TensorKind
 from .._overrides import dispatch as _dispatch
 from ..overrides import TorchFunctionMode
 

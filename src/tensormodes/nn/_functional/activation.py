@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import warnings
 
-from ..._ops._common import not_implemented, scalar_type_name
-from ..._ops._registry import Tensor
+from ..._ops.common import not_implemented, scalar_type_name
+from ..._ops.registry import Tensor
 from ..._overrides import dispatch as _dispatch
 from ._common import _builtin, _function, _plain, _public
 

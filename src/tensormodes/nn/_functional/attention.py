@@ -8,8 +8,8 @@ import math
 import warnings
 
 from ... import _dtype
-from ..._ops._common import cpp_type_name
-from ..._ops._registry import Tensor
+from ..._ops.common import cpp_type_name
+from ..._ops.registry import Tensor
 from ._common import _builtin, _function, _public
 from .convolution import linear
 from .dropout import dropout

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from ..._ops._registry import Tensor
+from ..._ops.registry import Tensor
 from ._common import _builtin, _function, _public
 
 # -- distances -------------------------------------------------------------------------------

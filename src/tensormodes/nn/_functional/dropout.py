@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..._ops._registry import Tensor
+from ..._ops.registry import Tensor
 from ._common import _function, _public
 
 

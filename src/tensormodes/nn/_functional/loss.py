@@ -10,8 +10,8 @@ import warnings
 from numbers import Number
 
 from ..._api import build
-from ..._ops._registry import Tensor
 from ..._ops.nn import legacy_reduction
+from ..._ops.registry import Tensor
 from ._common import _function, _public
 from .distance import pairwise_distance
 

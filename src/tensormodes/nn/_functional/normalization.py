@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ... import _dtype
-from ..._ops._registry import Tensor
+from ..._ops.registry import Tensor
 from ._common import _function, _public
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ... import _dtype
-from ..._ops._registry import Tensor
+from ..._ops.registry import Tensor
 from ._common import _function, _public
 
 # -- padding ---------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from ..._ops._common import scalar_type_name
-from ..._ops._registry import Tensor
+from ..._ops.common import scalar_type_name
+from ..._ops.registry import Tensor
 from ._common import _function, _native, _public, _reexport
 from .embedding import _renormalise_rows, _rows_to_renormalise
 

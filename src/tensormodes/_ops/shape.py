@@ -8,7 +8,7 @@ rearrange it the inverse way (``transpose`` transposes it, ``cat`` narrows it,
 several times (``diagonal``, ``unfold``, advanced indexing), apply themselves to the
 input's flat positions (``positions_of``) and add each gradient back there
 (``gather_back``). Formulas that need only the input's shape ask for ``input_shape``,
-not ``input`` (see ``_registry.op``), so the input may change in place before backward.
+not ``input`` (see ``registry.op``), so the input may change in place before backward.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import DataDependentOutputError, MetaArray, contiguous_strides, view_of
-from ._common import array_type_name, is_int, operand_dtype, wrap_dim, wrap_dims
-from ._meta import probe
+from .common import array_type_name, is_int, operand_dtype, wrap_dim, wrap_dims
+from .meta_rules import probe
 
 # PyTorch names tensors by their legacy type in some messages ("torch.FloatTensor").
 
@@ -140,7 +140,7 @@ def _wrap_dim_of_tensor(dim, ndim: int) -> int:
     return wrap_dim(dim, ndim)
 
 
-# -- gradient helpers: formulas run on Tensors, through public methods (see _registry.op) --
+# -- gradient helpers: formulas run on Tensors, through public methods (see registry.op) --
 # The engine sums gradients back to broadcast inputs' shapes and casts them to the
 # inputs' dtypes, so broadcasting views need no rule of their own (``_same_grad``).
 

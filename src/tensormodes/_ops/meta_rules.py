@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._meta_array import DataDependentOutputError, MetaArray, contiguous_strides, dense_strides
-from ._common import check_same_shape_or_broadcast, wrap_dims
+from .common import check_same_shape_or_broadcast, wrap_dims
 
 __all__ = ["MetaRule", "rule", "pointwise", "reduction", "same_shape", "data_dependent", "probe",
            "with_shape", "same_metadata", "metadata"]
