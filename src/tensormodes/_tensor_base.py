@@ -25,7 +25,7 @@ import numpy as np
 from . import _dtype as dt
 from ._meta_array import MetaArray, copy_of, meta_like
 
-__all__ = ["TensorBase", "PLAIN", "wrap_array", "meta_of", "copy_detached", "ones_like", "zeros"]
+__all__ = ["TensorBase", "PLAIN", "wrap_array", "meta_of", "copy_detached", "ones_like", "zeros", "set_requires_grad"]
 
 
 class _PlainClasses:
@@ -99,3 +99,17 @@ def zeros(shape: tuple, dtype, like: TensorBase | None = None) -> TensorBase:
     if like is not None and type(like._data) is MetaArray:
         return wrap_array(meta_like(shape, dtype._np))
     return wrap_array(np.zeros(shape, dtype._np))
+
+
+def set_requires_grad(t: TensorBase, value) -> None:
+    """Set ``t.requires_grad`` with PyTorch's checks: a bool, a floating or complex dtype to
+    require gradients, and only a leaf may stop requiring them."""
+    if not isinstance(value, bool):
+        raise TypeError(f"requires_grad must be a bool, not {type(value).__name__}")
+    if value and not (t._data.dtype.kind in "fc" or t._data.dtype == dt.bfloat16._np):
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+    if not value and t._grad_fn is not None:
+        raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to "
+                           "use a computed variable in a subgraph that doesn't require differentiation "
+                           "use var_no_grad = var.detach().")
+    t._requires_grad = value

@@ -23,15 +23,10 @@ from .._ops import OPS, OpDef
 from .._ops.registry import METHOD, TensorKind, tensor_kind_of
 from .._overrides import dispatch as _dispatch
 from . import codegen
+from .declarations import BUILD_LOCK, has_tensor_attribute, lazy_tensor_attribute, take_declarations
 from .runtime import tensor_arg, tensor_or_scalar_arg, wrap
-from .tensor import (
-    _INLINE_NAMES,
-    BUILD_LOCK,
-    Tensor,
-    has_tensor_attribute,
-    lazy_tensor_attribute,
-    take_declarations,
-)
+from .tensor import Tensor
+from .tensor_properties import _INLINE_NAMES
 
 __all__ = ["install", "build_all", "composite", "public_function", "function_names", "namespace_function"]
 
@@ -78,16 +73,26 @@ def _finalize_tensor_class(cls) -> None:
         if kind == "property":
             _make_property(cls, name, *impl)
             continue
-        delattr(cls, name)
+        _remove_declaration(cls, name, impl)
         build = functools.partial(_make_method, cls, name, impl, *relevant)
         if name.startswith("__"):
             build()
         else:
-            lazy_tensor_attribute(name, build)
+            lazy_tensor_attribute(cls, name, build)
+
+
+def _remove_declaration(cls, name: str, impl) -> None:
+    """Take the declared implementation off the class body that declared it (``Tensor`` or a
+    part of its body kept in its own file, such as ``TensorConversions``): from now on the
+    generated callable on ``cls`` is the only ``<name>``."""
+    for owner in cls.__mro__:
+        if owner.__dict__.get(name) is impl:
+            delattr(owner, name)
+            return
 
 
 def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
-    if not has_tensor_attribute(name):
+    if not has_tensor_attribute(cls, name):
         func = codegen.make_callable(
             name, inspect.signature(impl), _relevant_for(impl, relevant), impl, leaf=leaf,
             qualname=f"Tensor.{name}", doc=impl.__doc__, module="tensormodes")
@@ -192,7 +197,7 @@ def namespace_function(namespace: str, name: str):
 def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
     name = opdef.inplace if inplace else opdef.method
     with BUILD_LOCK:
-        if not has_tensor_attribute(name):
+        if not has_tensor_attribute(Tensor, name):
             func = codegen.op_callable(opdef, name, codegen.as_method(opdef.signature), inplace=inplace,
                                        qualname=f"Tensor.{name}")
             setattr(Tensor, name, func)
@@ -235,7 +240,7 @@ def install() -> None:
                 # Python finds protocol methods (t[i]) on the type itself, never lazily.
                 _tensor_method(opdef, inplace=inplace)
             elif name:
-                lazy_tensor_attribute(name, functools.partial(_tensor_method, opdef, inplace=inplace))
+                lazy_tensor_attribute(Tensor, name, functools.partial(_tensor_method, opdef, inplace=inplace))
         for dunder in opdef.dunders:
             if dunder.api == METHOD:
                 _install_dunder_stub(opdef, dunder)

@@ -1,0 +1,380 @@
+"""The Tensor layer's conversions: ``to``, ``type``, ``cpu``, the dtype shorthands (``float()``,
+``long()`` ...) and the ``new_*`` factories — a part of ``Tensor``'s class body kept in its own
+file (``Tensor`` inherits it; ``build.install()`` replaces each declared method on ``Tensor``
+by its dispatching callable).
+
+>>> import tensormodes as tm
+>>> x = tm.tensor([1, 2])
+>>> x.float().dtype, x.new_zeros(3).dtype, x.type()
+(tensormodes.float32, tensormodes.int64, 'tensormodes.LongTensor')
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._device import check_compute_device
+from .._meta_array import MetaArray, meta_like
+from .._ops.common import ops, scalar_type_name
+from .._ops.creation import checked_fill_value, parse_size
+from .._tensor_base import TensorBase, set_requires_grad, wrap_array
+from .declarations import tensor_api
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+
+class TensorConversions:
+    """``Tensor``'s conversion methods (see the module docstring)."""
+
+    __slots__ = ()
+    @tensor_api("args")
+    def to(self, *args, **kwargs):
+        """This tensor with another dtype (a copy), or itself when nothing changes.
+
+        Accepts PyTorch's forms: ``to(dtype)``, ``to(device, dtype)``, ``to(other)``,
+        with keywords ``dtype``, ``device``, ``non_blocking``, ``copy``, ``memory_format``.
+
+        >>> import tensormodes as tm
+        >>> x = tm.tensor([1, 2])
+        >>> x.to(tm.float64).dtype, x.to(x) is x, x.to("cpu") is x
+        (tensormodes.float64, True, True)
+        """
+        dtype, copy, device = _parse_to(self, args, kwargs)
+        if device is not None and (device.type == "meta") != (type(self._data) is MetaArray):
+            return _moved(self, device, dtype)
+        return _converted(self, dtype, copy)
+
+    @tensor_api()
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
+        """With no argument, the tensor type name (``'tensormodes.FloatTensor'``); else ``to(dtype)``.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1).type(), tm.zeros(1).type(tm.int64).dtype
+        ('tensormodes.FloatTensor', tensormodes.int64)
+        """
+        if dtype is None:
+            return f"tensormodes.{_TYPE_NAMES[dt.NP_TO_DTYPE[self._data.dtype]]}"
+        if isinstance(dtype, str):
+            by_name = {f"tensormodes.{v}": k for k, v in _TYPE_NAMES.items()}
+            if dtype not in by_name:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = by_name[dtype]
+        return _converted(self, dtype, False)
+
+    @tensor_api("other")
+    def type_as(self, other):
+        """This tensor converted to ``other``'s dtype.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 2]).type_as(tm.zeros(1)).dtype
+        tensormodes.float32
+        """
+        if not isinstance(other, TensorBase):
+            raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        return _converted(self, dt.NP_TO_DTYPE[other._data.dtype], False)
+
+    @tensor_api()
+    def cpu(self, memory_format=None):
+        """The tensor on the CPU: itself.
+
+        >>> import tensormodes as tm
+        >>> x = tm.zeros(1); x.cpu() is x
+        True
+        """
+        if type(self._data) is MetaArray:
+            self._data.tolist()  # raises: no data to copy
+        return self
+
+    @tensor_api()
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False, layout=None,
+                   pin_memory: bool = False):
+        """A new tensor from ``data``, with this tensor's dtype unless ``dtype`` is given.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1, dtype=tm.float64).new_tensor([1, 2]).dtype
+        tensormodes.float64
+        """
+        array = _as_array(data, dtype or dt.NP_TO_DTYPE[self._data.dtype]).copy()
+        return _new_like(self, array.shape, array.dtype, device, requires_grad, lambda shape, np_dtype: array)
+
+    @tensor_api()
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
+                  pin_memory: bool = False):
+        """Zeros of ``size``, with this tensor's dtype unless ``dtype`` is given.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1, dtype=tm.int32).new_zeros(2, 2).dtype
+        tensormodes.int32
+        """
+        return _new_like(self, parse_size(size), dtype, device, requires_grad, np.zeros)
+
+    @tensor_api()
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
+                 pin_memory: bool = False):
+        """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1, dtype=tm.int64).new_ones(2).tolist()
+        [1, 1]
+        """
+        return _new_like(self, parse_size(size), dtype, device, requires_grad, np.ones)
+
+    @tensor_api()
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
+                  pin_memory: bool = False):
+        """An uninitialised tensor of ``size``, with this tensor's dtype unless ``dtype`` is given.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1, dtype=tm.float64).new_empty(2, 3).shape
+        tensormodes.Size([2, 3])
+        """
+        return _new_like(self, parse_size(size), dtype, device, requires_grad, np.empty)
+
+    @tensor_api()
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
+                 layout=None, pin_memory: bool = False):
+        """``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is given.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1).new_full((2,), 7).tolist()
+        [7.0, 7.0]
+        """
+        def filled(shape, np_dtype):
+            value = checked_fill_value(fill_value, dt.NP_TO_DTYPE[np.dtype(np_dtype)], math.prod(shape) == 1)
+            return np.full(shape, value, np_dtype)
+
+        return _new_like(self, parse_size((size,)), dtype, device, requires_grad, filled)
+
+    @tensor_api()
+    def float(self, memory_format=None):
+        """``self.to(float32)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).float().dtype
+        tensormodes.float32
+        """
+        return _converted(self, dt.float32, False)
+
+    @tensor_api()
+    def double(self, memory_format=None):
+        """``self.to(float64)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).double().dtype
+        tensormodes.float64
+        """
+        return _converted(self, dt.float64, False)
+
+    @tensor_api()
+    def half(self, memory_format=None):
+        """``self.to(float16)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).half().dtype
+        tensormodes.float16
+        """
+        return _converted(self, dt.float16, False)
+
+    @tensor_api()
+    def bfloat16(self, memory_format=None):
+        """``self.to(bfloat16)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).bfloat16().dtype
+        tensormodes.bfloat16
+        """
+        return _converted(self, dt.bfloat16, False)
+
+    @tensor_api()
+    def int(self, memory_format=None):
+        """``self.to(int32)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).int().dtype
+        tensormodes.int32
+        """
+        return _converted(self, dt.int32, False)
+
+    @tensor_api()
+    def long(self, memory_format=None):
+        """``self.to(int64)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).long().dtype
+        tensormodes.int64
+        """
+        return _converted(self, dt.int64, False)
+
+    @tensor_api()
+    def short(self, memory_format=None):
+        """``self.to(int16)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).short().dtype
+        tensormodes.int16
+        """
+        return _converted(self, dt.int16, False)
+
+    @tensor_api()
+    def bool(self, memory_format=None):
+        """``self.to(bool)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).bool().dtype
+        tensormodes.bool
+        """
+        return _converted(self, dt.bool, False)
+
+    @tensor_api()
+    def byte(self, memory_format=None):
+        """``self.to(uint8)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).byte().dtype
+        tensormodes.uint8
+        """
+        return _converted(self, dt.uint8, False)
+
+    @tensor_api()
+    def char(self, memory_format=None):
+        """``self.to(int8)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).char().dtype
+        tensormodes.int8
+        """
+        return _converted(self, dt.int8, False)
+
+    @tensor_api()
+    def cfloat(self, memory_format=None):
+        """``self.to(complex64)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).cfloat().dtype
+        tensormodes.complex64
+        """
+        return _converted(self, dt.complex64, False)
+
+    @tensor_api()
+    def cdouble(self, memory_format=None):
+        """``self.to(complex128)``.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([1, 0]).cdouble().dtype
+        tensormodes.complex128
+        """
+        return _converted(self, dt.complex128, False)
+
+
+# "tensormodes.FloatTensor" ...: the legacy tensor type names ``Tensor.type()`` uses.
+_TYPE_NAMES = {d: f"{scalar_type_name(d)}Tensor" for d in dt.ALL_DTYPES}
+
+
+def _parse_to(t: Tensor, args: tuple, kwargs: dict):
+    """PyTorch's ``to`` overloads -> (target dtype or None, copy)."""
+    if not kwargs and len(args) == 1 and type(args[0]) is dt.dtype:
+        return args[0], False, None  # x.to(dtype): the common call
+    unknown = set(kwargs) - {"dtype", "device", "non_blocking", "copy", "memory_format"}
+    if unknown:
+        raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword "
+                        f"{sorted(unknown)[0]!r}")
+    dtype, device = kwargs.get("dtype"), kwargs.get("device")
+    rest = list(args)
+    if rest and isinstance(rest[0], TensorBase):
+        other = rest.pop(0)
+        dtype = dt.NP_TO_DTYPE[other._data.dtype]
+    elif rest and not isinstance(rest[0], dt.dtype):
+        device = rest.pop(0)
+    if rest and isinstance(rest[0], dt.dtype):
+        dtype = rest.pop(0)
+    if len(rest) > 2 or any(not isinstance(r, bool) for r in rest):
+        raise TypeError(f"to() received an invalid combination of arguments - got {args!r}")
+    if device is not None:
+        device = check_compute_device(device)
+    copy = kwargs.get("copy", rest[1] if len(rest) > 1 else False)
+    return dtype, copy, device
+
+
+def _moved(t: Tensor, device, dtype) -> Tensor:
+    """``t`` on the other device: to meta keeps only the metadata; from meta there is no data."""
+    if device.type != "meta":
+        t._data.tolist()  # raises PyTorch's "Cannot copy out of meta tensor; no data!"
+    return ops._to_copy(t, dtype=dtype, device=device)
+
+
+def _converted(t: Tensor, dtype, copy: bool) -> Tensor:
+    if dtype is not None and type(dtype) is not dt.dtype:
+        raise TypeError(f"expected a tensormodes.dtype, got {type(dtype).__name__}")
+    if (dtype is None or dtype._np == t._data.dtype) and not copy:
+        return t
+    return ops._to_copy(t, dtype=dtype)  # an op: autograd records it (ToCopyBackward0)
+
+
+def _dtype_or(t: Tensor, dtype) -> np.dtype:
+    if dtype is None:
+        return t._data.dtype
+    if type(dtype) is not dt.dtype:
+        raise TypeError(f"argument 'dtype' must be tensormodes.dtype, not {type(dtype).__name__}")
+    return dtype._np
+
+
+def _new_like(t: Tensor, shape: tuple, dtype, device, requires_grad: bool, make) -> Tensor:
+    """A new tensor of ``shape`` (``make(shape, numpy_dtype)`` gives its data) on ``device``, or on
+    ``t``'s device when None: ``new_*`` keep meta tensors meta."""
+    np_dtype = dtype if isinstance(dtype, np.dtype) else _dtype_or(t, dtype)
+    if device is not None:
+        on_meta = check_compute_device(device).type == "meta"
+    else:
+        on_meta = type(t._data) is MetaArray
+    result = wrap_array(meta_like(shape, np_dtype) if on_meta else make(shape, np_dtype))
+    if requires_grad:
+        set_requires_grad(result, True)
+    return result
+
+
+# -- Python data as arrays ------------------------------------------------------------------
+
+def _as_array(data, dtype: dt.dtype | None) -> np.ndarray:
+    """``data`` (nested sequences, scalars, tensors, arrays) as an ndarray with PyTorch's
+    dtype inference: Python floats give the default dtype, ints int64, bools bool."""
+    if isinstance(data, TensorBase):
+        array = data._data
+    elif isinstance(data, np.ndarray):
+        array = data
+    else:
+        array = np.asarray(_unwrap_nested(data))
+        if dtype is None:
+            dtype = _infer_dtype(array)
+    if dtype is not None:
+        return dt.half_staged(array, dtype._np).astype(dtype._np, copy=False)
+    if array.dtype not in dt.NP_TO_DTYPE:
+        dt.from_numpy_dtype(array.dtype)
+    return array
+
+
+def _unwrap_nested(data):
+    if isinstance(data, TensorBase):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_unwrap_nested(d) for d in data]
+    return data
+
+
+def _infer_dtype(array: np.ndarray) -> dt.dtype:
+    kind = array.dtype.kind
+    if kind == "f":
+        return dt.get_default_dtype() if array.dtype == np.float64 else dt.NP_TO_DTYPE[array.dtype]
+    if kind == "c":
+        return dt.default_complex_dtype() if array.dtype == np.complex128 else dt.NP_TO_DTYPE[array.dtype]
+    if kind == "b":
+        return dt.bool
+    if kind in "iu":
+        return dt.int64 if array.dtype.itemsize == 8 or kind == "i" else dt.NP_TO_DTYPE.get(array.dtype, dt.int64)
+    if kind == "O" and array.size == 0:
+        return dt.get_default_dtype()
+    raise TypeError(f"Could not infer dtype of {type(array.flat[0]).__name__}")
