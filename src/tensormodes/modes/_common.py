@@ -19,7 +19,6 @@ import inspect
 import os
 import sys
 from collections.abc import Sequence
-from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -28,109 +27,11 @@ from .. import _dtype
 from .._api.tensor import Tensor
 from .._overrides import dispatch as _dispatch
 
-__all__ = ["render_table", "rich_table", "summarize", "user_frame", "run_composite", "Observer", "calls_public_api",
-           "public_name"]
+__all__ = ["render_table", "rich_table", "summarize", "user_frame", "public_name"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Frames of the package: its files, and the functions it generates (see _generated.py).
 _INTERNAL = (_PACKAGE_DIR, "<tensormodes generated")
-
-
-# -- which calls make further public calls ---------------------------------------------------
-
-_COMPOSITE: dict = {}
-
-
-def calls_public_api(func) -> bool:
-    """True for public callables whose body makes public API calls (``F.softmax``,
-    ``Tensor.backward``): a mode re-entered around them sees those inner calls."""
-    known = _COMPOSITE.get(func)
-    if known is None:
-        impl = _dispatch.IMPLS.get(func)
-        namespace = getattr(func, "__globals__", None)
-        # Generated callables keep their ``leaf`` flag in their own globals (see _api/codegen.py).
-        known = impl is not None and namespace is not None and namespace.get("_leaf") is False
-        _COMPOSITE[func] = known
-    return known
-
-
-# The state a composite's body runs under when an observer above asked to see its inner calls:
-# the stack as that observer saw it, itself included. Set while the call travels down.
-_BODY_STATE: ContextVar = ContextVar("tensormodes_modes_body_state", default=None)
-
-
-class Observer:
-    """Marks ready-made modes that only watch calls (they never change what a call does), so
-    a composite call may pass through them while its body runs where they all see it."""
-
-    _observer = True
-
-
-def _reentered_state(mode, below):
-    """The state ``below`` with ``mode`` pushed on top (cached: built once per state below)."""
-    cache = mode.__dict__.setdefault("_reentered_states", {})
-    entry = cache.get(id(below))
-    if entry is None or entry[0] is not below:
-        if below is None:
-            state = _dispatch.make_state((mode,))
-        else:
-            state = _dispatch.make_state(below.modes + (mode,), below.subclasses_enabled, below.modes_enabled,
-                                         below.scopes)
-        if len(cache) > 64:  # each `with` of the modes below makes new states: keep the recent ones
-            cache.clear()
-        # Keep ``below`` alive with its entry, so its id cannot be reused by another state.
-        entry = cache[id(below)] = (below, state)
-    return entry[1]
-
-
-def _only_observers_handle(state, func) -> bool:
-    for mode, handled in zip(state.modes, state.handled):
-        if (handled is None or func in handled) and not getattr(mode, "_observer", False):
-            return False
-    return True
-
-
-def run_composite(mode, func, args: tuple, kwargs: dict, see_inner: bool):
-    """Pass a call of a composite function (one whose body makes public calls) on from
-    ``mode``'s handler so that, if ``see_inner``, the calls its body makes come back to
-    ``mode`` (the re-entrant idiom), nested under it.
-
-    Modes below that handle ``func`` still receive the call: if they are all observers, the
-    lowest one runs the body, under the stack of the top-most observer that wanted the inner
-    calls, so that every observer sees the call and then its inner calls. A mode below that
-    is not an observer (it may override ``func``) gets the call as usual, and its body runs
-    as that mode decides: the observers above then do not see the inner calls. Except for
-    ``Tensor.backward``, whose body runs here (that mode then sees the gradient formulas'
-    calls rather than the ``backward`` call), so that the backward pass is never unseen.
-    """
-    below = _dispatch.get_state()
-    body = outer_body = _BODY_STATE.get()
-    if body is None and see_inner:
-        body = _reentered_state(mode, below)
-    if body is None:
-        return func(*args, **kwargs)
-    if below is not None and below.modes_active and below.handler_index(func) >= 0:
-        observers = _only_observers_handle(below, func)
-        # Tensor.backward is the exception: its body (the gradient formulas) runs here even
-        # under a mode below that could override it, or the backward pass would go unseen.
-        if observers or func is not _BACKWARD:
-            # Each change is made inside its try and restored by value: an exception arriving
-            # right after a set (a signal handler's) cannot leave it behind.
-            try:
-                _BODY_STATE.set(body if observers else None)
-                return func(*args, **kwargs)
-            finally:
-                _BODY_STATE.set(outer_body)
-    impl = _dispatch.IMPLS.get(func)
-    if impl is None:
-        return func(*args, **kwargs)
-    try:
-        _dispatch.set_state(body)
-        _BODY_STATE.set(None)
-        return impl(*args, **kwargs)
-    finally:
-        _BODY_STATE.set(outer_body)
-        _dispatch.set_state(below)
 
 
 def public_name(func) -> str:
@@ -306,5 +207,3 @@ def format_ns(ns: float) -> str:
             return f"{ns / scale:.2f} {unit}"
     return f"{ns:.0f} ns"
 
-
-_BACKWARD = Tensor.backward
