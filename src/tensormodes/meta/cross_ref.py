@@ -18,7 +18,7 @@ from .._api.tensor import Tensor, wrap_array
 from .._autograd.grad_mode import _GRAD_ENABLED
 from .._ops._meta import MetaArray
 from .._overrides import dispatch as _dispatch
-from ..modes._common import user_location
+from ..modes.observing import user_location
 from ..overrides import TorchFunctionMode, resolve_name
 from ._records import _RECORDED_GRAPH, _rebuilt, _tensor_metadata, encode, exception_name
 from .validate import _PRINTING, compare, judge, replayable, takes_device

@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable
 
 from .._overrides.composite import Observer, calls_public_api, run_composite
-from ..modes._common import public_name
+from ..modes.observing import public_name
 from ..overrides import TorchFunctionMode, resolve_name
 from ._records import Record, RecordFormatError, context_now, dumps, encode, exception_name
 

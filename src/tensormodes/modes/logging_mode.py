@@ -18,7 +18,7 @@ from typing import Any
 
 from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from ._common import summarize, summarize_call, user_location
+from .observing import summarize, summarize_call, user_location
 
 __all__ = ["LoggingMode"]
 

@@ -24,7 +24,7 @@ from .._api.tensor import Tensor
 from .._ops import OPS
 from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from ._common import public_name, user_location
+from .observing import public_name, user_location
 
 __all__ = ["NanCheckMode"]
 

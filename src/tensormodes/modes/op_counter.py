@@ -16,7 +16,7 @@ from collections import Counter
 from .._api.tensor import Tensor
 from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from ._common import public_name, render_table, rich_table
+from .observing import public_name, render_table, rich_table
 
 __all__ = ["OpCounterMode"]
 

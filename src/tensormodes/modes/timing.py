@@ -16,7 +16,7 @@ from time import perf_counter_ns
 
 from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from ._common import format_ns, public_name, render_table, rich_table
+from .observing import format_ns, public_name, render_table, rich_table
 
 __all__ = ["TimingMode", "OpTime"]
 

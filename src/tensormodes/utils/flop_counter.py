@@ -35,7 +35,7 @@ from typing import Any
 from .._api import build as _build
 from .._api.tensor import Tensor
 from .._overrides.composite import Observer, calls_public_api, implementation, run_composite
-from ..modes._common import public_name, render_table, rich_table
+from ..modes.observing import public_name, render_table, rich_table
 from ..nn import functional as F
 from ..nn.modules import module as _module_api
 from ..overrides import TorchFunctionMode

@@ -1,8 +1,12 @@
-"""What the ready-made modes share: re-entering a mode for a call's inner calls, the user's
-source line, short argument summaries and the table renderer.
+"""The building blocks of observing modes (modes that watch calls and never change them):
+public names of callables, the user's source line, short argument summaries and the table
+renderer. The ready-made modes (``tensormodes.modes``), the meta tools (``tensormodes.meta``),
+``FlopCounterMode`` and the ``tensormodes trace`` command share them. How such a mode sees a
+composite call and then the calls its body makes is the override layer's API:
+``tensormodes._overrides.composite`` (``run_composite``, ``Observer``).
 
 >>> import tensormodes as tm
->>> from tensormodes.modes._common import render_table, summarize
+>>> from tensormodes.modes.observing import render_table, summarize
 >>> summarize(tm.ones(2, 3))
 'f32[2, 3]'
 >>> print(render_table(["op", "calls"], [["tensormodes.add", 3], ["tensormodes.mul", 12]]))
@@ -25,7 +29,8 @@ import numpy as np
 
 from .. import _dtype
 from .._api.tensor import Tensor
-from .._overrides import dispatch as _dispatch
+from .._overrides.composite import implementation
+from .._overrides.dispatch import resolve_public_name
 
 __all__ = ["render_table", "rich_table", "summarize", "user_frame", "public_name"]
 
@@ -38,7 +43,7 @@ def public_name(func) -> str:
     """``'tensormodes.add'`` for ``tm.add``; the qualified name for other callables."""
     name = _NAMES.get(func)
     if name is None:
-        name = _NAMES[func] = _dispatch.resolve_public_name(func)
+        name = _NAMES[func] = resolve_public_name(func)
     return name
 
 
@@ -69,19 +74,36 @@ _SHORT_DTYPES = {
     _dtype.float64: "f64", _dtype.complex64: "c64", _dtype.complex128: "c128",
 }
 _SHORT_BY_NUMPY = {d._np: short for d, short in _SHORT_DTYPES.items()}
-_DEVICE_OF = None
 # (NumPy dtype, shape) -> "f32[2, 3]": a logging mode describes the same few shapes again and again.
 _TENSOR_TEXT: dict = {}
-_CPU: list = [None]  # the cpu device object, once seen
 
 
-def _off_cpu(t: Tensor) -> str | None:
-    """The tensor's device type when it is not the cpu."""
-    global _DEVICE_OF
-    if _DEVICE_OF is None:
-        _DEVICE_OF = _dispatch.IMPLS[Tensor.device.__get__]
-    kind = _DEVICE_OF(t).type
-    return None if kind == "cpu" else kind
+class _DeviceReader:
+    """Reads a tensor's device through the ``device`` getter's implementation, not the
+    property (a handler's property read would reach the modes below it). The getter is
+    looked up on first use: it is bound once ``Tensor``'s properties are built."""
+
+    __slots__ = ("read", "cpu")
+
+    def __init__(self) -> None:
+        self.read = None
+        self.cpu = None  # the cpu device object, once seen
+
+    def off_cpu(self, t: Tensor) -> str | None:
+        """The tensor's device type when it is not the cpu."""
+        read = self.read
+        if read is None:
+            read = self.read = implementation(Tensor.device.__get__)
+        device = read(t)
+        if device is self.cpu:
+            return None
+        if device.type == "cpu":
+            self.cpu = device
+            return None
+        return device.type
+
+
+_DEVICES = _DeviceReader()
 
 
 def summarize(value: Any) -> str:
@@ -97,12 +119,7 @@ def summarize(value: Any) -> str:
                 _TENSOR_TEXT.clear()
             dims = ", ".join(map(str, data.shape))
             text = _TENSOR_TEXT[key] = f"{_SHORT_BY_NUMPY.get(data.dtype) or data.dtype}[{dims}]"
-        if _DEVICE_OF is not None and _DEVICE_OF(value) is _CPU[0]:
-            device = None
-        else:
-            device = _off_cpu(value)
-            if device is None:
-                _CPU[0] = _DEVICE_OF(value)
+        device = _DEVICES.off_cpu(value)
         if device is not None or value._requires_grad:
             text += "{" + ",".join(([device] if device else []) + (["grad"] if value._requires_grad else [])) + "}"
         return text if type(value) is Tensor else f"{type(value).__name__}:{text}"
@@ -165,7 +182,7 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: s
     """Plain aligned text: a header, a rule of dashes, and the rows. ``align`` has one letter per
     column, ``l`` or ``r`` (default: the first column left, numbers right).
 
-    >>> from tensormodes.modes._common import render_table
+    >>> from tensormodes.modes.observing import render_table
     >>> print(render_table(["name", "n"], [["a", 1], ["bc", 10]]))
     name   n
     ----  --
