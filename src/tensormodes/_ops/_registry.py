@@ -222,6 +222,7 @@ def tensor_kind_of(annotation) -> TensorKind | None:
     return None
 
 
+# long: the docstring is the reference of every flag; the body is one short register().
 def op(*, function: bool | str = True, method: bool | str = False, inplace: bool | str = False,
        dunders: tuple[Dunder, ...] = (), out: bool = False, view: bool = False,
        factory: bool = False, name: str | None = None, samples: tuple[Sample, ...] = (),
