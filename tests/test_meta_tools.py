@@ -311,6 +311,26 @@ def test_cross_ref_raises_at_the_users_line(monkeypatch):
                           f"at {__file__}:{error.lineno}: x.clone()  # the line the error names")
 
 
+def test_cross_ref_meta_runs_record_no_autograd_and_restore_grad_mode(monkeypatch):
+    grad_modes = []
+    compute = same_metadata.compute
+
+    def watched(opdef, args, kwargs):
+        grad_modes.append(tm.is_grad_enabled())
+        return compute(opdef, args, kwargs)
+
+    monkeypatch.setattr(same_metadata, "compute", watched)
+    x = tm.ones(2, 3, requires_grad=True)
+    with CrossRefMode() as check:
+        y = x.clone()
+        assert tm.is_grad_enabled()
+        with tm.no_grad():
+            z = x.clone()
+            assert not tm.is_grad_enabled()
+    assert grad_modes == [False, False]  # only the meta runs reach the meta rule
+    assert y.requires_grad and not z.requires_grad and check.checked == 2
+
+
 def test_cross_ref_meta_runs_are_invisible_to_modes_below():
     seen = []
 

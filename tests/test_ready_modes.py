@@ -16,7 +16,7 @@ import tensormodes as tm
 import tensormodes.nn.functional as F
 from tensormodes.modes import DefaultDtypeMode, LoggingMode, NanCheckMode, OpCounterMode, OpTime, TimingMode
 from tensormodes.modes import timing as timing_module
-from tensormodes.modes._common import render_table, rich_table, summarize
+from tensormodes.modes.observing import render_table, rich_table, summarize
 from tensormodes.overrides import TorchFunctionMode, _get_current_function_mode_stack, explain
 from tensormodes.utils.flop_counter import FlopCounterMode
 
@@ -107,6 +107,10 @@ def test_summaries():
     assert summarize((tm.ones(1),)) == "(f32[1],)"
     assert summarize([1, 2.5, None, "x", tm.float16]) == "[1, 2.5, None, 'x', float16]"
     assert summarize(slice(None, 3)) == ":3" and summarize(object()) == "object"
+    # The device is read without a property call; off the cpu it is named.
+    assert summarize(tm.ones(2, 3, device="meta")).endswith("f32[2, 3]{meta}")
+    assert summarize(tm.ones(2, device="meta", requires_grad=True)).endswith("f32[2]{meta,grad}")
+    assert summarize(tm.ones(2, 3)) == "f32[2, 3]"
 
 
 def test_logging_targets(tmp_path, caplog):

@@ -36,7 +36,7 @@ from .fx.node import map_aggregate
 from .fx.passes import ShapeProp
 from .fx.passes.shape_prop import meta_copy
 from .modes import LoggingMode, NanCheckMode, OpCounterMode, TimingMode
-from .modes._common import public_name, render_table
+from .modes.observing import public_name, render_table
 from .nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from .utils.flop_counter import FlopCounterMode
 from .version import __version__

@@ -1,10 +1,11 @@
 """The op table: one declaration per op, everything else derived from it.
 
 An op is declared once, in the file of its family, by decorating its NumPy
-kernel::
+kernel (docs/adding-ops.md has the complete example, tested)::
 
-    @op(method=True, inplace=True, out=True,
-        dunders=(Dunder("__add__"), Dunder("__radd__"), Dunder("__iadd__", inplace=True)))
+    @op(meta=elementwise, grad=_add_grad, method=True, inplace=True, out=True,
+        dunders=(Dunder("__add__"), Dunder("__radd__"), Dunder("__iadd__", inplace=True)),
+        samples=(Sample((M23, M23)), Sample((M23, 2.5), {"alpha": 2})))
     def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
         "Adds ``other``, scaled by ``alpha``, to ``input``. ..."
         ...
@@ -33,17 +34,19 @@ their op coverage.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import inspect
 import sys
 import types
 from collections import namedtuple
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 __all__ = ["op", "alias", "OpDef", "Dunder", "OPS", "METHOD", "OWN", "Sample", "TensorSpec", "Index", "Tensor",
-           "TensorKind", "RETURN_TYPES", "tensor_kind_of"]
+           "TensorKind", "RETURN_TYPES", "tensor_kind_of", "scratch_table"]
 
 # Which public callable a dunder presents to handlers (see ``Dunder``).
 METHOD, OWN = "method", "own"
@@ -130,6 +133,38 @@ OPS: dict[str, OpDef] = {}
 # by the ops' declarations (``returns=``); ``tensormodes.return_types`` exposes them.
 RETURN_TYPES: dict[str, type] = {}
 
+# Where declarations go: None for ``OPS`` and ``RETURN_TYPES``, else the ``(ops, return types)``
+# of the innermost ``scratch_table()``. Read once per declaration, never by calls of ops.
+_SCRATCH: ContextVar[tuple[dict, dict] | None] = ContextVar("tensormodes_scratch_op_table", default=None)
+
+
+def _tables() -> tuple[dict, dict]:
+    scratch = _SCRATCH.get()
+    return (OPS, RETURN_TYPES) if scratch is None else scratch
+
+
+@contextlib.contextmanager
+def scratch_table() -> Iterator[dict[str, OpDef]]:
+    """Declarations made inside (``op``, ``alias``) go into a fresh op table, which this yields,
+    instead of ``OPS`` (and their ``returns=`` types not into ``RETURN_TYPES``): for tests and
+    documentation examples that declare an op without adding it to the library. ``alias``
+    finds its target in the scratch table. Nothing is generated from a scratch table.
+
+    >>> with scratch_table() as table:
+    ...     @op(meta=None, samples=(Sample((TensorSpec((2,)),)),))
+    ...     def twice(input: Tensor) -> Tensor:
+    ...         "``input`` doubled."
+    ...         return input * 2
+    >>> list(table), table["twice"].tensor_params, "twice" in OPS
+    (['twice'], {'input': <TensorKind.TENSOR: 'tensor'>}, False)
+    """
+    tables: tuple[dict, dict] = ({}, {})
+    token = _SCRATCH.set(tables)
+    try:
+        yield tables[0]
+    finally:
+        _SCRATCH.reset(token)
+
 
 class TensorKind(str, enum.Enum):
     """What a tensor parameter of an op accepts (read from its annotation, see the table above).
@@ -187,6 +222,7 @@ def tensor_kind_of(annotation) -> TensorKind | None:
     return None
 
 
+# long: the docstring is the reference of every flag; the body is one short register().
 def op(*, function: bool | str = True, method: bool | str = False, inplace: bool | str = False,
        dunders: tuple[Dunder, ...] = (), out: bool = False, view: bool = False,
        factory: bool = False, name: str | None = None, samples: tuple[Sample, ...] = (),
@@ -285,7 +321,8 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
 
     def register(kernel: Callable) -> Callable:
         op_name = name or kernel.__name__
-        if op_name in OPS:
+        table, return_types = _tables()
+        if op_name in table:
             raise ValueError(f"op {op_name!r} is declared twice")
         signature = inspect.signature(kernel)
         tensor_params = {}
@@ -300,32 +337,32 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
         function_name = op_name if function is True else (function or None)
         method_name = op_name if method is True else (method or None)
         inplace_name = f"{op_name}_" if inplace is True else (inplace or None)
-        OPS[op_name] = OpDef(
+        table[op_name] = OpDef(
             name=op_name, kernel=kernel, signature=signature, tensor_params=tensor_params,
             function=function_name, method=method_name, inplace=inplace_name, dunders=dunders,
             out=out, view=view, factory=factory, doc=inspect.cleandoc(kernel.__doc__ or ""),
             samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias,
             namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}), normalize=normalize,
             written_check=written_check, random=random, node=node, meta=meta, errors=tuple(errors),
-            returns=None if returns is None else _return_type(op_name, tuple(returns)))
+            returns=None if returns is None else _return_type(op_name, tuple(returns), return_types))
         return kernel
 
     return register
 
 
-def _return_type(name: str, fields: tuple[str, ...]) -> type:
+def _return_type(name: str, fields: tuple[str, ...], return_types: dict[str, type]) -> type:
     """A named tuple type called ``name``, printed like PyTorch's ``torch.return_types``,
-    registered in ``RETURN_TYPES``."""
+    registered in ``return_types`` (``RETURN_TYPES``, or a scratch table's)."""
 
     def __repr__(self) -> str:
         body = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self, strict=True))
         return f"tensormodes.return_types.{name}(\n{body})"
 
     base = namedtuple(name, fields)
-    RETURN_TYPES[name] = type(name, (base,), {
+    return_types[name] = type(name, (base,), {
         "__slots__": (), "__repr__": __repr__, "__module__": "tensormodes.return_types",
         "__doc__": f"The result of ``{name}``: a named tuple of ``{', '.join(fields)}``."})
-    return RETURN_TYPES[name]
+    return return_types[name]
 
 
 def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function: bool | str = True,
@@ -346,7 +383,8 @@ def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function
     alias's kernel, for the declaring module to bind (its
     docstring is the module's doctest).
     """
-    target = OPS[of]
+    table = _tables()[0]
+    target = table[of]
     renames = renames or {}
     parameters = [p.replace(name=renames.get(p.name, p.name)) for p in target.signature.parameters.values()
                   if p.name not in drops]
@@ -362,7 +400,7 @@ def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function
     alias_kernel.__module__ = sys._getframe(1).f_globals["__name__"]
     alias_kernel.__signature__ = signature
     inplace_name = f"{name}_" if inplace else None
-    OPS[name] = dataclasses.replace(
+    table[name] = dataclasses.replace(
         target, name=name, kernel=alias_kernel, signature=signature,
         tensor_params={renames.get(k, k): v for k, v in target.tensor_params.items() if k not in drops},
         function=name if function is True else (function or None), method=name if method else None,

@@ -398,15 +398,11 @@ _INSERTION_SORT_LENGTH = 16
 _STD_SORT_BUDGET = 1 << 16
 
 
-def _std_sort_order(values: list) -> list:
-    """The positions of ``values`` in the order libstdc++'s ``std::sort`` leaves them with the
-    comparison ``a < b`` (not a strict weak order with NaN; reads are kept in range)."""
-    items = list(range(len(values)))
+def _std_heap_sort(items: list, less, first: int, last: int) -> None:
+    """Sort ``items[first:last]`` in place as libstdc++'s heap sort does (``std::sort``'s
+    fallback once its recursion budget is spent), with the comparison ``less``."""
 
-    def less(a, b):
-        return values[a] < values[b]
-
-    def adjust_heap(first, hole, length, value):
+    def adjust_heap(hole, length, value):
         top, child = hole, hole
         while child < (length - 1) // 2:
             child = 2 * (child + 1)
@@ -424,14 +420,22 @@ def _std_sort_order(values: list) -> list:
             hole, parent = parent, (parent - 1) // 2
         items[first + hole] = value
 
-    def heap_sort(first, last):
-        length = last - first
-        for parent in range((length - 2) // 2, -1, -1):
-            adjust_heap(first, parent, length, items[first + parent])
-        while last - first > 1:
-            last -= 1
-            value, items[last] = items[last], items[first]
-            adjust_heap(first, 0, last - first, value)
+    length = last - first
+    for parent in range((length - 2) // 2, -1, -1):
+        adjust_heap(parent, length, items[first + parent])
+    while last - first > 1:
+        last -= 1
+        value, items[last] = items[last], items[first]
+        adjust_heap(0, last - first, value)
+
+
+def _std_sort_order(values: list) -> list:
+    """The positions of ``values`` in the order libstdc++'s ``std::sort`` leaves them with the
+    comparison ``a < b`` (not a strict weak order with NaN; reads are kept in range)."""
+    items = list(range(len(values)))
+
+    def less(a, b):
+        return values[a] < values[b]
 
     def move_median_to_first(result, a, b, c):
         if less(items[a], items[b]):
@@ -455,7 +459,7 @@ def _std_sort_order(values: list) -> list:
     def introsort(first, last, depth):
         while last - first > _INSERTION_SORT_LENGTH:
             if depth == 0:
-                heap_sort(first, last)
+                _std_heap_sort(items, less, first, last)
                 return
             depth -= 1
             move_median_to_first(first, first + 1, first + (last - first) // 2, last - 1)

@@ -15,11 +15,11 @@ from __future__ import annotations
 import linecache
 
 from .._api.tensor import Tensor
-from .._autograd.grad_mode import _GRAD_ENABLED
+from .._autograd.grad_mode import grad_enabled, set_grad_enabled
 from .._meta_array import MetaArray
 from .._overrides import dispatch as _dispatch
 from .._tensor_base import wrap_array
-from ..modes._common import user_location
+from ..modes.observing import user_location
 from ..overrides import TorchFunctionMode, resolve_name
 from ._records import _RECORDED_GRAPH, _rebuilt, _tensor_metadata, encode, exception_name
 from .validate import _PRINTING, compare, judge, replayable, takes_device
@@ -137,11 +137,11 @@ class CrossRefMode(TorchFunctionMode):
         # without recording for autograd (grad mode only adds errors, and the real call passed them).
         # Set inside the try and restored by value, so that an exception arriving mid-way (a
         # signal handler's) leaves neither changed.
-        state, grad = _dispatch.get_state(), _GRAD_ENABLED.get()
+        state, grad = _dispatch.get_state(), grad_enabled()
         try:
             _dispatch.set_state(None)
             if real_error is None:
-                _GRAD_ENABLED.set(False)
+                set_grad_enabled(False)
             meta_result = func(*meta_args, **meta_kwargs)
         except Exception as error:  # noqa: BLE001 - the outcome under test
             outcome, detail = judge(name, real_error, None, error, None)
@@ -152,7 +152,7 @@ class CrossRefMode(TorchFunctionMode):
             else:
                 outcome, detail = judge(name, real_error, None if real_error else encode(result), None, meta_result)
         finally:
-            _GRAD_ENABLED.set(grad)
+            set_grad_enabled(grad)
             _dispatch.set_state(state)
         if outcome == "match":
             self.checked += 1

@@ -16,7 +16,8 @@ import json
 import os
 from collections.abc import Iterable
 
-from ..modes._common import Observer, calls_public_api, public_name, run_composite
+from .._overrides.composite import Observer, calls_public_api, run_composite
+from ..modes.observing import public_name
 from ..overrides import TorchFunctionMode, resolve_name
 from ._records import Record, RecordFormatError, context_now, dumps, encode, exception_name
 

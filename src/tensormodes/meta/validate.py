@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from .. import _dtype
 from .._autograd.grad_mode import no_grad
 from .._meta_array import DataDependentOutputError
-from ..modes._common import render_table
+from ..modes.observing import render_table
 from ._records import _DTYPES, Record, RecordFormatError, Unreplayable, decode, describe, encode, exception_name, lookup
 
 __all__ = ["validate", "ValidationReport", "Mismatch", "OUTCOMES", "compare", "needs_values", "judge", "replay",

@@ -16,8 +16,9 @@ import logging
 import os
 from typing import Any
 
+from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from ._common import Observer, calls_public_api, run_composite, summarize, summarize_call, user_location
+from .observing import summarize, summarize_call, user_location
 
 __all__ = ["LoggingMode"]
 

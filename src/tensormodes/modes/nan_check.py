@@ -22,8 +22,9 @@ from .. import _dtype
 from .._api import build as _build
 from .._api.tensor import Tensor
 from .._ops import OPS
+from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from ._common import Observer, calls_public_api, public_name, run_composite, user_location
+from .observing import public_name, user_location
 
 __all__ = ["NanCheckMode"]
 

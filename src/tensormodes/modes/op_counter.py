@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections import Counter
 
 from .._api.tensor import Tensor
+from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from ._common import Observer, calls_public_api, public_name, render_table, rich_table, run_composite
+from .observing import public_name, render_table, rich_table
 
 __all__ = ["OpCounterMode"]
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from time import perf_counter_ns
 
+from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from ._common import Observer, calls_public_api, format_ns, public_name, render_table, rich_table, run_composite
+from .observing import format_ns, public_name, render_table, rich_table
 
 __all__ = ["TimingMode", "OpTime"]
 

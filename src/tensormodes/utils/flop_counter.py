@@ -34,8 +34,8 @@ from typing import Any
 
 from .._api import build as _build
 from .._api.tensor import Tensor
-from .._overrides import dispatch as _dispatch
-from ..modes._common import Observer, calls_public_api, public_name, render_table, rich_table, run_composite
+from .._overrides.composite import Observer, calls_public_api, implementation, run_composite
+from ..modes.observing import public_name, render_table, rich_table
 from ..nn import functional as F
 from ..nn.modules import module as _module_api
 from ..overrides import TorchFunctionMode
@@ -457,7 +457,7 @@ class FlopCounterMode(Observer, TorchFunctionMode):
                 for parent in set(self._parents):
                     self.flop_counts[parent][self._einsum] += backward
 
-        self._handles.append(_dispatch.IMPLS[Tensor.register_hook](out, on_gradient))
+        self._handles.append(implementation(Tensor.register_hook)(out, on_gradient))
 
     # -- modules
 

@@ -1,8 +1,12 @@
-"""What the ready-made modes share: re-entering a mode for a call's inner calls, the user's
-source line, short argument summaries and the table renderer.
+"""The building blocks of observing modes (modes that watch calls and never change them):
+public names of callables, the user's source line, short argument summaries and the table
+renderer. The ready-made modes (``tensormodes.modes``), the meta tools (``tensormodes.meta``),
+``FlopCounterMode`` and the ``tensormodes trace`` command share them. How such a mode sees a
+composite call and then the calls its body makes is the override layer's API:
+``tensormodes._overrides.composite`` (``run_composite``, ``Observer``).
 
 >>> import tensormodes as tm
->>> from tensormodes.modes._common import render_table, summarize
+>>> from tensormodes.modes.observing import render_table, summarize
 >>> summarize(tm.ones(2, 3))
 'f32[2, 3]'
 >>> print(render_table(["op", "calls"], [["tensormodes.add", 3], ["tensormodes.mul", 12]]))
@@ -19,125 +23,27 @@ import inspect
 import os
 import sys
 from collections.abc import Sequence
-from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 
 from .. import _dtype
 from .._api.tensor import Tensor
-from .._overrides import dispatch as _dispatch
+from .._overrides.composite import implementation
+from .._overrides.dispatch import resolve_public_name
 
-__all__ = ["render_table", "rich_table", "summarize", "user_frame", "run_composite", "Observer", "calls_public_api",
-           "public_name"]
+__all__ = ["render_table", "rich_table", "summarize", "user_frame", "public_name"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Frames of the package: its files, and the functions it generates (see _generated.py).
 _INTERNAL = (_PACKAGE_DIR, "<tensormodes generated")
 
 
-# -- which calls make further public calls ---------------------------------------------------
-
-_COMPOSITE: dict = {}
-
-
-def calls_public_api(func) -> bool:
-    """True for public callables whose body makes public API calls (``F.softmax``,
-    ``Tensor.backward``): a mode re-entered around them sees those inner calls."""
-    known = _COMPOSITE.get(func)
-    if known is None:
-        impl = _dispatch.IMPLS.get(func)
-        namespace = getattr(func, "__globals__", None)
-        # Generated callables keep their ``leaf`` flag in their own globals (see _api/codegen.py).
-        known = impl is not None and namespace is not None and namespace.get("_leaf") is False
-        _COMPOSITE[func] = known
-    return known
-
-
-# The state a composite's body runs under when an observer above asked to see its inner calls:
-# the stack as that observer saw it, itself included. Set while the call travels down.
-_BODY_STATE: ContextVar = ContextVar("tensormodes_modes_body_state", default=None)
-
-
-class Observer:
-    """Marks ready-made modes that only watch calls (they never change what a call does), so
-    a composite call may pass through them while its body runs where they all see it."""
-
-    _observer = True
-
-
-def _reentered_state(mode, below):
-    """The state ``below`` with ``mode`` pushed on top (cached: built once per state below)."""
-    cache = mode.__dict__.setdefault("_reentered_states", {})
-    entry = cache.get(id(below))
-    if entry is None or entry[0] is not below:
-        if below is None:
-            state = _dispatch.make_state((mode,))
-        else:
-            state = _dispatch.make_state(below.modes + (mode,), below.subclasses_enabled, below.modes_enabled,
-                                         below.scopes)
-        if len(cache) > 64:  # each `with` of the modes below makes new states: keep the recent ones
-            cache.clear()
-        # Keep ``below`` alive with its entry, so its id cannot be reused by another state.
-        entry = cache[id(below)] = (below, state)
-    return entry[1]
-
-
-def _only_observers_handle(state, func) -> bool:
-    for mode, handled in zip(state.modes, state.handled):
-        if (handled is None or func in handled) and not getattr(mode, "_observer", False):
-            return False
-    return True
-
-
-def run_composite(mode, func, args: tuple, kwargs: dict, see_inner: bool):
-    """Pass a call of a composite function (one whose body makes public calls) on from
-    ``mode``'s handler so that, if ``see_inner``, the calls its body makes come back to
-    ``mode`` (the re-entrant idiom), nested under it.
-
-    Modes below that handle ``func`` still receive the call: if they are all observers, the
-    lowest one runs the body, under the stack of the top-most observer that wanted the inner
-    calls, so that every observer sees the call and then its inner calls. A mode below that
-    is not an observer (it may override ``func``) gets the call as usual, and its body runs
-    as that mode decides: the observers above then do not see the inner calls. Except for
-    ``Tensor.backward``, whose body runs here (that mode then sees the gradient formulas'
-    calls rather than the ``backward`` call), so that the backward pass is never unseen.
-    """
-    below = _dispatch.get_state()
-    body = outer_body = _BODY_STATE.get()
-    if body is None and see_inner:
-        body = _reentered_state(mode, below)
-    if body is None:
-        return func(*args, **kwargs)
-    if below is not None and below.modes_active and below.handler_index(func) >= 0:
-        observers = _only_observers_handle(below, func)
-        # Tensor.backward is the exception: its body (the gradient formulas) runs here even
-        # under a mode below that could override it, or the backward pass would go unseen.
-        if observers or func is not _BACKWARD:
-            # Each change is made inside its try and restored by value: an exception arriving
-            # right after a set (a signal handler's) cannot leave it behind.
-            try:
-                _BODY_STATE.set(body if observers else None)
-                return func(*args, **kwargs)
-            finally:
-                _BODY_STATE.set(outer_body)
-    impl = _dispatch.IMPLS.get(func)
-    if impl is None:
-        return func(*args, **kwargs)
-    try:
-        _dispatch.set_state(body)
-        _BODY_STATE.set(None)
-        return impl(*args, **kwargs)
-    finally:
-        _BODY_STATE.set(outer_body)
-        _dispatch.set_state(below)
-
-
 def public_name(func) -> str:
     """``'tensormodes.add'`` for ``tm.add``; the qualified name for other callables."""
     name = _NAMES.get(func)
     if name is None:
-        name = _NAMES[func] = _dispatch.resolve_public_name(func)
+        name = _NAMES[func] = resolve_public_name(func)
     return name
 
 
@@ -168,19 +74,36 @@ _SHORT_DTYPES = {
     _dtype.float64: "f64", _dtype.complex64: "c64", _dtype.complex128: "c128",
 }
 _SHORT_BY_NUMPY = {d._np: short for d, short in _SHORT_DTYPES.items()}
-_DEVICE_OF = None
 # (NumPy dtype, shape) -> "f32[2, 3]": a logging mode describes the same few shapes again and again.
 _TENSOR_TEXT: dict = {}
-_CPU: list = [None]  # the cpu device object, once seen
 
 
-def _off_cpu(t: Tensor) -> str | None:
-    """The tensor's device type when it is not the cpu."""
-    global _DEVICE_OF
-    if _DEVICE_OF is None:
-        _DEVICE_OF = _dispatch.IMPLS[Tensor.device.__get__]
-    kind = _DEVICE_OF(t).type
-    return None if kind == "cpu" else kind
+class _DeviceReader:
+    """Reads a tensor's device through the ``device`` getter's implementation, not the
+    property (a handler's property read would reach the modes below it). The getter is
+    looked up on first use: it is bound once ``Tensor``'s properties are built."""
+
+    __slots__ = ("read", "cpu")
+
+    def __init__(self) -> None:
+        self.read = None
+        self.cpu = None  # the cpu device object, once seen
+
+    def off_cpu(self, t: Tensor) -> str | None:
+        """The tensor's device type when it is not the cpu."""
+        read = self.read
+        if read is None:
+            read = self.read = implementation(Tensor.device.__get__)
+        device = read(t)
+        if device is self.cpu:
+            return None
+        if device.type == "cpu":
+            self.cpu = device
+            return None
+        return device.type
+
+
+_DEVICES = _DeviceReader()
 
 
 def summarize(value: Any) -> str:
@@ -196,12 +119,7 @@ def summarize(value: Any) -> str:
                 _TENSOR_TEXT.clear()
             dims = ", ".join(map(str, data.shape))
             text = _TENSOR_TEXT[key] = f"{_SHORT_BY_NUMPY.get(data.dtype) or data.dtype}[{dims}]"
-        if _DEVICE_OF is not None and _DEVICE_OF(value) is _CPU[0]:
-            device = None
-        else:
-            device = _off_cpu(value)
-            if device is None:
-                _CPU[0] = _DEVICE_OF(value)
+        device = _DEVICES.off_cpu(value)
         if device is not None or value._requires_grad:
             text += "{" + ",".join(([device] if device else []) + (["grad"] if value._requires_grad else [])) + "}"
         return text if type(value) is Tensor else f"{type(value).__name__}:{text}"
@@ -264,7 +182,7 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], align: s
     """Plain aligned text: a header, a rule of dashes, and the rows. ``align`` has one letter per
     column, ``l`` or ``r`` (default: the first column left, numbers right).
 
-    >>> from tensormodes.modes._common import render_table
+    >>> from tensormodes.modes.observing import render_table
     >>> print(render_table(["name", "n"], [["a", 1], ["bc", 10]]))
     name   n
     ----  --
@@ -306,5 +224,3 @@ def format_ns(ns: float) -> str:
             return f"{ns / scale:.2f} {unit}"
     return f"{ns:.0f} ns"
 
-
-_BACKWARD = Tensor.backward
