@@ -23,6 +23,7 @@ from . import (  # noqa: F401
     pointwise_activation,
     pooling,
     products,
+    products_structured,
     properties,
     random,
     ranges,
