@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     creation,
     einsum,
     indexing,
+    indexing_selection,
     joining,
     linalg,
     losses,
