@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     products_structured,
     properties,
     random,
+    random_inplace,
     ranges,
     reduction,
     reordering,
@@ -41,7 +42,11 @@ from . import (  # noqa: F401
 )
 from ._registry import OPS, OpDef
 
-__all__ = ["OPS", "OpDef"]
+__all__ = ["OPS", "OpDef", "RANDOM_MODULES"]
+
+# The families whose kernels draw random numbers, by module name: fx passes never merge, fold or
+# drop their calls, and the tests compare their results by dtype and shape only.
+RANDOM_MODULES = frozenset({random.__name__, random_inplace.__name__})
 
 # After the families: it names ops they declare.
 from . import special_names  # noqa: E402, F401
