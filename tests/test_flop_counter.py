@@ -426,10 +426,10 @@ def test_flops_are_attributed_to_modules_forward_and_backward():
 
 
 def test_module_hooks_are_removed_on_exit_also_when_forward_raises():
-    from tensormodes.nn.modules import module as module_api
+    from tensormodes.nn.modules import _hooks as module_hooks
 
-    registries = (module_api._global_forward_pre_hooks, module_api._global_forward_hooks,
-                  module_api._global_backward_pre_hooks, module_api._global_backward_hooks)
+    registries = (module_hooks._global_forward_pre_hooks, module_hooks._global_forward_hooks,
+                  module_hooks._global_backward_pre_hooks, module_hooks._global_backward_hooks)
     before = [len(r) for r in registries]
     with pytest.raises(RuntimeError), FlopCounterMode(display=False):
         assert [len(r) for r in registries] == [n + 1 for n in before]

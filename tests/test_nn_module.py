@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import tensormodes as tm
+from tensormodes.nn.modules import _hooks as module_hooks
 from tensormodes.nn.modules import module as module_module
 from tensormodes.overrides import TorchFunctionMode
 
@@ -492,7 +493,7 @@ def test_global_forward_hooks_run_before_module_hooks():
         nn.ReLU()(tm.ones(1))
     m(tm.ones(1))
     assert calls == ["global pre", "local pre", "global", "local", "global pre", "global", "local pre", "local"]
-    assert not module_module._global_forward_hooks and not module_module._global_forward_pre_hooks
+    assert not module_hooks._global_forward_hooks and not module_hooks._global_forward_pre_hooks
 
 
 # ---------------------------------------------------------------- backward hooks
@@ -645,7 +646,7 @@ def test_interceptor_sees_every_call_and_can_replace_it():
         out = net(tm.ones(4, 2))
     assert calls == ["Sequential", "Linear", "Sigmoid"]
     assert out.tolist() == [[0.5] * 3] * 4
-    assert module_module._INTERCEPTORS.get() == ()
+    assert module_hooks._INTERCEPTORS.get() == ()
 
 
 def test_interceptors_nest_innermost_first_and_hooks_run_below_them():
@@ -673,13 +674,13 @@ def test_interceptor_scope_is_restored_on_error_and_is_per_thread():
     with pytest.raises(KeyError):
         with module_module.intercept_module_calls(fn):
             raise KeyError("x")
-    assert module_module._INTERCEPTORS.get() == ()
+    assert module_hooks._INTERCEPTORS.get() == ()
     seen = []
     with module_module.intercept_module_calls(fn):
-        thread = threading.Thread(target=lambda: seen.append(module_module._INTERCEPTORS.get()))
+        thread = threading.Thread(target=lambda: seen.append(module_hooks._INTERCEPTORS.get()))
         thread.start()
         thread.join()
-        assert module_module._INTERCEPTORS.get() == (fn,)
+        assert module_hooks._INTERCEPTORS.get() == (fn,)
     assert seen == [()]
     with pytest.raises(TypeError, match="intercept_module_calls\\(\\) expects a callable, got int"):
         with module_module.intercept_module_calls(3):

@@ -5,7 +5,7 @@
 Failures on the input (a singular matrix to invert) raise ``LinAlgError``.
 
 The functions are the ops declared with ``namespace="tensormodes.linalg"`` (in ``_ops/linalg.py``
-and ``_ops/products.py``); this module binds each under its public name.
+and ``_ops/products_structured.py``); this module binds each under its public name.
 
 >>> import tensormodes as tm
 >>> U, S, Vh = tm.linalg.svd(tm.tensor([[0., 2.], [1., 0.]]))

@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     creation,
     einsum,
     indexing,
+    indexing_selection,
     joining,
     linalg,
     losses,
@@ -23,8 +24,10 @@ from . import (  # noqa: F401
     pointwise_activation,
     pooling,
     products,
+    products_structured,
     properties,
     random,
+    random_inplace,
     ranges,
     reduction,
     reordering,
@@ -40,4 +43,8 @@ from . import (  # noqa: F401
 )
 from .registry import OPS, OpDef
 
-__all__ = ["OPS", "OpDef"]
+__all__ = ["OPS", "OpDef", "RANDOM_MODULES"]
+
+# The families whose kernels draw random numbers, by module name: fx passes never merge, fold or
+# drop their calls, and the tests compare their results by dtype and shape only.
+RANDOM_MODULES = frozenset({random.__name__, random_inplace.__name__})

@@ -3,7 +3,8 @@
 ``index_copy``) and ``masked_fill``.
 
 They share the index checks and the scalar conversions of ``indexing.py``, which holds
-``t[index]``, ``t[index] = value`` and the other indexing ops.
+``t[index]``, ``t[index] = value`` and ``index_put`` (the other indexing ops are in
+``indexing_selection.py``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """What passes may assume about a node, from the op table's facts (``tensormodes._ops.OPS``).
 
-* *random*: the op draws from a generator (declared in ``_ops/random.py``), so each
+* *random*: the op draws from a generator (declared in ``_ops/random.py`` or
+  ``_ops/random_inplace.py``: ``RANDOM_MODULES``), so each
   call gives new values and advances the generator: never merged, folded or dropped;
 * *mutating*: an in-place variant (``add_``), a kernel that writes its input
   (``__setitem__``), an ``out=`` call, ``operator.setitem`` / ``setattr``: never merged,
@@ -17,7 +18,7 @@ from __future__ import annotations
 import functools
 import operator
 
-from .._ops import OPS, OpDef
+from .._ops import OPS, RANDOM_MODULES, OpDef
 from ._codegen import INFIX, UNARY
 from .node import Node
 
@@ -64,7 +65,7 @@ def op_of(node: Node) -> tuple[OpDef | None, bool]:
 def is_random(node: Node) -> bool:
     """True if the node draws random numbers (``randn``, ``rand_like``, ``x.uniform_()`` ...)."""
     opdef, _ = op_of(node)
-    return opdef is not None and opdef.kernel.__module__.endswith("._ops.random")
+    return opdef is not None and opdef.kernel.__module__ in RANDOM_MODULES
 
 
 def is_mutating(node: Node) -> bool:
@@ -109,4 +110,4 @@ def is_pure(node: Node) -> bool:
     opdef, inplace = op_of(node)
     if opdef is None or inplace or opdef.mutates or node.kwargs.get("out") is not None:
         return False
-    return not opdef.kernel.__module__.endswith("._ops.random")
+    return opdef.kernel.__module__ not in RANDOM_MODULES

@@ -186,6 +186,41 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    q, k, v = _in_projection(query, key, value, in_proj_weight, in_proj_bias, use_separate_proj_weight,
+                             q_proj_weight, k_proj_weight, v_proj_weight)
+    if attn_mask is not None:
+        attn_mask = _checked_attn_mask(attn_mask, key, tgt_len, batch, num_heads)
+    k, v, attn_mask, key_padding_mask = _add_bias_kv(k, v, bias_k, bias_v, static_k, static_v, batch, attn_mask,
+                                                     key_padding_mask)
+    heads = batch * num_heads
+    q, k, v = _split_heads(q, k, v, tgt_len, heads, head_dim, static_k, static_v)
+    if add_zero_attn:
+        k, v, attn_mask, key_padding_mask = _add_zero_attn(k, v, heads, head_dim, attn_mask, key_padding_mask)
+    src_len = k.size(1)
+    if key_padding_mask is not None:
+        attn_mask = _merge_key_padding_mask(key_padding_mask, attn_mask, batch, num_heads, src_len)
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        output, weights_out = _attention_with_weights(q, k, v, attn_mask, dropout_p, batch, num_heads, tgt_len,
+                                                      src_len, head_dim, embed_dim, out_proj_weight, out_proj_bias,
+                                                      average_attn_weights)
+        if not batched:
+            return output.squeeze(1), weights_out.squeeze(0)
+        return output, weights_out
+    output = _fused_attention(q, k, v, attn_mask, dropout_p, is_causal, batch, num_heads, tgt_len, src_len,
+                              head_dim, embed_dim, out_proj_weight, out_proj_bias)
+    return (output if batched else output.squeeze(1)), None
+
+
+# The steps of multi_head_attention_forward, in the order it takes them; each reads and calls on
+# tensors exactly what the step did inline (modes and tracers see the same calls).
+
+def _in_projection(query: Tensor, key: Tensor, value: Tensor, in_proj_weight: Tensor | None,
+                   in_proj_bias: Tensor | None, use_separate_proj_weight: bool, q_proj_weight: Tensor | None,
+                   k_proj_weight: Tensor | None, v_proj_weight: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
+    """The projected query, key and value: the packed ``in_proj_weight`` split in three, or the
+    separate ``q/k/v_proj_weight``."""
     if use_separate_proj_weight:
         if key.shape[:2] != value.shape[:2]:
             raise AssertionError(f"key's sequence and batch dims {_size_text(key.shape[:2])} do not match value's "
@@ -203,15 +238,26 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         weights = in_proj_weight.chunk(3)
     biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
     q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
-    if attn_mask is not None:
-        if attn_mask.dim() == 2:
-            if tuple(attn_mask.shape) != (tgt_len, key.shape[0]):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {_size_text(attn_mask.shape)}, but should be "
-                                   f"{(tgt_len, key.shape[0])}.")
-            attn_mask = attn_mask.unsqueeze(0)
-        elif tuple(attn_mask.shape) != (batch * num_heads, tgt_len, key.shape[0]):
-            raise RuntimeError(f"The shape of the 3D attn_mask is {_size_text(attn_mask.shape)}, but should be "
-                               f"{(batch * num_heads, tgt_len, key.shape[0])}.")
+    return q, k, v
+
+
+def _checked_attn_mask(attn_mask: Tensor, key: Tensor, tgt_len: int, batch: int, num_heads: int) -> Tensor:
+    """``attn_mask``'s shape checked; a 2-D mask gets a leading dimension (3-D, one per batch and head)."""
+    if attn_mask.dim() == 2:
+        if tuple(attn_mask.shape) != (tgt_len, key.shape[0]):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {_size_text(attn_mask.shape)}, but should be "
+                               f"{(tgt_len, key.shape[0])}.")
+        attn_mask = attn_mask.unsqueeze(0)
+    elif tuple(attn_mask.shape) != (batch * num_heads, tgt_len, key.shape[0]):
+        raise RuntimeError(f"The shape of the 3D attn_mask is {_size_text(attn_mask.shape)}, but should be "
+                           f"{(batch * num_heads, tgt_len, key.shape[0])}.")
+    return attn_mask
+
+
+def _add_bias_kv(k: Tensor, v: Tensor, bias_k: Tensor | None, bias_v: Tensor | None, static_k: Tensor | None,
+                 static_v: Tensor | None, batch: int, attn_mask: Tensor | None,
+                 key_padding_mask: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+    """``bias_k`` and ``bias_v`` appended to the keys and values (the masks padded to match)."""
     if bias_k is not None and bias_v is not None:
         if static_k is not None:
             raise AssertionError("bias cannot be added to static key.")
@@ -226,46 +272,70 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         raise AssertionError("bias_k is set but bias_v is None")
     elif bias_v is not None:
         raise AssertionError("bias_v is set but bias_k is None")
-    heads = batch * num_heads
-    # Heads join the batch: (N * num_heads, length, head_dim).
+    return k, v, attn_mask, key_padding_mask
+
+
+def _split_heads(q: Tensor, k: Tensor, v: Tensor, tgt_len: int, heads: int, head_dim: int, static_k: Tensor | None,
+                 static_v: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
+    """Heads join the batch: (N * num_heads, length, head_dim); ``static_k`` / ``static_v`` replace
+    the keys / values."""
     q = q.reshape(tgt_len, heads, head_dim).transpose(0, 1)
     k = k.reshape(k.shape[0], heads, head_dim).transpose(0, 1) if static_k is None else \
         _check_static("static_k", static_k, heads, head_dim)
     v = v.reshape(v.shape[0], heads, head_dim).transpose(0, 1) if static_v is None else \
         _check_static("static_v", static_v, heads, head_dim)
-    if add_zero_attn:
-        k = _function("cat")([k, k.new_zeros((heads, 1, head_dim))], 1)
-        v = _function("cat")([v, v.new_zeros((heads, 1, head_dim))], 1)
-        attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
-        key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
-    src_len = k.size(1)
-    if key_padding_mask is not None:
-        if key_padding_mask.shape[0] != batch:
-            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {batch}, but got "
-                                 f"{key_padding_mask.shape[0]}")
-        if key_padding_mask.shape[1] != src_len:
-            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
-                                 f"{key_padding_mask.shape[1]}")
-        key_padding_mask = key_padding_mask.reshape(batch, 1, 1, src_len).expand(-1, num_heads, -1, -1) \
-            .reshape(heads, 1, src_len)
-        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
-    if not training:
-        dropout_p = 0.0
-    if need_weights:
-        scores = (q * math.sqrt(1.0 / head_dim)).bmm(k.transpose(-2, -1))
-        if attn_mask is not None:
-            scores = scores + attn_mask
-        weights_out = scores.softmax(-1)
-        if dropout_p > 0.0:
-            weights_out = dropout(weights_out, p=dropout_p)
-        output = weights_out.bmm(v).transpose(0, 1).reshape(tgt_len * batch, embed_dim)
-        output = linear(output, out_proj_weight, out_proj_bias).reshape(tgt_len, batch, -1)
-        weights_out = weights_out.reshape(batch, num_heads, tgt_len, src_len)
-        if average_attn_weights:
-            weights_out = weights_out.mean(dim=1)
-        if not batched:
-            return output.squeeze(1), weights_out.squeeze(0)
-        return output, weights_out
+    return q, k, v
+
+
+def _add_zero_attn(k: Tensor, v: Tensor, heads: int, head_dim: int, attn_mask: Tensor | None,
+                   key_padding_mask: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+    """A zero key and value appended to every head (the masks padded to match)."""
+    k = _function("cat")([k, k.new_zeros((heads, 1, head_dim))], 1)
+    v = _function("cat")([v, v.new_zeros((heads, 1, head_dim))], 1)
+    attn_mask = None if attn_mask is None else pad(attn_mask, (0, 1))
+    key_padding_mask = None if key_padding_mask is None else pad(key_padding_mask, (0, 1))
+    return k, v, attn_mask, key_padding_mask
+
+
+def _merge_key_padding_mask(key_padding_mask: Tensor, attn_mask: Tensor | None, batch: int, num_heads: int,
+                            src_len: int) -> Tensor:
+    """``key_padding_mask`` (checked) spread over the heads and added to ``attn_mask``."""
+    if key_padding_mask.shape[0] != batch:
+        raise AssertionError(f"Expected key_padded_mask.shape[0] to be {batch}, but got "
+                             f"{key_padding_mask.shape[0]}")
+    if key_padding_mask.shape[1] != src_len:
+        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                             f"{key_padding_mask.shape[1]}")
+    key_padding_mask = key_padding_mask.reshape(batch, 1, 1, src_len).expand(-1, num_heads, -1, -1) \
+        .reshape(batch * num_heads, 1, src_len)
+    return key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+
+
+def _attention_with_weights(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, dropout_p: float,
+                            batch: int, num_heads: int, tgt_len: int, src_len: int, head_dim: int, embed_dim: int,
+                            out_proj_weight: Tensor, out_proj_bias: Tensor | None,
+                            average_attn_weights: bool) -> tuple[Tensor, Tensor]:
+    """Attention written out, as PyTorch does when the weights are asked for: the projected output
+    (L, N, E) and the weights (N, num_heads, L, S), averaged over the heads if asked."""
+    scores = (q * math.sqrt(1.0 / head_dim)).bmm(k.transpose(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights_out = scores.softmax(-1)
+    if dropout_p > 0.0:
+        weights_out = dropout(weights_out, p=dropout_p)
+    output = weights_out.bmm(v).transpose(0, 1).reshape(tgt_len * batch, embed_dim)
+    output = linear(output, out_proj_weight, out_proj_bias).reshape(tgt_len, batch, -1)
+    weights_out = weights_out.reshape(batch, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights_out = weights_out.mean(dim=1)
+    return output, weights_out
+
+
+def _fused_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, dropout_p: float, is_causal: bool,
+                     batch: int, num_heads: int, tgt_len: int, src_len: int, head_dim: int, embed_dim: int,
+                     out_proj_weight: Tensor, out_proj_bias: Tensor | None) -> Tensor:
+    """Attention through ``scaled_dot_product_attention`` (no weights asked for): the projected
+    output, (L, N, E)."""
     if attn_mask is not None:
         attn_mask = attn_mask.unsqueeze(0) if attn_mask.size(0) == 1 else \
             attn_mask.reshape(batch, num_heads, -1, src_len)
@@ -274,5 +344,4 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
     v = v.reshape(batch, num_heads, src_len, head_dim)
     output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     output = output.permute(2, 0, 1, 3).reshape(batch * tgt_len, embed_dim)
-    output = linear(output, out_proj_weight, out_proj_bias).reshape(tgt_len, batch, -1)
-    return (output if batched else output.squeeze(1)), None
+    return linear(output, out_proj_weight, out_proj_bias).reshape(tgt_len, batch, -1)

@@ -22,59 +22,36 @@ installed; otherwise forward pre-hooks, ``forward``, forward hooks and the
 full backward hooks run as in PyTorch. ``intercept_module_calls`` (a
 tensormodes extension for tracers) lets a function decide how module calls
 run within a scope.
+
+``Module`` is assembled from its families: registration, attributes, iteration,
+modes and conversions, and printing here; the hooks, the global module hooks and
+the module call in ``_hooks.py``; state dicts in ``_state_dict.py``. The global
+hook registrars and ``intercept_module_calls`` are importable from here, as in
+PyTorch.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import warnings
-from collections import OrderedDict, namedtuple
-from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..._api import namespace as tm
-from ...overrides import is_tensor_like
 from ..parameter import Buffer, Parameter
-from ._hooks import BackwardHook, RemovableHandle
+from ._hooks import (
+    RemovableHandle,
+    _ModuleHooks,
+    intercept_module_calls,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
+from ._state_dict import _ModuleStateDict
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
            "intercept_module_calls", "RemovableHandle"]
-
-# Hooks that run around every module call (PyTorch's global module hooks).
-_global_backward_pre_hooks: dict[int, Callable] = OrderedDict()
-_global_backward_hooks: dict[int, Callable] = OrderedDict()
-_global_forward_pre_hooks: dict[int, Callable] = OrderedDict()
-_global_forward_hooks: dict[int, Callable] = OrderedDict()
-_global_forward_hooks_always_called: dict[int, bool] = OrderedDict()
-_global_forward_hooks_with_kwargs: dict[int, bool] = OrderedDict()
-
-# The module-call interceptors in scope, innermost last (an immutable tuple, so a scope restores it exactly).
-_INTERCEPTORS: ContextVar[tuple] = ContextVar("tensormodes_module_call_interceptors", default=())
-
-# Set once any global module hook is registered (never cleared: removing a hook leaves its dict
-# empty, which the full check sees), so that a module call with none anywhere tests one name.
-_global_hooks_registered = False
-
-
-def _note_global_hook() -> None:
-    global _global_hooks_registered
-    _global_hooks_registered = True
-
-_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
-
-
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    """What ``load_state_dict`` returns: the keys it missed and the keys it did not expect."""
-
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
 
 
 def _typename(obj: Any) -> str:
@@ -98,126 +75,12 @@ def _addindent(text: str, spaces: int) -> str:
     return "\n".join([first] + [(" " * spaces + line) if line.strip() else "" for line in lines])
 
 
-def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
-    """Register a forward pre-hook common to all modules.
-
-    ``hook(module, args)`` runs before every module's ``forward``, before the
-    module's own pre-hooks; a non-None result replaces ``args``.
-
-    >>> import tensormodes as tm
-    >>> seen = []
-    >>> handle = tm.nn.modules.module.register_module_forward_pre_hook(lambda m, a: seen.append(type(m).__name__))
-    >>> _ = tm.nn.Identity()(tm.ones(1)); handle.remove(); seen
-    ['Identity']
-    """
-    handle = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[handle.id] = hook
-    _note_global_hook()
-    return handle
-
-
-def register_module_forward_hook(hook: Callable, *, with_kwargs: bool = False,
-                                 always_call: bool = False) -> RemovableHandle:
-    """Register a global forward hook for all the modules.
-
-    ``hook(module, args, output)`` (or ``hook(module, args, kwargs, output)``
-    with ``with_kwargs=True``) runs after every module's ``forward``, before the
-    module's own hooks; a non-None result replaces the output. ``always_call``
-    runs it even when ``forward`` raised.
-
-    >>> import tensormodes as tm
-    >>> handle = tm.nn.modules.module.register_module_forward_hook(lambda m, a, out: out * 2)
-    >>> tm.nn.Identity()(tm.ones(1)).tolist(); handle.remove()
-    [2.0]
-    """
-    handle = RemovableHandle(_global_forward_hooks, extra_dict=[_global_forward_hooks_always_called,
-                                                                _global_forward_hooks_with_kwargs])
-    _global_forward_hooks[handle.id] = hook
-    _note_global_hook()
-    if with_kwargs:
-        _global_forward_hooks_with_kwargs[handle.id] = True
-    if always_call:
-        _global_forward_hooks_always_called[handle.id] = True
-    return handle
-
-
-def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
-    """Register a backward pre-hook common to all the modules.
-
-    ``hook(module, grad_output)`` runs when the gradients of a module's outputs
-    are known; a non-None result replaces ``grad_output``.
-
-    >>> import tensormodes as tm
-    >>> seen = []
-    >>> handle = tm.nn.modules.module.register_module_full_backward_pre_hook(lambda m, g: seen.append(len(g)))
-    >>> tm.nn.Tanh()(tm.ones(1, requires_grad=True)).sum().backward(); handle.remove(); seen
-    [1]
-    """
-    handle = RemovableHandle(_global_backward_pre_hooks)
-    _global_backward_pre_hooks[handle.id] = hook
-    _note_global_hook()
-    return handle
-
-
-def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
-    """Register a backward hook common to all the modules.
-
-    ``hook(module, grad_input, grad_output)`` runs when the gradients of a
-    module's inputs are known; a non-None result replaces ``grad_input``.
-
-    >>> import tensormodes as tm
-    >>> seen = []
-    >>> handle = tm.nn.modules.module.register_module_full_backward_hook(
-    ...     lambda m, gi, go: seen.append(gi[0].tolist()))
-    >>> tm.nn.ReLU()(tm.tensor([-1., 1.], requires_grad=True)).sum().backward(); handle.remove(); seen
-    [[0.0, 1.0]]
-    """
-    handle = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    _note_global_hook()
-    return handle
-
-
-@contextlib.contextmanager
-def intercept_module_calls(fn: Callable) -> Iterator[Callable]:
-    """Within the scope, every module call runs as ``fn(module, forward, args, kwargs)`` decides.
-
-    A tensormodes extension point (PyTorch has none), made for tracers that
-    record some module calls as single steps instead of running them.
-    ``forward(*args, **kwargs)`` continues the call as it would have run
-    without ``fn``: through the next interceptor out, or the module's hooks
-    and ``forward``; calls made by that ``forward`` are intercepted again.
-    ``fn``'s result is the call's result. Scopes nest (innermost first) and
-    are held per thread and asyncio task; leaving one restores the previous
-    state even on an exception.
-
-    >>> import tensormodes as tm
-    >>> calls = []
-    >>> def record(module, forward, args, kwargs):
-    ...     calls.append(type(module).__name__)
-    ...     return forward(*args, **kwargs)
-    >>> net = tm.nn.Sequential(tm.nn.ReLU())
-    >>> with intercept_module_calls(record):
-    ...     net(tm.ones(1)).tolist()
-    [1.0]
-    >>> calls
-    ['Sequential', 'ReLU']
-    """
-    if not callable(fn):
-        raise TypeError(f"intercept_module_calls() expects a callable, got {type(fn).__name__}")
-    token = _INTERCEPTORS.set(_INTERCEPTORS.get() + (fn,))
-    try:
-        yield fn
-    finally:
-        _INTERCEPTORS.reset(token)
-
-
 def _forward_unimplemented(self, *input: Any) -> None:
     """Define the computation performed at every call. Should be overridden by all subclasses."""
     raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
-class Module:
+class Module(_ModuleHooks, _ModuleStateDict):
     """Base class for all neural network modules.
 
     Your models should also subclass this class. Modules can also contain
@@ -443,18 +306,6 @@ class Module:
         if name not in module._buffers:
             raise AttributeError("`" + name + "` is not a buffer")
         return buffer
-
-    def get_extra_state(self) -> Any:
-        """Return any extra state to include in the module's state_dict (override with ``set_extra_state``)."""
-        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. "
-                           "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
-                           "bug-report.yml to report this bug.")
-
-    def set_extra_state(self, state: Any) -> None:
-        """Set extra state contained in the loaded ``state_dict`` (override with ``get_extra_state``)."""
-        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. "
-                           "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
-                           "bug-report.yml to report this bug.")
 
     # ------------------------------------------------------------------ attributes
 
@@ -833,440 +684,6 @@ class Module:
         """
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
-    # ------------------------------------------------------------------ hooks
-
-    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
-                                  with_kwargs: bool = False) -> RemovableHandle:
-        """Register a forward pre-hook on the module.
-
-        ``hook(module, args)`` (or ``hook(module, args, kwargs)`` with
-        ``with_kwargs=True``, returning None or ``(new_args, new_kwargs)``) runs
-        before ``forward``; a non-None result replaces the input.
-
-        >>> import tensormodes as tm
-        >>> m = tm.nn.Identity()
-        >>> handle = m.register_forward_pre_hook(lambda module, args: (args[0] + 1,))
-        >>> m(tm.zeros(1)).tolist()
-        [1.0]
-        """
-        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
-        self._hooks_registered = True
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
-                              always_call: bool = False) -> RemovableHandle:
-        """Register a forward hook on the module.
-
-        ``hook(module, args, output)`` (or ``hook(module, args, kwargs,
-        output)`` with ``with_kwargs=True``) runs after ``forward``; a non-None
-        result replaces the output. ``always_call`` runs it even if ``forward``
-        raised.
-
-        >>> import tensormodes as tm
-        >>> m = tm.nn.Identity()
-        >>> with m.register_forward_hook(lambda module, args, out: out * 3):
-        ...     m(tm.ones(1)).tolist()
-        [3.0]
-        """
-        handle = RemovableHandle(self._forward_hooks, extra_dict=[self._forward_hooks_with_kwargs,
-                                                                  self._forward_hooks_always_called])
-        self._forward_hooks[handle.id] = hook
-        self._hooks_registered = True
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
-        """Register a backward pre-hook on the module.
-
-        ``hook(module, grad_output)`` runs when the gradients with respect to
-        the module's outputs are computed; a non-None result replaces
-        ``grad_output``.
-
-        >>> import tensormodes as tm
-        >>> m, x = tm.nn.Identity(), tm.ones(2, requires_grad=True)
-        >>> h = m.register_full_backward_pre_hook(lambda module, g: (g[0] * 10,))
-        >>> m(x).sum().backward(); x.grad.tolist()
-        [10.0, 10.0]
-        """
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        self._hooks_registered = True
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
-        """Register a backward hook on the module.
-
-        ``hook(module, grad_input, grad_output)`` runs when the gradients with
-        respect to the module's inputs are computed; ``grad_input`` has one
-        entry per positional argument (None for non-tensors). A non-None result
-        replaces ``grad_input``.
-
-        >>> import tensormodes as tm
-        >>> m, x = tm.nn.Tanh(), tm.zeros(1, requires_grad=True)
-        >>> h = m.register_full_backward_hook(lambda module, gi, go: print(gi[0].tolist(), go[0].tolist()))
-        >>> m(x).sum().backward()
-        [1.0] [1.0]
-        """
-        if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single "
-                               "Module. Please use only one of them.")
-        self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        self._hooks_registered = True
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """Register ``hook(module, prefix, keep_vars)``, run before ``state_dict`` collects this module.
-
-        >>> import tensormodes as tm
-        >>> m = tm.nn.Linear(1, 1)
-        >>> h = m.register_state_dict_pre_hook(lambda mod, prefix, keep: print("saving", repr(prefix)))
-        >>> _ = m.state_dict()
-        saving ''
-        """
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
-
-    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
-        """Register ``hook(module, state_dict, prefix, local_metadata)``, which may edit the state dict in place.
-
-        >>> import tensormodes as tm
-        >>> m = tm.nn.Linear(1, 1)
-        >>> h = m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd.pop(prefix + "bias"))
-        >>> list(m.state_dict())
-        ['weight']
-        """
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
-
-    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """Register ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-        error_msgs)``, run before ``load_state_dict`` loads this module; it may edit ``state_dict`` in place.
-
-        >>> import tensormodes as tm
-        >>> m = tm.nn.Linear(1, 1)
-        >>> def rename(module, state_dict, prefix, *rest):
-        ...     state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
-        >>> h = m.register_load_state_dict_pre_hook(rename)
-        >>> m.load_state_dict({"w": tm.ones(1, 1), "bias": tm.zeros(1)})
-        <All keys matched successfully>
-        """
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = functools.partial(hook, self)
-        return handle
-
-    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
-        """Register ``hook(module, incompatible_keys)``, run after ``load_state_dict``; it may edit the key lists.
-
-        >>> import tensormodes as tm
-        >>> m = tm.nn.Linear(1, 1)
-        >>> h = m.register_load_state_dict_post_hook(lambda mod, keys: keys.missing_keys.clear())
-        >>> m.load_state_dict({})
-        <All keys matched successfully>
-        """
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
-
-    # ------------------------------------------------------------------ calling
-
-    # Set by the module's hook registrars (never cleared, like _global_hooks_registered).
-    _hooks_registered = False
-
-    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
-        # The plain path: no hook ever registered here or globally, no interceptor -> forward directly.
-        if not (self._hooks_registered or _global_hooks_registered or _INTERCEPTORS.get()):
-            return self.forward(*args, **kwargs)
-        # Hooks were registered at some point: the full check (their dicts may be empty again).
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
-                or _global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
-                or _global_backward_pre_hooks or _INTERCEPTORS.get()):
-            return self.forward(*args, **kwargs)
-        interceptors = _INTERCEPTORS.get()
-        if interceptors:
-            return self._intercepted_call(interceptors, args, kwargs)
-        return self._hooked_call(args, kwargs)
-
-    __call__: Callable[..., Any] = _call_impl
-
-    def _intercepted_call(self, interceptors: tuple, args: tuple, kwargs: dict) -> Any:
-        def continue_with(level: int) -> Callable:
-            if level < 0:
-                return lambda *a, **k: self._hooked_call(a, k)
-            return lambda *a, **k: interceptors[level](self, continue_with(level - 1), a, k)
-
-        return continue_with(len(interceptors) - 1)(*args, **kwargs)
-
-    def _hooked_call(self, args: tuple, kwargs: dict) -> Any:
-        result = None
-        called_always = set()
-        try:
-            backward_pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
-            backward_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
-            for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
-                if hook_id in self._forward_pre_hooks_with_kwargs:
-                    replaced = hook(self, args, kwargs)
-                    if replaced is not None:
-                        if isinstance(replaced, tuple) and len(replaced) == 2:
-                            args, kwargs = replaced
-                        else:
-                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
-                                               f"new_kwargs), but got {replaced}.")
-                else:
-                    replaced = hook(self, args)
-                    if replaced is not None:
-                        args = replaced if isinstance(replaced, tuple) else (replaced,)
-            backward_hook = None
-            if backward_hooks or backward_pre_hooks:
-                backward_hook = BackwardHook(self, backward_hooks, backward_pre_hooks)
-                args = backward_hook.setup_input_hook(args)
-            result = self.forward(*args, **kwargs)
-            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
-                    called_always.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
-                    replaced = hook(self, args, kwargs, result)
-                else:
-                    replaced = hook(self, args, result)
-                if replaced is not None:
-                    result = replaced
-            if backward_hook is not None:
-                if not isinstance(result, (tm.Tensor, tuple)):
-                    warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple "
-                                  f"of Tensors but received {type(result)}", stacklevel=2)
-                else:
-                    result = backward_hook.setup_output_hook(result)
-            return result
-        except Exception:
-            self._run_always_called_hooks(called_always, args, kwargs, result)
-            raise
-
-    def _run_always_called_hooks(self, called: set, args: tuple, kwargs: dict, result: Any) -> None:
-        for hook_id, hook in _global_forward_hooks.items():
-            if hook_id in _global_forward_hooks_always_called and hook_id not in called:
-                try:
-                    replaced = hook(self, args, result)
-                    if replaced is not None:
-                        result = replaced
-                except Exception as error:
-                    warnings.warn("global module forward hook with ``always_call=True`` raised an exception that "
-                                  f"was silenced as another error was raised in forward: {error}", stacklevel=3)
-        for hook_id, hook in self._forward_hooks.items():
-            if hook_id in self._forward_hooks_always_called and hook_id not in called:
-                try:
-                    if hook_id in self._forward_hooks_with_kwargs:
-                        replaced = hook(self, args, kwargs, result)
-                    else:
-                        replaced = hook(self, args, result)
-                    if replaced is not None:
-                        result = replaced
-                except Exception as error:
-                    warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
-                                  f"silenced as another error was raised in forward: {error}", stacklevel=3)
-
-    # ------------------------------------------------------------------ state dict
-
-    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
-        if type(self).get_extra_state is not Module.get_extra_state:
-            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
-
-    def state_dict(self, *args: Any, destination: dict | None = None, prefix: str = "",
-                   keep_vars: bool = False) -> dict[str, Any]:
-        """Return a dictionary containing references to the whole state of the module.
-
-        Parameters and persistent buffers, keyed by their dotted names, as
-        detached tensors (``keep_vars=True`` keeps them attached); an
-        ``OrderedDict`` with PyTorch's ``_metadata``.
-
-        >>> import tensormodes as tm
-        >>> list(tm.nn.Sequential(tm.nn.Linear(2, 1), tm.nn.BatchNorm1d(1)).state_dict())
-        ['0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var', '1.num_batches_tracked']
-        """
-        if args:
-            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to https://pytorch.org/"
-                          "docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict for details.",
-                          FutureWarning, stacklevel=2)
-            if destination is None:
-                destination = args[0]
-            if len(args) > 1 and prefix == "":
-                prefix = args[1]
-            if len(args) > 2 and keep_vars is False:
-                keep_vars = args[2]
-        if destination is None:
-            destination = OrderedDict()
-            destination._metadata = OrderedDict()
-        # An explicit walk instead of recursion (deep module chains). As in PyTorch's recursion, a module's
-        # pre-hooks and entries come before its children's, its post-hooks after them: an entry with
-        # metadata marks the post-hooks' turn.
-        stack: list = [(self, prefix, None)]
-        while stack:
-            module, module_prefix, finished = stack.pop()
-            if module is not self and type(module).state_dict is not Module.state_dict:
-                # A submodule with its own state_dict is asked for its entries, as PyTorch's recursion does.
-                module.state_dict(destination=destination, prefix=module_prefix, keep_vars=keep_vars)
-                continue
-            if finished is not None:
-                for hook in module._state_dict_hooks.values():
-                    hook(module, destination, module_prefix, finished)
-                continue
-            local_metadata = {"version": module._version}
-            if hasattr(destination, "_metadata"):
-                destination._metadata[module_prefix[:-1]] = local_metadata
-            for hook in module._state_dict_pre_hooks.values():
-                hook(module, module_prefix, keep_vars)
-            module._save_to_state_dict(destination, module_prefix, keep_vars)
-            stack.append((module, module_prefix, local_metadata))
-            stack.extend(reversed([(child, module_prefix + name + ".", None)
-                                   for name, child in module._modules.items() if child is not None]))
-        return destination
-
-    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
-                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
-        for hook in self._load_state_dict_pre_hooks.values():
-            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
-        persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
-        local_state = {k: v for k, v in (*self._parameters.items(), *persistent.items()) if v is not None}
-        assign = local_metadata.get("assign_to_params_buffers", False)
-        for name, param in local_state.items():
-            key = prefix + name
-            if key not in state_dict:
-                if strict:
-                    missing_keys.append(key)
-                continue
-            input_param = state_dict[key]
-            if not is_tensor_like(input_param):
-                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
-                                  f"Tensor-like object from checkpoint but received {type(input_param)}")
-                continue
-            # Backward compatibility with checkpoints that stored scalars as one-element vectors.
-            if len(param.shape) == 0 and len(input_param.shape) == 1 and input_param.shape[0] == 1:
-                input_param = input_param[0]
-            if input_param.shape != param.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
-                                  f"checkpoint, the shape in current model is {param.shape}.")
-                continue
-            try:
-                with tm.no_grad():
-                    if assign:
-                        if isinstance(param, Parameter):
-                            if not isinstance(input_param, Parameter):
-                                input_param = Parameter(input_param, requires_grad=param.requires_grad)
-                            else:
-                                input_param.requires_grad_(param.requires_grad)
-                        setattr(self, name, input_param)
-                    else:
-                        param.copy_(input_param)
-            except Exception as error:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
-                                  f"{param.size()} and whose dimensions in the checkpoint are {input_param.size()}, "
-                                  f"an exception occurred : {error.args}.")
-        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
-        if type(self).set_extra_state is not Module.set_extra_state:
-            if extra_state_key in state_dict:
-                self.set_extra_state(state_dict[extra_state_key])
-            elif strict:
-                missing_keys.append(extra_state_key)
-        elif strict and extra_state_key in state_dict:
-            unexpected_keys.append(extra_state_key)
-        if strict:
-            for key in state_dict:
-                if key.startswith(prefix) and key != extra_state_key:
-                    parts = key[len(prefix):].split(".", 1)
-                    if len(parts) > 1:
-                        if parts[0] not in self._modules:
-                            unexpected_keys.append(key)
-                    elif parts[0] not in local_state:
-                        unexpected_keys.append(key)
-
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
-                        assign: bool = False) -> _IncompatibleKeys:
-        """Copy parameters and buffers from ``state_dict`` into this module and its descendants.
-
-        With ``strict=True`` the keys must match ``state_dict()``'s exactly;
-        returns a named tuple ``(missing_keys, unexpected_keys)``. Errors are
-        collected and raised together as a ``RuntimeError``. ``assign=True``
-        assigns the given tensors instead of copying into the existing ones.
-        When every key carries an extra (or lacks a) ``module.`` prefix — a
-        checkpoint saved from a wrapper — the error says so.
-
-        >>> import tensormodes as tm
-        >>> a, b = tm.nn.Linear(2, 2), tm.nn.Linear(2, 2)
-        >>> b.load_state_dict(a.state_dict())
-        <All keys matched successfully>
-        >>> b.load_state_dict({"weight": a.weight}, strict=False)
-        _IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])
-        """
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing_keys: list[str] = []
-        unexpected_keys: list[str] = []
-        error_msgs: list[str] = []
-        metadata = getattr(state_dict, "_metadata", None)
-        state_dict = OrderedDict(state_dict)
-        incompatible = _IncompatibleKeys(missing_keys, unexpected_keys)
-        # An explicit walk (deep module chains); as in PyTorch, a module's post-hooks run once its subtree
-        # has loaded: an entry with done=True marks their turn.
-        stack: list = [(self, state_dict, "", False)]
-        while stack:
-            module, local_state_dict, prefix, done = stack.pop()
-            if done:
-                for hook in module._load_state_dict_post_hooks.values():
-                    if hook(module, incompatible) is not None:
-                        raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are "
-                                             "not expected to return new values, if incompatible_keys need to be "
-                                             "modified, it should be done inplace.")
-                continue
-            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
-            if assign:
-                local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
-                                         unexpected_keys, error_msgs)
-            stack.append((module, None, prefix, True))
-            children = []
-            for name, child in module._modules.items():
-                if child is not None:
-                    child_prefix = prefix + name + "."
-                    children.append((child, {k: v for k, v in local_state_dict.items()
-                                             if k.startswith(child_prefix)}, child_prefix, False))
-            stack.extend(reversed(children))
-        if strict:
-            if unexpected_keys:
-                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected_keys)))
-            if missing_keys:
-                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing_keys)))
-            hint = _prefix_hint(missing_keys, unexpected_keys)
-            if hint:
-                error_msgs.append(hint)
-        if error_msgs:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(error_msgs)))
-        return _IncompatibleKeys(missing_keys, unexpected_keys)
-
     # ------------------------------------------------------------------ printing
 
     def _get_name(self) -> str:
@@ -1294,22 +711,6 @@ class Module:
                 text += "\n  " + "\n  ".join(lines) + "\n"
         return text + ")"
 
-
-def _prefix_hint(missing: list[str], unexpected: list[str]) -> str:
-    """A hint when the keys differ only by a wrapper's ``module.`` prefix (tensormodes' addition)."""
-    if not missing or not unexpected or len(missing) != len(unexpected):
-        return ""
-    if all(k.startswith("module.") for k in unexpected) and \
-            sorted(k[len("module."):] for k in unexpected) == sorted(missing):
-        return ('Hint: every unexpected key is a missing key with an extra "module." prefix (a checkpoint saved '
-                'from a wrapped model); strip it, e.g. {k.removeprefix("module."): v for k, v in '
-                "state_dict.items()}.")
-    if all(k.startswith("module.") for k in missing) and \
-            sorted(k[len("module."):] for k in missing) == sorted(unexpected):
-        return ('Hint: every missing key is an unexpected key with a "module." prefix added (the model is '
-                'wrapped); add it, e.g. {"module." + k: v for k, v in state_dict.items()}, or load into the '
-                "wrapped module.")
-    return ""
 
 
 def _parse_to(args: tuple, kwargs: dict) -> tuple:

@@ -1,0 +1,301 @@
+"""Selecting by positions and masks (``diag``, ``take_along_dim``, ``take``, ``masked_select``,
+``nonzero``, ``argwhere``) and the whole-tensor writes ``fill_``, ``zero_`` and ``copy_``. The
+indexing operator itself (``t[index]``, ``t[index] = value``, ``index_put``) and the index checks
+these share are in ``indexing.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Number
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._meta_array import MetaArray
+from ._samples import M23, M234, SCALAR
+from .common import check_same_shape_or_broadcast, checked_scalar, ops, wrap_dim
+from .indexing import _as_nd, _legacy_name, _out_of_bounds, _value_fits
+from .meta_rules import data_dependent, metadata
+from .registry import Sample, Tensor, TensorSpec, op
+from .shape import gather_back, value_dependent
+
+# -- diagonals ----------------------------------------------------------------------------
+
+def _diag_grad(grad, input_shape, diagonal):
+    if len(input_shape) == 1:
+        return grad.diagonal(diagonal)
+    count = grad.shape[0]
+    rows = ops.arange(count, device=grad.device) + max(-diagonal, 0)
+    columns = ops.arange(count, device=grad.device) + max(diagonal, 0)
+    return grad.new_zeros(input_shape).index_put((rows, columns), grad)
+
+
+@op(grad=_diag_grad, method=True, out=True, meta=metadata, errors=(Sample((M234,)), Sample((SCALAR,))), samples=(
+    Sample((TensorSpec((3,)),)), Sample((TensorSpec((3,), "int64"), 1)), Sample((TensorSpec((2,), "complex64"), -2)),
+    Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4), "float64"), 2)), Sample((TensorSpec((4, 3)), -1)),
+    Sample((TensorSpec((2, 3)), 5)), Sample((TensorSpec((0,)),))))
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-D ``input`` as the ``diagonal``-th diagonal of a square matrix (0 elsewhere), or the
+    ``diagonal``-th diagonal of a 2-D ``input`` (a copy).
+
+    >>> import tensormodes as tm
+    >>> tm.diag(tm.tensor([1, 2]), 1).tolist(), tm.diag(tm.tensor([[1, 2], [3, 4]])).tolist()
+    ([[0, 1, 0], [0, 0, 2], [0, 0, 0]], [1, 4])
+    """
+    if type(input) is MetaArray and input.ndim in (1, 2):
+        if input.ndim == 1:
+            size = input.shape[0] + abs(diagonal)
+            return MetaArray((size, size), input.dtype)
+        rows, columns = input.shape
+        length = min(rows, columns - diagonal) if diagonal >= 0 else min(rows + diagonal, columns)
+        return MetaArray((max(length, 0),), input.dtype)
+    if input.ndim == 1:
+        return np.diag(input, diagonal)
+    if input.ndim == 2:
+        return np.diagonal(input, diagonal).copy()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+# -- selecting along a dimension ---------------------------------------------------------
+
+def _take_along_dim_grad(grad, input_shape, indices, dim):
+    if dim is None or not input_shape:
+        return _take_grad(grad, input_shape, indices)
+    d = wrap_dim(dim, len(input_shape))
+    size = input_shape[d]
+    if not size:
+        return None, None
+    # ``input`` was broadcast against ``indices`` (to ``grad``'s shape off ``d``):
+    # scatter into that shape; the engine sums back to the input's.
+    shape = list(grad.shape)
+    shape[d] = size
+    positions = (indices % size).expand(grad.shape)
+    return grad.new_zeros(shape).scatter_add(d, positions, grad), None
+
+
+@op(grad=_take_along_dim_grad, method=True, out=True, meta=metadata,
+    errors=(Sample((M23, TensorSpec((2,), "int32", 0, 1), 0)), Sample((M23, TensorSpec((2,), "int64", 0, 1), 0)),
+            Sample((M23, TensorSpec((3, 1), "int64", 0, 1), 1))),
+    samples=(Sample((M23, TensorSpec((2, 1), "int64", -3, 2), 1)), Sample((M23, TensorSpec((4,), "int64", 0, 5))),
+             Sample((M23, TensorSpec((1, 3), "int64", 0, 1), 0)),
+             Sample((M23, TensorSpec((1, 2), "int64", 0, 2)), {"dim": -1})))
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """Values at ``indices`` along ``dim`` (``gather`` with broadcasting of the other
+    dimensions); without ``dim`` both tensors are read flat.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[10, 30, 20], [60, 40, 50]])
+    >>> tm.take_along_dim(x, tm.tensor([[1], [0]]), dim=1).tolist()
+    [[30], [60]]
+    """
+    if dim is None:  # PyTorch gathers from the flat tensors, with gather's index rules
+        if indices.size and indices.dtype not in (np.int64, np.int32):
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+        if type(input) is MetaArray:
+            return MetaArray((indices.size,), input.dtype)
+        source, positions, d = input.reshape(-1), indices.reshape(-1), 0
+    else:
+        if input.ndim != indices.ndim:
+            raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of "
+                               f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
+                               "dimensions for indices")
+        if indices.dtype != np.int64:
+            raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                               f"{_legacy_name(indices.dtype)}")
+        d = wrap_dim(dim, input.ndim)
+        if input.ndim == 0:  # PyTorch asks the 0-dim indices for their size along ``d``
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        source, positions = _as_nd(input), _as_nd(indices)
+        others = check_same_shape_or_broadcast(
+            source.shape[:d] + (1,) + source.shape[d + 1:], positions.shape[:d] + (1,) + positions.shape[d + 1:])
+        if type(input) is MetaArray:
+            return MetaArray(others[:d] + positions.shape[d:d + 1] + others[d + 1:], input.dtype)
+        source = np.broadcast_to(source, others[:d] + source.shape[d:d + 1] + others[d + 1:])
+        positions = np.broadcast_to(positions, others[:d] + positions.shape[d:d + 1] + others[d + 1:])
+    size = source.shape[d]
+    if dim is None:  # PyTorch's gather of the flat tensors: no negative indices
+        bad = _out_of_bounds(positions, size, 0)
+        if bad is not None:
+            raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    elif positions.size:
+        # Along a dim PyTorch takes every index modulo the size (-1 is the last, and so is size - 1 + size).
+        if not size:
+            raise RuntimeError("ZeroDivisionError")
+        if _out_of_bounds(positions, size, 0) is not None:
+            positions = positions % size
+    return np.take_along_axis(source, positions, axis=d)
+
+
+# -- masks -------------------------------------------------------------------------------
+
+def _masked_select_grad(grad, input_shape, mask):
+    shape = check_same_shape_or_broadcast(tuple(mask.shape), tuple(input_shape))
+    grad_input = grad.new_zeros(shape)  # summed back to the input's shape by the engine
+    grad_input[mask.expand(shape)] = grad
+    return grad_input, None
+
+
+@op(grad=_masked_select_grad, method=True, out=True, meta=metadata,
+    errors=(Sample((M23, TensorSpec((2, 3), "int64"))), Sample((M23, TensorSpec((3, 2), "bool")))),
+    samples=(Sample((M23, TensorSpec((2, 3), "bool"))), Sample((M23, TensorSpec((3,), "bool"))),
+             Sample((TensorSpec((3,), "int64"), TensorSpec((2, 3), "bool"))),
+             Sample((SCALAR, TensorSpec((), "bool")))))
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """A 1-D copy of the elements of ``input`` where the boolean ``mask`` is True
+    (the two broadcast together).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1, 2], [3, 4]])
+    >>> tm.masked_select(x, x > 1).tolist()
+    [2, 3, 4]
+    """
+    if mask.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = check_same_shape_or_broadcast(mask.shape, input.shape)
+    if type(input) is MetaArray:
+        raise value_dependent("masked_select")
+    return np.broadcast_to(input, shape)[np.broadcast_to(mask, shape)].reshape(-1)
+
+
+@op(method=True, out=True, differentiable=False, meta=data_dependent,
+    samples=(Sample((M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
+             Sample((SCALAR,)), Sample((TensorSpec((2, 3), "int64", 0, 1),), {"as_tuple": True}),
+             Sample((TensorSpec((), "int64", 0, 0),), {"as_tuple": True}), Sample((TensorSpec((2, 0)),))))
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
+    """Indices of the non-zero elements: an ``(n, input.dim())`` int64 tensor, or with
+    ``as_tuple=True`` one 1-D tensor per dimension (ready to index with).
+
+    >>> import tensormodes as tm
+    >>> tm.nonzero(tm.tensor([[0, 1], [2, 0]])).tolist()
+    [[0, 1], [1, 0]]
+    >>> [t.tolist() for t in tm.tensor([0, 3, 4]).nonzero(as_tuple=True)]
+    [[1, 2]]
+    """
+    flags = input if input.dtype.kind in "biufc" else input != 0  # bfloat16 has no truth test of its own
+    if as_tuple:
+        return tuple(i.astype(np.int64, copy=False) for i in np.nonzero(_as_nd(flags)))
+    return np.argwhere(flags).astype(np.int64, copy=False)
+
+
+@op(method=True, differentiable=False, meta=data_dependent,
+    samples=(Sample((M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
+             Sample((SCALAR,)), Sample((TensorSpec((2, 0)),))))
+def argwhere(input: Tensor) -> Tensor:
+    """The indices of the non-zero elements (NaN counts), one row each: ``nonzero(input)``.
+
+    >>> import tensormodes as tm
+    >>> tm.argwhere(tm.tensor([[0, 1], [2, 0]]))
+    tensor([[0, 1],
+            [1, 0]])
+    """
+    return nonzero(input)
+
+
+def _take_grad(grad, input_shape, index):
+    numel = math.prod(input_shape)
+    if not numel:  # nothing taken: PyTorch's gradient is still a (zero-size) tensor
+        return grad.new_zeros(input_shape), None
+    return gather_back(grad, input_shape, index % numel), None
+
+
+@op(grad=_take_grad, method=True, out=True, meta=metadata,
+    errors=(Sample((M23, TensorSpec((2,), "int32", 0, 1))),),
+    samples=(Sample((M23, TensorSpec((2, 2), "int64", -6, 5))), Sample((SCALAR, TensorSpec((), "int64", 0, 0))),
+             Sample((TensorSpec((4,), "bool"), TensorSpec((3,), "int64", 0, 3)))))
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """The elements of ``input``, read as a flat 1-D tensor, at ``index`` (negative entries
+    count from the end); the result has ``index``'s shape.
+
+    >>> import tensormodes as tm
+    >>> tm.take(tm.tensor([[1, 2], [3, 4]]), tm.tensor([0, -1])).tolist()
+    [1, 4]
+    """
+    if index.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {_legacy_name(index.dtype)}")
+    if type(input) is MetaArray:
+        return MetaArray(index.shape, input.dtype)
+    bad = _out_of_bounds(index, input.size, -input.size)
+    if bad is not None:
+        if not input.size:
+            raise IndexError("take(): tried to take from an empty tensor")
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {input.size} elements.")
+    return np.asarray(np.take(input.reshape(-1), index))
+
+
+# -- whole-tensor writes: fill_, zero_, copy_ -------------------------------------------------------
+
+def _fill_grad(grad, value_shape):
+    return grad * 0, (None if value_shape is None else grad.sum())  # None: ``value`` was a number
+
+
+@op(function=False, method="fill_", mutates=True, grad=_fill_grad, meta=metadata, errors=(Sample((M23, M23)),),
+    samples=(Sample((M23, 2.5)), Sample((TensorSpec((3,), "int64"), 7)), Sample((M23, TensorSpec(())))))
+def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
+    """Fill the tensor with ``value`` (a number or a 0-dim tensor), in place.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(3).fill_(2).tolist()
+    [2.0, 2.0, 2.0]
+    """
+    tensor_value = isinstance(value, np.ndarray) or type(value) is MetaArray
+    if tensor_value and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                           "dimensions.")
+    if not tensor_value:  # a number is checked as PyTorch converts a Scalar (a tensor is cast)
+        value = checked_scalar(value, dt.NP_TO_DTYPE[input.dtype], saturate_half=input.size == 1)
+    if type(input) is MetaArray:
+        return input
+    if tensor_value:
+        value = dt.half_staged(value, input.dtype)
+    with np.errstate(over="ignore"):
+        input[...] = value
+    return input
+
+
+def _zero_grad(grad):
+    return grad * 0
+
+
+@op(function=False, method="zero_", mutates=True, grad=_zero_grad, meta=metadata, samples=(Sample((M23,)),))
+def zero_(input: Tensor) -> Tensor:
+    """Fill the tensor with zeros, in place.
+
+    >>> import tensormodes as tm
+    >>> tm.ones(2).zero_().tolist()
+    [0.0, 0.0]
+    """
+    if type(input) is not MetaArray:
+        input[...] = 0
+    return input
+
+
+def _copy_grad(grad):
+    return grad * 0, grad  # ``src``'s gradient is summed back to its shape by the engine
+
+
+@op(function=False, method="copy_", mutates=True, grad=_copy_grad, meta=metadata,
+    errors=(Sample((M23, TensorSpec((2,)))), Sample((M23, TensorSpec((1, 2, 3))))),
+    samples=(Sample((M23, TensorSpec((2, 3)))), Sample((M23, TensorSpec((3,)))),
+             Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3))))))
+def copy_(input: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast to this tensor's shape, cast to its dtype) into this tensor.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 2).copy_(tm.tensor([1, 2])).tolist()
+    [[1.0, 2.0], [1.0, 2.0]]
+    """
+    try:
+        if type(input) is MetaArray:
+            if len(src.shape) > input.ndim or not _value_fits(src.shape, input.shape):
+                raise ValueError("src does not broadcast to the tensor's shape")
+            return input
+        source = np.broadcast_to(src, input.shape)
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({input.shape[-1] if input.ndim else 1}) must match the size of "
+                           f"tensor b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
+                           f"{max(input.ndim - 1, 0)}") from None
+    if np.may_share_memory(input, source):
+        source = source.copy()
+    np.copyto(input, dt.half_staged(source, input.dtype), casting="unsafe")
+    return input

@@ -1,0 +1,412 @@
+"""Matrix functions and structured products: ``trace``, ``matrix_power``, the Kronecker
+product ``kron``, cross products (``cross``, ``linalg.cross``), pairwise distances ``cdist`` and
+Vandermonde matrices ``vander``. The plain products of vectors, matrices and batches are in
+``products.py``, whose precision helpers these share.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._meta_array import MetaArray
+from ._reduction import _checked_meta, _kernel_rule, _no_checks, _norm_grad, _probe_quietly
+from .common import (
+    HALF_TYPES,
+    adjoint,
+    check_same_shape_or_broadcast,
+    dtype_of,
+    not_implemented,
+    operand_dtype,
+    ops,
+    scalar_type_name,
+    wrap_dims,
+)
+from .common import conjugate as _conj
+from .meta_rules import rule, with_shape
+from .products import _check_bool, _product
+from .registry import Sample, Tensor, TensorSpec, op
+
+# -- meta rules (see _meta): the kernels' own checks, which read only shapes and dtypes, run on
+# the MetaArrays; the dtype comes from a probe (sizes clamped to 1, so the shapes still agree).
+
+def _trace_shape(input):
+    return ()
+
+
+@_kernel_rule
+def _matrix_power_meta(kernel, input, n):
+    _matrix_power_checks(input, n)
+    return with_shape(_probe_quietly(kernel, input, n), input.shape)
+
+
+def _kron_shape(input, other):
+    ndim = max(input.ndim, other.ndim)
+    a_shape = (1,) * (ndim - input.ndim) + input.shape
+    b_shape = (1,) * (ndim - other.ndim) + other.shape
+    return tuple(a * b for a, b in zip(a_shape, b_shape, strict=True))
+
+
+def _cross_shape(input, other, dim=-1):
+    return tuple(check_same_shape_or_broadcast(input.shape, other.shape))
+
+
+@rule
+def _linalg_cross_meta(input, other, *, dim=-1):
+    # No probe: its sizes could not be 3. A cross product keeps the operands' (common) dtype.
+    _cross_checks(input, other, dim)
+    return MetaArray(_cross_shape(input, other), input.dtype)
+
+
+@rule
+def _cross_meta(input, other, dim=None):
+    return _linalg_cross_meta.compute(None, (input, other), {"dim": _cross_dim(input, other, dim)})
+
+
+@_kernel_rule
+def _cdist_meta(kernel, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    _cdist_checks(x1, x2, p)
+    batch = tuple(check_same_shape_or_broadcast(x1.shape[:-2], x2.shape[:-2]))
+    return with_shape(_probe_quietly(kernel, x1, x2, p, compute_mode), batch + (x1.shape[-2], x2.shape[-2]))
+
+
+@_kernel_rule
+def _vander_meta(kernel, x, N=None, increasing=False):
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    count = x.shape[0] if N is None else N
+    if count < 0:
+        raise RuntimeError("N must be non-negative.")
+    return with_shape(_probe_quietly(kernel, x, None, increasing), (x.shape[0], count))
+
+
+# -- trace and matrix powers ----------------------------------------------------------------------
+
+def _trace_grad(grad, input_shape):
+    # The gradient is ``grad`` on the main diagonal: a mask of ones kept by both triangles.
+    return grad * grad.new_ones(tuple(input_shape)).triu().tril()
+
+
+@op(meta=_checked_meta(_no_checks, _trace_shape), grad=_trace_grad, method=True, samples=(
+    Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 4), "int32"),)), Sample((TensorSpec((3, 2), "uint8"),)),
+    Sample((TensorSpec((2, 2), "complex64"),)), Sample((TensorSpec((0, 3), "int16"),)),
+    Sample((TensorSpec((4, 4), "float16"),))))
+def trace(input: Tensor) -> Tensor:
+    """Sum of the elements on the main diagonal of a 2-D tensor (integers sum as int64).
+
+    >>> import tensormodes as tm
+    >>> tm.trace(tm.arange(9).view(3, 3))
+    tensor(12)
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    if input.dtype == np.bool_:
+        raise not_implemented("trace", dt.bool)
+    if input.dtype.kind in "iu":
+        return np.asarray(np.trace(input, dtype=np.int64))
+    return _product(np.trace, input)
+
+
+def _singular_error() -> RuntimeError:
+    return RuntimeError("linalg.inv: The diagonal element is zero, the inversion could not be completed because "
+                        "the input matrix is singular.")
+
+
+def _matrix_power_grad(grad, input, n):
+    if n == 0:
+        return grad * 0
+    base = input if n > 0 else input.matrix_power(-1)
+    steps = abs(n)
+    transposed = adjoint(base)
+    # d(B^k) = sum_j B^j dB B^(k-1-j), so the gradient is sum_j (B^H)^j grad (B^H)^(k-1-j).
+    grad_base = None
+    for j in range(steps):
+        term = transposed.matrix_power(j).matmul(grad).matmul(transposed.matrix_power(steps - 1 - j))
+        grad_base = term if grad_base is None else grad_base + term
+    if n > 0:
+        return grad_base
+    # B = A^-1: dB = -B dA B, so the gradient for A is -B^H grad_B B^H.
+    return -transposed.matmul(grad_base).matmul(transposed)
+
+
+@op(meta=_matrix_power_meta,
+    errors=(Sample((TensorSpec((2, 3)), 2)),), grad=_matrix_power_grad, method=True, out=True, samples=(
+    Sample((TensorSpec((3, 3)), 3)), Sample((TensorSpec((2, 2), "int64"), 2)), Sample((TensorSpec((2, 2, 2)), 0)),
+    Sample((TensorSpec((2, 2), "float64", 1, 2), -2)), Sample((TensorSpec((2, 2), "bool"), 1)),
+    Sample((TensorSpec((2, 2), "int32"), 5))))
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    """The ``n``-th power of a square matrix (or of each matrix in a batch); ``n = 0`` gives the
+    identity and negative ``n`` powers of the inverse.
+
+    >>> import tensormodes as tm
+    >>> tm.matrix_power(tm.tensor([[1, 1], [0, 1]]), 3)
+    tensor([[1, 3],
+            [0, 1]])
+    """
+    n = _matrix_power_checks(input, n)
+    if n == 0:
+        return np.broadcast_to(np.eye(input.shape[-1], dtype=input.dtype), input.shape).copy()
+    if n == 1:
+        return input.copy()
+    base = input
+    if n < 0:
+        if input.dtype.kind not in "fc" and input.dtype != dt.bfloat16._np:
+            raise RuntimeError(f"linalg.inv: Expected a floating point or complex tensor as input. Got "
+                               f"{scalar_type_name(dtype_of(input))}")
+        try:
+            base = _product(np.linalg.inv, input)
+        except np.linalg.LinAlgError:
+            raise _singular_error() from None
+        n = -n
+    _check_bool("addmm_impl_cpu_", base, empty=base.size == 0)
+    # Square-and-multiply, each product rounded to the dtype like PyTorch's chain of matmuls.
+    result = None
+    while n:
+        if n & 1:
+            result = base if result is None else _product(np.matmul, result, base)
+        n >>= 1
+        if n:
+            base = _product(np.matmul, base, base)
+    return result
+
+
+def _matrix_power_checks(input: np.ndarray, n) -> int:
+    """``matrix_power``'s checks of ``n`` and the shape; ``n`` as an int."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"matrix_power(): argument 'n' (position 2) must be int, not {type(n).__name__}")
+    n = int(n)
+    if input.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{input.shape[-2]} by {input.shape[-1]} matrices")
+    return n
+
+
+# -- products of pairs: kron and cross; distances; Vandermonde matrices ----------------------------
+
+def _kron_grad(grad, input, other, needs_input_grad):
+    # result[i * m + k] = input[i] * other[k] in each dimension (leading ones added to the
+    # shorter shape): grad read as (input's, other's) index pairs, summed over the other factor.
+    ndim = max(input.dim(), other.dim())
+    if ndim == 0:
+        return grad * _conj(other), grad * _conj(input)
+    a_shape = [1] * (ndim - input.dim()) + list(input.shape)
+    b_shape = [1] * (ndim - other.dim()) + list(other.shape)
+    paired = grad.reshape([size for pair in zip(a_shape, b_shape) for size in pair])
+    grad_input = grad_other = None
+    if needs_input_grad[0]:
+        spread = _conj(other).reshape([size for b in b_shape for size in (1, b)])
+        grad_input = (paired * spread).sum(list(range(1, 2 * ndim, 2))).reshape(input.shape)
+    if needs_input_grad[1]:
+        spread = _conj(input).reshape([size for a in a_shape for size in (a, 1)])
+        grad_other = (paired * spread).sum(list(range(0, 2 * ndim, 2))).reshape(other.shape)
+    return grad_input, grad_other
+
+
+@op(meta=_checked_meta(_no_checks, _kron_shape), grad=_kron_grad, out=True, samples=(
+    Sample((TensorSpec((2, 2)), TensorSpec((2, 3)))), Sample((TensorSpec((3,), "int64"), TensorSpec((2, 1)))),
+    Sample((TensorSpec((2, 1, 2)), TensorSpec((3, 1)))), Sample((TensorSpec(()), TensorSpec((2,)))),
+    Sample((TensorSpec((2,), "bool"), TensorSpec((2,), "bool"))), Sample((TensorSpec((2,), "complex64"),
+                                                                       TensorSpec((2,), "complex64")))))
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product: each element of ``input`` times the whole of ``other``, as blocks
+    (the shorter shape gets leading ones; dtypes promote).
+
+    >>> import tensormodes as tm
+    >>> tm.kron(tm.tensor([1, 2]), tm.tensor([1, 10]))
+    tensor([ 1, 10,  2, 20])
+    """
+    # PyTorch's kron reshapes both operands first: a 0-dim one promotes as a dimensioned one
+    dtype = operand_dtype(np.atleast_1d(input), np.atleast_1d(other))._np
+    return np.asarray(np.kron(input.astype(dtype, copy=False), other.astype(dtype, copy=False)))
+
+
+def _cross_product(input: np.ndarray, other: np.ndarray, dim: int) -> np.ndarray:
+    """linalg.cross's checks and result."""
+    # Contiguous, as PyTorch's result (NumPy's along dim 0 is not).
+    return np.ascontiguousarray(np.cross(input, other, axis=_cross_checks(input, other, dim)))
+
+
+def _cross_checks(input: np.ndarray, other: np.ndarray, dim: int) -> int:
+    """``cross``'s checks (of shapes and dtypes only); ``dim`` wrapped."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    axis = wrap_dims(dim, input.ndim)[0]
+    if input.shape[axis] != 3 or other.shape[axis] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[axis]} and "
+                           f"{other.shape[axis]}")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(input))} but found "
+                           f"{scalar_type_name(dtype_of(other))}")
+    if input.dtype == np.bool_:
+        raise not_implemented("cross", dt.bool)
+    check_same_shape_or_broadcast(input.shape, other.shape)
+    return axis
+
+
+def _cross_grad(grad, input, other, dim, needs_input_grad):
+    # <grad, a x b> = <a, b x grad> = <b, grad x a>, with conjugates for complex operands.
+    cross = ops.linalg.cross
+    return (cross(_conj(other), grad, dim=dim) if needs_input_grad[0] else None,
+            cross(grad, _conj(input), dim=dim) if needs_input_grad[1] else None)
+
+
+@op(meta=_linalg_cross_meta,
+    errors=(Sample((TensorSpec((2, 4)), TensorSpec((2, 4)))),),
+    grad=_cross_grad, name="linalg_cross", function="cross", namespace="tensormodes.linalg",
+    out=True, samples=(
+    Sample((TensorSpec((2, 3)), TensorSpec((2, 3)))),
+    Sample((TensorSpec((3, 2), "float64"), TensorSpec((3, 2), "float64")), {"dim": 0}),
+    Sample((TensorSpec((2, 3)), TensorSpec((1, 3)))), Sample((TensorSpec((3,), "int64"), TensorSpec((3,), "int64"))),
+    Sample((TensorSpec((3,), "complex64"), TensorSpec((3,), "complex64")))))
+def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (the other dimensions broadcast).
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.cross(tm.tensor([1., 0., 0.]), tm.tensor([0., 1., 0.]))
+    tensor([0., 0., 1.])
+    """
+    return _cross_product(input, other, dim)
+
+
+def _default_cross_dim(shape: tuple) -> int:
+    for axis, size in enumerate(shape):
+        if size == 3:
+            return axis
+    raise RuntimeError("no dimension of size 3 in input")
+
+
+def _top_level_cross_grad(grad, input, other, dim, needs_input_grad):
+    return _cross_grad(grad, input, other, _default_cross_dim(tuple(input.shape)) if dim is None else dim,
+                       needs_input_grad)
+
+
+@op(meta=_cross_meta, grad=_top_level_cross_grad, method=True, out=True, samples=(
+    Sample((TensorSpec((2, 3)), TensorSpec((2, 3)), 1)), Sample((TensorSpec((3, 2)), TensorSpec((3, 2))), {"dim": 0}),
+    Sample((TensorSpec((3,), "int64"), TensorSpec((3,), "int64"), -1))))
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """``tensormodes.linalg.cross`` along ``dim``; without it, along the first dimension of size 3
+    (deprecated, with PyTorch's warning).
+
+    >>> import tensormodes as tm
+    >>> tm.cross(tm.tensor([[1, 0, 0]]), tm.tensor([[0, 1, 0]]), dim=1)
+    tensor([[0, 0, 1]])
+    """
+    return _cross_product(input, other, _cross_dim(input, other, dim))
+
+
+def _cross_dim(input: np.ndarray, other: np.ndarray, dim: int | None) -> int:
+    """``dim``, or (with PyTorch's deprecation warning) the first dim of size 3."""
+    if dim is None:
+        warnings.warn("Using tensormodes.cross without specifying the dim arg is deprecated.\nPlease either pass the "
+                      "dim explicitly or simply use tensormodes.linalg.cross.\nThe default value of dim will change "
+                      "to agree with that of linalg.cross in a future release.", UserWarning, stacklevel=4)
+        dim = _default_cross_dim(np.broadcast_shapes(input.shape, other.shape) if input.ndim == other.ndim
+                                 else input.shape)
+    return dim
+
+
+def _cdist_grad(grad, x1, x2, result, p, needs_input_grad):
+    # Through the norm of the pairwise differences (reduction's norm gradient, any p).
+    difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    spread = _norm_grad(grad, difference, result, p, -1, False)
+    if spread is None:  # p = 0 counts: a zero gradient (PyTorch's, unlike norm's none)
+        spread = difference * 0
+    return (spread.sum(-2) if needs_input_grad[0] else None, -spread.sum(-3) if needs_input_grad[1] else None)
+
+
+@op(meta=_cdist_meta,
+    errors=(Sample((TensorSpec((3, 2)), TensorSpec((4, 3)))),), grad=_cdist_grad, samples=(
+    Sample((TensorSpec((3, 2)), TensorSpec((4, 2)))),
+    Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float64"), 1.0)),
+    Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3))), {"p": 3.0}),
+    Sample((TensorSpec((3, 2)), TensorSpec((2, 2)), float("inf"))),
+    Sample((TensorSpec((0, 2)), TensorSpec((2, 2)))), Sample((TensorSpec((2, 2)), TensorSpec((2, 2)), 0.0))))
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The ``p``-norm distance between each row of ``x1`` and each row of ``x2`` (batch
+    dimensions broadcast): ``result[..., i, j] = norm(x1[..., i, :] - x2[..., j, :], p)``.
+
+    >>> import tensormodes as tm
+    >>> tm.cdist(tm.tensor([[0., 0.], [3., 4.]]), tm.tensor([[0., 0.]]))
+    tensor([[0.],
+            [5.]])
+    """
+    _cdist_checks(x1, x2, p)
+    difference = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    if p == 0:
+        result = np.count_nonzero(difference, axis=-1).astype(x1.dtype)
+    elif p == math.inf:
+        result = difference.max(axis=-1, initial=0)
+    elif p == 1:
+        result = difference.sum(axis=-1)
+    elif p == 2:
+        result = np.sqrt(np.einsum("...k,...k->...", difference, difference))
+    else:
+        result = (difference ** p).sum(axis=-1) ** (1 / p)
+    return np.asarray(result, dtype=x1.dtype)
+
+
+def _cdist_checks(x1: np.ndarray, x2: np.ndarray, p) -> None:
+    """``cdist``'s checks (of shapes, dtypes and ``p``)."""
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dtype.kind != "f" or x.dtype in HALF_TYPES:
+            raise RuntimeError(
+                f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(dtype_of(x))}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(x1))} but found "
+                           f"{scalar_type_name(dtype_of(x2))}")
+
+
+def _vander_differentiable(x, N, increasing) -> bool:
+    # Columns x ** 0 alone are constants: PyTorch's result then has no history.
+    return (x.shape[0] if N is None else N) > 1
+
+
+def _vander_grad(grad, x, result, N, increasing):
+    count = result.shape[-1]
+    exponents = ops.arange(count, dtype=x.real.dtype if x.is_complex() else x.dtype, device=x.device)
+    if not increasing:
+        exponents = exponents.flip(0)
+    # d x^e = e x^(e - 1); the clamp keeps x^-1 (infinite at 0) out of the e = 0 column.
+    local = exponents * x.unsqueeze(-1) ** (exponents - 1).clamp(min=0)
+    return (grad * _conj(local)).sum(-1)
+
+
+@op(meta=_vander_meta, grad=_vander_grad, differentiable=_vander_differentiable, samples=(
+    Sample((TensorSpec((3,)),)), Sample((TensorSpec((4,), "int64", -3, 3), 3)), Sample((TensorSpec((3,), "float64"),),
+                                                                                  {"N": 4, "increasing": True}),
+    Sample((TensorSpec((2,), "bool"),)), Sample((TensorSpec((2,)), 0)), Sample((TensorSpec((2,), "complex64"),))))
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of the 1-D ``x``: columns ``x ** (N - 1)``, ..., ``x ** 0`` (the
+    other way round with ``increasing``); ``N`` defaults to ``len(x)``. Integers give int64.
+
+    >>> import tensormodes as tm
+    >>> tm.vander(tm.tensor([1, 2, 3]))
+    tensor([[1, 1, 1],
+            [4, 2, 1],
+            [9, 3, 1]])
+    """
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    count = x.shape[0] if N is None else N
+    if count < 0:
+        raise RuntimeError("N must be non-negative.")
+    values = x.astype(np.int64) if x.dtype.kind in "biu" else x
+    result = np.ones((x.shape[0], count), values.dtype)
+    if count > 1:
+        result[:, 1:] = np.cumprod(np.repeat(values[:, None], count - 1, axis=1), axis=1)
+    return np.asarray(result if increasing else result[:, ::-1].copy())
