@@ -14,6 +14,7 @@ imports go one way and never back up to the face.
 from __future__ import annotations
 
 import builtins
+import sys
 
 from .._autograd.grad_mode import (
     enable_grad,
@@ -79,6 +80,18 @@ def is_tensor(obj) -> builtins.bool:
     (True, False)
     """
     return isinstance(obj, Tensor)
+
+
+def package():
+    """The ``tensormodes`` package itself, read at call time: for tools that name any public
+    callable by its full path (``tensormodes.nn.functional.relu``) — fx's generated code, meta
+    records. The package imports those tools, so they read it here instead of importing it.
+
+    >>> import tensormodes
+    >>> package() is tensormodes
+    True
+    """
+    return sys.modules[__name__.partition(".")[0]]
 
 
 def __getattr__(name: str):

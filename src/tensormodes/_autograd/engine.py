@@ -140,37 +140,8 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
     With ``accumulate``, gradients reaching leaf tensors are added into their
     ``.grad`` (``backward``); otherwise they are only returned (``autograd.grad``).
     """
-    roots = []
-    buffers: dict[Node, list] = {}
-    for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
-        if not out._requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
-        shape = out._data.shape
-        if grad is None:
-            if out._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            grad = ones_like(out)
-        elif meta_of(grad)[0] != shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(meta_of(grad)[0])} and "
-                               f"output[{i}] has a shape of {list(shape)}.")
-        node, output_nr = grad_edge(out)
-        roots.append(node)
-        _add_to_buffer(buffers, node, output_nr, grad)
-    grad = None  # no stray reference: _accumulate takes gradients referenced only by their buffer
-
-    # autograd.grad: where the wanted gradients are caught, and the nodes worth running.
-    targets: dict[tuple[int, int], int] = {}
-    captured: list = []
-    useful = None
-    if inputs is not None:
-        for i, t in enumerate(inputs):
-            if not t._requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            node, output_nr = grad_edge(t)
-            targets[(id(node), output_nr)] = i
-        captured = [None] * len(inputs)
-        useful = _nodes_leading_to({grad_edge(t)[0] for t in inputs}, _graph_nodes(roots))
-
+    roots, buffers = _seeded_buffers(outputs, grad_outputs)
+    targets, captured, useful = _targets(inputs, roots)
     direct = accumulate and not targets
     previous_grad_mode = _GRAD_ENABLED.get()
     try:
@@ -236,6 +207,44 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                                    "graph. Set allow_unused=True if this is the desired behavior.")
         return tuple(captured)
     return None
+
+
+def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict]:
+    """The root nodes, and the gradient buffers seeded with the output gradients (ones for a
+    scalar output given none). The gradients are referenced by their buffers only, so
+    ``_accumulate`` may take them over."""
+    roots = []
+    buffers: dict[Node, list] = {}
+    for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
+        if not out._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+        shape = out._data.shape
+        if grad is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            grad = ones_like(out)
+        elif meta_of(grad)[0] != shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(meta_of(grad)[0])} and "
+                               f"output[{i}] has a shape of {list(shape)}.")
+        node, output_nr = grad_edge(out)
+        roots.append(node)
+        _add_to_buffer(buffers, node, output_nr, grad)
+    return roots, buffers
+
+
+def _targets(inputs: list | None, roots: list) -> tuple[dict, list, set | None]:
+    """For ``autograd.grad``: where the wanted gradients are caught (``(id(node), output_nr)`` ->
+    position), the list catching them, and the nodes worth running (None: all)."""
+    if inputs is None:
+        return {}, [], None
+    targets: dict[tuple[int, int], int] = {}
+    for i, t in enumerate(inputs):
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        node, output_nr = grad_edge(t)
+        targets[(id(node), output_nr)] = i
+    useful = _nodes_leading_to({grad_edge(t)[0] for t in inputs}, _graph_nodes(roots))
+    return targets, [None] * len(inputs), useful
 
 
 def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad) -> None:

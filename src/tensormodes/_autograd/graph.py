@@ -519,27 +519,73 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     its input itself (``contiguous()``), so only its recorder checks for that. A
     ``differentiable`` function, given the arguments, says whether to record this call. A
     ``node_name`` function, given them, names each call's node (``linear``: ``AddmmBackward0`` or
-    ``MmBackward0`` ... as PyTorch's composite ends); ``op_name`` names it otherwise."""
-    if formula is None or not set(tensor_params.values()) <= _SIMPLE_KINDS:
-        if node_name is not None:
-            raise ValueError(f"op {op_name!r}: a node named per call needs a gradient formula and plain tensor "
-                             f"parameters")
-        if saves:
-            raise ValueError(f"op {op_name!r}: saves= needs a gradient formula and plain tensor parameters")
+    ``MmBackward0`` ... as PyTorch's composite ends); ``op_name`` names it otherwise.
 
-        def generic(*values):
-            if differentiable is not None and not differentiable(*values[:-1]):
-                return values[-1]
-            return record(op_name, formula, tuple(tensor_params), dict(zip(param_names, values)), values[-1],
-                          save_only_for)
-        return generic
+    The recorder's source is written in three parts: the edges (where each input's gradient
+    goes), the node's arguments (what is saved for the formula), and the node's creation."""
+    if formula is None or not set(tensor_params.values()) <= _SIMPLE_KINDS:
+        return _generic_recorder(op_name, formula, tensor_params, param_names, saves, save_only_for,
+                                 differentiable, node_name)
     plan = _Plan(formula, tuple(tensor_params), dict.fromkeys(param_names), saves)
-    wraps = op_name in WRAPPED_NUMBER_OPS
     lines = []
     if differentiable is not None:
         lines += [f"if not _differentiable_call({', '.join(param_names)}):",
                   "    return result  # a call the op does not differentiate: no history"]
-    edges, fits = [], []
+    lines += _edge_lines(tensor_params, view)
+    edges = "".join(f"_e_{name}, " for name in tensor_params)
+    fits = "".join(f"_f_{name}, " for name in tensor_params)
+    arguments, positions = _node_arguments(op_name, plan, tensor_params, param_names, saves, save_only_for)
+    node_class = f"_node_for({', '.join(param_names)})" if node_name is not None else "_Node"
+    lines += [f"node = {node_class}(_PLAN, [{', '.join(arguments)}], {positions}, ({edges}), ({fits}))",
+              "if type(result) is _Tensor and (result._data.dtype.kind in 'fc' or _differentiable(result)):",
+              "    result._requires_grad = True",
+              "    result._grad_fn = node",
+              "else:",
+              "    _mark_outputs(result, node)",
+              "return result"]
+    body = "\n".join("    " + line for line in lines)
+    recorder_name = f"_record_{op_name.replace('#', '_')}"
+    source = f"def {recorder_name}({', '.join(param_names)}, result, _saved=()):\n{body}\n"
+    namespace = {"_Tensor": PLAIN.tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
+                 "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
+                 "_Node": _node_class(op_name, formula), "_differentiable": _differentiable,
+                 "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": wrap_array,
+                 "_refresh_view": refresh_view, "_differentiable_call": differentiable, "_NUMBERS": _NUMBERS}
+    if node_name is not None:
+        def node_for(*values):
+            cls = _node_class(node_name(*values), formula)
+            if "apply" not in cls.__dict__:
+                cls.apply = _make_apply(cls.__name__, plan, len(tensor_params))
+            return cls
+        namespace["_node_for"] = node_for
+    recorder = _generated.define(source, recorder_name, namespace, label=f"autograd.{recorder_name}")
+    node_class = namespace["_Node"]
+    node_class.apply = _make_apply(node_class.__name__, plan, len(tensor_params))
+    return recorder
+
+
+def _generic_recorder(op_name, formula, tensor_params, param_names, saves, save_only_for, differentiable,
+                      node_name):
+    """The recorder of an op whose parameters the generated one does not handle (lists, indices)
+    or without a formula: ``record`` itself, with its loops."""
+    if node_name is not None:
+        raise ValueError(f"op {op_name!r}: a node named per call needs a gradient formula and plain tensor "
+                         f"parameters")
+    if saves:
+        raise ValueError(f"op {op_name!r}: saves= needs a gradient formula and plain tensor parameters")
+
+    def generic(*values):
+        if differentiable is not None and not differentiable(*values[:-1]):
+            return values[-1]
+        return record(op_name, formula, tuple(tensor_params), dict(zip(param_names, values)), values[-1],
+                      save_only_for)
+    return generic
+
+
+def _edge_lines(tensor_params: dict[str, str], view: bool) -> list[str]:
+    """Source setting ``_e_<param>`` (the input's edge, or ``_NO_EDGE``) and ``_f_<param>`` (its
+    shape and dtype, to fit its gradient; None when it needs none) for each tensor parameter."""
+    lines = []
     for name, kind in tensor_params.items():
         if view:
             lines += [f"if {name} is result:",
@@ -557,8 +603,14 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
                   "else:",
                   f"    _e_{name} = _NO_EDGE",
                   f"    _f_{name} = None"]
-        edges.append(f"_e_{name}")
-        fits.append(f"_f_{name}")
+    return lines
+
+
+def _node_arguments(op_name: str, plan: _Plan, tensor_params: dict[str, str], param_names: tuple[str, ...],
+                    saves: tuple[str, ...], save_only_for: dict[str, str] | None) -> tuple[list[str], str]:
+    """Source of the node's arguments, one per formula parameter, and of the positions among them
+    that hold saved tensors (fixed ones, plus those saved only when a condition holds)."""
+    wraps = op_name in WRAPPED_NUMBER_OPS
     arguments, fixed_saved, maybe_saved = [], [], []
     for i, (name, kind) in enumerate(zip(plan.names, plan.kinds)):
         if kind == _GRAD_PARAM:
@@ -587,45 +639,24 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
         elif kind == _SAVED_PARAM:
             arguments.append(f"_as_tensor(_saved[{saves.index(name)}])")
         else:
-            base, _, what = name.rpartition("_")
-            if base not in param_names or what not in ("shape", "dtype", "geometry"):
-                raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
-            value = {"shape": f"{base}._data.shape", "dtype": f"_NP_TO_DTYPE[{base}._data.dtype]",
-                     "geometry": f"({base}._data.shape, {base}.stride(), {base}.storage_offset())"}[what]
-            if tensor_params.get(base) != "tensor":
-                value = f"({value} if isinstance({base}, _Tensor) else None)"
-            arguments.append(value)
+            arguments.append(_metadata_argument(name, tensor_params, param_names))
     positions = "(" + "".join(f"{i}, " for i in fixed_saved) + ")"
     for i, condition in maybe_saved:
         positions += f" + (({i},) if {condition} else ())"
-    node_class = f"_node_for({', '.join(param_names)})" if node_name is not None else "_Node"
-    lines += [f"node = {node_class}(_PLAN, [{', '.join(arguments)}], {positions}, "
-              f"({''.join(e + ', ' for e in edges)}), ({''.join(f + ', ' for f in fits)}))",
-              "if type(result) is _Tensor and (result._data.dtype.kind in 'fc' or _differentiable(result)):",
-              "    result._requires_grad = True",
-              "    result._grad_fn = node",
-              "else:",
-              "    _mark_outputs(result, node)",
-              "return result"]
-    body = "\n".join("    " + line for line in lines)
-    recorder_name = f"_record_{op_name.replace('#', '_')}"
-    source = f"def {recorder_name}({', '.join(param_names)}, result, _saved=()):\n{body}\n"
-    namespace = {"_Tensor": PLAIN.tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
-                 "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
-                 "_Node": _node_class(op_name, formula), "_differentiable": _differentiable,
-                 "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": wrap_array,
-                 "_refresh_view": refresh_view, "_differentiable_call": differentiable, "_NUMBERS": _NUMBERS}
-    if node_name is not None:
-        def node_for(*values):
-            cls = _node_class(node_name(*values), formula)
-            if "apply" not in cls.__dict__:
-                cls.apply = _make_apply(cls.__name__, plan, len(tensor_params))
-            return cls
-        namespace["_node_for"] = node_for
-    recorder = _generated.define(source, recorder_name, namespace, label=f"autograd.{recorder_name}")
-    node_class = namespace["_Node"]
-    node_class.apply = _make_apply(node_class.__name__, plan, len(tensor_params))
-    return recorder
+    return arguments, positions
+
+
+def _metadata_argument(name: str, tensor_params: dict[str, str], param_names: tuple[str, ...]) -> str:
+    """Source of a formula parameter ``<param>_shape`` / ``_dtype`` / ``_geometry``: that metadata of
+    the op's argument ``<param>`` (None when it is not a tensor)."""
+    base, _, what = name.rpartition("_")
+    if base not in param_names or what not in ("shape", "dtype", "geometry"):
+        raise TypeError(f"gradient formula parameter {name!r} names no argument of the op")
+    value = {"shape": f"{base}._data.shape", "dtype": f"_NP_TO_DTYPE[{base}._data.dtype]",
+             "geometry": f"({base}._data.shape, {base}.stride(), {base}.storage_offset())"}[what]
+    if tensor_params.get(base) != "tensor":
+        value = f"({value} if isinstance({base}, _Tensor) else None)"
+    return value
 
 
 def _make_apply(node_name: str, plan: _Plan, input_count: int):

@@ -17,11 +17,11 @@ import keyword
 import math
 import operator
 import re
-import sys
 from collections import OrderedDict
 from typing import Any
 
 from .. import _dtype
+from .._api.namespace import package
 from .node import Node, is_namedtuple, map_aggregate, qualified_name
 
 __all__ = ["Namespace", "PythonCode", "python_code", "INFIX", "UNARY", "is_safe_identifier", "sanitise"]
@@ -33,14 +33,6 @@ _RESERVED = frozenset({"self", "tensormodes", "__name__", "__builtins__"})
 _ILLEGAL_NAMES = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | _RESERVED
 # Builtins the generated code calls by name: a parameter must not shadow them.
 _BARE_BUILTINS = frozenset({"getattr", "slice"})
-
-
-def _package():
-    """The ``tensormodes`` package, read when code is generated: generated code names public
-    callables by their full public path (``tensormodes.nn.functional.relu``), resolved in the
-    package users import. The package imports fx, so fx reads it here instead of importing it
-    (the same late binding as gradient formulas' ``ops``)."""
-    return sys.modules[__name__.partition(".")[0]]
 
 
 def is_safe_identifier(name: Any) -> bool:
@@ -167,7 +159,7 @@ class _Emitter:
                 self.names[node] = self.namespace.create_name(node.name)
                 if node.op == "placeholder" and param is None:
                     self.params[node] = self.names[node]
-        self.globals: dict[str, Any] = {"tensormodes": _package()}
+        self.globals: dict[str, Any] = {"tensormodes": package()}
         self._global_of: dict[int, str] = {}
 
     def name(self, node: Node) -> str:
@@ -191,7 +183,7 @@ class _Emitter:
         public = qualified_name(target)
         if public.startswith("tensormodes.") and all(is_safe_identifier(p) for p in public.split(".")):
             path = public.split(".")[1:]
-            holder: Any = _package()
+            holder: Any = package()
             for part in path:
                 holder = getattr(holder, part, None)
             if holder is target:
@@ -219,7 +211,7 @@ class _Emitter:
             return repr(a)
         if isinstance(a, _dtype.dtype) and is_safe_identifier(str(a).removeprefix("tensormodes.")):
             name = str(a).removeprefix("tensormodes.")
-            if getattr(_package(), name, None) is a:
+            if getattr(package(), name, None) is a:
                 return f"tensormodes.{name}"
         if isinstance(a, (tuple, list, dict)):
             return self._container(a)

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import _dtype
 from .._api import namespace as tm
+from .._api.namespace import package
 from .._api.tensor import Size, Tensor
 from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import Node
@@ -341,7 +342,7 @@ def lookup(name: str):
     found = None
     parts = name.split(".")
     if parts[0] == "tensormodes" and len(parts) > 1:
-        found = tm
+        found = package()
         for part in parts[1:]:
             if not (isinstance(found, types.ModuleType) and found.__name__.startswith("tensormodes")) \
                     and found is not Tensor and not isinstance(found, property):
