@@ -1,8 +1,10 @@
-"""Layer 5: the op table and its NumPy kernels, one op family per file.
+"""Layer 5: the op table and its NumPy kernels and meta rules, one op family per file.
 
-Importing this package imports every family, which fills ``OPS``. Kernels work
-on ``ndarray`` and Python scalars only and never import anything above this
-package.
+Importing this package imports every family, which fills ``OPS``. Kernels work on
+``ndarray`` (or ``MetaArray``) and Python scalars only; this package may import only the
+bottom (``_tensor_base``, ``_meta_array``, ``_dtype``, ``_device``, ``_generated``). Its shared
+modules have documented names (``registry``, ``common``, ``meta_rules``, ``shape``); the
+leading-underscore ones (``_pointwise``, ``_reduction``, ``_samples``) are for its families only.
 """
 
 from . import (  # noqa: F401
