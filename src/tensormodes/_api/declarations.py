@@ -12,25 +12,53 @@ import threading
 from .._overrides import dispatch as _dispatch
 
 __all__ = ["tensor_api", "tensor_property", "take_declarations", "BUILD_LOCK", "lazy_tensor_attribute",
-           "has_tensor_attribute"]
+           "has_tensor_attribute", "value_methods", "pure_methods"]
 
 
 _PENDING: list = []  # (name, kind, function(s), relevant) until the class exists
+# The facts declared with each method, kept for tools (fx): name -> (returns_value, pure).
+_FACTS: dict[str, tuple[bool, bool]] = {}
 
 
-def tensor_api(*relevant: str, name: str | None = None, leaf: bool = True):
+def tensor_api(*relevant: str, name: str | None = None, leaf: bool = True, returns_value: bool = False,
+               pure: bool = False):
     """Mark a method defined in the class body as public and overridable.
 
     ``relevant`` names parameters besides ``self`` that may carry overrides;
     ``leaf=False`` for methods that call other public callables (so that modes
     skipping this method are popped around it, as a pass-through would be).
+    ``returns_value``: the method gives a Python value or acts, not a tensor (fx runs it
+    eagerly when no Proxy is involved); ``pure``: it computes without writing, so equal
+    calls give equal results (fx's passes may merge or fold them).
     """
 
     def mark(impl):
-        _PENDING.append((name or impl.__name__, "method", impl, (relevant, leaf)))
+        declared = name or impl.__name__
+        _PENDING.append((declared, "method", impl, (relevant, leaf)))
+        _FACTS[declared] = (returns_value, pure)
         return impl
 
     return mark
+
+
+def value_methods() -> frozenset[str]:
+    """The Tensor layer's methods declared ``returns_value``.
+
+    >>> import tensormodes
+    >>> {"item", "size", "backward"} <= value_methods(), "to" in value_methods()
+    (True, False)
+    """
+    return frozenset(name for name, (returns_value, _) in _FACTS.items() if returns_value)
+
+
+def pure_methods() -> frozenset[str]:
+    """The Tensor layer's methods declared ``pure``.
+
+    >>> import tensormodes
+    >>> {"to", "float", "size"} <= pure_methods(), "backward" in pure_methods()
+    (True, False)
+    """
+    return frozenset(name for name, (_, pure) in _FACTS.items() if pure)
 
 
 def tensor_property(getter, setter=None, *, name: str, inline: str | None = None):

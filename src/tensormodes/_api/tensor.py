@@ -152,7 +152,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
 
     # -- methods of the tensor object itself ---------------------------------------------
 
-    @tensor_api()
+    @tensor_api(returns_value=True, pure=True)
     def size(self, dim: int | None = None):
         """The shape as a ``Size``, or the size of dimension ``dim``.
 
@@ -164,7 +164,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             return Size(self._data.shape)
         return self._data.shape[wrap_dim(dim, self._data.ndim)]
 
-    @tensor_api()
+    @tensor_api(returns_value=True, pure=True)
     def dim(self) -> int:
         """Number of dimensions.
 
@@ -174,7 +174,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return self._data.ndim
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def ndimension(self) -> int:
         """Alias of ``dim()``.
 
@@ -184,7 +184,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return self._data.ndim
 
-    @tensor_api()
+    @tensor_api(returns_value=True, pure=True)
     def numel(self) -> int:
         """Number of elements.
 
@@ -194,7 +194,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return self._data.size
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def nelement(self) -> int:
         """Alias of ``numel()``.
 
@@ -204,7 +204,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return self._data.size
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def element_size(self) -> int:
         """Bytes per element.
 
@@ -214,7 +214,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return self._data.itemsize
 
-    @tensor_api()
+    @tensor_api(returns_value=True, pure=True)
     def stride(self, dim: int | None = None):
         """Strides in elements (PyTorch's unit, not bytes).
 
@@ -228,7 +228,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             return strides
         return strides[wrap_dim(dim, self._data.ndim)]
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def storage_offset(self) -> int:
         """Offset in elements of this view's first element within its base's storage.
 
@@ -244,7 +244,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         start = base._data.__array_interface__["data"][0]
         return (self._data.__array_interface__["data"][0] - start) // self._data.itemsize
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def data_ptr(self) -> int:
         """Address of the first element (tensors sharing memory share addresses).
 
@@ -285,7 +285,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         bump_version(self)
         return self
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def is_contiguous(self, memory_format=None) -> bool:
         """True if the elements are laid out row-major without gaps.
 
@@ -295,7 +295,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return _is_contiguous(self._data)
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def is_floating_point(self) -> bool:
         """True if the dtype is a floating-point type.
 
@@ -305,7 +305,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return dt.NP_TO_DTYPE[self._data.dtype].is_floating_point
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def is_complex(self) -> bool:
         """True if the dtype is complex.
 
@@ -315,7 +315,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return self._data.dtype.kind == "c"
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def item(self):
         """The value of a one-element tensor as a Python number.
 
@@ -327,7 +327,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
         return _python_scalar(self._data)
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def tolist(self):
         """The data as (nested) Python lists of Python numbers.
 
@@ -340,7 +340,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             data = data.astype(np.float32)
         return data.tolist()
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The underlying ``ndarray`` (shared memory, like PyTorch).
 
@@ -354,7 +354,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             self._data.__array__()  # raises: no values
         return self._data
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         """NumPy's conversion protocol: ``np.asarray(t)`` shares memory.
 
@@ -368,7 +368,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             return self._data
         return self._data.astype(dtype, copy=False)
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def __dlpack__(self, *, stream=-1, max_version: tuple[int, int] | None = None, dl_device=None,
                    copy: bool | None = None):
         """Creates a DLPack capsule of the current tensor to be exported to other libraries.
@@ -395,7 +395,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             return self._data.__dlpack__(dl_device=dl_device, copy=copy)
         return self._data.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def __dlpack_device__(self) -> tuple[int, int]:
         """The DLPack device of the data: ``(1, 0)``, the CPU (``kDLCPU``).
 
@@ -406,7 +406,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         device_type, index = self._data.__dlpack_device__()
         return int(device_type), int(index)
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def __repr__(self, *, tensor_contents=None) -> str:
         """PyTorch-style text.
 
@@ -416,7 +416,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return tensor_repr(self, tensor_contents)
 
-    @tensor_api("format_spec")
+    @tensor_api("format_spec", returns_value=True)
     def __format__(self, format_spec: str) -> str:
         """One-element tensors format like their Python value; others like ``repr``.
 
@@ -428,7 +428,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             return format(_python_scalar(self._data), format_spec)
         return object.__format__(self, format_spec)
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def __len__(self) -> int:
         """Size of the first dimension (TypeError for a 0-dim tensor).
 
@@ -440,7 +440,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def __bool__(self) -> bool:
         """Truth value of a one-element tensor (RuntimeError for more elements).
 
@@ -453,7 +453,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
                                if self._data.size else "Boolean value of Tensor with no values is ambiguous")
         return bool(_python_scalar(self._data))
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def __float__(self) -> float:
         """The value of a one-element tensor as a float.
 
@@ -463,7 +463,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return float(_one_value(self))
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def __int__(self) -> int:
         """The value of a one-element tensor as an int (truncated).
 
@@ -473,7 +473,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return int(_one_value(self))
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def __complex__(self) -> complex:
         """The value of a one-element tensor as a complex.
 
@@ -483,7 +483,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return complex(_one_value(self))
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def __index__(self) -> int:
         """A one-element integer tensor used as an index.
 
@@ -521,7 +521,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
 
     # -- autograd ------------------------------------------------------------------------
 
-    @tensor_api("gradient", leaf=False)
+    @tensor_api("gradient", leaf=False, returns_value=True)
     def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False, inputs=None):
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on.
 
@@ -532,7 +532,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         autograd_api.backward(self, gradient, retain_graph, create_graph, inputs)
 
-    @tensor_api("hook")
+    @tensor_api("hook", returns_value=True)
     def register_hook(self, hook):
         """Call ``hook(grad)`` whenever this tensor's gradient is computed; a non-None result
         replaces the gradient. Returns a handle with ``remove()``.
@@ -564,7 +564,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         self.__dict__.pop("_output_nr", None)
         return self
 
-    @tensor_api()
+    @tensor_api(returns_value=True)
     def retain_grad(self) -> None:
         """Keep the gradient of this non-leaf tensor in ``.grad`` during backward.
 
@@ -596,7 +596,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
-    @tensor_api("element", leaf=False)
+    @tensor_api("element", leaf=False, returns_value=True)
     def __contains__(self, element) -> bool:
         """``element in tensor``: whether any element equals it.
 
@@ -621,7 +621,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             return self
         return self.flip(0)
 
-    @tensor_api("memo")
+    @tensor_api("memo", returns_value=True)
     def __deepcopy__(self, memo):
         """A deep copy with its own storage (``copy.deepcopy``).
 

@@ -32,7 +32,7 @@ class TensorConversions:
     """``Tensor``'s conversion methods (see the module docstring)."""
 
     __slots__ = ()
-    @tensor_api("args")
+    @tensor_api("args", pure=True)
     def to(self, *args, **kwargs):
         """This tensor with another dtype (a copy), or itself when nothing changes.
 
@@ -66,7 +66,7 @@ class TensorConversions:
             dtype = by_name[dtype]
         return _converted(self, dtype, False)
 
-    @tensor_api("other")
+    @tensor_api("other", pure=True)
     def type_as(self, other):
         """This tensor converted to ``other``'s dtype.
 
@@ -150,7 +150,7 @@ class TensorConversions:
 
         return _new_like(self, parse_size((size,)), dtype, device, requires_grad, filled)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def float(self, memory_format=None):
         """``self.to(float32)``.
 
@@ -160,7 +160,7 @@ class TensorConversions:
         """
         return _converted(self, dt.float32, False)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def double(self, memory_format=None):
         """``self.to(float64)``.
 
@@ -170,7 +170,7 @@ class TensorConversions:
         """
         return _converted(self, dt.float64, False)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def half(self, memory_format=None):
         """``self.to(float16)``.
 
@@ -180,7 +180,7 @@ class TensorConversions:
         """
         return _converted(self, dt.float16, False)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def bfloat16(self, memory_format=None):
         """``self.to(bfloat16)``.
 
@@ -190,7 +190,7 @@ class TensorConversions:
         """
         return _converted(self, dt.bfloat16, False)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def int(self, memory_format=None):
         """``self.to(int32)``.
 
@@ -200,7 +200,7 @@ class TensorConversions:
         """
         return _converted(self, dt.int32, False)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def long(self, memory_format=None):
         """``self.to(int64)``.
 
@@ -210,7 +210,7 @@ class TensorConversions:
         """
         return _converted(self, dt.int64, False)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def short(self, memory_format=None):
         """``self.to(int16)``.
 
@@ -220,7 +220,7 @@ class TensorConversions:
         """
         return _converted(self, dt.int16, False)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def bool(self, memory_format=None):
         """``self.to(bool)``.
 
@@ -230,7 +230,7 @@ class TensorConversions:
         """
         return _converted(self, dt.bool, False)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def byte(self, memory_format=None):
         """``self.to(uint8)``.
 
@@ -240,7 +240,7 @@ class TensorConversions:
         """
         return _converted(self, dt.uint8, False)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def char(self, memory_format=None):
         """``self.to(int8)``.
 
@@ -250,7 +250,7 @@ class TensorConversions:
         """
         return _converted(self, dt.int8, False)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def cfloat(self, memory_format=None):
         """``self.to(complex64)``.
 
@@ -260,7 +260,7 @@ class TensorConversions:
         """
         return _converted(self, dt.complex64, False)
 
-    @tensor_api()
+    @tensor_api(pure=True)
     def cdouble(self, memory_format=None):
         """``self.to(complex128)``.
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import operator
 
+from .._api.declarations import pure_methods
 from .._ops import OPS, RANDOM_MODULES, OpDef
 from ._codegen import INFIX, UNARY
 from .node import Node
@@ -26,11 +27,9 @@ __all__ = ["is_impure", "is_random", "is_mutating", "is_pure", "op_of"]
 
 _PURE_FUNCTIONS = frozenset({*INFIX, *UNARY, operator.getitem, getattr, operator.abs, len})
 _MUTATING_FUNCTIONS = frozenset({operator.setitem, setattr})
-# The tensor layer's own methods (not in the op table) that compute without writing.
-_PURE_TENSOR_METHODS = frozenset({
-    "float", "double", "half", "bfloat16", "int", "long", "short", "bool", "byte", "char", "cfloat", "cdouble",
-    "to", "type_as", "size", "dim", "numel", "stride",
-})
+@functools.cache
+def _pure_tensor_methods() -> frozenset[str]:
+    return pure_methods()  # the Tensor layer's methods declared pure (not in the op table)
 
 
 @functools.cache
@@ -105,7 +104,7 @@ def is_pure(node: Node) -> bool:
         return True
     if node.op == "call_function" and node.target in _PURE_FUNCTIONS:
         return not node.kwargs
-    if node.op == "call_method" and node.target in _PURE_TENSOR_METHODS:
+    if node.op == "call_method" and node.target in _pure_tensor_methods():
         return node.kwargs.get("copy") is not True
     opdef, inplace = op_of(node)
     if opdef is None or inplace or opdef.mutates or node.kwargs.get("out") is not None:

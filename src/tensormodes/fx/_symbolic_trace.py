@@ -45,6 +45,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .._api.declarations import value_methods
 from .._api.tensor import Tensor
 from .._ops import OPS
 from .._overrides.dispatch import handle_torch_function, has_torch_function
@@ -57,19 +58,11 @@ from .proxy import Proxy
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "TracingMode"]
 
-# The tensor layer's methods that return Python values: with no Proxy argument they run
-# eagerly (on a Proxy they are recorded like any method).
-_PYTHON_VALUE_METHODS = (
-    "size", "dim", "ndimension", "numel", "nelement", "element_size", "stride", "storage_offset", "data_ptr",
-    "is_contiguous", "is_floating_point", "is_complex", "item", "tolist", "numpy", "__array__", "__dlpack__",
-    "__dlpack_device__", "__repr__", "__format__", "__len__", "__bool__", "__float__", "__int__", "__complex__",
-    "__index__", "__contains__", "__deepcopy__", "backward", "register_hook", "retain_grad",
-)
-
-
 @functools.cache
 def _eager_functions() -> frozenset:
-    eager = {getattr(Tensor, name) for name in _PYTHON_VALUE_METHODS}
+    # The Tensor layer's methods declared returns_value, and the op table's ops returning no
+    # tensor: with no Proxy argument they run eagerly (on a Proxy they are recorded like any method).
+    eager = {getattr(Tensor, name) for name in value_methods()}
     for opdef in OPS.values():
         if "Tensor" in str(opdef.signature.return_annotation):
             continue
