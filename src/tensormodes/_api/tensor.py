@@ -184,16 +184,6 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return self._data.ndim
 
-    @tensor_api(returns_value=True, pure=True)
-    def numel(self) -> int:
-        """Number of elements.
-
-        >>> import tensormodes as tm
-        >>> tm.zeros(2, 3).numel()
-        6
-        """
-        return self._data.size
-
     @tensor_api(returns_value=True)
     def nelement(self) -> int:
         """Alias of ``numel()``.
@@ -294,26 +284,6 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         (True, False)
         """
         return _is_contiguous(self._data)
-
-    @tensor_api(returns_value=True)
-    def is_floating_point(self) -> bool:
-        """True if the dtype is a floating-point type.
-
-        >>> import tensormodes as tm
-        >>> tm.zeros(1).is_floating_point(), tm.zeros(1, dtype=tm.int64).is_floating_point()
-        (True, False)
-        """
-        return dt.NP_TO_DTYPE[self._data.dtype].is_floating_point
-
-    @tensor_api(returns_value=True)
-    def is_complex(self) -> bool:
-        """True if the dtype is complex.
-
-        >>> import tensormodes as tm
-        >>> tm.tensor([1j]).is_complex(), tm.zeros(1).is_complex()
-        (True, False)
-        """
-        return self._data.dtype.kind == "c"
 
     @tensor_api(returns_value=True)
     def item(self):

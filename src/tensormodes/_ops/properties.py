@@ -16,13 +16,13 @@ from .meta_rules import MetaRule, checked_data_dependent, metadata, rule, same_m
 from .registry import Sample, Tensor, TensorSpec, op
 from .shape import _same_grad
 
-# -- properties (Tensor.is_complex, is_floating_point and numel are defined with the class) ---
+# -- properties ------------------------------------------------------------------------------
 
 _PROPERTY_SAMPLES = (Sample((M23,)), Sample((TensorSpec((2,), "complex64"),)), Sample((TensorSpec((3,), "int64"),)),
                      Sample((TensorSpec((2,), "uint8"),)), Sample((SCALAR,)), Sample((TensorSpec((0, 2)),)))
 
 
-@op(differentiable=False, samples=_PROPERTY_SAMPLES, meta=metadata)
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES, meta=metadata)
 def is_complex(input: Tensor) -> bool:
     """True if ``input``'s dtype is complex (also ``Tensor.is_complex()``).
 
@@ -33,7 +33,7 @@ def is_complex(input: Tensor) -> bool:
     return input.dtype.kind == "c"
 
 
-@op(differentiable=False, samples=_PROPERTY_SAMPLES, meta=metadata)
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES, meta=metadata)
 def is_floating_point(input: Tensor) -> bool:
     """True if ``input``'s dtype is a floating-point one (also ``Tensor.is_floating_point()``).
 
@@ -77,7 +77,7 @@ def is_neg(input: Tensor) -> bool:
     return False
 
 
-@op(differentiable=False, samples=_PROPERTY_SAMPLES, meta=metadata)
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES, meta=metadata)
 def numel(input: Tensor) -> int:
     """The number of elements (also ``Tensor.numel()``).
 
