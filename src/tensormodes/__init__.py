@@ -15,13 +15,21 @@ from types import ModuleType as _ModuleType
 
 from . import (  # noqa: F401 - public namespaces
     _C,
+    accelerator,
+    amp,
     autograd,
+    backends,
+    cpu,
+    cuda,
     fx,
+    jit,
     linalg,
     modes,
+    mps,
     nn,
     optim,
     overrides,
+    profiler,
     return_types,
     special,
     testing,
@@ -74,11 +82,32 @@ from ._api.namespace import (
     short,
     uint8,
 )
+from ._api.tensor_types import LEGACY_TYPES as _LEGACY_TYPES
+from ._api.tensor_types import tensortype
+from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._overrides import dispatch as _dispatch
+from ._runtime import (
+    are_deterministic_algorithms_enabled,
+    compile,
+    get_deterministic_debug_mode,
+    get_float32_matmul_precision,
+    get_num_interop_threads,
+    get_num_threads,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    set_float32_matmul_precision,
+    set_num_interop_threads,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .serialization import load, save
 from .utils._device import get_default_device, set_default_device
 from .utils.dlpack import from_dlpack
 from .version import __version__  # noqa: F401 - public, not in __all__ (as torch)
+
+# FloatTensor, LongTensor ...: PyTorch's legacy tensor types.
+globals().update(_LEGACY_TYPES)
 
 
 def __getattr__(name: str):
@@ -101,6 +130,15 @@ __all__ = [
     "manual_seed", "seed", "initial_seed", "set_printoptions", "overrides", "nn", "optim", "linalg", "autograd",
     "return_types", "modes", "special", "utils", "testing", "fx", "save", "load", "from_dlpack",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
+    # runtime and devices (CPU-only answers)
+    "cuda", "cpu", "mps", "accelerator", "backends", "amp", "jit", "profiler",
+    "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
+    "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode", "get_deterministic_debug_mode",
+    "set_float32_matmul_precision", "get_float32_matmul_precision", "compile",
+    "autocast", "is_autocast_enabled", "get_autocast_dtype",
+    "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+    "tensortype", *_LEGACY_TYPES,
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]
 

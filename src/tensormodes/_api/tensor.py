@@ -26,6 +26,7 @@ from .._autograd.engine import register_tensor_hook
 from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import bump_version, grad_edge, record, share_version
 from .._device import check_compute_device
+from .._memory_format import contiguous_format, is_contiguous_as
 from .._meta_array import MetaArray, meta_like
 from .._ops.common import wrap_dim
 from .._ops.creation import parse_size
@@ -276,14 +277,17 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         return self
 
     @tensor_api(returns_value=True)
-    def is_contiguous(self, memory_format=None) -> bool:
-        """True if the elements are laid out row-major without gaps.
+    def is_contiguous(self, *, memory_format=contiguous_format) -> bool:
+        """True if the elements are laid out row-major without gaps (or, with
+        ``memory_format=tm.channels_last``, as PyTorch's channels-last layout, read from the strides).
 
         >>> import tensormodes as tm
         >>> tm.zeros(2, 3).is_contiguous(), tm.zeros(2, 3).t().is_contiguous()
         (True, False)
         """
-        return _is_contiguous(self._data)
+        if memory_format is contiguous_format:
+            return _is_contiguous(self._data)
+        return is_contiguous_as(self._data, memory_format)
 
     @tensor_api(returns_value=True)
     def item(self):

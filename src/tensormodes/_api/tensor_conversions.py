@@ -12,12 +12,15 @@ by its dispatching callable).
 from __future__ import annotations
 
 import math
+import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _dtype as dt
 from .._device import check_compute_device
+from .._device import device as make_device
+from .._memory_format import preserve_format
 from .._meta_array import MetaArray, meta_like
 from .._ops.common import ops, scalar_type_name
 from .._ops.creation import checked_fill_value, parse_size
@@ -59,6 +62,8 @@ class TensorConversions:
         """
         if dtype is None:
             return f"tensormodes.{_TYPE_NAMES[dt.NP_TO_DTYPE[self._data.dtype]]}"
+        if isinstance(dtype, type) and type(getattr(dtype, "dtype", None)) is dt.dtype:
+            dtype = dtype.dtype  # a legacy type: x.type(tm.DoubleTensor)
         if isinstance(dtype, str):
             by_name = {f"tensormodes.{v}": k for k, v in _TYPE_NAMES.items()}
             if dtype not in by_name:
@@ -89,6 +94,55 @@ class TensorConversions:
         if type(self._data) is MetaArray:
             self._data.tolist()  # raises: no data to copy
         return self
+
+    @tensor_api()
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=preserve_format):
+        """A copy on a CUDA device: raises as PyTorch built without CUDA does (this library
+        computes on the CPU).
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1).cuda()
+        Traceback (most recent call last):
+        AssertionError: Torch not compiled with CUDA enabled
+        """
+        if isinstance(device, numbers.Integral) and not isinstance(device, bool):
+            if device < 0:
+                raise RuntimeError("Device index must not be negative")
+            raise RuntimeError(NO_ACCELERATOR)
+        if device is not None and check_device_type(device) != "cuda":
+            raise RuntimeError("Invalid device, must be cuda device")
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    @tensor_api(returns_value=True)
+    def get_device(self) -> int:
+        """The index of the accelerator the tensor lives on; ``-1`` for CPU (and meta) tensors.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1).get_device()
+        -1
+        """
+        return -1
+
+    @tensor_api(returns_value=True)
+    def is_pinned(self, device=None) -> bool:
+        """False: no tensor here is in page-locked memory (there is no accelerator to copy to).
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1).is_pinned()
+        False
+        """
+        return False
+
+    @tensor_api()
+    def pin_memory(self, device=None):
+        """Raises as PyTorch does without an accelerator: pinned memory needs one.
+
+        >>> import tensormodes as tm
+        >>> tm.zeros(1).pin_memory()
+        Traceback (most recent call last):
+        RuntimeError: Cannot access accelerator device when none is available.
+        """
+        raise RuntimeError(NO_ACCELERATOR)
 
     @tensor_api()
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False, layout=None,
@@ -269,6 +323,15 @@ class TensorConversions:
         tensormodes.complex128
         """
         return _converted(self, dt.complex128, False)
+
+
+# PyTorch's words when an accelerator (CUDA, MPS ...) is asked for and none exists.
+NO_ACCELERATOR = "Cannot access accelerator device when none is available."
+
+
+def check_device_type(device) -> str:
+    """The type of ``device`` (a ``device`` or a string), with PyTorch's errors for bad strings."""
+    return device.type if isinstance(device, make_device) else make_device(device).type
 
 
 # "tensormodes.FloatTensor" ...: the legacy tensor type names ``Tensor.type()`` uses.

@@ -48,6 +48,16 @@ def _is_cpu(self) -> bool:
     return type(self._data) is not MetaArray
 
 
+def _on_no_accelerator(self) -> bool:
+    """False: tensormodes computes on the CPU (and the meta device) only."""
+    return False
+
+
+def _not_sparse(self) -> bool:
+    """False: every tensor here is strided (dense)."""
+    return False
+
+
 def _ndim(self) -> int:
     """Number of dimensions (same as ``dim()``)."""
     return self._data.ndim
@@ -214,6 +224,11 @@ for _name, _get, _set, _inline in (
     ("dtype", _dtype, None, "_NP_TO_DTYPE[self._data.dtype]"),
     ("device", _device, None, "_CPU"),
     ("is_meta", _is_meta, None, "False"), ("is_cpu", _is_cpu, None, "True"),
+    # Devices and layouts this library does not have: honest constant answers.
+    ("is_cuda", _on_no_accelerator, None, "False"), ("is_mps", _on_no_accelerator, None, "False"),
+    ("is_xpu", _on_no_accelerator, None, "False"),
+    ("is_sparse", _not_sparse, None, "False"), ("is_sparse_csr", _not_sparse, None, "False"),
+    ("is_quantized", _not_sparse, None, "False"), ("is_nested", _not_sparse, None, "False"),
     ("ndim", _ndim, None, "self._data.ndim"),
     ("itemsize", _itemsize, None, None), ("nbytes", _nbytes, None, None),
     ("requires_grad", _requires_grad_get, set_requires_grad, "self._requires_grad"),

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from time import perf_counter_ns
 
@@ -63,19 +64,43 @@ class TimingMode(Observer, TorchFunctionMode):
                 return run_composite(self, func, args, kwargs or {}, True)
             return func(*args, **(kwargs or {}))
         finally:
-            elapsed = perf_counter_ns() - start
-            nested = children.pop()
-            if children:
-                children[-1] += elapsed
             name = _NAMES.get(func)
             if name is None:
                 name = _NAMES[func] = public_name(func)
-            stats = self.stats.get(name)
-            if stats is None:
-                stats = self.stats[name] = OpTime()
-            stats.calls += 1
-            stats.inclusive_ns += elapsed
-            stats.exclusive_ns += elapsed - nested
+            self._account(name, start)
+
+    def _account(self, name: str, start: int) -> None:
+        """Close the innermost open call or span, started at ``start``, as one call of ``name``."""
+        elapsed = perf_counter_ns() - start
+        children = self._children
+        nested = children.pop()
+        if children:
+            children[-1] += elapsed
+        stats = self.stats.get(name)
+        if stats is None:
+            stats = self.stats[name] = OpTime()
+        stats.calls += 1
+        stats.inclusive_ns += elapsed
+        stats.exclusive_ns += elapsed - nested
+
+    @contextmanager
+    def span(self, name: str):
+        """Time the ``with`` block as one call of ``name``: the calls made inside it are nested
+        in it, and it is nested in the call or span around it (``profiler.record_function``).
+
+        >>> import tensormodes as tm
+        >>> from tensormodes.modes import TimingMode
+        >>> with TimingMode() as timer, timer.span("step"):
+        ...     _ = tm.ones(2)
+        >>> timer.stats["step"].calls, timer.stats["step"].inclusive_ns >= timer.stats["tensormodes.ones"].inclusive_ns
+        (1, True)
+        """
+        self._children.append(0)
+        start = perf_counter_ns()
+        try:
+            yield self
+        finally:
+            self._account(name, start)
 
     def rows(self) -> list[list]:
         """``[name, calls, exclusive, inclusive, exclusive per call]`` rows, by exclusive time."""
