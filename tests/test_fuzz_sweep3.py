@@ -5,6 +5,7 @@ run without torch installed too."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 
@@ -62,3 +63,30 @@ def test_group_norm_checks_in_pytorchs_order():
         tm._native_group_norm(tm.zeros(0, dtype=tm.int16), None, None, 1, 2, 4, 2, 1e-5)
     with pytest.raises(RuntimeError, match=r"^mixed dtype \(CPU\): all inputs must share same datatype\.$"):
         tm._native_group_norm(tm.zeros(2, 4, dtype=tm.int16), tm.zeros(4), None, 2, 4, 1, 2, 1e-5)
+
+
+# -- reductions' gradients at non-finite values ----------------------------------------------------
+
+def _grad(function, values):
+    x = tm.tensor(values, requires_grad=True)
+    function(x).sum().backward()
+    return x.grad
+
+
+def test_prod_gradient_is_result_over_input_without_zeros_as_pytorch():
+    # PyTorch divides the result by each element when no element is 0 (so inf / inf is NaN),
+    # and multiplies the other elements' products only when there are zeros
+    grad = _grad(lambda x: x.prod(), [[1e30, 0.5, -1e30], [-INF, NAN, -1.5]])
+    assert all(math.isnan(v) for v in grad.flatten().tolist())
+    _same(_grad(lambda x: x.prod(0), [[0.5, 1.25, 0.75], [1.0, INF, -1.5]]).flatten().tolist(),
+          [1.0, INF, -1.5, 0.5, NAN, 0.75])
+    _same(_grad(lambda x: x.prod(0), [[0.0, 1.25, 0.75], [1.0, INF, -1.5]]).flatten().tolist(),
+          [1.0, INF, -1.5, 0.0, 1.25, 0.75])
+
+
+def test_variance_gradient_without_degrees_of_freedom_is_nan_at_the_mean_and_infinite_elsewhere():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # var()'s warning that there are no degrees of freedom
+        _same([_grad(lambda x: x.var(-1, correction=2.5), -0.75).item()], [NAN])
+        _same(_grad(lambda x: x.var(correction=4), [1.0, 2, 3]).tolist(), [INF, NAN, INF])
+        _same(_grad(lambda x: x.std(correction=3), [1.0, 2, 3]).tolist(), [NAN, NAN, NAN])

@@ -223,17 +223,27 @@ def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool 
     return np.asarray(result).astype(target._np, copy=False)
 
 
-def _prod_grad(grad, input, dim, keepdim):
+def _prod_grad(grad, input, result, dim, keepdim):
+    # As PyTorch's prod_backward: without a zero in the input the gradient is result / input
+    # (which decides the NaNs and infinities at non-finite elements); with zeros, the exact
+    # products of the other elements (a meta input's gradient has the general shape).
+    if input.dim() == 0:
+        return grad
+    zeros = 0 if input.is_meta else int((input == 0).sum().item())
     if dim is None:
         flat = input.reshape(-1)
         if not flat.numel():
             return grad.expand(input.shape)
+        if not zeros and not input.is_meta:
+            return grad * _conj(result / input)
+        if zeros > 1 and not ops.is_grad_enabled():
+            return ops.zeros_like(input)
         return (grad * _conj(_exclusive_products(flat, 0))).reshape(input.shape)
     d = wrap_dim(dim, input.dim())
-    if input.dim() == 0:
-        return grad
     if not input.shape[d]:  # the product of nothing is 1, whatever the (absent) elements
         return _unreduce(grad, input.shape, dim, keepdim)
+    if not zeros and not input.is_meta:
+        return _unreduce(grad, input.shape, dim, keepdim) * _conj(_unreduce(result, input.shape, dim, keepdim) / input)
     return _unreduce(grad, input.shape, dim, keepdim) * _conj(_exclusive_products(input, d))
 
 

@@ -12,7 +12,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import along, dtype_of, no_complex_autograd, no_derivative, scalar_type_name, wrap_dims
+from ._common import along, dtype_of, no_complex_autograd, no_derivative, ops, scalar_type_name, wrap_dims
 from ._meta import MetaArray, data_dependent, with_shape
 from ._reduction import (
     _BFLOAT16,
@@ -192,8 +192,18 @@ _STATISTIC_SAMPLES = (
 
 def _var_grad(grad, input, dim, unbiased, keepdim, correction):
     dim, unbiased = _statistic_arguments(dim, unbiased)
+    return _variance_backward(grad, input, dim, unbiased, keepdim, correction)
+
+
+def _variance_backward(grad, input, dim, unbiased, keepdim, correction):
+    """PyTorch's ``var_backward``, which ``std``'s gradient runs too."""
+    if dim is None or input.dim() == 0:
+        if input.numel() - _correction(unbiased, correction) <= 0:
+            # 2 / (N - correction) is infinite or negative: PyTorch's answer is NaN where the
+            # element equals the mean (inf * 0) and infinite elsewhere, whatever the sign
+            return grad * ops.where(input == input.mean(), float("nan"), float("inf"))
     scale = _statistic_scale(grad, input, unbiased, correction, 2.0)
-    return _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim) * scale
+    return scale * _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim)
 
 
 @op(meta=_reduce_meta(_statistic_dims),
@@ -216,12 +226,11 @@ def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
 
 def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
     dim, unbiased = _statistic_arguments(dim, unbiased)
-    scale = _statistic_scale(grad, input, unbiased, correction, 1.0)
     # As PyTorch: where the deviation is 0 (a constant slice) its gradient is 0, not 0 / 0.
     # The divisor is masked too, so that a second derivative stays finite there.
     zero = result == 0
-    grad = (grad / result.masked_fill(zero, 1)).masked_fill(zero, 0)
-    return _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim) * scale
+    grad = (grad / (result.masked_fill(zero, 1) * 2)).masked_fill(zero, 0)
+    return _variance_backward(grad, input, dim, unbiased, keepdim, correction)
 
 
 @op(meta=_reduce_meta(_statistic_dims), grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
