@@ -90,3 +90,59 @@ def test_variance_gradient_without_degrees_of_freedom_is_nan_at_the_mean_and_inf
         _same([_grad(lambda x: x.var(-1, correction=2.5), -0.75).item()], [NAN])
         _same(_grad(lambda x: x.var(correction=4), [1.0, 2, 3]).tolist(), [INF, NAN, INF])
         _same(_grad(lambda x: x.std(correction=3), [1.0, 2, 3]).tolist(), [NAN, NAN, NAN])
+
+
+# -- pointwise gradients in PyTorch's steps ----------------------------------------------------------
+
+def _grad_of(function, values, dtype, grad=None):
+    x = tm.tensor(values, dtype=dtype, requires_grad=True)
+    y = function(x)
+    y.backward(tm.ones_like(y) if grad is None else grad)
+    return x.grad.tolist()
+
+
+def _same_complex(values, expected):
+    _same([v.real for v in values], [e.real for e in expected])
+    _same([v.imag for v in values], [e.imag for e in expected])
+
+
+NANJ = complex(NAN, NAN)
+
+
+@pytest.mark.parametrize("function, values, dtype, expected", [
+    # rsqrt of 0 is a complex NaN (1 / 0), not an infinity: NaN at the branch points
+    (tm.asin, [complex(-1, 0), complex(1, 0), complex(-INF, 0)], tm.complex128, [NANJ, NANJ, NANJ]),
+    (tm.acos, [complex(-1, 0), complex(-INF, 0), complex(1e30, 0)], tm.complex64, [NANJ, NANJ, 0j]),
+    # complex acosh takes rsqrt(z + 1) * rsqrt(z - 1): no overflow of z * z at 1e30
+    (tm.acosh, [complex(-INF, 0), complex(1e30, 0), 0j], tm.complex64, [0j, complex(1.0000000031710769e-30, 0), 1j]),
+    (tm.acosh, [1.0, 2.0, 1e30], tm.float32, [INF, 0.5773502588272095, 0.0]),
+    (tm.i0, [65504.0, -1.576171875], tm.float16, [INF, -1.0595703125]),
+    (tm.i0, [1.3251953125, 25.0], tm.bfloat16, [0.8203125, 5670699008.0]),
+])
+def test_pointwise_gradients_at_special_values_as_pytorch(function, values, dtype, expected):
+    result = _grad_of(function, values, dtype)
+    if dtype.is_complex:
+        _same_complex(result, expected)
+    else:
+        _same(result, expected)
+
+
+def test_div_gradient_of_an_infinite_complex_divisor_is_zero():
+    # PyTorch's -grad * ((input / other) / other): finite / inf is 0, not inf / inf
+    x = tm.tensor([(0.5223069190979004 - 0.6697349548339844j), (0.01410304382443428 - 0.05983765050768852j)],
+                  dtype=tm.complex64)
+    y = tm.tensor([complex(-INF, 0), (-0.8092633485794067 - 0.351921021938324j)], dtype=tm.complex64,
+                  requires_grad=True)
+    (x / y).backward(tm.ones(2, dtype=tm.complex64))
+    grad = y.grad.tolist()
+    _same_complex(grad[:1], [0j])
+    assert grad[1] == pytest.approx(0.04385051876306534 - 0.06564372777938843j, rel=1e-6)
+
+
+def test_complex_vector_norm_takes_cs_hypot_so_its_infinity_norm_gradient_finds_the_maximum():
+    x = tm.tensor([[(-1.5725077390670776 - 1.6692638397216797j), (1.3849653005599976 + 1.5552129745483398j),
+                    (1.5559509992599487 - 1.5149050951004028j)]], dtype=tm.complex64, requires_grad=True)
+    norm = tm.linalg.vector_norm(x, INF, 1)
+    assert norm.item() == 2.293299436569214 == x.detach().abs().max().item()
+    norm.sum().backward()
+    _same_complex(x.grad.flatten().tolist(), [(-0.6856966614723206 - 0.7278873920440674j), 0j, 0j])

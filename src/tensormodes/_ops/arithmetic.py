@@ -288,7 +288,9 @@ def _div_grad(grad, input, other, needs_input_grad, rounding_mode=None):
         return (_zeros_like(grad) if needs_input_grad[0] else None,
                 _zeros_like(grad) if needs_input_grad[1] else None)
     return (grad / _conj(other) if needs_input_grad[0] else None,
-            -grad * _conj(input / (other * other)) if needs_input_grad[1] else None)
+            # PyTorch's order, (input / other) / other: it decides the rounding in half types
+            # and the value at an infinite divisor (0, not inf / inf)
+            -grad * _conj((input / other) / other) if needs_input_grad[1] else None)
 
 
 @op(errors=(Sample((M23, M23), {"rounding_mode": "round"}), Sample((M23, TensorSpec((3, 2))))),
@@ -504,8 +506,9 @@ def _float_binary(ufunc, input, other, kernel_name: str, *, integers: bool = Tru
 
 
 def _atan2_grad(grad, input, other):
-    denominator = input * input + other * other
-    return grad * other / denominator, grad * -input / denominator
+    # PyTorch's steps (a reciprocal, then products), which decide the rounding of half types
+    reciprocal = (input * input + other * other).reciprocal()
+    return grad * other * reciprocal, grad * -input * reciprocal
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),

@@ -735,7 +735,10 @@ def _vector_norm(array: np.ndarray, order, dim, keepdim: bool, dtype) -> np.ndar
                                    f"dimension {dim[position]}because this dimension is empty and the operation "
                                    "does not have an identity")
     work = array.astype(target._np, copy=False)
-    work = np.abs(work.astype(_FLOAT32) if work.dtype in _LOW_PRECISION else work)
+    if work.dtype.kind == "c":  # C's hypot, as PyTorch (and ``abs``): NumPy's complex absolute rounds differently
+        work = np.hypot(work.real, work.imag)
+    else:
+        work = np.abs(work.astype(_FLOAT32) if work.dtype in _LOW_PRECISION else work)
     if order == 2:
         result = np.sqrt(np.add.reduce(work * work, axis=axis, keepdims=keepdim))
     elif order == 1:
