@@ -146,3 +146,26 @@ def test_complex_vector_norm_takes_cs_hypot_so_its_infinity_norm_gradient_finds_
     assert norm.item() == 2.293299436569214 == x.detach().abs().max().item()
     norm.sum().backward()
     _same_complex(x.grad.flatten().tolist(), [(-0.6856966614723206 - 0.7278873920440674j), 0j, 0j])
+
+
+# -- scans ----------------------------------------------------------------------------------------
+
+def test_complex_logcumsumexp_scans_from_minus_infinity_with_infectious_nans():
+    x = tm.tensor([[complex(NAN, -INF), complex(-1.3180402517318726, -1.257441759109497), complex(0.5, 0)],
+                   [0j, complex(1.4365043640136719, -1.7369836568832397), 0j]], dtype=tm.complex64)
+    values = tm.logcumsumexp(x, -1).tolist()
+    _same_complex(values[0], [NANJ, NANJ, NANJ])
+    assert values[1][0] == 0j
+    assert values[1][1] == pytest.approx(complex(1.4253137111663818, -1.4975829124450684), rel=1e-6)
+    assert values[1][2] == pytest.approx(complex(1.469768762588501, -1.2661601305007935), rel=1e-6)
+
+
+def test_complex_logcumsumexp_gradient_sums_in_log_space():
+    x = tm.tensor([[complex(-INF, 0), complex(-1, 2), complex(NAN, -0.2)], [complex(1e30, 0), complex(2, -1),
+                                                                           complex(0, 0.4)]],
+                  dtype=tm.complex64, requires_grad=True)
+    tm.logcumsumexp(x, 0).backward(tm.full((2, 3), 1 + 1j))
+    grad = x.grad.tolist()
+    _same_complex([grad[0][0], grad[0][2], grad[1][2]], [NANJ, NANJ, NANJ])
+    assert grad[1][0] == pytest.approx(complex(0.7071067690849304, 0.7071067690849304), rel=1e-6)
+    assert grad[0][1] == pytest.approx(complex(0.9559862613677979, 0.9404404163360596), rel=1e-6)

@@ -184,10 +184,27 @@ def _reverse_logcumsumexp(x, d: int):
     return x.flip(d).logcumsumexp(d).flip(d)
 
 
-def _complex_logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    shift = np.maximum(a.real, b.real)
-    shift = np.where(np.isfinite(shift), shift, 0)
-    return np.log(np.exp(a - shift) + np.exp(b - shift)) + shift
+def _complex_log1p(z: np.ndarray) -> np.ndarray:
+    """``log(1 + z)`` as c10's complex log1p: the modulus' logarithm through log1p near 0."""
+    x, y = z.real, z.imag
+    theta = np.arctan2(y, x + 1)
+    r = x * (2 + x) + y * y
+    small = np.hypot(x, y) < 0.5
+    modulus = np.where(small, np.where(r == 0, x, 0.5 * np.log1p(r)), np.log(np.hypot(x + 1, y)))
+    return modulus + 1j * theta
+
+
+def _complex_logaddexp(x: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """One step of PyTorch's complex logcumsumexp (``_log_add_exp_helper`` of the element ``x`` and
+    the running ``total``): NaN in either part of either is a complex NaN, the larger real part
+    is factored out, and two equal infinite real parts are handled apart."""
+    x_smaller = x.real < total.real
+    low, high = np.where(x_smaller, x, total), np.where(x_smaller, total, x)
+    general = _complex_log1p(np.exp(low - high)) + high
+    infinite = ~np.isfinite(low.real) & (low.real == high.real)
+    result = np.where(infinite, np.where(low.real < 0, low, np.log(np.exp(low) + np.exp(high))), general)
+    nan = np.isnan(x.real) | np.isnan(x.imag) | np.isnan(total.real) | np.isnan(total.imag)
+    return np.where(nan, complex(np.nan, np.nan), result)
 
 
 def _logcumsumexp_grad(grad, input, result, dim):
@@ -195,8 +212,9 @@ def _logcumsumexp_grad(grad, input, result, dim):
         return grad
     d = wrap_dim(dim, input.dim())
     if input.is_complex():
-        # d result_i / d input_j = exp(input_j - result_i) for j <= i, conjugated.
-        return input.exp().conj() * (grad * (-result).exp().conj()).flip(d).cumsum(d).flip(d)
+        # d result_i / d input_j = exp(input_j - result_i) for j <= i, conjugated; summed in log
+        # space as PyTorch does (which decides the values at huge and non-finite elements)
+        return (_reverse_logcumsumexp(grad.conj().log() - result, d) + input).exp().conj()
     # grad_j = sum over i >= j of grad_i * exp(input_j - result_i), in log space for range: the
     # positive and negative parts of grad separately (the logarithm of a lowest number
     # stands for that of 0).
@@ -227,11 +245,14 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     if input.ndim == 0 or not input.size:
         return input.copy()
     if d.is_complex:
-        moved = np.moveaxis(input, axis, 0)
-        result = np.empty_like(moved)
-        result[0] = moved[0]
-        for i in range(1, moved.shape[0]):
-            result[i] = _complex_logaddexp(result[i - 1], moved[i])
-        return np.moveaxis(result, 0, axis)
+        # PyTorch's scan from -inf, its running total kept in complex128
+        moved = np.moveaxis(input, axis, 0).astype(np.complex128)
+        result = np.empty_like(input)
+        written = np.moveaxis(result, axis, 0)
+        total = np.full(moved.shape[1:], complex(-np.inf, 0))
+        for i in range(moved.shape[0]):
+            total = _complex_logaddexp(moved[i], total)
+            written[i] = total
+        return result
     work = input.astype(_accumulation_dtype(input.dtype), copy=False)
     return np.logaddexp.accumulate(work, axis=axis).astype(input.dtype, copy=False)
