@@ -169,3 +169,27 @@ def test_complex_logcumsumexp_gradient_sums_in_log_space():
     _same_complex([grad[0][0], grad[0][2], grad[1][2]], [NANJ, NANJ, NANJ])
     assert grad[1][0] == pytest.approx(complex(0.7071067690849304, 0.7071067690849304), rel=1e-6)
     assert grad[0][1] == pytest.approx(complex(0.9559862613677979, 0.9404404163360596), rel=1e-6)
+
+
+# -- quantiles ------------------------------------------------------------------------------------
+
+def test_quantile_picks_without_interpolating_and_lerps_from_the_nearer_end():
+    x = tm.tensor([[-INF, 1e+30, -0.7595756155763773], [NAN, -0.6091877301456283, 1.7282993398690731],
+                   [-1.2128709897427847, 1e+30, INF]], dtype=tm.float64)
+    _same(tm.quantile(x, 0.4, -1, interpolation="lower").tolist(), [-INF, NAN, -1.2128709897427847])
+    assert math.isnan(tm.quantile(tm.tensor([1.0, INF]), 0.7).item())  # inf - (inf - 1) * 0.3
+
+
+def test_float32_quantile_computes_its_ranks_and_weights_in_float32():
+    x = tm.tensor([[-1e30, -0.9426428635455374], [0.32608038078942664, -1.1133676524120841]], dtype=tm.float32)
+    assert tm.quantile(x, 0.77, 1).tolist() == [-2.3000002612827635e+29, -0.004992712754756212]
+
+
+def test_quantile_checks_q_dtype_before_the_dim_and_differentiates_no_q():
+    with pytest.raises(RuntimeError, match=r"^nanquantile\(\) q tensor must be same dtype as the input tensor$"):
+        tm.nanquantile(tm.tensor(1.25, dtype=tm.float64), tm.tensor([0.5, 0.75], dtype=tm.float16), 1)
+    x = tm.tensor([0.59, 0.94, -1e30, -1.57, -INF], requires_grad=True)
+    q = tm.zeros((0,), requires_grad=True)
+    y = tm.nanquantile(x, q)
+    grad_x, grad_q = tm.autograd.grad(y, [x, q], tm.ones_like(y))
+    assert grad_x.tolist() == [0.0] * 5 and grad_q.shape == (0,)

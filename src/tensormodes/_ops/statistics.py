@@ -700,10 +700,10 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
         raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
     if input.dtype not in (np.float32, np.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if isinstance(q, np.ndarray) and q.dtype != input.dtype:
+        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
     axis = None if dim is None else _int_dim(dim, input.ndim, name)  # before q's values, as PyTorch
     if isinstance(q, np.ndarray):
-        if q.dtype != input.dtype:
-            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
         if not np.all((q >= 0) & (q <= 1)):  # NaN too
             raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     if interpolation not in _INTERPOLATIONS:
@@ -722,7 +722,9 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
     # A slice with NaN gives NaN (quantile), or with nothing but NaN (nanquantile): its last element.
     span = n - nan_count - 1 if skip_nan else np.full(nan_count.shape, n - 1)
     to_nan = nan_count == n if skip_nan else nan_count > 0
-    ranks = np.where(to_nan, float(n - 1), span * np.asarray(q, np.float64).reshape(-1))  # (..., quantiles)
+    # (..., quantiles), in the input's dtype as PyTorch (q rounded to it first)
+    dtype = input.dtype
+    ranks = np.where(to_nan, dtype.type(n - 1), span.astype(dtype) * np.asarray(q, dtype).reshape(-1))
     low, high = np.floor(ranks).astype(np.int64), np.ceil(ranks).astype(np.int64)
     weight = ranks - low
     if interpolation == "lower":
@@ -736,7 +738,13 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
         weight = np.where(high > low, 0.5, 0.0)
     low_values, high_values = np.take_along_axis(ordered, low, -1), np.take_along_axis(ordered, high, -1)
     q_span = np.where(to_nan, 0, span) * 1.0 if interpolation == "linear" else weight * 0
-    parts = (low_values + (high_values - low_values) * weight, np.take_along_axis(ordered_positions, low, -1),
+    if interpolation in ("lower", "higher", "nearest"):
+        value = low_values  # picked, not interpolated (an infinity stays one)
+    else:  # PyTorch's lerp, from the nearer end
+        weight = weight.astype(dtype)
+        value = np.where(weight < 0.5, low_values + weight * (high_values - low_values),
+                         high_values - (high_values - low_values) * (1 - weight))
+    parts = (value, np.take_along_axis(ordered_positions, low, -1),
              np.take_along_axis(ordered_positions, high, -1), 1 - weight, weight, np.broadcast_to(q_span, weight.shape))
 
     def shaped(array: np.ndarray) -> np.ndarray:
@@ -749,7 +757,6 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
         return np.array(array if isinstance(q, np.ndarray) and q.ndim else array[0], order="C")
 
     result, low_index, high_index, low_weight, high_weight, q_span = map(shaped, parts)
-    dtype = input.dtype
     return (result.astype(dtype), low_index.astype(_INT64), high_index.astype(_INT64), low_weight.astype(dtype),
             high_weight.astype(dtype), q_span.astype(dtype))
 
@@ -793,7 +800,8 @@ def _quantile_grad(grad, input, q, input_shape, low_index, high_index, low_weigh
     if needs_input_grad[1]:
         values = input.reshape(-1)
         moved = grad * (values[high_index] - values[low_index]) * q_span
-        grad_q = moved.reshape(q.shape[0], -1).sum(1) if q.dim() else moved.sum()
+        # one gradient per quantile: the rest summed (a reshape to (len(q), -1) fails for no q)
+        grad_q = moved.sum() if not q.dim() else moved.sum(list(range(1, moved.dim()))) if moved.dim() > 1 else moved
     return grad_input, grad_q
 
 
