@@ -740,10 +740,11 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
     q_span = np.where(to_nan, 0, span) * 1.0 if interpolation == "linear" else weight * 0
     if interpolation in ("lower", "higher", "nearest"):
         value = low_values  # picked, not interpolated (an infinity stays one)
-    else:  # PyTorch's lerp, from the nearer end
+    else:  # PyTorch's lerp, from the nearer end, with a fused multiply-add (one rounding of float32)
         weight = weight.astype(dtype)
-        value = np.where(weight < 0.5, low_values + weight * (high_values - low_values),
-                         high_values - (high_values - low_values) * (1 - weight))
+        difference = (high_values - low_values).astype(np.float64)
+        value = np.where(weight < 0.5, low_values.astype(np.float64) + weight.astype(np.float64) * difference,
+                         high_values.astype(np.float64) - difference * (1 - weight).astype(np.float64))
     parts = (value, np.take_along_axis(ordered_positions, low, -1),
              np.take_along_axis(ordered_positions, high, -1), 1 - weight, weight, np.broadcast_to(q_span, weight.shape))
 
