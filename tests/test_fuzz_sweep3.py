@@ -193,3 +193,36 @@ def test_quantile_checks_q_dtype_before_the_dim_and_differentiates_no_q():
     y = tm.nanquantile(x, q)
     grad_x, grad_q = tm.autograd.grad(y, [x, q], tm.ones_like(y))
     assert grad_x.tolist() == [0.0] * 5 and grad_q.shape == (0,)
+
+
+# -- counts and repeats ---------------------------------------------------------------------------
+
+def test_bincount_of_nothing_is_minlength_zeros_whatever_the_weights():
+    for weights in (tm.tensor([2, 1, 0]), tm.tensor([[5.0, 1.0]]), tm.tensor(2.0), None):
+        counts = tm.bincount(tm.zeros((0,), dtype=tm.int64), weights, 3)
+        assert counts.tolist() == [0, 0, 0] and counts.dtype == tm.int64
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: tm.repeat_interleave(tm.tensor(False), 2, 0, output_size=4), IndexError,
+     r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"),
+    (lambda: tm.repeat_interleave(tm.tensor(0.5), 3, -1), IndexError,
+     r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"),
+    (lambda: tm.repeat_interleave(tm.tensor(3), tm.tensor([2]), -1), IndexError,
+     "Dimension specified as -1 but tensor has no dimensions"),
+    (lambda: tm.repeat_interleave(tm.tensor(3), tm.tensor([2.0]), 5), IndexError,
+     "Dimension specified as 5 but tensor has no dimensions"),
+    (lambda: tm.repeat_interleave(tm.tensor([[0.5, 1.5]]), tm.tensor([2], dtype=tm.int8), 0), NotImplementedError,
+     "\"repeat_interleave_cpu\" not implemented for 'Char'"),
+    (lambda: tm.repeat_interleave(tm.tensor([[2, 3]], dtype=tm.uint8)), NotImplementedError,
+     "\"repeat_interleave_cpu\" not implemented for 'Byte'"),
+    (lambda: tm.repeat_interleave(tm.tensor([3, 4]), tm.tensor([2, 1, 4], dtype=tm.int16), 0), RuntimeError,
+     r"repeats must have the same size as input along dim, but got repeats.size\(0\) = 3 and input.size\(0\) = 2"),
+    (lambda: tm.repeat_interleave(tm.tensor([3, 4]), tm.tensor([2, 1]), 0, output_size=1), RuntimeError,
+     "allocated size does not match required size"),
+    (lambda: tm.repeat_interleave(tm.tensor([3, 4]), 2, 0, output_size=3), RuntimeError,
+     "repeat_interleave: Invalid output_size, expected 4 but got 3"),
+])
+def test_repeat_interleave_errors_as_pytorch(call, error, message):
+    with pytest.raises(error, match=f"^{message}$"):
+        call()

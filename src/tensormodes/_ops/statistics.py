@@ -635,6 +635,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise RuntimeError("minlength should be >= 0")
     if input.ndim != 1 or (input.size and input.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if not input.size:  # PyTorch's counts of nothing, whatever the weights (unchecked)
+        return np.zeros(minlength, _INT64)
     if weights is not None and (weights.ndim != 1 or weights.shape[0] != input.shape[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
     if weights is None:
