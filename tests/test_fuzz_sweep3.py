@@ -116,6 +116,7 @@ NANJ = complex(NAN, NAN)
     # complex acosh takes rsqrt(z + 1) * rsqrt(z - 1): no overflow of z * z at 1e30
     (tm.acosh, [complex(-INF, 0), complex(1e30, 0), 0j], tm.complex64, [0j, complex(1.0000000031710769e-30, 0), 1j]),
     (tm.acosh, [1.0, 2.0, 1e30], tm.float32, [INF, 0.5773502588272095, 0.0]),
+    (tm.sinc, [1.3251953125, 1.34375, 1.0, 0.0], tm.float16, [-0.239013671875, -0.194580078125, -1.0, 0.0]),
     (tm.i0, [65504.0, -1.576171875], tm.float16, [INF, -1.0595703125]),
     (tm.i0, [1.3251953125, 25.0], tm.bfloat16, [0.8203125, 5670699008.0]),
 ])

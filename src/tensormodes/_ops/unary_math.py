@@ -891,8 +891,11 @@ def rad2deg(input: Tensor) -> Tensor:
 def _sinc_grad(grad, input):
     # d/dx sin(pi x) / (pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x^2), and 0 at x = 0, in
     # PyTorch's steps (which decide the rounding of half types)
-    scaled = input * math.pi
-    squared = input * input * math.pi
+    def times_pi(t):  # a half type times a number is a float32 product rounded once, in PyTorch
+        return (t.float() * math.pi).to(t.dtype) if t.dtype in (dt.float16, dt.bfloat16) else t * math.pi
+
+    scaled = times_pi(input)
+    squared = times_pi(input * input)
     local = (scaled * scaled.cos() - scaled.sin()) / squared
     return (grad * _conj(local)).masked_fill(squared == 0, 0)
 
