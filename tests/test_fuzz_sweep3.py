@@ -227,3 +227,17 @@ def test_bincount_of_nothing_is_minlength_zeros_whatever_the_weights():
 def test_repeat_interleave_errors_as_pytorch(call, error, message):
     with pytest.raises(error, match=f"^{message}$"):
         call()
+
+
+# -- losses ---------------------------------------------------------------------------------------
+
+def test_bce_with_logits_rounds_each_of_pytorchs_steps():
+    t = [[0.25, 0.5, 0.75], [1.0, 0.0, 0.125]]
+    # the log_sigmoid of float16 logits is a float16, even with a float64 target
+    loss = tm._binary_cross_entropy_with_logits(tm.tensor(-6.1328125, dtype=tm.float16), tm.tensor(t, dtype=tm.float64),
+                                                None, None, "sum")
+    assert loss.item() == 16.1220703125
+    # into a bfloat16 copy of the target: each step rounded, a 0-dim log_sigmoid subtracted as a bfloat16
+    loss = tm._binary_cross_entropy_with_logits(tm.tensor(2.3456789, dtype=tm.float64), tm.tensor(t, dtype=tm.bfloat16),
+                                                None, None, "none")
+    assert loss.tolist() == [[1.8515625, 1.265625, 0.67578125], [0.09130859375, 2.4375, 2.140625]]
