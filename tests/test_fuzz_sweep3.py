@@ -241,3 +241,29 @@ def test_bce_with_logits_rounds_each_of_pytorchs_steps():
     loss = tm._binary_cross_entropy_with_logits(tm.tensor(2.3456789, dtype=tm.float64), tm.tensor(t, dtype=tm.bfloat16),
                                                 None, None, "none")
     assert loss.tolist() == [[1.8515625, 1.265625, 0.67578125], [0.09130859375, 2.4375, 2.140625]]
+
+
+# -- resampling -----------------------------------------------------------------------------------
+
+def test_linear_upsampling_weights_exactly_as_pytorch_so_infinities_meet_the_same_zeros():
+    # the same size: each element times 1 plus itself times 0 (inf * 0 is NaN)
+    _same(tm._upsample_linear1d(tm.tensor([[[1.0, 2.0, INF, 4.0]]]), [4], True).flatten().tolist(),
+          [1.0, 2.0, NAN, 4.0])
+    # the source position's multiply-add is fused (one rounding): a tiny weight, not 0, at the third output
+    for dtype in (tm.float32, tm.float64):
+        _same(tm._upsample_linear1d(tm.tensor([[[INF]]], dtype=dtype), [5], False).flatten().tolist(),
+              [NAN, NAN, INF, INF, INF])
+    # and floored as a float32: a source of 0.99999999999999989 is row 1 with weight 0
+    values = tm._upsample_bilinear2d(tm.tensor([[[[1.0, 2.0], [-INF, 3.0]]]], dtype=tm.float64), [6, 2], False)
+    assert all(math.isnan(v) for v in values[..., 0].flatten().tolist())
+    expected = [2.0, 2.0, 2.333333333333333, 2.6666666666666665, 3.0, 3.0]
+    assert values[..., 1].flatten().tolist() == pytest.approx(expected)
+
+
+def test_nearest_upsampling_takes_uint8_as_pytorch():
+    x = tm.tensor([[[[1, 2, 3], [4, 5, 6]]]], dtype=tm.uint8)
+    out = tm.nn.functional.interpolate(x, size=(3, 7))
+    assert out.dtype == tm.uint8
+    assert out.tolist() == [[[[1, 1, 1, 2, 2, 3, 3], [1, 1, 1, 2, 2, 3, 3], [4, 4, 4, 5, 5, 6, 6]]]]
+    with pytest.raises(NotImplementedError, match="not implemented for 'Byte'"):  # PyTorch's is fixed-point
+        tm._upsample_bilinear2d(x, [3, 7], False)
