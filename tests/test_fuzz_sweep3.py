@@ -267,3 +267,18 @@ def test_nearest_upsampling_takes_uint8_as_pytorch():
     assert out.tolist() == [[[[1, 1, 1, 2, 2, 3, 3], [1, 1, 1, 2, 2, 3, 3], [4, 4, 4, 5, 5, 6, 6]]]]
     with pytest.raises(NotImplementedError, match="not implemented for 'Byte'"):  # PyTorch's is fixed-point
         tm._upsample_bilinear2d(x, [3, 7], False)
+
+
+def test_complex_cumprod_starts_from_one_with_plain_complex_products():
+    _same_complex(tm.cumprod(tm.tensor([complex(NAN, -INF), 2j], dtype=tm.complex64), 0).tolist(), [NANJ, NANJ])
+    _same_complex(tm.cumprod(tm.tensor([complex(INF, 0), 2j], dtype=tm.complex64), 0).tolist(),
+                  [complex(INF, NAN), NANJ])
+
+
+def test_complex_logaddexp_is_pytorchs_helper_in_the_complex_dtype():
+    value = tm.logaddexp(tm.tensor(1 + 65504j, dtype=tm.complex64),
+                         tm.tensor([(-0.08442278206348419 - 0.2830471396446228j)], dtype=tm.complex64)).tolist()
+    assert value == [(0.8808556795120239 + 65503.66015625j)]
+    values = tm.logaddexp(tm.tensor([complex(NAN, 1), complex(-INF, 2), complex(INF, 1)], dtype=tm.complex128),
+                          tm.tensor([1j, complex(-INF, 3), complex(INF, 0)], dtype=tm.complex128)).tolist()
+    _same_complex(values, [NANJ, complex(-INF, 3), complex(INF, 0.7853981633974483)])

@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype as dt
 from ._common import (
     PLAIN_FLOATS,
+    check_same_shape_or_broadcast,
     cpp_type_name,
     dtype_of,
     floating,
@@ -35,6 +36,7 @@ from ._pointwise import (
     _as,
     _both_scalars,
     _check_representable,
+    _complex_log_add_exp,
     _in,
     _integer_operands,
     _invalid_arguments,
@@ -547,12 +549,7 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _log_add_exp(a, b):
-    if np.result_type(a, b).kind != "c":
-        return np.logaddexp(a, b)
-    # NumPy's logaddexp is real-only: factor out the operand with the larger real part.
-    larger = np.where(np.real(a) >= np.real(b), a, b)
-    smaller = np.where(np.real(a) >= np.real(b), b, a)
-    return larger + np.log1p(np.exp(smaller - larger))
+    return np.logaddexp(a, b)
 
 
 def _logaddexp_grad(grad, input, other):
@@ -570,7 +567,14 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     >>> tm.logaddexp(tm.tensor([-100.0, 5.0]), tm.tensor([1000.0, -1000.0])).tolist()
     [1000.0, 5.0]
     """
-    return _float_binary(_log_add_exp, input, other, "logaddexp_cpu", integers=False, complex_ok=True)
+    d = operand_dtype(input, other)
+    if d.is_complex:
+        # NumPy's logaddexp is real-only; PyTorch's complex one is its logcumsumexp's helper, in the
+        # complex dtype itself (not widened: the angle of a large imaginary part depends on it)
+        check_same_shape_or_broadcast(np.shape(input), np.shape(other))
+        with quiet():
+            return _as(_complex_log_add_exp(_in(input, d, d), _in(other, d, d)), d)
+    return _float_binary(_log_add_exp, input, other, "logaddexp_cpu", integers=False)
 
 
 def _lerp_grad(grad, input, end, weight, needs_input_grad):

@@ -15,6 +15,7 @@ from .. import _dtype as dt
 from ._common import conjugate as _conj
 from ._common import dtype_of, no_complex_autograd, wrap_dim
 from ._meta import same_shape
+from ._pointwise import _complex_log_add_exp
 from ._reduction import (
     _accumulation_dtype,
     _cat,
@@ -36,10 +37,21 @@ def _scan(ufunc, name: str, array: np.ndarray, dim, dtype) -> np.ndarray:
     work = array if array.dtype == target._np else array.astype(target._np)
     if array.ndim == 0:
         return work.copy()
+    if ufunc is np.multiply and work.dtype.kind == "c":
+        return _complex_cumprod(work, axis)
     # Low-precision floats accumulate in float32; each partial result is rounded on output.
     accumulate = _accumulation_dtype(target._np)
     result = ufunc.accumulate(work, axis=axis, dtype=accumulate)
     return result if accumulate is target._np else result.astype(target._np)
+
+
+def _complex_cumprod(work: np.ndarray, axis: int) -> np.ndarray:
+    """PyTorch's complex cumprod: a complex128 running product from 1, each step a plain complex
+    product (so 1 * (nan - inf j) is already nan + nan j, and inf * 2j is nan + nan j after it)."""
+    wide = work.astype(np.complex128)
+    first = np.moveaxis(wide, axis, 0)
+    first[0] = np.multiply(np.complex128(1), first[0])  # NumPy's complex product is the plain one
+    return np.multiply.accumulate(wide, axis=axis).astype(work.dtype)
 
 
 def _cumsum_grad(grad, input_shape, dim):
@@ -184,29 +196,6 @@ def _reverse_logcumsumexp(x, d: int):
     return x.flip(d).logcumsumexp(d).flip(d)
 
 
-def _complex_log1p(z: np.ndarray) -> np.ndarray:
-    """``log(1 + z)`` as c10's complex log1p: the modulus' logarithm through log1p near 0."""
-    x, y = z.real, z.imag
-    theta = np.arctan2(y, x + 1)
-    r = x * (2 + x) + y * y
-    small = np.hypot(x, y) < 0.5
-    modulus = np.where(small, np.where(r == 0, x, 0.5 * np.log1p(r)), np.log(np.hypot(x + 1, y)))
-    return modulus + 1j * theta
-
-
-def _complex_logaddexp(x: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """One step of PyTorch's complex logcumsumexp (``_log_add_exp_helper`` of the element ``x`` and
-    the running ``total``): NaN in either part of either is a complex NaN, the larger real part
-    is factored out, and two equal infinite real parts are handled apart."""
-    x_smaller = x.real < total.real
-    low, high = np.where(x_smaller, x, total), np.where(x_smaller, total, x)
-    general = _complex_log1p(np.exp(low - high)) + high
-    infinite = ~np.isfinite(low.real) & (low.real == high.real)
-    result = np.where(infinite, np.where(low.real < 0, low, np.log(np.exp(low) + np.exp(high))), general)
-    nan = np.isnan(x.real) | np.isnan(x.imag) | np.isnan(total.real) | np.isnan(total.imag)
-    return np.where(nan, complex(np.nan, np.nan), result)
-
-
 def _logcumsumexp_grad(grad, input, result, dim):
     if input.dim() == 0:
         return grad
@@ -251,7 +240,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
         written = np.moveaxis(result, axis, 0)
         total = np.full(moved.shape[1:], complex(-np.inf, 0))
         for i in range(moved.shape[0]):
-            total = _complex_logaddexp(moved[i], total)
+            total = _complex_log_add_exp(moved[i], total)
             written[i] = total
         return result
     work = input.astype(_accumulation_dtype(input.dtype), copy=False)
