@@ -282,3 +282,15 @@ def test_complex_logaddexp_is_pytorchs_helper_in_the_complex_dtype():
     values = tm.logaddexp(tm.tensor([complex(NAN, 1), complex(-INF, 2), complex(INF, 1)], dtype=tm.complex128),
                           tm.tensor([1j, complex(-INF, 3), complex(INF, 0)], dtype=tm.complex128)).tolist()
     _same_complex(values, [NANJ, complex(-INF, 3), complex(INF, 0.7853981633974483)])
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: tm.prod(x, dtype=tm.int32), lambda x: tm.nansum(x, dtype=tm.int32),
+    lambda x: tm.cumsum(x, 1, dtype=tm.int32), lambda x: tm.cumprod(x, 1, dtype=tm.bool),
+])
+def test_reductions_to_an_integer_dtype_refuse_autograd(call):
+    x = tm.tensor([[0.625, 0.8203125]], requires_grad=True)
+    with pytest.raises(RuntimeError, match="^Autograd not support dtype: (Int|Bool)$"):
+        call(x)
+    with tm.no_grad():
+        assert not call(x).requires_grad

@@ -48,6 +48,7 @@ from ._reduction import (
     _not_implemented,
     _probe_quietly,
     _quietly,
+    _recordable_dtype,
     _reduce_meta,
     _reduced_count,
     _reduction_axes,
@@ -154,7 +155,7 @@ def _nansum_grad(grad, input, dim, keepdim):
     return _unreduce(grad, input.shape, dim, keepdim).masked_fill(input.isnan(), 0)
 
 
-@op(meta=_reduce_meta(), grad=_nansum_grad, method=True, out=True,
+@op(meta=_reduce_meta(), grad=_nansum_grad, method=True, out=True, differentiable=_recordable_dtype,
     samples=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 3), "float64", -1e3, 1e3), 1, True)),
              Sample((TensorSpec((3,), "float32"),)), Sample((TensorSpec((4,), "int64"),)),
              Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((SCALAR,))))
@@ -247,7 +248,7 @@ def _prod_grad(grad, input, result, dim, keepdim):
     return _unreduce(grad, input.shape, dim, keepdim) * _conj(_exclusive_products(input, d))
 
 
-@op(meta=_reduce_meta(), grad=_prod_grad, method=True, out=True,
+@op(meta=_reduce_meta(), grad=_prod_grad, method=True, out=True, differentiable=_recordable_dtype,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, -1, True)),
              Sample((TensorSpec((2, 3), "int32", -3, 3),)), Sample((TensorSpec((4,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 2), "complex64"), 1)),

@@ -23,6 +23,7 @@ from ._reduction import (
     _is_floating_or_complex,
     _not_implemented,
     _quietly,
+    _recordable_dtype,
     _sum_dtype,
 )
 from ._registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
@@ -61,7 +62,7 @@ def _cumsum_grad(grad, input_shape, dim):
     return grad.flip(d).cumsum(d).flip(d)
 
 
-@op(meta=same_shape,
+@op(meta=same_shape, differentiable=_recordable_dtype,
     errors=(Sample((M23, 2)), Sample((M23, -3))), grad=_cumsum_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32"), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
@@ -116,7 +117,7 @@ def _cumprod_grad_with_zeros(grad, input, result, d: int):
     return before * sums
 
 
-@op(meta=same_shape, grad=_cumprod_grad, method=True, inplace=True, out=True,
+@op(meta=same_shape, grad=_cumprod_grad, method=True, inplace=True, out=True, differentiable=_recordable_dtype,
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32", -3, 3), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
              Sample((SCALAR, -1)), Sample((TensorSpec((2, 3), "int64", -3, 3), 1), {"dtype": dt.float64})))
