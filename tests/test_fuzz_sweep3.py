@@ -294,3 +294,20 @@ def test_reductions_to_an_integer_dtype_refuse_autograd(call):
         call(x)
     with tm.no_grad():
         assert not call(x).requires_grad
+
+
+def test_normalisation_gradients_at_an_infinite_weight_as_pytorchs_kernels():
+    x = tm.tensor([[1.0, 2, 3, 4], [0, -1, 2, 5], [3, 3, 1, 2]], dtype=tm.float64, requires_grad=True)
+    w = tm.tensor([1.5, -1.2, INF, -1.5], dtype=tm.float64)
+    g = tm.tensor([[0.5, 1, 1.5, 0.7], [1, 1, 1, 1], [0.2, 0.3, 0.4, 0.5]], dtype=tm.float64)
+    # layer and group norm fold the weight into the output's gradient first: all NaN
+    for function in (lambda: tm._native_group_norm(x, w, None, 3, 4, 1, 1, 1e-5),
+                     lambda: tm._native_layer_norm(x, [4], w, None, 1e-5)):
+        x.grad = None
+        function().backward(g)
+        assert all(math.isnan(v) for v in x.grad.flatten().tolist())
+    # batch norm multiplies it last: infinities in that channel
+    x.grad = None
+    tm._native_batch_norm(x, w, None, None, None, True, 0.1, 1e-5).backward(g)
+    assert x.grad[:, 2].tolist() == [-INF, INF, -INF]
+    assert x.grad[0, 0].item() == pytest.approx(-0.18040011414795648)

@@ -49,6 +49,22 @@ def _summed(t, dims: list[int]):
     return t.sum(dims) if dims else t  # sum([]) would reduce every dimension
 
 
+def _affine_normalised_grad(gy, x, mean, rstd, dims: list[int]):
+    """The input's gradient of ``(x - mean(x)) * rstd * gamma`` over ``dims``, given ``gy``, the
+    output's gradient times gamma, in the steps of PyTorch's layer and group norm kernels
+    (ds = sum(gy x), db = sum(gy), then rstd gy + b x + c): they decide the NaNs of an infinite
+    gamma."""
+    count = 1
+    for d in dims:
+        count *= x.shape[d]
+    scale = 1 / count if count else 0.0
+    ds = (gy * x).sum(dims, keepdim=True)
+    db = gy.sum(dims, keepdim=True)
+    b = (db * mean - ds) * rstd * rstd * rstd * scale
+    c = -b * mean - db * rstd * scale
+    return rstd * gy + b * x + c
+
+
 def _normalised_grad(g, xhat, rstd, dims: list[int]):
     """The input's gradient of ``xhat = (x - mean(x)) * rstd`` over ``dims``, given the
     gradient ``g`` with respect to ``xhat``."""
@@ -141,7 +157,7 @@ def _native_layer_norm_grad(grad, input, normalized_shape, weight, eps, mean, rs
     xhat = (x - mean) * rstd
     grad_input = None
     if needs_input_grad[0]:
-        grad_input = _normalised_grad(g if weight is None else g * weight, xhat, rstd, dims)
+        grad_input = _affine_normalised_grad(g if weight is None else g * weight, x, mean, rstd, dims)
     return (grad_input, _summed(g * xhat, leading) if needs_input_grad[1] else None,
             _summed(g, leading) if needs_input_grad[2] else None)
 
@@ -202,7 +218,8 @@ def _native_group_norm_grad(grad, input, weight, N, group, eps, mean, rstd, need
     grad_input = None
     if needs_input_grad[0]:
         scaled = g if weight is None else g * _channel_view(weight, g.dim())
-        grad_input = _normalised_grad(scaled.reshape(N, group, -1), xhat, rstd, [-1]).reshape(input.shape)
+        grad_input = _affine_normalised_grad(scaled.reshape(N, group, -1), grouped, mean, rstd, [-1]).reshape(
+            input.shape)
     dims = [0] + list(range(2, input.dim()))
     return (grad_input, (g * xhat.reshape(input.shape)).sum(dims) if needs_input_grad[1] else None,
             g.sum(dims) if needs_input_grad[2] else None)
@@ -264,8 +281,13 @@ def _native_batch_norm_grad(grad, input, weight, running_mean, running_var, trai
     xhat = (x - mean) * invstd
     scaled = g if weight is None else g * _channel_view(weight, g.dim())
     grad_input = grad_mean = grad_var = None
-    if needs_input_grad[0]:
-        grad_input = _normalised_grad(scaled, xhat, invstd, dims) if training else scaled * invstd
+    if needs_input_grad[0] and training:
+        # the weight last, as PyTorch's kernel: an infinite weight gives infinities, not NaN
+        grad_input = _normalised_grad(g, xhat, invstd, dims)
+        if weight is not None:
+            grad_input = grad_input * _channel_view(weight, g.dim())
+    elif needs_input_grad[0]:
+        grad_input = scaled * invstd
     if not training and needs_input_grad[3]:
         grad_mean = -(scaled * invstd).sum(dims)
     if not training and needs_input_grad[4]:
