@@ -311,3 +311,12 @@ def test_normalisation_gradients_at_an_infinite_weight_as_pytorchs_kernels():
     tm._native_batch_norm(x, w, None, None, None, True, 0.1, 1e-5).backward(g)
     assert x.grad[:, 2].tolist() == [-INF, INF, -INF]
     assert x.grad[0, 0].item() == pytest.approx(-0.18040011414795648)
+
+
+def test_trapezoid_gradient_with_sample_points_broadcast_over_leading_dimensions():
+    y = tm.tensor([[[-0.5, -1, 0.25], [1.5, -1.75, -1.5]], [[-0.75, 1.75, -1], [-1.5, -1.5, -1.625]]],
+                  dtype=tm.float64, requires_grad=True)
+    x = tm.tensor([[-2, 1.25, 2], [1.5, -0.75, 0.75]], dtype=tm.float64, requires_grad=True)
+    tm.trapezoid(y, x, dim=1).sum().backward()
+    assert y.grad.tolist() == [[[1.75, -1.0, -0.625]] * 2] * 2
+    assert x.grad.tolist() == [[0.625, 1.25, 1.9375], [-0.625, -1.25, -1.9375]]

@@ -856,7 +856,7 @@ def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):
         if x_shape is None:
             spacing = 1 if dx is None else dx
         else:
-            full = x if len(x_shape) == ndim else x.reshape([n if axis == d else 1 for axis in range(ndim)])
+            full = _trapezoid_points(x, x_shape, ndim, d, n)
             spacing = _conj(full.narrow(d, 1, n - 1) - full.narrow(d, 0, n - 1))
         pairs_shape = [n - 1 if axis == d else size for axis, size in enumerate(y_shape)]
         halves = (spread * spacing * 0.5).expand(pairs_shape)
@@ -864,9 +864,21 @@ def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):
     if x_shape is not None and needs_input_grad[1]:
         means = spread * _conj(y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * 0.5
         grad_x = _pad_along(means, d, True) - _pad_along(means, d, False)
-        if len(x_shape) != ndim:  # a 1-D x: summed over y's other dimensions
+        if len(x_shape) == 1 and ndim > 1:  # a 1-D x: summed over y's other dimensions
             grad_x = grad_x.movedim(d, -1).reshape(-1, n).sum(0)
+        elif len(x_shape) < ndim:  # x broadcast over y's leading dimensions: summed over them
+            grad_x = grad_x.sum(list(range(ndim - len(x_shape))))
     return grad_y, grad_x
+
+
+def _trapezoid_points(x, x_shape, ndim: int, d: int, n: int):
+    """The sample points ``x`` shaped to broadcast with ``y``, as the kernel reads them: a 1-D
+    ``x`` along ``dim``, a multi-dimensional one aligned with ``y``'s trailing dimensions."""
+    if len(x_shape) == ndim:
+        return x
+    if len(x_shape) == 1:
+        return x.reshape([n if axis == d else 1 for axis in range(ndim)])
+    return x.reshape((1,) * (ndim - len(x_shape)) + tuple(x_shape))
 
 
 def _trapezoid_differentiable(y, x, dx, dim) -> bool:
