@@ -320,3 +320,13 @@ def test_trapezoid_gradient_with_sample_points_broadcast_over_leading_dimensions
     tm.trapezoid(y, x, dim=1).sum().backward()
     assert y.grad.tolist() == [[[1.75, -1.0, -0.625]] * 2] * 2
     assert x.grad.tolist() == [[0.625, 1.25, 1.9375], [-0.625, -1.25, -1.9375]]
+
+
+def test_det_gradient_of_a_batch_with_singular_and_non_finite_matrices_computes():
+    A = tm.tensor([[[-0.375, 0.0], [-1.75, -0.1875]], [[INF, -1.625], [-1.0625, 0.75]], [[-1.0, NAN], [-0.5, -1.5]],
+                   [[0.625, -0.25], [0.0, 0.0]]], dtype=tm.float64, requires_grad=True)
+    tm.linalg.det(A).sum().backward()  # the singular matrix took the SVD, which a NaN made raise
+    grad = A.grad.tolist()
+    assert grad[0][0] + grad[0][1] == pytest.approx([-0.1875, 1.75, 0.0, -0.375])
+    _same(grad[1][0] + grad[1][1], [NAN, NAN, NAN, INF])  # the inverse's formula, as PyTorch's LU solve
+    assert all(math.isnan(v) for v in grad[2][0] + grad[2][1])

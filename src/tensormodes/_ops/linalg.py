@@ -332,17 +332,30 @@ def _singular_position(matrices: np.ndarray) -> tuple[int, int]:
 
 def _det_grad(grad, A, result):
     if result.is_meta or not bool((result == 0).any()):  # meta: both branches give the same shape
-        return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * adjoint(ops.linalg.inv(A))
+        return _invertible_det_grad(grad, A, result)
     # The gradient is the conjugate of the cofactor matrix, adj(A)^H, which the inverse cannot give
     # for a singular matrix: with A = U diag(S) Vh, adj(A)^H = conj(det U det Vh) U diag(P) Vh,
     # P_i the product of the other singular values. (PyTorch gives it with create_graph=True, zeros
     # otherwise.)
+    # A matrix with a NaN or an infinity has no SVD (it raises): it takes the inverse's formula,
+    # as PyTorch's LU solve does, and the SVD sees the identity in its place.
+    finite = A.isfinite().all(-1).all(-1).unsqueeze(-1).unsqueeze(-1)
+    all_finite = bool(finite.all())
+    if not all_finite:
+        eye = ops.eye(A.shape[-1], dtype=A.dtype)
+        infinite = _invertible_det_grad(grad, ops.where(finite, eye, A), result)
+        A = ops.where(finite, A, eye)
     u, s, vh = ops.linalg.svd(A)
     n = s.shape[-1]
     others = ops.where(ops.eye(n, dtype=dt.bool), 1, s.unsqueeze(-2).expand(*s.shape[:-1], n, n))
     det = ops.linalg.det
     phase = _conj(det(u) * det(vh)).unsqueeze(-1).unsqueeze(-1)
-    return grad.unsqueeze(-1).unsqueeze(-1) * phase * (u * others.prod(-1).unsqueeze(-2).to(u.dtype)) @ vh
+    cofactors = grad.unsqueeze(-1).unsqueeze(-1) * phase * (u * others.prod(-1).unsqueeze(-2).to(u.dtype)) @ vh
+    return cofactors if all_finite else ops.where(finite, cofactors, infinite)
+
+
+def _invertible_det_grad(grad, A, result):
+    return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * adjoint(ops.linalg.inv(A))
 
 
 @op(meta=_checked_meta(_square("linalg.det"), _batch_shape),
