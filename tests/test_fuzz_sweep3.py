@@ -330,3 +330,20 @@ def test_det_gradient_of_a_batch_with_singular_and_non_finite_matrices_computes(
     assert grad[0][0] + grad[0][1] == pytest.approx([-0.1875, 1.75, 0.0, -0.375])
     _same(grad[1][0] + grad[1][1], [NAN, NAN, NAN, INF])  # the inverse's formula, as PyTorch's LU solve
     assert all(math.isnan(v) for v in grad[2][0] + grad[2][1])
+
+
+@pytest.mark.parametrize("call, shape, dtype", [
+    (lambda: tm.linalg.det(tm.zeros((0, 3, 3), dtype=tm.bfloat16)), (0,), tm.bfloat16),
+    (lambda: tm.linalg.det(tm.zeros((2, 0, 0), dtype=tm.float16)), (2,), tm.float16),
+    (lambda: tm.linalg.eigvalsh(tm.zeros((0, 3, 3), dtype=tm.uint8)), (0, 3), tm.uint8),
+    (lambda: tm.linalg.eigh(tm.zeros((0, 0), dtype=tm.bool)).eigenvectors, (0, 0), tm.bool),
+    (lambda: tm.linalg.svdvals(tm.zeros((0, 2), dtype=tm.bfloat16)), (0,), tm.bfloat16),
+    (lambda: tm.linalg.svd(tm.zeros((0, 2), dtype=tm.float16)).Vh, (2, 2), tm.float16),
+])
+def test_linalg_of_empty_tensors_dispatches_on_no_dtype(call, shape, dtype):
+    result = call()
+    assert (tuple(result.shape), result.dtype) == (shape, dtype)
+    if result.numel():
+        assert result.tolist() in ([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]])
+    with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
+        tm.linalg.det(tm.zeros((2, 2), dtype=tm.float16))

@@ -51,7 +51,7 @@ def _svd_checks(A: np.ndarray) -> None:
     if A.dtype.kind not in "fc" and A.dtype != dt.bfloat16._np:
         raise RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(dtype_of(A))}")
-    if A.dtype in HALF_TYPES:
+    if A.dtype in HALF_TYPES and A.size:  # PyTorch's kernel dispatches on the dtype only with data
         raise not_implemented("linalg_svd_cpu", dtype_of(A))
 
 
@@ -379,7 +379,9 @@ def linalg_det(A: Tensor) -> Tensor:
     _square_checks("linalg.det", A)
     _floating_check("linalg.det", A)
     if A.dtype in HALF_TYPES:
-        raise not_implemented("lu_cpu", dtype_of(A))
+        if A.size:
+            raise not_implemented("lu_cpu", dtype_of(A))
+        return np.asarray(np.linalg.det(A.astype(np.float32)), dtype=A.dtype)  # no matrices, or 0 by 0 ones
     return np.asarray(np.linalg.det(A), dtype=A.dtype)
 
 
@@ -787,7 +789,7 @@ def _eigh_checks(A: np.ndarray, UPLO) -> None:
     _square_checks("linalg.eigh", A)
     if len(UPLO) != 1 or UPLO.upper() not in "LU":
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    if A.dtype.kind not in "fc" or A.dtype in HALF_TYPES:
+    if (A.dtype.kind not in "fc" or A.dtype in HALF_TYPES) and A.size:  # no dispatch without data, as PyTorch
         raise not_implemented("linalg_eigh_cpu", dtype_of(A))
 
 
