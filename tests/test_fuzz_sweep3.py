@@ -347,3 +347,18 @@ def test_linalg_of_empty_tensors_dispatches_on_no_dtype(call, shape, dtype):
         assert result.tolist() in ([1.0, 1.0], [[1.0, 0.0], [0.0, 1.0]])
     with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
         tm.linalg.det(tm.zeros((2, 2), dtype=tm.float16))
+
+
+def test_complex_powers_as_pytorchs_kernels():
+    # integer exponents are C's cpow, exp(y log x), not multiplied out (NumPy's overflow and 1 / inf are NaN)
+    values = tm.pow(tm.tensor([complex(-INF, 0), complex(1e300, 0), complex(1e300, 1e300)], dtype=tm.complex128),
+                    tm.tensor([complex(-1, 0), complex(4, 0), complex(8, 0)], dtype=tm.complex128)).tolist()
+    _same_complex(values, [0j, complex(INF, 0), complex(INF, -INF)])
+    # complex64 squares in complex64; x ** -0.5 is 1 / sqrt(x)
+    assert tm.pow(tm.tensor([complex(1e30, 0), complex(3e19, 1)], dtype=tm.complex64), 2).tolist() == \
+        [complex(INF, 0), complex(INF, 6.000000208206194e+19)]
+    roots = tm.pow(tm.tensor([complex(-INF, 0), 0j], dtype=tm.complex128), -0.5)
+    _same_complex(roots.tolist(), [0j, complex(INF, NAN)])
+    x = tm.tensor(-INF, dtype=tm.bfloat16, requires_grad=True)
+    tm.float_power(x, tm.tensor(1e-40 + 0j, dtype=tm.complex64)).backward(tm.tensor(1 + 0j, dtype=tm.complex128))
+    assert x.grad.item() == 0.0

@@ -480,10 +480,43 @@ def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:  # noqa: A
             # (NumPy's power gives 0 and inf)
             return _as(1 / np.sqrt(_in(input, d, compute)), d)
         try:
-            return _as(np.power(_in(input, d, compute), _in(exponent, d, compute)), d)
+            if d is dt.complex64:  # PyTorch computes complex64 powers in complex64 (its overflow included)
+                compute = d
+            return _as(_power(_in(input, d, compute), _in(exponent, d, compute), exponent), d)
         except ValueError:
             _raise_broadcast_error(input, exponent)
             raise
+
+
+# Number exponents PyTorch's complex kernel computes apart: 2 and 3 by multiplications (as NumPy's
+# power), the others as below.
+_COMPLEX_EXPONENT_KERNELS = {
+    0.5: np.sqrt,
+    -0.5: lambda z: 1 / np.sqrt(z),
+    -1: lambda z: 1 / z,
+    -2: lambda z: 1 / (z * z),
+}
+
+
+def _power(base, exponent, given):
+    """``base ** exponent`` as PyTorch computes it (``given``: the exponent as passed): NumPy's
+    power for real operands. For complex ones PyTorch runs C's cpow, exp(exponent * log(base)),
+    apart from the number exponents above: so does NumPy's power, except at integer exponents,
+    which it multiplies out (its overflow and 1 / inf give NaN where PyTorch gives inf or 0)."""
+    if np.result_type(base, exponent).kind != "c":
+        return np.power(base, exponent)
+    if type(given) is not _ND:
+        if given in (2, 3):
+            return np.power(base, exponent)
+        for value, kernel in _COMPLEX_EXPONENT_KERNELS.items():
+            if given == value:
+                return kernel(base)
+    real = np.real(exponent)
+    integral = (np.imag(exponent) == 0) & np.isfinite(real) & (real == np.round(real))
+    if not np.any(integral):
+        return np.power(base, exponent)
+    cpow = np.where(np.equal(exponent, 0), 1, np.exp(exponent * np.log(base)))
+    return np.where(integral, cpow, np.power(base, exponent))
 
 
 # -- binary math -----------------------------------------------------------------------------
@@ -815,7 +848,7 @@ def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     base, power = _in(input, d), _in(exponent, d)
     with quiet():
         try:
-            return _as(np.power(base, power), d)
+            return _as(_power(base, power, exponent), d)
         except ValueError:
             _raise_broadcast_error(input, exponent)
             raise
