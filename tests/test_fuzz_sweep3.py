@@ -362,3 +362,9 @@ def test_complex_powers_as_pytorchs_kernels():
     x = tm.tensor(-INF, dtype=tm.bfloat16, requires_grad=True)
     tm.float_power(x, tm.tensor(1e-40 + 0j, dtype=tm.complex64)).backward(tm.tensor(1 + 0j, dtype=tm.complex128))
     assert x.grad.item() == 0.0
+
+
+def test_det_gradient_of_no_matrices_needs_no_inverse():
+    A = tm.zeros((2, 0, 0), dtype=tm.float16, requires_grad=True)
+    tm.linalg.det(A).sum().backward()
+    assert A.grad.shape == (2, 0, 0) and A.grad.dtype == tm.float16

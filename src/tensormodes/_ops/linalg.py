@@ -331,6 +331,8 @@ def _singular_position(matrices: np.ndarray) -> tuple[int, int]:
 
 
 def _det_grad(grad, A, result):
+    if not A.numel():  # no matrices, or 0 by 0 ones: nothing to invert (half types have no inverse)
+        return A.new_zeros(tuple(A.shape))
     if result.is_meta or not bool((result == 0).any()):  # meta: both branches give the same shape
         return _invertible_det_grad(grad, A, result)
     # The gradient is the conjugate of the cofactor matrix, adj(A)^H, which the inverse cannot give
