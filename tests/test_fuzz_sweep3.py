@@ -368,3 +368,36 @@ def test_det_gradient_of_no_matrices_needs_no_inverse():
     A = tm.zeros((2, 0, 0), dtype=tm.float16, requires_grad=True)
     tm.linalg.det(A).sum().backward()
     assert A.grad.shape == (2, 0, 0) and A.grad.dtype == tm.float16
+
+
+# -- found by seeds 7 and 8 -----------------------------------------------------------------------
+
+def test_bfloat16_trapezoid_stays_bfloat16():
+    # a 0-dim bfloat16 times a Python float computed (and stayed) in float32 in the shared binary helper
+    result = tm.trapezoid(tm.tensor([0.97265625, -0.86328125, -0.421875], dtype=tm.bfloat16))
+    assert result.dtype == tm.bfloat16 and result.item() == -0.5859375
+
+
+@pytest.mark.parametrize("function, name", [(tm.median, "median"), (tm.nanmedian, "nanmedian")])
+def test_median_of_an_empty_complex_tensor_refuses_autograd(function, name):
+    with pytest.raises(RuntimeError, match=f"^{name} does not support automatic differentiation for outputs with "
+                                           f"complex dtype.$"):
+        function(tm.zeros((2, 0, 3), dtype=tm.complex128, requires_grad=True))
+
+
+def test_more_error_orders_and_overflows_as_pytorch():
+    with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of \[-1, 0\], but "
+                                         r"got 1\)$"):
+        tm.logcumsumexp(tm.tensor(True), 1)
+    with pytest.raises(RuntimeError, match="^IntArrayRef contains an int that cannot be represented as a SymInt: "
+                                           "-9223372036854775808$"):
+        tm.repeat_interleave(tm.tensor([0, 2**63 - 1, 1]))
+
+
+def test_gradients_that_raised_where_pytorch_computes():
+    x, w = tm.tensor([-1.25, 0.0625, 1.5], requires_grad=True), tm.zeros((0, 3), requires_grad=True)
+    tm.nn.functional.linear(x, w).sum().backward()  # a weight without rows
+    assert x.grad.tolist() == [0.0, 0.0, 0.0] and w.grad.shape == (0, 3)
+    x = tm.ones((2, 3), dtype=tm.float16, requires_grad=True)
+    tm.index_fill(x, 0, tm.tensor(-1), tm.tensor(-2)).sum().backward()  # an integer value has no gradient
+    assert x.grad.tolist() == [[1.0, 1.0, 1.0], [0.0, 0.0, 0.0]]

@@ -488,7 +488,9 @@ def repeat_interleave(input: Tensor, repeats: Tensor | Number | None = None, dim
     _check_count_dtype(counts)
     if counts.size and counts.min() < 0:
         raise RuntimeError("repeats can not be negative")
-    total = int(counts.sum())
+    total = int(counts.sum(dtype=np.int64))
+    if total < 0:  # the int64 sum of non-negative counts wrapped, as PyTorch's, whose size check then fails
+        raise RuntimeError(f"IntArrayRef contains an int that cannot be represented as a SymInt: {total}")
     if output_size is not None and output_size != total:
         if isinstance(repeats, np.ndarray) or repeats is None:  # the counts kernel's own check
             raise RuntimeError("allocated size does not match required size")

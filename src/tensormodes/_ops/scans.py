@@ -229,9 +229,9 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     tensor([0.0000, 0.6931, 1.0986])
     """
     d = dtype_of(input)
+    axis = _int_dim(dim, input.ndim, "logcumsumexp", position=2)  # the dim first, as PyTorch
     if not _is_floating_or_complex(d):
         raise _not_implemented("logcumsumexp_out_cpu", input)
-    axis = _int_dim(dim, input.ndim, "logcumsumexp", position=2)
     if input.ndim == 0 or not input.size:
         return input.copy()
     if d.is_complex:

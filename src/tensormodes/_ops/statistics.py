@@ -309,6 +309,7 @@ def _median_grad(grad, input, result, dim, keepdim):
 
 
 @op(meta=_reduce_meta(), returns=("values", "indices"), grad=_median_grad, method=True, out=True,
+    differentiable=no_complex_autograd("median"),  # reachable through empty complex inputs
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((2, 4), "float64"),)),
              Sample((TensorSpec((3, 2), "float16"), 0)), Sample((SCALAR,)), Sample((SCALAR, 0, True)),
@@ -356,6 +357,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 
 @op(meta=_reduce_meta(), returns=("values", "indices"), grad=_median_grad, method=True, out=True,
+    differentiable=no_complex_autograd("nanmedian"),  # reachable through empty complex inputs
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((3, 4), "float64"), -1)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
              Sample((SCALAR,)), Sample((SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))))
