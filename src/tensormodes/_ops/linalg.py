@@ -384,7 +384,8 @@ def linalg_det(A: Tensor) -> Tensor:
         if A.size:
             raise not_implemented("lu_cpu", dtype_of(A))
         return np.asarray(np.linalg.det(A.astype(np.float32)), dtype=A.dtype)  # no matrices, or 0 by 0 ones
-    return np.asarray(np.linalg.det(A), dtype=A.dtype)
+    with quiet():  # a NaN gives NaN without a word, as in PyTorch
+        return np.asarray(np.linalg.det(A), dtype=A.dtype)
 
 
 def _slogdet_grad(grad, A, result):
