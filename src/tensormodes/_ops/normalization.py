@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._common import HALF_TYPES, dtype_of, not_implemented, ops, scalar_type_name
+from ._common import HALF_TYPES, dtype_of, not_implemented, ops, quiet, scalar_type_name
 from ._meta import MetaArray, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 
@@ -247,13 +247,14 @@ def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
     mean, rstd = _moments(x.reshape(N, group, (C // group) * HxW), (2,), eps)
     # PyTorch's kernel folds everything into one scale and shift per (sample, channel), x * scale +
     # shift, which decides the results at infinite parameters (inf - inf is NaN there)
-    scale = np.repeat(rstd.reshape(N, group), C // group, axis=1)
-    if weight is not None:
-        scale = scale * weight
-    shift = -scale * np.repeat(mean.reshape(N, group), C // group, axis=1)
-    if bias is not None:
-        shift = shift + bias
-    result = x.reshape(N, C, HxW) * scale[..., None] + shift[..., None]
+    with quiet():  # an infinite weight meets zeros: NaN without a word, as in PyTorch
+        scale = np.repeat(rstd.reshape(N, group), C // group, axis=1)
+        if weight is not None:
+            scale = scale * weight
+        shift = -scale * np.repeat(mean.reshape(N, group), C // group, axis=1)
+        if bias is not None:
+            shift = shift + bias
+        result = x.reshape(N, C, HxW) * scale[..., None] + shift[..., None]
     return np.asarray(result.reshape(input.shape), dtype=input.dtype), mean, rstd
 
 
@@ -338,6 +339,8 @@ def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
         invstd = 1 / np.sqrt(np.asarray(running_var, dtype=x.dtype).reshape(shape) + eps)
     # PyTorch's kernel: one scale and shift per channel, x * scale + shift (this decides the
     # results at infinite parameters, and the last bit of half ones)
-    scale = invstd if weight is None else invstd * weight.reshape(shape)
-    shift = -mean * scale if bias is None else bias.reshape(shape) - mean * scale
-    return np.asarray(x * scale + shift, dtype=input.dtype), mean, invstd
+    with quiet():  # an infinite weight meets zeros: NaN without a word, as in PyTorch
+        scale = invstd if weight is None else invstd * weight.reshape(shape)
+        shift = -mean * scale if bias is None else bias.reshape(shape) - mean * scale
+        result = x * scale + shift
+    return np.asarray(result, dtype=input.dtype), mean, invstd

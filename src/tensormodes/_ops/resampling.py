@@ -18,7 +18,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import HALF_TYPES, dtype_of, not_implemented, ops
+from ._common import HALF_TYPES, dtype_of, not_implemented, ops, quiet
 from ._meta import MetaArray, rule
 from ._registry import Sample, Tensor, TensorSpec, op
 from .creation import checked_fill_value
@@ -99,7 +99,8 @@ def _gather(input: np.ndarray, plan) -> np.ndarray:
             shape = [1] * result.ndim
             shape[dim] = len(low)
             w = weight.reshape(shape)
-            taken = taken * (1 - w).astype(input.dtype) + np.take(result, high, axis=dim) * w.astype(input.dtype)
+            with quiet():  # inf * 0 is NaN without a word, as in PyTorch
+                taken = taken * (1 - w).astype(input.dtype) + np.take(result, high, axis=dim) * w.astype(input.dtype)
         result = taken
     return result
 

@@ -12,7 +12,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._common import along, dtype_of, no_complex_autograd, no_derivative, ops, scalar_type_name, wrap_dims
+from ._common import along, dtype_of, no_complex_autograd, no_derivative, ops, quiet, scalar_type_name, wrap_dims
 from ._meta import MetaArray, data_dependent, with_shape
 from ._reduction import (
     _BFLOAT16,
@@ -746,9 +746,10 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
         value = low_values  # picked, not interpolated (an infinity stays one)
     else:  # PyTorch's lerp, from the nearer end, with a fused multiply-add (one rounding of float32)
         weight = weight.astype(dtype)
-        difference = (high_values - low_values).astype(np.float64)
-        value = np.where(weight < 0.5, low_values.astype(np.float64) + weight.astype(np.float64) * difference,
-                         high_values.astype(np.float64) - difference * (1 - weight).astype(np.float64))
+        with quiet():  # inf - inf is NaN without a word, as in PyTorch
+            difference = (high_values - low_values).astype(np.float64)
+            value = np.where(weight < 0.5, low_values.astype(np.float64) + weight.astype(np.float64) * difference,
+                             high_values.astype(np.float64) - difference * (1 - weight).astype(np.float64))
     parts = (value, np.take_along_axis(ordered_positions, low, -1),
              np.take_along_axis(ordered_positions, high, -1), 1 - weight, weight, np.broadcast_to(q_span, weight.shape))
 
