@@ -200,3 +200,24 @@ def _real_float_unary(ufunc, kernel_name: str, input: np.ndarray) -> np.ndarray:
     return _float_unary(ufunc, input)
 
 
+def _complex_log1p(z: np.ndarray) -> np.ndarray:
+    """``log(1 + z)`` as c10's complex log1p: the modulus' logarithm through log1p near 0."""
+    x, y = z.real, z.imag
+    theta = np.arctan2(y, x + 1)
+    r = x * (2 + x) + y * y
+    small = np.hypot(x, y) < 0.5
+    modulus = np.where(small, np.where(r == 0, x, 0.5 * np.log1p(r)), np.log(np.hypot(x + 1, y)))
+    return modulus + 1j * theta
+
+
+def _complex_log_add_exp(x: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """PyTorch's complex ``_log_add_exp_helper`` (logaddexp, and each step of logcumsumexp with the
+    running ``total``): NaN in either part of either is a complex NaN, the larger real part is
+    factored out, and two equal infinite real parts are handled apart."""
+    x_smaller = x.real < total.real
+    low, high = np.where(x_smaller, x, total), np.where(x_smaller, total, x)
+    general = _complex_log1p(np.exp(low - high)) + high
+    infinite = ~np.isfinite(low.real) & (low.real == high.real)
+    result = np.where(infinite, np.where(low.real < 0, low, np.log(np.exp(low) + np.exp(high))), general)
+    nan = np.isnan(x.real) | np.isnan(x.imag) | np.isnan(total.real) | np.isnan(total.imag)
+    return np.where(nan, complex(np.nan, np.nan), result)

@@ -18,7 +18,18 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from .common import along, dtype_of, is_int, ops, quiet, resolve_dtype, scalar_type_name, wrap_dim, wrap_dims
+from .common import (
+    along,
+    dtype_of,
+    is_int,
+    ops,
+    quiet,
+    recordable,
+    resolve_dtype,
+    scalar_type_name,
+    wrap_dim,
+    wrap_dims,
+)
 from .meta_rules import MetaRule, probe, reduction, with_shape
 from .registry import TensorSpec
 
@@ -131,6 +142,12 @@ def _sum_in(array: np.ndarray, axis, keepdim: bool, target: dt.dtype) -> np.ndar
 
 def _accumulation_dtype(np_dtype: np.dtype) -> np.dtype:
     return _FLOAT32 if np_dtype in _LOW_PRECISION else np_dtype
+
+
+def _recordable_dtype(*arguments) -> bool:
+    """``differentiable=`` of reductions and scans whose last parameter is ``dtype=`` (asked only
+    for calls that would be recorded): PyTorch's autograd refuses an integer or bool result."""
+    return arguments[-1] is None or recordable(resolve_dtype(arguments[-1]))
 
 
 def _sum_dtype(array: np.ndarray, dtype) -> dt.dtype:

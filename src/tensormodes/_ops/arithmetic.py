@@ -21,6 +21,7 @@ from ._pointwise import (
     _as,
     _both_scalars,
     _check_representable,
+    _complex_log_add_exp,
     _in,
     _integer_operands,
     _invalid_arguments,
@@ -34,6 +35,7 @@ from ._pointwise import (
 from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, POSITIVE, POSITIVE_I, ROW, SCALAR_F64, U8
 from .common import (
     PLAIN_FLOATS,
+    check_same_shape_or_broadcast,
     cpp_type_name,
     dtype_of,
     floating,
@@ -288,7 +290,9 @@ def _div_grad(grad, input, other, needs_input_grad, rounding_mode=None):
         return (_zeros_like(grad) if needs_input_grad[0] else None,
                 _zeros_like(grad) if needs_input_grad[1] else None)
     return (grad / _conj(other) if needs_input_grad[0] else None,
-            -grad * _conj(input / (other * other)) if needs_input_grad[1] else None)
+            # PyTorch's order, (input / other) / other: it decides the rounding in half types
+            # and the value at an infinite divisor (0, not inf / inf)
+            -grad * _conj((input / other) / other) if needs_input_grad[1] else None)
 
 
 @op(errors=(Sample((M23, M23), {"rounding_mode": "round"}), Sample((M23, TensorSpec((3, 2))))),
@@ -476,10 +480,43 @@ def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:  # noqa: A
             # (NumPy's power gives 0 and inf)
             return _as(1 / np.sqrt(_in(input, d, compute)), d)
         try:
-            return _as(np.power(_in(input, d, compute), _in(exponent, d, compute)), d)
+            if d is dt.complex64:  # PyTorch computes complex64 powers in complex64 (its overflow included)
+                compute = d
+            return _as(_power(_in(input, d, compute), _in(exponent, d, compute), exponent), d)
         except ValueError:
             _raise_broadcast_error(input, exponent)
             raise
+
+
+# Number exponents PyTorch's complex kernel computes apart: 2 and 3 by multiplications (as NumPy's
+# power), the others as below.
+_COMPLEX_EXPONENT_KERNELS = {
+    0.5: np.sqrt,
+    -0.5: lambda z: 1 / np.sqrt(z),
+    -1: lambda z: 1 / z,
+    -2: lambda z: 1 / (z * z),
+}
+
+
+def _power(base, exponent, given):
+    """``base ** exponent`` as PyTorch computes it (``given``: the exponent as passed): NumPy's
+    power for real operands. For complex ones PyTorch runs C's cpow, exp(exponent * log(base)),
+    apart from the number exponents above: so does NumPy's power, except at integer exponents,
+    which it multiplies out (its overflow and 1 / inf give NaN where PyTorch gives inf or 0)."""
+    if np.result_type(base, exponent).kind != "c":
+        return np.power(base, exponent)
+    if type(given) is not _ND:
+        if given in (2, 3):
+            return np.power(base, exponent)
+        for value, kernel in _COMPLEX_EXPONENT_KERNELS.items():
+            if given == value:
+                return kernel(base)
+    real = np.real(exponent)
+    integral = (np.imag(exponent) == 0) & np.isfinite(real) & (real == np.round(real))
+    if not np.any(integral):
+        return np.power(base, exponent)
+    cpow = np.where(np.equal(exponent, 0), 1, np.exp(exponent * np.log(base)))
+    return np.where(integral, cpow, np.power(base, exponent))
 
 
 # -- binary math -----------------------------------------------------------------------------
@@ -504,8 +541,9 @@ def _float_binary(ufunc, input, other, kernel_name: str, *, integers: bool = Tru
 
 
 def _atan2_grad(grad, input, other):
-    denominator = input * input + other * other
-    return grad * other / denominator, grad * -input / denominator
+    # PyTorch's steps (a reciprocal, then products), which decide the rounding of half types
+    reciprocal = (input * input + other * other).reciprocal()
+    return grad * other * reciprocal, grad * -input * reciprocal
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -544,12 +582,7 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _log_add_exp(a, b):
-    if np.result_type(a, b).kind != "c":
-        return np.logaddexp(a, b)
-    # NumPy's logaddexp is real-only: factor out the operand with the larger real part.
-    larger = np.where(np.real(a) >= np.real(b), a, b)
-    smaller = np.where(np.real(a) >= np.real(b), b, a)
-    return larger + np.log1p(np.exp(smaller - larger))
+    return np.logaddexp(a, b)
 
 
 def _logaddexp_grad(grad, input, other):
@@ -567,7 +600,14 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     >>> tm.logaddexp(tm.tensor([-100.0, 5.0]), tm.tensor([1000.0, -1000.0])).tolist()
     [1000.0, 5.0]
     """
-    return _float_binary(_log_add_exp, input, other, "logaddexp_cpu", integers=False, complex_ok=True)
+    d = operand_dtype(input, other)
+    if d.is_complex:
+        # NumPy's logaddexp is real-only; PyTorch's complex one is its logcumsumexp's helper, in the
+        # complex dtype itself (not widened: the angle of a large imaginary part depends on it)
+        check_same_shape_or_broadcast(np.shape(input), np.shape(other))
+        with quiet():
+            return _as(_complex_log_add_exp(_in(input, d, d), _in(other, d, d)), d)
+    return _float_binary(_log_add_exp, input, other, "logaddexp_cpu", integers=False)
 
 
 def _lerp_grad(grad, input, end, weight, needs_input_grad):
@@ -808,7 +848,7 @@ def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     base, power = _in(input, d), _in(exponent, d)
     with quiet():
         try:
-            return _as(np.power(base, power), d)
+            return _as(_power(base, power, exponent), d)
         except ValueError:
             _raise_broadcast_error(input, exponent)
             raise

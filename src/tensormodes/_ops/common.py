@@ -81,7 +81,8 @@ def along(dim: int, index) -> tuple:
 
 
 # The array dtypes PyTorch's CPU kernels compute in float32 (half precision).
-HALF_TYPES = frozenset({np.dtype(np.float16), dt.bfloat16._np})
+BFLOAT16 = dt.bfloat16._np
+HALF_TYPES = frozenset({np.dtype(np.float16), BFLOAT16})
 # The array dtypes NumPy computes as PyTorch does, without widening or rounding.
 PLAIN_FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 # The largest finite value of each floating and complex dtype (complex: of each part), for
@@ -145,7 +146,12 @@ def binary(ufunc, a, b, to_float: bool = False):
         dtype = operand_dtype(a, b)
         if to_float:
             dtype = floating(dtype)
-        return ufunc(to_dtype(a, dtype), to_dtype(b, dtype))
+        result = ufunc(to_dtype(a, dtype), to_dtype(b, dtype))
+        if dtype._np is BFLOAT16 and result.dtype.kind == "f":
+            # NumPy's bfloat16 with a Python float computes (and stays) in float32: rounded back,
+            # as PyTorch's bfloat16 kernels compute in float32 and round
+            return result.astype(BFLOAT16)
+        return result
     except ValueError:
         check_same_shape_or_broadcast(np.shape(a), np.shape(b))
         raise

@@ -51,7 +51,7 @@ def _svd_checks(A: np.ndarray) -> None:
     if A.dtype.kind not in "fc" and A.dtype != dt.bfloat16._np:
         raise RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(dtype_of(A))}")
-    if A.dtype in HALF_TYPES:
+    if A.dtype in HALF_TYPES and A.size:  # PyTorch's kernel dispatches on the dtype only with data
         raise not_implemented("linalg_svd_cpu", dtype_of(A))
 
 
@@ -331,18 +331,33 @@ def _singular_position(matrices: np.ndarray) -> tuple[int, int]:
 
 
 def _det_grad(grad, A, result):
+    if not A.numel():  # no matrices, or 0 by 0 ones: nothing to invert (half types have no inverse)
+        return A.new_zeros(tuple(A.shape))
     if result.is_meta or not bool((result == 0).any()):  # meta: both branches give the same shape
-        return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * adjoint(ops.linalg.inv(A))
+        return _invertible_det_grad(grad, A, result)
     # The gradient is the conjugate of the cofactor matrix, adj(A)^H, which the inverse cannot give
     # for a singular matrix: with A = U diag(S) Vh, adj(A)^H = conj(det U det Vh) U diag(P) Vh,
     # P_i the product of the other singular values. (PyTorch gives it with create_graph=True, zeros
     # otherwise.)
+    # A matrix with a NaN or an infinity has no SVD (it raises): it takes the inverse's formula,
+    # as PyTorch's LU solve does, and the SVD sees the identity in its place.
+    finite = A.isfinite().all(-1).all(-1).unsqueeze(-1).unsqueeze(-1)
+    all_finite = bool(finite.all())
+    if not all_finite:
+        eye = ops.eye(A.shape[-1], dtype=A.dtype)
+        infinite = _invertible_det_grad(grad, ops.where(finite, eye, A), result)
+        A = ops.where(finite, A, eye)
     u, s, vh = ops.linalg.svd(A)
     n = s.shape[-1]
     others = ops.where(ops.eye(n, dtype=dt.bool), 1, s.unsqueeze(-2).expand(*s.shape[:-1], n, n))
     det = ops.linalg.det
     phase = _conj(det(u) * det(vh)).unsqueeze(-1).unsqueeze(-1)
-    return grad.unsqueeze(-1).unsqueeze(-1) * phase * (u * others.prod(-1).unsqueeze(-2).to(u.dtype)) @ vh
+    cofactors = grad.unsqueeze(-1).unsqueeze(-1) * phase * (u * others.prod(-1).unsqueeze(-2).to(u.dtype)) @ vh
+    return cofactors if all_finite else ops.where(finite, cofactors, infinite)
+
+
+def _invertible_det_grad(grad, A, result):
+    return (grad * _conj(result)).unsqueeze(-1).unsqueeze(-1) * adjoint(ops.linalg.inv(A))
 
 
 @op(meta=_checked_meta(_square("linalg.det"), _batch_shape),
@@ -366,8 +381,11 @@ def linalg_det(A: Tensor) -> Tensor:
     _square_checks("linalg.det", A)
     _floating_check("linalg.det", A)
     if A.dtype in HALF_TYPES:
-        raise not_implemented("lu_cpu", dtype_of(A))
-    return np.asarray(np.linalg.det(A), dtype=A.dtype)
+        if A.size:
+            raise not_implemented("lu_cpu", dtype_of(A))
+        return np.asarray(np.linalg.det(A.astype(np.float32)), dtype=A.dtype)  # no matrices, or 0 by 0 ones
+    with quiet():  # a NaN gives NaN without a word, as in PyTorch
+        return np.asarray(np.linalg.det(A), dtype=A.dtype)
 
 
 def _slogdet_grad(grad, A, result):
@@ -774,7 +792,7 @@ def _eigh_checks(A: np.ndarray, UPLO) -> None:
     _square_checks("linalg.eigh", A)
     if len(UPLO) != 1 or UPLO.upper() not in "LU":
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    if A.dtype.kind not in "fc" or A.dtype in HALF_TYPES:
+    if (A.dtype.kind not in "fc" or A.dtype in HALF_TYPES) and A.size:  # no dispatch without data, as PyTorch
         raise not_implemented("linalg_eigh_cpu", dtype_of(A))
 
 

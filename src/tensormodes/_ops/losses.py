@@ -285,14 +285,24 @@ def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Ten
         _check_in_place_broadcast(input.shape, check_same_shape_or_broadcast(pos_weight.shape, target.shape))
     if weight is not None:
         _check_in_place_broadcast(target.shape, weight.shape)
-    x, t = _working(input, dtype), _working(target, dtype)
-    # log(1 + exp(-x)) of the real logits (a complex target makes the rest complex, as in PyTorch)
-    softplus = np.logaddexp(0, -(_working(input, input.dtype) if dtype.kind == "c" else x))
-    if pos_weight is None:
-        losses = (1 - t) * x + softplus
-    else:
+    # PyTorch's steps, each rounded to the dtype it writes: (1 - target) * input - log_sigmoid(input)
+    # into a copy of the target, the log_sigmoid (times the pos_weight term) in the logits' dtype.
+    # Each step is computed in double precision here (complex with a complex target).
+    wide = np.complex128 if dtype.kind == "c" else np.float64
+
+    def rounded(values: np.ndarray, to: np.dtype) -> np.ndarray:
+        return values.astype(to).astype(wide)
+
+    x, t, out = input.astype(wide), target.astype(wide), target.dtype
+    softplus = rounded(np.logaddexp(0, -input.astype(np.float64)), input.dtype)  # of the real logits
+    if pos_weight is not None:
         # pos_weight - 1 in pos_weight's own dtype, as PyTorch's kernel subtracts (an int8 -128 wraps to 127)
-        losses = (1 - t) * x + (1 + _working(_sub(pos_weight, 1), dtype) * t) * softplus
+        term = operand_dtype(pos_weight, target)._np
+        log_weight = rounded(rounded(_sub(pos_weight, 1).astype(wide) * t, term) + 1, term)
+        softplus = rounded(softplus * log_weight, input.dtype)
+    # the log_sigmoid is subtracted in the operands' common dtype (a 0-dim one rounded to the copy's,
+    # as PyTorch's subtraction of a scalar; its multiplications take the scalar unrounded)
+    losses = rounded(rounded(rounded(1 - t, out) * x, out) + rounded(softplus, dtype), out)
     if weight is not None:
-        losses = losses * _working(weight, dtype)
+        losses = rounded(losses * weight.astype(wide), out)
     return _reduced(losses, reduction, target.dtype)

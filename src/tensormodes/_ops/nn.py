@@ -53,8 +53,9 @@ def _linear_grad(grad, input, weight, input_shape, weight_shape, needs_input_gra
         if len(input_shape) == 2:
             grad_weight = grad.t().matmul(input)
         else:  # batch dimensions flattened into the rows
-            rows = grad.reshape(-1, weight_shape[0])
-            grad_weight = rows.t().matmul(input.reshape(-1, weight_shape[1]))
+            count = math.prod(input_shape[:-1])  # not -1: a weight without rows leaves it ambiguous
+            rows = grad.reshape(count, weight_shape[0])
+            grad_weight = rows.t().matmul(input.reshape(count, weight_shape[1]))
     # The bias's gradient is ``grad`` summed over the rows (the engine would sum it too, later).
     grad_bias = grad.sum(0) if needs_input_grad[2] and len(input_shape) == 2 else grad
     return grad_input, grad_weight, grad_bias

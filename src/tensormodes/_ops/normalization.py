@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._meta_array import MetaArray
-from .common import HALF_TYPES, dtype_of, not_implemented, ops, scalar_type_name
+from .common import HALF_TYPES, dtype_of, not_implemented, ops, quiet, scalar_type_name
 from .meta_rules import rule
 from .registry import Sample, Tensor, TensorSpec, op
 
@@ -50,6 +50,22 @@ def _summed(t, dims: list[int]):
     return t.sum(dims) if dims else t  # sum([]) would reduce every dimension
 
 
+def _affine_normalised_grad(gy, x, mean, rstd, dims: list[int]):
+    """The input's gradient of ``(x - mean(x)) * rstd * gamma`` over ``dims``, given ``gy``, the
+    output's gradient times gamma, in the steps of PyTorch's layer and group norm kernels
+    (ds = sum(gy x), db = sum(gy), then rstd gy + b x + c): they decide the NaNs of an infinite
+    gamma."""
+    count = 1
+    for d in dims:
+        count *= x.shape[d]
+    scale = 1 / count if count else 0.0
+    ds = (gy * x).sum(dims, keepdim=True)
+    db = gy.sum(dims, keepdim=True)
+    b = (db * mean - ds) * rstd * rstd * rstd * scale
+    c = -b * mean - db * rstd * scale
+    return rstd * gy + b * x + c
+
+
 def _normalised_grad(g, xhat, rstd, dims: list[int]):
     """The input's gradient of ``xhat = (x - mean(x)) * rstd`` over ``dims``, given the
     gradient ``g`` with respect to ``xhat``."""
@@ -76,22 +92,36 @@ def _check_parameter_dtypes(input, *parameters) -> None:
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
-def _check_group_norm(input, C: int, N: int, HxW: int, group: int) -> None:
-    if input.size != N * C * HxW:
-        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message "
-                           "be improved?  If so, please report an enhancement request to PyTorch.)")
+def _check_group_norm(input, weight, bias, C: int, N: int, HxW: int, group: int) -> None:
+    """PyTorch's checks of ``native_group_norm``'s arguments, in its order: the groups, the
+    parameters' shapes and dtypes, the input's dtype (its kernel's dispatch), then the size."""
     if group <= 0 or C % group:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={group}")
+    for name, parameter in (("weight", weight), ("bias", bias)):
+        if parameter is not None and (parameter.ndim != 1 or parameter.size != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(parameter.shape)} and input of shape "
+                               f"{list(input.shape)}")
+    _check_parameter_dtypes(input, weight, bias)
+    _working(np.ones(1, input.dtype), "GroupNormKernelImpl")
+    if input.size != N * C * HxW:
+        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message "
+                           "be improved?  If so, please report an enhancement request to PyTorch.)")
 
 
-def _check_batch_norm(input) -> None:
+def _check_batch_norm(input, weight, bias, running_mean, running_var, training: bool) -> None:
     """A batch (dim 0) and channels (dim 1): PyTorch's IndexError for a 1-D input (its message for
-    a 0-dim one is an internal allocation failure; this one says what is wrong)."""
+    a 0-dim one is an internal allocation failure; this one says what is wrong); then, in
+    PyTorch's order, the input's dtype, the parameters' dtypes, and a batch to compute statistics of."""
     if input.ndim == 0:
         raise RuntimeError("batch_norm(): expected an input with a batch and a channel dimension, got a 0-dim tensor")
     if input.ndim == 1:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    _working(np.ones(1, input.dtype), "batch_norm")
+    _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
+    if training and input.size == 0:
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes = {list(input.shape)}")
 
 
 def _layer_norm_axes(input, normalized_shape, weight=None, bias=None) -> tuple[int, ...]:
@@ -128,7 +158,7 @@ def _native_layer_norm_grad(grad, input, normalized_shape, weight, eps, mean, rs
     xhat = (x - mean) * rstd
     grad_input = None
     if needs_input_grad[0]:
-        grad_input = _normalised_grad(g if weight is None else g * weight, xhat, rstd, dims)
+        grad_input = _affine_normalised_grad(g if weight is None else g * weight, x, mean, rstd, dims)
     return (grad_input, _summed(g * xhat, leading) if needs_input_grad[1] else None,
             _summed(g, leading) if needs_input_grad[2] else None)
 
@@ -171,9 +201,7 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
 # -- group norm --------------------------------------------------------------------------------------
 
 def _native_group_norm_meta(input, weight, bias, N, C, HxW, group, eps):
-    _check_group_norm(input, C, N, HxW, group)
-    _check_parameter_dtypes(input, weight, bias)
-    _working(np.ones(1, input.dtype), "GroupNormKernelImpl")
+    _check_group_norm(input, weight, bias, C, N, HxW, group)
     work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
     return MetaArray(input.shape, input.dtype), MetaArray((N, group, 1), work), MetaArray((N, group, 1), work)
 
@@ -191,7 +219,8 @@ def _native_group_norm_grad(grad, input, weight, N, group, eps, mean, rstd, need
     grad_input = None
     if needs_input_grad[0]:
         scaled = g if weight is None else g * _channel_view(weight, g.dim())
-        grad_input = _normalised_grad(scaled.reshape(N, group, -1), xhat, rstd, [-1]).reshape(input.shape)
+        grad_input = _affine_normalised_grad(scaled.reshape(N, group, -1), grouped, mean, rstd, [-1]).reshape(
+            input.shape)
     dims = [0] + list(range(2, input.dim()))
     return (grad_input, (g * xhat.reshape(input.shape)).sum(dims) if needs_input_grad[1] else None,
             g.sum(dims) if needs_input_grad[2] else None)
@@ -214,26 +243,26 @@ def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
     >>> tm._native_group_norm(tm.tensor([[1.0, 3.0]]), None, None, 1, 2, 1, 1, 0.0)
     tensor([[-1.,  1.]])
     """
-    _check_group_norm(input, C, N, HxW, group)
-    _check_parameter_dtypes(input, weight, bias)
+    _check_group_norm(input, weight, bias, C, N, HxW, group)
     x = _working(input, "GroupNormKernelImpl")
-    grouped = x.reshape(N, group, -1)
-    mean, rstd = _moments(grouped, (2,), eps)
-    result = ((grouped - mean) * rstd).reshape(input.shape)
-    shape = (-1,) + (1,) * (input.ndim - 2)
-    if weight is not None:
-        result = result * weight.reshape(shape)
-    if bias is not None:
-        result = result + bias.reshape(shape)
-    return np.asarray(result, dtype=input.dtype), mean, rstd
+    mean, rstd = _moments(x.reshape(N, group, (C // group) * HxW), (2,), eps)
+    # PyTorch's kernel folds everything into one scale and shift per (sample, channel), x * scale +
+    # shift, which decides the results at infinite parameters (inf - inf is NaN there)
+    with quiet():  # an infinite weight meets zeros: NaN without a word, as in PyTorch
+        scale = np.repeat(rstd.reshape(N, group), C // group, axis=1)
+        if weight is not None:
+            scale = scale * weight
+        shift = -scale * np.repeat(mean.reshape(N, group), C // group, axis=1)
+        if bias is not None:
+            shift = shift + bias
+        result = x.reshape(N, C, HxW) * scale[..., None] + shift[..., None]
+    return np.asarray(result.reshape(input.shape), dtype=input.dtype), mean, rstd
 
 
 # -- batch norm --------------------------------------------------------------------------------------
 
 def _native_batch_norm_meta(input, weight, bias, running_mean, running_var, training, momentum, eps):
-    _check_batch_norm(input)
-    _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
-    _working(np.ones(1, input.dtype), "batch_norm")
+    _check_batch_norm(input, weight, bias, running_mean, running_var, training)
     work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
     kept = tuple(s if i == 1 else 1 for i, s in enumerate(input.shape))
     return MetaArray(input.shape, input.dtype), MetaArray(kept, work), MetaArray(kept, work)
@@ -254,8 +283,13 @@ def _native_batch_norm_grad(grad, input, weight, running_mean, running_var, trai
     xhat = (x - mean) * invstd
     scaled = g if weight is None else g * _channel_view(weight, g.dim())
     grad_input = grad_mean = grad_var = None
-    if needs_input_grad[0]:
-        grad_input = _normalised_grad(scaled, xhat, invstd, dims) if training else scaled * invstd
+    if needs_input_grad[0] and training:
+        # the weight last, as PyTorch's kernel: an infinite weight gives infinities, not NaN
+        grad_input = _normalised_grad(g, xhat, invstd, dims)
+        if weight is not None:
+            grad_input = grad_input * _channel_view(weight, g.dim())
+    elif needs_input_grad[0]:
+        grad_input = scaled * invstd
     if not training and needs_input_grad[3]:
         grad_mean = -(scaled * invstd).sum(dims)
     if not training and needs_input_grad[4]:
@@ -291,18 +325,23 @@ def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
     tensor([[-1.],
             [ 1.]])
     """
-    _check_batch_norm(input)
-    _check_parameter_dtypes(input, weight, bias, running_mean, running_var)
+    _check_batch_norm(input, weight, bias, running_mean, running_var, training)
     x = _working(input, "batch_norm")
     shape = (1, -1) + (1,) * (input.ndim - 2)
     if training:
         mean, invstd = _moments(x, (0,) + tuple(range(2, input.ndim)), eps)
+        if input.dtype in HALF_TYPES and not any(p is not None and p.dtype == np.float32
+                                                 for p in (weight, bias, running_mean, running_var)):
+            # without float32 parameters PyTorch keeps the batch's statistics in the input's
+            # half type, and normalises with those rounded values
+            mean, invstd = (np.asarray(t.astype(input.dtype), dtype=np.float32) for t in (mean, invstd))
     else:
         mean = np.asarray(running_mean, dtype=x.dtype).reshape(shape)
         invstd = 1 / np.sqrt(np.asarray(running_var, dtype=x.dtype).reshape(shape) + eps)
-    result = (x - mean) * invstd
-    if weight is not None:
-        result = result * weight.reshape(shape)
-    if bias is not None:
-        result = result + bias.reshape(shape)
+    # PyTorch's kernel: one scale and shift per channel, x * scale + shift (this decides the
+    # results at infinite parameters, and the last bit of half ones)
+    with quiet():  # an infinite weight meets zeros: NaN without a word, as in PyTorch
+        scale = invstd if weight is None else invstd * weight.reshape(shape)
+        shift = -mean * scale if bias is None else bias.reshape(shape) - mean * scale
+        result = x * scale + shift
     return np.asarray(result, dtype=input.dtype), mean, invstd

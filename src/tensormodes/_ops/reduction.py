@@ -33,6 +33,7 @@ from ._reduction import (
     _not_implemented,
     _probe_quietly,
     _quietly,
+    _recordable_dtype,
     _reduce_meta,
     _reduced_count,
     _reduction_axes,
@@ -155,7 +156,7 @@ def _nansum_grad(grad, input, dim, keepdim):
     return _unreduce(grad, input.shape, dim, keepdim).masked_fill(input.isnan(), 0)
 
 
-@op(meta=_reduce_meta(), grad=_nansum_grad, method=True, out=True,
+@op(meta=_reduce_meta(), grad=_nansum_grad, method=True, out=True, differentiable=_recordable_dtype,
     samples=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 3), "float64", -1e3, 1e3), 1, True)),
              Sample((TensorSpec((3,), "float32"),)), Sample((TensorSpec((4,), "int64"),)),
              Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((SCALAR,))))
@@ -224,21 +225,31 @@ def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool 
     return np.asarray(result).astype(target._np, copy=False)
 
 
-def _prod_grad(grad, input, dim, keepdim):
+def _prod_grad(grad, input, result, dim, keepdim):
+    # As PyTorch's prod_backward: without a zero in the input the gradient is result / input
+    # (which decides the NaNs and infinities at non-finite elements); with zeros, the exact
+    # products of the other elements (a meta input's gradient has the general shape).
+    if input.dim() == 0:
+        return grad
+    zeros = 0 if input.is_meta else int((input == 0).sum().item())
     if dim is None:
         flat = input.reshape(-1)
         if not flat.numel():
             return grad.expand(input.shape)
+        if not zeros and not input.is_meta:
+            return grad * _conj(result / input)
+        if zeros > 1 and not ops.is_grad_enabled():
+            return ops.zeros_like(input)
         return (grad * _conj(_exclusive_products(flat, 0))).reshape(input.shape)
     d = wrap_dim(dim, input.dim())
-    if input.dim() == 0:
-        return grad
     if not input.shape[d]:  # the product of nothing is 1, whatever the (absent) elements
         return _unreduce(grad, input.shape, dim, keepdim)
+    if not zeros and not input.is_meta:
+        return _unreduce(grad, input.shape, dim, keepdim) * _conj(_unreduce(result, input.shape, dim, keepdim) / input)
     return _unreduce(grad, input.shape, dim, keepdim) * _conj(_exclusive_products(input, d))
 
 
-@op(meta=_reduce_meta(), grad=_prod_grad, method=True, out=True,
+@op(meta=_reduce_meta(), grad=_prod_grad, method=True, out=True, differentiable=_recordable_dtype,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, -1, True)),
              Sample((TensorSpec((2, 3), "int32", -3, 3),)), Sample((TensorSpec((4,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 2), "complex64"), 1)),
@@ -726,7 +737,10 @@ def _vector_norm(array: np.ndarray, order, dim, keepdim: bool, dtype) -> np.ndar
                                    f"dimension {dim[position]}because this dimension is empty and the operation "
                                    "does not have an identity")
     work = array.astype(target._np, copy=False)
-    work = np.abs(work.astype(_FLOAT32) if work.dtype in _LOW_PRECISION else work)
+    if work.dtype.kind == "c":  # C's hypot, as PyTorch (and ``abs``): NumPy's complex absolute rounds differently
+        work = np.hypot(work.real, work.imag)
+    else:
+        work = np.abs(work.astype(_FLOAT32) if work.dtype in _LOW_PRECISION else work)
     if order == 2:
         result = np.sqrt(np.add.reduce(work * work, axis=axis, keepdims=keepdim))
     elif order == 1:
@@ -843,7 +857,7 @@ def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):
         if x_shape is None:
             spacing = 1 if dx is None else dx
         else:
-            full = x if len(x_shape) == ndim else x.reshape([n if axis == d else 1 for axis in range(ndim)])
+            full = _trapezoid_points(x, x_shape, ndim, d, n)
             spacing = _conj(full.narrow(d, 1, n - 1) - full.narrow(d, 0, n - 1))
         pairs_shape = [n - 1 if axis == d else size for axis, size in enumerate(y_shape)]
         halves = (spread * spacing * 0.5).expand(pairs_shape)
@@ -851,9 +865,21 @@ def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):
     if x_shape is not None and needs_input_grad[1]:
         means = spread * _conj(y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)) * 0.5
         grad_x = _pad_along(means, d, True) - _pad_along(means, d, False)
-        if len(x_shape) != ndim:  # a 1-D x: summed over y's other dimensions
+        if len(x_shape) == 1 and ndim > 1:  # a 1-D x: summed over y's other dimensions
             grad_x = grad_x.movedim(d, -1).reshape(-1, n).sum(0)
+        elif len(x_shape) < ndim:  # x broadcast over y's leading dimensions: summed over them
+            grad_x = grad_x.sum(list(range(ndim - len(x_shape))))
     return grad_y, grad_x
+
+
+def _trapezoid_points(x, x_shape, ndim: int, d: int, n: int):
+    """The sample points ``x`` shaped to broadcast with ``y``, as the kernel reads them: a 1-D
+    ``x`` along ``dim``, a multi-dimensional one aligned with ``y``'s trailing dimensions."""
+    if len(x_shape) == ndim:
+        return x
+    if len(x_shape) == 1:
+        return x.reshape([n if axis == d else 1 for axis in range(ndim)])
+    return x.reshape((1,) * (ndim - len(x_shape)) + tuple(x_shape))
 
 
 def _trapezoid_differentiable(y, x, dx, dim) -> bool:

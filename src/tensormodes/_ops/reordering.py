@@ -382,10 +382,40 @@ def _check_diff(input, n, dim, prepend, append) -> int:
     return d
 
 
+def _check_repeat_counts(input, repeats, dim) -> None:
+    """PyTorch's first checks of a tensor of counts: its dimensions, then a dim of a 0-dim input
+    (which has no size to match the counts with)."""
+    if repeats.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if dim is not None and input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+
+
+def _check_count_dtype(counts) -> None:
+    """The counts kernel takes int32 and int64 only (checked after the sizes, before the values)."""
+    if counts.dtype not in (np.int32, np.int64):
+        raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
+                                  f"'{scalar_type_name(dt.NP_TO_DTYPE[counts.dtype])}'")
+
+
+def _check_repeated_scalar(input, dim) -> None:
+    """An int count along a dim of a 0-dim input: PyTorch unsqueezes the input at dim + 1, out of range."""
+    if dim is not None and input.ndim == 0:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{dim if dim not in (-1, 0) else 1})")
+
+
 def _repeat_interleave_meta(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None or type(repeats) is MetaArray:  # the counts are values
-        if repeats is None and input.ndim != 1:
-            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if repeats is None:
+            _check_count_dtype(input)
+            if input.ndim != 1:
+                raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        else:
+            _check_repeat_counts(input, repeats, dim)
+            if dim is not None:
+                wrap_dim(dim, input.ndim)
+            _check_count_dtype(repeats)
         raise value_dependent("repeat_interleave")
     if isinstance(repeats, (bool, float)) or not is_int(repeats):
         raise TypeError(f"repeat_interleave(): argument 'repeats' must be Tensor or int, not "
@@ -394,6 +424,7 @@ def _repeat_interleave_meta(input, repeats=None, dim=None, *, output_size=None):
     shape = list(input.shape) if dim is not None and input.ndim else [input.size]
     if repeats < 0:
         raise RuntimeError("Repeats must be non-negative")
+    _check_repeated_scalar(input, dim)
     total = shape[axis] * repeats
     if output_size is not None and output_size != total:
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {total} but got {output_size}")
@@ -430,6 +461,7 @@ def repeat_interleave(input: Tensor, repeats: Tensor | Number | None = None, dim
     """
     if repeats is None:  # repeat_interleave(repeats): the indices, repeated
         counts = input
+        _check_count_dtype(counts)
         if counts.ndim != 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
         values, axis = np.arange(counts.shape[0]), 0
@@ -438,6 +470,8 @@ def repeat_interleave(input: Tensor, repeats: Tensor | Number | None = None, dim
             raise TypeError(f"repeat_interleave(): argument 'repeats' must be Tensor or int, not "
                             f"{type(repeats).__name__}")
         values = input if dim is not None else input.reshape(-1)
+        if isinstance(repeats, np.ndarray):
+            _check_repeat_counts(input, repeats, dim)
         axis = 0 if dim is None else wrap_dim(dim, max(input.ndim, 1))
         if values.ndim == 0:
             values = values.reshape(1)
@@ -445,21 +479,22 @@ def repeat_interleave(input: Tensor, repeats: Tensor | Number | None = None, dim
         if not isinstance(counts, np.ndarray):
             if counts < 0:
                 raise RuntimeError("Repeats must be non-negative")
+            _check_repeated_scalar(input, dim)
             counts = np.full(values.shape[axis], counts, np.int64)
-        elif counts.ndim > 1:
-            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
         elif counts.size == 1:
             counts = np.full(values.shape[axis], counts.reshape(()), counts.dtype)
         elif counts.shape[0] != values.shape[axis]:
             raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
                                f"{counts.shape[0]} and input.size({axis}) = {values.shape[axis]}")
-    if counts.dtype.kind not in "iu":
-        raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
-                                  f"'{scalar_type_name(dt.NP_TO_DTYPE[counts.dtype])}'")
+    _check_count_dtype(counts)
     if counts.size and counts.min() < 0:
         raise RuntimeError("repeats can not be negative")
-    total = int(counts.sum())
+    total = int(counts.sum(dtype=np.int64))
+    if total < 0:  # the int64 sum of non-negative counts wrapped, as PyTorch's, whose size check then fails
+        raise RuntimeError(f"IntArrayRef contains an int that cannot be represented as a SymInt: {total}")
     if output_size is not None and output_size != total:
+        if isinstance(repeats, np.ndarray) or repeats is None:  # the counts kernel's own check
+            raise RuntimeError("allocated size does not match required size")
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {total} but got {output_size}")
     positions = np.repeat(np.arange(values.shape[axis]), counts)
     return np.take(values, positions, axis=axis), positions

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from .common import HALF_TYPES, dtype_of, not_implemented, ops
+from .common import HALF_TYPES, dtype_of, not_implemented, ops, quiet
 from .creation import checked_fill_value
 from .meta_rules import rule
 from .registry import Sample, Tensor, TensorSpec, op
@@ -100,7 +100,8 @@ def _gather(input: np.ndarray, plan) -> np.ndarray:
             shape = [1] * result.ndim
             shape[dim] = len(low)
             w = weight.reshape(shape)
-            taken = taken * (1 - w).astype(input.dtype) + np.take(result, high, axis=dim) * w.astype(input.dtype)
+            with quiet():  # inf * 0 is NaN without a word, as in PyTorch
+                taken = taken * (1 - w).astype(input.dtype) + np.take(result, high, axis=dim) * w.astype(input.dtype)
         result = taken
     return result
 
@@ -331,14 +332,25 @@ def _nearest_index(size: int, out: int, factor, shortcuts: bool) -> np.ndarray:
 
 def _linear_taps(size: int, out: int, factor, align_corners: bool, dtype: np.dtype):
     work = np.float64 if dtype == np.float64 else np.float32
-    if out == size:  # PyTorch copies such a dimension, whatever the scale factor says
-        return np.arange(out), None, None
+    if out == size:
+        # PyTorch takes each element with weight 1 plus itself with weight 0, whatever the scale
+        # factor says: a copy, except that an infinity becomes NaN (inf * 0)
+        return np.arange(out), np.arange(out), np.zeros(out, work)
     scale = _source_scale(size, out, factor, align_corners, work)
     positions = np.arange(out, dtype=work)
-    source = scale * positions if align_corners else np.maximum(scale * (positions + work(0.5)) - work(0.5), 0)
-    low = np.floor(source).astype(np.int64)
+    if align_corners:
+        source = scale * positions
+    else:
+        # scale * (i + 0.5) - 0.5 with one rounding, as PyTorch's compiled kernel fuses it (a
+        # multiply-add: exact in float64 for float32, in extended precision nearly so for float64)
+        wide = np.float64 if work == np.float32 else np.longdouble
+        source = (wide(scale) * (positions + work(0.5)).astype(wide) - wide(0.5)).astype(work)
+        source = np.maximum(source, 0)
+    # PyTorch floors the source position as a float32 (floorf), also for float64, and clamps the
+    # fraction to [0, 1]: these decide which weights are exactly 0 (inf * 0 is NaN)
+    low = np.minimum(np.floor(source.astype(np.float32)).astype(np.int64), size - 1)
     high = low + (low < size - 1)
-    return low, high, (source - low).astype(work)
+    return low, high, np.clip(source - low, 0, 1).astype(work)
 
 
 # A = -0.75: the cubic convolution kernel PyTorch (and OpenCV) interpolate with.
@@ -393,7 +405,9 @@ def _upsample_plan(name: str, input, output_size, spatial: int, scales, align_co
         return plan
     # bfloat16's NumPy kind is "V". PyTorch also interpolates it linearly, but our half-type linear
     # kernels do not yet round as PyTorch's do, so that stays refused rather than silently apart.
-    if input.dtype.kind != "f" and (input.dtype not in HALF_TYPES or align_corners is not None):
+    # nearest also takes uint8 (a gather), as PyTorch's kernels do
+    nearest_type = input.dtype in HALF_TYPES or input.dtype == np.uint8
+    if input.dtype.kind != "f" and (not nearest_type or align_corners is not None):
         raise not_implemented(name, dtype_of(input))
     plan = []
     for i, (out, factor) in enumerate(zip(sizes, scales, strict=True)):

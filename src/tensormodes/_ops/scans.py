@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as dt
+from ._pointwise import _complex_log_add_exp
 from ._reduction import (
     _accumulation_dtype,
     _cat,
@@ -19,6 +20,7 @@ from ._reduction import (
     _is_floating_or_complex,
     _not_implemented,
     _quietly,
+    _recordable_dtype,
     _sum_dtype,
 )
 from ._samples import M23, SCALAR
@@ -36,10 +38,21 @@ def _scan(ufunc, name: str, array: np.ndarray, dim, dtype) -> np.ndarray:
     work = array if array.dtype == target._np else array.astype(target._np)
     if array.ndim == 0:
         return work.copy()
+    if ufunc is np.multiply and work.dtype.kind == "c":
+        return _complex_cumprod(work, axis)
     # Low-precision floats accumulate in float32; each partial result is rounded on output.
     accumulate = _accumulation_dtype(target._np)
     result = ufunc.accumulate(work, axis=axis, dtype=accumulate)
     return result if accumulate is target._np else result.astype(target._np)
+
+
+def _complex_cumprod(work: np.ndarray, axis: int) -> np.ndarray:
+    """PyTorch's complex cumprod: a complex128 running product from 1, each step a plain complex
+    product (so 1 * (nan - inf j) is already nan + nan j, and inf * 2j is nan + nan j after it)."""
+    wide = work.astype(np.complex128)
+    first = np.moveaxis(wide, axis, 0)
+    first[0] = np.multiply(np.complex128(1), first[0])  # NumPy's complex product is the plain one
+    return np.multiply.accumulate(wide, axis=axis).astype(work.dtype)
 
 
 def _cumsum_grad(grad, input_shape, dim):
@@ -49,7 +62,7 @@ def _cumsum_grad(grad, input_shape, dim):
     return grad.flip(d).cumsum(d).flip(d)
 
 
-@op(meta=same_shape,
+@op(meta=same_shape, differentiable=_recordable_dtype,
     errors=(Sample((M23, 2)), Sample((M23, -3))), grad=_cumsum_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32"), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
@@ -104,7 +117,7 @@ def _cumprod_grad_with_zeros(grad, input, result, d: int):
     return before * sums
 
 
-@op(meta=same_shape, grad=_cumprod_grad, method=True, inplace=True, out=True,
+@op(meta=same_shape, grad=_cumprod_grad, method=True, inplace=True, out=True, differentiable=_recordable_dtype,
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32", -3, 3), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
              Sample((SCALAR, -1)), Sample((TensorSpec((2, 3), "int64", -3, 3), 1), {"dtype": dt.float64})))
@@ -184,19 +197,14 @@ def _reverse_logcumsumexp(x, d: int):
     return x.flip(d).logcumsumexp(d).flip(d)
 
 
-def _complex_logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    shift = np.maximum(a.real, b.real)
-    shift = np.where(np.isfinite(shift), shift, 0)
-    return np.log(np.exp(a - shift) + np.exp(b - shift)) + shift
-
-
 def _logcumsumexp_grad(grad, input, result, dim):
     if input.dim() == 0:
         return grad
     d = wrap_dim(dim, input.dim())
     if input.is_complex():
-        # d result_i / d input_j = exp(input_j - result_i) for j <= i, conjugated.
-        return input.exp().conj() * (grad * (-result).exp().conj()).flip(d).cumsum(d).flip(d)
+        # d result_i / d input_j = exp(input_j - result_i) for j <= i, conjugated; summed in log
+        # space as PyTorch does (which decides the values at huge and non-finite elements)
+        return (_reverse_logcumsumexp(grad.conj().log() - result, d) + input).exp().conj()
     # grad_j = sum over i >= j of grad_i * exp(input_j - result_i), in log space for range: the
     # positive and negative parts of grad separately (the logarithm of a lowest number
     # stands for that of 0).
@@ -221,17 +229,20 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     tensor([0.0000, 0.6931, 1.0986])
     """
     d = dtype_of(input)
+    axis = _int_dim(dim, input.ndim, "logcumsumexp", position=2)  # the dim first, as PyTorch
     if not _is_floating_or_complex(d):
         raise _not_implemented("logcumsumexp_out_cpu", input)
-    axis = _int_dim(dim, input.ndim, "logcumsumexp", position=2)
     if input.ndim == 0 or not input.size:
         return input.copy()
     if d.is_complex:
-        moved = np.moveaxis(input, axis, 0)
-        result = np.empty_like(moved)
-        result[0] = moved[0]
-        for i in range(1, moved.shape[0]):
-            result[i] = _complex_logaddexp(result[i - 1], moved[i])
-        return np.moveaxis(result, 0, axis)
+        # PyTorch's scan from -inf, its running total kept in complex128
+        moved = np.moveaxis(input, axis, 0).astype(np.complex128)
+        result = np.empty_like(input)
+        written = np.moveaxis(result, axis, 0)
+        total = np.full(moved.shape[1:], complex(-np.inf, 0))
+        for i in range(moved.shape[0]):
+            total = _complex_log_add_exp(moved[i], total)
+            written[i] = total
+        return result
     work = input.astype(_accumulation_dtype(input.dtype), copy=False)
     return np.logaddexp.accumulate(work, axis=axis).astype(input.dtype, copy=False)

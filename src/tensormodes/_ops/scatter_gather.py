@@ -368,12 +368,14 @@ def _index_positions(array: np.ndarray, dim: int, index: np.ndarray) -> tuple[in
     return wrap_dim(dim, array.ndim), reshaped(index, (index.size,))
 
 
-def _index_fill_grad(grad, dim, index, value_shape):
+def _index_fill_grad(grad, dim, index, value_shape, needs_input_grad):
     filled = grad.new_zeros(grad.shape, dtype=dt.bool).index_fill(dim, index, True)
-    grad_input = grad.masked_fill(filled, 0)
+    grad_input = grad.masked_fill(filled, 0) if needs_input_grad[0] else None
     grad_value = None
-    if value_shape is not None:  # (None: a number) PyTorch's formula: the filled slices, each once; as it
-        # selects them with index_select, a negative position (which the forward took) raises there
+    # Only when wanted (an integer value tensor has none); value_shape None: a number. PyTorch's
+    # formula: the filled slices, each once; as it selects them with index_select, a negative
+    # position (which the forward took) raises there.
+    if value_shape is not None and needs_input_grad[2]:
         grad_value = grad.index_select(dim, index.reshape(-1).unique()).sum()
     return grad_input, None, grad_value
 

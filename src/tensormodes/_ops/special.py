@@ -13,6 +13,7 @@ import numbers
 
 import numpy as np
 
+from .. import _dtype as dt
 from ._pointwise import _float_unary, _real_float_unary
 from ._samples import BF16, C64, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
 from .common import dtype_of, not_implemented, ops, quiet
@@ -473,11 +474,15 @@ def _i1(x):
     for k in range(1, 31):
         term = term * (((2 * k - 1) ** 2 - 4) / (8 * k)) / far
         asymptotic = asymptotic + term
-    asymptotic = x.sgn() * far.exp() / (far * (2 * math.pi)).sqrt() * asymptotic
+    # sqrt(2 pi) apart from sqrt(|x|): 2 pi |x| overflows float16 near its largest value
+    asymptotic = x.sgn() * (far.exp() / math.sqrt(2 * math.pi) / far.sqrt()) * asymptotic
     return power_series.where(near, asymptotic)
 
 
 def _i0_grad(grad, input):
+    if input.dtype in (dt.float16, dt.bfloat16):
+        # PyTorch computes a half type's i1 in float32 and rounds once
+        return grad * _i1(input.float()).to(input.dtype)
     return grad * _i1(input)
 
 

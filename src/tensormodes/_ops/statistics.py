@@ -41,7 +41,7 @@ from ._reduction import (
     _unreduce,
 )
 from ._samples import M23, M234, SCALAR
-from .common import along, dtype_of, no_complex_autograd, no_derivative, scalar_type_name, wrap_dims
+from .common import along, dtype_of, no_complex_autograd, no_derivative, ops, quiet, scalar_type_name, wrap_dims
 from .meta_rules import data_dependent, with_shape
 from .reduction import nansum
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
@@ -193,8 +193,18 @@ _STATISTIC_SAMPLES = (
 
 def _var_grad(grad, input, dim, unbiased, keepdim, correction):
     dim, unbiased = _statistic_arguments(dim, unbiased)
+    return _variance_backward(grad, input, dim, unbiased, keepdim, correction)
+
+
+def _variance_backward(grad, input, dim, unbiased, keepdim, correction):
+    """PyTorch's ``var_backward``, which ``std``'s gradient runs too."""
+    if dim is None or input.dim() == 0:
+        if input.numel() - _correction(unbiased, correction) <= 0:
+            # 2 / (N - correction) is infinite or negative: PyTorch's answer is NaN where the
+            # element equals the mean (inf * 0) and infinite elsewhere, whatever the sign
+            return grad * ops.where(input == input.mean(), float("nan"), float("inf"))
     scale = _statistic_scale(grad, input, unbiased, correction, 2.0)
-    return _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim) * scale
+    return scale * _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim)
 
 
 @op(meta=_reduce_meta(_statistic_dims),
@@ -217,12 +227,11 @@ def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool 
 
 def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
     dim, unbiased = _statistic_arguments(dim, unbiased)
-    scale = _statistic_scale(grad, input, unbiased, correction, 1.0)
     # As PyTorch: where the deviation is 0 (a constant slice) its gradient is 0, not 0 / 0.
     # The divisor is masked too, so that a second derivative stays finite there.
     zero = result == 0
-    grad = (grad / result.masked_fill(zero, 1)).masked_fill(zero, 0)
-    return _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim) * scale
+    grad = (grad / (result.masked_fill(zero, 1) * 2)).masked_fill(zero, 0)
+    return _variance_backward(grad, input, dim, unbiased, keepdim, correction)
 
 
 @op(meta=_reduce_meta(_statistic_dims), grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
@@ -301,6 +310,7 @@ def _median_grad(grad, input, result, dim, keepdim):
 
 
 @op(meta=_reduce_meta(), returns=("values", "indices"), grad=_median_grad, method=True, out=True,
+    differentiable=no_complex_autograd("median"),  # reachable through empty complex inputs
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((2, 4), "float64"),)),
              Sample((TensorSpec((3, 2), "float16"), 0)), Sample((SCALAR,)), Sample((SCALAR, 0, True)),
@@ -348,6 +358,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 
 
 @op(meta=_reduce_meta(), returns=("values", "indices"), grad=_median_grad, method=True, out=True,
+    differentiable=no_complex_autograd("nanmedian"),  # reachable through empty complex inputs
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((3, 4), "float64"), -1)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
              Sample((SCALAR,)), Sample((SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))))
@@ -631,6 +642,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise RuntimeError("minlength should be >= 0")
     if input.ndim != 1 or (input.size and input.min() < 0):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if not input.size:  # PyTorch's counts of nothing, whatever the weights (unchecked)
+        return np.zeros(minlength, _INT64)
     if weights is not None and (weights.ndim != 1 or weights.shape[0] != input.shape[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
     if weights is None:
@@ -696,10 +709,10 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
         raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
     if input.dtype not in (np.float32, np.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if isinstance(q, np.ndarray) and q.dtype != input.dtype:
+        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
     axis = None if dim is None else _int_dim(dim, input.ndim, name)  # before q's values, as PyTorch
     if isinstance(q, np.ndarray):
-        if q.dtype != input.dtype:
-            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
         if not np.all((q >= 0) & (q <= 1)):  # NaN too
             raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
     if interpolation not in _INTERPOLATIONS:
@@ -718,7 +731,9 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
     # A slice with NaN gives NaN (quantile), or with nothing but NaN (nanquantile): its last element.
     span = n - nan_count - 1 if skip_nan else np.full(nan_count.shape, n - 1)
     to_nan = nan_count == n if skip_nan else nan_count > 0
-    ranks = np.where(to_nan, float(n - 1), span * np.asarray(q, np.float64).reshape(-1))  # (..., quantiles)
+    # (..., quantiles), in the input's dtype as PyTorch (q rounded to it first)
+    dtype = input.dtype
+    ranks = np.where(to_nan, dtype.type(n - 1), span.astype(dtype) * np.asarray(q, dtype).reshape(-1))
     low, high = np.floor(ranks).astype(np.int64), np.ceil(ranks).astype(np.int64)
     weight = ranks - low
     if interpolation == "lower":
@@ -732,7 +747,15 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
         weight = np.where(high > low, 0.5, 0.0)
     low_values, high_values = np.take_along_axis(ordered, low, -1), np.take_along_axis(ordered, high, -1)
     q_span = np.where(to_nan, 0, span) * 1.0 if interpolation == "linear" else weight * 0
-    parts = (low_values + (high_values - low_values) * weight, np.take_along_axis(ordered_positions, low, -1),
+    if interpolation in ("lower", "higher", "nearest"):
+        value = low_values  # picked, not interpolated (an infinity stays one)
+    else:  # PyTorch's lerp, from the nearer end, with a fused multiply-add (one rounding of float32)
+        weight = weight.astype(dtype)
+        with quiet():  # inf - inf is NaN without a word, as in PyTorch
+            difference = (high_values - low_values).astype(np.float64)
+            value = np.where(weight < 0.5, low_values.astype(np.float64) + weight.astype(np.float64) * difference,
+                             high_values.astype(np.float64) - difference * (1 - weight).astype(np.float64))
+    parts = (value, np.take_along_axis(ordered_positions, low, -1),
              np.take_along_axis(ordered_positions, high, -1), 1 - weight, weight, np.broadcast_to(q_span, weight.shape))
 
     def shaped(array: np.ndarray) -> np.ndarray:
@@ -745,7 +768,6 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
         return np.array(array if isinstance(q, np.ndarray) and q.ndim else array[0], order="C")
 
     result, low_index, high_index, low_weight, high_weight, q_span = map(shaped, parts)
-    dtype = input.dtype
     return (result.astype(dtype), low_index.astype(_INT64), high_index.astype(_INT64), low_weight.astype(dtype),
             high_weight.astype(dtype), q_span.astype(dtype))
 
@@ -789,7 +811,8 @@ def _quantile_grad(grad, input, q, input_shape, low_index, high_index, low_weigh
     if needs_input_grad[1]:
         values = input.reshape(-1)
         moved = grad * (values[high_index] - values[low_index]) * q_span
-        grad_q = moved.reshape(q.shape[0], -1).sum(1) if q.dim() else moved.sum()
+        # one gradient per quantile: the rest summed (a reshape to (len(q), -1) fails for no q)
+        grad_q = moved.sum() if not q.dim() else moved.sum(list(range(1, moved.dim()))) if moved.dim() > 1 else moved
     return grad_input, grad_q
 
 

@@ -403,7 +403,8 @@ def tan(input: Tensor) -> Tensor:
 
 
 def _asin_grad(grad, input):
-    return grad / _conj((1 - input * input).sqrt())
+    # PyTorch's formula, whose rsqrt decides the values at -1, 1 and non-finite complex inputs
+    return grad * _conj((-input * input + 1).rsqrt())
 
 
 @op(meta=elementwise, grad=_asin_grad, method=True, inplace=True, out=True,
@@ -420,7 +421,7 @@ def asin(input: Tensor) -> Tensor:
 
 
 def _acos_grad(grad, input):
-    return -grad / _conj((1 - input * input).sqrt())
+    return grad * _conj(-((-input * input + 1).rsqrt()))
 
 
 @op(meta=elementwise, grad=_acos_grad, method=True, inplace=True, out=True,
@@ -751,7 +752,7 @@ def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = No
 
 
 def _asinh_grad(grad, input):
-    return grad / _conj((input * input + 1).sqrt())
+    return grad * _conj((input.pow(2) + 1).rsqrt())
 
 
 @op(meta=elementwise, grad=_asinh_grad, method=True, inplace=True, out=True,
@@ -770,7 +771,10 @@ _ABOVE_ONE = TensorSpec((2, 3), "float32", 1.1, 4.0)
 
 
 def _acosh_grad(grad, input):
-    return grad / _conj((input * input - 1).sqrt())
+    # PyTorch's two forms: sqrt(x * y) = sqrt(x) sqrt(y) holds only for real x, y > 0
+    if input.is_complex():
+        return grad * ((input + 1).rsqrt() * (input - 1).rsqrt()).conj()
+    return grad * (input * input - 1).rsqrt()
 
 
 @op(meta=elementwise, grad=_acosh_grad, method=True, inplace=True, out=True,
@@ -885,9 +889,15 @@ def rad2deg(input: Tensor) -> Tensor:
 
 
 def _sinc_grad(grad, input):
-    # d/dx sin(pi x) / (pi x) = (cos(pi x) - sinc(x)) / x, and 0 at x = 0.
-    local = ((input * math.pi).cos() - input.sinc()) / input
-    return grad * _conj(local.where(input != 0, 0))
+    # d/dx sin(pi x) / (pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x^2), and 0 at x = 0, in
+    # PyTorch's steps (which decide the rounding of half types)
+    def times_pi(t):  # a half type times a number is a float32 product rounded once, in PyTorch
+        return (t.float() * math.pi).to(t.dtype) if t.dtype in (dt.float16, dt.bfloat16) else t * math.pi
+
+    scaled = times_pi(input)
+    squared = times_pi(input * input)
+    local = (scaled * scaled.cos() - scaled.sin()) / squared
+    return (grad * _conj(local)).masked_fill(squared == 0, 0)
 
 
 @op(meta=elementwise, grad=_sinc_grad, method=True, inplace=True, out=True,

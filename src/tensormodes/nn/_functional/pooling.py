@@ -240,7 +240,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         wanted = ", ".join(f"{name}: {size}" for name, size in zip(names, sizes))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({shown}) output "
                            f"({wanted})")
-    if not input.is_floating_point():
+    # uint8 images are resampled by nearest as PyTorch does; its other integer kernels are absent
+    if not input.is_floating_point() and not (mode == "nearest" and input.dtype == _dtype.uint8):
         kernel = {("nearest", 1): "compute_indices_weights_nearest", ("linear", 1): "compute_indices_weights_linear",
                   ("nearest", 2): "upsample_nearest2d_channels_last",
                   ("bilinear", 2): "upsample_bilinear2d_channels_last",
