@@ -5,14 +5,18 @@ submodules, ``ModuleList`` blocks, tied weights, tuple states. The models are in
 
 from __future__ import annotations
 
-import warnings
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 import tensormodes as tm
 import tensormodes.nn.functional as F
 
-from .real_models import GPT_SOURCE, LSTM_SOURCE, define
+from .real_models import GPT_SOURCE, LSTM_SOURCE, define, script
 
 try:
     import torch
@@ -64,3 +68,90 @@ def test_a_gpt_runs_on_meta_under_the_device_context():
     loss.backward()
     assert logits.is_meta and logits.shape == (2, 8, 32) and loss.shape == ()
     assert model.tok.weight.grad.is_meta and model.tok.weight.grad.shape == (32, 16)
+
+
+# -- tensormodes trace, through subprocess -------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+GPT_TRAINING = """
+    L.manual_seed(0)
+    model = GPT()
+    opt = L.optim.AdamW(model.parameters(), lr=1e-3)
+    idx = L.randint(0, 32, (2, 8))
+    for step in range(2):
+        logits, loss = model(idx, targets=idx)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print("loss", round(loss.item(), 3))
+"""
+
+LSTM_TRAINING = """
+    L.manual_seed(0)
+    model = LanguageModel()
+    opt = L.optim.SGD(model.parameters(), lr=0.1)
+    idx = L.randint(0, 20, (3, 5))
+    state = (L.zeros(2, 3, 12), L.zeros(2, 3, 12))
+    for step in range(2):
+        logits, state = model(idx, state)
+        state = tuple(s.detach() for s in state)
+        loss = L.nn.functional.cross_entropy(logits.reshape(-1, 20), idx.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print("loss", round(loss.item(), 3))
+"""
+
+
+def trace(tmp_path: Path, text: str, *argv: str, name: str = "script.py") -> subprocess.CompletedProcess:
+    """``tensormodes trace`` on ``text`` written to ``tmp_path / name``."""
+    path = tmp_path / name
+    path.write_text(text)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "tensormodes", "trace", str(path), *argv], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=tmp_path)
+
+
+def traced_report(tmp_path: Path, text: str, *flags: str) -> dict:
+    """The ``--report`` document of a quiet run with ``flags`` (which must succeed)."""
+    result = trace(tmp_path, text, *flags, "--quiet", "--report", str(tmp_path / "report.json"))
+    assert result.returncode == 0, result.stderr
+    return json.loads((tmp_path / "report.json").read_text())
+
+
+# -- 2. --shapes on real models ---------------------------------------------------------------
+
+def test_shapes_of_a_gpt_with_arange_positions_a_closure_a_module_list_and_keyword_arguments(tmp_path):
+    rows = traced_report(tmp_path, script(GPT_SOURCE, GPT_TRAINING), "--shapes")["modes"]["shapes"]
+    assert rows["error"] is None
+    found = {row["module"]: (row["type"], row["output_shapes"], row["parameters"]) for row in rows["rows"]}
+    assert found["(model)"] == ("GPT", [[2, 8, 32], []], 7232)  # the loss: targets came as a keyword
+    assert found["pos"] == ("Embedding", [[8, 16]], 128)  # its input made by tm.arange(T), no device=
+    assert found["blocks.1.fc"] == ("Linear", [[2, 8, 64]], 1088)  # called from the block's lambda
+    assert found["blocks.0.attn"] == ("CausalSelfAttention", [[2, 8, 16]], 0)
+    assert list(found)[:4] == ["(model)", "tok", "pos", "blocks.0"]
+
+
+def test_shapes_of_an_lstm_language_model_called_with_a_tuple_state(tmp_path):
+    result = trace(tmp_path, script(LSTM_SOURCE, LSTM_TRAINING), "--shapes")
+    assert result.returncode == 0, result.stderr
+    table = result.stderr[result.stderr.index("== shapes"):]
+    assert table.splitlines()[:6] == [
+        "== shapes of LanguageModel for inputs [3, 5], [2, 3, 12], [2, 3, 12] (computed on the meta device)",
+        "module   type           output shape                        parameters",
+        "-------  -------------  ----------------------------------  ----------",
+        "(model)  LanguageModel  [3, 5, 20], [2, 3, 12], [2, 3, 12]       2,724",
+        "embed    Embedding      [3, 5, 8]                                  160",
+        "rnn      LSTM           [3, 5, 12], [2, 3, 12], [2, 3, 12]       2,304",
+    ]
+
+
+# -- 3. the --shapes probe changes no count ------------------------------------------------------
+
+def test_the_shapes_probe_adds_nothing_to_flops_or_counts(tmp_path):
+    text = script(GPT_SOURCE, GPT_TRAINING)
+    alone = traced_report(tmp_path, text, "--flops", "--count")["modes"]
+    probed = traced_report(tmp_path, text, "--flops", "--count", "--shapes")["modes"]
+    assert probed["flops"] == alone["flops"] and probed["count"] == alone["count"]
+    assert alone["flops"]["total"] == 1_376_256
