@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,51 @@ def test_the_shapes_probe_adds_nothing_to_flops_or_counts(tmp_path):
     probed = traced_report(tmp_path, text, "--flops", "--count", "--shapes")["modes"]
     assert probed["flops"] == alone["flops"] and probed["count"] == alone["count"]
     assert alone["flops"]["total"] == 1_376_256
+
+
+# -- 4. --nan stops only what is wrong ----------------------------------------------------------
+
+NAN_CORRECT = """
+    import math
+    F = L.nn.functional
+    q = L.randn(1, 2, 4, 8)
+    mask = L.ones(4, 4, dtype=L.bool).tril()
+    scores = (q @ q.transpose(-2, -1)).masked_fill(~mask, float("-inf"))  # the attention idiom
+    weights = scores.softmax(-1)
+    square = L.nn.Transformer.generate_square_subsequent_mask(4)
+    attended = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+    added = F.scaled_dot_product_attention(q, q, q, attn_mask=square)
+    filled = L.full((2,), -math.inf) + L.tensor([1.0, 2.0])  # an Inf brought in stays
+    print("ok", bool(L.isfinite(weights).all()), bool(L.allclose(attended, added)))
+"""
+
+
+@pytest.mark.parametrize("flags", [("--nan",), ("--nan", "--time"), ("--nan", "--count", "--flops")])
+def test_nan_check_lets_correct_masking_code_run_with_any_other_flags(tmp_path, flags):
+    result = trace(tmp_path, "import tensormodes as L\n" + textwrap.dedent(NAN_CORRECT), *flags)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ok True True\n"
+
+
+@pytest.mark.parametrize(("code", "message"), [
+    ("L.tensor([1.0, 0.0]).div(L.tensor([0.0, 1.0]))", "tensormodes.Tensor.div produced Inf in its result"),
+    ("L.tensor([1000.0]).exp()", "tensormodes.Tensor.exp produced Inf in its result"),
+    ("L.tensor([0.0, 1.0]) / 0", "tensormodes.Tensor.div produced NaN and Inf in its result"),
+    ("L.tensor([float('inf')]) - float('inf')", "tensormodes.Tensor.sub produced NaN in its result"),
+])
+def test_nan_check_flags_nan_always_and_inf_made_from_finite_inputs(tmp_path, code, message):
+    result = trace(tmp_path, f"import tensormodes as L\nx = {code}\n", "--nan")
+    assert result.returncode == 1
+    assert f"FloatingPointError: {message} at " in result.stderr
+
+
+def test_nan_check_lets_an_inf_in_through_an_argument():
+    from tensormodes.modes import NanCheckMode
+
+    with NanCheckMode():
+        mask = tm.full((2, 2), float("-inf")).triu(diagonal=1)
+        shifted = tm.tensor([float("inf"), 1.0]) + 1
+    assert mask[0, 1].item() == float("-inf") and shifted[0].item() == float("inf")
+    with pytest.raises(FloatingPointError, match="tensormodes.Tensor.exp produced Inf"):
+        with NanCheckMode():
+            tm.tensor([1000.0]).exp()

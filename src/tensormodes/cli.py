@@ -61,7 +61,7 @@ _EXAMPLES = """\
 examples:
   tensormodes trace train.py --flops                 FLOPs per op and per module, forward and backward
   tensormodes trace train.py --log=calls.txt         every call, with shapes and dtypes, to a file
-  tensormodes trace train.py --nan                   stop at the first op producing NaN/Inf, with your line
+  tensormodes trace train.py --nan                   stop at the first op producing NaN (or Inf from finite inputs)
   tensormodes trace train.py --count --time          calls and time per op
   tensormodes trace train.py --flops -- --epochs 2   arguments after -- go to the script
 """
@@ -87,7 +87,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="count FLOPs (2 per multiply-add) per op and per module, forward and backward")
     trace.add_argument("--count", action="store_true", help="count calls per public function")
     trace.add_argument("--nan", nargs="?", const="raise", choices=("raise", "warn"),
-                       help="stop (or with --nan=warn, warn) at the first op whose result has a NaN or Inf, "
+                       help="stop (or with --nan=warn, warn) at the first op whose result has a NaN, or an Inf it "
+                            "made from finite inputs (an Inf passed in, such as a -inf mask, is not flagged), "
                             "naming the op and your source line")
     trace.add_argument("--time", action="store_true", help="wall time per op, inclusive and exclusive")
     trace.add_argument("--graph", metavar="PATH",
