@@ -5,11 +5,13 @@ submodules, ``ModuleList`` blocks, tied weights, tuple states. The models are in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -204,3 +206,47 @@ def test_nan_check_lets_an_inf_in_through_an_argument():
     with pytest.raises(FloatingPointError, match="tensormodes.Tensor.exp produced Inf"):
         with NanCheckMode():
             tm.tensor([1000.0]).exp()
+
+
+# -- 5. FLOPs per module: PyTorch's paths and totals ---------------------------------------------
+
+GPT_MODULE_FLOPS = {
+    "Global": 688_128, "GPT": 688_128, "GPT.head": 49_152,
+    **{f"GPT.blocks.{i}{path}": flops for i in (0, 1) for path, flops in (
+        ("", 319_488), (".attn", 122_880), (".attn.qkv", 73_728), (".attn.proj", 24_576), (".fc", 98_304),
+        (".out", 98_304))},
+}
+
+
+def gpt_step_module_flops(library, counter_type, attention=None) -> dict:
+    """FLOPs per module path of one GPT training step (forward and backward)."""
+    library.manual_seed(0)
+    model = define(GPT_SOURCE, library)["GPT"]()
+    idx = library.randint(0, 32, (2, 8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with attention if attention is not None else contextlib.nullcontext(), counter_type(display=False) as counter:
+            model(idx, targets=idx)[1].backward()
+    return {path: sum(per_op.values()) for path, per_op in counter.get_flop_counts().items()}
+
+
+def test_flops_per_module_follow_module_list_paths():
+    from tensormodes.utils.flop_counter import FlopCounterMode
+
+    assert gpt_step_module_flops(tm, FlopCounterMode) == GPT_MODULE_FLOPS
+
+
+@pytest.mark.torch
+def test_flops_per_module_equal_pytorchs_with_the_math_attention_path():
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.utils.flop_counter import FlopCounterMode as TorchFlopCounterMode
+
+    theirs = gpt_step_module_flops(torch, TorchFlopCounterMode, sdpa_kernel(SDPBackend.MATH))
+    assert theirs == GPT_MODULE_FLOPS
+
+
+def test_the_flops_table_nests_blocks_under_the_model(tmp_path):
+    result = trace(tmp_path, script(GPT_SOURCE, GPT_TRAINING), "--flops")
+    assert result.returncode == 0, result.stderr
+    modules = [line.split()[0] for line in result.stderr.splitlines() if line.lstrip().startswith("GPT")]
+    assert modules == ["GPT", "GPT.blocks.0", "GPT.blocks.1", "GPT.head"]

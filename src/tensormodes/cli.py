@@ -84,7 +84,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="log every call with its argument shapes and dtypes (to FILE with --log=FILE; "
                             "identical calls from one line are grouped): --log=calls.txt")
     trace.add_argument("--flops", action="store_true",
-                       help="count FLOPs (2 per multiply-add) per op and per module, forward and backward")
+                       help="count FLOPs (2 per multiply-add) per op and per module (to 3 levels of module paths; all "
+                            "of them in --report), forward and backward")
     trace.add_argument("--count", action="store_true", help="count calls per public function")
     trace.add_argument("--nan", nargs="?", const="raise", choices=("raise", "warn"),
                        help="stop (or with --nan=warn, warn) at the first op whose result has a NaN, or an Inf it "
@@ -340,11 +341,17 @@ class _Log(_Instrument):
 class _Flops(_Instrument):
     name, title = "flops", "FLOPs (2 per multiply-add), forward and backward"
 
+    # Module paths to three levels: a model's blocks in a ModuleList (GPT.blocks.0) are the third.
+    depth = 3
+
     def __init__(self) -> None:
-        super().__init__(FlopCounterMode(display=False))
+        super().__init__(FlopCounterMode(display=False, depth=self.depth))
 
     def table(self) -> str:
-        return self.mode.get_table()
+        return self.mode.get_table(self.depth)
+
+    def rich_table(self):
+        return self.mode.rich_table(self.depth)
 
     def report(self) -> dict:
         counts = {module: {public_name(func): count for func, count in per_op.items()}

@@ -382,6 +382,7 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         self._plans: dict = {}
         self._handles: list = []
         self._module_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._named_below: weakref.WeakSet = weakref.WeakSet()
 
     def get_total_flops(self) -> int:
         """All FLOPs counted (those of the ``"Global"`` entry)."""
@@ -462,14 +463,31 @@ class FlopCounterMode(Observer, TorchFunctionMode):
     # -- modules
 
     def _module_name(self, module) -> str:
+        """The module's path as PyTorch's module tracker names it: a module first seen outside
+        any named one is its type's name (``GPT``); when a module is first seen, its whole
+        subtree is named under it (``GPT.blocks.0.attn``), also through containers that are
+        never called themselves (``ModuleList``)."""
         names = self._module_names
         if module not in names:
             names[module] = type(module).__name__
-        name = names[module]
-        for child_name, child in module.named_children():
-            if child not in names:
-                names[child] = f"{name}.{child_name}"
-        return name
+        if module not in self._named_below:
+            # depth first, children in order, as PyTorch's recursion; a module seen before
+            # keeps its subtree's names
+            self._named_below.add(module)
+            pending = [iter(module.named_children())]
+            parents = [names[module]]
+            while pending:
+                child_name, child = next(pending[-1], (None, None))
+                if child_name is None:
+                    pending.pop()
+                    parents.pop()
+                    continue
+                names[child] = f"{parents[-1]}.{child_name}"
+                if child not in self._named_below:
+                    self._named_below.add(child)
+                    pending.append(iter(child.named_children()))
+                    parents.append(names[child])
+        return names[module]
 
     def _enter_module(self, module, *unused) -> None:
         self._parents.append(self._module_name(module))
