@@ -250,3 +250,61 @@ def test_the_flops_table_nests_blocks_under_the_model(tmp_path):
     assert result.returncode == 0, result.stderr
     modules = [line.split()[0] for line in result.stderr.splitlines() if line.lstrip().startswith("GPT")]
     assert modules == ["GPT", "GPT.blocks.0", "GPT.blocks.1", "GPT.head"]
+
+
+# -- 6. FLOPs PyTorch does not count ----------------------------------------------------------------
+
+def pooled_cnn_step_flops(library, counter_type) -> int:
+    """A ResNet-style head: convolution, adaptive average pooling to 1 x 1 and to 2 x 2, linear."""
+    library.manual_seed(0)
+    conv, fc = library.nn.Conv2d(3, 4, 3), library.nn.Linear(4 * 5, 10)
+    x = library.randn(2, 3, 8, 8)
+    functional = library.nn.functional
+    with counter_type(display=False) as counter:
+        features = conv(x)
+        pooled = functional.adaptive_avg_pool2d(features, (1, 1)).flatten(1)
+        grid = functional.adaptive_avg_pool2d(features, (2, 2)).flatten(1)
+        fc(library.cat([pooled, grid], 1)).sum().backward()
+    return counter.get_total_flops()
+
+
+def test_adaptive_average_pooling_counts_no_flops_forward_or_backward():
+    from tensormodes.utils.flop_counter import FlopCounterMode
+
+    # the convolution's forward and weight gradient (x needs none), the linear's three products
+    assert pooled_cnn_step_flops(tm, FlopCounterMode) == 2 * (2 * 2 * 108 * 36) + 3 * (2 * 2 * 20 * 10) == 33_504
+
+
+@pytest.mark.torch
+def test_adaptive_average_pooling_flops_equal_pytorchs():
+    from torch.utils.flop_counter import FlopCounterMode as TorchFlopCounterMode
+
+    assert pooled_cnn_step_flops(torch, TorchFlopCounterMode) == 33_504
+
+
+@pytest.mark.parametrize("call", [lambda x: F.unfold(x, 2), lambda x: F.fold(F.unfold(x, 2), (8, 8), 2)],
+                         ids=["unfold", "fold"])
+def test_unfold_and_fold_count_no_flops_as_in_pytorch(call):
+    from tensormodes.utils.flop_counter import FlopCounterMode
+
+    x = tm.randn(2, 3, 8, 8, requires_grad=True)
+    with FlopCounterMode(display=False) as counter:
+        call(x).sum().backward()
+    assert counter.get_total_flops() == 0 and x.grad.shape == x.shape
+
+
+def test_the_table_says_what_is_counted_beyond_pytorchs_cpu_counter():
+    from tensormodes.utils.flop_counter import FlopCounterMode
+
+    lstm, q = tm.nn.LSTM(4, 3), tm.randn(1, 2, 3, 4)
+    with FlopCounterMode(display=False) as counter:
+        lstm(tm.randn(5, 2, 4))
+        F.scaled_dot_product_attention(q, q, q)
+    assert counter.counted_beyond_pytorch() == ["tensormodes.nn.functional.scaled_dot_product_attention",
+                                                "tensormodes.nn.LSTM"]
+    assert counter.get_table().splitlines()[-1] == (
+        "counted as their math, where PyTorch's CPU counter counts 0 for its fused kernels: "
+        "tensormodes.nn.functional.scaled_dot_product_attention, tensormodes.nn.LSTM")
+    with FlopCounterMode(display=False) as plain:
+        tm.randn(2, 3) @ tm.randn(3, 2)
+    assert plain.counted_beyond_pytorch() == [] and "fused" not in plain.get_table()
