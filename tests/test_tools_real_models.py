@@ -308,3 +308,85 @@ def test_the_table_says_what_is_counted_beyond_pytorchs_cpu_counter():
     with FlopCounterMode(display=False) as plain:
         tm.randn(2, 3) @ tm.randn(3, 2)
     assert plain.counted_beyond_pytorch() == [] and "fused" not in plain.get_table()
+
+
+# -- 9. the command's robustness --------------------------------------------------------------------
+
+def test_ops_in_threads_the_script_starts_are_traced(tmp_path):
+    text = """\
+        import threading
+        import tensormodes as tm
+        x = tm.ones(2)
+
+        def work():
+            for _ in range(200):
+                x + 1
+
+        class Worker(threading.Thread):  # run() overridden: still traced
+            def run(self):
+                work()
+
+        threads = [threading.Thread(target=work), Worker()]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        x + 1
+    """
+    counts = traced_report(tmp_path, textwrap.dedent(text), "--count")["modes"]["count"]
+    assert counts["tensormodes.Tensor.add"] == 401
+
+
+def test_a_mode_the_script_never_exits_ends_with_it(tmp_path):
+    text = "import tensormodes as tm\nfrom tensormodes.modes import LoggingMode\nLoggingMode().__enter__()\n" \
+           "x = tm.ones(2) + 1\nprint('done')\n"
+    result = trace(tmp_path, text, "--count")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "done\n" and "Traceback" not in result.stderr
+    assert "tensormodes.Tensor.add      1" in result.stderr
+
+
+def test_an_unwritable_report_path_is_refused_before_the_script_runs(tmp_path):
+    result = trace(tmp_path, "print('ran')\n", "--count", "--report", str(tmp_path / "missing" / "report.json"))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (f"tensormodes trace: can't write the report to '{tmp_path / 'missing' / 'report.json'}':"
+                             " No such file or directory\n")
+    assert not (tmp_path / "missing").exists()
+
+
+@pytest.mark.parametrize("change", ["sys.stderr = None", "sys.stderr.close()"])
+def test_reports_reach_standard_error_whatever_the_script_did_to_it(tmp_path, change):
+    result = trace(tmp_path, f"import sys\nimport tensormodes as tm\ntm.ones(1)\n{change}\nprint('out')\n", "--count")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "out\n"
+    assert "== calls per function" in result.stderr and "tensormodes.ones" in result.stderr
+
+
+def test_a_directory_with_a_main_module_runs_as_python_runs_it(tmp_path):
+    package = tmp_path / "app"
+    package.mkdir()
+    (package / "helper.py").write_text("VALUE = 5\n")
+    (package / "__main__.py").write_text("import sys, helper\nimport tensormodes as tm\n"
+                                         "print(helper.VALUE, tm.ones(2).sum().item(), sys.argv[1:])\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-m", "tensormodes", "trace", str(package), "--count", "--", "-v"],
+                            capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "5 2.0 ['-v']\n" and "tensormodes.ones" in result.stderr
+
+
+def test_version():
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-m", "tensormodes", "--version"], capture_output=True, text=True,
+                            timeout=300, env=env)
+    assert result.returncode == 0 and result.stdout == f"tensormodes {tm.__version__}\n"
+
+
+@pytest.mark.torch
+def test_a_script_importing_torch_gets_a_hint(tmp_path):
+    result = trace(tmp_path, "import torch\nprint(torch.ones(2).sum().item())\n", "--count", "--flops")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[-1].startswith(
+        "tensormodes trace: no tensormodes calls were seen; the script imports torch")
+    with_ours = trace(tmp_path, "import torch\nimport tensormodes as tm\ntm.ones(1)\n", "--count")
+    assert "no tensormodes calls were seen" not in with_ours.stderr
