@@ -390,3 +390,18 @@ def test_a_script_importing_torch_gets_a_hint(tmp_path):
         "tensormodes trace: no tensormodes calls were seen; the script imports torch")
     with_ours = trace(tmp_path, "import torch\nimport tensormodes as tm\ntm.ones(1)\n", "--count")
     assert "no tensormodes calls were seen" not in with_ours.stderr
+
+
+# -- 7. readable get_flop_counts() keys ------------------------------------------------------------
+
+def test_flop_count_keys_print_as_public_names_and_find_the_functions():
+    from tensormodes.utils.flop_counter import FlopCounterMode
+
+    x, w = tm.ones(8, 4), tm.ones(3, 4, requires_grad=True)
+    with FlopCounterMode(display=False) as counter:
+        F.linear(x, w).sum().backward()
+    counts = counter.get_flop_counts()
+    assert repr(counts) == ("{'Global': {tensormodes.nn.functional.linear: 192, tensormodes.Tensor.matmul: 192}}")
+    assert counts["Global"][F.linear] == 192 and counts["Global"] == {F.linear: 192, tm.Tensor.matmul: 192}
+    key = next(iter(counts["Global"]))
+    assert str(key) == "tensormodes.nn.functional.linear" and key(x, w).shape == (8, 3)

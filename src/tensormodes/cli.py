@@ -39,7 +39,7 @@ from .fx.node import map_aggregate
 from .fx.passes import ShapeProp
 from .fx.proxy import Proxy
 from .modes import LoggingMode, NanCheckMode, OpCounterMode, TimingMode
-from .modes.observing import public_name, render_table
+from .modes.observing import render_table
 from .nn.modules.module import intercept_module_calls, register_module_forward_hook
 from .nn.parameter import Parameter
 from .overrides import capture_torch_function_modes
@@ -354,7 +354,7 @@ class _Flops(_Instrument):
         return self.mode.rich_table(self.depth)
 
     def report(self) -> dict:
-        counts = {module: {public_name(func): count for func, count in per_op.items()}
+        counts = {module: {str(func): count for func, count in per_op.items()}
                   for module, per_op in self.mode.get_flop_counts().items()}
         return {"total": self.mode.get_total_flops(), "by_module": counts}
 

@@ -41,8 +41,8 @@ from ..nn.modules import module as _module_api
 from ..nn.modules.rnn import LSTM
 from ..overrides import TorchFunctionMode
 
-__all__ = ["FlopCounterMode", "register_flop_formula", "mm_flop", "bmm_flop", "matmul_flop", "conv_flop_count",
-           "sdpa_flop_count", "einsum_flop"]
+__all__ = ["FlopCounterMode", "CountedFunction", "register_flop_formula", "mm_flop", "bmm_flop", "matmul_flop",
+           "conv_flop_count", "sdpa_flop_count", "einsum_flop"]
 
 
 # -- formulas: shapes in, FLOPs out (tensors are passed as their shapes) -----------------------
@@ -351,6 +351,47 @@ def _percent(part: int, whole: int) -> str:
     return "0%" if whole == 0 else f"{part / whole:.2%}"
 
 
+class CountedFunction:
+    """A key of ``FlopCounterMode.get_flop_counts()``: a counted function, shown by its public
+    name, equal to (and hashed as) the function itself, and callable as it is.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.utils.flop_counter import CountedFunction
+    >>> key = CountedFunction.of(tm.bmm)
+    >>> key, key == tm.bmm, {key: 1}[tm.bmm]
+    (tensormodes.bmm, True, 1)
+    """
+
+    __slots__ = ("func", "name")
+    _KEYS: dict = {}
+
+    def __init__(self, func: Callable) -> None:
+        self.func = func
+        self.name = public_name(func)
+
+    @classmethod
+    def of(cls, func: Callable) -> CountedFunction:
+        """The key of ``func`` (one per function)."""
+        key = cls._KEYS.get(func)
+        if key is None:
+            key = cls._KEYS[func] = cls(func)
+        return key
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*args, **kwargs)
+
+    def __eq__(self, other) -> bool:
+        return self.func == (other.func if isinstance(other, CountedFunction) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.func)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
 class FlopCounterMode(Observer, TorchFunctionMode):
     """``FlopCounterMode`` is a context manager that counts the number of flops within its
     context: matrix products (``matmul`` in all its shape cases, ``mm``, ``bmm``, ``addmm``,
@@ -413,8 +454,10 @@ class FlopCounterMode(Observer, TorchFunctionMode):
 
     def get_flop_counts(self) -> dict[str, dict[Any, int]]:
         """Return the flop counts as a dictionary of dictionaries: module path to
-        ``{function: FLOPs}``."""
-        return {k: dict(v) for k, v in self.flop_counts.items()}
+        ``{function: FLOPs}``. The functions are keys that print as their public names
+        (``tensormodes.bmm``, as PyTorch's print as ``aten.bmm``) and are equal to the
+        functions themselves, so ``counts["Global"][tm.bmm]`` finds them."""
+        return {k: {CountedFunction.of(func): n for func, n in v.items()} for k, v in self.flop_counts.items()}
 
     # -- counting
 
