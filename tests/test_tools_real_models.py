@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -405,3 +406,51 @@ def test_flop_count_keys_print_as_public_names_and_find_the_functions():
     assert counts["Global"][F.linear] == 192 and counts["Global"] == {F.linear: 192, tm.Tensor.matmul: 192}
     key = next(iter(counts["Global"]))
     assert str(key) == "tensormodes.nn.functional.linear" and key(x, w).shape == (8, 3)
+
+
+# -- 8. --count readability, and README's sample output from a real run ------------------------------
+
+def _sample_lines(text: str) -> list[str]:
+    """Lines with the times (which vary from run to run) blanked."""
+    return [re.sub(r"\(\d+\.\d s\)", "(_ s)", line) for line in text.splitlines()]
+
+
+def test_readmes_trace_sample_is_what_a_run_prints(tmp_path):
+    readme = (ROOT / "README.md").read_text()
+    command = "$ tensormodes trace examples/train_digits.py --flops --count -- --epochs 3\n"
+    start = readme.index(command) + len(command)
+    sample = _sample_lines(readme[start:readme.index("```", start)])
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    run = subprocess.run([sys.executable, "-m", "tensormodes", "trace", str(ROOT / "examples" / "train_digits.py"),
+                          "--flops", "--count", "--", "--epochs", "3"], capture_output=True, text=True, timeout=300,
+                         env=env, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    printed = _sample_lines(run.stdout + run.stderr)
+    position = 0
+    for line in sample:  # each shown line is printed, in this order; "..." stands for lines left out
+        if line.strip() == "...":
+            continue
+        prefix = line[:-3] if line.endswith(", ...") else None  # a list cut short
+        found = next((i for i in range(position, len(printed))
+                      if (printed[i].startswith(prefix) if prefix is not None else printed[i] == line)), None)
+        assert found is not None, f"README's sample line not printed (in order): {line!r}"
+        position = found + 1
+
+
+def test_count_puts_property_reads_in_their_own_section(tmp_path):
+    text = """\
+        import tensormodes as tm
+        w = tm.ones(3, requires_grad=True)
+        for _ in range(5):
+            loss = (w * 2).sum()
+            loss.backward()
+            with tm.no_grad():
+                w -= 0.1 * w.grad
+            w.grad = None
+    """
+    result = trace(tmp_path, textwrap.dedent(text), "--count")
+    assert result.returncode == 0, result.stderr
+    calls, reads = result.stderr.split("== calls per function\n")[1].split("\n\n")
+    assert "__get__" not in calls and "__set__" not in calls and "tensormodes.Tensor.mul" in calls
+    assert reads.splitlines()[0].startswith("tensor attribute read or set")
+    assert "tensormodes.Tensor.grad.__set__" in reads

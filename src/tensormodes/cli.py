@@ -369,6 +369,21 @@ class _Count(_LongTable):
     def __init__(self) -> None:
         super().__init__(OpCounterMode())
 
+    def table(self) -> str:
+        # Property reads (tensor.grad, .requires_grad ...), most of them made by the library's own
+        # optimizer and module code, get a section of their own below the calls.
+        rows = self.mode.rows()
+        calls = [row for row in rows if not _is_property_access(row[0])]
+        reads = [row for row in rows if _is_property_access(row[0])]
+        text = render_table(self.headers, calls[:self._SHOWN], align=self.align)
+        if len(calls) > self._SHOWN:
+            text += f"\n... and {len(calls) - self._SHOWN} more functions (all of them in --report)"
+        if reads:
+            text += "\n\n" + render_table(["tensor attribute read or set", "times"], reads[:5], align="lr")
+            if len(reads) > 5:
+                text += f"\n... and {len(reads) - 5} more attributes (all of them in --report)"
+        return text
+
     def report(self) -> dict:
         return dict(self.mode.counts)
 
@@ -543,6 +558,10 @@ class _Shapes(_FirstModel):
     def report(self) -> dict:
         return {"model": None if self.model is None else type(self.model).__name__, "error": self.error,
                 "rows": self.rows}
+
+
+def _is_property_access(name: str) -> bool:
+    return name.endswith(("__get__", "__set__"))
 
 
 def _shape_text(shape: tuple) -> str:
