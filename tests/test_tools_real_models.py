@@ -454,3 +454,20 @@ def test_count_puts_property_reads_in_their_own_section(tmp_path):
     assert "__get__" not in calls and "__set__" not in calls and "tensormodes.Tensor.mul" in calls
     assert reads.splitlines()[0].startswith("tensor attribute read or set")
     assert "tensormodes.Tensor.grad.__set__" in reads
+
+
+# -- done when: every flag at once on a GPT and on an LSTM language model ---------------------------
+
+# FLOPs of two training steps (the LSTM by hand: 204,768 a step, its input gradients only where needed)
+@pytest.mark.parametrize(("source", "body", "model", "flops"), [
+    (GPT_SOURCE, GPT_TRAINING, "GPT", 1_376_256), (LSTM_SOURCE, LSTM_TRAINING, "LanguageModel", 409_536)],
+    ids=["gpt", "lstm"])
+def test_every_flag_at_once_on_real_models(tmp_path, source, body, model, flops):
+    report = traced_report(tmp_path, script(source, body), "--flops", "--count", "--nan", "--shapes", "--graph",
+                           str(tmp_path / "graph.dot"))
+    modes = report["modes"]
+    assert report["status"] == "finished"
+    assert modes["flops"]["total"] == flops
+    assert modes["graph"] == {"path": str(tmp_path / "graph.dot"), "model": model, "error": None}
+    assert modes["shapes"]["model"] == model and modes["shapes"]["error"] is None
+    assert (tmp_path / "graph.dot").read_text().startswith("digraph")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextvars
+import inspect
 import json
 import os
 import runpy
@@ -582,7 +583,10 @@ class _Graph(_FirstModel):
     def _finish(self) -> str:
         try:
             traced = symbolic_trace(self.model)
-            ShapeProp(traced).propagate(*self.inputs)
+            # the graph's placeholders are forward's parameters: keyword arguments take their places
+            arguments = inspect.signature(self.model.forward).bind(*self.inputs, **self.kwargs).args
+            with tm.device("meta"):  # tensors the graph makes without device= (tm.arange(T)) follow
+                ShapeProp(traced).propagate(*arguments)
             traced.graph.render(self.path)
         except Exception as error:  # noqa: BLE001 - the script ran; say why its model could not be drawn
             self.error = f"{type(error).__name__}: {error}"
