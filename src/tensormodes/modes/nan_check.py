@@ -1,4 +1,5 @@
-"""``NanCheckMode``: stop (or warn) at the first call whose result holds a NaN or an Inf.
+"""``NanCheckMode``: stop (or warn) at the first call whose result holds a NaN, or an Inf that
+the call made from finite arguments.
 
 >>> import tensormodes as tm
 >>> from tensormodes.modes import NanCheckMode
@@ -68,6 +69,33 @@ def _find(result) -> tuple[str, str] | None:
     return None
 
 
+def _holds_inf(value) -> bool:
+    """Whether an argument brought an Inf in: a tensor, an array or a number (in tuples, lists
+    and dicts) holding one. Only asked when a result holds an Inf, so its cost is off the
+    common path."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Tensor):
+            found = _non_finite(item)
+            if found is not None and "Inf" in found:
+                return True
+        elif isinstance(item, float):
+            if math.isinf(item):
+                return True
+        elif isinstance(item, complex):
+            if math.isinf(item.real) or math.isinf(item.imag):
+                return True
+        elif isinstance(item, np.ndarray):
+            if item.dtype.kind in "fc" and bool(np.isinf(item).any()):
+                return True
+        elif isinstance(item, (tuple, list)):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+    return False
+
+
 class NanCheckMode(Observer, TorchFunctionMode):
     """Checks the result of every public call for NaN and Inf, in the forward pass and in the
     gradient formulas that ``Tensor.backward()`` runs. At the first non-finite result it
@@ -76,7 +104,12 @@ class NanCheckMode(Observer, TorchFunctionMode):
     (``its result``, ``output 1``, ``output 'values'``) and the user's source line: the
     first frame outside the tensormodes package.
 
-    Only floating and complex results are checked, with one NumPy reduction each.
+    The rule: a NaN is flagged wherever it appears; an Inf (or -Inf) only where a call made it
+    from finite arguments (an overflow, a division by zero, ``log(0)``), never where an Inf came
+    in through an argument (a fill value, an additive mask), so correct code such as
+    ``scores.masked_fill(~mask, float("-inf"))`` and the softmax after it runs unstopped. What is
+    flagged does not depend on other modes being active. Only floating and complex results are
+    checked, with one NumPy reduction each (and the arguments only when a result holds an Inf).
 
     >>> import warnings, tensormodes as tm
     >>> from tensormodes.modes import NanCheckMode
@@ -109,7 +142,7 @@ class NanCheckMode(Observer, TorchFunctionMode):
         if func in _UNINITIALIZED or public_name(func) in _NO_NEW_VALUES:
             return result
         found = _find(result)
-        if found is not None:
+        if found is not None and (found[0] != "Inf" or not _holds_inf((args, kwargs))):
             self._report(func, *found)
         return result
 

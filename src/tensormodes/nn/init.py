@@ -168,7 +168,7 @@ def eye_(tensor: Tensor) -> Tensor:
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with tm.no_grad():
-        return tensor.copy_(tm.eye(*tensor.shape, dtype=tensor.dtype))
+        return tensor.copy_(tm.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
@@ -194,8 +194,8 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         tensor.zero_()
         centre = tuple(size // 2 for size in sizes[2:])
         # One vectorised write: (group * out_per_group + d, d, centre...) for every group and d < min_dim.
-        d = tm.arange(min_dim)
-        rows = (tm.arange(groups).unsqueeze(1) * out_per_group + d).reshape(-1)
+        d = tm.arange(min_dim, device=tensor.device)
+        rows = (tm.arange(groups, device=tensor.device).unsqueeze(1) * out_per_group + d).reshape(-1)
         cols = d.repeat(groups)
         tensor[(rows, cols) + centre] = 1
     return tensor

@@ -38,10 +38,11 @@ from .._overrides.composite import Observer, calls_public_api, implementation, r
 from ..modes.observing import public_name, render_table, rich_table
 from ..nn import functional as F
 from ..nn.modules import module as _module_api
+from ..nn.modules.rnn import LSTM
 from ..overrides import TorchFunctionMode
 
-__all__ = ["FlopCounterMode", "register_flop_formula", "mm_flop", "bmm_flop", "matmul_flop", "conv_flop_count",
-           "sdpa_flop_count", "einsum_flop"]
+__all__ = ["FlopCounterMode", "CountedFunction", "register_flop_formula", "mm_flop", "bmm_flop", "matmul_flop",
+           "conv_flop_count", "sdpa_flop_count", "einsum_flop"]
 
 
 # -- formulas: shapes in, FLOPs out (tensors are passed as their shapes) -----------------------
@@ -314,6 +315,17 @@ def _builtin_formulas() -> dict:
 _BUILTIN: dict = {}
 
 
+def _zero_flop_functions() -> frozenset:
+    """Functions PyTorch counts no FLOPs for, forward or backward, that are written here with
+    counted ones: adaptive average pooling (products with averaging matrices in its gradient),
+    ``unfold`` and ``fold`` (convolutions with one-hot kernels, PyTorch's im2col / col2im)."""
+    return frozenset({F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.unfold, F.fold,
+                      _build.public_function("adaptive_avg_pool1d"), _build.public_function("_adaptive_avg_pool2d")})
+
+
+_ZERO_FLOP: set = set()
+
+
 def _module_hook_api():
     """nn.Module's global hook registrars (looked up at enter, so a test can stand in for them)."""
     return (_module_api.register_module_forward_pre_hook, _module_api.register_module_forward_hook,
@@ -339,6 +351,47 @@ def _percent(part: int, whole: int) -> str:
     return "0%" if whole == 0 else f"{part / whole:.2%}"
 
 
+class CountedFunction:
+    """A key of ``FlopCounterMode.get_flop_counts()``: a counted function, shown by its public
+    name, equal to (and hashed as) the function itself, and callable as it is.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.utils.flop_counter import CountedFunction
+    >>> key = CountedFunction.of(tm.bmm)
+    >>> key, key == tm.bmm, {key: 1}[tm.bmm]
+    (tensormodes.bmm, True, 1)
+    """
+
+    __slots__ = ("func", "name")
+    _KEYS: dict = {}
+
+    def __init__(self, func: Callable) -> None:
+        self.func = func
+        self.name = public_name(func)
+
+    @classmethod
+    def of(cls, func: Callable) -> CountedFunction:
+        """The key of ``func`` (one per function)."""
+        key = cls._KEYS.get(func)
+        if key is None:
+            key = cls._KEYS[func] = cls(func)
+        return key
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*args, **kwargs)
+
+    def __eq__(self, other) -> bool:
+        return self.func == (other.func if isinstance(other, CountedFunction) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.func)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
 class FlopCounterMode(Observer, TorchFunctionMode):
     """``FlopCounterMode`` is a context manager that counts the number of flops within its
     context: matrix products (``matmul`` in all its shape cases, ``mm``, ``bmm``, ``addmm``,
@@ -350,7 +403,13 @@ class FlopCounterMode(Observer, TorchFunctionMode):
     ``get_flop_counts()`` maps module paths (``"Global"`` for everything) to ``{function:
     FLOPs}``; with ``tensormodes.nn`` modules, each module's forward and backward are also
     counted under its path (``"MLP"``, ``"MLP.fc1"``), through nn.Module's global hooks.
-    ``mods`` is accepted and ignored, as in PyTorch. ``custom_mapping`` maps functions to
+    Module paths are PyTorch's (``"GPT.blocks.0.attn"``, also through a ``ModuleList`` that is
+    never called), and so are the totals, with two exceptions the table's last line names when
+    they occur: ``scaled_dot_product_attention`` and ``nn.LSTM`` are counted as their math,
+    where PyTorch's counter on CPU counts 0 for its fused kernels (with the math attention
+    backend PyTorch counts the same). Functions PyTorch counts nothing for and that are written
+    here with counted ones (adaptive average pooling, ``unfold``, ``fold``) count 0, forward
+    and backward. ``mods`` is accepted and ignored, as in PyTorch. ``custom_mapping`` maps functions to
     formulas (called with the arguments' shapes and ``out_shape``). On exit the table is
     printed when ``display``.
 
@@ -368,6 +427,7 @@ class FlopCounterMode(Observer, TorchFunctionMode):
             warnings.warn("mods argument is not needed anymore, you can stop passing it", stacklevel=3)
         if not _BUILTIN:
             _BUILTIN.update(_builtin_formulas())
+            _ZERO_FLOP.update(_zero_flop_functions())
         self.depth = depth
         self.display = display
         self.flop_counts: dict[str, dict[Any, int]] = defaultdict(lambda: defaultdict(int))
@@ -382,6 +442,11 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         self._plans: dict = {}
         self._handles: list = []
         self._module_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._collecting: list | None = None  # backward nodes made inside a zero-FLOP function
+        self._silenced = 0  # depth of backward nodes whose gradient formulas count nothing
+        self._silenced_nodes: weakref.WeakSet = weakref.WeakSet()
+        self._lstm_seen = False
+        self._named_below: weakref.WeakSet = weakref.WeakSet()
 
     def get_total_flops(self) -> int:
         """All FLOPs counted (those of the ``"Global"`` entry)."""
@@ -389,8 +454,10 @@ class FlopCounterMode(Observer, TorchFunctionMode):
 
     def get_flop_counts(self) -> dict[str, dict[Any, int]]:
         """Return the flop counts as a dictionary of dictionaries: module path to
-        ``{function: FLOPs}``."""
-        return {k: dict(v) for k, v in self.flop_counts.items()}
+        ``{function: FLOPs}``. The functions are keys that print as their public names
+        (``tensormodes.bmm``, as PyTorch's print as ``aten.bmm``) and are equal to the
+        functions themselves, so ``counts["Global"][tm.bmm]`` finds them."""
+        return {k: {CountedFunction.of(func): n for func, n in v.items()} for k, v in self.flop_counts.items()}
 
     # -- counting
 
@@ -400,8 +467,16 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         plan = self._plans.get(func) or self._plan(func)
         composite = plan[1]
         if self._inside:  # in a counted composite: its inner calls are part of its count
-            return run_composite(self, func, args, kwargs, False) if composite else func(*args, **kwargs)
+            collecting = self._collecting is not None  # then the nested calls are wanted too
+            out = run_composite(self, func, args, kwargs, collecting) if composite else func(*args, **kwargs)
+            if collecting:
+                self._collecting.append(out)
+            return out
+        if plan[3]:
+            return self._run_uncounted(func, args, kwargs, composite)
         formula = plan[0]
+        if formula is not None and self._silenced:  # a gradient formula PyTorch does not count
+            return run_composite(self, func, args, kwargs, False) if composite else func(*args, **kwargs)
         if formula is not None:
             if composite:
                 self._inside += 1
@@ -430,6 +505,7 @@ class FlopCounterMode(Observer, TorchFunctionMode):
                     return run_composite(self, func, args, kwargs, True)
             finally:
                 self._parents = parents
+                self._silenced = 0  # a gradient formula that raised left its node's scope open
         if composite:
             return run_composite(self, func, args, kwargs, True)
         name = plan[2]
@@ -441,8 +517,35 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         """(formula or None, composite?, name to list when not counted or None), once per function."""
         name = public_name(func)
         listed = None if name.endswith(("__get__", "__set__")) else name  # property reads are not ops
-        plan = self._plans[func] = (self.flop_registry.get(func), calls_public_api(func), listed)
+        plan = self._plans[func] = (self.flop_registry.get(func), calls_public_api(func), listed,
+                                    func in _ZERO_FLOP and func not in self.flop_registry)
         return plan
+
+    def _run_uncounted(self, func, args: tuple, kwargs: dict, composite: bool):
+        """Run a function PyTorch counts nothing for (``_ZERO_FLOP``): the calls it makes are not
+        counted, nor, in the backward pass, the gradient formulas of the nodes they recorded."""
+        outer, self._collecting = self._collecting, []
+        self._inside += 1
+        try:
+            out = run_composite(self, func, args, kwargs, True) if composite else func(*args, **kwargs)
+            made = [*self._collecting, out]
+        finally:
+            self._inside -= 1
+            self._collecting = outer
+        for value in made:
+            for tensor in value if isinstance(value, (tuple, list)) else (value,):
+                node = tensor.grad_fn if isinstance(tensor, Tensor) else None
+                if node is not None and node not in self._silenced_nodes:
+                    self._silenced_nodes.add(node)
+                    node.register_prehook(self._silence)
+                    node.register_hook(self._unsilence)
+        return out
+
+    def _silence(self, grad_outputs) -> None:
+        self._silenced += 1
+
+    def _unsilence(self, grad_inputs, grad_outputs) -> None:
+        self._silenced = max(self._silenced - 1, 0)
 
     def _count_einsum_backward(self, out: Tensor, args: tuple, flops: int) -> None:
         # einsum's gradient is written with products and sums (no matrix product to count),
@@ -462,16 +565,35 @@ class FlopCounterMode(Observer, TorchFunctionMode):
     # -- modules
 
     def _module_name(self, module) -> str:
+        """The module's path as PyTorch's module tracker names it: a module first seen outside
+        any named one is its type's name (``GPT``); when a module is first seen, its whole
+        subtree is named under it (``GPT.blocks.0.attn``), also through containers that are
+        never called themselves (``ModuleList``)."""
         names = self._module_names
         if module not in names:
             names[module] = type(module).__name__
-        name = names[module]
-        for child_name, child in module.named_children():
-            if child not in names:
-                names[child] = f"{name}.{child_name}"
-        return name
+        if module not in self._named_below:
+            # depth first, children in order, as PyTorch's recursion; a module seen before
+            # keeps its subtree's names
+            self._named_below.add(module)
+            pending = [iter(module.named_children())]
+            parents = [names[module]]
+            while pending:
+                child_name, child = next(pending[-1], (None, None))
+                if child_name is None:
+                    pending.pop()
+                    parents.pop()
+                    continue
+                names[child] = f"{parents[-1]}.{child_name}"
+                if child not in self._named_below:
+                    self._named_below.add(child)
+                    pending.append(iter(child.named_children()))
+                    parents.append(names[child])
+        return names[module]
 
     def _enter_module(self, module, *unused) -> None:
+        if isinstance(module, LSTM):
+            self._lstm_seen = True
         self._parents.append(self._module_name(module))
 
     def _leave_module_backward(self, module, grad_input, grad_output) -> None:
@@ -490,6 +612,7 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         if self._entries == 0:
             self.flop_counts.clear()
             self.not_counted.clear()
+            self._lstm_seen = False
             self._parents = ["Global"]
             forward_pre, forward, backward_pre, backward = _module_hook_api()
             self._handles += [forward_pre(self._enter_module), forward(self._leave_module, always_call=True),
@@ -554,7 +677,22 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         text = render_table(["Module", "FLOP", "% Total"], self._rows(depth), align="lrr")
         if self.not_counted:
             text += "\nnot counted: " + ", ".join(self.not_counted)
+        beyond = self.counted_beyond_pytorch()
+        if beyond:
+            text += ("\ncounted as their math, where PyTorch's CPU counter counts 0 for its fused kernels: "
+                     + ", ".join(beyond))
         return text
+
+    def counted_beyond_pytorch(self) -> list[str]:
+        """What was counted that PyTorch's counter, on CPU, counts as 0: attention
+        (``scaled_dot_product_attention``; PyTorch counts the same with the math backend) and
+        ``nn.LSTM`` (PyTorch runs a fused kernel it has no formula for)."""
+        found = []
+        if any(self.flop_counts[name].get(F.scaled_dot_product_attention) for name in list(self.flop_counts)):
+            found.append("tensormodes.nn.functional.scaled_dot_product_attention")
+        if self._lstm_seen and self.get_total_flops():
+            found.append("tensormodes.nn.LSTM")
+        return found
 
     def rich_table(self, depth: int | None = None):
         """The same table as a ``rich.table.Table`` (needs ``rich``)."""

@@ -56,7 +56,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         scale = 1.0 / math.sqrt(query.shape[-1])
     scores = query.matmul(key.transpose(-2, -1)) * scale
     if is_causal:
-        attn_mask = _function("ones")(query.shape[-2], key.shape[-2], dtype=_dtype.bool).tril()
+        attn_mask = _function("ones")(query.shape[-2], key.shape[-2], dtype=_dtype.bool, device=query.device).tril()
     if attn_mask is not None:
         if attn_mask.dtype == _dtype.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)

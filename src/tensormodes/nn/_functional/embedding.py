@@ -22,12 +22,12 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         if tensor.numel() == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(tensor.max().item()) + 1
-    if tensor.numel():
+    if tensor.numel() and not tensor.is_meta:  # meta indices have no values to check
         if tensor.min().item() < 0:
             raise RuntimeError("Class values must be non-negative.")
         if tensor.max().item() >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
-    return (tensor.unsqueeze(-1) == _function("arange")(num_classes)).long()
+    return (tensor.unsqueeze(-1) == _function("arange")(num_classes, device=tensor.device)).long()
 
 
 # -- embedding -------------------------------------------------------------------------------
@@ -75,6 +75,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     if max_norm is not None:
         if weight.dim() != 2:
             raise RuntimeError("'weight' must be 2-D")
+        if weight.is_meta or input.is_meta:  # no values to renormalise: the lookup's shape is all there is
+            return _function("embedding")(weight, input, -1 if padding_idx is None else padding_idx,
+                                          scale_grad_by_freq, sparse)
         used = _rows_to_renormalise(weight, input)
         if used.numel() and used[0].item() < 0:  # checked before the weight changes
             raise IndexError("index out of range in self")

@@ -102,5 +102,6 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
         size = result.shape[dim]
         index = [_source_index(position, size, mode) for position in range(-before, size + after)]
         # index_select's gradient adds up the copies, so each source gets every use's gradient.
-        result = result.index_select(dim, _function("tensor")(index, dtype=_dtype.int64))
+        result = result.index_select(dim, _function("tensor")(index, dtype=_dtype.int64,
+                                                                       device=input.device))
     return result
