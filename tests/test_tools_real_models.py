@@ -54,6 +54,10 @@ META_COMPOSITES = [
         tm.nn.TransformerEncoderLayer(8, 2, 16, device="meta"), 2, enable_nested_tensor=False)(
         tm.empty(3, 2, 8, device="meta"), is_causal=True,
         mask=tm.nn.Transformer.generate_square_subsequent_mask(3, device="meta")), (3, 2, 8)),
+    ("dropout2d", lambda: F.dropout2d(tm.empty(2, 3, 4, 4, device="meta"), 0.5), (2, 3, 4, 4)),
+    ("dropout1d", lambda: F.dropout1d(tm.empty(2, 3, 4, device="meta"), 0.5), (2, 3, 4)),
+    ("unfold", lambda: F.unfold(tm.empty(2, 3, 8, 8, device="meta"), 2), (2, 12, 49)),
+    ("fold", lambda: F.fold(tm.empty(2, 12, 49, device="meta"), (8, 8), 2), (2, 3, 8, 8)),
 ]
 
 

@@ -265,7 +265,7 @@ def _taps(channels: int, kernel: list[int], like: Tensor) -> Tensor:
     convolution)."""
     taps = kernel[0] * kernel[1]
     eye = np.tile(np.eye(taps).reshape(taps, 1, *kernel), (channels, 1, 1, 1))
-    return _function("tensor")(eye, dtype=like.dtype)
+    return _function("tensor")(eye, dtype=like.dtype, device=like.device)
 
 
 _FOLD_NAMES = {"kernel_size": ("kernel size", "kernel"), "dilation": ("dilation", "dilation"),
@@ -374,7 +374,7 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> 
         result = input * 0.0
     else:
         shape = (*input.shape[:2], *(1,) * (input.dim() - 2))
-        keep = _function("rand")(shape, dtype=input.dtype) >= p
+        keep = _function("rand")(shape, dtype=input.dtype, device=input.device) >= p
         result = input * keep * (1.0 / (1.0 - p))
     return input.copy_(result) if inplace else result
 
@@ -456,7 +456,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
             raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              f"fixed length sequences. However, found offsets of type {type(offsets)}"
                              .replace("tensormodes._tensor", "torch"))
-        offsets = _function("arange")(0, input.numel(), max(input.shape[1], 1), dtype=input.dtype)
+        offsets = _function("arange")(0, input.numel(), max(input.shape[1], 1), dtype=input.dtype,
+                                      device=input.device)
         include_last_offset = False
         input = input.reshape(-1)
         if per_sample_weights is not None:
