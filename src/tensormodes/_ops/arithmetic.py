@@ -491,6 +491,7 @@ def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:  # noqa: A
 # Number exponents PyTorch's complex kernel computes apart: 2 and 3 by multiplications (as NumPy's
 # power), the others as below.
 _COMPLEX_EXPONENT_KERNELS = {
+    1: lambda z: np.array(z, copy=True),  # the base itself, NaN parts kept (PyTorch copies)
     0.5: np.sqrt,
     -0.5: lambda z: 1 / np.sqrt(z),
     -1: lambda z: 1 / z,
