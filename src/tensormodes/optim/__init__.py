@@ -20,12 +20,17 @@ tensor([ 1.6949, -0.6989], requires_grad=True)
 """
 
 from . import lr_scheduler
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
+from .adamax import Adamax
 from .adamw import AdamW
+from .nadam import NAdam
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+from .radam import RAdam
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+           "lr_scheduler",
            "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
