@@ -44,7 +44,7 @@ class Adadelta(Optimizer):
     >>> opt.step()
     >>> w, opt.state[w]["square_avg"], opt.state[w]["acc_delta"]
     (Parameter containing:
-    tensor([-0.], requires_grad=True), tensor([9.]), tensor([1.]))
+    tensor([0.0513], requires_grad=True), tensor([9.]), tensor([0.9000]))
     """
 
     def __init__(self, params: Iterable, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,

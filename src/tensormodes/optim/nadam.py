@@ -66,7 +66,7 @@ class NAdam(Optimizer):
     >>> opt.step()
     >>> w
     Parameter containing:
-    tensor([ 0.8068, -0.8068], requires_grad=True)
+    tensor([ 0.8944, -0.8944], requires_grad=True)
     >>> sorted(opt.state[w])
     ['exp_avg', 'exp_avg_sq', 'mu_product', 'step']
     """
@@ -109,7 +109,7 @@ class NAdam(Optimizer):
         >>> w.grad = tm.tensor([4.0])
         >>> opt.step(); w
         Parameter containing:
-        tensor([1.0171], requires_grad=True)
+        tensor([1.4718], requires_grad=True)
         """
         return self._step_groups(closure)
 
