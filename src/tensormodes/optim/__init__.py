@@ -19,7 +19,7 @@ Parameter containing:
 tensor([ 1.6949, -0.6989], requires_grad=True)
 """
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -34,5 +34,5 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "LBFGS", "SparseAdam", "lr_scheduler", "register_optimizer_step_pre_hook",
+           "LBFGS", "SparseAdam", "lr_scheduler", "swa_utils", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
