@@ -17,12 +17,23 @@ recursively (``lr * gamma``) as PyTorch does, so results agree to the last bit, 
 [1.0, 1.0, 0.5, 0.5, 0.25]
 """
 
-from ._annealing import CosineAnnealingLR, OneCycleLR
+from ._annealing import CosineAnnealingLR, CosineAnnealingWarmRestarts, OneCycleLR
 from ._base import EPOCH_DEPRECATION_WARNING as EPOCH_DEPRECATION_WARNING  # PyTorch's module attribute
 from ._base import LRScheduler
-from ._combining import SequentialLR
-from ._multiplicative import ConstantLR, ExponentialLR, LambdaLR, LinearLR, MultiStepLR, StepLR
+from ._combining import ChainedScheduler, SequentialLR
+from ._cyclic import CyclicLR
+from ._multiplicative import (
+           ConstantLR,
+           ExponentialLR,
+           LambdaLR,
+           LinearLR,
+           MultiplicativeLR,
+           MultiStepLR,
+           PolynomialLR,
+           StepLR,
+)
 from ._plateau import ReduceLROnPlateau
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
-           "SequentialLR", "CosineAnnealingLR", "ReduceLROnPlateau", "OneCycleLR"]
+__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
+           "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR",
+           "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR"]

@@ -1,5 +1,5 @@
-"""Schedulers that anneal the learning rate between bounds: ``CosineAnnealingLR`` and ``OneCycleLR``
-(which cycles the momentum too).
+"""Schedulers that anneal the learning rate between bounds: ``CosineAnnealingLR``,
+``CosineAnnealingWarmRestarts`` and ``OneCycleLR`` (which cycles the momentum too).
 """
 
 from __future__ import annotations
@@ -219,3 +219,105 @@ class OneCycleLR(LRScheduler):
                 else:
                     group["momentum"] = momentum
         return lrs
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    r"""Sets the learning rate of each parameter group using a cosine annealing schedule
+    with warm restarts::
+
+        lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2
+
+    where ``T_cur`` counts the epochs since the last restart and ``T_i`` (first ``T_0``,
+    then multiplied by ``T_mult`` at each restart) is the length of the current cycle.
+    ``step(epoch)`` accepts a fractional epoch (to step within an epoch, per batch).
+
+    Args:
+        optimizer (Optimizer): wrapped optimizer.
+        T_0 (int): number of iterations until the first restart.
+        T_mult (int, optional): a factor by which ``T_i`` increases after a restart.
+            Default: 1.
+        eta_min (float, optional): minimum learning rate. Default: 0.
+        last_epoch (int, optional): the index of the last epoch. Default: -1.
+
+    >>> import tensormodes as tm
+    >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+    >>> scheduler = tm.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=2)
+    >>> lrs = [scheduler.get_last_lr()[0]]
+    >>> for _ in range(6):
+    ...     opt.step(); scheduler.step(); lrs.append(round(scheduler.get_last_lr()[0], 4))
+    >>> lrs
+    [1.0, 0.5, 1.0, 0.8536, 0.5, 0.1464, 1.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        """The lrs at ``T_cur`` epochs into the current cycle.
+
+        >>> import tensormodes as tm, warnings
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
+        >>> opt.step(); scheduler.step()
+        >>> with warnings.catch_warnings(record=True) as caught:  # outside step it warns (use get_last_lr)
+        ...     warnings.simplefilter("always")
+        ...     lrs = scheduler.get_lr()
+        >>> lrs, len(caught)
+        ([0.5], 1)
+        """
+        _warn_get_lr_called_within_step(self)
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch: float | None = None) -> None:
+        """Advance by one epoch, or go to ``epoch`` (which may be fractional, and does not
+        warn here: it is this scheduler's way of stepping per batch).
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=4)
+        >>> opt.step(); scheduler.step(2.0); scheduler.get_last_lr(), scheduler.last_epoch
+        ([0.5], 2)
+        """
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
+            group["lr"] = lr
+        self._last_lr = _group_values(self.optimizer, "lr")

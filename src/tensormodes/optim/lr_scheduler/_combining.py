@@ -1,8 +1,10 @@
-"""``SequentialLR``: schedulers taking turns, each from its milestone on."""
+"""Schedulers made of schedulers: ``SequentialLR`` (taking turns, each from its milestone on) and
+``ChainedScheduler`` (all stepped together, their effects composed)."""
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from typing import Any
 
 from ..optimizer import Optimizer
@@ -132,6 +134,95 @@ class SequentialLR(LRScheduler):
         >>> saved = scheduler.state_dict()
         >>> saved["_schedulers"][1]["gamma"] = 0.25
         >>> scheduler.load_state_dict(saved); scheduler._schedulers[1].gamma
+        0.25
+        """
+        schedulers = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = schedulers  # leave the caller's dict as it was
+        for scheduler, saved in zip(self._schedulers, schedulers):
+            scheduler.load_state_dict(saved)
+
+
+class ChainedScheduler(LRScheduler):
+    """Chains a list of learning rate schedulers: every ``step`` steps each of them, in
+    order, so their effects on the lr compose.
+
+    Args:
+        schedulers (sequence): sequence of chained schedulers.
+        optimizer (Optimizer, optional): wrapped optimizer. Default: None (the first
+            scheduler's).
+
+    >>> import tensormodes as tm
+    >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+    >>> S = tm.optim.lr_scheduler
+    >>> scheduler = S.ChainedScheduler([S.ConstantLR(opt, factor=0.5, total_iters=2),
+    ...                                 S.ExponentialLR(opt, gamma=0.5)])
+    >>> lrs = [scheduler.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     opt.step(); scheduler.step(); lrs.append(scheduler.get_last_lr()[0])
+    >>> lrs
+    [0.5, 0.25, 0.25, 0.125]
+    """
+
+    def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None:
+        name = self.__class__.__name__
+        if len(schedulers) < 1:
+            raise ValueError(f"{name} expects at least one scheduler to be chained, but got no scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        for index, scheduler in enumerate(schedulers):
+            if not hasattr(scheduler, "optimizer"):
+                raise TypeError(f"{name} at index {index} should have `optimizer` as its attribute.")
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(
+                    f"{name} does not support `ReduceLROnPlateau` scheduler as it requires additional kwargs to be "
+                    f"specified when calling `step`, but got one at index {index} in the given schedulers sequence.")
+            if optimizer != scheduler.optimizer:
+                raise ValueError(
+                    f"{name} expects all schedulers to belong to the same optimizer, but got scheduler "
+                    f"{scheduler.__class__.__name__} at index {index} has {scheduler.optimizer}, which is different "
+                    f"from {optimizer.__class__.__name__}.")
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+
+    def step(self) -> None:
+        """Step every chained scheduler, in order.
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> S = tm.optim.lr_scheduler
+        >>> scheduler = S.ChainedScheduler([S.ExponentialLR(opt, gamma=0.5), S.ExponentialLR(opt, gamma=0.5)])
+        >>> opt.step(); scheduler.step(); scheduler.get_last_lr()
+        [0.25]
+        """
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self._schedulers[-1].optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        """The state, with each chained scheduler's ``state_dict`` under ``_schedulers``.
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> S = tm.optim.lr_scheduler
+        >>> scheduler = S.ChainedScheduler([S.ExponentialLR(opt, gamma=0.5), S.StepLR(opt, step_size=2)])
+        >>> [s["last_epoch"] for s in scheduler.state_dict()["_schedulers"]]
+        [0, 0]
+        """
+        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load the state, and each chained scheduler's.
+
+        >>> import tensormodes as tm
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> S = tm.optim.lr_scheduler
+        >>> scheduler = S.ChainedScheduler([S.ExponentialLR(opt, gamma=0.5)])
+        >>> saved = scheduler.state_dict()
+        >>> saved["_schedulers"][0]["gamma"] = 0.25
+        >>> scheduler.load_state_dict(saved); scheduler._schedulers[0].gamma
         0.25
         """
         schedulers = state_dict.pop("_schedulers")

@@ -1,5 +1,6 @@
-"""Schedulers that scale the initial learning rate by a factor of the epoch: ``LambdaLR``,
-``StepLR``, ``MultiStepLR``, ``ConstantLR``, ``LinearLR`` and ``ExponentialLR``.
+"""Schedulers that scale the learning rate by a factor of the epoch: ``LambdaLR``,
+``MultiplicativeLR``, ``StepLR``, ``MultiStepLR``, ``ConstantLR``, ``LinearLR``,
+``ExponentialLR`` and ``PolynomialLR``.
 """
 
 from __future__ import annotations
@@ -340,3 +341,114 @@ class ExponentialLR(LRScheduler):
 
     def _get_closed_form_lr(self) -> list[float]:
         return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiplies the learning rate of each parameter group by the factor given in the
+    specified function, every epoch.
+
+    Args:
+        optimizer (Optimizer): wrapped optimizer.
+        lr_lambda (function or list): a function which computes a multiplicative factor
+            given an integer parameter epoch, or a list of such functions, one for each
+            group in ``optimizer.param_groups``.
+        last_epoch (int): the index of last epoch. Default: -1.
+
+    >>> import tensormodes as tm
+    >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+    >>> scheduler = tm.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
+    >>> lrs = [scheduler.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     opt.step(); scheduler.step(); lrs.append(scheduler.get_last_lr()[0])
+    >>> lrs
+    [1.0, 0.5, 0.25, 0.125]
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    # Saved and loaded as LambdaLR's: a lambda only if it is a callable object (its ``__dict__``).
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+    def get_lr(self) -> list[float]:
+        """The current lrs times ``lr_lambda(last_epoch)`` (unchanged by the constructor's step).
+
+        >>> import tensormodes as tm, warnings
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.MultiplicativeLR(opt, lambda epoch: 0.5)
+        >>> opt.step(); scheduler.step()
+        >>> with warnings.catch_warnings(record=True) as caught:  # outside step it warns (use get_last_lr)
+        ...     warnings.simplefilter("always")
+        ...     lrs = scheduler.get_lr()
+        >>> lrs, len(caught)
+        ([0.25], 1)
+        """
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * fn(self.last_epoch)
+                for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups, strict=True)]
+
+
+class PolynomialLR(LRScheduler):
+    """Decays the learning rate of each parameter group using a polynomial function in the
+    given total_iters: ``base_lr * (1 - epoch / total_iters) ** power``, reached
+    recursively as PyTorch does; constant after ``total_iters``.
+
+    Args:
+        optimizer (Optimizer): wrapped optimizer.
+        total_iters (int): the number of steps that the scheduler decays the learning rate.
+            Default: 5.
+        power (float): the power of the polynomial. Default: 1.0.
+        last_epoch (int): the index of the last epoch. Default: -1.
+
+    >>> import tensormodes as tm
+    >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+    >>> scheduler = tm.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+    >>> lrs = [scheduler.get_last_lr()[0]]
+    >>> for _ in range(5):
+    ...     opt.step(); scheduler.step(); lrs.append(scheduler.get_last_lr()[0])
+    >>> lrs
+    [1.0, 0.5625, 0.25, 0.0625, 0.0, 0.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        """The current lrs times the ratio of consecutive polynomial factors.
+
+        >>> import tensormodes as tm, warnings
+        >>> opt = tm.optim.SGD([tm.nn.Parameter(tm.ones(1))], lr=1.0)
+        >>> scheduler = tm.optim.lr_scheduler.PolynomialLR(opt, total_iters=2)
+        >>> opt.step(); scheduler.step()
+        >>> with warnings.catch_warnings(record=True) as caught:  # outside step it warns (use get_last_lr)
+        ...     warnings.simplefilter("always")
+        ...     lrs = scheduler.get_lr()
+        >>> lrs, len(caught)
+        ([0.25], 1)
+        """
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        decay_factor = ((1.0 - self.last_epoch / self.total_iters)
+                        / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * decay_factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
