@@ -14,6 +14,7 @@ import collections
 import struct
 
 from .. import _dtype as dt
+from .._api.meta_tensor import MetaParameter, MetaTensor
 from .._api.parameter import Parameter
 from .._api.tensor import Size, Tensor
 from .._device import device
@@ -216,4 +217,4 @@ _CONTAINERS = {
     tuple: Pickler._tuple, list: Pickler._list, dict: Pickler._dict, collections.OrderedDict: Pickler._ordered_dict,
     collections.Counter: Pickler._counter, set: Pickler._set, bytearray: Pickler._bytearray, Size: Pickler._size,
 }
-_TENSOR_KINDS = frozenset((Tensor, Parameter))
+_TENSOR_KINDS = frozenset((Tensor, Parameter, MetaTensor, MetaParameter))

@@ -158,7 +158,7 @@ def _plan(tensors: list[Tensor], paths: list[str]) -> tuple[list, dict[str, np.n
 def _tensor_bytes(t: Tensor, where: _Saved | None) -> bytes:
     """The opcodes rebuilding ``t`` as PyTorch's ``Tensor.__reduce_ex__`` writes them."""
     requires_grad = bool(t._requires_grad)
-    is_parameter = type(t) is Parameter
+    is_parameter = isinstance(t, Parameter)
     array = t._data
     dtype = dt.NP_TO_DTYPE[array.dtype]
     if where is None:  # a meta tensor: no storage
@@ -340,7 +340,8 @@ class _Loader:
 
     def tensor_v3(self, storage, offset, size, stride, requires_grad, hooks, dtype, metadata=None):
         if type(storage) is _Storage and dtype is not storage.dtype:
-            raise Refused(f"_rebuild_tensor_v3 with dtype {dtype} on a {storage.dtype} storage is not supported")
+            raise Refused(f"_rebuild_tensor_v3 with dtype {_short(dtype)} on a {storage.dtype._name} storage is "
+                          "not supported")
         return self.tensor(storage, offset, size, stride, requires_grad, hooks, metadata)
 
     def meta_tensor(self, dtype, size, stride, requires_grad=False):
@@ -553,7 +554,7 @@ def _load_zip(buffer: np.ndarray, map_location, mmap: bool):
             raise Refused(f"storage {key!r} has no record {name!r} in the archive")
         raw = archive.read(name, check=not mmap)
         if len(raw) != numel * dtype.itemsize:
-            raise Refused(f"storage {key!r} holds {numel} elements of {dtype} ({numel * dtype.itemsize} bytes) "
+            raise Refused(f"storage {key!r} holds {numel} elements of {dtype._name} ({numel * dtype.itemsize} bytes) "
                           f"but record {name!r} holds {len(raw)} bytes")
         return _swapped(raw, dtype) if byteorder == "big" and dtype.itemsize > 1 else raw
 

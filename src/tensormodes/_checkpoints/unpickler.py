@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import collections
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .errors import FormatError, UnsafeFileError
 from .safe_globals import plain_fields, user_classes
@@ -227,7 +228,7 @@ def _describe(value) -> str:
 def _set_attributes(inst, state, fields, what: str) -> None:
     if type(state) is not dict:
         raise Refused(f"BUILD on {what} with a {type(state).__name__} state")
-    for key, value in state.items():
+    for key in state:
         if type(key) is not str or not key.isidentifier() or key.startswith("__") \
                 or (fields is not None and key not in fields):
             raise Refused(f"BUILD sets attribute {key!r} on {what}, which is not allowed")
