@@ -308,7 +308,7 @@ def data_rows() -> list[Row]:
     arrays = {f"layer{i}.weight": rng.standard_normal((256, 384)).astype(np.float32) for i in range(16)}
     state = {k: tm.from_numpy(v) for k, v in arrays.items()}
     folder = tempfile.TemporaryDirectory()
-    ours_path, base_path, torch_path = (os.path.join(folder.name, n) for n in ("tm.st", "np.st", "pt.pt"))
+    ours_path, base_path, torch_path = (os.path.join(folder.name, n) for n in ("tm.safetensors", "np.st", "pt.pt"))
     tm.save(state, ours_path)
 
     def load():

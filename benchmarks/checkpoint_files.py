@@ -7,8 +7,10 @@ have left the allocator holding freed memory: there both libraries reuse warm pa
 fresh process every new buffer is fresh pages (page faults), and the libraries allocate
 differently: ``tm.load`` reads the file into one buffer the tensors share, ``safetensors.numpy``
 copies each tensor into an array of its own, which the allocator hands back to the system
-when it is freed (so repeated loads fault again). Baseline: ``safetensors.numpy``; also
-``torch.save``/``torch.load`` when PyTorch is installed.
+when it is freed (so repeated loads fault again). Rows: ``tensormodes`` (a ``.pt`` path: PyTorch's
+zip format, read by the restricted pickle reader), ``tensormodes-st`` (a ``.safetensors`` path),
+``safetensors.numpy`` (the baseline) and ``torch.save``/``torch.load(weights_only=True)`` when
+PyTorch is installed, with the ratios of both tensormodes rows to each.
 
 Run: ``python benchmarks/checkpoint_files.py [--processes N]``.
 """
@@ -29,7 +31,7 @@ library, folder = sys.argv[1], sys.argv[2]
 rng = np.random.default_rng(0)
 arrays = {f"layer{i}.weight": rng.standard_normal((256, 384)).astype(np.float32) for i in range(16)}
 small = {"w": np.ones(4, np.float32)}
-if library == "tensormodes":
+if library.startswith("tensormodes"):
     import tensormodes as tm
     state, small = ({k: tm.from_numpy(v) for k, v in d.items()} for d in (arrays, small))
     save, load = tm.save, tm.load
@@ -41,7 +43,9 @@ else:
     torch.set_num_threads(1)
     state, small = ({k: torch.from_numpy(v) for k, v in d.items()} for d in (arrays, small))
     save, load = torch.save, lambda path: torch.load(path, weights_only=True)
-path, warm = os.path.join(folder, library + ".bin"), os.path.join(folder, library + ".small")
+# tm.save writes PyTorch's zip format to any name but a .safetensors one.
+extension = ".safetensors" if library == "tensormodes-st" else ".pt"
+path, warm = os.path.join(folder, library + extension), os.path.join(folder, library + ".small" + extension)
 save(small, warm)
 load(warm)  # the code paths, not the data, warmed
 
@@ -62,7 +66,8 @@ _METRICS = ("first save", "first load", "repeated save", "repeated load")
 
 
 def _available(library: str) -> bool:
-    module = {"tensormodes": "tensormodes", "safetensors": "safetensors.numpy", "torch": "torch"}[library]
+    module = {"tensormodes": "tensormodes", "tensormodes-st": "tensormodes", "safetensors": "safetensors.numpy",
+              "torch": "torch"}[library]
     return subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode == 0
 
 
@@ -70,7 +75,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--processes", type=int, default=7, help="processes per library (default 7)")
     processes = parser.parse_args().processes
-    libraries = [name for name in ("tensormodes", "safetensors", "torch") if _available(name)]
+    libraries = [name for name in ("tensormodes", "tensormodes-st", "safetensors", "torch") if _available(name)]
     runs: dict[str, list[dict]] = {name: [] for name in libraries}
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(processes):
@@ -90,6 +95,12 @@ def main() -> None:
             ratios = "".join(f"{medians[name][m][0] / base[m][0]:13.2f}x /{medians[name][m][1] / base[m][1]:6.2f}x"
                              for m in _METRICS)
             print(f"{name + ' / st':15s}{ratios}")
+    if "torch" in medians:
+        base = medians["torch"]
+        for name in (n for n in medians if n.startswith("tensormodes")):
+            ratios = "".join(f"{medians[name][m][0] / base[m][0]:13.2f}x /{medians[name][m][1] / base[m][1]:6.2f}x"
+                             for m in _METRICS)
+            print(f"{name[:11] + ('-st' if name.endswith('st') else '') + ' / torch':15s}{ratios}")
 
 
 if __name__ == "__main__":

@@ -22,8 +22,15 @@ ALL_DTYPES = [tm.bool, tm.uint8, tm.int8, tm.int16, tm.int32, tm.int64, tm.float
               tm.float64, tm.complex64, tm.complex128]
 
 
+class SafetensorsBuffer(io.BytesIO):
+    """An in-memory file named like a ``.safetensors`` file, so tm.save writes safetensors to it
+    (any other name gets PyTorch's zip format, tested in test_serialization_pt.py)."""
+
+    name = "buffer.safetensors"
+
+
 def _bytes_of(obj) -> bytes:
-    buffer = io.BytesIO()
+    buffer = SafetensorsBuffer()
     tm.save(obj, buffer)
     return buffer.getvalue()
 
@@ -278,9 +285,9 @@ def test_mmap_of_a_file_object_is_refused_like_torch():
 
 
 def test_a_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
-    tm.save({"a": 1}, tmp_path / "f.st")
+    tm.save({"a": 1}, tmp_path / "f.safetensors")
     with pytest.raises(TypeError):
-        tm.save({"a": 2, "b": object()}, tmp_path / "f.st")
+        tm.save({"a": 2, "b": object()}, tmp_path / "f.safetensors")
 
     def full_disk(file, entries, document, blocks):
         file.write(b"{}")
@@ -288,9 +295,9 @@ def test_a_failed_save_leaves_the_old_file(tmp_path, monkeypatch):
 
     monkeypatch.setattr(serialization, "_write", full_disk)
     with pytest.raises(OSError, match="No space left"):
-        tm.save({"a": 3}, tmp_path / "f.st")
-    assert tm.load(tmp_path / "f.st") == {"a": 1}
-    assert [p.name for p in tmp_path.iterdir()] == ["f.st"]
+        tm.save({"a": 3}, tmp_path / "f.safetensors")
+    assert tm.load(tmp_path / "f.safetensors") == {"a": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["f.safetensors"]
 
 
 def test_bad_arguments():

@@ -22,6 +22,13 @@ from tensormodes.serialization import FormatError
 SMALL = {"w": tm.arange(6.).reshape(2, 3), "step": 3, "lr": 0.5}
 
 
+class SafetensorsBuffer(io.BytesIO):
+    """An in-memory file named like a ``.safetensors`` file, so tm.save writes safetensors to it
+    (any other name gets PyTorch's zip format, tested in test_serialization_pt.py)."""
+
+    name = "buffer.safetensors"
+
+
 def _padded(text: str) -> bytes:
     raw = text.encode()
     raw += b" " * (-len(raw) % 8)
@@ -30,7 +37,7 @@ def _padded(text: str) -> bytes:
 
 def _parts() -> tuple[str, str, bytes]:
     """The document text of a saved file (of ``SMALL``), its tensor entries as compact JSON, and its data."""
-    buffer = io.BytesIO()
+    buffer = SafetensorsBuffer()
     tm.save(SMALL, buffer)
     data = buffer.getvalue()
     n = int.from_bytes(data[:8], "little")

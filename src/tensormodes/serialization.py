@@ -1,6 +1,14 @@
-"""``save`` and ``load``: objects holding tensors, as safetensors files. Nothing is ever unpickled.
+"""``save`` and ``load``: checkpoints as safetensors files or as PyTorch's files. Nothing is ever unpickled.
 
-A file written by :func:`save` is a real safetensors file: an 8-byte little-endian header
+A path ending in ``.safetensors`` (or a file object whose ``name`` does) gets the safetensors
+format below. Any other path or file object gets PyTorch's zip format (``torch.save``'s, read
+by ``torch.load(..., weights_only=True)``; see ``_checkpoints/pytorch_format.py``). :func:`load`
+recognises the format by content: a zip, a legacy (non-zip) PyTorch checkpoint, or a
+safetensors file. PyTorch's pickles are read by a restricted interpreter of our own
+(``_checkpoints/unpickler.py``) that builds only allow-listed objects and imports or calls
+nothing else; Python's ``pickle`` module never sees file data.
+
+A safetensors file written by :func:`save` is a real safetensors file: an 8-byte little-endian header
 length, a JSON header (padded with spaces to a multiple of 8 bytes) mapping names to
 ``{"dtype", "shape", "data_offsets"}``, then the raw little-endian bytes. Any safetensors
 reader sees the tensors; :func:`load` also rebuilds the rest of the object from two
@@ -61,8 +69,7 @@ JSON is refused before it can exhaust the stack: neither costs time or crashes.
 Files without the ``"tensormodes"`` entry (written by ``safetensors.torch.save_file`` or
 any other tool) load as a flat ``dict`` of tensors, in the header's order.
 
->>> import io
->>> import tensormodes as tm
+>>> >>> import tensormodes as tm
 >>> buffer = io.BytesIO()
 >>> w = tm.arange(6.).reshape(2, 3)
 >>> tm.save({"w": w, "w_t": w.t(), "lr": 0.1, "betas": (0.9, 0.999)}, buffer)
@@ -74,16 +81,10 @@ any other tool) load as a flat ``dict`` of tensors, in the header's order.
 from __future__ import annotations
 
 import collections
-import contextlib
-import errno
-import io
 import json
 import math
-import mmap as _mmap
 import os
 import reprlib
-import secrets
-import stat
 import sys
 import zlib
 from typing import IO, Any
@@ -94,11 +95,16 @@ from . import _dtype as dt
 from ._api.parameter import Parameter
 from ._api.tensor import Size, Tensor
 from ._autograd.graph import share_version
+from ._checkpoints import files, pytorch_format
+from ._checkpoints.errors import FormatError, UnsafeFileError
+from ._checkpoints.safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+from ._checkpoints.ziparchive import ZIP_MAGIC
 from ._device import device, parse_device
 from ._meta_array import MetaArray
 from ._tensor_base import wrap_array
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "FormatError", "UnsafeFileError", "add_safe_globals", "safe_globals",
+           "get_safe_globals", "clear_safe_globals"]
 
 FORMAT_VERSION = 1
 _DOC_KEY = "tensormodes"
@@ -339,89 +345,55 @@ def _dumps(value) -> str:
     return json.dumps(value, separators=(",", ":"), allow_nan=False)
 
 
-def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = None, pickle_protocol: int = 2) -> None:
-    """Saves an object to a disk file, as a safetensors file (see the module's docstring).
+def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True) -> None:
+    """Saves an object to a disk file: PyTorch's zip format, or safetensors for a ``.safetensors`` name.
 
     ``obj`` may nest dicts (also ``OrderedDict`` and integer keys), lists, tuples,
     tensors (and ``nn.Parameter``), numbers, strings, bools, None, dtypes and devices;
-    anything else raises ``TypeError`` naming where it sits in ``obj``. Containers nested
-    more than 100 deep, and integers of more than 4,300 digits, raise ``ValueError``; a meta
-    tensor (which has no data) raises ``NotImplementedError``. Tensors sharing memory are
-    written once and load sharing memory. ``f`` is a path or a binary file object. A path
-    is replaced atomically: a failed save leaves the old file; a symlink is written through
-    (its target replaced); the file keeps its permission bits; a hard-linked file is
-    detached from its other names, which keep the old contents. ``pickle_module`` exists for
-    PyTorch's signature and must stay None: nothing is pickled; ``pickle_protocol`` is
-    ignored.
+    PyTorch's format also takes sets, ``Counter``, bytes, bytearray, ``Size`` and meta tensors.
+    Anything else raises ``TypeError`` naming where it sits in ``obj``. Containers nested too
+    deep (100 levels in safetensors, 200 in PyTorch's format) raise ``ValueError``; in safetensors
+    so do integers of more than 4,300 digits and meta tensors (``NotImplementedError``). Tensors
+    sharing memory are written once and load sharing memory. ``f`` is a path or a binary file
+    object. A path is replaced atomically: a failed save leaves the old file; a symlink is
+    written through (its target replaced); the file keeps its permission bits; a hard-linked
+    file is detached from its other names, which keep the old contents. ``pickle_module``
+    must stay None (nothing is pickled by Python); ``pickle_protocol`` is ignored (PyTorch's
+    format is written with protocol 2) and ``_use_new_zipfile_serialization`` must stay True.
 
-    >>> import io
-    >>> import tensormodes as tm
+    >>>     >>> import tensormodes as tm
     >>> buffer = io.BytesIO()
     >>> tm.save({"step": 3, "weight": tm.ones(2, 2)}, buffer)
     >>> data = buffer.getvalue()
-    >>> header_length = int.from_bytes(data[:8], "little")
-    >>> header_length % 8, data[8:9], tm.load(io.BytesIO(data))["step"]
-    (0, b'{', 3)
+    >>> data[:4], tm.load(io.BytesIO(data))["step"]
+    (b'PK\\x03\\x04', 3)
     """
     if pickle_module is not None:
         raise ValueError("tm.save never pickles: pickle_module must be None")
+    if _use_new_zipfile_serialization is not True:
+        raise ValueError("tm.save writes PyTorch's zip format only: _use_new_zipfile_serialization must be True")
     _check_byteorder()
-    encoder = _Encoder()
-    tree = encoder.encode(obj, "obj", ())
-    entries, storages, descriptions, blocks = _plan(encoder.tensors, encoder.names)
-    document = {"version": FORMAT_VERSION, "storages": storages, "tensors": descriptions, "object": tree}
-    if isinstance(f, (str, os.PathLike)):
-        _save_to_path(os.fspath(f), entries, document, blocks)
+    is_path = isinstance(f, (str, os.PathLike))
+    if not is_path and not hasattr(f, "write"):
+        raise TypeError(f"tm.save: f must be a path or a binary file object, not {type(f).__name__}")
+    name = os.fspath(f) if is_path else getattr(f, "name", None)
+    name = name if isinstance(name, str) else ""
+    if name.endswith(".safetensors"):
+        encoder = _Encoder()
+        tree = encoder.encode(obj, "obj", ())
+        entries, storages, descriptions, blocks = _plan(encoder.tensors, encoder.names)
+        document = {"version": FORMAT_VERSION, "storages": storages, "tensors": descriptions, "object": tree}
+
+        def write(file) -> None:
+            _write(file, entries, document, blocks)
     else:
-        if not hasattr(f, "write"):
-            raise TypeError(f"tm.save: f must be a path or a binary file object, not {type(f).__name__}")
-        _write(f, entries, document, blocks)
-
-
-def _save_to_path(path: str, entries: dict, document: dict, blocks: dict[str, np.ndarray]) -> None:
-    """Writes the file beside its target, then renames it over the target.
-
-    A failed save leaves the old file whole, and tensors loaded from it with ``mmap=True``
-    keep their pages (truncating the file would not). A symlink is followed, as writing
-    through it (``torch.save``) does: its target is replaced and the link stays. The new
-    file keeps the old one's permission bits (a file only its owner may read stays so, even
-    while being written); a new file gets the usual ones (0o666 less the umask). A file with
-    several hard links is detached from the others, which keep the old contents. A read-only
-    file is refused (``PermissionError``), as writing it would be. A path that exists but is
-    not a regular file (``/dev/null``, a FIFO) is written in place. A process
-    killed while writing leaves ``<target>.tm-save.<pid>.<random>.tmp`` beside the target,
-    which is safe to delete.
-    """
-    target = os.path.realpath(path)
-    try:
-        mode = os.stat(target).st_mode
-    except FileNotFoundError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode):
-        with open(target, "wb") as file:
-            _write(file, entries, document, blocks)
-        return
-    if mode is not None and not os.access(target, os.W_OK):
-        # Renaming over a read-only file would succeed; writing it, as torch.save does, would not.
-        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
-    permissions = 0o666 if mode is None else stat.S_IMODE(mode)
-    temporary = f"{target}.tm-save.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    try:
-        # O_EXCL: a file (or a symlink planted) at the temporary name is never written through.
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
-                             permissions & 0o777)
-    except OSError as e:  # named after the path the caller gave, not the temporary one
-        raise type(e)(e.errno, e.strerror, path) from None
-    try:
-        with open(descriptor, "wb") as file:
-            _write(file, entries, document, blocks)
-        if mode is not None:
-            os.chmod(temporary, permissions)  # exact: the umask narrowed what os.open set
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(temporary)
-        raise
+        stem = os.path.splitext(os.path.basename(name))[0] if is_path else "archive"
+        write = pytorch_format.write_checkpoint(obj, stem)
+    if is_path:
+        files.replace_file(os.fspath(f), write)
+    else:
+        write(f)
 
 
 def _header(entries: dict, document: dict) -> bytes:
@@ -474,10 +446,6 @@ def _check_byteorder() -> None:
 
 
 # -- loading -----------------------------------------------------------------------------------------
-
-class FormatError(ValueError):
-    """A file that is not a valid safetensors file, or whose contents fail their checksums."""
-
 
 class _LongInt(str):
     """An integer in a file with more digits than a valid file holds there, kept as its text:
@@ -581,33 +549,6 @@ def _parse_json(text: str, decoder: json.JSONDecoder, what: str, hint: str = "",
         raise too_deep from None
 
 
-def _read(f, use_mmap: bool):
-    if isinstance(f, (str, os.PathLike)):
-        with open(f, "rb") as file:
-            if use_mmap:
-                size = os.fstat(file.fileno()).st_size
-                if not size:
-                    return np.empty(0, np.uint8)
-                return np.frombuffer(_mmap.mmap(file.fileno(), 0, access=_mmap.ACCESS_COPY), np.uint8)
-            return _read_file(file)
-    if use_mmap:
-        raise ValueError("f must be a file path in order to use the mmap argument")
-    if not hasattr(f, "read"):
-        raise TypeError(f"tm.load: f must be a path or a binary file object, not {type(f).__name__}")
-    return _read_file(f)
-
-
-def _read_file(file):
-    if hasattr(file, "readinto") and getattr(file, "seekable", lambda: False)():
-        start = file.tell()
-        size = file.seek(0, io.SEEK_END) - start
-        file.seek(start)
-        buffer = np.empty(size, np.uint8)  # not zero-filled, unlike a bytearray: every byte is read over
-        got = file.readinto(memoryview(buffer))
-        return buffer[:got]
-    return np.frombuffer(bytearray(file.read()), np.uint8)
-
-
 def _parse_header(buffer) -> tuple[dict, str, int]:
     """The header as a dict, its text, and where the data starts."""
     size = len(buffer)
@@ -707,16 +648,24 @@ def _target_device(map_location) -> None:
 
 def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module: Any = None, *,
          weights_only: bool | None = None, mmap: bool | None = None, **pickle_load_args) -> Any:
-    """Loads an object saved with :func:`save` from a file, or the tensors of any safetensors file.
+    """Loads an object saved with :func:`save` or ``torch.save``, or the tensors of any safetensors file.
 
-    Loading never executes code from the file: the format holds JSON and raw bytes only,
-    so ``weights_only`` is accepted for PyTorch's signature and loading is always safe.
-    Every tensor's bytes are checked against their checksum and the header against its
-    own: a corrupted, truncated or malformed file raises ``ValueError`` naming the tensor
-    or the header field at fault. A safetensors file written by another tool loads as a
-    flat dict of tensors. ``map_location`` may be None, ``'cpu'``, a cpu device or a dict of
-    them; ``mmap=True`` maps the file (``f`` must then be a path) instead of reading it;
-    tensors are copy-on-write views of the mapping.
+    The format is recognised by content: PyTorch's zip checkpoints (``torch.save`` since 1.6),
+    its legacy non-zip ones (``_use_new_zipfile_serialization=False``), and safetensors files.
+    Loading never executes code from the file, whatever ``weights_only`` says (``True``,
+    ``False`` or None are accepted for PyTorch's signature and change nothing): PyTorch's
+    pickles are read by a restricted interpreter that builds only PyTorch's ``weights_only``
+    values (containers, tensors and storages, dtypes, ``Size``, ``device``, ``Parameter``, sets,
+    complex numbers, bytes) and the plain-data classes given to
+    :func:`add_safe_globals`; any other global raises :class:`UnsafeFileError` (a
+    ``pickle.UnpicklingError``) naming it and its offset, before anything is built from it.
+    A malformed, truncated or corrupted file raises :class:`FormatError` (a ``ValueError``):
+    safetensors files are checked against their checksums, PyTorch's zip records against their
+    CRC-32 (the storages' only without ``mmap``). ``map_location`` may be None, a string, a
+    device, a dict of location strings, or (PyTorch's files) a callable
+    ``(storage, location)`` given the storage as a 1-D tensor; tensors load onto the cpu or,
+    for PyTorch's files, the meta device. ``mmap=True`` maps the file (``f`` must then be a
+    path) instead of reading it; tensors are copy-on-write views of the mapping.
 
     >>> import io
     >>> import tensormodes as tm
@@ -731,8 +680,11 @@ def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module: Any
     if weights_only not in (None, True, False):
         raise TypeError(f"tm.load: weights_only must be a bool or None, not {weights_only!r}")
     _check_byteorder()
+    buffer = files.read_buffer(f, bool(mmap))
+    head = bytes(buffer[:16])
+    if head.startswith(ZIP_MAGIC) or pytorch_format.is_legacy(head):
+        return pytorch_format.load_checkpoint(buffer, map_location, bool(mmap), not head.startswith(ZIP_MAGIC))
     _target_device(map_location)
-    buffer = _read(f, bool(mmap))
     header, text, data_start = _parse_header(buffer)
     entries = _entries(header, len(buffer) - data_start)
     metadata = header.get("__metadata__")

@@ -1,0 +1,90 @@
+"""Reading a checkpoint into memory and replacing a file atomically (shared by both formats)."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import mmap as _mmap
+import os
+import secrets
+import stat
+
+import numpy as np
+
+__all__ = ["read_buffer", "replace_file"]
+
+
+def replace_file(path: str, write) -> None:
+    """Writes the file at ``path`` with ``write(file)``: beside its target, then renamed over it.
+
+    A failed save leaves the old file whole, and tensors loaded from it with ``mmap=True``
+    keep their pages (truncating the file would not). A symlink is followed, as writing
+    through it (``torch.save``) does: its target is replaced and the link stays. The new
+    file keeps the old one's permission bits (a file only its owner may read stays so, even
+    while being written); a new file gets the usual ones (0o666 less the umask). A file with
+    several hard links is detached from the others, which keep the old contents. A read-only
+    file is refused (``PermissionError``), as writing it would be. A path that exists but is
+    not a regular file (``/dev/null``, a FIFO) is written in place. A process
+    killed while writing leaves ``<target>.tm-save.<pid>.<random>.tmp`` beside the target,
+    which is safe to delete.
+    """
+    target = os.path.realpath(path)
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        with open(target, "wb") as file:
+            write(file)
+        return
+    if mode is not None and not os.access(target, os.W_OK):
+        # Renaming over a read-only file would succeed; writing it, as torch.save does, would not.
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+    permissions = 0o666 if mode is None else stat.S_IMODE(mode)
+    temporary = f"{target}.tm-save.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        # O_EXCL: a file (or a symlink planted) at the temporary name is never written through.
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                             permissions & 0o777)
+    except OSError as e:  # named after the path the caller gave, not the temporary one
+        raise type(e)(e.errno, e.strerror, path) from None
+    try:
+        with open(descriptor, "wb") as file:
+            write(file)
+        if mode is not None:
+            os.chmod(temporary, permissions)  # exact: the umask narrowed what os.open set
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(temporary)
+        raise
+
+
+def read_buffer(f, use_mmap: bool) -> np.ndarray:
+    """The bytes of a path or a binary file object (from its position), as a flat uint8 array;
+    with ``use_mmap`` a copy-on-write mapping of the path."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as file:
+            if use_mmap:
+                size = os.fstat(file.fileno()).st_size
+                if not size:
+                    return np.empty(0, np.uint8)
+                return np.frombuffer(_mmap.mmap(file.fileno(), 0, access=_mmap.ACCESS_COPY), np.uint8)
+            return _read_file(file)
+    if use_mmap:
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    if not hasattr(f, "read"):
+        raise TypeError(f"tm.load: f must be a path or a binary file object, not {type(f).__name__}")
+    return _read_file(f)
+
+
+def _read_file(file):
+    if hasattr(file, "readinto") and getattr(file, "seekable", lambda: False)():
+        start = file.tell()
+        size = file.seek(0, io.SEEK_END) - start
+        file.seek(start)
+        buffer = np.empty(size, np.uint8)  # not zero-filled, unlike a bytearray: every byte is read over
+        got = file.readinto(memoryview(buffer))
+        return buffer[:got]
+    return np.frombuffer(bytearray(file.read()), np.uint8)

@@ -1,0 +1,314 @@
+"""tm.save / tm.load on PyTorch's checkpoint files: the zip and legacy formats, read by the
+restricted pickle interpreter (no code runs), written so torch.load(weights_only=True) reads them."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import io
+import os
+import pathlib
+import pickle
+import random
+import zipfile
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+from tensormodes.serialization import FormatError, UnsafeFileError
+
+DATA = pathlib.Path(__file__).parent / "data"
+
+
+def _saved(obj) -> bytes:
+    buffer = io.BytesIO()
+    tm.save(obj, buffer)
+    return buffer.getvalue()
+
+
+def _zip(pickle_bytes: bytes, records: dict | None = None) -> bytes:
+    """A checkpoint holding ``pickle_bytes`` as data.pkl (crafted with the standard zipfile)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("archive/data.pkl", pickle_bytes)
+        for name, data in (records or {}).items():
+            archive.writestr(f"archive/{name}", data)
+    return buffer.getvalue()
+
+
+# -- committed files written by torch 2.13 (no torch needed) ---------------------------------------
+
+def test_committed_zip_checkpoint_loads_with_exact_values():
+    obj = tm.load(DATA / "torch_small.pt")
+    state = obj["state"]
+    assert type(state) is collections.OrderedDict and list(state) == ["fc.weight", "fc.bias"]
+    assert state._metadata == {"": {"version": 1}, "fc": {"version": 1}}
+    assert state["fc.weight"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert obj["row"].tolist() == [3.0, 4.0, 5.0] and obj["row"].storage_offset() == 3
+    assert obj["xt"].stride() == (1, 3)
+    state["fc.weight"][1, 1] = -7.0  # one storage: views see the change
+    assert obj["row"][1].item() == -7.0 and obj["xt"][1, 1].item() == -7.0
+    assert type(obj["p"]) is tm.nn.Parameter and obj["p"].requires_grad and obj["p"].tolist() == [1.0, 2.0]
+    assert obj["h"].dtype == tm.float16 and obj["h"].tolist() == [1.5, -2.0]
+    assert obj["i"].dtype == tm.int64 and obj["i"].tolist() == [[1, -2]]
+    assert obj["b"].tolist() == [True, False] and obj["z"].tolist() == [1 + 2j]
+    assert (obj["step"], obj["lr"], obj["betas"], obj["name"]) == (3, 0.5, (0.9, 0.999), "ckpt")
+    assert obj["size"] == tm.Size([2, 3]) and type(obj["size"]) is tm.Size and obj["dtype"] is tm.bfloat16
+
+
+def test_committed_legacy_checkpoint_loads():
+    obj = tm.load(DATA / "torch_small_legacy.pt")
+    assert obj["w"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and obj["w_row"].tolist() == [3.0, 4.0, 5.0]
+    obj["w"][1, 0] = 9.0
+    assert obj["w_row"][0].item() == 9.0
+    assert obj["h"].dtype == tm.float16 and type(obj["p"]) is tm.nn.Parameter
+    with pytest.raises(RuntimeError, match="mmap can only be used with files saved with"):
+        tm.load(DATA / "torch_small_legacy.pt", mmap=True)
+
+
+def test_map_location_and_mmap(tmp_path):
+    path = DATA / "torch_small.pt"
+    for location in ("cpu", tm.device("cpu"), {"cpu": "cpu"}, lambda storage, loc: storage, lambda s, loc: None):
+        assert tm.load(path, map_location=location)["row"].tolist() == [3.0, 4.0, 5.0]
+    meta = tm.load(path, map_location="meta")
+    assert meta["row"].device.type == "meta" and meta["row"].shape == (3,) and meta["row"].storage_offset() == 3
+    assert tm.load(path, map_location={"cpu": "meta"})["p"].device.type == "meta"
+    seen = []
+    tm.load(path, map_location=lambda storage, loc: seen.append((storage.dtype, loc)))
+    assert (tm.float32, "cpu") in seen
+    mapped = tm.load(path, mmap=True)
+    mapped["row"][0] = 42.0  # copy-on-write: the file is untouched
+    assert tm.load(path)["row"][0].item() == 3.0
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        tm.load(path, map_location={"cpu": "cuda:0"})
+    with pytest.raises(TypeError, match="map_location must be None, a string, a device, a dict or a callable"):
+        tm.load(path, map_location=3)
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+def test_layout_of_a_written_checkpoint(tmp_path):
+    x = tm.arange(6.).reshape(2, 3)
+    tm.save({"x": x, "xt": x.t(), "b": tm.ones(2, dtype=tm.float64)}, tmp_path / "model.pt")
+    with zipfile.ZipFile(tmp_path / "model.pt") as archive:
+        infos = archive.infolist()
+        assert [i.filename for i in infos] == [
+            "model/data.pkl", "model/.format_version", "model/.storage_alignment", "model/byteorder", "model/data/0",
+            "model/data/1", "model/version", "model/.data/serialization_id"]
+        assert all(i.compress_type == zipfile.ZIP_STORED for i in infos) and archive.testzip() is None
+        assert archive.read("model/byteorder") == b"little" and archive.read("model/version") == b"3\n"
+        assert archive.read("model/data/0") == np.arange(6, dtype=np.float32).tobytes()
+        assert archive.read("model/data.pkl")[:2] == b"\x80\x02"
+    raw = (tmp_path / "model.pt").read_bytes()
+    for info in infos:
+        start = info.header_offset + 30 + len(info.filename) + int.from_bytes(raw[info.header_offset + 28:
+                                                                                  info.header_offset + 30], "little")
+        assert start % 64 == 0
+    back = tm.load(tmp_path / "model.pt")
+    assert back["xt"].stride() == (1, 3) and back["b"].dtype == tm.float64
+
+
+def test_round_trip_of_every_value_kind():
+    state = collections.OrderedDict([("w", tm.ones(2)), ("b", tm.zeros(1))])
+    state._metadata = {"": {"version": 1}}
+    x = tm.arange(12.).reshape(3, 4)
+    obj = {"state": state, "view": x[1:, 2:], "x": x, "p": tm.nn.Parameter(tm.ones(3), requires_grad=False),
+           "ints": [0, 255, 65536, -1, 2 ** 31, -(2 ** 70)], "floats": [float("inf"), -0.0, 1e-310],
+           "set": {1, 2}, "c": collections.Counter("aab"), "bytes": (b"", b"\xff\x00", bytearray(b"x")),
+           "misc": (None, True, 1 + 2j, tm.Size([2]), tm.int8, tm.device("cpu"), "é"), 5: "int key"}
+    obj["same"] = obj["state"]
+    back = tm.load(io.BytesIO(_saved(obj)))
+    assert back["same"] is back["state"] and back["state"]._metadata == {"": {"version": 1}}
+    assert back["view"].storage_offset() == 6 and back["view"].tolist() == [[6.0, 7.0], [10.0, 11.0]]
+    assert type(back["p"]) is tm.nn.Parameter and not back["p"].requires_grad
+    assert back["ints"] == obj["ints"] and back["set"] == {1, 2} and back["c"] == collections.Counter("aab")
+    assert back["bytes"] == (b"", b"\xff\x00", bytearray(b"x")) and back["misc"] == obj["misc"]
+    assert str(back["floats"]) == str(obj["floats"]) and back[5] == "int key"
+
+
+def test_what_cannot_be_written():
+    with pytest.raises(TypeError, match=r"cannot store a value of type function at obj\['f'\]"):
+        tm.save({"f": lambda: 0}, io.BytesIO())
+    x = tm.arange(4.)
+    with pytest.raises(RuntimeError, match="view the same data as different types: obj\\['a'\\], obj\\['b'\\]"):
+        tm.save({"a": x, "b": x.view(tm.int32)}, io.BytesIO())
+    loop: list = []
+    loop.append(loop)  # a list holding itself is written as pickle writes it, and loads the same
+    back = tm.load(io.BytesIO(_saved(loop)))
+    assert back[0] is back
+    cycle = ([],)
+    cycle[0].append(cycle)  # a tuple cannot be memoized before its items: refused
+    with pytest.raises(ValueError, match=r"contains itself \(at obj\[0\]\[0\]\)"):
+        tm.save(cycle, io.BytesIO())
+
+
+def test_safetensors_names_keep_the_safetensors_format(tmp_path):
+    tm.save({"w": tm.ones(2)}, tmp_path / "w.safetensors")
+    assert (tmp_path / "w.safetensors").read_bytes()[8:9] == b"{"
+    assert tm.load(tmp_path / "w.safetensors")["w"].tolist() == [1.0, 1.0]
+    assert _saved(tm.ones(1))[:4] == b"PK\x03\x04"
+
+
+# -- refusals ---------------------------------------------------------------------------------------
+
+class _System:
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+class _Eval:
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return eval, (f"open({self.marker!r}, 'w').close()",)
+
+
+@pytest.mark.parametrize("make", [_System, _Eval])
+@pytest.mark.parametrize("weights_only", [None, True, False])
+def test_malicious_pickles_are_refused_and_nothing_runs(tmp_path, make, weights_only):
+    marker = tmp_path / "marker"
+    payload = pickle.dumps({"w": [1, make(str(marker))]}, protocol=2)
+    name = f"{os.system.__module__}.system" if make is _System else "builtins.eval"
+    offset = payload.index(b"c" + name.replace(".", " ").replace("builtins", "__builtin__").encode()
+                           .replace(b" ", b"\n", 1))
+    for content in (_zip(payload), b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19." + payload):
+        (tmp_path / "evil.pt").write_bytes(content)
+        with pytest.raises(UnsafeFileError) as error:
+            tm.load(tmp_path / "evil.pt", weights_only=weights_only)
+        assert isinstance(error.value, pickle.UnpicklingError) and isinstance(error.value, ValueError)
+    assert f'"{name}" at data.pkl offset {offset} is not allowed' in str(_load_error(_zip(payload)))
+    assert not marker.exists()
+
+
+def _load_error(content: bytes) -> Exception:
+    with pytest.raises(Exception) as error:
+        tm.load(io.BytesIO(content))
+    return error.value
+
+
+def test_refusals_name_what_and_where():
+    assert str(_load_error(_zip(b"\x80\x02(i__main__\nX\n."))) == (
+        "opcode INST (b'i') at data.pkl offset 3 is not interpreted: tm.load reads the opcodes PyTorch's "
+        "checkpoints use (protocols 2 to 5, no code)")
+    good = _saved({"w": tm.ones(4)})
+    with zipfile.ZipFile(io.BytesIO(good)) as archive:
+        pkl = archive.read("archive/data.pkl")
+    assert "storage '0' has no record 'archive/data/0'" in str(_load_error(_zip(pkl)))
+    short = _zip(pkl, {"data/0": b"\x00" * 8})
+    assert "storage '0' holds 4 elements of float32 (16 bytes) but record 'archive/data/0' holds 8" \
+        in str(_load_error(short))
+    big = _zip(pkl.replace(b"K\x04\x85", b"K\x09\x85", 1), {"data/0": b"\x00" * 16})  # size 9 > 4 elements
+    assert "a tensor of size [9], stride [1] and offset 0 needs 9 elements, but storage '0' holds 4" \
+        in str(_load_error(big))
+    assert "the file is truncated" in str(_load_error(good[:len(good) // 2])) or \
+        "no end of central directory" in str(_load_error(good[:len(good) // 2]))
+    flipped = bytearray(good)
+    flipped[good.index(b"\x00\x00\x80?")] ^= 1
+    assert "fails its CRC-32 check" in str(_load_error(bytes(flipped)))
+
+
+def test_file_fuzz_gives_clean_errors_only():
+    base = _saved({"state": collections.OrderedDict(w=tm.arange(6.).reshape(2, 3), b=tm.ones(2)), "step": 1,
+                   "x": (tm.arange(4)[1:], [0.5, "s"])})
+    rng = random.Random(0)
+    for _ in range(300):
+        data = bytearray(base)
+        for _ in range(rng.randint(1, 4)):
+            choice = rng.random()
+            at = rng.randrange(len(data))
+            if choice < 0.6:
+                data[at] = rng.randrange(256)
+            elif choice < 0.8:
+                del data[at:at + rng.randint(1, 16)]
+            else:
+                data[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
+        try:
+            tm.load(io.BytesIO(bytes(data)))
+        except (FormatError, RuntimeError):  # RuntimeError: a location naming another device
+            pass
+
+
+# -- the user's allow-list --------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Config:
+    lr: float
+    layers: list
+
+
+def test_safe_globals_rebuild_plain_data_classes():
+    payload = pickle.dumps({"config": Config(0.1, [1, 2])}, protocol=2)
+    content = _zip(payload)
+    with pytest.raises(UnsafeFileError, match=f'"{__name__}.Config" at data.pkl offset'):
+        tm.load(io.BytesIO(content))
+    with tm.serialization.safe_globals([Config]):
+        assert tm.load(io.BytesIO(content)) == {"config": Config(0.1, [1, 2])}
+        assert tm.serialization.get_safe_globals() == [Config]
+    assert tm.serialization.get_safe_globals() == []
+    crafted = payload.replace(b"lr", b"zz")
+    with tm.serialization.safe_globals([Config]), pytest.raises(FormatError, match="attribute 'zz' on Config"):
+        tm.load(io.BytesIO(_zip(crafted)))
+    with pytest.raises(TypeError, match="plain-data classes only"):
+        tm.serialization.add_safe_globals([os.system])
+    with pytest.raises(TypeError, match="defines or inherits its own __new__"):
+        tm.serialization.add_safe_globals([collections.namedtuple("P", "a")])
+
+
+# -- against PyTorch --------------------------------------------------------------------------------
+
+@pytest.mark.torch
+def test_torch_reads_what_tm_writes(tmp_path):
+    torch = pytest.importorskip("torch")
+    model = tm.nn.Sequential(tm.nn.Linear(3, 4), tm.nn.ReLU(), tm.nn.Linear(4, 2))
+    state = model.state_dict()
+    x = tm.arange(24.).reshape(4, 6)
+    obj = {"state": state, "x": x, "views": [x.t(), x[1:3, 2:5], x.diagonal(), x[:, ::2]], "tied": [x, x],
+           "p": tm.nn.Parameter(tm.ones(2)), "half": tm.ones(2, dtype=tm.bfloat16),
+           "meta": tm.empty(2, 3, device="meta"),
+           "misc": (1 + 2j, {1, 2}, b"ab", tm.Size([3]), tm.float16, tm.device("cpu"))}
+    tm.save(obj, tmp_path / "c.pt")
+    back = torch.load(tmp_path / "c.pt", weights_only=True)
+    assert type(back["state"]) is collections.OrderedDict and back["state"]._metadata == state._metadata
+    for key, value in state.items():
+        assert back["state"][key].tolist() == value.tolist()
+    ptr = back["x"].untyped_storage().data_ptr()
+    for ours, theirs in zip(obj["views"], back["views"]):
+        assert theirs.untyped_storage().data_ptr() == ptr
+        assert (theirs.stride(), theirs.storage_offset(), theirs.tolist()) == \
+            (ours.stride(), ours.storage_offset(), ours.tolist())
+    assert back["tied"][0] is back["tied"][1]
+    assert type(back["p"]) is torch.nn.Parameter and back["p"].requires_grad
+    assert back["half"].dtype == torch.bfloat16 and back["meta"].is_meta and back["meta"].shape == (2, 3)
+    assert back["misc"] == (1 + 2j, {1, 2}, b"ab", torch.Size([3]), torch.float16, torch.device("cpu"))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("legacy", [False, True])
+def test_tm_reads_what_torch_writes(tmp_path, legacy):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.randn(5, 3)).sum().backward()
+    optimizer.step()
+    x = torch.arange(24.).reshape(4, 6)
+    obj = {"model": model.state_dict(), "optim": optimizer.state_dict(), "x": x, "v": x[1:, ::2],
+           "p": torch.nn.Parameter(torch.ones(2)), "dtypes": [torch.ones(2, dtype=d) for d in (
+               torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+               torch.bfloat16, torch.float64, torch.complex64, torch.complex128)]}
+    torch.save(obj, tmp_path / "t.pt", _use_new_zipfile_serialization=not legacy)
+    back = tm.load(tmp_path / "t.pt")
+    for key, value in obj["model"].items():
+        assert back["model"][key].tolist() == value.tolist() and str(back["model"][key].dtype)[12:] == \
+            str(value.dtype)[6:]
+    assert back["model"]._metadata == obj["model"]._metadata
+    assert back["optim"]["param_groups"] == obj["optim"]["param_groups"]
+    assert back["optim"]["state"][0]["exp_avg"].tolist() == obj["optim"]["state"][0]["exp_avg"].tolist()
+    assert (back["v"].stride(), back["v"].storage_offset()) == (obj["v"].stride(), obj["v"].storage_offset())
+    assert [t.tolist() for t in back["dtypes"]] == [t.tolist() for t in obj["dtypes"]]
+    assert type(back["p"]) is tm.nn.Parameter
