@@ -28,6 +28,7 @@ _HEAD = struct.Struct("<QiiQ")
 _WORDS_AT, _WORDS_END = _HEAD.size, _HEAD.size + 8 * _N
 _TAIL = struct.Struct("<dddi4xf?3x")
 STATE_SIZE = _WORDS_END + _TAIL.size  # 5056, PyTorch's size
+_BULK = 1 << 14
 
 
 @functools.lru_cache(maxsize=32)
@@ -70,6 +71,8 @@ class MTStream:
         if n <= 0:
             return np.empty(0, np.uint32)
         self.fresh = False
+        if n < _BULK:  # the Generator call has a fixed cost of several microseconds
+            return self._bits.random_raw(n).astype(np.uint32)
         return self._integers(0, 1 << 32, size=n, dtype=np.uint32)
 
     def words64(self, n: int) -> np.ndarray:

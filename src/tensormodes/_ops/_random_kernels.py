@@ -73,28 +73,23 @@ def normal(stream, shape, dtype: dt.dtype, mean: float = 0.0, std: float = 1.0,
     if n < 16 or not contiguous:  # doubles, rounded through float for the half types
         values = box_muller_doubles(stream, n, mean, std)
         return (values if dtype is dt.float64 else values.astype(np.float32)).astype(dtype._np).reshape(shape)
-    out = np.empty(n, np.float64 if dtype is dt.float64 else np.float32)
-    fill, kind = (_fill_float64, dt.float64) if dtype is dt.float64 else (_fill_float32, dt.float32)
+    wide = dtype is dt.float64
+    uniforms = uniform53(stream, n) if wide else uniform_low_bits(stream, n, 24)
     whole = n - n % 16
-    out[:whole] = fill(stream, whole, mean, std)
-    if whole != n:  # PyTorch draws the uniforms of the tail too, then redoes the last 16
-        _draw_uniforms(stream, n - whole, kind)
-        out[n - 16:] = fill(stream, 16, mean, std)
+    if whole != n:  # PyTorch then redoes the last 16 with fresh uniforms: one pass does both
+        tail = uniform53(stream, 16) if wide else uniform_low_bits(stream, 16, 24)
+        uniforms = np.concatenate([uniforms[:whole], tail])
+    values = _fill_float64(uniforms, mean, std) if wide else fill_normal16_float32(uniforms, mean, std)
+    out = values[:n]
+    if whole != n:
+        out[n - 16:] = values[whole:].copy()
     # float16 / bfloat16 are computed in float (their tails of a size not a multiple of 16
     # differ from PyTorch's, which computes those 16 another way)
     return out.astype(dtype._np, copy=False).reshape(shape)
 
 
-def _draw_uniforms(stream, n: int, dtype: dt.dtype) -> np.ndarray:
-    return uniform53(stream, n) if dtype is dt.float64 else uniform_low_bits(stream, n, 24)
-
-
-def _fill_float32(stream, n, mean, std) -> np.ndarray:
-    return fill_normal16_float32(uniform_low_bits(stream, n, 24), mean, std)
-
-
-def _fill_float64(stream, n, mean, std) -> np.ndarray:
-    blocks = uniform53(stream, n).reshape(-1, 16)
+def _fill_float64(uniforms: np.ndarray, mean: float, std: float) -> np.ndarray:
+    blocks = uniforms.reshape(-1, 16)
     radius = np.sqrt(-2.0 * libm("log", 1.0 - blocks[:, :8]))
     theta = 2.0 * math.pi * blocks[:, 8:]
     out = np.empty_like(blocks)

@@ -197,6 +197,10 @@ def _elementwise(function, x: np.ndarray) -> np.ndarray:
     return np.array([safe(float(v)) for v in x.reshape(-1)], _F64).reshape(x.shape)
 
 
+_SCALAR_PAIRS = 16
+_MASK53 = (1 << 53) - 1
+
+
 def box_muller_doubles(stream, n: int, mean: float, std: float) -> np.ndarray:
     """``n`` samples of PyTorch's scalar ``normal_distribution<double>``: the cached second
     value of the last pair first, then pairs ``r cos(theta)``, ``r sin(theta)`` from two
@@ -209,7 +213,19 @@ def box_muller_doubles(stream, n: int, mean: float, std: float) -> np.ndarray:
         stream.normal_double = None
         start = 1
     pairs = (n - start + 1) // 2
-    if pairs:
+    if 0 < pairs <= _SCALAR_PAIRS:  # a few values: plain floats are faster than arrays
+        words = stream.words(4 * pairs).tolist()
+        values = []
+        for i in range(0, 4 * pairs, 4):
+            u1 = (((words[i] << 32) | words[i + 1]) & _MASK53) * 2.0 ** -53
+            u2 = (((words[i + 2] << 32) | words[i + 3]) & _MASK53) * 2.0 ** -53
+            radius = math.sqrt(-2.0 * math.log1p(-u2))
+            theta = 2.0 * math.pi * u1
+            values += (radius * math.cos(theta), radius * math.sin(theta))
+        out[start:] = values[:n - start]
+        if (n - start) % 2:
+            stream.normal_double = values[-1]
+    elif pairs:
         u = uniform53(stream, 2 * pairs)
         u1, u2 = u[0::2], u[1::2]
         radius = np.sqrt(-2.0 * _elementwise(math.log1p, -u2))
