@@ -319,3 +319,26 @@ def test_torch_data_orders():
         return out
 
     assert orders(tm) == orders(torch)
+
+
+def test_fork_rng_restores_the_state_and_the_cache():
+    tm.manual_seed(4)
+    tm.randn(1)  # leaves a cached normal
+    expected_state = tm.get_rng_state().tolist()
+    with tm.random.fork_rng():
+        tm.randn(50)
+        tm.manual_seed(99)
+    assert tm.get_rng_state().tolist() == expected_state
+    with tm.random.fork_rng(enabled=False):
+        tm.rand(1)
+    assert tm.get_rng_state().tolist() != expected_state
+    with pytest.raises(ValueError), tm.random.fork_rng():
+        tm.rand(3)
+        raise ValueError
+    assert tm.random.initial_seed() == 4 and tm.random.manual_seed(4) is tm.default_generator
+
+
+@pytest.mark.torch
+def test_torch_fork_rng():
+    _same("[L.randn(3), (lambda f: (f.__enter__(), L.randn(40), f.__exit__(None, None, None)))(L.random.fork_rng())[1],"
+          " L.randn(3)]")

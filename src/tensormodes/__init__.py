@@ -30,6 +30,7 @@ from . import (  # noqa: F401 - public namespaces
     optim,
     overrides,
     profiler,
+    random,
     return_types,
     special,
     testing,
@@ -130,7 +131,7 @@ __all__ = [
     "get_default_dtype", "set_default_dtype", "get_default_device", "set_default_device",
     "promote_types", "can_cast", "is_tensor",
     "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "set_printoptions", "overrides", "nn",
-    "optim", "linalg", "autograd",
+    "random", "optim", "linalg", "autograd",
     "return_types", "modes", "special", "utils", "testing", "fx", "save", "load", "from_dlpack",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     # runtime and devices (CPU-only answers)
