@@ -342,3 +342,10 @@ def test_fork_rng_restores_the_state_and_the_cache():
 def test_torch_fork_rng():
     _same("[L.randn(3), (lambda f: (f.__enter__(), L.randn(40), f.__exit__(None, None, None)))(L.random.fork_rng())[1],"
           " L.randn(3)]")
+
+
+def test_clone_state_copies_the_stream():
+    g = tm.Generator().manual_seed(6)
+    tm.randn(3, generator=g)
+    clone = g.clone_state()
+    assert tm.randn(5, generator=clone).tolist() == tm.randn(5, generator=g).tolist()

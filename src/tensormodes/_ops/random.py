@@ -105,6 +105,12 @@ class Generator:
         self._stream.load_bytes(_state_bytes(new_state))
         return self
 
+    def clone_state(self) -> Generator:
+        """A new generator in this one's state (the cached normal included)."""
+        clone = Generator(self._device)
+        clone._stream = self._stream.copy()
+        return clone
+
     def __repr__(self) -> str:
         return f"<tensormodes.Generator object at {id(self):#x}>"
 
