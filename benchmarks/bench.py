@@ -639,15 +639,39 @@ def meta_rows() -> list[Row]:
             Row("meta", "CrossRefMode: MLP 64-128-10 forward, batch 64", checked_forward, lambda: model(x))]
 
 
+def random_rows() -> list[Row]:
+    """PyTorch's streams reproduced in NumPy; the baseline is NumPy's own (different) generator."""
+    rng = np.random.default_rng(0)
+    ones = tm.ones(1_000_000)
+    rows = [
+        Row("random", "randn 10^7 float32", lambda: tm.randn(10_000_000),
+            lambda: rng.standard_normal(10_000_000, np.float32)),
+        Row("random", "rand 10^6 float32", lambda: tm.rand(1_000_000), lambda: rng.random(1_000_000, np.float32)),
+        Row("random", "randn 10 float32", lambda: tm.randn(10), lambda: rng.standard_normal(10, np.float32)),
+        Row("random", "randperm 10^5", lambda: tm.randperm(100_000), lambda: rng.permutation(100_000)),
+        Row("random", "dropout 10^6", lambda: tm.nn.functional.dropout(ones, 0.5),
+            lambda: ones.numpy() * (rng.random(1_000_000) >= 0.5) * 2.0),
+    ]
+    if torch is not None:
+        tones = torch.ones(1_000_000)
+        for row, fn in zip(rows, [lambda: torch.randn(10_000_000), lambda: torch.rand(1_000_000),
+                                  lambda: torch.randn(10), lambda: torch.randperm(100_000),
+                                  lambda: torch.nn.functional.dropout(tones, 0.5)]):
+            row.torch = fn
+    return rows
+
+
 GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
           "data": data_rows, "optim": optim_rows, "convolution": convolution_rows,
-          "fx-trace": fx_trace_rows, "fx-run": fx_run_rows, "ready modes": ready_mode_rows, "meta": meta_rows}
+          "fx-trace": fx_trace_rows, "fx-run": fx_run_rows, "ready modes": ready_mode_rows, "meta": meta_rows,
+          "random": random_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
              "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
              "data": "safetensors.numpy / NumPy indexing", "optim": "the same updates in bare NumPy",
              "convolution": "none", "fx-trace": "none; torch: torch.fx.symbolic_trace",
              "fx-run": "the original function; torch: torch.fx, same rows",
-             "ready modes": "the same steps with no mode", "meta": "none; CrossRefMode: the plain forward"}
+             "ready modes": "the same steps with no mode", "meta": "none; CrossRefMode: the plain forward",
+             "random": "NumPy's own generator (other numbers)"}
 
 
 def import_time() -> float:

@@ -53,9 +53,13 @@ def test_shuffle_with_a_seeded_generator_gives_exact_deterministic_batches():
     loader = DataLoader(_tiny(), batch_size=2, shuffle=True, generator=tm.Generator().manual_seed(0))
     first = [b[1].tolist() for b in loader]
     second = [b[1].tolist() for b in loader]
-    # The order is tm.randperm's with the generator: pinned so a change in the draw is noticed.
-    assert first == [[2, 4], [3, 0], [1]]
-    assert first == [tm.randperm(5, generator=tm.Generator().manual_seed(0)).tolist()[i:i + 2] for i in (0, 2, 4)]
+    # PyTorch's orders (a base seed drawn from the generator, then tm.randperm with it),
+    # pinned so a change in the draw is noticed.
+    assert first == [[3, 1], [0, 4], [2]] and second == [[1, 4], [3, 2], [0]]
+    g = tm.Generator().manual_seed(0)
+    tm.empty((), dtype=tm.int64).random_(generator=g)
+    order = tm.randperm(5, generator=g).tolist()
+    assert first == [order[i:i + 2] for i in (0, 2, 4)]
     assert sorted(sum(second, [])) == [0, 1, 2, 3, 4] and second != first  # the generator moved on
     again = DataLoader(_tiny(), batch_size=2, shuffle=True, generator=tm.Generator().manual_seed(0))
     assert [b[1].tolist() for b in again] == first
@@ -94,7 +98,9 @@ def test_tensor_dataset_fast_path_equals_collating_samples():
                 assert ft.dtype == st.dtype and ft.shape == st.shape and ft.tolist() == st.tolist()
     shuffled = DataLoader(ds, batch_size=5, shuffle=True, generator=tm.Generator().manual_seed(2))
     indices = [b[1].tolist() for b in shuffled]
-    order = list(RandomSampler(ds, generator=tm.Generator().manual_seed(2)))
+    g = tm.Generator().manual_seed(2)
+    tm.empty((), dtype=tm.int64).random_(generator=g)  # the loader's base seed, drawn first as in PyTorch
+    order = list(RandomSampler(ds, generator=g))
     assert sum(indices, []) == order
 
 

@@ -30,6 +30,7 @@ from . import (  # noqa: F401 - public namespaces
     optim,
     overrides,
     profiler,
+    random,
     return_types,
     special,
     testing,
@@ -59,6 +60,7 @@ from ._api.namespace import (
     float32,
     float64,
     get_default_dtype,
+    get_rng_state,
     half,
     iinfo,
     inference_mode,
@@ -79,6 +81,7 @@ from ._api.namespace import (
     set_default_dtype,
     set_grad_enabled,
     set_printoptions,
+    set_rng_state,
     short,
     uint8,
 )
@@ -127,7 +130,8 @@ __all__ = [
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "get_default_device", "set_default_device",
     "promote_types", "can_cast", "is_tensor",
-    "manual_seed", "seed", "initial_seed", "set_printoptions", "overrides", "nn", "optim", "linalg", "autograd",
+    "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "set_printoptions", "overrides", "nn",
+    "random", "optim", "linalg", "autograd",
     "return_types", "modes", "special", "utils", "testing", "fx", "save", "load", "from_dlpack",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     # runtime and devices (CPU-only answers)

@@ -54,14 +54,15 @@ from .._dtype import (
     short,
     uint8,
 )
-from .._ops.random import Generator, default_generator, initial_seed, manual_seed, seed
+from .._ops.random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .._overrides import dispatch as _dispatch
 from . import build as _build
 from .tensor import Size, Tensor
 from .tensor_str import set_printoptions
 
 __all__ = [
-    "Tensor", "Size", "device", "dtype", "Generator", "default_generator", "finfo", "iinfo",
+    "Tensor", "Size", "device", "dtype", "Generator", "default_generator", "get_rng_state", "set_rng_state",
+    "finfo", "iinfo",
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",

@@ -4,13 +4,13 @@ the random factories (``rand``, ``randn``, ``randint``, ``randperm``, the ``*_li
 family is in ``random_inplace.py``.
 
 The default generator is process-wide, as in PyTorch (``manual_seed`` reseeds
-it for every thread). Streams differ from PyTorch's: seeds reproduce results
-within tensormodes, not across libraries.
+it for every thread). Streams are PyTorch's CPU streams: the same seed gives the same
+numbers as PyTorch 2.13 on a CPU (the engine is ``_mt19937.py``, the samplers
+``_random_kernels.py``).
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 import operator
 import warnings
@@ -21,6 +21,9 @@ import numpy as np
 from .. import _dtype as dt
 from .._device import is_meta_device, parse_device
 from .._meta_array import MetaArray
+from .._tensor_base import TensorBase, wrap_array
+from . import _random_kernels as kernels
+from ._mt19937 import MTStream
 from ._samples import M23
 from .common import (
     array_of,
@@ -35,7 +38,8 @@ from .creation import check_device, checked_fill_value, parse_size, python_scala
 from .meta_rules import MetaRule, rule
 from .registry import Sample, Tensor, TensorSpec, op
 
-__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed"]
+__all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
+           "set_rng_state"]
 _DEFAULT_DTYPE = dt._DEFAULT_DTYPE
 _SEED_MASK = 0xFFFF_FFFF_FFFF_FFFF
 _DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
@@ -45,18 +49,19 @@ _DIGITS = {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}
 
 
 class Generator:
-    """A pseudorandom number generator with its own seed and state (CPU only).
+    """A pseudorandom number generator with its own seed and state (CPU only): PyTorch's
+    32-bit Mersenne Twister, so a seed gives PyTorch's numbers.
 
-    ``get_state`` returns a copy of the state as a plain object (PyTorch returns a
-    ``uint8`` tensor); pass it back to ``set_state`` to replay a stream.
+    ``get_state`` returns the state as a ``uint8`` tensor in PyTorch's layout (5,056
+    bytes): a state saved by PyTorch restores here and the other way round.
 
     >>> import tensormodes as tm
     >>> g = tm.Generator().manual_seed(0)
     >>> state = g.get_state()
     >>> a = tm.rand(2, generator=g)
     >>> _ = g.set_state(state)
-    >>> bool((a == tm.rand(2, generator=g)).all()), g.initial_seed()
-    (True, 0)
+    >>> bool((a == tm.rand(2, generator=g)).all()), g.initial_seed(), tuple(state.shape)
+    (True, 0, (5056,))
     """
 
     def __init__(self, device="cpu") -> None:
@@ -64,7 +69,7 @@ class Generator:
         if parsed.type != "cpu":
             raise RuntimeError(f"{parsed.type.upper()} device type not an accelerator.")
         self._device = parsed
-        self.manual_seed(_DEFAULT_SEED)
+        self._stream = MTStream(_DEFAULT_SEED)
 
     @property
     def device(self):
@@ -78,8 +83,7 @@ class Generator:
         seed = int(seed)
         if not -(2 ** 63) <= seed <= _SEED_MASK:
             raise ValueError("Overflow when unpacking long long")
-        self._initial_seed = seed & _SEED_MASK
-        self._rng = np.random.Generator(np.random.PCG64(self._initial_seed))
+        self._stream.reseed(seed & _SEED_MASK)
         return self
 
     def seed(self) -> int:
@@ -90,46 +94,55 @@ class Generator:
 
     def initial_seed(self) -> int:
         """The seed this generator was last seeded with."""
-        return self._initial_seed
+        return self._stream.seed
 
-    def get_state(self) -> dict:
-        """A copy of the generator's state, for ``set_state``."""
-        return {"seed": self._initial_seed, "bit_generator": self._rng.bit_generator.state}
+    def get_state(self) -> Tensor:
+        """The generator's state: a ``uint8`` tensor in PyTorch's layout, for ``set_state``."""
+        return wrap_array(np.frombuffer(self._stream.to_bytes(), np.uint8).copy())
 
-    def set_state(self, new_state: dict) -> Generator:
-        """Restore a state returned by ``get_state``; returns the generator."""
-        if not isinstance(new_state, dict) or set(new_state) != {"seed", "bit_generator"}:
-            raise TypeError(f"expected a state returned by Generator.get_state(), but got "
-                            f"{type(new_state).__name__}")
-        rng = np.random.Generator(np.random.PCG64())
-        rng.bit_generator.state = new_state["bit_generator"]
-        self._rng = rng
-        self._initial_seed = new_state["seed"]
+    def set_state(self, new_state) -> Generator:
+        """Restore a state returned by ``get_state`` (here or by PyTorch); returns the generator."""
+        self._stream.load_bytes(_state_bytes(new_state))
         return self
+
+    def clone_state(self) -> Generator:
+        """A new generator in this one's state (the cached normal included)."""
+        clone = Generator(self._device)
+        clone._stream = self._stream.copy()
+        return clone
 
     def __repr__(self) -> str:
         return f"<tensormodes.Generator object at {id(self):#x}>"
 
 
+def _state_bytes(new_state) -> bytes:
+    """The bytes of a state tensor, checked as PyTorch checks them."""
+    if not isinstance(new_state, TensorBase):
+        raise TypeError(f"expected a tensormodes.ByteTensor, but got {type(new_state).__name__}")
+    data = new_state._data
+    if type(data) is not np.ndarray or data.dtype != np.uint8:
+        raise TypeError("RNG state must be a tensormodes.ByteTensor")
+    return np.ascontiguousarray(data).reshape(-1).tobytes()
+
+
 default_generator = Generator()
 
 
-def rng(generator: Generator | None) -> np.random.Generator:
-    """The NumPy generator behind ``generator`` (the default one for None)."""
+def rng(generator: Generator | None) -> MTStream:
+    """The stream behind ``generator`` (the default one for None)."""
     if generator is None:
-        return default_generator._rng
+        return default_generator._stream
     if type(generator) is not Generator and not isinstance(generator, Generator):
         raise TypeError(f"argument 'generator' must be tensormodes.Generator, not {type(generator).__name__}")
-    return generator._rng
+    return generator._stream
 
 
 def manual_seed(seed: int) -> Generator:
     """Sets the seed for generating random numbers; returns the default generator.
 
     >>> import tensormodes as tm
-    >>> _ = tm.manual_seed(0); a = tm.randn(3)
-    >>> _ = tm.manual_seed(0); bool((a == tm.randn(3)).all())
-    True
+    >>> _ = tm.manual_seed(0); tm.randn(3)
+    tensor([ 1.5410, -0.2934, -2.1788])
     """
     return default_generator.manual_seed(int(seed))
 
@@ -154,6 +167,22 @@ def initial_seed() -> int:
     return default_generator.initial_seed()
 
 
+def get_rng_state() -> Tensor:
+    """The default generator's state as a ``uint8`` tensor (PyTorch's 5,056-byte layout).
+
+    >>> import tensormodes as tm
+    >>> _ = tm.manual_seed(0); state = tm.get_rng_state(); a = tm.rand(2)
+    >>> tm.set_rng_state(state); bool((a == tm.rand(2)).all())
+    True
+    """
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    """Restore the default generator's state from ``get_rng_state()`` (here or PyTorch's)."""
+    default_generator.set_state(new_state)
+
+
 # -- sampling helpers ------------------------------------------------------------------------------
 
 def _shape(size: tuple, op_name: str) -> tuple[int, ...]:
@@ -167,27 +196,14 @@ def _shape(size: tuple, op_name: str) -> tuple[int, ...]:
     return parse_size(size, op_name=op_name)
 
 
-def _uniform(generator: np.random.Generator, shape, dtype: dt.dtype) -> np.ndarray:
+def _uniform(stream: MTStream, shape, dtype: dt.dtype) -> np.ndarray:
     """Uniform samples in [0, 1) of ``dtype``; real and imaginary parts for complex dtypes."""
-    if dtype is dt.float32 or dtype is dt.float64:
-        return generator.random(shape, dtype._np.type)
-    if dtype._category == dt._COMPLEX:
-        parts = generator.random((*shape, 2), dtype.to_real()._np.type)
-        return parts.view(dtype._np).reshape(shape)
-    # Half types: multiples of 2**-digits, so rounding can never reach 1.
-    digits = _DIGITS[dtype]
-    return (generator.integers(0, 2 ** digits, shape) * 2.0 ** -digits).astype(dtype._np)
+    return kernels.uniform(stream, shape, dtype)
 
 
-def _standard_normal(generator: np.random.Generator, shape, dtype: dt.dtype) -> np.ndarray:
+def _standard_normal(stream: MTStream, shape, dtype: dt.dtype) -> np.ndarray:
     """Standard normal samples; complex ones have variance 1 split between the parts."""
-    if dtype is dt.float32 or dtype is dt.float64:
-        return generator.standard_normal(shape, dtype._np.type)
-    if dtype._category == dt._COMPLEX:
-        real = dtype.to_real()._np
-        parts = generator.standard_normal((*shape, 2), real.type) * real.type(math.sqrt(0.5))
-        return parts.view(dtype._np).reshape(shape)
-    return generator.standard_normal(shape, np.float32).astype(dtype._np)
+    return kernels.normal(stream, shape, dtype)
 
 
 def _check_uniform_dtype(dtype: dt.dtype) -> dt.dtype:
@@ -235,9 +251,9 @@ def _integer_bounds(dtype: dt.dtype, low: int, high: int) -> None:
                     "error in version 1.7 release, please fix the code in advance", UserWarning, stacklevel=4)
 
 
-def _integers(generator: np.random.Generator, shape, dtype: dt.dtype, low: int, high: int) -> np.ndarray:
+def _integers(stream: MTStream, shape, dtype: dt.dtype, low: int, high: int) -> np.ndarray:
     """Uniform integers from ``[low, high)`` stored as ``dtype``."""
-    return generator.integers(low, high, shape, dtype=np.int64).astype(dtype._np)
+    return kernels.integers_from_to(stream, shape, dtype, low, high)
 
 
 def _int_arg(value, op_name: str, param: str, position: int) -> int:
@@ -454,7 +470,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt
     (tensormodes.int64, [0, 1, 2, 3])
     """
     n, d = _randperm_plan(n, dtype, device)
-    return rng(generator).permutation(n).astype(d._np)
+    return kernels.randperm(rng(generator), n).astype(d._np)
 
 
 def _randperm_plan(n, dtype, device) -> tuple[int, dt.dtype]:
@@ -566,7 +582,7 @@ def normal(mean: Tensor | Number, std: Tensor | Number = 1.0, size=None, *, gene
     >>> tm.normal(2.0, 3.0, size=(1, 4)).shape
     tensormodes.Size([1, 4])
     """
-    generator = rng(generator)
+    stream = rng(generator)
     mean_is_array, std_is_array = type(mean) is np.ndarray, type(std) is np.ndarray
     if not mean_is_array and not std_is_array:
         if size is None:
@@ -578,7 +594,7 @@ def normal(mean: Tensor | Number, std: Tensor | Number = 1.0, size=None, *, gene
         check_device(device)
         d = _check_normal_dtype(_DEFAULT_DTYPE.get()[0] if dtype is None else resolve_dtype(dtype))
         _std_check(std)
-        return (_standard_normal(generator, shape, d) * std + mean).astype(d._np)
+        return kernels.normal(stream, shape, d, float(mean), float(std))
     if size is not None:
         raise TypeError("normal() received an invalid combination of arguments: 'size' is only accepted with "
                         "a number mean and std")
@@ -586,11 +602,15 @@ def normal(mean: Tensor | Number, std: Tensor | Number = 1.0, size=None, *, gene
     _check_normal_dtype(d)
     shape = check_same_shape_or_broadcast(np.shape(mean), np.shape(std))
     _std_check(std)
-    compute = np.float32 if d in (dt.float16, dt.bfloat16) else d._np
-    sample = _standard_normal(generator, shape, d).astype(compute)
-    mean = mean.astype(compute) if mean_is_array else mean
-    std = std.astype(compute).real if std_is_array else std
-    return np.asarray(sample * std + mean).astype(d._np)
+    # PyTorch: a standard sample (scaled by a number std), then ``mul_(std)`` and ``add_(mean)``
+    # in the result's dtype
+    if std_is_array:
+        sample = kernels.normal(stream, shape, d)
+        sample = np.multiply(sample, std.real if not d.is_complex else std, dtype=d._np)
+    else:
+        sample = kernels.normal(stream, shape, d, 0.0, float(std))
+    return np.asarray(np.add(sample, mean, dtype=d._np) if mean_is_array else np.add(sample, d._np.type(mean)),
+                      d._np)
 
 
 def _bernoulli_grad(grad, p):
@@ -624,7 +644,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
         if input.size and not ((input >= 0) & (input <= 1)).all():
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
                                "message be improved?  If so, please report an enhancement request to PyTorch.)")
-        return (rng(generator).random(input.shape) < input).astype(input.dtype)
+        return kernels.bernoulli_tensor(rng(generator), input.shape, d, input)
     return _bernoulli_scalar(input, p, generator)
 
 
@@ -634,7 +654,7 @@ def _bernoulli_scalar(input: np.ndarray, p, generator) -> np.ndarray:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_float_format(p)}")
     if input.dtype.kind == "c":
         raise not_implemented("bernoulli_scalar_cpu_", dt.NP_TO_DTYPE[input.dtype])
-    return (rng(generator).random(input.shape) < p).astype(input.dtype)
+    return kernels.bernoulli_scalar(rng(generator), input.shape, dt.NP_TO_DTYPE[input.dtype], p)
 
 
 @op(meta=rule(_multinomial_meta),
@@ -665,22 +685,34 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if weights.shape[0] and categories and not (weights.sum(axis=1) > 0).all():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    generator = rng(generator)
-    if replacement:
-        cumulative = np.cumsum(weights, axis=1)
-        cumulative /= cumulative[:, -1:]
-        draws = generator.random((weights.shape[0], num_samples))
-        result = np.stack([np.searchsorted(row, u, side="right") for row, u in zip(cumulative, draws, strict=True)]) \
-            if weights.shape[0] else np.empty((0, num_samples), np.int64)
-        result = np.minimum(result, categories - 1)
+    stream = rng(generator)
+    rows = input.reshape(-1, categories)
+    if replacement and num_samples > 1:
+        result = _multinomial_with_replacement(stream, rows, num_samples)
     else:
-        # Exponential races: the k smallest Exp(1)/weight arrival times are a sample
-        # without replacement with the right probabilities (what PyTorch computes too).
-        with np.errstate(divide="ignore"):
-            keys = weights / generator.exponential(size=weights.shape)
+        # PyTorch's draw: ``input / q`` with q ~ Exp(1) of the input's dtype; the largest
+        # ``num_samples`` keys win (a sample without replacement; one sample either way).
+        q = kernels.exponential(stream, rows.shape, dt.NP_TO_DTYPE[input.dtype], 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = np.divide(rows, q, dtype=input.dtype)
         result = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
     result = result.astype(np.int64)
     return result.reshape(num_samples) if input.ndim == 1 else result
+
+
+def _multinomial_with_replacement(stream, rows: np.ndarray, num_samples: int) -> np.ndarray:
+    """PyTorch's kernel: per row, the cumulative sums (float for the half types) divided by
+    the total with the last set to 1, then the first bucket at or above each double uniform."""
+    acc = np.float32 if rows.dtype in (np.float16, dt.bfloat16._np) else rows.dtype
+    cumulative = np.cumsum(rows.astype(acc), axis=1, dtype=acc)
+    if cumulative.size:
+        cumulative /= cumulative[:, -1:]
+        cumulative[:, -1] = 1
+    draws = kernels.uniform53(stream, rows.shape[0] * num_samples).reshape(rows.shape[0], num_samples)
+    result = np.empty((rows.shape[0], num_samples), np.int64)
+    for i in range(rows.shape[0]):
+        result[i] = np.searchsorted(cumulative[i].astype(np.float64), draws[i], side="left")
+    return result
 
 
 def _multinomial_checks(input, num_samples, replacement: bool) -> int:
@@ -714,4 +746,6 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
         raise not_implemented("poisson_cpu", d)
     if input.size and not (input >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return np.asarray(rng(generator).poisson(input.astype(np.float64))).astype(input.dtype)  # 0-dim: an int
+    # drawn from the generator's engine, but with NumPy's algorithm: values differ from PyTorch's
+    poisson_draws = rng(generator).numpy_generator().poisson(input.astype(np.float64))
+    return np.asarray(poisson_draws).astype(input.dtype)  # 0-dim: an int

@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from numbers import Number
 
 import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
+from . import _random_kernels as kernels
 from ._samples import M23
 from .common import cpp_type_name, not_implemented, scalar_type_name
 from .creation import python_scalar
 from .meta_rules import MetaRule
 from .random import (
-    _DIGITS,
     Generator,
     _bernoulli_scalar,
     _check_normal_dtype,
@@ -31,12 +32,9 @@ from .random import (
     _float_format,
     _int_arg,
     _integer_bounds,
-    _integers,
     _quiet,
-    _standard_normal,
     _std_check,
     _tiny,
-    _uniform,
     rng,
 )
 from .registry import Sample, Tensor, TensorSpec, op
@@ -86,6 +84,16 @@ def _writes_into_input(sample):
     return kernel
 
 
+def _in_memory_order(input: np.ndarray, sample: Callable[[tuple], np.ndarray]) -> np.ndarray:
+    """``sample(shape)`` laid out as PyTorch's serial kernels write a strided tensor: in the
+    order of its memory (dimensions by decreasing stride), returned in ``input``'s shape."""
+    if input.ndim < 2 or input.flags.c_contiguous:
+        return sample(input.shape)
+    order = _memory_axes(input)
+    values = sample(tuple(input.shape[axis] for axis in order))
+    return np.transpose(values, np.argsort(order))
+
+
 _F23_ZERO = TensorSpec((2, 3), "float32", 0, 0)
 
 
@@ -118,13 +126,8 @@ def uniform_(input: Tensor, from_: float = 0, to: float = 1, *, generator: Gener
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{scalar_type_name(real)}>::max(), but "
                            f"found to={_float_format(high)} and from={_float_format(low)} which result in to-from "
                            "to exceed the limit")
-    sample = _uniform(rng(generator), input.shape, d)
-    if d._category == dt._COMPLEX:
-        view = sample.view(real._np)
-        view *= real._np.type(high - low)
-        view += real._np.type(low)
-        return sample
-    return (sample * (high - low) + low).astype(input.dtype)
+    stream = rng(generator)
+    return _in_memory_order(input, lambda shape: kernels.uniform(stream, shape, d, low, high))
 
 
 @op(meta=_sampler,
@@ -144,13 +147,9 @@ def normal_(input: Tensor, mean: float = 0, std: float = 1, *, generator: Genera
     d = _check_normal_dtype(dt.NP_TO_DTYPE[input.dtype])
     mean, std = python_scalar(mean, "normal_", "mean"), python_scalar(std, "normal_", "std")
     _std_check(std)
-    sample = _standard_normal(rng(generator), input.shape, d)
-    if d._category == dt._COMPLEX:
-        view = sample.view(d.to_real()._np)
-        view *= std
-        view += mean
-        return sample
-    return (sample * std + mean).astype(input.dtype)
+    stream = rng(generator)
+    contiguous = input.flags.c_contiguous
+    return _in_memory_order(input, lambda shape: kernels.normal(stream, shape, d, mean, std, contiguous))
 
 
 @op(meta=_sampler,
@@ -176,22 +175,16 @@ def random_(input: Tensor, from_: int | None = None, to: int | None = None, *,
     if d._category == dt._COMPLEX:
         raise not_implemented("random_kernel_cpu", d)
     if from_ is None and to is None:
-        if d._category == dt._FLOAT:
-            high = 2 ** _DIGITS[d] + 1
-        else:
-            high = 2 if d is dt.bool else int(np.iinfo(input.dtype).max) + 1
-        return _integers_inclusive(rng(generator), input.shape, d, 0, high - 1)
+        stream = rng(generator)
+        return _in_memory_order(input, lambda shape: kernels.integers_default(stream, shape, d))
     if to is None:
         low, high = 0, _int_arg(from_, "random_", "to", 1)
     else:
         low = 0 if from_ is None else _int_arg(from_, "random_", "from", 1)
         high = _int_arg(to, "random_", "to", 2)
     _integer_bounds(d, low, high)
-    return _integers(rng(generator), input.shape, d, low, high)
-
-
-def _integers_inclusive(generator: np.random.Generator, shape, dtype: dt.dtype, low: int, high: int) -> np.ndarray:
-    return generator.integers(low, high, shape, dtype=np.int64, endpoint=True).astype(dtype._np)
+    stream = rng(generator)
+    return _in_memory_order(input, lambda shape: kernels.integers_from_to(stream, shape, d, low, high))
 
 
 @op(meta=_sampler,
@@ -219,7 +212,14 @@ def bernoulli_(input: Tensor, p: Tensor | Number = 0.5, *, generator: Generator 
     if p.size and not ((p >= 0) & (p <= 1)).all():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
                            "message be improved?  If so, please report an enhancement request to PyTorch.)")
-    return (rng(generator).random(input.shape) < p).astype(input.dtype)
+    stream, d = rng(generator), dt.NP_TO_DTYPE[input.dtype]
+    p = np.broadcast_to(p, input.shape)
+    return _in_memory_order(input, lambda shape: kernels.bernoulli_tensor(
+        stream, shape, d, np.transpose(p, _memory_axes(input)) if shape != input.shape else p))
+
+
+def _memory_axes(input: np.ndarray) -> list[int]:
+    return sorted(range(input.ndim), key=lambda axis: -abs(input.strides[axis]))
 
 
 def _expand_error(source: tuple, target: tuple) -> str:
@@ -260,7 +260,8 @@ def exponential_(input: Tensor, lambd: float = 1, *, generator: Generator | None
     lambd = python_scalar(lambd, "exponential_", "lambd")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_float_format(lambd)}")
-    return (rng(generator).exponential(size=input.shape) / lambd).astype(input.dtype)
+    stream, d = rng(generator), dt.NP_TO_DTYPE[input.dtype]
+    return _in_memory_order(input, lambda shape: kernels.exponential(stream, shape, d, lambd))
 
 
 @op(meta=_sampler,
@@ -281,7 +282,8 @@ def geometric_(input: Tensor, p: float, *, generator: Generator | None = None) -
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_float_format(p)}")
     if input.dtype == np.bool_:
         raise not_implemented("geometric_cpu", dt.bool)
-    return rng(generator).geometric(p, size=input.shape).astype(input.dtype)
+    stream, d = rng(generator), dt.NP_TO_DTYPE[input.dtype]
+    return _in_memory_order(input, lambda shape: kernels.geometric(stream, shape, d, p))
 
 
 @op(meta=_sampler,
@@ -301,7 +303,8 @@ def cauchy_(input: Tensor, median: float = 0, sigma: float = 1, *, generator: Ge
     median, sigma = python_scalar(median, "cauchy_", "median"), python_scalar(sigma, "cauchy_", "sigma")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_float_format(sigma)}")
-    return (median + sigma * rng(generator).standard_cauchy(size=input.shape)).astype(input.dtype)
+    stream, d = rng(generator), dt.NP_TO_DTYPE[input.dtype]
+    return _in_memory_order(input, lambda shape: kernels.cauchy(stream, shape, d, median, sigma))
 
 
 @op(meta=_sampler,
@@ -323,4 +326,5 @@ def log_normal_(input: Tensor, mean: float = 1, std: float = 2, *, generator: Ge
     mean, std = python_scalar(mean, "log_normal_", "mean"), python_scalar(std, "log_normal_", "std")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_float_format(std)}")
-    return rng(generator).lognormal(mean, std, size=input.shape).astype(input.dtype)
+    stream = rng(generator)
+    return _in_memory_order(input, lambda shape: kernels.log_normal(stream, shape, d, mean, std))

@@ -97,15 +97,19 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
                   generator: tm.Generator | None = None) -> Tensor:
     """Fill the input Tensor with values drawn from a truncated normal distribution.
 
-    Values are effectively drawn from N(mean, std^2) with values outside
-    [a, b] redrawn until they are within the bounds (by inverting the CDF of
-    the normal distribution on a uniform sample, as PyTorch does).
+    Values are drawn from N(mean, std^2) restricted to [a, b] by PyTorch 2.13's
+    rejection steps (so a seed gives PyTorch's values): when [a, b] holds more than 30%
+    of the mass, normals outside it are redrawn (the whole tensor's worth each round);
+    otherwise uniforms on [a, b] are accepted against the density's ratio to its peak.
 
     >>> import tensormodes as tm
     >>> w = tm.nn.init.trunc_normal_(tm.empty(1000), a=-0.5, b=0.5)
     >>> bool((w.abs() <= 0.5).all())
     True
     """
+    if tensor.is_meta:  # no values: nothing is drawn
+        return tensor
+
     def norm_cdf(x: float) -> float:
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
@@ -113,14 +117,47 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
                       "may be incorrect.", stacklevel=2)
     with tm.no_grad():
-        lower = norm_cdf((a - mean) / std)
-        upper = norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lower - 1, 2 * upper - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            _trunc_normal_by_redrawing(tensor, mean, std, a, b, generator)
+        else:
+            _trunc_normal_by_acceptance(tensor, mean, std, a, b, generator)
         return tensor
+
+
+def _trunc_normal_by_redrawing(tensor: Tensor, mean: float, std: float, a: float, b: float, generator) -> None:
+    # the bounds as the tensor's dtype holds them, so the test matches the stored values
+    low = tm.tensor(a, dtype=tensor.dtype).item()
+    high = tm.tensor(b, dtype=tensor.dtype).item()
+    result = tensor.normal_(mean, std, generator=generator)
+    while True:
+        outside = (result < low) | (result > high)
+        if not outside.any():
+            break
+        result = tm.where(outside, tm.empty_like(result).normal_(mean, std, generator=generator), result)
+    if tensor is not result:
+        tensor.copy_(result)
+
+
+def _trunc_normal_by_acceptance(tensor: Tensor, mean: float, std: float, a: float, b: float, generator) -> None:
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+    candidates = tm.empty_like(tensor)
+    accept = tm.empty_like(tensor)
+    tensor.uniform_(a, b, generator=generator)
+    candidates.copy_(tensor)
+    candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)  # the log density over its peak
+    pending = accept.uniform_(generator=generator).log_().gt(candidates)
+    if not pending.any():
+        return
+    result = tensor
+    while True:
+        candidates.uniform_(a, b, generator=generator)
+        result = tm.where(pending, candidates, result)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = tm.where(pending, accept.uniform_(generator=generator).log_().gt(candidates), pending)
+        if not pending.any():
+            break
+    tensor.copy_(result)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:

@@ -21,7 +21,10 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return input
     if p == 1.0:
         result = input * 0.0
-    else:
-        keep = _function("rand_like")(input) >= p
-        result = input * keep * (1.0 / (1.0 - p))
-    return input.copy_(result) if inplace else result
+        return input.copy_(result) if inplace else result
+    # PyTorch's CPU steps, so the same seed drops the same elements: a noise tensor of 0s
+    # and 1s (``bernoulli_(1 - p)``: kept where a double uniform is below 1 - p), divided by
+    # 1 - p, times the input.
+    noise = _function("empty_like")(input).bernoulli_(1 - p)
+    noise.div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise

@@ -372,11 +372,13 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool) -> 
         return input
     if p == 1.0:
         result = input * 0.0
-    else:
-        shape = (*input.shape[:2], *(1,) * (input.dim() - 2))
-        keep = _function("rand")(shape, dtype=input.dtype, device=input.device) >= p
-        result = input * keep * (1.0 / (1.0 - p))
-    return input.copy_(result) if inplace else result
+        return input.copy_(result) if inplace else result
+    # PyTorch's steps (one noise value per channel, ``bernoulli_(1 - p)`` then ``div_(1 - p)``),
+    # so the same seed drops the same channels
+    shape = (*input.shape[:2], *(1,) * (input.dim() - 2))
+    noise = _function("empty")(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p)
+    noise.div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise
 
 
 def _check_probability(p: float) -> None:

@@ -347,6 +347,9 @@ class _SingleProcessDataLoaderIter:
     def __init__(self, loader: DataLoader) -> None:
         self._loader = loader
         self._batches = self._generate()
+        # PyTorch draws the workers' base seed at each pass, from the loader's generator
+        # (the default one when None), even without workers: the streams stay in step.
+        self._base_seed = int(tm.empty((), dtype=tm.int64).random_(generator=loader.generator).item())
 
     def __iter__(self) -> _SingleProcessDataLoaderIter:
         return self

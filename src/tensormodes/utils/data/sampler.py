@@ -3,13 +3,15 @@
 ``RandomSampler`` and ``SubsetRandomSampler`` draw from ``tm.randperm`` / ``tm.randint``
 with the given generator; ``RandomSampler`` without one seeds a fresh generator from
 the default generator at each pass, as PyTorch does, so ``tm.manual_seed`` makes runs
-reproducible.
+reproducible — and, the streams being PyTorch's, gives PyTorch's orders: the draws are
+PyTorch's too (a seed from ``random_()`` on an int64 scalar, one ``randperm`` per pass
+over the data plus one more after the last index, ``randint``s with replacement).
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 
 from ..._api import namespace as tm
 
@@ -30,6 +32,10 @@ class Sampler:
 
     def __iter__(self) -> Iterator:
         raise NotImplementedError
+
+
+def _nothing() -> None:
+    return None
 
 
 def _seeded_generator(generator: tm.Generator | None) -> tm.Generator:
@@ -87,22 +93,32 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._order().tolist())
+        order, finish = self._order()
+        yield from order.tolist()
+        finish()
 
     def __len__(self) -> int:
         return self.num_samples
 
-    def _order(self) -> tm.Tensor:
-        """One pass's indices, drawn at once (the loader batches them without a Python loop)."""
+    def _order(self) -> tuple[tm.Tensor, Callable[[], None]]:
+        """One pass's indices, drawn at once (the loader batches them without a Python loop),
+        and what to call after the last one is used: PyTorch's sampler draws one more
+        ``randperm`` then (its slice of ``num_samples % n`` indices, empty after whole passes)."""
         n = len(self.data_source)
         generator = _seeded_generator(self.generator)
-        if self.replacement:
-            return tm.randint(high=n, size=(self.num_samples,), dtype=tm.int64, generator=generator)
+        if self.replacement:  # PyTorch draws chunks of 32: the same numbers as one draw
+            return tm.randint(high=n, size=(self.num_samples,), dtype=tm.int64, generator=generator), _nothing
         full, rest = divmod(self.num_samples, n)
         parts = [tm.randperm(n, generator=generator) for _ in range(full)]
         if rest:
             parts.append(tm.randperm(n, generator=generator)[:rest])
-        return parts[0] if len(parts) == 1 else tm.cat(parts)
+            finish = _nothing
+        else:
+            def finish() -> None:
+                tm.randperm(n, generator=generator)
+        if not parts:
+            return tm.empty(0, dtype=tm.int64), finish
+        return (parts[0] if len(parts) == 1 else tm.cat(parts)), finish
 
 
 class SubsetRandomSampler(Sampler):
@@ -191,12 +207,20 @@ class BatchSampler(Sampler):
 
     def _index_batches(self) -> Iterator[tm.Tensor] | None:
         """The batches as index tensors, when the sampler can give its whole order at once."""
-        if type(self.sampler) not in (SequentialSampler, RandomSampler):
-            return None
-        return self._split(self.sampler._order())
+        if type(self.sampler) is SequentialSampler:
+            return self._split(self.sampler._order(), _nothing)
+        if type(self.sampler) is RandomSampler:
+            return self._split(*self.sampler._order())
+        return None
 
-    def _split(self, order: tm.Tensor) -> Iterator[tm.Tensor]:
+    def _split(self, order: tm.Tensor, finish: Callable[[], None]) -> Iterator[tm.Tensor]:
         n = order.shape[0]
-        stop = n - n % self.batch_size if self.drop_last else n
-        for start in range(0, stop, self.batch_size):
-            yield order[start:start + self.batch_size]
+        for start in range(0, n, self.batch_size):
+            batch = order[start:start + self.batch_size]
+            if batch.shape[0] < self.batch_size:  # PyTorch's sampler runs out before this batch
+                finish()
+                if not self.drop_last:
+                    yield batch
+                return
+            yield batch
+        finish()

@@ -1,0 +1,180 @@
+"""PyTorch's CPU sampling kernels over an ``MTStream``, vectorised: each function returns
+the values PyTorch writes, in the order its serial kernel writes them (C order of a fresh
+contiguous tensor).
+
+Which draws each kernel makes (the facts the functions follow; PyTorch 2.13, CPU):
+
+* uniform reals: float32 takes the low 24 bits of one 32-bit word, double 53 bits of one
+  64-bit draw (two words, the first the high half); then ``x * (to - from) + from`` in
+  float (double for double), fused. float16 and bfloat16 round the float32 value (one
+  that rounds up to ``to`` becomes ``from``).
+* ``normal_``: 16 or more contiguous elements: every element gets a uniform of its own
+  type first, then blocks of 16 turn into Box–Muller pairs (j with j + 8); a tail of less
+  than 16 redoes the last 16 with fresh uniforms. float32 runs the AVX2 kernel
+  (``_random_math.fill_normal16_float32``). Fewer elements (or a strided tensor): scalar
+  Box–Muller in double with the second value cached in the generator.
+* integers: ``draw % range + from`` with a 32-bit draw, or a 64-bit one when the range is
+  2**32 or more (int64, float32, float64 and bfloat16 only).
+* ``bernoulli_(p)`` with a number and dropout: a double uniform below ``p`` (PyTorch on
+  Intel CPUs with MKL uses MKL's own stream for this one instead).
+* exponential ``-log1p(-u) / lambda``, geometric ``ceil(log(u) / log(1 - p))``, Cauchy
+  ``median + sigma * tan(pi * (u - 0.5))``, log-normal ``exp`` of a scalar normal: all in
+  double from 53-bit uniforms.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _dtype as dt
+from ._random_math import box_muller_doubles, fill_normal16_float32, fma32, fma64, libm, uniform53, uniform_low_bits
+
+__all__ = ["uniform", "uniform53", "normal", "integers_from_to", "integers_default", "bernoulli_scalar",
+           "bernoulli_tensor",
+           "exponential", "geometric", "cauchy", "log_normal", "randperm"]
+
+def _size(shape) -> int:
+    return math.prod(shape)
+
+
+def uniform(stream, shape, dtype: dt.dtype, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+    """``uniform_(low, high)`` of a tensor of ``shape`` and ``dtype`` (complex: both parts)."""
+    if dtype._category == dt._COMPLEX:
+        real = uniform(stream, (*shape, 2), dtype.to_real(), low, high)
+        return real.view(dtype._np).reshape(shape)
+    n = _size(shape)
+    if dtype is dt.float64:
+        x = uniform53(stream, n)
+        if low != 0.0 or high != 1.0:
+            x = fma64(x, high - low, low)
+        return x.reshape(shape)
+    x = uniform_low_bits(stream, n, 24)  # float16 and bfloat16 too: sampled in float, then rounded
+    if low != 0.0 or high != 1.0:
+        low32, high32 = np.float32(low), np.float32(high)
+        x = fma32(x, np.float32(high32 - low32), low32)
+    if dtype is dt.float32:
+        return x.reshape(shape)
+    out = x.astype(dtype._np)
+    top = np.asarray(high).astype(dtype._np)
+    out[out == top] = np.asarray(low).astype(dtype._np)  # rounding reached ``to``: PyTorch gives ``from``
+    return out.reshape(shape)
+
+
+def normal(stream, shape, dtype: dt.dtype, mean: float = 0.0, std: float = 1.0,
+           contiguous: bool = True) -> np.ndarray:
+    """``normal_(mean, std)`` of a tensor of ``shape`` and ``dtype``; ``contiguous`` is False
+    for a strided tensor (PyTorch then samples element by element)."""
+    if dtype._category == dt._COMPLEX:  # the real view, with the variance split between the parts
+        real = normal(stream, (*shape, 2), dtype.to_real(), mean, std / math.sqrt(2), contiguous)
+        return real.view(dtype._np).reshape(shape)
+    n = _size(shape)
+    if n < 16 or not contiguous:  # doubles, rounded through float for the half types
+        values = box_muller_doubles(stream, n, mean, std)
+        return (values if dtype is dt.float64 else values.astype(np.float32)).astype(dtype._np).reshape(shape)
+    wide = dtype is dt.float64
+    uniforms = uniform53(stream, n) if wide else uniform_low_bits(stream, n, 24)
+    whole = n - n % 16
+    if whole != n:  # PyTorch then redoes the last 16 with fresh uniforms: one pass does both
+        tail = uniform53(stream, 16) if wide else uniform_low_bits(stream, 16, 24)
+        uniforms = np.concatenate([uniforms[:whole], tail])
+    values = _fill_float64(uniforms, mean, std) if wide else fill_normal16_float32(uniforms, mean, std)
+    out = values[:n]
+    if whole != n:
+        out[n - 16:] = values[whole:].copy()
+    # float16 / bfloat16 are computed in float (their tails of a size not a multiple of 16
+    # differ from PyTorch's, which computes those 16 another way)
+    return out.astype(dtype._np, copy=False).reshape(shape)
+
+
+def _fill_float64(uniforms: np.ndarray, mean: float, std: float) -> np.ndarray:
+    blocks = uniforms.reshape(-1, 16)
+    radius = np.sqrt(-2.0 * libm("log", 1.0 - blocks[:, :8]))
+    theta = 2.0 * math.pi * blocks[:, 8:]
+    out = np.empty_like(blocks)
+    out[:, :8] = radius * libm("cos", theta)
+    out[:, 8:] = radius * libm("sin", theta)
+    if std != 1.0 or mean != 0.0:
+        out = fma64(out, std, mean)
+    return out.reshape(-1)
+
+
+def integers_from_to(stream, shape, dtype: dt.dtype, low: int, high: int) -> np.ndarray:
+    """``random_(low, high)``: ``draw % (high - low) + low``."""
+    n, span = _size(shape), high - low
+    wide = span >= 1 << 32 and dtype in (dt.int64, dt.float64, dt.float32, dt.bfloat16)
+    draws = stream.words64(n) if wide else stream.words(n).astype(np.uint64)
+    values = (draws % np.uint64(span)).astype(np.int64) + np.int64(low) if span < 1 << 63 else \
+        ((draws % np.uint64(span)) + np.uint64(low & 0xFFFF_FFFF_FFFF_FFFF)).view(np.int64)
+    return values.astype(dtype._np).reshape(shape)
+
+
+def integers_default(stream, shape, dtype: dt.dtype) -> np.ndarray:
+    """``random_()``: ``[0, 2**digits]`` for floating types, ``[0, max]`` for integers."""
+    n = _size(shape)
+    if dtype is dt.bool:
+        return (stream.words(n) & np.uint32(1)).astype(np.bool_).reshape(shape)
+    wide = dtype in (dt.int64, dt.float64)
+    draws = stream.words64(n) if wide else stream.words(n).astype(np.uint64)
+    if dtype._category == dt._FLOAT:
+        modulus = (1 << {dt.float64: 53, dt.float32: 24, dt.float16: 11, dt.bfloat16: 8}[dtype]) + 1
+    else:
+        modulus = int(np.iinfo(dtype._np).max) + 1
+    return (draws % np.uint64(modulus)).astype(dtype._np).reshape(shape)
+
+
+def bernoulli_scalar(stream, shape, dtype: dt.dtype, p: float) -> np.ndarray:
+    """``bernoulli_(p)`` with a number: a double uniform below ``p``."""
+    return (uniform53(stream, _size(shape)) < p).astype(dtype._np).reshape(shape)
+
+
+def bernoulli_tensor(stream, shape, dtype: dt.dtype, p: np.ndarray) -> np.ndarray:
+    """``bernoulli_(p)`` with a tensor (broadcast to ``shape``): a double uniform for a double
+    ``p``, else a float uniform (24 bits) compared in float."""
+    p = np.broadcast_to(p, shape)
+    n = _size(shape)
+    if p.dtype == np.float64:
+        draws = uniform53(stream, n)
+    else:
+        draws = uniform_low_bits(stream, n, 24)
+        p = p.astype(np.float32)
+    return (draws.reshape(shape) < p).astype(dtype._np)
+
+
+def exponential(stream, shape, dtype: dt.dtype, lambd: float) -> np.ndarray:
+    """``exponential_(lambd)``: ``-1 / lambd * log1p(-u)`` in double."""
+    u = uniform53(stream, _size(shape))
+    logs = np.array([math.log1p(-v) for v in u.tolist()], np.float64)
+    return ((-1.0 / lambd) * logs).astype(dtype._np).reshape(shape)
+
+
+def geometric(stream, shape, dtype: dt.dtype, p: float) -> np.ndarray:
+    """``geometric_(p)``: ``ceil(log(u) / log(1 - p))`` in double."""
+    u = uniform53(stream, _size(shape))
+    with np.errstate(divide="ignore"):
+        values = np.ceil(libm("log", u) / math.log(1.0 - p))
+    return values.astype(dtype._np).reshape(shape)
+
+
+def cauchy(stream, shape, dtype: dt.dtype, median: float, sigma: float) -> np.ndarray:
+    """``cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 0.5))`` in double."""
+    u = uniform53(stream, _size(shape))
+    return (median + sigma * libm("tan", math.pi * (u - 0.5))).astype(dtype._np).reshape(shape)
+
+
+def log_normal(stream, shape, dtype: dt.dtype, mean: float, std: float) -> np.ndarray:
+    """``log_normal_(mean, std)``: ``exp`` of scalar normals (the cache included)."""
+    return libm("exp", box_muller_doubles(stream, _size(shape), mean, std)).astype(dtype._np).reshape(shape)
+
+
+def randperm(stream, n: int) -> np.ndarray:
+    """``randperm(n)`` as int64: Fisher–Yates swapping ``i`` with ``i + draw % (n - i)``."""
+    if n < 2:
+        return np.arange(n, dtype=np.int64)
+    offsets = (stream.words(n - 1).astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)).tolist()
+    order = list(range(n))
+    for i, offset in enumerate(offsets):  # each swap depends on the ones before
+        j = i + offset
+        order[i], order[j] = order[j], order[i]
+    return np.array(order, np.int64)

@@ -1,0 +1,297 @@
+"""The arithmetic of PyTorch's CPU samplers, reproduced bit for bit in NumPy.
+
+Two kinds of functions need care beyond IEEE ``+ - * / sqrt`` (which NumPy rounds
+exactly as C does):
+
+* PyTorch's float32 ``normal_`` of 16 or more contiguous elements runs its AVX2 kernel
+  (also on AVX-512 machines: that kernel is not built for AVX-512), whose ``log`` and
+  ``sincos`` are Cephes polynomials in float32, compiled with fused multiply-adds.
+  ``log256`` and ``sincos256`` evaluate the same polynomials with the same fusions;
+  ``_fma`` is a correctly rounded float32 fused multiply-add.
+* Scalar samplers call the C library's double ``log``, ``log1p``, ``exp``, ``tan``, ``sin``
+  and ``cos``. NumPy's own versions differ from glibc's in the last bit now and then, so
+  ``libm`` takes a value from an extended-precision evaluation when that rounds
+  unambiguously and asks Python's ``math`` (the C library) for the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = ["fill_normal16_float32", "libm", "box_muller_doubles", "fma64", "fma32", "uniform53", "uniform_low_bits"]
+
+_F32 = np.float32
+_F64 = np.float64
+_TIE_BITS = np.uint64((1 << 29) - 1)  # the float64 bits below float32 precision
+_TIE = np.uint64(1 << 28)  # ... holding exactly half a float32 ulp
+
+
+def _fma(a: np.ndarray, b, c) -> np.ndarray:
+    """float32 ``a * b + c`` with one rounding, on float64 arrays holding float32 values.
+
+    The product is exact in float64; the sum rounds once in float64 and again to float32,
+    which is correct unless the float64 sum sits exactly halfway between two float32s:
+    then the call is redone exactly (round to odd, then to float32).
+    """
+    s = a * b
+    s += c
+    tie = (s.view(np.uint64) & _TIE_BITS) == _TIE
+    out = _round32(s)
+    if tie.any():
+        at = np.flatnonzero(tie)
+        out.flat[at] = _fma_exact(*(np.broadcast_to(v, s.shape).flat[at].astype(_F64) for v in (a, b, c)))
+    return out
+
+
+def fma32(a, b, c) -> np.ndarray:
+    """float32 ``a * b + c`` with one rounding, as a float32 array."""
+    a, b, c = (np.asarray(v, _F32).astype(_F64) for v in (a, b, c))
+    return _fma(a, b, c).astype(_F32)
+
+
+def _add_exact_product(x: np.ndarray, y: np.ndarray, factor: float) -> np.ndarray:
+    """float32 ``x + y * factor`` fused, where the float64 sum is exact (short ``factor``)."""
+    s = y * factor
+    s += x
+    return _round32(s)
+
+
+def _fma_exact(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    p = a * b  # exact: two 24-bit significands
+    s = p + c
+    virtual = s - c
+    err = (p - virtual) + (c - (s - virtual))  # s + err == p + c exactly (TwoSum)
+    inexact_even = (err != 0) & ((s.view(np.int64) & 1) == 0)
+    s = np.where(inexact_even, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)  # round to odd
+    return s.astype(_F32).astype(_F64)
+
+
+def _round32(x: np.ndarray) -> np.ndarray:
+    return x.astype(_F32).astype(_F64)
+
+
+_LOG_P = tuple(float(_F32(v)) for v in (
+    7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
+    -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1))
+_LOG_Q1, _LOG_Q2 = float(_F32(-2.12194440e-4)), float(_F32(0.693359375))
+_SQRTHF = float(_F32(0.707106781186547524))
+_MIN_NORMAL = float(np.array(0x00800000, np.int32).view(_F32))
+
+
+def log256(x32: np.ndarray) -> np.ndarray:
+    """PyTorch's AVX2 ``log256_ps`` of positive float32 values, as float64 holding float32 values."""
+    x32 = np.maximum(x32, _F32(_MIN_NORMAL))
+    bits = x32.view(np.int32)
+    e = ((bits >> 23) - 0x7F).astype(_F64) + 1.0
+    x = ((bits & ~0x7F800000) | 0x3F000000).view(_F32).astype(_F64)  # the mantissa in [0.5, 1)
+    small = x < _SQRTHF
+    x -= 1.0
+    x += np.where(small, x + 1.0, 0.0)  # x + x - 1 below sqrt(1/2), else x - 1 (exact)
+    e -= small
+    z = _round32(x * x)
+    y = np.full_like(x, _LOG_P[0])
+    for p in _LOG_P[1:]:
+        y = _fma(y, x, p)
+    y = _round32(y * x)
+    y = _fma(y, z, _round32(e * _LOG_Q1))
+    y = _fma(z, -0.5, y)
+    x = _round32(x + y)
+    return _fma(e, _LOG_Q2, x)
+
+
+_FOPI = float(_F32(1.27323954473516))
+_DP = tuple(float(_F32(v)) for v in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8))
+_COS_P = tuple(float(_F32(v)) for v in (2.443315711809948E-005, -1.388731625493765E-003, 4.166664568298827E-002))
+_SIN_P = tuple(float(_F32(v)) for v in (-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1))
+
+
+def sincos256(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's AVX2 ``sincos256_ps`` of non-negative float32 values (held in float64)."""
+    j = (_round32(x * _FOPI)).astype(np.int32)
+    j = (j + 1) & ~1
+    y = j.astype(_F64)
+    for dp in _DP:  # short constants: each product and sum is exact in float64
+        x = _add_exact_product(x, y, dp)
+    sin_negative = (j & 4) != 0
+    cos_negative = ((j - 2) & 4) == 0
+    use_sin_poly = (j & 2) == 0
+    z = _round32(x * x)
+    yc = _fma(np.full_like(x, _COS_P[0]), z, _COS_P[1])
+    yc = _fma(yc, z, _COS_P[2])
+    yc = _round32(yc * z)
+    yc = _fma(yc, z, -_round32(z * 0.5))
+    yc = _round32(yc + 1.0)
+    ys = _fma(np.full_like(x, _SIN_P[0]), z, _SIN_P[1])
+    ys = _fma(ys, z, _SIN_P[2])
+    ys = _round32(ys * z)
+    ys = _fma(ys, x, x)
+    sin = np.where(use_sin_poly, ys, yc)
+    cos = np.where(use_sin_poly, yc, ys)
+    np.negative(sin, out=sin, where=sin_negative)
+    np.negative(cos, out=cos, where=cos_negative)
+    return sin, cos
+
+
+_TWO_PI_32 = float(_F32(2.0 * math.pi))
+_CHUNK = 1 << 14  # blocks of 16 per pass: keeps the temporaries in cache
+
+
+def fill_normal16_float32(u: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """PyTorch's ``normal_fill_16_AVX2`` over float32 uniforms (a multiple of 16 of them):
+    in each block of 16, element j (< 8) and j + 8 become a Box–Muller pair."""
+    blocks = u.reshape(-1, 16)
+    out = np.empty(blocks.shape, _F32)
+    mean32, std32 = float(_F32(mean)), float(_F32(std))
+    for start in range(0, blocks.shape[0], _CHUNK):
+        part = blocks[start:start + _CHUNK]
+        u1 = _F32(1) - part[:, :8]
+        theta = _round32(_TWO_PI_32 * part[:, 8:].astype(_F64))
+        radius = np.sqrt(_F32(-2) * log256(u1).astype(_F32))
+        sin, cos = sincos256(theta)
+        radius = radius.astype(_F64)
+        n1, n2 = _round32(radius * cos), _round32(radius * sin)
+        if std32 != 1.0 or mean32 != 0.0:
+            n1, n2 = _fma(n1, std32, mean32), _fma(n2, std32, mean32)
+        else:  # the kernel's fused n * 1 + 0 still turns -0 into +0
+            n1 += 0.0
+            n2 += 0.0
+        out[start:start + _CHUNK, :8] = n1
+        out[start:start + _CHUNK, 8:] = n2
+    return out.reshape(-1)
+
+
+# -- the C library's double functions ----------------------------------------------------------------
+
+_EXTENDED = np.finfo(np.longdouble).nmant >= 63
+# glibc's double log/exp/sin/cos/tan are within 0.52 ulp (0.56 for tan): a value whose exact
+# result is further than this from a rounding midpoint rounds as the exact value does.
+_SAFE_FRACTION = {"log": 0.45, "exp": 0.45, "sin": 0.45, "cos": 0.45, "tan": 0.40}
+_VECTOR_MIN = 64
+
+
+def libm(name: str, x: np.ndarray) -> np.ndarray:
+    """The C library's double ``name`` of each element (``math.<name>``), vectorised where safe."""
+    x = np.asarray(x, _F64)
+    scalar = getattr(math, name)
+    if x.size < _VECTOR_MIN or not _EXTENDED or name not in _SAFE_FRACTION:
+        return _elementwise(scalar, x)
+    with np.errstate(all="ignore"):
+        exact = getattr(np, name)(x.astype(np.longdouble))
+        rounded = exact.astype(_F64)
+        gap = np.abs(exact - rounded.astype(np.longdouble)) / np.spacing(np.abs(rounded)).astype(np.longdouble)
+    doubtful = np.flatnonzero(~(gap < _SAFE_FRACTION[name]) | ~np.isfinite(rounded) | (rounded == 0))
+    if doubtful.size:
+        rounded.flat[doubtful] = _elementwise(scalar, x.flat[doubtful])
+    return rounded
+
+
+def _elementwise(function, x: np.ndarray) -> np.ndarray:
+    def safe(v):
+        try:
+            return function(v)
+        except (ValueError, OverflowError):
+            return np.log(v) if function is math.log else (math.inf if function is math.exp else math.nan)
+    return np.array([safe(float(v)) for v in x.reshape(-1)], _F64).reshape(x.shape)
+
+
+_SCALAR_PAIRS = 16
+_MASK53 = (1 << 53) - 1
+
+
+def box_muller_doubles(stream, n: int, mean: float, std: float) -> np.ndarray:
+    """``n`` samples of PyTorch's scalar ``normal_distribution<double>``: the cached second
+    value of the last pair first, then pairs ``r cos(theta)``, ``r sin(theta)`` from two
+    53-bit uniforms each (``u1`` gives the angle, ``u2`` the radius); an unused last
+    ``sin`` is cached for the next call."""
+    out = np.empty(n, _F64)
+    start = 0
+    if n and stream.normal_double is not None:
+        out[0] = stream.normal_double
+        stream.normal_double = None
+        start = 1
+    pairs = (n - start + 1) // 2
+    if 0 < pairs <= _SCALAR_PAIRS:  # a few values: plain floats are faster than arrays
+        words = stream.words(4 * pairs).tolist()
+        values = []
+        for i in range(0, 4 * pairs, 4):
+            u1 = (((words[i] << 32) | words[i + 1]) & _MASK53) * 2.0 ** -53
+            u2 = (((words[i + 2] << 32) | words[i + 3]) & _MASK53) * 2.0 ** -53
+            radius = math.sqrt(-2.0 * math.log1p(-u2))
+            theta = 2.0 * math.pi * u1
+            values += (radius * math.cos(theta), radius * math.sin(theta))
+        out[start:] = values[:n - start]
+        if (n - start) % 2:
+            stream.normal_double = values[-1]
+    elif pairs:
+        u = uniform53(stream, 2 * pairs)
+        u1, u2 = u[0::2], u[1::2]
+        radius = np.sqrt(-2.0 * _elementwise(math.log1p, -u2))
+        theta = 2.0 * math.pi * u1
+        values = np.empty(2 * pairs, _F64)
+        values[0::2] = radius * libm("cos", theta)
+        values[1::2] = radius * libm("sin", theta)
+        out[start:] = values[:n - start]
+        if (n - start) % 2:
+            stream.normal_double = float(values[-1])
+    if std != 1.0 or mean != 0.0:
+        out = fma64(out, std, mean)
+    return out
+
+
+def uniform53(stream, n: int) -> np.ndarray:
+    """``n`` double uniforms in [0, 1): 53 low bits of a 64-bit draw, times 2**-53."""
+    return (stream.words64(n) & np.uint64((1 << 53) - 1)).astype(_F64) * 2.0 ** -53
+
+
+def uniform_low_bits(stream, n: int, digits: int) -> np.ndarray:
+    """``n`` float32 uniforms in [0, 1) from the low ``digits`` bits of one 32-bit word each
+    (float32: 24, float16: 11, bfloat16: 8)."""
+    return (stream.words(n) & np.uint32((1 << digits) - 1)).astype(_F32) * _F32(2.0 ** -digits)
+
+
+# -- fused multiply-add in double ----------------------------------------------------------------------
+
+_SPLITTER = float(2 ** 27 + 1)
+
+
+def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    c = _SPLITTER * a
+    high = c - (c - a)
+    return high, a - high
+
+
+def fma64(a, b, c) -> np.ndarray:
+    """double ``a * b + c`` with one rounding (what PyTorch's compiled ``x * std + mean``
+    becomes). Error-free transformations give ``a * b + c`` as ``s + t + e`` exactly; when
+    ``t + e`` is itself exact, rounding ``s + (t + e)`` is the one rounding. The rest
+    (rare) are computed with fractions."""
+    a, b, c = np.broadcast_arrays(np.asarray(a, _F64), np.asarray(b, _F64), np.asarray(c, _F64))
+    with np.errstate(all="ignore"):
+        p = a * b
+        a_high, a_low = _split(a)
+        b_high, b_low = _split(b)
+        e = ((a_high * b_high - p) + a_high * b_low + a_low * b_high) + a_low * b_low
+        s = p + c
+        virtual = s - c
+        t = (p - virtual) + (c - (s - virtual))
+        v = t + e
+        v_virtual = v - e
+        w = (t - v_virtual) + (e - (v - v_virtual))
+        out = s + v
+    hard = np.flatnonzero((w != 0) | ~np.isfinite(out) | ~np.isfinite(e))
+    if hard.size:
+        out.flat[hard] = [_fma_fraction(float(x), float(y), float(z))
+                          for x, y, z in zip(a.flat[hard], b.flat[hard], c.flat[hard], strict=True)]
+    return out
+
+
+def _fma_fraction(a: float, b: float, c: float) -> float:
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return a * b + c
+    try:
+        return float(Fraction(a) * Fraction(b) + Fraction(c))
+    except OverflowError:
+        return math.copysign(math.inf, a * b + c)
