@@ -3,6 +3,7 @@ and the shared table renderer."""
 
 from __future__ import annotations
 
+import contextvars
 import io
 import logging
 import math
@@ -466,3 +467,30 @@ def test_nan_check_ignores_uninitialized_memory():
         assert tm.empty_like(tm.ones(3)).isnan().all() and tm.ones(1).new_empty(2).isnan().all()
         with pytest.raises(FloatingPointError, match="tensormodes.Tensor.add produced NaN"):
             tm.empty(2) + 1
+
+
+def test_a_composite_running_in_one_thread_hides_no_call_of_another():
+    """Counters keep their composite depth per thread: a traced script's threads share one mode."""
+    from tensormodes._api.build import composite
+    from tensormodes._ops.registry import Tensor
+
+    inside, go_on = threading.Event(), threading.Event()
+
+    def waiting(x: Tensor):
+        inside.set()
+        go_on.wait(10)
+        return x + 1
+
+    waiting.__module__ = __name__
+    waiting = composite(__name__)(waiting)
+    x = tm.ones(2)
+    with OpCounterMode() as counter:
+        worker = threading.Thread(target=contextvars.copy_context().run, args=(waiting, x))
+        worker.start()
+        assert inside.wait(10)
+        for _ in range(3):
+            x + 1
+        go_on.set()
+        worker.join()
+    assert counter.counts["tensormodes.Tensor.add"] == 3  # the composite's own add is not counted
+    assert counter.counts[f"{__name__}.waiting"] == 1

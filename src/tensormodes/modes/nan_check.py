@@ -25,7 +25,7 @@ from .._api.tensor import Tensor
 from .._ops import OPS
 from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from .observing import public_name, user_location
+from .observing import ThreadDepth, public_name, user_location
 
 __all__ = ["NanCheckMode"]
 
@@ -125,16 +125,16 @@ class NanCheckMode(Observer, TorchFunctionMode):
         if action not in ("raise", "warn"):
             raise ValueError(f"NanCheckMode: action must be 'raise' or 'warn', got {action!r}")
         self.action = action
-        self._backward = 0
+        self._backward = ThreadDepth()  # depth of backward calls in this thread
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         """Run the call and check its result."""
         if func is _BACKWARD:
-            self._backward += 1
+            self._backward.value += 1
             try:
                 return run_composite(self, func, args, kwargs or {}, True)
             finally:
-                self._backward -= 1
+                self._backward.value -= 1
         if calls_public_api(func):
             result = run_composite(self, func, args, kwargs or {}, False)
         else:
@@ -149,7 +149,7 @@ class NanCheckMode(Observer, TorchFunctionMode):
     def _report(self, func, what: str, where: str) -> None:
         filename, lineno = user_location(3)
         source = linecache.getline(filename, lineno).strip()
-        phase = " during backward" if self._backward else ""
+        phase = " during backward" if self._backward.value else ""
         message = f"{public_name(func)} produced {what} in {where}{phase} at {filename}:{lineno}"
         if source:
             message += f": {source}"

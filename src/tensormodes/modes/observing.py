@@ -22,6 +22,7 @@ import importlib
 import inspect
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,11 +33,24 @@ from .._api.tensor import Tensor
 from .._overrides.composite import implementation
 from .._overrides.dispatch import resolve_public_name
 
-__all__ = ["render_table", "rich_table", "summarize", "user_frame", "public_name"]
+__all__ = ["render_table", "rich_table", "summarize", "user_frame", "public_name", "ThreadDepth"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Frames of the package: its files, and the functions it generates (see _generated.py).
 _INTERNAL = (_PACKAGE_DIR, "<tensormodes generated")
+
+
+class ThreadDepth(threading.local):
+    """A depth counter of its own in every thread: how deep this thread is inside calls a mode
+    treats specially (a counted composite, a backward node). One mode serves every thread a
+    traced script starts; a depth kept on the mode itself would let one thread's composite hide
+    another thread's calls.
+
+    >>> depth = ThreadDepth(); depth.value += 1; depth.value
+    1
+    """
+
+    value = 0
 
 
 def public_name(func) -> str:

@@ -16,7 +16,7 @@ from collections import Counter
 from .._api.tensor import Tensor
 from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from .observing import public_name, render_table, rich_table
+from .observing import ThreadDepth, public_name, render_table, rich_table
 
 __all__ = ["OpCounterMode"]
 
@@ -56,22 +56,22 @@ class OpCounterMode(Observer, TorchFunctionMode):
     def __init__(self, *, nested: bool = False) -> None:
         self.nested = nested
         self.counts: Counter[str] = Counter()
-        self._inside = 0  # depth of composite calls whose inner calls are not counted
+        self._inside = ThreadDepth()  # depth of composite calls whose inner calls are not counted
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         """Count the call and run it."""
         plan = _PLANS.get(func) or _plan(func)
-        if not self._inside:
+        if not self._inside.value:
             self.counts[plan[0]] += 1
         if not plan[1]:
             return func(*args, **(kwargs or {}))
-        if not self._inside and (self.nested or func is _BACKWARD):
+        if not self._inside.value and (self.nested or func is _BACKWARD):
             return run_composite(self, func, args, kwargs or {}, True)
-        self._inside += 1
+        self._inside.value += 1
         try:
             return run_composite(self, func, args, kwargs or {}, False)
         finally:
-            self._inside -= 1
+            self._inside.value -= 1
 
     def rows(self) -> list[list]:
         """``[name, calls]`` rows, most called first (ties in order of first call)."""

@@ -35,7 +35,7 @@ from typing import Any
 from .._api import build as _build
 from .._api.tensor import Tensor
 from .._overrides.composite import Observer, calls_public_api, implementation, run_composite
-from ..modes.observing import public_name, render_table, rich_table
+from ..modes.observing import ThreadDepth, public_name, render_table, rich_table
 from ..nn import functional as F
 from ..nn.modules import module as _module_api
 from ..nn.modules.rnn import LSTM
@@ -438,12 +438,12 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         self._parents: list[str] = ["Global"]
         self._einsum = _build.public_function("einsum")
         self._entries = 0
-        self._inside = 0
+        self._inside = ThreadDepth()
         self._plans: dict = {}
         self._handles: list = []
         self._module_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._collecting: list | None = None  # backward nodes made inside a zero-FLOP function
-        self._silenced = 0  # depth of backward nodes whose gradient formulas count nothing
+        self._silenced = ThreadDepth()  # depth of backward nodes whose gradient formulas count nothing
         self._silenced_nodes: weakref.WeakSet = weakref.WeakSet()
         self._lstm_seen = False
         self._named_below: weakref.WeakSet = weakref.WeakSet()
@@ -466,7 +466,7 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         kwargs = kwargs or {}
         plan = self._plans.get(func) or self._plan(func)
         composite = plan[1]
-        if self._inside:  # in a counted composite: its inner calls are part of its count
+        if self._inside.value:  # in a counted composite: its inner calls are part of its count
             collecting = self._collecting is not None  # then the nested calls are wanted too
             out = run_composite(self, func, args, kwargs, collecting) if composite else func(*args, **kwargs)
             if collecting:
@@ -475,15 +475,15 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         if plan[3]:
             return self._run_uncounted(func, args, kwargs, composite)
         formula = plan[0]
-        if formula is not None and self._silenced:  # a gradient formula PyTorch does not count
+        if formula is not None and self._silenced.value:  # a gradient formula PyTorch does not count
             return run_composite(self, func, args, kwargs, False) if composite else func(*args, **kwargs)
         if formula is not None:
             if composite:
-                self._inside += 1
+                self._inside.value += 1
                 try:
                     out = run_composite(self, func, args, kwargs, False)
                 finally:
-                    self._inside -= 1
+                    self._inside.value -= 1
             else:
                 out = func(*args, **kwargs)
             flops = formula(*args, out_val=out, **kwargs)
@@ -505,7 +505,7 @@ class FlopCounterMode(Observer, TorchFunctionMode):
                     return run_composite(self, func, args, kwargs, True)
             finally:
                 self._parents = parents
-                self._silenced = 0  # a gradient formula that raised left its node's scope open
+                self._silenced.value = 0  # a gradient formula that raised left its node's scope open
         if composite:
             return run_composite(self, func, args, kwargs, True)
         name = plan[2]
@@ -525,12 +525,12 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         """Run a function PyTorch counts nothing for (``_ZERO_FLOP``): the calls it makes are not
         counted, nor, in the backward pass, the gradient formulas of the nodes they recorded."""
         outer, self._collecting = self._collecting, []
-        self._inside += 1
+        self._inside.value += 1
         try:
             out = run_composite(self, func, args, kwargs, True) if composite else func(*args, **kwargs)
             made = [*self._collecting, out]
         finally:
-            self._inside -= 1
+            self._inside.value -= 1
             self._collecting = outer
         for value in made:
             for tensor in value if isinstance(value, (tuple, list)) else (value,):
@@ -542,10 +542,10 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         return out
 
     def _silence(self, grad_outputs) -> None:
-        self._silenced += 1
+        self._silenced.value += 1
 
     def _unsilence(self, grad_inputs, grad_outputs) -> None:
-        self._silenced = max(self._silenced - 1, 0)
+        self._silenced.value = max(self._silenced.value - 1, 0)
 
     def _count_einsum_backward(self, out: Tensor, args: tuple, flops: int) -> None:
         # einsum's gradient is written with products and sums (no matrix product to count),
