@@ -480,3 +480,20 @@ def test_meta_flops_equal_pytorchs_meta_flops():
     with FlopCounterMode(display=False) as ours:
         model(tm.empty(100_000, 64, device="meta", requires_grad=True)).sum().backward()
     assert ours.get_total_flops() == theirs.get_total_flops()
+
+
+@pytest.mark.parametrize(("name", "call", "flops"), [
+    ("mm", lambda a, w: (a @ w).sum().backward(), 240),
+    ("mm, wanted operand left", lambda a, w: (w.t() @ a.t()).sum().backward(), 240),
+    ("addmm", lambda a, w: tm.addmm(tm.zeros(5), a, w).sum().backward(), 240),
+    ("bmm", lambda a, w: tm.bmm(a.expand(2, 4, 3), w.expand(2, 3, 5)).sum().backward(), 480),
+    ("linear", lambda a, w: F.linear(a, w.t()).sum().backward(), 240),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_backward_counts_only_the_gradients_that_are_wanted(name, call, flops):
+    """A product's backward computes (and counts) the gradient of an operand that requires none
+    no more than PyTorch's: 4x3 @ 3x5 forward is 120 FLOPs, the one wanted gradient 120 more
+    (PyTorch 2.13's FlopCounterMode gives these totals)."""
+    a, w = tm.randn(4, 3), tm.randn(3, 5, requires_grad=True)
+    with FlopCounterMode(display=False) as counter:
+        call(a, w)
+    assert counter.get_total_flops() == flops

@@ -336,8 +336,10 @@ _OUT_DTYPE_ERROR = ("Could not run 'aten::{}.dtype' with arguments from the 'CPU
                     "supported for CUDA tensors")
 
 
-def _mm_grad(grad, input, mat2):
-    return grad.mm(adjoint(mat2)), adjoint(input).mm(grad)
+def _mm_grad(grad, input, mat2, needs_input_grad):
+    # Only the gradients that are wanted: PyTorch computes no other (its FLOP counts show it).
+    return (grad.mm(adjoint(mat2)) if needs_input_grad[0] else None,
+            adjoint(input).mm(grad) if needs_input_grad[1] else None)
 
 
 @op(meta=_checked_meta(_mm_all_checks, _mm_shape),
@@ -370,8 +372,9 @@ def mm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tensor
     return _product(np.matmul, input, mat2)
 
 
-def _bmm_grad(grad, input, mat2):
-    return grad.bmm(adjoint(mat2)), adjoint(input).bmm(grad)
+def _bmm_grad(grad, input, mat2, needs_input_grad):
+    return (grad.bmm(adjoint(mat2)) if needs_input_grad[0] else None,
+            adjoint(input).bmm(grad) if needs_input_grad[1] else None)
 
 
 def _bmm_differentiable(input, mat2, out_dtype=None) -> bool:
@@ -404,8 +407,9 @@ def bmm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tenso
     return _product(np.matmul, input, mat2)
 
 
-def _mv_grad(grad, input, vec):
-    return grad.unsqueeze(-1) * _conj(vec), adjoint(input).mv(grad)
+def _mv_grad(grad, input, vec, needs_input_grad):
+    return (grad.unsqueeze(-1) * _conj(vec) if needs_input_grad[0] else None,
+            adjoint(input).mv(grad) if needs_input_grad[1] else None)
 
 
 @op(meta=_checked_meta(_mv_all_checks, _mv_shape),
@@ -642,11 +646,15 @@ def _tensordot_checks(a: np.ndarray, b: np.ndarray, dims) -> tuple[tuple[int, ..
     return wrapped_a, wrapped_b
 
 
-def _addmm_grad(grad, mat1, mat2, beta, alpha):
-    grad_mat1, grad_mat2 = grad.mm(adjoint(mat2)), adjoint(mat1).mm(grad)
+def _addmm_grad(grad, mat1, mat2, beta, alpha, needs_input_grad):
+    want_input, want_mat1, want_mat2 = needs_input_grad
+    grad_mat1 = grad.mm(adjoint(mat2)) if want_mat1 else None
+    grad_mat2 = adjoint(mat1).mm(grad) if want_mat2 else None
     if alpha != 1:
-        grad_mat1, grad_mat2 = grad_mat1 * _conj(alpha), grad_mat2 * _conj(alpha)
-    return (grad if beta == 1 else grad * _conj(beta)), grad_mat1, grad_mat2
+        grad_mat1 = None if grad_mat1 is None else grad_mat1 * _conj(alpha)
+        grad_mat2 = None if grad_mat2 is None else grad_mat2 * _conj(alpha)
+    grad_input = (grad if beta == 1 else grad * _conj(beta)) if want_input else None
+    return grad_input, grad_mat1, grad_mat2
 
 
 @op(meta=_addmm_meta,
