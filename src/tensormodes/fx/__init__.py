@@ -22,16 +22,20 @@ graph():
 True
 """
 
-from . import passes, subgraph_rewriter
-from ._symbolic_trace import Tracer, TracingMode, symbolic_trace, wrap
+from . import immutable_collections, passes, subgraph_rewriter
+from ._codegen import CodeGen
+from ._purity import has_side_effect
+from ._symbolic_trace import PH, PHBase, PHWithMeta, ProxyableClassMeta, Tracer, TracingMode, symbolic_trace, wrap
 from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer
 from .node import Node, map_arg
 from .proxy import Attribute, Proxy, TraceError
-from .subgraph_rewriter import replace_pattern
+from .subgraph_rewriter import replace_pattern, replace_pattern_with_filters
 
 __all__ = [
     "Graph", "Node", "GraphModule", "Proxy", "Attribute", "Tracer", "TracingMode", "TraceError", "symbolic_trace",
-    "wrap", "Interpreter", "Transformer", "map_arg", "replace_pattern", "passes", "subgraph_rewriter",
+    "wrap", "Interpreter", "Transformer", "map_arg", "replace_pattern", "replace_pattern_with_filters", "passes",
+    "subgraph_rewriter", "immutable_collections", "CodeGen", "has_side_effect", "PH", "PHBase", "PHWithMeta",
+    "ProxyableClassMeta",
 ]

@@ -13,6 +13,7 @@ identifiers, and the builtins ``getattr`` and ``slice``. Every other user-suppli
 from __future__ import annotations
 
 import builtins
+import inspect
 import keyword
 import math
 import operator
@@ -24,7 +25,7 @@ from .. import _dtype
 from .._api.namespace import package
 from .node import Node, is_namedtuple, map_aggregate, qualified_name
 
-__all__ = ["Namespace", "PythonCode", "python_code", "INFIX", "UNARY", "is_safe_identifier", "sanitise"]
+__all__ = ["CodeGen", "Namespace", "PythonCode", "python_code", "INFIX", "UNARY", "is_safe_identifier", "sanitise"]
 
 _ILLEGAL_CHARS = re.compile(r"[^0-9a-zA-Z_]+")
 _NUMBERED = re.compile(r"(.*)_(\d+)$")
@@ -305,13 +306,75 @@ def _expression(node: Node, emit: _Emitter) -> str:
     return f"{emit.target(target)}({emit.call_args(args, kwargs)})"
 
 
-def python_code(nodes, root_module: str = "self", function_name: str = "forward") -> PythonCode:
+class CodeGen:
+    """How a graph's function begins and returns (torch.fx's ``CodeGen``): subclass it and set
+    it with ``graph.set_codegen`` to change the signature or the return statement; the body
+    is always generated here.
+
+    * ``gen_fn_def(free_vars, maybe_return_annotation)``: the ``def`` line (and any lines
+      after it, indented), given the parameters without ``self``;
+    * ``generate_output(output_args)``: the return statement, unindented;
+    * ``additional_globals()``: ``(name, value)`` pairs the generated code may use;
+    * ``process_inputs(*args)`` / ``process_outputs(outputs)``: how to turn the custom
+      signature's inputs into the graph's and back (``graph.process_inputs``).
+
+    >>> import operator
+    >>> from tensormodes import fx
+    >>> class ListCodeGen(fx.CodeGen):
+    ...     def gen_fn_def(self, free_vars, maybe_return_annotation):
+    ...         return f"def forward(self, args_list){maybe_return_annotation}:\\n    {', '.join(free_vars)} = args_list"
+    >>> gm = fx.symbolic_trace(operator.add)
+    >>> gm.graph.set_codegen(ListCodeGen()); _ = gm.recompile()
+    >>> gm([1, 2])
+    3
+    """
+
+    def __init__(self) -> None:
+        self._func_name = "forward"
+
+    def gen_fn_def(self, free_vars: list[str], maybe_return_annotation: str) -> str:
+        """The ``def`` line: ``self`` is added first unless ``free_vars`` starts with it."""
+        if not free_vars or free_vars[0] != "self":
+            free_vars.insert(0, "self")
+        return f"def {self._func_name}({', '.join(free_vars)}){maybe_return_annotation}:"
+
+    def generate_output(self, output_args: Any) -> str:
+        """The return statement for the graph's output value (unindented)."""
+        return f"return {output_args!r}"
+
+    def process_inputs(self, *args: Any) -> Any:
+        """The graph's inputs for the generated function's ``args`` (the identity here)."""
+        return args
+
+    def process_outputs(self, outputs: Any) -> Any:
+        """The generated function's result for the graph's ``outputs`` (the identity here)."""
+        return outputs
+
+    def additional_globals(self) -> list[tuple[str, Any]]:
+        """Extra ``(name, value)`` globals the generated code may use."""
+        return []
+
+
+def _overrides(codegen: CodeGen | None, name: str) -> bool:
+    return codegen is not None and getattr(type(codegen), name) is not getattr(CodeGen, name)
+
+
+def _user_output(codegen: CodeGen, output_args: Any, emit: _Emitter) -> str:
+    """The user's ``generate_output``, offered torch.fx's ``repr_fn`` when it accepts one."""
+    if "repr_fn" in inspect.signature(codegen.generate_output).parameters:
+        return codegen.generate_output(output_args, repr_fn=emit.arg)
+    return codegen.generate_output(output_args)
+
+
+def python_code(nodes, root_module: str = "self", function_name: str = "forward",
+                codegen: CodeGen | None = None) -> PythonCode:
     """Generate the source of ``function_name(root_module, *inputs)`` for ``nodes`` (in order).
 
     Each value is released (``name = None``) right after its last use, as torch.fx does, so
     large intermediates do not live until the function returns. A placeholder whose variable
     differs from its parameter (``def f(x, input)`` traces ``input`` to a node ``input_1``)
-    is bound to it first, as torch.fx does: ``input_1 = input``.
+    is bound to it first, as torch.fx does: ``input_1 = input``. A :class:`CodeGen` whose
+    methods are overridden writes the ``def`` line and the return statement.
     """
     if not is_safe_identifier(root_module):
         raise ValueError(f"python_code: root_module must be a Python identifier, got {root_module!r}")
@@ -343,7 +406,10 @@ def python_code(nodes, root_module: str = "self", function_name: str = "forward"
                 body.append(f"{name} = {param}")
             continue
         if node.op == "output":
-            body.append(f"return {emit.arg(node.args[0]) if node.args else 'None'}")
+            if _overrides(codegen, "generate_output"):
+                body.append(_user_output(codegen, node.args[0] if node.args else None, emit))
+            else:
+                body.append(f"return {emit.arg(node.args[0]) if node.args else 'None'}")
             returned = True
             break
         line = f"{name} = {_expression(node, emit)}"
@@ -356,5 +422,12 @@ def python_code(nodes, root_module: str = "self", function_name: str = "forward"
     if not returned:
         body.append("return None")
     code = "\n".join(f"    {line}" for line in body)
-    src = f"\n\n\ndef {function_name}({', '.join(params)}):\n{code}\n    "
+    if codegen is not None:
+        for name, value in codegen.additional_globals():
+            emit.globals[name] = value
+    if _overrides(codegen, "gen_fn_def"):
+        head = codegen.gen_fn_def(params[1:], "")
+    else:
+        head = f"def {function_name}({', '.join(params)}):"
+    src = f"\n\n\n{head}\n{code}\n    "
     return PythonCode(src, emit.globals)

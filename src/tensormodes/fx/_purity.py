@@ -23,10 +23,28 @@ from .._ops import OPS, RANDOM_MODULES, OpDef
 from ._codegen import INFIX, UNARY
 from .node import Node
 
-__all__ = ["is_impure", "is_random", "is_mutating", "is_pure", "op_of"]
+__all__ = ["has_side_effect", "is_impure", "is_random", "is_mutating", "is_pure", "op_of"]
 
 _PURE_FUNCTIONS = frozenset({*INFIX, *UNARY, operator.getitem, getattr, operator.abs, len})
 _MUTATING_FUNCTIONS = frozenset({operator.setitem, setattr})
+_SIDE_EFFECTFUL: set = set()  # functions registered with has_side_effect
+
+
+def has_side_effect(fn):
+    """Register ``fn`` as having a side effect: ``eliminate_dead_code`` keeps its
+    ``call_function`` nodes even when their value is unused (torch.fx's decorator).
+
+    >>> from tensormodes import fx
+    >>> @fx.has_side_effect
+    ... def log(x):
+    ...     print(x)
+    >>> g = fx.Graph(); x = g.placeholder("x"); _ = g.call_function(log, (x,)); _ = g.output(x)
+    >>> g.eliminate_dead_code(), len(g.nodes)
+    (False, 3)
+    """
+    _SIDE_EFFECTFUL.add(fn)
+    return fn
+
 @functools.cache
 def _pure_tensor_methods() -> frozenset[str]:
     return pure_methods()  # the Tensor layer's methods declared pure (not in the op table)
@@ -88,6 +106,8 @@ def is_impure(node: Node) -> bool:
     random draws and writes (and a ``call_module`` whose module sets ``_is_impure``)."""
     if node.op in ("placeholder", "output"):
         return True
+    if node.op == "call_function" and _registered_side_effect(node.target):
+        return True
     if node.op == "call_module":
         owner = node.graph.owning_module
         module = owner
@@ -95,6 +115,13 @@ def is_impure(node: Node) -> bool:
             module = getattr(module, part, None)
         return bool(getattr(module, "_is_impure", False))
     return is_random(node) or is_mutating(node)
+
+
+def _registered_side_effect(target) -> bool:
+    try:
+        return target in _SIDE_EFFECTFUL
+    except TypeError:  # an unhashable callable
+        return False
 
 
 def is_pure(node: Node) -> bool:

@@ -56,7 +56,7 @@ from .graph_module import GraphModule, intercept_module_calls
 from .node import Node, is_namedtuple, map_aggregate, map_subclass
 from .proxy import Proxy
 
-__all__ = ["Tracer", "symbolic_trace", "wrap", "TracingMode"]
+__all__ = ["Tracer", "symbolic_trace", "wrap", "TracingMode", "PH", "PHBase", "PHWithMeta", "ProxyableClassMeta"]
 
 @functools.cache
 def _eager_functions() -> frozenset:
@@ -101,6 +101,49 @@ def _node_kind(func) -> tuple[str, Any, str | None]:
         kind = ("call_function", func, None)
     _KINDS[func] = kind
     return kind
+
+
+class PHBase:
+    """A placeholder in ``concrete_args``: the argument stays an input of the graph."""
+
+    def __repr__(self) -> str:
+        return "PH"
+
+
+PH = PHBase()
+
+
+class PHWithMeta(PHBase):
+    """A :data:`PH` carrying a key: ``ph_key`` is set on the placeholder node it makes, so
+    passes can find that input."""
+
+    def __init__(self, ph_key: str | None = None) -> None:
+        super().__init__()
+        self.ph_key = ph_key
+
+
+class ProxyableClassMeta(type):
+    """A metaclass making a class's construction traceable: ``Pair(x, y)`` with a Proxy among
+    the arguments records a ``call_function`` node of the class instead of running
+    ``__init__`` (torch.fx's ``ProxyableClassMeta``).
+
+    >>> from tensormodes import fx
+    >>> class Pair(metaclass=fx.ProxyableClassMeta):
+    ...     def __init__(self, left, right):
+    ...         self.left, self.right = left, right
+    >>> gm = fx.symbolic_trace(lambda x: Pair(x, x))
+    >>> [n.target for n in gm.graph.nodes if n.op == "call_function"] == [Pair]
+    True
+    >>> Pair(1, 2).right
+    2
+    """
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        found: list[Proxy] = []
+        map_aggregate((args, kwargs), lambda v: found.append(v) if isinstance(v, Proxy) else None)
+        if found:
+            return found[0].tracer.create_proxy("call_function", cls, args, kwargs)
+        return super().__call__(*args, **kwargs)
 
 
 class TracingMode(TorchFunctionMode):
@@ -289,9 +332,7 @@ class Tracer:
                 self.create_node("placeholder", f"**{name}", (), {})
                 continue
             if name in concrete_args:
-                value = concrete_args[name]
-                # the value itself, not create_arg's form: a default is a constant of the signature
-                self.create_node("placeholder", name, (value,), {})
+                value = self._concrete_placeholder(name, concrete_args[name])
             else:
                 default = () if parameter.default is P.empty else (parameter.default,)
                 value = self.proxy(self.create_node("placeholder", name, default, {}))
@@ -303,6 +344,25 @@ class Tracer:
             result = fn(*args, **kwargs)
         self.create_node("output", "output", (self.create_arg(result),), {})
         return self.graph
+
+    def _concrete_placeholder(self, name: str, value: Any) -> Any:
+        """The value a ``concrete_args`` entry gives the traced code: a Proxy of a placeholder
+        ``<name>_1`` for :data:`PH` (a :class:`PHWithMeta`'s attributes copied onto the node,
+        as torch.fx does), otherwise the value itself, kept as the placeholder's default."""
+        if isinstance(value, PHBase):
+            node = self.create_node("placeholder", f"{name}_1", (), {})
+            if value is not PH:
+                for key, attribute in vars(value).items():
+                    setattr(node, key, attribute)
+            return self.proxy(node)
+        nested = []
+        map_aggregate(value, lambda v: nested.append(v) if isinstance(v, PHBase) else None)
+        if nested:
+            raise NotImplementedError(f"concrete_args[{name!r}]: PH inside a container (flattening the input with "
+                                      "pytree) is not supported; trace with the container's parts as arguments")
+        # the value itself, not create_arg's form: a default is a constant of the signature
+        self.create_node("placeholder", name, (value,), {})
+        return value
 
     def _intercepted_module_call(self, module, forward, args, kwargs):
         return self.call_module(module, forward, args, kwargs)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import _dot, _purity
-from ._codegen import Namespace, PythonCode, python_code
+from ._codegen import CodeGen, Namespace, PythonCode, python_code
 from .node import Node, map_arg
 
 __all__ = ["Graph"]
@@ -99,6 +99,7 @@ class Graph:
         self._namespace = Namespace()
         self._insert: Callable[[Node], None] = self._root.prepend
         self.owning_module = None
+        self._codegen = CodeGen()
 
     @property
     def nodes(self) -> _NodeList:
@@ -274,7 +275,20 @@ class Graph:
 
     def python_code(self, root_module: str = "self") -> PythonCode:
         """The Python source of ``forward(root_module, *inputs)`` and the globals it needs."""
-        return python_code(self.nodes, root_module)
+        return python_code(self.nodes, root_module, codegen=self._codegen)
+
+    def set_codegen(self, codegen: CodeGen) -> None:
+        """Use ``codegen`` (a :class:`CodeGen`) for the ``def`` line and return statement of the
+        generated code (the owning GraphModule needs ``recompile()``)."""
+        self._codegen = codegen
+
+    def process_inputs(self, *args: Any) -> Any:
+        """The codegen's ``process_inputs``: the custom signature's inputs as the graph's."""
+        return self._codegen.process_inputs(*args)
+
+    def process_outputs(self, out: Any) -> Any:
+        """The codegen's ``process_outputs``: the graph's outputs as the custom signature's."""
+        return self._codegen.process_outputs(out)
 
     def __str__(self) -> str:
         lines = ["graph():"]
