@@ -14,7 +14,7 @@ from tensormodes.fx.immutable_collections import immutable_dict, immutable_list
 
 def _lib(name):
     if name == "torch":
-        torch = pytest.importorskip("torch")
+        pytest.importorskip("torch")
         import torch.fx
 
         return torch, torch.fx

@@ -321,8 +321,8 @@ class CodeGen:
     >>> import operator
     >>> from tensormodes import fx
     >>> class ListCodeGen(fx.CodeGen):
-    ...     def gen_fn_def(self, free_vars, maybe_return_annotation):
-    ...         return f"def forward(self, args_list){maybe_return_annotation}:\\n    {', '.join(free_vars)} = args_list"
+    ...     def gen_fn_def(self, free_vars, annotation):
+    ...         return f"def forward(self, args_list){annotation}:\\n    {', '.join(free_vars)} = args_list"
     >>> gm = fx.symbolic_trace(operator.add)
     >>> gm.graph.set_codegen(ListCodeGen()); _ = gm.recompile()
     >>> gm([1, 2])

@@ -182,8 +182,8 @@ def _find_matches(gm: GraphModule, pattern_graph: Graph, match_filters: list, op
             place = max(inner, key=order.__getitem__)
         if any(order[n] >= order[place] for n in inputs):
             continue
-        found = InternalMatch(anchors=list(pattern_results), nodes_map=bound, placeholder_nodes=[bound[p] for p in pattern_inputs],
-                              returning_nodes=list(outputs))
+        found = InternalMatch(anchors=list(pattern_results), nodes_map=bound,
+                              placeholder_nodes=[bound[p] for p in pattern_inputs], returning_nodes=list(outputs))
         if not all(accept(found, graph, pattern_graph) for accept in match_filters):
             continue
         claimed |= inner
