@@ -243,3 +243,98 @@ def test_default_codegen_unchanged():
     x = g.placeholder("x")
     g.output(g.call_function(operator.neg, (x,)))
     assert g.python_code("self").src == "\n\n\ndef forward(self, x):\n    neg = -x;  x = None\n    return neg\n    "
+
+
+# -- item 5: missing methods --------------------------------------------------------------
+
+
+def _submodule_model(L):
+    class M(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = L.nn.Linear(2, 2)
+            self.b = L.nn.Sequential(L.nn.ReLU(), L.nn.Linear(2, 2))
+            self.c = L.nn.Linear(2, 2)
+            self.d = L.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.b(self.a(x)) + self.c.weight.sum()
+
+    return M()
+
+
+@pytest.mark.parametrize("lib", BOTH)
+def test_graph_module_submodule_editing(lib):
+    L, F = _lib(lib)
+    model = _submodule_model(L)
+    gm = F.GraphModule(model, F.symbolic_trace(model).graph)
+    assert gm.meta == {}
+    names = lambda: [n for n, _ in gm.named_modules()]  # noqa: E731
+    assert names() == ["", "a", "b", "b.0", "b.1", "c"]  # d is not read by the graph
+    relu = L.nn.ReLU()
+    assert gm.add_submodule("x.y", relu) and gm.get_submodule("x.y") is relu
+    assert not gm.add_submodule("a.weight.z", L.nn.ReLU())  # a parameter on the way
+    assert names() == ["", "a", "b", "b.0", "b.1", "c", "x", "x.y"]
+    gm.delete_all_unused_submodules()
+    assert names() == ["", "a", "b", "b.0", "b.1", "c"]
+    assert [gm.delete_submodule(t) for t in ("c", "nope", "a.weight", "b.0", "b.0")] == [
+        True, False, False, True, False]
+    assert names() == ["", "a", "b", "b.1"]
+
+
+@pytest.mark.parametrize("lib", BOTH)
+def test_node_insert_and_update_arg(lib):
+    _, F = _lib(lib)
+    g = F.Graph()
+    x, y = g.placeholder("x"), g.placeholder("y")
+    node = g.call_function(max, (1,))
+    node.insert_arg(0, x)
+    node.insert_arg(2, [y, 3])
+    assert node.args == (x, 1, [y, 3]) and list(x.users) == [node] and list(y.users) == [node]
+    node.update_arg(0, y)
+    assert node.args == (y, 1, [y, 3]) and not x.users
+    with pytest.raises(AssertionError, match=r"^insert_args index must be between 0 and len\(self.args\), got 4$"):
+        node.insert_arg(4, 1)
+    with pytest.raises(AssertionError):
+        node.insert_arg(-1, 1)
+
+
+@pytest.mark.parametrize("lib", BOTH)
+def test_interpreter_boxed_run(lib):
+    L, F = _lib(lib)
+    gm = F.symbolic_trace(lambda x, y: x * y)
+    inputs = [L.tensor([2.0]), L.tensor([3.0])]
+    assert F.Interpreter(gm).boxed_run(inputs).tolist() == [6.0]
+    assert inputs == []
+    for given, detail in (([L.ones(1)], "missing arguments"), ([L.ones(1)] * 3, "extra arguments")):
+        with pytest.raises(RuntimeError) as info:
+            F.Interpreter(gm).boxed_run(given)
+        assert str(info.value) == (f"Interpreter.boxed_run expected 2 arguments for placeholders but received "
+                                   f"{len(given)} ({detail})")
+
+
+@pytest.mark.parametrize("lib", BOTH)
+def test_graph_tracer_cls(lib):
+    _, F = _lib(lib)
+    assert F.Graph(tracer_cls=F.Tracer)._tracer_cls is F.Tracer
+    assert F.Graph()._tracer_cls is None
+    assert F.symbolic_trace(lambda x: x).graph._tracer_cls is F.Tracer
+
+    class Local(F.Tracer):
+        pass
+
+    graph = Local().trace(lambda x: x)
+    assert graph._tracer_cls is Local
+    assert F.GraphModule({}, graph)._tracer_cls is None  # a local class cannot be found again by name
+
+
+@pytest.mark.parametrize("lib", BOTH)
+def test_eliminate_dead_code_with_is_impure_node(lib):
+    _, F = _lib(lib)
+    g = F.Graph()
+    x = g.placeholder("x")
+    g.call_function(operator.neg, (x,))
+    g.call_function(operator.pos, (x,))
+    g.output(x)
+    assert g.eliminate_dead_code(is_impure_node=lambda n: n.op == "placeholder" or n.target is operator.neg)
+    assert [n.name for n in g.nodes] == ["x", "neg"]  # the predicate replaces the default: output too

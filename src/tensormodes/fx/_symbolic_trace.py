@@ -316,7 +316,7 @@ class Tracer:
             raise TypeError(f"symbolic_trace expects a function or a module with a forward method, "
                             f"got {type(root).__name__}")
         concrete_args = dict(concrete_args or {})
-        self.graph = Graph()
+        self.graph = Graph(tracer_cls=type(self))
         signature = inspect.signature(fn)
         unknown = set(concrete_args) - set(signature.parameters)
         if unknown:

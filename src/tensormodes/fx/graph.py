@@ -89,7 +89,8 @@ class Graph:
     ``graph_copy``) keep names unique and ``users`` exact.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, owning_module: Any = None, tracer_cls: type | None = None,
+                 tracer_extras: dict[str, Any] | None = None) -> None:
         self._root = Node.__new__(Node)
         self._root._prev = self._root._next = self._root
         self._root._erased = False
@@ -98,7 +99,10 @@ class Graph:
         self._len = 0
         self._namespace = Namespace()
         self._insert: Callable[[Node], None] = self._root.prepend
-        self.owning_module = None
+        self.owning_module = owning_module
+        # the Tracer class (and its extra arguments) that made the graph, for re-tracing a copy
+        self._tracer_cls = tracer_cls
+        self._tracer_extras = tracer_extras
         self._codegen = CodeGen()
 
     @property

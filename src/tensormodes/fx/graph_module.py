@@ -13,6 +13,7 @@ through ``nn.modules.module.intercept_module_calls``, the documented, scoped ext
 from __future__ import annotations
 
 import inspect
+import itertools
 from typing import Any
 
 from .. import _generated
@@ -106,6 +107,11 @@ class GraphModule(Module):
             if node.op in ("get_attr", "call_module"):
                 _install(self, node.target, _fetch(root, node.target))
         self.graph = graph
+        # torch.fx keeps the tracer class only when it can be found again by name
+        tracer_cls = graph._tracer_cls
+        self._tracer_cls = tracer_cls if tracer_cls and "<locals>" not in tracer_cls.__qualname__ else None
+        self._tracer_extras = graph._tracer_extras or {}
+        self.meta: dict[str, Any] = {}  # free for passes, as Node.meta
 
     @property
     def graph(self) -> Graph:
@@ -136,6 +142,58 @@ class GraphModule(Module):
                                     label=f"fx {class_name_for_source(cls.__name__)}.forward")
         cls.forward = forward
         return python_code
+
+    # -- submodules ------------------------------------------------------------------------
+
+    def add_submodule(self, target: str, m: Module) -> bool:
+        """Install ``m`` at the dotted path ``target``, creating empty modules on the way.
+
+        Returns False (installing nothing) if something on the way is not a module.
+        """
+        *prefix, last = target.split(".")
+        holder: Module = self
+        for part in prefix:
+            inner = getattr(holder, part, None)
+            if inner is None:
+                inner = Module()
+                setattr(holder, part, inner)
+            if not isinstance(inner, Module):
+                return False
+            holder = inner
+        holder.add_module(last, m)
+        return True
+
+    def delete_submodule(self, target: str) -> bool:
+        """Remove the submodule at the dotted path ``target``; False if there is none there."""
+        *path, last = target.split(".")
+        holder: Any = self
+        for part in path:
+            if not hasattr(holder, part):
+                return False
+            holder = getattr(holder, part)
+            if not isinstance(holder, Module):
+                return False
+        if not isinstance(getattr(holder, last, None), Module):
+            return False
+        delattr(holder, last)
+        return True
+
+    def delete_all_unused_submodules(self) -> None:
+        """Remove every submodule the graph does not use: one is used if a ``call_module`` node
+        calls it or something inside it, or a ``get_attr`` node reads through it."""
+        used: set[str] = set()
+        for node in self._graph.nodes:
+            if node.op not in ("call_module", "get_attr") or not isinstance(node.target, str):
+                continue
+            used.update(itertools.accumulate(node.target.split("."), lambda a, b: f"{a}.{b}"))
+            if node.op == "call_module":
+                try:
+                    called = self.get_submodule(node.target)
+                except AttributeError:
+                    continue  # a target that does not exist keeps nothing alive
+                used.update(f"{node.target}.{name}" for name, _ in called.named_modules() if name)
+        for name in [name for name, _ in self.named_modules() if name not in used]:
+            self.delete_submodule(name)
 
     def print_readable(self, print_output: bool = True) -> str:
         """The generated code inside a class statement; printed unless ``print_output`` is False.

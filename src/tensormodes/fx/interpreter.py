@@ -108,6 +108,18 @@ class Interpreter:
                 return env[node]
         return None
 
+    def boxed_run(self, args_list: list[Any]) -> Any:
+        """Run the graph on the inputs in ``args_list``, which is emptied first (the "boxed"
+        convention: the caller's list no longer keeps the inputs alive)."""
+        placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
+        if len(args_list) != len(placeholders):
+            detail = "extra arguments" if len(args_list) > len(placeholders) else "missing arguments"
+            raise RuntimeError(f"Interpreter.boxed_run expected {len(placeholders)} arguments for placeholders "
+                               f"but received {len(args_list)} ({detail})")
+        env = dict(zip(placeholders, args_list))
+        args_list.clear()
+        return self.run(initial_env=env)
+
     def run_node(self, n: Node) -> Any:
         """Run one node: fetch its arguments from ``env`` and call the method named by ``n.op``."""
         args, kwargs = self.fetch_args_kwargs_from_env(n)

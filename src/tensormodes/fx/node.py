@@ -278,6 +278,18 @@ class Node:
         args[idx] = arg
         self.args = tuple(args)
 
+    def insert_arg(self, idx: int, arg: Argument) -> None:
+        """Insert ``arg`` into ``args`` before index ``idx`` (``0 <= idx <= len(args)``).
+
+        >>> from tensormodes import fx
+        >>> g = fx.Graph(); x = g.placeholder("x"); y = g.call_function(max, (1,))
+        >>> y.insert_arg(0, x); y.args, list(x.users)
+        ((x, 1), [max_1])
+        """
+        if not 0 <= idx <= len(self._args):
+            raise AssertionError(f"insert_args index must be between 0 and len(self.args), got {idx}")
+        self.args = (*self._args[:idx], arg, *self._args[idx:])
+
     def update_kwarg(self, key: str, arg: Argument) -> None:
         """Set ``kwargs[key]`` to ``arg``."""
         self.kwargs = {**self._kwargs, key: arg}
