@@ -263,9 +263,12 @@ def test_concrete_args_decide_control_flow():
         return x + 1 if flag else x - 1
 
     gm = fx.symbolic_trace(f, concrete_args={"flag": False})
-    assert [n.op for n in gm.graph.nodes] == ["placeholder", "placeholder", "call_function", "output"]
-    assert gm(tm.tensor([1.0])).tolist() == [0.0]
-    assert "def forward(self, x, flag = False):" in gm.code
+    # as torch.fx: a placeholder flag_1 and a guard that the value passed is the one traced with
+    assert [n.name for n in gm.graph.nodes] == ["x", "flag_1", "eq", "_assert", "sub", "output"]
+    assert gm(tm.tensor([1.0]), False).tolist() == [0.0]
+    assert "def forward(self, x, flag_1):" in gm.code
+    with pytest.raises(AssertionError, match="^flag has been specialized to have value False but got another value$"):
+        gm(tm.tensor([1.0]), True)
     with pytest.raises(TypeError, match=r"concrete_args names \['nope'\]"):
         fx.symbolic_trace(f, concrete_args={"nope": 1})
 
@@ -557,7 +560,7 @@ def test_wrap_by_name_rebinds_the_global_to_a_leaf():
     assert gm(tm.ones(1)).tolist() == [3.0]
     assert _named_leaf_calls == ["Tensor"]  # the body ran at run time only, on real tensors
     with pytest.raises(NameError, match="neither a callable global of the calling module nor a builtin"):
-        fx.wrap("no_such_function")
+        fx.wrap("_named_leaf_calls")  # defined, but not callable
 
 
 def test_proxies_take_part_in_the_protocol_without_the_mode():

@@ -20,10 +20,11 @@ import operator
 
 from .._api.declarations import pure_methods
 from .._ops import OPS, RANDOM_MODULES, OpDef
+from ..overrides import resolve_name
 from ._codegen import INFIX, UNARY
 from .node import Node
 
-__all__ = ["has_side_effect", "is_impure", "is_random", "is_mutating", "is_pure", "op_of"]
+__all__ = ["has_side_effect", "call_mutates", "is_impure", "is_random", "is_mutating", "is_pure", "op_of"]
 
 _PURE_FUNCTIONS = frozenset({*INFIX, *UNARY, operator.getitem, getattr, operator.abs, len})
 _MUTATING_FUNCTIONS = frozenset({operator.setitem, setattr})
@@ -99,6 +100,31 @@ def is_mutating(node: Node) -> bool:
     # PyTorch's convention for the tensor layer's own methods (requires_grad_, resize_ ...)
     target = node.target
     return node.op == "call_method" and target.endswith("_") and not target.endswith("__")
+
+
+def call_mutates(target, kwargs: dict) -> bool:
+    """True if calling the function ``target`` with ``kwargs`` writes into a tensor: an ``out=``
+    argument, ``operator.setitem`` / ``setattr``, or a library function that works in place
+    (``tm.relu_``, the op table's mutating ops). Functions the library does not know are
+    assumed not to."""
+    if kwargs.get("out") is not None or target in _MUTATING_FUNCTIONS:
+        return True
+    opdef, inplace = op_of(_CallView(target, kwargs))
+    if opdef is not None:
+        return inplace or opdef.mutates
+    name = getattr(target, "__name__", "") or ""
+    public = resolve_name(target) or ""
+    return public.startswith("tensormodes.") and name.endswith("_") and not name.endswith("__")
+
+
+class _CallView:
+    """What :func:`op_of` reads of a node, for a call not recorded yet."""
+
+    op = "call_function"
+
+    def __init__(self, target, kwargs: dict) -> None:
+        self.target = target
+        self.kwargs = kwargs
 
 
 def is_impure(node: Node) -> bool:

@@ -40,21 +40,24 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
-import operator
 import sys
+import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .._api import namespace as tm
 from .._api.declarations import value_methods
 from .._api.tensor import Tensor
 from .._ops import OPS
 from .._overrides.dispatch import handle_torch_function, has_torch_function
 from ..nn.modules.container import Sequential
-from ..overrides import TorchFunctionMode, resolve_name
+from ..overrides import TorchFunctionMode
+from ._purity import has_side_effect
 from .graph import Graph
 from .graph_module import GraphModule, intercept_module_calls
-from .node import Node, is_namedtuple, map_aggregate, map_subclass
-from .proxy import Proxy
+from .node import map_aggregate
+from .proxy import Proxy, TracerBase, _node_kind
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "TracingMode", "PH", "PHBase", "PHWithMeta", "ProxyableClassMeta"]
 
@@ -74,33 +77,47 @@ def _eager_functions() -> frozenset:
     return frozenset(eager)
 
 
-_KINDS: dict = {}
-_CONTAINERS = (tuple, list, dict, slice)
+_GUARDED_TYPES = (bool, int, float, complex, str)
 
 
-def _node_kind(func) -> tuple[str, Any, str | None]:
-    """(op, target, attribute name) of the node recording ``func``: torch.fx's choices."""
-    try:
-        return _KINDS[func]
-    except KeyError:
-        pass
-    except TypeError:  # an unhashable callable
-        return "call_function", func, None
-    name = getattr(func, "__name__", None)
-    if func is Tensor.__getitem__:
-        kind = ("call_function", operator.getitem, None)
-    elif func is Tensor.__setitem__:
-        kind = ("call_function", operator.setitem, None)
-    elif name in ("__get__", "__set__") and isinstance(getattr(func, "__self__", None), property):
-        attribute = (resolve_name(func) or "").split(".")[-2]
-        kind = ("call_function", getattr if name == "__get__" else setattr, attribute)
-    elif name is not None and getattr(func, "__qualname__", "").startswith("Tensor.") \
-            and getattr(Tensor, name, None) is func:  # building one method, not all (is_tensor_method_or_property)
-        kind = ("call_method", name, None)
-    else:
-        kind = ("call_function", func, None)
-    _KINDS[func] = kind
-    return kind
+@has_side_effect
+def _assert_is_none(value: Any, msg: str) -> None:
+    """The guard of a ``concrete_args`` entry fixed to None (torch.fx's ``_assert_is_none``)."""
+    assert value is None, msg
+
+
+@has_side_effect
+def _assert(condition: Any, message: str) -> None:
+    """The guard of a ``concrete_args`` entry fixed to a value: ``condition`` compares them."""
+    if not condition:
+        raise AssertionError(message)
+
+
+_VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _call_with_placeholders(fn: Callable, signature: inspect.Signature, values: dict[str, Any]) -> Any:
+    """Call ``fn`` with the placeholder values by parameter name. A ``*args`` / ``**kwargs``
+    parameter receives its own Proxy, as torch.fx: the call goes through a copy of the
+    function whose code takes every parameter positionally (its body unchanged), so the body
+    indexes the Proxy (``args[0]`` becomes a ``getitem`` node)."""
+    P = inspect.Parameter
+    kinds = {name: parameter.kind for name, parameter in signature.parameters.items()}
+    if P.VAR_POSITIONAL not in kinds.values() and P.VAR_KEYWORD not in kinds.values():
+        args = [values[n] for n, kind in kinds.items() if kind is not P.KEYWORD_ONLY]
+        return fn(*args, **{n: values[n] for n, kind in kinds.items() if kind is P.KEYWORD_ONLY})
+    bound_self = getattr(fn, "__self__", None) if inspect.ismethod(fn) else None
+    func = fn.__func__ if inspect.ismethod(fn) else fn
+    code = getattr(func, "__code__", None)
+    if code is None or not code.co_flags & _VARIADIC or inspect.unwrap(func) is not func:
+        raise NotImplementedError(f"tracing {getattr(fn, '__qualname__', fn)}: *args / **kwargs are traced only on "
+                                  "plain Python functions and methods")
+    count = code.co_argcount + code.co_kwonlyargcount + bin(code.co_flags & _VARIADIC).count("1")
+    flat = types.FunctionType(code.replace(co_flags=code.co_flags & ~_VARIADIC, co_argcount=count,
+                                           co_posonlyargcount=0, co_kwonlyargcount=0),
+                              func.__globals__, func.__name__, None, func.__closure__)
+    ordered = [values[name] for name in code.co_varnames[1 if bound_self is not None else 0:count]]
+    return flat(bound_self, *ordered) if bound_self is not None else flat(*ordered)
 
 
 class PHBase:
@@ -164,91 +181,20 @@ class TracingMode(TorchFunctionMode):
         return self.tracer.record(func, args, kwargs)
 
 
-class Tracer:
+class Tracer(TracerBase):
     """Turns a function or module into a :class:`Graph` by running it on Proxies.
 
     Subclasses customise tracing through the hook methods (torch.fx's names): ``create_arg``,
     ``create_node``, ``create_proxy``, ``is_leaf_module``, ``call_module``, ``getattr``.
     """
 
+    # the method of a traced module that is traced (torch.fx's class attribute)
+    traced_func_name: str = "forward"
+
     def __init__(self) -> None:
-        self.graph: Graph | None = None
+        super().__init__(None)
         self.root: Any = None
-        self.attributes: dict[str, Any] = {}
-        self._attribute_names: dict[int, str] = {}
         self._module_paths: dict[int, str] = {}
-        self._constants: dict[int, str] = {}
-        self._parameter_proxies: dict[str, Proxy] = {}
-
-    # -- hooks ----------------------------------------------------------------------------
-
-    def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
-                    type_expr: Any = None) -> Node:
-        """Called for every node the trace records; returns the node added to ``self.graph``."""
-        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
-
-    def proxy(self, node: Node) -> Proxy:
-        """Called to wrap each new node in the value the traced code continues with."""
-        return Proxy(node, self)
-
-    def create_proxy(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
-                     type_expr: Any = None) -> Proxy:
-        """Record one operation: arguments go through :meth:`create_arg`, then :meth:`create_node`;
-        returns the Proxy of the result."""
-        leaf = self._leaf_arg
-        # flat arguments (the common case) are converted here; nested ones through create_arg
-        args = tuple([leaf(a) if not isinstance(a, _CONTAINERS) else self.create_arg(a) for a in args])
-        kwargs = {k: leaf(v) if not isinstance(v, _CONTAINERS) else self.create_arg(v) for k, v in kwargs.items()}
-        return self.proxy(self.create_node(kind, target, args, kwargs, name, type_expr))
-
-    def create_arg(self, a: Any) -> Any:
-        """Turn a traced value into a node argument: Proxies become their nodes, parameters and
-        buffers of the root ``get_attr`` nodes (through :meth:`getattr`), other tensors
-        ``_tensor_constant<n>`` attributes; containers are converted element by element.
-
-        As in torch.fx, a named tuple becomes a ``call_function`` node of its class (so
-        ``tm.stack(Pair(x, y))`` records ``pair = Pair(x, y)``); an ``OrderedDict`` stays one,
-        other subclasses of tuple, list and dict follow :func:`~tensormodes.fx.node.map_aggregate`.
-        """
-        kind = type(a)
-        if kind is tuple:
-            return tuple([self.create_arg(v) for v in a])
-        if kind is list:
-            return [self.create_arg(v) for v in a]
-        if kind is dict:
-            return {k: self.create_arg(v) for k, v in a.items()}
-        if kind is slice:
-            return slice(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
-        if is_namedtuple(a):
-            return self.create_node("call_function", kind, tuple([self.create_arg(v) for v in a]), {})
-        if isinstance(a, (tuple, list, dict)):
-            return map_subclass(a, self.create_arg)
-        return self._leaf_arg(a)
-
-    def _leaf_arg(self, a: Any) -> Any:
-        if isinstance(a, Proxy):
-            if a.tracer is not self:
-                raise RuntimeError(f"{a!r} belongs to another trace and cannot be used in this one")
-            return a.node
-        if isinstance(a, Tensor):
-            name = self._attribute_names.get(id(a))
-            if name is not None:
-                return self.getattr(name, a, self._parameter_proxies).node
-            name = self._constants.get(id(a))
-            if name is None:
-                name = f"_tensor_constant{len(self._constants)}"
-                self._constants[id(a)] = name
-                self.attributes[name] = a
-            return self.create_node("get_attr", name, (), {})
-        return a
-
-    def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict[str, Proxy]) -> Proxy:
-        """Called when a parameter or buffer ``attr`` (a dotted path) of the traced module reaches
-        a recorded call; returns its ``get_attr`` Proxy (one per attribute)."""
-        if attr not in parameter_proxy_cache:
-            self.attributes[attr] = attr_val
-            parameter_proxy_cache[attr] = self.create_proxy("get_attr", attr, (), {})
-        return parameter_proxy_cache[attr]
 
     def is_leaf_module(self, m: Any, module_qualified_name: str) -> bool:
         """Whether a module call is recorded as one ``call_module`` node (True) or traced into:
@@ -271,25 +217,6 @@ class Tracer:
         self.attributes[qualified_name] = m
         return self.create_proxy("call_module", qualified_name, args, kwargs)
 
-    # -- what the protocol hands over -----------------------------------------------------
-
-    def record(self, func: Callable, args: tuple, kwargs: dict) -> Any:
-        """Record the public call ``func(*args, **kwargs)`` received through the protocol, with
-        torch.fx's targets: methods as ``call_method``, ``x[i]`` as ``operator.getitem``,
-        property reads as ``getattr``."""
-        kind, target, attribute = _node_kind(func)
-        if attribute is not None:
-            args = (args[0], attribute, *args[1:])
-        proxy = self.create_proxy(kind, target, args, kwargs)
-        return None if target is operator.setitem or target is setattr else proxy
-
-    def _touches_attribute(self, args: tuple, kwargs: dict) -> bool:
-        if not self._attribute_names:
-            return False
-        found = []
-        map_aggregate((args, kwargs), lambda v: found.append(v) if id(v) in self._attribute_names else None)
-        return bool(found)
-
     # -- tracing --------------------------------------------------------------------------
 
     def _collect_root(self, root: Any) -> None:
@@ -301,20 +228,15 @@ class Tracer:
                     table.setdefault(id(value), name)
 
     def trace(self, root: Any, concrete_args: dict[str, Any] | None = None) -> Graph:
-        """Trace ``root`` (a function, or a module whose ``forward`` is traced) into a new Graph.
+        """Trace ``root`` (a function, or a module whose ``traced_func_name`` method, by default
+        ``forward``, is traced) into a new Graph.
 
-        ``concrete_args`` fixes some inputs to Python values (which then decide control flow);
-        each still has a placeholder, with the value as its default.
+        ``concrete_args`` fixes some inputs to Python values (which then decide control flow),
+        as torch.fx: each gets a placeholder ``<name>_1`` and, for ``None``, numbers, strings,
+        dtypes and devices, a guard that the value passed equals it (:data:`PH` keeps the
+        input a traced value instead).
         """
-        if inspect.isfunction(root) or inspect.ismethod(root) or isinstance(root, functools.partial) \
-                or inspect.isbuiltin(root):
-            fn, self.root = root, None
-        elif callable(getattr(root, "forward", None)):
-            fn, self.root = root.forward, root
-            self._collect_root(root)
-        else:
-            raise TypeError(f"symbolic_trace expects a function or a module with a forward method, "
-                            f"got {type(root).__name__}")
+        fn = self._root_function(root)
         concrete_args = dict(concrete_args or {})
         self.graph = Graph(tracer_cls=type(self))
         signature = inspect.signature(fn)
@@ -322,46 +244,68 @@ class Tracer:
         if unknown:
             raise TypeError(f"concrete_args names {sorted(unknown)}, which are not parameters of "
                             f"{getattr(fn, '__qualname__', fn)}{signature}")
-        args, kwargs = [], {}
+        _bind_pending_wraps()
+        annotations = getattr(inspect.unwrap(fn), "__annotations__", None) or {}
+        values: dict[str, Any] = {}
         P = inspect.Parameter
-        for name, parameter in signature.parameters.items():
-            if parameter.kind is P.VAR_POSITIONAL:
-                self.create_node("placeholder", f"*{name}", (), {})
-                continue
-            if parameter.kind is P.VAR_KEYWORD:
-                self.create_node("placeholder", f"**{name}", (), {})
-                continue
+        # torch.fx's order (the code's): named parameters, then *args, then **kwargs
+        order = {P.VAR_POSITIONAL: 1, P.VAR_KEYWORD: 2}
+        for name, parameter in sorted(signature.parameters.items(), key=lambda item: order.get(item[1].kind, 0)):
             if name in concrete_args:
-                value = self._concrete_placeholder(name, concrete_args[name])
-            else:
-                default = () if parameter.default is P.empty else (parameter.default,)
-                value = self.proxy(self.create_node("placeholder", name, default, {}))
-            if parameter.kind is P.KEYWORD_ONLY:
-                kwargs[name] = value
-            else:
-                args.append(value)
+                values[name] = self._concrete_placeholder(name, concrete_args[name], parameter)
+                continue
+            target = {P.VAR_POSITIONAL: f"*{name}", P.VAR_KEYWORD: f"**{name}"}.get(parameter.kind, name)
+            default = () if parameter.default is P.empty else (parameter.default,)
+            values[name] = self.create_proxy("placeholder", target, default, {}, type_expr=annotations.get(name))
         with TracingMode(self), intercept_module_calls(self._intercepted_module_call):
-            result = fn(*args, **kwargs)
-        self.create_node("output", "output", (self.create_arg(result),), {})
+            result = _call_with_placeholders(fn, signature, values)
+        self.create_node("output", "output", (self.create_arg(result),), {}, type_expr=annotations.get("return"))
         return self.graph
 
-    def _concrete_placeholder(self, name: str, value: Any) -> Any:
-        """The value a ``concrete_args`` entry gives the traced code: a Proxy of a placeholder
-        ``<name>_1`` for :data:`PH` (a :class:`PHWithMeta`'s attributes copied onto the node,
-        as torch.fx does), otherwise the value itself, kept as the placeholder's default."""
+    def _root_function(self, root: Any) -> Callable:
+        if inspect.isfunction(root) or inspect.ismethod(root) or isinstance(root, functools.partial) \
+                or inspect.isbuiltin(root):
+            self.root = None
+            return root
+        if not callable(getattr(root, "forward", None)):
+            raise TypeError(f"symbolic_trace expects a function or a module with a forward method, "
+                            f"got {type(root).__name__}")
+        self.root = root
+        fn = getattr(root, self.traced_func_name, None)
+        if fn is None:
+            raise AssertionError(f"traced_func_name={self.traced_func_name} doesn't exist in {type(root).__name__}")
+        self._collect_root(root)
+        return fn
+
+    def _concrete_placeholder(self, name: str, value: Any, parameter: inspect.Parameter) -> Any:
+        """The value a ``concrete_args`` entry gives the traced code (torch.fx's scheme): a
+        placeholder ``<name>_1`` (with the parameter's default), whose Proxy is the value for
+        :data:`PH` (a :class:`PHWithMeta`'s attributes copied onto the node); for any other
+        value, the value itself, after a guard node checking the input equals it."""
+        if not isinstance(value, PHBase) and isinstance(value, (tuple, list, dict)):
+            nested = []
+            map_aggregate(value, lambda v: nested.append(v) if isinstance(v, PHBase) else None)
+            if nested:
+                raise NotImplementedError(f"concrete_args[{name!r}]: PH inside a container (flattening the input "
+                                          "with pytree) is not supported; trace with the container's parts as "
+                                          "arguments")
+        default = () if parameter.default is inspect.Parameter.empty else (parameter.default,)
+        proxy = self.create_proxy("placeholder", f"{name}_1", default, {})
         if isinstance(value, PHBase):
-            node = self.create_node("placeholder", f"{name}_1", (), {})
             if value is not PH:
                 for key, attribute in vars(value).items():
-                    setattr(node, key, attribute)
-            return self.proxy(node)
-        nested = []
-        map_aggregate(value, lambda v: nested.append(v) if isinstance(v, PHBase) else None)
-        if nested:
-            raise NotImplementedError(f"concrete_args[{name!r}]: PH inside a container (flattening the input with "
-                                      "pytree) is not supported; trace with the container's parts as arguments")
-        # the value itself, not create_arg's form: a default is a constant of the signature
-        self.create_node("placeholder", name, (value,), {})
+                    setattr(proxy.node, key, attribute)
+            return proxy
+        if value is None:
+            message = f"{name} has been specialized to have value None but got another value"
+            self.create_proxy("call_function", _assert_is_none, (proxy, message), {})
+        elif type(value) in _GUARDED_TYPES or isinstance(value, (tm.dtype, tm.device)):
+            message = f"{name} has been specialized to have value {value} but got another value"
+            self.create_proxy("call_function", _assert, (proxy == value, message), {})
+        else:
+            warnings.warn(f"Was not able to add assertion to guarantee correct input {name} to specialized function. "
+                          "It is up to the user to make sure that your inputs match the inputs you specialized the "
+                          "function with.", stacklevel=3)
         return value
 
     def _intercepted_module_call(self, module, forward, args, kwargs):
@@ -386,14 +330,29 @@ def symbolic_trace(root: Any, concrete_args: dict[str, Any] | None = None) -> Gr
     return GraphModule(tracer.attributes, graph, name)
 
 
+# (globals, name) of every ``wrap("name")`` whose function was not defined yet: bound at the
+# next trace, as torch.fx binds its wrapped names when tracing starts
+_PENDING_WRAPS: list[tuple[dict, str]] = []
+
+
+def _bind_pending_wraps() -> None:
+    for caller, name in list(_PENDING_WRAPS):
+        original = caller.get(name)
+        if callable(original):
+            if getattr(original, "__fx_leaf__", None) is None:
+                caller[name] = _make_leaf(original)
+            _PENDING_WRAPS.remove((caller, name))
+
+
 def wrap(fn_or_name: Callable | str) -> Callable:
     """Register a function as a leaf of tracing: each call becomes one ``call_function`` node
     and its body is not traced (so it may use control flow on its arguments).
 
-    Use it as a decorator (``@fx.wrap``), or with a name (``fx.wrap("len")``) at module level to
-    rebind that global of the calling module (or builtin) to the registered function. The
-    registered function takes part in the override protocol; outside a trace it just calls
-    the original.
+    Use it as a decorator (``@fx.wrap``), as a call on a function (``fx.wrap(f)``) or with a
+    name (``fx.wrap("len")``): the global of that name in the calling module (or the builtin)
+    is rebound to the registered function, so calls through the global are recorded; a name
+    not defined yet is bound when the next trace starts, as torch.fx does. The registered
+    function takes part in the override protocol; outside a trace it just calls the original.
 
     >>> import tensormodes as tm
     >>> from tensormodes import fx
@@ -404,17 +363,26 @@ def wrap(fn_or_name: Callable | str) -> Callable:
     >>> [n.target.__name__ for n in gm.graph.nodes if n.op == "call_function"]
     ['clip_if_large', 'add']
     """
+    caller = sys._getframe(1).f_globals
     if isinstance(fn_or_name, str):
-        caller = sys._getframe(1).f_globals
         original = caller.get(fn_or_name, getattr(builtins, fn_or_name, None))
-        if original is None or not callable(original):
+        if original is None:
+            _PENDING_WRAPS.append((caller, fn_or_name))
+            return fn_or_name
+        if not callable(original):
             raise NameError(f"wrap: {fn_or_name!r} is neither a callable global of the calling module nor a builtin")
-        leaf = _make_leaf(original)
-        caller[fn_or_name] = leaf
-        return leaf
+        if getattr(original, "__fx_leaf__", None) is None:
+            caller[fn_or_name] = _make_leaf(original)
+        return fn_or_name  # torch.fx returns the name too
     if not callable(fn_or_name):
         raise TypeError(f"wrap expects a callable or the name of one, got {type(fn_or_name).__name__}")
-    return _make_leaf(fn_or_name)
+    if getattr(fn_or_name, "__fx_leaf__", None) is not None:
+        return fn_or_name
+    leaf = _make_leaf(fn_or_name)
+    name = getattr(fn_or_name, "__name__", None)
+    if name is not None and caller.get(name) is fn_or_name:
+        caller[name] = leaf  # fx.wrap(f) as a statement: calls through the global f are recorded
+    return leaf
 
 
 def _make_leaf(fn: Callable) -> Callable:

@@ -16,11 +16,17 @@ import linecache
 import operator
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from .. import _generated
-from .node import Node
+from .._api.tensor import Tensor
+from ..overrides import resolve_name
+from ._purity import call_mutates
+from .graph import Graph
+from .node import Node, is_namedtuple, map_aggregate, map_subclass, qualified_name
 
-__all__ = ["Proxy", "Attribute", "TraceError"]
+__all__ = ["Proxy", "Attribute", "TraceError", "TracerBase", "GraphAppendingTracer"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -60,9 +66,10 @@ class Proxy:
     [('call_function', '<built-in function add>'), ('call_method', 'relu')]
     """
 
-    def __init__(self, node: Node, tracer=None) -> None:
+    def __init__(self, node: Node, tracer: TracerBase | None = None) -> None:
         self.node = node
-        self.tracer = tracer
+        # without a tracer, operations on the Proxy append to the node's graph (torch.fx)
+        self.tracer = tracer if tracer is not None else GraphAppendingTracer(node.graph)
 
     def __repr__(self) -> str:
         return f"Proxy({self.node.name})"
@@ -151,6 +158,165 @@ class Attribute(Proxy):
 
     def __call__(self, *args, **kwargs) -> Proxy:
         return self.tracer.create_proxy("call_method", self.attr, (self.root, *args), kwargs)
+
+
+class TracerBase:
+    """What every tracer does: turn values into node arguments and record nodes into
+    ``self.graph`` (torch.fx's ``TracerBase``). :class:`~tensormodes.fx.Tracer` adds tracing
+    functions and modules; :class:`GraphAppendingTracer` only appends to a graph.
+    """
+
+    # torch.fx's feature flag: refuse recording calls that write into their operands
+    check_mutable_operations: bool = False
+
+    def __init__(self, graph: Graph | None = None) -> None:
+        self.graph = graph
+        self.attributes: dict[str, Any] = {}
+        self._attribute_names: dict[int, str] = {}
+        self._constants: dict[int, str] = {}
+        self._parameter_proxies: dict[str, Proxy] = {}
+
+    def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
+                    type_expr: Any = None) -> Node:
+        """Called for every node the trace records; returns the node added to ``self.graph``.
+
+        With ``check_mutable_operations`` set, a ``call_function`` that writes into a tensor
+        (``tm.relu_``, ``out=``, ``x[i] = v``) is refused, as torch.fx refuses mutable schemas.
+        """
+        if kind == "call_function" and self.check_mutable_operations and call_mutates(target, kwargs):
+            raise RuntimeError(f"Tried to trace mutable operation {qualified_name(target)}. FX only supports "
+                               "functional code, so operations that mutate operands in-place (e.g. via `out` "
+                               "arguments) are not supported")
+        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+
+    def proxy(self, node: Node) -> Proxy:
+        """Called to wrap each new node in the value the traced code continues with."""
+        return Proxy(node, self)
+
+    def create_proxy(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
+                     type_expr: Any = None) -> Proxy:
+        """Record one operation: arguments go through :meth:`create_arg`, then :meth:`create_node`;
+        returns the Proxy of the result."""
+        if kind == "placeholder":  # a default is a constant of the signature, kept as it is
+            return self.proxy(self.create_node(kind, target, tuple(args), dict(kwargs), name, type_expr))
+        leaf = self._leaf_arg
+        # flat arguments (the common case) are converted here; nested ones through create_arg
+        args = tuple([leaf(a) if not isinstance(a, _CONTAINERS) else self.create_arg(a) for a in args])
+        kwargs = {k: leaf(v) if not isinstance(v, _CONTAINERS) else self.create_arg(v) for k, v in kwargs.items()}
+        return self.proxy(self.create_node(kind, target, args, kwargs, name, type_expr))
+
+    def create_arg(self, a: Any) -> Any:
+        """Turn a traced value into a node argument: Proxies become their nodes, parameters and
+        buffers of the root ``get_attr`` nodes (through :meth:`getattr`), other tensors
+        ``_tensor_constant<n>`` attributes; containers are converted element by element.
+
+        As in torch.fx, a named tuple becomes a ``call_function`` node of its class (so
+        ``tm.stack(Pair(x, y))`` records ``pair = Pair(x, y)``); an ``OrderedDict`` stays one,
+        other subclasses of tuple, list and dict follow :func:`~tensormodes.fx.node.map_aggregate`.
+        """
+        kind = type(a)
+        if kind is tuple:
+            return tuple([self.create_arg(v) for v in a])
+        if kind is list:
+            return [self.create_arg(v) for v in a]
+        if kind is dict:
+            return {self._dict_key(k): self.create_arg(v) for k, v in a.items()}
+        if kind is slice:
+            return slice(self.create_arg(a.start), self.create_arg(a.stop), self.create_arg(a.step))
+        if is_namedtuple(a):
+            return self.create_node("call_function", kind, tuple([self.create_arg(v) for v in a]), {})
+        if isinstance(a, (tuple, list, dict)):
+            return map_subclass(a, self.create_arg)
+        return self._leaf_arg(a)
+
+    def _dict_key(self, k: Any) -> Any:
+        key = self.create_arg(k)
+        found = []
+        map_aggregate(key, lambda v: found.append(v) if isinstance(v, Node) else None)
+        if found:
+            raise RuntimeError(f"Keys for dictionaries used as an argument cannot contain a Node. Got key: {key}")
+        return key
+
+    def _leaf_arg(self, a: Any) -> Any:
+        if isinstance(a, Proxy):
+            if a.tracer is not self:
+                raise RuntimeError(f"{a!r} belongs to another trace and cannot be used in this one")
+            return a.node
+        if isinstance(a, Tensor):
+            name = self._attribute_names.get(id(a))
+            if name is not None:
+                return self.getattr(name, a, self._parameter_proxies).node
+            name = self._constants.get(id(a))
+            if name is None:
+                name = f"_tensor_constant{len(self._constants)}"
+                self._constants[id(a)] = name
+                self.attributes[name] = a
+            return self.create_node("get_attr", name, (), {})
+        create = getattr(type(a), "__fx_create_arg__", None)
+        if create is not None:  # a user class that knows its own node (torch.fx's protocol)
+            return a.__fx_create_arg__(self)
+        return a
+
+    def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict[str, Proxy]) -> Proxy:
+        """Called when a parameter or buffer ``attr`` (a dotted path) of the traced module reaches
+        a recorded call; returns its ``get_attr`` Proxy (one per attribute)."""
+        if attr not in parameter_proxy_cache:
+            self.attributes[attr] = attr_val
+            parameter_proxy_cache[attr] = self.create_proxy("get_attr", attr, (), {})
+        return parameter_proxy_cache[attr]
+
+    def record(self, func: Callable, args: tuple, kwargs: dict) -> Any:
+        """Record the public call ``func(*args, **kwargs)`` received through the protocol, with
+        torch.fx's targets: methods as ``call_method``, ``x[i]`` as ``operator.getitem``,
+        property reads as ``getattr``."""
+        kind, target, attribute = _node_kind(func)
+        if attribute is not None:
+            args = (args[0], attribute, *args[1:])
+        proxy = self.create_proxy(kind, target, args, kwargs)
+        return None if target is operator.setitem or target is setattr else proxy
+
+    def _touches_attribute(self, args: tuple, kwargs: dict) -> bool:
+        if not self._attribute_names:
+            return False
+        found = []
+        map_aggregate((args, kwargs), lambda v: found.append(v) if id(v) in self._attribute_names else None)
+        return bool(found)
+
+
+class GraphAppendingTracer(TracerBase):
+    """The tracer of a Proxy made without one (``Proxy(node)``): it appends to the node's graph."""
+
+    def __init__(self, graph: Graph) -> None:
+        super().__init__(graph)
+
+
+_KINDS: dict = {}
+_CONTAINERS = (tuple, list, dict, slice)
+
+
+def _node_kind(func) -> tuple[str, Any, str | None]:
+    """(op, target, attribute name) of the node recording ``func``: torch.fx's choices."""
+    try:
+        return _KINDS[func]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable callable
+        return "call_function", func, None
+    name = getattr(func, "__name__", None)
+    if func is Tensor.__getitem__:
+        kind = ("call_function", operator.getitem, None)
+    elif func is Tensor.__setitem__:
+        kind = ("call_function", operator.setitem, None)
+    elif name in ("__get__", "__set__") and isinstance(getattr(func, "__self__", None), property):
+        attribute = (resolve_name(func) or "").split(".")[-2]
+        kind = ("call_function", getattr if name == "__get__" else setattr, attribute)
+    elif name is not None and getattr(func, "__qualname__", "").startswith("Tensor.") \
+            and getattr(Tensor, name, None) is func:  # building one method, not all (is_tensor_method_or_property)
+        kind = ("call_method", name, None)
+    else:
+        kind = ("call_function", func, None)
+    _KINDS[func] = kind
+    return kind
 
 
 def _find_tracer(args, kwargs):
