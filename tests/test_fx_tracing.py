@@ -217,3 +217,27 @@ def test_wrap_name_before_definition(lib):
         gm = F.symbolic_trace(namespace["f"])
     assert [n.name for n in gm.graph.nodes] == ["x", "later", "add", "output"]
     assert gm(2) == 7
+
+
+# -- item 7 (part): type_expr ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lib", BOTH)
+def test_type_expr_is_printed_as_torch_fx_prints_it(lib):
+    import typing
+
+    L, F = _lib(lib)
+
+    def f(x: L.Tensor, n: int, values: typing.List[int]) -> L.Tensor:  # noqa: UP006 - typing's repr is the point
+        return x + n
+
+    text = str(F.symbolic_trace(f).graph).replace("torch.", "tensormodes.")
+    assert text.splitlines()[1:4] == [
+        "    %x : tensormodes.Tensor [num_users=1] = placeholder[target=x]",
+        "    %n : int [num_users=1] = placeholder[target=n]",
+        "    %values : typing.List[int] [num_users=0] = placeholder[target=values]"]
+    g = F.Graph()
+    a = g.placeholder("a", type_expr=int)
+    g.output(g.call_function(abs, (a,), type_expr=float))
+    assert str(g).splitlines()[2] == ("    %abs_1 : float [num_users=1] = call_function[target=builtins.abs](args = "
+                                      "(%a,), kwargs = {})")

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..overrides import resolve_name
 
-__all__ = ["Node", "map_arg", "map_aggregate", "is_namedtuple", "Argument", "OPCODES"]
+__all__ = ["Node", "map_arg", "map_aggregate", "is_namedtuple", "type_repr", "Argument", "OPCODES"]
 
 OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 
@@ -144,6 +144,21 @@ def qualified_name(target: Callable) -> str:
         return public
     module = getattr(target, "__module__", None) or "<unknown>"
     return f"{module}.{getattr(target, '__qualname__', name or repr(target))}"
+
+
+def type_repr(t: Any) -> str:
+    """How a graph prints a node's type (torch.fx's format): a builtin class by its name, other
+    classes by their public dotted name, typing forms by their ``repr``.
+
+    >>> import typing, tensormodes as tm
+    >>> type_repr(int), type_repr(tm.Tensor), type_repr(typing.List[int])
+    ('int', 'tensormodes.Tensor', 'typing.List[int]')
+    """
+    if isinstance(t, type):
+        if t.__module__ == "builtins":
+            return t.__qualname__
+        return resolve_name(t) or f"{t.__module__}.{t.__qualname__}"
+    return repr(t)
 
 
 def _format_arg(a: Argument) -> str:
@@ -334,7 +349,8 @@ class Node:
         """
         if self.op == "output":
             return f"return {self._args[0]}" if self._args else "return None"
-        head = f"%{self.name} : [num_users={len(self.users)}] = {self.op}[target={self._pretty_target()}]"
+        typed = f"{type_repr(self.type)} " if self.type is not None else ""
+        head = f"%{self.name} : {typed}[num_users={len(self.users)}] = {self.op}[target={self._pretty_target()}]"
         if self.op == "placeholder":
             return head + (f"(default={_format_arg(self._args[0])})" if self._args else "")
         if self.op == "get_attr":
