@@ -121,7 +121,7 @@ def _overload_node(name: str):
     return node
 
 
-@op(meta=_reduce_meta(), node=_overload_node("sum"),
+@op(meta=_reduce_meta(), node=_overload_node("sum"), differentiable=_recordable_dtype,
     errors=(Sample((M23, 2)), Sample((M23, (0, 0)))), grad=_sum_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)),
              Sample((TensorSpec((2, 3), "int32"), -1)), Sample((TensorSpec((4,), "bool"),)),
