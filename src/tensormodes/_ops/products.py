@@ -630,13 +630,13 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
 def _tensordot_checks(a: np.ndarray, b: np.ndarray, dims) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``tensordot``'s checks (of shapes and dtypes only); the contracted dims, wrapped."""
     dims_a, dims_b = _tensordot_dims(dims, a.ndim, b.ndim)
+    if a.dtype != b.dtype:  # PyTorch checks the dtypes before the dims
+        raise RuntimeError("both inputs should have same dtype")
     wrapped_a, wrapped_b = wrap_dims(dims_a, a.ndim), wrap_dims(dims_b, b.ndim)
     for given_a, given_b, i, j in zip(dims_a, dims_b, wrapped_a, wrapped_b, strict=True):
         if a.shape[i] != b.shape[j]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[i]} in dim "
                                f"{given_a} and second has size {b.shape[j]} in dim {given_b}")
-    if a.dtype != b.dtype:
-        raise RuntimeError("both inputs should have same dtype")
     contracted = int(np.prod([a.shape[i] for i in wrapped_a], dtype=np.int64))
     _check_bool("addmm_impl_cpu_", a, empty=contracted == 0 or a.size * b.size == 0)
     return wrapped_a, wrapped_b
