@@ -43,3 +43,38 @@ def test_tensordot_checks_the_dtypes_before_the_dims():
         tm.tensordot(a, b, ([0], [0, 1]))
     with pytest.raises(RuntimeError, match=r"^tensordot expects dims < ndim_a or ndim_b, but got dims=3$"):
         tm.tensordot(a, b, 3)
+
+
+def test_cdist_of_half_inputs_as_pytorch():
+    for dtype, name in ((tm.float16, "Half"), (tm.bfloat16, "BFloat16")):
+        with pytest.raises(NotImplementedError, match=f"^\"cdist\" not implemented for '{name}'$"):
+            tm.cdist(tm.ones(2, 3, dtype=dtype), tm.ones(4, 3, dtype=dtype))
+        # x1's kernel is chosen before x2's dtype is compared
+        with pytest.raises(NotImplementedError, match=f"^\"cdist\" not implemented for '{name}'$"):
+            tm.cdist(tm.ones(2, 3, dtype=dtype), tm.ones(4, 3))
+        # no rows, no columns: no kernel runs
+        for s1, s2, values in (((0, 3), (4, 3), []), ((2, 3), (0, 3), [[], []]), ((2, 0), (3, 0), [[0.0] * 3] * 2)):
+            out = tm.cdist(tm.ones(s1, dtype=dtype), tm.ones(s2, dtype=tm.float32))
+            assert out.dtype == dtype and out.tolist() == values
+        assert tm.cdist(tm.ones(3, 0, 3, dtype=dtype), tm.ones(4, 3)).shape == (3, 0, 4)
+    with pytest.raises(RuntimeError, match="^expected scalar type Float but found Half$"):
+        tm.cdist(tm.ones(2, 3), tm.ones(4, 3, dtype=tm.float16))
+    assert tm.cdist(tm.ones(2, 0), tm.ones(4, 0, dtype=tm.float64)).dtype == tm.float32
+    with pytest.raises(ValueError, match="^x is not a valid value for compute_mode$"):
+        tm.cdist(tm.ones(2, 3), tm.ones(4, 3), compute_mode="x")
+
+
+def test_cdist_through_a_matrix_product_as_pytorch():
+    a = tm.tensor([[0.5, -1.25, 2.0], [1.5, 0.25, -0.75]], dtype=tm.float16)
+    b = tm.tensor([[1.0, 2.0, -0.5], [0.0, 0.5, 1.0], [2.5, -1.0, 0.0]], dtype=tm.float16)
+    assert tm.cdist(a, b, compute_mode="use_mm_for_euclid_dist").tolist() == [
+        [4.12890625, 2.076171875, 2.83984375], [1.8369140625, 2.318359375, 1.767578125]]
+    assert tm.cdist(a.bfloat16(), b.bfloat16(), compute_mode="use_mm_for_euclid_dist").tolist() == [
+        [4.125, 2.078125, 2.84375], [1.8359375, 2.3125, 1.765625]]
+    # more than 25 rows take that route by default
+    assert tm.cdist(tm.ones(30, 3, dtype=tm.float16), tm.zeros(2, 3, dtype=tm.float16))[0].tolist() == [
+        1.732421875, 1.732421875]
+    with pytest.raises(RuntimeError, match=r"^expected m1 and m2 to have the same dtype, but got: float != double$"):
+        tm.cdist(tm.ones(30, 3), tm.ones(4, 3, dtype=tm.float64))
+    with pytest.raises(RuntimeError, match="^expected scalar type Double but found Float$"):
+        tm.cdist(tm.ones(2, 30, 3), tm.ones(2, 4, 3, dtype=tm.float64))

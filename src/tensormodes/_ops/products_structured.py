@@ -19,6 +19,7 @@ from .common import (
     HALF_TYPES,
     adjoint,
     check_same_shape_or_broadcast,
+    cpp_type_name,
     dtype_of,
     not_implemented,
     operand_dtype,
@@ -67,11 +68,11 @@ def _cross_meta(input, other, dim=None):
     return _linalg_cross_meta.compute(None, (input, other), {"dim": _cross_dim(input, other, dim)})
 
 
-@_kernel_rule
-def _cdist_meta(kernel, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    _cdist_checks(x1, x2, p)
-    batch = tuple(check_same_shape_or_broadcast(x1.shape[:-2], x2.shape[:-2]))
-    return with_shape(_probe_quietly(kernel, x1, x2, p, compute_mode), batch + (x1.shape[-2], x2.shape[-2]))
+@rule
+def _cdist_meta(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    # No probe: the route (direct or through a matrix product) depends on the true row counts.
+    shape, _ = _cdist_route(x1, x2, p, compute_mode)
+    return MetaArray(shape, x1.dtype)
 
 
 @_kernel_rule
@@ -338,7 +339,13 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     tensor([[0.],
             [5.]])
     """
-    _cdist_checks(x1, x2, p)
+    shape, route = _cdist_route(x1, x2, p, compute_mode)
+    if route == "empty":
+        return np.empty(shape, x1.dtype)
+    if route == "zeros":
+        return np.zeros(shape, x1.dtype)
+    if route == "mm":
+        return _euclidean_through_products(x1, x2)
     difference = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
     if p == 0:
         result = np.count_nonzero(difference, axis=-1).astype(x1.dtype)
@@ -359,16 +366,64 @@ def _cdist_checks(x1: np.ndarray, x2: np.ndarray, p) -> None:
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
     for name, x in (("X1", x1), ("X2", x2)):
-        if x.dtype.kind != "f" or x.dtype in HALF_TYPES:
+        if x.dtype.kind != "f" and x.dtype not in HALF_TYPES:  # ml_dtypes' bfloat16 is of kind "V"
             raise RuntimeError(
                 f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(dtype_of(x))}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def _cdist_route(x1, x2, p, compute_mode) -> tuple[tuple[int, ...], str]:
+    """``cdist``'s checks in PyTorch's order, the result's shape and how PyTorch computes it:
+    ``"empty"`` (no rows), ``"zeros"`` (no columns), ``"mm"`` (Euclidean distances through a
+    matrix product) or ``"direct"`` (the kernel over the differences)."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    _cdist_checks(x1, x2, p)
+    batch = tuple(check_same_shape_or_broadcast(x1.shape[:-2], x2.shape[:-2]))
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    shape = batch + (rows1, rows2)
+    if rows1 == 0 or rows2 == 0 or math.prod(batch) == 0:
+        return shape, "empty"
+    if x1.shape[-1] == 0:
+        return shape, "zeros"
+    mode = _CDIST_MODES[compute_mode]
+    if p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25))):
+        if x1.dtype != x2.dtype:
+            if len(shape) > 2:  # PyTorch's batched product's words
+                _scalar_type_mismatch(x2, x1)
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                               f"{cpp_type_name(dtype_of(x1))} != {cpp_type_name(dtype_of(x2))}")
+        return shape, "mm"
+    if x1.dtype in HALF_TYPES:  # PyTorch's kernel is chosen by x1's dtype before comparing x2's
+        raise not_implemented("cdist", dtype_of(x1))
     if x1.dtype != x2.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(x1))} but found "
-                           f"{scalar_type_name(dtype_of(x2))}")
+        _scalar_type_mismatch(x1, x2)
+    return shape, "direct"
+
+
+def _scalar_type_mismatch(expected: np.ndarray, found: np.ndarray) -> None:
+    raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(expected))} but found "
+                       f"{scalar_type_name(dtype_of(found))}")
+
+
+def _euclidean_through_products(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    """PyTorch's Euclidean distances through one matrix product (its route for p = 2 with many
+    rows): sqrt(max(|a|^2 + |b|^2 - 2 a.b, 0)), each step rounded to the dtype as PyTorch does."""
+    dtype = x1.dtype
+    work = np.float32 if dtype in HALF_TYPES else dtype  # half steps accumulate in float32
+    squares1 = np.square(x1).astype(work).sum(-1, keepdims=True).astype(dtype)
+    squares2 = np.square(x2).astype(work).sum(-1, keepdims=True).astype(dtype)
+    left = np.concatenate([(x1 * dtype.type(-2)), squares1, np.ones_like(squares1)], axis=-1)
+    right = np.concatenate([x2, np.ones_like(squares2), squares2], axis=-1)
+    product = np.matmul(left.astype(work), np.swapaxes(right, -1, -2).astype(work)).astype(dtype)
+    return np.sqrt(np.maximum(product, dtype.type(0)).astype(work)).astype(dtype)
 
 
 def _vander_differentiable(x, N, increasing) -> bool:
