@@ -78,3 +78,29 @@ def test_cdist_through_a_matrix_product_as_pytorch():
         tm.cdist(tm.ones(30, 3), tm.ones(4, 3, dtype=tm.float64))
     with pytest.raises(RuntimeError, match="^expected scalar type Double but found Float$"):
         tm.cdist(tm.ones(2, 30, 3), tm.ones(2, 4, 3, dtype=tm.float64))
+
+
+def test_matrix_power_follows_pytorchs_chain_of_products():
+    x = tm.tensor([[1.0, INF], [0.5, 2.0]], requires_grad=True)
+    y = tm.matrix_power(x, 3)
+    assert y.tolist() == [[INF, INF], [INF, INF]]
+    y.sum().backward()
+    assert x.grad.tolist() == [[INF, INF], [INF, INF]]  # no identity matrix (0 * inf) in the chain
+    x = tm.tensor([[1e30, 2.0], [3.0, 1e-30]], requires_grad=True)
+    tm.matrix_power(x, 3).sum().backward()
+    assert x.grad.tolist() == [[INF, INF], [INF, 5.0000002263530586e+30]]
+    x = tm.tensor([[1.1, 2.3], [0.7, -1.9]], requires_grad=True)
+    y = tm.matrix_power(x, 3)
+    assert y.tolist() == [[1.814000129699707, 9.981999397277832], [3.0379998683929443, -11.205999374389648]]
+    y.sum().backward()
+    assert x.grad.tolist() == [[9.360000610351562, 4.760000228881836], [5.720000267028809, 7.559999942779541]]
+
+
+def test_matrix_power_of_a_singular_batch_names_the_element():
+    batch = tm.tensor([[[1.0, 2], [3, 4]], [[1, 2], [2, 4]]])
+    with pytest.raises(tm.linalg.LinAlgError, match=r"^linalg\.inv: \(Batch element 1\): The diagonal element 2 is "
+                                                   r"zero, the inversion could not be completed because the input "
+                                                   r"matrix is singular\.$"):
+        tm.matrix_power(batch, -2)
+    with pytest.raises(tm.linalg.LinAlgError, match=r"^linalg\.inv: The diagonal element 2 is zero"):
+        tm.matrix_power(batch[1], -1)

@@ -28,6 +28,7 @@ from .common import (
     wrap_dims,
 )
 from .common import conjugate as _conj
+from .linalg import _singular_inverse
 from .meta_rules import rule, with_shape
 from .products import _check_bool, _product
 from .registry import Sample, Tensor, TensorSpec, op
@@ -112,26 +113,57 @@ def trace(input: Tensor) -> Tensor:
     return _product(np.trace, input)
 
 
-def _singular_error() -> RuntimeError:
-    return RuntimeError("linalg.inv: The diagonal element is zero, the inversion could not be completed because "
-                        "the input matrix is singular.")
+def _power_steps(k: int) -> tuple[list[tuple[int, int]], int]:
+    """PyTorch's chain of products for ``B ** k`` (k >= 1): value 0 is ``B``, step ``i`` (a pair of
+    value indices, left and right) makes value ``i + 1``; also the index of the result."""
+    if k == 1:
+        return [], 0
+    if k == 2:
+        return [(0, 0)], 1
+    if k == 3:
+        return [(0, 0), (1, 0)], 2
+    steps: list[tuple[int, int]] = []
+    square = result = None
+    while k:
+        bit, k = k & 1, k >> 1
+        if square is None:
+            square = 0
+        else:
+            steps.append((square, square))
+            square = len(steps)
+        if bit:
+            if result is None:
+                result = square
+            else:
+                steps.append((result, square))
+                result = len(steps)
+    return steps, result
 
 
 def _matrix_power_grad(grad, input, n):
+    # Backward through PyTorch's own chain of products (and inverse), in its autograd engine's
+    # order: each value's gradient sums its consumers' parts, the latest consumer first.
     if n == 0:
-        return grad * 0
-    base = input if n > 0 else input.matrix_power(-1)
-    steps = abs(n)
-    transposed = adjoint(base)
-    # d(B^k) = sum_j B^j dB B^(k-1-j), so the gradient is sum_j (B^H)^j grad (B^H)^(k-1-j).
-    grad_base = None
-    for j in range(steps):
-        term = transposed.matrix_power(j).matmul(grad).matmul(transposed.matrix_power(steps - 1 - j))
-        grad_base = term if grad_base is None else grad_base + term
+        return ops.zeros_like(grad)
+    base = input if n > 0 else input.inverse()
+    steps, result = _power_steps(abs(n))
+    values = [base]
+    for left, right in steps:
+        values.append(values[left].matmul(values[right]))
+    grads: list = [None] * len(values)
+    grads[result] = grad
+    for index in range(len(steps) - 1, -1, -1):
+        out = grads[index + 1]
+        if out is None:
+            continue
+        left, right = steps[index]
+        for target, part in ((left, out.matmul(adjoint(values[right]))), (right, adjoint(values[left]).matmul(out))):
+            grads[target] = part if grads[target] is None else grads[target] + part
     if n > 0:
-        return grad_base
-    # B = A^-1: dB = -B dA B, so the gradient for A is -B^H grad_B B^H.
-    return -transposed.matmul(grad_base).matmul(transposed)
+        return grads[0]
+    # base = A^-1: PyTorch's inverse backward, -B^H (grad B^H)
+    transposed = adjoint(base)
+    return -transposed.matmul(grads[0].matmul(transposed))
 
 
 @op(meta=_matrix_power_meta,
@@ -161,18 +193,15 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
         try:
             base = _product(np.linalg.inv, input)
         except np.linalg.LinAlgError:
-            raise _singular_error() from None
+            raise _singular_inverse("linalg.inv", input) from None
         n = -n
     _check_bool("addmm_impl_cpu_", base, empty=base.size == 0)
-    # Square-and-multiply, each product rounded to the dtype like PyTorch's chain of matmuls.
-    result = None
-    while n:
-        if n & 1:
-            result = base if result is None else _product(np.matmul, result, base)
-        n >>= 1
-        if n:
-            base = _product(np.matmul, base, base)
-    return result
+    # PyTorch's chain of products, each rounded to the dtype like its matmuls.
+    steps, result = _power_steps(n)
+    values = [base]
+    for left, right in steps:
+        values.append(_product(np.matmul, values[left], values[right]))
+    return values[result]
 
 
 def _matrix_power_checks(input: np.ndarray, n) -> int:
