@@ -104,3 +104,18 @@ def test_matrix_power_of_a_singular_batch_names_the_element():
         tm.matrix_power(batch, -2)
     with pytest.raises(tm.linalg.LinAlgError, match=r"^linalg\.inv: The diagonal element 2 is zero"):
         tm.matrix_power(batch[1], -1)
+
+
+def test_vander_columns_are_pytorchs_cumprod():
+    out = tm.vander(tm.tensor([complex(INF, 1), complex(0, INF), complex(NAN, -INF), 2j]), 4)
+    got = [(z.real, z.imag) for z in out.flatten().tolist()]
+    expected = [(NAN, NAN), (NAN, NAN), (INF, NAN), (1, 0), (NAN, NAN), (NAN, NAN), (NAN, INF), (1, 0),
+                (NAN, NAN), (NAN, NAN), (NAN, NAN), (1, 0), (-0.0, -8), (-4, 0), (0, 2), (1, 0)]
+    _same([v for pair in got for v in pair], [v for pair in expected for v in pair])
+    # half types accumulate in float32, rounding each column
+    x = tm.tensor([1.1, 2.3, -3.7, 7.77])
+    assert tm.vander(x.half(), 6)[:2].tolist() == [
+        [1.607421875, 1.4619140625, 1.3291015625, 1.208984375, 1.099609375, 1.0],
+        [64.5, 28.015625, 12.1796875, 5.29296875, 2.30078125, 1.0]]
+    assert tm.vander(x.bfloat16(), 6)[:, 0].tolist() == [1.625, 64.0, -696.0, 28544.0]
+    assert tm.vander(x.bfloat16(), 6)[2, 2].item() == -50.75

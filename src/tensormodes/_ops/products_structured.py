@@ -32,6 +32,7 @@ from .linalg import _singular_inverse
 from .meta_rules import rule, with_shape
 from .products import _check_bool, _product
 from .registry import Sample, Tensor, TensorSpec, op
+from .scans import _scan
 
 # -- meta rules (see _meta): the kernels' own checks, which read only shapes and dtypes, run on
 # the MetaArrays; the dtype comes from a probe (sizes clamped to 1, so the shapes still agree).
@@ -492,5 +493,6 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     values = x.astype(np.int64) if x.dtype.kind in "biu" else x
     result = np.ones((x.shape[0], count), values.dtype)
     if count > 1:
-        result[:, 1:] = np.cumprod(np.repeat(values[:, None], count - 1, axis=1), axis=1)
+        # PyTorch's cumprod (half types accumulate in float32, complex products step by step)
+        result[:, 1:] = _scan(np.multiply, "cumprod", np.repeat(values[:, None], count - 1, axis=1), 1, None)
     return np.asarray(result if increasing else result[:, ::-1].copy())
