@@ -119,3 +119,17 @@ def test_vander_columns_are_pytorchs_cumprod():
         [64.5, 28.015625, 12.1796875, 5.29296875, 2.30078125, 1.0]]
     assert tm.vander(x.bfloat16(), 6)[:, 0].tolist() == [1.625, 64.0, -696.0, 28544.0]
     assert tm.vander(x.bfloat16(), 6)[2, 2].item() == -50.75
+
+
+def test_trace_and_cross_refuse_bool_first():
+    for shape in ((3,), (2, 2, 2), (0, 0)):
+        with pytest.raises(NotImplementedError, match="^\"trace\" not implemented for 'Bool'$"):
+            tm.trace(tm.ones(shape, dtype=tm.bool))
+    for shape, dim in (((3,), 0), ((0, 3), 1)):
+        with pytest.raises(NotImplementedError, match="^\"cross\" not implemented for 'Bool'$"):
+            tm.cross(tm.ones(shape, dtype=tm.bool), tm.ones(shape), dim=dim)
+    with pytest.raises(RuntimeError, match="^expected scalar type Float but found Bool$"):
+        tm.cross(tm.ones(3), tm.ones(3, dtype=tm.bool), dim=0)
+    with pytest.raises(RuntimeError, match="^The size of tensor a \\(2\\) must match the size of tensor b \\(4\\) at "
+                                           "non-singleton dimension 0$"):
+        tm.cross(tm.ones(2, 3), tm.ones(4, 3, dtype=tm.int32), dim=1)

@@ -105,10 +105,10 @@ def trace(input: Tensor) -> Tensor:
     >>> tm.trace(tm.arange(9).view(3, 3))
     tensor(12)
     """
+    if input.dtype == np.bool_:  # PyTorch's kernel is chosen (by dtype) before it checks the shape
+        raise not_implemented("trace", dt.bool)
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    if input.dtype == np.bool_:
-        raise not_implemented("trace", dt.bool)
     if input.dtype.kind in "iu":
         return np.asarray(np.trace(input, dtype=np.int64))
     return _product(np.trace, input)
@@ -273,12 +273,12 @@ def _cross_checks(input: np.ndarray, other: np.ndarray, dim: int) -> int:
     if input.shape[axis] != 3 or other.shape[axis] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[axis]} and "
                            f"{other.shape[axis]}")
-    if input.dtype != other.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(input))} but found "
-                           f"{scalar_type_name(dtype_of(other))}")
+    check_same_shape_or_broadcast(input.shape, other.shape)
+    # PyTorch's kernel is chosen by the first operand's dtype, then reads the second as that type.
     if input.dtype == np.bool_:
         raise not_implemented("cross", dt.bool)
-    check_same_shape_or_broadcast(input.shape, other.shape)
+    if input.dtype != other.dtype:
+        _scalar_type_mismatch(input, other)
     return axis
 
 
