@@ -133,3 +133,40 @@ def test_trace_and_cross_refuse_bool_first():
     with pytest.raises(RuntimeError, match="^The size of tensor a \\(2\\) must match the size of tensor b \\(4\\) at "
                                            "non-singleton dimension 0$"):
         tm.cross(tm.ones(2, 3), tm.ones(4, 3, dtype=tm.int32), dim=1)
+
+
+# -- random ---------------------------------------------------------------------------------------
+
+def test_poisson_is_recorded_with_a_zero_gradient():
+    x = tm.tensor([1.0, 2.0], requires_grad=True)
+    y = tm.poisson(x)
+    assert y.requires_grad and type(y.grad_fn).__name__ == "PoissonBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+    with tm.no_grad():
+        assert not tm.poisson(x).requires_grad
+
+
+def test_poisson_past_int64_gives_int64s_smallest_value():
+    smallest = -9.223372036854776e+18
+    out = tm.poisson(tm.tensor([1e19, INF, 1e30, 0.0]))
+    assert out.tolist() == [smallest, smallest, smallest, 0.0]
+    assert tm.poisson(tm.tensor([1e19, INF], dtype=tm.float64)).tolist() == [smallest, smallest]
+    assert tm.poisson(tm.tensor([INF], dtype=tm.float16)).tolist() == [-INF]
+    assert tm.poisson(tm.tensor(1e19)).item() == smallest
+    with pytest.raises(RuntimeError, match="^invalid Poisson rate, expected rate to be non-negative$"):
+        tm.poisson(tm.tensor([NAN]))
+
+
+def test_bernoulli_checks_dtypes_only_when_there_is_data():
+    assert tm.bernoulli(tm.zeros(0, 2, dtype=tm.complex64), 0.5).shape == (0, 2)
+    assert tm.bernoulli(tm.zeros(0, dtype=tm.complex64)).dtype == tm.complex64
+    assert tm.bernoulli(tm.zeros(0, dtype=tm.int64)).dtype == tm.int64
+    assert tm.zeros(0, dtype=tm.int64).bernoulli_(tm.zeros(0, dtype=tm.int64)).shape == (0,)
+    with pytest.raises(NotImplementedError, match="^\"bernoulli_scalar_cpu_\" not implemented for 'ComplexFloat'$"):
+        tm.bernoulli(tm.zeros(2, dtype=tm.complex64), 0.5)
+    with pytest.raises(NotImplementedError,
+                       match="^\"bernoulli_tensor_cpu_self_\" not implemented for 'ComplexFloat'$"):
+        tm.zeros(2, dtype=tm.complex64).bernoulli_(tm.zeros(2))
+    with pytest.raises(RuntimeError, match=r"^bernoulli_ expects p to be in \[0, 1\], but got p=1.5$"):
+        tm.bernoulli(tm.zeros(0, dtype=tm.complex64), 1.5)

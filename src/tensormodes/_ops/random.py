@@ -619,7 +619,8 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
     """
     d = dt.NP_TO_DTYPE[input.dtype]
     if p is None:
-        if d._category < dt._FLOAT or d._category == dt._COMPLEX:
+        # PyTorch's kernel (and its dtype check) runs only when there is data.
+        if input.size and (d._category < dt._FLOAT or d._category == dt._COMPLEX):
             raise not_implemented("bernoulli_tensor_cpu_self_" if d.is_complex else "bernoulli_tensor_cpu_p_", d)
         if input.size and not ((input >= 0) & (input <= 1)).all():
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
@@ -632,7 +633,7 @@ def _bernoulli_scalar(input: np.ndarray, p, generator) -> np.ndarray:
     p = python_scalar(p, "bernoulli", "p")
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_float_format(p)}")
-    if input.dtype.kind == "c":
+    if input.dtype.kind == "c" and input.size:  # no kernel runs for no data
         raise not_implemented("bernoulli_scalar_cpu_", dt.NP_TO_DTYPE[input.dtype])
     return (rng(generator).random(input.shape) < p).astype(input.dtype)
 
@@ -698,9 +699,18 @@ def _multinomial_checks(input, num_samples, replacement: bool) -> int:
     return num_samples
 
 
+# NumPy's largest Poisson rate (its sampler refuses larger ones): int64's largest less 10 sqrt of it.
+_POISSON_RATE_MAX = float(np.iinfo(np.int64).max) - 10 * math.sqrt(float(np.iinfo(np.int64).max))
+
+
+def _poisson_grad(grad):
+    # PyTorch records the draw (PoissonBackward0) but passes back no gradient: zeros.
+    return ops.zeros_like(grad)
+
+
 @op(meta=MetaRule(_same_shape_random_meta, "poisson"),
     errors=(Sample((TensorSpec((2,), "int64"),)),),
-    differentiable=False, samples=(Sample((TensorSpec((2, 3), "float32", 0, 0),)),
+    grad=_poisson_grad, samples=(Sample((TensorSpec((2, 3), "float32", 0, 0),)),
                                    Sample((TensorSpec((3,), "float64", 0, 0),))))
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Returns a tensor of samples from Poisson distributions with the rates in ``input``.
@@ -714,4 +724,11 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
         raise not_implemented("poisson_cpu", d)
     if input.size and not (input >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    return np.asarray(rng(generator).poisson(input.astype(np.float64))).astype(input.dtype)  # 0-dim: an int
+    rates = input.astype(np.float64)
+    # Past NumPy's largest rate (about int64's largest), PyTorch's int64 sample overflows to int64's
+    # smallest value, which it then writes as a float.
+    too_large = rates > _POISSON_RATE_MAX
+    samples = np.asarray(rng(generator).poisson(np.where(too_large, 0.0, rates)), dtype=np.float64)
+    if too_large.any():
+        samples = np.where(too_large, float(np.iinfo(np.int64).min), samples)
+    return samples.astype(input.dtype)  # 0-dim: an int
