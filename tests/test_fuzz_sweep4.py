@@ -170,3 +170,23 @@ def test_bernoulli_checks_dtypes_only_when_there_is_data():
         tm.zeros(2, dtype=tm.complex64).bernoulli_(tm.zeros(2))
     with pytest.raises(RuntimeError, match=r"^bernoulli_ expects p to be in \[0, 1\], but got p=1.5$"):
         tm.bernoulli(tm.zeros(0, dtype=tm.complex64), 1.5)
+
+
+# -- nn -------------------------------------------------------------------------------------------
+
+def test_linear_of_half_types_keeps_the_dtype_and_pytorchs_rounding():
+    import tensormodes.nn.functional as F
+
+    x = tm.tensor([[1.5, -2.25, 3.1], [0.3, 0.7, -1.1]])
+    w = tm.tensor([[0.11, 2.2, -0.7], [1.3, -0.45, 0.9]])
+    b = tm.tensor([100.3, -0.05])
+    bf = [t.to(tm.bfloat16) for t in (x, w, b)]
+    out = F.linear(bf[0], bf[1])
+    assert out.dtype is tm.bfloat16 and out.tolist() == [[-6.96875, 5.75], [2.34375, -0.9140625]]
+    assert F.linear(*bf).tolist() == [[93.5, 5.6875], [103.0, -0.96484375]]
+    h = [t.half() for t in (x, w, b)]
+    assert F.linear(h[0], h[1]).tolist() == [[-6.953125, 5.75], [2.34375, -0.91455078125]]
+    # the fused addmm rounds once; a non-contiguous batch's matmul, then add_, rounds twice
+    assert F.linear(*h).tolist() == [[93.375, 5.703125], [102.625, -0.96435546875]]
+    batch = h[0].expand(2, 2, 3).transpose(0, 1)
+    assert F.linear(batch, h[1], h[2])[0].tolist() == [[93.375, 5.69921875], [93.375, 5.69921875]]
