@@ -190,3 +190,27 @@ def test_linear_of_half_types_keeps_the_dtype_and_pytorchs_rounding():
     assert F.linear(*h).tolist() == [[93.375, 5.703125], [102.625, -0.96435546875]]
     batch = h[0].expand(2, 2, 3).transpose(0, 1)
     assert F.linear(batch, h[1], h[2])[0].tolist() == [[93.375, 5.69921875], [93.375, 5.69921875]]
+
+
+def test_matmul_folds_a_batch_only_as_pytorch_does():
+    # 2-D by 3-D is never folded into an mm: bmm makes an empty result of the second operand's dtype
+    out = tm.matmul(tm.zeros(2, 3, dtype=tm.int64), tm.zeros(0, 3, 2))
+    assert out.dtype == tm.float32 and out.shape == (0, 2, 2)
+    out = tm.matmul(tm.zeros(2, 2, 3, dtype=tm.int64), tm.zeros(2, 3, 0))
+    assert out.dtype == tm.float32 and out.shape == (2, 2, 0)
+    out = tm.matmul(tm.zeros(2, 2, 0, dtype=tm.bool), tm.zeros(2, 0, 2, dtype=tm.bool))
+    assert out.dtype == tm.bool and out.tolist() == [[[False, False]] * 2] * 2
+    # a vector by an empty batch is folded (into an mv of the transposed batch)
+    with pytest.raises(RuntimeError, match="^addmv input tensors must have the same dtype, but got Long, Float, "
+                                           "and Long$"):
+        tm.matmul(tm.zeros(3, dtype=tm.int64), tm.zeros(0, 3, 2))
+    # an empty batch by a matrix is folded into an mm
+    with pytest.raises(RuntimeError, match="^expected m1 and m2 to have the same dtype, but got: long int != float$"):
+        tm.matmul(tm.zeros(2, 0, 3, dtype=tm.int64), tm.zeros(3, 1))
+    # a batch whose dimensions are not laid out as one is not folded: bmm's words
+    batch = tm.zeros(3, 2, 4).transpose(0, 1)
+    with pytest.raises(RuntimeError, match="^expected scalar type Float but found Long$"):
+        tm.matmul(batch, tm.zeros(4, 2, dtype=tm.int64))
+    with pytest.raises(RuntimeError, match=r"^Expected size for first two dimensions of batch2 tensor to be: "
+                                           r"\[2, 4\] but got: \[2, 5\]\.$"):
+        tm.matmul(batch, tm.zeros(5, 2))
