@@ -214,3 +214,24 @@ def test_matmul_folds_a_batch_only_as_pytorch_does():
     with pytest.raises(RuntimeError, match=r"^Expected size for first two dimensions of batch2 tensor to be: "
                                            r"\[2, 4\] but got: \[2, 5\]\.$"):
         tm.matmul(batch, tm.zeros(5, 2))
+
+
+# -- complex log1p --------------------------------------------------------------------------------
+
+def test_complex_log1p_is_nan_wherever_a_part_is_nan():
+    x = tm.tensor([complex(NAN, -INF), complex(INF, NAN), complex(2, NAN), 0.1573658287525177 + 0.0009754309430718422j],
+                  dtype=tm.complex64)
+    for out in (tm.log1p(x), tm.special.log1p(x)):
+        parts = [v for z in out.tolist() for v in (z.real, z.imag)]
+        _same(parts, [NAN] * 6 + [0.1461469531059265, 0.0008428024593740702])
+
+
+def test_complex_soft_margin_loss_rounds_the_product_before_exp():
+    import tensormodes.nn.functional as F
+
+    x = tm.tensor([[complex(INF, 0), 0.5 + 65504j]], dtype=tm.complex64)
+    y = tm.tensor([[-1e30, 1.7105904965501284]], dtype=tm.float64)
+    out = F.soft_margin_loss(x, y, reduction="none").flatten().tolist()
+    _same([out[0].real, out[0].imag], [NAN, NAN])
+    assert out[1].real == pytest.approx(-0.33674705028533936, rel=1e-6)
+    assert out[1].imag == pytest.approx(-0.3745535612106323, rel=1e-6)

@@ -214,7 +214,15 @@ def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") ->
     _check_in_place_broadcast(input.shape, target.shape)
     _check_written(dtype, input)
     with quiet():  # exp overflows to inf for very wrong predictions, as in PyTorch
-        losses = np.log1p(np.exp(-_working(input, dtype) * _working(target, dtype)))
+        product = -_working(input, dtype) * _working(target, dtype)
+        if input.dtype.kind == "c":
+            # PyTorch's steps, each written into the output (of input's dtype): the product's phase
+            # is rounded before exp; its complex log1p is NaN wherever a part of its input is.
+            exponential = np.exp(product.astype(input.dtype))
+            nan = np.isnan(exponential.real) | np.isnan(exponential.imag)
+            losses = np.where(nan, exponential.dtype.type(complex(np.nan, np.nan)), np.log1p(exponential))
+        else:
+            losses = np.log1p(np.exp(product))
     return _reduced(losses, reduction, input.dtype)
 
 
