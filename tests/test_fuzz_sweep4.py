@@ -236,3 +236,23 @@ def test_complex_soft_margin_loss_rounds_the_product_before_exp():
     _same([out[0].real, out[0].imag], [NAN, NAN])
     assert out[1].real == pytest.approx(-0.33674705028533936, rel=1e-6)
     assert out[1].imag == pytest.approx(-0.3745535612106323, rel=1e-6)
+
+
+# -- resampling -----------------------------------------------------------------------------------
+
+def test_linear_upsampling_of_half_types_rounds_as_pytorch():
+    # 1-D: the weights are stored in the dtype (the near one as 1 minus the rounded far one)
+    x = tm.tensor([[[1000.0, 0.0]]], dtype=tm.float16)
+    assert tm._upsample_linear1d(x, [7], False).tolist() == [[[1000.0, 1000.0, 785.5, 500.0, 214.375, 0.0, 0.0]]]
+    assert tm._upsample_linear1d(x.bfloat16(), [7], False).tolist() == [[[1000.0, 1000.0, 784.0, 500.0, 215.0, 0.0,
+                                                                          0.0]]]
+    # 2-D: float32 weights, one rounding at the end
+    x = tm.tensor([[[[0.0, 1000.0], [1000.0, 0.0]]]], dtype=tm.float16)
+    assert tm._upsample_bilinear2d(x, [3, 5], False).flatten().tolist() == [
+        0.0, 100.0, 500.0, 900.0, 1000.0, 500.0, 500.0, 500.0, 500.0, 500.0, 1000.0, 900.0, 500.0, 100.0, 0.0]
+    assert tm._upsample_bilinear2d(x.bfloat16(), [3, 5], True).flatten().tolist() == [
+        0.0, 250.0, 500.0, 752.0, 1000.0, 500.0, 500.0, 500.0, 500.0, 500.0, 1000.0, 752.0, 500.0, 250.0, 0.0]
+    x = tm.tensor([[[[-1.922, -0.6143, 65504.0, -0.3076], [0.3738, 0.396, 1.435, 1.285],
+                     [1.883, 0.4653, 0.6426, -1.878]]]], dtype=tm.float16)
+    assert tm._upsample_bilinear2d(x, [6, 8], False)[0, 0, 2].tolist() == [
+        -0.2001953125, -0.1142578125, 0.05755615234375, 4094.0, 12280.0, 12280.0, 4094.0, 0.88671875]
