@@ -256,3 +256,19 @@ def test_linear_upsampling_of_half_types_rounds_as_pytorch():
                      [1.883, 0.4653, 0.6426, -1.878]]]], dtype=tm.float16)
     assert tm._upsample_bilinear2d(x, [6, 8], False)[0, 0, 2].tolist() == [
         -0.2001953125, -0.1142578125, 0.05755615234375, 4094.0, 12280.0, 12280.0, 4094.0, 0.88671875]
+
+
+# -- losses ---------------------------------------------------------------------------------------
+
+def test_logits_loss_input_gradient_rounds_each_step_as_pytorchs_in_place_backward():
+    import tensormodes.nn.functional as F
+
+    x = tm.tensor([12.245514728311095, -15.33399018788509, 2.508593080354673, -3.406617636767579,
+                   -2.715895752662675, -1.2935829785385953]).to(tm.bfloat16).requires_grad_()
+    t = tm.tensor([0.0014900835088361708, 0.9734602747664127, 0.29840122301687566, 0.3139860020343368,
+                   0.8917110704451572, 0.5851629398909081], dtype=tm.float64)
+    g = tm.tensor([-11.680338898591787, 1.9351203166469975, 4.9038141974457305, -3.1133721897794886,
+                   -7.534840880705653, 0.18287383473823537], dtype=tm.float64)
+    F.binary_cross_entropy_with_logits(x, t, reduction="none").backward(g)
+    # sigmoid(x) - t is rounded to bfloat16 before the product (0.8789... in one rounding)
+    assert x.grad.tolist() == [-11.6875, -1.8828125, 3.078125, 0.875, 6.25, -0.06787109375]

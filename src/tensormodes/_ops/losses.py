@@ -235,8 +235,7 @@ def _binary_cross_entropy_with_logits_grad(grad, input, target, weight, pos_weig
     scaled = per_element if weight is None else per_element * weight
     grad_input = grad_target = grad_weight = grad_pos_weight = None
     if needs_input_grad[0]:
-        log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
-        grad_input = ((1 - target) - log_weight * (-input).sigmoid()) * scaled
+        grad_input = _logits_loss_input_grad(grad, input, target, weight, pos_weight, reduction)
     if needs_input_grad[1] or needs_input_grad[3]:
         softplus = ops.nn.functional.softplus(-input)
         if needs_input_grad[1]:
@@ -247,6 +246,30 @@ def _binary_cross_entropy_with_logits_grad(grad, input, target, weight, pos_weig
         unweighted = ops._binary_cross_entropy_with_logits(input, target, None, pos_weight, "none")
         grad_weight = unweighted * per_element
     return grad_input, grad_target, grad_weight, grad_pos_weight
+
+
+def _logits_loss_input_grad(grad, input, target, weight, pos_weight, reduction):
+    """PyTorch's steps: sigmoid(x) - t, or (pw t + 1 - t) sigmoid(x) - pw t; times the gradient,
+    then the weight, then divided by the count. Without grad mode PyTorch runs them in place, so
+    each step is rounded to the first one's dtype (a half-type sigmoid's: that decides the last bit)."""
+    in_place = not ops.is_grad_enabled()
+
+    def step(value, like):
+        return value.to(like.dtype) if in_place and value.dtype != like.dtype else value
+
+    if pos_weight is None:
+        first = input.sigmoid()
+        grad_input = step(first - target, first)
+    else:
+        first = pos_weight * target
+        grad_input = step(first + 1, first)
+        grad_input = step(grad_input - target, first)
+        grad_input = step(grad_input * input.sigmoid(), first)
+        grad_input = step(grad_input - first, first)
+    grad_input = step(grad_input * grad, first)
+    if weight is not None:
+        grad_input = step(grad_input * weight, first)
+    return step(grad_input / input.numel(), first) if reduction == "mean" else grad_input
 
 
 def _real_logits_loss(input, target, *arguments) -> bool:
