@@ -272,3 +272,32 @@ def test_logits_loss_input_gradient_rounds_each_step_as_pytorchs_in_place_backwa
     F.binary_cross_entropy_with_logits(x, t, reduction="none").backward(g)
     # sigmoid(x) - t is rounded to bfloat16 before the product (0.8789... in one rounding)
     assert x.grad.tolist() == [-11.6875, -1.8828125, 3.078125, 0.875, 6.25, -0.06787109375]
+
+
+# -- exception classes ----------------------------------------------------------------------------
+
+def test_multinomial_without_categories():
+    with pytest.raises(RuntimeError, match=r"^invalid multinomial distribution \(sum of probabilities <= 0\)$"):
+        tm.multinomial(tm.zeros(3, 0, dtype=tm.float64), 4, True)
+    with pytest.raises(RuntimeError, match=r"^aminmax\(\): cannot compute aminmax over an empty dimension"):
+        tm.multinomial(tm.zeros(0, dtype=tm.float64), 1, True)
+    with pytest.raises(RuntimeError, match="^cannot sample n_sample > prob_dist.size"):
+        tm.multinomial(tm.zeros(3, 0), 4, False)
+    assert tm.multinomial(tm.zeros(0, 3), 2, True).shape == (0, 2)
+
+
+def test_nansum_and_nanmean_check_the_dims_before_refusing_complex():
+    z = tm.tensor(1 + 2j, dtype=tm.complex128)
+    with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)$"):
+        tm.nanmean(z, 1, dtype=tm.float64)
+    with pytest.raises(IndexError, match="^Dimension out of range"):
+        tm.nansum(z, 1)
+    with pytest.raises(RuntimeError, match="^nansum on CPU does not support complex inputs$"):
+        tm.nanmean(z.reshape(1), 0)
+
+
+def test_repeat_interleave_past_int64_storage():
+    with pytest.raises(RuntimeError, match=r"^Storage size calculation overflowed with sizes=\[9223372036854775807\]$"):
+        tm.repeat_interleave(tm.ones(2, 3), tm.tensor([9223372036854775807, 0]), 0)
+    with pytest.raises(RuntimeError, match=r"^Storage size calculation overflowed with sizes=\[1152921504606846976\]$"):
+        tm.repeat_interleave(tm.tensor([2 ** 60, 0]))

@@ -661,6 +661,12 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     """
     num_samples = _multinomial_checks(input, num_samples, replacement)
     categories = input.shape[-1]
+    if categories == 0:  # no category (past the checks of num_samples)
+        if input.ndim == 1:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        if input.shape[0]:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     weights = input.astype(np.float64).reshape(-1, categories)
     if weights.size and not (np.isfinite(weights) & (weights >= 0)).all():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")

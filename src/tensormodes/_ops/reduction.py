@@ -169,6 +169,7 @@ def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: boo
     >>> tm.nansum(tm.tensor([1., float('nan'), 2.])).item()
     3.0
     """
+    axes = _reduction_axes(dim, input.ndim, "nansum")  # the dims first, as PyTorch
     if input.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
     target = _sum_dtype(input, dtype)
@@ -176,7 +177,7 @@ def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: boo
     if target.is_complex and input.dtype.kind not in "biu":
         raise NotImplementedError(f"\"nansum_cpu\" not implemented for '{scalar_type_name(target)}'")
     numbers_only = input if input.dtype.kind in "biu" else np.where(np.isnan(input), input.dtype.type(0), input)
-    return _sum_in(numbers_only, _reduction_axes(dim, input.ndim, "nansum"), keepdim, target)
+    return _sum_in(numbers_only, axes, keepdim, target)
 
 
 def _mean_grad(grad, input_shape, dim, keepdim):

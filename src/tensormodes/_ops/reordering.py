@@ -496,7 +496,14 @@ def repeat_interleave(input: Tensor, repeats: Tensor | Number | None = None, dim
         if isinstance(repeats, np.ndarray) or repeats is None:  # the counts kernel's own check
             raise RuntimeError("allocated size does not match required size")
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {total} but got {output_size}")
-    positions = np.repeat(np.arange(values.shape[axis]), counts)
+    if total > np.iinfo(np.int64).max // 8:  # PyTorch's int64 index tensor of that length
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[{total}]")
+    try:
+        positions = np.repeat(np.arange(values.shape[axis]), counts)
+    except MemoryError:
+        raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+                           f"memory: you tried to allocate {total * 8} bytes. Error code 12 (Cannot allocate "
+                           f"memory)") from None
     return np.take(values, positions, axis=axis), positions
 
 

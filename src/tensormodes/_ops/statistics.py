@@ -598,9 +598,10 @@ def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bo
     if dtype is not None and not _is_floating_or_complex(dtype):
         raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point "
                            f"or complex dtype. Got: {scalar_type_name(dtype)}")
+    axes = _reduction_axes(dim, input.ndim, "nanmean")  # before nansum refuses complex input, as PyTorch
     total = nansum(input, dim, keepdim, dtype=dtype)
     counted = ~np.isnan(input)
-    count = _sum_in(counted, _reduction_axes(dim, input.ndim, "nanmean"), keepdim, dtype_of(total))
+    count = _sum_in(counted, axes, keepdim, dtype_of(total))
     return np.asarray(total / count)
 
 
