@@ -288,7 +288,8 @@ def test_multinomial_without_categories():
 
 def test_nansum_and_nanmean_check_the_dims_before_refusing_complex():
     z = tm.tensor(1 + 2j, dtype=tm.complex128)
-    with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)$"):
+    with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of \[-1, 0\], "
+                                         r"but got 1\)$"):
         tm.nanmean(z, 1, dtype=tm.float64)
     with pytest.raises(IndexError, match="^Dimension out of range"):
         tm.nansum(z, 1)
