@@ -113,7 +113,9 @@ def _gather_taps(input: np.ndarray, plan) -> np.ndarray:
     half-type input, which its bilinear kernel keeps in float32)."""
     work = np.float64 if input.dtype == np.float64 else np.float32
     result = input.astype(work)
-    for dim, taps, _, weight in plan:
+    # The last dimension first: PyTorch's kernel nests the sums, the innermost over the last
+    # dimension (which decides the rounding where large values cancel)
+    for dim, taps, _, weight in reversed(plan):
         shape = [1] * result.ndim
         shape[dim] = len(taps)
         # (float64 weights for half-type input are kept as float32, unrounded: see _upsample_plan)
