@@ -302,3 +302,16 @@ def test_repeat_interleave_past_int64_storage():
         tm.repeat_interleave(tm.ones(2, 3), tm.tensor([9223372036854775807, 0]), 0)
     with pytest.raises(RuntimeError, match=r"^Storage size calculation overflowed with sizes=\[1152921504606846976\]$"):
         tm.repeat_interleave(tm.tensor([2 ** 60, 0]))
+
+
+def test_quantile_gradients_where_a_slice_gives_nan():
+    x = tm.tensor([[1.0, NAN, 3.0], [2.0, -INF, 5.0]], requires_grad=True)
+    q = tm.tensor([0.3, 0.6], requires_grad=True)
+    grad_x, grad_q = tm.autograd.grad(tm.quantile(x, q, 1), [x, q], tm.ones(2, 2))
+    assert grad_q.tolist() == [INF, 6.0]  # the NaN slice's ranks are masked: no NaN for q
+    assert grad_x.tolist() == [[0.0, 2.0, 0.0], [1.399999976158142, 0.3999999761581421, 0.20000004768371582]]
+    # nanquantile of nothing but NaN: PyTorch's rank 0 (the first element)
+    x = tm.tensor([[1.0, 2.0], [NAN, NAN]], requires_grad=True)
+    q = tm.tensor([0.2], requires_grad=True)
+    grad_x, grad_q = tm.autograd.grad(tm.nanquantile(x, q, 1), [x, q], tm.ones(1, 2))
+    assert grad_x.tolist() == [[0.800000011920929, 0.20000000298023224], [1.0, 0.0]] and grad_q.tolist() == [1.0]
