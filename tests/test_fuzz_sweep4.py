@@ -315,3 +315,11 @@ def test_quantile_gradients_where_a_slice_gives_nan():
     q = tm.tensor([0.2], requires_grad=True)
     grad_x, grad_q = tm.autograd.grad(tm.nanquantile(x, q, 1), [x, q], tm.ones(1, 2))
     assert grad_x.tolist() == [[0.800000011920929, 0.20000000298023224], [1.0, 0.0]] and grad_q.tolist() == [1.0]
+
+
+def test_embedding_bag_backward_refuses_2d_indices():
+    weight = tm.ones(5, 3, requires_grad=True)
+    out = tm._embedding_bag(weight, tm.tensor([[0, 1, 2], [1, 1, 2]]), tm.tensor([0]))
+    assert out.tolist() == [[6.0, 6.0, 6.0]]
+    with pytest.raises(IndexError, match="^index_select\\(\\): Index is supposed to be a vector$"):
+        out.sum().backward()
