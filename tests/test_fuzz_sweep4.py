@@ -323,3 +323,11 @@ def test_embedding_bag_backward_refuses_2d_indices():
     assert out.tolist() == [[6.0, 6.0, 6.0]]
     with pytest.raises(IndexError, match="^index_select\\(\\): Index is supposed to be a vector$"):
         out.sum().backward()
+
+
+def test_angle_gradient_in_pytorchs_order():
+    x = tm.tensor([0j, 1e-40 + 0j, 1e-40j, 1 + 1j, 65504 + 0j], dtype=tm.complex64, requires_grad=True)
+    grad = tm.autograd.grad(tm.angle(x), x, tm.full((5,), 2.0))[0].tolist()
+    parts = [v for z in grad for v in (z.real, z.imag)]
+    # |z|^2 underflows to 0 at 1e-40: grad * z / 0 is (inf, nan), times 1j NaN in both parts
+    _same(parts, [0.0, 0.0, NAN, NAN, NAN, NAN, -1.0000001192092896, 1.0000001192092896, 0.0, 3.053248656215146e-05])
