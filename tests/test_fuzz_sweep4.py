@@ -331,3 +331,13 @@ def test_angle_gradient_in_pytorchs_order():
     parts = [v for z in grad for v in (z.real, z.imag)]
     # |z|^2 underflows to 0 at 1e-40: grad * z / 0 is (inf, nan), times 1j NaN in both parts
     _same(parts, [0.0, 0.0, NAN, NAN, NAN, NAN, -1.0000001192092896, 1.0000001192092896, 0.0, 3.053248656215146e-05])
+
+
+def test_complex_diff_subtracts_as_pytorchs_sub():
+    x = tm.tensor([[complex(NAN, 0), -1.4 - 1.2j, 0.85 + 1.2j, complex(INF, 0), 1j]], dtype=tm.complex64)
+    parts = [v for z in tm.diff(x).flatten().tolist() for v in (z.real, z.imag)]
+    _same(parts, [NAN, NAN, 2.25, 2.4000000953674316, INF, -1.2000000476837158, -INF, NAN])
+
+
+def test_complex_cumprod_of_an_empty_dim():
+    assert tm.cumprod(tm.zeros(0, 3, dtype=tm.complex128), 0).shape == (0, 3)
