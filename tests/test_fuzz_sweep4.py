@@ -341,3 +341,23 @@ def test_complex_diff_subtracts_as_pytorchs_sub():
 
 def test_complex_cumprod_of_an_empty_dim():
     assert tm.cumprod(tm.zeros(0, 3, dtype=tm.complex128), 0).shape == (0, 3)
+
+
+def test_index_add_refuses_a_dim_the_source_lacks():
+    x = tm.tensor([[1.0, 2, 3], [4, 5, 6]])
+    with pytest.raises(RuntimeError, match="^index_add_\\(\\): Indexing dim 1 is out of bounds of the source tensor "
+                                           "with dim 0$"):
+        tm.index_add(x, 1, tm.tensor([2, 0], dtype=tm.int32), tm.tensor(0.175), alpha=2)
+    with pytest.raises(RuntimeError, match="with dim 1$"):
+        tm.index_add(x, -1, tm.tensor([0]), tm.ones(3))
+    with pytest.raises(IndexError, match="^Dimension specified as 0 but tensor has no dimensions$"):
+        tm.index_add(tm.tensor(1.0), 0, tm.tensor([0, 0]), tm.tensor(0.175))
+
+
+def test_logical_ops_refuse_what_would_be_complex32():
+    half = tm.tensor([1.2, 0.4], dtype=tm.float16)
+    for op, name in ((tm.logical_or, "logical_or"), (tm.logical_and, "logical_and"), (tm.logical_xor, "logical_xor")):
+        with pytest.raises(NotImplementedError, match=f"^\"{name}_cpu\" not implemented for 'ComplexHalf'$"):
+            op(tm.tensor(0.3 - 0.5j), half)
+    assert tm.logical_or(tm.tensor([0.3 - 0.5j]), half).tolist() == [True, True]
+    assert tm.logical_or(tm.tensor(1.0, dtype=tm.float16), tm.tensor(1j)).item() is True
