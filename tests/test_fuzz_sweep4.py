@@ -361,3 +361,11 @@ def test_logical_ops_refuse_what_would_be_complex32():
             op(tm.tensor(0.3 - 0.5j), half)
     assert tm.logical_or(tm.tensor([0.3 - 0.5j]), half).tolist() == [True, True]
     assert tm.logical_or(tm.tensor(1.0, dtype=tm.float16), tm.tensor(1j)).item() is True
+
+
+def test_qr_backward_through_a_nan_matrix_gives_nan_not_an_error():
+    x = tm.tensor([[[1.0, -0.92, 1e-40, 65504.0], [0.0, -0.0, -1.95, -1.23]],
+                   [[1.48, -0.0, -1.99, 1.6], [NAN, -1.7, 1.93, -0.95]]], requires_grad=True)
+    q, r = tm.linalg.qr(x)
+    grad = tm.autograd.grad([q, r], [x], [tm.ones_like(q), tm.ones_like(r)])[0]
+    _same(grad.flatten().tolist(), [NAN, NAN, 1.0, 1.0, NAN, NAN, 1.0, 1.0] + [NAN] * 8)
