@@ -369,3 +369,15 @@ def test_qr_backward_through_a_nan_matrix_gives_nan_not_an_error():
     q, r = tm.linalg.qr(x)
     grad = tm.autograd.grad([q, r], [x], [tm.ones_like(q), tm.ones_like(r)])[0]
     _same(grad.flatten().tolist(), [NAN, NAN, 1.0, 1.0, NAN, NAN, 1.0, 1.0] + [NAN] * 8)
+
+
+def test_vector_norm_of_one_element_is_its_absolute_value():
+    x = tm.tensor([[-1e30], [3.0], [0.0]])
+    for order in (2, 3, -1, 0.5, -INF):
+        assert tm.linalg.vector_norm(x, ord=order, dim=1).tolist() == [1.0000000150474662e+30, 3.0, 0.0]
+    assert tm.linalg.vector_norm(x, ord=0, dim=1).tolist() == [1.0, 1.0, 0.0]
+    assert tm.linalg.vector_norm(tm.tensor(-1e30)).item() == 1.0000000150474662e+30
+    assert tm.linalg.vector_norm(tm.tensor([3e30, 4e30])).item() == INF  # two elements: the square overflows
+    y = tm.tensor([-1e30], requires_grad=True)
+    tm.norm(y).backward()
+    assert y.grad.tolist() == [-1.0]

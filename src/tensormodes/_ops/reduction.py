@@ -9,6 +9,7 @@ tuples mirroring ``torch.return_types``, declared with the op (``@op(returns=...
 from __future__ import annotations
 
 import builtins
+import math
 from numbers import Number
 
 import numpy as np
@@ -742,10 +743,13 @@ def _vector_norm(array: np.ndarray, order, dim, keepdim: bool, dtype) -> np.ndar
         work = np.hypot(work.real, work.imag)
     else:
         work = np.abs(work.astype(_FLOAT32) if work.dtype in _LOW_PRECISION else work)
-    if order == 2:
-        result = np.sqrt(np.add.reduce(work * work, axis=axis, keepdims=keepdim))
-    elif order == 1:
+    reduced = math.prod(array.shape[a] for a in axis) if axis else array.size
+    if order == 1 or (reduced == 1 and order != 0):
+        # (one element per norm: PyTorch returns its absolute value, whatever the order, so
+        # that 1e30 does not overflow through its square)
         result = np.add.reduce(work, axis=axis, keepdims=keepdim)
+    elif order == 2:
+        result = np.sqrt(np.add.reduce(work * work, axis=axis, keepdims=keepdim))
     elif order == float("inf"):
         result = np.maximum.reduce(work, axis=axis, keepdims=keepdim)
     elif order == float("-inf"):
