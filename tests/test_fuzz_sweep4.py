@@ -381,3 +381,12 @@ def test_vector_norm_of_one_element_is_its_absolute_value():
     y = tm.tensor([-1e30], requires_grad=True)
     tm.norm(y).backward()
     assert y.grad.tolist() == [-1.0]
+
+
+def test_sort_checks_the_dim_before_refusing_complex():
+    for op in (tm.sort, tm.argsort):
+        with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of \[-1, 0\], "
+                                             r"but got 1\)$"):
+            op(tm.tensor(1 + 2j), 1)
+    with pytest.raises(RuntimeError, match="^ Sort does not support complex dtypes on CPU$"):
+        tm.sort(tm.tensor([1 + 2j]), 0)
