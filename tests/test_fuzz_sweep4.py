@@ -390,3 +390,14 @@ def test_sort_checks_the_dim_before_refusing_complex():
             op(tm.tensor(1 + 2j), 1)
     with pytest.raises(RuntimeError, match="^ Sort does not support complex dtypes on CPU$"):
         tm.sort(tm.tensor([1 + 2j]), 0)
+
+
+def test_pow_exponent_gradient_logs_the_base_in_the_result_dtype():
+    exponent = tm.tensor([1e-40 + 0j, -1.3 - 1.49j], dtype=tm.complex64, requires_grad=True)
+    grad = tm.autograd.grad(tm.pow(tm.tensor(-4), exponent), exponent, tm.ones(2, dtype=tm.complex64))[0]
+    assert [(z.real, z.imag) for z in grad.tolist()] == [(1.3862943649291992, -3.1415927410125732),
+                                                         (17.00417137145996, -58.683921813964844)]
+    # 0 ** e: no gradient in e only where e is real and >= 0
+    base, exponent = tm.tensor([0.0, 0.0]), tm.tensor([1j, 0j], requires_grad=True)
+    grad = tm.autograd.grad(tm.pow(base, exponent), exponent, tm.ones(2, dtype=tm.complex64))[0].tolist()
+    _same([grad[0].real, grad[0].imag, grad[1].real, grad[1].imag], [NAN, NAN, 0.0, 0.0])
