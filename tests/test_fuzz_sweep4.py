@@ -401,3 +401,14 @@ def test_pow_exponent_gradient_logs_the_base_in_the_result_dtype():
     base, exponent = tm.tensor([0.0, 0.0]), tm.tensor([1j, 0j], requires_grad=True)
     grad = tm.autograd.grad(tm.pow(base, exponent), exponent, tm.ones(2, dtype=tm.complex64))[0].tolist()
     _same([grad[0].real, grad[0].imag, grad[1].real, grad[1].imag], [NAN, NAN, 0.0, 0.0])
+
+
+def test_soft_margin_loss_gradient_in_pytorchs_steps():
+    import tensormodes.nn.functional as F
+
+    x = tm.tensor([[1.4607259035110474, 1.1065714359283447, 0.46579709649086], [0.3704730272293091, NAN, INF]],
+                  requires_grad=True)
+    t = tm.tensor([[1, 1, 2], [-1, 0, -1]], dtype=tm.int8)
+    grad = tm.autograd.grad(F.soft_margin_loss(x, t, reduction="sum"), x)[0].flatten().tolist()
+    # exp(inf) / (1 + exp(inf)) is NaN in PyTorch's backward
+    _same(grad[4:], [NAN, NAN])

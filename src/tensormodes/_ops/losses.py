@@ -186,9 +186,19 @@ def _soft_margin_loss_grad(grad, input, target, reduction, needs_input_grad):
     # d/dx log(1 + exp(-t x)) = -t sigmoid(-t x); the target's gradient (beyond PyTorch, which
     # refuses a target that requires grad) is the same with x for t.
     # (-target first: PyTorch's backward negates the target, and refuses a bool one as the operator does)
-    scale = (-target * input).sigmoid() * _mean_scaled(-grad, reduction, input.numel())
-    return (scale * target if needs_input_grad[0] else None,
-            scale * input if needs_input_grad[1] else None)
+    grad_input = grad_target = None
+    if needs_input_grad[0]:
+        # PyTorch's steps: z = exp(-t x); (t z) * -norm / (1 + z) * grad (inf / inf is NaN where
+        # exp overflows, which a sigmoid would round to 1)
+        # (in place into a gradient of the input's dtype: each step rounded to it)
+        z = (-target * input).exp()
+        norm = 1 / input.numel() if reduction == "mean" else 1.0
+        dtype = input.dtype
+        grad_input = ((target * z).to(dtype) * -norm).to(dtype)
+        grad_input = ((grad_input / (z + 1)).to(dtype) * grad).to(dtype)
+    if needs_input_grad[1]:
+        grad_target = (-target * input).sigmoid() * _mean_scaled(-grad, reduction, input.numel()) * input
+    return grad_input, grad_target
 
 
 def _check_written(result_dtype: np.dtype, output: np.ndarray) -> None:
