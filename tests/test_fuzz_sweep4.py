@@ -412,3 +412,10 @@ def test_soft_margin_loss_gradient_in_pytorchs_steps():
     grad = tm.autograd.grad(F.soft_margin_loss(x, t, reduction="sum"), x)[0].flatten().tolist()
     # exp(inf) / (1 + exp(inf)) is NaN in PyTorch's backward
     _same(grad[4:], [NAN, NAN])
+
+
+def test_pow_exponent_gradient_with_a_bfloat16_base():
+    # (fixes the fuzzer's OPEN_BUGS ("pow", "gradient values") example: the base is logged in float32)
+    exponent = tm.tensor([1.8564502000808716], requires_grad=True)
+    grad = tm.autograd.grad(tm.pow(tm.tensor([3.046875], dtype=tm.bfloat16), exponent).sum(), exponent)[0]
+    assert grad.tolist() == [8.814193725585938]
