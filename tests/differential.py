@@ -210,6 +210,29 @@ KNOWN: dict[tuple[str, str], Difference] = {
         "in its docstring)"),
     ("linalg_svd", "computes"): Difference(
         "matrices where PyTorch's LAPACK build fails to converge and NumPy's converges: " + _LAPACK, _EXTREME),
+    **{(name, "gradient values"): Difference(
+        "tied values at the ranks around q: PyTorch's unstable sort picks which tied element gets the gradient",
+        lambda case: any(a.size != np.unique(a).size for a in _arrays(case) if a.dtype.kind in "fiu"))
+       for name in ("quantile", "nanquantile")},
+    ("sum", "result values"): Difference(
+        "float32 cancellation of huge values beside small ones: PyTorch's vectorised accumulators add in another "
+        "order than NumPy's pairwise sum", _EXTREME),
+    **{(name, "result values"): Difference(
+        "complex64 with subnormal parts: PyTorch's log1p flushes them and gives NaN",
+        lambda case: _with_dtypes("c")(case) and _with_values(lambda v: (v != 0) & (np.abs(v) < 1.2e-38))(case))
+       for name in ("log1p", "special_log1p")},
+    **{("matmul", kind): Difference(
+        "PyTorch folds a batch into mm also when the smaller operand requires grad, which changes which mixed-dtype "
+        "or empty products it refuses; the kernel cannot see requires_grad",
+        lambda case: len({a.dtype for a in _arrays(case)}) > 1 or any(a.size == 0 for a in _arrays(case)))
+       for kind in ("raises", "computes")},
+    ("cdist", "gradient values"): Difference(
+        "on the matrix-product route (p=2, more than 25 rows, or use_mm_for_euclid_dist) PyTorch differentiates "
+        "its composite; tensormodes uses cdist's exact formula",
+        lambda case: case.kwargs.get("compute_mode") == "use_mm_for_euclid_dist"
+        or any(a.ndim >= 2 and a.shape[-2] > 25 for a in _arrays(case))),
+    ("_upsample_bilinear2d", "raises"): Difference(
+        "uint8 bilinear upsampling (PyTorch's fixed-point kernel) is refused", _with_dtypes("u")),
 }
 
 # (op, kind) -> a bug found and not fixed yet: its text is an expression over ``L`` that still
@@ -222,10 +245,6 @@ def _half(case) -> bool:
 OPEN_BUGS: dict[tuple[str, str], Difference] = {
     # reduced-precision arithmetic (issue 27, "same numbers"): where PyTorch rounds a scalar or an
     # intermediate to the half type
-    ("pow", "gradient values"): Difference(
-        # the exponent's gradient: PyTorch takes log of the bfloat16 base in bfloat16
-        "L.autograd.grad(L.pow(L.tensor([3.046875], dtype=L.bfloat16), "
-        "e := L.tensor([1.8564502000808716], requires_grad=True)).sum(), e)[0]", _half),
     ("fmod", "result values"): Difference("L.tensor([65536.0], dtype=L.bfloat16).fmod(0.7)", _half),
     ("remainder", "result values"): Difference("L.tensor([65536.0], dtype=L.bfloat16).remainder(0.7)", _half),
     # a factory cannot record a differentiable conversion yet: the op table needs a way for a
@@ -593,9 +612,16 @@ def _batch_norm_statistics_misfit(case) -> bool:
     return any(isinstance(p, np.ndarray) and (p.ndim != 1 or p.shape[0] != channels) for p in parameters)
 
 
+def _bag_offsets_empty(case) -> bool:
+    indices, offsets = case.args[1:3] if len(case.args) >= 3 else (None, None)
+    return isinstance(offsets, np.ndarray) and offsets.size == 0 and isinstance(indices, np.ndarray) \
+        and indices.size > 0
+
+
 # Calls that crash PyTorch's process (it reads memory it never checked): not run.
 _CRASH_TORCH: dict[str, Callable[[Case], bool]] = {
     "_native_batch_norm": _batch_norm_statistics_misfit,  # weights or statistics not of the channels' size
+    "_embedding_bag": _bag_offsets_empty,  # no offsets for the indices: a segfault or a heap corruption
 }
 
 

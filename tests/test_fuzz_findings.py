@@ -194,8 +194,9 @@ def test_embedding_bag_takes_two_dimensional_indices_in_order():
     weight = tm.ones(5, 3, requires_grad=True)
     result = tm._embedding_bag(weight, tm.tensor([[1, 2, 0], [2, 2, 4]]), tm.tensor([0]))
     assert result.tolist() == [[6.0, 6.0, 6.0]]
-    result.sum().backward()
-    assert weight.grad.sum(1).tolist() == [3.0, 3.0, 9.0, 0.0, 3.0]
+    # PyTorch 2.13's backward refuses them (tests/test_fuzz_sweep4.py)
+    with pytest.raises(IndexError, match="^index_select\\(\\): Index is supposed to be a vector$"):
+        result.sum().backward()
 
 
 def test_lerp_promotes_with_a_complex_zero_dim_weight_and_refuses_a_complex_number():

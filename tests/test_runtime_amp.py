@@ -63,8 +63,6 @@ def test_autocast_lists_agree_with_torch(expression):
         assert _result_dtypes(torch, expression) == EXPECTED[CASES[expression]]
 
 
-@pytest.mark.xfail(strict=True, reason="kernel: F.linear on bfloat16 inputs returns float32 (_ops/nn.py: "
-                                       "np.matmul of ml_dtypes bfloat16 arrays gives float32, not cast back)")
 def test_autocast_linear_gives_bfloat16():
     with tm.autocast("cpu"):
         assert F.linear(tm.ones(1, 2), tm.ones(3, 2)).dtype is tm.bfloat16

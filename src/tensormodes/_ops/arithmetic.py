@@ -426,9 +426,14 @@ def _pow_grad(grad, result, input, exponent):
         input_grad = grad * _conj(local)
     if is_tensor(exponent):
         if is_tensor(input):
-            # 0 ** e has zero gradient in e where e >= 0 (log(0) would give NaN).
-            negative = (exponent.real if exponent.dtype.is_complex else exponent) < 0
-            local = (result * input.log()).where((input != 0) | negative, 0)
+            # 0 ** e has zero gradient in e where e is real and >= 0 (log(0) would give NaN); the
+            # base is logged in the result's dtype, as PyTorch (a negative int base in a complex power)
+            if exponent.dtype.is_complex:
+                real_exponent = (exponent.imag == 0) & (exponent.real >= 0)
+            else:
+                real_exponent = exponent >= 0
+            base = input if input.dtype == result.dtype else input.to(result.dtype)
+            local = (result * base.log()).where((input != 0) | ~real_exponent, 0)
         else:
             local = result * _log_of_number(input) if input != 0 else _zeros_like(result)
         exponent_grad = grad * _conj(local)

@@ -532,6 +532,12 @@ def ge(input: Tensor, other: Tensor | Number) -> Tensor:
 # -- logical and bitwise ---------------------------------------------------------------------
 
 def _logical(ufunc, input, other) -> np.ndarray:
+    for a, b in ((input, other), (other, input)):
+        # a float16 tensor with a 0-dim complex one promotes to complex32 (ComplexHalf), for which
+        # PyTorch's logical kernels have no version (tensormodes has no complex32: see README)
+        if type(a) is _ND and type(b) is _ND and a.dtype == np.float16 and a.ndim and b.dtype.kind == "c" \
+                and not b.ndim:
+            raise NotImplementedError(f'"{ufunc.__name__}_cpu" not implemented for \'ComplexHalf\'')
     with quiet():
         try:
             return np.asarray(ufunc(_truth(input), _truth(other)))

@@ -139,8 +139,9 @@ def resolve_neg(input: Tensor) -> Tensor:
 def _angle_grad(grad, input):
     if not input.dtype.is_complex:
         return _zeros_like(grad)
-    # d angle = (x dy - y dx) / |z|^2, so the gradient is grad * 1j * z / |z|^2 (0 at 0, as in PyTorch).
-    return (grad * input * 1j / (input * input.conj()).real).where(input != 0, 0)
+    # d angle = (x dy - y dx) / |z|^2, so the gradient is grad * 1j * z / |z|^2 (0 at 0), in
+    # PyTorch's order: grad * z / |z|^2, then times 1j (which decides the NaN where |z|^2 underflows)
+    return (grad * input / input.abs().pow(2) * 1j).where(input != 0, 0)
 
 
 @op(meta=elementwise, grad=_angle_grad, method=True, out=True,

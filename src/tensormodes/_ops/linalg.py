@@ -713,7 +713,22 @@ def _qr_square_grad(q, r, grad_q, grad_r):
     n = r @ adjoint(grad_r) - adjoint(grad_q) @ q
     below = n.tril(-1)
     c = below + adjoint(below) + n.diagonal(0, -2, -1).real.diag_embed().to(n.dtype)
-    return ops.linalg.solve(adjoint(r), grad_q + q @ c, left=False)
+    return _solve_right_lower(adjoint(r), grad_q + q @ c)
+
+
+def _solve_right_lower(lower, b):
+    """``X`` with ``X @ lower = b`` for a lower-triangular ``lower`` (batched), by substitution
+    from the last column, with public ops: as PyTorch's triangular solve, a zero or NaN on the
+    diagonal gives infinities or NaN rather than an error."""
+    n = lower.shape[-1]
+    columns = [None] * n
+    for j in range(n - 1, -1, -1):
+        column = b[..., j]
+        if j + 1 < n:
+            later = ops.stack(columns[j + 1:], -1)
+            column = column - (later @ lower[..., j + 1:, j].unsqueeze(-1)).squeeze(-1)
+        columns[j] = column / lower[..., j, j].unsqueeze(-1)
+    return ops.stack(columns, -1) if n else b.clone()
 
 
 def _qr_grad(grad, result, mode, A_shape):

@@ -186,9 +186,19 @@ def _soft_margin_loss_grad(grad, input, target, reduction, needs_input_grad):
     # d/dx log(1 + exp(-t x)) = -t sigmoid(-t x); the target's gradient (beyond PyTorch, which
     # refuses a target that requires grad) is the same with x for t.
     # (-target first: PyTorch's backward negates the target, and refuses a bool one as the operator does)
-    scale = (-target * input).sigmoid() * _mean_scaled(-grad, reduction, input.numel())
-    return (scale * target if needs_input_grad[0] else None,
-            scale * input if needs_input_grad[1] else None)
+    grad_input = grad_target = None
+    if needs_input_grad[0]:
+        # PyTorch's steps: z = exp(-t x); (t z) * -norm / (1 + z) * grad (inf / inf is NaN where
+        # exp overflows, which a sigmoid would round to 1)
+        # (in place into a gradient of the input's dtype: each step rounded to it)
+        z = (-target * input).exp()
+        norm = 1 / input.numel() if reduction == "mean" else 1.0
+        dtype = input.dtype
+        grad_input = ((target * z).to(dtype) * -norm).to(dtype)
+        grad_input = ((grad_input / (z + 1)).to(dtype) * grad).to(dtype)
+    if needs_input_grad[1]:
+        grad_target = (-target * input).sigmoid() * _mean_scaled(-grad, reduction, input.numel()) * input
+    return grad_input, grad_target
 
 
 def _check_written(result_dtype: np.dtype, output: np.ndarray) -> None:
@@ -214,7 +224,15 @@ def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") ->
     _check_in_place_broadcast(input.shape, target.shape)
     _check_written(dtype, input)
     with quiet():  # exp overflows to inf for very wrong predictions, as in PyTorch
-        losses = np.log1p(np.exp(-_working(input, dtype) * _working(target, dtype)))
+        product = -_working(input, dtype) * _working(target, dtype)
+        if input.dtype.kind == "c":
+            # PyTorch's steps, each written into the output (of input's dtype): the product's phase
+            # is rounded before exp; its complex log1p is NaN wherever a part of its input is.
+            exponential = np.exp(product.astype(input.dtype))
+            nan = np.isnan(exponential.real) | np.isnan(exponential.imag)
+            losses = np.where(nan, exponential.dtype.type(complex(np.nan, np.nan)), np.log1p(exponential))
+        else:
+            losses = np.log1p(np.exp(product))
     return _reduced(losses, reduction, input.dtype)
 
 
@@ -227,8 +245,7 @@ def _binary_cross_entropy_with_logits_grad(grad, input, target, weight, pos_weig
     scaled = per_element if weight is None else per_element * weight
     grad_input = grad_target = grad_weight = grad_pos_weight = None
     if needs_input_grad[0]:
-        log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
-        grad_input = ((1 - target) - log_weight * (-input).sigmoid()) * scaled
+        grad_input = _logits_loss_input_grad(grad, input, target, weight, pos_weight, reduction)
     if needs_input_grad[1] or needs_input_grad[3]:
         softplus = ops.nn.functional.softplus(-input)
         if needs_input_grad[1]:
@@ -239,6 +256,30 @@ def _binary_cross_entropy_with_logits_grad(grad, input, target, weight, pos_weig
         unweighted = ops._binary_cross_entropy_with_logits(input, target, None, pos_weight, "none")
         grad_weight = unweighted * per_element
     return grad_input, grad_target, grad_weight, grad_pos_weight
+
+
+def _logits_loss_input_grad(grad, input, target, weight, pos_weight, reduction):
+    """PyTorch's steps: sigmoid(x) - t, or (pw t + 1 - t) sigmoid(x) - pw t; times the gradient,
+    then the weight, then divided by the count. Without grad mode PyTorch runs them in place, so
+    each step is rounded to the first one's dtype (a half-type sigmoid's: that decides the last bit)."""
+    in_place = not ops.is_grad_enabled()
+
+    def step(value, like):
+        return value.to(like.dtype) if in_place and value.dtype != like.dtype else value
+
+    if pos_weight is None:
+        first = input.sigmoid()
+        grad_input = step(first - target, first)
+    else:
+        first = pos_weight * target
+        grad_input = step(first + 1, first)
+        grad_input = step(grad_input - target, first)
+        grad_input = step(grad_input * input.sigmoid(), first)
+        grad_input = step(grad_input - first, first)
+    grad_input = step(grad_input * grad, first)
+    if weight is not None:
+        grad_input = step(grad_input * weight, first)
+    return step(grad_input / input.numel(), first) if reduction == "mean" else grad_input
 
 
 def _real_logits_loss(input, target, *arguments) -> bool:

@@ -176,6 +176,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     [[2.0, 2.0, 2.0]]
     """
     _check_linear(input, weight, bias)
+    if input.dtype in HALF_TYPES:
+        return _half_linear(input, weight, bias)
     result = np.asarray(np.matmul(input, weight.T))
     if bias is not None:
         if bias.dtype != result.dtype:  # only where PyTorch adds in place into the product
@@ -185,6 +187,21 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         else:
             result = result + bias
     return np.asarray(result)
+
+
+def _half_linear(input: np.ndarray, weight: np.ndarray, bias) -> np.ndarray:
+    """``linear`` of float16 or bfloat16 operands as PyTorch computes it: products summed in float32;
+    its fused ``addmm`` adds the bias before rounding once, its ``matmul`` then ``add_`` rounds twice
+    (NumPy's own half matmul would round each step, and ml_dtypes' bfloat16 one gives float32)."""
+    dtype = input.dtype
+    product = np.matmul(input.astype(np.float32), weight.T.astype(np.float32))
+    if bias is None:
+        return np.asarray(product.astype(dtype))
+    if bias.dtype == dtype and _fused_linear(input, weight, bias):
+        return np.asarray((product + bias.astype(np.float32)).astype(dtype))
+    rounded = product.astype(dtype)
+    return np.asarray((rounded.astype(np.float32) + bias.astype(np.float32)).astype(dtype)
+                      if bias.dtype in HALF_TYPES else np.asarray(rounded + bias).astype(dtype))
 
 
 def legacy_reduction(size_average, reduce, stacklevel: int | None) -> str:

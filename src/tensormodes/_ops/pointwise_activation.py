@@ -587,7 +587,8 @@ def _embedding_bag_grad(grad, weight, weight_shape, indices, offsets, scale_grad
     # bag's size for 'mean', by the index's count with scale_grad_by_freq, times its sample
     # weight); for 'max' each bag's gradient goes to the rows that gave the maxima.
     rows, width = weight_shape
-    indices = indices.reshape(-1)
+    if indices.dim() != 1:  # the forward reads 2-D indices in order; PyTorch's backward refuses them
+        raise IndexError("index_select(): Index is supposed to be a vector")
     if indices.dtype is not dt.int64 and indices.dtype is not dt.int32:  # read as promoted with the offsets
         indices = indices.long()
     if offsets.dim() != 1:

@@ -94,7 +94,7 @@ def _matmul_meta(kernel, input, other):
     elif a_dims <= 2 and b_dims == 2:
         _mm_checks(_rows((1, input.shape[0]), input.dtype) if a_dims == 1 else input, other)
         shape = input.shape[:-1] + other.shape[1:]
-    elif a_dims >= 3 and b_dims <= 2:
+    elif a_dims >= 3 and b_dims <= 2 and _folds(input.shape, input.elem_strides):
         folded = _rows((math.prod(input.shape[:-1]), input.shape[-1]), input.dtype)
         if b_dims == 1:
             _mv_checks(folded, other)
@@ -106,9 +106,13 @@ def _matmul_meta(kernel, input, other):
         b_matrix = (other.shape[0], 1) if b_dims == 1 else other.shape
         batch = tuple(check_same_shape_or_broadcast(a_matrix[:-2], b_matrix[:-2]))
         count = math.prod(batch)
-        _bmm_checks(_rows((count, *a_matrix[-2:]), input.dtype), _rows((count, *b_matrix[-2:]), other.dtype),
-                    empty_allowed=False)
         shape = batch + (a_matrix[-2],) * (a_dims > 1) + (b_matrix[-1],) * (b_dims > 1)
+        if a_dims == 1 and _folds_transposed(other.shape, other.elem_strides):
+            _mv_checks(_rows_of_transposed(other.shape, other.dtype), input)
+            return with_shape(_probe_quietly(kernel, input, other), shape)
+        # No probe: whether bmm's kernel runs depends on the true sizes.
+        return MetaArray(shape, _bmm_checks(_rows((count, *a_matrix[-2:]), input.dtype),
+                                            _rows((count, *b_matrix[-2:]), other.dtype)))
     return with_shape(_probe_quietly(kernel, input, other), shape)
 
 
@@ -220,26 +224,19 @@ def _dot_checks(a: np.ndarray, b: np.ndarray, kernel_name: str = "dot") -> None:
     _check_bool(kernel_name, a)
 
 
-def _bmm_checks(a: np.ndarray, b: np.ndarray, empty_allowed: bool = True) -> np.dtype:
+def _bmm_checks(a: np.ndarray, b: np.ndarray) -> np.dtype:
     """bmm's checks; the result's dtype. A product with no result or nothing to add up never
-    reaches PyTorch's kernel: its result (of ``b``'s dtype, as PyTorch makes it) is zeros.
-    ``empty_allowed=False``: matmul's, which may fold its operands into an ``mm`` that checks
-    their dtypes first (not modelled: the dtypes must agree)."""
+    reaches PyTorch's kernel: its result (of ``b``'s dtype, as PyTorch makes it) is zeros."""
     batch, k = a.shape[0], a.shape[2]
     if b.shape[0] != batch or b.shape[1] != k:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
                            f"[{b.shape[0]}, {b.shape[1]}].")
-    mismatch = RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(a))} but found "
-                            f"{scalar_type_name(dtype_of(b))}")
     if k == 0 or a.shape[0] * a.shape[1] * b.shape[2] == 0:
-        if empty_allowed:
-            return b.dtype
-        if a.dtype != b.dtype:
-            raise mismatch
-        return a.dtype
+        return b.dtype
     _check_bool("bmm", a)  # (the kernel is chosen by the first operand's dtype, then reads the second's)
     if a.dtype != b.dtype:
-        raise mismatch
+        raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(a))} but found "
+                           f"{scalar_type_name(dtype_of(b))}")
     return a.dtype
 
 
@@ -251,8 +248,11 @@ def _batched_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     count = int(np.prod(batch, dtype=np.int64))
     a3 = np.broadcast_to(a_matrix, (*batch, *a_matrix.shape[-2:])).reshape(count, *a_matrix.shape[-2:])
     b3 = np.broadcast_to(b_matrix, (*batch, *b_matrix.shape[-2:])).reshape(count, *b_matrix.shape[-2:])
-    _bmm_checks(a3, b3, empty_allowed=False)
-    result = _product(np.matmul, a3, b3).reshape(*batch, a_matrix.shape[-2], b_matrix.shape[-1])
+    dtype = _bmm_checks(a3, b3)
+    if a3.shape[2] == 0 or a3.size == 0 or b3.size == 0:  # no kernel runs: zeros of bmm's dtype
+        result = np.zeros((*batch, a_matrix.shape[-2], b_matrix.shape[-1]), dtype)
+    else:
+        result = _product(np.matmul, a3, b3).reshape(*batch, a_matrix.shape[-2], b_matrix.shape[-1])
     if a.ndim == 1:
         result = result[..., 0, :]
     if b.ndim == 1:
@@ -321,7 +321,7 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
     if a_dims <= 2 and b_dims == 2:
         _mm_checks(input.reshape(1, input.shape[0]) if a_dims == 1 else input, other)
         return _product(np.matmul, input, other)
-    if a_dims >= 3 and b_dims <= 2:
+    if a_dims >= 3 and b_dims <= 2 and _folds(input.shape, _element_strides(input)):
         # PyTorch folds the batch into the rows and calls mm / mv: their messages show the folded shape.
         folded = input.reshape(int(np.prod(input.shape[:-1])), input.shape[-1])
         if b_dims == 1:
@@ -329,7 +329,36 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         else:
             _mm_checks(folded, other)
         return _product(np.matmul, input, other)
+    if a_dims == 1 and b_dims >= 3 and _folds_transposed(other.shape, _element_strides(other)):
+        # ... and a vector times a batch into the transposed batch's rows, through mv
+        _mv_checks(_rows_of_transposed(other.shape, other.dtype), input)
+        return _product(np.matmul, input, other)
     return _batched_matmul(input, other)
+
+
+def _element_strides(array: np.ndarray) -> tuple[int, ...]:
+    return tuple(stride // array.itemsize for stride in array.strides)
+
+
+def _folds(shape: tuple, strides: tuple) -> bool:
+    """Whether PyTorch's matmul folds a batch (left operand, of 3 dims or more, beside one of 1 or 2)
+    into the rows of one matrix: only when that needs no copy (it is empty, or its batch dimensions
+    are laid out as one). PyTorch also folds when the other operand requires grad, which the kernel
+    does not see."""
+    if math.prod(shape) == 0:
+        return True
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
+
+
+def _folds_transposed(shape: tuple, strides: tuple) -> bool:
+    """``_folds`` for a batch as the right operand beside a vector: PyTorch folds its transpose."""
+    order = list(range(len(shape) - 2)) + [len(shape) - 1, len(shape) - 2]
+    return _folds(tuple(shape[d] for d in order), tuple(strides[d] for d in order))
+
+
+def _rows_of_transposed(shape: tuple, dtype) -> MetaArray:
+    """The matrix PyTorch's folding makes of a batch's transpose (its shape and dtype only)."""
+    return _rows((math.prod(shape[:-2]) * shape[-1], shape[-2]), dtype)
 
 
 _OUT_DTYPE_ERROR = ("Could not run 'aten::{}.dtype' with arguments from the 'CPU' backend: out_dtype is only "
@@ -634,13 +663,13 @@ def tensordot(a: Tensor, b: Tensor, dims=2) -> Tensor:
 def _tensordot_checks(a: np.ndarray, b: np.ndarray, dims) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """``tensordot``'s checks (of shapes and dtypes only); the contracted dims, wrapped."""
     dims_a, dims_b = _tensordot_dims(dims, a.ndim, b.ndim)
+    if a.dtype != b.dtype:  # PyTorch checks the dtypes before the dims
+        raise RuntimeError("both inputs should have same dtype")
     wrapped_a, wrapped_b = wrap_dims(dims_a, a.ndim), wrap_dims(dims_b, b.ndim)
     for given_a, given_b, i, j in zip(dims_a, dims_b, wrapped_a, wrapped_b, strict=True):
         if a.shape[i] != b.shape[j]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[i]} in dim "
                                f"{given_a} and second has size {b.shape[j]} in dim {given_b}")
-    if a.dtype != b.dtype:
-        raise RuntimeError("both inputs should have same dtype")
     contracted = int(np.prod([a.shape[i] for i in wrapped_a], dtype=np.int64))
     _check_bool("addmm_impl_cpu_", a, empty=contracted == 0 or a.size * b.size == 0)
     return wrapped_a, wrapped_b

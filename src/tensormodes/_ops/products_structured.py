@@ -19,6 +19,7 @@ from .common import (
     HALF_TYPES,
     adjoint,
     check_same_shape_or_broadcast,
+    cpp_type_name,
     dtype_of,
     not_implemented,
     operand_dtype,
@@ -27,9 +28,11 @@ from .common import (
     wrap_dims,
 )
 from .common import conjugate as _conj
+from .linalg import _singular_inverse
 from .meta_rules import rule, with_shape
 from .products import _check_bool, _product
 from .registry import Sample, Tensor, TensorSpec, op
+from .scans import _scan
 
 # -- meta rules (see _meta): the kernels' own checks, which read only shapes and dtypes, run on
 # the MetaArrays; the dtype comes from a probe (sizes clamped to 1, so the shapes still agree).
@@ -67,11 +70,11 @@ def _cross_meta(input, other, dim=None):
     return _linalg_cross_meta.compute(None, (input, other), {"dim": _cross_dim(input, other, dim)})
 
 
-@_kernel_rule
-def _cdist_meta(kernel, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    _cdist_checks(x1, x2, p)
-    batch = tuple(check_same_shape_or_broadcast(x1.shape[:-2], x2.shape[:-2]))
-    return with_shape(_probe_quietly(kernel, x1, x2, p, compute_mode), batch + (x1.shape[-2], x2.shape[-2]))
+@rule
+def _cdist_meta(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    # No probe: the route (direct or through a matrix product) depends on the true row counts.
+    shape, _ = _cdist_route(x1, x2, p, compute_mode)
+    return MetaArray(shape, x1.dtype)
 
 
 @_kernel_rule
@@ -102,35 +105,66 @@ def trace(input: Tensor) -> Tensor:
     >>> tm.trace(tm.arange(9).view(3, 3))
     tensor(12)
     """
+    if input.dtype == np.bool_:  # PyTorch's kernel is chosen (by dtype) before it checks the shape
+        raise not_implemented("trace", dt.bool)
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    if input.dtype == np.bool_:
-        raise not_implemented("trace", dt.bool)
     if input.dtype.kind in "iu":
         return np.asarray(np.trace(input, dtype=np.int64))
     return _product(np.trace, input)
 
 
-def _singular_error() -> RuntimeError:
-    return RuntimeError("linalg.inv: The diagonal element is zero, the inversion could not be completed because "
-                        "the input matrix is singular.")
+def _power_steps(k: int) -> tuple[list[tuple[int, int]], int]:
+    """PyTorch's chain of products for ``B ** k`` (k >= 1): value 0 is ``B``, step ``i`` (a pair of
+    value indices, left and right) makes value ``i + 1``; also the index of the result."""
+    if k == 1:
+        return [], 0
+    if k == 2:
+        return [(0, 0)], 1
+    if k == 3:
+        return [(0, 0), (1, 0)], 2
+    steps: list[tuple[int, int]] = []
+    square = result = None
+    while k:
+        bit, k = k & 1, k >> 1
+        if square is None:
+            square = 0
+        else:
+            steps.append((square, square))
+            square = len(steps)
+        if bit:
+            if result is None:
+                result = square
+            else:
+                steps.append((result, square))
+                result = len(steps)
+    return steps, result
 
 
 def _matrix_power_grad(grad, input, n):
+    # Backward through PyTorch's own chain of products (and inverse), in its autograd engine's
+    # order: each value's gradient sums its consumers' parts, the latest consumer first.
     if n == 0:
-        return grad * 0
-    base = input if n > 0 else input.matrix_power(-1)
-    steps = abs(n)
-    transposed = adjoint(base)
-    # d(B^k) = sum_j B^j dB B^(k-1-j), so the gradient is sum_j (B^H)^j grad (B^H)^(k-1-j).
-    grad_base = None
-    for j in range(steps):
-        term = transposed.matrix_power(j).matmul(grad).matmul(transposed.matrix_power(steps - 1 - j))
-        grad_base = term if grad_base is None else grad_base + term
+        return ops.zeros_like(grad)
+    base = input if n > 0 else input.inverse()
+    steps, result = _power_steps(abs(n))
+    values = [base]
+    for left, right in steps:
+        values.append(values[left].matmul(values[right]))
+    grads: list = [None] * len(values)
+    grads[result] = grad
+    for index in range(len(steps) - 1, -1, -1):
+        out = grads[index + 1]
+        if out is None:
+            continue
+        left, right = steps[index]
+        for target, part in ((left, out.matmul(adjoint(values[right]))), (right, adjoint(values[left]).matmul(out))):
+            grads[target] = part if grads[target] is None else grads[target] + part
     if n > 0:
-        return grad_base
-    # B = A^-1: dB = -B dA B, so the gradient for A is -B^H grad_B B^H.
-    return -transposed.matmul(grad_base).matmul(transposed)
+        return grads[0]
+    # base = A^-1: PyTorch's inverse backward, -B^H (grad B^H)
+    transposed = adjoint(base)
+    return -transposed.matmul(grads[0].matmul(transposed))
 
 
 @op(meta=_matrix_power_meta,
@@ -160,18 +194,15 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
         try:
             base = _product(np.linalg.inv, input)
         except np.linalg.LinAlgError:
-            raise _singular_error() from None
+            raise _singular_inverse("linalg.inv", input) from None
         n = -n
     _check_bool("addmm_impl_cpu_", base, empty=base.size == 0)
-    # Square-and-multiply, each product rounded to the dtype like PyTorch's chain of matmuls.
-    result = None
-    while n:
-        if n & 1:
-            result = base if result is None else _product(np.matmul, result, base)
-        n >>= 1
-        if n:
-            base = _product(np.matmul, base, base)
-    return result
+    # PyTorch's chain of products, each rounded to the dtype like its matmuls.
+    steps, result = _power_steps(n)
+    values = [base]
+    for left, right in steps:
+        values.append(_product(np.matmul, values[left], values[right]))
+    return values[result]
 
 
 def _matrix_power_checks(input: np.ndarray, n) -> int:
@@ -242,12 +273,12 @@ def _cross_checks(input: np.ndarray, other: np.ndarray, dim: int) -> int:
     if input.shape[axis] != 3 or other.shape[axis] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[axis]} and "
                            f"{other.shape[axis]}")
-    if input.dtype != other.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(input))} but found "
-                           f"{scalar_type_name(dtype_of(other))}")
+    check_same_shape_or_broadcast(input.shape, other.shape)
+    # PyTorch's kernel is chosen by the first operand's dtype, then reads the second as that type.
     if input.dtype == np.bool_:
         raise not_implemented("cross", dt.bool)
-    check_same_shape_or_broadcast(input.shape, other.shape)
+    if input.dtype != other.dtype:
+        _scalar_type_mismatch(input, other)
     return axis
 
 
@@ -338,7 +369,13 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     tensor([[0.],
             [5.]])
     """
-    _cdist_checks(x1, x2, p)
+    shape, route = _cdist_route(x1, x2, p, compute_mode)
+    if route == "empty":
+        return np.empty(shape, x1.dtype)
+    if route == "zeros":
+        return np.zeros(shape, x1.dtype)
+    if route == "mm":
+        return _euclidean_through_products(x1, x2)
     difference = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
     if p == 0:
         result = np.count_nonzero(difference, axis=-1).astype(x1.dtype)
@@ -359,16 +396,64 @@ def _cdist_checks(x1: np.ndarray, x2: np.ndarray, p) -> None:
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
     for name, x in (("X1", x1), ("X2", x2)):
-        if x.dtype.kind != "f" or x.dtype in HALF_TYPES:
+        if x.dtype.kind != "f" and x.dtype not in HALF_TYPES:  # ml_dtypes' bfloat16 is of kind "V"
             raise RuntimeError(
                 f"cdist only supports floating-point dtypes, {name} got: {scalar_type_name(dtype_of(x))}")
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def _cdist_route(x1, x2, p, compute_mode) -> tuple[tuple[int, ...], str]:
+    """``cdist``'s checks in PyTorch's order, the result's shape and how PyTorch computes it:
+    ``"empty"`` (no rows), ``"zeros"`` (no columns), ``"mm"`` (Euclidean distances through a
+    matrix product) or ``"direct"`` (the kernel over the differences)."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    _cdist_checks(x1, x2, p)
+    batch = tuple(check_same_shape_or_broadcast(x1.shape[:-2], x2.shape[:-2]))
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    shape = batch + (rows1, rows2)
+    if rows1 == 0 or rows2 == 0 or math.prod(batch) == 0:
+        return shape, "empty"
+    if x1.shape[-1] == 0:
+        return shape, "zeros"
+    mode = _CDIST_MODES[compute_mode]
+    if p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25))):
+        if x1.dtype != x2.dtype:
+            if len(shape) > 2:  # PyTorch's batched product's words
+                _scalar_type_mismatch(x2, x1)
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                               f"{cpp_type_name(dtype_of(x1))} != {cpp_type_name(dtype_of(x2))}")
+        return shape, "mm"
+    if x1.dtype in HALF_TYPES:  # PyTorch's kernel is chosen by x1's dtype before comparing x2's
+        raise not_implemented("cdist", dtype_of(x1))
     if x1.dtype != x2.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(x1))} but found "
-                           f"{scalar_type_name(dtype_of(x2))}")
+        _scalar_type_mismatch(x1, x2)
+    return shape, "direct"
+
+
+def _scalar_type_mismatch(expected: np.ndarray, found: np.ndarray) -> None:
+    raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(expected))} but found "
+                       f"{scalar_type_name(dtype_of(found))}")
+
+
+def _euclidean_through_products(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    """PyTorch's Euclidean distances through one matrix product (its route for p = 2 with many
+    rows): sqrt(max(|a|^2 + |b|^2 - 2 a.b, 0)), each step rounded to the dtype as PyTorch does."""
+    dtype = x1.dtype
+    work = np.float32 if dtype in HALF_TYPES else dtype  # half steps accumulate in float32
+    squares1 = np.square(x1).astype(work).sum(-1, keepdims=True).astype(dtype)
+    squares2 = np.square(x2).astype(work).sum(-1, keepdims=True).astype(dtype)
+    left = np.concatenate([(x1 * dtype.type(-2)), squares1, np.ones_like(squares1)], axis=-1)
+    right = np.concatenate([x2, np.ones_like(squares2), squares2], axis=-1)
+    product = np.matmul(left.astype(work), np.swapaxes(right, -1, -2).astype(work)).astype(dtype)
+    return np.sqrt(np.maximum(product, dtype.type(0)).astype(work)).astype(dtype)
 
 
 def _vander_differentiable(x, N, increasing) -> bool:
@@ -408,5 +493,6 @@ def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:
     values = x.astype(np.int64) if x.dtype.kind in "biu" else x
     result = np.ones((x.shape[0], count), values.dtype)
     if count > 1:
-        result[:, 1:] = np.cumprod(np.repeat(values[:, None], count - 1, axis=1), axis=1)
+        # PyTorch's cumprod (half types accumulate in float32, complex products step by step)
+        result[:, 1:] = _scan(np.multiply, "cumprod", np.repeat(values[:, None], count - 1, axis=1), 1, None)
     return np.asarray(result if increasing else result[:, ::-1].copy())

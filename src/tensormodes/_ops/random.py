@@ -11,6 +11,7 @@ numbers as PyTorch 2.13 on a CPU (the engine is ``_mt19937.py``, the samplers
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 import warnings
@@ -639,7 +640,8 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | N
     """
     d = dt.NP_TO_DTYPE[input.dtype]
     if p is None:
-        if d._category < dt._FLOAT or d._category == dt._COMPLEX:
+        # PyTorch's kernel (and its dtype check) runs only when there is data.
+        if input.size and (d._category < dt._FLOAT or d._category == dt._COMPLEX):
             raise not_implemented("bernoulli_tensor_cpu_self_" if d.is_complex else "bernoulli_tensor_cpu_p_", d)
         if input.size and not ((input >= 0) & (input <= 1)).all():
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
@@ -652,7 +654,7 @@ def _bernoulli_scalar(input: np.ndarray, p, generator) -> np.ndarray:
     p = python_scalar(p, "bernoulli", "p")
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_float_format(p)}")
-    if input.dtype.kind == "c":
+    if input.dtype.kind == "c" and input.size:  # no kernel runs for no data
         raise not_implemented("bernoulli_scalar_cpu_", dt.NP_TO_DTYPE[input.dtype])
     return kernels.bernoulli_scalar(rng(generator), input.shape, dt.NP_TO_DTYPE[input.dtype], p)
 
@@ -680,6 +682,12 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     """
     num_samples = _multinomial_checks(input, num_samples, replacement)
     categories = input.shape[-1]
+    if categories == 0:  # no category (past the checks of num_samples)
+        if input.ndim == 1:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        if input.shape[0]:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     weights = input.astype(np.float64).reshape(-1, categories)
     if weights.size and not (np.isfinite(weights) & (weights >= 0)).all():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
@@ -730,9 +738,18 @@ def _multinomial_checks(input, num_samples, replacement: bool) -> int:
     return num_samples
 
 
+# NumPy's largest Poisson rate (its sampler refuses larger ones): int64's largest less 10 sqrt of it.
+_POISSON_RATE_MAX = float(np.iinfo(np.int64).max) - 10 * math.sqrt(float(np.iinfo(np.int64).max))
+
+
+def _poisson_grad(grad):
+    # PyTorch records the draw (PoissonBackward0) but passes back no gradient: zeros.
+    return ops.zeros_like(grad)
+
+
 @op(meta=MetaRule(_same_shape_random_meta, "poisson"),
     errors=(Sample((TensorSpec((2,), "int64"),)),),
-    differentiable=False, samples=(Sample((TensorSpec((2, 3), "float32", 0, 0),)),
+    grad=_poisson_grad, samples=(Sample((TensorSpec((2, 3), "float32", 0, 0),)),
                                    Sample((TensorSpec((3,), "float64", 0, 0),))))
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """Returns a tensor of samples from Poisson distributions with the rates in ``input``.
@@ -746,6 +763,13 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
         raise not_implemented("poisson_cpu", d)
     if input.size and not (input >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    # drawn from the generator's engine, but with NumPy's algorithm: values differ from PyTorch's
-    poisson_draws = rng(generator).numpy_generator().poisson(input.astype(np.float64))
-    return np.asarray(poisson_draws).astype(input.dtype)  # 0-dim: an int
+    rates = input.astype(np.float64)
+    # Past NumPy's largest rate (about int64's largest), PyTorch's int64 sample overflows to int64's
+    # smallest value, which it then writes as a float. The draws come from the generator's engine,
+    # but with NumPy's algorithm: their values differ from PyTorch's.
+    too_large = rates > _POISSON_RATE_MAX
+    draws = rng(generator).numpy_generator().poisson(np.where(too_large, 0.0, rates))
+    samples = np.asarray(draws, dtype=np.float64)
+    if too_large.any():
+        samples = np.where(too_large, float(np.iinfo(np.int64).min), samples)
+    return samples.astype(input.dtype)  # 0-dim: an int

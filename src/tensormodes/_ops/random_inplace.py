@@ -205,8 +205,11 @@ def bernoulli_(input: Tensor, p: Tensor | Number = 0.5, *, generator: Generator 
     if type(p) is not np.ndarray:
         return _bernoulli_scalar(input, p, generator)
     pd = dt.NP_TO_DTYPE[p.dtype]
-    if pd._category != dt._FLOAT:
-        raise not_implemented("bernoulli_tensor_cpu_p_", pd)
+    if input.size:  # PyTorch's kernel (and its dtype checks) runs only when there is data
+        if input.dtype.kind == "c":
+            raise not_implemented("bernoulli_tensor_cpu_self_", dt.NP_TO_DTYPE[input.dtype])
+        if pd._category != dt._FLOAT:
+            raise not_implemented("bernoulli_tensor_cpu_p_", pd)
     if p.ndim > input.ndim or any(a != b and a != 1 for a, b in zip(p.shape[::-1], input.shape[::-1], strict=False)):
         raise RuntimeError(_expand_error(p.shape, input.shape))
     if p.size and not ((p >= 0) & (p <= 1)).all():

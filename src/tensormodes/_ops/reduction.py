@@ -9,6 +9,7 @@ tuples mirroring ``torch.return_types``, declared with the op (``@op(returns=...
 from __future__ import annotations
 
 import builtins
+import math
 from numbers import Number
 
 import numpy as np
@@ -121,7 +122,7 @@ def _overload_node(name: str):
     return node
 
 
-@op(meta=_reduce_meta(), node=_overload_node("sum"),
+@op(meta=_reduce_meta(), node=_overload_node("sum"), differentiable=_recordable_dtype,
     errors=(Sample((M23, 2)), Sample((M23, (0, 0)))), grad=_sum_grad, method=True, out=True,
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)),
              Sample((TensorSpec((2, 3), "int32"), -1)), Sample((TensorSpec((4,), "bool"),)),
@@ -169,6 +170,7 @@ def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: boo
     >>> tm.nansum(tm.tensor([1., float('nan'), 2.])).item()
     3.0
     """
+    axes = _reduction_axes(dim, input.ndim, "nansum")  # the dims first, as PyTorch
     if input.dtype.kind == "c":
         raise RuntimeError("nansum on CPU does not support complex inputs")
     target = _sum_dtype(input, dtype)
@@ -176,7 +178,7 @@ def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: boo
     if target.is_complex and input.dtype.kind not in "biu":
         raise NotImplementedError(f"\"nansum_cpu\" not implemented for '{scalar_type_name(target)}'")
     numbers_only = input if input.dtype.kind in "biu" else np.where(np.isnan(input), input.dtype.type(0), input)
-    return _sum_in(numbers_only, _reduction_axes(dim, input.ndim, "nansum"), keepdim, target)
+    return _sum_in(numbers_only, axes, keepdim, target)
 
 
 def _mean_grad(grad, input_shape, dim, keepdim):
@@ -741,10 +743,13 @@ def _vector_norm(array: np.ndarray, order, dim, keepdim: bool, dtype) -> np.ndar
         work = np.hypot(work.real, work.imag)
     else:
         work = np.abs(work.astype(_FLOAT32) if work.dtype in _LOW_PRECISION else work)
-    if order == 2:
-        result = np.sqrt(np.add.reduce(work * work, axis=axis, keepdims=keepdim))
-    elif order == 1:
+    reduced = math.prod(array.shape[a] for a in axis) if axis else array.size
+    if order == 1 or (reduced == 1 and order != 0):
+        # (one element per norm: PyTorch returns its absolute value, whatever the order, so
+        # that 1e30 does not overflow through its square)
         result = np.add.reduce(work, axis=axis, keepdims=keepdim)
+    elif order == 2:
+        result = np.sqrt(np.add.reduce(work * work, axis=axis, keepdims=keepdim))
     elif order == float("inf"):
         result = np.maximum.reduce(work, axis=axis, keepdims=keepdim)
     elif order == float("-inf"):

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._meta_array import MetaArray, dense_strides
 from ._samples import I23, M23, M234, SCALAR
-from .common import is_int, ops, scalar_type_name, wrap_dim
+from .common import is_int, ops, quiet, scalar_type_name, wrap_dim
 from .meta_rules import metadata, probe, rule, same_shape
 from .registry import Sample, Tensor, TensorSpec, op
 from .shape import _cat, _diagonal_dims, _dim_list, _wrap_dim_of_tensor, int_tuple, value_dependent, varargs_ints
@@ -355,6 +355,13 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     joined = [a for a in (prepend, input, append) if a is not None]
     values = _cat(joined, d) if len(joined) > 1 else input
     step = np.logical_xor if values.dtype == np.bool_ else np.subtract
+    if values.dtype.kind == "c":
+        one = values.dtype.type(1)
+
+        def step(later, earlier):
+            # PyTorch's complex sub multiplies the subtrahend by alpha = 1 + 0j: a NaN part spreads
+            with quiet():
+                return np.subtract(later, np.multiply(earlier, one))
     for _ in range(n):
         if values.shape[d] == 0:
             break
@@ -496,7 +503,14 @@ def repeat_interleave(input: Tensor, repeats: Tensor | Number | None = None, dim
         if isinstance(repeats, np.ndarray) or repeats is None:  # the counts kernel's own check
             raise RuntimeError("allocated size does not match required size")
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {total} but got {output_size}")
-    positions = np.repeat(np.arange(values.shape[axis]), counts)
+    if total > np.iinfo(np.int64).max // 8:  # PyTorch's int64 index tensor of that length
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[{total}]")
+    try:
+        positions = np.repeat(np.arange(values.shape[axis]), counts)
+    except MemoryError:
+        raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+                           f"memory: you tried to allocate {total * 8} bytes. Error code 12 (Cannot allocate "
+                           f"memory)") from None
     return np.take(values, positions, axis=axis), positions
 
 

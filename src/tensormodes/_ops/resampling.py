@@ -109,13 +109,18 @@ def _gather(input: np.ndarray, plan) -> np.ndarray:
 def _gather_taps(input: np.ndarray, plan) -> np.ndarray:
     """``_gather`` of several weighted taps per output: summed in float32 (float64 for float64
     input) and rounded once, as PyTorch's kernels accumulate half-precision input; the weights
-    are first rounded to the input's dtype, as PyTorch stores them."""
+    are first rounded to the input's dtype, as PyTorch stores them (except float64 weights of
+    half-type input, which its bilinear kernel keeps in float32)."""
     work = np.float64 if input.dtype == np.float64 else np.float32
     result = input.astype(work)
-    for dim, taps, _, weight in plan:
+    # The last dimension first: PyTorch's kernel nests the sums, the innermost over the last
+    # dimension (which decides the rounding where large values cancel)
+    for dim, taps, _, weight in reversed(plan):
         shape = [1] * result.ndim
         shape[dim] = len(taps)
-        weights = weight.astype(input.dtype).astype(work)
+        # (float64 weights for half-type input are kept as float32, unrounded: see _upsample_plan)
+        keep = weight.dtype == np.float64 and input.dtype in HALF_TYPES
+        weights = weight.astype(work) if keep else weight.astype(input.dtype).astype(work)
         total = np.take(result, taps[:, 0], axis=dim) * weights[:, 0].reshape(shape)
         for k in range(1, taps.shape[1]):
             total += np.take(result, taps[:, k], axis=dim) * weights[:, k].reshape(shape)
@@ -403,12 +408,14 @@ def _upsample_plan(name: str, input, output_size, spatial: int, scales, align_co
             taps, weights = _cubic_taps(input.shape[2 + i], out, factor, align_corners, input.dtype)
             plan.append((2 + i, taps, None, weights))
         return plan
-    # bfloat16's NumPy kind is "V". PyTorch also interpolates it linearly, but our half-type linear
-    # kernels do not yet round as PyTorch's do, so that stays refused rather than silently apart.
-    # nearest also takes uint8 (a gather), as PyTorch's kernels do
-    nearest_type = input.dtype in HALF_TYPES or input.dtype == np.uint8
-    if input.dtype.kind != "f" and (not nearest_type or align_corners is not None):
+    # bfloat16's NumPy kind is "V"; nearest also takes uint8 (a gather), as PyTorch's kernels do
+    # (its linear uint8 kernel, with fixed-point weights, is not modelled: refused)
+    if input.dtype.kind != "f" and input.dtype not in HALF_TYPES and (
+            input.dtype != np.uint8 or align_corners is not None):
         raise not_implemented(name, dtype_of(input))
+    # PyTorch's half-type linear kernels store both weights in the dtype and sum the taps in
+    # float32, rounding once: as several weighted taps (_gather_taps)
+    as_taps = align_corners is not None and input.dtype in HALF_TYPES
     plan = []
     for i, (out, factor) in enumerate(zip(sizes, scales, strict=True)):
         dim, size = 2 + i, input.shape[2 + i]
@@ -416,7 +423,15 @@ def _upsample_plan(name: str, input, output_size, spatial: int, scales, align_co
             plan.append((dim, _nearest_index(size, out, factor, spatial == 2), None, None))
         else:
             low, high, weight = _linear_taps(size, out, factor, align_corners, input.dtype)
-            plan.append((dim, low, high, weight))
+            if as_taps and spatial == 1:  # the far weight rounded, the near one 1 minus that (rounded too)
+                far = weight.astype(input.dtype).astype(np.float32)
+                plan.append((dim, np.stack([low, high], axis=1), None, np.stack([1 - far, far], axis=1)))
+            elif as_taps:  # the 2-D kernel keeps float32 weights: float64 here marks them not to round
+                far = weight.astype(np.float32)
+                plan.append((dim, np.stack([low, high], axis=1), None,
+                             np.stack([1 - far, far], axis=1).astype(np.float64)))
+            else:
+                plan.append((dim, low, high, weight))
     return plan
 
 

@@ -49,6 +49,8 @@ def _scan(ufunc, name: str, array: np.ndarray, dim, dtype) -> np.ndarray:
 def _complex_cumprod(work: np.ndarray, axis: int) -> np.ndarray:
     """PyTorch's complex cumprod: a complex128 running product from 1, each step a plain complex
     product (so 1 * (nan - inf j) is already nan + nan j, and inf * 2j is nan + nan j after it)."""
+    if work.shape[axis] == 0:  # nothing to multiply
+        return work.copy()
     wide = work.astype(np.complex128)
     first = np.moveaxis(wide, axis, 0)
     first[0] = np.multiply(np.complex128(1), first[0])  # NumPy's complex product is the plain one

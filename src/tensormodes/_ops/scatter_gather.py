@@ -328,6 +328,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_add_(): self ({_legacy_name(input.dtype)}) and source "
                            f"({_legacy_name(source.dtype)}) must have the same scalar type")
+    if d and d >= source.ndim:  # a source with fewer dimensions (a 0-dim one counts as one)
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+                           f"{source.ndim}")
     positions = reshaped(index, (index.size,))
     if positions.size != (1 if source.ndim == 0 else source.shape[wrap_dim(d, source.ndim)]):
         if source.ndim == 0:  # PyTorch's message asks the 0-dim source for its size

@@ -62,8 +62,8 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     values=tensor([3, 2, 1]),
     indices=tensor([0, 2, 1]))
     """
+    axis = _int_dim(dim, input.ndim, "sort")  # the dim first, as PyTorch
     _check_sortable(input)
-    axis = _int_dim(dim, input.ndim, "sort")
     if input.ndim == 0:
         return RETURN_TYPES["sort"](input.copy(), np.zeros((), _INT64))
     indices = _sort_indices(input, axis, descending)
@@ -79,8 +79,8 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: b
     tensor([[1, 2, 0],
             [0, 2, 1]])
     """
+    axis = _int_dim(dim, input.ndim, "argsort")  # the dim first, as PyTorch
     _check_sortable(input)
-    axis = _int_dim(dim, input.ndim, "argsort")
     if input.ndim == 0:
         return np.zeros((), _INT64)
     return _sort_indices(input, axis, descending).astype(_INT64, copy=False)

@@ -598,9 +598,10 @@ def nanmean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bo
     if dtype is not None and not _is_floating_or_complex(dtype):
         raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating point "
                            f"or complex dtype. Got: {scalar_type_name(dtype)}")
+    axes = _reduction_axes(dim, input.ndim, "nanmean")  # before nansum refuses complex input, as PyTorch
     total = nansum(input, dim, keepdim, dtype=dtype)
     counted = ~np.isnan(input)
-    count = _sum_in(counted, _reduction_axes(dim, input.ndim, "nanmean"), keepdim, dtype_of(total))
+    count = _sum_in(counted, axes, keepdim, dtype_of(total))
     return np.asarray(total / count)
 
 
@@ -728,12 +729,14 @@ def _quantiles(input: np.ndarray, q, dim, keepdim: bool, interpolation: str, nam
     ordered, ordered_positions = np.take_along_axis(values, order, -1), np.take_along_axis(positions, order, -1)
     n = ordered.shape[-1]
     nan_count = np.isnan(ordered).sum(-1, keepdims=True)
-    # A slice with NaN gives NaN (quantile), or with nothing but NaN (nanquantile): its last element.
+    # A slice with NaN gives NaN (quantile: its last element), or with nothing but NaN
+    # (nanquantile: its first, where PyTorch clamps the negative rank)
     span = n - nan_count - 1 if skip_nan else np.full(nan_count.shape, n - 1)
     to_nan = nan_count == n if skip_nan else nan_count > 0
     # (..., quantiles), in the input's dtype as PyTorch (q rounded to it first)
     dtype = input.dtype
-    ranks = np.where(to_nan, dtype.type(n - 1), span.astype(dtype) * np.asarray(q, dtype).reshape(-1))
+    ranks = np.where(to_nan, dtype.type(0 if skip_nan else n - 1),
+                     span.astype(dtype) * np.asarray(q, dtype).reshape(-1))
     low, high = np.floor(ranks).astype(np.int64), np.ceil(ranks).astype(np.int64)
     weight = ranks - low
     if interpolation == "lower":
@@ -810,7 +813,10 @@ def _quantile_grad(grad, input, q, input_shape, low_index, high_index, low_weigh
         grad_input = flat.index_add(0, high_index.reshape(-1), (grad * high_weight).reshape(-1)).reshape(input_shape)
     if needs_input_grad[1]:
         values = input.reshape(-1)
-        moved = grad * (values[high_index] - values[low_index]) * q_span
+        high_values = values[high_index]
+        # a slice that gives NaN (for its NaN) has ranks PyTorch masked: no gradient for q there
+        masked = high_values.isnan() & (q_span == 0)
+        moved = grad * (high_values - values[low_index]).masked_fill(masked, 0) * q_span
         # one gradient per quantile: the rest summed (a reshape to (len(q), -1) fails for no q)
         grad_q = moved.sum() if not q.dim() else moved.sum(list(range(1, moved.dim()))) if moved.dim() > 1 else moved
     return grad_input, grad_q

@@ -302,7 +302,14 @@ def log1p(input: Tensor) -> Tensor:
     >>> tm.log1p(tm.tensor([0.])).tolist()
     [0.0]
     """
-    return _float_unary(np.log1p, input)
+    result = _float_unary(np.log1p, input)
+    if input.dtype.kind == "c":
+        # PyTorch's complex log1p is NaN (both parts) wherever a part of the input is NaN; C's
+        # (NumPy's) gives inf + nan j at an infinite part beside a NaN one.
+        nan = np.isnan(input.real) | np.isnan(input.imag)
+        if nan.any():
+            result = np.where(nan, result.dtype.type(complex(np.nan, np.nan)), result)
+    return result
 
 
 def _sqrt_grad(grad, result):
