@@ -10,6 +10,7 @@ import gc
 import inspect
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -732,3 +733,37 @@ class StackMachine(RuleBasedStateMachine):
 
 TestStackMachine = StackMachine.TestCase
 TestStackMachine.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
+
+
+_FIRST_CALLS_IN_THREADS = """
+import threading, tensormodes as tm
+from tensormodes.overrides import TorchFunctionMode, capture_torch_function_modes
+
+class Names(TorchFunctionMode):
+    def __init__(self):
+        self.seen = set()
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.seen.add(func.__qualname__)
+        return func(*args, **(kwargs or {}))
+
+x, barrier = tm.ones(2), threading.Barrier(8)
+with Names() as names:
+    captured = capture_torch_function_modes()
+def first_call():
+    barrier.wait()
+    x * 2 - 1  # operators whose callables are built by the first call
+threads = [threading.Thread(target=captured.wrap(first_call)) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(sorted(names.seen))
+"""
+
+
+def test_a_callable_built_by_one_thread_is_never_seen_half_registered_by_another():
+    """Generated callables are put on the class only once registered: a thread calling an
+    operator another thread is building sees ``Tensor.mul``, never the bare ``__mul__``."""
+    for _ in range(3):
+        result = subprocess.run([sys.executable, "-c", _FIRST_CALLS_IN_THREADS], capture_output=True, text=True)
+        assert result.stdout.strip() == "['Tensor.mul', 'Tensor.sub']", result.stdout + result.stderr

@@ -55,13 +55,13 @@ def _make_property(cls, name: str, getter, setter, inline: str | None):
             self_only + [codegen.Relevant("value", TensorKind.ANY)],
             setter, "return _set(self, value)", {"_set": setter})
     prop = property(getter_fn, setter_fn, doc=getter.__doc__)
-    setattr(cls, name, prop)
     # Handlers receive the property's bound accessors, which exist only now.
     codegen.set_api(getter_fn, prop.__get__)
     _dispatch.register_overridable(cls, prop.__get__, f"tensormodes.Tensor.{name}.__get__")
     if setter_fn is not None:
         codegen.set_api(setter_fn, prop.__set__)
         _dispatch.register_overridable(cls, prop.__set__, f"tensormodes.Tensor.{name}.__set__")
+    setattr(cls, name, prop)  # published last, registered
     return prop
 
 
@@ -96,8 +96,8 @@ def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
         func = codegen.make_callable(
             name, inspect.signature(impl), _relevant_for(impl, relevant), impl, leaf=leaf,
             qualname=f"Tensor.{name}", doc=impl.__doc__, module="tensormodes")
-        setattr(cls, name, func)
         _dispatch.register_overridable(cls, func, f"tensormodes.Tensor.{name}")
+        setattr(cls, name, func)  # published last, registered
     return cls.__dict__[name]
 
 
@@ -153,11 +153,12 @@ def _make_dunder_locked(opdef: OpDef, dunder):
         func = codegen.op_callable(opdef, dunder.name, signature, inplace=dunder.inplace, qualname=qualname,
                                    operator=binary)
     func.__doc__ = f"``{dunder.name}``: see ``{opdef.name}``."
-    setattr(Tensor, dunder.name, func)
     if dunder.api == METHOD:
         codegen.set_api(func, _tensor_method(opdef, inplace=dunder.inplace))
     else:
         _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{dunder.name}")
+    # Published last: another thread may call it as soon as it is on the class (without the lock).
+    setattr(Tensor, dunder.name, func)
     return func
 
 
@@ -200,8 +201,8 @@ def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
         if not has_tensor_attribute(Tensor, name):
             func = codegen.op_callable(opdef, name, codegen.as_method(opdef.signature), inplace=inplace,
                                        qualname=f"Tensor.{name}")
-            setattr(Tensor, name, func)
             _dispatch.register_overridable(Tensor, func, f"tensormodes.Tensor.{name}")
+            setattr(Tensor, name, func)  # published last, registered
     return Tensor.__dict__[name]
 
 
