@@ -420,6 +420,7 @@ def _sample_lines(text: str) -> list[str]:
 
 
 def test_readmes_trace_sample_is_what_a_run_prints(tmp_path):
+    pytest.importorskip("sklearn")  # the example's data (the [examples] extra)
     readme = (ROOT / "README.md").read_text()
     command = "$ tensormodes trace examples/train_digits.py --flops --count -- --epochs 3\n"
     start = readme.index(command) + len(command)

@@ -69,7 +69,8 @@ JSON is refused before it can exhaust the stack: neither costs time or crashes.
 Files without the ``"tensormodes"`` entry (written by ``safetensors.torch.save_file`` or
 any other tool) load as a flat ``dict`` of tensors, in the header's order.
 
->>> >>> import tensormodes as tm
+>>> import io
+>>> import tensormodes as tm
 >>> buffer = io.BytesIO()
 >>> w = tm.arange(6.).reshape(2, 3)
 >>> tm.save({"w": w, "w_t": w.t(), "lr": 0.1, "betas": (0.9, 0.999)}, buffer)
@@ -362,7 +363,8 @@ def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = Non
     must stay None (nothing is pickled by Python); ``pickle_protocol`` is ignored (PyTorch's
     format is written with protocol 2) and ``_use_new_zipfile_serialization`` must stay True.
 
-    >>>     >>> import tensormodes as tm
+    >>> import io
+    >>> import tensormodes as tm
     >>> buffer = io.BytesIO()
     >>> tm.save({"step": 3, "weight": tm.ones(2, 2)}, buffer)
     >>> data = buffer.getvalue()

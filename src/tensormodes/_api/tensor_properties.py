@@ -6,7 +6,7 @@ inlined into the fast path where ``inline`` gives it as an expression.
 >>> import tensormodes as tm
 >>> x = tm.ones(2, 3, requires_grad=True)
 >>> x.shape, x.mT.shape, x.is_leaf, x.grad is None
-(tensormodes.Size([3, 2]), tensormodes.Size([3, 2]), True, True)
+(tensormodes.Size([2, 3]), tensormodes.Size([3, 2]), True, True)
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Meta execution: an op whose arguments hold ``MetaArray``s runs its meta rule (declared next
 to its kernel in ``_ops``) instead of its kernel, after PyTorch's device check.
 
->>> from tensormodes._meta_array import MetaArray
->>> import numpy as np
->>> on_meta([1, MetaArray((2,), np.dtype(np.float32))]), on_meta(1)
-(True, False)
+>>> import tensormodes as tm
+>>> on_meta([1, tm.empty(2, device="meta")]), on_meta(tm.ones(2)), on_meta(1)
+(True, False, False)
 """
 
 from __future__ import annotations
