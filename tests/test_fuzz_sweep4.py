@@ -419,3 +419,13 @@ def test_pow_exponent_gradient_with_a_bfloat16_base():
     exponent = tm.tensor([1.8564502000808716], requires_grad=True)
     grad = tm.autograd.grad(tm.pow(tm.tensor([3.046875], dtype=tm.bfloat16), exponent).sum(), exponent)[0]
     assert grad.tolist() == [8.814193725585938]
+
+
+def test_cdist_inf_norm_gradient_gives_every_tie_the_whole_gradient():
+    """PyTorch's cdist kernel (p=inf): each coordinate at the maximum gets the whole gradient with its
+    sign (norm's gradient shares it instead); an infinite coordinate's gap is NaN."""
+    a = tm.tensor([[float("inf"), 0.0], [1.0, 2.0], [3.0, 1.0]], requires_grad=True)
+    b = tm.tensor([[0.0, 1.0]], requires_grad=True)
+    tm.cdist(a, b, p=float("inf")).sum().backward()
+    assert str(a.grad.tolist()) == "[[nan, 0.0], [1.0, 1.0], [1.0, 0.0]]"
+    assert str(b.grad.tolist()) == "[[nan, -1.0]]"

@@ -345,8 +345,14 @@ def _cross_dim(input: np.ndarray, other: np.ndarray, dim: int | None) -> int:
 
 
 def _cdist_grad(grad, x1, x2, result, p, needs_input_grad):
-    # Through the norm of the pairwise differences (reduction's norm gradient, any p).
     difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == math.inf:
+        # PyTorch's kernel: every coordinate at the maximum gets the whole gradient (ties are not
+        # shared, unlike norm's), NaN where the gap to the distance is NaN (an infinite coordinate).
+        gap = (difference.abs() - result.unsqueeze(-1)).abs().ceil()
+        spread = grad.unsqueeze(-1) * difference.sign() * (1 - gap.clamp(max=1))
+        return (spread.sum(-2) if needs_input_grad[0] else None, -spread.sum(-3) if needs_input_grad[1] else None)
+    # Through the norm of the pairwise differences (reduction's norm gradient, any other p).
     spread = _norm_grad(grad, difference, result, p, -1, False)
     if spread is None:  # p = 0 counts: a zero gradient (PyTorch's, unlike norm's none)
         spread = difference * 0
