@@ -38,7 +38,7 @@ from . import (  # noqa: F401 - public namespaces
 )
 from ._api import build as _build
 from ._api import namespace as _namespace
-from ._api.namespace import (
+from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through the namespace's own
     Generator,
     Size,
     Tensor,
@@ -125,15 +125,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "Tensor", "Size", "device", "dtype", "Generator", "default_generator", "finfo", "iinfo",
-    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
-    "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
-    "get_default_dtype", "set_default_dtype", "get_default_device", "set_default_device",
-    "promote_types", "can_cast", "is_tensor",
-    "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "set_printoptions", "overrides", "nn",
-    "random", "optim", "linalg", "autograd",
+    *_namespace.__all__,  # the core namespace's names (imported above)
+    "get_default_device", "set_default_device", "overrides", "nn", "random", "optim", "linalg", "autograd",
     "return_types", "modes", "special", "utils", "testing", "fx", "save", "load", "from_dlpack",
-    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
     # runtime and devices (CPU-only answers)
     "cuda", "cpu", "mps", "accelerator", "backends", "amp", "jit", "profiler",
     "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
