@@ -238,6 +238,11 @@ KNOWN: dict[tuple[str, str], Difference] = {
         "weights become large", _EXTREME),
 }
 
+# float32 eigenvectors: LAPACK builds (PyTorch's MKL, NumPy's OpenBLAS) round their last bits differently.
+KNOWN[("linalg_eigh", "result values")] = Difference(
+    _LAPACK + "; float32 eigenvectors also differ in their last bits between the builds",
+    _either(_EXTREME, lambda case: any(a.dtype == np.float32 for a in _arrays(case))))
+
 # (op, kind) -> a bug found and not fixed yet: its text is an expression over ``L`` that still
 # differs from PyTorch. tests/test_differential_fuzz.py checks each still does, so a fixed bug must
 # leave this table.
