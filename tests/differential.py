@@ -260,8 +260,6 @@ OPEN_BUGS: dict[tuple[str, str], Difference] = {
     ("remainder", "result values"): Difference("L.tensor([65536.0], dtype=L.bfloat16).remainder(0.7)", _half),
     # a factory cannot record a differentiable conversion yet: the op table needs a way for a
     # "tensor or any data" parameter to record when it is a tensor
-    ("as_tensor", "requires_grad"): Difference(
-        "L.as_tensor(L.tensor([1.5], requires_grad=True), dtype=L.float64).requires_grad"),
     ("asarray", "requires_grad"): Difference(
         "L.asarray(L.tensor([1.5], requires_grad=True), dtype=L.float64).requires_grad"),
     ("pow", "result values"): Difference(

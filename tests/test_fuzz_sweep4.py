@@ -429,3 +429,16 @@ def test_cdist_inf_norm_gradient_gives_every_tie_the_whole_gradient():
     tm.cdist(a, b, p=float("inf")).sum().backward()
     assert str(a.grad.tolist()) == "[[nan, 0.0], [1.0, 1.0], [1.0, 0.0]]"
     assert str(b.grad.tolist()) == "[[nan, -1.0]]"
+
+
+def test_as_tensor_of_a_tensor_that_requires_grad_converts_with_history():
+    """PyTorch's as_tensor converts a tensor of another dtype with ``to``: ToCopyBackward0 in grad
+    mode, nothing recorded without it, the tensor itself when the dtype already matches."""
+    t = tm.tensor([1.5], requires_grad=True)
+    converted = tm.as_tensor(t, dtype=tm.float64)
+    assert converted.grad_fn.name() == "ToCopyBackward0" and converted.dtype == tm.float64
+    converted.sum().backward()
+    assert t.grad.tolist() == [1.0]
+    assert tm.as_tensor(t) is t and not tm.as_tensor(t, dtype=tm.int64).requires_grad
+    with tm.no_grad():
+        assert not tm.as_tensor(t, dtype=tm.float64).requires_grad

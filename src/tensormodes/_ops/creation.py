@@ -502,6 +502,9 @@ def as_tensor(data, *, dtype: dt.dtype | None = None, device=None) -> Tensor:
     if inner is not None:
         if target is None or inner.dtype == target._np:
             return data  # the tensor itself, as in PyTorch
+        if data._requires_grad:
+            # PyTorch converts with ``to``, which autograd records (ToCopyBackward0) in grad mode.
+            return data.to(target)
         return dt.half_staged(inner, target._np).astype(target._np)
     if isinstance(data, np.ndarray):
         return _tensor_from_array(np.asarray(data), target, copy=False)
