@@ -132,3 +132,14 @@ def test_device_is_ignored_and_named_like_torch():
 
     assert (tm.device in get_ignored_functions()) == (torch.device in torch.overrides.get_ignored_functions())
     assert resolve_name(tm.device) == torch.overrides.resolve_name(torch.device).replace("torch", "tensormodes")
+
+
+def test_the_keyword_overload_device_equals():
+    """PyTorch's second overload, ``device(device=...)`` (scripts write ``torch.device(device=d)``),
+    and its errors for both forms at once and for no argument."""
+    assert tm.device(device="xla:0") == tm.device("xla", 0)
+    assert tm.device(device=tm.device("cuda:1")) == tm.device("cuda", 1)
+    with pytest.raises(TypeError, match=r"^device\(\) got an unexpected keyword argument 'device'$"):
+        tm.device("cpu", device="cpu")
+    with pytest.raises(TypeError, match=r"invalid combination of arguments - got \(\)"):
+        tm.device()

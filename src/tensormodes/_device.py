@@ -74,8 +74,16 @@ class device(metaclass=_DeviceMeta):
 
     __slots__ = ("_type", "_index")
 
-    def __init__(self, type: str | device, index: int | None = None) -> None:  # noqa: A002
-        if isinstance(type, device):
+    def __init__(self, type: str | device | None = None, index: int | None = None, *,  # noqa: A002
+                 device: str | device | None = None) -> None:
+        if device is not None:  # PyTorch's other overload, ``device(device=...)``
+            if type is not None or index is not None:
+                raise TypeError("device() got an unexpected keyword argument 'device'")
+            type = device
+        if type is None:
+            raise TypeError("device() received an invalid combination of arguments - got (), but expected one of:\n"
+                            " * (tensormodes.device device)\n * (str type, int index = -1)\n")
+        if isinstance(type, __class__):  # the device class itself (the parameter "device" hides its name)
             if index is not None:
                 raise TypeError("device(): argument 'type' (position 1) must be str, not tensormodes.device")
             self._type, self._index = type._type, type._index
