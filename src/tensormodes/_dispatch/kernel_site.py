@@ -78,8 +78,10 @@ def ufunc_call(*arrays: str) -> str:
 def call(opdef: OpDef, *args, **kwargs):
     """Run ``opdef`` below autograd on unwrapped arguments (arrays, Python values): the rule
     above as a function, for paths that are not generated."""
-    values = (*args, *kwargs.values())
-    if any(type(v) is MetaArray or (type(v) in (list, tuple) and any(type(i) is MetaArray for i in v))
-           for v in values) or is_meta_device(kwargs.get("device")):
+    for value in (*args, *kwargs.values()) if kwargs else args:
+        kind = type(value)
+        if kind is MetaArray or (kind is list or kind is tuple) and any(type(item) is MetaArray for item in value):
+            return meta_runner(opdef)(*args, **kwargs)
+    if kwargs and is_meta_device(kwargs.get("device")):
         return meta_runner(opdef)(*args, **kwargs)
     return opdef.kernel(*args, **kwargs)
