@@ -99,6 +99,22 @@ class MetaArray:
         return f"MetaArray(shape={self.shape}, dtype={self.dtype}, strides={self.elem_strides})"
 
 
+class WrapperArray(MetaArray):
+    """What a wrapper subclass (``Tensor._make_wrapper_subclass``) holds: the public metadata
+    its ``__torch_dispatch__`` serves, and no data. Unlike a meta tensor's MetaArray, it is on
+    the device the wrapper names; a kernel reaching it (a handler that forgot to unwrap) fails.
+    """
+
+    __slots__ = ("device",)
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage: a wrapper subclass "
+                           "holds no data; its __torch_dispatch__ must unwrap it before calling the op")
+
+    def __repr__(self) -> str:
+        return f"WrapperArray(shape={self.shape}, dtype={self.dtype}, strides={self.elem_strides})"
+
+
 def dense_strides(shape, strides) -> tuple[int, ...]:
     """Contiguous strides laid out in the order of ``strides`` (largest first): what a copy that
     preserves its input's memory format (``clone``, ``empty_like``, NumPy's ``order="K"``) gets.

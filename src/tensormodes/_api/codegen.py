@@ -42,10 +42,11 @@ from dataclasses import dataclass
 
 from .. import _generated
 from .._autograd.graph import make_recorder
-from .._dispatch import kernel_site
+from .._dispatch import kernel_site, python_dispatch
 from .._ops import OpDef
 from .._ops.registry import TensorKind
 from .._overrides import dispatch as _dispatch
+from . import dispatch_level
 from .runtime import GENERATED_NAMES
 
 __all__ = ["Relevant", "make_callable", "make_accessor", "op_callable", "set_api", "parameter_list",
@@ -520,7 +521,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
         terms = [f"getattr({n}, '_requires_grad', False)" for n, p in zip(names_in_order, opdef.signature.parameters)
                  if p in opdef.tensor_params]
         grad_check = f"({' or '.join(terms)}) and _grad_enabled()"
-    lines = []
+    lines = _dispatch_level_prologue(opdef, signature, inplace, names, arguments)
     if opdef.mutates:
         lines += [f"if {grad_check}:",
                   "    box = []",
@@ -561,6 +562,28 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     source = f"def {name}({params}):\n" + textwrap.indent("\n".join(lines), "    ") + "\n"
     namespace = {**GENERATED_NAMES, **names}
     return _generated.define(source, name, namespace, label=f"{opdef.namespace}.{name}"), names
+
+
+def _dispatch_level_prologue(opdef: OpDef, signature: inspect.Signature, inplace: bool, names: dict,
+                             arguments: str) -> list[str]:
+    """First lines of an implementation: hand the call to the dispatch level
+    (``dispatch_level.below_autograd``) when a dispatch mode is active or a tensor argument's
+    class has a ``__torch_dispatch__``; plain tensors cost a type test each."""
+    names["_ENTRY"] = (opdef, "inplace" if inplace else "functional", names.get("_rec"))
+    names["_below"] = dispatch_level.below_autograd
+    names["_listens"] = dispatch_level.listens
+    terms = []
+    for name, p in zip(signature.parameters, opdef.signature.parameters):
+        kind = opdef.tensor_params.get(p)
+        if kind == TensorKind.TENSOR:
+            terms.append(f"(type({name}) is not _T and _listens({name}))")
+        elif kind is not None:
+            terms.append(f"(type({name}) is not _T and {name} is not None and _listens({name}))")
+    condition = "_st is not None and _st.dispatch_active"
+    if terms:
+        condition += f" or (_st is None or _st.dispatch_enabled) and ({' or '.join(terms)})"
+    out = "out" if "out" in signature.parameters and opdef.out else "None"
+    return ["_st = _get_state()", f"if {condition}:", f"    return _below(_ENTRY, {arguments}, {out})"]
 
 
 def records_on_fast_path(opdef: OpDef, inplace: bool) -> bool:
@@ -670,6 +693,18 @@ def op_callable(opdef: OpDef, name: str, signature: inspect.Signature, *, inplac
 
 
 _IMPLS: dict[tuple[str, bool], tuple] = {}
+
+
+def _kernel_end(opdef: OpDef, kind: str):
+    """The kernel end of an overload's chain at the dispatch level: the implementation of the
+    op's public form (grad mode is off there), or for an op with ``saves=`` its kernel with
+    every output (``native_layer_norm`` returns mean and rstd)."""
+    if opdef.saves and kind == "functional":
+        return dispatch_level.saving_impl(opdef)
+    return _shared_impl(opdef, kind == "inplace")[0]
+
+
+python_dispatch.HOOKS.impl_of = _kernel_end
 
 
 def _shared_impl(opdef: OpDef, inplace: bool):

@@ -26,8 +26,9 @@ from .._autograd.engine import register_tensor_hook
 from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import bump_version, grad_edge, record, share_version
 from .._device import check_compute_device
+from .._dispatch.python_dispatch import disabled_torch_dispatch_impl
 from .._memory_format import contiguous_format, is_contiguous_as
-from .._meta_array import MetaArray, meta_like
+from .._meta_array import MetaArray, WrapperArray, meta_like
 from .._ops.common import wrap_dim
 from .._ops.creation import parse_size
 from .._overrides.dispatch import NO_WRAP, run_without_subclasses
@@ -124,6 +125,41 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         if require_grad:
             t._requires_grad = True
         return t
+
+    @staticmethod
+    def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_format=None, dtype=None,
+                               layout=None, device=None, pin_memory=False, requires_grad=False,
+                               dispatch_sizes_strides_policy=None, dispatch_device=False, dispatch_layout=False,
+                               _extra_dispatch_keys=None, storage_size=None) -> Tensor:
+        """A ``cls`` instance with the given metadata and no data: every op on it goes to
+        ``cls.__torch_dispatch__``, which computes with the tensors it wraps (PyTorch's hook
+        for "has-a" subclasses).
+
+        >>> import tensormodes as tm
+        >>> class Box(tm.Tensor):
+        ...     @staticmethod
+        ...     def __new__(cls, elem):
+        ...         return tm.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+        >>> b = Box(tm.ones(2, 3))
+        >>> type(b).__name__, b.shape, b.dtype, b.device
+        ('Box', tensormodes.Size([2, 3]), tensormodes.float32, device(type='cpu'))
+        """
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"_make_wrapper_subclass(): cls must be a subclass of Tensor, got {cls!r}")
+        shape = tuple(int(s) for s in size)
+        dtype = dt.get_default_dtype() if dtype is None else dtype
+        data = WrapperArray(shape, dtype._np, None if strides is None else tuple(int(s) for s in strides),
+                            int(storage_offset or 0))
+        data.device = check_compute_device("cpu" if device is None else device)
+        t = _new(cls)
+        t._data = data
+        t._requires_grad = False
+        if requires_grad:
+            set_requires_grad(t, True)
+        return t
+
+    # Tensors take no part in the dispatch level unless a subclass defines its own handler.
+    __torch_dispatch__ = staticmethod(disabled_torch_dispatch_impl)
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):

@@ -32,6 +32,10 @@ _INFERENCE: ContextVar[bool] = ContextVar("tensormodes_inference_mode", default=
 # entry replaced, by value.
 _ENTRIES: ContextVar[tuple] = ContextVar("tensormodes_grad_mode_entries", default=())
 grad_enabled = _GRAD_ENABLED.get
+# The flag's own setter and resetter (token in, token out), for the dispatch level: a call
+# below autograd runs with the flag off and restores it at once, with no scope to record.
+set_grad_enabled_raw = _GRAD_ENABLED.set
+reset_grad_enabled = _GRAD_ENABLED.reset
 
 
 def is_grad_enabled() -> bool:

@@ -125,6 +125,11 @@ class OpDef:
     node: str | Callable | None = None
     meta: Callable | None = None  # the meta rule (see _meta.MetaRule)
     errors: tuple[Sample, ...] = ()  # arguments real execution rejects (meta execution must, alike)
+    # the op's identity at the dispatch level (see ``op``'s ``aten``, ``tags``, ``decompose``)
+    aten: str | dict | None = None
+    tags: tuple[str, ...] = ()
+    decompose: Callable | None = None
+    schema_types: dict[str, str] = field(default_factory=dict)
 
 
 OPS: dict[str, OpDef] = {}
@@ -231,7 +236,9 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
        mutates: bool = False, alias: bool = False, namespace: str = "tensormodes", saves: tuple[str, ...] = (),
        save_only_for: dict[str, str] | None = None, normalize: Callable | None = None,
        written_check: Callable | None = None, random: bool = False, returns: tuple[str, ...] | None = None,
-       node: str | Callable | None = None, meta: Callable | None = None, errors: tuple[Sample, ...] = ()):
+       node: str | Callable | None = None, meta: Callable | None = None, errors: tuple[Sample, ...] = (),
+       aten: str | dict | None = None, tags: tuple[str, ...] = (), decompose: Callable | None = None,
+       schema: dict[str, str] | None = None):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``name`` (by default the kernel's) is the op's name in the table, ATen's where they
@@ -317,6 +324,25 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
     (tensors as Tensors), names the node of each recorded call: ``linear`` is one fused op, and
     its node is named as the last step of PyTorch's composite for those arguments (``addmm``,
     ``mm``, ``view`` ...).
+
+    The op's identity at the dispatch level (``tensormodes.ops.aten``, see ``_dispatch.aten``),
+    from which its schemas are computed:
+
+    ``aten``: the ATen overload a call of the op reaches, ``"name.overload"`` or just
+    ``"overload"`` (the name is then the op's own). By default ``Tensor`` when a parameter
+    takes a tensor or a number (``add.Tensor``), else ``default``. An op reaching one of
+    several overloads gives a dict ``{"name.overload": (parameters it lacks), ...}``, tried in
+    order: a call takes the first overload whose lacking parameters all hold their defaults
+    (``{"sum.default": ("dim", "keepdim"), "sum.dim_IntList": ()}``).
+    ``schema={"dim": "int[1]?"}``: a parameter's schema type where its annotation does not
+    say it exactly (``"Tensor input"`` also renames it; a first tensor ``input`` is ``self``).
+    ``tags``: PyTorch's tags for it (``"pointwise"``, ``"core"`` ...), beyond those derived
+    from the other flags (``random`` gives ``nondeterministic_seeded``).
+    ``decompose``: a function of the op's parameters computing it from other ops (with
+    ``common.ops``, like gradient formulas), run instead of the op when a dispatch-level mode
+    or subclass listens, where PyTorch's op is a composite: ``F.linear`` reaches the dispatch
+    level as ``t`` and ``addmm``. Its calls are seen by autograd and by the dispatch level,
+    not by ``__torch_function__`` handlers.
     """
 
     def register(kernel: Callable) -> Callable:
@@ -344,6 +370,7 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
             samples=samples, differentiable=differentiable, ufunc=ufunc, grad=grad, mutates=mutates, alias=alias,
             namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}), normalize=normalize,
             written_check=written_check, random=random, node=node, meta=meta, errors=tuple(errors),
+            aten=aten, tags=tuple(tags), decompose=decompose, schema_types=dict(schema or {}),
             returns=None if returns is None else _return_type(op_name, tuple(returns), return_types))
         return kernel
 

@@ -106,7 +106,7 @@ def _reentered_state(mode, below):
         if below is None:
             state = make_state((mode,))
         else:
-            state = make_state(below.modes + (mode,), below.subclasses_enabled, below.modes_enabled, below.scopes)
+            state = below.replace(modes=below.modes + (mode,))
         if len(cache) > 64:  # each `with` of the modes below makes new states: keep the recent ones
             cache.clear()
         # Keep ``below`` alive with its entry, so its id cannot be reused by another state.

@@ -19,10 +19,11 @@ from __future__ import annotations
 import inspect
 import sys
 import warnings
-from contextvars import ContextVar
 from inspect import getattr_static
 
 from .. import _device
+from .._dispatch import python_dispatch
+from .._state import STATE
 from .._tensor_base import PLAIN
 
 __all__ = [
@@ -41,14 +42,22 @@ class _State:
     """
 
     __slots__ = ("modes", "subclasses_enabled", "modes_enabled", "scopes", "handled", "fast_skip",
-                 "modes_active", "top_handler", "handler", "handler_below", "_below", "_without_subclasses")
+                 "modes_active", "top_handler", "handler", "handler_below", "_below", "_without_subclasses",
+                 "dispatch_modes", "dispatch_enabled", "dispatch_active")
 
-    def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple) -> None:
+    def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple,
+                 dispatch_modes: tuple = (), dispatch_enabled: bool = True) -> None:
         self.modes = modes
         self.subclasses_enabled = subclasses_enabled
         self.modes_enabled = modes_enabled
         self.modes_active = bool(modes) and modes_enabled
         self.scopes = scopes
+        # The dispatch level's modes (``TorchDispatchMode``, bottom first) share this state, so
+        # that one read tells generated code whether anything below autograd listens, and a
+        # scope restores both stacks at once (see ``_dispatch.python_dispatch``).
+        self.dispatch_modes = dispatch_modes
+        self.dispatch_enabled = dispatch_enabled
+        self.dispatch_active = bool(dispatch_modes) and dispatch_enabled
         self._below: dict[int, _State | None] = {}
         self._without_subclasses: _State | None = None
         self.handled = tuple(_declared_functions(m) for m in modes)
@@ -64,7 +73,9 @@ class _State:
             # happen after the handler returns and the full state is back.)
             plain = not below and subclasses_enabled
             self.handler_below = None if plain else self.replace(modes=below)
-        if not modes_enabled:
+        if self.dispatch_active:
+            self.fast_skip = None  # every call must reach the dispatch level's modes
+        elif not modes_enabled:
             self.fast_skip = frozenset()
         elif all(h is not None for h in self.handled):
             self.fast_skip = frozenset().union(*self.handled)
@@ -73,7 +84,8 @@ class _State:
 
     def replace(self, **changes) -> _State | None:
         fields = {"modes": self.modes, "subclasses_enabled": self.subclasses_enabled,
-                  "modes_enabled": self.modes_enabled, "scopes": self.scopes}
+                  "modes_enabled": self.modes_enabled, "scopes": self.scopes,
+                  "dispatch_modes": self.dispatch_modes, "dispatch_enabled": self.dispatch_enabled}
         fields.update(changes)
         return make_state(**fields)
 
@@ -100,14 +112,14 @@ def _declared_functions(mode) -> frozenset | None:
 
 
 def make_state(modes: tuple = (), subclasses_enabled: bool = True, modes_enabled: bool = True,
-               scopes: tuple = ()) -> _State | None:
+               scopes: tuple = (), dispatch_modes: tuple = (), dispatch_enabled: bool = True) -> _State | None:
     """Build a state; the idle state is always represented by ``None``."""
-    if not modes and subclasses_enabled and modes_enabled and not scopes:
+    if not modes and subclasses_enabled and modes_enabled and not scopes and not dispatch_modes and dispatch_enabled:
         return None
-    return _State(modes, subclasses_enabled, modes_enabled, scopes)
+    return _State(modes, subclasses_enabled, modes_enabled, scopes, dispatch_modes, dispatch_enabled)
 
 
-_STATE: ContextVar[_State | None] = ContextVar("tensormodes_torch_function_state", default=None)
+_STATE = STATE
 get_state = _STATE.get
 set_state = _STATE.set
 # Every temporary change of state is made inside a ``try`` (an exception arriving right
@@ -135,6 +147,13 @@ def current_modes(settled: bool = False) -> tuple:
     (without the ended scopes on top, see ``_unwound``)."""
     state = _unwound(_STATE.get()) if settled else _STATE.get()
     return () if state is None else state.modes
+
+
+def current_dispatch_modes(settled: bool = False) -> tuple:
+    """The dispatch level's mode stack (``TorchDispatchMode``), bottom first; ``settled`` as
+    for ``current_modes``."""
+    state = _unwound(_STATE.get()) if settled else _STATE.get()
+    return () if state is None else state.dispatch_modes
 
 
 # -- scopes: every scoped change of state ---------------------------------------------
@@ -600,6 +619,16 @@ _device.HOOKS.construct = _construct_device
 
 _IDLE = _State((), True, True, ())
 _SUBCLASSES_DISABLED = _State((), False, True, ())
+_DISPATCH_DISABLED = _State((), True, True, (), (), False)
+
+
+def without_dispatch(state: _State | None) -> _State:
+    """``state`` with the dispatch level's modes and subclasses switched off (the kernel of
+    ``Tensor.__torch_dispatch__``, ``_DisableTorchDispatch``)."""
+    return _DISPATCH_DISABLED if state is None else state.replace(dispatch_enabled=False)
+
+
+python_dispatch.HOOKS.without_dispatch = without_dispatch
 
 # public callable -> its implementation (what runs when nobody overrides); filled
 # by the code generator so the default Tensor.__torch_function__ can skip a
@@ -700,6 +729,13 @@ class DisableTorchFunctionSubclass(_FlagScope):
     """
 
     _changes = {"subclasses_enabled": False}
+
+
+class _DisableTorchDispatch(_FlagScope):
+    """Context manager: the dispatch level's modes and subclass handlers are skipped (kernels
+    run directly); ``__torch_function__`` handling is unaffected."""
+
+    _changes = {"dispatch_enabled": False}
 
 
 class DisableTorchFunction(_FlagScope):

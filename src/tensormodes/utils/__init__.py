@@ -10,6 +10,6 @@
 48
 """
 
-from . import data, dlpack, flop_counter
+from . import _python_dispatch, data, dlpack, flop_counter
 
-__all__ = ["data", "dlpack", "flop_counter"]
+__all__ = ["_python_dispatch", "data", "dlpack", "flop_counter"]

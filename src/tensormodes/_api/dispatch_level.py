@@ -1,0 +1,167 @@
+"""Where a public call goes down to the dispatch level: autograd records on the outer tensors,
+then the call continues below autograd as an ``OpOverload`` (``_dispatch.python_dispatch``).
+
+Generated implementations (``codegen``) come here only when something listens below autograd
+— a ``TorchDispatchMode`` is active or an argument's class has a ``__torch_dispatch__`` — so
+the plain path never pays for it. ``below_autograd`` is the autograd level of such a call:
+
+1. an op that PyTorch implements as a composite runs its decomposition (``op(decompose=)``),
+   whose calls autograd records and the dispatch level sees one by one;
+2. otherwise the call becomes its overload with schema-form arguments, runs through the modes,
+   subclasses and kernel with grad mode off (below autograd nothing records), and autograd
+   records the result against the call's own arguments — so a wrapper subclass gets its
+   gradient, of its own type, from the formulas.
+
+>>> import tensormodes as tm
+>>> from tensormodes.utils._python_dispatch import TorchDispatchMode
+>>> class Names(TorchDispatchMode):
+...     def __init__(self):
+...         self.seen = []
+...     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+...         self.seen.append(str(func))
+...         return func(*args, **(kwargs or {}))
+>>> with Names() as names:
+...     _ = tm.ones(2, 3).sum(1)
+>>> names.seen
+['aten.ones.default', 'aten.sum.dim_IntList']
+"""
+
+from __future__ import annotations
+
+from .._autograd.grad_mode import grad_enabled, reset_grad_enabled, set_grad_enabled_raw
+from .._autograd.graph import record_inplace, share_version
+from .._dispatch import aten, kernel_site, python_dispatch
+from .._dispatch.python_dispatch import is_dispatch_class
+from .._ops import OpDef
+from .._overrides import dispatch as _overrides
+from .._tensor_base import PLAIN, TensorBase
+from .runtime import wrap
+
+__all__ = ["below_autograd", "listens", "saving_impl", "correct_aliasing"]
+
+
+def listens(value) -> bool:
+    """True if ``value`` (an argument: a tensor, a list of them) is a ``__torch_dispatch__``
+    subclass instance, or holds one — generated code's per-argument test."""
+    if isinstance(value, TensorBase):
+        return is_dispatch_class(type(value))
+    if type(value) is list or type(value) is tuple:
+        return any(isinstance(item, TensorBase) and is_dispatch_class(type(item)) for item in value)
+    return False
+
+
+def below_autograd(entry: tuple, arguments: dict, out=None):
+    """The call of op ``entry = (opdef, kind, recorder)`` with ``arguments`` (public parameter
+    name -> value, ``out=`` apart), when the dispatch level listens."""
+    opdef, kind, recorder = entry
+    if opdef.decompose is not None and kind == "functional" and out is None:
+        return _decomposed(opdef, arguments)
+    if out is not None:
+        kind = "out"
+    overload = aten.overload_of(opdef, kind, arguments)
+    args, kwargs = python_dispatch.schema_form(overload, {**arguments, "out": out} if out is not None else arguments)
+    records = opdef.differentiable and not opdef.factory and grad_enabled() and _any_requires_grad(opdef, arguments)
+    if kind == "out":
+        if records:
+            raise RuntimeError(f"{opdef.name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        return _below(overload, args, kwargs)
+    if kind == "inplace" or opdef.mutates:
+        if not records:
+            return _below(overload, args, kwargs)
+        target = next(iter(arguments.values()))
+        box = []
+        record_inplace(opdef.name, opdef.grad, tuple(opdef.tensor_params), arguments, target,
+                       lambda: box.append(_below(overload, args, kwargs)), opdef.save_only_for)
+        return box[0]
+    result = _below(overload, args, kwargs)
+    saved = ()
+    if opdef.saves:
+        result, saved = result[0], tuple(t._data for t in result[1:])
+    if "requires_grad" in arguments and arguments["requires_grad"]:
+        result._requires_grad = True
+    if records and recorder is not None:
+        return recorder(*arguments.values(), result, saved) if saved else recorder(*arguments.values(), result)
+    return result
+
+
+def _any_requires_grad(opdef: OpDef, arguments: dict) -> bool:
+    for name in opdef.tensor_params:
+        value = arguments[name]
+        if getattr(value, "_requires_grad", False):
+            return True
+        if (type(value) is list or type(value) is tuple) and any(getattr(v, "_requires_grad", False) for v in value):
+            return True
+    return False
+
+
+def _below(overload, args: tuple, kwargs: dict):
+    """Run the chain with grad mode off (below autograd nothing records); a wrapper's result is
+    made to alias as the op says (``correct_aliasing``)."""
+    if grad_enabled():
+        token = set_grad_enabled_raw(False)
+        try:
+            result = python_dispatch.call_overload(overload, args, kwargs)
+        finally:
+            reset_grad_enabled(token)
+    else:
+        result = python_dispatch.call_overload(overload, args, kwargs)
+    first = args[0] if args else None
+    if isinstance(first, TensorBase) and type(first) is not PLAIN.tensor and is_dispatch_class(type(first)):
+        return correct_aliasing(overload, args, kwargs, result)
+    return result
+
+
+def correct_aliasing(overload, args: tuple, kwargs: dict, out):
+    """``out`` as ``overload`` says it aliases its inputs: an in-place op returns its input
+    itself, an ``out=`` variant the ``out`` tensor, and a view's results share the input's
+    version counter and know it as their base — whatever a wrapper's handler returned."""
+    kind = overload._kind
+    if kind == "inplace" or (kind == "functional" and overload._opdef.mutates):
+        return args[0]
+    if kind == "out":
+        return kwargs["out"]
+    if overload.is_view:
+        base = args[0]
+        root = base if base._view_base is None else base._view_base
+        for view in (out if isinstance(out, (list, tuple)) else (out,)):
+            if isinstance(view, TensorBase) and view is not base and view._view_base is None:
+                view._view_base = root
+                root._has_views = True
+                share_version(view, base)
+    return out
+
+
+def _decomposed(opdef: OpDef, arguments: dict):
+    """Run ``opdef``'s decomposition with ``__torch_function__`` handling off: a composite's
+    inner calls are not public calls (PyTorch makes them in C++), but autograd and the dispatch
+    level see each of them."""
+    state = _overrides.get_state()
+    inner = _NO_TORCH_FUNCTION if state is None else state.replace(modes_enabled=False, subclasses_enabled=False)
+    token = None
+    try:
+        token = _overrides.set_state(inner)
+        return opdef.decompose(*arguments.values())
+    finally:
+        if token is None:
+            _overrides.set_state(state)
+        else:
+            _overrides.reset_state(token)
+
+
+_NO_TORCH_FUNCTION = _overrides.make_state(subclasses_enabled=False, modes_enabled=False)
+
+
+def saving_impl(opdef: OpDef):
+    """The kernel of an op whose kernel returns intermediates for its backward (``saves=``):
+    at the dispatch level they are outputs (``native_layer_norm`` returns mean and rstd)."""
+
+    def run(*args, **kwargs):
+        arrays = [a._data if isinstance(a, TensorBase) else a for a in args]
+        keywords = {k: (v._data if isinstance(v, TensorBase) else v) for k, v in kwargs.items()}
+        return wrap(kernel_site.call(opdef, *arrays, **keywords))
+
+    return run
+
+
+python_dispatch.HOOKS.decompose = lambda opdef, args, kwargs: opdef.decompose(*args, **kwargs)
