@@ -27,6 +27,7 @@ from . import (  # noqa: F401 - public namespaces
     modes,
     mps,
     nn,
+    ops,
     optim,
     overrides,
     profiler,
@@ -37,6 +38,7 @@ from . import (  # noqa: F401 - public namespaces
     utils,
 )
 from ._api import build as _build
+from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
 from ._api import namespace as _namespace
 from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through the namespace's own
     Generator,

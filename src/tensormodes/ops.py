@@ -1,0 +1,15 @@
+"""``tensormodes.ops``: the ops at the dispatch level, by namespace (PyTorch's ``torch.ops``).
+
+``ops.aten.<name>`` is an ``OpOverloadPacket``, ``ops.aten.<name>.<overload>`` an
+``OpOverload`` (see ``tensormodes._dispatch.aten``), for every op of the table.
+
+>>> import tensormodes as tm
+>>> tm.ops.aten.mm.default(tm.ones(1, 2), tm.ones(2, 1))
+tensor([[2.]])
+"""
+
+from __future__ import annotations
+
+from ._dispatch.aten import OpOverload, OpOverloadPacket, aten
+
+__all__ = ["aten", "OpOverload", "OpOverloadPacket"]
