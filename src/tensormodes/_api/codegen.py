@@ -44,6 +44,7 @@ from .. import _generated
 from .._autograd.graph import make_recorder
 from .._dispatch import kernel_site, python_dispatch
 from .._ops import OpDef
+from .._ops.meta_rules import metadata
 from .._ops.registry import TensorKind
 from .._overrides import dispatch as _dispatch
 from . import dispatch_level
@@ -569,6 +570,9 @@ def _dispatch_level_prologue(opdef: OpDef, signature: inspect.Signature, inplace
     """First lines of an implementation: hand the call to the dispatch level
     (``dispatch_level.below_autograd``) when a dispatch mode is active or a tensor argument's
     class has a ``__torch_dispatch__``; plain tensors cost a type test each."""
+    if opdef.meta is metadata and not opdef.tensor_params.keys() - {"input", "self"} and \
+            opdef.signature.return_annotation in ("bool", "int"):
+        return []  # metadata queries (``is_complex``, ``numel``) dispatch nothing, as in PyTorch
     names["_ENTRY"] = (opdef, "inplace" if inplace else "functional", names.get("_rec"))
     names["_below"] = dispatch_level.below_autograd
     names["_listens"] = dispatch_level.listens
