@@ -164,4 +164,17 @@ def saving_impl(opdef: OpDef):
     return run
 
 
+def call_overload(overload, args: tuple, kwargs: dict):
+    """``overload(*args, **kwargs)``: like PyTorch, an OpOverload called where autograd records
+    (grad mode on, an argument requiring grad) goes through autograd first; below autograd —
+    in a dispatch handler, where grad mode is off — straight down the chain."""
+    if grad_enabled() and (any(getattr(a, "_requires_grad", False) for a in args)
+                           or any(getattr(v, "_requires_grad", False) for v in kwargs.values())):
+        impl = python_dispatch.HOOKS.impl_of(overload._opdef, overload._kind)
+        args, kwargs = python_dispatch.public_call(overload, args, kwargs)
+        return impl(*args, **kwargs)
+    return python_dispatch.call_overload(overload, args, kwargs)
+
+
+python_dispatch.HOOKS.call = call_overload
 python_dispatch.HOOKS.decompose = lambda opdef, args, kwargs: opdef.decompose(*args, **kwargs)

@@ -297,7 +297,7 @@ class OpOverload:
         return f"aten::{self._packet_name}{suffix}"
 
     def __call__(self, /, *args, **kwargs):
-        return python_dispatch.call_overload(self, args, kwargs)
+        return python_dispatch.HOOKS.call(self, args, kwargs)
 
     def __repr__(self) -> str:
         return f"<OpOverload(op='aten.{self._packet_name}', overload='{self._overloadname}')>"

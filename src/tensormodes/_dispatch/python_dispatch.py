@@ -28,7 +28,7 @@ from collections.abc import Callable
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
-__all__ = ["HOOKS", "call_overload", "bind", "is_dispatch_class", "dispatch_classes", "active_modes",
+__all__ = ["HOOKS", "call_overload", "bind", "schema_form", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
            "disabled_torch_dispatch_impl"]
 
 
@@ -38,6 +38,7 @@ class _Hooks:
     ``decompose(opdef, args, kwargs)`` — run an op's composite definition."""
 
     impl_of: Callable
+    call: Callable  # (overload, args, kwargs): a call of an OpOverload object, autograd included
     decompose: Callable
     without_dispatch: Callable  # state -> the state with the dispatch level switched off
 
@@ -189,7 +190,7 @@ def _form(overload) -> list[tuple]:
 _MISSING = object()
 
 
-def _public_call(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+def public_call(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """Arguments in schema form -> the public implementation's (positional, keywords): schema
     names become the public ones (``self`` -> ``input``), a ``SymInt[] size`` becomes ``*size``."""
     plan = overload.__dict__.get("_plan")
@@ -232,7 +233,7 @@ def call_overload(overload, args: tuple, kwargs: dict):
         mode = modes[-1]
         token = None
         try:
-            token = STATE.set(state.replace(dispatch_modes=modes[:-1]))
+            token = STATE.set(state.dispatch_popped())
             result = mode.__torch_dispatch__(overload, tuple(type(a) for a in _subclass_args(args, kwargs)),
                                              args, kwargs)
         finally:
@@ -275,5 +276,5 @@ def _run_kernel(overload, args: tuple, kwargs: dict):
     impl = overload.__dict__.get("_impl")
     if impl is None:
         impl = overload._impl = HOOKS.impl_of(overload._opdef, overload._kind)
-    args, kwargs = _public_call(overload, args, kwargs)
+    args, kwargs = public_call(overload, args, kwargs)
     return impl(*args, **kwargs)

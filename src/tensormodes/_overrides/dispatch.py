@@ -43,7 +43,7 @@ class _State:
 
     __slots__ = ("modes", "subclasses_enabled", "modes_enabled", "scopes", "handled", "fast_skip",
                  "modes_active", "top_handler", "handler", "handler_below", "_below", "_without_subclasses",
-                 "dispatch_modes", "dispatch_enabled", "dispatch_active")
+                 "dispatch_modes", "dispatch_enabled", "dispatch_active", "_dispatch_popped")
 
     def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple,
                  dispatch_modes: tuple = (), dispatch_enabled: bool = True) -> None:
@@ -58,6 +58,7 @@ class _State:
         self.dispatch_modes = dispatch_modes
         self.dispatch_enabled = dispatch_enabled
         self.dispatch_active = bool(dispatch_modes) and dispatch_enabled
+        self._dispatch_popped: _State | None | bool = False  # not computed yet
         self._below: dict[int, _State | None] = {}
         self._without_subclasses: _State | None = None
         self.handled = tuple(_declared_functions(m) for m in modes)
@@ -88,6 +89,14 @@ class _State:
                   "dispatch_modes": self.dispatch_modes, "dispatch_enabled": self.dispatch_enabled}
         fields.update(changes)
         return make_state(**fields)
+
+    def dispatch_popped(self) -> _State | None:
+        """This state with its top dispatch mode popped (cached: a dispatch handler needs it
+        per call)."""
+        popped = self._dispatch_popped
+        if popped is False:
+            popped = self._dispatch_popped = self.replace(dispatch_modes=self.dispatch_modes[:-1])
+        return popped
 
     def below(self, index: int) -> _State | None:
         """This state with only the modes under ``modes[index]`` (cached: handlers hit it per call)."""
