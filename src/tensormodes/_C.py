@@ -5,16 +5,19 @@
 True
 """
 
+from ._dispatch.python_dispatch import disabled_torch_dispatch_impl as _disabled_torch_dispatch_impl  # noqa: F401
 from ._overrides.dispatch import (  # noqa: F401 - re-exported core API
     DisableTorchFunction,
     DisableTorchFunctionSubclass,
     _disabled_torch_function_impl,
+    _DisableTorchDispatch,
     _EnableTorchFunction,
     _get_torch_function_mode,
     _is_torch_function_all_disabled,
     _is_torch_function_enabled,
     _is_torch_function_mode_enabled,
 )
+from ._overrides.dispatch import current_dispatch_modes as _current_dispatch_modes
 from ._overrides.dispatch import set_modes as _set_modes
 from .overrides import (  # noqa: F401 - re-exported: PyTorch's private mode-stack helpers
     _check_mode_class,
@@ -24,6 +27,16 @@ from .overrides import (  # noqa: F401 - re-exported: PyTorch's private mode-sta
     _push_on_torch_function_stack,
     _stack_for,
 )
+
+
+def _len_torch_dispatch_stack() -> int:
+    """How many dispatch modes are on the stack."""
+    return len(_current_dispatch_modes())
+
+
+def _get_dispatch_stack_at(index: int):
+    """The dispatch mode at ``index`` of the stack (0: the bottom)."""
+    return _current_dispatch_modes()[index]
 
 
 def _set_torch_function_mode(mode) -> None:

@@ -248,7 +248,9 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
         condition, hot_body = hot_path
         hot = textwrap.indent(f"if state is None and {condition}:\n" + textwrap.indent(hot_body, "    "), "    ") + "\n"
     if not_implemented_on_type_error:
-        slow = f"try:\n{textwrap.indent(slow, '    ')}\nexcept TypeError:\n    return NotImplemented"
+        names["_DispatchFailed"] = python_dispatch.MultipleDispatchFailed
+        slow = (f"try:\n{textwrap.indent(slow, '    ')}\nexcept _DispatchFailed:\n    raise\n"
+                "except TypeError:\n    return NotImplemented")
     prologue = f"    {prologue}\n" if prologue else ""
     source = f"""\
 def _relevant({params}):

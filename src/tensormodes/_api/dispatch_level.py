@@ -29,7 +29,7 @@ the plain path never pays for it. ``below_autograd`` is the autograd level of su
 from __future__ import annotations
 
 from .._autograd.grad_mode import grad_enabled, reset_grad_enabled, set_grad_enabled_raw
-from .._autograd.graph import record_inplace, share_version
+from .._autograd.graph import bump_version, record_inplace, share_version
 from .._dispatch import aten, kernel_site, python_dispatch
 from .._dispatch.python_dispatch import is_dispatch_class
 from .._ops import OpDef
@@ -118,6 +118,8 @@ def correct_aliasing(overload, args: tuple, kwargs: dict, out):
     version counter and know it as their base — whatever a wrapper's handler returned."""
     kind = overload._kind
     if kind == "inplace" or (kind == "functional" and overload._opdef.mutates):
+        if out is not args[0]:
+            bump_version(args[0])  # the handler wrote into the tensors it wraps
         return args[0]
     if kind == "out":
         return kwargs["out"]

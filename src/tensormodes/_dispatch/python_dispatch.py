@@ -28,7 +28,7 @@ from collections.abc import Callable
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
-__all__ = ["HOOKS", "call_overload", "bind", "schema_form", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
+__all__ = ["HOOKS", "MultipleDispatchFailed", "call_overload", "bind", "schema_form", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
            "disabled_torch_dispatch_impl"]
 
 
@@ -60,6 +60,11 @@ def disabled_torch_dispatch_impl(func, types, args=(), kwargs=None):
             STATE.set(state)
         else:
             STATE.reset(token)
+
+
+class MultipleDispatchFailed(TypeError):
+    """Every handler of the dispatch level declined an op (a TypeError, as in PyTorch; its own
+    class so that Python operators report it instead of trying the reflected operator)."""
 
 
 # -- which arguments take part -------------------------------------------------------------
@@ -252,13 +257,14 @@ def call_overload(overload, args: tuple, kwargs: dict):
                 result = type(arg).__torch_dispatch__(overload, types, args, kwargs)
                 if result is not NotImplemented:
                     return result
-            raise TypeError(f"Multiple dispatch failed for '{overload}'; all __torch_dispatch__ handlers "
-                            f"returned NotImplemented:\n\n  - tensor subclass {types[0]}"
+            raise MultipleDispatchFailed(
+                f"Multiple dispatch failed for '{overload}'; all __torch_dispatch__ handlers "
+                f"returned NotImplemented:\n\n  - tensor subclass {types[0]}"
                             + "".join(f"\n  - tensor subclass {t}" for t in types[1:])
                             + "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented")
     if declined is not None:
-        raise TypeError(f"Multiple dispatch failed for '{overload}'; all __torch_dispatch__ handlers "
-                        f"returned NotImplemented:\n\n  - mode object {declined!r}\n\n"
+        raise MultipleDispatchFailed(f"Multiple dispatch failed for '{overload}'; all __torch_dispatch__ handlers "
+                                     f"returned NotImplemented:\n\n  - mode object {declined!r}\n\n"
                         "For more information, try re-running with TORCH_LOGS=not_implemented")
     return _run_kernel(overload, args, kwargs)
 

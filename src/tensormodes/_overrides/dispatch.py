@@ -72,7 +72,7 @@ class _State:
             # Below the last mode, nothing overrides: the idle state (None) lets the
             # handler's own calls take the fast path. (Scopes are for exits, which
             # happen after the handler returns and the full state is back.)
-            plain = not below and subclasses_enabled
+            plain = not below and subclasses_enabled and not dispatch_modes and dispatch_enabled
             self.handler_below = None if plain else self.replace(modes=below)
         if self.dispatch_active:
             self.fast_skip = None  # every call must reach the dispatch level's modes

@@ -1,0 +1,404 @@
+"""The dispatch level (issue 24's core): aten op objects, TorchDispatchMode's stack and
+handlers, __torch_dispatch__ subclasses (wrappers and is-a), backward under a dispatch mode."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+from tensormodes.overrides import TorchFunctionMode
+from tensormodes.utils._python_dispatch import (
+    BaseTorchDispatchMode,
+    TorchDispatchMode,
+    _disable_current_modes,
+    _get_current_dispatch_mode,
+    _get_current_dispatch_mode_stack,
+    _pop_mode_temporarily,
+    is_in_torch_dispatch_mode,
+    is_traceable_wrapper_subclass,
+    return_and_correct_aliasing,
+    transform_subclass,
+)
+from tensormodes.utils._pytree import tree_map
+
+aten = tm.ops.aten
+
+
+class Log(TorchDispatchMode):
+    def __init__(self, name="log", record=None):
+        super().__init__()
+        self.name = name
+        self.ops = [] if record is None else record
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func) if self.name == "log" else (self.name, str(func)))
+        return func(*args, **(kwargs or {}))
+
+
+class Infra(Log):
+    @classmethod
+    def is_infra_mode(cls):
+        return True
+
+
+# -- ops as objects ------------------------------------------------------------------------
+
+def test_overloads_are_objects_with_schemas_names_and_tags():
+    add = aten.add.Tensor
+    assert str(add._schema) == "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+    assert str(aten.add_.Tensor._schema) == \
+        "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"
+    assert str(aten.neg.default._schema) == "aten::neg(Tensor self) -> Tensor"
+    assert add.name() == "aten::add.Tensor" and aten.neg.default.name() == "aten::neg"
+    assert add.overloadpacket is aten.add and add.namespace == "aten"
+    assert repr(add) == "<OpOverload(op='aten.add', overload='Tensor')>" and str(add) == "aten.add.Tensor"
+    assert tm.Tag.inplace in aten.add_.Tensor.tags and tm.Tag.nondeterministic_seeded in aten.randn.default.tags
+    assert aten.transpose.int._schema.arguments[0].alias_info == "a"
+
+
+def test_calling_an_overload_computes_and_records_for_autograd():
+    x = tm.tensor([1.0, 2.0], requires_grad=True)
+    y = aten.mul.Tensor(x, 3)
+    assert y.tolist() == [3.0, 6.0] and type(y.grad_fn).__name__ == "MulBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_overload_argument_errors_are_runtime_errors_naming_the_argument():
+    x = tm.ones(2)
+    with pytest.raises(AttributeError):
+        aten.no_such_op_here  # noqa: B018
+    with pytest.raises(RuntimeError, match="missing value for argument 'other'"):
+        aten.add.Tensor._schema and tm._dispatch.python_dispatch.bind(aten.add.Tensor, (x,), {})
+    with pytest.raises(RuntimeError, match="Unknown keyword argument 'foo' for operator 'aten::add'"):
+        tm._dispatch.python_dispatch.bind(aten.add.Tensor, (x, x), {"foo": 1})
+    with pytest.raises(RuntimeError, match="Expected a value of type 'Tensor' for argument 'other'"):
+        tm._dispatch.python_dispatch.bind(aten.add.Tensor, (x, "x"), {})
+
+
+# -- what a mode sees ----------------------------------------------------------------------
+
+def test_a_mode_sees_forward_and_backward_ops_in_pytorchs_order():
+    x = tm.ones(2, requires_grad=True)
+    with Log() as log:
+        (x * 2).sum().backward()
+    # PyTorch 2.13 logs exactly these for the same program.
+    assert log.ops == ["aten.mul.Tensor", "aten.sum.default", "aten.ones_like.default", "aten.expand.default",
+                       "aten.mul.Tensor", "aten.detach.default"]
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+def test_methods_operators_and_functions_reach_the_same_overload():
+    a, b = tm.ones(2), tm.ones(2)
+    with Log() as log:
+        tm.add(a, b)
+        a.add(b)
+        a + b
+        a.sum(1 - 1)
+    assert log.ops == ["aten.add.Tensor"] * 3 + ["aten.sum.dim_IntList"]
+
+
+def test_handler_arguments_are_in_schema_form():
+    seen = []
+
+    class Args(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((str(func), [type(a).__name__ if isinstance(a, tm.Tensor) else a for a in args], kwargs))
+            return func(*args, **(kwargs or {}))
+
+    x = tm.ones(2, 3)
+    with Args():
+        x.sum(1)
+        tm.add(x, x, alpha=2)
+        x.view(3, 2)
+    assert seen == [("aten.sum.dim_IntList", ["Tensor", [1]], {}),
+                    ("aten.add.Tensor", ["Tensor", "Tensor"], {"alpha": 2}),
+                    ("aten.view.default", ["Tensor", [3, 2]], {})]
+
+
+def test_metadata_queries_and_printing_dispatch_nothing():
+    x = tm.ones(2, 3)
+    with Log() as log:
+        repr(x), x.shape, x.dtype, x.dim(), x.size(0), x.numel(), x.is_floating_point(), x.is_complex()
+    assert log.ops == []
+
+
+def test_handler_runs_with_its_own_mode_popped_and_modes_nest():
+    record = []
+    inside = []
+
+    class Probe(Log):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            inside.append(_get_current_dispatch_mode())
+            return super().__torch_dispatch__(func, types, args, kwargs)
+
+    outer = Log("outer", record)
+    with outer, Probe("inner", record) as inner:
+        tm.neg(tm.ones(1))
+        assert _get_current_dispatch_mode_stack() == [outer, inner]
+        assert is_in_torch_dispatch_mode()
+    # inner sees each op first, then hands it to outer
+    assert record == [("inner", "aten.ones.default"), ("outer", "aten.ones.default"),
+                      ("inner", "aten.neg.default"), ("outer", "aten.neg.default")]
+    assert inside == [outer, outer]
+    assert _get_current_dispatch_mode_stack() == [] and not is_in_torch_dispatch_mode()
+
+
+def test_infra_modes_run_after_user_modes_whatever_the_push_order():
+    record = []
+    with Log("user", record), Infra("infra", record):
+        tm.neg(tm.zeros(()))
+        stack = _get_current_dispatch_mode_stack()
+        assert is_in_torch_dispatch_mode(include_infra_modes=False)
+    assert [m.name for m in stack] == ["infra", "user"]
+    assert record[:2] == [("user", "aten.zeros.default"), ("infra", "aten.zeros.default")]
+
+
+def test_reentering_the_mode_in_its_handler_sees_the_inner_calls():
+    record = []
+
+    class Reenter(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            record.append(str(func))
+            if func is aten.neg.default:
+                with self:
+                    return aten.mul.Tensor(args[0], -1)
+            return func(*args, **(kwargs or {}))
+
+    x = tm.ones(2)
+    with Reenter():
+        y = tm.neg(x)
+    assert record == ["aten.neg.default", "aten.mul.Tensor"] and y.tolist() == [-1.0, -1.0]
+
+
+def test_torch_function_modes_run_first_and_disable_torch_function_keeps_dispatch_modes():
+    record = []
+
+    class Public(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            record.append(("public", func.__name__))
+            return func(*args, **(kwargs or {}))
+
+    x = tm.ones(2)
+    with Log("aten", record), Public():
+        tm.add(x, x)
+        with tm._C.DisableTorchFunction():
+            tm.mul(x, x)
+    assert record == [("public", "add"), ("aten", "aten.add.Tensor"), ("aten", "aten.mul.Tensor")]
+
+
+def test_mode_without_handler_and_declining_mode_raise():
+    class Empty(TorchDispatchMode):
+        pass
+
+    with pytest.raises(NotImplementedError, match="Empty does not override __torch_dispatch__"), Empty():
+        tm.ones(1)
+
+    class Declines(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return NotImplemented
+
+    with pytest.raises(TypeError, match="Multiple dispatch failed for 'aten.ones.default'"), Declines():
+        tm.ones(1)
+    assert _get_current_dispatch_mode_stack() == []
+
+
+def test_stack_survives_exceptions_threads_tasks_and_low_level_pops():
+    mode = BaseTorchDispatchMode()
+    with pytest.raises(ValueError), mode:
+        raise ValueError("boom")
+    assert _get_current_dispatch_mode_stack() == []
+    seen = []
+    with mode:
+        thread = threading.Thread(target=lambda: seen.append(_get_current_dispatch_mode_stack()))
+        thread.start()
+        thread.join()
+
+        async def task():
+            with Log():
+                return len(_get_current_dispatch_mode_stack())
+
+        assert asyncio.run(task()) == 2
+        assert _get_current_dispatch_mode_stack() == [mode]
+        with _pop_mode_temporarily() as popped:
+            assert popped is mode and _get_current_dispatch_mode() is None
+        with _disable_current_modes() as modes:
+            assert modes == [mode] and not is_in_torch_dispatch_mode()
+        assert _get_current_dispatch_mode() is mode
+    assert seen == [[]]
+
+
+def test_pass_through_mode_gives_bit_identical_training_step():
+    def step(mode):
+        tm.manual_seed(0)
+        model = tm.nn.Sequential(tm.nn.Linear(4, 8), tm.nn.ReLU(), tm.nn.Linear(8, 3))
+        x, y = tm.randn(5, 4), tm.tensor([0, 1, 2, 0, 1])
+        with mode:
+            loss = tm.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+        return loss.item(), [p.grad.numpy().copy() for p in model.parameters()]
+
+    loss, grads = step(BaseTorchDispatchMode())
+    eager_loss, eager_grads = step(tm._C.DisableTorchFunctionSubclass())
+    assert loss == eager_loss
+    for g, e in zip(grads, eager_grads):
+        np.testing.assert_array_equal(g, e)
+
+
+# -- subclasses ------------------------------------------------------------------------------
+
+class LoggingTensor(tm.Tensor):
+    """A wrapper ("has-a") subclass in PyTorch's style."""
+
+    __torch_function__ = tm._C._disabled_torch_function_impl
+    log: list = []
+
+    @staticmethod
+    def __new__(cls, elem):
+        r = tm.Tensor._make_wrapper_subclass(cls, elem.size(), strides=elem.stride(), dtype=elem.dtype,
+                                             device=elem.device, requires_grad=elem.requires_grad)
+        r.elem = elem
+        return r
+
+    def __repr__(self):
+        return f"LoggingTensor({self.elem!r})"
+
+    def __tensor_flatten__(self):
+        return ["elem"], None
+
+    @staticmethod
+    def __tensor_unflatten__(inner, ctx, outer_size, outer_stride):
+        return LoggingTensor(inner["elem"])
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        cls.log.append((str(func), types))
+
+        def unwrap(e):
+            return e.elem if isinstance(e, LoggingTensor) else e
+
+        def wrap(e):
+            return LoggingTensor(e) if isinstance(e, tm.Tensor) else e
+
+        return tree_map(wrap, func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {})))
+
+
+def test_wrapper_subclass_holds_metadata_and_gets_gradients_of_its_type():
+    LoggingTensor.log = []
+    x = LoggingTensor(tm.ones(2, 3).requires_grad_())
+    assert x.shape == (2, 3) and x.dtype == tm.float32 and x.requires_grad and x.device == tm.device("cpu")
+    assert repr(x).startswith("LoggingTensor(tensor(")
+    y = (x * 2).sum()
+    assert type(y) is LoggingTensor and y.elem.item() == 12.0
+    y.backward()
+    assert type(x.grad) is LoggingTensor and x.grad.elem.tolist() == [[2.0] * 3] * 2
+    assert [name for name, _ in LoggingTensor.log] == [
+        "aten.mul.Tensor", "aten.sum.default", "aten.ones_like.default", "aten.expand.default", "aten.mul.Tensor",
+        "aten.detach.default"]
+    assert LoggingTensor.log[0][1] == (LoggingTensor,)
+
+
+def test_wrapper_aliasing_is_correct_by_default():
+    x = LoggingTensor(tm.zeros(2, 3))
+    v = x.view(3, 2)
+    assert type(v) is LoggingTensor and v._base is x and v._version == x._version
+    result = x.add_(1)
+    assert result is x and x.elem.tolist() == [[1.0] * 3] * 2
+    assert v._version == x._version == 1
+
+
+def test_all_handlers_declining_names_the_op_also_through_operators():
+    class Declines(tm.Tensor):
+        __torch_function__ = tm._C._disabled_torch_function_impl
+
+        @staticmethod
+        def __new__(cls, elem):
+            return tm.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return NotImplemented
+
+    d = Declines(tm.ones(2))
+    with pytest.raises(TypeError, match=r"Multiple dispatch failed for 'aten.mul.Tensor'; all __torch_dispatch__ "
+                                        r"handlers returned NotImplemented"):
+        d * d
+
+
+def test_modes_run_before_subclasses_and_a_declining_mode_falls_to_them():
+    order = []
+
+    class Declines(TorchDispatchMode):
+        """Declines ops on subclasses it does not know (as FakeTensorMode does)."""
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            order.append(("mode", types))
+            return NotImplemented if types else func(*args, **(kwargs or {}))
+
+    LoggingTensor.log = []
+    x = LoggingTensor(tm.ones(2))
+    with Declines():
+        y = x + 1
+    assert order == [("mode", (LoggingTensor,)), ("mode", ())] and type(y) is LoggingTensor
+    assert LoggingTensor.log == [("aten.add.Tensor", (LoggingTensor,))]
+
+
+def test_is_a_subclass_with_make_subclass_and_the_default_handler():
+    calls = []
+
+    class Sub(tm.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            calls.append(str(func))
+            out = super().__torch_dispatch__(func, types, args, kwargs)
+            return tree_map(lambda t: tm.Tensor._make_subclass(cls, t) if type(t) is tm.Tensor else t, out)
+
+        __torch_function__ = tm._C._disabled_torch_function_impl
+
+    s = tm.Tensor._make_subclass(Sub, tm.tensor([1.0, 2.0]))
+    r = s * 3
+    assert type(r) is Sub and r.tolist() == [3.0, 6.0] and calls == ["aten.mul.Tensor"]
+
+
+def test_traceable_wrapper_helpers():
+    x = LoggingTensor(tm.ones(2))
+    assert is_traceable_wrapper_subclass(x) and not is_traceable_wrapper_subclass(tm.ones(2))
+    doubled = transform_subclass(x, lambda name, t: t * 2)
+    assert type(doubled) is LoggingTensor and doubled.elem.tolist() == [2.0, 2.0]
+    fresh = LoggingTensor(tm.ones(2))
+    assert return_and_correct_aliasing(aten.add_.Tensor, (x, fresh), {}, fresh) is x
+
+
+def test_no_dispatch_runs_kernels_directly():
+    with Log() as log, tm._C._DisableTorchDispatch():
+        tm.ones(1) + 1
+    assert log.ops == []
+
+
+@pytest.mark.torch
+def test_forward_and_backward_sequences_match_pytorch():
+    torch = pytest.importorskip("torch")
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+    class TorchLog(TorchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    def program(lib, mode):
+        x = lib.ones(3, 2, requires_grad=True)
+        with mode:
+            y = (x * 2 + 1).sum(0)
+            z = (y * y - y).sum()
+            z.backward()
+        return mode.ops
+
+    assert program(tm, Log()) == program(torch, TorchLog())
