@@ -402,3 +402,23 @@ def test_forward_and_backward_sequences_match_pytorch():
         return mode.ops
 
     assert program(tm, Log()) == program(torch, TorchLog())
+
+
+@pytest.mark.parametrize(("shape", "with_bias", "expected"), [
+    ((4, 2), True, ["aten.t.default", "aten.addmm.default"]),
+    ((4, 2), False, ["aten.t.default", "aten.mm.default"]),
+    ((5, 4, 2), True, ["aten.view.default", "aten.t.default", "aten.addmm.default", "aten.view.default"]),
+])
+def test_linear_reaches_the_dispatch_level_as_pytorchs_composite(shape, with_bias, expected):
+    weight, bias = tm.ones(3, 2), tm.ones(3)
+    x = tm.ones(*shape)
+    with Log() as log:
+        result = tm.nn.functional.linear(x, weight, bias if with_bias else None)
+    assert log.ops == expected
+    np.testing.assert_array_equal(result.numpy(), tm.nn.functional.linear(x, weight, bias if with_bias else None).numpy())
+
+
+def test_two_dimensional_matmul_is_mm():
+    with Log() as log:
+        tm.ones(2, 3) @ tm.ones(3, 2)
+    assert log.ops == ["aten.ones.default", "aten.ones.default", "aten.mm.default"]

@@ -55,3 +55,11 @@ def test_trace_digits_traces_the_model_and_writes_its_graph(tmp_path):
     assert "traced model gives the model's outputs: True" in result.stdout
     dot = (tmp_path / "cnn.dot").read_text()
     assert dot.startswith("digraph") and "[1, 16, 8, 8] tensormodes.float32" in dot
+
+
+def test_int8_weight_subclass_trains_close_to_float32():
+    result = run_example("examples/int8_weight_subclass.py", timeout=300)
+    assert result.returncode == 0, result.stderr
+    difference = float(result.stdout.split("relative difference ")[1].split("%")[0])
+    assert difference < 2.0
+    assert "1 byte per element, dtype tensormodes.float32" in result.stdout

@@ -55,7 +55,9 @@ def below_autograd(entry: tuple, arguments: dict, out=None):
     name -> value, ``out=`` apart), when the dispatch level listens."""
     opdef, kind, recorder = entry
     if opdef.decompose is not None and kind == "functional" and out is None:
-        return _decomposed(opdef, arguments)
+        result = _decomposed(opdef, arguments)
+        if result is not NotImplemented:  # NotImplemented: the op itself, for these arguments
+            return result
     if out is not None:
         kind = "out"
     overload = aten.overload_of(opdef, kind, arguments)

@@ -152,7 +152,26 @@ def _linear_node(input, weight, bias) -> str:
     return "view" if bias.dim() == 1 and input.is_contiguous() and bias.is_contiguous() else "add"
 
 
+def _linear_decomposition(input, weight, bias=None):
+    """PyTorch's composite ``linear``, op for op (what the dispatch level sees)."""
+    if weight.dim() != 2 or input.dim() == 0 or input.shape[-1] != weight.shape[1] or \
+            (bias is not None and bias.dim() > 1):
+        return NotImplemented  # the fused op raises PyTorch's errors
+    if input.dim() == 2:
+        weight_t = weight.t()
+        return ops.addmm(bias, input, weight_t) if bias is not None else input.mm(weight_t)
+    shape = (*input.shape[:-1], weight.shape[0])
+    if bias is not None:
+        flat = input.view(-1, input.shape[-1])
+        return ops.addmm(bias, flat, weight.t()).view(shape)
+    weight_t = weight.t()
+    if input.dim() == 1:
+        return input.unsqueeze(0).mm(weight_t).squeeze(0)
+    return input.view(-1, input.shape[-1]).mm(weight_t).view(shape)
+
+
 @op(namespace="tensormodes.nn.functional", grad=_linear_grad, meta=rule(_linear_meta), node=_linear_node,
+    decompose=_linear_decomposition,
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((2, 3), "float64"))),
             Sample((TensorSpec((4, 3)), TensorSpec((2, 4)))), Sample((TensorSpec(()), TensorSpec((2, 3)))),
             Sample((TensorSpec((2, 3)), TensorSpec((3,)), TensorSpec((2,)))),

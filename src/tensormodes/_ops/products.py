@@ -280,7 +280,20 @@ def _matmul_grad(grad, input, other, needs_input_grad):
     return grad_a, grad_b
 
 
-@op(meta=_matmul_meta,
+def _matmul_decomposition(input, other):
+    """PyTorch's composite ``matmul`` for the common shapes (what the dispatch level sees)."""
+    if input.dim() == 2 and other.dim() == 2:
+        return input.mm(other)
+    if input.dim() == 1 and other.dim() == 1:
+        return input.dot(other)
+    if input.dim() == 2 and other.dim() == 1:
+        return input.mv(other)
+    if input.dim() >= 3 and other.dim() == 2 and input.shape[-1] == other.shape[0]:
+        return input.view(-1, input.shape[-1]).mm(other).view(*input.shape[:-1], other.shape[1])
+    return NotImplemented
+
+
+@op(meta=_matmul_meta, decompose=_matmul_decomposition,
     errors=(Sample((TensorSpec((2, 3)), TensorSpec((4, 2)))),
             Sample((TensorSpec((2, 2, 3)), TensorSpec((3, 3, 2)))),
             Sample((TensorSpec((2, 3)), TensorSpec((3,), "float64")))),
