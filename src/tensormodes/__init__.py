@@ -38,7 +38,6 @@ from . import (  # noqa: F401 - public namespaces
     utils,
 )
 from ._api import build as _build
-from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
 from ._api import namespace as _namespace
 from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through the namespace's own
     Generator,
@@ -89,6 +88,7 @@ from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through th
 )
 from ._api.tensor_types import LEGACY_TYPES as _LEGACY_TYPES
 from ._api.tensor_types import tensortype
+from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._overrides import dispatch as _dispatch
 from ._runtime import (

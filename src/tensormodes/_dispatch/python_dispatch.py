@@ -28,8 +28,8 @@ from collections.abc import Callable
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
-__all__ = ["HOOKS", "MultipleDispatchFailed", "call_overload", "bind", "schema_form", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
-           "disabled_torch_dispatch_impl"]
+__all__ = ["HOOKS", "MultipleDispatchFailed", "call_overload", "bind", "schema_form", "public_call",
+           "is_dispatch_class", "dispatch_classes", "active_modes", "disabled_torch_dispatch_impl"]
 
 
 class _Hooks:
