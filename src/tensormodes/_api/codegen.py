@@ -575,7 +575,7 @@ def _dispatch_level_prologue(opdef: OpDef, signature: inspect.Signature, inplace
     if opdef.meta is metadata and not opdef.tensor_params.keys() - {"input", "self"} and \
             opdef.signature.return_annotation in ("bool", "int"):
         return []  # metadata queries (``is_complex``, ``numel``) dispatch nothing, as in PyTorch
-    names["_ENTRY"] = (opdef, "inplace" if inplace else "functional", names.get("_rec"))
+    names["_ENTRY"] = [opdef, "inplace" if inplace else "functional", names.get("_rec"), None]
     names["_below"] = dispatch_level.below_autograd
     names["_listens"] = dispatch_level.listens
     terms = []

@@ -50,19 +50,26 @@ def listens(value) -> bool:
     return False
 
 
-def below_autograd(entry: tuple, arguments: dict, out=None):
-    """The call of op ``entry = (opdef, kind, recorder)`` with ``arguments`` (public parameter
-    name -> value, ``out=`` apart), when the dispatch level listens."""
-    opdef, kind, recorder = entry
+def below_autograd(entry: list, arguments: dict, out=None):
+    """The call of op ``entry = [opdef, kind, recorder, overload]`` with ``arguments`` (public
+    parameter name -> value, ``out=`` apart), when the dispatch level listens. ``overload`` is
+    the op's only overload, found at the first call (False: it has several)."""
+    opdef, kind, recorder, overload = entry
     if opdef.decompose is not None and kind == "functional" and out is None:
         result = _decomposed(opdef, arguments)
         if result is not NotImplemented:  # NotImplemented: the op itself, for these arguments
             return result
     if out is not None:
         kind = "out"
-    overload = aten.overload_of(opdef, kind, arguments)
-    args, kwargs = python_dispatch.schema_form(overload, {**arguments, "out": out} if out is not None else arguments)
-    records = opdef.differentiable and not opdef.factory and grad_enabled() and _any_requires_grad(opdef, arguments)
+        overload = aten.overload_of(opdef, kind, arguments)
+        arguments = {**arguments, "out": out}
+    elif overload is None:
+        candidates = aten.overloads_of(opdef, kind)
+        overload = entry[3] = candidates[0] if len(candidates) == 1 else False
+    if overload is False:
+        overload = aten.overload_of(opdef, kind, arguments)
+    args, kwargs = python_dispatch.schema_form(overload, arguments)
+    records = grad_enabled() and opdef.differentiable and not opdef.factory and _any_requires_grad(opdef, arguments)
     if kind == "out":
         if records:
             raise RuntimeError(f"{opdef.name}(): functions with out=... arguments don't support automatic "
@@ -76,15 +83,18 @@ def below_autograd(entry: tuple, arguments: dict, out=None):
         record_inplace(opdef.name, opdef.grad, tuple(opdef.tensor_params), arguments, target,
                        lambda: box.append(_below(overload, args, kwargs)), opdef.save_only_for)
         return box[0]
+    if not records:
+        result = _below(overload, args, kwargs)
+        if opdef.saves:
+            result = result[0]
+        if "requires_grad" in arguments and arguments["requires_grad"]:
+            result._requires_grad = True
+        return result
     result = _below(overload, args, kwargs)
-    saved = ()
     if opdef.saves:
-        result, saved = result[0], tuple(t._data for t in result[1:])
-    if "requires_grad" in arguments and arguments["requires_grad"]:
-        result._requires_grad = True
-    if records and recorder is not None:
-        return recorder(*arguments.values(), result, saved) if saved else recorder(*arguments.values(), result)
-    return result
+        saved = tuple(t._data for t in result[1:])
+        return recorder(*arguments.values(), result[0], saved)
+    return recorder(*arguments.values(), result)
 
 
 def _any_requires_grad(opdef: OpDef, arguments: dict) -> bool:

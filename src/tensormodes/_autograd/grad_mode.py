@@ -20,6 +20,8 @@ import functools
 import inspect
 from contextvars import ContextVar
 
+from .._dispatch import python_dispatch
+
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled"]
 
@@ -36,6 +38,7 @@ grad_enabled = _GRAD_ENABLED.get
 # below autograd runs with the flag off and restores it at once, with no scope to record.
 set_grad_enabled_raw = _GRAD_ENABLED.set
 reset_grad_enabled = _GRAD_ENABLED.reset
+python_dispatch.HOOKS.enabled = grad_enabled  # an OpOverload called with grad mode on meets autograd
 
 
 def is_grad_enabled() -> bool:

@@ -238,6 +238,8 @@ def _schema(overload: OpOverload) -> FunctionSchema:
                           _returns(opdef, kind))
 
 
+_GRAD = python_dispatch.HOOKS  # ``enabled``: grad mode's flag, given by the autograd layer
+
 # -- overloads and packets -----------------------------------------------------------------
 
 class OpOverload:
@@ -297,7 +299,9 @@ class OpOverload:
         return f"aten::{self._packet_name}{suffix}"
 
     def __call__(self, /, *args, **kwargs):
-        return python_dispatch.HOOKS.call(self, args, kwargs)
+        if _GRAD.enabled():  # where autograd may record, it runs first (see HOOKS.call)
+            return python_dispatch.HOOKS.call(self, args, kwargs)
+        return python_dispatch.call_overload(self, args, kwargs)
 
     def __repr__(self) -> str:
         return f"<OpOverload(op='aten.{self._packet_name}', overload='{self._overloadname}')>"

@@ -41,6 +41,7 @@ class _Hooks:
     call: Callable  # (overload, args, kwargs): a call of an OpOverload object, autograd included
     decompose: Callable
     without_dispatch: Callable  # state -> the state with the dispatch level switched off
+    enabled: Callable  # () -> grad mode's flag (from the autograd layer)
 
 
 HOOKS = _Hooks()
@@ -155,8 +156,12 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
     form = overload.__dict__.get("_form")
     if form is None:
         form = overload._form = _form(overload)
-    args, kwargs, pending = [], {}, []
-    for name, public, default, kwarg_only, int_list in form:
+    leading, rest = form
+    args = [arguments[name] for name in leading]
+    if not rest:
+        return tuple(args), {}
+    kwargs, pending = {}, []
+    for name, public, default, kwarg_only, int_list in rest:
         value = arguments.get(public, default)
         if int_list and value is not None:
             value = [value] if type(value) is int else list(value)
@@ -177,19 +182,24 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
 _SIMPLE = frozenset({int, float, bool, str, list})
 
 
-def _form(overload) -> list[tuple]:
+def _form(overload) -> tuple[tuple, list]:
+    """(the public names of the leading required positional arguments, taken as they are; the
+    rest: (schema name, public name, default, keyword-only, int list) each)."""
     public = [p for p in overload._opdef.signature.parameters.values()
               if p.name not in overload._dropped and p.name != "requires_grad"]
-    form = []
+    leading, rest = [], []
     for argument, parameter in zip(overload._schema.arguments, public):
         default = parameter.default if parameter.default is not inspect.Parameter.empty else _MISSING
         if isinstance(default, tuple):
             default = list(default)
-        form.append((argument.name, parameter.name, default, argument.kwarg_only,
-                     argument.type.startswith(("int[", "SymInt[")) or parameter.kind is parameter.VAR_POSITIONAL))
+        int_list = argument.type.startswith(("int[", "SymInt[")) or parameter.kind is parameter.VAR_POSITIONAL
+        if not rest and default is _MISSING and not argument.kwarg_only and not int_list:
+            leading.append(parameter.name)
+        else:
+            rest.append((argument.name, parameter.name, default, argument.kwarg_only, int_list))
     if overload._kind == "out":
-        form.append(("out", "out", _MISSING, True, False))
-    return form
+        rest.append(("out", "out", _MISSING, True, False))
+    return tuple(leading), rest
 
 
 _MISSING = object()
@@ -234,12 +244,12 @@ def call_overload(overload, args: tuple, kwargs: dict):
     state = STATE.get()
     declined = None
     if state is not None and state.dispatch_active:
-        modes = state.dispatch_modes
-        mode = modes[-1]
+        mode = state.dispatch_modes[-1]
+        overloaded = _subclass_args(args, kwargs)
         token = None
         try:
             token = STATE.set(state.dispatch_popped())
-            result = mode.__torch_dispatch__(overload, tuple(type(a) for a in _subclass_args(args, kwargs)),
+            result = mode.__torch_dispatch__(overload, tuple([type(a) for a in overloaded]) if overloaded else (),
                                              args, kwargs)
         finally:
             if token is None:
@@ -252,21 +262,27 @@ def call_overload(overload, args: tuple, kwargs: dict):
     if state is None or state.dispatch_enabled:
         overloaded = _subclass_args(args, kwargs)
         if overloaded:
-            types = tuple(type(a) for a in overloaded)
+            types = tuple([type(a) for a in overloaded])
             for arg in overloaded:
                 result = type(arg).__torch_dispatch__(overload, types, args, kwargs)
                 if result is not NotImplemented:
                     return result
             raise MultipleDispatchFailed(
-                f"Multiple dispatch failed for '{overload}'; all __torch_dispatch__ handlers "
-                f"returned NotImplemented:\n\n  - tensor subclass {types[0]}"
-                            + "".join(f"\n  - tensor subclass {t}" for t in types[1:])
-                            + "\n\nFor more information, try re-running with TORCH_LOGS=not_implemented")
+                f"Multiple dispatch failed for '{overload}'; all __torch_dispatch__ handlers returned "
+                "NotImplemented:\n\n" + "".join(f"  - tensor subclass {t}\n" for t in types)
+                + "\nFor more information, try re-running with TORCH_LOGS=not_implemented")
     if declined is not None:
-        raise MultipleDispatchFailed(f"Multiple dispatch failed for '{overload}'; all __torch_dispatch__ handlers "
-                                     f"returned NotImplemented:\n\n  - mode object {declined!r}\n\n"
-                        "For more information, try re-running with TORCH_LOGS=not_implemented")
-    return _run_kernel(overload, args, kwargs)
+        raise MultipleDispatchFailed(
+            f"Multiple dispatch failed for '{overload}'; all __torch_dispatch__ handlers returned "
+            f"NotImplemented:\n\n  - mode object {declined!r}\n\n"
+            "For more information, try re-running with TORCH_LOGS=not_implemented")
+    kernel = overload.__dict__.get("_kernel")
+    if kernel is None:
+        kernel = _kernel_of(overload)
+    if kwargs or overload._variadic:
+        args, kwargs = public_call(overload, args, kwargs)
+        return kernel(*args, **kwargs)
+    return kernel(*args)
 
 
 def _subclass_args(args: tuple, kwargs: dict) -> list:
@@ -277,10 +293,16 @@ def _subclass_args(args: tuple, kwargs: dict) -> list:
     return dispatch_classes(kwargs.values()) if kwargs else []
 
 
+def _kernel_of(overload) -> Callable:
+    """The end of ``overload``'s chain: the op's implementation below the dispatch level (which
+    takes the public form of the arguments; cached on the overload)."""
+    overload._variadic = _plan(overload)[1] is not None
+    kernel = overload._kernel = HOOKS.impl_of(overload._opdef, overload._kind)
+    return kernel
+
+
 def _run_kernel(overload, args: tuple, kwargs: dict):
-    """The end of the chain: the op's implementation (no mode or subclass left to ask)."""
-    impl = overload.__dict__.get("_impl")
-    if impl is None:
-        impl = overload._impl = HOOKS.impl_of(overload._opdef, overload._kind)
+    """The end of the chain, for ``Tensor.__torch_dispatch__``."""
+    kernel = overload.__dict__.get("_kernel") or _kernel_of(overload)
     args, kwargs = public_call(overload, args, kwargs)
-    return impl(*args, **kwargs)
+    return kernel(*args, **kwargs)
