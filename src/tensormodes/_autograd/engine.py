@@ -16,12 +16,10 @@ from sys import getrefcount
 
 import numpy as np
 
-from .._dispatch.python_dispatch import is_dispatch_class
 from .._ops.common import ops
-from .._state import STATE
 from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
 from .grad_mode import _GRAD_ENABLED
-from .graph import AccumulateGrad, Node, bump_version, grad_edge
+from .graph import AccumulateGrad, Node, below_listens, bump_version, grad_edge
 
 __all__ = ["run_backward", "register_tensor_hook", "RemovableHandle"]
 
@@ -121,7 +119,7 @@ def _accumulate(leaf, grads: list, create_graph: bool, sole: int = _SOLE_REFEREN
     if create_graph:
         leaf._grad = grads[0] if old is None else old + grads[0]
         return
-    if _below_listens(grads[0]):
+    if below_listens(grads[0]):
         # As PyTorch's AccumulateGrad, with ops the dispatch level sees.
         if old is None:
             leaf._grad = ops.detach(grads[0])
@@ -141,16 +139,6 @@ def _accumulate(leaf, grads: list, create_graph: bool, sole: int = _SOLE_REFEREN
         bump_version(old)
     else:
         leaf._grad = old + grads[0]
-
-
-def _below_listens(t) -> bool:
-    """True if the dispatch level would see an op on ``t``: a dispatch mode is active, or ``t``
-    is a ``__torch_dispatch__`` subclass. The engine's own tensors (the seed, ``.grad``) are then
-    made with public ops, so the dispatch level sees them as it sees PyTorch's."""
-    state = STATE.get()
-    if state is not None and state.dispatch_active:
-        return True
-    return type(t) is not PLAIN.tensor and is_dispatch_class(type(t)) and (state is None or state.dispatch_enabled)
 
 
 def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, create_graph: bool,
@@ -242,7 +230,7 @@ def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict]:
         if grad is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            grad = ops.ones_like(out) if _below_listens(out) else ones_like(out)
+            grad = ops.ones_like(out) if below_listens(out) else ones_like(out)
         elif meta_of(grad)[0] != shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(meta_of(grad)[0])} and "
                                f"output[{i}] has a shape of {list(shape)}.")

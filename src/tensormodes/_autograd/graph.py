@@ -23,7 +23,9 @@ import numpy as np
 
 from .. import _dtype as dt
 from .. import _generated
+from .._dispatch.python_dispatch import is_dispatch_class
 from .._ops.common import ops
+from .._state import STATE
 from .._ops.registry import TensorKind
 from .._ops.shape import gather_back
 from .._tensor_base import PLAIN, TensorBase, copy_detached, meta_of, wrap_array
@@ -166,7 +168,7 @@ class SavedTensor:
     cycle node -> output -> node) and is rebuilt on unpack.
     """
 
-    __slots__ = ("_tensor", "_version", "_counter", "_producer", "_output_nr", "_is_output")
+    __slots__ = ("_tensor", "_version", "_counter", "_producer", "_output_nr", "_is_output", "_detached")
 
     def __init__(self, t, is_output: bool, output_nr: int = 0) -> None:
         attributes = t.__dict__
@@ -176,8 +178,16 @@ class SavedTensor:
         self._counter = counter
         self._version = counter[0]
         self._is_output = is_output
+        self._detached = False
         if is_output:
-            self._tensor = t._data
+            if type(t) is PLAIN.tensor and not below_listens(t):
+                self._tensor = t._data
+            else:
+                # A subclass output (or any, while the dispatch level listens) is kept as its
+                # detached alias, as PyTorch's SavedVariable does: the dispatch level sees the
+                # detach here and on unpack, and a wrapper stays a wrapper.
+                self._tensor = ops.detach(t)
+                self._detached = True
             self._output_nr = output_nr
             self._producer = None
         else:
@@ -192,7 +202,7 @@ class SavedTensor:
         if self._counter[0] != self._version:
             self._raise_modified(node)
         if self._is_output:
-            output = wrap_array(t)
+            output = ops.detach(t) if self._detached else wrap_array(t)
             output._version_counter = self._counter
             if grad_enabled():  # double backward: the output is differentiable, produced by this node
                 output._requires_grad = True
@@ -204,7 +214,8 @@ class SavedTensor:
 
     def _raise_modified(self, node: Node):
         if self._is_output:
-            producer, shape, type_name = node.name(), self._tensor.shape, _type_name(self._tensor)
+            array = self._tensor._data if self._detached else self._tensor
+            producer, shape, type_name = node.name(), array.shape, _type_name(array)
         else:
             producer = None if self._producer is None else self._producer.name()
             shape, type_name = meta_of(self._tensor)[0], self._tensor.type()
@@ -217,6 +228,16 @@ class SavedTensor:
 
     def release(self) -> None:
         self._tensor = None
+
+
+def below_listens(t) -> bool:
+    """True if the dispatch level would see an op on ``t``: a dispatch mode is active, or ``t``
+    is a ``__torch_dispatch__`` subclass instance. Autograd's own tensors (the seed, ``.grad``,
+    saved outputs) are then made with public ops, so the dispatch level sees them as PyTorch's."""
+    state = STATE.get()
+    if state is not None and state.dispatch_active:
+        return True
+    return type(t) is not PLAIN.tensor and is_dispatch_class(type(t)) and (state is None or state.dispatch_enabled)
 
 
 def _type_name(array) -> str:

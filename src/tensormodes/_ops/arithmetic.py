@@ -158,7 +158,8 @@ def add(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) ->
 
 
 def _sub_grad(grad, alpha):
-    return grad, -grad * _conj(alpha)
+    # No multiply for alpha 1, as PyTorch's formula (its dispatch level sees just the neg).
+    return grad, -grad if alpha == 1 else -grad * _conj(alpha)
 
 
 @op(errors=(Sample((BOOL, BOOL)), Sample((M23, TensorSpec((3, 2))))),
