@@ -704,7 +704,8 @@ _IMPLS: dict[tuple[str, bool], tuple] = {}
 def _kernel_end(opdef: OpDef, kind: str):
     """The kernel end of an overload's chain at the dispatch level: the implementation of the
     op's public form (grad mode is off there), or for an op with ``saves=`` its kernel with
-    every output (``native_layer_norm`` returns mean and rstd)."""
+    every output (``native_layer_norm`` returns mean and rstd); ``kind="recording"``: the
+    functional form's implementation even then (it returns the op's public result)."""
     if opdef.saves and kind == "functional":
         return dispatch_level.saving_impl(opdef)
     return _shared_impl(opdef, kind == "inplace")[0]

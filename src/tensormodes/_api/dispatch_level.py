@@ -184,9 +184,14 @@ def call_overload(overload, args: tuple, kwargs: dict):
     in a dispatch handler, where grad mode is off — straight down the chain."""
     if grad_enabled() and (any(getattr(a, "_requires_grad", False) for a in args)
                            or any(getattr(v, "_requires_grad", False) for v in kwargs.values())):
-        impl = python_dispatch.HOOKS.impl_of(overload._opdef, overload._kind)
+        opdef = overload._opdef
         args, kwargs = python_dispatch.public_call(overload, args, kwargs)
-        return impl(*args, **kwargs)
+        if opdef.saves and overload._kind == "functional":
+            # The recorded output, and the intermediates the overload also returns (computed
+            # again: this form is only met when user code calls such an overload with grad on).
+            recorded = python_dispatch.HOOKS.impl_of(opdef, "recording")(*args, **kwargs)
+            return (recorded, *python_dispatch.HOOKS.impl_of(opdef, "functional")(*args, **kwargs)[1:])
+        return python_dispatch.HOOKS.impl_of(opdef, overload._kind)(*args, **kwargs)
     return python_dispatch.call_overload(overload, args, kwargs)
 
 

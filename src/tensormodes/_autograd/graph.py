@@ -25,9 +25,9 @@ from .. import _dtype as dt
 from .. import _generated
 from .._dispatch.python_dispatch import is_dispatch_class
 from .._ops.common import ops
-from .._state import STATE
 from .._ops.registry import TensorKind
 from .._ops.shape import gather_back
+from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase, copy_detached, meta_of, wrap_array
 from .grad_mode import grad_enabled
 
@@ -366,15 +366,16 @@ def sum_to_shape(grad, grad_shape: tuple, shape: tuple):
     extra = len(grad_shape) - len(shape)
     if extra < 0:
         raise RuntimeError(f"gradient of shape {list(grad_shape)} cannot be reduced to shape {list(shape)}")
-    if extra and grad_shape[extra:] == shape:
-        # Only leading dimensions to drop (a bias): one sum, no reshape.
+    if extra and grad_shape[extra:] == shape and not below_listens(grad):
+        # Only leading dimensions to drop (a bias): one sum, no reshape. (PyTorch's sum_to keeps
+        # the dimensions and views the result: the dispatch level sees that.)
         return grad.sum(0) if extra == 1 else grad.sum(list(range(extra)))
     dims = list(range(extra))
     dims += [extra + i for i, size in enumerate(shape) if size == 1 and grad_shape[extra + i] != 1]
     if dims:
         grad = grad.sum(dims, keepdim=True)
     if extra:
-        grad = grad.reshape(shape)
+        grad = grad.view(shape) if grad.is_contiguous() else grad.reshape(shape)
     return grad
 
 

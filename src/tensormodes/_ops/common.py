@@ -388,8 +388,9 @@ def conjugate(x):
 
 def adjoint(x):
     """The conjugate transpose of a Tensor (a batch of matrices), for gradient formulas: the
-    transpose if real."""
-    return conjugate(x.mT)
+    transpose if real. A matrix's is ``t()``, as in PyTorch's formulas (so its dispatch level
+    sees ``aten.t``)."""
+    return conjugate(x.t() if x.dim() == 2 else x.mT)
 
 
 def is_tensor(value) -> bool:

@@ -378,10 +378,29 @@ _OUT_DTYPE_ERROR = ("Could not run 'aten::{}.dtype' with arguments from the 'CPU
                     "supported for CUDA tensors")
 
 
+def _column_major(matrix) -> bool:
+    rows = matrix.shape[0]
+    return matrix.stride() == (1, rows) and rows > 1
+
+
+def _mm_mat1_grad(grad, mat1, mat2):
+    # PyTorch's mm_mat1_backward: a column-major mat1 gets its gradient in column order.
+    if mat1 is not None and _column_major(mat1):
+        return _conj(mat2).mm(grad.t()).t()
+    return grad.mm(adjoint(mat2))
+
+
+def _mm_mat2_grad(grad, mat1, mat2):
+    # PyTorch's mm_mat2_backward, alike: ``x @ w.t()``'s weight gradient is ``(grad.t() @ x).t()``.
+    if mat2 is not None and _column_major(mat2):
+        return grad.t().mm(_conj(mat1)).t()
+    return adjoint(mat1).mm(grad)
+
+
 def _mm_grad(grad, input, mat2, needs_input_grad):
     # Only the gradients that are wanted: PyTorch computes no other (its FLOP counts show it).
-    return (grad.mm(adjoint(mat2)) if needs_input_grad[0] else None,
-            adjoint(input).mm(grad) if needs_input_grad[1] else None)
+    return (_mm_mat1_grad(grad, input, mat2) if needs_input_grad[0] else None,
+            _mm_mat2_grad(grad, input, mat2) if needs_input_grad[1] else None)
 
 
 @op(meta=_checked_meta(_mm_all_checks, _mm_shape),
@@ -690,8 +709,8 @@ def _tensordot_checks(a: np.ndarray, b: np.ndarray, dims) -> tuple[tuple[int, ..
 
 def _addmm_grad(grad, mat1, mat2, beta, alpha, needs_input_grad):
     want_input, want_mat1, want_mat2 = needs_input_grad
-    grad_mat1 = grad.mm(adjoint(mat2)) if want_mat1 else None
-    grad_mat2 = adjoint(mat1).mm(grad) if want_mat2 else None
+    grad_mat1 = _mm_mat1_grad(grad, mat1, mat2) if want_mat1 else None
+    grad_mat2 = _mm_mat2_grad(grad, mat1, mat2) if want_mat2 else None
     if alpha != 1:
         grad_mat1 = None if grad_mat1 is None else grad_mat1 * _conj(alpha)
         grad_mat2 = None if grad_mat2 is None else grad_mat2 * _conj(alpha)
