@@ -661,17 +661,90 @@ def random_rows() -> list[Row]:
     return rows
 
 
+def dispatch_rows() -> list[Row]:
+    """The dispatch level: a no-op TorchDispatchMode around ``add`` of (1,) tensors; a wrapper
+    subclass that unwraps and rewraps with pytree doing ``add``; the autograd group's MLP step
+    (forward + backward) under a pass-through dispatch mode. Baseline: the same with no mode /
+    plain tensors."""
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+    from tensormodes.utils._pytree import tree_map
+
+    class PassThrough(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    class Wrapped(tm.Tensor):
+        __torch_function__ = tm._C._disabled_torch_function_impl
+
+        @staticmethod
+        def __new__(cls, elem):
+            self = tm.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+            self.elem = elem
+            return self
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            out = func(*tree_map(lambda a: a.elem if isinstance(a, cls) else a, args),
+                       **tree_map(lambda a: a.elem if isinstance(a, cls) else a, kwargs or {}))
+            return tree_map(lambda a: cls(a) if isinstance(a, tm.Tensor) else a, out)
+
+    x, y = tm.ones(1), tm.ones(1)
+    wx, wy = Wrapped(x), Wrapped(y)
+    step, torch_step = _mlp_steps()
+    rows = [Row("dispatch", "no-op dispatch mode: tm.add(x, y)", _looped_under([PassThrough()], lambda: tm.add(x, y)),
+                baseline=lambda: tm.add(x, y)),
+            Row("dispatch", "pytree wrapper subclass: add", lambda: tm.add(wx, wy), baseline=lambda: tm.add(x, y)),
+            Row("dispatch", "MLP step under a pass-through dispatch mode", _looped_under([PassThrough()], step, 5),
+                baseline=step)]
+    if torch is not None:
+        from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+        class TorchPassThrough(TorchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        tx, ty = torch.ones(1), torch.ones(1)
+        TorchWrapped = _torch_wrapper_class()
+        twx, twy = TorchWrapped(tx), TorchWrapped(ty)
+        rows[0].torch = _looped_under([TorchPassThrough()], lambda: torch.add(tx, ty))
+        rows[1].torch = lambda: torch.add(twx, twy)
+        rows[2].torch = _looped_under([TorchPassThrough()], torch_step, 5)
+    return rows
+
+
+def _torch_wrapper_class():
+    """PyTorch's version of the dispatch group's pytree wrapper."""
+    from torch.utils._pytree import tree_map
+
+    class Wrapper(torch.Tensor):
+        __torch_function__ = torch._C._disabled_torch_function_impl
+
+        @staticmethod
+        def __new__(cls, elem):
+            self = torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+            self.elem = elem
+            return self
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            out = func(*tree_map(lambda a: a.elem if isinstance(a, cls) else a, args),
+                       **tree_map(lambda a: a.elem if isinstance(a, cls) else a, kwargs or {}))
+            return tree_map(lambda a: cls(a) if isinstance(a, torch.Tensor) else a, out)
+    return Wrapper
+
+
 GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
           "data": data_rows, "optim": optim_rows, "convolution": convolution_rows,
           "fx-trace": fx_trace_rows, "fx-run": fx_run_rows, "ready modes": ready_mode_rows, "meta": meta_rows,
-          "random": random_rows}
+          "random": random_rows, "dispatch": dispatch_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
              "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
              "data": "safetensors.numpy / NumPy indexing", "optim": "the same updates in bare NumPy",
              "convolution": "none", "fx-trace": "none; torch: torch.fx.symbolic_trace",
              "fx-run": "the original function; torch: torch.fx, same rows",
              "ready modes": "the same steps with no mode", "meta": "none; CrossRefMode: the plain forward",
-             "random": "NumPy's own generator (other numbers)"}
+             "random": "NumPy's own generator (other numbers)",
+             "dispatch": "the same call with no dispatch mode / on plain tensors"}
 
 
 def import_time() -> float:

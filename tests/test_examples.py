@@ -63,3 +63,10 @@ def test_int8_weight_subclass_trains_close_to_float32():
     difference = float(result.stdout.split("relative difference ")[1].split("%")[0])
     assert difference < 2.0
     assert "1 byte per element, dtype tensormodes.float32" in result.stdout
+
+
+def test_inner_autograd_subclass_forces_a_rows_only_gradient():
+    result = run_example("examples/inner_autograd_subclass.py", timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ("rows touched: [1, 3, 7]; untouched rows all zero: True; "
+                                     "equals plain autograd: True")
