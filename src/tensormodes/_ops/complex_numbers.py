@@ -146,7 +146,7 @@ def _angle_grad(grad, input):
 
 @op(meta=elementwise, grad=_angle_grad, method=True, out=True,
     samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((F16,)),
-             Sample((BOOL,))))
+             Sample((BOOL,))), tags=("pointwise",))
 def angle(input: Tensor) -> Tensor:
     """The argument (phase) of each element, in radians: ``atan2(imag, real)`` for complex
     tensors (a real result), pi for negative real numbers and 0 otherwise (NaN stays NaN).
@@ -175,7 +175,7 @@ def _sgn_grad(grad, input, result):
 
 
 @op(meta=elementwise, grad=_sgn_grad, method=True, inplace=True, out=True,
-    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((BOOL,))))
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((BOOL,))), tags=("pointwise",))
 def sgn(input: Tensor) -> Tensor:
     """``input / abs(input)`` for complex tensors (0 at 0), the sign (``sign``) for real ones.
 

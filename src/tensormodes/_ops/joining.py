@@ -84,7 +84,7 @@ _cat_meta = MetaRule(lambda opdef, args, kwargs: opdef.kernel(*args, **kwargs), 
             Sample(([M23, M23], 2))),
     samples=(Sample(([M23, M23],)), Sample(([M23, TensorSpec((1, 3), "int64")],)),
              Sample(([M23, TensorSpec((2, 1))], -1)), Sample(([M23, TensorSpec((0,))],), {"dim": 0}),
-             Sample(([TensorSpec((2,), "bool"), TensorSpec((3,), "int32")],))))
+             Sample(([TensorSpec((2,), "bool"), TensorSpec((3,), "int32")],))), tags=("core",))
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenates tensors along an existing dimension ``dim`` (dtypes promote).
 
@@ -278,7 +278,12 @@ def _split_grad(grad, tensor_shape, dim):
     errors=(Sample((TensorSpec((5, 2)), [1, 3])), Sample((TensorSpec((5, 2)), -1)), Sample((SCALAR, 1)),
             Sample((TensorSpec((5, 2)), 0))),
     samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
-             Sample((I23, 2), {"dim": -1}), Sample((TensorSpec((0, 2)), 0))))
+             Sample((I23, 2), {"dim": -1}), Sample((TensorSpec((0, 2)), 0))),
+    aten={
+        "split.Tensor": ("split_size_or_sections: SymInt split_size",),
+        "split_with_sizes.default": ("split_size_or_sections: SymInt[] split_sizes", "+core"),
+    },
+    schema={"tensor": "Tensor self"})
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Splits the tensor into chunks, each a view: of ``split_size_or_sections`` along ``dim``
     (the last may be smaller), or of the listed sizes.
@@ -299,7 +304,11 @@ def _split_method_grad(grad, input_shape, dim):
 @op(grad=_split_method_grad, function=False, method="split", view=True, meta=metadata,
     errors=(Sample((TensorSpec((5, 2)), [1, -1, 5])), Sample((TensorSpec((5, 2)), 2, 2))),
     samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
-             Sample((I23,), {"split_size": 1, "dim": -1})))
+             Sample((I23,), {"split_size": 1, "dim": -1})),
+    aten={
+        "split.Tensor": ("split_size: SymInt",),
+        "split_with_sizes.default": ("split_size: SymInt[] split_sizes", "+core"),
+    })
 def split_method(input: Tensor, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """``Tensor.split(split_size, dim=0)``: see ``tensormodes.split``.
 
@@ -345,7 +354,7 @@ def _unbind_grad(grad, input_shape, dim):
 
 
 @op(grad=_unbind_grad, method=True, view=True, meta=metadata, errors=(Sample((SCALAR,)), Sample((M23, 2))),
-    samples=(Sample((M23,)), Sample((M23, 1)), Sample((I23, -1))))
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((I23, -1))), aten="int")
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim``, each a view without that dimension.
 
@@ -406,7 +415,10 @@ def _select_grad(grad, input_shape, dim, index):
 
 @op(grad=_select_grad, method=True, view=True, meta=metadata,
     errors=(Sample((M23, 0, 2)), Sample((SCALAR, 0, 0)), Sample((M23, 2, 0))),
-    samples=(Sample((M23, 0, 1)), Sample((M23, -1, -1)), Sample((TensorSpec((3,), "int64"), 0, 2))))
+    samples=(Sample((M23, 0, 1)), Sample((M23, -1, -1)), Sample((TensorSpec((3,), "int64"), 0, 2))),
+    aten="int",
+    schema={"index": "SymInt"},
+    tags=("core",))
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The view of ``input`` at ``index`` along ``dim`` (that dimension removed).
 

@@ -164,7 +164,9 @@ def _linalg_norm_grad(grad, A, result, ord, dim, keepdim):  # noqa: A002
         Sample((M23,)), Sample((M23, 1)), Sample((M23, 0)), Sample((M23, _INF, 1)), Sample((M23, -_INF)),
         Sample((M234, 3, (0, 2), True)), Sample((M23, 0.5, -1)), Sample((M23,), {"dtype": dt.float64}),
         Sample((TensorSpec((2, 3), "float16"),)), Sample((TensorSpec((2, 3), "complex64"), 2, 1)),
-        Sample((TensorSpec(()), 2)), Sample((TensorSpec((4,), "float64"), -1.5))))
+        Sample((TensorSpec(()), 2)), Sample((TensorSpec((4,), "float64"), -1.5))),
+    schema={"ord": "Scalar=2", "dim": "int[1]?", "x": "Tensor self"},
+    tags=("reduction",))
 @_quietly
 def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = None,  # noqa: A002
                 keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:

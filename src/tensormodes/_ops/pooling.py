@@ -268,7 +268,10 @@ def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
     Sample((TensorSpec((1, 2, 5, 5)), 2), {"stride": 2, "padding": 1, "dilation": 2, "ceil_mode": True}),
     Sample((TensorSpec((1, 1, 4, 4), "int64", -5, 5), 2, 1)),
     Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], [])),
-    Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))))
+    Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))),
+    aten="max_pool2d_with_indices.default",
+    schema={"kernel_size": "int[2]", "stride": "int[2]", "padding": "int[2]", "dilation": "int[2]"},
+    tags=("core",))
 def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
     """The largest element of each ``kernel_size`` window of ``input`` (N, C, H, W) or (C, H, W),
     the windows ``stride`` apart (by default ``kernel_size``); padding counts as ``-inf``. A
@@ -428,7 +431,16 @@ def _with_indices_grad(grad, input_shape, result, kernel_size, stride, dilation)
     Sample((TensorSpec((1, 2, 4, 4)), 2)),
     Sample((TensorSpec((2, 5, 5), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((1, 1, 5, 6), "float64"), (2, 3), (1, 2), (1, 0), (2, 1))),
-    Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], []))))
+    Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], []))),
+    aten="max_pool2d_with_indices.default",
+    schema={
+        "kernel_size": "int[2]",
+        "stride": "int[2]",
+        "padding": "int[2]",
+        "dilation": "int[2]",
+        "(returns)": "Tensor, Tensor",
+    },
+    tags=("core",))
 def _max_pool2d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
                              ceil_mode: bool = False) -> tuple:
     """``max_pool2d`` and where each maximum is: its flat position in the input's plane
@@ -544,7 +556,9 @@ def _avg_pool2d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode,
     Sample((TensorSpec((1, 1, 4, 5), "float64"), 2), {"stride": 1, "divisor_override": 3}),
     Sample((TensorSpec((1, 2, 4, 4), "int64", -9, 9), 2, 1)),
     Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], [])),
-    Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))))
+    Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))),
+    schema={"kernel_size": "int[2]", "stride": "int[2]=[]", "padding": "int[2]"},
+    tags=("core",))
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """Applies 2D average-pooling operation in kH x kW regions by step size sH x sW steps, over
@@ -822,7 +836,7 @@ def _adaptive_avg_pool2d_grad(grad, input_shape):
     Sample((TensorSpec((1, 2, 5, 7)), 3)),
     Sample((TensorSpec((2, 5, 4), "float64"), [2, 3])),
     Sample((TensorSpec((1, 1, 3, 6), "float64"), (4, 4))),
-    Sample((TensorSpec((1, 3, 4, 4), "bfloat16"), 1))))
+    Sample((TensorSpec((1, 3, 4, 4), "bfloat16"), 1))), schema={"output_size": "SymInt[2]"}, tags=("core",))
 def _adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """2D adaptive average pooling (ATen's op behind ``F.adaptive_avg_pool2d``): an
     ``output_size`` grid of averages of windows spread evenly over the last two dimensions.
@@ -849,7 +863,9 @@ def _adaptive_max_pool2d_grad(grad, input_shape, result):
     Sample((TensorSpec((1, 2, 5, 7)), 3)),
     Sample((TensorSpec((2, 5, 4), "float64"), [2, 3])),
     Sample((TensorSpec((1, 1, 3, 6), "float64"), (4, 4))),
-    Sample((TensorSpec((1, 3, 4, 4), "bfloat16"), 1))))
+    Sample((TensorSpec((1, 3, 4, 4), "bfloat16"), 1))),
+    aten="adaptive_max_pool2d.default",
+    schema={"output_size": "int[2]", "(returns)": "Tensor, Tensor"})
 def _adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
     """2D adaptive max pooling (``torch._C._nn.adaptive_max_pool2d``, behind
     ``F.adaptive_max_pool2d``): the largest element of each window of an ``output_size`` grid
@@ -963,7 +979,9 @@ def _max_unpool2d_grad(grad, indices, input_shape):
     name="_max_unpool2d", grad=_max_unpool2d_grad, samples=(
     Sample((TensorSpec((1, 2, 1, 1)), TensorSpec((1, 2, 1, 1), "int64", 0, 3), (2, 2))),
     Sample((TensorSpec((3, 1, 1), "float64"), TensorSpec((3, 1, 1), "int64", 0, 15), [4, 4])),
-    Sample((TensorSpec((2, 4, 1, 1), "float64"), TensorSpec((2, 4, 1, 1), "int64", 0, 14), [3, 5]))))
+    Sample((TensorSpec((2, 4, 1, 1), "float64"), TensorSpec((2, 4, 1, 1), "int64", 0, 14), [3, 5]))),
+    aten="max_unpool2d.default",
+    schema={"output_size": "SymInt[2]"})
 def _max_unpool2d(input: Tensor, indices: Tensor, output_size) -> Tensor:
     """The inverse of ``max_pool2d`` for its ``indices`` (``torch._C._nn.max_unpool2d``, behind
     ``F.max_unpool2d``): a zero plane of ``output_size`` with each input value at its index.

@@ -128,7 +128,9 @@ def _overload_node(name: str):
              Sample((TensorSpec((2, 3), "int32"), -1)), Sample((TensorSpec((4,), "bool"),)),
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((SCALAR, 0, True)),
              Sample((M23, ()), {"dtype": dt.float64}), Sample((TensorSpec((2, 2), "int8"),), {"dtype": dt.int8}),
-             Sample((TensorSpec((2, 3), "complex64"), [1])), Sample((TensorSpec((0, 3)),))))
+             Sample((TensorSpec((2, 3), "complex64"), [1])), Sample((TensorSpec((0, 3)),))),
+    aten={"sum.default": ("dim", "keepdim"), "sum.dim_IntList": ("dim: int[1]?=", "+core")},
+    tags=("reduction",))
 def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,  # noqa: A001
         dtype: dt.dtype | None = None) -> Tensor:
     """Sum of the elements, over all of them or over ``dim`` (an int or a tuple of ints).
@@ -160,7 +162,9 @@ def _nansum_grad(grad, input, dim, keepdim):
 @op(meta=_reduce_meta(), grad=_nansum_grad, method=True, out=True, differentiable=_recordable_dtype,
     samples=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 3), "float64", -1e3, 1e3), 1, True)),
              Sample((TensorSpec((3,), "float32"),)), Sample((TensorSpec((4,), "int64"),)),
-             Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((SCALAR,))))
+             Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((SCALAR,))),
+    schema={"dim": "int[1]?"},
+    tags=("reduction",))
 @_quietly
 def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
            dtype: dt.dtype | None = None) -> Tensor:
@@ -194,7 +198,9 @@ def _mean_grad(grad, input_shape, dim, keepdim):
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)), Sample((M234, (-1, 0))),
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"),)),
              Sample((TensorSpec((2, 3), "int64"),), {"dtype": dt.float64}), Sample((SCALAR, 0, True)),
-             Sample((TensorSpec((0, 3)), 0))))
+             Sample((TensorSpec((0, 3)), 0))),
+    aten={"mean.default": ("dim", "keepdim"), "mean.dim": ("dim: int[1]?=",)},
+    tags=("core", "reduction"))
 @_quietly
 def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
          dtype: dt.dtype | None = None) -> Tensor:
@@ -255,7 +261,9 @@ def _prod_grad(grad, input, result, dim, keepdim):
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, -1, True)),
              Sample((TensorSpec((2, 3), "int32", -3, 3),)), Sample((TensorSpec((4,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 2), "complex64"), 1)),
-             Sample((TensorSpec((2, 3), "int64"), 1), {"dtype": dt.float64}), Sample((SCALAR, 0))))
+             Sample((TensorSpec((2, 3), "int64"), 1), {"dtype": dt.float64}), Sample((SCALAR, 0))),
+    aten={"prod.default": ("dim", "keepdim"), "prod.dim_int": ("dim: int=",)},
+    tags=("core", "reduction"))
 @_quietly
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Product of the elements, over all of them or over the single dimension ``dim``.
@@ -350,7 +358,9 @@ _TRUTH_SAMPLES = (Sample((TensorSpec((2, 3), "bool"),)), Sample((TensorSpec((2, 
                   Sample((TensorSpec((0, 2), "bool"),)), Sample((TensorSpec((2, 2), "complex64"), 1)))
 
 
-@op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES)
+@op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES,
+    aten={"all.default": ("dim", "keepdim"), "all.dim": ("dim: int=",), "all.dims": ()},
+    tags=("reduction",))
 def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True if every element (over ``dim``, if given) is nonzero. The result is bool
     (uint8 for uint8 inputs); ``all`` of no elements is True.
@@ -363,7 +373,9 @@ def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     return _truth_reduction(np.logical_and, "all", input, dim, keepdim)
 
 
-@op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES)
+@op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES,
+    aten={"any.default": ("dim", "keepdim"), "any.dim": ("dim: int=",), "any.dims": ()},
+    tags=("core", "reduction"))
 def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True if any element (over ``dim``, if given) is nonzero. The result is bool
     (uint8 for uint8 inputs); ``any`` of no elements is False.
@@ -379,7 +391,9 @@ def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
 @op(meta=_reduce_meta(), differentiable=False, method=True,
     samples=(Sample((TensorSpec((3, 4), "int64", -1, 1),)), Sample((TensorSpec((3, 4), "int64", -1, 1), 1)),
              Sample((TensorSpec((2, 3), "bool"), (0, 1))), Sample((TensorSpec((2, 3), "float32", -1, 1), ())),
-             Sample((SCALAR, 0)), Sample((TensorSpec((2, 2), "complex64"), [-1]))))
+             Sample((SCALAR, 0)), Sample((TensorSpec((2, 2), "complex64"), [-1]))),
+    aten={"count_nonzero.default": ("dim: int?",), "count_nonzero.dim_IntList": ("dim: int[]=",)},
+    tags=("reduction",))
 def count_nonzero(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
     """Number of nonzero elements, over all of them or over ``dim``, as int64.
 
@@ -460,7 +474,13 @@ def _extreme_meta(opdef, args, kwargs):
 @op(meta=MetaRule(_extreme_meta, "extreme"),
     errors=(Sample((M23, M234)), Sample((TensorSpec((0, 3)), 0))),
     returns=("values", "indices"), grad=_extreme_grad(True), method=True,
-    out=True, samples=_EXTREME_SAMPLES)
+    out=True, samples=_EXTREME_SAMPLES,
+    aten={
+        "max.default": ("dim", "keepdim", "(returns): Tensor"),
+        "maximum.default": ("keepdim", "dim: Tensor other=", "(returns): Tensor", "+core", "+pointwise", "-reduction"),
+        "max.dim": ("dim: int=", "+core"),
+    },
+    tags=("reduction",))
 def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The largest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the largest elements along ``dim``; with a tensor, the elementwise maximum of
@@ -482,7 +502,13 @@ def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False
 
 
 @op(meta=MetaRule(_extreme_meta, "extreme"), returns=("values", "indices"), grad=_extreme_grad(False), method=True,
-    out=True, samples=_EXTREME_SAMPLES)
+    out=True, samples=_EXTREME_SAMPLES,
+    aten={
+        "min.default": ("dim", "keepdim", "(returns): Tensor"),
+        "minimum.default": ("keepdim", "dim: Tensor other=", "(returns): Tensor", "+core", "+pointwise", "-reduction"),
+        "min.dim": ("dim: int=", "+core"),
+    },
+    tags=("reduction",))
 def min(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The smallest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the smallest elements along ``dim``; with a tensor, the elementwise minimum of
@@ -520,7 +546,7 @@ def _amax_amin_grad(grad, input, result, dim, keepdim):
 
 
 @op(meta=_reduce_meta(), grad=_amax_amin_grad, differentiable=no_complex_autograd("amax"), method=True, out=True,
-    samples=_AMAX_SAMPLES)
+    samples=_AMAX_SAMPLES, schema={"dim": "int[1]"}, tags=("core", "reduction"))
 def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The largest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
@@ -533,7 +559,7 @@ def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) 
 
 
 @op(meta=_reduce_meta(), grad=_amax_amin_grad, differentiable=no_complex_autograd("amin"), method=True, out=True,
-    samples=_AMAX_SAMPLES)
+    samples=_AMAX_SAMPLES, schema={"dim": "int[1]"}, tags=("core", "reduction"))
 def amin(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The smallest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
@@ -570,7 +596,8 @@ _ARG_SAMPLES = (Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample
                 Sample((TensorSpec((0, 3)), 1)))
 
 
-@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES)
+@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES,
+    tags=("core", "reduction"))
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the largest element, in the flattened input or along ``dim``.
     The first one wins ties; NaN counts as largest.
@@ -583,7 +610,8 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return _arg_extreme(np.ndarray.argmax, "argmax", input, dim, keepdim)
 
 
-@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES)
+@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES,
+    tags=("core", "reduction"))
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the smallest element, in the flattened input or along ``dim``.
     The first one wins ties; NaN counts as smallest.
@@ -604,7 +632,8 @@ def _aminmax_grad(grad, input, result, dim, keepdim):
     samples=(Sample((M23,)), Sample((M23,), {"dim": 1}), Sample((M23,), {"dim": -1, "keepdim": True}),
              Sample((M23,), {"keepdim": True}), Sample((TensorSpec((2, 3), "int32"),), {"dim": 0}),
              Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((2, 3), "float16"),), {"dim": 1}),
-             Sample((SCALAR,)), Sample((SCALAR,), {"dim": 0}), Sample((TensorSpec((0, 3)),), {"dim": 1})))
+             Sample((SCALAR,)), Sample((SCALAR,), {"dim": 0}), Sample((TensorSpec((0, 3)),), {"dim": 1})),
+    tags=("reduction",))
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The smallest and largest elements, over everything or along ``dim``, as the
     named tuple ``(min, max)``.
@@ -644,7 +673,9 @@ def _logsumexp_grad(grad, input, result, dim, keepdim):
              Sample((TensorSpec((2, 3), "int64"), 1)), Sample((TensorSpec((3,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), 1)),
              Sample((TensorSpec((2, 3), "float32", -100, 100), 1)), Sample((SCALAR, 0)),
-             Sample((TensorSpec((0, 3)), 0)), Sample((TensorSpec((2, 0)), 1))))
+             Sample((TensorSpec((0, 3)), 0)), Sample((TensorSpec((2, 0)), 1))),
+    schema={"dim": "int[1]"},
+    tags=("reduction",))
 @_quietly
 def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input)))`` over ``dim``, computed stably (no overflow for large inputs).

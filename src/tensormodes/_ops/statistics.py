@@ -209,7 +209,10 @@ def _variance_backward(grad, input, dim, unbiased, keepdim, correction):
 
 @op(meta=_reduce_meta(_statistic_dims),
     errors=(Sample((TensorSpec((2, 3), "int64"),)), Sample((M23, 2))),
-    grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
+    grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES,
+    aten={"var.correction": ("unbiased",)},
+    schema={"(order)": "self dim correction keepdim", "dim": "int[1]?", "keepdim": "*bool"},
+    tags=("core", "reduction"))
 @_quietly
 def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -234,7 +237,10 @@ def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
     return _variance_backward(grad, input, dim, unbiased, keepdim, correction)
 
 
-@op(meta=_reduce_meta(_statistic_dims), grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
+@op(meta=_reduce_meta(_statistic_dims), grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES,
+    aten={"std.correction": ("unbiased",)},
+    schema={"(order)": "self dim correction keepdim", "dim": "int[1]?", "keepdim": "*bool"},
+    tags=("reduction",))
 @_quietly
 def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -256,7 +262,15 @@ def _var_mean_grad(grad, input, dim, unbiased, keepdim, correction):
             + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
 
 
-@op(meta=_reduce_meta(_statistic_dims), grad=_var_mean_grad, samples=_STATISTIC_SAMPLES)
+@op(meta=_reduce_meta(_statistic_dims), grad=_var_mean_grad, samples=_STATISTIC_SAMPLES,
+    aten={"var_mean.correction": ("unbiased",)},
+    schema={
+        "(order)": "self dim correction keepdim",
+        "dim": "int[1]?",
+        "keepdim": "*bool",
+        "(returns)": "Tensor, Tensor",
+    },
+    tags=("reduction",))
 @_quietly
 def var_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
              keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -277,7 +291,15 @@ def _std_mean_grad(grad, input, result, dim, unbiased, keepdim, correction):
             + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
 
 
-@op(meta=_reduce_meta(_statistic_dims), grad=_std_mean_grad, samples=_STATISTIC_SAMPLES)
+@op(meta=_reduce_meta(_statistic_dims), grad=_std_mean_grad, samples=_STATISTIC_SAMPLES,
+    aten={"std_mean.correction": ("unbiased",)},
+    schema={
+        "(order)": "self dim correction keepdim",
+        "dim": "int[1]?",
+        "keepdim": "*bool",
+        "(returns)": "Tensor, Tensor",
+    },
+    tags=("reduction",))
 @_quietly
 def std_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
              keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -314,7 +336,8 @@ def _median_grad(grad, input, result, dim, keepdim):
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((2, 4), "float64"),)),
              Sample((TensorSpec((3, 2), "float16"), 0)), Sample((SCALAR,)), Sample((SCALAR, 0, True)),
-             Sample((TensorSpec((0, 3)),)), Sample((TensorSpec((0, 3)), 1))))
+             Sample((TensorSpec((0, 3)),)), Sample((TensorSpec((0, 3)), 1))),
+    aten={"median.default": ("dim", "keepdim", "(returns): Tensor"), "median.dim": ("dim: int=",)})
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The median (the lower of the two middle elements for an even count). Without
     ``dim`` a tensor; with ``dim`` the named tuple ``(values, indices)``. NaN
@@ -361,7 +384,8 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     differentiable=no_complex_autograd("nanmedian"),  # reachable through empty complex inputs
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((3, 4), "float64"), -1)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
-             Sample((SCALAR,)), Sample((SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))))
+             Sample((SCALAR,)), Sample((SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))),
+    aten={"nanmedian.default": ("dim", "keepdim", "(returns): Tensor"), "nanmedian.dim": ("dim: int=",)})
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The median ignoring NaN (NaN only where a slice has nothing else); otherwise as
     ``median``: a tensor without ``dim``, the named tuple ``(values, indices)`` with it.
@@ -628,7 +652,9 @@ def _median_of_all(array: np.ndarray) -> np.ndarray:
 @op(meta=data_dependent, grad=no_derivative("bincount"), samples=(
     Sample((TensorSpec((6,), "int64", 0, 4),)), Sample((TensorSpec((4,), "int64", 0, 3), TensorSpec((4,)))),
     Sample((TensorSpec((4,), "uint8", 0, 3),), {"minlength": 6}), Sample((TensorSpec((0,), "int64"),)),
-    Sample((TensorSpec((3,), "int64", 0, 2), TensorSpec((3,), "int64", 0, 5)))))
+    Sample((TensorSpec((3,), "int64", 0, 2), TensorSpec((3,), "int64", 0, 5)))),
+    schema={"minlength": "SymInt"},
+    tags=("dynamic_output_shape",))
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How often each value 0, 1, ... occurs in the 1-D non-negative integer ``input`` (at least
     ``minlength`` counts), or the sums of ``weights`` per value (float64 unless float32).
