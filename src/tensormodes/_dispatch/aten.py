@@ -137,7 +137,8 @@ _TENSOR_TYPES = {
 
 # Annotation text -> schema type (``?`` added when the annotation admits None).
 _ANNOTATION_TYPES = (
-    ("dtype", "ScalarType"), ("Generator", "Generator"), ("Sequence[int]", "int[]"), ("tuple[int", "int[]"),
+    ("int | tuple[int, ...]", "int[1]"), ("dtype", "ScalarType"), ("Generator", "Generator"),
+    ("Sequence[int]", "int[]"), ("tuple[int", "int[]"),
     ("list[int]", "int[]"), ("list[bool]", "bool[]"), ("Number", "Scalar"), ("float | str", "Scalar"),
     ("str", "str"), ("float", "float"), ("bool", "bool"), ("int", "int"),
 )
@@ -145,6 +146,17 @@ _ANNOTATION_TYPES = (
 # Unannotated parameters PyTorch's factories and conversions share, by name.
 _NAMED_TYPES = {"device": "Device?", "layout": "Layout?", "pin_memory": "bool?", "memory_format": "MemoryFormat?",
                 "generator": "Generator?", "dtype": "ScalarType?", "names": "str[]?"}
+
+# Int parameters PyTorch's schemas make symbolic (sizes, counts): ``SymInt groups``, ``SymInt k``.
+_SYMBOLIC = frozenset({"groups", "padding_idx", "num_samples", "minlength", "split_size"})
+
+# Ops whose first tensor PyTorch's schema calls ``input``, not ``self``.
+_KEEP_INPUT = ("conv", "linear", "native_layer_norm", "native_group_norm", "native_batch_norm", "layer_norm",
+               "group_norm", "batch_norm", "dropout")
+
+# A window's parameters, ``int[N]`` in an N-d op (``max_pool2d_with_indices``'s ``int[2] stride=[]``).
+_WINDOW = frozenset({"kernel_size", "stride", "padding", "dilation", "output_size", "output_padding"})
+_DIMS = re.compile(r"(?<=[a-z_])([123])d(?:_|$)")
 
 # A factory's tensor options: in ATen always these four, in this order, with these defaults,
 # where the public signature has any of them (keyword-only), whatever it spells.
@@ -239,27 +251,36 @@ class _OverloadSpec:
     tags_added: frozenset = frozenset()
     tags_removed: frozenset = frozenset()
     out_name: str | None = None
+    inplace_name: str | None = None  # "" where PyTorch has no in-place form of it
+    kind_tags: tuple = ()  # ((kind, "+" or "-", tag), ...): the in-place or out= variant's own tags
 
 
 def _parse_overload(entries) -> _OverloadSpec:
-    dropped, spelled, added, removed, out_name = set(), [], set(), set(), None
+    dropped, spelled, added, removed, out_name, inplace_name = set(), [], set(), set(), None, None
+    kind_tags = []
     for entry in entries:
-        if entry.startswith("+"):
+        kind, sign, tag = entry.partition("+") if "+" in entry else entry.partition("-")
+        if kind in ("inplace", "out") and sign:
+            kind_tags.append((kind, sign, tag))
+        elif entry.startswith("+"):
             added.add(entry[1:])
         elif entry.startswith("-"):
             removed.add(entry[1:])
         elif entry.startswith("out="):
             out_name = entry[4:]
+        elif entry.startswith("inplace="):
+            inplace_name = entry[8:]
         elif ":" in entry:
             param, _, text = entry.partition(":")
             param = param.strip()
             spelled.append((param, text.strip() if param in (_ORDER, _RETURNS) else _parse_spelling(text)))
         else:
             dropped.add(entry)
-    return _OverloadSpec(frozenset(dropped), tuple(spelled), frozenset(added), frozenset(removed), out_name)
+    return _OverloadSpec(frozenset(dropped), tuple(spelled), frozenset(added), frozenset(removed), out_name,
+                         inplace_name, tuple(kind_tags))
 
 
-def _schema_type(opdef: OpDef, param: inspect.Parameter, tokens: dict) -> str:
+def _schema_type(opdef: OpDef, param: inspect.Parameter, tokens: dict, dims: str = "", packet: str = "") -> str:
     kind = opdef.tensor_params.get(param.name)
     if kind is not None:
         token = tokens.get(param.name)
@@ -272,8 +293,14 @@ def _schema_type(opdef: OpDef, param: inspect.Parameter, tokens: dict) -> str:
     if not text:
         if param.name in _NAMED_TYPES:
             return _NAMED_TYPES[param.name]
+        if dims and param.name in _WINDOW:  # ``max_pool2d``'s ``int[2] kernel_size``, ``conv2d``'s SymInt[2]
+            return f"SymInt[{dims}]" if packet.startswith("conv") else f"int[{dims}]"
         default = param.default
         return {bool: "bool", int: "int", float: "float", str: "str"}.get(type(default), "Any")
+    if text == "int" and param.name in _SYMBOLIC:
+        return "SymInt"
+    if packet.startswith("conv") and param.name in _WINDOW and "int" in text:  # ``convolution``'s SymInt[]
+        return f"SymInt[{dims}]"
     for needle, schema_type in _ANNOTATION_TYPES:
         if needle in text:
             if schema_type == "int[]" and param.name in ("size", "shape"):
@@ -300,6 +327,8 @@ def _letters():
 
 
 def _returns(opdef: OpDef, kind: str, spelled: str | None = None) -> tuple[Argument, ...]:
+    if spelled is not None and kind in ("inplace", "out") and "," not in spelled:
+        return (Argument("", "Tensor", alias_info="a!"),)
     if spelled is not None:  # ``"(returns)": "Tensor, Tensor values"``
         returns = []
         for text in spelled.split(","):
@@ -336,7 +365,9 @@ def _schema(overload: OpOverload) -> FunctionSchema:
     spelled.update(spec.spelled)
     order = spelled.pop(_ORDER, None)
     returns = _returns(opdef, kind, spelled.pop(_RETURNS, None))
-    tokens = _scalar_tokens(opdef, overload._overloadname)
+    tokens = _scalar_tokens(opdef, overload._functional_name)
+    dims = _DIMS.search(overload._packet_name)
+    dims = dims.group(1) if dims else ""
     parameters = [p for p in opdef.signature.parameters.values() if p.name not in spec.dropped
                   and p.name not in _ABOVE_DISPATCH and spelled.get(p.name, 1) is not None]
     names = {p.name for p in parameters}
@@ -361,7 +392,7 @@ def _schema(overload: OpOverload) -> FunctionSchema:
 
     for param in parameters:
         if grouped and param.name in _TENSOR_OPTIONS:
-            if param is options[0]:
+            if param is options[0] and kind != "out":  # an ``out=`` variant has the out tensor's
                 for option in _TENSOR_OPTIONS:
                     given = _ALWAYS_GIVEN.get(option, _NO_DEFAULT) if opdef.factory else _NO_DEFAULT
                     if option == "device" and first_kind is TensorKind.TENSOR:  # ``zeros_like``: the input's
@@ -370,16 +401,19 @@ def _schema(overload: OpOverload) -> FunctionSchema:
             continue
         name = param.name.rstrip("_") or param.name
         alias = None
+        default = param.default
         if param.name in opdef.tensor_params:
-            if name == "input" and first_tensor:
+            if name == "input" and first_tensor and not overload._packet_name.startswith(_KEEP_INPUT):
                 name = "self"
             if first_tensor:
                 first_tensor = False
                 alias = _alias_of(opdef, kind)
                 if alias == "a" and returns and returns[0].type == "Tensor[]":
                     alias = "a -> *"
-        add(param.name, name, _schema_type(opdef, param, tokens), param.default, param.kind is param.KEYWORD_ONLY,
-            alias)
+        if type(param.default) is int and dims and param.name in _WINDOW and overload._packet_name.startswith("conv"):
+            default = [param.default] * int(dims)  # ``SymInt[2] stride=[1, 1]``
+        add(param.name, name, _schema_type(opdef, param, tokens, dims, overload._packet_name), default,
+            param.kind is param.KEYWORD_ONLY, alias)
     for extra, own in spelled.items():
         if own is not None and extra not in opdef.signature.parameters:
             arguments.append(Argument(own.name or extra, own.type, own.default if own.default is not None
@@ -392,7 +426,7 @@ def _schema(overload: OpOverload) -> FunctionSchema:
         for i, argument in zip(slots, moved):
             arguments[i] = argument
     if kind == "out":
-        if opdef.returns is not None:
+        if opdef.returns is not None and len(returns) > 1:
             for field, letter in zip(opdef.returns._fields, _letters()):
                 arguments.append(Argument(field, "Tensor", kwarg_only=True, alias_info=f"{letter}!", public="out"))
         else:
@@ -426,10 +460,11 @@ class OpOverload:
     """
 
     def __init__(self, packet: OpOverloadPacket, overload_name: str, opdef: OpDef, kind: str,
-                 spec: _OverloadSpec) -> None:
+                 spec: _OverloadSpec, functional_name: str | None = None) -> None:
         self.overloadpacket = packet
         self._packet_name = packet._name
         self._overloadname = overload_name
+        self._functional_name = functional_name or overload_name  # its functional overload's name
         self._opdef = opdef
         self._kind = kind  # "functional", "inplace" or "out"
         self._spec = spec
@@ -462,6 +497,9 @@ class OpOverload:
         if self._kind == "out":
             names.add("out")
             names.discard("core")
+        for kind, sign, tag in spec.kind_tags:
+            if kind == self._kind:
+                (names.add if sign == "+" else names.discard)(tag)
         names.add("pt2_compliant_tag")
         return sorted((Tag[n] for n in names), key=lambda t: t.value)
 
@@ -628,13 +666,15 @@ def _declared_overloads(opdef: OpDef) -> dict[str, _OverloadSpec]:
     return named
 
 
-def _overload(name: str, overload_name: str, opdef: OpDef, kind: str, spec: _OverloadSpec) -> OpOverload:
+def _overload(name: str, overload_name: str, opdef: OpDef, kind: str, spec: _OverloadSpec,
+              functional_name: str | None = None) -> OpOverload:
     packet = _PACKETS.get(name)
     if packet is None:
         packet = _PACKETS[name] = OpOverloadPacket(name)
     overload = packet._overloads.get(overload_name)
     if overload is None:
-        overload = packet._overloads[overload_name] = OpOverload(packet, overload_name, opdef, kind, spec)
+        overload = packet._overloads[overload_name] = OpOverload(packet, overload_name, opdef, kind, spec,
+                                                                 functional_name)
     return overload
 
 
@@ -649,10 +689,12 @@ def _build() -> None:
                 name, _, overload_name = key.rpartition(".")
                 functional.append(_overload(name, overload_name, opdef, "functional", spec))
                 if opdef.inplace:
-                    inplace.append(_overload(name + "_", overload_name, opdef, "inplace", spec))
+                    inplace_name = overload_name if spec.inplace_name is None else spec.inplace_name
+                    if inplace_name:
+                        inplace.append(_overload(name + "_", inplace_name, opdef, "inplace", spec, overload_name))
                 if opdef.out:
                     out_name = spec.out_name or ("out" if overload_name == "default" else f"{overload_name}_out")
-                    out.append(_overload(name, out_name, opdef, "out", spec))
+                    out.append(_overload(name, out_name, opdef, "out", spec, overload_name))
             if len(functional) > 1:
                 # an overload another op declared first is that op's; this op picks it by its own
                 # view of it (its parameters, what it lacks): (overload, view) pairs

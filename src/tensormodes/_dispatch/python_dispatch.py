@@ -25,6 +25,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
+from .._device import device
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
@@ -247,7 +248,6 @@ def _form(overload) -> list[tuple]:
         if argument.given is not inspect.Parameter.empty:
             given = argument.given
             if argument.name == "device":
-                from .._device import device
                 given = device(given)
         always = (not argument.has_default_value and default is not _MISSING and public != "out") or \
             given is not _MISSING

@@ -89,7 +89,8 @@ def isinf(input: Tensor) -> Tensor:
 
 
 @op(meta=elementwise, differentiable=False, method=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BOOL,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BOOL,))),
+    tags=("pointwise",))
 def isfinite(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is neither infinite nor NaN.
 
@@ -212,8 +213,7 @@ def _clamp_grad(grad, input, min, max):  # noqa: A002 - the op's parameter names
 
 @op(errors=(Sample((M23,)), Sample((C64, 0.0, 1.0)), Sample((M23, ROW, 1.0))),
     meta=elementwise, grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES,
-    aten={"clamp.default": ("min: Scalar?", "max: Scalar?"), "clamp.Tensor": ()},
-    tags=("core", "pointwise"))
+    aten={"clamp.default": ("min: Scalar?", "max: Scalar?"), "clamp.Tensor": ()}, tags=("core", "pointwise"))
 def clamp(input: Tensor, min: Tensor | Number | None = None,  # noqa: A002 - PyTorch's names
           max: Tensor | Number | None = None) -> Tensor:  # noqa: A002
     """Clamps each element into ``[min, max]`` (either bound may be omitted; bounds are
@@ -245,8 +245,7 @@ def _clamp_min_grad(grad, input, min):  # noqa: A002 - the op's parameter name
 @op(errors=(Sample((C64, 0.0)), Sample((M23, TensorSpec((3, 2))))),
     meta=elementwise, grad=_clamp_min_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))),
-    aten={"clamp_min.default": ("min: Scalar",), "clamp_min.Tensor": ()},
-    tags=("pointwise",))
+    aten={"clamp_min.default": ("min: Scalar",), "clamp_min.Tensor": ()}, tags=("pointwise",))
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``max(input, min)`` elementwise.
 
@@ -265,8 +264,7 @@ def _clamp_max_grad(grad, input, max):  # noqa: A002 - the op's parameter name
 @op(errors=(Sample((C64, 0.0)), Sample((BOOL, True))),
     meta=elementwise, grad=_clamp_max_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))),
-    aten={"clamp_max.default": ("max: Scalar",), "clamp_max.Tensor": ()},
-    tags=("pointwise",))
+    aten={"clamp_max.default": ("max: Scalar",), "clamp_max.Tensor": ()}, tags=("pointwise",))
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``min(input, max)`` elementwise.
 
@@ -394,7 +392,9 @@ _where_meta = MetaRule(_where_meta_compute, "where")
     samples=(Sample((BOOL, M23, M23)), Sample((BOOL, ROW, 0.0)), Sample((BOOL, 1, 2.5)), Sample((BOOL, 1, 2)),
              Sample((BOOL, I23, F16)), Sample((TensorSpec((), "bool"), I32, SCALAR_F64)),
              Sample((BOOL,), {"input": COLUMN, "other": ROW}), Sample((BOOL,)),
-             Sample((TensorSpec((), "bool"),))))
+             Sample((TensorSpec((), "bool"),))),
+    aten={"where.self": ("out-pointwise",)},
+    schema={"other": "Tensor=", "input": "Tensor self="}, tags=("core", "pointwise"))
 def where(condition: Tensor, input: Tensor | Number | None = None, other: Tensor | Number | None = None) -> Tensor:
     """Elements of ``input`` where ``condition`` holds, else of ``other`` (numbers allowed;
     the result broadcasts and takes their promoted dtype). ``where(condition)`` alone is
@@ -422,7 +422,8 @@ def _where_method_grad(grad, condition):
 @op(errors=(Sample((M23, M23, M23)), Sample((M23, BOOL, TensorSpec((3, 2))))),
     meta=broadcasting("condition", "input", "other"),
     grad=_where_method_grad, function=False, method="where", name="where_method",
-    samples=(Sample((M23, BOOL, M23)), Sample((I23, BOOL, 2.5)), Sample((ROW, BOOL, COLUMN))))
+    samples=(Sample((M23, BOOL, M23)), Sample((I23, BOOL, 2.5)), Sample((ROW, BOOL, COLUMN))),
+    aten="where.self")
 def where_method(input: Tensor, condition: Tensor, other: Tensor | Number) -> Tensor:
     """``tensormodes.where(condition, self, other)`` (the method form puts ``self`` in the middle).
 
@@ -461,8 +462,7 @@ def _comparison_samples(ordered: bool) -> tuple[Sample, ...]:
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.equal, dunders=(Dunder("__eq__", OWN),),
     samples=(*_comparison_samples(False), Sample((I23, TensorSpec((2, 3), "int64", -5, 5)))),
-    aten={"eq.Tensor": (), "eq.Scalar": ()},
-    tags=("core", "pointwise"))
+    aten={"eq.Tensor": ("inplace-pointwise",), "eq.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def eq(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input == other``.
 
@@ -476,7 +476,8 @@ def eq(input: Tensor, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.not_equal, dunders=(Dunder("__ne__"),),
-    samples=_comparison_samples(False), aten={"ne.Tensor": (), "ne.Scalar": ()}, tags=("core", "pointwise"))
+    samples=_comparison_samples(False),
+    aten={"ne.Tensor": ("inplace-pointwise",), "ne.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def ne(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input != other``.
 
@@ -490,7 +491,8 @@ def ne(input: Tensor, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.less, dunders=(Dunder("__lt__"),),
-    samples=_comparison_samples(True), aten={"lt.Tensor": (), "lt.Scalar": ()}, tags=("core", "pointwise"))
+    samples=_comparison_samples(True),
+    aten={"lt.Tensor": ("inplace-pointwise",), "lt.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def lt(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input < other``.
 
@@ -504,7 +506,8 @@ def lt(input: Tensor, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((C64, C64)),),
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.less_equal, dunders=(Dunder("__le__"),),
-    samples=_comparison_samples(True), aten={"le.Tensor": (), "le.Scalar": ()}, tags=("core", "pointwise"))
+    samples=_comparison_samples(True),
+    aten={"le.Tensor": ("inplace-pointwise",), "le.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def le(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input <= other``.
 
@@ -518,7 +521,8 @@ def le(input: Tensor, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((C64, 0.5)),),
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater, dunders=(Dunder("__gt__"),),
-    samples=_comparison_samples(True), aten={"gt.Tensor": (), "gt.Scalar": ()}, tags=("core", "pointwise"))
+    samples=_comparison_samples(True),
+    aten={"gt.Tensor": ("inplace-pointwise",), "gt.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def gt(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input > other``.
 
@@ -532,7 +536,8 @@ def gt(input: Tensor, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater_equal, dunders=(Dunder("__ge__"),),
-    samples=_comparison_samples(True), aten={"ge.Tensor": (), "ge.Scalar": ()}, tags=("core", "pointwise"))
+    samples=_comparison_samples(True),
+    aten={"ge.Tensor": ("inplace-pointwise",), "ge.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def ge(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input >= other``.
 
@@ -620,7 +625,11 @@ _BITWISE_SAMPLES = (Sample((I23, I23)), Sample((BOOL, BOOL)), Sample((U8, I32)),
 @op(errors=(Sample((M23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
     meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__and__", OWN), Dunder("__rand__"), Dunder("__iand__", OWN, inplace=True)),
-    aten={"bitwise_and.Tensor": (), "bitwise_and.Scalar": (), "bitwise_and.Scalar_Tensor": ("-core",)},
+    aten={
+        "bitwise_and.Tensor": (),
+        "bitwise_and.Scalar": (),
+        "bitwise_and.Scalar_Tensor": ("-core", "inplace=", "out+generated", "out-pointwise"),
+    },
     tags=("core", "pointwise"))
 def bitwise_and(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise AND of integer or bool operands (logical AND for bool).
@@ -635,7 +644,11 @@ def bitwise_and(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((M23, 1)), Sample((I23, TensorSpec((3, 2), "int64")))),
     meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__or__", OWN), Dunder("__ror__"), Dunder("__ior__", OWN, inplace=True)),
-    aten={"bitwise_or.Tensor": (), "bitwise_or.Scalar": (), "bitwise_or.Scalar_Tensor": ("-core",)},
+    aten={
+        "bitwise_or.Tensor": (),
+        "bitwise_or.Scalar": (),
+        "bitwise_or.Scalar_Tensor": ("-core", "inplace=", "out+generated", "out-pointwise"),
+    },
     tags=("core", "pointwise"))
 def bitwise_or(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise OR of integer or bool operands (logical OR for bool).
@@ -650,7 +663,11 @@ def bitwise_or(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((I23, 1.5)),),
     meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
     dunders=(Dunder("__xor__", OWN), Dunder("__rxor__"), Dunder("__ixor__", OWN, inplace=True)),
-    aten={"bitwise_xor.Tensor": (), "bitwise_xor.Scalar": (), "bitwise_xor.Scalar_Tensor": ("-core",)},
+    aten={
+        "bitwise_xor.Tensor": (),
+        "bitwise_xor.Scalar": (),
+        "bitwise_xor.Scalar_Tensor": ("-core", "inplace=", "out+generated", "out-pointwise"),
+    },
     tags=("core", "pointwise"))
 def bitwise_xor(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise XOR of integer or bool operands (logical XOR for bool).
@@ -693,7 +710,7 @@ _SHIFT_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -2, 70))), Sample((I2
     aten={
         "bitwise_left_shift.Tensor": (),
         "bitwise_left_shift.Tensor_Scalar": (),
-        "bitwise_left_shift.Scalar_Tensor": (),
+        "bitwise_left_shift.Scalar_Tensor": ("inplace=", "out+generated", "out-pointwise"),
     },
     tags=("pointwise",))
 def bitwise_left_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor:
@@ -714,7 +731,7 @@ def bitwise_left_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor
     aten={
         "bitwise_right_shift.Tensor": (),
         "bitwise_right_shift.Tensor_Scalar": (),
-        "bitwise_right_shift.Scalar_Tensor": (),
+        "bitwise_right_shift.Scalar_Tensor": ("inplace=", "out+generated", "out-pointwise"),
     },
     tags=("pointwise",))
 def bitwise_right_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor:

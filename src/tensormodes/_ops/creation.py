@@ -653,8 +653,7 @@ def ones(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
 @op(meta=_sized_meta("empty"),
     errors=(Sample(((2, -3),)),),
     random=True, factory=True, out=True, samples=(Sample((2, 3)), Sample(((4,),), {"dtype": dt.int64}), Sample(((),))),
-    aten="memory_format",
-    tags=("core",))
+    aten={"empty.memory_format": ("out=out",)}, tags=("core",))
 def empty(*size: int, dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False, memory_format=None) -> Tensor:
     """Returns a tensor of the given shape filled with uninitialized data.
@@ -680,8 +679,7 @@ def _empty_strided_meta(size, stride, *, dtype=None, device=None, **_):
     errors=(Sample(((2, -3), (1, 2))), Sample(((2, 3), (1,))), Sample(((2, 3), (1, -2))), Sample((2, 1))),
     random=True, factory=True, samples=(Sample(((2, 3), (1, 2))), Sample(((4,), (2,)), {"dtype": dt.int64}),
                                         Sample(((), ())), Sample(((2, 3), (0, 0))), Sample(((0, 3), (4, 1)))),
-    schema={"stride": "SymInt[]"},
-    tags=("core",))
+    schema={"stride": "SymInt[]"}, tags=("core",))
 def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: dt.dtype | None = None, layout=None,
                   device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Returns a tensor of the given sizes and strides (in elements) filled with uninitialized

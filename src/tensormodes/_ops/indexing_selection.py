@@ -233,8 +233,7 @@ def _fill_grad(grad, value_shape):
 
 @op(function=False, method="fill_", mutates=True, grad=_fill_grad, meta=metadata, errors=(Sample((M23, M23)),),
     samples=(Sample((M23, 2.5)), Sample((TensorSpec((3,), "int64"), 7)), Sample((M23, TensorSpec(())))),
-    aten={"fill_.Scalar": (), "fill_.Tensor": ()},
-    tags=("inplace",))
+    aten={"fill_.Scalar": (), "fill_.Tensor": ()}, tags=("inplace",))
 def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
     """Fill the tensor with ``value`` (a number or a 0-dim tensor), in place.
 

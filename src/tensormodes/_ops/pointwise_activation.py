@@ -94,8 +94,7 @@ def _gelu_grad(grad, input, approximate):
 @op(grad=_gelu_grad, node="gelu", meta=elementwise,
     samples=_SAMPLES + (
     Sample((_X,), {"approximate": "tanh"}), Sample((TensorSpec((3,), "float64", -5, 5),), {"approximate": "tanh"})),
-    aten="gelu.default",
-    tags=("core", "pointwise"))
+    aten="gelu.default", tags=("core", "pointwise"))
 def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit, ``x * Phi(x)``, or its tanh approximation: PyTorch's
     ``torch._C._nn.gelu``, which ``nn.functional.gelu`` runs (node ``GeluBackward0``).
@@ -126,8 +125,7 @@ def _silu_grad(grad, input):
 
 
 @op(grad=_silu_grad, node="silu", meta=elementwise, differentiable=no_complex_autograd("silu"), samples=_SAMPLES,
-    aten="silu.default",
-    tags=("pointwise",))
+    aten="silu.default", tags=("pointwise",))
 def _silu(input: Tensor) -> Tensor:
     """``x * sigmoid(x)``: PyTorch's ``torch._C._nn.silu`` (node ``SiluBackward0``).
 
@@ -170,8 +168,7 @@ _ELU_SAMPLES = _SAMPLES + (Sample((_X, 0.5, 2.0, 1.5)), Sample((_X,), {"alpha": 
 
 @op(grad=_elu_grad, node="elu", meta=elementwise, samples=_ELU_SAMPLES,
     aten="elu.default",
-    schema={"alpha": "Scalar=1", "scale": "Scalar=1", "input_scale": "Scalar=1"},
-    tags=("core", "pointwise"))
+    schema={"alpha": "Scalar=1", "scale": "Scalar=1", "input_scale": "Scalar=1"}, tags=("core", "pointwise"))
 def _elu(input: Tensor, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
     """``scale * x`` where positive, ``scale * alpha * (exp(x * input_scale) - 1)`` elsewhere:
     PyTorch's ``torch._C._nn.elu`` (node ``EluBackward0``), behind ``elu`` and ``selu``.
@@ -211,8 +208,7 @@ def _leaky_relu_grad(grad, input, negative_slope):
 @op(grad=_leaky_relu_grad, node="leaky_relu", meta=elementwise,
     samples=_SAMPLES + (Sample((_X, 0.2)),),
     aten="leaky_relu.default",
-    schema={"negative_slope": "Scalar"},
-    tags=("core", "pointwise"))
+    schema={"negative_slope": "Scalar"}, tags=("core", "pointwise"))
 def _leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere: PyTorch's ``torch._C._nn.leaky_relu``
     (node ``LeakyReluBackward0``).
@@ -236,8 +232,7 @@ def _hardtanh_grad(grad, input, min_val, max_val):
     samples=_SAMPLES + (Sample((_X, 0.0, 6.0)), Sample((_X,), {"max_val": 2.0}),
                                                             Sample((TensorSpec((2, 3), "int64", -3, 3),))),
     aten="hardtanh.default",
-    schema={"min_val": "Scalar=-1", "max_val": "Scalar=1"},
-    tags=("core", "pointwise"))
+    schema={"min_val": "Scalar=-1", "max_val": "Scalar=1"}, tags=("core", "pointwise"))
 def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """``input`` clamped to ``[min_val, max_val]``, whose gradient is zero at and beyond the
     bounds: PyTorch's ``torch._C._nn.hardtanh`` (node ``HardtanhBackward0``), behind ``hardtanh``
@@ -307,8 +302,7 @@ def _threshold_grad(grad, input, threshold):
 @op(grad=_threshold_grad, node="threshold", meta=elementwise,
     samples=(Sample((_X, 0.5, -2.0)), Sample((TensorSpec((3, 2), "float64", -6, 6), 1.0, 7.5)),
              Sample((TensorSpec((4,), "int64", -3, 3), 0, 9)), Sample((TensorSpec((), "float32", -2, 2), 0.0, 1.0))),
-    aten="threshold.default",
-    tags=("pointwise",))
+    aten="threshold.default", tags=("pointwise",))
 def _threshold(input: Tensor, threshold: Number, value: Number) -> Tensor:
     """``value`` where ``x <= threshold``, ``x`` elsewhere (so NaN stays NaN), in ``input``'s
     dtype: PyTorch's ``torch.threshold`` (node ``ThresholdBackward0``), behind
@@ -375,8 +369,7 @@ def _softplus_grad(grad, input, beta, threshold):
 @op(grad=_softplus_grad, node="softplus", meta=elementwise,
     samples=_SAMPLES + (Sample((_X, 2.0, 3.0)), Sample((_X,), {"beta": 0.5})),
     aten="softplus.default",
-    schema={"beta": "Scalar=1", "threshold": "Scalar=20"},
-    tags=("pointwise",))
+    schema={"beta": "Scalar=1", "threshold": "Scalar=20"}, tags=("pointwise",))
 def _softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``:
     PyTorch's ``torch._C._nn.softplus`` (node ``SoftplusBackward0``).
@@ -397,8 +390,7 @@ def _log_sigmoid_grad(grad, input):
 
 @op(grad=_log_sigmoid_grad, node="log_sigmoid", meta=elementwise,
     samples=_SAMPLES + (Sample((TensorSpec((4,), "float64", -40, 40),)),),
-    aten="log_sigmoid_forward.default",
-    schema={"(returns)": "Tensor output, Tensor buffer"})
+    aten="log_sigmoid_forward.default", schema={"(returns)": "Tensor output, Tensor buffer"})
 def _log_sigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, without overflow: PyTorch's ``torch._C._nn.log_sigmoid`` (node
     ``LogSigmoidBackward0``).
@@ -500,7 +492,6 @@ def _embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, s
     # every-op finite-difference checks compare with: tests/test_grad_fn_names.py checks them with torch.
     Sample((_WEIGHT, _INDICES)), Sample((TensorSpec((4, 2), "float64"), TensorSpec((3,), "int32", 0, 3))),
     Sample((_WEIGHT, _INDICES, -1, False, False)), Sample((_WEIGHT, TensorSpec((), "int64", 0, 4)))),
-    schema={"padding_idx": "SymInt"},
     tags=("core",))
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
               sparse: bool = False) -> Tensor:

@@ -269,9 +269,7 @@ def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
     Sample((TensorSpec((1, 1, 4, 4), "int64", -5, 5), 2, 1)),
     Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], [])),
     Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))),
-    aten="max_pool2d_with_indices.default",
-    schema={"kernel_size": "int[2]", "stride": "int[2]", "padding": "int[2]", "dilation": "int[2]"},
-    tags=("core",))
+    aten="max_pool2d_with_indices.default", tags=("core",))
 def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
     """The largest element of each ``kernel_size`` window of ``input`` (N, C, H, W) or (C, H, W),
     the windows ``stride`` apart (by default ``kernel_size``); padding counts as ``-inf``. A
@@ -378,7 +376,8 @@ def _max_pool1d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
     Sample((TensorSpec((1, 2, 6)), 2)),
     Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((2, 1, 8), "float64"), [2], [], 1, 3)),
-    Sample((TensorSpec((1, 2, 5), "bfloat16"), 2, 1))))
+    Sample((TensorSpec((1, 2, 5), "bfloat16"), 2, 1))),
+    schema={"padding": "int[1]=[0]", "dilation": "int[1]=[1]", "(returns)": "Tensor"})
 def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
     """The largest element of each ``kernel_size`` window of ``input`` (N, C, L) or (C, L), the
     windows ``stride`` apart (by default ``kernel_size``); padding counts as ``-inf``. A window's
@@ -432,15 +431,7 @@ def _with_indices_grad(grad, input_shape, result, kernel_size, stride, dilation)
     Sample((TensorSpec((2, 5, 5), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((1, 1, 5, 6), "float64"), (2, 3), (1, 2), (1, 0), (2, 1))),
     Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], []))),
-    aten="max_pool2d_with_indices.default",
-    schema={
-        "kernel_size": "int[2]",
-        "stride": "int[2]",
-        "padding": "int[2]",
-        "dilation": "int[2]",
-        "(returns)": "Tensor, Tensor",
-    },
-    tags=("core",))
+    aten="max_pool2d_with_indices.default", schema={"(returns)": "Tensor, Tensor"}, tags=("core",))
 def _max_pool2d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
                              ceil_mode: bool = False) -> tuple:
     """``max_pool2d`` and where each maximum is: its flat position in the input's plane
@@ -464,7 +455,8 @@ def _with_indices_1d_grad(grad, input_shape, result, kernel_size, stride, dilati
     grad=_with_indices_1d_grad, samples=(
     Sample((TensorSpec((1, 2, 6)), 2)),
     Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
-    Sample((TensorSpec((2, 1, 8), "float64"), [2], [], 1, 3))))
+    Sample((TensorSpec((2, 1, 8), "float64"), [2], [], 1, 3))),
+    schema={"padding": "int[1]=[0]", "dilation": "int[1]=[1]", "(returns)": "Tensor, Tensor"})
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
                             ceil_mode: bool = False) -> tuple:
     """``max_pool1d`` and where each maximum is (its position along the last dimension).
@@ -557,8 +549,7 @@ def _avg_pool2d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode,
     Sample((TensorSpec((1, 2, 4, 4), "int64", -9, 9), 2, 1)),
     Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], [])),
     Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))),
-    schema={"kernel_size": "int[2]", "stride": "int[2]=[]", "padding": "int[2]"},
-    tags=("core",))
+    schema={"stride": "int[2]=[]"}, tags=("core",))
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """Applies 2D average-pooling operation in kH x kW regions by step size sH x sW steps, over
@@ -653,7 +644,8 @@ def _avg_pool1d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode,
     Sample((TensorSpec((1, 2, 6)), 2)),
     Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((2, 1, 8), "float64"), [3], [2], 1, False, False)),
-    Sample((TensorSpec((2, 5), "int64", -9, 9), 2, 1))))
+    Sample((TensorSpec((2, 5), "int64", -9, 9), 2, 1))),
+    schema={"stride": "int[1]=[]", "padding": "int[1]=[0]"}, tags=("core",))
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
     """Applies a 1D average pooling over an input signal composed of several input planes:
@@ -785,7 +777,7 @@ def _adaptive_avg_pool1d_grad(grad, input_shape):
     Sample((TensorSpec((1, 2, 7)), 3)),
     Sample((TensorSpec((2, 5), "float64"), [4])),
     Sample((TensorSpec((2, 1, 6), "float64"), 6)),
-    Sample((TensorSpec((1, 3, 5), "float16"), 2))))
+    Sample((TensorSpec((1, 3, 5), "float16"), 2))), tags=("core",))
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """Applies a 1D adaptive average pooling over an input signal composed of several input
     planes: ``output_size`` averages of windows spread evenly over the last dimension.
@@ -864,8 +856,7 @@ def _adaptive_max_pool2d_grad(grad, input_shape, result):
     Sample((TensorSpec((2, 5, 4), "float64"), [2, 3])),
     Sample((TensorSpec((1, 1, 3, 6), "float64"), (4, 4))),
     Sample((TensorSpec((1, 3, 4, 4), "bfloat16"), 1))),
-    aten="adaptive_max_pool2d.default",
-    schema={"output_size": "int[2]", "(returns)": "Tensor, Tensor"})
+    aten="adaptive_max_pool2d.default", schema={"(returns)": "Tensor, Tensor"})
 def _adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
     """2D adaptive max pooling (``torch._C._nn.adaptive_max_pool2d``, behind
     ``F.adaptive_max_pool2d``): the largest element of each window of an ``output_size`` grid
@@ -945,7 +936,7 @@ def _adaptive_max_pool1d_grad(grad, input_shape, result):
     Sample((TensorSpec((2, 1, 6), "float64"), 6)),
     Sample((TensorSpec((2, 3, 4), "float64"), 8)),
     Sample((TensorSpec((0, 5)), 2)),
-    Sample((TensorSpec((1, 3, 5), "bfloat16"), 2))))
+    Sample((TensorSpec((1, 3, 5), "bfloat16"), 2))), schema={"(returns)": "Tensor, Tensor"})
 def adaptive_max_pool1d(input: Tensor, output_size) -> tuple:
     """Applies a 1D adaptive max pooling over an input signal composed of several input
     planes: the maxima of ``output_size`` windows spread evenly over the last dimension of

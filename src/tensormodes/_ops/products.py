@@ -380,8 +380,7 @@ def _mm_grad(grad, input, mat2, needs_input_grad):
     Sample((TensorSpec((2, 3), "bfloat16"), TensorSpec((3, 2), "bfloat16"))),
     Sample((TensorSpec((0, 3), "int64"), TensorSpec((3, 2), "int64"))),
     Sample((TensorSpec((2, 0), "int32"), TensorSpec((0, 2), "int32")))),
-    aten={"mm.default": ("out_dtype",)},
-    tags=("core",))
+    aten={"mm.default": ("out_dtype",)}, tags=("core",))
 def mm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tensor:
     """Matrix product of the matrices ``input`` (n x m) and ``mat2`` (m x p); no broadcasting.
 
@@ -419,8 +418,7 @@ def _bmm_differentiable(input, mat2, out_dtype=None) -> bool:
     Sample((TensorSpec((3, 1, 2), "int64"), TensorSpec((3, 2, 2), "int64"))),
     Sample((TensorSpec((1, 2, 2), "float16"), TensorSpec((1, 2, 3), "float16"))),
     Sample((TensorSpec((0, 2, 3), "int64"), TensorSpec((0, 3, 1), "int64")))),
-    aten={"bmm.default": ("out_dtype",)},
-    tags=("core",))
+    aten={"bmm.default": ("out_dtype",)}, tags=("core",))
 def bmm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tensor:
     """Batch matrix-matrix product of the 3-D tensors ``input`` (b x n x m) and ``mat2`` (b x m x p).
 

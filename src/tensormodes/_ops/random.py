@@ -372,8 +372,7 @@ def _multinomial_meta(input, num_samples, replacement=False, *, generator=None):
     random=True, factory=True, out=True, samples=(
     Sample((2, 3)), Sample(((4,),), {"dtype": dt.float64}), Sample(((),)), Sample((2,), {"dtype": dt.float16}),
     Sample((3,), {"dtype": dt.complex64}), Sample(([2, 2],), {"dtype": dt.bfloat16})),
-    aten={"rand.default": ("generator",)},
-    tags=("core",))
+    aten={"rand.default": ("generator",)}, tags=("core",))
 def rand(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
          device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Returns a tensor filled with random numbers from a uniform distribution on ``[0, 1)``.
@@ -466,8 +465,7 @@ def _randint_args(low, high, size) -> tuple[int, int, tuple[int, ...]]:
     Sample((5,)), Sample((0,)), Sample((6,), {"dtype": dt.float32}), Sample((100,), {"dtype": dt.int8}),
     Sample((7,), {"generator": None})),
     aten={"randperm.default": ("generator",), "randperm.generator": ("generator: Generator?=", "-core")},
-    schema={"n": "SymInt", "dtype": "ScalarType?=4"},
-    tags=("core",))
+    schema={"n": "SymInt", "dtype": "ScalarType?=4"}, tags=("core",))
 def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt.int64, layout=None,
              device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Returns a random permutation of the integers from ``0`` to ``n - 1``.
@@ -646,7 +644,8 @@ def _bernoulli_grad(grad, p):
     method=True, out=True, grad=_bernoulli_grad, samples=(
     Sample((TensorSpec((2, 3), "float32", 0, 0),)), Sample((TensorSpec((3,), "float64", 1, 1),)),
     Sample((TensorSpec((2, 2), "float32"), 1.0)), Sample((TensorSpec((3,), "int64"), 0.0)),
-    Sample((TensorSpec((2,), "float16", 1, 1),))), aten={"bernoulli.default": ("p",), "bernoulli.p": ("p: float=",)})
+    Sample((TensorSpec((2,), "float16", 1, 1),))),
+    aten={"bernoulli.default": ("p",), "bernoulli.p": ("p: float=", "out=float_out", "out+generated")})
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
     """Draws binary random numbers (0 or 1) from Bernoulli distributions.
 
@@ -684,8 +683,7 @@ def _bernoulli_scalar(input: np.ndarray, p, generator) -> np.ndarray:
             Sample((TensorSpec((3,), "int64"), 1))),
     method=True, out=True, differentiable=False, samples=(
     Sample((TensorSpec((1,), "float32", 1, 1), 1)), Sample((TensorSpec((3, 1), "float64", 0.5, 2), 4, True)),
-    Sample((TensorSpec((2, 1), "float32", 1, 3),), {"num_samples": 1, "replacement": False})),
-    schema={"num_samples": "SymInt"})
+    Sample((TensorSpec((2, 1), "float32", 1, 3),), {"num_samples": 1, "replacement": False})))
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
     """Returns indices sampled from the multinomial distributions given by the rows of ``input``.

@@ -199,8 +199,7 @@ def random_(input: Tensor, from_: int | None = None, to: int | None = None, *,
     Sample((_F23_ZERO, 1.0)), Sample((TensorSpec((3,), "int64"), 0.0)),
     Sample((TensorSpec((2, 2), "float32"), TensorSpec((2,), "float32", 1, 1))),
     Sample((TensorSpec((3,), "bool"),), {"p": 0.0})),
-    aten={"bernoulli_.float": ("p: float",), "bernoulli_.Tensor": ("p: Tensor=",)},
-    tags=("inplace",))
+    aten={"bernoulli_.float": ("p: float",), "bernoulli_.Tensor": ("p: Tensor=",)}, tags=("inplace",))
 @_writes_into_input
 def bernoulli_(input: Tensor, p: Tensor | Number = 0.5, *, generator: Generator | None = None) -> Tensor:
     """Fills the tensor with 0 or 1, each element 1 with probability ``p`` (a number, or a

@@ -142,7 +142,7 @@ def _arange_meta(start=0, end=None, step=1, *, dtype=None, layout=None, device=N
     aten={
         "arange.default": ("end", "step", "start: Scalar end="),
         "arange.start": ("step", "start: Scalar="),
-        "arange.start_step": ("start: Scalar=", "+core"),
+        "arange.start_step": ("start: Scalar=", "+core", "out=start_out"),
     },
     schema={"end": "Scalar="})
 def arange(start: Number = 0, end: Number | None = None, step: Number = 1, *, dtype: dt.dtype | None = None,

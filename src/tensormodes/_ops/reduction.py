@@ -129,8 +129,8 @@ def _overload_node(name: str):
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((SCALAR, 0, True)),
              Sample((M23, ()), {"dtype": dt.float64}), Sample((TensorSpec((2, 2), "int8"),), {"dtype": dt.int8}),
              Sample((TensorSpec((2, 3), "complex64"), [1])), Sample((TensorSpec((0, 3)),))),
-    aten={"sum.default": ("dim", "keepdim"), "sum.dim_IntList": ("dim: int[1]?=", "+core")},
-    tags=("reduction",))
+    aten={"sum.default": ("dim", "keepdim", "out+generated", "out-reduction"),
+        "sum.dim_IntList": ("dim: int[1]?=", "+core", "out=IntList_out")}, tags=("reduction",))
 def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,  # noqa: A001
         dtype: dt.dtype | None = None) -> Tensor:
     """Sum of the elements, over all of them or over ``dim`` (an int or a tuple of ints).
@@ -162,9 +162,7 @@ def _nansum_grad(grad, input, dim, keepdim):
 @op(meta=_reduce_meta(), grad=_nansum_grad, method=True, out=True, differentiable=_recordable_dtype,
     samples=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 3), "float64", -1e3, 1e3), 1, True)),
              Sample((TensorSpec((3,), "float32"),)), Sample((TensorSpec((4,), "int64"),)),
-             Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((SCALAR,))),
-    schema={"dim": "int[1]?"},
-    tags=("reduction",))
+             Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((SCALAR,))), tags=("reduction",))
 @_quietly
 def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
            dtype: dt.dtype | None = None) -> Tensor:
@@ -199,7 +197,7 @@ def _mean_grad(grad, input_shape, dim, keepdim):
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"),)),
              Sample((TensorSpec((2, 3), "int64"),), {"dtype": dt.float64}), Sample((SCALAR, 0, True)),
              Sample((TensorSpec((0, 3)), 0))),
-    aten={"mean.default": ("dim", "keepdim"), "mean.dim": ("dim: int[1]?=",)},
+    aten={"mean.default": ("dim", "keepdim", "out=dtype_out"), "mean.dim": ("dim: int[1]?=", "out=out")},
     tags=("core", "reduction"))
 @_quietly
 def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
@@ -262,8 +260,8 @@ def _prod_grad(grad, input, result, dim, keepdim):
              Sample((TensorSpec((2, 3), "int32", -3, 3),)), Sample((TensorSpec((4,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 2), "complex64"), 1)),
              Sample((TensorSpec((2, 3), "int64"), 1), {"dtype": dt.float64}), Sample((SCALAR, 0))),
-    aten={"prod.default": ("dim", "keepdim"), "prod.dim_int": ("dim: int=",)},
-    tags=("core", "reduction"))
+    aten={"prod.default": ("dim", "keepdim", "out+generated", "out-reduction"),
+        "prod.dim_int": ("dim: int=", "out=int_out")}, tags=("core", "reduction"))
 @_quietly
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Product of the elements, over all of them or over the single dimension ``dim``.
@@ -359,7 +357,8 @@ _TRUTH_SAMPLES = (Sample((TensorSpec((2, 3), "bool"),)), Sample((TensorSpec((2, 
 
 
 @op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES,
-    aten={"all.default": ("dim", "keepdim"), "all.dim": ("dim: int=",), "all.dims": ()},
+    aten={"all.default": ("dim", "keepdim", "out=all_out"), "all.dim": ("dim: int=", "out=out"),
+          "all.dims": ("dim: int[]?",)},
     tags=("reduction",))
 def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True if every element (over ``dim``, if given) is nonzero. The result is bool
@@ -374,7 +373,8 @@ def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
 
 
 @op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES,
-    aten={"any.default": ("dim", "keepdim"), "any.dim": ("dim: int=",), "any.dims": ()},
+    aten={"any.default": ("dim", "keepdim", "out=all_out"), "any.dim": ("dim: int=", "out=out"),
+          "any.dims": ("dim: int[]?",)},
     tags=("core", "reduction"))
 def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True if any element (over ``dim``, if given) is nonzero. The result is bool
@@ -392,8 +392,7 @@ def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     samples=(Sample((TensorSpec((3, 4), "int64", -1, 1),)), Sample((TensorSpec((3, 4), "int64", -1, 1), 1)),
              Sample((TensorSpec((2, 3), "bool"), (0, 1))), Sample((TensorSpec((2, 3), "float32", -1, 1), ())),
              Sample((SCALAR, 0)), Sample((TensorSpec((2, 2), "complex64"), [-1]))),
-    aten={"count_nonzero.default": ("dim: int?",), "count_nonzero.dim_IntList": ("dim: int[]=",)},
-    tags=("reduction",))
+    aten={"count_nonzero.default": ("dim: int?",), "count_nonzero.dim_IntList": ("dim: int[]=",)}, tags=("reduction",))
 def count_nonzero(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
     """Number of nonzero elements, over all of them or over ``dim``, as int64.
 
@@ -475,12 +474,9 @@ def _extreme_meta(opdef, args, kwargs):
     errors=(Sample((M23, M234)), Sample((TensorSpec((0, 3)), 0))),
     returns=("values", "indices"), grad=_extreme_grad(True), method=True,
     out=True, samples=_EXTREME_SAMPLES,
-    aten={
-        "max.default": ("dim", "keepdim", "(returns): Tensor"),
-        "maximum.default": ("keepdim", "dim: Tensor other=", "(returns): Tensor", "+core", "+pointwise", "-reduction"),
-        "max.dim": ("dim: int=", "+core"),
-    },
-    tags=("reduction",))
+    aten={"max.default": ("dim", "keepdim", "(returns): Tensor", "out=unary_out"), "max.dim": ("dim: int=", "+core",
+        "out=dim_max"), "maximum.default": ("keepdim", "dim: Tensor other=", "(returns): Tensor", "+core", "+pointwise",
+        "-reduction")}, tags=("reduction",))
 def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The largest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the largest elements along ``dim``; with a tensor, the elementwise maximum of
@@ -503,12 +499,9 @@ def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False
 
 @op(meta=MetaRule(_extreme_meta, "extreme"), returns=("values", "indices"), grad=_extreme_grad(False), method=True,
     out=True, samples=_EXTREME_SAMPLES,
-    aten={
-        "min.default": ("dim", "keepdim", "(returns): Tensor"),
-        "minimum.default": ("keepdim", "dim: Tensor other=", "(returns): Tensor", "+core", "+pointwise", "-reduction"),
-        "min.dim": ("dim: int=", "+core"),
-    },
-    tags=("reduction",))
+    aten={"min.default": ("dim", "keepdim", "(returns): Tensor", "out=unary_out"), "min.dim": ("dim: int=", "+core",
+        "out=dim_min"), "minimum.default": ("keepdim", "dim: Tensor other=", "(returns): Tensor", "+core", "+pointwise",
+        "-reduction")}, tags=("reduction",))
 def min(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The smallest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the smallest elements along ``dim``; with a tensor, the elementwise minimum of
@@ -546,7 +539,7 @@ def _amax_amin_grad(grad, input, result, dim, keepdim):
 
 
 @op(meta=_reduce_meta(), grad=_amax_amin_grad, differentiable=no_complex_autograd("amax"), method=True, out=True,
-    samples=_AMAX_SAMPLES, schema={"dim": "int[1]"}, tags=("core", "reduction"))
+    samples=_AMAX_SAMPLES, tags=("core", "reduction"))
 def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The largest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
@@ -559,7 +552,7 @@ def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) 
 
 
 @op(meta=_reduce_meta(), grad=_amax_amin_grad, differentiable=no_complex_autograd("amin"), method=True, out=True,
-    samples=_AMAX_SAMPLES, schema={"dim": "int[1]"}, tags=("core", "reduction"))
+    samples=_AMAX_SAMPLES, tags=("core", "reduction"))
 def amin(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The smallest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
@@ -596,8 +589,7 @@ _ARG_SAMPLES = (Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample
                 Sample((TensorSpec((0, 3)), 1)))
 
 
-@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES,
-    tags=("core", "reduction"))
+@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES, tags=("core", "reduction"))
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the largest element, in the flattened input or along ``dim``.
     The first one wins ties; NaN counts as largest.
@@ -610,8 +602,7 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return _arg_extreme(np.ndarray.argmax, "argmax", input, dim, keepdim)
 
 
-@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES,
-    tags=("core", "reduction"))
+@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES, tags=("core", "reduction"))
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the smallest element, in the flattened input or along ``dim``.
     The first one wins ties; NaN counts as smallest.
@@ -673,9 +664,7 @@ def _logsumexp_grad(grad, input, result, dim, keepdim):
              Sample((TensorSpec((2, 3), "int64"), 1)), Sample((TensorSpec((3,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), 1)),
              Sample((TensorSpec((2, 3), "float32", -100, 100), 1)), Sample((SCALAR, 0)),
-             Sample((TensorSpec((0, 3)), 0)), Sample((TensorSpec((2, 0)), 1))),
-    schema={"dim": "int[1]"},
-    tags=("reduction",))
+             Sample((TensorSpec((0, 3)), 0)), Sample((TensorSpec((2, 0)), 1))), tags=("reduction",))
 @_quietly
 def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input)))`` over ``dim``, computed stably (no overflow for large inputs).
@@ -831,7 +820,7 @@ def _norm_node(input, p="fro", dim=None, keepdim=False, dtype=None) -> str:
              Sample((M23, "fro", 1, True)), Sample((M23, "nuc")), Sample((M234, "nuc", (2, 0), True)),
              Sample((M23, None), {"dim": 0}), Sample((M23, 2), {"dtype": dt.float64}),
              Sample((TensorSpec((2, 3), "float16"),)), Sample((TensorSpec((2, 3), "complex64"), 2, 1)),
-             Sample((SCALAR, 2, 0)), Sample((M234, "fro", (0, 2)))))
+             Sample((SCALAR, 2, 0)), Sample((M234, "fro", (0, 2)))), aten={"norm.default": ("out+reduction",)})
 @_quietly
 def norm(input: Tensor, p: float | str | None = "fro", dim: int | tuple[int, ...] | None = None,
          keepdim: bool = False, dtype: dt.dtype | None = None) -> Tensor:

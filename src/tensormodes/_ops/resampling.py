@@ -233,8 +233,7 @@ _kernel, _meta_rule, _grad = _pad_op("reflection_pad1d", 1, True)
 
 @op(grad=_grad, meta=_meta_rule, samples=_pad_samples(1, True), errors=_pad_errors(1),
     aten="reflection_pad1d.default",
-    schema={"padding": "SymInt[2]"},
-    tags=("core",))
+    schema={"padding": "SymInt[2]"}, tags=("core",))
 def _reflection_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``input`` (C, W) or (N, C, W) padded with its reflection at the edges (the edge not
     repeated); negative sizes crop: ``nn.functional.pad(mode="reflect")``'s op (node
@@ -252,8 +251,7 @@ _kernel2, _meta_rule, _grad = _pad_op("reflection_pad2d", 2, True)
 
 @op(grad=_grad, meta=_meta_rule, samples=_pad_samples(2, True), errors=_pad_errors(2),
     aten="reflection_pad2d.default",
-    schema={"padding": "SymInt[4]"},
-    tags=("core",))
+    schema={"padding": "SymInt[4]"}, tags=("core",))
 def _reflection_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``_reflection_pad1d`` over the last two dimensions (node ``ReflectionPad2DBackward0``).
 
@@ -269,8 +267,7 @@ _kernel3, _meta_rule, _grad = _pad_op("reflection_pad3d", 3, True)
 
 @op(grad=_grad, meta=_meta_rule, samples=_pad_samples(3, True)[:2], errors=_pad_errors(3),
     aten="reflection_pad3d.default",
-    schema={"padding": "SymInt[6]"},
-    tags=("core",))
+    schema={"padding": "SymInt[6]"}, tags=("core",))
 def _reflection_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``_reflection_pad1d`` over the last three dimensions (node ``ReflectionPad3DBackward0``).
 
@@ -303,8 +300,7 @@ _kernel5, _meta_rule, _grad = _pad_op("replication_pad2d", 2, False)
 
 @op(grad=_grad, meta=_meta_rule, samples=_pad_samples(2, False), errors=_pad_errors(2)[:2],
     aten="replication_pad2d.default",
-    schema={"padding": "SymInt[4]"},
-    tags=("core",))
+    schema={"padding": "SymInt[4]"}, tags=("core",))
 def _replication_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``_replication_pad1d`` over the last two dimensions (node ``ReplicationPad2DBackward0``).
 
@@ -320,8 +316,7 @@ _kernel6, _meta_rule, _grad = _pad_op("replication_pad3d", 3, False)
 
 @op(grad=_grad, meta=_meta_rule, samples=_pad_samples(3, False)[:2], errors=_pad_errors(3)[:2],
     aten="replication_pad3d.default",
-    schema={"padding": "SymInt[6]"},
-    tags=("core",))
+    schema={"padding": "SymInt[6]"}, tags=("core",))
 def _replication_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``_replication_pad1d`` over the last three dimensions (node ``ReplicationPad3DBackward0``).
 

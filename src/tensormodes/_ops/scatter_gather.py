@@ -505,8 +505,7 @@ def _masked_fill_grad(grad, mask, value_shape):
              Sample((TensorSpec((2, 3), "int32"), TensorSpec((2, 2, 3), "bool"), TensorSpec((), "int64"))),
              Sample((SCALAR, TensorSpec((), "bool"), 3)),
              Sample((TensorSpec((4,), "bool"), TensorSpec((4,), "bool"), False))),
-    aten={"masked_fill.Scalar": (), "masked_fill.Tensor": ("-pointwise",)},
-    tags=("pointwise",))
+    aten={"masked_fill.Scalar": ("inplace-pointwise",), "masked_fill.Tensor": ("-pointwise",)}, tags=("pointwise",))
 def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
     """A copy of ``input`` with ``value`` (a number or a 0-dim tensor, cast to ``input``'s
     dtype) where the boolean ``mask`` (broadcast against ``input``) is True.

@@ -375,9 +375,8 @@ def _polygamma_method_grad(grad, input, n):
     meta=elementwise,
     grad=_polygamma_method_grad, function=False, method="polygamma", inplace="polygamma_", name="polygamma_method",
     samples=tuple(Sample((spec, n)) for n, spec in _POLYGAMMA_SAMPLES[:4]),
-    aten="polygamma.default",
-    schema={"(order)": "n self"},
-    tags=("pointwise",))
+    aten={"polygamma.default": ("inplace=",)},
+    schema={"(order)": "n self"}, tags=("pointwise",))
 def polygamma_method(input: Tensor, n: int) -> Tensor:
     """``tensormodes.polygamma(n, self)`` (the method takes ``n`` after ``self``).
 

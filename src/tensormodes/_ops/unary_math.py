@@ -104,7 +104,8 @@ def _positive_grad(grad):
 
 @op(errors=(Sample((BOOL,)),),
     meta=metadata, grad=_positive_grad, method=True, view=True, dunders=(Dunder("__pos__"),),
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,))),
+    tags=("pointwise",))
 def positive(input: Tensor) -> Tensor:
     """Returns ``input`` (sharing its data); an error for bool tensors.
 
@@ -124,7 +125,8 @@ def _abs_grad(grad, input):
 @op(errors=(Sample((BOOL,)),),
     meta=elementwise, grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))),
-    tags=("core", "pointwise"))
+    tags=("core", "pointwise"),
+    aten={"abs.default": ("inplace-pointwise",)})
 def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """Computes the absolute value of each element (the magnitude for complex inputs).
 
@@ -172,7 +174,8 @@ def _square_grad(grad, input):
 
 
 @op(meta=elementwise, grad=_square_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))),
+    aten={"square.default": ("inplace+pointwise", "out+pointwise")}, tags=("pointwise",))
 def square(input: Tensor) -> Tensor:
     """``input ** 2`` elementwise (bool inputs give int64, as for ``pow(input, 2)``).
 
@@ -533,8 +536,7 @@ def _tanh_backward_grad(grad, grad_output, output, needs_input_grad):
     Sample((TensorSpec((3, 4), "float64"), TensorSpec((3, 4), "float64", -1, 1))),
     Sample((TensorSpec((3,), "complex64"), TensorSpec((3,), "complex64", -1, 1))),
     Sample((SCALAR_F64, SCALAR_F64)), Sample((BF16, BF16)), Sample((F16, F16))),
-    aten="tanh_backward.default",
-    tags=("pointwise",))
+    aten="tanh_backward.default", tags=("pointwise",))
 def _tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     """``grad_output * conj(1 - output ** 2)``: the gradient of ``tanh`` given its result (PyTorch's
     ``aten::tanh_backward``), half types computed in float32 and rounded once.
@@ -628,8 +630,7 @@ def _threshold_backward_grad(grad, input, threshold):
     Sample((M23, M23, 0)), Sample((F64, ROW, 0.5)), Sample((M23, I23, 1)), Sample((SCALAR_F64, SCALAR_F64, 0)),
     Sample((BF16, BF16, 0)), Sample((F16, TensorSpec((3,)), -0.5))),
     aten="threshold_backward.default",
-    schema={"input": "Tensor self"},
-    tags=("pointwise",))
+    schema={"input": "Tensor self"}, tags=("pointwise",))
 def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -> Tensor:
     """``grad_output`` where ``input > threshold``, else 0 (also where ``input`` is NaN): the
     gradient of ``relu`` (given its result) and of ``threshold`` (PyTorch's
@@ -692,8 +693,7 @@ def trunc(input: Tensor) -> Tensor:
     samples=(Sample((TensorSpec((2, 3), "float32", -100, 100),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((M23,), {"decimals": 2}), Sample((TensorSpec((4,), "float64", -1e4, 1e4),), {"decimals": -2}),
              Sample((F16,), {"decimals": 1}), Sample((BF16,))),
-    aten={"round.default": ("decimals",), "round.decimals": ("decimals: int=", "-core")},
-    tags=("core", "pointwise"))
+    aten={"round.default": ("decimals",), "round.decimals": ("decimals: int=", "-core")}, tags=("core", "pointwise"))
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
     """Rounds each element to ``decimals`` decimal places, halves to even.
 
@@ -751,8 +751,7 @@ def _nan_to_num_grad(grad, input):
     grad=_nan_to_num_grad, differentiable=no_complex_autograd("nan_to_num"), method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((M23, 1.0, 2.0, -2.0)), Sample((BF16,), {"posinf": 1.0})),
-    schema={"nan": "float?=None"},
-    tags=("pointwise",))
+    schema={"nan": "float?=None"}, tags=("pointwise",))
 def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = None,
                neginf: float | None = None) -> Tensor:
     """Replaces NaN with ``nan``, and infinities with ``posinf`` / ``neginf`` (by default the
