@@ -17,13 +17,16 @@ declaration in the op table — its aten name and overloads (``op(aten=...)``), 
 
 from __future__ import annotations
 
+import ast
 import enum
 import inspect
+import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .._ops import OPS, OpDef
 from .._ops.registry import TensorKind
+from .._tensor_base import TensorBase
 from . import python_dispatch
 
 __all__ = ["Tag", "Argument", "FunctionSchema", "OpOverload", "OpOverloadPacket", "aten", "overload_of",
@@ -67,6 +70,10 @@ class Argument:
     default_value: object = _NO_DEFAULT
     kwarg_only: bool = False
     alias_info: str | None = None  # "a", "a!" ... (the letter in ``Tensor(a!)``)
+    # the public parameter it holds (None: an argument the public signature lacks)
+    public: str | None = field(default=None, compare=False, repr=False)
+    # the value a handler always receives for it when the call leaves it None (a factory's device)
+    given: object = field(default=_NO_DEFAULT, compare=False, repr=False)
 
     @property
     def has_default_value(self) -> bool:
@@ -89,16 +96,8 @@ class Argument:
         if self.name:
             text += f" {self.name}"
         if self.has_default_value:
-            text += f"={_default_text(self.default_value)}"
+            text += f"={_default_text(self.default_value, self.type)}"
         return text
-
-
-def _default_text(value) -> str:
-    if isinstance(value, str):
-        return f'"{value}"'
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_default_text(v) for v in value) + "]"
-    return repr(value) if not isinstance(value, enum.Enum) else str(value.value)
 
 
 @dataclass(frozen=True)
@@ -138,7 +137,8 @@ _TENSOR_TYPES = {
 
 # Annotation text -> schema type (``?`` added when the annotation admits None).
 _ANNOTATION_TYPES = (
-    ("dtype", "ScalarType"), ("Generator", "Generator"), ("Sequence[int]", "int[]"), ("tuple[int", "int[]"),
+    ("int | tuple[int, ...]", "int[1]"), ("dtype", "ScalarType"), ("Generator", "Generator"),
+    ("Sequence[int]", "int[]"), ("tuple[int", "int[]"),
     ("list[int]", "int[]"), ("list[bool]", "bool[]"), ("Number", "Scalar"), ("float | str", "Scalar"),
     ("str", "str"), ("float", "float"), ("bool", "bool"), ("int", "int"),
 )
@@ -147,15 +147,144 @@ _ANNOTATION_TYPES = (
 _NAMED_TYPES = {"device": "Device?", "layout": "Layout?", "pin_memory": "bool?", "memory_format": "MemoryFormat?",
                 "generator": "Generator?", "dtype": "ScalarType?", "names": "str[]?"}
 
+# Int parameters PyTorch's schemas make symbolic (sizes, counts): ``SymInt groups``, ``SymInt k``.
+_SYMBOLIC = frozenset({"groups", "padding_idx", "num_samples", "minlength", "split_size"})
+
+# Ops whose first tensor PyTorch's schema calls ``input``, not ``self``.
+_KEEP_INPUT = ("conv", "linear", "native_layer_norm", "native_group_norm", "native_batch_norm", "layer_norm",
+               "group_norm", "batch_norm", "dropout")
+
+# A window's parameters, ``int[N]`` in an N-d op (``max_pool2d_with_indices``'s ``int[2] stride=[]``).
+_WINDOW = frozenset({"kernel_size", "stride", "padding", "dilation", "output_size", "output_padding"})
+_DIMS = re.compile(r"(?<=[a-z_])([123])d(?:_|$)")
+
+# A factory's tensor options: in ATen always these four, in this order, with these defaults,
+# where the public signature has any of them (keyword-only), whatever it spells.
+_TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
+
 # Parameters that stay above the dispatch level (autograd and the Python layer consume them).
 _ABOVE_DISPATCH = frozenset({"requires_grad"})
 
+# ``torch.dtype`` -> ATen's ScalarType number, as schemas print a dtype default (``dtype=4``).
+_SCALAR_TYPES = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "float32": 6,
+                 "float64": 7, "complex32": 8, "complex64": 9, "complex128": 10, "bool": 11, "bfloat16": 15}
 
-def _schema_type(opdef: OpDef, param: inspect.Parameter, scalar_overload: bool) -> str:
+
+class _Text(str):
+    """A default printed as written (``schema={"reduction": "int=1"}``)."""
+
+    @property
+    def value(self):
+        """The default as a handler receives it (``[]``, ``1.``, ``None``, ``"mean"``)."""
+        try:
+            return ast.literal_eval(self)
+        except (ValueError, SyntaxError):
+            return str(self)
+
+
+def _default_text(value, schema_type: str = "") -> str:
+    """A default as PyTorch's schema prints it: ``1.`` for a float 1, ``1`` for a Scalar 1,
+    ``1.0000000000000001e-05``, ``"mean"``, ``[]``, ``None``, a dtype as its number."""
+    if isinstance(value, _Text):
+        return str(value)
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_default_text(v, schema_type) for v in value) + "]"
+    if isinstance(value, int) and schema_type.startswith("float"):
+        return f"{value}."
+    if isinstance(value, float):
+        if value == int(value) if value == value and abs(value) != float("inf") else False:
+            return str(int(value)) if schema_type.startswith("Scalar") else f"{int(value)}."
+        return f"{value:.17g}"
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if type(value).__name__ == "dtype":
+        return str(_SCALAR_TYPES[repr(value).rpartition(".")[2]])
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class _Spelled:
+    """A declaration's spelling of one schema argument (``schema=`` or an overload's entry):
+    ``[*|~]TYPE [NAME][=DEFAULT]``; ``=`` alone: no default in the schema; ``*``: keyword-only,
+    ``~``: positional."""
+
+    type: str
+    name: str | None = None
+    default: object = None  # None: as the public default; _NO_DEFAULT: none; else _Text
+    kwarg_only: bool | None = None
+
+
+# ``schema={"(order)": "n self"}``: the schema's order of these arguments, where it is not the
+# signature's (``polygamma(int n, Tensor self)``).
+_ORDER = "(order)"
+# ``schema={"(returns)": "Tensor"}``: the returns, where the op's return annotation does not say them.
+_RETURNS = "(returns)"
+# A factory's options its Python binding always passes down (the default device, no pinning).
+_ALWAYS_GIVEN = {"device": "cpu", "pin_memory": False}
+
+_SPELLING = re.compile(r"([*~])?\s*([^\s=]+)(?:\s+(\w+))?\s*(?:(=)(.*))?")
+
+
+def _parse_spelling(text: str) -> _Spelled:
+    match = _SPELLING.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"bad schema spelling {text!r}")
+    star, type_, name, equals, default = match.groups()
+    if equals:
+        default = _Text(default.strip()) if default.strip() else _NO_DEFAULT
+    else:
+        default = None
+    return _Spelled(type_, name, default, None if not star else star == "*")
+
+
+@dataclass(frozen=True)
+class _OverloadSpec:
+    """One overload in a declaration's ``aten=``: the parameters it lacks, its own argument
+    spellings, its tags beyond the op's, its ``out=`` variant's name."""
+
+    dropped: frozenset = frozenset()
+    spelled: tuple = ()  # ((param, _Spelled), ...)
+    tags_added: frozenset = frozenset()
+    tags_removed: frozenset = frozenset()
+    out_name: str | None = None
+    inplace_name: str | None = None  # "" where PyTorch has no in-place form of it
+    kind_tags: tuple = ()  # ((kind, "+" or "-", tag), ...): the in-place or out= variant's own tags
+
+
+def _parse_overload(entries) -> _OverloadSpec:
+    dropped, spelled, added, removed, out_name, inplace_name = set(), [], set(), set(), None, None
+    kind_tags = []
+    for entry in entries:
+        kind, sign, tag = entry.partition("+") if "+" in entry else entry.partition("-")
+        if kind in ("inplace", "out") and sign:
+            kind_tags.append((kind, sign, tag))
+        elif entry.startswith("+"):
+            added.add(entry[1:])
+        elif entry.startswith("-"):
+            removed.add(entry[1:])
+        elif entry.startswith("out="):
+            out_name = entry[4:]
+        elif entry.startswith("inplace="):
+            inplace_name = entry[8:]
+        elif ":" in entry:
+            param, _, text = entry.partition(":")
+            param = param.strip()
+            spelled.append((param, text.strip() if param in (_ORDER, _RETURNS) else _parse_spelling(text)))
+        else:
+            dropped.add(entry)
+    return _OverloadSpec(frozenset(dropped), tuple(spelled), frozenset(added), frozenset(removed), out_name,
+                         inplace_name, tuple(kind_tags))
+
+
+def _schema_type(opdef: OpDef, param: inspect.Parameter, tokens: dict, dims: str = "", packet: str = "") -> str:
     kind = opdef.tensor_params.get(param.name)
     if kind is not None:
-        if scalar_overload and kind in (TensorKind.TENSOR_OR_SCALAR, TensorKind.OPTIONAL_TENSOR_OR_SCALAR) \
-                and param.name != next(iter(opdef.signature.parameters)):
+        token = tokens.get(param.name)
+        if token == "Scalar" and kind in (TensorKind.TENSOR_OR_SCALAR, TensorKind.OPTIONAL_TENSOR_OR_SCALAR):
             return "Scalar" if kind is TensorKind.TENSOR_OR_SCALAR else "Scalar?"
         return _TENSOR_TYPES[kind]
     if param.kind is param.VAR_POSITIONAL:
@@ -164,32 +293,60 @@ def _schema_type(opdef: OpDef, param: inspect.Parameter, scalar_overload: bool) 
     if not text:
         if param.name in _NAMED_TYPES:
             return _NAMED_TYPES[param.name]
+        if dims and param.name in _WINDOW:  # ``max_pool2d``'s ``int[2] kernel_size``, ``conv2d``'s SymInt[2]
+            return f"SymInt[{dims}]" if packet.startswith("conv") else f"int[{dims}]"
         default = param.default
-        text = {bool: "bool", int: "int", float: "float", str: "str"}.get(type(default), "Any")
-        return text
+        return {bool: "bool", int: "int", float: "float", str: "str"}.get(type(default), "Any")
+    if text == "int" and param.name in _SYMBOLIC:
+        return "SymInt"
+    if packet.startswith("conv") and param.name in _WINDOW and "int" in text:  # ``convolution``'s SymInt[]
+        return f"SymInt[{dims}]"
     for needle, schema_type in _ANNOTATION_TYPES:
         if needle in text:
+            if schema_type == "int[]" and param.name in ("size", "shape"):
+                schema_type = "SymInt[]"
             return schema_type + ("?" if "None" in text else "")
     return "Any"
 
 
-def _alias_of(opdef: OpDef, position: int, kind: str) -> str | None:
-    """The alias annotation of the first tensor argument (position 0) or of a return."""
-    if kind == "inplace" or (opdef.mutates and position == 0):
-        return "a!"
-    if opdef.view or opdef.alias:
-        return "a"
-    return None
+def _scalar_tokens(opdef: OpDef, overload_name: str) -> dict:
+    """Which tensor-or-number parameters an overload's name makes Scalars: ``Tensor_Scalar``
+    names each in order; ``Scalar`` (or ``Scalar_<anything>``) all but the first."""
+    mixed = [name for name, kind in opdef.tensor_params.items()
+             if kind in (TensorKind.TENSOR_OR_SCALAR, TensorKind.OPTIONAL_TENSOR_OR_SCALAR, TensorKind.TENSOR)]
+    tokens = overload_name.split("_")
+    if all(t in ("Tensor", "Scalar") for t in tokens) and len(tokens) == len(mixed) and len(tokens) > 1:
+        return dict(zip(mixed, tokens))
+    if tokens[0] == "Scalar" and len(tokens) == 1:
+        return {name: "Scalar" for name in mixed[1:]}
+    return {}
 
 
-def _returns(opdef: OpDef, kind: str) -> tuple[Argument, ...]:
-    if kind in ("inplace", "out") and opdef.returns is None:
+def _letters():
+    return iter("abcdefghijklmnopqrstuvwxyz")
+
+
+def _returns(opdef: OpDef, kind: str, spelled: str | None = None) -> tuple[Argument, ...]:
+    if spelled is not None and kind in ("inplace", "out") and "," not in spelled:
+        return (Argument("", "Tensor", alias_info="a!"),)
+    if spelled is not None:  # ``"(returns)": "Tensor, Tensor values"``
+        returns = []
+        for text in spelled.split(","):
+            type_, _, name = text.strip().partition(" ")
+            returns.append(Argument(name, type_))
+        return tuple(returns)
+    if opdef.saves and kind == "functional":
+        return tuple(Argument("", "Tensor") for _ in range(1 + len(opdef.saves)))
+    if opdef.returns is not None:
+        if kind == "out":
+            return tuple(Argument(field, "Tensor", alias_info=f"{letter}!")
+                         for field, letter in zip(opdef.returns._fields, _letters()))
+        return tuple(Argument(field, "Tensor") for field in opdef.returns._fields)
+    if kind in ("inplace", "out") or opdef.mutates:
         return (Argument("", "Tensor", alias_info="a!"),)
     annotation = opdef.signature.return_annotation
     text = annotation if isinstance(annotation, str) else "Tensor"
     alias = "a" if (opdef.view or opdef.alias) else None
-    if opdef.returns is not None:
-        return tuple(Argument(field, "Tensor") for field in opdef.returns._fields)
     if "..." in text or text.startswith("list"):
         return (Argument("", "Tensor[]", alias_info=alias),)
     if text.startswith("tuple[") and "Tensor" in text:
@@ -202,40 +359,92 @@ def _returns(opdef: OpDef, kind: str) -> tuple[Argument, ...]:
 
 
 def _schema(overload: OpOverload) -> FunctionSchema:
-    opdef, kind = overload._opdef, overload._kind
-    overrides = opdef.schema_types
-    scalar = overload._overloadname.startswith("Scalar")
-    arguments = []
-    first_tensor = True
-    for param in opdef.signature.parameters.values():
-        if param.name in overload._dropped or param.name in _ABOVE_DISPATCH:
-            continue
-        schema_type = _schema_type(opdef, param, scalar)
-        name = param.name
-        spelled = overrides.get(param.name)
-        if spelled:
-            schema_type, _, own_name = spelled.partition(" ")
-            name = own_name or name
-        elif name == "input" and param.name in opdef.tensor_params:
-            name = "self"
-        alias = None
-        if param.name in opdef.tensor_params and first_tensor:
-            first_tensor = False
-            alias = _alias_of(opdef, 0, kind)
-            if alias == "a" and opdef.view and _returns(opdef, kind)[0].type == "Tensor[]":
-                alias = "a -> *"
-        default = param.default
-        if default is not _NO_DEFAULT and isinstance(default, tuple):
+    opdef, kind, spec = overload._opdef, overload._kind, overload._spec
+    spelled = {name: _parse_spelling(text) if isinstance(text, str) and name not in (_ORDER, _RETURNS) else text
+               for name, text in opdef.schema_types.items()}
+    spelled.update(spec.spelled)
+    order = spelled.pop(_ORDER, None)
+    returns = _returns(opdef, kind, spelled.pop(_RETURNS, None))
+    tokens = _scalar_tokens(opdef, overload._functional_name)
+    dims = _DIMS.search(overload._packet_name)
+    dims = dims.group(1) if dims else ""
+    parameters = [p for p in opdef.signature.parameters.values() if p.name not in spec.dropped
+                  and p.name not in _ABOVE_DISPATCH and spelled.get(p.name, 1) is not None]
+    names = {p.name for p in parameters}
+    options = [p for p in parameters if p.name in _TENSOR_OPTIONS and p.kind is p.KEYWORD_ONLY]
+    grouped = len(options) >= 2
+    first_kind = opdef.tensor_params.get(next(iter(opdef.signature.parameters), ""))
+    arguments, first_tensor = [], True
+
+    def add(public: str | None, name: str, schema_type: str, default, kwarg_only: bool, alias=None,
+            given=_NO_DEFAULT) -> None:
+        own = spelled.get(public or name)
+        if own is not None:
+            schema_type = own.type
+            name = own.name or name
+            if own.default is not None:
+                default = own.default
+            if own.kwarg_only is not None:
+                kwarg_only = own.kwarg_only
+        if isinstance(default, tuple):
             default = list(default)
-        arguments.append(Argument(name, schema_type, default, param.kind is param.KEYWORD_ONLY, alias))
+        arguments.append(Argument(name, schema_type, default, kwarg_only, alias, public, given))
+
+    for param in parameters:
+        if grouped and param.name in _TENSOR_OPTIONS:
+            if param is options[0] and kind != "out":  # an ``out=`` variant has the out tensor's
+                for option in _TENSOR_OPTIONS:
+                    given = _ALWAYS_GIVEN.get(option, _NO_DEFAULT) if opdef.factory else _NO_DEFAULT
+                    if option == "device" and first_kind is TensorKind.TENSOR:  # ``zeros_like``: the input's
+                        given = _NO_DEFAULT
+                    add(option if option in names else None, option, _NAMED_TYPES[option], None, True, None, given)
+            continue
+        name = param.name.rstrip("_") or param.name
+        alias = None
+        default = param.default
+        if param.name in opdef.tensor_params:
+            if name == "input" and first_tensor and not overload._packet_name.startswith(_KEEP_INPUT):
+                name = "self"
+            if first_tensor:
+                first_tensor = False
+                alias = _alias_of(opdef, kind)
+                if alias == "a" and returns and returns[0].type == "Tensor[]":
+                    alias = "a -> *"
+        if type(param.default) is int and dims and param.name in _WINDOW and overload._packet_name.startswith("conv"):
+            default = [param.default] * int(dims)  # ``SymInt[2] stride=[1, 1]``
+        add(param.name, name, _schema_type(opdef, param, tokens, dims, overload._packet_name), default,
+            param.kind is param.KEYWORD_ONLY, alias)
+    for extra, own in spelled.items():
+        if own is not None and extra not in opdef.signature.parameters:
+            arguments.append(Argument(own.name or extra, own.type, own.default if own.default is not None
+                                      else _NO_DEFAULT, bool(own.kwarg_only), None, None))
+    if order is not None:
+        # the listed arguments take the places they hold among themselves in this order
+        names = order.split()
+        slots = [i for i, a in enumerate(arguments) if a.name in names]
+        moved = sorted((arguments[i] for i in slots), key=lambda a: names.index(a.name))
+        for i, argument in zip(slots, moved):
+            arguments[i] = argument
     if kind == "out":
-        if opdef.returns is not None:
-            for field in opdef.returns._fields:
-                arguments.append(Argument(field, "Tensor", kwarg_only=True, alias_info="a!"))
+        if opdef.returns is not None and len(returns) > 1:
+            for field, letter in zip(opdef.returns._fields, _letters()):
+                arguments.append(Argument(field, "Tensor", kwarg_only=True, alias_info=f"{letter}!", public="out"))
         else:
-            arguments.append(Argument("out", "Tensor", kwarg_only=True, alias_info="a!"))
-    return FunctionSchema(f"aten::{overload._packet_name}", overload._overloadname, tuple(arguments),
-                          _returns(opdef, kind))
+            arguments.append(Argument("out", "Tensor", kwarg_only=True, alias_info="a!", public="out"))
+    return FunctionSchema(f"aten::{overload._packet_name}", overload._overloadname, tuple(arguments), returns)
+
+
+def _alias_of(opdef: OpDef, kind: str) -> str | None:
+    """The alias annotation of the first tensor argument."""
+    if kind == "inplace" or opdef.mutates:
+        return "a!"
+    if opdef.view or opdef.alias:
+        return "a"
+    return None
+
+
+# What an overload's argument takes, for picking the overload of a call (``OpOverload._fits``).
+_TAKES_TENSOR, _TAKES_NUMBER, _TAKES_INTS = "tensor", "number", "ints"
 
 
 _GRAD = python_dispatch.HOOKS  # ``enabled``: grad mode's flag, given by the autograd layer
@@ -253,13 +462,15 @@ class OpOverload:
     """
 
     def __init__(self, packet: OpOverloadPacket, overload_name: str, opdef: OpDef, kind: str,
-                 dropped: tuple[str, ...]) -> None:
+                 spec: _OverloadSpec, functional_name: str | None = None) -> None:
         self.overloadpacket = packet
         self._packet_name = packet._name
         self._overloadname = overload_name
+        self._functional_name = functional_name or overload_name  # its functional overload's name
         self._opdef = opdef
         self._kind = kind  # "functional", "inplace" or "out"
-        self._dropped = frozenset(dropped)
+        self._spec = spec
+        self._dropped = spec.dropped
         self.namespace = "aten"
         self._schema_cache: FunctionSchema | None = None
         self.__name__ = f"{packet._name}.{overload_name}"
@@ -274,9 +485,11 @@ class OpOverload:
 
     @property
     def tags(self) -> list[Tag]:
-        """PyTorch's tags of this overload: declared ones plus those its flags imply."""
-        opdef, names = self._opdef, set(self._opdef.tags)
-        if opdef.random:
+        """PyTorch's tags of this overload: the op's declared ones with this overload's changes
+        (``aten=``), plus those its flags imply (random, in-place, ``out=``, in-place view)."""
+        opdef, spec = self._opdef, self._spec
+        names = (set(opdef.tags) | spec.tags_added) - spec.tags_removed
+        if "generator" in opdef.signature.parameters:
             names.add("nondeterministic_seeded")
         if self._kind == "inplace":
             names.add("inplace")
@@ -286,8 +499,58 @@ class OpOverload:
         if self._kind == "out":
             names.add("out")
             names.discard("core")
+        for kind, sign, tag in spec.kind_tags:
+            if kind == self._kind:
+                (names.add if sign == "+" else names.discard)(tag)
         names.add("pt2_compliant_tag")
         return sorted((Tag[n] for n in names), key=lambda t: t.value)
+
+    def _fits(self, values: dict) -> int:
+        """How a call's arguments (parameter name -> value) fit this overload: 0 not at all (a
+        lacking parameter is not at its default, a tensor where it takes a number, a list where
+        it takes one int), 1 with a number where it takes a Tensor or one int for an int list,
+        2 exactly."""
+        plan = self.__dict__.get("_fit_plan")
+        if plan is None:
+            parameters = self._opdef.signature.parameters
+            typed = []
+            for argument in self._schema.arguments:
+                if argument.public is None or argument.public not in parameters:
+                    continue
+                kind = argument.type.rstrip("?")
+                if kind == "Tensor":
+                    typed.append((argument.public, _TAKES_TENSOR))
+                elif kind in ("Scalar", "float", "int", "SymInt"):
+                    typed.append((argument.public, _TAKES_NUMBER))
+                elif kind.startswith(("int[", "SymInt[")):
+                    typed.append((argument.public, _TAKES_INTS))
+            plan = self._fit_plan = ([(name, parameters[name].default) for name in self._dropped if name in parameters],
+                                     typed)
+        dropped, typed = plan
+        for name, default in dropped:
+            value = values.get(name, default)
+            if value is not default and not (type(value) in (int, float, bool, str) and value == default):
+                return 0
+        fits = 2
+        for name, takes in typed:
+            value = values.get(name)
+            if value is None:
+                continue
+            is_tensor = isinstance(value, TensorBase)
+            listed = type(value) is list or type(value) is tuple
+            if takes is _TAKES_TENSOR:
+                if listed:
+                    return 0
+                if not is_tensor:
+                    fits = 1
+            elif takes is _TAKES_NUMBER:
+                if is_tensor or listed:
+                    return 0
+            elif is_tensor:
+                return 0
+            elif not listed:
+                fits = 1
+        return fits
 
     @property
     def is_view(self) -> bool:
@@ -354,32 +617,44 @@ class OpOverloadPacket:
         return f"aten.{self._name}"
 
     def __call__(self, /, *args, **kwargs):
-        errors = []
+        errors, lenient = [], None
         for overload in self._overloads.values():
-            if overload._kind == "out" and "out" not in kwargs:
-                continue
             try:
-                python_dispatch.bind(overload, args, kwargs)
+                bound = python_dispatch.bind(overload, args, kwargs)
             except RuntimeError as error:
                 errors.append(str(error))
                 continue
+            # a number where the overload takes a Tensor fits only when nothing fits better
+            # (``aten.gt(x, 0)`` is ``gt.Scalar``, ``aten.add(x, 2)`` ``add.Tensor``)
+            if any(a.type.startswith("Tensor") and a.name in bound and isinstance(bound[a.name], (int, float, bool))
+                   for a in overload._schema.arguments):
+                lenient = lenient or overload
+                continue
             return overload(*args, **kwargs)
-        raise RuntimeError(f"aten.{self._name}() got arguments no overload accepts:\n  " + "\n  ".join(errors))
+        if lenient is not None:
+            return lenient(*args, **kwargs)
+        if len(errors) == 1:
+            raise RuntimeError(errors[0])
+        raise RuntimeError("Overloaded torch operator invoked from Python failed to match any schema:\n"
+                           + "".join(f"{error}\n\n" for error in errors))
 
 
 # -- the table -------------------------------------------------------------------------------
 
 _PACKETS: dict[str, OpOverloadPacket] = {}
-# (op name, kind) -> its overloads in the order a call tries them: ((overload, dropped), ...)
+# (op name, kind) -> its overloads in the order a call tries them
 _BY_OP: dict[tuple[str, str], tuple[OpOverload, ...]] = {}
 _BUILT = threading.Event()
+# op name -> its own view of each of its functional overloads, where it has several
+_VIEWS: dict[str, tuple[OpOverload, ...]] = {}
 _LOCK = threading.Lock()
 
 
-def _declared_overloads(opdef: OpDef) -> dict[str, tuple[str, ...]]:
-    """``{"name.overload": dropped parameters}`` from the declaration (see ``op``'s ``aten``)."""
+def _declared_overloads(opdef: OpDef) -> dict[str, _OverloadSpec]:
+    """``{"name.overload": spec}`` from the declaration (see ``op``'s ``aten``); an alias
+    without its own takes its target's."""
     target = OPS.get(opdef.alias_of) if opdef.alias_of else None
-    source = target if target is not None and opdef.aten is None else opdef
+    source = target if target is not None else opdef
     spec = source.aten
     if spec is None:
         scalar_or_tensor = any(kind in (TensorKind.TENSOR_OR_SCALAR, TensorKind.OPTIONAL_TENSOR_OR_SCALAR)
@@ -388,10 +663,23 @@ def _declared_overloads(opdef: OpDef) -> dict[str, tuple[str, ...]]:
     if isinstance(spec, str):
         spec = {spec: ()}
     named = {}
-    for key, dropped in spec.items():
+    for key, entries in spec.items():
         name, _, overload = key.rpartition(".")
-        named[f"{name or source.name}.{overload}"] = tuple(dropped)
+        named[f"{name or source.name}.{overload}"] = _parse_overload((entries,) if isinstance(entries, str)
+                                                                      else entries)
     return named
+
+
+def _overload(name: str, overload_name: str, opdef: OpDef, kind: str, spec: _OverloadSpec,
+              functional_name: str | None = None) -> OpOverload:
+    packet = _PACKETS.get(name)
+    if packet is None:
+        packet = _PACKETS[name] = OpOverloadPacket(name)
+    overload = packet._overloads.get(overload_name)
+    if overload is None:
+        overload = packet._overloads[overload_name] = OpOverload(packet, overload_name, opdef, kind, spec,
+                                                                 functional_name)
+    return overload
 
 
 def _build() -> None:
@@ -399,28 +687,28 @@ def _build() -> None:
         if _BUILT.is_set():
             return
         for opdef in OPS.values():
-            kinds = [("functional", "")]
-            if opdef.inplace:
-                kinds.append(("inplace", "_"))
-            for kind, suffix in kinds:
-                found = []
-                for key, dropped in _declared_overloads(opdef).items():
-                    name, _, overload_name = key.rpartition(".")
-                    name = name + suffix
-                    packet = _PACKETS.setdefault(name, OpOverloadPacket(name))
-                    overload = packet._overloads.get(overload_name)
-                    if overload is None:
-                        overload = packet._overloads[overload_name] = OpOverload(
-                            packet, overload_name, opdef, kind, dropped)
-                    found.append(overload)
-                _BY_OP[(opdef.name, kind)] = tuple(found)
-            if opdef.out:
-                key = next(iter(_declared_overloads(opdef)))
-                name = key.rpartition(".")[0]
-                packet = _PACKETS.setdefault(name, OpOverloadPacket(name))
-                packet._overloads.setdefault("out", OpOverload(packet, "out", opdef, "out", _declared_overloads(
-                    opdef)[key]))
-                _BY_OP[(opdef.name, "out")] = (packet._overloads["out"],)
+            declared = _declared_overloads(opdef)
+            functional, inplace, out = [], [], []
+            for key, spec in declared.items():
+                name, _, overload_name = key.rpartition(".")
+                functional.append(_overload(name, overload_name, opdef, "functional", spec))
+                if opdef.inplace:
+                    inplace_name = overload_name if spec.inplace_name is None else spec.inplace_name
+                    if inplace_name:
+                        inplace.append(_overload(name + "_", inplace_name, opdef, "inplace", spec, overload_name))
+                if opdef.out:
+                    out_name = spec.out_name or ("out" if overload_name == "default" else f"{overload_name}_out")
+                    out.append(_overload(name, out_name, opdef, "out", spec, overload_name))
+            if len(functional) > 1:
+                # an overload another op declared first is that op's; this op picks it by its own
+                # view of it (its parameters, what it lacks): (overload, view) pairs
+                _VIEWS[opdef.name] = tuple(
+                    overload if overload._opdef is opdef else
+                    OpOverload(overload.overloadpacket, overload._overloadname, opdef, "functional", spec)
+                    for overload, spec in zip(functional, declared.values()))
+            _BY_OP[(opdef.name, "functional")] = tuple(functional)
+            _BY_OP[(opdef.name, "inplace")] = tuple(inplace)
+            _BY_OP[(opdef.name, "out")] = tuple(out)
         _BUILT.set()
 
 
@@ -432,18 +720,23 @@ def overloads_of(opdef: OpDef, kind: str = "functional") -> tuple[OpOverload, ..
 
 
 def overload_of(opdef: OpDef, kind: str, arguments: dict) -> OpOverload:
-    """The overload a call of ``opdef`` with ``arguments`` (public parameter name -> value)
-    reaches: the first whose lacking parameters all hold their defaults."""
+    """The overload a call of ``opdef`` with ``arguments`` (its parameter name -> value, all of
+    them in order) reaches, as PyTorch's Python binding picks it: the first whose lacking
+    parameters all hold their defaults and whose Scalar arguments are given numbers (a number
+    given for a Tensor of an op without a Scalar overload is fine: ``x + 2`` is ``add.Tensor``)."""
     candidates = overloads_of(opdef, kind)
     if len(candidates) == 1:
         return candidates[0]
-    parameters = opdef.signature.parameters
-    for overload in candidates:
-        if all(arguments.get(name, parameters[name].default) is parameters[name].default
-               or arguments.get(name, parameters[name].default) == parameters[name].default
-               for name in overload._dropped):
+    views = _VIEWS.get(opdef.name, candidates) if kind == "functional" else candidates
+    values = dict(zip(opdef.signature.parameters, arguments.values()))
+    fallback = None
+    for overload, view in zip(candidates, views):
+        fits = view._fits(values)
+        if fits == 2:
             return overload
-    return candidates[-1]
+        if fits == 1 and fallback is None:
+            fallback = overload
+    return fallback if fallback is not None else candidates[-1]
 
 
 class _Namespace:

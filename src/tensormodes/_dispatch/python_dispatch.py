@@ -25,6 +25,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
+from .._device import device
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
@@ -117,8 +118,8 @@ def active_modes() -> tuple:
 
 def bind(overload, args: tuple, kwargs: dict) -> dict:
     """Check ``args`` and ``kwargs`` against ``overload``'s schema; PyTorch's RuntimeErrors for
-    a missing value, an unknown keyword, too many arguments or a non-tensor where a tensor goes.
-    Returns schema name -> value for what was given."""
+    a missing value, an unknown keyword, too many arguments, a non-tensor where a tensor goes
+    or a tensor where a number goes. Returns schema name -> value for what was given."""
     schema = overload._schema
     arguments = schema.arguments
     positional = [a for a in arguments if not a.kwarg_only]
@@ -132,6 +133,8 @@ def bind(overload, args: tuple, kwargs: dict) -> dict:
     for key, value in kwargs.items():
         if key not in names:
             raise RuntimeError(f"Unknown keyword argument '{key}' for operator '{schema.name}'. Schema: {schema}")
+        if key in bound:
+            raise RuntimeError(f"{schema.name}() got multiple values for argument '{key}'. Declaration: {schema}")
         bound[key] = value
     for position, argument in enumerate(arguments):
         if argument.name not in bound:
@@ -146,26 +149,50 @@ def bind(overload, args: tuple, kwargs: dict) -> dict:
                 f"{schema.name}() Expected a value of type 'Tensor' for argument '{argument.name}' but instead "
                 f"found type '{type(value).__name__}'.\nPosition: {position}\nValue: {value!r}\n"
                 f"Declaration: {schema}")
+        if argument.type in ("Scalar", "float", "int", "SymInt") and isinstance(value, TensorBase):
+            expected = "number" if argument.type == "Scalar" else argument.type
+            raise RuntimeError(
+                f"{schema.name}() Expected a value of type '{expected}' for argument '{argument.name}' but "
+                f"instead found type 'Tensor'.\nPosition: {position}\nValue: {value!r}\nDeclaration: {schema}\n"
+                f"Cast error details: Cannot cast {value!r} to {expected}")
     return bound
 
 
 def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
-    """A public call's arguments (public parameter name -> value) in the form handlers see:
-    positional up to the last one not at its default, keyword-only ones only when not at their
-    defaults, int lists as lists (PyTorch's ``sum(x, 1)`` is ``sum.dim_IntList(x, [1])``)."""
+    """A public call's arguments (its parameter name -> value, all of them in order) in the form
+    handlers see, as PyTorch's: positional up to the last one not at its default (an argument
+    without a default in the schema always counts), keyword-only ones only when not at their
+    defaults, int lists as lists (PyTorch's ``sum(x, 1)`` is ``sum.dim_IntList(x, [1])``, an
+    ``int[2]`` gets an int twice), floats where the schema says float, a default left before
+    a given argument as the schema's default. An alias's call (another op's overload, its
+    parameters renamed) is read by position."""
     form = overload.__dict__.get("_form")
     if form is None:
         form = overload._form = _form(overload)
-    leading, rest = form
-    args = [arguments[name] for name in leading]
-    if not rest:
-        return tuple(args), {}
-    kwargs, pending = {}, []
-    for name, public, default, kwarg_only, int_list in rest:
-        value = arguments.get(public, default)
-        if int_list and value is not None:
-            value = [value] if type(value) is int else list(value)
-        at_default = value is default or (type(value) in _SIMPLE and type(value) is type(default) and value == default)
+    values = None
+    args, kwargs, pending = [], {}, []
+    for name, public, index, default, always, kwarg_only, int_list, fill, given in form:
+        if public in arguments:
+            value = arguments[public]
+        elif index >= 0:
+            if values is None:
+                values = list(arguments.values())
+            value = values[index] if index < len(values) else default
+        else:
+            value = default
+        if value is None and given is not _MISSING:
+            value = given
+        at_default = not always and (value is default or (
+            type(value) in _SIMPLE and type(value) is type(default) and value == default) or (
+            type(value) in _NUMBERS and type(default) in _NUMBERS and value == default) or (
+            type(value) in _SEQUENCES and type(default) in _SEQUENCES and list(value) == list(default)))
+        if at_default:
+            value = fill
+        elif int_list:
+            if value is not None:
+                value = _int_list(value, int_list)
+        elif int_list is None and type(value) is int:
+            value = float(value)
         if kwarg_only:
             if not at_default:
                 kwargs[name] = value
@@ -179,27 +206,61 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
     return tuple(args), kwargs
 
 
-_SIMPLE = frozenset({int, float, bool, str, list})
+def _int_list(value, size: int) -> list:
+    """An int list argument as PyTorch's binding makes it: ``2`` for ``int[2]`` is ``[2, 2]``,
+    ``x.permute((0, 1))`` (a list given as the one ``*dims`` argument) is ``[0, 1]``."""
+    if type(value) is int:
+        return [value] * size
+    if len(value) == 1 and isinstance(value[0], (list, tuple)):
+        value = value[0]
+    return list(value)
 
 
-def _form(overload) -> tuple[tuple, list]:
-    """(the public names of the leading required positional arguments, taken as they are; the
-    rest: (schema name, public name, default, keyword-only, int list) each)."""
-    public = [p for p in overload._opdef.signature.parameters.values()
-              if p.name not in overload._dropped and p.name != "requires_grad"]
-    leading, rest = [], []
-    for argument, parameter in zip(overload._schema.arguments, public):
-        default = parameter.default if parameter.default is not inspect.Parameter.empty else _MISSING
-        if isinstance(default, tuple):
-            default = list(default)
-        int_list = argument.type.startswith(("int[", "SymInt[")) or parameter.kind is parameter.VAR_POSITIONAL
-        if not rest and default is _MISSING and not argument.kwarg_only and not int_list:
-            leading.append(parameter.name)
+_SIMPLE = frozenset({int, float, bool, str, list, tuple})
+_NUMBERS = frozenset({int, float})
+_SEQUENCES = frozenset({list, tuple})
+
+
+def _form(overload) -> list[tuple]:
+    """Per schema argument: (its name, its public parameter or None, that parameter's position,
+    the default that leaves it out, whether it is always given, keyword-only, how it is an int
+    list (its length, 1 for any; 0 not one, None a float), what a handler sees when it is left
+    at its default, what it sees for a None that is always given)."""
+    parameters = list(overload._opdef.signature.parameters.values())
+    position = {p.name: i for i, p in enumerate(parameters)}
+    form = []
+    for argument in overload._schema.arguments:
+        public = argument.public
+        parameter = parameters[position[public]] if public in position else None
+        if parameter is not None and parameter.default is not inspect.Parameter.empty:
+            default = parameter.default
+        elif parameter is None and argument.has_default_value:
+            default = argument.default_value
         else:
-            rest.append((argument.name, parameter.name, default, argument.kwarg_only, int_list))
-    if overload._kind == "out":
-        rest.append(("out", "out", _MISSING, True, False))
-    return tuple(leading), rest
+            default = _MISSING
+        fill = argument.default_value if argument.has_default_value else default
+        fill = getattr(fill, "value", fill)  # a default spelled in the declaration
+        if isinstance(fill, tuple):
+            fill = list(fill)
+        int_list = 0
+        if argument.type.startswith(("int[", "SymInt[", "Tensor[")) or (
+                parameter is not None and parameter.kind is parameter.VAR_POSITIONAL):
+            size = argument.type.partition("[")[2].partition("]")[0]
+            int_list = int(size) if size.isdigit() else 1
+        elif argument.type in ("float", "float?"):
+            int_list = None
+        if int_list and fill is not None and fill is not _MISSING:
+            fill = _int_list(fill, int_list)
+        given = _MISSING
+        if argument.given is not inspect.Parameter.empty:
+            given = argument.given
+            if argument.name == "device":
+                given = device(given)
+        always = (not argument.has_default_value and default is not _MISSING and public != "out") or \
+            given is not _MISSING
+        form.append((argument.name, public, position.get(public, -1), default, always, argument.kwarg_only,
+                     int_list, fill, given))
+    return form
 
 
 _MISSING = object()
@@ -207,34 +268,59 @@ _MISSING = object()
 
 def public_call(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """Arguments in schema form -> the public implementation's (positional, keywords): schema
-    names become the public ones (``self`` -> ``input``), a ``SymInt[] size`` becomes ``*size``."""
+    names become the public ones (``self`` -> ``input``), a ``SymInt[] size`` becomes ``*size``,
+    arguments the public signature lacks (a factory's ``layout``) are left out."""
     plan = overload.__dict__.get("_plan")
     if plan is None:
         plan = overload._plan = _plan(overload)
-    renames, variadic = plan
-    if variadic is not None:
-        position, name = variadic
-        if name in kwargs:
-            kwargs = dict(kwargs)
-            args = (*args, kwargs.pop(name))
-        if len(args) > position:
-            args = (*args[:position], *args[position], *args[position + 1:])
-    if kwargs and renames:
-        kwargs = {renames.get(key, key): value for key, value in kwargs.items()}
-    return args, kwargs
-
-
-def _plan(overload) -> tuple[dict, tuple | None]:
-    """(schema name -> public name where they differ, (position, schema name) of a variadic)."""
-    public = [p for p in overload._opdef.signature.parameters.values()
-              if p.name not in overload._dropped and p.name != "requires_grad"]
-    renames, variadic = {}, None
-    for position, (argument, parameter) in enumerate(zip(overload._schema.arguments, public)):
-        if argument.name != parameter.name:
-            renames[argument.name] = parameter.name
+    names, publics, leading = plan
+    given = dict(zip(names, args))
+    if kwargs:
+        given.update(kwargs)
+    positional, keywords = [], {}
+    for parameter, schema_name, default, tensors in leading:
+        value = given.pop(schema_name, default) if schema_name is not None else default
         if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            variadic = (position, argument.name)
-    return renames, variadic
+            if value is _MISSING:
+                continue
+            if tensors:  # ``block_diag(*tensors)``
+                positional.extend(value)
+            else:  # as one sequence, which ``*size`` takes too (``rand(())``)
+                positional.append(tuple(value))
+        elif value is not _MISSING:
+            positional.append(value)
+    outs = []
+    for schema_name, value in given.items():
+        public = publics.get(schema_name)
+        if public == "out":
+            outs.append(value)
+        elif public is not None:
+            keywords[public] = value
+    if outs:
+        keywords["out"] = outs[0] if len(outs) == 1 else tuple(outs)
+    return tuple(positional), keywords
+
+
+def _plan(overload) -> tuple:
+    """(the schema's argument names in order, schema name -> public name, the public parameters
+    given positionally — those before and at a ``*args`` — with their schema names)."""
+    arguments = overload._schema.arguments
+    names = [a.name for a in arguments if not a.kwarg_only]
+    publics = {a.name: a.public for a in arguments if a.public is not None}
+    schema_of = {a.public: a.name for a in arguments if a.public is not None}
+    types = {a.public: a.type for a in arguments if a.public is not None}
+    parameters = list(overload._opdef.signature.parameters.values())
+    variadic = [i for i, p in enumerate(parameters) if p.kind is inspect.Parameter.VAR_POSITIONAL]
+    last = variadic[0] if variadic else max(
+        [i for i, p in enumerate(parameters) if p.kind is inspect.Parameter.POSITIONAL_ONLY], default=-1)
+    leading = []
+    for parameter in parameters[:last + 1]:
+        default = parameter.default if parameter.default is not inspect.Parameter.empty else _MISSING
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            default = ()
+        leading.append((parameter, schema_of.get(parameter.name), default, types.get(parameter.name, "")
+                        .startswith("Tensor")))
+    return names, publics, leading
 
 
 # -- the chain -----------------------------------------------------------------------------

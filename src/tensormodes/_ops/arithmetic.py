@@ -142,7 +142,8 @@ def _add_grad(grad, alpha, needs_input_grad):
     samples=(Sample((M23, M23)), Sample((M23, 2.5), {"alpha": 2}), Sample((I23, ROW)),
              Sample((I23, I32), {"alpha": -3}), Sample((BOOL, BOOL)), Sample((U8, 300)),
              Sample((F16, SCALAR_F64)), Sample((BF16, F16), {"alpha": 0.5}), Sample((C64, 1j)),
-             Sample((SCALAR_F64, 3))))
+             Sample((SCALAR_F64, 3))), tags=("core", "pointwise"),
+    aten={"add.Tensor": ("out=out",)})
 def add(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """Adds ``other``, scaled by ``alpha``, to ``input``.
 
@@ -166,7 +167,9 @@ def _sub_grad(grad, alpha):
     meta=elementwise, grad=_sub_grad, method=True, inplace=True, out=True, ufunc=np.subtract,
     dunders=(Dunder("__sub__"), Dunder("__rsub__", OWN, reflected=True), Dunder("__isub__", inplace=True)),
     samples=(Sample((M23, M23)), Sample((M23, 1), {"alpha": 3}), Sample((I23, ROW)),
-             Sample((U8, U8)), Sample((F16, 0.25), {"alpha": 2}), Sample((SCALAR_F64, M23)), Sample((C64, ROW))))
+             Sample((U8, U8)), Sample((F16, 0.25), {"alpha": 2}), Sample((SCALAR_F64, M23)), Sample((C64, ROW))),
+    tags=("core", "pointwise"),
+    aten={"sub.Tensor": ("out=out",)})
 def sub(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """Subtracts ``other``, scaled by ``alpha``, from ``input``.
 
@@ -186,7 +189,8 @@ def _rsub_grad(grad, alpha):
 
 @op(errors=(Sample((BOOL, BOOL)), Sample((M23, TensorSpec((3, 2))))),
     meta=broadcasting("other", "input"), grad=_rsub_grad,
-    samples=(Sample((M23, M23)), Sample((M23, 2)), Sample((I23, 5), {"alpha": 2}), Sample((SCALAR_F64, ROW))))
+    samples=(Sample((M23, M23)), Sample((M23, 2)), Sample((I23, 5), {"alpha": 2}), Sample((SCALAR_F64, ROW))),
+    aten={"rsub.Tensor": (), "rsub.Scalar": ("alpha: ~Scalar", "+pointwise")})
 def rsub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``other - alpha * input``: subtraction with the operands reversed.
 
@@ -210,7 +214,8 @@ def _mul_grad(grad, input, other, needs_input_grad):
     dunders=(Dunder("__mul__"), Dunder("__rmul__"), Dunder("__imul__", inplace=True)),
     samples=(Sample((M23, M23)), Sample((M23, -2)), Sample((I23, ROW)), Sample((BOOL, BOOL)),
              Sample((BOOL, 3)), Sample((U8, 40)), Sample((F16, BF16)), Sample((C64, 2.5)),
-             Sample((SCALAR_F64, I32))))
+             Sample((SCALAR_F64, I32))), tags=("core", "pointwise"),
+    aten={"mul.Tensor": ("out=out",)})
 def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """Multiplies ``input`` by ``other`` elementwise.
 
@@ -306,7 +311,12 @@ def _div_grad(grad, input, other, needs_input_grad, rounding_mode=None):
              Sample((M23, _DIVISORS), {"rounding_mode": "floor"}),
              Sample((I23, POSITIVE_I), {"rounding_mode": "trunc"}),
              Sample((I23, TensorSpec((3,), "int64", -3, -1)), {"rounding_mode": "floor"}),
-             Sample((BF16, 0.3), {"rounding_mode": "floor"}), Sample((3, _DIVISORS))))
+             Sample((BF16, 0.3), {"rounding_mode": "floor"}), Sample((3, _DIVISORS))),
+    aten={
+        "div.Tensor": ("rounding_mode", "out=out"),
+        "div.Tensor_mode": ("rounding_mode: str?=", "out=out_mode"),
+    },
+    tags=("core", "pointwise"))
 def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | None = None) -> Tensor:
     """Divides ``input`` by ``other``. ``rounding_mode=None`` is true division (integers give
     the default float dtype); ``'trunc'`` rounds toward zero and ``'floor'`` down, keeping
@@ -349,7 +359,8 @@ true_divide = alias("true_divide", of="div", method=True, inplace=True, drops=("
     dunders=(Dunder("__floordiv__", OWN), Dunder("__rfloordiv__", OWN, reflected=True),
              Dunder("__ifloordiv__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, -3)), Sample((U8, 4)),
-             Sample((F16, 0.75)), Sample((SCALAR_F64, M23)), Sample((7, POSITIVE_I))))
+             Sample((F16, 0.75)), Sample((SCALAR_F64, M23)), Sample((7, POSITIVE_I))),
+    aten={"floor_divide.default": ("inplace=Tensor",)})
 def floor_divide(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """Divides and rounds down (``//``), keeping the promoted dtype.
 
@@ -373,7 +384,13 @@ def _remainder_grad(grad, input, other, needs_input_grad):
     dunders=(Dunder("__mod__"), Dunder("__rmod__", OWN, reflected=True), Dunder("__imod__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, TensorSpec((3,), "int64", -4, -1))), Sample((I23, 3)),
              Sample((M23, -1.5)), Sample((F16, 0.7)), Sample((SCALAR_F64, _DIVISORS)), Sample((5, POSITIVE_I)),
-             Sample((U8, 7))))
+             Sample((U8, 7))),
+    aten={
+        "remainder.Tensor": (),
+        "remainder.Scalar": (),
+        "remainder.Scalar_Tensor": ("-core", "inplace=", "out+generated", "out-pointwise"),
+    },
+    tags=("core", "pointwise"))
 def remainder(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The remainder of ``input / other`` with the sign of ``other`` (Python's ``%``).
 
@@ -395,7 +412,8 @@ def _fmod_grad(grad, input, other, needs_input_grad):
     meta=elementwise,
     grad=_fmod_grad, save_only_for={"input": "other", "other": "other"}, method=True, inplace=True, out=True,
     samples=(Sample((M23, _DIVISORS)), Sample((I23, TensorSpec((3,), "int64", -4, -1))), Sample((I23, 3)),
-             Sample((M23, -1.5)), Sample((BF16, 0.7)), Sample((SCALAR_F64, _DIVISORS))))
+             Sample((M23, -1.5)), Sample((BF16, 0.7)), Sample((SCALAR_F64, _DIVISORS))),
+    aten={"fmod.Tensor": (), "fmod.Scalar": ()}, tags=("core", "pointwise"))
 def fmod(input: Tensor, other: Tensor | Number) -> Tensor:
     """The remainder of ``input / other`` with the sign of ``input`` (C's ``fmod``).
 
@@ -447,7 +465,13 @@ def _pow_grad(grad, result, input, exponent):
     samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((M23, 0.5)), Sample((I23, 3)),
              Sample((I23, TensorSpec((2, 3), "int64", -2, 3))), Sample((2, I32)), Sample((2.5, I23)),
              Sample((I23, -1.0)), Sample((BOOL, 2)), Sample((F16, 2)), Sample((BF16, BF16)),
-             Sample((C64, 2)), Sample((SCALAR_F64, POSITIVE)), Sample((U8, 3))))
+             Sample((C64, 2)), Sample((SCALAR_F64, POSITIVE)), Sample((U8, 3))),
+    aten={
+        "pow.Tensor_Tensor": ("inplace=Tensor",),
+        "pow.Tensor_Scalar": ("inplace=Scalar",),
+        "pow.Scalar": ("input: Scalar", "exponent: Tensor", "inplace="),
+    },
+    tags=("core", "pointwise"))
 def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:  # noqa: A001 - PyTorch's name
     """``input ** exponent`` elementwise; either may be a number. Integer tensors raised to
     a negative integer number are an error.
@@ -556,7 +580,8 @@ def _atan2_grad(grad, input, other):
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
     meta=elementwise, grad=_atan2_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)), Sample((F16, F16)),
-             Sample((SCALAR_F64, BF16))))
+             Sample((SCALAR_F64, BF16))), tags=("core", "pointwise"),
+    aten={"atan2.default": ("out+core",)})
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The arctangent of ``input / other`` in the right quadrant (integers give the default float dtype).
 
@@ -577,7 +602,7 @@ def _hypot_grad(grad, result, input, other, needs_input_grad):
     meta=elementwise,
     grad=_hypot_grad, save_only_for={"input": "input", "other": "other"}, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
-             Sample((SCALAR_F64, BF16))))
+             Sample((SCALAR_F64, BF16))), tags=("pointwise",))
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)`` elementwise, without intermediate overflow (floating dtypes only).
 
@@ -599,7 +624,7 @@ def _logaddexp_grad(grad, input, other):
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((I23, I23))),
     meta=elementwise, grad=_logaddexp_grad, method=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
-             Sample((SCALAR_F64, BF16)), Sample((C64, C64))))
+             Sample((SCALAR_F64, BF16)), Sample((C64, C64))), tags=("pointwise",))
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))`` elementwise, without overflow (floating dtypes only).
 
@@ -630,7 +655,8 @@ def _lerp_grad(grad, input, end, weight, needs_input_grad):
     grad=_lerp_grad, save_only_for={"input": "weight", "end": "weight"}, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23, 0.3)), Sample((M23, M23, 0.8)), Sample((M23, ROW, COLUMN)),
              Sample((F16, F16, 0.25)), Sample((M23, M23, TensorSpec((), "float64", 0, 1))),
-             Sample((C64, C64, 0.5)), Sample((SCALAR_F64, SCALAR_F64, SCALAR_F64))))
+             Sample((C64, C64, 0.5)), Sample((SCALAR_F64, SCALAR_F64, SCALAR_F64))),
+    aten={"lerp.Scalar": (), "lerp.Tensor": ()}, tags=("pointwise",))
 def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     """Linear interpolation ``input + weight * (end - input)``; ``input`` and ``end`` (and a
     tensor ``weight``) must share one floating dtype.
@@ -704,7 +730,7 @@ def _addcmul_grad(grad, tensor1, tensor2, value, needs_input_grad):
 @op(errors=(Sample((M23, M23, TensorSpec((3, 2)))),),
     meta=elementwise, grad=_addcmul_grad, save_only_for={"tensor1": "tensor2", "tensor2": "tensor1"},
     method=True, inplace=True, out=True,
-    samples=(*_ADDC_SAMPLES, Sample((I23, I23, I32), {"value": 2}), Sample((I23, I23, M23))))
+    samples=(*_ADDC_SAMPLES, Sample((I23, I23, I32), {"value": 2}), Sample((I23, I23, M23))), tags=("pointwise",))
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """``input + value * tensor1 * tensor2`` elementwise.
 
@@ -726,7 +752,7 @@ def _addcdiv_grad(grad, tensor1, tensor2, value, needs_input_grad):
 
 @op(errors=(Sample((I23, I23, POSITIVE_I)), Sample((M23, M23, TensorSpec((3, 2))))),
     meta=elementwise, grad=_addcdiv_grad, save_only_for={"tensor1": "tensor2"}, method=True, inplace=True, out=True,
-    samples=(*_ADDC_SAMPLES, Sample((I23, C64, POSITIVE_I))))
+    samples=(*_ADDC_SAMPLES, Sample((I23, C64, POSITIVE_I))), tags=("pointwise",))
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
     """``input + value * tensor1 / tensor2`` elementwise (``tensor1`` and ``tensor2`` may not
     both be integer tensors).
@@ -768,7 +794,13 @@ def _xlogy_grad(grad, input, other, needs_input_grad):
     samples=(Sample((M23, POSITIVE)), Sample((M23, TensorSpec((3,), "float64", 0.5, 3))),
              Sample((I23, POSITIVE_I)), Sample((F16, TensorSpec((3,), "float16", 0.5, 2))), Sample((M23, 2.5)),
              Sample((3, POSITIVE)), Sample((SCALAR_F64, TensorSpec((), "float64", 0.5, 2))),
-             Sample((TensorSpec((3,), "int64", 0, 0), TensorSpec((3,), "float32", -1, 1)))))
+             Sample((TensorSpec((3,), "int64", 0, 0), TensorSpec((3,), "float32", -1, 1)))),
+    aten={
+        "xlogy.Tensor": ("out=OutTensor",),
+        "xlogy.Scalar_Other": ("other: Scalar", "out=OutScalar_Other", "inplace-pointwise"),
+        "xlogy.Scalar_Self": ("input: Scalar", "out=OutScalar_Self", "inplace="),
+    },
+    tags=("pointwise",))
 def xlogy(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """``input * log(other)`` elementwise, 0 where ``input`` is 0 (unless ``other`` is NaN).
 
@@ -788,7 +820,7 @@ def _logaddexp2_grad(grad, input, other):
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((C64, C64))),
     meta=elementwise, grad=_logaddexp2_grad, method=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((F16, F16)), Sample((F64, I23)),
-             Sample((SCALAR_F64, BF16))))
+             Sample((SCALAR_F64, BF16))), tags=("pointwise",))
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """``log2(2**input + 2**other)`` elementwise, without overflow (real floating dtypes only).
 
@@ -808,7 +840,12 @@ def _copysign_grad(grad, input, other_shape, result):
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
     meta=elementwise, grad=_copysign_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)), Sample((F16, F16)),
-             Sample((M23, -2.0)), Sample((SCALAR_F64, BF16)), Sample((F64, BOOL))))
+             Sample((M23, -2.0)), Sample((SCALAR_F64, BF16)), Sample((F64, BOOL))),
+    aten={
+        "copysign.Tensor": ("out=out", "inplace-pointwise"),
+        "copysign.Scalar": ("inplace-pointwise",),
+    },
+    tags=("pointwise",))
 def copysign(input: Tensor, other: Tensor | Number) -> Tensor:
     """The magnitude of ``input`` with the sign of ``other`` (-0.0 and NaN's sign bit count);
     integers give the default float dtype.
@@ -838,7 +875,8 @@ def _float_power_grad(grad, result, input, exponent):
     meta=elementwise, grad=_float_power_grad, method=True, inplace=True, out=True, written_check=_exact_result_dtype,
     samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((POSITIVE, 0.5)), Sample((I23, 3)),
              Sample((2, I32)), Sample((2.5, M23)), Sample((F16, BF16)), Sample((C64, 2)),
-             Sample((SCALAR_F64, POSITIVE)), Sample((POSITIVE_I, TensorSpec((3,), "int64", -2, 2)))))
+             Sample((SCALAR_F64, POSITIVE)), Sample((POSITIVE_I, TensorSpec((3,), "int64", -2, 2)))),
+    aten={"float_power.Tensor_Tensor": ("inplace=Tensor",)}, tags=("pointwise",))
 def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
     """``input ** exponent`` computed in double precision: the result is float64, or
     complex128 if either operand is complex.
@@ -865,7 +903,8 @@ def float_power(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:
 @op(errors=(Sample((M23, F64)), Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
     meta=elementwise, grad=no_derivative("heaviside"), method=True, inplace=True, out=True,
     samples=(Sample((I23, TensorSpec((3,), "int64", 2, 5))), Sample((BOOL, BOOL)),
-             Sample((TensorSpec((2, 3), "int32", -1, 1), TensorSpec((), "int32", 7, 7)))))
+             Sample((TensorSpec((2, 3), "int32", -1, 1), TensorSpec((), "int32", 7, 7)))), tags=("pointwise",),
+    aten={"heaviside.default": ("inplace-pointwise",)})
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """The Heaviside step function: 0 where ``input < 0``, ``values`` where ``input == 0``
     and 1 where ``input > 0`` (0 for NaN). Both tensors must have one dtype.
@@ -927,7 +966,9 @@ _GCD_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -30, 30))), Sample((U8,
 
 
 @op(errors=(Sample((M23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
-    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES,
+    tags=("pointwise",),
+    aten={"gcd.default": ("inplace-pointwise",)})
 def gcd(input: Tensor, other: Tensor) -> Tensor:
     """The greatest common divisor of each pair of integers (non-negative; gcd(0, 0) = 0).
 
@@ -939,7 +980,9 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((M23, M23)), Sample((BOOL, BOOL))),
-    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES)
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES,
+    tags=("pointwise",),
+    aten={"lcm.default": ("inplace-pointwise",)})
 def lcm(input: Tensor, other: Tensor) -> Tensor:
     """The least common multiple of each pair of integers (non-negative; 0 if either is 0).
 

@@ -59,7 +59,8 @@ def _no_special_values(input: np.ndarray, fill: bool) -> np.ndarray | None:
 
 
 @op(meta=elementwise, differentiable=False, method=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))),
+    tags=("core", "pointwise"))
 def isnan(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is NaN.
 
@@ -73,7 +74,8 @@ def isnan(input: Tensor) -> Tensor:
 
 
 @op(meta=elementwise, differentiable=False, method=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))),
+    tags=("core", "pointwise"))
 def isinf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is positive or negative infinity.
 
@@ -87,7 +89,8 @@ def isinf(input: Tensor) -> Tensor:
 
 
 @op(meta=elementwise, differentiable=False, method=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BOOL,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BOOL,))),
+    tags=("pointwise",))
 def isfinite(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is neither infinite nor NaN.
 
@@ -108,7 +111,8 @@ def _truth(x):
 
 
 @op(meta=elementwise, differentiable=False, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))),
+    tags=("core", "pointwise"))
 def logical_not(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is zero.
 
@@ -121,7 +125,8 @@ def logical_not(input: Tensor) -> Tensor:
 
 @op(errors=(Sample((M23,)),),
     meta=elementwise, differentiable=False, method=True, inplace=True, out=True, dunders=(Dunder("__invert__", OWN),),
-    samples=(Sample((I23,)), Sample((BOOL,)), Sample((U8,)), Sample((TensorSpec((), "int32"),))))
+    samples=(Sample((I23,)), Sample((BOOL,)), Sample((U8,)), Sample((TensorSpec((), "int32"),))),
+    tags=("core", "pointwise"))
 def bitwise_not(input: Tensor) -> Tensor:
     """The bitwise NOT of an integer or bool tensor (logical NOT for bool).
 
@@ -207,7 +212,8 @@ def _clamp_grad(grad, input, min, max):  # noqa: A002 - the op's parameter names
 
 
 @op(errors=(Sample((M23,)), Sample((C64, 0.0, 1.0)), Sample((M23, ROW, 1.0))),
-    meta=elementwise, grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES)
+    meta=elementwise, grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES,
+    aten={"clamp.default": ("min: Scalar?", "max: Scalar?"), "clamp.Tensor": ()}, tags=("core", "pointwise"))
 def clamp(input: Tensor, min: Tensor | Number | None = None,  # noqa: A002 - PyTorch's names
           max: Tensor | Number | None = None) -> Tensor:  # noqa: A002
     """Clamps each element into ``[min, max]`` (either bound may be omitted; bounds are
@@ -238,7 +244,8 @@ def _clamp_min_grad(grad, input, min):  # noqa: A002 - the op's parameter name
 
 @op(errors=(Sample((C64, 0.0)), Sample((M23, TensorSpec((3, 2))))),
     meta=elementwise, grad=_clamp_min_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))))
+    samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))),
+    aten={"clamp_min.default": ("min: Scalar",), "clamp_min.Tensor": ()}, tags=("pointwise",))
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``max(input, min)`` elementwise.
 
@@ -256,7 +263,8 @@ def _clamp_max_grad(grad, input, max):  # noqa: A002 - the op's parameter name
 
 @op(errors=(Sample((C64, 0.0)), Sample((BOOL, True))),
     meta=elementwise, grad=_clamp_max_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))))
+    samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))),
+    aten={"clamp_max.default": ("max: Scalar",), "clamp_max.Tensor": ()}, tags=("pointwise",))
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
     """``min(input, max)`` elementwise.
 
@@ -298,7 +306,8 @@ def _maximum_grad(grad, input, other):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_maximum_grad, method=True, out=True, ufunc=np.maximum, samples=_EXTREMUM_SAMPLES)
+    meta=elementwise, grad=_maximum_grad, method=True, out=True, ufunc=np.maximum, samples=_EXTREMUM_SAMPLES,
+    tags=("core", "pointwise"))
 def maximum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum of ``input`` and ``other`` (NaN if either is NaN).
 
@@ -314,7 +323,8 @@ def _minimum_grad(grad, input, other):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_minimum_grad, method=True, out=True, ufunc=np.minimum, samples=_EXTREMUM_SAMPLES)
+    meta=elementwise, grad=_minimum_grad, method=True, out=True, ufunc=np.minimum, samples=_EXTREMUM_SAMPLES,
+    tags=("core", "pointwise"))
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum of ``input`` and ``other`` (NaN if either is NaN).
 
@@ -382,7 +392,9 @@ _where_meta = MetaRule(_where_meta_compute, "where")
     samples=(Sample((BOOL, M23, M23)), Sample((BOOL, ROW, 0.0)), Sample((BOOL, 1, 2.5)), Sample((BOOL, 1, 2)),
              Sample((BOOL, I23, F16)), Sample((TensorSpec((), "bool"), I32, SCALAR_F64)),
              Sample((BOOL,), {"input": COLUMN, "other": ROW}), Sample((BOOL,)),
-             Sample((TensorSpec((), "bool"),))))
+             Sample((TensorSpec((), "bool"),))),
+    aten={"where.self": ("out-pointwise",)},
+    schema={"other": "Tensor=", "input": "Tensor self="}, tags=("core", "pointwise"))
 def where(condition: Tensor, input: Tensor | Number | None = None, other: Tensor | Number | None = None) -> Tensor:
     """Elements of ``input`` where ``condition`` holds, else of ``other`` (numbers allowed;
     the result broadcasts and takes their promoted dtype). ``where(condition)`` alone is
@@ -410,7 +422,8 @@ def _where_method_grad(grad, condition):
 @op(errors=(Sample((M23, M23, M23)), Sample((M23, BOOL, TensorSpec((3, 2))))),
     meta=broadcasting("condition", "input", "other"),
     grad=_where_method_grad, function=False, method="where", name="where_method",
-    samples=(Sample((M23, BOOL, M23)), Sample((I23, BOOL, 2.5)), Sample((ROW, BOOL, COLUMN))))
+    samples=(Sample((M23, BOOL, M23)), Sample((I23, BOOL, 2.5)), Sample((ROW, BOOL, COLUMN))),
+    aten="where.self")
 def where_method(input: Tensor, condition: Tensor, other: Tensor | Number) -> Tensor:
     """``tensormodes.where(condition, self, other)`` (the method form puts ``self`` in the middle).
 
@@ -448,7 +461,8 @@ def _comparison_samples(ordered: bool) -> tuple[Sample, ...]:
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.equal, dunders=(Dunder("__eq__", OWN),),
-    samples=(*_comparison_samples(False), Sample((I23, TensorSpec((2, 3), "int64", -5, 5)))))
+    samples=(*_comparison_samples(False), Sample((I23, TensorSpec((2, 3), "int64", -5, 5)))),
+    aten={"eq.Tensor": ("inplace-pointwise",), "eq.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def eq(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input == other``.
 
@@ -462,7 +476,8 @@ def eq(input: Tensor, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.not_equal, dunders=(Dunder("__ne__"),),
-    samples=_comparison_samples(False))
+    samples=_comparison_samples(False),
+    aten={"ne.Tensor": ("inplace-pointwise",), "ne.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def ne(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input != other``.
 
@@ -476,7 +491,8 @@ def ne(input: Tensor, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.less, dunders=(Dunder("__lt__"),),
-    samples=_comparison_samples(True))
+    samples=_comparison_samples(True),
+    aten={"lt.Tensor": ("inplace-pointwise",), "lt.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def lt(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input < other``.
 
@@ -490,7 +506,8 @@ def lt(input: Tensor, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((C64, C64)),),
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.less_equal, dunders=(Dunder("__le__"),),
-    samples=_comparison_samples(True))
+    samples=_comparison_samples(True),
+    aten={"le.Tensor": ("inplace-pointwise",), "le.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def le(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input <= other``.
 
@@ -504,7 +521,8 @@ def le(input: Tensor, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((C64, 0.5)),),
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater, dunders=(Dunder("__gt__"),),
-    samples=_comparison_samples(True))
+    samples=_comparison_samples(True),
+    aten={"gt.Tensor": ("inplace-pointwise",), "gt.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def gt(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input > other``.
 
@@ -518,7 +536,8 @@ def gt(input: Tensor, other: Tensor | Number) -> Tensor:
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
     meta=elementwise,
     differentiable=False, method=True, inplace=True, out=True, ufunc=np.greater_equal, dunders=(Dunder("__ge__"),),
-    samples=_comparison_samples(True))
+    samples=_comparison_samples(True),
+    aten={"ge.Tensor": ("inplace-pointwise",), "ge.Scalar": ("inplace-pointwise",)}, tags=("core", "pointwise"))
 def ge(input: Tensor, other: Tensor | Number) -> Tensor:
     """A bool tensor: True where ``input >= other``.
 
@@ -551,7 +570,8 @@ _LOGICAL_SAMPLES = (Sample((BOOL, BOOL)), Sample((M23, I23)), Sample((I23, ROW))
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
-    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES,
+    tags=("core", "pointwise"))
 def logical_and(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where both ``input`` and ``other`` are nonzero.
 
@@ -563,7 +583,8 @@ def logical_and(input: Tensor, other: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((BOOL, TensorSpec((3, 2), "bool"))),),
-    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES,
+    tags=("core", "pointwise"))
 def logical_or(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` or ``other`` is nonzero.
 
@@ -575,7 +596,8 @@ def logical_or(input: Tensor, other: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
-    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES)
+    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_LOGICAL_SAMPLES,
+    tags=("core", "pointwise"))
 def logical_xor(input: Tensor, other: Tensor) -> Tensor:
     """A bool tensor: True where exactly one of ``input`` and ``other`` is nonzero.
 
@@ -602,7 +624,13 @@ _BITWISE_SAMPLES = (Sample((I23, I23)), Sample((BOOL, BOOL)), Sample((U8, I32)),
 
 @op(errors=(Sample((M23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
     meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
-    dunders=(Dunder("__and__", OWN), Dunder("__rand__"), Dunder("__iand__", OWN, inplace=True)))
+    dunders=(Dunder("__and__", OWN), Dunder("__rand__"), Dunder("__iand__", OWN, inplace=True)),
+    aten={
+        "bitwise_and.Tensor": (),
+        "bitwise_and.Scalar": (),
+        "bitwise_and.Scalar_Tensor": ("-core", "inplace=", "out+generated", "out-pointwise"),
+    },
+    tags=("core", "pointwise"))
 def bitwise_and(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise AND of integer or bool operands (logical AND for bool).
 
@@ -615,7 +643,13 @@ def bitwise_and(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 
 @op(errors=(Sample((M23, 1)), Sample((I23, TensorSpec((3, 2), "int64")))),
     meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
-    dunders=(Dunder("__or__", OWN), Dunder("__ror__"), Dunder("__ior__", OWN, inplace=True)))
+    dunders=(Dunder("__or__", OWN), Dunder("__ror__"), Dunder("__ior__", OWN, inplace=True)),
+    aten={
+        "bitwise_or.Tensor": (),
+        "bitwise_or.Scalar": (),
+        "bitwise_or.Scalar_Tensor": ("-core", "inplace=", "out+generated", "out-pointwise"),
+    },
+    tags=("core", "pointwise"))
 def bitwise_or(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise OR of integer or bool operands (logical OR for bool).
 
@@ -628,7 +662,13 @@ def bitwise_or(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 
 @op(errors=(Sample((I23, 1.5)),),
     meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_BITWISE_SAMPLES,
-    dunders=(Dunder("__xor__", OWN), Dunder("__rxor__"), Dunder("__ixor__", OWN, inplace=True)))
+    dunders=(Dunder("__xor__", OWN), Dunder("__rxor__"), Dunder("__ixor__", OWN, inplace=True)),
+    aten={
+        "bitwise_xor.Tensor": (),
+        "bitwise_xor.Scalar": (),
+        "bitwise_xor.Scalar_Tensor": ("-core", "inplace=", "out+generated", "out-pointwise"),
+    },
+    tags=("core", "pointwise"))
 def bitwise_xor(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """The bitwise XOR of integer or bool operands (logical XOR for bool).
 
@@ -666,7 +706,13 @@ _SHIFT_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -2, 70))), Sample((I2
 @op(errors=(Sample((M23, 1)), Sample((BOOL, BOOL))),
     meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
     dunders=(Dunder("__lshift__", OWN), Dunder("__rlshift__", OWN, reflected=True),
-             Dunder("__ilshift__", OWN, inplace=True)))
+             Dunder("__ilshift__", OWN, inplace=True)),
+    aten={
+        "bitwise_left_shift.Tensor": (),
+        "bitwise_left_shift.Tensor_Scalar": (),
+        "bitwise_left_shift.Scalar_Tensor": ("inplace=", "out+generated", "out-pointwise"),
+    },
+    tags=("pointwise",))
 def bitwise_left_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """``input << other`` for integer operands (shifting by the bit width or more, or by a
     negative count, gives 0).
@@ -681,7 +727,13 @@ def bitwise_left_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor
 @op(errors=(Sample((I23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
     meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_SHIFT_SAMPLES,
     dunders=(Dunder("__rshift__", OWN), Dunder("__rrshift__", OWN, reflected=True),
-             Dunder("__irshift__", OWN, inplace=True)))
+             Dunder("__irshift__", OWN, inplace=True)),
+    aten={
+        "bitwise_right_shift.Tensor": (),
+        "bitwise_right_shift.Tensor_Scalar": (),
+        "bitwise_right_shift.Scalar_Tensor": ("inplace=", "out+generated", "out-pointwise"),
+    },
+    tags=("pointwise",))
 def bitwise_right_shift(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """``input >> other`` for integer operands, arithmetic for signed dtypes (shifting by
     the bit width or more, or by a negative count, leaves only the sign: 0 or -1).
@@ -750,7 +802,8 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
 @op(errors=(Sample((M23, F64)), Sample((M23, M23), {"atol": -1.0}), Sample((M23, TensorSpec((3, 2))))),
     meta=checked_data_dependent(pointwise), differentiable=False, method=True,
     samples=(Sample((M23, M23)), Sample((M23, ROW), {"rtol": 10.0, "atol": 5.0}), Sample((I23, I23)),
-             Sample((F64, F64), {"equal_nan": True}), Sample((SCALAR_F64, SCALAR_F64))))
+             Sample((F64, F64), {"equal_nan": True}), Sample((SCALAR_F64, SCALAR_F64))),
+    tags=("data_dependent_output",))
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """True if ``isclose(input, other, rtol, atol, equal_nan)`` holds everywhere.
 
@@ -773,7 +826,7 @@ def _equal_meta(opdef, args, kwargs):
 
 @op(meta=MetaRule(_equal_meta, "equal"), differentiable=False, method=True,
     samples=(Sample((M23, M23)), Sample((I23, I23)), Sample((M23, ROW)), Sample((SCALAR_F64, SCALAR_F64)),
-             Sample((BOOL, TensorSpec((2, 3), "int64", 0, 1)))))
+             Sample((BOOL, TensorSpec((2, 3), "int64", 0, 1)))), tags=("data_dependent_output", "pointwise"))
 def equal(input: Tensor, other: Tensor) -> bool:
     """True if ``input`` and ``other`` have the same shape and elements (NaN is not equal to itself).
 
@@ -810,7 +863,8 @@ def _fmax_grad(grad, input, other):
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_fmax_grad, method=True, out=True, ufunc=np.fmax, samples=_EXTREMUM_SAMPLES)
+    meta=elementwise, grad=_fmax_grad, method=True, out=True, ufunc=np.fmax, samples=_EXTREMUM_SAMPLES,
+    tags=("pointwise",))
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum, ignoring NaN: NaN only where both elements are NaN.
 
@@ -828,7 +882,8 @@ def _fmin_grad(grad, input, other):
 
 
 @op(errors=(Sample((C64, C64)),),
-    meta=elementwise, grad=_fmin_grad, method=True, out=True, ufunc=np.fmin, samples=_EXTREMUM_SAMPLES)
+    meta=elementwise, grad=_fmin_grad, method=True, out=True, ufunc=np.fmin, samples=_EXTREMUM_SAMPLES,
+    tags=("pointwise",))
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum, ignoring NaN: NaN only where both elements are NaN.
 
@@ -856,7 +911,8 @@ def _bool_output(name: str):
 
 @op(errors=(Sample((C64,)),),
     meta=elementwise,
-    differentiable=False, method=True, out=True, written_check=_bool_output("signbit"), samples=_PREDICATE_SAMPLES)
+    differentiable=False, method=True, out=True, written_check=_bool_output("signbit"), samples=_PREDICATE_SAMPLES,
+    tags=("pointwise",))
 def signbit(input: Tensor) -> Tensor:
     """A bool tensor: True where the sign bit is set (negative numbers, -0.0, and NaN with the bit).
 
@@ -883,7 +939,7 @@ def _infinity_test(name: str, input: np.ndarray, infinity: float) -> np.ndarray:
 
 @op(errors=(Sample((C64,)),),
     meta=elementwise, differentiable=False, method=True, out=True, written_check=_bool_output("isposinf"),
-    samples=_PREDICATE_SAMPLES)
+    samples=_PREDICATE_SAMPLES, tags=("pointwise",))
 def isposinf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is positive infinity.
 
@@ -897,7 +953,7 @@ def isposinf(input: Tensor) -> Tensor:
 
 @op(errors=(Sample((C64,)),),
     meta=elementwise, differentiable=False, method=True, out=True, written_check=_bool_output("isneginf"),
-    samples=_PREDICATE_SAMPLES)
+    samples=_PREDICATE_SAMPLES, tags=("pointwise",))
 def isneginf(input: Tensor) -> Tensor:
     """A bool tensor: True where ``input`` is negative infinity.
 

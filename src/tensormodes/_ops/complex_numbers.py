@@ -103,7 +103,8 @@ def _conj_physical_grad(grad):
 
 
 @op(grad=_conj_physical_grad, method=True, view=True, meta=rule(_conj_meta),
-    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((BOOL,))))
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((BOOL,))),
+    schema={"(returns)": "Tensor"}, tags=("maybe_aliasing_or_mutating", "pointwise"))
 def conj_physical(input: Tensor) -> Tensor:
     """The complex conjugate, computed (a new tensor; ``input`` itself for real tensors).
 
@@ -146,7 +147,7 @@ def _angle_grad(grad, input):
 
 @op(meta=elementwise, grad=_angle_grad, method=True, out=True,
     samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((F16,)),
-             Sample((BOOL,))))
+             Sample((BOOL,))), tags=("pointwise",))
 def angle(input: Tensor) -> Tensor:
     """The argument (phase) of each element, in radians: ``atan2(imag, real)`` for complex
     tensors (a real result), pi for negative real numbers and 0 otherwise (NaN stays NaN).
@@ -175,7 +176,7 @@ def _sgn_grad(grad, input, result):
 
 
 @op(meta=elementwise, grad=_sgn_grad, method=True, inplace=True, out=True,
-    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((BOOL,))))
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,)), Sample((BOOL,))), tags=("pointwise",))
 def sgn(input: Tensor) -> Tensor:
     """``input / abs(input)`` for complex tensors (0 at 0), the sign (``sign``) for real ones.
 

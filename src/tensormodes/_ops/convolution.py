@@ -665,7 +665,8 @@ def _convolution_backward_grad(grad, grad_output, input, weight, stride, padding
             [True, True, True])),
     Sample((TensorSpec((1, 2, 3, 3), "float64"), TensorSpec((1, 1, 4, 4), "float64"),
             TensorSpec((2, 1, 2, 2), "float64"), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
-            [False, True, False]))))
+            [False, True, False]))), aten="convolution_backward.default",
+    schema={"bias_sizes": "SymInt[]?", "output_mask": "bool[3]", "(returns)": "Tensor, Tensor, Tensor"}, tags=("core",))
 def _convolution_backward(grad_output: Tensor, input: Tensor, weight: Tensor, bias_sizes: list[int] | None,
                           stride: list[int], padding: list[int], dilation: list[int], transposed: bool,
                           output_padding: list[int], groups: int, output_mask: list[bool]) -> tuple:
@@ -756,7 +757,7 @@ def _conv_differentiable(input, weight, *arguments) -> bool:
             [2, 2], [1, 0], [1, 1], True, [1, 0], 2)),
     Sample((TensorSpec((1, 2, 4)), TensorSpec((2, 3, 2)), None, [1], [1], [2], True, [1], 1)),
     Sample((TensorSpec((1, 2, 4, 4), "int64", -3, 3), TensorSpec((1, 2, 2, 2), "int64", -3, 3), None, [1, 1], [1, 1],
-            [1, 1], False, [0, 0], 1))))
+            [1, 1], False, [0, 0], 1))), tags=("core",))
 def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride: list[int], padding: list[int],
                 dilation: list[int], transposed: bool, output_padding: list[int], groups: int) -> Tensor:
     """The convolution of a batched ``input`` (N, C, *spatial) with ``weight`` — (O, C / groups,
@@ -978,7 +979,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     Sample((TensorSpec((1, 4, 2, 3), "float64"), TensorSpec((4, 1, 2, 2), "float64"), TensorSpec((2,), "float64"),
             1, 1, 0, 2, (2, 1))),
     Sample((TensorSpec((2, 3, 8, 8)), TensorSpec((3, 4, 3, 3))), {"stride": 2, "padding": 1, "output_padding": 1}),
-    Sample((TensorSpec((1, 1, 3, 3), "float16"), TensorSpec((1, 2, 2, 2), "float16")))))
+    Sample((TensorSpec((1, 1, 3, 3), "float16"), TensorSpec((1, 2, 2, 2), "float16")))), aten="input")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """Applies a 2D transposed convolution operator over an input image composed of several input

@@ -652,7 +652,8 @@ def ones(*size: int, dtype: dt.dtype | None = None, layout=None, device=None,
 
 @op(meta=_sized_meta("empty"),
     errors=(Sample(((2, -3),)),),
-    random=True, factory=True, out=True, samples=(Sample((2, 3)), Sample(((4,),), {"dtype": dt.int64}), Sample(((),))))
+    random=True, factory=True, out=True, samples=(Sample((2, 3)), Sample(((4,),), {"dtype": dt.int64}), Sample(((),))),
+    aten={"empty.memory_format": ("out=out",)}, tags=("core",))
 def empty(*size: int, dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
           pin_memory: bool = False, memory_format=None) -> Tensor:
     """Returns a tensor of the given shape filled with uninitialized data.
@@ -677,7 +678,8 @@ def _empty_strided_meta(size, stride, *, dtype=None, device=None, **_):
 @op(meta=rule(_empty_strided_meta),
     errors=(Sample(((2, -3), (1, 2))), Sample(((2, 3), (1,))), Sample(((2, 3), (1, -2))), Sample((2, 1))),
     random=True, factory=True, samples=(Sample(((2, 3), (1, 2))), Sample(((4,), (2,)), {"dtype": dt.int64}),
-                                        Sample(((), ())), Sample(((2, 3), (0, 0))), Sample(((0, 3), (4, 1)))))
+                                        Sample(((), ())), Sample(((2, 3), (0, 0))), Sample(((0, 3), (4, 1)))),
+    schema={"stride": "SymInt[]"}, tags=("core",))
 def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: dt.dtype | None = None, layout=None,
                   device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Returns a tensor of the given sizes and strides (in elements) filled with uninitialized
@@ -713,7 +715,7 @@ def _filled(shape: tuple[int, ...], fill_value, dtype: dt.dtype) -> np.ndarray:
     factory=True, out=True, samples=(
     Sample(((2, 3), 1.5)), Sample(((2,), 7)), Sample(((2,), True)), Sample(([2, 2], 2 + 1j)),
     Sample(((2,), 3.7), {"dtype": dt.int32}), Sample(((), -200), {"dtype": dt.uint8}),
-    Sample(((3,), 2), {"dtype": dt.float64})))
+    Sample(((3,), 2), {"dtype": dt.float64})), schema={"size": "SymInt[]"}, tags=("core",))
 def full(size, fill_value: Number, *, dtype: dt.dtype | None = None, layout=None, device=None,
          requires_grad: bool = False) -> Tensor:
     """Creates a tensor of size ``size`` filled with ``fill_value``.
@@ -737,7 +739,7 @@ def full(size, fill_value: Number, *, dtype: dt.dtype | None = None, layout=None
 @op(meta=rule(_scalar_tensor_meta),
     errors=(Sample((1000,), {"dtype": dt.int8}), Sample(("a",))),
     factory=True, samples=(Sample((3.5,)), Sample((True,)), Sample((2,), {"dtype": dt.int64}),
-                           Sample((-7,), {"dtype": dt.int8})))
+                           Sample((-7,), {"dtype": dt.int8})), tags=("core",))
 def scalar_tensor(s: Number, *, dtype: dt.dtype | None = None, layout=None, device=None,
                   pin_memory: bool | None = False, requires_grad: bool | None = False) -> Tensor:
     """A 0-dimensional tensor holding ``s``, of the default dtype unless ``dtype`` is given.
@@ -802,7 +804,7 @@ def empty_like(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, dev
     errors=(Sample((_INT32_23, 2 ** 40)), Sample((M23, 1j), {"dtype": dt.int64})),
     factory=True, samples=(Sample((M23, 2.5)), Sample((_INT32_23, 2.7)), Sample((_INT32_23, True)),
                            Sample((TensorSpec((2,), "bool"), 3)), Sample((M23, 7), {"dtype": dt.int64}),
-                           Sample((TensorSpec((2,), "complex64"), 1 - 1j))))
+                           Sample((TensorSpec((2,), "complex64"), 1 - 1j))), tags=("core",))
 def full_like(input: Tensor, fill_value: Number, *, dtype: dt.dtype | None = None, layout=None,
               device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
     """Returns a tensor with the size of ``input`` filled with ``fill_value``, of ``input``'s dtype

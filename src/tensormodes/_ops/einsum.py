@@ -354,7 +354,8 @@ def _einsum_differentiable(equation, operands) -> bool:
     Sample(("ii,i->i", TensorSpec((3, 3)), TensorSpec((3,)))), Sample(("i,i->i", TensorSpec((3,)), TensorSpec((1,)))),
     Sample(("ij,jk", [TensorSpec((2, 3)), TensorSpec((3, 4))])),
     Sample((TensorSpec((2, 3)), [0, 1], TensorSpec((3, 4)), [1, 2], [2, 0])),
-    Sample((TensorSpec((2, 3)), [Ellipsis, 1], TensorSpec((3,)), [1]))))
+    Sample((TensorSpec((2, 3)), [Ellipsis, 1], TensorSpec((3,)), [1]))),
+    schema={"equation": "str", "operands": "Tensor[] tensors", "path": "*int[]?=None"})
 def einsum(equation, *operands: Tensor) -> Tensor:
     """Sums the product of the elements of ``operands`` along the dimensions named in
     ``equation``, using the Einstein summation convention.

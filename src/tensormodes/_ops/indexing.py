@@ -702,7 +702,8 @@ def _check_put_bounds(input, key: tuple) -> None:
     Sample((TensorSpec((3,), "int64"), [TensorSpec((3,), "bool")], TensorSpec((1,), "bool"))),
     Sample((M23, [TensorSpec((2,), "bool")], TensorSpec((1, 1), "float64"))),
     Sample((M234, [TensorSpec((1,), "int64", 0, 1)], TensorSpec((3, 4), "float32")), {"accumulate": True}),
-    Sample((TensorSpec((4,), "float64"), [TensorSpec((1,), "int32", 3, 3)], TensorSpec((1,), "float64")))))
+    Sample((TensorSpec((4,), "float64"), [TensorSpec((1,), "int32", 3, 3)], TensorSpec((1,), "float64")))),
+    schema={"indices": "Tensor?[]"}, tags=("core",))
 def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``values`` put at ``indices`` (a tuple of index tensors, as
     ``input[indices] = values``); with ``accumulate=True`` they are added instead, repeated

@@ -140,7 +140,7 @@ def _masked_select_grad(grad, input_shape, mask):
     errors=(Sample((M23, TensorSpec((2, 3), "int64"))), Sample((M23, TensorSpec((3, 2), "bool")))),
     samples=(Sample((M23, TensorSpec((2, 3), "bool"))), Sample((M23, TensorSpec((3,), "bool"))),
              Sample((TensorSpec((3,), "int64"), TensorSpec((2, 3), "bool"))),
-             Sample((SCALAR, TensorSpec((), "bool")))))
+             Sample((SCALAR, TensorSpec((), "bool")))), tags=("dynamic_output_shape",))
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """A 1-D copy of the elements of ``input`` where the boolean ``mask`` is True
     (the two broadcast together).
@@ -161,7 +161,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 @op(method=True, out=True, differentiable=False, meta=data_dependent,
     samples=(Sample((M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
              Sample((SCALAR,)), Sample((TensorSpec((2, 3), "int64", 0, 1),), {"as_tuple": True}),
-             Sample((TensorSpec((), "int64", 0, 0),), {"as_tuple": True}), Sample((TensorSpec((2, 0)),))))
+             Sample((TensorSpec((), "int64", 0, 0),), {"as_tuple": True}), Sample((TensorSpec((2, 0)),))),
+    aten={"nonzero.default": ("as_tuple",)}, schema={"(returns)": "Tensor"}, tags=("core", "dynamic_output_shape"))
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:
     """Indices of the non-zero elements: an ``(n, input.dim())`` int64 tensor, or with
     ``as_tuple=True`` one 1-D tensor per dimension (ready to index with).
@@ -180,7 +181,8 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
 
 @op(method=True, differentiable=False, meta=data_dependent,
     samples=(Sample((M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
-             Sample((SCALAR,)), Sample((TensorSpec((2, 0)),))))
+             Sample((SCALAR,)), Sample((TensorSpec((2, 0)),))),
+    aten="nonzero.default")
 def argwhere(input: Tensor) -> Tensor:
     """The indices of the non-zero elements (NaN counts), one row each: ``nonzero(input)``.
 
@@ -230,7 +232,8 @@ def _fill_grad(grad, value_shape):
 
 
 @op(function=False, method="fill_", mutates=True, grad=_fill_grad, meta=metadata, errors=(Sample((M23, M23)),),
-    samples=(Sample((M23, 2.5)), Sample((TensorSpec((3,), "int64"), 7)), Sample((M23, TensorSpec(())))))
+    samples=(Sample((M23, 2.5)), Sample((TensorSpec((3,), "int64"), 7)), Sample((M23, TensorSpec(())))),
+    aten={"fill_.Scalar": (), "fill_.Tensor": ()}, tags=("inplace",))
 def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
     """Fill the tensor with ``value`` (a number or a 0-dim tensor), in place.
 
@@ -257,7 +260,8 @@ def _zero_grad(grad):
     return grad * 0
 
 
-@op(function=False, method="zero_", mutates=True, grad=_zero_grad, meta=metadata, samples=(Sample((M23,)),))
+@op(function=False, method="zero_", mutates=True, grad=_zero_grad, meta=metadata, samples=(Sample((M23,)),),
+    tags=("inplace",))
 def zero_(input: Tensor) -> Tensor:
     """Fill the tensor with zeros, in place.
 
@@ -277,7 +281,7 @@ def _copy_grad(grad):
 @op(function=False, method="copy_", mutates=True, grad=_copy_grad, meta=metadata,
     errors=(Sample((M23, TensorSpec((2,)))), Sample((M23, TensorSpec((1, 2, 3))))),
     samples=(Sample((M23, TensorSpec((2, 3)))), Sample((M23, TensorSpec((3,)))),
-             Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3))))))
+             Sample((TensorSpec((2, 3), "int64"), TensorSpec((2, 3))))), tags=("inplace",))
 def copy_(input: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     """Copy ``src`` (broadcast to this tensor's shape, cast to its dtype) into this tensor.
 

@@ -84,7 +84,7 @@ _cat_meta = MetaRule(lambda opdef, args, kwargs: opdef.kernel(*args, **kwargs), 
             Sample(([M23, M23], 2))),
     samples=(Sample(([M23, M23],)), Sample(([M23, TensorSpec((1, 3), "int64")],)),
              Sample(([M23, TensorSpec((2, 1))], -1)), Sample(([M23, TensorSpec((0,))],), {"dim": 0}),
-             Sample(([TensorSpec((2,), "bool"), TensorSpec((3,), "int32")],))))
+             Sample(([TensorSpec((2,), "bool"), TensorSpec((3,), "int32")],))), tags=("core",))
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenates tensors along an existing dimension ``dim`` (dtypes promote).
 
@@ -278,7 +278,12 @@ def _split_grad(grad, tensor_shape, dim):
     errors=(Sample((TensorSpec((5, 2)), [1, 3])), Sample((TensorSpec((5, 2)), -1)), Sample((SCALAR, 1)),
             Sample((TensorSpec((5, 2)), 0))),
     samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
-             Sample((I23, 2), {"dim": -1}), Sample((TensorSpec((0, 2)), 0))))
+             Sample((I23, 2), {"dim": -1}), Sample((TensorSpec((0, 2)), 0))),
+    aten={
+        "split.Tensor": ("split_size_or_sections: SymInt split_size",),
+        "split_with_sizes.default": ("split_size_or_sections: SymInt[] split_sizes", "+core"),
+    },
+    schema={"tensor": "Tensor self"})
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Splits the tensor into chunks, each a view: of ``split_size_or_sections`` along ``dim``
     (the last may be smaller), or of the listed sizes.
@@ -299,7 +304,11 @@ def _split_method_grad(grad, input_shape, dim):
 @op(grad=_split_method_grad, function=False, method="split", view=True, meta=metadata,
     errors=(Sample((TensorSpec((5, 2)), [1, -1, 5])), Sample((TensorSpec((5, 2)), 2, 2))),
     samples=(Sample((TensorSpec((5, 2)), 2)), Sample((TensorSpec((2, 5)), [1, 4], 1)),
-             Sample((I23,), {"split_size": 1, "dim": -1})))
+             Sample((I23,), {"split_size": 1, "dim": -1})),
+    aten={
+        "split.Tensor": ("split_size: SymInt",),
+        "split_with_sizes.default": ("split_size: SymInt[] split_sizes", "+core"),
+    })
 def split_method(input: Tensor, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """``Tensor.split(split_size, dim=0)``: see ``tensormodes.split``.
 
@@ -345,7 +354,7 @@ def _unbind_grad(grad, input_shape, dim):
 
 
 @op(grad=_unbind_grad, method=True, view=True, meta=metadata, errors=(Sample((SCALAR,)), Sample((M23, 2))),
-    samples=(Sample((M23,)), Sample((M23, 1)), Sample((I23, -1))))
+    samples=(Sample((M23,)), Sample((M23, 1)), Sample((I23, -1))), aten="int")
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim``, each a view without that dimension.
 
@@ -406,7 +415,9 @@ def _select_grad(grad, input_shape, dim, index):
 
 @op(grad=_select_grad, method=True, view=True, meta=metadata,
     errors=(Sample((M23, 0, 2)), Sample((SCALAR, 0, 0)), Sample((M23, 2, 0))),
-    samples=(Sample((M23, 0, 1)), Sample((M23, -1, -1)), Sample((TensorSpec((3,), "int64"), 0, 2))))
+    samples=(Sample((M23, 0, 1)), Sample((M23, -1, -1)), Sample((TensorSpec((3,), "int64"), 0, 2))),
+    aten="int",
+    schema={"index": "SymInt"}, tags=("core",))
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     """The view of ``input`` at ``index`` along ``dim`` (that dimension removed).
 
@@ -469,7 +480,9 @@ def _tensor_split_grad(grad, input_shape, indices_or_sections, dim):
 @op(grad=_tensor_split_grad, method=True, view=True, meta=metadata,
     errors=(Sample((M23, 0)), Sample((SCALAR, 2)), Sample((M23, 2, 2))),
     samples=(Sample((TensorSpec((7,)), 3)), Sample((TensorSpec((7,), "int64"), (1, 6))), Sample((M23, 2, 1)),
-             Sample((M23, [5, 1], -1)), Sample((M23, 4), {"dim": 0})))
+             Sample((M23, [5, 1], -1)), Sample((M23, 4), {"dim": 0})),
+    aten="sections",
+    schema={"indices_or_sections": "SymInt sections"})
 def tensor_split(input: Tensor, indices_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """Splits into views: ``sections`` parts as equal as possible (the first ones one larger),
     or at the given indices along ``dim``.
@@ -503,7 +516,9 @@ def _hsplit_grad(grad, input_shape, indices_or_sections):
 
 
 @op(grad=_hsplit_grad, method=True, view=True, meta=metadata, errors=(Sample((M23, 2)), Sample((SCALAR, 1))),
-    samples=(Sample((M23, 3)), Sample((TensorSpec((4,)), [1, 3])), Sample((I23, [2]))))
+    samples=(Sample((M23, 3)), Sample((TensorSpec((4,)), [1, 3])), Sample((I23, [2]))),
+    aten="int",
+    schema={"indices_or_sections": "int sections"})
 def hsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 1 (dimension 0 for 1-D tensors); an int must divide the size.
 
@@ -520,7 +535,9 @@ def _vsplit_grad(grad, input_shape, indices_or_sections):
 
 @op(grad=_vsplit_grad, method=True, view=True, meta=metadata,
     errors=(Sample((TensorSpec((3,)), 1)), Sample((TensorSpec((3, 2)), 2))),
-    samples=(Sample((TensorSpec((4, 2)), 2)), Sample((I23, [1]))))
+    samples=(Sample((TensorSpec((4, 2)), 2)), Sample((I23, [1]))),
+    aten="int",
+    schema={"indices_or_sections": "int sections"})
 def vsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 0 of a tensor with at least 2 dimensions.
 
@@ -537,7 +554,9 @@ def _dsplit_grad(grad, input_shape, indices_or_sections):
 
 @op(grad=_dsplit_grad, method=True, view=True, meta=metadata,
     errors=(Sample((M23, 1)), Sample((M234, 3))),
-    samples=(Sample((TensorSpec((2, 2, 4)), 2)), Sample((M234, [1, 3]))))
+    samples=(Sample((TensorSpec((2, 2, 4)), 2)), Sample((M234, [1, 3]))),
+    aten="int",
+    schema={"indices_or_sections": "int sections"})
 def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Tensor, ...]:
     """``tensor_split`` along dimension 2 of a tensor with at least 3 dimensions.
 
@@ -581,7 +600,8 @@ def _atleast_leading_grad(grad):
 
 
 @op(grad=_atleast_leading_grad, meta=metadata,
-    samples=(Sample((SCALAR,)), Sample((M23,)), Sample((SCALAR, TensorSpec((2,), "int64")))))
+    samples=(Sample((SCALAR,)), Sample((M23,)), Sample((SCALAR, TensorSpec((2,), "int64")))),
+    schema={"tensors": "Tensor self", "(returns)": "Tensor"}, tags=("maybe_aliasing_or_mutating",))
 def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least one dimension (0-D ones become shape ``[1]``); one tensor
     gives a tensor, several a tuple.
@@ -594,7 +614,8 @@ def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
 
 
 @op(grad=_atleast_leading_grad, meta=metadata,
-    samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((SCALAR, M234))))
+    samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((SCALAR, M234))),
+    tags=("maybe_aliasing_or_mutating",))
 def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least two dimensions (1-D ones become a row).
 
@@ -611,7 +632,8 @@ def _atleast_grad(grad, tensors_shape):
 
 
 @op(grad=_atleast_grad, meta=metadata,
-    samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((M23, TensorSpec((2,), "bool")))))
+    samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((M23, TensorSpec((2,), "bool")))),
+    schema={"tensors": "Tensor self", "(returns)": "Tensor"}, tags=("maybe_aliasing_or_mutating",))
 def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     """Each tensor with at least three dimensions (``[n]`` becomes ``[1, n, 1]``, ``[m, n]``
     becomes ``[m, n, 1]``).
@@ -704,7 +726,8 @@ def _cartesian_prod_grad(grad, tensors_shape):
     errors=(Sample((M23,)), Sample((TensorSpec((2,)), TensorSpec((2,), "int64")))), samples=(
     Sample((TensorSpec((2,)), TensorSpec((3,)))), Sample((TensorSpec((2,), "int64"), TensorSpec((2,), "int64"),
                                                         TensorSpec((1,), "int64"))),
-    Sample((TensorSpec((3,)),)), Sample((TensorSpec((2,)), TensorSpec((0,))))))
+    Sample((TensorSpec((3,)),)), Sample((TensorSpec((2,)), TensorSpec((0,))))),
+    tags=("maybe_aliasing_or_mutating",))
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """Every combination of one element of each 1-D tensor, as rows (one column per tensor);
     one tensor is returned as it is.

@@ -667,7 +667,8 @@ def _cholesky_grad(grad, result, upper):
     samples=(
     Sample((TensorSpec((3, 1, 1), "float32", 0.5, 2.0),)), Sample((TensorSpec((2, 1, 1), "float64", 0.5, 2.0),),
                                                               {"upper": True}),
-    Sample((TensorSpec((0, 3, 3)),)), Sample((TensorSpec((0, 2, 2), "complex64"),), {"upper": True})))
+    Sample((TensorSpec((0, 3, 3)),)), Sample((TensorSpec((0, 2, 2), "complex64"),), {"upper": True})),
+    schema={"A": "Tensor self"})
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """The Cholesky factor ``L`` of a Hermitian positive-definite matrix (or of each in a
     batch): lower triangular with a positive real diagonal, ``A = L @ L.mH``. Only the
@@ -847,7 +848,7 @@ def _eigh_grad(grad, result):
     Sample((TensorSpec((3, 1, 1)),)), Sample((TensorSpec((2, 1, 1), "float64"), "U")),
     Sample((TensorSpec((3, 5, 5)),), {"UPLO": "u"}), Sample((TensorSpec((3, 5, 5), "float64"), "U")),
     Sample((TensorSpec((2, 6, 6), "complex64"),)), Sample((TensorSpec((9, 9), "complex128"),), {"UPLO": "U"}),
-    Sample((TensorSpec((0, 3, 3)),))))
+    Sample((TensorSpec((0, 3, 3)),))), schema={"A": "Tensor self"})
 def eigh(A: Tensor, UPLO: str = "L") -> Tensor:
     """The eigenvalues (real, ascending) and eigenvectors (orthonormal columns) of a Hermitian
     matrix (or of each in a batch), as the named tuple ``(eigenvalues, eigenvectors)``: ``A =

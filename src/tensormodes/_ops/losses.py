@@ -115,7 +115,9 @@ def _mse_loss_grad(grad, input, target, reduction, needs_input_grad):
 
 @op(grad=_mse_loss_grad, node="mse_loss", meta=_LOSS_META, samples=(
     Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum"}), Sample(_PAIR, {"reduction": "none"}),
-    Sample(_BROADCAST), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
+    Sample(_BROADCAST), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})),
+    aten="mse_loss.default",
+    schema={"reduction": "int=1"})
 def _mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """``(input - target) ** 2``, broadcast and reduced (``'none'``, ``'mean'`` or ``'sum'``): what
     ``nn.functional.mse_loss`` runs (PyTorch's ``torch._C._nn.mse_loss``; node ``MseLossBackward0``).
@@ -139,7 +141,9 @@ def _smooth_l1_loss_grad(grad, input, target, reduction, beta, needs_input_grad)
 
 @op(grad=_smooth_l1_loss_grad, node="smooth_l1_loss", meta=_LOSS_META, samples=(
     Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum", "beta": 0.5}), Sample(_PAIR, {"reduction": "none"}),
-    Sample(_BROADCAST, {"beta": 2.0}), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
+    Sample(_BROADCAST, {"beta": 2.0}), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})),
+    aten="smooth_l1_loss.default",
+    schema={"reduction": "int=1"})
 def _smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """``0.5 * d ** 2 / beta`` where ``|d| < beta`` (``d = input - target``), ``|d| - 0.5 * beta``
     elsewhere, broadcast and reduced; ``beta`` positive (``nn.functional.smooth_l1_loss`` runs
@@ -162,7 +166,9 @@ def _huber_loss_grad(grad, input, target, reduction, delta, needs_input_grad):
 
 @op(grad=_huber_loss_grad, node="huber_loss", meta=_LOSS_META, samples=(
     Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum", "delta": 0.5}), Sample(_PAIR, {"reduction": "none"}),
-    Sample(_BROADCAST, {"delta": 2.0}), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
+    Sample(_BROADCAST, {"delta": 2.0}), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})),
+    aten="huber_loss.default",
+    schema={"reduction": "int=1"})
 def _huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
     """``0.5 * d ** 2`` where ``|d| < delta`` (``d = input - target``), ``delta * (|d| - 0.5 * delta)``
     elsewhere, broadcast and reduced, in ``input``'s dtype. PyTorch's ``torch._C._nn.huber_loss``
@@ -211,7 +217,9 @@ def _check_written(result_dtype: np.dtype, output: np.ndarray) -> None:
 @op(grad=_soft_margin_loss_grad, node="soft_margin_loss", meta=_LOSS_META,
     differentiable=no_complex_autograd("soft_margin_loss"), samples=(
     Sample(_PAIR), Sample(_PAIR64, {"reduction": "sum"}), Sample(_PAIR, {"reduction": "none"}),
-    Sample(_BROADCAST), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})))
+    Sample(_BROADCAST), Sample(_ZERO_DIM), Sample(_HALF), Sample(_MIXED, {"reduction": "none"})),
+    aten="soft_margin_loss.default",
+    schema={"reduction": "int=1"})
 def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``, reduced, in ``input``'s shape and dtype. PyTorch's
     ``torch._C._nn.soft_margin_loss`` (node ``SoftMarginLossBackward0``).
@@ -302,7 +310,9 @@ def _real_logits_loss(input, target, *arguments) -> bool:
     Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32", 0, 1), TensorSpec((2, 1), "float32", 0.5, 2))),
     Sample((TensorSpec(()), TensorSpec((), "float32", 0, 1))),
     Sample((TensorSpec((4,), "float16"), TensorSpec((4,), "float16", 0, 1))),
-    Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float32", 0, 1)), {"reduction": "none"})))
+    Sample((TensorSpec((2, 3), "float64"), TensorSpec((2, 3), "float32", 0, 1)), {"reduction": "none"})),
+    aten="binary_cross_entropy_with_logits.default",
+    schema={"reduction": "int=1"})
 def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                       pos_weight: Tensor | None = None, reduction: str = "mean") -> Tensor:
     """Binary cross entropy between ``sigmoid(input)`` and ``target``, from the logits without

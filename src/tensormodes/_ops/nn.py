@@ -444,7 +444,14 @@ def _binary_cross_entropy_meta(input, target, weight=None, size_average=None, re
     Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((3,), "float32", 0.5, 2))),
     Sample((TensorSpec((3,)), TensorSpec((), "int64", 0, 2))),
     Sample((TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2))),
-    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2)), {"ignore_index": 1})))
+    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2)), {"ignore_index": 1})),
+    schema={
+        "(order)": "self target weight reduction ignore_index",
+        "ignore_index": "SymInt",
+        "reduction": "int=1",
+        "size_average": None,
+        "reduce": None,
+    })
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
              ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Negative log likelihood of ``target`` class indices under log-probabilities ``input``
@@ -609,7 +616,8 @@ _PROBABILITY = TensorSpec((2, 3), "float32", 0.05, 0.95)
     Sample((_PROBABILITY, TensorSpec((2, 3), "float32", 0, 1), TensorSpec((3,), "float32", 0.5, 2), None, None,
             "none")),
     Sample((TensorSpec((), "float32", 0.05, 0.95), TensorSpec((), "float32", 0, 1))),
-    Sample((TensorSpec((3,), "float16", 0.05, 0.95), TensorSpec((3,), "float16", 0, 1)))))
+    Sample((TensorSpec((3,), "float16", 0.05, 0.95), TensorSpec((3,), "float16", 0, 1)))),
+    schema={"reduction": "int=1", "size_average": None, "reduce": None})
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
                          reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Binary cross entropy between probabilities ``input`` and ``target``, each term scaled by

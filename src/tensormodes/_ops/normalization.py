@@ -174,7 +174,9 @@ def _native_layer_norm_grad(grad, input, normalized_shape, weight, eps, mean, rs
              Sample((TensorSpec((2, 3, 4), "float64"), [3, 4], None, None, 1e-3)),
              Sample((TensorSpec((3, 4), "float64"), [4], TensorSpec((4,), "float64"), None, 1e-5)),
              Sample((TensorSpec((5,)), [5], None, TensorSpec((5,)), 0.0)),
-             Sample((TensorSpec((2, 4), "float16"), [4], None, None, 1e-5))))
+             Sample((TensorSpec((2, 4), "float16"), [4], None, None, 1e-5))),
+    aten="native_layer_norm.default",
+    schema={"normalized_shape": "SymInt[]"}, tags=("core",))
 def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None, bias: Tensor | None,
                        eps: float) -> Tensor:
     """``input`` normalised over its last ``len(normalized_shape)`` dimensions (mean 0, biased
@@ -232,7 +234,9 @@ def _native_group_norm_grad(grad, input, weight, N, group, eps, mean, rstd, need
     samples=(Sample((TensorSpec((2, 4, 3)), TensorSpec((4,)), TensorSpec((4,)), 2, 4, 3, 2, 1e-5)),
              Sample((TensorSpec((2, 6, 2, 2), "float64"), None, None, 2, 6, 4, 3, 1e-3)),
              Sample((TensorSpec((3, 4), "float64"), TensorSpec((4,), "float64"), None, 3, 4, 1, 1, 1e-5)),
-             Sample((TensorSpec((1, 2, 4), "float16"), None, None, 1, 2, 4, 2, 1e-5))))
+             Sample((TensorSpec((1, 2, 4), "float16"), None, None, 1, 2, 4, 2, 1e-5))),
+    aten="native_group_norm.default",
+    schema={"N": "SymInt", "C": "SymInt", "HxW": "SymInt"}, tags=("core",))
 def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int, C: int, HxW: int,
                        group: int, eps: float) -> Tensor:
     """``input`` (N, C, *) normalised over each of ``group`` groups of channels of each sample,
@@ -312,7 +316,8 @@ _VARIANCE = TensorSpec((2,), "float32", 0.5, 2)
              Sample((TensorSpec((4, 3), "float64"), None, None, None, None, True, 0.1, 1e-3)),
              Sample((TensorSpec((4, 3, 2), "float64"), TensorSpec((3,), "float64"), None,
                      TensorSpec((3,), "float64"), TensorSpec((3,), "float64", 0.5, 2), False, 0.1, 1e-5)),
-             Sample((TensorSpec((4, 2), "float16"), None, None, None, None, True, 0.1, 1e-5))))
+             Sample((TensorSpec((4, 2), "float16"), None, None, None, None, True, 0.1, 1e-5))),
+    aten="native_batch_norm.default")
 def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
                        running_var: Tensor | None, training: bool, momentum: float, eps: float) -> Tensor:
     """``input`` (N, C, *) normalised per channel with the batch's statistics (``training``) or

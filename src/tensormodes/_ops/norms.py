@@ -164,7 +164,8 @@ def _linalg_norm_grad(grad, A, result, ord, dim, keepdim):  # noqa: A002
         Sample((M23,)), Sample((M23, 1)), Sample((M23, 0)), Sample((M23, _INF, 1)), Sample((M23, -_INF)),
         Sample((M234, 3, (0, 2), True)), Sample((M23, 0.5, -1)), Sample((M23,), {"dtype": dt.float64}),
         Sample((TensorSpec((2, 3), "float16"),)), Sample((TensorSpec((2, 3), "complex64"), 2, 1)),
-        Sample((TensorSpec(()), 2)), Sample((TensorSpec((4,), "float64"), -1.5))))
+        Sample((TensorSpec(()), 2)), Sample((TensorSpec((4,), "float64"), -1.5))),
+    schema={"ord": "Scalar=2", "x": "Tensor self"}, tags=("reduction",))
 @_quietly
 def vector_norm(x: Tensor, ord: float = 2, dim: int | tuple[int, ...] | None = None,  # noqa: A002
                 keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
@@ -215,7 +216,8 @@ def _norm_recorded(A, ord=None, dim=None, *rest) -> bool:  # noqa: A002
         Sample((M23,)), Sample((M23, "nuc")), Sample((M23, 1)), Sample((M23, -1)), Sample((M23, _INF)),
         Sample((M23, -_INF)), Sample((M23, 2)), Sample((M23, -2)), Sample((M234, 1, (2, 0), True)),
         Sample((M234, "fro", (0, 1))), Sample((M23,), {"dtype": dt.float64}),
-        Sample((TensorSpec((2, 2), "complex128"), 2)), Sample((TensorSpec((3, 2), "float64"), _INF, (1, 0), True))))
+        Sample((TensorSpec((2, 2), "complex128"), 2)), Sample((TensorSpec((3, 2), "float64"), _INF, (1, 0), True))),
+    schema={"ord": "Scalar=", "A": "Tensor self"})
 @_quietly
 def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2, -1),  # noqa: A002
                 keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
@@ -237,7 +239,8 @@ def matrix_norm(A: Tensor, ord: float | str = "fro", dim: tuple[int, int] = (-2,
     out=True, samples=(
     Sample((M23,)), Sample((M234,)), Sample((M23, 2)), Sample((M23, "nuc")), Sample((M23, 1, 0)),
     Sample((M23, _INF)), Sample((TensorSpec((5,)), 3)), Sample((M234, None, (0, 2), True)),
-    Sample((M234, -1, (1, 2))), Sample((M23,), {"dtype": dt.float64}), Sample((TensorSpec(()),))))
+    Sample((M234, -1, (1, 2))), Sample((M23,), {"dtype": dt.float64}), Sample((TensorSpec(()),))),
+    schema={"A": "Tensor self"})
 @_quietly
 def norm(A: Tensor, ord: float | str | None = None, dim: int | tuple[int, ...] | None = None,  # noqa: A002
          keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:

@@ -93,7 +93,8 @@ def _gelu_grad(grad, input, approximate):
 
 @op(grad=_gelu_grad, node="gelu", meta=elementwise,
     samples=_SAMPLES + (
-    Sample((_X,), {"approximate": "tanh"}), Sample((TensorSpec((3,), "float64", -5, 5),), {"approximate": "tanh"})))
+    Sample((_X,), {"approximate": "tanh"}), Sample((TensorSpec((3,), "float64", -5, 5),), {"approximate": "tanh"})),
+    aten="gelu.default", tags=("core", "pointwise"))
 def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit, ``x * Phi(x)``, or its tanh approximation: PyTorch's
     ``torch._C._nn.gelu``, which ``nn.functional.gelu`` runs (node ``GeluBackward0``).
@@ -123,7 +124,8 @@ def _silu_grad(grad, input):
     return grad * sigmoid * (input * (1 - sigmoid) + 1)
 
 
-@op(grad=_silu_grad, node="silu", meta=elementwise, differentiable=no_complex_autograd("silu"), samples=_SAMPLES)
+@op(grad=_silu_grad, node="silu", meta=elementwise, differentiable=no_complex_autograd("silu"), samples=_SAMPLES,
+    aten="silu.default", tags=("pointwise",))
 def _silu(input: Tensor) -> Tensor:
     """``x * sigmoid(x)``: PyTorch's ``torch._C._nn.silu`` (node ``SiluBackward0``).
 
@@ -141,7 +143,7 @@ def _mish_grad(grad, input):
     return grad * (softplus_tanh + input * input.sigmoid() * (1 - softplus_tanh * softplus_tanh))
 
 
-@op(grad=_mish_grad, node="mish", meta=elementwise, samples=_SAMPLES)
+@op(grad=_mish_grad, node="mish", meta=elementwise, samples=_SAMPLES, aten="mish.default", tags=("pointwise",))
 def _mish(input: Tensor) -> Tensor:
     """``x * tanh(softplus(x))``: PyTorch's ``torch._C._nn.mish`` (node ``MishBackward0``).
 
@@ -164,7 +166,9 @@ def _elu_grad(grad, input, alpha, scale, input_scale):
 _ELU_SAMPLES = _SAMPLES + (Sample((_X, 0.5, 2.0, 1.5)), Sample((_X,), {"alpha": 2.0, "input_scale": 0.5}))
 
 
-@op(grad=_elu_grad, node="elu", meta=elementwise, samples=_ELU_SAMPLES)
+@op(grad=_elu_grad, node="elu", meta=elementwise, samples=_ELU_SAMPLES,
+    aten="elu.default",
+    schema={"alpha": "Scalar=1", "scale": "Scalar=1", "input_scale": "Scalar=1"}, tags=("core", "pointwise"))
 def _elu(input: Tensor, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
     """``scale * x`` where positive, ``scale * alpha * (exp(x * input_scale) - 1)`` elsewhere:
     PyTorch's ``torch._C._nn.elu`` (node ``EluBackward0``), behind ``elu`` and ``selu``.
@@ -183,7 +187,7 @@ def _celu_grad(grad, input, alpha):
 
 
 @op(grad=_celu_grad, node="celu", meta=elementwise,
-    samples=_SAMPLES + (Sample((_X, 0.5)),))
+    samples=_SAMPLES + (Sample((_X, 0.5)),), aten="celu.default", schema={"alpha": "Scalar=1."}, tags=("pointwise",))
 def _celu(input: Tensor, alpha: float = 1.0) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere: PyTorch's ``torch.celu``
     (node ``CeluBackward0``).
@@ -202,7 +206,9 @@ def _leaky_relu_grad(grad, input, negative_slope):
 
 
 @op(grad=_leaky_relu_grad, node="leaky_relu", meta=elementwise,
-    samples=_SAMPLES + (Sample((_X, 0.2)),))
+    samples=_SAMPLES + (Sample((_X, 0.2)),),
+    aten="leaky_relu.default",
+    schema={"negative_slope": "Scalar"}, tags=("core", "pointwise"))
 def _leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """``x`` where positive, ``negative_slope * x`` elsewhere: PyTorch's ``torch._C._nn.leaky_relu``
     (node ``LeakyReluBackward0``).
@@ -224,7 +230,9 @@ def _hardtanh_grad(grad, input, min_val, max_val):
     errors=(Sample((TensorSpec((2,), "uint8", 0, 3),)), Sample((TensorSpec((2,), "bool"),)),
             Sample((TensorSpec((2,), "complex64"),))),
     samples=_SAMPLES + (Sample((_X, 0.0, 6.0)), Sample((_X,), {"max_val": 2.0}),
-                                                            Sample((TensorSpec((2, 3), "int64", -3, 3),))))
+                                                            Sample((TensorSpec((2, 3), "int64", -3, 3),))),
+    aten="hardtanh.default",
+    schema={"min_val": "Scalar=-1", "max_val": "Scalar=1"}, tags=("core", "pointwise"))
 def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """``input`` clamped to ``[min_val, max_val]``, whose gradient is zero at and beyond the
     bounds: PyTorch's ``torch._C._nn.hardtanh`` (node ``HardtanhBackward0``), behind ``hardtanh``
@@ -252,7 +260,7 @@ def _hardswish_grad(grad, input):
 
 @op(grad=_hardswish_grad, node="hardswish", meta=elementwise,
     samples=_SAMPLES + (Sample((TensorSpec((2, 3), "float64", -6, 6),)),),
-    errors=(Sample((TensorSpec((2,), "int64"),)),))
+    errors=(Sample((TensorSpec((2,), "int64"),)),), aten="hardswish.default")
 def _hardswish(input: Tensor) -> Tensor:
     """``x * relu6(x + 3) / 6``: PyTorch's ``torch._C._nn.hardswish`` (node ``HardswishBackward0``).
 
@@ -274,7 +282,7 @@ def _hardsigmoid_grad(grad, input):
 
 @op(grad=_hardsigmoid_grad, node="hardsigmoid", meta=elementwise,
     samples=_SAMPLES + (Sample((TensorSpec((2, 3), "float64", -6, 6),)),),
-    errors=(Sample((TensorSpec((2,), "int64"),)),))
+    errors=(Sample((TensorSpec((2,), "int64"),)),), aten="hardsigmoid.default", tags=("pointwise",))
 def _hardsigmoid(input: Tensor) -> Tensor:
     """``relu6(x + 3) / 6``: PyTorch's ``torch._C._nn.hardsigmoid`` (node
     ``HardsigmoidBackward0``); the gradient is 1/6 strictly between -3 and 3, else 0.
@@ -293,7 +301,8 @@ def _threshold_grad(grad, input, threshold):
 
 @op(grad=_threshold_grad, node="threshold", meta=elementwise,
     samples=(Sample((_X, 0.5, -2.0)), Sample((TensorSpec((3, 2), "float64", -6, 6), 1.0, 7.5)),
-             Sample((TensorSpec((4,), "int64", -3, 3), 0, 9)), Sample((TensorSpec((), "float32", -2, 2), 0.0, 1.0))))
+             Sample((TensorSpec((4,), "int64", -3, 3), 0, 9)), Sample((TensorSpec((), "float32", -2, 2), 0.0, 1.0))),
+    aten="threshold.default", tags=("pointwise",))
 def _threshold(input: Tensor, threshold: Number, value: Number) -> Tensor:
     """``value`` where ``x <= threshold``, ``x`` elsewhere (so NaN stays NaN), in ``input``'s
     dtype: PyTorch's ``torch.threshold`` (node ``ThresholdBackward0``), behind
@@ -358,7 +367,9 @@ def _softplus_grad(grad, input, beta, threshold):
 
 
 @op(grad=_softplus_grad, node="softplus", meta=elementwise,
-    samples=_SAMPLES + (Sample((_X, 2.0, 3.0)), Sample((_X,), {"beta": 0.5})))
+    samples=_SAMPLES + (Sample((_X, 2.0, 3.0)), Sample((_X,), {"beta": 0.5})),
+    aten="softplus.default",
+    schema={"beta": "Scalar=1", "threshold": "Scalar=20"}, tags=("pointwise",))
 def _softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``:
     PyTorch's ``torch._C._nn.softplus`` (node ``SoftplusBackward0``).
@@ -378,7 +389,8 @@ def _log_sigmoid_grad(grad, input):
 
 
 @op(grad=_log_sigmoid_grad, node="log_sigmoid", meta=elementwise,
-    samples=_SAMPLES + (Sample((TensorSpec((4,), "float64", -40, 40),)),))
+    samples=_SAMPLES + (Sample((TensorSpec((4,), "float64", -40, 40),)),),
+    aten="log_sigmoid_forward.default", schema={"(returns)": "Tensor output, Tensor buffer"})
 def _log_sigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, without overflow: PyTorch's ``torch._C._nn.log_sigmoid`` (node
     ``LogSigmoidBackward0``).
@@ -422,7 +434,7 @@ def _glu_meta(input, dim=-1):
 @op(grad=_glu_grad, node="glu", meta=rule(_glu_meta), errors=(
     Sample((TensorSpec((2, 3)),)), Sample((TensorSpec(()),)), Sample((TensorSpec((2, 4), "int64"),))), samples=(
     Sample((TensorSpec((2, 4)),)), Sample((TensorSpec((4, 3), "float64"), 0)), Sample((TensorSpec((2, 2, 2)), 1)),
-    Sample((TensorSpec((6,), "float16"),)), Sample((TensorSpec((2,)),), {"dim": -1})))
+    Sample((TensorSpec((6,), "float16"),)), Sample((TensorSpec((2,)),), {"dim": -1})), aten="glu.default")
 def _glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: the first half of ``input`` along ``dim`` times the sigmoid of the
     second: PyTorch's ``torch._C._nn.glu`` (node ``GluBackward0``).
@@ -479,7 +491,8 @@ def _embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, s
     # padding_idx and scale_grad_by_freq change the gradient away from the derivative, which the
     # every-op finite-difference checks compare with: tests/test_grad_fn_names.py checks them with torch.
     Sample((_WEIGHT, _INDICES)), Sample((TensorSpec((4, 2), "float64"), TensorSpec((3,), "int32", 0, 3))),
-    Sample((_WEIGHT, _INDICES, -1, False, False)), Sample((_WEIGHT, TensorSpec((), "int64", 0, 4)))))
+    Sample((_WEIGHT, _INDICES, -1, False, False)), Sample((_WEIGHT, TensorSpec((), "int64", 0, 4)))),
+    tags=("core",))
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
               sparse: bool = False) -> Tensor:
     """The rows of ``weight`` that the integer ``indices`` pick, ``weight[indices]``; row

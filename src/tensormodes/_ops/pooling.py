@@ -268,7 +268,8 @@ def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
     Sample((TensorSpec((1, 2, 5, 5)), 2), {"stride": 2, "padding": 1, "dilation": 2, "ceil_mode": True}),
     Sample((TensorSpec((1, 1, 4, 4), "int64", -5, 5), 2, 1)),
     Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], [])),
-    Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))))
+    Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))),
+    aten="max_pool2d_with_indices.default", tags=("core",))
 def max_pool2d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
     """The largest element of each ``kernel_size`` window of ``input`` (N, C, H, W) or (C, H, W),
     the windows ``stride`` apart (by default ``kernel_size``); padding counts as ``-inf``. A
@@ -375,7 +376,8 @@ def _max_pool1d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
     Sample((TensorSpec((1, 2, 6)), 2)),
     Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((2, 1, 8), "float64"), [2], [], 1, 3)),
-    Sample((TensorSpec((1, 2, 5), "bfloat16"), 2, 1))))
+    Sample((TensorSpec((1, 2, 5), "bfloat16"), 2, 1))),
+    schema={"padding": "int[1]=[0]", "dilation": "int[1]=[1]", "(returns)": "Tensor"})
 def max_pool1d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
     """The largest element of each ``kernel_size`` window of ``input`` (N, C, L) or (C, L), the
     windows ``stride`` apart (by default ``kernel_size``); padding counts as ``-inf``. A window's
@@ -428,7 +430,8 @@ def _with_indices_grad(grad, input_shape, result, kernel_size, stride, dilation)
     Sample((TensorSpec((1, 2, 4, 4)), 2)),
     Sample((TensorSpec((2, 5, 5), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((1, 1, 5, 6), "float64"), (2, 3), (1, 2), (1, 0), (2, 1))),
-    Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], []))))
+    Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], []))),
+    aten="max_pool2d_with_indices.default", schema={"(returns)": "Tensor, Tensor"}, tags=("core",))
 def _max_pool2d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
                              ceil_mode: bool = False) -> tuple:
     """``max_pool2d`` and where each maximum is: its flat position in the input's plane
@@ -452,7 +455,8 @@ def _with_indices_1d_grad(grad, input_shape, result, kernel_size, stride, dilati
     grad=_with_indices_1d_grad, samples=(
     Sample((TensorSpec((1, 2, 6)), 2)),
     Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
-    Sample((TensorSpec((2, 1, 8), "float64"), [2], [], 1, 3))))
+    Sample((TensorSpec((2, 1, 8), "float64"), [2], [], 1, 3))),
+    schema={"padding": "int[1]=[0]", "dilation": "int[1]=[1]", "(returns)": "Tensor, Tensor"})
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
                             ceil_mode: bool = False) -> tuple:
     """``max_pool1d`` and where each maximum is (its position along the last dimension).
@@ -544,7 +548,8 @@ def _avg_pool2d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode,
     Sample((TensorSpec((1, 1, 4, 5), "float64"), 2), {"stride": 1, "divisor_override": 3}),
     Sample((TensorSpec((1, 2, 4, 4), "int64", -9, 9), 2, 1)),
     Sample((TensorSpec((1, 2, 4, 4), "bfloat16"), [2], [])),
-    Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))))
+    Sample((TensorSpec((2, 3, 16, 16)), 3, 2, 1))),
+    schema={"stride": "int[2]=[]"}, tags=("core",))
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """Applies 2D average-pooling operation in kH x kW regions by step size sH x sW steps, over
@@ -639,7 +644,8 @@ def _avg_pool1d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode,
     Sample((TensorSpec((1, 2, 6)), 2)),
     Sample((TensorSpec((2, 7), "float64"), 3, 2, 1), {"ceil_mode": True}),
     Sample((TensorSpec((2, 1, 8), "float64"), [3], [2], 1, False, False)),
-    Sample((TensorSpec((2, 5), "int64", -9, 9), 2, 1))))
+    Sample((TensorSpec((2, 5), "int64", -9, 9), 2, 1))),
+    schema={"stride": "int[1]=[]", "padding": "int[1]=[0]"}, tags=("core",))
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
     """Applies a 1D average pooling over an input signal composed of several input planes:
@@ -771,7 +777,7 @@ def _adaptive_avg_pool1d_grad(grad, input_shape):
     Sample((TensorSpec((1, 2, 7)), 3)),
     Sample((TensorSpec((2, 5), "float64"), [4])),
     Sample((TensorSpec((2, 1, 6), "float64"), 6)),
-    Sample((TensorSpec((1, 3, 5), "float16"), 2))))
+    Sample((TensorSpec((1, 3, 5), "float16"), 2))), tags=("core",))
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """Applies a 1D adaptive average pooling over an input signal composed of several input
     planes: ``output_size`` averages of windows spread evenly over the last dimension.
@@ -822,7 +828,7 @@ def _adaptive_avg_pool2d_grad(grad, input_shape):
     Sample((TensorSpec((1, 2, 5, 7)), 3)),
     Sample((TensorSpec((2, 5, 4), "float64"), [2, 3])),
     Sample((TensorSpec((1, 1, 3, 6), "float64"), (4, 4))),
-    Sample((TensorSpec((1, 3, 4, 4), "bfloat16"), 1))))
+    Sample((TensorSpec((1, 3, 4, 4), "bfloat16"), 1))), schema={"output_size": "SymInt[2]"}, tags=("core",))
 def _adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """2D adaptive average pooling (ATen's op behind ``F.adaptive_avg_pool2d``): an
     ``output_size`` grid of averages of windows spread evenly over the last two dimensions.
@@ -849,7 +855,8 @@ def _adaptive_max_pool2d_grad(grad, input_shape, result):
     Sample((TensorSpec((1, 2, 5, 7)), 3)),
     Sample((TensorSpec((2, 5, 4), "float64"), [2, 3])),
     Sample((TensorSpec((1, 1, 3, 6), "float64"), (4, 4))),
-    Sample((TensorSpec((1, 3, 4, 4), "bfloat16"), 1))))
+    Sample((TensorSpec((1, 3, 4, 4), "bfloat16"), 1))),
+    aten="adaptive_max_pool2d.default", schema={"(returns)": "Tensor, Tensor"})
 def _adaptive_max_pool2d(input: Tensor, output_size) -> tuple:
     """2D adaptive max pooling (``torch._C._nn.adaptive_max_pool2d``, behind
     ``F.adaptive_max_pool2d``): the largest element of each window of an ``output_size`` grid
@@ -929,7 +936,7 @@ def _adaptive_max_pool1d_grad(grad, input_shape, result):
     Sample((TensorSpec((2, 1, 6), "float64"), 6)),
     Sample((TensorSpec((2, 3, 4), "float64"), 8)),
     Sample((TensorSpec((0, 5)), 2)),
-    Sample((TensorSpec((1, 3, 5), "bfloat16"), 2))))
+    Sample((TensorSpec((1, 3, 5), "bfloat16"), 2))), schema={"(returns)": "Tensor, Tensor"})
 def adaptive_max_pool1d(input: Tensor, output_size) -> tuple:
     """Applies a 1D adaptive max pooling over an input signal composed of several input
     planes: the maxima of ``output_size`` windows spread evenly over the last dimension of
@@ -963,7 +970,9 @@ def _max_unpool2d_grad(grad, indices, input_shape):
     name="_max_unpool2d", grad=_max_unpool2d_grad, samples=(
     Sample((TensorSpec((1, 2, 1, 1)), TensorSpec((1, 2, 1, 1), "int64", 0, 3), (2, 2))),
     Sample((TensorSpec((3, 1, 1), "float64"), TensorSpec((3, 1, 1), "int64", 0, 15), [4, 4])),
-    Sample((TensorSpec((2, 4, 1, 1), "float64"), TensorSpec((2, 4, 1, 1), "int64", 0, 14), [3, 5]))))
+    Sample((TensorSpec((2, 4, 1, 1), "float64"), TensorSpec((2, 4, 1, 1), "int64", 0, 14), [3, 5]))),
+    aten="max_unpool2d.default",
+    schema={"output_size": "SymInt[2]"})
 def _max_unpool2d(input: Tensor, indices: Tensor, output_size) -> Tensor:
     """The inverse of ``max_pool2d`` for its ``indices`` (``torch._C._nn.max_unpool2d``, behind
     ``F.max_unpool2d``): a zero plane of ``output_size`` with each input value at its index.

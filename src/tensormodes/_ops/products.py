@@ -411,7 +411,8 @@ def _mm_grad(grad, input, mat2, needs_input_grad):
     Sample((TensorSpec((2, 3), "int32"), TensorSpec((3, 2), "int32"))),
     Sample((TensorSpec((2, 3), "bfloat16"), TensorSpec((3, 2), "bfloat16"))),
     Sample((TensorSpec((0, 3), "int64"), TensorSpec((3, 2), "int64"))),
-    Sample((TensorSpec((2, 0), "int32"), TensorSpec((0, 2), "int32")))))
+    Sample((TensorSpec((2, 0), "int32"), TensorSpec((0, 2), "int32")))),
+    aten={"mm.default": ("out_dtype",)}, tags=("core",))
 def mm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tensor:
     """Matrix product of the matrices ``input`` (n x m) and ``mat2`` (m x p); no broadcasting.
 
@@ -448,7 +449,8 @@ def _bmm_differentiable(input, mat2, out_dtype=None) -> bool:
     Sample((TensorSpec((2, 2, 3)), TensorSpec((2, 3, 4)))),
     Sample((TensorSpec((3, 1, 2), "int64"), TensorSpec((3, 2, 2), "int64"))),
     Sample((TensorSpec((1, 2, 2), "float16"), TensorSpec((1, 2, 3), "float16"))),
-    Sample((TensorSpec((0, 2, 3), "int64"), TensorSpec((0, 3, 1), "int64")))))
+    Sample((TensorSpec((0, 2, 3), "int64"), TensorSpec((0, 3, 1), "int64")))),
+    aten={"bmm.default": ("out_dtype",)}, tags=("core",))
 def bmm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tensor:
     """Batch matrix-matrix product of the 3-D tensors ``input`` (b x n x m) and ``mat2`` (b x m x p).
 
@@ -731,7 +733,7 @@ def _addmm_grad(grad, mat1, mat2, beta, alpha, needs_input_grad):
     Sample((TensorSpec((), "float64"), TensorSpec((2, 3), "float64"), TensorSpec((3, 2), "float64")),
            {"beta": 0}),
     Sample((TensorSpec((2, 2), "complex64"), TensorSpec((2, 3), "complex64"), TensorSpec((3, 2), "complex64")),
-           {"alpha": 1j})))
+           {"alpha": 1j})), tags=("core",))
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha: Number = 1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``, with ``input`` broadcast to the product's shape.
 

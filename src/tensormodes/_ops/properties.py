@@ -126,7 +126,7 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 # -- copies and aliases -----------------------------------------------------------------
 
 @op(grad=_same_grad, method=True, meta=same_metadata,
-    samples=(Sample((M23,)), Sample((SCALAR,)), Sample((I23,), {"memory_format": None})))
+    samples=(Sample((M23,)), Sample((SCALAR,)), Sample((I23,), {"memory_format": None})), tags=("core", "pointwise"))
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy with its own memory (the strides of a dense input are preserved).
 
@@ -151,7 +151,8 @@ def _to_copy_meta(opdef, args, kwargs):
 @op(grad=_same_grad, meta=MetaRule(_to_copy_meta, "_to_copy"), samples=(
     Sample((M23,), {"dtype": dt.float64}), Sample((M23,)), Sample((I23,), {"dtype": dt.float32}),
     Sample((M23,), {"dtype": dt.int64}), Sample((TensorSpec((2, 3), "float64"),), {"dtype": dt.float16}),
-    Sample((M23,), {"dtype": dt.bfloat16}), Sample((SCALAR,), {"dtype": dt.float64})))
+    Sample((M23,), {"dtype": dt.bfloat16}), Sample((SCALAR,), {"dtype": dt.float64})),
+    schema={"non_blocking": "*bool=False", "memory_format": "*MemoryFormat?=None"}, tags=("core",))
 def _to_copy(input: Tensor, *, dtype: dt.dtype | None = None, device=None) -> Tensor:
     """A copy of ``input`` in ``dtype`` (its own dtype when None) on ``device``: what
     ``Tensor.to(dtype)``, ``double()``, ``type()``, ``to("meta")`` ... run, as PyTorch's
@@ -177,7 +178,7 @@ def _contiguous_meta(input, *, memory_format=None):
 
 
 @op(grad=_same_grad, method=True, function=False, view=True, meta=rule(_contiguous_meta),
-    samples=(Sample((M23,)), Sample((SCALAR,))))
+    samples=(Sample((M23,)), Sample((SCALAR,))), schema={"memory_format": "MemoryFormat=0"})
 def contiguous(input: Tensor, *, memory_format=None) -> Tensor:
     """The data in row-major layout: the same memory when already contiguous, else a copy.
 

@@ -371,7 +371,8 @@ def _multinomial_meta(input, num_samples, replacement=False, *, generator=None):
     errors=(Sample((2,), {"dtype": dt.int64}), Sample((-1,))),
     random=True, factory=True, out=True, samples=(
     Sample((2, 3)), Sample(((4,),), {"dtype": dt.float64}), Sample(((),)), Sample((2,), {"dtype": dt.float16}),
-    Sample((3,), {"dtype": dt.complex64}), Sample(([2, 2],), {"dtype": dt.bfloat16})))
+    Sample((3,), {"dtype": dt.complex64}), Sample(([2, 2],), {"dtype": dt.bfloat16})),
+    aten={"rand.default": ("generator",)}, tags=("core",))
 def rand(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
          device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Returns a tensor filled with random numbers from a uniform distribution on ``[0, 1)``.
@@ -392,7 +393,7 @@ def rand(*size: int, generator: Generator | None = None, dtype: dt.dtype | None 
     errors=(Sample((2,), {"dtype": dt.int32}),),
     random=True, factory=True, out=True, samples=(
     Sample((2, 3)), Sample(((4,),), {"dtype": dt.float64}), Sample(((),)), Sample((2,), {"dtype": dt.float16}),
-    Sample((3,), {"dtype": dt.complex128})))
+    Sample((3,), {"dtype": dt.complex128})), aten={"randn.default": ("generator",)}, tags=("core",))
 def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
           device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Returns a tensor filled with random numbers from the standard normal distribution.
@@ -416,7 +417,9 @@ def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None
     random=True, factory=True, out=True, samples=(
     Sample((5, (3,))), Sample((2, 5, (2, 3))), Sample((-3, 3, [4]), {"dtype": dt.int8}), Sample((10, ())),
     Sample((0, 2, (3,)), {"dtype": dt.bool}), Sample((5,), {"size": (2,), "dtype": dt.float32}),
-    Sample((), {"low": 1, "high": 4, "size": (3,)}), Sample((), {"high": 4, "size": (3,)})))
+    Sample((), {"low": 1, "high": 4, "size": (3,)}), Sample((), {"high": 4, "size": (3,)})),
+    aten={"randint.default": ("low", "generator"), "randint.low": ("generator", "low: SymInt=")},
+    schema={"high": "SymInt=", "size": "SymInt[]=", "dtype": "ScalarType?=4"})
 def randint(low: int = 0, high: int | None = None, size=None, *, generator: Generator | None = None,
             dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
             pin_memory: bool = False) -> Tensor:
@@ -460,7 +463,9 @@ def _randint_args(low, high, size) -> tuple[int, int, tuple[int, ...]]:
     errors=(Sample((-1,)), Sample((3,), {"dtype": dt.bool}), Sample((300,), {"dtype": dt.int8})),
     random=True, factory=True, out=True, samples=(
     Sample((5,)), Sample((0,)), Sample((6,), {"dtype": dt.float32}), Sample((100,), {"dtype": dt.int8}),
-    Sample((7,), {"generator": None})))
+    Sample((7,), {"generator": None})),
+    aten={"randperm.default": ("generator",), "randperm.generator": ("generator: Generator?=", "-core")},
+    schema={"n": "SymInt", "dtype": "ScalarType?=4"}, tags=("core",))
 def randperm(n: int, *, generator: Generator | None = None, dtype: dt.dtype = dt.int64, layout=None,
              device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Returns a random permutation of the integers from ``0`` to ``n - 1``.
@@ -494,7 +499,8 @@ def _randperm_plan(n, dtype, device) -> tuple[int, dt.dtype]:
 @op(meta=MetaRule(_like_random_meta, "rand_like"),
     errors=(Sample((TensorSpec((2,), "int64"),)),),
     random=True, factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
-                           Sample((TensorSpec((), "float16"),)), Sample((TensorSpec((2,), "complex64"),))))
+                           Sample((TensorSpec((), "float16"),)), Sample((TensorSpec((2,), "complex64"),))),
+    aten={"rand_like.default": ("generator",)})
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
               device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
     """Returns a tensor with the size (and, by default, dtype) of ``input``, filled with random
@@ -512,7 +518,8 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dt
 @op(meta=MetaRule(_like_random_meta, "randn_like"),
     errors=(Sample((M23,), {"dtype": dt.int64}),),
     random=True, factory=True, samples=(Sample((M23,)), Sample((M23,), {"dtype": dt.float64}),
-                           Sample((TensorSpec((2,), "int32"),), {"dtype": dt.float16})))
+                           Sample((TensorSpec((2,), "int32"),), {"dtype": dt.float16})),
+    aten={"randn_like.default": ("generator",)})
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dtype | None = None, layout=None,
                device=None, requires_grad: bool = False, memory_format=None, pin_memory: bool = False) -> Tensor:
     """Returns a tensor with the size (and, by default, dtype) of ``input``, filled with random
@@ -530,7 +537,12 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.d
 @op(meta=MetaRule(_like_random_meta, "randint_like"),
     errors=(Sample((M23, 3, 1)), Sample((TensorSpec((2,), "int8"), 0, 300))),
     random=True, factory=True, samples=(Sample((M23, 5)), Sample((TensorSpec((4,), "int32"), 2, 9)),
-                           Sample((M23, 3), {"dtype": dt.int64}), Sample((M23,), {"low": 1, "high": 3})))
+                           Sample((M23, 3), {"dtype": dt.int64}), Sample((M23,), {"low": 1, "high": 3})),
+    aten={
+        "randint_like.default": ("low", "generator"),
+        "randint_like.low_dtype": ("generator", "low: SymInt="),
+    },
+    schema={"high": "SymInt="})
 def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None,
                  dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
                  memory_format=None, pin_memory: bool = False) -> Tensor:
@@ -566,7 +578,13 @@ def _std_check(std) -> None:
     Sample((TensorSpec((2, 3), "float32", 0, 0), TensorSpec((2, 3), "float32", 0, 0))),
     Sample((TensorSpec((3,), "float64"), 0.0)), Sample((1.5, TensorSpec((2, 2), "float32", 0, 0))),
     Sample((2.0, 0.0, (2, 3))), Sample((TensorSpec((2, 3)), TensorSpec((3,), "float32", 0, 0))),
-    Sample((0.0, 1.0, (4,)), {"dtype": dt.float64}), Sample((TensorSpec((3,), "float16"),), {"std": 0.0})))
+    Sample((0.0, 1.0, (4,)), {"dtype": dt.float64}), Sample((TensorSpec((3,), "float16"),), {"std": 0.0})),
+    aten={
+        "normal.Tensor_Tensor": ("size", "dtype", "layout", "device", "pin_memory", "std: Tensor="),
+        "normal.Tensor_float": ("size", "dtype", "layout", "device", "pin_memory", "std: float"),
+        "normal.float_Tensor": ("size", "dtype", "layout", "device", "pin_memory", "mean: float", "std: Tensor="),
+        "normal.float_float": ("mean: float", "std: float=", "size: SymInt[]="),
+    })
 def normal(mean: Tensor | Number, std: Tensor | Number = 1.0, size=None, *, generator: Generator | None = None,
            dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
@@ -626,7 +644,8 @@ def _bernoulli_grad(grad, p):
     method=True, out=True, grad=_bernoulli_grad, samples=(
     Sample((TensorSpec((2, 3), "float32", 0, 0),)), Sample((TensorSpec((3,), "float64", 1, 1),)),
     Sample((TensorSpec((2, 2), "float32"), 1.0)), Sample((TensorSpec((3,), "int64"), 0.0)),
-    Sample((TensorSpec((2,), "float16", 1, 1),))))
+    Sample((TensorSpec((2,), "float16", 1, 1),))),
+    aten={"bernoulli.default": ("p",), "bernoulli.p": ("p: float=", "out=float_out", "out+generated")})
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Generator | None = None) -> Tensor:
     """Draws binary random numbers (0 or 1) from Bernoulli distributions.
 

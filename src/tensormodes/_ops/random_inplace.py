@@ -101,7 +101,7 @@ _F23_ZERO = TensorSpec((2, 3), "float32", 0, 0)
     errors=(Sample((M23, 2.0, 1.0)), Sample((TensorSpec((2,), "int64"),))),
     function=False, method="uniform_", mutates=True, differentiable=False, samples=(
     Sample((_F23_ZERO, 2.0, 2.0)), Sample((TensorSpec((3,), "float64"), -1, -1)),
-    Sample((TensorSpec((2,), "complex64"), 1.0, 1.0))))
+    Sample((TensorSpec((2,), "complex64"), 1.0, 1.0))), tags=("inplace",))
 @_writes_into_input
 def uniform_(input: Tensor, from_: float = 0, to: float = 1, *, generator: Generator | None = None) -> Tensor:
     """Fills the tensor with numbers drawn uniformly from ``[from_, to)`` (PyTorch calls the
@@ -134,7 +134,7 @@ def uniform_(input: Tensor, from_: float = 0, to: float = 1, *, generator: Gener
     errors=(Sample((M23, 0.0, -1.0)), Sample((TensorSpec((2,), "int32"),))),
     function=False, method="normal_", mutates=True, differentiable=False, samples=(
     Sample((_F23_ZERO, 3.0, 0.0)), Sample((TensorSpec((3,), "float64"),), {"mean": -1.0, "std": 0.0}),
-    Sample((TensorSpec((2,), "complex64"), 1.0, 0.0))))
+    Sample((TensorSpec((2,), "complex64"), 1.0, 0.0))), tags=("inplace",))
 @_writes_into_input
 def normal_(input: Tensor, mean: float = 0, std: float = 1, *, generator: Generator | None = None) -> Tensor:
     """Fills the tensor with samples from the normal distribution N(``mean``, ``std``\\ :sup:`2`);
@@ -156,7 +156,13 @@ def normal_(input: Tensor, mean: float = 0, std: float = 1, *, generator: Genera
     errors=(Sample((TensorSpec((2,), "int8"), 0, 300)), Sample((TensorSpec((2,), "complex64"), 0, 3))),
     function=False, method="random_", mutates=True, differentiable=False, samples=(
     Sample((TensorSpec((2, 3), "int64"), 0, 1)), Sample((TensorSpec((3,), "float32"), 4, 5)),
-    Sample((TensorSpec((4,), "bool"), 1)), Sample((TensorSpec((3,), "int8"), -3, -2))))
+    Sample((TensorSpec((4,), "bool"), 1)), Sample((TensorSpec((3,), "int8"), -3, -2))),
+    aten={
+        "random_.default": ("from_", "to"),
+        "random_.to": ("to", "from_: int to="),
+        "random_.from": ("from_: int from=", "to: int?="),
+    },
+    tags=("inplace",))
 @_writes_into_input
 def random_(input: Tensor, from_: int | None = None, to: int | None = None, *,
             generator: Generator | None = None) -> Tensor:
@@ -192,7 +198,8 @@ def random_(input: Tensor, from_: int | None = None, to: int | None = None, *,
     function=False, method="bernoulli_", mutates=True, differentiable=False, samples=(
     Sample((_F23_ZERO, 1.0)), Sample((TensorSpec((3,), "int64"), 0.0)),
     Sample((TensorSpec((2, 2), "float32"), TensorSpec((2,), "float32", 1, 1))),
-    Sample((TensorSpec((3,), "bool"),), {"p": 0.0})))
+    Sample((TensorSpec((3,), "bool"),), {"p": 0.0})),
+    aten={"bernoulli_.float": ("p: float",), "bernoulli_.Tensor": ("p: Tensor=",)}, tags=("inplace",))
 @_writes_into_input
 def bernoulli_(input: Tensor, p: Tensor | Number = 0.5, *, generator: Generator | None = None) -> Tensor:
     """Fills the tensor with 0 or 1, each element 1 with probability ``p`` (a number, or a
@@ -249,7 +256,7 @@ def _continuous_only(input: np.ndarray, distribution: str, name_of) -> dt.dtype:
 @op(meta=_sampler,
     errors=(Sample((M23, -1.0)), Sample((TensorSpec((2,), "int64"),))),
     function=False, method="exponential_", mutates=True, differentiable=False, samples=(
-    Sample((_F23_ZERO, math.inf)), Sample((TensorSpec((3,), "float64"),), {"lambd": math.inf})))
+    Sample((_F23_ZERO, math.inf)), Sample((TensorSpec((3,), "float64"),), {"lambd": math.inf})), tags=("inplace",))
 @_writes_into_input
 def exponential_(input: Tensor, lambd: float = 1, *, generator: Generator | None = None) -> Tensor:
     """Fills the tensor with samples from the exponential distribution of rate ``lambd``;
@@ -270,7 +277,7 @@ def exponential_(input: Tensor, lambd: float = 1, *, generator: Generator | None
 @op(meta=_sampler,
     errors=(Sample((M23, 1.5)),),
     function=False, method="geometric_", mutates=True, differentiable=False, samples=(
-    Sample((_F23_ZERO, 1 - 1e-12)), Sample((TensorSpec((3,), "int64"),), {"p": 1 - 1e-12})))
+    Sample((_F23_ZERO, 1 - 1e-12)), Sample((TensorSpec((3,), "int64"),), {"p": 1 - 1e-12})), tags=("inplace",))
 @_writes_into_input
 def geometric_(input: Tensor, p: float, *, generator: Generator | None = None) -> Tensor:
     """Fills the tensor with samples from the geometric distribution: the number of
@@ -292,7 +299,7 @@ def geometric_(input: Tensor, p: float, *, generator: Generator | None = None) -
 @op(meta=_sampler,
     errors=(Sample((M23, 0.0, -1.0)),),
     function=False, method="cauchy_", mutates=True, differentiable=False, samples=(
-    Sample((_F23_ZERO, 2.0, 1e-30)),))
+    Sample((_F23_ZERO, 2.0, 1e-30)),), tags=("inplace",))
 @_writes_into_input
 def cauchy_(input: Tensor, median: float = 0, sigma: float = 1, *, generator: Generator | None = None) -> Tensor:
     """Fills the tensor with samples from the Cauchy distribution with location ``median``
@@ -313,7 +320,7 @@ def cauchy_(input: Tensor, median: float = 0, sigma: float = 1, *, generator: Ge
 @op(meta=_sampler,
     errors=(Sample((M23, 0.0, -1.0)),),
     function=False, method="log_normal_", mutates=True, differentiable=False, samples=(
-    Sample((_F23_ZERO, 0.5, 1e-30)),))
+    Sample((_F23_ZERO, 0.5, 1e-30)),), tags=("inplace",))
 @_writes_into_input
 def log_normal_(input: Tensor, mean: float = 1, std: float = 2, *, generator: Generator | None = None) -> Tensor:
     """Fills the tensor with samples from the log-normal distribution: ``exp`` of

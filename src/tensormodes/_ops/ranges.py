@@ -138,7 +138,13 @@ def _arange_meta(start=0, end=None, step=1, *, dtype=None, layout=None, device=N
     factory=True, out=True, samples=(
     Sample((5,)), Sample((5.0,)), Sample((1, 2.5, 0.5)), Sample((10, 0, -3)), Sample((0, 10, 3), {"dtype": dt.float64}),
     Sample((0.5, 3), {"dtype": dt.int64}), Sample((0, 1, 0.1)), Sample((-1.5, 2.5, 0.75), {"dtype": dt.int32}),
-    Sample((0, 1, 0.3), {"dtype": dt.float16}), Sample((0,))))
+    Sample((0, 1, 0.3), {"dtype": dt.float16}), Sample((0,))),
+    aten={
+        "arange.default": ("end", "step", "start: Scalar end="),
+        "arange.start": ("step", "start: Scalar="),
+        "arange.start_step": ("start: Scalar=", "+core", "out=start_out"),
+    },
+    schema={"end": "Scalar="})
 def arange(start: Number = 0, end: Number | None = None, step: Number = 1, *, dtype: dt.dtype | None = None,
            layout=None, device=None, requires_grad: bool = False) -> Tensor:
     """Returns a 1-D tensor of values from ``[start, end)`` taken with common difference ``step``.
@@ -351,7 +357,8 @@ _SCALAR_0D = TensorSpec((), "float32", 0.0, 1.0)
     factory=True, out=True, samples=(
     Sample((0, 1, 5)), Sample((-2.5, 10, 7)), Sample((0, 10, 4), {"dtype": dt.int64}), Sample((0, 1, 1)),
     Sample((0, 1, 0)), Sample((0, 1j, 3)), Sample((3, -1, 6), {"dtype": dt.float64}),
-    Sample((_SCALAR_0D, 4.0, 3)), Sample((1, 5, 9), {"dtype": dt.int16}), Sample((0, 1, 11), {"dtype": dt.float16})))
+    Sample((_SCALAR_0D, 4.0, 3)), Sample((1, 5, 9), {"dtype": dt.int16}), Sample((0, 1, 11), {"dtype": dt.float16})),
+    aten={"linspace.default": ("start: Scalar", "end: Scalar"), "linspace.Tensor_Scalar": ()})
 def linspace(start: Tensor | Number, end: Tensor | Number, steps: int, *, dtype: dt.dtype | None = None,
              layout=None, device=None, requires_grad: bool = False) -> Tensor:
     """Creates a 1-D tensor of ``steps`` values evenly spaced from ``start`` to ``end``, inclusive.
@@ -380,7 +387,8 @@ def linspace(start: Tensor | Number, end: Tensor | Number, steps: int, *, dtype:
     factory=True, out=True, samples=(
     Sample((0, 2, 3)), Sample((0, 2, 3), {"base": 2}), Sample((0, 2, 3), {"dtype": dt.int64}),
     Sample((0, 3, 4, 2), {"dtype": dt.int32}), Sample((-1, 1, 5), {"base": 3.0, "dtype": dt.float64}),
-    Sample((1.5, 1.5, 1)), Sample((0, 1, 0)), Sample((_SCALAR_0D, 1, 3))))
+    Sample((1.5, 1.5, 1)), Sample((0, 1, 0)), Sample((_SCALAR_0D, 1, 3))),
+    aten={"logspace.default": ("start: Scalar", "end: Scalar"), "logspace.Tensor_Scalar": ()})
 def logspace(start: Tensor | Number, end: Tensor | Number, steps: int, base: float = 10.0, *,
              dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False) -> Tensor:
     """Creates a 1-D tensor of ``steps`` values spaced evenly on a log scale, from
@@ -455,7 +463,7 @@ def _triangle_indices(numpy_indices, name: str, row: int, col: int, offset: int,
 @op(meta=_triangle_meta(upper=False),
     errors=(Sample((-1, 3)), Sample((3, 3), {"dtype": dt.float32})),
     factory=True, samples=(Sample((3, 3)), Sample((3, 4, 1)), Sample((2, 2), {"dtype": dt.int32}),
-                           Sample((0, 3)), Sample((4, 2, -1))))
+                           Sample((0, 3)), Sample((4, 2, -1))), schema={"dtype": "ScalarType?=4"})
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype | None = None, device=None,
                  layout=None) -> Tensor:
     """The row and column indices (a 2 x N tensor) of the lower triangle of a ``row`` x ``col``
@@ -473,7 +481,7 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype | None 
 @op(meta=_triangle_meta(upper=True),
     errors=(Sample((3, -2)),),
     factory=True, samples=(Sample((3, 3)), Sample((3, 4, -1)), Sample((2, 2), {"dtype": dt.int32}),
-                           Sample((0, 3)), Sample((4, 2, 1))))
+                           Sample((0, 3)), Sample((4, 2, 1))), schema={"dtype": "ScalarType?=4"})
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype | None = None, device=None,
                  layout=None) -> Tensor:
     """The row and column indices (a 2 x N tensor) of the upper triangle of a ``row`` x ``col``
@@ -491,7 +499,9 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: dt.dtype | None 
 @op(meta=rule(_eye_meta),
     errors=(Sample((-1,)), Sample((2, -3)), Sample((2.5,))),
     factory=True, out=True, samples=(Sample((3,)), Sample((2, 4), {"dtype": dt.int64}), Sample((0,)),
-                                     Sample((3, 1), {"dtype": dt.bool}), Sample((2,), {"m": 3})))
+                                     Sample((3, 1), {"dtype": dt.bool}), Sample((2,), {"m": 3})),
+    aten={"eye.default": ("m",), "eye.m": ("m: SymInt=",)},
+    schema={"n": "SymInt"})
 def eye(n: int, m: int | None = None, *, dtype: dt.dtype | None = None, layout=None, device=None,
         requires_grad: bool = False) -> Tensor:
     """Returns a 2-D tensor with ones on the diagonal and zeros elsewhere (``n`` rows, ``m`` columns).

@@ -128,7 +128,9 @@ def _overload_node(name: str):
              Sample((TensorSpec((2, 3), "int32"), -1)), Sample((TensorSpec((4,), "bool"),)),
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((SCALAR, 0, True)),
              Sample((M23, ()), {"dtype": dt.float64}), Sample((TensorSpec((2, 2), "int8"),), {"dtype": dt.int8}),
-             Sample((TensorSpec((2, 3), "complex64"), [1])), Sample((TensorSpec((0, 3)),))))
+             Sample((TensorSpec((2, 3), "complex64"), [1])), Sample((TensorSpec((0, 3)),))),
+    aten={"sum.default": ("dim", "keepdim", "out+generated", "out-reduction"),
+        "sum.dim_IntList": ("dim: int[1]?=", "+core", "out=IntList_out")}, tags=("reduction",))
 def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,  # noqa: A001
         dtype: dt.dtype | None = None) -> Tensor:
     """Sum of the elements, over all of them or over ``dim`` (an int or a tuple of ints).
@@ -160,7 +162,7 @@ def _nansum_grad(grad, input, dim, keepdim):
 @op(meta=_reduce_meta(), grad=_nansum_grad, method=True, out=True, differentiable=_recordable_dtype,
     samples=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 3), "float64", -1e3, 1e3), 1, True)),
              Sample((TensorSpec((3,), "float32"),)), Sample((TensorSpec((4,), "int64"),)),
-             Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((SCALAR,))))
+             Sample((TensorSpec((2, 3), "int32"), 0), {"dtype": dt.float32}), Sample((SCALAR,))), tags=("reduction",))
 @_quietly
 def nansum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
            dtype: dt.dtype | None = None) -> Tensor:
@@ -194,7 +196,9 @@ def _mean_grad(grad, input_shape, dim, keepdim):
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, (0, 1), True)), Sample((M234, (-1, 0))),
              Sample((TensorSpec((3, 4), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"),)),
              Sample((TensorSpec((2, 3), "int64"),), {"dtype": dt.float64}), Sample((SCALAR, 0, True)),
-             Sample((TensorSpec((0, 3)), 0))))
+             Sample((TensorSpec((0, 3)), 0))),
+    aten={"mean.default": ("dim", "keepdim", "out=dtype_out"), "mean.dim": ("dim: int[1]?=", "out=out")},
+    tags=("core", "reduction"))
 @_quietly
 def mean(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False, *,
          dtype: dt.dtype | None = None) -> Tensor:
@@ -255,7 +259,9 @@ def _prod_grad(grad, input, result, dim, keepdim):
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, -1, True)),
              Sample((TensorSpec((2, 3), "int32", -3, 3),)), Sample((TensorSpec((4,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 2), "complex64"), 1)),
-             Sample((TensorSpec((2, 3), "int64"), 1), {"dtype": dt.float64}), Sample((SCALAR, 0))))
+             Sample((TensorSpec((2, 3), "int64"), 1), {"dtype": dt.float64}), Sample((SCALAR, 0))),
+    aten={"prod.default": ("dim", "keepdim", "out+generated", "out-reduction"),
+        "prod.dim_int": ("dim: int=", "out=int_out")}, tags=("core", "reduction"))
 @_quietly
 def prod(input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: dt.dtype | None = None) -> Tensor:
     """Product of the elements, over all of them or over the single dimension ``dim``.
@@ -350,7 +356,10 @@ _TRUTH_SAMPLES = (Sample((TensorSpec((2, 3), "bool"),)), Sample((TensorSpec((2, 
                   Sample((TensorSpec((0, 2), "bool"),)), Sample((TensorSpec((2, 2), "complex64"), 1)))
 
 
-@op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES)
+@op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES,
+    aten={"all.default": ("dim", "keepdim", "out=all_out"), "all.dim": ("dim: int=", "out=out"),
+          "all.dims": ("dim: int[]?",)},
+    tags=("reduction",))
 def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True if every element (over ``dim``, if given) is nonzero. The result is bool
     (uint8 for uint8 inputs); ``all`` of no elements is True.
@@ -363,7 +372,10 @@ def all(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
     return _truth_reduction(np.logical_and, "all", input, dim, keepdim)
 
 
-@op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES)
+@op(meta=_reduce_meta(_truth_dims), differentiable=False, method=True, out=True, samples=_TRUTH_SAMPLES,
+    aten={"any.default": ("dim", "keepdim", "out=all_out"), "any.dim": ("dim: int=", "out=out"),
+          "any.dims": ("dim: int[]?",)},
+    tags=("core", "reduction"))
 def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True if any element (over ``dim``, if given) is nonzero. The result is bool
     (uint8 for uint8 inputs); ``any`` of no elements is False.
@@ -379,7 +391,8 @@ def any(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
 @op(meta=_reduce_meta(), differentiable=False, method=True,
     samples=(Sample((TensorSpec((3, 4), "int64", -1, 1),)), Sample((TensorSpec((3, 4), "int64", -1, 1), 1)),
              Sample((TensorSpec((2, 3), "bool"), (0, 1))), Sample((TensorSpec((2, 3), "float32", -1, 1), ())),
-             Sample((SCALAR, 0)), Sample((TensorSpec((2, 2), "complex64"), [-1]))))
+             Sample((SCALAR, 0)), Sample((TensorSpec((2, 2), "complex64"), [-1]))),
+    aten={"count_nonzero.default": ("dim: int?",), "count_nonzero.dim_IntList": ("dim: int[]=",)}, tags=("reduction",))
 def count_nonzero(input: Tensor, dim: int | tuple[int, ...] | None = None) -> Tensor:
     """Number of nonzero elements, over all of them or over ``dim``, as int64.
 
@@ -460,7 +473,10 @@ def _extreme_meta(opdef, args, kwargs):
 @op(meta=MetaRule(_extreme_meta, "extreme"),
     errors=(Sample((M23, M234)), Sample((TensorSpec((0, 3)), 0))),
     returns=("values", "indices"), grad=_extreme_grad(True), method=True,
-    out=True, samples=_EXTREME_SAMPLES)
+    out=True, samples=_EXTREME_SAMPLES,
+    aten={"max.default": ("dim", "keepdim", "(returns): Tensor", "out=unary_out"), "max.dim": ("dim: int=", "+core",
+        "out=dim_max"), "maximum.default": ("keepdim", "dim: Tensor other=", "(returns): Tensor", "+core", "+pointwise",
+        "-reduction")}, tags=("reduction",))
 def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The largest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the largest elements along ``dim``; with a tensor, the elementwise maximum of
@@ -482,7 +498,10 @@ def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False
 
 
 @op(meta=MetaRule(_extreme_meta, "extreme"), returns=("values", "indices"), grad=_extreme_grad(False), method=True,
-    out=True, samples=_EXTREME_SAMPLES)
+    out=True, samples=_EXTREME_SAMPLES,
+    aten={"min.default": ("dim", "keepdim", "(returns): Tensor", "out=unary_out"), "min.dim": ("dim: int=", "+core",
+        "out=dim_min"), "minimum.default": ("keepdim", "dim: Tensor other=", "(returns): Tensor", "+core", "+pointwise",
+        "-reduction")}, tags=("reduction",))
 def min(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The smallest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the smallest elements along ``dim``; with a tensor, the elementwise minimum of
@@ -520,7 +539,7 @@ def _amax_amin_grad(grad, input, result, dim, keepdim):
 
 
 @op(meta=_reduce_meta(), grad=_amax_amin_grad, differentiable=no_complex_autograd("amax"), method=True, out=True,
-    samples=_AMAX_SAMPLES)
+    samples=_AMAX_SAMPLES, tags=("core", "reduction"))
 def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The largest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
@@ -533,7 +552,7 @@ def amax(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) 
 
 
 @op(meta=_reduce_meta(), grad=_amax_amin_grad, differentiable=no_complex_autograd("amin"), method=True, out=True,
-    samples=_AMAX_SAMPLES)
+    samples=_AMAX_SAMPLES, tags=("core", "reduction"))
 def amin(input: Tensor, dim: int | tuple[int, ...] = (), keepdim: bool = False) -> Tensor:
     """The smallest elements over ``dim`` (an int or a tuple; empty means every dim).
     NaN propagates.
@@ -570,7 +589,7 @@ _ARG_SAMPLES = (Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample
                 Sample((TensorSpec((0, 3)), 1)))
 
 
-@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES)
+@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES, tags=("core", "reduction"))
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the largest element, in the flattened input or along ``dim``.
     The first one wins ties; NaN counts as largest.
@@ -583,7 +602,7 @@ def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     return _arg_extreme(np.ndarray.argmax, "argmax", input, dim, keepdim)
 
 
-@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES)
+@op(meta=_reduce_meta(), differentiable=False, method=True, out=True, samples=_ARG_SAMPLES, tags=("core", "reduction"))
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the smallest element, in the flattened input or along ``dim``.
     The first one wins ties; NaN counts as smallest.
@@ -604,7 +623,8 @@ def _aminmax_grad(grad, input, result, dim, keepdim):
     samples=(Sample((M23,)), Sample((M23,), {"dim": 1}), Sample((M23,), {"dim": -1, "keepdim": True}),
              Sample((M23,), {"keepdim": True}), Sample((TensorSpec((2, 3), "int32"),), {"dim": 0}),
              Sample((TensorSpec((4,), "bool"),)), Sample((TensorSpec((2, 3), "float16"),), {"dim": 1}),
-             Sample((SCALAR,)), Sample((SCALAR,), {"dim": 0}), Sample((TensorSpec((0, 3)),), {"dim": 1})))
+             Sample((SCALAR,)), Sample((SCALAR,), {"dim": 0}), Sample((TensorSpec((0, 3)),), {"dim": 1})),
+    tags=("reduction",))
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The smallest and largest elements, over everything or along ``dim``, as the
     named tuple ``(min, max)``.
@@ -644,7 +664,7 @@ def _logsumexp_grad(grad, input, result, dim, keepdim):
              Sample((TensorSpec((2, 3), "int64"), 1)), Sample((TensorSpec((3,), "bool"), 0)),
              Sample((TensorSpec((2, 3), "float16"), 0)), Sample((TensorSpec((2, 3), "complex64"), 1)),
              Sample((TensorSpec((2, 3), "float32", -100, 100), 1)), Sample((SCALAR, 0)),
-             Sample((TensorSpec((0, 3)), 0)), Sample((TensorSpec((2, 0)), 1))))
+             Sample((TensorSpec((0, 3)), 0)), Sample((TensorSpec((2, 0)), 1))), tags=("reduction",))
 @_quietly
 def logsumexp(input: Tensor, dim: int | tuple[int, ...], keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input)))`` over ``dim``, computed stably (no overflow for large inputs).
@@ -800,7 +820,7 @@ def _norm_node(input, p="fro", dim=None, keepdim=False, dtype=None) -> str:
              Sample((M23, "fro", 1, True)), Sample((M23, "nuc")), Sample((M234, "nuc", (2, 0), True)),
              Sample((M23, None), {"dim": 0}), Sample((M23, 2), {"dtype": dt.float64}),
              Sample((TensorSpec((2, 3), "float16"),)), Sample((TensorSpec((2, 3), "complex64"), 2, 1)),
-             Sample((SCALAR, 2, 0)), Sample((M234, "fro", (0, 2)))))
+             Sample((SCALAR, 2, 0)), Sample((M234, "fro", (0, 2)))), aten={"norm.default": ("out+reduction",)})
 @_quietly
 def norm(input: Tensor, p: float | str | None = "fro", dim: int | tuple[int, ...] | None = None,
          keepdim: bool = False, dtype: dt.dtype | None = None) -> Tensor:

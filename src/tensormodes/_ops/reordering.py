@@ -27,7 +27,7 @@ def _flip_grad(grad, dims):
 
 @op(grad=_flip_grad, method=True, meta=same_shape, errors=(Sample((M23, (0, 0))), Sample((M23, (2,)))),
     samples=(Sample((M23, (0,))), Sample((M234, (0, -1))), Sample((SCALAR, ())),
-             Sample((I23, [1])), Sample((M23, ()))))
+             Sample((I23, [1])), Sample((M23, ()))), tags=("core",))
 def flip(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     """A copy with the order of elements reversed along each of ``dims``.
 
@@ -56,7 +56,8 @@ def _roll_grad(grad, shifts, dims):
 @op(grad=_roll_grad, method=True, meta=rule(_roll_meta),
     errors=(Sample((M23, (1, 2))), Sample((M23, (1, 2), 0)), Sample((M23, 1, 2)), Sample((M23, (), ()))),
     samples=(Sample((M23, 1)), Sample((M23, (1, -1), (0, 1))), Sample((M23, 2, -1)),
-             Sample((SCALAR, 3)), Sample((I23, -4)), Sample((M23,), {"shifts": [1], "dims": [1]})))
+             Sample((SCALAR, 3)), Sample((I23, -4)), Sample((M23,), {"shifts": [1], "dims": [1]})),
+    schema={"shifts": "SymInt[1]", "dims": "int[1]=[]"})
 def roll(input: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
     """Rolls elements along ``dims`` by ``shifts`` (elements shifted past the end wrap around).
     Without ``dims`` the flattened tensor is rolled and the shape restored.
@@ -116,7 +117,8 @@ def _repeat_grad(grad, input_shape, repeats):
 
 @op(grad=_repeat_grad, method=True, function=False, meta=metadata,
     errors=(Sample((M23, 2)), Sample((M23, 2, -1))),
-    samples=(Sample((M23, 2, 1)), Sample((M23, (1, 2, 2))), Sample((SCALAR, 3)), Sample((I23, [1, 0]))))
+    samples=(Sample((M23, 2, 1)), Sample((M23, (1, 2, 2))), Sample((SCALAR, 3)), Sample((I23, [1, 0]))),
+    tags=("core",))
 def repeat(input: Tensor, *repeats: int) -> Tensor:
     """A copy with the data repeated ``repeats[i]`` times along dimension ``i``
     (extra leading repeats add dimensions).
@@ -162,7 +164,8 @@ def _tril_grad(grad, diagonal):
 @op(grad=_tril_grad, method=True, inplace=True, out=True, meta=same_shape,
     errors=(Sample((TensorSpec((3,)),)), Sample((M23, 1.0))),
     samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((M234,), {"diagonal": -1}),
-             Sample((TensorSpec((3, 3), "int64"), -5)), Sample((TensorSpec((3, 3), "bool"),))))
+             Sample((TensorSpec((3, 3), "int64"), -5)), Sample((TensorSpec((3, 3), "bool"),))),
+    schema={"diagonal": "SymInt"})
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the (batch of) matrices: elements above diagonal ``diagonal`` are zeroed.
 
@@ -181,7 +184,8 @@ def _triu_grad(grad, diagonal):
 @op(grad=_triu_grad, method=True, inplace=True, out=True, meta=same_shape,
     errors=(Sample((SCALAR,)), Sample((M23, "1"))),
     samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), -1)), Sample((M234,), {"diagonal": 2}),
-             Sample((TensorSpec((3, 3), "int64"), 5)), Sample((TensorSpec((3, 3), "bool"),))))
+             Sample((TensorSpec((3, 3), "int64"), 5)), Sample((TensorSpec((3, 3), "bool"),))),
+    schema={"diagonal": "SymInt"})
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the (batch of) matrices: elements below diagonal ``diagonal`` are zeroed.
 

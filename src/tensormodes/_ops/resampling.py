@@ -62,7 +62,7 @@ def _constant_pad_nd_grad(grad, pad):
     samples=(Sample((TensorSpec((2, 3)), [1, 2])), Sample((TensorSpec((2, 3, 4), "float64"), [1, 0, -1, 2], 2.5)),
              Sample((TensorSpec((3, 4), "int64", -5, 5), [1, 1]), {"value": 7}),
              Sample((TensorSpec((2, 2), "bool"), [1, 1, 1, 1], True)), Sample((TensorSpec((3,)), [0, 0])),
-             Sample((TensorSpec((4, 4), "float16"), [-1, -1, 2, 0]))))
+             Sample((TensorSpec((4, 4), "float16"), [-1, -1, 2, 0]))), schema={"pad": "SymInt[]"}, tags=("core",))
 def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Tensor:
     """Pads the last ``len(pad) // 2`` dimensions of ``input`` with ``value``; ``pad`` lists
     (before, after) sizes from the last dimension on, and negative sizes crop. What
@@ -231,7 +231,9 @@ def _pad_errors(spatial: int) -> tuple[Sample, ...]:
 _kernel, _meta_rule, _grad = _pad_op("reflection_pad1d", 1, True)
 
 
-@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(1, True), errors=_pad_errors(1))
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(1, True), errors=_pad_errors(1),
+    aten="reflection_pad1d.default",
+    schema={"padding": "SymInt[2]"}, tags=("core",))
 def _reflection_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``input`` (C, W) or (N, C, W) padded with its reflection at the edges (the edge not
     repeated); negative sizes crop: ``nn.functional.pad(mode="reflect")``'s op (node
@@ -247,7 +249,9 @@ def _reflection_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
 _kernel2, _meta_rule, _grad = _pad_op("reflection_pad2d", 2, True)
 
 
-@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(2, True), errors=_pad_errors(2))
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(2, True), errors=_pad_errors(2),
+    aten="reflection_pad2d.default",
+    schema={"padding": "SymInt[4]"}, tags=("core",))
 def _reflection_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``_reflection_pad1d`` over the last two dimensions (node ``ReflectionPad2DBackward0``).
 
@@ -261,7 +265,9 @@ def _reflection_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
 _kernel3, _meta_rule, _grad = _pad_op("reflection_pad3d", 3, True)
 
 
-@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(3, True)[:2], errors=_pad_errors(3))
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(3, True)[:2], errors=_pad_errors(3),
+    aten="reflection_pad3d.default",
+    schema={"padding": "SymInt[6]"}, tags=("core",))
 def _reflection_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``_reflection_pad1d`` over the last three dimensions (node ``ReflectionPad3DBackward0``).
 
@@ -275,7 +281,9 @@ def _reflection_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
 _kernel4, _meta_rule, _grad = _pad_op("replication_pad1d", 1, False)
 
 
-@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(1, False), errors=_pad_errors(1)[:2])
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(1, False), errors=_pad_errors(1)[:2],
+    aten="replication_pad1d.default",
+    schema={"padding": "SymInt[2]"})
 def _replication_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``input`` (C, W) or (N, C, W) padded with copies of its edges; negative sizes crop:
     ``nn.functional.pad(mode="replicate")``'s op (node ``ReplicationPad1DBackward0``).
@@ -290,7 +298,9 @@ def _replication_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
 _kernel5, _meta_rule, _grad = _pad_op("replication_pad2d", 2, False)
 
 
-@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(2, False), errors=_pad_errors(2)[:2])
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(2, False), errors=_pad_errors(2)[:2],
+    aten="replication_pad2d.default",
+    schema={"padding": "SymInt[4]"}, tags=("core",))
 def _replication_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``_replication_pad1d`` over the last two dimensions (node ``ReplicationPad2DBackward0``).
 
@@ -304,7 +314,9 @@ def _replication_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
 _kernel6, _meta_rule, _grad = _pad_op("replication_pad3d", 3, False)
 
 
-@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(3, False)[:2], errors=_pad_errors(3)[:2])
+@op(grad=_grad, meta=_meta_rule, samples=_pad_samples(3, False)[:2], errors=_pad_errors(3)[:2],
+    aten="replication_pad3d.default",
+    schema={"padding": "SymInt[6]"}, tags=("core",))
 def _replication_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
     """``_replication_pad1d`` over the last three dimensions (node ``ReplicationPad3DBackward0``).
 
@@ -466,7 +478,7 @@ def _upsample_nearest1d_grad(grad, input_shape, input_dtype, output_size, scales
 @op(grad=_upsample_nearest1d_grad, meta=rule(_upsample_nearest1d_meta),
     errors=(Sample((TensorSpec((3, 4)), [8])), Sample((TensorSpec((1, 3, 4), "int64"), [8]))),
     samples=(Sample((_SIGNAL, [8])), Sample((_SIGNAL, [6], 1.5)), Sample((TensorSpec((1, 2, 5), "float64"), [3])),
-             Sample((_SIGNAL, [4], 1.0))))
+             Sample((_SIGNAL, [4], 1.0))), aten="upsample_nearest1d.default", schema={"output_size": "SymInt[1]"})
 def _upsample_nearest1d(input: Tensor, output_size: Sequence[int], scales: float | None = None) -> Tensor:
     """``input`` (N, C, W) resized to ``output_size`` by copying the nearest earlier sample
     (PyTorch's legacy ``'nearest'``): ``interpolate``'s op (node ``UpsampleNearest1DBackward0``).
@@ -493,7 +505,9 @@ def _upsample_nearest2d_grad(grad, input_shape, input_dtype, output_size, scales
             Sample((TensorSpec((1, 1, 2, 2), "int64"), [4, 4]))),
     samples=(Sample((_IMAGE, [6, 8])), Sample((_IMAGE, [4, 5], 1.5, 1.25)),
              Sample((TensorSpec((1, 2, 5, 3), "float64"), [2, 7])),
-             Sample((TensorSpec((1, 1, 2, 2), "float16"), [4, 3]))))
+             Sample((TensorSpec((1, 1, 2, 2), "float16"), [4, 3]))),
+    aten="upsample_nearest2d.default",
+    schema={"output_size": "SymInt[2]"})
 def _upsample_nearest2d(input: Tensor, output_size: Sequence[int], scales_h: float | None = None,
                         scales_w: float | None = None) -> Tensor:
     """``_upsample_nearest1d`` over the last two dimensions of (N, C, H, W) input (node
@@ -520,7 +534,9 @@ def _upsample_linear1d_grad(grad, input_shape, input_dtype, output_size, align_c
 @op(grad=_upsample_linear1d_grad, meta=rule(_upsample_linear1d_meta),
     errors=(Sample((TensorSpec((3, 4)), [8], False)), Sample((TensorSpec((1, 3, 4), "int64"), [8], True))),
     samples=(Sample((_SIGNAL, [8], False)), Sample((_SIGNAL, [7], True)), Sample((_SIGNAL, [6], False, 1.5)),
-             Sample((TensorSpec((1, 2, 5), "float64"), [3], False)), Sample((_SIGNAL, [4], True))))
+             Sample((TensorSpec((1, 2, 5), "float64"), [3], False)), Sample((_SIGNAL, [4], True))),
+    aten="upsample_linear1d.default",
+    schema={"output_size": "SymInt[1]"})
 def _upsample_linear1d(input: Tensor, output_size: Sequence[int], align_corners: bool,
                        scales: float | None = None) -> Tensor:
     """``input`` (N, C, W) resized to ``output_size`` by linear interpolation, the end samples
@@ -550,7 +566,9 @@ def _upsample_bilinear2d_grad(grad, input_shape, input_dtype, output_size, align
     samples=(Sample((_IMAGE, [6, 8], False)), Sample((_IMAGE, [5, 7], True)),
              Sample((_IMAGE, [4, 5], False, 1.5, 1.25)),
              Sample((TensorSpec((1, 2, 5, 3), "float64"), [2, 7], False)),
-             Sample((TensorSpec((1, 2, 5, 3), "float64"), [3, 3], True))))
+             Sample((TensorSpec((1, 2, 5, 3), "float64"), [3, 3], True))),
+    aten="upsample_bilinear2d.default",
+    schema={"output_size": "SymInt[2]"})
 def _upsample_bilinear2d(input: Tensor, output_size: Sequence[int], align_corners: bool,
                          scales_h: float | None = None, scales_w: float | None = None) -> Tensor:
     """``_upsample_linear1d`` over the last two dimensions of (N, C, H, W) input:
@@ -588,7 +606,9 @@ def _upsample_bicubic2d_grad(grad, input_shape, input_dtype, output_size, align_
              Sample((TensorSpec((1, 2, 5, 3), "float64"), [3, 3], True)),
              Sample((TensorSpec((1, 2, 5, 3), "float64"), [1, 1], True)),
              Sample((TensorSpec((0, 2, 3, 3), "float64"), [4, 4], False)),
-             Sample((TensorSpec((1, 1, 3, 3), "float16"), [5, 4], False))))
+             Sample((TensorSpec((1, 1, 3, 3), "float16"), [5, 4], False))),
+    aten="upsample_bicubic2d.default",
+    schema={"output_size": "SymInt[2]"})
 def _upsample_bicubic2d(input: Tensor, output_size: Sequence[int], align_corners: bool,
                         scales_h: float | None = None, scales_w: float | None = None) -> Tensor:
     """``input`` (N, C, H, W) resized to ``output_size`` by bicubic convolution (A = -0.75) over

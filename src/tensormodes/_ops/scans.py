@@ -69,7 +69,7 @@ def _cumsum_grad(grad, input_shape, dim):
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((TensorSpec((2, 3), "int32"), 1)),
              Sample((TensorSpec((5,), "bool"), 0)), Sample((TensorSpec((2, 3), "float16"), 1)),
              Sample((SCALAR, 0)), Sample((M23, 1), {"dtype": dt.float64}),
-             Sample((TensorSpec((2, 3), "complex64"), 0))))
+             Sample((TensorSpec((2, 3), "complex64"), 0))), tags=("core",))
 @_quietly
 def cumsum(input: Tensor, dim: int, *, dtype: dt.dtype | None = None) -> Tensor:
     """Cumulative sums along ``dim``; integer and bool inputs give int64 unless ``dtype`` is given.

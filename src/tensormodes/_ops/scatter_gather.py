@@ -47,7 +47,7 @@ def _index_select_grad(grad, input_shape, dim, index):
     samples=(Sample((M23, 1, TensorSpec((4,), "int64", 0, 2))), Sample((M23, -2, TensorSpec((2,), "int32", 0, 1))),
              Sample((SCALAR, 0, TensorSpec((1,), "int64", 0, 0))), Sample((M23, 0, TensorSpec((), "int64", 0, 1))),
              Sample((TensorSpec((3, 2), "bool"), 0, TensorSpec((0,), "int64"))),
-             Sample((M234,), {"dim": 2, "index": TensorSpec((3,), "int64", 0, 3)})))
+             Sample((M234,), {"dim": 2, "index": TensorSpec((3,), "int64", 0, 3)})), tags=("core",))
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` at positions ``index`` (a 1-D integer tensor) along ``dim``.
 
@@ -98,7 +98,7 @@ def _gather_grad(grad, input_shape, dim, index):
     samples=(Sample((M23, 1, TensorSpec((2, 4), "int64", 0, 2))), Sample((M23, 0, TensorSpec((1, 2), "int32", 0, 1))),
              Sample((M23, -1, TensorSpec((2, 3), "int64", 0, 2)), {"sparse_grad": False}),
              Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0))), Sample((SCALAR, 0, TensorSpec((3,), "int64", 0, 0))),
-             Sample((TensorSpec((3, 3), "int64"), 0, TensorSpec((0, 2), "int64")))))
+             Sample((TensorSpec((3, 3), "int64"), 0, TensorSpec((0, 2), "int64")))), tags=("core",))
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False) -> Tensor:
     """Values along ``dim`` at the positions in ``index``:
     ``out[i][j] = input[index[i][j]][j]`` for ``dim=0`` (the result has ``index``'s shape).
@@ -242,7 +242,13 @@ def _scatter_grad(grad, dim, index, src_shape, reduce):
              Sample((TensorSpec((4,), "int64"), 0, TensorSpec((2,), "int64", 0, 3)),
                     {"src": TensorSpec((3,), "int64")}),
              Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0), 3)),
-             Sample((TensorSpec((2, 3), "bool"), 1, TensorSpec((2, 1), "int64", 0, 2), True))))
+             Sample((TensorSpec((2, 3), "bool"), 1, TensorSpec((2, 1), "int64", 0, 2), True))),
+    aten={
+        "scatter.src": ("value", "reduce", "src: Tensor="),
+        "scatter.value": ("src", "reduce", "value: ~Scalar="),
+        "scatter.value_reduce": ("src", "value: ~Scalar=", "reduce: str=", "-core"),
+    },
+    tags=("core",))
 def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None = None, *,
             value: Number | None = None, reduce: str | None = None) -> Tensor:
     """A copy of ``input`` with ``src`` (a tensor, or the number ``value``) written at the
@@ -282,7 +288,8 @@ def _scatter_add_grad(grad, dim, index, src_shape):
             Sample((M23, 0, TensorSpec((2, 3), "int64", 0, 1), TensorSpec((2, 3), "float64")))),
     samples=(Sample((M23, 0, TensorSpec((2, 3), "int64", 0, 1), M23)),
              Sample((TensorSpec((3, 2), "int64"), -1, TensorSpec((3, 4), "int64", 0, 1), TensorSpec((3, 5), "int64"))),
-             Sample((TensorSpec((5,), "float64"), 0, TensorSpec((4,), "int32", 0, 4), TensorSpec((4,), "float64")))))
+             Sample((TensorSpec((5,), "float64"), 0, TensorSpec((4,), "int32", 0, 4), TensorSpec((4,), "float64")))),
+    tags=("core",))
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``input`` with the values of ``src`` added at the positions ``index`` along
     ``dim`` (repeated positions accumulate).
@@ -391,7 +398,8 @@ def _index_fill_grad(grad, dim, index, value_shape, needs_input_grad):
     samples=(Sample((M23, 1, TensorSpec((2,), "int64", -3, 2), -1.5)),
              Sample((TensorSpec((3, 2), "int32"), 0, TensorSpec((), "int64", 0, 2), TensorSpec((), "int64"))),
              Sample((M23, 0, TensorSpec((2,), "int64", 0, 1), TensorSpec((), "float32"))),
-             Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0), 4)), Sample((M234, -1, TensorSpec((0,), "int64"), 2))))
+             Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0), 4)), Sample((M234, -1, TensorSpec((0,), "int64"), 2))),
+    aten={"index_fill.int_Scalar": ("value: Scalar",), "index_fill.int_Tensor": ()})
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -> Tensor:
     """A copy of ``input`` with ``value`` (a number or a 0-dim tensor) written at positions
     ``index`` along ``dim``.
@@ -496,7 +504,8 @@ def _masked_fill_grad(grad, mask, value_shape):
              Sample((M23, TensorSpec((2, 3), "bool"), TensorSpec((), "float64"))),
              Sample((TensorSpec((2, 3), "int32"), TensorSpec((2, 2, 3), "bool"), TensorSpec((), "int64"))),
              Sample((SCALAR, TensorSpec((), "bool"), 3)),
-             Sample((TensorSpec((4,), "bool"), TensorSpec((4,), "bool"), False))))
+             Sample((TensorSpec((4,), "bool"), TensorSpec((4,), "bool"), False))),
+    aten={"masked_fill.Scalar": ("inplace-pointwise",), "masked_fill.Tensor": ("-pointwise",)}, tags=("pointwise",))
 def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
     """A copy of ``input`` with ``value`` (a number or a 0-dim tensor, cast to ``input``'s
     dtype) where the boolean ``mask`` (broadcast against ``input``) is True.

@@ -51,7 +51,19 @@ def _sort_grad(grad, input_shape, result, dim):
 
 @op(meta=same_shape,
     errors=(Sample((TensorSpec((3,), "complex64"),)), Sample((M23, 2))),
-    returns=("values", "indices"), grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES)
+    returns=("values", "indices"), grad=_sort_grad, method=True, out=True, samples=_SORT_SAMPLES,
+    aten={
+        "sort.default": ("stable", "out=values"),
+        "sort.stable": (
+            "(order): self stable dim descending",
+            "dim: *int",
+            "descending: *bool",
+            "stable: bool?=",
+            "-core",
+            "out=values_stable",
+        ),
+    },
+    tags=("core",))
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
     """The elements sorted along ``dim``, with the indices that sort them, as the named
     tuple ``(values, indices)``. The sort is always stable; NaN sorts as the largest.
@@ -111,7 +123,9 @@ def _topk_meta(kernel, input, k, dim=-1, largest=True, sorted=True):  # noqa: A0
     samples=(Sample((M23, 2)), Sample((M23, 1, 0)), Sample((M23, 2), {"largest": False}),
              Sample((M23, 3, -1, True, True)), Sample((M234, 2, 1), {"sorted": True}), Sample((_WIDE_INT, 2)),
              Sample((TensorSpec((2, 3), "float16"), 1, 0, False)), Sample((M23, 0)), Sample((SCALAR, 1)),
-             Sample((TensorSpec((0, 3)), 0, 0))))
+             Sample((TensorSpec((0, 3)), 0, 0))), tags=("core",),
+    aten={"topk.default": ("out=values",)},
+    schema={"k": "SymInt"})
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Tensor:  # noqa: A002
     """The ``k`` largest (or, with ``largest=False``, smallest) elements along ``dim``
     with their indices, as the named tuple ``(values, indices)``. NaN counts as the
@@ -215,7 +229,9 @@ def _quick_select(row: list, k: int) -> int:
     grad=_selection_grad, differentiable=no_complex_autograd("kthvalue"), method=True, out=True,
     samples=(Sample((M23, 2)), Sample((M23, 1, 0, True)), Sample((TensorSpec((3, 4), "float64"), 4, -1)),
              Sample((TensorSpec((2, 5), "int64", -1000, 1000), 3)), Sample((TensorSpec((3, 2), "float16"), 1, 0)),
-             Sample((SCALAR, 1)), Sample((TensorSpec((0, 3)), 1, 1))))
+             Sample((SCALAR, 1)), Sample((TensorSpec((0, 3)), 1, 1))),
+    aten={"kthvalue.default": ("out=values",)},
+    schema={"k": "SymInt"})
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     """The ``k``-th smallest element along ``dim`` (``k`` counts from 1; NaN is the largest)
     and its index, as the named tuple ``(values, indices)``. Among equal elements, the index
@@ -358,7 +374,11 @@ def _bucketize_meta(kernel, input, boundaries, *, out_int32=False, right=False):
                                                           {"out_int32": True}),
     Sample((TensorSpec((3,), "bool", 0, 0), TensorSpec((2,), "float64"))),
     Sample((TensorSpec((3,), "uint8", 0, 0), -1)),
-    Sample((TensorSpec((2, 0)), TensorSpec((2, 3)))), Sample((TensorSpec((3,), "complex64"), TensorSpec((0,))))))
+    Sample((TensorSpec((2, 0)), TensorSpec((2, 3)))), Sample((TensorSpec((3,), "complex64"), TensorSpec((0,))))),
+    aten={
+        "searchsorted.Tensor": ("values: Tensor self",),
+        "searchsorted.Scalar": ("values: Scalar self",),
+    })
 def searchsorted(sorted_sequence: Tensor, values: Tensor | Number, *, out_int32: bool = False, right: bool = False,
                  side: str | None = None, sorter: Tensor | None = None) -> Tensor:
     """Where each of ``values`` would be inserted into ``sorted_sequence`` (sorted along its last
@@ -469,7 +489,12 @@ def _unique_consecutive_node(input, return_inverse=False, return_counts=False, d
                                                        {"return_inverse": True, "return_counts": True}),
     Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0, "return_counts": True}), Sample((TensorSpec((5,)),)),
     Sample((TensorSpec((4,), "bool"),), {"sorted": False}),
-    Sample((TensorSpec((5,), "bfloat16", 0, 2),), {"return_inverse": True})))
+    Sample((TensorSpec((5,), "bfloat16", 0, 2),), {"return_inverse": True})),
+    aten={
+        "_unique2.default": ("dim",),
+        "unique_dim.default": ("(order): self dim sorted return_inverse return_counts", "dim: int="),
+    },
+    schema={"(returns)": "Tensor, Tensor, Tensor"}, tags=("dynamic_output_shape",))
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
            dim: int | None = None) -> Tensor:
     """The distinct elements of ``input`` (or its distinct slices along ``dim``), sorted; with
@@ -487,7 +512,8 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
 @op(meta=data_dependent, grad=derivative_not_implemented("unique_consecutive"), node=_unique_consecutive_node,
     method=True, samples=(
     Sample((TensorSpec((8,), "int64", 0, 1),), {"return_inverse": True, "return_counts": True}),
-    Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0}), Sample((TensorSpec((3,)),))))
+    Sample((TensorSpec((4, 2), "int64", 0, 1),), {"dim": 0}), Sample((TensorSpec((3,)),))),
+    schema={"(returns)": "Tensor, Tensor, Tensor"}, tags=("dynamic_output_shape",))
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim: int | None = None) -> Tensor:
     """``input`` with each run of equal neighbours (or equal slices along ``dim``) kept once;

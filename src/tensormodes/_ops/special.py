@@ -61,7 +61,7 @@ def _erf_grad(grad, input):
 @op(errors=(Sample((C64,)),),
     meta=elementwise, grad=_erf_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
-             Sample((F16,)), Sample((TensorSpec((4,), "float64", -8, 8),))))
+             Sample((F16,)), Sample((TensorSpec((4,), "float64", -8, 8),))), tags=("core", "pointwise"))
 def erf(input: Tensor) -> Tensor:
     """The error function of each element.
 
@@ -90,7 +90,7 @@ def _erfc_grad(grad, input):
 @op(errors=(Sample((C64,)),),
     meta=elementwise, grad=_erfc_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
-             Sample((BF16,)), Sample((TensorSpec((4,), "float64", -3, 9),))))
+             Sample((BF16,)), Sample((TensorSpec((4,), "float64", -3, 9),))), tags=("pointwise",))
 def erfc(input: Tensor) -> Tensor:
     """The complementary error function ``1 - erf(input)``, accurate in the tail.
 
@@ -170,7 +170,7 @@ def _lgamma_grad(grad, input):
     meta=elementwise, grad=_lgamma_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
              Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
-             Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
+             Sample((TensorSpec((3,), "bfloat16", 1, 20),))), tags=("pointwise",))
 def lgamma(input: Tensor) -> Tensor:
     """The natural logarithm of the absolute value of the gamma function (inf at the poles
     0, -1, -2, ...).
@@ -252,7 +252,7 @@ def _digamma_grad(grad, input):
     meta=elementwise, grad=_digamma_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 0.5, 3),)),
              Sample((TensorSpec((3,), "float16", 0.5, 4),)), Sample((TensorSpec((4,), "float64", -2.9, -2.1),)),
-             Sample((TensorSpec((3,), "bfloat16", 1, 20),))))
+             Sample((TensorSpec((3,), "bfloat16", 1, 20),))), tags=("pointwise",))
 def digamma(input: Tensor) -> Tensor:
     """The digamma function, the derivative of ``lgamma`` (-inf at 0, NaN at negative integers).
 
@@ -355,7 +355,8 @@ def _polygamma_grad(grad, n, input):
 
 
 @op(errors=(Sample((-1, POSITIVE)), Sample((1.5, POSITIVE))),
-    meta=elementwise, grad=_polygamma_grad, out=True, samples=tuple(Sample(args) for args in _POLYGAMMA_SAMPLES))
+    meta=elementwise, grad=_polygamma_grad, out=True, samples=tuple(Sample(args) for args in _POLYGAMMA_SAMPLES),
+    tags=("pointwise",))
 def polygamma(n: int, input: Tensor) -> Tensor:
     """The ``n``-th derivative of ``digamma`` (``polygamma(0, x)`` is ``digamma(x)``).
 
@@ -373,7 +374,9 @@ def _polygamma_method_grad(grad, input, n):
 @op(errors=(Sample((POSITIVE, -1)),),
     meta=elementwise,
     grad=_polygamma_method_grad, function=False, method="polygamma", inplace="polygamma_", name="polygamma_method",
-    samples=tuple(Sample((spec, n)) for n, spec in _POLYGAMMA_SAMPLES[:4]))
+    samples=tuple(Sample((spec, n)) for n, spec in _POLYGAMMA_SAMPLES[:4]),
+    aten={"polygamma.default": ("inplace=",)},
+    schema={"(order)": "n self"}, tags=("pointwise",))
 def polygamma_method(input: Tensor, n: int) -> Tensor:
     """``tensormodes.polygamma(n, self)`` (the method takes ``n`` after ``self``).
 
@@ -421,7 +424,7 @@ def _erfinv_grad(grad, result):
     meta=elementwise, grad=_erfinv_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((4,), "float64", 0.9, 0.999),)),
-             Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),))))
+             Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),))), tags=("pointwise",))
 def erfinv(input: Tensor) -> Tensor:
     """The inverse error function of each element (+-inf at +-1, NaN outside [-1, 1]).
 
@@ -489,7 +492,7 @@ def _i0_grad(grad, input):
 @op(errors=(Sample((C64,)),),
     meta=elementwise, grad=_i0_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
-             Sample((F16,)), Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((BF16,))))
+             Sample((F16,)), Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((BF16,))), tags=("pointwise",))
 def i0(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind of order zero, of each element.
 

@@ -209,7 +209,9 @@ def _variance_backward(grad, input, dim, unbiased, keepdim, correction):
 
 @op(meta=_reduce_meta(_statistic_dims),
     errors=(Sample((TensorSpec((2, 3), "int64"),)), Sample((M23, 2))),
-    grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
+    grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES,
+    aten={"var.correction": ("unbiased",)},
+    schema={"(order)": "self dim correction keepdim"}, tags=("core", "reduction"))
 @_quietly
 def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -234,7 +236,9 @@ def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
     return _variance_backward(grad, input, dim, unbiased, keepdim, correction)
 
 
-@op(meta=_reduce_meta(_statistic_dims), grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES)
+@op(meta=_reduce_meta(_statistic_dims), grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES,
+    aten={"std.correction": ("unbiased",)},
+    schema={"(order)": "self dim correction keepdim"}, tags=("reduction",))
 @_quietly
 def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
         keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -256,7 +260,10 @@ def _var_mean_grad(grad, input, dim, unbiased, keepdim, correction):
             + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
 
 
-@op(meta=_reduce_meta(_statistic_dims), grad=_var_mean_grad, samples=_STATISTIC_SAMPLES)
+@op(meta=_reduce_meta(_statistic_dims), grad=_var_mean_grad, samples=_STATISTIC_SAMPLES,
+    aten={"var_mean.correction": ("unbiased",)},
+    schema={"(order)": "self dim correction keepdim", "(returns)": "Tensor, Tensor"},
+    tags=("reduction",))
 @_quietly
 def var_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
              keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -277,7 +284,10 @@ def _std_mean_grad(grad, input, result, dim, unbiased, keepdim, correction):
             + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
 
 
-@op(meta=_reduce_meta(_statistic_dims), grad=_std_mean_grad, samples=_STATISTIC_SAMPLES)
+@op(meta=_reduce_meta(_statistic_dims), grad=_std_mean_grad, samples=_STATISTIC_SAMPLES,
+    aten={"std_mean.correction": ("unbiased",)},
+    schema={"(order)": "self dim correction keepdim", "(returns)": "Tensor, Tensor"},
+    tags=("reduction",))
 @_quietly
 def std_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
              keepdim: bool = False, *, correction: Number | None = None) -> Tensor:
@@ -314,7 +324,11 @@ def _median_grad(grad, input, result, dim, keepdim):
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((2, 4), "float64"),)),
              Sample((TensorSpec((3, 2), "float16"), 0)), Sample((SCALAR,)), Sample((SCALAR, 0, True)),
-             Sample((TensorSpec((0, 3)),)), Sample((TensorSpec((0, 3)), 1))))
+             Sample((TensorSpec((0, 3)),)), Sample((TensorSpec((0, 3)), 1))),
+    aten={
+        "median.default": ("dim", "keepdim", "(returns): Tensor", "out+generated"),
+        "median.dim": ("dim: int=", "out=dim_values"),
+    })
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The median (the lower of the two middle elements for an even count). Without
     ``dim`` a tensor; with ``dim`` the named tuple ``(values, indices)``. NaN
@@ -361,7 +375,11 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
     differentiable=no_complex_autograd("nanmedian"),  # reachable through empty complex inputs
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((3, 4), "float64"), -1)),
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
-             Sample((SCALAR,)), Sample((SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))))
+             Sample((SCALAR,)), Sample((SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))),
+    aten={
+        "nanmedian.default": ("dim", "keepdim", "(returns): Tensor", "out+generated"),
+        "nanmedian.dim": ("dim: int=", "out=dim_values"),
+    })
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The median ignoring NaN (NaN only where a slice has nothing else); otherwise as
     ``median``: a tensor without ``dim``, the named tuple ``(values, indices)`` with it.
@@ -516,7 +534,8 @@ def _mode_of_row(values: list) -> int:
     grad=_selection_grad, differentiable=no_complex_autograd("mode"), method=True, out=True,
     samples=(Sample((TensorSpec((3, 5), "int64", 0, 3),)), Sample((TensorSpec((4, 3), "int64", 0, 2), 0, True)),
              Sample((M23, 1)), Sample((TensorSpec((6,), "bool"),)), Sample((SCALAR,)),
-             Sample((TensorSpec((3, 2), "float16"), 0))))
+             Sample((TensorSpec((3, 2), "float16"), 0))),
+    aten={"mode.default": ("out=values",)})
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, Tensor]:
     """The most frequent value along ``dim`` (the smallest of equally frequent ones) and an
     index of it, as the named tuple ``(values, indices)``: the one PyTorch's kernel reports (the
@@ -628,7 +647,8 @@ def _median_of_all(array: np.ndarray) -> np.ndarray:
 @op(meta=data_dependent, grad=no_derivative("bincount"), samples=(
     Sample((TensorSpec((6,), "int64", 0, 4),)), Sample((TensorSpec((4,), "int64", 0, 3), TensorSpec((4,)))),
     Sample((TensorSpec((4,), "uint8", 0, 3),), {"minlength": 6}), Sample((TensorSpec((0,), "int64"),)),
-    Sample((TensorSpec((3,), "int64", 0, 2), TensorSpec((3,), "int64", 0, 5)))))
+    Sample((TensorSpec((3,), "int64", 0, 2), TensorSpec((3,), "int64", 0, 5)))),
+    tags=("dynamic_output_shape",))
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How often each value 0, 1, ... occurs in the 1-D non-negative integer ``input`` (at least
     ``minlength`` counts), or the sums of ``weights`` per value (float64 unless float32).
@@ -825,7 +845,8 @@ def _quantile_grad(grad, input, q, input_shape, low_index, high_index, low_weigh
 @op(meta=_quantile_meta,
     errors=(Sample((TensorSpec((0, 3)), 0.5)), Sample((M23, 0.5, 2))), grad=_quantile_grad, method=True,
     saves=("low_index", "high_index", "low_weight", "high_weight", "q_span"), save_only_for={"input": "q", "q": "q"},
-    samples=_QUANTILE_SAMPLES)
+    samples=_QUANTILE_SAMPLES, schema={"(returns)": "Tensor"},
+    aten="default")
 def quantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepdim: bool = False, *,
              interpolation: str = "linear") -> Tensor:
     """The ``q``-th quantiles of ``input`` (of all elements, or along ``dim``), interpolating
@@ -842,7 +863,8 @@ def quantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepdim:
 
 @op(meta=_quantile_meta, grad=_quantile_grad, method=True,
     saves=("low_index", "high_index", "low_weight", "high_weight", "q_span"), save_only_for={"input": "q", "q": "q"},
-    samples=_QUANTILE_SAMPLES)
+    samples=_QUANTILE_SAMPLES, schema={"(returns)": "Tensor"},
+    aten="default")
 def nanquantile(input: Tensor, q: Tensor | Number, dim: int | None = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
     """``quantile`` ignoring NaN (NaN only where a slice has nothing else).

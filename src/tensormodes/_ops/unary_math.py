@@ -73,7 +73,8 @@ def _rounding(ufunc, name: str, input: np.ndarray) -> np.ndarray:
 
 @op(errors=(Sample((BOOL,)),),
     meta=elementwise, grad=_neg_grad, method=True, inplace=True, out=True, dunders=(Dunder("__neg__"),),
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))),
+    tags=("core", "pointwise"))
 def neg(input: Tensor) -> Tensor:
     """Returns a new tensor with the negative of the elements of ``input``.
 
@@ -103,7 +104,8 @@ def _positive_grad(grad):
 
 @op(errors=(Sample((BOOL,)),),
     meta=metadata, grad=_positive_grad, method=True, view=True, dunders=(Dunder("__pos__"),),
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,))),
+    tags=("pointwise",))
 def positive(input: Tensor) -> Tensor:
     """Returns ``input`` (sharing its data); an error for bool tensors.
 
@@ -122,7 +124,9 @@ def _abs_grad(grad, input):
 
 @op(errors=(Sample((BOOL,)),),
     meta=elementwise, grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))),
+    tags=("core", "pointwise"),
+    aten={"abs.default": ("inplace-pointwise",)})
 def abs(input: Tensor) -> Tensor:  # noqa: A001 - PyTorch's name
     """Computes the absolute value of each element (the magnitude for complex inputs).
 
@@ -145,7 +149,8 @@ def _step_grad(grad):
 
 @op(errors=(Sample((C64,)),),
     meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((BF16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((BF16,))),
+    tags=("core", "pointwise"))
 def sign(input: Tensor) -> Tensor:
     """The sign of each element: -1, 0 or 1 in ``input``'s dtype (NaN gives 0).
 
@@ -169,7 +174,8 @@ def _square_grad(grad, input):
 
 
 @op(meta=elementwise, grad=_square_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))),
+    aten={"square.default": ("inplace+pointwise", "out+pointwise")}, tags=("pointwise",))
 def square(input: Tensor) -> Tensor:
     """``input ** 2`` elementwise (bool inputs give int64, as for ``pow(input, 2)``).
 
@@ -188,7 +194,7 @@ def _exp_grad(grad, result):
 
 @op(meta=elementwise, grad=_exp_grad, method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((BF16,)),
-             Sample((C64,))))
+             Sample((C64,))), tags=("core", "pointwise"))
 def exp(input: Tensor) -> Tensor:
     """The exponential of each element (integers compute in the default float dtype).
 
@@ -204,7 +210,8 @@ def _exp2_grad(grad, result):
 
 
 @op(meta=elementwise, grad=_exp2_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
+    tags=("pointwise",))
 def exp2(input: Tensor) -> Tensor:
     """``2 ** input`` elementwise.
 
@@ -226,7 +233,8 @@ def _expm1_grad(grad, result):
 
 
 @op(meta=elementwise, grad=_expm1_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))),
+    tags=("core", "pointwise"))
 def expm1(input: Tensor) -> Tensor:
     """``exp(input) - 1``, accurate for small ``input``.
 
@@ -243,7 +251,7 @@ def _log_grad(grad, input):
 
 @op(meta=elementwise, grad=_log_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
-             Sample((C64,))))
+             Sample((C64,))), tags=("core", "pointwise"))
 def log(input: Tensor) -> Tensor:
     """The natural logarithm of each element (NaN for negative, -inf for zero).
 
@@ -260,7 +268,7 @@ def _log2_grad(grad, input):
 
 @op(meta=elementwise, grad=_log2_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
-             Sample((C64,))))
+             Sample((C64,))), tags=("core", "pointwise"))
 def log2(input: Tensor) -> Tensor:
     """The base-2 logarithm of each element.
 
@@ -277,7 +285,7 @@ def _log10_grad(grad, input):
 
 @op(meta=elementwise, grad=_log10_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
-             Sample((C64,))))
+             Sample((C64,))), tags=("core", "pointwise"))
 def log10(input: Tensor) -> Tensor:
     """The base-10 logarithm of each element.
 
@@ -294,7 +302,7 @@ def _log1p_grad(grad, input):
 
 @op(meta=elementwise, grad=_log1p_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
-             Sample((C64,))))
+             Sample((C64,))), tags=("core", "pointwise"))
 def log1p(input: Tensor) -> Tensor:
     """``log(1 + input)``, accurate for small ``input``.
 
@@ -318,7 +326,7 @@ def _sqrt_grad(grad, result):
 
 @op(meta=elementwise, grad=_sqrt_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
-             Sample((BF16,)), Sample((C64,))))
+             Sample((BF16,)), Sample((C64,))), tags=("core", "pointwise"))
 def sqrt(input: Tensor) -> Tensor:
     """The square root of each element (NaN for negative real inputs).
 
@@ -349,7 +357,7 @@ def _rsqrt_grad(grad, result):
 
 @op(meta=elementwise, grad=_rsqrt_grad, method=True, inplace=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
-             Sample((C64,))))
+             Sample((C64,))), tags=("core", "pointwise"))
 def rsqrt(input: Tensor) -> Tensor:
     """The reciprocal of the square root of each element.
 
@@ -365,7 +373,8 @@ def _sin_grad(grad, input):
 
 
 @op(meta=elementwise, grad=_sin_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
+    tags=("core", "pointwise"))
 def sin(input: Tensor) -> Tensor:
     """The sine of each element (in radians).
 
@@ -381,7 +390,8 @@ def _cos_grad(grad, input):
 
 
 @op(meta=elementwise, grad=_cos_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))),
+    tags=("core", "pointwise"))
 def cos(input: Tensor) -> Tensor:
     """The cosine of each element (in radians).
 
@@ -398,7 +408,7 @@ def _tan_grad(grad, result):
 
 @op(meta=elementwise, grad=_tan_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((I32,)), Sample((SCALAR_F64,)), Sample((TensorSpec((3,), "float16", -1, 1),)),
-             Sample((C64,))))
+             Sample((C64,))), tags=("core", "pointwise"))
 def tan(input: Tensor) -> Tensor:
     """The tangent of each element (in radians).
 
@@ -416,7 +426,7 @@ def _asin_grad(grad, input):
 
 @op(meta=elementwise, grad=_asin_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
-             Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((C64,))))
+             Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((C64,))), tags=("core", "pointwise"))
 def asin(input: Tensor) -> Tensor:
     """The arcsine of each element (NaN outside [-1, 1]).
 
@@ -433,7 +443,7 @@ def _acos_grad(grad, input):
 
 @op(meta=elementwise, grad=_acos_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
-             Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),)), Sample((C64,))))
+             Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),)), Sample((C64,))), tags=("core", "pointwise"))
 def acos(input: Tensor) -> Tensor:
     """The arccosine of each element (NaN outside [-1, 1]).
 
@@ -449,7 +459,8 @@ def _atan_grad(grad, input):
 
 
 @op(meta=elementwise, grad=_atan_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
+    tags=("core", "pointwise"))
 def atan(input: Tensor) -> Tensor:
     """The arctangent of each element.
 
@@ -465,7 +476,8 @@ def _sinh_grad(grad, input):
 
 
 @op(meta=elementwise, grad=_sinh_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))),
+    tags=("core", "pointwise"))
 def sinh(input: Tensor) -> Tensor:
     """The hyperbolic sine of each element.
 
@@ -481,7 +493,8 @@ def _cosh_grad(grad, input):
 
 
 @op(meta=elementwise, grad=_cosh_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
+    tags=("core", "pointwise"))
 def cosh(input: Tensor) -> Tensor:
     """The hyperbolic cosine of each element.
 
@@ -499,7 +512,8 @@ def _tanh_grad(grad, result):
 
 
 @op(meta=elementwise, grad=_tanh_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))),
+    tags=("core", "pointwise"))
 def tanh(input: Tensor) -> Tensor:
     """The hyperbolic tangent of each element.
 
@@ -521,7 +535,8 @@ def _tanh_backward_grad(grad, grad_output, output, needs_input_grad):
     Sample((M23, TensorSpec((2, 3), "float32", -1, 1))),
     Sample((TensorSpec((3, 4), "float64"), TensorSpec((3, 4), "float64", -1, 1))),
     Sample((TensorSpec((3,), "complex64"), TensorSpec((3,), "complex64", -1, 1))),
-    Sample((SCALAR_F64, SCALAR_F64)), Sample((BF16, BF16)), Sample((F16, F16))))
+    Sample((SCALAR_F64, SCALAR_F64)), Sample((BF16, BF16)), Sample((F16, F16))),
+    aten="tanh_backward.default", tags=("pointwise",))
 def _tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     """``grad_output * conj(1 - output ** 2)``: the gradient of ``tanh`` given its result (PyTorch's
     ``aten::tanh_backward``), half types computed in float32 and rounded once.
@@ -553,7 +568,7 @@ def _sigmoid_grad(grad, result):
 
 @op(meta=elementwise, grad=_sigmoid_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -20, 20),)), Sample((I23,)), Sample((BOOL,)),
-             Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+             Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))), tags=("core", "pointwise"))
 def sigmoid(input: Tensor) -> Tensor:
     """The logistic function ``1 / (1 + exp(-input))`` of each element.
 
@@ -569,7 +584,8 @@ def _reciprocal_grad(grad, result):
 
 
 @op(meta=elementwise, grad=_reciprocal_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))),
+    tags=("core", "pointwise"))
 def reciprocal(input: Tensor) -> Tensor:
     """``1 / input`` elementwise (integers give the default float dtype).
 
@@ -588,7 +604,7 @@ def _relu_grad(grad, result):
 
 @op(errors=(Sample((BOOL,)), Sample((C64,))),
     meta=elementwise, grad=_relu_grad, method=True, inplace=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))), tags=("core", "pointwise"))
 def relu(input: Tensor) -> Tensor:
     """``max(input, 0)`` elementwise.
 
@@ -612,7 +628,9 @@ def _threshold_backward_grad(grad, input, threshold):
 @op(errors=(Sample((M23, TensorSpec((3, 2)), 0)), Sample((BOOL, BOOL, 0)), Sample((C64, C64, 0))),
     meta=broadcasting("input", "grad_output"), grad=_threshold_backward_grad, samples=(
     Sample((M23, M23, 0)), Sample((F64, ROW, 0.5)), Sample((M23, I23, 1)), Sample((SCALAR_F64, SCALAR_F64, 0)),
-    Sample((BF16, BF16, 0)), Sample((F16, TensorSpec((3,)), -0.5))))
+    Sample((BF16, BF16, 0)), Sample((F16, TensorSpec((3,)), -0.5))),
+    aten="threshold_backward.default",
+    schema={"input": "Tensor self"}, tags=("pointwise",))
 def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -> Tensor:
     """``grad_output`` where ``input > threshold``, else 0 (also where ``input`` is NaN): the
     gradient of ``relu`` (given its result) and of ``threshold`` (PyTorch's
@@ -633,7 +651,7 @@ def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -
 
 @op(errors=(Sample((BOOL,)), Sample((C64,))),
     meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))), tags=("core", "pointwise"))
 def floor(input: Tensor) -> Tensor:
     """The largest integer not greater than each element (integer tensors are copied).
 
@@ -646,7 +664,7 @@ def floor(input: Tensor) -> Tensor:
 
 @op(errors=(Sample((C64,)),),
     meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))), tags=("core", "pointwise"))
 def ceil(input: Tensor) -> Tensor:
     """The smallest integer not less than each element (integer tensors are copied).
 
@@ -659,7 +677,7 @@ def ceil(input: Tensor) -> Tensor:
 
 @op(errors=(Sample((BOOL,)),),
     meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))), tags=("core", "pointwise"))
 def trunc(input: Tensor) -> Tensor:
     """Each element rounded toward zero (integer tensors are copied).
 
@@ -674,7 +692,8 @@ def trunc(input: Tensor) -> Tensor:
     meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -100, 100),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((M23,), {"decimals": 2}), Sample((TensorSpec((4,), "float64", -1e4, 1e4),), {"decimals": -2}),
-             Sample((F16,), {"decimals": 1}), Sample((BF16,))))
+             Sample((F16,), {"decimals": 1}), Sample((BF16,))),
+    aten={"round.default": ("decimals",), "round.decimals": ("decimals: int=", "-core")}, tags=("core", "pointwise"))
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001 - PyTorch's name
     """Rounds each element to ``decimals`` decimal places, halves to even.
 
@@ -708,7 +727,8 @@ def _frac_grad(grad):
 
 @op(errors=(Sample((I23,)),),
     meta=elementwise, grad=_frac_grad, method=True, inplace=True, out=True,
-    samples=(Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((SCALAR_F64,)), Sample((F16,))))
+    samples=(Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((SCALAR_F64,)), Sample((F16,))),
+    tags=("pointwise",))
 def frac(input: Tensor) -> Tensor:
     """The fractional part of each element, ``input - trunc(input)``.
 
@@ -730,7 +750,8 @@ def _nan_to_num_grad(grad, input):
 @op(meta=elementwise,
     grad=_nan_to_num_grad, differentiable=no_complex_autograd("nan_to_num"), method=True, inplace=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)),
-             Sample((M23, 1.0, 2.0, -2.0)), Sample((BF16,), {"posinf": 1.0})))
+             Sample((M23, 1.0, 2.0, -2.0)), Sample((BF16,), {"posinf": 1.0})),
+    schema={"nan": "float?=None"}, tags=("pointwise",))
 def nan_to_num(input: Tensor, nan: float | None = 0.0, posinf: float | None = None,
                neginf: float | None = None) -> Tensor:
     """Replaces NaN with ``nan``, and infinities with ``posinf`` / ``neginf`` (by default the
@@ -763,7 +784,8 @@ def _asinh_grad(grad, input):
 
 
 @op(meta=elementwise, grad=_asinh_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
+    tags=("core", "pointwise"))
 def asinh(input: Tensor) -> Tensor:
     """The inverse hyperbolic sine of each element.
 
@@ -786,7 +808,8 @@ def _acosh_grad(grad, input):
 
 @op(meta=elementwise, grad=_acosh_grad, method=True, inplace=True, out=True,
     samples=(Sample((_ABOVE_ONE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 1.5, 3.0),)),
-             Sample((TensorSpec((3,), "bfloat16", 1.1, 4.0),)), Sample((TensorSpec((3,), "complex64", 1.2, 2.0),))))
+             Sample((TensorSpec((3,), "bfloat16", 1.1, 4.0),)), Sample((TensorSpec((3,), "complex64", 1.2, 2.0),))),
+    tags=("core", "pointwise"))
 def acosh(input: Tensor) -> Tensor:
     """The inverse hyperbolic cosine of each element (NaN below 1 for real inputs).
 
@@ -803,7 +826,8 @@ def _atanh_grad(grad, input):
 
 @op(meta=elementwise, grad=_atanh_grad, method=True, inplace=True, out=True,
     samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
-             Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((3,), "complex64", -0.6, 0.6),))))
+             Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((3,), "complex64", -0.6, 0.6),))),
+    tags=("core", "pointwise"))
 def atanh(input: Tensor) -> Tensor:
     """The inverse hyperbolic tangent of each element (+-inf at +-1, NaN beyond for real inputs).
 
@@ -827,7 +851,7 @@ def _logit_grad(grad, input, eps):
     samples=(Sample((TensorSpec((2, 3), "float32", 0.05, 0.95),)), Sample((TensorSpec((2, 3), "int64", 0, 1),)),
              Sample((TensorSpec((), "float64", 0.1, 0.9),)), Sample((TensorSpec((3,), "float16", 0.1, 0.9),)),
              Sample((TensorSpec((4,), "float64", 0.1, 0.9), 0.25)), Sample((BF16,), {"eps": 0.1}),
-             Sample((TensorSpec((2, 3), "float64", 0.05, 0.95),), {"eps": -1.0})))
+             Sample((TensorSpec((2, 3), "float64", 0.05, 0.95),), {"eps": -1.0})), tags=("pointwise",))
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(input / (1 - input))`` elementwise; with ``eps`` (>= 0), ``input`` is first
     clamped to ``[eps, 1 - eps]``.
@@ -867,7 +891,7 @@ def _deg2rad_grad(grad):
 @op(errors=(Sample((C64,)),),
     meta=elementwise, grad=_deg2rad_grad, method=True, inplace=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -360, 360),)), Sample((I23,)), Sample((SCALAR_F64,)),
-             Sample((F16,)), Sample((BOOL,))))
+             Sample((F16,)), Sample((BOOL,))), tags=("pointwise",))
 def deg2rad(input: Tensor) -> Tensor:
     """Converts each element from degrees to radians.
 
@@ -884,7 +908,8 @@ def _rad2deg_grad(grad):
 
 @op(errors=(Sample((C64,)),),
     meta=elementwise, grad=_rad2deg_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((BOOL,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((BOOL,))),
+    tags=("pointwise",))
 def rad2deg(input: Tensor) -> Tensor:
     """Converts each element from radians to degrees.
 
@@ -908,7 +933,8 @@ def _sinc_grad(grad, input):
 
 
 @op(meta=elementwise, grad=_sinc_grad, method=True, inplace=True, out=True,
-    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))))
+    samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
+    tags=("pointwise",))
 def sinc(input: Tensor) -> Tensor:
     """The normalized sinc function ``sin(pi x) / (pi x)`` of each element (1 at 0).
 

@@ -135,7 +135,7 @@ def _view_grad(grad, input_shape):
             Sample((SCALAR, dt.int16))),
     samples=(Sample((M23, 3, 2)), Sample((M23, -1)), Sample((M23, (1, -1))), Sample((SCALAR, 1)),
              Sample((I23, [3, 1, 2])), Sample((TensorSpec((2, 4)), dt.int32)),
-             Sample((TensorSpec((2, 4)), dt.float16))))
+             Sample((TensorSpec((2, 4)), dt.float16))), schema={"shape": "SymInt[] size"}, tags=("core",))
 def view(input: Tensor, *shape: int) -> Tensor:
     """A view with a new shape (no copy; the strides must allow it), or, given a dtype,
     the same bytes reinterpreted as that dtype.
@@ -285,7 +285,8 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
 
 @op(grad=_reshape_grad, function=False, method="reshape", view=True, meta=metadata,
     errors=(Sample((M23, 5)), Sample((M23, -2, 3))),
-    samples=(Sample((M23, 3, 2)), Sample((M23, (-1,))), Sample((SCALAR, 1, 1)), Sample((I23, [6]))))
+    samples=(Sample((M23, 3, 2)), Sample((M23, (-1,))), Sample((SCALAR, 1, 1)), Sample((I23, [6]))),
+    aten="reshape.default")
 def reshape_method(input: Tensor, *shape: int) -> Tensor:
     """``Tensor.reshape(*shape)``: the sizes as separate arguments or one sequence.
 
@@ -299,7 +300,7 @@ def reshape_method(input: Tensor, *shape: int) -> Tensor:
 @op(grad=_reshape_grad, method=True, view=True, meta=metadata,
     errors=(Sample((M234, 2, 1)), Sample((M23, 3))),
     samples=(Sample((M234,)), Sample((M234, 1)), Sample((M234, 0, -2)), Sample((SCALAR,)),
-             Sample((I23,), {"start_dim": -1}), Sample((M234,), {"start_dim": 1, "end_dim": 2})))
+             Sample((I23,), {"start_dim": -1}), Sample((M234,), {"start_dim": 1, "end_dim": 2})), aten="using_ints")
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Flattens dimensions ``start_dim`` to ``end_dim`` into one (a view when possible).
 
@@ -322,7 +323,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 @op(grad=_reshape_grad, method=True, view=True, meta=metadata,
     errors=(Sample((M234, 1, (2, 2))), Sample((M234, 1, ())), Sample((M234, 1, (-1, -1)))),
-    samples=(Sample((M234, 1, (3, 1))), Sample((M234, -1, (2, -1))), Sample((I23, 0, [1, 2, 1]))))
+    samples=(Sample((M234, 1, (3, 1))), Sample((M234, -1, (2, -1))), Sample((I23, 0, [1, 2, 1]))),
+    aten="int")
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Expands dimension ``dim`` into the shape ``sizes`` (one entry may be -1).
 
@@ -353,7 +355,12 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     errors=(Sample((M23, 2)), Sample((M23, (0, 0)))),
     samples=(Sample((TensorSpec((1, 3, 1)),)), Sample((TensorSpec((1, 3, 1)), 0)), Sample((TensorSpec((1, 3, 1)), -1)),
              Sample((TensorSpec((1, 3, 1)), (0, 1, 2))), Sample((SCALAR, 0)), Sample((M23, 1)),
-             Sample((TensorSpec((2, 1), "int64"),), {"dim": [1]})))
+             Sample((TensorSpec((2, 1), "int64"),), {"dim": [1]})),
+    aten={
+        "squeeze.default": ("dim",),
+        "squeeze.dim": ("dim: int=", "+core"),
+        "squeeze.dims": ("dim: int[]=", "+core"),
+    })
 def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """Removes dimensions of size 1: all of them, or those among ``dim`` (others are kept).
 
@@ -377,7 +384,7 @@ def _unsqueeze_grad(grad, dim):
 
 
 @op(grad=_unsqueeze_grad, method=True, view=True, meta=metadata, errors=(Sample((M23, 3)), Sample((M23, 1.0))),
-    samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((SCALAR, 0)), Sample((I23, 1))))
+    samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((SCALAR, 0)), Sample((I23, 1))), tags=("core",))
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Inserts a dimension of size 1 at position ``dim``.
 
@@ -418,7 +425,7 @@ def _permute_grad(grad, dims):
 @op(grad=_permute_grad, view=True, meta=metadata,
     errors=(Sample((M234, (0, 1))), Sample((M234, (0, 1, 1))), Sample((M23, (0, 2)))),
     samples=(Sample((M234, (2, 0, 1))), Sample((M234, (-1, -3, 1))), Sample((SCALAR, ())),
-             Sample((I23, [1, 0]))))
+             Sample((I23, [1, 0]))), tags=("core",))
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
     """A view with the dimensions reordered: result dimension ``i`` is input dimension ``dims[i]``.
 
@@ -431,7 +438,9 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
 
 @op(grad=_permute_grad, function=False, method="permute", view=True, meta=metadata,
     errors=(Sample((M234, 0, 1)), Sample((M23, 1, -1))),
-    samples=(Sample((M234, 2, 0, 1)), Sample((M234, (-1, -3, 1))), Sample((I23, [1, 0]))))
+    samples=(Sample((M234, 2, 0, 1)), Sample((M234, (-1, -3, 1))), Sample((I23, [1, 0]))),
+    aten="permute.default",
+    schema={"dims": "int[]"}, tags=("core",))
 def permute_method(input: Tensor, *dims: int) -> Tensor:
     """``Tensor.permute(*dims)``: the dims as separate arguments or one sequence.
 
@@ -482,7 +491,7 @@ def _transpose_grad(grad, dim0, dim1):
 @op(grad=_transpose_grad, method=True, view=True, meta=metadata,
     errors=(Sample((M23, 0, 2)), Sample((SCALAR, 1, 0))),
     samples=(Sample((M23, 0, 1)), Sample((M234, -1, 0)), Sample((SCALAR, 0, -1)),
-             Sample((I23, 1, 1))))
+             Sample((I23, 1, 1))), aten="int")
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dimensions ``dim0`` and ``dim1`` (a view).
 
@@ -543,7 +552,8 @@ def _movedim_grad(grad, source, destination):
     errors=(Sample((M234, (0, 1), (1,))), Sample((M234, (0, 0), (1, 2))), Sample((M234, (0, 1), (2, 2))),
             Sample((M23, 2, 0))),
     samples=(Sample((M234, 0, 2)), Sample((M234, (0, 1), (2, 0))), Sample((M234, [-1], [0])),
-             Sample((SCALAR, 0, 0)), Sample((I23, 1, 0))))
+             Sample((SCALAR, 0, 0)), Sample((I23, 1, 0))),
+    aten="int")
 def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
     """Moves the dimension(s) at ``source`` to position(s) ``destination``; the others keep their order.
 
@@ -608,7 +618,8 @@ def expand_array(array: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
 @op(grad=_same_grad, method=True, function=False, view=True, meta=metadata,
     errors=(Sample((M23, 3)), Sample((M23, 3, 3)), Sample((TensorSpec((3, 1)), -1, -2)), Sample((M23, -1, 2, 3))),
     samples=(Sample((TensorSpec((3, 1)), 3, 4)), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((SCALAR, 2)),
-             Sample((TensorSpec((1,), "int64"), [2, 3])), Sample((M23, -1, -1))))
+             Sample((TensorSpec((1,), "int64"), [2, 3])), Sample((M23, -1, -1))),
+    schema={"implicit": "*bool=False"}, tags=("core",))
 def expand(input: Tensor, *size: int) -> Tensor:
     """A view with singleton dimensions repeated to ``size`` (no copy; -1 keeps a dimension).
     New dimensions can be added at the front.
@@ -640,7 +651,9 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
 @op(grad=_same_grad, method=True, view=True, meta=metadata,
     errors=(Sample((M23, (2, 4))), Sample((M23, 3))),
     samples=(Sample((TensorSpec((3, 1)), (3, 4))), Sample((TensorSpec((3, 1)), (2, -1, 4))), Sample((SCALAR, (2,))),
-             Sample((TensorSpec((3,), "bool"), [2, 3]))))
+             Sample((TensorSpec((3,), "bool"), [2, 3]))),
+    aten="expand.default",
+    schema={"implicit": "*bool=False"}, tags=("core",))
 def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
     """``input`` broadcast to ``size`` (a view, like ``expand``).
 
@@ -703,7 +716,8 @@ def _diagonal_grad(grad, input_shape, offset, dim1, dim2):
 @op(grad=_diagonal_grad, method=True, view=True, meta=metadata,
     errors=(Sample((M23, 0, 1, 1)), Sample((TensorSpec((3,)),)), Sample((M23, 0, 0, 2))),
     samples=(Sample((TensorSpec((3, 4)),)), Sample((TensorSpec((3, 4)), 1)), Sample((TensorSpec((3, 4)), -2)),
-             Sample((M234,), {"offset": 1, "dim1": -1, "dim2": 0}), Sample((TensorSpec((3, 3), "int64"), 5))))
+             Sample((M234,), {"offset": 1, "dim1": -1, "dim2": 0}), Sample((TensorSpec((3, 3), "int64"), 5))),
+    tags=("core",))
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The view of the diagonal ``offset`` of the matrices spanned by ``dim1`` and ``dim2``
     (the diagonal becomes the last dimension).
@@ -843,7 +857,8 @@ def _as_strided_grad(grad, input_geometry, size, stride, storage_offset):
     samples=(Sample((M23, (2, 2), (1, 2))), Sample((M23, (3, 2), (1, 1), 1)), Sample((M23, (2, 3), (0, 1))),
              Sample((TensorSpec((4, 3), "float64"), [2, 2, 2], [3, 1, 3]), {"storage_offset": 2}),
              Sample((I23, (3,), (2,))), Sample((M23, (), (), 5)), Sample((M23, (0, 2), (1, 1), 10)),
-             Sample((TensorSpec((2, 2), "complex64"), (2,), (3,)))))
+             Sample((TensorSpec((2, 2), "complex64"), (2,), (3,)))),
+    schema={"stride": "SymInt[]", "storage_offset": "SymInt?"}, tags=("core",))
 def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
     """A view of ``input``'s storage with the given sizes, strides (in elements, non-negative) and
     storage offset (by default ``input``'s own): elements may repeat (a stride of 0, overlapping
