@@ -708,7 +708,17 @@ def _kernel_end(opdef: OpDef, kind: str):
     functional form's implementation even then (it returns the op's public result)."""
     if opdef.saves and kind == "functional":
         return dispatch_level.saving_impl(opdef)
-    return _shared_impl(opdef, kind == "inplace")[0]
+    impl = _shared_impl(opdef, kind == "inplace")[0]
+    if kind != "inplace":
+        return impl
+    first = next(iter(opdef.signature.parameters))  # the in-place form names it ``self``
+
+    def inplace(*args, **kwargs):
+        if first in kwargs:
+            args = (kwargs.pop(first), *args)
+        return impl(*args, **kwargs)
+
+    return inplace
 
 
 python_dispatch.HOOKS.impl_of = _kernel_end

@@ -17,7 +17,7 @@ down and finally the kernel.
 >>> with Log() as log:
 ...     (x * 2).sum().backward()
 >>> log.ops
-['aten.mul.Tensor', 'aten.sum.default', 'aten.ones_like.default', 'aten.expand.default', 'aten.mul.Tensor']
+['aten.mul.Tensor', 'aten.sum.default', 'aten.ones_like.default', 'aten.expand.default', 'aten.mul.Tensor', 'aten.detach.default']
 
 Its stack is separate from the ``__torch_function__`` modes' (those run first, at the public
 API), per thread and per asyncio task, and keeps the same guarantees (exceptions, exits out
