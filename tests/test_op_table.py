@@ -192,6 +192,7 @@ def test_unknown_public_op_lookups_are_found():
     source = ("from .common import ops\n\n"
               "def _grad(grad):\n    return ops.catt([grad]), ops.linalg.inverse(grad), ops.cat\n")
     assert unknown_public_ops(source) == ["line 4: ops.catt", "line 4: ops.linalg.inverse"]
-    aten = "from .common import ops\n\nops.ops.aten.slice.Tensor, ops.ops.aten.slice.Tenser, ops._C._DisableTorchDispatch\n"
+    aten = ("from .common import ops\n\n"
+            "ops.ops.aten.slice.Tensor, ops.ops.aten.slice.Tenser, ops._C._DisableTorchDispatch\n")
     assert unknown_public_ops(aten) == ["line 3: ops.ops.aten.slice.Tenser"]
     assert unknown_public_ops(source.replace("from .common import ops", "ops = object()")) == []

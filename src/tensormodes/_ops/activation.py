@@ -110,8 +110,8 @@ def _decomposition(aten_name: str):
 
 
 @op(errors=(Sample((_M23, 2)), Sample((TensorSpec((4,), "int64"), 0)), Sample((_M23, 1.0))),
-    decompose=_decomposition("_softmax"), meta=same_shape, grad=_softmax_grad, differentiable=_real_result("_softmax"), method=True, out=True,
-    samples=_SAMPLES)
+    decompose=_decomposition("_softmax"), meta=same_shape, grad=_softmax_grad,
+    differentiable=_real_result("_softmax"), method=True, out=True, samples=_SAMPLES)
 def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies the softmax function along ``dim``: ``exp(x) / exp(x).sum(dim)``, so that the
     values along ``dim`` are in [0, 1] and sum to 1.
@@ -146,8 +146,8 @@ def _half_softmax_inner(exponentials: np.ndarray, total: np.ndarray, low: np.dty
 
 
 @op(errors=(Sample((_M23, -3)), Sample((TensorSpec((4,), "int64"), 0))),
-    decompose=_decomposition("_log_softmax"), meta=same_shape, grad=_log_softmax_grad, differentiable=_real_result("_log_softmax"), method=True,
-    out=True, samples=_SAMPLES)
+    decompose=_decomposition("_log_softmax"), meta=same_shape, grad=_log_softmax_grad,
+    differentiable=_real_result("_log_softmax"), method=True, out=True, samples=_SAMPLES)
 def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies ``log(softmax(x))`` along ``dim``, computed as ``x - max - log(sum(exp(x - max)))``
     so that it stays accurate where ``softmax`` underflows.
