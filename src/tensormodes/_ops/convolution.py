@@ -21,6 +21,7 @@ from .. import _dtype as dt
 from .._meta_array import MetaArray
 from .common import HALF_TYPES, array_type_name, cpp_type_name, not_implemented, ops, scalar_type_name
 from .common import conjugate as _conj
+from .dispatch_forms import conv_decomposition
 from .meta_rules import MetaRule, rule
 from .registry import Sample, Tensor, TensorSpec, op
 
@@ -860,38 +861,7 @@ def _conv_nd_grad(grad, input, weight, stride, padding, dilation, groups, needs_
     return grad_input, grad_weight, grad_bias
 
 
-def _conv_decomposition(spatial: int):
-    """PyTorch's composite ``conv1d`` / ``conv2d`` (what the dispatch level sees): ``convolution``
-    with every argument as one int per spatial dimension ('same' and 'valid' resolved), an
-    unbatched input given its batch dimension by ``unsqueeze`` and losing it by ``squeeze``."""
-    def decompose(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-        if input.is_complex() or weight.dim() != spatial + 2 or input.dim() not in (spatial + 1, spatial + 2) \
-                or type(groups) is not int or (bias is not None and bias.dtype != input.dtype):
-            return NotImplemented  # complex parts, argument errors: the op itself
-        try:
-            strides, dilations = _as_list(stride, spatial), _as_list(dilation, spatial)
-            if isinstance(padding, str):
-                sides = _resolve_padding(padding, tuple(weight.shape), strides, dilations)
-                if any(before != after for before, after in sides):
-                    return NotImplemented  # PyTorch pads the input first: not decomposed here
-                paddings = [before for before, _ in sides]
-            else:
-                paddings = _as_list(padding, spatial)
-        except (TypeError, ValueError, RuntimeError):
-            return NotImplemented
-        if any(len(values) != spatial or not all(type(v) is int for v in values)
-               for values in (strides, paddings, dilations)):
-            return NotImplemented
-        unbatched = input.dim() == spatial + 1
-        batched = input.unsqueeze(0) if unbatched else input
-        result = ops.convolution(batched, weight, bias, strides, paddings, dilations, False, [0] * spatial, groups)
-        return result.squeeze(0) if unbatched else result
-
-    decompose.__name__ = decompose.__qualname__ = f"_conv{spatial}d_decomposition"
-    return decompose
-
-
-@op(node="convolution", differentiable=_conv_differentiable, decompose=_conv_decomposition(1),
+@op(node="convolution", differentiable=_conv_differentiable, decompose=conv_decomposition(1),
     meta=_meta_driver(_conv_nd, "conv1d", 1),
     errors=(Sample((TensorSpec((2, 2, 2, 5)), TensorSpec((3, 2, 3)))),
             Sample((TensorSpec((1, 2, 2)), TensorSpec((3, 2, 3)))),
@@ -917,7 +887,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
-@op(node="convolution", differentiable=_conv_differentiable, decompose=_conv_decomposition(2),
+@op(node="convolution", differentiable=_conv_differentiable, decompose=conv_decomposition(2),
     meta=_meta_driver(_conv_nd, "conv2d", 2),
     errors=(Sample((TensorSpec((1, 3, 4, 4)), TensorSpec((3, 2, 2, 2)))), Sample((TensorSpec((1, 2, 4, 4)),
             TensorSpec((3, 2, 2, 2))), {"stride": 0}), Sample((TensorSpec((1, 2, 4, 4)), TensorSpec((3, 2, 2, 2)),

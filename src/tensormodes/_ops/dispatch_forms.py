@@ -289,3 +289,38 @@ def _unsafe_view(input: Tensor, size: Sequence[int]) -> Tensor:
     tensormodes.Size([2, 3])
     """
     return reshaped(input, infer_shape(tuple(size), input.size))
+
+
+# -- decompositions of composites whose families are full ------------------------------------
+
+def _per_dim(value, spatial: int) -> list[int] | None:
+    """An int argument of conv1d / conv2d as one int per spatial dimension (None: not so given)."""
+    values = [value] * spatial if type(value) is int else list(value) if isinstance(value, (list, tuple)) else None
+    return values if values is not None and len(values) == spatial and all(type(v) is int for v in values) else None
+
+
+def conv_decomposition(spatial: int):
+    """PyTorch's composite ``conv1d`` / ``conv2d``: ``convolution`` with every argument as one int per
+    spatial dimension ('valid' and a symmetric 'same' resolved); an unbatched input gets its batch
+    dimension by ``unsqueeze`` and loses it by ``squeeze``. Anything else (complex operands, which
+    PyTorch splits into parts, an asymmetric 'same', argument errors) is left to the op."""
+    def decompose(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        if input.is_complex() or weight.dim() != spatial + 2 or input.dim() not in (spatial + 1, spatial + 2) \
+                or type(groups) is not int or (bias is not None and bias.dtype != input.dtype):
+            return NotImplemented
+        strides, dilations = _per_dim(stride, spatial), _per_dim(dilation, spatial)
+        if padding == "valid":
+            padding = 0
+        elif padding == "same" and dilations is not None and strides == [1] * spatial:
+            totals = [d * (k - 1) for d, k in zip(dilations, weight.shape[2:])]
+            padding = [total // 2 if total % 2 == 0 else -1 for total in totals]  # odd: asymmetric
+        paddings = None if isinstance(padding, str) else _per_dim(padding, spatial)
+        if strides is None or dilations is None or paddings is None or any(p < 0 for p in paddings):
+            return NotImplemented
+        unbatched = input.dim() == spatial + 1
+        batched = input.unsqueeze(0) if unbatched else input
+        result = ops.convolution(batched, weight, bias, strides, paddings, dilations, False, [0] * spatial, groups)
+        return result.squeeze(0) if unbatched else result
+
+    decompose.__name__ = decompose.__qualname__ = f"conv{spatial}d_decomposition"
+    return decompose

@@ -259,20 +259,17 @@ def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
 
 
 def _max_pool2d_decomposition(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    """PyTorch's composite ``max_pool2d``: ATen's ``max_pool2d_with_indices`` (what the dispatch level
-    sees), with every size as two ints, and its values."""
+    """PyTorch's composite ``max_pool2d``: ``max_pool2d_with_indices``'s values, the sizes as two
+    ints each (those at their defaults passed as the defaults, which handlers see left out)."""
     try:
-        kernel = list(_pair("max_pool2d", "kernel_size", kernel_size))
+        kernel, pads, spreads = [list(_pair("max_pool2d", name, value)) for name, value in
+                                 (("kernel_size", kernel_size), ("padding", padding), ("dilation", dilation))]
         omitted = stride is None or (not isinstance(stride, numbers.Integral) and not len(stride))
         steps = [] if omitted else list(_pair("max_pool2d", "stride", stride))
-        pads = list(_pair("max_pool2d", "padding", padding))
-        spreads = list(_pair("max_pool2d", "dilation", dilation))
     except (TypeError, ValueError, RuntimeError):
         return NotImplemented  # the op raises PyTorch's errors
-    # Sizes at their defaults are passed as the defaults themselves, so that handlers see them
-    # left out, as PyTorch's do.
-    return ops._max_pool2d_with_indices(input, kernel, steps, 0 if pads == [0, 0] else pads,
-                                        1 if spreads == [1, 1] else spreads, ceil_mode)[0]
+    pads, spreads = 0 if pads == [0, 0] else pads, 1 if spreads == [1, 1] else spreads
+    return ops._max_pool2d_with_indices(input, kernel, steps, pads, spreads, ceil_mode)[0]
 
 
 @op(node="max_pool2d_with_indices", meta=rule(_max_pool2d_meta), decompose=_max_pool2d_decomposition,
