@@ -219,6 +219,8 @@ def callable_for(opdef, library):
     """The public callable exercising ``opdef`` in ``library`` (tensormodes or torch)."""
     if library is not tm and opdef.name in TORCH_EQUIVALENTS:
         return TORCH_EQUIVALENTS[opdef.name](library)
+    if not opdef.function and not opdef.method:  # an ATen-only op (``_ops/dispatch_forms.py``)
+        return _aten_overload(opdef, library)
     if opdef.function:
         module = library
         for part in opdef.namespace.split(".")[1:]:
@@ -226,6 +228,13 @@ def callable_for(opdef, library):
         return getattr(module, opdef.function)
     tensor_type = library.Tensor
     return getattr(tensor_type, opdef.method)
+
+
+def _aten_overload(opdef, library):
+    """``library.ops.aten.<name>.<overload>``: the op as both libraries reach it."""
+    spec = opdef.aten if isinstance(opdef.aten, str) else next(iter(opdef.aten))
+    name, _, overload = spec.rpartition(".")
+    return getattr(getattr(library.ops.aten, name or opdef.name), overload)
 
 
 def all_samples():

@@ -163,6 +163,14 @@ def unknown_public_ops(source: str) -> list[str]:
                 visit(child)
             return
         *path, name = chain
+        if path[:2] == ["ops", "aten"]:  # an ATen overload (``ops.ops.aten.slice.Tensor``), checked as such
+            if len(path) != 3 or not hasattr(getattr(tm.ops.aten, path[2], None), name):
+                problems.append(f"line {node.lineno}: ops.{'.'.join(chain)}")
+            return
+        if path == ["_C"]:
+            if not hasattr(tm._C, name):
+                problems.append(f"line {node.lineno}: ops.{'.'.join(chain)}")
+            return
         namespace = _NAMESPACES.get(tuple(path))
         if namespace is None or name not in _public_names(namespace):
             problems.append(f"line {node.lineno}: ops.{'.'.join(chain)}")
@@ -184,4 +192,7 @@ def test_unknown_public_op_lookups_are_found():
     source = ("from .common import ops\n\n"
               "def _grad(grad):\n    return ops.catt([grad]), ops.linalg.inverse(grad), ops.cat\n")
     assert unknown_public_ops(source) == ["line 4: ops.catt", "line 4: ops.linalg.inverse"]
+    aten = ("from .common import ops\n\n"
+            "ops.ops.aten.slice.Tensor, ops.ops.aten.slice.Tenser, ops._C._DisableTorchDispatch\n")
+    assert unknown_public_ops(aten) == ["line 3: ops.ops.aten.slice.Tenser"]
     assert unknown_public_ops(source.replace("from .common import ops", "ops = object()")) == []

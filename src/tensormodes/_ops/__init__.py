@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     complex_numbers,
     convolution,
     creation,
+    dispatch_forms,
     einsum,
     indexing,
     indexing_selection,

@@ -55,6 +55,8 @@ def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, in
         return input.astype(target._np), axis, target
     if target._category != dt._FLOAT:
         raise not_implemented(_kernel_name(kernel, axis, input.ndim), target)
+    if target._np in HALF_TYPES and input.dtype != target._np:
+        input = input.astype(target._np)  # PyTorch converts to ``dtype`` first (rounding), then computes
     # No copy when the dtype is kept: the subtraction below makes the new array.
     x = input.astype(np.float32 if target._np in HALF_TYPES else target._np, copy=False)
     if x.ndim == 0:
@@ -92,9 +94,24 @@ def _real_result(name: str):
     return check
 
 
+def _decomposition(aten_name: str):
+    """PyTorch's composite ``softmax`` / ``log_softmax``: ``_to_copy`` to a ``dtype`` other than the
+    input's, then ATen's ``_softmax`` / ``_log_softmax`` (what the dispatch level sees)."""
+    def decompose(input, dim, dtype=None):
+        if type(dim) is not int or (dtype is not None and type(dtype) is not dt.dtype):
+            return NotImplemented  # the op raises PyTorch's argument errors
+        if dtype is not None and dtype != input.dtype:
+            input = ops._to_copy(input, dtype=dtype)
+        aten = ops.ops.aten._softmax.default if aten_name == "_softmax" else ops.ops.aten._log_softmax.default
+        return aten(input, dim, False)
+
+    decompose.__name__ = decompose.__qualname__ = f"{aten_name}_decomposition"
+    return decompose
+
+
 @op(errors=(Sample((_M23, 2)), Sample((TensorSpec((4,), "int64"), 0)), Sample((_M23, 1.0))),
-    meta=same_shape, grad=_softmax_grad, differentiable=_real_result("_softmax"), method=True, out=True,
-    samples=_SAMPLES, aten="int")
+    decompose=_decomposition("_softmax"), meta=same_shape, grad=_softmax_grad,
+    differentiable=_real_result("_softmax"), method=True, out=True, samples=_SAMPLES, aten="int")
 def softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies the softmax function along ``dim``: ``exp(x) / exp(x).sum(dim)``, so that the
     values along ``dim`` are in [0, 1] and sum to 1.
@@ -129,8 +146,8 @@ def _half_softmax_inner(exponentials: np.ndarray, total: np.ndarray, low: np.dty
 
 
 @op(errors=(Sample((_M23, -3)), Sample((TensorSpec((4,), "int64"), 0))),
-    meta=same_shape, grad=_log_softmax_grad, differentiable=_real_result("_log_softmax"), method=True,
-    out=True, samples=_SAMPLES, aten="int")
+    decompose=_decomposition("_log_softmax"), meta=same_shape, grad=_log_softmax_grad,
+    differentiable=_real_result("_log_softmax"), method=True, out=True, samples=_SAMPLES, aten="int")
 def log_softmax(input: Tensor, dim: int, dtype: dt.dtype | None = None) -> Tensor:
     """Applies ``log(softmax(x))`` along ``dim``, computed as ``x - max - log(sum(exp(x - max)))``
     so that it stays accurate where ``softmax`` underflows.

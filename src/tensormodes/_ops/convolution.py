@@ -21,6 +21,7 @@ from .. import _dtype as dt
 from .._meta_array import MetaArray
 from .common import HALF_TYPES, array_type_name, cpp_type_name, not_implemented, ops, scalar_type_name
 from .common import conjugate as _conj
+from .dispatch_forms import conv_decomposition
 from .meta_rules import MetaRule, rule
 from .registry import Sample, Tensor, TensorSpec, op
 
@@ -861,7 +862,7 @@ def _conv_nd_grad(grad, input, weight, stride, padding, dilation, groups, needs_
     return grad_input, grad_weight, grad_bias
 
 
-@op(node="convolution", differentiable=_conv_differentiable,
+@op(node="convolution", differentiable=_conv_differentiable, decompose=conv_decomposition(1),
     meta=_meta_driver(_conv_nd, "conv1d", 1),
     errors=(Sample((TensorSpec((2, 2, 2, 5)), TensorSpec((3, 2, 3)))),
             Sample((TensorSpec((1, 2, 2)), TensorSpec((3, 2, 3)))),
@@ -887,7 +888,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
-@op(node="convolution", differentiable=_conv_differentiable,
+@op(node="convolution", differentiable=_conv_differentiable, decompose=conv_decomposition(2),
     meta=_meta_driver(_conv_nd, "conv2d", 2),
     errors=(Sample((TensorSpec((1, 3, 4, 4)), TensorSpec((3, 2, 2, 2)))), Sample((TensorSpec((1, 2, 4, 4)),
             TensorSpec((3, 2, 2, 2))), {"stride": 0}), Sample((TensorSpec((1, 2, 4, 4)), TensorSpec((3, 2, 2, 2)),

@@ -25,7 +25,7 @@ from .. import _dtype as dt
 from .._device import check_compute_device, is_meta_device
 from .._meta_array import MetaArray, copy_of, dense_strides
 from ._samples import M23
-from .common import array_of, checked_scalar, resolve_dtype, scalar_type_name
+from .common import array_of, checked_scalar, ops, resolve_dtype, scalar_type_name
 from .meta_rules import MetaRule, rule
 from .registry import Sample, Tensor, TensorSpec, op
 from .shape import storage_span, strided_geometry
@@ -425,7 +425,21 @@ def _scalar_tensor_meta(s, *, dtype=None, device=None, **_):
     return MetaArray((), target._np)
 
 
-@op(meta=rule(_tensor_meta),
+def _tensor_decomposition(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """PyTorch's ``tensor(data)``: the tensor is made with the dispatch level off, then lifted
+    into the program by ``lift_fresh`` (the one op the dispatch level sees)."""
+    t = type(data)
+    if not (t is list or t is tuple or t in _PYTHON_SCALARS or t is np.ndarray):
+        return NotImplemented  # a tensor as the data: the op itself (it warns)
+    with ops._C._DisableTorchDispatch():
+        made = ops.tensor(data, dtype=dtype, device=device, pin_memory=pin_memory)
+    result = ops.ops.aten.lift_fresh.default(made)
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+@op(meta=rule(_tensor_meta), decompose=_tensor_decomposition,
     errors=(Sample(([[1, 2], [3]],)), Sample(([300],), {"dtype": dt.int8}), Sample(([1j],), {"dtype": dt.float32})),
     factory=True, samples=(
     Sample(([[1.0, 2.0], [3.0, 4.0]],)), Sample(([1, 2],), {"dtype": dt.float64}), Sample((2.5,)),

@@ -24,8 +24,9 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import DataDependentOutputError, MetaArray, contiguous_strides, dense_strides
+from .._tensor_base import TensorBase
 from ._samples import M23, M234, SCALAR
-from .common import FLOAT_MAX, checked_scalar, wrap_dim, writes_into_input
+from .common import FLOAT_MAX, checked_scalar, ops, wrap_dim, writes_into_input
 from .meta_rules import metadata, rule
 from .registry import Index, Sample, Tensor, TensorSpec, op
 from .shape import gather_back, legacy_type_name, meta_indexed, positions_of, reshaped, value_dependent
@@ -420,7 +421,139 @@ def _getitem_meta(input, indices):
     return _meta_advanced(view, advanced) if advanced else view
 
 
+# -- indexing as PyTorch's composite: what the dispatch level sees -----------------------------
+
+_OPEN_END = 9223372036854775807  # INT64_MAX: the end PyTorch gives a slice without one
+_POSITION_DTYPES = (dt.int64, dt.int32)
+
+
+def _index_tensor_kind(item) -> str | None:
+    """How PyTorch's indexing uses a tensor in an index: "int" (0-dim integer: an integer),
+    "bool" (0-dim bool: a scalar bool), "mask", "positions"; None: left to the op (other dtypes)."""
+    dtype = item.dtype
+    if dtype is dt.bool:
+        return "bool" if item.dim() == 0 else "mask"
+    if dtype in _POSITION_DTYPES:
+        return "int" if item.dim() == 0 else "positions"
+    return None
+
+
+def _decomposable(items: tuple, ndim: int) -> bool:
+    """Whether every item of a tuple index is one the decomposition reproduces PyTorch's steps
+    for (anything else is left to the op, which raises PyTorch's errors); one Ellipsis at most,
+    and no more dimensions used than ``ndim``."""
+    specified = ellipses = 0
+    for item in items:
+        t = type(item)
+        if item is None or t is bool:
+            continue
+        if item is Ellipsis:
+            ellipses += 1
+        elif t is int:
+            specified += 1
+        elif t is slice:
+            if not all(v is None or type(v) is int for v in (item.start, item.stop, item.step)) or \
+                    (item.step is not None and item.step <= 0):
+                return False
+            specified += 1
+        elif isinstance(item, TensorBase):
+            kind = _index_tensor_kind(item)
+            if kind is None:
+                return False
+            specified += item.dim() if kind in ("mask", "bool") else 1
+        elif t is list and item and all(type(v) is int or type(v) is bool for v in item):
+            specified += 1
+        else:
+            return False
+    return ellipses <= 1 and specified <= ndim and (ndim > 0 or specified == 0)
+
+
+def _selected(result, dim: int, index: int):
+    size = result.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+    return result.select(dim, index)
+
+
+def _scalar_bool_index(value: bool):
+    """The index tensor PyTorch makes for a scalar bool in an index: [0] for True, empty for False."""
+    positions = ops.empty(1 if value else 0, dtype=ops.int64)
+    if value:
+        positions.fill_(0)
+    return positions
+
+
+def _getitem_decomposition(input, indices):
+    """PyTorch's indexing (``applySlicing``), op for op: integers ``select``, slices ``slice``
+    (a whole-dimension one in a tuple is skipped), None ``unsqueeze``, then the index tensors,
+    lists (made by ``tensor``: ``lift_fresh``), masks and scalar bools one ``index`` call."""
+    if type(indices) is tuple:
+        items = indices
+    elif type(indices) is list and any(not (type(v) is int or type(v) is bool) for v in indices):
+        return NotImplemented  # a list read as a tuple (deprecated, it warns) or holding tensors
+    else:
+        items = (indices,)
+    ndim = input.dim()
+    if not _decomposable(items, ndim):
+        return NotImplemented
+    if type(indices) is not tuple:  # a single index: no skipped slices, ... is an alias
+        if indices is Ellipsis:
+            return ops.ops.aten.alias.default(input)
+        if type(indices) is slice:
+            start, stop, step = indices.start, indices.stop, indices.step
+            stop = _OPEN_END if stop is None else stop
+            extra = () if step is None or step == 1 else (step,)
+            return ops.ops.aten.slice.Tensor(input, 0, 0 if start is None else start, stop, *extra)
+    specified = sum(1 if type(item) in (int, slice, list) else
+                    item.dim() if isinstance(item, TensorBase) and item.dtype is dt.bool else
+                    1 if isinstance(item, TensorBase) else 0 for item in items)
+    result, dim, positions = input, 0, []
+
+    def record(tensor) -> None:  # the index tensor of dimension ``dim``
+        positions.extend([None] * (dim + 1 - len(positions)))
+        positions[dim] = tensor
+
+    for item in items:
+        t = type(item)
+        if t is int:
+            result = _selected(result, dim, item)
+        elif t is slice:
+            start = 0 if item.start is None else item.start
+            stop = _OPEN_END if item.stop is None else item.stop
+            step = 1 if item.step is None else item.step
+            if not (start == 0 and step == 1 and stop >= result.shape[dim]):
+                extra = () if step == 1 else (step,)
+                result = ops.ops.aten.slice.Tensor(result, dim, start, stop, *extra)
+            dim += 1
+        elif item is None:
+            result = result.unsqueeze(dim)
+            dim += 1
+        elif item is Ellipsis:
+            dim += ndim - specified
+        elif t is bool:
+            result = result.unsqueeze(dim)
+            record(_scalar_bool_index(item))
+            dim += 1
+        else:
+            if t is list:
+                item = ops.tensor(item)
+            kind = _index_tensor_kind(item)
+            if kind == "int":
+                result = _selected(result, dim, int(item.item()))
+            elif kind == "bool":
+                result = result.unsqueeze(dim)
+                record(_scalar_bool_index(bool(item.item())))
+                dim += 1
+            else:
+                record(item)
+                dim += item.dim() if kind == "mask" else 1
+    if positions:
+        return ops.ops.aten.index.Tensor(result, positions)
+    return ops.ops.aten.alias.default(input) if result is input else result
+
+
 @op(grad=_getitem_grad, function=False, method="__getitem__", view=True, meta=rule(_getitem_meta),
+    decompose=_getitem_decomposition,
     errors=(Sample((M23, 2)), Sample((M23, (0, 0, 0))), Sample((M23, 1.5)), Sample((M23, slice(None, None, -1))),
             Sample((M23, TensorSpec((3,), "bool"))), Sample((M23, TensorSpec((2,), "float32"))),
             Sample((M234, (TensorSpec((2,), "int64", 0, 1), TensorSpec((3,), "int64", 0, 1)))),

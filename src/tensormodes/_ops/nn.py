@@ -433,7 +433,21 @@ def _binary_cross_entropy_meta(input, target, weight=None, size_average=None, re
     return MetaArray(input.shape if mode == "none" else (), input.dtype)
 
 
+# PyTorch's Reduction enum: how ATen's loss ops (``nll_loss_forward``) take the reduction.
+REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _nll_loss_decomposition(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                            reduction="mean"):
+    """PyTorch's ``nll_loss`` of 1-D or 2-D log-probabilities: ATen's ``nll_loss_forward``."""
+    if size_average is not None or reduce is not None or reduction not in REDUCTION_ENUM or input.dim() > 2 \
+            or type(ignore_index) is not int:
+        return NotImplemented  # legacy arguments (they warn), spatial losses, bad arguments: the op itself
+    return ops.ops.aten.nll_loss_forward.default(input, target, weight, REDUCTION_ENUM[reduction], ignore_index)[0]
+
+
 @op(namespace="tensormodes.nn.functional", grad=_nll_loss_grad, meta=rule(_nll_loss_meta),
+    decompose=_nll_loss_decomposition,
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((3,), "int64", 0, 2))),
             Sample((TensorSpec((4, 3)), TensorSpec((4,), "float32"))),
             Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((2,))))),
@@ -808,7 +822,19 @@ def _cross_entropy_node(input, target, weight, reduction, ignore_index) -> str:
     return "nll_loss"
 
 
+def _cross_entropy_decomposition(input, target, weight=None, reduction="mean", ignore_index=-100):
+    """PyTorch's ``cross_entropy`` of class indices, for 1-D or 2-D logits: ``_log_softmax`` then
+    ``nll_loss_forward`` (what the dispatch level sees)."""
+    if input.dim() not in (1, 2) or target.dtype.is_floating_point or reduction not in REDUCTION_ENUM \
+            or type(ignore_index) is not int:
+        return NotImplemented  # class probabilities, spatial losses, bad arguments: the op itself
+    log_probs = ops.ops.aten._log_softmax.default(input, _class_dim(input), False)
+    return ops.ops.aten.nll_loss_forward.default(log_probs, target, weight, REDUCTION_ENUM[reduction],
+                                                 ignore_index)[0]
+
+
 @op(grad=_cross_entropy_loss_grad, saves=("log_probs",), node=_cross_entropy_node,
+    decompose=_cross_entropy_decomposition,
     meta=rule(_cross_entropy_loss_meta),
     errors=(Sample((_LOGITS, TensorSpec((3,), "int64", 0, 2))), Sample((TensorSpec((4, 3), "int64"), _TARGET)),
             Sample((_LOGITS, _TARGET, TensorSpec((2,)))), Sample((_LOGITS, TensorSpec((4, 3), "int64", 0, 2))),

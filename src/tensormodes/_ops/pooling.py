@@ -258,7 +258,21 @@ def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
                           _overlapping(kernel, step, _pair("max_pool2d", "dilation", dilation)))
 
 
-@op(node="max_pool2d_with_indices", meta=rule(_max_pool2d_meta),
+def _max_pool2d_decomposition(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """PyTorch's composite ``max_pool2d``: ``max_pool2d_with_indices``'s values, the sizes as two
+    ints each (those at their defaults passed as the defaults, which handlers see left out)."""
+    try:
+        kernel, pads, spreads = [list(_pair("max_pool2d", name, value)) for name, value in
+                                 (("kernel_size", kernel_size), ("padding", padding), ("dilation", dilation))]
+        omitted = stride is None or (not isinstance(stride, numbers.Integral) and not len(stride))
+        steps = [] if omitted else list(_pair("max_pool2d", "stride", stride))
+    except (TypeError, ValueError, RuntimeError):
+        return NotImplemented  # the op raises PyTorch's errors
+    pads, spreads = 0 if pads == [0, 0] else pads, 1 if spreads == [1, 1] else spreads
+    return ops._max_pool2d_with_indices(input, kernel, steps, pads, spreads, ceil_mode)[0]
+
+
+@op(node="max_pool2d_with_indices", meta=rule(_max_pool2d_meta), decompose=_max_pool2d_decomposition,
     errors=(Sample((TensorSpec((1, 2, 4, 4)), 5)), Sample((TensorSpec((1, 2, 4, 4)), 2), {"stride": 0}),
             Sample((TensorSpec((4, 4)), 2))),
     grad=_max_pool2d_grad, saves=("indices",), samples=(

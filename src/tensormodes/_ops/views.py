@@ -44,6 +44,7 @@ from .shape import (
     storage_span,
     strided_geometry,
     varargs_ints,
+    view_strides,
 )
 
 # -- reshaping views ---------------------------------------------------------------------
@@ -268,7 +269,56 @@ def _reshape_grad(grad, input_shape):
     return grad.reshape(input_shape)
 
 
-@op(grad=_reshape_grad, view=True, meta=metadata,
+def _reshape_as_pytorch(input, given: tuple, size: tuple[int, ...] | None = None):
+    """PyTorch's composite ``reshape`` (what the dispatch level sees): ``view`` when the strides
+    allow one, else ``clone`` then ``_unsafe_view`` (to ``size``: ``given`` with -1 resolved)."""
+    if size is None:
+        try:
+            size = infer_shape(given, input.numel())
+        except RuntimeError:
+            return NotImplemented  # the op raises PyTorch's error
+    if view_strides(tuple(input.shape), input.stride(), size) is not None:
+        return input.view(*given)
+    return ops.ops.aten._unsafe_view.default(input.clone(memory_format=ops.contiguous_format), list(size))
+
+
+def _reshape_decomposition(input, shape):
+    try:
+        given = int_tuple(shape, "reshape", "shape", allow_int=False)
+    except TypeError:
+        return NotImplemented
+    return _reshape_as_pytorch(input, given)
+
+
+def _reshape_method_decomposition(input, shape):
+    try:
+        given = varargs_ints(shape, "reshape", "shape")
+    except TypeError:
+        return NotImplemented
+    return _reshape_as_pytorch(input, given)
+
+
+def _flatten_decomposition(input, start_dim=0, end_dim=-1):
+    """PyTorch's composite ``flatten``: the input itself when nothing is flattened, else
+    ``reshape`` to the flattened sizes."""
+    if type(start_dim) is not int or type(end_dim) is not int:
+        return NotImplemented
+    ndim = input.dim()
+    if ndim == 0:
+        return _reshape_as_pytorch(input, (1,), (1,))
+    if not (-ndim <= start_dim < ndim and -ndim <= end_dim < ndim):
+        return NotImplemented
+    start, end = start_dim % ndim, end_dim % ndim
+    if start > end:
+        return NotImplemented
+    if start == end:
+        return input
+    shape = tuple(input.shape)
+    shape = shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:]
+    return _reshape_as_pytorch(input, shape, shape)
+
+
+@op(grad=_reshape_grad, view=True, meta=metadata, decompose=_reshape_decomposition,
     errors=(Sample((M23, (4, -1))), Sample((M23, (2, 3.0))), Sample((TensorSpec((0, 2)), (-1, 0)))),
     samples=(Sample((M23, (3, 2))), Sample((M23, (-1,))), Sample((SCALAR, ())),
              Sample((I23, [1, 3, -1]))))
@@ -284,6 +334,7 @@ def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
 
 
 @op(grad=_reshape_grad, function=False, method="reshape", view=True, meta=metadata,
+    decompose=_reshape_method_decomposition,
     errors=(Sample((M23, 5)), Sample((M23, -2, 3))),
     samples=(Sample((M23, 3, 2)), Sample((M23, (-1,))), Sample((SCALAR, 1, 1)), Sample((I23, [6]))),
     aten="reshape.default")
@@ -297,7 +348,7 @@ def reshape_method(input: Tensor, *shape: int) -> Tensor:
     return _reshape(input, varargs_ints(shape, "reshape", "shape"))
 
 
-@op(grad=_reshape_grad, method=True, view=True, meta=metadata,
+@op(grad=_reshape_grad, method=True, view=True, meta=metadata, decompose=_flatten_decomposition,
     errors=(Sample((M234, 2, 1)), Sample((M23, 3))),
     samples=(Sample((M234,)), Sample((M234, 1)), Sample((M234, 0, -2)), Sample((SCALAR,)),
              Sample((I23,), {"start_dim": -1}), Sample((M234,), {"start_dim": 1, "end_dim": 2})), aten="using_ints")

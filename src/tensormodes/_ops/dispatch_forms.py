@@ -1,0 +1,326 @@
+"""ATen's own ops behind PyTorch's composites: what the dispatch level sees where a public call
+is a composite there (``softmax`` -> ``_softmax``, ``cross_entropy`` -> ``_log_softmax`` and
+``nll_loss_forward``, ``x[1:]`` -> ``slice.Tensor``, ``x[mask]`` -> ``index.Tensor``,
+``tensor(data)`` -> ``lift_fresh``, ``reshape`` of a strided input -> ``clone`` and
+``_unsafe_view``, ``x[...]`` -> ``alias``).
+
+None is a public function (``function=False``): they are reached as
+``tensormodes.ops.aten.<name>.<overload>``, which the public ops' decompositions
+(``op(decompose=)``) call. Each reuses its public op's kernel, so a decomposed call computes
+bit for bit what the public op does; each has its own gradient formula (written with public ops
+and the backward ops), so autograd records the decomposition step by step as PyTorch's does.
+
+>>> import tensormodes as tm
+>>> tm.ops.aten.slice.Tensor(tm.arange(6), 0, 1, 5, 2).tolist()
+[1, 3]
+>>> str(tm.ops.aten._softmax.default._schema)
+'aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._meta_array import DataDependentOutputError, MetaArray
+from . import activation as _activation
+from . import indexing as _indexing
+from . import nn as _nn
+from ._samples import I23, M23, M234, SCALAR
+from .common import along, no_complex_autograd, ops, wrap_dim
+from .meta_rules import metadata, rule, same_shape
+from .registry import Index, Sample, Tensor, TensorSpec, op
+from .shape import meta_indexed, reshaped, value_dependent
+from .views import infer_shape
+
+# -- softmax and log_softmax -----------------------------------------------------------------
+
+_LOGITS = TensorSpec((2, 3), "float32", -5, 5)
+_SOFTMAX_SAMPLES = (
+    Sample((_LOGITS, 1, False)), Sample((_LOGITS, 0, False)),
+    Sample((TensorSpec((2, 3, 4), "float64", -9, 9), -1, False)),
+    Sample((TensorSpec((), "float32"), 0, False)), Sample((TensorSpec((3, 2), "float16"), 0, False)),
+    Sample((TensorSpec((2, 3), "bfloat16"), -1, False)))
+_SOFTMAX_ERRORS = (Sample((_LOGITS, 2, False)), Sample((_LOGITS, 1, True)),
+                   Sample((TensorSpec((4,), "int64"), 0, False)))
+
+
+def _check_half_to_float(kernel: str, half_to_float: bool) -> None:
+    if half_to_float:  # a CUDA-only conversion in PyTorch
+        raise RuntimeError(f"{kernel} with half to float conversion is not supported on CPU")
+
+
+def _softmax_grad(grad, result, dim, input_dtype):
+    return ops._softmax_backward_data(grad, result, dim, input_dtype)
+
+
+def _log_softmax_grad(grad, result, dim, input_dtype):
+    return ops._log_softmax_backward_data(grad, result, dim, input_dtype)
+
+
+@op(name="_softmax", function=False, aten="default", tags=("core",), grad=_softmax_grad,
+    meta=same_shape, errors=_SOFTMAX_ERRORS, samples=_SOFTMAX_SAMPLES)
+def _softmax_kernel(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
+    """``softmax(input, dim)``, ATen's form (``half_to_float``: a half input's float result,
+    which only PyTorch's CUDA kernels compute). What ``softmax`` reaches at the dispatch level.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten._softmax.default(tm.tensor([0.0, 0.0]), 0, False)
+    tensor([0.5000, 0.5000])
+    """
+    _check_half_to_float("softmax", half_to_float)
+    return _activation.softmax(input, dim)
+
+
+@op(name="_log_softmax", function=False, aten="default", tags=("core",), grad=_log_softmax_grad,
+    meta=same_shape, errors=_SOFTMAX_ERRORS, samples=_SOFTMAX_SAMPLES)
+def _log_softmax_kernel(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
+    """``log_softmax(input, dim)``, ATen's form (see ``_softmax``). What ``log_softmax`` and
+    ``cross_entropy`` reach at the dispatch level.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten._log_softmax.default(tm.tensor([0.0, 0.0]), 0, False)
+    tensor([-0.6931, -0.6931])
+    """
+    _check_half_to_float("log_softmax", half_to_float)
+    return _activation.log_softmax(input, dim)
+
+
+# -- nll_loss_forward ------------------------------------------------------------------------
+
+_REDUCTIONS = ("none", "mean", "sum")  # PyTorch's Reduction enum, by value
+
+
+def _reduction_name(reduction: int) -> str:
+    if type(reduction) is not int or not 0 <= reduction < len(_REDUCTIONS):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTIONS[reduction]
+
+
+def _nll_loss_forward_grad(grad, input, target, weight, reduction, ignore_index, needs_input_grad):
+    mode = _reduction_name(reduction)
+    grad_input, _, grad_weight = _nn._nll_loss_grad(grad[0], input, target, weight, None, ignore_index, None, mode,
+                                                    needs_input_grad)
+    if needs_input_grad[2] and mode != "none":
+        # total_weight is the counted targets' weights summed (PyTorch does not differentiate it;
+        # autograd here marks every floating output, so its gradient is the true one): each class's
+        # weight gets grad[1] once per counted target of that class.
+        keep = target != ignore_index
+        counted = keep.to(weight.dtype).reshape(-1) * grad[1]
+        per_class = weight.new_zeros(tuple(weight.shape)).scatter_add(0, target.masked_fill(~keep, 0).reshape(-1),
+                                                                       counted)
+        grad_weight = per_class if grad_weight is None else grad_weight + per_class
+    return grad_input, None, grad_weight
+
+
+def _nll_loss_forward_meta(input, target, weight, reduction, ignore_index):
+    output = _nn._nll_loss_meta(input, target, weight, None, ignore_index, None, _reduction_name(reduction))
+    return output, MetaArray((), input.dtype)
+
+
+@op(function=False, aten="default", grad=_nll_loss_forward_grad, meta=rule(_nll_loss_forward_meta),
+    schema={"ignore_index": "SymInt"},
+    errors=(Sample((TensorSpec((4, 3)), TensorSpec((3,), "int64", 0, 2), None, 1, -100)),
+            Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((2,)), 1, -100))),
+    samples=(
+    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), None, 1, -100)),
+    Sample((TensorSpec((4, 3), "float64"), TensorSpec((4,), "int64", 0, 2), None, 2, -100)),
+    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), None, 0, -100)),
+    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((3,), "float32", 0.5, 2), 1, 1)),
+    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((3,), "float32", 0.5, 2), 2, 0)),
+    Sample((TensorSpec((3,)), TensorSpec((), "int64", 0, 2), None, 1, -100))))
+def nll_loss_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                     ignore_index: int) -> tuple[Tensor, Tensor]:
+    """``nll_loss`` as ATen's op: ``(output, total_weight)``, the reduction as PyTorch's enum
+    (0 ``'none'``, 1 ``'mean'``, 2 ``'sum'``); ``total_weight`` is the counted targets' total
+    weight (0 for ``'none'``). What ``nll_loss`` and ``cross_entropy`` reach at the dispatch level.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.nll_loss_forward.default(tm.tensor([[-1.0, -2.0], [-3.0, -0.5]]), tm.tensor([0, 1]), None, 1, -100)
+    (tensor(0.7500), tensor(2.))
+    """
+    mode = _reduction_name(reduction)
+    output = _nn.nll_loss(input, target, weight, None, ignore_index, None, mode)
+    if mode == "none":
+        return output, np.zeros((), input.dtype)
+    index, _, _, weight = _nn._counted(input, target, weight, ignore_index)
+    total = index[1].size if weight is None else weight[index[1]].sum(dtype=input.dtype)
+    return output, np.asarray(total, input.dtype)
+
+
+# -- slice, alias and index ----------------------------------------------------------------
+
+def _slice_key(ndim: int, dim: int, start, end, step) -> tuple[int, slice]:
+    """(the wrapped dim, the slice), after PyTorch's checks."""
+    if ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, ndim)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    return d, slice(start, end, step)
+
+
+def _slice_grad(grad, input_shape, dim, start, end, step):
+    d, part = _slice_key(len(input_shape), dim, start, end, step)
+    out = grad.new_zeros(tuple(input_shape))
+    out[along(d, part)] = grad
+    return out
+
+
+@op(name="slice", function=False, aten="Tensor", tags=("core",), view=True, grad=_slice_grad, meta=metadata,
+    schema={"start": "SymInt?", "end": "SymInt?", "step": "SymInt"},
+    errors=(Sample((M23, 0, 0, 2, 0)), Sample((M23, 2)), Sample((SCALAR, 0, 0, 1))),
+    samples=(Sample((M23, 1, 1, 9223372036854775807)), Sample((M234, 2, 0, 9223372036854775807, 2)),
+             Sample((M23, 0, -5, -1)), Sample((I23,), {"dim": 1, "end": 2}), Sample((M23, 1, 2, 1)),
+             Sample((M23,))))
+def slice_kernel(input: Tensor, dim: int = 0, start: int | None = None, end: int | None = None,
+                 step: int = 1) -> Tensor:
+    """The view ``input[start:end:step]`` along ``dim`` (out-of-range bounds are clamped): ATen's
+    ``slice.Tensor``, what ``x[1:]`` reaches at the dispatch level.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.slice.Tensor(tm.tensor([[1, 2, 3], [4, 5, 6]]), 1, 1).tolist()
+    [[2, 3], [5, 6]]
+    """
+    d, part = _slice_key(input.ndim, dim, start, end, step)
+    if type(input) is MetaArray:
+        return meta_indexed(input, (slice(None),) * d + (part,))
+    return input[along(d, part)]
+
+
+def _alias_grad(grad):
+    return grad
+
+
+@op(name="alias", function=False, aten="default", tags=("core",), view=True, grad=_alias_grad, meta=metadata,
+    samples=(Sample((M23,)), Sample((SCALAR,)), Sample((I23,))))
+def alias_kernel(input: Tensor) -> Tensor:
+    """A view of all of ``input`` (what ``x[...]`` reaches at the dispatch level).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([1, 2])
+    >>> tm.ops.aten.alias.default(x)._base is x
+    True
+    """
+    if type(input) is MetaArray:
+        return meta_indexed(input, ())
+    return input[...]
+
+
+def _index_key(indices) -> tuple:
+    """``index.Tensor``'s indices (one entry per leading dimension; None: the whole dimension) as
+    an index of ``getitem`` (with the same meaning)."""
+    if not len(indices):
+        raise IndexError("at least one index must be provided")
+    return tuple(slice(None) if item is None else item for item in indices)
+
+
+def _index_grad(grad, input_shape, indices):
+    return _indexing._getitem_grad(grad, input_shape, _index_key(indices))
+
+
+def _index_meta(input, indices):
+    try:
+        return _indexing._getitem_meta(input, _index_key(indices))
+    except DataDependentOutputError:
+        raise value_dependent("index") from None
+
+
+_ROWS = TensorSpec((2,), "int64", -2, 1)
+
+
+@op(name="index", function=False, aten="Tensor", tags=("core", "dynamic_output_shape"), grad=_index_grad,
+    meta=rule(_index_meta),
+    errors=(Sample((M23, [TensorSpec((3,), "bool")])), Sample((M23, [TensorSpec((2,), "float32")])),
+            Sample((M23, []))),
+    samples=(Sample((M23, [_ROWS])), Sample((M234, [None, TensorSpec((2, 2), "int64", 0, 2)])),
+             Sample((M234, [_ROWS, None, TensorSpec((2,), "int64", 0, 3)])),
+             Sample((M23, [TensorSpec((2, 3), "bool")])),
+             Sample((M23, [TensorSpec((), "int64", 0, 1)])), Sample((I23, [None, TensorSpec((3,), "bool")]))))
+def index_kernel(input: Tensor, indices: Index) -> Tensor:
+    """``input`` indexed by ``indices``, a list of index tensors (integer positions or boolean
+    masks, one per leading dimension; None leaves a dimension whole): a copy, ATen's
+    ``index.Tensor``, what ``x[mask]`` and ``x[:, positions]`` reach at the dispatch level.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.index.Tensor(tm.tensor([[1, 2], [3, 4]]), [None, tm.tensor([1, 1])]).tolist()
+    [[2, 2], [4, 4]]
+    """
+    result = _indexing.getitem(input, _index_key(indices))
+    if np.may_share_memory(result, input):  # 0-dim integer indices act as integers there: a view
+        result = result.copy()
+    return result
+
+
+# -- lift_fresh and _unsafe_view -------------------------------------------------------------
+
+def _lift_fresh_grad(grad):
+    return grad
+
+
+@op(function=False, aten="default", alias=True, grad=_lift_fresh_grad, meta=metadata,
+    differentiable=no_complex_autograd("lift_fresh"),
+    samples=(Sample((M23,)), Sample((SCALAR,)), Sample((I23,))))
+def lift_fresh(input: Tensor) -> Tensor:
+    """``input`` itself: marks a tensor just made from Python data (``tensor([1, 2])``) as
+    entering the program, as PyTorch's ``lift_fresh`` does for tracing modes.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.lift_fresh.default(tm.ones(2))
+    tensor([1., 1.])
+    """
+    return input
+
+
+def _unsafe_view_grad(grad, input_shape):
+    return grad.reshape(input_shape)
+
+
+@op(function=False, aten="default", grad=_unsafe_view_grad, meta=metadata, schema={"size": "SymInt[]"},
+    errors=(Sample((M23, [4, 2])), Sample((M23, [-1, -1]))),
+    samples=(Sample((M23, [3, 2])), Sample((M234, [6, -1])), Sample((SCALAR, [1])), Sample((I23, [6]))))
+def _unsafe_view(input: Tensor, size: Sequence[int]) -> Tensor:
+    """``input`` with the shape ``size`` (one entry may be -1), not recorded as a view of it:
+    what ``reshape`` of a tensor whose strides allow no view runs on its contiguous clone.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten._unsafe_view.default(tm.arange(6), [2, 3]).shape
+    tensormodes.Size([2, 3])
+    """
+    return reshaped(input, infer_shape(tuple(size), input.size))
+
+
+# -- decompositions of composites whose families are full ------------------------------------
+
+def _per_dim(value, spatial: int) -> list[int] | None:
+    """An int argument of conv1d / conv2d as one int per spatial dimension (None: not so given)."""
+    values = [value] * spatial if type(value) is int else list(value) if isinstance(value, (list, tuple)) else None
+    return values if values is not None and len(values) == spatial and all(type(v) is int for v in values) else None
+
+
+def conv_decomposition(spatial: int):
+    """PyTorch's composite ``conv1d`` / ``conv2d``: ``convolution`` with every argument as one int per
+    spatial dimension ('valid' and a symmetric 'same' resolved); an unbatched input gets its batch
+    dimension by ``unsqueeze`` and loses it by ``squeeze``. Anything else (complex operands, which
+    PyTorch splits into parts, an asymmetric 'same', argument errors) is left to the op."""
+    def decompose(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        if input.is_complex() or weight.dim() != spatial + 2 or input.dim() not in (spatial + 1, spatial + 2) \
+                or type(groups) is not int or (bias is not None and bias.dtype != input.dtype):
+            return NotImplemented
+        strides, dilations = _per_dim(stride, spatial), _per_dim(dilation, spatial)
+        if padding == "valid":
+            padding = 0
+        elif padding == "same" and dilations is not None and strides == [1] * spatial:
+            totals = [d * (k - 1) for d, k in zip(dilations, weight.shape[2:])]
+            padding = [total // 2 if total % 2 == 0 else -1 for total in totals]  # odd: asymmetric
+        paddings = None if isinstance(padding, str) else _per_dim(padding, spatial)
+        if strides is None or dilations is None or paddings is None or any(p < 0 for p in paddings):
+            return NotImplemented
+        unbatched = input.dim() == spatial + 1
+        batched = input.unsqueeze(0) if unbatched else input
+        result = ops.convolution(batched, weight, bias, strides, paddings, dilations, False, [0] * spatial, groups)
+        return result.squeeze(0) if unbatched else result
+
+    decompose.__name__ = decompose.__qualname__ = f"conv{spatial}d_decomposition"
+    return decompose

@@ -1,0 +1,358 @@
+"""Composites at the dispatch level: the ops a TorchDispatchMode sees for softmax, cross_entropy,
+nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d and max_pool2d are
+PyTorch 2.13's (``op(decompose=)``, the ATen-only ops of ``_ops/dispatch_forms.py``); the
+decomposed calls compute what the eager ops compute, gradients included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+import tensormodes.nn.functional as F
+from tensormodes.utils._python_dispatch import TorchDispatchMode
+
+aten = tm.ops.aten
+MAX = 9223372036854775807
+
+# Names the concurrent ATen-naming work gives these ops (select.int, squeeze.dim ...): our
+# sequences are compared under PyTorch's names; entries are no-ops once the names are PyTorch's.
+PENDING_NAMES = {"aten.select.default": "aten.select.int", "aten.transpose.default": "aten.transpose.int",
+                 "aten.squeeze.default": "aten.squeeze.dim",
+                 "aten._max_pool2d_with_indices.default": "aten.max_pool2d_with_indices.default",
+                 "aten.empty.default": "aten.empty.memory_format", "aten.fill_.Tensor": "aten.fill_.Scalar"}
+
+
+def _shown(value):
+    """A handler argument as the tests compare it: tensors by shape and dtype name."""
+    if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, np.ndarray):
+        return (tuple(value.shape), str(value.dtype).rsplit(".", 1)[-1])
+    if isinstance(value, (list, tuple)):
+        return [_shown(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # fill_(0.0) and fill_(0) alike
+    return value
+
+
+class Seen(TorchDispatchMode):
+    """Records (op name, positional arguments) of each call, under PyTorch's names."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = PENDING_NAMES.get(str(func), str(func))
+        shown = _shown(list(args))
+        if name == "aten.squeeze.dim" and isinstance(shown[1], list):
+            shown[1] = shown[1][0]  # squeeze(x, [0]) is squeeze.dim(x, 0) in PyTorch
+        self.calls.append((name, shown))
+        return func(*args, **(kwargs or {}))
+
+
+def seen(program, *inputs):
+    with Seen() as mode:
+        program(*inputs)
+    return mode.calls
+
+
+F32 = "float32"
+X = tm.arange(24.0).reshape(2, 3, 4)
+T234 = ((2, 3, 4), F32)
+ROWS = tm.tensor([0, 1])
+
+
+# -- the sequences, as PyTorch 2.13 logs them (torch-free literals) ------------------------------
+
+def test_softmax_and_log_softmax_reach_their_aten_ops():
+    assert seen(lambda: X.softmax(1)) == [("aten._softmax.default", [T234, 1, False])]
+    assert seen(lambda: tm.log_softmax(X, -1)) == [("aten._log_softmax.default", [T234, -1, False])]
+    assert seen(lambda: F.softmax(X, 1, dtype=tm.float64)) == [
+        ("aten._to_copy.default", [T234]), ("aten._softmax.default", [((2, 3, 4), "float64"), 1, False])]
+    assert seen(lambda: X.log_softmax(0, dtype=tm.float32)) == [("aten._log_softmax.default", [T234, 0, False])]
+
+
+def test_cross_entropy_and_nll_loss_reach_nll_loss_forward():
+    logits, target, weight = tm.zeros(4, 3), tm.tensor([0, 2, 1, 1]), tm.ones(3)
+    t4 = ((4,), "int64")
+    assert seen(lambda: F.cross_entropy(logits, target)) == [
+        ("aten._log_softmax.default", [((4, 3), F32), 1, False]),
+        ("aten.nll_loss_forward.default", [((4, 3), F32), t4, None, 1, -100])]
+    assert seen(lambda: F.cross_entropy(logits, target, weight, reduction="sum", ignore_index=1)) == [
+        ("aten._log_softmax.default", [((4, 3), F32), 1, False]),
+        ("aten.nll_loss_forward.default", [((4, 3), F32), t4, ((3,), F32), 2, 1])]
+    assert seen(lambda: F.cross_entropy(tm.zeros(3), tm.tensor(1), reduction="none"))[-2:] == [
+        ("aten._log_softmax.default", [((3,), F32), 0, False]),
+        ("aten.nll_loss_forward.default", [((3,), F32), ((), "int64"), None, 0, -100])]
+    assert seen(lambda: F.nll_loss(logits, target)) == [
+        ("aten.nll_loss_forward.default", [((4, 3), F32), t4, None, 1, -100])]
+
+
+def test_indexing_is_select_slice_unsqueeze_and_index():
+    sel, sl, unsq, idx = "aten.select.int", "aten.slice.Tensor", "aten.unsqueeze.default", "aten.index.Tensor"
+    rows = ((2,), "int64")
+    assert seen(lambda: X[0]) == [(sel, [T234, 0, 0])]
+    assert seen(lambda: X[-1, 2]) == [(sel, [T234, 0, -1]), (sel, [((3, 4), F32), 0, 2])]
+    assert seen(lambda: X[:, 1:]) == [(sl, [T234, 1, 1, MAX])]  # the whole first dimension: skipped
+    assert seen(lambda: X[:]) == [(sl, [T234, 0, 0, MAX])]  # a lone slice is never skipped
+    assert seen(lambda: X[-2:, 1:]) == [(sl, [T234, 0, -2, MAX]), (sl, [T234, 1, 1, MAX])]
+    assert seen(lambda: X[0:100, ::2]) == [(sl, [T234, 1, 0, MAX, 2])]
+    assert seen(lambda: X[1:, None, ..., :, 2]) == [
+        (sl, [T234, 0, 1, MAX]), (unsq, [((1, 3, 4), F32), 1]), (sel, [((1, 1, 3, 4), F32), 3, 2])]
+    assert seen(lambda: X[...]) == [("aten.alias.default", [T234])]
+    assert seen(lambda: X[:, :]) == [("aten.alias.default", [T234])]
+    assert seen(lambda: X[None]) == [(unsq, [T234, 0])]
+    assert seen(lambda: X[X > 0])[-1] == (idx, [T234, [((2, 3, 4), "bool")]])
+    assert seen(lambda: X[ROWS]) == [(idx, [T234, [rows]])]
+    assert seen(lambda: X[:, ROWS, None]) == [(unsq, [T234, 2]), (idx, [((2, 3, 1, 4), F32), [None, rows]])]
+    assert seen(lambda: X[ROWS, ..., ROWS]) == [(idx, [T234, [rows, None, rows]])]
+    assert seen(lambda: X[0, ROWS]) == [(sel, [T234, 0, 0]), (idx, [((3, 4), F32), [rows]])]
+    assert seen(lambda: X[[0, 1], 0]) == [("aten.lift_fresh.default", [rows]), (sel, [T234, 1, 0]),
+                                          (idx, [((2, 4), F32), [rows]])]
+    assert seen(lambda: X[:, False, 1]) == [
+        (unsq, [T234, 1]), ("aten.empty.memory_format", [[0]]), (sel, [((2, 1, 3, 4), F32), 2, 1]),
+        (idx, [((2, 1, 4), F32), [None, ((0,), "int64")]])]
+    assert seen(lambda: X[True]) == [
+        (unsq, [T234, 0]), ("aten.empty.memory_format", [[1]]), ("aten.fill_.Scalar", [((1,), "int64"), 0]),
+        (idx, [((1, 2, 3, 4), F32), [((1,), "int64")]])]
+    mask = X[0] > 5
+    assert seen(lambda: X[:, mask]) == [(idx, [T234, [None, ((3, 4), "bool")]])]
+
+
+def test_indexing_errors_are_pytorchs():
+    with Seen() as mode, pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 2"):
+        X[5]
+    assert mode.calls == []
+    with Seen(), pytest.raises(IndexError, match="too many indices for tensor of dimension 3"):
+        X[0, 0, 0, 0]
+
+
+def test_tensor_from_data_is_lifted():
+    assert seen(lambda: tm.tensor([1, 2])) == [("aten.lift_fresh.default", [((2,), "int64")])]
+    assert seen(lambda: tm.tensor(3.0)) == [("aten.lift_fresh.default", [((), F32)])]
+    with Seen():
+        made = tm.tensor([1.0, 2.0], requires_grad=True)
+    assert made.requires_grad and made.is_leaf and made._base is None and made.tolist() == [1.0, 2.0]
+
+
+def test_reshape_and_flatten_view_or_copy_as_pytorch():
+    strided = X.transpose(1, 2)
+    unsafe = "aten._unsafe_view.default"
+    assert seen(lambda: X.reshape(-1, 4)) == [("aten.view.default", [T234, [-1, 4]])]
+    assert seen(lambda: tm.reshape(X, (4, -1))) == [("aten.view.default", [T234, [4, -1]])]
+    assert seen(lambda: strided.reshape(-1)) == [("aten.clone.default", [((2, 4, 3), F32)]),
+                                                 (unsafe, [((2, 4, 3), F32), [24]])]
+    assert seen(lambda: X.flatten(1)) == [("aten.view.default", [T234, [2, 12]])]
+    assert seen(lambda: strided.flatten(0, 1)) == [("aten.clone.default", [((2, 4, 3), F32)]),
+                                                   (unsafe, [((2, 4, 3), F32), [8, 3]])]
+    scalar = tm.tensor(1.0)
+    assert seen(lambda: scalar.flatten()) == [("aten.view.default", [((), F32), [1]])]
+    with Seen() as mode:
+        same = X.flatten(1, 1)
+    assert same is X and mode.calls == []  # PyTorch's flatten returns its input when nothing flattens
+    clone_kwargs = []
+
+    class Kwargs(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            clone_kwargs.append(kwargs)
+            return func(*args, **(kwargs or {}))
+
+    with Kwargs():
+        strided.reshape(-1)
+    assert clone_kwargs[0] == {"memory_format": tm.contiguous_format}
+
+
+def test_conv_and_max_pool_reach_convolution_and_max_pool2d_with_indices():
+    image, weight = tm.zeros(1, 2, 5, 5), tm.zeros(3, 2, 3, 3)
+    conv, pool = "aten.convolution.default", "aten.max_pool2d_with_indices.default"
+    assert seen(lambda: F.conv2d(image, weight)) == [
+        (conv, [((1, 2, 5, 5), F32), ((3, 2, 3, 3), F32), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1])]
+    assert seen(lambda: F.conv2d(image, weight, padding="same", dilation=1))[0][1][4] == [1, 1]
+    signal, taps, bias = tm.zeros(2, 5), tm.zeros(3, 2, 3), tm.zeros(3)
+    assert seen(lambda: F.conv1d(signal, taps, bias, stride=2, padding=1)) == [
+        ("aten.unsqueeze.default", [((2, 5), F32), 0]),
+        (conv, [((1, 2, 5), F32), ((3, 2, 3), F32), ((3,), F32), [2], [1], [1], False, [0], 1]),
+        ("aten.squeeze.dim", [((1, 3, 3), F32), 0])]
+    assert seen(lambda: F.max_pool2d(image, 2)) == [(pool, [((1, 2, 5, 5), F32), [2, 2]])]
+    assert seen(lambda: F.max_pool2d(image, 3, padding=1)) == [(pool, [((1, 2, 5, 5), F32), [3, 3], [], [1, 1]])]
+    assert seen(lambda: F.max_pool2d(image, (2, 3), (1, 2), (1, 0), 2, True)) == [
+        (pool, [((1, 2, 5, 5), F32), [2, 3], [1, 2], [1, 0], [2, 2], True])]
+
+
+# -- the decomposed calls compute what the ops compute ---------------------------------------
+
+class PassThrough(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+_RNG = np.random.default_rng(7)
+_LOGITS = _RNG.standard_normal((5, 4)).astype(np.float32)
+_IMAGE = _RNG.standard_normal((2, 3, 6, 6)).astype(np.float32)
+_KERNEL = _RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+_CUBE = _RNG.standard_normal((3, 4, 5)).astype(np.float64)
+_TARGET = [0, 3, 1, 1, 2]
+
+# (name, function of a leaf tensor (float, requires grad) returning a tensor, the leaf's data)
+PROGRAMS = [
+    ("softmax", lambda x: x.softmax(1), _LOGITS),
+    ("softmax_dtype", lambda x: tm.softmax(x, 0, dtype=tm.float64), _LOGITS),
+    ("softmax_half", lambda x: x.softmax(1, dtype=tm.float16), _LOGITS),
+    ("log_softmax", lambda x: F.log_softmax(x, -1), _LOGITS),
+    ("cross_entropy", lambda x: F.cross_entropy(x, tm.tensor(_TARGET)), _LOGITS),
+    ("cross_entropy_weighted", lambda x: F.cross_entropy(
+        x, tm.tensor(_TARGET), tm.tensor([1.0, 2.0, 0.5, 3.0]), reduction="sum", ignore_index=1), _LOGITS),
+    ("cross_entropy_none", lambda x: F.cross_entropy(x, tm.tensor(_TARGET), reduction="none"), _LOGITS),
+    ("nll_loss", lambda x: F.nll_loss(x.log_softmax(1), tm.tensor(_TARGET)), _LOGITS),
+    ("select_slice", lambda x: x[1, :, 1:4:2], _CUBE),
+    ("index", lambda x: x[[0, 2], None, 1:], _CUBE),
+    ("mask", lambda x: x[x > 0], _CUBE),
+    ("positions_apart", lambda x: x[tm.tensor([0, 2]), ..., tm.tensor([1, 1])], _CUBE),
+    ("bool", lambda x: x[0, True], _CUBE),
+    ("ellipsis", lambda x: x[...] * 2, _CUBE),
+    ("reshape_view", lambda x: x.reshape(4, -1), _CUBE),
+    ("reshape_copy", lambda x: x.transpose(0, 2).reshape(-1), _CUBE),
+    ("flatten", lambda x: x.transpose(0, 1).flatten(1), _CUBE),
+    ("conv2d", lambda x: F.conv2d(x, tm.tensor(_KERNEL), tm.tensor([0.1, 0.2, 0.3, 0.4]), padding=1), _IMAGE),
+    ("conv2d_unbatched", lambda x: F.conv2d(x[0], tm.tensor(_KERNEL), stride=2), _IMAGE),
+    ("conv1d", lambda x: F.conv1d(x[:, :, 0], tm.tensor(_KERNEL[:, :, 0]), padding="same"), _IMAGE),
+    ("max_pool2d", lambda x: F.max_pool2d(x, 3, 2, 1), _IMAGE),
+]
+
+
+@pytest.mark.parametrize("name, program, data", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+def test_decomposed_results_and_gradients_equal_eager(name, program, data):
+    def run(mode):
+        leaf = tm.tensor(data, requires_grad=True)
+        if mode is None:
+            out = program(leaf)
+        else:
+            with mode:
+                out = program(leaf)
+        seed = tm.tensor(np.random.default_rng(1).standard_normal(tuple(out.shape)), dtype=out.dtype)
+        out.backward(seed)
+        return out, leaf.grad
+
+    eager, eager_grad = run(None)
+    mode = Seen()
+    decomposed, decomposed_grad = run(mode)
+    assert decomposed.dtype == eager.dtype and decomposed.shape == eager.shape
+    np.testing.assert_array_equal(decomposed.detach().numpy(), eager.detach().numpy())
+    # The backward runs the decomposition's formulas (softmax's, nll_loss's ... instead of a fused
+    # op's): the same gradients, to rounding.
+    np.testing.assert_allclose(decomposed_grad.numpy(), eager_grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert mode.calls  # the mode saw the decomposition
+
+
+def test_aten_only_ops_compute():
+    x = tm.arange(6.0).reshape(2, 3)
+    assert aten.slice.Tensor(x, 1, 1).tolist() == [[1.0, 2.0], [4.0, 5.0]]
+    assert aten.slice.Tensor(x, 1, -100, 100, 2).tolist() == [[0.0, 2.0], [3.0, 5.0]]
+    assert aten.slice.Tensor(x, 0, 5, 1).shape == (0, 3)
+    with pytest.raises(RuntimeError, match="slice step must be positive"):
+        aten.slice.Tensor(x, 0, 0, 2, 0)
+    with pytest.raises(IndexError, match="slice\\(\\) cannot be applied to a 0-dim tensor."):
+        aten.slice.Tensor(tm.tensor(1.0), 0, 0, 1)
+    picked = aten.index.Tensor(x, [tm.tensor(1)])
+    assert picked.tolist() == [3.0, 4.0, 5.0] and picked._base is None  # a copy, unlike x[tm.tensor(1)]
+    picked[0] = 9.0
+    assert x[1, 0].item() == 3.0
+    with pytest.raises(IndexError, match="at least one index must be provided"):
+        aten.index.Tensor(x, [])
+    output, total = aten.nll_loss_forward.default(
+        tm.tensor([[-1.0, -2.0], [-3.0, -0.5], [-1.0, -1.0]]), tm.tensor([0, 1, 1]), tm.tensor([2.0, 4.0]), 1, 0)
+    assert output.item() == 0.75 and total.item() == 8.0
+    output, total = aten.nll_loss_forward.default(tm.zeros(2, 2), tm.tensor([0, 1]), None, 0, -100)
+    assert output.tolist() == [0.0, 0.0] and total.item() == 0.0
+    with pytest.raises(RuntimeError, match="softmax with half to float conversion is not supported on CPU"):
+        aten._softmax.default(x, 1, True)
+    with pytest.raises(RuntimeError, match="log_softmax with half to float conversion is not supported on CPU"):
+        aten._log_softmax.default(x, 1, True)
+    strided = x.t()
+    assert aten._unsafe_view.default(strided, [6]).tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    fresh = tm.zeros(2)
+    assert aten.alias.default(fresh)._base is fresh
+    lifted = aten.lift_fresh.default(x)
+    lifted[0, 0] = 7.0
+    assert x[0, 0].item() == 7.0 and lifted._base is None
+
+
+def test_total_weight_gradient_is_the_true_one():
+    # nll_loss_forward's second output requires grad here (every floating output of a node does):
+    # its gradient for the class weights is d(sum of the counted targets' weights).
+    weight = tm.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    _, total = aten.nll_loss_forward.default(tm.zeros(4, 3), tm.tensor([0, 2, 2, 1]), weight, 1, 1)
+    total.backward()
+    assert weight.grad.tolist() == [1.0, 0.0, 2.0]
+
+
+def test_softmax_to_a_half_dtype_rounds_the_input_first():
+    # PyTorch converts to ``dtype`` before computing (what the decomposition's _to_copy does).
+    x = tm.tensor([[0.1, 1.0001, -2.3], [3.14159, 0.0, 2.71828]])
+    for name in ("softmax", "log_softmax"):
+        for dtype in (tm.float16, tm.bfloat16):
+            direct = getattr(x, name)(1, dtype=dtype)
+            np.testing.assert_array_equal(direct.float().numpy(), getattr(x.to(dtype), name)(1).float().numpy())
+
+
+# -- against PyTorch itself ----------------------------------------------------------------------
+
+TORCH_PROGRAMS = [
+    "x.softmax(1)", "torch.softmax(x, -1, dtype=torch.float64)", "F.log_softmax(x, 0)",
+    "F.cross_entropy(m, target)", "F.cross_entropy(m, target, w, reduction='sum', ignore_index=1)",
+    "F.cross_entropy(m[0], target[0])", "F.nll_loss(m, target, reduction='none')",
+    "x[0]", "x[:, 1:]", "x[:]", "x[...]", "x[:, :]", "x[None]", "x[0, None, 1:3]", "x[-2:, ..., ::2]",
+    "x[1:, None, ..., :, 2]", "x[mask]", "x[[0, 1]]", "x[rows]", "x[:, rows, None]", "x[rows, ..., rows]",
+    "x[0, rows]", "x[[0, 1], 0]", "x[:, [0, 1], 1:]", "x[True]", "x[0, False]", "x[mask[:, :, 0], None, 1:]",
+    "x[5:]", "x[:-1]", "x[0][1]",
+    "torch.tensor([1, 2])", "torch.tensor([[1.5], [2.5]])",
+    "x.reshape(6, 4)", "x.reshape(-1)", "torch.reshape(x, (4, -1))", "x.transpose(0, 1).reshape(-1)",
+    "x[:, 0].reshape(-1)", "x.flatten()", "x.flatten(1)", "x.flatten(1, 1)", "x.transpose(1, 2).flatten(0, 1)",
+    "m[0, 0].flatten()",
+    "F.conv2d(image, kernel)", "F.conv2d(image[0], kernel, bias, stride=2, padding=1)",
+    "F.conv2d(image, kernel, padding='same', dilation=2)", "F.conv1d(image[:, :, 0], kernel[:, :, 0], groups=1)",
+    "F.max_pool2d(image, 2)", "F.max_pool2d(image, 3, padding=1)",
+    "F.max_pool2d(image, (2, 3), (1, 2), (1, 0), 2, True)",
+]
+
+
+def _run_logged(library, functional, program: str):
+    import torch
+
+    from tensormodes.utils._python_dispatch import TorchDispatchMode as OurMode
+
+    base = torch.utils._python_dispatch.TorchDispatchMode if library is torch else OurMode
+    rng = np.random.default_rng(3)
+    data = {"x": rng.standard_normal((2, 3, 4)).astype(np.float32), "m": rng.standard_normal((4, 3)).astype(np.float32),
+            "target": np.array([0, 2, 1, 1]), "w": np.array([1.0, 2.0, 3.0], np.float32), "rows": np.array([0, 1]),
+            "image": rng.standard_normal((2, 3, 6, 6)).astype(np.float32),
+            "kernel": rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "bias": np.ones(4, np.float32)}
+    names = {key: library.from_numpy(value.copy()) for key, value in data.items()}
+    names.update(torch=library, F=functional, mask=names["x"] > 0)
+    calls = []
+
+    class Log(base):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = PENDING_NAMES.get(str(func), str(func))
+            shown = _shown(list(args))
+            if name == "aten.squeeze.dim" and isinstance(shown[1], list):
+                shown[1] = shown[1][0]
+            calls.append((name, shown))
+            return func(*args, **(kwargs or {}))
+
+    with Log():
+        result = eval(program, names)  # noqa: S307 - the table's own programs
+    return calls, result
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("program", TORCH_PROGRAMS)
+def test_sequences_match_torch(program):
+    import torch
+    import torch.nn.functional as torch_F
+
+    theirs, their_result = _run_logged(torch, torch_F, program)
+    ours, our_result = _run_logged(tm, F, program)
+    assert ours == theirs
+    np.testing.assert_allclose(our_result.numpy(), their_result.numpy(), rtol=1e-5, atol=1e-6)
+    assert tuple(our_result.shape) == tuple(their_result.shape)
