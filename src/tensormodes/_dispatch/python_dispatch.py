@@ -365,7 +365,7 @@ def call_overload(overload, args: tuple, kwargs: dict):
     kernel = overload.__dict__.get("_kernel")
     if kernel is None:
         kernel = _kernel_of(overload)
-    if kwargs or overload._variadic:
+    if kwargs or overload._converts:
         args, kwargs = public_call(overload, args, kwargs)
         return kernel(*args, **kwargs)
     return kernel(*args)
@@ -381,8 +381,13 @@ def _subclass_args(args: tuple, kwargs: dict) -> list:
 
 def _kernel_of(overload) -> Callable:
     """The end of ``overload``'s chain: the op's implementation below the dispatch level (which
-    takes the public form of the arguments; cached on the overload)."""
-    overload._variadic = _plan(overload)[1] is not None
+    takes the public form of the arguments; cached on the overload). ``_converts``: whether
+    positional schema-form arguments need ``public_call`` (they do not when they are the
+    leading public parameters, in order)."""
+    positional = [a.public for a in overload._schema.arguments if not a.kwarg_only]
+    parameters = list(overload._opdef.signature.parameters.values())[:len(positional)]
+    overload._converts = [p.name for p in parameters] != positional or any(
+        p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY) for p in parameters)
     kernel = overload._kernel = HOOKS.impl_of(overload._opdef, overload._kind)
     return kernel
 
