@@ -423,3 +423,49 @@ def test_two_dimensional_matmul_is_mm():
     with Log() as log:
         tm.ones(2, 3) @ tm.ones(3, 2)
     assert log.ops == ["aten.ones.default", "aten.ones.default", "aten.mm.default"]
+
+
+def test_stack_guarantees_out_of_order_exit_and_abandoned_generators():
+    first, second = BaseTorchDispatchMode(), BaseTorchDispatchMode()
+    first.__enter__()
+    second.__enter__()
+    with pytest.raises(RuntimeError, match="still active"):
+        first.__exit__(None, None, None)
+    assert _get_current_dispatch_mode_stack() == []  # restored to before `first`
+
+    def generator():
+        with BaseTorchDispatchMode():
+            yield 1
+            yield 2
+
+    gen = generator()
+    next(gen)
+    assert len(_get_current_dispatch_mode_stack()) == 1
+    with Log() as log:
+        del gen  # abandoned inside another mode's block: its exit must not pop `log`
+        tm.ones(1)
+        assert _get_current_dispatch_mode() is log
+    assert _get_current_dispatch_mode_stack() == []
+
+
+def test_handler_and_kernel_errors_propagate_unchanged():
+    class Boom(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            raise KeyError("from the handler")
+
+    with pytest.raises(KeyError, match="from the handler"), Boom():
+        tm.ones(1)
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"), Log():
+        tm.ones(2, 3).mm(tm.ones(2, 3))
+    assert _get_current_dispatch_mode_stack() == []
+
+
+def test_wrapper_without_disabling_torch_function_still_dispatches():
+    class Plainly(LoggingTensor):
+        __torch_function__ = classmethod(tm.Tensor.__torch_function__.__func__)  # the default's
+
+    LoggingTensor.log = []
+    x = Plainly(tm.ones(2))
+    y = x * 3  # the default __torch_function__ converts the handler's result to the class
+    assert type(y) is Plainly and y.shape == (2,)
+    assert [name for name, _ in LoggingTensor.log] == ["aten.mul.Tensor"]
