@@ -26,6 +26,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..nn.modules.module import Module
 from . import _dot, _purity
 from ._codegen import CodeGen, Namespace, PythonCode, python_code
 from .node import Node, map_arg
@@ -136,9 +137,9 @@ class Graph:
         return self.create_node("get_attr", qualified_name, type_expr=type_expr)
 
     def call_function(self, the_function: Callable, args: tuple | None = None, kwargs: dict | None = None,
-                      type_expr: Any = None) -> Node:
-        """Call ``the_function(*args, **kwargs)``."""
-        return self.create_node("call_function", the_function, args, kwargs, type_expr=type_expr)
+                      type_expr: Any = None, name: str | None = None) -> Node:
+        """Call ``the_function(*args, **kwargs)`` (``name``: the wished node name, as in ``create_node``)."""
+        return self.create_node("call_function", the_function, args, kwargs, name, type_expr)
 
     def call_method(self, method_name: str, args: tuple | None = None, kwargs: dict | None = None,
                     type_expr: Any = None) -> Node:
@@ -247,23 +248,42 @@ class Graph:
         return changed
 
     def lint(self) -> None:
-        """Check the graph's invariants: unique names, inputs defined before use, ``users``
-        consistent, known ops, one output at the end. Raises ``RuntimeError`` on a violation."""
+        """Check the graph's invariants, with torch.fx's messages: every node belongs to this graph
+        and takes only nodes of this graph defined before it, names are unique; then ours:
+        ``users`` consistent, one output at the end; and, with an owning module, that
+        ``get_attr`` / ``call_module`` targets exist in it. Raises ``RuntimeError`` on a violation.
+
+        >>> from tensormodes import fx
+        >>> other = fx.Graph(); a = other.placeholder("a")
+        >>> g = fx.Graph(); _ = g.output(g.call_method("neg", (a,)))
+        >>> g.lint()
+        Traceback (most recent call last):
+        ...
+        RuntimeError: Argument 'a' of Node 'neg' does not belong to this Graph, but was used as an argument! If you are copying nodes from another graph, make sure to use ``arg_transform`` on node_copy() to remap values
+        graph():
+            %neg : [num_users=1] = call_method[target=neg](args = (%a,), kwargs = {})
+            return neg
+        """
         seen: set[Node] = set()
         names: set[str] = set()
         outputs = 0
         for node in self.nodes:
             if node.graph is not self:
-                raise RuntimeError(f"Node {node} does not belong to this graph")
+                raise RuntimeError(f"Node '{node}' does not belong to this Graph!")
+            for used in node.all_input_nodes:
+                if used.graph is not self:
+                    raise RuntimeError(f"Argument '{used}' of Node '{node}' does not belong to this Graph, but was "
+                                       "used as an argument! If you are copying nodes from another graph, make sure "
+                                       f"to use ``arg_transform`` on node_copy() to remap values\n{self}")
+                if used not in seen:
+                    raise RuntimeError(f"Argument '{used}' of Node '{node}' was used before it has been defined! "
+                                       f"Please check that Nodes in the graph are topologically ordered\n{self}")
+                if node not in used.users:
+                    raise RuntimeError(f"Node {node} is missing from the users of its input {used}")
+            seen.add(node)
             if node.name in names:
                 raise RuntimeError(f"Node redefined name {node.name}!")
             names.add(node.name)
-            for used in node.all_input_nodes:
-                if used not in seen:
-                    raise RuntimeError(f"Argument '{used}' of Node '{node}' was used before it has been "
-                                       "defined! Please check that Nodes in the graph are topologically ordered")
-                if node not in used.users:
-                    raise RuntimeError(f"Node {node} is missing from the users of its input {used}")
             for user in node.users:
                 if user._erased or node not in user._input_nodes:
                     raise RuntimeError(f"Node {user} is recorded as a user of {node} but does not use it")
@@ -271,9 +291,28 @@ class Graph:
                 outputs += 1
             elif outputs:
                 raise RuntimeError(f"Node {node} comes after the graph's output")
-            seen.add(node)
         if outputs > 1:
             raise RuntimeError("Graph has more than one output node")
+        if self.owning_module is not None:
+            self._lint_targets()
+
+    def _lint_targets(self) -> None:
+        """torch.fx's check that ``get_attr`` and ``call_module`` targets exist in the owning module."""
+        for node in self.nodes:
+            if node.op not in ("get_attr", "call_module"):
+                continue
+            atoms = node.target.split(".")
+            holder = self.owning_module
+            for i, atom in enumerate(atoms):
+                found = getattr(holder, atom, None)
+                seen_qualname = ".".join(atoms[:i])
+                if found is None:
+                    raise RuntimeError(f"Node {node} target {node.target} references nonexistent attribute {atom} "
+                                       f"of {seen_qualname}")
+                if node.op == "call_module" and not isinstance(found, Module):
+                    raise RuntimeError(f"Node {node} target {node.target} {atom} of {seen_qualname} does not "
+                                       "reference an nn.Module")
+                holder = found
 
     # -- text and pictures ----------------------------------------------------------------
 

@@ -228,8 +228,8 @@ class Node:
         >>> b.prepend(g.call_method("neg", (a,))); [n.name for n in g.nodes]
         ['a', 'neg', 'b']
         """
-        if self is x:
-            raise ValueError("Trying to prepend a node to itself")
+        if self is x:  # torch.fx: a no-op
+            return
         if x.graph is not self.graph:
             raise ValueError("Attempting to move a Node into a different Graph")
         x._remove_from_list()
@@ -279,9 +279,9 @@ class Node:
         inputs: dict[Node, None] = {}
         _collect_nodes(args, inputs)
         _collect_nodes(kwargs, inputs)
+        # A node of another graph is accepted, as torch.fx accepts it (``node_copy`` without a
+        # value map); ``Graph.lint`` rejects it with torch.fx's message.
         for node in inputs:
-            if node.graph is not self.graph:
-                raise ValueError(f"node {self.name!r} takes {node.name!r}, a node of another graph")
             if node._erased:
                 raise ValueError(f"node {self.name!r} takes {node.name!r}, which was erased from the graph")
             node.users[self] = None
