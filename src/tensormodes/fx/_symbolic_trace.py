@@ -239,6 +239,10 @@ class Tracer(TracerBase):
         fn = self._root_function(root)
         concrete_args = dict(concrete_args or {})
         self.graph = Graph(tracer_cls=type(self))
+        code = getattr(inspect.unwrap(fn), "__code__", None)
+        if code is not None:
+            self.graph._co_fields = {"co_name": code.co_name, "co_filename": code.co_filename,
+                                     "co_firstlineno": code.co_firstlineno}
         signature = inspect.signature(fn)
         unknown = set(concrete_args) - set(signature.parameters)
         if unknown:
