@@ -41,8 +41,10 @@ def no_data_error(operation: str) -> NotImplementedError:
     ``operation`` that needed them (the message itself stays PyTorch's, word for word).
 
     >>> error = no_data_error("Tensor.tolist()")
-    >>> str(error), error.__notes__
-    ('Cannot copy out of meta tensor; no data!', ["Tensor.tolist() needs the tensor's values; a meta tensor has only its shape, dtype and strides"])
+    >>> str(error)
+    'Cannot copy out of meta tensor; no data!'
+    >>> print(error.__notes__[0])
+    Tensor.tolist() needs the tensor's values; a meta tensor has only its shape, dtype and strides
     """
     error = NotImplementedError("Cannot copy out of meta tensor; no data!")
     error.add_note(f"{operation} needs the tensor's values; a meta tensor has only its shape, dtype and strides")
