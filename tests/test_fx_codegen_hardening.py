@@ -240,7 +240,9 @@ def test_tracing_a_named_tuple_argument_records_its_constructor():
         ("placeholder", "x"), ("placeholder", "y"), ("call_function", "pair"), ("call_function", "stack"),
         ("output", "output")]
     assert next(n for n in gm.graph.nodes if n.name == "pair").target is Pair
-    assert gm.code.strip().splitlines()[1:3] == ["    pair = Pair(x, y);  x = y = None",
+    # the class's global is named as torch.fx names it: <module>_<name>
+    pair_global = f"{Pair.__module__.replace('.', '_')}_Pair"
+    assert gm.code.strip().splitlines()[1:3] == [f"    pair = {pair_global}(x, y);  x = y = None",
                                                  "    stack = tensormodes.stack(pair);  pair = None"]
     assert gm(tm.tensor([1.0]), tm.tensor([2.0])).tolist() == [[1.0], [2.0]]
 

@@ -122,6 +122,13 @@ INFIX = {
     operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
 }
 UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+# in-place operator function -> augmented assignment; torch.fx writes these as statements
+# (``a *= b;  imul = a``), so the receiver really is updated, as by the operator itself
+INPLACE = {
+    operator.iadd: "+=", operator.iand: "&=", operator.ifloordiv: "//=", operator.ilshift: "<<=",
+    operator.imod: "%=", operator.imul: "*=", operator.imatmul: "@=", operator.ior: "|=", operator.ipow: "**=",
+    operator.irshift: ">>=", operator.isub: "-=", operator.itruediv: "/=", operator.ixor: "^=",
+}
 _SIMPLE_OPERAND = re.compile(r"[A-Za-z0-9_.]+")
 _LITERAL_TYPES = (bool, int, str, bytes, type(None))
 
@@ -181,6 +188,9 @@ class _Emitter:
         return name
 
     def target(self, target) -> str:
+        """How the code names a callable: its public path for tensormodes' own, a builtin by its
+        name, anything else by a global named as torch.fx names it (``<module>_<name>``:
+        ``__main___leaf`` for ``leaf`` defined in ``__main__``)."""
         public = qualified_name(target)
         if public.startswith("tensormodes.") and all(is_safe_identifier(p) for p in public.split(".")):
             path = public.split(".")[1:]
@@ -189,7 +199,19 @@ class _Emitter:
                 holder = getattr(holder, part, None)
             if holder is target:
                 return public
-        return self.add_global(getattr(target, "__name__", "fn"), target)
+        name = getattr(target, "__name__", None)
+        original = getattr(target, "__fx_leaf__", target)  # fx.wrap("len") keeps the name len
+        if isinstance(name, str) and getattr(builtins, name, None) is original and name not in self.namespace:
+            # no variable takes a builtin's name, and a parameter that does is reserved
+            if original is not target and name not in _BARE_BUILTINS:
+                self.globals[name] = target  # the wrapped builtin, so re-tracing records it
+                self.namespace.reserve(name)
+                self._global_of[id(target)] = name
+            return name
+        module = getattr(target, "__module__", None)
+        if not isinstance(name, str):
+            name = "fn"
+        return self.add_global(f"{module}.{name}" if isinstance(module, str) else name, target)
 
     def arg(self, a: Any) -> str:
         kind = type(a)
@@ -306,6 +328,21 @@ def _expression(node: Node, emit: _Emitter) -> str:
     return f"{emit.target(target)}({emit.call_args(args, kwargs)})"
 
 
+def _inplace_statement(node: Node, emit: _Emitter, name: str) -> str | None:
+    """torch.fx's statement for an in-place operator or ``setitem`` on a node
+    (``a *= b;  imul = a``), or None for any other node (and when the receiver is a constant,
+    which cannot be assigned to)."""
+    if node.op != "call_function" or node.kwargs or not node.args or not isinstance(node.args[0], Node):
+        return None
+    target, args = node.target, node.args
+    receiver = emit.name(args[0])
+    if target in INPLACE and len(args) == 2:
+        return f"{receiver} {INPLACE[target]} {emit.operand(args[1])};  {name} = {receiver}"
+    if target is operator.setitem and len(args) == 3:
+        return f"{receiver}[{emit.arg(args[1])}] = {emit.arg(args[2])};  {name} = {receiver}"
+    return None
+
+
 class CodeGen:
     """How a graph's function begins and returns (torch.fx's ``CodeGen``): subclass it and set
     it with ``graph.set_codegen`` to change the signature or the return statement; the body
@@ -412,7 +449,7 @@ def python_code(nodes, root_module: str = "self", function_name: str = "forward"
                 body.append(f"return {emit.arg(node.args[0]) if node.args else 'None'}")
             returned = True
             break
-        line = f"{name} = {_expression(node, emit)}"
+        line = _inplace_statement(node, emit, name) or f"{name} = {_expression(node, emit)}"
         freed = [used for used in freed_at.get(node, ()) if used != name]
         if not node.users:
             freed.append(name)

@@ -11,6 +11,7 @@ naming the line of the traced code that asked for it.
 
 from __future__ import annotations
 
+import dataclasses
 import dis
 import linecache
 import operator
@@ -211,7 +212,8 @@ class TracerBase:
         ``_tensor_constant<n>`` attributes; containers are converted element by element.
 
         As in torch.fx, a named tuple becomes a ``call_function`` node of its class (so
-        ``tm.stack(Pair(x, y))`` records ``pair = Pair(x, y)``); an ``OrderedDict`` stays one,
+        ``tm.stack(Pair(x, y))`` records ``pair = Pair(x, y)``), and so does a dataclass
+        instance, with its fields as keyword arguments; an ``OrderedDict`` stays one,
         other subclasses of tuple, list and dict follow :func:`~tensormodes.fx.node.map_aggregate`.
         """
         kind = type(a)
@@ -227,6 +229,11 @@ class TracerBase:
             return self.create_node("call_function", kind, tuple([self.create_arg(v) for v in a]), {})
         if isinstance(a, (tuple, list, dict)):
             return map_subclass(a, self.create_arg)
+        if dataclasses.is_dataclass(a) and not isinstance(a, type) and not hasattr(type(a), "__fx_create_arg__"):
+            # as torch.fx: a dataclass value becomes a call of its class with its fields by name,
+            # so Proxies inside it stay traced values
+            fields = {f.name: self.create_arg(getattr(a, f.name)) for f in dataclasses.fields(a)}
+            return self.create_node("call_function", kind, (), fields)
         return self._leaf_arg(a)
 
     def _dict_key(self, k: Any) -> Any:
