@@ -188,7 +188,7 @@ def test_print_readable_is_valid_python_for_any_class_name(class_name, shown):
     gm = fx.GraphModule({}, g, class_name=class_name)
     assert type(gm).__name__ == class_name  # as torch.fx: the name as given
     text = gm.print_readable(print_output=False)
-    assert text.startswith(f"class {shown}(tensormodes.fx.GraphModule):\n")
+    assert text.startswith(f"class {shown}(tensormodes.nn.Module):\n")
     _assert_harmless(text)
     assert gm(tm.ones(1)).tolist() == [1.0]
     assert inspect.getsource(gm.forward).startswith("def forward(self, x):")

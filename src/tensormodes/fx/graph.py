@@ -330,9 +330,13 @@ class Graph:
 
     # -- text and pictures ----------------------------------------------------------------
 
-    def python_code(self, root_module: str = "self") -> PythonCode:
-        """The Python source of ``forward(root_module, *inputs)`` and the globals it needs."""
-        return python_code(self.nodes, root_module, codegen=self._codegen)
+    def python_code(self, root_module: str = "self", *, verbose: bool = False, include_stride: bool = False,
+                    include_device: bool = False) -> PythonCode:
+        """The Python source of ``forward(root_module, *inputs)`` and the globals it needs;
+        ``verbose`` adds torch.fx's stack-trace comments and tensor annotations (``f32[2]``, with
+        strides and device on request), as ``GraphModule.print_readable`` shows."""
+        return python_code(self.nodes, root_module, codegen=self._codegen, verbose=verbose,
+                           include_stride=include_stride, include_device=include_device)
 
     def set_codegen(self, codegen: CodeGen) -> None:
         """Use ``codegen`` (a :class:`CodeGen`) for the ``def`` line and return statement of the

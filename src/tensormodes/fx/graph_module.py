@@ -277,18 +277,32 @@ class GraphModule(Module):
         for name in [name for name, _ in self.named_modules() if name not in used]:
             self.delete_submodule(name)
 
-    def print_readable(self, print_output: bool = True) -> str:
-        """The generated code inside a class statement; printed unless ``print_output`` is False.
+    def print_readable(self, print_output: bool = True, include_stride: bool = False,
+                       include_device: bool = False, colored: bool = False) -> str:
+        """The generated code inside a class statement, as torch.fx shows it: each group of nodes
+        under a comment naming the user's line it came from (``node.stack_trace``), values
+        annotated with the tensors seen (``"f32[2, 3]"``, after ``ShapeProp``), then the
+        submodules that are GraphModules, nested. Printed unless ``print_output`` is False;
+        ``colored`` is accepted for torch.fx's signature and adds no colour.
 
         The text is valid Python whatever ``class_name`` was: a name that cannot follow
         ``class`` is sanitised as node names are (``"class"`` -> ``class_1``, ``"<lambda>"`` ->
         ``_lambda_``).
         """
-        body = "\n".join(f"    {line}" if line.strip() else "" for line in self._code.strip("\n").splitlines())
-        name = class_name_for_source(type(self).__name__)
-        text = f"class {name}(tensormodes.fx.GraphModule):\n{body.rstrip()}\n"
+        text = self._readable(class_name_for_source(type(self).__name__), include_stride, include_device)
         if print_output:
             print(text)
+        return text
+
+    def _readable(self, name: str, include_stride: bool, include_device: bool) -> str:
+        code = self._graph.python_code("self", verbose=True, include_stride=include_stride,
+                                       include_device=include_device).src
+        body = "\n".join(f"    {line}".rstrip() for line in code.strip("\n").rstrip().splitlines())
+        text = f"class {name}(tensormodes.nn.Module):\n{body}\n"
+        for child_name, child in self.named_children():
+            if isinstance(child, GraphModule):
+                nested = child._readable(class_name_for_source(child_name), include_stride, include_device)
+                text += "\n" + "\n".join(f"    {line}".rstrip() for line in nested.splitlines()) + "\n"
         return text
 
     def __repr__(self) -> str:

@@ -334,6 +334,17 @@ class Node:
             return (new_input if n is old_input else n)
         self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 
+    @property
+    def stack_trace(self) -> str | None:
+        """Where the traced code made this node (``node.meta["stack_trace"]``): the user's frames,
+        innermost last, in ``traceback``'s format; recorded by a tracer with
+        ``record_stack_traces = True``, else None (torch.fx's property)."""
+        return self.meta.get("stack_trace", None)
+
+    @stack_trace.setter
+    def stack_trace(self, trace: str | None) -> None:
+        self.meta["stack_trace"] = trace
+
     # -- printing -------------------------------------------------------------------------
 
     def _pretty_target(self) -> str:

@@ -17,6 +17,8 @@ import linecache
 import operator
 import os
 import sys
+import traceback
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +29,7 @@ from ._purity import call_mutates
 from .graph import Graph
 from .node import Node, is_namedtuple, map_aggregate, map_subclass, qualified_name
 
-__all__ = ["Proxy", "Attribute", "TraceError", "TracerBase", "GraphAppendingTracer"]
+__all__ = ["Proxy", "Attribute", "TraceError", "TracerBase", "GraphAppendingTracer", "Scope"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -161,6 +163,33 @@ class Attribute(Proxy):
         return self.tracer.create_proxy("call_method", self.attr, (self.root, *args), kwargs)
 
 
+class Scope:
+    """The module a node is recorded in (torch.fx's ``Scope``): ``module_path``, its dotted path
+    in the traced module (``""`` at the top), and ``module_type``, its class (None at the top).
+    ``Tracer.scope`` is the current one while tracing."""
+
+    def __init__(self, module_path: str, module_type: Any) -> None:
+        self.module_path = module_path
+        self.module_type = module_type
+
+    def __repr__(self) -> str:
+        return f"Scope(module_path={self.module_path!r}, module_type={self.module_type!r})"
+
+
+def _user_stack() -> str | None:
+    """The user's frames from the first ``forward`` on (torch.fx's filter), innermost last, as
+    ``traceback`` formats them; tensormodes' own frames and generated code are left out. None
+    when no ``forward`` is on the stack (a traced function, not a module)."""
+    frames = [frame for frame in traceback.extract_stack()[:-2]]
+    first = next((i for i, frame in enumerate(frames) if frame.name == "forward"), None)
+    if first is None:
+        return None
+    user = [frame for frame in frames[first:]
+            if not (os.path.abspath(frame.filename).startswith(_PACKAGE_DIR)
+                    or frame.filename.startswith("<tensormodes generated"))]
+    return "".join(traceback.StackSummary.from_list(user).format()).strip() or None
+
+
 class TracerBase:
     """What every tracer does: turn values into node arguments and record nodes into
     ``self.graph`` (torch.fx's ``TracerBase``). :class:`~tensormodes.fx.Tracer` adds tracing
@@ -169,6 +198,8 @@ class TracerBase:
 
     # torch.fx's feature flag: refuse recording calls that write into their operands
     check_mutable_operations: bool = False
+    # torch.fx's flag: record where each node was made in ``node.stack_trace``
+    record_stack_traces: bool = False
 
     def __init__(self, graph: Graph | None = None) -> None:
         self.graph = graph
@@ -176,19 +207,35 @@ class TracerBase:
         self._attribute_names: dict[int, str] = {}
         self._constants: dict[int, str] = {}
         self._parameter_proxies: dict[str, Proxy] = {}
+        # the module being traced into (torch.fx's names): its scope, the stack of module calls
+        # ("path" or "path@n" for the n-th call again -> (path, class)), each node's scope
+        self.scope = Scope("", None)
+        self.module_stack: OrderedDict[str, tuple[str, Any]] = OrderedDict()
+        self.node_name_to_scope: dict[str, tuple[str, Any]] = {}
 
     def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
                     type_expr: Any = None) -> Node:
         """Called for every node the trace records; returns the node added to ``self.graph``.
 
-        With ``check_mutable_operations`` set, a ``call_function`` that writes into a tensor
+        As torch.fx, the node's scope goes to ``node_name_to_scope``, the module calls around it
+        to ``node.meta["nn_module_stack"]`` (when there are any) and, with
+        ``record_stack_traces``, the user's frames to ``node.stack_trace``. With
+        ``check_mutable_operations`` set, a ``call_function`` that writes into a tensor
         (``tm.relu_``, ``out=``, ``x[i] = v``) is refused, as torch.fx refuses mutable schemas.
         """
         if kind == "call_function" and self.check_mutable_operations and call_mutates(target, kwargs):
             raise RuntimeError(f"Tried to trace mutable operation {qualified_name(target)}. FX only supports "
                                "functional code, so operations that mutate operands in-place (e.g. via `out` "
                                "arguments) are not supported")
-        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        self.node_name_to_scope[node.name] = (self.scope.module_path, self.scope.module_type)
+        if self.module_stack:
+            node.meta["nn_module_stack"] = self.module_stack.copy()
+        if self.record_stack_traces and not node.stack_trace:
+            trace = _user_stack()
+            if trace:
+                node.stack_trace = trace
+        return node
 
     def proxy(self, node: Node) -> Proxy:
         """Called to wrap each new node in the value the traced code continues with."""
