@@ -15,7 +15,7 @@ as PyTorch's module tracker (and ``FlopCounterMode``) does: ``MLP``, ``MLP.fc1``
 >>> calls.install()
 >>> model = tm.nn.Sequential(tm.nn.Linear(2, 2), tm.nn.ReLU())
 >>> _ = model(tm.ones(1, 2)); calls.remove()
->>> print("\n".join(seen))
+>>> print(*seen, sep=chr(10))
 enter Sequential
 enter Sequential.0
 leave Sequential.0
