@@ -159,7 +159,7 @@ class ProxyableClassMeta(type):
         found: list[Proxy] = []
         map_aggregate((args, kwargs), lambda v: found.append(v) if isinstance(v, Proxy) else None)
         if found:
-            return found[0].tracer.create_proxy("call_function", cls, args, kwargs)
+            return found[0].tracer.emit("call_function", cls, args, kwargs)
         return super().__call__(*args, **kwargs)
 
 
@@ -225,7 +225,7 @@ class Tracer(TracerBase):
             if not self.is_leaf_module(m, qualified_name):
                 return forward(*args, **kwargs)
             self.attributes[qualified_name] = m
-            return self.create_proxy("call_module", qualified_name, args, kwargs)
+            return self.emit("call_module", qualified_name, args, kwargs)
         finally:
             self.module_stack.pop(key, None)
             self.scope.module_path, self.scope.module_type = saved_scope

@@ -91,10 +91,10 @@ class Proxy:
         return Attribute(self, name)
 
     def __setitem__(self, index, value) -> None:
-        self.tracer.create_proxy("call_function", operator.setitem, (self, index, value), {})
+        self.tracer.emit("call_function", operator.setitem, (self, index, value), {})
 
     def __call__(self, *args, **kwargs) -> Proxy:
-        return self.tracer.create_proxy("call_method", "__call__", (self, *args), kwargs)
+        return self.tracer.emit("call_method", "__call__", (self, *args), kwargs)
 
     # -- what a trace cannot know ------------------------------------------------------------
 
@@ -160,7 +160,7 @@ class Attribute(Proxy):
         return f"Attribute({self.root!r}.{self.attr})"
 
     def __call__(self, *args, **kwargs) -> Proxy:
-        return self.tracer.create_proxy("call_method", self.attr, (self.root, *args), kwargs)
+        return self.tracer.emit("call_method", self.attr, (self.root, *args), kwargs)
 
 
 class Scope:
@@ -253,6 +253,21 @@ class TracerBase:
         kwargs = {k: leaf(v) if not isinstance(v, _CONTAINERS) else self.create_arg(v) for k, v in kwargs.items()}
         return self.proxy(self.create_node(kind, target, args, kwargs, name, type_expr))
 
+    def emit(self, kind: str, target: Any, args: tuple, kwargs: dict) -> Proxy:
+        """Record a call the traced code made: parameters and buffers of the root among the
+        arguments get their ``get_attr`` Proxies first (as torch.fx, where reading
+        ``self.weight`` makes it), then :meth:`create_proxy` records the call."""
+        if self._attribute_names:
+            names = self._attribute_names
+
+            def proxied(v: Any) -> Any:
+                name = names.get(id(v)) if isinstance(v, Tensor) else None
+                return v if name is None else self.getattr(name, v, self._parameter_proxies)
+
+            args = map_aggregate(args, proxied)
+            kwargs = map_aggregate(kwargs, proxied)
+        return self.create_proxy(kind, target, args, kwargs)
+
     def create_arg(self, a: Any) -> Any:
         """Turn a traced value into a node argument: Proxies become their nodes, parameters and
         buffers of the root ``get_attr`` nodes (through :meth:`getattr`), other tensors
@@ -326,7 +341,7 @@ class TracerBase:
         kind, target, attribute = _node_kind(func)
         if attribute is not None:
             args = (args[0], attribute, *args[1:])
-        proxy = self.create_proxy(kind, target, args, kwargs)
+        proxy = self.emit(kind, target, args, kwargs)
         return None if target is operator.setitem or target is setattr else proxy
 
     def _touches_attribute(self, args: tuple, kwargs: dict) -> bool:
@@ -409,7 +424,7 @@ def _define_operator(method: str, body: str, target) -> None:
 
 
 def _install_operators() -> None:
-    call = 'self.tracer.create_proxy("call_function", _target, '
+    call = 'self.tracer.emit("call_function", _target, '
     for name, target in _BINARY.items():
         _define_operator(f"__{name}__", f"self, other:{call}(self, other), {{}})", target)
         _define_operator(f"__r{name}__", f"self, other:{call}(other, self), {{}})", target)
