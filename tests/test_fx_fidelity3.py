@@ -188,6 +188,33 @@ def test_print_readable_shows_the_shapes_shape_prop_saw(lib):
     assert lines[3] == '        add: "f64[2]" = x + y;  x = y = None'
 
 
+@pytest.mark.parametrize("lib", BOTH)
+def test_print_readable_nests_graph_module_children(lib):
+    L, F = _lib(lib)
+
+    class KeepGraphModules(F.Tracer):
+        def is_leaf_module(self, m, name):
+            return isinstance(m, F.GraphModule) or super().is_leaf_module(m, name)
+
+    class M(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sub = F.symbolic_trace(lambda x: x.relu())
+
+        def forward(self, x):
+            return self.sub(x) + 1
+
+    model = M()
+    gm = F.GraphModule(model, KeepGraphModules().trace(model))
+    assert _ours(gm.print_readable(print_output=False)).splitlines() == [
+        "class GraphModule(tensormodes.nn.Module):", "    def forward(self, x):",
+        "        # No stacktrace found for following nodes", "        sub = self.sub(x);  x = None",
+        "        add = sub + 1;  sub = None", "        return add", "",
+        "    class sub(tensormodes.nn.Module):", "        def forward(self, x):",
+        "            # No stacktrace found for following nodes", "            relu = x.relu();  x = None",
+        "            return relu"]
+
+
 # -- item 8: code generation and graph details -------------------------------------------------
 
 
