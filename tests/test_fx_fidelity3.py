@@ -425,6 +425,36 @@ def test_named_tuples_and_dataclasses_flow_through_graphs(lib):
     assert reader_gm(_Fields(L.ones(1), L.ones(1))).tolist() == [2.0]
 
 
+def test_dataclass_argument_of_a_call_is_traced():
+    def total(fields):
+        return fields.a + fields.b
+
+    leaf = fx.wrap(total)
+    gm = fx.symbolic_trace(lambda x: leaf(_Fields(x, x * 2)) + 1)
+    assert [n.op for n in gm.graph.nodes] == ["placeholder", "call_function", "call_function", "call_function",
+                                              "call_function", "output"]
+    assert next(n for n in gm.graph.nodes if n.name == "_fields").kwargs["b"].name == "mul"
+    assert gm(tm.ones(1)).tolist() == [4.0]
+
+
+@pytest.mark.parametrize("lib", BOTH)
+def test_create_proxy_takes_a_proxy_factory(lib):
+    _, F = _lib(lib)
+    made = []
+
+    class Tagged(F.Proxy):
+        pass
+
+    class Tracer(F.Tracer):
+        def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None):
+            if kind == "call_method":
+                proxy_factory_fn = lambda node: made.append(node.name) or Tagged(node, self)  # noqa: E731
+            return super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
+
+    Tracer().trace(lambda x: x.relu().neg() + 1)
+    assert made == ["relu", "neg"]
+
+
 @pytest.mark.parametrize("lib", BOTH)
 def test_replacement_reading_module_attributes(lib):
     L, F = _lib(lib)

@@ -242,16 +242,18 @@ class TracerBase:
         return Proxy(node, self)
 
     def create_proxy(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
-                     type_expr: Any = None) -> Proxy:
+                     type_expr: Any = None, proxy_factory_fn: Callable[[Node], Proxy] | None = None) -> Proxy:
         """Record one operation: arguments go through :meth:`create_arg`, then :meth:`create_node`;
-        returns the Proxy of the result."""
+        returns the Proxy of the result, made by ``proxy_factory_fn(node)`` when given, else by
+        :meth:`proxy`."""
+        make = self.proxy if proxy_factory_fn is None else proxy_factory_fn
         if kind == "placeholder":  # a default is a constant of the signature, kept as it is
-            return self.proxy(self.create_node(kind, target, tuple(args), dict(kwargs), name, type_expr))
+            return make(self.create_node(kind, target, tuple(args), dict(kwargs), name, type_expr))
         leaf = self._leaf_arg
         # flat arguments (the common case) are converted here; nested ones through create_arg
         args = tuple([leaf(a) if not isinstance(a, _CONTAINERS) else self.create_arg(a) for a in args])
         kwargs = {k: leaf(v) if not isinstance(v, _CONTAINERS) else self.create_arg(v) for k, v in kwargs.items()}
-        return self.proxy(self.create_node(kind, target, args, kwargs, name, type_expr))
+        return make(self.create_node(kind, target, args, kwargs, name, type_expr))
 
     def emit(self, kind: str, target: Any, args: tuple, kwargs: dict) -> Proxy:
         """Record a call the traced code made: parameters and buffers of the root among the
@@ -291,11 +293,6 @@ class TracerBase:
             return self.create_node("call_function", kind, tuple([self.create_arg(v) for v in a]), {})
         if isinstance(a, (tuple, list, dict)):
             return map_subclass(a, self.create_arg)
-        if dataclasses.is_dataclass(a) and not isinstance(a, type) and not hasattr(type(a), "__fx_create_arg__"):
-            # as torch.fx: a dataclass value becomes a call of its class with its fields by name,
-            # so Proxies inside it stay traced values
-            fields = {f.name: self.create_arg(getattr(a, f.name)) for f in dataclasses.fields(a)}
-            return self.create_node("call_function", kind, (), fields)
         return self._leaf_arg(a)
 
     def _dict_key(self, k: Any) -> Any:
@@ -324,6 +321,11 @@ class TracerBase:
         create = getattr(type(a), "__fx_create_arg__", None)
         if create is not None:  # a user class that knows its own node (torch.fx's protocol)
             return a.__fx_create_arg__(self)
+        if dataclasses.is_dataclass(a) and not isinstance(a, type):
+            # as torch.fx: a dataclass value becomes a call of its class with its fields by name,
+            # so Proxies inside it stay traced values
+            fields = {f.name: self.create_arg(getattr(a, f.name)) for f in dataclasses.fields(a)}
+            return self.create_node("call_function", type(a), (), fields)
         return a
 
     def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict[str, Proxy]) -> Proxy:
