@@ -579,6 +579,29 @@ def test_state_dict_keys_as_torch_fx(lib):
 
 
 @pytest.mark.parametrize("lib", BOTH)
+def test_state_dict_keys_follow_the_graph_order(lib):
+    L, F = _lib(lib)
+
+    class Net(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = L.nn.Sequential(L.nn.Linear(2, 2), L.nn.BatchNorm1d(2))
+            self.head = L.nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.head(self.features(x))
+
+    model = Net()
+    traced = F.symbolic_trace(model)
+    assert list(traced.state_dict()) == list(model.state_dict())
+    assert list(F.Transformer(traced).transform().state_dict()) == list(model.state_dict())
+    # from a dict, shallower paths are installed first, as torch.fx does
+    graph_module = F.GraphModule({name: traced.get_submodule(name) for name in ("features.0", "features.1", "head")},
+                                 traced.graph)
+    assert list(graph_module.state_dict())[:2] == ["head.weight", "head.bias"]
+
+
+@pytest.mark.parametrize("lib", BOTH)
 def test_captured_tensors_are_buffers(lib):
     L, F = _lib(lib)
     captured = L.ones(2)

@@ -55,7 +55,7 @@ from ..nn.modules.container import Sequential
 from ..overrides import TorchFunctionMode
 from ._purity import has_side_effect
 from .graph import Graph
-from .graph_module import GraphModule, intercept_module_calls
+from .graph_module import GraphModule, TracedAttributes, intercept_module_calls
 from .node import map_aggregate
 from .proxy import Proxy, Scope, TracerBase, _node_kind
 
@@ -348,7 +348,7 @@ def symbolic_trace(root: Any, concrete_args: dict[str, Any] | None = None) -> Gr
         name = type(root).__name__
     else:
         name = getattr(root, "__name__", None) or getattr(getattr(root, "func", None), "__name__", "GraphModule")
-    return GraphModule(tracer.attributes, graph, name)
+    return GraphModule(TracedAttributes(tracer.attributes), graph, name)
 
 
 # (globals, name) of every ``wrap("name")`` whose function was not defined yet: bound at the

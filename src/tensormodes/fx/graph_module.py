@@ -27,7 +27,7 @@ from ..nn.parameter import Parameter
 from ._codegen import class_name_for_source
 from .graph import Graph
 
-__all__ = ["GraphModule", "intercept_module_calls"]
+__all__ = ["GraphModule", "TracedAttributes", "intercept_module_calls"]
 
 
 def _fetch(root: Any, target: str) -> Any:
@@ -92,6 +92,12 @@ def _check_settable(holder: Any, name: str, target: str) -> None:
                          f"an attribute of {type(holder).__name__} itself; rename it in the traced module")
 
 
+class TracedAttributes(dict):
+    """The attributes a trace collected (dotted path -> value), all from the traced module or
+    captured by the trace: a GraphModule installs them in graph order, as torch.fx installs
+    from the module itself."""
+
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
@@ -152,7 +158,9 @@ class GraphModule(Module):
         cls.__name__ = cls.__qualname__ = str(class_name)
         made: set[int] = set()
         targets = [node.target for node in graph.nodes if node.op in ("get_attr", "call_module")]
-        if isinstance(root, dict):  # torch.fx installs shallower paths first for a dict
+        if isinstance(root, dict) and not isinstance(root, TracedAttributes):
+            # torch.fx installs shallower paths first for a dict; from a module (and from what a
+            # trace of one collected), in graph order: state_dict keys come in torch.fx's order
             targets.sort(key=lambda target: target.count("."))
         for target in targets:
             _install(self, target, _fetch(root, target), made)

@@ -22,7 +22,7 @@ from typing import Any
 
 from ._symbolic_trace import Tracer
 from .graph import Graph
-from .graph_module import GraphModule
+from .graph_module import GraphModule, TracedAttributes
 from .node import Node, map_aggregate
 from .proxy import Proxy
 
@@ -274,4 +274,4 @@ class Transformer(Interpreter):
         """Run the transformation and return the new GraphModule."""
         result = self.run()
         self.new_graph.output(self.tracer.create_arg(result))
-        return GraphModule(self.tracer.attributes, self.new_graph, type(self.module).__name__)
+        return GraphModule(TracedAttributes(self.tracer.attributes), self.new_graph, type(self.module).__name__)
