@@ -131,6 +131,37 @@ def test_stack_traces_only_when_asked(lib):
     assert [n.name for n in graph.nodes if n.stack_trace is None] == ["x", "output"]
 
 
+@pytest.mark.parametrize("lib", BOTH)
+def test_transformer_keeps_node_metadata(lib):
+    L, F = _lib(lib)
+
+    class Sub(L.nn.Module):
+        def forward(self, a):
+            return a.relu()
+
+    class M(L.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sub = Sub()
+
+        def forward(self, a, b):
+            return self.sub(a + b)
+
+    tracer = F.Tracer()
+    tracer.record_stack_traces = True
+    graph = tracer.trace(M())
+    gm = F.GraphModule(tracer.root, graph)
+    add = next(n for n in gm.graph.nodes if n.name == "add")
+    add.meta["custom"] = {"tag": 1}
+    add.meta["not_copied"] = 2
+    new = F.Transformer(gm).transform()
+    kept = {n.name: (n.stack_trace is not None, n.meta.get("custom"),
+                     [key for key in n.meta.get("nn_module_stack", {})], "not_copied" in n.meta)
+            for n in new.graph.nodes}
+    assert kept == {"a": (False, None, [], False), "b": (False, None, [], False), "add": (True, {"tag": 1}, [], False),
+                    "relu": (True, None, ["sub"], False), "output": (False, None, [], False)}
+
+
 def test_stack_trace_holds_only_user_frames():
     tracer = fx.Tracer()
     tracer.record_stack_traces = True

@@ -245,6 +245,15 @@ class Transformer(Interpreter):
         self.tracer.graph = self.new_graph
         self.tracer.root = module
 
+    def run_node(self, n: Node) -> Any:
+        """Run one node, the nodes it records carrying its metadata (its ``stack_trace`` and
+        ``nn_module_stack``, as torch.fx's Transformer preserves them)."""
+        saved, self.tracer.current_meta = self.tracer.current_meta, n.meta
+        try:
+            return super().run_node(n)
+        finally:
+            self.tracer.current_meta = saved
+
     def placeholder(self, target: str, args: tuple, kwargs: dict) -> Proxy:
         """A placeholder of the new graph (keeping the default), as a Proxy."""
         default = args[0] if args else _NO_DEFAULT

@@ -11,6 +11,7 @@ naming the line of the traced code that asked for it.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import dis
 import linecache
@@ -163,6 +164,13 @@ class Attribute(Proxy):
         return self.tracer.emit("call_method", self.attr, (self.root, *args), kwargs)
 
 
+# What a node recorded while re-recording another (a Transformer's) inherits from it: torch.fx's
+# list of fields, beside the stack trace
+_COPIED_META = ("nn_module_stack", "torch_fn", "source_fn_stack", "original_aten", "recompute", "ac_graph_id",
+                "has_backward_hook", "from_node", "quantization_tag", "_numeric_debug_handle", "custom",
+                "partitioner_tag")
+
+
 class Scope:
     """The module a node is recorded in (torch.fx's ``Scope``): ``module_path``, its dotted path
     in the traced module (``""`` at the top), and ``module_type``, its class (None at the top).
@@ -212,6 +220,8 @@ class TracerBase:
         self.scope = Scope("", None)
         self.module_stack: OrderedDict[str, tuple[str, Any]] = OrderedDict()
         self.node_name_to_scope: dict[str, tuple[str, Any]] = {}
+        # the metadata of the node being re-recorded (a Transformer's), which new nodes inherit
+        self.current_meta: dict | None = None
 
     def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
                     type_expr: Any = None) -> Node:
@@ -229,7 +239,13 @@ class TracerBase:
                                "arguments) are not supported")
         node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
         self.node_name_to_scope[node.name] = (self.scope.module_path, self.scope.module_type)
-        if self.module_stack:
+        if self.current_meta is not None:
+            if self.current_meta.get("stack_trace"):
+                node.stack_trace = self.current_meta["stack_trace"]
+            for key in _COPIED_META:
+                if key in self.current_meta:
+                    node.meta[key] = copy.copy(self.current_meta[key])
+        elif self.module_stack:
             node.meta["nn_module_stack"] = self.module_stack.copy()
         if self.record_stack_traces and not node.stack_trace:
             trace = _user_stack()
