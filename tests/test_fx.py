@@ -234,7 +234,7 @@ def test_print_readable_and_getsource_show_the_generated_lines(capsys):
     gm = fx.symbolic_trace(_snapshot_fn)
     text = gm.print_readable()
     assert capsys.readouterr().out == text + "\n"
-    assert text.startswith("class _snapshot_fn(tensormodes.fx.GraphModule):\n    def forward(self, x, y):\n")
+    assert text.startswith("class _snapshot_fn(tensormodes.nn.Module):\n    def forward(self, x, y):\n")
     assert inspect.getsource(gm.forward) == gm.code.lstrip("\n").rstrip(" ")
     assert type(gm).forward.__qualname__ == "_snapshot_fn.forward"
 

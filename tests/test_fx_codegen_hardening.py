@@ -188,7 +188,7 @@ def test_print_readable_is_valid_python_for_any_class_name(class_name, shown):
     gm = fx.GraphModule({}, g, class_name=class_name)
     assert type(gm).__name__ == class_name  # as torch.fx: the name as given
     text = gm.print_readable(print_output=False)
-    assert text.startswith(f"class {shown}(tensormodes.fx.GraphModule):\n")
+    assert text.startswith(f"class {shown}(tensormodes.nn.Module):\n")
     _assert_harmless(text)
     assert gm(tm.ones(1)).tolist() == [1.0]
     assert inspect.getsource(gm.forward).startswith("def forward(self, x):")
@@ -240,7 +240,9 @@ def test_tracing_a_named_tuple_argument_records_its_constructor():
         ("placeholder", "x"), ("placeholder", "y"), ("call_function", "pair"), ("call_function", "stack"),
         ("output", "output")]
     assert next(n for n in gm.graph.nodes if n.name == "pair").target is Pair
-    assert gm.code.strip().splitlines()[1:3] == ["    pair = Pair(x, y);  x = y = None",
+    # the class's global is named as torch.fx names it: <module>_<name>
+    pair_global = f"{Pair.__module__.replace('.', '_')}_Pair"
+    assert gm.code.strip().splitlines()[1:3] == [f"    pair = {pair_global}(x, y);  x = y = None",
                                                  "    stack = tensormodes.stack(pair);  pair = None"]
     assert gm(tm.tensor([1.0]), tm.tensor([2.0])).tolist() == [[1.0], [2.0]]
 

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 __all__ = ["MetaArray", "DataDependentOutputError", "contiguous_strides", "dense_strides", "copy_of", "meta_like",
-           "view_of"]
+           "view_of", "no_data_error"]
 
 
 class DataDependentOutputError(RuntimeError):
@@ -34,6 +34,21 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
         strides.append(step)
         step *= max(size, 1)
     return tuple(reversed(strides))
+
+
+def no_data_error(operation: str) -> NotImplementedError:
+    """PyTorch's error for copying values out of a meta tensor, with a note naming the
+    ``operation`` that needed them (the message itself stays PyTorch's, word for word).
+
+    >>> error = no_data_error("Tensor.tolist()")
+    >>> str(error)
+    'Cannot copy out of meta tensor; no data!'
+    >>> print(error.__notes__[0])
+    Tensor.tolist() needs the tensor's values; a meta tensor has only its shape, dtype and strides
+    """
+    error = NotImplementedError("Cannot copy out of meta tensor; no data!")
+    error.add_note(f"{operation} needs the tensor's values; a meta tensor has only its shape, dtype and strides")
+    return error
 
 
 class MetaArray:
@@ -89,7 +104,7 @@ class MetaArray:
         raise RuntimeError("Tensor.item() cannot be called on meta tensors")
 
     def tolist(self):
-        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        raise no_data_error("Tensor.tolist()")
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "

@@ -434,7 +434,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> f"{tm.tensor(2.5):.2f}"
         '2.50'
         """
-        if self._data.ndim == 0:
+        if self._data.ndim == 0 and type(self._data) is not MetaArray:  # a meta tensor has no value to format
             return format(_python_scalar(self._data), format_spec)
         return object.__format__(self, format_spec)
 

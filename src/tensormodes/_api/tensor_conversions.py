@@ -21,7 +21,7 @@ from .. import _dtype as dt
 from .._device import check_compute_device
 from .._device import device as make_device
 from .._memory_format import preserve_format
-from .._meta_array import MetaArray, meta_like
+from .._meta_array import MetaArray, meta_like, no_data_error
 from .._ops.common import ops, scalar_type_name
 from .._ops.creation import checked_fill_value, parse_size
 from .._tensor_base import TensorBase, set_requires_grad, wrap_array
@@ -92,7 +92,7 @@ class TensorConversions:
         True
         """
         if type(self._data) is MetaArray:
-            self._data.tolist()  # raises: no data to copy
+            raise no_data_error("Tensor.cpu()")
         return self
 
     @tensor_api()
@@ -366,7 +366,7 @@ def _parse_to(t: Tensor, args: tuple, kwargs: dict):
 def _moved(t: Tensor, device, dtype) -> Tensor:
     """``t`` on the other device: to meta keeps only the metadata; from meta there is no data."""
     if device.type != "meta":
-        t._data.tolist()  # raises PyTorch's "Cannot copy out of meta tensor; no data!"
+        raise no_data_error(f"Tensor.to({device.type!r})")
     return ops._to_copy(t, dtype=dtype, device=device)
 
 

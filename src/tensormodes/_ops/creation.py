@@ -236,6 +236,8 @@ def _leaf_info(leaf) -> tuple[np.ndarray | None, dt.dtype]:
     if inner is not None:
         if inner.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if type(inner) is MetaArray:  # PyTorch reads each element with item()
+            inner.item()
         return inner.reshape(()), dt.NP_TO_DTYPE[inner.dtype]
     if isinstance(leaf, numbers.Number):  # other registered number types (Fraction, ...)
         value = complex(leaf) if isinstance(leaf, numbers.Complex) and not isinstance(leaf, numbers.Real) \

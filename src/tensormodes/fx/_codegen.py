@@ -18,11 +18,13 @@ import keyword
 import math
 import operator
 import re
+import typing
 from collections import OrderedDict
 from typing import Any
 
 from .. import _dtype
 from .._api.namespace import package
+from ..overrides import resolve_name
 from .node import Node, is_namedtuple, map_aggregate, qualified_name
 
 __all__ = ["CodeGen", "Namespace", "PythonCode", "python_code", "INFIX", "UNARY", "is_safe_identifier", "sanitise"]
@@ -122,6 +124,22 @@ INFIX = {
     operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">=",
 }
 UNARY = {operator.neg: "-", operator.pos: "+", operator.invert: "~"}
+# in-place operator function -> augmented assignment; torch.fx writes these as statements
+# (``a *= b;  imul = a``), so the receiver really is updated, as by the operator itself
+INPLACE = {
+    operator.iadd: "+=", operator.iand: "&=", operator.ifloordiv: "//=", operator.ilshift: "<<=",
+    operator.imod: "%=", operator.imul: "*=", operator.imatmul: "@=", operator.ior: "|=", operator.ipow: "**=",
+    operator.irshift: ">>=", operator.isub: "-=", operator.itruediv: "/=", operator.ixor: "^=",
+}
+# the typing aliases themselves (values, not annotations): torch.fx names typing.List[int] so
+_TYPING_ORIGINS = {kind: getattr(typing, alias) for kind, alias in
+                   ((list, "List"), (dict, "Dict"), (set, "Set"), (frozenset, "FrozenSet"), (tuple, "Tuple"))}
+# torch.fx's dtype abbreviations in print_readable's annotations ("f32[2, 3]")
+DTYPE_ABBREVIATIONS = {
+    "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "float16": "f16",
+    "float32": "f32", "float64": "f64", "complex32": "c32", "complex64": "c64", "complex128": "c128", "bool": "b8",
+    "bfloat16": "bf16", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+}
 _SIMPLE_OPERAND = re.compile(r"[A-Za-z0-9_.]+")
 _LITERAL_TYPES = (bool, int, str, bytes, type(None))
 
@@ -181,6 +199,9 @@ class _Emitter:
         return name
 
     def target(self, target) -> str:
+        """How the code names a callable: its public path for tensormodes' own, a builtin by its
+        name, anything else by a global named as torch.fx names it (``<module>_<name>``:
+        ``__main___leaf`` for ``leaf`` defined in ``__main__``)."""
         public = qualified_name(target)
         if public.startswith("tensormodes.") and all(is_safe_identifier(p) for p in public.split(".")):
             path = public.split(".")[1:]
@@ -189,7 +210,53 @@ class _Emitter:
                 holder = getattr(holder, part, None)
             if holder is target:
                 return public
-        return self.add_global(getattr(target, "__name__", "fn"), target)
+        name = getattr(target, "__name__", None)
+        original = getattr(target, "__fx_leaf__", target)  # fx.wrap("len") keeps the name len
+        if isinstance(name, str) and getattr(builtins, name, None) is original and name not in self.namespace:
+            # no variable takes a builtin's name, and a parameter that does is reserved
+            if original is not target and name not in _BARE_BUILTINS:
+                self.globals[name] = target  # the wrapped builtin, so re-tracing records it
+                self.namespace.reserve(name)
+                self._global_of[id(target)] = name
+            return name
+        module = getattr(target, "__module__", None)
+        if not isinstance(name, str):
+            name = "fn"
+        return self.add_global(f"{module}.{name}" if isinstance(module, str) else name, target)
+
+    def annotation(self, t: Any) -> str:
+        """A type annotation as torch.fx writes it: builtins by name, tensormodes' classes by
+        their public path, other classes and typing forms through globals (``typing_List[int]``,
+        arguments joined by ``,``)."""
+        if t == ():
+            return "()"
+        if t is Ellipsis:
+            return "..."
+        if t is type(None):
+            return self.add_global("NoneType", t)
+        origin = getattr(t, "__origin__", None)
+        if origin is not None:
+            if isinstance(t, typing._GenericAlias):  # typing.List[int]: typing.List, not list
+                origin = _TYPING_ORIGINS.get(origin, origin)
+            base = self.annotation(origin) if isinstance(origin, type) else self.add_global(repr(origin), origin)
+            arguments = getattr(t, "__args__", None)
+            return f"{base}[{','.join(self.annotation(a) for a in arguments)}]" if arguments else base
+        if isinstance(t, type):
+            if t.__module__ == "builtins" and getattr(builtins, t.__qualname__, None) is t:
+                return t.__qualname__
+            public = resolve_name(t) or f"{t.__module__}.{t.__qualname__}"  # classes: by their module
+            if public.startswith("tensormodes.") and self._is_public_path(public, t):
+                return public
+            return self.add_global(f"{t.__module__}.{t.__qualname__}", t)
+        return self.add_global(repr(t), t)
+
+    def _is_public_path(self, public: str, value: Any) -> bool:
+        holder: Any = package()
+        for part in public.split(".")[1:]:
+            if not is_safe_identifier(part):
+                return False
+            holder = getattr(holder, part, None)
+        return holder is value
 
     def arg(self, a: Any) -> str:
         kind = type(a)
@@ -272,15 +339,27 @@ def _constant_hint(value: Any) -> str:
 
 
 def attribute_chain(base: str, path: str) -> str:
-    """``base.a.b`` for a dotted ``path``, with ``getattr(x, '...')`` for unsafe parts.
+    """``base.a.b`` for a dotted ``path``, with ``getattr(x, "...")`` for unsafe parts (torch.fx's
+    spelling; any string still reaches the code only as a literal).
 
-    >>> attribute_chain("self", "layer.weight"), attribute_chain("self", "my attr")
-    ('self.layer.weight', "getattr(self, 'my attr')")
+    >>> attribute_chain("self", "layer.weight"), attribute_chain("self", "seq.0")
+    ('self.layer.weight', 'getattr(self.seq, "0")')
     """
     text = base
     for part in path.split("."):
-        text = f"{text}.{part}" if is_safe_identifier(part) else f"getattr({text}, {part!r})"
+        text = f"{text}.{part}" if is_safe_identifier(part) else f"getattr({text}, {string_literal(part)})"
     return text
+
+
+def string_literal(text: str) -> str:
+    """``text`` as a Python string literal in double quotes, as torch.fx writes attribute names;
+    ``repr`` when it would need escapes.
+
+    >>> print(string_literal("0"), string_literal('say "hi"'))
+    "0" 'say "hi"'
+    """
+    quoted = repr(text)
+    return f'"{text}"' if quoted[0] == "'" and '"' not in text and "\\" not in quoted else quoted
 
 
 def _expression(node: Node, emit: _Emitter) -> str:
@@ -291,7 +370,8 @@ def _expression(node: Node, emit: _Emitter) -> str:
         return f"{attribute_chain('self', target)}({emit.call_args(args, kwargs)})"
     if op == "call_method":
         receiver = emit.receiver(args[0])
-        method = f"{receiver}.{target}" if is_safe_identifier(target) else f"getattr({receiver}, {target!r})"
+        method = (f"{receiver}.{target}" if is_safe_identifier(target)
+                  else f"getattr({receiver}, {string_literal(target)})")
         return f"{method}({emit.call_args(args[1:], kwargs)})"
     # call_function
     if not kwargs:
@@ -304,6 +384,21 @@ def _expression(node: Node, emit: _Emitter) -> str:
         if target is getattr and len(args) == 2 and is_safe_identifier(args[1]):
             return f"{emit.receiver(args[0])}.{args[1]}"
     return f"{emit.target(target)}({emit.call_args(args, kwargs)})"
+
+
+def _inplace_statement(node: Node, emit: _Emitter, name: str, annotation: str = "") -> str | None:
+    """torch.fx's statement for an in-place operator or ``setitem`` on a node
+    (``a *= b;  imul = a``), or None for any other node (and when the receiver is a constant,
+    which cannot be assigned to)."""
+    if node.op != "call_function" or node.kwargs or not node.args or not isinstance(node.args[0], Node):
+        return None
+    target, args = node.target, node.args
+    receiver = emit.name(args[0])
+    if target in INPLACE and len(args) == 2:
+        return f"{receiver} {INPLACE[target]} {emit.operand(args[1])};  {name}{annotation} = {receiver}"
+    if target is operator.setitem and len(args) == 3:
+        return f"{receiver}[{emit.arg(args[1])}] = {emit.arg(args[2])};  {name}{annotation} = {receiver}"
+    return None
 
 
 class CodeGen:
@@ -366,15 +461,67 @@ def _user_output(codegen: CodeGen, output_args: Any, emit: _Emitter) -> str:
     return codegen.generate_output(output_args)
 
 
+def _shape_text(shape: Any) -> str:
+    return f"[{', '.join(str(size) for size in shape)}]"
+
+
+def _node_annotation(node: Node, emit: _Emitter, verbose: bool, include_stride: bool, include_device: bool) -> str:
+    """`` : T`` for a node with a type; with ``verbose``, torch.fx's ``: "f32[2, 3]"`` from the
+    tensor it was seen holding (``meta["val"]``, ``["tensor_meta"]`` after ShapeProp)."""
+    if verbose:
+        seen = node.meta.get("val", node.meta.get("tensor_meta", node.meta.get("example_value")))
+        dtype, shape = getattr(seen, "dtype", None), getattr(seen, "shape", None)
+        abbreviation = DTYPE_ABBREVIATIONS.get(str(dtype).removeprefix("tensormodes."))
+        if abbreviation is not None and shape is not None:
+            text = abbreviation + _shape_text(shape)
+            if callable(getattr(seen, "stride", None)):  # a tensor: stride and device on request
+                text += (_shape_text(seen.stride()) if include_stride else "") + \
+                    (str(seen.device) if include_device else "")
+            return f': "{text}"'
+    return f" : {emit.annotation(node.type)}" if node.type is not None else ""
+
+
+def _stack_summary(stack_trace: str | None) -> str | None:
+    """torch.fx's one-line summary of a node's stack trace: ``File: f.py:3 in fn, code: a = x + y``
+    for its innermost frame."""
+    if not stack_trace:
+        return None
+    lines = stack_trace.strip().split("\n")
+    for i in range(len(lines) - 2, -1, -1):
+        match = _FRAME_LINE.match(lines[i].strip())
+        if match:
+            file, line, name = match.groups()
+            return f"File: {file}:{line} in {name}, code: {lines[i + 1].strip()}"
+    return None
+
+
+_FRAME_LINE = re.compile(r'^File "(.+)", line (\d+), in (.+)$')
+
+
+def _parameter(node: Node, param: str, annotation: str, emit: _Emitter) -> str:
+    target = str(node.target)
+    if target.startswith("**"):
+        return f"**{param}{annotation}"
+    if target.startswith("*"):
+        return f"*{param}{annotation}"
+    if node.args:
+        return f"{param}{annotation} = {emit.arg(node.args[0])}"
+    return f"{param}{annotation}"
+
+
 def python_code(nodes, root_module: str = "self", function_name: str = "forward",
-                codegen: CodeGen | None = None) -> PythonCode:
+                codegen: CodeGen | None = None, *, verbose: bool = False, include_stride: bool = False,
+                include_device: bool = False) -> PythonCode:
     """Generate the source of ``function_name(root_module, *inputs)`` for ``nodes`` (in order).
 
     Each value is released (``name = None``) right after its last use, as torch.fx does, so
     large intermediates do not live until the function returns. A placeholder whose variable
     differs from its parameter (``def f(x, input)`` traces ``input`` to a node ``input_1``)
-    is bound to it first, as torch.fx does: ``input_1 = input``. A :class:`CodeGen` whose
-    methods are overridden writes the ``def`` line and the return statement.
+    is bound to it first, as torch.fx does: ``input_1 = input``. Node types are written as
+    annotations (``x : tensormodes.Tensor``, ``-> int``). ``verbose`` adds torch.fx's comments
+    naming the user's line each group of nodes came from (their ``stack_trace``) and annotates
+    values with the tensors seen (``add: "f32[2]"``). A :class:`CodeGen` whose methods are
+    overridden writes the ``def`` line and the return statement.
     """
     if not is_safe_identifier(root_module):
         raise ValueError(f"python_code: root_module must be a Python identifier, got {root_module!r}")
@@ -388,31 +535,31 @@ def python_code(nodes, root_module: str = "self", function_name: str = "forward"
     for used, user in last_use.items():
         freed_at.setdefault(user, []).append(emit.name(used))
     params, body = [root_module], []
-    returned = False
+    returned, return_annotation, previous_summary = False, "", None
     for node in nodes:
         name = emit.name(node)
+        annotation = _node_annotation(node, emit, verbose, include_stride, include_device)
         if node.op == "placeholder":
             param = emit.params[node]
-            target = str(node.target)
-            if target.startswith("**"):
-                params.append(f"**{param}")
-            elif target.startswith("*"):
-                params.append(f"*{param}")
-            elif node.args:
-                params.append(f"{param} = {emit.arg(node.args[0])}")
-            else:
-                params.append(param)
+            params.append(_parameter(node, param, annotation, emit))
             if name != param:
                 body.append(f"{name} = {param}")
             continue
         if node.op == "output":
+            if node.type is not None:
+                return_annotation = f" -> {emit.annotation(node.type)}"
             if _overrides(codegen, "generate_output"):
                 body.append(_user_output(codegen, node.args[0] if node.args else None, emit))
             else:
                 body.append(f"return {emit.arg(node.args[0]) if node.args else 'None'}")
             returned = True
             break
-        line = f"{name} = {_expression(node, emit)}"
+        if verbose:
+            summary = f"# {_stack_summary(node.stack_trace) or 'No stacktrace found for following nodes'}"
+            if summary != previous_summary:
+                body.extend(["", summary] if body else [summary])
+                previous_summary = summary
+        line = _inplace_statement(node, emit, name, annotation) or f"{name}{annotation} = {_expression(node, emit)}"
         freed = [used for used in freed_at.get(node, ()) if used != name]
         if not node.users:
             freed.append(name)
@@ -426,8 +573,8 @@ def python_code(nodes, root_module: str = "self", function_name: str = "forward"
         for name, value in codegen.additional_globals():
             emit.globals[name] = value
     if _overrides(codegen, "gen_fn_def"):
-        head = codegen.gen_fn_def(params[1:], "")
+        head = codegen.gen_fn_def(params[1:], return_annotation)
     else:
-        head = f"def {function_name}({', '.join(params)}):"
+        head = f"def {function_name}({', '.join(params)}){return_annotation}:"
     src = f"\n\n\n{head}\n{code}\n    "
     return PythonCode(src, emit.globals)

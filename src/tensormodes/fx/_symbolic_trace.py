@@ -55,9 +55,9 @@ from ..nn.modules.container import Sequential
 from ..overrides import TorchFunctionMode
 from ._purity import has_side_effect
 from .graph import Graph
-from .graph_module import GraphModule, intercept_module_calls
+from .graph_module import GraphModule, TracedAttributes, intercept_module_calls
 from .node import map_aggregate
-from .proxy import Proxy, TracerBase, _node_kind
+from .proxy import Proxy, Scope, TracerBase, _node_kind
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "TracingMode", "PH", "PHBase", "PHWithMeta", "ProxyableClassMeta"]
 
@@ -159,7 +159,7 @@ class ProxyableClassMeta(type):
         found: list[Proxy] = []
         map_aggregate((args, kwargs), lambda v: found.append(v) if isinstance(v, Proxy) else None)
         if found:
-            return found[0].tracer.create_proxy("call_function", cls, args, kwargs)
+            return found[0].tracer.emit("call_function", cls, args, kwargs)
         return super().__call__(*args, **kwargs)
 
 
@@ -195,6 +195,7 @@ class Tracer(TracerBase):
         super().__init__(None)
         self.root: Any = None
         self._module_paths: dict[int, str] = {}
+        self.num_calls: dict[str, int] = {}  # calls so far per module path (``path@n`` keys)
 
     def is_leaf_module(self, m: Any, module_qualified_name: str) -> bool:
         """Whether a module call is recorded as one ``call_module`` node (True) or traced into:
@@ -212,10 +213,22 @@ class Tracer(TracerBase):
         """Called for every module call while tracing: records a ``call_module`` node for a leaf
         module, otherwise runs ``forward`` so the module's body is traced."""
         qualified_name = self.path_of_module(m)
-        if not self.is_leaf_module(m, qualified_name):
-            return forward(*args, **kwargs)
-        self.attributes[qualified_name] = m
-        return self.create_proxy("call_module", qualified_name, args, kwargs)
+        # as torch.fx: the module is the scope of what is recorded inside it, and its call is
+        # on module_stack, keyed "path@n" for its n-th call after the first
+        saved_scope = (self.scope.module_path, self.scope.module_type)
+        self.scope.module_path, self.scope.module_type = qualified_name, type(m)
+        calls = self.num_calls.get(qualified_name, 0)
+        key = f"{qualified_name}@{calls}" if calls else qualified_name
+        self.module_stack[key] = (qualified_name, type(m))
+        self.num_calls[qualified_name] = calls + 1
+        try:
+            if not self.is_leaf_module(m, qualified_name):
+                return forward(*args, **kwargs)
+            self.attributes[qualified_name] = m
+            return self.emit("call_module", qualified_name, args, kwargs)
+        finally:
+            self.module_stack.pop(key, None)
+            self.scope.module_path, self.scope.module_type = saved_scope
 
     # -- tracing --------------------------------------------------------------------------
 
@@ -237,8 +250,16 @@ class Tracer(TracerBase):
         input a traced value instead).
         """
         fn = self._root_function(root)
+        self.scope = Scope("", None)
+        self.module_stack.clear()
+        self.num_calls.clear()
+        self.node_name_to_scope = {}
         concrete_args = dict(concrete_args or {})
         self.graph = Graph(tracer_cls=type(self))
+        code = getattr(inspect.unwrap(fn), "__code__", None)
+        if code is not None:
+            self.graph._co_fields = {"co_name": code.co_name, "co_filename": code.co_filename,
+                                     "co_firstlineno": code.co_firstlineno}
         signature = inspect.signature(fn)
         unknown = set(concrete_args) - set(signature.parameters)
         if unknown:
@@ -327,7 +348,7 @@ def symbolic_trace(root: Any, concrete_args: dict[str, Any] | None = None) -> Gr
         name = type(root).__name__
     else:
         name = getattr(root, "__name__", None) or getattr(getattr(root, "func", None), "__name__", "GraphModule")
-    return GraphModule(tracer.attributes, graph, name)
+    return GraphModule(TracedAttributes(tracer.attributes), graph, name)
 
 
 # (globals, name) of every ``wrap("name")`` whose function was not defined yet: bound at the

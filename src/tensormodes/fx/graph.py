@@ -20,12 +20,14 @@ def forward(self, x):
 from __future__ import annotations
 
 import contextlib
+import copy
 import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..nn.modules.module import Module
 from . import _dot, _purity
 from ._codegen import CodeGen, Namespace, PythonCode, python_code
 from .node import Node, map_arg
@@ -104,6 +106,9 @@ class Graph:
         self._tracer_cls = tracer_cls
         self._tracer_extras = tracer_extras
         self._codegen = CodeGen()
+        # where the traced function was defined (co_name, co_filename, co_firstlineno): named in
+        # the generated code's file name, as torch.fx's ``_co_fields``
+        self._co_fields: dict[str, Any] = {}
 
     @property
     def nodes(self) -> _NodeList:
@@ -136,9 +141,9 @@ class Graph:
         return self.create_node("get_attr", qualified_name, type_expr=type_expr)
 
     def call_function(self, the_function: Callable, args: tuple | None = None, kwargs: dict | None = None,
-                      type_expr: Any = None) -> Node:
-        """Call ``the_function(*args, **kwargs)``."""
-        return self.create_node("call_function", the_function, args, kwargs, type_expr=type_expr)
+                      type_expr: Any = None, name: str | None = None) -> Node:
+        """Call ``the_function(*args, **kwargs)`` (``name``: the wished node name, as in ``create_node``)."""
+        return self.create_node("call_function", the_function, args, kwargs, name, type_expr)
 
     def call_method(self, method_name: str, args: tuple | None = None, kwargs: dict | None = None,
                     type_expr: Any = None) -> Node:
@@ -227,6 +232,18 @@ class Graph:
             val_map[node] = self.node_copy(node, lambda n: val_map[n])
         return None
 
+    def __deepcopy__(self, memo: dict | None = None) -> Graph:
+        """A copy made node by node (iteratively, as torch.fx), without the owning module: a graph
+        of 10,000 nodes copies without deep recursion."""
+        g = Graph(tracer_cls=self._tracer_cls, tracer_extras=self._tracer_extras)
+        copied = g.graph_copy(self, {}, return_output_node=True)
+        g._codegen = copy.deepcopy(self._codegen, memo)
+        g._co_fields = dict(self._co_fields)
+        if copied is not None:
+            value, old_output = copied
+            g.output(value, type_expr=old_output.type).meta = dict(old_output.meta)
+        return g
+
     # -- passes every graph has -----------------------------------------------------------
 
     def eliminate_dead_code(self, is_impure_node: Callable[[Node], bool] | None = None) -> bool:
@@ -247,23 +264,40 @@ class Graph:
         return changed
 
     def lint(self) -> None:
-        """Check the graph's invariants: unique names, inputs defined before use, ``users``
-        consistent, known ops, one output at the end. Raises ``RuntimeError`` on a violation."""
+        """Check the graph's invariants, with torch.fx's messages: every node belongs to this graph
+        and takes only nodes of this graph defined before it, names are unique; then ours:
+        ``users`` consistent, one output at the end; and, with an owning module, that
+        ``get_attr`` / ``call_module`` targets exist in it. Raises ``RuntimeError`` on a violation.
+
+        >>> from tensormodes import fx
+        >>> other = fx.Graph(); a = other.placeholder("a")
+        >>> g = fx.Graph(); _ = g.output(g.call_method("neg", (a,)))
+        >>> try:
+        ...     g.lint()
+        ... except RuntimeError as error:
+        ...     print(str(error)[:60])
+        Argument 'a' of Node 'neg' does not belong to this Graph, bu
+        """
         seen: set[Node] = set()
         names: set[str] = set()
         outputs = 0
         for node in self.nodes:
             if node.graph is not self:
-                raise RuntimeError(f"Node {node} does not belong to this graph")
+                raise RuntimeError(f"Node '{node}' does not belong to this Graph!")
+            for used in node.all_input_nodes:
+                if used.graph is not self:
+                    raise RuntimeError(f"Argument '{used}' of Node '{node}' does not belong to this Graph, but was "
+                                       "used as an argument! If you are copying nodes from another graph, make sure "
+                                       f"to use ``arg_transform`` on node_copy() to remap values\n{self}")
+                if used not in seen:
+                    raise RuntimeError(f"Argument '{used}' of Node '{node}' was used before it has been defined! "
+                                       f"Please check that Nodes in the graph are topologically ordered\n{self}")
+                if node not in used.users:
+                    raise RuntimeError(f"Node {node} is missing from the users of its input {used}")
+            seen.add(node)
             if node.name in names:
                 raise RuntimeError(f"Node redefined name {node.name}!")
             names.add(node.name)
-            for used in node.all_input_nodes:
-                if used not in seen:
-                    raise RuntimeError(f"Argument '{used}' of Node '{node}' was used before it has been "
-                                       "defined! Please check that Nodes in the graph are topologically ordered")
-                if node not in used.users:
-                    raise RuntimeError(f"Node {node} is missing from the users of its input {used}")
             for user in node.users:
                 if user._erased or node not in user._input_nodes:
                     raise RuntimeError(f"Node {user} is recorded as a user of {node} but does not use it")
@@ -271,15 +305,38 @@ class Graph:
                 outputs += 1
             elif outputs:
                 raise RuntimeError(f"Node {node} comes after the graph's output")
-            seen.add(node)
         if outputs > 1:
             raise RuntimeError("Graph has more than one output node")
+        if self.owning_module is not None:
+            self._lint_targets()
+
+    def _lint_targets(self) -> None:
+        """torch.fx's check that ``get_attr`` and ``call_module`` targets exist in the owning module."""
+        for node in self.nodes:
+            if node.op not in ("get_attr", "call_module"):
+                continue
+            atoms = node.target.split(".")
+            holder = self.owning_module
+            for i, atom in enumerate(atoms):
+                found = getattr(holder, atom, None)
+                seen_qualname = ".".join(atoms[:i])
+                if found is None:
+                    raise RuntimeError(f"Node {node} target {node.target} references nonexistent attribute {atom} "
+                                       f"of {seen_qualname}")
+                if node.op == "call_module" and not isinstance(found, Module):
+                    raise RuntimeError(f"Node {node} target {node.target} {atom} of {seen_qualname} does not "
+                                       "reference an nn.Module")
+                holder = found
 
     # -- text and pictures ----------------------------------------------------------------
 
-    def python_code(self, root_module: str = "self") -> PythonCode:
-        """The Python source of ``forward(root_module, *inputs)`` and the globals it needs."""
-        return python_code(self.nodes, root_module, codegen=self._codegen)
+    def python_code(self, root_module: str = "self", *, verbose: bool = False, include_stride: bool = False,
+                    include_device: bool = False) -> PythonCode:
+        """The Python source of ``forward(root_module, *inputs)`` and the globals it needs;
+        ``verbose`` adds torch.fx's stack-trace comments and tensor annotations (``f32[2]``, with
+        strides and device on request), as ``GraphModule.print_readable`` shows."""
+        return python_code(self.nodes, root_module, codegen=self._codegen, verbose=verbose,
+                           include_stride=include_stride, include_device=include_device)
 
     def set_codegen(self, codegen: CodeGen) -> None:
         """Use ``codegen`` (a :class:`CodeGen`) for the ``def`` line and return statement of the

@@ -12,16 +12,22 @@ through ``nn.modules.module.intercept_module_calls``, the documented, scoped ext
 
 from __future__ import annotations
 
+import copy
 import inspect
 import itertools
+import linecache
+import os
+import sys
 from typing import Any
 
 from .. import _generated
+from .._api.tensor import Tensor
 from ..nn.modules.module import Module, intercept_module_calls
+from ..nn.parameter import Parameter
 from ._codegen import class_name_for_source
 from .graph import Graph
 
-__all__ = ["GraphModule", "intercept_module_calls"]
+__all__ = ["GraphModule", "TracedAttributes", "intercept_module_calls"]
 
 
 def _fetch(root: Any, target: str) -> Any:
@@ -47,7 +53,11 @@ def _own_attribute(holder: Any, name: str) -> Any:
     return vars(holder).get(name)
 
 
-def _install(owner: Any, target: str, value: Any) -> None:
+def _install(owner: Any, target: str, value: Any, made: set[int]) -> None:
+    """Put ``value`` at the dotted path ``target`` of ``owner``, creating empty modules on the
+    way (their ids are added to ``made``). As torch.fx, a tensor that is not a Parameter is
+    registered as a buffer (persistent: ``state_dict`` has the keys torch.fx's has), and nothing
+    is installed below a module installed whole (``lin`` then ``lin.weight``)."""
     *path, last = target.split(".")
     if hasattr(type(owner), path[0] if path else last):
         raise ValueError(f"GraphModule: the attribute {target!r} the graph reads would hide "
@@ -58,9 +68,18 @@ def _install(owner: Any, target: str, value: Any) -> None:
         if inner is None:
             _check_settable(holder, part, target)
             inner = Module()
+            made.add(id(inner))
             setattr(holder, part, inner)
+        elif id(inner) not in made:
+            return  # a module of the root, installed whole: what it holds comes with it
         holder = inner
     _check_settable(holder, last, target)
+    if isinstance(value, Tensor) and not isinstance(value, Parameter) and isinstance(holder, Module):
+        try:
+            holder.register_buffer(last, value)
+            return
+        except KeyError:  # a name no buffer may have ("", or one the module holds otherwise)
+            pass
     setattr(holder, last, value)
 
 
@@ -71,6 +90,40 @@ def _check_settable(holder: Any, name: str, target: str) -> None:
     if found is not None and hasattr(type(found), "__set__"):
         raise ValueError(f"GraphModule: the attribute {target!r} the graph reads cannot be stored: {name!r} is "
                          f"an attribute of {type(holder).__name__} itself; rename it in the traced module")
+
+
+class TracedAttributes(dict):
+    """The attributes a trace collected (dotted path -> value), all from the traced module or
+    captured by the trace: a GraphModule installs them in graph order, as torch.fx installs
+    from the module itself."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _error_context(forward_file: str, error: BaseException) -> str | None:
+    """torch.fx's account of an error raised on a line of the generated ``forward`` (in file
+    ``forward_file``), or None when the error came from a submodule's forward or user code
+    called from that line (then the traceback already points there)."""
+    tb, line_number, after = error.__traceback__, None, False
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == forward_file:
+            line_number, after = tb.tb_lineno, True
+        elif after:
+            frame_self = tb.tb_frame.f_locals.get("self")
+            user_code = not (os.path.abspath(code.co_filename).startswith(_PACKAGE_DIR)
+                             or code.co_filename.startswith("<tensormodes generated"))
+            if user_code or (code.co_name == "forward" and isinstance(frame_self, Module)):
+                return None
+        tb = tb.tb_next
+    if line_number is None:
+        return None
+    lines = linecache.getlines(forward_file)
+    line = lines[line_number - 1].strip() if line_number <= len(lines) else ""
+    return "\n".join([f"Call using an FX-traced Module, line {line_number} of the traced Module's generated forward "
+                      "function:", "".join(lines[max(line_number - 2, 0):line_number]).rstrip("\n"),
+                      "~" * len(line) + "~~~ <--- HERE", "".join(lines[line_number:line_number + 2]).rstrip("\n")])
 
 
 class GraphModule(Module):
@@ -103,9 +156,14 @@ class GraphModule(Module):
         cls = type(self)
         # the name as given (torch.fx's ``__name__``); print_readable writes a sanitised one
         cls.__name__ = cls.__qualname__ = str(class_name)
-        for node in graph.nodes:
-            if node.op in ("get_attr", "call_module"):
-                _install(self, node.target, _fetch(root, node.target))
+        made: set[int] = set()
+        targets = [node.target for node in graph.nodes if node.op in ("get_attr", "call_module")]
+        if isinstance(root, dict) and not isinstance(root, TracedAttributes):
+            # torch.fx installs shallower paths first for a dict; from a module (and from what a
+            # trace of one collected), in graph order: state_dict keys come in torch.fx's order
+            targets.sort(key=lambda target: target.count("."))
+        for target in targets:
+            _install(self, target, _fetch(root, target), made)
         self.graph = graph
         # torch.fx keeps the tracer class only when it can be found again by name
         tracer_cls = graph._tracer_cls
@@ -136,12 +194,44 @@ class GraphModule(Module):
         python_code = self._graph.python_code(root_module="self")
         self._code = python_code.src
         cls = type(self)
-        # the file name carries the sanitised class name: a given name may hold any character
+        # the file name carries the sanitised class name (a given name may hold any character)
+        # and, as torch.fx's, where the traced function was defined
+        label = f"fx {class_name_for_source(cls.__name__)}.forward"
+        fields = getattr(self._graph, "_co_fields", None)
+        if fields:
+            label += f" from {fields['co_filename']}:{fields['co_firstlineno']} in {fields['co_name']}"
         forward = _generated.define(python_code.src, "forward", dict(python_code.globals),
-                                    qualname=f"{cls.__name__}.forward",
-                                    label=f"fx {class_name_for_source(cls.__name__)}.forward")
+                                    qualname=f"{cls.__name__}.forward", label=label)
         cls.forward = forward
         return python_code
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the module; an exception raised by an operation of the generated ``forward`` itself
+        (not inside a submodule or a user function it calls) prints torch.fx's context to stderr:
+        the generated line with ``<--- HERE`` and the lines around it."""
+        try:
+            return super().__call__(*args, **kwargs)
+        except Exception as error:
+            context = _error_context(type(self).forward.__code__.co_filename, error)
+            if context is not None:
+                print(context, file=sys.stderr)
+            raise
+
+    def __deepcopy__(self, memo: dict) -> GraphModule:
+        """A new GraphModule built, as torch.fx builds it, from deep copies of this one's state
+        and graph: submodules, parameters and buffers are copied, the class name is
+        ``GraphModule`` again, ``meta`` and the state-dict hooks are kept."""
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        state = copy.deepcopy(self.__dict__, memo)
+        holder = Module()
+        holder.__dict__.update(state)
+        GraphModule.__init__(copied, holder, state["_graph"])
+        for name in ("_state_dict_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+            if name in state:
+                setattr(copied, name, state[name])
+        copied.meta = state.get("meta", {})
+        return copied
 
     # -- submodules ------------------------------------------------------------------------
 
@@ -195,18 +285,32 @@ class GraphModule(Module):
         for name in [name for name, _ in self.named_modules() if name not in used]:
             self.delete_submodule(name)
 
-    def print_readable(self, print_output: bool = True) -> str:
-        """The generated code inside a class statement; printed unless ``print_output`` is False.
+    def print_readable(self, print_output: bool = True, include_stride: bool = False,
+                       include_device: bool = False, colored: bool = False) -> str:
+        """The generated code inside a class statement, as torch.fx shows it: each group of nodes
+        under a comment naming the user's line it came from (``node.stack_trace``), values
+        annotated with the tensors seen (``"f32[2, 3]"``, after ``ShapeProp``), then the
+        submodules that are GraphModules, nested. Printed unless ``print_output`` is False;
+        ``colored`` is accepted for torch.fx's signature and adds no colour.
 
         The text is valid Python whatever ``class_name`` was: a name that cannot follow
         ``class`` is sanitised as node names are (``"class"`` -> ``class_1``, ``"<lambda>"`` ->
         ``_lambda_``).
         """
-        body = "\n".join(f"    {line}" if line.strip() else "" for line in self._code.strip("\n").splitlines())
-        name = class_name_for_source(type(self).__name__)
-        text = f"class {name}(tensormodes.fx.GraphModule):\n{body.rstrip()}\n"
+        text = self._readable(class_name_for_source(type(self).__name__), include_stride, include_device)
         if print_output:
             print(text)
+        return text
+
+    def _readable(self, name: str, include_stride: bool, include_device: bool) -> str:
+        code = self._graph.python_code("self", verbose=True, include_stride=include_stride,
+                                       include_device=include_device).src
+        body = "\n".join(f"    {line}".rstrip() for line in code.strip("\n").rstrip().splitlines())
+        text = f"class {name}(tensormodes.nn.Module):\n{body}\n"
+        for child_name, child in self.named_children():
+            if isinstance(child, GraphModule):
+                nested = child._readable(class_name_for_source(child_name), include_stride, include_device)
+                text += "\n" + "\n".join(f"    {line}".rstrip() for line in nested.splitlines()) + "\n"
         return text
 
     def __repr__(self) -> str:

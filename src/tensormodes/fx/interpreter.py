@@ -22,7 +22,7 @@ from typing import Any
 
 from ._symbolic_trace import Tracer
 from .graph import Graph
-from .graph_module import GraphModule
+from .graph_module import GraphModule, TracedAttributes
 from .node import Node, map_aggregate
 from .proxy import Proxy
 
@@ -245,6 +245,15 @@ class Transformer(Interpreter):
         self.tracer.graph = self.new_graph
         self.tracer.root = module
 
+    def run_node(self, n: Node) -> Any:
+        """Run one node, the nodes it records carrying its metadata (its ``stack_trace`` and
+        ``nn_module_stack``, as torch.fx's Transformer preserves them)."""
+        saved, self.tracer.current_meta = self.tracer.current_meta, n.meta
+        try:
+            return super().run_node(n)
+        finally:
+            self.tracer.current_meta = saved
+
     def placeholder(self, target: str, args: tuple, kwargs: dict) -> Proxy:
         """A placeholder of the new graph (keeping the default), as a Proxy."""
         default = args[0] if args else _NO_DEFAULT
@@ -274,4 +283,4 @@ class Transformer(Interpreter):
         """Run the transformation and return the new GraphModule."""
         result = self.run()
         self.new_graph.output(self.tracer.create_arg(result))
-        return GraphModule(self.tracer.attributes, self.new_graph, type(self.module).__name__)
+        return GraphModule(TracedAttributes(self.tracer.attributes), self.new_graph, type(self.module).__name__)

@@ -228,8 +228,8 @@ class Node:
         >>> b.prepend(g.call_method("neg", (a,))); [n.name for n in g.nodes]
         ['a', 'neg', 'b']
         """
-        if self is x:
-            raise ValueError("Trying to prepend a node to itself")
+        if self is x:  # torch.fx: a no-op
+            return
         if x.graph is not self.graph:
             raise ValueError("Attempting to move a Node into a different Graph")
         x._remove_from_list()
@@ -279,9 +279,9 @@ class Node:
         inputs: dict[Node, None] = {}
         _collect_nodes(args, inputs)
         _collect_nodes(kwargs, inputs)
+        # A node of another graph is accepted, as torch.fx accepts it (``node_copy`` without a
+        # value map); ``Graph.lint`` rejects it with torch.fx's message.
         for node in inputs:
-            if node.graph is not self.graph:
-                raise ValueError(f"node {self.name!r} takes {node.name!r}, a node of another graph")
             if node._erased:
                 raise ValueError(f"node {self.name!r} takes {node.name!r}, which was erased from the graph")
             node.users[self] = None
@@ -333,6 +333,17 @@ class Node:
         def swap(n):
             return (new_input if n is old_input else n)
         self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
+
+    @property
+    def stack_trace(self) -> str | None:
+        """Where the traced code made this node (``node.meta["stack_trace"]``): the user's frames,
+        innermost last, in ``traceback``'s format; recorded by a tracer with
+        ``record_stack_traces = True``, else None (torch.fx's property)."""
+        return self.meta.get("stack_trace", None)
+
+    @stack_trace.setter
+    def stack_trace(self, trace: str | None) -> None:
+        self.meta["stack_trace"] = trace
 
     # -- printing -------------------------------------------------------------------------
 

@@ -11,11 +11,15 @@ naming the line of the traced code that asked for it.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import dis
 import linecache
 import operator
 import os
 import sys
+import traceback
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +30,7 @@ from ._purity import call_mutates
 from .graph import Graph
 from .node import Node, is_namedtuple, map_aggregate, map_subclass, qualified_name
 
-__all__ = ["Proxy", "Attribute", "TraceError", "TracerBase", "GraphAppendingTracer"]
+__all__ = ["Proxy", "Attribute", "TraceError", "TracerBase", "GraphAppendingTracer", "Scope"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -88,10 +92,10 @@ class Proxy:
         return Attribute(self, name)
 
     def __setitem__(self, index, value) -> None:
-        self.tracer.create_proxy("call_function", operator.setitem, (self, index, value), {})
+        self.tracer.emit("call_function", operator.setitem, (self, index, value), {})
 
     def __call__(self, *args, **kwargs) -> Proxy:
-        return self.tracer.create_proxy("call_method", "__call__", (self, *args), kwargs)
+        return self.tracer.emit("call_method", "__call__", (self, *args), kwargs)
 
     # -- what a trace cannot know ------------------------------------------------------------
 
@@ -157,7 +161,41 @@ class Attribute(Proxy):
         return f"Attribute({self.root!r}.{self.attr})"
 
     def __call__(self, *args, **kwargs) -> Proxy:
-        return self.tracer.create_proxy("call_method", self.attr, (self.root, *args), kwargs)
+        return self.tracer.emit("call_method", self.attr, (self.root, *args), kwargs)
+
+
+# What a node recorded while re-recording another (a Transformer's) inherits from it: torch.fx's
+# list of fields, beside the stack trace
+_COPIED_META = ("nn_module_stack", "torch_fn", "source_fn_stack", "original_aten", "recompute", "ac_graph_id",
+                "has_backward_hook", "from_node", "quantization_tag", "_numeric_debug_handle", "custom",
+                "partitioner_tag")
+
+
+class Scope:
+    """The module a node is recorded in (torch.fx's ``Scope``): ``module_path``, its dotted path
+    in the traced module (``""`` at the top), and ``module_type``, its class (None at the top).
+    ``Tracer.scope`` is the current one while tracing."""
+
+    def __init__(self, module_path: str, module_type: Any) -> None:
+        self.module_path = module_path
+        self.module_type = module_type
+
+    def __repr__(self) -> str:
+        return f"Scope(module_path={self.module_path!r}, module_type={self.module_type!r})"
+
+
+def _user_stack() -> str | None:
+    """The user's frames from the first ``forward`` on (torch.fx's filter), innermost last, as
+    ``traceback`` formats them; tensormodes' own frames and generated code are left out. None
+    when no ``forward`` is on the stack (a traced function, not a module)."""
+    frames = [frame for frame in traceback.extract_stack()[:-2]]
+    first = next((i for i, frame in enumerate(frames) if frame.name == "forward"), None)
+    if first is None:
+        return None
+    user = [frame for frame in frames[first:]
+            if not (os.path.abspath(frame.filename).startswith(_PACKAGE_DIR)
+                    or frame.filename.startswith("<tensormodes generated"))]
+    return "".join(traceback.StackSummary.from_list(user).format()).strip() or None
 
 
 class TracerBase:
@@ -168,6 +206,8 @@ class TracerBase:
 
     # torch.fx's feature flag: refuse recording calls that write into their operands
     check_mutable_operations: bool = False
+    # torch.fx's flag: record where each node was made in ``node.stack_trace``
+    record_stack_traces: bool = False
 
     def __init__(self, graph: Graph | None = None) -> None:
         self.graph = graph
@@ -175,35 +215,76 @@ class TracerBase:
         self._attribute_names: dict[int, str] = {}
         self._constants: dict[int, str] = {}
         self._parameter_proxies: dict[str, Proxy] = {}
+        # the module being traced into (torch.fx's names): its scope, the stack of module calls
+        # ("path" or "path@n" for the n-th call again -> (path, class)), each node's scope
+        self.scope = Scope("", None)
+        self.module_stack: OrderedDict[str, tuple[str, Any]] = OrderedDict()
+        self.node_name_to_scope: dict[str, tuple[str, Any]] = {}
+        # the metadata of the node being re-recorded (a Transformer's), which new nodes inherit
+        self.current_meta: dict | None = None
 
     def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
                     type_expr: Any = None) -> Node:
         """Called for every node the trace records; returns the node added to ``self.graph``.
 
-        With ``check_mutable_operations`` set, a ``call_function`` that writes into a tensor
+        As torch.fx, the node's scope goes to ``node_name_to_scope``, the module calls around it
+        to ``node.meta["nn_module_stack"]`` (when there are any) and, with
+        ``record_stack_traces``, the user's frames to ``node.stack_trace``. With
+        ``check_mutable_operations`` set, a ``call_function`` that writes into a tensor
         (``tm.relu_``, ``out=``, ``x[i] = v``) is refused, as torch.fx refuses mutable schemas.
         """
         if kind == "call_function" and self.check_mutable_operations and call_mutates(target, kwargs):
             raise RuntimeError(f"Tried to trace mutable operation {qualified_name(target)}. FX only supports "
                                "functional code, so operations that mutate operands in-place (e.g. via `out` "
                                "arguments) are not supported")
-        return self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        node = self.graph.create_node(kind, target, args, kwargs, name, type_expr)
+        self.node_name_to_scope[node.name] = (self.scope.module_path, self.scope.module_type)
+        if self.current_meta is not None:
+            if self.current_meta.get("stack_trace"):
+                node.stack_trace = self.current_meta["stack_trace"]
+            for key in _COPIED_META:
+                if key in self.current_meta:
+                    node.meta[key] = copy.copy(self.current_meta[key])
+        elif self.module_stack:
+            node.meta["nn_module_stack"] = self.module_stack.copy()
+        if self.record_stack_traces and not node.stack_trace:
+            trace = _user_stack()
+            if trace:
+                node.stack_trace = trace
+        return node
 
     def proxy(self, node: Node) -> Proxy:
         """Called to wrap each new node in the value the traced code continues with."""
         return Proxy(node, self)
 
     def create_proxy(self, kind: str, target: Any, args: tuple, kwargs: dict, name: str | None = None,
-                     type_expr: Any = None) -> Proxy:
+                     type_expr: Any = None, proxy_factory_fn: Callable[[Node], Proxy] | None = None) -> Proxy:
         """Record one operation: arguments go through :meth:`create_arg`, then :meth:`create_node`;
-        returns the Proxy of the result."""
+        returns the Proxy of the result, made by ``proxy_factory_fn(node)`` when given, else by
+        :meth:`proxy`."""
+        make = self.proxy if proxy_factory_fn is None else proxy_factory_fn
         if kind == "placeholder":  # a default is a constant of the signature, kept as it is
-            return self.proxy(self.create_node(kind, target, tuple(args), dict(kwargs), name, type_expr))
+            return make(self.create_node(kind, target, tuple(args), dict(kwargs), name, type_expr))
         leaf = self._leaf_arg
         # flat arguments (the common case) are converted here; nested ones through create_arg
         args = tuple([leaf(a) if not isinstance(a, _CONTAINERS) else self.create_arg(a) for a in args])
         kwargs = {k: leaf(v) if not isinstance(v, _CONTAINERS) else self.create_arg(v) for k, v in kwargs.items()}
-        return self.proxy(self.create_node(kind, target, args, kwargs, name, type_expr))
+        return make(self.create_node(kind, target, args, kwargs, name, type_expr))
+
+    def emit(self, kind: str, target: Any, args: tuple, kwargs: dict) -> Proxy:
+        """Record a call the traced code made: parameters and buffers of the root among the
+        arguments get their ``get_attr`` Proxies first (as torch.fx, where reading
+        ``self.weight`` makes it), then :meth:`create_proxy` records the call."""
+        if self._attribute_names:
+            names = self._attribute_names
+
+            def proxied(v: Any) -> Any:
+                name = names.get(id(v)) if isinstance(v, Tensor) else None
+                return v if name is None else self.getattr(name, v, self._parameter_proxies)
+
+            args = map_aggregate(args, proxied)
+            kwargs = map_aggregate(kwargs, proxied)
+        return self.create_proxy(kind, target, args, kwargs)
 
     def create_arg(self, a: Any) -> Any:
         """Turn a traced value into a node argument: Proxies become their nodes, parameters and
@@ -211,7 +292,8 @@ class TracerBase:
         ``_tensor_constant<n>`` attributes; containers are converted element by element.
 
         As in torch.fx, a named tuple becomes a ``call_function`` node of its class (so
-        ``tm.stack(Pair(x, y))`` records ``pair = Pair(x, y)``); an ``OrderedDict`` stays one,
+        ``tm.stack(Pair(x, y))`` records ``pair = Pair(x, y)``), and so does a dataclass
+        instance, with its fields as keyword arguments; an ``OrderedDict`` stays one,
         other subclasses of tuple, list and dict follow :func:`~tensormodes.fx.node.map_aggregate`.
         """
         kind = type(a)
@@ -255,6 +337,11 @@ class TracerBase:
         create = getattr(type(a), "__fx_create_arg__", None)
         if create is not None:  # a user class that knows its own node (torch.fx's protocol)
             return a.__fx_create_arg__(self)
+        if dataclasses.is_dataclass(a) and not isinstance(a, type):
+            # as torch.fx: a dataclass value becomes a call of its class with its fields by name,
+            # so Proxies inside it stay traced values
+            fields = {f.name: self.create_arg(getattr(a, f.name)) for f in dataclasses.fields(a)}
+            return self.create_node("call_function", type(a), (), fields)
         return a
 
     def getattr(self, attr: str, attr_val: Any, parameter_proxy_cache: dict[str, Proxy]) -> Proxy:
@@ -272,7 +359,7 @@ class TracerBase:
         kind, target, attribute = _node_kind(func)
         if attribute is not None:
             args = (args[0], attribute, *args[1:])
-        proxy = self.create_proxy(kind, target, args, kwargs)
+        proxy = self.emit(kind, target, args, kwargs)
         return None if target is operator.setitem or target is setattr else proxy
 
     def _touches_attribute(self, args: tuple, kwargs: dict) -> bool:
@@ -355,7 +442,7 @@ def _define_operator(method: str, body: str, target) -> None:
 
 
 def _install_operators() -> None:
-    call = 'self.tracer.create_proxy("call_function", _target, '
+    call = 'self.tracer.emit("call_function", _target, '
     for name, target in _BINARY.items():
         _define_operator(f"__{name}__", f"self, other:{call}(self, other), {{}})", target)
         _define_operator(f"__r{name}__", f"self, other:{call}(other, self), {{}})", target)

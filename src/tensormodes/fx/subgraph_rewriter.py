@@ -12,10 +12,12 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..nn.modules.module import Module
 from ._symbolic_trace import symbolic_trace
 from .graph import Graph
 from .graph_module import GraphModule
@@ -208,8 +210,6 @@ def _splice(gm: GraphModule, pattern_graph: Graph, found: InternalMatch, place: 
                 continue
             if node.op == "output":
                 break
-            if node.op in ("get_attr", "call_module"):
-                raise ValueError("replace_pattern: the replacement may not read module attributes")
             values[node] = graph.node_copy(node, values.__getitem__)
             added.append(values[node])
     for p, r in zip(pattern_results, replacement_results):
@@ -242,7 +242,39 @@ def _rewrite(gm: GraphModule, pattern, replacement, match_filters=None, ignore_l
         added = _splice(gm, pattern_graph, found, place, graph_for_match, replaced)
         done.append(ReplacedPatterns(found.anchors[0], found.nodes_map, added))
     gm.recompile()
+    if isinstance(replacement, Module):
+        _replace_attributes(gm, replacement)
     return done
+
+
+def _attribute(holder: Module, target: str) -> Any:
+    path, _, name = target.rpartition(".")
+    try:
+        module = holder.get_submodule(path)
+    except AttributeError:
+        return None
+    return getattr(module, name, None)
+
+
+def _replace_attributes(gm: GraphModule, replacement: Module) -> None:
+    """Give ``gm`` the attributes the spliced replacement nodes read, as torch.fx does: unused
+    submodules are dropped first; a target ``gm`` has is kept; one only ``replacement`` has is
+    deep-copied into ``gm`` (a module through ``add_submodule``)."""
+    gm.delete_all_unused_submodules()
+    for node in gm.graph.nodes:
+        if node.op not in ("call_module", "get_attr") or _attribute(gm, node.target) is not None:
+            continue
+        value = _attribute(replacement, node.target)
+        if value is None:
+            raise RuntimeError(f"Attempted to create a {node.op!r} node during subgraph rewriting with target "
+                               f"{node.target}, but the referenced attribute does not exist in the replacement "
+                               "GraphModule")
+        value = copy.deepcopy(value)
+        if isinstance(value, Module):
+            gm.add_submodule(node.target, value)
+        else:
+            setattr(gm, node.target, value)
+    gm.graph.lint()
 
 
 def replace_pattern(gm: GraphModule, pattern: Callable | GraphModule | Graph,

@@ -18,6 +18,7 @@ from typing import Any
 
 from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
+from .module_calls import ModuleCalls
 from .observing import summarize, summarize_call, user_location
 
 __all__ = ["LoggingMode"]
@@ -29,7 +30,11 @@ class LoggingMode(Observer, TorchFunctionMode):
     requires grad; scalars as values) and its result.
 
     Calls made by a function's own body (``F.softmax`` calling ``Tensor.softmax``, the
-    gradient formulas run by ``Tensor.backward``) are logged indented under it.
+    gradient formulas run by ``Tensor.backward``) are logged indented under it, and so are the
+    calls a module makes: a module call is a line of its own, named by the module's path as
+    ``FlopCounterMode`` names it (``MLP``, ``MLP.fc1``), with its positional arguments and its
+    result, and what its ``forward`` calls is indented under it (through nn.Module's global
+    hooks, registered while the mode is entered).
 
     ``target``: ``None`` (collect in ``.lines``), a list to append to, a ``logging.Logger``
     (one record per line at ``level``), a file path (written, and closed on exit) or an open
@@ -59,10 +64,14 @@ class LoggingMode(Observer, TorchFunctionMode):
         self._depth = 0
         self._pending: list[str] = []
         self._groups: dict[tuple, int] = {}
+        self._modules = ModuleCalls(self._enter_module, self._leave_module)
+        self._open_modules: list[tuple[int, int]] = []  # (slot, depth) of each module call under way
 
     def __enter__(self):
-        if self._entries == 0 and isinstance(self.target, (str, os.PathLike)):
-            self._file = open(self.target, "w", encoding="utf-8")  # noqa: SIM115 - closed by __exit__
+        if self._entries == 0:
+            if isinstance(self.target, (str, os.PathLike)):
+                self._file = open(self.target, "w", encoding="utf-8")  # noqa: SIM115 - closed by __exit__
+            self._modules.install()
         self._entries += 1
         try:
             return super().__enter__()
@@ -79,6 +88,8 @@ class LoggingMode(Observer, TorchFunctionMode):
     def _left(self) -> None:
         self._entries -= 1
         if self._entries == 0:
+            self._modules.remove()
+            self._open_modules = []
             self.flush()
             if self._file is not None:
                 self._file.close()
@@ -109,15 +120,36 @@ class LoggingMode(Observer, TorchFunctionMode):
         else:
             self._pending[slot] = f"{self.indent * depth}{call} -> {summarize(result)}"
         finally:
-            self._depth = depth
-            if depth == 0:
-                lines, self._pending = self._pending, []
-                if self.dedupe:
-                    key = (user_location(3), tuple(lines))
-                    self._groups[key] = self._groups.get(key, 0) + 1
-                else:
-                    self._write(lines)
+            self._closed(depth)
         return result
+
+    def _closed(self, depth: int) -> None:
+        """A call or module call at ``depth`` ended: back to its depth; at the top, its lines
+        (with those nested in it) are written, or grouped with ``dedupe``."""
+        self._depth = depth
+        if depth == 0:
+            lines, self._pending = self._pending, []
+            if self.dedupe:
+                key = (user_location(4), tuple(lines))
+                self._groups[key] = self._groups.get(key, 0) + 1
+            else:
+                self._write(lines)
+
+    def _enter_module(self, module, name: str, args: tuple) -> None:
+        """A module call starts: its line is reserved here, so the calls it makes go under it."""
+        self._open_modules.append((len(self._pending), self._depth))
+        self._pending.append("")
+        self._depth += 1
+
+    def _leave_module(self, module, name: str, args: tuple, output, error) -> None:
+        """A module call ended (``error``: the exception it raised, if any): its line is written."""
+        if not self._open_modules:
+            return  # the mode was left while the module ran
+        slot, depth = self._open_modules.pop()
+        call = f"{name}({', '.join(summarize(a) for a in args)})"
+        outcome = f"raised {type(error).__name__}" if error is not None else summarize(output)
+        self._pending[slot] = f"{self.indent * depth}{call} -> {outcome}"
+        self._closed(depth)
 
     def _write(self, lines: list[str]) -> None:
         target = self.target if self._file is None else self._file

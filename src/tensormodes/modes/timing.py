@@ -17,6 +17,7 @@ from time import perf_counter_ns
 
 from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
+from .module_calls import ModuleCalls
 from .observing import format_ns, public_name, render_table, rich_table
 
 __all__ = ["TimingMode", "OpTime"]
@@ -42,6 +43,10 @@ class TimingMode(Observer, TorchFunctionMode):
     ``.stats`` maps the public name to an ``OpTime``; ``table()`` lists them by exclusive
     time, largest first.
 
+    Module calls are timed too, under the module's path as ``FlopCounterMode`` names it
+    (``MLP``, ``MLP.fc1``): inclusive of the calls its ``forward`` makes, which its exclusive
+    time leaves out (through nn.Module's global hooks, registered while the mode is entered).
+
     >>> import tensormodes as tm
     >>> from tensormodes.modes import TimingMode
     >>> with TimingMode() as timer:
@@ -53,6 +58,41 @@ class TimingMode(Observer, TorchFunctionMode):
     def __init__(self) -> None:
         self.stats: dict[str, OpTime] = {}
         self._children: list[int] = []
+        self._entries = 0
+        self._modules = ModuleCalls(self._enter_module, self._leave_module)
+        self._module_starts: list[int] = []  # start times of the module calls under way
+
+    def __enter__(self):
+        if self._entries == 0:
+            self._modules.install()
+        self._entries += 1
+        try:
+            return super().__enter__()
+        except BaseException:
+            self._left()
+            raise
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        try:
+            super().__exit__(exc_type, exc_value, traceback)
+        finally:
+            self._left()
+
+    def _left(self) -> None:
+        self._entries -= 1
+        if self._entries == 0:
+            self._modules.remove()
+            # module calls left open by an exit in their middle close nothing
+            del self._children[len(self._children) - len(self._module_starts):]
+            self._module_starts = []
+
+    def _enter_module(self, module, name: str, args: tuple) -> None:
+        self._children.append(0)
+        self._module_starts.append(perf_counter_ns())
+
+    def _leave_module(self, module, name: str, args: tuple, output, error) -> None:
+        if self._module_starts:
+            self._account(name, self._module_starts.pop())
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         """Run the call and add its time to its function's totals."""
