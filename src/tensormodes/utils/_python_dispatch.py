@@ -16,9 +16,11 @@ down and finally the kernel.
 >>> x = tm.ones(2, requires_grad=True)
 >>> with Log() as log:
 ...     (x * 2).sum().backward()
->>> log.ops
-['aten.mul.Tensor', 'aten.sum.default', 'aten.ones_like.default', 'aten.expand.default', 'aten.mul.Tensor', 'aten.detach.default']
+>>> log.ops  # doctest: +NORMALIZE_WHITESPACE
+['aten.mul.Tensor', 'aten.sum.default', 'aten.ones_like.default', 'aten.expand.default', 'aten.mul.Tensor',
+ 'aten.detach.default']
 
+Forward, then backward: the seed, the formula's ops, the accumulation into ``x.grad``.
 Its stack is separate from the ``__torch_function__`` modes' (those run first, at the public
 API), per thread and per asyncio task, and keeps the same guarantees (exceptions, exits out
 of order, abandoned generators). *Infra* modes (``is_infra_mode()``: fake tensors, the
