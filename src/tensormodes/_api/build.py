@@ -22,7 +22,7 @@ from .._dispatch import kernel_site
 from .._ops import OPS, OpDef
 from .._ops.registry import METHOD, TensorKind, tensor_kind_of
 from .._overrides import dispatch as _dispatch
-from . import codegen
+from . import codegen, dispatch_level
 from .declarations import BUILD_LOCK, has_tensor_attribute, lazy_tensor_attribute, take_declarations
 from .runtime import tensor_arg, tensor_or_scalar_arg, wrap
 from .tensor import Tensor
@@ -115,7 +115,18 @@ def _reflected_impl(opdef: OpDef):
     # operator returns NotImplemented and Python raises its own TypeError, as for PyTorch).
     first_arg = tensor_arg if opdef.tensor_params.get(first) == TensorKind.TENSOR else tensor_or_scalar_arg
 
+    reversed_op = OPS.get(f"r{name}")  # ``2 - x`` is ``rsub(x, 2)`` at the dispatch level, as in PyTorch
+
     def reflected(self, other):
+        state = _dispatch.get_state()
+        if state is not None and state.dispatch_active or dispatch_level.listens(self) or \
+                dispatch_level.listens(other):
+            if reversed_op is not None:
+                return codegen.shared_impl(reversed_op, False)(self, other)
+            if name == "div":  # PyTorch's __rtruediv__: ``self.reciprocal() * other``
+                return codegen.shared_impl(OPS["mul"], False)(codegen.shared_impl(OPS["reciprocal"], False)(self),
+                                                              other)
+            return codegen.shared_impl(opdef, False)(other, self)
         a, b = first_arg(other, name, "other", 2), tensor_arg(self, name, "self", 1)
         result = wrap(kernel_site.call(opdef, a, b))
         if opdef.differentiable and needs_grad((self, other)):
@@ -148,7 +159,7 @@ def _make_dunder_locked(opdef: OpDef, dunder):
             TensorKind.TENSOR_OR_SCALAR
         relevant = [codegen.Relevant("self", TensorKind.TENSOR), codegen.Relevant("other", other_kind)]
         func = codegen.make_callable(dunder.name, signature, relevant, _reflected_impl(opdef), leaf=True,
-                                      qualname=qualname, not_implemented_on_type_error=True)
+                                      qualname=qualname, not_implemented_on_type_error=True, runs_kernel=True)
     else:
         func = codegen.op_callable(opdef, dunder.name, signature, inplace=dunder.inplace, qualname=qualname,
                                    operator=binary)

@@ -220,7 +220,8 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
                   leaf: bool, fast_body: str | None = None, fast_names: dict | None = None,
                   qualname: str | None = None, doc: str | None = None, module: str = "tensormodes",
                   not_implemented_on_type_error: bool = False, pass_defaults: bool = False,
-                  records_grad: bool = False, hot_path: tuple[str, str] | None = None, prologue: str = ""):
+                  records_grad: bool = False, hot_path: tuple[str, str] | None = None, prologue: str = "",
+                  runs_kernel: bool = False):
     """A public callable with ``signature``, dispatching through the override layer.
 
     ``fast_body`` (unindented source) runs when every relevant argument is plain
@@ -230,7 +231,9 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     operator, as PyTorch does. ``pass_defaults``: see ``_slow_call_arguments``.
     ``records_grad``: the callable records autograd history, so tensors that
     require grad leave the fast path. ``hot_path``: ``(condition, body)`` tried
-    before the fast path when no mode is active (body falls through if it cannot help). Its
+    before the fast path when no mode is active (body falls through if it cannot help).
+    ``runs_kernel``: the fast path calls a kernel itself (an op's forms), so it is closed while a
+    dispatch-level mode listens; other callables (properties, the Tensor's own methods) keep it. Its
     body repeats the fast path's first case on purpose: under one combined condition the
     commonest call (plain tensors, no mode, defaults) pays one test instead of the fast path's
     nested ones.
@@ -252,13 +255,14 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
         slow = (f"try:\n{textwrap.indent(slow, '    ')}\nexcept _DispatchFailed:\n    raise\n"
                 "except TypeError:\n    return NotImplemented")
     prologue = f"    {prologue}\n" if prologue else ""
+    skip = "fast_skip" if runs_kernel else "fast_skip_above"
     source = f"""\
 def _relevant({params}):
 {prologue}    return {relevant_expression(relevant)}
 
 def {name}({params}):
 {prologue}    state = _get_state()
-{hot}    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and \\
+{hot}    if (state is None or (state.{skip} is not None and _api not in state.{skip})) and \\
             {fast_condition(relevant, records_grad)}:
 {body}
 {textwrap.indent(kwargs, "    ")}
@@ -294,7 +298,8 @@ def _relevant({params}):
 
 def {name}({params}):
     state = _get_state()
-    if (state is None or (state.fast_skip is not None and _api not in state.fast_skip)) and {fast_condition(relevant)}:
+    if (state is None or (state.fast_skip_above is not None and _api not in state.fast_skip_above)) and \\
+            {fast_condition(relevant)}:
         {fast_body}
     _kwargs = {{}}
 {textwrap.indent(_slow_path(f"({params},)", relevant, "True"), "    ")}
@@ -695,6 +700,7 @@ def op_callable(opdef: OpDef, name: str, signature: inspect.Signature, *, inplac
         fast_body=_fast_body(opdef, signature, inplace=inplace), fast_names=names,
         hot_path=None if inplace else _hot_path(opdef, signature, _wrap_known_for(opdef, signature, inplace)),
         qualname=qualname, doc=opdef.doc, module="tensormodes", not_implemented_on_type_error=operator,
+        runs_kernel=True,
         records_grad=opdef.differentiable and not opdef.factory and not records_on_fast_path(opdef, inplace))
 
 
@@ -722,6 +728,12 @@ def _kernel_end(opdef: OpDef, kind: str):
 
 
 python_dispatch.HOOKS.impl_of = _kernel_end
+
+
+def shared_impl(opdef: OpDef, inplace: bool):
+    """The implementation of ``opdef``'s function (or in-place method, ``inplace``): what runs
+    below the override layer, autograd and the dispatch level included."""
+    return _shared_impl(opdef, inplace)[0]
 
 
 def _shared_impl(opdef: OpDef, inplace: bool):

@@ -43,7 +43,7 @@ class _State:
 
     __slots__ = ("modes", "subclasses_enabled", "modes_enabled", "scopes", "handled", "fast_skip",
                  "modes_active", "top_handler", "handler", "handler_below", "_below", "_without_subclasses",
-                 "dispatch_modes", "dispatch_enabled", "dispatch_active", "_dispatch_popped")
+                 "dispatch_modes", "dispatch_enabled", "dispatch_active", "_dispatch_popped", "fast_skip_above")
 
     def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple,
                  dispatch_modes: tuple = (), dispatch_enabled: bool = True) -> None:
@@ -74,14 +74,16 @@ class _State:
             # happen after the handler returns and the full state is back.)
             plain = not below and subclasses_enabled and not dispatch_modes and dispatch_enabled
             self.handler_below = None if plain else self.replace(modes=below)
-        if self.dispatch_active:
-            self.fast_skip = None  # every call must reach the dispatch level's modes
-        elif not modes_enabled:
-            self.fast_skip = frozenset()
+        if not modes_enabled:
+            self.fast_skip_above = frozenset()
         elif all(h is not None for h in self.handled):
-            self.fast_skip = frozenset().union(*self.handled)
+            self.fast_skip_above = frozenset().union(*self.handled)
         else:
-            self.fast_skip = None
+            self.fast_skip_above = None
+        # ``fast_skip_above`` is for callables that run no kernel themselves (properties, the
+        # Tensor's own methods): only ``__torch_function__`` modes care about them. Ops must
+        # reach the dispatch level's modes: no fast path for them while one is active.
+        self.fast_skip = None if self.dispatch_active else self.fast_skip_above
 
     def replace(self, **changes) -> _State | None:
         fields = {"modes": self.modes, "subclasses_enabled": self.subclasses_enabled,
