@@ -381,6 +381,9 @@ def _schema(overload: OpOverload) -> FunctionSchema:
         own = spelled.get(public or name)
         if own is not None:
             schema_type = own.type
+            if "(" in schema_type:  # ``Tensor()``: no alias annotation, ``Tensor(a)``: this one
+                schema_type, _, annotation = schema_type.partition("(")
+                alias = annotation.rstrip(")") or None
             name = own.name or name
             if own.default is not None:
                 default = own.default
@@ -647,7 +650,7 @@ _LOCK = threading.Lock()
 
 
 def _declared_overloads(opdef: OpDef) -> dict[str, _OverloadSpec]:
-    """``{"name.overload": spec}`` from the declaration (see ``op``'s ``aten``); an alias
+    """``{"name.overload[@label]": spec}`` from the declaration (see ``op``'s ``aten``); an alias
     without its own takes its target's."""
     target = OPS.get(opdef.alias_of) if opdef.alias_of else None
     source = target if target is not None else opdef
@@ -686,22 +689,27 @@ def _build() -> None:
             declared = _declared_overloads(opdef)
             functional, inplace, out = [], [], []
             for key, spec in declared.items():
-                name, _, overload_name = key.rpartition(".")
+                name, _, overload_name = key.partition("@")[0].rpartition(".")
                 functional.append(_overload(name, overload_name, opdef, "functional", spec))
                 if opdef.inplace:
                     inplace_name = overload_name if spec.inplace_name is None else spec.inplace_name
                     if inplace_name:
                         inplace.append(_overload(name + "_", inplace_name, opdef, "inplace", spec, overload_name))
-                if opdef.out:
+                if opdef.out and spec.out_name != "":  # ``out=`` alone: PyTorch has no out= form of it
                     out_name = spec.out_name or ("out" if overload_name == "default" else f"{overload_name}_out")
                     out.append(_overload(name, out_name, opdef, "out", spec, overload_name))
+            # an overload another op declared first is that op's, and one overload may take a call's
+            # arguments two ways (``name.overload@label``): this op picks it, and makes a handler's
+            # arguments, by its own view of it (its parameters, what it lacks)
+            views = []
+            for overload, spec in zip(functional, declared.values()):
+                view = overload
+                if overload._opdef is not opdef or overload._spec is not spec:
+                    view = OpOverload(overload.overloadpacket, overload._overloadname, opdef, "functional", spec)
+                    overload.__dict__.setdefault("_alternatives", []).append(view)
+                views.append(view)
             if len(functional) > 1:
-                # an overload another op declared first is that op's; this op picks it by its own
-                # view of it (its parameters, what it lacks): (overload, view) pairs
-                _VIEWS[opdef.name] = tuple(
-                    overload if overload._opdef is opdef else
-                    OpOverload(overload.overloadpacket, overload._overloadname, opdef, "functional", spec)
-                    for overload, spec in zip(functional, declared.values()))
+                _VIEWS[opdef.name] = tuple(views)
             _BY_OP[(opdef.name, "functional")] = tuple(functional)
             _BY_OP[(opdef.name, "inplace")] = tuple(inplace)
             _BY_OP[(opdef.name, "out")] = tuple(out)
