@@ -45,8 +45,7 @@ DECOMPOSED = {
 
 # Differences of the identity itself, with why they stay.
 KNOWN = {
-    "randint": "randint(high, size): one overload name maps the public parameters one way (low, high, size)",
-    "randint_like": "randint_like(x, high): likewise",
+    "randint": "randint(0, 2, (3,)): an explicit low=0 picks randint.low in PyTorch; a default cannot be told apart",
     "randperm": "an explicit generator=None picks randperm.generator in PyTorch; a default cannot be told apart",
 }
 

@@ -514,10 +514,12 @@ class OpOverload:
         plan = self.__dict__.get("_fit_plan")
         if plan is None:
             parameters = self._opdef.signature.parameters
-            typed = []
+            typed, required = [], []
             for argument in self._schema.arguments:
                 if argument.public is None or argument.public not in parameters:
                     continue
+                if not argument.has_default_value and not argument.type.endswith("?"):
+                    required.append(argument.public)
                 kind = argument.type.rstrip("?")
                 if kind == "Tensor":
                     typed.append((argument.public, _TAKES_TENSOR))
@@ -526,8 +528,11 @@ class OpOverload:
                 elif kind.startswith(("int[", "SymInt[")):
                     typed.append((argument.public, _TAKES_INTS))
             plan = self._fit_plan = ([(name, parameters[name].default) for name in self._dropped if name in parameters],
-                                     typed)
-        dropped, typed = plan
+                                     typed, required)
+        dropped, typed, required = plan
+        for name in required:  # ``randint.low`` needs its ``high``
+            if values.get(name) is None:
+                return 0
         for name, default in dropped:
             value = values.get(name, default)
             if value is not default and not (type(value) in (int, float, bool, str) and value == default):
