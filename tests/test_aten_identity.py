@@ -116,7 +116,6 @@ def test_public_call_reaches_pytorchs_overload(name):
 KNOWN_SCHEMAS = {
     "arange.start_out": "ours has step (arange.start's out= form takes it here)",
     "bernoulli.float_out": "PyTorch's out form has p=0.5, its functional bernoulli.p no default",
-    "max.dim_max": "PyTorch names the out tensors max, max_values", "min.dim_min": "likewise min, min_indices",
     "as_tensor.default": "a composite (lift_fresh / _to_copy); its Python data argument is not a Tensor",
     "tensor.default": "a composite (lift_fresh)", "cdist.default": "compute_mode is a str here, an int there",
     "atleast_2d.default": "ours takes *tensors", "norm.out": "a composite over several norm overloads",
@@ -279,13 +278,31 @@ HANDLER_ARGS = {
     "L.normal(0.0, 1.0, (2,))": [("aten.normal.float_float", [0.0, 1.0, [2]], {"device": "device:cpu",
                                                                                 "pin_memory": False})],
     "L.zeros_like(x)": [("aten.zeros_like.default", ["T"], {"pin_memory": False})],
+    "x.pow_(2)": [("aten.pow_.Scalar", ["T", 2], {})],
+    "x.clamp_(min=y)": [("aten.clamp_.Tensor", ["T", "T"], {})],
+    "x.gt_(0)": [("aten.gt_.Scalar", ["T", 0], {})],
+    "x.div_(y, rounding_mode='trunc')": [("aten.div_.Tensor_mode", ["T", "T"], {"rounding_mode": "trunc"})],
+    "L.sum(x, 1, out=s2)": [("aten.sum.IntList_out", ["T", [1]], {"out": "T"})],
+    "L.gt(x, 0, out=b)": [("aten.gt.Scalar_out", ["T", 0], {"out": "T"})],
+    "L.sort(x, 1, out=(z, i))": [("aten.sort.values", ["T", 1], {"values": "T", "indices": "T"})],
+    "L.max(x, 1, out=(s2, i2))": [("aten.max.dim_max", ["T", 1], {"max": "T", "max_values": "T"})],
+    "L.mean(x, out=e)": [("aten.mean.dtype_out", ["T"], {"out": "T"})],
+    "x.random_(5)": [("aten.random_.to", ["T", 5], {})],
+    "x.random_(1, 5)": [("aten.random_.from", ["T", 1, 5], {})],
+    "L.randint(5, (3,))": [("aten.randint.default", [5, [3]], {"device": "device:cpu", "pin_memory": False})],
+    "L.randint(5, size=(3,))": [("aten.randint.default", [5, [3]], {"device": "device:cpu", "pin_memory": False})],
+    "L.scatter(x, 1, i, 2.0)": [("aten.scatter.value", ["T", 1, "T", 2.0], {})],
+    "L.scatter(x, 1, i, value=2.0)": [("aten.scatter.value", ["T", 1, "T", 2.0], {})],
+    "L.randint_like(x, 5)": [("aten.randint_like.default", ["T", 5], {"pin_memory": False})],
 }
 
 
 def _handler_args(library, mode_class, call):
     namespace = {"L": library}
     exec("x = L.tensor([[1.0, -2.0, 3.0], [0.5, 2.0, -1.0]]); y = L.tensor([[2.0, 1.0, 3.0], [1.0, 4.0, 2.0]]); "
-         "z = L.empty(2, 3); s = L.tensor([1.0, 2.0, 3.0]); w = L.ones(1, 1, 4, 4)", namespace)
+         "z = L.empty(2, 3); s = L.tensor([1.0, 2.0, 3.0]); w = L.ones(1, 1, 4, 4); s2 = L.empty(2); "
+         "b = L.empty(2, 3, dtype=L.bool); i = L.zeros(2, 3, dtype=L.int64); i2 = L.empty(2, dtype=L.int64); "
+         "e = L.empty(())", namespace)
     return [entry[:3] for entry in _record(library, mode_class, lambda: eval(call, namespace))]
 
 

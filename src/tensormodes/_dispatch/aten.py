@@ -223,6 +223,9 @@ class _Spelled:
 _ORDER = "(order)"
 # ``schema={"(returns)": "Tensor"}``: the returns, where the op's return annotation does not say them.
 _RETURNS = "(returns)"
+# ``"(out): max max_values"``: the out= form's argument names, where not the returns' fields.
+_OUT = "(out)"
+_RAW = (_ORDER, _RETURNS, _OUT)
 # A factory's options its Python binding always passes down (the default device, no pinning).
 _ALWAYS_GIVEN = {"device": "cpu", "pin_memory": False}
 
@@ -273,7 +276,7 @@ def _parse_overload(entries) -> _OverloadSpec:
         elif ":" in entry:
             param, _, text = entry.partition(":")
             param = param.strip()
-            spelled.append((param, text.strip() if param in (_ORDER, _RETURNS) else _parse_spelling(text)))
+            spelled.append((param, text.strip() if param in _RAW else _parse_spelling(text)))
         else:
             dropped.add(entry)
     return _OverloadSpec(frozenset(dropped), tuple(spelled), frozenset(added), frozenset(removed), out_name,
@@ -360,11 +363,15 @@ def _returns(opdef: OpDef, kind: str, spelled: str | None = None) -> tuple[Argum
 
 def _schema(overload: OpOverload) -> FunctionSchema:
     opdef, kind, spec = overload._opdef, overload._kind, overload._spec
-    spelled = {name: _parse_spelling(text) if isinstance(text, str) and name not in (_ORDER, _RETURNS) else text
+    spelled = {name: _parse_spelling(text) if isinstance(text, str) and name not in _RAW else text
                for name, text in opdef.schema_types.items()}
     spelled.update(spec.spelled)
     order = spelled.pop(_ORDER, None)
-    returns = _returns(opdef, kind, spelled.pop(_RETURNS, None))
+    out_names = spelled.pop(_OUT, None)
+    returned = spelled.pop(_RETURNS, None)
+    if returned is None and opdef.returns is not None and "dim" in spec.dropped:
+        returned = "Tensor"  # a reduction over everything returns one tensor (``max.default``)
+    returns = _returns(opdef, kind, returned)
     tokens = _scalar_tokens(opdef, overload._functional_name)
     dims = _DIMS.search(overload._packet_name)
     dims = dims.group(1) if dims else ""
@@ -430,7 +437,8 @@ def _schema(overload: OpOverload) -> FunctionSchema:
             arguments[i] = argument
     if kind == "out":
         if opdef.returns is not None and len(returns) > 1:
-            for field, letter in zip(opdef.returns._fields, _letters()):
+            fields = out_names.split() if out_names else opdef.returns._fields
+            for field, letter in zip(fields, _letters()):
                 arguments.append(Argument(field, "Tensor", kwarg_only=True, alias_info=f"{letter}!", public="out"))
         else:
             arguments.append(Argument("out", "Tensor", kwarg_only=True, alias_info="a!", public="out"))

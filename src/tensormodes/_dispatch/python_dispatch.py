@@ -170,6 +170,8 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
     for name, public, index, default, always, kwarg_only, int_list, fill, given in form:
         if public in arguments:
             value = arguments[public]
+            if index < -1:  # one of several out= tensors: ``sort(x, out=(values, indices))``
+                value = value[-2 - index]
         elif index >= 0:
             if values is None:
                 values = list(arguments.values())
@@ -251,6 +253,7 @@ def _form(overload) -> list[tuple]:
     parameters = list(overload._opdef.signature.parameters.values())
     position = {p.name: i for i, p in enumerate(parameters)}
     form = []
+    outs = [a for a in overload._schema.arguments if a.public == "out"]
     for argument in overload._schema.arguments:
         public = argument.public
         parameter = parameters[position[public]] if public in position else None
@@ -280,8 +283,8 @@ def _form(overload) -> list[tuple]:
                 given = device(given)
         always = (not argument.has_default_value and default is not _MISSING and public != "out") or \
             given is not _MISSING
-        form.append((argument.name, public, position.get(public, -1), default, always, argument.kwarg_only,
-                     int_list, fill, given))
+        index = position.get(public, -1) if len(outs) < 2 or public != "out" else -2 - outs.index(argument)
+        form.append((argument.name, public, index, default, always, argument.kwarg_only, int_list, fill, given))
     return form
 
 
