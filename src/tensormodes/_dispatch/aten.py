@@ -361,11 +361,35 @@ def _returns(opdef: OpDef, kind: str, spelled: str | None = None) -> tuple[Argum
     return (Argument("", "Tensor", alias_info=alias),)
 
 
-def _schema(overload: OpOverload) -> FunctionSchema:
-    opdef, kind, spec = overload._opdef, overload._kind, overload._spec
+def _spellings(opdef: OpDef, spec: _OverloadSpec) -> dict:
+    """The op's ``schema=`` spellings with the overload's own over them."""
     spelled = {name: _parse_spelling(text) if isinstance(text, str) and name not in _RAW else text
                for name, text in opdef.schema_types.items()}
     spelled.update(spec.spelled)
+    return spelled
+
+
+def _reorder(arguments: list, order: str) -> None:
+    """The listed arguments take the places they hold among themselves in ``order``."""
+    names = order.split()
+    slots = [i for i, a in enumerate(arguments) if a.name in names]
+    moved = sorted((arguments[i] for i in slots), key=lambda a: names.index(a.name))
+    for i, argument in zip(slots, moved):
+        arguments[i] = argument
+
+
+def _out_arguments(opdef: OpDef, returns: tuple, out_names: str | None) -> list:
+    """An ``out=`` form's keyword-only out tensors: one per named result, else ``out``."""
+    if opdef.returns is not None and len(returns) > 1:
+        fields = out_names.split() if out_names else opdef.returns._fields
+        return [Argument(field, "Tensor", kwarg_only=True, alias_info=f"{letter}!", public="out")
+                for field, letter in zip(fields, _letters())]
+    return [Argument("out", "Tensor", kwarg_only=True, alias_info="a!", public="out")]
+
+
+def _schema(overload: OpOverload) -> FunctionSchema:
+    opdef, kind, spec = overload._opdef, overload._kind, overload._spec
+    spelled = _spellings(opdef, spec)
     order = spelled.pop(_ORDER, None)
     out_names = spelled.pop(_OUT, None)
     returned = spelled.pop(_RETURNS, None)
@@ -429,19 +453,9 @@ def _schema(overload: OpOverload) -> FunctionSchema:
             arguments.append(Argument(own.name or extra, own.type, own.default if own.default is not None
                                       else _NO_DEFAULT, bool(own.kwarg_only), None, None))
     if order is not None:
-        # the listed arguments take the places they hold among themselves in this order
-        names = order.split()
-        slots = [i for i, a in enumerate(arguments) if a.name in names]
-        moved = sorted((arguments[i] for i in slots), key=lambda a: names.index(a.name))
-        for i, argument in zip(slots, moved):
-            arguments[i] = argument
+        _reorder(arguments, order)
     if kind == "out":
-        if opdef.returns is not None and len(returns) > 1:
-            fields = out_names.split() if out_names else opdef.returns._fields
-            for field, letter in zip(fields, _letters()):
-                arguments.append(Argument(field, "Tensor", kwarg_only=True, alias_info=f"{letter}!", public="out"))
-        else:
-            arguments.append(Argument("out", "Tensor", kwarg_only=True, alias_info="a!", public="out"))
+        arguments.extend(_out_arguments(opdef, returns, out_names))
     return FunctionSchema(f"aten::{overload._packet_name}", overload._overloadname, tuple(arguments), returns)
 
 
