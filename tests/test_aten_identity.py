@@ -400,3 +400,13 @@ def test_declaration_spellings():
     assert spec.dropped == {"dim", "keepdim"} and spec.tags_added == {"core"} and spec.tags_removed == {"pointwise"}
     assert (spec.out_name, spec.inplace_name, spec.kind_tags) == ("IntList_out", "", (("out", "+", "generated"),))
     assert spec.spelled[0][1].kwarg_only is False and spec.spelled[0][1].name == "other"
+
+
+def test_overloads_take_schema_names_as_keywords():
+    x = tm.tensor([1.0, 2.0])
+    assert aten.add.Tensor(self=x, other=x, alpha=2).tolist() == [3.0, 6.0]
+    assert aten.sum.dim_IntList(x, dim=[0]).item() == 3.0
+    assert aten.uniform_.default(tm.zeros(3), 1.0, to=1.0).tolist() == [1.0, 1.0, 1.0]  # "from" is from_ there
+    values, indices = tm.empty(2), tm.empty(2, dtype=tm.int64)
+    aten.sort.values(tm.tensor([2.0, 1.0]), values=values, indices=indices)
+    assert values.tolist() == [1.0, 2.0] and indices.tolist() == [1, 0]

@@ -758,8 +758,10 @@ def overload_of(opdef: OpDef, kind: str, arguments: dict) -> OpOverload:
     candidates = overloads_of(opdef, kind)
     if len(candidates) == 1:
         return candidates[0]
-    views = _VIEWS.get(opdef.name, candidates) if kind == "functional" else candidates
-    values = dict(zip(opdef.signature.parameters, arguments.values()))
+    if kind == "functional":  # the op's own views: its own parameter names
+        views, values = _VIEWS.get(opdef.name, candidates), arguments
+    else:  # an in-place or out= overload (an alias's are its target's): by position
+        views, values = candidates, dict(zip(candidates[0]._opdef.signature.parameters, arguments.values()))
     fallback = None
     for overload, view in zip(candidates, views):
         fits = view._fits(values)

@@ -298,9 +298,11 @@ def _public_call(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     plan = overload.__dict__.get("_plan")
     if plan is None:
         plan = overload._plan = _plan(overload)
-    names, publics, leading, checks = plan
+    names, publics, leading, checks, same = plan
     if len(args) > len(names) or not _valid(args, kwargs, checks):
         bind(overload, args, kwargs)  # raises PyTorch's error for what is wrong
+    if same is not None and not (kwargs and any(key in same for key in kwargs)):
+        return args, kwargs  # the schema's positions and keywords are the implementation's
     given = dict(zip(names, args))
     if kwargs:
         given.update(kwargs)
@@ -354,7 +356,13 @@ def _plan(overload) -> tuple:
                      if not a.has_default_value and not a.type.endswith("?") and a.public != "out")
     typed = tuple((i if not a.kwarg_only else -1, a.name, a.type == "Tensor") for i, a in enumerate(arguments)
                   if a.type == "Tensor" or a.type.rstrip("?") in ("Scalar", "float", "int", "SymInt"))
-    return names, publics, leading, (known, required, typed)
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    same = sum(a.public == "out" for a in arguments) <= 1 and all(
+        a.public is not None and (a.name == a.public if a.kwarg_only else
+                                  i < len(positional) and positional[i].name == a.public)
+        for i, a in enumerate(arguments))
+    renamed = frozenset(a.name for a in arguments if a.public is not None and a.name != a.public)
+    return names, publics, leading, (known, required, typed), renamed if same else None
 
 
 def _valid(args: tuple, kwargs: dict, checks: tuple) -> bool:
