@@ -223,6 +223,9 @@ class _Spelled:
 _ORDER = "(order)"
 # ``schema={"(returns)": "Tensor"}``: the returns, where the op's return annotation does not say them.
 _RETURNS = "(returns)"
+# ``"(out): max max_values"``: the out= form's argument names, where not the returns' fields.
+_OUT = "(out)"
+_RAW = (_ORDER, _RETURNS, _OUT)
 # A factory's options its Python binding always passes down (the default device, no pinning).
 _ALWAYS_GIVEN = {"device": "cpu", "pin_memory": False}
 
@@ -273,7 +276,7 @@ def _parse_overload(entries) -> _OverloadSpec:
         elif ":" in entry:
             param, _, text = entry.partition(":")
             param = param.strip()
-            spelled.append((param, text.strip() if param in (_ORDER, _RETURNS) else _parse_spelling(text)))
+            spelled.append((param, text.strip() if param in _RAW else _parse_spelling(text)))
         else:
             dropped.add(entry)
     return _OverloadSpec(frozenset(dropped), tuple(spelled), frozenset(added), frozenset(removed), out_name,
@@ -358,13 +361,41 @@ def _returns(opdef: OpDef, kind: str, spelled: str | None = None) -> tuple[Argum
     return (Argument("", "Tensor", alias_info=alias),)
 
 
-def _schema(overload: OpOverload) -> FunctionSchema:
-    opdef, kind, spec = overload._opdef, overload._kind, overload._spec
-    spelled = {name: _parse_spelling(text) if isinstance(text, str) and name not in (_ORDER, _RETURNS) else text
+def _spellings(opdef: OpDef, spec: _OverloadSpec) -> dict:
+    """The op's ``schema=`` spellings with the overload's own over them."""
+    spelled = {name: _parse_spelling(text) if isinstance(text, str) and name not in _RAW else text
                for name, text in opdef.schema_types.items()}
     spelled.update(spec.spelled)
+    return spelled
+
+
+def _reorder(arguments: list, order: str) -> None:
+    """The listed arguments take the places they hold among themselves in ``order``."""
+    names = order.split()
+    slots = [i for i, a in enumerate(arguments) if a.name in names]
+    moved = sorted((arguments[i] for i in slots), key=lambda a: names.index(a.name))
+    for i, argument in zip(slots, moved):
+        arguments[i] = argument
+
+
+def _out_arguments(opdef: OpDef, returns: tuple, out_names: str | None) -> list:
+    """An ``out=`` form's keyword-only out tensors: one per named result, else ``out``."""
+    if opdef.returns is not None and len(returns) > 1:
+        fields = out_names.split() if out_names else opdef.returns._fields
+        return [Argument(field, "Tensor", kwarg_only=True, alias_info=f"{letter}!", public="out")
+                for field, letter in zip(fields, _letters())]
+    return [Argument("out", "Tensor", kwarg_only=True, alias_info="a!", public="out")]
+
+
+def _schema(overload: OpOverload) -> FunctionSchema:
+    opdef, kind, spec = overload._opdef, overload._kind, overload._spec
+    spelled = _spellings(opdef, spec)
     order = spelled.pop(_ORDER, None)
-    returns = _returns(opdef, kind, spelled.pop(_RETURNS, None))
+    out_names = spelled.pop(_OUT, None)
+    returned = spelled.pop(_RETURNS, None)
+    if returned is None and opdef.returns is not None and "dim" in spec.dropped:
+        returned = "Tensor"  # a reduction over everything returns one tensor (``max.default``)
+    returns = _returns(opdef, kind, returned)
     tokens = _scalar_tokens(opdef, overload._functional_name)
     dims = _DIMS.search(overload._packet_name)
     dims = dims.group(1) if dims else ""
@@ -381,6 +412,9 @@ def _schema(overload: OpOverload) -> FunctionSchema:
         own = spelled.get(public or name)
         if own is not None:
             schema_type = own.type
+            if "(" in schema_type:  # ``Tensor()``: no alias annotation, ``Tensor(a)``: this one
+                schema_type, _, annotation = schema_type.partition("(")
+                alias = annotation.rstrip(")") or None
             name = own.name or name
             if own.default is not None:
                 default = own.default
@@ -419,18 +453,9 @@ def _schema(overload: OpOverload) -> FunctionSchema:
             arguments.append(Argument(own.name or extra, own.type, own.default if own.default is not None
                                       else _NO_DEFAULT, bool(own.kwarg_only), None, None))
     if order is not None:
-        # the listed arguments take the places they hold among themselves in this order
-        names = order.split()
-        slots = [i for i, a in enumerate(arguments) if a.name in names]
-        moved = sorted((arguments[i] for i in slots), key=lambda a: names.index(a.name))
-        for i, argument in zip(slots, moved):
-            arguments[i] = argument
+        _reorder(arguments, order)
     if kind == "out":
-        if opdef.returns is not None and len(returns) > 1:
-            for field, letter in zip(opdef.returns._fields, _letters()):
-                arguments.append(Argument(field, "Tensor", kwarg_only=True, alias_info=f"{letter}!", public="out"))
-        else:
-            arguments.append(Argument("out", "Tensor", kwarg_only=True, alias_info="a!", public="out"))
+        arguments.extend(_out_arguments(opdef, returns, out_names))
     return FunctionSchema(f"aten::{overload._packet_name}", overload._overloadname, tuple(arguments), returns)
 
 
@@ -513,10 +538,12 @@ class OpOverload:
         plan = self.__dict__.get("_fit_plan")
         if plan is None:
             parameters = self._opdef.signature.parameters
-            typed = []
+            typed, required = [], []
             for argument in self._schema.arguments:
                 if argument.public is None or argument.public not in parameters:
                     continue
+                if not argument.has_default_value and not argument.type.endswith("?"):
+                    required.append(argument.public)
                 kind = argument.type.rstrip("?")
                 if kind == "Tensor":
                     typed.append((argument.public, _TAKES_TENSOR))
@@ -525,8 +552,11 @@ class OpOverload:
                 elif kind.startswith(("int[", "SymInt[")):
                     typed.append((argument.public, _TAKES_INTS))
             plan = self._fit_plan = ([(name, parameters[name].default) for name in self._dropped if name in parameters],
-                                     typed)
-        dropped, typed = plan
+                                     typed, required)
+        dropped, typed, required = plan
+        for name in required:  # ``randint.low`` needs its ``high``
+            if values.get(name) is None:
+                return 0
         for name, default in dropped:
             value = values.get(name, default)
             if value is not default and not (type(value) in (int, float, bool, str) and value == default):
@@ -651,7 +681,7 @@ _LOCK = threading.Lock()
 
 
 def _declared_overloads(opdef: OpDef) -> dict[str, _OverloadSpec]:
-    """``{"name.overload": spec}`` from the declaration (see ``op``'s ``aten``); an alias
+    """``{"name.overload[@label]": spec}`` from the declaration (see ``op``'s ``aten``); an alias
     without its own takes its target's."""
     target = OPS.get(opdef.alias_of) if opdef.alias_of else None
     source = target if target is not None else opdef
@@ -690,22 +720,27 @@ def _build() -> None:
             declared = _declared_overloads(opdef)
             functional, inplace, out = [], [], []
             for key, spec in declared.items():
-                name, _, overload_name = key.rpartition(".")
+                name, _, overload_name = key.partition("@")[0].rpartition(".")
                 functional.append(_overload(name, overload_name, opdef, "functional", spec))
                 if opdef.inplace:
                     inplace_name = overload_name if spec.inplace_name is None else spec.inplace_name
                     if inplace_name:
                         inplace.append(_overload(name + "_", inplace_name, opdef, "inplace", spec, overload_name))
-                if opdef.out:
+                if opdef.out and spec.out_name != "":  # ``out=`` alone: PyTorch has no out= form of it
                     out_name = spec.out_name or ("out" if overload_name == "default" else f"{overload_name}_out")
                     out.append(_overload(name, out_name, opdef, "out", spec, overload_name))
+            # an overload another op declared first is that op's, and one overload may take a call's
+            # arguments two ways (``name.overload@label``): this op picks it, and makes a handler's
+            # arguments, by its own view of it (its parameters, what it lacks)
+            views = []
+            for overload, spec in zip(functional, declared.values()):
+                view = overload
+                if overload._opdef is not opdef or overload._spec is not spec:
+                    view = OpOverload(overload.overloadpacket, overload._overloadname, opdef, "functional", spec)
+                    overload.__dict__.setdefault("_alternatives", []).append(view)
+                views.append(view)
             if len(functional) > 1:
-                # an overload another op declared first is that op's; this op picks it by its own
-                # view of it (its parameters, what it lacks): (overload, view) pairs
-                _VIEWS[opdef.name] = tuple(
-                    overload if overload._opdef is opdef else
-                    OpOverload(overload.overloadpacket, overload._overloadname, opdef, "functional", spec)
-                    for overload, spec in zip(functional, declared.values()))
+                _VIEWS[opdef.name] = tuple(views)
             _BY_OP[(opdef.name, "functional")] = tuple(functional)
             _BY_OP[(opdef.name, "inplace")] = tuple(inplace)
             _BY_OP[(opdef.name, "out")] = tuple(out)
@@ -727,8 +762,10 @@ def overload_of(opdef: OpDef, kind: str, arguments: dict) -> OpOverload:
     candidates = overloads_of(opdef, kind)
     if len(candidates) == 1:
         return candidates[0]
-    views = _VIEWS.get(opdef.name, candidates) if kind == "functional" else candidates
-    values = dict(zip(opdef.signature.parameters, arguments.values()))
+    if kind == "functional":  # the op's own views: its own parameter names
+        views, values = _VIEWS.get(opdef.name, candidates), arguments
+    else:  # an in-place or out= overload (an alias's are its target's): by position
+        views, values = candidates, dict(zip(candidates[0]._opdef.signature.parameters, arguments.values()))
     fallback = None
     for overload, view in zip(candidates, views):
         fits = view._fits(values)

@@ -143,14 +143,14 @@ def bind(overload, args: tuple, kwargs: dict) -> dict:
                                    f"Declaration: {schema}")
             continue
         value = bound[argument.name]
-        if argument.type == "Tensor" and not isinstance(value, TensorBase) and \
-                not (isinstance(value, (int, float, complex, bool)) and position > 0):
+        if argument.type == "Tensor" and not isinstance(value, (TensorBase, int, float, complex, bool)):
             raise RuntimeError(
                 f"{schema.name}() Expected a value of type 'Tensor' for argument '{argument.name}' but instead "
                 f"found type '{type(value).__name__}'.\nPosition: {position}\nValue: {value!r}\n"
                 f"Declaration: {schema}")
-        if argument.type in ("Scalar", "float", "int", "SymInt") and isinstance(value, TensorBase):
-            expected = "number" if argument.type == "Scalar" else argument.type
+        number = argument.type.rstrip("?")
+        if number in ("Scalar", "float", "int", "SymInt") and isinstance(value, TensorBase):
+            expected = "number" if number == "Scalar" else number
             raise RuntimeError(
                 f"{schema.name}() Expected a value of type '{expected}' for argument '{argument.name}' but "
                 f"instead found type 'Tensor'.\nPosition: {position}\nValue: {value!r}\nDeclaration: {schema}\n"
@@ -166,6 +166,9 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
     ``int[2]`` gets an int twice), floats where the schema says float, a default left before
     a given argument as the schema's default. An alias's call (another op's overload, its
     parameters renamed) is read by position."""
+    alternatives = overload.__dict__.get("_alternatives")
+    if alternatives:
+        overload = _view_of(overload, alternatives, arguments)
     form = overload.__dict__.get("_form")
     if form is None:
         form = overload._form = _form(overload)
@@ -174,6 +177,8 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
     for name, public, index, default, always, kwarg_only, int_list, fill, given in form:
         if public in arguments:
             value = arguments[public]
+            if index < -1:  # one of several out= tensors: ``sort(x, out=(values, indices))``
+                value = value[-2 - index]
         elif index >= 0:
             if values is None:
                 values = list(arguments.values())
@@ -182,10 +187,7 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
             value = default
         if value is None and given is not _MISSING:
             value = given
-        at_default = not always and (value is default or (
-            type(value) in _SIMPLE and type(value) is type(default) and value == default) or (
-            type(value) in _NUMBERS and type(default) in _NUMBERS and value == default) or (
-            type(value) in _SEQUENCES and type(default) in _SEQUENCES and list(value) == list(default)))
+        at_default = not always and (value is default or _same(value, default) or _same(value, fill))
         if at_default:
             value = fill
         elif int_list:
@@ -206,11 +208,40 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
     return tuple(args), kwargs
 
 
+def _view_of(overload, alternatives: list, arguments: dict):
+    """The view of ``overload`` a call's arguments came through: the one of the calling op (its
+    parameter names) that fits them (``scatter(x, 0, i, 2.5)`` and ``scatter(x, 0, i, value=2.5)``
+    both reach ``scatter.value``, from different parameters)."""
+    names = [name for name in arguments if name != "out"]
+    fallback = None
+    for view in (overload, *alternatives):
+        if list(view._opdef.signature.parameters) == names:
+            fits = view._fits(arguments)
+            if fits == 2:
+                return view
+            if fits and fallback is None:
+                fallback = view
+    return fallback or overload
+
+
+def _same(value, default) -> bool:
+    """Whether ``value`` equals a default as PyTorch's binding compares them: by value for
+    numbers, strings and lists (``1.0`` is the default ``1``, ``[]`` the default ``()``)."""
+    kind, other = type(value), type(default)
+    if kind in _NUMBERS:
+        return other in _NUMBERS and value == default
+    if kind in _SEQUENCES:
+        return other in _SEQUENCES and list(value) == list(default)
+    return kind in _SIMPLE and kind is other and value == default
+
+
 def _int_list(value, size: int) -> list:
     """An int list argument as PyTorch's binding makes it: ``2`` for ``int[2]`` is ``[2, 2]``,
     ``x.permute((0, 1))`` (a list given as the one ``*dims`` argument) is ``[0, 1]``."""
     if type(value) is int:
         return [value] * size
+    if type(value) is not list and type(value) is not tuple:
+        return value  # not an int list after all: the implementation says what is wrong
     if len(value) == 1 and isinstance(value[0], (list, tuple)):
         value = value[0]
     return list(value)
@@ -229,6 +260,7 @@ def _form(overload) -> list[tuple]:
     parameters = list(overload._opdef.signature.parameters.values())
     position = {p.name: i for i, p in enumerate(parameters)}
     form = []
+    outs = [a for a in overload._schema.arguments if a.public == "out"]
     for argument in overload._schema.arguments:
         public = argument.public
         parameter = parameters[position[public]] if public in position else None
@@ -258,8 +290,8 @@ def _form(overload) -> list[tuple]:
                 given = device(given)
         always = (not argument.has_default_value and default is not _MISSING and public != "out") or \
             given is not _MISSING
-        form.append((argument.name, public, position.get(public, -1), default, always, argument.kwarg_only,
-                     int_list, fill, given))
+        index = position.get(public, -1) if len(outs) < 2 or public != "out" else -2 - outs.index(argument)
+        form.append((argument.name, public, index, default, always, argument.kwarg_only, int_list, fill, given))
     return form
 
 
@@ -273,7 +305,11 @@ def public_call(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     plan = overload.__dict__.get("_plan")
     if plan is None:
         plan = overload._plan = _plan(overload)
-    names, publics, leading = plan
+    names, publics, leading, checks, same = plan
+    if len(args) > len(names) or not _valid(args, kwargs, checks):
+        bind(overload, args, kwargs)  # raises PyTorch's error for what is wrong
+    if same is not None and not (kwargs and any(key in same for key in kwargs)):
+        return args, kwargs  # the schema's positions and keywords are the implementation's
     given = dict(zip(names, args))
     if kwargs:
         given.update(kwargs)
@@ -311,8 +347,10 @@ def _plan(overload) -> tuple:
     types = {a.public: a.type for a in arguments if a.public is not None}
     parameters = list(overload._opdef.signature.parameters.values())
     variadic = [i for i, p in enumerate(parameters) if p.kind is inspect.Parameter.VAR_POSITIONAL]
+    # the first one always positionally: an in-place method's is ``self`` (``Tensor.add_(self, other)``)
     last = variadic[0] if variadic else max(
-        [i for i, p in enumerate(parameters) if p.kind is inspect.Parameter.POSITIONAL_ONLY], default=-1)
+        [i for i, p in enumerate(parameters) if p.kind is inspect.Parameter.POSITIONAL_ONLY],
+        default=0 if parameters and parameters[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD else -1)
     leading = []
     for parameter in parameters[:last + 1]:
         default = parameter.default if parameter.default is not inspect.Parameter.empty else _MISSING
@@ -320,7 +358,45 @@ def _plan(overload) -> tuple:
             default = ()
         leading.append((parameter, schema_of.get(parameter.name), default, types.get(parameter.name, "")
                         .startswith("Tensor")))
-    return names, publics, leading
+    known = frozenset(a.name for a in arguments)
+    required = tuple((i, a.name) for i, a in enumerate(arguments)
+                     if not a.has_default_value and not a.type.endswith("?") and a.public != "out")
+    typed = tuple((i if not a.kwarg_only else -1, a.name, a.type == "Tensor") for i, a in enumerate(arguments)
+                  if a.type == "Tensor" or a.type.rstrip("?") in ("Scalar", "float", "int", "SymInt"))
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    same = sum(a.public == "out" for a in arguments) <= 1 and all(
+        a.public is not None and (a.name == a.public if a.kwarg_only else
+                                  i < len(positional) and positional[i].name == a.public)
+        for i, a in enumerate(arguments))
+    renamed = frozenset(a.name for a in arguments if a.public is not None and a.name != a.public)
+    return names, publics, leading, (known, required, typed), renamed if same else None
+
+
+def _valid(args: tuple, kwargs: dict, checks: tuple) -> bool:
+    """A quick look at a direct call's arguments (``aten.add.Tensor(x)``): known keywords, the
+    required ones given, a tensor or a number where a Tensor goes (PyTorch wraps a number) and none
+    where a number goes. False sends the call to ``bind`` for PyTorch's error."""
+    known, required, typed = checks
+    for key in kwargs:
+        if key not in known:
+            return False
+    count = len(args)
+    for position, name in required:
+        if position >= count and name not in kwargs:
+            return False
+    for position, name, takes_tensor in typed:
+        if 0 <= position < count:
+            value = args[position]
+        elif name in kwargs:
+            value = kwargs[name]
+        else:
+            continue
+        if takes_tensor:
+            if not isinstance(value, (TensorBase, int, float, complex, bool)):
+                return False
+        elif isinstance(value, TensorBase):
+            return False
+    return True
 
 
 # -- the chain -----------------------------------------------------------------------------

@@ -104,7 +104,7 @@ def _conj_physical_grad(grad):
 
 @op(grad=_conj_physical_grad, method=True, view=True, meta=rule(_conj_meta),
     samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((BOOL,))),
-    schema={"(returns)": "Tensor"}, tags=("maybe_aliasing_or_mutating", "pointwise"))
+    schema={"input": "Tensor()", "(returns)": "Tensor"}, tags=("maybe_aliasing_or_mutating", "pointwise"))
 def conj_physical(input: Tensor) -> Tensor:
     """The complex conjugate, computed (a new tensor; ``input`` itself for real tensors).
 

@@ -376,7 +376,8 @@ def _narrow_grad(grad, input_shape, dim, start, length):
 
 @op(grad=_narrow_grad, method=True, view=True, meta=metadata,
     errors=(Sample((M23, 1, 2, 2)), Sample((M23, 1, 4, 1)), Sample((M23, 1, 0, -1)), Sample((SCALAR, 0, 0, 1))),
-    samples=(Sample((M23, 1, 1, 2)), Sample((M23, -1, -2, 1)), Sample((I23, 0, 0, 0)), Sample((M23, 1, 3, 0))))
+    samples=(Sample((M23, 1, 1, 2)), Sample((M23, -1, -2, 1)), Sample((I23, 0, 0, 0)), Sample((M23, 1, 3, 0))),
+    schema={"length": "SymInt"})
 def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tensor:
     """The view of ``length`` elements of dimension ``dim`` from index ``start``.
 
@@ -776,7 +777,8 @@ def _meshgrid_grad(grad, indexing):
              Sample((TensorSpec((2,)), TensorSpec((3,))), {"indexing": "ij"}),
              Sample((TensorSpec((2,), "int64"), TensorSpec((3,), "int64"), TensorSpec((4,), "int64")),
              {"indexing": "xy"}),
-             Sample((SCALAR, TensorSpec((3,))), {"indexing": "xy"})))
+             Sample((SCALAR, TensorSpec((3,))), {"indexing": "xy"})),
+    aten={"meshgrid.default": ("indexing",), "meshgrid.indexing": ("indexing: *str=",)})
 def meshgrid(*tensors: Tensor, indexing: str | None = None) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D (or 0-D) tensors: with ``indexing="ij"`` result ``i`` varies
     along dimension ``i``; ``"xy"`` swaps the first two dimensions (Cartesian layout). The

@@ -885,7 +885,8 @@ def _eigvalsh_grad(grad, A, UPLO):
     samples=(
     Sample((TensorSpec((3, 5, 5)),)), Sample((TensorSpec((3, 5, 5), "float64"), "U")),
     Sample((TensorSpec((2, 6, 6), "complex64"),)), Sample((TensorSpec((9, 9), "complex128"),), {"UPLO": "U"}),
-    Sample((TensorSpec((0, 3, 3)),))))
+    Sample((TensorSpec((0, 3, 3)),))),
+    schema={"A": "Tensor self"})
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     """The eigenvalues of a Hermitian matrix (or of each in a batch), real and ascending:
     ``eigenvalues`` of ``eigh``, cheaper, since no eigenvectors are computed.

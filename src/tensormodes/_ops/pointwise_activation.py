@@ -649,7 +649,8 @@ _BAG_INDICES = TensorSpec((6,), "int64", 0, 4)
     Sample((_BAG_WEIGHT, _BAG_INDICES, TensorSpec((1,), "int64", 0, 0), False, 0, False,
             TensorSpec((6,), "float32"))),
     # (offsets that are not all 0, and include_last_offset: tests/test_grad_fn_names.py, against torch)
-    Sample((_BAG_WEIGHT, _BAG_INDICES, TensorSpec((2,), "int64", 0, 0)), {"mode": 1, "padding_idx": 2})))
+    Sample((_BAG_WEIGHT, _BAG_INDICES, TensorSpec((2,), "int64", 0, 0)), {"mode": 1, "padding_idx": 2})),
+    tags=("core",))
 def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
                    mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
                    include_last_offset: bool = False, padding_idx: int | None = None) -> Tensor:

@@ -418,7 +418,10 @@ def randn(*size: int, generator: Generator | None = None, dtype: dt.dtype | None
     Sample((5, (3,))), Sample((2, 5, (2, 3))), Sample((-3, 3, [4]), {"dtype": dt.int8}), Sample((10, ())),
     Sample((0, 2, (3,)), {"dtype": dt.bool}), Sample((5,), {"size": (2,), "dtype": dt.float32}),
     Sample((), {"low": 1, "high": 4, "size": (3,)}), Sample((), {"high": 4, "size": (3,)})),
-    aten={"randint.default": ("low", "generator"), "randint.low": ("generator", "low: SymInt=")},
+    aten={"randint.default": ("low", "generator"),
+          "randint.default@short": ("size", "generator", "low: SymInt high=", "high: SymInt[] size="),
+          "randint.default@size": ("high", "generator", "low: SymInt high="),
+          "randint.low": ("generator", "low: SymInt=")},
     schema={"high": "SymInt=", "size": "SymInt[]=", "dtype": "ScalarType?=4"})
 def randint(low: int = 0, high: int | None = None, size=None, *, generator: Generator | None = None,
             dtype: dt.dtype | None = None, layout=None, device=None, requires_grad: bool = False,
@@ -540,6 +543,7 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.d
                            Sample((M23, 3), {"dtype": dt.int64}), Sample((M23,), {"low": 1, "high": 3})),
     aten={
         "randint_like.default": ("low", "generator"),
+        "randint_like.default@short": ("high", "generator", "low: SymInt high="),
         "randint_like.low_dtype": ("generator", "low: SymInt="),
     },
     schema={"high": "SymInt="})

@@ -474,9 +474,8 @@ def _extreme_meta(opdef, args, kwargs):
     errors=(Sample((M23, M234)), Sample((TensorSpec((0, 3)), 0))),
     returns=("values", "indices"), grad=_extreme_grad(True), method=True,
     out=True, samples=_EXTREME_SAMPLES,
-    aten={"max.default": ("dim", "keepdim", "(returns): Tensor", "out=unary_out"), "max.dim": ("dim: int=", "+core",
-        "out=dim_max"), "maximum.default": ("keepdim", "dim: Tensor other=", "(returns): Tensor", "+core", "+pointwise",
-        "-reduction")}, tags=("reduction",))
+    aten={"max.default": ("dim", "keepdim", "out=unary_out"), "maximum.default": ("keepdim", "dim: Tensor other="),
+          "max.dim": ("dim: int=", "+core", "out=dim_max", "(out): max max_values")}, tags=("reduction",))
 def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The largest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the largest elements along ``dim``; with a tensor, the elementwise maximum of
@@ -499,9 +498,8 @@ def max(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False
 
 @op(meta=MetaRule(_extreme_meta, "extreme"), returns=("values", "indices"), grad=_extreme_grad(False), method=True,
     out=True, samples=_EXTREME_SAMPLES,
-    aten={"min.default": ("dim", "keepdim", "(returns): Tensor", "out=unary_out"), "min.dim": ("dim: int=", "+core",
-        "out=dim_min"), "minimum.default": ("keepdim", "dim: Tensor other=", "(returns): Tensor", "+core", "+pointwise",
-        "-reduction")}, tags=("reduction",))
+    aten={"min.default": ("dim", "keepdim", "out=unary_out"), "minimum.default": ("keepdim", "dim: Tensor other="),
+          "min.dim": ("dim: int=", "+core", "out=dim_min", "(out): min min_indices")}, tags=("reduction",))
 def min(input: Tensor, dim: Tensor | Number | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """The smallest element; with an int ``dim``, a named tuple ``(values, indices)`` of
     the smallest elements along ``dim``; with a tensor, the elementwise minimum of

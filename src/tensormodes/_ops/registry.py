@@ -331,13 +331,27 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
     ``aten``: the ATen overload a call of the op reaches, ``"name.overload"`` or just
     ``"overload"`` (the name is then the op's own). By default ``Tensor`` when a parameter
     takes a tensor or a number (``add.Tensor``), else ``default``. An op reaching one of
-    several overloads gives a dict ``{"name.overload": (parameters it lacks), ...}``, tried in
-    order: a call takes the first overload whose lacking parameters all hold their defaults
-    (``{"sum.default": ("dim", "keepdim"), "sum.dim_IntList": ()}``).
-    ``schema={"dim": "int[1]?"}``: a parameter's schema type where its annotation does not
-    say it exactly (``"Tensor input"`` also renames it; a first tensor ``input`` is ``self``).
+    several overloads gives a dict ``{"name.overload": (entries), ...}``; a call takes the
+    first whose lacking parameters hold their defaults and whose arguments fit its types (a
+    number for a Scalar, a tensor for a Tensor, an int or a list as typed; a number for a
+    Tensor only when nothing fits better: ``x + 2`` is ``add.Tensor``, ``x > 0`` ``gt.Scalar``).
+    Entries: ``"dim"`` — the overload lacks that parameter; ``"dim: int[1]?="`` — its spelling
+    in this overload (below); ``"+core"`` / ``"-pointwise"`` — its tags beyond the op's;
+    ``"out=IntList_out"`` / ``"inplace=Tensor"`` — the names of its ``out=`` and in-place forms
+    (by default ``out`` for ``default``, else ``<overload>_out``, and its own name; ``"out="``:
+    none); ``"out+generated"`` / ``"inplace-pointwise"`` — those forms' own tags. A key
+    ``"name.overload@label"`` maps the call's parameters to the same overload another way
+    (``randint(5, (3,))`` and ``randint(high=5, size=(3,))`` are both ``randint.default``).
+    ``schema``: a parameter's spelling where its annotation does not say it exactly,
+    ``"[*|~]TYPE [NAME][=DEFAULT]"``: ``{"dim": "int[1]?"}``; ``"Tensor input"`` also renames it
+    (a first tensor ``input`` is ``self``); ``"int[1]? dim="`` — no default in the schema;
+    ``"int=1"`` — the default as printed; ``*`` keyword-only, ``~`` positional; ``None`` — not in
+    the schema; a name not in the signature adds an argument (``"implicit": "*bool=False"``);
+    ``"(order)": "n self"`` — the schema's order of those arguments; ``"(returns)": "Tensor"``.
+    The rest is derived: types from annotations, a factory's tensor options, ``int[N]`` windows
+    of N-d ops, alias annotations from ``view``/``inplace``/``mutates``, out= arguments.
     ``tags``: PyTorch's tags for it (``"pointwise"``, ``"core"`` ...), beyond those derived
-    from the other flags (``random`` gives ``nondeterministic_seeded``).
+    (a ``generator`` parameter gives ``nondeterministic_seeded``; in-place and out= forms theirs).
     ``decompose``: a function of the op's parameters computing it from other ops (with
     ``common.ops``, like gradient formulas), run instead of the op when a dispatch-level mode
     or subclass listens, where PyTorch's op is a composite: ``F.linear`` reaches the dispatch

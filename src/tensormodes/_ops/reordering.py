@@ -137,7 +137,8 @@ def _tile_grad(grad, input_shape, dims):
 
 @op(grad=_tile_grad, method=True, meta=metadata, errors=(Sample((M23, (2, -2))), Sample((M23, 2.0))),
     samples=(Sample((M23, (2, 1))), Sample((M23, (2,))), Sample((M23, (2, 1, 3))),
-             Sample((SCALAR, ())), Sample((I23, [1, 2]))))
+             Sample((SCALAR, ())), Sample((I23, [1, 2]))),
+    schema={"dims": "SymInt[]"})
 def tile(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     """Like ``repeat``, but ``dims`` shorter than the tensor's dimensions is padded with ones
     at the front.
@@ -457,7 +458,10 @@ def _repeat_interleave_grad(grad, input_shape, dim, positions):
     Sample((M23, -1)), Sample((M23, 2.0)), Sample((M23, 2, 2)), Sample((M23, 2, 0), {"output_size": 3})), samples=(
     Sample((M23, 2)), Sample((M23, TensorSpec((2,), "int64", 0, 3), 0)), Sample((M23, 3, -1)),
     Sample((TensorSpec((3,), "int64", 0, 3),)), Sample((SCALAR, 3)), Sample((M23, TensorSpec((), "int64", 1, 2), 1)),
-    Sample((TensorSpec((2, 2), "bool"), 2, 0), {"output_size": 4}), Sample((M23, TensorSpec((1,), "int64", 2, 2), 1))))
+    Sample((TensorSpec((2, 2), "bool"), 2, 0), {"output_size": 4}), Sample((M23, TensorSpec((1,), "int64", 2, 2), 1))),
+    aten={"repeat_interleave.Tensor": ("repeats", "dim", "input: Tensor repeats", "+dynamic_output_shape"),
+        "repeat_interleave.self_Tensor": ("repeats: Tensor=",), "repeat_interleave.self_int": ("repeats: SymInt=",)},
+    schema={"output_size": "SymInt?", "(returns)": "Tensor"})
 def repeat_interleave(input: Tensor, repeats: Tensor | Number | None = None, dim: int | None = None, *,
                       output_size: int | None = None) -> Tensor:
     """Each element (or each slice along ``dim``) repeated ``repeats`` times in place (an int,

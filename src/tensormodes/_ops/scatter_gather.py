@@ -245,8 +245,9 @@ def _scatter_grad(grad, dim, index, src_shape, reduce):
              Sample((TensorSpec((2, 3), "bool"), 1, TensorSpec((2, 1), "int64", 0, 2), True))),
     aten={
         "scatter.src": ("value", "reduce", "src: Tensor="),
-        "scatter.value": ("src", "reduce", "value: ~Scalar="),
-        "scatter.value_reduce": ("src", "value: ~Scalar=", "reduce: str=", "-core"),
+        "scatter.value": ("value", "reduce", "src: ~Scalar value="),
+        "scatter.value@keyword": ("src", "reduce", "value: ~Scalar="),
+        "scatter.value_reduce": ("value", "src: ~Scalar value=", "reduce: str=", "-core"),
     },
     tags=("core",))
 def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None = None, *,

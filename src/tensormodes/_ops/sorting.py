@@ -82,7 +82,10 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool
     return RETURN_TYPES["sort"](_gather(input, indices, axis), indices.astype(_INT64, copy=False))
 
 
-@op(meta=same_shape, differentiable=False, method=True, out=True, samples=_SORT_SAMPLES)
+@op(meta=same_shape, differentiable=False, method=True, out=True, samples=_SORT_SAMPLES,
+    aten={"argsort.default": ("stable", "out="),
+        "argsort.stable": ("(order): self stable dim descending", "dim: *int", "descending: *bool",
+            "stable: bool=")})
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool | None = False) -> Tensor:
     """The indices (int64) that sort ``input`` along ``dim`` (stably; see ``sort``).
 
@@ -277,7 +280,8 @@ def _msort_grad(grad, input_shape, indices):
 
 @op(meta=same_shape, grad=_msort_grad, saves=("indices",),
     samples=(Sample((M23,)), Sample((TensorSpec((4,), "int64", -5, 5),)), Sample((SCALAR,)),
-             Sample((TensorSpec((3, 2), "float16"),))))
+             Sample((TensorSpec((3, 2), "float16"),))),
+    schema={"(returns)": "Tensor"})
 def msort(input: Tensor) -> Tensor:
     """``input`` sorted along its first dimension (``sort(input, 0).values``).
 

@@ -326,7 +326,7 @@ def _median_grad(grad, input, result, dim, keepdim):
              Sample((TensorSpec((3, 2), "float16"), 0)), Sample((SCALAR,)), Sample((SCALAR, 0, True)),
              Sample((TensorSpec((0, 3)),)), Sample((TensorSpec((0, 3)), 1))),
     aten={
-        "median.default": ("dim", "keepdim", "(returns): Tensor", "out+generated"),
+        "median.default": ("dim", "keepdim", "out+generated"),
         "median.dim": ("dim: int=", "out=dim_values"),
     })
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
@@ -377,7 +377,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
              Sample((TensorSpec((3, 4), "int64", -1000, 1000), -1)), Sample((TensorSpec((3, 2), "float16"), 0)),
              Sample((SCALAR,)), Sample((SCALAR, 0, True)), Sample((TensorSpec((0, 3)),))),
     aten={
-        "nanmedian.default": ("dim", "keepdim", "(returns): Tensor", "out+generated"),
+        "nanmedian.default": ("dim", "keepdim", "out+generated"),
         "nanmedian.dim": ("dim: int=", "out=dim_values"),
     })
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:

@@ -375,7 +375,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 @op(grad=_reshape_grad, method=True, view=True, meta=metadata,
     errors=(Sample((M234, 1, (2, 2))), Sample((M234, 1, ())), Sample((M234, 1, (-1, -1)))),
     samples=(Sample((M234, 1, (3, 1))), Sample((M234, -1, (2, -1))), Sample((I23, 0, [1, 2, 1]))),
-    aten="int")
+    aten="int",
+    schema={"sizes": "SymInt[]"})
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Expands dimension ``dim`` into the shape ``sizes`` (one entry may be -1).
 
@@ -604,7 +605,8 @@ def _movedim_grad(grad, source, destination):
             Sample((M23, 2, 0))),
     samples=(Sample((M234, 0, 2)), Sample((M234, (0, 1), (2, 0))), Sample((M234, [-1], [0])),
              Sample((SCALAR, 0, 0)), Sample((I23, 1, 0))),
-    aten="int")
+    aten={"movedim.int": ("source: int", "destination: int"),
+        "movedim.intlist": ("source: int[]", "destination: int[]")})
 def movedim(input: Tensor, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
     """Moves the dimension(s) at ``source`` to position(s) ``destination``; the others keep their order.
 
