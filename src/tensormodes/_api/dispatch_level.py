@@ -179,9 +179,14 @@ def saving_impl(opdef: OpDef):
 
 
 def call_overload(overload, args: tuple, kwargs: dict):
-    """``overload(*args, **kwargs)``: like PyTorch, an OpOverload called where autograd records
-    (grad mode on, an argument requiring grad) goes through autograd first; below autograd —
-    in a dispatch handler, where grad mode is off — straight down the chain."""
+    """``overload(*args, **kwargs)`` with grad mode on: like PyTorch, an OpOverload called where
+    autograd records (an argument requiring grad) goes through autograd first; below autograd —
+    in a dispatch handler, where grad mode is off — it goes straight down the chain (``aten``'s
+    ``OpOverload.__call__`` decides)."""
+    # Checked against the schema here, where user code calls overloads (grad mode on); inside
+    # handlers (grad mode off) the arguments come from the dispatch level itself, and a wrong
+    # one still fails in the kernel with PyTorch's error (see python_dispatch.call_overload).
+    python_dispatch.bind(overload, args, kwargs)
     if grad_enabled() and (any(getattr(a, "_requires_grad", False) for a in args)
                            or any(getattr(v, "_requires_grad", False) for v in kwargs.values())):
         opdef = overload._opdef

@@ -441,10 +441,14 @@ def call_overload(overload, args: tuple, kwargs: dict):
     kernel = overload.__dict__.get("_kernel")
     if kernel is None:
         kernel = _kernel_of(overload)
-    if kwargs or overload._converts:
-        args, kwargs = public_call(overload, args, kwargs)
-        return kernel(*args, **kwargs)
-    return kernel(*args)
+    try:
+        if kwargs or overload._converts:
+            public_args, public_kwargs = public_call(overload, args, kwargs)
+            return kernel(*public_args, **public_kwargs)
+        return kernel(*args)
+    except TypeError:
+        bind(overload, args, kwargs)  # arguments the schema refuses: PyTorch's RuntimeError (free when right)
+        raise
 
 
 def _subclass_args(args: tuple, kwargs: dict) -> list:
