@@ -81,7 +81,9 @@ def _in(x, d: dt.dtype, compute: dt.dtype | None = None):
     """An operand in the promoted dtype ``d``, widened to ``compute`` where the op computes
     in a wider dtype. Arrays are cast (through ``d``, so an int64 operand of a float16
     result overflows as in PyTorch); Python scalars stay weak, and Python ints wrap into
-    an integer ``d`` as PyTorch's conversion does."""
+    an integer ``d`` as PyTorch's conversion does. Into float16 and bfloat16 a Python number
+    is rounded to ``d`` (``_half_number``): the ops that keep it in float32 (``mul``,
+    ``div`` ...) pass it on themselves."""
     if type(x) is _ND:
         if x.dtype != d._np:
             x = x.astype(d._np)
@@ -93,7 +95,41 @@ def _in(x, d: dt.dtype, compute: dt.dtype | None = None):
         if bounds is not None and not bounds[0] <= x <= bounds[1]:
             check_python_int(x)  # beyond int64 and uint64 PyTorch refuses, rather than wrap
             return (x - bounds[0]) % bounds[2] + bounds[0]
+    if d is _F16 or d is _BF16:  # (identity tests: free for the other dtypes)
+        return _half_number(x, d)
     return x
+
+
+_F16, _BF16 = dt.float16, dt.bfloat16
+
+
+def _half_number(x, d: dt.dtype):
+    """A Python real number operand of a float16 / bfloat16 computation, rounded to ``d`` (a
+    Python float holding the rounded value, so NumPy still treats it as weak).
+
+    PyTorch wraps a Python number into a 0-dim tensor, which its TensorIterator casts to the
+    common dtype like any other operand: ``x + 0.7`` adds the half-type value nearest 0.7 (through
+    float32, as c10's ``Half`` and ``BFloat16`` are built from a float), then computes in float32
+    and rounds once. Too large a number becomes an infinity. Only ``mul`` and ``div`` by a number
+    (and ``lerp``'s weight, ``addcmul``'s value ...) read it in float32 instead.
+    """
+    if type(x) is float or type(x) is int:
+        with quiet():
+            return float(d._np.type(np.float32(x)))
+    return x  # bool and complex numbers keep their own rules
+
+
+def _scaled_by_number(input, other, d: dt.dtype):
+    """The operands of a float16 / bfloat16 ``mul`` or ``div`` (``d``), in float32.
+
+    PyTorch's kernels for these read a second operand that is a number, or any 0-dim tensor,
+    straight in float32 (``x * 0.7`` multiplies by float32's 0.7, not by float16's); the first
+    operand is cast to ``d`` like any other (``tm.mul(0.7, x)`` rounds 0.7).
+    """
+    a = _in(input, d, dt.float32)
+    if type(other) is not _ND:
+        return a, (other if type(other) is not bool else float(other))  # weak: NumPy reads it in float32
+    return a, other.astype(np.float32) if other.ndim == 0 else _in(other, d, dt.float32)
 
 
 def _wide(d: dt.dtype) -> dt.dtype:

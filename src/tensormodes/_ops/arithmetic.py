@@ -17,6 +17,8 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._pointwise import (
+    _BF16,
+    _F16,
     _ND,
     _as,
     _both_scalars,
@@ -28,6 +30,7 @@ from ._pointwise import (
     _is_integral,
     _opmath,
     _raise_broadcast_error,
+    _scaled_by_number,
     _unsupported,
     _wide,
     _zeros_like,
@@ -106,7 +109,7 @@ def _add_scaled(input, other, alpha, sign: int) -> np.ndarray:
                 # part of ``other`` times alpha's zero imaginary part makes the other part NaN.
                 b = np.multiply(b, compute._np.type(alpha))
             elif not plain:
-                b = np.multiply(b, _in(alpha, compute) if compute is not dt.bool else bool(alpha))
+                b = np.multiply(b, _in(alpha, d) if compute is not dt.bool else bool(alpha))  # (rounded to half types)
                 if compute is dt.bool:
                     b = b.astype(np.bool_)
             result = np.add(a, b) if sign > 0 else np.subtract(a, b)
@@ -225,6 +228,8 @@ def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     d = operand_dtype(input, other)
     with quiet():
         try:
+            if d is _F16 or d is _BF16:  # computed in float32, a number operand unrounded
+                return _as(np.multiply(*_scaled_by_number(input, other, d)), d)
             return _as(np.multiply(_in(input, d), _in(other, d)), d)
         except ValueError:
             _raise_broadcast_error(input, other)
@@ -243,21 +248,30 @@ def _true_divide(input, other) -> np.ndarray:
     d = floating(operand_dtype(input, other))
     with quiet():
         try:
+            if d is _F16 or d is _BF16:  # computed in float32, a number divisor unrounded
+                return _as(np.true_divide(*_scaled_by_number(input, other, d)), d)
             return _as(np.true_divide(_in(input, d), _in(other, d)), d)
         except ValueError:
             _raise_broadcast_error(input, other)
             raise
 
 
-def _integer_or_float_division(input, other, integer_kernel, float_kernel, kernel_name: str) -> np.ndarray:
+def _integer_or_float_division(input, other, integer_kernel, float_kernel, kernel_name: str,
+                               divisor_in_float32: bool = False) -> np.ndarray:
     """Division-like ops keeping the promoted dtype: integers (checked for zero divisors)
-    or floats (half types through float32); bool and complex are not implemented."""
+    or floats (half types through float32); bool and complex are not implemented.
+
+    ``divisor_in_float32``: a half-type division reads a number (or 0-dim) divisor in float32,
+    as PyTorch's rounding divisions do (``remainder`` and ``fmod`` round it to the half type)."""
     d = operand_dtype(input, other)
     if d is dt.bool or d.is_complex:
         raise _unsupported(kernel_name, d, input, other)
     compute = _opmath(d)
     with quiet():
-        a, b = _in(input, d, compute), _in(other, d, compute)
+        if divisor_in_float32 and (d is _F16 or d is _BF16):
+            a, b = _scaled_by_number(input, other, d)
+        else:
+            a, b = _in(input, d, compute), _in(other, d, compute)
         try:
             result = np.asarray((float_kernel if d.is_floating_point else integer_kernel)(a, b))
         except ValueError:
@@ -278,7 +292,7 @@ def _float_truncating_division(a, b):
 
 
 def _floor_division(input, other) -> np.ndarray:
-    return _integer_or_float_division(input, other, np.floor_divide, np.floor_divide, "div_floor_cpu")
+    return _integer_or_float_division(input, other, np.floor_divide, np.floor_divide, "div_floor_cpu", True)
 
 
 _DIVISORS = TensorSpec((3,), "float32", 0.5, 3.0)
@@ -323,7 +337,7 @@ def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | 
         return _true_divide(input, other)
     if rounding_mode == "trunc":
         return _integer_or_float_division(input, other, _truncating_division, _float_truncating_division,
-                                          "div_trunc_cpu")
+                                          "div_trunc_cpu", True)
     if rounding_mode == "floor":
         return _floor_division(input, other)
     if not isinstance(rounding_mode, str):
@@ -660,7 +674,7 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     compute = _opmath(d)
     _check_representable(weight, compute)
     with quiet():
-        start, stop, w = _in(input, d, compute), _in(end, d, compute), _in(weight, d, compute)
+        start, stop, w = _in(input, d, compute), _in(end, d, compute), _in(weight, compute)  # (a number in opmath)
         try:
             difference = stop - start
             # PyTorch's formulation: exact at both ends, and monotonic in the weight.
@@ -749,6 +763,15 @@ def _x_log_y(x, y):
     return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
 
 
+def _half_x_log_y(d: dt.dtype):
+    """``_x_log_y`` as PyTorch's float16 / bfloat16 kernel computes it: ``log(y)`` rounded to
+    ``d`` first, then the product in float32 (rounded once by the caller)."""
+    def x_log_y(x, y):
+        log = np.log(y).astype(np.float32).astype(d._np).astype(np.float32)  # (float32 log, as PyTorch)
+        return np.where((x == 0) & ~np.isnan(y), 0.0, np.asarray(x, np.float32) * log)
+    return x_log_y
+
+
 def _xlogy_grad(grad, input, other, needs_input_grad):
     input_grad = other_grad = None
     if needs_input_grad[0]:
@@ -777,6 +800,9 @@ def xlogy(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """
     if _both_scalars(input, other):
         raise _invalid_arguments("xlogy", input, other)
+    d = operand_dtype(input, other)
+    if d is _F16 or d is _BF16:
+        return _float_binary(_half_x_log_y(d), input, other, "xlogy_cpu")
     return _float_binary(_x_log_y, input, other, "xlogy_cpu")
 
 
