@@ -126,6 +126,20 @@ def _reflected_impl(opdef: OpDef):
     return reflected
 
 
+def _composite_reflected_impl(opdef: OpDef, composite):
+    """``other <op> self`` for a reflected operator PyTorch writes over public ops: ``composite``
+    runs them (each records its own gradient, as in PyTorch)."""
+    name = opdef.name
+
+    def reflected(self, other):
+        # the arguments' checks (a TypeError: Python tries the other operand's operator)
+        tensor_or_scalar_arg(other, name, "other", 2)
+        tensor_arg(self, name, "self", 1)
+        return composite(self, other)
+
+    return reflected
+
+
 def _make_dunder(opdef: OpDef, dunder):
     """An operator: the method's code under the operator's name, except reflected ones."""
     with BUILD_LOCK:
@@ -147,7 +161,8 @@ def _make_dunder_locked(opdef: OpDef, dunder):
         other_kind = TensorKind.TENSOR if opdef.tensor_params.get(first) == TensorKind.TENSOR else \
             TensorKind.TENSOR_OR_SCALAR
         relevant = [codegen.Relevant("self", TensorKind.TENSOR), codegen.Relevant("other", other_kind)]
-        func = codegen.make_callable(dunder.name, signature, relevant, _reflected_impl(opdef), leaf=True,
+        impl = _composite_reflected_impl(opdef, dunder.composite) if dunder.composite else _reflected_impl(opdef)
+        func = codegen.make_callable(dunder.name, signature, relevant, impl, leaf=True,
                                       qualname=qualname, not_implemented_on_type_error=True)
     else:
         func = codegen.op_callable(opdef, dunder.name, signature, inplace=dunder.inplace, qualname=qualname,

@@ -309,9 +309,15 @@ def _div_grad(grad, input, other, needs_input_grad, rounding_mode=None):
             -grad * _conj((input / other) / other) if needs_input_grad[1] else None)
 
 
+def _reciprocal_times(self, other):
+    # PyTorch's ``Tensor.__rtruediv__`` (Python code): ``2 / x`` is ``x.reciprocal() * 2``, whose
+    # rounding differs from ``div(2, x)`` (and whose gradient is recorded by those two ops).
+    return self.reciprocal() * other
+
+
 @op(errors=(Sample((M23, M23), {"rounding_mode": "round"}), Sample((M23, TensorSpec((3, 2))))),
     meta=elementwise, grad=_div_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
-    dunders=(Dunder("__truediv__"), Dunder("__rtruediv__", OWN, reflected=True),
+    dunders=(Dunder("__truediv__"), Dunder("__rtruediv__", OWN, reflected=True, composite=_reciprocal_times),
              Dunder("__itruediv__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, 2)), Sample((M23, 0.5)),
              Sample((BOOL, POSITIVE_I)), Sample((F16, _DIVISORS)), Sample((C64, C64)),
