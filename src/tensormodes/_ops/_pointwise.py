@@ -132,6 +132,63 @@ def _scaled_by_number(input, other, d: dt.dtype):
     return a, other.astype(np.float32) if other.ndim == 0 else _in(other, d, dt.float32)
 
 
+# PyTorch's CPU loops run a float16 / bfloat16 kernel 32 elements at a time in float32 vector
+# registers (two vectors of 16), rounding once; the elements left over at the end of each
+# innermost run go through the kernel's scalar code, whose c10::Half / c10::BFloat16 arithmetic
+# rounds after every operation. Kernels of several operations (``add`` with ``alpha``, ``rsqrt``)
+# therefore round those elements differently.
+_HALF_VECTOR_STEP = 32
+
+
+def _half_scalar_tail(shape: tuple, *operands) -> np.ndarray | None:
+    """Where (a bool mask of the result's ``shape``) PyTorch's scalar loop computes a half-type
+    kernel's elements, or None where its vector loop computes them all.
+
+    The innermost run is the trailing dimensions PyTorch's TensorIterator merges: adjacent
+    dimensions merge where every operand (contiguous, as PyTorch's would be) broadcasts along
+    both or along neither of them. Results beyond 32768 elements are split among threads, whose
+    runs end early as well: the machine's thread count decides those, which is not modelled.
+    """
+    if not shape:
+        return np.ones((), bool)  # one element: the scalar loop
+    padded = [(1,) * (len(shape) - np.ndim(x)) + np.shape(x) for x in operands]
+    dims = [i for i, n in enumerate(shape) if n != 1]
+    if not dims:
+        return np.ones(shape, bool)
+    inner, last = shape[dims[-1]], dims[-1]
+    for i in reversed(dims[:-1]):
+        if any((p[i] == 1) != (p[last] == 1) for p in padded):
+            break
+        inner, last = inner * shape[i], i
+    vectorised = inner - inner % _HALF_VECTOR_STEP
+    if vectorised == inner:
+        return None
+    size = int(np.prod(shape))
+    return (np.arange(size) % inner >= vectorised).reshape(shape)
+
+
+def _half_lanes(d: dt.dtype, vectorised, scalar, shape: tuple, *operands) -> np.ndarray:
+    """A half-type kernel's result as PyTorch's loops compute it (see ``_half_scalar_tail``):
+    ``vectorised()`` (float32 values rounded once) where its vector loop runs, ``scalar()``
+    (rounded after every step) in the runs' tails; both give arrays of ``shape``."""
+    tail = _half_scalar_tail(shape, *operands)
+    if tail is None:
+        return _as(vectorised(), d)
+    if tail.all():
+        return _as(scalar(), d)
+    return _as(np.where(tail, _as(scalar(), d), _as(vectorised(), d)), d)
+
+
+def _half_reciprocal_sqrt(input: np.ndarray) -> np.ndarray:
+    """``rsqrt`` of a float16 / bfloat16 array as PyTorch's kernel computes it: float32's square
+    root and division, rounded once in its vector loop; its scalar tails round the square root
+    to the half type first (c10's half-type ``sqrt``)."""
+    x = input.astype(np.float32)
+    with quiet():
+        return _half_lanes(dtype_of(input), lambda: 1 / np.sqrt(x),
+                           lambda: 1 / np.sqrt(x).astype(input.dtype).astype(np.float32), input.shape)
+
+
 def _wide(d: dt.dtype) -> dt.dtype:
     """float64 (complex128 for complex ``d``): where math functions are evaluated.
 

@@ -24,6 +24,8 @@ from ._pointwise import (
     _both_scalars,
     _check_representable,
     _complex_log_add_exp,
+    _half_lanes,
+    _half_reciprocal_sqrt,
     _in,
     _integer_operands,
     _invalid_arguments,
@@ -108,8 +110,10 @@ def _add_scaled(input, other, alpha, sign: int) -> np.ndarray:
                 # PyTorch multiplies by alpha even when it is 1, as complex numbers: an infinite
                 # part of ``other`` times alpha's zero imaginary part makes the other part NaN.
                 b = np.multiply(b, compute._np.type(alpha))
+            elif not plain and (d is _F16 or d is _BF16):
+                return _half_scaled_sum(a, b, _in(alpha, d), np.add if sign > 0 else np.subtract, d, input, other)
             elif not plain:
-                b = np.multiply(b, _in(alpha, d) if compute is not dt.bool else bool(alpha))  # (rounded to half types)
+                b = np.multiply(b, _in(alpha, compute) if compute is not dt.bool else bool(alpha))
                 if compute is dt.bool:
                     b = b.astype(np.bool_)
             result = np.add(a, b) if sign > 0 else np.subtract(a, b)
@@ -117,6 +121,15 @@ def _add_scaled(input, other, alpha, sign: int) -> np.ndarray:
             _raise_broadcast_error(input, other)
             raise
         return _as(result, d)
+
+
+def _half_scaled_sum(a, b, alpha: float, combine, d: dt.dtype, *operands) -> np.ndarray:
+    """``combine(a, alpha * b)`` of float32 operands for a half-type result ``d``, with ``alpha``
+    rounded to ``d``: once in float32 in PyTorch's vector loop, the product rounded to ``d`` first
+    in its scalar tails (``_half_lanes``)."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    return _half_lanes(d, lambda: combine(a, b * np.float32(alpha)),
+                       lambda: combine(a, _as(b * np.float32(alpha), d).astype(np.float32)), shape, *operands)
 
 
 def _check_subtraction(input, other) -> None:
@@ -498,11 +511,18 @@ def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:  # noqa: A
             _raise_broadcast_error(input, exponent)
             raise
     compute = _wide(d)
+    if d is _BF16 and type(input) is _ND and type(exponent) is not _ND and _in(exponent, d) in (3, -2):
+        # PyTorch's bfloat16 kernel multiplies these out in bfloat16, rounding every step
+        with quiet():
+            square = np.multiply(input, input)  # (ml_dtypes' bfloat16 product: rounded)
+            return _as(np.multiply(square, input) if _in(exponent, d) == 3 else np.reciprocal(square), d)
     with quiet():
         if type(exponent) is float and exponent == -0.5 and type(input) is _ND and d.is_floating_point \
                 and d is not dt.float16:
             # PyTorch computes x ** -0.5 as rsqrt(x) (not for float16): NaN at -inf, -inf at -0.
             # (NumPy's power gives 0 and inf)
+            if d is _BF16:
+                return _half_reciprocal_sqrt(_in(input, d))
             return _as(1 / np.sqrt(_in(input, d, compute)), d)
         try:
             if d is dt.complex64:  # PyTorch computes complex64 powers in complex64 (its overflow included)
