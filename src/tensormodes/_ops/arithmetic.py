@@ -286,6 +286,8 @@ def _integer_or_float_division(input, other, integer_kernel, float_kernel, kerne
         else:
             a, b = _in(input, d, compute), _in(other, d, compute)
         try:
+            if float_kernel is np.floor_divide and (d is _F16 or d is _BF16):
+                float_kernel = _floor_division_in(d)
             result = np.asarray((float_kernel if d.is_floating_point else integer_kernel)(a, b))
         except ValueError:
             _raise_broadcast_error(input, other)
@@ -293,6 +295,35 @@ def _integer_or_float_division(input, other, integer_kernel, float_kernel, kerne
     if not d.is_floating_point and result.size:
         _int_divisor_check(b)  # after the kernel has checked the shapes; only divisors in use count
     return _as(result, d)
+
+
+def _float_remainder(a, b):
+    # PyTorch's formula: fmod, moved by b where the signs differ; a zero keeps the dividend's sign
+    # (-24 % 3 is -0.0), where NumPy's remainder gives the divisor's
+    mod = np.fmod(a, b)
+    return np.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+
+
+def _floor_division_in(d: dt.dtype):
+    """Floor division of float32 operands for a half-type result ``d``, as PyTorch's loops compute
+    it (``_half_lanes``): in float32 in the vector steps; in the scalar tails c10's
+    ``div_floor_floating`` on half-type values, rounding after every step."""
+    def rounded(values):
+        return _as(values, d).astype(np.float32)
+
+    def steps(a, b):
+        mod = rounded(np.fmod(a, b))
+        quotient = rounded(rounded(a - mod) / b)
+        quotient = np.where((mod != 0) & ((b < 0) != (mod < 0)), rounded(quotient - 1), quotient)
+        floor = np.floor(quotient)
+        floor = np.where(rounded(quotient - floor) > 0.5, rounded(floor + 1), floor)
+        floor = np.where(quotient != 0, floor, np.copysign(0, rounded(a / b)))
+        return np.where(b == 0, a / b, floor)
+
+    def floor_divide(a, b):
+        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        return _half_lanes(d, lambda: np.floor_divide(a, b), lambda: steps(a, b), shape, a, b)
+    return floor_divide
 
 
 def _truncating_division(a, b):
@@ -415,7 +446,7 @@ def remainder(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """
     if _both_scalars(input, other):
         raise _invalid_arguments("remainder", input, other)
-    return _integer_or_float_division(input, other, np.remainder, np.remainder, "remainder_cpu")
+    return _integer_or_float_division(input, other, np.remainder, _float_remainder, "remainder_cpu")
 
 
 def _fmod_grad(grad, input, other, needs_input_grad):
@@ -708,6 +739,12 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
         except ValueError:
             _raise_broadcast_error(input, end, weight)
             raise
+        if d is _F16 or d is _BF16:
+            # PyTorch's vector steps fuse the multiply-add (the scalar tails do not): exact in float64
+            small = np.absolute(w) < 0.5
+            coefficient = np.where(small, w, np.subtract(w, 1, dtype=np.float32)).astype(np.float64)
+            fused = coefficient * difference.astype(np.float64) + np.where(small, start, stop)
+            return _half_lanes(d, lambda: fused.astype(np.float32), lambda: result, result.shape, input, end, weight)
         return _as(result, d)
 
 
