@@ -226,7 +226,7 @@ def test_half_arithmetic_sweep_matches_torch(dtype):
                     names = {"L": library, "s": s, "x": library.tensor(xs, dtype=library.float32).to(dt),
                              "y": library.tensor(ys, dtype=library.float32).to(dt)}
                     result = eval(expression, names)
-                    results.append(result.view(getattr(library, "int16")).tolist() if result.dtype == dt
+                    results.append(result.view(library.int16).tolist() if result.dtype == dt
                                    else result.tolist())
                 if results[0] != results[1] and not (dtype == "float16" and expression in ("x * s", "s / x")):
                     problems.append(f"{expression} (s={s}, {size} elements)")  # (those: _CODEGEN above)
