@@ -201,6 +201,65 @@ def test_formerly_open_half_type_bugs():
     assert tm.autograd.grad(tm.div(x, y).sum(), y)[0].item() == -0.1046142578125
 
 
+# -- losses: PyTorch's half-type kernels (each rounds its own steps) and nll_loss's cascaded sums ----
+
+LOSS_A = [-1.486, -0.003, 0.406, -1.885, -1.408, 1.713]
+LOSS_B = [-1.718, -1.481, 1.793, 0.488, -0.524, 0.046]
+LOGITS = [
+    [1.3, -1.8, -2.9], [2.3, 1.36, 0.1], [2.53, 0.39, 3.85], [-2.36, 0.43, -0.13], [-1.17, 0.73, -2.12],
+    [2.42, 2.94, -2.97], [-0.26, -1.78, -3.34], [3.17, -0.56, -2.82], [1.39, -2.38, 3.21], [-2.26, -3.74, -2.39],
+    [-1.23, -0.25, 3.25], [1.58, -1.29, -3.86], [-2.72, 3.97, -0.32], [1.53, -3.56, -3.73], [2.77, 0.7, -1.53],
+    [-1.46, -3.29, -2.62], [-3.8, 2.71, -0.27], [-2.98, 1.91, -2.43], [-3.5, 0.79, 3.17], [-3.78, 2.44, -2.48],
+    [-3.26, -3.86, -1.66], [1.82, -0.05, 2.82], [-2.26, -1.48, -1.93], [3.83, 3.53, -1.27], [-0.51, -1.49, 1.97],
+    [-3.68, -3.46, -0.77], [-2.04, 2.76, 1.93], [0.37, 1.29, 1.54], [2.25, 3.42, -2.8], [1.01, -2.85, -0.45],
+    [2.29, 3.16, 2.07], [-3.72, -1.12, -2.7], [3.99, -2.85, -2.05], [-1.14, -3.51, 2.96], [1.09, -2.72, -0.01],
+    [-3.37, 0.89, -2.15], [-3.69, -3.08, 0.44], [1.1, -1.4, 1.15], [-1.18, -2.95, -1.48], [-0.84, 3.3, -3.07],
+]
+TARGET = [0, 0, 2, 1, 2, 2, 1, 2, 1, 2, 2, 0, 2, 2, 2, 2, 1, 0, 2, 1,
+          2, 0, 1, 2, 1, 2, 1, 2, 2, 2, 1, 0, 0, 2, 1, 0, 0, 0, 0, 1]
+TARGET_IGNORING = [t if i % 7 else -100 for i, t in enumerate(TARGET)]
+
+LOSS_BITS = [
+    ('float16', "F.mse_loss(a, b, reduction='none')", '2adb 405f 3fb1 45a2 3a41 418f'),
+    ('float16', 'F.mse_loss(a, b)', '4074'),
+    ('float16', "F.smooth_l1_loss(a, b, reduction='none', beta=0.685)", '2901 3c8b 3c2d 4010 3856 3d4c'),
+    ('float16', 'F.smooth_l1_loss(a, b, beta=0.685)', '3c14'),
+    ('float16', "F.huber_loss(a, b, reduction='none', delta=0.685)", '26db 3a3a 39b9 3d90 35f0 3b42'),
+    ('float16', "F.huber_loss(a, b, reduction='sum', delta=0.685)", '4430'),
+    ('float16', "F.soft_margin_loss(a, b, reduction='none')", '2ccd 3987 364e 3d06 3641 393d'),
+    ('float16', 'F.soft_margin_loss(a, b)', '389e'),
+    ('float16', 'F.nll_loss(logits, target)', '32dd'),
+    ('float16', "F.nll_loss(logits, target_ignoring, weight, reduction='sum')", '4198'),
+    ('float16', 'F.nll_loss(logits, target_ignoring, weight)', '2af8'),
+    ('float16', 'F.cross_entropy(logits, target)', '4036'),
+    ('float16', 'F.cross_entropy(logits, target_ignoring, weight)', '3f77'),
+    ('bfloat16', "F.mse_loss(a, b, reduction='none')", '3d61 400d 3ff8 40b4 3f48 4031'),
+    ('bfloat16', 'F.mse_loss(a, b)', '400f'),
+    ('bfloat16', "F.smooth_l1_loss(a, b, reduction='none', beta=0.685)", '3d24 3f92 3f86 4002 3f0a 3fa9'),
+    ('bfloat16', 'F.smooth_l1_loss(a, b, beta=0.685)', '3f83'),
+    ('bfloat16', "F.huber_loss(a, b, reduction='none', delta=0.685)", '3ce1 3f48 3f37 3fb2 3ebd 3f67'),
+    ('bfloat16', "F.huber_loss(a, b, reduction='sum', delta=0.685)", '4086'),
+    ('bfloat16', "F.soft_margin_loss(a, b, reduction='none')", '3d9a 3f31 3eca 3fa0 3ec9 3f28'),
+    ('bfloat16', 'F.soft_margin_loss(a, b)', '3f14'),
+    ('bfloat16', 'F.nll_loss(logits, target)', '3e5d'),
+    ('bfloat16', "F.nll_loss(logits, target_ignoring, weight, reduction='sum')", '4032'),
+    ('bfloat16', 'F.nll_loss(logits, target_ignoring, weight)', '3d5e'),
+    ('bfloat16', 'F.cross_entropy(logits, target)', '4006'),
+    ('bfloat16', 'F.cross_entropy(logits, target_ignoring, weight)', '3fed'),
+]
+
+
+@pytest.mark.parametrize("dtype, expression, expected", LOSS_BITS, ids=[f"{d}-{e}" for d, e, _ in LOSS_BITS])
+def test_half_losses_round_as_pytorch(dtype, expression, expected):
+    d = getattr(tm, dtype)
+    names = {"F": tm.nn.functional, "a": tm.tensor(LOSS_A, dtype=d), "b": tm.tensor(LOSS_B, dtype=d),
+             "logits": tm.tensor(LOGITS, dtype=d), "target": tm.tensor(TARGET),
+             "target_ignoring": tm.tensor(TARGET_IGNORING), "weight": tm.tensor([0.7, 1.3, 2.1], dtype=d)}
+    result = eval(expression, names)
+    assert result.dtype == d
+    assert bits(result) == expected
+
+
 # -- against PyTorch -------------------------------------------------------------------------
 
 SWEEP = ["x + s", "s - x", "x * s", "x / s", "s / x", "x // s", "s // x", "x % s", "s % x", "L.fmod(x, s)",

@@ -333,6 +333,70 @@ def _check_counted(input, target, weight, backward: bool) -> tuple:
     return target, weight
 
 
+def _rounded_sum(items: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``0 + items[..., 0] + items[..., 1] + ...`` along the last axis, each addition rounded to
+    ``dtype`` (float32 values of a half type): C++'s ``+=`` on c10's half types."""
+    total = np.zeros(items.shape[:-1], np.float32)
+    for k in range(items.shape[-1]):
+        total = (total + items[..., k]).astype(dtype).astype(np.float32)
+    return total
+
+
+def _half_cascade(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The sum of ``values`` (float32 values of the half type ``dtype``, in order) as PyTorch's
+    nll_loss kernels add them in that type: eight partial sums, the first taking values one by
+    one and each passing its sum up a level after every 16th value (the first value goes up at
+    once), the partial sums added last, lowest first. Every addition rounds."""
+    partials, items = [], values[1:]
+    for _ in range(7):
+        full = items.size // 16 * 16
+        partials.append(_rounded_sum(items[full:], dtype))
+        items = _rounded_sum(items[:full].reshape(-1, 16), dtype)
+    partials.append(_rounded_sum(np.concatenate([values[:1], items]), dtype))
+    return _rounded_sum(np.stack(partials), dtype)
+
+
+def _half_cascade_skipping(values: np.ndarray, counted: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``_half_cascade`` where some positions are ignored: PyTorch's loop skips an ignored
+    position's passing up, so its levels fill irregularly (step by step here)."""
+    partials = [np.float32(0)] * 8
+    values = iter(values)
+
+    def add(a, b):
+        return np.float32(np.float32(a + b).astype(dtype))
+    for position in counted.tolist():
+        partials[0] = add(partials[0], next(values))
+        for level in range(7):
+            if position & (15 << (4 * level)):
+                break
+            partials[level + 1], partials[level] = add(partials[level + 1], partials[level]), np.float32(0)
+    return _rounded_sum(np.asarray(partials, np.float32), dtype)
+
+
+def _half_nll_total(picked, per_target, positions, target, mode) -> np.ndarray:
+    """nll_loss's 'sum' or 'mean' of half-type entries as PyTorch's kernel computes them: the
+    (weighted) negated entries and the weights summed in the half type (``_half_cascade``), the
+    mean their quotient, rounded."""
+    dtype = picked.dtype
+    losses = -picked.astype(np.float32)
+    if per_target is not None:
+        losses = (losses * per_target.astype(np.float32)).astype(dtype).astype(np.float32)
+    if positions is None:
+        total = _half_cascade(losses.reshape(-1), dtype)
+        weights = None if per_target is None else _half_cascade(per_target.astype(np.float32).reshape(-1), dtype)
+    else:
+        # positions in the flattened (batch, spatial) order PyTorch's loop runs over
+        counted = np.ravel_multi_index(positions, target.shape or (1,))
+        total = _half_cascade_skipping(losses.reshape(-1), counted, dtype)
+        weights = None if per_target is None else _half_cascade_skipping(
+            per_target.astype(np.float32).reshape(-1), counted, dtype)
+    if mode == "sum":
+        return np.asarray(total, dtype=dtype)
+    count = np.float32(np.float32(picked.size).astype(dtype)) if weights is None else weights
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(total / count, dtype=dtype)
+
+
 def _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index):
     """d (grad * nll_loss(input, target, weight)) / d weight, beyond PyTorch, which refuses a
     weight that requires grad. Recomputes the loss it needs (it is not saved)."""
@@ -439,6 +503,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     index, positions, target, weight = _counted(input, target, weight, ignore_index)
     picked = (input if input.ndim >= 2 else input[None])[index]
     per_target = None if weight is None else weight[index[1]]
+    if mode != "none" and input.dtype in HALF_TYPES and picked.size:
+        return _half_nll_total(picked, per_target, positions, target, mode)
     if per_target is None and mode != "none" and picked.size:
         # Unweighted and reduced: negate the sum rather than every entry (one array op less).
         total = -np.add.reduce(picked, None, input.dtype)
