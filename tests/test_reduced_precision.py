@@ -13,6 +13,8 @@ run without torch; the ``torch``-marked sweeps compare random inputs with PyTorc
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -290,3 +292,63 @@ def test_half_arithmetic_sweep_matches_torch(dtype):
                 if results[0] != results[1] and not (dtype == "float16" and expression in ("x * s", "s / x")):
                     problems.append(f"{expression} (s={s}, {size} elements)")  # (those: _CODEGEN above)
     assert not problems, problems
+
+
+# -- bfloat16 models train ------------------------------------------------------------------------
+
+def _models(library):
+    nn = library.nn
+    return {
+        "mlp": (nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4)), (6, 8)),
+        "cnn": (nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.BatchNorm2d(4), nn.MaxPool2d(2),
+                              nn.Flatten(), nn.Linear(16, 4)), (2, 3, 4, 4)),
+        "lstm": (nn.LSTM(5, 4, num_layers=2, batch_first=True), (3, 4, 5)),
+        "transformer": (nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True), (2, 4, 8)),
+    }
+
+
+def _step(library, model, data, optimize: bool = True):
+    """One training step: the loss (cross entropy on the first 4 features) and the gradients
+    (``optimize=False``: no optimizer step; PyTorch's first optimizer costs seconds to import)."""
+    output = model(data)
+    if isinstance(output, tuple):  # LSTM
+        output = output[0]
+    logits = output.reshape(-1, output.shape[-1])[:, :4]
+    target = library.arange(logits.shape[0]) % 4
+    loss = library.nn.functional.cross_entropy(logits, target)
+    loss.backward()
+    if optimize:
+        library.optim.SGD(model.parameters(), lr=0.1, momentum=0.9).step()
+    return loss, {name: p.grad for name, p in model.named_parameters()}
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "lstm", "transformer"])
+def test_a_bfloat16_model_trains_a_step(name):
+    tm.manual_seed(0)
+    model, shape = _models(tm)[name]
+    model = model.to(tm.bfloat16)
+    loss, grads = _step(tm, model, tm.randn(*shape).to(tm.bfloat16))
+    assert loss.dtype == tm.bfloat16 and math.isfinite(loss.item())
+    assert all(g is not None and g.dtype == tm.bfloat16 for g in grads.values())
+    assert all(p.dtype == tm.bfloat16 for p in model.parameters())
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["mlp", "cnn", "lstm", "transformer"])
+def test_a_bfloat16_models_step_is_close_to_pytorchs(name):
+    import torch
+
+    torch.manual_seed(0)
+    theirs, shape = _models(torch)[name]
+    theirs = theirs.to(torch.bfloat16)
+    ours = _models(tm)[name][0].to(tm.bfloat16)
+    ours.load_state_dict({k: tm.tensor(v.float().numpy()).to(tm.bfloat16) for k, v in theirs.state_dict().items()})
+    data = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    our_loss, our_grads = _step(tm, ours, tm.tensor(data).to(tm.bfloat16), optimize=False)
+    their_loss, their_grads = _step(torch, theirs, torch.tensor(data).to(torch.bfloat16), optimize=False)
+    assert our_loss.item() == pytest.approx(their_loss.item(), rel=2e-2)
+    for key, theirs_grad in their_grads.items():
+        expected = theirs_grad.float().numpy()
+        got = np.asarray(our_grads[key].float().tolist(), np.float32).reshape(expected.shape)
+        scale = float(np.abs(expected).max()) + 1e-3
+        assert np.abs(got - expected).max() <= 0.05 * scale, key
