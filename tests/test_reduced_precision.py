@@ -203,6 +203,23 @@ def test_formerly_open_half_type_bugs():
     assert tm.autograd.grad(tm.div(x, y).sum(), y)[0].item() == -0.1046142578125
 
 
+@pytest.mark.parametrize("dtype, expected", [
+    ("float16", ("b35d c44b 585c 5d16", "bae0 c3e1 59a6 5ea3", "4e56", "4350 d3a7")),
+    ("bfloat16", ("be71 c08a 430c 43a3", "bf5d c07c 4335 43d5", "41cc", "406b c276"))])
+def test_half_products_round_as_pytorch(dtype, expected):
+    # addmm scales and adds the float32 product, rounding once (not the rounded product); einsum
+    # contracts pairwise from the left, rounding each pair's result, and sums out a dimension only
+    # one operand has first
+    d = getattr(tm, dtype)
+    x = tm.tensor([[-2.5, -0.3, 0.1], [1.7, 3.3, 40.2]], dtype=d)
+    w = tm.tensor([[0.3, 0.9], [1.7, 2.6], [3.3, 7.9]], dtype=d)
+    bias = tm.tensor([0.7, -2.055], dtype=d)
+    results = (tm.addmm(bias, x, w), tm.addmm(bias, x, w, beta=0.5, alpha=1.3),
+               tm.einsum("i,i,i->", x[1], x[0], w[:, 1]), tm.einsum("ij,k->i", x, bias))
+    assert tuple(bits(r) for r in results) == expected
+    assert results[2].shape == ()
+
+
 # -- losses: PyTorch's half-type kernels (each rounds its own steps) and nll_loss's cascaded sums ----
 
 LOSS_A = [-1.486, -0.003, 0.406, -1.885, -1.408, 1.713]

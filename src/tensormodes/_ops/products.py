@@ -716,8 +716,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
     beta, alpha = _coefficient(beta, dtype), _coefficient(alpha, dtype)
     if dtype._category == dt._INT:
         beta, alpha = int(beta), int(alpha)
-    product = _product(np.matmul, mat1, mat2)
     compute = np.float32 if input.dtype in HALF_TYPES else input.dtype
+    # half types: PyTorch's kernel scales and adds the float32 product, rounding once
+    product = _product(np.matmul, mat1, mat2, dtype=compute if input.dtype in HALF_TYPES else None)
     result = product.astype(compute) * alpha if alpha != 1 else product.astype(compute)
     if beta != 0:
         scaled = input.astype(compute) * beta if beta != 1 else input.astype(compute)
