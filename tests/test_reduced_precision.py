@@ -369,3 +369,11 @@ def test_a_bfloat16_models_step_is_close_to_pytorchs(name):
         got = np.asarray(our_grads[key].float().tolist(), np.float32).reshape(expected.shape)
         scale = float(np.abs(expected).max()) + 1e-3
         assert np.abs(got - expected).max() <= 0.05 * scale, key
+
+
+@pytest.mark.parametrize("dtype, name", [(tm.float16, "Half"), (tm.bfloat16, "BFloat16")])
+def test_a_half_matrix_has_no_negative_power(dtype, name):
+    for matrix in (tm.ones(2, 2, dtype=dtype), tm.zeros(0, 2, 2, dtype=dtype)):
+        with pytest.raises(RuntimeError, match=f"^linalg.inv: Low precision dtypes not supported. Got {name}$"):
+            tm.matrix_power(matrix, -2)
+    assert tm.matrix_power(tm.ones(2, 2, dtype=dtype), 2).tolist() == [[2.0, 2.0], [2.0, 2.0]]
