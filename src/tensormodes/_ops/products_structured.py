@@ -192,7 +192,8 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
             raise RuntimeError(f"linalg.inv: Expected a floating point or complex tensor as input. Got "
                                f"{scalar_type_name(dtype_of(input))}")
         if input.dtype in HALF_TYPES:  # (also for empty matrices, as PyTorch's check comes first)
-            raise RuntimeError(f"linalg.inv: Low precision dtypes not supported. Got {scalar_type_name(dtype_of(input))}")
+            raise RuntimeError("linalg.inv: Low precision dtypes not supported. Got "
+                               f"{scalar_type_name(dtype_of(input))}")
         try:
             base = _product(np.linalg.inv, input)
         except np.linalg.LinAlgError:
