@@ -203,6 +203,30 @@ def test_formerly_open_half_type_bugs():
     assert tm.autograd.grad(tm.div(x, y).sum(), y)[0].item() == -0.1046142578125
 
 
+
+@pytest.mark.parametrize("dtype, expected", [
+    ("float16", ("d7a0 5a80 d100 5490 5878 bc00", "d7b0 5a80 d120 5490 5878 c000",
+                 "d7b0 d8c8 d950 4c40 5ba0 4700", "d7a0 d8c0 d948 4c40 5ba0 4700")),
+    ("bfloat16", ("c2f4 4350 c220 4292 4310 bf80", "c2f6 434f c224 4292 430f c000",
+                  "c2f6 c319 c32a 4188 4374 40e0", "c2f4 c318 c329 4188 4374 40e0"))])
+def test_half_rounding_divisions_as_pytorch(dtype, expected):
+    # tensor by tensor: trunc rounds the quotient first, floor runs c10's half-type steps (here all
+    # in the scalar tail); by a number: both in float32
+    d = getattr(tm, dtype)
+    x = tm.tensor([-50.25, -62.5, -69.5, 7.3, 100.3, 2.9], dtype=d)
+    y = tm.tensor([0.411, -0.3, 1.7, 0.1, 0.7, -2.055], dtype=d)
+    results = (tm.div(x, y, rounding_mode="trunc"), tm.div(x, y, rounding_mode="floor"),
+               tm.div(x, 0.411, rounding_mode="floor"), tm.div(x, 0.411, rounding_mode="trunc"))
+    assert tuple(bits(r) for r in results) == expected
+
+
+def test_the_gradient_of_a_number_divided_by_a_half_tensor():
+    # DivBackward0 divides the (rounded) number by the divisor twice, as div does: not reciprocal * number
+    x = tm.tensor([2.291015625, 1.5048828125, 1.720703125], dtype=tm.float16, requires_grad=True)
+    tm.div(3, x).backward(tm.ones(3, dtype=tm.float16))
+    assert bits(x.grad) == "b893 bd4c bc0d"
+
+
 @pytest.mark.parametrize("dtype, expected", [
     ("float16", ("b35d c44b 585c 5d16", "bae0 c3e1 59a6 5ea3", "4e56", "4350 d3a7")),
     ("bfloat16", ("be71 c08a 430c 43a3", "bf5d c07c 4335 43d5", "41cc", "406b c276"))])

@@ -281,13 +281,14 @@ def _integer_or_float_division(input, other, integer_kernel, float_kernel, kerne
         raise _unsupported(kernel_name, d, input, other)
     compute = _opmath(d)
     with quiet():
-        if divisor_in_float32 and (d is _F16 or d is _BF16):
+        if divisor_in_float32 and (d is _F16 or d is _BF16) and np.ndim(other) == 0:
+            # PyTorch's rounding divisions by a number (or 0-dim tensor) compute in float32
             a, b = _scaled_by_number(input, other, d)
         else:
             a, b = _in(input, d, compute), _in(other, d, compute)
+            if divisor_in_float32 and (d is _F16 or d is _BF16):  # their half-type steps, tensor by tensor
+                float_kernel = _floor_division_in(d) if float_kernel is np.floor_divide else _half_truncation(d)
         try:
-            if float_kernel is np.floor_divide and (d is _F16 or d is _BF16):
-                float_kernel = _floor_division_in(d)
             result = np.asarray((float_kernel if d.is_floating_point else integer_kernel)(a, b))
         except ValueError:
             _raise_broadcast_error(input, other)
@@ -326,6 +327,14 @@ def _floor_division_in(d: dt.dtype):
     return floor_divide
 
 
+def _half_truncation(d: dt.dtype):
+    """Truncating division of float32 operands for a half-type result ``d``: PyTorch's kernel
+    rounds the quotient to ``d`` before truncating it."""
+    def truncate(a, b):
+        return np.trunc(np.true_divide(a, b).astype(d._np)).astype(np.float32)
+    return truncate
+
+
 def _truncating_division(a, b):
     # a - fmod(a, b) is an exact multiple of b, so the floor division is exact.
     return np.floor_divide(np.subtract(a, np.fmod(a, b)), b)
@@ -350,7 +359,7 @@ def _div_grad(grad, input, other, needs_input_grad, rounding_mode=None):
     return (grad / _conj(other) if needs_input_grad[0] else None,
             # PyTorch's order, (input / other) / other: it decides the rounding in half types
             # and the value at an infinite divisor (0, not inf / inf)
-            -grad * _conj((input / other) / other) if needs_input_grad[1] else None)
+            -grad * _conj(ops.div(input, other) / other) if needs_input_grad[1] else None)
 
 
 def _reciprocal_times(self, other):

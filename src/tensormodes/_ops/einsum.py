@@ -348,7 +348,7 @@ def _half_contraction(equation: str, arrays: list, dtype: np.dtype) -> np.ndarra
         elsewhere = set(output).union(*(terms[j] for j in range(len(terms)) if j != k))
         kept = "".join(label for label in dict.fromkeys(term) if label in elsewhere)
         array = array.astype(np.float32)
-        if len(kept) < len(set(term)):
+        if kept != term:  # (a repeated label takes a diagonal, exactly)
             array = rounded(np.einsum(f"{term}->{kept}", array))
         operands.append((kept, array))
     labels, result = operands[0]
