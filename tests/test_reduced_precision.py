@@ -244,6 +244,22 @@ def test_half_products_round_as_pytorch(dtype, expected):
     assert results[2].shape == ()
 
 
+@pytest.mark.parametrize("dtype, expected", [
+    ("float16", ("b513 a54e 409e bd79 3ba5 3a7c", "4200 c000 4167 be48 3ba5 3a7c")),
+    ("bfloat16", ("bea5 bc9b 4014 bfaf 3f74 3f4f", "4040 c000 402d bfc9 3f74 3f4f"))])
+def test_half_attention_computes_as_pytorchs_kernels(dtype, expected):
+    # 4-D: the flash kernel (values times the rounded unnormalised weights, divided by their float32
+    # sum); 3-D: the math path in float32, rounded once
+    d = getattr(tm, dtype)
+    q = tm.tensor([[[[0.5, -1.25], [2.0, 0.75], [-0.3, 1.1]]]], dtype=d)
+    k = tm.tensor([[[[1.5, 0.25], [-0.5, 2.0], [0.8, -1.7]]]], dtype=d)
+    v = tm.tensor([[[[3.0, -2.0], [0.7, 1.3], [-1.1, 0.4]]]], dtype=d)
+    attention = tm.nn.functional.scaled_dot_product_attention
+    results = attention(q, k, v), attention(q[0], k[0], v[0], is_causal=True)
+    assert tuple(bits(r) for r in results) == expected
+    assert all(r.dtype == d for r in results)
+
+
 # -- losses: PyTorch's half-type kernels (each rounds its own steps) and nll_loss's cascaded sums ----
 
 LOSS_A = [-1.486, -0.003, 0.406, -1.885, -1.408, 1.713]
