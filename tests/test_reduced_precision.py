@@ -260,6 +260,22 @@ def test_half_attention_computes_as_pytorchs_kernels(dtype, expected):
     assert all(r.dtype == d for r in results)
 
 
+@pytest.mark.parametrize("dtype, expected", [("float16", ("33fa c6f8 44c8 9500 bd3a 3e10", "33fa 44c8 bd3a")),
+                                             ("bfloat16", ("3e82 c0df 4099 bb80 bfa7 3fc2", "3e82 4099 bfa7"))])
+def test_a_shared_matrix_gets_its_gradient_from_one_folded_product(dtype, expected):
+    # PyTorch folds a batch times a matrix (or vector) into one product when the matrix requires grad:
+    # its gradient sums the batch inside one float32 product, not a sum of rounded per-batch products
+    d = getattr(tm, dtype)
+    x = tm.tensor([[[0.53369140625, 1.8115234375, 1.1123046875], [-1.6845703125, -0.51025390625, -0.6767578125]],
+                   [[1.9921875, 0.56884765625, -1.8603515625], [-1.759765625, 1.93359375, -0.95458984375]]], dtype=d)
+    w = tm.tensor([[0.5, 1.1], [-1.2, 0.8], [-1.75, 0.3]], dtype=d, requires_grad=True)
+    v = tm.tensor([0.5, -1.2, 1.7], dtype=d, requires_grad=True)
+    g = tm.tensor([[[1.0, 0.5], [-0.25, 2.0]], [[0.75, -1.5], [1.25, 0.5]]], dtype=d)
+    (x @ w).backward(g)
+    (x @ v).backward(g[..., 0])
+    assert (bits(w.grad), bits(v.grad)) == expected
+
+
 # -- losses: PyTorch's half-type kernels (each rounds its own steps) and nll_loss's cascaded sums ----
 
 LOSS_A = [-1.486, -0.003, 0.406, -1.885, -1.408, 1.713]
