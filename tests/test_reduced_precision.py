@@ -367,6 +367,35 @@ def test_half_arithmetic_sweep_matches_torch(dtype):
     assert not problems, problems
 
 
+
+_OPTIMIZERS = {"SGD": {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01}, "Adam": {"lr": 0.01}}
+
+
+@pytest.mark.parametrize("dtype, name, expected", [
+    ('float16', 'SGD', '3775 40b2 c0b6 463b 484a c44b 44a2 c8ec 3cac 44b9 4822 c9a4 c464 493b '
+                       'c2ec c62e 44e6 46e9 c50b c240 402c c077 3886 c5f2 44d8 447e c954 c332 '
+                       '48d4 c024 c861 414b 4864 4576 c120 c91e 2400 46c2 3f4c c269'),
+    ('float16', 'Adam', '3e48 bde9 c20b bd99 42eb 409d c3d2 c0d6 be93 431d ba18 c11c 41bf 4288 '
+                       'be64 bcae 4014 bf5e 409c b678 3cc1 424e c383 bd02 4058 3a90 c23d 4239 '
+                       '438a c3c2 b834 bcca 426b c351 41a9 c072 c28d b45c be8b 3771'),
+    ('bfloat16', 'SGD', '3eef 4017 c017 40c9 4109 c089 4092 c11f 3f94 4098 4105 c134 c08e 4127 '
+                       'c05e c0c6 409e 40dc c0a1 c048 4006 c00f 3f11 c0be 409b 4090 c12b c064 '
+                       '411c c005 c10e 4029 410e 40ae c022 c124 3d00 40d8 3fe9 c04e'),
+    ('bfloat16', 'Adam', '3fc8 bfbd c041 bfb3 405e 4013 c07a c01b bfd2 4064 bf43 c024 4038 4051 '
+                       'bfcd bf96 4003 bfeb 4013 bece 3f99 4049 c070 bfa1 400b 3f52 c048 4047 '
+                       '4072 c078 bf07 bf99 404e c06a 4035 c00f c051 be8c bfd1 3eef'),
+])
+def test_half_parameters_step_as_pytorchs(dtype, name, expected):
+    # three steps on 40 parameters (a vector step and a scalar tail): add with alpha, lerp, addcdiv
+    # ... as PyTorch's loops round them
+    d = getattr(tm, dtype)
+    p = tm.nn.Parameter(tm.tensor([v / 10 for v in X40], dtype=d))
+    optimizer = getattr(tm.optim, name)([p], **_OPTIMIZERS[name])
+    for s in (0.7, -1.3, 2.9):
+        p.grad = tm.tensor([v * s for v in X40[::-1]], dtype=d)
+        optimizer.step()
+    assert bits(p.detach()) == expected
+
 # -- bfloat16 models train ------------------------------------------------------------------------
 
 def _models(library):
