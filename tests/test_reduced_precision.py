@@ -276,6 +276,26 @@ def test_a_shared_matrix_gets_its_gradient_from_one_folded_product(dtype, expect
     assert (bits(w.grad), bits(v.grad)) == expected
 
 
+@pytest.mark.parametrize("dtype, expected", [
+    ("float16", ("545a 4f99 46b5 4ffa 4c35 4385 469c 481b 531b cf15 4ece cf1a",
+                 "4dcd 4911 4079 4951 4c35 4385 469c 481b 49af c5aa 4572 c5ae",
+                 "4c35 4385 469c 481b 4c35 4385 469c 481b 4537 ca66 4837 c97c")),
+    ("bfloat16", ("428c 41f3 40d8 41ff 4187 4071 40d4 4103 4264 c1e2 41da c1e4",
+                  "41bb 4122 4010 412a 4187 4071 40d4 4103 4136 c0b5 40ae c0b6",
+                  "4187 4071 40d4 4103 4187 4071 40d4 4103 40a7 c14c 4107 c130"))])
+def test_half_embedding_bags_round_as_pytorch(dtype, expected):
+    # a mean divides the bag's sum rounded to the half type; bfloat16 bags without a padding_idx
+    # run fbgemm, which rounds ties away from zero
+    d = getattr(tm, dtype)
+    weight = tm.tensor([[3.78, -10.45, -8.26, -48.83], [35.99, 22.88, -6.51, 15.48], [5.62, -11.08, 19.55, -6.21],
+                        [-6.58, -15.84, 9.1, -1.98], [10.91, -12.14, 2.54, -17.85], [16.83, 3.76, 6.61, 8.21]], dtype=d)
+    indices, offsets = tm.tensor([5, 1, 5, 5, 1, 2, 3, 4, 4]), tm.tensor([0, 3, 4])
+    bag = tm.nn.functional.embedding_bag
+    results = (bag(indices, weight, offsets, mode="sum"), bag(indices, weight, offsets, mode="mean"),
+               bag(indices, weight, offsets, mode="mean", padding_idx=1))
+    assert tuple(bits(r) for r in results) == expected
+
+
 # -- losses: PyTorch's half-type kernels (each rounds its own steps) and nll_loss's cascaded sums ----
 
 LOSS_A = [-1.486, -0.003, 0.406, -1.885, -1.408, 1.713]
