@@ -296,6 +296,27 @@ def test_half_embedding_bags_round_as_pytorch(dtype, expected):
     assert tuple(bits(r) for r in results) == expected
 
 
+_IMAGES = [
+    [[[-26.07, -6.99], [66.55, 26.37]], [[-65.66, -0.21], [-24.94, 5.95]]],
+    [[[-64.33, 9.67], [9.42, 63.03]], [[12.67, 20.42], [-59.72, 90.11]]],
+    [[[-76.63, 44.07], [-13.2, -35.23]], [[-26.25, -26.88], [15.21, -4.4]]],
+]
+
+
+@pytest.mark.parametrize("dtype, expected", [
+    ("float16", "d53a d4c8 d220 d401 d6ce d0b7 d409 cfc1 d61f d465 d466 d24b "
+                "cded cba5 d666 538f d669 d32e d4ed d571 d420 d42b cd3d d148"),
+    ("bfloat16", "c2a7 c299 c244 c280 c2d9 c217 c281 c1f8 c2c4 c28d c28d c24a "
+                 "c1be c176 c2cd 4271 c2cd c266 c29e c2ae c284 c285 c1a8 c229")])
+def test_half_batch_norm_normalises_with_pytorchs_rounded_statistics(dtype, expected):
+    # the batch's mean and 1 / std are kept in the half type (bfloat16: the sum of squared deviations
+    # and the variance rounded too); then x * (invstd * weight) + (bias - mean * invstd * weight)
+    d = getattr(tm, dtype)
+    result = tm._native_batch_norm(tm.tensor(_IMAGES, dtype=d), tm.tensor([16.5, 42.75], dtype=d),
+                                   tm.tensor([-74.0, -43.25], dtype=d), None, None, True, 0.1, 1e-5)
+    assert bits(result) == expected
+
+
 # -- losses: PyTorch's half-type kernels (each rounds its own steps) and nll_loss's cascaded sums ----
 
 LOSS_A = [-1.486, -0.003, 0.406, -1.885, -1.408, 1.713]
