@@ -256,6 +256,63 @@ def _check_representable(value, d: dt.dtype) -> None:
         raise RuntimeError(f"value cannot be converted to type {overflow_type_name(d)} without overflow")
 
 
+# -- half-type kernels of several steps, as PyTorch's loops round them ---------------------------
+
+def _half_scaled_sum(a, b, alpha: float, combine, d: dt.dtype, *operands) -> np.ndarray:
+    """``combine(a, alpha * b)`` of float32 operands for a half-type result ``d``, with ``alpha``
+    rounded to ``d``: once in float32 in PyTorch's vector loop, the product rounded to ``d`` first
+    in its scalar tails (``_half_lanes``)."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    return _half_lanes(d, lambda: combine(a, b * np.float32(alpha)),
+                       lambda: combine(a, _as(b * np.float32(alpha), d).astype(np.float32)), shape, *operands)
+
+
+def _float_remainder(a, b):
+    # PyTorch's formula: fmod, moved by b where the signs differ; a zero keeps the dividend's sign
+    # (-24 % 3 is -0.0), where NumPy's remainder gives the divisor's
+    mod = np.fmod(a, b)
+    return np.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+
+
+def _floor_division_in(d: dt.dtype):
+    """Floor division of float32 operands for a half-type result ``d``, as PyTorch's loops compute
+    it (``_half_lanes``): in float32 in the vector steps; in the scalar tails c10's
+    ``div_floor_floating`` on half-type values, rounding after every step."""
+    def rounded(values):
+        return _as(values, d).astype(np.float32)
+
+    def steps(a, b):
+        mod = rounded(np.fmod(a, b))
+        quotient = rounded(rounded(a - mod) / b)
+        quotient = np.where((mod != 0) & ((b < 0) != (mod < 0)), rounded(quotient - 1), quotient)
+        floor = np.floor(quotient)
+        floor = np.where(rounded(quotient - floor) > 0.5, rounded(floor + 1), floor)
+        floor = np.where(quotient != 0, floor, np.copysign(0, rounded(a / b)))
+        return np.where(b == 0, a / b, floor)
+
+    def floor_divide(a, b):
+        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        return _half_lanes(d, lambda: np.floor_divide(a, b), lambda: steps(a, b), shape, a, b)
+    return floor_divide
+
+
+def _half_truncation(d: dt.dtype):
+    """Truncating division of float32 operands for a half-type result ``d``: PyTorch's kernel
+    rounds the quotient to ``d`` before truncating it."""
+    def truncate(a, b):
+        return np.trunc(np.true_divide(a, b).astype(d._np)).astype(np.float32)
+    return truncate
+
+
+def _half_x_log_y(d: dt.dtype):
+    """``_x_log_y`` as PyTorch's float16 / bfloat16 kernel computes it: ``log(y)`` rounded to
+    ``d`` first, then the product in float32 (rounded once by the caller)."""
+    def x_log_y(x, y):
+        log = np.log(y).astype(np.float32).astype(d._np).astype(np.float32)  # (float32 log, as PyTorch)
+        return np.where((x == 0) & ~np.isnan(y), 0.0, np.asarray(x, np.float32) * log)
+    return x_log_y
+
+
 # -- gradient helpers: formulas run on Tensors, through public methods and operators ----------
 
 

@@ -24,8 +24,13 @@ from ._pointwise import (
     _both_scalars,
     _check_representable,
     _complex_log_add_exp,
+    _float_remainder,
+    _floor_division_in,
     _half_lanes,
     _half_reciprocal_sqrt,
+    _half_scaled_sum,
+    _half_truncation,
+    _half_x_log_y,
     _in,
     _integer_operands,
     _invalid_arguments,
@@ -121,15 +126,6 @@ def _add_scaled(input, other, alpha, sign: int) -> np.ndarray:
             _raise_broadcast_error(input, other)
             raise
         return _as(result, d)
-
-
-def _half_scaled_sum(a, b, alpha: float, combine, d: dt.dtype, *operands) -> np.ndarray:
-    """``combine(a, alpha * b)`` of float32 operands for a half-type result ``d``, with ``alpha``
-    rounded to ``d``: once in float32 in PyTorch's vector loop, the product rounded to ``d`` first
-    in its scalar tails (``_half_lanes``)."""
-    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
-    return _half_lanes(d, lambda: combine(a, b * np.float32(alpha)),
-                       lambda: combine(a, _as(b * np.float32(alpha), d).astype(np.float32)), shape, *operands)
 
 
 def _check_subtraction(input, other) -> None:
@@ -296,43 +292,6 @@ def _integer_or_float_division(input, other, integer_kernel, float_kernel, kerne
     if not d.is_floating_point and result.size:
         _int_divisor_check(b)  # after the kernel has checked the shapes; only divisors in use count
     return _as(result, d)
-
-
-def _float_remainder(a, b):
-    # PyTorch's formula: fmod, moved by b where the signs differ; a zero keeps the dividend's sign
-    # (-24 % 3 is -0.0), where NumPy's remainder gives the divisor's
-    mod = np.fmod(a, b)
-    return np.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
-
-
-def _floor_division_in(d: dt.dtype):
-    """Floor division of float32 operands for a half-type result ``d``, as PyTorch's loops compute
-    it (``_half_lanes``): in float32 in the vector steps; in the scalar tails c10's
-    ``div_floor_floating`` on half-type values, rounding after every step."""
-    def rounded(values):
-        return _as(values, d).astype(np.float32)
-
-    def steps(a, b):
-        mod = rounded(np.fmod(a, b))
-        quotient = rounded(rounded(a - mod) / b)
-        quotient = np.where((mod != 0) & ((b < 0) != (mod < 0)), rounded(quotient - 1), quotient)
-        floor = np.floor(quotient)
-        floor = np.where(rounded(quotient - floor) > 0.5, rounded(floor + 1), floor)
-        floor = np.where(quotient != 0, floor, np.copysign(0, rounded(a / b)))
-        return np.where(b == 0, a / b, floor)
-
-    def floor_divide(a, b):
-        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
-        return _half_lanes(d, lambda: np.floor_divide(a, b), lambda: steps(a, b), shape, a, b)
-    return floor_divide
-
-
-def _half_truncation(d: dt.dtype):
-    """Truncating division of float32 operands for a half-type result ``d``: PyTorch's kernel
-    rounds the quotient to ``d`` before truncating it."""
-    def truncate(a, b):
-        return np.trunc(np.true_divide(a, b).astype(d._np)).astype(np.float32)
-    return truncate
 
 
 def _truncating_division(a, b):
@@ -833,15 +792,6 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
 def _x_log_y(x, y):
     # 0 * log(y) is 0, even for y = 0 or y < 0; a NaN y stays NaN.
     return np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
-
-
-def _half_x_log_y(d: dt.dtype):
-    """``_x_log_y`` as PyTorch's float16 / bfloat16 kernel computes it: ``log(y)`` rounded to
-    ``d`` first, then the product in float32 (rounded once by the caller)."""
-    def x_log_y(x, y):
-        log = np.log(y).astype(np.float32).astype(d._np).astype(np.float32)  # (float32 log, as PyTorch)
-        return np.where((x == 0) & ~np.isnan(y), 0.0, np.asarray(x, np.float32) * log)
-    return x_log_y
 
 
 def _xlogy_grad(grad, input, other, needs_input_grad):
