@@ -503,3 +503,14 @@ def test_a_half_matrix_has_no_negative_power(dtype, name):
         with pytest.raises(RuntimeError, match=f"^linalg.inv: Low precision dtypes not supported. Got {name}$"):
             tm.matrix_power(matrix, -2)
     assert tm.matrix_power(tm.ones(2, 2, dtype=dtype), 2).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+@pytest.mark.parametrize("dtype", [tm.float32, tm.float64, tm.float16, tm.bfloat16])
+def test_a_zero_remainder_keeps_the_dividends_sign(dtype):
+    # PyTorch's remainder is fmod moved by the divisor: a zero keeps fmod's sign, the dividend's
+    x = tm.tensor([-24.0, 24.0, -3.0, 0.0, -0.0], dtype=dtype)
+    signs = [math.copysign(1, v) for v in (x % 3).tolist()]
+    assert signs == [-1, 1, -1, 1, -1]
+    assert [math.copysign(1, v) for v in (x % -3).tolist()] == [-1, 1, -1, 1, -1]
+    assert [math.copysign(1, v) for v in (-6.0 % tm.tensor([3.0, -3.0], dtype=dtype)).tolist()] == [-1, -1]
+    assert (tm.tensor([-1.0, 1.0], dtype=dtype) % 3).tolist() == [2.0, 1.0]

@@ -268,10 +268,14 @@ def _half_scaled_sum(a, b, alpha: float, combine, d: dt.dtype, *operands) -> np.
 
 
 def _float_remainder(a, b):
-    # PyTorch's formula: fmod, moved by b where the signs differ; a zero keeps the dividend's sign
-    # (-24 % 3 is -0.0), where NumPy's remainder gives the divisor's
-    mod = np.fmod(a, b)
-    return np.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+    """Python's ``%`` of float operands as PyTorch computes it: NumPy's remainder, except that a
+    zero keeps the dividend's sign (``-24 % 3`` is -0.0; PyTorch takes fmod's zero, NumPy gives
+    the divisor's sign)."""
+    result = np.remainder(a, b)
+    zero = np.equal(result, 0)
+    if zero.any():
+        result = np.where(zero, np.copysign(result, a), result)
+    return result
 
 
 def _floor_division_in(d: dt.dtype):
