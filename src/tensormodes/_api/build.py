@@ -123,9 +123,6 @@ def _reflected_impl(opdef: OpDef):
                 dispatch_level.listens(other):
             if reversed_op is not None:
                 return codegen.shared_impl(reversed_op, False)(self, other)
-            if name == "div":  # PyTorch's __rtruediv__: ``self.reciprocal() * other``
-                return codegen.shared_impl(OPS["mul"], False)(codegen.shared_impl(OPS["reciprocal"], False)(self),
-                                                              other)
             return codegen.shared_impl(opdef, False)(other, self)
         a, b = first_arg(other, name, "other", 2), tensor_arg(self, name, "self", 1)
         result = wrap(kernel_site.call(opdef, a, b))
@@ -133,6 +130,20 @@ def _reflected_impl(opdef: OpDef):
             return record(name, formula, params, {**defaults, first: other, second: self}, result,
                           opdef.save_only_for)
         return result
+
+    return reflected
+
+
+def _composite_reflected_impl(opdef: OpDef, composite):
+    """``other <op> self`` for a reflected operator PyTorch writes over public ops: ``composite``
+    runs them (each records its own gradient, as in PyTorch)."""
+    name = opdef.name
+
+    def reflected(self, other):
+        # the arguments' checks (a TypeError: Python tries the other operand's operator)
+        tensor_or_scalar_arg(other, name, "other", 2)
+        tensor_arg(self, name, "self", 1)
+        return composite(self, other)
 
     return reflected
 
@@ -158,7 +169,8 @@ def _make_dunder_locked(opdef: OpDef, dunder):
         other_kind = TensorKind.TENSOR if opdef.tensor_params.get(first) == TensorKind.TENSOR else \
             TensorKind.TENSOR_OR_SCALAR
         relevant = [codegen.Relevant("self", TensorKind.TENSOR), codegen.Relevant("other", other_kind)]
-        func = codegen.make_callable(dunder.name, signature, relevant, _reflected_impl(opdef), leaf=True,
+        impl = _composite_reflected_impl(opdef, dunder.composite) if dunder.composite else _reflected_impl(opdef)
+        func = codegen.make_callable(dunder.name, signature, relevant, impl, leaf=True,
                                       qualname=qualname, not_implemented_on_type_error=True, runs_kernel=True)
     else:
         func = codegen.op_callable(opdef, dunder.name, signature, inplace=dunder.inplace, qualname=qualname,

@@ -81,7 +81,9 @@ def _in(x, d: dt.dtype, compute: dt.dtype | None = None):
     """An operand in the promoted dtype ``d``, widened to ``compute`` where the op computes
     in a wider dtype. Arrays are cast (through ``d``, so an int64 operand of a float16
     result overflows as in PyTorch); Python scalars stay weak, and Python ints wrap into
-    an integer ``d`` as PyTorch's conversion does."""
+    an integer ``d`` as PyTorch's conversion does. Into float16 and bfloat16 a Python number
+    is rounded to ``d`` (``_half_number``): the ops that keep it in float32 (``mul``,
+    ``div`` ...) pass it on themselves."""
     if type(x) is _ND:
         if x.dtype != d._np:
             x = x.astype(d._np)
@@ -93,7 +95,98 @@ def _in(x, d: dt.dtype, compute: dt.dtype | None = None):
         if bounds is not None and not bounds[0] <= x <= bounds[1]:
             check_python_int(x)  # beyond int64 and uint64 PyTorch refuses, rather than wrap
             return (x - bounds[0]) % bounds[2] + bounds[0]
+    if d is _F16 or d is _BF16:  # (identity tests: free for the other dtypes)
+        return _half_number(x, d)
     return x
+
+
+_F16, _BF16 = dt.float16, dt.bfloat16
+
+
+def _half_number(x, d: dt.dtype):
+    """A Python real number operand of a float16 / bfloat16 computation, rounded to ``d`` (a
+    Python float holding the rounded value, so NumPy still treats it as weak).
+
+    PyTorch wraps a Python number into a 0-dim tensor, which its TensorIterator casts to the
+    common dtype like any other operand: ``x + 0.7`` adds the half-type value nearest 0.7 (through
+    float32, as c10's ``Half`` and ``BFloat16`` are built from a float), then computes in float32
+    and rounds once. Too large a number becomes an infinity. Only ``mul`` and ``div`` by a number
+    (and ``lerp``'s weight, ``addcmul``'s value ...) read it in float32 instead.
+    """
+    if type(x) is float or type(x) is int:
+        with quiet():
+            return float(d._np.type(np.float32(x)))
+    return x  # bool and complex numbers keep their own rules
+
+
+def _scaled_by_number(input, other, d: dt.dtype):
+    """The operands of a float16 / bfloat16 ``mul`` or ``div`` (``d``), in float32.
+
+    PyTorch's kernels for these read a second operand that is a number, or any 0-dim tensor,
+    straight in float32 (``x * 0.7`` multiplies by float32's 0.7, not by float16's); the first
+    operand is cast to ``d`` like any other (``tm.mul(0.7, x)`` rounds 0.7).
+    """
+    a = _in(input, d, dt.float32)
+    if type(other) is not _ND:
+        return a, (other if type(other) is not bool else float(other))  # weak: NumPy reads it in float32
+    return a, other.astype(np.float32) if other.ndim == 0 else _in(other, d, dt.float32)
+
+
+# PyTorch's CPU loops run a float16 / bfloat16 kernel 32 elements at a time in float32 vector
+# registers (two vectors of 16), rounding once; the elements left over at the end of each
+# innermost run go through the kernel's scalar code, whose c10::Half / c10::BFloat16 arithmetic
+# rounds after every operation. Kernels of several operations (``add`` with ``alpha``, ``rsqrt``)
+# therefore round those elements differently.
+_HALF_VECTOR_STEP = 32
+
+
+def _half_scalar_tail(shape: tuple, *operands) -> np.ndarray | None:
+    """Where (a bool mask of the result's ``shape``) PyTorch's scalar loop computes a half-type
+    kernel's elements, or None where its vector loop computes them all.
+
+    The innermost run is the trailing dimensions PyTorch's TensorIterator merges: adjacent
+    dimensions merge where every operand (contiguous, as PyTorch's would be) broadcasts along
+    both or along neither of them. Results beyond 32768 elements are split among threads, whose
+    runs end early as well: the machine's thread count decides those, which is not modelled.
+    """
+    if not shape:
+        return np.ones((), bool)  # one element: the scalar loop
+    padded = [(1,) * (len(shape) - np.ndim(x)) + np.shape(x) for x in operands]
+    dims = [i for i, n in enumerate(shape) if n != 1]
+    if not dims:
+        return np.ones(shape, bool)
+    inner, last = shape[dims[-1]], dims[-1]
+    for i in reversed(dims[:-1]):
+        if any((p[i] == 1) != (p[last] == 1) for p in padded):
+            break
+        inner, last = inner * shape[i], i
+    vectorised = inner - inner % _HALF_VECTOR_STEP
+    if vectorised == inner:
+        return None
+    size = int(np.prod(shape))
+    return (np.arange(size) % inner >= vectorised).reshape(shape)
+
+
+def _half_lanes(d: dt.dtype, vectorised, scalar, shape: tuple, *operands) -> np.ndarray:
+    """A half-type kernel's result as PyTorch's loops compute it (see ``_half_scalar_tail``):
+    ``vectorised()`` (float32 values rounded once) where its vector loop runs, ``scalar()``
+    (rounded after every step) in the runs' tails; both give arrays of ``shape``."""
+    tail = _half_scalar_tail(shape, *operands)
+    if tail is None:
+        return _as(vectorised(), d)
+    if tail.all():
+        return _as(scalar(), d)
+    return _as(np.where(tail, _as(scalar(), d), _as(vectorised(), d)), d)
+
+
+def _half_reciprocal_sqrt(input: np.ndarray) -> np.ndarray:
+    """``rsqrt`` of a float16 / bfloat16 array as PyTorch's kernel computes it: float32's square
+    root and division, rounded once in its vector loop; its scalar tails round the square root
+    to the half type first (c10's half-type ``sqrt``)."""
+    x = input.astype(np.float32)
+    with quiet():
+        return _half_lanes(dtype_of(input), lambda: 1 / np.sqrt(x),
+                           lambda: 1 / np.sqrt(x).astype(input.dtype).astype(np.float32), input.shape)
 
 
 def _wide(d: dt.dtype) -> dt.dtype:
@@ -161,6 +254,67 @@ def _check_representable(value, d: dt.dtype) -> None:
         fits = not math.isfinite(value) or builtins.abs(value) <= FLOAT_MAX[d]
     if not fits:
         raise RuntimeError(f"value cannot be converted to type {overflow_type_name(d)} without overflow")
+
+
+# -- half-type kernels of several steps, as PyTorch's loops round them ---------------------------
+
+def _half_scaled_sum(a, b, alpha: float, combine, d: dt.dtype, *operands) -> np.ndarray:
+    """``combine(a, alpha * b)`` of float32 operands for a half-type result ``d``, with ``alpha``
+    rounded to ``d``: once in float32 in PyTorch's vector loop, the product rounded to ``d`` first
+    in its scalar tails (``_half_lanes``)."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    return _half_lanes(d, lambda: combine(a, b * np.float32(alpha)),
+                       lambda: combine(a, _as(b * np.float32(alpha), d).astype(np.float32)), shape, *operands)
+
+
+def _float_remainder(a, b):
+    """Python's ``%`` of float operands as PyTorch computes it: NumPy's remainder, except that a
+    zero keeps the dividend's sign (``-24 % 3`` is -0.0; PyTorch takes fmod's zero, NumPy gives
+    the divisor's sign)."""
+    result = np.remainder(a, b)
+    zero = np.equal(result, 0)
+    if zero.any():
+        result = np.where(zero, np.copysign(result, a), result)
+    return result
+
+
+def _floor_division_in(d: dt.dtype):
+    """Floor division of float32 operands for a half-type result ``d``, as PyTorch's loops compute
+    it (``_half_lanes``): in float32 in the vector steps; in the scalar tails c10's
+    ``div_floor_floating`` on half-type values, rounding after every step."""
+    def rounded(values):
+        return _as(values, d).astype(np.float32)
+
+    def steps(a, b):
+        mod = rounded(np.fmod(a, b))
+        quotient = rounded(rounded(a - mod) / b)
+        quotient = np.where((mod != 0) & ((b < 0) != (mod < 0)), rounded(quotient - 1), quotient)
+        floor = np.floor(quotient)
+        floor = np.where(rounded(quotient - floor) > 0.5, rounded(floor + 1), floor)
+        floor = np.where(quotient != 0, floor, np.copysign(0, rounded(a / b)))
+        return np.where(b == 0, a / b, floor)
+
+    def floor_divide(a, b):
+        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        return _half_lanes(d, lambda: np.floor_divide(a, b), lambda: steps(a, b), shape, a, b)
+    return floor_divide
+
+
+def _half_truncation(d: dt.dtype):
+    """Truncating division of float32 operands for a half-type result ``d``: PyTorch's kernel
+    rounds the quotient to ``d`` before truncating it."""
+    def truncate(a, b):
+        return np.trunc(np.true_divide(a, b).astype(d._np)).astype(np.float32)
+    return truncate
+
+
+def _half_x_log_y(d: dt.dtype):
+    """``_x_log_y`` as PyTorch's float16 / bfloat16 kernel computes it: ``log(y)`` rounded to
+    ``d`` first, then the product in float32 (rounded once by the caller)."""
+    def x_log_y(x, y):
+        log = np.log(y).astype(np.float32).astype(d._np).astype(np.float32)  # (float32 log, as PyTorch)
+        return np.where((x == 0) & ~np.isnan(y), 0.0, np.asarray(x, np.float32) * log)
+    return x_log_y
 
 
 # -- gradient helpers: formulas run on Tensors, through public methods and operators ----------

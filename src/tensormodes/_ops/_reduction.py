@@ -360,3 +360,45 @@ def _checked_meta(checks, shape):
 
 def _no_checks(*args, **kwargs) -> None:
     """For kernels whose checks do not depend on sizes: the probe raises their errors."""
+
+
+# -- PyTorch's cascaded sums in a half type (nll_loss's reductions) --------------------------------
+
+def _rounded_sum(items: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``0 + items[..., 0] + items[..., 1] + ...`` along the last axis, each addition rounded to
+    ``dtype`` (float32 values of a half type): C++'s ``+=`` on c10's half types."""
+    total = np.zeros(items.shape[:-1], np.float32)
+    for k in range(items.shape[-1]):
+        total = (total + items[..., k]).astype(dtype).astype(np.float32)
+    return total
+
+
+def _half_cascade(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The sum of ``values`` (float32 values of the half type ``dtype``, in order) as PyTorch's
+    nll_loss kernels add them in that type: eight partial sums, the first taking values one by
+    one and each passing its sum up a level after every 16th value (the first value goes up at
+    once), the partial sums added last, lowest first. Every addition rounds."""
+    partials, items = [], values[1:]
+    for _ in range(7):
+        full = items.size // 16 * 16
+        partials.append(_rounded_sum(items[full:], dtype))
+        items = _rounded_sum(items[:full].reshape(-1, 16), dtype)
+    partials.append(_rounded_sum(np.concatenate([values[:1], items]), dtype))
+    return _rounded_sum(np.stack(partials), dtype)
+
+
+def _half_cascade_skipping(values: np.ndarray, counted: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``_half_cascade`` where some positions are ignored: PyTorch's loop skips an ignored
+    position's passing up, so its levels fill irregularly (step by step here)."""
+    partials = [np.float32(0)] * 8
+    values = iter(values)
+
+    def add(a, b):
+        return np.float32(np.float32(a + b).astype(dtype))
+    for position in counted.tolist():
+        partials[0] = add(partials[0], next(values))
+        for level in range(7):
+            if position & (15 << (4 * level)):
+                break
+            partials[level + 1], partials[level] = add(partials[level + 1], partials[level]), np.float32(0)
+    return _rounded_sum(np.asarray(partials, np.float32), dtype)

@@ -17,17 +17,27 @@ import numpy as np
 
 from .. import _dtype as dt
 from ._pointwise import (
+    _BF16,
+    _F16,
     _ND,
     _as,
     _both_scalars,
     _check_representable,
     _complex_log_add_exp,
+    _float_remainder,
+    _floor_division_in,
+    _half_lanes,
+    _half_reciprocal_sqrt,
+    _half_scaled_sum,
+    _half_truncation,
+    _half_x_log_y,
     _in,
     _integer_operands,
     _invalid_arguments,
     _is_integral,
     _opmath,
     _raise_broadcast_error,
+    _scaled_by_number,
     _unsupported,
     _wide,
     _zeros_like,
@@ -105,6 +115,8 @@ def _add_scaled(input, other, alpha, sign: int) -> np.ndarray:
                 # PyTorch multiplies by alpha even when it is 1, as complex numbers: an infinite
                 # part of ``other`` times alpha's zero imaginary part makes the other part NaN.
                 b = np.multiply(b, compute._np.type(alpha))
+            elif not plain and (d is _F16 or d is _BF16):
+                return _half_scaled_sum(a, b, _in(alpha, d), np.add if sign > 0 else np.subtract, d, input, other)
             elif not plain:
                 b = np.multiply(b, _in(alpha, compute) if compute is not dt.bool else bool(alpha))
                 if compute is dt.bool:
@@ -231,6 +243,8 @@ def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     d = operand_dtype(input, other)
     with quiet():
         try:
+            if d is _F16 or d is _BF16:  # computed in float32, a number operand unrounded
+                return _as(np.multiply(*_scaled_by_number(input, other, d)), d)
             return _as(np.multiply(_in(input, d), _in(other, d)), d)
         except ValueError:
             _raise_broadcast_error(input, other)
@@ -249,21 +263,33 @@ def _true_divide(input, other) -> np.ndarray:
     d = floating(operand_dtype(input, other))
     with quiet():
         try:
+            if d is _F16 or d is _BF16:  # computed in float32, a number divisor unrounded
+                return _as(np.true_divide(*_scaled_by_number(input, other, d)), d)
             return _as(np.true_divide(_in(input, d), _in(other, d)), d)
         except ValueError:
             _raise_broadcast_error(input, other)
             raise
 
 
-def _integer_or_float_division(input, other, integer_kernel, float_kernel, kernel_name: str) -> np.ndarray:
+def _integer_or_float_division(input, other, integer_kernel, float_kernel, kernel_name: str,
+                               divisor_in_float32: bool = False) -> np.ndarray:
     """Division-like ops keeping the promoted dtype: integers (checked for zero divisors)
-    or floats (half types through float32); bool and complex are not implemented."""
+    or floats (half types through float32); bool and complex are not implemented.
+
+    ``divisor_in_float32``: a half-type division reads a number (or 0-dim) divisor in float32,
+    as PyTorch's rounding divisions do (``remainder`` and ``fmod`` round it to the half type)."""
     d = operand_dtype(input, other)
     if d is dt.bool or d.is_complex:
         raise _unsupported(kernel_name, d, input, other)
     compute = _opmath(d)
     with quiet():
-        a, b = _in(input, d, compute), _in(other, d, compute)
+        if divisor_in_float32 and (d is _F16 or d is _BF16) and np.ndim(other) == 0:
+            # PyTorch's rounding divisions by a number (or 0-dim tensor) compute in float32
+            a, b = _scaled_by_number(input, other, d)
+        else:
+            a, b = _in(input, d, compute), _in(other, d, compute)
+            if divisor_in_float32 and (d is _F16 or d is _BF16):  # their half-type steps, tensor by tensor
+                float_kernel = _floor_division_in(d) if float_kernel is np.floor_divide else _half_truncation(d)
         try:
             result = np.asarray((float_kernel if d.is_floating_point else integer_kernel)(a, b))
         except ValueError:
@@ -284,7 +310,7 @@ def _float_truncating_division(a, b):
 
 
 def _floor_division(input, other) -> np.ndarray:
-    return _integer_or_float_division(input, other, np.floor_divide, np.floor_divide, "div_floor_cpu")
+    return _integer_or_float_division(input, other, np.floor_divide, np.floor_divide, "div_floor_cpu", True)
 
 
 _DIVISORS = TensorSpec((3,), "float32", 0.5, 3.0)
@@ -298,12 +324,18 @@ def _div_grad(grad, input, other, needs_input_grad, rounding_mode=None):
     return (grad / _conj(other) if needs_input_grad[0] else None,
             # PyTorch's order, (input / other) / other: it decides the rounding in half types
             # and the value at an infinite divisor (0, not inf / inf)
-            -grad * _conj((input / other) / other) if needs_input_grad[1] else None)
+            -grad * _conj(ops.div(input, other) / other) if needs_input_grad[1] else None)
+
+
+def _reciprocal_times(self, other):
+    # PyTorch's ``Tensor.__rtruediv__`` (Python code): ``2 / x`` is ``x.reciprocal() * 2``, whose
+    # rounding differs from ``div(2, x)`` (and whose gradient is recorded by those two ops).
+    return self.reciprocal() * other
 
 
 @op(errors=(Sample((M23, M23), {"rounding_mode": "round"}), Sample((M23, TensorSpec((3, 2))))),
     meta=elementwise, grad=_div_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
-    dunders=(Dunder("__truediv__"), Dunder("__rtruediv__", OWN, reflected=True),
+    dunders=(Dunder("__truediv__"), Dunder("__rtruediv__", OWN, reflected=True, composite=_reciprocal_times),
              Dunder("__itruediv__", inplace=True)),
     samples=(Sample((M23, _DIVISORS)), Sample((I23, POSITIVE_I)), Sample((I23, 2)), Sample((M23, 0.5)),
              Sample((BOOL, POSITIVE_I)), Sample((F16, _DIVISORS)), Sample((C64, C64)),
@@ -334,7 +366,7 @@ def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | 
         return _true_divide(input, other)
     if rounding_mode == "trunc":
         return _integer_or_float_division(input, other, _truncating_division, _float_truncating_division,
-                                          "div_trunc_cpu")
+                                          "div_trunc_cpu", True)
     if rounding_mode == "floor":
         return _floor_division(input, other)
     if not isinstance(rounding_mode, str):
@@ -400,7 +432,7 @@ def remainder(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """
     if _both_scalars(input, other):
         raise _invalid_arguments("remainder", input, other)
-    return _integer_or_float_division(input, other, np.remainder, np.remainder, "remainder_cpu")
+    return _integer_or_float_division(input, other, np.remainder, _float_remainder, "remainder_cpu")
 
 
 def _fmod_grad(grad, input, other, needs_input_grad):
@@ -503,11 +535,18 @@ def pow(input: Tensor | Number, exponent: Tensor | Number) -> Tensor:  # noqa: A
             _raise_broadcast_error(input, exponent)
             raise
     compute = _wide(d)
+    if d is _BF16 and type(input) is _ND and type(exponent) is not _ND and _in(exponent, d) in (3, -2):
+        # PyTorch's bfloat16 kernel multiplies these out in bfloat16, rounding every step
+        with quiet():
+            square = np.multiply(input, input)  # (ml_dtypes' bfloat16 product: rounded)
+            return _as(np.multiply(square, input) if _in(exponent, d) == 3 else np.reciprocal(square), d)
     with quiet():
         if type(exponent) is float and exponent == -0.5 and type(input) is _ND and d.is_floating_point \
                 and d is not dt.float16:
             # PyTorch computes x ** -0.5 as rsqrt(x) (not for float16): NaN at -inf, -inf at -0.
             # (NumPy's power gives 0 and inf)
+            if d is _BF16:
+                return _half_reciprocal_sqrt(_in(input, d))
             return _as(1 / np.sqrt(_in(input, d, compute)), d)
         try:
             if d is dt.complex64:  # PyTorch computes complex64 powers in complex64 (its overflow included)
@@ -687,7 +726,7 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     compute = _opmath(d)
     _check_representable(weight, compute)
     with quiet():
-        start, stop, w = _in(input, d, compute), _in(end, d, compute), _in(weight, d, compute)
+        start, stop, w = _in(input, d, compute), _in(end, d, compute), _in(weight, compute)  # (a number in opmath)
         try:
             difference = stop - start
             # PyTorch's formulation: exact at both ends, and monotonic in the weight.
@@ -695,6 +734,12 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
         except ValueError:
             _raise_broadcast_error(input, end, weight)
             raise
+        if d is _F16 or d is _BF16:
+            # PyTorch's vector steps fuse the multiply-add (the scalar tails do not): exact in float64
+            small = np.absolute(w) < 0.5
+            coefficient = np.where(small, w, np.subtract(w, 1, dtype=np.float32)).astype(np.float64)
+            fused = coefficient * difference.astype(np.float64) + np.where(small, start, stop)
+            return _half_lanes(d, lambda: fused.astype(np.float32), lambda: result, result.shape, input, end, weight)
         return _as(result, d)
 
 
@@ -810,6 +855,9 @@ def xlogy(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """
     if _both_scalars(input, other):
         raise _invalid_arguments("xlogy", input, other)
+    d = operand_dtype(input, other)
+    if d is _F16 or d is _BF16:
+        return _float_binary(_half_x_log_y(d), input, other, "xlogy_cpu")
     return _float_binary(_x_log_y, input, other, "xlogy_cpu")
 
 

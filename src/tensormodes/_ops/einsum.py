@@ -332,6 +332,34 @@ def _einsum_meta(equation, *operands):
     return MetaArray(shape, result_dtype._np, strides)
 
 
+def _half_contraction(equation: str, arrays: list, dtype: np.dtype) -> np.ndarray:
+    """A half-type einsum as PyTorch contracts it: a dimension only one operand has (and the
+    result has not) summed out of it first, then the operands multiplied in pairs from the left,
+    each pair's sum of products accumulated in float32 and rounded to ``dtype`` (its result is
+    a half-type tensor)."""
+    inputs, output = equation.split("->")
+    terms = inputs.split(",")
+
+    def rounded(values):
+        return np.asarray(values).astype(dtype).astype(np.float32)
+
+    operands = []
+    for k, (term, array) in enumerate(zip(terms, arrays)):
+        elsewhere = set(output).union(*(terms[j] for j in range(len(terms)) if j != k))
+        kept = "".join(label for label in dict.fromkeys(term) if label in elsewhere)
+        array = array.astype(np.float32)
+        if kept != term:  # (a repeated label takes a diagonal, exactly)
+            array = rounded(np.einsum(f"{term}->{kept}", array))
+        operands.append((kept, array))
+    labels, result = operands[0]
+    for k in range(1, len(operands)):
+        right_labels, right = operands[k]
+        later = set(output).union(*(operands[j][0] for j in range(k + 1, len(operands))))
+        keep = "".join(label for label in dict.fromkeys(labels + right_labels) if label in later)
+        result, labels = rounded(np.einsum(f"{labels},{right_labels}->{keep}", result, right)), keep
+    return np.array(np.einsum(f"{labels}->{output}", result), dtype=dtype, order="C")
+
+
 def _einsum_differentiable(equation, operands) -> bool:
     stand_ins = [MetaArray(tuple(t.shape), t.dtype._np) for t in operands]
     return recordable(_einsum_plan(equation, stand_ins)[1])
@@ -382,6 +410,8 @@ def einsum(equation, *operands: Tensor) -> Tensor:
                          "operand and its subscripts list")
     equation, result_dtype = _einsum_plan(equation, arrays)
     compute = np.float32 if result_dtype._np in HALF_TYPES else result_dtype._np
+    if compute is np.float32 and len(arrays) > 1 and "->" in equation and "." not in equation:
+        return _half_contraction(equation, arrays, result_dtype._np)
     result = np.einsum(equation, *(a.astype(compute, copy=False) for a in arrays))
     result = np.asarray(result).astype(result_dtype._np, copy=False)
     # PyTorch's products are contiguous; one operand's transposes and diagonals are views.

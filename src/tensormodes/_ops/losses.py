@@ -44,6 +44,10 @@ def _reduced(losses: np.ndarray, reduction: str, dtype: np.dtype) -> np.ndarray:
     """The elementwise ``losses`` reduced as ``reduction`` says, in ``dtype``."""
     if reduction == "none":
         return np.asarray(losses, dtype=dtype)
+    if dtype in HALF_TYPES:
+        # PyTorch's elementwise loss kernel writes a half-type tensor, whose sum (or mean) it then
+        # accumulates in float32: each loss is rounded before the reduction, as the result is after
+        losses = losses.astype(dtype).astype(np.float32)
     total = np.add.reduce(losses, axis=None)
     if reduction == "mean":
         with quiet():  # the mean of no element is NaN, as in PyTorch
@@ -127,7 +131,16 @@ def _mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     tensor(2.)
     """
     difference, dtype = _difference(input, target, "mse_cpu")
+    if dtype in HALF_TYPES:  # PyTorch's half-type kernel rounds the difference, then its square
+        difference = _half_step(difference, dtype)
+        return _reduced(_half_step(difference * difference, dtype), reduction, dtype)
     return _reduced(difference * difference, reduction, dtype)
+
+
+def _half_step(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """float32 ``values`` rounded to the half type ``dtype`` (and back to float32): one step of a
+    PyTorch kernel computed in c10's half-type arithmetic."""
+    return values.astype(dtype).astype(np.float32)
 
 
 # -- smooth L1 and Huber ---------------------------------------------------------------------------
@@ -154,6 +167,12 @@ def _smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta
     tensor(2.6250)
     """
     difference, dtype = _difference(input, target, "smooth_l1_cpu")
+    if dtype == np.float16:
+        # PyTorch's float16 kernel computes in float16, rounding every step (bfloat16's in float32)
+        size, limit = np.abs(_half_step(difference, dtype)), _half_step(np.float32(beta), dtype)
+        square = _half_step(_half_step(_half_step(0.5 * size, dtype) * size, dtype) / limit, dtype)
+        losses = np.where(size < limit, square, _half_step(size - _half_step(0.5 * limit, dtype), dtype))
+        return _reduced(losses, reduction, dtype)
     size = np.abs(difference)
     return _reduced(np.where(size < beta, 0.5 * difference * difference / beta, size - 0.5 * beta), reduction, dtype)
 
@@ -180,7 +199,13 @@ def _huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: f
     """
     check_same_shape_or_broadcast(input.shape, target.shape)
     _check_written(operand_dtype(input, target)._np, input)  # PyTorch writes into an input-like result
-    difference, _ = _difference(input, target, "huber_cpu")
+    difference, dtype = _difference(input, target, "huber_cpu")
+    if dtype == dt.bfloat16._np:
+        # PyTorch's bfloat16 kernel computes in bfloat16, rounding every step (float16's in float32)
+        size, limit = np.abs(_half_step(difference, dtype)), _half_step(np.float32(delta), dtype)
+        square = _half_step(_half_step(0.5 * size, dtype) * size, dtype)
+        linear = _half_step(limit * _half_step(size - _half_step(0.5 * limit, dtype), dtype), dtype)
+        return _reduced(np.where(size < limit, square, linear), reduction, input.dtype)
     size = np.abs(difference)
     losses = np.where(size < delta, 0.5 * difference * difference, delta * (size - 0.5 * delta))
     return _reduced(losses, reduction, input.dtype)
@@ -239,6 +264,11 @@ def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") ->
             exponential = np.exp(product.astype(input.dtype))
             nan = np.isnan(exponential.real) | np.isnan(exponential.imag)
             losses = np.where(nan, exponential.dtype.type(complex(np.nan, np.nan)), np.log1p(exponential))
+        elif input.dtype in HALF_TYPES:
+            # PyTorch's composite (log1p(exp(-input * target))) rounds each step to the half type
+            def rounded(values):
+                return values.astype(input.dtype).astype(np.float32)
+            losses = rounded(np.log1p(rounded(np.exp(rounded(product)))))
         else:
             losses = np.log1p(np.exp(product))
     return _reduced(losses, reduction, input.dtype)

@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._meta_array import MetaArray, contiguous_strides
 from . import activation as _activation
+from ._reduction import _half_cascade, _half_cascade_skipping
 from ._samples import SCALAR
 from .common import (
     HALF_TYPES,
@@ -352,6 +353,30 @@ def _check_counted(input, target, weight, backward: bool) -> tuple:
     return target, weight
 
 
+def _half_nll_total(picked, per_target, positions, target, mode) -> np.ndarray:
+    """nll_loss's 'sum' or 'mean' of half-type entries as PyTorch's kernel computes them: the
+    (weighted) negated entries and the weights summed in the half type (``_half_cascade``), the
+    mean their quotient, rounded."""
+    dtype = picked.dtype
+    losses = -picked.astype(np.float32)
+    if per_target is not None:
+        losses = (losses * per_target.astype(np.float32)).astype(dtype).astype(np.float32)
+    if positions is None:
+        total = _half_cascade(losses.reshape(-1), dtype)
+        weights = None if per_target is None else _half_cascade(per_target.astype(np.float32).reshape(-1), dtype)
+    else:
+        # positions in the flattened (batch, spatial) order PyTorch's loop runs over
+        counted = np.ravel_multi_index(positions, target.shape or (1,))
+        total = _half_cascade_skipping(losses.reshape(-1), counted, dtype)
+        weights = None if per_target is None else _half_cascade_skipping(
+            per_target.astype(np.float32).reshape(-1), counted, dtype)
+    if mode == "sum":
+        return np.asarray(total, dtype=dtype)
+    count = np.float32(np.float32(picked.size).astype(dtype)) if weights is None else weights
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(total / count, dtype=dtype)
+
+
 def _nll_loss_weight_grad(grad, input, target, weight, mode, ignore_index):
     """d (grad * nll_loss(input, target, weight)) / d weight, beyond PyTorch, which refuses a
     weight that requires grad. Recomputes the loss it needs (it is not saved)."""
@@ -479,6 +504,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     index, positions, target, weight = _counted(input, target, weight, ignore_index)
     picked = (input if input.ndim >= 2 else input[None])[index]
     per_target = None if weight is None else weight[index[1]]
+    if mode != "none" and input.dtype in HALF_TYPES and picked.size:
+        return _half_nll_total(picked, per_target, positions, target, mode)
     if per_target is None and mode != "none" and picked.size:
         # Unweighted and reduced: negate the sum rather than every entry (one array op less).
         total = -np.add.reduce(picked, None, input.dtype)

@@ -28,6 +28,11 @@ def _working(array: np.ndarray, name: str) -> np.ndarray:
     return array.astype(np.float32) if array.dtype in HALF_TYPES else array
 
 
+def _half(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """float32 ``values`` rounded to the half type ``dtype`` (kept as float32)."""
+    return np.asarray(np.asarray(values, np.float32).astype(dtype), dtype=np.float32)
+
+
 def _moments(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray]:
     """Mean and 1 / sqrt(biased variance + eps) over ``axes`` (kept)."""
     mean = x.mean(axis=axes, keepdims=True)
@@ -338,8 +343,16 @@ def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
         if input.dtype in HALF_TYPES and not any(p is not None and p.dtype == np.float32
                                                  for p in (weight, bias, running_mean, running_var)):
             # without float32 parameters PyTorch keeps the batch's statistics in the input's
-            # half type, and normalises with those rounded values
-            mean, invstd = (np.asarray(t.astype(input.dtype), dtype=np.float32) for t in (mean, invstd))
+            # half type, and normalises with those rounded values; for bfloat16 the sum of
+            # squared deviations and the variance are rounded on the way too
+            if input.dtype == np.float16:
+                mean, invstd = _half(mean, input.dtype), _half(invstd, input.dtype)
+            else:
+                axes = (0,) + tuple(range(2, input.ndim))
+                count = max(input.size // max(input.shape[1], 1), 1)
+                squares = _half((np.square(x - mean)).sum(axis=axes, keepdims=True), input.dtype)
+                variance = _half(squares / np.float32(count), input.dtype)
+                mean, invstd = _half(mean, input.dtype), _half(1 / np.sqrt(variance + np.float32(eps)), input.dtype)
     else:
         mean = np.asarray(running_mean, dtype=x.dtype).reshape(shape)
         invstd = 1 / np.sqrt(np.asarray(running_var, dtype=x.dtype).reshape(shape) + eps)

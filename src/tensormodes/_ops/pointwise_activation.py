@@ -691,6 +691,23 @@ def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_
         return _rounded(result, weight), winners
     result = np.zeros((bags, width), values.dtype)
     np.add.at(result, rows, values)
+    # (fbgemm runs the bags without a padding_idx)
+    fbgemm = weight.dtype == _BFLOAT16 and padding_idx is None
+    rounded = _bfloat16_ties_away if fbgemm else functools.partial(_rounded, input=weight)
     if mode == 1:
+        if weight.dtype in HALF_TYPES:  # PyTorch divides the bag's sum rounded to the half type
+            result = rounded(result).astype(values.dtype)
         result /= np.maximum(np.bincount(rows, minlength=bags)[:bags], 1)[:, None].astype(values.dtype)
-    return _rounded(result, weight), np.zeros(0, np.int64)
+    return rounded(result), np.zeros(0, np.int64)
+
+
+_BFLOAT16 = np.dtype(dt.bfloat16._np)
+
+
+def _bfloat16_ties_away(values: np.ndarray) -> np.ndarray:
+    """float32 ``values`` rounded to bfloat16 with ties away from zero (the bits plus 0x8000,
+    truncated), as the fbgemm kernels behind PyTorch's bfloat16 embedding bags round; NaN stays
+    NaN."""
+    bits = np.asarray(values, np.float32).view(np.uint32)
+    rounded = ((bits + np.uint32(0x8000)) & np.uint32(0xFFFF0000)).view(np.float32)
+    return np.where(np.isnan(values), values, rounded).astype(_BFLOAT16)

@@ -260,11 +260,45 @@ def _batched_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return result
 
 
+def _folded_matmul_grad(grad, input, other, needs_input_grad):
+    """``_matmul_grad`` where one operand is a batch and the other a matrix or vector: PyTorch folds
+    the batch into one matrix product when the smaller operand requires grad, so that operand's
+    gradient sums over the batch inside one product (accumulated in float32 for half types, where
+    summing a batch of rounded products differs)."""
+    want_input, want_other = needs_input_grad
+    grad_input = grad_other = None
+    if input.dim() >= 3:  # (B..., n, k) @ (k, m) or (k,)
+        k = input.shape[-1]
+        if want_input:
+            b = other.unsqueeze(-1) if other.dim() == 1 else other
+            g = grad.unsqueeze(-1) if other.dim() == 1 else grad
+            grad_input = g.matmul(adjoint(b))
+        if want_other:
+            flat = grad.reshape(-1) if other.dim() == 1 else grad.reshape(-1, grad.shape[-1])
+            grad_other = adjoint(input.reshape(-1, k)).matmul(flat)
+        return grad_input, grad_other
+    # (n, k) or (k,) @ (B..., k, m): the batch of other.mT, folded
+    k = other.shape[-2]
+    if want_other:
+        a = input.unsqueeze(0) if input.dim() == 1 else input
+        g = grad.unsqueeze(-2) if input.dim() == 1 else grad
+        grad_other = adjoint(a).matmul(g)
+    if want_input:
+        columns = _conj(other.mT.reshape(-1, k))  # (B * m, k)
+        if input.dim() == 1:
+            grad_input = grad.reshape(-1).matmul(columns)
+        else:
+            grad_input = grad.mT.reshape(-1, grad.shape[-2]).mT.matmul(columns)
+    return grad_input, grad_other
+
+
 def _matmul_grad(grad, input, other, needs_input_grad):
     # Only the gradients an input needs (x @ w with a constant w costs one product, not two).
     want_input, want_other = needs_input_grad
     if input.dim() == 1 and other.dim() == 1:
         return (grad * _conj(other) if want_input else None), (grad * _conj(input) if want_other else None)
+    if input.dim() >= 3 and other.dim() <= 2 or other.dim() >= 3 and input.dim() <= 2:
+        return _folded_matmul_grad(grad, input, other, needs_input_grad)
     a = input.unsqueeze(0) if input.dim() == 1 else input
     b = other.unsqueeze(-1) if other.dim() == 1 else other
     if input.dim() == 1:
@@ -750,8 +784,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
     beta, alpha = _coefficient(beta, dtype), _coefficient(alpha, dtype)
     if dtype._category == dt._INT:
         beta, alpha = int(beta), int(alpha)
-    product = _product(np.matmul, mat1, mat2)
     compute = np.float32 if input.dtype in HALF_TYPES else input.dtype
+    # half types: PyTorch's kernel scales and adds the float32 product, rounding once
+    product = _product(np.matmul, mat1, mat2, dtype=compute if input.dtype in HALF_TYPES else None)
     result = product.astype(compute) * alpha if alpha != 1 else product.astype(compute)
     if beta != 0:
         scaled = input.astype(compute) * beta if beta != 1 else input.astype(compute)

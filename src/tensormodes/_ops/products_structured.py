@@ -191,6 +191,9 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
         if input.dtype.kind not in "fc" and input.dtype != dt.bfloat16._np:
             raise RuntimeError(f"linalg.inv: Expected a floating point or complex tensor as input. Got "
                                f"{scalar_type_name(dtype_of(input))}")
+        if input.dtype in HALF_TYPES:  # (also for empty matrices, as PyTorch's check comes first)
+            raise RuntimeError("linalg.inv: Low precision dtypes not supported. Got "
+                               f"{scalar_type_name(dtype_of(input))}")
         try:
             base = _product(np.linalg.inv, input)
         except np.linalg.LinAlgError:

@@ -61,13 +61,15 @@ class Dunder:
     the operands reach it as ``(self, other)``, so a reflected METHOD dunder is
     only right for a commutative op. ``api=OWN``: the dunder is a public callable
     of its own (``a // b`` -> ``Tensor.__floordiv__``); a ``reflected`` one
-    computes ``op(other, self)``.
+    computes ``op(other, self)``, or ``composite(self, other)`` where PyTorch's operator is
+    Python code of its own over public ops (``2 / x`` is ``x.reciprocal() * 2``).
     """
 
     name: str
     api: str = METHOD
     reflected: bool = False
     inplace: bool = False
+    composite: Callable | None = None
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from ._pointwise import (
     _complex_divide,
     _complex_from_parts,
     _float_unary,
+    _half_reciprocal_sqrt,
     _is_integral,
     _neg_grad,
     _opmath,
@@ -45,6 +46,7 @@ from ._samples import (
     UNIT_SCALAR,
 )
 from .common import (
+    HALF_TYPES,
     check_same_shape_or_broadcast,
     dtype_of,
     floating,
@@ -365,6 +367,8 @@ def rsqrt(input: Tensor) -> Tensor:
     >>> tm.rsqrt(tm.tensor([4.])).tolist()
     [0.5]
     """
+    if input.dtype in HALF_TYPES:
+        return _half_reciprocal_sqrt(input)
     return _float_unary(_reciprocal_sqrt, input)
 
 

@@ -54,6 +54,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         value = value.repeat_interleave(heads // value_heads, -3)
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
+    if query.dtype in (_dtype.float16, _dtype.bfloat16):
+        return _half_attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
     scores = query.matmul(key.transpose(-2, -1)) * scale
     if is_causal:
         attn_mask = _function("ones")(query.shape[-2], key.shape[-2], dtype=_dtype.bool, device=query.device).tril()
@@ -68,6 +70,37 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return weights.matmul(value)
+
+
+def _half_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: float,
+                    is_causal: bool, scale: float) -> Tensor:
+    """Half-type attention as PyTorch's CPU kernels compute it: in float32, rounded once at the end.
+    4-D operands of one head size take its flash kernel, which multiplies the values by the
+    unnormalised weights ``exp(scores - max)`` rounded to the half type and divides by their
+    float32 sum last; others its math path, which upcasts to float32."""
+    dtype = query.dtype
+    q, k, v = query.float(), key.float(), value.float()
+    scores = q.matmul(k.transpose(-2, -1)) * scale
+    if is_causal:
+        attn_mask = _function("ones")(query.shape[-2], key.shape[-2], dtype=_dtype.bool, device=query.device).tril()
+    if attn_mask is not None:
+        if attn_mask.dtype == _dtype.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
+        else:
+            scores = scores + attn_mask.float()
+    # Rows with every position masked attend to nothing: zeros, not softmax's NaN.
+    empty = (scores == -math.inf).all(-1, keepdim=True)
+    scores = scores.where(empty.logical_not(), 0.0)
+    flash = query.dim() == key.dim() == value.dim() == 4 and query.shape[-1] == key.shape[-1] == value.shape[-1]
+    if flash and dropout_p == 0.0:
+        exps = (scores - scores.amax(-1, keepdim=True)).exp()
+        result = exps.to(dtype).float().matmul(v) / exps.sum(-1, keepdim=True)
+    else:
+        weights = scores.softmax(-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, dropout_p)
+        result = weights.matmul(v)
+    return result.where(empty.logical_not(), 0.0).to(dtype)
 
 
 # -- multi-head attention ----------------------------------------------------------------------
