@@ -251,13 +251,6 @@ def _half(case) -> bool:
 
 
 OPEN_BUGS: dict[tuple[str, str], Difference] = {
-    # reduced-precision arithmetic (issue 27, "same numbers"): where PyTorch rounds a scalar or an
-    # intermediate to the half type
-    ("fmod", "result values"): Difference("L.tensor([65536.0], dtype=L.bfloat16).fmod(0.7)", _half),
-    ("div", "gradient values"): Difference(  # PyTorch multiplies by the divisor's reciprocal in float32
-        "L.autograd.grad(L.div(L.tensor([1.609375, -1.791015625, 1.001953125], dtype=L.float16), "
-        "y := L.tensor(2.800405502319336, requires_grad=True)).sum(), y)[0]", _half),
-    ("remainder", "result values"): Difference("L.tensor([65536.0], dtype=L.bfloat16).remainder(0.7)", _half),
     # a factory cannot record a differentiable conversion yet: the op table needs a way for a
     # "tensor or any data" parameter to record when it is a tensor
     ("asarray", "requires_grad"): Difference(

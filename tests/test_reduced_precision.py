@@ -140,18 +140,11 @@ PYTORCH_BITS = [
 ]
 
 
-# float16 times (or reflected-divided by) a Python number: the generated fast path of ``mul`` (its
-# ufunc hint) calls NumPy's float16 multiply, which rounds the number to float16; the kernel reads
-# it in float32 as PyTorch does. Fixed when codegen's number branch leaves float16 to the kernel.
-_FAST_PATH_FLOAT16 = {"x * 0.7", "0.7 * x", "0.7 / x"}
-_CODEGEN = pytest.mark.xfail(strict=True, reason="codegen's ufunc fast path multiplies float16 by a "
-                                                 "number in float16 (the kernel is right)")
-
-
 def _cases():
+    # (float16 times a Python number: the generated fast path leaves float16 to the kernel, which
+    # reads the number in float32 as PyTorch does)
     for dtype, expression, size, expected in PYTORCH_BITS:
-        marks = _CODEGEN if dtype == "float16" and expression in _FAST_PATH_FLOAT16 else ()
-        yield pytest.param(dtype, expression, size, expected, marks=marks, id=f"{dtype}-{expression}-{size}")
+        yield pytest.param(dtype, expression, size, expected, id=f"{dtype}-{expression}-{size}")
 
 
 @pytest.mark.parametrize("dtype, expression, size, expected", list(_cases()))
@@ -404,7 +397,7 @@ def test_half_arithmetic_sweep_matches_torch(dtype):
                     results.append(result.view(library.int16).tolist() if result.dtype == dt
                                    else result.tolist())
                 if results[0] != results[1] and not (dtype == "float16" and expression in ("x * s", "s / x")):
-                    problems.append(f"{expression} (s={s}, {size} elements)")  # (those: _CODEGEN above)
+                    problems.append(f"{expression} (s={s}, {size} elements)")
     assert not problems, problems
 
 

@@ -457,7 +457,9 @@ def _ufunc_block(opdef: OpDef, signature: inspect.Signature, wrap) -> str:
     a, b = tensors
     block = (f"_a = {a}._data\n"
              + _block(f"if {_plain(b)}:", f"_b = {b}._data\n" + _same_dtype_ufunc(a, b, wrap)) + "\n"
-             + _block(f'elif _a.dtype.kind == "f" and (type({b}) is float or type({b}) is int):',
+             # float16 keeps a number in float32 for some ops (PyTorch's opmath): left to the kernel
+             + _block(f'elif _a.dtype.kind == "f" and _a.dtype is not _F16 and '
+                      f'(type({b}) is float or type({b}) is int):',
                       f"result = {kernel_site.ufunc_call('_a', b)}\n" + wrap([a])))
     # A number in the first position (tm.add(2, t)) is left to the kernel.
     return _block(f"if {_plain(a)}:", block) if _kinds_for(opdef, signature)[a] != TensorKind.TENSOR else block

@@ -322,7 +322,8 @@ GENERATED_NAMES: dict = {
     # the override layer
     "_get_state": _dispatch.get_state, "_set_state": _dispatch.set_state, "_reset_state": _dispatch.reset_state,
     "_declined": _dispatch.declined, "_dispatch": _dispatch.dispatch,
-    # the fast path's type tests
+    # the fast path's type tests (and float16's, which a ufunc with a number does not compute as PyTorch)
+    "_F16": np.dtype(np.float16),
     # a Parameter is as plain as a Tensor: it opts out of __torch_function__
     "_T": Tensor, "_P": Parameter, "_SCALARS": SCALAR_TYPES, "_PLAIN_VALUES": PLAIN_VALUES, "_all_plain": _all_plain,
     "_as_tuple": _as_tuple, "_all_plain_values": _all_plain_values, "_all_plain_no_grad": _all_plain_no_grad,
