@@ -1,5 +1,6 @@
 """Utilities, at PyTorch's paths: ``data`` (datasets, samplers, ``DataLoader``), ``dlpack``
-(exchange with NumPy and other libraries) and ``flop_counter`` (``FlopCounterMode``).
+(exchange with NumPy and other libraries), ``flop_counter`` (``FlopCounterMode``) and ``_pytree``
+(nested containers flattened and mapped, as ``torch.utils._pytree``).
 
 >>> import tensormodes as tm
 >>> tm.utils.data.DataLoader.__name__, tm.utils.dlpack.from_dlpack is tm.from_dlpack
@@ -10,6 +11,6 @@
 48
 """
 
-from . import data, dlpack, flop_counter
+from . import _pytree, data, dlpack, flop_counter  # noqa: F401 - _pytree: torch.utils._pytree
 
 __all__ = ["data", "dlpack", "flop_counter"]
