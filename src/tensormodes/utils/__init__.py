@@ -1,6 +1,7 @@
 """Utilities, at PyTorch's paths: ``data`` (datasets, samplers, ``DataLoader``), ``dlpack``
-(exchange with NumPy and other libraries), ``flop_counter`` (``FlopCounterMode``) and ``_pytree``
-(nested containers flattened and mapped, as ``torch.utils._pytree``).
+(exchange with NumPy and other libraries), ``flop_counter`` (``FlopCounterMode``),
+``checkpoint`` (activation checkpointing) and ``_pytree`` (nested containers flattened and
+mapped, as ``torch.utils._pytree``).
 
 >>> import tensormodes as tm
 >>> tm.utils.data.DataLoader.__name__, tm.utils.dlpack.from_dlpack is tm.from_dlpack
@@ -11,6 +12,6 @@
 48
 """
 
-from . import _pytree, data, dlpack, flop_counter  # noqa: F401 - _pytree: torch.utils._pytree
+from . import _pytree, checkpoint, data, dlpack, flop_counter  # noqa: F401 - _pytree: torch.utils._pytree
 
-__all__ = ["data", "dlpack", "flop_counter"]
+__all__ = ["checkpoint", "data", "dlpack", "flop_counter"]
