@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     convolution,
     creation,
     einsum,
+    fft,
     indexing,
     indexing_selection,
     joining,
