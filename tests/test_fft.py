@@ -45,6 +45,8 @@ def test_gradients_literal():
     "L.fft.fft2(L.ones(3))", "L.fft.fftfreq(0)", "L.fft.fftfreq(3, d=0.0)",
     "L.fft.irfftn(L.ones(2, 3, dtype=L.complex128), s=(3, 7))", "L.fft.hfft(L.ones(3, 2), n=5, dim=0)",
     "L.fft.ifft(L.arange(6).reshape(2, 3), norm='ortho')", "L.fft.fftn(L.ones(2, 3, 4), s=(3, -1))",
+    "L.fft.irfft2(L.zeros((3, 0), dtype=L.complex64), s=(4, 5), norm='ortho')", "L.fft.rfftn(L.ones(2, 3), dim=())",
+    "L.fft.irfftn(L.ones(2, 3, dtype=L.complex64), dim=())", "L.fft.fftn(L.ones(2, 3), dim=())",
 ])
 def test_same_outcome_as_pytorch(expression):
     assert_same_outcome(expression, rtol=1e-6, atol=1e-6)

@@ -55,6 +55,11 @@ def _check_real(dtype: np.dtype, name: str) -> None:
         raise RuntimeError(f"{name} expects a {kind} input tensor, but got {scalar_type_name(dt.NP_TO_DTYPE[dtype])}")
 
 
+def _check_axes(dims: tuple, name: str) -> None:
+    if not dims:
+        raise RuntimeError(f"{name} must transform at least one axis")
+
+
 def _check_points(n: int) -> None:
     if n < 1:
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
@@ -111,20 +116,37 @@ def _out_shape(shape: tuple, dims: tuple, sizes: tuple, onesided_last: bool) -> 
 
 # -- the three kinds of transform ----------------------------------------------------------------
 
+def _fitted(data, dims, sizes):
+    """``data`` cropped or zero-padded along ``dims`` to ``sizes``. Done here rather than by NumPy,
+    whose own padding of an empty axis reads uninitialized memory."""
+    if all(data.shape[d] == n for d, n in zip(dims, sizes)):
+        return data
+    shape = list(data.shape)
+    for d, n in zip(dims, sizes):
+        shape[d] = n
+    out = np.zeros(shape, data.dtype)
+    common = tuple(slice(0, min(a, b)) for a, b in zip(data.shape, shape))
+    out[common] = data[common]
+    return out
+
+
 def _c2c(input, dims, sizes, norm, forward: bool):
-    data = input.astype(_COMPLEX_OF[_float_dtype(input.dtype)], copy=False)
+    data = _fitted(input.astype(_COMPLEX_OF[_float_dtype(input.dtype)], copy=False), dims, sizes)
     transform = np.fft.fftn if forward else np.fft.ifftn
     return np.asarray(transform(data, s=sizes, axes=dims, norm=norm))
 
 
 def _r2c(input, dims, sizes, norm, name: str):
+    _check_axes(dims, name)
     _check_real(input.dtype, name)
-    data = input.astype(_float_dtype(input.dtype), copy=False)
+    data = _fitted(input.astype(_float_dtype(input.dtype), copy=False), dims, sizes)
     return np.asarray(np.fft.rfftn(data, s=sizes, axes=dims, norm=norm))
 
 
 def _c2r(input, dims, sizes, norm):
+    _check_axes(dims, "irfftn")
     data = input.astype(_COMPLEX_OF[_float_dtype(input.dtype)], copy=False)
+    data = _fitted(data, dims, (*sizes[:-1], sizes[-1] // 2 + 1))
     return np.asarray(np.fft.irfftn(data, s=sizes, axes=dims, norm=norm))
 
 
@@ -334,6 +356,7 @@ def _r2c_nd_meta(default_dim, name):
     def meta(input, s=None, dim=default_dim, norm=None):
         _norm(norm)
         dims, sizes = _many_dims(input.shape, s, dim, False)
+        _check_axes(dims, name)
         _check_real(input.dtype, name)
         return MetaArray(_out_shape(input.shape, dims, sizes, True), _COMPLEX_OF[_float_dtype(input.dtype)])
     return rule(meta)
@@ -429,6 +452,7 @@ def _c2r_nd_meta(default_dim):
     def meta(input, s=None, dim=default_dim, norm=None):
         _norm(norm)
         dims, sizes = _many_dims(input.shape, s, dim, True)
+        _check_axes(dims, "irfftn")
         return MetaArray(_out_shape(input.shape, dims, sizes, False), _REAL_OF[_float_dtype(input.dtype)])
     return rule(meta)
 
