@@ -82,16 +82,18 @@ def _pairs(L):
                                                              precision_matrix=t([[2.0, 0.3], [0.3, 1.0]]))),
         ("gamma", L.distributions.Gamma(t([0.5, 3.0]), t([2.0, 0.5]))),
         ("beta", L.distributions.Beta(t([0.5, 3.0]), t([2.0, 1.5]))),
+        ("independent", L.distributions.Independent(L.distributions.Normal(t([[0.5, -1.0]]), t([[1.5, 0.3]])), 1)),
     ]
 
 
 _VALUES = {"normal": [0.3, 2.0], "uniform": [0.5, 2.9], "bernoulli": [1.0, 0.0], "bernoulli_logits": [0.0, 1.0],
            "categorical": [2, 0], "categorical_logits": [1], "mvn": [0.5, 0.0], "mvn_tril": [[1.0, 0.5]],
-           "mvn_precision": [0.2, -0.4], "gamma": [0.3, 4.0], "beta": [0.2, 0.7]}
+           "mvn_precision": [0.2, -0.4], "gamma": [0.3, 4.0], "beta": [0.2, 0.7],
+           "independent": [[0.3, 2.0]]}
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("index", range(11))
+@pytest.mark.parametrize("index", range(12))
 def test_same_as_pytorch(index):
     import torch
 
@@ -131,7 +133,8 @@ def test_same_as_pytorch(index):
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("first, second", [(0, 0), (1, 1), (2, 2), (4, 4), (6, 8), (9, 9), (10, 10), (1, 0), (0, 1)])
+@pytest.mark.parametrize("first, second", [(0, 0), (1, 1), (2, 2), (4, 4), (6, 8), (9, 9), (10, 10), (1, 0), (0, 1),
+                                           (11, 11)])
 def test_kl_as_pytorch(first, second):
     import torch
 

@@ -1,5 +1,5 @@
 """Probability distributions (``torch.distributions``): ``Normal``, ``Uniform``, ``Bernoulli``,
-``Categorical``, ``MultivariateNormal``, ``Gamma`` and ``Beta``, with ``sample`` / ``rsample``,
+``Categorical``, ``MultivariateNormal``, ``Gamma``, ``Beta`` and ``Independent``, with ``sample`` / ``rsample``,
 ``log_prob``, ``entropy``, ``mean`` / ``variance``, PyTorch's argument validation, and
 ``kl_divergence`` for the pairs PyTorch registers among them.
 
@@ -18,10 +18,11 @@ from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution, ExponentialFamily
 from .gamma import Beta, Gamma
+from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Distribution", "ExponentialFamily", "Gamma", "MultivariateNormal",
-           "Normal", "Uniform", "constraints", "kl_divergence", "register_kl"]
+__all__ = ["Bernoulli", "Beta", "Categorical", "Distribution", "ExponentialFamily", "Gamma", "Independent",
+           "MultivariateNormal", "Normal", "Uniform", "constraints", "kl_divergence", "register_kl"]

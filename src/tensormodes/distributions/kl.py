@@ -20,9 +20,11 @@ from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
 from .gamma import Beta, Gamma
+from .independent import Independent
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _broadcast_shapes
 from .normal import Normal
 from .uniform import Uniform
+from .utils import _sum_rightmost
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -144,6 +146,13 @@ def _kl_gamma_gamma(p, q):
     t3 = (p.concentration - q.concentration) * tm.digamma(p.concentration)
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
 
 
 @register_kl(MultivariateNormal, MultivariateNormal)
