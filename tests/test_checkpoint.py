@@ -178,3 +178,20 @@ def test_same_gradients_as_pytorch(use_reentrant):
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6)
     for p, tp in zip(ours.parameters(), theirs.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_module_backward_hooks_and_flop_counter_inside_a_checkpoint():
+    from tensormodes.utils.flop_counter import FlopCounterMode
+
+    layer = tm.nn.Linear(4, 4)
+    with tm.no_grad():
+        layer.weight.copy_(tm.arange(16.0).reshape(4, 4) / 10)
+    seen = []
+    layer.register_full_backward_hook(lambda module, grad_in, grad_out: seen.append(grad_in[0].shape))
+    x = tm.ones(2, 4, requires_grad=True)
+    with FlopCounterMode(display=False) as counter:
+        checkpoint(layer, x, use_reentrant=False).sum().backward()
+    # the whole function is recomputed (PyTorch stops once the saved tensors are back: 192 here)
+    assert counter.get_total_flops() == 256
+    np.testing.assert_allclose(x.grad.numpy(), [[2.4, 2.8, 3.2, 3.6]] * 2, rtol=1e-6)
+    assert layer.weight.grad.tolist() == [[2.0] * 4] * 4 and seen == [(2, 4)]

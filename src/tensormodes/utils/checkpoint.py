@@ -11,14 +11,14 @@ its intermediate tensors for backward, and recompute them when backward needs th
 (tensormodes.Size([2, 3]), tensormodes.Size([3, 3]))
 
 How it works here (``use_reentrant=False``). The function runs once in forward with grad
-mode on, under a small mode that stands every tensor it reaches from *outside* its arguments
-and requiring grad (a module's parameters, a captured activation) in with a detached copy; the
-graph so built is dropped at once, keeping only the outputs' values. One backward node (a
-``Function``) links the outputs to the tensor arguments and to those outside tensors. When
-backward reaches it, it restores the random state, runs the function again with grad mode on
-(the same stand-ins), and differentiates the recomputed outputs with ``autograd.grad``; the
-outside tensors receive their gradients through the node's edges, so their hooks run once, as
-in PyTorch. ``use_reentrant=True`` is PyTorch's reentrant variant: forward under ``no_grad``,
+mode on, under a small mode that finds the tensors requiring grad it reaches from *outside* its
+arguments (a module's parameters, a captured activation) and stands a detached copy in for each
+outside leaf; the graph so built is dropped at once, keeping only the outputs' values. One
+backward node (a ``Function``) links the outputs to the tensor arguments and to those outside
+tensors. When backward reaches it, it restores the random state, runs the function again with
+grad mode on (the same stand-ins), and differentiates the recomputed outputs with
+``autograd.grad``; the outside tensors receive their gradients through the node's edges, so a
+parameter's hooks run once, as in PyTorch. ``use_reentrant=True`` is PyTorch's reentrant variant: forward under ``no_grad``,
 and a backward that recomputes and calls ``autograd.backward``.
 """
 
@@ -200,43 +200,78 @@ class _ReentrantCheckpoint(Function):
 # --- use_reentrant=False ------------------------------------------------------------------------
 
 class _StandIns(TorchFunctionMode):
-    """Stands detached copies in for the tensors a checkpointed function reaches from outside.
+    """Finds the tensors a checkpointed function reaches from outside its arguments, and stands
+    detached copies in for the outside *leaves*.
 
-    A tensor argument of a call that requires grad and was neither produced inside the region
-    nor is one of the function's own (detached) inputs is an outside tensor: the first time it
-    is seen it gets a stand-in, ``detach()`` with ``requires_grad``, used from then on. The
-    recomputed graph so ends at the stand-ins, and differentiating it touches nothing outside.
+    A tensor argument of a call that requires grad and was not produced inside the region is
+    outside. An outside leaf (a module's parameter) gets a stand-in, ``detach()`` with
+    ``requires_grad``, used from then on: the recomputed graph ends there, and differentiating it
+    touches nothing outside. An outside non-leaf (a captured activation) is used as it is and
+    differentiated by; a non-leaf made inside by a path the mode does not see (an
+    ``autograd.Function``, such as a module's backward hook) is told apart by its history, which
+    reaches the region's own leaves within a few steps.
     """
 
+    _SEARCH_LIMIT = 64  # history nodes visited to tell an unseen inside tensor from an outside one
+
     def __init__(self, inside: list, known: list | None = None) -> None:
-        # ids of tensors made inside the region; they stay alive while the region runs
+        # ids of tensors made inside the region (kept alive while it runs, so ids stay unique)
         self.inside = {id(t) for t in inside}
         self.keep = list(inside)
+        self.inside_nodes: set[int] = set()
         self.outside: list = list(known or [])  # in order of first use
         self.stand_ins: dict[int, object] = {}
         self.discover = known is None
+        self._seen_outside: set[int] = {id(t) for t in self.outside}
         for t in self.outside:
-            self.stand_ins[id(t)] = _detached(t)
+            if t.is_leaf:
+                self.stand_ins[id(t)] = _detached(t)
 
     def _substitute(self, t):
         key = id(t)
         stand_in = self.stand_ins.get(key)
         if stand_in is not None:
             return stand_in
-        if key in self.inside or not t.requires_grad or not self.discover:
+        if key in self.inside or key in self._seen_outside or not self.discover or not t.requires_grad:
             return t
-        self.outside.append(t)
-        stand_in = self.stand_ins[key] = _detached(t)
-        return stand_in
+        if t.is_leaf:
+            self.outside.append(t)
+            self._seen_outside.add(key)
+            stand_in = self.stand_ins[key] = _detached(t)
+            return stand_in
+        if not self._made_inside(t.grad_fn):
+            self.outside.append(t)
+            self._seen_outside.add(key)
+        return t
+
+    def _made_inside(self, node) -> bool:
+        """Whether the history from ``node`` reaches the region's leaves or nodes (searched
+        breadth first, a bounded number of nodes: an outside tensor's history can be long)."""
+        queue, seen = [node], set()
+        while queue and len(seen) < self._SEARCH_LIMIT:
+            current = queue.pop(0)
+            if current is None or id(current) in seen:
+                continue
+            seen.add(id(current))
+            if id(current) in self.inside_nodes:
+                return True
+            variable = getattr(current, "variable", None)
+            if variable is not None and id(variable) in self.inside:
+                return True
+            queue.extend(child for child, _ in current.next_functions)
+        return False
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        """Run ``func`` on stand-ins for outside tensors; remember what it made as inside."""
+        """Run ``func`` on stand-ins for outside leaves; remember what it made as inside."""
         args, kwargs = tree_map_only(tm.Tensor, self._substitute, (args, kwargs or {}))
         result = func(*args, **kwargs)
         for t in tree_leaves(result):
             if isinstance(t, tm.Tensor) and id(t) not in self.inside:
                 self.inside.add(id(t))
                 self.keep.append(t)
+                node = t.grad_fn
+                if node is not None:
+                    self.inside_nodes.add(id(node))
         return result
 
 
@@ -260,17 +295,20 @@ class _NonReentrantCheckpoint(Function):
     @staticmethod
     def backward(ctx, *grads):
         region = ctx.region
-        tensors = ctx.saved_tensors
-        explicit, outside = tensors[:region.explicit_count], tensors[region.explicit_count:]
+        tensors = ctx.saved_tensors  # checks that none was modified in place since
+        # the outside tensors by identity: the function reaches them itself (module attributes ...)
+        explicit, outside = tensors[:region.explicit_count], region.outside
         outputs, targets = region.recompute(explicit, outside)
         chosen = [(out, grad) for out, grad in zip(outputs, grads, strict=True)
                   if grad is not None and out.requires_grad]
         result = [None] * len(tensors)
         wanted = [i for i, t in enumerate(targets) if t is not None and ctx.needs_input_grad[i + 1]]
         if chosen and wanted:
+            # retain_graph: a captured activation among the targets belongs to the outer graph,
+            # which its own backward still has to run through
             found = autograd.grad([out for out, _ in chosen], [targets[i] for i in wanted],
-                                     [grad for _, grad in chosen], allow_unused=True,
-                                     create_graph=tm.is_grad_enabled())
+                                  [grad for _, grad in chosen], allow_unused=True, retain_graph=True,
+                                  create_graph=tm.is_grad_enabled())
             for i, grad in zip(wanted, found, strict=True):
                 result[i] = grad
         return (None, *result)
@@ -289,6 +327,7 @@ class _Region:
         self.context_fn = context_fn
         self.check = determinism_check != "none"
         self.outputs: list = []
+        self.outside: list = []
         self.non_differentiable: list = []
         self.saved_metadata: list = []
 
@@ -304,7 +343,7 @@ class _Region:
         args, kwargs = tree_unflatten(flat, self.spec)
         stand_ins = _StandIns(inputs, outside)
         if differentiable:
-            stand_ins.stand_ins = {id(t): t for t in outside}
+            stand_ins.stand_ins = {}  # the outside tensors themselves
         with tm.enable_grad(), context, stand_ins:
             result = self.function(*args, **kwargs)
         return result, inputs, stand_ins
@@ -324,7 +363,7 @@ class _Region:
         if self.check:
             self._check(outputs)
         targets = [t if t.requires_grad else None for t in inputs]
-        targets += [stand_ins.stand_ins[id(t)] for t in outside]
+        targets += [stand_ins.stand_ins.get(id(t), t) for t in outside]
         return outputs, targets
 
     def _check(self, outputs: list) -> None:
@@ -356,6 +395,7 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
     # the values only: the graph the run built (and the tensors it saved) goes with it
     region.outputs = [t.detach() for t in computed]
     region.non_differentiable = [d for d, t in zip(region.outputs, computed, strict=True) if not t.requires_grad]
+    region.outside = stand_ins.outside
     linked = _NonReentrantCheckpoint.apply(region, *explicit, *stand_ins.outside)
     if not isinstance(linked, tuple):  # no tensor output, or the graph was not recorded
         linked = tuple(region.outputs)
