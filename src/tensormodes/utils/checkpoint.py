@@ -18,8 +18,8 @@ backward node (a ``Function``) links the outputs to the tensor arguments and to 
 tensors. When backward reaches it, it restores the random state, runs the function again with
 grad mode on (the same stand-ins), and differentiates the recomputed outputs with
 ``autograd.grad``; the outside tensors receive their gradients through the node's edges, so a
-parameter's hooks run once, as in PyTorch. ``use_reentrant=True`` is PyTorch's reentrant variant: forward under ``no_grad``,
-and a backward that recomputes and calls ``autograd.backward``.
+parameter's hooks run once, as in PyTorch. ``use_reentrant=True`` is PyTorch's reentrant
+variant: forward under ``no_grad``, and a backward that recomputes and calls ``autograd.backward``.
 """
 
 from __future__ import annotations
