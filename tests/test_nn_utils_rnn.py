@@ -144,3 +144,23 @@ def test_same_as_pytorch(kind):
         np.testing.assert_allclose(m.grad.numpy(), y.grad.numpy(), rtol=1e-4, atol=1e-5)
     for p, tp in zip(ours.parameters(), theirs.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.torch
+def test_given_initial_state_is_permuted_as_pytorch():
+    import torch
+    from torch.nn.utils import rnn as TR
+
+    tm.manual_seed(2)
+    ours = tm.nn.GRU(2, 3, num_layers=2)
+    theirs = torch.nn.GRU(2, 3, num_layers=2)
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    rng = np.random.default_rng(3)
+    data = [rng.standard_normal((n, 2)).astype(np.float32) for n in (2, 4, 1)]
+    h0 = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    out, h = ours(R.pack_sequence([tm.tensor(d) for d in data], enforce_sorted=False), tm.tensor(h0))
+    tout, th = theirs(TR.pack_sequence([torch.tensor(d) for d in data], enforce_sorted=False), torch.tensor(h0))
+    np.testing.assert_allclose(out.data.detach().numpy(), tout.data.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-5, atol=1e-6)
+    ties = R.pack_padded_sequence(tm.zeros(3, 6), [2, 3, 2, 3, 1, 3], enforce_sorted=False)
+    assert ties.sorted_indices.tolist() == [1, 3, 5, 0, 2, 4]  # stable for equal lengths, as PyTorch
