@@ -23,6 +23,8 @@ def test_literal_values_and_dtypes():
     assert tm.fft.fftshift(tm.arange(6).reshape(2, 3), dim=1).tolist() == [[2, 0, 1], [5, 3, 4]]
     assert tm.fft.ifftshift(tm.arange(5)).tolist() == [2, 3, 4, 0, 1]
     assert tm.fft.irfft(tm.ones(3, dtype=tm.complex64), n=5).shape == (5,)
+    # an empty batch: PyTorch's MKL backend raises here ("Inconsistent configuration parameters")
+    assert tm.fft.rfft(tm.ones(4, 0), dim=0, n=3).shape == (2, 0)
 
 
 def test_gradients_literal():
@@ -47,6 +49,9 @@ def test_gradients_literal():
     "L.fft.ifft(L.arange(6).reshape(2, 3), norm='ortho')", "L.fft.fftn(L.ones(2, 3, 4), s=(3, -1))",
     "L.fft.irfft2(L.zeros((3, 0), dtype=L.complex64), s=(4, 5), norm='ortho')", "L.fft.rfftn(L.ones(2, 3), dim=())",
     "L.fft.irfftn(L.ones(2, 3, dtype=L.complex64), dim=())", "L.fft.fftn(L.ones(2, 3), dim=())",
+    "L.fft.ihfftn(L.ones(2, 2, dtype=L.complex128))", "L.fft.ihfft2(L.ones(2, 3))", "L.fft.hfft2(L.ones(2, 3))",
+    "L.fft.ihfftn(L.tensor(1j), dim=(0,))", "L.fft.fftn(L.tensor(1.0), dim=(0,))", "L.fft.fftshift(L.tensor(1.0))",
+    "L.fft.irfft(L.tensor(1.0, dtype=L.bfloat16), dim=0)",
 ])
 def test_same_outcome_as_pytorch(expression):
     assert_same_outcome(expression, rtol=1e-6, atol=1e-6)
@@ -59,7 +64,9 @@ _GRAD_CASES = [
     ("irfft", "r", {}), ("hfft", "c", {}), ("hfft", "c", {"n": 5, "norm": "ortho"}), ("ihfft", "r", {}),
     ("ihfft", "r", {"n": 8, "norm": "forward"}), ("fft2", "c", {}), ("ifft2", "r", {"s": (3, 7)}),
     ("rfft2", "r", {}), ("irfft2", "c", {"s": (5, 6)}), ("fftn", "c", {"dim": (0,)}), ("rfftn", "r", {"s": (2, 4)}),
-    ("irfftn", "c", {}), ("fftshift", "c", {}), ("ifftshift", "r", {"dim": 0}),
+    ("irfftn", "c", {}), ("fftshift", "c", {}), ("ifftshift", "r", {"dim": 0}), ("hfftn", "c", {}),
+    ("hfft2", "c", {"s": (3, 5), "norm": "ortho"}), ("ihfftn", "r", {}),
+    ("ihfft2", "r", {"s": (5, 6), "norm": "forward"}),
 ]
 
 

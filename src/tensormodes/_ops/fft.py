@@ -50,9 +50,18 @@ def _float_dtype(dtype: np.dtype) -> np.dtype:
 
 
 def _check_real(dtype: np.dtype, name: str) -> None:
+    if dtype.kind == "c" and name == "ihfftn":
+        raise RuntimeError(f"Only supports floating-point dtypes, but found: {scalar_type_name(dt.NP_TO_DTYPE[dtype])}")
     if dtype.kind == "c":
         kind = "real-valued" if name.endswith("n") else "real"
         raise RuntimeError(f"{name} expects a {kind} input tensor, but got {scalar_type_name(dt.NP_TO_DTYPE[dtype])}")
+
+
+def _check_dtype(dtype: np.dtype, real_only: str | None = None) -> None:
+    """PyTorch's first check: a supported dtype (and a real one for ``real_only``, the op's name)."""
+    if real_only is not None:
+        _check_real(dtype, real_only)
+    _float_dtype(dtype)
 
 
 def _check_axes(dims: tuple, name: str) -> None:
@@ -83,6 +92,8 @@ def _many_dims(shape: tuple, s, dim, c2r: bool) -> tuple[tuple[int, ...], tuple[
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
         if s is not None and len(s) != len(dims):
             raise RuntimeError("When given, dim and shape arguments must have the same length")
+        if ndim == 0 and dims:
+            raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
         dims = tuple(wrap_dim(d, ndim) for d in dims)
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
@@ -211,16 +222,18 @@ def _plan_nd(input_shape, s, dim, c2r=False):
 
 def _c2c_1d_meta(forward):
     def meta(input, n=None, dim=-1, norm=None):
-        _norm(norm)
+        _check_dtype(input.dtype)
         dims, sizes = _one_dim(input.shape, n, dim, False)
+        _norm(norm)
         return MetaArray(_out_shape(input.shape, dims, sizes, False), _COMPLEX_OF[_float_dtype(input.dtype)])
     return rule(meta)
 
 
 def _c2c_nd_meta(default_dim):
     def meta(input, s=None, dim=default_dim, norm=None):
-        _norm(norm)
+        _check_dtype(input.dtype)
         dims, sizes = _many_dims(input.shape, s, dim, False)
+        _norm(norm)
         return MetaArray(_out_shape(input.shape, dims, sizes, False), _COMPLEX_OF[_float_dtype(input.dtype)])
     return rule(meta)
 
@@ -252,8 +265,9 @@ def fft_fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None
     >>> tm.fft.fft(tm.arange(4))
     tensor([ 6.+0.j, -2.+2.j, -2.+0.j, -2.-2.j])
     """
-    norm = _norm(norm)
+    _check_dtype(input.dtype)
     dims, sizes = _one_dim(input.shape, n, dim, False)
+    norm = _norm(norm)
     return _c2c(input, dims, sizes, norm, True)
 
 
@@ -266,8 +280,9 @@ def fft_ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | Non
     >>> tm.fft.ifft(tm.tensor([6.+0.j, -2.+2.j, -2.+0.j, -2.-2.j])).real
     tensor([0., 1., 2., 3.])
     """
-    norm = _norm(norm)
+    _check_dtype(input.dtype)
     dims, sizes = _one_dim(input.shape, n, dim, False)
+    norm = _norm(norm)
     return _c2c(input, dims, sizes, norm, False)
 
 
@@ -302,8 +317,9 @@ def fft_fftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = 
     tensor([[4.+0.j, 0.+0.j],
             [0.+0.j, 0.+0.j]])
     """
-    norm = _norm(norm)
+    _check_dtype(input.dtype)
     dims, sizes = _many_dims(input.shape, s, dim, False)
+    norm = _norm(norm)
     return _c2c(input, dims, sizes, norm, True)
 
 
@@ -312,8 +328,9 @@ def fft_fftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = 
 def fft_ifftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
               norm: str | None = None) -> Tensor:
     """Computes the N dimensional inverse discrete Fourier transform of ``input``."""
-    norm = _norm(norm)
+    _check_dtype(input.dtype)
     dims, sizes = _many_dims(input.shape, s, dim, False)
+    norm = _norm(norm)
     return _c2c(input, dims, sizes, norm, False)
 
 
@@ -327,8 +344,9 @@ def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1
     tensor([[4., 0.],
             [0., 0.]])
     """
-    norm = _norm(norm)
+    _check_dtype(input.dtype)
     dims, sizes = _many_dims(input.shape, s, dim, False)
+    norm = _norm(norm)
     return _c2c(input, dims, sizes, norm, True)
 
 
@@ -336,8 +354,9 @@ def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1
     namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=_ND_ERRORS[:2])
 def fft_ifft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2 dimensional inverse discrete Fourier transform of ``input``."""
-    norm = _norm(norm)
+    _check_dtype(input.dtype)
     dims, sizes = _many_dims(input.shape, s, dim, False)
+    norm = _norm(norm)
     return _c2c(input, dims, sizes, norm, False)
 
 
@@ -345,19 +364,21 @@ def fft_ifft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -
 
 def _r2c_1d_meta(name):
     def meta(input, n=None, dim=-1, norm=None):
-        _norm(norm)
+        _check_dtype(input.dtype, name)
         dims, sizes = _one_dim(input.shape, n, dim, False)
-        _check_real(input.dtype, name)
+        _norm(norm)
         return MetaArray(_out_shape(input.shape, dims, sizes, True), _COMPLEX_OF[_float_dtype(input.dtype)])
     return rule(meta)
 
 
 def _r2c_nd_meta(default_dim, name):
     def meta(input, s=None, dim=default_dim, norm=None):
-        _norm(norm)
+        if name != "ihfftn":
+            _check_dtype(input.dtype, name)
         dims, sizes = _many_dims(input.shape, s, dim, False)
+        _check_dtype(input.dtype, name)  # ihfftn: after the dims, as PyTorch
         _check_axes(dims, name)
-        _check_real(input.dtype, name)
+        _norm(norm)
         return MetaArray(_out_shape(input.shape, dims, sizes, True), _COMPLEX_OF[_float_dtype(input.dtype)])
     return rule(meta)
 
@@ -389,8 +410,9 @@ def fft_rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | Non
     >>> tm.fft.rfft(tm.arange(4))
     tensor([ 6.+0.j, -2.+2.j, -2.+0.j])
     """
-    norm = _norm(norm)
+    _check_dtype(input.dtype, "rfft")
     dims, sizes = _one_dim(input.shape, n, dim, False)
+    norm = _norm(norm)
     return _r2c(input, dims, sizes, norm, "rfft")
 
 
@@ -406,8 +428,9 @@ def fft_rfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     >>> tm.fft.rfftn(tm.ones(2, 4)).shape
     tensormodes.Size([2, 3])
     """
-    norm = _norm(norm)
+    _check_dtype(input.dtype, "rfftn")
     dims, sizes = _many_dims(input.shape, s, dim, False)
+    norm = _norm(norm)
     return _r2c(input, dims, sizes, norm, "rfftn")
 
 
@@ -415,8 +438,9 @@ def fft_rfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     function="rfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND)
 def fft_rfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional discrete Fourier transform of real ``input`` (``rfftn`` over the last two dims)."""
-    norm = _norm(norm)
+    _check_dtype(input.dtype, "rfftn")
     dims, sizes = _many_dims(input.shape, s, dim, False)
+    norm = _norm(norm)
     return _r2c(input, dims, sizes, norm, "rfftn")
 
 
@@ -435,24 +459,27 @@ def fft_ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | No
     >>> tm.fft.ihfft(tm.arange(4))
     tensor([ 1.5000-0.0000j, -0.5000-0.5000j, -0.5000-0.0000j])
     """
-    norm = _norm(norm)
+    _check_dtype(input.dtype, "ihfft")
     dims, sizes = _one_dim(input.shape, n, dim, False)
+    norm = _norm(norm)
     return np.conjugate(_r2c(input, dims, sizes, _DUAL[norm], "ihfft"))
 
 
 # -- one-sided complex to real --------------------------------------------------------------------
 
 def _c2r_1d_meta(input, n=None, dim=-1, norm=None):
-    _norm(norm)
+    _check_dtype(input.dtype)
     dims, sizes = _one_dim(input.shape, n, dim, True)
+    _norm(norm)
     return MetaArray(_out_shape(input.shape, dims, sizes, False), _REAL_OF[_float_dtype(input.dtype)])
 
 
 def _c2r_nd_meta(default_dim):
     def meta(input, s=None, dim=default_dim, norm=None):
-        _norm(norm)
+        _check_dtype(input.dtype)
         dims, sizes = _many_dims(input.shape, s, dim, True)
         _check_axes(dims, "irfftn")
+        _norm(norm)
         return MetaArray(_out_shape(input.shape, dims, sizes, False), _REAL_OF[_float_dtype(input.dtype)])
     return rule(meta)
 
@@ -483,8 +510,9 @@ def fft_irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | No
     >>> tm.fft.irfft(tm.fft.rfft(tm.arange(4.)))
     tensor([0., 1., 2., 3.])
     """
-    norm = _norm(norm)
+    _check_dtype(input.dtype)
     dims, sizes = _one_dim(input.shape, n, dim, True)
+    norm = _norm(norm)
     return _c2r(input, dims, sizes, norm)
 
 
@@ -499,8 +527,9 @@ def fft_irfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     >>> tm.fft.irfftn(tm.fft.rfftn(tm.ones(2, 4))).tolist()
     [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
     """
-    norm = _norm(norm)
+    _check_dtype(input.dtype)
     dims, sizes = _many_dims(input.shape, s, dim, True)
+    norm = _norm(norm)
     return _c2r(input, dims, sizes, norm)
 
 
@@ -508,8 +537,9 @@ def fft_irfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     function="irfft2", namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND)
 def fft_irfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the inverse of ``rfft2``."""
-    norm = _norm(norm)
+    _check_dtype(input.dtype)
     dims, sizes = _many_dims(input.shape, s, dim, True)
+    norm = _norm(norm)
     return _c2r(input, dims, sizes, norm)
 
 
@@ -529,9 +559,76 @@ def fft_hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | Non
     >>> tm.fft.hfft(tm.tensor([1.+0.j, 0.+0.j]))
     tensor([1., 1.])
     """
-    norm = _norm(norm)
+    _check_dtype(input.dtype)
     dims, sizes = _one_dim(input.shape, n, dim, True)
+    norm = _norm(norm)
     return _c2r(np.conjugate(input), dims, sizes, _DUAL[norm])
+
+
+def _hfftn_grad(grad, input_shape, s, dim, norm):
+    dims = _plan_nd(input_shape, s, dim, True)[0]
+    return _c2r_backward(grad, input_shape, dims, _DUAL[_norm(norm)]).conj()
+
+
+def _ihfftn_grad(grad, input_shape, s, dim, norm):
+    dims, sizes = _plan_nd(input_shape, s, dim)
+    return _r2c_backward(grad.conj(), input_shape, dims, sizes, _DUAL[_norm(norm)])
+
+
+@op(meta=_c2r_nd_meta(None), grad=_hfftn_grad, node=lambda *a: "_fft_c2r", name="fft_hfftn", function="hfftn",
+    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND, errors=_ND_ERRORS)
+def fft_hfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
+              norm: str | None = None) -> Tensor:
+    """Computes the N-dimensional discrete Fourier transform of a Hermitian symmetric ``input``
+    given by its one-sided half (``irfftn`` of the conjugate, with the dual normalization).
+
+    >>> import tensormodes as tm
+    >>> tm.fft.hfftn(tm.ones(2, 2, dtype=tm.complex64)).shape
+    tensormodes.Size([2, 2])
+    """
+    _check_dtype(input.dtype)
+    dims, sizes = _many_dims(input.shape, s, dim, True)
+    norm = _norm(norm)
+    return _c2r(np.conjugate(input), dims, sizes, _DUAL[norm])
+
+
+@op(meta=_c2r_nd_meta((-2, -1)), grad=_hfftn_grad, node=lambda *a: "_fft_c2r", name="fft_hfft2", function="hfft2",
+    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND)
+def fft_hfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
+    """Computes the 2-dimensional discrete Fourier transform of a Hermitian symmetric ``input``."""
+    _check_dtype(input.dtype)
+    dims, sizes = _many_dims(input.shape, s, dim, True)
+    norm = _norm(norm)
+    return _c2r(np.conjugate(input), dims, sizes, _DUAL[norm])
+
+
+@op(meta=_r2c_nd_meta(None, "ihfftn"), grad=_ihfftn_grad, node=lambda *a: "_fft_c2c", name="fft_ihfftn",
+    function="ihfftn", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND,
+    errors=(*_ND_ERRORS, Sample((TensorSpec((2, 2), "complex64"),))))
+def fft_ihfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
+               norm: str | None = None) -> Tensor:
+    """Computes the N-dimensional inverse discrete Fourier transform of real ``input``, one-sided
+    along the last transformed dim (the inverse of ``hfftn``).
+
+    >>> import tensormodes as tm
+    >>> tm.fft.ihfftn(tm.ones(2, 4)).shape
+    tensormodes.Size([2, 3])
+    """
+    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch checks the dims first here
+    _check_dtype(input.dtype, "ihfftn")
+    norm = _norm(norm)
+    return np.conjugate(_r2c(input, dims, sizes, _DUAL[norm], "ihfftn"))
+
+
+@op(meta=_r2c_nd_meta((-2, -1), "ihfftn"), grad=_ihfftn_grad, node=lambda *a: "_fft_c2c", name="fft_ihfft2",
+    function="ihfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND)
+def fft_ihfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1),
+               norm: str | None = None) -> Tensor:
+    """Computes the 2-dimensional inverse discrete Fourier transform of real ``input`` (the inverse of ``hfft2``)."""
+    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch checks the dims first here
+    _check_dtype(input.dtype, "ihfftn")
+    norm = _norm(norm)
+    return np.conjugate(_r2c(input, dims, sizes, _DUAL[norm], "ihfftn"))
 
 
 # -- frequencies and shifts -----------------------------------------------------------------------
@@ -595,6 +692,13 @@ def fft_rfftfreq(n: int, d: float = 1.0, *, dtype: dt.dtype | None = None, layou
     return _frequencies(n // 2 + 1, n, d, dtype, "rfftfreq", device)
 
 
+def _checked_shift_dims(ndim: int, dim) -> tuple[int, ...]:
+    dims = _shift_dims(ndim, dim)
+    if not dims:
+        raise RuntimeError("`shifts` required")  # PyTorch's roll, given no dims to roll
+    return dims
+
+
 def _shift_dims(ndim: int, dim) -> tuple[int, ...]:
     if dim is None:
         return tuple(range(ndim))
@@ -602,13 +706,13 @@ def _shift_dims(ndim: int, dim) -> tuple[int, ...]:
 
 
 def _shift(input, dim, inverse: bool):
-    dims = _shift_dims(input.ndim, dim)
+    dims = _checked_shift_dims(input.ndim, dim)
     shifts = [-(input.shape[d] // 2) if inverse else input.shape[d] // 2 for d in dims]
-    return np.roll(input, shifts, axis=dims) if dims else input.copy()
+    return np.roll(input, shifts, axis=dims)
 
 
 def _shift_meta(input, dim=None):
-    _shift_dims(input.ndim, dim)
+    _checked_shift_dims(input.ndim, dim)
     return MetaArray(input.shape, input.dtype)
 
 
