@@ -18,7 +18,7 @@ import tensormodes.optim
 import tensormodes.special
 import tensormodes.utils.data
 
-NAMESPACES = [tm, F, tm.linalg, tm.special, tm.nn, tm.optim, tm.fx, tm.modes, tm.utils, tm.utils.data]
+NAMESPACES = [tm, F, tm.linalg, tm.special, tm.fft, tm.nn, tm.optim, tm.fx, tm.modes, tm.utils, tm.utils.data]
 
 
 @pytest.mark.parametrize("namespace", NAMESPACES, ids=lambda m: m.__name__)
@@ -41,7 +41,8 @@ def test_op_table_functions_are_declared_in_their_namespace():
 
     for opdef in OPS.values():
         if opdef.function and not opdef.function.startswith("_") and opdef.namespace in (
-                "tensormodes", "tensormodes.linalg", "tensormodes.special", "tensormodes.nn.functional"):
+                "tensormodes", "tensormodes.linalg", "tensormodes.special", "tensormodes.nn.functional",
+                "tensormodes.fft"):
             module = {"tensormodes": tm, "tensormodes.linalg": tm.linalg, "tensormodes.special": tm.special,
-                      "tensormodes.nn.functional": F}
+                      "tensormodes.nn.functional": F, "tensormodes.fft": tm.fft}
             assert opdef.function in module[opdef.namespace].__all__, (opdef.namespace, opdef.function)

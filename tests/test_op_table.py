@@ -129,14 +129,16 @@ for namespace, name in ((tm.Tensor, 'sinh'), (tm, 'cosh'), (tm.Tensor, 'tanh'), 
 
 PACKAGE = Path(tm.__file__).resolve().parent
 # The namespaces a gradient formula reaches through ``common.ops``, by the attributes before the name.
-_NAMESPACES = {(): "tensormodes", ("linalg",): "tensormodes.linalg", ("nn", "functional"): "tensormodes.nn.functional"}
+_NAMESPACES = {(): "tensormodes", ("linalg",): "tensormodes.linalg", ("nn", "functional"): "tensormodes.nn.functional",
+               ("fft",): "tensormodes.fft"}
 
 
 def _public_names(namespace: str) -> set[str]:
     """The public functions of ``namespace``: those the op table declares there, and the rest of
     its public API (``tm.is_grad_enabled``, ``F``'s composites)."""
     declared = {opdef.function for opdef in OPS.values() if opdef.namespace == namespace and opdef.function}
-    module = {"tensormodes": tm, "tensormodes.linalg": tm.linalg, "tensormodes.nn.functional": F}[namespace]
+    module = {"tensormodes": tm, "tensormodes.linalg": tm.linalg, "tensormodes.nn.functional": F,
+              "tensormodes.fft": tm.fft}[namespace]
     return declared | set(module.__all__)
 
 

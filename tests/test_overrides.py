@@ -518,8 +518,9 @@ def test_resolve_name_round_trips_through_eval():
 
 def test_overridable_functions_are_derived_and_complete():
     overridable = get_overridable_functions()
-    assert set(overridable) == {tm, tm.Tensor, F, tm.linalg, tm.special}
+    assert set(overridable) == {tm, tm.Tensor, F, tm.linalg, tm.special, tm.fft}
     assert set(overridable[tm.special]) == {getattr(tm.special, name) for name in tm.special.__all__}
+    assert set(overridable[tm.fft]) == {getattr(tm.fft, name) for name in tm.fft.__all__}
     assert set(overridable[tm.linalg]) == {getattr(tm.linalg, name) for name in tm.linalg.__all__
                                            if not isinstance(getattr(tm.linalg, name), type)}
     assert tm.add in overridable[tm] and tm.zeros in overridable[tm]

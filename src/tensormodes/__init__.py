@@ -21,12 +21,16 @@ from . import (  # noqa: F401 - public namespaces
     backends,
     cpu,
     cuda,
+    distributed,
+    distributions,
+    fft,
     fx,
     jit,
     linalg,
     modes,
     mps,
     nn,
+    onnx,
     ops,
     optim,
     overrides,
@@ -129,7 +133,8 @@ def __dir__() -> list[str]:
 __all__ = [
     *_namespace.__all__,  # the core namespace's names (imported above)
     "get_default_device", "set_default_device", "overrides", "nn", "random", "optim", "linalg", "autograd",
-    "return_types", "modes", "special", "utils", "testing", "fx", "save", "load", "from_dlpack", "ops", "Tag",
+    "return_types", "modes", "special", "fft", "distributions", "distributed", "onnx", "utils", "testing", "fx",
+    "save", "load", "from_dlpack", "ops", "Tag",
     # runtime and devices (CPU-only answers)
     "cuda", "cpu", "mps", "accelerator", "backends", "amp", "jit", "profiler",
     "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",

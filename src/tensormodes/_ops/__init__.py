@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     creation,
     dispatch_forms,
     einsum,
+    fft,
     indexing,
     indexing_selection,
     joining,

@@ -1,5 +1,5 @@
 """Neural-network building blocks: ``Module`` and its layers, ``Parameter``, ``Buffer``, ``functional``,
-``init`` and ``utils``, as in ``torch.nn``.
+``init``, ``utils`` and ``attention``, as in ``torch.nn``.
 
 >>> import tensormodes as tm
 >>> p = tm.nn.Parameter(tm.ones(2))
@@ -10,9 +10,11 @@
 (tensormodes.Size([2, 1]), 21)
 """
 
-from . import functional, init, utils
+from . import attention, functional, init, parallel, utils
 from .modules import *  # noqa: F403 - the layers are nn's namespace, as in torch.nn
 from .modules import __all__ as _modules_all
+from .parallel import DataParallel
 from .parameter import Buffer, Parameter
 
-__all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules_all]
+__all__ = ["Parameter", "Buffer", "DataParallel", "attention", "functional", "init", "parallel", "utils",
+           *_modules_all]

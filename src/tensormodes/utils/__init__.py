@@ -1,6 +1,7 @@
 """Utilities, at PyTorch's paths: ``data`` (datasets, samplers, ``DataLoader``), ``dlpack``
-(exchange with NumPy and other libraries), ``flop_counter`` (``FlopCounterMode``) and ``_pytree``
-(nested containers flattened and mapped, as ``torch.utils._pytree``).
+(exchange with NumPy and other libraries), ``flop_counter`` (``FlopCounterMode``),
+``checkpoint`` (activation checkpointing), ``_pytree`` (nested containers flattened and
+mapped, as ``torch.utils._pytree``) and ``_python_dispatch`` (dispatch-level modes).
 
 >>> import tensormodes as tm
 >>> tm.utils.data.DataLoader.__name__, tm.utils.dlpack.from_dlpack is tm.from_dlpack
@@ -11,6 +12,6 @@
 48
 """
 
-from . import _python_dispatch, _pytree, data, dlpack, flop_counter
+from . import _python_dispatch, _pytree, checkpoint, data, dlpack, flop_counter
 
-__all__ = ["_python_dispatch", "_pytree", "data", "dlpack", "flop_counter"]
+__all__ = ["_python_dispatch", "_pytree", "checkpoint", "data", "dlpack", "flop_counter"]

@@ -250,6 +250,8 @@ def _resolve(cls: type) -> NodeDef | None:
         found = SUPPORTED_NODES[namedtuple]
     else:
         found = SUPPORTED_NODES.get(cls)
+    if len(_RESOLVED) > 4096:  # bounded: classes made at run time (Parametrized<Module> ...) are not kept forever
+        _RESOLVED.clear()
     _RESOLVED[cls] = found
     return found
 

@@ -10,6 +10,7 @@ import warnings
 from ... import _dtype
 from ..._ops.common import cpp_type_name
 from ..._ops.registry import Tensor
+from ...backends import cuda as _sdp_switches
 from ._common import _builtin, _function, _public
 from .convolution import linear
 from .dropout import dropout
@@ -46,6 +47,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     if not query.is_floating_point():
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: float != {cpp_type_name(query.dtype)}")
+    if not (_sdp_switches.math_sdp_enabled() or _sdp_switches.flash_sdp_enabled()):
+        # on a CPU PyTorch runs the math or the flash kernel (the math path runs here for both)
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to "
+                           "turning off both the math kernel and the fused kernels.")
     if enable_gqa:  # grouped-query attention: each key / value head serves a group of query heads
         heads, key_heads, value_heads = query.size(-3), key.size(-3), value.size(-3)
         if heads % key_heads or heads % value_heads:

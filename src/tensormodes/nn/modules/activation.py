@@ -10,9 +10,11 @@ from __future__ import annotations
 from ..._api import namespace as tm
 from .. import functional as F
 from ..parameter import Parameter
+from .attention import MultiheadAttention
 from .module import Module
 
-__all__ = ["Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Tanh", "Softmax", "Softmin", "LogSoftmax",
+__all__ = ["MultiheadAttention", "Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Tanh", "Softmax", "Softmin",
+           "LogSoftmax",
            "ELU", "SELU", "CELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus", "Softsign",
            "Tanhshrink", "PReLU", "Hardsigmoid", "Hardswish", "SiLU", "Mish"]
 

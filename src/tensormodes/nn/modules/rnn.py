@@ -23,6 +23,7 @@ from ..._api import namespace as tm
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -269,6 +270,105 @@ class RNNBase(Module):
             return output, (tm.stack([h for h, _ in finals]), tm.stack([c for _, c in finals]))
         return output, tm.stack(finals)
 
+    def _run_packed(self, data: tm.Tensor, sizes: list[int], state):
+        """The stacked layers over a packed sequence's ``data`` (``sizes``: its batch sizes);
+        ``state`` as ``_run``'s, rows sorted as the packed batch. Returns the output data and
+        the final states."""
+        step = _STEPS[self.mode]
+        directions = 2 if self.bidirectional else 1
+        lstm = self.mode == "LSTM"
+        sequence, finals = data, []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                weights = self.all_weights[index]
+                b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
+                projection = (weights[-1],) if self.proj_size > 0 else ()
+                initial = (state[0][index], state[1][index]) if lstm else state[index]
+                projected = F.linear(sequence, weights[0], b_ih).split(sizes)
+                hiddens, final = _run_packed_direction(step, projected, sizes, initial, direction == 1,
+                                                       (weights[1], b_hh, *projection))
+                outputs.append(tm.cat(hiddens))
+                finals.append(final)
+            sequence = outputs[0] if directions == 1 else tm.cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                sequence = F.dropout(sequence, self.dropout, True)
+        if lstm:
+            return sequence, (tm.stack([h for h, _ in finals]), tm.stack([c for _, c in finals]))
+        return sequence, tm.stack(finals)
+
+    def _forward_packed(self, packed: PackedSequence, hx):
+        """``forward`` for a PackedSequence: the output packed the same way, and the final
+        states in the batch's original order."""
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        sizes = [int(n) for n in batch_sizes.tolist()]
+        lstm = self.mode == "LSTM"
+        expected = (self.num_layers * (2 if self.bidirectional else 1), sizes[0],
+                    self.proj_size if self.proj_size > 0 else self.hidden_size)
+        expected_cell = expected[:2] + (self.hidden_size,)
+        if hx is None:
+            hx = tm.zeros(expected, dtype=data.dtype, device=data.device)
+            if lstm:
+                hx = (hx, tm.zeros(expected_cell, dtype=data.dtype, device=data.device))
+        elif sorted_indices is not None:
+            hx = tuple(h.index_select(1, sorted_indices) for h in hx) if lstm else hx.index_select(1, sorted_indices)
+        if data.dim() != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {data.dim()}")
+        self._check_input(data)
+        if lstm:
+            self._check_hidden_size(hx[0], expected, "Expected hidden[0] size {}, got {}")
+            self._check_hidden_size(hx[1], expected_cell, "Expected hidden[1] size {}, got {}")
+        else:
+            self._check_hidden_size(hx, expected)
+        output, hidden = self._run_packed(data, sizes, hx)
+        if unsorted_indices is not None:
+            hidden = (tuple(h.index_select(1, unsorted_indices) for h in hidden) if lstm
+                      else hidden.index_select(1, unsorted_indices))
+        return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), hidden
+
+
+def _rows(carry, start: int, stop: int):
+    """Rows ``start:stop`` of a state (both parts of an LSTM's)."""
+    if isinstance(carry, tuple):
+        return tuple(part[start:stop] for part in carry)
+    return carry[start:stop]
+
+
+def _cat_rows(pieces: list):
+    """States stacked by rows (part by part for an LSTM's)."""
+    if isinstance(pieces[0], tuple):
+        return tuple(tm.cat(parts) for parts in zip(*pieces))
+    return tm.cat(pieces)
+
+
+def _run_packed_direction(step: Callable, projected: list, sizes: list[int], initial, reverse: bool,
+                          weights: tuple) -> tuple[list, object]:
+    """One direction of one layer over a packed sequence: step ``t`` takes the ``sizes[t]``
+    sequences still running (longest first). Returns each step's hidden output, in time order,
+    and the final state of every sequence (the state each had at its own last step)."""
+    lstm = isinstance(initial, tuple)
+    hiddens = []
+    if not reverse:
+        carry, finished = initial, []
+        for gates, running in zip(projected, sizes):
+            rows = (carry[0] if lstm else carry).shape[0]
+            if running < rows:  # the shortest sequences ended at the previous step
+                finished.append(_rows(carry, running, rows))
+                carry = _rows(carry, 0, running)
+            carry = step(gates, carry, *weights)
+            hiddens.append(carry[0] if lstm else carry)
+        return hiddens, _cat_rows([carry, *reversed(finished)])
+    carry = _rows(initial, 0, sizes[-1])
+    for t in range(len(sizes) - 1, -1, -1):
+        rows = (carry[0] if lstm else carry).shape[0]
+        if sizes[t] > rows:  # longer sequences start (from the end) here, from their initial state
+            carry = _cat_rows([carry, _rows(initial, rows, sizes[t])])
+        carry = step(projected[t], carry, *weights)
+        hiddens.append(carry[0] if lstm else carry)
+    hiddens.reverse()
+    return hiddens, carry
+
 
 class RNN(RNNBase):
     """Apply a multi-layer Elman RNN with tanh or ReLU non-linearity to an input sequence.
@@ -300,7 +400,10 @@ class RNN(RNNBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input: tm.Tensor, hx: tm.Tensor | None = None) -> tuple[tm.Tensor, tm.Tensor]:
-        """``(output, h_n)`` for ``input`` from the initial hidden state ``hx`` (zeros by default)."""
+        """``(output, h_n)`` for ``input`` from the initial hidden state ``hx`` (zeros by default);
+        for a PackedSequence ``input``, ``output`` is packed the same way."""
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         input, batched = self._batched(input)
         if hx is not None:
             if batched and hx.dim() != 3:
@@ -367,7 +470,10 @@ class LSTM(RNNBase):
 
     def forward(self, input: tm.Tensor, hx: tuple[tm.Tensor, tm.Tensor] | None = None
                 ) -> tuple[tm.Tensor, tuple[tm.Tensor, tm.Tensor]]:
-        """``(output, (h_n, c_n))`` for ``input`` from the initial states ``hx = (h_0, c_0)`` (zeros by default)."""
+        """``(output, (h_n, c_n))`` for ``input`` from the initial states ``hx = (h_0, c_0)`` (zeros by
+        default); for a PackedSequence ``input``, ``output`` is packed the same way."""
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         input, batched = self._batched(input)
         if hx is None:
             hx = (self._zeros(input), self._zeros(input, cell=True))

@@ -1,4 +1,5 @@
-"""``nn.utils``: gradient clipping and flattening parameters to one vector.
+"""``nn.utils``: gradient clipping, flattening parameters to one vector, ``rnn`` (padded and
+packed sequences), ``parametrize`` and ``parametrizations`` (``weight_norm``, ``spectral_norm``).
 
 >>> import tensormodes as tm
 >>> m = tm.nn.Linear(2, 2)
@@ -6,7 +7,9 @@
 tensormodes.Size([6])
 """
 
+from . import parametrizations, parametrize, rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn",
+           "parametrize", "parametrizations"]

@@ -1,0 +1,28 @@
+"""Probability distributions (``torch.distributions``): ``Normal``, ``Uniform``, ``Bernoulli``,
+``Categorical``, ``MultivariateNormal``, ``Gamma``, ``Beta`` and ``Independent``, with ``sample`` / ``rsample``,
+``log_prob``, ``entropy``, ``mean`` / ``variance``, PyTorch's argument validation, and
+``kl_divergence`` for the pairs PyTorch registers among them.
+
+>>> import tensormodes as tm
+>>> d = tm.distributions.Normal(tm.zeros(3), tm.ones(3))
+>>> d.sample((2,)).shape, d.log_prob(tm.zeros(3)).shape
+(tensormodes.Size([2, 3]), tensormodes.Size([3]))
+>>> tm.distributions.Normal(0.0, -1.0)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+    ...
+ValueError: Expected parameter scale (Tensor of shape ()) of distribution Normal(loc: 0.0, scale: -1.0) to ...
+"""
+
+from . import constraints
+from .bernoulli import Bernoulli
+from .categorical import Categorical
+from .distribution import Distribution, ExponentialFamily
+from .gamma import Beta, Gamma
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .uniform import Uniform
+
+__all__ = ["Bernoulli", "Beta", "Categorical", "Distribution", "ExponentialFamily", "Gamma", "Independent",
+           "MultivariateNormal", "Normal", "Uniform", "constraints", "kl_divergence", "register_kl"]
