@@ -728,7 +728,27 @@ _SHIFT_SAMPLES = (Sample((TensorSpec((5,)),)), Sample((TensorSpec((2, 3), "int64
                   Sample((TensorSpec((4, 3), "complex64"),), {"dim": (0, -1)}))
 
 
+def _shift_decomposition(inverse: bool):
+    """PyTorch's composite ``fftshift`` / ``ifftshift``: one ``roll`` by half of each dimension
+    (rounded up for the inverse), what the dispatch level sees."""
+
+    def decompose(input, dim=None):
+        if dim is not None and not isinstance(dim, (int, list, tuple)):
+            return NotImplemented  # the op raises PyTorch's argument error
+        ndim = input.dim()
+        dims = list(range(ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+        if any(not -max(ndim, 1) <= d < max(ndim, 1) for d in dims):
+            return NotImplemented
+        dims = [d % max(ndim, 1) for d in dims]
+        shifts = [(input.shape[d] + 1) // 2 if inverse else input.shape[d] // 2 for d in dims]
+        return input.roll(shifts, dims)
+
+    decompose.__name__ = decompose.__qualname__ = f"{'i' if inverse else ''}fftshift_decomposition"
+    return decompose
+
+
 @op(meta=rule(_shift_meta), grad=_fftshift_grad, node="roll", name="fft_fftshift", function="fftshift",
+    decompose=_shift_decomposition(False),
     namespace=_NAMESPACE, samples=_SHIFT_SAMPLES, errors=(Sample((TensorSpec((2,)),), {"dim": 1}),))
 def fft_fftshift(input: Tensor, dim: int | list[int] | None = None) -> Tensor:
     """Reorders n-dimensional FFT data, as provided by ``fftn``, to have negative frequency terms
@@ -742,6 +762,7 @@ def fft_fftshift(input: Tensor, dim: int | list[int] | None = None) -> Tensor:
 
 
 @op(meta=rule(_shift_meta), grad=_ifftshift_grad, node="roll", name="fft_ifftshift", function="ifftshift",
+    decompose=_shift_decomposition(True),
     namespace=_NAMESPACE, samples=_SHIFT_SAMPLES)
 def fft_ifftshift(input: Tensor, dim: int | list[int] | None = None) -> Tensor:
     """Inverse of ``fftshift``.
