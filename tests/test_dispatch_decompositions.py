@@ -117,14 +117,27 @@ def test_indexing_is_select_slice_unsqueeze_and_index():
         (idx, [((1, 2, 3, 4), F32), [((1,), "int64")]])]
     mask = X[0] > 5
     assert seen(lambda: X[:, mask]) == [(idx, [T234, [None, ((3, 4), "bool")]])]
+    # In index.Tensor's list a mask's entry stands for every dimension it spans.
+    plane, cube = X[:, :, 0] > 5, tm.zeros(2, 3, 4, 5)
+    first = ROWS[:1]
+    assert seen(lambda: X[plane, first]) == [(idx, [T234, [((2, 3), "bool"), ((1,), "int64")]])]
+    assert seen(lambda: cube[plane, None, first]) == [
+        (unsq, [((2, 3, 4, 5), F32), 2]), (idx, [((2, 3, 1, 4, 5), F32), [((2, 3), "bool"), None, ((1,), "int64")]])]
 
 
 def test_indexing_errors_are_pytorchs():
     with Seen() as mode, pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 2"):
         X[5]
     assert mode.calls == []
-    with Seen(), pytest.raises(IndexError, match="too many indices for tensor of dimension 3"):
-        X[0, 0, 0, 0]
+    with Seen() as mode, pytest.raises(IndexError, match="too many indices for tensor of dimension 3"):
+        X[0, 0, 0, ROWS]
+    assert mode.calls == []
+    # The dimension named is the item's position in the index, as PyTorch names it.
+    with Seen() as mode, pytest.raises(IndexError, match="index 7 is out of bounds for dimension 2 with size 3"):
+        X[None, 0, 7]
+    assert [name for name, _ in mode.calls] == ["aten.unsqueeze.default", "aten.select.int"]
+    with Seen(), pytest.raises(IndexError, match="index 7 is out of bounds for dimension 1 with size 4"):
+        X[..., 7]
 
 
 def test_tensor_from_data_is_lifted():
@@ -304,7 +317,8 @@ TORCH_PROGRAMS = [
     "x[0]", "x[:, 1:]", "x[:]", "x[...]", "x[:, :]", "x[None]", "x[0, None, 1:3]", "x[-2:, ..., ::2]",
     "x[1:, None, ..., :, 2]", "x[mask]", "x[[0, 1]]", "x[rows]", "x[:, rows, None]", "x[rows, ..., rows]",
     "x[0, rows]", "x[[0, 1], 0]", "x[:, [0, 1], 1:]", "x[True]", "x[0, False]", "x[mask[:, :, 0], None, 1:]",
-    "x[5:]", "x[:-1]", "x[0][1]",
+    "x[5:]", "x[:-1]", "x[0][1]", "x[mask[:, :, 0], rows[:1]]", "x[mask[:, :, 0], None, rows[:1]]",
+    "x[0, mask[0], None]",
     "torch.tensor([1, 2])", "torch.tensor([[1.5], [2.5]])",
     "x.reshape(6, 4)", "x.reshape(-1)", "torch.reshape(x, (4, -1))", "x.transpose(0, 1).reshape(-1)",
     "x[:, 0].reshape(-1)", "x.flatten()", "x.flatten(1)", "x.flatten(1, 1)", "x.transpose(1, 2).flatten(0, 1)",
