@@ -88,6 +88,25 @@ def test_cross_entropy_and_nll_loss_reach_nll_loss_forward():
         ("aten.nll_loss_forward.default", [((4, 3), F32), t4, None, 1, -100])]
 
 
+def test_spatial_losses_reach_nll_loss2d_forward():
+    planes, plane_targets = tm.zeros(2, 3, 4, 5), tm.zeros(2, 4, 5, dtype=tm.int64)
+    rows, row_targets = tm.zeros(2, 3, 4), tm.zeros(2, 4, dtype=tm.int64)
+    forward2d = "aten.nll_loss2d_forward.default"
+    assert seen(lambda: F.cross_entropy(planes, plane_targets)) == [
+        ("aten._log_softmax.default", [((2, 3, 4, 5), F32), 1, False]),
+        (forward2d, [((2, 3, 4, 5), F32), ((2, 4, 5), "int64"), None, 1, -100])]
+    assert seen(lambda: F.nll_loss(rows, row_targets, reduction="none")) == [
+        ("aten.view.default", [((2, 3, 4), F32), [2, 3, 1, -1]]),
+        ("aten.view.default", [((2, 4), "int64"), [2, 1, -1]]),
+        (forward2d, [((2, 3, 1, 4), F32), ((2, 1, 4), "int64"), None, 0, -100]),
+        ("aten.view.default", [((2, 1, 4), F32), [2, 4]])]
+    output, total = aten.nll_loss2d_forward.default(tm.zeros(1, 2, 1, 2), tm.tensor([[[0, 1]]]), None, 2, -100)
+    assert output.item() == 0.0 and total.item() == 2.0
+    with pytest.raises(RuntimeError, match="only batches of spatial targets supported \\(3D tensors\\) but got "
+                                           "targets of dimension: 2"):
+        aten.nll_loss2d_forward.default(tm.zeros(2, 3, 4, 5), tm.zeros(2, 4, dtype=tm.int64), None, 1, -100)
+
+
 def test_indexing_is_select_slice_unsqueeze_and_index():
     sel, sl, unsq, idx = "aten.select.int", "aten.slice.Tensor", "aten.unsqueeze.default", "aten.index.Tensor"
     rows = ((2,), "int64")
@@ -205,6 +224,7 @@ _IMAGE = _RNG.standard_normal((2, 3, 6, 6)).astype(np.float32)
 _KERNEL = _RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
 _CUBE = _RNG.standard_normal((3, 4, 5)).astype(np.float64)
 _TARGET = [0, 3, 1, 1, 2]
+_LABELS = _RNG.integers(0, 3, (2, 6, 6))
 
 # (name, function of a leaf tensor (float, requires grad) returning a tensor, the leaf's data)
 PROGRAMS = [
@@ -217,6 +237,9 @@ PROGRAMS = [
         x, tm.tensor(_TARGET), tm.tensor([1.0, 2.0, 0.5, 3.0]), reduction="sum", ignore_index=1), _LOGITS),
     ("cross_entropy_none", lambda x: F.cross_entropy(x, tm.tensor(_TARGET), reduction="none"), _LOGITS),
     ("nll_loss", lambda x: F.nll_loss(x.log_softmax(1), tm.tensor(_TARGET)), _LOGITS),
+    ("cross_entropy_3d", lambda x: F.cross_entropy(x[:, :, :3, 0], tm.tensor([[0, 1, 2], [2, 2, 0]]),
+                                                   reduction="none"), _IMAGE),
+    ("cross_entropy_4d", lambda x: F.cross_entropy(x, tm.tensor(_LABELS)), _IMAGE),
     ("select_slice", lambda x: x[1, :, 1:4:2], _CUBE),
     ("index", lambda x: x[[0, 2], None, 1:], _CUBE),
     ("mask", lambda x: x[x > 0], _CUBE),
@@ -314,6 +337,8 @@ TORCH_PROGRAMS = [
     "x.softmax(1)", "torch.softmax(x, -1, dtype=torch.float64)", "F.log_softmax(x, 0)",
     "F.cross_entropy(m, target)", "F.cross_entropy(m, target, w, reduction='sum', ignore_index=1)",
     "F.cross_entropy(m[0], target[0])", "F.nll_loss(m, target, reduction='none')",
+    "F.cross_entropy(image, labels)", "F.nll_loss(x, x_labels, ignore_index=1)",
+    "F.cross_entropy(image.unsqueeze(-1), labels.unsqueeze(-1), reduction='none')",
     "x[0]", "x[:, 1:]", "x[:]", "x[...]", "x[:, :]", "x[None]", "x[0, None, 1:3]", "x[-2:, ..., ::2]",
     "x[1:, None, ..., :, 2]", "x[mask]", "x[[0, 1]]", "x[rows]", "x[:, rows, None]", "x[rows, ..., rows]",
     "x[0, rows]", "x[[0, 1], 0]", "x[:, [0, 1], 1:]", "x[True]", "x[0, False]", "x[mask[:, :, 0], None, 1:]",
@@ -340,7 +365,8 @@ def _run_logged(library, functional, program: str):
     data = {"x": rng.standard_normal((2, 3, 4)).astype(np.float32), "m": rng.standard_normal((4, 3)).astype(np.float32),
             "target": np.array([0, 2, 1, 1]), "w": np.array([1.0, 2.0, 3.0], np.float32), "rows": np.array([0, 1]),
             "image": rng.standard_normal((2, 3, 6, 6)).astype(np.float32),
-            "kernel": rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "bias": np.ones(4, np.float32)}
+            "kernel": rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "bias": np.ones(4, np.float32),
+            "labels": rng.integers(0, 3, (2, 6, 6)), "x_labels": rng.integers(0, 3, (2, 4))}
     names = {key: library.from_numpy(value.copy()) for key, value in data.items()}
     names.update(torch=library, F=functional, mask=names["x"] > 0)
     calls = []

@@ -1,6 +1,6 @@
 """ATen's own ops behind PyTorch's composites: what the dispatch level sees where a public call
 is a composite there (``softmax`` -> ``_softmax``, ``cross_entropy`` -> ``_log_softmax`` and
-``nll_loss_forward``, ``x[1:]`` -> ``slice.Tensor``, ``x[mask]`` -> ``index.Tensor``,
+``nll_loss_forward`` (``nll_loss2d_forward`` for spatial inputs), ``x[1:]`` -> ``slice.Tensor``, ``x[mask]`` -> ``index.Tensor``,
 ``tensor(data)`` -> ``lift_fresh``, ``reshape`` of a strided input -> ``clone`` and
 ``_unsafe_view``, ``x[...]`` -> ``alias``).
 
@@ -119,16 +119,30 @@ def _nll_loss_forward_meta(input, target, weight, reduction, ignore_index):
     return output, MetaArray((), input.dtype)
 
 
+def _nll_forward(input, target, weight, reduction: int, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
+    """(``nll_loss``, the counted targets' total weight; 0 for ``'none'``), as ATen's ops return them."""
+    mode = _reduction_name(reduction)
+    output = _nn.nll_loss(input, target, weight, None, ignore_index, None, mode)
+    if mode == "none":
+        return output, np.zeros((), input.dtype)
+    index, _, _, weight = _nn._counted(input, target, weight, ignore_index)
+    total = index[1].size if weight is None else weight[index[1]].sum(dtype=input.dtype)
+    return output, np.asarray(total, input.dtype)
+
+
+_TARGETS = TensorSpec((4,), "int64", 0, 2)
+
+
 @op(function=False, aten="default", grad=_nll_loss_forward_grad, meta=rule(_nll_loss_forward_meta),
     schema={"ignore_index": "SymInt"},
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((3,), "int64", 0, 2), None, 1, -100)),
-            Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((2,)), 1, -100))),
+            Sample((TensorSpec((4, 3)), _TARGETS, TensorSpec((2,)), 1, -100))),
     samples=(
-    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), None, 1, -100)),
-    Sample((TensorSpec((4, 3), "float64"), TensorSpec((4,), "int64", 0, 2), None, 2, -100)),
-    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), None, 0, -100)),
-    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((3,), "float32", 0.5, 2), 1, 1)),
-    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((3,), "float32", 0.5, 2), 2, 0)),
+    Sample((TensorSpec((4, 3)), _TARGETS, None, 1, -100)),
+    Sample((TensorSpec((4, 3), "float64"), _TARGETS, None, 2, -100)),
+    Sample((TensorSpec((4, 3)), _TARGETS, None, 0, -100)),
+    Sample((TensorSpec((4, 3)), _TARGETS, TensorSpec((3,), "float32", 0.5, 2), 1, 1)),
+    Sample((TensorSpec((4, 3)), _TARGETS, TensorSpec((3,), "float32", 0.5, 2), 2, 0)),
     Sample((TensorSpec((3,)), TensorSpec((), "int64", 0, 2), None, 1, -100))))
 def nll_loss_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
                      ignore_index: int) -> tuple[Tensor, Tensor]:
@@ -140,13 +154,46 @@ def nll_loss_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduc
     >>> tm.ops.aten.nll_loss_forward.default(tm.tensor([[-1.0, -2.0], [-3.0, -0.5]]), tm.tensor([0, 1]), None, 1, -100)
     (tensor(0.7500), tensor(2.))
     """
-    mode = _reduction_name(reduction)
-    output = _nn.nll_loss(input, target, weight, None, ignore_index, None, mode)
-    if mode == "none":
-        return output, np.zeros((), input.dtype)
-    index, _, _, weight = _nn._counted(input, target, weight, ignore_index)
-    total = index[1].size if weight is None else weight[index[1]].sum(dtype=input.dtype)
-    return output, np.asarray(total, input.dtype)
+    return _nll_forward(input, target, weight, reduction, ignore_index)
+
+
+def _check_spatial(input, target) -> None:
+    if target.ndim != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{target.ndim}")
+    if input.ndim != 4:
+        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got input of dimension: "
+                           f"{input.ndim}")
+
+
+def _nll_loss2d_forward_meta(input, target, weight, reduction, ignore_index):
+    _check_spatial(input, target)
+    return _nll_loss_forward_meta(input, target, weight, reduction, ignore_index)
+
+
+_PLANE_TARGETS = TensorSpec((2, 4, 5), "int64", 0, 2)
+
+
+@op(function=False, aten="default", grad=_nll_loss_forward_grad, meta=rule(_nll_loss2d_forward_meta),
+    schema={"ignore_index": "SymInt"},
+    errors=(Sample((TensorSpec((2, 3, 4)), _PLANE_TARGETS, None, 1, -100)),
+            Sample((TensorSpec((2, 3, 4, 5)), TensorSpec((2, 4), "int64", 0, 2), None, 1, -100))),
+    samples=(
+    Sample((TensorSpec((2, 3, 4, 5)), _PLANE_TARGETS, None, 1, -100)),
+    Sample((TensorSpec((2, 3, 4, 5), "float64"), _PLANE_TARGETS, None, 0, -100)),
+    Sample((TensorSpec((2, 3, 1, 4)), TensorSpec((2, 1, 4), "int64", 0, 2), TensorSpec((3,), "float32", 0.5, 2),
+            2, 1))))
+def nll_loss2d_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                       ignore_index: int) -> tuple[Tensor, Tensor]:
+    """``nll_loss_forward`` of 4-D log-probabilities (N, C, H, W) and 3-D targets (N, H, W): what
+    ``nll_loss`` and ``cross_entropy`` of spatial inputs reach at the dispatch level.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.nll_loss2d_forward.default(tm.zeros(1, 2, 1, 2), tm.tensor([[[0, 1]]]), None, 2, -100)
+    (tensor(0.), tensor(2.))
+    """
+    _check_spatial(input, target)
+    return _nll_forward(input, target, weight, reduction, ignore_index)
 
 
 # -- slice, alias and index ----------------------------------------------------------------
