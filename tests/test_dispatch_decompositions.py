@@ -322,6 +322,15 @@ def test_total_weight_gradient_is_the_true_one():
     assert weight.grad.tolist() == [1.0, 0.0, 2.0]
 
 
+def test_a_zero_nll_loss_is_positive_zero():
+    # PyTorch's kernel subtracts each picked entry from 0: a zero loss is +0, not -0.
+    for reduction in ("sum", "mean"):
+        loss = F.nll_loss(tm.zeros(2, 2), tm.tensor([0, 1]), reduction=reduction)
+        assert not np.signbit(loss.numpy())
+        output, _ = aten.nll_loss_forward.default(tm.zeros(2, 2), tm.tensor([0, 1]), None, 2, -100)
+        assert not np.signbit(output.numpy())
+
+
 def test_softmax_to_a_half_dtype_rounds_the_input_first():
     # PyTorch converts to ``dtype`` before computing (what the decomposition's _to_copy does).
     x = tm.tensor([[0.1, 1.0001, -2.3], [3.14159, 0.0, 2.71828]])

@@ -1,8 +1,8 @@
 """ATen's own ops behind PyTorch's composites: what the dispatch level sees where a public call
 is a composite there (``softmax`` -> ``_softmax``, ``cross_entropy`` -> ``_log_softmax`` and
-``nll_loss_forward`` (``nll_loss2d_forward`` for spatial inputs), ``x[1:]`` -> ``slice.Tensor``, ``x[mask]`` -> ``index.Tensor``,
-``tensor(data)`` -> ``lift_fresh``, ``reshape`` of a strided input -> ``clone`` and
-``_unsafe_view``, ``x[...]`` -> ``alias``).
+``nll_loss_forward`` (``nll_loss2d_forward`` for spatial inputs), ``x[1:]`` -> ``slice.Tensor``,
+``x[mask]`` -> ``index.Tensor``, ``tensor(data)`` -> ``lift_fresh``, ``reshape`` of a strided
+input -> ``clone`` and ``_unsafe_view``, ``x[...]`` -> ``alias``).
 
 None is a public function (``function=False``): they are reached as
 ``tensormodes.ops.aten.<name>.<overload>``, which the public ops' decompositions

@@ -493,7 +493,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     per_target = None if weight is None else weight[index[1]]
     if per_target is None and mode != "none" and picked.size:
         # Unweighted and reduced: negate the sum rather than every entry (one array op less).
-        total = -np.add.reduce(picked, None, input.dtype)
+        total = 0 - np.add.reduce(picked, None, input.dtype)  # 0 - s: a zero sum is +0, as in PyTorch
         return np.asarray(total if mode == "sum" else total / picked.size, dtype=input.dtype)
     losses = -picked if per_target is None else -picked * per_target
     if mode == "none":
