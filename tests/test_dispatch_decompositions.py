@@ -253,7 +253,17 @@ PROGRAMS = [
     ("conv2d_unbatched", lambda x: F.conv2d(x[0], tm.tensor(_KERNEL), stride=2), _IMAGE),
     ("conv1d", lambda x: F.conv1d(x[:, :, 0], tm.tensor(_KERNEL[:, :, 0]), padding="same"), _IMAGE),
     ("max_pool2d", lambda x: F.max_pool2d(x, 3, 2, 1), _IMAGE),
+    ("matmul_folded", lambda x: x @ tm.tensor(_CUBE[0]), _CUBE.transpose(0, 2, 1).copy()),
+    ("matmul_batched", lambda x: x.transpose(0, 1) @ tm.tensor(_CUBE[:, 0]).t(), _CUBE),
+    ("matmul_vector_batch", lambda x: x[0, :, 0] @ x, _CUBE),
+    ("matmul_transposed_fold", lambda x: tm.tensor(_CUBE[0]) @ x, _CUBE.transpose(0, 2, 1).copy()),
+    ("linear_strided", lambda x: F.linear(x.transpose(0, 1), tm.tensor(_CUBE[0, :3]), tm.tensor(_CUBE[0, 0, :3])),
+     _CUBE),
+    ("linear_vector", lambda x: F.linear(x[0, 0], tm.tensor(_CUBE[0])), _CUBE),
 ]
+
+
+_FOLDS_FOR_GRAD = {"matmul_vector_batch"}
 
 
 @pytest.mark.parametrize("name, program, data", PROGRAMS, ids=[p[0] for p in PROGRAMS])
@@ -273,7 +283,12 @@ def test_decomposed_results_and_gradients_equal_eager(name, program, data):
     mode = Seen()
     decomposed, decomposed_grad = run(mode)
     assert decomposed.dtype == eager.dtype and decomposed.shape == eager.shape
-    np.testing.assert_array_equal(decomposed.detach().numpy(), eager.detach().numpy())
+    if name in _FOLDS_FOR_GRAD:
+        # PyTorch folds a vector @ batch into one mv when the vector requires grad (its should_fold),
+        # as the decomposition does; the eager kernel, which cannot know, multiplies batch by batch.
+        np.testing.assert_allclose(decomposed.detach().numpy(), eager.detach().numpy(), rtol=1e-14)
+    else:
+        np.testing.assert_array_equal(decomposed.detach().numpy(), eager.detach().numpy())
     # The backward runs the decomposition's formulas (softmax's, nll_loss's ... instead of a fused
     # op's): the same gradients, to rounding.
     np.testing.assert_allclose(decomposed_grad.numpy(), eager_grad.numpy(), rtol=1e-5, atol=1e-6)
@@ -359,6 +374,11 @@ TORCH_PROGRAMS = [
     "m[0, 0].flatten()",
     "F.conv2d(image, kernel)", "F.conv2d(image[0], kernel, bias, stride=2, padding=1)",
     "F.conv2d(image, kernel, padding='same', dilation=2)", "F.conv1d(image[:, :, 0], kernel[:, :, 0], groups=1)",
+    "x @ w_3x4.t()", "x @ m.t()[0]", "m[:, 0] @ x.transpose(1, 2)", "x @ x.transpose(1, 2)",
+    "x[:1].unsqueeze(0) @ x.transpose(1, 2)", "x.transpose(0, 1) @ w_3x4.t()", "m[:3, :3] @ x",
+    "m[0] @ m.t()", "m[0] @ m[0]", "m.t() @ m[:, 0]",
+    "F.linear(x, w_3x4)", "F.linear(x, w_3x4, w)", "F.linear(x.transpose(0, 1), w_3x4, w)",
+    "F.linear(x[0, 0], w_3x4, w)", "F.linear(x[0], w_3x4)", "F.linear(x[0, 0], w_3x4)",
     "F.max_pool2d(image, 2)", "F.max_pool2d(image, 3, padding=1)",
     "F.max_pool2d(image, (2, 3), (1, 2), (1, 0), 2, True)",
 ]
@@ -375,7 +395,8 @@ def _run_logged(library, functional, program: str):
             "target": np.array([0, 2, 1, 1]), "w": np.array([1.0, 2.0, 3.0], np.float32), "rows": np.array([0, 1]),
             "image": rng.standard_normal((2, 3, 6, 6)).astype(np.float32),
             "kernel": rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "bias": np.ones(4, np.float32),
-            "labels": rng.integers(0, 3, (2, 6, 6)), "x_labels": rng.integers(0, 3, (2, 4))}
+            "labels": rng.integers(0, 3, (2, 6, 6)), "x_labels": rng.integers(0, 3, (2, 4)),
+            "w_3x4": rng.standard_normal((3, 4)).astype(np.float32)}
     names = {key: library.from_numpy(value.copy()) for key, value in data.items()}
     names.update(torch=library, F=functional, mask=names["x"] > 0)
     calls = []
@@ -391,7 +412,9 @@ def _run_logged(library, functional, program: str):
 
     with Log():
         result = eval(program, names)  # noqa: S307 - the table's own programs
-    return calls, result
+    # PyTorch's 1-D @ 2-D matmul squeezes its product in place (squeeze_); tensormodes has no
+    # in-place squeeze, and squeezes out of place.
+    return [("aten.squeeze.dim" if name == "aten.squeeze_.dim" else name, args) for name, args in calls], result
 
 
 @pytest.mark.torch

@@ -153,21 +153,20 @@ def _linear_node(input, weight, bias) -> str:
 
 
 def _linear_decomposition(input, weight, bias=None):
-    """PyTorch's composite ``linear``, op for op (what the dispatch level sees)."""
+    """PyTorch's composite ``linear``, op for op: ``addmm`` for a 2-D input with a bias, a contiguous
+    input folded into one ``addmm`` and viewed back, else ``matmul`` of ``weight.t()`` then ``add`` (out of
+    place, as PyTorch's is for modes and subclasses)."""
     if weight.dim() != 2 or input.dim() == 0 or input.shape[-1] != weight.shape[1] or \
-            (bias is not None and bias.dim() > 1):
+            (bias is not None and (bias.dim() > 1 or bias.dtype != input.dtype)):
         return NotImplemented  # the fused op raises PyTorch's errors
-    if input.dim() == 2:
-        weight_t = weight.t()
-        return ops.addmm(bias, input, weight_t) if bias is not None else input.mm(weight_t)
-    shape = (*input.shape[:-1], weight.shape[0])
-    if bias is not None:
-        flat = input.view(-1, input.shape[-1])
-        return ops.addmm(bias, flat, weight.t()).view(shape)
-    weight_t = weight.t()
-    if input.dim() == 1:
-        return input.unsqueeze(0).mm(weight_t).squeeze(0)
-    return input.view(-1, input.shape[-1]).mm(weight_t).view(shape)
+    if bias is not None and input.dim() == 2:
+        return ops.addmm(bias, input, weight.t())
+    if bias is not None and input.is_contiguous() and (input.dim() == 3 or bias.dim() == 1):
+        flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
+        result = ops.addmm(bias, flat, weight.t())
+        return result.view(*input.shape[:-1], result.shape[1])
+    result = ops.matmul(input, weight.t())
+    return result if bias is None else result + bias
 
 
 @op(namespace="tensormodes.nn.functional", grad=_linear_grad, meta=rule(_linear_meta), node=_linear_node,
