@@ -23,6 +23,17 @@ PENDING_NAMES = {"aten.select.default": "aten.select.int", "aten.transpose.defau
                  "aten.empty.default": "aten.empty.memory_format", "aten.fill_.Tensor": "aten.fill_.Scalar"}
 
 
+def _as_pytorch_names(func, args) -> tuple[str, list]:
+    """(op name, shown arguments) of a call, under PyTorch's names (``PENDING_NAMES``; the dim
+    overloads of squeeze and sum, which the ATen-naming work splits off)."""
+    name, shown = PENDING_NAMES.get(str(func), str(func)), _shown(list(args))
+    if name == "aten.squeeze.dim" and isinstance(shown[1], list):
+        shown[1] = shown[1][0]  # squeeze(x, [0]) is squeeze.dim(x, 0) in PyTorch
+    if name == "aten.sum.default" and len(shown) > 1:
+        name = "aten.sum.dim_IntList"
+    return name, shown
+
+
 def _shown(value):
     """A handler argument as the tests compare it: tensors by shape and dtype name."""
     if hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, np.ndarray):
@@ -42,11 +53,7 @@ class Seen(TorchDispatchMode):
         self.calls = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = PENDING_NAMES.get(str(func), str(func))
-        shown = _shown(list(args))
-        if name == "aten.squeeze.dim" and isinstance(shown[1], list):
-            shown[1] = shown[1][0]  # squeeze(x, [0]) is squeeze.dim(x, 0) in PyTorch
-        self.calls.append((name, shown))
+        self.calls.append(_as_pytorch_names(func, args))
         return func(*args, **(kwargs or {}))
 
 
@@ -237,6 +244,9 @@ PROGRAMS = [
         x, tm.tensor(_TARGET), tm.tensor([1.0, 2.0, 0.5, 3.0]), reduction="sum", ignore_index=1), _LOGITS),
     ("cross_entropy_none", lambda x: F.cross_entropy(x, tm.tensor(_TARGET), reduction="none"), _LOGITS),
     ("nll_loss", lambda x: F.nll_loss(x.log_softmax(1), tm.tensor(_TARGET)), _LOGITS),
+    ("cross_entropy_probabilities", lambda x: F.cross_entropy(x, tm.tensor(_LOGITS).softmax(1)), _LOGITS),
+    ("cross_entropy_probabilities_weighted", lambda x: F.cross_entropy(
+        x, tm.tensor(_LOGITS[::-1].copy()).softmax(1), tm.tensor([1.0, 2.0, 0.5, 3.0]), reduction="none"), _LOGITS),
     ("cross_entropy_3d", lambda x: F.cross_entropy(x[:, :, :3, 0], tm.tensor([[0, 1, 2], [2, 2, 0]]),
                                                    reduction="none"), _IMAGE),
     ("cross_entropy_4d", lambda x: F.cross_entropy(x, tm.tensor(_LABELS)), _IMAGE),
@@ -361,6 +371,8 @@ TORCH_PROGRAMS = [
     "x.softmax(1)", "torch.softmax(x, -1, dtype=torch.float64)", "F.log_softmax(x, 0)",
     "F.cross_entropy(m, target)", "F.cross_entropy(m, target, w, reduction='sum', ignore_index=1)",
     "F.cross_entropy(m[0], target[0])", "F.nll_loss(m, target, reduction='none')",
+    "F.cross_entropy(m, m.softmax(1))", "F.cross_entropy(x, x.softmax(1), w, reduction='none')",
+    "F.cross_entropy(m[0], m[1].softmax(0), reduction='sum')", "F.cross_entropy(m, m.double().softmax(1), w)",
     "F.cross_entropy(image, labels)", "F.nll_loss(x, x_labels, ignore_index=1)",
     "F.cross_entropy(image.unsqueeze(-1), labels.unsqueeze(-1), reduction='none')",
     "x[0]", "x[:, 1:]", "x[:]", "x[...]", "x[:, :]", "x[None]", "x[0, None, 1:3]", "x[-2:, ..., ::2]",
@@ -403,18 +415,17 @@ def _run_logged(library, functional, program: str):
 
     class Log(base):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            name = PENDING_NAMES.get(str(func), str(func))
-            shown = _shown(list(args))
-            if name == "aten.squeeze.dim" and isinstance(shown[1], list):
-                shown[1] = shown[1][0]
-            calls.append((name, shown))
+            calls.append(_as_pytorch_names(func, args))
             return func(*args, **(kwargs or {}))
 
     with Log():
         result = eval(program, names)  # noqa: S307 - the table's own programs
-    # PyTorch's 1-D @ 2-D matmul squeezes its product in place (squeeze_); tensormodes has no
-    # in-place squeeze, and squeezes out of place.
-    return [("aten.squeeze.dim" if name == "aten.squeeze_.dim" else name, args) for name, args in calls], result
+    # Deliberate differences: PyTorch's 1-D @ 2-D matmul squeezes its product in place (squeeze_),
+    # tensormodes (no in-place squeeze) out of place; the mean of cross entropy with class
+    # probabilities divides by a Python number, which reaches div.Tensor here (PyTorch's C++
+    # composite calls div.Scalar).
+    same = {"aten.squeeze_.dim": "aten.squeeze.dim", "aten.div.Scalar": "aten.div.Tensor"}
+    return [(same.get(name, name), args) for name, args in calls], result
 
 
 @pytest.mark.torch

@@ -35,6 +35,7 @@ from .common import (
     shape_text,
 )
 from .common import conjugate as _conj
+from .losses import cross_entropy_decomposition, nll_loss_decomposition
 from .meta_rules import probe, rule
 from .registry import Sample, Tensor, TensorSpec, op
 from .shape import reshaped
@@ -432,40 +433,8 @@ def _binary_cross_entropy_meta(input, target, weight=None, size_average=None, re
     return MetaArray(input.shape if mode == "none" else (), input.dtype)
 
 
-# PyTorch's Reduction enum: how ATen's loss ops (``nll_loss_forward``) take the reduction.
-REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
-
-
-def _nll_loss_nd(input, target, weight, reduction: str, ignore_index: int):
-    """PyTorch's ``nll_loss_nd`` (what the dispatch level sees): ``nll_loss_forward`` of 1-D or 2-D
-    log-probabilities, ``nll_loss2d_forward`` of 4-D ones, other shapes viewed as (N, C, 1, -1)
-    and the targets as (N, 1, -1) (a ``'none'`` loss viewed back). NotImplemented where the op
-    itself must run (argument errors, empty or non-contiguous spatial operands)."""
-    aten, mode, ndim = ops.ops.aten, REDUCTION_ENUM.get(reduction), input.dim()
-    if mode is None or type(ignore_index) is not int:
-        return NotImplemented
-    if ndim <= 2:
-        return aten.nll_loss_forward.default(input, target, weight, mode, ignore_index)[0]
-    if ndim == 4:
-        return aten.nll_loss2d_forward.default(input, target, weight, mode, ignore_index)[0]
-    n, c, spatial = input.shape[0], input.shape[1], tuple(input.shape[2:])
-    if tuple(target.shape) != (n, *spatial) or not (input.numel() and target.numel()) or \
-            not (input.is_contiguous() and target.is_contiguous()):
-        return NotImplemented
-    output = aten.nll_loss2d_forward.default(input.view(n, c, 1, -1), target.view(n, 1, -1), weight, mode,
-                                             ignore_index)[0]
-    return output.view(n, *spatial) if mode == 0 else output
-
-
-def _nll_loss_decomposition(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                            reduction="mean"):
-    if size_average is not None or reduce is not None:
-        return NotImplemented  # legacy arguments (they warn): the op itself
-    return _nll_loss_nd(input, target, weight, reduction, ignore_index)
-
-
 @op(namespace="tensormodes.nn.functional", grad=_nll_loss_grad, meta=rule(_nll_loss_meta),
-    decompose=_nll_loss_decomposition,
+    decompose=nll_loss_decomposition,
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((3,), "int64", 0, 2))),
             Sample((TensorSpec((4, 3)), TensorSpec((4,), "float32"))),
             Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((2,))))),
@@ -832,19 +801,8 @@ def _cross_entropy_node(input, target, weight, reduction, ignore_index) -> str:
     return "nll_loss"
 
 
-def _cross_entropy_decomposition(input, target, weight=None, reduction="mean", ignore_index=-100):
-    """PyTorch's ``cross_entropy`` of class indices: ``_log_softmax``, then ``nll_loss_nd``'s ops."""
-    if input.dim() == 0 or target.dtype.is_floating_point or (input.dim() not in (1, 2, 4) and not (
-            tuple(target.shape) == (input.shape[0], *input.shape[2:]) and input.numel() and target.is_contiguous())):
-        return NotImplemented  # class probabilities, what nll_loss_nd leaves to the op: the op itself
-    if reduction not in REDUCTION_ENUM or type(ignore_index) is not int:
-        return NotImplemented
-    log_probs = ops.ops.aten._log_softmax.default(input, _class_dim(input), False)
-    return _nll_loss_nd(log_probs, target, weight, reduction, ignore_index)
-
-
 @op(grad=_cross_entropy_loss_grad, saves=("log_probs",), node=_cross_entropy_node,
-    decompose=_cross_entropy_decomposition,
+    decompose=cross_entropy_decomposition,
     meta=rule(_cross_entropy_loss_meta),
     errors=(Sample((_LOGITS, TensorSpec((3,), "int64", 0, 2))), Sample((TensorSpec((4, 3), "int64"), _TARGET)),
             Sample((_LOGITS, _TARGET, TensorSpec((2,)))), Sample((_LOGITS, TensorSpec((4, 3), "int64", 0, 2))),
