@@ -6,6 +6,10 @@ as PyTorch's do. Each is one op, so a loss records one node named as PyTorch's
 (``MseLossBackward0`` ... through ``node=``) instead of the few a composition records, and its
 gradient is one short formula. The reduction is a string (``'none'``, ``'mean'``, ``'sum'``),
 checked by the caller.
+
+Also here: what ``nll_loss`` and ``cross_entropy`` (declared in ``nn.py``) run when the dispatch
+level listens (``op(decompose=)``): PyTorch's composites, through ATen's ``_log_softmax``,
+``nll_loss_forward`` and ``nll_loss2d_forward`` (``dispatch_forms.py``).
 """
 
 from __future__ import annotations
