@@ -166,6 +166,23 @@ def test_indexing_errors_are_pytorchs():
         X[..., 7]
 
 
+def test_slice_and_select_backward_are_pytorchs_ops():
+    x = tm.zeros(2, 3, 4, requires_grad=True)
+    with Seen() as mode:
+        x[::2, :-1].sum().backward()
+    backward = [call for call in mode.calls if call[0].endswith("_backward.default")]
+    assert backward == [("aten.slice_backward.default", [((1, 2, 4), F32), [1, 3, 4], 1, 0, -1, 1]),
+                        ("aten.slice_backward.default", [((1, 3, 4), F32), [2, 3, 4], 0, 0, MAX, 2])]
+    assert x.grad[0, :2].tolist() == [[1.0] * 4] * 2 and x.grad[1].sum().item() == 0.0
+    with Seen() as mode:
+        x[1, -1].sum().backward()
+    assert ("aten.select_backward.default", [((3, 4), F32), [2, 3, 4], 0, 1]) in mode.calls
+    assert aten.select_backward.default(tm.ones(2), [2, 2], 1, 0).tolist() == [[1.0, 0.0], [1.0, 0.0]]
+    with pytest.raises(RuntimeError, match="The size of tensor a \\(2\\) must match the size of tensor b \\(3\\) "
+                                           "at non-singleton dimension 1"):
+        aten.slice_backward.default(tm.ones(2, 3, 4), [2, 3, 4], 1, 1, 100, 1)
+
+
 def test_tensor_from_data_is_lifted():
     assert seen(lambda: tm.tensor([1, 2])) == [("aten.lift_fresh.default", [((2,), "int64")])]
     assert seen(lambda: tm.tensor(3.0)) == [("aten.lift_fresh.default", [((), F32)])]
@@ -396,7 +413,7 @@ TORCH_PROGRAMS = [
 ]
 
 
-def _run_logged(library, functional, program: str):
+def _run_logged(library, functional, program: str, requires_grad: bool = False):
     import torch
 
     from tensormodes.utils._python_dispatch import TorchDispatchMode as OurMode
@@ -410,7 +427,9 @@ def _run_logged(library, functional, program: str):
             "labels": rng.integers(0, 3, (2, 6, 6)), "x_labels": rng.integers(0, 3, (2, 4)),
             "w_3x4": rng.standard_normal((3, 4)).astype(np.float32)}
     names = {key: library.from_numpy(value.copy()) for key, value in data.items()}
-    names.update(torch=library, F=functional, mask=names["x"] > 0)
+    for key in ("x", "m", "image") if requires_grad else ():
+        names[key].requires_grad_()
+    names.update(torch=library, F=functional, mask=names["x"].detach() > 0)
     calls = []
 
     class Log(base):
@@ -426,6 +445,26 @@ def _run_logged(library, functional, program: str):
     # composite calls div.Scalar).
     same = {"aten.squeeze_.dim": "aten.squeeze.dim", "aten.div.Scalar": "aten.div.Tensor"}
     return [(same.get(name, name), args) for name, args in calls], result
+
+
+# Backward ops of indexing's decomposition: slice_backward, select_backward. (The backward ops of the
+# other composites are not all PyTorch's yet: index.Tensor's is new_zeros + index_put there,
+# max_pool2d's max_pool2d_with_indices_backward, and PyTorch's autograd runs ``detach`` when it
+# saves an op's output and new_empty_strided + copy_ when it accumulates a strided gradient.)
+BACKWARD_PROGRAMS = ["x[:, 1:]", "x[0, ::2]", "x[1:, None, ..., 0]", "m[-1]"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("program", BACKWARD_PROGRAMS)
+def test_backward_op_names_match_torch(program):
+    import torch
+    import torch.nn.functional as torch_F
+
+    # The forward and backward ops' names (arguments aside), x, m and image requiring grad.
+    backward = f"({program}).sum().backward()"
+    theirs, _ = _run_logged(torch, torch_F, backward, requires_grad=True)
+    ours, _ = _run_logged(tm, F, backward, requires_grad=True)
+    assert [name for name, _ in ours] == [name for name, _ in theirs]
 
 
 @pytest.mark.torch

@@ -26,6 +26,7 @@ import numpy as np
 from .._meta_array import DataDependentOutputError, MetaArray
 from . import activation as _activation
 from . import indexing as _indexing
+from . import joining as _joining
 from . import nn as _nn
 from ._samples import I23, M23, M234, SCALAR
 from .common import along, no_complex_autograd, ops, wrap_dim
@@ -208,11 +209,12 @@ def _slice_key(ndim: int, dim: int, start, end, step) -> tuple[int, slice]:
     return d, slice(start, end, step)
 
 
+_OPEN_END = 9223372036854775807  # INT64_MAX: the end of a slice without one
+
+
 def _slice_grad(grad, input_shape, dim, start, end, step):
-    d, part = _slice_key(len(input_shape), dim, start, end, step)
-    out = grad.new_zeros(tuple(input_shape))
-    out[along(d, part)] = grad
-    return out
+    return ops.ops.aten.slice_backward.default(grad, list(input_shape), dim, 0 if start is None else start,
+                                               _OPEN_END if end is None else end, step)
 
 
 @op(name="slice", function=False, aten="Tensor", tags=("core",), view=True, grad=_slice_grad, meta=metadata,
@@ -234,6 +236,73 @@ def slice_kernel(input: Tensor, dim: int = 0, start: int | None = None, end: int
     if type(input) is MetaArray:
         return meta_indexed(input, (slice(None),) * d + (part,))
     return input[along(d, part)]
+
+
+# -- the backward ops of slice and select ------------------------------------------------------
+
+def _written_into_zeros(grad_output, input_sizes, region_of):
+    """Zeros of ``input_sizes`` with ``grad_output`` copied into ``region_of(zeros)`` (a view), as
+    PyTorch's ``slice_backward`` / ``select_backward`` compute them; MetaArrays give the metadata."""
+    sizes = tuple(input_sizes)
+    meta = type(grad_output) is MetaArray
+    result = MetaArray(sizes, grad_output.dtype) if meta else np.zeros(sizes, grad_output.dtype)
+    region = region_of(result)
+    if len(grad_output.shape) > region.ndim:
+        raise RuntimeError(f"output with shape {list(region.shape)} doesn't match the broadcast shape "
+                           f"{list(grad_output.shape)}")
+    for back in range(1, len(grad_output.shape) + 1):  # the copy broadcasts grad_output, as PyTorch's copy_
+        a, b = region.shape[-back], grad_output.shape[-back]
+        if b != a and b != 1:
+            raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                               f"non-singleton dimension {region.ndim - back}")
+    if not meta:
+        region[...] = grad_output
+    return result
+
+
+def _slice_backward_grad(grad, dim, start, end, step):
+    return ops.ops.aten.slice.Tensor(grad, dim, start, end, step)
+
+
+@op(function=False, aten="default", grad=_slice_backward_grad, meta=metadata,
+    schema={"input_sizes": "SymInt[]", "start": "SymInt", "end": "SymInt", "step": "SymInt"},
+    errors=(Sample((TensorSpec((2, 3, 4)), [2, 3, 4], 1, 1, 100, 1)),
+            Sample((TensorSpec((2, 2, 4)), [2, 3, 4], 3, 1, 9, 1)),
+            Sample((TensorSpec((2, 2, 4)), [2, 3, 4], 1, 1, 9, 0))),
+    samples=(Sample((TensorSpec((2, 2, 4)), [2, 3, 4], 1, 1, 9223372036854775807, 1)),
+             Sample((TensorSpec((2, 3, 2), "float64"), [2, 3, 4], -1, -100, 100, 3)),
+             Sample((TensorSpec((1, 3, 4), "int64"), [2, 3, 4], 0, 0, -1, 1)),
+             Sample((TensorSpec((4,)), [2, 3, 4], 1, 0, 2, 1))))
+def slice_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, start: int, end: int,
+                   step: int) -> Tensor:
+    """The gradient of ``slice.Tensor(input, dim, start, end, step)`` for an input of ``input_sizes``:
+    zeros with ``grad_output`` at the slice (PyTorch's ``slice_backward``).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.slice_backward.default(tm.ones(2), [4], 0, 1, 9223372036854775807, 2).tolist()
+    [0.0, 1.0, 0.0, 1.0]
+    """
+    return _written_into_zeros(grad_output, input_sizes, lambda zeros: slice_kernel(zeros, dim, start, end, step))
+
+
+def _select_backward_grad(grad, dim, index):
+    return grad.select(dim, index)
+
+
+@op(function=False, aten="default", grad=_select_backward_grad, meta=metadata,
+    schema={"input_sizes": "SymInt[]", "index": "SymInt"},
+    errors=(Sample((TensorSpec((2, 4)), [2, 3, 4], 1, 5)), Sample((TensorSpec((2, 3)), [2, 3, 4], 1, 0))),
+    samples=(Sample((TensorSpec((3, 4)), [2, 3, 4], 0, 0)), Sample((TensorSpec((2, 4), "float64"), [2, 3, 4], 1, -1)),
+             Sample((TensorSpec((), "int64"), [3], 0, 2)), Sample((TensorSpec((4,)), [2, 3, 4], -2, 1))))
+def select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int) -> Tensor:
+    """The gradient of ``select(input, dim, index)`` for an input of ``input_sizes``: zeros with
+    ``grad_output`` at ``index`` along ``dim`` (PyTorch's ``select_backward``).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.select_backward.default(tm.ones(2), [2, 2], 1, 0).tolist()
+    [[1.0, 0.0], [1.0, 0.0]]
+    """
+    return _written_into_zeros(grad_output, input_sizes, lambda zeros: _joining.select(zeros, dim, index))
 
 
 def _alias_grad(grad):
