@@ -363,14 +363,14 @@ def _nll_loss_nd(input, target, weight, reduction: str, ignore_index: int):
     """PyTorch's ``nll_loss_nd`` (what the dispatch level sees): ``nll_loss_forward`` of 1-D or 2-D
     log-probabilities, ``nll_loss2d_forward`` of 4-D ones, other shapes viewed as (N, C, 1, -1)
     and the targets as (N, 1, -1) (a ``'none'`` loss viewed back)."""
-    aten, mode, ndim = ops.ops.aten, REDUCTION_ENUM[reduction], input.dim()
+    mode, ndim = REDUCTION_ENUM[reduction], input.dim()
     if ndim <= 2:
-        return aten.nll_loss_forward.default(input, target, weight, mode, ignore_index)[0]
+        return ops.ops.aten.nll_loss_forward.default(input, target, weight, mode, ignore_index)[0]
     if ndim == 4:
-        return aten.nll_loss2d_forward.default(input, target, weight, mode, ignore_index)[0]
+        return ops.ops.aten.nll_loss2d_forward.default(input, target, weight, mode, ignore_index)[0]
     n, c, spatial = input.shape[0], input.shape[1], tuple(input.shape[2:])
-    output = aten.nll_loss2d_forward.default(input.view(n, c, 1, -1), target.view(n, 1, -1), weight, mode,
-                                             ignore_index)[0]
+    output = ops.ops.aten.nll_loss2d_forward.default(input.view(n, c, 1, -1), target.view(n, 1, -1), weight, mode,
+                                                     ignore_index)[0]
     return output.view(n, *spatial) if mode == 0 else output
 
 
