@@ -364,6 +364,14 @@ def test_total_weight_gradient_is_the_true_one():
     assert weight.grad.tolist() == [1.0, 0.0, 2.0]
 
 
+def test_squeeze_nodes_are_named_per_overload():
+    # PyTorch's squeeze overloads name their nodes SqueezeBackward0 (all), 1 (a dim), 2 (dims);
+    # an unbatched conv2d's decomposition ends in squeeze(0).
+    x = tm.zeros(1, 3, 1, requires_grad=True)
+    names = [type(y.grad_fn).__name__ for y in (x.squeeze(), x.squeeze(0), tm.squeeze(x, (0, 2)))]
+    assert names == ["SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2"]
+
+
 def test_a_zero_nll_loss_is_positive_zero():
     # PyTorch's kernel subtracts each picked entry from 0: a zero loss is +0, not -0.
     for reduction in ("sum", "mean"):
@@ -452,6 +460,25 @@ def _run_logged(library, functional, program: str, requires_grad: bool = False):
 # max_pool2d's max_pool2d_with_indices_backward, and PyTorch's autograd runs ``detach`` when it
 # saves an op's output and new_empty_strided + copy_ when it accumulates a strided gradient.)
 BACKWARD_PROGRAMS = ["x[:, 1:]", "x[0, ::2]", "x[1:, None, ..., 0]", "m[-1]"]
+
+
+NODE_PROGRAMS = ["x.softmax(1)", "F.log_softmax(x, 0, dtype=torch.float64)", "F.cross_entropy(m, target)",
+                 "F.cross_entropy(x, x_labels, reduction='none')", "F.nll_loss(image, labels)", "x[0]", "x[:, 1:]",
+                 "x[rows]", "x[...]", "x.transpose(1, 2).reshape(-1)", "x.flatten(1)", "F.conv2d(image[0], kernel)",
+                 "F.max_pool2d(image, 2)", "x @ x.transpose(1, 2)", "F.linear(x, w_3x4)"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("program", NODE_PROGRAMS)
+def test_decomposed_nodes_are_named_as_torch(program):
+    import torch
+    import torch.nn.functional as torch_F
+
+    def node(library, functional):
+        _, result = _run_logged(library, functional, program, requires_grad=True)
+        return type(result.grad_fn).__name__
+
+    assert node(tm, F) == node(torch, torch_F)
 
 
 @pytest.mark.torch

@@ -134,7 +134,7 @@ def _nll_forward(input, target, weight, reduction: int, ignore_index: int) -> tu
 _TARGETS = TensorSpec((4,), "int64", 0, 2)
 
 
-@op(function=False, aten="default", grad=_nll_loss_forward_grad, meta=rule(_nll_loss_forward_meta),
+@op(function=False, aten="default", grad=_nll_loss_forward_grad, meta=rule(_nll_loss_forward_meta), node="nll_loss",
     schema={"ignore_index": "SymInt"},
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((3,), "int64", 0, 2), None, 1, -100)),
             Sample((TensorSpec((4, 3)), _TARGETS, TensorSpec((2,)), 1, -100))),
@@ -176,7 +176,7 @@ _PLANE_TARGETS = TensorSpec((2, 4, 5), "int64", 0, 2)
 
 
 @op(function=False, aten="default", grad=_nll_loss_forward_grad, meta=rule(_nll_loss2d_forward_meta),
-    schema={"ignore_index": "SymInt"},
+    node="nll_loss2d", schema={"ignore_index": "SymInt"},
     errors=(Sample((TensorSpec((2, 3, 4)), _PLANE_TARGETS, None, 1, -100)),
             Sample((TensorSpec((2, 3, 4, 5)), TensorSpec((2, 4), "int64", 0, 2), None, 1, -100))),
     samples=(
