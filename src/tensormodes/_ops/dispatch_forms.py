@@ -2,7 +2,9 @@
 is a composite there (``softmax`` -> ``_softmax``, ``cross_entropy`` -> ``_log_softmax`` and
 ``nll_loss_forward`` (``nll_loss2d_forward`` for spatial inputs), ``x[1:]`` -> ``slice.Tensor``,
 ``x[mask]`` -> ``index.Tensor``, ``tensor(data)`` -> ``lift_fresh``, ``reshape`` of a strided
-input -> ``clone`` and ``_unsafe_view``, ``x[...]`` -> ``alias``).
+input -> ``clone`` and ``_unsafe_view``, ``x[...]`` -> ``alias``), and the backward ops of
+``slice`` and ``select`` (``slice_backward``, ``select_backward``), as PyTorch's formulas call them.
+The decomposition of ``conv1d`` / ``conv2d`` is here too (``convolution.py`` is full).
 
 None is a public function (``function=False``): they are reached as
 ``tensormodes.ops.aten.<name>.<overload>``, which the public ops' decompositions
@@ -209,12 +211,9 @@ def _slice_key(ndim: int, dim: int, start, end, step) -> tuple[int, slice]:
     return d, slice(start, end, step)
 
 
-_OPEN_END = 9223372036854775807  # INT64_MAX: the end of a slice without one
-
-
 def _slice_grad(grad, input_shape, dim, start, end, step):
     return ops.ops.aten.slice_backward.default(grad, list(input_shape), dim, 0 if start is None else start,
-                                               _OPEN_END if end is None else end, step)
+                                               _indexing.OPEN_END if end is None else end, step)
 
 
 @op(name="slice", function=False, aten="Tensor", tags=("core",), view=True, grad=_slice_grad, meta=metadata,

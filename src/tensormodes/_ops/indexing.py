@@ -423,7 +423,7 @@ def _getitem_meta(input, indices):
 
 # -- indexing as PyTorch's composite: what the dispatch level sees -----------------------------
 
-_OPEN_END = 9223372036854775807  # INT64_MAX: the end PyTorch gives a slice without one
+OPEN_END = 9223372036854775807  # INT64_MAX: the end PyTorch gives a slice without one
 _POSITION_DTYPES = (dt.int64, dt.int32)
 
 
@@ -505,7 +505,7 @@ def _getitem_decomposition(input, indices):
             return ops.ops.aten.alias.default(input)
         if type(indices) is slice:
             start, stop, step = indices.start, indices.stop, indices.step
-            stop = _OPEN_END if stop is None else stop
+            stop = OPEN_END if stop is None else stop
             extra = () if step is None or step == 1 else (step,)
             return ops.ops.aten.slice.Tensor(input, 0, 0 if start is None else start, stop, *extra)
     result, dim, positions, spanned = input, 0, [], 0
@@ -523,7 +523,7 @@ def _getitem_decomposition(input, indices):
             result = _selected(result, dim, item, position)
         elif t is slice:
             start = 0 if item.start is None else item.start
-            stop = _OPEN_END if item.stop is None else item.stop
+            stop = OPEN_END if item.stop is None else item.stop
             step = 1 if item.step is None else item.step
             if not (start == 0 and step == 1 and stop >= result.shape[dim]):
                 extra = () if step == 1 else (step,)
