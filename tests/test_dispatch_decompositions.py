@@ -322,6 +322,15 @@ def test_decomposed_results_and_gradients_equal_eager(name, program, data):
     assert mode.calls  # the mode saw the decomposition
 
 
+def test_meta_tensors_go_through_the_decompositions():
+    x = tm.zeros(2, 3, device="meta")
+    with Seen() as mode:
+        shapes = [tuple(y.shape) for y in (x[True], x[0, None, 1:], x.t().reshape(-1), F.softmax(x, 1),
+                                           F.cross_entropy(x, tm.zeros(2, dtype=tm.int64, device="meta")))]
+    assert shapes == [(1, 2, 3), (1, 2), (6,), (2, 3), ()]
+    assert "aten._unsafe_view.default" in [name for name, _ in mode.calls]
+
+
 def test_aten_only_ops_compute():
     x = tm.arange(6.0).reshape(2, 3)
     assert aten.slice.Tensor(x, 1, 1).tolist() == [[1.0, 2.0], [4.0, 5.0]]

@@ -477,9 +477,9 @@ def _selected(result, dim: int, index: int, position: int):
     return result.select(dim, index)
 
 
-def _scalar_bool_index(value: bool):
+def _scalar_bool_index(value: bool, device):
     """The index tensor PyTorch makes for a scalar bool in an index: [0] for True, empty for False."""
-    positions = ops.empty(1 if value else 0, dtype=ops.int64)
+    positions = ops.empty(1 if value else 0, dtype=ops.int64, device=device)
     if value:
         positions.fill_(0)
     return positions
@@ -536,7 +536,7 @@ def _getitem_decomposition(input, indices):
             dim += ndim - specified
         elif t is bool:
             result = result.unsqueeze(dim)
-            record(_scalar_bool_index(item))
+            record(_scalar_bool_index(item, input.device))
             dim += 1
         else:
             if t is list:
@@ -546,7 +546,7 @@ def _getitem_decomposition(input, indices):
                 result = _selected(result, dim, int(item.item()), position)
             elif kind == "bool":
                 result = result.unsqueeze(dim)
-                record(_scalar_bool_index(bool(item.item())))
+                record(_scalar_bool_index(bool(item.item()), input.device))
                 dim += 1
             else:
                 record(item)
