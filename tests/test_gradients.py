@@ -36,9 +36,9 @@ TORCH_ORACLE_BUGS = {("_mse_loss", 3), ("_smooth_l1_loss", 3), ("_huber_loss", 3
 PHASE_DEPENDENT = {"linalg_svd"}
 DTYPE_KEEPS_RESULT = {"_softmax_backward_data", "_log_softmax_backward_data"}
 # Outputs PyTorch does not differentiate that tensormodes does (its autograd marks every floating
-# output of a node), by op: nll_loss_forward's total_weight, whose gradient (for the class weights)
-# is the true one. The comparisons with PyTorch leave them out.
-EXTRA_DIFFERENTIABLE_OUTPUTS = {"nll_loss_forward": 1}
+# output of a node), by op: nll_loss_forward's and nll_loss2d_forward's total_weight, whose
+# gradient (for the class weights) is the true one. The comparisons with PyTorch leave them out.
+EXTRA_DIFFERENTIABLE_OUTPUTS = {"nll_loss_forward": 1, "nll_loss2d_forward": 1}
 
 
 def _without_extra_outputs(opdef, outputs: list) -> list:

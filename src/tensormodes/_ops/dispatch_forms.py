@@ -1,8 +1,10 @@
 """ATen's own ops behind PyTorch's composites: what the dispatch level sees where a public call
 is a composite there (``softmax`` -> ``_softmax``, ``cross_entropy`` -> ``_log_softmax`` and
-``nll_loss_forward``, ``x[1:]`` -> ``slice.Tensor``, ``x[mask]`` -> ``index.Tensor``,
-``tensor(data)`` -> ``lift_fresh``, ``reshape`` of a strided input -> ``clone`` and
-``_unsafe_view``, ``x[...]`` -> ``alias``).
+``nll_loss_forward`` (``nll_loss2d_forward`` for spatial inputs), ``x[1:]`` -> ``slice.Tensor``,
+``x[mask]`` -> ``index.Tensor``, ``tensor(data)`` -> ``lift_fresh``, ``reshape`` of a strided
+input -> ``clone`` and ``_unsafe_view``, ``x[...]`` -> ``alias``), and the backward ops of
+``slice`` and ``select`` (``slice_backward``, ``select_backward``), as PyTorch's formulas call them.
+The decomposition of ``conv1d`` / ``conv2d`` is here too (``convolution.py`` is full).
 
 None is a public function (``function=False``): they are reached as
 ``tensormodes.ops.aten.<name>.<overload>``, which the public ops' decompositions
@@ -26,6 +28,7 @@ import numpy as np
 from .._meta_array import DataDependentOutputError, MetaArray
 from . import activation as _activation
 from . import indexing as _indexing
+from . import joining as _joining
 from . import nn as _nn
 from ._samples import I23, M23, M234, SCALAR
 from .common import along, no_complex_autograd, ops, wrap_dim
@@ -119,16 +122,30 @@ def _nll_loss_forward_meta(input, target, weight, reduction, ignore_index):
     return output, MetaArray((), input.dtype)
 
 
-@op(function=False, aten="default", grad=_nll_loss_forward_grad, meta=rule(_nll_loss_forward_meta),
+def _nll_forward(input, target, weight, reduction: int, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
+    """(``nll_loss``, the counted targets' total weight; 0 for ``'none'``), as ATen's ops return them."""
+    mode = _reduction_name(reduction)
+    output = _nn.nll_loss(input, target, weight, None, ignore_index, None, mode)
+    if mode == "none":
+        return output, np.zeros((), input.dtype)
+    index, _, _, weight = _nn._counted(input, target, weight, ignore_index)
+    total = index[1].size if weight is None else weight[index[1]].sum(dtype=input.dtype)
+    return output, np.asarray(total, input.dtype)
+
+
+_TARGETS = TensorSpec((4,), "int64", 0, 2)
+
+
+@op(function=False, aten="default", grad=_nll_loss_forward_grad, meta=rule(_nll_loss_forward_meta), node="nll_loss",
     schema={"ignore_index": "SymInt"},
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((3,), "int64", 0, 2), None, 1, -100)),
-            Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((2,)), 1, -100))),
+            Sample((TensorSpec((4, 3)), _TARGETS, TensorSpec((2,)), 1, -100))),
     samples=(
-    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), None, 1, -100)),
-    Sample((TensorSpec((4, 3), "float64"), TensorSpec((4,), "int64", 0, 2), None, 2, -100)),
-    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), None, 0, -100)),
-    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((3,), "float32", 0.5, 2), 1, 1)),
-    Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((3,), "float32", 0.5, 2), 2, 0)),
+    Sample((TensorSpec((4, 3)), _TARGETS, None, 1, -100)),
+    Sample((TensorSpec((4, 3), "float64"), _TARGETS, None, 2, -100)),
+    Sample((TensorSpec((4, 3)), _TARGETS, None, 0, -100)),
+    Sample((TensorSpec((4, 3)), _TARGETS, TensorSpec((3,), "float32", 0.5, 2), 1, 1)),
+    Sample((TensorSpec((4, 3)), _TARGETS, TensorSpec((3,), "float32", 0.5, 2), 2, 0)),
     Sample((TensorSpec((3,)), TensorSpec((), "int64", 0, 2), None, 1, -100))))
 def nll_loss_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
                      ignore_index: int) -> tuple[Tensor, Tensor]:
@@ -140,13 +157,46 @@ def nll_loss_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduc
     >>> tm.ops.aten.nll_loss_forward.default(tm.tensor([[-1.0, -2.0], [-3.0, -0.5]]), tm.tensor([0, 1]), None, 1, -100)
     (tensor(0.7500), tensor(2.))
     """
-    mode = _reduction_name(reduction)
-    output = _nn.nll_loss(input, target, weight, None, ignore_index, None, mode)
-    if mode == "none":
-        return output, np.zeros((), input.dtype)
-    index, _, _, weight = _nn._counted(input, target, weight, ignore_index)
-    total = index[1].size if weight is None else weight[index[1]].sum(dtype=input.dtype)
-    return output, np.asarray(total, input.dtype)
+    return _nll_forward(input, target, weight, reduction, ignore_index)
+
+
+def _check_spatial(input, target) -> None:
+    if target.ndim != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
+                           f"{target.ndim}")
+    if input.ndim != 4:
+        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got input of dimension: "
+                           f"{input.ndim}")
+
+
+def _nll_loss2d_forward_meta(input, target, weight, reduction, ignore_index):
+    _check_spatial(input, target)
+    return _nll_loss_forward_meta(input, target, weight, reduction, ignore_index)
+
+
+_PLANE_TARGETS = TensorSpec((2, 4, 5), "int64", 0, 2)
+
+
+@op(function=False, aten="default", grad=_nll_loss_forward_grad, meta=rule(_nll_loss2d_forward_meta),
+    node="nll_loss2d", schema={"ignore_index": "SymInt"},
+    errors=(Sample((TensorSpec((2, 3, 4)), _PLANE_TARGETS, None, 1, -100)),
+            Sample((TensorSpec((2, 3, 4, 5)), TensorSpec((2, 4), "int64", 0, 2), None, 1, -100))),
+    samples=(
+    Sample((TensorSpec((2, 3, 4, 5)), _PLANE_TARGETS, None, 1, -100)),
+    Sample((TensorSpec((2, 3, 4, 5), "float64"), _PLANE_TARGETS, None, 0, -100)),
+    Sample((TensorSpec((2, 3, 1, 4)), TensorSpec((2, 1, 4), "int64", 0, 2), TensorSpec((3,), "float32", 0.5, 2),
+            2, 1))))
+def nll_loss2d_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                       ignore_index: int) -> tuple[Tensor, Tensor]:
+    """``nll_loss_forward`` of 4-D log-probabilities (N, C, H, W) and 3-D targets (N, H, W): what
+    ``nll_loss`` and ``cross_entropy`` of spatial inputs reach at the dispatch level.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.nll_loss2d_forward.default(tm.zeros(1, 2, 1, 2), tm.tensor([[[0, 1]]]), None, 2, -100)
+    (tensor(0.), tensor(2.))
+    """
+    _check_spatial(input, target)
+    return _nll_forward(input, target, weight, reduction, ignore_index)
 
 
 # -- slice, alias and index ----------------------------------------------------------------
@@ -162,10 +212,8 @@ def _slice_key(ndim: int, dim: int, start, end, step) -> tuple[int, slice]:
 
 
 def _slice_grad(grad, input_shape, dim, start, end, step):
-    d, part = _slice_key(len(input_shape), dim, start, end, step)
-    out = grad.new_zeros(tuple(input_shape))
-    out[along(d, part)] = grad
-    return out
+    return ops.ops.aten.slice_backward.default(grad, list(input_shape), dim, 0 if start is None else start,
+                                               _indexing.OPEN_END if end is None else end, step)
 
 
 @op(name="slice", function=False, aten="Tensor", tags=("core",), view=True, grad=_slice_grad, meta=metadata,
@@ -187,6 +235,73 @@ def slice_kernel(input: Tensor, dim: int = 0, start: int | None = None, end: int
     if type(input) is MetaArray:
         return meta_indexed(input, (slice(None),) * d + (part,))
     return input[along(d, part)]
+
+
+# -- the backward ops of slice and select ------------------------------------------------------
+
+def _written_into_zeros(grad_output, input_sizes, region_of):
+    """Zeros of ``input_sizes`` with ``grad_output`` copied into ``region_of(zeros)`` (a view), as
+    PyTorch's ``slice_backward`` / ``select_backward`` compute them; MetaArrays give the metadata."""
+    sizes = tuple(input_sizes)
+    meta = type(grad_output) is MetaArray
+    result = MetaArray(sizes, grad_output.dtype) if meta else np.zeros(sizes, grad_output.dtype)
+    region = region_of(result)
+    if len(grad_output.shape) > region.ndim:
+        raise RuntimeError(f"output with shape {list(region.shape)} doesn't match the broadcast shape "
+                           f"{list(grad_output.shape)}")
+    for back in range(1, len(grad_output.shape) + 1):  # the copy broadcasts grad_output, as PyTorch's copy_
+        a, b = region.shape[-back], grad_output.shape[-back]
+        if b != a and b != 1:
+            raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+                               f"non-singleton dimension {region.ndim - back}")
+    if not meta:
+        region[...] = grad_output
+    return result
+
+
+def _slice_backward_grad(grad, dim, start, end, step):
+    return ops.ops.aten.slice.Tensor(grad, dim, start, end, step)
+
+
+@op(function=False, aten="default", grad=_slice_backward_grad, meta=metadata,
+    schema={"input_sizes": "SymInt[]", "start": "SymInt", "end": "SymInt", "step": "SymInt"},
+    errors=(Sample((TensorSpec((2, 3, 4)), [2, 3, 4], 1, 1, 100, 1)),
+            Sample((TensorSpec((2, 2, 4)), [2, 3, 4], 3, 1, 9, 1)),
+            Sample((TensorSpec((2, 2, 4)), [2, 3, 4], 1, 1, 9, 0))),
+    samples=(Sample((TensorSpec((2, 2, 4)), [2, 3, 4], 1, 1, 9223372036854775807, 1)),
+             Sample((TensorSpec((2, 3, 2), "float64"), [2, 3, 4], -1, -100, 100, 3)),
+             Sample((TensorSpec((1, 3, 4), "int64"), [2, 3, 4], 0, 0, -1, 1)),
+             Sample((TensorSpec((4,)), [2, 3, 4], 1, 0, 2, 1))))
+def slice_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, start: int, end: int,
+                   step: int) -> Tensor:
+    """The gradient of ``slice.Tensor(input, dim, start, end, step)`` for an input of ``input_sizes``:
+    zeros with ``grad_output`` at the slice (PyTorch's ``slice_backward``).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.slice_backward.default(tm.ones(2), [4], 0, 1, 9223372036854775807, 2).tolist()
+    [0.0, 1.0, 0.0, 1.0]
+    """
+    return _written_into_zeros(grad_output, input_sizes, lambda zeros: slice_kernel(zeros, dim, start, end, step))
+
+
+def _select_backward_grad(grad, dim, index):
+    return grad.select(dim, index)
+
+
+@op(function=False, aten="default", grad=_select_backward_grad, meta=metadata,
+    schema={"input_sizes": "SymInt[]", "index": "SymInt"},
+    errors=(Sample((TensorSpec((2, 4)), [2, 3, 4], 1, 5)), Sample((TensorSpec((2, 3)), [2, 3, 4], 1, 0))),
+    samples=(Sample((TensorSpec((3, 4)), [2, 3, 4], 0, 0)), Sample((TensorSpec((2, 4), "float64"), [2, 3, 4], 1, -1)),
+             Sample((TensorSpec((), "int64"), [3], 0, 2)), Sample((TensorSpec((4,)), [2, 3, 4], -2, 1))))
+def select_backward(grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int) -> Tensor:
+    """The gradient of ``select(input, dim, index)`` for an input of ``input_sizes``: zeros with
+    ``grad_output`` at ``index`` along ``dim`` (PyTorch's ``select_backward``).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.select_backward.default(tm.ones(2), [2, 2], 1, 0).tolist()
+    [[1.0, 0.0], [1.0, 0.0]]
+    """
+    return _written_into_zeros(grad_output, input_sizes, lambda zeros: _joining.select(zeros, dim, index))
 
 
 def _alias_grad(grad):

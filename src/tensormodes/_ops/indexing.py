@@ -423,7 +423,7 @@ def _getitem_meta(input, indices):
 
 # -- indexing as PyTorch's composite: what the dispatch level sees -----------------------------
 
-_OPEN_END = 9223372036854775807  # INT64_MAX: the end PyTorch gives a slice without one
+OPEN_END = 9223372036854775807  # INT64_MAX: the end PyTorch gives a slice without one
 _POSITION_DTYPES = (dt.int64, dt.int32)
 
 
@@ -438,10 +438,10 @@ def _index_tensor_kind(item) -> str | None:
     return None
 
 
-def _decomposable(items: tuple, ndim: int) -> bool:
-    """Whether every item of a tuple index is one the decomposition reproduces PyTorch's steps
-    for (anything else is left to the op, which raises PyTorch's errors); one Ellipsis at most,
-    and no more dimensions used than ``ndim``."""
+def _specified_dims(items: tuple) -> int | None:
+    """How many dimensions of the input the items of an index use (PyTorch's count: a mask its
+    dimensions, None, ... and bools none); None if an item is not one the decomposition reproduces
+    PyTorch's steps for (the op then raises PyTorch's errors), or there are several Ellipses."""
     specified = ellipses = 0
     for item in items:
         t = type(item)
@@ -454,30 +454,32 @@ def _decomposable(items: tuple, ndim: int) -> bool:
         elif t is slice:
             if not all(v is None or type(v) is int for v in (item.start, item.stop, item.step)) or \
                     (item.step is not None and item.step <= 0):
-                return False
+                return None
             specified += 1
         elif isinstance(item, TensorBase):
             kind = _index_tensor_kind(item)
             if kind is None:
-                return False
+                return None
             specified += item.dim() if kind in ("mask", "bool") else 1
         elif t is list and item and all(type(v) is int or type(v) is bool for v in item):
             specified += 1
         else:
-            return False
-    return ellipses <= 1 and specified <= ndim and (ndim > 0 or specified == 0)
+            return None
+    return specified if ellipses <= 1 else None
 
 
-def _selected(result, dim: int, index: int):
+def _selected(result, dim: int, index: int, position: int):
+    """``select``, after PyTorch's bounds check (whose message names the item's ``position`` in the
+    index as the dimension)."""
     size = result.shape[dim]
     if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+        raise IndexError(f"index {index} is out of bounds for dimension {position} with size {size}")
     return result.select(dim, index)
 
 
-def _scalar_bool_index(value: bool):
+def _scalar_bool_index(value: bool, device):
     """The index tensor PyTorch makes for a scalar bool in an index: [0] for True, empty for False."""
-    positions = ops.empty(1 if value else 0, dtype=ops.int64)
+    positions = ops.empty(1 if value else 0, dtype=ops.int64, device=device)
     if value:
         positions.fill_(0)
     return positions
@@ -493,33 +495,35 @@ def _getitem_decomposition(input, indices):
         return NotImplemented  # a list read as a tuple (deprecated, it warns) or holding tensors
     else:
         items = (indices,)
-    ndim = input.dim()
-    if not _decomposable(items, ndim):
-        return NotImplemented
+    ndim, specified = input.dim(), _specified_dims(items)
+    if specified is None or (specified > ndim and (type(indices) is int or type(indices) is slice)):
+        return NotImplemented  # the op raises PyTorch's error (for a 0-dim input: its own)
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
     if type(indices) is not tuple:  # a single index: no skipped slices, ... is an alias
         if indices is Ellipsis:
             return ops.ops.aten.alias.default(input)
         if type(indices) is slice:
             start, stop, step = indices.start, indices.stop, indices.step
-            stop = _OPEN_END if stop is None else stop
+            stop = OPEN_END if stop is None else stop
             extra = () if step is None or step == 1 else (step,)
             return ops.ops.aten.slice.Tensor(input, 0, 0 if start is None else start, stop, *extra)
-    specified = sum(1 if type(item) in (int, slice, list) else
-                    item.dim() if isinstance(item, TensorBase) and item.dtype is dt.bool else
-                    1 if isinstance(item, TensorBase) else 0 for item in items)
-    result, dim, positions = input, 0, []
+    result, dim, positions, spanned = input, 0, [], 0
 
-    def record(tensor) -> None:  # the index tensor of dimension ``dim``
-        positions.extend([None] * (dim + 1 - len(positions)))
-        positions[dim] = tensor
+    def record(tensor) -> None:
+        # The index tensor of dimension ``dim``: in index.Tensor's list, a mask's entry stands for
+        # all the dimensions it spans (``spanned``: those beyond the first, of the masks before).
+        slot = dim - spanned
+        positions.extend([None] * (slot + 1 - len(positions)))
+        positions[slot] = tensor
 
-    for item in items:
+    for position, item in enumerate(items):
         t = type(item)
         if t is int:
-            result = _selected(result, dim, item)
+            result = _selected(result, dim, item, position)
         elif t is slice:
             start = 0 if item.start is None else item.start
-            stop = _OPEN_END if item.stop is None else item.stop
+            stop = OPEN_END if item.stop is None else item.stop
             step = 1 if item.step is None else item.step
             if not (start == 0 and step == 1 and stop >= result.shape[dim]):
                 extra = () if step == 1 else (step,)
@@ -532,21 +536,25 @@ def _getitem_decomposition(input, indices):
             dim += ndim - specified
         elif t is bool:
             result = result.unsqueeze(dim)
-            record(_scalar_bool_index(item))
+            record(_scalar_bool_index(item, input.device))
             dim += 1
         else:
             if t is list:
                 item = ops.tensor(item)
             kind = _index_tensor_kind(item)
             if kind == "int":
-                result = _selected(result, dim, int(item.item()))
+                result = _selected(result, dim, int(item.item()), position)
             elif kind == "bool":
                 result = result.unsqueeze(dim)
-                record(_scalar_bool_index(bool(item.item())))
+                record(_scalar_bool_index(bool(item.item()), input.device))
                 dim += 1
             else:
                 record(item)
-                dim += item.dim() if kind == "mask" else 1
+                if kind == "mask":
+                    dim += item.dim()
+                    spanned += item.dim() - 1
+                else:
+                    dim += 1
     if positions:
         return ops.ops.aten.index.Tensor(result, positions)
     return ops.ops.aten.alias.default(input) if result is input else result

@@ -16,7 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 from .. import _dtype as dt
 from .._meta_array import MetaArray, view_of
 from ._samples import I23, M23, M234, SCALAR
-from .common import along, array_of, is_int, one_sequence_as_items, operand_dtype, wrap_dim
+from .common import along, array_of, is_int, one_sequence_as_items, operand_dtype, ops, wrap_dim
 from .meta_rules import MetaRule, metadata, probe, rule
 from .registry import Sample, Tensor, TensorSpec, alias, op
 from .shape import (
@@ -411,7 +411,7 @@ def narrow(input: Tensor, dim: int, start: Tensor | Number, length: int) -> Tens
 
 
 def _select_grad(grad, input_shape, dim, index):
-    return _place(grad, input_shape, along(wrap_dim(dim, len(input_shape)), index))
+    return ops.ops.aten.select_backward.default(grad, list(input_shape), dim, index)
 
 
 @op(grad=_select_grad, method=True, view=True, meta=metadata,

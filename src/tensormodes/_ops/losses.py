@@ -6,6 +6,10 @@ as PyTorch's do. Each is one op, so a loss records one node named as PyTorch's
 (``MseLossBackward0`` ... through ``node=``) instead of the few a composition records, and its
 gradient is one short formula. The reduction is a string (``'none'``, ``'mean'``, ``'sum'``),
 checked by the caller.
+
+Also here: what ``nll_loss`` and ``cross_entropy`` (declared in ``nn.py``) run when the dispatch
+level listens (``op(decompose=)``): PyTorch's composites, through ATen's ``_log_softmax``,
+``nll_loss_forward`` and ``nll_loss2d_forward`` (``dispatch_forms.py``).
 """
 
 from __future__ import annotations
@@ -387,3 +391,73 @@ def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Ten
     if weight is not None:
         losses = rounded(losses * weight.astype(wide), out)
     return _reduced(losses, reduction, target.dtype)
+
+
+# -- nll_loss and cross_entropy (declared in nn.py) at the dispatch level -------------------------
+
+# PyTorch's Reduction enum: how ATen's loss ops (``nll_loss_forward``) take the reduction.
+REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _nll_loss_nd(input, target, weight, reduction: str, ignore_index: int):
+    """PyTorch's ``nll_loss_nd`` (what the dispatch level sees): ``nll_loss_forward`` of 1-D or 2-D
+    log-probabilities, ``nll_loss2d_forward`` of 4-D ones, other shapes viewed as (N, C, 1, -1)
+    and the targets as (N, 1, -1) (a ``'none'`` loss viewed back)."""
+    mode, ndim = REDUCTION_ENUM[reduction], input.dim()
+    if ndim <= 2:
+        return ops.ops.aten.nll_loss_forward.default(input, target, weight, mode, ignore_index)[0]
+    if ndim == 4:
+        return ops.ops.aten.nll_loss2d_forward.default(input, target, weight, mode, ignore_index)[0]
+    n, c, spatial = input.shape[0], input.shape[1], tuple(input.shape[2:])
+    output = ops.ops.aten.nll_loss2d_forward.default(input.view(n, c, 1, -1), target.view(n, 1, -1), weight, mode,
+                                                     ignore_index)[0]
+    return output.view(n, *spatial) if mode == 0 else output
+
+
+def _nd_decomposable(input, target, reduction, ignore_index) -> bool:
+    """Whether ``_nll_loss_nd`` reproduces PyTorch's steps for these arguments (argument errors, and
+    empty or non-contiguous operands of 3 or 5+ dimensions, are left to the op)."""
+    if reduction not in REDUCTION_ENUM or type(ignore_index) is not int or input.dim() == 0:
+        return False
+    return input.dim() in (1, 2, 4) or (tuple(target.shape) == (input.shape[0], *input.shape[2:]) and
+                                        input.numel() > 0 and target.is_contiguous())
+
+
+def nll_loss_decomposition(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                           reduction="mean"):
+    """PyTorch's ``nll_loss`` at the dispatch level (see ``_nll_loss_nd``); legacy arguments, which
+    warn, are left to the op."""
+    if size_average is not None or reduce is not None or not _nd_decomposable(input, target, reduction,
+                                                                             ignore_index):
+        return NotImplemented
+    if input.dim() not in (1, 2, 4) and not input.is_contiguous():
+        return NotImplemented
+    return _nll_loss_nd(input, target, weight, reduction, ignore_index)
+
+
+def cross_entropy_decomposition(input, target, weight=None, reduction="mean", ignore_index=-100):
+    """PyTorch's ``cross_entropy``: ``_log_softmax`` along the class dimension, then for class indices
+    ``nll_loss_nd``'s ops; for class probabilities (a floating target of the input's shape)
+    ``mul`` by the target (and the class weights, ``view``-ed to broadcast), ``sum``, ``neg`` and
+    for ``'mean'`` ``div`` by the number of class vectors."""
+    probabilities = target.dtype.is_floating_point and tuple(target.shape) == tuple(input.shape)
+    if probabilities:
+        classes = input.shape[1 if input.dim() > 1 else 0] if input.dim() else None
+        if classes is None or reduction not in REDUCTION_ENUM or ignore_index >= 0 or target.is_complex() or \
+                (weight is not None and tuple(weight.shape) != (classes,)):
+            return NotImplemented  # PyTorch's errors, from the op
+    elif target.dtype.is_floating_point or not _nd_decomposable(input, target, reduction, ignore_index):
+        return NotImplemented
+    dim = 1 if input.dim() > 1 else 0
+    log_probs = ops.ops.aten._log_softmax.default(input, dim, False)
+    if not probabilities:
+        return _nll_loss_nd(log_probs, target, weight, reduction, ignore_index)
+    if weight is not None:
+        weight = weight.view(*[classes if d == dim else 1 for d in range(input.dim())])
+    product = log_probs * target
+    if weight is not None:
+        product = product * weight
+    if reduction == "none":
+        return -product.sum(dim)
+    loss = -product.sum()
+    return loss / (input.numel() // classes) if reduction == "mean" else loss

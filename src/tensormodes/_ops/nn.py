@@ -36,6 +36,7 @@ from .common import (
     shape_text,
 )
 from .common import conjugate as _conj
+from .losses import cross_entropy_decomposition, nll_loss_decomposition
 from .meta_rules import probe, rule
 from .registry import Sample, Tensor, TensorSpec, op
 from .shape import reshaped
@@ -154,21 +155,20 @@ def _linear_node(input, weight, bias) -> str:
 
 
 def _linear_decomposition(input, weight, bias=None):
-    """PyTorch's composite ``linear``, op for op (what the dispatch level sees)."""
+    """PyTorch's composite ``linear``, op for op: ``addmm`` for a 2-D input with a bias, a contiguous
+    input folded into one ``addmm`` and viewed back, else ``matmul`` of ``weight.t()`` then ``add`` (out of
+    place, as PyTorch's is for modes and subclasses)."""
     if weight.dim() != 2 or input.dim() == 0 or input.shape[-1] != weight.shape[1] or \
-            (bias is not None and bias.dim() > 1):
+            (bias is not None and (bias.dim() > 1 or bias.dtype != input.dtype)):
         return NotImplemented  # the fused op raises PyTorch's errors
-    if input.dim() == 2:
-        weight_t = weight.t()
-        return ops.addmm(bias, input, weight_t) if bias is not None else input.mm(weight_t)
-    shape = (*input.shape[:-1], weight.shape[0])
-    if bias is not None:
-        flat = input.view(-1, input.shape[-1])
-        return ops.addmm(bias, flat, weight.t()).view(shape)
-    weight_t = weight.t()
-    if input.dim() == 1:
-        return input.unsqueeze(0).mm(weight_t).squeeze(0)
-    return input.view(-1, input.shape[-1]).mm(weight_t).view(shape)
+    if bias is not None and input.dim() == 2:
+        return ops.addmm(bias, input, weight.t())
+    if bias is not None and input.is_contiguous() and (input.dim() == 3 or bias.dim() == 1):
+        flat = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
+        result = ops.addmm(bias, flat, weight.t())
+        return result.view(*input.shape[:-1], result.shape[1])
+    result = ops.matmul(input, weight.t())
+    return result if bias is None else result + bias
 
 
 @op(namespace="tensormodes.nn.functional", grad=_linear_grad, meta=rule(_linear_meta), node=_linear_node,
@@ -458,21 +458,8 @@ def _binary_cross_entropy_meta(input, target, weight=None, size_average=None, re
     return MetaArray(input.shape if mode == "none" else (), input.dtype)
 
 
-# PyTorch's Reduction enum: how ATen's loss ops (``nll_loss_forward``) take the reduction.
-REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
-
-
-def _nll_loss_decomposition(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                            reduction="mean"):
-    """PyTorch's ``nll_loss`` of 1-D or 2-D log-probabilities: ATen's ``nll_loss_forward``."""
-    if size_average is not None or reduce is not None or reduction not in REDUCTION_ENUM or input.dim() > 2 \
-            or type(ignore_index) is not int:
-        return NotImplemented  # legacy arguments (they warn), spatial losses, bad arguments: the op itself
-    return ops.ops.aten.nll_loss_forward.default(input, target, weight, REDUCTION_ENUM[reduction], ignore_index)[0]
-
-
 @op(namespace="tensormodes.nn.functional", grad=_nll_loss_grad, meta=rule(_nll_loss_meta),
-    decompose=_nll_loss_decomposition,
+    decompose=nll_loss_decomposition,
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((3,), "int64", 0, 2))),
             Sample((TensorSpec((4, 3)), TensorSpec((4,), "float32"))),
             Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2), TensorSpec((2,))))),
@@ -508,7 +495,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
         return _half_nll_total(picked, per_target, positions, target, mode)
     if per_target is None and mode != "none" and picked.size:
         # Unweighted and reduced: negate the sum rather than every entry (one array op less).
-        total = -np.add.reduce(picked, None, input.dtype)
+        total = 0 - np.add.reduce(picked, None, input.dtype)  # 0 - s: a zero sum is +0, as in PyTorch
         return np.asarray(total if mode == "sum" else total / picked.size, dtype=input.dtype)
     losses = -picked if per_target is None else -picked * per_target
     if mode == "none":
@@ -849,19 +836,8 @@ def _cross_entropy_node(input, target, weight, reduction, ignore_index) -> str:
     return "nll_loss"
 
 
-def _cross_entropy_decomposition(input, target, weight=None, reduction="mean", ignore_index=-100):
-    """PyTorch's ``cross_entropy`` of class indices, for 1-D or 2-D logits: ``_log_softmax`` then
-    ``nll_loss_forward`` (what the dispatch level sees)."""
-    if input.dim() not in (1, 2) or target.dtype.is_floating_point or reduction not in REDUCTION_ENUM \
-            or type(ignore_index) is not int:
-        return NotImplemented  # class probabilities, spatial losses, bad arguments: the op itself
-    log_probs = ops.ops.aten._log_softmax.default(input, _class_dim(input), False)
-    return ops.ops.aten.nll_loss_forward.default(log_probs, target, weight, REDUCTION_ENUM[reduction],
-                                                 ignore_index)[0]
-
-
 @op(grad=_cross_entropy_loss_grad, saves=("log_probs",), node=_cross_entropy_node,
-    decompose=_cross_entropy_decomposition,
+    decompose=cross_entropy_decomposition,
     meta=rule(_cross_entropy_loss_meta),
     errors=(Sample((_LOGITS, TensorSpec((3,), "int64", 0, 2))), Sample((TensorSpec((4, 3), "int64"), _TARGET)),
             Sample((_LOGITS, _TARGET, TensorSpec((2,)))), Sample((_LOGITS, TensorSpec((4, 3), "int64", 0, 2))),

@@ -29,6 +29,7 @@ from .common import (
     cpp_type_name,
     dtype_of,
     not_implemented,
+    ops,
     recordable,
     scalar_type_name,
     shape_text,
@@ -314,17 +315,71 @@ def _matmul_grad(grad, input, other, needs_input_grad):
     return grad_a, grad_b
 
 
+def _should_fold(tensor1, tensor2) -> bool:
+    """PyTorch's ``should_fold``: whether ``matmul`` folds the larger operand's batch into the rows of
+    one ``mm`` / ``mv`` (it looks at the larger operand's transpose when that is the second: a view
+    the dispatch level sees, as PyTorch's does)."""
+    larger_first = tensor1.dim() >= tensor2.dim()
+    t1 = tensor1 if larger_first else tensor2.mT
+    smaller = tensor2 if larger_first else tensor1
+    if not (t1.dim() >= 3 and smaller.dim() in (1, 2)):
+        return False
+    if smaller.requires_grad and ops.is_grad_enabled():
+        return True  # a folded copy, rather than a large expanded gradient in the backward
+    if tensor1.dim() == 2:
+        return False
+    if t1.numel() == 0:
+        return True
+    shape, strides = tuple(t1.shape), t1.stride()
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(t1.dim() - 1))
+
+
 def _matmul_decomposition(input, other):
-    """PyTorch's composite ``matmul`` for the common shapes (what the dispatch level sees)."""
-    if input.dim() == 2 and other.dim() == 2:
-        return input.mm(other)
-    if input.dim() == 1 and other.dim() == 1:
+    """PyTorch's composite ``matmul`` (``_matmul_impl``), op for op: ``dot``, ``mv``, ``mm``; the
+    larger operand's batch folded into one ``mm`` / ``mv`` then ``_unsafe_view``; else both
+    batches expanded and flattened (``expand``, ``reshape``) into one ``bmm`` then ``_unsafe_view``."""
+    dim1, dim2 = input.dim(), other.dim()
+    if not dim1 or not dim2 or input.dtype != other.dtype or \
+            input.shape[-1] != (other.shape[-2] if dim2 > 1 else other.shape[0]):
+        return NotImplemented  # the op raises PyTorch's errors
+    batch1, batch2 = tuple(input.shape[:-2]), tuple(other.shape[:-2])
+    try:
+        batch = list(np.broadcast_shapes(batch1, batch2))
+    except ValueError:
+        return NotImplemented
+    if dim1 == 1 and dim2 == 1:
         return input.dot(other)
-    if input.dim() == 2 and other.dim() == 1:
+    if dim1 == 2 and dim2 == 1:
         return input.mv(other)
-    if input.dim() >= 3 and other.dim() == 2 and input.shape[-1] == other.shape[0]:
-        return input.view(-1, input.shape[-1]).mm(other).view(*input.shape[:-1], other.shape[1])
-    return NotImplemented
+    if dim1 == 1 and dim2 == 2:
+        return input.unsqueeze(0).mm(other).squeeze(0)  # PyTorch squeezes in place (squeeze_)
+    if dim1 == 2 and dim2 == 2:
+        return input.mm(other)
+    unsafe_view = ops.ops.aten._unsafe_view.default
+    if _should_fold(input, other):
+        transposed = dim2 > dim1
+        t1 = other.mT if transposed else input
+        t2 = (input.t() if dim1 == 2 else input) if transposed else other
+        shape = list(t1.shape[:-1])
+        folded = t1.reshape(math.prod(shape), t1.shape[-1])
+        if t2.dim() == 1:
+            return unsafe_view(folded.mv(t2), shape)
+        result = unsafe_view(folded.mm(t2), shape + [t2.shape[1]])
+        if not transposed:
+            return result
+        result = result.mT
+        return result if result.is_contiguous() else result.clone(memory_format=ops.contiguous_format)
+    n, m1 = (input.shape[-2] if dim1 > 1 else 1), input.shape[-1]
+    m2, p = (other.shape[-2], other.shape[-1]) if dim2 > 1 else (other.shape[0], 1)
+    count = math.prod(batch)
+    expanded1 = input.expand(*batch, n, m1).reshape(count, n, m1)
+    if dim2 == 1:
+        expanded2 = other.expand(*batch, m2).reshape(count, m2).unsqueeze(2)
+    else:
+        expanded2 = other.expand(*batch, m2, p).reshape(count, m2, p)
+    shape = batch + ([n] if dim1 > 1 else []) + ([p] if dim2 > 1 else [])
+    product = expanded1.bmm(expanded2)
+    return unsafe_view(product.squeeze(-1) if dim2 == 1 else product, shape)
 
 
 @op(meta=_matmul_meta, decompose=_matmul_decomposition,

@@ -403,7 +403,12 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     return _reshape(input, input.shape[:d] + inferred + input.shape[d + 1:])
 
 
-@op(grad=_reshape_grad, method=True, view=True, meta=metadata,
+def _squeeze_node(input, dim=None) -> str:
+    """PyTorch's node of each squeeze overload: SqueezeBackward0 (all), 1 (one dim), 2 (dims)."""
+    return "squeeze" if dim is None else "squeeze#1" if is_int(dim) else "squeeze#2"
+
+
+@op(grad=_reshape_grad, method=True, view=True, meta=metadata, node=_squeeze_node,
     errors=(Sample((M23, 2)), Sample((M23, (0, 0)))),
     samples=(Sample((TensorSpec((1, 3, 1)),)), Sample((TensorSpec((1, 3, 1)), 0)), Sample((TensorSpec((1, 3, 1)), -1)),
              Sample((TensorSpec((1, 3, 1)), (0, 1, 2))), Sample((SCALAR, 0)), Sample((M23, 1)),
