@@ -186,7 +186,10 @@ def call_overload(overload, args: tuple, kwargs: dict):
     # Checked against the schema here, where user code calls overloads (grad mode on); inside
     # handlers (grad mode off) the arguments come from the dispatch level itself, and a wrong
     # one still fails in the kernel with PyTorch's error (see python_dispatch.call_overload).
-    python_dispatch.bind(overload, args, kwargs)
+    if kwargs:
+        args, kwargs = python_dispatch.normalized(overload, python_dispatch.bind(overload, args, kwargs))
+    else:
+        python_dispatch.bind(overload, args, kwargs)
     if grad_enabled() and (any(getattr(a, "_requires_grad", False) for a in args)
                            or any(getattr(v, "_requires_grad", False) for v in kwargs.values())):
         opdef = overload._opdef

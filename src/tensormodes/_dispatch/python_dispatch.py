@@ -29,7 +29,7 @@ from .._device import device
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
-__all__ = ["HOOKS", "MultipleDispatchFailed", "call_overload", "bind", "schema_form", "public_call",
+__all__ = ["HOOKS", "MultipleDispatchFailed", "call_overload", "bind", "normalized", "schema_form", "public_call",
            "is_dispatch_class", "dispatch_classes", "active_modes", "disabled_torch_dispatch_impl"]
 
 
@@ -156,6 +156,34 @@ def bind(overload, args: tuple, kwargs: dict) -> dict:
                 f"instead found type 'Tensor'.\nPosition: {position}\nValue: {value!r}\nDeclaration: {schema}\n"
                 f"Cast error details: Cannot cast {value!r} to {expected}")
     return bound
+
+
+def normalized(overload, bound: dict) -> tuple[tuple, dict]:
+    """An overload's arguments as ``bind`` found them (schema name -> value) in the form handlers
+    see, as PyTorch's calling convention gives them: positional arguments as positional, up to the
+    last one not at its default (defaults before it filled in), keyword-only ones when given and
+    not at their defaults."""
+    args, kwargs, pending = [], {}, []
+    for argument in overload._schema.arguments:
+        given = argument.name in bound
+        value = bound[argument.name] if given else argument.default_value
+        at_default = not given or (argument.has_default_value and _same_default(value, argument.default_value))
+        if argument.kwarg_only:
+            if not at_default:
+                kwargs[argument.name] = value
+        elif at_default:
+            pending.append(None if value is inspect.Parameter.empty else value)
+        else:
+            args.extend(pending)
+            pending.clear()
+            args.append(value)
+    return tuple(args), kwargs
+
+
+def _same_default(value, default) -> bool:
+    default = getattr(default, "value", default)
+    return value is default or (type(value) in _NUMBERS | {bool, str} and type(value) is type(default)
+                                and value == default)
 
 
 def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:

@@ -117,7 +117,14 @@ def _nll_loss_forward_grad(grad, input, target, weight, reduction, ignore_index,
     return grad_input, None, grad_weight
 
 
+def _check_nll_input(input) -> None:
+    # ATen's own check (the public nll_loss's messages come before it)
+    if input.ndim not in (1, 2):
+        raise RuntimeError("input tensor should be 1D or 2D")
+
+
 def _nll_loss_forward_meta(input, target, weight, reduction, ignore_index):
+    _check_nll_input(input)
     output = _nn._nll_loss_meta(input, target, weight, None, ignore_index, None, _reduction_name(reduction))
     return output, MetaArray((), input.dtype)
 
@@ -137,8 +144,9 @@ _TARGETS = TensorSpec((4,), "int64", 0, 2)
 
 
 @op(function=False, aten="default", grad=_nll_loss_forward_grad, meta=rule(_nll_loss_forward_meta), node="nll_loss",
-    schema={"ignore_index": "SymInt"},
+    schema={"ignore_index": "SymInt", "(returns)": "Tensor output, Tensor total_weight"},
     errors=(Sample((TensorSpec((4, 3)), TensorSpec((3,), "int64", 0, 2), None, 1, -100)),
+            Sample((TensorSpec(()), TensorSpec((0,), "int64", 0, 2), None, 2, 0)),
             Sample((TensorSpec((4, 3)), _TARGETS, TensorSpec((2,)), 1, -100))),
     samples=(
     Sample((TensorSpec((4, 3)), _TARGETS, None, 1, -100)),
@@ -157,6 +165,7 @@ def nll_loss_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduc
     >>> tm.ops.aten.nll_loss_forward.default(tm.tensor([[-1.0, -2.0], [-3.0, -0.5]]), tm.tensor([0, 1]), None, 1, -100)
     (tensor(0.7500), tensor(2.))
     """
+    _check_nll_input(input)
     return _nll_forward(input, target, weight, reduction, ignore_index)
 
 
@@ -171,14 +180,15 @@ def _check_spatial(input, target) -> None:
 
 def _nll_loss2d_forward_meta(input, target, weight, reduction, ignore_index):
     _check_spatial(input, target)
-    return _nll_loss_forward_meta(input, target, weight, reduction, ignore_index)
+    output = _nn._nll_loss_meta(input, target, weight, None, ignore_index, None, _reduction_name(reduction))
+    return output, MetaArray((), input.dtype)
 
 
 _PLANE_TARGETS = TensorSpec((2, 4, 5), "int64", 0, 2)
 
 
 @op(function=False, aten="default", grad=_nll_loss_forward_grad, meta=rule(_nll_loss2d_forward_meta),
-    node="nll_loss2d", schema={"ignore_index": "SymInt"},
+    node="nll_loss2d", schema={"ignore_index": "SymInt", "(returns)": "Tensor output, Tensor total_weight"},
     errors=(Sample((TensorSpec((2, 3, 4)), _PLANE_TARGETS, None, 1, -100)),
             Sample((TensorSpec((2, 3, 4, 5)), TensorSpec((2, 4), "int64", 0, 2), None, 1, -100))),
     samples=(

@@ -256,7 +256,8 @@ _1D_ERRORS = (Sample((_REAL_1D,), {"n": 0}), Sample((_REAL_1D,), {"dim": 2}), Sa
 
 
 @op(meta=_c2c_1d_meta(True), grad=_fft_grad, node=_C2C_OR_R2C, name="fft_fft", function="fft", namespace=_NAMESPACE,
-    out=True, samples=_1D_SAMPLES, errors=_1D_ERRORS)
+    out=True, samples=_1D_SAMPLES, errors=_1D_ERRORS,
+    schema={"n": "SymInt?"})
 def fft_fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """Computes the one dimensional discrete Fourier transform of ``input`` along ``dim``
     (zero-padded or trimmed to ``n`` points; ``norm`` ``"backward"`` (default), ``"forward"`` or ``"ortho"``).
@@ -272,7 +273,8 @@ def fft_fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None
 
 
 @op(meta=_c2c_1d_meta(False), grad=_ifft_grad, node=_node(lambda is_complex: "_fft_c2c" if is_complex else "conj"),
-    name="fft_ifft", function="ifft", namespace=_NAMESPACE, out=True, samples=_1D_SAMPLES, errors=_1D_ERRORS)
+    name="fft_ifft", function="ifft", namespace=_NAMESPACE, out=True, samples=_1D_SAMPLES, errors=_1D_ERRORS,
+    schema={"n": "SymInt?"})
 def fft_ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """Computes the one dimensional inverse discrete Fourier transform of ``input``.
 
@@ -306,7 +308,8 @@ _ND_ERRORS = (Sample((TensorSpec((2, 3)),), {"s": (2,), "dim": (0, 1)}), Sample(
 
 
 @op(meta=_c2c_nd_meta(None), grad=_fftn_grad, node=lambda *a: "_fft_c2c", name="fft_fftn", function="fftn",
-    namespace=_NAMESPACE, out=True, samples=_ND_SAMPLES, errors=_ND_ERRORS)
+    namespace=_NAMESPACE, out=True, samples=_ND_SAMPLES, errors=_ND_ERRORS,
+    schema={"s": "SymInt[1]?", "dim": "int[1]?"})
 def fft_fftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
              norm: str | None = None) -> Tensor:
     """Computes the N dimensional discrete Fourier transform of ``input`` (over ``dim``, the last
@@ -324,7 +327,8 @@ def fft_fftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = 
 
 
 @op(meta=_c2c_nd_meta(None), grad=_ifftn_grad, node=lambda *a: "_fft_c2c", name="fft_ifftn", function="ifftn",
-    namespace=_NAMESPACE, out=True, samples=_ND_SAMPLES, errors=_ND_ERRORS)
+    namespace=_NAMESPACE, out=True, samples=_ND_SAMPLES, errors=_ND_ERRORS,
+    schema={"s": "SymInt[1]?", "dim": "int[1]?"})
 def fft_ifftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
               norm: str | None = None) -> Tensor:
     """Computes the N dimensional inverse discrete Fourier transform of ``input``."""
@@ -335,7 +339,8 @@ def fft_ifftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
 
 
 @op(meta=_c2c_nd_meta((-2, -1)), grad=_fftn_grad, node=lambda *a: "_fft_c2c", name="fft_fft2", function="fft2",
-    namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=_ND_ERRORS[:2])
+    namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=_ND_ERRORS[:2],
+    schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2 dimensional discrete Fourier transform of ``input`` (``fftn`` over the last two dims).
 
@@ -351,7 +356,8 @@ def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1
 
 
 @op(meta=_c2c_nd_meta((-2, -1)), grad=_ifftn_grad, node=lambda *a: "_fft_c2c", name="fft_ifft2", function="ifft2",
-    namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=_ND_ERRORS[:2])
+    namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=_ND_ERRORS[:2],
+    schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_ifft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2 dimensional inverse discrete Fourier transform of ``input``."""
     _check_dtype(input.dtype)
@@ -401,7 +407,8 @@ _REAL_SAMPLES_ND = (Sample((TensorSpec((2, 3, 4)),)), Sample((TensorSpec((3, 4))
 
 
 @op(meta=_r2c_1d_meta("rfft"), grad=_rfft_grad, node=lambda *a: "_fft_r2c", name="fft_rfft", function="rfft",
-    namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_1D, errors=(*_1D_ERRORS, Sample((_COMPLEX_1D,))))
+    namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_1D, errors=(*_1D_ERRORS, Sample((_COMPLEX_1D,))),
+    schema={"n": "SymInt?"})
 def fft_rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """Computes the one dimensional Fourier transform of real-valued ``input``: the
     ``n // 2 + 1`` non-negative frequencies (the others are their conjugates).
@@ -418,7 +425,8 @@ def fft_rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | Non
 
 @op(meta=_r2c_nd_meta(None, "rfftn"), grad=_rfftn_grad, node=lambda *a: "_fft_r2c", name="fft_rfftn",
     function="rfftn", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND,
-    errors=(*_ND_ERRORS, Sample((TensorSpec((2, 2), "complex64"),))))
+    errors=(*_ND_ERRORS, Sample((TensorSpec((2, 2), "complex64"),))),
+    schema={"s": "SymInt[1]?", "dim": "int[1]?"})
 def fft_rfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
               norm: str | None = None) -> Tensor:
     """Computes the N-dimensional discrete Fourier transform of real ``input``, one-sided along
@@ -435,7 +443,8 @@ def fft_rfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
 
 
 @op(meta=_r2c_nd_meta((-2, -1), "rfftn"), grad=_rfftn_grad, node=lambda *a: "_fft_r2c", name="fft_rfft2",
-    function="rfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND)
+    function="rfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND,
+    schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_rfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional discrete Fourier transform of real ``input`` (``rfftn`` over the last two dims)."""
     _check_dtype(input.dtype, "rfftn")
@@ -451,7 +460,8 @@ def _ihfft_grad(grad, input_shape, n, dim, norm):
 
 
 @op(meta=_r2c_1d_meta("ihfft"), grad=_ihfft_grad, node=lambda *a: "conj", name="fft_ihfft", function="ihfft",
-    namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_1D, errors=(*_1D_ERRORS, Sample((_COMPLEX_1D,))))
+    namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_1D, errors=(*_1D_ERRORS, Sample((_COMPLEX_1D,))),
+    schema={"n": "SymInt?"})
 def fft_ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """Computes the inverse of ``hfft``: the one-sided inverse transform of real ``input``.
 
@@ -501,7 +511,8 @@ _C2R_SAMPLES_ND = (Sample((TensorSpec((2, 3, 4), "complex64"),)),
 
 
 @op(meta=rule(_c2r_1d_meta), grad=_irfft_grad, node=lambda *a: "_fft_c2r", name="fft_irfft", function="irfft",
-    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_1D, errors=_1D_ERRORS + (Sample((TensorSpec((1,)),)),))
+    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_1D, errors=_1D_ERRORS + (Sample((TensorSpec((1,)),)),),
+    schema={"n": "SymInt?"})
 def fft_irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """Computes the inverse of ``rfft``: ``n`` real points (default ``2 * (input.size(dim) - 1)``)
     from the non-negative frequencies of a Hermitian-symmetric signal.
@@ -517,7 +528,8 @@ def fft_irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | No
 
 
 @op(meta=_c2r_nd_meta(None), grad=_irfftn_grad, node=lambda *a: "_fft_c2r", name="fft_irfftn", function="irfftn",
-    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND, errors=_ND_ERRORS)
+    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND, errors=_ND_ERRORS,
+    schema={"s": "SymInt[1]?", "dim": "int[1]?"})
 def fft_irfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
                norm: str | None = None) -> Tensor:
     """Computes the inverse of ``rfftn`` (``s[-1]`` real points along the last dim, by default
@@ -534,7 +546,8 @@ def fft_irfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
 
 
 @op(meta=_c2r_nd_meta((-2, -1)), grad=_irfftn_grad, node=lambda *a: "_fft_c2r", name="fft_irfft2",
-    function="irfft2", namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND)
+    function="irfft2", namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND,
+    schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_irfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the inverse of ``rfft2``."""
     _check_dtype(input.dtype)
@@ -550,7 +563,8 @@ def _hfft_grad(grad, input_shape, n, dim, norm):
 
 
 @op(meta=rule(_c2r_1d_meta), grad=_hfft_grad, node=lambda *a: "_fft_c2r", name="fft_hfft", function="hfft",
-    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_1D, errors=_1D_ERRORS)
+    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_1D, errors=_1D_ERRORS,
+    schema={"n": "SymInt?"})
 def fft_hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """Computes the one dimensional discrete Fourier transform of a Hermitian symmetric
     ``input`` signal given by its non-negative frequencies: ``n`` real points.
@@ -576,7 +590,8 @@ def _ihfftn_grad(grad, input_shape, s, dim, norm):
 
 
 @op(meta=_c2r_nd_meta(None), grad=_hfftn_grad, node=lambda *a: "_fft_c2r", name="fft_hfftn", function="hfftn",
-    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND, errors=_ND_ERRORS)
+    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND, errors=_ND_ERRORS,
+    schema={"s": "SymInt[1]?", "dim": "int[1]?"})
 def fft_hfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
               norm: str | None = None) -> Tensor:
     """Computes the N-dimensional discrete Fourier transform of a Hermitian symmetric ``input``
@@ -593,7 +608,8 @@ def fft_hfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
 
 
 @op(meta=_c2r_nd_meta((-2, -1)), grad=_hfftn_grad, node=lambda *a: "_fft_c2r", name="fft_hfft2", function="hfft2",
-    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND)
+    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND,
+    schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_hfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional discrete Fourier transform of a Hermitian symmetric ``input``."""
     _check_dtype(input.dtype)
@@ -604,7 +620,8 @@ def fft_hfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -
 
 @op(meta=_r2c_nd_meta(None, "ihfftn"), grad=_ihfftn_grad, node=lambda *a: "_fft_c2c", name="fft_ihfftn",
     function="ihfftn", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND,
-    errors=(*_ND_ERRORS, Sample((TensorSpec((2, 2), "complex64"),))))
+    errors=(*_ND_ERRORS, Sample((TensorSpec((2, 2), "complex64"),))),
+    schema={"s": "SymInt[1]?", "dim": "int[1]?"})
 def fft_ihfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
                norm: str | None = None) -> Tensor:
     """Computes the N-dimensional inverse discrete Fourier transform of real ``input``, one-sided
@@ -621,7 +638,8 @@ def fft_ihfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
 
 
 @op(meta=_r2c_nd_meta((-2, -1), "ihfftn"), grad=_ihfftn_grad, node=lambda *a: "_fft_c2c", name="fft_ihfft2",
-    function="ihfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND)
+    function="ihfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND,
+    schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_ihfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1),
                norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional inverse discrete Fourier transform of real ``input`` (the inverse of ``hfft2``)."""
@@ -749,7 +767,8 @@ def _shift_decomposition(inverse: bool):
 
 @op(meta=rule(_shift_meta), grad=_fftshift_grad, node="roll", name="fft_fftshift", function="fftshift",
     decompose=_shift_decomposition(False),
-    namespace=_NAMESPACE, samples=_SHIFT_SAMPLES, errors=(Sample((TensorSpec((2,)),), {"dim": 1}),))
+    namespace=_NAMESPACE, samples=_SHIFT_SAMPLES, errors=(Sample((TensorSpec((2,)),), {"dim": 1}),),
+    schema={"dim": "int[1]?"})
 def fft_fftshift(input: Tensor, dim: int | list[int] | None = None) -> Tensor:
     """Reorders n-dimensional FFT data, as provided by ``fftn``, to have negative frequency terms
     first (a roll by ``size // 2`` along each of ``dim``, all dims by default).
@@ -763,7 +782,8 @@ def fft_fftshift(input: Tensor, dim: int | list[int] | None = None) -> Tensor:
 
 @op(meta=rule(_shift_meta), grad=_ifftshift_grad, node="roll", name="fft_ifftshift", function="ifftshift",
     decompose=_shift_decomposition(True),
-    namespace=_NAMESPACE, samples=_SHIFT_SAMPLES)
+    namespace=_NAMESPACE, samples=_SHIFT_SAMPLES,
+    schema={"dim": "int[1]?"})
 def fft_ifftshift(input: Tensor, dim: int | list[int] | None = None) -> Tensor:
     """Inverse of ``fftshift``.
 

@@ -65,7 +65,7 @@ def _take_along_dim_grad(grad, input_shape, indices, dim):
     d = wrap_dim(dim, len(input_shape))
     size = input_shape[d]
     if not size:
-        return None, None
+        return grad.new_zeros(input_shape), None  # empty, but a gradient (PyTorch's too)
     # ``input`` was broadcast against ``indices`` (to ``grad``'s shape off ``d``):
     # scatter into that shape; the engine sums back to the input's.
     shape = list(grad.shape)

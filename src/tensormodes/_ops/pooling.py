@@ -262,12 +262,16 @@ def _max_pool2d_decomposition(input, kernel_size, stride=(), padding=0, dilation
     """PyTorch's composite ``max_pool2d``: ``max_pool2d_with_indices``'s values, the sizes as two
     ints each (those at their defaults passed as the defaults, which handlers see left out)."""
     try:
-        kernel, pads, spreads = [list(_pair("max_pool2d", name, value)) for name, value in
-                                 (("kernel_size", kernel_size), ("padding", padding), ("dilation", dilation))]
+        for name, value in (("kernel_size", kernel_size), ("padding", padding), ("dilation", dilation)):
+            _pair("max_pool2d", name, value)  # PyTorch's errors come from the op itself
         omitted = stride is None or (not isinstance(stride, numbers.Integral) and not len(stride))
-        steps = [] if omitted else list(_pair("max_pool2d", "stride", stride))
+        if not omitted:
+            _pair("max_pool2d", "stride", stride)
     except (TypeError, ValueError, RuntimeError):
-        return NotImplemented  # the op raises PyTorch's errors
+        return NotImplemented
+    # As PyTorch's binding passes them: a list as given, a number as two
+    kernel, steps, pads, spreads = [list(v) if isinstance(v, (list, tuple)) else [v, v]
+                                    for v in (kernel_size, () if omitted else stride, padding, dilation)]
     pads, spreads = 0 if pads == [0, 0] else pads, 1 if spreads == [1, 1] else spreads
     return ops._max_pool2d_with_indices(input, kernel, steps, pads, spreads, ceil_mode)[0]
 
