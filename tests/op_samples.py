@@ -167,6 +167,10 @@ def _torch_losses(torch):
         "_soft_margin_loss": lambda x, target, reduction="mean": native.soft_margin_loss(x, target, enum[reduction]),
         "_binary_cross_entropy_with_logits": lambda x, target, weight=None, pos_weight=None, reduction="mean":
             torch.binary_cross_entropy_with_logits(x, target, weight, pos_weight, enum[reduction]),
+        "_multi_margin_loss": lambda x, target, p=1, margin=1.0, weight=None, reduction="mean":
+            native.multi_margin_loss(x, target, p, margin, weight, enum[reduction]),
+        "_multilabel_margin_loss": lambda x, target, reduction="mean": native.multilabel_margin_loss(
+            x, target, enum[reduction]),
     }
 
 
@@ -189,6 +193,8 @@ TORCH_EQUIVALENTS = {
     "_huber_loss": lambda torch: _torch_losses(torch)["_huber_loss"],
     "_soft_margin_loss": lambda torch: _torch_losses(torch)["_soft_margin_loss"],
     "_binary_cross_entropy_with_logits": lambda torch: _torch_losses(torch)["_binary_cross_entropy_with_logits"],
+    "_multi_margin_loss": lambda torch: _torch_losses(torch)["_multi_margin_loss"],
+    "_multilabel_margin_loss": lambda torch: _torch_losses(torch)["_multilabel_margin_loss"],
     **{name: (lambda torch, name=name: getattr(torch._C._nn, name[1:], None) or getattr(torch, name[1:]))
        for name in ("_gelu", "_silu", "_mish", "_elu", "_celu", "_leaky_relu", "_hardtanh", "_softplus",
                     "_log_sigmoid", "_glu", "_hardswish", "_hardsigmoid", "_threshold", "_reflection_pad1d",

@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     joining,
     linalg,
     losses,
+    margin_losses,
     nn,
     normalization,
     norms,
@@ -29,6 +30,7 @@ from . import (  # noqa: F401
     products_structured,
     properties,
     random,
+    random_activation,
     random_inplace,
     ranges,
     reduction,
@@ -36,6 +38,7 @@ from . import (  # noqa: F401
     resampling,
     scans,
     scatter_gather,
+    shuffling,
     sorting,
     special,
     special_names,
@@ -49,4 +52,4 @@ __all__ = ["OPS", "OpDef", "RANDOM_MODULES"]
 
 # The families whose kernels draw random numbers, by module name: fx passes never merge, fold or
 # drop their calls, and the tests compare their results by dtype and shape only.
-RANDOM_MODULES = frozenset({random.__name__, random_inplace.__name__})
+RANDOM_MODULES = frozenset({random.__name__, random_inplace.__name__, random_activation.__name__})

@@ -8,7 +8,7 @@ import warnings
 from ..._ops.common import not_implemented, scalar_type_name
 from ..._ops.registry import Tensor
 from ..._overrides import dispatch as _dispatch
-from ._common import _builtin, _function, _plain, _public
+from ._common import _builtin, _function, _native, _plain, _public, _reexport
 
 # The activations PyTorch computes natively (torch._C._nn.gelu ...): one op, one node each.
 _gelu = _function("_gelu")
@@ -190,6 +190,37 @@ def tanhshrink(input: Tensor) -> Tensor:
     [0.0]
     """
     return input - input.tanh()
+
+
+# PyTorch's F.hardshrink is torch.hardshrink; F.softshrink is torch._C._nn.softshrink.
+hardshrink = _reexport("hardshrink")
+softshrink = _native("softshrink")
+_rrelu = _function("rrelu")
+
+
+@_public
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: ``x`` where positive, else ``a * x``, with ``a`` drawn from
+    ``U(lower, upper)`` per element in training and ``(lower + upper) / 2`` otherwise.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.rrelu(tm.tensor([-2.0, 3.0]), 0.25, 0.75).tolist()
+    [-1.0, 3.0]
+    """
+    return _apply(lambda x: _rrelu(x, lower, upper, training), input, inplace)
+
+
+@_builtin
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """In-place version of ``rrelu``: writes the result into ``input`` and returns it.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> x = tm.tensor([-2.0, 3.0])
+    >>> F.rrelu_(x, 0.5, 0.5) is x, x.tolist()
+    (True, [-1.0, 3.0])
+    """
+    return _apply(lambda x: _rrelu(x, lower, upper, training), input, True)
 
 
 @_public

@@ -23,7 +23,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm"]
 
 
 def _register_affine(module: Module, affine: bool, bias: bool, shape, device, dtype) -> None:
@@ -235,6 +235,47 @@ class LayerNorm(Module):
         """``normalized_shape, eps=..., elementwise_affine=..., bias=...``."""
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
                 f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """Applies Root Mean Square Layer Normalization over the trailing ``normalized_shape``
+    dimensions: ``x / sqrt(mean(x**2) + eps) * weight``; ``weight`` (ones) has shape
+    ``normalized_shape`` when ``elementwise_affine``. ``eps=None`` is the machine epsilon of the
+    type computed in.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.RMSNorm(4)
+    RMSNorm((4,), eps=None, elementwise_affine=True)
+    >>> tm.nn.RMSNorm(2, eps=0.0)(tm.tensor([[1., -1.]])).tolist()
+    [[1.0, -1.0]]
+    """
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(self, normalized_shape: int | list[int] | tm.Size, eps: float | None = None,
+                 elementwise_affine: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        self.register_parameter("weight", Parameter(tm.empty(self.normalized_shape, device=device, dtype=dtype))
+                                if elementwise_affine else None)  # no bias at all, as PyTorch's
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Set ``weight`` to 1."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x: tm.Tensor) -> tm.Tensor:
+        """``F.rms_norm(x, normalized_shape, weight, eps)``."""
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        """``normalized_shape, eps=..., elementwise_affine=...``."""
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
 class GroupNorm(Module):
