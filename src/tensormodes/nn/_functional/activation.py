@@ -224,6 +224,27 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, traini
 
 
 @_public
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """Samples from the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with ``g``
+    standard Gumbel noise; ``hard`` returns one-hot vectors whose gradient is the soft sample's
+    (straight-through). ``eps`` is deprecated and has no effect.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.gumbel_softmax(tm.zeros(2, 3), hard=True).sum(-1).tolist()
+    [1.0, 1.0]
+    """
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=3)
+    gumbels = -_function("empty_like")(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _function("zeros_like")(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+@_public
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: the first half of ``input`` along ``dim`` times the sigmoid of the second.
 

@@ -66,7 +66,17 @@ from .loss import (
                          TripletMarginWithDistanceLoss,
 )
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm2d, LayerNorm, RMSNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+    RMSNorm,
+)
 from .padding import (
                          CircularPad1d,
                          CircularPad2d,
@@ -122,7 +132,8 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
            "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
            "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
-           "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "Fold", "Unfold", "PairwiseDistance", "CosineSimilarity",
+           "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d", "InstanceNorm1d",
+           "InstanceNorm3d", "Fold", "Unfold", "PairwiseDistance", "CosineSimilarity",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
            "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
