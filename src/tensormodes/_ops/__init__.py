@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     pointwise_activation,
     pooling,
     products,
+    products_batched,
     products_structured,
     properties,
     random,
