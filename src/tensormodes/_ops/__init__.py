@@ -39,6 +39,7 @@ from . import (  # noqa: F401
     resampling,
     scans,
     scatter_gather,
+    scatter_reduce,
     shuffling,
     sorting,
     special,

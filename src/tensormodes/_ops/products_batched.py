@@ -38,7 +38,7 @@ def _baddbmm_checks(input, batch1, batch2) -> tuple[int, int, int]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
                            f"[{batch2.shape[0]}, {batch2.shape[1]}].")
     target = (batch, batch1.shape[1], batch2.shape[2])
-    _check_expandable(input.shape, target)
+    _check_expandable(input, target)
     if not input.dtype == batch1.dtype == batch2.dtype:
         names = [scalar_type_name(dtype_of(a)).lower() for a in (input, batch1, batch2)]
         raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, batch2: "
@@ -56,7 +56,7 @@ def _addbmm_checks(input, batch1, batch2) -> tuple[int, int]:
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
                            f"{batch2.shape[1]}x{batch2.shape[2]})")
     target = (batch1.shape[1], batch2.shape[2])
-    _check_expandable(input.shape, target)
+    _check_expandable(input, target)
     if input.dtype != batch2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_type_name(dtype_of(input))} and "
                            f"{scalar_type_name(dtype_of(batch2))}")

@@ -1,0 +1,334 @@
+"""The Tensor API everyday scripts use (issue 26 item 5): ``isin``, ``combinations``,
+``broadcast_shapes``, ``baddbmm`` / ``addbmm``, ``masked_scatter``, ``scatter_reduce``,
+``index_reduce``, ``fill_diagonal_`` and the ``histc`` / ``bincount`` methods — exact values,
+and PyTorch's results, errors and gradients on edge inputs (empty, 0-dim, NaN/Inf, half types,
+Python scalars)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+from tests.torch_oracle import assert_same_outcome
+
+# -- exact values (no oracle) ------------------------------------------------------------------------
+
+
+def test_isin_values_promotion_and_nan():
+    assert tm.isin(tm.tensor([[1, 2], [3, 4]]), tm.tensor([2, 3])).tolist() == [[False, True], [True, False]]
+    assert tm.isin(tm.tensor([1, 2]), 2.5).tolist() == [False, False]  # compared as floats
+    assert tm.isin(2, tm.tensor([1, 2])).shape == ()
+    assert tm.isin(tm.tensor([math.nan, 1.0]), tm.tensor([math.nan])).tolist() == [False, False]
+    assert tm.isin(tm.tensor([1, 5]), tm.tensor([1]), invert=True).tolist() == [False, True]
+    with pytest.raises(RuntimeError, match=r"Unsupported input type encountered for isin\(\): ComplexFloat"):
+        tm.isin(tm.tensor([1]), tm.tensor([1j]))
+    with pytest.raises(TypeError, match="isin\\(\\) received an invalid combination of arguments - got \\(int, int\\)"):
+        tm.isin(1, 2)
+    assert tm.isin(tm.tensor([1, 2]), tm.tensor([2])).requires_grad is False
+
+
+def test_combinations_values_and_gradient():
+    x = tm.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    pairs = tm.combinations(x)
+    assert pairs.tolist() == [[1.0, 2.0], [1.0, 3.0], [2.0, 3.0]] and pairs.grad_fn.name() == "StackBackward0"
+    pairs.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    assert tm.combinations(x, 2, with_replacement=True).shape == (6, 2)
+    assert tm.combinations(x, 4).shape == (0, 4)
+    empty = tm.combinations(x, 0)
+    assert empty.shape == (0,) and not empty.requires_grad
+    with pytest.raises(RuntimeError, match=r"Expect a 1D vector, but got shape \[\]"):
+        tm.combinations(tm.tensor(1.0))
+
+
+def test_broadcast_shapes():
+    assert tm.broadcast_shapes((2, 1), (3,), 1) == tm.Size([2, 3])
+    assert tm.broadcast_shapes() == tm.Size([])
+    assert type(tm.broadcast_shapes((1,))) is tm.Size
+    with pytest.raises(RuntimeError, match="Attempting to broadcast a dimension of length 3 at -1!"):
+        tm.broadcast_shapes((2,), (3,))
+    with pytest.raises(ValueError, match="Attempting to broadcast a dimension with negative length!"):
+        tm.broadcast_shapes((-1,))
+
+
+def test_batched_products_values():
+    assert tm.baddbmm(tm.ones(3), tm.ones(2, 1, 4), tm.ones(2, 4, 3), beta=2, alpha=0.5).tolist() == \
+        [[[4.0, 4.0, 4.0]], [[4.0, 4.0, 4.0]]]
+    assert tm.addbmm(tm.ones(1, 2), tm.ones(3, 1, 4), tm.ones(3, 4, 2)).tolist() == [[13.0, 13.0]]
+    nan = tm.full((2,), math.nan)
+    assert tm.addbmm(nan, tm.ones(1, 2, 1), tm.ones(1, 1, 2), beta=0).tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    x = tm.zeros(1, 2)
+    assert x.addbmm_(tm.ones(2, 1, 1), tm.ones(2, 1, 2)) is x and x.tolist() == [[2.0, 2.0]]
+
+
+def test_masked_scatter_values_and_gradient():
+    x = tm.zeros(2, 3, requires_grad=True)
+    source = tm.arange(1.0, 7.0).reshape(2, 3).requires_grad_()
+    mask = tm.tensor([[True, False, True], [False, True, False]])
+    y = x.masked_scatter(mask, source)
+    assert y.tolist() == [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]] and y.grad_fn.name() == "MaskedScatterBackward0"
+    y.backward(tm.arange(6.0).reshape(2, 3))
+    assert x.grad.tolist() == [[0.0, 1.0, 0.0], [3.0, 0.0, 5.0]]
+    assert source.grad.tolist() == [[0.0, 2.0, 4.0], [0.0, 0.0, 0.0]]
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in mask"):
+        tm.zeros(3).masked_scatter(tm.ones(3, dtype=tm.bool), tm.ones(2))
+
+
+def test_scatter_reduce_values_and_gradients():
+    x = tm.tensor([1.0, 2.0, 0.0, 4.0], requires_grad=True)
+    src = tm.tensor([1.0, 0.0, 3.0, 4.0, 5.0, 6.0], requires_grad=True)
+    index = tm.tensor([0, 1, 0, 1, 2, 1])
+    y = x.scatter_reduce(0, index, src, "prod")
+    assert y.tolist() == [3.0, 0.0, 0.0, 4.0] and y.grad_fn.name() == "ScatterReduceBackward0"
+    x_grad, src_grad = tm.autograd.grad(y, [x, src], tm.arange(1.0, 5.0))
+    assert x_grad.tolist() == [3.0, 0.0, 15.0, 4.0]  # the product of the others where an element is 0
+    assert src_grad.tolist() == [3.0, 96.0, 1.0, 0.0, 0.0, 0.0]
+    ints = tm.tensor([1, 2, 3, 4])
+    assert ints.scatter_reduce(0, index[:4], tm.tensor([1, 2, 3, 4]), "mean").tolist() == [1, 2, 3, 4]
+    assert (-ints).scatter_reduce(0, index, -tm.arange(1, 7), "mean").tolist() == [-2, -4, -4, -4]  # floor
+    assert x.scatter_reduce(0, index, src, "amax", include_self=False).tolist() == [3.0, 6.0, 5.0, 4.0]
+    with pytest.raises(RuntimeError, match="reduce argument must be either sum, prod, mean, amax or amin, got max"):
+        x.scatter_reduce(0, index, src, "max")
+    # a src larger than index: its other entries are unused (PyTorch's own backward fails here)
+    w = tm.ones(2, 3, requires_grad=True)
+    tm.zeros(2, 2).scatter_reduce(1, tm.tensor([[0, 0], [1, 1]]), w, "amax").sum().backward()
+    assert w.grad.tolist() == [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0]]
+
+
+def test_index_reduce_and_fill_diagonal():
+    source = tm.tensor([[2.0, 3.0], [4.0, 5.0], [6.0, 7.0]])
+    assert tm.ones(3, 2).index_reduce(0, tm.tensor([0, 2, 0]), source, "prod").tolist() == \
+        [[12.0, 21.0], [1.0, 1.0], [4.0, 5.0]]
+    assert tm.ones(3, 2).index_reduce(0, tm.tensor([0, 2, 0]), source, "mean", include_self=False).tolist() == \
+        [[4.0, 5.0], [1.0, 1.0], [4.0, 5.0]]
+    x = tm.zeros(7, 3)
+    assert x.fill_diagonal_(5, wrap=True) is x
+    assert [row.index(5.0) if 5.0 in row else None for row in x.tolist()] == [0, 1, 2, None, 0, 1, 2]
+    with pytest.raises(RuntimeError, match="all dimensions of input must be of equal length"):
+        tm.zeros(3, 3, 4).fill_diagonal_(1)
+    leaf = tm.ones(2, 2, requires_grad=True)
+    y = leaf.clone().fill_diagonal_(3)
+    y.sum().backward()
+    assert leaf.grad.tolist() == [[0.0, 1.0], [1.0, 0.0]]
+
+
+def test_histc_and_bincount_methods():
+    assert tm.tensor([1.0, 2.0, 1.0]).histc(bins=4, min=0, max=3).tolist() == [0.0, 2.0, 1.0, 0.0]
+    assert tm.tensor([0, 1, 1, 3]).bincount(minlength=5).tolist() == [1, 2, 0, 1, 0]
+
+
+# -- against PyTorch ---------------------------------------------------------------------------------
+
+EXPRESSIONS = [
+    "L.isin(L.tensor([1, 2, 3]), L.tensor([2, 5]))",
+    "L.isin(L.tensor([1, 2, 3]), 2)",
+    "L.isin(2, L.tensor([1, 2]))",
+    "L.isin(2, 3)",
+    "L.isin(L.tensor([1.5, 2.0, nan, inf]), L.tensor([2, 1]))",
+    "L.isin(L.tensor([1.5, 2.0, nan, -inf]), L.tensor([nan, 2.0, -inf]))",
+    "L.isin(L.tensor([[1, 2], [3, 4]]), L.tensor([[2], [3]]), invert=True)",
+    "L.isin(L.tensor([1, 2]), L.tensor([1.0 + 1j]))",
+    "L.isin(L.tensor([True, False]), L.tensor([True]))",
+    "L.isin(L.tensor([1, 2]), 2.5)",
+    "L.isin(L.tensor(1), L.empty(0))",
+    "L.isin(L.empty(0, 3), L.tensor([1.0]))",
+    "L.isin(L.tensor([1, 2], dtype=L.uint8), L.tensor([-1, 2], dtype=L.int8))",
+    "L.isin(L.tensor([1.0, 2.0], dtype=L.float16), L.tensor([1.0], dtype=L.bfloat16))",
+    "L.isin(L.tensor([0.1, 2.0], dtype=L.float16), L.tensor([0.1]))",
+    "L.isin(L.tensor([1, 2]), L.tensor([1]), out=L.empty(2, dtype=L.bool))",
+    "L.isin(elements=L.tensor([1]), test_elements=L.tensor([1]), assume_unique=True)",
+    "L.combinations(L.tensor([1.0, 2.0, 3.0, 4.0]), 3)",
+    "L.combinations(L.tensor([1, 2, 3]), 2, with_replacement=True)",
+    "L.combinations(L.tensor([1, 2, 3]), 0)",
+    "L.combinations(L.tensor([1, 2, 3]), 4)",
+    "L.combinations(L.tensor([1, 2, 3]), -1)",
+    "L.combinations(L.ones(2, 2))",
+    "L.combinations(L.empty(0))",
+    "L.combinations(L.empty(0), 1)",
+    "L.combinations(L.tensor([True, False]))",
+    "L.combinations(L.tensor([1, 2], dtype=L.bfloat16), with_replacement=True)",
+    "L.broadcast_shapes((2, 1), (3,))",
+    "L.broadcast_shapes(2, (3, 1))",
+    "L.broadcast_shapes()",
+    "L.broadcast_shapes((2,), (3,))",
+    "L.broadcast_shapes(L.Size([2, 1]), [1, 4])",
+    "L.broadcast_shapes((-1,))",
+    "L.broadcast_shapes((0, 1), (3,))",
+    "L.broadcast_shapes((2.0,))",
+    "L.broadcast_shapes((2,), (1, -1))",
+    "L.broadcast_shapes((True,), (3,))",
+    "L.broadcast_shapes(None, (2,))",
+    "L.baddbmm(L.ones(2, 3, 5), L.ones(2, 3, 4), L.ones(2, 4, 5), beta=0.5, alpha=2)",
+    "L.baddbmm(L.ones(1), L.ones(2, 3, 4), L.ones(2, 4, 5))",
+    "L.baddbmm(L.ones(2, 1, 1, 1), L.ones(2, 3, 4), L.ones(2, 4, 5))",
+    "L.baddbmm(L.ones(4), L.ones(2, 3, 4), L.ones(2, 4, 5))",
+    "L.baddbmm(L.ones(5), L.ones(2, 3, 4), L.ones(3, 4, 5))",
+    "L.baddbmm(L.ones(5), L.ones(2, 3, 4), L.ones(2, 3, 5))",
+    "L.baddbmm(L.ones(5), L.ones(3, 4), L.ones(2, 4, 5))",
+    "L.baddbmm(L.ones(5), L.ones(2, 3, 4), L.ones(4, 5))",
+    "L.baddbmm(L.ones(5, dtype=L.float64), L.ones(2, 3, 4), L.ones(2, 4, 5))",
+    "L.baddbmm(L.ones(5, dtype=L.long), L.ones(2, 3, 4, dtype=L.long), L.ones(2, 4, 5, dtype=L.long), alpha=2.5)",
+    "L.baddbmm(L.ones(5), L.ones(2, 3, 4), L.ones(2, 4, 5), alpha=1j)",
+    "L.baddbmm(L.full((5,), nan), L.ones(2, 3, 4), L.ones(2, 4, 5), beta=0)",
+    "L.baddbmm(L.ones(5), L.ones(0, 3, 4), L.ones(0, 4, 5))",
+    "L.baddbmm(L.ones(5), L.ones(2, 3, 0), L.ones(2, 0, 5), beta=2)",
+    "L.baddbmm(L.ones(5, dtype=L.bool), L.ones(2, 3, 4, dtype=L.bool), L.ones(2, 4, 5, dtype=L.bool))",
+    "L.baddbmm(L.ones(5, dtype=L.float16), L.ones(2, 3, 4, dtype=L.float16), L.ones(2, 4, 5, dtype=L.float16))",
+    "L.ones(2, 3, 5).baddbmm_(L.ones(2, 3, 4), L.ones(2, 4, 5), beta=2)",
+    "L.baddbmm(L.tensor(2.0), L.ones(2, 3, 4), L.ones(2, 4, 5), out=L.empty(2, 3, 5))",
+    "L.addbmm(L.ones(3, 5), L.ones(2, 3, 4), L.ones(2, 4, 5), beta=0.5, alpha=2)",
+    "L.addbmm(L.ones(5), L.ones(2, 3, 4), L.ones(3, 4, 5))",
+    "L.addbmm(L.ones(5), L.ones(2, 3, 4), L.ones(2, 3, 5))",
+    "L.addbmm(L.ones(5), L.ones(3, 4), L.ones(2, 4, 5))",
+    "L.addbmm(L.ones(5), L.ones(2, 3, 4), L.ones(4, 5))",
+    "L.addbmm(L.ones(4), L.ones(2, 3, 4), L.ones(2, 4, 5))",
+    "L.addbmm(L.ones(5, dtype=L.float64), L.ones(2, 3, 4), L.ones(2, 4, 5))",
+    "L.addbmm(L.ones(5), L.ones(2, 3, 4, dtype=L.float64), L.ones(2, 4, 5))",
+    "L.addbmm(L.ones(5, dtype=L.long), L.ones(2, 3, 4, dtype=L.long), L.ones(2, 4, 5, dtype=L.long), beta=2, alpha=3)",
+    "L.addbmm(L.full((5,), nan), L.ones(2, 3, 4), L.ones(2, 4, 5), beta=0)",
+    "L.addbmm(L.ones(5), L.ones(0, 3, 4), L.ones(0, 4, 5))",
+    "L.addbmm(L.ones(5, dtype=L.bool), L.ones(2, 3, 4, dtype=L.bool), L.ones(2, 4, 5, dtype=L.bool))",
+    "L.addbmm(L.ones(5, dtype=L.float16), L.ones(2, 3, 4, dtype=L.float16), L.ones(2, 4, 5, dtype=L.float16))",
+    "L.ones(3, 5).addbmm_(L.ones(2, 3, 4), L.ones(2, 4, 5), alpha=0.5)",
+    "L.zeros(2, 3).masked_scatter(L.tensor([True, False, True]), L.arange(1.0, 7.0))",
+    "L.masked_scatter(L.zeros(3), L.ones(2, 3, dtype=L.bool), L.arange(6.0).reshape(2, 3))",
+    "L.zeros(2, 3).masked_scatter(L.tensor([[True, False, True], [False, True, False]]), L.ones(2))",
+    "L.zeros(2, 3).masked_scatter(L.ones(2, 3, dtype=L.bool), L.ones(6, dtype=L.float64))",
+    "L.zeros(2, 3).masked_scatter(L.ones(2, 3, dtype=L.long), L.ones(6))",
+    "L.zeros(2, 3).masked_scatter(L.ones(2, 2, dtype=L.bool), L.ones(6))",
+    "L.zeros(()).masked_scatter(L.tensor(True), L.tensor([5.0]))",
+    "L.zeros(0).masked_scatter(L.ones(0, dtype=L.bool), L.ones(0))",
+    "L.zeros(2, dtype=L.int8).masked_scatter(L.tensor([False, True]), L.tensor([7, 8], dtype=L.int8))",
+    "L.zeros(3, dtype=L.bfloat16).masked_scatter_(L.tensor([True, False, True]), L.tensor([nan, inf], "
+    "dtype=L.bfloat16))",
+    "L.tensor([1.0, 2.0, 3.0, 4.0]).scatter_reduce(0, L.tensor([0, 1, 0, 1, 2, 1]), "
+    "L.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), 'sum')",
+    "L.tensor([1.0, 2.0, 3.0, 4.0]).scatter_reduce(0, L.tensor([0, 1, 0, 1, 2, 1]), "
+    "L.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), 'prod', include_self=False)",
+    "L.tensor([1.0, 2.0, 3.0, 4.0]).scatter_reduce(0, L.tensor([0, 1, 0, 1, 2, 1]), "
+    "L.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), 'mean')",
+    "L.tensor([1.0, 2.0, 3.0, 4.0]).scatter_reduce(0, L.tensor([0, 1, 0, 1, 2, 1]), "
+    "L.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), 'mean', include_self=False)",
+    "L.tensor([1.0, 2.0, 3.0, 4.0]).scatter_reduce(0, L.tensor([0, 1, 0, 1, 2, 1]), "
+    "L.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), 'amin', include_self=False)",
+    "L.tensor([1, 2, 3, 4]).scatter_reduce(0, L.tensor([0, 1, 0, 1, 2, 1]), L.tensor([1, 2, 3, 4, 5, 6]), 'mean')",
+    "L.tensor([1, 2], dtype=L.int8).scatter_reduce(0, L.tensor([0, 0]), L.tensor([100, 100], dtype=L.int8), 'mean')",
+    "L.tensor([1.0, nan]).scatter_reduce(0, L.tensor([0, 1]), L.tensor([nan, 1.0]), 'amax')",
+    "L.tensor([1.0, -inf]).scatter_reduce(0, L.tensor([0, 1]), L.tensor([inf, 1.0]), 'amin', include_self=False)",
+    "L.tensor([True, False]).scatter_reduce(0, L.tensor([0, 1, 1]), L.tensor([False, True, False]), 'sum')",
+    "L.tensor([True, False]).scatter_reduce(0, L.tensor([0, 1, 1]), L.tensor([False, True, False]), 'amin', "
+    "include_self=False)",
+    "L.tensor([True, False]).scatter_reduce(0, L.tensor([0, 1]), L.tensor([True, True]), 'mean')",
+    "L.tensor([1, 2], dtype=L.float16).scatter_reduce(0, L.tensor([0, 0]), L.tensor([3, 4], dtype=L.float16), "
+    "'mean')",
+    "L.tensor([1j, 2]).scatter_reduce(0, L.tensor([0, 0]), L.tensor([3, 4j]), 'sum')",
+    "L.tensor([1j, 2]).scatter_reduce(0, L.tensor([0, 0]), L.tensor([3, 4j]), 'amax')",
+    "L.tensor([1.0, 2.0]).scatter_reduce(0, L.tensor([0, 0]), L.tensor([1.0, 2.0]), 'foo')",
+    "L.tensor([1.0, 2.0]).scatter_reduce(0, L.tensor([0, 0]), L.tensor([1.0, 2.0], dtype=L.float64), 'sum')",
+    "L.tensor([1.0, 2.0]).scatter_reduce(0, L.tensor([0.0, 0.0]), L.tensor([1.0, 2.0]), 'sum')",
+    "L.tensor([1.0, 2.0]).scatter_reduce(0, L.tensor([5]), L.tensor([1.0]), 'sum')",
+    "L.tensor([1.0, 2.0]).scatter_reduce(0, L.tensor([[0]]), L.tensor([5.0]), 'sum')",
+    "L.tensor([1.0, 2.0]).scatter_reduce(0, L.tensor([0, 0, 0]), L.tensor([5.0]), 'sum')",
+    "L.tensor([1.0, 2.0]).scatter_reduce(0, L.empty(0, dtype=L.long), L.tensor([5.0]), 'mean')",
+    "L.tensor(1.0).scatter_reduce(0, L.tensor(0), L.tensor(5.0), 'mean')",
+    "L.scatter_reduce(L.zeros(2, 3), 1, L.tensor([[2, 2], [0, 1]]), L.ones(2, 2), 'sum')",
+    "L.zeros(3).scatter_reduce_(0, L.tensor([0, 0]), L.tensor([2.0, 3.0]), 'amax', include_self=False)",
+    "L.ones(3, 2).index_reduce(0, L.tensor([0, 2, 0, 1]), L.arange(8.0).reshape(4, 2), 'prod')",
+    "L.ones(3, 2).index_reduce(0, L.tensor([0, 2, 0, 1]), L.arange(8.0).reshape(4, 2), 'mean', include_self=False)",
+    "L.ones(3, 2).index_reduce(0, L.tensor([0, 2, 0, 1]), L.arange(8.0).reshape(4, 2), 'amax')",
+    "L.ones(3, 2).index_reduce(0, L.tensor([0, 2, 0, 1]), L.arange(8.0).reshape(4, 2), 'amin', include_self=False)",
+    "L.ones(3, 2).index_reduce(1, L.tensor([1, 1, 0]), L.arange(6.0).reshape(2, 3), 'amax')",
+    "L.ones(3, 2).index_reduce(0, L.tensor([0, 2, 0, 1]), L.arange(8.0).reshape(4, 2), 'sum')",
+    "L.ones(3, 2).index_reduce(0, L.tensor([0, 2, 0]), L.arange(8.0).reshape(4, 2), 'prod')",
+    "L.ones(3, 2).index_reduce(0, L.tensor([0, 2, 0, 1]), L.ones(4, 2, dtype=L.float64), 'prod')",
+    "L.ones(3, 2).index_reduce(0, L.tensor([[0]]), L.ones(1, 2), 'prod')",
+    "L.ones(3, 2).index_reduce(0, L.tensor([3]), L.ones(1, 2), 'prod')",
+    "L.ones(3, 2).index_reduce(0, L.tensor([0, 1], dtype=L.int32), L.ones(2, 2), 'prod')",
+    "L.ones(3, 2).index_reduce(0, L.tensor([0.0]), L.ones(1, 2), 'prod')",
+    "L.ones(3, 2).index_reduce(0, L.tensor([0, 1]), L.ones(2, 3), 'amax')",
+    "L.ones(3, dtype=L.long).index_reduce(0, L.tensor([0, 0]), L.tensor([3, 4]), 'mean')",
+    "L.tensor(2.0).index_reduce(0, L.tensor(0), L.tensor(3.0), 'prod')",
+    "L.ones(2, dtype=L.bool).index_reduce(0, L.tensor([0]), L.tensor([False]), 'prod')",
+    "L.ones(3, 2, dtype=L.bool).index_reduce(0, L.tensor([0, 1]), L.zeros(2, 2, dtype=L.bool), 'amax')",
+    "L.ones(3, 2, dtype=L.bool).index_reduce(0, L.tensor([0, 1]), L.zeros(2, 2, dtype=L.bool), 'mean')",
+    "L.ones(3, 2, dtype=L.complex64).index_reduce(0, L.tensor([0, 1]), L.ones(2, 2, dtype=L.complex64) * 2j, 'mean')",
+    "L.ones(3, 2, dtype=L.complex64).index_reduce(0, L.tensor([0, 1]), L.ones(2, 2, dtype=L.complex64), 'amax')",
+    "L.ones(3, 2, dtype=L.complex64).index_reduce(0, L.tensor([0, 1]), L.ones(2, 2, dtype=L.complex64), 'prod', "
+    "include_self=False)",
+    "L.ones(3, 2, dtype=L.int8).index_reduce(0, L.tensor([0, 1]), L.ones(2, 2, dtype=L.int8), 'amin', "
+    "include_self=False)",
+    "L.index_reduce(L.ones(3, 2), 0, L.tensor([0, 0]), L.full((2, 2), 3.0), 'prod')",
+    "L.ones(3, 2).index_reduce_(0, L.tensor([0, 0]), L.full((2, 2), 3.0), 'mean')",
+    "L.zeros(3, 4).fill_diagonal_(5)",
+    "L.zeros(7, 3).fill_diagonal_(5, wrap=True)",
+    "L.zeros(7, 3).fill_diagonal_(5)",
+    "L.zeros(3, 7).fill_diagonal_(5, wrap=True)",
+    "L.zeros(3, 3, 3).fill_diagonal_(2)",
+    "L.zeros(3, 3, 4).fill_diagonal_(2)",
+    "L.zeros(3).fill_diagonal_(2)",
+    "L.zeros(3, 3, dtype=L.long).fill_diagonal_(2.7)",
+    "L.zeros(3, 3, dtype=L.int8).fill_diagonal_(1000)",
+    "L.zeros(0, 3).fill_diagonal_(1)",
+    "L.zeros(3, 3).t().fill_diagonal_(nan)",
+    "L.zeros(4, 4)[::2, ::2].fill_diagonal_(inf)",
+    "L.zeros(2, 2, dtype=L.float16).fill_diagonal_(1e5)",
+    "L.tensor([1.0, 2.0, 1.0]).histc(bins=4, min=0, max=3)",
+    "L.tensor([0, 1, 1, 3]).bincount(L.tensor([0.5, 1.0, 2.0, 1.0]))",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", EXPRESSIONS)
+def test_matches_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=1e-6, atol=1e-6)
+
+
+GRADIENT_CASES = [
+    # (expression over L and the leaves x, y; x, y)
+    ("L.combinations(x, 3)", "L.tensor([1.0, 2.0, 3.0, 4.0])", None),
+    ("L.combinations(x, 2, with_replacement=True)", "L.tensor([1.0, 2.0, 3.0], dtype=L.float64)", None),
+    ("L.baddbmm(L.ones(5), x, y, beta=0.5, alpha=2)", "L.linspace(-1, 1, 24).reshape(2, 3, 4)",
+     "L.linspace(-2, 1, 40).reshape(2, 4, 5)"),
+    ("L.addbmm(L.ones(3, 5), x, y, alpha=-1.5)", "L.linspace(-1, 1, 24).reshape(2, 3, 4)",
+     "L.linspace(-2, 1, 40).reshape(2, 4, 5)"),
+    ("x.masked_scatter(L.tensor([True, False, True]), y)", "L.zeros(2, 3)", "L.arange(1.0, 8.0)"),
+    ("x.scatter_reduce(0, L.tensor([0, 1, 0, 1, 2, 1]), y, 'prod')", "L.tensor([1.0, 2.0, 0.0, 4.0])",
+     "L.tensor([1.0, 0.0, 3.0, 4.0, 5.0, 6.0])"),
+    ("x.scatter_reduce(0, L.tensor([0, 1, 0, 1, 2, 1]), y, 'prod', include_self=False)",
+     "L.tensor([1.0, 2.0, 0.0, 4.0])", "L.tensor([1.0, 0.0, 3.0, 0.0, 5.0, 6.0])"),
+    ("x.scatter_reduce(0, L.tensor([0, 1, 0, 1, 2, 1]), y, 'mean', include_self=False)",
+     "L.tensor([1.0, 2.0, 0.0, 4.0])", "L.tensor([1.0, 0.0, 3.0, 4.0, 5.0, 6.0])"),
+    ("x.scatter_reduce(0, L.tensor([0, 1, 0, 1, 2, 1]), y, 'amin')", "L.tensor([1.0, 2.0, 0.0, 4.0])",
+     "L.tensor([1.0, 0.0, 3.0, 4.0, 5.0, 6.0])"),
+    ("x.scatter_reduce(1, L.tensor([[0, 0], [1, 1]]), y, 'amax')", "L.zeros(2, 2)", "L.ones(2, 2)"),
+    ("x.index_reduce(0, L.tensor([0, 2, 0, 1]), y, 'prod')", "L.tensor([[1.0, 0.0], [2.0, 3.0], [1.0, -1.0]])",
+     "L.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 0.0], [6.0, 7.0]])"),
+    ("x.index_reduce(0, L.tensor([0, 2, 0, 1]), y, 'amax', include_self=False)", "L.ones(3, 2)",
+     "L.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 1.0], [6.0, 7.0]])"),
+    ("x.clone().fill_diagonal_(3.0, wrap=True)", "L.linspace(-1, 1, 15).reshape(5, 3)", None),
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression, x, y", GRADIENT_CASES)
+def test_gradients_match_torch(expression, x, y):
+    """Outputs, the node's name and the leaves' gradients through a weighted sum of the output."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for library in (tm, torch):
+        namespace = {"L": library, "nan": math.nan, "inf": math.inf}
+        leaves = [eval(text, namespace).requires_grad_() for text in (x, y) if text is not None]
+        out = eval(expression, {**namespace, "x": leaves[0], "y": leaves[-1]})
+        weights = library.linspace(-1, 1, out.numel(), dtype=out.dtype).reshape(out.shape)
+        grads = library.autograd.grad((out * weights).sum(), leaves)
+        results.append((out.detach().double().numpy(), [g.double().numpy() for g in grads],
+                        type(out.grad_fn).__name__))
+    (out, grads, node), (their_out, their_grads, their_node) = results
+    assert node == their_node or (node, their_node) == ("FillDiagonalBackward0", "CopySlices")
+    np.testing.assert_allclose(out, their_out, rtol=1e-6, atol=1e-7, err_msg=expression)
+    for ours, theirs in zip(grads, their_grads, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6, err_msg=expression)
