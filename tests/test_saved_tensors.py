@@ -60,7 +60,8 @@ ALLOWED_TO_RAISE: dict[str | tuple[str, int], str] = {
     **dict.fromkeys(("quantile", "nanquantile"), _QUANTILE_Q),
     **dict.fromkeys((("einsum", 2), ("einsum", 4)), _ONE_OPERAND),  # "ii", "...ij->...ji"
     **dict.fromkeys(("max", "min", "median", "nanmedian"), _OVERLOADS),
-    **dict.fromkeys(("matmul", "matrix_power", "take_along_dim", ("getitem", 9), "kron", "trapezoid"), _COMPOSITE),
+    **dict.fromkeys(("matmul", "matrix_power", "linalg_matrix_power", "take_along_dim", ("getitem", 9), "kron",
+                     "trapezoid"), _COMPOSITE),
     "_cross_entropy_loss": _NO_HISTORY,
     **dict.fromkeys(("linalg_svdvals", ("norm", 8), ("norm", 9)), _RECOMPUTED_SVD),  # norm's samples 8, 9: p='nuc'
     # linalg norms' singular-value orders ('nuc', 2, -2): samples 1, 6, 7, 11 and 2, 3

@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     linalg,
     losses,
     margin_losses,
+    matrix_functions,
     nn,
     normalization,
     norms,

@@ -31,7 +31,7 @@ from .common import conjugate as _conj
 from .linalg import _singular_inverse
 from .meta_rules import rule, with_shape
 from .products import _check_bool, _product
-from .registry import Sample, Tensor, TensorSpec, op
+from .registry import Sample, Tensor, TensorSpec, alias, op
 from .scans import _scan
 
 # -- meta rules (see _meta): the kernels' own checks, which read only shapes and dtypes, run on
@@ -203,6 +203,20 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     for left, right in steps:
         values.append(_product(np.matmul, values[left], values[right]))
     return values[result]
+
+
+linalg_matrix_power = alias(
+    "linalg_matrix_power", of="matrix_power", function="matrix_power", namespace="tensormodes.linalg",
+    renames={"input": "A"}, node="matrix_power",
+    samples=(Sample((TensorSpec((3, 3)), 3)), Sample((TensorSpec((2, 2, 2), "float64", 1, 2), -2))),
+    doc="""``A`` raised to the integer power ``n`` (its inverse's power for ``n < 0``, the identity
+    for ``n = 0``): ``matrix_power`` under its ``linalg`` name.
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.matrix_power(tm.tensor([[1, 1], [0, 1]]), 3)
+    tensor([[1, 3],
+            [0, 1]])
+    """)
 
 
 def _matrix_power_checks(input: np.ndarray, n) -> int:
