@@ -206,6 +206,8 @@ TORCH_EQUIVALENTS = {
     "_native_group_norm": lambda torch: lambda *args: torch.native_group_norm(*args)[0],
     "_native_batch_norm": lambda torch: lambda *args: torch.native_batch_norm(*args)[0],
     "_norm_dim": lambda torch: torch.norm,
+    "_linalg_lstsq": lambda torch: lambda *args, **kwargs: tuple(torch.linalg.lstsq(*args, **kwargs)[:2]),
+    "_linalg_lstsq_rank": lambda torch: lambda *args, **kwargs: tuple(torch.linalg.lstsq(*args, **kwargs)[2:]),
     "_embedding_bag": lambda torch: _torch_embedding_bag(torch),
     "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
     "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed

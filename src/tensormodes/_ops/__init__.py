@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     indexing,
     indexing_selection,
     joining,
+    least_squares,
     linalg,
     losses,
     margin_losses,
