@@ -158,6 +158,14 @@ LAYER_CASES = [
     ("L.nn.InstanceNorm3d(2)", [_floats(2, 3, 2, 4)]),
     ("L.nn.BatchNorm3d(2)", [_floats(3, 2, 2, 3, 2)]),
     ("L.nn.BatchNorm3d(2, affine=False, track_running_stats=False)", [_floats(3, 2, 2, 3, 2)]),
+    ("L.nn.Conv3d(2, 3, 2)", [_floats(2, 2, 3, 4, 3)]),
+    ("L.nn.Conv3d(4, 2, (2, 1, 3), stride=(1, 2, 1), padding=(1, 0, 2), dilation=(1, 1, 2), groups=2, bias=False)",
+     [_floats(1, 4, 3, 4, 5)]),
+    ("L.nn.Conv3d(2, 2, 3, padding='same', padding_mode='circular')", [_floats(1, 2, 3, 3, 4)]),
+    ("L.nn.Conv3d(2, 2, 2, padding=1, padding_mode='reflect')", [_floats(2, 3, 3, 3)]),
+    ("L.nn.ConvTranspose3d(2, 3, 2, stride=2)", [_floats(1, 2, 2, 3, 2)]),
+    ("L.nn.ConvTranspose3d(4, 2, (3, 1, 2), stride=(2, 1, 1), padding=(1, 0, 0), output_padding=(1, 0, 0), "
+     "groups=2)", [_floats(1, 4, 2, 2, 3)]),
     ("L.nn.PixelShuffle(2)", [_floats(2, 8, 3, 2)]),
     ("L.nn.PixelShuffle(3)", [_floats(9, 2, 2)]),
     ("L.nn.PixelUnshuffle(2)", [_floats(2, 2, 4, 6)]),
@@ -407,6 +415,8 @@ def test_gradients_match_torch(expression, leaf):
     "L.nn.RReLU()", "L.nn.RReLU(0.1, 0.2, inplace=True)", "L.nn.Softmax2d()", "L.nn.Fold((4, 5), 2)",
     "L.nn.Unfold(kernel_size=(2, 3), stride=2)", "L.nn.CosineSimilarity(dim=0)", "L.nn.PairwiseDistance(p=1.0)",
     "L.nn.MultiMarginLoss(p=2, margin=0.5)", "L.nn.InstanceNorm1d(4, affine=True)", "L.nn.InstanceNorm3d(2)",
+    "L.nn.Conv3d(4, 6, (1, 2, 3), stride=2, padding='valid', groups=2, bias=False, padding_mode='replicate')",
+    "L.nn.ConvTranspose3d(4, 6, 3, output_padding=1, stride=2, dilation=(1, 2, 1))",
     "L.nn.BatchNorm3d(5, momentum=None)", "L.nn.MultiLabelMarginLoss()", "L.nn.MultiLabelSoftMarginLoss()",
     "L.nn.TripletMarginWithDistanceLoss(margin=2.0, swap=True)",
 ])
@@ -419,6 +429,11 @@ def test_repr_matches_torch(expression):
 @pytest.mark.torch
 @pytest.mark.parametrize("expression", [
     "L.nn.functional.softshrink(L.ones(2), -1.0)",
+    "L.nn.Conv3d(2, 3, 2)(L.ones(1, 2, 4, 4))",
+    "L.nn.Conv3d(2, 3, 2)(L.ones(1, 3, 4, 4, 4))",
+    "L.nn.functional.conv3d(L.ones(1, 2, 1, 1, 1), L.ones(3, 2, 2, 2, 2))",
+    "L.nn.functional.conv3d(L.ones(1, 2, 3, 3, 3), L.ones(3, 2, 2, 2, 2), padding='same', stride=2)",
+    "L.nn.ConvTranspose3d(2, 3, 2, padding_mode='reflect')",
     "L.nn.MultiMarginLoss()(L.ones(2, 3), L.tensor([3, 0]))",
     "L.nn.PixelShuffle(2)(L.ones(1, 3, 2, 2))",
     "L.nn.ChannelShuffle(4)(L.ones(1, 6, 2))",

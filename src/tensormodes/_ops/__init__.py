@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     comparison,
     complex_numbers,
     convolution,
+    convolution_3d,
     creation,
     einsum,
     indexing,

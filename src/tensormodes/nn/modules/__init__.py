@@ -37,7 +37,7 @@ from .activation import (
 )
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .flatten import Flatten, Unflatten
@@ -132,7 +132,7 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
            "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
            "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
-           "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d", "InstanceNorm1d",
+           "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d", "InstanceNorm1d", "Conv3d", "ConvTranspose3d",
            "InstanceNorm3d", "Fold", "Unfold", "PairwiseDistance", "CosineSimilarity",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
            "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
