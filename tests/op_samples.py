@@ -185,6 +185,7 @@ TORCH_EQUIVALENTS = {
     "_convolution_backward": lambda torch: torch.ops.aten.convolution_backward,
     # torch._C._nn's functions behind nn.functional's Python-level ones
     "_max_pool2d_with_indices": lambda torch: torch._C._nn.max_pool2d_with_indices,
+    "_max_pool3d_with_indices": lambda torch: torch._C._nn.max_pool3d_with_indices,
     "_adaptive_max_pool2d": lambda torch: torch._C._nn.adaptive_max_pool2d,
     "_max_unpool2d": lambda torch: torch._C._nn.max_unpool2d,
     "_avg_pool2d_backward": _torch_avg_pool2d_backward,  # aten::avg_pool2d_backward takes the input itself

@@ -29,6 +29,7 @@ from . import (  # noqa: F401
     norms,
     pointwise_activation,
     pooling,
+    pooling_3d,
     products,
     products_batched,
     products_structured,

@@ -101,8 +101,10 @@ from .pooling import (
                          AdaptiveMaxPool2d,
                          AvgPool1d,
                          AvgPool2d,
+                         AvgPool3d,
                          MaxPool1d,
                          MaxPool2d,
+                         MaxPool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .shuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
@@ -133,6 +135,7 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
            "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
            "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d", "InstanceNorm1d", "Conv3d", "ConvTranspose3d",
+           "MaxPool3d", "AvgPool3d",
            "InstanceNorm3d", "Fold", "Unfold", "PairwiseDistance", "CosineSimilarity",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
            "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
