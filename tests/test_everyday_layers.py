@@ -116,6 +116,22 @@ def test_margin_losses_exact_values():
     assert math.isnan(F.multi_margin_loss(tm.empty(0, 3), tm.empty(0, dtype=tm.int64)).item())
 
 
+def test_grid_sample_of_an_identity_affine_grid_is_the_image_and_warns_without_align_corners():
+    image = tm.arange(12.0).reshape(1, 1, 3, 4)
+    theta = tm.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior has changed"):
+        grid = F.affine_grid(theta, [1, 1, 3, 4])
+    assert tm.allclose(F.grid_sample(image, grid, align_corners=False), image)
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        F.grid_sample(image, grid, mode="bicubic", align_corners=False)
+    x = image.clone().requires_grad_()
+    out = F.grid_sample(x, grid, align_corners=False)
+    assert out.grad_fn.name() == "GridSampler2DBackward0"
+    (grad_x,) = tm.autograd.grad(out.sum(), [x], create_graph=True)
+    with pytest.raises(RuntimeError, match="derivative for aten::grid_sampler_2d_backward is not implemented"):
+        grad_x.sum().backward()
+
+
 def test_padding_modules_values_and_repr():
     x = tm.tensor([[1.0, 2.0, 3.0]])
     assert tm.nn.ReflectionPad1d((2, 1))(x).tolist() == [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]
@@ -379,6 +395,39 @@ EDGE_EXPRESSIONS = [
     "L.nn.functional.avg_pool3d(L.ones(1, 1, 3, 3, 3), 2, stride=2, padding=1, ceil_mode=True, "
     "count_include_pad=False)",
     "L.nn.functional.avg_pool3d(L.tensor([1.0, nan, inf, 0.0, 1.0, 2.0, 3.0, 4.0]).reshape(1, 1, 2, 2, 2), (1, 2, 1))",
+    *[f"L.nn.functional.grid_sample(L.arange(12.0).reshape(1, 1, 3, 4), L.tensor([[[[-1.0, -1.0], [0.0, 0.0], "
+      f"[1.0, 1.0], [1.2, -0.7], [-3.1, 2.5]]]]), '{mode}', '{padding}', {corners})"
+      for mode in ("bilinear", "nearest") for padding in ("zeros", "border", "reflection")
+      for corners in (False, True)],
+    "L.nn.functional.grid_sample(L.ones(1, 1, 3, 4), L.tensor([[[[nan, 0.0], [inf, 0.0], [0.0, -inf]]]]), "
+    "align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 3, 4), L.tensor([[[[nan, 0.0], [inf, 0.0]]]]), 'nearest', "
+    "align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 3, 4), L.tensor([[[[nan, 0.0], [0.3, inf]]]]), 'bilinear', 'border', "
+    "align_corners=True)",
+    "L.nn.functional.grid_sample(L.arange(12.0).reshape(1, 1, 3, 4), L.zeros(1, 1, 4, 2, dtype=L.float64), "
+    "align_corners=False)",
+    "L.nn.functional.grid_sample(L.arange(12.0).reshape(1, 1, 3, 4), L.zeros(1, 4, 2), align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(2, 1, 3, 4), L.zeros(1, 1, 4, 2), align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 3, 4), L.zeros(1, 1, 4, 1), align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 0, 4), L.zeros(1, 1, 4, 2), align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(0, 1, 3, 4), L.zeros(0, 1, 4, 2), align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 3, 4, dtype=L.long), L.zeros(1, 1, 4, 2, dtype=L.long), "
+    "align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 3, 4), L.zeros(1, 1, 4, 2), 'foo')",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 3, 4), L.zeros(1, 1, 4, 2), padding_mode='foo')",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 1, 1), L.tensor([[[[0.5, -0.5]]]]), 'bilinear', 'reflection', True)",
+    "L.nn.functional.affine_grid(L.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]), [1, 1, 2, 3], align_corners=False)",
+    "L.nn.functional.affine_grid(L.tensor([[[0.5, -1.0, 0.2], [1.0, 0.3, 0.0]]]), [1, 3, 4, 3], align_corners=True)",
+    "L.nn.functional.affine_grid(L.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]), [2, 1, 2, 3], align_corners=True)",
+    "L.nn.functional.affine_grid(L.tensor([[[1, 0, 0], [0, 1, 0]]]), [1, 1, 2, 3], align_corners=True)",
+    "L.nn.functional.affine_grid(L.eye(3, 4)[None], [1, 1, 2, 3, 2], align_corners=False)",
+    "L.nn.functional.affine_grid(L.eye(3, 4)[None], [1, 1, 2, 3], align_corners=False)",
+    "L.nn.functional.affine_grid(L.eye(2, 3)[None], [1, 1, 3], align_corners=False)",
+    "L.nn.functional.affine_grid(L.eye(2, 3)[None], [1, 1, 0, 3], align_corners=False)",
+    "L.nn.functional.affine_grid(L.eye(2, 3)[None], [1, 1, 1, 3], align_corners=True)",
+    "L.nn.functional.affine_grid(L.eye(2, 3, dtype=L.float64)[None], [1, 1, 2, 2])",
+    "L.affine_grid_generator(L.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]), [2, 1, 2, 3], False)",
     "L.nn.Softmax2d()(L.ones(2, 3))",
     "L.nn.InstanceNorm1d(3)(L.ones(3))",
     "L.nn.InstanceNorm3d(3, affine=True)(L.ones(1, 2, 2, 2, 2))",
@@ -392,6 +441,15 @@ EDGE_EXPRESSIONS = [
     "L.nn.ZeroPad2d((1, 2))(L.ones(1, 2, 3))",
     "L.nn.ConstantPad1d(2, 1)(L.tensor([[1, 2]]))",
 ]
+
+
+@pytest.mark.torch
+def test_grid_sample_in_half_precision_is_close_to_torch():
+    # (half types compute in float32 here, rounded once; PyTorch's kernel rounds along the way)
+    pytest.importorskip("torch")
+    assert_same_outcome("L.nn.functional.grid_sample(L.arange(12.0, dtype=L.float16).reshape(1, 1, 3, 4), "
+                        "L.tensor([[[[0.3, -0.2], [0.9, 0.1]]]], dtype=L.float16), align_corners=False)",
+                        rtol=2e-3, atol=0)
 
 
 @pytest.mark.torch
@@ -415,6 +473,15 @@ GRADIENT_CASES = [
     ("L.nn.functional.avg_pool3d(x, 3, 2, 1, ceil_mode=True)", "L.linspace(-3, 3, 100).reshape(1, 4, 5, 5)"),
     ("L.nn.functional.avg_pool3d(x, (2, 1, 2), 1, (1, 0, 1), count_include_pad=False)",
      "L.linspace(-3, 3, 36).reshape(1, 3, 4, 3)"),
+    ("L.nn.functional.grid_sample(L.arange(24.0, dtype=L.float64).reshape(1, 2, 3, 4), x, 'bilinear', 'reflection', "
+     "False)",
+     "L.tensor([[[[-1.3, 0.2], [0.4, 0.9], [1.1, -0.35]]]], dtype=L.float64)"),
+    ("L.nn.functional.grid_sample(L.arange(24.0, dtype=L.float64).reshape(1, 2, 3, 4), x, 'bilinear', 'border', True)",
+     "L.tensor([[[[-1.3, 0.2], [0.4, 0.9], [1.1, -0.35]]]], dtype=L.float64)"),
+    ("L.nn.functional.grid_sample(x, L.tensor([[[[-1.3, 0.2], [0.4, 0.9]]]]), 'nearest', 'zeros', False)",
+     "L.arange(12.0).reshape(1, 1, 3, 4)"),
+    ("L.nn.functional.affine_grid(x, [2, 1, 3, 4], align_corners=False)", "L.linspace(-1, 1, 12).reshape(2, 2, 3)"),
+    ("L.nn.functional.affine_grid(x, [1, 1, 2, 3, 2], align_corners=True)", "L.linspace(-1, 1, 12).reshape(1, 3, 4)"),
     ("L.nn.functional.pixel_shuffle(x, 2)", "L.arange(32.0).reshape(2, 4, 2, 2)"),
     ("L.nn.functional.pixel_unshuffle(x, 2)", "L.arange(32.0).reshape(2, 1, 4, 4)"),
     ("L.nn.functional.channel_shuffle(x, 2)", "L.arange(8.0, dtype=L.float64).reshape(1, 4, 2)"),

@@ -41,6 +41,7 @@ from . import (  # noqa: F401
     reduction,
     reordering,
     resampling,
+    sampling_grids,
     scans,
     scatter_gather,
     scatter_reduce,
