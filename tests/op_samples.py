@@ -209,6 +209,8 @@ TORCH_EQUIVALENTS = {
     "_native_group_norm": lambda torch: lambda *args: torch.native_group_norm(*args)[0],
     "_native_batch_norm": lambda torch: lambda *args: torch.native_batch_norm(*args)[0],
     "_norm_dim": lambda torch: torch.norm,
+    "_ctc_loss": lambda torch: lambda *args, **kwargs: torch._ctc_loss(*args, **kwargs)[0],
+    "_ctc_loss_backward": lambda torch: torch.ops.aten._ctc_loss_backward,
     "_linalg_lstsq": lambda torch: lambda *args, **kwargs: tuple(torch.linalg.lstsq(*args, **kwargs)[:2]),
     "_linalg_lstsq_rank": lambda torch: lambda *args, **kwargs: tuple(torch.linalg.lstsq(*args, **kwargs)[2:]),
     "_embedding_bag": lambda torch: _torch_embedding_bag(torch),

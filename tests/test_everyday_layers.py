@@ -132,6 +132,11 @@ def test_grid_sample_of_an_identity_affine_grid_is_the_image_and_warns_without_a
         grad_x.sum().backward()
 
 
+def test_ctc_loss_lengths_are_both_tensors_or_both_sequences():
+    with pytest.raises(TypeError, match="ctc_loss"):
+        F.ctc_loss(tm.zeros(4, 1, 3).log_softmax(2), tm.tensor([[1]]), tm.tensor([4]), [1])
+
+
 def test_padding_modules_values_and_repr():
     x = tm.tensor([[1.0, 2.0, 3.0]])
     assert tm.nn.ReflectionPad1d((2, 1))(x).tolist() == [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]
@@ -428,6 +433,27 @@ EDGE_EXPRESSIONS = [
     "L.nn.functional.affine_grid(L.eye(2, 3)[None], [1, 1, 1, 3], align_corners=True)",
     "L.nn.functional.affine_grid(L.eye(2, 3, dtype=L.float64)[None], [1, 1, 2, 2])",
     "L.affine_grid_generator(L.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]), [2, 1, 2, 3], False)",
+    *[f"L.nn.functional.ctc_loss(L.tensor(np.random.default_rng(3).standard_normal((6, 2, 4))).float()"
+      f".log_softmax(2), L.tensor([[1, 2, 2], [3, 1, 0]]), {lengths}, reduction='{reduction}'{extra})"
+      for lengths in ("[6, 5], [3, 2]", "L.tensor([6, 4]), L.tensor([3, 2])", "(2, 5), (3, 2)")
+      for reduction in ("none", "sum", "mean")
+      for extra in ("", ", zero_infinity=True")],
+    "L.nn.functional.ctc_loss(L.zeros(4, 1, 3).log_softmax(2), L.tensor([1, 1]), [4], [2], blank=2, reduction='none')",
+    "L.nn.functional.ctc_loss(L.zeros(4, 2, 3, dtype=L.float64).log_softmax(2), L.tensor([1, 2, 2]), [4, 3], [1, 2])",
+    "L.nn.functional.ctc_loss(L.zeros(4, 3).log_softmax(1), L.tensor([1, 2]), [4], [2], reduction='none')",
+    "L.nn.functional.ctc_loss(L.zeros(4, 3).log_softmax(1), L.tensor([1, 2]), [4], [2])",
+    "L.nn.functional.ctc_loss(L.zeros(4, 2, 3).log_softmax(2), L.tensor([[1, 2], [1, 1]]), [0, 4], [0, 2], "
+    "reduction='none')",
+    "L.nn.functional.ctc_loss(L.zeros(4, 2, 3).log_softmax(2), L.tensor([[1, 2], [1, 1]]), [4, 4], [2, 2], blank=3)",
+    "L.nn.functional.ctc_loss(L.zeros(4, 2, 3).log_softmax(2), L.tensor([[1, 2], [1, 1]]), [5, 4], [2, 2])",
+    "L.nn.functional.ctc_loss(L.zeros(4, 2, 3).log_softmax(2), L.tensor([[1, 2], [1, 1]]), [4], [2, 2])",
+    "L.nn.functional.ctc_loss(L.zeros(4, 2, 3).log_softmax(2), L.tensor([[1, 2], [1, 1]]), [4, 4], [2])",
+    "L.nn.functional.ctc_loss(L.zeros(4, 2, 3).log_softmax(2), L.tensor([[1, 2], [1, 1]]), [4, 4], [3, 2])",
+    "L.nn.functional.ctc_loss(L.zeros(4, 2, 3, dtype=L.float16), L.tensor([[1, 2], [1, 1]]), [4, 4], [2, 2])",
+    "L.nn.functional.ctc_loss(L.zeros(4, 2, 3).log_softmax(2), L.tensor([[1, 2], [1, 1]]), [4, 4], [2, 2], "
+    "reduction='foo')",
+    "L.nn.CTCLoss(blank=1, zero_infinity=True)(L.zeros(2, 2, 3).log_softmax(2), L.tensor([[2, 2], [0, 0]]), [2, 2], "
+    "[2, 1])",
     "L.nn.Softmax2d()(L.ones(2, 3))",
     "L.nn.InstanceNorm1d(3)(L.ones(3))",
     "L.nn.InstanceNorm3d(3, affine=True)(L.ones(1, 2, 2, 2, 2))",
@@ -482,6 +508,12 @@ GRADIENT_CASES = [
      "L.arange(12.0).reshape(1, 1, 3, 4)"),
     ("L.nn.functional.affine_grid(x, [2, 1, 3, 4], align_corners=False)", "L.linspace(-1, 1, 12).reshape(2, 2, 3)"),
     ("L.nn.functional.affine_grid(x, [1, 1, 2, 3, 2], align_corners=True)", "L.linspace(-1, 1, 12).reshape(1, 3, 4)"),
+    ("L.nn.functional.ctc_loss(x.log_softmax(2), L.tensor([[1, 2, 2], [3, 1, 0]]), [6, 5], [3, 2])",
+     "L.linspace(-2, 2, 48).reshape(6, 2, 4)"),
+    ("L.nn.functional.ctc_loss(x.log_softmax(2), L.tensor([1, 2, 2, 1]), [2, 6], [3, 1], reduction='sum', "
+     "zero_infinity=True)", "L.linspace(-2, 2, 48, dtype=L.float64).reshape(6, 2, 4)"),
+    ("L.nn.functional.ctc_loss(x, L.tensor([[1, 2, 2], [3, 1, 0]]), [6, 5], [3, 2], reduction='none')",
+     "L.linspace(-2, 2, 48).reshape(6, 2, 4).log_softmax(2)"),
     ("L.nn.functional.pixel_shuffle(x, 2)", "L.arange(32.0).reshape(2, 4, 2, 2)"),
     ("L.nn.functional.pixel_unshuffle(x, 2)", "L.arange(32.0).reshape(2, 1, 4, 4)"),
     ("L.nn.functional.channel_shuffle(x, 2)", "L.arange(8.0, dtype=L.float64).reshape(1, 4, 2)"),

@@ -35,6 +35,14 @@ TORCH_ORACLE_BUGS = {("_mse_loss", 3), ("_smooth_l1_loss", 3), ("_huber_loss", 3
 # ill-defined (the gradient raises, as in PyTorch): test_linalg checks phase-invariant ones.
 PHASE_DEPENDENT = {"linalg_svd"}
 DTYPE_KEEPS_RESULT = {"_softmax_backward_data", "_log_softmax_backward_data"}
+# Ops whose gradient is, by PyTorch's design, not the derivative of their forward: finite
+# differences cannot check them (the comparison with PyTorch's gradient still runs).
+NOT_THE_DERIVATIVE = {
+    "_ctc_loss": "PyTorch's CTC gradient assumes log_probs come out of a log_softmax (exp(log_probs) - posterior); "
+                 "through log_softmax it equals the derivative",
+}
+# Ops whose backward PyTorch does not differentiate (its backward op records no derivative).
+NO_DOUBLE_BACKWARD = {"_ctc_loss": "_ctc_loss_backward", "grid_sampler": "grid_sampler_2d_backward"}
 
 
 def _float64_spec(spec: TensorSpec) -> TensorSpec | None:
@@ -142,6 +150,8 @@ def _as_function(opdef, args, kwargs, leaves):
 
 @pytest.mark.parametrize("opdef, sample", list(differentiable_cases()))
 def test_gradient_matches_finite_differences(opdef, sample):
+    if opdef.name in NOT_THE_DERIVATIVE:
+        pytest.skip(NOT_THE_DERIVATIVE[opdef.name])
     args, kwargs, leaves = _inputs(sample, _tm_maker)
     assert tm.autograd.gradcheck(_as_function(opdef, args, kwargs, leaves), tuple(leaves), atol=1e-5, rtol=1e-3)
 
@@ -150,6 +160,8 @@ def test_gradient_matches_finite_differences(opdef, sample):
 def test_second_gradient_matches_finite_differences(opdef, sample):
     # Formulas are written with public ops so that they are differentiable themselves: a formula
     # step that drops history (a .mT that was not an op, a detached intermediate) shows here.
+    if opdef.name in NO_DOUBLE_BACKWARD:
+        pytest.skip(f"PyTorch has no derivative of {NO_DOUBLE_BACKWARD[opdef.name]} either")
     args, kwargs, leaves = _inputs(sample, _tm_maker)
     assert tm.autograd.gradgradcheck(_as_function(opdef, args, kwargs, leaves), tuple(leaves), atol=1e-5, rtol=1e-3)
 

@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     convolution,
     convolution_3d,
     creation,
+    ctc,
     einsum,
     indexing,
     indexing_selection,

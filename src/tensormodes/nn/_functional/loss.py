@@ -505,3 +505,39 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     """
     reduction = _checked_reduction(size_average, reduce, reduction)
     return _function("_multilabel_margin_loss")(input, target, reduction)
+
+
+@_public
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """The connectionist temporal classification loss of ``log_probs`` (T, N, C) — or unbatched
+    (T, C) — for the ``targets`` (N, S padded, or concatenated), each sample read for its input
+    length; ``'mean'`` divides each loss by its target length before averaging. ``zero_infinity``
+    replaces the infinite losses of targets an input cannot spell (and their gradients) by zero.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.ctc_loss(tm.full((1, 1, 2), 0.5).log(), tm.tensor([[1]]), [1], [1], reduction="sum")
+    tensor(0.6931)
+    """
+    reduction = _checked_reduction(None, None, reduction)
+    if isinstance(input_lengths, tm.Tensor) != isinstance(target_lengths, tm.Tensor):
+        raise TypeError("ctc_loss(): input_lengths and target_lengths must both be tensors or both sequences of ints "
+                        f"(got {type(input_lengths).__name__} and {type(target_lengths).__name__})")
+    lengths = [int(n) for n in (input_lengths.tolist() if isinstance(input_lengths, tm.Tensor) else input_lengths)]
+    targets_lengths = [int(n) for n in (target_lengths.tolist() if isinstance(target_lengths, tm.Tensor)
+                                        else target_lengths)]
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if targets.dim() == 1 else targets
+    losses = _function("_ctc_loss")(log_probs, targets, lengths, targets_lengths, blank, zero_infinity)
+    if zero_infinity:
+        losses = _function("where")(losses == float("inf"), _function("zeros")((), dtype=losses.dtype), losses)
+    if reduction == "mean":
+        divisors = _function("tensor")(targets_lengths, dtype=losses.dtype).clamp_min(1)
+        result = (losses / divisors).mean()
+    elif reduction == "sum":
+        result = losses.sum()
+    else:
+        result = losses
+    return result.squeeze(0) if unbatched and reduction == "none" else result

@@ -48,6 +48,7 @@ from .loss import (
                          BCEWithLogitsLoss,
                          CosineEmbeddingLoss,
                          CrossEntropyLoss,
+                         CTCLoss,
                          GaussianNLLLoss,
                          HingeEmbeddingLoss,
                          HuberLoss,
@@ -67,15 +68,15 @@ from .loss import (
 )
 from .module import Module
 from .normalization import (
-    BatchNorm1d,
-    BatchNorm2d,
-    BatchNorm3d,
-    GroupNorm,
-    InstanceNorm1d,
-    InstanceNorm2d,
-    InstanceNorm3d,
-    LayerNorm,
-    RMSNorm,
+                         BatchNorm1d,
+                         BatchNorm2d,
+                         BatchNorm3d,
+                         GroupNorm,
+                         InstanceNorm1d,
+                         InstanceNorm2d,
+                         InstanceNorm3d,
+                         LayerNorm,
+                         RMSNorm,
 )
 from .padding import (
                          CircularPad1d,
@@ -135,7 +136,7 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
            "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
            "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d", "InstanceNorm1d", "Conv3d", "ConvTranspose3d",
-           "MaxPool3d", "AvgPool3d",
+           "MaxPool3d", "AvgPool3d", "CTCLoss",
            "InstanceNorm3d", "Fold", "Unfold", "PairwiseDistance", "CosineSimilarity",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
            "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",

@@ -23,7 +23,7 @@ from .module import Module
 __all__ = ["L1Loss", "NLLLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss",
            "BCEWithLogitsLoss", "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss",
            "CrossEntropyLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss", "MultiMarginLoss",
-           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss"]
+           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
 
 
 class _Loss(Module):
@@ -433,3 +433,25 @@ class TripletMarginWithDistanceLoss(_Loss):
         """``F.triplet_margin_with_distance_loss`` with the module's settings."""
         return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
                                                    margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss, between a sequence of log-probabilities
+    and a target sequence (see ``F.ctc_loss``).
+
+    >>> import tensormodes as tm
+    >>> tm.nn.CTCLoss(reduction="sum")(tm.full((1, 1, 2), 0.5).log(), tm.tensor([[1]]), [1], [1])
+    tensor(0.6931)
+    """
+
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: tm.Tensor, targets: tm.Tensor, input_lengths, target_lengths) -> tm.Tensor:
+        """``F.ctc_loss`` with the module's settings."""
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
