@@ -590,3 +590,54 @@ def test_repr_matches_torch(expression):
 def test_call_errors_match_torch(expression):
     pytest.importorskip("torch")
     assert_raises_like_torch(expression)
+
+
+# -- lazy modules ------------------------------------------------------------------------------------
+
+def test_lazy_linear_materialises_on_first_call_and_becomes_linear():
+    layer = tm.nn.LazyLinear(3)
+    assert repr(layer) == "LazyLinear(in_features=0, out_features=3, bias=True)" and layer.has_uninitialized_params()
+    assert isinstance(layer.weight, tm.nn.UninitializedParameter) and layer.weight.requires_grad
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized parameter"):
+        _ = layer.weight.shape
+    with pytest.raises(ValueError, match="Attempted to use an uninitialized parameter"):
+        _ = layer.weight + 1
+    assert [repr(v) for v in layer.state_dict().values()] == ["<UninitializedParameter>"] * 2
+    out = layer(tm.ones(2, 4))
+    assert out.shape == (2, 3) and type(layer) is tm.nn.Linear and type(layer.weight) is tm.nn.Parameter
+    assert layer.weight.shape == (3, 4) and not layer._forward_pre_hooks
+    model = tm.nn.Sequential(tm.nn.LazyLinear(4), tm.nn.ReLU(), tm.nn.LazyConv1d(2, 1))
+    model(tm.ones(3, 7, 5)).sum().backward()
+    assert [tuple(p.grad.shape) for p in model.parameters()] == [(4, 5), (4,), (2, 7, 1), (2,)]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression, shape", [
+    ("L.nn.LazyLinear(3)", (2, 4)), ("L.nn.LazyLinear(2, bias=False, dtype=L.float64)", (5,)),
+    ("L.nn.LazyConv2d(4, 3, padding=1)", (1, 2, 5, 5)), ("L.nn.LazyConv2d(4, (2, 3), groups=2)", (4, 5, 6)),
+    ("L.nn.LazyConv1d(3, 2, stride=2)", (2, 3, 7)), ("L.nn.LazyConv3d(2, 2, bias=False)", (1, 3, 3, 3, 3)),
+])
+def test_lazy_layers_draw_and_compute_as_torch(expression, shape):
+    """Same seed, same weights (drawn at the first call), same outputs, and the same final class."""
+    torch = pytest.importorskip("torch")
+    outputs = []
+    for library in (tm, torch):
+        library.manual_seed(7)
+        layer = eval(expression, {"L": library})
+        before = repr(layer)
+        dtype = library.float64 if "float64" in expression else library.float32
+        out = layer(library.ones(shape, dtype=dtype))
+        outputs.append((before.replace("torch.", "tensormodes."), repr(layer), out.detach().numpy()))
+    assert outputs[0][:2] == outputs[1][:2]
+    np.testing.assert_allclose(outputs[0][2], outputs[1][2], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.nn.LazyConv2d(4, 3, groups=2)(L.ones(1, 3, 5, 5))",
+    "L.nn.LazyConv2d(4, 3)(L.ones(5, 5))",
+    "L.nn.UninitializedParameter().shape",
+])
+def test_lazy_errors_match_torch(expression):
+    pytest.importorskip("torch")
+    assert_raises_like_torch(expression)

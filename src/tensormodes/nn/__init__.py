@@ -13,6 +13,6 @@
 from . import functional, init, utils
 from .modules import *  # noqa: F403 - the layers are nn's namespace, as in torch.nn
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedParameter
 
-__all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules_all]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "functional", "init", "utils", *_modules_all]

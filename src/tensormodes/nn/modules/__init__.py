@@ -42,6 +42,7 @@ from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
+from .lazy import LazyConv1d, LazyConv2d, LazyConv3d, LazyLinear, LazyModuleMixin
 from .linear import Bilinear, Identity, Linear
 from .loss import (
                          BCELoss,
@@ -137,6 +138,7 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
            "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d", "InstanceNorm1d", "Conv3d", "ConvTranspose3d",
            "MaxPool3d", "AvgPool3d", "CTCLoss",
+           "LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
            "InstanceNorm3d", "Fold", "Unfold", "PairwiseDistance", "CosineSimilarity",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
            "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
