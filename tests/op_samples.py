@@ -119,6 +119,15 @@ def _torch_svd(torch):
     return svd
 
 
+def _torch_legacy_svd(torch):
+    def svd(input, some=True, compute_uv=True):
+        # torch.svd is linalg.svd with V = Vh^H: the same signs fixed (see _torch_svd)
+        U, S, Vh = _torch_svd(torch)(input, not some)
+        return torch.return_types.svd((U, S, Vh.mH))
+
+    return svd
+
+
 def _torch_eigh(torch):
     def eigh(A, UPLO="L"):
         # Eigenvectors are unique only up to sign (phase): fixed as tensormodes fixes them (the
@@ -215,6 +224,7 @@ TORCH_EQUIVALENTS = {
     "_linalg_lstsq_rank": lambda torch: lambda *args, **kwargs: tuple(torch.linalg.lstsq(*args, **kwargs)[2:]),
     "_embedding_bag": lambda torch: _torch_embedding_bag(torch),
     "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
+    "svd": _torch_legacy_svd,
     "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }
 

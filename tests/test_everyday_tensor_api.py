@@ -475,3 +475,27 @@ def test_cond_gradient_matches_finite_differences(p):
 @pytest.mark.parametrize("expression, x, y", LINALG_GRADIENTS)
 def test_linalg_gradients_match_torch(expression, x, y):
     test_gradients_match_torch(expression, x, y)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    # torch.svd's singular vectors are unique up to sign: compared through products that are not
+    "[x.shape for x in L.svd(L.ones(3, 2))]", "[x.shape for x in L.svd(L.ones(3, 2), some=False)]",
+    "[x.shape for x in L.svd(L.ones(2, 4, 3), compute_uv=False)]", "L.svd(L.ones(2, 3), compute_uv=False)[0]",
+    "L.svd(L.ones(2, 3), compute_uv=False)[2]", "L.svd(L.tensor([[3.0, 1.0], [1.0, 2.0], [0.0, 1.0]])).S",
+    "(lambda r: r.U @ r.S.diag_embed() @ r.V.mT)(L.svd(L.tensor([[3.0, 1.0], [1.0, 2.0], [0.0, 1.0]])))",
+    "(lambda r: r.U @ r.S.diag_embed().to(r.U.dtype) @ r.V.mH)(L.svd(L.tensor([[1.0 + 1j, 2.0], [0.5j, 1.0]])))",
+    "L.tensor([[3.0, 1.0], [1.0, 2.0]], dtype=L.float64).svd().S",
+    "type(L.svd(L.ones(2, 2))).__name__",
+    "L.svd(L.ones(3))", "L.svd(L.ones(2, 2, dtype=L.long))",
+    "[x.shape for x in L.svd(L.empty(0, 3))]",
+])
+def test_legacy_svd_matches_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=1e-5, atol=1e-5)
+
+
+def test_legacy_svd_gradient_of_singular_values():
+    x = tm.tensor([[3.0, 1.0], [1.0, 2.0], [0.0, 1.0]], dtype=tm.float64, requires_grad=True)
+    assert tm.autograd.gradcheck(lambda a: tm.svd(a, compute_uv=False).S, (x,))
+    assert tm.autograd.gradcheck(lambda a: (lambda r: r.U @ r.S.diag_embed() @ r.V.mT)(tm.svd(a)), (x,))

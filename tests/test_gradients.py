@@ -33,7 +33,7 @@ TORCH_ORACLE_BUGS = {("_mse_loss", 3), ("_smooth_l1_loss", 3), ("_huber_loss", 3
 # for these ops, whose dtype argument does not set the result's dtype.
 # Complex singular vectors are defined up to a phase each, so a generic function of them is
 # ill-defined (the gradient raises, as in PyTorch): test_linalg checks phase-invariant ones.
-PHASE_DEPENDENT = {"linalg_svd"}
+PHASE_DEPENDENT = {"linalg_svd", "svd"}
 DTYPE_KEEPS_RESULT = {"_softmax_backward_data", "_log_softmax_backward_data"}
 # Ops whose gradient is, by PyTorch's design, not the derivative of their forward: finite
 # differences cannot check them (the comparison with PyTorch's gradient still runs).

@@ -63,6 +63,8 @@ ALLOWED_TO_RAISE: dict[str | tuple[str, int], str] = {
     **dict.fromkeys(("matmul", "matrix_power", "linalg_matrix_power", "take_along_dim", ("getitem", 9), "kron",
                      "trapezoid"), _COMPOSITE),
     "_cross_entropy_loss": _NO_HISTORY,
+    "svd": "torch.svd's formula keeps the input too: with compute_uv=False the singular vectors its gradient needs "
+           "are recomputed from it (PyTorch computes them in the forward when grad mode is on)",
     **dict.fromkeys(("linalg_svdvals", ("norm", 8), ("norm", 9)), _RECOMPUTED_SVD),  # norm's samples 8, 9: p='nuc'
     # linalg norms' singular-value orders ('nuc', 2, -2): samples 1, 6, 7, 11 and 2, 3
     **dict.fromkeys(tuple(("linalg_matrix_norm", i) for i in (1, 6, 7, 11)) + (("linalg_norm", 2), ("linalg_norm", 3)),
