@@ -128,6 +128,22 @@ def _torch_legacy_svd(torch):
     return svd
 
 
+def _torch_eig(torch):
+    def eig(A):
+        # Eigenvectors are unique only up to a phase: fixed as tensormodes fixes them (the largest
+        # entry of each real and positive), by constant phases.
+        L, V = torch.linalg.eig(A)
+        if V.numel() == 0:
+            return L, V
+        with torch.no_grad():
+            largest = V.gather(-2, V.abs().argmax(-2, keepdim=True))
+            size = largest.abs()
+            phases = torch.where(size > 0, largest / torch.where(size > 0, size, 1), 1).to(V.dtype)
+        return torch.return_types.linalg_eig((L, V * phases.conj()))
+
+    return eig
+
+
 def _torch_eigh(torch):
     def eigh(A, UPLO="L"):
         # Eigenvectors are unique only up to sign (phase): fixed as tensormodes fixes them (the
@@ -225,6 +241,7 @@ TORCH_EQUIVALENTS = {
     "_embedding_bag": lambda torch: _torch_embedding_bag(torch),
     "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
     "svd": _torch_legacy_svd,
+    "linalg_eig": _torch_eig,
     "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }
 

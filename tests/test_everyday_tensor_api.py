@@ -499,3 +499,39 @@ def test_legacy_svd_gradient_of_singular_values():
     x = tm.tensor([[3.0, 1.0], [1.0, 2.0], [0.0, 1.0]], dtype=tm.float64, requires_grad=True)
     assert tm.autograd.gradcheck(lambda a: tm.svd(a, compute_uv=False).S, (x,))
     assert tm.autograd.gradcheck(lambda a: (lambda r: r.U @ r.S.diag_embed() @ r.V.mT)(tm.svd(a)), (x,))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.linalg.eigvals(L.tensor([[0.0, -1.0], [1.0, 0.0]]))",
+    "L.linalg.eigvals(L.tensor([[2.0, 1.0, 0.0], [0.5, 3.0, 1.0], [0.0, 1.0, -1.0]], dtype=L.float64))",
+    "L.linalg.eig(L.tensor([[2.0, 0.0], [0.0, 3.0]])).eigenvalues",
+    "(lambda r: r.eigenvectors @ r.eigenvalues.diag_embed() @ L.linalg.inv(r.eigenvectors))("
+    "L.linalg.eig(L.tensor([[2.0, 1.0], [0.5, -1.0]], dtype=L.float64)))",
+    "(lambda r: r.eigenvectors.abs())(L.linalg.eig(L.tensor([[2.0, 1.0], [0.5, -1.0]], dtype=L.float64)))",
+    "L.linalg.eig(L.ones(2, 3))", "L.linalg.eig(L.ones(3))", "L.linalg.eig(L.ones(2, 2, dtype=L.long))",
+    "L.linalg.eig(L.ones(2, 2, dtype=L.float16))", "L.linalg.eig(L.tensor([[1.0, nan], [0.0, 1.0]]))",
+    "L.linalg.eigvals(L.ones(2, 3))", "L.linalg.eig(L.empty(2, 0, 0))",
+    "L.linalg.eig(L.tensor([[1.0 + 1j, 2.0], [0.0, 3.0j]])).eigenvalues",
+])
+def test_eig_matches_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("loss", [
+    "lambda r: r.eigenvalues.real.sum() + (r.eigenvalues ** 2).imag.sum()",
+    "lambda r: (r.eigenvectors.abs() ** 2 * L.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=L.float64)).sum()",
+    "lambda r: r.eigenvalues.abs().sum() + r.eigenvectors[0].abs().sum()",
+])
+def test_eig_gradients_of_phase_invariant_losses_match_torch(loss):
+    torch = pytest.importorskip("torch")
+    grads = []
+    for library in (tm, torch):
+        a = library.tensor([[2.0, 1.0], [0.5, -1.0]], dtype=library.float64, requires_grad=True)
+        value = eval(loss, {"L": library})(library.linalg.eig(a))
+        grads.append(library.autograd.grad(value, [a])[0].numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-9)
+    x = tm.tensor([[2.0, 1.0], [0.5, -1.0]], dtype=tm.float64, requires_grad=True)
+    assert tm.autograd.gradcheck(lambda a: tm.linalg.eigvals(a).real, (x,))

@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     convolution_3d,
     creation,
     ctc,
+    eigen,
     einsum,
     indexing,
     indexing_selection,
