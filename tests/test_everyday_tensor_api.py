@@ -1,6 +1,8 @@
 """The Tensor API everyday scripts use (issue 26 item 5): ``isin``, ``combinations``,
 ``broadcast_shapes``, ``baddbmm`` / ``addbmm``, ``masked_scatter``, ``scatter_reduce``,
-``index_reduce``, ``fill_diagonal_`` and the ``histc`` / ``bincount`` methods — exact values,
+``index_reduce``, ``fill_diagonal_``, ``pdist``, the ``histc`` / ``bincount`` methods and the
+linear algebra (``pinv``, ``lstsq``, ``matrix_rank``, ``matrix_exp``, ``cond``, ``multi_dot``, ``eig``,
+``svd``) — exact values,
 and PyTorch's results, errors and gradients on edge inputs (empty, 0-dim, NaN/Inf, half types,
 Python scalars)."""
 
@@ -275,6 +277,12 @@ EXPRESSIONS = [
     "L.zeros(3, 3).t().fill_diagonal_(nan)",
     "L.zeros(4, 4)[::2, ::2].fill_diagonal_(inf)",
     "L.zeros(2, 2, dtype=L.float16).fill_diagonal_(1e5)",
+    "L.pdist(L.tensor([[0.0, 0.0], [3.0, 4.0], [1.0, 1.0]]))",
+    "L.nn.functional.pdist(L.tensor([[0.0, 0.0], [3.0, 4.0], [1.0, 1.0]]), 0)",
+    "L.pdist(L.tensor([[0.0, 0.0], [3.0, 4.0], [1.0, nan]]), inf)",
+    "L.pdist(L.tensor([[0.0, inf], [3.0, 4.0]], dtype=L.float64), 1.5)",
+    "L.pdist(L.ones(3, 2), -1)", "L.pdist(L.ones(3))", "L.pdist(L.ones(3, 2, dtype=L.long))",
+    "L.pdist(L.ones(3, 2, dtype=L.float16))", "L.pdist(L.ones(1, 2))", "L.pdist(L.ones(3, 0))",
     "L.tensor([1.0, 2.0, 1.0]).histc(bins=4, min=0, max=3)",
     "L.tensor([0, 1, 1, 3]).bincount(L.tensor([0.5, 1.0, 2.0, 1.0]))",
 ]
@@ -290,6 +298,9 @@ def test_matches_torch(expression):
 GRADIENT_CASES = [
     # (expression over L and the leaves x, y; x, y)
     ("L.combinations(x, 3)", "L.tensor([1.0, 2.0, 3.0, 4.0])", None),
+    ("L.pdist(x, 0.5)", "L.tensor([[0.0, 0.0], [3.0, 4.0], [1.0, 1.0]])", None),
+    ("L.pdist(x, 1.5)", "L.tensor([[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]], dtype=L.float64)", None),
+    ("L.pdist(x, inf)", "L.tensor([[0.0, 0.0], [3.0, -4.0], [1.0, 1.0]])", None),
     ("L.combinations(x, 2, with_replacement=True)", "L.tensor([1.0, 2.0, 3.0], dtype=L.float64)", None),
     ("L.baddbmm(L.ones(5), x, y, beta=0.5, alpha=2)", "L.linspace(-1, 1, 24).reshape(2, 3, 4)",
      "L.linspace(-2, 1, 40).reshape(2, 4, 5)"),
