@@ -1,6 +1,7 @@
-"""Pseudoinverses and least squares: ``linalg.pinv`` (with the top-level ``pinverse``), and the two
-ops behind ``linalg.lstsq`` (a composite in ``linalg.py``): ``_linalg_lstsq``, its differentiable
-outputs, and ``_linalg_lstsq_rank``, the others. Both go through the singular value decomposition (or, for a
+"""Pseudoinverses, least squares and orthogonal factors: ``linalg.pinv`` (with the top-level
+``pinverse``), the two ops behind ``linalg.lstsq`` (a composite in ``linalg.py``): ``_linalg_lstsq``,
+its differentiable outputs, and ``_linalg_lstsq_rank``, the others; and
+``linalg.householder_product``. Both go through the singular value decomposition (or, for a
 Hermitian ``pinv``, the eigendecomposition); a NaN in the input raises ``LinAlgError`` as
 PyTorch's SVD does.
 """
@@ -12,7 +13,8 @@ from numbers import Number
 import numpy as np
 
 from .._meta_array import DataDependentOutputError, MetaArray
-from .common import adjoint, check_same_shape_or_broadcast, dtype_of, ops, scalar_type_name
+from .common import adjoint, check_same_shape_or_broadcast, dtype_of, not_implemented, ops, scalar_type_name
+from .common import conjugate as _conj
 from .linalg import _finite_matrices
 from .meta_rules import rule
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, _return_type, op
@@ -280,3 +282,108 @@ def _linalg_lstsq_rank(A: Tensor, B: Tensor, rcond: float | None = None, *, driv
     (tensor([1]), tensor([2.8284]))
     """
     return _lstsq_parts(A, B, rcond, driver)[2:]
+
+
+# -- householder_product ----------------------------------------------------------------------------
+
+def _check_householder(input, tau) -> None:
+    name = "torch.linalg.householder_product"
+    if input.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if input.shape[-2] < input.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
+    if input.shape[-1] < tau.shape[-1] if tau.ndim else False:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    if tau.ndim != input.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{tau.ndim} and input.ndim is equal to {input.ndim}")
+    if tuple(tau.shape[:-1]) != tuple(input.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau to be equal to input.shape[:-2], but got "
+                           f"{list(tau.shape[:-1])}")
+    if tau.dtype != input.dtype:
+        raise RuntimeError(f"{name}: tau dtype {scalar_type_name(dtype_of(tau))} does not match input dtype "
+                           f"{scalar_type_name(dtype_of(input))}")
+    if input.dtype not in _LAPACK_TYPES:
+        raise not_implemented("orgqr_cpu", dtype_of(input))
+
+
+def _reflectors(input: np.ndarray, count: int) -> np.ndarray:
+    """The Householder vectors (..., m, count): the columns of ``input`` below the diagonal, 1 on it."""
+    m = input.shape[-2]
+    rows = np.arange(m)[:, None]
+    columns = np.arange(count)[None, :]
+    vectors = np.where(rows > columns, input[..., :count], 0).astype(input.dtype)
+    return np.where(rows == columns, np.ones((), input.dtype), vectors)
+
+
+def _householder_meta(input, tau):
+    _check_householder(input, tau)
+    return MetaArray(input.shape, input.dtype)
+
+
+def _householder_grad(grad, input, tau, needs_input_grad):
+    # Reverse mode through Q = (H_1 ... H_k)[:, :n], H_i = I - tau_i v_i v_i^H: with M the gradient
+    # of H_i, tau_i gets -v^H M v and v_i gets -(conj(tau_i) M v + tau_i M^H v) (below the diagonal).
+    m, n = input.shape[-2], input.shape[-1]
+    count = tau.shape[-1]
+    eye = ops.eye(m, dtype=input.dtype, device=input.device)
+    rows = ops.arange(m, device=input.device).unsqueeze(-1)
+    factors = []
+    for i in range(count):
+        column = input[..., :, i:i + 1].masked_fill(rows <= i, 0) + (rows == i).to(input.dtype)
+        factors.append((column, eye - tau[..., i:i + 1].unsqueeze(-1) * (column @ adjoint(column))))
+    prefixes = [eye.expand(*input.shape[:-2], m, m)]
+    for _, factor in factors[:-1]:
+        prefixes.append(prefixes[-1] @ factor)
+    full_grad = ops.cat([grad, grad.new_zeros((*grad.shape[:-1], m - n))], -1)
+    suffix = eye.expand(*input.shape[:-2], m, m)
+    grad_columns, grad_taus = [], []
+    for i in range(count - 1, -1, -1):
+        column, factor = factors[i]
+        outer = adjoint(prefixes[i]) @ full_grad @ adjoint(suffix)
+        suffix = factor @ suffix
+        t = tau[..., i:i + 1].unsqueeze(-1)
+        grad_taus.append(-(adjoint(column) @ outer @ column).reshape(*tau.shape[:-1], 1))
+        grad_column = -(_conj(t) * (outer @ column) + t * (adjoint(outer) @ column))
+        grad_columns.append(grad_column.masked_fill(rows <= i, 0))
+    grad_input = grad_tau = None
+    if needs_input_grad[0]:
+        parts = grad_columns[::-1]
+        if n > count:
+            parts.append(input.new_zeros((*input.shape[:-1], n - count)))
+        grad_input = ops.cat(parts, -1) if parts else ops.zeros_like(input)
+    if needs_input_grad[1]:
+        grad_tau = ops.cat(grad_taus[::-1], -1) if grad_taus else ops.zeros_like(tau)
+    return grad_input, grad_tau
+
+
+@op(grad=_householder_grad, meta=rule(_householder_meta), name="linalg_householder_product",
+    function="householder_product", namespace="tensormodes.linalg",
+    errors=(Sample((TensorSpec((3,)), TensorSpec((2,)))), Sample((TensorSpec((2, 3)), TensorSpec((2,)))),
+            Sample((TensorSpec((4, 3)), TensorSpec((4,)))), Sample((TensorSpec((4, 3)), TensorSpec((1, 2)))),
+            Sample((TensorSpec((4, 3)), TensorSpec((2,), "float64"))),
+            Sample((TensorSpec((4, 3), "int64"), TensorSpec((2,), "int64")))),
+    samples=(Sample((TensorSpec((4, 3), "float64"), TensorSpec((2,), "float64"))),
+             Sample((TensorSpec((3, 3)), TensorSpec((3,)))),
+             Sample((TensorSpec((2, 4, 2), "float64"), TensorSpec((2, 2), "float64"))),
+             Sample((TensorSpec((3, 2), "complex128"), TensorSpec((2,), "complex128"))),
+             Sample((TensorSpec((3, 0)), TensorSpec((0,))))))
+def linalg_householder_product(input: Tensor, tau: Tensor) -> Tensor:
+    """The first ``n`` columns of the product ``H_1 ... H_k`` of Householder reflections
+    ``H_i = I - tau_i v_i v_i^H``, where ``v_i`` is column ``i`` of ``input`` (m x n, m >= n) below
+    the diagonal with a 1 on it, and ``k`` the length of ``tau`` (LAPACK's ``orgqr``).
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.householder_product(tm.tensor([[1.0], [0.0]]), tm.tensor([2.0]))
+    tensor([[-1.],
+            [ 0.]])
+    """
+    _check_householder(input, tau)
+    *batch, m, n = input.shape
+    count = tau.shape[-1]
+    vectors = _reflectors(input, count)
+    product = np.broadcast_to(np.eye(m, dtype=input.dtype), (*batch, m, m)).copy()
+    for i in range(count):
+        v = vectors[..., :, i:i + 1]
+        product = product - (product @ v) * tau[..., i, None, None] @ adjoint_array(v)
+    return np.ascontiguousarray(product[..., :n], dtype=input.dtype)
