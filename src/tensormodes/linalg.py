@@ -1,8 +1,8 @@
 """Linear algebra functions, as in ``torch.linalg``: determinants (``det``, ``slogdet``),
 ``inv``, ``solve``, ``lstsq``, ``pinv`` and ``cross``, and the decompositions ``svd`` (whose gradient
 also serves ``norm(p='nuc')``), ``cholesky``, ``qr``, ``eigh`` and ``eig``, with ``svdvals``,
-``eigvalsh`` and ``eigvals``; ``matrix_exp``, ``matrix_power``, ``multi_dot``, ``matrix_rank`` and
-``cond``, ``householder_product``; the norms ``vector_norm``, ``matrix_norm`` and ``norm``.
+``eigvalsh`` and ``eigvals``; ``matrix_exp``, ``matrix_power``, ``multi_dot``, ``matrix_rank``,
+``cond`` and ``householder_product``; the norms ``vector_norm``, ``matrix_norm`` and ``norm``.
 Failures on the input (a singular matrix to invert) raise ``LinAlgError``.
 
 The functions are the ops declared with ``namespace="tensormodes.linalg"`` (in ``_ops/linalg.py``,
