@@ -119,6 +119,31 @@ def _torch_svd(torch):
     return svd
 
 
+def _torch_legacy_svd(torch):
+    def svd(input, some=True, compute_uv=True):
+        # torch.svd is linalg.svd with V = Vh^H: the same signs fixed (see _torch_svd)
+        U, S, Vh = _torch_svd(torch)(input, not some)
+        return torch.return_types.svd((U, S, Vh.mH))
+
+    return svd
+
+
+def _torch_eig(torch):
+    def eig(A):
+        # Eigenvectors are unique only up to a phase: fixed as tensormodes fixes them (the largest
+        # entry of each real and positive), by constant phases.
+        L, V = torch.linalg.eig(A)
+        if V.numel() == 0:
+            return L, V
+        with torch.no_grad():
+            largest = V.gather(-2, V.abs().argmax(-2, keepdim=True))
+            size = largest.abs()
+            phases = torch.where(size > 0, largest / torch.where(size > 0, size, 1), 1).to(V.dtype)
+        return torch.return_types.linalg_eig((L, V * phases.conj()))
+
+    return eig
+
+
 def _torch_eigh(torch):
     def eigh(A, UPLO="L"):
         # Eigenvectors are unique only up to sign (phase): fixed as tensormodes fixes them (the
@@ -167,6 +192,10 @@ def _torch_losses(torch):
         "_soft_margin_loss": lambda x, target, reduction="mean": native.soft_margin_loss(x, target, enum[reduction]),
         "_binary_cross_entropy_with_logits": lambda x, target, weight=None, pos_weight=None, reduction="mean":
             torch.binary_cross_entropy_with_logits(x, target, weight, pos_weight, enum[reduction]),
+        "_multi_margin_loss": lambda x, target, p=1, margin=1.0, weight=None, reduction="mean":
+            native.multi_margin_loss(x, target, p, margin, weight, enum[reduction]),
+        "_multilabel_margin_loss": lambda x, target, reduction="mean": native.multilabel_margin_loss(
+            x, target, enum[reduction]),
     }
 
 
@@ -179,8 +208,11 @@ TORCH_EQUIVALENTS = {
     "_cross_entropy_loss_backward": _torch_cross_entropy_loss_backward,  # no ATen op: autograd's gradient
     "_to_copy": lambda torch: torch.ops.aten._to_copy,
     "_convolution_backward": lambda torch: torch.ops.aten.convolution_backward,
+    "_grid_sampler_2d_backward": lambda torch: lambda *args: torch.ops.aten.grid_sampler_2d_backward(
+        *args, [True, True]),
     # torch._C._nn's functions behind nn.functional's Python-level ones
     "_max_pool2d_with_indices": lambda torch: torch._C._nn.max_pool2d_with_indices,
+    "_max_pool3d_with_indices": lambda torch: torch._C._nn.max_pool3d_with_indices,
     "_adaptive_max_pool2d": lambda torch: torch._C._nn.adaptive_max_pool2d,
     "_max_unpool2d": lambda torch: torch._C._nn.max_unpool2d,
     "_avg_pool2d_backward": _torch_avg_pool2d_backward,  # aten::avg_pool2d_backward takes the input itself
@@ -189,6 +221,8 @@ TORCH_EQUIVALENTS = {
     "_huber_loss": lambda torch: _torch_losses(torch)["_huber_loss"],
     "_soft_margin_loss": lambda torch: _torch_losses(torch)["_soft_margin_loss"],
     "_binary_cross_entropy_with_logits": lambda torch: _torch_losses(torch)["_binary_cross_entropy_with_logits"],
+    "_multi_margin_loss": lambda torch: _torch_losses(torch)["_multi_margin_loss"],
+    "_multilabel_margin_loss": lambda torch: _torch_losses(torch)["_multilabel_margin_loss"],
     **{name: (lambda torch, name=name: getattr(torch._C._nn, name[1:], None) or getattr(torch, name[1:]))
        for name in ("_gelu", "_silu", "_mish", "_elu", "_celu", "_leaky_relu", "_hardtanh", "_softplus",
                     "_log_sigmoid", "_glu", "_hardswish", "_hardsigmoid", "_threshold", "_reflection_pad1d",
@@ -200,8 +234,14 @@ TORCH_EQUIVALENTS = {
     "_native_group_norm": lambda torch: lambda *args: torch.native_group_norm(*args)[0],
     "_native_batch_norm": lambda torch: lambda *args: torch.native_batch_norm(*args)[0],
     "_norm_dim": lambda torch: torch.norm,
+    "_ctc_loss": lambda torch: lambda *args, **kwargs: torch._ctc_loss(*args, **kwargs)[0],
+    "_ctc_loss_backward": lambda torch: torch.ops.aten._ctc_loss_backward,
+    "_linalg_lstsq": lambda torch: lambda *args, **kwargs: tuple(torch.linalg.lstsq(*args, **kwargs)[:2]),
+    "_linalg_lstsq_rank": lambda torch: lambda *args, **kwargs: tuple(torch.linalg.lstsq(*args, **kwargs)[2:]),
     "_embedding_bag": lambda torch: _torch_embedding_bag(torch),
     "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
+    "svd": _torch_legacy_svd,
+    "linalg_eig": _torch_eig,
     "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }
 

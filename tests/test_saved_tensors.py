@@ -60,9 +60,14 @@ ALLOWED_TO_RAISE: dict[str | tuple[str, int], str] = {
     **dict.fromkeys(("quantile", "nanquantile"), _QUANTILE_Q),
     **dict.fromkeys((("einsum", 2), ("einsum", 4)), _ONE_OPERAND),  # "ii", "...ij->...ji"
     **dict.fromkeys(("max", "min", "median", "nanmedian"), _OVERLOADS),
-    **dict.fromkeys(("matmul", "matrix_power", "take_along_dim", ("getitem", 9), "kron", "trapezoid"), _COMPOSITE),
+    **dict.fromkeys(("matmul", "matrix_power", "linalg_matrix_power", "take_along_dim", ("getitem", 9), "kron",
+                     "trapezoid"), _COMPOSITE),
     "_cross_entropy_loss": _NO_HISTORY,
+    "svd": "torch.svd's formula keeps the input too: with compute_uv=False the singular vectors its gradient needs "
+           "are recomputed from it (PyTorch computes them in the forward when grad mode is on)",
     **dict.fromkeys(("linalg_svdvals", ("norm", 8), ("norm", 9)), _RECOMPUTED_SVD),  # norm's samples 8, 9: p='nuc'
+    "linalg_eigvals": "eigvals keeps its input and recomputes its eigenvectors in backward (through the public eig, "
+                      "so that the gradient has history for create_graph=True); PyTorch keeps the forward's",
     # linalg norms' singular-value orders ('nuc', 2, -2): samples 1, 6, 7, 11 and 2, 3
     **dict.fromkeys(tuple(("linalg_matrix_norm", i) for i in (1, 6, 7, 11)) + (("linalg_norm", 2), ("linalg_norm", 3)),
                     _RECOMPUTED_SVD),

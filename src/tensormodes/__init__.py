@@ -49,6 +49,7 @@ from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through th
     Tensor,
     bfloat16,
     bool,
+    broadcast_shapes,
     can_cast,
     cdouble,
     cfloat,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import sys
+from collections.abc import Sequence
 
 from .._autograd.grad_mode import (
     enable_grad,
@@ -66,7 +67,7 @@ __all__ = [
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
     "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
-    "manual_seed", "seed", "initial_seed", "set_printoptions",
+    "manual_seed", "seed", "initial_seed", "set_printoptions", "broadcast_shapes",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
 ]  # and every public function of the op table, generated on first access
 
@@ -81,6 +82,40 @@ def is_tensor(obj) -> builtins.bool:
     (True, False)
     """
     return isinstance(obj, Tensor)
+
+
+def broadcast_shapes(*shapes) -> Size:
+    """The shape tensors of the given ``shapes`` broadcast to (ints stand for 1-D shapes), without
+    making any tensor; PyTorch's Python function, which modes do not see either.
+
+    >>> import tensormodes as tm
+    >>> tm.broadcast_shapes((2, 1), (3,), 1)
+    tensormodes.Size([2, 3])
+    """
+    given = tuple((shape,) if isinstance(shape, builtins.int) else shape for shape in shapes if shape is not None)
+    if not given:
+        return Size([])
+    for shape in given:
+        if not isinstance(shape, Sequence):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+    common = [1] * builtins.max(builtins.len(shape) for shape in given)
+    for position, shape in builtins.enumerate(given):
+        for index in builtins.range(-1, -1 - builtins.len(shape), -1):
+            if shape[index] == common[index]:
+                continue
+            if common[index] == 1:
+                if shape[index] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[index] = shape[index]
+            if shape[index] != 1 and common[index] != shape[index]:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[index]} at {index}! "
+                                   f"Mismatching argument at index {position} had {shape}; but expected shape "
+                                   f"should be broadcastable to {common}")
+    for position, size in builtins.enumerate(common):
+        if not isinstance(size, builtins.int):
+            raise TypeError(f"tensormodes.Size() takes an iterable of 'int' (item {position} is "
+                            f"'{type(size).__name__}')")
+    return Size(common)
 
 
 def package():

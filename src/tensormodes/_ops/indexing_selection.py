@@ -1,5 +1,5 @@
 """Selecting by positions and masks (``diag``, ``take_along_dim``, ``take``, ``masked_select``,
-``nonzero``, ``argwhere``) and the whole-tensor writes ``fill_``, ``zero_`` and ``copy_``. The
+``nonzero``, ``argwhere``) and the whole-tensor writes ``fill_``, ``fill_diagonal_``, ``zero_`` and ``copy_``. The
 indexing operator itself (``t[index]``, ``t[index] = value``, ``index_put``) and the index checks
 these share are in ``indexing.py``.
 """
@@ -253,6 +253,51 @@ def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
         value = dt.half_staged(value, input.dtype)
     with np.errstate(over="ignore"):
         input[...] = value
+    return input
+
+
+def _diagonal_positions(shape: tuple, wrap: bool) -> np.ndarray:
+    """The flat positions of the main diagonal of a tensor of ``shape`` (all sizes equal, or a
+    tall matrix: its first square block, and with ``wrap`` every block below it, a row apart)."""
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2 and any(size != shape[0] for size in shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    step = sum(math.prod(shape[i + 1:]) for i in range(len(shape)))
+    count = min(shape)
+    if len(shape) == 2 and wrap and shape[0] > shape[1]:
+        return np.arange(0, math.prod(shape), shape[1] + 1)
+    return np.arange(count) * step
+
+
+def _fill_diagonal_grad(grad, input_shape, wrap):
+    return grad.clone().fill_diagonal_(0, wrap)
+
+
+@op(function=False, method="fill_diagonal_", mutates=True, grad=_fill_diagonal_grad, meta=metadata,
+    errors=(Sample((TensorSpec((3,)), 1.0)), Sample((TensorSpec((3, 3, 4)), 1.0)),
+            Sample((TensorSpec((2, 2), "int8"), 1000))),
+    samples=(Sample((TensorSpec((3, 4)), 5.0)), Sample((TensorSpec((7, 3)), 2.5), {"wrap": True}),
+             Sample((TensorSpec((7, 3)), 2.5)), Sample((TensorSpec((3, 3, 3), "int64"), 2)),
+             Sample((TensorSpec((3, 3), "int64"), 2.7)), Sample((TensorSpec((0, 3)), 1.0)),
+             Sample((TensorSpec((2, 5), "bool"), True), {"wrap": True})))
+def fill_diagonal_(input: Tensor, fill_value: Number, wrap: bool = False) -> Tensor:
+    """Fill the main diagonal (the elements with all indices equal) with ``fill_value``, in place;
+    a tall matrix with ``wrap`` restarts the diagonal below each square block, a row apart.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(3, 4).fill_diagonal_(5).tolist()
+    [[5.0, 0.0, 0.0, 0.0], [0.0, 5.0, 0.0, 0.0], [0.0, 0.0, 5.0, 0.0]]
+    """
+    positions = _diagonal_positions(input.shape, wrap)
+    value = checked_scalar(fill_value, dt.NP_TO_DTYPE[input.dtype])
+    if type(input) is MetaArray or not positions.size:
+        return input
+    flat = input.reshape(-1)
+    if not np.shares_memory(flat, input):  # a non-contiguous tensor: write through its own indices
+        input[np.unravel_index(positions, input.shape)] = value
+    else:
+        flat[positions] = value
     return input
 
 

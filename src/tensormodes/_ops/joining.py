@@ -1,10 +1,11 @@
 """Joins and splits: ``cat``, ``stack`` and their relatives (``hstack``, ``column_stack``,
-``block_diag``, ``cartesian_prod``, ``meshgrid`` ...); ``split``, ``chunk``, ``unbind``,
+``block_diag``, ``cartesian_prod``, ``combinations``, ``meshgrid`` ...); ``split``, ``chunk``, ``unbind``,
 ``tensor_split``, ``narrow`` and ``select`` (views of their input), and ``atleast_*d``.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from collections.abc import Sequence
@@ -745,6 +746,62 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
         return tensors[0].copy()
     grids = np.meshgrid(*tensors, indexing="ij")
     return np.stack([g.reshape(-1) for g in grids], axis=1)
+
+
+def _check_combinations(input, r: int) -> None:
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+
+
+def _combinations_count(n: int, r: int, with_replacement: bool) -> int:
+    return math.comb(n + r - 1, r) if with_replacement else math.comb(n, r)
+
+
+def _combinations_meta(input, r=2, with_replacement=False):
+    _check_combinations(input, r)
+    if r == 0:
+        return MetaArray((0,), input.dtype), MetaArray((0,), np.dtype(np.int64))
+    shape = (_combinations_count(input.shape[0], r, with_replacement), r)
+    return MetaArray(shape, input.dtype), MetaArray(shape, np.dtype(np.int64))
+
+
+def _combinations_grad(grad, input_shape, indices):
+    # Each element's gradient is the sum over the places the combinations copied it to.
+    return ops.zeros(input_shape, dtype=grad.dtype, device=grad.device).index_add(
+        0, indices.reshape(-1), grad.reshape(-1))
+
+
+def _combinations_differentiable(input, r=2, with_replacement=False) -> bool:
+    return r != 0  # PyTorch returns a new empty tensor for r = 0
+
+
+@op(grad=_combinations_grad, saves=("indices",), node="stack", meta=rule(_combinations_meta),
+    differentiable=_combinations_differentiable,
+    errors=(Sample((M23,)), Sample((TensorSpec(()),)), Sample((TensorSpec((3,)), -1))), samples=(
+    Sample((TensorSpec((4,)),)), Sample((TensorSpec((4,), "int64"), 3)), Sample((TensorSpec((3,)), 1)),
+    Sample((TensorSpec((3,), "float64"),), {"r": 2, "with_replacement": True}), Sample((TensorSpec((3,)), 0)),
+    Sample((TensorSpec((2,)), 3)), Sample((TensorSpec((2,), "bool"), 4, True)), Sample((TensorSpec((0,)),))))
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """The length-``r`` combinations of the elements of the 1-D ``input``, as rows in
+    lexicographic order of positions (Python's ``itertools.combinations``, or
+    ``combinations_with_replacement``); ``r=0`` gives an empty vector.
+
+    >>> import tensormodes as tm
+    >>> tm.combinations(tm.tensor([1, 2, 3]))
+    tensor([[1, 2],
+            [1, 3],
+            [2, 3]])
+    """
+    _check_combinations(input, r)
+    if r == 0:
+        return np.empty((0,), input.dtype), np.empty((0,), np.int64)
+    choose = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    count = _combinations_count(input.shape[0], r, with_replacement)
+    indices = np.fromiter(itertools.chain.from_iterable(choose(range(input.shape[0]), r)), np.int64,
+                          count * r).reshape(count, r)
+    return input[indices], indices
 
 
 _MESHGRID_WARNING = "meshgrid: in an upcoming release, it will be required to pass the indexing argument."

@@ -1,5 +1,6 @@
 """Decompositions and solvers, in ``tensormodes.linalg`` (declared ``namespace="tensormodes.linalg"``):
-``svd`` and ``svdvals``, determinants (``det``, ``slogdet``), ``inv``, ``solve``, ``cholesky``,
+``svd`` and ``svdvals`` (and the older top-level ``svd``, which returns ``V``), determinants
+(``det``, ``slogdet``), ``inv``, ``solve``, ``cholesky``,
 ``qr``, and ``eigh`` with ``eigvalsh``; with their top-level names (``tm.det``, ``tm.inverse``,
 ``tm.logdet`` ...). Failures on the input (a singular matrix to invert) raise ``LinAlgError``.
 """
@@ -275,6 +276,57 @@ def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:
     if broken is not None:
         s[broken] = np.nan
     return s
+
+
+def _legacy_svd_checks(input, some=True, compute_uv=True) -> None:
+    if input.ndim < 2:
+        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has {input.ndim} dimensions "
+                           "instead")
+    _svd_checks(input)
+
+
+def _legacy_svd_shapes(input, some=True, compute_uv=True):
+    *batch, m, n = input.shape
+    k = min(m, n)
+    if not compute_uv or not some:
+        return (*batch, m, m), (*batch, k), (*batch, n, n)
+    return (*batch, m, k), (*batch, k), (*batch, n, k)
+
+
+def _legacy_svd_grad(grad, input, result, some, compute_uv):
+    grad_u, grad_s, grad_v = grad
+    if not compute_uv:  # only S has a gradient
+        return _svdvals_grad(grad_s, input)
+    u, s, v = result
+    return _svd_grad((grad_u, grad_s, adjoint(grad_v)), (u, s, adjoint(v)), not some)
+
+
+@op(meta=_checked_meta(_legacy_svd_checks, _legacy_svd_shapes),
+    errors=(Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 2), "int64"),))), returns=("U", "S", "V"),
+    grad=_legacy_svd_grad, name="svd", node="linalg_svd", method=True, samples=(
+    Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((3, 3), "float64"), False)),
+    Sample((TensorSpec((2, 4), "float64"),), {"some": True}), Sample((TensorSpec((2, 3, 2)),)),
+    Sample((TensorSpec((2, 3), "complex128"),)), Sample((TensorSpec((0, 3)),))))
+def legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Tensor:
+    """The singular value decomposition ``input = U @ diag(S) @ V^H`` (PyTorch's older ``torch.svd``:
+    ``V``, not ``Vh``), as the named tuple ``(U, S, V)``; ``some=False`` gives the full square
+    ``U`` and ``V``. With ``compute_uv=False`` only ``S`` is computed, and ``U`` and ``V`` are
+    zero-filled square matrices. The signs follow ``linalg.svd``'s.
+
+    >>> import tensormodes as tm
+    >>> U, S, V = tm.svd(tm.tensor([[3., 0.], [0., -4.]]))
+    >>> S.tolist(), (U @ S.diag_embed() @ V.mT).tolist()
+    ([4.0, 3.0], [[3.0, 0.0], [0.0, -4.0]])
+    """
+    _legacy_svd_checks(input)
+    result_type = RETURN_TYPES["svd"]  # (the op's name: tensormodes.svd)
+    u_shape, s_shape, v_shape = _legacy_svd_shapes(input, some, compute_uv)
+    if not compute_uv:
+        values = svdvals(input)
+        return result_type(np.zeros(u_shape, input.dtype), values, np.zeros(v_shape, input.dtype))
+    u, s, vh = svd(input, not some)  # linalg.svd's kernel
+    v = np.swapaxes(vh, -1, -2)
+    return result_type(u, s, np.ascontiguousarray(v.conj() if v.dtype.kind == "c" else v))
 
 
 # -- determinants, inverses and linear systems ----------------------------------------------------

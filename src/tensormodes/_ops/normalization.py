@@ -16,8 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import _dtype as dt
 from .._meta_array import MetaArray
-from .common import HALF_TYPES, dtype_of, not_implemented, ops, quiet, scalar_type_name
+from .common import HALF_TYPES, conjugate, dtype_of, not_implemented, ops, quiet, scalar_type_name
 from .meta_rules import rule
 from .registry import Sample, Tensor, TensorSpec, op
 
@@ -129,8 +130,9 @@ def _check_batch_norm(input, weight, bias, running_mean, running_var, training: 
         raise RuntimeError(f"input tensor must have at least one element, but got input_sizes = {list(input.shape)}")
 
 
-def _layer_norm_axes(input, normalized_shape, weight=None, bias=None) -> tuple[int, ...]:
-    """The normalised axes, after PyTorch's checks of ``normalized_shape``, ``weight`` and ``bias``, in its order."""
+def _layer_norm_axes(input, normalized_shape, weight=None, bias=None, *, batch: str = "*, ") -> tuple[int, ...]:
+    """The normalised axes, after PyTorch's checks of ``normalized_shape``, ``weight`` and ``bias``, in its order
+    (``batch``: how the message spells the leading dimensions, ``*`` without a comma for ``rms_norm``)."""
     count = len(normalized_shape)
     if count == 0:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
@@ -140,7 +142,7 @@ def _layer_norm_axes(input, normalized_shape, weight=None, bias=None) -> tuple[i
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(parameter.shape)} and normalized_shape = {list(normalized_shape)}")
     if tuple(input.shape[input.ndim - count:]) != tuple(normalized_shape) or count > input.ndim:
-        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape [*, "
+        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape [{batch}"
                            f"{', '.join(map(str, normalized_shape))}], but got input of size{list(input.shape)}")
     return tuple(range(input.ndim - count, input.ndim))
 
@@ -363,3 +365,83 @@ def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
         shift = -mean * scale if bias is None else bias.reshape(shape) - mean * scale
         result = x * scale + shift
     return np.asarray(result, dtype=input.dtype), mean, invstd
+
+
+# -- rms_norm --------------------------------------------------------------------------------------
+
+def _rms_norm_types(input, weight) -> tuple[np.dtype, np.dtype]:
+    """The dtype ``rms_norm`` computes in (float32 for the half types) and the dtype of its product
+    with ``weight`` before the cast back to ``input``'s dtype, after PyTorch's dtype check."""
+    if input.dtype.kind not in "fc" and input.dtype not in HALF_TYPES:
+        raise not_implemented("rms_norm", dtype_of(input))
+    work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
+    if weight is None:
+        return work, work
+    return work, np.dtype(dt.promote_types(dt.NP_TO_DTYPE[work], dtype_of(weight))._np)
+
+
+def _rms_norm_meta(input, normalized_shape, weight=None, eps=None):
+    _layer_norm_axes(input, normalized_shape, weight, batch="*")
+    _rms_norm_types(input, weight)
+    return MetaArray(input.shape, input.dtype)
+
+
+def _rms_norm_node(input, normalized_shape, weight=None, eps=None) -> str:
+    """PyTorch's composite ends with ``type_as(input)``, a recorded cast (``ToCopyBackward0``)
+    when the product's dtype is not the input's; otherwise with a product (``MulBackward0``)."""
+    work, product = _rms_norm_types(np.ones(0, input.dtype._np),
+                                    None if weight is None else np.ones(0, weight.dtype._np))
+    return "mul" if product == input.dtype._np else "_to_copy"
+
+
+def _rms_norm_eps(eps, work: np.dtype) -> float:
+    # PyTorch's default is the machine epsilon of the type it computes in.
+    return float(np.finfo(work).eps) if eps is None else eps
+
+
+def _rms_norm_grad(grad, input, normalized_shape, weight, eps, needs_input_grad):
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    x, g = _working_tensor(input), _working_tensor(grad)
+    eps = _rms_norm_eps(eps, np.dtype(x.dtype.to_real()._np))
+    rstd = ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    gw = g if weight is None else g * conjugate(weight)
+    grad_input = grad_weight = None
+    if needs_input_grad[0]:
+        # y = x r w with r = (mean(x^2) + eps)^(-1/2): dr/dx = -r^3 x / N (conjugated for complex x).
+        grad_input = (gw * conjugate(rstd)
+                      - conjugate(rstd * rstd * rstd * x) * (gw * conjugate(x)).mean(dims, keepdim=True))
+    if weight is not None and needs_input_grad[1]:
+        grad_weight = g * conjugate(x * rstd)
+    return grad_input, grad_weight
+
+
+@op(grad=_rms_norm_grad, node=_rms_norm_node, meta=rule(_rms_norm_meta),
+    errors=(Sample((TensorSpec((2, 3)), [2])), Sample((TensorSpec((2, 3), "int64"), [3])),
+            Sample((TensorSpec((2, 3)), [3], TensorSpec((2,)))), Sample((TensorSpec((2, 3)), []))),
+    samples=(Sample((TensorSpec((2, 3, 4)), [4], TensorSpec((4,)))),
+             Sample((TensorSpec((2, 3, 4), "float64"), [3, 4]), {"eps": 1e-3}),
+             Sample((TensorSpec((3, 4)), [4], TensorSpec((4,), "float64"))),
+             Sample((TensorSpec((5,)), (5,), None, 0.0)),
+             Sample((TensorSpec((2, 4), "float16"), [4], TensorSpec((4,), "float16"))),
+             Sample((TensorSpec((2, 4), "bfloat16"), [4])),
+             Sample((TensorSpec((0, 3)), [3])),
+             Sample((TensorSpec((2, 3), "complex64"), [3], TensorSpec((3,), "complex64")))))
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """Root-mean-square normalisation over the last ``len(normalized_shape)`` dimensions:
+    ``x / sqrt(mean(x**2) + eps)``, times ``weight``; ``eps`` defaults to the machine epsilon of
+    the type computed in (float32 for the half types), and the result has ``input``'s dtype.
+
+    >>> import tensormodes as tm
+    >>> tm.rms_norm(tm.tensor([[3.0, 4.0]]), [2], eps=0.0)
+    tensor([[0.8485, 1.1314]])
+    """
+    axes = _layer_norm_axes(input, normalized_shape, weight, batch="*")
+    work, product = _rms_norm_types(input, weight)
+    x = input.astype(work)
+    with quiet():  # a zero row with eps=0 is 0/0: NaN, as PyTorch gives
+        rstd = 1 / np.sqrt((x * x).mean(axis=axes, keepdims=True) + work.type(_rms_norm_eps(eps, x.real.dtype)))
+        result = x * rstd.astype(work)
+        if weight is not None:
+            result = result.astype(product) * weight.astype(product)
+    return np.asarray(result, dtype=input.dtype)

@@ -1,6 +1,7 @@
 """Elementwise activations PyTorch computes natively (``torch._C._nn.gelu`` and friends): ``_gelu``,
 ``_silu``, ``_mish``, ``_elu``, ``_celu``, ``_leaky_relu``, ``_hardtanh``, ``_softplus``,
-``_log_sigmoid``, ``_glu``, ``_hardswish``, ``_hardsigmoid``, ``_threshold`` and ``_prelu_kernel``; and
+``_log_sigmoid``, ``_glu``, ``_hardswish``, ``_hardsigmoid``, ``_threshold``, ``_prelu_kernel``,
+``hardshrink`` and ``softshrink``; and
 ``embedding`` and ``_embedding_bag``.
 
 ``nn.functional``'s functions check their arguments and call these, as PyTorch's do. Each is one
@@ -448,6 +449,69 @@ def _glu(input: Tensor, dim: int = -1) -> Tensor:
     first, second = np.split(x, 2, axis)
     with quiet():
         return _rounded(first / (1 + np.exp(-second)), input)
+
+
+# -- shrinkage -----------------------------------------------------------------------------------------
+
+def _shrink_zone_grad(grad, input, lambd):
+    # PyTorch's shrink backward: zero where -lambd <= x <= lambd (NaN passes the gradient through).
+    return grad.masked_fill((input >= -lambd) & (input <= lambd), 0)
+
+
+_SHRINK_SAMPLES = _SAMPLES + (Sample((_X, 1.5)), Sample((TensorSpec((3,), "float64", -2, 2),), {"lambd": 0.0}),
+                              Sample((TensorSpec((0, 2), "float32"),)))
+
+
+@op(grad=_shrink_zone_grad, meta=elementwise, method=True, out=True,
+    samples=_SHRINK_SAMPLES + (Sample((_X, -1.0)),),
+    errors=(Sample((TensorSpec((2,), "int64"),)), Sample((TensorSpec((2,), "float16"), 1e5))))
+def hardshrink(input: Tensor, lambd: Number = 0.5) -> Tensor:
+    """Applies the hard shrinkage function elementwise: ``x`` where ``|x| > lambd``, else 0
+    (NaN stays NaN; ``lambd`` is compared in ``input``'s dtype).
+
+    >>> import tensormodes as tm
+    >>> tm.hardshrink(tm.tensor([-1.0, 0.2, 0.7]))
+    tensor([-1.0000,  0.0000,  0.7000])
+    """
+    if input.dtype not in _FLOATING:
+        raise not_implemented("hardshrink_cpu", dtype_of(input))
+    limit = np.asarray(checked_scalar(lambd, dtype_of(input)), dtype=np.float64).astype(input.dtype)
+    return np.asarray(np.where((input >= -limit) & (input <= limit), np.zeros((), input.dtype), input))
+
+
+def _check_softshrink(input, lambd) -> None:
+    if input.dtype not in _FLOATING:
+        raise not_implemented("softshrink_check", dtype_of(input))
+    kind = dtype_of(input)
+    largest = float(dt.finfo(kind).max)
+    if not 0 <= lambd <= largest:
+        raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype {array_type_name(input)}, "
+                           f"but found {lambd:g}")
+
+
+def _softshrink_meta(input, lambd=0.5):
+    _check_softshrink(input, lambd)
+    return MetaArray(input.shape, input.dtype)
+
+
+@op(grad=_shrink_zone_grad, meta=rule(_softshrink_meta), namespace="tensormodes.nn.functional", out=True,
+    samples=_SHRINK_SAMPLES,
+    errors=(Sample((TensorSpec((2,), "int64"),)), Sample((_X, -1.0)), Sample((TensorSpec((2,), "float16"), 7e4))))
+def softshrink(input: Tensor, lambd: Number = 0.5) -> Tensor:
+    """Applies the soft shrinkage function elementwise: ``x - lambd`` above ``lambd``,
+    ``x + lambd`` below ``-lambd``, else 0 (``x * 0``: NaN stays NaN); ``lambd`` must be
+    non-negative. Half types compute in float32.
+
+    >>> import tensormodes.nn.functional as F, tensormodes as tm
+    >>> F.softshrink(tm.tensor([-1.0, 0.2, 0.7]))
+    tensor([-0.5000,  0.0000,  0.2000])
+    """
+    _check_softshrink(input, lambd)
+    x = _floating(input, "softshrink_check")
+    limit = x.dtype.type(lambd)
+    with quiet():  # inf * 0 is NaN, as PyTorch's kernel gives
+        result = np.where(x > limit, x - limit, np.where(x < -limit, x + limit, x * 0))
+    return _rounded(result, input)
 
 
 # -- embedding ---------------------------------------------------------------------------------------

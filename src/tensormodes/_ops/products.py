@@ -24,6 +24,7 @@ from .common import (
     HALF_TYPES,
     adjoint,
     array_of,
+    array_type_name,
     binary,
     check_same_shape_or_broadcast,
     cpp_type_name,
@@ -858,7 +859,7 @@ def _addmm_checks(input: np.ndarray, mat1: np.ndarray, mat2: np.ndarray) -> tupl
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({shape_text(mat1.shape)} and "
                            f"{shape_text(mat2.shape)})")
     target = (mat1.shape[0], mat2.shape[1])
-    _check_expandable(input.shape, target)
+    _check_expandable(input, target)
     if input.dtype != mat2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_type_name(dtype_of(input))} and "
                            f"{scalar_type_name(dtype_of(mat2))}")
@@ -878,10 +879,13 @@ def _coefficient(value, dtype: dt.dtype):
     return checked_fill_value(value, dtype) if dtype._category != dt._INT else value
 
 
-def _check_expandable(source: tuple, target: tuple) -> None:
+def _check_expandable(input, target: tuple) -> None:
+    """PyTorch's errors where ``input`` does not expand to the ``target`` shape."""
+    source = input.shape
     if len(source) > len(target):
-        raise RuntimeError(f"expand: the number of sizes provided ({len(target)}) must be greater or equal to the "
-                           f"number of dimensions in the tensor ({len(source)})")
+        raise RuntimeError(f"expand(torch.{array_type_name(input)}Tensor{{{list(source)}}}, size={list(target)}): the "
+                           f"number of sizes provided ({len(target)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({len(source)})")
     for i in range(1, len(source) + 1):
         if source[-i] != target[-i] and source[-i] != 1:
             raise RuntimeError(f"The expanded size of the tensor ({target[-i]}) must match the existing size "

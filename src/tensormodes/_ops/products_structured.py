@@ -1,6 +1,6 @@
 """Matrix functions and structured products: ``trace``, ``matrix_power``, the Kronecker
 product ``kron``, cross products (``cross``, ``linalg.cross``), pairwise distances ``cdist`` and
-Vandermonde matrices ``vander``. The plain products of vectors, matrices and batches are in
+``pdist``, and Vandermonde matrices ``vander``. The plain products of vectors, matrices and batches are in
 ``products.py``, whose precision helpers these share.
 """
 
@@ -31,7 +31,7 @@ from .common import conjugate as _conj
 from .linalg import _singular_inverse
 from .meta_rules import rule, with_shape
 from .products import _check_bool, _product
-from .registry import Sample, Tensor, TensorSpec, op
+from .registry import Sample, Tensor, TensorSpec, alias, op
 from .scans import _scan
 
 # -- meta rules (see _meta): the kernels' own checks, which read only shapes and dtypes, run on
@@ -206,6 +206,20 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     for left, right in steps:
         values.append(_product(np.matmul, values[left], values[right]))
     return values[result]
+
+
+linalg_matrix_power = alias(
+    "linalg_matrix_power", of="matrix_power", function="matrix_power", namespace="tensormodes.linalg",
+    renames={"input": "A"}, node="matrix_power",
+    samples=(Sample((TensorSpec((3, 3)), 3)), Sample((TensorSpec((2, 2, 2), "float64", 1, 2), -2))),
+    doc="""``A`` raised to the integer power ``n`` (its inverse's power for ``n < 0``, the identity
+    for ``n = 0``): ``matrix_power`` under its ``linalg`` name.
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.matrix_power(tm.tensor([[1, 1], [0, 1]]), 3)
+    tensor([[1, 3],
+            [0, 1]])
+    """)
 
 
 def _matrix_power_checks(input: np.ndarray, n) -> int:
@@ -398,6 +412,71 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
         result = (difference ** p).sum(axis=-1) ** (1 / p)
     return np.asarray(result, dtype=x1.dtype)
 
+
+def _check_pdist(input, p) -> None:
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if input.dtype.kind != "f" and input.dtype not in HALF_TYPES:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    if input.dtype in HALF_TYPES:
+        raise not_implemented("pdist", dtype_of(input))
+
+
+def _pdist_meta(input, p=2):
+    _check_pdist(input, p)
+    rows = input.shape[0]
+    return MetaArray((rows * (rows - 1) // 2,), input.dtype)
+
+
+def _pdist_grad(grad, input, p, result):
+    # Each pair's gradient, +- on its two rows: sign(d) |d|^(p-1) / dist^(p-1) (0 where dist is 0).
+    rows = input.shape[0]
+    first, second = ops.triu_indices(rows, rows, 1, device=input.device)
+    difference = input[first] - input[second]
+    distance = result.unsqueeze(-1)
+    if p == 0:
+        return ops.zeros_like(input)
+    if p == 1:
+        slope = difference.sign()
+    elif p == math.inf:
+        slope = difference.sign() * (difference.abs() == distance)
+    else:
+        slope = difference.sign() * difference.abs().pow(p - 1) / distance.pow(p - 1)
+        slope = slope.masked_fill(distance == 0, 0)
+    share = slope * grad.unsqueeze(-1)
+    return ops.zeros_like(input).index_add(0, first, share).index_add(0, second, -share)
+
+
+@op(meta=rule(_pdist_meta), grad=_pdist_grad,
+    errors=(Sample((TensorSpec((3,)),)), Sample((TensorSpec((3, 2), "int64"),)), Sample((TensorSpec((3, 2)), -1.0)),
+            Sample((TensorSpec((3, 2), "float16"),))),
+    samples=(Sample((TensorSpec((4, 3)),)), Sample((TensorSpec((3, 2), "float64"), 1.0)),
+             Sample((TensorSpec((3, 4), "float64"),), {"p": 3.0}), Sample((TensorSpec((3, 2), "float64"), math.inf)),
+             Sample((TensorSpec((3, 2)), 0.0)), Sample((TensorSpec((1, 2)),)), Sample((TensorSpec((3, 0)),))))
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm distance between every pair of rows of the 2-D ``input``, as the upper
+    triangle (row pairs ``i < j`` in order) of ``cdist(input, input, p)``.
+
+    >>> import tensormodes as tm
+    >>> tm.pdist(tm.tensor([[0.0, 0.0], [3.0, 4.0], [1.0, 1.0]]))
+    tensor([5.0000, 1.4142, 3.6056])
+    """
+    _check_pdist(input, p)
+    first, second = np.triu_indices(input.shape[0], 1)
+    difference = np.abs(input[first] - input[second])
+    if p == 0:
+        result = np.count_nonzero(difference, axis=-1).astype(input.dtype)
+    elif p == math.inf:
+        result = difference.max(axis=-1, initial=0)
+    elif p == 1:
+        result = difference.sum(axis=-1)
+    elif p == 2:
+        result = np.sqrt(np.einsum("...k,...k->...", difference, difference))
+    else:
+        result = (difference ** p).sum(axis=-1) ** (1 / p)
+    return np.asarray(result, dtype=input.dtype)
 
 def _cdist_checks(x1: np.ndarray, x2: np.ndarray, p) -> None:
     """``cdist``'s checks (of shapes, dtypes and ``p``)."""

@@ -1,6 +1,6 @@
 """Gather / scatter ops: reading and writing along one dimension at given positions
 (``index_select``, ``gather``, ``scatter``, ``scatter_add``, ``index_add``, ``index_fill``,
-``index_copy``) and ``masked_fill``.
+``index_copy``), ``masked_fill`` and ``masked_scatter``.
 
 They share the index checks and the scalar conversions of ``indexing.py``, which holds
 ``t[index]``, ``t[index] = value`` and ``index_put`` (the other indexing ops are in
@@ -18,7 +18,14 @@ import numpy as np
 from .. import _dtype as dt
 from .._meta_array import MetaArray
 from ._samples import I23, M23, M234, SCALAR
-from .common import check_same_shape_or_broadcast, cpp_type_name, wrap_dim, writes_into_input
+from .common import (
+    check_same_shape_or_broadcast,
+    cpp_type_name,
+    ops,
+    scalar_type_name,
+    wrap_dim,
+    writes_into_input,
+)
 from .indexing import _as_nd, _fill_value, _legacy_name, _out_of_bounds, scalar_as
 from .meta_rules import metadata
 from .registry import Sample, Tensor, TensorSpec, op
@@ -527,3 +534,49 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor | Number) -> Tensor:
     if type(input) is MetaArray:
         return MetaArray(tuple(shape), input.dtype)
     return np.where(mask, fill, input)
+
+
+def _masked_scatter_grad(grad, mask, source_shape):
+    # The source's elements went, in order, to the mask's True positions; the rest are unused.
+    selected = grad.masked_select(mask)
+    count = 1
+    for size in source_shape:
+        count *= size
+    unused = selected.new_zeros(count - selected.numel())
+    return grad.masked_fill(mask, 0), None, ops.cat([selected, unused]).reshape(source_shape)
+
+
+@op(grad=_masked_scatter_grad, method=True, inplace=True, meta=metadata,
+    errors=(Sample((M23, TensorSpec((2, 3), "int64"), M23)), Sample((M23, TensorSpec((2, 2), "bool"), M23)),
+            Sample((M23, TensorSpec((2, 3), "bool"), TensorSpec((6,), "float64")))),
+    samples=(Sample((M23, TensorSpec((2, 3), "bool"), M23)), Sample((M23, TensorSpec((3,), "bool"), TensorSpec((7,)))),
+             Sample((TensorSpec((3,)), TensorSpec((2, 3), "bool"), TensorSpec((2, 4)))),
+             Sample((TensorSpec((2, 2), "int64"), TensorSpec((2, 2), "bool"), TensorSpec((4,), "int64"))),
+             Sample((SCALAR, TensorSpec((), "bool", 1, 1), TensorSpec((1,)))),
+             Sample((TensorSpec((0,)), TensorSpec((0,), "bool"), TensorSpec((0,)))),
+             Sample((TensorSpec((3,), "bool"), TensorSpec((3,), "bool"), TensorSpec((3,), "bool")))))
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` (broadcast with the boolean ``mask``) whose elements where ``mask`` is
+    True are the first elements of ``source``, in order.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 3).masked_scatter(tm.tensor([True, False, True]), tm.arange(1.0, 7.0)).tolist()
+    [[1.0, 0.0, 2.0], [3.0, 0.0, 4.0]]
+    """
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{_legacy_name(mask.dtype)}")
+    shape = tuple(check_same_shape_or_broadcast(mask.shape, input.shape))
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{scalar_type_name(dt.NP_TO_DTYPE[input.dtype])} and "
+                           f"{scalar_type_name(dt.NP_TO_DTYPE[source.dtype])}")
+    if type(input) is MetaArray:
+        return MetaArray(shape, input.dtype)
+    where = np.broadcast_to(mask, shape)
+    count = int(np.count_nonzero(where))
+    if count > source.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    result = np.array(np.broadcast_to(input, shape), order="C")
+    result[where] = source.reshape(-1)[:count]
+    return result

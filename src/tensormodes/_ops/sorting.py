@@ -1,5 +1,5 @@
 """Sorting and searching: ``sort``, ``argsort``, ``msort``, ``topk``, ``kthvalue``, ``searchsorted``,
-``bucketize`` and the uniques.
+``bucketize``, ``isin`` and the uniques.
 """
 
 from __future__ import annotations
@@ -25,8 +25,16 @@ from ._reduction import (
     _sortable,
 )
 from ._samples import M23, M234, SCALAR
-from .common import along, array_type_name, derivative_not_implemented, is_int, no_complex_autograd, quiet
-from .meta_rules import data_dependent, same_shape, with_shape
+from .common import (
+    along,
+    array_type_name,
+    derivative_not_implemented,
+    is_int,
+    no_complex_autograd,
+    quiet,
+    scalar_type_name,
+)
+from .meta_rules import data_dependent, probe, rule, same_shape, with_shape
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 from .shape import _wrap_dim_of_tensor
 
@@ -430,6 +438,55 @@ def bucketize(input: Tensor | Number, boundaries: Tensor, *, out_int32: bool = F
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def _isin_meta(elements, test_elements, *, assume_unique=False, invert=False):
+    # the kernel on one-element probes: its type and dtype errors; the shape is the elements'
+    checked = isin(probe(elements), probe(test_elements), assume_unique=assume_unique, invert=invert)
+    return with_shape(checked, tuple(getattr(elements, "shape", ())))
+
+
+@op(meta=rule(_isin_meta), differentiable=False, out=True,
+    errors=(Sample((TensorSpec((2,), "complex64"), TensorSpec((2,), "complex64"))),
+            Sample((TensorSpec((2,), "bool"), TensorSpec((1,), "bool")))),
+    samples=(Sample((TensorSpec((3, 4), "int64", 0, 6), TensorSpec((3,), "int64", 0, 6))),
+             Sample((TensorSpec((5,), "int64", 0, 4), 2), {"invert": True}),
+             Sample((3, TensorSpec((4,), "int64", 0, 4))),
+             Sample((TensorSpec((4,), "int64", 0, 4), 2.5)),
+             Sample((TensorSpec((4,), "uint8", 0, 3), TensorSpec((2,), "int8", -1, 2))),
+             Sample((TensorSpec((4,), "float16", 0, 2), TensorSpec((2,), "bfloat16", 0, 2)), {"assume_unique": True}),
+             Sample((TensorSpec((0, 2), "float64"), TensorSpec((2,), "float64"))),
+             Sample((TensorSpec((), "int64", 0, 2), TensorSpec((0,), "int64"))),
+             Sample((TensorSpec((3,), "float32", 0, 3), TensorSpec((2, 2), "int64", 0, 3)))))
+def isin(elements: Tensor | Number, test_elements: Tensor | Number, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:
+    """Whether each element of ``elements`` is in ``test_elements`` (compared in their promoted
+    dtype; NaN is in nothing), as a bool tensor of ``elements``' shape; ``invert`` negates it.
+    ``assume_unique`` is a speed hint that changes no result.
+
+    >>> import tensormodes as tm
+    >>> tm.isin(tm.tensor([[1, 2], [3, 4]]), tm.tensor([2, 3]))
+    tensor([[False,  True],
+            [ True, False]])
+    """
+    if not isinstance(elements, np.ndarray) and not isinstance(test_elements, np.ndarray):
+        raise TypeError(f"isin() received an invalid combination of arguments - got ({type(elements).__name__}, "
+                        f"{type(test_elements).__name__}), but expected one of:\n"
+                        " * (Tensor elements, Tensor test_elements, *, bool assume_unique = False, bool invert = "
+                        "False, Tensor out = None)\n"
+                        " * (Number element, Tensor test_elements, *, bool assume_unique = False, bool invert = "
+                        "False, Tensor out = None)\n"
+                        " * (Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = "
+                        "False, Tensor out = None)\n")
+    common = dt.result_dtype([e for e in (elements, test_elements) if isinstance(e, np.ndarray)],
+                             [e for e in (elements, test_elements) if not isinstance(e, np.ndarray)])
+    if common.is_complex or common is dt.bool:
+        raise RuntimeError(f"Unsupported input type encountered for isin(): {scalar_type_name(common)}")
+    compute = np.float32 if common._np in (np.dtype(np.float16), dt.bfloat16._np) else common._np
+    with quiet():  # a number into a narrower integer type wraps, as PyTorch's conversion
+        values = np.asarray(elements).astype(compute)
+        tests = np.asarray(test_elements).astype(compute)
+    return np.asarray(np.isin(values, tests, invert=invert))
 
 
 def _unique_along(input: np.ndarray, dim, consecutive: bool):

@@ -644,7 +644,7 @@ def _median_of_all(array: np.ndarray) -> np.ndarray:
     return np.asarray(np.partition(flat, middle)[middle]).astype(array.dtype, copy=False)
 
 
-@op(meta=data_dependent, grad=no_derivative("bincount"), samples=(
+@op(meta=data_dependent, grad=no_derivative("bincount"), method=True, samples=(
     Sample((TensorSpec((6,), "int64", 0, 4),)), Sample((TensorSpec((4,), "int64", 0, 3), TensorSpec((4,)))),
     Sample((TensorSpec((4,), "uint8", 0, 3),), {"minlength": 6}), Sample((TensorSpec((0,), "int64"),)),
     Sample((TensorSpec((3,), "int64", 0, 2), TensorSpec((3,), "int64", 0, 5)))),
@@ -679,7 +679,7 @@ def _histc_meta(kernel, input, bins=100, min=0, max=0):  # noqa: A002 - the kern
 
 
 @op(meta=_histc_meta,
-    errors=(Sample((TensorSpec((3,)), 0)),), differentiable=False, out=True, samples=(
+    errors=(Sample((TensorSpec((3,)), 0)),), differentiable=False, method=True, out=True, samples=(
     Sample((TensorSpec((6,)),), {"bins": 4}), Sample((TensorSpec((5,), "float64"), 3, -1, 1)),
     Sample((TensorSpec((2, 3)), 5, 0, 0)), Sample((TensorSpec((0,)), 2))))
 def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:  # noqa: A002

@@ -1,13 +1,15 @@
 """``Parameter``: a tensor that a module registers as trainable (defined in ``_api/parameter.py``,
-where the generated fast path can see it); ``Buffer``: one it registers as state."""
+where the generated fast path can see it); ``Buffer``: one it registers as state;
+``UninitializedParameter``: a lazy module's parameter before its first forward."""
 
 from __future__ import annotations
 
+from .._api import namespace as tm
 from .._api.parameter import Parameter
 from .._api.tensor import Tensor
 from .._tensor_base import wrap_array
 
-__all__ = ["Parameter", "Buffer"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter"]
 
 
 class _BufferMeta(type):
@@ -44,3 +46,65 @@ class Buffer(metaclass=_BufferMeta):
         buffer.persistent = persistent
         buffer._is_buffer = True
         return buffer
+
+
+_UNINITIALIZED_SHAPE = ("Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+                        "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. "
+                        "Call `forward` to initialize the parameters before accessing their attributes.")
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (a lazy module's, until its first forward):
+    ``materialize(shape)`` gives it data and makes it a plain ``Parameter``. Until then only its
+    dtype, device and ``requires_grad`` can be read; any operation on it raises ValueError.
+
+    >>> import tensormodes as tm
+    >>> p = tm.nn.UninitializedParameter()
+    >>> p, p.dtype
+    (<UninitializedParameter>, tensormodes.float32)
+    >>> p.materialize((2, 3))
+    >>> type(p).__name__, p.shape
+    ('Parameter', tensormodes.Size([2, 3]))
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        return super().__new__(cls, tm.empty(0, device=device, dtype=dtype), requires_grad)
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the parameter uninitialised data of ``shape`` (and ``device`` / ``dtype``, its own
+        by default); it becomes a ``Parameter``."""
+        if isinstance(shape, int):
+            shape = (shape,)
+        data = tm.empty(tuple(shape), device=self.device if device is None else device,
+                        dtype=self.dtype if dtype is None else dtype)
+        self._data = data._data
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        """Not known yet: RuntimeError, as PyTorch."""
+        raise RuntimeError(_UNINITIALIZED_SHAPE)
+
+    def __repr__(self) -> str:
+        return "<UninitializedParameter>"
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", str(func))
+        if name in _UNINITIALIZED_ALLOWED:  # run as on a plain Tensor
+            return Tensor.__torch_function__(func, (Tensor,), args, kwargs or {})
+        raise ValueError(f"Attempted to use an uninitialized parameter in {func}. This error happens when you are "
+                         f"using a `LazyModule` or explicitly manipulating `torch.nn.parameter.{cls.__name__}` "
+                         "objects. When using LazyModules Call `forward` with a dummy batch to initialize the "
+                         "parameters before calling torch functions")
+
+    def __reduce_ex__(self, protocol):
+        return (UninitializedParameter, (self._requires_grad,))
+
+
+# What PyTorch lets an uninitialised parameter do (UninitializedTensorMixin._allowed_methods).
+_UNINITIALIZED_ALLOWED = frozenset({"__hash__", "size", "copy_", "is_complex", "is_floating_point", "half", "float",
+                                    "double", "char", "short", "int", "long", "cuda", "cpu", "to", "get_device",
+                                    "requires_grad_", "__get__", "__set__", "dtype", "device", "requires_grad"})

@@ -1,5 +1,5 @@
 """The families of ``tensormodes.nn.functional``, one private module each (activation, loss,
-normalization, padding, embedding, distance, attention, convolution, pooling, dropout). Their functions
+normalization, padding, embedding, distance, attention, convolution, pooling, dropout, vision). Their functions
 register themselves in ``_common.EXPORTS``, which ``nn.functional`` re-exports.
 
 Their parameters are annotated with the op table's annotation-only ``Tensor`` marker: as for
@@ -17,6 +17,7 @@ from . import (  # noqa: F401 - importing a family registers its functions
     normalization,
     padding,
     pooling,
+    vision,
 )
 from ._common import EXPORTS
 

@@ -8,7 +8,7 @@ import warnings
 from ..._ops.common import not_implemented, scalar_type_name
 from ..._ops.registry import Tensor
 from ..._overrides import dispatch as _dispatch
-from ._common import _builtin, _function, _plain, _public
+from ._common import _builtin, _function, _native, _plain, _public, _reexport
 
 # The activations PyTorch computes natively (torch._C._nn.gelu ...): one op, one node each.
 _gelu = _function("_gelu")
@@ -190,6 +190,58 @@ def tanhshrink(input: Tensor) -> Tensor:
     [0.0]
     """
     return input - input.tanh()
+
+
+# PyTorch's F.hardshrink is torch.hardshrink; F.softshrink is torch._C._nn.softshrink.
+hardshrink = _reexport("hardshrink")
+softshrink = _native("softshrink")
+_rrelu = _function("rrelu")
+
+
+@_public
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: ``x`` where positive, else ``a * x``, with ``a`` drawn from
+    ``U(lower, upper)`` per element in training and ``(lower + upper) / 2`` otherwise.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.rrelu(tm.tensor([-2.0, 3.0]), 0.25, 0.75).tolist()
+    [-1.0, 3.0]
+    """
+    return _apply(lambda x: _rrelu(x, lower, upper, training), input, inplace)
+
+
+@_builtin
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """In-place version of ``rrelu``: writes the result into ``input`` and returns it.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> x = tm.tensor([-2.0, 3.0])
+    >>> F.rrelu_(x, 0.5, 0.5) is x, x.tolist()
+    (True, [-1.0, 3.0])
+    """
+    return _apply(lambda x: _rrelu(x, lower, upper, training), input, True)
+
+
+@_public
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """Samples from the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with ``g``
+    standard Gumbel noise; ``hard`` returns one-hot vectors whose gradient is the soft sample's
+    (straight-through). ``eps`` is deprecated and has no effect.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.gumbel_softmax(tm.zeros(2, 3), hard=True).sum(-1).tolist()
+    [1.0, 1.0]
+    """
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=3)
+    gumbels = -_function("empty_like")(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _function("zeros_like")(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 @_public

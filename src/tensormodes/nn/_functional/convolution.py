@@ -16,4 +16,6 @@ conv1d = _reexport("conv1d")
 conv2d = _reexport("conv2d")
 conv_transpose1d = _reexport("conv_transpose1d")
 conv_transpose2d = _reexport("conv_transpose2d")
+conv3d = _reexport("conv3d")
+conv_transpose3d = _reexport("conv_transpose3d")
 

@@ -1,11 +1,14 @@
 """Distances and normalisation of vectors in ``nn.functional``: ``cosine_similarity``,
-``pairwise_distance`` and ``normalize``.
+``pairwise_distance``, ``pdist`` and ``normalize``.
 """
 
 from __future__ import annotations
 
 from ..._ops.registry import Tensor
-from ._common import _builtin, _function, _public
+from ._common import _builtin, _function, _public, _reexport
+
+# PyTorch's F.pdist is torch.pdist.
+pdist = _reexport("pdist")
 
 # -- distances -------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ import warnings
 from numbers import Number
 
 from ..._api import build
+from ..._api import namespace as tm
 from ..._ops.nn import legacy_reduction
 from ..._ops.registry import Tensor
 from ._common import _function, _public
@@ -404,3 +405,139 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     if swap:
         negative_distance = negative_distance.minimum(pairwise_distance(positive, negative, p, eps))
     return _reduce((margin + positive_distance - negative_distance).clamp(min=0), reduction)
+
+
+@_public
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0, swap: bool = False,
+                                      reduction: str = "mean") -> Tensor:
+    """``max(0, d(anchor, positive) - d(anchor, negative) + margin)`` with ``d`` the given
+    ``distance_function`` (``pairwise_distance`` by default); with ``swap`` the negative distance is
+    the smaller of ``d(anchor, negative)`` and ``d(positive, negative)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> a, n = tm.tensor([[0.0, 0.0]]), tm.tensor([[3.0, 4.0]])
+    >>> F.triplet_margin_with_distance_loss(a, a, n, distance_function=lambda x, y: (x - y).abs().sum(-1)).item()
+    0.0
+    """
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    distance = distance_function if distance_function is not None else pairwise_distance
+    positive_distance = distance(anchor, positive)
+    negative_distance = distance(anchor, negative)
+    if swap:
+        negative_distance = _function("minimum")(negative_distance, distance(positive, negative))
+    loss = _function("clamp_min")(margin + positive_distance - negative_distance, 0)
+    if reduction == "sum":
+        return _function("sum")(loss)
+    if reduction == "mean":
+        return _function("mean")(loss)
+    return loss
+
+
+@_public
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Tensor:
+    """The one-versus-all logistic loss of multi-label targets (0 or 1 per class): the mean over
+    the classes of ``-(y log sigmoid(x) + (1 - y) log sigmoid(-x))``, times ``weight``; reduced.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> round(F.multilabel_soft_margin_loss(tm.tensor([[0.0, 0.0]]), tm.tensor([[1.0, 0.0]])).item(), 4)
+    0.6931
+    """
+    if size_average is not None or reduce is not None:
+        reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    logsigmoid = _function("_log_sigmoid")
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.size(class_dim)
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
+
+
+@_public
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                      size_average: bool | None = None, reduce: bool | None = None,
+                      reduction: str = "mean") -> Tensor:
+    """The multi-class hinge loss: for each sample, the mean over the classes ``j`` other than its
+    target ``y`` of ``max(0, margin - x[y] + x[j]) ** p`` (``p`` 1 or 2), times ``weight[y]``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.multi_margin_loss(tm.tensor([[0.1, 0.2, 0.4, 0.8]]), tm.tensor([3]))
+    tensor(0.3250)
+    """
+    reduction = _checked_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None:
+        if weight.dim() != 1:
+            raise ValueError("weight must be one-dimensional")
+        if weight.requires_grad and tm.is_grad_enabled():
+            raise RuntimeError("The function 'multi_margin_loss' is not differentiable with respect to argument "
+                               "'weight'. This input cannot have requires_grad True.")
+    return _function("_multi_margin_loss")(input, target, p, margin, weight, reduction)
+
+
+@_public
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """The multi-label hinge loss: ``target`` lists each sample's classes, ended by the first
+    ``-1``; the loss sums ``max(0, 1 - (x[c] - x[i]))`` over listed classes ``c`` and the others
+    ``i``, divided by the number of classes.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.multilabel_margin_loss(tm.tensor([[0.1, 0.2, 0.4, 0.8]]), tm.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+    reduction = _checked_reduction(size_average, reduce, reduction)
+    return _function("_multilabel_margin_loss")(input, target, reduction)
+
+
+@_public
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """The connectionist temporal classification loss of ``log_probs`` (T, N, C) — or unbatched
+    (T, C) — for the ``targets`` (N, S padded, or concatenated), each sample read for its input
+    length; ``'mean'`` divides each loss by its target length before averaging. ``zero_infinity``
+    replaces the infinite losses of targets an input cannot spell (and their gradients) by zero.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.ctc_loss(tm.full((1, 1, 2), 0.5).log(), tm.tensor([[1]]), [1], [1], reduction="sum")
+    tensor(0.6931)
+    """
+    reduction = _checked_reduction(None, None, reduction)
+    if isinstance(input_lengths, tm.Tensor) != isinstance(target_lengths, tm.Tensor):
+        raise TypeError("ctc_loss(): input_lengths and target_lengths must both be tensors or both sequences of ints "
+                        f"(got {type(input_lengths).__name__} and {type(target_lengths).__name__})")
+    lengths = [int(n) for n in (input_lengths.tolist() if isinstance(input_lengths, tm.Tensor) else input_lengths)]
+    targets_lengths = [int(n) for n in (target_lengths.tolist() if isinstance(target_lengths, tm.Tensor)
+                                        else target_lengths)]
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if targets.dim() == 1 else targets
+    losses = _function("_ctc_loss")(log_probs, targets, lengths, targets_lengths, blank, zero_infinity)
+    if zero_infinity:
+        losses = _function("where")(losses == float("inf"), _function("zeros")((), dtype=losses.dtype), losses)
+    if reduction == "mean":
+        divisors = _function("tensor")(targets_lengths, dtype=losses.dtype).clamp_min(1)
+        result = (losses / divisors).mean()
+    elif reduction == "sum":
+        result = losses.sum()
+    else:
+        result = losses
+    return result.squeeze(0) if unbatched and reduction == "none" else result

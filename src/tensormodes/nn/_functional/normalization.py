@@ -28,6 +28,19 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
     return _function("_native_layer_norm")(input, list(normalized_shape), weight, bias, eps)
 
 
+@_public
+def rms_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """Root-mean-square normalisation over the last ``len(normalized_shape)`` dimensions, scaled
+    by ``weight`` (``tensormodes.rms_norm``).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.rms_norm(tm.tensor([[1.0, -1.0]]), [2], eps=0.0).tolist()
+    [[1.0, -1.0]]
+    """
+    return _function("rms_norm")(input, normalized_shape, weight, eps)
+
+
 # -- normalisation ---------------------------------------------------------------------------
 
 def _standardised(x: Tensor, dims: list[int], eps: float) -> tuple[Tensor, Tensor, Tensor]:

@@ -29,6 +29,7 @@ from .embedding import _renormalise_rows, _rows_to_renormalise
 avg_pool1d = _reexport("avg_pool1d")
 adaptive_avg_pool1d = _reexport("adaptive_avg_pool1d")
 avg_pool2d = _native("avg_pool2d")
+avg_pool3d = _native("avg_pool3d")
 
 
 def _pair(value) -> list[int]:
@@ -71,6 +72,23 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     if return_indices:
         return _function("_max_pool2d_with_indices")(input, kernel_size, stride, padding, dilation, ceil_mode)
     return _function("max_pool2d")(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@_public
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor:
+    """Applies a 3D max pooling over an input signal composed of several input planes: the
+    maximum of each ``kernel_size`` window over the last three dimensions (``stride`` defaults to
+    the kernel size), with the maxima's flat positions in their volumes when ``return_indices``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.max_pool3d(tm.arange(8.0).reshape(1, 2, 2, 2), 2).flatten().tolist()
+    [7.0]
+    """
+    stride = () if stride is None else stride
+    if return_indices:
+        return _function("_max_pool3d_with_indices")(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _function("max_pool3d")(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 @_public

@@ -22,11 +22,14 @@ from .activation import (
                          PReLU,
                          ReLU,
                          ReLU6,
+                         RReLU,
                          Sigmoid,
                          SiLU,
                          Softmax,
+                         Softmax2d,
                          Softmin,
                          Softplus,
+                         Softshrink,
                          Softsign,
                          Tanh,
                          Tanhshrink,
@@ -34,15 +37,19 @@ from .activation import (
 )
 from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .distance import CosineSimilarity, PairwiseDistance
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
+from .lazy import LazyConv1d, LazyConv2d, LazyConv3d, LazyLinear, LazyModuleMixin
 from .linear import Bilinear, Identity, Linear
 from .loss import (
                          BCELoss,
                          BCEWithLogitsLoss,
                          CosineEmbeddingLoss,
                          CrossEntropyLoss,
+                         CTCLoss,
                          GaussianNLLLoss,
                          HingeEmbeddingLoss,
                          HuberLoss,
@@ -50,14 +57,45 @@ from .loss import (
                          L1Loss,
                          MarginRankingLoss,
                          MSELoss,
+                         MultiLabelMarginLoss,
+                         MultiLabelSoftMarginLoss,
+                         MultiMarginLoss,
                          NLLLoss,
                          PoissonNLLLoss,
                          SmoothL1Loss,
                          SoftMarginLoss,
                          TripletMarginLoss,
+                         TripletMarginWithDistanceLoss,
 )
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, InstanceNorm2d, LayerNorm
+from .normalization import (
+                         BatchNorm1d,
+                         BatchNorm2d,
+                         BatchNorm3d,
+                         GroupNorm,
+                         InstanceNorm1d,
+                         InstanceNorm2d,
+                         InstanceNorm3d,
+                         LayerNorm,
+                         RMSNorm,
+)
+from .padding import (
+                         CircularPad1d,
+                         CircularPad2d,
+                         CircularPad3d,
+                         ConstantPad1d,
+                         ConstantPad2d,
+                         ConstantPad3d,
+                         ReflectionPad1d,
+                         ReflectionPad2d,
+                         ReflectionPad3d,
+                         ReplicationPad1d,
+                         ReplicationPad2d,
+                         ReplicationPad3d,
+                         ZeroPad1d,
+                         ZeroPad2d,
+                         ZeroPad3d,
+)
 from .pooling import (
                          AdaptiveAvgPool1d,
                          AdaptiveAvgPool2d,
@@ -65,17 +103,20 @@ from .pooling import (
                          AdaptiveMaxPool2d,
                          AvgPool1d,
                          AvgPool2d,
+                         AvgPool3d,
                          MaxPool1d,
                          MaxPool2d,
+                         MaxPool3d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .shuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from .sparse import Embedding, EmbeddingBag
 from .transformer import (
-                          Transformer,
-                          TransformerDecoder,
-                          TransformerDecoderLayer,
-                          TransformerEncoder,
-                          TransformerEncoderLayer,
+                         Transformer,
+                         TransformerDecoder,
+                         TransformerDecoderLayer,
+                         TransformerEncoder,
+                         TransformerEncoderLayer,
 )
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
@@ -93,4 +134,13 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "Softsign", "Tanhshrink", "PReLU", "Hardsigmoid", "Hardswish", "SiLU", "Mish", "L1Loss", "NLLLoss",
            "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss",
            "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
-           "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss"]
+           "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
+           "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
+           "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d", "InstanceNorm1d", "Conv3d", "ConvTranspose3d",
+           "MaxPool3d", "AvgPool3d", "CTCLoss",
+           "LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+           "InstanceNorm3d", "Fold", "Unfold", "PairwiseDistance", "CosineSimilarity",
+           "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+           "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+           "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+           "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]

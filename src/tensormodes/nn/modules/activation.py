@@ -16,7 +16,7 @@ from .module import Module
 __all__ = ["MultiheadAttention", "Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Tanh", "Softmax", "Softmin",
            "LogSoftmax",
            "ELU", "SELU", "CELU", "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus", "Softsign",
-           "Tanhshrink", "PReLU", "Hardsigmoid", "Hardswish", "SiLU", "Mish"]
+           "Tanhshrink", "PReLU", "Hardsigmoid", "Hardswish", "SiLU", "Mish", "Softshrink", "RReLU", "Softmax2d"]
 
 
 def _inplace_suffix(inplace: bool) -> str:
@@ -285,8 +285,8 @@ class Hardshrink(Module):
         self.lambd = lambd
 
     def forward(self, input: tm.Tensor) -> tm.Tensor:
-        """Zero where ``|input| <= lambd``."""
-        return input * (input.abs() > self.lambd)
+        """``F.hardshrink(input, lambd)``: zero where ``|input| <= lambd``."""
+        return F.hardshrink(input, self.lambd)
 
     def extra_repr(self) -> str:
         """The threshold ``lambd``."""
@@ -523,3 +523,69 @@ class PReLU(Module):
     def extra_repr(self) -> str:
         """``num_parameters=...``."""
         return f"num_parameters={self.num_parameters}"
+
+
+class Softshrink(Module):
+    """Applies the soft shrinkage function element-wise: x - lambd above lambd, x + lambd below
+    -lambd, else 0.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.Softshrink()(tm.tensor([0.2, -1.0])).tolist()
+    [0.0, -0.5]
+    """
+
+    __constants__ = ["lambd"]
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.softshrink(input, lambd)``."""
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        """The threshold ``lambd``."""
+        return str(self.lambd)
+
+
+class RReLU(Module):
+    """Applies the randomized leaky rectified linear unit element-wise: negative inputs are scaled
+    by a slope drawn from ``U(lower, upper)`` in training, by ``(lower + upper) / 2`` in evaluation.
+
+    >>> import tensormodes as tm
+    >>> m = tm.nn.RReLU(0.1, 0.3).eval()
+    >>> m, m(tm.tensor([-1.0, 2.0])).tolist()
+    (RReLU(lower=0.1, upper=0.3), [-0.20000000298023224, 2.0])
+    """
+
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.rrelu(input, lower, upper, training, inplace)``."""
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        """``lower=..., upper=...[, inplace=True]``."""
+        return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
+
+
+class Softmax2d(Module):
+    """Applies softmax over the channels (dimension -3) of a 3-D or 4-D input.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.Softmax2d()(tm.zeros(2, 1, 1)).flatten().tolist()
+    [0.5, 0.5]
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.softmax(input, -3)`` (ValueError unless the input is 3-D or 4-D)."""
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)

@@ -21,7 +21,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 def _ntuple(value, n: int) -> tuple:
@@ -110,7 +110,7 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
-    """Conv1d / Conv2d: ``_function`` is the functional convolution of that many dimensions."""
+    """Conv1d / Conv2d / Conv3d: ``_function`` is the functional convolution of that many dimensions."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
@@ -156,7 +156,7 @@ class Conv2d(_Conv):
 
 
 class _ConvTranspose(_ConvNd):
-    """ConvTranspose1d / 2d: ``forward`` accepts ``output_size`` to pick among the valid output sizes."""
+    """ConvTranspose1d / 2d / 3d: ``forward`` accepts ``output_size`` to pick among the valid output sizes."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
@@ -217,3 +217,27 @@ class ConvTranspose2d(_ConvTranspose):
 
     _dims = 2
     _function = staticmethod(F.conv_transpose2d)
+
+
+class Conv3d(_Conv):
+    """Applies a 3D convolution over an input signal composed of several input planes.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.Conv3d(16, 33, (3, 5, 2), stride=(2, 1, 1), padding=(4, 2, 0))
+    Conv3d(16, 33, kernel_size=(3, 5, 2), stride=(2, 1, 1), padding=(4, 2, 0))
+    """
+
+    _dims = 3
+    _function = staticmethod(F.conv3d)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """Applies a 3D transposed convolution operator over an input image composed of several input planes.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.ConvTranspose3d(16, 33, 3, stride=2)
+    ConvTranspose3d(16, 33, kernel_size=(3, 3, 3), stride=(2, 2, 2))
+    """
+
+    _dims = 3
+    _function = staticmethod(F.conv_transpose3d)

@@ -17,11 +17,13 @@ from __future__ import annotations
 from ..._api import namespace as tm
 from ..._ops.nn import legacy_reduction
 from .. import functional as F
+from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = ["L1Loss", "NLLLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss", "BCELoss",
            "BCEWithLogitsLoss", "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss",
-           "CrossEntropyLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss"]
+           "CrossEntropyLoss", "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss", "MultiMarginLoss",
+           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
 
 
 class _Loss(Module):
@@ -347,3 +349,109 @@ class TripletMarginLoss(_Loss):
         """``F.triplet_margin_loss`` with the module's settings."""
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
                                      swap=self.swap, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """The multi-class hinge loss (``p`` 1 or 2) between scores and class indices, optionally
+    weighted per class.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.MultiMarginLoss(p=2, margin=0.5)
+    MultiMarginLoss()
+    """
+
+    __constants__ = ["p", "margin", "reduction"]
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: tm.Tensor | None = None, size_average=None,
+                 reduce=None, reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D instead")
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input: tm.Tensor, target: tm.Tensor) -> tm.Tensor:
+        """``F.multi_margin_loss(input, target, p, margin, weight, reduction=reduction)``."""
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss between scores and lists of target classes (each ended by -1).
+
+    >>> import tensormodes as tm
+    >>> round(tm.nn.MultiLabelMarginLoss()(tm.tensor([[0.1, 0.2, 0.4, 0.8]]), tm.tensor([[3, 0, -1, 1]])).item(), 4)
+    0.85
+    """
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: tm.Tensor, target: tm.Tensor) -> tm.Tensor:
+        """``F.multilabel_margin_loss(input, target, reduction=reduction)``."""
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """The one-versus-all logistic loss of multi-label targets (0 or 1 per class).
+
+    >>> import tensormodes as tm
+    >>> round(tm.nn.MultiLabelSoftMarginLoss()(tm.zeros(1, 2), tm.tensor([[1.0, 0.0]])).item(), 4)
+    0.6931
+    """
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: tm.Tensor, target: tm.Tensor) -> tm.Tensor:
+        """``F.multilabel_soft_margin_loss(input, target, weight, reduction=reduction)``."""
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """The triplet loss with a custom ``distance_function`` (``PairwiseDistance()`` by default).
+
+    >>> import tensormodes as tm
+    >>> a, n = tm.tensor([[0.0, 0.0]]), tm.tensor([[3.0, 4.0]])
+    >>> round(tm.nn.TripletMarginWithDistanceLoss(margin=6.0)(a, a, n).item(), 4)
+    1.0
+    """
+
+    __constants__ = ["margin", "swap", "reduction"]
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor: tm.Tensor, positive: tm.Tensor, negative: tm.Tensor) -> tm.Tensor:
+        """``F.triplet_margin_with_distance_loss`` with the module's settings."""
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss, between a sequence of log-probabilities
+    and a target sequence (see ``F.ctc_loss``).
+
+    >>> import tensormodes as tm
+    >>> tm.nn.CTCLoss(reduction="sum")(tm.full((1, 1, 2), 0.5).log(), tm.tensor([[1]]), [1], [1])
+    tensor(0.6931)
+    """
+
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: tm.Tensor, targets: tm.Tensor, input_lengths, target_lengths) -> tm.Tensor:
+        """``F.ctc_loss`` with the module's settings."""
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

@@ -23,7 +23,8 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm2d", "LayerNorm", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+           "LayerNorm", "GroupNorm", "RMSNorm"]
 
 
 def _register_affine(module: Module, affine: bool, bias: bool, shape, device, dtype) -> None:
@@ -139,23 +140,34 @@ class BatchNorm2d(_BatchNorm):
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
 
 
-class InstanceNorm2d(_NormBase):
-    """Applies Instance Normalization over a 4D input (N, C, H, W) or an unbatched 3D one (C, H, W).
-
-    By default no affine parameters and no running statistics.
+class BatchNorm3d(_BatchNorm):
+    """Applies Batch Normalization over a 5D input (N, C, D, H, W).
 
     >>> import tensormodes as tm
-    >>> tm.nn.InstanceNorm2d(3)
-    InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)
+    >>> tm.nn.BatchNorm3d(2, affine=False)
+    BatchNorm3d(2, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=True)
     """
+
+    def _check_input_dim(self, input: tm.Tensor) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _InstanceNorm(_NormBase):
+    """Instance normalisation over the spatial dimensions of each channel of each sample; by
+    default no affine parameters and no running statistics. ``_no_batch_dim``: the rank of an
+    unbatched input."""
+
+    _no_batch_dim = 0
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
                  track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def _check_input_dim(self, input: tm.Tensor) -> None:
-        if input.dim() not in (3, 4):
-            raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+        ranks = (self._no_batch_dim, self._no_batch_dim + 1)
+        if input.dim() not in ranks:
+            raise ValueError(f"expected {ranks[0]}D or {ranks[1]}D input (got {input.dim()}D input)")
 
     def _apply_instance_norm(self, input: tm.Tensor) -> tm.Tensor:
         return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
@@ -184,7 +196,7 @@ class InstanceNorm2d(_NormBase):
     def forward(self, input: tm.Tensor) -> tm.Tensor:
         """Normalise each channel of each sample over its spatial dimensions."""
         self._check_input_dim(input)
-        feature_dim = input.dim() - 3
+        feature_dim = input.dim() - self._no_batch_dim
         if input.size(feature_dim) != self.num_features:
             if self.affine:
                 raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
@@ -192,9 +204,44 @@ class InstanceNorm2d(_NormBase):
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
                           "warning by not passing in num_features, which is not used because affine=False",
                           stacklevel=2)
-        if input.dim() == 3:
+        if input.dim() == self._no_batch_dim:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Applies Instance Normalization over a 3D input (N, C, L) or an unbatched 2D one (C, L).
+
+    >>> import tensormodes as tm
+    >>> tm.nn.InstanceNorm1d(3, affine=True)
+    InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=False)
+    """
+
+    _no_batch_dim = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Applies Instance Normalization over a 4D input (N, C, H, W) or an unbatched 3D one (C, H, W).
+
+    By default no affine parameters and no running statistics.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.InstanceNorm2d(3)
+    InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)
+    """
+
+    _no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Applies Instance Normalization over a 5D input (N, C, D, H, W) or an unbatched 4D one.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.InstanceNorm3d(2)(tm.arange(8.0).reshape(1, 2, 2, 2, 1)).shape
+    tensormodes.Size([1, 2, 2, 2, 1])
+    """
+
+    _no_batch_dim = 4
 
 
 class LayerNorm(Module):
@@ -235,6 +282,47 @@ class LayerNorm(Module):
         """``normalized_shape, eps=..., elementwise_affine=..., bias=...``."""
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
                 f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """Applies Root Mean Square Layer Normalization over the trailing ``normalized_shape``
+    dimensions: ``x / sqrt(mean(x**2) + eps) * weight``; ``weight`` (ones) has shape
+    ``normalized_shape`` when ``elementwise_affine``. ``eps=None`` is the machine epsilon of the
+    type computed in.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.RMSNorm(4)
+    RMSNorm((4,), eps=None, elementwise_affine=True)
+    >>> tm.nn.RMSNorm(2, eps=0.0)(tm.tensor([[1., -1.]])).tolist()
+    [[1.0, -1.0]]
+    """
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+
+    def __init__(self, normalized_shape: int | list[int] | tm.Size, eps: float | None = None,
+                 elementwise_affine: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        self.register_parameter("weight", Parameter(tm.empty(self.normalized_shape, device=device, dtype=dtype))
+                                if elementwise_affine else None)  # no bias at all, as PyTorch's
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Set ``weight`` to 1."""
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x: tm.Tensor) -> tm.Tensor:
+        """``F.rms_norm(x, normalized_shape, weight, eps)``."""
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        """``normalized_shape, eps=..., elementwise_affine=...``."""
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
 class GroupNorm(Module):

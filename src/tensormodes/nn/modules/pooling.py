@@ -14,8 +14,8 @@ from ..._api import namespace as tm
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -68,6 +68,20 @@ class MaxPool2d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """Applies a 3D max pooling over an input signal composed of several input planes.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.MaxPool3d(2)(tm.arange(8.).reshape(1, 1, 2, 2, 2)).flatten().tolist()
+    [7.0]
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor | tuple[tm.Tensor, tm.Tensor]:
+        """``F.max_pool3d`` with the module's settings."""
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
 def _single(value) -> tuple:
     """``value`` as a 1-tuple, as PyTorch's ``_single`` stores 1D pooling settings."""
     if isinstance(value, numbers.Integral) or not hasattr(value, "__iter__"):
@@ -109,16 +123,8 @@ class AvgPool1d(_AvgPoolNd):
                             self.count_include_pad)
 
 
-class AvgPool2d(_AvgPoolNd):
-    """Applies a 2D average pooling over an input signal composed of several input planes.
-
-    ``stride`` defaults to ``kernel_size``; ``divisor_override`` replaces the window size as
-    the divisor.
-
-    >>> import tensormodes as tm
-    >>> tm.nn.AvgPool2d(2)(tm.arange(16.).reshape(1, 1, 4, 4)).tolist()
-    [[[[2.5, 4.5], [10.5, 12.5]]]]
-    """
+class _AvgPoolWithDivisor(_AvgPoolNd):
+    """AvgPool2d / AvgPool3d: settings kept as given, with ``divisor_override``."""
 
     __constants__ = [*_AvgPoolNd.__constants__, "divisor_override"]
 
@@ -132,9 +138,38 @@ class AvgPool2d(_AvgPoolNd):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
+
+class AvgPool2d(_AvgPoolWithDivisor):
+    """Applies a 2D average pooling over an input signal composed of several input planes.
+
+    ``stride`` defaults to ``kernel_size``; ``divisor_override`` replaces the window size as
+    the divisor.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.AvgPool2d(2)(tm.arange(16.).reshape(1, 1, 4, 4)).tolist()
+    [[[[2.5, 4.5], [10.5, 12.5]]]]
+    """
+
     def forward(self, input: tm.Tensor) -> tm.Tensor:
         """``F.avg_pool2d`` with the module's settings."""
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AvgPool3d(_AvgPoolWithDivisor):
+    """Applies a 3D average pooling over an input signal composed of several input planes.
+
+    ``stride`` defaults to ``kernel_size``; ``divisor_override`` replaces the window size as
+    the divisor.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.AvgPool3d(2)(tm.arange(8.).reshape(1, 1, 2, 2, 2)).flatten().tolist()
+    [3.5]
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.avg_pool3d`` with the module's settings."""
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 

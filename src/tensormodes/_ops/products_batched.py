@@ -1,0 +1,175 @@
+"""Batched products added to a tensor: ``baddbmm`` (``beta * input + alpha * (batch1 @ batch2)``,
+batch by batch) and ``addbmm`` (the same with the batch of products summed).
+
+As for ``addmm``: ``input`` broadcasts to the result's shape, ``beta=0`` ignores its values (NaNs
+in it do not propagate), integer tensors truncate ``beta`` and ``alpha`` to ints, and half types
+compute in float32, rounded once.
+"""
+
+from __future__ import annotations
+
+from numbers import Number
+
+import numpy as np
+
+from .. import _dtype as dt
+from .._meta_array import MetaArray
+from .common import HALF_TYPES, adjoint, dtype_of, scalar_type_name
+from .common import conjugate as _conj
+from .meta_rules import rule
+from .products import _check_bool, _check_expandable, _coefficient, _product
+from .registry import Sample, Tensor, TensorSpec, op
+
+
+def _check_batches(batch1, batch2) -> None:
+    if batch1.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.ndim < 3:  # PyTorch reads batch2.size(2) first
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(batch2.ndim, 1)}, "
+                         f"{max(batch2.ndim, 1) - 1}], but got 2)")
+    if batch2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+
+
+def _baddbmm_checks(input, batch1, batch2) -> tuple[int, int, int]:
+    _check_batches(batch1, batch2)
+    batch, k = batch1.shape[0], batch1.shape[2]
+    if batch2.shape[0] != batch or batch2.shape[1] != k:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
+                           f"[{batch2.shape[0]}, {batch2.shape[1]}].")
+    target = (batch, batch1.shape[1], batch2.shape[2])
+    _check_expandable(input, target)
+    if not input.dtype == batch1.dtype == batch2.dtype:
+        names = [scalar_type_name(dtype_of(a)).lower() for a in (input, batch1, batch2)]
+        raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, batch2: "
+                           f"{names[2]}")
+    _check_bool("baddbmm", input, empty=0 in target)
+    return target
+
+
+def _addbmm_checks(input, batch1, batch2) -> tuple[int, int]:
+    _check_batches(batch1, batch2)
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
+                           f"{batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
+                           f"{batch2.shape[1]}x{batch2.shape[2]})")
+    target = (batch1.shape[1], batch2.shape[2])
+    _check_expandable(input, target)
+    if input.dtype != batch2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_type_name(dtype_of(input))} and "
+                           f"{scalar_type_name(dtype_of(batch2))}")
+    if batch1.dtype != batch2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {scalar_type_name(dtype_of(batch1))} "
+                           f"and {scalar_type_name(dtype_of(batch2))}")
+    _check_bool("addmm_impl_cpu_", input, empty=0 in target)
+    return target
+
+
+def _added(input, product, target, beta, alpha) -> np.ndarray:
+    """``beta * input + alpha * product`` in ``input``'s dtype (half types in float32), broadcast to ``target``."""
+    dtype = dtype_of(input)
+    beta, alpha = _coefficient(beta, dtype), _coefficient(alpha, dtype)
+    if dtype._category == dt._INT:
+        beta, alpha = int(beta), int(alpha)
+    compute = np.float32 if input.dtype in HALF_TYPES else input.dtype
+    result = product.astype(compute) * alpha if alpha != 1 else product.astype(compute)
+    if beta != 0:
+        result = result + (input.astype(compute) * beta if beta != 1 else input.astype(compute))
+    return np.ascontiguousarray(np.broadcast_to(result, target)).astype(input.dtype)
+
+
+def _batch_products(batch1, batch2, target) -> np.ndarray:
+    if 0 in batch1.shape or 0 in batch2.shape:
+        return np.zeros((batch1.shape[0], *target[-2:]), batch1.dtype)
+    return _product(np.matmul, batch1, batch2)
+
+
+def _scaled(gradient, factor):
+    return gradient if factor == 1 else gradient * _conj(factor)
+
+
+def _baddbmm_grad(grad, batch1, batch2, beta, alpha, needs_input_grad):
+    want_input, want_batch1, want_batch2 = needs_input_grad
+    return (_scaled(grad, beta) if want_input else None,
+            _scaled(grad.bmm(adjoint(batch2)), alpha) if want_batch1 else None,
+            _scaled(adjoint(batch1).bmm(grad), alpha) if want_batch2 else None)
+
+
+def _baddbmm_meta(input, batch1, batch2, *, beta=1, alpha=1):
+    return MetaArray(_baddbmm_checks(input, batch1, batch2), input.dtype)
+
+
+_B1, _B2 = TensorSpec((2, 3, 4)), TensorSpec((2, 4, 5))
+
+
+@op(meta=rule(_baddbmm_meta), grad=_baddbmm_grad, method=True, inplace=True, out=True,
+    save_only_for={"batch1": "batch2", "batch2": "batch1"},
+    errors=(Sample((TensorSpec((2, 3, 5)), TensorSpec((2, 3)), _B2)),
+            Sample((TensorSpec((5,)), _B1, TensorSpec((4, 5)))),
+            Sample((TensorSpec((5,)), _B1, TensorSpec((3, 4, 5)))), Sample((TensorSpec((4,)), _B1, _B2)),
+            Sample((TensorSpec((5,), "float64"), _B1, _B2)),
+            Sample((TensorSpec((5,), "bool"), TensorSpec((2, 3, 4), "bool"), TensorSpec((2, 4, 5), "bool")))),
+    samples=(Sample((TensorSpec((2, 3, 5)), _B1, _B2)), Sample((TensorSpec((5,)), _B1, _B2), {"beta": 0.5, "alpha": 2}),
+             Sample((TensorSpec((), "float64"), TensorSpec((2, 3, 4), "float64"), TensorSpec((2, 4, 5), "float64")),
+                    {"beta": 0}),
+             Sample((TensorSpec((3, 1), "int64"), TensorSpec((2, 3, 4), "int64"), TensorSpec((2, 4, 5), "int64")),
+                    {"beta": 2, "alpha": 2.5}),
+             Sample((TensorSpec((5,), "float16"), TensorSpec((2, 3, 4), "float16"), TensorSpec((2, 4, 5), "float16"))),
+             Sample((TensorSpec((5,)), TensorSpec((2, 3, 0)), TensorSpec((2, 0, 5))), {"beta": 2}),
+             Sample((TensorSpec((2, 2, 2), "complex64"), TensorSpec((2, 2, 3), "complex64"),
+                     TensorSpec((2, 3, 2), "complex64")), {"alpha": 1j})))
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1, alpha: Number = 1) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)`` for the 3-D ``batch1`` (b x n x m) and
+    ``batch2`` (b x m x p), ``input`` broadcast to (b x n x p).
+
+    >>> import tensormodes as tm
+    >>> tm.baddbmm(tm.ones(3), tm.ones(2, 1, 4), tm.ones(2, 4, 3), alpha=0.5).tolist()
+    [[[3.0, 3.0, 3.0]], [[3.0, 3.0, 3.0]]]
+    """
+    target = _baddbmm_checks(input, batch1, batch2)
+    return _added(input, _batch_products(batch1, batch2, target), target, beta, alpha)
+
+
+def _addbmm_grad(grad, batch1, batch2, beta, alpha, needs_input_grad):
+    want_input, want_batch1, want_batch2 = needs_input_grad
+    batches = (batch2 if want_batch1 else batch1).shape[0]
+    expanded = grad.unsqueeze(0).expand(batches, *grad.shape)
+    return (_scaled(grad, beta) if want_input else None,
+            _scaled(expanded.bmm(adjoint(batch2)), alpha) if want_batch1 else None,
+            _scaled(adjoint(batch1).bmm(expanded), alpha) if want_batch2 else None)
+
+
+def _addbmm_meta(input, batch1, batch2, *, beta=1, alpha=1):
+    return MetaArray(_addbmm_checks(input, batch1, batch2), input.dtype)
+
+
+@op(meta=rule(_addbmm_meta), grad=_addbmm_grad, method=True, inplace=True, out=True,
+    save_only_for={"batch1": "batch2", "batch2": "batch1"},
+    errors=(Sample((TensorSpec((3, 5)), TensorSpec((2, 3)), _B2)), Sample((TensorSpec((5,)), _B1, TensorSpec((4, 5)))),
+            Sample((TensorSpec((5,)), _B1, TensorSpec((3, 4, 5)))),
+            Sample((TensorSpec((5,)), _B1, TensorSpec((2, 3, 5)))),
+            Sample((TensorSpec((4,)), _B1, _B2)), Sample((TensorSpec((5,), "float64"), _B1, _B2)),
+            Sample((TensorSpec((5,)), TensorSpec((2, 3, 4), "float64"), _B2)),
+            Sample((TensorSpec((5,), "bool"), TensorSpec((2, 3, 4), "bool"), TensorSpec((2, 4, 5), "bool")))),
+    samples=(Sample((TensorSpec((3, 5)), _B1, _B2)), Sample((TensorSpec((5,)), _B1, _B2), {"beta": 0.5, "alpha": 2}),
+             Sample((TensorSpec((), "float64"), TensorSpec((2, 3, 4), "float64"), TensorSpec((2, 4, 5), "float64")),
+                    {"beta": 0}),
+             Sample((TensorSpec((3, 1), "int64"), TensorSpec((2, 3, 4), "int64"), TensorSpec((2, 4, 5), "int64")),
+                    {"beta": 2, "alpha": 2.5}),
+             Sample((TensorSpec((5,), "float16"), TensorSpec((2, 3, 4), "float16"), TensorSpec((2, 4, 5), "float16"))),
+             Sample((TensorSpec((5,)), TensorSpec((0, 3, 4)), TensorSpec((0, 4, 5))), {"beta": 2}),
+             Sample((TensorSpec((2, 2), "complex64"), TensorSpec((2, 2, 3), "complex64"),
+                     TensorSpec((2, 3, 2), "complex64")), {"alpha": 1j})))
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1, alpha: Number = 1) -> Tensor:
+    """``beta * input + alpha * sum_i(batch1[i] @ batch2[i])`` for the 3-D ``batch1`` (b x n x m)
+    and ``batch2`` (b x m x p), ``input`` broadcast to (n x p).
+
+    >>> import tensormodes as tm
+    >>> tm.addbmm(tm.zeros(1, 2), tm.ones(3, 1, 4), tm.ones(3, 4, 2)).tolist()
+    [[12.0, 12.0]]
+    """
+    target = _addbmm_checks(input, batch1, batch2)
+    products = _batch_products(batch1, batch2, (batch1.shape[0], *target))
+    return _added(input, products.sum(axis=0, dtype=products.dtype), target, beta, alpha)
