@@ -9,7 +9,9 @@ leading-underscore ones (``_pointwise``, ``_reduction``, ``_samples``) are for i
 
 from . import (  # noqa: F401
     activation,
+    adaptive_pooling,
     arithmetic,
+    binary_math,
     comparison,
     complex_numbers,
     convolution,
