@@ -230,9 +230,13 @@ def test_iterates_match_torch(torch, options, dtype):
     assert our_counts == their_counts and our_keys == their_keys
     for (la, wa, ca), (lb, wb, cb) in zip(ours, theirs):
         assert la == pytest.approx(lb, rel=1e-12)
-        # |c|**4 is flat near its minimum: rounding differences there grow to ~1e-11 over 4 steps
-        np.testing.assert_allclose(wa, wb, rtol=1e-10, atol=1e-11)
-        np.testing.assert_allclose(ca, cb, rtol=1e-9, atol=1e-10)
+        # |c|**4 is flat near its minimum: rounding differences there grow to ~1e-11 over 4 steps.
+        # complex128: LBFGS's ``1 / ys`` is ``ys.reciprocal() * 1`` in both libraries, and a complex
+        # reciprocal's last bit differs from PyTorch's for about 6% of numbers (its c10::complex
+        # division); through the line search that grows to ~3e-9
+        tight = dtype == "float64"
+        np.testing.assert_allclose(wa, wb, rtol=1e-10 if tight else 1e-7, atol=1e-11 if tight else 1e-9)
+        np.testing.assert_allclose(ca, cb, rtol=1e-9 if tight else 1e-7, atol=1e-10 if tight else 1e-9)
 
 
 @pytest.mark.torch

@@ -25,13 +25,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import _dtype as dt
 from .._meta_array import DataDependentOutputError, MetaArray
 from . import activation as _activation
 from . import indexing as _indexing
 from . import joining as _joining
 from . import nn as _nn
 from ._samples import I23, M23, M234, SCALAR
-from .common import along, no_complex_autograd, ops, wrap_dim
+from .common import along, no_complex_autograd, ops, scalar_type_name, wrap_dim
 from .meta_rules import metadata, rule, same_shape
 from .registry import Index, Sample, Tensor, TensorSpec, op
 from .shape import meta_indexed, reshaped, value_dependent
@@ -117,14 +118,21 @@ def _nll_loss_forward_grad(grad, input, target, weight, reduction, ignore_index,
     return grad_input, None, grad_weight
 
 
-def _check_nll_input(input) -> None:
-    # ATen's own check (the public nll_loss's messages come before it)
+def _check_nll_input(input, target) -> None:
+    """ATen's own checks, in its order (the public ``nll_loss`` makes its own before them)."""
     if input.ndim not in (1, 2):
         raise RuntimeError("input tensor should be 1D or 2D")
+    if target.dtype not in (np.int64, np.uint8):
+        name = scalar_type_name(dt.NP_TO_DTYPE[target.dtype])
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
+    if target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if not (input.ndim == 1 and target.ndim == 0) and (target.ndim == 0 or input.shape[0] != target.shape[0]):
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
 
 
 def _nll_loss_forward_meta(input, target, weight, reduction, ignore_index):
-    _check_nll_input(input)
+    _check_nll_input(input, target)
     output = _nn._nll_loss_meta(input, target, weight, None, ignore_index, None, _reduction_name(reduction))
     return output, MetaArray((), input.dtype)
 
@@ -165,7 +173,7 @@ def nll_loss_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduc
     >>> tm.ops.aten.nll_loss_forward.default(tm.tensor([[-1.0, -2.0], [-3.0, -0.5]]), tm.tensor([0, 1]), None, 1, -100)
     (tensor(0.7500), tensor(2.))
     """
-    _check_nll_input(input)
+    _check_nll_input(input, target)
     return _nll_forward(input, target, weight, reduction, ignore_index)
 
 

@@ -22,6 +22,8 @@ from .registry import Sample, Tensor, TensorSpec, op
 
 
 def _check_batches(batch1, batch2) -> None:
+    if batch1.ndim == 0:  # PyTorch reads batch1.size(0) first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if batch1.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if batch2.ndim < 3:  # PyTorch reads batch2.size(2) first

@@ -89,6 +89,8 @@ _PADDINGS = ("zeros", "border", "reflection")
 
 
 def _check_grid_sampler(input, grid, interpolation_mode: int) -> None:
+    if input.ndim == 0 or grid.ndim == 0:  # PyTorch reads both sizes along dim 0 first
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if input.dtype != grid.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(input))} but found "
                            f"{scalar_type_name(dtype_of(grid))}")
