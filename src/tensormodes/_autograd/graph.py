@@ -366,6 +366,8 @@ def sum_to_shape(grad, grad_shape: tuple, shape: tuple):
     extra = len(grad_shape) - len(shape)
     if extra < 0:
         raise RuntimeError(f"gradient of shape {list(grad_shape)} cannot be reduced to shape {list(shape)}")
+    if not shape:  # to a scalar: one full sum (PyTorch's sum_to too)
+        return grad.sum()
     if extra and grad_shape[extra:] == shape and not below_listens(grad):
         # Only leading dimensions to drop (a bias): one sum, no reshape. (PyTorch's sum_to keeps
         # the dimensions and views the result: the dispatch level sees that.)

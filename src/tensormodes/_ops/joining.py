@@ -16,7 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 from .. import _dtype as dt
 from .._meta_array import MetaArray, view_of
 from ._samples import I23, M23, M234, SCALAR
-from .common import along, array_of, is_int, one_sequence_as_items, operand_dtype, wrap_dim
+from .common import along, array_of, is_int, one_sequence_as_items, operand_dtype, ops, wrap_dim
 from .meta_rules import MetaRule, metadata, probe, rule
 from .registry import Sample, Tensor, TensorSpec, alias, op
 from .shape import (
@@ -60,14 +60,43 @@ def _unsplit(grads: tuple, shape, d: int, points: list[int]):
     return out
 
 
-def _unjoin(grad, shapes, d: int, extents: list[int]):
+def _unjoin(grad, shapes, d: int, extents: list[int], needs=None, columns: bool = False):
     """Gradient of a join along ``d`` to which the tensor of shape ``shapes[i]`` contributed
-    ``extents[i]`` slices: the part of ``grad`` it contributed, in its own shape."""
+    ``extents[i]`` slices: the part of ``grad`` it contributed (a slice of it, as PyTorch's
+    formula takes), in its own shape where the input needs a gradient (``needs``: all when None).
+    ``columns``: 1-D inputs were made columns (``column_stack``), not ``atleast_*d``."""
     grads, start = [], 0
-    for shape, extent in zip(shapes, extents, strict=True):
-        grads.append(grad.narrow(d, start, extent).reshape(shape))
+    size = grad.shape[d]
+    for i, (shape, extent) in enumerate(zip(shapes, extents, strict=True)):
+        shape = tuple(shape)
+        if _legacy_empty(shape):  # a (0,)-shaped tensor took no part: zeros, as PyTorch's formula
+            grads.append(ops.zeros(0, dtype=grad.dtype))
+            continue
+        if extent == size:  # all of it: still the slice op (indexing would make it an alias)
+            piece = ops.ops.aten.slice.Tensor(grad, d, start, start + extent)
+        else:
+            piece = grad[along(d, slice(start, start + extent))]
         start += extent
+        if needs is not None and not needs[i]:
+            grads.append(None)  # the reshaping below is the input's own node's work in PyTorch
+            continue
+        grads.append(piece if piece.shape == shape else _unstretched(piece, shape, columns))
     return grads
+
+
+def _unstretched(piece, shape: tuple, columns: bool):
+    """``piece`` back in ``shape``, undoing the ``atleast_2d`` / ``atleast_3d`` that made the joined
+    tensor: size-1 dimensions squeezed out where PyTorch's unsqueezes added them (the trailing one
+    of ``atleast_3d``, then the leading one); a reshape where PyTorch's reshapes (0-dimensional
+    inputs, ``column_stack``'s columns)."""
+    if shape and not columns:
+        if piece.dim() == 3:
+            piece = piece.squeeze(2)
+        if piece.dim() == 2 and len(shape) == 1:
+            piece = piece.squeeze(0)
+        if piece.shape == shape:
+            return piece
+    return piece.reshape(shape)
 
 
 def _cat_grad(grad, tensors_shape, dim):
@@ -164,14 +193,20 @@ def _at_least(array: np.ndarray, ndim: int) -> np.ndarray:
     return array if array.ndim >= ndim else reshaped(array, _at_least_shape(array.shape, ndim))
 
 
-def _join_at_least_grad(grad, shapes, ndim: int, d: int):
+def _join_at_least_grad(grad, shapes, ndim: int, d: int, dtypes):
     """Gradient of joining the tensors of ``shapes`` made at least ``ndim``-dimensional along ``d``."""
     extents = [_at_least_shape(tuple(s), ndim) for s in shapes]
-    return _unjoin(grad, shapes, d, [0 if _legacy_empty(s) else s[d] for s in extents])
+    return _unjoin(grad, shapes, d, [0 if _legacy_empty(s) else s[d] for s in extents], _differentiable(dtypes))
 
 
-def _hstack_grad(grad, tensors_shape):
-    return _join_at_least_grad(grad, tensors_shape, 1, 0 if len(tensors_shape[0]) <= 1 else 1)
+def _differentiable(dtypes) -> list[bool]:
+    """Which of a list's tensors can have gradients (the others' shaping is skipped: in PyTorch it
+    is their own nodes' work, and they have none)."""
+    return [d.is_floating_point or d.is_complex for d in dtypes]
+
+
+def _hstack_grad(grad, tensors_shape, tensors_dtype):
+    return _join_at_least_grad(grad, tensors_shape, 1, 0 if len(tensors_shape[0]) <= 1 else 1, tensors_dtype)
 
 
 @op(grad=_hstack_grad, out=True, meta=metadata, errors=(Sample(([M23, TensorSpec((3,))],)),),
@@ -190,8 +225,8 @@ def hstack(tensors: Sequence[Tensor]) -> Tensor:
     return _cat(arrays, 0 if arrays[0].ndim == 1 else 1, "hstack")
 
 
-def _vstack_grad(grad, tensors_shape):
-    return _join_at_least_grad(grad, tensors_shape, 2, 0)
+def _vstack_grad(grad, tensors_shape, tensors_dtype):
+    return _join_at_least_grad(grad, tensors_shape, 2, 0, tensors_dtype)
 
 
 @op(grad=_vstack_grad, out=True, meta=metadata, errors=(Sample(([M23, TensorSpec((2,))],)),),
@@ -208,8 +243,8 @@ def vstack(tensors: Sequence[Tensor]) -> Tensor:
     return _cat([_at_least(a, 2) for a in tensors], 0, "vstack")
 
 
-def _dstack_grad(grad, tensors_shape):
-    return _join_at_least_grad(grad, tensors_shape, 3, 2)
+def _dstack_grad(grad, tensors_shape, tensors_dtype):
+    return _join_at_least_grad(grad, tensors_shape, 3, 2, tensors_dtype)
 
 
 @op(grad=_dstack_grad, out=True, meta=metadata, errors=(Sample(([M23, TensorSpec((3, 2))],)),),
@@ -567,8 +602,9 @@ def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Ten
     return _directional_split(input, indices_or_sections, "dsplit", 3, 2)
 
 
-def _column_stack_grad(grad, tensors_shape):
-    return _unjoin(grad, tensors_shape, 1, [1 if len(s) <= 1 else s[1] for s in tensors_shape])
+def _column_stack_grad(grad, tensors_shape, tensors_dtype):
+    return _unjoin(grad, tensors_shape, 1, [1 if len(s) <= 1 else s[1] for s in tensors_shape],
+                   _differentiable(tensors_dtype), columns=True)
 
 
 @op(grad=_column_stack_grad, out=True, meta=metadata,
