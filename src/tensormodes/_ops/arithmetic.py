@@ -158,8 +158,11 @@ def add(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) ->
     return _add_scaled(input, other, alpha, 1)
 
 
-def _sub_grad(grad, alpha):
-    # No multiply for alpha 1, as PyTorch's formula (its dispatch level sees just the neg).
+def _sub_grad(grad, alpha, needs_input_grad):
+    # No multiply for alpha 1, as PyTorch's formula (its dispatch level sees just the neg); nothing
+    # for a number operand, whose gradient nobody wants.
+    if not needs_input_grad[1]:
+        return grad, None
     return grad, -grad if alpha == 1 else -grad * _conj(alpha)
 
 
@@ -184,7 +187,7 @@ def sub(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) ->
 
 
 def _rsub_grad(grad, alpha):
-    return -grad * _conj(alpha), grad
+    return -grad if alpha == 1 else -grad * _conj(alpha), grad
 
 
 @op(errors=(Sample((BOOL, BOOL)), Sample((M23, TensorSpec((3, 2))))),

@@ -55,7 +55,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 
 def _erf_grad(grad, input):
-    return grad * (2 / math.sqrt(math.pi)) * (-(input * input)).exp()
+    return grad * (2 / math.sqrt(math.pi)) * (-input.pow(2)).exp()  # pow(2): x * x, as PyTorch's formula
 
 
 @op(errors=(Sample((C64,)),),
@@ -84,7 +84,7 @@ def _erfc(x: np.ndarray) -> np.ndarray:
 
 
 def _erfc_grad(grad, input):
-    return grad * (-2 / math.sqrt(math.pi)) * (-(input * input)).exp()
+    return grad * (-2 / math.sqrt(math.pi)) * (-input.pow(2)).exp()
 
 
 @op(errors=(Sample((C64,)),),
@@ -416,8 +416,9 @@ def _erfinv(y: np.ndarray) -> np.ndarray:
     return np.copysign(x, y)
 
 
-def _erfinv_grad(grad, result):
-    return grad * (math.sqrt(math.pi) / 2) * (result * result).exp()
+def _erfinv_grad(grad, input):
+    # PyTorch's formula computes erfinv again from the input rather than saving the result
+    return grad * (math.sqrt(math.pi) / 2) * input.erfinv().pow(2).exp()
 
 
 @op(errors=(Sample((C64,)),),

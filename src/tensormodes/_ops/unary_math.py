@@ -403,7 +403,8 @@ def cos(input: Tensor) -> Tensor:
 
 
 def _tan_grad(grad, result):
-    return grad * _conj(1 + result * result)
+    # pow(2) as PyTorch's formula, where it is exactly result * result (not for complex numbers)
+    return grad * _conj(1 + (result * result if result.is_complex() else result.pow(2)))
 
 
 @op(meta=elementwise, grad=_tan_grad, method=True, inplace=True, out=True,
