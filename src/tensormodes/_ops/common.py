@@ -393,6 +393,12 @@ def adjoint(x):
     return conjugate(x.t() if x.dim() == 2 else x.mT)
 
 
+def conj_mT(x):
+    """``x.mH``, as PyTorch's formulas write it where they take ``mH()`` (its dispatch level sees
+    ``aten.transpose``, a matrix's too), not ``t()``: the conjugate transpose of the last two dims."""
+    return conjugate(x.mT)
+
+
 def is_tensor(value) -> bool:
     """For gradient formulas: whether an argument is a tensor (not None, not a number)."""
     return value is not None and not isinstance(value, numbers.Number)

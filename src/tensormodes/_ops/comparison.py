@@ -36,6 +36,7 @@ from .common import (
     is_tensor,
     not_implemented,
     operand_dtype,
+    ops,
     quiet,
     scalar_type_name,
 )
@@ -187,27 +188,33 @@ _CLAMP_SAMPLES = (
 )
 
 
-def _clamp_grad(grad, input, min, max):  # noqa: A002 - the op's parameter names
+def _clamp_grad(grad, input, min, max, needs_input_grad):  # noqa: A002 - the op's parameter names
     """Gradient flows to whichever of ``input``, ``min`` and ``max`` the result came from
-    (to ``max`` where ``min > max``, as the result does)."""
-    at_least_min = None if min is None else input >= min
-    at_most_max = None if max is None else input <= max
-    if at_least_min is None:
-        inside = at_most_max
-    elif at_most_max is None:
-        inside = at_least_min
-    else:
-        inside = at_least_min & at_most_max
-    input_grad = grad.where(inside, 0)
+    (to ``max`` where ``min > max``, as the result does). The masks are PyTorch's
+    (``clamp_backward``, ``clamp_backward_min_max``), op for op."""
+    input_grad = min_grad = max_grad = None
+    if needs_input_grad[0]:
+        zero = ops.scalar_tensor(0.0, dtype=grad.dtype)  # PyTorch's formulas make this zero explicitly
+        if min is None:
+            inside = input <= max
+        elif max is None:
+            inside = input >= min
+        else:
+            at_least_min = input >= min
+            # PyTorch's scalar-bound form combines in place (a fresh mask), its tensor-bound one not
+            inside = (at_least_min.logical_and(input <= max) if is_tensor(min) or is_tensor(max)
+                      else at_least_min.logical_and_(input <= max))
+        input_grad = ops.where(inside, grad, zero)
     if not is_tensor(min) and not is_tensor(max):
         return input_grad, None, None
-    min_grad = max_grad = None
-    if min is not None:
+    if needs_input_grad[1] or needs_input_grad[2]:
+        zero = ops.scalar_tensor(0.0, dtype=grad.dtype)
+    if min is not None and needs_input_grad[1]:
         below = input < min
-        min_grad = grad.where(below if max is None else below & (min < max), 0)
-    if max is not None:
+        min_grad = ops.where(below if max is None else below.logical_and(min < max), grad, zero)
+    if max is not None and needs_input_grad[2]:
         above = input > max
-        max_grad = grad.where(above if min is None else above | (max < min), 0)
+        max_grad = ops.where(above if min is None else above.logical_or(max < min), grad, zero)
     return input_grad, min_grad, max_grad
 
 
@@ -238,8 +245,8 @@ clip = alias("clip", of="clamp", method=True, inplace=True,
     """)
 
 
-def _clamp_min_grad(grad, input, min):  # noqa: A002 - the op's parameter name
-    return _clamp_grad(grad, input, min, None)[:2]
+def _clamp_min_grad(grad, input, min, needs_input_grad):  # noqa: A002 - the op's parameter name
+    return _clamp_grad(grad, input, min, None, (*needs_input_grad, False))[:2]
 
 
 @op(errors=(Sample((C64, 0.0)), Sample((M23, TensorSpec((3, 2))))),
@@ -256,8 +263,8 @@ def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:  # noqa: A002 - Py
     return _clamp("clamp_min", input, min, None)
 
 
-def _clamp_max_grad(grad, input, max):  # noqa: A002 - the op's parameter name
-    input_grad, _, max_grad = _clamp_grad(grad, input, None, max)
+def _clamp_max_grad(grad, input, max, needs_input_grad):  # noqa: A002 - the op's parameter name
+    input_grad, _, max_grad = _clamp_grad(grad, input, None, max, (needs_input_grad[0], False, needs_input_grad[1]))
     return input_grad, max_grad
 
 
@@ -368,10 +375,11 @@ def _where(condition: np.ndarray, input, other) -> np.ndarray:
             raise
 
 
-def _where_grad(grad, condition):
-    # Gradients for Python-number operands are dropped by the engine.
+def _where_grad(grad, condition, needs_input_grad):
+    # PyTorch's formulas: where(condition, grad, 0) and where(condition, 0, grad), each only when wanted.
     keep = condition if condition.dtype is dt.bool else condition != 0  # uint8 conditions
-    return None, grad.where(keep, 0), grad.where(keep.logical_not(), 0)
+    return (None, ops.where(keep, grad, 0) if needs_input_grad[1] else None,
+            ops.where(keep, 0, grad) if needs_input_grad[2] else None)
 
 
 _where_operands = broadcasting("condition", "input", "other")
@@ -414,8 +422,8 @@ def where(condition: Tensor, input: Tensor | Number | None = None, other: Tensor
     return _where(condition, input, other)
 
 
-def _where_method_grad(grad, condition):
-    _, input_grad, other_grad = _where_grad(grad, condition)
+def _where_method_grad(grad, condition, needs_input_grad):
+    _, input_grad, other_grad = _where_grad(grad, condition, (False, needs_input_grad[0], needs_input_grad[2]))
     return input_grad, None, other_grad
 
 

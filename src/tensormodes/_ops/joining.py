@@ -160,7 +160,12 @@ def _stack(arrays: list[np.ndarray], dim: int, op_name: str = "stack") -> np.nda
 
 
 def _stack_grad(grad, dim):
-    return grad.unbind(wrap_dim(dim, grad.dim()))
+    from .._autograd.graph import below_listens  # (the autograd layer sits above the op table)
+
+    d = wrap_dim(dim, grad.dim())
+    if below_listens(grad):  # PyTorch's formula selects each slice; one unbind does it faster
+        return [grad.select(d, i) for i in range(grad.shape[d])]
+    return grad.unbind(d)
 
 
 @op(grad=_stack_grad, out=True, meta=metadata,
@@ -300,9 +305,9 @@ def _split(array: np.ndarray, split_size_or_sections, dim: int) -> tuple[np.ndar
 
 
 def _unsplit_consecutive(grads: tuple, shape, d: int):
-    """Gradient of a split into consecutive pieces along ``d`` (their sizes are the gradients')."""
-    points = np.cumsum([g.shape[d] for g in grads[:-1]]).tolist()
-    return _unsplit(grads, shape, d, points)
+    """Gradient of a split into consecutive pieces along ``d`` (their sizes are the gradients'):
+    the pieces' gradients joined, as PyTorch's formula does."""
+    return ops.cat(grads, d)
 
 
 def _split_grad(grad, tensor_shape, dim):
@@ -381,11 +386,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def _unbind_grad(grad, input_shape, dim):
-    d, grads = wrap_dim(dim, len(input_shape)), _as_tuple(grad)
-    out = grads[0].new_zeros(tuple(input_shape))
-    for i, g in enumerate(grads):
-        out[along(d, i)] = g
-    return out
+    # The slices' gradients stacked, as PyTorch's formula does.
+    return ops.stack(_as_tuple(grad), wrap_dim(dim, len(input_shape)))
 
 
 @op(grad=_unbind_grad, method=True, view=True, meta=metadata, errors=(Sample((SCALAR,)), Sample((M23, 2))),
