@@ -38,6 +38,7 @@ from ._reduction import (
     _reduce_meta,
     _reduced_count,
     _reduction_axes,
+    _restored,
     _scatter_back,
     _single_axis,
     _sortable,
@@ -654,8 +655,9 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
 
 
 def _logsumexp_grad(grad, input, result, dim, keepdim):
-    weights = (input - _unreduce(result, input.shape, dim, keepdim)).exp()  # the softmax
-    return _unreduce(grad, input.shape, dim, keepdim) * _conj(weights)
+    # PyTorch's: gradient and result with the reduced dims back as size 1, broadcasting the rest
+    weights = (input - _restored(result, input.dim(), dim, keepdim)).exp()  # the softmax
+    return _restored(grad, input.dim(), dim, keepdim) * _conj(weights)
 
 
 @op(meta=_reduce_meta(),

@@ -32,6 +32,7 @@ from ._reduction import (
     _reduce_meta,
     _reduced_count,
     _reduction_axes,
+    _restored,
     _scatter_back,
     _selection_grad,
     _single_axis,
@@ -65,7 +66,10 @@ def _count(input, dim) -> int:
 
 
 def _centered(input, dim):
-    return input - (input.mean() if _all_dims(dim) else input.mean(list(wrap_dims(dim, input.dim())), keepdim=True))
+    # dim=() is PyTorch's "all dims" given as a list: mean.dim, as its formula (None: mean())
+    if dim is None or input.dim() == 0:
+        return input - input.mean()
+    return input - input.mean(list(wrap_dims(dim, input.dim())), keepdim=True)
 
 
 def _statistic_arguments(dim, unbiased):
@@ -204,7 +208,9 @@ def _variance_backward(grad, input, dim, unbiased, keepdim, correction):
             # element equals the mean (inf * 0) and infinite elsewhere, whatever the sign
             return grad * ops.where(input == input.mean(), float("nan"), float("inf"))
     scale = _statistic_scale(grad, input, unbiased, correction, 2.0)
-    return scale * _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim)
+    if input.dim() > 1:  # PyTorch's: the reduced dims back as size 1 (a 1-D input's grad is 0-d)
+        grad = _restored(grad, input.dim(), dim, keepdim)
+    return scale * grad * _centered(input, dim)
 
 
 @op(meta=_reduce_meta(_statistic_dims),
