@@ -577,6 +577,8 @@ def _float_binary(ufunc, input, other, kernel_name: str, *, integers: bool = Tru
 def _atan2_grad(grad, input, other):
     # PyTorch's steps (a reciprocal, then products), which decide the rounding of half types
     reciprocal = (input * input + other * other).reciprocal()
+    # At (0, 0) (or where the squares underflow) the reciprocal is infinite: PyTorch's gradient is 0 there
+    reciprocal = reciprocal.masked_fill(reciprocal == math.inf, 0)
     return grad * other * reciprocal, grad * -input * reciprocal
 
 
@@ -784,9 +786,9 @@ def _xlogy_grad(grad, input, other, needs_input_grad):
     if needs_input_grad[0]:
         input_grad = ops.xlogy(grad, other)
         if is_tensor(other):
-            input_grad = input_grad.where(~((input == 0) & (other <= 0)), 0)
+            input_grad = input_grad.masked_fill((input == 0) & (other <= 0), 0)  # PyTorch's mask
         elif other <= 0:
-            input_grad = input_grad.where(input != 0, 0)
+            input_grad = input_grad.masked_fill(input == 0, 0)
     if needs_input_grad[1]:
         other_grad = grad * input / other
     return input_grad, other_grad
@@ -834,10 +836,16 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     return _float_binary(np.logaddexp2, input, other, "logaddexp2_cpu", integers=False)
 
 
-def _copysign_grad(grad, input, other_shape, result):
-    # |input| with the sign of ``other``: the ratio result / input is +-1 (0 where input is 0).
-    ratio = (result / input).where(input != 0, 0)
-    return grad * ratio, None if other_shape is None else _zeros_like(grad)
+def _copysign_grad(grad, input, other_shape, result, needs_input_grad):
+    # |input| with the sign of ``other``: the ratio result / input is +-1 (0 where input is 0);
+    # other's gradient zeros of its shape. PyTorch's steps, each only when wanted.
+    input_grad = None
+    if needs_input_grad[0]:
+        ratio = result / input
+        ratio.masked_fill_(input == 0, 0)
+        input_grad = grad * ratio
+    wanted = other_shape is not None and needs_input_grad[1]
+    return input_grad, ops.zeros(other_shape, dtype=grad.dtype) if wanted else None
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),

@@ -393,6 +393,15 @@ def adjoint(x):
     return conjugate(x.t() if x.dim() == 2 else x.mT)
 
 
+def dispatch_listens(t) -> bool:
+    """For gradient formulas: whether the dispatch level would see ops on ``t`` (a dispatch mode is
+    active, or ``t`` is a ``__torch_dispatch__`` subclass). Where PyTorch's formula takes more
+    ops than a faster form giving the same values, a formula takes PyTorch's form only then."""
+    from .._autograd.graph import below_listens  # (the autograd layer sits above the op table)
+
+    return below_listens(t)
+
+
 def conj_mT(x):
     """``x.mH``, as PyTorch's formulas write it where they take ``mH()`` (its dispatch level sees
     ``aten.transpose``, a matrix's too), not ``t()``: the conjugate transpose of the last two dims."""

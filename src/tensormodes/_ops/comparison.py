@@ -32,6 +32,7 @@ from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, ROW, SCA
 from .common import (
     HALF_TYPES,
     PLAIN_FLOATS,
+    dispatch_listens,
     dtype_of,
     is_tensor,
     not_implemented,
@@ -299,17 +300,28 @@ _EXTREMUM_SAMPLES = (Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)),
                      Sample((F16, BF16)), Sample((SCALAR_F64, I23)), Sample((U8, I23)))
 
 
-def extremum_grad(grad, input, other, larger: bool):
+def extremum_grad(grad, input, other, larger: bool, needs=(True, True)):
     """The gradients of ``maximum`` (``larger``) / ``minimum``: ties split the gradient, and only
     the operand that lost for sure gets none, so a NaN on either side passes it to both, as in
-    PyTorch (masks fill zeros; multiplying by them would turn an infinite gradient into NaN)."""
-    shared = (grad / 2).where(input == other, grad)
-    input_lost, other_lost = (input < other, input > other) if larger else (input > other, input < other)
-    return shared.masked_fill(input_lost, 0), shared.masked_fill(other_lost, 0)
+    PyTorch (masks fill zeros; multiplying by them would turn an infinite gradient into NaN).
+    PyTorch's formula computes the shared part once per operand wanting a gradient; computed once
+    for both unless the dispatch level listens (the same values)."""
+    if needs[0] and needs[1] and not dispatch_listens(grad):
+        shared = (grad / 2).where(input == other, grad)
+        input_lost, other_lost = (input < other, input > other) if larger else (input > other, input < other)
+        return shared.masked_fill(input_lost, 0), shared.masked_fill(other_lost, 0)
+    input_grad = other_grad = None
+    if needs[0]:
+        input_lost = input < other if larger else input > other
+        input_grad = ops.where(input == other, grad / 2, grad).masked_fill_(input_lost, 0)
+    if needs[1]:
+        other_lost = input > other if larger else input < other
+        other_grad = ops.where(input == other, grad / 2, grad).masked_fill_(other_lost, 0)
+    return input_grad, other_grad
 
 
-def _maximum_grad(grad, input, other):
-    return extremum_grad(grad, input, other, True)
+def _maximum_grad(grad, input, other, needs_input_grad):
+    return extremum_grad(grad, input, other, True, needs_input_grad)
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -325,8 +337,8 @@ def maximum(input: Tensor, other: Tensor) -> Tensor:
     return _extremum(np.maximum, "maximum", input, other)
 
 
-def _minimum_grad(grad, input, other):
-    return extremum_grad(grad, input, other, False)
+def _minimum_grad(grad, input, other, needs_input_grad):
+    return extremum_grad(grad, input, other, False, needs_input_grad)
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -864,10 +876,16 @@ def result_type(tensor: Tensor | Number, other: Tensor | Number) -> dt.dtype:
     return operand_dtype(tensor, other)
 
 
-def _fmax_grad(grad, input, other):
+def _fmax_grad(grad, input, other, needs_input_grad):
     # The chosen operand takes the whole gradient: ``input`` on ties, ``other`` where input is NaN.
-    chosen = (input >= other) | other.isnan()
-    return grad.where(chosen, 0), grad.where(~chosen, 0)
+    # PyTorch's masks, op for op (each operand's made afresh).
+    return _chosen_grads(grad, lambda: (input >= other).logical_or_(other.isnan()), needs_input_grad)
+
+
+def _chosen_grads(grad, chosen, needs):
+    """fmax / fmin's gradients: ``grad`` where ``chosen()`` holds for the input, elsewhere for other."""
+    return (grad.masked_fill(chosen().logical_not_(), 0) if needs[0] else None,
+            grad.masked_fill(chosen(), 0) if needs[1] else None)
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -884,9 +902,8 @@ def fmax(input: Tensor, other: Tensor) -> Tensor:
     return _extremum(np.fmax, "fmax", input, other)
 
 
-def _fmin_grad(grad, input, other):
-    chosen = (input <= other) | other.isnan()
-    return grad.where(chosen, 0), grad.where(~chosen, 0)
+def _fmin_grad(grad, input, other, needs_input_grad):
+    return _chosen_grads(grad, lambda: (input <= other).logical_or_(other.isnan()), needs_input_grad)
 
 
 @op(errors=(Sample((C64, C64)),),

@@ -16,7 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 from .. import _dtype as dt
 from .._meta_array import MetaArray, view_of
 from ._samples import I23, M23, M234, SCALAR
-from .common import along, array_of, is_int, one_sequence_as_items, operand_dtype, ops, wrap_dim
+from .common import along, array_of, dispatch_listens, is_int, one_sequence_as_items, operand_dtype, ops, wrap_dim
 from .meta_rules import MetaRule, metadata, probe, rule
 from .registry import Sample, Tensor, TensorSpec, alias, op
 from .shape import (
@@ -160,10 +160,8 @@ def _stack(arrays: list[np.ndarray], dim: int, op_name: str = "stack") -> np.nda
 
 
 def _stack_grad(grad, dim):
-    from .._autograd.graph import below_listens  # (the autograd layer sits above the op table)
-
     d = wrap_dim(dim, grad.dim())
-    if below_listens(grad):  # PyTorch's formula selects each slice; one unbind does it faster
+    if dispatch_listens(grad):  # PyTorch's formula selects each slice; one unbind does it faster
         return [grad.select(d, i) for i in range(grad.shape[d])]
     return grad.unbind(d)
 

@@ -930,7 +930,7 @@ def _sinc_grad(grad, input):
     scaled = times_pi(input)
     squared = times_pi(input * input)
     local = (scaled * scaled.cos() - scaled.sin()) / squared
-    return (grad * _conj(local)).masked_fill(squared == 0, 0)
+    return ops.where(squared == 0, 0, grad * _conj(local))  # (PyTorch's where)
 
 
 @op(meta=elementwise, grad=_sinc_grad, method=True, inplace=True, out=True,
