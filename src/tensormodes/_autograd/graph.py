@@ -492,6 +492,9 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
             saved.append(tuple(needs))
             continue
         elif kind == _RESULT_PARAM:
+            if save_only_for and "result" in save_only_for and not needs[tensor_params.index(save_only_for["result"])]:
+                saved.append(None)  # the output is saved only for that input's gradient (see make_recorder)
+                continue
             value = SavedTensor(result, True) if type(result) is PLAIN.tensor else _save_outputs(result)
         else:
             value = _savemeta_of(name, arguments)
@@ -559,6 +562,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     edges = "".join(f"_e_{name}, " for name in tensor_params)
     fits = "".join(f"_f_{name}, " for name in tensor_params)
     arguments, positions = _node_arguments(op_name, plan, tensor_params, param_names, saves, save_only_for)
+    optional_result = bool(save_only_for) and "result" in save_only_for
     node_class = f"_node_for({', '.join(param_names)})" if node_name is not None else "_Node"
     lines += [f"node = {node_class}(_PLAN, [{', '.join(arguments)}], {positions}, ({edges}), ({fits}))",
               "if type(result) is _Tensor and (result._data.dtype.kind in 'fc' or _differentiable(result)):",
@@ -579,12 +583,12 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
         def node_for(*values):
             cls = _node_class(node_name(*values), formula)
             if "apply" not in cls.__dict__:
-                cls.apply = _make_apply(cls.__name__, plan, len(tensor_params))
+                cls.apply = _make_apply(cls.__name__, plan, len(tensor_params), optional_result)
             return cls
         namespace["_node_for"] = node_for
     recorder = _generated.define(source, recorder_name, namespace, label=f"autograd.{recorder_name}")
     node_class = namespace["_Node"]
-    node_class.apply = _make_apply(node_class.__name__, plan, len(tensor_params))
+    node_class.apply = _make_apply(node_class.__name__, plan, len(tensor_params), optional_result)
     return recorder
 
 
@@ -642,8 +646,14 @@ def _node_arguments(op_name: str, plan: _Plan, tensor_params: dict[str, str], pa
         elif kind == _NEEDS_PARAM:
             arguments.append("(" + "".join(f"_f_{param} is not None, " for param in tensor_params) + ")")
         elif kind == _RESULT_PARAM:
-            arguments.append("(_SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result))")
-            fixed_saved.append(i)
+            saving = "(_SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result))"
+            if save_only_for and "result" in save_only_for:  # saved only for that input's gradient
+                wanted = f"_f_{save_only_for['result']} is not None"
+                arguments.append(f"({saving} if {wanted} else None)")
+                maybe_saved.append((i, wanted))
+            else:
+                arguments.append(saving)
+                fixed_saved.append(i)
         elif kind == _TENSOR_PARAM and save_only_for and name in save_only_for:
             wanted = f"_f_{save_only_for[name]} is not None"
             arguments.append(f"((_SavedTensor({name}, False) if {wanted} else None) if isinstance({name}, _Tensor) "
@@ -683,16 +693,18 @@ def _metadata_argument(name: str, tensor_params: dict[str, str], param_names: tu
     return value
 
 
-def _make_apply(node_name: str, plan: _Plan, input_count: int):
+def _make_apply(node_name: str, plan: _Plan, input_count: int, optional_result: bool = False):
     """``OpBackward.apply`` specialised for one op's formula (what its recorder saved where),
-    with saved inputs unpacked and gradients fitted inline: it runs once per node per backward."""
+    with saved inputs unpacked and gradients fitted inline: it runs once per node per backward.
+    ``optional_result``: the output may not have been saved (``save_only_for={"result": ...}``)."""
     lines = []
     values = []
     for i, kind in enumerate(plan.kinds):
         if kind == _GRAD_PARAM:
             values.append("(grads[0] if len(grads) == 1 else grads)")
         elif kind == _RESULT_PARAM:
-            values.append(f"a[{i}].unpack(self)")
+            values.append(f"(None if a[{i}] is None else a[{i}].unpack(self))" if optional_result
+                          else f"a[{i}].unpack(self)")
         elif kind == _TENSOR_PARAM:
             # A saved input unpacks to itself when its version is unchanged (else unpack raises).
             lines += [f"v{i} = a[{i}]",

@@ -439,14 +439,19 @@ def _integer_power(base, exponent, d: dt.dtype) -> np.ndarray:
     return _as(np.where(negative, inverse, safe), d)
 
 
-def _pow_grad(grad, result, input, exponent):
+def _pow_grad(grad, result, input, exponent, needs_input_grad):
+    # ``result`` is saved only for the exponent's gradient (save_only_for): None otherwise.
     input_grad = exponent_grad = None
-    if is_tensor(input):
-        local = exponent * input ** (exponent - 1)
-        # d/dx x**0 is 0 everywhere, even where x**-1 is not finite.
-        local = local.where(exponent != 0, 0) if is_tensor(exponent) else local * (exponent != 0)
+    if is_tensor(input) and needs_input_grad[0]:
+        if is_tensor(exponent):
+            # d/dx x**0 is 0 everywhere, even where x**-1 is not finite.
+            local = (exponent * input ** (exponent - 1)).where(exponent != 0, 0)
+        elif exponent == 0:
+            return ops.zeros_like(input), None  # PyTorch's pow_backward (x**-1 may be infinite: no product)
+        else:
+            local = exponent * input ** (exponent - 1)
         input_grad = grad * _conj(local)
-    if is_tensor(exponent):
+    if is_tensor(exponent) and needs_input_grad[1]:
         if is_tensor(input):
             # 0 ** e has zero gradient in e where e is real and >= 0 (log(0) would give NaN); the
             # base is logged in the result's dtype, as PyTorch (a negative int base in a complex power)
@@ -463,7 +468,8 @@ def _pow_grad(grad, result, input, exponent):
 
 
 @op(errors=(Sample((I23, -1)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_pow_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_pow_grad, save_only_for={"result": "exponent"}, method=True, inplace=True,
+    out=True,
     dunders=(Dunder("__pow__", OWN), Dunder("__rpow__", OWN, reflected=True), Dunder("__ipow__", OWN, inplace=True)),
     samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((M23, 0.5)), Sample((I23, 3)),
              Sample((I23, TensorSpec((2, 3), "int64", -2, 3))), Sample((2, I32)), Sample((2.5, I23)),
@@ -876,10 +882,10 @@ def _exact_result_dtype(result: np.ndarray, target: np.ndarray, inplace: bool) -
                            f"result requires dtype {scalar_type_name(dtype_of(result))}")
 
 
-def _float_power_grad(grad, result, input, exponent):
+def _float_power_grad(grad, result, input, exponent, needs_input_grad):
     wide = result.dtype  # float64 or complex128: both operands take part at that precision
     return _pow_grad(grad, result, input.to(wide) if is_tensor(input) else input,
-                     exponent.to(wide) if is_tensor(exponent) else exponent)
+                     exponent.to(wide) if is_tensor(exponent) else exponent, needs_input_grad)
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
