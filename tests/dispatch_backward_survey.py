@@ -180,12 +180,14 @@ def compare(opdef, sample):
     return a - b, b - a
 
 
-def survey(names=None):
-    """``{op name: (only ours, only PyTorch's)}`` of the first differing sample of each op."""
-    found = {}
+def survey(names=None, *, first_only: bool = False):
+    """``{op name: (only ours, only PyTorch's)}`` of the first differing sample of each op
+    (``first_only``: only each op's first surveyed sample is run, for a quick survey)."""
+    found, done = {}, set()
     for name, _, opdef, sample in surveyed_samples(names):
-        if name in found:
+        if name in found or (first_only and name in done):
             continue
+        done.add(name)
         outcome = compare(opdef, sample)
         if outcome is not None and outcome[0] != "skip":
             found[name] = outcome

@@ -629,10 +629,10 @@ def _at_least_each(arrays: list[np.ndarray], ndim: int):
     return results[0] if len(results) == 1 else results
 
 
-def _atleast_leading_grad(grad):
-    """``atleast_1d`` / ``atleast_2d`` only add leading dimensions of size 1 (``[n]`` becomes
-    ``[1, n]``), which the engine sums away: each output's gradient is its input's."""
-    return list(_as_tuple(grad))
+def _atleast_leading_grad(grad, tensors_shape):
+    """``atleast_1d`` / ``atleast_2d``: each output's gradient back in its input's shape, as PyTorch's
+    composites make them (a reshape of a 0-D input, an unsqueeze of a 1-D one: a squeeze back)."""
+    return _atleast_grad(grad, tensors_shape)
 
 
 @op(grad=_atleast_leading_grad, meta=metadata,
@@ -664,7 +664,8 @@ def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
 
 def _atleast_grad(grad, tensors_shape):
     # Outputs of integer inputs have no gradient (None).
-    return [None if g is None else g.reshape(s) for g, s in zip(_as_tuple(grad), tensors_shape, strict=True)]
+    return [g if g is None or g.shape == tuple(s) else _unstretched(g, tuple(s), False)
+            for g, s in zip(_as_tuple(grad), tensors_shape, strict=True)]
 
 
 @op(grad=_atleast_grad, meta=metadata,

@@ -233,7 +233,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 
 def _fliplr_grad(grad):
-    return grad.fliplr()
+    return grad.flip(1)  # PyTorch's fliplr is a flip
 
 
 @op(grad=_fliplr_grad, method=True, meta=same_shape, errors=(Sample((TensorSpec((3,)),)),),
@@ -251,7 +251,7 @@ def fliplr(input: Tensor) -> Tensor:
 
 
 def _flipud_grad(grad):
-    return grad.flipud()
+    return grad.flip(0)  # PyTorch's flipud is a flip
 
 
 @op(grad=_flipud_grad, method=True, meta=same_shape, errors=(Sample((SCALAR,)),),

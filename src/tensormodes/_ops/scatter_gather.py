@@ -223,7 +223,7 @@ def _gathered(grad, dim, index, src_shape):
 def _scatter_grad(grad, dim, index, src_shape, reduce):
     if reduce is not None:
         raise RuntimeError("derivative for aten::scatter is not implemented")  # nor in PyTorch
-    grad_input = grad.scatter(dim, index, 0)
+    grad_input = grad.scatter(dim, index, value=0)  # (by keyword: scatter.value, as PyTorch's formula)
     # ``src_shape`` is None when ``src`` was a number (or not given: ``value=``).
     return grad_input, None, None if src_shape is None else _gathered(grad, dim, index, src_shape)
 
@@ -303,8 +303,8 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return _scatter(input, d, index, src, np.add)
 
 
-def _index_add_grad(grad, dim, index, alpha):
-    grad_source = grad.index_select(dim, index)
+def _index_add_grad(grad, dim, index, source_shape, alpha):
+    grad_source = _expanded_as(grad.index_select(dim, index), source_shape)
     if alpha != 1:
         grad_source = grad_source * (alpha.conjugate() if isinstance(alpha, complex) else alpha)
     return grad, None, grad_source
@@ -379,8 +379,7 @@ def _index_positions(array: np.ndarray, dim: int, index: np.ndarray) -> tuple[in
 
 
 def _index_fill_grad(grad, dim, index, value_shape, needs_input_grad):
-    filled = grad.new_zeros(grad.shape, dtype=dt.bool).index_fill(dim, index, True)
-    grad_input = grad.masked_fill(filled, 0) if needs_input_grad[0] else None
+    grad_input = grad.index_fill(dim, index, 0) if needs_input_grad[0] else None  # PyTorch's formula
     grad_value = None
     # Only when wanted (an integer value tensor has none); value_shape None: a number. PyTorch's
     # formula: the filled slices, each once; as it selects them with index_select, a negative
@@ -432,8 +431,14 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
     return result
 
 
-def _index_copy_grad(grad, dim, index):
-    return grad.index_fill(dim, index, 0), None, grad.index_select(dim, index)
+def _index_copy_grad(grad, dim, index, source_shape):
+    return grad.index_fill(dim, index, 0), None, _expanded_as(grad.index_select(dim, index), source_shape)
+
+
+def _expanded_as(selected, source_shape):
+    """PyTorch's ``expand_as(source)`` of a gradient selected for ``source`` (the same shape but for a
+    0-D source, whose one-element selection the engine fits back)."""
+    return selected.expand(source_shape) if selected.dim() == len(source_shape) else selected
 
 
 @op(grad=_index_copy_grad, method=True, inplace=True, meta=metadata,

@@ -528,7 +528,7 @@ def tanh(input: Tensor) -> Tensor:
 def _tanh_backward_grad(grad, grad_output, output, needs_input_grad):
     # result = grad_output * (1 - conj(output) ** 2): linear in grad_output, antiholomorphic in
     # output (derivative -2 * grad_output * conj(output) with respect to conj(output)).
-    return (ops._tanh_backward(grad, output.conj()) if needs_input_grad[0] else None,
+    return (ops._tanh_backward(grad, _conj(output)) if needs_input_grad[0] else None,
             _conj(grad) * grad_output * _conj(output) * -2 if needs_input_grad[1] else None)
 
 
