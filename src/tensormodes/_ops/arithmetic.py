@@ -445,7 +445,7 @@ def _pow_grad(grad, result, input, exponent, needs_input_grad):
     if is_tensor(input) and needs_input_grad[0]:
         if is_tensor(exponent):
             # d/dx x**0 is 0 everywhere, even where x**-1 is not finite.
-            local = (exponent * input ** (exponent - 1)).where(exponent != 0, 0)
+            local = ops.where(exponent == 0, 0, exponent * input ** (exponent - 1))
         elif exponent == 0:
             return ops.zeros_like(input), None  # PyTorch's pow_backward (x**-1 may be infinite: no product)
         else:
@@ -455,12 +455,13 @@ def _pow_grad(grad, result, input, exponent, needs_input_grad):
         if is_tensor(input):
             # 0 ** e has zero gradient in e where e is real and >= 0 (log(0) would give NaN); the
             # base is logged in the result's dtype, as PyTorch (a negative int base in a complex power)
+            # (PyTorch's masks, op for op)
             if exponent.dtype.is_complex:
-                real_exponent = (exponent.imag == 0) & (exponent.real >= 0)
+                real_exponent = (exponent.imag == 0).logical_and(exponent.real >= 0)
             else:
                 real_exponent = exponent >= 0
             base = input if input.dtype == result.dtype else input.to(result.dtype)
-            local = (result * base.log()).where((input != 0) | ~real_exponent, 0)
+            local = ops.where((input == 0).logical_and(real_exponent), 0, result * base.log())
         else:
             local = result * _log_of_number(input) if input != 0 else _zeros_like(result)
         exponent_grad = grad * _conj(local)

@@ -108,7 +108,11 @@ def _untile(grad, shape, repeats: tuple[int, ...]):
     split = []
     for r, size in zip(repeats, padded, strict=True):
         split += [r, size]
-    return grad.reshape(split).sum(list(range(0, len(split), 2))).reshape(shape) if split else grad
+    if not split:
+        return grad
+    summed = grad.reshape(split).sum(list(range(0, len(split), 2)))
+    # (no reshape when the sum has the input's shape: PyTorch's repeat_backward makes none)
+    return summed if len(repeats) == len(shape) else summed.reshape(shape)
 
 
 def _repeat_grad(grad, input_shape, repeats):
