@@ -139,6 +139,26 @@ def test_pow_saves_its_output_only_for_the_exponents_gradient():
     tm.autograd.grad(y.sum() + z.sum(), [x, e])
 
 
+def test_sort_saves_only_its_indices():
+    x = tm.tensor([[3.0, 1.0, 2.0]], requires_grad=True)
+    with Log() as log:
+        log.on = True
+        values, _ = x.sort(1)
+        cumulative, _ = x.cummax(1)
+    assert log.ops == ["aten.sort.default", "aten.cummax.default"]  # no detach of a saved values output
+    gx, = tm.autograd.grad([values * tm.tensor([1.0, 2.0, 3.0]), cumulative], [x], [tm.ones(1, 3), tm.ones(1, 3)])
+    assert gx.tolist() == [[6.0, 1.0, 2.0]]
+
+
+def test_cummax_of_a_zero_dimensional_tensor_scatters_back():
+    x, seed = tm.tensor(2.0, requires_grad=True), tm.tensor(3.0)
+    with Log() as log:
+        values, _ = x.cummax(0)
+        log.on = True
+        gx, = tm.autograd.grad(values, [x], seed)
+    assert gx.item() == 3.0 and log.ops == ["aten.zeros.default", "aten.scatter_add.default"]
+
+
 def test_split_and_unbind_gradients_are_joined():
     x = tm.arange(6.0).reshape(2, 3).requires_grad_()
     a, b = x.split([1, 2], 1)
@@ -152,8 +172,7 @@ _NO_OP = ("PyTorch's formula calls a dedicated ATen backward op (gelu_backward, 
           "upsample_*_backward, *_pad*d_backward, linalg_lu_solve ...) that tensormodes has no op for yet; its "
           "formula computes the same values with public ops")
 _NEW_ZEROS = ("PyTorch's formula starts from grad.new_zeros(...); Tensor.new_zeros is no op at tensormodes' "
-              "dispatch level (the formula's zeros are invisible), and the formula takes the whole result, whose "
-              "values output is then saved too (a detach PyTorch does not make)")
+              "dispatch level (the formula's zeros are invisible there)")
 _ATEN_NAME = ("the private op reaches the dispatch level under its own name (_nll_loss_backward, "
               "_avg_pool2d_backward), not ATen's with its schema (nll_loss_backward takes total_weight)")
 _NUMBER = ("PyTorch's formula passes a Python number where a tensor goes (where(c, 0, g), 1 - x, value / t): its "
@@ -182,8 +201,7 @@ KNOWN = {
         "diff", "trapezoid", "diagonal", "unfold", "as_strided", "cdist", "i0", "special_i0", "index", "index_put",
         "masked_select", "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
         "nanquantile", "nan_to_num"], _NO_OP),
-    **dict.fromkeys(["gather", "index_select", "msort", "sort", "topk", "kthvalue", "mode", "cummax", "cummin",
-                     "poisson"], _NEW_ZEROS),
+    **dict.fromkeys(["gather", "index_select", "msort", "sort", "topk", "kthvalue", "mode"], _NEW_ZEROS),
     **dict.fromkeys(["nll_loss", "nll_loss_forward", "_cross_entropy_loss", "avg_pool2d", "avg_pool1d"], _ATEN_NAME),
     **dict.fromkeys(["where", "where_method", "sinc", "special_sinc", "logcumsumexp", "atanh", "addcdiv", "pow",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),

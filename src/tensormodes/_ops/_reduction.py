@@ -275,11 +275,12 @@ def _scatter_back(grad_values, shape, indices, dim, keepdim):
     return grad_values.new_zeros(tuple(shape)).scatter(d, indices, grad_values)
 
 
-def _selection_grad(grad, input_shape, result, dim, keepdim):
-    """Gradient of an op that picked one element along ``dim`` (its index in ``result[1]``)."""
+def _selection_grad(grad, input_shape, result1, dim, keepdim):
+    """Gradient of an op that picked one element along ``dim`` (its index in ``result1``, the indices
+    output, saved alone)."""
     if not input_shape:
         return grad[0]
-    return _scatter_back(grad[0], input_shape, result[1], dim, keepdim)
+    return _scatter_back(grad[0], input_shape, result1, dim, keepdim)
 
 
 def _cat(tensors, d: int):

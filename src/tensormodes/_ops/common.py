@@ -393,13 +393,20 @@ def adjoint(x):
     return conjugate(x.t() if x.dim() == 2 else x.mT)
 
 
+class _FormulaHooks:
+    """What the autograd layer above gives gradient formulas: ``listens(t)``, its ``below_listens``."""
+
+    listens = staticmethod(lambda t: False)
+
+
+FORMULA_HOOKS = _FormulaHooks()
+
+
 def dispatch_listens(t) -> bool:
     """For gradient formulas: whether the dispatch level would see ops on ``t`` (a dispatch mode is
     active, or ``t`` is a ``__torch_dispatch__`` subclass). Where PyTorch's formula takes more
     ops than a faster form giving the same values, a formula takes PyTorch's form only then."""
-    from .._autograd.graph import below_listens  # (the autograd layer sits above the op table)
-
-    return below_listens(t)
+    return FORMULA_HOOKS.listens(t)
 
 
 def conj_mT(x):

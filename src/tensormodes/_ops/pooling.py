@@ -434,8 +434,8 @@ def _max_pool1d_arguments(input, kernel_size, stride, padding, dilation, ceil_mo
     return kernel, step, pad, spread, size
 
 
-def _with_indices_grad(grad, input_shape, result, kernel_size, stride, dilation):
-    return _max_pool2d_grad(grad[0], input_shape, result[1], kernel_size, stride, dilation)
+def _with_indices_grad(grad, input_shape, result1, kernel_size, stride, dilation):
+    return _max_pool2d_grad(grad[0], input_shape, result1, kernel_size, stride, dilation)
 
 
 @op(meta=rule(_max_pool2d_meta),
@@ -460,8 +460,8 @@ def _max_pool2d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, d
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def _with_indices_1d_grad(grad, input_shape, result, kernel_size, stride, dilation):
-    return _max_pool1d_grad(grad[0], input_shape, result[1], kernel_size, stride, dilation)
+def _with_indices_1d_grad(grad, input_shape, result1, kernel_size, stride, dilation):
+    return _max_pool1d_grad(grad[0], input_shape, result1, kernel_size, stride, dilation)
 
 
 @op(node="squeeze#1", meta=rule(_max_pool1d_with_indices_meta),
@@ -856,11 +856,11 @@ def _adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     return _averaged(input, sizes)
 
 
-def _adaptive_max_pool2d_grad(grad, input_shape, result):
+def _adaptive_max_pool2d_grad(grad, input_shape, result1):
     # Windows overlap unless each output size divides the input's.
     out = grad[0].shape[-2:]
     overlapping = 0 in out or input_shape[-2] % out[0] or input_shape[-1] % out[1]
-    return _spread_maxima(grad[0], input_shape, result[1], bool(overlapping))
+    return _spread_maxima(grad[0], input_shape, result1, bool(overlapping))
 
 
 @op(meta=rule(_adaptive_max_pool2d_meta),
@@ -933,8 +933,8 @@ def _adaptive_max_pool1d_arguments(input, output_size) -> int:
     return size
 
 
-def _adaptive_max_pool1d_grad(grad, input_shape, result):
-    values, indices = grad[0].unsqueeze(-2), result[1].unsqueeze(-2)
+def _adaptive_max_pool1d_grad(grad, input_shape, result1):
+    values, indices = grad[0].unsqueeze(-2), result1.unsqueeze(-2)
     out = values.shape[-1]
     planes = (*input_shape[:-1], 1, input_shape[-1])
     return _spread_maxima(values, planes, indices, bool(out == 0 or input_shape[-1] % out)).squeeze(-2)
