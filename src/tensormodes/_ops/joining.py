@@ -755,7 +755,8 @@ def _cartesian_prod_grad(grad, tensors_shape):
     for i in range(len(sizes)):
         spread = grad[:, i].reshape(sizes)
         others = [d for d in range(len(sizes)) if d != i]
-        grads.append(spread.sum(others) if others else spread)
+        # As PyTorch's composite (meshgrid's expand of a viewed column): summed keeping dims, viewed back
+        grads.append(spread.sum(others, keepdim=True).view(-1) if others else spread.view(-1))
     return grads
 
 
@@ -790,7 +791,7 @@ def _meshgrid_arguments(tensors: tuple, indexing):
     return one_sequence_as_items(tensors), indexing
 
 
-def _meshgrid_grad(grad, indexing):
+def _meshgrid_grad(grad, tensors_shape, indexing):
     # Grid i is input i (1-D, or 0-D: the engine sums the grid's [1] back to []) along one
     # dimension, repeated along the others.
     grads = _as_tuple(grad)
@@ -802,7 +803,9 @@ def _meshgrid_grad(grad, indexing):
             continue
         own = 1 - i if swap and i < 2 else i  # the dimension grid i varies along
         others = [d for d in range(g.dim()) if d != own]
-        result.append(g.sum(others) if others else g)
+        # As PyTorch's composite (a view of the input, expanded): summed keeping dims, viewed back
+        shape = tuple(tensors_shape[i])
+        result.append(g.sum(others, keepdim=True).view(shape) if others else g.view(shape))
     return result
 
 

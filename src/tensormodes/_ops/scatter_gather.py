@@ -38,7 +38,8 @@ def _check_index_dtype(index: np.ndarray, message: str) -> None:
 def _index_select_grad(grad, input_shape, dim, index):
     if not input_shape:
         return grad, None
-    return grad.new_zeros(tuple(input_shape)).index_add(dim, index.reshape(-1), grad), None
+    flat = index if index.dim() == 1 else index.reshape(-1)  # (no reshape of a 1-D index: PyTorch makes none)
+    return grad.new_zeros(tuple(input_shape)).index_add(dim, flat, grad), None
 
 
 @op(grad=_index_select_grad, method=True, out=True, meta=metadata,

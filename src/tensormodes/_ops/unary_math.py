@@ -822,7 +822,8 @@ def acosh(input: Tensor) -> Tensor:
 
 
 def _atanh_grad(grad, input):
-    return grad / _conj(1 - input * input)
+    # pow(2) as PyTorch writes it, where it is exactly input * input (not for complex numbers)
+    return grad / _conj(1 - (input * input if input.is_complex() else input.pow(2)))
 
 
 @op(meta=elementwise, grad=_atanh_grad, method=True, inplace=True, out=True,
