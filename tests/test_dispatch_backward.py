@@ -184,6 +184,8 @@ _COMPOSITE = ("PyTorch implements the op (or its backward) as a composite whose 
 _VALUES = ("kept different on purpose: PyTorch's form would change tensormodes' eager values (mask * g gives NaN "
            "for an infinite g and -0.0 where g < 0; pow(3) rounds differently from r * r * r) or lose the finite "
            "double backward of masked denominators (norms, std)")
+_SPEED = ("PyTorch's formula computes erfinv again from the input; tensormodes keeps the result (saved, a detach) "
+          "as its erfinv kernel costs more than the saving")
 _DOUBLE = ("a backward op's own gradient (double backward): PyTorch's formula differs in form, same values")
 _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, diag_embed and batched bmm; "
            "tensormodes' use inverses and matmul (same values up to rounding, deliberately unchanged here)")
@@ -210,6 +212,7 @@ KNOWN = {
                      "polar"], _COMPOSITE),
     **dict.fromkeys(["norm", "_norm_dim", "linalg_vector_norm", "linalg_matrix_norm", "linalg_norm", "std",
                      "std_mean", "max", "min", "median", "nanmedian", "nansum", "nanmean", "rsqrt"], _VALUES),
+    **dict.fromkeys(["erfinv", "special_erfinv"], _SPEED),
     **dict.fromkeys(["_softmax_backward_data", "_log_softmax_backward_data", "_convolution_backward",
                      "_cross_entropy_loss_backward"], _DOUBLE),
     **dict.fromkeys(["linalg_svd", "linalg_svdvals", "linalg_det", "linalg_slogdet", "det", "slogdet", "logdet",

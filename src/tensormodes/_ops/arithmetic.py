@@ -37,6 +37,7 @@ from .common import (
     PLAIN_FLOATS,
     check_same_shape_or_broadcast,
     cpp_type_name,
+    dispatch_listens,
     dtype_of,
     floating,
     is_tensor,
@@ -45,6 +46,7 @@ from .common import (
     ops,
     quiet,
     scalar_type_name,
+    zero_where,
 )
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise
@@ -445,7 +447,7 @@ def _pow_grad(grad, result, input, exponent, needs_input_grad):
     if is_tensor(input) and needs_input_grad[0]:
         if is_tensor(exponent):
             # d/dx x**0 is 0 everywhere, even where x**-1 is not finite.
-            local = ops.where(exponent == 0, 0, exponent * input ** (exponent - 1))
+            local = zero_where(exponent == 0, exponent * input ** (exponent - 1))
         elif exponent == 0:
             return ops.zeros_like(input), None  # PyTorch's pow_backward (x**-1 may be infinite: no product)
         else:
@@ -461,7 +463,7 @@ def _pow_grad(grad, result, input, exponent, needs_input_grad):
             else:
                 real_exponent = exponent >= 0
             base = input if input.dtype == result.dtype else input.to(result.dtype)
-            local = ops.where((input == 0).logical_and(real_exponent), 0, result * base.log())
+            local = zero_where((input == 0).logical_and(real_exponent), result * base.log())
         else:
             local = result * _log_of_number(input) if input != 0 else _zeros_like(result)
         exponent_grad = grad * _conj(local)
@@ -849,7 +851,10 @@ def _copysign_grad(grad, input, other_shape, result, needs_input_grad):
     input_grad = None
     if needs_input_grad[0]:
         ratio = result / input
-        ratio.masked_fill_(input == 0, 0)
+        if dispatch_listens(grad):
+            ratio.masked_fill_(input == 0, 0)
+        else:  # (the same values, cheaper)
+            ratio = ratio.where(input != 0, 0)
         input_grad = grad * ratio
     wanted = other_shape is not None and needs_input_grad[1]
     return input_grad, ops.zeros(other_shape, dtype=grad.dtype) if wanted else None

@@ -409,6 +409,23 @@ def dispatch_listens(t) -> bool:
     return FORMULA_HOOKS.listens(t)
 
 
+def zero_where(condition, value):
+    """``where(condition, 0, value)`` as PyTorch's formulas write it, when the dispatch level listens;
+    else the same values as ``value.where(~condition, 0)``, faster (the method form)."""
+    if dispatch_listens(value):
+        return ops.where(condition, 0, value)
+    return value.where(condition.logical_not(), 0)
+
+
+def squared(x):
+    """``x.pow(2)`` as PyTorch's formulas write it, when the dispatch level listens; else ``x * x``,
+    the same values for real ``x`` and faster. A complex ``x`` is always ``x * x`` (NumPy's
+    complex power rounds differently)."""
+    if dispatch_listens(x) and not x.is_complex():
+        return x.pow(2)
+    return x * x
+
+
 def conj_mT(x):
     """``x.mH``, as PyTorch's formulas write it where they take ``mH()`` (its dispatch level sees
     ``aten.transpose``, a matrix's too), not ``t()``: the conjugate transpose of the last two dims."""

@@ -40,6 +40,7 @@ from .common import (
     ops,
     quiet,
     scalar_type_name,
+    zero_where,
 )
 from .meta_rules import (
     MetaRule,
@@ -191,31 +192,36 @@ _CLAMP_SAMPLES = (
 
 def _clamp_grad(grad, input, min, max, needs_input_grad):  # noqa: A002 - the op's parameter names
     """Gradient flows to whichever of ``input``, ``min`` and ``max`` the result came from
-    (to ``max`` where ``min > max``, as the result does). The masks are PyTorch's
-    (``clamp_backward``, ``clamp_backward_min_max``), op for op."""
+    (to ``max`` where ``min > max``, as the result does). When the dispatch level listens, the
+    masks and zeros are PyTorch's (``clamp_backward``, ``clamp_backward_min_max``), op for op;
+    else the same values more cheaply (a number zero, ``&``)."""
+    listens = dispatch_listens(grad)
+    # PyTorch's formulas make the zero explicitly
+    zero = ops.scalar_tensor(0.0, dtype=grad.dtype) if listens else 0
     input_grad = min_grad = max_grad = None
     if needs_input_grad[0]:
-        zero = ops.scalar_tensor(0.0, dtype=grad.dtype)  # PyTorch's formulas make this zero explicitly
         if min is None:
             inside = input <= max
         elif max is None:
             inside = input >= min
+        elif not listens:
+            inside = (input >= min) & (input <= max)
         else:
             at_least_min = input >= min
             # PyTorch's scalar-bound form combines in place (a fresh mask), its tensor-bound one not
             inside = (at_least_min.logical_and(input <= max) if is_tensor(min) or is_tensor(max)
                       else at_least_min.logical_and_(input <= max))
-        input_grad = ops.where(inside, grad, zero)
+        input_grad = grad.where(inside, zero)
     if not is_tensor(min) and not is_tensor(max):
         return input_grad, None, None
-    if needs_input_grad[1] or needs_input_grad[2]:
+    if listens:  # the bounds' formula makes its own
         zero = ops.scalar_tensor(0.0, dtype=grad.dtype)
     if min is not None and needs_input_grad[1]:
         below = input < min
-        min_grad = ops.where(below if max is None else below.logical_and(min < max), grad, zero)
+        min_grad = grad.where(below if max is None else below.logical_and(min < max), zero)
     if max is not None and needs_input_grad[2]:
         above = input > max
-        max_grad = ops.where(above if min is None else above.logical_or(max < min), grad, zero)
+        max_grad = grad.where(above if min is None else above.logical_or(max < min), zero)
     return input_grad, min_grad, max_grad
 
 
@@ -313,10 +319,10 @@ def extremum_grad(grad, input, other, larger: bool, needs=(True, True)):
     input_grad = other_grad = None
     if needs[0]:
         input_lost = input < other if larger else input > other
-        input_grad = ops.where(input == other, grad / 2, grad).masked_fill_(input_lost, 0)
+        input_grad = (grad / 2).where(input == other, grad).masked_fill_(input_lost, 0)
     if needs[1]:
         other_lost = input > other if larger else input < other
-        other_grad = ops.where(input == other, grad / 2, grad).masked_fill_(other_lost, 0)
+        other_grad = (grad / 2).where(input == other, grad).masked_fill_(other_lost, 0)
     return input_grad, other_grad
 
 
@@ -390,8 +396,8 @@ def _where(condition: np.ndarray, input, other) -> np.ndarray:
 def _where_grad(grad, condition, needs_input_grad):
     # PyTorch's formulas: where(condition, grad, 0) and where(condition, 0, grad), each only when wanted.
     keep = condition if condition.dtype is dt.bool else condition != 0  # uint8 conditions
-    return (None, ops.where(keep, grad, 0) if needs_input_grad[1] else None,
-            ops.where(keep, 0, grad) if needs_input_grad[2] else None)
+    return (None, grad.where(keep, 0) if needs_input_grad[1] else None,
+            zero_where(keep, grad) if needs_input_grad[2] else None)
 
 
 _where_operands = broadcasting("condition", "input", "other")
@@ -883,7 +889,12 @@ def _fmax_grad(grad, input, other, needs_input_grad):
 
 
 def _chosen_grads(grad, chosen, needs):
-    """fmax / fmin's gradients: ``grad`` where ``chosen()`` holds for the input, elsewhere for other."""
+    """fmax / fmin's gradients: ``grad`` where ``chosen()`` holds for the input, elsewhere for other.
+    PyTorch's formula makes the mask for each operand; one does for both when nothing listens."""
+    if not dispatch_listens(grad):
+        mask = chosen()
+        return (grad.where(mask, 0) if needs[0] else None,
+                grad.masked_fill(mask, 0) if needs[1] else None)
     return (grad.masked_fill(chosen().logical_not_(), 0) if needs[0] else None,
             grad.masked_fill(chosen(), 0) if needs[1] else None)
 

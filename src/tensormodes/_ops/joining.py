@@ -631,8 +631,13 @@ def _at_least_each(arrays: list[np.ndarray], ndim: int):
 
 def _atleast_leading_grad(grad, tensors_shape):
     """``atleast_1d`` / ``atleast_2d``: each output's gradient back in its input's shape, as PyTorch's
-    composites make them (a reshape of a 0-D input, an unsqueeze of a 1-D one: a squeeze back)."""
-    return _atleast_grad(grad, tensors_shape)
+    composites make them (a reshape of a 0-D input, an unsqueeze of a 1-D one: a squeeze back) when
+    the dispatch level listens; else as they are (only leading size-1 dims added: the engine sums
+    them away, faster)."""
+    grads = _as_tuple(grad)
+    if any(g is not None and dispatch_listens(g) for g in grads):
+        return _atleast_grad(grad, tensors_shape)
+    return list(grads)
 
 
 @op(grad=_atleast_leading_grad, meta=metadata,
@@ -755,8 +760,10 @@ def _cartesian_prod_grad(grad, tensors_shape):
     for i in range(len(sizes)):
         spread = grad[:, i].reshape(sizes)
         others = [d for d in range(len(sizes)) if d != i]
-        # As PyTorch's composite (meshgrid's expand of a viewed column): summed keeping dims, viewed back
-        grads.append(spread.sum(others, keepdim=True).view(-1) if others else spread.view(-1))
+        if dispatch_listens(grad):  # as PyTorch's composite (meshgrid's expand of a viewed column)
+            grads.append(spread.sum(others, keepdim=True).view(-1) if others else spread.view(-1))
+        else:
+            grads.append(spread.sum(others) if others else spread)
     return grads
 
 
@@ -804,8 +811,11 @@ def _meshgrid_grad(grad, tensors_shape, indexing):
         own = 1 - i if swap and i < 2 else i  # the dimension grid i varies along
         others = [d for d in range(g.dim()) if d != own]
         # As PyTorch's composite (a view of the input, expanded): summed keeping dims, viewed back
-        shape = tuple(tensors_shape[i])
-        result.append(g.sum(others, keepdim=True).view(shape) if others else g.view(shape))
+        if dispatch_listens(g):  # as PyTorch's composite (a view of the input, expanded)
+            shape = tuple(tensors_shape[i])
+            result.append(g.sum(others, keepdim=True).view(shape) if others else g.view(shape))
+        else:
+            result.append(g.sum(others) if others else g)
     return result
 
 

@@ -27,6 +27,7 @@ from .common import (
     binary,
     check_same_shape_or_broadcast,
     cpp_type_name,
+    dispatch_listens,
     dtype_of,
     not_implemented,
     recordable,
@@ -471,8 +472,10 @@ def bmm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tenso
 
 
 def _mv_grad(grad, input, vec, needs_input_grad):
-    # grad.view(-1, 1): PyTorch's formula is grad.ger(vec), whose composite reshapes grad to a column
-    return (grad.view(-1, 1) * _conj(vec) if needs_input_grad[0] else None,
+    # grad.view(-1, 1) where the dispatch level listens: PyTorch's formula is grad.ger(vec), whose
+    # composite reshapes grad to a column (an unsqueeze is cheaper here)
+    column = (grad.view(-1, 1) if dispatch_listens(grad) else grad.unsqueeze(-1)) if needs_input_grad[0] else None
+    return (column * _conj(vec) if needs_input_grad[0] else None,
             adjoint(input).mv(grad) if needs_input_grad[1] else None)
 
 
@@ -553,10 +556,13 @@ def _outer_grad(grad, input, vec2, needs_input_grad):
     # Products and sums rather than mv: outer promotes, so the operands' dtypes may differ. Each
     # operand is saved only for the other's gradient (save_only_for), as by PyTorch's composite
     # (a MulBackward0 of input.reshape(n, 1) and vec2).
-    # (The sums and views as PyTorch's: input's gradient summed to its column and viewed back, vec2's
-    # summed over the column made by viewing input.)
-    return ((grad * _conj(vec2)).sum(1, keepdim=True).view(-1) if needs_input_grad[0] else None,
-            (grad * _conj(input.view(-1, 1))).sum(0) if needs_input_grad[1] else None)
+    if dispatch_listens(grad):
+        # The sums and views as PyTorch's: input's gradient summed to its column and viewed back,
+        # vec2's summed over the column made by viewing input.
+        return ((grad * _conj(vec2)).sum(1, keepdim=True).view(-1) if needs_input_grad[0] else None,
+                (grad * _conj(input.view(-1, 1))).sum(0) if needs_input_grad[1] else None)
+    return ((grad * _conj(vec2)).sum(1) if needs_input_grad[0] else None,
+            (grad * _conj(input.unsqueeze(1))).sum(0) if needs_input_grad[1] else None)
 
 
 @op(meta=_checked_meta(_no_checks, _outer_shape), grad=_outer_grad, save_only_for={"input": "vec2", "vec2": "input"},

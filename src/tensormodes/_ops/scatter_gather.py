@@ -18,7 +18,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._meta_array import MetaArray
 from ._samples import I23, M23, M234, SCALAR
-from .common import check_same_shape_or_broadcast, cpp_type_name, wrap_dim, writes_into_input
+from .common import check_same_shape_or_broadcast, cpp_type_name, dispatch_listens, wrap_dim, writes_into_input
 from .indexing import _as_nd, _fill_value, _legacy_name, _out_of_bounds, scalar_as
 from .meta_rules import metadata
 from .registry import Sample, Tensor, TensorSpec, op
@@ -437,9 +437,12 @@ def _index_copy_grad(grad, dim, index, source_shape):
 
 
 def _expanded_as(selected, source_shape):
-    """PyTorch's ``expand_as(source)`` of a gradient selected for ``source`` (the same shape but for a
-    0-D source, whose one-element selection the engine fits back)."""
-    return selected.expand(source_shape) if selected.dim() == len(source_shape) else selected
+    """PyTorch's ``expand_as(source)`` of a gradient selected for ``source``, when the dispatch level
+    listens (it has the same shape but for a 0-D source, whose one-element selection the engine fits
+    back)."""
+    if selected.dim() == len(source_shape) and dispatch_listens(selected):
+        return selected.expand(source_shape)
+    return selected
 
 
 @op(grad=_index_copy_grad, method=True, inplace=True, meta=metadata,

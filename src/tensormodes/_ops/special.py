@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype as dt
 from ._pointwise import _float_unary, _real_float_unary
 from ._samples import BF16, C64, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
-from .common import dtype_of, not_implemented, ops, quiet
+from .common import dtype_of, not_implemented, ops, quiet, squared
 from .meta_rules import elementwise
 from .registry import Sample, Tensor, TensorSpec, op
 
@@ -55,7 +55,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 
 def _erf_grad(grad, input):
-    return grad * (2 / math.sqrt(math.pi)) * (-input.pow(2)).exp()  # pow(2): x * x, as PyTorch's formula
+    return grad * (2 / math.sqrt(math.pi)) * (-squared(input)).exp()
 
 
 @op(errors=(Sample((C64,)),),
@@ -84,7 +84,7 @@ def _erfc(x: np.ndarray) -> np.ndarray:
 
 
 def _erfc_grad(grad, input):
-    return grad * (-2 / math.sqrt(math.pi)) * (-input.pow(2)).exp()
+    return grad * (-2 / math.sqrt(math.pi)) * (-squared(input)).exp()
 
 
 @op(errors=(Sample((C64,)),),
@@ -416,9 +416,10 @@ def _erfinv(y: np.ndarray) -> np.ndarray:
     return np.copysign(x, y)
 
 
-def _erfinv_grad(grad, input):
-    # PyTorch's formula computes erfinv again from the input rather than saving the result
-    return grad * (math.sqrt(math.pi) / 2) * input.erfinv().pow(2).exp()
+def _erfinv_grad(grad, result):
+    # (PyTorch's formula computes erfinv again from the input; here its kernel costs more than
+    # keeping the result does)
+    return grad * (math.sqrt(math.pi) / 2) * squared(result).exp()
 
 
 @op(errors=(Sample((C64,)),),

@@ -53,6 +53,8 @@ from .common import (
     operand_dtype,
     ops,
     quiet,
+    squared,
+    zero_where,
 )
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise, metadata
@@ -403,8 +405,7 @@ def cos(input: Tensor) -> Tensor:
 
 
 def _tan_grad(grad, result):
-    # pow(2) as PyTorch's formula, where it is exactly result * result (not for complex numbers)
-    return grad * _conj(1 + (result * result if result.is_complex() else result.pow(2)))
+    return grad * _conj(1 + squared(result))
 
 
 @op(meta=elementwise, grad=_tan_grad, method=True, inplace=True, out=True,
@@ -822,8 +823,7 @@ def acosh(input: Tensor) -> Tensor:
 
 
 def _atanh_grad(grad, input):
-    # pow(2) as PyTorch writes it, where it is exactly input * input (not for complex numbers)
-    return grad / _conj(1 - (input * input if input.is_complex() else input.pow(2)))
+    return grad / _conj(1 - squared(input))
 
 
 @op(meta=elementwise, grad=_atanh_grad, method=True, inplace=True, out=True,
@@ -931,7 +931,7 @@ def _sinc_grad(grad, input):
     scaled = times_pi(input)
     squared = times_pi(input * input)
     local = (scaled * scaled.cos() - scaled.sin()) / squared
-    return ops.where(squared == 0, 0, grad * _conj(local))  # (PyTorch's where)
+    return zero_where(squared == 0, grad * _conj(local))  # (PyTorch's where)
 
 
 @op(meta=elementwise, grad=_sinc_grad, method=True, inplace=True, out=True,
