@@ -857,7 +857,7 @@ def _copysign_grad(grad, input, other_shape, result, needs_input_grad):
             ratio = ratio.where(input != 0, 0)
         input_grad = grad * ratio
     wanted = other_shape is not None and needs_input_grad[1]
-    return input_grad, ops.zeros(other_shape, dtype=grad.dtype) if wanted else None
+    return input_grad, ops.zeros(other_shape, dtype=grad.dtype, device=grad.device) if wanted else None
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),

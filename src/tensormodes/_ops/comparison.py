@@ -197,7 +197,7 @@ def _clamp_grad(grad, input, min, max, needs_input_grad):  # noqa: A002 - the op
     else the same values more cheaply (a number zero, ``&``)."""
     listens = dispatch_listens(grad)
     # PyTorch's formulas make the zero explicitly
-    zero = ops.scalar_tensor(0.0, dtype=grad.dtype) if listens else 0
+    zero = ops.scalar_tensor(0.0, dtype=grad.dtype, device=grad.device) if listens else 0
     input_grad = min_grad = max_grad = None
     if needs_input_grad[0]:
         if min is None:
@@ -215,7 +215,7 @@ def _clamp_grad(grad, input, min, max, needs_input_grad):  # noqa: A002 - the op
     if not is_tensor(min) and not is_tensor(max):
         return input_grad, None, None
     if listens:  # the bounds' formula makes its own
-        zero = ops.scalar_tensor(0.0, dtype=grad.dtype)
+        zero = ops.scalar_tensor(0.0, dtype=grad.dtype, device=grad.device)
     if min is not None and needs_input_grad[1]:
         below = input < min
         min_grad = grad.where(below if max is None else below.logical_and(min < max), zero)

@@ -70,7 +70,7 @@ def _unjoin(grad, shapes, d: int, extents: list[int], needs=None, columns: bool 
     for i, (shape, extent) in enumerate(zip(shapes, extents, strict=True)):
         shape = tuple(shape)
         if _legacy_empty(shape):  # a (0,)-shaped tensor took no part: zeros, as PyTorch's formula
-            grads.append(ops.zeros(0, dtype=grad.dtype))
+            grads.append(ops.zeros(0, dtype=grad.dtype, device=grad.device))
             continue
         if extent == size:  # all of it: still the slice op (indexing would make it an alias)
             piece = ops.ops.aten.slice.Tensor(grad, d, start, start + extent)

@@ -93,8 +93,9 @@ def _trace_grad(grad, input_shape):
     # The gradient is ``grad`` on the main diagonal, PyTorch's way: zeros with ``grad`` filled in at
     # the diagonal's flat positions.
     rows, columns = input_shape
-    flat = ops.zeros(rows * columns, dtype=grad.dtype)
-    return flat.index_fill(0, ops.arange(0, rows * columns, columns + 1), grad).view(rows, columns)
+    flat = ops.zeros(rows * columns, dtype=grad.dtype, device=grad.device)
+    positions = ops.arange(0, rows * columns, columns + 1, device=grad.device)
+    return flat.index_fill(0, positions, grad).view(rows, columns)
 
 
 @op(meta=_checked_meta(_no_checks, _trace_shape), grad=_trace_grad, method=True, samples=(

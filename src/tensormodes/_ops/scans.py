@@ -163,7 +163,7 @@ def _running_extreme_grad(grad, input_shape, result1, dim):
         return grad[0]  # nothing to scatter (PyTorch's formula returns the empty input)
     d = wrap_dim(dim, max(len(input_shape), 1))
     # (zeros as PyTorch's formula makes them: the dispatch level sees them)
-    return ops.zeros(tuple(input_shape), dtype=grad[0].dtype).scatter_add(d, result1, grad[0])
+    return ops.zeros(tuple(input_shape), dtype=grad[0].dtype, device=grad[0].device).scatter_add(d, result1, grad[0])
 
 
 @op(meta=same_shape, returns=("values", "indices"),
