@@ -195,7 +195,7 @@ KNOWN = {
         "_gelu", "_silu", "_mish", "_elu", "_celu", "_leaky_relu", "_hardtanh", "_hardswish", "_hardsigmoid",
         "_prelu_kernel", "_softplus", "_log_sigmoid", "_glu", "sigmoid", "special_expit", "logit", "special_logit",
         "_native_layer_norm", "_native_group_norm", "_native_batch_norm", "_mse_loss", "_smooth_l1_loss",
-        "_huber_loss", "binary_cross_entropy", "_binary_cross_entropy_with_logits", "embedding", "_embedding_bag",
+        "_huber_loss", "binary_cross_entropy", "embedding", "_embedding_bag",
         "max_pool2d", "max_pool1d", "_max_pool2d_with_indices", "max_pool1d_with_indices", "_adaptive_max_pool2d",
         "adaptive_max_pool1d", "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "_reflection_pad1d",
         "_reflection_pad2d", "_reflection_pad3d", "_replication_pad1d", "_replication_pad2d", "_replication_pad3d",
@@ -213,6 +213,9 @@ KNOWN = {
     **dict.fromkeys(["norm", "_norm_dim", "linalg_vector_norm", "linalg_matrix_norm", "linalg_norm", "std",
                      "std_mean", "max", "min", "median", "nanmedian", "nansum", "nanmean", "rsqrt"], _VALUES),
     **dict.fromkeys(["erfinv", "special_erfinv"], _SPEED),
+    "_binary_cross_entropy_with_logits": ("the target's gradient divides the output gradient by the count before "
+                                          "the product (tensormodes' rounding, kept); PyTorch divides the product "
+                                          "in place (div_)"),
     **dict.fromkeys(["_softmax_backward_data", "_log_softmax_backward_data", "_convolution_backward",
                      "_cross_entropy_loss_backward"], _DOUBLE),
     **dict.fromkeys(["linalg_svd", "linalg_svdvals", "linalg_det", "linalg_slogdet", "det", "slogdet", "logdet",
