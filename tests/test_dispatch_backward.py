@@ -111,6 +111,18 @@ def test_backward_ops_are_pytorchs(expression):
     assert Counter(map(survey.normalise, ours)) == Counter(map(survey.normalise, expected))
 
 
+def test_a_leafs_gradients_are_summed_then_accumulated_once():
+    # PyTorch's engine sums a leaf's incoming gradients (add) and runs its AccumulateGrad once (detach).
+    w = tm.ones(3, requires_grad=True)
+    with Log() as log:
+        loss = (w * 2).sum() + (w * 3).sum()
+        log.on = True
+        loss.backward()
+    assert log.ops == ["aten.ones_like.default", "aten.expand.default", "aten.mul.Tensor", "aten.expand.default",
+                       "aten.mul.Tensor", "aten.add.Tensor", "aten.detach.default"]
+    assert w.grad.tolist() == [5.0, 5.0, 5.0]
+
+
 def test_atan2_gradient_at_the_origin_is_zero():
     # PyTorch masks the infinite reciprocal of x**2 + y**2 at (0, 0): the gradient there is 0, not NaN.
     a = tm.tensor([0.0, 1.0, 0.0], requires_grad=True)
