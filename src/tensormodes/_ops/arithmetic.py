@@ -631,8 +631,9 @@ def _log_add_exp(a, b):
     return np.logaddexp(a, b)
 
 
-def _logaddexp_grad(grad, input, other):
-    return grad / _conj(1 + (other - input).exp()), grad / _conj(1 + (input - other).exp())
+def _logaddexp_grad(grad, input, other, needs_input_grad):
+    return (grad / _conj(1 + (other - input).exp()) if needs_input_grad[0] else None,
+            grad / _conj(1 + (input - other).exp()) if needs_input_grad[1] else None)
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((I23, I23))),

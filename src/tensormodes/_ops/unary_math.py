@@ -622,9 +622,11 @@ def relu(input: Tensor) -> Tensor:
     return np.asarray(np.maximum(input, input.dtype.type(0)))
 
 
-def _threshold_backward_grad(grad, input, threshold):
-    # Linear in grad_output (a mask) and constant in input but at the threshold.
-    return ops._threshold_backward(grad, input, threshold), _zeros_like(input)
+def _threshold_backward_grad(grad, input, threshold, needs_input_grad):
+    # Linear in grad_output (a mask) and constant in input but at the threshold (zeros like the
+    # gradient, as PyTorch's formula: the engine sums and casts them to the input's).
+    return (ops._threshold_backward(grad, input, threshold) if needs_input_grad[0] else None,
+            _zeros_like(grad) if needs_input_grad[1] else None)
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)), 0)), Sample((BOOL, BOOL, 0)), Sample((C64, C64, 0))),
