@@ -121,12 +121,13 @@ class _Silent:
         return False
 
 
-def backward_ops(opdef, sample, library, mode_class, seed: int = 0):
+def backward_ops(opdef, sample, library, mode_class, seed: int = 0, leaves_wanted: slice = slice(None)):
     """The aten ops (as strings) ``library``'s dispatch mode sees during backward of ``sample``,
     and the gradients (NumPy arrays); None when the sample does not run or has no gradient.
-    ``mode_class`` None: no mode (the plain path), no ops."""
+    ``mode_class`` None: no mode (the plain path), no ops. ``leaves_wanted``: which of the floating
+    tensors require grad (the others are constants, whose gradients formulas must not compute)."""
     args, kwargs = _build(sample, library, seed)
-    leaves = list(_leaves(list(args) + list(kwargs.values())))
+    leaves = list(_leaves(list(args) + list(kwargs.values())))[leaves_wanted]
     for leaf in leaves:
         leaf.requires_grad_()
     mode = _Silent() if mode_class is None else mode_class()
@@ -159,14 +160,14 @@ def normalise(op: str) -> str:
     return op[: -len(".Scalar")] + ".Tensor" if op.endswith(".Scalar") else op
 
 
-def compare(opdef, sample):
+def compare(opdef, sample, leaves_wanted: slice = slice(None)):
     """None if both libraries' backward ops agree as multisets, else ``(only ours, only PyTorch's)``
     (Counters), or ``("skip", reason)``."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
 
-    ours = backward_ops(opdef, sample, tm, _logger(TorchDispatchMode))
-    theirs = backward_ops(opdef, sample, torch, _logger(TorchMode))
+    ours = backward_ops(opdef, sample, tm, _logger(TorchDispatchMode), leaves_wanted=leaves_wanted)
+    theirs = backward_ops(opdef, sample, torch, _logger(TorchMode), leaves_wanted=leaves_wanted)
     if ours is None or theirs is None:
         return ("skip", "no backward" if ours is None and theirs is None else
                 f"backward on one side only (ours {ours is not None})")
@@ -180,15 +181,16 @@ def compare(opdef, sample):
     return a - b, b - a
 
 
-def survey(names=None, *, first_only: bool = False):
+def survey(names=None, *, first_only: bool = False, leaves_wanted: slice = slice(None)):
     """``{op name: (only ours, only PyTorch's)}`` of the first differing sample of each op
-    (``first_only``: only each op's first surveyed sample is run, for a quick survey)."""
+    (``first_only``: only each op's first surveyed sample is run, for a quick survey; ``leaves_wanted``:
+    see ``backward_ops``)."""
     found, done = {}, set()
     for name, _, opdef, sample in surveyed_samples(names):
         if name in found or (first_only and name in done):
             continue
         done.add(name)
-        outcome = compare(opdef, sample)
+        outcome = compare(opdef, sample, leaves_wanted)
         if outcome is not None and outcome[0] != "skip":
             found[name] = outcome
     return found
@@ -223,7 +225,10 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="also list samples skipped, and both logs")
     parser.add_argument("--save-gradients", metavar="FILE", help="save tensormodes' gradients (.npz) and stop")
     parser.add_argument("--check-gradients", metavar="FILE", help="compare tensormodes' gradients with a saved .npz")
+    parser.add_argument("--one-leaf", type=int, metavar="I",
+                        help="only the I-th floating tensor requires grad (the others' gradients must not be computed)")
     args = parser.parse_args()
+    wanted = slice(None) if args.one_leaf is None else slice(args.one_leaf, args.one_leaf + 1)
     if args.save_gradients:
         np.savez(args.save_gradients, **gradients(args.ops))
         return
@@ -233,7 +238,7 @@ def main() -> None:
     total = differing = 0
     seen = set()
     for name, i, opdef, sample in surveyed_samples(args.ops):
-        outcome = compare(opdef, sample)
+        outcome = compare(opdef, sample, wanted)
         total += 1
         if outcome is None:
             continue
@@ -250,8 +255,8 @@ def main() -> None:
         if args.verbose:
             import torch
             from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
-            print("   ours :", backward_ops(opdef, sample, tm, _logger(TorchDispatchMode))[0])
-            print("   torch:", backward_ops(opdef, sample, torch, _logger(TorchMode))[0])
+            print("   ours :", backward_ops(opdef, sample, tm, _logger(TorchDispatchMode), leaves_wanted=wanted)[0])
+            print("   torch:", backward_ops(opdef, sample, torch, _logger(TorchMode), leaves_wanted=wanted)[0])
     print(f"{differing} of {total} samples differ, {len(seen)} ops")
 
 

@@ -188,7 +188,9 @@ def sub(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) ->
     return _add_scaled(input, other, alpha, -1)
 
 
-def _rsub_grad(grad, alpha):
+def _rsub_grad(grad, alpha, needs_input_grad):
+    if not needs_input_grad[0]:
+        return None, grad
     return -grad if alpha == 1 else -grad * _conj(alpha), grad
 
 
@@ -583,12 +585,13 @@ def _float_binary(ufunc, input, other, kernel_name: str, *, integers: bool = Tru
             raise
 
 
-def _atan2_grad(grad, input, other):
+def _atan2_grad(grad, input, other, needs_input_grad):
     # PyTorch's steps (a reciprocal, then products), which decide the rounding of half types
     reciprocal = (input * input + other * other).reciprocal()
     # At (0, 0) (or where the squares underflow) the reciprocal is infinite: PyTorch's gradient is 0 there
     reciprocal = reciprocal.masked_fill(reciprocal == math.inf, 0)
-    return grad * other * reciprocal, grad * -input * reciprocal
+    return (grad * other * reciprocal if needs_input_grad[0] else None,
+            grad * -input * reciprocal if needs_input_grad[1] else None)
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),

@@ -196,10 +196,11 @@ def _clamp_grad(grad, input, min, max, needs_input_grad):  # noqa: A002 - the op
     masks and zeros are PyTorch's (``clamp_backward``, ``clamp_backward_min_max``), op for op;
     else the same values more cheaply (a number zero, ``&``)."""
     listens = dispatch_listens(grad)
-    # PyTorch's formulas make the zero explicitly
-    zero = ops.scalar_tensor(0.0, dtype=grad.dtype, device=grad.device) if listens else 0
     input_grad = min_grad = max_grad = None
+    zero = 0
     if needs_input_grad[0]:
+        # PyTorch's formulas make the zero explicitly
+        zero = ops.scalar_tensor(0.0, dtype=grad.dtype, device=grad.device) if listens else 0
         if min is None:
             inside = input <= max
         elif max is None:
@@ -214,7 +215,7 @@ def _clamp_grad(grad, input, min, max, needs_input_grad):  # noqa: A002 - the op
         input_grad = grad.where(inside, zero)
     if not is_tensor(min) and not is_tensor(max):
         return input_grad, None, None
-    if listens:  # the bounds' formula makes its own
+    if listens and (needs_input_grad[1] or needs_input_grad[2]):  # the bounds' formula makes its own
         zero = ops.scalar_tensor(0.0, dtype=grad.dtype, device=grad.device)
     if min is not None and needs_input_grad[1]:
         below = input < min

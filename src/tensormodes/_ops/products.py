@@ -496,8 +496,9 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return _product(np.matmul, input, vec)
 
 
-def _dot_grad(grad, input, tensor):
-    return grad * _conj(tensor), grad * _conj(input)
+def _dot_grad(grad, input, tensor, needs_input_grad):
+    return (grad * _conj(tensor) if needs_input_grad[0] else None,
+            grad * _conj(input) if needs_input_grad[1] else None)
 
 
 @op(meta=_checked_meta(_dot_checks, _dot_shape),
@@ -519,9 +520,10 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     return _product(np.dot, input, tensor)
 
 
-def _vdot_grad(grad, input, other):
+def _vdot_grad(grad, input, other, needs_input_grad):
     # vdot conjugates its first operand: sum(conj(input) * other).
-    return _conj(grad) * other, grad * input
+    return (_conj(grad) * other if needs_input_grad[0] else None,
+            grad * input if needs_input_grad[1] else None)
 
 
 @op(meta=_checked_meta(_dot_checks, _dot_shape), grad=_vdot_grad, method=True, out=True, samples=(

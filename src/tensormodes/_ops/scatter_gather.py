@@ -221,12 +221,14 @@ def _gathered(grad, dim, index, src_shape):
     return out
 
 
-def _scatter_grad(grad, dim, index, src_shape, reduce):
+def _scatter_grad(grad, dim, index, src_shape, reduce, needs_input_grad):
     if reduce is not None:
         raise RuntimeError("derivative for aten::scatter is not implemented")  # nor in PyTorch
-    grad_input = grad.scatter(dim, index, value=0)  # (by keyword: scatter.value, as PyTorch's formula)
+    # (by keyword: scatter.value, as PyTorch's formula)
+    grad_input = grad.scatter(dim, index, value=0) if needs_input_grad[0] else None
     # ``src_shape`` is None when ``src`` was a number (or not given: ``value=``).
-    return grad_input, None, None if src_shape is None else _gathered(grad, dim, index, src_shape)
+    wanted = src_shape is not None and needs_input_grad[2]
+    return grad_input, None, _gathered(grad, dim, index, src_shape) if wanted else None
 
 
 @op(grad=_scatter_grad, method=True, inplace=True, out=True, meta=metadata,
@@ -280,8 +282,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None 
     return _scatter(input, d, index, source, _SCATTER_REDUCTIONS.get(reduce))
 
 
-def _scatter_add_grad(grad, dim, index, src_shape):
-    return grad, None, _gathered(grad, dim, index, src_shape)
+def _scatter_add_grad(grad, dim, index, src_shape, needs_input_grad):
+    return grad, None, _gathered(grad, dim, index, src_shape) if needs_input_grad[2] else None
 
 
 @op(grad=_scatter_add_grad, method=True, inplace=True, out=True, meta=metadata,
@@ -304,7 +306,9 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return _scatter(input, d, index, src, np.add)
 
 
-def _index_add_grad(grad, dim, index, source_shape, alpha):
+def _index_add_grad(grad, dim, index, source_shape, alpha, needs_input_grad):
+    if not needs_input_grad[2]:
+        return grad, None, None
     grad_source = _expanded_as(grad.index_select(dim, index), source_shape)
     if alpha != 1:
         grad_source = grad_source * (alpha.conjugate() if isinstance(alpha, complex) else alpha)
@@ -432,8 +436,9 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
     return result
 
 
-def _index_copy_grad(grad, dim, index, source_shape):
-    return grad.index_fill(dim, index, 0), None, _expanded_as(grad.index_select(dim, index), source_shape)
+def _index_copy_grad(grad, dim, index, source_shape, needs_input_grad):
+    return (grad.index_fill(dim, index, 0) if needs_input_grad[0] else None, None,
+            _expanded_as(grad.index_select(dim, index), source_shape) if needs_input_grad[2] else None)
 
 
 def _expanded_as(selected, source_shape):
@@ -499,9 +504,10 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 # -- masks -------------------------------------------------------------------------------
 
-def _masked_fill_grad(grad, mask, value_shape):
-    grad_value = None if value_shape is None else grad.where(mask, 0).sum()  # None: a number
-    return grad.masked_fill(mask, 0), None, grad_value
+def _masked_fill_grad(grad, mask, value_shape, needs_input_grad):
+    # value_shape None: a number
+    grad_value = grad.where(mask, 0).sum() if value_shape is not None and needs_input_grad[2] else None
+    return grad.masked_fill(mask, 0) if needs_input_grad[0] else None, None, grad_value
 
 
 @op(grad=_masked_fill_grad, differentiable=writes_into_input, method=True, inplace=True, meta=metadata,
