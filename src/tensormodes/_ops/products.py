@@ -664,7 +664,7 @@ def _tensordot_dims(dims, a_ndim: int, b_ndim: int) -> tuple[list[int], list[int
                        f"containing two lists, but got dims={dims}")
 
 
-def _tensordot_grad(grad, a, b, dims):
+def _tensordot_grad(grad, a, b, dims, needs_input_grad):
     """Through the matrix product ``tensordot`` is: ``a`` as (free x contracted), ``b`` as
     (contracted x free)."""
     dims_a, dims_b = _tensordot_dims(dims, a.dim(), b.dim())
@@ -675,8 +675,11 @@ def _tensordot_grad(grad, a, b, dims):
     a_matrix = a.permute(order_a).reshape(_count(a.shape, free_a), _count(a.shape, contracted_a))
     b_matrix = b.permute(order_b).reshape(_count(b.shape, contracted_b), _count(b.shape, free_b))
     grad = grad.reshape(a_matrix.shape[0], b_matrix.shape[1])
-    grad_a = grad.mm(adjoint(b_matrix)).reshape([a.shape[d] for d in order_a]).permute(_inverse(order_a))
-    grad_b = adjoint(a_matrix).mm(grad).reshape([b.shape[d] for d in order_b]).permute(_inverse(order_b))
+    grad_a = grad_b = None  # (only those wanted)
+    if needs_input_grad[0]:
+        grad_a = grad.mm(adjoint(b_matrix)).reshape([a.shape[d] for d in order_a]).permute(_inverse(order_a))
+    if needs_input_grad[1]:
+        grad_b = adjoint(a_matrix).mm(grad).reshape([b.shape[d] for d in order_b]).permute(_inverse(order_b))
     return grad_a, grad_b
 
 

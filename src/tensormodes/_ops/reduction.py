@@ -98,11 +98,11 @@ def _exclusive_products(x, d: int):
 
 
 def _extreme_grad(larger: bool):
-    def formula(grad, input, result, dim, keepdim):
+    def formula(grad, input, result, dim, keepdim, needs_input_grad):
         if dim is None:
             return _evenly_distribute_backward(grad, input, result), None
-        if hasattr(dim, "shape"):
-            return extremum_grad(grad, input, dim, larger)
+        if hasattr(dim, "shape"):  # max(input, other): maximum's gradients, only those wanted
+            return extremum_grad(grad, input, dim, larger, needs_input_grad)
         values, indices = result
         return _scatter_back(grad[0], input.shape, indices, dim, keepdim), None
 
