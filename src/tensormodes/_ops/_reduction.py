@@ -20,6 +20,7 @@ from .. import _dtype as dt
 from .._meta_array import MetaArray
 from .common import (
     along,
+    dispatch_listens,
     dtype_of,
     is_int,
     ops,
@@ -249,6 +250,9 @@ def _p_norm_grad(full_grad, input, full_norm, p: float, dim):
         mask = (absolute == full_norm).logical_or(absolute.isnan())
         dims = list(range(input.dim())) if _all_dims(dim) else list(wrap_dims(dim, input.dim()))
         return input.sgn() * (full_grad / mask.sum(dims, keepdim=True) * mask)
+    if p == 2 and dispatch_listens(full_grad) and not ops.is_grad_enabled():
+        # PyTorch's form, where no second derivative is taken: the same values (0 where the norm is)
+        return full_grad * (input / full_norm).masked_fill_(full_norm == 0, 0)
     zero_norm = full_norm == 0
     if p == 2:
         return full_grad * (input / full_norm.masked_fill(zero_norm, 1)).masked_fill(zero_norm, 0)

@@ -42,7 +42,17 @@ from ._reduction import (
     _unreduce,
 )
 from ._samples import M23, M234, SCALAR
-from .common import along, dtype_of, no_complex_autograd, no_derivative, ops, quiet, scalar_type_name, wrap_dims
+from .common import (
+    along,
+    dispatch_listens,
+    dtype_of,
+    no_complex_autograd,
+    no_derivative,
+    ops,
+    quiet,
+    scalar_type_name,
+    wrap_dims,
+)
 from .meta_rules import data_dependent, with_shape
 from .reduction import nansum
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
@@ -237,8 +247,12 @@ def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
     dim, unbiased = _statistic_arguments(dim, unbiased)
     # As PyTorch: where the deviation is 0 (a constant slice) its gradient is 0, not 0 / 0.
     # The divisor is masked too, so that a second derivative stays finite there.
-    zero = result == 0
-    grad = (grad / (result.masked_fill(zero, 1) * 2)).masked_fill(zero, 0)
+    if dispatch_listens(grad) and not ops.is_grad_enabled():
+        # PyTorch's form, where no second derivative is taken: the same values
+        grad = (grad / (result * 2)).masked_fill_(result == 0, 0)
+    else:
+        zero = result == 0
+        grad = (grad / (result.masked_fill(zero, 1) * 2)).masked_fill(zero, 0)
     return _variance_backward(grad, input, dim, unbiased, keepdim, correction)
 
 
@@ -283,10 +297,10 @@ def var_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: 
     return _variance_and_mean("var_mean", input, dim, unbiased, keepdim, correction, root=False)
 
 
-def _std_mean_grad(grad, input, result, dim, unbiased, keepdim, correction):
-    grad_std, grad_mean = grad
+def _std_mean_grad(grad, input, result0, dim, unbiased, keepdim, correction):
+    grad_std, grad_mean = grad  # (result0: the std alone is saved, as PyTorch's node)
     dim, unbiased = _statistic_arguments(dim, unbiased)
-    return (_std_grad(grad_std, input, result[0], dim, unbiased, keepdim, correction)
+    return (_std_grad(grad_std, input, result0, dim, unbiased, keepdim, correction)
             + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
 
 
