@@ -194,8 +194,10 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
             for (child, output_nr), grad in zip(node.next_functions, results):
                 if child is None or grad is None:
                     continue
-                if type(child) is AccumulateGrad and direct and not child._special:
-                    # A leaf without hooks: accumulate now rather than queue the sink.
+                if type(child) is AccumulateGrad and direct and not child._special and not below_listens(grad):
+                    # A leaf without hooks: accumulate now rather than queue the sink. (Not while the
+                    # dispatch level listens: there, as PyTorch, a leaf's gradients are summed first, then
+                    # accumulated once.)
                     leaf = child._variable()
                     if leaf is not None:
                         _accumulate(leaf, [grad], create_graph, _SOLE_IN_RESULTS)

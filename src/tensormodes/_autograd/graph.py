@@ -24,7 +24,7 @@ import numpy as np
 from .. import _dtype as dt
 from .. import _generated
 from .._dispatch.python_dispatch import is_dispatch_class
-from .._ops.common import ops
+from .._ops.common import FORMULA_HOOKS, ops
 from .._ops.registry import TensorKind
 from .._ops.shape import gather_back
 from .._state import STATE
@@ -240,6 +240,9 @@ def below_listens(t) -> bool:
     return type(t) is not PLAIN.tensor and is_dispatch_class(type(t)) and (state is None or state.dispatch_enabled)
 
 
+FORMULA_HOOKS.listens = below_listens  # (gradient formulas ask it through the op table's helpers)
+
+
 def _type_name(array) -> str:
     return wrap_array(array).type()
 
@@ -366,6 +369,8 @@ def sum_to_shape(grad, grad_shape: tuple, shape: tuple):
     extra = len(grad_shape) - len(shape)
     if extra < 0:
         raise RuntimeError(f"gradient of shape {list(grad_shape)} cannot be reduced to shape {list(shape)}")
+    if not shape:  # to a scalar: one full sum (PyTorch's sum_to too)
+        return grad.sum()
     if extra and grad_shape[extra:] == shape and not below_listens(grad):
         # Only leading dimensions to drop (a bias): one sum, no reshape. (PyTorch's sum_to keeps
         # the dimensions and views the result: the dispatch level sees that.)
@@ -394,6 +399,14 @@ def needs_grad(tensors) -> bool:
 
 # How each formula parameter is filled at record time.
 _GRAD_PARAM, _RESULT_PARAM, _TENSOR_PARAM, _VALUE_PARAM, _META_PARAM, _NEEDS_PARAM, _SAVED_PARAM = range(7)
+# ``result1`` (``result0`` ...): one output of an op with several, saved alone: a formula needing only
+# ``sort``'s indices keeps no values (PyTorch's nodes save only the outputs their formulas use).
+_RESULT_PART = 7
+
+
+def _output_index(name: str) -> int | None:
+    """The output a formula parameter ``result<i>`` names (None for other names)."""
+    return int(name[6:]) if name.startswith("result") and name[6:].isdigit() else None
 
 
 class _Plan:
@@ -409,6 +422,7 @@ class _Plan:
         self.keywords = None if positional else self.names  # None: called positionally (faster)
         self.kinds = tuple(
             _GRAD_PARAM if name == "grad" else _RESULT_PARAM if name == "result"
+            else _RESULT_PART if _output_index(name) is not None
             else _NEEDS_PARAM if name == "needs_input_grad" else _SAVED_PARAM if name in saves
             else _TENSOR_PARAM if name in tensor_params else _VALUE_PARAM if name in arguments
             else _META_PARAM for name in self.names)
@@ -490,7 +504,12 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
             saved.append(tuple(needs))
             continue
         elif kind == _RESULT_PARAM:
+            if save_only_for and "result" in save_only_for and not needs[tensor_params.index(save_only_for["result"])]:
+                saved.append(None)  # the output is saved only for that input's gradient (see make_recorder)
+                continue
             value = SavedTensor(result, True) if type(result) is PLAIN.tensor else _save_outputs(result)
+        elif kind == _RESULT_PART:
+            value = _save_output(result, _output_index(name))
         else:
             value = _savemeta_of(name, arguments)
         saved.append(value)
@@ -557,6 +576,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     edges = "".join(f"_e_{name}, " for name in tensor_params)
     fits = "".join(f"_f_{name}, " for name in tensor_params)
     arguments, positions = _node_arguments(op_name, plan, tensor_params, param_names, saves, save_only_for)
+    optional_result = bool(save_only_for) and "result" in save_only_for
     node_class = f"_node_for({', '.join(param_names)})" if node_name is not None else "_Node"
     lines += [f"node = {node_class}(_PLAN, [{', '.join(arguments)}], {positions}, ({edges}), ({fits}))",
               "if type(result) is _Tensor and (result._data.dtype.kind in 'fc' or _differentiable(result)):",
@@ -569,7 +589,8 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     recorder_name = f"_record_{op_name.replace('#', '_')}"
     source = f"def {recorder_name}({', '.join(param_names)}, result, _saved=()):\n{body}\n"
     namespace = {"_Tensor": PLAIN.tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
-                 "_save_outputs": _save_outputs, "_grad_edge": grad_edge, "_PLAN": plan,
+                 "_save_outputs": _save_outputs, "_save_output": _save_output, "_grad_edge": grad_edge,
+                 "_PLAN": plan,
                  "_Node": _node_class(op_name, formula), "_differentiable": _differentiable,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": wrap_array,
                  "_refresh_view": refresh_view, "_differentiable_call": differentiable, "_NUMBERS": _NUMBERS}
@@ -577,12 +598,12 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
         def node_for(*values):
             cls = _node_class(node_name(*values), formula)
             if "apply" not in cls.__dict__:
-                cls.apply = _make_apply(cls.__name__, plan, len(tensor_params))
+                cls.apply = _make_apply(cls.__name__, plan, len(tensor_params), optional_result)
             return cls
         namespace["_node_for"] = node_for
     recorder = _generated.define(source, recorder_name, namespace, label=f"autograd.{recorder_name}")
     node_class = namespace["_Node"]
-    node_class.apply = _make_apply(node_class.__name__, plan, len(tensor_params))
+    node_class.apply = _make_apply(node_class.__name__, plan, len(tensor_params), optional_result)
     return recorder
 
 
@@ -640,7 +661,16 @@ def _node_arguments(op_name: str, plan: _Plan, tensor_params: dict[str, str], pa
         elif kind == _NEEDS_PARAM:
             arguments.append("(" + "".join(f"_f_{param} is not None, " for param in tensor_params) + ")")
         elif kind == _RESULT_PARAM:
-            arguments.append("(_SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result))")
+            saving = "(_SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result))"
+            if save_only_for and "result" in save_only_for:  # saved only for that input's gradient
+                wanted = f"_f_{save_only_for['result']} is not None"
+                arguments.append(f"({saving} if {wanted} else None)")
+                maybe_saved.append((i, wanted))
+            else:
+                arguments.append(saving)
+                fixed_saved.append(i)
+        elif kind == _RESULT_PART:
+            arguments.append(f"_save_output(result, {_output_index(name)})")
             fixed_saved.append(i)
         elif kind == _TENSOR_PARAM and save_only_for and name in save_only_for:
             wanted = f"_f_{save_only_for[name]} is not None"
@@ -681,15 +711,19 @@ def _metadata_argument(name: str, tensor_params: dict[str, str], param_names: tu
     return value
 
 
-def _make_apply(node_name: str, plan: _Plan, input_count: int):
+def _make_apply(node_name: str, plan: _Plan, input_count: int, optional_result: bool = False):
     """``OpBackward.apply`` specialised for one op's formula (what its recorder saved where),
-    with saved inputs unpacked and gradients fitted inline: it runs once per node per backward."""
+    with saved inputs unpacked and gradients fitted inline: it runs once per node per backward.
+    ``optional_result``: the output may not have been saved (``save_only_for={"result": ...}``)."""
     lines = []
     values = []
     for i, kind in enumerate(plan.kinds):
         if kind == _GRAD_PARAM:
             values.append("(grads[0] if len(grads) == 1 else grads)")
         elif kind == _RESULT_PARAM:
+            values.append(f"(None if a[{i}] is None else a[{i}].unpack(self))" if optional_result
+                          else f"a[{i}].unpack(self)")
+        elif kind == _RESULT_PART:
             values.append(f"a[{i}].unpack(self)")
         elif kind == _TENSOR_PARAM:
             # A saved input unpacks to itself when its version is unchanged (else unpack raises).
@@ -766,6 +800,12 @@ def _save(value):
     if isinstance(value, (list, tuple)) and value and any(isinstance(v, TensorBase) for v in value):
         return _SavedSequence([SavedTensor(v, False) if isinstance(v, TensorBase) else v for v in value], type(value))
     return value
+
+
+def _save_output(result: tuple, index: int) -> SavedTensor:
+    """Output ``index`` of an op's results, saved alone (a ``result<i>`` formula parameter)."""
+    output = result[index]
+    return SavedTensor(output, True, index) if _differentiable(output) else SavedTensor(output, False)
 
 
 def _save_outputs(result):

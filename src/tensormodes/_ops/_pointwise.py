@@ -29,6 +29,7 @@ from .common import (
     floating,
     not_implemented,
     operand_dtype,
+    ops,
     overflow_type_name,
     quiet,
 )
@@ -321,7 +322,8 @@ def _half_x_log_y(d: dt.dtype):
 
 
 def _zeros_like(x):
-    return x.new_zeros(tuple(x.shape))
+    # ``zeros_like``, as PyTorch's formulas write it (the dispatch level sees it; new_zeros it does not)
+    return ops.zeros_like(x)
 
 
 # -- unary ops -------------------------------------------------------------------------------

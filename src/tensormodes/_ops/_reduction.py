@@ -20,6 +20,7 @@ from .. import _dtype as dt
 from .._meta_array import MetaArray
 from .common import (
     along,
+    dispatch_listens,
     dtype_of,
     is_int,
     ops,
@@ -169,6 +170,24 @@ def _unreduce(grad, shape, dim, keepdim: bool):
     return grad.expand(shape)
 
 
+def _restored(grad, ndim: int, dim, keepdim: bool):
+    """``grad`` of a reduction over ``dim`` with the reduced dimensions back as size 1 (PyTorch's
+    ``unsqueeze_multiple``), for formulas that let broadcasting do the rest (no ``expand``)."""
+    if not keepdim and not _all_dims(dim) and grad.dim() < ndim:
+        for d in sorted(wrap_dims(dim, ndim)):
+            grad = grad.unsqueeze(d)
+    return grad
+
+
+def _reshaped_back(grad, ndim: int, dims: list[int], keepdim: bool):
+    """PyTorch's ``restore_reduced_dims``: ``grad`` reshaped to the input's rank, size 1 where
+    ``dims`` were reduced."""
+    if keepdim:
+        return grad
+    sizes = iter(grad.shape)
+    return grad.reshape([1 if d in dims else next(sizes) for d in range(ndim)])
+
+
 def _all_dims(dim) -> bool:
     return dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
 
@@ -183,21 +202,24 @@ def _evenly_distribute_backward(grad, input, result):
 def _distribute_evenly(grad, input, result, dim, keepdim):
     """Gradient of an extremum: shared evenly among the elements that attain it (PyTorch's
     ``scale_grad_by_count``, for ``amax``/``amin`` and reductions along dims: NaN where no element
-    equals the result; see ``_evenly_distribute_backward`` for the full max/min/median)."""
-    if _all_dims(dim):
-        mask = input == result
-        return mask * (grad / mask.sum())
-    expanded = _unreduce(result, input.shape, dim, keepdim)
-    mask = input == expanded
-    count = mask.sum(list(wrap_dims(dim, input.dim())), keepdim=True)
-    return mask * (_unreduce(grad, input.shape, dim, keepdim) / count)
+    equals the result; see ``_evenly_distribute_backward`` for the full max/min/median). Op for op
+    PyTorch's: gradient and result reshaped back, the count kept as a size-1 dimension."""
+    ndim = input.dim()
+    dims = list(range(ndim)) if _all_dims(dim) else sorted(wrap_dims(dim, ndim))
+    mask = _reshaped_back(result, ndim, dims, keepdim) == input
+    return _reshaped_back(grad, ndim, dims, keepdim) / mask.sum(dims, keepdim=True) * mask
 
 
 def _norm_grad(grad, input, result, p, dim, keepdim):
     if p in (0, 0.0):
         return None  # a count of nonzeros: no gradient at all (PyTorch leaves .grad None)
-    full_grad = _unreduce(grad, input.shape, dim, keepdim)
-    full_norm = _unreduce(result, input.shape, dim, keepdim)
+    if result.dtype is input.dtype:
+        # Reduced dims restored, broadcasting doing the rest (PyTorch's unsqueeze_multiple; no expand)
+        full_grad = _restored(grad, input.dim(), dim, keepdim)
+        full_norm = _restored(result, input.dim(), dim, keepdim)
+    else:  # (a norm computed in another dtype: expanded, a 0-d norm would not promote the input)
+        full_grad = _unreduce(grad, input.shape, dim, keepdim)
+        full_norm = _unreduce(result, input.shape, dim, keepdim)
     if p == "nuc":
         # The nuclear norm is the sum of singular values, whose gradient is U @ Vh.
         rows, columns = (0, 1) if dim is None else wrap_dims(dim, input.dim())
@@ -228,6 +250,9 @@ def _p_norm_grad(full_grad, input, full_norm, p: float, dim):
         mask = (absolute == full_norm).logical_or(absolute.isnan())
         dims = list(range(input.dim())) if _all_dims(dim) else list(wrap_dims(dim, input.dim()))
         return input.sgn() * (full_grad / mask.sum(dims, keepdim=True) * mask)
+    if p == 2 and dispatch_listens(full_grad) and not ops.is_grad_enabled():
+        # PyTorch's form, where no second derivative is taken: the same values (0 where the norm is)
+        return full_grad * (input / full_norm).masked_fill_(full_norm == 0, 0)
     zero_norm = full_norm == 0
     if p == 2:
         return full_grad * (input / full_norm.masked_fill(zero_norm, 1)).masked_fill(zero_norm, 0)
@@ -254,11 +279,12 @@ def _scatter_back(grad_values, shape, indices, dim, keepdim):
     return grad_values.new_zeros(tuple(shape)).scatter(d, indices, grad_values)
 
 
-def _selection_grad(grad, input_shape, result, dim, keepdim):
-    """Gradient of an op that picked one element along ``dim`` (its index in ``result[1]``)."""
+def _selection_grad(grad, input_shape, result1, dim, keepdim):
+    """Gradient of an op that picked one element along ``dim`` (its index in ``result1``, the indices
+    output, saved alone)."""
     if not input_shape:
         return grad[0]
-    return _scatter_back(grad[0], input_shape, result[1], dim, keepdim)
+    return _scatter_back(grad[0], input_shape, result1, dim, keepdim)
 
 
 def _cat(tensors, d: int):

@@ -240,11 +240,11 @@ def _adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     return _averaged(input, sizes)
 
 
-def _adaptive_max_pool2d_grad(grad, input_shape, result):
+def _adaptive_max_pool2d_grad(grad, input_shape, result1):
     # Windows overlap unless each output size divides the input's.
     out = grad[0].shape[-2:]
     overlapping = 0 in out or input_shape[-2] % out[0] or input_shape[-1] % out[1]
-    return _spread_maxima(grad[0], input_shape, result[1], bool(overlapping))
+    return _spread_maxima(grad[0], input_shape, result1, bool(overlapping))
 
 
 @op(meta=rule(_adaptive_max_pool2d_meta),
@@ -317,8 +317,8 @@ def _adaptive_max_pool1d_arguments(input, output_size) -> int:
     return size
 
 
-def _adaptive_max_pool1d_grad(grad, input_shape, result):
-    values, indices = grad[0].unsqueeze(-2), result[1].unsqueeze(-2)
+def _adaptive_max_pool1d_grad(grad, input_shape, result1):
+    values, indices = grad[0].unsqueeze(-2), result1.unsqueeze(-2)
     out = values.shape[-1]
     planes = (*input_shape[:-1], 1, input_shape[-1])
     return _spread_maxima(values, planes, indices, bool(out == 0 or input_shape[-1] % out)).squeeze(-2)

@@ -47,6 +47,7 @@ from .common import (
     operand_dtype,
     ops,
     quiet,
+    zero_where,
 )
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise
@@ -162,8 +163,11 @@ def add(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) ->
     return _add_scaled(input, other, alpha, 1)
 
 
-def _sub_grad(grad, alpha):
-    # No multiply for alpha 1, as PyTorch's formula (its dispatch level sees just the neg).
+def _sub_grad(grad, alpha, needs_input_grad):
+    # No multiply for alpha 1, as PyTorch's formula (its dispatch level sees just the neg); nothing
+    # for a number operand, whose gradient nobody wants.
+    if not needs_input_grad[1]:
+        return grad, None
     return grad, -grad if alpha == 1 else -grad * _conj(alpha)
 
 
@@ -187,8 +191,10 @@ def sub(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) ->
     return _add_scaled(input, other, alpha, -1)
 
 
-def _rsub_grad(grad, alpha):
-    return -grad * _conj(alpha), grad
+def _rsub_grad(grad, alpha, needs_input_grad):
+    if not needs_input_grad[0]:
+        return None, grad
+    return -grad if alpha == 1 else -grad * _conj(alpha), grad
 
 
 @op(errors=(Sample((BOOL, BOOL)), Sample((M23, TensorSpec((3, 2))))),
@@ -460,23 +466,29 @@ def _integer_power(base, exponent, d: dt.dtype) -> np.ndarray:
     return _as(np.where(negative, inverse, safe), d)
 
 
-def _pow_grad(grad, result, input, exponent):
+def _pow_grad(grad, result, input, exponent, needs_input_grad):
+    # ``result`` is saved only for the exponent's gradient (save_only_for): None otherwise.
     input_grad = exponent_grad = None
-    if is_tensor(input):
-        local = exponent * input ** (exponent - 1)
-        # d/dx x**0 is 0 everywhere, even where x**-1 is not finite.
-        local = local.where(exponent != 0, 0) if is_tensor(exponent) else local * (exponent != 0)
+    if is_tensor(input) and needs_input_grad[0]:
+        if is_tensor(exponent):
+            # d/dx x**0 is 0 everywhere, even where x**-1 is not finite.
+            local = zero_where(exponent == 0, exponent * input ** (exponent - 1))
+        elif exponent == 0:
+            return ops.zeros_like(input), None  # PyTorch's pow_backward (x**-1 may be infinite: no product)
+        else:
+            local = exponent * input ** (exponent - 1)
         input_grad = grad * _conj(local)
-    if is_tensor(exponent):
+    if is_tensor(exponent) and needs_input_grad[1]:
         if is_tensor(input):
             # 0 ** e has zero gradient in e where e is real and >= 0 (log(0) would give NaN); the
             # base is logged in the result's dtype, as PyTorch (a negative int base in a complex power)
+            # (PyTorch's masks, op for op)
             if exponent.dtype.is_complex:
-                real_exponent = (exponent.imag == 0) & (exponent.real >= 0)
+                real_exponent = (exponent.imag == 0).logical_and(exponent.real >= 0)
             else:
                 real_exponent = exponent >= 0
             base = input if input.dtype == result.dtype else input.to(result.dtype)
-            local = (result * base.log()).where((input != 0) | ~real_exponent, 0)
+            local = zero_where((input == 0).logical_and(real_exponent), result * base.log())
         else:
             local = result * _log_of_number(input) if input != 0 else _zeros_like(result)
         exponent_grad = grad * _conj(local)
@@ -484,7 +496,8 @@ def _pow_grad(grad, result, input, exponent):
 
 
 @op(errors=(Sample((I23, -1)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_pow_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_pow_grad, save_only_for={"result": "exponent"}, method=True, inplace=True,
+    out=True,
     dunders=(Dunder("__pow__", OWN), Dunder("__rpow__", OWN, reflected=True), Dunder("__ipow__", OWN, inplace=True)),
     samples=(Sample((POSITIVE, M23)), Sample((M23, 2)), Sample((M23, 0.5)), Sample((I23, 3)),
              Sample((I23, TensorSpec((2, 3), "int64", -2, 3))), Sample((2, I32)), Sample((2.5, I23)),

@@ -9,6 +9,7 @@ do (see ``_pointwise``). Each op's gradient formula sits just above it.
 
 from __future__ import annotations
 
+import math
 from numbers import Number
 
 import numpy as np
@@ -32,13 +33,13 @@ from ._pointwise import (
     _raise_broadcast_error,
     _unsupported,
     _wide,
-    _zeros_like,
 )
 from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, POSITIVE, POSITIVE_I, ROW, SCALAR_F64, U8
 from .arithmetic import _DIVISORS, _pow_grad, _power
 from .common import (
     check_same_shape_or_broadcast,
     cpp_type_name,
+    dispatch_listens,
     dtype_of,
     floating,
     is_tensor,
@@ -73,10 +74,13 @@ def _float_binary(ufunc, input, other, kernel_name: str, *, integers: bool = Tru
             raise
 
 
-def _atan2_grad(grad, input, other):
+def _atan2_grad(grad, input, other, needs_input_grad):
     # PyTorch's steps (a reciprocal, then products), which decide the rounding of half types
     reciprocal = (input * input + other * other).reciprocal()
-    return grad * other * reciprocal, grad * -input * reciprocal
+    # At (0, 0) (or where the squares underflow) the reciprocal is infinite: PyTorch's gradient is 0 there
+    reciprocal = reciprocal.masked_fill(reciprocal == math.inf, 0)
+    return (grad * other * reciprocal if needs_input_grad[0] else None,
+            grad * -input * reciprocal if needs_input_grad[1] else None)
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -119,8 +123,9 @@ def _log_add_exp(a, b):
     return np.logaddexp(a, b)
 
 
-def _logaddexp_grad(grad, input, other):
-    return grad / _conj(1 + (other - input).exp()), grad / _conj(1 + (input - other).exp())
+def _logaddexp_grad(grad, input, other, needs_input_grad):
+    return (grad / _conj(1 + (other - input).exp()) if needs_input_grad[0] else None,
+            grad / _conj(1 + (input - other).exp()) if needs_input_grad[1] else None)
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((I23, I23))),
@@ -289,9 +294,9 @@ def _xlogy_grad(grad, input, other, needs_input_grad):
     if needs_input_grad[0]:
         input_grad = ops.xlogy(grad, other)
         if is_tensor(other):
-            input_grad = input_grad.where(~((input == 0) & (other <= 0)), 0)
+            input_grad = input_grad.masked_fill((input == 0) & (other <= 0), 0)  # PyTorch's mask
         elif other <= 0:
-            input_grad = input_grad.where(input != 0, 0)
+            input_grad = input_grad.masked_fill(input == 0, 0)
     if needs_input_grad[1]:
         other_grad = grad * input / other
     return input_grad, other_grad
@@ -342,10 +347,19 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     return _float_binary(np.logaddexp2, input, other, "logaddexp2_cpu", integers=False)
 
 
-def _copysign_grad(grad, input, other_shape, result):
-    # |input| with the sign of ``other``: the ratio result / input is +-1 (0 where input is 0).
-    ratio = (result / input).where(input != 0, 0)
-    return grad * ratio, None if other_shape is None else _zeros_like(grad)
+def _copysign_grad(grad, input, other_shape, result, needs_input_grad):
+    # |input| with the sign of ``other``: the ratio result / input is +-1 (0 where input is 0);
+    # other's gradient zeros of its shape. PyTorch's steps, each only when wanted.
+    input_grad = None
+    if needs_input_grad[0]:
+        ratio = result / input
+        if dispatch_listens(grad):
+            ratio.masked_fill_(input == 0, 0)
+        else:  # (the same values, cheaper)
+            ratio = ratio.where(input != 0, 0)
+        input_grad = grad * ratio
+    wanted = other_shape is not None and needs_input_grad[1]
+    return input_grad, ops.zeros(other_shape, dtype=grad.dtype, device=grad.device) if wanted else None
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -376,10 +390,10 @@ def _exact_result_dtype(result: np.ndarray, target: np.ndarray, inplace: bool) -
                            f"result requires dtype {scalar_type_name(dtype_of(result))}")
 
 
-def _float_power_grad(grad, result, input, exponent):
+def _float_power_grad(grad, result, input, exponent, needs_input_grad):
     wide = result.dtype  # float64 or complex128: both operands take part at that precision
     return _pow_grad(grad, result, input.to(wide) if is_tensor(input) else input,
-                     exponent.to(wide) if is_tensor(exponent) else exponent)
+                     exponent.to(wide) if is_tensor(exponent) else exponent, needs_input_grad)
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),

@@ -393,6 +393,45 @@ def adjoint(x):
     return conjugate(x.t() if x.dim() == 2 else x.mT)
 
 
+class _FormulaHooks:
+    """What the autograd layer above gives gradient formulas: ``listens(t)``, its ``below_listens``."""
+
+    listens = staticmethod(lambda t: False)
+
+
+FORMULA_HOOKS = _FormulaHooks()
+
+
+def dispatch_listens(t) -> bool:
+    """For gradient formulas: whether the dispatch level would see ops on ``t`` (a dispatch mode is
+    active, or ``t`` is a ``__torch_dispatch__`` subclass). Where PyTorch's formula takes more
+    ops than a faster form giving the same values, a formula takes PyTorch's form only then."""
+    return FORMULA_HOOKS.listens(t)
+
+
+def zero_where(condition, value):
+    """``where(condition, 0, value)`` as PyTorch's formulas write it, when the dispatch level listens;
+    else the same values as ``value.where(~condition, 0)``, faster (the method form)."""
+    if dispatch_listens(value):
+        return ops.where(condition, 0, value)
+    return value.where(condition.logical_not(), 0)
+
+
+def squared(x):
+    """``x.pow(2)`` as PyTorch's formulas write it, when the dispatch level listens; else ``x * x``,
+    the same values for real ``x`` and faster. A complex ``x`` is always ``x * x`` (NumPy's
+    complex power rounds differently)."""
+    if dispatch_listens(x) and not x.is_complex():
+        return x.pow(2)
+    return x * x
+
+
+def conj_mT(x):
+    """``x.mH``, as PyTorch's formulas write it where they take ``mH()`` (its dispatch level sees
+    ``aten.transpose``, a matrix's too), not ``t()``: the conjugate transpose of the last two dims."""
+    return conjugate(x.mT)
+
+
 def is_tensor(value) -> bool:
     """For gradient formulas: whether an argument is a tensor (not None, not a number)."""
     return value is not None and not isinstance(value, numbers.Number)

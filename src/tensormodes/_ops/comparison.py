@@ -32,12 +32,15 @@ from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, ROW, SCA
 from .common import (
     HALF_TYPES,
     PLAIN_FLOATS,
+    dispatch_listens,
     dtype_of,
     is_tensor,
     not_implemented,
     operand_dtype,
+    ops,
     quiet,
     scalar_type_name,
+    zero_where,
 )
 from .meta_rules import (
     MetaRule,
@@ -187,27 +190,39 @@ _CLAMP_SAMPLES = (
 )
 
 
-def _clamp_grad(grad, input, min, max):  # noqa: A002 - the op's parameter names
+def _clamp_grad(grad, input, min, max, needs_input_grad):  # noqa: A002 - the op's parameter names
     """Gradient flows to whichever of ``input``, ``min`` and ``max`` the result came from
-    (to ``max`` where ``min > max``, as the result does)."""
-    at_least_min = None if min is None else input >= min
-    at_most_max = None if max is None else input <= max
-    if at_least_min is None:
-        inside = at_most_max
-    elif at_most_max is None:
-        inside = at_least_min
-    else:
-        inside = at_least_min & at_most_max
-    input_grad = grad.where(inside, 0)
+    (to ``max`` where ``min > max``, as the result does). When the dispatch level listens, the
+    masks and zeros are PyTorch's (``clamp_backward``, ``clamp_backward_min_max``), op for op;
+    else the same values more cheaply (a number zero, ``&``)."""
+    listens = dispatch_listens(grad)
+    input_grad = min_grad = max_grad = None
+    zero = 0
+    if needs_input_grad[0]:
+        # PyTorch's formulas make the zero explicitly
+        zero = ops.scalar_tensor(0.0, dtype=grad.dtype, device=grad.device) if listens else 0
+        if min is None:
+            inside = input <= max
+        elif max is None:
+            inside = input >= min
+        elif not listens:
+            inside = (input >= min) & (input <= max)
+        else:
+            at_least_min = input >= min
+            # PyTorch's scalar-bound form combines in place (a fresh mask), its tensor-bound one not
+            inside = (at_least_min.logical_and(input <= max) if is_tensor(min) or is_tensor(max)
+                      else at_least_min.logical_and_(input <= max))
+        input_grad = grad.where(inside, zero)
     if not is_tensor(min) and not is_tensor(max):
         return input_grad, None, None
-    min_grad = max_grad = None
-    if min is not None:
+    if listens and (needs_input_grad[1] or needs_input_grad[2]):  # the bounds' formula makes its own
+        zero = ops.scalar_tensor(0.0, dtype=grad.dtype, device=grad.device)
+    if min is not None and needs_input_grad[1]:
         below = input < min
-        min_grad = grad.where(below if max is None else below & (min < max), 0)
-    if max is not None:
+        min_grad = grad.where(below if max is None else below.logical_and(min < max), zero)
+    if max is not None and needs_input_grad[2]:
         above = input > max
-        max_grad = grad.where(above if min is None else above | (max < min), 0)
+        max_grad = grad.where(above if min is None else above.logical_or(max < min), zero)
     return input_grad, min_grad, max_grad
 
 
@@ -238,8 +253,8 @@ clip = alias("clip", of="clamp", method=True, inplace=True,
     """)
 
 
-def _clamp_min_grad(grad, input, min):  # noqa: A002 - the op's parameter name
-    return _clamp_grad(grad, input, min, None)[:2]
+def _clamp_min_grad(grad, input, min, needs_input_grad):  # noqa: A002 - the op's parameter name
+    return _clamp_grad(grad, input, min, None, (*needs_input_grad, False))[:2]
 
 
 @op(errors=(Sample((C64, 0.0)), Sample((M23, TensorSpec((3, 2))))),
@@ -256,8 +271,8 @@ def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:  # noqa: A002 - Py
     return _clamp("clamp_min", input, min, None)
 
 
-def _clamp_max_grad(grad, input, max):  # noqa: A002 - the op's parameter name
-    input_grad, _, max_grad = _clamp_grad(grad, input, None, max)
+def _clamp_max_grad(grad, input, max, needs_input_grad):  # noqa: A002 - the op's parameter name
+    input_grad, _, max_grad = _clamp_grad(grad, input, None, max, (needs_input_grad[0], False, needs_input_grad[1]))
     return input_grad, max_grad
 
 
@@ -292,17 +307,28 @@ _EXTREMUM_SAMPLES = (Sample((M23, M23)), Sample((M23, ROW)), Sample((I23, I32)),
                      Sample((F16, BF16)), Sample((SCALAR_F64, I23)), Sample((U8, I23)))
 
 
-def extremum_grad(grad, input, other, larger: bool):
+def extremum_grad(grad, input, other, larger: bool, needs=(True, True)):
     """The gradients of ``maximum`` (``larger``) / ``minimum``: ties split the gradient, and only
     the operand that lost for sure gets none, so a NaN on either side passes it to both, as in
-    PyTorch (masks fill zeros; multiplying by them would turn an infinite gradient into NaN)."""
-    shared = (grad / 2).where(input == other, grad)
-    input_lost, other_lost = (input < other, input > other) if larger else (input > other, input < other)
-    return shared.masked_fill(input_lost, 0), shared.masked_fill(other_lost, 0)
+    PyTorch (masks fill zeros; multiplying by them would turn an infinite gradient into NaN).
+    PyTorch's formula computes the shared part once per operand wanting a gradient; computed once
+    for both unless the dispatch level listens (the same values)."""
+    if needs[0] and needs[1] and not dispatch_listens(grad):
+        shared = (grad / 2).where(input == other, grad)
+        input_lost, other_lost = (input < other, input > other) if larger else (input > other, input < other)
+        return shared.masked_fill(input_lost, 0), shared.masked_fill(other_lost, 0)
+    input_grad = other_grad = None
+    if needs[0]:
+        input_lost = input < other if larger else input > other
+        input_grad = (grad / 2).where(input == other, grad).masked_fill_(input_lost, 0)
+    if needs[1]:
+        other_lost = input > other if larger else input < other
+        other_grad = (grad / 2).where(input == other, grad).masked_fill_(other_lost, 0)
+    return input_grad, other_grad
 
 
-def _maximum_grad(grad, input, other):
-    return extremum_grad(grad, input, other, True)
+def _maximum_grad(grad, input, other, needs_input_grad):
+    return extremum_grad(grad, input, other, True, needs_input_grad)
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -318,8 +344,8 @@ def maximum(input: Tensor, other: Tensor) -> Tensor:
     return _extremum(np.maximum, "maximum", input, other)
 
 
-def _minimum_grad(grad, input, other):
-    return extremum_grad(grad, input, other, False)
+def _minimum_grad(grad, input, other, needs_input_grad):
+    return extremum_grad(grad, input, other, False, needs_input_grad)
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -368,10 +394,11 @@ def _where(condition: np.ndarray, input, other) -> np.ndarray:
             raise
 
 
-def _where_grad(grad, condition):
-    # Gradients for Python-number operands are dropped by the engine.
+def _where_grad(grad, condition, needs_input_grad):
+    # PyTorch's formulas: where(condition, grad, 0) and where(condition, 0, grad), each only when wanted.
     keep = condition if condition.dtype is dt.bool else condition != 0  # uint8 conditions
-    return None, grad.where(keep, 0), grad.where(keep.logical_not(), 0)
+    return (None, grad.where(keep, 0) if needs_input_grad[1] else None,
+            zero_where(keep, grad) if needs_input_grad[2] else None)
 
 
 _where_operands = broadcasting("condition", "input", "other")
@@ -414,8 +441,8 @@ def where(condition: Tensor, input: Tensor | Number | None = None, other: Tensor
     return _where(condition, input, other)
 
 
-def _where_method_grad(grad, condition):
-    _, input_grad, other_grad = _where_grad(grad, condition)
+def _where_method_grad(grad, condition, needs_input_grad):
+    _, input_grad, other_grad = _where_grad(grad, condition, (False, needs_input_grad[0], needs_input_grad[2]))
     return input_grad, None, other_grad
 
 
@@ -856,10 +883,21 @@ def result_type(tensor: Tensor | Number, other: Tensor | Number) -> dt.dtype:
     return operand_dtype(tensor, other)
 
 
-def _fmax_grad(grad, input, other):
+def _fmax_grad(grad, input, other, needs_input_grad):
     # The chosen operand takes the whole gradient: ``input`` on ties, ``other`` where input is NaN.
-    chosen = (input >= other) | other.isnan()
-    return grad.where(chosen, 0), grad.where(~chosen, 0)
+    # PyTorch's masks, op for op (each operand's made afresh).
+    return _chosen_grads(grad, lambda: (input >= other).logical_or_(other.isnan()), needs_input_grad)
+
+
+def _chosen_grads(grad, chosen, needs):
+    """fmax / fmin's gradients: ``grad`` where ``chosen()`` holds for the input, elsewhere for other.
+    PyTorch's formula makes the mask for each operand; one does for both when nothing listens."""
+    if not dispatch_listens(grad):
+        mask = chosen()
+        return (grad.where(mask, 0) if needs[0] else None,
+                grad.masked_fill(mask, 0) if needs[1] else None)
+    return (grad.masked_fill(chosen().logical_not_(), 0) if needs[0] else None,
+            grad.masked_fill(chosen(), 0) if needs[1] else None)
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -876,9 +914,8 @@ def fmax(input: Tensor, other: Tensor) -> Tensor:
     return _extremum(np.fmax, "fmax", input, other)
 
 
-def _fmin_grad(grad, input, other):
-    chosen = (input <= other) | other.isnan()
-    return grad.where(chosen, 0), grad.where(~chosen, 0)
+def _fmin_grad(grad, input, other, needs_input_grad):
+    return _chosen_grads(grad, lambda: (input <= other).logical_or_(other.isnan()), needs_input_grad)
 
 
 @op(errors=(Sample((C64, C64)),),

@@ -350,7 +350,12 @@ def _index_key(indices) -> tuple:
 
 
 def _index_grad(grad, input_shape, indices):
-    return _indexing._getitem_grad(grad, input_shape, _index_key(indices))
+    # PyTorch's index_backward: the gradient put back, accumulating, into zeros of the input's shape.
+    # (index_put here takes no None for a whole dimension: those go the way of getitem's gradient.)
+    if any(item is None for item in indices):
+        return _indexing._getitem_grad(grad, input_shape, _index_key(indices))
+    grad_input = grad.new_zeros(tuple(input_shape)).index_put(tuple(indices), grad, accumulate=True)
+    return grad_input, [None] * len(indices)
 
 
 def _index_meta(input, indices):

@@ -734,9 +734,13 @@ def setitem(input: Tensor, indices: Index, value: Tensor | Number) -> None:
                            f"indexing result of shape {list(view[key].shape)}") from None
 
 
-def _index_put_grad(grad, indices, accumulate, values_shape):
+def _index_put_grad(grad, indices, accumulate, values_shape, needs_input_grad):
     index = tuple(indices)
-    grad_input = grad if accumulate else grad.index_put(index, grad.new_zeros(()))
+    grad_input = None
+    if needs_input_grad[0]:
+        grad_input = grad if accumulate else grad.index_put(index, grad.new_zeros(()))
+    if not needs_input_grad[2]:
+        return grad_input, [None] * len(index), None
     grad_values = grad[index]  # summed back to ``values``' shape by the engine
     missing = len(values_shape) - grad_values.dim()
     if missing > 0:

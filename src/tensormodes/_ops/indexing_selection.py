@@ -227,8 +227,10 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 
 # -- whole-tensor writes: fill_, zero_, copy_ -------------------------------------------------------
 
-def _fill_grad(grad, value_shape):
-    return grad * 0, (None if value_shape is None else grad.sum())  # None: ``value`` was a number
+def _fill_grad(grad, value_shape, needs_input_grad):
+    # value_shape None: ``value`` was a number
+    return (grad * 0 if needs_input_grad[0] else None,
+            grad.sum() if value_shape is not None and needs_input_grad[1] else None)
 
 
 @op(function=False, method="fill_", mutates=True, grad=_fill_grad, meta=metadata, errors=(Sample((M23, M23)),),
@@ -319,8 +321,9 @@ def zero_(input: Tensor) -> Tensor:
     return input
 
 
-def _copy_grad(grad):
-    return grad * 0, grad  # ``src``'s gradient is summed back to its shape by the engine
+def _copy_grad(grad, needs_input_grad):
+    # ``src``'s gradient is summed back to its shape by the engine
+    return grad * 0 if needs_input_grad[0] else None, grad
 
 
 @op(function=False, method="copy_", mutates=True, grad=_copy_grad, meta=metadata,

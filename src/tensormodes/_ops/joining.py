@@ -17,7 +17,7 @@ from numpy.lib.stride_tricks import as_strided
 from .. import _dtype as dt
 from .._meta_array import MetaArray, view_of
 from ._samples import I23, M23, M234, SCALAR
-from .common import along, array_of, is_int, one_sequence_as_items, operand_dtype, ops, wrap_dim
+from .common import along, array_of, dispatch_listens, is_int, one_sequence_as_items, operand_dtype, ops, wrap_dim
 from .meta_rules import MetaRule, metadata, probe, rule
 from .registry import Sample, Tensor, TensorSpec, alias, op
 from .shape import (
@@ -61,14 +61,43 @@ def _unsplit(grads: tuple, shape, d: int, points: list[int]):
     return out
 
 
-def _unjoin(grad, shapes, d: int, extents: list[int]):
+def _unjoin(grad, shapes, d: int, extents: list[int], needs=None, columns: bool = False):
     """Gradient of a join along ``d`` to which the tensor of shape ``shapes[i]`` contributed
-    ``extents[i]`` slices: the part of ``grad`` it contributed, in its own shape."""
+    ``extents[i]`` slices: the part of ``grad`` it contributed (a slice of it, as PyTorch's
+    formula takes), in its own shape where the input needs a gradient (``needs``: all when None).
+    ``columns``: 1-D inputs were made columns (``column_stack``), not ``atleast_*d``."""
     grads, start = [], 0
-    for shape, extent in zip(shapes, extents, strict=True):
-        grads.append(grad.narrow(d, start, extent).reshape(shape))
+    size = grad.shape[d]
+    for i, (shape, extent) in enumerate(zip(shapes, extents, strict=True)):
+        shape = tuple(shape)
+        if _legacy_empty(shape):  # a (0,)-shaped tensor took no part: zeros, as PyTorch's formula
+            grads.append(ops.zeros(0, dtype=grad.dtype, device=grad.device))
+            continue
+        if extent == size:  # all of it: still the slice op (indexing would make it an alias)
+            piece = ops.ops.aten.slice.Tensor(grad, d, start, start + extent)
+        else:
+            piece = grad[along(d, slice(start, start + extent))]
         start += extent
+        if needs is not None and not needs[i]:
+            grads.append(None)  # the reshaping below is the input's own node's work in PyTorch
+            continue
+        grads.append(piece if piece.shape == shape else _unstretched(piece, shape, columns))
     return grads
+
+
+def _unstretched(piece, shape: tuple, columns: bool):
+    """``piece`` back in ``shape``, undoing the ``atleast_2d`` / ``atleast_3d`` that made the joined
+    tensor: size-1 dimensions squeezed out where PyTorch's unsqueezes added them (the trailing one
+    of ``atleast_3d``, then the leading one); a reshape where PyTorch's reshapes (0-dimensional
+    inputs, ``column_stack``'s columns)."""
+    if shape and not columns:
+        if piece.dim() == 3:
+            piece = piece.squeeze(2)
+        if piece.dim() == 2 and len(shape) == 1:
+            piece = piece.squeeze(0)
+        if piece.shape == shape:
+            return piece
+    return piece.reshape(shape)
 
 
 def _cat_grad(grad, tensors_shape, dim):
@@ -132,7 +161,10 @@ def _stack(arrays: list[np.ndarray], dim: int, op_name: str = "stack") -> np.nda
 
 
 def _stack_grad(grad, dim):
-    return grad.unbind(wrap_dim(dim, grad.dim()))
+    d = wrap_dim(dim, grad.dim())
+    if dispatch_listens(grad):  # PyTorch's formula selects each slice; one unbind does it faster
+        return [grad.select(d, i) for i in range(grad.shape[d])]
+    return grad.unbind(d)
 
 
 @op(grad=_stack_grad, out=True, meta=metadata,
@@ -165,14 +197,20 @@ def _at_least(array: np.ndarray, ndim: int) -> np.ndarray:
     return array if array.ndim >= ndim else reshaped(array, _at_least_shape(array.shape, ndim))
 
 
-def _join_at_least_grad(grad, shapes, ndim: int, d: int):
+def _join_at_least_grad(grad, shapes, ndim: int, d: int, dtypes):
     """Gradient of joining the tensors of ``shapes`` made at least ``ndim``-dimensional along ``d``."""
     extents = [_at_least_shape(tuple(s), ndim) for s in shapes]
-    return _unjoin(grad, shapes, d, [0 if _legacy_empty(s) else s[d] for s in extents])
+    return _unjoin(grad, shapes, d, [0 if _legacy_empty(s) else s[d] for s in extents], _differentiable(dtypes))
 
 
-def _hstack_grad(grad, tensors_shape):
-    return _join_at_least_grad(grad, tensors_shape, 1, 0 if len(tensors_shape[0]) <= 1 else 1)
+def _differentiable(dtypes) -> list[bool]:
+    """Which of a list's tensors can have gradients (the others' shaping is skipped: in PyTorch it
+    is their own nodes' work, and they have none)."""
+    return [d.is_floating_point or d.is_complex for d in dtypes]
+
+
+def _hstack_grad(grad, tensors_shape, tensors_dtype):
+    return _join_at_least_grad(grad, tensors_shape, 1, 0 if len(tensors_shape[0]) <= 1 else 1, tensors_dtype)
 
 
 @op(grad=_hstack_grad, out=True, meta=metadata, errors=(Sample(([M23, TensorSpec((3,))],)),),
@@ -191,8 +229,8 @@ def hstack(tensors: Sequence[Tensor]) -> Tensor:
     return _cat(arrays, 0 if arrays[0].ndim == 1 else 1, "hstack")
 
 
-def _vstack_grad(grad, tensors_shape):
-    return _join_at_least_grad(grad, tensors_shape, 2, 0)
+def _vstack_grad(grad, tensors_shape, tensors_dtype):
+    return _join_at_least_grad(grad, tensors_shape, 2, 0, tensors_dtype)
 
 
 @op(grad=_vstack_grad, out=True, meta=metadata, errors=(Sample(([M23, TensorSpec((2,))],)),),
@@ -209,8 +247,8 @@ def vstack(tensors: Sequence[Tensor]) -> Tensor:
     return _cat([_at_least(a, 2) for a in tensors], 0, "vstack")
 
 
-def _dstack_grad(grad, tensors_shape):
-    return _join_at_least_grad(grad, tensors_shape, 3, 2)
+def _dstack_grad(grad, tensors_shape, tensors_dtype):
+    return _join_at_least_grad(grad, tensors_shape, 3, 2, tensors_dtype)
 
 
 @op(grad=_dstack_grad, out=True, meta=metadata, errors=(Sample(([M23, TensorSpec((3, 2))],)),),
@@ -266,9 +304,9 @@ def _split(array: np.ndarray, split_size_or_sections, dim: int) -> tuple[np.ndar
 
 
 def _unsplit_consecutive(grads: tuple, shape, d: int):
-    """Gradient of a split into consecutive pieces along ``d`` (their sizes are the gradients')."""
-    points = np.cumsum([g.shape[d] for g in grads[:-1]]).tolist()
-    return _unsplit(grads, shape, d, points)
+    """Gradient of a split into consecutive pieces along ``d`` (their sizes are the gradients'):
+    the pieces' gradients joined, as PyTorch's formula does."""
+    return ops.cat(grads, d)
 
 
 def _split_grad(grad, tensor_shape, dim):
@@ -347,11 +385,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def _unbind_grad(grad, input_shape, dim):
-    d, grads = wrap_dim(dim, len(input_shape)), _as_tuple(grad)
-    out = grads[0].new_zeros(tuple(input_shape))
-    for i, g in enumerate(grads):
-        out[along(d, i)] = g
-    return out
+    # The slices' gradients stacked, as PyTorch's formula does.
+    return ops.stack(_as_tuple(grad), wrap_dim(dim, len(input_shape)))
 
 
 @op(grad=_unbind_grad, method=True, view=True, meta=metadata, errors=(Sample((SCALAR,)), Sample((M23, 2))),
@@ -569,8 +604,9 @@ def dsplit(input: Tensor, indices_or_sections: int | Sequence[int]) -> tuple[Ten
     return _directional_split(input, indices_or_sections, "dsplit", 3, 2)
 
 
-def _column_stack_grad(grad, tensors_shape):
-    return _unjoin(grad, tensors_shape, 1, [1 if len(s) <= 1 else s[1] for s in tensors_shape])
+def _column_stack_grad(grad, tensors_shape, tensors_dtype):
+    return _unjoin(grad, tensors_shape, 1, [1 if len(s) <= 1 else s[1] for s in tensors_shape],
+                   _differentiable(tensors_dtype), columns=True)
 
 
 @op(grad=_column_stack_grad, out=True, meta=metadata,
@@ -595,10 +631,15 @@ def _at_least_each(arrays: list[np.ndarray], ndim: int):
     return results[0] if len(results) == 1 else results
 
 
-def _atleast_leading_grad(grad):
-    """``atleast_1d`` / ``atleast_2d`` only add leading dimensions of size 1 (``[n]`` becomes
-    ``[1, n]``), which the engine sums away: each output's gradient is its input's."""
-    return list(_as_tuple(grad))
+def _atleast_leading_grad(grad, tensors_shape):
+    """``atleast_1d`` / ``atleast_2d``: each output's gradient back in its input's shape, as PyTorch's
+    composites make them (a reshape of a 0-D input, an unsqueeze of a 1-D one: a squeeze back) when
+    the dispatch level listens; else as they are (only leading size-1 dims added: the engine sums
+    them away, faster)."""
+    grads = _as_tuple(grad)
+    if any(g is not None and dispatch_listens(g) for g in grads):
+        return _atleast_grad(grad, tensors_shape)
+    return list(grads)
 
 
 @op(grad=_atleast_leading_grad, meta=metadata,
@@ -630,7 +671,8 @@ def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
 
 def _atleast_grad(grad, tensors_shape):
     # Outputs of integer inputs have no gradient (None).
-    return [None if g is None else g.reshape(s) for g, s in zip(_as_tuple(grad), tensors_shape, strict=True)]
+    return [g if g is None or g.shape == tuple(s) else _unstretched(g, tuple(s), False)
+            for g, s in zip(_as_tuple(grad), tensors_shape, strict=True)]
 
 
 @op(grad=_atleast_grad, meta=metadata,
@@ -720,7 +762,10 @@ def _cartesian_prod_grad(grad, tensors_shape):
     for i in range(len(sizes)):
         spread = grad[:, i].reshape(sizes)
         others = [d for d in range(len(sizes)) if d != i]
-        grads.append(spread.sum(others) if others else spread)
+        if dispatch_listens(grad):  # as PyTorch's composite (meshgrid's expand of a viewed column)
+            grads.append(spread.sum(others, keepdim=True).view(-1) if others else spread.view(-1))
+        else:
+            grads.append(spread.sum(others) if others else spread)
     return grads
 
 
@@ -811,7 +856,7 @@ def _meshgrid_arguments(tensors: tuple, indexing):
     return one_sequence_as_items(tensors), indexing
 
 
-def _meshgrid_grad(grad, indexing):
+def _meshgrid_grad(grad, tensors_shape, indexing):
     # Grid i is input i (1-D, or 0-D: the engine sums the grid's [1] back to []) along one
     # dimension, repeated along the others.
     grads = _as_tuple(grad)
@@ -823,7 +868,12 @@ def _meshgrid_grad(grad, indexing):
             continue
         own = 1 - i if swap and i < 2 else i  # the dimension grid i varies along
         others = [d for d in range(g.dim()) if d != own]
-        result.append(g.sum(others) if others else g)
+        # As PyTorch's composite (a view of the input, expanded): summed keeping dims, viewed back
+        if dispatch_listens(g):  # as PyTorch's composite (a view of the input, expanded)
+            shape = tuple(tensors_shape[i])
+            result.append(g.sum(others, keepdim=True).view(shape) if others else g.view(shape))
+        else:
+            result.append(g.sum(others) if others else g)
     return result
 
 

@@ -15,6 +15,7 @@ from .common import (
     HALF_TYPES,
     adjoint,
     check_same_shape_or_broadcast,
+    conj_mT,
     dtype_of,
     not_implemented,
     ops,
@@ -518,8 +519,8 @@ def _singular_inverse(name: str, A: np.ndarray) -> LinAlgError:
 
 
 def _inv_grad(grad, result):
-    transposed = adjoint(result)
-    return -transposed @ grad @ transposed
+    # PyTorch's -result.mH @ (grad @ result.mH) takes mH twice (associated as before here: values kept)
+    return -conj_mT(result) @ grad @ conj_mT(result)
 
 
 @op(meta=_checked_meta(_square("linalg.inv"), _same_shape),

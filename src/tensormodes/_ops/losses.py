@@ -283,13 +283,15 @@ def _soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") ->
 def _binary_cross_entropy_with_logits_grad(grad, input, target, weight, pos_weight, reduction, needs_input_grad):
     # loss = (1 - t) x + w_t softplus(-x), w_t = 1 + (pos_weight - 1) t, times weight. Gradients for
     # weight and pos_weight go beyond PyTorch, which refuses them.
-    per_element = _mean_scaled(grad, reduction, input.numel())
-    scaled = per_element if weight is None else per_element * weight
     grad_input = grad_target = grad_weight = grad_pos_weight = None
     if needs_input_grad[0]:
         grad_input = _logits_loss_input_grad(grad, input, target, weight, pos_weight, reduction)
+    if not (needs_input_grad[1] or needs_input_grad[2] or needs_input_grad[3]):
+        return grad_input, None, None, None  # (the usual case: nothing more to compute)
+    per_element = _mean_scaled(grad, reduction, input.numel())
+    scaled = per_element if weight is None else per_element * weight
     if needs_input_grad[1] or needs_input_grad[3]:
-        softplus = ops.nn.functional.softplus(-input)
+        softplus = None if pos_weight is None else ops.nn.functional.softplus(-input)
         if needs_input_grad[1]:
             grad_target = (-input if pos_weight is None else (pos_weight - 1) * softplus - input) * scaled
         if needs_input_grad[3]:
@@ -321,7 +323,11 @@ def _logits_loss_input_grad(grad, input, target, weight, pos_weight, reduction):
     grad_input = step(grad_input * grad, first)
     if weight is not None:
         grad_input = step(grad_input * weight, first)
-    return step(grad_input / input.numel(), first) if reduction == "mean" else grad_input
+    if reduction != "mean":
+        return grad_input
+    if in_place and grad_input.dtype == first.dtype:
+        return grad_input.div_(input.numel())  # PyTorch's div_ (a fresh tensor: the same values)
+    return step(grad_input / input.numel(), first)
 
 
 def _real_logits_loss(input, target, *arguments) -> bool:

@@ -400,8 +400,8 @@ def _max_pool1d_arguments(input, kernel_size, stride, padding, dilation, ceil_mo
     return kernel, step, pad, spread, size
 
 
-def _with_indices_grad(grad, input_shape, result, kernel_size, stride, dilation):
-    return _max_pool2d_grad(grad[0], input_shape, result[1], kernel_size, stride, dilation)
+def _with_indices_grad(grad, input_shape, result1, kernel_size, stride, dilation):
+    return _max_pool2d_grad(grad[0], input_shape, result1, kernel_size, stride, dilation)
 
 
 @op(meta=rule(_max_pool2d_meta),
@@ -426,8 +426,8 @@ def _max_pool2d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, d
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-def _with_indices_1d_grad(grad, input_shape, result, kernel_size, stride, dilation):
-    return _max_pool1d_grad(grad[0], input_shape, result[1], kernel_size, stride, dilation)
+def _with_indices_1d_grad(grad, input_shape, result1, kernel_size, stride, dilation):
+    return _max_pool1d_grad(grad[0], input_shape, result1, kernel_size, stride, dilation)
 
 
 @op(node="squeeze#1", meta=rule(_max_pool1d_with_indices_meta),

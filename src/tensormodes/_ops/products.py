@@ -28,6 +28,7 @@ from .common import (
     binary,
     check_same_shape_or_broadcast,
     cpp_type_name,
+    dispatch_listens,
     dtype_of,
     not_implemented,
     ops,
@@ -561,7 +562,10 @@ def bmm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tenso
 
 
 def _mv_grad(grad, input, vec, needs_input_grad):
-    return (grad.unsqueeze(-1) * _conj(vec) if needs_input_grad[0] else None,
+    # grad.view(-1, 1) where the dispatch level listens: PyTorch's formula is grad.ger(vec), whose
+    # composite reshapes grad to a column (an unsqueeze is cheaper here)
+    column = (grad.view(-1, 1) if dispatch_listens(grad) else grad.unsqueeze(-1)) if needs_input_grad[0] else None
+    return (column * _conj(vec) if needs_input_grad[0] else None,
             adjoint(input).mv(grad) if needs_input_grad[1] else None)
 
 
@@ -582,8 +586,9 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return _product(np.matmul, input, vec)
 
 
-def _dot_grad(grad, input, tensor):
-    return grad * _conj(tensor), grad * _conj(input)
+def _dot_grad(grad, input, tensor, needs_input_grad):
+    return (grad * _conj(tensor) if needs_input_grad[0] else None,
+            grad * _conj(input) if needs_input_grad[1] else None)
 
 
 @op(meta=_checked_meta(_dot_checks, _dot_shape),
@@ -605,9 +610,10 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     return _product(np.dot, input, tensor)
 
 
-def _vdot_grad(grad, input, other):
+def _vdot_grad(grad, input, other, needs_input_grad):
     # vdot conjugates its first operand: sum(conj(input) * other).
-    return _conj(grad) * other, grad * input
+    return (_conj(grad) * other if needs_input_grad[0] else None,
+            grad * input if needs_input_grad[1] else None)
 
 
 @op(meta=_checked_meta(_dot_checks, _dot_shape), grad=_vdot_grad, method=True, out=True, samples=(
@@ -642,6 +648,11 @@ def _outer_grad(grad, input, vec2, needs_input_grad):
     # Products and sums rather than mv: outer promotes, so the operands' dtypes may differ. Each
     # operand is saved only for the other's gradient (save_only_for), as by PyTorch's composite
     # (a MulBackward0 of input.reshape(n, 1) and vec2).
+    if dispatch_listens(grad):
+        # The sums and views as PyTorch's: input's gradient summed to its column and viewed back,
+        # vec2's summed over the column made by viewing input.
+        return ((grad * _conj(vec2)).sum(1, keepdim=True).view(-1) if needs_input_grad[0] else None,
+                (grad * _conj(input.view(-1, 1))).sum(0) if needs_input_grad[1] else None)
     return ((grad * _conj(vec2)).sum(1) if needs_input_grad[0] else None,
             (grad * _conj(input.unsqueeze(1))).sum(0) if needs_input_grad[1] else None)
 
@@ -743,7 +754,7 @@ def _tensordot_dims(dims, a_ndim: int, b_ndim: int) -> tuple[list[int], list[int
                        f"containing two lists, but got dims={dims}")
 
 
-def _tensordot_grad(grad, a, b, dims):
+def _tensordot_grad(grad, a, b, dims, needs_input_grad):
     """Through the matrix product ``tensordot`` is: ``a`` as (free x contracted), ``b`` as
     (contracted x free)."""
     dims_a, dims_b = _tensordot_dims(dims, a.dim(), b.dim())
@@ -754,8 +765,11 @@ def _tensordot_grad(grad, a, b, dims):
     a_matrix = a.permute(order_a).reshape(_count(a.shape, free_a), _count(a.shape, contracted_a))
     b_matrix = b.permute(order_b).reshape(_count(b.shape, contracted_b), _count(b.shape, free_b))
     grad = grad.reshape(a_matrix.shape[0], b_matrix.shape[1])
-    grad_a = grad.mm(adjoint(b_matrix)).reshape([a.shape[d] for d in order_a]).permute(_inverse(order_a))
-    grad_b = adjoint(a_matrix).mm(grad).reshape([b.shape[d] for d in order_b]).permute(_inverse(order_b))
+    grad_a = grad_b = None  # (only those wanted)
+    if needs_input_grad[0]:
+        grad_a = grad.mm(adjoint(b_matrix)).reshape([a.shape[d] for d in order_a]).permute(_inverse(order_a))
+    if needs_input_grad[1]:
+        grad_b = adjoint(a_matrix).mm(grad).reshape([b.shape[d] for d in order_b]).permute(_inverse(order_b))
     return grad_a, grad_b
 
 

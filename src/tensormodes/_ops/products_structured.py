@@ -90,8 +90,12 @@ def _vander_meta(kernel, x, N=None, increasing=False):
 # -- trace and matrix powers ----------------------------------------------------------------------
 
 def _trace_grad(grad, input_shape):
-    # The gradient is ``grad`` on the main diagonal: a mask of ones kept by both triangles.
-    return grad * grad.new_ones(tuple(input_shape)).triu().tril()
+    # The gradient is ``grad`` on the main diagonal, PyTorch's way: zeros with ``grad`` filled in at
+    # the diagonal's flat positions.
+    rows, columns = input_shape
+    flat = ops.zeros(rows * columns, dtype=grad.dtype, device=grad.device)
+    positions = ops.arange(0, rows * columns, columns + 1, device=grad.device)
+    return flat.index_fill(0, positions, grad).view(rows, columns)
 
 
 @op(meta=_checked_meta(_no_checks, _trace_shape), grad=_trace_grad, method=True, samples=(

@@ -766,8 +766,9 @@ _POISSON_RATE_MAX = float(np.iinfo(np.int64).max) - 10 * math.sqrt(float(np.iinf
 
 
 def _poisson_grad(grad):
-    # PyTorch records the draw (PoissonBackward0) but passes back no gradient: zeros.
-    return ops.zeros_like(grad)
+    # PyTorch records the draw (PoissonBackward0) but passes back no gradient: zeros (its formula's
+    # at::zeros, which its dispatch level sees).
+    return ops.zeros(tuple(grad.shape), dtype=grad.dtype, device=grad.device)
 
 
 @op(meta=MetaRule(_same_shape_random_meta, "poisson"),

@@ -38,6 +38,7 @@ from ._reduction import (
     _reduce_meta,
     _reduced_count,
     _reduction_axes,
+    _restored,
     _scatter_back,
     _single_axis,
     _sortable,
@@ -97,11 +98,11 @@ def _exclusive_products(x, d: int):
 
 
 def _extreme_grad(larger: bool):
-    def formula(grad, input, result, dim, keepdim):
+    def formula(grad, input, result, dim, keepdim, needs_input_grad):
         if dim is None:
             return _evenly_distribute_backward(grad, input, result), None
-        if hasattr(dim, "shape"):
-            return extremum_grad(grad, input, dim, larger)
+        if hasattr(dim, "shape"):  # max(input, other): maximum's gradients, only those wanted
+            return extremum_grad(grad, input, dim, larger, needs_input_grad)
         values, indices = result
         return _scatter_back(grad[0], input.shape, indices, dim, keepdim), None
 
@@ -652,8 +653,9 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
 
 
 def _logsumexp_grad(grad, input, result, dim, keepdim):
-    weights = (input - _unreduce(result, input.shape, dim, keepdim)).exp()  # the softmax
-    return _unreduce(grad, input.shape, dim, keepdim) * _conj(weights)
+    # PyTorch's: gradient and result with the reduced dims back as size 1, broadcasting the rest
+    weights = (input - _restored(result, input.dim(), dim, keepdim)).exp()  # the softmax
+    return _restored(grad, input.dim(), dim, keepdim) * _conj(weights)
 
 
 @op(meta=_reduce_meta(),

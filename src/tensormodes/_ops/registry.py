@@ -290,7 +290,8 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
     ``save_only_for={"other": "input", ...}``: save tensor parameter ``other`` for the formula
     only when ``input``'s gradient is wanted (its only use), as PyTorch's nodes do: ``x * 2`` or
     ``x * w`` with a constant ``w`` then keeps nothing of ``x``. The formula receives None
-    instead, and must not compute that gradient.
+    instead, and must not compute that gradient. ``"result"`` may be named too: the output is
+    then saved only for that input's gradient (``pow``'s output, for the exponent's).
 
     ``normalize``: a function of the op's parameters (a ``*args`` parameter as one tuple)
     returning them, in order, in the one form the kernel takes. The public callable runs it

@@ -108,7 +108,11 @@ def _untile(grad, shape, repeats: tuple[int, ...]):
     split = []
     for r, size in zip(repeats, padded, strict=True):
         split += [r, size]
-    return grad.reshape(split).sum(list(range(0, len(split), 2))).reshape(shape) if split else grad
+    if not split:
+        return grad
+    summed = grad.reshape(split).sum(list(range(0, len(split), 2)))
+    # (no reshape when the sum has the input's shape: PyTorch's repeat_backward makes none)
+    return summed if len(repeats) == len(shape) else summed.reshape(shape)
 
 
 def _repeat_grad(grad, input_shape, repeats):
@@ -234,7 +238,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 
 def _fliplr_grad(grad):
-    return grad.fliplr()
+    return grad.flip(1)  # PyTorch's fliplr is a flip
 
 
 @op(grad=_fliplr_grad, method=True, meta=same_shape, errors=(Sample((TensorSpec((3,)),)),),
@@ -252,7 +256,7 @@ def fliplr(input: Tensor) -> Tensor:
 
 
 def _flipud_grad(grad):
-    return grad.flipud()
+    return grad.flip(0)  # PyTorch's flipud is a flip
 
 
 @op(grad=_flipud_grad, method=True, meta=same_shape, errors=(Sample((SCALAR,)),),

@@ -25,7 +25,7 @@ from ._reduction import (
 )
 from ._samples import M23, SCALAR
 from .common import conjugate as _conj
-from .common import dtype_of, no_complex_autograd, wrap_dim
+from .common import dtype_of, no_complex_autograd, ops, wrap_dim
 from .meta_rules import same_shape
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
@@ -157,12 +157,13 @@ _RUNNING_SAMPLES = (Sample((M23, 1)), Sample((TensorSpec((4, 3), "int64", -2, 2)
                     Sample((TensorSpec((0, 3)), 1)))
 
 
-def _running_extreme_grad(grad, input_shape, result, dim):
+def _running_extreme_grad(grad, input_shape, result1, dim):
     # Each output took its value from input[indices]: the gradient goes back there (summed).
-    if not input_shape:
-        return grad[0]
-    d = wrap_dim(dim, len(input_shape))
-    return grad[0].new_zeros(tuple(input_shape)).scatter_add(d, result[1], grad[0])
+    if 0 in input_shape:
+        return grad[0]  # nothing to scatter (PyTorch's formula returns the empty input)
+    d = wrap_dim(dim, max(len(input_shape), 1))
+    # (zeros as PyTorch's formula makes them: the dispatch level sees them)
+    return ops.zeros(tuple(input_shape), dtype=grad[0].dtype, device=grad[0].device).scatter_add(d, result1, grad[0])
 
 
 @op(meta=same_shape, returns=("values", "indices"),

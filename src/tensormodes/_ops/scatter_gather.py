@@ -21,6 +21,7 @@ from ._samples import I23, M23, M234, SCALAR
 from .common import (
     check_same_shape_or_broadcast,
     cpp_type_name,
+    dispatch_listens,
     ops,
     scalar_type_name,
     wrap_dim,
@@ -45,7 +46,8 @@ def _check_index_dtype(index: np.ndarray, message: str) -> None:
 def _index_select_grad(grad, input_shape, dim, index):
     if not input_shape:
         return grad, None
-    return grad.new_zeros(tuple(input_shape)).index_add(dim, index.reshape(-1), grad), None
+    flat = index if index.dim() == 1 else index.reshape(-1)  # (no reshape of a 1-D index: PyTorch makes none)
+    return grad.new_zeros(tuple(input_shape)).index_add(dim, flat, grad), None
 
 
 @op(grad=_index_select_grad, method=True, out=True, meta=metadata,
@@ -227,12 +229,14 @@ def _gathered(grad, dim, index, src_shape):
     return out
 
 
-def _scatter_grad(grad, dim, index, src_shape, reduce):
+def _scatter_grad(grad, dim, index, src_shape, reduce, needs_input_grad):
     if reduce is not None:
         raise RuntimeError("derivative for aten::scatter is not implemented")  # nor in PyTorch
-    grad_input = grad.scatter(dim, index, 0)
+    # (by keyword: scatter.value, as PyTorch's formula)
+    grad_input = grad.scatter(dim, index, value=0) if needs_input_grad[0] else None
     # ``src_shape`` is None when ``src`` was a number (or not given: ``value=``).
-    return grad_input, None, None if src_shape is None else _gathered(grad, dim, index, src_shape)
+    wanted = src_shape is not None and needs_input_grad[2]
+    return grad_input, None, _gathered(grad, dim, index, src_shape) if wanted else None
 
 
 @op(grad=_scatter_grad, method=True, inplace=True, out=True, meta=metadata,
@@ -287,8 +291,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Tensor | Number | None 
     return _scatter(input, d, index, source, _SCATTER_REDUCTIONS.get(reduce))
 
 
-def _scatter_add_grad(grad, dim, index, src_shape):
-    return grad, None, _gathered(grad, dim, index, src_shape)
+def _scatter_add_grad(grad, dim, index, src_shape, needs_input_grad):
+    return grad, None, _gathered(grad, dim, index, src_shape) if needs_input_grad[2] else None
 
 
 @op(grad=_scatter_add_grad, method=True, inplace=True, out=True, meta=metadata,
@@ -311,8 +315,10 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return _scatter(input, d, index, src, np.add)
 
 
-def _index_add_grad(grad, dim, index, alpha):
-    grad_source = grad.index_select(dim, index)
+def _index_add_grad(grad, dim, index, source_shape, alpha, needs_input_grad):
+    if not needs_input_grad[2]:
+        return grad, None, None
+    grad_source = _expanded_as(grad.index_select(dim, index), source_shape)
     if alpha != 1:
         grad_source = grad_source * (alpha.conjugate() if isinstance(alpha, complex) else alpha)
     return grad, None, grad_source
@@ -387,8 +393,7 @@ def _index_positions(array: np.ndarray, dim: int, index: np.ndarray) -> tuple[in
 
 
 def _index_fill_grad(grad, dim, index, value_shape, needs_input_grad):
-    filled = grad.new_zeros(grad.shape, dtype=dt.bool).index_fill(dim, index, True)
-    grad_input = grad.masked_fill(filled, 0) if needs_input_grad[0] else None
+    grad_input = grad.index_fill(dim, index, 0) if needs_input_grad[0] else None  # PyTorch's formula
     grad_value = None
     # Only when wanted (an integer value tensor has none); value_shape None: a number. PyTorch's
     # formula: the filled slices, each once; as it selects them with index_select, a negative
@@ -440,8 +445,18 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
     return result
 
 
-def _index_copy_grad(grad, dim, index):
-    return grad.index_fill(dim, index, 0), None, grad.index_select(dim, index)
+def _index_copy_grad(grad, dim, index, source_shape, needs_input_grad):
+    return (grad.index_fill(dim, index, 0) if needs_input_grad[0] else None, None,
+            _expanded_as(grad.index_select(dim, index), source_shape) if needs_input_grad[2] else None)
+
+
+def _expanded_as(selected, source_shape):
+    """PyTorch's ``expand_as(source)`` of a gradient selected for ``source``, when the dispatch level
+    listens (it has the same shape but for a 0-D source, whose one-element selection the engine fits
+    back)."""
+    if selected.dim() == len(source_shape) and dispatch_listens(selected):
+        return selected.expand(source_shape)
+    return selected
 
 
 @op(grad=_index_copy_grad, method=True, inplace=True, meta=metadata,
@@ -498,9 +513,10 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
 
 # -- masks -------------------------------------------------------------------------------
 
-def _masked_fill_grad(grad, mask, value_shape):
-    grad_value = None if value_shape is None else grad.where(mask, 0).sum()  # None: a number
-    return grad.masked_fill(mask, 0), None, grad_value
+def _masked_fill_grad(grad, mask, value_shape, needs_input_grad):
+    # value_shape None: a number
+    grad_value = grad.where(mask, 0).sum() if value_shape is not None and needs_input_grad[2] else None
+    return grad.masked_fill(mask, 0) if needs_input_grad[0] else None, None, grad_value
 
 
 @op(grad=_masked_fill_grad, differentiable=writes_into_input, method=True, inplace=True, meta=metadata,

@@ -53,8 +53,8 @@ _SORT_SAMPLES = (Sample((M23,)), Sample((M23, 0)), Sample((M23, -1, True)), Samp
                  Sample((SCALAR,)), Sample((TensorSpec((0, 3)), 0)))
 
 
-def _sort_grad(grad, input_shape, result, dim):
-    return _scatter_back(grad[0], input_shape, result[1], dim, True)
+def _sort_grad(grad, input_shape, result1, dim):
+    return _scatter_back(grad[0], input_shape, result1, dim, True)
 
 
 @op(meta=same_shape,
@@ -109,8 +109,8 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, *, stable: b
     return _sort_indices(input, axis, descending).astype(_INT64, copy=False)
 
 
-def _topk_grad(grad, input_shape, result, dim):
-    return _scatter_back(grad[0], input_shape, result[1], dim, True)
+def _topk_grad(grad, input_shape, result1, dim):
+    return _scatter_back(grad[0], input_shape, result1, dim, True)
 
 
 @_kernel_rule

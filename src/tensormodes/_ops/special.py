@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype as dt
 from ._pointwise import _float_unary, _real_float_unary
 from ._samples import BF16, C64, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
-from .common import dtype_of, not_implemented, ops, quiet
+from .common import dtype_of, not_implemented, ops, quiet, squared
 from .meta_rules import elementwise
 from .registry import Sample, Tensor, TensorSpec, op
 
@@ -55,7 +55,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 
 def _erf_grad(grad, input):
-    return grad * (2 / math.sqrt(math.pi)) * (-(input * input)).exp()
+    return grad * (2 / math.sqrt(math.pi)) * (-squared(input)).exp()
 
 
 @op(errors=(Sample((C64,)),),
@@ -84,7 +84,7 @@ def _erfc(x: np.ndarray) -> np.ndarray:
 
 
 def _erfc_grad(grad, input):
-    return grad * (-2 / math.sqrt(math.pi)) * (-(input * input)).exp()
+    return grad * (-2 / math.sqrt(math.pi)) * (-squared(input)).exp()
 
 
 @op(errors=(Sample((C64,)),),
@@ -417,7 +417,9 @@ def _erfinv(y: np.ndarray) -> np.ndarray:
 
 
 def _erfinv_grad(grad, result):
-    return grad * (math.sqrt(math.pi) / 2) * (result * result).exp()
+    # (PyTorch's formula computes erfinv again from the input; here its kernel costs more than
+    # keeping the result does)
+    return grad * (math.sqrt(math.pi) / 2) * squared(result).exp()
 
 
 @op(errors=(Sample((C64,)),),

@@ -32,6 +32,7 @@ from ._reduction import (
     _reduce_meta,
     _reduced_count,
     _reduction_axes,
+    _restored,
     _scatter_back,
     _selection_grad,
     _single_axis,
@@ -41,7 +42,17 @@ from ._reduction import (
     _unreduce,
 )
 from ._samples import M23, M234, SCALAR
-from .common import along, dtype_of, no_complex_autograd, no_derivative, ops, quiet, scalar_type_name, wrap_dims
+from .common import (
+    along,
+    dispatch_listens,
+    dtype_of,
+    no_complex_autograd,
+    no_derivative,
+    ops,
+    quiet,
+    scalar_type_name,
+    wrap_dims,
+)
 from .meta_rules import data_dependent, with_shape
 from .reduction import nansum
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
@@ -65,7 +76,10 @@ def _count(input, dim) -> int:
 
 
 def _centered(input, dim):
-    return input - (input.mean() if _all_dims(dim) else input.mean(list(wrap_dims(dim, input.dim())), keepdim=True))
+    # dim=() is PyTorch's "all dims" given as a list: mean.dim, as its formula (None: mean())
+    if dim is None or input.dim() == 0:
+        return input - input.mean()
+    return input - input.mean(list(wrap_dims(dim, input.dim())), keepdim=True)
 
 
 def _statistic_arguments(dim, unbiased):
@@ -204,7 +218,9 @@ def _variance_backward(grad, input, dim, unbiased, keepdim, correction):
             # element equals the mean (inf * 0) and infinite elsewhere, whatever the sign
             return grad * ops.where(input == input.mean(), float("nan"), float("inf"))
     scale = _statistic_scale(grad, input, unbiased, correction, 2.0)
-    return scale * _unreduce(grad, input.shape, dim, keepdim) * _centered(input, dim)
+    if input.dim() > 1:  # PyTorch's: the reduced dims back as size 1 (a 1-D input's grad is 0-d)
+        grad = _restored(grad, input.dim(), dim, keepdim)
+    return scale * grad * _centered(input, dim)
 
 
 @op(meta=_reduce_meta(_statistic_dims),
@@ -231,8 +247,12 @@ def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
     dim, unbiased = _statistic_arguments(dim, unbiased)
     # As PyTorch: where the deviation is 0 (a constant slice) its gradient is 0, not 0 / 0.
     # The divisor is masked too, so that a second derivative stays finite there.
-    zero = result == 0
-    grad = (grad / (result.masked_fill(zero, 1) * 2)).masked_fill(zero, 0)
+    if dispatch_listens(grad) and not ops.is_grad_enabled():
+        # PyTorch's form, where no second derivative is taken: the same values
+        grad = (grad / (result * 2)).masked_fill_(result == 0, 0)
+    else:
+        zero = result == 0
+        grad = (grad / (result.masked_fill(zero, 1) * 2)).masked_fill(zero, 0)
     return _variance_backward(grad, input, dim, unbiased, keepdim, correction)
 
 
@@ -277,10 +297,10 @@ def var_mean(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: 
     return _variance_and_mean("var_mean", input, dim, unbiased, keepdim, correction, root=False)
 
 
-def _std_mean_grad(grad, input, result, dim, unbiased, keepdim, correction):
-    grad_std, grad_mean = grad
+def _std_mean_grad(grad, input, result0, dim, unbiased, keepdim, correction):
+    grad_std, grad_mean = grad  # (result0: the std alone is saved, as PyTorch's node)
     dim, unbiased = _statistic_arguments(dim, unbiased)
-    return (_std_grad(grad_std, input, result[0], dim, unbiased, keepdim, correction)
+    return (_std_grad(grad_std, input, result0, dim, unbiased, keepdim, correction)
             + _unreduce(grad_mean, input.shape, dim, keepdim) / _count(input, dim))
 
 

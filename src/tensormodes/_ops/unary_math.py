@@ -55,6 +55,8 @@ from .common import (
     operand_dtype,
     ops,
     quiet,
+    squared,
+    zero_where,
 )
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise, metadata
@@ -407,7 +409,7 @@ def cos(input: Tensor) -> Tensor:
 
 
 def _tan_grad(grad, result):
-    return grad * _conj(1 + result * result)
+    return grad * _conj(1 + squared(result))
 
 
 @op(meta=elementwise, grad=_tan_grad, method=True, inplace=True, out=True,
@@ -531,7 +533,7 @@ def tanh(input: Tensor) -> Tensor:
 def _tanh_backward_grad(grad, grad_output, output, needs_input_grad):
     # result = grad_output * (1 - conj(output) ** 2): linear in grad_output, antiholomorphic in
     # output (derivative -2 * grad_output * conj(output) with respect to conj(output)).
-    return (ops._tanh_backward(grad, output.conj()) if needs_input_grad[0] else None,
+    return (ops._tanh_backward(grad, _conj(output)) if needs_input_grad[0] else None,
             _conj(grad) * grad_output * _conj(output) * -2 if needs_input_grad[1] else None)
 
 
@@ -624,9 +626,11 @@ def relu(input: Tensor) -> Tensor:
     return np.asarray(np.maximum(input, input.dtype.type(0)))
 
 
-def _threshold_backward_grad(grad, input, threshold):
-    # Linear in grad_output (a mask) and constant in input but at the threshold.
-    return ops._threshold_backward(grad, input, threshold), _zeros_like(input)
+def _threshold_backward_grad(grad, input, threshold, needs_input_grad):
+    # Linear in grad_output (a mask) and constant in input but at the threshold (zeros like the
+    # gradient, as PyTorch's formula: the engine sums and casts them to the input's).
+    return (ops._threshold_backward(grad, input, threshold) if needs_input_grad[0] else None,
+            _zeros_like(grad) if needs_input_grad[1] else None)
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)), 0)), Sample((BOOL, BOOL, 0)), Sample((C64, C64, 0))),
@@ -825,7 +829,7 @@ def acosh(input: Tensor) -> Tensor:
 
 
 def _atanh_grad(grad, input):
-    return grad / _conj(1 - input * input)
+    return grad / _conj(1 - squared(input))
 
 
 @op(meta=elementwise, grad=_atanh_grad, method=True, inplace=True, out=True,
@@ -933,7 +937,7 @@ def _sinc_grad(grad, input):
     scaled = times_pi(input)
     squared = times_pi(input * input)
     local = (scaled * scaled.cos() - scaled.sin()) / squared
-    return (grad * _conj(local)).masked_fill(squared == 0, 0)
+    return zero_where(squared == 0, grad * _conj(local))  # (PyTorch's where)
 
 
 @op(meta=elementwise, grad=_sinc_grad, method=True, inplace=True, out=True,

@@ -408,7 +408,17 @@ def _squeeze_node(input, dim=None) -> str:
     return "squeeze" if dim is None else "squeeze#1" if is_int(dim) else "squeeze#2"
 
 
-@op(grad=_reshape_grad, method=True, view=True, meta=metadata, node=_squeeze_node,
+def _squeeze_grad(grad, input_shape, dim):
+    # PyTorch's unsqueeze_to: an unsqueeze per dimension the squeeze removed, lowest first
+    ndim = len(input_shape)
+    dims = range(ndim) if dim is None else sorted(_dim_list(dim, ndim, "squeeze", "dim")) if ndim else ()
+    for d in dims:
+        if input_shape[d] == 1:
+            grad = grad.unsqueeze(d)
+    return grad
+
+
+@op(grad=_squeeze_grad, method=True, view=True, meta=metadata, node=_squeeze_node,
     errors=(Sample((M23, 2)), Sample((M23, (0, 0)))),
     samples=(Sample((TensorSpec((1, 3, 1)),)), Sample((TensorSpec((1, 3, 1)), 0)), Sample((TensorSpec((1, 3, 1)), -1)),
              Sample((TensorSpec((1, 3, 1)), (0, 1, 2))), Sample((SCALAR, 0)), Sample((M23, 1)),
@@ -602,7 +612,20 @@ def _movedim(array: np.ndarray, source, destination) -> np.ndarray:
 
 
 def _movedim_grad(grad, source, destination):
-    return grad.movedim(destination, source)
+    # PyTorch's movedim is a permute (nothing for a 0-dimensional tensor): permute's gradient, the
+    # inverse permutation
+    ndim = grad.dim()
+    if ndim == 0:
+        return grad
+    source = [wrap_dim(d, ndim) for d in int_tuple(source, "movedim", "source")]
+    destination = [wrap_dim(d, ndim) for d in int_tuple(destination, "movedim", "destination")]
+    order = [d for d in range(ndim) if d not in source]  # the forward's: output dim i is input dim order[i]
+    for target, d in sorted(zip(destination, source, strict=True)):
+        order.insert(target, d)
+    inverse = [0] * ndim
+    for position, d in enumerate(order):
+        inverse[d] = position
+    return grad.permute(inverse)
 
 
 @op(grad=_movedim_grad, method=True, view=True, meta=metadata,
