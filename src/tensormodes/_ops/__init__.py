@@ -27,6 +27,7 @@ from . import (  # noqa: F401
     joining,
     least_squares,
     linalg,
+    logical,
     losses,
     margin_losses,
     matrix_functions,
