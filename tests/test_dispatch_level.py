@@ -469,3 +469,45 @@ def test_wrapper_without_disabling_torch_function_still_dispatches():
     y = x * 3  # the default __torch_function__ converts the handler's result to the class
     assert type(y) is Plainly and y.shape == (2,)
     assert [name for name, _ in LoggingTensor.log] == ["aten.mul.Tensor"]
+
+
+def _flat(result) -> list:
+    if isinstance(result, (tuple, list)):
+        return [item for part in result for item in _flat(part)]
+    return [result]
+
+
+def test_every_sampled_op_gives_eager_results_under_a_pass_through_dispatch_mode():
+    """The dispatch level's arguments reach the kernel unchanged: for every op's samples, a
+    pass-through mode gives eager's results bit for bit (decompositions included)."""
+    from tensormodes._ops import OPS
+    from tests.op_samples import callable_for, materialize, tm_maker
+
+    wrong = []
+    for name, opdef in sorted(OPS.items()):
+        if opdef.random:
+            continue
+        function = callable_for(opdef, tm)
+        for number, sample in enumerate(opdef.samples):
+            eager_args, eager_kwargs = materialize(sample, tm_maker)
+            try:
+                eager = _flat(function(*eager_args, **eager_kwargs))
+            except Exception:  # noqa: BLE001 - a sample the eager op refuses is not compared
+                continue
+            args, kwargs = materialize(sample, tm_maker)
+            try:
+                with BaseTorchDispatchMode():
+                    seen = _flat(function(*args, **kwargs))
+            except Exception as error:  # noqa: BLE001 - reported below
+                wrong.append((name, number, repr(error)[:120]))
+                continue
+            for a, b in zip(eager, seen, strict=False):
+                if isinstance(a, tm.Tensor):
+                    same = (isinstance(b, tm.Tensor) and a.shape == b.shape and a.dtype == b.dtype
+                            and np.array_equal(a.numpy(), b.numpy(), equal_nan=True))
+                else:
+                    same = a == b or (a != a and b != b)
+                if not same or len(eager) != len(seen):
+                    wrong.append((name, number, "result"))
+                    break
+    assert wrong == []

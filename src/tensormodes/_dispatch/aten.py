@@ -18,6 +18,7 @@ declaration in the op table — its aten name and overloads (``op(aten=...)``), 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import enum
 import inspect
 import re
@@ -376,6 +377,12 @@ def _reorder(arguments: list, order: str) -> None:
     moved = sorted((arguments[i] for i in slots), key=lambda a: names.index(a.name))
     for i, argument in zip(slots, moved):
         arguments[i] = argument
+    # After the first keyword-only argument every one is keyword-only (``std.correction``'s keepdim)
+    first = next((i for i, a in enumerate(arguments) if a.kwarg_only), None)
+    if first is not None:
+        for i in range(first + 1, len(arguments)):
+            if not arguments[i].kwarg_only:
+                arguments[i] = dataclasses.replace(arguments[i], kwarg_only=True)
 
 
 def _out_arguments(opdef: OpDef, returns: tuple, out_names: str | None) -> list:

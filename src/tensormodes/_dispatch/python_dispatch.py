@@ -186,6 +186,11 @@ def _same_default(value, default) -> bool:
                                 and value == default)
 
 
+# A loss's ``reduction``: a string in Python, an int enum in ATen's schemas.
+REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+_REDUCTION_NAMES = {number: name for name, number in REDUCTIONS.items()}
+
+
 def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
     """A public call's arguments (its parameter name -> value, all of them in order) in the form
     handlers see, as PyTorch's: positional up to the last one not at its default (an argument
@@ -223,6 +228,8 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
                 value = _int_list(value, int_list)
         elif int_list is None and type(value) is int:
             value = float(value)
+        elif type(value) is str and type(fill) is int and value in REDUCTIONS:
+            value = REDUCTIONS[value]  # a loss's reduction: ATen's enum
         if kwarg_only:
             if not at_default:
                 kwargs[name] = value
@@ -326,7 +333,7 @@ def _form(overload) -> list[tuple]:
 _MISSING = object()
 
 
-def public_call(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+def _public_form(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     """Arguments in schema form -> the public implementation's (positional, keywords): schema
     names become the public ones (``self`` -> ``input``), a ``SymInt[] size`` becomes ``*size``,
     arguments the public signature lacks (a factory's ``layout``) are left out."""
@@ -363,6 +370,32 @@ def public_call(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     if outs:
         keywords["out"] = outs[0] if len(outs) == 1 else tuple(outs)
     return tuple(positional), keywords
+
+
+def public_call(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Arguments in schema form -> the public implementation's (positional, keywords), see
+    ``_public_form``; a loss's reduction enum back as its string."""
+    args, kwargs = _public_form(overload, args, kwargs)
+    if overload.__dict__.get("_string_reduction", None) is not False and _takes_string_reduction(overload):
+        return _string_reduction(overload, args, kwargs)
+    return args, kwargs
+
+
+def _string_reduction(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """A loss's ATen reduction enum given back as the Python loss's string."""
+    if type(kwargs.get("reduction")) is int:
+        return args, {**kwargs, "reduction": _REDUCTION_NAMES.get(kwargs["reduction"], kwargs["reduction"])}
+    position = list(overload._opdef.signature.parameters).index("reduction")
+    if position < len(args) and type(args[position]) is int:
+        args = (*args[:position], _REDUCTION_NAMES.get(args[position], args[position]), *args[position + 1:])
+    return args, kwargs
+
+
+def _takes_string_reduction(overload) -> bool:
+    """Whether the op's public ``reduction`` is a string ('mean'), as the Python losses' (cached)."""
+    parameter = overload._opdef.signature.parameters.get("reduction")
+    overload._string_reduction = parameter is not None and isinstance(parameter.default, str)
+    return overload._string_reduction
 
 
 def _plan(overload) -> tuple:
@@ -495,7 +528,8 @@ def _kernel_of(overload) -> Callable:
     positional = [a.public for a in overload._schema.arguments if not a.kwarg_only]
     parameters = list(overload._opdef.signature.parameters.values())[:len(positional)]
     overload._converts = [p.name for p in parameters] != positional or any(
-        p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY) for p in parameters)
+        p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY) for p in parameters) or \
+        _takes_string_reduction(overload)
     kernel = overload._kernel = HOOKS.impl_of(overload._opdef, overload._kind)
     return kernel
 

@@ -1,6 +1,6 @@
-"""Comparisons and selection (logical and bitwise ops are in ``logical``): ``eq`` ... ``ge``, ``maximum`` / ``minimum`` / ``clamp``,
-``where``, logical and bitwise ops, closeness (``isclose``, ``allclose``, ``equal``) and the
-classification of floats (``isnan``, ``isinf``, ``signbit`` ...).
+"""Comparisons and selection: ``eq`` ... ``ge``, ``maximum`` / ``minimum`` / ``clamp``, ``where``,
+closeness (``isclose``, ``allclose``, ``equal``) and the classification of floats (``isnan``,
+``isinf``, ``signbit`` ...); logical and bitwise ops are in ``logical``.
 
 Ops with boolean or integer results are ``differentiable=False``; selections pass the gradient to
 the operand chosen. Each op's gradient formula sits just above it.
@@ -449,7 +449,7 @@ def _where_method_grad(grad, condition, needs_input_grad):
     meta=broadcasting("condition", "input", "other"),
     grad=_where_method_grad, function=False, method="where", name="where_method",
     samples=(Sample((M23, BOOL, M23)), Sample((I23, BOOL, 2.5)), Sample((ROW, BOOL, COLUMN))),
-    aten="where.self")
+    aten="where.self", schema={"(order)": "condition self other"})
 def where_method(input: Tensor, condition: Tensor, other: Tensor | Number) -> Tensor:
     """``tensormodes.where(condition, self, other)`` (the method form puts ``self`` in the middle).
 

@@ -31,6 +31,7 @@ from . import activation as _activation
 from . import indexing as _indexing
 from . import joining as _joining
 from . import nn as _nn
+from . import views as _views
 from ._samples import I23, M23, M234, SCALAR
 from .common import along, no_complex_autograd, ops, scalar_type_name, wrap_dim
 from .meta_rules import metadata, rule, same_shape
@@ -427,6 +428,22 @@ def _unsafe_view(input: Tensor, size: Sequence[int]) -> Tensor:
     tensormodes.Size([2, 3])
     """
     return reshaped(input, infer_shape(tuple(size), input.size))
+
+
+# -- view.dtype ------------------------------------------------------------------------------
+
+@op(function=False, view=True, differentiable=False, meta=metadata, aten="view.dtype",
+    samples=(Sample((TensorSpec((2, 4)), dt.int32)), Sample((TensorSpec((2, 4)), dt.float16))),
+    errors=(Sample((SCALAR, dt.int16)),))
+def view_dtype(input: Tensor, dtype: dt.dtype) -> Tensor:
+    """``Tensor.view(dtype)`` as ATen's own overload: the same bytes read as ``dtype`` (what
+    ``view``'s dtype form reaches at the dispatch level).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.view.dtype(tm.zeros(2), tm.int32).tolist()
+    [0, 0]
+    """
+    return _views._view_dtype(input, dtype)
 
 
 # -- decompositions of composites whose families are full ------------------------------------

@@ -158,7 +158,14 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     return np.broadcast_to(input, shape)[np.broadcast_to(mask, shape)].reshape(-1)
 
 
-@op(method=True, out=True, differentiable=False, meta=data_dependent,
+def _nonzero_decomposition(input, as_tuple=False):
+    """PyTorch's ``nonzero(as_tuple=True)``: ``nonzero`` (of a 0-d input unsqueezed), then ``unbind``."""
+    if not as_tuple or not isinstance(input, ops.Tensor):
+        return NotImplemented
+    return (input if input.dim() else input.unsqueeze(0)).nonzero().unbind(1)
+
+
+@op(method=True, out=True, differentiable=False, meta=data_dependent, decompose=_nonzero_decomposition,
     samples=(Sample((M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
              Sample((SCALAR,)), Sample((TensorSpec((2, 3), "int64", 0, 1),), {"as_tuple": True}),
              Sample((TensorSpec((), "int64", 0, 0),), {"as_tuple": True}), Sample((TensorSpec((2, 0)),))),

@@ -642,7 +642,31 @@ def _atleast_leading_grad(grad, tensors_shape):
     return list(grads)
 
 
-@op(grad=_atleast_leading_grad, meta=metadata,
+def _at_least_decomposition(ndim: int):
+    """PyTorch's composite ``atleast_{ndim}d``, tensor by tensor: ``reshape`` of a 0-d one,
+    ``unsqueeze``s of the others short of ``ndim``, the tensor itself otherwise."""
+
+    def one(t):
+        if t.dim() == 0:
+            return t.reshape([1] * ndim)
+        if t.dim() == 1 and ndim >= 2:
+            t = t.unsqueeze(0)
+            return t.unsqueeze(-1) if ndim == 3 else t
+        if t.dim() == 2 and ndim == 3:
+            return t.unsqueeze(-1)
+        return t
+
+    def decompose(tensors):  # the ``*tensors`` parameter, as one tuple
+        if not tensors or not all(isinstance(t, ops.Tensor) for t in tensors):
+            return NotImplemented  # the op raises PyTorch's errors
+        results = tuple(one(t) for t in tensors)
+        return results[0] if len(results) == 1 else results
+
+    decompose.__name__ = decompose.__qualname__ = f"atleast_{ndim}d_decomposition"
+    return decompose
+
+
+@op(grad=_atleast_leading_grad, meta=metadata, decompose=_at_least_decomposition(1),
     samples=(Sample((SCALAR,)), Sample((M23,)), Sample((SCALAR, TensorSpec((2,), "int64")))),
     schema={"tensors": "Tensor self", "(returns)": "Tensor"}, tags=("maybe_aliasing_or_mutating",))
 def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
@@ -656,7 +680,7 @@ def atleast_1d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
     return _at_least_each(tensors, 1)
 
 
-@op(grad=_atleast_leading_grad, meta=metadata,
+@op(grad=_atleast_leading_grad, meta=metadata, decompose=_at_least_decomposition(2),
     samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((SCALAR, M234))),
     tags=("maybe_aliasing_or_mutating",))
 def atleast_2d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:
@@ -675,7 +699,7 @@ def _atleast_grad(grad, tensors_shape):
             for g, s in zip(_as_tuple(grad), tensors_shape, strict=True)]
 
 
-@op(grad=_atleast_grad, meta=metadata,
+@op(grad=_atleast_grad, meta=metadata, decompose=_at_least_decomposition(3),
     samples=(Sample((SCALAR,)), Sample((TensorSpec((3,)),)), Sample((M23, TensorSpec((2,), "bool")))),
     schema={"tensors": "Tensor self", "(returns)": "Tensor"}, tags=("maybe_aliasing_or_mutating",))
 def atleast_3d(*tensors: Tensor) -> Tensor | tuple[Tensor, ...]:

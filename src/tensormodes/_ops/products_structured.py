@@ -94,7 +94,8 @@ def _trace_grad(grad, input_shape):
     # the diagonal's flat positions.
     rows, columns = input_shape
     flat = ops.zeros(rows * columns, dtype=grad.dtype, device=grad.device)
-    positions = ops.arange(0, rows * columns, columns + 1, device=grad.device)
+    # (a tall matrix's diagonal ends at its last column: positions beyond it are other rows')
+    positions = ops.arange(0, min(rows, columns) * (columns + 1), columns + 1, device=grad.device)
     return flat.index_fill(0, positions, grad).view(rows, columns)
 
 

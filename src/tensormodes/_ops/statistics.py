@@ -76,10 +76,8 @@ def _count(input, dim) -> int:
 
 
 def _centered(input, dim):
-    # dim=() is PyTorch's "all dims" given as a list: mean.dim, as its formula (None: mean())
-    if dim is None or input.dim() == 0:
-        return input - input.mean()
-    return input - input.mean(list(wrap_dims(dim, input.dim())), keepdim=True)
+    # (dim=() is "all dims" too: the mean of everything, whose gradient is right at every order)
+    return input - (input.mean() if _all_dims(dim) else input.mean(list(wrap_dims(dim, input.dim())), keepdim=True))
 
 
 def _statistic_arguments(dim, unbiased):
@@ -97,6 +95,21 @@ def _statistic_scale(grad, input, unbiased, correction, numerator: float) -> flo
 
 
 # -- statistics -------------------------------------------------------------------------
+
+def _as_correction(op_name: str):
+    """The decomposition of ``var``/``std``/``var_mean``/``std_mean``: PyTorch's binding turns
+    ``unbiased`` into ``correction`` (its overloads take no ``unbiased``), so the dispatch level
+    sees ``correction=0`` for ``unbiased=False``."""
+
+    def decompose(input, dim=None, unbiased=None, keepdim=False, correction=None):
+        dim, unbiased = _statistic_arguments(dim, unbiased)
+        if unbiased is None or correction is not None or not isinstance(unbiased, bool):
+            return NotImplemented  # nothing to turn (or the op's own error)
+        return getattr(ops, op_name)(input, dim, keepdim=keepdim, correction=1 if unbiased else 0)
+
+    decompose.__name__ = decompose.__qualname__ = f"{op_name}_decomposition"
+    return decompose
+
 
 _STATISTIC_OVERLOADS = (
     "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None)",
@@ -226,7 +239,7 @@ def _variance_backward(grad, input, dim, unbiased, keepdim, correction):
 @op(meta=_reduce_meta(_statistic_dims),
     errors=(Sample((TensorSpec((2, 3), "int64"),)), Sample((M23, 2))),
     grad=_var_grad, method=True, out=True, samples=_STATISTIC_SAMPLES,
-    aten={"var.correction": ("unbiased",)},
+    aten={"var.correction": ("unbiased",)}, decompose=_as_correction("var"),
     schema={"(order)": "self dim correction keepdim"}, tags=("core", "reduction"))
 @_quietly
 def var(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
@@ -257,7 +270,7 @@ def _std_grad(grad, input, result, dim, unbiased, keepdim, correction):
 
 
 @op(meta=_reduce_meta(_statistic_dims), grad=_std_grad, method=True, out=True, samples=_STATISTIC_SAMPLES,
-    aten={"std.correction": ("unbiased",)},
+    aten={"std.correction": ("unbiased",)}, decompose=_as_correction("std"),
     schema={"(order)": "self dim correction keepdim"}, tags=("reduction",))
 @_quietly
 def std(input: Tensor, dim: int | tuple[int, ...] | None = None, unbiased: bool | None = None,
@@ -281,7 +294,7 @@ def _var_mean_grad(grad, input, dim, unbiased, keepdim, correction):
 
 
 @op(meta=_reduce_meta(_statistic_dims), grad=_var_mean_grad, samples=_STATISTIC_SAMPLES,
-    aten={"var_mean.correction": ("unbiased",)},
+    aten={"var_mean.correction": ("unbiased",)}, decompose=_as_correction("var_mean"),
     schema={"(order)": "self dim correction keepdim", "(returns)": "Tensor, Tensor"},
     tags=("reduction",))
 @_quietly
@@ -305,7 +318,7 @@ def _std_mean_grad(grad, input, result0, dim, unbiased, keepdim, correction):
 
 
 @op(meta=_reduce_meta(_statistic_dims), grad=_std_mean_grad, samples=_STATISTIC_SAMPLES,
-    aten={"std_mean.correction": ("unbiased",)},
+    aten={"std_mean.correction": ("unbiased",)}, decompose=_as_correction("std_mean"),
     schema={"(order)": "self dim correction keepdim", "(returns)": "Tensor, Tensor"},
     tags=("reduction",))
 @_quietly
