@@ -20,15 +20,9 @@ from __future__ import annotations
 
 from .._tensor_base import TensorBase, meta_of
 from .grad_mode import _GRAD_ENABLED, grad_enabled
-from .graph import (
-    Node,
-    SavedTensor,
-    _differentiable,
-    alias,
-    grad_edge,
-    next_sequence_nr,
-    sum_to_shape,
-)
+from .graph import SavedTensor, sum_to_shape
+from .nodes import Node, alias, grad_edge, next_sequence_nr
+from .nodes import differentiable_tensor as _differentiable
 
 __all__ = ["Function", "FunctionCtx"]
 

@@ -14,143 +14,33 @@ public ops, so modes see them and they are themselves recorded when ``create_gra
 
 from __future__ import annotations
 
-import gc
 import inspect
-import itertools
-import weakref
-
-import numpy as np
 
 from .. import _dtype as dt
 from .. import _generated
 from .._dispatch.python_dispatch import is_dispatch_class
 from .._ops.common import FORMULA_HOOKS, ops
 from .._ops.registry import TensorKind
-from .._ops.shape import gather_back
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase, copy_detached, meta_of, wrap_array
 from .grad_mode import grad_enabled
+from .nodes import (
+    AccumulateGrad,
+    Node,
+    alias,
+    bump_version,
+    differentiable_tensor,
+    grad_edge,
+    next_sequence_nr,
+    share_version,
+    version_of,
+)
+from .view_history import rebase, refresh_view, refresh_views_of
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",
            "share_version", "version_of"]
 
 _BFLOAT16 = dt.bfloat16._np
-
-
-def alias(t):
-    """A new plain tensor sharing ``t``'s storage and version counter, without history."""
-    view = wrap_array(t._data)
-    share_version(view, t)
-    return view
-
-
-# -- version counters ------------------------------------------------------------------------
-# A tensor and its views share one counter (a one-element list), bumped by every
-# in-place write; a saved tensor remembers the version it was saved at.
-
-def version_counter(t) -> list:
-    counter = t.__dict__.get("_version_counter")
-    if counter is None:
-        counter = t._version_counter = [0]
-    return counter
-
-
-def version_of(t) -> int:
-    counter = t.__dict__.get("_version_counter")
-    return 0 if counter is None else counter[0]
-
-
-def bump_version(t) -> None:
-    """Record an in-place modification of ``t`` (and of every tensor sharing its storage)."""
-    version_counter(t)[0] += 1
-
-
-def share_version(view, base) -> None:
-    """Make ``view`` share ``base``'s version counter."""
-    view._version_counter = version_counter(base)
-
-
-# -- nodes ----------------------------------------------------------------------------------------
-
-# Nodes are numbered as they are created. A node's inputs existed before it, so the
-# nodes feeding gradients into a node all have higher numbers: the engine runs nodes
-# from the highest number down and never needs to count dependencies.
-next_sequence_nr = itertools.count().__next__
-
-
-class Node:
-    """A function of the backward graph: takes output gradients, returns input gradients.
-
-    ``next_functions`` holds, for each input, ``(node, output_nr)`` or ``(None, 0)``
-    for inputs that need no gradient. Subclasses set ``_sequence_nr`` from
-    ``next_sequence_nr()`` when created.
-    """
-
-    _sequence_nr = -1
-
-    next_functions: tuple = ()
-    # True once the node has hooks or outputs needing zeros: the engine's loop checks
-    # this one flag and only then looks for them (class defaults cost nothing per node).
-    _special = False
-    _pre_hooks = _post_hooks = _tensor_hooks = _output_meta = None
-
-    def name(self) -> str:
-        """The node's name, PyTorch style (``'MulBackward0'``)."""
-        return type(self).__name__
-
-    def apply(self, grads: tuple) -> tuple:
-        """Input gradients (one per entry of ``next_functions``) from output gradients."""
-        raise NotImplementedError
-
-    def release(self) -> None:
-        """Free saved tensors (after a backward pass without ``retain_graph``)."""
-
-    def register_hook(self, hook) -> None:
-        """``hook(grad_inputs, grad_outputs)`` runs after the node; a non-None result
-        replaces ``grad_inputs``."""
-        if self._post_hooks is None:
-            self._post_hooks = []
-        self._post_hooks.append(hook)
-        self._special = True
-
-    def register_prehook(self, hook) -> None:
-        """``hook(grad_outputs)`` runs before the node; a non-None result replaces them."""
-        if self._pre_hooks is None:
-            self._pre_hooks = []
-        self._pre_hooks.append(hook)
-        self._special = True
-
-    def __repr__(self) -> str:
-        return f"<{self.name()} object at {id(self):#x}>"
-
-
-class AccumulateGrad(Node):
-    """Sink of a leaf tensor: adds incoming gradients into its ``.grad``."""
-
-    def __init__(self, variable) -> None:
-        self._variable = weakref.ref(variable)
-        self._sequence_nr = next_sequence_nr()
-
-    @property
-    def variable(self):
-        """The leaf tensor this node accumulates into."""
-        return self._variable()
-
-    def apply(self, grads: tuple) -> tuple:
-        return ()
-
-
-def grad_edge(t) -> tuple:
-    """The ``(node, output_nr)`` a gradient for ``t`` must flow into."""
-    node = t._grad_fn
-    if node is not None:
-        return (node, t._output_nr)
-    if not t._requires_grad:
-        return (None, 0)
-    accumulator = t._grad_accumulator
-    if accumulator is None:
-        accumulator = t._grad_accumulator = AccumulateGrad(t)
-    return (accumulator, 0)
 
 
 def _freed_error() -> RuntimeError:
@@ -437,12 +327,6 @@ def _plan(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict
     return plan
 
 
-_DIFFERENTIABLE_KINDS = frozenset("fc")
-
-
-def _differentiable(t) -> bool:
-    data = t._data
-    return data.dtype.kind in _DIFFERENTIABLE_KINDS or data.dtype == _BFLOAT16
 
 
 def _edge_and_fit(item, edges: list, fits: list) -> None:
@@ -520,7 +404,7 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
     node = cls(plan, saved, tuple(positions), tuple(edges), tuple(fits))
     if nested:
         node._nested = True
-    if type(result) is PLAIN.tensor and (result._data.dtype.kind in "fc" or _differentiable(result)):
+    if type(result) is PLAIN.tensor and (result._data.dtype.kind in "fc" or differentiable_tensor(result)):
         result._requires_grad = True
         result._grad_fn = node
     else:
@@ -533,16 +417,16 @@ def _mark_outputs(result, node) -> None:
     if isinstance(result, tuple):
         # Outputs that receive no gradient get zeros (see engine._before_node).
         if len(result) > 1:
-            node._output_meta = [meta_of(o) if isinstance(o, TensorBase) and _differentiable(o) else (None, None)
+            node._output_meta = [meta_of(o) if isinstance(o, TensorBase) and differentiable_tensor(o) else (None, None)
                                  for o in result]
             node._special = True
         for i, out in enumerate(result):
-            if isinstance(out, TensorBase) and _differentiable(out):
+            if isinstance(out, TensorBase) and differentiable_tensor(out):
                 out._requires_grad = True
                 out._grad_fn = node
                 if i:
                     out._output_nr = i
-    elif isinstance(result, TensorBase) and _differentiable(result):
+    elif isinstance(result, TensorBase) and differentiable_tensor(result):
         result._requires_grad = True
         result._grad_fn = node
 
@@ -591,7 +475,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     namespace = {"_Tensor": PLAIN.tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
                  "_save_outputs": _save_outputs, "_save_output": _save_output, "_grad_edge": grad_edge,
                  "_PLAN": plan,
-                 "_Node": _node_class(op_name, formula), "_differentiable": _differentiable,
+                 "_Node": _node_class(op_name, formula), "_differentiable": differentiable_tensor,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": wrap_array,
                  "_refresh_view": refresh_view, "_differentiable_call": differentiable, "_NUMBERS": _NUMBERS}
     if node_name is not None:
@@ -805,13 +689,13 @@ def _save(value):
 def _save_output(result: tuple, index: int) -> SavedTensor:
     """Output ``index`` of an op's results, saved alone (a ``result<i>`` formula parameter)."""
     output = result[index]
-    return SavedTensor(output, True, index) if _differentiable(output) else SavedTensor(output, False)
+    return SavedTensor(output, True, index) if differentiable_tensor(output) else SavedTensor(output, False)
 
 
 def _save_outputs(result):
     if isinstance(result, tuple):
         # Outputs without gradients (indices) have no history: saved like inputs.
-        items = [(SavedTensor(r, True, i) if _differentiable(r) else SavedTensor(r, False))
+        items = [(SavedTensor(r, True, i) if differentiable_tensor(r) else SavedTensor(r, False))
                  if isinstance(r, TensorBase) else r for i, r in enumerate(result)]
         return _SavedSequence(items, type(result))
     return SavedTensor(result, True)
@@ -859,157 +743,5 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
             if not had_history:
                 refresh_views_of(target)
         else:
-            _rebase(base, target)
+            rebase(base, target)
     return target
-
-
-# -- in-place writes through views ------------------------------------------------------------
-# Writing through a view changes its base: the base's history becomes a CopySlices node
-# (the view's region comes from the write's node, the rest from the base's old history),
-# as in PyTorch. Views are located in their base by the flat positions of their elements.
-# Other views of the base made before the write then describe old values: each tensor
-# carries the generation of its base's history it was made under, and a view used after
-# its base moved on gets a fresh node reading its region of the base's current history.
-#
-# A real view of a complex base (x.real, view_as_real(x)) is located among the base's real
-# numbers (view_as_real(base), flattened), and a complex view of a real base
-# (view_as_complex(x)) by its own real numbers: gradients cross over through those two ops.
-
-_SAME, _REAL_OF_COMPLEX, _COMPLEX_OF_REAL = 0, 1, 2
-
-
-def _view_positions(base, view):
-    """``(positions, kind)``: the flat positions (in ``base``'s C order, counted in real numbers
-    when ``kind`` is not ``_SAME``, see above) of ``view``'s elements (view-shaped, with a last
-    dimension of 2 for a complex view of a real base), or None when the layout is not one this
-    can describe (a base that is not C-contiguous, another reinterpretation of the bytes)."""
-    data, region = base._data, view._data
-    if not data.flags.c_contiguous:
-        return None
-    kind = _SAME
-    if region.dtype != data.dtype:
-        if data.dtype.kind == "c" and region.dtype == data.real.dtype:
-            kind, data = _REAL_OF_COMPLEX, data.view(region.dtype)
-        elif region.dtype.kind == "c" and data.dtype == region.real.dtype:
-            part = region.real
-            kind, region = _COMPLEX_OF_REAL, np.lib.stride_tricks.as_strided(
-                part, region.shape + (2,), region.strides + (part.itemsize,))
-        else:
-            return None
-    itemsize = data.itemsize
-    offset = region.__array_interface__["data"][0] - data.__array_interface__["data"][0]
-    if offset % itemsize or any(stride % itemsize for stride in region.strides):
-        return None
-    positions = np.arange(data.size, dtype=np.int64)
-    step = positions.itemsize
-    return np.lib.stride_tricks.as_strided(
-        positions[offset // itemsize:], region.shape,
-        tuple(stride // itemsize * step for stride in region.strides)).copy(), kind
-
-
-def _as_real(grad, kind):
-    """A gradient in the terms positions count in (see ``_view_positions``)."""
-    return ops.view_as_real(grad) if grad.is_complex() and kind != _SAME else grad
-
-
-class _RegionNode(Node):
-    """A node between a base and the region of it a view covers (flat positions, see
-    ``_view_positions``)."""
-
-    def __init__(self, edges: tuple, located: tuple, base_shape: tuple) -> None:
-        self._sequence_nr = next_sequence_nr()
-        self.next_functions = edges
-        self._positions, self._kind = located
-        self._base_shape = base_shape
-
-
-class CopySlices(_RegionNode):
-    """A base's history after a write through one of its views: edges to the base's old
-    history and to the write's node."""
-
-    def apply(self, grads: tuple) -> tuple:
-        kind = self._kind
-        flat = _as_real(grads[0], kind).reshape(-1)
-        base_grad = None
-        if self.next_functions[0][0] is not None:
-            base_grad = flat.index_fill(0, self._positions.reshape(-1), 0)
-            if kind == _REAL_OF_COMPLEX:
-                base_grad = ops.view_as_complex(base_grad.reshape(self._base_shape + (2,)))
-            else:
-                base_grad = base_grad.reshape(self._base_shape)
-        view_grad = flat[self._positions]
-        if kind == _COMPLEX_OF_REAL:
-            view_grad = ops.view_as_complex(view_grad)
-        return base_grad, view_grad
-
-
-class ViewOfRebased(_RegionNode):
-    """A view's history regenerated after its base's history changed: its region of the base."""
-
-    def apply(self, grads: tuple) -> tuple:
-        kind = self._kind
-        if kind == _REAL_OF_COMPLEX:
-            gathered = gather_back(grads[0], self._base_shape + (2,), self._positions)
-            return (ops.view_as_complex(gathered),)
-        return (gather_back(_as_real(grads[0], kind), self._base_shape, self._positions),)
-
-
-def _positions_or_raise(base, view, what: str) -> tuple:
-    located = _view_positions(base, view)
-    if located is None:
-        raise RuntimeError(f"{what}: tensormodes' autograd cannot locate this view in its base (the base is not "
-                           "contiguous, or the view reinterprets its dtype); work on a clone instead")
-    return wrap_array(located[0]), located[1]
-
-
-def _rebase(base, view) -> None:
-    """Give ``base`` the history of a write through ``view`` (see above)."""
-    located = _positions_or_raise(base, view, "in-place write through a view")
-    node = CopySlices((grad_edge(base), (view._grad_fn, view._output_nr)), located, base._data.shape)
-    had_history = base._requires_grad
-    base._requires_grad = True
-    base._grad_fn = node
-    base.__dict__.pop("_output_nr", None)
-    base._history_gen += 1
-    view._history_gen = base._history_gen
-    if not had_history:
-        refresh_views_of(base)
-
-
-def refresh_views_of(base) -> None:
-    """Refresh the views of ``base`` made while it had no history, now that it has one.
-
-    Views that require grad are refreshed when next used (the recorders check them), but
-    these did not require grad, so nothing would look at them: they would stay constants,
-    silently losing their share of the gradient. A base does not know its views (tracking
-    them would cost every view op), so they are found among the garbage collector's
-    referrers of the base - a whole-heap scan, paid only on this rare event: the first
-    in-place write giving history to a tensor that has had views. A view holds its base
-    directly, or through its ``__dict__`` once that exists as an object.
-    """
-    if not base._has_views:
-        return
-    referrers = gc.get_referrers(base)
-    views = [r for r in referrers if isinstance(r, TensorBase) and r._view_base is base]
-    dicts = [r for r in referrers if type(r) is dict and r.get("_view_base") is base]
-    if dicts:
-        views += [t for t in gc.get_referrers(*dicts)
-                  if isinstance(t, TensorBase) and any(t.__dict__ is d for d in dicts)]
-    for view in views:
-        if not view._requires_grad and _differentiable(view):
-            if _view_positions(base, view) is None:
-                view._requires_grad = True  # not locatable: its next use raises refresh_view's error
-            else:
-                refresh_view(view)
-
-
-def refresh_view(view) -> None:
-    """Give a view made before its base's last in-place change a node reading its region of the
-    base's current history (a no-op for views that are current)."""
-    base = view._view_base
-    if base._history_gen != view._history_gen and base._requires_grad:
-        located = _positions_or_raise(base, view, "use of a view after an in-place change of its base")
-        view._grad_fn = ViewOfRebased((grad_edge(base),), located, base._data.shape)
-        view._requires_grad = True
-        view.__dict__.pop("_output_nr", None)
-        view._history_gen = base._history_gen
