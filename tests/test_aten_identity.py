@@ -38,6 +38,13 @@ DECOMPOSED = {
     # the reduction string becomes ATen's int enum in PyTorch's Python composite
     "_mse_loss": "reduction as an int", "_smooth_l1_loss": "reduction as an int", "_huber_loss": "reduction as an int",
     "_soft_margin_loss": "reduction as an int", "_binary_cross_entropy_with_logits": "reduction as an int",
+    "_multilabel_margin_loss": "multilabel_margin_loss_forward, reduction as an int",
+    # ... and p and margin always passed (margin as a float)
+    "_multi_margin_loss": "multi_margin_loss(self, target, p, margin[, weight, reduction as an int])",
+    # PyTorch's linalg.lstsq is one op with four results; it runs as two here (the differentiable
+    # solution and residuals, then rank and singular values)
+    "_linalg_lstsq": "linalg_lstsq (solution, residuals, rank, singular_values)",
+    "_linalg_lstsq_rank": "linalg_lstsq (solution, residuals, rank, singular_values)",
     # PyTorch's binding turns ``unbiased`` into ``correction``, always passed
     "var": "correction from unbiased", "std": "correction from unbiased", "var_mean": "correction from unbiased",
     "std_mean": "correction from unbiased",
@@ -47,6 +54,8 @@ DECOMPOSED = {
 KNOWN = {
     "randint": "randint(0, 2, (3,)): an explicit low=0 picks randint.low in PyTorch; a default cannot be told apart",
     "randperm": "an explicit generator=None picks randperm.generator in PyTorch; a default cannot be told apart",
+    "_grid_sampler_2d_backward": "PyTorch's grid_sampler_2d_backward takes bool[2] output_mask; ours always "
+                                 "computes both gradients",
 }
 
 

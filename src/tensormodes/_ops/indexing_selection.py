@@ -280,7 +280,7 @@ def _fill_diagonal_grad(grad, input_shape, wrap):
     samples=(Sample((TensorSpec((3, 4)), 5.0)), Sample((TensorSpec((7, 3)), 2.5), {"wrap": True}),
              Sample((TensorSpec((7, 3)), 2.5)), Sample((TensorSpec((3, 3, 3), "int64"), 2)),
              Sample((TensorSpec((3, 3), "int64"), 2.7)), Sample((TensorSpec((0, 3)), 1.0)),
-             Sample((TensorSpec((2, 5), "bool"), True), {"wrap": True})))
+             Sample((TensorSpec((2, 5), "bool"), True), {"wrap": True})), tags=("inplace",))
 def fill_diagonal_(input: Tensor, fill_value: Number, wrap: bool = False) -> Tensor:
     """Fill the main diagonal (the elements with all indices equal) with ``fill_value``, in place;
     a tall matrix with ``wrap`` restarts the diagonal below each square block, a row apart.

@@ -782,7 +782,8 @@ def _combinations_differentiable(input, r=2, with_replacement=False) -> bool:
     errors=(Sample((M23,)), Sample((TensorSpec(()),)), Sample((TensorSpec((3,)), -1))), samples=(
     Sample((TensorSpec((4,)),)), Sample((TensorSpec((4,), "int64"), 3)), Sample((TensorSpec((3,)), 1)),
     Sample((TensorSpec((3,), "float64"),), {"r": 2, "with_replacement": True}), Sample((TensorSpec((3,)), 0)),
-    Sample((TensorSpec((2,)), 3)), Sample((TensorSpec((2,), "bool"), 4, True)), Sample((TensorSpec((0,)),))))
+    Sample((TensorSpec((2,)), 3)), Sample((TensorSpec((2,), "bool"), 4, True)), Sample((TensorSpec((0,)),))),
+    schema={"(returns)": "Tensor"})
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The length-``r`` combinations of the elements of the 1-D ``input``, as rows in
     lexicographic order of positions (Python's ``itertools.combinations``, or

@@ -367,7 +367,8 @@ def _householder_grad(grad, input, tau, needs_input_grad):
              Sample((TensorSpec((3, 3)), TensorSpec((3,)))),
              Sample((TensorSpec((2, 4, 2), "float64"), TensorSpec((2, 2), "float64"))),
              Sample((TensorSpec((3, 2), "complex128"), TensorSpec((2,), "complex128"))),
-             Sample((TensorSpec((3, 0)), TensorSpec((0,))))))
+             Sample((TensorSpec((3, 0)), TensorSpec((0,))))),
+    schema={"input": "Tensor input"})
 def linalg_householder_product(input: Tensor, tau: Tensor) -> Tensor:
     """The first ``n`` columns of the product ``H_1 ... H_k`` of Householder reflections
     ``H_i = I - tau_i v_i v_i^H``, where ``v_i`` is column ``i`` of ``input`` (m x n, m >= n) below
