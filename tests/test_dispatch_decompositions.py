@@ -1,7 +1,8 @@
 """Composites at the dispatch level: the ops a TorchDispatchMode sees for softmax, cross_entropy,
-nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d and max_pool2d are
-PyTorch 2.13's (``op(decompose=)``, the ATen-only ops of ``_ops/dispatch_forms.py``); the
-decomposed calls compute what the eager ops compute, gradients included."""
+nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d, max_pool2d / max_pool3d,
+linalg.eigvals and matrix_exp are PyTorch 2.13's (``op(decompose=)``, the ATen-only ops of
+``_ops/dispatch_forms.py``); the decomposed calls compute what the eager ops compute, gradients
+included."""
 
 from __future__ import annotations
 
@@ -235,6 +236,30 @@ def test_conv_and_max_pool_reach_convolution_and_max_pool2d_with_indices():
         (pool, [((1, 2, 5, 5), F32), [2, 3], [1, 2], [1, 0], [2, 2], True])]
 
 
+def test_eigvals_matrix_exp_and_max_pool3d_reach_pytorchs_ops():
+    square, volume = tm.zeros(2, 3, 3), tm.zeros(1, 2, 5, 5, 5)
+    assert seen(lambda: tm.linalg.eigvals(square)) == [("aten.linalg_eig.default", [((2, 3, 3), F32)])]
+    assert seen(lambda: tm.matrix_exp(square)) == [("aten.linalg_matrix_exp.default", [((2, 3, 3), F32)])]
+    assert seen(lambda: square.matrix_exp()) == [("aten.linalg_matrix_exp.default", [((2, 3, 3), F32)])]
+    pool, shown = "aten.max_pool3d_with_indices.default", ((1, 2, 5, 5, 5), F32)
+    assert seen(lambda: F.max_pool3d(volume, 2)) == [(pool, [shown, [2, 2, 2]])]
+    assert seen(lambda: F.max_pool3d(volume, 3, padding=1)) == [(pool, [shown, [3, 3, 3], [], [1, 1, 1]])]
+    assert seen(lambda: F.max_pool3d(volume, (2, 3, 2), (1, 2, 1), (1, 0, 1), 2, True)) == [
+        (pool, [shown, [2, 3, 2], [1, 2, 1], [1, 0, 1], [2, 2, 2], True])]
+    assert seen(lambda: tm.max_pool3d(volume, [2], [], 0, 1)) == [(pool, [shown, [2]])]
+    assert seen(lambda: F.max_pool3d(volume, 2, return_indices=True)) == [(pool, [shown, [2, 2, 2]])]
+
+
+def test_decompositions_leave_errors_to_the_ops():
+    # Where the op raises, the decomposition steps aside: the errors name the public op.
+    with Seen(), pytest.raises(RuntimeError, match="^linalg.eigvals: A must be batches of square matrices"):
+        tm.linalg.eigvals(tm.zeros(2, 3))
+    with Seen(), pytest.raises(RuntimeError, match="^linalg.eigvals: The input tensor A must have at least 2"):
+        tm.linalg.eigvals(tm.zeros(3))
+    with Seen(), pytest.raises(RuntimeError, match="^max_pool3d: kernel_size must either be a single int, or a tuple"):
+        F.max_pool3d(tm.zeros(1, 2, 4, 4, 4), (1, 2))
+
+
 # -- the decomposed calls compute what the ops compute ---------------------------------------
 
 class PassThrough(TorchDispatchMode):
@@ -280,6 +305,10 @@ PROGRAMS = [
     ("conv2d_unbatched", lambda x: F.conv2d(x[0], tm.tensor(_KERNEL), stride=2), _IMAGE),
     ("conv1d", lambda x: F.conv1d(x[:, :, 0], tm.tensor(_KERNEL[:, :, 0]), padding="same"), _IMAGE),
     ("max_pool2d", lambda x: F.max_pool2d(x, 3, 2, 1), _IMAGE),
+    ("max_pool3d", lambda x: F.max_pool3d(x, 3, 2, 1), _IMAGE),
+    ("max_pool3d_dilated", lambda x: F.max_pool3d(x[None], (2, 3, 2), 1, (1, 0, 1), 2, True), _IMAGE),
+    ("eigvals", lambda x: tm.linalg.eigvals(x[:, :3, :3]), _CUBE),
+    ("matrix_exp", lambda x: x[:, :3, 1:4].matrix_exp(), _CUBE),
     ("matmul_folded", lambda x: x @ tm.tensor(_CUBE[0]), _CUBE.transpose(0, 2, 1).copy()),
     ("matmul_batched", lambda x: x.transpose(0, 1) @ tm.tensor(_CUBE[:, 0]).t(), _CUBE),
     ("matmul_vector_batch", lambda x: x[0, :, 0] @ x, _CUBE),
@@ -427,6 +456,10 @@ TORCH_PROGRAMS = [
     "F.linear(x[0, 0], w_3x4, w)", "F.linear(x[0], w_3x4)", "F.linear(x[0, 0], w_3x4)",
     "F.max_pool2d(image, 2)", "F.max_pool2d(image, 3, padding=1)",
     "F.max_pool2d(image, (2, 3), (1, 2), (1, 0), 2, True)",
+    "F.max_pool3d(image, 2)", "F.max_pool3d(image, 3, padding=1)",
+    "F.max_pool3d(image, (2, 3, 2), (1, 2, 1), (1, 0, 1), 2)",
+    "torch.max_pool3d(image, 2, 1, 0, 1)", "F.max_pool3d(image[None], 2, return_indices=True)[1]",
+    "torch.linalg.eigvals(x[:, :, :3])", "torch.matrix_exp(m[:3])", "x[:, :, 1:].matrix_exp()",
 ]
 
 
@@ -474,7 +507,8 @@ BACKWARD_PROGRAMS = ["x[:, 1:]", "x[0, ::2]", "x[1:, None, ..., 0]", "m[-1]"]
 NODE_PROGRAMS = ["x.softmax(1)", "F.log_softmax(x, 0, dtype=torch.float64)", "F.cross_entropy(m, target)",
                  "F.cross_entropy(x, x_labels, reduction='none')", "F.nll_loss(image, labels)", "x[0]", "x[:, 1:]",
                  "x[rows]", "x[...]", "x.transpose(1, 2).reshape(-1)", "x.flatten(1)", "F.conv2d(image[0], kernel)",
-                 "F.max_pool2d(image, 2)", "x @ x.transpose(1, 2)", "F.linear(x, w_3x4)"]
+                 "F.max_pool2d(image, 2)", "x @ x.transpose(1, 2)", "F.linear(x, w_3x4)",
+                 "F.max_pool3d(image, 2)", "torch.linalg.eigvals(x[:, :, :3])", "x[:, :, 1:].matrix_exp()"]
 
 
 @pytest.mark.torch
