@@ -279,7 +279,7 @@ def _linalg_lstsq_rank(A: Tensor, B: Tensor, rcond: float | None = None, *, driv
 
     >>> import tensormodes as tm
     >>> tm._linalg_lstsq_rank(tm.tensor([[2.0], [2.0]]), tm.tensor([2.0, 4.0]), driver="gelsd")
-    (tensor([1]), tensor([2.8284]))
+    (tensor(1), tensor([2.8284]))
     """
     return _lstsq_parts(A, B, rcond, driver)[2:]
 
