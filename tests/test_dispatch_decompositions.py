@@ -1,5 +1,5 @@
 """Composites at the dispatch level: the ops a TorchDispatchMode sees for softmax, cross_entropy,
-nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d, max_pool2d / max_pool3d,
+nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d / conv3d, max_pool2d / max_pool3d,
 linalg.eigvals and matrix_exp are PyTorch 2.13's (``op(decompose=)``, the ATen-only ops of
 ``_ops/dispatch_forms.py``); the decomposed calls compute what the eager ops compute, gradients
 included."""
@@ -250,6 +250,16 @@ def test_eigvals_matrix_exp_and_max_pool3d_reach_pytorchs_ops():
     assert seen(lambda: F.max_pool3d(volume, 2, return_indices=True)) == [(pool, [shown, [2, 2, 2]])]
 
 
+def test_conv3d_reaches_convolution():
+    volume, weight = tm.zeros(2, 3, 1, 6, 6), tm.zeros(4, 3, 1, 3, 3)
+    assert seen(lambda: F.conv3d(volume, weight, padding=(0, 1, 1))) == [
+        ("aten.convolution.default", [((2, 3, 1, 6, 6), F32), ((4, 3, 1, 3, 3), F32), None, [1, 1, 1], [0, 1, 1],
+                                      [1, 1, 1], False, [0, 0, 0], 1])]
+    single = volume[0]
+    assert [name for name, _ in seen(lambda: tm.conv3d(single, weight, stride=2))] == [
+        "aten.unsqueeze.default", "aten.convolution.default", "aten.squeeze.dim"]
+
+
 def test_decompositions_leave_errors_to_the_ops():
     # Where the op raises, the decomposition steps aside: the errors name the public op.
     with Seen(), pytest.raises(RuntimeError, match="^linalg.eigvals: A must be batches of square matrices"):
@@ -306,6 +316,10 @@ PROGRAMS = [
     ("conv1d", lambda x: F.conv1d(x[:, :, 0], tm.tensor(_KERNEL[:, :, 0]), padding="same"), _IMAGE),
     ("max_pool2d", lambda x: F.max_pool2d(x, 3, 2, 1), _IMAGE),
     ("max_pool3d", lambda x: F.max_pool3d(x, 3, 2, 1), _IMAGE),
+    ("conv3d", lambda x: F.conv3d(x.unsqueeze(2), tm.tensor(_KERNEL).unsqueeze(2), tm.tensor([0.1, 0.2, 0.3, 0.4]),
+                                  padding=(0, 1, 1)), _IMAGE),
+    ("conv3d_unbatched", lambda x: F.conv3d(x, tm.tensor(_KERNEL[:2, :2, None]), stride=2, dilation=(1, 2, 1)),
+     _IMAGE),
     ("max_pool3d_dilated", lambda x: F.max_pool3d(x[None], (2, 3, 2), 1, (1, 0, 1), 2, True), _IMAGE),
     ("eigvals", lambda x: tm.linalg.eigvals(x[:, :3, :3]), _CUBE),
     ("matrix_exp", lambda x: x[:, :3, 1:4].matrix_exp(), _CUBE),
@@ -460,6 +474,8 @@ TORCH_PROGRAMS = [
     "F.max_pool3d(image, (2, 3, 2), (1, 2, 1), (1, 0, 1), 2)",
     "torch.max_pool3d(image, 2, 1, 0, 1)", "F.max_pool3d(image[None], 2, return_indices=True)[1]",
     "torch.linalg.eigvals(x[:, :, :3])", "torch.matrix_exp(m[:3])", "x[:, :, 1:].matrix_exp()",
+    "F.conv3d(image.unsqueeze(2), kernel.unsqueeze(2), bias, padding=(0, 1, 1))",
+    "F.conv3d(image, kernel[:2, :2].unsqueeze(2), stride=2)",
 ]
 
 
@@ -508,7 +524,8 @@ NODE_PROGRAMS = ["x.softmax(1)", "F.log_softmax(x, 0, dtype=torch.float64)", "F.
                  "F.cross_entropy(x, x_labels, reduction='none')", "F.nll_loss(image, labels)", "x[0]", "x[:, 1:]",
                  "x[rows]", "x[...]", "x.transpose(1, 2).reshape(-1)", "x.flatten(1)", "F.conv2d(image[0], kernel)",
                  "F.max_pool2d(image, 2)", "x @ x.transpose(1, 2)", "F.linear(x, w_3x4)",
-                 "F.max_pool3d(image, 2)", "torch.linalg.eigvals(x[:, :, :3])", "x[:, :, 1:].matrix_exp()"]
+                 "F.max_pool3d(image, 2)", "torch.linalg.eigvals(x[:, :, :3])", "x[:, :, 1:].matrix_exp()",
+                 "F.conv3d(image, kernel[:2, :2].unsqueeze(2))"]
 
 
 @pytest.mark.torch

@@ -13,10 +13,11 @@ from .convolution import (
     _conv_transpose_nd_grad,
     _meta_driver,
 )
+from .dispatch_forms import conv_decomposition
 from .registry import Sample, Tensor, TensorSpec, op
 
 
-@op(node="convolution", differentiable=_conv_differentiable,
+@op(node="convolution", differentiable=_conv_differentiable, decompose=conv_decomposition(3),
     meta=_meta_driver(_conv_nd, "conv3d", 3),
     errors=(Sample((TensorSpec((1, 3, 4, 4, 4)), TensorSpec((3, 2, 2, 2, 2)))),
             Sample((TensorSpec((2, 4, 4)), TensorSpec((3, 2, 2, 2, 2)))),
