@@ -1,8 +1,8 @@
 """Composites at the dispatch level: the ops a TorchDispatchMode sees for softmax, cross_entropy,
-nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d / conv3d, max_pool2d / max_pool3d,
-linalg.eigvals and matrix_exp are PyTorch 2.13's (``op(decompose=)``, the ATen-only ops of
-``_ops/dispatch_forms.py``); the decomposed calls compute what the eager ops compute, gradients
-included."""
+nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d / conv3d, max_pool2d /
+max_pool3d, linalg.eigvals, matrix_exp, linalg.pinv and pinverse are PyTorch 2.13's
+(``op(decompose=)``, the ATen-only ops of ``_ops/dispatch_forms.py``); the decomposed calls compute
+what the eager ops compute, gradients included."""
 
 from __future__ import annotations
 
@@ -260,6 +260,37 @@ def test_conv3d_reaches_convolution():
         "aten.unsqueeze.default", "aten.convolution.default", "aten.squeeze.dim"]
 
 
+def test_pinv_and_pinverse_reach_linalg_pinv_with_tensor_tolerances():
+    a, full, pinv = tm.zeros(3, 2), "aten.full.default", "aten.linalg_pinv.atol_rtol_tensor"
+    assert seen(lambda: tm.linalg.pinv(a)) == [(pinv, [((3, 2), F32)])]
+    assert seen(lambda: tm.linalg.pinv(a, rtol=1e-4)) == [
+        (full, [[], 0.0]), (full, [[], 1e-4]), (pinv, [((3, 2), F32)])]
+    # PyTorch's defaults: atol 0, rtol eps * max(m, n) unless atol > 0; numbers as floats
+    assert seen(lambda: tm.linalg.pinv(a, atol=0)) == [
+        (full, [[], 0.0]), (full, [[], 3.5762786865234375e-07]), (pinv, [((3, 2), F32)])]
+    assert seen(lambda: tm.linalg.pinv(a, atol=1)) == [(full, [[], 1.0]), (full, [[], 0.0]), (pinv, [((3, 2), F32)])]
+    assert seen(lambda: tm.pinverse(a)) == [(full, [[], 0.0]), (full, [[], 1e-15]), (pinv, [((3, 2), F32)])]
+    square = tm.eye(2)
+    with KeywordsSeen() as mode:
+        tm.linalg.pinv(square, atol=0.5, rtol=0.1, hermitian=True)
+    assert mode.kwargs[-1]["hermitian"] is True and [k["atol"].item() for k in mode.kwargs[-1:]] == [0.5]
+    assert mode.kwargs[0]["dtype"] == tm.float64
+    with Seen(), pytest.raises(RuntimeError, match=r"^linalg.pinv\(Float\{\[3\]\}\): expected a tensor with 2"):
+        tm.pinverse(tm.zeros(3))
+
+
+class KeywordsSeen(TorchDispatchMode):
+    """Records each call's keyword arguments."""
+
+    def __init__(self):
+        super().__init__()
+        self.kwargs = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.kwargs.append(dict(kwargs or {}))
+        return func(*args, **(kwargs or {}))
+
+
 def test_decompositions_leave_errors_to_the_ops():
     # Where the op raises, the decomposition steps aside: the errors name the public op.
     with Seen(), pytest.raises(RuntimeError, match="^linalg.eigvals: A must be batches of square matrices"):
@@ -322,6 +353,9 @@ PROGRAMS = [
      _IMAGE),
     ("max_pool3d_dilated", lambda x: F.max_pool3d(x[None], (2, 3, 2), 1, (1, 0, 1), 2, True), _IMAGE),
     ("eigvals", lambda x: tm.linalg.eigvals(x[:, :3, :3]), _CUBE),
+    ("pinv", lambda x: tm.linalg.pinv(x, rtol=0.3), _CUBE),
+    ("pinv_atol", lambda x: tm.linalg.pinv(x[0], atol=0.5, hermitian=False), _CUBE),
+    ("pinverse", lambda x: x.pinverse(1e-3), _CUBE),
     ("matrix_exp", lambda x: x[:, :3, 1:4].matrix_exp(), _CUBE),
     ("matmul_folded", lambda x: x @ tm.tensor(_CUBE[0]), _CUBE.transpose(0, 2, 1).copy()),
     ("matmul_batched", lambda x: x.transpose(0, 1) @ tm.tensor(_CUBE[:, 0]).t(), _CUBE),
@@ -476,6 +510,8 @@ TORCH_PROGRAMS = [
     "torch.linalg.eigvals(x[:, :, :3])", "torch.matrix_exp(m[:3])", "x[:, :, 1:].matrix_exp()",
     "F.conv3d(image.unsqueeze(2), kernel.unsqueeze(2), bias, padding=(0, 1, 1))",
     "F.conv3d(image, kernel[:2, :2].unsqueeze(2), stride=2)",
+    "torch.linalg.pinv(x)", "torch.linalg.pinv(x, rtol=0.3)", "torch.linalg.pinv(m, atol=0)", "torch.pinverse(m, 0.1)",
+    "torch.linalg.pinv(x, atol=0.5, rtol=0.1)", "x.pinverse()",
 ]
 
 
@@ -525,7 +561,7 @@ NODE_PROGRAMS = ["x.softmax(1)", "F.log_softmax(x, 0, dtype=torch.float64)", "F.
                  "x[rows]", "x[...]", "x.transpose(1, 2).reshape(-1)", "x.flatten(1)", "F.conv2d(image[0], kernel)",
                  "F.max_pool2d(image, 2)", "x @ x.transpose(1, 2)", "F.linear(x, w_3x4)",
                  "F.max_pool3d(image, 2)", "torch.linalg.eigvals(x[:, :, :3])", "x[:, :, 1:].matrix_exp()",
-                 "F.conv3d(image, kernel[:2, :2].unsqueeze(2))"]
+                 "F.conv3d(image, kernel[:2, :2].unsqueeze(2))", "torch.pinverse(m)"]
 
 
 @pytest.mark.torch
