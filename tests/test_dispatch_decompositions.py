@@ -1,6 +1,6 @@
 """Composites at the dispatch level: the ops a TorchDispatchMode sees for softmax, cross_entropy,
 nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d / conv3d, max_pool2d /
-max_pool3d, linalg.eigvals, matrix_exp, linalg.pinv and pinverse are PyTorch 2.13's
+max_pool3d, linalg.eigvals, matrix_exp, linalg.pinv, pinverse and fill_diagonal_ are PyTorch 2.13's
 (``op(decompose=)``, the ATen-only ops of ``_ops/dispatch_forms.py``); the decomposed calls compute
 what the eager ops compute, gradients included."""
 
@@ -279,6 +279,22 @@ def test_pinv_and_pinverse_reach_linalg_pinv_with_tensor_tolerances():
         tm.pinverse(tm.zeros(3))
 
 
+def test_fill_diagonal_fills_as_strided_views():
+    tall, cube, strided = tm.zeros(9, 2)[1:], tm.zeros(3, 3, 3), "aten.as_strided.default"
+    assert seen(lambda: tall.fill_diagonal_(3, wrap=True)) == [
+        (strided, [((8, 2), F32), [2], [3], 2]), ("aten.fill_.Scalar", [((2,), F32), 3]),
+        (strided, [((8, 2), F32), [4], [3], 8]), ("aten.fill_.Scalar", [((4,), F32), 3])]
+    assert seen(lambda: tall.fill_diagonal_(1.5)) == [
+        (strided, [((8, 2), F32), [2], [3], 2]), ("aten.fill_.Scalar", [((2,), F32), 1.5])]
+    assert seen(lambda: cube.fill_diagonal_(2)) == [
+        (strided, [((3, 3, 3), F32), [3], [13], 0]), ("aten.fill_.Scalar", [((3,), F32), 2])]
+    assert tall.tolist() == [[1.5, 0.0], [0.0, 1.5], [0.0, 0.0], [3.0, 0.0], [0.0, 3.0], [0.0, 0.0], [3.0, 0.0],
+                             [0.0, 3.0]]
+    assert cube[1, 1, 1].item() == 2.0 and cube.sum().item() == 6.0
+    with Seen(), pytest.raises(RuntimeError, match="^all dimensions of input must be of equal length$"):
+        tm.zeros(3, 3, 4).fill_diagonal_(1.0)
+
+
 class KeywordsSeen(TorchDispatchMode):
     """Records each call's keyword arguments."""
 
@@ -354,6 +370,8 @@ PROGRAMS = [
     ("max_pool3d_dilated", lambda x: F.max_pool3d(x[None], (2, 3, 2), 1, (1, 0, 1), 2, True), _IMAGE),
     ("eigvals", lambda x: tm.linalg.eigvals(x[:, :3, :3]), _CUBE),
     ("pinv", lambda x: tm.linalg.pinv(x, rtol=0.3), _CUBE),
+    ("fill_diagonal", lambda x: (x * 2).fill_diagonal_(0.5, wrap=True), _CUBE.reshape(12, 5)),
+    ("fill_diagonal_transposed", lambda x: (x * 2).t().fill_diagonal_(-1.0, wrap=True), _CUBE.reshape(5, 12)),
     ("pinv_atol", lambda x: tm.linalg.pinv(x[0], atol=0.5, hermitian=False), _CUBE),
     ("pinverse", lambda x: x.pinverse(1e-3), _CUBE),
     ("matrix_exp", lambda x: x[:, :3, 1:4].matrix_exp(), _CUBE),
@@ -512,6 +530,8 @@ TORCH_PROGRAMS = [
     "F.conv3d(image, kernel[:2, :2].unsqueeze(2), stride=2)",
     "torch.linalg.pinv(x)", "torch.linalg.pinv(x, rtol=0.3)", "torch.linalg.pinv(m, atol=0)", "torch.pinverse(m, 0.1)",
     "torch.linalg.pinv(x, atol=0.5, rtol=0.1)", "x.pinverse()",
+    "m.clone().fill_diagonal_(2)", "torch.cat([m, m, m]).fill_diagonal_(0.5, wrap=True)",
+    "image[0, 0, 1:].fill_diagonal_(-1.0, True)", "torch.cat([m, m]).t().t().fill_diagonal_(1)",
 ]
 
 
@@ -561,7 +581,8 @@ NODE_PROGRAMS = ["x.softmax(1)", "F.log_softmax(x, 0, dtype=torch.float64)", "F.
                  "x[rows]", "x[...]", "x.transpose(1, 2).reshape(-1)", "x.flatten(1)", "F.conv2d(image[0], kernel)",
                  "F.max_pool2d(image, 2)", "x @ x.transpose(1, 2)", "F.linear(x, w_3x4)",
                  "F.max_pool3d(image, 2)", "torch.linalg.eigvals(x[:, :, :3])", "x[:, :, 1:].matrix_exp()",
-                 "F.conv3d(image, kernel[:2, :2].unsqueeze(2))", "torch.pinverse(m)"]
+                 "F.conv3d(image, kernel[:2, :2].unsqueeze(2))", "torch.pinverse(m)",
+                 "(m * 2).fill_diagonal_(0.0)"]
 
 
 @pytest.mark.torch
