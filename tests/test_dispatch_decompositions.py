@@ -1,8 +1,8 @@
 """Composites at the dispatch level: the ops a TorchDispatchMode sees for softmax, cross_entropy,
-nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d / conv3d, max_pool2d /
-max_pool3d, linalg.eigvals, matrix_exp, linalg.pinv, pinverse and fill_diagonal_ are PyTorch 2.13's
-(``op(decompose=)``, the ATen-only ops of ``_ops/dispatch_forms.py``); the decomposed calls compute
-what the eager ops compute, gradients included."""
+nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d / conv3d, conv_transpose3d,
+max_pool2d / max_pool3d, linalg.eigvals, matrix_exp, linalg.pinv, pinverse and fill_diagonal_ are
+PyTorch 2.13's (``op(decompose=)``, the ATen-only ops of ``_ops/dispatch_forms.py``); the decomposed
+calls compute what the eager ops compute, gradients included."""
 
 from __future__ import annotations
 
@@ -258,6 +258,10 @@ def test_conv3d_reaches_convolution():
     single = volume[0]
     assert [name for name, _ in seen(lambda: tm.conv3d(single, weight, stride=2))] == [
         "aten.unsqueeze.default", "aten.convolution.default", "aten.squeeze.dim"]
+    assert seen(lambda: F.conv_transpose3d(volume, weight.transpose(0, 1), None, (1, 2, 2), 0, 1, 1, 2)) == [
+        ("aten.transpose.int", [((4, 3, 1, 3, 3), F32), 0, 1]),
+        ("aten.convolution.default", [((2, 3, 1, 6, 6), F32), ((3, 4, 1, 3, 3), F32), None, [1, 2, 2], [0, 0, 0],
+                                      [2, 2, 2], True, [1, 1, 1], 1])]
 
 
 def test_pinv_and_pinverse_reach_linalg_pinv_with_tensor_tolerances():
@@ -365,6 +369,11 @@ PROGRAMS = [
     ("max_pool3d", lambda x: F.max_pool3d(x, 3, 2, 1), _IMAGE),
     ("conv3d", lambda x: F.conv3d(x.unsqueeze(2), tm.tensor(_KERNEL).unsqueeze(2), tm.tensor([0.1, 0.2, 0.3, 0.4]),
                                   padding=(0, 1, 1)), _IMAGE),
+    ("conv_transpose3d", lambda x: F.conv_transpose3d(x.unsqueeze(2), tm.tensor(_KERNEL).transpose(0, 1).unsqueeze(2),
+                                                      tm.tensor([0.1, 0.2, 0.3, 0.4]), (1, 2, 2), (0, 1, 1), (0, 1, 1)),
+     _IMAGE),
+    ("conv_transpose3d_unbatched", lambda x: F.conv_transpose3d(x, tm.tensor(_KERNEL[:2, :2, None]), dilation=2),
+     _IMAGE),
     ("conv3d_unbatched", lambda x: F.conv3d(x, tm.tensor(_KERNEL[:2, :2, None]), stride=2, dilation=(1, 2, 1)),
      _IMAGE),
     ("max_pool3d_dilated", lambda x: F.max_pool3d(x[None], (2, 3, 2), 1, (1, 0, 1), 2, True), _IMAGE),
@@ -528,6 +537,8 @@ TORCH_PROGRAMS = [
     "torch.linalg.eigvals(x[:, :, :3])", "torch.matrix_exp(m[:3])", "x[:, :, 1:].matrix_exp()",
     "F.conv3d(image.unsqueeze(2), kernel.unsqueeze(2), bias, padding=(0, 1, 1))",
     "F.conv3d(image, kernel[:2, :2].unsqueeze(2), stride=2)",
+    "F.conv_transpose3d(image.unsqueeze(2), kernel.transpose(0, 1).unsqueeze(2), bias, (1, 2, 2), (0, 1, 1), "
+    "(0, 1, 1))", "F.conv_transpose3d(image, kernel[:2, :2].unsqueeze(2), dilation=(1, 2, 1))",
     "torch.linalg.pinv(x)", "torch.linalg.pinv(x, rtol=0.3)", "torch.linalg.pinv(m, atol=0)", "torch.pinverse(m, 0.1)",
     "torch.linalg.pinv(x, atol=0.5, rtol=0.1)", "x.pinverse()",
     "m.clone().fill_diagonal_(2)", "torch.cat([m, m, m]).fill_diagonal_(0.5, wrap=True)",
