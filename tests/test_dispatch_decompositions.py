@@ -1,8 +1,9 @@
 """Composites at the dispatch level: the ops a TorchDispatchMode sees for softmax, cross_entropy,
 nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d / conv3d, conv_transpose3d,
-max_pool2d / max_pool3d, linalg.eigvals, matrix_exp, linalg.pinv, pinverse and fill_diagonal_ are
-PyTorch 2.13's (``op(decompose=)``, the ATen-only ops of ``_ops/dispatch_forms.py``); the decomposed
-calls compute what the eager ops compute, gradients included."""
+max_pool2d / max_pool3d, linalg.eigvals, matrix_exp, linalg.pinv, pinverse, fill_diagonal_ and
+combinations are PyTorch 2.13's (``op(decompose=)``, the ATen-only ops of
+``_ops/dispatch_forms.py``); the decomposed calls compute what the eager ops compute, gradients
+included."""
 
 from __future__ import annotations
 
@@ -299,6 +300,25 @@ def test_fill_diagonal_fills_as_strided_views():
         tm.zeros(3, 3, 4).fill_diagonal_(1.0)
 
 
+def test_combinations_select_from_a_meshgrid():
+    v = tm.tensor([1.5, -2.0, 3.0])
+    grid = [("aten.view.default", [((3,), F32), [-1, 1]]), ("aten.expand.default", [((3, 1), F32), [3, 3]]),
+            ("aten.view.default", [((3,), F32), [1, -1]]), ("aten.expand.default", [((1, 3), F32), [3, 3]])]
+    index_grid = [(name, [((3,) if i % 2 == 0 else shown[0][0], "int64"), shown[1]])
+                  for i, (name, shown) in enumerate(grid)]
+    assert seen(lambda: tm.combinations(v)) == grid + [("aten.arange.default", [3])] + index_grid + [
+        ("aten.full.default", [[3, 3], True]), ("aten.lt.Tensor", [((3, 3), "int64"), ((3, 3), "int64")]),
+        ("aten.mul_.Tensor", [((3, 3), "bool"), ((3, 3), "bool")]),
+        ("aten.masked_select.default", [((3, 3), F32), ((3, 3), "bool")]),
+        ("aten.masked_select.default", [((3, 3), F32), ((3, 3), "bool")]),
+        ("aten.stack.default", [[((3,), F32), ((3,), F32)], 1])]
+    assert [name for name, _ in seen(lambda: tm.combinations(v, 3, with_replacement=True))].count("aten.le.Tensor") == 2
+    assert seen(lambda: tm.combinations(v, 0)) == [("aten.empty.memory_format", [[0]])]
+    with Seen():
+        assert tm.combinations(v, 2, True).tolist() == [[1.5, 1.5], [1.5, -2.0], [1.5, 3.0], [-2.0, -2.0], [-2.0, 3.0],
+                                                       [3.0, 3.0]]
+
+
 class KeywordsSeen(TorchDispatchMode):
     """Records each call's keyword arguments."""
 
@@ -379,6 +399,8 @@ PROGRAMS = [
     ("max_pool3d_dilated", lambda x: F.max_pool3d(x[None], (2, 3, 2), 1, (1, 0, 1), 2, True), _IMAGE),
     ("eigvals", lambda x: tm.linalg.eigvals(x[:, :3, :3]), _CUBE),
     ("pinv", lambda x: tm.linalg.pinv(x, rtol=0.3), _CUBE),
+    ("combinations", lambda x: tm.combinations(x[0, 0], 3), _CUBE),
+    ("combinations_with_replacement", lambda x: tm.combinations(x[1, :, 2], with_replacement=True), _CUBE),
     ("fill_diagonal", lambda x: (x * 2).fill_diagonal_(0.5, wrap=True), _CUBE.reshape(12, 5)),
     ("fill_diagonal_transposed", lambda x: (x * 2).t().fill_diagonal_(-1.0, wrap=True), _CUBE.reshape(5, 12)),
     ("pinv_atol", lambda x: tm.linalg.pinv(x[0], atol=0.5, hermitian=False), _CUBE),
@@ -542,7 +564,8 @@ TORCH_PROGRAMS = [
     "torch.linalg.pinv(x)", "torch.linalg.pinv(x, rtol=0.3)", "torch.linalg.pinv(m, atol=0)", "torch.pinverse(m, 0.1)",
     "torch.linalg.pinv(x, atol=0.5, rtol=0.1)", "x.pinverse()",
     "m.clone().fill_diagonal_(2)", "torch.cat([m, m, m]).fill_diagonal_(0.5, wrap=True)",
-    "image[0, 0, 1:].fill_diagonal_(-1.0, True)", "torch.cat([m, m]).t().t().fill_diagonal_(1)",
+    "image[0, 0, 1:].fill_diagonal_(-1.0, True)", "torch.combinations(w)", "torch.combinations(m[0], 3, True)",
+    "torch.combinations(rows, 1)", "torch.combinations(w, 0)", "torch.cat([m, m]).t().t().fill_diagonal_(1)",
 ]
 
 
@@ -593,7 +616,7 @@ NODE_PROGRAMS = ["x.softmax(1)", "F.log_softmax(x, 0, dtype=torch.float64)", "F.
                  "F.max_pool2d(image, 2)", "x @ x.transpose(1, 2)", "F.linear(x, w_3x4)",
                  "F.max_pool3d(image, 2)", "torch.linalg.eigvals(x[:, :, :3])", "x[:, :, 1:].matrix_exp()",
                  "F.conv3d(image, kernel[:2, :2].unsqueeze(2))", "torch.pinverse(m)",
-                 "(m * 2).fill_diagonal_(0.0)"]
+                 "(m * 2).fill_diagonal_(0.0)", "torch.combinations(m[0])"]
 
 
 @pytest.mark.torch
