@@ -784,6 +784,8 @@ def _combinations_decomposition(input, r=2, with_replacement=False):
     ``stack``; ``r=0``: ``empty``."""
     if input.dim() != 1 or type(r) is not int or r < 0 or not isinstance(with_replacement, bool):
         return NotImplemented  # the op raises its errors
+    if input.is_meta:
+        return NotImplemented  # masked_select's size needs values; the op's meta rule knows it
     if r == 0:
         return ops.empty(0, dtype=input.dtype, device=input.device)
     size = input.shape[0]
