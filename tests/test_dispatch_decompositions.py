@@ -455,9 +455,9 @@ def test_meta_tensors_go_through_the_decompositions():
                                            F.cross_entropy(x, tm.zeros(2, dtype=tm.int64, device="meta")))]
     assert shapes == [(1, 2, 3), (1, 2), (6,), (2, 3), ()]
     vector = tm.zeros(4, device="meta")
-    with Seen() as mode:  # (masked_select's size needs values: combinations stays one op)
+    with Seen() as fused:  # (masked_select's size needs values: combinations stays one op)
         assert tm.combinations(vector, 3).shape == (4, 3)
-    assert mode.calls == [("aten.combinations.default", [((4,), F32), 3])]
+    assert fused.calls == [("aten.combinations.default", [((4,), F32), 3])]
     assert "aten._unsafe_view.default" in [name for name, _ in mode.calls]
 
 
