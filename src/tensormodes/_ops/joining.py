@@ -786,16 +786,18 @@ def _combinations_decomposition(input, r=2, with_replacement=False):
         return NotImplemented  # the op raises its errors
     if input.is_meta:
         return NotImplemented  # masked_select's size needs values; the op's meta rule knows it
+    # (the factories as ATen's C++ calls them: tensor options, no pin_memory)
+    aten = ops.ops.aten
     if r == 0:
-        return ops.empty(0, dtype=input.dtype, device=input.device)
+        return aten.empty.memory_format([0], dtype=input.dtype, device=input.device)
     size = input.shape[0]
 
     def grids(vector):
         return [vector.view([-1 if j == i else 1 for j in range(r)]).expand([size] * r) for i in range(r)]
 
     copies = grids(input)
-    positions = grids(ops.arange(size, dtype=ops.int64, device=input.device))
-    mask = ops.full([size] * r, True, dtype=ops.bool, device=input.device)
+    positions = grids(aten.arange.default(size, dtype=ops.int64, device=input.device))
+    mask = aten.full.default([size] * r, True, dtype=ops.bool, device=input.device)
     for before, after in zip(positions, positions[1:]):
         mask.mul_(before <= after if with_replacement else before < after)
     return ops.stack([copy.masked_select(mask) for copy in copies], 1)
