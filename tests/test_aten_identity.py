@@ -38,6 +38,13 @@ DECOMPOSED = {
     # the reduction string becomes ATen's int enum in PyTorch's Python composite
     "_mse_loss": "reduction as an int", "_smooth_l1_loss": "reduction as an int", "_huber_loss": "reduction as an int",
     "_soft_margin_loss": "reduction as an int", "_binary_cross_entropy_with_logits": "reduction as an int",
+    "_multilabel_margin_loss": "multilabel_margin_loss_forward, reduction as an int",
+    # ... and p and margin always passed (margin as a float)
+    "_multi_margin_loss": "multi_margin_loss(self, target, p, margin[, weight, reduction as an int])",
+    # PyTorch's linalg.lstsq is one op with four results; it runs as two here (the differentiable
+    # solution and residuals, then rank and singular values)
+    "_linalg_lstsq": "linalg_lstsq (solution, residuals, rank, singular_values)",
+    "_linalg_lstsq_rank": "linalg_lstsq (solution, residuals, rank, singular_values)",
     # PyTorch's binding turns ``unbiased`` into ``correction``, always passed
     "var": "correction from unbiased", "std": "correction from unbiased", "var_mean": "correction from unbiased",
     "std_mean": "correction from unbiased",
@@ -47,6 +54,8 @@ DECOMPOSED = {
 KNOWN = {
     "randint": "randint(0, 2, (3,)): an explicit low=0 picks randint.low in PyTorch; a default cannot be told apart",
     "randperm": "an explicit generator=None picks randperm.generator in PyTorch; a default cannot be told apart",
+    "_grid_sampler_2d_backward": "PyTorch's grid_sampler_2d_backward takes bool[2] output_mask; ours always "
+                                 "computes both gradients",
 }
 
 
@@ -203,6 +212,36 @@ SCHEMAS = {
     "elu.default": "aten::elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
     "polygamma.default": "aten::polygamma(int n, Tensor self) -> Tensor",
     "repeat_interleave.Tensor": "aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor",
+    "isin.Tensor_Scalar": "aten::isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, "
+                          "bool invert=False) -> Tensor",
+    "isin.Scalar_Tensor": "aten::isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, "
+                          "bool invert=False) -> Tensor",
+    "scatter_reduce_.two": "aten::scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, "
+                           "str reduce, *, bool include_self=True) -> Tensor(a!)",
+    "_pdist_forward.default": "aten::_pdist_forward(Tensor self, float p=2.) -> Tensor",
+    "grid_sampler_2d.default": "aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, "
+                               "int padding_mode, bool align_corners) -> Tensor",
+    "max_pool3d_with_indices.default": "aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, "
+                                       "int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) "
+                                       "-> (Tensor, Tensor)",
+    "linalg_pinv.atol_rtol_tensor": "aten::linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, "
+                                    "Tensor? rtol=None, bool hermitian=False) -> Tensor",
+    "multi_margin_loss.default": "aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, "
+                                 "Tensor? weight=None, int reduction=1) -> Tensor",
+    "multilabel_margin_loss_forward.default": "aten::multilabel_margin_loss_forward(Tensor self, Tensor target, "
+                                              "int reduction) -> (Tensor output, Tensor is_target)",
+    "avg_pool3d.default": "aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, "
+                          "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+    "rrelu.default": "aten::rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.33333333333333331, "
+                     "bool training=False, Generator? generator=None) -> Tensor",
+    "_ctc_loss_backward.default": "aten::_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, "
+                                  "int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, "
+                                  "Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor",
+    "linalg_eig.default": "aten::linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)",
+    "linalg_householder_product.default": "aten::linalg_householder_product(Tensor input, Tensor tau) -> Tensor",
+    "rms_norm.default": "aten::rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
+                        "float? eps=None) -> Tensor",
+    "combinations.default": "aten::combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor",
 }
 
 
@@ -222,6 +261,14 @@ TAGS = {
     "sqrt_.default": ["inplace", "pointwise", "pt2_compliant_tag"],
     "nonzero.default": ["core", "dynamic_output_shape", "pt2_compliant_tag"],
     "allclose.default": ["data_dependent_output", "pt2_compliant_tag"],
+    "scatter_reduce.two": ["core", "pt2_compliant_tag"], "scatter_reduce_.two": ["inplace", "pt2_compliant_tag"],
+    "hardshrink.default": ["pointwise", "pt2_compliant_tag"], "hardshrink.out": ["out", "pt2_compliant_tag"],
+    "softshrink.out": ["out", "pt2_compliant_tag"], "masked_scatter.default": ["core", "pt2_compliant_tag"],
+    "fill_diagonal_.default": ["inplace", "pt2_compliant_tag"], "_pdist_forward.default": ["core", "pt2_compliant_tag"],
+    "_ctc_loss.default": ["dynamic_output_shape", "pt2_compliant_tag"],
+    "rrelu.default": ["nondeterministic_seeded", "pointwise", "pt2_compliant_tag"],
+    "max_pool3d_with_indices.default": ["core", "pt2_compliant_tag"],
+    "avg_pool3d.default": ["core", "pt2_compliant_tag"],
 }
 
 
@@ -294,6 +341,18 @@ HANDLER_ARGS = {
     "L.scatter(x, 1, i, 2.0)": [("aten.scatter.value", ["T", 1, "T", 2.0], {})],
     "L.scatter(x, 1, i, value=2.0)": [("aten.scatter.value", ["T", 1, "T", 2.0], {})],
     "L.randint_like(x, 5)": [("aten.randint_like.default", ["T", 5], {"pin_memory": False})],
+    "L.isin(x, 2.0)": [("aten.isin.Tensor_Scalar", ["T", 2.0], {})],
+    "L.isin(2.0, x, invert=True)": [("aten.isin.Scalar_Tensor", [2.0, "T"], {"invert": True})],
+    "L.isin(x, y)": [("aten.isin.Tensor_Tensor", ["T", "T"], {})],
+    "x.scatter_reduce(1, i, y, 'amax', include_self=False)": [
+        ("aten.scatter_reduce.two", ["T", 1, "T", "T", "amax"], {"include_self": False})],
+    "L.pdist(x, 1.0)": [("aten._pdist_forward.default", ["T", 1.0], {})],
+    "L.nn.functional.max_pool3d(w, (1, 2, 2), 1)": [
+        ("aten.max_pool3d_with_indices.default", ["T", [1, 2, 2], [1, 1, 1]], {})],
+    "L.linalg.eigvals(w[0, 0])": [("aten.select.int", ["T", 0, 0], {}), ("aten.select.int", ["T", 0, 0], {}),
+                                  ("aten.linalg_eig.default", ["T"], {})],
+    "L.linalg.pinv(x, atol=L.tensor(0.5))": [("aten.lift_fresh.default", ["T"], {}),
+                                             ("aten.linalg_pinv.atol_rtol_tensor", ["T"], {"atol": "T"})],
 }
 
 

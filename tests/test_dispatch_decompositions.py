@@ -1,7 +1,9 @@
 """Composites at the dispatch level: the ops a TorchDispatchMode sees for softmax, cross_entropy,
-nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d and max_pool2d are
-PyTorch 2.13's (``op(decompose=)``, the ATen-only ops of ``_ops/dispatch_forms.py``); the
-decomposed calls compute what the eager ops compute, gradients included."""
+nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d / conv3d, conv_transpose3d,
+max_pool2d / max_pool3d, linalg.eigvals, matrix_exp, linalg.pinv, pinverse, fill_diagonal_ and
+combinations are PyTorch 2.13's (``op(decompose=)``, the ATen-only ops of
+``_ops/dispatch_forms.py``); the decomposed calls compute what the eager ops compute, gradients
+included."""
 
 from __future__ import annotations
 
@@ -235,6 +237,110 @@ def test_conv_and_max_pool_reach_convolution_and_max_pool2d_with_indices():
         (pool, [((1, 2, 5, 5), F32), [2, 3], [1, 2], [1, 0], [2, 2], True])]
 
 
+def test_eigvals_matrix_exp_and_max_pool3d_reach_pytorchs_ops():
+    square, volume = tm.zeros(2, 3, 3), tm.zeros(1, 2, 5, 5, 5)
+    assert seen(lambda: tm.linalg.eigvals(square)) == [("aten.linalg_eig.default", [((2, 3, 3), F32)])]
+    assert seen(lambda: tm.matrix_exp(square)) == [("aten.linalg_matrix_exp.default", [((2, 3, 3), F32)])]
+    assert seen(lambda: square.matrix_exp()) == [("aten.linalg_matrix_exp.default", [((2, 3, 3), F32)])]
+    pool, shown = "aten.max_pool3d_with_indices.default", ((1, 2, 5, 5, 5), F32)
+    assert seen(lambda: F.max_pool3d(volume, 2)) == [(pool, [shown, [2, 2, 2]])]
+    assert seen(lambda: F.max_pool3d(volume, 3, padding=1)) == [(pool, [shown, [3, 3, 3], [], [1, 1, 1]])]
+    assert seen(lambda: F.max_pool3d(volume, (2, 3, 2), (1, 2, 1), (1, 0, 1), 2, True)) == [
+        (pool, [shown, [2, 3, 2], [1, 2, 1], [1, 0, 1], [2, 2, 2], True])]
+    assert seen(lambda: tm.max_pool3d(volume, [2], [], 0, 1)) == [(pool, [shown, [2]])]
+    assert seen(lambda: F.max_pool3d(volume, 2, return_indices=True)) == [(pool, [shown, [2, 2, 2]])]
+
+
+def test_conv3d_reaches_convolution():
+    volume, weight = tm.zeros(2, 3, 1, 6, 6), tm.zeros(4, 3, 1, 3, 3)
+    assert seen(lambda: F.conv3d(volume, weight, padding=(0, 1, 1))) == [
+        ("aten.convolution.default", [((2, 3, 1, 6, 6), F32), ((4, 3, 1, 3, 3), F32), None, [1, 1, 1], [0, 1, 1],
+                                      [1, 1, 1], False, [0, 0, 0], 1])]
+    single = volume[0]
+    assert [name for name, _ in seen(lambda: tm.conv3d(single, weight, stride=2))] == [
+        "aten.unsqueeze.default", "aten.convolution.default", "aten.squeeze.dim"]
+    assert seen(lambda: F.conv_transpose3d(volume, weight.transpose(0, 1), None, (1, 2, 2), 0, 1, 1, 2)) == [
+        ("aten.transpose.int", [((4, 3, 1, 3, 3), F32), 0, 1]),
+        ("aten.convolution.default", [((2, 3, 1, 6, 6), F32), ((3, 4, 1, 3, 3), F32), None, [1, 2, 2], [0, 0, 0],
+                                      [2, 2, 2], True, [1, 1, 1], 1])]
+
+
+def test_pinv_and_pinverse_reach_linalg_pinv_with_tensor_tolerances():
+    a, full, pinv = tm.zeros(3, 2), "aten.full.default", "aten.linalg_pinv.atol_rtol_tensor"
+    assert seen(lambda: tm.linalg.pinv(a)) == [(pinv, [((3, 2), F32)])]
+    assert seen(lambda: tm.linalg.pinv(a, rtol=1e-4)) == [
+        (full, [[], 0.0]), (full, [[], 1e-4]), (pinv, [((3, 2), F32)])]
+    # PyTorch's defaults: atol 0, rtol eps * max(m, n) unless atol > 0; numbers as floats
+    assert seen(lambda: tm.linalg.pinv(a, atol=0)) == [
+        (full, [[], 0.0]), (full, [[], 3.5762786865234375e-07]), (pinv, [((3, 2), F32)])]
+    assert seen(lambda: tm.linalg.pinv(a, atol=1)) == [(full, [[], 1.0]), (full, [[], 0.0]), (pinv, [((3, 2), F32)])]
+    assert seen(lambda: tm.pinverse(a)) == [(full, [[], 0.0]), (full, [[], 1e-15]), (pinv, [((3, 2), F32)])]
+    square = tm.eye(2)
+    with KeywordsSeen() as mode:
+        tm.linalg.pinv(square, atol=0.5, rtol=0.1, hermitian=True)
+    assert mode.kwargs[-1]["hermitian"] is True and mode.kwargs[-1]["atol"].item() == 0.5
+    assert mode.kwargs[0]["dtype"] == tm.float64
+    with Seen(), pytest.raises(RuntimeError, match=r"^linalg.pinv\(Float\{\[3\]\}\): expected a tensor with 2"):
+        tm.pinverse(tm.zeros(3))
+
+
+def test_fill_diagonal_fills_as_strided_views():
+    tall, cube, strided = tm.zeros(9, 2)[1:], tm.zeros(3, 3, 3), "aten.as_strided.default"
+    assert seen(lambda: tall.fill_diagonal_(3, wrap=True)) == [
+        (strided, [((8, 2), F32), [2], [3], 2]), ("aten.fill_.Scalar", [((2,), F32), 3]),
+        (strided, [((8, 2), F32), [4], [3], 8]), ("aten.fill_.Scalar", [((4,), F32), 3])]
+    assert seen(lambda: tall.fill_diagonal_(1.5)) == [
+        (strided, [((8, 2), F32), [2], [3], 2]), ("aten.fill_.Scalar", [((2,), F32), 1.5])]
+    assert seen(lambda: cube.fill_diagonal_(2)) == [
+        (strided, [((3, 3, 3), F32), [3], [13], 0]), ("aten.fill_.Scalar", [((3,), F32), 2])]
+    assert tall.tolist() == [[1.5, 0.0], [0.0, 1.5], [0.0, 0.0], [3.0, 0.0], [0.0, 3.0], [0.0, 0.0], [3.0, 0.0],
+                             [0.0, 3.0]]
+    assert cube[1, 1, 1].item() == 2.0 and cube.sum().item() == 6.0
+    with Seen(), pytest.raises(RuntimeError, match="^all dimensions of input must be of equal length$"):
+        tm.zeros(3, 3, 4).fill_diagonal_(1.0)
+
+
+def test_combinations_select_from_a_meshgrid():
+    v = tm.tensor([1.5, -2.0, 3.0])
+    grid = [("aten.view.default", [((3,), F32), [-1, 1]]), ("aten.expand.default", [((3, 1), F32), [3, 3]]),
+            ("aten.view.default", [((3,), F32), [1, -1]]), ("aten.expand.default", [((1, 3), F32), [3, 3]])]
+    index_grid = [(name, [((3,) if i % 2 == 0 else shown[0][0], "int64"), shown[1]])
+                  for i, (name, shown) in enumerate(grid)]
+    assert seen(lambda: tm.combinations(v)) == grid + [("aten.arange.default", [3])] + index_grid + [
+        ("aten.full.default", [[3, 3], True]), ("aten.lt.Tensor", [((3, 3), "int64"), ((3, 3), "int64")]),
+        ("aten.mul_.Tensor", [((3, 3), "bool"), ((3, 3), "bool")]),
+        ("aten.masked_select.default", [((3, 3), F32), ((3, 3), "bool")]),
+        ("aten.masked_select.default", [((3, 3), F32), ((3, 3), "bool")]),
+        ("aten.stack.default", [[((3,), F32), ((3,), F32)], 1])]
+    assert [name for name, _ in seen(lambda: tm.combinations(v, 3, with_replacement=True))].count("aten.le.Tensor") == 2
+    assert seen(lambda: tm.combinations(v, 0)) == [("aten.empty.memory_format", [[0]])]
+    with Seen():
+        assert tm.combinations(v, 2, True).tolist() == [[1.5, 1.5], [1.5, -2.0], [1.5, 3.0], [-2.0, -2.0], [-2.0, 3.0],
+                                                       [3.0, 3.0]]
+
+
+class KeywordsSeen(TorchDispatchMode):
+    """Records each call's keyword arguments."""
+
+    def __init__(self):
+        super().__init__()
+        self.kwargs = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.kwargs.append(dict(kwargs or {}))
+        return func(*args, **(kwargs or {}))
+
+
+def test_decompositions_leave_errors_to_the_ops():
+    # Where the op raises, the decomposition steps aside: the errors name the public op.
+    with Seen(), pytest.raises(RuntimeError, match="^linalg.eigvals: A must be batches of square matrices"):
+        tm.linalg.eigvals(tm.zeros(2, 3))
+    with Seen(), pytest.raises(RuntimeError, match="^linalg.eigvals: The input tensor A must have at least 2"):
+        tm.linalg.eigvals(tm.zeros(3))
+    with Seen(), pytest.raises(RuntimeError, match="^max_pool3d: kernel_size must either be a single int, or a tuple"):
+        F.max_pool3d(tm.zeros(1, 2, 4, 4, 4), (1, 2))
+
+
 # -- the decomposed calls compute what the ops compute ---------------------------------------
 
 class PassThrough(TorchDispatchMode):
@@ -280,6 +386,26 @@ PROGRAMS = [
     ("conv2d_unbatched", lambda x: F.conv2d(x[0], tm.tensor(_KERNEL), stride=2), _IMAGE),
     ("conv1d", lambda x: F.conv1d(x[:, :, 0], tm.tensor(_KERNEL[:, :, 0]), padding="same"), _IMAGE),
     ("max_pool2d", lambda x: F.max_pool2d(x, 3, 2, 1), _IMAGE),
+    ("max_pool3d", lambda x: F.max_pool3d(x, 3, 2, 1), _IMAGE),
+    ("conv3d", lambda x: F.conv3d(x.unsqueeze(2), tm.tensor(_KERNEL).unsqueeze(2), tm.tensor([0.1, 0.2, 0.3, 0.4]),
+                                  padding=(0, 1, 1)), _IMAGE),
+    ("conv_transpose3d", lambda x: F.conv_transpose3d(x.unsqueeze(2), tm.tensor(_KERNEL).transpose(0, 1).unsqueeze(2),
+                                                      tm.tensor([0.1, 0.2, 0.3, 0.4]), (1, 2, 2), (0, 1, 1), (0, 1, 1)),
+     _IMAGE),
+    ("conv_transpose3d_unbatched", lambda x: F.conv_transpose3d(x, tm.tensor(_KERNEL[:2, :2, None]), dilation=2),
+     _IMAGE),
+    ("conv3d_unbatched", lambda x: F.conv3d(x, tm.tensor(_KERNEL[:2, :2, None]), stride=2, dilation=(1, 2, 1)),
+     _IMAGE),
+    ("max_pool3d_dilated", lambda x: F.max_pool3d(x[None], (2, 3, 2), 1, (1, 0, 1), 2, True), _IMAGE),
+    ("eigvals", lambda x: tm.linalg.eigvals(x[:, :3, :3]), _CUBE),
+    ("pinv", lambda x: tm.linalg.pinv(x, rtol=0.3), _CUBE),
+    ("combinations", lambda x: tm.combinations(x[0, 0], 3), _CUBE),
+    ("combinations_with_replacement", lambda x: tm.combinations(x[1, :, 2], with_replacement=True), _CUBE),
+    ("fill_diagonal", lambda x: (x * 2).fill_diagonal_(0.5, wrap=True), _CUBE.reshape(12, 5)),
+    ("fill_diagonal_transposed", lambda x: (x * 2).t().fill_diagonal_(-1.0, wrap=True), _CUBE.reshape(5, 12)),
+    ("pinv_atol", lambda x: tm.linalg.pinv(x[0], atol=0.5, hermitian=False), _CUBE),
+    ("pinverse", lambda x: x.pinverse(1e-3), _CUBE),
+    ("matrix_exp", lambda x: x[:, :3, 1:4].matrix_exp(), _CUBE),
     ("matmul_folded", lambda x: x @ tm.tensor(_CUBE[0]), _CUBE.transpose(0, 2, 1).copy()),
     ("matmul_batched", lambda x: x.transpose(0, 1) @ tm.tensor(_CUBE[:, 0]).t(), _CUBE),
     ("matmul_vector_batch", lambda x: x[0, :, 0] @ x, _CUBE),
@@ -328,6 +454,10 @@ def test_meta_tensors_go_through_the_decompositions():
         shapes = [tuple(y.shape) for y in (x[True], x[0, None, 1:], x.t().reshape(-1), F.softmax(x, 1),
                                            F.cross_entropy(x, tm.zeros(2, dtype=tm.int64, device="meta")))]
     assert shapes == [(1, 2, 3), (1, 2), (6,), (2, 3), ()]
+    vector = tm.zeros(4, device="meta")
+    with Seen() as fused:  # (masked_select's size needs values: combinations stays one op)
+        assert tm.combinations(vector, 3).shape == (4, 3)
+    assert fused.calls == [("aten.combinations.default", [((4,), F32), 3])]
     assert "aten._unsafe_view.default" in [name for name, _ in mode.calls]
 
 
@@ -427,6 +557,19 @@ TORCH_PROGRAMS = [
     "F.linear(x[0, 0], w_3x4, w)", "F.linear(x[0], w_3x4)", "F.linear(x[0, 0], w_3x4)",
     "F.max_pool2d(image, 2)", "F.max_pool2d(image, 3, padding=1)",
     "F.max_pool2d(image, (2, 3), (1, 2), (1, 0), 2, True)",
+    "F.max_pool3d(image, 2)", "F.max_pool3d(image, 3, padding=1)",
+    "F.max_pool3d(image, (2, 3, 2), (1, 2, 1), (1, 0, 1), 2)",
+    "torch.max_pool3d(image, 2, 1, 0, 1)", "F.max_pool3d(image[None], 2, return_indices=True)[1]",
+    "torch.linalg.eigvals(x[:, :, :3])", "torch.matrix_exp(m[:3])", "x[:, :, 1:].matrix_exp()",
+    "F.conv3d(image.unsqueeze(2), kernel.unsqueeze(2), bias, padding=(0, 1, 1))",
+    "F.conv3d(image, kernel[:2, :2].unsqueeze(2), stride=2)",
+    "F.conv_transpose3d(image.unsqueeze(2), kernel.transpose(0, 1).unsqueeze(2), bias, (1, 2, 2), (0, 1, 1), "
+    "(0, 1, 1))", "F.conv_transpose3d(image, kernel[:2, :2].unsqueeze(2), dilation=(1, 2, 1))",
+    "torch.linalg.pinv(x)", "torch.linalg.pinv(x, rtol=0.3)", "torch.linalg.pinv(m, atol=0)", "torch.pinverse(m, 0.1)",
+    "torch.linalg.pinv(x, atol=0.5, rtol=0.1)", "x.pinverse()",
+    "m.clone().fill_diagonal_(2)", "torch.cat([m, m, m]).fill_diagonal_(0.5, wrap=True)",
+    "image[0, 0, 1:].fill_diagonal_(-1.0, True)", "torch.combinations(w)", "torch.combinations(m[0], 3, True)",
+    "torch.combinations(rows, 1)", "torch.combinations(w, 0)", "torch.cat([m, m]).t().t().fill_diagonal_(1)",
 ]
 
 
@@ -474,7 +617,10 @@ BACKWARD_PROGRAMS = ["x[:, 1:]", "x[0, ::2]", "x[1:, None, ..., 0]", "m[-1]"]
 NODE_PROGRAMS = ["x.softmax(1)", "F.log_softmax(x, 0, dtype=torch.float64)", "F.cross_entropy(m, target)",
                  "F.cross_entropy(x, x_labels, reduction='none')", "F.nll_loss(image, labels)", "x[0]", "x[:, 1:]",
                  "x[rows]", "x[...]", "x.transpose(1, 2).reshape(-1)", "x.flatten(1)", "F.conv2d(image[0], kernel)",
-                 "F.max_pool2d(image, 2)", "x @ x.transpose(1, 2)", "F.linear(x, w_3x4)"]
+                 "F.max_pool2d(image, 2)", "x @ x.transpose(1, 2)", "F.linear(x, w_3x4)",
+                 "F.max_pool3d(image, 2)", "torch.linalg.eigvals(x[:, :, :3])", "x[:, :, 1:].matrix_exp()",
+                 "F.conv3d(image, kernel[:2, :2].unsqueeze(2))", "torch.pinverse(m)",
+                 "(m * 2).fill_diagonal_(0.0)", "torch.combinations(m[0])"]
 
 
 @pytest.mark.torch

@@ -1,10 +1,12 @@
 """Volumetric convolutions: ``conv3d`` and ``conv_transpose3d`` (``nn.functional`` re-exports them,
 as PyTorch's ``F.conv3d`` is ``torch.conv3d``), on the same N-dimensional kernels, checks and
-gradient as ``conv1d`` / ``conv2d`` in ``convolution.py`` (node ``ConvolutionBackward0``).
+gradient as ``conv1d`` / ``conv2d`` in ``convolution.py`` (node ``ConvolutionBackward0``). Both
+reach the dispatch level as PyTorch's composites do: ``convolution``.
 """
 
 from __future__ import annotations
 
+from .common import ops
 from .convolution import (
     _conv_differentiable,
     _conv_nd,
@@ -13,10 +15,11 @@ from .convolution import (
     _conv_transpose_nd_grad,
     _meta_driver,
 )
+from .dispatch_forms import _per_dim, conv_decomposition
 from .registry import Sample, Tensor, TensorSpec, op
 
 
-@op(node="convolution", differentiable=_conv_differentiable,
+@op(node="convolution", differentiable=_conv_differentiable, decompose=conv_decomposition(3),
     meta=_meta_driver(_conv_nd, "conv3d", 3),
     errors=(Sample((TensorSpec((1, 3, 4, 4, 4)), TensorSpec((3, 2, 2, 2, 2)))),
             Sample((TensorSpec((2, 4, 4)), TensorSpec((3, 2, 2, 2, 2)))),
@@ -43,7 +46,25 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _conv_nd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
-@op(node="convolution", differentiable=_conv_differentiable,
+def _conv_transpose3d_decomposition(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                                    dilation=1):
+    """PyTorch's composite ``conv_transpose3d``: ``convolution`` (transposed) with every size as
+    three ints; an unbatched input gets its batch dimension by ``unsqueeze`` and loses it by
+    ``squeeze``. Complex operands (which PyTorch splits into parts) and argument errors are left
+    to the op."""
+    sizes = [_per_dim(value, 3) for value in (stride, padding, output_padding, dilation)]
+    if input.is_complex() or weight.dim() != 5 or input.dim() not in (4, 5) or type(groups) is not int \
+            or (bias is not None and bias.dtype != input.dtype) or any(size is None for size in sizes) \
+            or any(p < 0 for p in sizes[1]):
+        return NotImplemented
+    strides, paddings, output_paddings, dilations = sizes
+    unbatched = input.dim() == 4
+    batched = input.unsqueeze(0) if unbatched else input
+    result = ops.convolution(batched, weight, bias, strides, paddings, dilations, True, output_paddings, groups)
+    return result.squeeze(0) if unbatched else result
+
+
+@op(node="convolution", differentiable=_conv_differentiable, decompose=_conv_transpose3d_decomposition,
     meta=_meta_driver(_conv_transpose_nd, "conv_transpose3d", 3),
     errors=(Sample((TensorSpec((1, 2, 1, 1, 1)), TensorSpec((2, 3, 1, 1, 1))), {"padding": 1}),
             Sample((TensorSpec((2, 2, 2)), TensorSpec((2, 3, 2, 2, 2))))),

@@ -137,7 +137,8 @@ _TARGETS = TensorSpec((2, 3), "int64", 1, 3)
                     {"blank": 0}),
              Sample((TensorSpec((6, 2, 4), "float64", -3, 0), TensorSpec((5,), "int64", 0, 2), [6, 6], [3, 2], 3)),
              Sample((TensorSpec((2, 2, 4), "float64", -3, 0), _TARGETS, [2, 2], [3, 2]), {"zero_infinity": True}),
-             Sample((TensorSpec((2, 2, 4), "float64", -3, 0), _TARGETS, [2, 2], [3, 2]))))
+             Sample((TensorSpec((2, 2, 4), "float64", -3, 0), _TARGETS, [2, 2], [3, 2]))),
+    tags=("dynamic_output_shape",))
 def _ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: list[int], target_lengths: list[int], blank: int = 0,
               zero_infinity: bool = False) -> Tensor:
     """Minus the log-likelihood of each sample's target (N,) under the CTC model, from
@@ -177,7 +178,7 @@ def _ctc_loss_backward_meta(grad, log_probs, targets, input_lengths, target_leng
                      TensorSpec((2, 6, 7), "float32", -4, -1), 0, False)),))
 def _ctc_loss_backward(grad: Tensor, log_probs: Tensor, targets: Tensor, input_lengths: list[int],
                        target_lengths: list[int], neg_log_likelihood: Tensor, log_alpha: Tensor, blank: int,
-                       zero_infinity: bool) -> Tensor:
+                       zero_infinity: bool = False) -> Tensor:
     """The gradient of ``_ctc_loss`` with respect to ``log_probs`` for the losses' gradient
     ``grad``: ``exp(log_probs) - exp(log_posterior)`` per step and class, as PyTorch's
     ``ctc_loss_backward`` (which has no derivative of its own).

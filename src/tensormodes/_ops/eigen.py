@@ -88,7 +88,8 @@ def _eig_grad(grad, result):
     errors=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 2), "int64"),)),
             Sample((TensorSpec((2, 2), "float16"),))),
     samples=(Sample((TensorSpec((3, 3), "float64"),)), Sample((TensorSpec((2, 3, 3)),)),
-             Sample((TensorSpec((3, 3), "complex128"),)), Sample((TensorSpec((0, 0)),))))
+             Sample((TensorSpec((3, 3), "complex128"),)), Sample((TensorSpec((0, 0)),))),
+    schema={"A": "Tensor self"})
 def linalg_eig(A: Tensor) -> Tensor:
     """The eigenvalues and eigenvectors of a square matrix (or of each in a batch), complex, as the
     named tuple ``(eigenvalues, eigenvectors)`` with ``A @ V = V @ diag(L)``; each eigenvector
@@ -114,8 +115,17 @@ def _eigvals_grad(grad, A):
     return _eig_backward(grad, None, values, vectors)
 
 
+def _eigvals_decomposition(A):
+    """PyTorch's composite ``linalg.eigvals`` at the dispatch level: ``linalg_eig``'s eigenvalues
+    (the same LAPACK call, so the same values)."""
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2] or A.dtype not in (ops.float32, ops.float64, ops.complex64,
+                                                                    ops.complex128):
+        return NotImplemented  # the op raises its errors, which name linalg.eigvals
+    return ops.ops.aten.linalg_eig.default(A)[0]
+
+
 @op(meta=rule(_eigvals_meta), grad=_eigvals_grad, node="linalg_eig", name="linalg_eigvals", function="eigvals",
-    namespace="tensormodes.linalg",
+    namespace="tensormodes.linalg", decompose=_eigvals_decomposition, schema={"A": "Tensor self"},
     errors=(Sample((TensorSpec((2, 3)),)), Sample((TensorSpec((2, 2), "int64"),))),
     samples=(Sample((TensorSpec((3, 3), "float64"),)), Sample((TensorSpec((2, 2, 2)),)),
              Sample((TensorSpec((2, 2), "complex64"),))))

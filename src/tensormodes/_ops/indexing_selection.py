@@ -283,13 +283,36 @@ def _fill_diagonal_grad(grad, input_shape, wrap):
     return grad.clone().fill_diagonal_(0, wrap)
 
 
+def _fill_diagonal_decomposition(input, fill_value, wrap=False):
+    """PyTorch's composite ``fill_diagonal_``: ``fill_`` of the diagonal as an ``as_strided`` view
+    of ``input``'s storage, and with ``wrap`` of a tall matrix, of the diagonal's continuation
+    from row ``width + 1`` on."""
+    shape = tuple(input.shape)
+    if len(shape) < 2 or (len(shape) > 2 and any(size != shape[0] for size in shape)) \
+            or not isinstance(fill_value, (bool, Number)) or not isinstance(wrap, bool):
+        return NotImplemented  # the op raises its errors
+    if input.requires_grad and (input._base is not None or not input.is_contiguous()):
+        # autograd of an in-place write into an as_strided view of a view (or of a non-contiguous
+        # tensor) is not PyTorch's yet here: the op and its own formula keep the gradient right
+        return NotImplemented
+    strides, offset = input.stride(), input.storage_offset()
+    step, size = sum(strides), min(shape)
+    input.as_strided([size], [step], offset).fill_(fill_value)
+    height, width = shape[:2]
+    if wrap and len(shape) == 2 and height > width + 1:
+        count = (input.numel() + width) // (width + 1) - size
+        input.as_strided([count], [step], offset + strides[0] * (width + 1)).fill_(fill_value)
+    return input
+
+
 @op(function=False, method="fill_diagonal_", mutates=True, grad=_fill_diagonal_grad, meta=metadata,
+    decompose=_fill_diagonal_decomposition,
     errors=(Sample((TensorSpec((3,)), 1.0)), Sample((TensorSpec((3, 3, 4)), 1.0)),
             Sample((TensorSpec((2, 2), "int8"), 1000))),
     samples=(Sample((TensorSpec((3, 4)), 5.0)), Sample((TensorSpec((7, 3)), 2.5), {"wrap": True}),
              Sample((TensorSpec((7, 3)), 2.5)), Sample((TensorSpec((3, 3, 3), "int64"), 2)),
              Sample((TensorSpec((3, 3), "int64"), 2.7)), Sample((TensorSpec((0, 3)), 1.0)),
-             Sample((TensorSpec((2, 5), "bool"), True), {"wrap": True})))
+             Sample((TensorSpec((2, 5), "bool"), True), {"wrap": True})), tags=("inplace",))
 def fill_diagonal_(input: Tensor, fill_value: Number, wrap: bool = False) -> Tensor:
     """Fill the main diagonal (the elements with all indices equal) with ``fill_value``, in place;
     a tall matrix with ``wrap`` restarts the diagonal below each square block, a row apart.

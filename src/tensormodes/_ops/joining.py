@@ -846,12 +846,39 @@ def _combinations_differentiable(input, r=2, with_replacement=False) -> bool:
     return r != 0  # PyTorch returns a new empty tensor for r = 0
 
 
+def _combinations_decomposition(input, r=2, with_replacement=False):
+    """PyTorch's composite ``combinations``: an ``ij`` meshgrid (``view`` / ``expand``) of ``r``
+    copies of ``input``, the mask of increasing positions (``arange``'s meshgrid, ``full``, then
+    ``lt`` or ``le`` of neighbouring grids into it by ``mul_``), each grid's ``masked_select``,
+    ``stack``; ``r=0``: ``empty``."""
+    if input.dim() != 1 or type(r) is not int or r < 0 or not isinstance(with_replacement, bool):
+        return NotImplemented  # the op raises its errors
+    if input.is_meta:
+        return NotImplemented  # masked_select's size needs values; the op's meta rule knows it
+    # (the factories as ATen's C++ calls them: tensor options, no pin_memory)
+    aten = ops.ops.aten
+    if r == 0:
+        return aten.empty.memory_format([0], dtype=input.dtype, device=input.device)
+    size = input.shape[0]
+
+    def grids(vector):
+        return [vector.view([-1 if j == i else 1 for j in range(r)]).expand([size] * r) for i in range(r)]
+
+    copies = grids(input)
+    positions = grids(aten.arange.default(size, dtype=ops.int64, device=input.device))
+    mask = aten.full.default([size] * r, True, dtype=ops.bool, device=input.device)
+    for before, after in zip(positions, positions[1:]):
+        mask.mul_(before <= after if with_replacement else before < after)
+    return ops.stack([copy.masked_select(mask) for copy in copies], 1)
+
+
 @op(grad=_combinations_grad, saves=("indices",), node="stack", meta=rule(_combinations_meta),
-    differentiable=_combinations_differentiable,
+    differentiable=_combinations_differentiable, decompose=_combinations_decomposition,
     errors=(Sample((M23,)), Sample((TensorSpec(()),)), Sample((TensorSpec((3,)), -1))), samples=(
     Sample((TensorSpec((4,)),)), Sample((TensorSpec((4,), "int64"), 3)), Sample((TensorSpec((3,)), 1)),
     Sample((TensorSpec((3,), "float64"),), {"r": 2, "with_replacement": True}), Sample((TensorSpec((3,)), 0)),
-    Sample((TensorSpec((2,)), 3)), Sample((TensorSpec((2,), "bool"), 4, True)), Sample((TensorSpec((0,)),))))
+    Sample((TensorSpec((2,)), 3)), Sample((TensorSpec((2,), "bool"), 4, True)), Sample((TensorSpec((0,)),))),
+    schema={"(returns)": "Tensor"})
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The length-``r`` combinations of the elements of the 1-D ``input``, as rows in
     lexicographic order of positions (Python's ``itertools.combinations``, or

@@ -8,7 +8,7 @@ PyTorch's SVD does.
 
 from __future__ import annotations
 
-from numbers import Number
+from numbers import Number, Real
 
 import numpy as np
 
@@ -91,7 +91,28 @@ def _pinv_meta(A, *, atol=None, rtol=None, hermitian=False):
     return MetaArray((*A.shape[:-2], A.shape[-1], A.shape[-2]), A.dtype)
 
 
+def _tolerance_tensors(A, atol, rtol):
+    """PyTorch's ``linalg_pinv.atol_rtol_float`` composite: the tolerances as float64 scalars, an
+    omitted ``atol`` 0, an omitted ``rtol`` its default (0 after a positive ``atol``)."""
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else ops.finfo(A.dtype).eps * max(A.shape[-2:])
+    return [ops.ops.aten.full.default([], float(value), dtype=ops.float64, device=A.device)
+            for value in (0.0 if atol is None else atol, rtol)]
+
+
+def _pinv_decomposition(A, atol=None, rtol=None, hermitian=False):
+    """PyTorch's composite ``linalg.pinv`` for number tolerances: ``linalg_pinv.atol_rtol_tensor``
+    of them as tensors (``full``). Tensor tolerances (or none) reach it directly."""
+    numbers = [v for v in (atol, rtol) if v is not None]
+    if not numbers or not all(isinstance(v, Real) and not isinstance(v, bool) for v in numbers) \
+            or (rtol is None and (A.dim() == 0 or not (A.is_floating_point() or A.is_complex()))):
+        return NotImplemented  # the op itself: tensor tolerances, or its errors before any default
+    atol, rtol = _tolerance_tensors(A, atol, rtol)  # (the op then raises its errors, as PyTorch's)
+    return ops.ops.aten.linalg_pinv.atol_rtol_tensor(A, atol=atol, rtol=rtol, hermitian=hermitian)
+
+
 @op(grad=_pinv_grad, meta=rule(_pinv_meta), name="linalg_pinv", function="pinv", namespace="tensormodes.linalg",
+    decompose=_pinv_decomposition, aten="atol_rtol_tensor", schema={"A": "Tensor self"},
     out=True, errors=(Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 2), "int64"),)),
                       Sample((TensorSpec((2, 2), "float16"),))),
     samples=(Sample((TensorSpec((3, 2)),)), Sample((TensorSpec((2, 4), "float64"),)),
@@ -121,7 +142,17 @@ def _pinverse_meta(input, rcond=1e-15):
     return _pinv_meta(input)
 
 
+def _pinverse_decomposition(input, rcond=1e-15):
+    """PyTorch's composite ``pinverse``: ``linalg_pinv.atol_rtol_tensor`` with ``atol`` 0 and
+    ``rtol`` ``rcond``, as tensors."""
+    if not isinstance(rcond, Real) or isinstance(rcond, bool):
+        return NotImplemented  # the op raises its argument error
+    atol, rtol = _tolerance_tensors(input, 0.0, rcond)
+    return ops.ops.aten.linalg_pinv.atol_rtol_tensor(input, atol=atol, rtol=rtol)
+
+
 @op(grad=_pinverse_grad, meta=rule(_pinverse_meta), node="linalg_pinv", method=True,
+    decompose=_pinverse_decomposition,
     errors=(Sample((TensorSpec((3,)),)),),
     samples=(Sample((TensorSpec((3, 2)),)), Sample((TensorSpec((2, 3, 3), "float64"), 1e-4))))
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
@@ -367,7 +398,8 @@ def _householder_grad(grad, input, tau, needs_input_grad):
              Sample((TensorSpec((3, 3)), TensorSpec((3,)))),
              Sample((TensorSpec((2, 4, 2), "float64"), TensorSpec((2, 2), "float64"))),
              Sample((TensorSpec((3, 2), "complex128"), TensorSpec((2,), "complex128"))),
-             Sample((TensorSpec((3, 0)), TensorSpec((0,))))))
+             Sample((TensorSpec((3, 0)), TensorSpec((0,))))),
+    schema={"input": "Tensor input"})
 def linalg_householder_product(input: Tensor, tau: Tensor) -> Tensor:
     """The first ``n`` columns of the product ``H_1 ... H_k`` of Householder reflections
     ``H_i = I - tau_i v_i v_i^H``, where ``v_i`` is column ``i`` of ``input`` (m x n, m >= n) below

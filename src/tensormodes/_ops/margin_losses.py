@@ -118,7 +118,8 @@ _LABELS = TensorSpec((4,), "int64", 0, 4)
             Sample((TensorSpec((2, 3), "int64"), TensorSpec((2,), "int64", 0, 0))),
             Sample((TensorSpec((2, 3), "float16"), TensorSpec((2,), "int64", 0, 0))),
             Sample((TensorSpec((2, 3)), TensorSpec((2,), "int64", 0, 0), 1, 1.0, TensorSpec((2,)))),
-            Sample((TensorSpec((2, 3)), TensorSpec((2,), "int64", 0, 0), 1, 1.0, TensorSpec((3,), "float64")))))
+            Sample((TensorSpec((2, 3)), TensorSpec((2,), "int64", 0, 0), 1, 1.0, TensorSpec((3,), "float64")))),
+    aten="multi_margin_loss.default", schema={"p": "Scalar=1", "margin": "Scalar=1", "reduction": "int=1"})
 def _multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
                        reduction: str = "mean") -> Tensor:
     """The multi-class hinge loss of each sample: the mean over the classes ``j`` other than
@@ -185,7 +186,9 @@ def _multilabel_margin_loss_grad(grad, input, reduction, target_counts):
     errors=(Sample((TensorSpec((2, 0)), TensorSpec((2, 0), "int64"))),
             Sample((TensorSpec((2, 3)), TensorSpec((2, 2), "int64", 0, 1))),
             Sample((TensorSpec((2, 3)), TensorSpec((2, 3), "float32"))),
-            Sample((TensorSpec((2, 3), "float16"), TensorSpec((2, 3), "int64", 0, 1)))))
+            Sample((TensorSpec((2, 3), "float16"), TensorSpec((2, 3), "int64", 0, 1)))),
+    aten="multilabel_margin_loss_forward.default",
+    schema={"reduction": "int reduction=", "(returns)": "Tensor output, Tensor is_target"})
 def _multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     """The multi-label hinge loss of each sample: ``target`` lists its classes, ended by the
     first ``-1``; the loss sums ``max(0, 1 - (x[c] - x[i]))`` over those classes ``c`` and the

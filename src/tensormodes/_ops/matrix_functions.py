@@ -87,7 +87,7 @@ _EXP_ERRORS = (Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 3)),)), Sampl
 
 
 @op(grad=_matrix_exp_grad, meta=rule(_matrix_exp_meta), name="linalg_matrix_exp", function="matrix_exp",
-    namespace="tensormodes.linalg", samples=_EXP_SAMPLES, errors=_EXP_ERRORS)
+    namespace="tensormodes.linalg", samples=_EXP_SAMPLES, errors=_EXP_ERRORS, schema={"A": "Tensor self"})
 def linalg_matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential ``sum_k A^k / k!`` of a square matrix (or of each in a batch).
 
@@ -99,8 +99,13 @@ def linalg_matrix_exp(A: Tensor) -> Tensor:
     return _matrix_exp(A)
 
 
+def _matrix_exp_decomposition(A):
+    """PyTorch's composite ``matrix_exp``: ``linalg_matrix_exp`` (whose errors are the same)."""
+    return ops.linalg.matrix_exp(A)
+
+
 @op(grad=_matrix_exp_grad, meta=rule(_matrix_exp_meta), node="linalg_matrix_exp", method=True,
-    samples=_EXP_SAMPLES[:2], errors=_EXP_ERRORS)
+    decompose=_matrix_exp_decomposition, samples=_EXP_SAMPLES[:2], errors=_EXP_ERRORS, schema={"A": "Tensor self"})
 def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential of a square matrix (or of each in a batch): ``linalg.matrix_exp``.
 

@@ -425,7 +425,8 @@ def _rms_norm_grad(grad, input, normalized_shape, weight, eps, needs_input_grad)
              Sample((TensorSpec((2, 4), "float16"), [4], TensorSpec((4,), "float16"))),
              Sample((TensorSpec((2, 4), "bfloat16"), [4])),
              Sample((TensorSpec((0, 3)), [3])),
-             Sample((TensorSpec((2, 3), "complex64"), [3], TensorSpec((3,), "complex64")))))
+             Sample((TensorSpec((2, 3), "complex64"), [3], TensorSpec((3,), "complex64")))),
+    schema={"input": "Tensor input", "normalized_shape": "SymInt[]"})
 def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """Root-mean-square normalisation over the last ``len(normalized_shape)`` dimensions:

@@ -464,7 +464,8 @@ _SHRINK_SAMPLES = _SAMPLES + (Sample((_X, 1.5)), Sample((TensorSpec((3,), "float
 
 @op(grad=_shrink_zone_grad, meta=elementwise, method=True, out=True,
     samples=_SHRINK_SAMPLES + (Sample((_X, -1.0)),),
-    errors=(Sample((TensorSpec((2,), "int64"),)), Sample((TensorSpec((2,), "float16"), 1e5))))
+    errors=(Sample((TensorSpec((2,), "int64"),)), Sample((TensorSpec((2,), "float16"), 1e5))),
+    aten={"hardshrink.default": ("out-pointwise",)}, tags=("pointwise",))
 def hardshrink(input: Tensor, lambd: Number = 0.5) -> Tensor:
     """Applies the hard shrinkage function elementwise: ``x`` where ``|x| > lambd``, else 0
     (NaN stays NaN; ``lambd`` is compared in ``input``'s dtype).
@@ -496,7 +497,8 @@ def _softshrink_meta(input, lambd=0.5):
 
 @op(grad=_shrink_zone_grad, meta=rule(_softshrink_meta), namespace="tensormodes.nn.functional", out=True,
     samples=_SHRINK_SAMPLES,
-    errors=(Sample((TensorSpec((2,), "int64"),)), Sample((_X, -1.0)), Sample((TensorSpec((2,), "float16"), 7e4))))
+    errors=(Sample((TensorSpec((2,), "int64"),)), Sample((_X, -1.0)), Sample((TensorSpec((2,), "float16"), 7e4))),
+    aten={"softshrink.default": ("out-pointwise",)}, tags=("pointwise",))
 def softshrink(input: Tensor, lambd: Number = 0.5) -> Tensor:
     """Applies the soft shrinkage function elementwise: ``x - lambd`` above ``lambd``,
     ``x + lambd`` below ``-lambd``, else 0 (``x * 0``: NaN stays NaN); ``lambd`` must be

@@ -179,8 +179,27 @@ def _max_pool3d_values_meta(input, kernel_size, stride=(), padding=0, dilation=1
     return _max_pool3d_meta(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
-@op(node="max_pool3d_with_indices", meta=rule(_max_pool3d_values_meta),
-    grad=_max_pool3d_grad, saves=("indices",), errors=_POOL_ERRORS, samples=_MAX_SAMPLES)
+def _max_pool3d_decomposition(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """PyTorch's composite ``max_pool3d``: ``max_pool3d_with_indices``'s values, the sizes as three
+    ints each (those at their defaults passed as the defaults, which handlers see left out)."""
+    try:
+        for name, value in (("kernel_size", kernel_size), ("padding", padding), ("dilation", dilation)):
+            _triple("max_pool3d", name, value)  # PyTorch's errors come from the op itself
+        omitted = stride is None or (not isinstance(stride, numbers.Integral) and not len(stride))
+        if not omitted:
+            _triple("max_pool3d", "stride", stride)
+    except (TypeError, ValueError, RuntimeError):
+        return NotImplemented
+    # As PyTorch's binding passes them: a list as given, a number as three
+    kernel, steps, pads, spreads = [list(v) if isinstance(v, (list, tuple)) else [v] * 3
+                                    for v in (kernel_size, () if omitted else stride, padding, dilation)]
+    pads, spreads = 0 if pads == [0] * 3 else pads, 1 if spreads == [1] * 3 else spreads
+    return ops._max_pool3d_with_indices(input, kernel, steps, pads, spreads, ceil_mode)[0]
+
+
+@op(node="max_pool3d_with_indices", meta=rule(_max_pool3d_values_meta), decompose=_max_pool3d_decomposition,
+    grad=_max_pool3d_grad, saves=("indices",), errors=_POOL_ERRORS, samples=_MAX_SAMPLES,
+    aten="max_pool3d_with_indices.default", tags=("core",))
 def max_pool3d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> Tensor:
     """The largest element of each ``kernel_size`` window of ``input`` (N, C, D, H, W) or
     (C, D, H, W), the windows ``stride`` apart (by default ``kernel_size``); the padding is never
@@ -194,7 +213,8 @@ def max_pool3d(input: Tensor, kernel_size, stride=(), padding=0, dilation=1, cei
 
 
 @op(node="max_pool3d_with_indices", meta=rule(_max_pool3d_meta), grad=_max_pool3d_with_indices_grad,
-    errors=_POOL_ERRORS, samples=_MAX_SAMPLES[:3])
+    errors=_POOL_ERRORS, samples=_MAX_SAMPLES[:3],
+    aten="max_pool3d_with_indices.default", schema={"(returns)": "Tensor, Tensor"}, tags=("core",))
 def _max_pool3d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, dilation=1,
                              ceil_mode: bool = False) -> Tensor:
     """``max_pool3d``'s maxima and their flat positions in their volumes: PyTorch's
@@ -268,7 +288,8 @@ def _avg_pool3d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode,
                     {"count_include_pad": False}),
              Sample((TensorSpec((1, 1, 3, 3, 3), "float64"), 2, 2, 1), {"ceil_mode": True, "divisor_override": 3}),
              Sample((TensorSpec((1, 1, 4, 4, 4), "int64", -9, 9), 2)),
-             Sample((TensorSpec((0, 1, 2, 2, 2)), 2))))
+             Sample((TensorSpec((0, 1, 2, 2, 2)), 2))),
+    schema={"stride": "int[3]=[]"}, tags=("core",))
 def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """The average of each ``kernel_size`` window of ``input`` (N, C, D, H, W) or (C, D, H, W),

@@ -459,7 +459,8 @@ def _pdist_grad(grad, input, p, result):
             Sample((TensorSpec((3, 2), "float16"),))),
     samples=(Sample((TensorSpec((4, 3)),)), Sample((TensorSpec((3, 2), "float64"), 1.0)),
              Sample((TensorSpec((3, 4), "float64"),), {"p": 3.0}), Sample((TensorSpec((3, 2), "float64"), math.inf)),
-             Sample((TensorSpec((3, 2)), 0.0)), Sample((TensorSpec((1, 2)),)), Sample((TensorSpec((3, 0)),))))
+             Sample((TensorSpec((3, 2)), 0.0)), Sample((TensorSpec((1, 2)),)), Sample((TensorSpec((3, 0)),))),
+    aten="_pdist_forward.default", tags=("core",))
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """The ``p``-norm distance between every pair of rows of the 2-D ``input``, as the upper
     triangle (row pairs ``i < j`` in order) of ``cdist(input, input, p)``.

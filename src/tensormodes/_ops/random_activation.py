@@ -50,7 +50,8 @@ def _rrelu_grad(grad, noise):
              Sample((TensorSpec((3,), "float16", -3, 3),)),
              Sample((TensorSpec((0, 2), "float32"),), {"training": True})),
     errors=(Sample((TensorSpec((2,), "int64"),)), Sample((TensorSpec((2,), "float16"),), {"training": True}),
-            Sample((TensorSpec((2,), "float32"), 0.5, 0.1))))
+            Sample((TensorSpec((2,), "float32"), 0.5, 0.1))),
+    schema={"lower": "Scalar=0.125", "upper": "Scalar=0.33333333333333331", "(returns)": "Tensor"}, tags=("pointwise",))
 def rrelu(input: Tensor, lower: float = 0.125, upper: float = 1 / 3, training: bool = False,
           generator: Generator | None = None) -> Tensor:
     """Randomized leaky ReLU: ``x`` where positive, else ``x * a``; in training ``a`` is drawn

@@ -205,7 +205,8 @@ def _grid_sampler_grad(grad, input, grid, interpolation_mode, padding_mode, alig
                   for dtype, mode, padding, corners in (
                       ("float32", 0, 0, False), ("float64", 0, 1, True), ("float64", 0, 2, False),
                       ("float64", 0, 2, True), ("float32", 1, 0, True), ("float64", 1, 2, False),
-                      ("float16", 0, 0, False))))
+                      ("float16", 0, 0, False))),
+    aten="grid_sampler_2d.default", schema={"input": "Tensor input"}, tags=("core",))
 def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
                  align_corners: bool) -> Tensor:
     """``input`` (N, C, H, W) sampled at the normalised points of ``grid`` (N, Ho, Wo, 2), each

@@ -570,7 +570,8 @@ def _masked_scatter_grad(grad, mask, source_shape):
              Sample((TensorSpec((2, 2), "int64"), TensorSpec((2, 2), "bool"), TensorSpec((4,), "int64"))),
              Sample((SCALAR, TensorSpec((), "bool", 1, 1), TensorSpec((1,)))),
              Sample((TensorSpec((0,)), TensorSpec((0,), "bool"), TensorSpec((0,)))),
-             Sample((TensorSpec((3,), "bool"), TensorSpec((3,), "bool"), TensorSpec((3,), "bool")))))
+             Sample((TensorSpec((3,), "bool"), TensorSpec((3,), "bool"), TensorSpec((3,), "bool")))),
+    tags=("core",))
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """A copy of ``input`` (broadcast with the boolean ``mask``) whose elements where ``mask`` is
     True are the first elements of ``source``, in order.

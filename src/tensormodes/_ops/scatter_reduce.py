@@ -146,7 +146,8 @@ _UNIQUE = TensorSpec((2, 3), "int64", 0, 1)  # repeats along dim 0 of a (2, 3) i
              Sample((TensorSpec((3,), "float16"), 0, TensorSpec((4,), "int64", 0, 2), TensorSpec((4,), "float16"),
                      "mean")),
              Sample((SCALAR, 0, TensorSpec((), "int64", 0, 0), SCALAR, "prod")),
-             Sample((M23, 0, TensorSpec((0, 3), "int64"), M23, "mean"))))
+             Sample((M23, 0, TensorSpec((0, 3), "int64"), M23, "mean"))),
+    aten="two", tags=("core",))
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """A copy of ``input`` with each element of ``src`` combined into the position ``index``

@@ -457,7 +457,9 @@ def _isin_meta(elements, test_elements, *, assume_unique=False, invert=False):
              Sample((TensorSpec((4,), "float16", 0, 2), TensorSpec((2,), "bfloat16", 0, 2)), {"assume_unique": True}),
              Sample((TensorSpec((0, 2), "float64"), TensorSpec((2,), "float64"))),
              Sample((TensorSpec((), "int64", 0, 2), TensorSpec((0,), "int64"))),
-             Sample((TensorSpec((3,), "float32", 0, 3), TensorSpec((2, 2), "int64", 0, 3)))))
+             Sample((TensorSpec((3,), "float32", 0, 3), TensorSpec((2, 2), "int64", 0, 3)))),
+    aten={"isin.Tensor_Tensor": (), "isin.Tensor_Scalar": ("test_elements: Scalar test_element",),
+          "isin.Scalar_Tensor": ("elements: Scalar element",)})
 def isin(elements: Tensor | Number, test_elements: Tensor | Number, *, assume_unique: bool = False,
          invert: bool = False) -> Tensor:
     """Whether each element of ``elements`` is in ``test_elements`` (compared in their promoted
