@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
+from .._tensor_base import TensorBase
 from ._samples import M23, M234, SCALAR
 from .common import check_same_shape_or_broadcast, checked_scalar, ops, wrap_dim
 from .indexing import _as_nd, _legacy_name, _out_of_bounds, _value_fits
@@ -160,7 +161,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 
 def _nonzero_decomposition(input, as_tuple=False):
     """PyTorch's ``nonzero(as_tuple=True)``: ``nonzero`` (of a 0-d input unsqueezed), then ``unbind``."""
-    if not as_tuple or not isinstance(input, ops.Tensor):
+    if not as_tuple or not isinstance(input, TensorBase):
         return NotImplemented
     return (input if input.dim() else input.unsqueeze(0)).nonzero().unbind(1)
 

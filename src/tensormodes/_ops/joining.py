@@ -16,6 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray, view_of
+from .._tensor_base import TensorBase
 from ._samples import I23, M23, M234, SCALAR
 from .common import along, array_of, dispatch_listens, is_int, one_sequence_as_items, operand_dtype, ops, wrap_dim
 from .meta_rules import MetaRule, metadata, probe, rule
@@ -657,7 +658,7 @@ def _at_least_decomposition(ndim: int):
         return t
 
     def decompose(tensors):  # the ``*tensors`` parameter, as one tuple
-        if not tensors or not all(isinstance(t, ops.Tensor) for t in tensors):
+        if not tensors or not all(isinstance(t, TensorBase) for t in tensors):
             return NotImplemented  # the op raises PyTorch's errors
         results = tuple(one(t) for t in tensors)
         return results[0] if len(results) == 1 else results
@@ -856,17 +857,16 @@ def _combinations_decomposition(input, r=2, with_replacement=False):
     if input.is_meta:
         return NotImplemented  # masked_select's size needs values; the op's meta rule knows it
     # (the factories as ATen's C++ calls them: tensor options, no pin_memory)
-    aten = ops.ops.aten
     if r == 0:
-        return aten.empty.memory_format([0], dtype=input.dtype, device=input.device)
+        return ops.ops.aten.empty.memory_format([0], dtype=input.dtype, device=input.device)
     size = input.shape[0]
 
     def grids(vector):
         return [vector.view([-1 if j == i else 1 for j in range(r)]).expand([size] * r) for i in range(r)]
 
     copies = grids(input)
-    positions = grids(aten.arange.default(size, dtype=ops.int64, device=input.device))
-    mask = aten.full.default([size] * r, True, dtype=ops.bool, device=input.device)
+    positions = grids(ops.ops.aten.arange.default(size, dtype=ops.int64, device=input.device))
+    mask = ops.ops.aten.full.default([size] * r, True, dtype=ops.bool, device=input.device)
     for before, after in zip(positions, positions[1:]):
         mask.mul_(before <= after if with_replacement else before < after)
     return ops.stack([copy.masked_select(mask) for copy in copies], 1)
