@@ -111,6 +111,10 @@ def test_transformer_encoder_matches_torch(expression, inputs, kwargs, train):
 
 @pytest.mark.torch
 def test_transformer_encoder_layer_with_default_dropout_matches_torch_in_eval():
+    # Seeded: the weights come from torch's generator, and with some draws (the suite's order
+    # decides them) a pre-activation lands within rounding of 0, where ReLU's gradient mask
+    # legitimately differs between the two libraries.
+    torch.manual_seed(0)
     check_layer(torch, "L.nn.TransformerEncoderLayer(8, 2)", [_floats(3, 2, 8)])
 
 
