@@ -7,7 +7,10 @@ The rule, top to bottom:
 2. anything else runs the op's NumPy kernel (or, on the generated fast path of a
    ufunc-hinted op, its NumPy ufunc directly).
 
-Dispatch-level modes, ``__torch_dispatch__`` subclasses and tracers join this list here.
+The ``__torch_dispatch__`` level sits just above this rule: an implementation whose call a
+dispatch mode or subclass listens to hands it to ``_api/dispatch_level`` first, and the chain's
+end (``python_dispatch.call_overload``) comes back to the same implementation, and so to this
+rule, with nobody left listening.
 
 Generated code inlines the rule, so the plain path stays one frame from ``tm.add`` to NumPy:
 ``codegen`` asks :func:`callee` for the expression to call and binds :func:`kernel_names`.

@@ -23,6 +23,7 @@ import inspect
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -238,3 +239,44 @@ def format_ns(ns: float) -> str:
             return f"{ns / scale:.2f} {unit}"
     return f"{ns:.0f} ns"
 
+
+class ModuleNames:
+    """Paths of modules as PyTorch's module tracker names them: a module first seen outside any
+    named one is its class's name (``GPT``); when a module is first seen, its whole subtree is
+    named under it (``GPT.blocks.0.attn``), also through containers never called themselves
+    (``ModuleList``). Modules are held weakly.
+
+    >>> import tensormodes as tm
+    >>> model = tm.nn.Sequential(tm.nn.Linear(2, 2))
+    >>> names = ModuleNames()
+    >>> names(model), names(model[0])
+    ('Sequential', 'Sequential.0')
+    """
+
+    def __init__(self) -> None:
+        self._names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._named_below: weakref.WeakSet = weakref.WeakSet()
+
+    def __call__(self, module: Any) -> str:
+        """The path of ``module`` (naming its subtree on first sight)."""
+        names = self._names
+        if module not in names:
+            names[module] = type(module).__name__
+        if module not in self._named_below:
+            # depth first, children in order, as PyTorch's recursion; a module seen before keeps
+            # its subtree's names
+            self._named_below.add(module)
+            pending = [iter(module.named_children())]
+            parents = [names[module]]
+            while pending:
+                child_name, child = next(pending[-1], (None, None))
+                if child_name is None:
+                    pending.pop()
+                    parents.pop()
+                    continue
+                names[child] = f"{parents[-1]}.{child_name}"
+                if child not in self._named_below:
+                    self._named_below.add(child)
+                    pending.append(iter(child.named_children()))
+                    parents.append(names[child])
+        return names[module]

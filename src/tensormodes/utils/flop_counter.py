@@ -35,7 +35,7 @@ from typing import Any
 from .._api import build as _build
 from .._api.tensor import Tensor
 from .._overrides.composite import Observer, calls_public_api, implementation, run_composite
-from ..modes.observing import ThreadDepth, public_name, render_table, rich_table
+from ..modes.observing import ModuleNames, ThreadDepth, public_name, render_table, rich_table
 from ..nn import functional as F
 from ..nn.modules import module as _module_api
 from ..nn.modules.rnn import LSTM
@@ -441,12 +441,11 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         self._inside = ThreadDepth()
         self._plans: dict = {}
         self._handles: list = []
-        self._module_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._module_names = ModuleNames()
         self._collecting: list | None = None  # backward nodes made inside a zero-FLOP function
         self._silenced = ThreadDepth()  # depth of backward nodes whose gradient formulas count nothing
         self._silenced_nodes: weakref.WeakSet = weakref.WeakSet()
         self._lstm_seen = False
-        self._named_below: weakref.WeakSet = weakref.WeakSet()
 
     def get_total_flops(self) -> int:
         """All FLOPs counted (those of the ``"Global"`` entry)."""
@@ -565,31 +564,8 @@ class FlopCounterMode(Observer, TorchFunctionMode):
     # -- modules
 
     def _module_name(self, module) -> str:
-        """The module's path as PyTorch's module tracker names it: a module first seen outside
-        any named one is its type's name (``GPT``); when a module is first seen, its whole
-        subtree is named under it (``GPT.blocks.0.attn``), also through containers that are
-        never called themselves (``ModuleList``)."""
-        names = self._module_names
-        if module not in names:
-            names[module] = type(module).__name__
-        if module not in self._named_below:
-            # depth first, children in order, as PyTorch's recursion; a module seen before
-            # keeps its subtree's names
-            self._named_below.add(module)
-            pending = [iter(module.named_children())]
-            parents = [names[module]]
-            while pending:
-                child_name, child = next(pending[-1], (None, None))
-                if child_name is None:
-                    pending.pop()
-                    parents.pop()
-                    continue
-                names[child] = f"{parents[-1]}.{child_name}"
-                if child not in self._named_below:
-                    self._named_below.add(child)
-                    pending.append(iter(child.named_children()))
-                    parents.append(names[child])
-        return names[module]
+        """The module's path as PyTorch's module tracker names it (``observing.ModuleNames``)."""
+        return self._module_names(module)
 
     def _enter_module(self, module, *unused) -> None:
         if isinstance(module, LSTM):
