@@ -29,7 +29,7 @@ from .._device import device
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
-__all__ = ["HOOKS", "MultipleDispatchFailed", "call_overload", "bind", "normalized", "schema_form", "public_call",
+__all__ = ["HOOKS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized", "schema_form", "public_call",
            "is_dispatch_class", "dispatch_classes", "active_modes", "disabled_torch_dispatch_impl"]
 
 
@@ -97,13 +97,19 @@ def dispatch_classes(values) -> list:
             if cls is PLAIN.tensor or cls in seen or not isinstance(item, TensorBase) or not is_dispatch_class(cls):
                 continue
             seen.append(cls)
-            index = len(found)
-            for i, previous in enumerate(found):
-                if issubclass(cls, type(previous)):
-                    index = i
-                    break
-            found.insert(index, item)
+            add_overloaded(found, item)
     return found
+
+
+def add_overloaded(found: list, arg) -> None:
+    """Put ``arg`` among the overloaded arguments ``found``, in PyTorch's order (of handlers
+    at either level): last, except before the first one whose class its own subclasses."""
+    cls = type(arg)
+    for i, previous in enumerate(found):
+        if issubclass(cls, type(previous)):
+            found.insert(i, arg)
+            return
+    found.append(arg)
 
 
 def active_modes() -> tuple:

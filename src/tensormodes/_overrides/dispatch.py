@@ -432,15 +432,7 @@ def overloaded_args(relevant_args, state) -> list:
         if cls in _NEVER_PARTICIPATE or cls in seen or not _participates(cls):
             continue
         seen.append(cls)
-        if not found:
-            found.append(arg)
-            continue
-        index = len(found)
-        for i, previous in enumerate(found):
-            if issubclass(cls, type(previous)):
-                index = i
-                break
-        found.insert(index, arg)
+        python_dispatch.add_overloaded(found, arg)
     return found
 
 
