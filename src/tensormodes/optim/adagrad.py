@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._api import namespace as tm
-from .optimizer import Optimizer, _check_float_lr, _check_single_implementation, _scalar_dtype, _step_as_tensor
+from .optimizer import Optimizer, _check_float_lr, _check_single_implementation, _scalar_dtype
 
 __all__ = ["Adagrad"]
 
@@ -80,13 +80,7 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                _step_as_tensor(self.state.get(p))
+        self._restore_groups({"foreach": None, "maximize": False, "differentiable": False, "fused": None})
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform a single optimization step; ``closure`` re-evaluates the model and

@@ -7,7 +7,7 @@ from typing import Any
 
 from .._api import namespace as tm
 from .._api.tensor import Tensor
-from .optimizer import Optimizer, _check_float_lr, _check_single_implementation, _scalar_dtype, _step_as_tensor
+from .optimizer import Optimizer, _check_float_lr, _check_single_implementation, _scalar_dtype
 
 __all__ = ["Adam"]
 
@@ -93,16 +93,8 @@ class Adam(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                _step_as_tensor(self.state.get(p))
+        self._restore_groups({"amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+                              "differentiable": False, "decoupled_weight_decay": False, "fused": None})
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform a single optimization step; ``closure`` re-evaluates the model and

@@ -7,7 +7,7 @@ from typing import Any
 
 from .._api import namespace as tm
 from .nadam import _check_lr_eps_betas_decay
-from .optimizer import Optimizer, _check_single_implementation, _scalar_dtype, _step_as_tensor
+from .optimizer import Optimizer, _check_single_implementation, _scalar_dtype
 
 __all__ = ["Adamax"]
 
@@ -57,13 +57,7 @@ class Adamax(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                _step_as_tensor(self.state.get(p))
+        self._restore_groups({"foreach": None, "maximize": False, "differentiable": False, "capturable": False})
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform a single optimization step; ``closure`` re-evaluates the model and

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._api import namespace as tm
-from .optimizer import Optimizer, _check_float_lr, _check_single_implementation, _scalar_dtype, _step_as_tensor
+from .optimizer import Optimizer, _check_float_lr, _check_single_implementation, _scalar_dtype
 
 __all__ = ["NAdam"]
 
@@ -87,15 +87,11 @@ class NAdam(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
+        self._restore_groups({"maximize": False, "foreach": None, "capturable": False, "differentiable": False,
+                              "decoupled_weight_decay": False})
         for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
             for p in group["params"]:
                 p_state = self.state.get(p)
-                _step_as_tensor(p_state)
                 if p_state and not isinstance(p_state["mu_product"], tm.Tensor):
                     p_state["mu_product"] = tm.tensor(p_state["mu_product"], dtype=_scalar_dtype())
 

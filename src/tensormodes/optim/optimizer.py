@@ -177,6 +177,17 @@ class Optimizer:
             self.__dict__.setdefault(name, [])
         self.defaults.setdefault("differentiable", False)
 
+    def _restore_groups(self, defaults: dict[str, Any], *, step_as_tensor: bool = True) -> None:
+        """After unpickling (``__setstate__``): the group options older pickles lack, with their
+        defaults, and (``step_as_tensor``) each parameter's ``step`` as a tensor, as PyTorch's
+        optimizers do when they load an older state."""
+        for group in self.param_groups:
+            for key, value in defaults.items():
+                group.setdefault(key, value)
+            if step_as_tensor:
+                for p in group["params"]:
+                    _step_as_tensor(self.state.get(p))
+
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):

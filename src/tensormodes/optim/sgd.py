@@ -69,12 +69,8 @@ class SGD(Optimizer):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        self._restore_groups({"nesterov": False, "maximize": False, "foreach": None, "differentiable": False,
+                              "fused": False}, step_as_tensor=False)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Perform a single optimization step; ``closure`` re-evaluates the model and
