@@ -507,3 +507,12 @@ def test_a_zero_remainder_keeps_the_dividends_sign(dtype):
     assert [math.copysign(1, v) for v in (x % -3).tolist()] == [-1, 1, -1, 1, -1]
     assert [math.copysign(1, v) for v in (-6.0 % tm.tensor([3.0, -3.0], dtype=dtype)).tolist()] == [-1, -1]
     assert (tm.tensor([-1.0, 1.0], dtype=dtype) % 3).tolist() == [2.0, 1.0]
+
+
+def test_complex_reciprocal_rounds_as_pytorchs_fused_division():
+    # c10::complex's division, compiled with fused multiply-adds: 1 / z rounds so (the values
+    # are PyTorch 2.13's; plain multiply-then-add differs in the last bit for these)
+    z = tm.tensor([-0.7187071815648651 + 1.1048495839003873j, 2.950329040834669 + 2.7101137288139974j],
+                  dtype=tm.complex128)
+    assert z.reciprocal().tolist() == [(-0.4137080866408464 - 0.6359825240456589j),
+                                       (0.1838307694590663 - 0.16886329802336605j)]

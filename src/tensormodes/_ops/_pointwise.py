@@ -217,13 +217,22 @@ def _complex_divide(a, b, c, d):
         wide = abs_c >= abs_d  # False where c or d is NaN: the second branch, as in C++
         zero = wide & (abs_c == 0) & (abs_d == 0)
         ratio = np.where(wide, d / c, c / d)
-        scale = 1 / np.where(wide, c + d * ratio, d + c * ratio)
-        real = np.where(wide, (a + b * ratio) * scale, (a * ratio + b) * scale)
-        imag = np.where(wide, (b - a * ratio) * scale, (b * ratio - a) * scale)
+        # Each ``x * y + z`` is one fused multiply-add in PyTorch's compiled kernels: rounded once
+        scale = 1 / np.where(wide, _fused_multiply_add(d, ratio, c), _fused_multiply_add(c, ratio, d))
+        real = np.where(wide, _fused_multiply_add(b, ratio, a), _fused_multiply_add(a, ratio, b)) * scale
+        imag = np.where(wide, _fused_multiply_add(-a, ratio, b), _fused_multiply_add(b, ratio, -a)) * scale
         if zero.any():
             real = np.where(zero, a / abs_c, real)
             imag = np.where(zero, b / abs_d, imag)
     return real, imag
+
+
+def _fused_multiply_add(x, y, z):
+    """``x * y + z`` rounded once (a fused multiply-add, which the C++ compiler makes of it in
+    PyTorch's kernels): computed in a wider float (long double for float64), then rounded."""
+    dtype = np.result_type(x, y, z)
+    wide = np.float64 if dtype == np.float32 else np.longdouble
+    return (np.asarray(x, wide) * np.asarray(y, wide) + np.asarray(z, wide)).astype(dtype)
 
 
 def _complex_from_parts(real, imag, np_dtype) -> np.ndarray:
