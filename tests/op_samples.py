@@ -203,6 +203,7 @@ TORCH_EQUIVALENTS = {
     "_nll_loss_backward": _torch_nll_loss_backward,  # aten::nll_loss_backward takes total_weight
     "_threshold_backward": lambda torch: torch.ops.aten.threshold_backward,
     "_tanh_backward": lambda torch: torch.ops.aten.tanh_backward,
+    "_sigmoid_backward": lambda torch: torch.ops.aten.sigmoid_backward,
     # torch._C._nn.cross_entropy_loss takes the reduction as an enum, and label_smoothing
     "_cross_entropy_loss": _torch_cross_entropy_loss,
     "_cross_entropy_loss_backward": _torch_cross_entropy_loss_backward,  # no ATen op: autograd's gradient

@@ -198,8 +198,9 @@ _NO_OP = ("PyTorch's formula calls a dedicated ATen backward op (gelu_backward, 
           "formula computes the same values with public ops")
 _NEW_ZEROS = ("PyTorch's formula starts from grad.new_zeros(...); Tensor.new_zeros is no op at tensormodes' "
               "dispatch level (the formula's zeros are invisible there)")
-_ATEN_NAME = ("the private op reaches the dispatch level under its own name (_nll_loss_backward, "
-              "_avg_pool2d_backward), not ATen's with its schema (nll_loss_backward takes total_weight)")
+_ATEN_NAME = ("the private op reaches the dispatch level under its own name (_avg_pool2d_backward), not ATen's "
+              "with its schema; nll_loss_forward's total_weight is a differentiable output here (PyTorch's is "
+              "not), so saving it for nll_loss_backward is seen as a detach")
 _NUMBER = ("PyTorch's formula passes a Python number where a tensor goes (where(c, 0, g), 1 - x, value / t): its "
            "dispatch level sees scalar_tensor / the composite's ops; tensormodes' public calls with numbers do not")
 _COMPOSITE = ("PyTorch implements the op (or its backward) as a composite whose pieces record the gradient "
@@ -217,10 +218,10 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 KNOWN = {
     **dict.fromkeys([
         "_gelu", "_silu", "_mish", "_elu", "_celu", "_leaky_relu", "_hardtanh", "_hardswish", "_hardsigmoid",
-        "_prelu_kernel", "_softplus", "_log_sigmoid", "_glu", "sigmoid", "special_expit", "logit", "special_logit",
+        "_prelu_kernel", "_softplus", "_log_sigmoid", "_glu", "logit", "special_logit",
         "_native_layer_norm", "_native_group_norm", "_native_batch_norm", "_mse_loss", "_smooth_l1_loss",
-        "_huber_loss", "binary_cross_entropy", "embedding", "_embedding_bag",
-        "max_pool2d", "max_pool1d", "_max_pool2d_with_indices", "max_pool1d_with_indices", "_adaptive_max_pool2d",
+        "_huber_loss", "binary_cross_entropy", "_embedding_bag",
+        "max_pool1d", "max_pool1d_with_indices", "_adaptive_max_pool2d",
         "adaptive_max_pool1d", "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "_reflection_pad1d",
         "_reflection_pad2d", "_reflection_pad3d", "_replication_pad1d", "_replication_pad2d", "_replication_pad3d",
         "_upsample_nearest1d", "_upsample_nearest2d", "_upsample_linear1d", "_upsample_bilinear2d",
@@ -240,7 +241,8 @@ KNOWN = {
                                           "the product (tensormodes' rounding, kept); PyTorch divides the product "
                                           "in place (div_)"),
     **dict.fromkeys(["_softmax_backward_data", "_log_softmax_backward_data", "_convolution_backward",
-                     "_cross_entropy_loss_backward"], _DOUBLE),
+                     "_cross_entropy_loss_backward", "_sigmoid_backward", "max_pool2d_with_indices_backward"],
+                    _DOUBLE),
     # Ops added after the survey's alignment (everyday layers, fft): their formulas keep their own ops
     **dict.fromkeys(["_linalg_lstsq", "_max_pool3d_with_indices", "_multi_margin_loss", "_multilabel_margin_loss",
                      "addbmm", "affine_grid_generator", "avg_pool3d", "combinations", "fft_fft", "fft_fft2",

@@ -103,10 +103,13 @@ def _reduction_name(reduction: int) -> str:
     return _REDUCTIONS[reduction]
 
 
-def _nll_loss_forward_grad(grad, input, target, weight, reduction, ignore_index, needs_input_grad):
+def _nll_loss_forward_grad(grad, input, target, weight, reduction, ignore_index, result1, needs_input_grad):
     mode = _reduction_name(reduction)
-    grad_input, _, grad_weight = _nn._nll_loss_grad(grad[0], input, target, weight, None, ignore_index, None, mode,
-                                                    needs_input_grad)
+    grad_input = grad_weight = None
+    if needs_input_grad[0]:  # PyTorch's backward op, given the forward's total weight
+        grad_input = _nll_backward_op(input.ndim)(grad[0], input, target, weight, reduction, ignore_index, result1)
+    if needs_input_grad[2]:  # beyond PyTorch, as for the public nll_loss
+        grad_weight = _nn._nll_loss_weight_grad(grad[0], input, target, weight, mode, ignore_index)
     if needs_input_grad[2] and mode != "none":
         # total_weight is the counted targets' weights summed (PyTorch does not differentiate it;
         # autograd here marks every floating output, so its gradient is the true one): each class's
@@ -216,6 +219,102 @@ def nll_loss2d_forward(input: Tensor, target: Tensor, weight: Tensor | None, red
     """
     _check_spatial(input, target)
     return _nll_forward(input, target, weight, reduction, ignore_index)
+
+
+# -- nll_loss_backward -------------------------------------------------------------------------
+
+def _nll_loss_backward_grad(grad, grad_output, target, weight, reduction, ignore_index, total_weight, result,
+                            needs_input_grad):
+    # The op is linear in grad_output (nll_loss is its transpose) and in weight, and for 'mean' a
+    # multiple of 1 / total_weight; input gives only its shape (zero gradient). Beyond PyTorch,
+    # weight and total_weight get theirs, each as given (not recomputed from the other).
+    mode = _reduction_name(reduction)
+    grad_grad_output = grad_weight = grad_total = None
+    if needs_input_grad[0]:
+        loss = ops.nn.functional.nll_loss(grad, target, weight, ignore_index=ignore_index,
+                                          reduction="sum" if mode == "mean" else mode)
+        grad_grad_output = loss / total_weight if mode == "mean" else loss
+    if needs_input_grad[3]:  # grad times the unweighted result, summed per class
+        unweighted = _nll_backward_op(grad.ndim)(grad_output, grad, target, None, reduction, ignore_index,
+                                                 total_weight)
+        spread = [d for d in range(grad.ndim) if d != (1 if grad.ndim >= 2 else 0)]
+        grad_weight = (grad * unweighted).sum(spread) if spread else grad * unweighted
+    if needs_input_grad[4] and mode == "mean":
+        grad_total = -(grad * result).sum() / total_weight
+    return grad_grad_output, None, None, grad_weight, grad_total
+
+
+def _nll_backward_op(ndim: int):
+    """The ATen backward op of ``nll_loss_forward`` (``ndim``: of its input)."""
+    return ops.ops.aten.nll_loss2d_backward.default if ndim == 4 else ops.ops.aten.nll_loss_backward.default
+
+
+def _nll_loss_backward_meta(grad_output, input, target, weight, reduction, ignore_index, total_weight):
+    _check_nll_input(input, target)
+    return _nn._nll_loss_backward_meta(grad_output, input, target, weight, _reduction_name(reduction), ignore_index)
+
+
+def _nll_loss2d_backward_meta(grad_output, input, target, weight, reduction, ignore_index, total_weight):
+    _check_spatial(input, target)
+    return _nn._nll_loss_backward_meta(grad_output, input, target, weight, _reduction_name(reduction), ignore_index)
+
+
+def _nll_backward(grad_output, input, target, weight, reduction: int, ignore_index: int, total_weight):
+    mode = _reduction_name(reduction)
+    total = None if mode != "mean" else total_weight.reshape(()).item()
+    return _nn.nll_backward_values(grad_output, input, target, weight, mode, ignore_index, total)
+
+
+_SCALAR_GRAD = TensorSpec(())
+
+
+@op(function=False, aten="default", grad=_nll_loss_backward_grad, meta=rule(_nll_loss_backward_meta),
+    schema={"input": "Tensor self", "ignore_index": "SymInt"},
+    errors=(Sample((_SCALAR_GRAD, TensorSpec((4, 3)), TensorSpec((3,), "int64", 0, 2), None, 1, -100,
+                    TensorSpec(()))),),
+    samples=(
+    Sample((_SCALAR_GRAD, TensorSpec((4, 3)), _TARGETS, None, 1, -100, TensorSpec((), "float32", 4, 4))),
+    Sample((TensorSpec((), "float64"), TensorSpec((4, 3), "float64"), _TARGETS, None, 2, -100,
+            TensorSpec((), "float64", 4, 4))),
+    Sample((TensorSpec((4,)), TensorSpec((4, 3)), _TARGETS, None, 0, -100, TensorSpec(()))),
+    Sample((_SCALAR_GRAD, TensorSpec((4, 3)), _TARGETS, TensorSpec((3,), "float32", 0.5, 2), 1, 1,
+            TensorSpec((), "float32", 1.5, 1.5)))))
+def nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                      ignore_index: int, total_weight: Tensor) -> Tensor:
+    """The gradient of ``nll_loss_forward`` for its input (ATen's ``nll_loss_backward``): zero but
+    at each counted target's class, ``-weight[class] * grad_output``, divided by ``total_weight``
+    (the forward's second output) for ``'mean'`` (``reduction`` 1).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.nll_loss_backward.default(tm.tensor(1.0), tm.zeros(2, 2), tm.tensor([0, 1]), None, 1, -100,
+    ...                                       tm.tensor(2.0))
+    tensor([[-0.5000,  0.0000],
+            [ 0.0000, -0.5000]])
+    """
+    _check_nll_input(input, target)
+    return _nll_backward(grad_output, input, target, weight, reduction, ignore_index, total_weight)
+
+
+@op(function=False, aten="default", grad=_nll_loss_backward_grad, meta=rule(_nll_loss2d_backward_meta),
+    schema={"input": "Tensor self", "ignore_index": "SymInt"},
+    errors=(Sample((_SCALAR_GRAD, TensorSpec((2, 3, 4)), _PLANE_TARGETS, None, 1, -100, TensorSpec(()))),),
+    samples=(
+    Sample((_SCALAR_GRAD, TensorSpec((2, 3, 4, 5)), _PLANE_TARGETS, None, 1, -100,
+            TensorSpec((), "float32", 40, 40))),
+    Sample((TensorSpec((2, 4, 5), "float64"), TensorSpec((2, 3, 4, 5), "float64"), _PLANE_TARGETS, None, 0, -100,
+            TensorSpec((), "float64")))))
+def nll_loss2d_backward(grad_output: Tensor, input: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
+                        ignore_index: int, total_weight: Tensor) -> Tensor:
+    """``nll_loss_backward`` of 4-D log-probabilities (N, C, H, W) and 3-D targets (N, H, W)
+    (ATen's ``nll_loss2d_backward``).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.nll_loss2d_backward.default(tm.tensor(1.0), tm.zeros(1, 2, 1, 2), tm.tensor([[[0, 1]]]), None,
+    ...                                         2, -100, tm.tensor(2.0)).tolist()
+    [[[[-1.0, 0.0]], [[0.0, -1.0]]]]
+    """
+    _check_spatial(input, target)
+    return _nll_backward(grad_output, input, target, weight, reduction, ignore_index, total_weight)
 
 
 # -- slice, alias and index ----------------------------------------------------------------

@@ -561,14 +561,21 @@ def _nll_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, weigh
     tensor([[-0.5000,  0.0000],
             [ 0.0000, -0.5000]])
     """
-    mode = _reduction(None, None, reduction)
+    return nll_backward_values(grad_output, input, target, weight, _reduction(None, None, reduction), ignore_index)
+
+
+def nll_backward_values(grad_output: np.ndarray, input: np.ndarray, target: np.ndarray, weight, mode: str,
+                        ignore_index: int, total=None) -> np.ndarray:
+    """``_nll_loss_backward``'s result; ``total``: the counted targets' total weight as the
+    forward returned it (ATen's ``nll_loss_backward`` is given it), else computed here."""
     index, positions, target, weight = _counted(input, target, weight, ignore_index, backward=True)
     per_target = None if weight is None else weight[index[1]]
-    return _nll_gradient(input, index, _target_scales(grad_output, input, target, mode, index, positions, per_target))
+    scales = _target_scales(grad_output, input, target, mode, index, positions, per_target, total)
+    return _nll_gradient(input, index, scales)
 
 
 def _target_scales(grad_output: np.ndarray, input: np.ndarray, target: np.ndarray, mode: str, index: tuple,
-                   positions: tuple | None, per_target: np.ndarray | None):
+                   positions: tuple | None, per_target: np.ndarray | None, total=None):
     """How much nll_loss's gradient takes off at each counted target (see ``_counted``):
     ``grad_output`` (its element for that target, for ``'none'``) times the target's weight,
     divided by the counted targets' total weight for ``'mean'``. A scalar when that is the
@@ -583,7 +590,8 @@ def _target_scales(grad_output: np.ndarray, input: np.ndarray, target: np.ndarra
     else:
         scale = grad_output.reshape(())
     if mode == "mean":
-        total = index[1].size if per_target is None else per_target.sum(dtype=input.dtype)
+        if total is None:
+            total = index[1].size if per_target is None else per_target.sum(dtype=input.dtype)
         if not total:  # nothing counts (nothing is written), or the weights sum to 0: NaN, as in PyTorch
             with quiet():
                 scale = scale / total

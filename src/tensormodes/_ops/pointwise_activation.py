@@ -518,20 +518,98 @@ def softshrink(input: Tensor, lambd: Number = 0.5) -> Tensor:
 
 # -- embedding ---------------------------------------------------------------------------------------
 
-def _embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
-    # PyTorch's embedding_dense_backward: each used row gathers its lookups' gradients; the padding
-    # row gets none, and with scale_grad_by_freq each lookup counts 1 / (its index's count).
-    flat = indices.reshape(-1).long()
-    rows = grad.reshape(flat.shape[0], weight_shape[1])  # (-1 cannot size rows of width 0)
-    if scale_grad_by_freq:
-        rows = rows / ops.bincount(flat, minlength=weight_shape[0])[flat].unsqueeze(1).to(rows.dtype)
-    if padding_idx >= 0:
-        rows = rows * (flat != padding_idx).unsqueeze(1).to(rows.dtype)
-    return grad.new_zeros(weight_shape).index_add(0, flat, rows), None
-
-
 _WEIGHT = TensorSpec((5, 3), "float32")
 _INDICES = TensorSpec((2, 4), "int64", 0, 4)
+_INDICES_BACKWARD = TensorSpec((2, 4), "int64", 0, 4)
+
+def _embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq):
+    # One backward op, PyTorch's
+    return ops.ops.aten.embedding_dense_backward.default(grad, indices, weight_shape[0], padding_idx,
+                                                         scale_grad_by_freq), None
+
+
+def _embedding_dense_backward_grad(grad, indices, padding_idx, scale_grad_by_freq, needs_input_grad):
+    # Linear in grad_output: each lookup reads its row's gradient, scaled as the op scales it.
+    flat = indices.reshape(-1).long()
+    rows = grad.index_select(0, flat)
+    if scale_grad_by_freq:
+        rows = rows / ops.bincount(flat, minlength=grad.shape[0])[flat].unsqueeze(1).to(rows.dtype)
+    if padding_idx >= 0:
+        rows = rows.masked_fill((flat == padding_idx).unsqueeze(1), 0)
+    return rows.reshape(*indices.shape, grad.shape[1]) if needs_input_grad[0] else None, None
+
+
+def _embedding_dense_backward_meta(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    _check_embedding_indices(indices, "embedding_backward")
+    return MetaArray((num_weights, grad_output.shape[-1] if grad_output.ndim else 1), grad_output.dtype)
+
+
+@op(function=False, grad=_embedding_dense_backward_grad, meta=rule(_embedding_dense_backward_meta),
+    differentiable=no_complex_autograd("embedding_dense_backward"),
+    schema={"num_weights": "SymInt", "padding_idx": "SymInt"},
+    errors=(Sample((TensorSpec((2, 4, 3)), TensorSpec((2, 4), "float32"), 5, -1, False)),),
+    samples=(Sample((TensorSpec((2, 4, 3)), _INDICES_BACKWARD, 5, -1, False)),
+             Sample((TensorSpec((2, 4, 3), "float64"), _INDICES_BACKWARD, 5, 2, True)),
+             Sample((TensorSpec((3, 2)), TensorSpec((3,), "int32", 0, 3), 4, 0, False)),
+             Sample((TensorSpec((2, 4, 3), "bfloat16"), _INDICES_BACKWARD, 5, -1, False))),
+    aten="default", tags=("core",))
+def embedding_dense_backward(grad_output: Tensor, indices: Tensor, num_weights: int, padding_idx: int,
+                             scale_grad_by_freq: bool) -> Tensor:
+    """The gradient of ``embedding`` for its weight (PyTorch's ``aten::embedding_dense_backward``):
+    each of the ``num_weights`` rows sums the gradients of its lookups, in order; row
+    ``padding_idx`` (if not negative) gets none, and with ``scale_grad_by_freq`` each lookup's
+    gradient is scaled by 1 / (how often its row is looked up).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.embedding_dense_backward.default(tm.ones(3, 2), tm.tensor([0, 2, 0]), 3, -1, False).tolist()
+    [[2.0, 2.0], [0.0, 0.0], [1.0, 1.0]]
+    """
+    _check_embedding_indices(indices, "embedding_backward")
+    flat = indices.reshape(-1).astype(np.int64, copy=False)
+    width = grad_output.shape[-1] if grad_output.ndim else 1
+    rows = grad_output.reshape(flat.size, width)
+    scales = None
+    if scale_grad_by_freq:  # 1 / count in the gradient's type
+        dtype = grad_output.dtype
+        scales = np.ones((), dtype) / np.bincount(flat, minlength=num_weights)[flat].astype(dtype)
+    if padding_idx >= 0:
+        kept = flat != padding_idx
+        flat, rows = flat[kept], rows[kept]
+        scales = None if scales is None else scales[kept]
+    result = np.zeros((num_weights, width), grad_output.dtype)
+    if scales is None:
+        np.add.at(result, flat, rows)
+    elif result.dtype in HALF_TYPES:  # the products rounded, then added
+        np.add.at(result, flat, rows * scales[:, None])
+    else:
+        _add_scaled_rows(result, flat, rows, scales)
+    return result
+
+
+def _add_scaled_rows(result: np.ndarray, flat: np.ndarray, rows: np.ndarray, scales: np.ndarray) -> None:
+    """``result[flat[i]] += scales[i] * rows[i]`` in order, each update one multiply-add rounded
+    once (PyTorch's ``add_`` with ``alpha``, a fused multiply-add): repeated rows are updated in
+    rounds, the i-th lookup of every row in round i; float32 is computed in float64 and rounded."""
+    wide = np.float64
+    order = np.argsort(flat, kind="stable")
+    sorted_rows = flat[order]
+    starts = np.searchsorted(sorted_rows, sorted_rows, side="left")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size) - starts  # which lookup of its row each one is
+    for round_ in range(int(rank.max(initial=-1)) + 1):
+        chosen = rank == round_
+        targets = flat[chosen]
+        updated = result[targets].astype(wide) + scales[chosen].astype(wide)[:, None] * rows[chosen].astype(wide)
+        result[targets] = updated.astype(result.dtype)
+
+
+def _check_embedding_indices(indices, function: str) -> None:
+    if indices.dtype != np.int64 and indices.dtype != np.int32:
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{array_type_name(indices)}Tensor instead (while checking "
+                           f"arguments for {function})")
+
+
 
 
 def _check_embedding(weight, indices, sparse: bool) -> None:
@@ -540,10 +618,7 @@ def _check_embedding(weight, indices, sparse: bool) -> None:
         raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
-    if indices.dtype != np.int64 and indices.dtype != np.int32:
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got torch.{array_type_name(indices)}Tensor instead (while checking "
-                           f"arguments for embedding)")
+    _check_embedding_indices(indices, "embedding")
 
 
 def _embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):

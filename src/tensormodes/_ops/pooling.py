@@ -213,11 +213,77 @@ def _overlapping(kernel, step, spread) -> bool:
     return any(s < d * (k - 1) + 1 for k, s, d in zip(kernel, step, spread))
 
 
-def _max_pool2d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
-    kernel = _pair("max_pool2d", "kernel_size", kernel_size)
-    step = _pair("max_pool2d", "stride", stride, default=kernel)
-    return _spread_maxima(grad, input_shape, indices,
-                          _overlapping(kernel, step, _pair("max_pool2d", "dilation", dilation)))
+def _max_pool2d_grad(grad, input, indices, kernel_size, stride, padding, dilation, ceil_mode):
+    # One backward op, PyTorch's (its arguments as the forward's were given)
+    return ops.ops.aten.max_pool2d_with_indices_backward.default(grad, input, kernel_size, stride, padding,
+                                                                  dilation, ceil_mode, indices)
+
+
+def _max_pool2d_backward_grad(grad, indices, needs_input_grad):
+    # Linear in grad_output: each output reads the gradient at the element its index names (the
+    # extra slot past the plane, where an index may point, reads 0); none for input's values.
+    planes = grad.flatten(-2)
+    padded = ops.cat([planes, planes.new_zeros((*planes.shape[:-1], 1))], -1)
+    grad_grad_output = padded.gather(-1, indices.flatten(-2)).reshape(tuple(indices.shape))
+    return grad_grad_output if needs_input_grad[0] else None, ops.zeros_like(grad), None
+
+
+def _max_pool2d_backward_meta(grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    *_, out = _pool2d_arguments("max_pool2d_with_indices_backward", input, kernel_size, stride, padding, dilation,
+                                ceil_mode)
+    _check_pooled_gradient(grad_output, indices, (*input.shape[:-2], *out))
+    return MetaArray(tuple(input.shape), grad_output.dtype)
+
+
+def _check_pooled_gradient(grad_output, indices, expected: tuple) -> None:
+    if grad_output.dtype == np.bool_ or grad_output.dtype.kind in "biuc":
+        raise not_implemented("max_pool2d_backward", dt.NP_TO_DTYPE[grad_output.dtype])
+    for name, value in (("gradOutput", grad_output), ("indices", indices)):
+        if tuple(value.shape) != expected:
+            raise RuntimeError(f"Expected {name} to have shape {list(expected)} but got {list(value.shape)}")
+
+
+@op(function=False, grad=_max_pool2d_backward_grad, meta=rule(_max_pool2d_backward_meta),
+    schema={"input": "Tensor self", "kernel_size": "int[2]", "stride": "int[2]", "padding": "int[2]",
+            "dilation": "int[2]"},
+    errors=(Sample((TensorSpec((1, 2, 3, 3)), TensorSpec((1, 2, 4, 4)), [2, 2], [2, 2], [0, 0], [1, 1], False,
+                    TensorSpec((1, 2, 2, 2), "int64", 0, 3))),),
+    samples=(
+    Sample((TensorSpec((1, 2, 2, 2)), TensorSpec((1, 2, 4, 4)), [2, 2], [2, 2], [0, 0], [1, 1], False,
+            TensorSpec((1, 2, 2, 2), "int64", 0, 15))),
+    Sample((TensorSpec((2, 3, 3), "float64"), TensorSpec((2, 5, 5), "float64"), [3, 3], [2, 2], [1, 1], [1, 1],
+            True, TensorSpec((2, 3, 3), "int64", 0, 24))),
+    Sample((TensorSpec((1, 1, 3, 3)), TensorSpec((1, 1, 4, 4)), [2, 2], [1, 1], [0, 0], [1, 1], False,
+            TensorSpec((1, 1, 3, 3), "int64", 0, 5))),
+    Sample((TensorSpec((1, 2, 2, 2), "bfloat16"), TensorSpec((1, 2, 4, 4), "bfloat16"), [2, 2], [], [0, 0],
+            [1, 1], False, TensorSpec((1, 2, 2, 2), "int64", 0, 15)))),
+    aten="default", tags=("core",))
+def max_pool2d_with_indices_backward(grad_output: Tensor, input: Tensor, kernel_size, stride, padding, dilation,
+                                     ceil_mode: bool, indices: Tensor) -> Tensor:
+    """The gradient of ``max_pool2d_with_indices`` for its input: zeros like ``input`` with each
+    output's gradient added at the element its index names (PyTorch's
+    ``aten::max_pool2d_with_indices_backward``; repeated indices of overlapping windows add up,
+    in the windows' order).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.max_pool2d_with_indices_backward.default(
+    ...     tm.ones(1, 1, 1, 2), tm.zeros(1, 1, 2, 2), [2, 1], [2, 1], [0, 0], [1, 1], False,
+    ...     tm.tensor([[[[2, 1]]]])).tolist()
+    [[[[0.0, 1.0], [1.0, 0.0]]]]
+    """
+    kernel, step, _, spread, out = _pool2d_arguments("max_pool2d_with_indices_backward", input, kernel_size, stride,
+                                                     padding, dilation, ceil_mode)
+    _check_pooled_gradient(grad_output, indices, (*input.shape[:-2], *out))
+    leading, elements = input.shape[:-2], input.shape[-2] * input.shape[-1]
+    # One slot past each plane: a window holding no input element points there (see _max_pool_planes).
+    flat = np.zeros((math.prod(leading), elements + 1), grad_output.dtype)
+    positions = indices.reshape(flat.shape[0], -1)
+    values = grad_output.reshape(flat.shape[0], -1)
+    if _overlapping(kernel, step, spread):
+        np.add.at(flat, (np.arange(flat.shape[0])[:, None], positions), values)
+    else:
+        np.put_along_axis(flat, positions, values, -1)
+    return np.ascontiguousarray(flat[:, :elements]).reshape(input.shape)
 
 
 def _max_pool2d_decomposition(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -400,8 +466,8 @@ def _max_pool1d_arguments(input, kernel_size, stride, padding, dilation, ceil_mo
     return kernel, step, pad, spread, size
 
 
-def _with_indices_grad(grad, input_shape, result1, kernel_size, stride, dilation):
-    return _max_pool2d_grad(grad[0], input_shape, result1, kernel_size, stride, dilation)
+def _with_indices_grad(grad, input, result1, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool2d_grad(grad[0], input, result1, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 @op(meta=rule(_max_pool2d_meta),

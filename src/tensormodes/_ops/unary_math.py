@@ -560,6 +560,38 @@ def _tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     return np.asarray((grad_output.astype(work, copy=False) * slope).astype(result_type, copy=False))
 
 
+def _sigmoid_backward_grad(grad, grad_output, output, needs_input_grad):
+    # result = grad_output * conj((1 - output) * output): linear in grad_output; with respect to
+    # conj(output), grad_output * (1 - 2 * conj(output)).
+    return (ops._sigmoid_backward(grad, _conj(output)) if needs_input_grad[0] else None,
+            _conj(grad) * grad_output * (1 - 2 * _conj(output)) if needs_input_grad[1] else None)
+
+
+@op(grad=_sigmoid_backward_grad, meta=elementwise, samples=(
+    Sample((M23, TensorSpec((2, 3), "float32", 0, 1))),
+    Sample((TensorSpec((3, 4), "float64"), TensorSpec((3, 4), "float64", 0, 1))),
+    Sample((TensorSpec((3,), "complex64"), TensorSpec((3,), "complex64", 0, 1))),
+    Sample((SCALAR_F64, SCALAR_F64)), Sample((BF16, BF16)), Sample((F16, F16))),
+    aten="sigmoid_backward.default", tags=("pointwise",))
+def _sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    """``grad_output * conj((1 - output) * output)``: the gradient of ``sigmoid`` given its result
+    (PyTorch's ``aten::sigmoid_backward``, multiplied in its order), half types computed in
+    float32 and rounded once.
+
+    >>> import tensormodes as tm
+    >>> tm._sigmoid_backward(tm.tensor([1.0, 2.0]), tm.tensor([0.5, 0.25]))
+    tensor([0.2500, 0.3750])
+    """
+    result_type = grad_output.dtype if grad_output.dtype == output.dtype else operand_dtype(grad_output, output)._np
+    work = _opmath(dt.NP_TO_DTYPE[result_type])._np
+    y = output.astype(work, copy=False)
+    if work.kind == "c":
+        product = grad_output.astype(work, copy=False) * np.conj((1 - y) * y)
+    else:
+        product = grad_output.astype(work, copy=False) * (1 - y) * y
+    return np.asarray(product.astype(result_type, copy=False))
+
+
 def _logistic(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind == "c":
         return np.reciprocal(1 + np.exp(-x))
@@ -569,7 +601,8 @@ def _logistic(x: np.ndarray) -> np.ndarray:
 
 
 def _sigmoid_grad(grad, result):
-    return grad * _conj(result * (1 - result))
+    # One backward op (PyTorch's sigmoid_backward), as for tanh.
+    return ops._sigmoid_backward(grad, result)
 
 
 @op(meta=elementwise, grad=_sigmoid_grad, method=True, inplace=True, out=True,
