@@ -828,16 +828,17 @@ def op_namespace(name: str) -> _Namespace:
 
 
 def define_overload(namespace: str, name: str, opdef: OpDef, schema: FunctionSchema,
-                    cls: type = OpOverload) -> OpOverload:
+                    cls: type = OpOverload, packet_cls: type = OpOverloadPacket) -> OpOverload:
     """Put a run-time op (``tensormodes.library``) at ``tensormodes.ops.<namespace>.<name>.default``:
-    an overload of class ``cls`` (an ``OpOverload``) with ``schema`` given, not computed; a new
+    an overload of class ``cls`` (an ``OpOverload``) in a packet of class ``packet_cls`` (an
+    ``OpOverloadPacket``), with ``schema`` given, not computed; a new
     definition of the same name replaces the old one, as PyTorch's ``custom_op`` does. Ops of
     the table are never replaced (``aten`` is theirs)."""
     if namespace == "aten":
         raise RuntimeError(f"{namespace}::{name}: the aten namespace holds the op table's ops only")
     packets = op_namespace(namespace)._packets
     with _LOCK:
-        packet = packets[name] = OpOverloadPacket(name, namespace)
+        packet = packets[name] = packet_cls(name, namespace)
         overload = packet._overloads[schema.overload_name or "default"] = cls(
             packet, schema.overload_name or "default", opdef, "functional", _OverloadSpec())
         overload._schema_cache = schema

@@ -43,7 +43,7 @@ from .._autograd.function import Function
 from .._autograd.grad_mode import grad_enabled, reset_grad_enabled, set_grad_enabled_raw
 from .._autograd.graph import bump_version
 from .._dispatch import python_dispatch
-from .._dispatch.aten import OpOverload, define_overload
+from .._dispatch.aten import OpOverload, OpOverloadPacket, define_overload
 from .._meta_array import MetaArray
 from .._ops.registry import OpDef, TensorKind
 from .._state import STATE
@@ -123,6 +123,17 @@ class CustomOpOverload(OpOverload):
         return NotImplemented
 
 
+class CustomOpOverloadPacket(OpOverloadPacket):
+    """The packet of a custom op: ``__torch_function__`` handlers see the packet when it is called,
+    as in PyTorch; then its one overload runs."""
+
+    def __call__(self, /, *args, **kwargs):
+        relevant = _tensors_of(args, kwargs)
+        if has_torch_function(relevant or (None,)):
+            return handle_torch_function(self, relevant or (None,), *args, **kwargs)
+        return self.default(*args, **kwargs)
+
+
 class CustomOpDef:
     """A custom op (PyTorch's ``CustomOpDef``): call it like the function it was made from;
     ``register_fake``, ``register_autograd``, ``register_kernel`` and ``register_torch_dispatch``
@@ -142,7 +153,8 @@ class CustomOpDef:
         self._schema = parse_schema(self._qualname, schema)
         self._mutated = tuple(a.name for a in self._schema.arguments if a.is_write)
         self._opdef = self._make_opdef()
-        overload = define_overload(namespace, name, self._opdef, self._schema, CustomOpOverload)
+        overload = define_overload(namespace, name, self._opdef, self._schema, CustomOpOverload,
+                                   CustomOpOverloadPacket)
         overload._custom = self
         # the end of the overload's chain at the dispatch level (``python_dispatch.call_overload``):
         # its arguments are already the kernel's (a custom op's schema names are its parameters)

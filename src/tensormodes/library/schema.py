@@ -30,7 +30,7 @@ __all__ = ["infer_schema", "parse_schema", "SUPPORTED_PARAM_TYPES", "SUPPORTED_R
 UNKNOWN_MUTATES = "unknown"
 
 # ``torch.types.Number``: what a ``Scalar`` argument takes.
-Number = typing.Union[int, float, bool]  # noqa: UP007 - printed as PyTorch prints its Number
+Number = int | float | bool
 
 
 def _derived_types(base, schema_type: str, list_base: bool, optional_base_list: bool,
@@ -136,7 +136,12 @@ def _param_type(name: str, written, annotation, error) -> str:
         return schema_type
     if typing.get_origin(annotation) is tuple:
         items = typing.get_args(annotation)
-        as_list = list if not items else list[items[0]] if len(items) == 1 or items[1:] == (Ellipsis,) else None
+        if not items:
+            as_list = list
+        elif len(items) == 1 or items[1:] == (Ellipsis,):
+            as_list = list[items[0]]
+        else:
+            as_list = list[typing.Union[items]]  # noqa: UP007 - PyTorch's suggestion, spelled as it spells it
         example = f"For example, {as_list}.\n\n" if as_list in SUPPORTED_PARAM_TYPES else "\n\n"
         error(f"Parameter {name} has unsupported type {written}. We do not support Tuple inputs in schema. As a "
               f"workaround, please try to use List instead. {example}The valid types are: "
@@ -236,8 +241,7 @@ def parse_schema(qualname: str, text: str) -> FunctionSchema:
         returns = ()
     elif tail.startswith("(("):  # one Tensor in a tuple
         returns = (Argument("", tail[2:-2]),)
-    elif tail.startswith("("):
-        returns = tuple(Argument("", _type_and_alias(t)[0], alias_info=_type_and_alias(t)[1]) for t in _split(tail[1:-1]))
     else:
-        returns = (Argument("", _type_and_alias(tail)[0], alias_info=_type_and_alias(tail)[1]),)
+        texts = _split(tail[1:-1]) if tail.startswith("(") else [tail]
+        returns = tuple(Argument("", type_, alias_info=alias) for type_, alias in map(_type_and_alias, texts))
     return FunctionSchema(name, overload or "default", tuple(arguments), returns)
