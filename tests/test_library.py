@@ -488,3 +488,39 @@ def test_opcheck_failure_texts_match_pytorch():
     assert list(got) == list(expected)
     assert got["test_faketensor"].reason.replace(str(ours._opoverload), "OP") == _torch_message(
         torch, expected["test_faketensor"].reason).replace(str(theirs._opoverload), "OP")
+
+
+def test_numpy_of_a_tensor_requiring_grad_under_no_grad():
+    # PyTorch refuses numpy() only with grad mode on: a custom op's kernel (grad mode off) may call it
+    x = tm.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        x.numpy()
+    with tm.no_grad():
+        assert x.numpy().tolist() == [1.0, 1.0]
+
+
+def test_scaled_silu_example(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "custom_op_scaled_silu.py"
+    spec = importlib.util.spec_from_file_location("custom_op_scaled_silu", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    result = example.main()
+    assert result["targets"] == ["examples.scaled_silu.default"]
+    # 2*32*4*16 + 2*32*16 forward, 2*32*16 twice and 2*32*4*16 backward (x needs no gradient), 4*32*16 silu
+    assert result["flops"] == 13312
+    assert result["meta_shape"] == (8, 1)
+    assert result["checks"] == {"test_schema": "SUCCESS", "test_autograd_registration": "SUCCESS",
+                                "test_faketensor": "SUCCESS", "test_aot_dispatch_dynamic": "SUCCESS"}
+    assert result["losses"][-1] < 0.2 * result["losses"][0]
+    model, x = result["model"], result["x"]
+    assert tm.equal(result["traced"](x), model(x))
+    # the gradient against central differences, in float64
+    u = tm.randn(3, 4, dtype=tm.float64, requires_grad=True)
+    assert tm.autograd.gradcheck(lambda t: example.scaled_silu(t, 0.7), (u,))
+    with Recorder() as recorder:
+        model(x)
+    assert "examples.scaled_silu.default" in [f for f, _, _ in recorder.seen]
+    assert "tensormodes.ops.examples.scaled_silu.default(fc1, 1.5)" in capsys.readouterr().out

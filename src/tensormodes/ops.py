@@ -17,7 +17,10 @@ __all__ = ["aten", "OpOverload", "OpOverloadPacket"]
 
 
 def __getattr__(name: str):
-    """``tensormodes.ops.<namespace>`` for namespaces of ops defined at run time."""
-    if name.startswith("__"):
+    """``tensormodes.ops.<namespace>`` for namespaces of ops defined at run time. Unlike PyTorch's
+    ``torch.ops``, a namespace exists only once an op is defined in it: tools probing a module's
+    attributes (pytest's ``pytest_plugins``) must not find one."""
+    namespace = op_namespace(name, create=False)
+    if namespace is None:
         raise AttributeError(f"module 'tensormodes.ops' has no attribute '{name}'")
-    return op_namespace(name)
+    return namespace

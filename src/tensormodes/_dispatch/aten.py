@@ -817,11 +817,11 @@ aten = _Namespace("aten")
 _NAMESPACES: dict[str, _Namespace] = {"aten": aten}
 
 
-def op_namespace(name: str) -> _Namespace:
+def op_namespace(name: str, create: bool = True) -> _Namespace | None:
     """``tensormodes.ops.<name>``: ``aten``, or the namespace of ops defined at run time (made
-    on first access, empty until an op is defined in it, as PyTorch's ``torch.ops.<name>``)."""
+    when ``create``, empty until an op is defined in it; else None if no op was defined there)."""
     namespace = _NAMESPACES.get(name)
-    if namespace is None:
+    if namespace is None and create:
         with _LOCK:
             namespace = _NAMESPACES.setdefault(name, _Namespace(name, {}))
     return namespace

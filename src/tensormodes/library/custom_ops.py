@@ -128,9 +128,9 @@ class CustomOpOverloadPacket(OpOverloadPacket):
     as in PyTorch; then its one overload runs."""
 
     def __call__(self, /, *args, **kwargs):
-        relevant = _tensors_of(args, kwargs)
-        if has_torch_function(relevant or (None,)):
-            return handle_torch_function(self, relevant or (None,), *args, **kwargs)
+        relevant = _relevant(args, kwargs)
+        if has_torch_function(relevant):
+            return handle_torch_function(self, relevant, *args, **kwargs)
         return self.default(*args, **kwargs)
 
 
@@ -242,9 +242,9 @@ class CustomOpDef:
 
     def _call(self, args: tuple, kwargs: dict):
         overload = self._opoverload
-        relevant = _tensors_of(args, kwargs)
-        if has_torch_function(relevant or (None,)):
-            return handle_torch_function(overload, relevant or (None,), *args, **kwargs)
+        relevant = _relevant(args, kwargs)
+        if has_torch_function(relevant):
+            return handle_torch_function(overload, relevant, *args, **kwargs)
         args, kwargs = python_dispatch.normalized(overload, python_dispatch.bind(overload, args, kwargs))
         if grad_enabled() and any(t._requires_grad for t in _tensors_of(args, kwargs)):
             return self._autograd_call(args, kwargs)
@@ -451,6 +451,19 @@ def _as_list(value) -> list:
     if type(value) is list or type(value) is tuple:
         return [v for v in value if v is not None]
     return [value]
+
+
+def _relevant(args: tuple, kwargs: dict) -> tuple:
+    """What may carry a ``__torch_function__`` override: every argument, and the items of lists
+    (tensors, tensor-likes such as fx proxies); ``(None,)`` when there is none, so modes still
+    see a call without arguments."""
+    found = []
+    for value in (*args, *kwargs.values()):
+        if type(value) is list or type(value) is tuple:
+            found.extend(value)
+        else:
+            found.append(value)
+    return tuple(found) or (None,)
 
 
 def _tensors_of(args: tuple, kwargs: dict) -> list:

@@ -29,6 +29,7 @@ import numpy as np
 
 from .._api import namespace as tm
 from .._dispatch.aten import OpOverload
+from ..autograd import grad as autograd_grad
 from .custom_ops import custom_op_of
 
 __all__ = ["opcheck", "OpCheckError", "MetadataMismatchError", "DEFAULT_TEST_UTILS", "ALL_TEST_UTILS"]
@@ -172,7 +173,7 @@ def _test_aot_dispatch(op, args: tuple, kwargs: dict) -> None:
     outputs = [t for t in _tensors(out) if t.requires_grad]
     if not inputs or not outputs:
         return
-    grads = tm.autograd.grad(outputs, inputs, [tm.ones_like(o) for o in outputs], allow_unused=True)
+    grads = autograd_grad(outputs, inputs, [tm.ones_like(o) for o in outputs], allow_unused=True)
     for t, g in zip(inputs, grads):
         if g is not None and g.shape != t.shape:
             raise RuntimeError(f"{op}: the gradient of an input of shape {list(t.shape)} has shape {list(g.shape)}")
