@@ -39,7 +39,7 @@ def test_docstring_examples_run(func):
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
-@pytest.mark.parametrize("name", ["generated-code.md"])
+@pytest.mark.parametrize("name", ["generated-code.md", "custom-ops.md"])
 def test_documentation_examples_run(name):
     failed, attempted = doctest.testfile(str(DOCS / name), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert attempted > 0 and failed == 0

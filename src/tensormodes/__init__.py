@@ -26,6 +26,7 @@ from . import (  # noqa: F401 - public namespaces
     fft,
     fx,
     jit,
+    library,
     linalg,
     modes,
     mps,

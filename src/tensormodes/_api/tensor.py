@@ -358,7 +358,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> tm.tensor([1, 2]).numpy()
         array([1, 2])
         """
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and grad_enabled():  # PyTorch checks grad mode too
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if type(self._data) is MetaArray:
             self._data.__array__()  # raises: no values

@@ -31,7 +31,7 @@ from .._tensor_base import TensorBase
 from . import python_dispatch
 
 __all__ = ["Tag", "Argument", "FunctionSchema", "OpOverload", "OpOverloadPacket", "aten", "overload_of",
-           "overloads_of"]
+           "overloads_of", "op_namespace", "define_overload"]
 
 
 class Tag(enum.Enum):
@@ -503,11 +503,11 @@ class OpOverload:
         self._kind = kind  # "functional", "inplace" or "out"
         self._spec = spec
         self._dropped = spec.dropped
-        self.namespace = "aten"
+        self.namespace = packet._namespace
         self._schema_cache: FunctionSchema | None = None
         self.__name__ = f"{packet._name}.{overload_name}"
         self.__qualname__ = self.__name__
-        self.__module__ = "tensormodes.ops.aten"
+        self.__module__ = f"tensormodes.ops.{self.namespace}"
 
     @property
     def _schema(self) -> FunctionSchema:
@@ -596,7 +596,7 @@ class OpOverload:
     def name(self) -> str:
         """``aten::add.Tensor`` (``aten::sum`` for a default overload, as PyTorch)."""
         suffix = "" if self._overloadname == "default" else f".{self._overloadname}"
-        return f"aten::{self._packet_name}{suffix}"
+        return f"{self.namespace}::{self._packet_name}{suffix}"
 
     def __call__(self, /, *args, **kwargs):
         if _GRAD.enabled():  # where autograd may record, it runs first (see HOOKS.call)
@@ -604,16 +604,16 @@ class OpOverload:
         return python_dispatch.call_overload(self, args, kwargs)
 
     def __repr__(self) -> str:
-        return f"<OpOverload(op='aten.{self._packet_name}', overload='{self._overloadname}')>"
+        return f"<OpOverload(op='{self.namespace}.{self._packet_name}', overload='{self._overloadname}')>"
 
     def __str__(self) -> str:
-        return f"aten.{self._packet_name}.{self._overloadname}"
+        return f"{self.namespace}.{self._packet_name}.{self._overloadname}"
 
     def __hash__(self) -> int:
         return id(self)
 
     def __reduce__(self):
-        return (_lookup, (self._packet_name, self._overloadname))
+        return (_lookup, (self._packet_name, self._overloadname, self.namespace))
 
     def decompose(self, *args, **kwargs):
         """Run the op's composite definition when it has one, else ``NotImplemented``."""
@@ -622,20 +622,21 @@ class OpOverload:
         return python_dispatch.HOOKS.decompose(self._opdef, args, kwargs)
 
 
-def _lookup(packet: str, overload: str) -> OpOverload:
-    return getattr(getattr(aten, packet), overload)
+def _lookup(packet: str, overload: str, namespace: str = "aten") -> OpOverload:
+    return getattr(getattr(op_namespace(namespace), packet), overload)
 
 
 class OpOverloadPacket:
     """All overloads of one aten op (``aten.add``): attribute access gives an overload;
     calling it picks the overload PyTorch would for the arguments."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, namespace: str = "aten") -> None:
         self._name = name
+        self._namespace = namespace
         self._overloads: dict[str, OpOverload] = {}
         self.__name__ = name
         self.__qualname__ = name
-        self.__module__ = "tensormodes.ops.aten"
+        self.__module__ = f"tensormodes.ops.{namespace}"
 
     def overloads(self) -> list[str]:
         return list(self._overloads)
@@ -644,14 +645,15 @@ class OpOverloadPacket:
         overloads = self.__dict__.get("_overloads")
         if overloads is not None and overload in overloads:
             return overloads[overload]
-        raise AttributeError(f"The underlying op of 'aten.{self._name}' has no overload name '{overload}'")
+        raise AttributeError(f"The underlying op of '{self._namespace}.{self._name}' has no overload name "
+                             f"'{overload}'")
 
     @property
     def _qualified_op_name(self) -> str:
-        return f"aten::{self._name}"
+        return f"{self._namespace}::{self._name}"
 
     def __repr__(self) -> str:
-        return f"aten.{self._name}"
+        return f"{self._namespace}.{self._name}"
 
     def __call__(self, /, *args, **kwargs):
         errors, lenient = [], None
@@ -784,28 +786,62 @@ def overload_of(opdef: OpDef, kind: str, arguments: dict) -> OpOverload:
 
 
 class _Namespace:
-    """``tensormodes.ops.aten``: every aten op of the table by name."""
+    """``tensormodes.ops.aten``: every aten op of the table by name; ``tensormodes.ops.<other>``:
+    the ops defined at run time in that namespace (``tensormodes.library.custom_op``)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, packets: dict[str, OpOverloadPacket] | None = None) -> None:
         self._name = name
+        self._packets = _PACKETS if packets is None else packets
 
     def __getattr__(self, name: str) -> OpOverloadPacket:
         if name.startswith("__"):
             raise AttributeError(name)
         if not _BUILT.is_set():
             _build()
-        packet = _PACKETS.get(name)
+        packet = self._packets.get(name)
         if packet is None:
-            raise AttributeError(f"'_OpNamespace' 'aten' object has no attribute '{name}'")
+            raise AttributeError(f"'_OpNamespace' '{self._name}' object has no attribute '{name}'")
         return packet
 
     def __dir__(self):
         if not _BUILT.is_set():
             _build()
-        return sorted(_PACKETS)
+        return sorted(self._packets)
 
     def __repr__(self) -> str:
         return f"<module 'tensormodes.ops.{self._name}'>"
 
 
 aten = _Namespace("aten")
+# The namespaces of ops defined at run time (``tensormodes.library``), by name.
+_NAMESPACES: dict[str, _Namespace] = {"aten": aten}
+
+
+def op_namespace(name: str, create: bool = True) -> _Namespace | None:
+    """``tensormodes.ops.<name>``: ``aten``, or the namespace of ops defined at run time (made
+    when ``create``, empty until an op is defined in it; else None if no op was defined there)."""
+    namespace = _NAMESPACES.get(name)
+    if namespace is None and create:
+        with _LOCK:
+            namespace = _NAMESPACES.setdefault(name, _Namespace(name, {}))
+    return namespace
+
+
+def define_overload(namespace: str, name: str, opdef: OpDef, schema: FunctionSchema,
+                    cls: type = OpOverload, packet_cls: type = OpOverloadPacket) -> OpOverload:
+    """Put a run-time op (``tensormodes.library``) at ``tensormodes.ops.<namespace>.<name>.default``:
+    an overload of class ``cls`` (an ``OpOverload``) in a packet of class ``packet_cls`` (an
+    ``OpOverloadPacket``), with ``schema`` given, not computed; a new
+    definition of the same name replaces the old one, as PyTorch's ``custom_op`` does. Ops of
+    the table are never replaced (``aten`` is theirs)."""
+    if namespace == "aten":
+        raise RuntimeError(f"{namespace}::{name}: the aten namespace holds the op table's ops only")
+    packets = op_namespace(namespace)._packets
+    with _LOCK:
+        packet = packets[name] = packet_cls(name, namespace)
+        overload = packet._overloads[schema.overload_name or "default"] = cls(
+            packet, schema.overload_name or "default", opdef, "functional", _OverloadSpec())
+        overload._schema_cache = schema
+        _BY_OP[(opdef.name, "functional")] = (overload,)
+        _BY_OP[(opdef.name, "inplace")] = _BY_OP[(opdef.name, "out")] = ()
+    return overload
