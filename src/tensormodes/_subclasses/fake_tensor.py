@@ -258,9 +258,30 @@ _UNSAFE_VIEW = aten._unsafe_view.default
 _INDEX = aten.index.Tensor
 _NONZERO = aten.nonzero.default
 _MASK_DTYPES = frozenset({np.dtype(np.bool_), np.dtype(np.uint8), np.dtype(np.int8)})
-_UNKNOWN = object()
-# func -> None (cacheable) or the reason it never is (tags and kinds are fixed per overload)
-_REASONS: dict = {}
+class _OpInfo:
+    """What the mode needs to know of an overload, computed once (tags and kinds are fixed):
+    why its calls are never cached (None: they are), whether it is random, writes into an
+    argument, is a factory, and whether its result depends on the data (its tags say so)."""
+
+    __slots__ = ("reason", "random", "writes", "factory", "data_dependent")
+
+    def __init__(self, func) -> None:
+        tags = func.tags
+        self.reason = _static_reason(func)
+        self.random = Tag.nondeterministic_seeded in tags
+        self.writes = func._kind != "functional" or func._opdef.mutates
+        self.factory = func._opdef.factory
+        self.data_dependent = Tag.data_dependent_output in tags or Tag.dynamic_output_shape in tags
+
+
+_INFO: dict = {}
+
+
+def _info(func) -> _OpInfo:
+    info = _INFO.get(func)
+    if info is None:
+        info = _INFO[func] = _OpInfo(func)
+    return info
 
 
 def _static_reason(func) -> str | None:
@@ -288,6 +309,14 @@ def _static_reason(func) -> str | None:
     return None
 
 
+# The dispatch cache, shared by every mode as PyTorch's (``FakeTensorMode.cache``): key -> the
+# output's metadata; the hit and miss counts; reason -> count of calls that bypassed it.
+_CACHE: dict = {}
+_COUNTS = [0, 0]
+_BYPASSES: dict = {}
+_SCALARS = frozenset({int, float, bool, complex, str, type(None)})
+
+
 class FakeTensorMode(TorchDispatchMode):
     """Runs every op on fake tensors (see the module docstring): factories called in the mode
     make ``FakeTensor``s, ops on them propagate metadata with the ops' meta rules.
@@ -300,11 +329,8 @@ class FakeTensorMode(TorchDispatchMode):
     fake tensors. Results are cached per op and argument metadata (``cache_info()``).
     """
 
-    # The dispatch cache, shared by every mode as PyTorch's: key -> output metadata.
-    cache: dict = {}
-    cache_hits: int = 0
-    cache_misses: int = 0
-    cache_bypasses: dict = {}
+    cache: dict = _CACHE
+    cache_bypasses: dict = _BYPASSES
 
     def __init__(self, *, allow_fallback_kernels: bool = True, allow_non_fake_inputs: bool = False,
                  shape_env=None, static_shapes: bool | None = None, export: bool = False) -> None:
@@ -326,15 +352,14 @@ class FakeTensorMode(TorchDispatchMode):
     @classmethod
     def cache_info(cls) -> DispatchCacheInfo:
         """Query the state of the dispatch cache."""
-        return DispatchCacheInfo(FakeTensorMode.cache_hits, FakeTensorMode.cache_misses,
-                                 dict(FakeTensorMode.cache_bypasses), len(FakeTensorMode.cache))
+        return DispatchCacheInfo(_COUNTS[0], _COUNTS[1], dict(_BYPASSES), len(_CACHE))
 
     @classmethod
     def cache_clear(cls) -> None:
         """Clear the dispatch cache and its counts."""
-        FakeTensorMode.cache_hits = FakeTensorMode.cache_misses = 0
-        FakeTensorMode.cache_bypasses.clear()
-        FakeTensorMode.cache.clear()
+        _COUNTS[0] = _COUNTS[1] = 0
+        _BYPASSES.clear()
+        _CACHE.clear()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} at {id(self):#x}>"
@@ -398,42 +423,53 @@ class FakeTensorMode(TorchDispatchMode):
                 return NotImplemented  # another subclass unwraps first, then calls us on its inner tensors
         if kwargs is None:
             kwargs = {}
-        reason = _REASONS.get(func, _UNKNOWN)
-        if reason is _UNKNOWN:
-            reason = _REASONS[func] = _static_reason(func)
+        info = _INFO.get(func)
+        if info is None:
+            info = _info(func)
+        reason = info.reason
         if reason is None:
             key = _cache_key(func, args, kwargs)
             if type(key) is tuple:
                 try:
-                    entry = FakeTensorMode.cache.get(key)
+                    entry = _CACHE.get(key)
                 except TypeError:
                     reason = "unhashable argument"
                 else:
                     if entry is not None:
-                        FakeTensorMode.cache_hits += 1
+                        _COUNTS[0] += 1
+                        if type(entry) is MetaArray:  # one tensor: the common case, inline
+                            data = _new(MetaArray)
+                            data.shape = entry.shape
+                            data.dtype = entry.dtype
+                            data.elem_strides = entry.elem_strides
+                            data.offset = 0
+                            data.base = None
+                            t = _new(FakeTensor)
+                            t._data = data
+                            t._requires_grad = False
+                            t.fake_mode = self
+                            return t
                         return self._from_entry(entry)
                     return self._dispatch_and_cache(key, func, args, kwargs)
             else:
                 reason = key
-        bypasses = FakeTensorMode.cache_bypasses
-        bypasses[reason] = bypasses.get(reason, 0) + 1
+        _BYPASSES[reason] = _BYPASSES.get(reason, 0) + 1
         return self._dispatch(func, args, kwargs)
 
     def _dispatch_and_cache(self, key: tuple, func, args, kwargs):
         out = self._dispatch(func, args, kwargs)
         entry = _entry_of(out)
         if entry is None:
-            bypasses = FakeTensorMode.cache_bypasses
-            bypasses["non-FakeTensor output"] = bypasses.get("non-FakeTensor output", 0) + 1
+            _BYPASSES["non-FakeTensor output"] = _BYPASSES.get("non-FakeTensor output", 0) + 1
             return out
-        FakeTensorMode.cache[key] = entry
-        FakeTensorMode.cache_misses += 1
+        _CACHE[key] = entry
+        _COUNTS[1] += 1
         return out
 
     def _from_entry(self, entry):
-        if type(entry) is tuple:
+        if type(entry) is MetaArray:
             t = _new(FakeTensor)
-            t._data = MetaArray(entry[0], entry[1], entry[2])
+            t._data = MetaArray(entry.shape, entry.dtype, entry.elem_strides)
             t._requires_grad = False
             t.fake_mode = self
             return t
@@ -447,14 +483,14 @@ class FakeTensorMode(TorchDispatchMode):
         if func in _LIFTS:
             value = args[0] if args else kwargs["self"]
             return value if isinstance(value, FakeTensor) else self._lift(value)
-        opdef = func._opdef
-        if Tag.nondeterministic_seeded not in func.tags and _all_constant(args, kwargs):
+        info = _info(func)
+        if not info.random and _all_constant(args, kwargs):
             return self._run_on_constants(func, args, kwargs)
-        _raise_if_data_dependent(func, args, kwargs)
-        if opdef.factory:
+        if info.data_dependent:
+            _raise_if_data_dependent(func, args, kwargs)
+        if info.factory:
             kwargs = {**kwargs, "device": _META}
-        writes = func._kind != "functional" or opdef.mutates
-        if writes:
+        if info.writes:
             _drop_constants(args, kwargs)
         out = disabled_torch_dispatch_impl(func, (), args, kwargs)
         return self._adopt(out)
@@ -468,6 +504,11 @@ class FakeTensorMode(TorchDispatchMode):
                 if kind is FakeTensor or kind is FakeParameter:
                     if item.fake_mode is None:
                         item.fake_mode = self
+                elif kind is _META_TENSOR:
+                    # made from a fake tensor by the library's own bookkeeping (autograd's seeds,
+                    # a gradient formula's zeros): a fake tensor in all but its class
+                    item.__class__ = FakeTensor
+                    item.fake_mode = self
                 elif isinstance(item, TensorBase) and not isinstance(item, FakeTensor):
                     real = True
         if not real or func in _LIFTS:
@@ -484,7 +525,7 @@ class FakeTensorMode(TorchDispatchMode):
         real_args = _map_tensors(args, _constant_or_self)
         real_kwargs = {k: _map_tensors((v,), _constant_or_self)[0] for k, v in kwargs.items()}
         out = disabled_torch_dispatch_impl(func, (), real_args, real_kwargs)
-        if func._kind != "functional" or func._opdef.mutates:
+        if _info(func).writes:
             return args[0]  # the fake tensor written, whose constant was written
         return _map_tensors((out,), self._fake_of_real)[0]
 
@@ -512,8 +553,19 @@ class FakeTensorMode(TorchDispatchMode):
 def _cache_key(func, args, kwargs):
     """The cache key of a call (a tuple), or the reason it has none (a str)."""
     parts = [func, dt.get_default_dtype()]
-    reason = _add_metadata(parts, args)
-    if reason is None and kwargs:
+    for value in args:
+        kind = type(value)
+        if kind is FakeTensor and value.constant is None:  # the common case, inline
+            data = value._data
+            parts += (data.shape, data.dtype, data.elem_strides)
+        elif kind in _SCALARS:
+            parts += (kind, value)
+        else:
+            reason = _add_metadata(parts, (value,))
+            if reason is not None:
+                return reason
+    reason = None
+    if kwargs:
         for name, value in kwargs.items():
             parts.append(name)
             reason = _add_metadata(parts, (value,))
@@ -527,8 +579,8 @@ def _add_metadata(parts: list, values) -> str | None:
     a list's items, another value's type and value (``1`` and ``1.0`` differ)."""
     for value in values:
         kind = type(value)
-        if kind is FakeTensor or kind is FakeParameter:
-            if value.constant is not None:
+        if kind is FakeTensor or kind is FakeParameter or kind is _META_TENSOR:
+            if getattr(value, "constant", None) is not None:
                 return "constant attribute"
             data = value._data
             parts.append(data.shape)
@@ -549,16 +601,16 @@ def _add_metadata(parts: list, values) -> str | None:
 
 
 def _entry_of(out):
-    """What the cache keeps of an op's result: (shape, dtype, strides) of a fake tensor, or the
-    container's type and its items' entries; None when the result is anything else."""
+    """What the cache keeps of an op's result: a fake tensor's MetaArray (copied, never handed out), or the
+    container's type and its items' entries (a list); None when the result is anything else."""
     kind = type(out)
     if kind is FakeTensor:
         data = out._data
-        return (data.shape, data.dtype, data.elem_strides)
+        return MetaArray(data.shape, data.dtype, data.elem_strides)
     if isinstance(out, (tuple, list)) and out:
         items = [_entry_of(item) for item in out]
-        if all(type(item) is tuple for item in items):
-            return (kind, items)
+        if all(type(item) is MetaArray for item in items):
+            return [kind, items]
     return None
 
 
