@@ -1,5 +1,7 @@
 """Tensor subclasses built on the dispatch level, at PyTorch's path ``torch._subclasses``:
-``fake_tensor`` (``FakeTensorMode``, ``FakeTensor`` and their exceptions).
+``fake_tensor`` (``FakeTensorMode``, ``FakeTensor`` and their exceptions) and ``coverage``
+(``missing_ops``: the ops a dispatch mode or subclass declines for a whole program, found
+without data).
 
 >>> import tensormodes as tm
 >>> from tensormodes._subclasses import FakeTensorMode
@@ -8,7 +10,8 @@
 FakeTensor(..., size=(2, 4))
 """
 
-from . import fake_tensor
+from . import coverage, fake_tensor
+from .coverage import missing_ops
 from .fake_tensor import (
     DataDependentOutputException,
     DynamicOutputShapeException,
@@ -17,5 +20,5 @@ from .fake_tensor import (
     UnsupportedFakeTensorException,
 )
 
-__all__ = ["fake_tensor", "FakeTensor", "FakeTensorMode", "DataDependentOutputException",
+__all__ = ["coverage", "fake_tensor", "missing_ops", "FakeTensor", "FakeTensorMode", "DataDependentOutputException",
            "DynamicOutputShapeException", "UnsupportedFakeTensorException"]

@@ -252,7 +252,7 @@ def _mode_of(args, kwargs):
 
 # -- the mode ----------------------------------------------------------------------------------
 
-_LIFTS = frozenset(getattr(getattr(aten, name), "default") for name in ("lift_fresh", "lift", "lift_fresh_copy")
+_LIFTS = frozenset(getattr(aten, name).default for name in ("lift_fresh", "lift", "lift_fresh_copy")
                    if hasattr(aten, name))
 _UNSAFE_VIEW = aten._unsafe_view.default
 _INDEX = aten.index.Tensor
@@ -270,7 +270,8 @@ class _OpInfo:
         self.reason = _static_reason(func)
         self.random = Tag.nondeterministic_seeded in tags
         self.writes = func._kind != "functional" or func._opdef.mutates
-        self.factory = func._opdef.factory
+        # a factory making its tensor on a device: made on the meta device instead
+        self.factory = func._opdef.factory and any(a.name == "device" for a in func._schema.arguments)
         self.data_dependent = Tag.data_dependent_output in tags or Tag.dynamic_output_shape in tags
 
 
@@ -537,16 +538,20 @@ class FakeTensorMode(TorchDispatchMode):
         return fake
 
     def _adopt(self, out):
-        """The meta rule's results (plain meta tensors) become this mode's fake tensors."""
+        """The meta rule's results (plain meta tensors) become this mode's fake tensors; so do
+        real ones (a factory reading data, ``from_numpy``), keeping a small one's value."""
         kind = type(out)
         if kind is _META_TENSOR:
             out.__class__ = FakeTensor
             out.fake_mode = self
         elif kind is tuple or kind is list or isinstance(out, tuple):
-            for item in out:
-                self._adopt(item)
-        elif isinstance(out, FakeTensor) and out.fake_mode is None:
-            out.fake_mode = self
+            items = [self._adopt(item) for item in out]
+            return kind(*items) if hasattr(kind, "_fields") else kind(items)
+        elif isinstance(out, FakeTensor):
+            if out.fake_mode is None:
+                out.fake_mode = self
+        elif isinstance(out, TensorBase) and type(out._data) is np.ndarray:
+            return self._fake_of_real(out)
         return out
 
 
