@@ -10,8 +10,8 @@ memory of the tensors the step creates — activations saved for backward, then 
 
 The model is GPT-2 small's shape (768 wide, 12 heads, 12 blocks, a 50257-token vocabulary,
 1024 positions), built from ``tm.nn`` inside the fake mode, run on a batch of 8 full-length
-sequences: about 124 M parameters and some 20 GB of activations, on a machine that could not
-hold them.
+sequences: 163 M parameters (the output layer is not tied to the embedding) and some 20 GiB of
+memory for the step, on a machine that could not hold them.
 
 Run: python examples/fake_memory_tracker.py   (prints the parameter count and the peaks)
 """
