@@ -712,6 +712,36 @@ def dispatch_rows() -> list[Row]:
     return rows
 
 
+def fake_rows() -> list[Row]:
+    """Fake tensors: ``add`` of two (1,) FakeTensors under FakeTensorMode, with the op's result
+    metadata in the dispatch cache (cached) and with the cache cleared before each call
+    (uncached: the meta rule runs). Baseline: ``add`` of plain tensors, no mode."""
+    from tensormodes._subclasses.fake_tensor import FakeTensorMode
+
+    x, y = tm.ones(1), tm.ones(1)
+    mode = FakeTensorMode()
+    fx, fy = mode.from_tensor(x), mode.from_tensor(y)
+
+    def uncached(clear, add, a, b):
+        def run():
+            clear()
+            add(a, b)
+        return run
+
+    rows = [Row("fake", "FakeTensor add, cached", _looped_under([mode], lambda: tm.add(fx, fy)),
+                baseline=lambda: tm.add(x, y)),
+            Row("fake", "FakeTensor add, uncached", _looped_under([mode], uncached(
+                FakeTensorMode.cache_clear, tm.add, fx, fy)), baseline=lambda: tm.add(x, y))]
+    if torch is not None:
+        from torch._subclasses.fake_tensor import FakeTensorMode as TorchFakeTensorMode
+
+        torch_mode = TorchFakeTensorMode()
+        tx, ty = torch_mode.from_tensor(torch.ones(1)), torch_mode.from_tensor(torch.ones(1))
+        rows[0].torch = _looped_under([torch_mode], lambda: torch.add(tx, ty), 50)
+        rows[1].torch = _looped_under([torch_mode], uncached(TorchFakeTensorMode.cache_clear, torch.add, tx, ty), 20)
+    return rows
+
+
 def _torch_wrapper_class():
     """PyTorch's version of the dispatch group's pytree wrapper."""
     from torch.utils._pytree import tree_map
@@ -736,7 +766,7 @@ def _torch_wrapper_class():
 GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
           "data": data_rows, "optim": optim_rows, "convolution": convolution_rows,
           "fx-trace": fx_trace_rows, "fx-run": fx_run_rows, "ready modes": ready_mode_rows, "meta": meta_rows,
-          "random": random_rows, "dispatch": dispatch_rows}
+          "random": random_rows, "dispatch": dispatch_rows, "fake": fake_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
              "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
              "data": "safetensors.numpy / NumPy indexing", "optim": "the same updates in bare NumPy",
@@ -744,7 +774,8 @@ BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on 
              "fx-run": "the original function; torch: torch.fx, same rows",
              "ready modes": "the same steps with no mode", "meta": "none; CrossRefMode: the plain forward",
              "random": "NumPy's own generator (other numbers)",
-             "dispatch": "the same call with no dispatch mode / on plain tensors"}
+             "dispatch": "the same call with no dispatch mode / on plain tensors",
+             "fake": "add of plain tensors, no mode"}
 
 
 def import_time() -> float:

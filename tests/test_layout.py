@@ -155,6 +155,11 @@ def _pytorch_spelled_names() -> set[str]:
             for alias in node.names}
 
 
+# Modules PyTorch itself keeps at private paths, public API all the same (``TorchDispatchMode``
+# is imported from ``torch.utils._python_dispatch``): other folders may import their names.
+PYTORCH_PRIVATE_MODULES = ("utils._python_dispatch.", "utils._pytree.")
+
+
 def _is_private(part: str) -> bool:
     return part.startswith("_") and not part.startswith("__")
 
@@ -179,7 +184,8 @@ def private_imports_across_folders() -> list[str]:
             for i, alias in enumerate(node.names):
                 target = f"{resolved[0]}.{alias.name}" if node.module else resolved[i]
                 parts = target.removesuffix(".__init__").split(".")
-                if parts[0] == current.split(".")[0] or alias.name in allowed:
+                if parts[0] == current.split(".")[0] or alias.name in allowed or \
+                        target.startswith(PYTORCH_PRIVATE_MODULES) and not _is_private(alias.name):
                     continue
                 # the top-level unit itself may be private (``_ops``, ``_dtype``): it is a layer's place
                 if any(_is_private(p) for p in parts[1:]):

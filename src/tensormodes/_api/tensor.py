@@ -696,7 +696,8 @@ def _alias_array(array: np.ndarray, cls: type) -> Tensor:
 
 def _alias(source: Tensor, cls: type) -> Tensor:
     if type(source._data) is MetaArray:
-        cls = META_CLASSES.get(cls, cls)
+        # a class of tensors holding MetaArrays may name its own aliases' classes (fake tensors)
+        cls = getattr(type(source), "_alias_classes", META_CLASSES).get(cls, cls)
     t = _new(cls)
     t._data = source._data
     t._requires_grad = False
