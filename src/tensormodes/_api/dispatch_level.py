@@ -68,6 +68,10 @@ def below_autograd(entry: list, arguments: dict, out=None):
         overload = entry[3] = candidates[0] if len(candidates) == 1 else False
     if overload is False:
         overload = aten.overload_of(opdef, kind, arguments)
+    if kind == "functional":
+        wrapped = python_dispatch.FORMULA_CALLS.get()
+        if wrapped is not None:
+            overload = aten.formula_overload(opdef, arguments, wrapped) or overload
     args, kwargs = python_dispatch.schema_form(overload, arguments)
     records = grad_enabled() and opdef.differentiable and not opdef.factory and _any_requires_grad(opdef, arguments)
     if kind == "out":

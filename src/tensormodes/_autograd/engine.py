@@ -19,7 +19,8 @@ import numpy as np
 from .._ops.common import ops
 from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
 from .grad_mode import _GRAD_ENABLED
-from .graph import AccumulateGrad, Node, below_listens, bump_version, grad_edge
+from .._dispatch.python_dispatch import FORMULA_CALLS
+from .graph import AccumulateGrad, Node, OpBackward, below_listens, bump_version, grad_edge
 
 __all__ = ["run_backward", "register_tensor_hook", "RemovableHandle"]
 
@@ -141,6 +142,18 @@ def _accumulate(leaf, grads: list, create_graph: bool, sole: int = _SOLE_REFEREN
         leaf._grad = old + grads[0]
 
 
+def _applied(node: Node, grads: tuple):
+    """``node``'s gradients; an op's formula (not a user's ``Function``) runs as PyTorch's C++
+    formula where the dispatch level sees its calls (``FORMULA_CALLS``)."""
+    if not isinstance(node, OpBackward) or not below_listens(next((g for g in grads if g is not None), None)):
+        return node.apply(grads)
+    token = FORMULA_CALLS.set(node.wrapped_numbers())
+    try:
+        return node.apply(grads)
+    finally:
+        FORMULA_CALLS.reset(token)
+
+
 def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, create_graph: bool,
                  inputs: list | None = None, allow_unused: bool = False, accumulate: bool = True):
     """Backpropagate from ``outputs``; return gradients for ``inputs`` when given.
@@ -179,7 +192,7 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                 continue
             results = None
             if grads[0] is not None or any(g is not None for g in grads):
-                results = node.apply(tuple(grads))
+                results = _applied(node, tuple(grads))
                 if node._post_hooks:
                     for hook in node._post_hooks:
                         replaced = hook(results, tuple(grads))

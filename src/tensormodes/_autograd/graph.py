@@ -201,6 +201,13 @@ class OpBackward(Node):
 
     _nested = False  # True when a tensor parameter was a list (its gradients come nested)
 
+    def wrapped_numbers(self) -> tuple:
+        """The numbers the forward call gave for tensor parameters (``x * 2``): PyTorch's formula
+        gets them as tensors (wrapped numbers), not as Scalars."""
+        arguments = self._arguments or ()
+        return tuple(value for value, kind in zip(arguments, self._plan.kinds)
+                     if kind == _TENSOR_PARAM and type(value) in _NUMBERS)
+
     def apply(self, grads: tuple) -> tuple:
         plan = self._plan
         if self._arguments is None:

@@ -30,7 +30,7 @@ from .._ops.registry import TensorKind
 from .._tensor_base import TensorBase
 from . import python_dispatch
 
-__all__ = ["Tag", "Argument", "FunctionSchema", "OpOverload", "OpOverloadPacket", "aten", "overload_of",
+__all__ = ["Tag", "Argument", "FunctionSchema", "OpOverload", "OpOverloadPacket", "aten", "overload_of", "formula_overload",
            "overloads_of", "op_namespace", "define_overload"]
 
 
@@ -257,14 +257,18 @@ class _OverloadSpec:
     out_name: str | None = None
     inplace_name: str | None = None  # "" where PyTorch has no in-place form of it
     kind_tags: tuple = ()  # ((kind, "+" or "-", tag), ...): the in-place or out= variant's own tags
+    formula: bool = False  # reached only from gradient formulas (``"formula"``), never a public call
 
 
 def _parse_overload(entries) -> _OverloadSpec:
     dropped, spelled, added, removed, out_name, inplace_name = set(), [], set(), set(), None, None
     kind_tags = []
+    formula = False
     for entry in entries:
         kind, sign, tag = entry.partition("+") if "+" in entry else entry.partition("-")
-        if kind in ("inplace", "out") and sign:
+        if entry == "formula":
+            formula = True
+        elif kind in ("inplace", "out") and sign:
             kind_tags.append((kind, sign, tag))
         elif entry.startswith("+"):
             added.add(entry[1:])
@@ -281,7 +285,7 @@ def _parse_overload(entries) -> _OverloadSpec:
         else:
             dropped.add(entry)
     return _OverloadSpec(frozenset(dropped), tuple(spelled), frozenset(added), frozenset(removed), out_name,
-                         inplace_name, tuple(kind_tags))
+                         inplace_name, tuple(kind_tags), formula)
 
 
 def _schema_type(opdef: OpDef, param: inspect.Parameter, tokens: dict, dims: str = "", packet: str = "") -> str:
@@ -664,9 +668,11 @@ class OpOverloadPacket:
                 errors.append(str(error))
                 continue
             # a number where the overload takes a Tensor fits only when nothing fits better
-            # (``aten.gt(x, 0)`` is ``gt.Scalar``, ``aten.add(x, 2)`` ``add.Tensor``)
-            if any(a.type.startswith("Tensor") and a.name in bound and isinstance(bound[a.name], (int, float, bool))
-                   for a in overload._schema.arguments):
+            # (``aten.gt(x, 0)`` is ``gt.Scalar``, ``aten.add(x, 2)`` ``add.Tensor``: PyTorch declares
+            # add.Scalar, as the other overloads only formulas reach, after it)
+            if overload._spec.formula or any(
+                    a.type.startswith("Tensor") and a.name in bound and isinstance(bound[a.name], (int, float, bool))
+                    for a in overload._schema.arguments):
                 lenient = lenient or overload
                 continue
             return overload(*args, **kwargs)
@@ -686,6 +692,8 @@ _BY_OP: dict[tuple[str, str], tuple[OpOverload, ...]] = {}
 _BUILT = threading.Event()
 # op name -> its own view of each of its functional overloads, where it has several
 _VIEWS: dict[str, tuple[OpOverload, ...]] = {}
+# op name -> its overloads only gradient formulas reach (``"formula"`` in ``aten=``)
+_FORMULA_FORMS: dict[str, tuple[OpOverload, ...]] = {}
 _LOCK = threading.Lock()
 
 
@@ -727,17 +735,25 @@ def _build() -> None:
             return
         for opdef in OPS.values():
             declared = _declared_overloads(opdef)
-            functional, inplace, out = [], [], []
+            functional, inplace, out, formula = [], [], [], []
             for key, spec in declared.items():
                 name, _, overload_name = key.partition("@")[0].rpartition(".")
-                functional.append(_overload(name, overload_name, opdef, "functional", spec))
+                overload = _overload(name, overload_name, opdef, "functional", spec)
+                (formula if spec.formula else functional).append(overload)
                 if opdef.inplace:
                     inplace_name = overload_name if spec.inplace_name is None else spec.inplace_name
                     if inplace_name:
-                        inplace.append(_overload(name + "_", inplace_name, opdef, "inplace", spec, overload_name))
+                        overload = _overload(name + "_", inplace_name, opdef, "inplace", spec, overload_name)
+                        if not spec.formula:
+                            inplace.append(overload)
                 if opdef.out and spec.out_name != "":  # ``out=`` alone: PyTorch has no out= form of it
                     out_name = spec.out_name or ("out" if overload_name == "default" else f"{overload_name}_out")
-                    out.append(_overload(name, out_name, opdef, "out", spec, overload_name))
+                    overload = _overload(name, out_name, opdef, "out", spec, overload_name)
+                    if not spec.formula:
+                        out.append(overload)
+            if formula:
+                _FORMULA_FORMS[opdef.name] = tuple(formula)
+            declared = {key: spec for key, spec in declared.items() if not spec.formula}
             # an overload another op declared first is that op's, and one overload may take a call's
             # arguments two ways (``name.overload@label``): this op picks it, and makes a handler's
             # arguments, by its own view of it (its parameters, what it lacks)
@@ -754,6 +770,26 @@ def _build() -> None:
             _BY_OP[(opdef.name, "inplace")] = tuple(inplace)
             _BY_OP[(opdef.name, "out")] = tuple(out)
         _BUILT.set()
+
+
+def formula_overload(opdef: OpDef, arguments: dict, wrapped: tuple = ()) -> OpOverload | None:
+    """The overload a gradient formula's call of ``opdef`` reaches where it differs from a public
+    call's: PyTorch's formulas are C++, which passes a number as a Scalar (``grad.div(n)`` is
+    ``div.Scalar``), where Python's binding makes it a tensor (``x / n`` is ``div.Tensor``) —
+    and so does the formula of that call, given the number as a tensor: a number among
+    ``wrapped`` stays a tensor. None where the call fits no such overload (declared
+    ``"formula"`` in ``aten=``)."""
+    forms = _FORMULA_FORMS.get(opdef.name)
+    if forms is None:
+        return None
+    for name in opdef.tensor_params:
+        value = arguments.get(name)
+        if type(value) in (int, float, bool, complex) and any(type(w) is type(value) and w == value for w in wrapped):
+            return None
+    for overload in forms:
+        if overload._fits(arguments) == 2:
+            return overload
+    return None
 
 
 def overloads_of(opdef: OpDef, kind: str = "functional") -> tuple[OpOverload, ...]:

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from contextvars import ContextVar
 
 from .._device import device
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
-__all__ = ["HOOKS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized", "schema_form",
+__all__ = ["HOOKS", "FORMULA_CALLS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized", "schema_form",
            "public_call", "is_dispatch_class", "dispatch_classes", "active_modes", "disabled_torch_dispatch_impl"]
 
 
@@ -46,6 +47,13 @@ class _Hooks:
 
 
 HOOKS = _Hooks()
+
+FORMULA_CALLS: ContextVar[tuple | None] = ContextVar("tensormodes_formula_calls", default=None)
+"""While autograd runs a gradient formula with the dispatch level listening: the numbers the
+forward call took as tensors (else None). The formula's calls are PyTorch's C++ calls, whose
+numbers are Scalars (``grad.div(n)`` reaches ``div.Scalar``, see ``aten.formula_overload``) but
+for those, which PyTorch's formula has as tensors. A handler's own calls are user calls again
+(``call_overload``)."""
 
 
 def disabled_torch_dispatch_impl(func, types, args=(), kwargs=None):
@@ -470,6 +478,16 @@ def _valid(args: tuple, kwargs: dict, checks: tuple) -> bool:
 
 def call_overload(overload, args: tuple, kwargs: dict):
     """Run ``overload`` on schema-form arguments below autograd: modes, subclasses, kernel."""
+    if FORMULA_CALLS.get() is not None:  # below the formula's call: handlers' own calls are user calls
+        token = FORMULA_CALLS.set(None)
+        try:
+            return _chain(overload, args, kwargs)
+        finally:
+            FORMULA_CALLS.reset(token)
+    return _chain(overload, args, kwargs)
+
+
+def _chain(overload, args: tuple, kwargs: dict):
     state = STATE.get()
     declined = None
     if state is not None and state.dispatch_active:

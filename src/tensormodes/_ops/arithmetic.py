@@ -148,7 +148,7 @@ def _add_grad(grad, alpha, needs_input_grad):
              Sample((I23, I32), {"alpha": -3}), Sample((BOOL, BOOL)), Sample((U8, 300)),
              Sample((F16, SCALAR_F64)), Sample((BF16, F16), {"alpha": 0.5}), Sample((C64, 1j)),
              Sample((SCALAR_F64, 3))), tags=("core", "pointwise"),
-    aten={"add.Tensor": ("out=out",)})
+    aten={"add.Tensor": ("out=out",), "add.Scalar": ("alpha: ~Scalar", "formula", "out+generated", "out-pointwise")})
 def add(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """Adds ``other``, scaled by ``alpha``, to ``input``.
 
@@ -177,7 +177,7 @@ def _sub_grad(grad, alpha, needs_input_grad):
     samples=(Sample((M23, M23)), Sample((M23, 1), {"alpha": 3}), Sample((I23, ROW)),
              Sample((U8, U8)), Sample((F16, 0.25), {"alpha": 2}), Sample((SCALAR_F64, M23)), Sample((C64, ROW))),
     tags=("core", "pointwise"),
-    aten={"sub.Tensor": ("out=out",)})
+    aten={"sub.Tensor": ("out=out",), "sub.Scalar": ("alpha: ~Scalar", "formula", "out+generated", "out-pointwise")})
 def sub(input: Tensor | Number, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """Subtracts ``other``, scaled by ``alpha``, from ``input``.
 
@@ -225,7 +225,7 @@ def _mul_grad(grad, input, other, needs_input_grad):
     samples=(Sample((M23, M23)), Sample((M23, -2)), Sample((I23, ROW)), Sample((BOOL, BOOL)),
              Sample((BOOL, 3)), Sample((U8, 40)), Sample((F16, BF16)), Sample((C64, 2.5)),
              Sample((SCALAR_F64, I32))), tags=("core", "pointwise"),
-    aten={"mul.Tensor": ("out=out",)})
+    aten={"mul.Tensor": ("out=out",), "mul.Scalar": ("formula", "out+generated", "out-pointwise")})
 def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     """Multiplies ``input`` by ``other`` elementwise.
 
@@ -345,6 +345,9 @@ def _reciprocal_times(self, other):
     aten={
         "div.Tensor": ("rounding_mode", "out=out"),
         "div.Tensor_mode": ("rounding_mode: str?=", "out=out_mode"),
+        "div.Scalar": ("rounding_mode", "formula", "out+generated", "out-pointwise"),
+        "div.Scalar_mode": ("other: Scalar", "rounding_mode: str?=", "formula", "out+generated",
+                            "out-pointwise"),
     },
     tags=("core", "pointwise"))
 def div(input: Tensor | Number, other: Tensor | Number, *, rounding_mode: str | None = None) -> Tensor:

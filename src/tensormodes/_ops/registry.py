@@ -342,7 +342,9 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
     in this overload (below); ``"+core"`` / ``"-pointwise"`` — its tags beyond the op's;
     ``"out=IntList_out"`` / ``"inplace=Tensor"`` — the names of its ``out=`` and in-place forms
     (by default ``out`` for ``default``, else ``<overload>_out``, and its own name; ``"out="``:
-    none); ``"out+generated"`` / ``"inplace-pointwise"`` — those forms' own tags. A key
+    none); ``"out+generated"`` / ``"inplace-pointwise"`` — those forms' own tags; ``"formula"`` —
+    only gradient formulas reach it (PyTorch's C++ formulas pass numbers as Scalars:
+    ``mul.Scalar``), never a public call. A key
     ``"name.overload@label"`` maps the call's parameters to the same overload another way
     (``randint(5, (3,))`` and ``randint(high=5, size=(3,))`` are both ``randint.default``).
     ``schema``: a parameter's spelling where its annotation does not say it exactly,
