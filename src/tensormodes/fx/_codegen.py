@@ -22,7 +22,7 @@ import typing
 from collections import OrderedDict
 from typing import Any
 
-from .. import _dtype
+from .. import _device, _dtype, _memory_format
 from .._api.namespace import package
 from ..overrides import resolve_name
 from .node import Node, is_namedtuple, map_aggregate, qualified_name
@@ -281,6 +281,11 @@ class _Emitter:
             name = str(a).removeprefix("tensormodes.")
             if getattr(package(), name, None) is a:
                 return f"tensormodes.{name}"
+        if kind is _device.device:
+            # as torch.fx writes a device: its repr, with ``device`` the class (a global)
+            return self.add_global("device", _device.device) + repr(a).removeprefix("device")
+        if kind is _memory_format.memory_format and getattr(package(), str(a).removeprefix("tensormodes."), None) is a:
+            return str(a)  # tensormodes.preserve_format
         if isinstance(a, (tuple, list, dict)):
             return self._container(a)
         return self.add_global(_constant_hint(a), a)
