@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from .._api.namespace import get_default_dtype
 from ..ops import aten
 
 __all__ = ["DECOMPOSITIONS", "CORE", "register"]
@@ -94,12 +95,14 @@ def _unsafe_view(self, size):
 
 @register(aten.ones.default, core=True)
 def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return aten.full.default(size, 1, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return aten.full.default(size, 1, dtype=dtype or get_default_dtype(), layout=layout, device=device,
+                             pin_memory=pin_memory)
 
 
 @register(aten.zeros.default, core=True)
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return aten.full.default(size, 0, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return aten.full.default(size, 0, dtype=dtype or get_default_dtype(), layout=layout, device=device,
+                             pin_memory=pin_memory)
 
 
 @register(aten.ones_like.default, core=True)
