@@ -22,6 +22,7 @@ def forward(self, x_1, y_1):
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import operator
@@ -30,7 +31,7 @@ from typing import Any
 
 from ... import utils
 from ..._tensor_base import TensorBase
-from ...nn.modules.module import Module
+from ...nn.modules.module import Module, register_module_forward_hook, register_module_forward_pre_hook
 from ...nn.parameter import Parameter
 from ...ops import aten
 from .._codegen import CodeGen
@@ -39,7 +40,8 @@ from ..graph_module import GraphModule
 
 __all__ = ["make_fx", "ProxyTorchDispatchMode", "PythonKeyTracer", "get_isolated_graphmodule"]
 
-_TorchDispatchMode = utils._python_dispatch.TorchDispatchMode
+_python_dispatch = utils._python_dispatch
+_TorchDispatchMode = _python_dispatch.TorchDispatchMode
 _pytree = utils._pytree
 
 # Where FakeTensorMode lives (``tracing_mode="fake"``); imported when first needed, as the
@@ -58,6 +60,7 @@ class PythonKeyTracer:
         self.slots: dict[int, tuple[TensorBase, Any]] = {}
         self.constants: dict[int, tuple[TensorBase, str]] = {}
         self.counts = {"_param_constant": 0, "_tensor_constant": 0}
+        self.module_stack: dict | None = None  # record_module_stack: the module calls in progress
 
     def node_of(self, tensor: TensorBase):
         """The node whose value ``tensor`` is: the one that made it, or — for a tensor from
@@ -114,14 +117,17 @@ class PythonKeyTracer:
 class ProxyTorchDispatchMode(_TorchDispatchMode):
     """The tracing mode of ``make_fx``: runs each op (on real or fake tensors, whatever is
     below) and records it in ``tracer``'s graph; an op of ``decomposition_table`` runs its
-    decomposition instead, whose ops are recorded in turn."""
+    decomposition instead, whose ops are recorded in turn. With a ``fake_mode`` (fake
+    tracing), a real tensor reaching an op is refused unless ``allow_non_fake_inputs``, and
+    each node keeps its fake value in ``node.meta["val"]``."""
 
-    def __init__(self, tracer: PythonKeyTracer, decomposition_table: dict | None = None,
-                 fake_check: Callable | None = None) -> None:
+    def __init__(self, tracer: PythonKeyTracer, decomposition_table: dict | None = None, fake_mode=None,
+                 allow_non_fake_inputs: bool = False) -> None:
         super().__init__()
         self.tracer = tracer
         self.decomposition_table = decomposition_table or {}
-        self.fake_check = fake_check  # fake tracing: refuses a real tensor among an op's arguments
+        self.fake_mode = fake_mode
+        self.check_fake = fake_mode is not None and not allow_non_fake_inputs
 
     @classmethod
     def is_infra_mode(cls) -> bool:
@@ -131,10 +137,14 @@ class ProxyTorchDispatchMode(_TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         """Run ``func`` and record it as a node (see the class)."""
         kwargs = kwargs or {}
+        run_args = args
         if func is _LIFT_FRESH:
             func = _LIFT_FRESH_COPY  # the graph copies its constant, as PyTorch's make_fx
-        elif self.fake_check is not None:
-            self.fake_check(func, args, kwargs)
+            if self.fake_mode is not None:  # a literal's data: the constant in the graph, fake below
+                with _python_dispatch._disable_current_modes():
+                    run_args = tuple(self.fake_mode.from_tensor(a) for a in args)
+        elif self.check_fake:
+            _refuse_real_tensors(func, args, kwargs)
         decomposition = self.decomposition_table.get(func)
         if decomposition is not None:
             with self:
@@ -143,12 +153,32 @@ class ProxyTorchDispatchMode(_TorchDispatchMode):
                 return result
         tracer = self.tracer
         node_args, node_kwargs = tracer.arg(args), {k: tracer.arg(v) for k, v in kwargs.items()}
-        out = func(*args, **kwargs)
+        out = func(*run_args, **kwargs)
         name = _NODE_NAMES.get(func)
         if name is None:
             name = _NODE_NAMES[func] = func.overloadpacket.__name__
-        tracer.track(out, tracer.graph.create_node("call_function", func, node_args, node_kwargs, name=name))
+        node = tracer.graph.create_node("call_function", func, node_args, node_kwargs, name=name)
+        if self.fake_mode is not None:
+            node.meta["val"] = out
+        if tracer.module_stack is not None:
+            node.meta["nn_module_stack"] = tracer.module_stack
+        tracer.track(out, node)
         return out
+
+
+def _refuse_real_tensors(func, args: tuple, kwargs: dict) -> None:
+    """PyTorch's error for a real tensor reaching an op while tracing with fake tensors."""
+    for value in _pytree.tree_leaves((args, kwargs)):
+        if isinstance(value, TensorBase) and not isinstance(value, _fake_tensor_module().FakeTensor):
+            raise AssertionError(
+                "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
+                f"'allow_non_fake_inputs'. Found in {func}({_call_text(args, kwargs)}). (make_fx: pass "
+                "_allow_non_fake_inputs=True to trace, with tracing_mode='fake', a function that uses real "
+                "tensors such as a module's parameters)")
+
+
+def _call_text(args: tuple, kwargs: dict) -> str:
+    return ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
 
 
 _LIFT_FRESH = aten.lift_fresh.default
@@ -190,22 +220,21 @@ def make_fx(f: Callable, decomposition_table: dict | None = None, tracing_mode: 
 def _trace(f: Callable, args: tuple, decomposition_table, tracing_mode: str, allow_non_fake: bool,
            record_module_stack: bool) -> GraphModule:
     tracer = PythonKeyTracer()
-    fake_mode = fake_check = None
+    fake_mode = None
     if tracing_mode == "fake":
-        fake_mode, fake_check = _fake_mode(allow_non_fake)
+        fake_mode = _fake_tensor_module().FakeTensorMode(allow_non_fake_inputs=allow_non_fake)
         args = tuple(_pytree.tree_map(lambda a: fake_mode.from_tensor(a) if isinstance(a, TensorBase) else a, args))
     flat_inputs = _placeholders(tracer, f, args)
     if flat_inputs is not None:
         tracer.graph.set_codegen(flat_inputs)
-    proxy_mode = ProxyTorchDispatchMode(tracer, decomposition_table, fake_check)
-    if record_module_stack:
-        proxy_mode = _ModuleStack(proxy_mode)
-    if fake_mode is not None:
-        with fake_mode, proxy_mode:
-            result = f(*args)
-    else:
-        with proxy_mode:
-            result = f(*args)
+    proxy_mode = ProxyTorchDispatchMode(tracer, decomposition_table, fake_mode, allow_non_fake)
+    with contextlib.ExitStack() as scopes:
+        if record_module_stack:
+            scopes.enter_context(_module_stack(tracer, f))
+        if fake_mode is not None:
+            scopes.enter_context(fake_mode)
+        scopes.enter_context(proxy_mode)
+        result = f(*args)
     tracer.graph.output(tracer.output(result))
     name = getattr(f, "__name__", None) if not isinstance(f, Module) else type(f).__name__
     return GraphModule(tracer.root, tracer.graph, name if isinstance(name, str) else "GraphModule")
@@ -258,44 +287,42 @@ class _FlatInputs(CodeGen):
         return _pytree.tree_leaves(list(args))
 
 
-def _fake_mode(allow_non_fake: bool):
-    """A ``FakeTensorMode`` for fake tracing, and the check the tracing mode makes of an op's
-    arguments (PyTorch's error for a real tensor reaching an op without
-    ``_allow_non_fake_inputs``; a tensor literal's data is lifted, not refused)."""
-    fake_tensor = importlib.import_module(_FAKE_TENSOR_MODULE)
-    mode = fake_tensor.FakeTensorMode(allow_non_fake_inputs=allow_non_fake)
-    fake_class = fake_tensor.FakeTensor
-    if allow_non_fake:
-        return mode, None
-
-    def check(func, args, kwargs) -> None:
-        for value in _pytree.tree_leaves((args, kwargs)):
-            if isinstance(value, TensorBase) and not isinstance(value, fake_class):
-                raise AssertionError(
-                    "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
-                    f"'allow_non_fake_inputs'. Found in {func}(*{args!r}, **{kwargs!r}) "
-                    "(with make_fx: pass _allow_non_fake_inputs=True)")
-
-    return mode, check
+def _fake_tensor_module():
+    """``tensormodes._subclasses.fake_tensor`` (``FakeTensorMode``, ``FakeTensor``), imported
+    when fake tracing first needs it: that module is built beside this one, and this keeps
+    real tracing working where it is absent."""
+    return importlib.import_module(_FAKE_TENSOR_MODULE)
 
 
-class _ModuleStack:
-    """``record_module_stack=True``: the tracing mode, entered with the module calls made
-    meanwhile recorded on each node (``node.meta["nn_module_stack"]``: path -> (qualified
-    path, class), outermost first, as PyTorch's)."""
+@contextlib.contextmanager
+def _module_stack(tracer: PythonKeyTracer, f: Callable):
+    """``record_module_stack=True``: while ``f`` runs, the modules being called, outermost
+    first, as ``tracer.module_stack`` (path -> (path, class), paths as ``f``'s
+    ``named_modules`` name them when ``f`` is a module, else the class name), which each node
+    copies into ``node.meta["nn_module_stack"]``."""
+    paths = {id(m): name for name, m in f.named_modules() if name} if isinstance(f, Module) else {}
+    stack: list = []
 
-    def __init__(self, mode: ProxyTorchDispatchMode) -> None:
-        self.mode = mode
+    def enter(module, args):
+        stack.append((paths.get(id(module), type(module).__name__), type(module)))
+        tracer.module_stack = {path: (path, cls) for path, cls in stack}
 
-    def __enter__(self):
-        return self.mode.__enter__()
+    def leave(module, args, output):
+        stack.pop()
+        tracer.module_stack = {path: (path, cls) for path, cls in stack}
 
-    def __exit__(self, *exc):
-        return self.mode.__exit__(*exc)
+    handles = [register_module_forward_pre_hook(enter), register_module_forward_hook(leave, always_call=True)]
+    tracer.module_stack = {}
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+        tracer.module_stack = None
 
 
 def get_isolated_graphmodule(func: Callable, args: tuple, kwargs: dict, tracing_mode: str = "real",
                              decomposition_table: dict | None = None) -> GraphModule:
     """``make_fx`` of ``func(*args, **kwargs)``, traced apart from any trace in progress."""
-    with utils._python_dispatch._disable_current_modes():
+    with _python_dispatch._disable_current_modes():
         return make_fx(lambda *a: func(*a, **kwargs), decomposition_table, tracing_mode)(*args)
