@@ -35,7 +35,7 @@ from . import nn as _nn
 from . import views as _views
 from ._samples import I23, M23, M234, SCALAR
 from .common import along, no_complex_autograd, ops, scalar_type_name, wrap_dim
-from .meta_rules import metadata, rule, same_shape
+from .meta_rules import metadata, rule, same_metadata, same_shape
 from .registry import Index, Sample, Tensor, TensorSpec, op
 from .shape import meta_indexed, reshaped, value_dependent
 from .views import infer_shape
@@ -413,7 +413,7 @@ def lift_fresh(input: Tensor) -> Tensor:
     return input
 
 
-@op(function=False, aten="default", tags=("view_copy",), grad=_lift_fresh_grad, meta=metadata,
+@op(function=False, aten="default", tags=("view_copy",), grad=_lift_fresh_grad, meta=same_metadata,
     differentiable=no_complex_autograd("lift_fresh_copy"),
     samples=(Sample((M23,)), Sample((SCALAR,)), Sample((I23,))))
 def lift_fresh_copy(input: Tensor) -> Tensor:
