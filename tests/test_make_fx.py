@@ -433,3 +433,65 @@ def test_core_decomposition_keys_are_pytorchs():
     assert ours <= theirs
     # every decomposition not marked core is in PyTorch's full table, but not its core set
     assert {str(k) for k in decomposition_table} - ours <= {str(k) for k in torch_table} - theirs
+
+
+def _models(L):
+    nn = L.nn
+    return {
+        "cnn": (lambda: nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                                      nn.Linear(64, 3)),
+                lambda: (L.randn(2, 1, 8, 8), L.tensor([0, 2])), "cross_entropy"),
+        "embedding_layer_norm_gelu": (lambda: nn.Sequential(nn.Embedding(10, 8), nn.LayerNorm(8), nn.GELU(),
+                                                            nn.Linear(8, 3)),
+                                      lambda: (L.tensor([[1, 2], [3, 4]]), L.randn(2, 2, 3)), "mse_loss"),
+        "sigmoid_tanh_silu_softmax": (lambda: nn.Sequential(nn.Linear(4, 4), nn.Sigmoid(), nn.Linear(4, 4), nn.Tanh(),
+                                                            nn.Linear(4, 4), nn.SiLU(), nn.Softmax(-1),
+                                                            nn.Linear(4, 2)),
+                                      lambda: (L.randn(3, 4), L.randn(3, 2)), "mse_loss"),
+    }
+
+
+def _grad_step(library, model, loss_fn):
+    params = list(model.parameters())
+
+    def step(x, y):
+        loss = loss_fn(model(x), y)
+        return loss, library.autograd.grad(loss, params)
+
+    return step
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", sorted(_models(tm)))
+def test_joint_graph_forward_ops_match_pytorch(name):
+    """The forward part of the joint graph (up to the loss's seed, ``ones_like``) is PyTorch's op
+    for op; the backward parts differ where PyTorch's formulas call a ``*_backward`` op that is
+    a formula over other ops here (``sigmoid_backward``, ``gelu_backward``, ``mse_loss_backward``,
+    ``native_layer_norm_backward``, ``embedding_dense_backward``, ``max_pool2d_with_indices_backward``,
+    ``nll_loss_backward``)."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    graphs = []
+    for library, tracer in ((tm, make_fx), (torch, torch_make_fx)):
+        make_model, make_data, loss_name = _models(library)[name]
+        library.manual_seed(0)
+        model = make_model()
+        loss_fn = getattr(library.nn.functional, loss_name)
+
+        graphs.append(_targets(tracer(_grad_step(library, model, loss_fn))(*make_data())))
+    ours, theirs = (g[:g.index("aten.ones_like.default")] for g in graphs)
+    assert ours == theirs
+
+
+def test_public_paths_and_module_stack():
+    assert tm.fx.experimental.proxy_tensor.make_fx is make_fx
+    assert tm._decomp.get_decompositions is get_decompositions
+    model = tm.nn.Sequential(tm.nn.Linear(3, 2), tm.nn.ReLU())
+    gm = make_fx(model, record_module_stack=True)(tm.ones(1, 3))
+    stacks = {n.name: n.meta.get("nn_module_stack") for n in gm.graph.nodes if n.op == "call_function"}
+    assert {name: [(path, cls.__name__) for path, cls in stack.values()] for name, stack in stacks.items()} == {
+        "t": [("Sequential", "Sequential"), ("0", "Linear")], "addmm": [("Sequential", "Sequential"), ("0", "Linear")],
+        "relu": [("Sequential", "Sequential"), ("1", "ReLU")], "detach": [("Sequential", "Sequential"), ("1", "ReLU")]}
+    assert code(gm).splitlines()[0] == "def forward(self, arg0_1):"  # a module has no signature to name
+    assert "nn_module_stack" not in next(iter(make_fx(model)(tm.ones(1, 3)).graph.nodes)).meta
