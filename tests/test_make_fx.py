@@ -413,7 +413,7 @@ _ORACLE_FUNCTIONS = {
 
 @pytest.mark.torch
 @pytest.mark.parametrize("name", sorted(_ORACLE_FUNCTIONS))
-def test_op_sequences_match_pytorch(name):
+def test_graphs_and_code_match_pytorch(name):
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
 
@@ -421,6 +421,7 @@ def test_op_sequences_match_pytorch(name):
     ours = make_fx(lambda x: fn(tm, x))(tm.ones(3, 3))
     theirs = torch_make_fx(lambda x: fn(torch, x))(torch.ones(3, 3))
     assert _targets(ours) == _targets(theirs)
+    assert ours.code == theirs.code.replace("torch.", "tensormodes.")  # the same code, letter for letter
 
 
 @pytest.mark.torch
