@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ..ops import OpOverload, OpOverloadPacket
-from . import decompositions
+from . import decompositions, decompositions_more
 from .decompositions import CORE, DECOMPOSITIONS, register
 
 __all__ = ["decomposition_table", "get_decompositions", "core_aten_decompositions", "register_decomposition",
-           "decompositions"]
+           "decompositions", "decompositions_more"]
 
 decomposition_table = DECOMPOSITIONS
 """Every decomposition this library has: ``OpOverload`` -> function."""
