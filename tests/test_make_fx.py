@@ -553,3 +553,17 @@ def test_public_paths_and_module_stack():
         "relu": [("Sequential", "Sequential"), ("1", "ReLU")], "detach": [("Sequential", "Sequential"), ("1", "ReLU")]}
     assert code(gm).splitlines()[0] == "def forward(self, arg0_1):"  # a module has no signature to name
     assert "nn_module_stack" not in next(iter(make_fx(model)(tm.ones(1, 3)).graph.nodes)).meta
+
+
+def test_isolated_graph_inside_a_trace():
+    from tensormodes.fx.experimental.proxy_tensor import get_isolated_graphmodule
+
+    inner = []
+
+    def f(x):
+        inner.append(get_isolated_graphmodule(lambda t, scale: t * scale, (x,), {"scale": 3}))
+        return x + 1
+
+    outer = make_fx(f)(tm.ones(2))
+    assert [str(n.target) for n in outer.graph.nodes if n.op == "call_function"] == ["aten.add.Tensor"]
+    assert [str(n.target) for n in inner[0].graph.nodes if n.op == "call_function"] == ["aten.mul.Tensor"]

@@ -38,7 +38,7 @@ from .._codegen import CodeGen
 from ..graph import Graph
 from ..graph_module import GraphModule
 
-__all__ = ["make_fx", "ProxyTorchDispatchMode", "PythonKeyTracer", "get_isolated_graphmodule"]
+__all__ = ["make_fx", "ProxyTorchDispatchMode", "get_isolated_graphmodule"]
 
 _python_dispatch = utils._python_dispatch
 _TorchDispatchMode = _python_dispatch.TorchDispatchMode
@@ -49,7 +49,7 @@ _pytree = utils._pytree
 _FAKE_TENSOR_MODULE = "tensormodes._subclasses.fake_tensor"
 
 
-class PythonKeyTracer:
+class _Tracer:
     """What one trace builds: the graph, the module holding its constants, and which node
     made each tensor the program has seen (by identity; the tensors are kept alive so that
     no id is reused during the trace)."""
@@ -121,7 +121,7 @@ class ProxyTorchDispatchMode(_TorchDispatchMode):
     tracing), a real tensor reaching an op is refused unless ``allow_non_fake_inputs``, and
     each node keeps its fake value in ``node.meta["val"]``."""
 
-    def __init__(self, tracer: PythonKeyTracer, decomposition_table: dict | None = None, fake_mode=None,
+    def __init__(self, tracer: _Tracer, decomposition_table: dict | None = None, fake_mode=None,
                  allow_non_fake_inputs: bool = False) -> None:
         super().__init__()
         self.tracer = tracer
@@ -198,7 +198,10 @@ def make_fx(f: Callable, decomposition_table: dict | None = None, tracing_mode: 
     ``tracing_mode``: ``"real"`` runs ``f`` on the inputs themselves; ``"fake"`` on fake
     copies under a ``FakeTensorMode`` (no data); ``"symbolic"`` is not supported.
     ``_allow_non_fake_inputs``: with ``"fake"``, lets ``f`` use real tensors it closes over
-    (a module's parameters), which become constants of the graph.
+    (a module's parameters), which become constants of the graph. ``record_module_stack``:
+    each node's ``meta["nn_module_stack"]`` names the module calls it ran in.
+    ``_allow_fake_constant`` and ``_error_on_data_dependent_ops`` are accepted for PyTorch's
+    callers and change nothing here.
     """
     if tracing_mode not in ("real", "fake", "symbolic"):
         raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
@@ -219,7 +222,7 @@ def make_fx(f: Callable, decomposition_table: dict | None = None, tracing_mode: 
 
 def _trace(f: Callable, args: tuple, decomposition_table, tracing_mode: str, allow_non_fake: bool,
            record_module_stack: bool) -> GraphModule:
-    tracer = PythonKeyTracer()
+    tracer = _Tracer()
     fake_mode = None
     if tracing_mode == "fake":
         fake_mode = _fake_tensor_module().FakeTensorMode(allow_non_fake_inputs=allow_non_fake)
@@ -240,7 +243,7 @@ def _trace(f: Callable, args: tuple, decomposition_table, tracing_mode: str, all
     return GraphModule(tracer.root, tracer.graph, name if isinstance(name, str) else "GraphModule")
 
 
-def _placeholders(tracer: PythonKeyTracer, f: Callable, args: tuple) -> CodeGen | None:
+def _placeholders(tracer: _Tracer, f: Callable, args: tuple) -> CodeGen | None:
     """One placeholder per leaf of the inputs, named as PyTorch's make_fx names them
     (``x_1``; ``xs_1``, ``xs_2`` for the leaves of a list ``xs``; ``arg0_1`` ... when ``f`` takes
     ``*args`` or has no signature). Returns the code generator flattening nested inputs, if any."""
@@ -295,7 +298,7 @@ def _fake_tensor_module():
 
 
 @contextlib.contextmanager
-def _module_stack(tracer: PythonKeyTracer, f: Callable):
+def _module_stack(tracer: _Tracer, f: Callable):
     """``record_module_stack=True``: while ``f`` runs, the modules being called, outermost
     first, as ``tracer.module_stack`` (path -> (path, class), paths as ``f``'s
     ``named_modules`` name them when ``f`` is a module, else the class name), which each node
