@@ -763,10 +763,40 @@ def _torch_wrapper_class():
     return Wrapper
 
 
+def make_fx_rows() -> list[Row]:
+    """make_fx of a 3-layer MLP training step (Linear 8->16->16->4 with ReLU, cross-entropy, batch 5,
+    ``autograd.grad`` of the parameters inside): the whole trace, GraphModule and code included.
+    Baseline: the same step run eagerly. Target: <= 0.2x PyTorch's make_fx."""
+    from tensormodes.fx.experimental.proxy_tensor import make_fx
+
+    def make(library):
+        library.manual_seed(0)
+        nn = library.nn
+        mlp = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4))
+        params = list(mlp.parameters())
+
+        def step(x, y):
+            loss = nn.functional.cross_entropy(mlp(x), y)
+            return loss, library.autograd.grad(loss, params)
+
+        return step, library.randn(5, 8), library.tensor([0, 3, 1, 2, 3])
+
+    step, x, y = make(tm)
+    row = Row("make_fx", "make_fx: 3-layer MLP step with autograd.grad", lambda: make_fx(step)(x, y),
+              baseline=lambda: step(x, y))
+    if torch is not None:
+        from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+        torch_step, tx, ty = make(torch)
+        row.torch = lambda: torch_make_fx(torch_step)(tx, ty)
+    return [row]
+
+
 GROUPS = {"foundation": foundation_rows, "subclass": subclass_rows, "modes": mode_rows, "autograd": autograd_rows,
           "data": data_rows, "optim": optim_rows, "convolution": convolution_rows,
           "fx-trace": fx_trace_rows, "fx-run": fx_run_rows, "ready modes": ready_mode_rows, "meta": meta_rows,
-          "random": random_rows, "dispatch": dispatch_rows, "fake": fake_rows}
+          "random": random_rows, "dispatch": dispatch_rows, "fake": fake_rows,
+          "make_fx": make_fx_rows}
 BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on plain tensors",
              "modes": "the same call with no mode active", "autograd": "HIPS autograd, same network",
              "data": "safetensors.numpy / NumPy indexing", "optim": "the same updates in bare NumPy",
@@ -775,7 +805,8 @@ BASELINES = {"foundation": "the bare NumPy call", "subclass": "the same call on 
              "ready modes": "the same steps with no mode", "meta": "none; CrossRefMode: the plain forward",
              "random": "NumPy's own generator (other numbers)",
              "dispatch": "the same call with no dispatch mode / on plain tensors",
-             "fake": "add of plain tensors, no mode"}
+             "fake": "add of plain tensors, no mode",
+             "make_fx": "the same step run eagerly; torch: torch's make_fx"}
 
 
 def import_time() -> float:

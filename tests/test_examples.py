@@ -70,3 +70,13 @@ def test_inner_autograd_subclass_forces_a_rows_only_gradient():
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ("rows touched: [1, 3, 7]; untouched rows all zero: True; "
                                      "equals plain autograd: True")
+
+
+def test_make_fx_cnn_traces_a_core_aten_training_step_without_data():
+    pytest.importorskip("tensormodes._subclasses.fake_tensor")  # FakeTensorMode: merged separately
+    result = run_example("examples/make_fx_cnn.py", timeout=300)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "def forward(self, images_1, labels_1):" in out
+    assert "tensormodes.ops.aten.convolution_backward.default(" in out and "aten.t.default" not in out
+    assert "graph gives the eager step's loss and updated parameters: True" in out

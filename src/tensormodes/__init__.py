@@ -15,6 +15,7 @@ from types import ModuleType as _ModuleType
 
 from . import (  # noqa: F401 - public namespaces
     _C,
+    _decomp,
     accelerator,
     amp,
     autograd,

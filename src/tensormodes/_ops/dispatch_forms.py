@@ -1,7 +1,8 @@
 """ATen's own ops behind PyTorch's composites: what the dispatch level sees where a public call
 is a composite there (``softmax`` -> ``_softmax``, ``cross_entropy`` -> ``_log_softmax`` and
 ``nll_loss_forward`` (``nll_loss2d_forward`` for spatial inputs), ``x[1:]`` -> ``slice.Tensor``,
-``x[mask]`` -> ``index.Tensor``, ``tensor(data)`` -> ``lift_fresh``, ``reshape`` of a strided
+``x[mask]`` -> ``index.Tensor``, ``tensor(data)`` -> ``lift_fresh`` (``lift_fresh_copy`` in
+``make_fx``'s graphs), ``reshape`` of a strided
 input -> ``clone`` and ``_unsafe_view``, ``x[...]`` -> ``alias``), and the backward ops of
 ``slice`` and ``select`` (``slice_backward``, ``select_backward``), as PyTorch's formulas call them.
 The decomposition of ``conv1d`` / ``conv2d`` is here too (``convolution.py`` is full).
@@ -34,7 +35,7 @@ from . import nn as _nn
 from . import views as _views
 from ._samples import I23, M23, M234, SCALAR
 from .common import along, no_complex_autograd, ops, scalar_type_name, wrap_dim
-from .meta_rules import metadata, rule, same_shape
+from .meta_rules import metadata, rule, same_metadata, same_shape
 from .registry import Index, Sample, Tensor, TensorSpec, op
 from .shape import meta_indexed, reshaped, value_dependent
 from .views import infer_shape
@@ -509,6 +510,20 @@ def lift_fresh(input: Tensor) -> Tensor:
     tensor([1., 1.])
     """
     return input
+
+
+@op(function=False, aten="default", tags=("view_copy",), grad=_lift_fresh_grad, meta=same_metadata,
+    differentiable=no_complex_autograd("lift_fresh_copy"),
+    samples=(Sample((M23,)), Sample((SCALAR,)), Sample((I23,))))
+def lift_fresh_copy(input: Tensor) -> Tensor:
+    """A copy of ``input``: what ``make_fx`` records for a ``lift_fresh`` (a tensor made from
+    Python data inside the traced function), so the graph never aliases its constant.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.lift_fresh_copy.default(tm.ones(2))
+    tensor([1., 1.])
+    """
+    return input.copy(order="K")
 
 
 def _unsafe_view_grad(grad, input_shape):

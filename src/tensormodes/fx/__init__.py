@@ -22,7 +22,7 @@ graph():
 True
 """
 
-from . import immutable_collections, passes, subgraph_rewriter
+from . import experimental, immutable_collections, passes, subgraph_rewriter
 from ._codegen import CodeGen
 from ._purity import has_side_effect
 from ._symbolic_trace import PH, PHBase, PHWithMeta, ProxyableClassMeta, Tracer, TracingMode, symbolic_trace, wrap
@@ -37,5 +37,5 @@ __all__ = [
     "Graph", "Node", "GraphModule", "Proxy", "Attribute", "Tracer", "TracingMode", "TraceError", "symbolic_trace",
     "wrap", "Interpreter", "Transformer", "map_arg", "replace_pattern", "replace_pattern_with_filters", "passes",
     "subgraph_rewriter", "immutable_collections", "CodeGen", "has_side_effect", "PH", "PHBase", "PHWithMeta",
-    "ProxyableClassMeta",
+    "ProxyableClassMeta", "experimental",
 ]

@@ -22,8 +22,9 @@ import typing
 from collections import OrderedDict
 from typing import Any
 
-from .. import _dtype
+from .. import _device, _dtype, _memory_format
 from .._api.namespace import package
+from .._dispatch.aten import OpOverload
 from ..overrides import resolve_name
 from .node import Node, is_namedtuple, map_aggregate, qualified_name
 
@@ -142,6 +143,7 @@ DTYPE_ABBREVIATIONS = {
 }
 _SIMPLE_OPERAND = re.compile(r"[A-Za-z0-9_.]+")
 _LITERAL_TYPES = (bool, int, str, bytes, type(None))
+_OP_PATHS: dict[OpOverload, str | None] = {}  # an aten op's path in generated code
 
 
 class PythonCode:
@@ -202,6 +204,16 @@ class _Emitter:
         """How the code names a callable: its public path for tensormodes' own, a builtin by its
         name, anything else by a global named as torch.fx names it (``<module>_<name>``:
         ``__main___leaf`` for ``leaf`` defined in ``__main__``)."""
+        if type(target) is OpOverload:  # make_fx's graphs: many nodes, few ops, each at one path
+            if target not in _OP_PATHS:
+                _OP_PATHS[target] = self._public_target(target)
+            path = _OP_PATHS[target]
+        else:
+            path = self._public_target(target)
+        return path if path is not None else self._other_target(target)
+
+    def _public_target(self, target) -> str | None:
+        """The public path of one of tensormodes' callables, if ``target`` is one."""
         public = qualified_name(target)
         if public.startswith("tensormodes.") and all(is_safe_identifier(p) for p in public.split(".")):
             path = public.split(".")[1:]
@@ -210,6 +222,9 @@ class _Emitter:
                 holder = getattr(holder, part, None)
             if holder is target:
                 return public
+        return None
+
+    def _other_target(self, target) -> str:
         name = getattr(target, "__name__", None)
         original = getattr(target, "__fx_leaf__", target)  # fx.wrap("len") keeps the name len
         if isinstance(name, str) and getattr(builtins, name, None) is original and name not in self.namespace:
@@ -281,6 +296,11 @@ class _Emitter:
             name = str(a).removeprefix("tensormodes.")
             if getattr(package(), name, None) is a:
                 return f"tensormodes.{name}"
+        if kind is _device.device:
+            # as torch.fx writes a device: its repr, with ``device`` the class (a global)
+            return self.add_global("device", _device.device) + repr(a).removeprefix("device")
+        if kind is _memory_format.memory_format and getattr(package(), str(a).removeprefix("tensormodes."), None) is a:
+            return str(a)  # tensormodes.preserve_format
         if isinstance(a, (tuple, list, dict)):
             return self._container(a)
         return self.add_global(_constant_hint(a), a)

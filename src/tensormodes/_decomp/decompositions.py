@@ -1,0 +1,427 @@
+"""The decompositions: each aten op of the table written as a short Python function of other
+aten ops (PyTorch's ``torch._decomp.decompositions``, in tensormodes' words).
+
+A decomposition is called as a dispatch handler calls an op — schema-form arguments — and
+returns what the op returns, or ``NotImplemented`` for arguments it does not cover (the op
+then runs itself). ``register(*overloads, core=)`` puts one in ``DECOMPOSITIONS``; ``core``
+marks the ones PyTorch's ``core_aten_decompositions()`` holds.
+
+>>> import tensormodes as tm
+>>> x = tm.tensor([[1.0, 2.0], [3.0, 4.0]])
+>>> DECOMPOSITIONS[tm.ops.aten.t.default](x).tolist()
+[[1.0, 3.0], [2.0, 4.0]]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from .._api.namespace import get_default_dtype
+from ..ops import aten
+
+__all__ = ["DECOMPOSITIONS", "CORE", "register"]
+
+DECOMPOSITIONS: dict = {}
+CORE: set = set()  # the overloads PyTorch's core_aten_decompositions() decomposes
+
+
+def register(*overloads, core: bool = False) -> Callable:
+    """Decorator: ``fn`` is the decomposition of each of ``overloads`` (``core``: PyTorch's
+    core ATen decompositions include it)."""
+
+    def decorate(fn: Callable) -> Callable:
+        for overload in overloads:
+            DECOMPOSITIONS[overload] = fn
+            if core:
+                CORE.add(overload)
+        return fn
+
+    return decorate
+
+
+def _reduce(loss, reduction: int):
+    """A loss's ATen reduction enum applied: 0 none, 1 mean, 2 sum."""
+    if reduction == 1:
+        return aten.mean.default(loss)
+    if reduction == 2:
+        return aten.sum.default(loss)
+    return loss
+
+
+def _zero(like):
+    """A 0-d zero of ``like``'s dtype, for ``where``."""
+    return aten.scalar_tensor.default(0, dtype=like.dtype, device=like.device)
+
+
+# -- views and copies ------------------------------------------------------------------------
+
+@register(aten.t.default, core=True)
+def t(self):
+    dims = list(range(self.dim()))
+    if len(dims) == 2:
+        dims = [1, 0]
+    return aten.permute.default(self, dims)
+
+
+@register(aten.transpose.int, core=True)
+def transpose(self, dim0: int, dim1: int):
+    dims = list(range(self.dim()))
+    if dims:
+        dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+    return aten.permute.default(self, dims)
+
+
+@register(aten.detach.default, core=True)
+def detach(self):
+    return aten.alias.default(self)
+
+
+@register(aten.squeeze.default, aten.squeeze.dim, core=True)
+def squeeze(self, dim=None):
+    if dim is None:
+        dims = [d for d, size in enumerate(self.shape) if size == 1]
+    else:
+        dims = [dim]
+    return aten.squeeze.dims(self, dims)
+
+
+@register(aten._unsafe_view.default, core=True)
+def _unsafe_view(self, size):
+    return aten.view.default(self, size)
+
+
+# -- factories -------------------------------------------------------------------------------
+
+@register(aten.ones.default, core=True)
+def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return aten.full.default(size, 1, dtype=dtype or get_default_dtype(), layout=layout, device=device,
+                             pin_memory=pin_memory)
+
+
+@register(aten.zeros.default, core=True)
+def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return aten.full.default(size, 0, dtype=dtype or get_default_dtype(), layout=layout, device=device,
+                             pin_memory=pin_memory)
+
+
+@register(aten.ones_like.default, core=True)
+def ones_like(self, **kwargs):
+    return aten.full_like.default(self, 1, **kwargs)
+
+
+@register(aten.zeros_like.default, core=True)
+def zeros_like(self, **kwargs):
+    return aten.full_like.default(self, 0, **kwargs)
+
+
+@register(aten.arange.default, core=True)
+def arange(end, **kwargs):
+    return aten.arange.start_step(0, end, 1, **kwargs)
+
+
+@register(aten.arange.start, core=True)
+def arange_start(start, end, **kwargs):
+    return aten.arange.start_step(start, end, 1, **kwargs)
+
+
+# -- pointwise -------------------------------------------------------------------------------
+
+@register(aten.silu.default, core=True)
+def silu(self):
+    return aten.mul.Tensor(self, aten.sigmoid.default(self))
+
+
+@register(aten.hardsigmoid.default, core=True)
+def hardsigmoid(self):
+    return aten.div.Tensor(aten.clamp.default(aten.add.Tensor(self, 3), 0, 6), 6)
+
+
+@register(aten.hardswish.default, core=True)
+def hardswish(self):
+    return aten.div.Tensor(aten.mul.Tensor(self, aten.clamp.default(aten.add.Tensor(self, 3), 0, 6)), 6)
+
+
+@register(aten.hardtanh.default)
+def hardtanh(self, min_val=-1, max_val=1):
+    return aten.clamp.default(self, min_val, max_val)
+
+
+@register(aten.leaky_relu.default)
+def leaky_relu(self, negative_slope=0.01):
+    return aten.where.self(aten.gt.Scalar(self, 0), self, aten.mul.Tensor(self, negative_slope))
+
+
+@register(aten.elu.default)
+def elu(self, alpha=1, scale=1, input_scale=1):
+    negative = aten.mul.Tensor(aten.expm1.default(aten.mul.Tensor(self, input_scale)), alpha)
+    return aten.mul.Tensor(aten.where.self(aten.gt.Scalar(self, 0), self, negative), scale)
+
+
+@register(aten.celu.default, core=True)
+def celu(self, alpha=1.0):
+    negative = aten.mul.Tensor(aten.expm1.default(aten.div.Tensor(self, alpha)), alpha)
+    return aten.where.self(aten.gt.Scalar(self, 0), self, negative)
+
+
+@register(aten.softplus.default, core=True)
+def softplus(self, beta=1, threshold=20):
+    scaled = aten.mul.Tensor(self, beta)
+    soft = aten.div.Tensor(aten.log1p.default(aten.exp.default(scaled)), beta)
+    return aten.where.self(aten.gt.Scalar(scaled, threshold), self, soft)
+
+
+@register(aten.mish.default, core=True)
+def mish(self):
+    return aten.mul.Tensor(self, aten.tanh.default(softplus(self)))
+
+
+@register(aten.gelu.default)
+def gelu(self, *, approximate: str = "none"):
+    if approximate == "tanh":
+        cube = aten.mul.Tensor(aten.pow.Tensor_Scalar(self, 3), 0.044715)
+        inner = aten.mul.Tensor(aten.add.Tensor(self, cube), math.sqrt(2 / math.pi))
+        return aten.mul.Tensor(aten.mul.Tensor(self, 0.5), aten.add.Tensor(aten.tanh.default(inner), 1))
+    erf = aten.erf.default(aten.mul.Tensor(self, math.sqrt(0.5)))
+    return aten.mul.Tensor(aten.mul.Tensor(self, 0.5), aten.add.Tensor(erf, 1))
+
+
+@register(aten.square.default, core=True)
+def square(self):
+    return aten.pow.Tensor_Scalar(self, 2)
+
+
+@register(aten.rsub.Tensor, aten.rsub.Scalar, core=True)
+def rsub(self, other, alpha=1):
+    return aten.sub.Tensor(other, self, alpha=alpha) if alpha != 1 else aten.sub.Tensor(other, self)
+
+
+@register(aten.addcmul.default, core=True)
+def addcmul(self, tensor1, tensor2, *, value=1):
+    product = aten.mul.Tensor(tensor1, tensor2)
+    return aten.add.Tensor(self, aten.mul.Tensor(product, value) if value != 1 else product)
+
+
+@register(aten.addcdiv.default, core=True)
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    quotient = aten.div.Tensor(tensor1, tensor2)
+    return aten.add.Tensor(self, aten.mul.Tensor(quotient, value) if value != 1 else quotient)
+
+
+@register(aten.lerp.Scalar, core=True)
+def lerp(self, end, weight):
+    # PyTorch's two-sided formula, exact at both ends: from the nearer end
+    difference = aten.sub.Tensor(end, self)
+    if abs(weight) < 0.5:
+        return aten.add.Tensor(self, aten.mul.Tensor(difference, weight))
+    return aten.sub.Tensor(end, aten.mul.Tensor(difference, 1 - weight))
+
+
+@register(aten.lerp.Tensor, core=True)
+def lerp_tensor(self, end, weight):
+    difference = aten.sub.Tensor(end, self)
+    low = aten.add.Tensor(self, aten.mul.Tensor(difference, weight))
+    high = aten.sub.Tensor(end, aten.mul.Tensor(difference, aten.rsub.Scalar(weight, 1)))
+    return aten.where.self(aten.lt.Scalar(aten.abs.default(weight), 0.5), low, high)
+
+
+@register(aten.frac.default, core=True)
+def frac(self):
+    return aten.sub.Tensor(self, aten.trunc.default(self))
+
+
+@register(aten.deg2rad.default, core=True)
+def deg2rad(self):
+    return aten.mul.Tensor(self, math.pi / 180)
+
+
+@register(aten.rad2deg.default, core=True)
+def rad2deg(self):
+    return aten.mul.Tensor(self, 180 / math.pi)
+
+
+@register(aten.logaddexp.default, core=True)
+def logaddexp(self, other):
+    largest = aten.maximum.default(self, other)
+    gap = aten.neg.default(aten.abs.default(aten.sub.Tensor(self, other)))
+    return aten.add.Tensor(largest, aten.log1p.default(aten.exp.default(gap)))
+
+
+@register(aten.sgn.default, core=True)
+def sgn(self):
+    if self.is_complex():
+        return NotImplemented
+    return aten.sign.default(self)
+
+
+@register(aten.clamp_min.default, core=True)
+def clamp_min(self, min):
+    return aten.clamp.default(self, min)
+
+
+@register(aten.clamp_max.default, core=True)
+def clamp_max(self, max):
+    return aten.clamp.default(self, None, max)
+
+
+@register(aten.isneginf.default, core=True)
+def isneginf(self):
+    return aten.eq.Scalar(self, -math.inf)
+
+
+@register(aten.isposinf.default, core=True)
+def isposinf(self):
+    return aten.eq.Scalar(self, math.inf)
+
+
+# -- reductions and products -----------------------------------------------------------------
+
+@register(aten.sum.default, core=True)
+def sum_all(self, *, dtype=None):
+    return aten.sum.dim_IntList(self, [], dtype=dtype) if dtype is not None else aten.sum.dim_IntList(self, [])
+
+
+@register(aten.logsumexp.default, core=True)
+def logsumexp(self, dim, keepdim=False):
+    largest = aten.amax.default(self, dim, True)
+    largest = aten.where.self(aten.isinf.default(largest), _zero(largest), largest)  # all -inf: stays -inf
+    total = aten.sum.dim_IntList(aten.exp.default(aten.sub.Tensor(self, largest)), dim, keepdim)
+    return aten.add.Tensor(aten.log.default(total), largest if keepdim else aten.squeeze.dims(largest, dim))
+
+
+@register(aten.trace.default, core=True)
+def trace(self):
+    return aten.sum.default(aten.diagonal.default(self))
+
+
+@register(aten.outer.default, core=True)
+def outer(self, vec2):
+    return aten.mul.Tensor(aten.unsqueeze.default(self, 1), vec2)
+
+
+@register(aten.dot.default, core=True)
+def dot(self, tensor):
+    return aten.sum.default(aten.mul.Tensor(self, tensor))
+
+
+@register(aten.mv.default, core=True)
+def mv(self, vec):
+    return aten.sum.dim_IntList(aten.mul.Tensor(self, vec), [1])
+
+
+@register(aten.addmm.default)
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    product = aten.mm.default(mat1, mat2)
+    if alpha != 1:
+        product = aten.mul.Tensor(product, alpha)
+    if beta == 0:
+        return product
+    return aten.add.Tensor(aten.mul.Tensor(self, beta) if beta != 1 else self, product)
+
+
+# -- softmax and normalisation ---------------------------------------------------------------
+
+@register(aten._softmax.default)
+def _softmax(self, dim: int, half_to_float: bool):
+    if half_to_float:
+        return NotImplemented
+    shifted = aten.exp.default(aten.sub.Tensor(self, aten.amax.default(self, [dim], True)))
+    return aten.div.Tensor(shifted, aten.sum.dim_IntList(shifted, [dim], True))
+
+
+@register(aten._log_softmax.default)
+def _log_softmax(self, dim: int, half_to_float: bool):
+    if half_to_float:
+        return NotImplemented
+    shifted = aten.sub.Tensor(self, aten.amax.default(self, [dim], True))
+    total = aten.sum.dim_IntList(aten.exp.default(shifted), [dim], True)
+    return aten.sub.Tensor(shifted, aten.log.default(total))
+
+
+@register(aten._softmax_backward_data.default, core=True)
+def _softmax_backward_data(grad_output, output, dim: int, input_dtype):
+    weighted = aten.mul.Tensor(grad_output, output)
+    return aten.sub.Tensor(weighted, aten.mul.Tensor(output, aten.sum.dim_IntList(weighted, [dim], True)))
+
+
+@register(aten._log_softmax_backward_data.default, core=True)
+def _log_softmax_backward_data(grad_output, output, dim: int, input_dtype):
+    total = aten.sum.dim_IntList(grad_output, [dim], True)
+    return aten.sub.Tensor(grad_output, aten.mul.Tensor(aten.exp.default(output), total))
+
+
+@register(aten.native_layer_norm.default)
+def native_layer_norm(input, normalized_shape, weight, bias, eps: float):
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    mean = aten.mean.dim(input, dims, True)
+    rstd = aten.rsqrt.default(aten.add.Tensor(aten.var.correction(input, dims, correction=0, keepdim=True), eps))
+    out = aten.mul.Tensor(aten.sub.Tensor(input, mean), rstd)
+    if weight is not None:
+        out = aten.mul.Tensor(out, weight)
+    if bias is not None:
+        out = aten.add.Tensor(out, bias)
+    return out, mean, rstd
+
+
+# -- backward ops ----------------------------------------------------------------------------
+
+@register(aten.threshold_backward.default, core=True)
+def threshold_backward(grad_output, self, threshold):
+    return aten.where.self(aten.le.Scalar(self, threshold), _zero(grad_output), grad_output)
+
+
+@register(aten.tanh_backward.default, core=True)
+def tanh_backward(grad_output, output):
+    return aten.mul.Tensor(grad_output, aten.rsub.Scalar(aten.mul.Tensor(output, output), 1))
+
+
+# -- losses ----------------------------------------------------------------------------------
+
+@register(aten.mse_loss.default, core=True)
+def mse_loss(self, target, reduction: int = 1):
+    return _reduce(aten.pow.Tensor_Scalar(aten.sub.Tensor(self, target), 2), reduction)
+
+
+@register(aten.huber_loss.default, core=True)
+def huber_loss(self, target, reduction: int = 1, delta: float = 1.0):
+    gap = aten.abs.default(aten.sub.Tensor(self, target))
+    quadratic = aten.mul.Tensor(aten.mul.Tensor(gap, gap), 0.5)
+    linear = aten.mul.Tensor(aten.sub.Tensor(gap, 0.5 * delta), delta)
+    return _reduce(aten.where.self(aten.lt.Scalar(gap, delta), quadratic, linear), reduction)
+
+
+@register(aten.smooth_l1_loss.default, core=True)
+def smooth_l1_loss(self, target, reduction: int = 1, beta: float = 1.0):
+    gap = aten.abs.default(aten.sub.Tensor(self, target))
+    if beta == 0:
+        return _reduce(gap, reduction)
+    quadratic = aten.div.Tensor(aten.mul.Tensor(aten.mul.Tensor(gap, gap), 0.5), beta)
+    return _reduce(aten.where.self(aten.lt.Scalar(gap, beta), quadratic, aten.sub.Tensor(gap, 0.5 * beta)),
+                   reduction)
+
+
+@register(aten.soft_margin_loss.default, core=True)
+def soft_margin_loss(self, target, reduction: int = 1):
+    margin = aten.neg.default(aten.mul.Tensor(self, target))
+    return _reduce(aten.log1p.default(aten.exp.default(margin)), reduction)
+
+
+@register(aten.nll_loss_forward.default, core=True)
+def nll_loss_forward(self, target, weight, reduction: int, ignore_index: int):
+    channel = 0 if self.dim() < 2 else 1
+    kept = aten.ne.Scalar(target, ignore_index)
+    safe = aten.where.self(kept, target, _zero(target))
+    picked = aten.squeeze.dims(aten.gather.default(self, channel, aten.unsqueeze.default(safe, channel)), [channel])
+    if weight is not None:
+        weights = aten.where.self(kept, aten.index.Tensor(weight, [safe]), _zero(weight))
+        picked = aten.mul.Tensor(picked, weights)
+    else:
+        weights = aten._to_copy.default(kept, dtype=self.dtype)
+    loss = aten.where.self(kept, aten.neg.default(picked), _zero(self))
+    if reduction == 0:
+        return loss, aten.full.default([], 0.0, dtype=self.dtype, device=self.device)
+    total_weight = aten.sum.default(weights)
+    loss = aten.sum.default(loss)
+    if reduction == 1:
+        loss = aten.div.Tensor(loss, total_weight)
+    return loss, total_weight
