@@ -199,8 +199,7 @@ _NO_OP = ("PyTorch's formula calls a dedicated ATen backward op (gelu_backward, 
 _NEW_ZEROS = ("PyTorch's formula starts from grad.new_zeros(...); Tensor.new_zeros is no op at tensormodes' "
               "dispatch level (the formula's zeros are invisible there)")
 _ATEN_NAME = ("the private op reaches the dispatch level under its own name (_avg_pool2d_backward), not ATen's "
-              "with its schema; nll_loss_forward's total_weight is a differentiable output here (PyTorch's is "
-              "not), so saving it for nll_loss_backward is seen as a detach")
+              "with its schema")
 _NUMBER = ("PyTorch's formula passes a Python number where a tensor goes (where(c, 0, g), 1 - x, value / t): its "
            "dispatch level sees scalar_tensor / the composite's ops; tensormodes' public calls with numbers do not")
 _COMPOSITE = ("PyTorch implements the op (or its backward) as a composite whose pieces record the gradient "
@@ -230,7 +229,7 @@ KNOWN = {
         "masked_select", "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
         "nanquantile", "nan_to_num"], _NO_OP),
     **dict.fromkeys(["gather", "index_select", "msort", "sort", "topk", "kthvalue", "mode"], _NEW_ZEROS),
-    **dict.fromkeys(["nll_loss", "nll_loss_forward", "_cross_entropy_loss", "avg_pool2d", "avg_pool1d"], _ATEN_NAME),
+    **dict.fromkeys(["avg_pool2d", "avg_pool1d"], _ATEN_NAME),
     **dict.fromkeys(["where", "where_method", "sinc", "special_sinc", "logcumsumexp", "atanh", "addcdiv", "pow",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "square", "complex",
@@ -250,7 +249,7 @@ KNOWN = {
                      "fft_ihfftn", "fft_irfft", "fft_rfft", "fft_rfft2", "fft_rfftn", "grid_sampler", "hardshrink",
                      "index_reduce", "linalg_eigvals", "linalg_householder_product", "linalg_matrix_exp",
                      "linalg_matrix_power", "linalg_pinv", "masked_scatter", "matrix_exp", "max_pool3d",
-                     "nll_loss2d_forward", "pdist", "pinverse", "rms_norm", "softshrink", "svd"],
+                     "pdist", "pinverse", "rms_norm", "softshrink", "svd"],
                     "added after the alignment: the formula's own ops (values equal PyTorch's); PyTorch's "
                     "backward ops (``*_backward``, its composites' pieces) not yet"),
     **dict.fromkeys(["linalg_svd", "linalg_svdvals", "linalg_det", "linalg_slogdet", "det", "slogdet", "logdet",

@@ -73,7 +73,6 @@ def test_inner_autograd_subclass_forces_a_rows_only_gradient():
 
 
 def test_make_fx_cnn_traces_a_core_aten_training_step_without_data():
-    pytest.importorskip("tensormodes._subclasses.fake_tensor")  # FakeTensorMode: merged separately
     result = run_example("examples/make_fx_cnn.py", timeout=300)
     assert result.returncode == 0, result.stderr
     out = result.stdout

@@ -425,13 +425,9 @@ def test_decomposition_matches_its_op_in_values_and_gradients(name):
 
 # -- PyTorch as the oracle ---------------------------------------------------------------------
 
-# Our backward sends these where PyTorch's sends its own backward op (being added to the table).
-_BACKWARD_NAMES = {"aten._nll_loss_backward.default": "aten.nll_loss_backward.default"}
-
-
 def _targets(gm):
     """The call_function targets of a graph (ours or PyTorch's) as text, getitem as "getitem"."""
-    return ["getitem" if n.target is operator.getitem else _BACKWARD_NAMES.get(str(n.target), str(n.target))
+    return ["getitem" if n.target is operator.getitem else str(n.target)
             for n in gm.graph.nodes if n.op == "call_function"]
 
 

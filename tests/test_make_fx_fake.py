@@ -8,10 +8,8 @@ import pytest
 import tensormodes as tm
 import tensormodes.nn.functional as F
 from tensormodes._decomp import core_aten_decompositions
+from tensormodes._subclasses import fake_tensor
 from tensormodes.fx.experimental.proxy_tensor import make_fx
-
-# FakeTensorMode is built beside make_fx; this guard goes once both are merged.
-fake_tensor = pytest.importorskip("tensormodes._subclasses.fake_tensor")
 
 
 def _cnn():

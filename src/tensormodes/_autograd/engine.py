@@ -16,10 +16,10 @@ from sys import getrefcount
 
 import numpy as np
 
+from .._dispatch.python_dispatch import FORMULA_CALLS
 from .._ops.common import ops
 from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
 from .grad_mode import _GRAD_ENABLED
-from .._dispatch.python_dispatch import FORMULA_CALLS
 from .graph import AccumulateGrad, Node, OpBackward, below_listens, bump_version, grad_edge
 
 __all__ = ["run_backward", "register_tensor_hook", "RemovableHandle"]

@@ -169,9 +169,15 @@ def _node_class(op_name: str, formula) -> type:
         # another overload of the op, as PyTorch numbers them (sum.dim_IntList -> SumBackward1).
         name, _, overload = op_name.partition("#")
         camel = "".join(part.title() for part in name.strip("_").removesuffix("_method").split("_"))
-        cls = _NODE_CLASSES[op_name, formula] = type(f"{camel}Backward{overload or 0}", (OpBackward,),
-                                                     {"__module__": __name__})
+        attributes = {"__module__": __name__, "_plain_outputs": _plain_outputs(formula)}
+        cls = _NODE_CLASSES[op_name, formula] = type(f"{camel}Backward{overload or 0}", (OpBackward,), attributes)
     return cls
+
+
+def _plain_outputs(formula) -> frozenset:
+    """The outputs of a formula's op that PyTorch does not differentiate (``common.output_differentiability``)."""
+    flags = getattr(formula, "output_differentiability", ())
+    return frozenset(i for i, differentiable in enumerate(flags) if not differentiable)
 
 
 _NO_EDGE = (None, 0)
@@ -200,6 +206,7 @@ class OpBackward(Node):
         self._fits = fits  # per input: (shape, NumPy dtype) its gradient must have, or None
 
     _nested = False  # True when a tensor parameter was a list (its gradients come nested)
+    _plain_outputs: frozenset = frozenset()  # outputs without history (see _plain_outputs)
 
     def wrapped_numbers(self) -> tuple:
         """The numbers the forward call gave for tensor parameters (``x * 2``): PyTorch's formula
@@ -400,7 +407,9 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
                 continue
             value = SavedTensor(result, True) if type(result) is PLAIN.tensor else _save_outputs(result)
         elif kind == _RESULT_PART:
-            value = _save_output(result, _output_index(name))
+            index = _output_index(name)
+            value = SavedTensor(result[index], False) if index in _plain_outputs(formula) else \
+                _save_output(result, index)
         else:
             value = _savemeta_of(name, arguments)
         saved.append(value)
@@ -422,13 +431,14 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
 def _mark_outputs(result, node) -> None:
     """Give the differentiable outputs of ``result`` their history (``node``)."""
     if isinstance(result, tuple):
+        plain = node._plain_outputs
         # Outputs that receive no gradient get zeros (see engine._before_node).
         if len(result) > 1:
-            node._output_meta = [meta_of(o) if isinstance(o, TensorBase) and differentiable_tensor(o) else (None, None)
-                                 for o in result]
+            node._output_meta = [meta_of(o) if isinstance(o, TensorBase) and differentiable_tensor(o) and i not in plain
+                                 else (None, None) for i, o in enumerate(result)]
             node._special = True
         for i, out in enumerate(result):
-            if isinstance(out, TensorBase) and differentiable_tensor(out):
+            if isinstance(out, TensorBase) and differentiable_tensor(out) and i not in plain:
                 out._requires_grad = True
                 out._grad_fn = node
                 if i:
@@ -561,7 +571,9 @@ def _node_arguments(op_name: str, plan: _Plan, tensor_params: dict[str, str], pa
                 arguments.append(saving)
                 fixed_saved.append(i)
         elif kind == _RESULT_PART:
-            arguments.append(f"_save_output(result, {_output_index(name)})")
+            index = _output_index(name)
+            plain = index in _plain_outputs(plan.formula)
+            arguments.append(f"_SavedTensor(result[{index}], False)" if plain else f"_save_output(result, {index})")
             fixed_saved.append(i)
         elif kind == _TENSOR_PARAM and save_only_for and name in save_only_for:
             wanted = f"_f_{save_only_for[name]} is not None"

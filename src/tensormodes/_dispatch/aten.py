@@ -30,8 +30,8 @@ from .._ops.registry import TensorKind
 from .._tensor_base import TensorBase
 from . import python_dispatch
 
-__all__ = ["Tag", "Argument", "FunctionSchema", "OpOverload", "OpOverloadPacket", "aten", "overload_of", "formula_overload",
-           "overloads_of", "op_namespace", "define_overload"]
+__all__ = ["Tag", "Argument", "FunctionSchema", "OpOverload", "OpOverloadPacket", "aten", "overload_of",
+           "formula_overload", "overloads_of", "op_namespace", "define_overload"]
 
 
 class Tag(enum.Enum):

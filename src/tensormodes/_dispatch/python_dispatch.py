@@ -30,8 +30,9 @@ from .._device import device
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
-__all__ = ["HOOKS", "FORMULA_CALLS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized", "schema_form",
-           "public_call", "is_dispatch_class", "dispatch_classes", "active_modes", "disabled_torch_dispatch_impl"]
+__all__ = ["HOOKS", "FORMULA_CALLS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized",
+           "schema_form", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
+           "disabled_torch_dispatch_impl"]
 
 
 class _Hooks:

@@ -449,6 +449,25 @@ def no_complex_autograd(name: str):
     return real_only
 
 
+def output_differentiability(*flags: bool):
+    """Marks a gradient formula with which of its op's outputs are differentiable, as PyTorch's
+    ``derivatives.yaml`` says (``output_differentiability: [True, False]``): the others get no
+    history (``requires_grad`` False) and are saved for the formula as plain tensors.
+
+    >>> @output_differentiability(True, False)
+    ... def formula(grad):
+    ...     return grad[0]
+    >>> formula.output_differentiability
+    (True, False)
+    """
+
+    def mark(formula):
+        formula.output_differentiability = flags
+        return formula
+
+    return mark
+
+
 def recordable(dtype: dt.dtype) -> bool:
     """A ``differentiable=`` check (asked only for calls that would be recorded): PyTorch's
     autograd refuses a result of an integer or bool ``dtype``, which ops whose result takes an

@@ -34,7 +34,7 @@ from . import joining as _joining
 from . import nn as _nn
 from . import views as _views
 from ._samples import I23, M23, M234, SCALAR
-from .common import along, no_complex_autograd, ops, scalar_type_name, wrap_dim
+from .common import along, no_complex_autograd, ops, output_differentiability, scalar_type_name, wrap_dim
 from .meta_rules import metadata, rule, same_metadata, same_shape
 from .registry import Index, Sample, Tensor, TensorSpec, op
 from .shape import meta_indexed, reshaped, value_dependent
@@ -104,22 +104,18 @@ def _reduction_name(reduction: int) -> str:
     return _REDUCTIONS[reduction]
 
 
+@output_differentiability(True, False)  # total_weight has no history, as in PyTorch
 def _nll_loss_forward_grad(grad, input, target, weight, reduction, ignore_index, result1, needs_input_grad):
     mode = _reduction_name(reduction)
     grad_input = grad_weight = None
     if needs_input_grad[0]:  # PyTorch's backward op, given the forward's total weight
-        grad_input = _nll_backward_op(input.ndim)(grad[0], input, target, weight, reduction, ignore_index, result1)
+        total = result1
+        if mode == "mean" and needs_input_grad[2] and ops.is_grad_enabled():
+            # beyond PyTorch, differentiated again (create_graph): the total with its history in weight
+            total = weight.gather(0, target.masked_select(target != ignore_index).reshape(-1)).sum()
+        grad_input = _nll_backward_op(input.ndim)(grad[0], input, target, weight, reduction, ignore_index, total)
     if needs_input_grad[2]:  # beyond PyTorch, as for the public nll_loss
         grad_weight = _nn._nll_loss_weight_grad(grad[0], input, target, weight, mode, ignore_index)
-    if needs_input_grad[2] and mode != "none":
-        # total_weight is the counted targets' weights summed (PyTorch does not differentiate it;
-        # autograd here marks every floating output, so its gradient is the true one): each class's
-        # weight gets grad[1] once per counted target of that class.
-        keep = target != ignore_index
-        counted = keep.to(weight.dtype).reshape(-1) * grad[1]
-        per_class = weight.new_zeros(tuple(weight.shape)).scatter_add(0, target.masked_fill(~keep, 0).reshape(-1),
-                                                                       counted)
-        grad_weight = per_class if grad_weight is None else grad_weight + per_class
     return grad_input, None, grad_weight
 
 

@@ -23,30 +23,25 @@ def forward(self, x_1, y_1):
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
 import operator
 from collections.abc import Callable
 from typing import Any
 
-from ... import utils
+from ..._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from ..._tensor_base import TensorBase
 from ...nn.modules.module import Module, register_module_forward_hook, register_module_forward_pre_hook
 from ...nn.parameter import Parameter
 from ...ops import aten
+from ...utils import _pytree
+from ...utils._python_dispatch import TorchDispatchMode as _TorchDispatchMode
+from ...utils._python_dispatch import _disable_current_modes
 from .._codegen import CodeGen
 from ..graph import Graph
 from ..graph_module import GraphModule
 
 __all__ = ["make_fx", "ProxyTorchDispatchMode", "get_isolated_graphmodule"]
 
-_python_dispatch = utils._python_dispatch
-_TorchDispatchMode = _python_dispatch.TorchDispatchMode
-_pytree = utils._pytree
-
-# Where FakeTensorMode lives (``tracing_mode="fake"``); imported when first needed, as the
-# module is built beside this one.
-_FAKE_TENSOR_MODULE = "tensormodes._subclasses.fake_tensor"
 
 
 class _Tracer:
@@ -141,7 +136,7 @@ class ProxyTorchDispatchMode(_TorchDispatchMode):
         if func is _LIFT_FRESH:
             func = _LIFT_FRESH_COPY  # the graph copies its constant, as PyTorch's make_fx
             if self.fake_mode is not None:  # a literal's data: the constant in the graph, fake below
-                with _python_dispatch._disable_current_modes():
+                with _disable_current_modes():
                     run_args = tuple(self.fake_mode.from_tensor(a) for a in args)
         elif self.check_fake:
             _refuse_real_tensors(func, args, kwargs)
@@ -169,7 +164,7 @@ class ProxyTorchDispatchMode(_TorchDispatchMode):
 def _refuse_real_tensors(func, args: tuple, kwargs: dict) -> None:
     """PyTorch's error for a real tensor reaching an op while tracing with fake tensors."""
     for value in _pytree.tree_leaves((args, kwargs)):
-        if isinstance(value, TensorBase) and not isinstance(value, _fake_tensor_module().FakeTensor):
+        if isinstance(value, TensorBase) and not isinstance(value, FakeTensor):
             raise AssertionError(
                 "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
                 f"'allow_non_fake_inputs'. Found in {func}({_call_text(args, kwargs)}). (make_fx: pass "
@@ -225,7 +220,7 @@ def _trace(f: Callable, args: tuple, decomposition_table, tracing_mode: str, all
     tracer = _Tracer()
     fake_mode = None
     if tracing_mode == "fake":
-        fake_mode = _fake_tensor_module().FakeTensorMode(allow_non_fake_inputs=allow_non_fake)
+        fake_mode = FakeTensorMode(allow_non_fake_inputs=allow_non_fake)
         args = tuple(_pytree.tree_map(lambda a: fake_mode.from_tensor(a) if isinstance(a, TensorBase) else a, args))
     flat_inputs = _placeholders(tracer, f, args)
     if flat_inputs is not None:
@@ -290,13 +285,6 @@ class _FlatInputs(CodeGen):
         return _pytree.tree_leaves(list(args))
 
 
-def _fake_tensor_module():
-    """``tensormodes._subclasses.fake_tensor`` (``FakeTensorMode``, ``FakeTensor``), imported
-    when fake tracing first needs it: that module is built beside this one, and this keeps
-    real tracing working where it is absent."""
-    return importlib.import_module(_FAKE_TENSOR_MODULE)
-
-
 @contextlib.contextmanager
 def _module_stack(tracer: _Tracer, f: Callable):
     """``record_module_stack=True``: while ``f`` runs, the modules being called, outermost
@@ -327,5 +315,5 @@ def _module_stack(tracer: _Tracer, f: Callable):
 def get_isolated_graphmodule(func: Callable, args: tuple, kwargs: dict, tracing_mode: str = "real",
                              decomposition_table: dict | None = None) -> GraphModule:
     """``make_fx`` of ``func(*args, **kwargs)``, traced apart from any trace in progress."""
-    with _python_dispatch._disable_current_modes():
+    with _disable_current_modes():
         return make_fx(lambda *a: func(*a, **kwargs), decomposition_table, tracing_mode)(*args)
