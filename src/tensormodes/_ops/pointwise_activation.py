@@ -551,7 +551,8 @@ def _embedding_dense_backward_meta(grad_output, indices, num_weights, padding_id
     samples=(Sample((TensorSpec((2, 4, 3)), _INDICES_BACKWARD, 5, -1, False)),
              Sample((TensorSpec((2, 4, 3), "float64"), _INDICES_BACKWARD, 5, 2, True)),
              Sample((TensorSpec((3, 2)), TensorSpec((3,), "int32", 0, 3), 4, 0, False)),
-             Sample((TensorSpec((2, 4, 3), "bfloat16"), _INDICES_BACKWARD, 5, -1, False))),
+             Sample((TensorSpec((2, 4, 3), "bfloat16"), _INDICES_BACKWARD, 5, -1, False)),
+             Sample((TensorSpec((0, 3)), TensorSpec((0,), "int64"), 4, -1, True))),
     aten="default", tags=("core",))
 def embedding_dense_backward(grad_output: Tensor, indices: Tensor, num_weights: int, padding_idx: int,
                              scale_grad_by_freq: bool) -> Tensor:

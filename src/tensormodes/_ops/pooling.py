@@ -256,7 +256,9 @@ def _check_pooled_gradient(grad_output, indices, expected: tuple) -> None:
     Sample((TensorSpec((1, 1, 3, 3)), TensorSpec((1, 1, 4, 4)), [2, 2], [1, 1], [0, 0], [1, 1], False,
             TensorSpec((1, 1, 3, 3), "int64", 0, 5))),
     Sample((TensorSpec((1, 2, 2, 2), "bfloat16"), TensorSpec((1, 2, 4, 4), "bfloat16"), [2, 2], [], [0, 0],
-            [1, 1], False, TensorSpec((1, 2, 2, 2), "int64", 0, 15)))),
+            [1, 1], False, TensorSpec((1, 2, 2, 2), "int64", 0, 15))),
+    Sample((TensorSpec((0, 2, 2, 2)), TensorSpec((0, 2, 4, 4)), [2, 2], [2, 2], [0, 0], [1, 1], False,
+            TensorSpec((0, 2, 2, 2), "int64", 0, 15)))),
     aten="default", tags=("core",))
 def max_pool2d_with_indices_backward(grad_output: Tensor, input: Tensor, kernel_size, stride, padding, dilation,
                                      ceil_mode: bool, indices: Tensor) -> Tensor:
@@ -277,8 +279,9 @@ def max_pool2d_with_indices_backward(grad_output: Tensor, input: Tensor, kernel_
     leading, elements = input.shape[:-2], input.shape[-2] * input.shape[-1]
     # One slot past each plane: a window holding no input element points there (see _max_pool_planes).
     flat = np.zeros((math.prod(leading), elements + 1), grad_output.dtype)
-    positions = indices.reshape(flat.shape[0], -1)
-    values = grad_output.reshape(flat.shape[0], -1)
+    outputs = out[0] * out[1]  # (not -1 in reshape: an empty batch leaves it ambiguous)
+    positions = indices.reshape(flat.shape[0], outputs)
+    values = grad_output.reshape(flat.shape[0], outputs)
     if _overlapping(kernel, step, spread):
         np.add.at(flat, (np.arange(flat.shape[0])[:, None], positions), values)
     else:
