@@ -11,6 +11,7 @@ the recursion limit. Saved tensors are freed node by node unless
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from heapq import heapify, heappop, heappush
 from sys import getrefcount
 
@@ -21,7 +22,54 @@ from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
 from .grad_mode import _GRAD_ENABLED
 from .graph import AccumulateGrad, Node, below_listens, bump_version, grad_edge
 
-__all__ = ["run_backward", "register_tensor_hook", "RemovableHandle"]
+__all__ = ["run_backward", "register_tensor_hook", "RemovableHandle", "current_node", "queue_callback"]
+
+
+class _Pass:
+    """One running backward pass: the node it is running (PyTorch's ``_current_autograd_node``)
+    and the callbacks to run when it ends (``queue_callback``)."""
+
+    __slots__ = ("node", "callbacks")
+
+    def __init__(self) -> None:
+        self.node = None
+        self.callbacks: list = []
+
+
+# The innermost running pass of this thread or task (None outside backward). Tools at the dispatch
+# level read it to tell which forward call a backward op belongs to.
+_PASS: ContextVar[_Pass | None] = ContextVar("tensormodes_backward_pass", default=None)
+
+
+def current_node() -> Node | None:
+    """The node whose gradient formula is running (None outside a backward pass): its
+    ``_sequence_nr`` says when the forward pass made it. PyTorch's ``torch._C._current_autograd_node``.
+
+    >>> import tensormodes as tm
+    >>> seen = []
+    >>> class Spy(tm.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x * 1
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         seen.append(current_node().name())
+    ...         return grad
+    >>> Spy.apply(tm.ones(2, requires_grad=True)).sum().backward()
+    >>> seen, current_node()
+    (['SpyBackward'], None)
+    """
+    running = _PASS.get()
+    return None if running is None else running.node
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` when the current backward pass ends (PyTorch's
+    ``Variable._execution_engine.queue_callback``); outside a backward pass, a RuntimeError."""
+    running = _PASS.get()
+    if running is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    running.callbacks.append(callback)
 
 
 class RemovableHandle:
@@ -152,6 +200,8 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
     targets, captured, useful = _targets(inputs, roots)
     direct = accumulate and not targets
     previous_grad_mode = _GRAD_ENABLED.get()
+    running = _Pass()
+    pass_token = _PASS.set(running)
     try:
         _GRAD_ENABLED.set(create_graph)  # inside the try, restored by value: nothing left behind on an interrupt
         # Nodes that have received a gradient, highest sequence number first: every node
@@ -179,7 +229,9 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                 continue
             results = None
             if grads[0] is not None or any(g is not None for g in grads):
+                running.node = node
                 results = node.apply(tuple(grads))
+                running.node = None
                 if node._post_hooks:
                     for hook in node._post_hooks:
                         replaced = hook(results, tuple(grads))
@@ -207,8 +259,11 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                     buffers[child] = [grad] if output_nr == 0 else [None] * output_nr + [grad]
                     heappush(ready, (-child._sequence_nr, child))
             grad = None
+        for callback in running.callbacks:
+            callback()
     finally:
         _GRAD_ENABLED.set(previous_grad_mode)
+        _PASS.reset(pass_token)
 
     if inputs is not None:
         for index, grad in enumerate(captured):
