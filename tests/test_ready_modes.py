@@ -19,8 +19,8 @@ from tensormodes.modes import DefaultDtypeMode, LoggingMode, NanCheckMode, OpCou
 from tensormodes.modes import timing as timing_module
 from tensormodes.modes.observing import render_table, rich_table, summarize
 from tensormodes.overrides import TorchFunctionMode, _get_current_function_mode_stack, explain
-from tensormodes.utils.flop_counter import FlopCounterMode
 from tensormodes.utils._python_dispatch import BaseTorchDispatchMode
+from tensormodes.utils.flop_counter import FlopCounterMode
 
 try:
     import torch
