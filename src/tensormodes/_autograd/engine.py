@@ -223,7 +223,9 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                 if accumulate and grads[0] is not None:
                     leaf = node._variable()
                     if leaf is not None:
+                        running.node = node
                         _accumulate(leaf, grads, create_graph)
+                        running.node = None
                 continue
             if useful is not None and node not in useful:
                 continue
