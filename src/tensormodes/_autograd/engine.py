@@ -195,13 +195,26 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
 
     With ``accumulate``, gradients reaching leaf tensors are added into their
     ``.grad`` (``backward``); otherwise they are only returned (``autograd.grad``).
+    The callbacks queued during the pass (``queue_callback``) run at its end.
     """
+    running = _Pass()
+    token = _PASS.set(running)
+    try:
+        result = _run_pass(running, outputs, grad_outputs, retain_graph, create_graph, inputs, allow_unused,
+                           accumulate)
+        for callback in running.callbacks:
+            callback()
+        return result
+    finally:
+        _PASS.reset(token)
+
+
+def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: bool, create_graph: bool,
+              inputs: list | None, allow_unused: bool, accumulate: bool):
     roots, buffers = _seeded_buffers(outputs, grad_outputs)
     targets, captured, useful = _targets(inputs, roots)
     direct = accumulate and not targets
     previous_grad_mode = _GRAD_ENABLED.get()
-    running = _Pass()
-    pass_token = _PASS.set(running)
     try:
         _GRAD_ENABLED.set(create_graph)  # inside the try, restored by value: nothing left behind on an interrupt
         # Nodes that have received a gradient, highest sequence number first: every node
@@ -261,11 +274,8 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                     buffers[child] = [grad] if output_nr == 0 else [None] * output_nr + [grad]
                     heappush(ready, (-child._sequence_nr, child))
             grad = None
-        for callback in running.callbacks:
-            callback()
     finally:
         _GRAD_ENABLED.set(previous_grad_mode)
-        _PASS.reset(pass_token)
 
     if inputs is not None:
         for index, grad in enumerate(captured):
