@@ -53,7 +53,7 @@ from ._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode, _ge
 from ._pytree import keystr, tree_all, tree_leaves_with_path, tree_map
 
 __all__ = ["DebugMode", "get_active_debug_mode", "diff", "Divergence", "TensorIdTracker", "hash_tensor_data",
-           "norm_hash_fn"]
+           "norm_hash_fn", "call_site", "ForwardSites", "UserLine"]
 
 _DTYPE_ABBRS = {
     _dtype.uint8: "u8", _dtype.int8: "i8", _dtype.int16: "i16", _dtype.int32: "i32", _dtype.int64: "i64",
@@ -258,8 +258,21 @@ def _stack_trace() -> str:
     return "".join(traceback.format_list(frames))
 
 
-def _user_stack_summary(stack_trace: str) -> str | None:
-    """``File: path:line in name, code: text`` of the innermost frame of ``stack_trace``."""
+class UserLine(NamedTuple):
+    """A line of the user's code: ``path``, ``line`` number, function ``name``, its ``code``."""
+
+    path: str
+    line: int
+    name: str
+    code: str
+
+    def summary(self) -> str:
+        """PyTorch's one-line form: ``File: path:line in name, code: text``."""
+        return f"File: {self.path}:{self.line} in {self.name}, code: {self.code}"
+
+
+def _user_line(stack_trace: str) -> UserLine | None:
+    """The innermost frame of ``stack_trace`` (formatted as ``traceback`` formats stacks)."""
     lines = stack_trace.rstrip("\n").splitlines()
     for position in range(len(lines) - 1, -1, -1):
         line = lines[position].strip()
@@ -267,8 +280,28 @@ def _user_stack_summary(stack_trace: str) -> str | None:
             path, _, rest = line[6:].partition('", line ')
             number, _, name = rest.partition(", in ")
             code = lines[position + 1].strip() if position + 1 < len(lines) else ""
-            return f"File: {path}:{number} in {name}, code: {code}"
+            return UserLine(path, int(number), name, code)
     return None
+
+
+def _user_stack_summary(stack_trace: str) -> str | None:
+    """``File: path:line in name, code: text`` of the innermost frame of ``stack_trace``."""
+    found = _user_line(stack_trace)
+    return None if found is None else found.summary()
+
+
+def call_site(call: _DebugCall) -> tuple[UserLine, bool] | None:
+    """Where a call logged with ``record_stack_trace`` came from: (the user's line, whether it is
+    the forward line of a backward op — the line whose forward call made the autograd node that
+    ran it), or None."""
+    forward = getattr(call, "fwd_stack_trace", None)
+    if forward:
+        found = _user_line(forward)
+        if found is not None:
+            return found, True
+    own = getattr(call, "stack_trace", None)
+    found = _user_line(own) if own else None
+    return None if found is None else (found, False)
 
 
 class ForwardSites:
