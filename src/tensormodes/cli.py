@@ -44,7 +44,7 @@ from .modes.observing import render_table
 from .nn.modules.module import intercept_module_calls, register_module_forward_hook
 from .nn.parameter import Parameter
 from .overrides import capture_torch_function_modes
-from .utils._debug_mode import DebugMode, call_site
+from .utils import DebugMode
 from .utils.flop_counter import FlopCounterMode
 from .version import __version__
 
@@ -359,7 +359,7 @@ class _Dispatch(_Instrument):
         lines, previous = [], None
         for call in self.mode.operators:
             indent = "  " * (call.call_depth - 1)
-            site = call_site(call)
+            site = DebugMode.call_site(call)
             if site is not None and site != previous:
                 where, backward = site
                 path = os.path.relpath(where.path) if os.path.isabs(where.path) else where.path

@@ -586,6 +586,12 @@ class DebugMode(TorchDispatchMode):
             yield
 
     @staticmethod
+    def call_site(call: _DebugCall) -> tuple[UserLine, bool] | None:
+        """Where a call logged with ``record_stack_trace`` came from (beyond PyTorch): see
+        ``call_site``."""
+        return call_site(call)
+
+    @staticmethod
     def _annotate(tag: Any) -> None:
         """Add an ``[annotate] tag`` line to the active DebugMode's log (if one is active)."""
         mode = get_active_debug_mode()
