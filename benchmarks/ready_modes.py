@@ -1,6 +1,8 @@
 """Overhead of the ready-made modes on a training step, in thread CPU time.
 
-Run ``python benchmarks/ready_modes.py [REPEATS]`` (default 40). The step is the autograd
+Run ``python benchmarks/ready_modes.py [REPEATS]`` (default 40).
+``python benchmarks/ready_modes.py --dispatch [REPEATS]`` times the dispatch-level instruments
+instead (``dispatch_instruments``), in wall time. The step is the autograd
 group's MLP of ``bench.py`` (forward and backward); each mode is entered around 20 steps,
 the modes are interleaved within every repeat, and the minimum per step is kept.
 CPU time rather than wall time: on a shared machine the wall clock swings far more.
@@ -58,5 +60,44 @@ def main() -> None:
         print(f"{name:32s} {value:8.1f} us  {value / base:5.2f}x")
 
 
+def dispatch_instruments(repeats: int) -> None:
+    """Wall time of 20 training steps (the MLP step above) under each dispatch-level instrument,
+    against no mode and against a pass-through ``TorchDispatchMode`` (what any dispatch mode pays
+    before its handler does anything); PyTorch's step under its own counter and DebugMode too."""
+    from tensormodes.utils._debug_mode import DebugMode
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+
+    class PassThrough(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    step, torch_step = bench._mlp_steps()
+    modes = {"no mode": None, "pass-through TorchDispatchMode": PassThrough,
+             "FlopCounterMode": lambda: FlopCounterMode(display=False), "DebugMode": DebugMode,
+             "DebugMode(record_hash=True)": lambda: DebugMode(record_hash=True)}
+    runs = [(name, step, make, "no mode") for name, make in modes.items()]
+    if torch_step is not None:
+        from torch.utils._debug_mode import DebugMode as TorchDebugMode
+        from torch.utils.flop_counter import FlopCounterMode as TorchFlopCounterMode
+
+        runs += [("torch, no mode", torch_step, None, "torch, no mode"),
+                 ("torch, its FlopCounterMode", torch_step, lambda: TorchFlopCounterMode(display=False),
+                  "torch, no mode"),
+                 ("torch, its DebugMode", torch_step, TorchDebugMode, "torch, no mode")]
+    best = {name: float("inf") for name, *_ in runs}
+    for _ in range(repeats):
+        for name, run, make, _base in runs:
+            if make is None:
+                best[name] = min(best[name], timeit.timeit(run, number=20) / 20 * 1e6)
+            else:
+                with make():
+                    best[name] = min(best[name], timeit.timeit(run, number=20) / 20 * 1e6)
+    for name, _run, _make, base in runs:
+        print(f"{name:34s} {best[name]:8.1f} us  {best[name] / best[base]:5.2f}x")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--dispatch"]:
+        dispatch_instruments(int(sys.argv[2]) if len(sys.argv) > 2 else 10)
+    else:
+        main()

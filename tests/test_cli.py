@@ -93,7 +93,7 @@ def test_help_explains_each_flag(tmp_path):
     result = subprocess.run([sys.executable, "-m", "tensormodes", "trace", "--help"], capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert result.returncode == 0
-    for flag in ("--log", "--flops", "--count", "--nan", "--time", "--report", "--quiet", "examples:"):
+    for flag in ("--log", "--dispatch", "--flops", "--count", "--nan", "--time", "--report", "--quiet", "examples:"):
         assert flag in result.stdout
 
 
@@ -136,6 +136,78 @@ def test_log_to_a_file_and_json_report(tmp_path):
     assert report["modes"]["log"] == {"file": "calls.txt"}
 
 
+DISPATCH_LOG = """\
+== aten calls below autograd, under the line that ran them (backward: the forward line)
+# script.py:3 in <module>: x = tm.ones(2, 3, requires_grad=True)
+aten::ones([2, 3], device=cpu, pin_memory=False)  ->  t: f32[2, 3]
+# script.py:4 in <module>: w = tm.ones(3, 4)
+aten::ones([3, 4], device=cpu, pin_memory=False)  ->  t: f32[3, 4]
+# script.py:5 in <module>: y = (x @ w).relu().sum()
+aten::mm(t: f32[2, 3], t: f32[3, 4])  ->  t: f32[2, 4]
+aten::relu(t: f32[2, 4])  ->  t: f32[2, 4]
+aten::sum(t: f32[2, 4])  ->  t: f32[]
+# script.py:6 in <module>: y.backward()
+aten::ones_like(t: f32[], pin_memory=False)  ->  t: f32[]
+# backward of script.py:5 in <module>: y = (x @ w).relu().sum()
+aten::expand(t: f32[], [2, 4])  ->  t: f32[2, 4]
+aten::threshold_backward(t: f32[2, 4], t: f32[2, 4], 0)  ->  t: f32[2, 4]
+aten::t(t: f32[3, 4])  ->  t: f32[4, 3]
+aten::mm(t: f32[2, 4], t: f32[4, 3])  ->  t: f32[2, 3]
+aten::detach(t: f32[2, 3])  ->  t: f32[2, 3]
+"""
+
+
+def test_dispatch_log_shows_aten_calls_under_the_users_line_and_backward_under_the_forward_line(tmp_path):
+    result = trace(tmp_path, PROGRAM, "--dispatch")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "argv [] result 24.0\n"
+    assert result.stderr == "\n" + DISPATCH_LOG
+
+
+MODULE_PROGRAM = """\
+    import tensormodes as tm
+
+    class Net(tm.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = tm.nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.fc(x).tanh()
+
+    net = Net()
+    x = tm.ones(4, 3)
+    net(x).sum().backward()
+"""
+
+
+def test_dispatch_log_to_a_file_nests_module_calls_and_goes_to_the_report(tmp_path):
+    result = trace(tmp_path, MODULE_PROGRAM, "--dispatch=aten.txt", "--report", "run.json")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "\n== aten call log written to aten.txt\n"
+    lines = (tmp_path / "aten.txt").read_text().splitlines()
+    start = lines.index("# script.py:13 in <module>: net(x).sum().backward()")
+    assert lines[start:start + 9] == [
+        "# script.py:13 in <module>: net(x).sum().backward()",
+        "[nn.Mod] Net",
+        "  # script.py:9 in forward: return self.fc(x).tanh()",
+        "  [nn.Mod] Net.fc",
+        "    aten::t(t: f32[2, 3])  ->  t: f32[3, 2]",
+        "    aten::addmm(t: f32[2], t: f32[4, 3], t: f32[3, 2])  ->  t: f32[4, 2]",
+        "  aten::tanh(t: f32[4, 2])  ->  t: f32[4, 2]",
+        "# script.py:13 in <module>: net(x).sum().backward()",
+        "aten::sum(t: f32[4, 2])  ->  t: f32[]"]
+    # tanh's gradient under the line of the forward that made its node; the layer's under fc's
+    assert lines[start + 12:start + 14] == ["# backward of script.py:9 in forward: return self.fc(x).tanh()",
+                                            "aten::tanh_backward(t: f32[4, 2], t: f32[4, 2])  ->  t: f32[4, 2]"]
+    report = json.loads((tmp_path / "run.json").read_text())
+    assert report["modes"]["dispatch"] == {"file": "aten.txt"}
+    quiet = trace(tmp_path, PROGRAM, "--dispatch", "--report", "run.json", "--quiet")
+    assert quiet.stderr == ""
+    assert json.loads((tmp_path / "run.json").read_text())["modes"]["dispatch"] == {
+        "lines": DISPATCH_LOG.splitlines()[1:]}
+
+
 def test_ctrl_c_exits_130_with_partial_reports(tmp_path):
     script = """\
         import tensormodes as tm
@@ -151,7 +223,7 @@ def test_flops_report_by_module_path_and_public_name(tmp_path):
     result = trace(tmp_path, PROGRAM, "--flops", "--report", "run.json", "--quiet")
     assert result.returncode == 0, result.stderr
     flops = json.loads((tmp_path / "run.json").read_text())["modes"]["flops"]
-    assert flops == {"total": 96, "by_module": {"Global": {"tensormodes.Tensor.matmul": 96}}}
+    assert flops == {"total": 96, "by_module": {"Global": {"aten.mm": 96}}}
 
 
 def test_graph_traces_the_first_model_and_draws_it_with_shapes(tmp_path):

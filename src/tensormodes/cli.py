@@ -44,6 +44,7 @@ from .modes.observing import render_table
 from .nn.modules.module import intercept_module_calls, register_module_forward_hook
 from .nn.parameter import Parameter
 from .overrides import capture_torch_function_modes
+from .utils import DebugMode
 from .utils.flop_counter import FlopCounterMode
 from .version import __version__
 
@@ -62,6 +63,7 @@ _EXAMPLES = """\
 examples:
   tensormodes trace train.py --flops                 FLOPs per op and per module, forward and backward
   tensormodes trace train.py --log=calls.txt         every call, with shapes and dtypes, to a file
+  tensormodes trace train.py --dispatch              every aten call, forward and backward, under your line
   tensormodes trace train.py --nan                   stop at the first op producing NaN (or Inf from finite inputs)
   tensormodes trace train.py --count --time          calls and time per op
   tensormodes trace train.py --flops -- --epochs 2   arguments after -- go to the script
@@ -84,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     trace.add_argument("--log", nargs="?", const="-", metavar="FILE",
                        help="log every call with its argument shapes and dtypes (to FILE with --log=FILE; "
                             "identical calls from one line are grouped): --log=calls.txt")
+    trace.add_argument("--dispatch", nargs="?", const="-", metavar="FILE",
+                       help="log every aten call below autograd (DebugMode's text: aten::mm(t: f32[3, 4], ...)), "
+                            "forward and backward, under the line of your script that ran it (for a backward op, "
+                            "the forward line that made it), to FILE with --dispatch=FILE")
     trace.add_argument("--flops", action="store_true",
                        help="count FLOPs (2 per multiply-add) per op and per module (to 3 levels of module paths; all "
                             "of them in --report), forward and backward")
@@ -114,8 +120,8 @@ def _split_script_arguments(argv: list[str]) -> tuple[list[str], list[str]]:
         ours, theirs = argv, []
     attached = []
     for token in ours:
-        if token in ("--log", "--nan"):
-            token = f"{token}={'-' if token == '--log' else 'raise'}"
+        if token in ("--log", "--nan", "--dispatch"):
+            token = f"{token}={'raise' if token == '--nan' else '-'}"
         attached.append(token)
     return attached, theirs
 
@@ -337,6 +343,44 @@ class _Log(_Instrument):
 
     def saw_nothing(self) -> bool | None:
         return None if self.path is not None else not self.mode.lines
+
+
+class _Dispatch(_Instrument):
+    name, title = "dispatch", "aten calls below autograd, under the line that ran them (backward: the forward line)"
+
+    def __init__(self, target: str) -> None:
+        self.path = None if target == "-" else target
+        super().__init__(DebugMode(record_stack_trace=True, record_nn_module=True))
+
+    def lines(self) -> list[str]:
+        """The log: each call indented by its nesting (module calls, ``[nn.Mod] MLP.fc1``), and
+        above each run of calls from one line of the user's code, that line
+        (``# train.py:12 in step: loss = model(x)``; ``# backward of train.py:12 ...``)."""
+        lines, previous = [], None
+        for call in self.mode.operators:
+            indent = "  " * (call.call_depth - 1)
+            site = DebugMode.call_site(call)
+            if site is not None and site != previous:
+                where, backward = site
+                path = os.path.relpath(where.path) if os.path.isabs(where.path) else where.path
+                lines.append(f"{indent}# {'backward of ' if backward else ''}{path}:{where.line} in {where.name}: "
+                             f"{where.code}")
+                previous = site
+            lines.append(indent + call.render(self.mode.record_tensor_attributes))
+        return lines
+
+    def print(self, console, stream) -> None:
+        if self.path is not None:
+            Path(self.path).write_text("".join(line + "\n" for line in self.lines()))
+            print(f"\n== aten call log written to {self.path}", file=stream)
+        else:
+            print(f"\n== {self.title}", *self.lines(), sep="\n", file=stream)
+
+    def report(self) -> dict:
+        return {"file": self.path} if self.path is not None else {"lines": self.lines()}
+
+    def saw_nothing(self) -> bool:
+        return not self.mode.operators
 
 
 class _Flops(_Instrument):
@@ -604,6 +648,8 @@ def _instruments(options) -> list[_Instrument]:
     chosen: list[_Instrument] = []
     if options.log:
         chosen.append(_Log(options.log))
+    if options.dispatch:
+        chosen.append(_Dispatch(options.dispatch))
     if options.count:
         chosen.append(_Count())
     if options.flops:

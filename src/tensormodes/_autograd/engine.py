@@ -11,6 +11,7 @@ the recursion limit. Saved tensors are freed node by node unless
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from heapq import heapify, heappop, heappush
 from sys import getrefcount
 
@@ -22,7 +23,54 @@ from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
 from .grad_mode import _GRAD_ENABLED
 from .graph import AccumulateGrad, Node, OpBackward, below_listens, bump_version, grad_edge
 
-__all__ = ["run_backward", "register_tensor_hook", "RemovableHandle"]
+__all__ = ["run_backward", "register_tensor_hook", "RemovableHandle", "current_node", "queue_callback"]
+
+
+class _Pass:
+    """One running backward pass: the node it is running (PyTorch's ``_current_autograd_node``)
+    and the callbacks to run when it ends (``queue_callback``)."""
+
+    __slots__ = ("node", "callbacks")
+
+    def __init__(self) -> None:
+        self.node = None
+        self.callbacks: list = []
+
+
+# The innermost running pass of this thread or task (None outside backward). Tools at the dispatch
+# level read it to tell which forward call a backward op belongs to.
+_PASS: ContextVar[_Pass | None] = ContextVar("tensormodes_backward_pass", default=None)
+
+
+def current_node() -> Node | None:
+    """The node whose gradient formula is running (None outside a backward pass): its
+    ``_sequence_nr`` says when the forward pass made it. PyTorch's ``torch._C._current_autograd_node``.
+
+    >>> import tensormodes as tm
+    >>> seen = []
+    >>> class Spy(tm.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x * 1
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         seen.append(current_node().name())
+    ...         return grad
+    >>> Spy.apply(tm.ones(2, requires_grad=True)).sum().backward()
+    >>> seen, current_node()
+    (['SpyBackward'], None)
+    """
+    running = _PASS.get()
+    return None if running is None else running.node
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` when the current backward pass ends (PyTorch's
+    ``Variable._execution_engine.queue_callback``); outside a backward pass, a RuntimeError."""
+    running = _PASS.get()
+    if running is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    running.callbacks.append(callback)
 
 
 class RemovableHandle:
@@ -160,7 +208,22 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
 
     With ``accumulate``, gradients reaching leaf tensors are added into their
     ``.grad`` (``backward``); otherwise they are only returned (``autograd.grad``).
+    The callbacks queued during the pass (``queue_callback``) run at its end.
     """
+    running = _Pass()
+    token = _PASS.set(running)
+    try:
+        result = _run_pass(running, outputs, grad_outputs, retain_graph, create_graph, inputs, allow_unused,
+                           accumulate)
+        for callback in running.callbacks:
+            callback()
+        return result
+    finally:
+        _PASS.reset(token)
+
+
+def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: bool, create_graph: bool,
+              inputs: list | None, allow_unused: bool, accumulate: bool):
     roots, buffers = _seeded_buffers(outputs, grad_outputs)
     targets, captured, useful = _targets(inputs, roots)
     direct = accumulate and not targets
@@ -186,13 +249,17 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
                 if accumulate and grads[0] is not None:
                     leaf = node._variable()
                     if leaf is not None:
+                        running.node = node
                         _accumulate(leaf, grads, create_graph)
+                        running.node = None
                 continue
             if useful is not None and node not in useful:
                 continue
             results = None
             if grads[0] is not None or any(g is not None for g in grads):
+                running.node = node
                 results = _applied(node, tuple(grads))
+                running.node = None
                 if node._post_hooks:
                     for hook in node._post_hooks:
                         replaced = hook(results, tuple(grads))

@@ -15,6 +15,7 @@ public ops, so modes see them and they are themselves recorded when ``create_gra
 from __future__ import annotations
 
 import inspect
+from contextvars import ContextVar
 
 from .. import _dtype as dt
 from .. import _generated
@@ -38,7 +39,7 @@ from .nodes import (
 from .view_history import rebase, refresh_view, refresh_views_of
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",
-           "share_version", "version_of"]
+           "share_version", "version_of", "saving_for_backward"]
 
 _BFLOAT16 = dt.bfloat16._np
 
@@ -76,7 +77,7 @@ class SavedTensor:
                 # A subclass output (or any, while the dispatch level listens) is kept as its
                 # detached alias, as PyTorch's SavedVariable does: the dispatch level sees the
                 # detach here and on unpack, and a wrapper stays a wrapper.
-                self._tensor = ops.detach(t)
+                self._tensor = _saved_alias(t)
                 self._detached = True
             self._output_nr = output_nr
             self._producer = None
@@ -92,7 +93,7 @@ class SavedTensor:
         if self._counter[0] != self._version:
             self._raise_modified(node)
         if self._is_output:
-            output = ops.detach(t) if self._detached else wrap_array(t)
+            output = _saved_alias(t) if self._detached else wrap_array(t)
             output._version_counter = self._counter
             if grad_enabled():  # double backward: the output is differentiable, produced by this node
                 output._requires_grad = True
@@ -118,6 +119,28 @@ class SavedTensor:
 
     def release(self) -> None:
         self._tensor = None
+
+
+# True while autograd makes a saved tensor's alias (per thread and task).
+_SAVING: ContextVar[bool] = ContextVar("tensormodes_saving_for_backward", default=False)
+
+
+def _saved_alias(t):
+    """The detached alias a saved output is kept as (and unpacked to), made with
+    ``saving_for_backward()`` true."""
+    token = _SAVING.set(True)
+    try:
+        return ops.detach(t)
+    finally:
+        _SAVING.reset(token)
+
+
+def saving_for_backward() -> bool:
+    """True while autograd makes a saved tensor's detached alias (when saving an output, and
+    unpacking it in backward). PyTorch's ``SavedVariable`` makes these aliases with the
+    dispatch level seeing a ``detach`` its ``DebugMode`` leaves out of the log; tools here do
+    the same, and know the alias as the tensor it was made from."""
+    return _SAVING.get()
 
 
 def below_listens(t) -> bool:

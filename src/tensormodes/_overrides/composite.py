@@ -22,8 +22,8 @@ sees a composite's inner calls. ``run_composite`` is the re-entrant idiom that l
 ['ones', 'softmax', 'softmax']
 
 The first ``softmax`` is ``F.softmax``, the second the ``Tensor.softmax`` call its body
-makes. The ready-made modes (``tensormodes.modes``, ``RecordingMode``,
-``FlopCounterMode``) are built this way.
+makes. The ready-made modes (``tensormodes.modes``, ``RecordingMode``) are built this way
+(``FlopCounterMode`` and ``DebugMode`` listen at the dispatch level instead).
 
 This module belongs to the override layer: it imports ``dispatch`` (same folder) and
 nothing above it.

@@ -1,12 +1,13 @@
-"""Ready-made modes: each is a ``TorchFunctionMode`` that composes with the others and with your
-own modes on the stack.
+"""Ready-made modes: each composes with the others and with your own modes on the stack (all
+``TorchFunctionMode``s but the FLOP counter, which pushes a ``TorchDispatchMode``).
 
 * ``LoggingMode``: one line per call, arguments summarized, nested calls indented;
 * ``OpCounterMode``: calls per public function;
 * ``NanCheckMode``: stops at the first NaN or Inf result, naming your source line;
 * ``TimingMode``: wall time per function, inclusive and exclusive;
 * ``DefaultDtypeMode``: a default-dtype scope;
-* ``FlopCounterMode`` (also at PyTorch's path ``tensormodes.utils.flop_counter``).
+* ``FlopCounterMode`` (also at PyTorch's path ``tensormodes.utils.flop_counter``): FLOPs per aten
+  op and per module, counted at the dispatch level as PyTorch counts them.
 
 >>> import tensormodes as tm
 >>> from tensormodes.modes import OpCounterMode, NanCheckMode

@@ -1,11 +1,11 @@
 """``FlopCounterMode``: counts the floating-point operations of matrix products, convolutions and
-attention, in the forward pass and in the backward pass, with PyTorch's API and convention
-(2 FLOPs per multiply-add; bias additions and elementwise ops are not counted).
+attention at the dispatch level, as PyTorch's does: every aten op that runs in its scope, forward
+and backward, is looked up by its ``OpOverloadPacket`` (``aten.mm``, ``aten.addmm``, ``aten.bmm``,
+``aten.convolution``, ``aten.convolution_backward`` ...), with PyTorch's convention (2 FLOPs per
+multiply-add; bias additions and elementwise ops are not counted).
 
-Every public call made in its scope is seen; calls of functions with a FLOP formula are
-counted, composites without one (``F.relu``, ``Tensor.backward``) are re-entered so that the
-calls they make are counted, and the remaining functions are listed in the table as not
-counted rather than silently taken as zero.
+Composites are already decomposed there (``F.linear`` is ``t`` and ``addmm``), and the backward
+pass counts the ops autograd runs: a gradient nobody needs is not computed, so not counted.
 
 >>> import tensormodes as tm, tensormodes.nn.functional as F
 >>> from tensormodes.utils.flop_counter import FlopCounterMode
@@ -15,34 +15,34 @@ counted rather than silently taken as zero.
 >>> counter.get_total_flops()          # 2*8*4*3 forward, as much again for w's gradient
 384
 >>> print(counter.get_table())
-Module                               FLOP  % Total
------------------------------------  ----  -------
-Global                                384  100.00%
- - tensormodes.nn.functional.linear   192   50.00%
- - tensormodes.Tensor.matmul          192   50.00%
-not counted: tensormodes.Tensor.sum, tensormodes.Tensor.expand, tensormodes.Tensor.is_complex, tensormodes.Tensor.t
+Module      FLOP  % Total
+----------  ----  -------
+Global       384  100.00%
+ - aten.mm   384  100.00%
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-import weakref
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from .._api import build as _build
 from .._api.tensor import Tensor
-from .._overrides.composite import Observer, calls_public_api, implementation, run_composite
-from ..modes.observing import ModuleNames, ThreadDepth, public_name, render_table, rich_table
-from ..nn import functional as F
+from .._autograd.engine import current_node, queue_callback
+from .._autograd.nodes import next_sequence_nr
+from .._dispatch.aten import OpOverloadPacket
+from ..modes.observing import ModuleNames, render_table, rich_table
 from ..nn.modules import module as _module_api
 from ..nn.modules.rnn import LSTM
-from ..overrides import TorchFunctionMode
+from ..ops import aten
+from ._python_dispatch import TorchDispatchMode
 
-__all__ = ["FlopCounterMode", "CountedFunction", "register_flop_formula", "mm_flop", "bmm_flop", "matmul_flop",
-           "conv_flop_count", "sdpa_flop_count", "einsum_flop"]
+__all__ = ["FlopCounterMode", "register_flop_formula", "mm_flop", "bmm_flop", "matmul_flop", "addmm_flop",
+           "baddbmm_flop", "conv_flop", "conv_flop_count", "conv_backward_flop", "sdpa_flop_count", "einsum_flop",
+           "flop_registry"]
 
 
 # -- formulas: shapes in, FLOPs out (tensors are passed as their shapes) -----------------------
@@ -87,26 +87,14 @@ def _broadcast(a: tuple, b: tuple) -> tuple:
     return tuple(max(x, y) if min(x, y) != 0 else 0 for x, y in zip(a, b))
 
 
-def _addmm_flop(self_shape, a_shape, b_shape, *args, out_shape=None, **kwargs) -> int:
+def addmm_flop(self_shape, a_shape, b_shape, *args, out_shape=None, **kwargs) -> int:
+    """FLOPs of ``addmm(bias, a, b)``: those of ``a @ b`` (the bias addition is not counted)."""
     return mm_flop(a_shape, b_shape)
 
 
-def _baddbmm_flop(self_shape, a_shape, b_shape, *args, out_shape=None, **kwargs) -> int:
+def baddbmm_flop(self_shape, a_shape, b_shape, *args, out_shape=None, **kwargs) -> int:
+    """FLOPs of ``baddbmm(bias, a, b)``: those of ``bmm(a, b)``."""
     return bmm_flop(a_shape, b_shape)
-
-
-def _mv_flop(a_shape, v_shape, *args, out_shape=None, **kwargs) -> int:
-    return 2 * a_shape[0] * a_shape[1]
-
-
-def _dot_flop(a_shape, b_shape, *args, out_shape=None, **kwargs) -> int:
-    return 2 * a_shape[0]
-
-
-def _linear_flop(input_shape, weight_shape, *args, out_shape=None, **kwargs) -> int:
-    rows = math.prod(input_shape[:-1])
-    outputs = weight_shape[0] if len(weight_shape) == 2 else 1
-    return 2 * rows * input_shape[-1] * outputs
 
 
 def conv_flop_count(x_shape, w_shape, out_shape, transposed: bool = False) -> int:
@@ -121,23 +109,13 @@ def conv_flop_count(x_shape, w_shape, out_shape, transposed: bool = False) -> in
     return 2 * x_shape[0] * math.prod(w_shape) * math.prod(spatial)
 
 
-def _conv_nd_flop(transposed: bool) -> Callable:
-    def flop(x_shape, w_shape, *args, out_shape=None, **kwargs) -> int:
-        if len(x_shape) == len(w_shape) - 1:  # unbatched input: a batch of one
-            x_shape, out_shape = (1, *x_shape), (1, *out_shape)
-        return conv_flop_count(x_shape, w_shape, out_shape, transposed)
-
-    flop.__name__ = "conv_transpose_flop" if transposed else "conv_flop"
-    return flop
-
-
-def _convolution_flop(x_shape, w_shape, bias, stride, padding, dilation, transposed, *args, out_shape=None,
-                      **kwargs) -> int:
+def conv_flop(x_shape, w_shape, bias, stride, padding, dilation, transposed, *args, out_shape=None, **kwargs) -> int:
+    """FLOPs of ``aten.convolution`` (and ``aten._convolution``), see ``conv_flop_count``."""
     return conv_flop_count(x_shape, w_shape, out_shape, bool(transposed))
 
 
-def _convolution_backward_flop(grad_out_shape, x_shape, w_shape, bias_sizes, stride, padding, dilation, transposed,
-                               output_padding, groups, output_mask, *args, out_shape=None, **kwargs) -> int:
+def conv_backward_flop(grad_out_shape, x_shape, w_shape, bias_sizes, stride, padding, dilation, transposed,
+                       output_padding, groups, output_mask, *args, out_shape=None, **kwargs) -> int:
     """Both gradients of a convolution (``_convolution_backward``, ATen's ``convolution_backward``),
     counted as PyTorch counts them: the input's gradient is the transposed convolution of the
     output gradient with the weight, the weight's a convolution of the input (batch and channels
@@ -230,29 +208,24 @@ def _einsum_labels(equation: str, shapes) -> tuple[list[str], str]:
     return spelled, output
 
 
-def register_flop_formula(targets, get_raw: bool = False) -> Callable:
-    """Decorator adding ``formula`` to the built-in table for ``targets`` (a public callable or
-    a list of them). The formula receives the call's arguments with tensors replaced by their
-    shapes, and ``out_shape``; ``get_raw=True`` passes the tensors themselves and ``out_val``.
+def _conv_op_flop(transposed: bool) -> Callable:
+    """The formula of a convolution op that PyTorch decomposes into ``aten.convolution`` and
+    this library still runs as one op (``conv3d``, ``conv_transpose2d`` ...)."""
 
-    >>> import tensormodes as tm
-    >>> from tensormodes.utils.flop_counter import FlopCounterMode, register_flop_formula
-    >>> @register_flop_formula(tm.outer)
-    ... def outer_flop(a_shape, b_shape, *args, out_shape=None, **kwargs):
-    ...     return a_shape[0] * b_shape[0]
-    >>> with FlopCounterMode(display=False) as counter:
-    ...     _ = tm.outer(tm.ones(3), tm.ones(4))
-    >>> counter.get_total_flops()
-    12
-    """
+    def flop(x_shape, w_shape, *args, out_shape=None, **kwargs) -> int:
+        if len(x_shape) == len(w_shape) - 1:  # unbatched input: a batch of one
+            x_shape, out_shape = (1, *x_shape), (1, *out_shape)
+        return conv_flop_count(x_shape, w_shape, out_shape, transposed)
 
-    def register(formula: Callable) -> Callable:
-        for target in targets if isinstance(targets, (list, tuple)) else [targets]:
-            _REGISTERED[target] = formula if get_raw else _on_shapes(formula)
-        return formula
+    flop.__name__ = "conv_transpose_flop" if transposed else "conv_flop"
+    return flop
 
-    return register
 
+def _einsum_op_flop(equation: str, operand_shapes, *args, out_shape=None, **kwargs) -> int:
+    return einsum_flop(equation, *operand_shapes)
+
+
+# -- the registry: aten op packets to formulas -------------------------------------------------
 
 def _shape_of(value):
     if isinstance(value, Tensor):
@@ -263,6 +236,9 @@ def _shape_of(value):
 
 
 def _on_shapes(formula: Callable) -> Callable:
+    """``formula`` called with tensors replaced by their shapes and ``out_shape`` (PyTorch's
+    ``shape_wrapper``)."""
+
     def counted(*args, out_val=None, **kwargs):
         return formula(*[_shape_of(a) for a in args], out_shape=_shape_of(out_val),
                        **{k: _shape_of(v) for k, v in kwargs.items()})
@@ -272,58 +248,84 @@ def _on_shapes(formula: Callable) -> Callable:
 
 
 def _on_first_two(formula: Callable) -> Callable:
-    """``formula`` for functions whose FLOPs depend only on their first two arguments' shapes
-    (matrix products, linear): read straight off the tensors, as they are the hot ones."""
-    general = _on_shapes(formula)
+    """``formula`` for ops whose FLOPs depend only on their first two arguments' shapes (``mm``,
+    ``bmm``): read straight off the tensors, as they are the hot ones."""
 
-    def counted(*args, out_val=None, **kwargs):
-        if len(args) >= 2 and isinstance(args[0], Tensor) and isinstance(args[1], Tensor):
-            return formula(args[0]._data.shape, args[1]._data.shape)
-        return general(*args, out_val=out_val, **kwargs)
+    def counted(a, b, *args, out_val=None, **kwargs):
+        return formula(a._data.shape, b._data.shape)
 
     counted.__name__ = formula.__name__
     return counted
 
 
-_REGISTERED: dict = {}
+def _on_operands(formula: Callable) -> Callable:
+    """``formula`` for ``addmm``-like ops: FLOPs of the product of arguments 1 and 2."""
+
+    def counted(bias, a, b, *args, out_val=None, **kwargs):
+        return formula(a._data.shape, b._data.shape)
+
+    counted.__name__ = formula.__name__
+    return counted
+
+
+flop_registry: dict = {}  # OpOverloadPacket -> formula(*args, out_val=, **kwargs), PyTorch's name
+
+
+def register_flop_formula(targets, get_raw: bool = False) -> Callable:
+    """Decorator adding ``formula`` to the registry for ``targets`` (an ``OpOverloadPacket`` —
+    ``tm.ops.aten.foo`` — or a list of them), as PyTorch's. The formula receives the op's
+    arguments with tensors replaced by their shapes, and ``out_shape``; ``get_raw=True`` passes
+    the tensors themselves and ``out_val``.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.utils.flop_counter import FlopCounterMode, register_flop_formula, flop_registry
+    >>> @register_flop_formula(tm.ops.aten.exp)
+    ... def exp_flop(x_shape, *args, out_shape=None, **kwargs):
+    ...     return x_shape[0]
+    >>> with FlopCounterMode(display=False) as counter:
+    ...     _ = tm.ones(3).exp()
+    >>> counter.get_flop_counts()
+    {'Global': {aten.exp: 3}}
+    >>> del flop_registry[tm.ops.aten.exp]
+    """
+
+    def register(formula: Callable) -> Callable:
+        wrapped = formula if get_raw else _on_shapes(formula)
+        for target in targets if isinstance(targets, (list, tuple)) else [targets]:
+            if not isinstance(target, OpOverloadPacket):
+                raise ValueError(f"register_flop_formula(targets): expected each target to be OpOverloadPacket "
+                                 f"(i.e. torch.ops.mylib.foo), JitFunction, or HigherOrderOperator, got {target} "
+                                 f"which is of type {type(target)}")
+            if target in flop_registry:
+                raise RuntimeError(f"duplicate registrations for {target}")
+            flop_registry[target] = wrapped
+        return formula
+
+    return register
 
 
 def _builtin_formulas() -> dict:
-    """The built-in table: every spelling of each function (``tm.mm`` and ``Tensor.mm``)."""
-    table: dict = {}
-    for name, formula in (("matmul", _on_first_two(matmul_flop)), ("mm", _on_first_two(mm_flop)),
-                          ("bmm", _on_first_two(bmm_flop)), ("addmm", _on_shapes(_addmm_flop)),
-                          ("baddbmm", _on_shapes(_baddbmm_flop)), ("mv", _on_first_two(_mv_flop)),
-                          ("dot", _on_first_two(_dot_flop))):
-        if name in _build.function_names():
-            table[_build.public_function(name)] = formula
-        method = getattr(Tensor, name, None)
-        if method is not None:
-            table[method] = formula
-    table[_build.public_function("einsum")] = _on_shapes(einsum_flop)
-    table[F.linear] = _on_first_two(_linear_flop)
-    for func in (F.conv1d, F.conv2d):
-        table[func] = _on_shapes(_conv_nd_flop(False))
-    for func in (F.conv_transpose1d, F.conv_transpose2d):
-        table[func] = _on_shapes(_conv_nd_flop(True))
-    table[_build.public_function("convolution")] = _on_shapes(_convolution_flop)
-    table[_build.public_function("_convolution_backward")] = _on_shapes(_convolution_backward_flop)
-    table[F.scaled_dot_product_attention] = _on_shapes(_sdpa_flop)
+    """PyTorch's table, for the ops this library has (the attention kernels PyTorch counts are
+    not ops here: ``scaled_dot_product_attention`` decomposes into ``bmm``s, as PyTorch's math
+    path), and ops PyTorch decomposes and this library still runs as one op, counted as their
+    decomposition would be: ``aten.einsum`` (PyTorch: ``bmm``s) and the convolutions
+    ``conv_transpose2d`` ... when they reach the dispatch level whole (PyTorch: ``convolution``)."""
+    table = {aten.mm: _on_first_two(mm_flop), aten.bmm: _on_first_two(bmm_flop),
+             aten.addmm: _on_operands(mm_flop), aten.baddbmm: _on_operands(bmm_flop),
+             aten.convolution: _on_shapes(conv_flop), aten.convolution_backward: _on_shapes(conv_backward_flop),
+             aten.einsum: _on_shapes(_einsum_op_flop)}
+    for name, formula in (("conv1d", _conv_op_flop(False)), ("conv2d", _conv_op_flop(False)),
+                          ("conv3d", _conv_op_flop(False)), ("conv_transpose1d", _conv_op_flop(True)),
+                          ("conv_transpose2d", _conv_op_flop(True)), ("conv_transpose3d", _conv_op_flop(True)),
+                          ("_convolution", conv_flop), ("_scaled_dot_product_efficient_attention", _sdpa_flop),
+                          ("_scaled_dot_product_flash_attention", _sdpa_flop)):
+        packet = getattr(aten, name, None)
+        if packet is not None:
+            table[packet] = _on_shapes(formula)
     return table
 
 
-_BUILTIN: dict = {}
-
-
-def _zero_flop_functions() -> frozenset:
-    """Functions PyTorch counts no FLOPs for, forward or backward, that are written here with
-    counted ones: adaptive average pooling (products with averaging matrices in its gradient),
-    ``unfold`` and ``fold`` (convolutions with one-hot kernels, PyTorch's im2col / col2im)."""
-    return frozenset({F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.unfold, F.fold,
-                      _build.public_function("adaptive_avg_pool1d"), _build.public_function("_adaptive_avg_pool2d")})
-
-
-_ZERO_FLOP: set = set()
+flop_registry.update(_builtin_formulas())
 
 
 def _module_hook_api():
@@ -351,233 +353,134 @@ def _percent(part: int, whole: int) -> str:
     return "0%" if whole == 0 else f"{part / whole:.2%}"
 
 
-class CountedFunction:
-    """A key of ``FlopCounterMode.get_flop_counts()``: a counted function, shown by its public
-    name, equal to (and hashed as) the function itself, and callable as it is.
 
-    >>> import tensormodes as tm
-    >>> from tensormodes.utils.flop_counter import CountedFunction
-    >>> key = CountedFunction.of(tm.bmm)
-    >>> key, key == tm.bmm, {key: 1}[tm.bmm]
-    (tensormodes.bmm, True, 1)
-    """
-
-    __slots__ = ("func", "name")
-    _KEYS: dict = {}
-
-    def __init__(self, func: Callable) -> None:
-        self.func = func
-        self.name = public_name(func)
-
-    @classmethod
-    def of(cls, func: Callable) -> CountedFunction:
-        """The key of ``func`` (one per function)."""
-        key = cls._KEYS.get(func)
-        if key is None:
-            key = cls._KEYS[func] = cls(func)
-        return key
-
-    def __call__(self, *args, **kwargs):
-        return self.func(*args, **kwargs)
-
-    def __eq__(self, other) -> bool:
-        return self.func == (other.func if isinstance(other, CountedFunction) else other)
-
-    def __hash__(self) -> int:
-        return hash(self.func)
-
-    def __repr__(self) -> str:
-        return self.name
-
-    __str__ = __repr__
-
-
-class FlopCounterMode(Observer, TorchFunctionMode):
+class FlopCounterMode:
     """``FlopCounterMode`` is a context manager that counts the number of flops within its
-    context: matrix products (``matmul`` in all its shape cases, ``mm``, ``bmm``, ``addmm``,
-    ``mv``, ``dot``, ``einsum``, ``F.linear``), convolutions (``conv1d``, ``conv2d``, the
-    transposed ones, ``convolution``) and ``F.scaled_dot_product_attention``, 2 FLOPs per
-    multiply-add, in the forward pass and in the backward pass (the gradient formulas that
-    ``backward()`` runs are matrix products and convolutions too).
+    context. It does this using a ``TorchDispatchMode`` (pushed on enter): every aten op that runs,
+    forward and backward, is counted by its packet's formula in ``flop_registry`` — matrix
+    products (``aten.mm``, ``aten.addmm``, ``aten.bmm``, ``aten.baddbmm``), convolutions
+    (``aten.convolution``, ``aten.convolution_backward``) and ``aten.einsum`` — 2 FLOPs per
+    multiply-add.
 
-    ``get_flop_counts()`` maps module paths (``"Global"`` for everything) to ``{function:
-    FLOPs}``; with ``tensormodes.nn`` modules, each module's forward and backward are also
-    counted under its path (``"MLP"``, ``"MLP.fc1"``), through nn.Module's global hooks.
-    Module paths are PyTorch's (``"GPT.blocks.0.attn"``, also through a ``ModuleList`` that is
-    never called), and so are the totals, with two exceptions the table's last line names when
-    they occur: ``scaled_dot_product_attention`` and ``nn.LSTM`` are counted as their math,
-    where PyTorch's counter on CPU counts 0 for its fused kernels (with the math attention
-    backend PyTorch counts the same). Functions PyTorch counts nothing for and that are written
-    here with counted ones (adaptive average pooling, ``unfold``, ``fold``) count 0, forward
-    and backward. ``mods`` is accepted and ignored, as in PyTorch. ``custom_mapping`` maps functions to
-    formulas (called with the arguments' shapes and ``out_shape``). On exit the table is
-    printed when ``display``.
+    ``get_flop_counts()`` maps module paths (``"Global"`` for everything) to ``{packet: FLOPs}``
+    (``aten.mm``, as PyTorch's); with ``tensormodes.nn`` modules, each module's forward and backward
+    are also counted under its path (``"MLP"``, ``"MLP.fc1"``), through nn.Module's global hooks,
+    as PyTorch's module tracker names them. ``nn.LSTM`` is counted as the matrix products it runs,
+    where PyTorch's counter on CPU counts 0 for its fused kernel: the table's last line says so
+    when it happens. ``mods`` is accepted and ignored, as in PyTorch. ``custom_mapping`` maps
+    packets to formulas (called with the arguments' shapes and ``out_shape``). On exit the table
+    is printed when ``display``. ``not_counted`` maps the ops that ran without a formula to how
+    often they ran.
 
     >>> import tensormodes as tm
     >>> from tensormodes.utils.flop_counter import FlopCounterMode
     >>> with FlopCounterMode(display=False) as counter:
     ...     _ = tm.bmm(tm.ones(5, 2, 3), tm.ones(5, 3, 4))
-    >>> counter.get_flop_counts()["Global"][tm.bmm]
+    >>> counter.get_flop_counts()["Global"][tm.ops.aten.bmm]
     240
     """
 
     def __init__(self, mods: Any = None, depth: int = 2, display: bool = True,
                  custom_mapping: dict[Any, Any] | None = None) -> None:
         if mods is not None:
-            warnings.warn("mods argument is not needed anymore, you can stop passing it", stacklevel=3)
-        if not _BUILTIN:
-            _BUILTIN.update(_builtin_formulas())
-            _ZERO_FLOP.update(_zero_flop_functions())
+            warnings.warn("mods argument is not needed anymore, you can stop passing it", stacklevel=2)
         self.depth = depth
         self.display = display
         self.flop_counts: dict[str, dict[Any, int]] = defaultdict(lambda: defaultdict(int))
-        self.flop_registry = {**_BUILTIN, **_REGISTERED,
+        self.flop_registry = {**flop_registry,
                               **{k: v if getattr(v, "_get_raw", False) else _on_shapes(v)
                                  for k, v in (custom_mapping or {}).items()}}
-        self.not_counted: dict[str, int] = {}
+        self.mode: _FlopCounterMode | None = None
+        self._uncounted: dict = defaultdict(int)
         self._parents: list[str] = ["Global"]
-        self._einsum = _build.public_function("einsum")
         self._entries = 0
-        self._inside = ThreadDepth()
-        self._plans: dict = {}
         self._handles: list = []
         self._module_names = ModuleNames()
-        self._collecting: list | None = None  # backward nodes made inside a zero-FLOP function
-        self._silenced = ThreadDepth()  # depth of backward nodes whose gradient formulas count nothing
-        self._silenced_nodes: weakref.WeakSet = weakref.WeakSet()
         self._lstm_seen = False
+        self._reset_queued = False
+        # einsum's backward (products and sums here, bmm's backward in PyTorch): the forward's
+        # FLOPs per gradient, by the sequence number its backward node is made after
+        self._einsum_marks: list[int] = []
+        self._einsum_backward: dict[int, int] = {}
+        self._node = None
 
     def get_total_flops(self) -> int:
         """All FLOPs counted (those of the ``"Global"`` entry)."""
         return sum(self.flop_counts["Global"].values())
 
     def get_flop_counts(self) -> dict[str, dict[Any, int]]:
-        """Return the flop counts as a dictionary of dictionaries: module path to
-        ``{function: FLOPs}``. The functions are keys that print as their public names
-        (``tensormodes.bmm``, as PyTorch's print as ``aten.bmm``) and are equal to the
-        functions themselves, so ``counts["Global"][tm.bmm]`` finds them."""
-        return {k: {CountedFunction.of(func): n for func, n in v.items()} for k, v in self.flop_counts.items()}
+        """Return the flop counts as a dictionary of dictionaries: module path to ``{packet:
+        FLOPs}`` (``aten.mm``; ``tm.ops.aten.mm`` finds it)."""
+        return {k: dict(v) for k, v in self.flop_counts.items()}
 
-    # -- counting
+    @property
+    def not_counted(self) -> dict[str, int]:
+        """The ops that ran without a FLOP formula (``"aten.relu"``) and how often."""
+        counts: dict[str, int] = {}
+        for func, n in self._uncounted.items():
+            name = str(func.overloadpacket)
+            counts[name] = counts.get(name, 0) + n
+        return counts
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        """Count the call's FLOPs (or those of the calls it makes) and run it."""
-        kwargs = kwargs or {}
-        plan = self._plans.get(func) or self._plan(func)
-        composite = plan[1]
-        if self._inside.value:  # in a counted composite: its inner calls are part of its count
-            collecting = self._collecting is not None  # then the nested calls are wanted too
-            out = run_composite(self, func, args, kwargs, collecting) if composite else func(*args, **kwargs)
-            if collecting:
-                self._collecting.append(out)
-            return out
-        if plan[3]:
-            return self._run_uncounted(func, args, kwargs, composite)
-        formula = plan[0]
-        if formula is not None and self._silenced.value:  # a gradient formula PyTorch does not count
-            return run_composite(self, func, args, kwargs, False) if composite else func(*args, **kwargs)
-        if formula is not None:
-            if composite:
-                self._inside.value += 1
-                try:
-                    out = run_composite(self, func, args, kwargs, False)
-                finally:
-                    self._inside.value -= 1
-            else:
-                out = func(*args, **kwargs)
-            flops = formula(*args, out_val=out, **kwargs)
-            parents = self._parents
-            for parent in parents if len(parents) == 1 else set(parents):
-                self.flop_counts[parent][func] += flops
-            if func is self._einsum and flops and isinstance(out, Tensor) and out._requires_grad:
-                self._count_einsum_backward(out, args, flops)
-            return out
-        if func is _BACKWARD:
-            # Modules whose inputs need no gradient stay parents until the backward pass ends
-            # (their backward hook fires before their parameters' gradients are computed), as
-            # in PyTorch's module tracker.
-            parents = list(self._parents)
-            try:
-                with warnings.catch_warnings():
-                    # the module hooks this mode registers must not make a model warn
-                    warnings.filterwarnings("ignore", "Full backward hook is firing", UserWarning)
-                    return run_composite(self, func, args, kwargs, True)
-            finally:
-                self._parents = parents
-                self._silenced.value = 0  # a gradient formula that raised left its node's scope open
-        if composite:
-            return run_composite(self, func, args, kwargs, True)
-        name = plan[2]
-        if name is not None:
-            self.not_counted[name] = self.not_counted.get(name, 0) + 1
-        return func(*args, **kwargs)
+    # -- counting (called by the dispatch mode)
 
-    def _plan(self, func) -> tuple:
-        """(formula or None, composite?, name to list when not counted or None), once per function."""
-        name = public_name(func)
-        listed = None if name.endswith(("__get__", "__set__")) else name  # property reads are not ops
-        plan = self._plans[func] = (self.flop_registry.get(func), calls_public_api(func), listed,
-                                    func in _ZERO_FLOP and func not in self.flop_registry)
-        return plan
+    def _count(self, func, packet, formula, out, args: tuple, kwargs: dict) -> None:
+        flops = formula(*args, out_val=out, **kwargs)
+        parents = self._parents
+        for parent in parents if len(parents) == 1 else set(parents):
+            self.flop_counts[parent][packet] += flops
+        if packet is aten.einsum and flops:
+            self._note_einsum(args, flops)
 
-    def _run_uncounted(self, func, args: tuple, kwargs: dict, composite: bool):
-        """Run a function PyTorch counts nothing for (``_ZERO_FLOP``): the calls it makes are not
-        counted, nor, in the backward pass, the gradient formulas of the nodes they recorded."""
-        outer, self._collecting = self._collecting, []
-        self._inside.value += 1
-        try:
-            out = run_composite(self, func, args, kwargs, True) if composite else func(*args, **kwargs)
-            made = [*self._collecting, out]
-        finally:
-            self._inside.value -= 1
-            self._collecting = outer
-        for value in made:
-            for tensor in value if isinstance(value, (tuple, list)) else (value,):
-                node = tensor.grad_fn if isinstance(tensor, Tensor) else None
-                if node is not None and node not in self._silenced_nodes:
-                    self._silenced_nodes.add(node)
-                    node.register_prehook(self._silence)
-                    node.register_hook(self._unsilence)
-        return out
-
-    def _silence(self, grad_outputs) -> None:
-        self._silenced.value += 1
-
-    def _unsilence(self, grad_inputs, grad_outputs) -> None:
-        self._silenced.value = max(self._silenced.value - 1, 0)
-
-    def _count_einsum_backward(self, out: Tensor, args: tuple, flops: int) -> None:
-        # einsum's gradient is written with products and sums (no matrix product to count),
-        # so its FLOPs are counted when the output's gradient arrives: one contraction of the
-        # forward's size per operand that needs a gradient (PyTorch's bmm backward).
-        operands = args[1:] if len(args) != 2 or not isinstance(args[1], (list, tuple)) else args[1]
+    def _note_einsum(self, args: tuple, flops: int) -> None:
+        operands = args[1]
         needing = sum(1 for t in operands if isinstance(t, Tensor) and t._requires_grad)
-        backward = flops * (needing if len(operands) == 2 else 2)
+        if needing:
+            mark = next_sequence_nr()  # its backward node is made right after this op returns
+            self._einsum_marks.append(mark)
+            self._einsum_backward[mark] = flops * (needing if len(operands) == 2 else 2)
 
-        def on_gradient(grad):
-            if self._entries:
-                for parent in set(self._parents):
-                    self.flop_counts[parent][self._einsum] += backward
-
-        self._handles.append(implementation(Tensor.register_hook)(out, on_gradient))
+    def _backward_node_started(self, node) -> None:
+        """A new node's formula runs: an einsum's gradient is counted as PyTorch's bmm gradients."""
+        self._node = node
+        if node is None or type(node).__name__ != "EinsumBackward0":
+            return
+        position = bisect_right(self._einsum_marks, node._sequence_nr) - 1
+        if position >= 0:
+            mark = self._einsum_marks.pop(position)
+            flops = self._einsum_backward.pop(mark)
+            for parent in set(self._parents):
+                self.flop_counts[parent][aten.einsum] += flops
 
     # -- modules
-
-    def _module_name(self, module) -> str:
-        """The module's path as PyTorch's module tracker names it (``observing.ModuleNames``)."""
-        return self._module_names(module)
 
     def _enter_module(self, module, *unused) -> None:
         if isinstance(module, LSTM):
             self._lstm_seen = True
-        self._parents.append(self._module_name(module))
+        self._parents.append(self._module_names(module))
+
+    def _enter_module_backward(self, module, *unused) -> None:
+        # Modules whose inputs need no gradient stay parents until the backward pass ends (their
+        # backward hook fires before their parameters' gradients are computed), as in PyTorch's
+        # module tracker, which resets its parents when the engine finishes.
+        self._enter_module(module)
+        if not self._reset_queued:
+            try:
+                queue_callback(self._backward_done)
+                self._reset_queued = True
+            except RuntimeError:  # not inside a backward pass: nothing to reset
+                pass
+
+    def _backward_done(self) -> None:
+        self._reset_queued = False
+        self._parents = ["Global"]
 
     def _leave_module_backward(self, module, grad_input, grad_output) -> None:
         if any(g is not None for g in grad_input):  # else its gradients are still to come
             self._leave_module(module)
 
     def _leave_module(self, module, *unused) -> None:
-        name = self._module_name(module)
+        name = self._module_names(module)
         if name in self._parents:
             # the innermost entry of this module
             del self._parents[len(self._parents) - 1 - self._parents[::-1].index(name)]
@@ -587,22 +490,26 @@ class FlopCounterMode(Observer, TorchFunctionMode):
     def __enter__(self):
         if self._entries == 0:
             self.flop_counts.clear()
-            self.not_counted.clear()
+            self._uncounted.clear()
+            self._einsum_marks.clear()
+            self._einsum_backward.clear()
             self._lstm_seen = False
             self._parents = ["Global"]
             forward_pre, forward, backward_pre, backward = _module_hook_api()
             self._handles += [forward_pre(self._enter_module), forward(self._leave_module, always_call=True),
-                              backward_pre(self._enter_module), backward(self._leave_module_backward)]
+                              backward_pre(self._enter_module_backward), backward(_quiet(self._leave_module_backward))]
+            self.mode = _FlopCounterMode(self)
         self._entries += 1
         try:
-            return super().__enter__()
+            self.mode.__enter__()
         except BaseException:
             self._left()
             raise
+        return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> None:
         try:
-            super().__exit__(exc_type, exc_value, traceback)
+            self.mode.__exit__(exc_type, exc_value, traceback)
         finally:
             self._left()
         if self._entries == 0 and self.display:
@@ -615,6 +522,7 @@ class FlopCounterMode(Observer, TorchFunctionMode):
             for handle in handles:
                 handle.remove()
             self._parents = ["Global"]
+            self.mode = None
 
     # -- reporting
 
@@ -633,7 +541,7 @@ class FlopCounterMode(Observer, TorchFunctionMode):
             padding = " " * level
             rows = [[padding + name, _with_suffix(flops, suffix), _percent(flops, total)]]
             for func, count in counts.items():
-                rows.append([f"{padding} - {public_name(func)}", _with_suffix(count, suffix), _percent(count, total)])
+                rows.append([f"{padding} - {func}", _with_suffix(count, suffix), _percent(count, total)])
             return rows
 
         rows: list[list[str]] = []
@@ -648,11 +556,9 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         return rows or [["Global", "0", "0%"]]
 
     def get_table(self, depth: int | None = None) -> str:
-        """The FLOPs per module (to ``depth`` levels) and per function, as PyTorch prints them,
-        followed by the functions that were called but have no FLOP formula."""
+        """The FLOPs per module (to ``depth`` levels) and per op, as PyTorch prints them (and a
+        last line naming what PyTorch's CPU counter would count as 0, when something was)."""
         text = render_table(["Module", "FLOP", "% Total"], self._rows(depth), align="lrr")
-        if self.not_counted:
-            text += "\nnot counted: " + ", ".join(self.not_counted)
         beyond = self.counted_beyond_pytorch()
         if beyond:
             text += ("\ncounted as their math, where PyTorch's CPU counter counts 0 for its fused kernels: "
@@ -660,15 +566,9 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         return text
 
     def counted_beyond_pytorch(self) -> list[str]:
-        """What was counted that PyTorch's counter, on CPU, counts as 0: attention
-        (``scaled_dot_product_attention``; PyTorch counts the same with the math backend) and
-        ``nn.LSTM`` (PyTorch runs a fused kernel it has no formula for)."""
-        found = []
-        if any(self.flop_counts[name].get(F.scaled_dot_product_attention) for name in list(self.flop_counts)):
-            found.append("tensormodes.nn.functional.scaled_dot_product_attention")
-        if self._lstm_seen and self.get_total_flops():
-            found.append("tensormodes.nn.LSTM")
-        return found
+        """What was counted that PyTorch's counter, on CPU, counts as 0: ``nn.LSTM`` (PyTorch runs
+        a fused kernel it has no formula for)."""
+        return ["tensormodes.nn.LSTM"] if self._lstm_seen and self.get_total_flops() else []
 
     def rich_table(self, depth: int | None = None):
         """The same table as a ``rich.table.Table`` (needs ``rich``)."""
@@ -681,4 +581,42 @@ class FlopCounterMode(Observer, TorchFunctionMode):
         return "FlopCounterMode()"
 
 
-_BACKWARD = Tensor.backward
+_UNKNOWN = object()
+
+
+def _quiet(hook: Callable) -> Callable:
+    """``hook`` marked as a tool's: a module whose inputs need no gradient does not warn that its
+    full backward hook fires early (PyTorch's counter tracks modules without such hooks)."""
+
+    def quiet_hook(*args):
+        return hook(*args)
+
+    quiet_hook.quiet_tool_hook = True
+    return quiet_hook
+
+
+class _FlopCounterMode(TorchDispatchMode):
+    """The dispatch mode a ``FlopCounterMode`` pushes: runs each op, then counts it."""
+
+    def __init__(self, counter: FlopCounterMode) -> None:
+        super().__init__()
+        self.counter = counter
+        self._formulas: dict = {}  # OpOverload -> (packet, formula or None), filled as ops are met
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        known = self._formulas.get(func, _UNKNOWN)
+        if known is _UNKNOWN:
+            packet = func.overloadpacket
+            known = self._formulas[func] = (packet, self.counter.flop_registry.get(packet))
+        counter = self.counter
+        if counter._einsum_marks:
+            node = current_node()
+            if node is not counter._node:
+                counter._backward_node_started(node)
+        if known[1] is None:
+            counter._uncounted[func] += 1
+        else:
+            counter._count(func, known[0], known[1], out, args, kwargs)
+        return out

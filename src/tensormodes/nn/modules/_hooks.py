@@ -150,10 +150,12 @@ class BackwardHook:
             self.grad_outputs = replaced
         local_grad_outputs = self.grad_outputs
         if self.input_tensors_index is None:
-            warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
-                          "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
-                          "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
-                          "details.", stacklevel=5)
+            if any(not getattr(hook, "quiet_tool_hook", False) for hook in self.user_hooks):
+                # (a tool's own hook, ``FlopCounterMode``'s, marked so: it must not make a model warn)
+                warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
+                              "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
+                              "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for "
+                              "more details.", stacklevel=5)
             grad_inputs = _pack_with_none([], [], self.n_inputs)
             for hook in self.user_hooks:
                 result = hook(self.module, grad_inputs, self.grad_outputs)
