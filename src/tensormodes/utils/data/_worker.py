@@ -29,6 +29,8 @@ __all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper"]
 # How often (seconds) a waiting worker checks that its parent is alive, and the main
 # process that its workers are: PyTorch's value.
 MP_STATUS_CHECK_INTERVAL = 5.0
+# How often an idle worker checks that the loader has not shut down and its parent lives.
+_WORKER_POLL_INTERVAL = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +97,12 @@ class ExceptionWrapper:
             exception = self.exc_type(msg)
         except Exception:
             raise RuntimeError(msg) from None
-        raise exception
+        try:
+            raise exception
+        finally:
+            # The traceback holds this frame: without the local, no cycle keeps the loader's
+            # iterator (and its workers) alive until the garbage collector runs.
+            del exception
 
 
 @dataclass(frozen=True)
@@ -236,8 +243,12 @@ def _worker_loop(iterable: bool, dataset, index_queue, data_queue, done_event, a
         watch = _ParentWatch()
         while watch.is_alive():
             try:
-                message = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
+                message = index_queue.get(timeout=_WORKER_POLL_INTERVAL)
             except queue.Empty:
+                if done_event.is_set():
+                    # The loader shut down without a message getting here (its queues may have
+                    # been finalized first when the iterator died in a reference cycle).
+                    break
                 continue
             if isinstance(message, _ResumeIteration):  # a persistent worker's new epoch
                 data_queue.put((message, None))
