@@ -161,9 +161,7 @@ def test_iterable_dataset_batches():
     assert len(ChainDataset([_Count(2), _Count(3)])) == 5
 
 
-def test_num_workers_is_refused_by_name():
-    with pytest.raises(ValueError, match="num_workers=2 is not supported"):
-        DataLoader(_tiny(), num_workers=2)
+def test_no_worker_info_in_the_main_process():
     assert get_worker_info() is None
 
 
@@ -180,6 +178,10 @@ _LOADER_ERRORS = [
     "dict(timeout=-1)",
     "dict(prefetch_factor=2)",
     "dict(persistent_workers=True)",
+    "dict(num_workers=2, prefetch_factor=-1)",
+    "dict(multiprocessing_context='fork')",
+    "dict(num_workers=1, multiprocessing_context='no-such-method')",
+    "dict(num_workers=1, multiprocessing_context=3)",
     "dict(sampler=[0, 1], shuffle=True)",
     "dict(batch_sampler=[[0]], batch_size=2)",
     "dict(batch_sampler=[[0]], shuffle=True)",

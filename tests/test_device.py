@@ -143,3 +143,6 @@ def test_the_keyword_overload_device_equals():
         tm.device("cpu", device="cpu")
     with pytest.raises(TypeError, match=r"invalid combination of arguments - got \(\)"):
         tm.device()
+    # with only an index beside it, PyTorch tries the (type, index) overload and misses its type
+    with pytest.raises(TypeError, match=r'^device\(\) missing 1 required positional arguments: "type"$'):
+        tm.device(device="cpu", index=0)

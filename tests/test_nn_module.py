@@ -854,3 +854,17 @@ def test_hooks_registered_after_calls_without_any_still_run():
     handle.remove()
     other(x)
     assert seen == [other]
+
+
+def test_a_tensor_marked_is_param_is_a_parameter():
+    """PyTorch's Parameter metaclass: ``_is_param = True`` makes any tensor pass isinstance,
+    so a module registers it as a parameter; nothing else changes."""
+    t = tm.zeros(2)
+    assert not isinstance(t, tm.nn.Parameter)
+    t._is_param = True
+    assert isinstance(t, tm.nn.Parameter) and type(t) is tm.Tensor
+    assert not isinstance(t, tm.nn.UninitializedParameter) and not isinstance(t, tm.nn.Buffer)
+    assert not isinstance(1, tm.nn.Parameter) and isinstance(tm.nn.Parameter(tm.ones(1)), tm.nn.Parameter)
+    module = tm.nn.Module()
+    module.w = t
+    assert [name for name, _ in module.named_parameters()] == ["w"]

@@ -13,9 +13,10 @@ tensor([[17.],
 
 from types import ModuleType as _ModuleType
 
-from . import (  # noqa: F401 - public namespaces
+from . import (  # noqa: F401 - public namespaces (and einops' backend, defined when einops is installed)
     _C,
     _decomp,
+    _einops,
     accelerator,
     amp,
     autograd,

@@ -15,11 +15,21 @@ from .tensor_str import PARAMETER_CLASSES, PLAIN_REPR_CLASSES
 __all__ = ["Parameter"]
 
 
-class Parameter(Tensor):
+class _ParameterMeta(type):
+    # PyTorch's metaclass check: a tensor marked ``_is_param = True`` (a subclass instance
+    # standing for a parameter) is a Parameter to isinstance, whatever its class.
+    def __instancecheck__(cls, instance) -> bool:
+        if cls is Parameter and isinstance(instance, Tensor) and getattr(instance, "_is_param", False):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A Tensor that is a module parameter (``requires_grad=True`` by default).
 
     It opts out of ``__torch_function__`` with the disabled sentinel: it never
-    blocks other overrides, and operations on it return plain Tensors.
+    blocks other overrides, and operations on it return plain Tensors. A tensor
+    with ``_is_param = True`` passes ``isinstance(t, Parameter)``, as in PyTorch.
 
     >>> import tensormodes as tm
     >>> p = tm.nn.Parameter(tm.zeros(2))

@@ -18,6 +18,7 @@ from .dataloader import (
     get_worker_info,
 )
 from .dataset import ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -31,5 +32,5 @@ __all__ = [
     "Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset", "random_split",
     "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
     "BatchSampler", "DataLoader", "default_collate", "default_convert", "collate", "default_collate_fn_map",
-    "get_worker_info",
+    "get_worker_info", "DistributedSampler",
 ]

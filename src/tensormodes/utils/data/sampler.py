@@ -5,13 +5,14 @@ with the given generator; ``RandomSampler`` without one seeds a fresh generator 
 the default generator at each pass, as PyTorch does, so ``tm.manual_seed`` makes runs
 reproducible — and, the streams being PyTorch's, gives PyTorch's orders: the draws are
 PyTorch's too (a seed from ``random_()`` on an int64 scalar, one ``randperm`` per pass
-over the data plus one more after the last index, ``randint``s with replacement).
+over the data plus one more after the last index, ``randint``s with replacement in
+chunks of 32), made lazily, when an index of the chunk is first needed.
 """
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from collections.abc import Iterable, Iterator, Sequence, Sized
 
 from ..._api import namespace as tm
 
@@ -32,10 +33,6 @@ class Sampler:
 
     def __iter__(self) -> Iterator:
         raise NotImplementedError
-
-
-def _nothing() -> None:
-    return None
 
 
 def _seeded_generator(generator: tm.Generator | None) -> tm.Generator:
@@ -61,9 +58,6 @@ class SequentialSampler(Sampler):
 
     def __len__(self) -> int:
         return len(self.data_source)
-
-    def _order(self) -> tm.Tensor:
-        return tm.arange(len(self.data_source))
 
 
 class RandomSampler(Sampler):
@@ -93,32 +87,73 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        order, finish = self._order()
-        yield from order.tolist()
-        finish()
+        # PyTorch's unit of drawing: a chunk of 32 randints, or one randperm per pass.
+        stream = _RandomOrder(self)
+        while True:
+            chunk = stream.take(stream.unit)
+            if chunk.shape[0] == 0:
+                return
+            yield from chunk.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
 
-    def _order(self) -> tuple[tm.Tensor, Callable[[], None]]:
-        """One pass's indices, drawn at once (the loader batches them without a Python loop),
-        and what to call after the last one is used: PyTorch's sampler draws one more
-        ``randperm`` then (its slice of ``num_samples % n`` indices, empty after whole passes)."""
-        n = len(self.data_source)
-        generator = _seeded_generator(self.generator)
-        if self.replacement:  # PyTorch draws chunks of 32: the same numbers as one draw
-            return tm.randint(high=n, size=(self.num_samples,), dtype=tm.int64, generator=generator), _nothing
-        full, rest = divmod(self.num_samples, n)
-        parts = [tm.randperm(n, generator=generator) for _ in range(full)]
-        if rest:
-            parts.append(tm.randperm(n, generator=generator)[:rest])
-            finish = _nothing
-        else:
-            def finish() -> None:
-                tm.randperm(n, generator=generator)
+
+class _RandomOrder:
+    """A ``RandomSampler`` pass drawn lazily, as PyTorch's generator draws it: with
+    replacement, ``randint``s in chunks of 32 then one of ``num_samples % 32``; without,
+    one ``randperm(n)`` per pass over the data, then one more sliced to
+    ``num_samples % n`` (drawn even when the slice is empty). A chunk is drawn when its
+    first index is needed, so the generator is where PyTorch's is between batches, and
+    ``num_samples=10**10`` costs no memory. The generator (a fresh one seeded from the
+    default generator when the sampler has none) is made at the first draw, as in
+    PyTorch, whose ``__iter__`` is a generator function."""
+
+    def __init__(self, sampler: RandomSampler) -> None:
+        self.n = len(sampler.data_source)
+        self.replacement = sampler.replacement
+        self.unit = 32 if sampler.replacement else self.n
+        self.full_units, self.rest = divmod(sampler.num_samples, self.unit)
+        self.sampler_generator = sampler.generator
+        self.generator: tm.Generator | None = None
+        self.buffer = tm.empty(0, dtype=tm.int64)
+        self.tail_drawn = False
+
+    def _draw(self, units: int) -> tm.Tensor:
+        if self.replacement:  # one randint of k chunks draws what k randints of 32 draw
+            return tm.randint(high=self.n, size=(units * 32,), dtype=tm.int64, generator=self.generator)
+        perms = [tm.randperm(self.n, generator=self.generator) for _ in range(units)]
+        return perms[0] if units == 1 else tm.cat(perms)
+
+    def _draw_tail(self) -> tm.Tensor:
+        if self.replacement:
+            return tm.randint(high=self.n, size=(self.rest,), dtype=tm.int64, generator=self.generator)
+        return tm.randperm(self.n, generator=self.generator)[:self.rest]
+
+    def take(self, count: int) -> tm.Tensor:
+        """The next ``count`` indices (fewer at the end of the pass; none after it)."""
+        if self.generator is None:
+            self.generator = _seeded_generator(self.sampler_generator)
+        parts = [self.buffer] if self.buffer.shape[0] else []
+        have = self.buffer.shape[0]
+        while have < count:
+            missing = count - have
+            if self.full_units:
+                units = min(self.full_units, -(-missing // self.unit))
+                self.full_units -= units
+                drawn = self._draw(units)
+            elif not self.tail_drawn:
+                self.tail_drawn = True
+                drawn = self._draw_tail()
+            else:
+                break
+            parts.append(drawn)
+            have += drawn.shape[0]
         if not parts:
-            return tm.empty(0, dtype=tm.int64), finish
-        return (parts[0] if len(parts) == 1 else tm.cat(parts)), finish
+            return self.buffer
+        joined = parts[0] if len(parts) == 1 else tm.cat(parts)
+        self.buffer = joined[count:]
+        return joined[:count]
 
 
 class SubsetRandomSampler(Sampler):
@@ -166,8 +201,9 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
+        # a generator function, as PyTorch's: the draw happens at the first index
         rand_tensor = tm.multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator)
-        return iter(rand_tensor.tolist())
+        yield from rand_tensor.tolist()
 
     def __len__(self) -> int:
         return self.num_samples
@@ -206,21 +242,34 @@ class BatchSampler(Sampler):
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
 
     def _index_batches(self) -> Iterator[tm.Tensor] | None:
-        """The batches as index tensors, when the sampler can give its whole order at once."""
+        """The batches as index tensors, when the sampler can give its order in slices
+        (the loader then indexes a ``TensorDataset`` without a Python loop per sample)."""
         if type(self.sampler) is SequentialSampler:
-            return self._split(self.sampler._order(), _nothing)
+            return self._split(_SequentialOrder(len(self.sampler.data_source)))
         if type(self.sampler) is RandomSampler:
-            return self._split(*self.sampler._order())
+            return self._split(_RandomOrder(self.sampler))
         return None
 
-    def _split(self, order: tm.Tensor, finish: Callable[[], None]) -> Iterator[tm.Tensor]:
-        n = order.shape[0]
-        for start in range(0, n, self.batch_size):
-            batch = order[start:start + self.batch_size]
-            if batch.shape[0] < self.batch_size:  # PyTorch's sampler runs out before this batch
-                finish()
-                if not self.drop_last:
+    def _split(self, stream: _SequentialOrder | _RandomOrder) -> Iterator[tm.Tensor]:
+        while True:
+            batch = stream.take(self.batch_size)
+            if batch.shape[0] < self.batch_size:  # the sampler ran out before this batch was full
+                if batch.shape[0] and not self.drop_last:
                     yield batch
                 return
             yield batch
-        finish()
+
+
+class _SequentialOrder:
+    """``range(n)`` handed out in slices, like ``_RandomOrder``."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.start = 0
+
+    def take(self, count: int) -> tm.Tensor:
+        """The next ``count`` indices (fewer at the end)."""
+        stop = min(self.start + count, self.n)
+        batch = tm.arange(self.start, stop, dtype=tm.int64)
+        self.start = stop
+        return batch
