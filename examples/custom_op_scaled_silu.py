@@ -1,6 +1,7 @@
 """A custom op in one declaration: a fused "scaled SiLU", ``scale * x * sigmoid(x)``, with its
 NumPy kernel, fake rule and gradient side by side; then used in a small model that is traced,
-FLOP-counted, run on meta tensors, checked with ``opcheck`` and trained.
+FLOP-counted, traced with its backward by ``make_fx``, run on fake and meta tensors, checked with
+``opcheck`` and trained.
 
 Run: ``python examples/custom_op_scaled_silu.py``
 """
@@ -11,6 +12,8 @@ import numpy as np
 
 import tensormodes as tm
 import tensormodes.nn as nn
+from tensormodes._subclasses.fake_tensor import FakeTensorMode
+from tensormodes.fx.experimental.proxy_tensor import make_fx
 from tensormodes.utils.flop_counter import FlopCounterMode, register_flop_formula
 
 # -- the op: kernel, fake rule, gradient ------------------------------------------------------------
@@ -46,7 +49,7 @@ def _backward(ctx, grad):
 scaled_silu.register_autograd(_backward, setup_context=_setup_context)
 
 
-@register_flop_formula(tm.ops.examples.scaled_silu.default)
+@register_flop_formula(tm.ops.examples.scaled_silu)
 def _scaled_silu_flop(x_shape, *args, out_shape=None, **kwargs) -> int:
     return 4 * int(np.prod(x_shape))  # exp, add, divide, multiply per element
 
@@ -77,7 +80,15 @@ def main() -> dict:
         model(x).sum().backward()
     model.zero_grad()
 
+    def step(inputs):  # forward and backward: one straight aten graph (a joint graph)
+        return tm.autograd.grad(model(inputs).sum(), list(model.parameters()))
+
+    joint = make_fx(step)(x)
+    joint_ops = [str(node.target) for node in joint.graph.nodes if node.op == "call_function"]
+
     meta_out = MLP().to("meta")(tm.empty(8, 4, device="meta"))  # shapes only: the fake rule runs
+    with FakeTensorMode(allow_non_fake_inputs=True) as fake:  # a million rows, no data
+        fake_out = model(fake.from_tensor(tm.empty(10**6, 4)))
     checks = tm.library.opcheck(scaled_silu, (tm.randn(3, 5, requires_grad=True), 1.5))
 
     optimizer = tm.optim.SGD(model.parameters(), lr=0.1)
@@ -89,10 +100,13 @@ def main() -> dict:
         optimizer.step()
         losses.append(loss.item())
     print(f"traced ops: {targets}")
-    print(f"FLOPs: {counter.get_total_flops()}, meta output: {tuple(meta_out.shape)} on {meta_out.device}")
+    print(f"joint graph: {len(joint_ops)} ops, the custom op {joint_ops.count('examples.scaled_silu.default')} time(s)")
+    print(f"FLOPs: {counter.get_total_flops()}, meta output: {tuple(meta_out.shape)} on {meta_out.device}, "
+          f"fake output: {tuple(fake_out.shape)} ({type(fake_out).__name__})")
     print(f"opcheck: {checks}")
     print(f"loss: {losses[0]:.4f} -> {losses[-1]:.4f}")
     return {"targets": targets, "flops": counter.get_total_flops(), "meta_shape": tuple(meta_out.shape),
+            "joint": joint, "joint_ops": joint_ops, "fake_out": fake_out,
             "checks": checks, "losses": losses, "traced": traced, "model": model, "x": x}
 
 

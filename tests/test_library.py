@@ -512,6 +512,13 @@ def test_scaled_silu_example(capsys):
     # 2*32*4*16 + 2*32*16 forward, 2*32*16 twice and 2*32*4*16 backward (x needs no gradient), 4*32*16 silu
     assert result["flops"] == 13312
     assert result["meta_shape"] == (8, 1)
+    assert result["joint_ops"].count("examples.scaled_silu.default") == 1  # one op in the joint graph
+    assert "aten.mm.default" in result["joint_ops"]  # and the backward's matmuls after it
+    fake_out = result["fake_out"]
+    assert type(fake_out).__name__ == "FakeTensor" and tuple(fake_out.shape) == (10**6, 1)
+    grads = result["joint"](result["x"])  # the joint graph computes what eager autograd does
+    model_grads = tm.autograd.grad(result["model"](result["x"]).sum(), list(result["model"].parameters()))
+    assert all(tm.equal(a, b) for a, b in zip(grads, model_grads))
     assert result["checks"] == {"test_schema": "SUCCESS", "test_autograd_registration": "SUCCESS",
                                 "test_faketensor": "SUCCESS", "test_aot_dispatch_dynamic": "SUCCESS"}
     assert result["losses"][-1] < 0.2 * result["losses"][0]
