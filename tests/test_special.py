@@ -498,3 +498,24 @@ def test_erf_inverts_erfinv(y):
 def test_i0_is_even_and_at_least_one(x):
     plus, minus = tm.i0(f64(x, -x)).tolist()
     assert plus == minus >= 1.0
+
+
+def test_erf_blocked_series_matches_the_standard_library_across_blocks():
+    # _erf evaluates its series a block of elements at a time, in place: every element (in every
+    # block, the last partial one included, and 0-dim or empty inputs) gets math.erf's value.
+    import math
+
+    from tensormodes._ops.special import _BLOCK, _erf
+
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal(2 * _BLOCK + 17) * 3
+    values[:9] = [0.0, -0.0, 2.0, -2.0, 6.0, -6.0, 1e-300, 1.9999999, 5.9999999]
+    expected = np.array([math.erf(v) for v in values])
+    got = _erf(values.reshape(-1, 1))
+    assert got.shape == (values.size, 1)
+    np.testing.assert_allclose(got[:, 0], expected, rtol=2.5e-15, atol=0)  # the fits: ~10 ulp
+    assert np.array_equal(np.signbit(got[:, 0]), np.signbit(expected))  # erf(-0.0) is -0.0
+    assert _erf(np.array(0.5)).shape == () and _erf(np.array(0.5)) == math.erf(0.5)
+    assert _erf(np.zeros((0, 3))).shape == (0, 3)
+    special = _erf(np.array([np.inf, -np.inf, np.nan]))
+    assert special[0] == 1.0 and special[1] == -1.0 and np.isnan(special[2])

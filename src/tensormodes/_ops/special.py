@@ -39,19 +39,53 @@ def _erf_series() -> tuple[np.ndarray, np.ndarray]:
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    """The error function, vectorised (NumPy has none), computed in float64."""
+    """The error function, vectorised (NumPy has none), computed in float64: the series in x**2
+    for every element (most of them, in a GELU), the tail's for those beyond 2."""
     inner, tail = _erf_series()
-    chebval = np.polynomial.chebyshev.chebval
-    magnitude = np.absolute(x.astype(np.float64))
-    result = np.ones_like(magnitude)  # erf(x) rounds to 1 for x >= 6
-    near = magnitude < 2
-    s = magnitude[near] ** 2
-    result[near] = magnitude[near] * chebval(s / 2 - 1, inner)
-    middle = (magnitude >= 2) & (magnitude < 6)
-    m = magnitude[middle]
-    result[middle] = 1 - np.exp(-m * m) * chebval((m - 4) / 2, tail)
-    result[np.isnan(magnitude)] = np.nan
-    return np.copysign(result, x)
+    shape, x = x.shape, x.reshape(-1)
+    magnitude = np.absolute(x, dtype=np.float64)
+    points = np.multiply(magnitude, magnitude)
+    np.minimum(points, 4.0, out=points)  # the series' interval: elements beyond it are replaced below
+    points /= 2
+    points -= 1
+    result = _chebval_in_place(points, inner)
+    result *= magnitude
+    beyond = magnitude >= 2
+    if beyond.any():
+        m = magnitude[beyond]
+        far = 1 - np.exp(-m * m) * np.polynomial.chebyshev.chebval((m - 4) / 2, tail)
+        far[m >= 6] = 1  # erf(x) rounds to 1 for x >= 6
+        result[beyond] = far
+    return np.copysign(result, x, out=result).reshape(shape)
+
+
+def _chebval_in_place(x: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """``numpy.polynomial.chebyshev.chebval(x, coefficients)`` written into ``x`` (1-D): the same
+    operations in the same order (so the same values), a block of elements at a time, in
+    buffers that stay in the cache instead of arrays allocated at every step."""
+    for start in range(0, x.size, _BLOCK):
+        block = x[start:start + _BLOCK]
+        block[...] = _clenshaw(block, coefficients)
+    return x
+
+
+_BLOCK = 8192  # elements per pass of the recurrence (its four float64 buffers: 256 KiB)
+
+
+def _clenshaw(x: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    doubled = x + x
+    previous = np.full_like(x, coefficients[-2])
+    current = np.full_like(x, coefficients[-1])
+    spare = np.empty_like(x)
+    for c in coefficients[-3::-1]:
+        # previous, current = c - current, previous + current * doubled (chebval's steps)
+        np.multiply(current, doubled, out=spare)
+        spare += previous
+        np.subtract(c, current, out=previous)
+        current, spare = spare, current
+    current *= x
+    current += previous
+    return current
 
 
 def _erf_grad(grad, input):
