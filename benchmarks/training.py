@@ -25,8 +25,9 @@ import numpy as np  # noqa: E402 - after the thread settings, which BLAS reads w
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import tensormodes as tm  # noqa: E402
 from tests.real_models import GPT_SOURCE, define  # noqa: E402
+
+import tensormodes as tm  # noqa: E402
 
 try:
     import torch  # noqa: E402
