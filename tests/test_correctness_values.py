@@ -595,3 +595,13 @@ def test_logit_rounds_as_pytorch():
 def test_logit_like_torch(dtype):
     assert_same_outcome(f"L.linspace(0, 1, 101, dtype=L.{dtype}).logit()")
     assert_same_outcome(f"L.linspace(-0.1, 1.1, 61, dtype=L.{dtype}).logit(0.2)")
+
+
+def test_a_fresh_empty_tensor_has_contiguous_strides():
+    # NumPy allocates empty arrays with zero strides; PyTorch's are those of a contiguous tensor
+    # (a size-0 dimension counted as 1), while views of empty tensors keep theirs.
+    assert tm.zeros(0, 0).stride() == (1, 1)
+    assert tm.empty(0, 3).stride() == (3, 1)
+    assert tm.zeros(2, 0, 3).stride() == (3, 3, 1)
+    assert tm.ones(0).stride() == (1,)
+    assert tm.arange(6).view(2, 3).unfold(1, 0, 1).stride() == (3, 1, 1)

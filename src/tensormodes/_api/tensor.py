@@ -28,7 +28,7 @@ from .._autograd.graph import bump_version, grad_edge, record, share_version
 from .._device import check_compute_device
 from .._dispatch.python_dispatch import disabled_torch_dispatch_impl
 from .._memory_format import contiguous_format, is_contiguous_as
-from .._meta_array import MetaArray, WrapperArray, meta_like
+from .._meta_array import MetaArray, WrapperArray, contiguous_strides, meta_like
 from .._ops.common import wrap_dim
 from .._ops.creation import parse_size
 from .._overrides.dispatch import NO_WRAP, run_without_subclasses
@@ -250,7 +250,12 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         ((3, 1), (1, 3))
         """
         data = self._data
-        strides = data.elem_strides if type(data) is MetaArray else tuple(s // data.itemsize for s in data.strides)
+        if type(data) is MetaArray:
+            strides = data.elem_strides
+        elif data.size or any(data.strides):
+            strides = tuple(s // data.itemsize for s in data.strides)
+        else:  # NumPy allocates an empty array with zero strides; PyTorch's are a contiguous tensor's
+            strides = contiguous_strides(data.shape)
         if dim is None:
             return strides
         return strides[wrap_dim(dim, self._data.ndim)]
