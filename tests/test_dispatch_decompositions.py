@@ -494,13 +494,18 @@ def test_aten_only_ops_compute():
     assert x[0, 0].item() == 7.0 and lifted._base is None
 
 
-def test_total_weight_gradient_is_the_true_one():
-    # nll_loss_forward's second output requires grad here (every floating output of a node does):
-    # its gradient for the class weights is d(sum of the counted targets' weights).
+def test_total_weight_has_no_history_as_in_pytorch():
+    # nll_loss_forward's second output is not differentiable (PyTorch's output_differentiability),
+    # so it does not require grad and saving it for backward is no detach at the dispatch level;
+    # the weights still get their (beyond-PyTorch) gradient through the loss.
     weight = tm.tensor([1.0, 2.0, 3.0], requires_grad=True)
-    _, total = aten.nll_loss_forward.default(tm.zeros(4, 3), tm.tensor([0, 2, 2, 1]), weight, 1, 1)
-    total.backward()
-    assert weight.grad.tolist() == [1.0, 0.0, 2.0]
+    log_probs = tm.zeros(4, 3, requires_grad=True)
+    loss, total = aten.nll_loss_forward.default(log_probs, tm.tensor([0, 2, 2, 1]), weight, 1, 1)
+    assert loss.requires_grad and not total.requires_grad and total.item() == 7.0  # class 1 ignored
+    loss.backward()
+    expected = np.array([[-1 / 7, 0, 0], [0, 0, -3 / 7], [0, 0, -3 / 7], [0, 0, 0]], np.float32)
+    np.testing.assert_array_equal(log_probs.grad.numpy(), expected)
+    assert weight.grad.tolist() == [0.0, 0.0, 0.0]  # every counted log-probability is 0
 
 
 def test_squeeze_nodes_are_named_per_overload():

@@ -156,7 +156,8 @@ def _pytorch_spelled_names() -> set[str]:
 
 
 # Modules PyTorch itself keeps at private paths, public API all the same (``TorchDispatchMode``
-# is imported from ``torch.utils._python_dispatch``): other folders may import their names.
+# is imported from ``torch.utils._python_dispatch``, and PyTorch's own tools import its
+# ``_disable_current_modes``): other folders may import their names, PyTorch's underscored ones too.
 PYTORCH_PRIVATE_MODULES = ("utils._python_dispatch.", "utils._pytree.")
 
 
@@ -185,7 +186,7 @@ def private_imports_across_folders() -> list[str]:
                 target = f"{resolved[0]}.{alias.name}" if node.module else resolved[i]
                 parts = target.removesuffix(".__init__").split(".")
                 if parts[0] == current.split(".")[0] or alias.name in allowed or \
-                        target.startswith(PYTORCH_PRIVATE_MODULES) and not _is_private(alias.name):
+                        target.startswith(PYTORCH_PRIVATE_MODULES):
                     continue
                 # the top-level unit itself may be private (``_ops``, ``_dtype``): it is a layer's place
                 if any(_is_private(p) for p in parts[1:]):

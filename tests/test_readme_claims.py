@@ -159,6 +159,9 @@ def test_the_count_of_missing_top_level_functions_is_about_right():
 # A sentence of the README saying "every" or "all" either is not a claim about coverage (PLAIN) or
 # names the test that enforces it (a fragment of its line -> "file::test").
 BACKED = {
+    "`DebugMode` | every aten call below autograd":
+        "test_cli.py::test_dispatch_log_shows_aten_calls_under_the_users_line_and_backward_under_the_forward_line",
+    "`record_hash=True` hashes every output": "test_debug_mode.py::test_output_hashes_are_stable_values",
     "objects that intercept *every* public API": "test_overrides.py::test_tensor_like_overrides_every_function",
     "a meta rule for every op, proven": "test_meta_validation.py::test_every_meta_rule_agrees_with_recorded_executions",
     "checks that every": "test_readme_claims.py::test_every_name_listed_as_missing_is_missing",

@@ -10,6 +10,8 @@ in float32, rounded once.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -42,10 +44,23 @@ def _base_grid(size: Sequence[int], align_corners: bool, dtype) -> np.ndarray:
 
 
 def _check_affine(theta, size) -> None:
+    """PyTorch's errors, in its order: its kernel is ``base.bmm(theta.transpose(1, 2))`` viewed as
+    the grid, so the transpose, the batched product and the view speak."""
     dims = len(size) - 2
-    if theta.shape[0] != size[0]:  # PyTorch's bmm of the base grid expanded to the batch size
+    if dims not in (2, 3):
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
+    if theta.ndim < 3:
+        bound = max(theta.ndim, 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got "
+                         f"{bound})")
+    if theta.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if theta.shape[0] != size[0] or theta.shape[2] != dims + 1:  # the base grid expanded to the batch size
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{size[0]}, {dims + 1}] "
                            f"but got: [{theta.shape[0]}, {theta.shape[-1]}].")
+    if theta.shape[1] != dims:
+        grid = [size[0], *size[2:], dims]
+        raise RuntimeError(f"shape '{grid}' is invalid for input of size {math.prod(grid[:-1]) * theta.shape[1]}")
 
 
 def _affine_grid_meta(theta, size, align_corners):
@@ -60,7 +75,9 @@ def _affine_grid_grad(grad, theta_shape, size, align_corners):
 
 
 @op(grad=_affine_grid_grad, meta=rule(_affine_grid_meta), differentiable=no_complex_autograd("affine_grid_generator"),
-    errors=(Sample((TensorSpec((1, 2, 3)), [2, 1, 2, 3], False)),),
+    errors=(Sample((TensorSpec((1, 2, 3)), [2, 1, 2, 3], False)), Sample((TensorSpec((2, 2, 2, 3)), [2, 1, 3, 4], False)),
+            Sample((TensorSpec((2, 3)), [2, 1, 3, 4], False)), Sample((TensorSpec((2, 3, 3)), [2, 1, 3, 4], False)),
+            Sample((TensorSpec((2, 2, 3)), [2, 1, 3], False)), Sample((TensorSpec((2, 2, 4)), [2, 1, 3, 4], False))),
     samples=(Sample((TensorSpec((2, 2, 3)), [2, 1, 3, 4], False)),
              Sample((TensorSpec((1, 2, 3), "float64"), [1, 3, 2, 5], True)),
              Sample((TensorSpec((2, 3, 4), "float64"), [2, 1, 2, 3, 2], False)),

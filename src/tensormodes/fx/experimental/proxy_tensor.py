@@ -33,7 +33,7 @@ from ..._tensor_base import TensorBase
 from ...nn.modules.module import Module, register_module_forward_hook, register_module_forward_pre_hook
 from ...nn.parameter import Parameter
 from ...ops import aten
-from ...utils import _pytree
+from ...utils._pytree import is_namedtuple_instance, tree_leaves, tree_map, tree_structure
 from ...utils._python_dispatch import TorchDispatchMode as _TorchDispatchMode
 from ...utils._python_dispatch import _disable_current_modes
 from .._codegen import CodeGen
@@ -102,7 +102,7 @@ class _Tracer:
             return kind(self.output(v) for v in value)
         if kind is dict:
             return {k: self.output(v) for k, v in value.items()}
-        if isinstance(value, tuple) and not _pytree.is_namedtuple_instance(value):
+        if isinstance(value, tuple) and not is_namedtuple_instance(value):
             return tuple(self.output(v) for v in value)  # Size
         if isinstance(value, tuple):
             return kind(*(self.output(v) for v in value))
@@ -163,7 +163,7 @@ class ProxyTorchDispatchMode(_TorchDispatchMode):
 
 def _refuse_real_tensors(func, args: tuple, kwargs: dict) -> None:
     """PyTorch's error for a real tensor reaching an op while tracing with fake tensors."""
-    for value in _pytree.tree_leaves((args, kwargs)):
+    for value in tree_leaves((args, kwargs)):
         if isinstance(value, TensorBase) and not isinstance(value, FakeTensor):
             raise AssertionError(
                 "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
@@ -221,7 +221,7 @@ def _trace(f: Callable, args: tuple, decomposition_table, tracing_mode: str, all
     fake_mode = None
     if tracing_mode == "fake":
         fake_mode = FakeTensorMode(allow_non_fake_inputs=allow_non_fake)
-        args = tuple(_pytree.tree_map(lambda a: fake_mode.from_tensor(a) if isinstance(a, TensorBase) else a, args))
+        args = tuple(tree_map(lambda a: fake_mode.from_tensor(a) if isinstance(a, TensorBase) else a, args))
     flat_inputs = _placeholders(tracer, f, args)
     if flat_inputs is not None:
         tracer.graph.set_codegen(flat_inputs)
@@ -245,7 +245,7 @@ def _placeholders(tracer: _Tracer, f: Callable, args: tuple) -> CodeGen | None:
     names = _parameter_names(f, len(args))
     nested = False
     for name, value in zip(names, args):
-        leaves = _pytree.tree_leaves(value)
+        leaves = tree_leaves(value)
         nested = nested or not (len(leaves) == 1 and leaves[0] is value)
         for count, leaf in enumerate(leaves, 1):
             node = tracer.graph.placeholder(f"{name}_{count}")
@@ -269,7 +269,7 @@ class _FlatInputs(CodeGen):
     def __init__(self, names: list[str], args: tuple) -> None:
         super().__init__()
         self.names = names
-        self.structure = [_pytree.tree_structure(a) for a in args]
+        self.structure = [tree_structure(a) for a in args]
 
     def gen_fn_def(self, free_vars: list[str], maybe_return_annotation: str) -> str:
         """``def forward(self, xs, y):`` then the leaves bound to the placeholders."""
@@ -278,11 +278,11 @@ class _FlatInputs(CodeGen):
 
     def additional_globals(self) -> list[tuple[str, Any]]:
         """``tree_leaves``, which the ``def`` line's binding calls."""
-        return [("tree_leaves", _pytree.tree_leaves)]
+        return [("tree_leaves", tree_leaves)]
 
     def process_inputs(self, *args: Any) -> Any:
         """The placeholders' values for ``forward``'s inputs."""
-        return _pytree.tree_leaves(list(args))
+        return tree_leaves(list(args))
 
 
 @contextlib.contextmanager
