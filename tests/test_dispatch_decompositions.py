@@ -503,7 +503,8 @@ def test_total_weight_has_no_history_as_in_pytorch():
     loss, total = aten.nll_loss_forward.default(log_probs, tm.tensor([0, 2, 2, 1]), weight, 1, 1)
     assert loss.requires_grad and not total.requires_grad and total.item() == 7.0  # class 1 ignored
     loss.backward()
-    expected = np.array([[-1 / 7, 0, 0], [0, 0, -3 / 7], [0, 0, -3 / 7], [0, 0, 0]], np.float32)
+    seventh = np.float32(1) / np.float32(7)  # PyTorch's values: the weight times 1 / total_weight
+    expected = np.array([[-seventh, 0, 0], [0, 0, -3 * seventh], [0, 0, -3 * seventh], [0, 0, 0]], np.float32)
     np.testing.assert_array_equal(log_probs.grad.numpy(), expected)
     assert weight.grad.tolist() == [0.0, 0.0, 0.0]  # every counted log-probability is 0
 

@@ -11,7 +11,6 @@ in float32, rounded once.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
 
 import numpy as np

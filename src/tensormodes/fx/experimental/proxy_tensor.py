@@ -33,9 +33,9 @@ from ..._tensor_base import TensorBase
 from ...nn.modules.module import Module, register_module_forward_hook, register_module_forward_pre_hook
 from ...nn.parameter import Parameter
 from ...ops import aten
-from ...utils._pytree import is_namedtuple_instance, tree_leaves, tree_map, tree_structure
 from ...utils._python_dispatch import TorchDispatchMode as _TorchDispatchMode
 from ...utils._python_dispatch import _disable_current_modes
+from ...utils._pytree import is_namedtuple_instance, tree_leaves, tree_map, tree_structure
 from .._codegen import CodeGen
 from ..graph import Graph
 from ..graph_module import GraphModule
