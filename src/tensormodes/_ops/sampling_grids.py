@@ -74,7 +74,8 @@ def _affine_grid_grad(grad, theta_shape, size, align_corners):
 
 
 @op(grad=_affine_grid_grad, meta=rule(_affine_grid_meta), differentiable=no_complex_autograd("affine_grid_generator"),
-    errors=(Sample((TensorSpec((1, 2, 3)), [2, 1, 2, 3], False)), Sample((TensorSpec((2, 2, 2, 3)), [2, 1, 3, 4], False)),
+    errors=(Sample((TensorSpec((1, 2, 3)), [2, 1, 2, 3], False)),
+            Sample((TensorSpec((2, 2, 2, 3)), [2, 1, 3, 4], False)),
             Sample((TensorSpec((2, 3)), [2, 1, 3, 4], False)), Sample((TensorSpec((2, 3, 3)), [2, 1, 3, 4], False)),
             Sample((TensorSpec((2, 2, 3)), [2, 1, 3], False)), Sample((TensorSpec((2, 2, 4)), [2, 1, 3, 4], False))),
     samples=(Sample((TensorSpec((2, 2, 3)), [2, 1, 3, 4], False)),
