@@ -37,6 +37,7 @@ from ._api.codegen import parameter_list
 from ._overrides import dispatch as _dispatch
 from ._overrides.dispatch import (
     IGNORED,
+    NO_REQUIRED_TENSOR,
     NO_WRAP,
     OVERRIDABLE,
     PUBLIC_NAMES,
@@ -172,18 +173,21 @@ def get_overridable_functions() -> dict[Any, list[Callable]]:
     True
     """
     _dispatch.build_everything()
-    return {namespace: list(funcs) for namespace, funcs in OVERRIDABLE.items()}
+    return {namespace: [f for f in funcs if f not in NO_REQUIRED_TENSOR] for namespace, funcs in OVERRIDABLE.items()}
 
 
 def get_ignored_functions() -> set[Callable]:
-    """Public callables deliberately outside the protocol (no tensor to dispatch on).
+    """Public callables that tensor-like arguments cannot override: those outside the protocol
+    (``get_default_dtype``), and factories, whose required arguments carry no tensor (modes
+    still see their calls, and an ``out=`` tensor-like still dispatches, as in PyTorch).
 
     >>> import tensormodes as tm
     >>> from tensormodes.overrides import get_ignored_functions
-    >>> tm.get_default_dtype in get_ignored_functions()
-    True
+    >>> tm.get_default_dtype in get_ignored_functions(), tm.zeros in get_ignored_functions()
+    (True, True)
     """
-    return set(IGNORED)
+    _dispatch.build_everything()
+    return IGNORED | NO_REQUIRED_TENSOR
 
 
 def get_default_nowrap_functions() -> set[Callable]:
@@ -199,9 +203,8 @@ def get_default_nowrap_functions() -> set[Callable]:
 
 @functools.cache
 def _testing_overrides() -> dict:
-    _dispatch.build_everything()
     overrides = {}
-    for funcs in OVERRIDABLE.values():
+    for funcs in get_overridable_functions().values():
         for func in funcs:
             overrides[func] = _dummy_with_signature_of(func)
     return overrides

@@ -273,9 +273,18 @@ def {name}({params}):
     namespace["_api"] = func
     _dispatch.RELEVANT_OF[func] = namespace["_relevant"]
     _dispatch.IMPLS[func] = impl
+    if not any(_required(signature.parameters[r.name]) for r in relevant):
+        # Nothing a caller must pass can carry an override (factories: ``zeros(2)``); such a
+        # callable is among PyTorch's ignored functions, though modes and ``out=`` still see it.
+        _dispatch.NO_REQUIRED_TENSOR.add(func)
     func.__module__ = module
     func.__doc__ = doc
     return func
+
+
+def _required(parameter: inspect.Parameter) -> bool:
+    return parameter.kind is parameter.VAR_POSITIONAL or (
+        parameter.default is inspect.Parameter.empty and parameter.kind is not parameter.VAR_KEYWORD)
 
 
 def set_api(func, api) -> None:

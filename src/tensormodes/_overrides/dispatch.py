@@ -651,6 +651,10 @@ OVERRIDABLE: dict[object, list] = {}
 RELEVANT_OF: dict = {}
 # Public callables deliberately outside the protocol.
 IGNORED: set = set()
+# Generated callables none of whose required parameters may carry an override (factories):
+# ``get_ignored_functions`` lists them, as PyTorch does, since no tensor-like can be passed
+# where one must be; modes still see their calls (filled by the code generator).
+NO_REQUIRED_TENSOR: set = set()
 # Callbacks that build every lazily generated public callable (see _functions).
 BUILD_ALL: list = []
 
