@@ -24,7 +24,7 @@ from inspect import getattr_static
 from .. import _device
 from .._dispatch import python_dispatch
 from .._state import STATE
-from .._tensor_base import PLAIN
+from .._tensor_base import PLAIN, TensorBase
 
 __all__ = [
     "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
@@ -579,6 +579,58 @@ def dispatch(func, args: tuple, kwargs: dict, relevant: tuple, impl, leaf: bool)
     if declined_mode is not None:
         raise _no_implementation(func, overloaded, declined_mode)
     return impl(*args, **kwargs)
+
+
+# -- tensor-likes where no tensor goes ----------------------------------------------------
+#
+# PyTorch's argument parser collects an object whose type defines ``__torch_function__``
+# wherever it finds one: as any argument (an int, a dtype, a string ...), as an element of an
+# int or float list, inside the sequences of an index tuple. Generated callables test only
+# their tensor parameters on the fast path (the hot path stays a few type tests); such an
+# object in another parameter makes the kernel fail, and only then are the other arguments
+# scanned: the failure becomes a call of the tensor-like's ``__torch_function__``.
+
+_HANDLED_MARK = "_tensormodes_tensor_like_dispatched"
+
+
+def tensor_likes_in(error: BaseException, values: tuple) -> tuple:
+    """The objects overriding the API among ``values`` (the non-tensor arguments of a call whose
+    fast path raised ``error``), one level into lists and tuples, in order; () if none, if the
+    overrides already ran for ``error`` (a call nested in a composite), or if subclass handling
+    is disabled."""
+    if getattr(error, _HANDLED_MARK, False):
+        return ()
+    state = _STATE.get()
+    if state is not None and not state.subclasses_enabled:
+        return ()
+    found = []
+    for value in values:
+        cls = type(value)
+        if cls is list or cls is tuple:
+            found.extend(item for item in value if _overrides_as_argument(item))
+        elif _overrides_as_argument(value):
+            found.append(value)
+    return tuple(found)
+
+
+def _overrides_as_argument(value) -> bool:
+    # Tensors are not collected where no tensor goes (PyTorch's parser skips them too).
+    cls = type(value)
+    return cls not in _NEVER_PARTICIPATE and not isinstance(value, TensorBase) and _participates(cls)
+
+
+def dispatch_tensor_likes(func, args: tuple, kwargs: dict, found: tuple, impl, leaf: bool):
+    """``dispatch`` with the tensor-likes ``tensor_likes_in`` found as the relevant arguments.
+    An exception leaving it is marked, so that the calls it is nested in do not run the same
+    overrides again."""
+    try:
+        return dispatch(func, args, kwargs, found, impl, leaf)
+    except Exception as error:
+        try:
+            setattr(error, _HANDLED_MARK, True)
+        except AttributeError:  # an exception class with __slots__ (unmarked: at worst retried)
+            pass
+        raise
 
 
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
