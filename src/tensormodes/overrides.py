@@ -43,6 +43,7 @@ from ._overrides.dispatch import (
     PUBLIC_NAMES,
     RELEVANT_OF,
     _get_torch_function_mode,
+    _skip_one_hop_torch_function,
     enter_scope,
     exit_owned,
     handle_torch_function,
@@ -59,7 +60,7 @@ __all__ = [
     "resolve_name", "get_overridable_functions", "get_testing_overrides", "get_ignored_functions",
     "get_default_nowrap_functions", "TorchFunctionMode", "BaseTorchFunctionMode",
     "push_torch_function_mode", "enable_torch_function_mode", "capture_torch_function_modes",
-    "CapturedTorchFunctionModes", "explain",
+    "CapturedTorchFunctionModes", "explain", "redispatch_function",
 ]
 
 
@@ -90,6 +91,28 @@ def wrap_torch_function(dispatcher: Callable):
         return wrapped
 
     return decorate
+
+
+def redispatch_function(func: Callable, types, args: tuple, kwargs: dict | None):
+    """Call ``func`` skipping one level of ``__torch_function__`` handling: inside a handler,
+    run the function itself without this handler (or any other override) seeing the call
+    again; the calls ``func`` makes are dispatched as usual. Results are not converted to a
+    subclass.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import redispatch_function
+    >>> class Logged(tm.Tensor):
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         print("calling", func.__name__)
+    ...         return redispatch_function(func, types, args, kwargs)
+    >>> x = tm.tensor([3.0]).as_subclass(Logged)
+    >>> y = tm.mul(x, x)
+    calling mul
+    >>> type(y).__name__, (y + 1).tolist()
+    ('Tensor', [10.0])
+    """
+    return _skip_one_hop_torch_function(func, types, args, kwargs)
 
 
 def is_tensor_like(inp) -> bool:
