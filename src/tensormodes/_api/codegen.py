@@ -264,17 +264,7 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     # function, whose handler PyTorch calls (``F.gelu``).
     others = "" if name.startswith("_") and not name.startswith("__") else _other_values(signature, relevant)
     if others:
-        # A tensor-like where no tensor goes makes the fast path fail (see the override layer's
-        # ``tensor_likes_in``); the try costs nothing until something raises.
-        fast = f"""\
-    try:
-{textwrap.indent(fast, "    ")}
-    except Exception as _error:
-        _found = _tensor_likes_in(_error, {others})
-        if not _found:
-            raise
-{textwrap.indent(kwargs, "        ")}
-        return _dispatch_tensor_likes(_api, {args}, _kwargs, _found, _impl, _leaf)"""
+        fast = _retried_for_tensor_likes(fast, others, args, kwargs)
     source = f"""\
 def _relevant({params}):
 {prologue}    return {relevant_expression(relevant)}
@@ -297,6 +287,21 @@ def {name}({params}):
     func.__module__ = module
     func.__doc__ = doc
     return func
+
+
+def _retried_for_tensor_likes(fast: str, others: str, args: str, kwargs: str) -> str:
+    """``fast`` (the hot and fast paths' source) in a try: a tensor-like where no tensor goes
+    makes it fail (see the override layer's ``tensor_likes_in``), and the call is dispatched
+    to it. The try costs nothing until something raises."""
+    return f"""\
+    try:
+{textwrap.indent(fast, "    ")}
+    except Exception as _error:
+        _found = _tensor_likes_in(_error, {others})
+        if not _found:
+            raise
+{textwrap.indent(kwargs, "        ")}
+        return _dispatch_tensor_likes(_api, {args}, _kwargs, _found, _impl, _leaf)"""
 
 
 def _other_values(signature: inspect.Signature, relevant: list[Relevant]) -> str:

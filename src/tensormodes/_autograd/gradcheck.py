@@ -35,8 +35,9 @@ def _check_inputs(inputs: tuple) -> None:
 
 
 def _differentiable_outputs(func, inputs) -> tuple:
-    # Every output is asked (a number has no requires_grad: AttributeError, as in PyTorch).
-    return tuple(o for o in _as_tuple(func(*inputs)) if o.requires_grad)
+    # Every output is asked (a number has no requires_grad: AttributeError, as in PyTorch);
+    # None stands for an output not computed (backward ops' masks).
+    return tuple(o for o in _as_tuple(func(*inputs)) if o is not None and o.requires_grad)
 
 
 def _numerical_jacobian(func, inputs, index: int, output_index: int, eps: float) -> list[list]:
