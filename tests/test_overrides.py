@@ -520,10 +520,11 @@ def test_overridable_functions_are_derived_and_complete():
     overridable = get_overridable_functions()
     assert set(overridable) == {tm, tm.Tensor, F, tm.linalg, tm.special, tm.fft}
     assert set(overridable[tm.special]) == {getattr(tm.special, name) for name in tm.special.__all__}
-    assert set(overridable[tm.fft]) == {getattr(tm.fft, name) for name in tm.fft.__all__}
+    assert set(overridable[tm.fft]) == {getattr(tm.fft, name) for name in tm.fft.__all__} - {
+        tm.fft.fftfreq, tm.fft.rfftfreq}  # factories
     assert set(overridable[tm.linalg]) == {getattr(tm.linalg, name) for name in tm.linalg.__all__
                                            if not isinstance(getattr(tm.linalg, name), type)}
-    assert tm.add in overridable[tm] and tm.zeros in overridable[tm]
+    assert tm.add in overridable[tm] and tm.zeros not in overridable[tm]
     assert tm.Tensor.add in overridable[tm.Tensor] and tm.Tensor.add_ in overridable[tm.Tensor]
     assert tm.Tensor.__rsub__ in overridable[tm.Tensor]
     assert tm.Tensor.shape.__get__ in overridable[tm.Tensor]
@@ -531,6 +532,8 @@ def test_overridable_functions_are_derived_and_complete():
     assert F.relu in overridable[F]
     ignored = get_ignored_functions()
     assert tm.is_tensor in ignored and tm.get_default_dtype in ignored and tm.manual_seed in ignored
+    assert tm.zeros in ignored and tm.arange in ignored and tm.fft.fftfreq in ignored
+    assert not ignored & {f for funcs in overridable.values() for f in funcs}, "the two lists are disjoint"
     public_callables = [getattr(tm, name) for name in tm.__all__ if callable(getattr(tm, name))
                         and not isinstance(getattr(tm, name), tm.dtype)]
     for func in public_callables:
@@ -570,8 +573,9 @@ _TESTING = get_testing_overrides()
 
 
 def _tensor_like_call(func):
-    """Arguments putting a TensorLike in every required parameter, or None when no
-    parameter may carry an override (factories: tested through modes)."""
+    """Arguments putting a TensorLike in every required parameter (PyTorch's
+    ``generate_tensor_like_override_tests``); None when none of them may carry an override,
+    which only a function of ``get_ignored_functions()`` may do."""
     args, kwargs = [], {}
     for p in inspect.signature(func).parameters.values():
         if p.default is not inspect.Parameter.empty or p.kind is p.VAR_KEYWORD:
@@ -588,14 +592,13 @@ def _tensor_like_call(func):
     return args, kwargs
 
 
-OVERRIDABLE_CALLS = [
-    (func, call) for funcs in get_overridable_functions().values() for func in funcs
-    if func.__name__ not in ("__get__", "__set__") and (call := _tensor_like_call(func)) is not None
-]
+OVERRIDABLE_CALLS = [(func, _tensor_like_call(func)) for func in _TESTING
+                     if func.__name__ not in ("__get__", "__set__")]
 
 
 @pytest.mark.parametrize("func, call", OVERRIDABLE_CALLS, ids=[resolve_name(f) for f, _ in OVERRIDABLE_CALLS])
 def test_tensor_like_overrides_every_function(func, call):
+    assert call is not None, "no required argument takes a tensor: the function belongs to get_ignored_functions()"
     TensorLike.handled = []
     args, kwargs = call
     with warnings.catch_warnings():
@@ -615,6 +618,30 @@ def test_tensor_like_overrides_every_property_accessor():
         else:
             assert func(TensorLike()) == -1
         assert TensorLike.handled == [func]
+
+
+def test_ignored_factories_still_dispatch_through_modes_and_out():
+    """Ignored only means no required argument takes a tensor-like: an ``out=`` tensor-like
+    still dispatches, as in PyTorch."""
+    log = []
+    Like = make_like("Like", log)
+    for func in (tm.zeros, tm.ones, tm.empty, tm.rand, tm.randn, tm.arange):
+        assert func(2, out=Like()) == "Like"
+    assert [name for _, name in log] == ["tensormodes.zeros", "tensormodes.ones", "tensormodes.empty",
+                                         "tensormodes.rand", "tensormodes.randn", "tensormodes.arange"]
+
+
+@pytest.mark.torch
+def test_ignored_factories_match_torch():
+    import torch
+    import torch.overrides
+
+    torch_ignored = {torch.overrides.resolve_name(f) for f in torch.overrides.get_ignored_functions()}
+    ignored = get_ignored_functions()
+    generated = [f for funcs in _dispatch.OVERRIDABLE.values() for f in funcs if f in ignored]
+    assert len(generated) >= 18
+    for func in generated:
+        assert resolve_name(func).replace("tensormodes", "torch", 1) in torch_ignored, resolve_name(func)
 
 
 def test_factories_are_overridable_through_modes():

@@ -16,6 +16,9 @@ from ._overrides.dispatch import (  # noqa: F401 - re-exported core API
     _is_torch_function_all_disabled,
     _is_torch_function_enabled,
     _is_torch_function_mode_enabled,
+    _peek_should_skip_torch_function,
+    _set_skip_next_torch_function,
+    _skip_one_hop_torch_function,
 )
 from ._overrides.dispatch import current_dispatch_modes as _current_dispatch_modes
 from ._overrides.dispatch import set_modes as _set_modes

@@ -77,9 +77,10 @@ class device(metaclass=_DeviceMeta):
     def __init__(self, type: str | device | None = None, index: int | None = None, *,  # noqa: A002
                  device: str | device | None = None) -> None:
         if device is not None:  # PyTorch's other overload, ``device(device=...)``
-            if type is not None or index is not None:  # PyTorch then matches the (type, index) overload
-                raise TypeError("device() got an unexpected keyword argument 'device'" if index is None or type
-                                is not None else 'device() missing 1 required positional arguments: "type"')
+            if type is not None:
+                raise TypeError("device() got an unexpected keyword argument 'device'")
+            if index is not None:  # PyTorch's parser then tries the (type, index) overload
+                raise TypeError('device() missing 1 required positional arguments: "type"')
             type = device
         if type is None:
             raise TypeError("device() received an invalid combination of arguments - got (), but expected one of:\n"

@@ -37,11 +37,13 @@ from ._api.codegen import parameter_list
 from ._overrides import dispatch as _dispatch
 from ._overrides.dispatch import (
     IGNORED,
+    NO_REQUIRED_TENSOR,
     NO_WRAP,
     OVERRIDABLE,
     PUBLIC_NAMES,
     RELEVANT_OF,
     _get_torch_function_mode,
+    _skip_one_hop_torch_function,
     enter_scope,
     exit_owned,
     handle_torch_function,
@@ -58,7 +60,7 @@ __all__ = [
     "resolve_name", "get_overridable_functions", "get_testing_overrides", "get_ignored_functions",
     "get_default_nowrap_functions", "TorchFunctionMode", "BaseTorchFunctionMode",
     "push_torch_function_mode", "enable_torch_function_mode", "capture_torch_function_modes",
-    "CapturedTorchFunctionModes", "explain",
+    "CapturedTorchFunctionModes", "explain", "redispatch_function",
 ]
 
 
@@ -89,6 +91,28 @@ def wrap_torch_function(dispatcher: Callable):
         return wrapped
 
     return decorate
+
+
+def redispatch_function(func: Callable, types, args: tuple, kwargs: dict | None):
+    """Call ``func`` skipping one level of ``__torch_function__`` handling: inside a handler,
+    run the function itself without this handler (or any other override) seeing the call
+    again; the calls ``func`` makes are dispatched as usual. Results are not converted to a
+    subclass.
+
+    >>> import tensormodes as tm
+    >>> from tensormodes.overrides import redispatch_function
+    >>> class Logged(tm.Tensor):
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         print("calling", func.__name__)
+    ...         return redispatch_function(func, types, args, kwargs)
+    >>> x = tm.tensor([3.0]).as_subclass(Logged)
+    >>> y = tm.mul(x, x)
+    calling mul
+    >>> type(y).__name__, (y + 1).tolist()
+    ('Tensor', [10.0])
+    """
+    return _skip_one_hop_torch_function(func, types, args, kwargs)
 
 
 def is_tensor_like(inp) -> bool:
@@ -172,18 +196,21 @@ def get_overridable_functions() -> dict[Any, list[Callable]]:
     True
     """
     _dispatch.build_everything()
-    return {namespace: list(funcs) for namespace, funcs in OVERRIDABLE.items()}
+    return {namespace: [f for f in funcs if f not in NO_REQUIRED_TENSOR] for namespace, funcs in OVERRIDABLE.items()}
 
 
 def get_ignored_functions() -> set[Callable]:
-    """Public callables deliberately outside the protocol (no tensor to dispatch on).
+    """Public callables that tensor-like arguments cannot override: those outside the protocol
+    (``get_default_dtype``), and factories, whose required arguments carry no tensor (modes
+    still see their calls, and an ``out=`` tensor-like still dispatches, as in PyTorch).
 
     >>> import tensormodes as tm
     >>> from tensormodes.overrides import get_ignored_functions
-    >>> tm.get_default_dtype in get_ignored_functions()
-    True
+    >>> tm.get_default_dtype in get_ignored_functions(), tm.zeros in get_ignored_functions()
+    (True, True)
     """
-    return set(IGNORED)
+    _dispatch.build_everything()
+    return IGNORED | NO_REQUIRED_TENSOR
 
 
 def get_default_nowrap_functions() -> set[Callable]:
@@ -199,9 +226,8 @@ def get_default_nowrap_functions() -> set[Callable]:
 
 @functools.cache
 def _testing_overrides() -> dict:
-    _dispatch.build_everything()
     overrides = {}
-    for funcs in OVERRIDABLE.values():
+    for funcs in get_overridable_functions().values():
         for func in funcs:
             overrides[func] = _dummy_with_signature_of(func)
     return overrides

@@ -256,15 +256,22 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
                 "except TypeError:\n    return NotImplemented")
     prologue = f"    {prologue}\n" if prologue else ""
     skip = "fast_skip" if runs_kernel else "fast_skip_above"
+    fast = f"""\
+{hot}    if (state is None or (state.{skip} is not None and _api not in state.{skip})) and \\
+            {fast_condition(relevant, records_grad)}:
+{body}"""
+    # A private op (``_gelu``) is what a public function runs: its failure goes up to that
+    # function, whose handler PyTorch calls (``F.gelu``).
+    others = "" if name.startswith("_") and not name.startswith("__") else _other_values(signature, relevant)
+    if others:
+        fast = _retried_for_tensor_likes(fast, others, args, kwargs)
     source = f"""\
 def _relevant({params}):
 {prologue}    return {relevant_expression(relevant)}
 
 def {name}({params}):
 {prologue}    state = _get_state()
-{hot}    if (state is None or (state.{skip} is not None and _api not in state.{skip})) and \\
-            {fast_condition(relevant, records_grad)}:
-{body}
+{fast}
 {textwrap.indent(kwargs, "    ")}
 {textwrap.indent(slow, "    ")}
 """
@@ -273,9 +280,50 @@ def {name}({params}):
     namespace["_api"] = func
     _dispatch.RELEVANT_OF[func] = namespace["_relevant"]
     _dispatch.IMPLS[func] = impl
+    if not any(_required(signature.parameters[r.name]) for r in relevant):
+        # Nothing a caller must pass can carry an override (factories: ``zeros(2)``); such a
+        # callable is among PyTorch's ignored functions, though modes and ``out=`` still see it.
+        _dispatch.NO_REQUIRED_TENSOR.add(func)
     func.__module__ = module
     func.__doc__ = doc
     return func
+
+
+def _retried_for_tensor_likes(fast: str, others: str, args: str, kwargs: str) -> str:
+    """``fast`` (the hot and fast paths' source) in a try: a tensor-like where no tensor goes
+    makes it fail (see the override layer's ``tensor_likes_in``), and the call is dispatched
+    to it. The try costs nothing until something raises."""
+    return f"""\
+    try:
+{textwrap.indent(fast, "    ")}
+    except Exception as _error:
+        _found = _tensor_likes_in(_error, {others})
+        if not _found:
+            raise
+{textwrap.indent(kwargs, "        ")}
+        return _dispatch_tensor_likes(_api, {args}, _kwargs, _found, _impl, _leaf)"""
+
+
+def _other_values(signature: inspect.Signature, relevant: list[Relevant]) -> str:
+    """Source of a tuple of the arguments no tensor goes in (each ``*args`` item one of them),
+    or "" if every parameter is a tensor parameter."""
+    tensors = {r.name for r in relevant}
+    parts = []
+    for p in signature.parameters.values():
+        if p.name in tensors:
+            continue
+        if p.kind is p.VAR_POSITIONAL:
+            parts.append(f"*{p.name}")
+        elif p.kind is p.VAR_KEYWORD:
+            parts.append(f"*{p.name}.values()")
+        else:
+            parts.append(p.name)
+    return "(" + "".join(f"{part}, " for part in parts) + ")" if parts else ""
+
+
+def _required(parameter: inspect.Parameter) -> bool:
+    return parameter.kind is parameter.VAR_POSITIONAL or (
+        parameter.default is inspect.Parameter.empty and parameter.kind is not parameter.VAR_KEYWORD)
 
 
 def set_api(func, api) -> None:

@@ -309,8 +309,17 @@ def _plain_index(index) -> bool:
 
 
 def _index_items(index) -> tuple:
-    """The parts of an index that may carry overrides (one level into tuples and lists)."""
-    items = index if isinstance(index, (tuple, list)) else (index,)
+    """The parts of an index that may carry overrides, where PyTorch's indexing looks: the
+    elements of a list, of a tuple, and of the lists and tuples inside a tuple."""
+    if type(index) is tuple:
+        items = []
+        for item in index:
+            if type(item) is tuple or type(item) is list:
+                items.extend(item)
+            else:
+                items.append(item)
+    else:
+        items = index if isinstance(index, (tuple, list)) else (index,)
     return tuple(i for i in items if type(i) not in _PLAIN_INDEX_TYPES)
 
 
@@ -328,6 +337,7 @@ GENERATED_NAMES: dict = {
     "_T": Tensor, "_P": Parameter, "_SCALARS": SCALAR_TYPES, "_PLAIN_VALUES": PLAIN_VALUES, "_all_plain": _all_plain,
     "_as_tuple": _as_tuple, "_all_plain_values": _all_plain_values, "_all_plain_no_grad": _all_plain_no_grad,
     "_plain_index": _plain_index, "_index_items": _index_items,
+    "_tensor_likes_in": _dispatch.tensor_likes_in, "_dispatch_tensor_likes": _dispatch.dispatch_tensor_likes,
     # autograd
     "_needs_grad": needs_grad, "_grad_enabled": grad_enabled,
     "_any_requires_grad": lambda values: any(v._requires_grad for v in values),

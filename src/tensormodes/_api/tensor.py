@@ -276,6 +276,17 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         start = base._data.__array_interface__["data"][0]
         return (self._data.__array_interface__["data"][0] - start) // self._data.itemsize
 
+    @tensor_api(returns_value=True, pure=True)
+    def _is_view(self) -> bool:
+        """True if this tensor is a view of another (its ``_base`` is set).
+
+        >>> import tensormodes as tm
+        >>> x = tm.zeros(2, 3)
+        >>> x._is_view(), x[0]._is_view(), x.t()._is_view(), x.clone()._is_view()
+        (False, True, True, False)
+        """
+        return self._view_base is not None
+
     @tensor_api(returns_value=True)
     def data_ptr(self) -> int:
         """Address of the first element (tensors sharing memory share addresses).

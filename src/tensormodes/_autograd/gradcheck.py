@@ -24,8 +24,20 @@ def _as_tuple(value) -> tuple:
     return value if isinstance(value, tuple) else (value,)
 
 
+def _check_inputs(inputs: tuple) -> None:
+    """PyTorch's check: some tensor-like input requires grad. Tensor-likes are asked through
+    the public ``requires_grad`` (an object without one raises ``AttributeError``, as in
+    PyTorch), other values are no inputs to check."""
+    if not any((isinstance(x, TensorBase) or hasattr(type(x), "__torch_function__")) and x.requires_grad
+               for x in inputs):
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+                         "requires_grad=True.")
+
+
 def _differentiable_outputs(func, inputs) -> tuple:
-    return tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, TensorBase) and o._requires_grad)
+    # Every output is asked (a number has no requires_grad: AttributeError, as in PyTorch);
+    # None stands for an output not computed (backward ops' masks).
+    return tuple(o for o in _as_tuple(func(*inputs)) if o is not None and o.requires_grad)
 
 
 def _numerical_jacobian(func, inputs, index: int, output_index: int, eps: float) -> list[list]:
@@ -98,6 +110,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     output's cotangent ``g`` stands for ``L = real(conj(g) * output)``.
     """
     inputs = _as_tuple(inputs)
+    _check_inputs(inputs)
     outputs = _differentiable_outputs(func, inputs)
     for i, x in enumerate(inputs):
         if not (isinstance(x, TensorBase) and x._requires_grad):
@@ -126,7 +139,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
                   raise_exception: bool = True, **unused) -> bool:
     """``gradcheck`` of the gradients of ``func`` (second derivatives, via ``create_graph``)."""
     inputs = _as_tuple(inputs)
-    outputs = _differentiable_outputs(func, inputs)
+    outputs = _differentiable_outputs(func, inputs)  # before the inputs' check, as PyTorch's
+    _check_inputs(inputs)
     if grad_outputs is None:
         grad_outputs = tuple(o.new_ones(o.shape).requires_grad_() for o in outputs)
     grad_outputs = _as_tuple(grad_outputs)

@@ -24,7 +24,7 @@ from inspect import getattr_static
 from .. import _device
 from .._dispatch import python_dispatch
 from .._state import STATE
-from .._tensor_base import PLAIN
+from .._tensor_base import PLAIN, TensorBase
 
 __all__ = [
     "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
@@ -43,11 +43,16 @@ class _State:
 
     __slots__ = ("modes", "subclasses_enabled", "modes_enabled", "scopes", "handled", "fast_skip",
                  "modes_active", "top_handler", "handler", "handler_below", "_below", "_without_subclasses",
-                 "dispatch_modes", "dispatch_enabled", "dispatch_active", "_dispatch_popped", "fast_skip_above")
+                 "dispatch_modes", "dispatch_enabled", "dispatch_active", "_dispatch_popped", "fast_skip_above",
+                 "skip_next")
 
     def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple,
-                 dispatch_modes: tuple = (), dispatch_enabled: bool = True) -> None:
+                 dispatch_modes: tuple = (), dispatch_enabled: bool = True, skip_next: bool = False) -> None:
         self.modes = modes
+        # PyTorch's skip-next flag (``redispatch_function``): the next public call skips its
+        # overrides, modes and tensor-likes alike, and clears the flag. While it is set, no
+        # fast path and no inline handler is taken, so that the call reaches ``dispatch``.
+        self.skip_next = skip_next
         self.subclasses_enabled = subclasses_enabled
         self.modes_enabled = modes_enabled
         self.modes_active = bool(modes) and modes_enabled
@@ -65,7 +70,7 @@ class _State:
         # With no declarations the top mode handles everything: generated wrappers
         # call it directly, with the state below it prepared once, here.
         self.top_handler = self.handler = self.handler_below = None
-        if self.modes_active and all(h is None for h in self.handled):
+        if self.modes_active and not skip_next and all(h is None for h in self.handled):
             self.top_handler = len(modes) - 1
             self.handler = modes[-1]
             below = modes[:-1]
@@ -74,7 +79,9 @@ class _State:
             # happen after the handler returns and the full state is back.)
             plain = not below and subclasses_enabled and not dispatch_modes and dispatch_enabled
             self.handler_below = None if plain else self.replace(modes=below)
-        if not modes_enabled:
+        if skip_next:
+            self.fast_skip_above = None
+        elif not modes_enabled:
             self.fast_skip_above = frozenset()
         elif all(h is not None for h in self.handled):
             self.fast_skip_above = frozenset().union(*self.handled)
@@ -88,7 +95,8 @@ class _State:
     def replace(self, **changes) -> _State | None:
         fields = {"modes": self.modes, "subclasses_enabled": self.subclasses_enabled,
                   "modes_enabled": self.modes_enabled, "scopes": self.scopes,
-                  "dispatch_modes": self.dispatch_modes, "dispatch_enabled": self.dispatch_enabled}
+                  "dispatch_modes": self.dispatch_modes, "dispatch_enabled": self.dispatch_enabled,
+                  "skip_next": self.skip_next}
         fields.update(changes)
         return make_state(**fields)
 
@@ -123,11 +131,13 @@ def _declared_functions(mode) -> frozenset | None:
 
 
 def make_state(modes: tuple = (), subclasses_enabled: bool = True, modes_enabled: bool = True,
-               scopes: tuple = (), dispatch_modes: tuple = (), dispatch_enabled: bool = True) -> _State | None:
+               scopes: tuple = (), dispatch_modes: tuple = (), dispatch_enabled: bool = True,
+               skip_next: bool = False) -> _State | None:
     """Build a state; the idle state is always represented by ``None``."""
-    if not modes and subclasses_enabled and modes_enabled and not scopes and not dispatch_modes and dispatch_enabled:
+    if (not modes and subclasses_enabled and modes_enabled and not scopes and not dispatch_modes and dispatch_enabled
+            and not skip_next):
         return None
-    return _State(modes, subclasses_enabled, modes_enabled, scopes, dispatch_modes, dispatch_enabled)
+    return _State(modes, subclasses_enabled, modes_enabled, scopes, dispatch_modes, dispatch_enabled, skip_next)
 
 
 _STATE = STATE
@@ -446,8 +456,17 @@ def has_torch_function(relevant_args) -> bool:
     >>> has_torch_function((tm.ones(1), 2))
     False
     """
+    if type(relevant_args) is not tuple and type(relevant_args) is not list:
+        if not hasattr(relevant_args, "__iter__") and not hasattr(relevant_args, "__getitem__"):
+            raise TypeError("expected a sequence")
+        relevant_args = tuple(relevant_args)
     state = _STATE.get()
     if state is not None:
+        if state.skip_next:
+            # Consumed here, as by a public call: a function that asks this (and would hand its
+            # call to handle_torch_function) runs once without overrides (redispatch_function).
+            _STATE.set(state.replace(skip_next=False))
+            return False
         if state.modes and state.modes_enabled and relevant_args:
             return True
         if not state.subclasses_enabled:
@@ -530,6 +549,8 @@ def dispatch(func, args: tuple, kwargs: dict, relevant: tuple, impl, leaf: bool)
     common case (plain arguments, no declared functions) is kept inline.
     """
     state = _STATE.get()
+    if state is not None and state.skip_next:
+        return _skipping(state, args, kwargs, impl)
     overloaded = ()
     for arg in relevant:
         if type(arg) not in _NEVER_PARTICIPATE:
@@ -579,6 +600,74 @@ def dispatch(func, args: tuple, kwargs: dict, relevant: tuple, impl, leaf: bool)
     if declined_mode is not None:
         raise _no_implementation(func, overloaded, declined_mode)
     return impl(*args, **kwargs)
+
+
+# -- tensor-likes where no tensor goes ----------------------------------------------------
+#
+# PyTorch's argument parser collects an object whose type defines ``__torch_function__``
+# wherever it finds one: as any argument (an int, a dtype, a string ...), as an element of an
+# int or float list, inside the sequences of an index tuple. Generated callables test only
+# their tensor parameters on the fast path (the hot path stays a few type tests); such an
+# object in another parameter makes the kernel fail, and only then are the other arguments
+# scanned: the failure becomes a call of the tensor-like's ``__torch_function__``.
+
+_HANDLED_MARK = "_tensormodes_tensor_like_dispatched"
+
+
+def tensor_likes_in(error: BaseException, values: tuple) -> tuple:
+    """The objects overriding the API among ``values`` (the non-tensor arguments of a call whose
+    fast path raised ``error``), one level into lists and tuples, in order; () if none, if the
+    overrides already ran for ``error`` (a call nested in a composite), or if subclass handling
+    is disabled."""
+    if getattr(error, _HANDLED_MARK, False):
+        return ()
+    state = _STATE.get()
+    if state is not None and not state.subclasses_enabled:
+        return ()
+    found = []
+    for value in values:
+        cls = type(value)
+        if cls is list or cls is tuple:
+            found.extend(item for item in value if _overrides_as_argument(item))
+        elif _overrides_as_argument(value):
+            found.append(value)
+    return tuple(found)
+
+
+def _overrides_as_argument(value) -> bool:
+    # Tensors are not collected where no tensor goes (PyTorch's parser skips them too).
+    cls = type(value)
+    return cls not in _NEVER_PARTICIPATE and not isinstance(value, TensorBase) and _participates(cls)
+
+
+def dispatch_tensor_likes(func, args: tuple, kwargs: dict, found: tuple, impl, leaf: bool):
+    """``dispatch`` with the tensor-likes ``tensor_likes_in`` found as the relevant arguments.
+    An exception leaving it is marked, so that the calls it is nested in do not run the same
+    overrides again."""
+    try:
+        return dispatch(func, args, kwargs, found, impl, leaf)
+    except Exception as error:
+        try:
+            setattr(error, _HANDLED_MARK, True)
+        except AttributeError:  # an exception class with __slots__ (unmarked: at worst retried)
+            pass
+        raise
+
+
+def _skipping(state: _State, args: tuple, kwargs: dict, impl):
+    """A call that the skip-next flag makes skip its overrides: the flag is consumed, and the
+    implementation runs as PyTorch's native function would, making no call anybody sees."""
+    state = state.replace(skip_next=False)
+    _STATE.set(state)
+    token = None
+    try:
+        token = _STATE.set((state or _IDLE).replace(subclasses_enabled=False, modes_enabled=False))
+        return impl(*args, **kwargs)
+    finally:
+        if token is None:
+            _STATE.set(state)
+        else:
+            _STATE.reset(token)
 
 
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
@@ -651,6 +740,10 @@ OVERRIDABLE: dict[object, list] = {}
 RELEVANT_OF: dict = {}
 # Public callables deliberately outside the protocol.
 IGNORED: set = set()
+# Generated callables none of whose required parameters may carry an override (factories):
+# ``get_ignored_functions`` lists them, as PyTorch does, since no tensor-like can be passed
+# where one must be; modes still see their calls (filled by the code generator).
+NO_REQUIRED_TENSOR: set = set()
 # Callbacks that build every lazily generated public callable (see _functions).
 BUILD_ALL: list = []
 
@@ -665,6 +758,42 @@ def register_overridable(namespace, func, public_name: str) -> None:
     """Record a public callable of ``namespace`` that takes part in the protocol."""
     OVERRIDABLE.setdefault(namespace, []).append(func)
     PUBLIC_NAMES[func] = public_name
+
+
+def _peek_should_skip_torch_function() -> bool:
+    """True while the next public call is to skip its overrides (see ``redispatch_function``)."""
+    state = _STATE.get()
+    return state is not None and state.skip_next
+
+
+def _set_skip_next_torch_function(skip: bool) -> None:
+    """Make the next public call skip its overrides (modes and tensor-likes), or cancel that.
+
+    A low-level setter, as PyTorch's: ``redispatch_function`` is the public spelling.
+    """
+    skip = bool(skip)  # any value, by its truth (PyTorch's)
+    state = _STATE.get()
+    if (state is not None and state.skip_next) != skip:
+        _STATE.set((state or _IDLE).replace(skip_next=skip))
+
+
+def _skip_one_hop_torch_function(func, types, args: tuple, kwargs: dict | None = None):
+    """Call ``func`` with one level of ``__torch_function__`` handling skipped: its own
+    overrides do not run (the calls it makes see them again).
+
+    ``func`` must be a public callable or a function that calls ``has_torch_function``: a
+    call that never consumed the skip raises ``RuntimeError`` (the flag is cleared either way).
+    """
+    _set_skip_next_torch_function(True)
+    try:
+        result = func(*args, **(kwargs or {}))
+    except BaseException:
+        _set_skip_next_torch_function(False)
+        raise
+    if _peek_should_skip_torch_function():
+        _set_skip_next_torch_function(False)
+        raise RuntimeError("skip_one_hop_torch_function called on a function that doesn't use has_torch_function! ")
+    return result
 
 
 def _get_torch_function_mode():

@@ -113,18 +113,8 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1: tm.Tensor, input2: tm.Tensor) -> tm.Tensor:
-        """``x1^T A x2 + b`` over the last dimension of both inputs."""
-        if input1.shape[:-1] != input2.shape[:-1]:
-            raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {input1.shape[:-1]} and "
-                               f"{input2.shape[:-1]}")
-        if input1.shape[-1] != self.in1_features:
-            raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
-                               f"expected {self.in1_features}")
-        if input2.shape[-1] != self.in2_features:
-            raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
-                               f"expected {self.in2_features}")
-        result = tm.einsum("...i,oij,...j->...o", input1, self.weight, input2)
-        return result if self.bias is None else result + self.bias
+        """``x1^T A x2 + b`` over the last dimension of both inputs (``F.bilinear``)."""
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         """``in1_features=..., in2_features=..., out_features=..., bias=...``."""
