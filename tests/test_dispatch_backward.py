@@ -240,7 +240,7 @@ KNOWN = {
                                           "in place (div_)"),
     **dict.fromkeys(["_softmax_backward_data", "_log_softmax_backward_data", "_convolution_backward",
                      "_cross_entropy_loss_backward", "_sigmoid_backward", "max_pool2d_with_indices_backward",
-                     "gelu_backward", "elu_backward", "leaky_relu_backward", "hardtanh_backward", "hardswish_backward",
+                     "gelu_backward", "elu_backward", "hardswish_backward",
                      "softplus_backward"],
                     _DOUBLE),
     # Ops added after the survey's alignment (everyday layers, fft): their formulas keep their own ops
