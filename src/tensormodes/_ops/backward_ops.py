@@ -39,6 +39,7 @@ from .common import (
     operand_dtype,
     ops,
     quiet,
+    scalar_type_name,
 )
 from .meta_rules import broadcasting
 from .registry import Sample, Tensor, TensorSpec, op
@@ -447,3 +448,59 @@ def logit_backward(grad_output: Tensor, input: Tensor, eps: float | None = None)
         else:
             result = np.where((x < w(eps)) | (x > w(1 - eps)), w(0), result)
     return _finished(result, result_type)
+
+
+# -- losses -------------------------------------------------------------------------------------------
+
+REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}  # ATen's enum, as its backward ops take the reduction
+
+
+def _mse_loss_backward_grad(grad, grad_output, input, target, reduction, needs_input_grad):
+    # result = norm * (input - target) * grad_output, norm = 2 / input.numel() for 'mean', else 2
+    norm = 2 / input.numel() if reduction == 1 else 2
+    scaled = grad * norm
+    return (scaled * (input - target) if needs_input_grad[0] else None,
+            scaled * grad_output if needs_input_grad[1] else None,
+            -(scaled * grad_output) if needs_input_grad[2] else None)
+
+
+_LOSS_GRAD = TensorSpec(())
+
+
+@op(function=False, grad=_mse_loss_backward_grad, meta=broadcasting("input", "target", "grad_output"),
+    samples=(Sample((_LOSS_GRAD, TensorSpec((2, 3)), TensorSpec((2, 3)), 1)),
+             Sample((TensorSpec((), "float64"), TensorSpec((3, 4), "float64"), TensorSpec((3, 4), "float64"), 2)),
+             Sample((TensorSpec((2, 3)), TensorSpec((2, 3)), TensorSpec((2, 3)), 0)),
+             Sample((_LOSS_GRAD, TensorSpec(()), TensorSpec(()), 1)),
+             Sample((_LOSS_GRAD, TensorSpec((0, 3)), TensorSpec((0, 3)), 2)),
+             Sample((TensorSpec((), "float16"), TensorSpec((4,), "float16"), TensorSpec((4,), "float16"), 1)),
+             Sample((TensorSpec((4,), "bfloat16"), TensorSpec((4,), "bfloat16"), TensorSpec((4,), "bfloat16"), 0)),
+             Sample((_LOSS_GRAD, TensorSpec((2, 3)), TensorSpec((2, 3), "float64"), 1))),
+    errors=(Sample((_LOSS_GRAD, TensorSpec((2, 3)), TensorSpec((3, 2)), 1)),),
+    schema={"input": "Tensor self"}, aten="default")
+def mse_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, reduction: int) -> Tensor:
+    """The gradient of ``mse_loss`` for ``input`` (PyTorch's ``aten::mse_loss_backward``, and for the
+    target with ``input`` and ``target`` swapped): ``norm * (input - target) * grad_output``, ``norm``
+    being ``2 / input.numel()`` for a mean (``reduction`` 1), else 2, in the operands' dtype (half
+    types round each step, as PyTorch's half-type kernel computes in c10's half arithmetic).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.mse_loss_backward.default(tm.tensor(1.0), tm.tensor([1.0, 2.0]), tm.tensor([0.0, 0.0]), 1)
+    tensor([1., 2.])
+    """
+    compute = operand_dtype(input, target, grad_output)
+    if compute._np.kind in "bc":
+        raise not_implemented("mse_backward_cpu", compute)
+    # the result is written into zeros like the input: computed in the operands' common dtype, cast
+    if compute.is_floating_point and input.dtype.kind in "biu":
+        raise RuntimeError(f"result type {scalar_type_name(compute)} can't be cast to the desired output type "
+                           f"{scalar_type_name(dt.NP_TO_DTYPE[input.dtype])}")
+    shape = check_same_shape_or_broadcast(input.shape, target.shape, grad_output.shape)
+    norm = 2.0 / input.size if reduction == 1 and input.size else 2.0
+    if reduction == 1 and not input.size:
+        norm = math.inf
+    a, b, c = (x.astype(compute._np, copy=False) for x in (input, target, grad_output))
+    with quiet():  # integer types: norm truncated as PyTorch's cast does; half types step by step
+        alpha = np.asarray(norm).astype(compute._np)
+        result = alpha * (a - b) * c
+    return np.array(np.broadcast_to(result, shape), dtype=input.dtype)
