@@ -488,7 +488,10 @@ def mse_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, reduct
     >>> tm.ops.aten.mse_loss_backward.default(tm.tensor(1.0), tm.tensor([1.0, 2.0]), tm.tensor([0.0, 0.0]), 1)
     tensor([1., 2.])
     """
-    compute = operand_dtype(input, target, grad_output)
+    if input.dtype == target.dtype == grad_output.dtype:  # the common case: no promotion to work out
+        compute = dt.NP_TO_DTYPE[input.dtype]
+    else:
+        compute = operand_dtype(input, target, grad_output)
     if compute._np.kind in "bc":
         raise not_implemented("mse_backward_cpu", compute)
     # the result is written into zeros like the input: computed in the operands' common dtype, cast
@@ -503,4 +506,6 @@ def mse_loss_backward(grad_output: Tensor, input: Tensor, target: Tensor, reduct
     with quiet():  # integer types: norm truncated as PyTorch's cast does; half types step by step
         alpha = np.asarray(norm).astype(compute._np)
         result = alpha * (a - b) * c
+    if result.shape == shape and result.dtype == input.dtype:
+        return np.asarray(result)  # fresh: no copy needed
     return np.array(np.broadcast_to(result, shape), dtype=input.dtype)
