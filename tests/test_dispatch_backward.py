@@ -216,9 +216,8 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 
 KNOWN = {
     **dict.fromkeys([
-        "_gelu", "_silu", "_mish", "_elu", "_celu", "_leaky_relu", "_hardtanh", "_hardswish", "_hardsigmoid",
-        "_prelu_kernel", "_softplus", "_log_sigmoid", "_glu", "logit", "special_logit",
-        "_native_layer_norm", "_native_group_norm", "_native_batch_norm", "_mse_loss", "_smooth_l1_loss",
+        "_mish", "_prelu_kernel", "_glu",
+        "_native_layer_norm", "_native_group_norm", "_native_batch_norm", "_smooth_l1_loss",
         "_huber_loss", "binary_cross_entropy", "_embedding_bag",
         "max_pool1d", "max_pool1d_with_indices", "_adaptive_max_pool2d",
         "adaptive_max_pool1d", "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "_reflection_pad1d",
@@ -240,7 +239,9 @@ KNOWN = {
                                           "the product (tensormodes' rounding, kept); PyTorch divides the product "
                                           "in place (div_)"),
     **dict.fromkeys(["_softmax_backward_data", "_log_softmax_backward_data", "_convolution_backward",
-                     "_cross_entropy_loss_backward", "_sigmoid_backward", "max_pool2d_with_indices_backward"],
+                     "_cross_entropy_loss_backward", "_sigmoid_backward", "max_pool2d_with_indices_backward",
+                     "gelu_backward", "elu_backward", "hardswish_backward", "mse_loss_backward",
+                     "softplus_backward"],
                     _DOUBLE),
     # Ops added after the survey's alignment (everyday layers, fft): their formulas keep their own ops
     **dict.fromkeys(["_linalg_lstsq", "_max_pool3d_with_indices", "_multi_margin_loss", "_multilabel_margin_loss",

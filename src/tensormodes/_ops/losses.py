@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .arithmetic import sub as _sub
+from .backward_ops import REDUCTIONS
 from .common import (
     HALF_TYPES,
     array_type_name,
@@ -117,6 +118,12 @@ _MIXED = (TensorSpec((2, 3), "float32"), TensorSpec((2, 3), "float64"))
 # -- mean squared error ---------------------------------------------------------------------------
 
 def _mse_loss_grad(grad, input, target, reduction, needs_input_grad):
+    if input.shape == target.shape and not input.dtype.is_complex:
+        # PyTorch's backward op, once per operand (the target's with the two swapped)
+        backward, code = ops.ops.aten.mse_loss_backward.default, REDUCTIONS[reduction]
+        return (backward(grad, input, target, code) if needs_input_grad[0] else None,
+                backward(grad, target, input, code) if needs_input_grad[1] else None)
+    # broadcast operands: PyTorch's op would divide by one operand's count, not the loss's
     difference = _difference_of(input, target)
     return _opposite(difference * _mean_scaled(grad * 2, reduction, difference.numel()), needs_input_grad)
 

@@ -80,16 +80,9 @@ def _in_float(grad_fn):
 _HALF_DTYPES = (dt.float16, dt.bfloat16)
 
 
-@_in_float
 def _gelu_grad(grad, input, approximate):
-    if approximate == "tanh":
-        inner_tanh = ((input + input * input * input * _KAPPA) * _SQRT_2_OVER_PI).tanh()
-        slope = (inner_tanh + 1) * 0.5 + input * 0.5 * (1 - inner_tanh * inner_tanh) * _SQRT_2_OVER_PI * (
-            input * input * (3 * _KAPPA) + 1)
-    else:
-        cdf = ((input * (1 / math.sqrt(2))).erf() + 1) * 0.5
-        slope = cdf + input * (input * input * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
-    return grad * slope
+    # One backward op, PyTorch's (half types computed in float32 there)
+    return ops.ops.aten.gelu_backward.default(grad, input, approximate=approximate)
 
 
 @op(grad=_gelu_grad, node="gelu", meta=elementwise,
@@ -121,8 +114,10 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
 
 
 def _silu_grad(grad, input):
-    sigmoid = input.sigmoid()
-    return grad * sigmoid * (input * (1 - sigmoid) + 1)
+    if ops.is_grad_enabled():  # PyTorch's differentiable composite (silu_backward has no derivative)
+        sigmoid = input.sigmoid()
+        return grad * sigmoid * (input * (1 - sigmoid) + 1)
+    return ops.ops.aten.silu_backward.default(grad, input)
 
 
 @op(grad=_silu_grad, node="silu", meta=elementwise, differentiable=no_complex_autograd("silu"), samples=_SAMPLES,
@@ -159,9 +154,8 @@ def _mish(input: Tensor) -> Tensor:
 # -- exponential and leaky linear units ------------------------------------------------------------
 
 def _elu_grad(grad, input, alpha, scale, input_scale):
-    negative = input.clamp(max=0)  # the exponential sees only the branch it is used on
-    slope = ((negative * input_scale).exp() * (alpha * scale * input_scale)).where(input <= 0, scale)
-    return grad * slope
+    # One backward op, PyTorch's, given the input (not the result)
+    return ops.ops.aten.elu_backward.default(grad, alpha, scale, input_scale, False, input)
 
 
 _ELU_SAMPLES = _SAMPLES + (Sample((_X, 0.5, 2.0, 1.5)), Sample((_X,), {"alpha": 2.0, "input_scale": 0.5}))
@@ -184,7 +178,7 @@ def _elu(input: Tensor, alpha: float = 1.0, scale: float = 1.0, input_scale: flo
 
 
 def _celu_grad(grad, input, alpha):
-    return _elu_grad(grad, input, alpha, 1.0, 1.0 / alpha)
+    return ops.ops.aten.elu_backward.default(grad, alpha, 1.0, 1.0 / alpha, False, input)
 
 
 @op(grad=_celu_grad, node="celu", meta=elementwise,
@@ -203,7 +197,7 @@ def _celu(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 def _leaky_relu_grad(grad, input, negative_slope):
-    return grad.where(input > 0, grad * negative_slope)
+    return ops.ops.aten.leaky_relu_backward.default(grad, input, negative_slope, False)
 
 
 @op(grad=_leaky_relu_grad, node="leaky_relu", meta=elementwise,
@@ -224,7 +218,7 @@ def _leaky_relu(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def _hardtanh_grad(grad, input, min_val, max_val):
     # zero at and beyond the bounds (PyTorch's hardtanh_backward): a NaN passes the gradient
-    return grad * ((input <= min_val) | (input >= max_val)).logical_not().to(grad.dtype)
+    return ops.ops.aten.hardtanh_backward.default(grad, input, min_val, max_val)
 
 
 @op(grad=_hardtanh_grad, node="hardtanh", meta=elementwise,
@@ -253,10 +247,7 @@ def _hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 
 
 def _hardswish_grad(grad, input):
-    # 0 up to -3 (included), x / 3 + 1/2 strictly inside, 1 from 3 on and at NaN (PyTorch's
-    # hardswish_backward)
-    slope = (input / 3 + 0.5).where(input < 3, 1.0).where((input <= -3).logical_not(), 0.0)
-    return grad * slope
+    return ops.ops.aten.hardswish_backward.default(grad, input)
 
 
 @op(grad=_hardswish_grad, node="hardswish", meta=elementwise,
@@ -273,12 +264,8 @@ def _hardswish(input: Tensor) -> Tensor:
     return _rounded(x * np.clip(x + 3, 0, 6) / 6, input)
 
 
-# PyTorch's hardsigmoid_backward multiplies by 1/6 rounded to float32, also for float64
-_ONE_SIXTH_AS_FLOAT32 = float(np.float32(1 / 6))
-
-
 def _hardsigmoid_grad(grad, input):
-    return grad * (((input > -3) & (input < 3)).to(grad.dtype) * _ONE_SIXTH_AS_FLOAT32)
+    return ops.ops.aten.hardsigmoid_backward.default(grad, input)
 
 
 @op(grad=_hardsigmoid_grad, node="hardsigmoid", meta=elementwise,
@@ -360,11 +347,8 @@ def _prelu_kernel(input: Tensor, weight: Tensor) -> Tensor:
 
 # -- softplus, log_sigmoid, glu --------------------------------------------------------------------
 
-@_in_float
 def _softplus_grad(grad, input, beta, threshold):
-    scaled = input * beta
-    # PyTorch takes the linear branch only where ``scaled > threshold``: NaN gets sigmoid's NaN
-    return grad * scaled.sigmoid().masked_fill(scaled > threshold, 1.0)
+    return ops.ops.aten.softplus_backward.default(grad, input, beta, threshold)
 
 
 @op(grad=_softplus_grad, node="softplus", meta=elementwise,
@@ -385,11 +369,12 @@ def _softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tens
         return _rounded(np.where(scaled > threshold, x, np.log1p(np.exp(scaled)) / beta), input)
 
 
-def _log_sigmoid_grad(grad, input):
-    return grad * (-input).sigmoid()
+def _log_sigmoid_grad(grad, input, buffer):
+    # One backward op, PyTorch's, with the forward's buffer exp(-|x|) (no gradient flows through it)
+    return ops.ops.aten.log_sigmoid_backward.default(grad, input, buffer)
 
 
-@op(grad=_log_sigmoid_grad, node="log_sigmoid", meta=elementwise,
+@op(grad=_log_sigmoid_grad, node="log_sigmoid", meta=elementwise, saves=("buffer",),
     samples=_SAMPLES + (Sample((TensorSpec((4,), "float64", -40, 40),)),),
     aten="log_sigmoid_forward.default", schema={"(returns)": "Tensor output, Tensor buffer"})
 def _log_sigmoid(input: Tensor) -> Tensor:
@@ -401,7 +386,9 @@ def _log_sigmoid(input: Tensor) -> Tensor:
     tensor([-0.6931])
     """
     x = _floating(input, "log_sigmoid_cpu")
-    return _rounded(-np.logaddexp(0, -x), input)
+    with quiet():
+        buffer = np.exp(-np.absolute(x))
+    return _rounded(-np.logaddexp(0, -x), input), _rounded(buffer, input)
 
 
 def _glu_grad(grad, input, dim):

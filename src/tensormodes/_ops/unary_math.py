@@ -880,6 +880,8 @@ def atanh(input: Tensor) -> Tensor:
 
 
 def _logit_grad(grad, input, eps):
+    if not ops.is_grad_enabled():  # one backward op, PyTorch's (it has no derivative: the composite else)
+        return ops.ops.aten.logit_backward.default(grad, input, eps)
     local = grad / (input * (1 - input))
     if eps is None or eps < 0:  # outside [0, 1] logit is NaN, and so is its gradient
         return local.where(~((input < 0) | (input > 1)), math.nan)
