@@ -21,6 +21,7 @@ float32 rounding (about 1e-7 relative), not bit for bit.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -96,50 +97,82 @@ def _grouped(tensor: np.ndarray, heads: int) -> np.ndarray:
     return tensor if own == heads else np.repeat(tensor, heads // own, axis=1)
 
 
+@functools.lru_cache(maxsize=64)
+def _above_diagonal(length: int, source: int) -> np.ndarray:
+    """The positions a causal mask hides: key index above query index (top-left aligned)."""
+    mask = np.triu(np.ones((length, source), dtype=bool), 1)
+    mask.flags.writeable = False
+    return mask
+
+
 def _scores(query, key, attn_mask, is_causal, factor, accumulation):
     """``query @ key.mT`` in the accumulation type, causal positions -inf, then scaled (and the mask
     added), in PyTorch's order: the causal fill precedes the scaling."""
     scores = np.matmul(query.astype(accumulation, copy=False), key.astype(accumulation, copy=False).swapaxes(-1, -2))
     if is_causal:
-        length, source = scores.shape[-2:]
-        scores[..., np.triu(np.ones((length, source), dtype=bool), 1)] = -np.inf
+        np.copyto(scores, -np.inf, where=_above_diagonal(*scores.shape[-2:]))
     scores *= factor
     if attn_mask is not None:
         scores += attn_mask.astype(accumulation, copy=False)
     return scores
 
 
+def _weighted(weights, values, dtype, accumulation):
+    """``weights @ values``, the weights rounded to the half type first where PyTorch's product takes them so."""
+    if dtype in _REDUCED:
+        weights = weights.astype(dtype).astype(accumulation)
+    return np.matmul(weights, values)
+
+
 def _flash_output(query, key, value, is_causal, attn_mask, scale):
-    """(output of the query's dtype, log-sum-exp in the accumulation type), both (B, H, L, ...)."""
+    """(output in the accumulation type, log-sum-exp), both (B, H, L, ...)."""
     dtype, accumulation = query.dtype, _accumulation(query.dtype)
     heads = query.shape[1]
     key, value = _grouped(key, heads), _grouped(value, heads)
     factor = _scale_factor(query.shape, scale, accumulation)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         scores = _scores(query, key, attn_mask, is_causal, factor, accumulation)
         values = value.astype(accumulation, copy=False)
-        shape = scores.shape[:-1] + (1,)
-        row_max = np.full(shape, -np.inf, accumulation)
-        row_sum = np.zeros(shape, accumulation)
-        total = None
-        for start in range(0, max(scores.shape[-1], 1), _KV_BLOCK):
-            block = scores[..., start:start + _KV_BLOCK]
-            new_max = np.maximum(row_max, block.max(-1, keepdims=True, initial=-np.inf))
-            # A row whose every score so far is -inf keeps zeros (exp(-inf - 0)), not exp(-inf + inf).
-            safe_max = np.where(new_max == -np.inf, accumulation(0), new_max)
-            weights = np.exp(block - safe_max)
-            rescale = np.exp(row_max - safe_max)
-            row_sum = weights.sum(-1, keepdims=True) + rescale * row_sum
-            row_max = new_max
-            if dtype in _REDUCED:  # PyTorch's second product takes the weights in the half type
-                weights = weights.astype(dtype).astype(accumulation)
-            product = np.matmul(weights, values[..., start:start + _KV_BLOCK, :])
-            total = product if total is None else total * rescale + product
-        row_max = np.where(row_max == -np.inf, accumulation(0), row_max)
-        row_sum = np.where(row_sum == 0, accumulation(1), row_sum)
-        output = total * (accumulation(1) / row_sum)
-        lse = (row_max + np.log(row_sum))[..., 0]
-    return output, lse
+        source = scores.shape[-1]
+        if source <= _KV_BLOCK:  # one block of keys: no rescaling
+            row_max = np.maximum.reduce(scores, -1, keepdims=True, initial=-np.inf)
+            dead = row_max == -np.inf
+            if dead.any():  # a row with nothing to attend to: exp(-inf - 0) = 0, not exp(-inf + inf)
+                row_max[dead] = 0
+            scores -= row_max
+            weights = np.exp(scores, out=scores)
+            row_sum = np.add.reduce(weights, -1, keepdims=True)
+            total = _weighted(weights, values, dtype, accumulation)
+        else:
+            row_max, row_sum, total = _online_softmax(scores, values, dtype, accumulation)
+            dead = row_max == -np.inf
+            row_max[dead] = 0
+        row_sum[row_sum == 0] = 1
+        total *= accumulation(1) / row_sum
+        lse = np.log(row_sum, out=row_sum)
+        lse += row_max
+    return total, lse[..., 0]
+
+
+def _online_softmax(scores, values, dtype, accumulation):
+    """PyTorch's softmax over blocks of 512 keys: a running maximum and sum per row, the weighted
+    values rescaled whenever the maximum grows. Returns (maximum, sum, weighted values)."""
+    shape = scores.shape[:-1] + (1,)
+    row_max = np.full(shape, -np.inf, accumulation)
+    row_sum = np.zeros(shape, accumulation)
+    total = None
+    for start in range(0, scores.shape[-1], _KV_BLOCK):
+        block = scores[..., start:start + _KV_BLOCK]
+        new_max = np.maximum(row_max, np.maximum.reduce(block, -1, keepdims=True))
+        # A row whose every score so far is -inf keeps zeros (exp(-inf - 0)), not exp(-inf + inf).
+        safe_max = np.where(new_max == -np.inf, accumulation(0), new_max)
+        weights = np.exp(block - safe_max)
+        rescale = np.exp(row_max - safe_max)
+        row_sum = np.add.reduce(weights, -1, keepdims=True) + rescale * row_sum
+        row_max = new_max
+        product = _weighted(weights, values[..., start:start + _KV_BLOCK, :], dtype, accumulation)
+        total = product if total is None else total * rescale + product
+    return row_max, row_sum, total
 
 
 def _forward_meta(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
@@ -262,49 +295,55 @@ def _backward_layout(shape) -> tuple[int, ...]:
     return (length * heads * size, size, heads * size, 1)
 
 
-def _laid_out(array: np.ndarray, dtype) -> np.ndarray:
-    batch, heads, length, size = array.shape
-    result = np.empty((batch, length, heads, size), dtype).transpose(0, 2, 1, 3)
-    result[...] = array
-    return result
+def _laid_out(shape, dtype) -> np.ndarray:
+    """An empty gradient of ``shape`` in PyTorch's layout: (B, L, H, E) memory seen as (B, H, L, E)."""
+    batch, heads, length, size = shape
+    return np.empty((batch, length, heads, size), dtype).transpose(0, 2, 1, 3)
 
 
-def _ungrouped(gradient: np.ndarray, own_heads: int) -> np.ndarray:
-    """The gradient of repeated key / value heads summed back over each group."""
+def _store(gradient: np.ndarray, dtype, own_heads: int) -> np.ndarray:
+    """``gradient`` in PyTorch's layout and dtype; for repeated key / value heads summed back over each group."""
     batch, heads, length, size = gradient.shape
-    if own_heads == heads:
-        return gradient
-    return gradient.reshape(batch, own_heads, heads // own_heads, length, size).sum(2)
+    if own_heads != heads:
+        gradient = gradient.reshape(batch, own_heads, heads // own_heads, length, size).sum(2)
+    result = _laid_out(gradient.shape, dtype)
+    np.copyto(result, gradient, casting="unsafe")
+    return result
 
 
 def _flash_backward(grad_out, query, key, value, logsumexp, is_causal, attn_mask, scale, out):
     dtype, accumulation = query.dtype, _accumulation(query.dtype)
     heads, key_heads = query.shape[1], key.shape[1]
-    keys, values = _grouped(key, heads), _grouped(value, heads)
     factor = _scale_factor(query.shape, scale, accumulation)
     q = query.astype(accumulation, copy=False)
-    k = keys.astype(accumulation, copy=False)
+    k = _grouped(key, heads).astype(accumulation, copy=False)
+    v = _grouped(value, heads).astype(accumulation, copy=False)
     g = grad_out.astype(accumulation, copy=False)
     with np.errstate(invalid="ignore", over="ignore"):
-        row_dot = (g * out.astype(accumulation, copy=False)).sum(-1, keepdims=True)
+        row_dot = np.add.reduce(g * out.astype(accumulation, copy=False), -1, keepdims=True)
         # The weights restored from the log-sum-exp: PyTorch scales inside the product, adds the
         # mask, subtracts the log-sum-exp, and zeroes the causal positions after the exp.
-        scores = np.matmul(q, k.swapaxes(-1, -2)) * factor
+        weights = np.matmul(q, k.swapaxes(-1, -2))
+        weights *= factor
         if attn_mask is not None:
-            scores += attn_mask.astype(accumulation, copy=False)
-        weights = np.exp(scores - logsumexp[..., None])
+            weights += attn_mask.astype(accumulation, copy=False)
+        weights -= logsumexp[..., None]
+        np.exp(weights, out=weights)
         if is_causal:
-            length, source = weights.shape[-2:]
-            weights[..., np.triu(np.ones((length, source), dtype=bool), 1)] = 0
-        fed = weights.astype(dtype).astype(accumulation) if dtype in _REDUCED else weights
+            np.copyto(weights, 0, where=_above_diagonal(*weights.shape[-2:]))
+        reduced = dtype in _REDUCED  # PyTorch's products take the weights rounded to the half type
+        fed = weights.astype(dtype).astype(accumulation) if reduced else weights
         grad_value = np.matmul(fed.swapaxes(-1, -2), g)
-        grad_weights = weights * (np.matmul(g, values.astype(accumulation, copy=False).swapaxes(-1, -2)) - row_dot)
-        if dtype in _REDUCED:
+        grad_weights = np.matmul(g, v.swapaxes(-1, -2))
+        grad_weights -= row_dot
+        grad_weights *= weights
+        if reduced:
             grad_weights = grad_weights.astype(dtype).astype(accumulation)
-        grad_query = np.matmul(grad_weights, k) * factor
-        grad_key = np.matmul(grad_weights.swapaxes(-1, -2), q) * factor
-    return (_laid_out(grad_query, dtype), _laid_out(_ungrouped(grad_key, key_heads), dtype),
-            _laid_out(_ungrouped(grad_value, key_heads), dtype))
+        grad_query = np.matmul(grad_weights, k)
+        grad_query *= factor
+        grad_key = np.matmul(grad_weights.swapaxes(-1, -2), q)
+        grad_key *= factor
+    return _store(grad_query, dtype, heads), _store(grad_key, dtype, key_heads), _store(grad_value, dtype, key_heads)
 
 
 def _backward_meta(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None,
