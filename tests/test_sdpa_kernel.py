@@ -25,7 +25,7 @@ def test_enum():
 @pytest.mark.parametrize(("backends", "expected", "runs"), [
     ([], (False, False, False, False), False),
     (SDPBackend.MATH, (False, False, True, False), True),
-    ([SDPBackend.FLASH_ATTENTION], (True, False, False, False), True),
+    ([SDPBackend.FLASH_ATTENTION], (True, False, False, False), "flash"),
     ([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION], (False, True, False, True), False),
     ([SDPBackend.OVERRIDEABLE, SDPBackend.ERROR], (False, False, False, False), False),
 ])
@@ -36,7 +36,17 @@ def test_switches_inside_and_restored_after(backends, expected, runs):
     plain = F.scaled_dot_product_attention(q, q, q)
     with sdpa_kernel(backends) as value:
         assert value == {} and _switches() == expected
-        if runs:
+        if runs == "flash":  # 3-D operands: PyTorch's flash kernel refuses them, and says why
+            with pytest.warns(UserWarning) as warned, \
+                    pytest.raises(RuntimeError, match="^No available kernel.  Aborting execution.$"):
+                F.scaled_dot_product_attention(q, q, q)
+            assert [str(w.message) for w in warned] == [
+                "Flash attention kernel not used because:",
+                "All fused kernels requires query, key and value to be 4 dimensional, but got Query dim: 3, Key dim: "
+                "3, Value dim: 3 instead."]
+            q4 = q.unsqueeze(0)
+            assert tm.allclose(F.scaled_dot_product_attention(q4, q4, q4), plain.unsqueeze(0))
+        elif runs:
             assert tm.equal(F.scaled_dot_product_attention(q, q, q), plain)
         else:
             with pytest.raises(RuntimeError, match="^No viable backend for scaled_dot_product_attention was found. "

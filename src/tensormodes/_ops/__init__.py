@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     activation,
     adaptive_pooling,
     arithmetic,
+    attention_ops,
     backward_ops,
     binary_math,
     comparison,

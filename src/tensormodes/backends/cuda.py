@@ -57,17 +57,17 @@ class cuBLASModule:  # noqa: N801 - PyTorch's spelling
 
 matmul = cuBLASModule()
 
-# Which scaled_dot_product_attention kernels PyTorch may pick; here the math path always runs.
+# Which scaled_dot_product_attention kernels PyTorch may pick; on a CPU the flash kernel and the math path run.
 _SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
 
 
 def flash_sdp_enabled() -> bool:
-    """Whether the flash attention kernel may be used (recorded only: the math path runs here)."""
+    """Whether the flash attention kernel may be used (on a CPU, where its conditions hold)."""
     return _SDP["flash"]
 
 
 def enable_flash_sdp(enabled: bool) -> None:
-    """Allows or forbids the flash attention kernel (recorded only)."""
+    """Allows or forbids the flash attention kernel."""
     _SDP["flash"] = enabled
 
 
@@ -82,12 +82,12 @@ def enable_mem_efficient_sdp(enabled: bool) -> None:
 
 
 def math_sdp_enabled() -> bool:
-    """Whether the math attention path may be used (it is the one that runs here)."""
+    """Whether the math attention path may be used (where the flash kernel may not)."""
     return _SDP["math"]
 
 
 def enable_math_sdp(enabled: bool) -> None:
-    """Allows or forbids the math attention path (recorded only)."""
+    """Allows or forbids the math attention path."""
     _SDP["math"] = enabled
 
 

@@ -11,6 +11,7 @@ from ... import _dtype
 from ..._ops.common import cpp_type_name
 from ..._ops.registry import Tensor
 from ...backends import cuda as _sdp_switches
+from ...ops import aten
 from ._common import _builtin, _function, _public
 from .convolution import linear
 from .dropout import dropout
@@ -48,9 +49,21 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if not query.is_floating_point():
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: float != {cpp_type_name(query.dtype)}")
     if not (_sdp_switches.math_sdp_enabled() or _sdp_switches.flash_sdp_enabled()):
-        # on a CPU PyTorch runs the math or the flash kernel (the math path runs here for both)
+        # on a CPU PyTorch runs the math or the flash kernel
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This is likely due to "
                            "turning off both the math kernel and the fused kernels.")
+    refusal = _flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa)
+    if refusal is None:  # PyTorch's CPU flash kernel: one op, forward and backward
+        if attn_mask is not None and attn_mask.dtype == _dtype.bool:
+            # PyTorch's convert_boolean_attn_mask: 0 where attending, -inf elsewhere
+            attn_mask = _function("where")(attn_mask, _function("scalar_tensor")(0.0, dtype=query.dtype),
+                                           _function("scalar_tensor")(-math.inf, dtype=query.dtype))
+        return _FLASH(query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)[0]
+    if not _sdp_switches.math_sdp_enabled():
+        if refusal:  # PyTorch names why its flash kernel was not used, then refuses
+            warnings.warn("Flash attention kernel not used because:", stacklevel=3)
+            warnings.warn(refusal, stacklevel=3)
+        raise RuntimeError("No available kernel.  Aborting execution.")
     if enable_gqa:  # grouped-query attention: each key / value head serves a group of query heads
         heads, key_heads, value_heads = query.size(-3), key.size(-3), value.size(-3)
         if heads % key_heads or heads % value_heads:
@@ -75,6 +88,70 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return weights.matmul(value)
+
+
+_FLASH = aten._scaled_dot_product_flash_attention_for_cpu.default
+
+
+def _sizes(*tensors: Tensor) -> tuple[str, ...]:
+    return tuple(f"[{', '.join(map(str, t.shape))}]" for t in tensors)
+
+
+# long: PyTorch's gates of its CPU flash kernel (sdp_utils_cpp), in its order, each with its words
+def _flash_refusal(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: float,
+                   enable_gqa: bool) -> str | None:
+    """None where PyTorch's CPU backend runs its flash kernel for these arguments, else why not
+    (the warning PyTorch gives; "" where it gives none). The operands' dtypes are checked already."""
+    if not _sdp_switches.flash_sdp_enabled():
+        return "Flash attention has been runtime disabled."
+    if dropout_p > 0.0:
+        return "Both fused kernels do not support non-zero dropout."
+    if not query.dim() == key.dim() == value.dim() == 4:
+        return (f"All fused kernels requires query, key and value to be 4 dimensional, but got Query dim: "
+                f"{query.dim()}, Key dim: {key.dim()}, Value dim: {value.dim()} instead.")
+    (batch, heads, length, size), (key_batch, key_heads, source, key_size), (value_batch, value_heads, _, value_size) \
+        = query.shape, key.shape, value.shape
+    if not batch == key_batch == value_batch:
+        q_sizes, k_sizes, v_sizes = _sizes(query, key, value)
+        return (f"For dense inputs, both fused kernels require query, key and value to have the same batch_size. "
+                f"Query.sizes(): {q_sizes}, Key.sizes(): {k_sizes}, Value.sizes(): {v_sizes} instead. To broadcast "
+                f"dense inputs, try using unsqueeze and expand_to before passing them into the kernel.")
+    if enable_gqa:
+        if key_heads != value_heads:
+            q_sizes, k_sizes, v_sizes = _sizes(query, key, value)
+            return (f"Both fused kernels require key and value to have the same num_heads and batch_size but got: "
+                    f"Key sizes: {k_sizes}, Value sizes: {v_sizes}, Query sizes: {q_sizes} instead.")
+        if not key_heads or heads % key_heads:
+            return (f"FlashAttentionV2 only supports grouped query attention, where the number of heads in "
+                    f"key/value must divide number of heads in query.Got input Key sizes(): {key_heads}, Value "
+                    f"sizes(): {value_heads}, Query sizes(): {heads} instead.")
+    elif not heads == key_heads == value_heads:
+        q_sizes, k_sizes, v_sizes = _sizes(query, key, value)
+        return (f"For dense input, both fused kernels require query, key and value to have the same num_heads. "
+                f"Query.sizes(): {q_sizes}, Key sizes(): {k_sizes}, Value sizes(): {v_sizes} instead. To "
+                f"broadcast dense inputs, try using unsqueeze and expand_to before passing them into the kernel.")
+    if attn_mask is not None:
+        if attn_mask.requires_grad:
+            return ""
+        shape = attn_mask.shape
+        if not (attn_mask.dim() == 2 or attn_mask.dim() == 4 and shape[0] in (1, batch) and shape[1] in (1, heads)) \
+                or shape[-2] not in (length, 1) or shape[-1] not in (source, 1):
+            return ("Please use the following attn mask shapes: 2d - ({Q_seq_len, 1}  x {KV_seq_len, 1}); "
+                    "4d - ({Batch, 1} x {Num_heads, 1} x {Q_seq_len, 1}  x {KV_seq_len, 1})")
+    if not size == key_size == value_size:
+        return (f"Flash attention requires q,k,v to have the same last dimension. Got Query.size(-1): "
+                f"{size}, Key.size(-1): {key_size}, Value.size(-1): {value_size} instead.")
+    if not length or not source:
+        return "All fused kernels do not support zero seq_len_q or seq_len_kv."
+    strides = (query.stride(-1), key.stride(-1), value.stride(-1))
+    mask_stride = 1 if attn_mask is None else attn_mask.stride(-1)
+    if strides != (1, 1, 1) or mask_stride != 1:
+        return (f"All fused kernels require the last dimension of the input to have stride 1. Got Query.stride(-1): "
+                f"{strides[0]}, Key.stride(-1): {strides[1]}, Value.stride(-1): {strides[2]}"
+                + ("" if attn_mask is None else f", Attn_mask.stride(-1): {mask_stride}") + " instead.")
+    if not (batch and heads and size and key_heads):
+        return ""  # PyTorch answers empty operands without a kernel
+    return None
 
 
 def _half_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: float,
