@@ -217,7 +217,7 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 KNOWN = {
     **dict.fromkeys([
         "_mish", "_prelu_kernel", "_glu",
-        "_native_layer_norm", "_native_group_norm", "_native_batch_norm", "_smooth_l1_loss",
+        "_native_group_norm", "_native_batch_norm", "_smooth_l1_loss",
         "_huber_loss", "binary_cross_entropy", "_embedding_bag",
         "max_pool1d", "max_pool1d_with_indices", "_adaptive_max_pool2d",
         "adaptive_max_pool1d", "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "_reflection_pad1d",

@@ -8,6 +8,8 @@ values may raise ``DataDependentOutputError`` instead.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import tensormodes as tm
@@ -157,7 +159,12 @@ def _backward_cases():
 def test_meta_backward_gives_the_gradients_shapes_and_dtypes(opdef, sample):
     """Autograd on meta tensors: every gradient formula, run on meta gradients, gives meta
     gradients of the real gradients' shapes and dtypes (None where real execution has none)."""
-    real = _gradients(opdef, sample, on_meta=False)
+    try:
+        real = _gradients(opdef, sample, on_meta=False)
+    except NotImplementedError as error:  # a derivative PyTorch has not either (native_layer_norm_backward's mean)
+        with pytest.raises(NotImplementedError, match=re.escape(str(error))):
+            _gradients(opdef, sample, on_meta=True)
+        return
     try:
         meta = _gradients(opdef, sample, on_meta=True)
     except DataDependentOutputError as error:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tensormodes as tm
@@ -66,3 +67,30 @@ def test_norms_exact_values_and_nodes():
         tm.linalg.norm(tm.ones(2, 2, 2), 2)
     assert {tm.linalg.vector_norm, tm.linalg.matrix_norm, tm.linalg.norm} <= set(
         tm.overrides.get_overridable_functions()[tm.linalg])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("normalized, affine", [([4], True), ([3, 4], False), ([4], False)])
+def test_native_layer_norm_backward_op_and_its_gradient_match_torch(normalized, affine):
+    # The backward op (what the plain backward runs and the dispatch level sees), and its own
+    # gradient (double backward with the statistics as functions of the input), against PyTorch.
+    import torch
+
+    rng = np.random.default_rng(0)
+    x, go, w, b = (rng.standard_normal(s) for s in ((2, 3, 4), (2, 3, 4), normalized, normalized))
+    upstream = [rng.standard_normal(s) for s in ((2, 3, 4), normalized, normalized)]
+    results = []
+    for L in (tm, torch):
+        X, GO = L.tensor(x, requires_grad=True), L.tensor(go, requires_grad=True)
+        W = L.tensor(w, requires_grad=True) if affine else None
+        B = L.tensor(b) if affine else None
+        _, mean, rstd = L.ops.aten.native_layer_norm.default(X.detach(), normalized, W, B, 1e-5)
+        mask = [True, affine, affine]
+        outs = L.ops.aten.native_layer_norm_backward.default(GO, X, normalized, mean, rstd, W, B, mask)
+        pairs = [(o, L.tensor(u)) for o, u, on in zip(outs, upstream, mask) if on]
+        leaves = [GO, X] + ([W] if affine else [])
+        grads = L.autograd.grad([o for o, _ in pairs], leaves, [u for _, u in pairs])
+        assert not any(g.requires_grad for g in grads)  # create_graph=False: plain gradients
+        results.append([o.detach().numpy() for o, _ in pairs] + [g.numpy() for g in grads])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)

@@ -192,7 +192,8 @@ def _node_class(op_name: str, formula) -> type:
         # another overload of the op, as PyTorch numbers them (sum.dim_IntList -> SumBackward1).
         name, _, overload = op_name.partition("#")
         camel = "".join(part.title() for part in name.strip("_").removesuffix("_method").split("_"))
-        attributes = {"__module__": __name__, "_plain_outputs": _plain_outputs(formula)}
+        attributes = {"__module__": __name__, "_plain_outputs": _plain_outputs(formula),
+                      "_wraps_numbers": name in WRAPPED_NUMBER_OPS}
         cls = _NODE_CLASSES[op_name, formula] = type(f"{camel}Backward{overload or 0}", (OpBackward,), attributes)
     return cls
 
@@ -231,9 +232,13 @@ class OpBackward(Node):
     _nested = False  # True when a tensor parameter was a list (its gradients come nested)
     _plain_outputs: frozenset = frozenset()  # outputs without history (see _plain_outputs)
 
+    _wraps_numbers = False  # an op of WRAPPED_NUMBER_OPS
+
     def wrapped_numbers(self) -> tuple:
-        """The numbers the forward call gave for tensor parameters (``x * 2``): PyTorch's formula
-        gets them as tensors (wrapped numbers), not as Scalars."""
+        """The numbers the forward call gave for tensor parameters of an op that wraps them
+        (``x * 2``): PyTorch's formula gets them as tensors, not as Scalars (as ``pow``'s exponent)."""
+        if not self._wraps_numbers:
+            return ()
         arguments = self._arguments or ()
         return tuple(value for value, kind in zip(arguments, self._plan.kinds)
                      if kind == _TENSOR_PARAM and type(value) in _NUMBERS)

@@ -156,12 +156,15 @@ def _native_layer_norm_meta(input, normalized_shape, weight, bias, eps):
     return MetaArray(input.shape, input.dtype), MetaArray(kept, work), MetaArray(kept, work)
 
 
-def _native_layer_norm_grad(grad, input, normalized_shape, weight, eps, mean, rstd, needs_input_grad):
+def _native_layer_norm_grad(grad, input, normalized_shape, weight, bias, eps, mean, rstd, needs_input_grad):
+    if not ops.is_grad_enabled():  # PyTorch's backward op, one kernel
+        return ops.ops.aten.native_layer_norm_backward.default(
+            grad, input, list(normalized_shape), mean, rstd, weight, bias, list(needs_input_grad))
+    # create_graph: the same steps with public ops, the statistics computed again from the input
     dims = list(range(input.dim() - len(normalized_shape), input.dim()))
     leading = list(range(input.dim() - len(normalized_shape)))
     x, g = _working_tensor(input), _working_tensor(grad)
-    if ops.is_grad_enabled():
-        mean, rstd = _tensor_moments(x, dims, eps)
+    mean, rstd = _tensor_moments(x, dims, eps)
     xhat = (x - mean) * rstd
     grad_input = None
     if needs_input_grad[0]:
@@ -205,6 +208,93 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
     if bias is not None:
         result = result + bias
     return np.asarray(result, dtype=input.dtype), mean, rstd
+
+
+def _native_layer_norm_backward_grad(grad, grad_out, input, normalized_shape, mean, rstd, weight, output_mask,
+                                     needs_input_grad):
+    # Double backward: the backward's steps written with public ops and differentiated, the
+    # statistics as functions of the input (their values the given ones, their derivatives
+    # d mean / dx = 1 / N and d rstd / dx = -rstd**3 (x - mean) / N, which need no eps).
+    for position, name in ((2, "mean"), (3, "rstd")):
+        if needs_input_grad[position]:
+            raise NotImplementedError(f"the derivative for 'native_layer_norm_backward {name}' is not implemented.")
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    leading = list(range(input.dim() - len(normalized_shape)))
+    wanted = [(i, t) for i, t in ((0, grad_out), (1, input), (4, weight)) if t is not None and needs_input_grad[i]]
+    create_graph = ops.is_grad_enabled()
+    with ops.enable_grad():
+        leaves = {i: t.detach().requires_grad_() for i, t in wanted}
+        go, x = leaves.get(0, grad_out.detach()), leaves.get(1, input.detach())
+        w = None if weight is None else leaves.get(4, weight.detach())
+        m = x.mean(dims, keepdim=True)
+        centred = x - m
+        variance = (centred * centred).mean(dims, keepdim=True)
+        r = rstd + (variance - variance.detach()) * (rstd * rstd * rstd * -0.5)
+        xhat = (x - (mean + (m - m.detach()))) * r
+        g = go if w is None else go * w
+        outputs = [r * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True)),
+                   _summed(go * xhat, leading), _summed(go, leading)]
+        pairs = [(out, gg) for out, gg, on in zip(outputs, grad, output_mask) if on and gg is not None]
+        found = ops.autograd.grad([o for o, _ in pairs], list(leaves.values()), [gg for _, gg in pairs],
+                                  create_graph=create_graph, allow_unused=True) if pairs and leaves else ()
+    by_input = dict(zip(leaves, found))
+    return by_input.get(0), by_input.get(1), None, None, by_input.get(4), None
+
+
+def _native_layer_norm_backward_meta(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    _layer_norm_axes(input, normalized_shape, weight, bias)
+    shape = tuple(normalized_shape)
+    return (MetaArray(input.shape, input.dtype) if output_mask[0] else None,
+            MetaArray(shape, input.dtype) if output_mask[1] else None,
+            MetaArray(shape, input.dtype) if output_mask[2] else None)
+
+
+_LN_X = TensorSpec((2, 3, 4))
+_LN_STAT = TensorSpec((2, 3, 1), "float32", 0.5, 2)
+
+
+@op(function=False, grad=_native_layer_norm_backward_grad, meta=rule(_native_layer_norm_backward_meta),
+    schema={"normalized_shape": "SymInt[]", "output_mask": "bool[3]", "(returns)": "Tensor, Tensor, Tensor"},
+    samples=(Sample((_LN_X, _LN_X, [4], _LN_STAT, _LN_STAT, TensorSpec((4,)), TensorSpec((4,)), [True, True, True])),
+             Sample((TensorSpec((3, 4), "float64"), TensorSpec((3, 4), "float64"), [4],
+                     TensorSpec((3, 1), "float64"), TensorSpec((3, 1), "float64", 0.5, 2), None, None,
+                     [True, False, False])),
+             Sample((_LN_X, _LN_X, [3, 4], TensorSpec((2, 1, 1)), TensorSpec((2, 1, 1), "float32", 0.5, 2),
+                     TensorSpec((3, 4)), None, [True, True, False]))),
+    aten="default", tags=("core",))
+def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape: Sequence[int], mean: Tensor,
+                               rstd: Tensor, weight: Tensor | None, bias: Tensor | None,
+                               output_mask: Sequence[bool]) -> tuple[Tensor, Tensor, Tensor]:
+    """The gradients of ``native_layer_norm`` for its input, weight and bias (those ``output_mask``
+    asks for, else None), given the forward's ``mean`` and ``rstd``: PyTorch's
+    ``aten::native_layer_norm_backward``, in the steps of its CPU kernel.
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1.0, 3.0]])
+    >>> _, mean, rstd = tm.ops.aten.native_layer_norm.default(x, [2], None, None, 0.0)
+    >>> tm.ops.aten.native_layer_norm_backward.default(tm.tensor([[1.0, 0.0]]), x, [2], mean, rstd, None, None,
+    ...                                                [True, True, True])
+    (tensor([[0., 0.]]), tensor([-1.,  0.]), tensor([1., 0.]))
+    """
+    axes = _layer_norm_axes(input, normalized_shape, weight, bias)
+    leading = tuple(range(input.ndim - len(axes)))
+    x, g = _working(input, "LayerNormBackwardKernelImpl"), _working(grad_out, "LayerNormBackwardKernelImpl")
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        gy = g if weight is None else g * weight
+        count = int(np.prod([x.shape[d] for d in axes]))
+        scale = 1 / count if count else 0.0
+        ds = np.add.reduce(gy * x, axis=axes, keepdims=True)
+        db = np.add.reduce(gy, axis=axes, keepdims=True)
+        b = (db * mean - ds) * rstd * rstd * rstd * scale
+        c = -b * mean - db * rstd * scale
+        grad_input = np.asarray(rstd * gy + b * x + c, dtype=input.dtype)
+    if output_mask[1]:
+        xhat = (x - mean) * rstd
+        grad_weight = np.asarray(np.add.reduce(g * xhat, axis=leading) if leading else g * xhat, dtype=input.dtype)
+    if output_mask[2]:
+        grad_bias = np.asarray(np.add.reduce(g, axis=leading) if leading else g, dtype=input.dtype)
+    return grad_input, grad_weight, grad_bias
 
 
 # -- group norm --------------------------------------------------------------------------------------
