@@ -8,6 +8,7 @@ runs ``tests/dispatch_backward_survey.py`` over the op table; the ops still diff
 """
 
 from collections import Counter
+from importlib import import_module
 
 import numpy as np
 import pytest
@@ -290,3 +291,56 @@ def test_backward_ops_match_pytorch_across_the_op_table():
     unexplained = {name: (dict(ours), dict(theirs)) for name, (ours, theirs) in differing.items()
                    if name not in KNOWN}
     assert unexplained == {}
+
+
+def _forward_backward_ops(L, program: str) -> list[str]:
+    """The aten ops a logging dispatch mode sees while ``program`` (a loss over common model
+    pieces) runs forward and ``autograd.grad`` runs its backward, in library ``L``."""
+    python_dispatch = import_module(f"{L.__name__}.utils._python_dispatch")
+    F = L.nn.functional
+    rng = np.random.default_rng(0)
+
+    def tensor(*shape, grad=False):
+        return L.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=grad)
+
+    x, images = tensor(8, 16), tensor(2, 3, 8, 8)
+    w1, b1, w2, b2 = tensor(32, 16, grad=True), tensor(32, grad=True), tensor(4, 32, grad=True), tensor(4, grad=True)
+    kernel, gamma, table = tensor(4, 3, 3, 3, grad=True), tensor(16, grad=True), tensor(10, 16, grad=True)
+    y = L.tensor(rng.integers(0, 4, 8))
+    programs = {
+        "mlp": lambda: F.cross_entropy(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), y),
+        "mean": lambda: F.linear(x, w1, b1).tanh().mean(),
+        "mse": lambda: F.mse_loss(F.linear(x, w1, b1), L.zeros(8, 32)),
+        "cnn": lambda: F.max_pool2d(F.relu(F.conv2d(images, kernel, padding=1)), 2).sum(),
+        "layer_norm_gelu": lambda: F.gelu(F.layer_norm(x, (16,), gamma)).pow(2).sum(),
+        "softmax": lambda: (F.softmax(x @ w1.t(), -1) * 2).sum(),
+        "embedding": lambda: F.embedding(L.tensor([1, 2, 3, 1]), table).sigmoid().sum() / 3,
+        "sdpa": lambda: F.scaled_dot_product_attention(x.view(1, 2, 4, 16) * gamma, x.view(1, 2, 4, 16),
+                                                       x.view(1, 2, 4, 16), is_causal=True).sum(),
+    }
+    leaves = [w1, b1, w2, b2, kernel, gamma, table]
+
+    class Log(python_dispatch.TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Log() as log:
+        L.autograd.grad(programs[program](), leaves, allow_unused=True)
+    return log.ops
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("program", ["mlp", "mean", "mse", "cnn", "layer_norm_gelu", "softmax", "embedding", "sdpa"])
+def test_forward_and_backward_of_common_model_pieces_send_pytorchs_ops_in_its_order(program):
+    # What make_fx's joint graphs, DebugMode and FLOP counting see: the backward ops PyTorch's
+    # formulas call (threshold_backward, nll_loss_backward, mse_loss_backward, convolution_backward,
+    # max_pool2d_with_indices_backward, gelu_backward, native_layer_norm_backward, sigmoid_backward,
+    # embedding_dense_backward, the flash attention's backward), their Scalar overloads, no detach
+    # of nll_loss_forward's total_weight.
+    torch = pytest.importorskip("torch")
+    assert _forward_backward_ops(tm, program) == _forward_backward_ops(torch, program)
