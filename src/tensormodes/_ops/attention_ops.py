@@ -51,7 +51,9 @@ def _scale_factor(query_shape, scale, accumulation):
 
 
 def _check_forward(query, key, value, dropout_p, attn_mask) -> None:
-    """ATen's checks of the forward op, in its order."""
+    """ATen's checks of the forward op, in its order (it reads the query's sizes first)."""
+    if query.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if query.dtype not in _FLOATS:
         raise RuntimeError(f"{_PREFIX}: Expected data type in FP32, FP64, BF16, FP16, but got "
                            f"{scalar_type_name(dt.NP_TO_DTYPE[query.dtype])} instead.")
@@ -78,7 +80,7 @@ def _check_operands(query, key, value, attn_mask, *others) -> None:
             raise RuntimeError(f"expected scalar type {scalar_type_name(dt.NP_TO_DTYPE[query.dtype])} but found "
                                f"{scalar_type_name(dt.NP_TO_DTYPE[tensor.dtype])}")
     batch, heads, length, _ = query.shape
-    if not (key.shape[0] == value.shape[0] == batch and key.shape[1] == value.shape[1]
+    if not ((key.shape[0] == value.shape[0] == batch or not batch) and key.shape[1] == value.shape[1]
             and key.shape[2] == value.shape[2]) or (key.shape[1] and heads % key.shape[1]) \
             or (not key.shape[1] and heads):
         raise RuntimeError(f"{_PREFIX}: query {list(query.shape)}, key {list(key.shape)} and value "
@@ -205,6 +207,7 @@ _KV = TensorSpec((2, 2, 5, 4))
 _SMALL = TensorSpec((1, 2, 2, 3))  # small enough for the finite-difference checks
 _FORWARD_SAMPLES = (
     Sample((_Q, _KV, _KV)),
+    Sample((TensorSpec((0, 2, 3, 4)), TensorSpec((2, 2, 3, 4)), TensorSpec((2, 2, 3, 4)))),
     Sample((_SMALL, _SMALL, _SMALL)),
     Sample((_SMALL, _SMALL, _SMALL, 0.0, True)),
     Sample((_Q, _Q, _Q, 0.0, True), {"scale": 0.3}),
@@ -223,6 +226,7 @@ _FORWARD_SAMPLES = (
 )
 _FORWARD_ERRORS = (
     Sample((TensorSpec((2, 3, 4)),) * 3),
+    Sample((TensorSpec(()), TensorSpec(()), TensorSpec((1, 2, 3, 4)))),
     Sample((TensorSpec((2, 2, 3, 4), "int64"),) * 3),
     Sample((_Q, _KV, _KV, 0.5)),
     Sample((_Q, _KV, TensorSpec((2, 2, 5, 6)))),
@@ -255,8 +259,11 @@ def _scaled_dot_product_flash_attention_for_cpu(query: Tensor, key: Tensor, valu
     ([[[[1.0, 2.0], [2.0, 3.0]]]], [0.0, 0.6931])
     """
     _check_forward(query, key, value, dropout_p, attn_mask)
-    output, lse = _flash_output(query, key, value, is_causal, attn_mask, scale)
     batch, heads, length, _ = query.shape
+    if not batch:  # no query rows: nothing read from key and value (whatever their batch)
+        return (np.empty_like(query, order="K"),
+                np.empty((0, length, heads), _accumulation(query.dtype)).transpose(0, 2, 1))
+    output, lse = _flash_output(query, key, value, is_causal, attn_mask, scale)
     result = output.astype(query.dtype, copy=False)
     if not result.flags.c_contiguous or not query.flags.c_contiguous:
         # PyTorch's output is empty_like(query): the query's memory format

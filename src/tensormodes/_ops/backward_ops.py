@@ -201,8 +201,8 @@ def silu_backward(grad_output: Tensor, input: Tensor) -> Tensor:
 
 # -- piecewise activations ------------------------------------------------------------------------------
 
-def _leaky_relu_backward_grad(grad, grad_output, input, negative_slope, self_is_result, needs_input_grad):
-    # A mask of grad_output: linear there, constant in input.
+def _leaky_relu_backward_grad(grad, input, negative_slope, self_is_result, needs_input_grad):
+    # A mask of grad_output: linear there (grad_output is not saved, as by PyTorch's node), constant in input.
     return (ops.ops.aten.leaky_relu_backward.default(grad, input, negative_slope, self_is_result)
             if needs_input_grad[0] else None, _zero_like(input) if needs_input_grad[1] else None)
 
@@ -285,7 +285,8 @@ def elu_backward(grad_output: Tensor, alpha: Number, scale: Number, input_scale:
         return _finished(np.where(x <= 0, negative, dy * poscoef), result_type)
 
 
-def _hardtanh_backward_grad(grad, grad_output, input, min_val, max_val, needs_input_grad):
+def _hardtanh_backward_grad(grad, input, min_val, max_val, needs_input_grad):
+    # grad_output is not saved (the op is linear in it), as by PyTorch's node
     return (ops.ops.aten.hardtanh_backward.default(grad, input, min_val, max_val) if needs_input_grad[0] else None,
             _zero_like(input) if needs_input_grad[1] else None)
 

@@ -176,6 +176,8 @@ def _check_index_reduce(input, d: int, index, source, reduce: str, include_self:
                          f"{scalar_type_name(dtype_of(index))} and size: {list(index.shape)}")
     source_size = source.shape[d] if source.ndim else 1
     if index.size != source_size:
+        if not source.ndim:  # PyTorch's message asks a 0-dim source for its size along dim
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         raise RuntimeError(f"index_reduce_(): Number of indices ({index.size}) should be equal to source.size(dim): "
                            f"({source_size}), for dim: {d}")
     if index.dtype not in (np.int32, np.int64):
