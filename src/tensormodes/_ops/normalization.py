@@ -72,12 +72,6 @@ def _affine_normalised_grad(gy, x, mean, rstd, dims: list[int]):
     return rstd * gy + b * x + c
 
 
-def _normalised_grad(g, xhat, rstd, dims: list[int]):
-    """The input's gradient of ``xhat = (x - mean(x)) * rstd`` over ``dims``, given the
-    gradient ``g`` with respect to ``xhat``."""
-    return rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
-
-
 # -- layer norm --------------------------------------------------------------------------------------
 
 def _check_parameter_dtypes(input, *parameters) -> None:
