@@ -389,16 +389,6 @@ def _native_batch_norm_grad(grad, input, weight, running_mean, running_var, trai
         [needs_input_grad[0], needs_input_grad[1], needs_input_grad[2]]) + (None, None)
 
 
-def _halves_sum(rows: np.ndarray, step) -> np.ndarray:
-    """``step``-accumulated sums of the rows of (N, C) ``rows`` in each half (as PyTorch's
-    parallel loop splits them between two threads), added in float64."""
-    half = -(-rows.shape[0] // 2)
-    totals = [np.zeros(rows.shape[1], rows.dtype), np.zeros(rows.shape[1], rows.dtype)]
-    for i, row in enumerate(rows):
-        totals[i // half] = step(totals[i // half], row)
-    return totals[0].astype(np.float64) + totals[1]
-
-
 def _update_running_statistics(running_mean, running_var, mean, variance, count: int, momentum: float) -> None:
     """PyTorch's update of the running statistics, in place and without a new version (its kernel
     writes them directly), computed in float64 as its accumulation type does: ``momentum * new +
@@ -468,18 +458,7 @@ def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
         axes = (0,) + tuple(range(2, input.ndim))
         count = input.size // max(input.shape[1], 1)
         with quiet():  # no batch: NaN statistics, as PyTorch's
-            if x.dtype == np.float32 and input.ndim > 1 and input.size == input.shape[0] * input.shape[1] > 0:
-                # one value per (sample, channel): PyTorch's channels-last kernel sums the rows in
-                # the input's type in two halves (its two threads here), the halves in float64
-                mean = (_halves_sum(x.reshape(input.shape[0], -1), np.add) / count).astype(x.dtype).reshape(
-                    (1, -1) + (1,) * (input.ndim - 2))
-                flat_mean = mean.reshape(1, -1)
-                variance = _halves_sum(x.reshape(input.shape[0], -1), lambda total, row: (
-                    total.astype(np.float64) + np.square((row - flat_mean[0]).astype(np.float64))).astype(x.dtype)
-                ).reshape(mean.shape) / count
-                centred = x - mean
-                invstd = (1 / np.sqrt(variance + eps)).astype(x.dtype)
-            elif x.dtype == np.float32 or x.dtype == np.float64:
+            if x.dtype == np.float32 or x.dtype == np.float64:
                 # PyTorch's kernel: sums accumulated in float64, the mean rounded to the input's
                 # type, the deviations' squares in it, the inverse deviation in float64
                 mean = (np.add.reduce(x.astype(np.float64), axis=axes, keepdims=True) / count).astype(x.dtype)
