@@ -458,7 +458,14 @@ def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
         axes = (0,) + tuple(range(2, input.ndim))
         count = input.size // max(input.shape[1], 1)
         with quiet():  # no batch: NaN statistics, as PyTorch's
-            if x.dtype == np.float32 or x.dtype == np.float64:
+            if x.dtype == np.float32 and input.size == input.shape[0] * input.shape[1]:
+                # one value per (sample, channel): PyTorch's channels-last kernel sums the rows in
+                # the input's type (one thread's order: row after row)
+                mean = np.add.reduce(x, axis=axes, keepdims=True) / x.dtype.type(count)
+                centred = x - mean
+                variance = np.add.reduce(centred * centred, axis=axes, keepdims=True) / x.dtype.type(count)
+                invstd = (1 / np.sqrt(variance + eps)).astype(x.dtype)
+            elif x.dtype == np.float32 or x.dtype == np.float64:
                 # PyTorch's kernel: sums accumulated in float64, the mean rounded to the input's
                 # type, the deviations' squares in it, the inverse deviation in float64
                 mean = (np.add.reduce(x.astype(np.float64), axis=axes, keepdims=True) / count).astype(x.dtype)
