@@ -218,7 +218,7 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 KNOWN = {
     **dict.fromkeys([
         "_mish", "_prelu_kernel", "_glu",
-        "_native_group_norm", "_native_batch_norm", "_smooth_l1_loss",
+        "_native_group_norm", "_smooth_l1_loss",
         "_huber_loss", "binary_cross_entropy", "_embedding_bag",
         "max_pool1d", "max_pool1d_with_indices", "_adaptive_max_pool2d",
         "adaptive_max_pool1d", "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "_reflection_pad1d",
@@ -344,3 +344,40 @@ def test_forward_and_backward_of_common_model_pieces_send_pytorchs_ops_in_its_or
     # of nll_loss_forward's total_weight.
     torch = pytest.importorskip("torch")
     assert _forward_backward_ops(tm, program) == _forward_backward_ops(torch, program)
+
+
+def _normalisation_ops(L, program: str) -> list[str]:
+    """The aten ops (forward and backward) a logging dispatch mode sees for a normalisation layer
+    in library ``L``, and its running statistics after the step."""
+    python_dispatch = import_module(f"{L.__name__}.utils._python_dispatch")
+    rng = np.random.default_rng(0)
+    x = L.tensor(rng.standard_normal((4, 3, 5)).astype(np.float32), requires_grad=True)
+    layer = {"batch_norm_train": L.nn.BatchNorm1d(3), "batch_norm_eval": L.nn.BatchNorm1d(3).eval(),
+             "instance_norm": L.nn.InstanceNorm1d(3, affine=True, track_running_stats=True)}[program]
+
+    class Log(python_dispatch.TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Log() as log:
+        loss = (layer(x) * 2).sum()
+        forward = len(log.ops)
+        L.autograd.grad(loss, [x, layer.weight, layer.bias])
+    # the backward's order of independent nodes is the engine's: compared as a multiset
+    return log.ops[:forward], sorted(log.ops[forward:]), [layer.running_mean.tolist(), layer.running_var.tolist()]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("program", ["batch_norm_train", "batch_norm_eval", "instance_norm"])
+def test_normalisation_layers_send_pytorchs_ops(program):
+    # native_batch_norm updates the running statistics itself (no ops of ours around it), and its
+    # backward is native_batch_norm_backward, in training and evaluation.
+    torch = pytest.importorskip("torch")
+    ours, theirs = _normalisation_ops(tm, program), _normalisation_ops(torch, program)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)

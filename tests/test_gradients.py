@@ -51,6 +51,8 @@ NOT_THE_DERIVATIVE = {
                             "buffer is exp(-|input|), and the buffer (a separate argument) has none",
     "native_layer_norm_backward": "as PyTorch's, its input's gradient takes mean and rstd as the input's statistics "
                                   "(they are separate arguments, without gradients)",
+    "native_batch_norm_backward": "as PyTorch's, in training its input's gradient takes the saved mean and invstd as "
+                                  "the input's statistics (they are separate arguments, without gradients)",
 }
 # Ops whose backward PyTorch does not differentiate (its backward op records no derivative).
 NO_DOUBLE_BACKWARD = {"_ctc_loss": "_ctc_loss_backward", "grid_sampler": "grid_sampler_2d_backward",
@@ -105,8 +107,8 @@ def _build(value, rng, leaves, maker):
     if isinstance(value, TensorSpec):
         spec = _float64_spec(value)
         array = make_array(spec or value, rng)
-        tensor = maker(array, spec is not None)
-        if spec is not None:
+        tensor = maker(array, spec is not None and leaves is not None)  # leaves None: a constant
+        if spec is not None and leaves is not None:
             leaves.append(tensor)
         return tensor
     if isinstance(value, list):
@@ -118,10 +120,15 @@ def _build(value, rng, leaves, maker):
     return value
 
 
-def _inputs(sample, maker, seed=0):
+# Arguments (positions) built as constants, not leaves: PyTorch refuses a gradient for them
+# (native_batch_norm's running statistics) or has none (a backward op's saved statistics).
+CONSTANT_ARGUMENTS = {"_native_batch_norm": (3, 4), "native_batch_norm_backward": (3, 4, 5, 6)}
+
+
+def _inputs(sample, maker, seed=0, constants=()):
     rng = np.random.default_rng(seed)
     leaves = []
-    args = tuple(_build(a, rng, leaves, maker) for a in sample.args)
+    args = tuple(_build(a, rng, None if i in constants else leaves, maker) for i, a in enumerate(sample.args))
     kwargs = {k: _build(v, rng, leaves, maker) for k, v in sample.kwargs.items()}
     return args, kwargs, leaves
 
@@ -168,7 +175,7 @@ def _as_function(opdef, args, kwargs, leaves):
 def test_gradient_matches_finite_differences(opdef, sample):
     if opdef.name in NOT_THE_DERIVATIVE:
         pytest.skip(NOT_THE_DERIVATIVE[opdef.name])
-    args, kwargs, leaves = _inputs(sample, _tm_maker)
+    args, kwargs, leaves = _inputs(sample, _tm_maker, constants=CONSTANT_ARGUMENTS.get(opdef.name, ()))
     assert tm.autograd.gradcheck(_as_function(opdef, args, kwargs, leaves), tuple(leaves), atol=1e-5, rtol=1e-3)
 
 
@@ -180,7 +187,7 @@ def test_second_gradient_matches_finite_differences(opdef, sample):
         pytest.skip(f"PyTorch has no derivative of {NO_DOUBLE_BACKWARD[opdef.name]} either")
     if opdef.name in NOT_THE_DERIVATIVE:
         pytest.skip(NOT_THE_DERIVATIVE[opdef.name])
-    args, kwargs, leaves = _inputs(sample, _tm_maker)
+    args, kwargs, leaves = _inputs(sample, _tm_maker, constants=CONSTANT_ARGUMENTS.get(opdef.name, ()))
     assert tm.autograd.gradgradcheck(_as_function(opdef, args, kwargs, leaves), tuple(leaves), atol=1e-5, rtol=1e-3)
 
 
@@ -196,8 +203,8 @@ def test_gradient_matches_torch(opdef, sample, request):
 
     _skip_where_torch_is_inconsistent(opdef, request)
 
-    args, kwargs, leaves = _inputs(sample, _tm_maker)
-    t_args, t_kwargs, t_leaves = _inputs(sample, _torch_maker)
+    args, kwargs, leaves = _inputs(sample, _tm_maker, constants=CONSTANT_ARGUMENTS.get(opdef.name, ()))
+    t_args, t_kwargs, t_leaves = _inputs(sample, _torch_maker, constants=CONSTANT_ARGUMENTS.get(opdef.name, ()))
     ours = _as_function(opdef, args, kwargs, leaves)(*leaves)
     func = callable_for(opdef, torch)
     if opdef.mutates:

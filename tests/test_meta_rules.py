@@ -123,9 +123,9 @@ def _flat_tensors(result):
 
 
 def _gradients(opdef, sample, on_meta: bool):
-    from .test_gradients import _as_function, _inputs, _tm_maker
+    from .test_gradients import CONSTANT_ARGUMENTS, _as_function, _inputs, _tm_maker
 
-    args, kwargs, leaves = _inputs(sample, _tm_maker)
+    args, kwargs, leaves = _inputs(sample, _tm_maker, constants=CONSTANT_ARGUMENTS.get(opdef.name, ()))
     if on_meta:
         moved = [leaf.detach().to("meta").requires_grad_() for leaf in leaves]
         mapping = dict(zip(map(id, leaves), moved))

@@ -380,7 +380,10 @@ def test_batchnorm_running_stats_over_steps_match_torch():
             ours(tm.from_numpy(batch))
             theirs(torch.from_numpy(batch))
         for name in ("running_mean", "running_var"):
-            np.testing.assert_allclose(getattr(ours, name).numpy(), getattr(theirs, name).numpy(), rtol=1e-6)
+            # atol: a float32 mean of O(1) values near 0 is only good to a few ulps of 1 — PyTorch's
+            # kernel sums the rows in one chunk per thread (its thread count), ours in one
+            np.testing.assert_allclose(getattr(ours, name).numpy(), getattr(theirs, name).numpy(), rtol=1e-6,
+                                       atol=1e-7)
         assert int(ours.num_batches_tracked) == 3
         ours.eval()
         theirs.eval()

@@ -72,12 +72,6 @@ def _affine_normalised_grad(gy, x, mean, rstd, dims: list[int]):
     return rstd * gy + b * x + c
 
 
-def _normalised_grad(g, xhat, rstd, dims: list[int]):
-    """The input's gradient of ``xhat = (x - mean(x)) * rstd`` over ``dims``, given the
-    gradient ``g`` with respect to ``xhat``."""
-    return rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
-
-
 # -- layer norm --------------------------------------------------------------------------------------
 
 def _check_parameter_dtypes(input, *parameters) -> None:
@@ -362,41 +356,69 @@ def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
 
 # -- batch norm --------------------------------------------------------------------------------------
 
+def _statistics_dtype(input, *parameters) -> np.dtype:
+    """The dtype of batch norm's saved statistics and parameter gradients: float32 for a half input
+    with float32 parameters (PyTorch's mixed-type kernel), else the input's."""
+    if input.dtype in HALF_TYPES and any(p is not None and p.dtype == np.float32 for p in parameters):
+        return np.dtype(np.float32)
+    return input.dtype
+
+
 def _native_batch_norm_meta(input, weight, bias, running_mean, running_var, training, momentum, eps):
     _check_batch_norm(input, weight, bias, running_mean, running_var, training)
-    work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
-    kept = tuple(s if i == 1 else 1 for i, s in enumerate(input.shape))
-    return MetaArray(input.shape, input.dtype), MetaArray(kept, work), MetaArray(kept, work)
+    statistics = (input.shape[1],) if training else (0,)
+    dtype = _statistics_dtype(input, weight, bias, running_mean, running_var)
+    return MetaArray(input.shape, input.dtype), MetaArray(statistics, dtype), MetaArray(statistics, dtype)
 
 
 def _native_batch_norm_grad(grad, input, weight, running_mean, running_var, training, eps, mean, invstd,
                             needs_input_grad):
-    dims = [0] + list(range(2, input.dim()))
-    x, g = _working_tensor(input), _working_tensor(grad)
-    if not training:
-        # the running statistics are the op's inputs here: given (saved) when their gradient is wanted
-        if running_mean is not None:
-            mean = _channel_view(_working_tensor(running_mean), x.dim()).unsqueeze(0)
-        if running_var is not None:
-            invstd = (_channel_view(_working_tensor(running_var), x.dim()).unsqueeze(0) + eps).rsqrt()
-    elif ops.is_grad_enabled():
-        mean, invstd = _tensor_moments(x, dims, eps)
-    xhat = (x - mean) * invstd
-    scaled = g if weight is None else g * _channel_view(weight, g.dim())
-    grad_input = grad_mean = grad_var = None
-    if needs_input_grad[0] and training:
-        # the weight last, as PyTorch's kernel: an infinite weight gives infinities, not NaN
-        grad_input = _normalised_grad(g, xhat, invstd, dims)
-        if weight is not None:
-            grad_input = grad_input * _channel_view(weight, g.dim())
-    elif needs_input_grad[0]:
-        grad_input = scaled * invstd
-    if not training and needs_input_grad[3]:
-        grad_mean = -(scaled * invstd).sum(dims)
-    if not training and needs_input_grad[4]:
-        grad_var = (scaled * xhat).sum(dims) * (invstd * invstd).reshape(-1) * -0.5
-    return (grad_input, (g * xhat).sum(dims) if needs_input_grad[1] else None,
-            g.sum(dims) if needs_input_grad[2] else None, grad_mean, grad_var)
+    if not training and ops.is_grad_enabled():
+        # create_graph in evaluation: the input's gradient is a constant of the input, so its
+        # second derivative is no tensor (None) rather than zeros, as PyTorch's engine gives
+        dims = [0] + list(range(2, input.dim()))
+        invstd = _channel_view((running_var + eps).rsqrt(), input.dim())
+        scaled = grad * invstd
+        xhat = (input - _channel_view(running_mean, input.dim())) * invstd
+        return (scaled * _channel_view(weight, input.dim()) if weight is not None else scaled,
+                (grad * xhat).sum(dims) if needs_input_grad[1] else None,
+                grad.sum(dims) if needs_input_grad[2] else None, None, None)
+    # PyTorch's formula: its backward op, also with grad mode on (the op has a double backward)
+    return ops.ops.aten.native_batch_norm_backward.default(
+        grad, input, weight, running_mean, running_var, mean, invstd, training, eps,
+        [needs_input_grad[0], needs_input_grad[1], needs_input_grad[2]]) + (None, None)
+
+
+def _update_running_statistics(running_mean, running_var, mean, variance, count: int, momentum: float) -> None:
+    """PyTorch's update of the running statistics, in place and without a new version (its kernel
+    writes them directly), computed in float64 as its accumulation type does: ``momentum * new +
+    (1 - momentum) * old``, the variance unbiased."""
+    if running_mean is not None:
+        update = momentum * mean.reshape(-1).astype(np.float64) + (1 - momentum) * running_mean.astype(np.float64)
+        running_mean[...] = update.astype(running_mean.dtype)
+    if running_var is not None:
+        with quiet():  # a single value per channel: the unbiased variance is inf or NaN, as PyTorch's
+            unbiased = variance.reshape(-1).astype(np.float64) * count / (count - 1) if count > 1 else (
+                variance.reshape(-1).astype(np.float64) * count / 0.0)
+        update = momentum * unbiased + (1 - momentum) * running_var.astype(np.float64)
+        running_var[...] = update.astype(running_var.dtype)
+
+
+def _refuse_running_statistics(op_name: str, running_mean, running_var) -> bool:
+    """PyTorch records no gradient for the running statistics: one requiring grad is refused."""
+    for name, statistic in (("running_mean", running_mean), ("running_var", running_var)):
+        if statistic is not None and statistic.requires_grad:
+            raise RuntimeError(f"The function '{op_name}' is not differentiable with respect to argument "
+                               f"'{name}'. This input cannot have requires_grad True.")
+    return True
+
+
+def _native_batch_norm_differentiable(input, weight, bias, running_mean, running_var, *args) -> bool:
+    return _refuse_running_statistics("native_batch_norm", running_mean, running_var)
+
+
+def _native_batch_norm_backward_differentiable(grad_out, input, weight, running_mean, running_var, *args) -> bool:
+    return _refuse_running_statistics("native_batch_norm_backward", running_mean, running_var)
 
 
 _IMAGES = TensorSpec((3, 2, 2, 2))
@@ -405,7 +427,7 @@ _VARIANCE = TensorSpec((2,), "float32", 0.5, 2)
 
 
 @op(node="native_batch_norm", grad=_native_batch_norm_grad, saves=("mean", "invstd"),
-    save_only_for={"running_mean": "running_mean", "running_var": "running_var"},
+    differentiable=_native_batch_norm_differentiable,
     meta=rule(_native_batch_norm_meta),
     errors=(Sample((TensorSpec((3, 2), "int64"), None, None, None, None, True, 0.1, 1e-5)),),
     samples=(Sample((_IMAGES, _CHANNEL, _CHANNEL, None, None, True, 0.1, 1e-5)),
@@ -419,8 +441,9 @@ def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
                        running_var: Tensor | None, training: bool, momentum: float, eps: float) -> Tensor:
     """``input`` (N, C, *) normalised per channel with the batch's statistics (``training``) or
     the running ones, then scaled and shifted per channel: the output of PyTorch's
-    ``torch.native_batch_norm`` (node ``NativeBatchNormBackward0``), without its update of the
-    running statistics, which ``nn.functional.batch_norm`` makes.
+    ``torch.native_batch_norm`` (node ``NativeBatchNormBackward0``). In training the running
+    statistics given are updated in place, as PyTorch's kernel does (without a new version:
+    its schema does not declare the write).
 
     >>> import tensormodes as tm
     >>> tm._native_batch_norm(tm.tensor([[1.0], [3.0]]), None, None, None, None, True, 0.1, 0.0)
@@ -430,31 +453,265 @@ def _native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
     _check_batch_norm(input, weight, bias, running_mean, running_var, training)
     x = _working(input, "batch_norm")
     shape = (1, -1) + (1,) * (input.ndim - 2)
+    statistics_dtype = _statistics_dtype(input, weight, bias, running_mean, running_var)
     if training:
-        mean, invstd = _moments(x, (0,) + tuple(range(2, input.ndim)), eps)
-        if input.dtype in HALF_TYPES and not any(p is not None and p.dtype == np.float32
-                                                 for p in (weight, bias, running_mean, running_var)):
+        axes = (0,) + tuple(range(2, input.ndim))
+        count = input.size // max(input.shape[1], 1)
+        with quiet():  # no batch: NaN statistics, as PyTorch's
+            if x.dtype == np.float32 and input.size == input.shape[0] * input.shape[1]:
+                # one value per (sample, channel): PyTorch's channels-last kernel sums the rows in
+                # the input's type (one thread's order: row after row)
+                mean = np.add.reduce(x, axis=axes, keepdims=True) / x.dtype.type(count)
+                centred = x - mean
+                variance = np.add.reduce(centred * centred, axis=axes, keepdims=True) / x.dtype.type(count)
+                invstd = (1 / np.sqrt(variance + eps)).astype(x.dtype)
+            elif x.dtype == np.float32 or x.dtype == np.float64:
+                # PyTorch's kernel: sums accumulated in float64, the mean rounded to the input's
+                # type, the deviations' squares in it, the inverse deviation in float64
+                mean = (np.add.reduce(x.astype(np.float64), axis=axes, keepdims=True) / count).astype(x.dtype)
+                centred = x - mean
+                variance = np.add.reduce((centred * centred).astype(np.float64), axis=axes, keepdims=True) / count
+                invstd = (1 / np.sqrt(variance + eps)).astype(x.dtype)
+            else:
+                mean = x.mean(axis=axes, keepdims=True)
+                centred = x - mean
+                variance = (centred * centred).mean(axis=axes, keepdims=True)
+                invstd = 1 / np.sqrt(variance + eps)
+        if statistics_dtype in HALF_TYPES:
             # without float32 parameters PyTorch keeps the batch's statistics in the input's
             # half type, and normalises with those rounded values; for bfloat16 the sum of
             # squared deviations and the variance are rounded on the way too
             if input.dtype == np.float16:
                 mean, invstd = _half(mean, input.dtype), _half(invstd, input.dtype)
             else:
-                axes = (0,) + tuple(range(2, input.ndim))
-                count = max(input.size // max(input.shape[1], 1), 1)
-                squares = _half((np.square(x - mean)).sum(axis=axes, keepdims=True), input.dtype)
-                variance = _half(squares / np.float32(count), input.dtype)
+                squares = _half((np.square(centred)).sum(axis=axes, keepdims=True), input.dtype)
+                variance = _half(squares / np.float32(max(count, 1)), input.dtype)
                 mean, invstd = _half(mean, input.dtype), _half(1 / np.sqrt(variance + np.float32(eps)), input.dtype)
+        _update_running_statistics(running_mean, running_var, mean, variance, count, momentum)
+        saved_mean = mean.reshape(-1).astype(statistics_dtype)
+        saved_invstd = invstd.reshape(-1).astype(statistics_dtype)
     else:
         mean = np.asarray(running_mean, dtype=x.dtype).reshape(shape)
         invstd = 1 / np.sqrt(np.asarray(running_var, dtype=x.dtype).reshape(shape) + eps)
+        saved_mean = np.empty(0, statistics_dtype)
+        saved_invstd = np.empty(0, statistics_dtype)
     # PyTorch's kernel: one scale and shift per channel, x * scale + shift (this decides the
     # results at infinite parameters, and the last bit of half ones)
     with quiet():  # an infinite weight meets zeros: NaN without a word, as in PyTorch
         scale = invstd if weight is None else invstd * weight.reshape(shape)
-        shift = -mean * scale if bias is None else bias.reshape(shape) - mean * scale
-        result = x * scale + shift
-    return np.asarray(result, dtype=input.dtype), mean, invstd
+        if x.dtype == np.float32:
+            # float32: PyTorch's compiled loops contract both multiply-adds (each rounded once)
+            scale = np.asarray(scale, np.float32)
+            wide_shift = -mean.astype(np.float64) * scale
+            shift = (wide_shift if bias is None else bias.reshape(shape).astype(np.float64) + wide_shift)
+            result = (x.astype(np.float64) * scale + shift.astype(np.float32)).astype(np.float32)
+        else:
+            shift = -mean * scale if bias is None else bias.reshape(shape) - mean * scale
+            result = x * scale + shift
+    return np.asarray(result, dtype=input.dtype), saved_mean, saved_invstd
+
+
+def _lane_sums(rows: np.ndarray) -> np.ndarray:
+    """The sums of ``rows`` (R, L) as PyTorch's ``vec::reduce_all`` adds them (AVX2): rows shorter
+    than a vector one by one; longer ones in 8 (float32) or 4 (float64) lanes, the last partial
+    vector into the first lanes, then the lanes pairwise (float32) or one by one (float64)."""
+    width = 8 if rows.dtype == np.float32 else 4
+    count = rows.shape[1]
+    if count < width:
+        total = rows[:, 0].copy() if count else np.zeros(rows.shape[0], rows.dtype)
+        for j in range(1, count):
+            total = total + rows[:, j]
+        return total
+    whole = count - count % width
+    lanes = rows[:, :width].copy()
+    for d in range(width, whole, width):
+        lanes = lanes + rows[:, d:d + width]
+    start = max(width, whole)
+    if count > start:
+        lanes[:, :count - start] = lanes[:, :count - start] + rows[:, start:]
+    if width == 4:
+        return ((lanes[:, 0] + lanes[:, 1]) + lanes[:, 2]) + lanes[:, 3]
+    while lanes.shape[1] > 1:
+        half = lanes.shape[1] // 2
+        lanes = lanes[:, :half] + lanes[:, half:]
+    return lanes[:, 0]
+
+
+def _channel_sums(values: np.ndarray) -> np.ndarray:
+    """Per channel (dim 1) of ``values`` (N, C, *), the sum PyTorch's batch norm backward
+    accumulates in float64: each (sample, channel) plane's ``_lane_sums``, added sample by sample."""
+    n, c = values.shape[:2]
+    planes = _lane_sums(values.reshape(n * c, -1)).reshape(n, c).astype(np.float64)
+    total = np.zeros(c)
+    for i in range(n):
+        total = total + planes[i]
+    return total
+
+
+def _native_batch_norm_backward_grad(grad, grad_out, input, weight, running_mean, running_var, save_mean,
+                                     save_invstd, train, eps, output_mask, needs_input_grad):
+    # Double backward: PyTorch's formula (batchnorm_double_backward) with public ops. In training
+    # it takes the saved statistics as the input's (their derivatives written out), in evaluation
+    # the running ones as constants; the statistics themselves get no gradient, as in PyTorch.
+    for position, name in ((3, "running_mean"), (4, "running_var"), (5, "save_mean"), (6, "save_invstd")):
+        if needs_input_grad[position]:
+            raise NotImplementedError(f"the derivative for 'native_batch_norm_backward {name}' is not implemented.")
+    ggI, ggG, ggB = (g if on else None for g, on in zip(grad, output_mask))
+    dims = [0] + list(range(2, input.dim()))
+    count = input.numel() // max(input.shape[1], 1)
+
+    def channel(t):
+        return _channel_view(t, input.dim())
+
+    def total(t):
+        return t.sum(dims, keepdim=True)
+
+    mu = channel(save_mean if train else running_mean)
+    inv = channel(save_invstd) if train else channel((running_var + eps).pow(-0.5))
+    inv2, inv3 = inv.pow(2), inv.pow(3)
+    gamma = 1 if weight is None else channel(weight)
+    go = grad_out
+    centred = input - mu
+    centred_inv3 = centred * inv3
+    go_centred_sum, go_sum = total(go * centred), total(go)
+    grad_input = grad_weight = grad_grad_out = None
+    if ggI is not None and train:
+        ggi_sum, ggi_centred_sum = total(ggI), total(ggI * centred)
+        common = (ggi_sum * go_sum / count - total(go * ggI)
+                  + inv2 * go_centred_sum * ggi_centred_sum * (3 / count))
+        grad_input = gamma * (centred_inv3 * common / count
+                              + ggi_centred_sum * inv3 / count * (go_sum / count - go)
+                              + go_centred_sum * inv3 / count * (ggi_sum / count - ggI))
+    if weight is not None and ggG is not None:
+        if train:
+            term = channel(ggG) * (go * inv + inv * go_sum / -count + centred_inv3 * go_centred_sum / -count)
+        else:
+            term = channel(ggG) * inv * go
+        grad_input = term if grad_input is None else grad_input + term
+
+    def first_backward(g, scale):  # the backward's input gradient in training
+        return scale * inv / count * (g * count - total(g) - centred * inv2 * total(g * centred))
+
+    if weight is not None and ggI is not None:
+        grad_weight = (ggI * first_backward(go, 1) if train else ggI * go * inv).sum(dims)
+    if ggI is not None:
+        grad_grad_out = first_backward(ggI, gamma) if train else ggI * inv * gamma
+    if weight is not None and ggG is not None:
+        term = channel(ggG) * centred * inv
+        grad_grad_out = term if grad_grad_out is None else grad_grad_out + term
+    if ggB is not None:
+        term = channel(ggB).expand(input.shape)
+        grad_grad_out = term if grad_grad_out is None else grad_grad_out + term
+    return (grad_grad_out if needs_input_grad[0] else None, grad_input if needs_input_grad[1] else None,
+            grad_weight if needs_input_grad[2] else None, None, None, None, None)
+
+
+def _check_batch_norm_backward(input, save_mean, save_invstd, running_mean, running_var, train):
+    if input.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{max(input.ndim, 1)}, "
+                         f"{max(input.ndim, 1) - 1}], but got 1)")
+    _working(np.ones(1, input.dtype), "batch_norm_backward_cpu")
+    given = (save_mean, save_invstd) if train else (running_mean, running_var)
+    if any(t is None for t in given):
+        raise RuntimeError("native_batch_norm_backward: the " + ("saved statistics" if train else
+                                                                 "running statistics") + " must be given")
+
+
+def _native_batch_norm_backward_meta(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd,
+                                     train, eps, output_mask):
+    _check_batch_norm_backward(input, save_mean, save_invstd, running_mean, running_var, train)
+    dtype = _statistics_dtype(input, weight, running_mean, running_var, save_mean, save_invstd)
+    channels = (input.shape[1],)
+    return (MetaArray(input.shape, input.dtype) if output_mask[0] else None,
+            MetaArray(channels, dtype) if output_mask[1] else None,
+            MetaArray(channels, dtype) if output_mask[2] else None)
+
+
+_BN_STAT = TensorSpec((2,), "float32", 0.5, 2)
+
+
+@op(function=False, grad=_native_batch_norm_backward_grad, meta=rule(_native_batch_norm_backward_meta),
+    differentiable=_native_batch_norm_backward_differentiable,
+    schema={"output_mask": "bool[3]", "(returns)": "Tensor, Tensor, Tensor"},
+    samples=(Sample((_IMAGES, _IMAGES, _CHANNEL, None, None, _CHANNEL, _BN_STAT, True, 1e-5, [True, True, True])),
+             Sample((_IMAGES, _IMAGES, _CHANNEL, _CHANNEL, _VARIANCE, _CHANNEL, _BN_STAT, True, 1e-5,
+                     [True, False, True])),
+             Sample((_IMAGES, _IMAGES, _CHANNEL, _CHANNEL, _VARIANCE, TensorSpec((0,)), TensorSpec((0,)), False,
+                     1e-5, [True, True, True])),
+             Sample((TensorSpec((4, 3), "float64"), TensorSpec((4, 3), "float64"), None, None, None,
+                     TensorSpec((3,), "float64"), TensorSpec((3,), "float64", 0.5, 2), True, 1e-3,
+                     [True, False, False])),
+             Sample((TensorSpec((4, 3, 2), "float64"), TensorSpec((4, 3, 2), "float64"), TensorSpec((3,), "float64"),
+                     TensorSpec((3,), "float64"), TensorSpec((3,), "float64", 0.5, 2), None, None, False, 1e-5,
+                     [True, True, False])),
+             Sample((TensorSpec((4, 2), "float16"), TensorSpec((4, 2), "float16"), None, None, None,
+                     TensorSpec((2,), "float16"), TensorSpec((2,), "float16", 0.5, 2), True, 1e-5,
+                     [True, False, False]))),
+    errors=(Sample((TensorSpec((3, 2), "int64"), TensorSpec((3, 2), "int64"), None, None, None,
+                    TensorSpec((2,), "int64"), TensorSpec((2,), "int64"), True, 1e-5, [True, False, False])),),
+    aten="default")
+def native_batch_norm_backward(grad_out: Tensor, input: Tensor, weight: Tensor | None, running_mean: Tensor | None,
+                               running_var: Tensor | None, save_mean: Tensor | None, save_invstd: Tensor | None,
+                               train: bool, eps: float, output_mask: Sequence[bool]) -> tuple[Tensor, Tensor, Tensor]:
+    """The gradients of ``native_batch_norm`` for its input, weight and bias (those
+    ``output_mask`` asks for, else None), given the forward's saved statistics (``train``) or the
+    running ones: PyTorch's ``aten::native_batch_norm_backward``, in the steps of its CPU kernel
+    (per channel: ``sum(dy)`` and ``dot = sum((x - mean) dy)`` accumulated in float64, then
+    ``(dy - sum / N - (x - mean) dot invstd**2 / N) invstd w``).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1.0], [3.0]])
+    >>> _, mean, invstd = tm.ops.aten.native_batch_norm.default(x, None, None, None, None, True, 0.1, 0.0)
+    >>> tm.ops.aten.native_batch_norm_backward.default(tm.tensor([[1.0], [0.0]]), x, None, None, None, mean, invstd,
+    ...                                                True, 0.0, [True, False, False])
+    (tensor([[0.],
+            [0.]]), None, None)
+    """
+    _check_batch_norm_backward(input, save_mean, save_invstd, running_mean, running_var, train)
+    dtype = _statistics_dtype(input, weight, running_mean, running_var, save_mean, save_invstd)
+    x, dy = _working(input, "batch_norm_backward_cpu"), _working(grad_out, "batch_norm_backward_cpu")
+    work = x.dtype.type
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    axes = (0,) + tuple(range(2, input.ndim))
+    count = input.size // max(input.shape[1], 1)
+    if train:
+        mean = np.asarray(save_mean, dtype=x.dtype).reshape(shape)
+        invstd = np.asarray(save_invstd, dtype=x.dtype).reshape(shape)
+    else:
+        mean = np.asarray(running_mean, dtype=x.dtype).reshape(shape)
+        with quiet():
+            invstd = (1 / np.sqrt(np.asarray(running_var, np.float64).reshape(shape) + eps)).astype(x.dtype)
+    w = (np.ones((1, input.shape[1]) + (1,) * (input.ndim - 2), x.dtype) if weight is None else
+         np.asarray(weight, dtype=x.dtype).reshape(shape))
+    with quiet():  # infinite or NaN values propagate as in PyTorch's kernel
+        planes = (input.shape[0], input.shape[1], -1)
+        if x.dtype == np.float32 or x.dtype == np.float64:
+            total = _channel_sums(dy.reshape(planes)).reshape(shape)
+            dot = _channel_sums(((x - mean) * dy).reshape(planes)).reshape(shape)
+        else:
+            total = np.add.reduce(dy.astype(np.float64), axis=axes, keepdims=True)
+            dot = np.add.reduce(((x - mean) * dy).astype(np.float64), axis=axes, keepdims=True)
+        grad_input = grad_weight = grad_bias = None
+        if output_mask[0]:
+            if train:
+                # PyTorch's k = (float) dot * invstd * invstd / N in the input's type; its vector
+                # loop contracts dy - grad_mean - (x - mean) * k into one multiply-add
+                k = dot.astype(x.dtype) * invstd * invstd / work(count) if count else np.zeros_like(invstd)
+                grad_mean = (total / count).astype(x.dtype) if count else np.zeros_like(invstd)
+                centred = x - mean
+                if x.dtype == np.float32:
+                    step = ((dy - grad_mean).astype(np.float64) - centred.astype(np.float64) * k).astype(x.dtype)
+                else:
+                    step = dy - grad_mean - centred * k
+                grad_input = step * invstd * w
+            else:
+                grad_input = dy * invstd * w
+            grad_input = np.asarray(grad_input, dtype=input.dtype)
+        if output_mask[1]:
+            grad_weight = np.asarray((dot * invstd).reshape(-1).astype(work), dtype=dtype)
+        if output_mask[2]:
+            grad_bias = np.asarray(total.reshape(-1).astype(work), dtype=dtype)
+    return grad_input, grad_weight, grad_bias
 
 
 # -- rms_norm --------------------------------------------------------------------------------------

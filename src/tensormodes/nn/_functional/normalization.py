@@ -10,6 +10,7 @@ import math
 
 from ... import _dtype
 from ..._ops.registry import Tensor
+from ...ops import aten
 from ._common import _function, _public
 
 
@@ -73,9 +74,16 @@ def _check_normalisation_arguments(channels: int, copies: int, training: bool, r
         raise ValueError("running_mean and running_var must either both be None or neither be None")
 
 
-def _update_running(running: Tensor | None, statistic: Tensor, momentum: float) -> None:
-    if running is not None:
-        running.copy_(statistic.detach() * momentum + running.detach() * (1 - momentum))
+def _reserve(input: Tensor) -> None:
+    # PyTorch's batch_norm allocates an empty byte tensor (the reserve of the cuDNN path) before
+    # its native op: the dispatch level sees it, so DebugMode and make_fx list it too
+    _function("empty")(0, dtype=_dtype.uint8, device=input.device)
+
+
+def _aten_alias(t: Tensor) -> Tensor:
+    # PyTorch writes the averaged statistics through an alias of the running ones (they are
+    # const arguments of its C++ function)
+    return aten.alias.default(t)
 
 
 @_public
@@ -100,14 +108,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
     channels = input.size(1)
     _check_normalisation_arguments(channels, 1, training, running_mean, running_var, weight, bias)
-    result = _function("_native_batch_norm")(input, weight, bias, running_mean, running_var, training, momentum, eps)
-    if training and running_mean is not None:
-        x = _working_copy(input.detach())
-        _, mean, variance = _standardised(x, [0] + list(range(2, x.dim())), eps)
-        count = x.numel() // channels
-        _update_running(running_mean, mean.reshape(-1), momentum)
-        _update_running(running_var, variance.reshape(-1) * (count / (count - 1)), momentum)
-    return result
+    _reserve(input)
+    return _function("_native_batch_norm")(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
 @_public
@@ -156,20 +158,22 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
     _check_normalisation_arguments(input.size(0) * input.size(1), input.size(0), use_input_stats, running_mean,
                                    running_var, weight, bias)
-    # PyTorch's way: batch_norm of the samples' channels side by side, (1, N * C, *)
+    # PyTorch's way: batch_norm of the samples' channels side by side, (1, N * C, *), whose
+    # running statistics (repeated) are averaged back into the given ones
     size = list(input.shape)
     batch = size[0]
 
     def repeated(t: Tensor | None) -> Tensor | None:
         return None if t is None else t.repeat(batch)
 
-    folded = input.view([1, batch * size[1]] + size[2:])
-    result = _function("_native_batch_norm")(folded, repeated(weight), repeated(bias), repeated(running_mean),
-                                             repeated(running_var), use_input_stats, momentum, eps).view(size)
-    if use_input_stats and running_mean is not None:
-        x = _working_copy(input.detach())
-        _, mean, variance = _standardised(x, list(range(2, x.dim())), eps)
-        count = math.prod(x.shape[2:])
-        _update_running(running_mean, mean.reshape(x.shape[0], -1).mean(0), momentum)
-        _update_running(running_var, (variance * (count / (count - 1))).reshape(x.shape[0], -1).mean(0), momentum)
-    return result
+    weight_, bias_ = repeated(weight), repeated(bias)
+    running_mean_, running_var_ = repeated(running_mean), repeated(running_var)
+    # PyTorch's C++ contiguous() of a contiguous tensor is the tensor itself: nothing dispatched
+    folded = (input if input.is_contiguous() else input.contiguous()).view([1, batch * size[1]] + size[2:])
+    _reserve(input)
+    result = _function("_native_batch_norm")(folded, weight_, bias_, running_mean_, running_var_, use_input_stats,
+                                             momentum, eps)
+    for running, updated in ((running_mean, running_mean_), (running_var, running_var_)):
+        if running is not None:
+            _aten_alias(running).copy_(updated.view(batch, size[1]).mean(0))
+    return result.view(size)
