@@ -232,7 +232,7 @@ KNOWN = {
     **dict.fromkeys(["avg_pool2d", "avg_pool1d"], _ATEN_NAME),
     **dict.fromkeys(["where", "where_method", "sinc", "special_sinc", "logcumsumexp", "atanh", "addcdiv", "pow",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
-    **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "square", "complex",
+    **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
                      "polar"], _COMPOSITE),
     **dict.fromkeys(["max", "min", "median", "nanmedian", "nansum", "nanmean", "rsqrt"], _VALUES),
     **dict.fromkeys(["erfinv", "special_erfinv"], _SPEED),

@@ -563,3 +563,21 @@ def test_eig_gradients_of_phase_invariant_losses_match_torch(loss):
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-9)
     x = tm.tensor([[2.0, 1.0], [0.5, -1.0]], dtype=tm.float64, requires_grad=True)
     assert tm.autograd.gradcheck(lambda a: tm.linalg.eigvals(a).real, (x,))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.randn(2, 3, 4, 5).permute(0, 2, 1, 3).clone(memory_format=L.contiguous_format).stride()",
+    "L.randn(2, 3, 4, 5).permute(0, 2, 1, 3).clone(memory_format=L.channels_last).stride()",
+    "L.randn(2, 3, 4, 5).permute(0, 2, 1, 3).clone(memory_format=L.preserve_format).stride()",
+    "L.randn(2, 3, 4, 5).clone(memory_format=L.channels_last).stride()",
+    "L.randn(2, 3, 4, 5, 6).clone(memory_format=L.channels_last_3d).stride()",
+    "L.randn(2, 3, 4, 5).to('meta').permute(0, 2, 1, 3).clone(memory_format=L.channels_last).stride()",
+    "L.randn(3, 4).t().clone(memory_format=L.contiguous_format).is_contiguous()",
+    "L.randn(3, 4).t().contiguous().stride()",
+    "L.randn(2, 3).clone(memory_format=L.channels_last)",
+])
+def test_clone_lays_the_copy_out_as_the_memory_format_says(expression):
+    # (it used to keep the input's strides whatever the format: contiguous() at the dispatch level
+    # is clone(memory_format=contiguous_format), as in PyTorch)
+    assert_same_outcome(expression)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+__all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "copied_as",
            "is_contiguous_as"]
 
 
@@ -82,3 +82,23 @@ def is_contiguous_as(array: np.ndarray, fmt, caller: str = "is_contiguous") -> b
                 return False
             expected *= shape[d]
     return True
+
+
+def copied_as(array: np.ndarray, fmt) -> np.ndarray:
+    """A copy of ``array`` laid out as ``fmt`` asks (``clone(memory_format=...)``): row-major for
+    ``contiguous_format``, channels innermost for the channels-last formats, the input's own
+    order for ``preserve_format`` (or None). PyTorch's error for a channels-last format of
+    another rank."""
+    if fmt is None or fmt is preserve_format:
+        return array.copy(order="K")
+    if type(fmt) is not memory_format:
+        raise TypeError(f"clone(): argument 'memory_format' must be tensormodes.memory_format, not "
+                        f"{type(fmt).__name__}")
+    order = _CHANNELS_LAST_ORDER.get(fmt)
+    if order is None:
+        return np.array(array, order="C", copy=True)
+    if array.ndim != order[0]:
+        raise RuntimeError(f"required rank {order[0]} tensor to use {fmt._name} format")
+    inward = (0, *range(2, array.ndim), 1)  # channels last in memory
+    outward = (0, array.ndim - 1, *range(1, array.ndim - 1))
+    return np.ascontiguousarray(array.transpose(inward)).transpose(outward)

@@ -9,9 +9,10 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import check_compute_device
+from .._memory_format import copied_as, preserve_format
 from .._meta_array import MetaArray, contiguous_strides, dense_strides, view_of
 from ._samples import I23, M23, SCALAR
-from .common import resolve_dtype
+from .common import ops, resolve_dtype
 from .meta_rules import MetaRule, checked_data_dependent, metadata, rule, same_metadata
 from .registry import Sample, Tensor, TensorSpec, op
 from .shape import _same_grad
@@ -125,17 +126,29 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 
 # -- copies and aliases -----------------------------------------------------------------
 
-@op(grad=_same_grad, method=True, meta=same_metadata,
+def _clone_meta(opdef, args, kwargs):
+    source = opdef.signature.bind(*args, **kwargs).arguments
+    fmt = source.get("memory_format")
+    if fmt is None or fmt is preserve_format:
+        return same_metadata(opdef, args, kwargs)
+    laid_out = copied_as(np.empty(source["input"].shape, np.uint8), fmt)  # the strides, from a 1-byte stand-in
+    return MetaArray(source["input"].shape, source["input"].dtype, tuple(laid_out.strides))
+
+
+@op(grad=_same_grad, method=True, meta=MetaRule(_clone_meta, "clone"),
     samples=(Sample((M23,)), Sample((SCALAR,)), Sample((I23,), {"memory_format": None})), tags=("core", "pointwise"))
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy with its own memory (the strides of a dense input are preserved).
+    """A copy with its own memory, laid out as ``memory_format`` says (by default the input's
+    own order: the strides of a dense input are preserved).
 
     >>> import tensormodes as tm
     >>> x = tm.tensor([1, 2]); y = x.clone(); y[0] = 5
     >>> x.tolist(), y.tolist()
     ([1, 2], [5, 2])
+    >>> tm.zeros(2, 3).t().clone(memory_format=tm.contiguous_format).stride()
+    (2, 1)
     """
-    return input.copy(order="K")
+    return copied_as(input, memory_format)
 
 
 def _to_copy_meta(opdef, args, kwargs):
@@ -177,7 +190,17 @@ def _contiguous_meta(input, *, memory_format=None):
     return MetaArray(input.shape, input.dtype)
 
 
+def _contiguous_decomposition(input, memory_format=None):
+    """PyTorch's composite ``contiguous``: the tensor itself when it is already laid out so (no
+    op), else ``clone`` into that layout."""
+    layout = ops.contiguous_format if memory_format is None else memory_format
+    if input.is_contiguous(memory_format=layout):
+        return input
+    return ops.clone(input, memory_format=layout)
+
+
 @op(grad=_same_grad, method=True, function=False, view=True, meta=rule(_contiguous_meta),
+    decompose=_contiguous_decomposition,
     samples=(Sample((M23,)), Sample((SCALAR,))), schema={"memory_format": "MemoryFormat=0"})
 def contiguous(input: Tensor, *, memory_format=None) -> Tensor:
     """The data in row-major layout: the same memory when already contiguous, else a copy.

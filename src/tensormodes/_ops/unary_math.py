@@ -177,7 +177,11 @@ def _square_grad(grad, input):
     return grad * _conj(2 * input)
 
 
-@op(meta=elementwise, grad=_square_grad, method=True, inplace=True, out=True,
+def _square_decomposition(input):
+    return ops.pow(input, 2)  # PyTorch's composite: pow.Tensor_Scalar
+
+
+@op(meta=elementwise, grad=_square_grad, method=True, inplace=True, out=True, decompose=_square_decomposition,
     samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))),
     aten={"square.default": ("inplace+pointwise", "out+pointwise")}, tags=("pointwise",))
 def square(input: Tensor) -> Tensor:
@@ -189,6 +193,8 @@ def square(input: Tensor) -> Tensor:
     """
     base = input.astype(np.int64) if input.dtype.kind == "b" else input
     with quiet():
+        if base.dtype.kind == "c":  # PyTorch's pow(input, 2): NumPy's power rounds as it does, its multiply not
+            return np.asarray(np.power(base, 2))
         return np.asarray(np.multiply(base, base))
 
 
