@@ -214,3 +214,13 @@ def test_the_backing_tests_exist(fragment):
     file, _, name = BACKED[fragment].partition("::")
     tree = ast.parse((ROOT / "tests" / file).read_text())
     assert name in {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}, BACKED[fragment]
+
+
+def test_the_op_counts_in_the_readme_are_the_tables():
+    from tensormodes._ops import OPS
+
+    public = [opdef for opdef in OPS.values() if opdef.function or opdef.method]
+    special = sum(1 for opdef in public if opdef.namespace == "tensormodes.special")
+    claim = (f"{len(public)} public ops ({special} of them `torch.special`'s names, and {len(OPS) - len(public)} "
+             f"more ATen-only ones the dispatch level reaches)")
+    assert claim in " ".join(README.split())
