@@ -293,10 +293,26 @@ def test_backward_ops_match_pytorch_across_the_op_table():
     assert unexplained == {}
 
 
+def _op_log(L):
+    """A ``TorchDispatchMode`` of library ``L`` (tensormodes or torch) recording each aten op's name
+    in ``.ops``."""
+    python_dispatch = import_module(f"{L.__name__}.utils._python_dispatch")
+
+    class Log(python_dispatch.TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    return Log()
+
+
 def _forward_backward_ops(L, program: str) -> list[str]:
     """The aten ops a logging dispatch mode sees while ``program`` (a loss over common model
     pieces) runs forward and ``autograd.grad`` runs its backward, in library ``L``."""
-    python_dispatch = import_module(f"{L.__name__}.utils._python_dispatch")
     F = L.nn.functional
     rng = np.random.default_rng(0)
 
@@ -320,16 +336,7 @@ def _forward_backward_ops(L, program: str) -> list[str]:
     }
     leaves = [w1, b1, w2, b2, kernel, gamma, table]
 
-    class Log(python_dispatch.TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    with Log() as log:
+    with _op_log(L) as log:
         L.autograd.grad(programs[program](), leaves, allow_unused=True)
     return log.ops
 
@@ -349,22 +356,12 @@ def test_forward_and_backward_of_common_model_pieces_send_pytorchs_ops_in_its_or
 def _normalisation_ops(L, program: str) -> list[str]:
     """The aten ops (forward and backward) a logging dispatch mode sees for a normalisation layer
     in library ``L``, and its running statistics after the step."""
-    python_dispatch = import_module(f"{L.__name__}.utils._python_dispatch")
     rng = np.random.default_rng(0)
     x = L.tensor(rng.standard_normal((4, 3, 5)).astype(np.float32), requires_grad=True)
     layer = {"batch_norm_train": L.nn.BatchNorm1d(3), "batch_norm_eval": L.nn.BatchNorm1d(3).eval(),
              "instance_norm": L.nn.InstanceNorm1d(3, affine=True, track_running_stats=True)}[program]
 
-    class Log(python_dispatch.TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    with Log() as log:
+    with _op_log(L) as log:
         loss = (layer(x) * 2).sum()
         forward = len(log.ops)
         L.autograd.grad(loss, [x, layer.weight, layer.bias])

@@ -311,7 +311,12 @@ def mv(self, vec):
 
 @register(aten.addmm.default)
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
-    product = aten.mm.default(mat1, mat2)
+    return scaled_sum(self, aten.mm.default(mat1, mat2), beta, alpha)
+
+
+def scaled_sum(self, product, beta, alpha):
+    """``beta * self + alpha * product`` (``addmm``'s and ``baddbmm``'s), with no multiply by 1 and
+    ``self`` ignored for a ``beta`` of 0 (its NaNs too), as PyTorch's kernels."""
     if alpha != 1:
         product = aten.mul.Tensor(product, alpha)
     if beta == 0:

@@ -14,7 +14,7 @@ import math
 
 from .._api.namespace import get_default_dtype
 from ..ops import aten
-from .decompositions import _reduce, _zero, register
+from .decompositions import _reduce, _zero, register, scaled_sum
 
 __all__: list[str] = []
 
@@ -202,12 +202,7 @@ def inner(self, other):
 
 @register(aten.baddbmm.default, core=True)
 def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
-    product = aten.bmm.default(batch1, batch2)
-    if alpha != 1:
-        product = aten.mul.Tensor(product, alpha)
-    if beta == 0:
-        return product
-    return aten.add.Tensor(aten.mul.Tensor(self, beta) if beta != 1 else self, product)
+    return scaled_sum(self, aten.bmm.default(batch1, batch2), beta, alpha)
 
 
 @register(aten.empty_like.default, core=True)

@@ -557,13 +557,19 @@ def _tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     >>> tm._tanh_backward(tm.tensor([1.0, 2.0]), tm.tensor([0.0, 0.5]))
     tensor([1.0000, 1.5000])
     """
+    gradient, y, result_type = _backward_operands(grad_output, output)
+    slope = 1 - y * y
+    if y.dtype.kind == "c":
+        slope = np.conj(slope)
+    return np.asarray((gradient * slope).astype(result_type, copy=False))
+
+
+def _backward_operands(grad_output: np.ndarray, output: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.dtype]:
+    """A pointwise backward op's operands in the type it computes in (float32 for the half types),
+    and its result's dtype (the operands' promoted one)."""
     result_type = grad_output.dtype if grad_output.dtype == output.dtype else operand_dtype(grad_output, output)._np
     work = _opmath(dt.NP_TO_DTYPE[result_type])._np
-    y = output.astype(work, copy=False)
-    slope = 1 - y * y
-    if work.kind == "c":
-        slope = np.conj(slope)
-    return np.asarray((grad_output.astype(work, copy=False) * slope).astype(result_type, copy=False))
+    return grad_output.astype(work, copy=False), output.astype(work, copy=False), result_type
 
 
 def _sigmoid_backward_grad(grad, grad_output, output, needs_input_grad):
@@ -588,13 +594,8 @@ def _sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     >>> tm._sigmoid_backward(tm.tensor([1.0, 2.0]), tm.tensor([0.5, 0.25]))
     tensor([0.2500, 0.3750])
     """
-    result_type = grad_output.dtype if grad_output.dtype == output.dtype else operand_dtype(grad_output, output)._np
-    work = _opmath(dt.NP_TO_DTYPE[result_type])._np
-    y = output.astype(work, copy=False)
-    if work.kind == "c":
-        product = grad_output.astype(work, copy=False) * np.conj((1 - y) * y)
-    else:
-        product = grad_output.astype(work, copy=False) * (1 - y) * y
+    gradient, y, result_type = _backward_operands(grad_output, output)
+    product = gradient * np.conj((1 - y) * y) if y.dtype.kind == "c" else gradient * (1 - y) * y
     return np.asarray(product.astype(result_type, copy=False))
 
 
