@@ -191,15 +191,23 @@ def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = Fal
     return args, "\n".join(["_kwargs = {}", *keyword_lines])
 
 
-def _slow_path(args: str, relevant: list[Relevant], leaf: str) -> str:
+def _slow_path(args: str, relevant: list[Relevant], leaf: str, lane: str = "") -> str:
     """Source of the slow path: one pass-through mode on plain arguments is handled
     inline (every nested mode pays for this path), anything else by ``_dispatch``.
 
     The state is set inside the ``try``, so that an exception arriving right after the set
     (a signal handler's) cannot leave the mode popped: the token is then still None and
     the state is restored by value (else by the token, cheaper than a second set). The
-    restore is inline: a helper's call would be one more point where a signal handler runs."""
-    return f"""\
+    restore is inline: a helper's call would be one more point where a signal handler runs.
+    ``lane``: the call of the implementation, for an op's forms — taken directly when a dispatch
+    mode listens but nothing at the ``__torch_function__`` level does (``state.dispatch_lane``),
+    as ``_dispatch`` would for these arguments."""
+    if lane:
+        lane = f"""\
+if state is not None and state.dispatch_lane and {fast_condition(relevant)}:
+    return {lane}
+"""
+    return lane + f"""\
 if state is not None and state.handler is not None and {fast_condition(relevant)}:
     _token = None
     try:
@@ -245,7 +253,7 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     params, call = parameter_list(signature, names)
     body = textwrap.indent(fast_body if fast_body is not None else f"return _impl({call})", " " * 8)
     args, kwargs = _slow_call_arguments(signature, pass_defaults)
-    slow = _slow_path(args, relevant, "_leaf")
+    slow = _slow_path(args, relevant, "_leaf", f"_impl({call})" if runs_kernel else "")
     hot = ""
     if hot_path is not None:
         condition, hot_body = hot_path
@@ -757,14 +765,15 @@ def op_callable(opdef: OpDef, name: str, signature: inspect.Signature, *, inplac
 _IMPLS: dict[tuple[str, bool], tuple] = {}
 
 
-def _kernel_end(opdef: OpDef, kind: str):
-    """The kernel end of an overload's chain at the dispatch level: the implementation of the
-    op's public form (grad mode is off there), or for an op with ``saves=`` its kernel with
-    every output (``native_layer_norm`` returns mean and rstd); ``kind="recording"``: the
-    functional form's implementation even then (it returns the op's public result)."""
+def _kernel_end(opdef: OpDef, kind: str, end: bool = False):
+    """The implementation of the op's public form, as an ``OpOverload`` called where autograd
+    records runs it — or, ``end``, the kernel end of an overload's chain at the dispatch level
+    (``_chain_end``); for an op with ``saves=`` its kernel with every output
+    (``native_layer_norm`` returns mean and rstd); ``kind="recording"``: the functional form's
+    implementation even then (it returns the op's public result)."""
     if opdef.saves and kind == "functional":
         return dispatch_level.saving_impl(opdef)
-    impl = _shared_impl(opdef, kind == "inplace")[0]
+    impl = _chain_end(opdef, kind == "inplace") if end else _shared_impl(opdef, kind == "inplace")[0]
     if kind != "inplace":
         return impl
     first = next(iter(opdef.signature.parameters))  # the in-place form names it ``self``
@@ -778,6 +787,44 @@ def _kernel_end(opdef: OpDef, kind: str):
 
 
 python_dispatch.HOOKS.impl_of = _kernel_end
+python_dispatch.HOOKS.chain_end = lambda opdef, kind: _kernel_end(opdef, kind, end=True)
+
+_CHAIN_ENDS: dict[tuple[str, bool], object] = {}
+
+
+def _chain_end(opdef: OpDef, inplace: bool):
+    """The implementation as the end of the dispatch level's chain calls it (``_end_add``): the
+    public form's hot and fast paths (the kernel-call site, wrapping, recording) without the
+    override layer's state test, then the implementation for anything else. At the chain's end
+    nothing listens any more (the modes are popped, the subclasses have declined or are off),
+    so the implementation's own dispatch-level test would only be paid again; and the public
+    callable itself cannot be called there: a ``__torch_function__`` override among the
+    arguments would see an aten-level call."""
+    key = (opdef.name, inplace)
+    end = _CHAIN_ENDS.get(key)
+    if end is not None:
+        return end
+    impl, names = _shared_impl(opdef, inplace)
+    if opdef.normalize is not None:
+        _CHAIN_ENDS[key] = impl
+        return impl
+    signature = as_method(opdef.signature) if inplace else function_signature(opdef)
+    names = {**names, "_impl": impl}
+    params, call = parameter_list(signature, names)
+    relevant = relevant_parameters(signature, _kinds_for(opdef, signature))
+    records_grad = opdef.differentiable and not opdef.factory and not records_on_fast_path(opdef, inplace)
+    parts = []
+    hot = None if inplace else _hot_path(opdef, signature, _wrap_known_for(opdef, signature, inplace))
+    if hot is not None:
+        parts.append(_block(f"if {hot[0]}:", hot[1]))
+    parts.append(_block(f"if {fast_condition(relevant, records_grad)}:",
+                        _fast_body(opdef, signature, inplace=inplace)))
+    parts.append(f"return _impl({call})")
+    name = f"_end_{opdef.name}_" if inplace else f"_end_{opdef.name}"
+    source = f"def {name}({params}):\n" + textwrap.indent("\n".join(parts), "    ") + "\n"
+    end = _CHAIN_ENDS[key] = _generated.define(source, name, {**GENERATED_NAMES, **names},
+                                               label=f"{opdef.namespace}.{name}")
+    return end
 
 
 def shared_impl(opdef: OpDef, inplace: bool):

@@ -31,13 +31,17 @@ from __future__ import annotations
 from .._autograd.grad_mode import grad_enabled, reset_grad_enabled, set_grad_enabled_raw
 from .._autograd.graph import bump_version, record_inplace, share_version
 from .._dispatch import aten, kernel_site, python_dispatch
-from .._dispatch.python_dispatch import is_dispatch_class
+from .._dispatch.python_dispatch import FORMULA_CALLS as _FORMULA_CALLS
+from .._dispatch.python_dispatch import is_dispatch_class, run_chain, schema_form
 from .._ops import OpDef
 from .._overrides import dispatch as _overrides
 from .._tensor_base import PLAIN, TensorBase
 from .runtime import wrap
 
 __all__ = ["below_autograd", "listens", "saving_impl", "correct_aliasing"]
+
+
+_formula_calls = _FORMULA_CALLS.get
 
 
 def listens(value) -> bool:
@@ -68,33 +72,33 @@ def below_autograd(entry: list, arguments: dict, out=None):
         overload = entry[3] = candidates[0] if len(candidates) == 1 else False
     if overload is False:
         overload = aten.overload_of(opdef, kind, arguments)
-    if kind == "functional":
-        wrapped = python_dispatch.FORMULA_CALLS.get()
-        if wrapped is not None:
-            overload = aten.formula_overload(opdef, arguments, wrapped) or overload
-    args, kwargs = python_dispatch.schema_form(overload, arguments)
-    records = grad_enabled() and opdef.differentiable and not opdef.factory and _any_requires_grad(opdef, arguments)
+    formula = _formula_calls()
+    if formula is not None and kind == "functional":
+        overload = aten.formula_overload(opdef, arguments, formula) or overload
+    args, kwargs = schema_form(overload, arguments)
+    grad = grad_enabled()
+    records = grad and opdef.differentiable and not opdef.factory and _any_requires_grad(opdef, arguments)
     if kind == "out":
         if records:
             raise RuntimeError(f"{opdef.name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
-        return _below(overload, args, kwargs)
+        return _below(overload, args, kwargs, grad, formula)
     if kind == "inplace" or opdef.mutates:
         if not records:
-            return _below(overload, args, kwargs)
+            return _below(overload, args, kwargs, grad, formula)
         target = next(iter(arguments.values()))
         box = []
         record_inplace(opdef.name, opdef.grad, tuple(opdef.tensor_params), arguments, target,
-                       lambda: box.append(_below(overload, args, kwargs)), opdef.save_only_for)
+                       lambda: box.append(_below(overload, args, kwargs, grad_enabled(), formula)),
+                       opdef.save_only_for)
         return box[0]
+    result = _below(overload, args, kwargs, grad, formula)
     if not records:
-        result = _below(overload, args, kwargs)
         if opdef.saves:
             result = result[0]
         if "requires_grad" in arguments and arguments["requires_grad"]:
             result._requires_grad = True
         return result
-    result = _below(overload, args, kwargs)
     if opdef.saves:
         saved = tuple(t._data for t in result[1:])
         return recorder(*arguments.values(), result[0], saved)
@@ -111,17 +115,25 @@ def _any_requires_grad(opdef: OpDef, arguments: dict) -> bool:
     return False
 
 
-def _below(overload, args: tuple, kwargs: dict):
-    """Run the chain with grad mode off (below autograd nothing records); a wrapper's result is
-    made to alias as the op says (``correct_aliasing``)."""
-    if grad_enabled():
-        token = set_grad_enabled_raw(False)
+def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None):
+    """Run the chain with grad mode off (below autograd nothing records; ``grad``: it is on
+    now) and ``FORMULA_CALLS`` clear (``formula``: it is set now — the handlers' own calls are
+    user calls); a wrapper's result is made to alias as the op says (``correct_aliasing``)."""
+    if grad or formula is not None:
+        grad_token = formula_token = None
         try:
-            result = python_dispatch.call_overload(overload, args, kwargs)
+            if grad:
+                grad_token = set_grad_enabled_raw(False)
+            if formula is not None:
+                formula_token = _FORMULA_CALLS.set(None)
+            result = run_chain(overload, args, kwargs)
         finally:
-            reset_grad_enabled(token)
+            if formula_token is not None:
+                _FORMULA_CALLS.reset(formula_token)
+            if grad_token is not None:
+                reset_grad_enabled(grad_token)
     else:
-        result = python_dispatch.call_overload(overload, args, kwargs)
+        result = run_chain(overload, args, kwargs)
     first = args[0] if args else None
     if isinstance(first, TensorBase) and type(first) is not PLAIN.tensor and is_dispatch_class(type(first)):
         return correct_aliasing(overload, args, kwargs, result)

@@ -26,21 +26,25 @@ import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
 
+from .. import _generated
 from .._device import device
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
 __all__ = ["HOOKS", "FORMULA_CALLS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized",
-           "schema_form", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
+           "schema_form", "run_chain", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
            "disabled_torch_dispatch_impl"]
 
 
 class _Hooks:
     """What the layers above give this one: ``impl_of(opdef, kind)`` — the implementation of
     an op's public form (``kind``: "functional", "inplace", "out"), which ends in its kernel;
+    ``chain_end(opdef, kind)`` — the same as the end of an overload's chain, where nothing
+    listens below autograd any more (no dispatch-level test, no override);
     ``decompose(opdef, args, kwargs)`` — run an op's composite definition."""
 
     impl_of: Callable
+    chain_end: Callable
     call: Callable  # (overload, args, kwargs): a call of an OpOverload object, autograd included
     decompose: Callable
     without_dispatch: Callable  # state -> the state with the dispatch level switched off
@@ -217,6 +221,18 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
     alternatives = overload.__dict__.get("_alternatives")
     if alternatives:
         overload = _view_of(overload, alternatives, arguments)
+    compiled = overload.__dict__.get("_form_code")
+    if compiled is None:
+        compiled = overload._form_code = _form_code(overload)
+    return compiled(arguments)
+
+
+def _schema_form_interpreted(overload, arguments: dict) -> tuple[tuple, dict]:
+    """``schema_form`` read from the overload's form table, one argument at a time: the
+    definition the generated ``_form_code`` follows (tests compare the two)."""
+    alternatives = overload.__dict__.get("_alternatives")
+    if alternatives:
+        overload = _view_of(overload, alternatives, arguments)
     form = overload.__dict__.get("_form")
     if form is None:
         form = overload._form = _form(overload)
@@ -256,6 +272,89 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
                 pending.clear()
             args.append(value)
     return tuple(args), kwargs
+
+
+def _form_code(overload) -> Callable:
+    """``schema_form`` for one overload as a generated straight-line function of the call's
+    ``arguments``: ``_schema_form_interpreted``'s loop unrolled over the overload's form table,
+    the tests its constants decide (an argument always given, a default of None, no int list)
+    left out. Generated through ``tensormodes._generated`` (its source is inspectable)."""
+    form = overload.__dict__.get("_form")
+    if form is None:
+        form = overload._form = _form(overload)
+    names = {"_MISSING": _MISSING, "_same": _same, "_int_list": _int_list, "_REDUCTIONS": REDUCTIONS,
+             "_positional": _positional}
+    lines, positional, keywords = [], [], []
+    for i, (name, public, index, default, always, kwarg_only, int_list, fill, given) in enumerate(form):
+        v, d = f"v{i}", f"d{i}"
+        names[f"_D{i}"], names[f"_F{i}"], names[f"_G{i}"] = default, fill, given
+        if public is None:
+            lines.append(f"{v} = _D{i}")
+        else:
+            lines.append(f"if {public!r} in arguments:")
+            lines.append(f"    {v} = arguments[{public!r}]")
+            if index < -1:
+                lines.append(f"    {v} = {v}[{-2 - index}]")
+            lines.append("else:")
+            lines.append(f"    {v} = _positional(arguments, {index}, _D{i})" if index >= 0 else f"    {v} = _D{i}")
+        if given is not _MISSING:
+            lines.append(f"if {v} is None:")
+            lines.append(f"    {v} = _G{i}")
+        conversion = []
+        if int_list:
+            conversion = [f"if {v} is not None:", f"    {v} = _int_list({v}, {int_list})"]
+        elif int_list is None:
+            conversion = [f"if type({v}) is int:", f"    {v} = float({v})"]
+        elif type(fill) is int:
+            conversion = [f"if type({v}) is str and {v} in _REDUCTIONS:", f"    {v} = _REDUCTIONS[{v}]"]
+        if always:
+            lines.extend(conversion)
+        else:
+            # ``_same`` is never true against None or _MISSING: those tests are left out
+            terms = [f"{v} is _D{i}"]
+            if default is not None and default is not _MISSING:
+                terms.append(f"_same({v}, _D{i})")
+            if fill is not None and fill is not _MISSING and fill is not default:
+                terms.append(f"_same({v}, _F{i})")
+            lines.append(f"{d} = {' or '.join(terms)}")
+            lines.append(f"if {d}:")
+            lines.append(f"    {v} = _F{i}")
+            if conversion:
+                lines.append("else:")
+                lines.extend("    " + line for line in conversion)
+        (keywords if kwarg_only else positional).append((name, v, d, always))
+    # Positional arguments up to the last one not at its default (an always-given one counts).
+    last_always = max((k for k, (_, _, _, always) in enumerate(positional) if always), default=-1)
+
+    def args_of(count: int) -> str:
+        return "(" + "".join(f"{v}, " for _, v, _, _ in positional[:count]) + ")"
+
+    branches = [(positional[k][2], args_of(k + 1)) for k in range(len(positional) - 1, last_always, -1)]
+    if branches:
+        for number, (d, value) in enumerate(branches):
+            lines.append(f"{'if' if number == 0 else 'elif'} not {d}:")
+            lines.append(f"    args = {value}")
+        lines.append("else:")
+        lines.append(f"    args = {args_of(last_always + 1)}")
+    else:
+        lines.append(f"args = {args_of(last_always + 1)}")
+    lines.append("kwargs = {}")
+    for name, v, d, always in keywords:
+        if always:
+            lines.append(f"kwargs[{name!r}] = {v}")
+        else:
+            lines.append(f"if not {d}:")
+            lines.append(f"    kwargs[{name!r}] = {v}")
+    lines.append("return args, kwargs")
+    source = "def schema_form(arguments):\n" + "".join(f"    {line}\n" for line in lines)
+    label = f"{overload.namespace}.{overload._packet_name}.{overload._overloadname}.schema_form"
+    return _generated.define(source, "schema_form", names, qualname=f"{overload}.schema_form", label=label)
+
+
+def _positional(arguments: dict, index: int, default):
+    """An alias's call is read by position: its ``index``-th argument, else ``default``."""
+    values = list(arguments.values())
+    return values[index] if index < len(values) else default
 
 
 def _view_of(overload, alternatives: list, arguments: dict):
@@ -482,13 +581,14 @@ def call_overload(overload, args: tuple, kwargs: dict):
     if FORMULA_CALLS.get() is not None:  # below the formula's call: handlers' own calls are user calls
         token = FORMULA_CALLS.set(None)
         try:
-            return _chain(overload, args, kwargs)
+            return run_chain(overload, args, kwargs)
         finally:
             FORMULA_CALLS.reset(token)
-    return _chain(overload, args, kwargs)
+    return run_chain(overload, args, kwargs)
 
 
-def _chain(overload, args: tuple, kwargs: dict):
+def run_chain(overload, args: tuple, kwargs: dict):
+    """``call_overload`` where ``FORMULA_CALLS`` is known to be clear."""
     state = STATE.get()
     declined = None
     if state is not None and state.dispatch_active:
@@ -555,7 +655,7 @@ def _kernel_of(overload) -> Callable:
     overload._converts = [p.name for p in parameters] != positional or any(
         p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY) for p in parameters) or \
         _takes_string_reduction(overload)
-    kernel = overload._kernel = HOOKS.impl_of(overload._opdef, overload._kind)
+    kernel = overload._kernel = HOOKS.chain_end(overload._opdef, overload._kind)
     return kernel
 
 

@@ -44,7 +44,7 @@ class _State:
     __slots__ = ("modes", "subclasses_enabled", "modes_enabled", "scopes", "handled", "fast_skip",
                  "modes_active", "top_handler", "handler", "handler_below", "_below", "_without_subclasses",
                  "dispatch_modes", "dispatch_enabled", "dispatch_active", "_dispatch_popped", "fast_skip_above",
-                 "skip_next")
+                 "skip_next", "dispatch_lane")
 
     def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple,
                  dispatch_modes: tuple = (), dispatch_enabled: bool = True, skip_next: bool = False) -> None:
@@ -63,6 +63,9 @@ class _State:
         self.dispatch_modes = dispatch_modes
         self.dispatch_enabled = dispatch_enabled
         self.dispatch_active = bool(dispatch_modes) and dispatch_enabled
+        # A dispatch mode listens and no ``__torch_function__`` mode does: generated ops hand plain
+        # arguments straight to their implementations (what ``dispatch`` would do, without it).
+        self.dispatch_lane = self.dispatch_active and not self.modes_active and not skip_next
         self._dispatch_popped: _State | None | bool = False  # not computed yet
         self._below: dict[int, _State | None] = {}
         self._without_subclasses: _State | None = None
