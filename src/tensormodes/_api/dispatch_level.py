@@ -32,9 +32,10 @@ from .._autograd.grad_mode import grad_enabled, reset_grad_enabled, set_grad_ena
 from .._autograd.graph import bump_version, record_inplace, share_version
 from .._dispatch import aten, kernel_site, python_dispatch
 from .._dispatch.python_dispatch import FORMULA_CALLS as _FORMULA_CALLS
-from .._dispatch.python_dispatch import is_dispatch_class, run_chain, schema_form
+from .._dispatch.python_dispatch import after_modes, is_dispatch_class, run_chain, schema_form, subclass_types
 from .._ops import OpDef
 from .._overrides import dispatch as _overrides
+from .._state import STATE as _STATE
 from .._tensor_base import PLAIN, TensorBase
 from .runtime import wrap
 
@@ -75,9 +76,20 @@ def below_autograd(entry: list, arguments: dict, out=None):
     formula = _formula_calls()
     if formula is not None and kind == "functional":
         overload = aten.formula_overload(opdef, arguments, formula) or overload
-    args, kwargs = schema_form(overload, arguments)
+    compiled = overload.__dict__.get("_form_code")
+    if compiled is None or overload.__dict__.get("_alternatives"):
+        args, kwargs = schema_form(overload, arguments)
+    else:
+        args, kwargs = compiled(arguments)
     grad = grad_enabled()
-    records = grad and opdef.differentiable and not opdef.factory and _any_requires_grad(opdef, arguments)
+    records = False
+    if grad and opdef.differentiable and not opdef.factory:
+        for name in opdef.tensor_params:
+            value = arguments[name]
+            if getattr(value, "_requires_grad", False) or (type(value) is list or type(value) is tuple) and any(
+                    getattr(v, "_requires_grad", False) for v in value):
+                records = True
+                break
     if kind == "out":
         if records:
             raise RuntimeError(f"{opdef.name}(): functions with out=... arguments don't support automatic "
@@ -105,35 +117,39 @@ def below_autograd(entry: list, arguments: dict, out=None):
     return recorder(*arguments.values(), result)
 
 
-def _any_requires_grad(opdef: OpDef, arguments: dict) -> bool:
-    for name in opdef.tensor_params:
-        value = arguments[name]
-        if getattr(value, "_requires_grad", False):
-            return True
-        if (type(value) is list or type(value) is tuple) and any(getattr(v, "_requires_grad", False) for v in value):
-            return True
-    return False
-
-
 def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None):
     """Run the chain with grad mode off (below autograd nothing records; ``grad``: it is on
     now) and ``FORMULA_CALLS`` clear (``formula``: it is set now — the handlers' own calls are
-    user calls); a wrapper's result is made to alias as the op says (``correct_aliasing``)."""
-    if grad or formula is not None:
-        grad_token = formula_token = None
-        try:
-            if grad:
-                grad_token = set_grad_enabled_raw(False)
-            if formula is not None:
-                formula_token = _FORMULA_CALLS.set(None)
+    user calls); a wrapper's result is made to alias as the op says (``correct_aliasing``).
+    The top mode's handler is called here (``run_chain``'s first step, inline: every op under a
+    dispatch mode comes this way)."""
+    state = _STATE.get()
+    grad_token = formula_token = None
+    try:
+        if grad:
+            grad_token = set_grad_enabled_raw(False)
+        if formula is not None:
+            formula_token = _FORMULA_CALLS.set(None)
+        if state is not None and state.dispatch_active:
+            mode = state.dispatch_modes[-1]
+            token = None
+            try:
+                token = _STATE.set(state.dispatch_popped())
+                result = mode.__torch_dispatch__(overload, subclass_types(args, kwargs), args, kwargs)
+            finally:
+                if token is None:
+                    _STATE.set(state)
+                else:
+                    _STATE.reset(token)
+            if result is NotImplemented:
+                result = after_modes(overload, args, kwargs, state, mode)
+        else:
             result = run_chain(overload, args, kwargs)
-        finally:
-            if formula_token is not None:
-                _FORMULA_CALLS.reset(formula_token)
-            if grad_token is not None:
-                reset_grad_enabled(grad_token)
-    else:
-        result = run_chain(overload, args, kwargs)
+    finally:
+        if formula_token is not None:
+            _FORMULA_CALLS.reset(formula_token)
+        if grad_token is not None:
+            reset_grad_enabled(grad_token)
     first = args[0] if args else None
     if isinstance(first, TensorBase) and type(first) is not PLAIN.tensor and is_dispatch_class(type(first)):
         return correct_aliasing(overload, args, kwargs, result)
@@ -167,7 +183,7 @@ def _decomposed(opdef: OpDef, arguments: dict):
     inner calls are not public calls (PyTorch makes them in C++), but autograd and the dispatch
     level see each of them."""
     state = _overrides.get_state()
-    inner = _NO_TORCH_FUNCTION if state is None else state.replace(modes_enabled=False, subclasses_enabled=False)
+    inner = _overrides.without_torch_function(state)
     token = None
     try:
         token = _overrides.set_state(inner)
@@ -177,9 +193,6 @@ def _decomposed(opdef: OpDef, arguments: dict):
             _overrides.set_state(state)
         else:
             _overrides.reset_state(token)
-
-
-_NO_TORCH_FUNCTION = _overrides.make_state(subclasses_enabled=False, modes_enabled=False)
 
 
 def saving_impl(opdef: OpDef):

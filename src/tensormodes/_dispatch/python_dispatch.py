@@ -32,7 +32,8 @@ from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
 __all__ = ["HOOKS", "FORMULA_CALLS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized",
-           "schema_form", "run_chain", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
+           "schema_form", "run_chain", "after_modes",
+           "subclass_types", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
            "disabled_torch_dispatch_impl"]
 
 
@@ -590,15 +591,13 @@ def call_overload(overload, args: tuple, kwargs: dict):
 def run_chain(overload, args: tuple, kwargs: dict):
     """``call_overload`` where ``FORMULA_CALLS`` is known to be clear."""
     state = STATE.get()
-    declined = None
     if state is not None and state.dispatch_active:
         mode = state.dispatch_modes[-1]
-        overloaded = _subclass_args(args, kwargs)
+        types = subclass_types(args, kwargs)
         token = None
         try:
             token = STATE.set(state.dispatch_popped())
-            result = mode.__torch_dispatch__(overload, tuple([type(a) for a in overloaded]) if overloaded else (),
-                                             args, kwargs)
+            result = mode.__torch_dispatch__(overload, types, args, kwargs)
         finally:
             if token is None:
                 STATE.set(state)
@@ -606,7 +605,33 @@ def run_chain(overload, args: tuple, kwargs: dict):
                 STATE.reset(token)
         if result is not NotImplemented:
             return result
-        declined = mode
+        return after_modes(overload, args, kwargs, state, mode)
+    if state is None or state.dispatch_enabled:
+        plain = PLAIN.tensor
+        for value in args:  # plain tensors and numbers: no subclass to ask (the common case, inline)
+            cls = type(value)
+            if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
+                if not (cls is list or cls is tuple) or any(type(v) is not plain and isinstance(v, TensorBase)
+                                                            for v in value):
+                    return after_modes(overload, args, kwargs, state, None)
+        if kwargs:
+            return after_modes(overload, args, kwargs, state, None)
+    kernel = overload.__dict__.get("_kernel")
+    if kernel is None:
+        kernel = _kernel_of(overload)
+    try:
+        if kwargs or overload._converts:
+            public_args, public_kwargs = public_call(overload, args, kwargs)
+            return kernel(*public_args, **public_kwargs)
+        return kernel(*args)
+    except TypeError:
+        bind(overload, args, kwargs)  # arguments the schema refuses: PyTorch's RuntimeError (free when right)
+        raise
+
+
+def after_modes(overload, args: tuple, kwargs: dict, state, declined):
+    """The chain below the modes (``declined``: the mode that returned NotImplemented, else None):
+    the subclasses' handlers, then the kernel."""
     if state is None or state.dispatch_enabled:
         overloaded = _subclass_args(args, kwargs)
         if overloaded:
@@ -635,6 +660,19 @@ def run_chain(overload, args: tuple, kwargs: dict):
     except TypeError:
         bind(overload, args, kwargs)  # arguments the schema refuses: PyTorch's RuntimeError (free when right)
         raise
+
+
+def subclass_types(args: tuple, kwargs: dict) -> tuple:
+    """The ``types`` a mode's handler is given: the classes of the ``__torch_dispatch__``
+    subclasses among the arguments, in dispatch order (() for plain ones)."""
+    plain = PLAIN.tensor
+    for value in args:
+        cls = type(value)
+        if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
+            if not (cls is list or cls is tuple) or any(type(v) is not plain and isinstance(v, TensorBase)
+                                                        for v in value):
+                return tuple([type(a) for a in dispatch_classes((*args, *kwargs.values()))])
+    return tuple([type(a) for a in dispatch_classes(kwargs.values())]) if kwargs else ()
 
 
 def _subclass_args(args: tuple, kwargs: dict) -> list:
