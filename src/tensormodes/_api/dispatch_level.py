@@ -32,7 +32,7 @@ from .._autograd.grad_mode import grad_enabled, reset_grad_enabled, set_grad_ena
 from .._autograd.graph import bump_version, record_inplace, share_version
 from .._dispatch import aten, kernel_site, python_dispatch
 from .._dispatch.python_dispatch import FORMULA_CALLS as _FORMULA_CALLS
-from .._dispatch.python_dispatch import after_modes, is_dispatch_class, run_chain, schema_form, subclass_types
+from .._dispatch.python_dispatch import after_modes, is_dispatch_class, schema_form, subclass_types
 from .._ops import OpDef
 from .._overrides import dispatch as _overrides
 from .._state import STATE as _STATE
@@ -143,8 +143,8 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
                     _STATE.reset(token)
             if result is NotImplemented:
                 result = after_modes(overload, args, kwargs, state, mode)
-        else:
-            result = run_chain(overload, args, kwargs)
+        else:  # no mode listens: the subclasses, then the kernel
+            result = after_modes(overload, args, kwargs, state, None)
     finally:
         if formula_token is not None:
             _FORMULA_CALLS.reset(formula_token)
