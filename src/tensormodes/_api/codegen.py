@@ -638,7 +638,7 @@ def _dispatch_level_prologue(opdef: OpDef, signature: inspect.Signature, inplace
     if opdef.meta is metadata and not opdef.tensor_params.keys() - {"input", "self"} and \
             opdef.signature.return_annotation in ("bool", "int"):
         return []  # metadata queries (``is_complex``, ``numel``) dispatch nothing, as in PyTorch
-    names["_ENTRY"] = [opdef, "inplace" if inplace else "functional", names.get("_rec"), None]
+    names["_ENTRY"] = [opdef, "inplace" if inplace else "functional", names.get("_rec"), None, None]
     names["_below"] = dispatch_level.below_autograd
     names["_listens"] = dispatch_level.listens
     terms = []
@@ -652,7 +652,7 @@ def _dispatch_level_prologue(opdef: OpDef, signature: inspect.Signature, inplace
     if terms:
         condition += f" or (_st is None or _st.dispatch_enabled) and ({' or '.join(terms)})"
     out = "out" if "out" in signature.parameters and opdef.out else "None"
-    return ["_st = _get_state()", f"if {condition}:", f"    return _below(_ENTRY, {arguments}, {out})"]
+    return ["_st = _get_state()", f"if {condition}:", f"    return (_ENTRY[4] or _below)(_ENTRY, {arguments}, {out})"]
 
 
 def records_on_fast_path(opdef: OpDef, inplace: bool) -> bool:

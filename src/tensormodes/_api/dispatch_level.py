@@ -28,12 +28,14 @@ the plain path never pays for it. ``below_autograd`` is the autograd level of su
 
 from __future__ import annotations
 
+from .. import _generated
 from .._autograd.grad_mode import grad_enabled, reset_grad_enabled, set_grad_enabled_raw
 from .._autograd.graph import bump_version, record_inplace, share_version
 from .._dispatch import aten, kernel_site, python_dispatch
 from .._dispatch.python_dispatch import FORMULA_CALLS as _FORMULA_CALLS
-from .._dispatch.python_dispatch import after_modes, is_dispatch_class, schema_form, subclass_types
+from .._dispatch.python_dispatch import after_modes, form_source, is_dispatch_class, schema_form, subclass_types
 from .._ops import OpDef
+from .._ops.registry import TensorKind
 from .._overrides import dispatch as _overrides
 from .._state import STATE as _STATE
 from .._tensor_base import PLAIN, TensorBase
@@ -56,10 +58,12 @@ def listens(value) -> bool:
 
 
 def below_autograd(entry: list, arguments: dict, out=None):
-    """The call of op ``entry = [opdef, kind, recorder, overload]`` with ``arguments`` (public
-    parameter name -> value, ``out=`` apart), when the dispatch level listens. ``overload`` is
-    the op's only overload, found at the first call (False: it has several)."""
-    opdef, kind, recorder, overload = entry
+    """The call of op ``entry = [opdef, kind, recorder, overload, lane]`` with ``arguments``
+    (public parameter name -> value, ``out=`` apart), when the dispatch level listens.
+    ``overload`` is the op's only overload, found at the first call (False: it has several);
+    ``lane`` what generated implementations call instead of this function (``_lane``; this
+    function itself for an op without one), set at the first call."""
+    opdef, kind, recorder, overload = entry[:4]
     if opdef.decompose is not None and kind == "functional" and out is None:
         result = _decomposed(opdef, arguments)
         if result is not NotImplemented:  # NotImplemented: the op itself, for these arguments
@@ -73,6 +77,8 @@ def below_autograd(entry: list, arguments: dict, out=None):
         overload = entry[3] = candidates[0] if len(candidates) == 1 else False
     if overload is False:
         overload = aten.overload_of(opdef, kind, arguments)
+    if entry[4] is None and out is None:
+        entry[4] = _lane(entry) or below_autograd  # the op's own code, from the next call on
     formula = _formula_calls()
     if formula is not None and kind == "functional":
         overload = aten.formula_overload(opdef, arguments, formula) or overload
@@ -115,6 +121,48 @@ def below_autograd(entry: list, arguments: dict, out=None):
         saved = tuple(t._data for t in result[1:])
         return recorder(*arguments.values(), result[0], saved)
     return recorder(*arguments.values(), result)
+
+
+def _lane(entry: list):
+    """``below_autograd`` for one op as generated straight-line code (``entry[4]``, which
+    generated implementations call when set): its one overload's schema form inline, the
+    requires-grad test over its tensor parameters, the recorder — for a functional op with one
+    overload, no composite definition, no ``saves=``/``requires_grad=``; anything else (``out=``,
+    a gradient formula's call of an op with overloads only formulas reach) goes to
+    ``below_autograd``. None when the op does not qualify."""
+    opdef, kind, recorder, overload = entry[:4]
+    if (kind != "functional" or overload in (None, False) or opdef.decompose is not None or opdef.saves
+            or opdef.mutates or "requires_grad" in opdef.signature.parameters
+            or overload.__dict__.get("_alternatives")):
+        return None
+    # the op's own overload (not an alias's): its arguments hold every parameter by its name
+    known = frozenset(opdef.signature.parameters) if overload._opdef is opdef else frozenset()
+    lines, names = form_source(overload, known)
+    names.update({"_generic": below_autograd, "_below": _below, "_OVERLOAD": overload, "_rec": recorder,
+                  "_formula_calls": _formula_calls, "_grad_enabled": grad_enabled})
+    # an op with overloads only gradient formulas reach: a formula's call is below_autograd's
+    generic = "out is not None or formula is not None" if aten.has_formula_forms(opdef) else "out is not None"
+    body = ["formula = _formula_calls()", f"if {generic}:", "    return _generic(entry, arguments, out)", *lines,
+            "grad = _grad_enabled()"]
+    if opdef.differentiable and not opdef.factory and opdef.tensor_params and recorder is not None:
+        terms = []
+        for name in opdef.tensor_params:
+            terms.append(f"getattr(arguments[{name!r}], '_requires_grad', False)")
+            if opdef.tensor_params[name] in (TensorKind.TENSOR_LIST, TensorKind.ANY_LIST, TensorKind.INDEX):
+                terms[-1] = f"_list_requires_grad(arguments[{name!r}])"
+        names["_list_requires_grad"] = _list_requires_grad
+        body += [f"if grad and ({' or '.join(terms)}):",
+                 "    return _rec(*arguments.values(), _below(_OVERLOAD, args, kwargs, True, formula))"]
+    body.append("return _below(_OVERLOAD, args, kwargs, grad, formula)")
+    source = "def below_autograd(entry, arguments, out):\n" + "".join(f"    {line}\n" for line in body)
+    label = f"{opdef.namespace}._below_{opdef.name}"
+    return _generated.define(source, "below_autograd", names, qualname=f"_below_{opdef.name}", label=label)
+
+
+def _list_requires_grad(value) -> bool:
+    if getattr(value, "_requires_grad", False):
+        return True
+    return (type(value) is list or type(value) is tuple) and any(getattr(v, "_requires_grad", False) for v in value)
 
 
 def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None):

@@ -796,6 +796,13 @@ def formula_overload(opdef: OpDef, arguments: dict, wrapped: tuple = ()) -> OpOv
     return None
 
 
+def has_formula_forms(opdef: OpDef) -> bool:
+    """Whether ``opdef`` has overloads only gradient formulas reach (``formula_overload``)."""
+    if not _BUILT.is_set():
+        _build()
+    return opdef.name in _FORMULA_FORMS
+
+
 def overloads_of(opdef: OpDef, kind: str = "functional") -> tuple[OpOverload, ...]:
     """The overloads a call of ``opdef`` (``kind``: "functional", "inplace" or "out") may reach."""
     if not _BUILT.is_set():

@@ -32,7 +32,7 @@ from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
 __all__ = ["HOOKS", "FORMULA_CALLS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized",
-           "schema_form", "run_chain", "after_modes",
+           "schema_form", "form_source", "run_chain", "after_modes",
            "subclass_types", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
            "disabled_torch_dispatch_impl"]
 
@@ -280,6 +280,16 @@ def _form_code(overload) -> Callable:
     ``arguments``: ``_schema_form_interpreted``'s loop unrolled over the overload's form table,
     the tests its constants decide (an argument always given, a default of None, no int list)
     left out. Generated through ``tensormodes._generated`` (its source is inspectable)."""
+    lines, names = form_source(overload)
+    source = "def schema_form(arguments):\n" + "".join(f"    {line}\n" for line in lines) + "    return args, kwargs\n"
+    label = f"{overload.namespace}.{overload._packet_name}.{overload._overloadname}.schema_form"
+    return _generated.define(source, "schema_form", names, qualname=f"{overload}.schema_form", label=label)
+
+
+def form_source(overload, known: frozenset = frozenset()) -> tuple[list[str], dict]:
+    """The lines of ``_form_code``'s body that set ``args`` and ``kwargs`` from ``arguments``,
+    and the names they use (for other generated code to embed them, ``_api.dispatch_level``);
+    ``known``: the public names ``arguments`` always holds there (not tested for)."""
     form = overload.__dict__.get("_form")
     if form is None:
         form = overload._form = _form(overload)
@@ -289,7 +299,12 @@ def _form_code(overload) -> Callable:
     for i, (name, public, index, default, always, kwarg_only, int_list, fill, given) in enumerate(form):
         v, d = f"v{i}", f"d{i}"
         names[f"_D{i}"], names[f"_F{i}"], names[f"_G{i}"] = default, fill, given
-        if public is None:
+        if public is not None and public in known:
+            item = "" if index >= -1 else f"[{-2 - index}]"
+            lines.append(f"{v} = arguments[{public!r}]{item}")
+            # given, and without a default it could equal: never at its default
+            always = always or (default is _MISSING and (fill is None or fill is _MISSING))
+        elif public is None:
             lines.append(f"{v} = _D{i}")
         else:
             lines.append(f"if {public!r} in arguments:")
@@ -346,10 +361,7 @@ def _form_code(overload) -> Callable:
         else:
             lines.append(f"if not {d}:")
             lines.append(f"    kwargs[{name!r}] = {v}")
-    lines.append("return args, kwargs")
-    source = "def schema_form(arguments):\n" + "".join(f"    {line}\n" for line in lines)
-    label = f"{overload.namespace}.{overload._packet_name}.{overload._overloadname}.schema_form"
-    return _generated.define(source, "schema_form", names, qualname=f"{overload}.schema_form", label=label)
+    return lines, names
 
 
 def _positional(arguments: dict, index: int, default):
