@@ -191,23 +191,27 @@ def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = Fal
     return args, "\n".join(["_kwargs = {}", *keyword_lines])
 
 
-def _slow_path(args: str, relevant: list[Relevant], leaf: str, lane: str = "") -> str:
+def _dispatch_lane(relevant: list[Relevant], call: str, operator: bool) -> str:
+    """Source of the lane an op's form takes when a dispatch mode listens and nothing at the
+    ``__torch_function__`` level does (``state.dispatch_lane``) and its arguments are plain: the
+    implementation directly, as ``_dispatch`` would call it (before the slow path builds the
+    handlers' ``kwargs``). An operator's TypeError is NotImplemented, as on the slow path."""
+    lane = f"if state is not None and state.dispatch_lane and {fast_condition(relevant)}:\n    return {call}"
+    if operator:
+        lane = (f"try:\n{textwrap.indent(lane, '    ')}\nexcept _DispatchFailed:\n    raise\n"
+                "except TypeError:\n    return NotImplemented")
+    return lane + "\n"
+
+
+def _slow_path(args: str, relevant: list[Relevant], leaf: str) -> str:
     """Source of the slow path: one pass-through mode on plain arguments is handled
     inline (every nested mode pays for this path), anything else by ``_dispatch``.
 
     The state is set inside the ``try``, so that an exception arriving right after the set
     (a signal handler's) cannot leave the mode popped: the token is then still None and
     the state is restored by value (else by the token, cheaper than a second set). The
-    restore is inline: a helper's call would be one more point where a signal handler runs.
-    ``lane``: the call of the implementation, for an op's forms — taken directly when a dispatch
-    mode listens but nothing at the ``__torch_function__`` level does (``state.dispatch_lane``),
-    as ``_dispatch`` would for these arguments."""
-    if lane:
-        lane = f"""\
-if state is not None and state.dispatch_lane and {fast_condition(relevant)}:
-    return {lane}
-"""
-    return lane + f"""\
+    restore is inline: a helper's call would be one more point where a signal handler runs."""
+    return f"""\
 if state is not None and state.handler is not None and {fast_condition(relevant)}:
     _token = None
     try:
@@ -253,7 +257,8 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     params, call = parameter_list(signature, names)
     body = textwrap.indent(fast_body if fast_body is not None else f"return _impl({call})", " " * 8)
     args, kwargs = _slow_call_arguments(signature, pass_defaults)
-    slow = _slow_path(args, relevant, "_leaf", f"_impl({call})" if runs_kernel else "")
+    slow = _slow_path(args, relevant, "_leaf")
+    lane = _dispatch_lane(relevant, f"_impl({call})", not_implemented_on_type_error) if runs_kernel else ""
     hot = ""
     if hot_path is not None:
         condition, hot_body = hot_path
@@ -280,7 +285,7 @@ def _relevant({params}):
 def {name}({params}):
 {prologue}    state = _get_state()
 {fast}
-{textwrap.indent(kwargs, "    ")}
+{textwrap.indent(lane, "    ")}{textwrap.indent(kwargs, "    ")}
 {textwrap.indent(slow, "    ")}
 """
     qualname = qualname or name

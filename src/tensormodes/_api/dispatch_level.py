@@ -172,6 +172,7 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
     The top mode's handler is called here (``run_chain``'s first step, inline: every op under a
     dispatch mode comes this way)."""
     state = _STATE.get()
+    plain = PLAIN.tensor
     grad_token = formula_token = None
     try:
         if grad:
@@ -180,10 +181,22 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
             formula_token = _FORMULA_CALLS.set(None)
         if state is not None and state.dispatch_active:
             mode = state.dispatch_modes[-1]
+            popped = state._dispatch_popped
+            if popped is False:
+                popped = state.dispatch_popped()
+            types = ()
+            for value in args:  # ``subclass_types`` inline for plain tensors and numbers
+                cls = type(value)
+                if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
+                    types = subclass_types(args, kwargs)
+                    break
+            else:
+                if kwargs:
+                    types = subclass_types(args, kwargs)
             token = None
             try:
-                token = _STATE.set(state.dispatch_popped())
-                result = mode.__torch_dispatch__(overload, subclass_types(args, kwargs), args, kwargs)
+                token = _STATE.set(popped)
+                result = mode.__torch_dispatch__(overload, types, args, kwargs)
             finally:
                 if token is None:
                     _STATE.set(state)
@@ -198,8 +211,7 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
             _FORMULA_CALLS.reset(formula_token)
         if grad_token is not None:
             reset_grad_enabled(grad_token)
-    first = args[0] if args else None
-    if isinstance(first, TensorBase) and type(first) is not PLAIN.tensor and is_dispatch_class(type(first)):
+    if args and type(args[0]) is not plain and isinstance(args[0], TensorBase) and is_dispatch_class(type(args[0])):
         return correct_aliasing(overload, args, kwargs, result)
     return result
 
