@@ -233,7 +233,7 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
                   qualname: str | None = None, doc: str | None = None, module: str = "tensormodes",
                   not_implemented_on_type_error: bool = False, pass_defaults: bool = False,
                   records_grad: bool = False, hot_path: tuple[str, str] | None = None, prologue: str = "",
-                  runs_kernel: bool = False):
+                  runs_kernel: bool = False, dispatch_call: str | None = None):
     """A public callable with ``signature``, dispatching through the override layer.
 
     ``fast_body`` (unindented source) runs when every relevant argument is plain
@@ -250,6 +250,8 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     commonest call (plain tensors, no mode, defaults) pays one test instead of the fast path's
     nested ones.
     ``prologue``: a source line rebinding parameters first (an op's ``normalize``).
+    ``dispatch_call``: what the dispatch lane (``_dispatch_lane``) calls, the implementation by
+    default.
     """
     names = dict(fast_names or {})
     names["_impl"] = impl
@@ -258,7 +260,8 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     body = textwrap.indent(fast_body if fast_body is not None else f"return _impl({call})", " " * 8)
     args, kwargs = _slow_call_arguments(signature, pass_defaults)
     slow = _slow_path(args, relevant, "_leaf")
-    lane = _dispatch_lane(relevant, f"_impl({call})", not_implemented_on_type_error) if runs_kernel else ""
+    lane = _dispatch_lane(relevant, dispatch_call or f"_impl({call})", not_implemented_on_type_error) \
+        if runs_kernel else ""
     hot = ""
     if hot_path is not None:
         condition, hot_body = hot_path
@@ -759,12 +762,34 @@ def op_callable(opdef: OpDef, name: str, signature: inspect.Signature, *, inplac
         prologue = f"{own}, = _normalize({own})"
     return make_callable(
         name, signature, relevant_parameters(signature, _kinds_for(opdef, signature)), impl, leaf=True,
-        prologue=prologue,
+        prologue=prologue, dispatch_call=_below_call(opdef, signature, inplace, names),
         fast_body=_fast_body(opdef, signature, inplace=inplace), fast_names=names,
         hot_path=None if inplace else _hot_path(opdef, signature, _wrap_known_for(opdef, signature, inplace)),
         qualname=qualname, doc=opdef.doc, module="tensormodes", not_implemented_on_type_error=operator,
         runs_kernel=True,
         records_grad=opdef.differentiable and not opdef.factory and not records_on_fast_path(opdef, inplace))
+
+
+def _below_call(opdef: OpDef, signature: inspect.Signature, inplace: bool, names: dict) -> str | None:
+    """The implementation's hand-off to the dispatch level (``_dispatch_level_prologue``) as a
+    public form can make it itself, skipping the implementation's frame: when the form's
+    parameters are the implementation's (names, kinds, order; the first may be named ``self``,
+    ``out=`` may be left out).
+    None otherwise (the form calls the implementation)."""
+    if "_ENTRY" not in names:
+        return None
+    own = list(signature.parameters.values())
+    implementation = as_method(opdef.signature) if inplace else function_signature(opdef)
+    theirs = list(implementation.parameters.values())
+    if theirs and theirs[-1].name == "out" and (not own or own[-1].name != "out"):
+        theirs.pop()  # a method without ``out=``: the implementation's default, None
+    if len(own) != len(theirs) or any(
+            a.kind is not b.kind or (i and a.name != b.name) or a.kind in (a.VAR_POSITIONAL, a.VAR_KEYWORD)
+            for i, (a, b) in enumerate(zip(own, theirs))):
+        return None
+    arguments = "{" + ", ".join(f"{p!r}: {n}" for n, p in zip(signature.parameters, opdef.signature.parameters)) + "}"
+    out = "out" if "out" in signature.parameters and opdef.out else "None"
+    return f"(_ENTRY[4] or _below)(_ENTRY, {arguments}, {out})"
 
 
 _IMPLS: dict[tuple[str, bool], tuple] = {}
