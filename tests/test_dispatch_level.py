@@ -573,19 +573,20 @@ def test_generated_schema_forms_and_lanes_equal_the_interpreted_form():
     overloads = [o for packet in list(aten_table._PACKETS.values()) for o in packet._overloads.values()]
     run()
     generated = run()  # the lanes are made at an op's first call under a mode
-    assert any(entry[4] not in (None, dispatch_level.below_autograd) for entry in entries)
+    lanes = (dispatch_level.by_position, dispatch_level._without_lane)
+    assert any(entry[4] not in lanes for entry in entries)
     generic, interpreted = dispatch_level.schema_form, python_dispatch._schema_form_interpreted
     try:
         dispatch_level.schema_form = interpreted
         for entry in entries:
-            entry[4] = dispatch_level.below_autograd
+            entry[4] = dispatch_level._without_lane
         for overload in overloads:
             overload.__dict__.pop("_form_code", None)
         reference = run()
     finally:
         dispatch_level.schema_form = generic
         for entry in [names["_ENTRY"] for _, names in list(codegen._IMPLS.values()) if "_ENTRY" in names]:
-            entry[4] = None
+            entry[4] = dispatch_level.by_position
     assert len(generated) == len(reference) > 30
     for got, expected in zip(generated, reference):
         assert got[0] == expected[0] and same(got[1:], expected[1:]), (got, expected)

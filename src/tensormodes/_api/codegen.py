@@ -646,8 +646,8 @@ def _dispatch_level_prologue(opdef: OpDef, signature: inspect.Signature, inplace
     if opdef.meta is metadata and not opdef.tensor_params.keys() - {"input", "self"} and \
             opdef.signature.return_annotation in ("bool", "int"):
         return []  # metadata queries (``is_complex``, ``numel``) dispatch nothing, as in PyTorch
-    names["_ENTRY"] = [opdef, "inplace" if inplace else "functional", names.get("_rec"), None, None]
-    names["_below"] = dispatch_level.below_autograd
+    names["_ENTRY"] = [opdef, "inplace" if inplace else "functional", names.get("_rec"), None,
+                       dispatch_level.by_position]
     names["_listens"] = dispatch_level.listens
     terms = []
     for name, p in zip(signature.parameters, opdef.signature.parameters):
@@ -660,7 +660,8 @@ def _dispatch_level_prologue(opdef: OpDef, signature: inspect.Signature, inplace
     if terms:
         condition += f" or (_st is None or _st.dispatch_enabled) and ({' or '.join(terms)})"
     out = "out" if "out" in signature.parameters and opdef.out else "None"
-    return ["_st = _get_state()", f"if {condition}:", f"    return (_ENTRY[4] or _below)(_ENTRY, {arguments}, {out})"]
+    values = "".join(f"{n}, " for n, _ in zip(signature.parameters, opdef.signature.parameters))
+    return ["_st = _get_state()", f"if {condition}:", f"    return _ENTRY[4](_ENTRY, {values}{out})"]
 
 
 def records_on_fast_path(opdef: OpDef, inplace: bool) -> bool:
@@ -787,9 +788,9 @@ def _below_call(opdef: OpDef, signature: inspect.Signature, inplace: bool, names
             a.kind is not b.kind or (i and a.name != b.name) or a.kind in (a.VAR_POSITIONAL, a.VAR_KEYWORD)
             for i, (a, b) in enumerate(zip(own, theirs))):
         return None
-    arguments = "{" + ", ".join(f"{p!r}: {n}" for n, p in zip(signature.parameters, opdef.signature.parameters)) + "}"
+    values = "".join(f"{n}, " for n, _ in zip(signature.parameters, opdef.signature.parameters))
     out = "out" if "out" in signature.parameters and opdef.out else "None"
-    return f"(_ENTRY[4] or _below)(_ENTRY, {arguments}, {out})"
+    return f"_ENTRY[4](_ENTRY, {values}{out})"
 
 
 _IMPLS: dict[tuple[str, bool], tuple] = {}

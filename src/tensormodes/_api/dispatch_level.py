@@ -41,7 +41,7 @@ from .._state import STATE as _STATE
 from .._tensor_base import PLAIN, TensorBase
 from .runtime import wrap
 
-__all__ = ["below_autograd", "listens", "saving_impl", "correct_aliasing"]
+__all__ = ["below_autograd", "by_position", "listens", "saving_impl", "correct_aliasing"]
 
 
 _formula_calls = _FORMULA_CALLS.get
@@ -61,8 +61,9 @@ def below_autograd(entry: list, arguments: dict, out=None):
     """The call of op ``entry = [opdef, kind, recorder, overload, lane]`` with ``arguments``
     (public parameter name -> value, ``out=`` apart), when the dispatch level listens.
     ``overload`` is the op's only overload, found at the first call (False: it has several);
-    ``lane`` what generated implementations call instead of this function (``_lane``; this
-    function itself for an op without one), set at the first call."""
+    ``lane`` what generated code calls with the arguments' values by position and ``out``:
+    ``by_position`` until the first call, then the op's own code (``_lane``) or, for an op
+    without one, ``_without_lane``."""
     opdef, kind, recorder, overload = entry[:4]
     if opdef.decompose is not None and kind == "functional" and out is None:
         result = _decomposed(opdef, arguments)
@@ -77,8 +78,8 @@ def below_autograd(entry: list, arguments: dict, out=None):
         overload = entry[3] = candidates[0] if len(candidates) == 1 else False
     if overload is False:
         overload = aten.overload_of(opdef, kind, arguments)
-    if entry[4] is None and out is None:
-        entry[4] = _lane(entry) or below_autograd  # the op's own code, from the next call on
+    if entry[4] is by_position and out is None:
+        entry[4] = _lane(entry) or _without_lane  # the op's own code, from the next call on
     formula = _formula_calls()
     if formula is not None and kind == "functional":
         overload = aten.formula_overload(opdef, arguments, formula) or overload
@@ -123,6 +124,17 @@ def below_autograd(entry: list, arguments: dict, out=None):
     return recorder(*arguments.values(), result)
 
 
+def by_position(entry: list, *values):
+    """``entry[4]`` until the op's first call below autograd: ``below_autograd`` of ``values``
+    (the op's parameters in order, then ``out``), which makes the op's lane."""
+    return below_autograd(entry, dict(zip(entry[0].signature.parameters, values)), values[-1])
+
+
+def _without_lane(entry: list, *values):
+    """``entry[4]`` of an op without a lane (see ``_lane``)."""
+    return below_autograd(entry, dict(zip(entry[0].signature.parameters, values)), values[-1])
+
+
 def _lane(entry: list):
     """``below_autograd`` for one op as generated straight-line code (``entry[4]``, which
     generated implementations call when set): its one overload's schema form inline, the
@@ -133,28 +145,31 @@ def _lane(entry: list):
     opdef, kind, recorder, overload = entry[:4]
     if (kind != "functional" or overload in (None, False) or opdef.decompose is not None or opdef.saves
             or opdef.mutates or "requires_grad" in opdef.signature.parameters
-            or overload.__dict__.get("_alternatives")):
+            or overload.__dict__.get("_alternatives") or overload._opdef is not opdef):
         return None
-    # the op's own overload (not an alias's): its arguments hold every parameter by its name
-    known = frozenset(opdef.signature.parameters) if overload._opdef is opdef else frozenset()
-    lines, names = form_source(overload, known)
+    # the values come by position (p0, p1, ...: no clash with a parameter's name)
+    values = [f"p{k}" for k in range(len(opdef.signature.parameters))]
+    read = dict(zip(opdef.signature.parameters, values))
+    arguments = "{" + ", ".join(f"{name!r}: {value}" for name, value in read.items()) + "}"
+    lines, names = form_source(overload, read)
     names.update({"_generic": below_autograd, "_below": _below, "_OVERLOAD": overload, "_rec": recorder,
                   "_formula_calls": _formula_calls, "_grad_enabled": grad_enabled})
     # an op with overloads only gradient formulas reach: a formula's call is below_autograd's
     generic = "out is not None or formula is not None" if aten.has_formula_forms(opdef) else "out is not None"
-    body = ["formula = _formula_calls()", f"if {generic}:", "    return _generic(entry, arguments, out)", *lines,
+    body = ["formula = _formula_calls()", f"if {generic}:", f"    return _generic(entry, {arguments}, out)", *lines,
             "grad = _grad_enabled()"]
     if opdef.differentiable and not opdef.factory and opdef.tensor_params and recorder is not None:
         terms = []
         for name in opdef.tensor_params:
-            terms.append(f"getattr(arguments[{name!r}], '_requires_grad', False)")
+            terms.append(f"getattr({read[name]}, '_requires_grad', False)")
             if opdef.tensor_params[name] in (TensorKind.TENSOR_LIST, TensorKind.ANY_LIST, TensorKind.INDEX):
-                terms[-1] = f"_list_requires_grad(arguments[{name!r}])"
+                terms[-1] = f"_list_requires_grad({read[name]})"
         names["_list_requires_grad"] = _list_requires_grad
         body += [f"if grad and ({' or '.join(terms)}):",
-                 "    return _rec(*arguments.values(), _below(_OVERLOAD, args, kwargs, True, formula))"]
+                 f"    return _rec({''.join(v + ', ' for v in values)}_below(_OVERLOAD, args, kwargs, True, formula))"]
     body.append("return _below(_OVERLOAD, args, kwargs, grad, formula)")
-    source = "def below_autograd(entry, arguments, out):\n" + "".join(f"    {line}\n" for line in body)
+    source = (f"def below_autograd(entry, {''.join(v + ', ' for v in values)}out):\n"
+              + "".join(f"    {line}\n" for line in body))
     label = f"{opdef.namespace}._below_{opdef.name}"
     return _generated.define(source, "below_autograd", names, qualname=f"_below_{opdef.name}", label=label)
 

@@ -286,10 +286,11 @@ def _form_code(overload) -> Callable:
     return _generated.define(source, "schema_form", names, qualname=f"{overload}.schema_form", label=label)
 
 
-def form_source(overload, known: frozenset = frozenset()) -> tuple[list[str], dict]:
+def form_source(overload, read: dict | None = None) -> tuple[list[str], dict]:
     """The lines of ``_form_code``'s body that set ``args`` and ``kwargs`` from ``arguments``,
     and the names they use (for other generated code to embed them, ``_api.dispatch_level``);
-    ``known``: the public names ``arguments`` always holds there (not tested for)."""
+    ``read``: public name -> the expression holding its value there (instead of ``arguments``)."""
+    read = read or {}
     form = overload.__dict__.get("_form")
     if form is None:
         form = overload._form = _form(overload)
@@ -299,9 +300,9 @@ def form_source(overload, known: frozenset = frozenset()) -> tuple[list[str], di
     for i, (name, public, index, default, always, kwarg_only, int_list, fill, given) in enumerate(form):
         v, d = f"v{i}", f"d{i}"
         names[f"_D{i}"], names[f"_F{i}"], names[f"_G{i}"] = default, fill, given
-        if public is not None and public in known:
+        if public is not None and public in read:
             item = "" if index >= -1 else f"[{-2 - index}]"
-            lines.append(f"{v} = arguments[{public!r}]{item}")
+            lines.append(f"{v} = {read[public]}{item}")
             # given, and without a default it could equal: never at its default
             always = always or (default is _MISSING and (fill is None or fill is _MISSING))
         elif public is None:
