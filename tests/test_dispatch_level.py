@@ -538,6 +538,13 @@ def test_generated_schema_forms_and_lanes_equal_the_interpreted_form():
     w = tm.randn(4, 3, requires_grad=True)
 
     def program():
+        gamma = tm.ones(3, requires_grad=True)
+        made = tm.ones_like(x, requires_grad=True)
+        normed = tm.nn.functional.layer_norm(x * made, (3,), gamma)  # saves=: mean and rstd
+        loss = tm.nn.functional.cross_entropy(normed, tm.tensor([0, 2]))  # composites
+        (loss * 2 + normed.reshape(6).sum() / 3).backward()  # formulas' Scalar overloads
+        results.append((made.requires_grad, normed.requires_grad, loss.item(), gamma.grad.tolist(),
+                        made.grad.tolist()))
         tm.add(x, x, alpha=2)
         x + 1
         x.sum(1, keepdim=True)
@@ -564,6 +571,8 @@ def test_generated_schema_forms_and_lanes_equal_the_interpreted_form():
             self.calls.append((str(func), args, kwargs))
             return func(*args, **(kwargs or {}))
 
+    results = []
+
     def run():
         with Seen() as seen:
             program()
@@ -588,5 +597,6 @@ def test_generated_schema_forms_and_lanes_equal_the_interpreted_form():
         for entry in [names["_ENTRY"] for _, names in list(codegen._IMPLS.values()) if "_ENTRY" in names]:
             entry[4] = dispatch_level.by_position
     assert len(generated) == len(reference) > 30
+    assert results[1] == results[2]
     for got, expected in zip(generated, reference):
         assert got[0] == expected[0] and same(got[1:], expected[1:]), (got, expected)

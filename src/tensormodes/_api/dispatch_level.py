@@ -57,16 +57,17 @@ def listens(value) -> bool:
     return False
 
 
-def below_autograd(entry: list, arguments: dict, out=None):
+def below_autograd(entry: list, arguments: dict, out=None, composite: bool = True):
     """The call of op ``entry = [opdef, kind, recorder, overload, lane]`` with ``arguments``
     (public parameter name -> value, ``out=`` apart), when the dispatch level listens.
     ``overload`` is the op's only overload, found at the first call (False: it has several);
     ``lane`` what generated code calls with the arguments' values by position and ``out``:
     ``by_position`` until the first call, then the op's own code (``_lane``) or, for an op
-    without one, ``_without_lane``."""
+    without one, ``_without_lane``. ``composite=False``: the decomposition has declined these
+    arguments already."""
     opdef, kind, recorder, overload = entry[:4]
-    if opdef.decompose is not None and kind == "functional" and out is None:
-        result = _decomposed(opdef, arguments)
+    if composite and opdef.decompose is not None and kind == "functional" and out is None:
+        result = _decomposed(opdef, arguments.values())
         if result is not NotImplemented:  # NotImplemented: the op itself, for these arguments
             return result
     if out is not None:
@@ -138,13 +139,12 @@ def _without_lane(entry: list, *values):
 def _lane(entry: list):
     """``below_autograd`` for one op as generated straight-line code (``entry[4]``, which
     generated implementations call when set): its one overload's schema form inline, the
-    requires-grad test over its tensor parameters, the recorder — for a functional op with one
-    overload, no composite definition, no ``saves=``/``requires_grad=``; anything else (``out=``,
-    a gradient formula's call of an op with overloads only formulas reach) goes to
-    ``below_autograd``. None when the op does not qualify."""
+    requires-grad test over its tensor parameters, the recorder; a composite's decomposition
+    first — for a functional, non-mutating op with one overload of its own; anything else
+    (``out=``, a gradient formula's call reaching an overload only formulas reach) goes to
+    ``below_autograd``, which it follows step by step. None when the op does not qualify."""
     opdef, kind, recorder, overload = entry[:4]
-    if (kind != "functional" or overload in (None, False) or opdef.decompose is not None or opdef.saves
-            or opdef.mutates or "requires_grad" in opdef.signature.parameters
+    if (kind != "functional" or overload in (None, False) or opdef.mutates
             or overload.__dict__.get("_alternatives") or overload._opdef is not opdef):
         return None
     # the values come by position (p0, p1, ...: no clash with a parameter's name)
@@ -153,11 +153,19 @@ def _lane(entry: list):
     arguments = "{" + ", ".join(f"{name!r}: {value}" for name, value in read.items()) + "}"
     lines, names = form_source(overload, read)
     names.update({"_generic": below_autograd, "_below": _below, "_OVERLOAD": overload, "_rec": recorder,
-                  "_formula_calls": _formula_calls, "_grad_enabled": grad_enabled})
-    # an op with overloads only gradient formulas reach: a formula's call is below_autograd's
-    generic = "out is not None or formula is not None" if aten.has_formula_forms(opdef) else "out is not None"
-    body = ["formula = _formula_calls()", f"if {generic}:", f"    return _generic(entry, {arguments}, out)", *lines,
-            "grad = _grad_enabled()"]
+                  "_formula_calls": _formula_calls, "_grad_enabled": grad_enabled, "_OPDEF": opdef,
+                  "_decomposed": _decomposed, "_formula_overload": aten.formula_overload})
+    given = "".join(v + ", " for v in values)
+    body = []
+    if opdef.decompose is not None:  # a composite: its decomposition, unless it declines these arguments
+        body += ["if out is None:", f"    result = _decomposed(_OPDEF, ({given}))",
+                 "    if result is not NotImplemented:", "        return result"]
+    body += ["formula = _formula_calls()", "if out is not None:", f"    return _generic(entry, {arguments}, out)"]
+    if aten.has_formula_forms(opdef):  # a gradient formula's call may reach another overload
+        body += [f"if formula is not None and _formula_overload(_OPDEF, {arguments}, formula) is not None:",
+                 f"    return _generic(entry, {arguments}, out, False)"]
+    body += [*lines, "grad = _grad_enabled()"]
+    first, saved = ("result[0]", ", tuple([t._data for t in result[1:]])") if opdef.saves else ("result", "")
     if opdef.differentiable and not opdef.factory and opdef.tensor_params and recorder is not None:
         terms = []
         for name in opdef.tensor_params:
@@ -166,8 +174,17 @@ def _lane(entry: list):
                 terms[-1] = f"_list_requires_grad({read[name]})"
         names["_list_requires_grad"] = _list_requires_grad
         body += [f"if grad and ({' or '.join(terms)}):",
-                 f"    return _rec({''.join(v + ', ' for v in values)}_below(_OVERLOAD, args, kwargs, True, formula))"]
-    body.append("return _below(_OVERLOAD, args, kwargs, grad, formula)")
+                 "    result = _below(_OVERLOAD, args, kwargs, True, formula)",
+                 f"    return _rec({given}{first}{saved})"]
+    if opdef.saves or "requires_grad" in read:
+        body.append("result = _below(_OVERLOAD, args, kwargs, grad, formula)")
+        if opdef.saves:
+            body.append("result = result[0]")
+        if "requires_grad" in read:
+            body += [f"if {read['requires_grad']}:", "    result._requires_grad = True"]
+        body.append("return result")
+    else:
+        body.append("return _below(_OVERLOAD, args, kwargs, grad, formula)")
     source = (f"def below_autograd(entry, {''.join(v + ', ' for v in values)}out):\n"
               + "".join(f"    {line}\n" for line in body))
     label = f"{opdef.namespace}._below_{opdef.name}"
@@ -253,7 +270,7 @@ def correct_aliasing(overload, args: tuple, kwargs: dict, out):
     return out
 
 
-def _decomposed(opdef: OpDef, arguments: dict):
+def _decomposed(opdef: OpDef, values):
     """Run ``opdef``'s decomposition with ``__torch_function__`` handling off: a composite's
     inner calls are not public calls (PyTorch makes them in C++), but autograd and the dispatch
     level see each of them."""
@@ -262,7 +279,7 @@ def _decomposed(opdef: OpDef, arguments: dict):
     token = None
     try:
         token = _overrides.set_state(inner)
-        return opdef.decompose(*arguments.values())
+        return opdef.decompose(*values)
     finally:
         if token is None:
             _overrides.set_state(state)
