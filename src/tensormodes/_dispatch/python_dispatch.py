@@ -623,10 +623,12 @@ def run_chain(overload, args: tuple, kwargs: dict):
         plain = PLAIN.tensor
         for value in args:  # plain tensors and numbers: no subclass to ask (the common case, inline)
             cls = type(value)
-            if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
-                if not (cls is list or cls is tuple) or any(type(v) is not plain and isinstance(v, TensorBase)
-                                                            for v in value):
-                    return after_modes(overload, args, kwargs, state, None)
+            if cls is list or cls is tuple:
+                for item in value:
+                    if type(item) is not plain and isinstance(item, TensorBase):
+                        return after_modes(overload, args, kwargs, state, None)
+            elif cls is not plain and isinstance(value, TensorBase):
+                return after_modes(overload, args, kwargs, state, None)
         if kwargs:
             return after_modes(overload, args, kwargs, state, None)
     kernel = overload.__dict__.get("_kernel")
@@ -681,10 +683,12 @@ def subclass_types(args: tuple, kwargs: dict) -> tuple:
     plain = PLAIN.tensor
     for value in args:
         cls = type(value)
-        if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
-            if not (cls is list or cls is tuple) or any(type(v) is not plain and isinstance(v, TensorBase)
-                                                        for v in value):
-                return tuple([type(a) for a in dispatch_classes((*args, *kwargs.values()))])
+        if cls is list or cls is tuple:
+            for item in value:
+                if type(item) is not plain and isinstance(item, TensorBase):
+                    return tuple([type(a) for a in dispatch_classes((*args, *kwargs.values()))])
+        elif cls is not plain and isinstance(value, TensorBase):
+            return tuple([type(a) for a in dispatch_classes((*args, *kwargs.values()))])
     return tuple([type(a) for a in dispatch_classes(kwargs.values())]) if kwargs else ()
 
 
