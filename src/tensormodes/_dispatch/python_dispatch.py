@@ -473,6 +473,20 @@ def _public_form(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         bind(overload, args, kwargs)  # raises PyTorch's error for what is wrong
     if same is not None and not (kwargs and any(key in same for key in kwargs)):
         return args, kwargs  # the schema's positions and keywords are the implementation's
+    if not kwargs and len(args) == len(leading):
+        spreads = overload.__dict__.get("_spreads", False)
+        if spreads is False:
+            spreads = overload._spreads = _spreads(names, leading)
+        if spreads is not None:  # each argument is the leading parameter at its position
+            positional = []
+            for value, spread in zip(args, spreads):
+                if spread is None:
+                    positional.append(value)
+                elif spread:
+                    positional.extend(value)
+                else:
+                    positional.append(tuple(value))
+            return tuple(positional), {}
     given = dict(zip(names, args))
     if kwargs:
         given.update(kwargs)
@@ -498,6 +512,19 @@ def _public_form(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     if outs:
         keywords["out"] = outs[0] if len(outs) == 1 else tuple(outs)
     return tuple(positional), keywords
+
+
+def _spreads(names: list, leading: list) -> list | None:
+    """For ``_public_form``'s calls whose positional arguments are exactly the leading public
+    parameters, in order: per parameter None (passed as it is), True (a ``*tensors`` list,
+    spread) or False (a ``*size`` list, as one tuple); None where the schema's order is not the
+    parameters' (the general conversion then)."""
+    spreads = []
+    for k, (parameter, schema_name, _default, tensors) in enumerate(leading):
+        if k >= len(names) or schema_name != names[k]:
+            return None
+        spreads.append(tensors if parameter.kind is inspect.Parameter.VAR_POSITIONAL else None)
+    return spreads
 
 
 def public_call(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
