@@ -528,6 +528,40 @@ def fx_run_rows() -> list[Row]:
     return rows
 
 
+def _mlp_backwards(modes: list):
+    """The backward pass alone of the autograd group's MLP step, in tensormodes and in PyTorch
+    (None without it): the loss is made once (under ``modes``, each library's instances), and
+    each call runs ``backward(retain_graph=True)`` on it under the same modes and clears the
+    gradients."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal((32, 64)).astype(np.float32), rng.integers(0, 10, 32),
+              (rng.standard_normal((64, 64)) * 0.1).astype(np.float32), np.zeros(64, np.float32),
+              (rng.standard_normal((10, 64)) * 0.1).astype(np.float32), np.zeros(10, np.float32)]
+
+    def make(library, mode):
+        functional = library.nn.functional
+        x, y = library.tensor(arrays[0]), library.tensor(arrays[1])
+        params = [library.tensor(a, requires_grad=True) for a in arrays[2:]]
+        if mode is not None:
+            mode.__enter__()
+        try:
+            w1, b1, w2, b2 = params
+            loss = functional.cross_entropy(
+                functional.linear(functional.relu(functional.linear(x, w1, b1)), w2, b2), y)
+        finally:
+            if mode is not None:
+                mode.__exit__(None, None, None)
+
+        def backward():
+            loss.backward(retain_graph=True)
+            for p in params:
+                p.grad = None
+
+        return _looped_under([mode], backward, 5) if mode is not None else backward
+
+    return make(tm, modes[0]), None if torch is None else make(torch, modes[1])
+
+
 def _mlp_steps():
     """One training step (forward + backward) of the autograd group's MLP, in tensormodes and in
     PyTorch when installed (None otherwise)."""
@@ -691,17 +725,25 @@ def dispatch_rows() -> list[Row]:
     x, y = tm.ones(1), tm.ones(1)
     wx, wy = Wrapped(x), Wrapped(y)
     step, torch_step = _mlp_steps()
-    rows = [Row("dispatch", "no-op dispatch mode: tm.add(x, y)", _looped_under([PassThrough()], lambda: tm.add(x, y)),
-                baseline=lambda: tm.add(x, y)),
-            Row("dispatch", "pytree wrapper subclass: add", lambda: tm.add(wx, wy), baseline=lambda: tm.add(x, y)),
-            Row("dispatch", "MLP step under a pass-through dispatch mode", _looped_under([PassThrough()], step, 5),
-                baseline=step)]
+    torch_mode = None
     if torch is not None:
         from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
 
         class TorchPassThrough(TorchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 return func(*args, **(kwargs or {}))
+
+        torch_mode = TorchPassThrough()
+    backward, torch_backward = _mlp_backwards([PassThrough(), torch_mode])
+    plain_backward, _ = _mlp_backwards([None, None])
+    rows = [Row("dispatch", "no-op dispatch mode: tm.add(x, y)", _looped_under([PassThrough()], lambda: tm.add(x, y)),
+                baseline=lambda: tm.add(x, y)),
+            Row("dispatch", "pytree wrapper subclass: add", lambda: tm.add(wx, wy), baseline=lambda: tm.add(x, y)),
+            Row("dispatch", "MLP step under a pass-through dispatch mode", _looped_under([PassThrough()], step, 5),
+                baseline=step),
+            Row("dispatch", "MLP backward under a pass-through dispatch mode", backward, baseline=plain_backward,
+                torch=torch_backward)]
+    if torch is not None:
 
         tx, ty = torch.ones(1), torch.ones(1)
         TorchWrapped = _torch_wrapper_class()

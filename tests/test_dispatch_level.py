@@ -511,3 +511,92 @@ def test_every_sampled_op_gives_eager_results_under_a_pass_through_dispatch_mode
                     wrong.append((name, number, "result"))
                     break
     assert wrong == []
+
+
+def test_generated_schema_forms_and_lanes_equal_the_interpreted_form():
+    # What handlers see is computed by straight-line code generated per overload
+    # (python_dispatch._form_code) and, for most ops, by a generated lane per op that embeds it
+    # (dispatch_level._lane); their definition is below_autograd with the form table read one
+    # argument at a time (_schema_form_interpreted). Defaults left out, int lists, floats, a loss's
+    # reduction enum, keyword-only arguments, a given device, several out= tensors, views, lists.
+    from tensormodes._api import codegen, dispatch_level
+    from tensormodes._dispatch import aten as aten_table
+    from tensormodes._dispatch import python_dispatch
+
+    def same(a, b):
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, (tuple, list)):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if isinstance(a, dict):
+            return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        if isinstance(a, tm.Tensor):
+            return a.shape == b.shape and a.dtype == b.dtype
+        return a == b
+
+    x, i = tm.randn(2, 3), tm.tensor([0, 2])
+    w = tm.randn(4, 3, requires_grad=True)
+
+    def program():
+        gamma = tm.ones(3, requires_grad=True)
+        made = tm.ones_like(x, requires_grad=True)
+        normed = tm.nn.functional.layer_norm(x * made, (3,), gamma)  # saves=: mean and rstd
+        loss = tm.nn.functional.cross_entropy(normed, tm.tensor([0, 2]))  # composites
+        (loss * 2 + normed.reshape(6).sum() / 3).backward()  # formulas' Scalar overloads
+        results.append((made.requires_grad, normed.requires_grad, loss.item(), gamma.grad.tolist(),
+                        made.grad.tolist()))
+        tm.add(x, x, alpha=2)
+        x + 1
+        x.sum(1, keepdim=True)
+        x.sum()
+        tm.nn.functional.mse_loss(x, x, reduction="sum")
+        tm.nn.functional.leaky_relu(x, 1)
+        tm.zeros(2, 3, device="cpu")
+        tm.sort(x, 1, out=(tm.empty(2, 3), tm.empty(2, 3, dtype=tm.int64)))
+        x.view(3, 2)
+        x.expand(2, 2, 3)
+        tm.cat([x, x], 1)
+        tm.nn.functional.max_pool2d(tm.randn(1, 1, 4, 4), 2)
+        x.index_select(1, i)
+        tm.clamp(x, min=0)
+        x.transpose(0, 1)
+        tm.nn.functional.linear(x, w).relu().sum().backward()
+
+    class Seen(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.calls.append((str(func), args, kwargs))
+            return func(*args, **(kwargs or {}))
+
+    results = []
+
+    def run():
+        with Seen() as seen:
+            program()
+        return seen.calls
+
+    entries = [names["_ENTRY"] for _, names in list(codegen._IMPLS.values()) if "_ENTRY" in names]
+    overloads = [o for packet in list(aten_table._PACKETS.values()) for o in packet._overloads.values()]
+    run()
+    generated = run()  # the lanes are made at an op's first call under a mode
+    lanes = (dispatch_level.by_position, dispatch_level._without_lane)
+    assert any(entry[4] not in lanes for entry in entries)
+    generic, interpreted = dispatch_level.schema_form, python_dispatch._schema_form_interpreted
+    try:
+        dispatch_level.schema_form = interpreted
+        for entry in entries:
+            entry[4] = dispatch_level._without_lane
+        for overload in overloads:
+            overload.__dict__.pop("_form_code", None)
+        reference = run()
+    finally:
+        dispatch_level.schema_form = generic
+        for entry in [names["_ENTRY"] for _, names in list(codegen._IMPLS.values()) if "_ENTRY" in names]:
+            entry[4] = dispatch_level.by_position
+    assert len(generated) == len(reference) > 30
+    assert results[1] == results[2]
+    for got, expected in zip(generated, reference):
+        assert got[0] == expected[0] and same(got[1:], expected[1:]), (got, expected)

@@ -191,6 +191,18 @@ def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = Fal
     return args, "\n".join(["_kwargs = {}", *keyword_lines])
 
 
+def _dispatch_lane(relevant: list[Relevant], call: str, operator: bool) -> str:
+    """Source of the lane an op's form takes when a dispatch mode listens and nothing at the
+    ``__torch_function__`` level does (``state.dispatch_lane``) and its arguments are plain: the
+    implementation directly, as ``_dispatch`` would call it (before the slow path builds the
+    handlers' ``kwargs``). An operator's TypeError is NotImplemented, as on the slow path."""
+    lane = f"if state is not None and state.dispatch_lane and {fast_condition(relevant)}:\n    return {call}"
+    if operator:
+        lane = (f"try:\n{textwrap.indent(lane, '    ')}\nexcept _DispatchFailed:\n    raise\n"
+                "except TypeError:\n    return NotImplemented")
+    return lane + "\n"
+
+
 def _slow_path(args: str, relevant: list[Relevant], leaf: str) -> str:
     """Source of the slow path: one pass-through mode on plain arguments is handled
     inline (every nested mode pays for this path), anything else by ``_dispatch``.
@@ -221,7 +233,7 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
                   qualname: str | None = None, doc: str | None = None, module: str = "tensormodes",
                   not_implemented_on_type_error: bool = False, pass_defaults: bool = False,
                   records_grad: bool = False, hot_path: tuple[str, str] | None = None, prologue: str = "",
-                  runs_kernel: bool = False):
+                  runs_kernel: bool = False, dispatch_call: str | None = None):
     """A public callable with ``signature``, dispatching through the override layer.
 
     ``fast_body`` (unindented source) runs when every relevant argument is plain
@@ -238,6 +250,8 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     commonest call (plain tensors, no mode, defaults) pays one test instead of the fast path's
     nested ones.
     ``prologue``: a source line rebinding parameters first (an op's ``normalize``).
+    ``dispatch_call``: what the dispatch lane (``_dispatch_lane``) calls, the implementation by
+    default.
     """
     names = dict(fast_names or {})
     names["_impl"] = impl
@@ -246,6 +260,8 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     body = textwrap.indent(fast_body if fast_body is not None else f"return _impl({call})", " " * 8)
     args, kwargs = _slow_call_arguments(signature, pass_defaults)
     slow = _slow_path(args, relevant, "_leaf")
+    lane = _dispatch_lane(relevant, dispatch_call or f"_impl({call})", not_implemented_on_type_error) \
+        if runs_kernel else ""
     hot = ""
     if hot_path is not None:
         condition, hot_body = hot_path
@@ -272,7 +288,7 @@ def _relevant({params}):
 def {name}({params}):
 {prologue}    state = _get_state()
 {fast}
-{textwrap.indent(kwargs, "    ")}
+{textwrap.indent(lane, "    ")}{textwrap.indent(kwargs, "    ")}
 {textwrap.indent(slow, "    ")}
 """
     qualname = qualname or name
@@ -630,8 +646,8 @@ def _dispatch_level_prologue(opdef: OpDef, signature: inspect.Signature, inplace
     if opdef.meta is metadata and not opdef.tensor_params.keys() - {"input", "self"} and \
             opdef.signature.return_annotation in ("bool", "int"):
         return []  # metadata queries (``is_complex``, ``numel``) dispatch nothing, as in PyTorch
-    names["_ENTRY"] = [opdef, "inplace" if inplace else "functional", names.get("_rec"), None]
-    names["_below"] = dispatch_level.below_autograd
+    names["_ENTRY"] = [opdef, "inplace" if inplace else "functional", names.get("_rec"), None,
+                       dispatch_level.by_position]
     names["_listens"] = dispatch_level.listens
     terms = []
     for name, p in zip(signature.parameters, opdef.signature.parameters):
@@ -644,7 +660,8 @@ def _dispatch_level_prologue(opdef: OpDef, signature: inspect.Signature, inplace
     if terms:
         condition += f" or (_st is None or _st.dispatch_enabled) and ({' or '.join(terms)})"
     out = "out" if "out" in signature.parameters and opdef.out else "None"
-    return ["_st = _get_state()", f"if {condition}:", f"    return _below(_ENTRY, {arguments}, {out})"]
+    values = "".join(f"{n}, " for n, _ in zip(signature.parameters, opdef.signature.parameters))
+    return ["_st = _get_state()", f"if {condition}:", f"    return _ENTRY[4](_ENTRY, {values}{out})"]
 
 
 def records_on_fast_path(opdef: OpDef, inplace: bool) -> bool:
@@ -746,7 +763,7 @@ def op_callable(opdef: OpDef, name: str, signature: inspect.Signature, *, inplac
         prologue = f"{own}, = _normalize({own})"
     return make_callable(
         name, signature, relevant_parameters(signature, _kinds_for(opdef, signature)), impl, leaf=True,
-        prologue=prologue,
+        prologue=prologue, dispatch_call=_below_call(opdef, signature, inplace, names),
         fast_body=_fast_body(opdef, signature, inplace=inplace), fast_names=names,
         hot_path=None if inplace else _hot_path(opdef, signature, _wrap_known_for(opdef, signature, inplace)),
         qualname=qualname, doc=opdef.doc, module="tensormodes", not_implemented_on_type_error=operator,
@@ -754,17 +771,40 @@ def op_callable(opdef: OpDef, name: str, signature: inspect.Signature, *, inplac
         records_grad=opdef.differentiable and not opdef.factory and not records_on_fast_path(opdef, inplace))
 
 
+def _below_call(opdef: OpDef, signature: inspect.Signature, inplace: bool, names: dict) -> str | None:
+    """The implementation's hand-off to the dispatch level (``_dispatch_level_prologue``) as a
+    public form can make it itself, skipping the implementation's frame: when the form's
+    parameters are the implementation's (names, kinds, order; the first may be named ``self``,
+    ``out=`` may be left out).
+    None otherwise (the form calls the implementation)."""
+    if "_ENTRY" not in names:
+        return None
+    own = list(signature.parameters.values())
+    implementation = as_method(opdef.signature) if inplace else function_signature(opdef)
+    theirs = list(implementation.parameters.values())
+    if theirs and theirs[-1].name == "out" and (not own or own[-1].name != "out"):
+        theirs.pop()  # a method without ``out=``: the implementation's default, None
+    if len(own) != len(theirs) or any(
+            a.kind is not b.kind or (i and a.name != b.name) or a.kind in (a.VAR_POSITIONAL, a.VAR_KEYWORD)
+            for i, (a, b) in enumerate(zip(own, theirs))):
+        return None
+    values = "".join(f"{n}, " for n, _ in zip(signature.parameters, opdef.signature.parameters))
+    out = "out" if "out" in signature.parameters and opdef.out else "None"
+    return f"_ENTRY[4](_ENTRY, {values}{out})"
+
+
 _IMPLS: dict[tuple[str, bool], tuple] = {}
 
 
-def _kernel_end(opdef: OpDef, kind: str):
-    """The kernel end of an overload's chain at the dispatch level: the implementation of the
-    op's public form (grad mode is off there), or for an op with ``saves=`` its kernel with
-    every output (``native_layer_norm`` returns mean and rstd); ``kind="recording"``: the
-    functional form's implementation even then (it returns the op's public result)."""
+def _kernel_end(opdef: OpDef, kind: str, end: bool = False):
+    """The implementation of the op's public form, as an ``OpOverload`` called where autograd
+    records runs it — or, ``end``, the kernel end of an overload's chain at the dispatch level
+    (``_chain_end``); for an op with ``saves=`` its kernel with every output
+    (``native_layer_norm`` returns mean and rstd); ``kind="recording"``: the functional form's
+    implementation even then (it returns the op's public result)."""
     if opdef.saves and kind == "functional":
         return dispatch_level.saving_impl(opdef)
-    impl = _shared_impl(opdef, kind == "inplace")[0]
+    impl = _chain_end(opdef, kind == "inplace") if end else _shared_impl(opdef, kind == "inplace")[0]
     if kind != "inplace":
         return impl
     first = next(iter(opdef.signature.parameters))  # the in-place form names it ``self``
@@ -778,6 +818,44 @@ def _kernel_end(opdef: OpDef, kind: str):
 
 
 python_dispatch.HOOKS.impl_of = _kernel_end
+python_dispatch.HOOKS.chain_end = lambda opdef, kind: _kernel_end(opdef, kind, end=True)
+
+_CHAIN_ENDS: dict[tuple[str, bool], object] = {}
+
+
+def _chain_end(opdef: OpDef, inplace: bool):
+    """The implementation as the end of the dispatch level's chain calls it (``_end_add``): the
+    public form's hot and fast paths (the kernel-call site, wrapping, recording) without the
+    override layer's state test, then the implementation for anything else. At the chain's end
+    nothing listens any more (the modes are popped, the subclasses have declined or are off),
+    so the implementation's own dispatch-level test would only be paid again; and the public
+    callable itself cannot be called there: a ``__torch_function__`` override among the
+    arguments would see an aten-level call."""
+    key = (opdef.name, inplace)
+    end = _CHAIN_ENDS.get(key)
+    if end is not None:
+        return end
+    impl, names = _shared_impl(opdef, inplace)
+    if opdef.normalize is not None:
+        _CHAIN_ENDS[key] = impl
+        return impl
+    signature = as_method(opdef.signature) if inplace else function_signature(opdef)
+    names = {**names, "_impl": impl}
+    params, call = parameter_list(signature, names)
+    relevant = relevant_parameters(signature, _kinds_for(opdef, signature))
+    records_grad = opdef.differentiable and not opdef.factory and not records_on_fast_path(opdef, inplace)
+    parts = []
+    hot = None if inplace else _hot_path(opdef, signature, _wrap_known_for(opdef, signature, inplace))
+    if hot is not None:
+        parts.append(_block(f"if {hot[0]}:", hot[1]))
+    parts.append(_block(f"if {fast_condition(relevant, records_grad)}:",
+                        _fast_body(opdef, signature, inplace=inplace)))
+    parts.append(f"return _impl({call})")
+    name = f"_end_{opdef.name}_" if inplace else f"_end_{opdef.name}"
+    source = f"def {name}({params}):\n" + textwrap.indent("\n".join(parts), "    ") + "\n"
+    end = _CHAIN_ENDS[key] = _generated.define(source, name, {**GENERATED_NAMES, **names},
+                                               label=f"{opdef.namespace}.{name}")
+    return end
 
 
 def shared_impl(opdef: OpDef, inplace: bool):

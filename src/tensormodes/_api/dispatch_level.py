@@ -28,16 +28,23 @@ the plain path never pays for it. ``below_autograd`` is the autograd level of su
 
 from __future__ import annotations
 
+from .. import _generated
 from .._autograd.grad_mode import grad_enabled, reset_grad_enabled, set_grad_enabled_raw
 from .._autograd.graph import bump_version, record_inplace, share_version
 from .._dispatch import aten, kernel_site, python_dispatch
-from .._dispatch.python_dispatch import is_dispatch_class
+from .._dispatch.python_dispatch import FORMULA_CALLS as _FORMULA_CALLS
+from .._dispatch.python_dispatch import after_modes, form_source, is_dispatch_class, schema_form, subclass_types
 from .._ops import OpDef
+from .._ops.registry import TensorKind
 from .._overrides import dispatch as _overrides
+from .._state import STATE as _STATE
 from .._tensor_base import PLAIN, TensorBase
 from .runtime import wrap
 
-__all__ = ["below_autograd", "listens", "saving_impl", "correct_aliasing"]
+__all__ = ["below_autograd", "by_position", "listens", "saving_impl", "correct_aliasing"]
+
+
+_formula_calls = _FORMULA_CALLS.get
 
 
 def listens(value) -> bool:
@@ -50,13 +57,17 @@ def listens(value) -> bool:
     return False
 
 
-def below_autograd(entry: list, arguments: dict, out=None):
-    """The call of op ``entry = [opdef, kind, recorder, overload]`` with ``arguments`` (public
-    parameter name -> value, ``out=`` apart), when the dispatch level listens. ``overload`` is
-    the op's only overload, found at the first call (False: it has several)."""
-    opdef, kind, recorder, overload = entry
-    if opdef.decompose is not None and kind == "functional" and out is None:
-        result = _decomposed(opdef, arguments)
+def below_autograd(entry: list, arguments: dict, out=None, composite: bool = True):
+    """The call of op ``entry = [opdef, kind, recorder, overload, lane]`` with ``arguments``
+    (public parameter name -> value, ``out=`` apart), when the dispatch level listens.
+    ``overload`` is the op's only overload, found at the first call (False: it has several);
+    ``lane`` what generated code calls with the arguments' values by position and ``out``:
+    ``by_position`` until the first call, then the op's own code (``_lane``) or, for an op
+    without one, ``_without_lane``. ``composite=False``: the decomposition has declined these
+    arguments already."""
+    opdef, kind, recorder, overload = entry[:4]
+    if composite and opdef.decompose is not None and kind == "functional" and out is None:
+        result = _decomposed(opdef, arguments.values())
         if result is not NotImplemented:  # NotImplemented: the op itself, for these arguments
             return result
     if out is not None:
@@ -68,62 +79,171 @@ def below_autograd(entry: list, arguments: dict, out=None):
         overload = entry[3] = candidates[0] if len(candidates) == 1 else False
     if overload is False:
         overload = aten.overload_of(opdef, kind, arguments)
-    if kind == "functional":
-        wrapped = python_dispatch.FORMULA_CALLS.get()
-        if wrapped is not None:
-            overload = aten.formula_overload(opdef, arguments, wrapped) or overload
-    args, kwargs = python_dispatch.schema_form(overload, arguments)
-    records = grad_enabled() and opdef.differentiable and not opdef.factory and _any_requires_grad(opdef, arguments)
+    if entry[4] is by_position and out is None:
+        entry[4] = _lane(entry) or _without_lane  # the op's own code, from the next call on
+    formula = _formula_calls()
+    if formula is not None and kind == "functional":
+        overload = aten.formula_overload(opdef, arguments, formula) or overload
+    compiled = overload.__dict__.get("_form_code")
+    if compiled is None or overload.__dict__.get("_alternatives"):
+        args, kwargs = schema_form(overload, arguments)
+    else:
+        args, kwargs = compiled(arguments)
+    grad = grad_enabled()
+    records = False
+    if grad and opdef.differentiable and not opdef.factory:
+        for name in opdef.tensor_params:
+            value = arguments[name]
+            if getattr(value, "_requires_grad", False) or (type(value) is list or type(value) is tuple) and any(
+                    getattr(v, "_requires_grad", False) for v in value):
+                records = True
+                break
     if kind == "out":
         if records:
             raise RuntimeError(f"{opdef.name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
-        return _below(overload, args, kwargs)
+        return _below(overload, args, kwargs, grad, formula)
     if kind == "inplace" or opdef.mutates:
         if not records:
-            return _below(overload, args, kwargs)
+            return _below(overload, args, kwargs, grad, formula)
         target = next(iter(arguments.values()))
         box = []
         record_inplace(opdef.name, opdef.grad, tuple(opdef.tensor_params), arguments, target,
-                       lambda: box.append(_below(overload, args, kwargs)), opdef.save_only_for)
+                       lambda: box.append(_below(overload, args, kwargs, grad_enabled(), formula)),
+                       opdef.save_only_for)
         return box[0]
+    result = _below(overload, args, kwargs, grad, formula)
     if not records:
-        result = _below(overload, args, kwargs)
         if opdef.saves:
             result = result[0]
         if "requires_grad" in arguments and arguments["requires_grad"]:
             result._requires_grad = True
         return result
-    result = _below(overload, args, kwargs)
     if opdef.saves:
         saved = tuple(t._data for t in result[1:])
         return recorder(*arguments.values(), result[0], saved)
     return recorder(*arguments.values(), result)
 
 
-def _any_requires_grad(opdef: OpDef, arguments: dict) -> bool:
-    for name in opdef.tensor_params:
-        value = arguments[name]
-        if getattr(value, "_requires_grad", False):
-            return True
-        if (type(value) is list or type(value) is tuple) and any(getattr(v, "_requires_grad", False) for v in value):
-            return True
-    return False
+def by_position(entry: list, *values):
+    """``entry[4]`` until the op's first call below autograd: ``below_autograd`` of ``values``
+    (the op's parameters in order, then ``out``), which makes the op's lane."""
+    return below_autograd(entry, dict(zip(entry[0].signature.parameters, values)), values[-1])
 
 
-def _below(overload, args: tuple, kwargs: dict):
-    """Run the chain with grad mode off (below autograd nothing records); a wrapper's result is
-    made to alias as the op says (``correct_aliasing``)."""
-    if grad_enabled():
-        token = set_grad_enabled_raw(False)
-        try:
-            result = python_dispatch.call_overload(overload, args, kwargs)
-        finally:
-            reset_grad_enabled(token)
+def _without_lane(entry: list, *values):
+    """``entry[4]`` of an op without a lane (see ``_lane``)."""
+    return below_autograd(entry, dict(zip(entry[0].signature.parameters, values)), values[-1])
+
+
+def _lane(entry: list):
+    """``below_autograd`` for one op as generated straight-line code (``entry[4]``, which
+    generated implementations call when set): its one overload's schema form inline, the
+    requires-grad test over its tensor parameters, the recorder; a composite's decomposition
+    first — for a functional, non-mutating op with one overload of its own; anything else
+    (``out=``, a gradient formula's call reaching an overload only formulas reach) goes to
+    ``below_autograd``, which it follows step by step. None when the op does not qualify."""
+    opdef, kind, recorder, overload = entry[:4]
+    if (kind != "functional" or overload in (None, False) or opdef.mutates
+            or overload.__dict__.get("_alternatives") or overload._opdef is not opdef):
+        return None
+    # the values come by position (p0, p1, ...: no clash with a parameter's name)
+    values = [f"p{k}" for k in range(len(opdef.signature.parameters))]
+    read = dict(zip(opdef.signature.parameters, values))
+    arguments = "{" + ", ".join(f"{name!r}: {value}" for name, value in read.items()) + "}"
+    lines, names = form_source(overload, read)
+    names.update({"_generic": below_autograd, "_below": _below, "_OVERLOAD": overload, "_rec": recorder,
+                  "_formula_calls": _formula_calls, "_grad_enabled": grad_enabled, "_OPDEF": opdef,
+                  "_decomposed": _decomposed, "_formula_overload": aten.formula_overload})
+    given = "".join(v + ", " for v in values)
+    body = []
+    if opdef.decompose is not None:  # a composite: its decomposition, unless it declines these arguments
+        body += ["if out is None:", f"    result = _decomposed(_OPDEF, ({given}))",
+                 "    if result is not NotImplemented:", "        return result"]
+    body += ["formula = _formula_calls()", "if out is not None:", f"    return _generic(entry, {arguments}, out)"]
+    if aten.has_formula_forms(opdef):  # a gradient formula's call may reach another overload
+        body += [f"if formula is not None and _formula_overload(_OPDEF, {arguments}, formula) is not None:",
+                 f"    return _generic(entry, {arguments}, out, False)"]
+    body += [*lines, "grad = _grad_enabled()"]
+    first, saved = ("result[0]", ", tuple([t._data for t in result[1:]])") if opdef.saves else ("result", "")
+    if opdef.differentiable and not opdef.factory and opdef.tensor_params and recorder is not None:
+        terms = []
+        for name in opdef.tensor_params:
+            terms.append(f"getattr({read[name]}, '_requires_grad', False)")
+            if opdef.tensor_params[name] in (TensorKind.TENSOR_LIST, TensorKind.ANY_LIST, TensorKind.INDEX):
+                terms[-1] = f"_list_requires_grad({read[name]})"
+        names["_list_requires_grad"] = _list_requires_grad
+        body += [f"if grad and ({' or '.join(terms)}):",
+                 "    result = _below(_OVERLOAD, args, kwargs, True, formula)",
+                 f"    return _rec({given}{first}{saved})"]
+    if opdef.saves or "requires_grad" in read:
+        body.append("result = _below(_OVERLOAD, args, kwargs, grad, formula)")
+        if opdef.saves:
+            body.append("result = result[0]")
+        if "requires_grad" in read:
+            body += [f"if {read['requires_grad']}:", "    result._requires_grad = True"]
+        body.append("return result")
     else:
-        result = python_dispatch.call_overload(overload, args, kwargs)
-    first = args[0] if args else None
-    if isinstance(first, TensorBase) and type(first) is not PLAIN.tensor and is_dispatch_class(type(first)):
+        body.append("return _below(_OVERLOAD, args, kwargs, grad, formula)")
+    source = (f"def below_autograd(entry, {''.join(v + ', ' for v in values)}out):\n"
+              + "".join(f"    {line}\n" for line in body))
+    label = f"{opdef.namespace}._below_{opdef.name}"
+    return _generated.define(source, "below_autograd", names, qualname=f"_below_{opdef.name}", label=label)
+
+
+def _list_requires_grad(value) -> bool:
+    if getattr(value, "_requires_grad", False):
+        return True
+    return (type(value) is list or type(value) is tuple) and any(getattr(v, "_requires_grad", False) for v in value)
+
+
+def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None):
+    """Run the chain with grad mode off (below autograd nothing records; ``grad``: it is on
+    now) and ``FORMULA_CALLS`` clear (``formula``: it is set now — the handlers' own calls are
+    user calls); a wrapper's result is made to alias as the op says (``correct_aliasing``).
+    The top mode's handler is called here (``run_chain``'s first step, inline: every op under a
+    dispatch mode comes this way)."""
+    state = _STATE.get()
+    plain = PLAIN.tensor
+    grad_token = formula_token = None
+    try:
+        if grad:
+            grad_token = set_grad_enabled_raw(False)
+        if formula is not None:
+            formula_token = _FORMULA_CALLS.set(None)
+        if state is not None and state.dispatch_active:
+            mode = state.dispatch_modes[-1]
+            popped = state._dispatch_popped
+            if popped is False:
+                popped = state.dispatch_popped()
+            types = ()
+            for value in args:  # ``subclass_types`` inline for plain tensors and numbers
+                cls = type(value)
+                if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
+                    types = subclass_types(args, kwargs)
+                    break
+            else:
+                if kwargs:
+                    types = subclass_types(args, kwargs)
+            token = None
+            try:
+                token = _STATE.set(popped)
+                result = mode.__torch_dispatch__(overload, types, args, kwargs)
+            finally:
+                if token is None:
+                    _STATE.set(state)
+                else:
+                    _STATE.reset(token)
+            if result is NotImplemented:
+                result = after_modes(overload, args, kwargs, state, mode)
+        else:  # no mode listens: the subclasses, then the kernel
+            result = after_modes(overload, args, kwargs, state, None)
+    finally:
+        if formula_token is not None:
+            _FORMULA_CALLS.reset(formula_token)
+        if grad_token is not None:
+            reset_grad_enabled(grad_token)
+    if args and type(args[0]) is not plain and isinstance(args[0], TensorBase) and is_dispatch_class(type(args[0])):
         return correct_aliasing(overload, args, kwargs, result)
     return result
 
@@ -150,24 +270,21 @@ def correct_aliasing(overload, args: tuple, kwargs: dict, out):
     return out
 
 
-def _decomposed(opdef: OpDef, arguments: dict):
+def _decomposed(opdef: OpDef, values):
     """Run ``opdef``'s decomposition with ``__torch_function__`` handling off: a composite's
     inner calls are not public calls (PyTorch makes them in C++), but autograd and the dispatch
     level see each of them."""
     state = _overrides.get_state()
-    inner = _NO_TORCH_FUNCTION if state is None else state.replace(modes_enabled=False, subclasses_enabled=False)
+    inner = _overrides.without_torch_function(state)
     token = None
     try:
         token = _overrides.set_state(inner)
-        return opdef.decompose(*arguments.values())
+        return opdef.decompose(*values)
     finally:
         if token is None:
             _overrides.set_state(state)
         else:
             _overrides.reset_state(token)
-
-
-_NO_TORCH_FUNCTION = _overrides.make_state(subclasses_enabled=False, modes_enabled=False)
 
 
 def saving_impl(opdef: OpDef):

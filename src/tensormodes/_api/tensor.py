@@ -150,7 +150,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         dtype = dt.get_default_dtype() if dtype is None else dtype
         data = WrapperArray(shape, dtype._np, None if strides is None else tuple(int(s) for s in strides),
                             int(storage_offset or 0))
-        data.device = check_compute_device("cpu" if device is None else device)
+        data.device = check_compute_device(device)  # None: cpu
         t = _new(cls)
         t._data = data
         t._requires_grad = False

@@ -484,6 +484,8 @@ _TAKES_TENSOR, _TAKES_NUMBER, _TAKES_INTS = "tensor", "number", "ints"
 
 
 _GRAD = python_dispatch.HOOKS  # ``enabled``: grad mode's flag, given by the autograd layer
+_FORMULA_CALLS = python_dispatch.FORMULA_CALLS
+_run_chain = python_dispatch.run_chain
 
 # -- overloads and packets -----------------------------------------------------------------
 
@@ -605,6 +607,8 @@ class OpOverload:
     def __call__(self, /, *args, **kwargs):
         if _GRAD.enabled():  # where autograd may record, it runs first (see HOOKS.call)
             return python_dispatch.HOOKS.call(self, args, kwargs)
+        if _FORMULA_CALLS.get() is None:  # a handler's call: the chain directly
+            return _run_chain(self, args, kwargs)
         return python_dispatch.call_overload(self, args, kwargs)
 
     def __repr__(self) -> str:
@@ -790,6 +794,13 @@ def formula_overload(opdef: OpDef, arguments: dict, wrapped: tuple = ()) -> OpOv
         if overload._fits(arguments) == 2:
             return overload
     return None
+
+
+def has_formula_forms(opdef: OpDef) -> bool:
+    """Whether ``opdef`` has overloads only gradient formulas reach (``formula_overload``)."""
+    if not _BUILT.is_set():
+        _build()
+    return opdef.name in _FORMULA_FORMS
 
 
 def overloads_of(opdef: OpDef, kind: str = "functional") -> tuple[OpOverload, ...]:

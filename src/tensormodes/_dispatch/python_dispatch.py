@@ -26,21 +26,26 @@ import inspect
 from collections.abc import Callable
 from contextvars import ContextVar
 
+from .. import _generated
 from .._device import device
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
 __all__ = ["HOOKS", "FORMULA_CALLS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized",
-           "schema_form", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
+           "schema_form", "form_source", "run_chain", "after_modes",
+           "subclass_types", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
            "disabled_torch_dispatch_impl"]
 
 
 class _Hooks:
     """What the layers above give this one: ``impl_of(opdef, kind)`` — the implementation of
     an op's public form (``kind``: "functional", "inplace", "out"), which ends in its kernel;
+    ``chain_end(opdef, kind)`` — the same as the end of an overload's chain, where nothing
+    listens below autograd any more (no dispatch-level test, no override);
     ``decompose(opdef, args, kwargs)`` — run an op's composite definition."""
 
     impl_of: Callable
+    chain_end: Callable
     call: Callable  # (overload, args, kwargs): a call of an OpOverload object, autograd included
     decompose: Callable
     without_dispatch: Callable  # state -> the state with the dispatch level switched off
@@ -217,6 +222,18 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
     alternatives = overload.__dict__.get("_alternatives")
     if alternatives:
         overload = _view_of(overload, alternatives, arguments)
+    compiled = overload.__dict__.get("_form_code")
+    if compiled is None:
+        compiled = overload._form_code = _form_code(overload)
+    return compiled(arguments)
+
+
+def _schema_form_interpreted(overload, arguments: dict) -> tuple[tuple, dict]:
+    """``schema_form`` read from the overload's form table, one argument at a time: the
+    definition the generated ``_form_code`` follows (tests compare the two)."""
+    alternatives = overload.__dict__.get("_alternatives")
+    if alternatives:
+        overload = _view_of(overload, alternatives, arguments)
     form = overload.__dict__.get("_form")
     if form is None:
         form = overload._form = _form(overload)
@@ -256,6 +273,102 @@ def schema_form(overload, arguments: dict) -> tuple[tuple, dict]:
                 pending.clear()
             args.append(value)
     return tuple(args), kwargs
+
+
+def _form_code(overload) -> Callable:
+    """``schema_form`` for one overload as a generated straight-line function of the call's
+    ``arguments``: ``_schema_form_interpreted``'s loop unrolled over the overload's form table,
+    the tests its constants decide (an argument always given, a default of None, no int list)
+    left out. Generated through ``tensormodes._generated`` (its source is inspectable)."""
+    lines, names = form_source(overload)
+    source = "def schema_form(arguments):\n" + "".join(f"    {line}\n" for line in lines) + "    return args, kwargs\n"
+    label = f"{overload.namespace}.{overload._packet_name}.{overload._overloadname}.schema_form"
+    return _generated.define(source, "schema_form", names, qualname=f"{overload}.schema_form", label=label)
+
+
+def form_source(overload, read: dict | None = None) -> tuple[list[str], dict]:
+    """The lines of ``_form_code``'s body that set ``args`` and ``kwargs`` from ``arguments``,
+    and the names they use (for other generated code to embed them, ``_api.dispatch_level``);
+    ``read``: public name -> the expression holding its value there (instead of ``arguments``)."""
+    read = read or {}
+    form = overload.__dict__.get("_form")
+    if form is None:
+        form = overload._form = _form(overload)
+    names = {"_MISSING": _MISSING, "_same": _same, "_int_list": _int_list, "_REDUCTIONS": REDUCTIONS,
+             "_positional": _positional}
+    lines, positional, keywords = [], [], []
+    for i, (name, public, index, default, always, kwarg_only, int_list, fill, given) in enumerate(form):
+        v, d = f"v{i}", f"d{i}"
+        names[f"_D{i}"], names[f"_F{i}"], names[f"_G{i}"] = default, fill, given
+        if public is not None and public in read:
+            item = "" if index >= -1 else f"[{-2 - index}]"
+            lines.append(f"{v} = {read[public]}{item}")
+            # given, and without a default it could equal: never at its default
+            always = always or (default is _MISSING and (fill is None or fill is _MISSING))
+        elif public is None:
+            lines.append(f"{v} = _D{i}")
+        else:
+            lines.append(f"if {public!r} in arguments:")
+            lines.append(f"    {v} = arguments[{public!r}]")
+            if index < -1:
+                lines.append(f"    {v} = {v}[{-2 - index}]")
+            lines.append("else:")
+            lines.append(f"    {v} = _positional(arguments, {index}, _D{i})" if index >= 0 else f"    {v} = _D{i}")
+        if given is not _MISSING:
+            lines.append(f"if {v} is None:")
+            lines.append(f"    {v} = _G{i}")
+        conversion = []
+        if int_list:
+            conversion = [f"if {v} is not None:", f"    {v} = _int_list({v}, {int_list})"]
+        elif int_list is None:
+            conversion = [f"if type({v}) is int:", f"    {v} = float({v})"]
+        elif type(fill) is int:
+            conversion = [f"if type({v}) is str and {v} in _REDUCTIONS:", f"    {v} = _REDUCTIONS[{v}]"]
+        if always:
+            lines.extend(conversion)
+        else:
+            # ``_same`` is never true against None or _MISSING: those tests are left out
+            terms = [f"{v} is _D{i}"]
+            if default is not None and default is not _MISSING:
+                terms.append(f"_same({v}, _D{i})")
+            if fill is not None and fill is not _MISSING and fill is not default:
+                terms.append(f"_same({v}, _F{i})")
+            lines.append(f"{d} = {' or '.join(terms)}")
+            lines.append(f"if {d}:")
+            lines.append(f"    {v} = _F{i}")
+            if conversion:
+                lines.append("else:")
+                lines.extend("    " + line for line in conversion)
+        (keywords if kwarg_only else positional).append((name, v, d, always))
+    # Positional arguments up to the last one not at its default (an always-given one counts).
+    last_always = max((k for k, (_, _, _, always) in enumerate(positional) if always), default=-1)
+
+    def args_of(count: int) -> str:
+        return "(" + "".join(f"{v}, " for _, v, _, _ in positional[:count]) + ")"
+
+    branches = [(positional[k][2], args_of(k + 1)) for k in range(len(positional) - 1, last_always, -1)]
+    if branches:
+        for number, (d, value) in enumerate(branches):
+            lines.append(f"{'if' if number == 0 else 'elif'} not {d}:")
+            lines.append(f"    args = {value}")
+        lines.append("else:")
+        lines.append(f"    args = {args_of(last_always + 1)}")
+    else:
+        lines.append(f"args = {args_of(last_always + 1)}")
+    lines.append("kwargs = {}")
+    for name, v, d, always in keywords:
+        if always:
+            lines.append(f"kwargs[{name!r}] = {v}")
+        else:
+            lines.append(f"if not {d}:")
+            lines.append(f"    kwargs[{name!r}] = {v}")
+    return lines, names
+
+
+def _positional(arguments: dict, index: int, default):
+    """An alias's call is read by position: its ``index``-th argument, else ``default``."""
+    values = list(arguments.values())
+    return values[index] if index < len(values) else default
 
 
 def _view_of(overload, alternatives: list, arguments: dict):
@@ -360,6 +473,20 @@ def _public_form(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         bind(overload, args, kwargs)  # raises PyTorch's error for what is wrong
     if same is not None and not (kwargs and any(key in same for key in kwargs)):
         return args, kwargs  # the schema's positions and keywords are the implementation's
+    if not kwargs and len(args) == len(leading):
+        spreads = overload.__dict__.get("_spreads", False)
+        if spreads is False:
+            spreads = overload._spreads = _spreads(names, leading)
+        if spreads is not None:  # each argument is the leading parameter at its position
+            positional = []
+            for value, spread in zip(args, spreads):
+                if spread is None:
+                    positional.append(value)
+                elif spread:
+                    positional.extend(value)
+                else:
+                    positional.append(tuple(value))
+            return tuple(positional), {}
     given = dict(zip(names, args))
     if kwargs:
         given.update(kwargs)
@@ -385,6 +512,19 @@ def _public_form(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     if outs:
         keywords["out"] = outs[0] if len(outs) == 1 else tuple(outs)
     return tuple(positional), keywords
+
+
+def _spreads(names: list, leading: list) -> list | None:
+    """For ``_public_form``'s calls whose positional arguments are exactly the leading public
+    parameters, in order: per parameter None (passed as it is), True (a ``*tensors`` list,
+    spread) or False (a ``*size`` list, as one tuple); None where the schema's order is not the
+    parameters' (the general conversion then)."""
+    spreads = []
+    for k, (parameter, schema_name, _default, tensors) in enumerate(leading):
+        if k >= len(names) or schema_name != names[k]:
+            return None
+        spreads.append(tensors if parameter.kind is inspect.Parameter.VAR_POSITIONAL else None)
+    return spreads
 
 
 def public_call(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
@@ -482,23 +622,22 @@ def call_overload(overload, args: tuple, kwargs: dict):
     if FORMULA_CALLS.get() is not None:  # below the formula's call: handlers' own calls are user calls
         token = FORMULA_CALLS.set(None)
         try:
-            return _chain(overload, args, kwargs)
+            return run_chain(overload, args, kwargs)
         finally:
             FORMULA_CALLS.reset(token)
-    return _chain(overload, args, kwargs)
+    return run_chain(overload, args, kwargs)
 
 
-def _chain(overload, args: tuple, kwargs: dict):
+def run_chain(overload, args: tuple, kwargs: dict):
+    """``call_overload`` where ``FORMULA_CALLS`` is known to be clear."""
     state = STATE.get()
-    declined = None
     if state is not None and state.dispatch_active:
         mode = state.dispatch_modes[-1]
-        overloaded = _subclass_args(args, kwargs)
+        types = subclass_types(args, kwargs)
         token = None
         try:
             token = STATE.set(state.dispatch_popped())
-            result = mode.__torch_dispatch__(overload, tuple([type(a) for a in overloaded]) if overloaded else (),
-                                             args, kwargs)
+            result = mode.__torch_dispatch__(overload, types, args, kwargs)
         finally:
             if token is None:
                 STATE.set(state)
@@ -506,7 +645,35 @@ def _chain(overload, args: tuple, kwargs: dict):
                 STATE.reset(token)
         if result is not NotImplemented:
             return result
-        declined = mode
+        return after_modes(overload, args, kwargs, state, mode)
+    if state is None or state.dispatch_enabled:
+        plain = PLAIN.tensor
+        for value in args:  # plain tensors and numbers: no subclass to ask (the common case, inline)
+            cls = type(value)
+            if cls is list or cls is tuple:
+                for item in value:
+                    if type(item) is not plain and isinstance(item, TensorBase):
+                        return after_modes(overload, args, kwargs, state, None)
+            elif cls is not plain and isinstance(value, TensorBase):
+                return after_modes(overload, args, kwargs, state, None)
+        if kwargs:
+            return after_modes(overload, args, kwargs, state, None)
+    kernel = overload.__dict__.get("_kernel")
+    if kernel is None:
+        kernel = _kernel_of(overload)
+    try:
+        if kwargs or overload._converts:
+            public_args, public_kwargs = public_call(overload, args, kwargs)
+            return kernel(*public_args, **public_kwargs)
+        return kernel(*args)
+    except TypeError:
+        bind(overload, args, kwargs)  # arguments the schema refuses: PyTorch's RuntimeError (free when right)
+        raise
+
+
+def after_modes(overload, args: tuple, kwargs: dict, state, declined):
+    """The chain below the modes (``declined``: the mode that returned NotImplemented, else None):
+    the subclasses' handlers, then the kernel."""
     if state is None or state.dispatch_enabled:
         overloaded = _subclass_args(args, kwargs)
         if overloaded:
@@ -537,6 +704,21 @@ def _chain(overload, args: tuple, kwargs: dict):
         raise
 
 
+def subclass_types(args: tuple, kwargs: dict) -> tuple:
+    """The ``types`` a mode's handler is given: the classes of the ``__torch_dispatch__``
+    subclasses among the arguments, in dispatch order (() for plain ones)."""
+    plain = PLAIN.tensor
+    for value in args:
+        cls = type(value)
+        if cls is list or cls is tuple:
+            for item in value:
+                if type(item) is not plain and isinstance(item, TensorBase):
+                    return tuple([type(a) for a in dispatch_classes((*args, *kwargs.values()))])
+        elif cls is not plain and isinstance(value, TensorBase):
+            return tuple([type(a) for a in dispatch_classes((*args, *kwargs.values()))])
+    return tuple([type(a) for a in dispatch_classes(kwargs.values())]) if kwargs else ()
+
+
 def _subclass_args(args: tuple, kwargs: dict) -> list:
     for value in args:
         cls = type(value)
@@ -555,7 +737,7 @@ def _kernel_of(overload) -> Callable:
     overload._converts = [p.name for p in parameters] != positional or any(
         p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY) for p in parameters) or \
         _takes_string_reduction(overload)
-    kernel = overload._kernel = HOOKS.impl_of(overload._opdef, overload._kind)
+    kernel = overload._kernel = HOOKS.chain_end(overload._opdef, overload._kind)
     return kernel
 
 

@@ -44,7 +44,7 @@ class _State:
     __slots__ = ("modes", "subclasses_enabled", "modes_enabled", "scopes", "handled", "fast_skip",
                  "modes_active", "top_handler", "handler", "handler_below", "_below", "_without_subclasses",
                  "dispatch_modes", "dispatch_enabled", "dispatch_active", "_dispatch_popped", "fast_skip_above",
-                 "skip_next")
+                 "skip_next", "dispatch_lane", "_without_torch_function")
 
     def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple,
                  dispatch_modes: tuple = (), dispatch_enabled: bool = True, skip_next: bool = False) -> None:
@@ -63,9 +63,13 @@ class _State:
         self.dispatch_modes = dispatch_modes
         self.dispatch_enabled = dispatch_enabled
         self.dispatch_active = bool(dispatch_modes) and dispatch_enabled
+        # A dispatch mode listens and no ``__torch_function__`` mode does: generated ops hand plain
+        # arguments straight to their implementations (what ``dispatch`` would do, without it).
+        self.dispatch_lane = self.dispatch_active and not self.modes_active and not skip_next
         self._dispatch_popped: _State | None | bool = False  # not computed yet
         self._below: dict[int, _State | None] = {}
         self._without_subclasses: _State | None = None
+        self._without_torch_function: _State | None = None
         self.handled = tuple(_declared_functions(m) for m in modes)
         # With no declarations the top mode handles everything: generated wrappers
         # call it directly, with the state below it prepared once, here.
@@ -160,6 +164,18 @@ def without_subclasses(state: _State | None) -> _State:
     cached = state._without_subclasses
     if cached is None:
         cached = state._without_subclasses = state.replace(subclasses_enabled=False)
+    return cached
+
+
+def without_torch_function(state: _State | None) -> _State:
+    """``state`` with ``__torch_function__`` modes and subclasses switched off, the dispatch
+    level's part kept (cached: a composite's inner calls run in it, see
+    ``_api.dispatch_level``)."""
+    if state is None:
+        return _TORCH_FUNCTION_DISABLED
+    cached = state._without_torch_function
+    if cached is None:
+        cached = state._without_torch_function = state.replace(modes_enabled=False, subclasses_enabled=False)
     return cached
 
 
@@ -711,6 +727,7 @@ _device.HOOKS.construct = _construct_device
 
 _IDLE = _State((), True, True, ())
 _SUBCLASSES_DISABLED = _State((), False, True, ())
+_TORCH_FUNCTION_DISABLED = _State((), False, False, ())
 _DISPATCH_DISABLED = _State((), True, True, (), (), False)
 
 

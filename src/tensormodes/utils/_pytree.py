@@ -609,10 +609,12 @@ def _map(func, node):
     """``tree_unflatten(map(func, leaves), spec)`` without building either: leaves are called
     in the same order and the nodes rebuilt by the same unflatten functions."""
     cls = type(node)
-    if cls is list:
-        return [_map(func, child) for child in node]
-    if cls is tuple:
-        return tuple([_map(func, child) for child in node])
+    if cls is list or cls is tuple:
+        # leaves of a known leaf class called here, not one level down (a handler's args are
+        # such a tuple: one frame less per argument)
+        resolved = _RESOLVED
+        mapped = [func(child) if resolved.get(type(child), 0) is None else _map(func, child) for child in node]
+        return mapped if cls is list else tuple(mapped)
     if cls is dict:
         return {key: _map(func, value) for key, value in node.items()}
     try:
