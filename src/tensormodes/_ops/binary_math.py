@@ -197,8 +197,14 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
         start, stop, w = _in(input, d, compute), _in(end, d, compute), _in(weight, compute)  # (a number in opmath)
         try:
             difference = stop - start
-            # PyTorch's formulation: exact at both ends, and monotonic in the weight.
-            result = np.where(np.absolute(w) < 0.5, start + w * difference, stop - difference * (1 - w))
+            # PyTorch's formulation: exact at both ends, and monotonic in the weight. A number
+            # weight picks one branch for every element (an optimizer's lerp_): only it is computed.
+            if tensor_weight:
+                result = np.where(np.absolute(w) < 0.5, start + w * difference, stop - difference * (1 - w))
+            elif np.absolute(w) < 0.5:
+                result = start + w * difference
+            else:
+                result = stop - difference * (1 - w)
         except ValueError:
             _raise_broadcast_error(input, end, weight)
             raise
