@@ -595,9 +595,10 @@ def _sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
 def _logistic(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind == "c":
         return np.reciprocal(1 + np.exp(-x))
-    # exp of -|x| never overflows; the two branches are the same function.
+    # exp of -|x| never overflows; the two branches are the same function: 1 / (1 + e) and
+    # e / (1 + e), one division of the picked numerator (the same values, fewer passes).
     e = np.exp(-np.absolute(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    return np.where(x >= 0, 1.0, e) / (e + 1)
 
 
 def _sigmoid_grad(grad, result):
