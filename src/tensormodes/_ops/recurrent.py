@@ -87,11 +87,13 @@ def _lstm_forward(input, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse: bool, has_bias
     output = np.empty((length, *hx.shape), input.dtype)
     states = np.empty((length, _STATES, *hx.shape), input.dtype)
     h, c = hx, cx
+    transposed_product = w_hh.dtype == np.float32 and w_hh.flags.c_contiguous
     for t in range(length - 1, -1, -1) if reverse else range(length):
-        # F.linear(h, w_hh, b_hh) as linear's kernel computes it, h @ w_hh.T, asked of BLAS as its
-        # transpose w_hh @ h.T: the same call underneath (the same bits), without the slow path
-        # NumPy takes for a few rows times a transposed matrix (2x faster here).
-        product = np.matmul(w_hh, h.T).T
+        # F.linear(h, w_hh, b_hh) as linear's kernel computes it, h @ w_hh.T; for float32 asked of
+        # BLAS as its transpose w_hh @ h.T, which OpenBLAS sums as the same products in the same
+        # order (the same bits), without the slow path NumPy takes for a few rows times a
+        # transposed matrix (2x faster here).
+        product = np.matmul(w_hh, h.T).T if transposed_product else np.matmul(h, w_hh.T)
         if has_biases:
             product += b_hh
         gates = np.add(projected[t], product)
