@@ -378,6 +378,24 @@ def _columns(input: np.ndarray, layout: _Layout, groups: int, extent=None) -> np
     return columns.reshape(input.shape[0], groups, taps, math.prod(layout.grid))
 
 
+# The im2col columns of this many bytes at most are made at once: a batch is taken a few images
+# at a time, so that each image's columns are multiplied while still in cache, and no
+# batch-sized temporary (tens of MB for an MNIST-sized CNN) is made and paged in. Each image's
+# product is the same matrix product as over the whole batch (NumPy multiplies image by image),
+# and the weight's gradient sums the images' products in the same order.
+_CHUNK_BYTES = 1 << 21
+
+
+def _batches(count: int, image_bytes: int):
+    """Slices of a batch of ``count`` images of ``image_bytes`` of columns each, in order."""
+    size = max(1, _CHUNK_BYTES // max(image_bytes, 1))
+    return [slice(start, min(start + size, count)) for start in range(0, count, size)] or [slice(0, 0)]
+
+
+def _column_bytes(layout: _Layout, channels: int, itemsize: int) -> int:
+    return channels * math.prod(layout.kernel) * math.prod(layout.grid) * itemsize
+
+
 def _correlate(input: np.ndarray, weight: np.ndarray, stride, padding, dilation, groups: int,
                bias: np.ndarray | None = None) -> np.ndarray:
     """The plain (cross-correlating) convolution of a batched ``input`` (N, C, *S) with ``weight``
@@ -385,11 +403,15 @@ def _correlate(input: np.ndarray, weight: np.ndarray, stride, padding, dilation,
     ``padding`` gives (before, after) per spatial dimension."""
     layout = _Layout(input.shape[2:], weight.shape[2:], stride, padding, dilation)
     kernels = _working(weight).reshape(groups, weight.shape[0] // groups, math.prod(weight.shape[1:]))
-    product = np.matmul(kernels, _columns(_working(input), layout, groups))
-    product = product.reshape(input.shape[0], weight.shape[0], *layout.grid)[..., :layout.out[-1]]
-    if bias is not None:
-        product = product + _working(bias).reshape(-1, *(1,) * (weight.ndim - 2))
-    return np.ascontiguousarray(product, dtype=input.dtype)
+    working = _working(input)
+    result = np.empty((input.shape[0], weight.shape[0], *layout.out), input.dtype)
+    for part in _batches(input.shape[0], _column_bytes(layout, input.shape[1], working.itemsize)):
+        product = np.matmul(kernels, _columns(working[part], layout, groups))
+        product = product.reshape(-1, weight.shape[0], *layout.grid)[..., :layout.out[-1]]
+        if bias is not None:
+            product = product + _working(bias).reshape(-1, *(1,) * (weight.ndim - 2))
+        result[part] = product
+    return result
 
 
 def _spread(grad: np.ndarray, weight: np.ndarray, sizes, stride, padding, dilation, groups: int,
@@ -406,23 +428,27 @@ def _spread(grad: np.ndarray, weight: np.ndarray, sizes, stride, padding, dilati
     channels = weight.shape[1] * groups
     if extended is None:
         extended = layout.extend(_working(grad), groups)
-    columns = np.matmul(kernels.swapaxes(1, 2), extended)
-    columns = columns.reshape(grad.shape[0], channels, math.prod(layout.kernel), *layout.grid)
-    if rounded:
-        columns = columns.astype(grad.dtype)
-    layout.clear_outside(columns, grad.shape[2:])
-    flat, planes = layout.buffer((grad.shape[0], channels), columns.dtype)
-    item = flat.itemsize
-    shape, strides = (*flat.shape[:2], *layout.grid), (*flat.strides[:2], *(o * item for o in layout.out_steps))
-    # One add per kernel tap (not per pixel): its share of every window, where the window lies.
-    for tap, position in enumerate(np.ndindex(*layout.kernel)):
-        offset = sum(p * step for p, step in zip(position, layout.tap_steps))
-        target = as_strided(flat[..., offset:], shape, strides)
-        target += columns[:, :, tap]
-    result = planes[layout.inner()]
-    if bias is not None:
-        result = result + _working(bias).reshape(-1, *(1,) * (weight.ndim - 2))
-    return np.ascontiguousarray(result, dtype=grad.dtype)
+    result = np.empty((grad.shape[0], channels, *sizes), grad.dtype)
+    for part in _batches(grad.shape[0], _column_bytes(layout, channels, extended.itemsize)):
+        columns = np.matmul(kernels.swapaxes(1, 2), extended[part])
+        columns = columns.reshape(-1, channels, math.prod(layout.kernel), *layout.grid)
+        if rounded:
+            columns = columns.astype(grad.dtype)
+        layout.clear_outside(columns, grad.shape[2:])
+        flat, planes = layout.buffer((columns.shape[0], channels), columns.dtype)
+        item = flat.itemsize
+        shape = (*flat.shape[:2], *layout.grid)
+        strides = (*flat.strides[:2], *(o * item for o in layout.out_steps))
+        # One add per kernel tap (not per pixel): its share of every window, where the window lies.
+        for tap, position in enumerate(np.ndindex(*layout.kernel)):
+            offset = sum(p * step for p, step in zip(position, layout.tap_steps))
+            target = as_strided(flat[..., offset:], shape, strides)
+            target += columns[:, :, tap]
+        spread = planes[layout.inner()]
+        if bias is not None:
+            spread = spread + _working(bias).reshape(-1, *(1,) * (weight.ndim - 2))
+        result[part] = spread
+    return result
 
 
 def _weight_product(input: np.ndarray, grad: np.ndarray, weight_shape, stride, padding, dilation,
@@ -430,11 +456,19 @@ def _weight_product(input: np.ndarray, grad: np.ndarray, weight_shape, stride, p
     """The weight's gradient of ``_correlate(input, weight)`` for the output gradient ``grad``
     (``extended``: as in ``_spread``)."""
     layout = _Layout(input.shape[2:], weight_shape[2:], stride, padding, dilation)
-    columns = _columns(_working(input), layout, groups, grad.shape[2:])
+    working = _working(input)
     if extended is None:
         extended = layout.extend(_working(grad), groups)
-    product = np.add.reduce(np.matmul(extended, columns.swapaxes(2, 3)), axis=0)  # the ufunc: see grad_bias
-    return product.reshape(weight_shape).astype(input.dtype, copy=False)
+    total = None
+    for part in _batches(input.shape[0], _column_bytes(layout, input.shape[1], working.itemsize)):
+        columns = _columns(working[part], layout, groups, grad.shape[2:])
+        products = np.matmul(extended[part], columns.swapaxes(2, 3))
+        # the images' products summed one after another, as a reduction over the batch adds them
+        for product in products:
+            total = product.copy() if total is None else np.add(total, product, out=total)
+    if total is None:  # an empty batch
+        total = np.zeros((groups, weight_shape[0] // groups, math.prod(weight_shape[1:])), extended.dtype)
+    return total.reshape(weight_shape).astype(input.dtype, copy=False)
 
 
 def _transposed_sizes(sizes, weight_shape, stride, padding, dilation, output_padding) -> list[int]:
