@@ -78,6 +78,13 @@ def _tanh(x: np.ndarray) -> np.ndarray:
     return _float_unary(np.tanh, x)  # tanh's kernel
 
 
+def _transposable(rows: np.ndarray, weight: np.ndarray) -> bool:
+    """Whether ``rows @ weight.T`` may be asked of BLAS as ``(weight @ rows.T).T``: OpenBLAS sums
+    the same products in the same order for a float32 C-contiguous weight (the same bits; NumPy
+    takes a slow path for a few rows times a transposed matrix)."""
+    return weight.dtype == np.float32 and rows.dtype == np.float32 and weight.flags.c_contiguous
+
+
 def _lstm_forward(input, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse: bool, has_biases: bool):
     """``(output, hy, cy, states)``: ``states`` (T, 6, B, H) holds each step's input, forget,
     candidate and output gate activations, its cell and the cell's tanh."""
@@ -87,12 +94,9 @@ def _lstm_forward(input, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse: bool, has_bias
     output = np.empty((length, *hx.shape), input.dtype)
     states = np.empty((length, _STATES, *hx.shape), input.dtype)
     h, c = hx, cx
-    transposed_product = w_hh.dtype == np.float32 and w_hh.flags.c_contiguous
+    transposed_product = _transposable(hx, w_hh)
     for t in range(length - 1, -1, -1) if reverse else range(length):
-        # F.linear(h, w_hh, b_hh) as linear's kernel computes it, h @ w_hh.T; for float32 asked of
-        # BLAS as its transpose w_hh @ h.T, which OpenBLAS sums as the same products in the same
-        # order (the same bits), without the slow path NumPy takes for a few rows times a
-        # transposed matrix (2x faster here).
+        # F.linear(h, w_hh, b_hh) as linear's kernel computes it, h @ w_hh.T (see _transposable)
         product = np.matmul(w_hh, h.T).T if transposed_product else np.matmul(h, w_hh.T)
         if has_biases:
             product += b_hh
