@@ -23,13 +23,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._meta_array import MetaArray
-from ._pointwise import _float_unary
 from .common import ops, output_differentiability
 from .meta_rules import rule
 from .nn import linear
 from .reduction import sum as _sum
 from .registry import Sample, Tensor, TensorSpec, op
-from .unary_math import _logistic, _sigmoid_backward, _tanh_backward
+from .unary_math import _logistic
 
 _LSTM = 2  # PyTorch's (cuDNN's) number for the LSTM mode: RNN_RELU 0, RNN_TANH 1, LSTM 2, GRU 3
 _STATES = 6  # per time step, kept for backward: the four gates' activations, the cell, its tanh
@@ -71,11 +70,21 @@ def lstm_step(input_gates, state: tuple, w_hh, b_hh, w_hr=None) -> tuple:
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return _float_unary(_logistic, x)  # sigmoid's kernel
+    # sigmoid's kernel (_float_unary(_logistic, x)) for a float32 or float64 array, without its
+    # dtype dispatch: computed in float64, rounded once (exp(-|x|) never overflows)
+    return _logistic(x.astype(np.float64)).astype(x.dtype, copy=False)
 
 
 def _tanh(x: np.ndarray) -> np.ndarray:
-    return _float_unary(np.tanh, x)  # tanh's kernel
+    return np.tanh(x.astype(np.float64)).astype(x.dtype, copy=False)  # tanh's kernel, likewise
+
+
+def _sigmoid_backward(grad: np.ndarray, output: np.ndarray) -> np.ndarray:
+    return grad * (1 - output) * output  # sigmoid_backward's kernel for two arrays of one float dtype
+
+
+def _tanh_backward(grad: np.ndarray, output: np.ndarray) -> np.ndarray:
+    return grad * (1 - output * output)  # tanh_backward's kernel, likewise
 
 
 def _transposable(rows: np.ndarray, weight: np.ndarray) -> bool:
