@@ -87,3 +87,14 @@ def test_in_place_write_of_the_same_dtype_keeps_storage_and_bumps_the_version():
         tm.ones(2, dtype=tm.int64).mul_(0.5)
     with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"):
         x.add_(tm.ones(2, 3))
+
+
+@pytest.mark.parametrize("dtype", [tm.float32, tm.float64])
+def test_arithmetic_of_a_float_tensor_and_a_number_keeps_the_tensors_dtype_and_values(dtype):
+    x = tm.tensor([0.0, -0.0, float("inf"), float("nan"), 3e38, -2.5], dtype=dtype)
+    for number in (0.5, -0.0, float("inf"), 1e300, 1e-45):
+        a, n = x._data, np.asarray(number, x._data.dtype) if number != 1e300 else number
+        with np.errstate(all="ignore"):
+            expected = {"mul": a * n, "add": a + n, "sub": a - n, "div": a / n}
+        for name, result in (("mul", x * number), ("add", x + number), ("sub", x - number), ("div", x / number)):
+            assert result.dtype is dtype and _bits(result._data) == _bits(expected[name].astype(a.dtype)), name
