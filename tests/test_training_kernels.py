@@ -98,3 +98,16 @@ def test_arithmetic_of_a_float_tensor_and_a_number_keeps_the_tensors_dtype_and_v
             expected = {"mul": a * n, "add": a + n, "sub": a - n, "div": a / n}
         for name, result in (("mul", x * number), ("add", x + number), ("sub", x - number), ("div", x / number)):
             assert result.dtype is dtype and _bits(result._data) == _bits(expected[name].astype(a.dtype)), name
+
+
+def test_linear_of_a_few_rows_is_contiguous_with_the_same_bits():
+    from tensormodes._ops.nn import linear
+
+    rng = np.random.default_rng(3)
+    for rows, features, outputs in ((1, 5, 7), (8, 128, 384), (16, 33, 100), (3, 1, 1)):
+        x = rng.standard_normal((rows, features)).astype(np.float32)
+        weight, bias = rng.standard_normal((outputs, features)).astype(np.float32), rng.standard_normal(outputs)
+        result = linear(x, weight, bias.astype(np.float32))
+        expected = np.matmul(x, weight.T)
+        expected += bias.astype(np.float32)
+        assert result.flags.c_contiguous and _bits(result) == _bits(expected)
