@@ -38,6 +38,7 @@ from .common import (
 from .common import conjugate as _conj
 from .losses import cross_entropy_decomposition, nll_loss_decomposition
 from .meta_rules import probe, rule
+from .products import times_transposed
 from .registry import Sample, Tensor, TensorSpec, op
 from .shape import reshaped
 
@@ -198,14 +199,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     _check_linear(input, weight, bias)
     if input.dtype in HALF_TYPES:
         return _half_linear(input, weight, bias)
-    if input.ndim == 2 and input.shape[0] <= _FEW_ROWS and input.dtype == weight.dtype == np.float32 \
-            and weight.flags.c_contiguous and input.flags.c_contiguous:
-        # A few rows (an RNN's step): input @ weight.T asked of BLAS as (weight @ input.T).T, which
-        # OpenBLAS sums as the same products in the same order (the same bits), without the slow
-        # path NumPy takes for a few rows times a transposed matrix (2x faster).
-        result = np.ascontiguousarray(np.matmul(weight, input.T).T)
-    else:
-        result = np.asarray(np.matmul(input, weight.T))
+    result = times_transposed(input, weight)
     if bias is not None:
         if bias.dtype != result.dtype:  # only where PyTorch adds in place into the product
             result = np.asarray(result + bias).astype(result.dtype)
@@ -214,9 +208,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         else:
             result = result + bias
     return np.asarray(result)
-
-
-_FEW_ROWS = 16
 
 
 def _half_linear(input: np.ndarray, weight: np.ndarray, bias) -> np.ndarray:
