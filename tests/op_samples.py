@@ -240,11 +240,52 @@ TORCH_EQUIVALENTS = {
     "_linalg_lstsq": lambda torch: lambda *args, **kwargs: tuple(torch.linalg.lstsq(*args, **kwargs)[:2]),
     "_linalg_lstsq_rank": lambda torch: lambda *args, **kwargs: tuple(torch.linalg.lstsq(*args, **kwargs)[2:]),
     "_embedding_bag": lambda torch: _torch_embedding_bag(torch),
+    "mkldnn_rnn_layer": lambda torch: _torch_lstm_layer(torch),
+    "mkldnn_rnn_layer_backward": lambda torch: _torch_lstm_layer_backward(torch),
     "linalg_svd": _torch_svd,  # a public op, compared with singular vectors' signs fixed
     "svd": _torch_legacy_svd,
     "linalg_eig": _torch_eig,
     "linalg_eigh": _torch_eigh,  # likewise, eigenvectors' signs fixed
 }
+
+
+def _torch_lstm_layer(torch):
+    """PyTorch's LSTM layer through its ``lstm`` (which runs its oneDNN op for float32 and its own
+    steps for float64, which that op refuses); the workspace, oneDNN's own buffer, is compared by
+    dtype only (``OPAQUE_OUTPUTS``)."""
+    def layer(input, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse, batch_sizes, mode, hidden_size, num_layers,
+              has_biases, bidirectional, batch_first, train):
+        if input.dtype not in (torch.float32, torch.float64):  # as its oneDNN op (its own steps take more)
+            raise RuntimeError("get_mkldnn_dtype: unsupported data type")
+        params = [w_ih, w_hh, b_ih, b_hh] if has_biases else [w_ih, w_hh]
+        sequence = input.flip(0) if reverse else input
+        output, hy, cy = torch._VF.lstm(sequence, (hx[None], cx[None]), params, has_biases, 1, 0.0, False, False,
+                                        False)
+        return output.flip(0) if reverse else output, hy[0], cy[0], torch.empty(0, dtype=torch.uint8)
+    return layer
+
+
+def _torch_lstm_layer_backward(torch):
+    """The gradients of ``_torch_lstm_layer`` by PyTorch's autograd (its backward op reads its own
+    workspace, which ours is not), requiring grad where an argument does, as its op's do."""
+    forward = _torch_lstm_layer(torch)
+
+    def backward(input, w_ih, w_hh, b_ih, b_hh, hx, cx, output, hy, cy, grad_output, grad_hy, grad_cy, reverse, mode,
+                 hidden_size, num_layers, has_biases, train, bidirectional, batch_sizes, batch_first, workspace):
+        leaves = [t.detach().requires_grad_(True) for t in (input, w_ih, w_hh, b_ih, b_hh, hx, cx)]
+        results = forward(*leaves, reverse, batch_sizes, mode, hidden_size, num_layers, has_biases, bidirectional,
+                          batch_first, train)[:3]
+        pairs = [(r, g) for r, g in zip(results, (grad_output, grad_hy, grad_cy)) if g is not None]
+        arguments = (input, w_ih, w_hh, b_ih, b_hh, hx, cx, grad_output, grad_hy, grad_cy)
+        tracked = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in arguments)
+        grads = torch.autograd.grad([r for r, _ in pairs], leaves, [g for _, g in pairs], allow_unused=True)
+        return tuple((torch.zeros_like(leaf) if g is None else g.detach()).requires_grad_(tracked)
+                     for leaf, g in zip(leaves, grads))
+    return backward
+
+
+# Outputs whose contents are each library's own (PyTorch's oneDNN workspace): compared by dtype only.
+OPAQUE_OUTPUTS = {"mkldnn_rnn_layer": {3}}
 
 
 def _torch_embedding_bag(torch):

@@ -254,6 +254,10 @@ KNOWN = {
                      "pdist", "pinverse", "rms_norm", "softshrink", "svd"],
                     "added after the alignment: the formula's own ops (values equal PyTorch's); PyTorch's "
                     "backward ops (``*_backward``, its composites' pieces) not yet"),
+    "mkldnn_rnn_layer": ("the oracle (PyTorch's lstm on the same arguments, op_samples._torch_lstm_layer) takes its "
+                         "states as hx[None] and returns hy[0]: those selects and their backward are the oracle's"),
+    "mkldnn_rnn_layer_backward": ("a backward op's own gradient (double backward), through the layer's steps of "
+                                  "public ops and autograd.grad; the oracle differentiates PyTorch's lstm"),
     **dict.fromkeys(["linalg_svd", "linalg_svdvals", "linalg_det", "linalg_slogdet", "det", "slogdet", "logdet",
                      "linalg_solve", "linalg_cholesky", "linalg_qr", "linalg_eigh", "linalg_eigvalsh"], _LINALG),
 }

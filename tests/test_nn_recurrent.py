@@ -207,3 +207,91 @@ def test_lstm_step_is_a_handful_of_ops():
         counts.append(sum(counter.counts.values()))
     per_step = (counts[1] - counts[0]) / 3
     assert per_step <= 12, per_step
+
+
+# -- the fused layer op (PyTorch's CPU path for float32 LSTMs) ------------------------------------
+
+def _lstm_run(monkeypatch, module, x, state, fused: bool):
+    """Outputs, final states and every gradient of a loss over them, with the fused op or the steps."""
+    from tensormodes.nn.modules import rnn
+
+    monkeypatch.setattr(rnn, "_fused_lstm", rnn._fused_lstm if fused else lambda module, data: False)
+    module.zero_grad()
+    x = x.detach().requires_grad_()
+    state = None if state is None else tuple(s.detach().requires_grad_() for s in state)
+    output, (h, c) = module(x, state)
+    (output * output.detach().cos()).sum().add(h.sum() * 1.5).add(c.sin().sum()).backward()
+    leaves = [*module.parameters(), x, *(state or ())]
+    return [output._data, h._data, c._data] + [leaf.grad._data for leaf in leaves]
+
+
+@pytest.mark.parametrize(("expression", "shape", "with_state"), [
+    ("L.nn.LSTM(6, 8, batch_first=True)", (3, 7, 6), False),
+    ("L.nn.LSTM(3, 5, 2, bidirectional=True)", (6, 2, 3), True),
+    ("L.nn.LSTM(3, 4, 3, bias=False, bidirectional=True, batch_first=True)", (2, 5, 3), False),
+])
+def test_fused_lstm_layer_gives_the_steps_bits(monkeypatch, expression, shape, with_state):
+    """A float32 LSTM runs one fused op per layer and direction: outputs, final states and every
+    gradient are bit for bit those of the time steps of public ops (float64 still runs those)."""
+    tm.manual_seed(3)
+    module = eval(expression.replace("L.", "tm."))  # noqa: S307 - the test's own expressions
+    x = tm.randn(*shape)
+    layers = module.num_layers * (2 if module.bidirectional else 1)
+    batch = shape[0] if module.batch_first else shape[1]
+    state = (tm.randn(layers, batch, 5), tm.randn(layers, batch, 5)) if with_state else None
+    fused, steps = _lstm_run(monkeypatch, module, x, state, True), _lstm_run(monkeypatch, module, x, state, False)
+    for ours, reference in zip(fused, steps, strict=True):
+        assert ours.dtype == reference.dtype and np.array_equal(ours, reference)
+
+
+def _dispatched(L, run) -> list[str]:
+    """The ops ``run`` sends to the dispatch level of library ``L``."""
+    class Log(L.utils._python_dispatch.TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    seen: list[str] = []
+    with Log():
+        run()
+    return seen
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lstm_reaches_pytorchs_fused_layer_op_at_the_dispatch_level(dtype):
+    """Where PyTorch's CPU lstm runs ``mkldnn_rnn_layer`` (float32: once per layer and direction,
+    and its backward op), ours does; float64 runs the steps in both."""
+    def names(L):
+        lstm = L.nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True).to(getattr(L, dtype))
+        x = L.randn(2, 5, 3, dtype=getattr(L, dtype), requires_grad=True)
+        return [name.removeprefix("aten.") for name in _dispatched(L, lambda: lstm(x)[0].sum().backward())
+                if "mkldnn" in name]
+
+    assert names(tm) == names(torch)
+    assert names(tm) == ([] if dtype == "float64" else ["mkldnn_rnn_layer.default"] * 4
+                         + ["mkldnn_rnn_layer_backward.default"] * 4)
+
+
+@pytest.mark.torch
+def test_double_backward_through_a_fused_lstm_matches_torch():
+    """create_graph=True through the fused op: its backward op is differentiated through the
+    layer's steps, as PyTorch differentiates its LSTM."""
+    results = []
+    for L in (tm, torch):
+        L.manual_seed(0)
+        lstm = L.nn.LSTM(3, 4)
+        weights = [torch.tensor(w.detach().numpy()) for w in results[0][0]] if results else None
+        if weights:
+            with torch.no_grad():
+                for p, w in zip(lstm.parameters(), weights):
+                    p.copy_(w)
+        x = L.tensor(RNG.standard_normal((4, 2, 3)).astype(np.float32) if not results else results[0][1],
+                     requires_grad=True)
+        output, _ = lstm(x)
+        grad_x, = L.autograd.grad(output.pow(2).sum(), x, create_graph=True)
+        second, = L.autograd.grad(grad_x.pow(2).sum(), x)
+        results.append((list(lstm.parameters()), x.detach().numpy().copy(), grad_x.detach().numpy(),
+                        second.numpy()))
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(results[0][3], results[1][3], rtol=1e-4, atol=1e-5)

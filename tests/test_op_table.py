@@ -15,7 +15,7 @@ import tensormodes as tm
 import tensormodes.nn.functional as F
 from tensormodes._ops import OPS
 
-from .op_samples import all_samples, callable_for, materialize, tm_maker, torch_maker
+from .op_samples import OPAQUE_OUTPUTS, all_samples, callable_for, materialize, tm_maker, torch_maker
 
 SAMPLES = list(all_samples())
 # Ops whose results are random (declared random=True): compared by shape and dtype only.
@@ -71,10 +71,13 @@ def test_matches_torch(case, opdef, sample):
         ours, theirs = tm_args[0], torch_args[0]
     ours_flat, theirs_flat = list(_flatten(ours)), list(_flatten(theirs))
     assert len(ours_flat) == len(theirs_flat)
-    for o, t in zip(ours_flat, theirs_flat):
+    opaque = OPAQUE_OUTPUTS.get(opdef.name, ())
+    for index, (o, t) in enumerate(zip(ours_flat, theirs_flat)):
         o_value, o_dtype = _to_numpy(o)
         t_value, t_dtype = _to_numpy(t)
         assert o_dtype == t_dtype, f"dtype {o_dtype} != torch's {t_dtype}"
+        if index in opaque:
+            continue
         if o_dtype is None:
             if isinstance(t, (torch.dtype,)):
                 assert repr(o).split(".")[1] == str(t).split(".")[1]

@@ -125,6 +125,13 @@ def _check_castable(result: np.ndarray, target: np.ndarray) -> None:
 
 def _write_inplace(self: Tensor, result, op_name: str, check=None) -> Tensor:
     data = self._data
+    if type(result) is np.ndarray and check is None and result.dtype is data.dtype and result.shape == data.shape \
+            and type(data) is np.ndarray:
+        # The common case (an optimizer's ``mul_``, ``add_`` ...): same dtype and shape, nothing to
+        # check or cast — a dtype always casts to itself.
+        np.copyto(data, result)
+        bump_version(self)
+        return self
     if type(data) is MetaArray or type(result) is MetaArray:
         return _write_meta(self, result, check, inplace=True)
     result = np.asarray(result)

@@ -522,7 +522,8 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
                  "_PLAN": plan,
                  "_Node": _node_class(op_name, formula), "_differentiable": differentiable_tensor,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": wrap_array,
-                 "_refresh_view": refresh_view, "_differentiable_call": differentiable, "_NUMBERS": _NUMBERS}
+                 "_refresh_view": refresh_view, "_differentiable_call": differentiable, "_NUMBERS": _NUMBERS,
+                 "_FITS": _FITS, "_fit_of": _fit_of, "_NEEDS": _needs_table(len(tensor_params))}
     if node_name is not None:
         def node_for(*values):
             cls = _node_class(node_name(*values), formula)
@@ -534,6 +535,27 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     node_class = namespace["_Node"]
     node_class.apply = _make_apply(node_class.__name__, plan, len(tensor_params), optional_result)
     return recorder
+
+
+# One shared tuple per (shape, dtype) a gradient is fitted to, and per needs_input_grad value: a
+# recorded op keeps these instead of new tuples, so a graph holds fewer objects for the cyclic
+# garbage collector to count and walk (which otherwise runs through long graphs, as an RNN's).
+_FITS: dict[tuple, tuple] = {}
+_MOST_FITS = 4096  # new shapes past this many start the table afresh (a program of ever-new shapes)
+_MOST_NEEDS_BITS = 8
+# needs_input_grad for up to 8 tensor parameters, indexed by its bits (parameter i is bit i)
+_NEEDS = [tuple(bool(bits >> i & 1) for i in range(_MOST_NEEDS_BITS)) for bits in range(1 << _MOST_NEEDS_BITS)]
+
+
+def _needs_table(count: int) -> list:
+    """The needs_input_grad tuples of an op with ``count`` tensor parameters, by their bits."""
+    return [flags[:count] for flags in _NEEDS[:1 << min(count, _MOST_NEEDS_BITS)]]
+
+
+def _fit_of(fit: tuple) -> tuple:
+    if len(_FITS) >= _MOST_FITS:
+        _FITS.clear()
+    return _FITS.setdefault(fit, fit)
 
 
 def _generic_recorder(op_name, formula, tensor_params, param_names, saves, save_only_for, differentiable,
@@ -572,6 +594,7 @@ def _edge_lines(tensor_params: dict[str, str], view: bool) -> list[str]:
                   f"        _node = {name}._grad_accumulator or _grad_edge({name})[0]",
                   f"    _e_{name} = (_node, {name}._output_nr)",
                   f"    _f_{name} = ({name}._data.shape, {name}._data.dtype)",
+                  f"    _f_{name} = _FITS.get(_f_{name}) or _fit_of(_f_{name})",
                   "else:",
                   f"    _e_{name} = _NO_EDGE",
                   f"    _f_{name} = None"]
@@ -588,7 +611,11 @@ def _node_arguments(op_name: str, plan: _Plan, tensor_params: dict[str, str], pa
         if kind == _GRAD_PARAM:
             arguments.append("None")  # filled in by apply
         elif kind == _NEEDS_PARAM:
-            arguments.append("(" + "".join(f"_f_{param} is not None, " for param in tensor_params) + ")")
+            if len(tensor_params) <= _MOST_NEEDS_BITS:  # a shared tuple, picked by its bits
+                bits = " + ".join(f"{1 << i} * ({'_f_' + param} is not None)" for i, param in enumerate(tensor_params))
+                arguments.append(f"_NEEDS[{bits}]" if tensor_params else "()")
+            else:
+                arguments.append("(" + "".join(f"_f_{param} is not None, " for param in tensor_params) + ")")
         elif kind == _RESULT_PARAM:
             saving = "(_SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result))"
             if save_only_for and "result" in save_only_for:  # saved only for that input's gradient

@@ -47,6 +47,7 @@ from . import (  # noqa: F401
     random_activation,
     random_inplace,
     ranges,
+    recurrent,
     reduction,
     reordering,
     resampling,

@@ -95,6 +95,9 @@ def _add_scaled(input, other, alpha, sign: int) -> np.ndarray:
             return (np.add if sign > 0 else np.subtract)(input, other)
         except ValueError:
             pass  # the general path below raises PyTorch's broadcast error
+    if type(input) is _ND and type(other) is float and input.dtype in PLAIN_FLOATS and type(alpha) is int \
+            and alpha == 1:  # a float array and a number (weak: the array's dtype), as below
+        return np.asarray((np.add if sign > 0 else np.subtract)(input, other))
     d = operand_dtype(input, other)
     plain = type(alpha) is int and alpha == 1
     if not plain:
@@ -238,6 +241,8 @@ def mul(input: Tensor | Number, other: Tensor | Number) -> Tensor:
             return np.multiply(input, other)
         except ValueError:
             pass  # the general path below raises PyTorch's broadcast error
+    if type(input) is _ND and type(other) is float and input.dtype in PLAIN_FLOATS:
+        return np.asarray(np.multiply(input, other))  # a float array by a number (weak: its dtype)
     d = operand_dtype(input, other)
     with quiet():
         try:
@@ -258,6 +263,9 @@ def _true_divide(input, other) -> np.ndarray:
             except ValueError:
                 _raise_broadcast_error(input, other)
                 raise
+    if type(input) is _ND and type(other) is float and input.dtype in PLAIN_FLOATS:
+        with quiet():  # a float array by a number (weak: the array's dtype), as below
+            return np.asarray(np.true_divide(input, other))
     d = floating(operand_dtype(input, other))
     with quiet():
         try:

@@ -37,6 +37,7 @@ from ._pointwise import (
 from ._samples import BF16, BOOL, C64, COLUMN, F16, F64, I23, I32, M23, POSITIVE, POSITIVE_I, ROW, SCALAR_F64, U8
 from .arithmetic import _DIVISORS, _pow_grad, _power
 from .common import (
+    PLAIN_FLOATS,
     check_same_shape_or_broadcast,
     cpp_type_name,
     dispatch_listens,
@@ -197,8 +198,14 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
         start, stop, w = _in(input, d, compute), _in(end, d, compute), _in(weight, compute)  # (a number in opmath)
         try:
             difference = stop - start
-            # PyTorch's formulation: exact at both ends, and monotonic in the weight.
-            result = np.where(np.absolute(w) < 0.5, start + w * difference, stop - difference * (1 - w))
+            # PyTorch's formulation: exact at both ends, and monotonic in the weight. A number
+            # weight picks one branch for every element (an optimizer's lerp_): only it is computed.
+            if tensor_weight:
+                result = np.where(np.absolute(w) < 0.5, start + w * difference, stop - difference * (1 - w))
+            elif np.absolute(w) < 0.5:
+                result = start + w * difference
+            else:
+                result = stop - difference * (1 - w)
         except ValueError:
             _raise_broadcast_error(input, end, weight)
             raise
@@ -214,6 +221,19 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
 def _scaled_product(input, tensor1, tensor2, value, divide: bool) -> np.ndarray:
     """``input + value * tensor1 (* or /) tensor2`` in the promoted dtype."""
     d = operand_dtype(input, tensor1, tensor2)
+    if type(input) is _ND and type(tensor1) is _ND and type(tensor2) is _ND and input.dtype in PLAIN_FLOATS \
+            and input.dtype is tensor1.dtype is tensor2.dtype and (type(value) is float or type(value) is int):
+        # One float dtype and a number (an optimizer's addcmul_ / addcdiv_): the steps below
+        # without their conversions, which change nothing here.
+        _check_representable(value, d)
+        with quiet():
+            try:
+                scaled = np.multiply(value, tensor1)
+                return np.asarray(np.add(input, np.true_divide(scaled, tensor2) if divide else
+                                         np.multiply(scaled, tensor2)))
+            except ValueError:
+                _raise_broadcast_error(input, tensor1, tensor2)
+                raise
     compute = _opmath(d)
     _check_representable(value, compute)
     if _is_integral(d) and isinstance(value, float):

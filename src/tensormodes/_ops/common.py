@@ -93,6 +93,21 @@ FLOAT_MAX[dt.complex64], FLOAT_MAX[dt.complex128] = FLOAT_MAX[dt.float32], FLOAT
 
 def operand_dtype(*operands) -> dt.dtype:
     """PyTorch's result dtype of arrays and Python scalars."""
+    # The common case first (an optimizer's lerp_, addcmul_ ...): arrays of one floating dtype
+    # with real Python numbers, whose result is that dtype whatever the arrays' ranks.
+    common = None
+    for x in operands:
+        kind = type(x)
+        if kind is ND:
+            if common is None:
+                common = x.dtype
+            elif x.dtype is not common:
+                break
+        elif kind is not float and kind is not int and kind is not bool and x is not None:
+            break
+    else:
+        if common is not None and common.kind == "f":
+            return dt.NP_TO_DTYPE[common]
     arrays = [x for x in operands if type(x) is ND]
     scalars = [x for x in operands if type(x) is not ND and x is not None]
     return dt.result_dtype(arrays, scalars)

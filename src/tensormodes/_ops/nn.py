@@ -38,6 +38,7 @@ from .common import (
 from .common import conjugate as _conj
 from .losses import cross_entropy_decomposition, nll_loss_decomposition
 from .meta_rules import probe, rule
+from .products import times_transposed
 from .registry import Sample, Tensor, TensorSpec, op
 from .shape import reshaped
 
@@ -198,7 +199,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     _check_linear(input, weight, bias)
     if input.dtype in HALF_TYPES:
         return _half_linear(input, weight, bias)
-    result = np.asarray(np.matmul(input, weight.T))
+    result = times_transposed(input, weight)
     if bias is not None:
         if bias.dtype != result.dtype:  # only where PyTorch adds in place into the product
             result = np.asarray(result + bias).astype(result.dtype)

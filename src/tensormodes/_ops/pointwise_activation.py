@@ -566,7 +566,8 @@ def embedding_dense_backward(grad_output: Tensor, indices: Tensor, num_weights: 
         scales = None if scales is None else scales[kept]
     result = np.zeros((num_weights, width), grad_output.dtype)
     if scales is None:
-        np.add.at(result, flat, rows)
+        for targets, chosen in _rounds(flat):  # (np.add.at's sums, twice as fast)
+            result[targets] += rows[chosen]
     elif result.dtype in HALF_TYPES:  # the products rounded, then added
         np.add.at(result, flat, rows * scales[:, None])
     else:
@@ -579,6 +580,15 @@ def _add_scaled_rows(result: np.ndarray, flat: np.ndarray, rows: np.ndarray, sca
     once (PyTorch's ``add_`` with ``alpha``, a fused multiply-add): repeated rows are updated in
     rounds, the i-th lookup of every row in round i; float32 is computed in float64 and rounded."""
     wide = np.float64
+    for targets, chosen in _rounds(flat):
+        updated = result[targets].astype(wide) + scales[chosen].astype(wide)[:, None] * rows[chosen].astype(wide)
+        result[targets] = updated.astype(result.dtype)
+
+
+def _rounds(flat: np.ndarray):
+    """The lookups ``flat`` in rounds: round i holds the i-th lookup of every row looked up i + 1
+    times or more, as (its rows, a mask of its lookups). Rows are unique within a round, so one
+    indexed update per round adds every row's lookups in their order."""
     order = np.argsort(flat, kind="stable")
     sorted_rows = flat[order]
     starts = np.searchsorted(sorted_rows, sorted_rows, side="left")
@@ -586,9 +596,7 @@ def _add_scaled_rows(result: np.ndarray, flat: np.ndarray, rows: np.ndarray, sca
     rank[order] = np.arange(order.size) - starts  # which lookup of its row each one is
     for round_ in range(int(rank.max(initial=-1)) + 1):
         chosen = rank == round_
-        targets = flat[chosen]
-        updated = result[targets].astype(wide) + scales[chosen].astype(wide)[:, None] * rows[chosen].astype(wide)
-        result[targets] = updated.astype(result.dtype)
+        yield flat[chosen], chosen
 
 
 def _check_embedding_indices(indices, function: str) -> None:

@@ -379,7 +379,10 @@ def _max_pool_planes(input: np.ndarray, kernel, step, pad, spread, out) -> tuple
         better = candidate > best
         if floating:
             better |= np.isnan(candidate)
-        np.putmask(chosen, better, tap)
+        # chosen = tap where better: a better element is in bounds, so its tap comes after the
+        # start and every tap before it, and the larger of the two is the tap (branch-free,
+        # unlike putmask on a random mask).
+        np.maximum(chosen, better.view(np.uint8) * chosen.dtype.type(tap), out=chosen)
         np.maximum(best, candidate, out=best)  # the same values as taking the better ones (NaN propagates)
     result = best.astype(input.dtype, copy=False)
     # Flat position = the window's first element's + the chosen tap's offset (a table lookup).

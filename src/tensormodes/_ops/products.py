@@ -55,6 +55,17 @@ def _product(func, *arrays: np.ndarray, dtype: np.dtype | None = None) -> np.nda
     return result if result.dtype == target else result.astype(target)
 
 
+def times_transposed(input: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``input @ weight.T`` as ``linear`` computes it. A few float32 rows (an RNN's step) are asked
+    of BLAS as ``(weight @ input.T).T``, which OpenBLAS sums as the same products in the same
+    order (the same bits), without the slow path NumPy takes for a few rows times a transposed
+    matrix (2x faster)."""
+    if input.ndim == 2 and input.shape[0] <= 16 and input.dtype == weight.dtype == np.float32 \
+            and weight.flags.c_contiguous and input.flags.c_contiguous:
+        return np.ascontiguousarray(np.matmul(weight, input.T).T)
+    return np.asarray(np.matmul(input, weight.T))
+
+
 def _check_bool(kernel_name: str, *arrays: np.ndarray, empty: bool = False) -> None:
     """PyTorch's matrix kernels have no bool version (they are skipped when nothing is multiplied)."""
     if arrays[0].dtype == np.bool_ and not empty:

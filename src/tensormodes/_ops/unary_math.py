@@ -602,9 +602,10 @@ def _sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
 def _logistic(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind == "c":
         return np.reciprocal(1 + np.exp(-x))
-    # exp of -|x| never overflows; the two branches are the same function.
+    # exp of -|x| never overflows; the two branches are the same function: 1 / (1 + e) and
+    # e / (1 + e), one division of the picked numerator (the same values, fewer passes).
     e = np.exp(-np.absolute(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    return np.where(x >= 0, 1.0, e) / (e + 1)
 
 
 def _sigmoid_grad(grad, result):
@@ -693,8 +694,19 @@ def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -
     result_type = grad_output.dtype if grad_output.dtype == input.dtype else operand_dtype(grad_output, input)._np
     if result_type.kind in "bc":
         raise not_implemented("threshold_cpu", dt.NP_TO_DTYPE[result_type])
+    bits = _SAME_WIDTH_BITS.get(result_type)
+    if bits is not None and input.dtype == grad_output.dtype and input.shape == grad_output.shape and input.ndim and \
+            input.flags.c_contiguous and grad_output.flags.c_contiguous:
+        # Branch-free (np.where's loop is 4-6x slower on a random mask): the gradient's bits, and
+        # all-zero bits (+0.0) where input <= threshold, as the np.where below gives.
+        keep = np.subtract(np.less_equal(input, threshold).view(np.uint8), 1, dtype=bits)
+        return np.bitwise_and(grad_output.view(bits), keep, out=keep).view(result_type)
     result = np.where(input <= threshold, 0, grad_output)
     return np.asarray(result if result.dtype == result_type else result.astype(result_type))
+
+
+# An unsigned integer dtype of each plain float dtype's width, to mask its values bitwise.
+_SAME_WIDTH_BITS = {np.dtype(np.float32): np.dtype(np.uint32), np.dtype(np.float64): np.dtype(np.uint64)}
 
 
 @op(errors=(Sample((BOOL,)), Sample((C64,))),

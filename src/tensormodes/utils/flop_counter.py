@@ -36,7 +36,6 @@ from .._autograd.nodes import next_sequence_nr
 from .._dispatch.aten import OpOverloadPacket
 from ..modes.observing import ModuleNames, render_table, rich_table
 from ..nn.modules import module as _module_api
-from ..nn.modules.rnn import LSTM
 from ..ops import aten
 from ._python_dispatch import TorchDispatchMode
 
@@ -365,12 +364,11 @@ class FlopCounterMode:
     ``get_flop_counts()`` maps module paths (``"Global"`` for everything) to ``{packet: FLOPs}``
     (``aten.mm``, as PyTorch's); with ``tensormodes.nn`` modules, each module's forward and backward
     are also counted under its path (``"MLP"``, ``"MLP.fc1"``), through nn.Module's global hooks,
-    as PyTorch's module tracker names them. ``nn.LSTM`` is counted as the matrix products it runs,
-    where PyTorch's counter on CPU counts 0 for its fused kernel: the table's last line says so
-    when it happens. ``mods`` is accepted and ignored, as in PyTorch. ``custom_mapping`` maps
-    packets to formulas (called with the arguments' shapes and ``out_shape``). On exit the table
-    is printed when ``display``. ``not_counted`` maps the ops that ran without a formula to how
-    often they ran.
+    as PyTorch's module tracker names them. A float32 ``nn.LSTM`` runs PyTorch's fused layer op,
+    which has no formula here as in PyTorch (0 FLOPs). ``mods`` is accepted and ignored, as in
+    PyTorch. ``custom_mapping`` maps packets to formulas (called with the arguments' shapes and
+    ``out_shape``). On exit the table is printed when ``display``. ``not_counted`` maps the ops
+    that ran without a formula to how often they ran.
 
     >>> import tensormodes as tm
     >>> from tensormodes.utils.flop_counter import FlopCounterMode
@@ -396,7 +394,6 @@ class FlopCounterMode:
         self._entries = 0
         self._handles: list = []
         self._module_names = ModuleNames()
-        self._lstm_seen = False
         self._reset_queued = False
         # einsum's backward (products and sums here, bmm's backward in PyTorch): the forward's
         # FLOPs per gradient, by the sequence number its backward node is made after
@@ -455,8 +452,6 @@ class FlopCounterMode:
     # -- modules
 
     def _enter_module(self, module, *unused) -> None:
-        if isinstance(module, LSTM):
-            self._lstm_seen = True
         self._parents.append(self._module_names(module))
 
     def _enter_module_backward(self, module, *unused) -> None:
@@ -493,7 +488,6 @@ class FlopCounterMode:
             self._uncounted.clear()
             self._einsum_marks.clear()
             self._einsum_backward.clear()
-            self._lstm_seen = False
             self._parents = ["Global"]
             forward_pre, forward, backward_pre, backward = _module_hook_api()
             self._handles += [forward_pre(self._enter_module), forward(self._leave_module, always_call=True),
@@ -566,9 +560,9 @@ class FlopCounterMode:
         return text
 
     def counted_beyond_pytorch(self) -> list[str]:
-        """What was counted that PyTorch's counter, on CPU, counts as 0: ``nn.LSTM`` (PyTorch runs
-        a fused kernel it has no formula for)."""
-        return ["tensormodes.nn.LSTM"] if self._lstm_seen and self.get_total_flops() else []
+        """What was counted that PyTorch's counter, on CPU, counts as 0: nothing now (``nn.LSTM``
+        was, until it ran PyTorch's fused layer op, which neither counter has a formula for)."""
+        return []
 
     def rich_table(self, depth: int | None = None):
         """The same table as a ``rich.table.Table`` (needs ``rich``)."""

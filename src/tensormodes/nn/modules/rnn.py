@@ -20,6 +20,8 @@ import warnings
 from collections.abc import Callable
 
 from ..._api import namespace as tm
+from ..._ops.recurrent import lstm_step
+from ...ops import aten
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -39,17 +41,6 @@ def _relu_step(input_gates: tm.Tensor, hidden: tm.Tensor, w_hh: tm.Tensor, b_hh:
     return (input_gates + F.linear(hidden, w_hh, b_hh)).relu()
 
 
-def _lstm_step(input_gates: tm.Tensor, state: tuple[tm.Tensor, tm.Tensor], w_hh: tm.Tensor,
-               b_hh: tm.Tensor | None, w_hr: tm.Tensor | None = None) -> tuple[tm.Tensor, tm.Tensor]:
-    hidden, cell = state
-    # Gates in PyTorch's order: input, forget, cell candidate, output.
-    in_gate, forget_gate, candidate, out_gate = (input_gates + F.linear(hidden, w_hh, b_hh)).chunk(4, -1)
-    cell = forget_gate.sigmoid() * cell + in_gate.sigmoid() * candidate.tanh()
-    hidden = out_gate.sigmoid() * cell.tanh()
-    # With proj_size, the hidden state carried on (and output) is projected by w_hr; the cell is not.
-    return (hidden if w_hr is None else F.linear(hidden, w_hr)), cell
-
-
 def _gru_step(input_gates: tm.Tensor, hidden: tm.Tensor, w_hh: tm.Tensor, b_hh: tm.Tensor | None) -> tm.Tensor:
     # Gates in PyTorch's order: reset, update, new. The reset gate scales the hidden part of the
     # new gate *with* its bias, so the hidden projection stays separate from the input's.
@@ -61,9 +52,17 @@ def _gru_step(input_gates: tm.Tensor, hidden: tm.Tensor, w_hh: tm.Tensor, b_hh: 
     return new + update * (hidden - new)  # (1 - update) * new + update * hidden
 
 
-_STEPS: dict[str, Callable] = {"RNN_TANH": _tanh_step, "RNN_RELU": _relu_step, "LSTM": _lstm_step,
+_STEPS: dict[str, Callable] = {"RNN_TANH": _tanh_step, "RNN_RELU": _relu_step, "LSTM": lstm_step,
                                "GRU": _gru_step}
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+_LSTM_MODE = 2  # the mode number PyTorch's fused layer op takes for an LSTM
+_LSTM_LAYER = aten.mkldnn_rnn_layer.default
+
+
+def _fused_lstm(module: RNNBase, input: tm.Tensor) -> bool:
+    """Whether PyTorch's CPU ``lstm`` runs its fused layer op (oneDNN's) for this LSTM and input:
+    float32, no projections, some elements (packed sequences never)."""
+    return module.mode == "LSTM" and input.dtype == tm.float32 and module.proj_size == 0 and input.numel() != 0
 
 
 def _reject_projection(kwargs: dict) -> None:
@@ -235,6 +234,8 @@ class RNNBase(Module):
         """The stacked layers over a batched ``input``; ``state`` holds every layer's and direction's
         initial state along dim 0 (a pair of them for the LSTM). Returns the last layer's outputs and
         the final states in the same layout."""
+        if _fused_lstm(self, input):
+            return self._run_fused_lstm(input, state)
         step = _STEPS[self.mode]
         directions = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
@@ -269,6 +270,36 @@ class RNNBase(Module):
         if lstm:
             return output, (tm.stack([h for h, _ in finals]), tm.stack([c for _, c in finals]))
         return output, tm.stack(finals)
+
+    def _run_fused_lstm(self, input: tm.Tensor, state: tuple[tm.Tensor, tm.Tensor]):
+        """``_run`` of an LSTM as PyTorch's CPU path runs a float32 one without projections: one
+        fused op per layer and direction (``mkldnn_rnn_layer``, same values as the steps of
+        public ops), over the time-major input."""
+        directions = 2 if self.bidirectional else 1
+        sequence = input.transpose(0, 1).contiguous() if self.batch_first else input
+        hiddens, cells = [], []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                weights = self.all_weights[index]
+                hidden, cell = state[0][index], state[1][index]
+                if self.bias:
+                    biases = weights[2], weights[3]
+                else:  # PyTorch hands the op zeros (of the weights' shapes), which it does not read
+                    biases = tuple(tm.zeros(w.shape, dtype=w.dtype, device=w.device) for w in weights[1::-1])
+                output, hidden, cell, _ = _LSTM_LAYER(
+                    sequence, weights[0], weights[1], *biases, hidden, cell, direction == 1, [], _LSTM_MODE,
+                    self.hidden_size, self.num_layers, self.bias, self.bidirectional, self.batch_first,
+                    self.training)
+                outputs.append(output)
+                hiddens.append(hidden)
+                cells.append(cell)
+            sequence = outputs[0] if directions == 1 else tm.cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                sequence = F.dropout(sequence, self.dropout, True)
+        output = sequence.transpose(0, 1) if self.batch_first else sequence
+        return output, (tm.stack(hiddens), tm.stack(cells))
 
     def _run_packed(self, data: tm.Tensor, sizes: list[int], state):
         """The stacked layers over a packed sequence's ``data`` (``sizes``: its batch sizes);
@@ -628,7 +659,7 @@ class LSTMCell(RNNCellBase):
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
         self._check_hidden(input, hx[0], 0)
         self._check_hidden(input, hx[1], 1)
-        hidden, cell = _lstm_step(F.linear(input, self.weight_ih, self.bias_ih), tuple(hx), self.weight_hh,
+        hidden, cell = lstm_step(F.linear(input, self.weight_ih, self.bias_ih), tuple(hx), self.weight_hh,
                                   self.bias_hh)
         return (hidden, cell) if batched else (hidden.squeeze(0), cell.squeeze(0))
 
