@@ -241,6 +241,12 @@ KNOWN: dict[tuple[str, str], Difference] = {
     ("_multilabel_margin_loss", "raises"): Difference(
         "an empty input with a target that is not int64: PyTorch reads the target's dtype only when there are "
         "elements; tensormodes refuses the dtype either way", lambda case: any(a.size == 0 for a in _arrays(case))),
+    ("mkldnn_rnn_layer", "exception class"): Difference(
+        "arguments nn.LSTM never sends (an empty feature dimension, states of other dtypes): PyTorch's oneDNN "
+        "op indexes them unchecked (an IndexError, or a crash), tensormodes checks the shapes and names them"),
+    ("pixel_shuffle", "backward computes"): Difference(
+        "an empty channel dimension: PyTorch's own backward fails its gradient shape check (its formula's "
+        "bug); tensormodes gives the empty gradient", lambda case: any(0 in a.shape for a in _arrays(case))),
     ("_upsample_bicubic2d", "result values"): Difference(
         "values near the float range's limits cancel in the cubic weights: float32 last-bit differences of the "
         "weights become large", _EXTREME),
@@ -282,6 +288,11 @@ OPEN_BUGS: dict[tuple[str, str], Difference] = {
     ("cumprod", "gradient values"): Difference(
         "L.autograd.grad(L.cumprod(x := L.tensor([[-inf, -0.0], [0.5, 2.0]], requires_grad=True), 0).sum(), x)[0]",
         lambda case: any(a.dtype.kind in "fc" and not np.isfinite(a).all() for a in _arrays(case))),
+    # a complex NaN bound: PyTorch spaces the real and imaginary parts apart (the imaginary part
+    # stays 0), ours steps the complex numbers (NaN spreads to both parts)
+    ("linspace", "result values"): Difference(
+        "L.linspace(L.tensor(complex(float('nan'), 0), dtype=L.complex64), 4.0, 3).imag",
+        lambda case: any(a.dtype.kind == "c" and np.isnan(a).any() for a in _arrays(case))),
     ("pow", "result values"): Difference(
         # C's special cases of complex multiplication and exp/log (Annex G) where NumPy's differ
         "L.pow(L.tensor([complex(1e30, inf)], dtype=L.complex64), 2)",

@@ -2,9 +2,10 @@
 them: ``gelu_backward``, ``silu_backward``, ``mish_backward``, ``elu_backward``,
 ``leaky_relu_backward``, ``hardtanh_backward``, ``hardswish_backward``, ``hardsigmoid_backward``,
 ``softplus_backward``, ``log_sigmoid_backward``, ``logit_backward``, ``mse_loss_backward``,
-``smooth_l1_loss_backward`` and ``huber_loss_backward``.
+``smooth_l1_loss_backward`` and ``huber_loss_backward``; and ``tanh_backward`` and
+``sigmoid_backward`` (public as ``_tanh_backward`` and ``_sigmoid_backward``).
 
-None is a public function (``function=False``): they are reached as
+But for those two, none is a public function (``function=False``): they are reached as
 ``tensormodes.ops.aten.<name>.default``, which the forward ops' gradient formulas call, so a
 ``TorchDispatchMode`` (and ``make_fx``'s joint graphs) sees during backward the one op PyTorch's
 backward sends, and the plain backward runs one NumPy kernel instead of a chain of small ops.
@@ -31,6 +32,8 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from ._pointwise import _opmath
+from ._samples import BF16, F16, M23, SCALAR_F64
 from .common import (
     HALF_TYPES,
     check_same_shape_or_broadcast,
@@ -41,7 +44,8 @@ from .common import (
     quiet,
     scalar_type_name,
 )
-from .meta_rules import broadcasting
+from .common import conjugate as _conj
+from .meta_rules import broadcasting, elementwise
 from .registry import Sample, Tensor, TensorSpec, op
 from .special import _erf
 
@@ -108,6 +112,71 @@ def _activation_samples(*extra, low: float = -4, high: float = 4, broadcast: boo
 
 
 _INTEGER_ERROR = (Sample((TensorSpec((2,), "int64"), TensorSpec((2,), "int64"))),)
+
+
+# -- tanh and sigmoid, given their results -------------------------------------------------------
+
+def _tanh_backward_grad(grad, grad_output, output, needs_input_grad):
+    # result = grad_output * (1 - conj(output) ** 2): linear in grad_output, antiholomorphic in
+    # output (derivative -2 * grad_output * conj(output) with respect to conj(output)).
+    return (ops._tanh_backward(grad, _conj(output)) if needs_input_grad[0] else None,
+            _conj(grad) * grad_output * _conj(output) * -2 if needs_input_grad[1] else None)
+
+
+@op(grad=_tanh_backward_grad, meta=elementwise, samples=(
+    Sample((M23, TensorSpec((2, 3), "float32", -1, 1))),
+    Sample((TensorSpec((3, 4), "float64"), TensorSpec((3, 4), "float64", -1, 1))),
+    Sample((TensorSpec((3,), "complex64"), TensorSpec((3,), "complex64", -1, 1))),
+    Sample((SCALAR_F64, SCALAR_F64)), Sample((BF16, BF16)), Sample((F16, F16))),
+    aten="tanh_backward.default", tags=("pointwise",))
+def _tanh_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    """``grad_output * conj(1 - output ** 2)``: the gradient of ``tanh`` given its result (PyTorch's
+    ``aten::tanh_backward``), half types computed in float32 and rounded once.
+
+    >>> import tensormodes as tm
+    >>> tm._tanh_backward(tm.tensor([1.0, 2.0]), tm.tensor([0.0, 0.5]))
+    tensor([1.0000, 1.5000])
+    """
+    gradient, y, result_type = _backward_operands(grad_output, output)
+    slope = 1 - y * y
+    if y.dtype.kind == "c":
+        slope = np.conj(slope)
+    return np.asarray((gradient * slope).astype(result_type, copy=False))
+
+
+def _backward_operands(grad_output: np.ndarray, output: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.dtype]:
+    """A pointwise backward op's operands in the type it computes in (float32 for the half types),
+    and its result's dtype (the operands' promoted one)."""
+    result_type = grad_output.dtype if grad_output.dtype == output.dtype else operand_dtype(grad_output, output)._np
+    work = _opmath(dt.NP_TO_DTYPE[result_type])._np
+    return grad_output.astype(work, copy=False), output.astype(work, copy=False), result_type
+
+
+def _sigmoid_backward_grad(grad, grad_output, output, needs_input_grad):
+    # result = grad_output * conj((1 - output) * output): linear in grad_output; with respect to
+    # conj(output), grad_output * (1 - 2 * conj(output)).
+    return (ops._sigmoid_backward(grad, _conj(output)) if needs_input_grad[0] else None,
+            _conj(grad) * grad_output * (1 - 2 * _conj(output)) if needs_input_grad[1] else None)
+
+
+@op(grad=_sigmoid_backward_grad, meta=elementwise, samples=(
+    Sample((M23, TensorSpec((2, 3), "float32", 0, 1))),
+    Sample((TensorSpec((3, 4), "float64"), TensorSpec((3, 4), "float64", 0, 1))),
+    Sample((TensorSpec((3,), "complex64"), TensorSpec((3,), "complex64", 0, 1))),
+    Sample((SCALAR_F64, SCALAR_F64)), Sample((BF16, BF16)), Sample((F16, F16))),
+    aten="sigmoid_backward.default", tags=("pointwise",))
+def _sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
+    """``grad_output * conj((1 - output) * output)``: the gradient of ``sigmoid`` given its result
+    (PyTorch's ``aten::sigmoid_backward``, multiplied in its order), half types computed in
+    float32 and rounded once.
+
+    >>> import tensormodes as tm
+    >>> tm._sigmoid_backward(tm.tensor([1.0, 2.0]), tm.tensor([0.5, 0.25]))
+    tensor([0.2500, 0.3750])
+    """
+    gradient, y, result_type = _backward_operands(grad_output, output)
+    product = gradient * np.conj((1 - y) * y) if y.dtype.kind == "c" else gradient * (1 - y) * y
+    return np.asarray(product.astype(result_type, copy=False))
 
 
 # -- gelu, silu, mish ---------------------------------------------------------------------------------

@@ -48,6 +48,8 @@ def _check_affine(theta, size) -> None:
     dims = len(size) - 2
     if dims not in (2, 3):
         raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
+    if theta.dtype == np.bool_:  # the base grid is a linspace in theta's dtype
+        raise not_implemented("linspace_cpu", dtype_of(theta))
     if theta.ndim < 3:
         bound = max(theta.ndim, 1)
         raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got "
@@ -77,7 +79,8 @@ def _affine_grid_grad(grad, theta_shape, size, align_corners):
     errors=(Sample((TensorSpec((1, 2, 3)), [2, 1, 2, 3], False)),
             Sample((TensorSpec((2, 2, 2, 3)), [2, 1, 3, 4], False)),
             Sample((TensorSpec((2, 3)), [2, 1, 3, 4], False)), Sample((TensorSpec((2, 3, 3)), [2, 1, 3, 4], False)),
-            Sample((TensorSpec((2, 2, 3)), [2, 1, 3], False)), Sample((TensorSpec((2, 2, 4)), [2, 1, 3, 4], False))),
+            Sample((TensorSpec((2, 2, 3)), [2, 1, 3], False)), Sample((TensorSpec((2, 2, 4)), [2, 1, 3, 4], False)),
+            Sample((TensorSpec((2, 3, 0), "bool"), [2, 1, 2, 3, 2], False))),
     samples=(Sample((TensorSpec((2, 2, 3)), [2, 1, 3, 4], False)),
              Sample((TensorSpec((1, 2, 3), "float64"), [1, 3, 2, 5], True)),
              Sample((TensorSpec((2, 3, 4), "float64"), [2, 1, 2, 3, 2], False)),

@@ -480,6 +480,10 @@ def isin(elements: Tensor | Number, test_elements: Tensor | Number, *, assume_un
                         "False, Tensor out = None)\n"
                         " * (Tensor elements, Number test_element, *, bool assume_unique = False, bool invert = "
                         "False, Tensor out = None)\n")
+    for given in (elements, test_elements):  # each tensor's own type first, as PyTorch checks them
+        if isinstance(given, np.ndarray) and given.dtype.kind in "bc":
+            raise RuntimeError(f"Unsupported input type encountered for isin(): "
+                               f"{scalar_type_name(dt.NP_TO_DTYPE[given.dtype])}")
     common = dt.result_dtype([e for e in (elements, test_elements) if isinstance(e, np.ndarray)],
                              [e for e in (elements, test_elements) if not isinstance(e, np.ndarray)])
     if common.is_complex or common is dt.bool:
