@@ -158,12 +158,13 @@ def _view_facts(lib):
             y.view(6).detach()._is_view(), y[0].clone()._is_view(), y.unsqueeze(0)._is_view(),
             y.expand(2, 2, 3)._is_view(), y.split(1)[0]._is_view(), y.unbind()[0]._is_view(),
             y.view(6).view(2, 3)._is_view(), y.narrow(0, 0, 1)._is_view(), y.diagonal()._is_view(),
-            y.t().reshape(6)._is_view(), y.movedim(0, 1)._is_view(), y.data._is_view()]
+            y.t().reshape(6)._is_view(), y.movedim(0, 1)._is_view(), y.data._is_view(), y.squeeze()._is_view(),
+            y.squeeze(0)._is_view()]
 
 
 def test_is_view():
     assert _view_facts(tm) == [False, False, True, False, True, True, True, False, False, False, False, True,
-                               True, True, True, True, True, True, False, True, False]
+                               True, True, True, True, True, True, False, True, False, True, True]
     assert tm.Tensor._is_view in get_overridable_functions()[tm.Tensor]
 
 

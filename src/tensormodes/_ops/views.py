@@ -451,7 +451,8 @@ def squeeze(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     if type(input) is MetaArray:
         kept = [d for d in range(input.ndim) if d not in axes]
         return view_of(input, tuple(input.shape[d] for d in kept), tuple(input.elem_strides[d] for d in kept))
-    return np.squeeze(input, axis=axes)
+    # a view also when nothing is removed (NumPy returns the array itself; PyTorch a new view)
+    return np.squeeze(input, axis=axes) if axes else input.view()
 
 
 def _unsqueeze_grad(grad, dim):
