@@ -70,7 +70,7 @@ def disabled_torch_dispatch_impl(func, types, args=(), kwargs=None):
     token = None
     try:
         token = STATE.set(HOOKS.without_dispatch(state))
-        return _run_kernel(func, args, kwargs or {})
+        return _kernel_end(func, args, kwargs or {})
     finally:
         if token is None:
             STATE.set(state)
@@ -658,6 +658,7 @@ def run_chain(overload, args: tuple, kwargs: dict):
                 return after_modes(overload, args, kwargs, state, None)
         if kwargs:
             return after_modes(overload, args, kwargs, state, None)
+    # _kernel_end, inline: a frame less on every op a mode passes through
     kernel = overload.__dict__.get("_kernel")
     if kernel is None:
         kernel = _kernel_of(overload)
@@ -691,6 +692,12 @@ def after_modes(overload, args: tuple, kwargs: dict, state, declined):
             f"Multiple dispatch failed for '{overload}'; all __torch_dispatch__ handlers returned "
             f"NotImplemented:\n\n  - mode object {declined!r}\n\n"
             "For more information, try re-running with TORCH_LOGS=not_implemented")
+    return _kernel_end(overload, args, kwargs)
+
+
+def _kernel_end(overload, args: tuple, kwargs: dict):
+    """The chain's end, nobody left to ask (also ``Tensor.__torch_dispatch__``'s): the op's
+    implementation on schema-form arguments."""
     kernel = overload.__dict__.get("_kernel")
     if kernel is None:
         kernel = _kernel_of(overload)
@@ -741,8 +748,3 @@ def _kernel_of(overload) -> Callable:
     return kernel
 
 
-def _run_kernel(overload, args: tuple, kwargs: dict):
-    """The end of the chain, for ``Tensor.__torch_dispatch__``."""
-    kernel = overload.__dict__.get("_kernel") or _kernel_of(overload)
-    args, kwargs = public_call(overload, args, kwargs)
-    return kernel(*args, **kwargs)

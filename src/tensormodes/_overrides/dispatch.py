@@ -677,7 +677,7 @@ def _skipping(state: _State, args: tuple, kwargs: dict, impl):
     _STATE.set(state)
     token = None
     try:
-        token = _STATE.set((state or _IDLE).replace(subclasses_enabled=False, modes_enabled=False))
+        token = _STATE.set(without_torch_function(state))
         return impl(*args, **kwargs)
     finally:
         if token is None:
