@@ -18,13 +18,13 @@ from typing import Any
 
 from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from .module_calls import ModuleCalls
+from .module_calls import ModuleCalls, NestsModuleCalls
 from .observing import summarize, summarize_call, user_location
 
 __all__ = ["LoggingMode"]
 
 
-class LoggingMode(Observer, TorchFunctionMode):
+class LoggingMode(Observer, NestsModuleCalls, TorchFunctionMode):
     """Logs every public call made in its scope: the function's public name, its arguments
     summarized (``f32[2, 3]``: dtype and shape, never values; ``{grad}`` when the tensor
     requires grad; scalars as values) and its result.
@@ -67,33 +67,16 @@ class LoggingMode(Observer, TorchFunctionMode):
         self._modules = ModuleCalls(self._enter_module, self._leave_module)
         self._open_modules: list[tuple[int, int]] = []  # (slot, depth) of each module call under way
 
-    def __enter__(self):
-        if self._entries == 0:
-            if isinstance(self.target, (str, os.PathLike)):
-                self._file = open(self.target, "w", encoding="utf-8")  # noqa: SIM115 - closed by __exit__
-            self._modules.install()
-        self._entries += 1
-        try:
-            return super().__enter__()
-        except BaseException:
-            self._left()
-            raise
+    def _first_enter(self) -> None:
+        if isinstance(self.target, (str, os.PathLike)):
+            self._file = open(self.target, "w", encoding="utf-8")  # noqa: SIM115 - closed by _last_exit
 
-    def __exit__(self, exc_type, exc_value, traceback) -> None:
-        try:
-            super().__exit__(exc_type, exc_value, traceback)
-        finally:
-            self._left()
-
-    def _left(self) -> None:
-        self._entries -= 1
-        if self._entries == 0:
-            self._modules.remove()
-            self._open_modules = []
-            self.flush()
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+    def _last_exit(self) -> None:
+        self._open_modules = []
+        self.flush()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
     def flush(self) -> None:
         """Write the grouped calls collected so far (``dedupe=True``) and forget them."""

@@ -34,7 +34,8 @@ from typing import Any
 from ..nn.modules import module as _module_api
 from .observing import ModuleNames
 
-__all__ = ["ModuleCalls", "ModuleNames"]  # ModuleNames: from observing, shared with the FLOP counter
+# ModuleNames: from observing, shared with the FLOP counter
+__all__ = ["ModuleCalls", "ModuleNames", "NestsModuleCalls"]
 
 
 class _Open(threading.local):
@@ -90,3 +91,52 @@ class ModuleCalls:
         if error is ambient:
             error = None
         self.leave(module, self.names(module), args, None if error is not None else output, error)
+
+
+class NestsModuleCalls:
+    """Mixin for an observing mode that nests module calls: the mode's ``_modules``
+    (:class:`ModuleCalls`) are installed on the first entry and removed on the last exit
+    (a mode may be entered again inside itself), where ``_last_exit()`` lets the mode tidy up.
+    It goes before the mode class in the bases, so that its ``__enter__``/``__exit__`` wrap the
+    mode stack's.
+
+    >>> from tensormodes.modes import TimingMode
+    >>> timer = TimingMode()
+    >>> with timer:
+    ...     with timer:
+    ...         nested = timer._entries
+    >>> nested, timer._entries, timer._modules._handles
+    (2, 0, [])
+    """
+
+    _modules: ModuleCalls
+    _entries: int = 0
+
+    def _first_enter(self) -> None:
+        """Runs before the first entry pushes the mode (files are opened here)."""
+
+    def _last_exit(self) -> None:
+        """Runs after the last exit popped the mode and removed the module hooks."""
+
+    def __enter__(self):
+        if self._entries == 0:
+            self._first_enter()
+            self._modules.install()
+        self._entries += 1
+        try:
+            return super().__enter__()
+        except BaseException:
+            self._left()
+            raise
+
+    def __exit__(self, exc_type, exc_value, traceback) -> None:
+        try:
+            super().__exit__(exc_type, exc_value, traceback)
+        finally:
+            self._left()
+
+    def _left(self) -> None:
+        self._entries -= 1
+        if self._entries == 0:
+            self._modules.remove()
+            self._last_exit()

@@ -17,7 +17,7 @@ from time import perf_counter_ns
 
 from .._overrides.composite import Observer, calls_public_api, run_composite
 from ..overrides import TorchFunctionMode
-from .module_calls import ModuleCalls
+from .module_calls import ModuleCalls, NestsModuleCalls
 from .observing import format_ns, public_name, render_table, rich_table
 
 __all__ = ["TimingMode", "OpTime"]
@@ -36,7 +36,7 @@ class OpTime:
 _NAMES: dict = {}
 
 
-class TimingMode(Observer, TorchFunctionMode):
+class TimingMode(Observer, NestsModuleCalls, TorchFunctionMode):
     """Times every public call with ``time.perf_counter_ns``. A composite's own calls
     (``F.softmax`` calling ``Tensor.softmax``; the gradient formulas that
     ``Tensor.backward`` runs) are timed as well, and subtracted from its exclusive time.
@@ -62,29 +62,10 @@ class TimingMode(Observer, TorchFunctionMode):
         self._modules = ModuleCalls(self._enter_module, self._leave_module)
         self._module_starts: list[int] = []  # start times of the module calls under way
 
-    def __enter__(self):
-        if self._entries == 0:
-            self._modules.install()
-        self._entries += 1
-        try:
-            return super().__enter__()
-        except BaseException:
-            self._left()
-            raise
-
-    def __exit__(self, exc_type, exc_value, traceback) -> None:
-        try:
-            super().__exit__(exc_type, exc_value, traceback)
-        finally:
-            self._left()
-
-    def _left(self) -> None:
-        self._entries -= 1
-        if self._entries == 0:
-            self._modules.remove()
-            # module calls left open by an exit in their middle close nothing
-            del self._children[len(self._children) - len(self._module_starts):]
-            self._module_starts = []
+    def _last_exit(self) -> None:
+        # module calls left open by an exit in their middle close nothing
+        del self._children[len(self._children) - len(self._module_starts):]
+        self._module_starts = []
 
     def _enter_module(self, module, name: str, args: tuple) -> None:
         self._children.append(0)
