@@ -11,8 +11,9 @@ Which draws each kernel makes (the facts the functions follow; PyTorch 2.13, CPU
 * ``normal_``: 16 or more contiguous elements: every element gets a uniform of its own
   type first, then blocks of 16 turn into Box–Muller pairs (j with j + 8); a tail of less
   than 16 redoes the last 16 with fresh uniforms. float32 runs the AVX2 kernel
-  (``_random_math.fill_normal16_float32``). Fewer elements (or a strided tensor): scalar
-  Box–Muller in double with the second value cached in the generator.
+  (``_random_math.fill_normal16_float32``); float16 and bfloat16 run it too, in float,
+  but draw uniforms for the whole blocks only before the fresh 16 of the tail. Fewer
+  elements (or a strided tensor): scalar Box–Muller in double with the second value cached in the generator.
 * integers: ``draw % range + from`` with a 32-bit draw, or a 64-bit one when the range is
   2**32 or more (int64, float32, float64 and bfloat16 only).
 * ``bernoulli_(p)`` with a number and dropout: a double uniform below ``p`` (PyTorch on
@@ -74,17 +75,21 @@ def normal(stream, shape, dtype: dt.dtype, mean: float = 0.0, std: float = 1.0,
         values = box_muller_doubles(stream, n, mean, std)
         return (values if dtype is dt.float64 else values.astype(np.float32)).astype(dtype._np).reshape(shape)
     wide = dtype is dt.float64
-    uniforms = uniform53(stream, n) if wide else uniform_low_bits(stream, n, 24)
     whole = n - n % 16
-    if whole != n:  # PyTorch then redoes the last 16 with fresh uniforms: one pass does both
-        tail = uniform53(stream, 16) if wide else uniform_low_bits(stream, 16, 24)
-        uniforms = np.concatenate([uniforms[:whole], tail])
+    if dtype is dt.float16 or dtype is dt.bfloat16:
+        # PyTorch draws float uniforms for the whole blocks only, then 16 fresh ones for the
+        # last 16 elements: n - n % 16 + 16 words in all (float32 and double draw n + 16)
+        uniforms = uniform_low_bits(stream, whole + (16 if whole != n else 0), 24)
+    else:
+        uniforms = uniform53(stream, n) if wide else uniform_low_bits(stream, n, 24)
+        if whole != n:  # PyTorch then redoes the last 16 with fresh uniforms: one pass does both
+            tail = uniform53(stream, 16) if wide else uniform_low_bits(stream, 16, 24)
+            uniforms = np.concatenate([uniforms[:whole], tail])
     values = _fill_float64(uniforms, mean, std) if wide else fill_normal16_float32(uniforms, mean, std)
     out = values[:n]
     if whole != n:
         out[n - 16:] = values[whole:].copy()
-    # float16 / bfloat16 are computed in float (their tails of a size not a multiple of 16
-    # differ from PyTorch's, which computes those 16 another way)
+    # float16 / bfloat16 are computed in float, then rounded once
     return out.astype(dtype._np, copy=False).reshape(shape)
 
 
