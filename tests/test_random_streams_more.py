@@ -58,3 +58,54 @@ def test_half_normals_draw_whole_blocks_then_a_fresh_tail():
 ])
 def test_torch_reduced_precision_normals(expression):
     _same(expression)
+
+
+# -- alpha dropout ---------------------------------------------------------------------------------------
+
+def test_alpha_dropout_literals_and_identity_cases():
+    F = tm.nn.functional
+    low, high = -0.7791939377784729, 1.6655988693237305  # p = 0.5: dropped, kept (an input of ones)
+    assert F.alpha_dropout(_seeded(0).ones(4), 0.5, True).tolist() == [low, low, high, low]
+    assert F.alpha_dropout(_seeded(0).ones(6), 0.3, True).tolist() == [
+        -1.059548258781433, -1.059548258781433, 1.315044641494751, -1.059548258781433, 1.315044641494751,
+        -1.059548258781433]
+    assert F.feature_alpha_dropout(_seeded(1).ones(2, 3, 2), 0.5, True).tolist() == [
+        [[high, high]] * 3, [[high, high], [low, low], [high, high]]]
+    x = tm.ones(3)
+    assert F.alpha_dropout(x, 0.5) is x and F.alpha_dropout(x, 0.0, True) is x  # training defaults to False
+    assert F.alpha_dropout(x, 1.0, True).tolist() == [0.0, 0.0, 0.0]
+    y = tm.ones(4)
+    assert F.alpha_dropout(y, 0.5, True, inplace=True) is y and sorted(set(y.tolist())) <= [low, high]
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        F.alpha_dropout(x, 1.5, True)
+    with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions in the input"):
+        F.feature_alpha_dropout(x, 0.5, True)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        F.alpha_dropout(tm.ones(3, dtype=tm.int64), 0.5, True)
+
+
+def test_alpha_dropout_layers():
+    layer = tm.nn.AlphaDropout(0.2)
+    assert repr(layer) == "AlphaDropout(p=0.2, inplace=False)"
+    assert repr(tm.nn.FeatureAlphaDropout()) == "FeatureAlphaDropout(p=0.5, inplace=False)"
+    assert layer(_seeded(0).ones(4)).tolist() == tm.nn.functional.alpha_dropout(_seeded(0).ones(4), 0.2, True).tolist()
+    assert layer.eval()(tm.ones(2)).tolist() == [1.0, 1.0]
+    x = tm.randn(5, requires_grad=True)
+    tm.nn.functional.alpha_dropout(x, 0.3, True).sum().backward()
+    assert x.grad is not None and len(set(x.grad.tolist())) <= 2  # a (kept) or 0 (dropped)
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got -0.1"):
+        tm.nn.FeatureAlphaDropout(-0.1)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.nn.functional.alpha_dropout(L.ones(20), 0.3, True)",
+    "L.nn.functional.alpha_dropout(L.randn(4, 20, dtype=L.float64), 0.7, True)",
+    "L.nn.functional.alpha_dropout(L.randn(40), 0.3, True, True)",
+    "L.nn.functional.alpha_dropout(L.randn(40, dtype=L.bfloat16), 0.3, True)",
+    "L.nn.functional.feature_alpha_dropout(L.randn(3, 4, 5), 0.4, True)",
+    "L.nn.functional.feature_alpha_dropout(L.randn(2, 3, 2, 2, 2), 0.5, True)",
+    "L.nn.AlphaDropout(0.1)(L.randn(30))", "L.nn.FeatureAlphaDropout(0.6)(L.randn(2, 8, 3))",
+])
+def test_torch_alpha_dropout(expression):
+    _same(expression)
