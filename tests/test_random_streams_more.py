@@ -109,3 +109,43 @@ def test_alpha_dropout_layers():
 ])
 def test_torch_alpha_dropout(expression):
     _same(expression)
+
+
+# -- randperm: the vectorised replay of the swaps --------------------------------------------------------
+
+def _swapped(targets, n):
+    order = list(range(n))
+    for i, j in enumerate(targets):
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
+def test_vectorised_swaps_equal_the_sequential_ones():
+    from tensormodes._ops._random_kernels import _apply_swaps
+
+    generator = np.random.default_rng(5)
+    for n in (2, 3, 4, 5, 8, 33, 1000, 70_000):
+        for _ in range(200 if n < 100 else 2):
+            targets = np.arange(n - 1) + generator.integers(0, 2 ** 32, n - 1) % np.arange(n, 1, -1)
+            assert _apply_swaps(targets, n).tolist() == _swapped(targets.tolist(), n), n
+    # every step a self-swap, and every step swapping with the last position
+    assert _apply_swaps(np.arange(9), 10).tolist() == list(range(10))
+    assert _apply_swaps(np.full(9, 9), 10).tolist() == _swapped([9] * 9, 10)
+
+
+def test_large_randperm_literal():
+    import hashlib
+
+    p = _seeded(0).randperm(100_000)
+    assert p[:5].tolist() == [36044, 73702, 76369, 2549, 52523] and p[-3:].tolist() == [47534, 99934, 84786]
+    assert hashlib.sha256(p.numpy().tobytes()).hexdigest() == \
+        "27df463fc2ed34f1872ba6e45cebe8746252c008e368e9eed203473cc8646f09"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.randperm(1023)", "L.randperm(1024)", "L.randperm(65537)", "L.randperm(200_000)",
+    "L.randperm(3000, dtype=L.float32)", "[L.randperm(5000), L.randperm(7)]",
+])
+def test_torch_large_randperm(expression):
+    _same(expression, seeds=(0, 9))
