@@ -149,3 +149,39 @@ def test_large_randperm_literal():
 ])
 def test_torch_large_randperm(expression):
     _same(expression, seeds=(0, 9))
+
+
+# -- nn.init.sparse_ -------------------------------------------------------------------------------------
+
+def test_sparse_init_literal_and_errors():
+    w = tm.nn.init.sparse_(_seeded(0).empty(4, 3), 0.5, std=1.0)
+    assert w.tolist() == [[0.0, 0.0, 0.0], [0.5684312582015991, 0.0, 0.0],
+                          [0.40334683656692505, 0.8380263447761536, -0.7192575931549072],
+                          [0.0, -0.5966353416442871, 0.18203648924827576]]
+    # PyTorch draws the rows from the default generator even with ``generator=``
+    g = tm.Generator().manual_seed(3)
+    a = tm.nn.init.sparse_(_seeded(1).empty(6, 4), 0.5, generator=g)
+    b = tm.nn.init.sparse_(_seeded(1).empty(6, 4), 0.5, generator=tm.Generator().manual_seed(3))
+    assert a.tolist() == b.tolist() and (a == 0).sum(0).tolist() == [3, 3, 3, 3]
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions are supported"):
+        tm.nn.init.sparse_(tm.empty(3), 0.1)
+    assert tm.nn.init.sparse_(tm.empty(0, 3), 0.2).shape == (0, 3)
+    assert tm.nn.init.sparse_(tm.empty(4, 2, device="meta"), 0.2).is_meta
+
+
+def test_in_place_samplers_fill_empty_tensors():
+    for name in ("uniform_", "normal_", "exponential_", "bernoulli_", "cauchy_"):
+        assert getattr(tm.empty(0, 3), name)().shape == (0, 3)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        tm.zeros(1).expand(3).normal_()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.nn.init.sparse_(L.empty(10, 4), 0.3)", "L.nn.init.sparse_(L.empty(40, 7), 0.5, std=2.0)",
+    "L.nn.init.sparse_(L.empty(5, 3, dtype=L.float64), 0.0)",
+    "L.nn.init.sparse_(L.empty(6, 3), 0.2, generator=L.Generator().manual_seed(3))",
+    "L.nn.init.sparse_(L.empty(3, 0), 0.2)",
+])
+def test_torch_sparse_init(expression):
+    _same(expression)

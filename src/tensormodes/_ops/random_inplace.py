@@ -74,7 +74,9 @@ def _writes_into_input(sample):
 
     @functools.wraps(sample)
     def kernel(input, *args, **kwargs):
-        overlapping = any(stride == 0 and size > 1 for stride, size in zip(input.strides, input.shape, strict=True))
+        # (an empty tensor may have zero strides: it has no element to overlap)
+        overlapping = input.size and any(stride == 0 and size > 1
+                                         for stride, size in zip(input.strides, input.shape, strict=True))
         if overlapping or not input.flags.writeable:  # an expanded (broadcast) tensor
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
