@@ -185,3 +185,69 @@ def test_in_place_samplers_fill_empty_tensors():
 ])
 def test_torch_sparse_init(expression):
     _same(expression)
+
+
+# -- strided inputs: drawn in memory order, as PyTorch's serial kernels --------------------------------
+
+def test_like_functions_and_dropout_follow_the_inputs_memory_order():
+    # rand_like of a transposed (3, 2): PyTorch's empty_like keeps the layout, filled in memory order
+    assert _seeded(0).rand_like(tm.empty(3, 2).t()).tolist() == [
+        [0.49625658988952637, 0.08847743272781372, 0.30742281675338745],
+        [0.7682217955589294, 0.13203048706054688, 0.6340786814689636]]
+    assert tm.nn.functional.dropout(_seeded(0).ones(4, 2).t(), 0.5).tolist() == [[0.0, 2.0, 0.0, 2.0],
+                                                                                  [0.0, 0.0, 0.0, 2.0]]
+    assert _seeded(0).empty(4, 2).t().bernoulli_(0.5).tolist() == [[0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0]]
+
+
+def test_memory_axes_of_empty_like():
+    from tensormodes._ops.random import strides_memory_axes
+
+    assert strides_memory_axes((3, 4), (4, 1)) is None
+    assert strides_memory_axes((4, 3), (1, 4)) == [1, 0]
+    assert strides_memory_axes((2, 3, 4), (4, 8, 1)) == [1, 0, 2]
+    # broadcast dimensions (stride 0) keep their place, as PyTorch's insertion sort leaves them
+    assert strides_memory_axes((6, 5, 4, 3, 2), (6, 0, 120, 0, 1)) == [2, 1, 0, 3, 4]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.rand_like(L.empty(3, 4).t())", "L.randn_like(L.empty(3, 40).t())", "L.randint_like(L.empty(3, 4).t(), 10)",
+    "L.rand_like(L.empty(3, 8)[:, ::2].t())", "L.randn_like(L.empty(2, 4, 20)[:, ::2].permute(2, 0, 1))",
+    "L.randint_like(L.zeros(4, 1, 5).expand(4, 3, 5).transpose(0, 2), 9)",
+    "L.rand_like(L.empty(3, 4).t(), memory_format=L.contiguous_format)",
+    "L.randn_like(L.empty(2, 3, 4, 5), memory_format=L.channels_last)",
+    "L.empty(3, 4).t().bernoulli_(0.3)", "L.empty(2, 3, 4).permute(2, 0, 1).bernoulli_(0.3)",
+    "L.nn.functional.dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3)",
+    "L.nn.functional.dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3, True, True)",
+    "L.nn.functional.alpha_dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3, True)",
+])
+def test_torch_strided_draws(expression):
+    _same(expression)
+
+
+# -- transformer layers in training: the same dropout masks ----------------------------------------------
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "(lambda m: (m.train(), m(L.randn(3, 2, 8)))[1])(L.nn.TransformerEncoderLayer(8, 2, 16))",
+    "(lambda m: (m.train(), m(L.randn(2, 3, 8)))[1])(L.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, "
+    "norm_first=True, dropout=0.5))",
+    "(lambda m: (m.train(), m(L.randn(2, 3, 8), src_key_padding_mask=L.tensor([[False, False, True], "
+    "[False, True, True]])))[1])(L.nn.TransformerEncoder(L.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2, "
+    "enable_nested_tensor=False))",
+    "(lambda m: (m.train(), m(L.randn(2, 3, 8), L.randn(2, 4, 8)))[1])(L.nn.Transformer(8, 2, 2, 2, 16, "
+    "batch_first=True))",
+])
+def test_torch_transformer_training_forward(expression):
+    """The draws are PyTorch's (the generator ends in PyTorch's state and a different mask would
+    change values by O(1)); the values agree to float32 rounding (matmul and softmax round
+    differently in their last bits, which is not a matter of the random stream)."""
+    torch = pytest.importorskip("torch")
+    for seed in (0, 5):
+        torch.manual_seed(seed)
+        expected = eval(expression, {"L": torch}).detach().numpy()
+        torch_state = torch.get_rng_state().tolist()
+        tm.manual_seed(seed)
+        got = eval(expression, {"L": tm}).detach().numpy()
+        assert tm.get_rng_state().tolist() == torch_state
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

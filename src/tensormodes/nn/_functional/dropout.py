@@ -5,8 +5,21 @@ from __future__ import annotations
 
 import math
 
+from ..._ops.random import strides_memory_axes
 from ..._ops.registry import Tensor
 from ._common import _function, _public
+
+
+def _empty_like(input: Tensor) -> Tensor:
+    """An empty tensor laid out as PyTorch's ``empty_like(input)`` (the order of the input's
+    strides), so that samplers filling it in memory order draw PyTorch's values where it has them."""
+    if input.dim() < 2 or input.is_contiguous() or input.numel() == 0:
+        return _function("empty_like")(input)
+    axes = strides_memory_axes(tuple(input.shape), tuple(input.stride()))
+    if axes is None:
+        return _function("empty_like")(input)
+    inverse = sorted(range(len(axes)), key=axes.__getitem__)
+    return input.new_empty(tuple(input.shape[axis] for axis in axes)).permute(inverse)
 
 
 @_public
@@ -27,7 +40,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     # PyTorch's CPU steps, so the same seed drops the same elements: a noise tensor of 0s
     # and 1s (``bernoulli_(1 - p)``: kept where a double uniform is below 1 - p), divided by
     # 1 - p, times the input.
-    noise = _function("empty_like")(input).bernoulli_(1 - p)
+    noise = _empty_like(input).bernoulli_(1 - p)
     noise.div_(1 - p)
     return input.mul_(noise) if inplace else input * noise
 
@@ -54,7 +67,7 @@ def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, featu
         shape = (*input.shape[:2], *(1,) * (input.dim() - 2))
         noise = input.new_empty(shape)
     else:
-        noise = _function("empty_like")(input)
+        noise = _empty_like(input)
     noise.bernoulli_(1 - p)
     a = 1.0 / math.sqrt((_SELU_SATURATION * _SELU_SATURATION * p + 1) * (1 - p))
     shift = noise.add(-1).mul_(_SELU_SATURATION * a).add_(_SELU_SATURATION * a * p)
