@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import is_meta_device, parse_device
+from .._memory_format import channels_last, channels_last_3d, preserve_format
 from .._meta_array import MetaArray
 from .._tensor_base import TensorBase, wrap_array
 from . import _random_kernels as kernels
@@ -205,6 +206,58 @@ def _uniform(stream: MTStream, shape, dtype: dt.dtype) -> np.ndarray:
 def _standard_normal(stream: MTStream, shape, dtype: dt.dtype) -> np.ndarray:
     """Standard normal samples; complex ones have variance 1 split between the parts."""
     return kernels.normal(stream, shape, dtype)
+
+
+def like_memory_axes(array) -> list[int] | None:
+    """The dimensions of ``empty_like(array)`` from outermost to innermost in memory, or None
+    when that is row-major. PyTorch's ``empty_like`` keeps the order of the input's strides
+    (exactly its strides when it is dense), and its serial samplers fill in memory order."""
+    if type(array) is not np.ndarray or array.ndim < 2 or array.flags.c_contiguous or not array.size:
+        return None
+    return strides_memory_axes(array.shape, array.strides)
+
+
+def strides_memory_axes(shape: tuple, strides: tuple) -> list[int] | None:
+    """``like_memory_axes`` of a tensor of ``shape`` and ``strides``."""
+
+    def inner_first(a: int, b: int) -> int:  # > 0: b belongs inside a
+        if strides[a] == 0 or strides[b] == 0:  # a broadcast dimension keeps its place
+            return 0
+        if strides[a] != strides[b]:
+            return 1 if strides[a] > strides[b] else -1
+        return 1 if shape[a] > shape[b] else 0
+
+    # PyTorch's stable insertion sort, innermost dimension first
+    order = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(order)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            comparison = inner_first(order[k], order[j])
+            if comparison > 0:
+                order[k], order[j] = order[j], order[k]
+                j = k
+            elif comparison < 0:
+                break
+    order.reverse()
+    return None if order == sorted(order) else order
+
+
+def _like_axes(input, memory_format) -> list[int] | None:
+    """The memory order of a ``*_like`` result (None: row-major), as PyTorch lays it out."""
+    if memory_format is channels_last and np.ndim(input) == 4:
+        return [0, 2, 3, 1]
+    if memory_format is channels_last_3d and np.ndim(input) == 5:
+        return [0, 2, 3, 4, 1]
+    return like_memory_axes(input) if memory_format is None or memory_format is preserve_format else None
+
+
+def _filled_like(input, axes: list[int] | None, sample) -> np.ndarray:
+    """``sample(shape, contiguous)`` for a result shaped like ``input`` whose memory order is
+    ``axes``: drawn in that order, returned row-major with the values where PyTorch has them."""
+    if axes is None:
+        return sample(input.shape, True)
+    values = sample(tuple(input.shape[axis] for axis in axes), False)
+    return np.ascontiguousarray(np.transpose(values, np.argsort(axes)))
 
 
 def _check_uniform_dtype(dtype: dt.dtype) -> dt.dtype:
@@ -514,8 +567,9 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dt
     tensormodes.float64
     """
     check_device(device)
-    d = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
-    return _uniform(rng(generator), input.shape, _check_uniform_dtype(d))
+    d = _check_uniform_dtype(dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype))
+    stream = rng(generator)
+    return _filled_like(input, _like_axes(input, memory_format), lambda shape, _: _uniform(stream, shape, d))
 
 
 @op(meta=MetaRule(_like_random_meta, "randn_like"),
@@ -533,8 +587,11 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.d
     tensormodes.Size([2, 3])
     """
     check_device(device)
-    d = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
-    return _standard_normal(rng(generator), input.shape, _check_normal_dtype(d))
+    d = _check_normal_dtype(dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype))
+    stream = rng(generator)
+    # a result that is not row-major takes PyTorch's element-by-element normals
+    return _filled_like(input, _like_axes(input, memory_format),
+                        lambda shape, contiguous: kernels.normal(stream, shape, d, contiguous=contiguous))
 
 
 @op(meta=MetaRule(_like_random_meta, "randint_like"),
@@ -564,7 +621,9 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, genera
     check_device(device)
     d = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
     _integer_bounds(d, low, high)
-    return _integers(rng(generator), input.shape, d, low, high)
+    stream = rng(generator)
+    return _filled_like(input, _like_axes(input, memory_format),
+                        lambda shape, _: _integers(stream, shape, d, low, high))
 
 
 def _std_check(std) -> None:
