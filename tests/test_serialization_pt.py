@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import gc
 import io
 import os
 import pathlib
 import pickle
 import random
+import weakref
 import zipfile
 
 import numpy as np
@@ -97,6 +99,7 @@ def test_layout_of_a_written_checkpoint(tmp_path):
             "model/data.pkl", "model/.format_version", "model/.storage_alignment", "model/byteorder", "model/data/0",
             "model/data/1", "model/version", "model/.data/serialization_id"]
         assert all(i.compress_type == zipfile.ZIP_STORED for i in infos) and archive.testzip() is None
+        assert {i.flag_bits for i in infos} == {0x808}  # UTF-8 names, CRC and sizes after the data (as PyTorch)
         assert archive.read("model/byteorder") == b"little" and archive.read("model/version") == b"3\n"
         assert archive.read("model/data/0") == np.arange(6, dtype=np.float32).tobytes()
         assert archive.read("model/data.pkl")[:2] == b"\x80\x02"
@@ -105,8 +108,26 @@ def test_layout_of_a_written_checkpoint(tmp_path):
         start = info.header_offset + 30 + len(info.filename) + int.from_bytes(raw[info.header_offset + 28:
                                                                                   info.header_offset + 30], "little")
         assert start % 64 == 0
+    for info in infos:  # each record's data descriptor: signature, CRC-32, sizes
+        start = raw.index(info.filename.encode(), info.header_offset) + len(info.filename)
+        start += int.from_bytes(raw[info.header_offset + 28:info.header_offset + 30], "little")
+        descriptor = raw[start + info.file_size:start + info.file_size + 16]
+        assert descriptor == b"PK\x07\x08" + info.CRC.to_bytes(4, "little") + info.file_size.to_bytes(4, "little") * 2
     back = tm.load(tmp_path / "model.pt")
     assert back["xt"].stride() == (1, 3) and back["b"].dtype == tm.float64
+
+
+def test_a_loaded_checkpoint_is_freed_without_a_garbage_collection():
+    # A reference cycle through the loader kept every loaded buffer alive until the next collection.
+    gc.disable()
+    try:
+        for path in (DATA / "torch_small.pt", DATA / "torch_small_legacy.pt"):
+            obj = tm.load(path)
+            ref = weakref.ref(obj["p"])
+            del obj
+            assert ref() is None
+    finally:
+        gc.enable()
 
 
 def test_round_trip_of_every_value_kind():

@@ -373,13 +373,13 @@ class _Loader:
     def from_type(self, func, new_type, args, state=None):
         """``_rebuild_from_type_v2``: a tensor rebuilt by ``func``, of class Tensor or Parameter."""
         if type(func) is not Builder or func.call is None or type(args) is not tuple \
-                or new_type not in (self.tensor_class, self.parameter_class):
+                or type(new_type) is not Builder or new_type.name not in (_TENSOR, _PARAMETER):
             raise Refused(f"_rebuild_from_type_v2 of {_short(new_type)} is not supported (Tensor and Parameter "
                           "only)")
         result = func.call(*args)
         if not isinstance(result, Tensor):
             raise Refused("_rebuild_from_type_v2 did not rebuild a tensor")
-        if new_type is self.parameter_class and type(result) is not Parameter:
+        if new_type.name == _PARAMETER and type(result) is not Parameter:
             result = self.parameter(result, result.requires_grad)
         if state:
             _set_tensor_state(result, state)
@@ -483,8 +483,33 @@ def _new_parameter(loader: _Loader):
     return new
 
 
+_TENSOR, _PARAMETER = "torch.Tensor", "torch.nn.parameter.Parameter"
+
+
 def _builders(loader: _Loader) -> dict:
-    """The allow-list: PyTorch's ``weights_only`` globals, each as what tensormodes makes of it."""
+    """The allow-list: PyTorch's ``weights_only`` globals, each as what tensormodes makes of it.
+
+    The loader does not keep the table (its builders hold the loader's methods): a loaded
+    object is freed by reference counting, its buffer with it, without waiting for a
+    garbage collection."""
+    table = dict(_static_builders())
+    for name, method in (("_rebuild_tensor", loader.tensor_v1), ("_rebuild_tensor_v2", loader.tensor),
+                         ("_rebuild_tensor_v3", loader.tensor_v3), ("_rebuild_parameter", loader.parameter),
+                         ("_rebuild_parameter_with_state", loader.parameter),
+                         ("_rebuild_meta_tensor_no_storage", loader.meta_tensor)):
+        table[f"torch._utils.{name}"] = Builder(f"torch._utils.{name}", method)
+    table["torch._tensor._rebuild_from_type_v2"] = Builder("torch._tensor._rebuild_from_type_v2", loader.from_type)
+    table[_PARAMETER] = Builder(_PARAMETER, new=_new_parameter(loader))
+    return table
+
+
+_STATIC: dict = {}
+
+
+def _static_builders() -> dict:
+    """The part of the allow-list that is the same for every load (built at the first)."""
+    if _STATIC:
+        return _STATIC
     table: dict = {
         "collections.OrderedDict": Builder("collections.OrderedDict", _ordered_dict, _ordered_dict),
         "collections.Counter": Builder("collections.Counter", _counter, _counter),
@@ -494,19 +519,8 @@ def _builders(loader: _Loader) -> dict:
         "_codecs.encode": Builder("_codecs.encode", _encode),
         "torch.Size": Builder("torch.Size", _size),
         "torch.device": Builder("torch.device", _device),
-        "torch._utils._rebuild_tensor": Builder("torch._utils._rebuild_tensor", loader.tensor_v1),
-        "torch._utils._rebuild_tensor_v2": Builder("torch._utils._rebuild_tensor_v2", loader.tensor),
-        "torch._utils._rebuild_tensor_v3": Builder("torch._utils._rebuild_tensor_v3", loader.tensor_v3),
-        "torch._utils._rebuild_parameter": Builder("torch._utils._rebuild_parameter", loader.parameter),
-        "torch._utils._rebuild_parameter_with_state": Builder("torch._utils._rebuild_parameter_with_state",
-                                                              loader.parameter),
-        "torch._utils._rebuild_meta_tensor_no_storage": Builder("torch._utils._rebuild_meta_tensor_no_storage",
-                                                                loader.meta_tensor),
-        "torch._tensor._rebuild_from_type_v2": Builder("torch._tensor._rebuild_from_type_v2", loader.from_type),
+        _TENSOR: Builder(_TENSOR),
     }
-    loader.tensor_class = table["torch.Tensor"] = Builder("torch.Tensor")
-    loader.parameter_class = table["torch.nn.parameter.Parameter"] = Builder(
-        "torch.nn.parameter.Parameter", new=_new_parameter(loader))
     for dtype, name in TORCH_DTYPE_NAMES.items():
         table[f"torch.{name}"] = dtype
     for name in _UNSUPPORTED_DTYPES:
@@ -523,7 +537,8 @@ def _builders(loader: _Loader) -> dict:
                                                 unsupported=f"tensormodes has no {kind} tensors")
     table["torch.serialization._get_layout"] = Builder("torch.serialization._get_layout",
                                                        unsupported="tensormodes has no sparse tensors")
-    return table
+    _STATIC.update(table)
+    return _STATIC
 
 
 def _unpickle(data, where: str, loader: _Loader, start: int = 0) -> tuple[object, int]:
