@@ -333,3 +333,77 @@ def test_tm_reads_what_torch_writes(tmp_path, legacy):
     assert (back["v"].stride(), back["v"].storage_offset()) == (obj["v"].stride(), obj["v"].storage_offset())
     assert [t.tolist() for t in back["dtypes"]] == [t.tolist() for t in obj["dtypes"]]
     assert type(back["p"]) is tm.nn.Parameter
+
+
+# -- tensor attributes, Parameter subclasses, the static scan ------------------------------------
+
+class _Tagged(tm.nn.Parameter):
+    pass
+
+
+def test_tensor_attributes_and_parameter_subclasses_round_trip():
+    t = tm.arange(3.)
+    t.note, t.scale = "kept", [1, tm.ones(1)]
+    p = _Tagged(tm.ones(2))
+    p.lr_scale = 0.5
+    r = tm.ones(2, requires_grad=True)
+    back = tm.load(io.BytesIO(_saved({"t": t, "p": p, "r": r, "meta": tm.empty(1, device="meta")})))
+    assert back["t"].note == "kept" and back["t"].scale[1].tolist() == [1.0] and back["t"].tolist() == [0.0, 1.0, 2.0]
+    assert type(back["p"]) is tm.nn.Parameter and back["p"].lr_scale == 0.5 and back["p"].requires_grad
+    assert back["r"].requires_grad and type(back["r"]) is tm.Tensor and not hasattr(back["r"], "note")
+    with zipfile.ZipFile(io.BytesIO(_saved({"t": t, "p": p}))) as archive:
+        pkl = archive.read("archive/data.pkl")
+    assert b"torch._tensor\n_rebuild_from_type_v2\n" in pkl and b"torch._utils\n_rebuild_parameter_with_state\n" in pkl
+    loop = tm.ones(1)
+    loop.me = loop
+    with pytest.raises(ValueError, match=r"contains itself \(at obj.__dict__\['me'\]\)"):
+        tm.save(loop, io.BytesIO())
+
+
+@pytest.mark.parametrize("name", [b"_data", b"grad", b"add", b"__class__"])
+def test_a_file_cannot_set_internal_attributes_or_methods_on_a_tensor(name):
+    t = tm.ones(1)
+    t.aaaa = 1
+    with zipfile.ZipFile(io.BytesIO(_saved(t))) as archive:
+        records = {n.split("/", 1)[1]: archive.read(n) for n in archive.namelist()}
+    pkl = records.pop("data.pkl").replace(b"X\x04\x00\x00\x00aaaa", b"X" + len(name).to_bytes(4, "little") + name)
+    with pytest.raises(FormatError, match=f"tensor attribute '{name.decode()}' is not allowed"):
+        tm.load(io.BytesIO(_zip(pkl, records)))
+
+
+def test_get_unsafe_globals_in_checkpoint():
+    payload = pickle.dumps({"a": _System("x"), "b": collections.OrderedDict(), "c": [print, Config(1.0, [])]},
+                           protocol=2)
+    found = tm.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(_zip(payload)))
+    assert found == [f"{os.system.__module__}.system", "builtins.print", f"{__name__}.Config"]
+    protocol4 = pickle.dumps([print, collections.Counter()], protocol=4)  # names by STACK_GLOBAL
+    assert tm.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(_zip(protocol4))) == ["builtins.print"]
+    with tm.serialization.safe_globals([Config]):
+        assert f"{__name__}.Config" not in tm.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(_zip(payload)))
+    assert tm.serialization.get_unsafe_globals_in_checkpoint(DATA / "torch_small.pt") == []
+    with pytest.raises(ValueError, match="Expected input to be a checkpoint returned by torch.save"):
+        tm.serialization.get_unsafe_globals_in_checkpoint(DATA / "torch_small_legacy.pt")
+
+
+@pytest.mark.torch
+def test_tensor_attributes_against_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    t = torch.arange(3.)
+    t.note = "kept"
+    p = torch.nn.Parameter(torch.ones(2))
+    p.lr_scale = 0.5
+    torch.save({"t": t, "p": p, "r": torch.ones(2, requires_grad=True)}, tmp_path / "t.pt")
+    back = tm.load(tmp_path / "t.pt")
+    assert back["t"].note == "kept" and back["p"].lr_scale == 0.5 and back["r"].requires_grad
+    ours = tm.arange(3.)
+    ours.note = "kept"
+    mine = _Tagged(tm.ones(2))
+    mine.lr_scale = 0.5
+    tm.save({"t": ours, "p": mine, "r": tm.ones(2, requires_grad=True)}, tmp_path / "m.pt")
+    theirs = torch.load(tmp_path / "m.pt", weights_only=True)
+    assert theirs["t"].note == "kept" and theirs["t"].tolist() == [0.0, 1.0, 2.0]
+    assert type(theirs["p"]) is torch.nn.Parameter and theirs["p"].lr_scale == 0.5 and theirs["r"].requires_grad
+    payload = pickle.dumps({"a": _System("x"), "c": print}, protocol=2)
+    crafted = _zip(payload, {"version": b"3\n"})
+    assert sorted(tm.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(crafted))) == \
+        sorted(torch.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(crafted)))
