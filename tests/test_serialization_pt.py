@@ -7,6 +7,7 @@ import collections
 import dataclasses
 import gc
 import io
+import mmap
 import os
 import pathlib
 import pickle
@@ -407,3 +408,62 @@ def test_tensor_attributes_against_torch(tmp_path):
     crafted = _zip(payload, {"version": b"3\n"})
     assert sorted(tm.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(crafted))) == \
         sorted(torch.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(crafted)))
+
+
+def _base_object(array: np.ndarray):
+    while isinstance(array, np.ndarray) and array.base is not None:
+        array = array.base
+    return array.obj if isinstance(array, memoryview) else array
+
+
+def test_mmap_tensors_are_views_of_the_file_mapping():
+    obj = tm.load(DATA / "torch_small.pt", mmap=True)
+    row, weight = obj["row"].numpy(), obj["state"]["fc.weight"].numpy()
+    assert isinstance(_base_object(row), mmap.mmap) and np.shares_memory(row, weight)
+    assert row.__array_interface__["data"][0] == weight.__array_interface__["data"][0] + 12
+    assert not isinstance(_base_object(tm.load(DATA / "torch_small.pt")["row"].numpy()), mmap.mmap)
+
+
+def _big_endian(content: bytes) -> bytes:
+    """The checkpoint ``content`` as a big-endian machine writes it: ``byteorder`` says "big" and
+    every storage's elements are byteswapped (their dtypes read from data.pkl)."""
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        records = {n.split("/", 1)[1]: archive.read(n) for n in archive.namelist()}
+    kinds = {b"FloatStorage": np.float32, b"HalfStorage": np.float16, b"LongStorage": np.int64}
+    pkl = records["data.pkl"]
+    for name, kind in kinds.items():
+        at = pkl.find(b"torch\n" + name)
+        while at >= 0:
+            start = at + len(name) + 7  # the key follows as BINUNICODE: 'X', a 4-byte length, the text
+            key = pkl[start + 5:start + 5 + int.from_bytes(pkl[start + 1:start + 5], "little")]
+            records[f"data/{key.decode()}"] = np.frombuffer(records[f"data/{key.decode()}"], kind).byteswap().tobytes()
+            at = pkl.find(b"torch\n" + name, at + 1)
+    records["byteorder"] = b"big"
+    return _zip(records.pop("data.pkl"), records)
+
+
+def test_big_endian_checkpoints_are_byteswapped():
+    content = _big_endian(_saved({"w": tm.arange(4.), "h": tm.tensor([1.5, -2.0], dtype=tm.float16),
+                                  "i": tm.tensor([1, -2 ** 40]), "b": tm.tensor([True, False])}))
+    back = tm.load(io.BytesIO(content))
+    assert back["w"].tolist() == [0.0, 1.0, 2.0, 3.0] and back["h"].tolist() == [1.5, -2.0]
+    assert back["i"].tolist() == [1, -2 ** 40] and back["b"].tolist() == [True, False]
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        records = {n.split("/", 1)[1]: archive.read(n) for n in archive.namelist()}
+    records["byteorder"] = b"middle"
+    with pytest.raises(FormatError, match="says 'middle', not 'little' or 'big'"):
+        tm.load(io.BytesIO(_zip(records.pop("data.pkl"), records)))
+
+
+@pytest.mark.torch
+def test_big_endian_and_skip_data_files_against_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    content = _big_endian(_saved({"w": tm.arange(4.), "h": tm.tensor([1.5, -2.0], dtype=tm.float16),
+                                  "i": tm.tensor([1, -2 ** 40])}))
+    (tmp_path / "big.pt").write_bytes(content)
+    theirs = torch.load(tmp_path / "big.pt", weights_only=True)
+    ours = tm.load(tmp_path / "big.pt")
+    assert {k: v.tolist() for k, v in theirs.items()} == {k: v.tolist() for k, v in ours.items()}
+    with torch.serialization.skip_data():
+        torch.save({"w": torch.arange(4.)}, tmp_path / "skipped.pt")
+    assert tm.load(tmp_path / "skipped.pt")["w"].tolist() == [0.0] * 4  # the records' CRC-32 is 0: not checked
