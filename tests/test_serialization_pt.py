@@ -11,7 +11,6 @@ import mmap
 import os
 import pathlib
 import pickle
-import random
 import weakref
 import zipfile
 
@@ -207,6 +206,102 @@ def test_malicious_pickles_are_refused_and_nothing_runs(tmp_path, make, weights_
     assert not marker.exists()
 
 
+class _Reduce:
+    """Pickles as ``function(*args)``, whatever the function (the attack a pickle allows)."""
+
+    def __init__(self, function, *args) -> None:
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return self.function, self.args
+
+
+def _text(value: str) -> bytes:
+    raw = value.encode()
+    return b"X" + len(raw).to_bytes(4, "little") + raw
+
+
+def _attacks(marker: str) -> dict:
+    """Payloads that would create ``marker`` if any of their code ran, by name: objects (pickled
+    with each protocol) or pickles written opcode by opcode."""
+    import builtins
+    import importlib
+    import subprocess
+    touch = f"touch {marker}"
+    return {
+        "exec": _Reduce(builtins.exec, f"open({marker!r}, 'w').close()"),
+        "subprocess.Popen": _Reduce(subprocess.Popen, ["touch", marker]),
+        "importlib.import_module": _Reduce(importlib.import_module, "antigravity"),
+        "open": _Reduce(open, marker, "w"),
+        # getattr(__import__("os"), "system")("touch marker")
+        "getattr(os, 'system')": b"\x80\x02cbuiltins\ngetattr\n(cbuiltins\n__import__\n(" + _text("os")
+        + b"tR" + _text("system") + b"tR(" + _text(touch) + b"tR.",
+        # an allowed rebuild function given os.system to call
+        "os.system in a tensor's rebuild": b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(cposix\nsystem\n"
+        b"ctorch\nTensor\n(" + _text(touch) + b"t}tR.",
+        # a storage's persistent id naming os.system
+        "os.system as a storage type": b"\x80\x02(" + _text("storage") + b"cos\nsystem\n" + _text(touch)
+        + _text("cpu") + b"K\x01tQ.",
+        # BUILD setting __class__ on an allowed OrderedDict
+        "BUILD __class__": b"\x80\x02ccollections\nOrderedDict\n)R}" + _text("__class__")
+        + b"ccollections\nCounter\nsb.",
+        "BUILD __reduce__": b"\x80\x02ccollections\nOrderedDict\n)R}" + _text("__reduce__") + b"K\x01sb.",
+    }
+
+
+_OBJECT_ATTACKS = ["exec", "subprocess.Popen", "importlib.import_module", "open"]
+_OPCODE_ATTACKS = ["getattr(os, 'system')", "os.system in a tensor's rebuild", "os.system as a storage type",
+                   "BUILD __class__", "BUILD __reduce__"]
+
+
+@pytest.mark.parametrize(("attack", "protocol"), [(a, p) for a in _OBJECT_ATTACKS for p in (0, 1, 2, 4, 5)]
+                         + [(a, 2) for a in _OPCODE_ATTACKS])
+def test_more_malicious_pickles_are_refused_and_nothing_runs(tmp_path, protocol, attack):
+    marker = tmp_path / "marker"
+    made = _attacks(str(marker))[attack]
+    # fix_imports=False: protocols 0-2 would spell some names as Python 2 did ("commands.Popen")
+    payload = made if type(made) is bytes else pickle.dumps(made, protocol=protocol, fix_imports=False)
+    expected = {"exec": '"builtins.exec"', "subprocess.Popen": '"subprocess.Popen"', "open": '"io.open"',
+                "importlib.import_module": '"importlib.import_module"', "getattr(os, 'system')": '"builtins.getattr"',
+                "os.system in a tensor's rebuild": f'"{os.system.__module__}.system"',
+                "os.system as a storage type": '"os.system"', "BUILD __class__": "attribute '__class__'",
+                "BUILD __reduce__": "attribute '__reduce__'"}[attack]
+    for content in (_zip(payload), b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19." + payload):
+        for weights_only in (None, False):
+            with pytest.raises(FormatError) as error:  # UnsafeFileError for the names
+                tm.load(io.BytesIO(content), weights_only=weights_only)
+            assert expected in str(error.value) and "is not allowed" in str(error.value)
+            assert isinstance(error.value, UnsafeFileError) == expected.startswith('"')
+    assert not marker.exists()
+
+
+def test_loading_allowed_classes_runs_none_of_their_methods(tmp_path):
+    marker = tmp_path / "marker"
+
+    @dataclasses.dataclass
+    class Hooked:
+        path: str
+
+        def __post_init__(self):
+            open(self.path, "w").close()
+
+        def __setstate__(self, state):
+            open(self.path, "w").close()
+
+    Hooked.__module__, Hooked.__qualname__ = __name__, "Hooked"
+    payload = pickle.dumps(_Plain(str(marker)), protocol=2).replace(b"_Plain", b"Hooked")
+    marker.unlink()
+    with tm.serialization.safe_globals([Hooked]):
+        back = tm.load(io.BytesIO(_zip(payload)))
+    assert type(back) is Hooked and back.path == str(marker) and not marker.exists()
+
+
+class _Plain:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        open(path, "w").close()
+
+
 def _load_error(content: bytes) -> Exception:
     with pytest.raises(Exception) as error:
         tm.load(io.BytesIO(content))
@@ -234,25 +329,7 @@ def test_refusals_name_what_and_where():
     assert "fails its CRC-32 check" in str(_load_error(bytes(flipped)))
 
 
-def test_file_fuzz_gives_clean_errors_only():
-    base = _saved({"state": collections.OrderedDict(w=tm.arange(6.).reshape(2, 3), b=tm.ones(2)), "step": 1,
-                   "x": (tm.arange(4)[1:], [0.5, "s"])})
-    rng = random.Random(0)
-    for _ in range(300):
-        data = bytearray(base)
-        for _ in range(rng.randint(1, 4)):
-            choice = rng.random()
-            at = rng.randrange(len(data))
-            if choice < 0.6:
-                data[at] = rng.randrange(256)
-            elif choice < 0.8:
-                del data[at:at + rng.randint(1, 16)]
-            else:
-                data[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
-        try:
-            tm.load(io.BytesIO(bytes(data)))
-        except (FormatError, RuntimeError):  # RuntimeError: a location naming another device
-            pass
+# The file fuzzer is tests/test_checkpoint_fuzz.py.
 
 
 # -- the user's allow-list --------------------------------------------------------------------------
