@@ -217,7 +217,7 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 
 KNOWN = {
     **dict.fromkeys([
-        "_native_group_norm", "_embedding_bag",
+        "_embedding_bag",
         "max_pool1d", "max_pool1d_with_indices", "_adaptive_max_pool2d",
         "adaptive_max_pool1d", "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "_reflection_pad1d",
         "_reflection_pad2d", "_reflection_pad3d", "_replication_pad1d", "_replication_pad2d", "_replication_pad3d",
@@ -234,6 +234,9 @@ KNOWN = {
                      "polar"], _COMPOSITE),
     **dict.fromkeys(["max", "min", "median", "nanmedian", "nansum", "nanmean", "rsqrt"], _VALUES),
     **dict.fromkeys(["erfinv", "special_erfinv"], _SPEED),
+    "_native_group_norm": ("PyTorch saves the mean and rstd as the op's outputs (two detaches when its backward "
+                           "unpacks them); tensormodes saves them as the kernel's intermediates: the backward op "
+                           "(native_group_norm_backward) is the same"),
     "binary_cross_entropy": ("the input's gradient is PyTorch's binary_cross_entropy_backward; the target's keeps "
                              "tensormodes' -log(x / (1 - x)) (PyTorch's composite: logit, neg_, mul, div_; other "
                              "rounding)"),

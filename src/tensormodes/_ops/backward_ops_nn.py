@@ -17,7 +17,7 @@ tensor([0.5000, 0.5000])
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from .comparison import clamp as _clamp
 from .losses import huber_loss_backward_composite, smooth_l1_loss_backward_composite
 from .meta_rules import MetaArray, broadcasting, probe, rule
 from .pointwise_activation import _softplus, glu_backward_composite, prelu_kernel_backward_composite
+from .reduction import sum as _sum
 from .registry import Sample, Tensor, TensorSpec, op
 from .unary_math import sigmoid as _sigmoid
 from .unary_math import tanh as _tanh
@@ -347,3 +348,68 @@ def binary_cross_entropy_backward(grad_output: Tensor, input: Tensor, target: Te
         one = input.dtype.type(1)
         numerator = np.multiply(*_promoted(grad, np.subtract(*_promoted(input, target))))
         return np.asarray(np.divide(*_promoted(numerator, _clamp(np.asarray((one - input) * input), 1e-12))))
+
+
+# -- group norm ---------------------------------------------------------------------------------------
+
+def _native_group_norm_backward_meta(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask):
+    work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
+    return (MetaArray(input.shape, input.dtype) if output_mask[0] else None,
+            MetaArray((C,), work) if output_mask[1] else None,
+            MetaArray((C,), work) if output_mask[2] else None)
+
+
+_GN_X = TensorSpec((2, 4, 3))
+_GN_STAT = TensorSpec((2, 2), "float32", 0.5, 2)
+
+
+# PyTorch differentiates group norm through a composite with grad mode on, and never this op
+@op(function=False, grad=no_derivative("native_group_norm_backward"), meta=rule(_native_group_norm_backward_meta),
+    schema={"N": "SymInt", "C": "SymInt", "HxW": "SymInt", "output_mask": "bool[3]",
+            "(returns)": "Tensor, Tensor, Tensor"},
+    samples=(Sample((_GN_X, _GN_X, _GN_STAT, _GN_STAT, TensorSpec((4,)), 2, 4, 3, 2, [True, True, True])),
+             Sample((TensorSpec((3, 6, 2, 2), "float64"), TensorSpec((3, 6, 2, 2), "float64"),
+                     TensorSpec((3, 3), "float64"), TensorSpec((3, 3), "float64", 0.5, 2), TensorSpec((6,), "float64"),
+                     3, 6, 4, 3,
+                     [True, False, True])),
+             Sample((TensorSpec((3, 4), "float64"), TensorSpec((3, 4), "float64"), TensorSpec((3, 1), "float64"),
+                     TensorSpec((3, 1), "float64", 0.5, 2), TensorSpec((4,), "float64"), 3, 4, 1, 1,
+                     [False, True, True]))),
+    aten="default")
+def native_group_norm_backward(grad_out: Tensor, input: Tensor, mean: Tensor, rstd: Tensor, weight: Tensor | None,
+                               N: int, C: int, HxW: int, group: int,
+                               output_mask: Sequence[bool]) -> tuple[Tensor, Tensor, Tensor]:
+    """The gradients of ``native_group_norm`` for its input, weight and bias (those ``output_mask``
+    asks for, else None), given the forward's ``mean`` and ``rstd`` of shape (N, group): PyTorch's
+    ``aten::native_group_norm_backward``, in the steps of its CPU kernel (half types computed in
+    float32).
+
+    >>> import tensormodes as tm
+    >>> x = tm.tensor([[1.0, 3.0]])
+    >>> mean, rstd = tm.tensor([[2.0]]), tm.tensor([[1.0]])
+    >>> tm.ops.aten.native_group_norm_backward.default(tm.tensor([[1.0, 0.0]]), x, mean, rstd, None, 1, 2, 1, 1,
+    ...                                                [True, True, True])
+    (tensor([[0., 0.]]), tensor([-1.,  0.]), tensor([1., 0.]))
+    """
+    x = input.astype(np.float32) if input.dtype in HALF_TYPES else input
+    g = grad_out.astype(np.float32) if grad_out.dtype in HALF_TYPES else grad_out
+    grouped = x.reshape(N, group, -1)
+    mean, rstd = mean.reshape(N, group, 1), rstd.reshape(N, group, 1)
+    grad_input = grad_weight = grad_bias = None
+    dims = [0, *range(2, input.ndim)]
+    with quiet():  # the steps of the composition: _affine_normalised_grad's over each group
+        if output_mask[0]:
+            gy = (g if weight is None else g * weight.reshape(-1, *[1] * (g.ndim - 2))).reshape(N, group, -1)
+            count = gy.shape[-1]
+            scale = gy.dtype.type(1 / count if count else 0.0)
+            ds = _sum(gy * grouped, [-1], True)
+            db = _sum(gy, [-1], True)
+            b = (db * mean - ds) * rstd * rstd * rstd * scale
+            c = -b * mean - db * rstd * scale
+            grad_input = np.asarray((rstd * gy + b * grouped + c).reshape(input.shape), dtype=input.dtype)
+        if output_mask[1]:
+            xhat = (grouped - mean) * rstd
+            grad_weight = _sum(g * xhat.reshape(input.shape), dims)
+        if output_mask[2]:
+            grad_bias = _sum(g, dims)
+    return grad_input, grad_weight, grad_bias
