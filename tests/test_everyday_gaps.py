@@ -1,0 +1,93 @@
+"""Gaps everyday scripts hit (issue 26's leftovers): ``F.grid_sample`` bicubic and volumetric,
+``tm.ctc_loss`` at the top level, the lazy normalisation and transposed-convolution layers,
+``StackDataset``, the everyday aliases and functions — against PyTorch's values, gradients and
+errors when it is installed, and literal values that hold without it."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+import tensormodes.nn.functional as F
+from tests.torch_oracle import assert_same_outcome
+
+RNG = np.random.default_rng(2613)
+
+
+# -- grid_sample: bicubic images, trilinear and nearest volumes ------------------------------------
+
+def test_grid_sample_bicubic_literal_values():
+    ones = tm.ones(1, 1, 8, 8)
+    # the cubic weights sum to 1: a constant image stays constant where every tap is inside
+    inside = F.grid_sample(ones, tm.tensor([[[[-0.25, 0.0], [0.1, -0.3]]]]), mode="bicubic", align_corners=True)
+    assert tm.allclose(inside, tm.ones(1, 1, 1, 2), atol=1e-6)
+    # x = 0.35: the tap at x = -1 is outside (zeros padding), its weight -0.11090625 is lost
+    edge = F.grid_sample(ones, tm.tensor([[[[-0.9, 0.0]]]]), mode="bicubic", align_corners=True).item()
+    assert edge == pytest.approx(1 + 0.11090625, abs=1e-6)
+    border = F.grid_sample(ones, tm.tensor([[[[-0.9, 0.0]]]]), "bicubic", "border", align_corners=True).item()
+    assert border == pytest.approx(1.0, abs=1e-6)
+    image = tm.arange(64.0).reshape(1, 1, 8, 8)
+    # at a pixel's centre only that pixel counts
+    assert F.grid_sample(image, tm.tensor([[[[-1.0, -1.0]]]]), mode="bicubic", align_corners=True).item() == 0.0
+
+
+def test_grid_sample_trilinear_literal_value_and_node():
+    volume = tm.arange(8.0).reshape(1, 1, 2, 2, 2).requires_grad_()
+    out = F.grid_sample(volume, tm.zeros(1, 1, 1, 1, 3), align_corners=True)  # the centre: the mean
+    assert out.item() == 3.5
+    assert out.grad_fn.name() == "GridSampler3DBackward0"
+    out.sum().backward()
+    assert volume.grad.flatten().tolist() == [0.125] * 8
+    nearest = F.grid_sample(volume, tm.tensor([[[[[1.0, -1.0, 1.0]]]]]), mode="nearest", align_corners=True)
+    assert nearest.item() == 5.0  # (z, y, x) = (1, 0, 1)
+
+
+def test_grid_sample_bicubic_volume_raises():
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+        F.grid_sample(tm.ones(1, 1, 2, 2, 2), tm.zeros(1, 1, 1, 1, 3), mode="bicubic", align_corners=False)
+
+
+_GRID_CASES = [(rank, mode, padding, corners) for rank, mode, padding, corners in itertools.product(
+    (4, 5), ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection"), (False, True))
+    if not (rank == 5 and mode == "bicubic")]
+
+
+@pytest.mark.parametrize("rank, mode, padding, corners", _GRID_CASES)
+def test_grid_sample_values_and_gradients_match_torch(rank, mode, padding, corners):
+    torch = pytest.importorskip("torch")
+    shape, grid_shape = ((2, 3, 4, 5), (2, 3, 4, 2)) if rank == 4 else ((2, 3, 3, 4, 5), (2, 2, 3, 4, 3))
+    x = RNG.standard_normal(shape)
+    grid = RNG.uniform(-1.4, 1.4, grid_shape)
+    grid[0, 0, 0] = 1.0  # on the edge exactly
+    weights = RNG.standard_normal((shape[0], shape[1], *grid_shape[1:-1]))
+    results = []
+    for library in (tm, torch):
+        inputs = [library.tensor(a, requires_grad=True) for a in (x, grid)]
+        out = library.nn.functional.grid_sample(*inputs, mode=mode, padding_mode=padding, align_corners=corners)
+        (out * library.tensor(weights)).sum().backward()
+        results.append([out.detach().numpy(), inputs[0].grad.numpy(), inputs[1].grad.numpy(),
+                        out.grad_fn.name()])
+    ours, theirs = results
+    assert ours[3] == theirs[3]
+    for mine, reference in zip(ours[:3], theirs[:3]):
+        np.testing.assert_allclose(mine, reference, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("expression", [
+    "L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2, dtype=L.long), L.zeros(1, 1, 1, 1, 3, dtype=L.long), "
+    "align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 1, 2), align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 3), align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 1, 3), mode='bicubic', align_corners=True)",
+    "L.nn.functional.grid_sample(L.arange(8.0).reshape(1, 1, 2, 2, 2).half(), L.zeros(1, 1, 1, 1, 3).half(), "
+    "align_corners=True)",
+    "L.grid_sampler(L.ones(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 1, 3), 2, 0, False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 3, 4), L.tensor([[[[nan, 0.0], [inf, 0.0]]]]), 'bicubic', "
+    "'border', False)",
+])
+def test_grid_sample_edges_match_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=None, atol=None)
