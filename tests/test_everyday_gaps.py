@@ -91,3 +91,59 @@ def test_grid_sample_values_and_gradients_match_torch(rank, mode, padding, corne
 def test_grid_sample_edges_match_torch(expression):
     pytest.importorskip("torch")
     assert_same_outcome(expression, rtol=None, atol=None)
+
+
+# -- top-level ctc_loss and the in-place activations ------------------------------------------------
+
+_CTC = ("L.tensor(np.random.default_rng(5).standard_normal((6, 2, 4))).log_softmax(2), "
+        "L.tensor([[1, 2, 2], [3, 1, 0]]), ")
+
+
+@pytest.mark.parametrize("expression", [
+    f"L.ctc_loss({_CTC}[6, 5], [3, 2])",
+    f"L.ctc_loss({_CTC}[6, 5], [3, 2], 0, 0)",
+    f"L.ctc_loss({_CTC}[6, 5], [3, 2], 0, 2, True)",
+    f"L.ctc_loss({_CTC}[6, 5], [3, 2], 0, 7)",  # any other int reduces nothing
+    f"L.ctc_loss({_CTC}L.tensor([6, 5]), L.tensor([3, 2]), 0, 1, False)",
+    "L.ctc_loss(L.zeros(4, 3).log_softmax(1), L.tensor([1, 2]), [4], [2], 0, 0)",
+    "L.ctc_loss(L.zeros(4, 3).log_softmax(1), L.tensor([1, 2]), [4], [2])",
+    "L.nn.functional.ctc_loss(L.zeros(4, 3).log_softmax(1), L.tensor([1, 2]), [4], [2], reduction='bad')",
+    "L.relu_(L.tensor([-1.0, 2.0]))", "L.selu_(L.tensor([-1.0, 2.0]))", "L.celu_(L.tensor([-1.0, 2.0]), 0.5)",
+    "L.threshold_(L.tensor([-1.0, 2.0]), 0.5, 9.0)", "L.rrelu_(L.tensor([-1.0, 2.0]), 0.25, 0.5)",
+    "L.nn.functional.elu_(L.tensor([-1.0, 2.0]), 0.5)", "L.nn.functional.leaky_relu_(L.tensor([-1.0, 2.0]), 0.5)",
+    "L.nn.functional.hardtanh_(L.tensor([-3.0, 0.5, 3.0]), -2.0, 1.0)",
+    "L.relu_(L.tensor([1, -2]))",
+])
+def test_top_level_ctc_loss_and_inplace_activations_match_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=1e-6, atol=1e-6)
+
+
+def test_ctc_loss_top_level_literal_and_gradient():
+    log_probs = tm.full((1, 1, 2), 0.5).log().requires_grad_()
+    loss = tm.ctc_loss(log_probs, tm.tensor([[1]]), [1], [1], 0, 2)
+    assert loss.item() == pytest.approx(0.6931471805599453)
+    loss.backward()
+    assert log_probs.grad.tolist() == [[[0.5, -0.5]]]
+    assert F.ctc_loss(log_probs, tm.tensor([[1]]), [1], [1], reduction="sum").item() == loss.item()
+
+
+def test_inplace_activations_are_one_object_and_write_in_place():
+    for name in ("relu_", "rrelu_", "selu_", "celu_", "threshold_"):
+        assert getattr(F, name) is getattr(tm, name), name
+        assert name in tm.__all__ and name in F.__all__
+    x = tm.tensor([-2.0, 0.5])
+    assert F.leaky_relu_(x, 0.5) is x and x.tolist() == [-1.0, 0.5]
+    assert F.elu_(x) is x and x.tolist()[1] == 0.5
+    names = []
+
+    class Names(tm.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            names.append(tm.overrides.resolve_name(func))
+            return func(*args, **(kwargs or {}))
+
+    with Names():
+        tm.relu_(x)
+        F.ctc_loss(tm.zeros(2, 3).log_softmax(1), tm.tensor([1]), [2], [1])
+    assert names[0] == "tensormodes.relu_"
+    assert "tensormodes.nn.functional.ctc_loss" in names
