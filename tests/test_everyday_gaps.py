@@ -147,3 +147,83 @@ def test_inplace_activations_are_one_object_and_write_in_place():
         F.ctc_loss(tm.zeros(2, 3).log_softmax(1), tm.tensor([1]), [2], [1])
     assert names[0] == "tensormodes.relu_"
     assert "tensormodes.nn.functional.ctc_loss" in names
+
+
+# -- lazy normalisation and transposed-convolution layers -------------------------------------------
+
+_LAZY_NORMS = [("LazyBatchNorm1d", (4, 3, 5)), ("LazyBatchNorm2d", (2, 3, 2, 2)), ("LazyBatchNorm3d", (2, 3, 2, 1, 2)),
+               ("LazyInstanceNorm1d", (2, 3, 4)), ("LazyInstanceNorm2d", (2, 3, 2, 2)),
+               ("LazyInstanceNorm3d", (2, 3, 2, 2, 1))]
+
+
+def test_lazy_batch_norm_literal_values():
+    bn = tm.nn.LazyBatchNorm1d()
+    assert repr(bn) == "LazyBatchNorm1d(0, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    assert isinstance(bn.running_mean, tm.nn.UninitializedBuffer)
+    assert isinstance(bn.weight, tm.nn.UninitializedParameter)
+    out = bn(tm.tensor([[1.0, 2.0], [3.0, 6.0]]))
+    assert type(bn) is tm.nn.BatchNorm1d and bn.num_features == 2
+    assert out.flatten().tolist() == pytest.approx([-1.0, -1.0, 1.0, 1.0], abs=1e-4)
+    assert bn.running_mean.tolist() == pytest.approx([0.2, 0.4]) and bn.num_batches_tracked.item() == 1
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized"):
+        _ = tm.nn.LazyBatchNorm2d().running_var.shape
+    with pytest.raises(ValueError, match=r"manipulating `torch.nn.parameter.UninitializedBuffer` objects"):
+        tm.nn.UninitializedBuffer() + 1
+
+
+@pytest.mark.parametrize("name, shape", _LAZY_NORMS)
+@pytest.mark.parametrize("options", [{}, {"affine": False}, {"track_running_stats": False}, {"bias": False},
+                                     {"momentum": None}])
+def test_lazy_norms_match_torch(name, shape, options):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal(shape).astype(np.float32)
+    results = []
+    for library in (tm, torch):
+        module = getattr(library.nn, name)(**options)
+        before = (repr(module), sorted(module.state_dict()), [type(v).__name__ for v in module.state_dict().values()])
+        out = module(library.tensor(x))
+        out2 = module(library.tensor(x * 2))
+        module.eval()
+        out3 = module(library.tensor(x))
+        state = {k: v.numpy() for k, v in module.state_dict().items()}
+        results.append((before, repr(module), type(module).__name__, [o.detach().numpy() for o in (out, out2, out3)],
+                        state))
+    ours, theirs = results
+    assert ours[:3] == theirs[:3]
+    for a, b in zip(ours[3], theirs[3]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    assert sorted(ours[4]) == sorted(theirs[4])
+    for key in ours[4]:
+        np.testing.assert_allclose(ours[4][key], theirs[4][key], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_lazy_conv_transpose_matches_torch(dims):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 4, *[3] * dims)).astype(np.float32)
+    results = []
+    for library in (tm, torch):
+        library.manual_seed(7)
+        module = getattr(library.nn, f"LazyConvTranspose{dims}d")(6, 2, stride=2, groups=2, output_padding=1,
+                                                                  dilation=1)
+        text = repr(module)
+        out = module(library.tensor(x))
+        out.sum().backward()
+        results.append((text, repr(module), type(module).__name__, out.detach().numpy(), module.weight.grad.numpy(),
+                        module.weight.detach().numpy()))
+    ours, theirs = results
+    assert ours[:3] == theirs[:3]
+    for a, b in zip(ours[3:], theirs[3:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("expression", [
+    "L.nn.LazyConvTranspose2d(4, 3, groups=2)(L.ones(1, 3, 4, 4))",
+    "L.nn.LazyConvTranspose2d(4, 3)(L.ones(3, 4))",
+    "L.nn.LazyConvTranspose1d(4, 3, bias=False)(L.ones(2, 5)).shape",
+    "L.nn.LazyBatchNorm2d()(L.ones(3, 4))",
+    "L.nn.LazyInstanceNorm1d()(L.ones(3, 4))",  # PyTorch reads num_features from dimension 1 even unbatched
+])
+def test_lazy_layer_errors_match_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression)
