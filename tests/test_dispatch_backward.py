@@ -254,7 +254,8 @@ KNOWN = {
                      "addbmm", "affine_grid_generator", "avg_pool3d", "combinations", "fft_fft", "fft_fft2",
                      "fft_fftn", "fft_hfft", "fft_ifft", "fft_ifft2", "fft_ifftn", "fft_ihfft", "fft_ihfft2",
                      "fft_ihfftn", "fft_irfft", "fft_rfft", "fft_rfft2", "fft_rfftn", "grid_sampler", "hardshrink",
-                     "index_reduce", "linalg_eigvals", "linalg_householder_product", "linalg_matrix_exp",
+                     "grid_sampler_3d", "index_reduce", "linalg_eigvals", "linalg_householder_product",
+                     "linalg_matrix_exp",
                      "linalg_matrix_power", "linalg_pinv", "masked_scatter", "matrix_exp", "max_pool3d",
                      "pdist", "pinverse", "rms_norm", "softshrink", "svd"],
                     "added after the alignment: the formula's own ops (values equal PyTorch's); PyTorch's "
