@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._api import namespace as tm
+from .._api.dispatch_modes import TorchDispatchMode, disable_current_modes
 from .._api.meta_tensor import MetaTensor as _META_TENSOR
 from .._api.parameter import Parameter
 from .._api.tensor import Tensor
@@ -44,7 +45,6 @@ from .._dispatch.python_dispatch import disabled_torch_dispatch_impl
 from .._meta_array import MetaArray, WrapperArray
 from .._overrides.dispatch import _disabled_torch_function_impl
 from .._tensor_base import TensorBase
-from ..utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
 __all__ = ["FakeTensor", "FakeTensorMode", "DataDependentOutputException", "DynamicOutputShapeException",
            "UnsupportedFakeTensorException", "DispatchCacheInfo"]
@@ -420,7 +420,7 @@ class FakeTensorMode(TorchDispatchMode):
         base = tensor._view_base
         if base is not None and type(tensor._data) is not WrapperArray:
             fake_base = self.from_tensor(base)
-            with _disable_current_modes(), self, tm.set_grad_enabled(tensor._grad_fn is not None):
+            with disable_current_modes(), self, tm.set_grad_enabled(tensor._grad_fn is not None):
                 fake = aten.as_strided.default(fake_base, tensor.shape, tensor.stride(), tensor.storage_offset())
             if tensor._requires_grad and fake._grad_fn is None:
                 fake._requires_grad = True  # a view made under no_grad of a leaf requiring grad, as PyTorch's
