@@ -36,7 +36,7 @@ from .indexing import _out_of_bounds
 from .meta_rules import elementwise, rule
 from .registry import Sample, Tensor, TensorSpec, op
 from .scatter_gather import _index_select_out_of_range
-from .special import _erf
+from .special import _erf_rounded
 
 _VECTOR_GELU = frozenset({np.dtype(np.float32), dt.bfloat16._np})
 _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
@@ -105,11 +105,11 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     elif input.dtype in _VECTOR_GELU and input.size > 1 and input.flags.c_contiguous:
         # PyTorch's vectorized float kernel (a contiguous float32 or bfloat16 input of two or more
         # elements) halves last, so x >= 2**127 overflows to inf, and its erf is NaN at +inf.
-        result = x * (1 + _erf(x * (1 / math.sqrt(2))).astype(x.dtype, copy=False))
+        result = x * (1 + _erf_rounded(x * (1 / math.sqrt(2))))
         result *= 0.5
         np.copyto(result, np.float32("nan"), where=np.isposinf(x))
     else:
-        result = 0.5 * x * (1 + _erf(x * (1 / math.sqrt(2))).astype(x.dtype, copy=False))
+        result = 0.5 * x * (1 + _erf_rounded(x * (1 / math.sqrt(2))))
     return _rounded(result, input)
 
 
