@@ -340,3 +340,27 @@ def test_torch_dirichlet_moments_and_kl():
     for ours, theirs in zip(moments(tm), moments(torch), strict=True):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-6)
     _same("L.distributions.Dirichlet(L.rand(2, 3) + 0.5).rsample((2,))")
+
+
+# -- the fast float32 normal kernel equals the reference polynomials on every input it can meet ---------
+
+@pytest.mark.slow
+def test_fast_log_and_sincos_equal_the_reference_on_all_their_inputs():
+    from tensormodes._ops import _random_math as M
+
+    f32 = np.float32
+    mismatches = 0
+    step = 1 << 20
+    work = M._Scratch(step)
+    for start in range(0, 1 << 24, step):
+        u = (np.arange(start, start + step, dtype=np.int64).astype(f32) * f32(2.0 ** -24))
+        u1 = f32(1) - u
+        fast = M.log_uniform_complement(u1, work, np.empty_like(u1))
+        mismatches += np.count_nonzero(M.log256(u1).astype(f32).view(np.int32) != fast.view(np.int32))
+        theta = f32(M._TWO_PI_32) * u
+        sin, cos = np.empty_like(u), np.empty_like(u)
+        reference_sin, reference_cos = M.sincos256(theta.astype(np.float64))
+        M.sincos_uniform_angle(theta.copy(), work, sin, cos)
+        mismatches += np.count_nonzero(reference_sin.astype(f32).view(np.int32) != sin.view(np.int32))
+        mismatches += np.count_nonzero(reference_cos.astype(f32).view(np.int32) != cos.view(np.int32))
+    assert mismatches == 0
