@@ -211,6 +211,8 @@ TORCH_EQUIVALENTS = {
     "_convolution_backward": lambda torch: torch.ops.aten.convolution_backward,
     "_grid_sampler_2d_backward": lambda torch: lambda *args: torch.ops.aten.grid_sampler_2d_backward(
         *args, [True, True]),
+    "_grid_sampler_3d_backward": lambda torch: lambda *args: torch.ops.aten.grid_sampler_3d_backward(
+        *args, [True, True]),
     # torch._C._nn's functions behind nn.functional's Python-level ones
     "_max_pool2d_with_indices": lambda torch: torch._C._nn.max_pool2d_with_indices,
     "_max_pool3d_with_indices": lambda torch: torch._C._nn.max_pool3d_with_indices,

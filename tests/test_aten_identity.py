@@ -56,6 +56,8 @@ KNOWN = {
     "randperm": "an explicit generator=None picks randperm.generator in PyTorch; a default cannot be told apart",
     "_grid_sampler_2d_backward": "PyTorch's grid_sampler_2d_backward takes bool[2] output_mask; ours always "
                                  "computes both gradients",
+    "_grid_sampler_3d_backward": "PyTorch's grid_sampler_3d_backward takes bool[2] output_mask; ours always "
+                                 "computes both gradients",
 }
 
 

@@ -397,3 +397,147 @@ def test_training_step_gradients_are_one_call_each():
     with Recorder() as log:
         tm.autograd.grad(probabilities, x, seed)
     assert log.names == ["tensormodes._softmax_backward_data"]
+
+
+# -- backward ops that replaced compositions (_ops/backward_ops_nn.py) ---------------------------------
+
+def _former_formulas():
+    """Each new backward op's call, and the composition of public ops its formula ran before (kept as
+    its double backward's form): ``(name, op arguments, composite, composite arguments)`` builders."""
+    from tensormodes._ops.backward_ops_nn import binary_cross_entropy_backward_composite as bce
+    from tensormodes._ops.losses import huber_loss_backward_composite as huber
+    from tensormodes._ops.losses import smooth_l1_loss_backward_composite as smooth_l1
+    from tensormodes._ops.normalization import native_group_norm_backward_composite as group_norm
+    from tensormodes._ops.pointwise_activation import glu_backward_composite as glu
+    from tensormodes._ops.pointwise_activation import mish_backward_composite as mish
+    from tensormodes._ops.pointwise_activation import prelu_kernel_backward_composite as prelu
+
+    def cases(dtype):
+        rng = np.random.default_rng(7)
+
+        def t(*shape, low=-4.0, high=4.0):
+            return tm.tensor(rng.uniform(low, high, shape), dtype=dtype)
+
+        x = t(3, 4)
+        x[0, :3] = tm.tensor([0.0, 30.0, -30.0], dtype=dtype)  # zero, saturated softplus, sigmoid
+        g, p, y = t(3, 4), t(3, 4, low=0.01, high=0.99), t(3, 4, low=0.0, high=1.0)
+        p[0, :2] = tm.tensor([0.0, 1.0], dtype=dtype)  # probabilities 0 and 1: the clamped denominator
+        w, target = t(4, low=0.5, high=2.0), x + t(3, 4, low=-1.5, high=1.5)
+        loss_grads = {0: g, 1: t(), 2: t()}
+        yield "mish_backward", (g, x), mish, (g, x)
+        mean, rstd, masks = t(2, 2), t(2, 2, low=0.5, high=2.0), ([True, True, True], [True, False, True])
+        images, image_grad = t(2, 4, 3), t(2, 4, 3)
+        for weight, mask in ((t(4), masks[0]), (None, masks[1])):
+            yield "native_group_norm_backward", (image_grad, images, mean, rstd, weight, 2, 4, 3, 2, mask), (
+                group_norm), (image_grad, images, weight, 2, 2, mask, mean, rstd)
+        yield "glu_backward", (g[:, :2], x, 1), glu, (g[:, :2], x, 1)
+        yield "glu_backward", (g[:1], x[:2], 0), glu, (g[:1], x[:2], 0)
+        yield "_prelu_kernel_backward", (g, x, w), prelu, (g, x, w)
+        for reduction, grad in loss_grads.items():
+            for beta in (1.0, 0.5):
+                yield "smooth_l1_loss_backward", (grad, x, target, reduction, beta), smooth_l1, (
+                    grad, x, target, reduction, beta)
+                yield "huber_loss_backward", (grad, x, target, reduction, beta), huber, (
+                    grad, x, target, reduction, beta)
+            yield "binary_cross_entropy_backward", (grad, p, y, None, reduction), bce, (grad, p, y, None, reduction)
+            yield "binary_cross_entropy_backward", (grad, p, y, w, reduction), bce, (grad, p, y, w, reduction)
+
+    return cases
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_new_backward_ops_compute_the_former_formulas_bit_for_bit(dtype):
+    # The gradients keep their values: each kernel runs the composition's steps in its dtypes.
+    for name, arguments, composite, composite_arguments in _former_formulas()(getattr(tm, dtype)):
+        ours = getattr(tm.ops.aten, name).default(*arguments)
+        before = composite(*composite_arguments)
+        for new, old in zip(ours if isinstance(ours, tuple) else (ours,),
+                            before if isinstance(before, tuple) else (before,), strict=True):
+            if new is None or old is None:
+                assert new is old, name
+                continue
+            assert new.dtype == old.dtype and new.shape == old.shape, name
+            assert new.numpy().tobytes() == old.numpy().tobytes(), name
+
+
+def _backward_aten_ops(function, *shapes, create_graph=False):
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    rng = np.random.default_rng(0)
+    leaves = [tm.tensor(rng.uniform(0.1, 0.9, s).astype(np.float32), requires_grad=True) for s in shapes]
+    out = function(*leaves)
+    seed = tm.ones(tuple(out.shape))
+    with Log() as log:
+        tm.autograd.grad(out, leaves, seed, create_graph=create_graph)
+    return log.ops
+
+
+@pytest.mark.parametrize("program, shapes, expected", [
+    (F.mish, [(2, 3)], ["aten.mish_backward.default"]),
+    (lambda x, w, b: F.group_norm(x, 2, w, b), [(2, 4, 3), (4,), (4,)], ["aten.native_group_norm_backward.default"]),
+    (F.glu, [(2, 4)], ["aten.glu_backward.default"]),
+    # (then the weight's gradient summed to its shape: sum.dim_IntList and views, as autograd reduces it)
+    (lambda x, w: F.prelu(x, w), [(2, 3), (3,)], ["aten._prelu_kernel_backward.default", "aten.sum.dim_IntList"]),
+    (lambda x, y: F.smooth_l1_loss(x, y), [(2, 3), (2, 3)], ["aten.smooth_l1_loss_backward.default"] * 2),
+    (lambda x, y: F.huber_loss(x, y, reduction="sum"), [(2, 3), (2, 3)], ["aten.huber_loss_backward.default"] * 2),
+    (lambda x: F.binary_cross_entropy(x, tm.full((2, 3), 0.25)), [(2, 3)],
+     ["aten.binary_cross_entropy_backward.default"]),
+])
+def test_formulas_send_pytorchs_backward_ops(program, shapes, expected):
+    # PyTorch 2.13's backward ops for the same programs (logged with its TorchDispatchMode)
+    ops = _backward_aten_ops(program, *shapes)
+    assert [op for op in ops if op != "aten.view.default"] == expected
+
+
+def test_mish_with_create_graph_differentiates_pytorchs_composite():
+    # mish_backward has no derivative in PyTorch: with grad mode on its formula is the composition
+    ops = _backward_aten_ops(F.mish, (3,), create_graph=True)
+    assert "aten.mish_backward.default" not in ops and "aten.softplus.default" in ops
+
+
+@pytest.mark.parametrize("name, arguments", [
+    ("glu_backward", lambda: (tm.randn(2, 2, dtype=tm.float64), tm.randn(2, 4, dtype=tm.float64), 1)),
+    ("_prelu_kernel_backward", lambda: (tm.randn(2, 3, dtype=tm.float64), tm.randn(2, 3, dtype=tm.float64),
+                                        tm.rand(1, dtype=tm.float64))),
+    ("smooth_l1_loss_backward", lambda: (tm.randn((), dtype=tm.float64), tm.randn(5, dtype=tm.float64),
+                                         tm.randn(5, dtype=tm.float64), 1, 0.7)),
+    ("huber_loss_backward", lambda: (tm.randn(5, dtype=tm.float64), tm.randn(5, dtype=tm.float64),
+                                     tm.randn(5, dtype=tm.float64), 0, 0.7)),
+    ("binary_cross_entropy_backward", lambda: (tm.randn((), dtype=tm.float64), tm.rand(4, dtype=tm.float64) * 0.8 + 0.1,
+                                               tm.rand(4, dtype=tm.float64), tm.rand(4, dtype=tm.float64) + 0.5, 1)),
+])
+def test_new_backward_ops_have_second_and_third_derivatives(name, arguments):
+    # their own gradient differentiates the composition, with history when create_graph is set
+    tm.manual_seed(0)
+    args = [a.requires_grad_() if isinstance(a, tm.Tensor) else a for a in arguments()]
+    leaves = [a for a in args if isinstance(a, tm.Tensor)]
+    function = getattr(tm.ops.aten, name).default
+
+    def first(*tensors):
+        values = iter(tensors)
+        result = function(*[next(values) if isinstance(a, tm.Tensor) else a for a in args])
+        return result if isinstance(result, tuple) else (result,)
+
+    assert tm.autograd.gradcheck(first, tuple(leaves))
+    assert tm.autograd.gradgradcheck(first, tuple(leaves))
+
+
+def test_new_backward_ops_refuse_what_pytorchs_kernels_refuse():
+    ints, complexes = tm.tensor([1, 2]), tm.tensor([1j, 2j])
+    with pytest.raises(NotImplementedError, match="\"mish_backward_cpu\" not implemented for 'Long'"):
+        tm.ops.aten.mish_backward.default(ints, ints)
+    with pytest.raises(NotImplementedError, match="\"prelu_backward_cpu\" not implemented for 'ComplexFloat'"):
+        tm.ops.aten._prelu_kernel_backward.default(complexes, complexes, complexes)
+    with pytest.raises(NotImplementedError, match="\"smooth_l1_backward_cpu_out\" not implemented for 'ComplexFloat'"):
+        tm.ops.aten.smooth_l1_loss_backward.default(complexes, complexes, complexes, 1, 1.0)
+    with pytest.raises(NotImplementedError, match="\"binary_cross_entropy_backward\" not implemented for 'Long'"):
+        tm.ops.aten.binary_cross_entropy_backward.default(ints, ints, ints)

@@ -217,9 +217,7 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 
 KNOWN = {
     **dict.fromkeys([
-        "_mish", "_prelu_kernel", "_glu",
-        "_native_group_norm", "_smooth_l1_loss",
-        "_huber_loss", "binary_cross_entropy", "_embedding_bag",
+        "_embedding_bag",
         "max_pool1d", "max_pool1d_with_indices", "_adaptive_max_pool2d",
         "adaptive_max_pool1d", "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "_reflection_pad1d",
         "_reflection_pad2d", "_reflection_pad3d", "_replication_pad1d", "_replication_pad2d", "_replication_pad3d",
@@ -236,20 +234,28 @@ KNOWN = {
                      "polar"], _COMPOSITE),
     **dict.fromkeys(["max", "min", "median", "nanmedian", "nansum", "nanmean", "rsqrt"], _VALUES),
     **dict.fromkeys(["erfinv", "special_erfinv"], _SPEED),
+    "_native_group_norm": ("PyTorch saves the mean and rstd as the op's outputs (two detaches when its backward "
+                           "unpacks them); tensormodes saves them as the kernel's intermediates: the backward op "
+                           "(native_group_norm_backward) is the same"),
+    "binary_cross_entropy": ("the input's gradient is PyTorch's binary_cross_entropy_backward; the target's keeps "
+                             "tensormodes' -log(x / (1 - x)) (PyTorch's composite: logit, neg_, mul, div_; other "
+                             "rounding)"),
     "_binary_cross_entropy_with_logits": ("the target's gradient divides the output gradient by the count before "
                                           "the product (tensormodes' rounding, kept); PyTorch divides the product "
                                           "in place (div_)"),
     **dict.fromkeys(["_softmax_backward_data", "_log_softmax_backward_data", "_convolution_backward",
                      "_cross_entropy_loss_backward", "_sigmoid_backward", "max_pool2d_with_indices_backward",
                      "gelu_backward", "elu_backward", "hardswish_backward", "mse_loss_backward",
-                     "softplus_backward"],
+                     "softplus_backward", "glu_backward", "_prelu_kernel_backward", "smooth_l1_loss_backward",
+                     "huber_loss_backward", "binary_cross_entropy_backward"],
                     _DOUBLE),
     # Ops added after the survey's alignment (everyday layers, fft): their formulas keep their own ops
     **dict.fromkeys(["_linalg_lstsq", "_max_pool3d_with_indices", "_multi_margin_loss", "_multilabel_margin_loss",
                      "addbmm", "affine_grid_generator", "avg_pool3d", "combinations", "fft_fft", "fft_fft2",
                      "fft_fftn", "fft_hfft", "fft_ifft", "fft_ifft2", "fft_ifftn", "fft_ihfft", "fft_ihfft2",
                      "fft_ihfftn", "fft_irfft", "fft_rfft", "fft_rfft2", "fft_rfftn", "grid_sampler", "hardshrink",
-                     "index_reduce", "linalg_eigvals", "linalg_householder_product", "linalg_matrix_exp",
+                     "grid_sampler_3d", "index_reduce", "linalg_eigvals", "linalg_householder_product",
+                     "linalg_matrix_exp",
                      "linalg_matrix_power", "linalg_pinv", "masked_scatter", "matrix_exp", "max_pool3d",
                      "pdist", "pinverse", "rms_norm", "softshrink", "svd"],
                     "added after the alignment: the formula's own ops (values equal PyTorch's); PyTorch's "

@@ -600,3 +600,53 @@ def test_generated_schema_forms_and_lanes_equal_the_interpreted_form():
     assert results[1] == results[2]
     for got, expected in zip(generated, reference):
         assert got[0] == expected[0] and same(got[1:], expected[1:]), (got, expected)
+
+
+# -- grad mode as a handler sees it ---------------------------------------------------------------
+
+def _grad_modes_seen(lib, dispatch_mode_class):
+    """(op, is_grad_enabled()) for each op a handler sees in a small program of ``lib``."""
+    seen = []
+
+    class GradLog(dispatch_mode_class):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((str(func), lib.is_grad_enabled()))
+            if str(func) == "aten.div.Tensor":  # inside a handler: what enable_grad / no_grad report, no recording
+                with lib.enable_grad():
+                    seen.append(("enable_grad", lib.is_grad_enabled(), lib.mul(args[0], 2).requires_grad))
+                with lib.no_grad():
+                    seen.append(("no_grad", lib.is_grad_enabled()))
+            return func(*args, **(kwargs or {}))
+
+    x = lib.ones(2, requires_grad=True)
+    with GradLog():
+        (x * 2).sum().backward()
+        lib.autograd.grad((x * x).sum(), x, create_graph=True)
+        with lib.no_grad():
+            x - 1
+        x / 3
+    return seen
+
+
+# PyTorch 2.13's: grad mode inside a handler is what it is outside (the handler runs below autograd,
+# not under no_grad): on for the forward and the backward's seed, off for the formulas unless
+# create_graph; enable_grad inside a handler turns it on but records nothing.
+GRAD_MODES_SEEN = [
+    ("aten.mul.Tensor", True), ("aten.sum.default", True), ("aten.ones_like.default", True),
+    ("aten.expand.default", False), ("aten.mul.Tensor", False), ("aten.detach.default", False),
+    ("aten.mul.Tensor", True), ("aten.sum.default", True), ("aten.ones_like.default", True),
+    ("aten.expand.default", True), ("aten.mul.Tensor", True), ("aten.mul.Tensor", True), ("aten.add.Tensor", True),
+    ("aten.sub.Tensor", False), ("aten.div.Tensor", True), ("enable_grad", True, False), ("no_grad", False)]
+
+
+def test_handlers_see_grad_mode_as_it_is_outside():
+    assert _grad_modes_seen(tm, TorchDispatchMode) == GRAD_MODES_SEEN
+    assert tm.is_grad_enabled()
+
+
+@pytest.mark.torch
+def test_handlers_see_grad_mode_as_pytorch():
+    torch = pytest.importorskip("torch")
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+    assert _grad_modes_seen(torch, TorchMode) == GRAD_MODES_SEEN

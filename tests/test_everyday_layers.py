@@ -122,8 +122,8 @@ def test_grid_sample_of_an_identity_affine_grid_is_the_image_and_warns_without_a
     with pytest.warns(UserWarning, match="Default grid_sample and affine_grid behavior has changed"):
         grid = F.affine_grid(theta, [1, 1, 3, 4])
     assert tm.allclose(F.grid_sample(image, grid, align_corners=False), image)
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.grid_sample(image, grid, mode="bicubic", align_corners=False)
+    # bicubic reproduces the pixels at their centres too (implemented since; see test_everyday_gaps.py)
+    assert tm.allclose(F.grid_sample(image, grid, mode="bicubic", align_corners=False), image, atol=1e-5)
     x = image.clone().requires_grad_()
     out = F.grid_sample(x, grid, align_corners=False)
     assert out.grad_fn.name() == "GridSampler2DBackward0"

@@ -56,6 +56,7 @@ NOT_THE_DERIVATIVE = {
 }
 # Ops whose backward PyTorch does not differentiate (its backward op records no derivative).
 NO_DOUBLE_BACKWARD = {"_ctc_loss": "_ctc_loss_backward", "grid_sampler": "grid_sampler_2d_backward",
+                      "grid_sampler_3d": "grid_sampler_3d_backward",
                       "_hardsigmoid": "hardsigmoid_backward",
                       "_scaled_dot_product_flash_attention_for_cpu":
                           "_scaled_dot_product_flash_attention_for_cpu_backward"}

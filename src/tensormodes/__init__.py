@@ -114,6 +114,7 @@ from ._runtime import (
     use_deterministic_algorithms,
 )
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
+from .nn._functional._common import TOP_LEVEL as _TOP_LEVEL
 from .serialization import load, save
 from .utils._device import get_default_device, set_default_device
 from .utils.dlpack import from_dlpack
@@ -121,6 +122,9 @@ from .version import __version__  # noqa: F401 - public, not in __all__ (as torc
 
 # FloatTensor, LongTensor ...: PyTorch's legacy tensor types.
 globals().update(_LEGACY_TYPES)
+# ctc_loss, relu_, rrelu_ ...: functions of this namespace defined beside nn.functional's, which serve
+# or share them (PyTorch's F.relu_ is torch.relu_).
+globals().update(_TOP_LEVEL)
 
 
 def __getattr__(name: str):
@@ -147,7 +151,7 @@ __all__ = [
     "set_float32_matmul_precision", "get_float32_matmul_precision", "compile",
     "autocast", "is_autocast_enabled", "get_autocast_dtype",
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
-    "tensortype", *_LEGACY_TYPES,
+    "tensortype", *_LEGACY_TYPES, *_TOP_LEVEL,
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]
 
@@ -156,4 +160,4 @@ __all__ = [
 _dispatch.IGNORED.update(
     value for name, value in globals().items()
     if name in __all__ and callable(value) and not isinstance(value, _ModuleType) and value is not Tensor
-    and name not in set(_build.function_names()))
+    and name not in set(_build.function_names()) and name not in _TOP_LEVEL)

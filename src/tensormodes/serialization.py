@@ -105,7 +105,7 @@ from ._meta_array import MetaArray
 from ._tensor_base import wrap_array
 
 __all__ = ["save", "load", "FormatError", "UnsafeFileError", "add_safe_globals", "safe_globals",
-           "get_safe_globals", "clear_safe_globals"]
+           "get_safe_globals", "clear_safe_globals", "get_unsafe_globals_in_checkpoint"]
 
 FORMAT_VERSION = 1
 _DOC_KEY = "tensormodes"
@@ -646,6 +646,23 @@ def _target_device(map_location) -> None:
     parsed = parse_device(map_location)
     if parsed.type != "cpu":
         raise RuntimeError(f"tm.load: cannot load tensors onto device {parsed}: tensormodes loads onto the cpu")
+
+
+def get_unsafe_globals_in_checkpoint(f: str | os.PathLike | IO[bytes]) -> list[str]:
+    """The ``module.name`` strings of the globals in a zip checkpoint's pickle that :func:`load`
+    refuses (not PyTorch's ``weights_only`` values, not added with :func:`add_safe_globals`), read
+    statically as PyTorch does: nothing is built. A file that is not a zip checkpoint raises
+    ``ValueError``.
+
+    >>> import io, pickle, zipfile
+    >>> import tensormodes as tm
+    >>> buffer = io.BytesIO()
+    >>> with zipfile.ZipFile(buffer, "w") as archive:
+    ...     archive.writestr("archive/data.pkl", pickle.dumps(print, protocol=2))
+    >>> tm.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(buffer.getvalue()))
+    ['builtins.print']
+    """
+    return pytorch_format.unsafe_globals(files.read_buffer(f, False))
 
 
 def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module: Any = None, *,

@@ -29,7 +29,7 @@ the plain path never pays for it. ``below_autograd`` is the autograd level of su
 from __future__ import annotations
 
 from .. import _generated
-from .._autograd.grad_mode import grad_enabled, reset_grad_enabled, set_grad_enabled_raw
+from .._autograd.grad_mode import BELOW_AUTOGRAD, grad_enabled, reset_grad_enabled, set_grad_enabled_raw
 from .._autograd.graph import bump_version, record_inplace, share_version
 from .._dispatch import aten, kernel_site, python_dispatch
 from .._dispatch.python_dispatch import FORMULA_CALLS as _FORMULA_CALLS
@@ -207,8 +207,8 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
     plain = PLAIN.tensor
     grad_token = formula_token = None
     try:
-        if grad:
-            grad_token = set_grad_enabled_raw(False)
+        if grad:  # off for recording, still on for ``is_grad_enabled()`` (as a PyTorch handler sees it)
+            grad_token = set_grad_enabled_raw(BELOW_AUTOGRAD)
         if formula is not None:
             formula_token = _FORMULA_CALLS.set(None)
         if state is not None and state.dispatch_active:

@@ -120,14 +120,17 @@ def _graph_nodes(roots: list[Node]) -> set:
 
 
 def _nodes_leading_to(targets: set, nodes: set) -> set:
-    """The ``nodes`` from which some target node can be reached (for ``autograd.grad``)."""
+    """The ``nodes`` from which some target node can be reached through at least one edge (for
+    ``autograd.grad``): a target's own node runs only when another target lies below it, as in
+    PyTorch, whose engine captures a gradient where it enters a node (a fake tensor's ``Error``
+    history must not run when the gradient is wanted right above it)."""
     parents: dict[Node, list[Node]] = {}
     for node in nodes:
         for child, _ in node.next_functions:
             if child is not None:
                 parents.setdefault(child, []).append(node)
     useful = set()
-    stack = [t for t in targets if t in nodes]
+    stack = [parent for t in targets if t in nodes for parent in parents.get(t, ())]
     while stack:
         node = stack.pop()
         if node in useful:

@@ -23,7 +23,29 @@ from contextvars import ContextVar
 from .._dispatch import python_dispatch
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "BELOW_AUTOGRAD"]
+
+
+class _BelowAutograd:
+    """The flag's value below autograd (a dispatch handler, the kernel) when grad mode is on above:
+    falsy, so nothing records there, yet ``is_grad_enabled()`` reports ``reported`` — PyTorch's
+    handlers run below its autograd key, not under ``no_grad``, and see grad mode as it was
+    outside; ``enable_grad()`` / ``no_grad()`` inside one change what it reports, never recording."""
+
+    __slots__ = ("reported",)
+
+    def __init__(self, reported: bool) -> None:
+        self.reported = reported
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"BELOW_AUTOGRAD({self.reported})"
+
+
+BELOW_AUTOGRAD = _BelowAutograd(True)
+_BELOW_AUTOGRAD_OFF = _BelowAutograd(False)
 
 _GRAD_ENABLED: ContextVar[bool] = ContextVar("tensormodes_grad_enabled", default=True)
 _INFERENCE: ContextVar[bool] = ContextVar("tensormodes_inference_mode", default=False)
@@ -48,7 +70,10 @@ def is_grad_enabled() -> bool:
     >>> tm.is_grad_enabled()
     True
     """
-    return _GRAD_ENABLED.get()
+    value = _GRAD_ENABLED.get()
+    if value is True:
+        return True
+    return value.reported if type(value) is _BelowAutograd else bool(value)
 
 
 def is_inference_mode_enabled() -> bool:
@@ -110,7 +135,10 @@ class _GradModeContext:
             if self._replaces is not None:
                 replaced, self._replaces = self._replaces, None
             _ENTRIES.set(entries + ((self, replaced, inference),))
-            _GRAD_ENABLED.set(self._enabled)
+            if type(grad) is _BelowAutograd:  # in a dispatch handler: what it reports changes, not recording
+                _GRAD_ENABLED.set(BELOW_AUTOGRAD if self._enabled else _BELOW_AUTOGRAD_OFF)
+            else:
+                _GRAD_ENABLED.set(self._enabled)
             if self._inference is not None:
                 _INFERENCE.set(self._inference)
         except BaseException:

@@ -22,7 +22,7 @@ from typing import Any
 from .errors import FormatError, UnsafeFileError
 from .safe_globals import plain_fields, user_classes
 
-__all__ = ["Builder", "Unpickler", "Refused"]
+__all__ = ["Builder", "Unpickler", "Refused", "globals_in"]
 
 
 class Refused(Exception):
@@ -394,3 +394,51 @@ _HANDLERS: dict[int, Callable[[Unpickler], None]] = {
     0x63: _global, 0x93: _stack_global, 0x52: Unpickler._reduce, 0x81: Unpickler._newobj,
     0x62: Unpickler._build, 0x51: Unpickler._persid,
 }
+
+
+_FIXED = {0x80: 1, 0x95: 8, 0x4a: 4, 0x4b: 1, 0x4d: 2, 0x47: 8, 0x68: 1, 0x6a: 4, 0x71: 1, 0x72: 4}
+_SIZED = {0x8a: 1, 0x8b: 4, 0x58: 4, 0x8c: 1, 0x8d: 8, 0x55: 1, 0x54: 4, 0x43: 1, 0x42: 4, 0x8e: 8, 0x96: 8}
+_TEXTS = (0x58, 0x8c, 0x8d, 0x55, 0x54)
+
+
+def globals_in(data, where: str) -> list[str]:
+    """The ``module.name`` of every global the pickle in ``data`` names, in order of first
+    appearance, read without building anything: ``GLOBAL`` opcodes, and ``STACK_GLOBAL`` after
+    two string opcodes (a name computed otherwise is not seen, as in PyTorch's scan)."""
+    found: dict[str, None] = {}
+    texts: list = []  # the strings the last opcodes pushed (memo opcodes leave them in place)
+    at, size = 0, len(data)
+    while at < size:
+        code = data[at]
+        at += 1
+        if code in _FIXED:
+            at += _FIXED[code]
+            if code not in (0x71, 0x72):
+                texts.clear()
+        elif code in _SIZED:
+            width = _SIZED[code]
+            length = int.from_bytes(bytes(data[at:at + width]), "little")
+            text = bytes(data[at + width:at + width + length])
+            at += width + length
+            texts[:] = texts[-1:] + [text.decode("utf-8", "replace")] if code in _TEXTS else []
+        elif code == 0x63:
+            lines = bytes(data[at:at + 1024]).split(b"\n", 2)
+            if len(lines) < 3:
+                raise FormatError(f"{where} offset {at - 1}: a GLOBAL opcode without its two lines")
+            found[f"{lines[0].decode('utf-8', 'replace')}.{lines[1].decode('utf-8', 'replace')}"] = None
+            at += len(lines[0]) + len(lines[1]) + 2
+            texts.clear()
+        elif code == 0x93:
+            if len(texts) == 2:
+                found[f"{texts[0]}.{texts[1]}"] = None
+            texts.clear()
+        elif code == 0x2e:
+            return ["builtins." + name[12:] if name.startswith("__builtin__.") else name for name in found]
+        elif code in _NAMES:
+            if code != 0x94:
+                texts.clear()
+        else:
+            name = _REFUSED_NAMES.get(code)
+            what = f"opcode {name} ({bytes([code])!r})" if name else f"byte {code:#04x}, which is no opcode"
+            raise FormatError(f"{what} at {where} offset {at - 1} is not interpreted")
+    raise FormatError(f"{where}: the pickle ends without a STOP opcode (truncated)")

@@ -4,8 +4,8 @@ Reading parses the central directory (zip64 included) of a file already in memor
 mapped) and hands out each record as a window onto that memory, its CRC-32 checked on request;
 nothing is decompressed (a compressed or encrypted record is refused). Writing streams stored
 records, each one's data padded to a 64-byte boundary with an extra field in its local header
-(as PyTorch's writer does), then the central directory, with zip64 records when sizes or
-offsets need them.
+and followed by a data descriptor (as PyTorch's writer does), then the central directory,
+with zip64 records when sizes or offsets need them.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ _LOCAL = struct.Struct("<4sHHHHHIIIHH")  # signature ... name length, extra leng
 _CENTRAL_ENTRY = struct.Struct("<4sHHHHHHIIIHHHHHII")  # 46 bytes
 _MAX32 = 0xFFFFFFFF
 _ALIGNMENT = 64
+_DESCRIPTOR = b"PK\x07\x08"
+_FLAGS = 0x808  # UTF-8 names, sizes and CRC-32 in a data descriptor after the data (as PyTorch writes)
+_CHUNK = 1 << 18  # bytes written per step: small enough to stay in cache between the CRC and the write
 
 
 class Archive:
@@ -146,21 +149,35 @@ class ZipWriter:
         self.entries: list[tuple[bytes, int, int, int]] = []  # name, CRC-32, size, local header offset
 
     def write(self, name: str, data) -> None:
-        """Appends record ``name`` holding ``data`` (bytes or a NumPy uint8 array), 64-byte aligned."""
+        """Appends record ``name`` holding ``data`` (bytes or a NumPy uint8 array), 64-byte aligned.
+
+        As PyTorch's writer does, the local header leaves the CRC-32 and sizes at zero (flag bit
+        3) and a data descriptor after the data holds them: the data is written in chunks, each
+        added to the CRC-32 while it is still in the processor's cache, in one pass over memory."""
         raw_name = name.encode("utf-8")
         size = len(data) if isinstance(data, bytes) else data.nbytes
-        crc = zlib.crc32(data)
         wide = size >= _MAX32 or self.offset >= _MAX32
-        extra = struct.pack("<HHQQ", 1, 16, size, size) if wide else b""
+        extra = struct.pack("<HHQQ", 1, 16, 0, 0) if wide else b""
         padding = -(self.offset + 30 + len(raw_name) + len(extra) + 4) % _ALIGNMENT
         extra += struct.pack("<HH", 0x4246, padding) + b"Z" * padding  # "FB": PyTorch's padding field
-        shown = _MAX32 if wide else size
-        header = _LOCAL.pack(ZIP_MAGIC, 45 if wide else 20, 0x800, 0, 0, 0x21, crc, shown, shown,
+        shown = _MAX32 if wide else 0
+        header = _LOCAL.pack(ZIP_MAGIC, 45 if wide else 20, _FLAGS, 0, 0, 0x21, 0, shown, shown,
                              len(raw_name), len(extra))
-        self.entries.append((raw_name, crc, size, self.offset))
         self.file.write(header + raw_name + extra)
-        self.file.write(data)
-        self.offset += len(header) + len(raw_name) + len(extra) + size
+        crc = 0
+        if size <= _CHUNK:
+            crc = zlib.crc32(data)
+            self.file.write(data)
+        else:
+            data = memoryview(data) if isinstance(data, bytes) else data
+            for start in range(0, size, _CHUNK):
+                chunk = data[start:start + _CHUNK]
+                crc = zlib.crc32(chunk, crc)
+                self.file.write(chunk)
+        descriptor = struct.pack("<4sIQQ" if wide else "<4sIII", _DESCRIPTOR, crc, size, size)
+        self.file.write(descriptor)
+        self.entries.append((raw_name, crc, size, self.offset))
+        self.offset += len(header) + len(raw_name) + len(extra) + size + len(descriptor)
 
     def close(self) -> None:
         """Writes the central directory and the end records."""
@@ -170,7 +187,7 @@ class ZipWriter:
             wide = size >= _MAX32 or local >= _MAX32
             extra = struct.pack("<HHQQQ", 1, 24, size, size, local) if wide else b""
             shown, at = (_MAX32, _MAX32) if wide else (size, local)
-            parts.append(_CENTRAL_ENTRY.pack(_CENTRAL, 45 if wide else 20, 45 if wide else 20, 0x800, 0, 0, 0x21,
+            parts.append(_CENTRAL_ENTRY.pack(_CENTRAL, 45 if wide else 20, 45 if wide else 20, _FLAGS, 0, 0, 0x21,
                                              crc, shown, shown, len(raw_name), len(extra), 0, 0, 0, 0, at))
             parts.append(raw_name + extra)
         directory = b"".join(parts)

@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     arithmetic,
     attention_ops,
     backward_ops,
+    backward_ops_nn,
     binary_math,
     comparison,
     complex_numbers,

@@ -86,6 +86,9 @@ def _loss_meta(opdef, args, kwargs):
 _LOSS_META = MetaRule(_loss_meta, "loss")
 
 
+_REDUCTION_NAMES = {code: name for name, code in REDUCTIONS.items()}
+
+
 def _mean_scaled(grad, reduction: str, count: int):
     """The loss's gradient per element: ``grad``, divided by the element count for ``'mean'``."""
     return grad / count if reduction == "mean" else grad
@@ -156,11 +159,22 @@ def _half_step(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 # -- smooth L1 and Huber ---------------------------------------------------------------------------
 
-def _smooth_l1_loss_grad(grad, input, target, reduction, beta, needs_input_grad):
-    # d/dd: d / beta inside (-beta, beta), its sign outside: d / beta clamped to [-1, 1].
+def smooth_l1_loss_backward_composite(grad_output, input, target, reduction: int, beta):
+    """``smooth_l1_loss_backward``'s values with public ops (its double backward's form): the
+    derivative ``d / beta`` inside ``(-beta, beta)``, its sign outside (``d = input - target``)."""
     difference = _difference_of(input, target)
     slope = (difference / beta).clamp(-1, 1)
-    return _opposite(slope * _mean_scaled(grad, reduction, difference.numel()), needs_input_grad)
+    return slope * _mean_scaled(grad_output, _REDUCTION_NAMES[reduction], difference.numel())
+
+
+def _smooth_l1_loss_grad(grad, input, target, reduction, beta, needs_input_grad):
+    if input.shape == target.shape:  # PyTorch's backward op, once per operand (swapped for the target)
+        backward, code = ops.ops.aten.smooth_l1_loss_backward.default, REDUCTIONS[reduction]
+        return (backward(grad, input, target, code, beta) if needs_input_grad[0] else None,
+                backward(grad, target, input, code, beta) if needs_input_grad[1] else None)
+    # broadcast operands: PyTorch's op would divide by one operand's count, not the loss's
+    return _opposite(smooth_l1_loss_backward_composite(grad, input, target, REDUCTIONS[reduction], beta),
+                     needs_input_grad)
 
 
 @op(grad=_smooth_l1_loss_grad, node="smooth_l1_loss", meta=_LOSS_META, samples=(
@@ -188,10 +202,22 @@ def _smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta
     return _reduced(np.where(size < beta, 0.5 * difference * difference / beta, size - 0.5 * beta), reduction, dtype)
 
 
-def _huber_loss_grad(grad, input, target, reduction, delta, needs_input_grad):
-    difference = input - target  # d/dd: d inside (-delta, delta), delta * its sign outside
+def huber_loss_backward_composite(grad_output, input, target, reduction: int, delta):
+    """``huber_loss_backward``'s values with public ops (its double backward's form): the
+    derivative ``d`` inside ``(-delta, delta)``, ``delta`` times its sign outside (``d = input - target``)."""
+    difference = input - target
     slope = difference.clamp(-delta, delta)
-    return _opposite(slope * _mean_scaled(grad, reduction, difference.numel()), needs_input_grad)
+    return slope * _mean_scaled(grad_output, _REDUCTION_NAMES[reduction], difference.numel())
+
+
+def _huber_loss_grad(grad, input, target, reduction, delta, needs_input_grad):
+    if input.shape == target.shape:  # PyTorch's backward op, once per operand (swapped for the target)
+        backward, code = ops.ops.aten.huber_loss_backward.default, REDUCTIONS[reduction]
+        return (backward(grad, input, target, code, delta) if needs_input_grad[0] else None,
+                backward(grad, target, input, code, delta) if needs_input_grad[1] else None)
+    # broadcast operands: PyTorch's op would divide by one operand's count, not the loss's
+    return _opposite(huber_loss_backward_composite(grad, input, target, REDUCTIONS[reduction], delta),
+                     needs_input_grad)
 
 
 @op(grad=_huber_loss_grad, node="huber_loss", meta=_LOSS_META, samples=(

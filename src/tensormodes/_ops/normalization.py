@@ -296,27 +296,36 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
 def _native_group_norm_meta(input, weight, bias, N, C, HxW, group, eps):
     _check_group_norm(input, weight, bias, C, N, HxW, group)
     work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
-    return MetaArray(input.shape, input.dtype), MetaArray((N, group, 1), work), MetaArray((N, group, 1), work)
+    return MetaArray(input.shape, input.dtype), MetaArray((N, group), work), MetaArray((N, group), work)
 
 
 def _channel_view(t, ndim: int):
     return t.reshape([-1] + [1] * (ndim - 2))
 
 
-def _native_group_norm_grad(grad, input, weight, N, group, eps, mean, rstd, needs_input_grad):
+def _native_group_norm_grad(grad, input, weight, N, C, HxW, group, eps, mean, rstd, needs_input_grad):
+    if not ops.is_grad_enabled():  # PyTorch's backward op, one kernel
+        return ops.ops.aten.native_group_norm_backward.default(grad, input, mean, rstd, weight, N, C, HxW, group,
+                                                               list(needs_input_grad))
+    return native_group_norm_backward_composite(grad, input, weight, N, group, needs_input_grad, *_tensor_moments(
+        _working_tensor(input).reshape(N, group, -1), [-1], eps))
+
+
+def native_group_norm_backward_composite(grad, input, weight, N, group, output_mask, mean, rstd):
+    """``native_group_norm_backward``'s values with public ops (with ``create_graph`` the formula,
+    the statistics computed again from the input, of shape (N, group, 1))."""
     x, g = _working_tensor(input), _working_tensor(grad)
     grouped = x.reshape(N, group, -1)
-    if ops.is_grad_enabled():
-        mean, rstd = _tensor_moments(grouped, [-1], eps)
+    mean, rstd = mean.reshape(N, group, 1), rstd.reshape(N, group, 1)
     xhat = (grouped - mean) * rstd
     grad_input = None
-    if needs_input_grad[0]:
+    if output_mask[0]:
         scaled = g if weight is None else g * _channel_view(weight, g.dim())
         grad_input = _affine_normalised_grad(scaled.reshape(N, group, -1), grouped, mean, rstd, [-1]).reshape(
             input.shape)
     dims = [0] + list(range(2, input.dim()))
-    return (grad_input, (g * xhat.reshape(input.shape)).sum(dims) if needs_input_grad[1] else None,
-            g.sum(dims) if needs_input_grad[2] else None)
+    return (grad_input, (g * xhat.reshape(input.shape)).sum(dims) if output_mask[1] else None,
+            g.sum(dims) if output_mask[2] else None)
 
 
 @op(node="native_group_norm", grad=_native_group_norm_grad, saves=("mean", "rstd"),
@@ -351,7 +360,7 @@ def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
         if bias is not None:
             shift = shift + bias
         result = x.reshape(N, C, HxW) * scale[..., None] + shift[..., None]
-    return np.asarray(result.reshape(input.shape), dtype=input.dtype), mean, rstd
+    return np.asarray(result.reshape(input.shape), dtype=input.dtype), mean.reshape(N, group), rstd.reshape(N, group)
 
 
 # -- batch norm --------------------------------------------------------------------------------------

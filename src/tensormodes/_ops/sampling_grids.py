@@ -2,14 +2,18 @@
 ``nn.functional.affine_grid``) and ``grid_sampler`` (an image sampled at a grid's points, behind
 ``nn.functional.grid_sample``), with ``_grid_sampler_2d_backward`` for its gradient.
 
-``grid_sampler`` samples 4-D inputs (N, C, H, W) with ``bilinear`` or ``nearest`` interpolation
-and ``zeros``, ``border`` or ``reflection`` padding, as PyTorch's CPU kernel computes them;
-bicubic interpolation and 5-D (volumetric) inputs are not implemented here. Half types compute
-in float32, rounded once.
+``grid_sampler`` samples 4-D inputs (N, C, H, W) with ``bilinear``, ``nearest`` or ``bicubic``
+interpolation, and 5-D (volumetric) inputs with trilinear or nearest, with ``zeros``, ``border`` or
+``reflection`` padding, as PyTorch's CPU kernels compute them: every axis contributes its taps
+(two linear, one nearest, four cubic) and each corner's weight is the product of its axes'.
+A volume's backward node is ``GridSampler3DBackward0``; its aten identity stays
+``grid_sampler_2d`` here. Half types compute in float32, rounded once.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -108,14 +112,15 @@ _MODES = ("bilinear", "nearest", "bicubic")
 _PADDINGS = ("zeros", "border", "reflection")
 
 
-def _check_grid_sampler(input, grid, interpolation_mode: int) -> None:
+def _check_grid_sampler(input, grid, interpolation_mode: int, rank: int | None = None) -> None:
+    """PyTorch's checks, for ``grid_sampler`` (either rank) or ``grid_sampler_{rank - 2}d``."""
     if input.ndim == 0 or grid.ndim == 0:  # PyTorch reads both sizes along dim 0 first
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if input.dtype != grid.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(input))} but found "
                            f"{scalar_type_name(dtype_of(grid))}")
-    if input.ndim not in (4, 5) or grid.ndim != input.ndim:
-        expected = f"{input.ndim}D" if input.ndim in (4, 5) else "4D or 5D"
+    if input.ndim not in ((rank,) if rank else (4, 5)) or grid.ndim != input.ndim:
+        expected = f"{rank or input.ndim}D" if rank or input.ndim in (4, 5) else "4D or 5D"
         raise RuntimeError(f"grid_sampler(): expected {expected} input and grid with same number of dimensions, but "
                            f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
     if input.shape[0] != grid.shape[0]:
@@ -128,10 +133,11 @@ def _check_grid_sampler(input, grid, interpolation_mode: int) -> None:
         if input.shape[dim] == 0:
             raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
                                f"sizes {list(input.shape)} with dimension {dim} being empty")
-    if input.ndim == 5 or interpolation_mode == 2:
-        raise NotImplementedError("tensormodes: grid_sample of 5-D inputs and mode='bicubic' are not implemented")
+    if input.ndim == 5 and interpolation_mode == 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input.dtype.kind != "f" and input.dtype not in HALF_TYPES:
-        raise not_implemented("grid_sampler_2d_cpu_kernel_impl", dtype_of(input))
+        kernel = "grid_sampler3d_cpu" if input.ndim == 5 else "grid_sampler_2d_cpu_kernel_impl"
+        raise not_implemented(kernel, dtype_of(input))
 
 
 def _clip(coordinate, size: int):
@@ -169,38 +175,94 @@ def _source(coordinate, size: int, padding_mode: int, align_corners: bool):
     return pixel, derivative
 
 
-def _corners(x, y, width: int, height: int, interpolation_mode: int):
-    """The pixels each point reads: (column, row, in bounds, weight, d weight / dx, d weight / dy)."""
+_CUBIC_A = -0.75  # PyTorch's bicubic convolution constant
+
+
+def _cubic_taps(t):
+    """The four cubic-convolution weights of the pixels at offsets -1, 0, 1, 2 from ``floor(x)``
+    (``t = x - floor(x)``), and their derivatives by ``t``."""
+    a = _CUBIC_A
+    near = lambda u: ((a + 2) * u - (a + 3)) * u * u + 1  # noqa: E731 - |u| <= 1
+    far = lambda u: ((a * u - 5 * a) * u + 8 * a) * u - 4 * a  # noqa: E731 - 1 < |u| < 2
+    weights = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    u0, u1, u2, u3 = -1 - t, -t, 1 - t, 2 - t  # PyTorch's coefficient gradients are these slopes negated
+    slopes = [-((-3 * a * u0 - 10 * a) * u0 - 8 * a), -((-3 * (a + 2) * u1 - 2 * (a + 3)) * u1),
+              -((3 * (a + 2) * u2 - 2 * (a + 3)) * u2), -((3 * a * u3 - 10 * a) * u3 + 8 * a)]
+    return weights, slopes
+
+
+def _axis_taps(coordinate, size: int, interpolation_mode: int, padding_mode: int, align_corners: bool):
+    """The pixels one spatial axis reads for each point: ``(index, weight, d weight / d coordinate)``
+    per tap. Bicubic taps get the padding rule on their indices (PyTorch reads each tap bounded);
+    the other modes already padded the coordinate."""
     if interpolation_mode == 1:
-        column, row = np.rint(x), np.rint(y)
-        inside = (column >= 0) & (column < width) & (row >= 0) & (row < height)
-        one = np.ones_like(x)
-        return [(column, row, inside, one, 0 * one, 0 * one)]
-    x0, y0 = np.floor(x), np.floor(y)
-    x1, y1 = x0 + 1, y0 + 1
-    parts = [(x0, y0, (x1 - x) * (y1 - y), -(y1 - y), -(x1 - x)), (x1, y0, (x - x0) * (y1 - y), y1 - y, -(x - x0)),
-             (x0, y1, (x1 - x) * (y - y0), -(y - y0), x1 - x), (x1, y1, (x - x0) * (y - y0), y - y0, x - x0)]
+        index = np.rint(coordinate)
+        return [(index, np.ones_like(coordinate), np.zeros_like(coordinate))]
+    low = np.floor(coordinate)
+    if interpolation_mode == 0:
+        return [(low, low + 1 - coordinate, -np.ones_like(coordinate)),
+                (low + 1, coordinate - low, np.ones_like(coordinate))]
+    weights, slopes = _cubic_taps(coordinate - low)
+    taps = []
+    for offset, weight, slope in zip((-1, 0, 1, 2), weights, slopes):
+        index = low + offset
+        if padding_mode == 1:
+            index = _clip(index, size)[0]
+        elif padding_mode == 2:
+            twice = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+            index = _clip(_reflect(index, *twice)[0], size)[0]
+        taps.append((index, weight, slope))
+    return taps
+
+
+def _corners(coordinates, sizes, interpolation_mode: int, padding_mode: int, align_corners: bool):
+    """The pixels each point reads, as ``(indices, in bounds, weight, d weight / d coordinate per
+    axis)``: every combination of the axes' taps (4 for bilinear, 8 trilinear, 16 bicubic)."""
+    axes = [_axis_taps(c, n, interpolation_mode, padding_mode, align_corners) for c, n in zip(coordinates, sizes)]
     corners = []
-    for column, row, weight, dx, dy in parts:
-        inside = (column >= 0) & (column < width) & (row >= 0) & (row < height)
-        corners.append((column, row, inside, weight, dx, dy))
+    for combination in itertools.product(*axes):
+        inside = np.ones(coordinates[0].shape, bool)
+        weight = 1
+        for (index, tap_weight, _), size in zip(reversed(combination), reversed(sizes)):  # x first, as PyTorch
+            inside &= (index >= 0) & (index < size)
+            weight = weight * tap_weight
+        slopes = []
+        for axis, (_, _, slope) in enumerate(combination):
+            others = [w for k, (_, w, _) in enumerate(combination) if k != axis]
+            slopes.append(functools.reduce(np.multiply, others, slope))
+        corners.append(([index for index, _, _ in combination], inside, weight, slopes))
     return corners
 
 
-def _flat_positions(column, row, inside, width: int) -> np.ndarray:
+def _flat_positions(indices, inside, sizes) -> np.ndarray:
+    """Each point's pixel as an index into the flattened spatial dimensions (0 where outside)."""
+    flat = 0
+    for index, size in zip(indices, sizes):
+        flat = flat * size + index
     with np.errstate(invalid="ignore"):
-        return np.where(inside, row * width + column, 0).astype(np.int64)
+        return np.where(inside, flat, 0).astype(np.int64)
 
 
 def _sampled(input, grid, interpolation_mode, padding_mode, align_corners):
-    """The pieces both directions use: working arrays, the pixel coordinates and their derivatives."""
+    """The pieces both directions use: working arrays, the spatial sizes, each axis's derivative
+    of the pixel coordinate by the grid's, and the corners."""
     work = np.float32 if input.dtype in HALF_TYPES else input.dtype
     values = input.astype(work)
-    height, width = input.shape[-2:]
+    sizes = input.shape[2:]
+    coordinates, derivatives = [], []
     with np.errstate(invalid="ignore", over="ignore"):
-        x, dx = _source(grid[..., 0].astype(work), width, padding_mode, align_corners)
-        y, dy = _source(grid[..., 1].astype(work), height, padding_mode, align_corners)
-    return values, x, y, dx, dy, _corners(x, y, width, height, interpolation_mode)
+        for axis, size in enumerate(sizes):  # the grid's last dimension is (x, y[, z]): reversed axes
+            normalised = grid[..., len(sizes) - 1 - axis].astype(work)
+            if interpolation_mode == 2:  # bicubic pads each tap, not the coordinate
+                scale = (size - 1) / 2 if align_corners else size / 2
+                pixel, derivative = (normalised + 1) * scale - (0 if align_corners else 0.5), np.full(
+                    normalised.shape, scale)
+            else:
+                pixel, derivative = _source(normalised, size, padding_mode, align_corners)
+            coordinates.append(pixel)
+            derivatives.append(derivative)
+        corners = _corners(coordinates, sizes, interpolation_mode, padding_mode, align_corners)
+    return values, sizes, derivatives, corners
 
 
 def _grid_sampler_meta(input, grid, interpolation_mode, padding_mode, align_corners):
@@ -209,28 +271,49 @@ def _grid_sampler_meta(input, grid, interpolation_mode, padding_mode, align_corn
 
 
 def _grid_sampler_grad(grad, input, grid, interpolation_mode, padding_mode, align_corners):
-    return ops._grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+    backward = ops._grid_sampler_3d_backward if input.dim() == 5 else ops._grid_sampler_2d_backward
+    return backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)
 
 
-@op(grad=_grid_sampler_grad, node="grid_sampler_2d", meta=rule(_grid_sampler_meta),
+def _grid_sampler_decomposition(input, grid, interpolation_mode, padding_mode, align_corners):
+    """PyTorch's composite ``grid_sampler``: ``grid_sampler_3d`` for volumes (the 2-d op is this one's own)."""
+    if input.dim() != 5 or grid.dim() != 5:
+        return NotImplemented
+    return ops.ops.aten.grid_sampler_3d.default(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def _grid_sampler_node(input, *_) -> str:
+    return "grid_sampler_3d" if input.dim() == 5 else "grid_sampler_2d"  # GridSampler3DBackward0 for volumes
+
+
+@op(grad=_grid_sampler_grad, node=_grid_sampler_node, meta=rule(_grid_sampler_meta),
+    decompose=_grid_sampler_decomposition,
     errors=(Sample((TensorSpec((1, 1, 3, 4)), TensorSpec((1, 2, 2, 2), "float64"), 0, 0, False)),
             Sample((TensorSpec((1, 1, 3, 4)), TensorSpec((1, 4, 2)), 0, 0, False)),
             Sample((TensorSpec((2, 1, 3, 4)), TensorSpec((1, 2, 2, 2)), 0, 0, False)),
             Sample((TensorSpec((1, 1, 3, 4)), TensorSpec((1, 2, 2, 1)), 0, 0, False)),
             Sample((TensorSpec((1, 1, 0, 4)), TensorSpec((1, 2, 2, 2)), 0, 0, False)),
             Sample((TensorSpec((1, 1, 3, 4), "int64"), TensorSpec((1, 2, 2, 2), "int64")), {
-                "interpolation_mode": 0, "padding_mode": 0, "align_corners": False})),
+                "interpolation_mode": 0, "padding_mode": 0, "align_corners": False}),
+            Sample((TensorSpec((1, 1, 2, 3, 4)), TensorSpec((1, 2, 2, 2, 3)), 2, 0, False)),
+            Sample((TensorSpec((1, 1, 2, 3, 4), "int64"), TensorSpec((1, 2, 2, 2, 3), "int64"), 0, 0, False))),
     samples=tuple(Sample((TensorSpec((2, 2, 3, 4), dtype), TensorSpec((2, 3, 2, 2), dtype, -1.3, 1.3), mode, padding,
                           corners))
                   for dtype, mode, padding, corners in (
                       ("float32", 0, 0, False), ("float64", 0, 1, True), ("float64", 0, 2, False),
                       ("float64", 0, 2, True), ("float32", 1, 0, True), ("float64", 1, 2, False),
-                      ("float16", 0, 0, False))),
+                      ("float16", 0, 0, False), ("float64", 2, 0, False), ("float64", 2, 1, True),
+                      ("float32", 2, 2, False), ("float64", 2, 2, True))) + tuple(
+        Sample((TensorSpec((2, 2, 2, 3, 4), dtype), TensorSpec((2, 2, 3, 2, 3), dtype, -1.3, 1.3), mode, padding,
+                corners))
+        for dtype, mode, padding, corners in (("float64", 0, 0, False), ("float64", 0, 2, True),
+                                              ("float32", 1, 1, False), ("float64", 0, 1, True))),
     aten="grid_sampler_2d.default", schema={"input": "Tensor input"}, tags=("core",))
 def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
                  align_corners: bool) -> Tensor:
     """``input`` (N, C, H, W) sampled at the normalised points of ``grid`` (N, Ho, Wo, 2), each
-    (x, y) in [-1, 1] across the image: ``interpolation_mode`` 0 bilinear, 1 nearest;
+    (x, y) in [-1, 1] across the image — or a volume (N, C, D, H, W) at (x, y, z) points
+    (N, Do, Ho, Wo, 3): ``interpolation_mode`` 0 bilinear (trilinear), 1 nearest, 2 bicubic (images only);
     ``padding_mode`` 0 zeros, 1 border, 2 reflection for points outside; ``align_corners``
     puts -1 and 1 at the corner pixels' centres instead of their outer edges.
 
@@ -239,20 +322,48 @@ def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_m
     tensor([[[[1.5000]]]])
     """
     _check_grid_sampler(input, grid, interpolation_mode)
-    values, *_, corners = _sampled(input, grid, interpolation_mode, padding_mode, align_corners)
-    batch, channels, height, width = input.shape
-    planes = values.reshape(batch, channels, height * width)
+    values, sizes, _, corners = _sampled(input, grid, interpolation_mode, padding_mode, align_corners)
+    batch, channels = input.shape[:2]
+    planes = values.reshape(batch, channels, math.prod(sizes))
     result = np.zeros((batch, channels, *grid.shape[1:-1]), values.dtype)
-    rows = np.arange(batch)[:, None, None]
+    rows = np.arange(batch).reshape(-1, *[1] * (grid.ndim - 2))
     with np.errstate(invalid="ignore", over="ignore"):
-        for column, row, inside, weight, _, _ in corners:
-            picked = planes[rows, :, _flat_positions(column, row, inside, width)]  # (N, Ho, Wo, C)
+        for indices, inside, weight, _ in corners:
+            picked = planes[rows, :, _flat_positions(indices, inside, sizes)]  # (N, *out, C)
             picked = np.where(inside[..., None], picked, 0)
-            if interpolation_mode == 1:
-                result += np.moveaxis(picked, -1, 1)
-            else:
-                result += np.moveaxis(picked * weight[..., None], -1, 1)
+            result += np.moveaxis(picked if interpolation_mode == 1 else picked * weight[..., None], -1, 1)
     return result.astype(input.dtype)
+
+
+def _grid_sampler_3d_meta(input, grid, interpolation_mode, padding_mode, align_corners):
+    _check_grid_sampler(input, grid, interpolation_mode, rank=5)
+    return MetaArray((input.shape[0], input.shape[1], *grid.shape[1:-1]), input.dtype)
+
+
+def _grid_sampler_3d_grad(grad, input, grid, interpolation_mode, padding_mode, align_corners):
+    return ops._grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+@op(function=False, grad=_grid_sampler_3d_grad, meta=rule(_grid_sampler_3d_meta), aten="default",
+    schema={"input": "Tensor input"},
+    errors=(Sample((TensorSpec((1, 1, 3, 4)), TensorSpec((1, 2, 2, 2)), 0, 0, False)),
+            Sample((TensorSpec((1, 1, 2, 3, 4)), TensorSpec((1, 2, 2, 2, 3)), 2, 0, False))),
+    samples=(Sample((TensorSpec((2, 2, 2, 3, 4), "float64"), TensorSpec((2, 2, 3, 2, 3), "float64", -1.3, 1.3), 0, 2,
+                     False)),
+             Sample((TensorSpec((1, 2, 3, 2, 2)), TensorSpec((1, 2, 1, 2, 3), "float32", -1.3, 1.3), 1, 0, True))))
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    """``grid_sampler`` of a volume (N, C, D, H, W) at the (x, y, z) points of ``grid``
+    (N, Do, Ho, Wo, 3), trilinear (0) or nearest (1): ATen's op behind ``grid_sampler`` for 5-D
+    inputs, reached as ``tensormodes.ops.aten.grid_sampler_3d``.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten.grid_sampler_3d.default(tm.arange(8.0).reshape(1, 1, 2, 2, 2), tm.zeros(1, 1, 1, 1, 3), 0, 0,
+    ...                                     True).item()
+    3.5
+    """
+    _check_grid_sampler(input, grid, interpolation_mode, rank=5)
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
 
 
 def _grid_sampler_backward_meta(grad_output, input, grid, interpolation_mode, padding_mode, align_corners):
@@ -273,25 +384,42 @@ def _grid_sampler_2d_backward(grad_output: Tensor, input: Tensor, grid: Tensor, 
     tensor([[[[0.2500, 0.2500],
               [0.2500, 0.2500]]]])
     """
-    values, x, y, dx, dy, corners = _sampled(input, grid, interpolation_mode, padding_mode, align_corners)
-    batch, channels, height, width = input.shape
+    values, sizes, derivatives, corners = _sampled(input, grid, interpolation_mode, padding_mode, align_corners)
+    batch, channels = input.shape[:2]
     grad = grad_output.astype(values.dtype)
-    grad_input = np.zeros((batch, height * width, channels), values.dtype)
-    grad_x = np.zeros(x.shape, values.dtype)
-    grad_y = np.zeros(y.shape, values.dtype)
-    rows = np.broadcast_to(np.arange(batch)[:, None, None], x.shape)
-    planes = values.reshape(batch, channels, height * width)
-    incoming = np.moveaxis(grad, 1, -1)  # (N, Ho, Wo, C)
+    grad_input = np.zeros((batch, math.prod(sizes), channels), values.dtype)
+    grad_coordinates = [np.zeros(grid.shape[:-1], values.dtype) for _ in sizes]
+    rows = np.broadcast_to(np.arange(batch).reshape(-1, *[1] * (grid.ndim - 2)), grid.shape[:-1])
+    planes = values.reshape(batch, channels, math.prod(sizes))
+    incoming = np.moveaxis(grad, 1, -1)  # (N, *out, C)
     with np.errstate(invalid="ignore", over="ignore"):
-        for column, row, inside, weight, d_weight_dx, d_weight_dy in corners:
-            positions = _flat_positions(column, row, inside, width)
+        for indices, inside, weight, slopes in corners:
+            positions = _flat_positions(indices, inside, sizes)
             share = np.where(inside[..., None], incoming * weight[..., None], 0)
             np.add.at(grad_input, (rows, positions), share)
-            if interpolation_mode == 0:
-                picked = np.where(inside[..., None], planes[np.arange(batch)[:, None, None], :, positions], 0)
+            if interpolation_mode != 1:  # nearest: the grid gets no gradient
+                picked = np.where(inside[..., None], planes[rows, :, positions], 0)
                 through = (picked * incoming).sum(axis=-1)
-                grad_x += d_weight_dx * through
-                grad_y += d_weight_dy * through
-    grad_grid = np.stack([grad_x * dx, grad_y * dy], axis=-1)
+                for total, slope in zip(grad_coordinates, slopes):
+                    total += slope * through
+        # the grid's last dimension is (x, y[, z]): the axes reversed
+        grad_grid = np.stack([total * derivative for total, derivative in zip(grad_coordinates, derivatives)][::-1],
+                             axis=-1)
     grad_input = np.moveaxis(grad_input, -1, 1).reshape(input.shape)
     return np.ascontiguousarray(grad_input, dtype=input.dtype), np.ascontiguousarray(grad_grid, dtype=grid.dtype)
+
+
+@op(grad=no_derivative("grid_sampler_3d_backward"), meta=rule(_grid_sampler_backward_meta),
+    samples=(Sample((TensorSpec((1, 2, 2, 2, 2)), TensorSpec((1, 2, 2, 3, 4)),
+                     TensorSpec((1, 2, 2, 2, 3), "float32", -1.3, 1.3), 0, 0, False)),))
+def _grid_sampler_3d_backward(grad_output: Tensor, input: Tensor, grid: Tensor, interpolation_mode: int,
+                              padding_mode: int, align_corners: bool) -> Tensor:
+    """The gradients of ``grid_sampler``'s volume (N, C, D, H, W) and grid for its output's
+    gradient (PyTorch's ``grid_sampler_3d_backward``, which has no derivative of its own).
+
+    >>> import tensormodes as tm
+    >>> x, g = tm.ones(1, 1, 2, 2, 2), tm.zeros(1, 1, 1, 1, 3)
+    >>> tm._grid_sampler_3d_backward(tm.ones(1, 1, 1, 1, 1), x, g, 0, 0, False)[0].flatten()
+    tensor([0.1250, 0.1250, 0.1250, 0.1250, 0.1250, 0.1250, 0.1250, 0.1250])
+    """
+    return _grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode, padding_mode, align_corners)

@@ -88,6 +88,89 @@ def _clenshaw(x: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
     return current
 
 
+# Terms of the two series that decide float32 values: within 160 float64 ulps of the whole
+# series (measured on every float32 of [0, 6]); elements within _UNDECIDED (13x that) of a
+# float32 rounding midpoint are left to the whole series.
+_LEADING_TERMS = (15, 17)
+_UNDECIDED = 2 ** 11
+
+
+@functools.cache
+def _erf_leading_terms() -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The first terms of ``_erf``'s two series as power coefficients, highest first (Horner's
+    order): of ``erf(x) / x`` in ``x**2`` on [0, 4], and of ``erfc(x) * exp(x**2)`` in ``x`` on
+    [2, 6]."""
+    def power(series, terms, domain):
+        polynomial = np.polynomial.Chebyshev(series[:terms], domain=domain).convert(kind=np.polynomial.Polynomial)
+        return tuple(float(c) for c in polynomial.coef[::-1])
+    inner, tail = _erf_series()
+    return power(inner, _LEADING_TERMS[0], [0, 4]), power(tail, _LEADING_TERMS[1], [2, 6])
+
+
+def _horner(x: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
+    """The polynomial (coefficients highest first) at ``x``, in a new array, in place."""
+    value = x * coefficients[0]
+    for c in coefficients[1:-1]:
+        value += c
+        value *= x
+    value += coefficients[-1]
+    return value
+
+
+def _store_undecided(value: np.ndarray, result: np.ndarray, undecided: np.ndarray) -> None:
+    """``value`` (float64, consumed) rounded into ``result`` (float32); ``undecided`` marks the
+    elements within ``_UNDECIDED`` ulps of a float32 rounding midpoint (normal results)."""
+    result[...] = value
+    bits = value.view(np.int64)  # the low 29 bits are those float32 drops; the midpoint is 2**28
+    bits -= 2 ** 28 - _UNDECIDED
+    bits &= 2 ** 29 - 1
+    np.less(bits, 2 * _UNDECIDED, out=undecided)
+
+
+def _erf_rounded(x: np.ndarray) -> np.ndarray:
+    """``_erf(x)`` rounded to ``x``'s dtype, bit for bit.
+
+    For float32 (GELU's inputs) about four times faster: the leading terms of the two series
+    by Horner's rule, in float64, decide the float32 value of every element farther than
+    ``_UNDECIDED`` float64 ulps from a float32 rounding midpoint (their error is 13x smaller,
+    so ``_erf`` rounds to the same float32 there; a test compares the two on every float32 of
+    [0, 6] when asked, and on whole binades always); the whole series computes the rest
+    (about one element in 100,000), NaN, and elements whose erf would be subnormal.
+    """
+    if x.dtype != np.float32:
+        return _erf(x).astype(x.dtype, copy=False)
+    with quiet():  # the inner series overflows far out, where the tail's replaces it
+        return _erf_float32(x)
+
+
+def _erf_float32(x: np.ndarray) -> np.ndarray:
+    shape, x = x.shape, x.reshape(-1)
+    magnitude = np.absolute(x)
+    result = np.empty(x.size, np.float32)
+    undecided = np.empty(x.size, np.bool_)
+    inner, tail = _erf_leading_terms()
+    for start in range(0, x.size, _BLOCK):  # in blocks, so the temporaries stay in the cache
+        block = slice(start, start + _BLOCK)
+        wide = magnitude[block].astype(np.float64)
+        value = _horner(np.multiply(wide, wide), inner)
+        value *= wide
+        _store_undecided(value, result[block], undecided[block])
+    beyond = np.flatnonzero(magnitude >= 2)  # the tail's series; erf is 1 at 6 and beyond
+    if beyond.size:
+        wide = np.minimum(magnitude[beyond], 6, dtype=np.float64)
+        value = np.exp(-np.multiply(wide, wide))
+        value *= _horner(wide, tail)
+        np.subtract(1, value, out=value)
+        tail_result, tail_undecided = np.empty(beyond.size, np.float32), np.empty(beyond.size, np.bool_)
+        _store_undecided(value, tail_result, tail_undecided)
+        result[beyond], undecided[beyond] = tail_result, tail_undecided
+    undecided |= ~(magnitude >= 2.0 ** -125) & (magnitude != 0)  # NaN, and subnormal results
+    if undecided.any():
+        where = np.flatnonzero(undecided)
+        result[where] = _erf(x[where])
+    return np.copysign(result, x, out=result).reshape(shape)
+
+
 def _erf_grad(grad, input):
     return grad * (2 / math.sqrt(math.pi)) * (-squared(input)).exp()
 
@@ -105,6 +188,8 @@ def erf(input: Tensor) -> Tensor:
     """
     if input.dtype.kind == "c":
         raise not_implemented("erf_vml_cpu", dtype_of(input))
+    if input.dtype == np.float32:
+        return _erf_rounded(input)
     return _float_unary(_erf, input)
 
 

@@ -14,7 +14,7 @@ from . import attention, functional, init, parallel, utils
 from .modules import *  # noqa: F403 - the layers are nn's namespace, as in torch.nn
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel
-from .parameter import Buffer, Parameter, UninitializedParameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "DataParallel", "attention", "functional", "init",
-           "parallel", "utils", *_modules_all]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "DataParallel", "attention",
+           "functional", "init", "parallel", "utils", *_modules_all]

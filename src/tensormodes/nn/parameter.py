@@ -1,6 +1,7 @@
 """``Parameter``: a tensor that a module registers as trainable (defined in ``_api/parameter.py``,
 where the generated fast path can see it); ``Buffer``: one it registers as state;
-``UninitializedParameter``: a lazy module's parameter before its first forward."""
+``UninitializedParameter`` and ``UninitializedBuffer``: a lazy module's parameter or buffer
+before its first forward."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from .._api.parameter import Parameter
 from .._api.tensor import Tensor
 from .._tensor_base import wrap_array
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "UninitializedTensorMixin"]
 
 
 class _BufferMeta(type):
@@ -53,7 +54,46 @@ _UNINITIALIZED_SHAPE = ("Can't access the shape of an uninitialized parameter or
                         "Call `forward` to initialize the parameters before accessing their attributes.")
 
 
-class UninitializedParameter(Parameter):
+class UninitializedTensorMixin:
+    """What uninitialised parameters and buffers share: ``materialize(shape)`` gives data and makes
+    the object its ``cls_to_become``; until then only dtype, device and ``requires_grad`` can be
+    read, and any operation raises ValueError (PyTorch's wording)."""
+
+    cls_to_become = Tensor
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the tensor uninitialised data of ``shape`` (and ``device`` / ``dtype``, its own
+        by default); it becomes a ``cls_to_become``."""
+        if isinstance(shape, int):
+            shape = (shape,)
+        data = tm.empty(tuple(shape), device=self.device if device is None else device,
+                        dtype=self.dtype if dtype is None else dtype)
+        self._data = data._data
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        """Not known yet: RuntimeError, as PyTorch."""
+        raise RuntimeError(_UNINITIALIZED_SHAPE)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", str(func))
+        if name in _UNINITIALIZED_ALLOWED:  # run as on a plain Tensor
+            return Tensor.__torch_function__(func, (Tensor,), args, kwargs or {})
+        raise ValueError(f"Attempted to use an uninitialized parameter in {func}. This error happens when you are "
+                         f"using a `LazyModule` or explicitly manipulating `torch.nn.parameter.{cls.__name__}` "
+                         "objects. When using LazyModules Call `forward` with a dummy batch to initialize the "
+                         "parameters before calling torch functions")
+
+    def __reduce_ex__(self, protocol):
+        return (type(self), (self._requires_grad,))
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
     """A parameter whose shape is not known yet (a lazy module's, until its first forward):
     ``materialize(shape)`` gives it data and makes it a plain ``Parameter``. Until then only its
     dtype, device and ``requires_grad`` can be read; any operation on it raises ValueError.
@@ -72,36 +112,25 @@ class UninitializedParameter(Parameter):
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
         return super().__new__(cls, tm.empty(0, device=device, dtype=dtype), requires_grad)
 
-    def materialize(self, shape, device=None, dtype=None) -> None:
-        """Give the parameter uninitialised data of ``shape`` (and ``device`` / ``dtype``, its own
-        by default); it becomes a ``Parameter``."""
-        if isinstance(shape, int):
-            shape = (shape,)
-        data = tm.empty(tuple(shape), device=self.device if device is None else device,
-                        dtype=self.dtype if dtype is None else dtype)
-        self._data = data._data
-        self.__class__ = self.cls_to_become
 
-    @property
-    def shape(self):
-        """Not known yet: RuntimeError, as PyTorch."""
-        raise RuntimeError(_UNINITIALIZED_SHAPE)
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape is not known yet (a lazy normalisation layer's running statistics):
+    ``materialize(shape)`` gives it data and makes it a plain ``Tensor``.
 
-    def __repr__(self) -> str:
-        return "<UninitializedParameter>"
+    >>> import tensormodes as tm
+    >>> b = tm.nn.UninitializedBuffer()
+    >>> b, b.requires_grad
+    (<UninitializedBuffer>, False)
+    >>> b.materialize(3)
+    >>> type(b).__name__, b.shape
+    ('Tensor', tensormodes.Size([3]))
+    """
 
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", str(func))
-        if name in _UNINITIALIZED_ALLOWED:  # run as on a plain Tensor
-            return Tensor.__torch_function__(func, (Tensor,), args, kwargs or {})
-        raise ValueError(f"Attempted to use an uninitialized parameter in {func}. This error happens when you are "
-                         f"using a `LazyModule` or explicitly manipulating `torch.nn.parameter.{cls.__name__}` "
-                         "objects. When using LazyModules Call `forward` with a dummy batch to initialize the "
-                         "parameters before calling torch functions")
-
-    def __reduce_ex__(self, protocol):
-        return (UninitializedParameter, (self._requires_grad,))
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
+        buffer = Tensor._make_subclass(cls, tm.empty(0, device=device, dtype=dtype), requires_grad)
+        buffer.persistent = persistent
+        buffer._is_buffer = True
+        return buffer
 
 
 # What PyTorch lets an uninitialised parameter do (UninitializedTensorMixin._allowed_methods).

@@ -19,6 +19,11 @@ EXPORTS: dict[str, Callable] = {}
 _composite = build.composite(PUBLIC_MODULE)
 # Functions PyTorch implements in C++ hand handlers only the arguments given.
 _composite_builtin = build.composite(PUBLIC_MODULE, pass_defaults=False)
+# Functions of ``tensormodes`` itself defined here, beside the nn.functional ones they serve
+# (PyTorch's ``F.relu_`` is ``torch.relu_``; ``F.ctc_loss`` calls ``torch.ctc_loss``): the
+# package face re-exports them.
+TOP_LEVEL: dict[str, Callable] = {}
+_composite_top_level = build.composite("tensormodes", pass_defaults=False)
 # A public function of ``tensormodes`` looked up by name when called, for the functions
 # generated from the op table (built on first use, above this package's import).
 _function = build.public_function
@@ -37,6 +42,17 @@ def _public(impl: Callable) -> Callable:
 def _builtin(impl: Callable) -> Callable:
     """``_public`` for functions PyTorch implements in C++: handlers see only the arguments given."""
     return _export(_composite_builtin(impl))
+
+
+def _top_level(impl: Callable, name: str | None = None) -> Callable:
+    """Make ``impl`` the function ``tensormodes.<name>`` (by default its own name; one PyTorch
+    implements in C++: handlers see only the arguments given); ``_export`` it too where
+    ``nn.functional`` has the same object."""
+    if name is not None:
+        impl.__name__ = impl.__qualname__ = name
+    func = _composite_top_level(impl)
+    TOP_LEVEL[func.__name__] = func
+    return func
 
 
 def _plain(func: Callable) -> Callable:

@@ -8,7 +8,7 @@ import warnings
 from ..._ops.common import not_implemented, scalar_type_name
 from ..._ops.registry import Tensor
 from ..._overrides import dispatch as _dispatch
-from ._common import _builtin, _function, _native, _plain, _public, _reexport
+from ._common import _builtin, _export, _function, _native, _plain, _public, _reexport, _top_level
 
 # The activations PyTorch computes natively (torch._C._nn.gelu ...): one op, one node each.
 _gelu = _function("_gelu")
@@ -44,6 +44,19 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     [0.0, 0.5]
     """
     return input.relu_() if inplace else input.relu()
+
+
+@_export
+@_top_level
+def relu_(input: Tensor) -> Tensor:
+    """In-place version of ``relu`` (``tensormodes.relu_``, which ``nn.functional`` exports too).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> x = tm.tensor([-2., 0.5])
+    >>> F.relu_(x) is x, x.tolist()
+    (True, [0.0, 0.5])
+    """
+    return input.relu_()
 
 
 @_builtin
@@ -113,6 +126,17 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return _apply(lambda x: _leaky_relu(x, negative_slope), input, inplace)
 
 
+@_builtin
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place version of ``leaky_relu``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.leaky_relu_(tm.tensor([-2.0, 3.0]), 0.5).tolist()
+    [-1.0, 3.0]
+    """
+    return _apply(lambda x: _leaky_relu(x, negative_slope), input, True)
+
+
 @_public
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.
@@ -122,6 +146,17 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     [0.0, 2.0]
     """
     return _apply(lambda x: _elu(x, alpha), input, inplace)
+
+
+@_builtin
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place version of ``elu``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.elu_(tm.tensor([0.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+    return _apply(lambda x: _elu(x, alpha), input, True)
 
 
 @_public
@@ -135,6 +170,17 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _apply(lambda x: _hardtanh(x, min_val, max_val), input, inplace)
+
+
+@_builtin
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place version of ``hardtanh``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.hardtanh_(tm.tensor([-3.0, 0.5, 3.0])).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    return _apply(lambda x: _hardtanh(x, min_val, max_val), input, True)
 
 
 @_public
@@ -211,16 +257,19 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     return _apply(lambda x: _rrelu(x, lower, upper, training), input, inplace)
 
 
-@_builtin
-def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
-    """In-place version of ``rrelu``: writes the result into ``input`` and returns it.
+@_export
+@_top_level
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+           generator=None) -> Tensor:
+    """In-place version of ``rrelu``: writes the result into ``input`` and returns it
+    (``tensormodes.rrelu_``, which ``nn.functional`` exports too).
 
     >>> import tensormodes as tm, tensormodes.nn.functional as F
     >>> x = tm.tensor([-2.0, 3.0])
-    >>> F.rrelu_(x, 0.5, 0.5) is x, x.tolist()
-    (True, [-1.0, 3.0])
+    >>> F.rrelu_(x, 0.5, 0.5) is x, x.tolist(), F.rrelu_ is tm.rrelu_
+    (True, [-1.0, 3.0], True)
     """
-    return _apply(lambda x: _rrelu(x, lower, upper, training), input, True)
+    return _apply(lambda x: _rrelu(x, lower, upper, training, generator), input, True)
 
 
 @_public
@@ -314,6 +363,18 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     return _apply(lambda x: _threshold(x, threshold, value), input, inplace)
 
 
+@_export
+@_top_level
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place version of ``threshold`` (``tensormodes.threshold_``, which ``nn.functional`` exports too).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.threshold_(tm.tensor([0.5, 2.0]), 1.0, -1.0).tolist()
+    [-1.0, 2.0]
+    """
+    return _apply(lambda x: _threshold(x, threshold, value), input, True)
+
+
 @_public
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * relu6(x + 3) / 6``: 0 up to -3, ``x`` from 3.
@@ -363,6 +424,18 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     return _apply(lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE), input, inplace)
 
 
+@_export
+@_top_level
+def selu_(input: Tensor) -> Tensor:
+    """In-place version of ``selu`` (``tensormodes.selu_``, which ``nn.functional`` exports too).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.selu_(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
+    [0.0, 1.0507009873554805]
+    """
+    return _apply(lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE), input, True)
+
+
 @_public
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere.
@@ -372,6 +445,18 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     [0.0, 2.0]
     """
     return _apply(lambda x: _celu(x, alpha), input, inplace)
+
+
+@_export
+@_top_level
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place version of ``celu`` (``tensormodes.celu_``, which ``nn.functional`` exports too).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.celu_(tm.tensor([0.0, 2.0])).tolist()
+    [0.0, 2.0]
+    """
+    return _apply(lambda x: _celu(x, alpha), input, True)
 
 
 @_builtin

@@ -13,7 +13,7 @@ from ..._api import build
 from ..._api import namespace as tm
 from ..._ops.nn import legacy_reduction
 from ..._ops.registry import Tensor
-from ._common import _function, _public
+from ._common import _function, _public, _top_level
 from .distance import pairwise_distance
 
 # cross_entropy's common case, fused (PyTorch's torch._C._nn.cross_entropy_loss): one op, one node.
@@ -507,19 +507,16 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     return _function("_multilabel_margin_loss")(input, target, reduction)
 
 
-@_public
-def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
-             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
-    """The connectionist temporal classification loss of ``log_probs`` (T, N, C) — or unbatched
-    (T, C) — for the ``targets`` (N, S padded, or concatenated), each sample read for its input
-    length; ``'mean'`` divides each loss by its target length before averaging. ``zero_infinity``
-    replaces the infinite losses of targets an input cannot spell (and their gradients) by zero.
+def _ctc_loss_enum(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+                   reduction: int = 0, zero_infinity: bool = False) -> Tensor:
+    """``tensormodes.ctc_loss``: ``nn.functional.ctc_loss`` with ``reduction`` as ATen's int
+    (0 none, 1 mean, 2 sum; any other int reduces nothing, as PyTorch's). Left out, it is 0, as
+    PyTorch's binding computes (its schema says mean; its Python signature's default is 0).
 
-    >>> import tensormodes as tm, tensormodes.nn.functional as F
-    >>> F.ctc_loss(tm.full((1, 1, 2), 0.5).log(), tm.tensor([[1]]), [1], [1], reduction="sum")
+    >>> import tensormodes as tm
+    >>> tm.ctc_loss(tm.full((1, 1, 2), 0.5).log(), tm.tensor([[1]]), [1], [1], 0, 2)
     tensor(0.6931)
     """
-    reduction = _checked_reduction(None, None, reduction)
     if isinstance(input_lengths, tm.Tensor) != isinstance(target_lengths, tm.Tensor):
         raise TypeError("ctc_loss(): input_lengths and target_lengths must both be tensors or both sequences of ints "
                         f"(got {type(input_lengths).__name__} and {type(target_lengths).__name__})")
@@ -533,11 +530,31 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
     losses = _function("_ctc_loss")(log_probs, targets, lengths, targets_lengths, blank, zero_infinity)
     if zero_infinity:
         losses = _function("where")(losses == float("inf"), _function("zeros")((), dtype=losses.dtype), losses)
-    if reduction == "mean":
+    if reduction == 1:
         divisors = _function("tensor")(targets_lengths, dtype=losses.dtype).clamp_min(1)
         result = (losses / divisors).mean()
-    elif reduction == "sum":
+    elif reduction == 2:
         result = losses.sum()
     else:
         result = losses
-    return result.squeeze(0) if unbatched and reduction == "none" else result
+    return result.squeeze(0) if unbatched and reduction not in (1, 2) else result
+
+
+_torch_ctc_loss = _top_level(_ctc_loss_enum, name="ctc_loss")
+
+
+@_public
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """The connectionist temporal classification loss of ``log_probs`` (T, N, C) — or unbatched
+    (T, C) — for the ``targets`` (N, S padded, or concatenated), each sample read for its input
+    length; ``'mean'`` divides each loss by its target length before averaging. ``zero_infinity``
+    replaces the infinite losses of targets an input cannot spell (and their gradients) by zero.
+    It calls ``tensormodes.ctc_loss`` with the reduction as an int, as PyTorch's does.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.ctc_loss(tm.full((1, 1, 2), 0.5).log(), tm.tensor([[1]]), [1], [1], reduction="sum")
+    tensor(0.6931)
+    """
+    enum = {"none": 0, "mean": 1, "sum": 2}[_checked_reduction(None, None, reduction)]
+    return _torch_ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, enum, zero_infinity)

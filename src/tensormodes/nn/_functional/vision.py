@@ -61,9 +61,10 @@ def affine_grid(theta: Tensor, size: list[int], align_corners: bool | None = Non
 @_public
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
-    """``input`` (N, C, H, W) sampled at the normalised (x, y) points of ``grid`` (N, Ho, Wo, 2):
-    ``mode`` ``'bilinear'`` or ``'nearest'`` (``'bicubic'`` and 5-D inputs are not implemented
-    here), ``padding_mode`` ``'zeros'``, ``'border'`` or ``'reflection'`` for points outside.
+    """``input`` (N, C, H, W) sampled at the normalised (x, y) points of ``grid`` (N, Ho, Wo, 2),
+    or (N, C, D, H, W) at (x, y, z) points (N, Do, Ho, Wo, 3): ``mode`` ``'bilinear'`` (trilinear
+    for volumes), ``'nearest'`` or ``'bicubic'`` (images only), ``padding_mode`` ``'zeros'``,
+    ``'border'`` or ``'reflection'`` for points outside.
 
     >>> import tensormodes as tm, tensormodes.nn.functional as F
     >>> F.grid_sample(tm.arange(4.0).reshape(1, 1, 2, 2), tm.zeros(1, 1, 1, 2), align_corners=False).item()

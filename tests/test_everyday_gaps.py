@@ -1,0 +1,229 @@
+"""Gaps everyday scripts hit (issue 26's leftovers): ``F.grid_sample`` bicubic and volumetric,
+``tm.ctc_loss`` at the top level, the lazy normalisation and transposed-convolution layers,
+``StackDataset``, the everyday aliases and functions — against PyTorch's values, gradients and
+errors when it is installed, and literal values that hold without it."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+import tensormodes.nn.functional as F
+from tests.torch_oracle import assert_same_outcome
+
+RNG = np.random.default_rng(2613)
+
+
+# -- grid_sample: bicubic images, trilinear and nearest volumes ------------------------------------
+
+def test_grid_sample_bicubic_literal_values():
+    ones = tm.ones(1, 1, 8, 8)
+    # the cubic weights sum to 1: a constant image stays constant where every tap is inside
+    inside = F.grid_sample(ones, tm.tensor([[[[-0.25, 0.0], [0.1, -0.3]]]]), mode="bicubic", align_corners=True)
+    assert tm.allclose(inside, tm.ones(1, 1, 1, 2), atol=1e-6)
+    # x = 0.35: the tap at x = -1 is outside (zeros padding), its weight -0.11090625 is lost
+    edge = F.grid_sample(ones, tm.tensor([[[[-0.9, 0.0]]]]), mode="bicubic", align_corners=True).item()
+    assert edge == pytest.approx(1 + 0.11090625, abs=1e-6)
+    border = F.grid_sample(ones, tm.tensor([[[[-0.9, 0.0]]]]), "bicubic", "border", align_corners=True).item()
+    assert border == pytest.approx(1.0, abs=1e-6)
+    image = tm.arange(64.0).reshape(1, 1, 8, 8)
+    # at a pixel's centre only that pixel counts
+    assert F.grid_sample(image, tm.tensor([[[[-1.0, -1.0]]]]), mode="bicubic", align_corners=True).item() == 0.0
+
+
+def test_grid_sample_trilinear_literal_value_and_node():
+    volume = tm.arange(8.0).reshape(1, 1, 2, 2, 2).requires_grad_()
+    out = F.grid_sample(volume, tm.zeros(1, 1, 1, 1, 3), align_corners=True)  # the centre: the mean
+    assert out.item() == 3.5
+    assert out.grad_fn.name() == "GridSampler3DBackward0"
+    out.sum().backward()
+    assert volume.grad.flatten().tolist() == [0.125] * 8
+    nearest = F.grid_sample(volume, tm.tensor([[[[[1.0, -1.0, 1.0]]]]]), mode="nearest", align_corners=True)
+    assert nearest.item() == 5.0  # (z, y, x) = (1, 0, 1)
+
+
+def test_grid_sample_bicubic_volume_raises():
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+        F.grid_sample(tm.ones(1, 1, 2, 2, 2), tm.zeros(1, 1, 1, 1, 3), mode="bicubic", align_corners=False)
+
+
+_GRID_CASES = [(rank, mode, padding, corners) for rank, mode, padding, corners in itertools.product(
+    (4, 5), ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection"), (False, True))
+    if not (rank == 5 and mode == "bicubic")]
+
+
+@pytest.mark.parametrize("rank, mode, padding, corners", _GRID_CASES)
+def test_grid_sample_values_and_gradients_match_torch(rank, mode, padding, corners):
+    torch = pytest.importorskip("torch")
+    shape, grid_shape = ((2, 3, 4, 5), (2, 3, 4, 2)) if rank == 4 else ((2, 3, 3, 4, 5), (2, 2, 3, 4, 3))
+    x = RNG.standard_normal(shape)
+    grid = RNG.uniform(-1.4, 1.4, grid_shape)
+    grid[0, 0, 0] = 1.0  # on the edge exactly
+    weights = RNG.standard_normal((shape[0], shape[1], *grid_shape[1:-1]))
+    results = []
+    for library in (tm, torch):
+        inputs = [library.tensor(a, requires_grad=True) for a in (x, grid)]
+        out = library.nn.functional.grid_sample(*inputs, mode=mode, padding_mode=padding, align_corners=corners)
+        (out * library.tensor(weights)).sum().backward()
+        results.append([out.detach().numpy(), inputs[0].grad.numpy(), inputs[1].grad.numpy(),
+                        out.grad_fn.name()])
+    ours, theirs = results
+    assert ours[3] == theirs[3]
+    for mine, reference in zip(ours[:3], theirs[:3]):
+        np.testing.assert_allclose(mine, reference, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("expression", [
+    "L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2, dtype=L.long), L.zeros(1, 1, 1, 1, 3, dtype=L.long), "
+    "align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 1, 2), align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 3), align_corners=False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 1, 3), mode='bicubic', align_corners=True)",
+    "L.nn.functional.grid_sample(L.arange(8.0).reshape(1, 1, 2, 2, 2).half(), L.zeros(1, 1, 1, 1, 3).half(), "
+    "align_corners=True)",
+    "L.grid_sampler(L.ones(1, 1, 2, 2, 2), L.zeros(1, 1, 1, 1, 3), 2, 0, False)",
+    "L.nn.functional.grid_sample(L.ones(1, 1, 3, 4), L.tensor([[[[nan, 0.0], [inf, 0.0]]]]), 'bicubic', "
+    "'border', False)",
+])
+def test_grid_sample_edges_match_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=None, atol=None)
+
+
+# -- top-level ctc_loss and the in-place activations ------------------------------------------------
+
+_CTC = ("L.tensor(np.random.default_rng(5).standard_normal((6, 2, 4))).log_softmax(2), "
+        "L.tensor([[1, 2, 2], [3, 1, 0]]), ")
+
+
+@pytest.mark.parametrize("expression", [
+    f"L.ctc_loss({_CTC}[6, 5], [3, 2])",
+    f"L.ctc_loss({_CTC}[6, 5], [3, 2], 0, 0)",
+    f"L.ctc_loss({_CTC}[6, 5], [3, 2], 0, 2, True)",
+    f"L.ctc_loss({_CTC}[6, 5], [3, 2], 0, 7)",  # any other int reduces nothing
+    f"L.ctc_loss({_CTC}L.tensor([6, 5]), L.tensor([3, 2]), 0, 1, False)",
+    "L.ctc_loss(L.zeros(4, 3).log_softmax(1), L.tensor([1, 2]), [4], [2], 0, 0)",
+    "L.ctc_loss(L.zeros(4, 3).log_softmax(1), L.tensor([1, 2]), [4], [2])",
+    "L.nn.functional.ctc_loss(L.zeros(4, 3).log_softmax(1), L.tensor([1, 2]), [4], [2], reduction='bad')",
+    "L.relu_(L.tensor([-1.0, 2.0]))", "L.selu_(L.tensor([-1.0, 2.0]))", "L.celu_(L.tensor([-1.0, 2.0]), 0.5)",
+    "L.threshold_(L.tensor([-1.0, 2.0]), 0.5, 9.0)", "L.rrelu_(L.tensor([-1.0, 2.0]), 0.25, 0.5)",
+    "L.nn.functional.elu_(L.tensor([-1.0, 2.0]), 0.5)", "L.nn.functional.leaky_relu_(L.tensor([-1.0, 2.0]), 0.5)",
+    "L.nn.functional.hardtanh_(L.tensor([-3.0, 0.5, 3.0]), -2.0, 1.0)",
+    "L.relu_(L.tensor([1, -2]))",
+])
+def test_top_level_ctc_loss_and_inplace_activations_match_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=1e-6, atol=1e-6)
+
+
+def test_ctc_loss_top_level_literal_and_gradient():
+    log_probs = tm.full((1, 1, 2), 0.5).log().requires_grad_()
+    loss = tm.ctc_loss(log_probs, tm.tensor([[1]]), [1], [1], 0, 2)
+    assert loss.item() == pytest.approx(0.6931471805599453)
+    loss.backward()
+    assert log_probs.grad.tolist() == [[[0.5, -0.5]]]
+    assert F.ctc_loss(log_probs, tm.tensor([[1]]), [1], [1], reduction="sum").item() == loss.item()
+
+
+def test_inplace_activations_are_one_object_and_write_in_place():
+    for name in ("relu_", "rrelu_", "selu_", "celu_", "threshold_"):
+        assert getattr(F, name) is getattr(tm, name), name
+        assert name in tm.__all__ and name in F.__all__
+    x = tm.tensor([-2.0, 0.5])
+    assert F.leaky_relu_(x, 0.5) is x and x.tolist() == [-1.0, 0.5]
+    assert F.elu_(x) is x and x.tolist()[1] == 0.5
+    names = []
+
+    class Names(tm.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            names.append(tm.overrides.resolve_name(func))
+            return func(*args, **(kwargs or {}))
+
+    with Names():
+        tm.relu_(x)
+        F.ctc_loss(tm.zeros(2, 3).log_softmax(1), tm.tensor([1]), [2], [1])
+    assert names[0] == "tensormodes.relu_"
+    assert "tensormodes.nn.functional.ctc_loss" in names
+
+
+# -- lazy normalisation and transposed-convolution layers -------------------------------------------
+
+_LAZY_NORMS = [("LazyBatchNorm1d", (4, 3, 5)), ("LazyBatchNorm2d", (2, 3, 2, 2)), ("LazyBatchNorm3d", (2, 3, 2, 1, 2)),
+               ("LazyInstanceNorm1d", (2, 3, 4)), ("LazyInstanceNorm2d", (2, 3, 2, 2)),
+               ("LazyInstanceNorm3d", (2, 3, 2, 2, 1))]
+
+
+def test_lazy_batch_norm_literal_values():
+    bn = tm.nn.LazyBatchNorm1d()
+    assert repr(bn) == "LazyBatchNorm1d(0, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    assert isinstance(bn.running_mean, tm.nn.UninitializedBuffer)
+    assert isinstance(bn.weight, tm.nn.UninitializedParameter)
+    out = bn(tm.tensor([[1.0, 2.0], [3.0, 6.0]]))
+    assert type(bn) is tm.nn.BatchNorm1d and bn.num_features == 2
+    assert out.flatten().tolist() == pytest.approx([-1.0, -1.0, 1.0, 1.0], abs=1e-4)
+    assert bn.running_mean.tolist() == pytest.approx([0.2, 0.4]) and bn.num_batches_tracked.item() == 1
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized"):
+        _ = tm.nn.LazyBatchNorm2d().running_var.shape
+    with pytest.raises(ValueError, match=r"manipulating `torch.nn.parameter.UninitializedBuffer` objects"):
+        tm.nn.UninitializedBuffer() + 1
+
+
+@pytest.mark.parametrize("name, shape", _LAZY_NORMS)
+@pytest.mark.parametrize("options", [{}, {"affine": False}, {"track_running_stats": False}, {"bias": False},
+                                     {"momentum": None}])
+def test_lazy_norms_match_torch(name, shape, options):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal(shape).astype(np.float32)
+    results = []
+    for library in (tm, torch):
+        module = getattr(library.nn, name)(**options)
+        before = (repr(module), sorted(module.state_dict()), [type(v).__name__ for v in module.state_dict().values()])
+        out = module(library.tensor(x))
+        out2 = module(library.tensor(x * 2))
+        module.eval()
+        out3 = module(library.tensor(x))
+        state = {k: v.numpy() for k, v in module.state_dict().items()}
+        results.append((before, repr(module), type(module).__name__, [o.detach().numpy() for o in (out, out2, out3)],
+                        state))
+    ours, theirs = results
+    assert ours[:3] == theirs[:3]
+    for a, b in zip(ours[3], theirs[3]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    assert sorted(ours[4]) == sorted(theirs[4])
+    for key in ours[4]:
+        np.testing.assert_allclose(ours[4][key], theirs[4][key], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_lazy_conv_transpose_matches_torch(dims):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 4, *[3] * dims)).astype(np.float32)
+    results = []
+    for library in (tm, torch):
+        library.manual_seed(7)
+        module = getattr(library.nn, f"LazyConvTranspose{dims}d")(6, 2, stride=2, groups=2, output_padding=1,
+                                                                  dilation=1)
+        text = repr(module)
+        out = module(library.tensor(x))
+        out.sum().backward()
+        results.append((text, repr(module), type(module).__name__, out.detach().numpy(), module.weight.grad.numpy(),
+                        module.weight.detach().numpy()))
+    ours, theirs = results
+    assert ours[:3] == theirs[:3]
+    for a, b in zip(ours[3:], theirs[3:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("expression", [
+    "L.nn.LazyConvTranspose2d(4, 3, groups=2)(L.ones(1, 3, 4, 4))",
+    "L.nn.LazyConvTranspose2d(4, 3)(L.ones(3, 4))",
+    "L.nn.LazyConvTranspose1d(4, 3, bias=False)(L.ones(2, 5)).shape",
+    "L.nn.LazyBatchNorm2d()(L.ones(3, 4))",
+    "L.nn.LazyInstanceNorm1d()(L.ones(3, 4))",  # PyTorch reads num_features from dimension 1 even unbatched
+])
+def test_lazy_layer_errors_match_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression)

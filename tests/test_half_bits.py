@@ -1,0 +1,139 @@
+"""Values PyTorch 2.13 computes bit for bit that the differential fuzzer found us apart on:
+cumprod's gradient beside zeros and infinities, scans' double accumulator, complex linspace,
+logspace and pow at special values (issue 22's open bugs), and reduced-precision accumulation
+(issue 27, section 2). Each is pinned with PyTorch's values so the tests run without torch; the
+``torch``-marked sweeps compare random inputs with PyTorch itself, bit for bit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _same(values, expected):
+    """Equal lists of floats, NaN matching NaN, signed zeros told apart."""
+    assert len(values) == len(expected), (values, expected)
+    for v, e in zip(values, expected):
+        if isinstance(e, complex) or isinstance(v, complex):
+            _same([complex(v).real, complex(v).imag], [complex(e).real, complex(e).imag])
+            continue
+        assert (math.isnan(v) and math.isnan(e)) or (v == e and math.copysign(1, v) == math.copysign(1, e)), \
+            (values, expected)
+
+
+# -- cumprod's gradient --------------------------------------------------------------------------
+
+
+def test_cumprod_gradient_divides_before_the_first_zero_as_pytorch():
+    # A zero anywhere makes PyTorch take its masked formula for the whole tensor: before a
+    # slice's first zero it divides by the input, so -inf / -inf is NaN there.
+    x = tm.tensor([[-INF, -0.0], [0.5, 2.0]], requires_grad=True)
+    (grad,) = tm.autograd.grad(tm.cumprod(x, 0).sum(), x)
+    _same(grad.flatten().tolist(), [NAN, 3.0, -INF, 0.0])
+
+
+def test_cumprod_gradient_at_the_first_zero_and_after_it():
+    x = tm.tensor([2.0, 0.0, 3.0, 0.0, 5.0], requires_grad=True)
+    (grad,) = tm.autograd.grad(tm.cumprod(x, 0), x, tm.tensor([1.0, 2.0, 3.0, 4.0, 5.0]))
+    # before: (1*2 + 0 ...) / 2 = 1; at the first zero: 2 * (2 + 3 * 3) = 22; after it: 0
+    _same(grad.tolist(), [1.0, 22.0, 0.0, 0.0, 0.0])
+
+
+def test_cumprod_gradient_of_a_single_step_is_the_incoming_gradient():
+    # PyTorch's shortcut: nothing is multiplied, so a NaN or Inf input stays out of it
+    x = tm.tensor([[NAN, INF]], requires_grad=True)
+    (grad,) = tm.autograd.grad(tm.cumprod(x, 0), x, tm.tensor([[0.5, 0.25]]))
+    _same(grad.flatten().tolist(), [0.5, 0.25])
+
+
+def test_cumprod_double_backward_with_a_zero_is_still_exact():
+    x = tm.tensor([2.0, 0.0, 3.0], dtype=tm.float64, requires_grad=True)
+    (grad,) = tm.autograd.grad(tm.cumprod(x, 0).sum(), x, create_graph=True)
+    _same(grad.tolist(), [1.0, 8.0, 0.0])
+    (second,) = tm.autograd.grad(grad[1], x)
+    _same(second.tolist(), [4.0, 0.0, 2.0])  # d/dx of x0 * (1 + x2)
+
+
+def test_float32_scans_accumulate_in_double():
+    # PyTorch's CPU accumulator for float32 is double: 1e8 + 1 survives until -1e8 removes 1e8
+    _same(tm.tensor([1e8, 1.0, -1e8]).cumsum(0).tolist(), [1e8, 1e8, 1.0])
+    _same(tm.tensor([1e8, 1.0, -1e8], dtype=tm.complex64).cumsum(0).tolist(), [1e8 + 0j, 1e8 + 0j, 1 + 0j])
+
+
+# -- complex ranges and powers -------------------------------------------------------------------
+
+
+def test_complex_linspace_spaces_real_and_imaginary_parts_apart():
+    _same(tm.linspace(tm.tensor(complex(NAN, 0), dtype=tm.complex64), 4.0, 3).tolist(), [complex(NAN, 0)] * 3)
+    _same(tm.linspace(complex(1, INF), 2, 3, dtype=tm.complex64).tolist(),
+          [complex(1, NAN), complex(1.5, INF), complex(2, NAN)])
+
+
+def test_complex_linspace_rounds_each_part_with_a_fused_multiply_add():
+    values = tm.linspace(complex(0.1, -0.7), complex(3.3, 9.1), 7, dtype=tm.complex64)
+    assert values.view(tm.float32).view(tm.int32).tolist() == [
+        1036831949, -1087163597, 1059201571, 1064234735, 1066751318, 1076118596, 1071225240,
+        1082549863, 1074720494, 1085975212, 1076957457, 1089400560, 1079194419, 1091672474]
+
+
+def test_complex_logspace_steps_in_complex_arithmetic():
+    # unlike linspace, PyTorch's complex logspace multiplies complex numbers: a NaN spreads
+    _same(tm.logspace(tm.tensor(complex(-INF, 0), dtype=tm.complex64), 1, 3).tolist(), [complex(NAN, NAN)] * 3)
+
+
+def test_a_complex_power_of_zero_is_cpows():
+    base = tm.tensor([-0.0, 0.0, 0.0])
+    exponent = tm.tensor([complex(-1.1, -0.9), complex(1.1, -0.9), complex(0, -0.9)])
+    _same(tm.pow(base, exponent).tolist(), [complex(INF, NAN), 0j, complex(NAN, NAN)])
+
+
+# -- sweeps against PyTorch ----------------------------------------------------------------------
+
+_EDGES = [0.0, -0.0, 1.5, -2.0, 0.5, INF, -INF, NAN, 3.0, -0.25, 1.1]
+
+
+def _bits_equal(ours: np.ndarray, theirs: np.ndarray) -> bool:
+    """Same values bit for bit, except a NaN's sign and payload (unspecified)."""
+    nan = np.isnan(ours)
+    return np.array_equal(nan, np.isnan(theirs)) and np.array_equal(
+        np.where(nan, 0, ours).view(np.int64), np.where(nan, 0, theirs).view(np.int64))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_cumprod_gradients_match_torch_bit_for_bit(dtype):
+    import torch
+
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        shape = tuple(int(n) for n in rng.integers(1, 5, size=int(rng.integers(1, 4))))
+        values = rng.choice(_EDGES, size=shape)
+        weights = rng.uniform(0.5, 1.5, shape)
+        dim = int(rng.integers(0, len(shape)))
+        x = torch.tensor(values).to(getattr(torch, dtype)).requires_grad_()
+        g = torch.tensor(weights).to(getattr(torch, dtype))
+        theirs = torch.autograd.grad(torch.cumprod(x, dim), x, g)[0].double().numpy()
+        ours_x = tm.tensor(x.detach().double().numpy()).to(getattr(tm, dtype)).requires_grad_()
+        ours_g = tm.tensor(g.double().numpy()).to(getattr(tm, dtype))
+        ours = tm.autograd.grad(tm.cumprod(ours_x, dim), ours_x, ours_g)[0].double().numpy()
+        assert _bits_equal(ours, theirs), (values.tolist(), dim, ours.tolist(), theirs.tolist())
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_linspace_matches_torch_bit_for_bit(dtype):
+    import torch
+
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        start, end = complex(*rng.standard_normal(2) * 10), complex(*rng.standard_normal(2) * 10)
+        steps = int(rng.integers(2, 40))
+        theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
+        ours = tm.linspace(start, end, steps, dtype=getattr(tm, dtype)).numpy()
+        assert np.array_equal(ours, theirs), (start, end, steps)
