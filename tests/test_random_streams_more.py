@@ -364,3 +364,20 @@ def test_fast_log_and_sincos_equal_the_reference_on_all_their_inputs():
         mismatches += np.count_nonzero(reference_sin.astype(f32).view(np.int32) != sin.view(np.int32))
         mismatches += np.count_nonzero(reference_cos.astype(f32).view(np.int32) != cos.view(np.int32))
     assert mismatches == 0
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("hard", [False, True])
+def test_torch_gumbel_softmax_draws(hard):
+    """PyTorch's draws (``exponential_`` of an empty tensor like the logits) and its generator state;
+    the soft values agree to float32 rounding (its ``log`` and ``softmax`` round their last bits
+    their own way), the hard one-hot vectors exactly."""
+    torch = pytest.importorskip("torch")
+    for seed in (0, 3):
+        torch.manual_seed(seed)
+        expected = torch.nn.functional.gumbel_softmax(torch.arange(12.0).reshape(3, 4), tau=0.5, hard=hard)
+        torch_state = torch.get_rng_state().tolist()
+        tm.manual_seed(seed)
+        got = tm.nn.functional.gumbel_softmax(tm.arange(12.0).reshape(3, 4), tau=0.5, hard=hard)
+        assert tm.get_rng_state().tolist() == torch_state
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6, atol=1e-7)
