@@ -220,6 +220,7 @@ def test_memory_axes_of_empty_like():
     "L.nn.functional.dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3)",
     "L.nn.functional.dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3, True, True)",
     "L.nn.functional.alpha_dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3, True)",
+    "L.multinomial(L.rand(6, 3).t(), 2)", "L.multinomial(L.rand(6, 3).t(), 4, True)",
 ])
 def test_torch_strided_draws(expression):
     _same(expression)

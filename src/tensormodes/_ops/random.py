@@ -782,7 +782,9 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     else:
         # PyTorch's draw: ``input / q`` with q ~ Exp(1) of the input's dtype; the largest
         # ``num_samples`` keys win (a sample without replacement; one sample either way).
-        q = kernels.exponential(stream, rows.shape, dt.NP_TO_DTYPE[input.dtype], 1.0)
+        # (laid out as PyTorch's empty_like(input): a transposed input draws in its memory order)
+        d = dt.NP_TO_DTYPE[input.dtype]
+        q = _filled_like(rows, like_memory_axes(input), lambda shape, _: kernels.exponential(stream, shape, d, 1.0))
         with np.errstate(divide="ignore", invalid="ignore"):
             keys = np.divide(rows, q, dtype=input.dtype)
         result = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
