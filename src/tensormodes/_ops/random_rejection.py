@@ -199,7 +199,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     draws = ScalarDraws(rng(generator))
     samples = [float(poisson_one(rate, draws)) for rate in input.astype(np.float64).reshape(-1).tolist()]
     draws.finish()
-    return np.array(samples, np.float64).astype(input.dtype).reshape(input.shape)  # 0-dim: an int
+    return np.array(samples, np.float64).astype(input.dtype).reshape(input.shape)
 
 
 def _check_gamma_dtype(input, name: str) -> None:
