@@ -220,6 +220,7 @@ def test_memory_axes_of_empty_like():
     "L.nn.functional.dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3)",
     "L.nn.functional.dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3, True, True)",
     "L.nn.functional.alpha_dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3, True)",
+    "L.multinomial(L.rand(6, 3).t(), 2)", "L.multinomial(L.rand(6, 3).t(), 4, True)",
 ])
 def test_torch_strided_draws(expression):
     _same(expression)
@@ -251,3 +252,133 @@ def test_torch_transformer_training_forward(expression):
         got = eval(expression, {"L": tm}).detach().numpy()
         assert tm.get_rng_state().tolist() == torch_state
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+# -- rejection samplers: poisson, gamma, Dirichlet ------------------------------------------------------
+
+def test_rejection_sampler_literals():
+    assert _seeded(2).poisson(tm.tensor([0.5, 4.0, 15.0, 300.0])).tolist() == [1.0, 5.0, 17.0, 271.0]
+    assert _seeded(0)._standard_gamma(tm.tensor([0.5, 2.0, 9.0])).tolist() == [
+        0.0007893581641837955, 0.6315405964851379, 9.147442817687988]
+    assert _seeded(1)._sample_dirichlet(tm.tensor([[1.0, 2.0, 3.0]], dtype=tm.float64)).tolist() == [
+        [0.253080149942608, 0.37724730900639375, 0.3696725410509982]]
+    # a zero rate draws nothing; a zero concentration gives 0, clamped to the smallest normal
+    tm.manual_seed(3)
+    state = tm.get_rng_state().tolist()
+    assert tm.poisson(tm.zeros(4)).tolist() == [0.0] * 4 and tm.get_rng_state().tolist() == state
+    tiny = tm.finfo(tm.float32).tiny
+    assert tm._standard_gamma(tm.tensor([0.0, -1.0, float("nan")])).tolist() == [tiny] * 3
+
+
+def test_rejection_sampler_errors():
+    with pytest.raises(RuntimeError, match="invalid Poisson rate, expected rate to be non-negative"):
+        tm.poisson(tm.tensor([1.0, -1.0]))
+    with pytest.raises(NotImplementedError, match="\"gamma_cpu\" not implemented for 'Half'"):
+        tm._standard_gamma(tm.ones(2, dtype=tm.float16))
+    with pytest.raises(NotImplementedError, match="\"dirichlet\" not implemented for 'Long'"):
+        tm._sample_dirichlet(tm.ones(2, dtype=tm.int64))
+    assert tm._standard_gamma(tm.ones(3, 2, device="meta")).shape == (3, 2)
+
+
+def test_gamma_and_beta_sample_pytorchs_numbers():
+    g = tm.distributions.Gamma(tm.tensor([0.5, 2.0]), tm.tensor([1.0, 4.0]))
+    tm.manual_seed(0)
+    expected = tm._standard_gamma(tm.tensor([[0.5, 2.0]] * 3)) / tm.tensor([1.0, 4.0])
+    assert _seeded(0) and g.sample((3,)).tolist() == expected.tolist()
+    b = tm.distributions.Beta(tm.tensor([0.5]), tm.tensor([2.0]))
+    tm.manual_seed(1)
+    expected = tm._sample_dirichlet(tm.tensor([[[0.5, 2.0]]] * 2))[..., 0]
+    tm.manual_seed(1)
+    assert b.sample((2,)).tolist() == expected.tolist()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.poisson(L.rand(50) * 20)", "L.poisson(L.rand(50) * 5)", "L.poisson(L.rand(3, 50, dtype=L.float64) * 100)",
+    "L.poisson(L.tensor([0., 1e6, 3.5]))", "L.poisson(L.rand(20, dtype=L.float16) * 30)",
+    "L.poisson(L.rand(6, 5).t() * 12)",
+    "L._standard_gamma(L.rand(100) * 3)", "L._standard_gamma(L.rand(100, dtype=L.float64) * 3)",
+    "L._standard_gamma(L.tensor([0., -1., float('nan'), float('inf'), 1e-3, 1e5]))",
+    "[L.randn(1), L._standard_gamma(L.tensor([3.0, 4.0])), L.randn(3)]",
+    "L._sample_dirichlet(L.rand(4, 3) * 3)", "L._sample_dirichlet(L.rand(4, 2, dtype=L.float64) * 3)",
+    "L._sample_dirichlet(L.rand(4, 20) + 0.1)",
+    "L.distributions.Gamma(L.tensor([0.5, 2.0, 9.0]), L.tensor([1.0, 1.0, 3.0])).sample((4,))",
+    "L.distributions.Gamma(2.0, 3.0).rsample((5,))",
+    "L.distributions.Beta(L.tensor([0.5, 2.0]), L.tensor([1.0, 3.0])).sample((4,))",
+    "L.distributions.Beta(0.5, 2.0).sample((3,))",
+])
+def test_torch_rejection_samplers(expression):
+    _same(expression)
+
+
+def test_dirichlet_distribution():
+    D = tm.distributions
+    d = D.Dirichlet(tm.tensor([1.0, 2.0, 0.5]))
+    assert _seeded(4) and d.sample((2,)).tolist() == [
+        [0.18749156594276428, 0.8027921319007874, 0.009716309607028961],
+        [0.10888375341892242, 0.720323383808136, 0.1707928329706192]]
+    assert d.batch_shape == () and d.event_shape == (3,) and d.mean.tolist() == pytest.approx([2 / 7, 4 / 7, 1 / 7])
+    assert D.Dirichlet(tm.tensor([1.0, 2.0])).expand((3,)).sample().shape == (3, 2)
+    with pytest.raises(ValueError, match="`concentration` parameter must be at least one-dimensional."):
+        D.Dirichlet(tm.tensor(1.0))
+    with pytest.raises(ValueError, match="to satisfy the constraint IndependentConstraint"):
+        D.Dirichlet(tm.tensor([1.0, -1.0]))
+    with pytest.raises(NotImplementedError, match="_standard_gamma_grad"):
+        D.Dirichlet(tm.tensor([1.0, 2.0], requires_grad=True)).rsample()
+
+
+@pytest.mark.torch
+def test_torch_dirichlet_moments_and_kl():
+    torch = pytest.importorskip("torch")
+    values = [[1.0, 2.0, 0.5], [0.3, 0.2, 0.9]]
+
+    def moments(L):
+        d = L.distributions.Dirichlet(L.tensor(values))
+        q = L.distributions.Dirichlet(L.tensor(values[::-1]))
+        return [d.mean, d.variance, d.mode, d.entropy(), d.log_prob(L.tensor([0.2, 0.3, 0.5])),
+                L.distributions.kl_divergence(d, q)]
+
+    for ours, theirs in zip(moments(tm), moments(torch), strict=True):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-6)
+    _same("L.distributions.Dirichlet(L.rand(2, 3) + 0.5).rsample((2,))")
+
+
+# -- the fast float32 normal kernel equals the reference polynomials on every input it can meet ---------
+
+@pytest.mark.slow
+def test_fast_log_and_sincos_equal_the_reference_on_all_their_inputs():
+    from tensormodes._ops import _random_math as M
+
+    f32 = np.float32
+    mismatches = 0
+    step = 1 << 20
+    work = M._Scratch(step)
+    for start in range(0, 1 << 24, step):
+        u = (np.arange(start, start + step, dtype=np.int64).astype(f32) * f32(2.0 ** -24))
+        u1 = f32(1) - u
+        fast = M.log_uniform_complement(u1, work, np.empty_like(u1))
+        mismatches += np.count_nonzero(M.log256(u1).astype(f32).view(np.int32) != fast.view(np.int32))
+        theta = f32(M._TWO_PI_32) * u
+        sin, cos = np.empty_like(u), np.empty_like(u)
+        reference_sin, reference_cos = M.sincos256(theta.astype(np.float64))
+        M.sincos_uniform_angle(theta.copy(), work, sin, cos)
+        mismatches += np.count_nonzero(reference_sin.astype(f32).view(np.int32) != sin.view(np.int32))
+        mismatches += np.count_nonzero(reference_cos.astype(f32).view(np.int32) != cos.view(np.int32))
+    assert mismatches == 0
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("hard", [False, True])
+def test_torch_gumbel_softmax_draws(hard):
+    """PyTorch's draws (``exponential_`` of an empty tensor like the logits) and its generator state;
+    the soft values agree to float32 rounding (its ``log`` and ``softmax`` round their last bits
+    their own way), the hard one-hot vectors exactly."""
+    torch = pytest.importorskip("torch")
+    for seed in (0, 3):
+        torch.manual_seed(seed)
+        expected = torch.nn.functional.gumbel_softmax(torch.arange(12.0).reshape(3, 4), tau=0.5, hard=hard)
+        torch_state = torch.get_rng_state().tolist()
+        tm.manual_seed(seed)
+        got = tm.nn.functional.gumbel_softmax(tm.arange(12.0).reshape(3, 4), tau=0.5, hard=hard)
+        assert tm.get_rng_state().tolist() == torch_state
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6, atol=1e-7)

@@ -1,7 +1,8 @@
 """Random sampling: ``Generator``, the default generator, the draws the random ops share and
 the random factories (``rand``, ``randn``, ``randint``, ``randperm``, the ``*_like`` ones,
-``normal``, ``bernoulli``, ``multinomial``, ``poisson``). The in-place ``Tensor.uniform_``
-family is in ``random_inplace.py``.
+``normal``, ``bernoulli``, ``multinomial``). The in-place ``Tensor.uniform_`` family is in
+``random_inplace.py``, the rejection samplers (``poisson``, gamma, Dirichlet) in
+``random_rejection.py``.
 
 The default generator is process-wide, as in PyTorch (``manual_seed`` reseeds
 it for every thread). Streams are PyTorch's CPU streams: the same seed gives the same
@@ -11,7 +12,6 @@ numbers as PyTorch 2.13 on a CPU (the engine is ``_mt19937.py``, the samplers
 
 from __future__ import annotations
 
-import math
 import numbers
 import operator
 import warnings
@@ -782,7 +782,9 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     else:
         # PyTorch's draw: ``input / q`` with q ~ Exp(1) of the input's dtype; the largest
         # ``num_samples`` keys win (a sample without replacement; one sample either way).
-        q = kernels.exponential(stream, rows.shape, dt.NP_TO_DTYPE[input.dtype], 1.0)
+        # (laid out as PyTorch's empty_like(input): a transposed input draws in its memory order)
+        d = dt.NP_TO_DTYPE[input.dtype]
+        q = _filled_like(rows, like_memory_axes(input), lambda shape, _: kernels.exponential(stream, shape, d, 1.0))
         with np.errstate(divide="ignore", invalid="ignore"):
             keys = np.divide(rows, q, dtype=input.dtype)
         result = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
@@ -818,41 +820,3 @@ def _multinomial_checks(input, num_samples, replacement: bool) -> int:
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     return num_samples
-
-
-# NumPy's largest Poisson rate (its sampler refuses larger ones): int64's largest less 10 sqrt of it.
-_POISSON_RATE_MAX = float(np.iinfo(np.int64).max) - 10 * math.sqrt(float(np.iinfo(np.int64).max))
-
-
-def _poisson_grad(grad):
-    # PyTorch records the draw (PoissonBackward0) but passes back no gradient: zeros (its formula's
-    # at::zeros, which its dispatch level sees).
-    return ops.zeros(tuple(grad.shape), dtype=grad.dtype, device=grad.device)
-
-
-@op(meta=MetaRule(_same_shape_random_meta, "poisson"),
-    errors=(Sample((TensorSpec((2,), "int64"),)),),
-    grad=_poisson_grad, samples=(Sample((TensorSpec((2, 3), "float32", 0, 0),)),
-                                   Sample((TensorSpec((3,), "float64", 0, 0),))))
-def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
-    """Returns a tensor of samples from Poisson distributions with the rates in ``input``.
-
-    >>> import tensormodes as tm
-    >>> tm.poisson(tm.tensor([0., 0.]))
-    tensor([0., 0.])
-    """
-    d = dt.NP_TO_DTYPE[input.dtype]
-    if d._category != dt._FLOAT:
-        raise not_implemented("poisson_cpu", d)
-    if input.size and not (input >= 0).all():
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    rates = input.astype(np.float64)
-    # Past NumPy's largest rate (about int64's largest), PyTorch's int64 sample overflows to int64's
-    # smallest value, which it then writes as a float. The draws come from the generator's engine,
-    # but with NumPy's algorithm: their values differ from PyTorch's.
-    too_large = rates > _POISSON_RATE_MAX
-    draws = rng(generator).numpy_generator().poisson(np.where(too_large, 0.0, rates))
-    samples = np.asarray(draws, dtype=np.float64)
-    if too_large.any():
-        samples = np.where(too_large, float(np.iinfo(np.int64).min), samples)
-    return samples.astype(input.dtype)  # 0-dim: an int
