@@ -202,7 +202,7 @@ def write_checkpoint(obj, archive_name: str):
     data = b"".join(p if type(p) is bytes else _tensor_bytes(pickler.tensors[p], saved[p]) if type(p) is int
                     else _tensor_bytes(pickler.tensors[p[1]], saved[p[1]], p[0]) for p in pieces)
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in archive_name) or "archive"
-    serialization_id = "".join(str(secrets.randbelow(10)) for _ in range(40))
+    serialization_id = f"{secrets.randbelow(10 ** 40):040d}"  # 40 decimal digits, as PyTorch writes
 
     def write(file) -> None:
         writer = ZipWriter(file)
