@@ -400,8 +400,15 @@ def test_tm_reads_what_torch_writes(tmp_path, legacy):
            "p": torch.nn.Parameter(torch.ones(2)), "dtypes": [torch.ones(2, dtype=d) for d in (
                torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
                torch.bfloat16, torch.float64, torch.complex64, torch.complex128)]}
+    noted = torch.arange(3.)
+    noted.note = "n"
+    obj.update(noted=noted, r=torch.ones(2, requires_grad=True), empty=torch.empty(0, 3), scalar=torch.tensor(3.5),
+               meta=torch.empty(2, 3, device="meta"))
     torch.save(obj, tmp_path / "t.pt", _use_new_zipfile_serialization=not legacy)
     back = tm.load(tmp_path / "t.pt")
+    assert back["noted"].note == "n" and back["r"].requires_grad and back["empty"].shape == (0, 3)
+    assert back["scalar"].shape == () and back["scalar"].item() == 3.5
+    assert back["meta"].device.type == "meta" and back["meta"].shape == (2, 3)
     for key, value in obj["model"].items():
         assert back["model"][key].tolist() == value.tolist() and str(back["model"][key].dtype)[12:] == \
             str(value.dtype)[6:]
