@@ -98,6 +98,16 @@ from ._api.tensor import Size, Tensor
 from ._autograd.graph import share_version
 from ._checkpoints import files, pytorch_format
 from ._checkpoints.errors import FormatError, UnsafeFileError
+from ._checkpoints.options import (
+    LoadEndianness,
+    get_crc32_options,
+    get_default_load_endianness,
+    get_default_mmap_options,
+    set_crc32_options,
+    set_default_load_endianness,
+    set_default_mmap_options,
+    skip_data,
+)
 from ._checkpoints.safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._checkpoints.ziparchive import ZIP_MAGIC
 from ._device import device, parse_device
@@ -105,7 +115,9 @@ from ._meta_array import MetaArray
 from ._tensor_base import wrap_array
 
 __all__ = ["save", "load", "FormatError", "UnsafeFileError", "add_safe_globals", "safe_globals",
-           "get_safe_globals", "clear_safe_globals", "get_unsafe_globals_in_checkpoint"]
+           "get_safe_globals", "clear_safe_globals", "get_unsafe_globals_in_checkpoint", "get_crc32_options",
+           "set_crc32_options", "get_default_mmap_options", "set_default_mmap_options", "LoadEndianness",
+           "get_default_load_endianness", "set_default_load_endianness", "skip_data"]
 
 FORMAT_VERSION = 1
 _DOC_KEY = "tensormodes"
