@@ -358,6 +358,43 @@ def test_safe_globals_rebuild_plain_data_classes():
         tm.serialization.add_safe_globals([collections.namedtuple("P", "a")])
 
 
+@dataclasses.dataclass(frozen=True)
+class FrozenConfig:
+    lr: float
+
+
+@dataclasses.dataclass(slots=True)
+class SlottedConfig:
+    lr: float
+    sizes: list
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FrozenSlottedConfig:
+    lr: float
+    name: str
+
+
+@dataclasses.dataclass
+class Nested:
+    inner: FrozenConfig
+    table: dict = dataclasses.field(default_factory=dict)
+
+
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_dataclass_kinds_are_rebuilt_field_by_field(protocol):
+    classes = [FrozenConfig, SlottedConfig, FrozenSlottedConfig, Nested]
+    obj = [FrozenConfig(0.1), SlottedConfig(0.2, [1]), FrozenSlottedConfig(0.3, "x"),
+           Nested(FrozenConfig(0.4), {"k": (1, 2)})]
+    content = _zip(pickle.dumps(obj, protocol=protocol))
+    with tm.serialization.safe_globals(classes):
+        assert tm.load(io.BytesIO(content)) == obj
+    short = pickle.dumps(FrozenSlottedConfig(0.3, "x"), protocol=2)
+    short = short.replace(b"X\x01\x00\x00\x00xq", b"q", 1)  # the second field's value taken out
+    with tm.serialization.safe_globals(classes), pytest.raises(FormatError, match="with 1 values for 2 fields"):
+        tm.load(io.BytesIO(_zip(short)))
+
+
 # -- against PyTorch --------------------------------------------------------------------------------
 
 @pytest.mark.torch

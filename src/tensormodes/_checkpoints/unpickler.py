@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import FormatError, UnsafeFileError
-from .safe_globals import plain_fields, user_classes
+from .safe_globals import field_order, plain_fields, user_classes
 
 __all__ = ["Builder", "Unpickler", "Refused", "globals_in"]
 
@@ -207,6 +207,13 @@ class Unpickler:
             if type(state) is tuple and len(state) == 2:
                 state, slots = state
             fields = plain_fields(type(inst))
+            order = field_order(type(inst))
+            if type(state) is list and order is not None and hasattr(type(inst), "__slots__"):
+                # a frozen dataclass with slots pickles its fields' values in order
+                if len(state) != len(order):
+                    raise Refused(f"BUILD on {type(inst).__qualname__} with {len(state)} values for "
+                                  f"{len(order)} fields")
+                state, slots = None, dict(zip(order, state))
             _set_attributes(inst, state or {}, fields, type(inst).__qualname__)
             if slots:
                 _set_slots(inst, slots, fields)
@@ -232,7 +239,8 @@ def _set_attributes(inst, state, fields, what: str) -> None:
         if type(key) is not str or not key.isidentifier() or key.startswith("__") \
                 or (fields is not None and key not in fields):
             raise Refused(f"BUILD sets attribute {key!r} on {what}, which is not allowed")
-    inst.__dict__.update(state)
+    if state:  # a class with slots only has no __dict__
+        inst.__dict__.update(state)
 
 
 def _set_slots(inst, slots, fields) -> None:
