@@ -395,6 +395,33 @@ def test_dataclass_kinds_are_rebuilt_field_by_field(protocol):
         tm.load(io.BytesIO(_zip(short)))
 
 
+def test_allowed_classes_are_written_too():
+    obj = [FrozenConfig(0.1), SlottedConfig(0.2, [1]), FrozenSlottedConfig(0.3, "x"),
+           Nested(FrozenConfig(0.4), {"k": (1, tm.ones(1))})]
+    obj.append(obj[0])
+    with pytest.raises(TypeError, match=r"cannot store a value of type FrozenConfig at obj\[0\]: .* and instances "
+                                        "of plain-data classes added with tensormodes.serialization.add_safe_globals"):
+        tm.save(obj, io.BytesIO())
+    with tm.serialization.safe_globals([FrozenConfig, SlottedConfig, FrozenSlottedConfig, Nested]):
+        back = tm.load(io.BytesIO(_saved(obj)))
+    assert back[:4] == obj[:4] and back[4] is back[0] and back[3].table["k"][1].tolist() == [1.0]
+
+
+@pytest.mark.torch
+def test_allowed_classes_against_torch():
+    torch = pytest.importorskip("torch")
+    classes = [FrozenConfig, SlottedConfig, FrozenSlottedConfig, Nested]
+    obj = [FrozenConfig(0.1), SlottedConfig(0.2, [1]), FrozenSlottedConfig(0.3, "x"), Nested(FrozenConfig(0.4))]
+    with tm.serialization.safe_globals(classes):
+        content = _saved(obj)
+    with torch.serialization.safe_globals(classes):
+        assert torch.load(io.BytesIO(content), weights_only=True) == obj
+        buffer = io.BytesIO()
+        torch.save(obj, buffer)
+    with tm.serialization.safe_globals(classes):
+        assert tm.load(io.BytesIO(buffer.getvalue())) == obj
+
+
 # -- against PyTorch --------------------------------------------------------------------------------
 
 @pytest.mark.torch

@@ -364,7 +364,9 @@ def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = Non
 
     ``obj`` may nest dicts (also ``OrderedDict`` and integer keys), lists, tuples,
     tensors (and ``nn.Parameter``), numbers, strings, bools, None, dtypes and devices;
-    PyTorch's format also takes sets, ``Counter``, bytes, bytearray, ``Size`` and meta tensors.
+    PyTorch's format also takes sets, ``Counter``, bytes, bytearray, ``Size``, meta tensors and
+    instances of the plain-data classes given to :func:`add_safe_globals` (written as pickle
+    writes them, so ``torch.load`` reads them under its own ``safe_globals``).
     Anything else raises ``TypeError`` naming where it sits in ``obj``. Containers nested too
     deep (100 levels in safetensors, 200 in PyTorch's format) raise ``ValueError``; in safetensors
     so do integers of more than 4,300 digits and meta tensors (``NotImplementedError``). Tensors
