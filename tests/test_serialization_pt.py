@@ -69,6 +69,16 @@ def test_committed_legacy_checkpoint_loads():
         tm.load(DATA / "torch_small_legacy.pt", mmap=True)
 
 
+@pytest.mark.parametrize("name", ["torch_attributes.pt", "torch_attributes_legacy.pt"])
+def test_committed_checkpoints_with_tensor_attributes(name):
+    obj = tm.load(DATA / name)  # written by tests/data/make_torch_attributes.py with torch 2.13
+    assert obj["noted"].note == "kept" and obj["noted"].tolist() == [0.0, 1.0, 2.0]
+    assert type(obj["p"]) is tm.nn.Parameter and obj["p"].lr_scale == 0.5 and obj["p"].requires_grad
+    assert type(obj["r"]) is tm.Tensor and obj["r"].requires_grad and obj["r"].is_leaf
+    assert obj["meta"].device.type == "meta" and obj["meta"].shape == (2, 3)
+    assert obj["empty"].shape == (0, 3) and obj["scalar"].shape == () and obj["scalar"].item() == 3.5
+
+
 def test_map_location_and_mmap(tmp_path):
     path = DATA / "torch_small.pt"
     for location in ("cpu", tm.device("cpu"), {"cpu": "cpu"}, lambda storage, loc: storage, lambda s, loc: None):
