@@ -1,8 +1,9 @@
 """A file fuzzer for tm.load on PyTorch's checkpoints: mutated ``.pt`` files must give clean errors.
 
-Each case mutates one of three starting files — a zip checkpoint written by ``tm.save`` (views,
-a Parameter, an OrderedDict with ``_metadata``, a tensor attribute, a meta tensor), the committed
-zip file written by torch (``tests/data/torch_small.pt``) and the committed legacy file — in one
+Each case mutates one of four starting files — a zip checkpoint written by ``tm.save`` (views,
+a Parameter, an OrderedDict with ``_metadata``, a tensor attribute, a meta tensor), one holding
+instances of allowed dataclasses (loaded under ``safe_globals``), the committed zip file written
+by torch (``tests/data/torch_small.pt``) and the committed legacy file — in one
 of three ways: the whole file's bytes (the zip reader, the CRC checks); the ``data.pkl`` pickle
 alone, zipped again with a valid CRC-32 so the restricted interpreter reads the mutated opcodes;
 or the legacy file's bytes (no checksums there: every mutation reaches the interpreter).
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import io
 import os
 import pathlib
@@ -50,6 +52,28 @@ def _written_by_tm() -> bytes:
            "h": tm.ones(2, dtype=tm.float16), "misc": (tm.Size([2]), tm.int8, tm.device("cpu"), 1 + 2j)}
     buffer = io.BytesIO()
     tm.save(obj, buffer)
+    return buffer.getvalue()
+
+
+@dataclasses.dataclass
+class _Config:
+    lr: float
+    sizes: list
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Frozen:
+    name: str
+    step: int
+
+
+_CLASSES = [_Config, _Frozen]
+
+
+def _written_with_classes() -> bytes:
+    buffer = io.BytesIO()
+    with tm.serialization.safe_globals(_CLASSES):
+        tm.save({"config": _Config(0.1, [1, 2]), "frozen": _Frozen("f", 3), "w": tm.ones(2)}, buffer)
     return buffer.getvalue()
 
 
@@ -126,17 +150,24 @@ def _case(content: bytes, label: str) -> None:
     assert peak <= 64 * len(content) + (4 << 20), f"{label}: {peak} bytes allocated for a {len(content)}-byte file"
 
 
-@pytest.mark.parametrize("source", ["tm", "torch", "legacy"])
+@pytest.mark.parametrize("source", ["tm", "torch", "legacy", "classes"])
 def test_mutated_checkpoints_give_clean_errors_only(source):
     content = {"tm": _written_by_tm, "torch": lambda: (DATA / "torch_small.pt").read_bytes(),
-               "legacy": lambda: (DATA / "torch_small_legacy.pt").read_bytes()}[source]()
+               "legacy": lambda: (DATA / "torch_small_legacy.pt").read_bytes(),
+               "classes": _written_with_classes}[source]()
+    allowed = tm.serialization.safe_globals(_CLASSES if source == "classes" else [])
+    with allowed:
+        _fuzz(source, content)
+
+
+def _fuzz(source: str, content: bytes) -> None:
     tm.load(io.BytesIO(content))  # the starting file loads
     records = None if source == "legacy" else _records(content)
     pickle_name = None if records is None else next(n for n in records if n.endswith("/data.pkl"))
     rng = random.Random(f"checkpoint fuzz {source}")
     tracemalloc.start()
     try:
-        for i in range(CASES // 3 + 1):
+        for i in range(CASES // 4 + 1):
             if records is not None and rng.random() < 0.6:  # the pickle itself, under a valid CRC-32
                 mutated = _zipped({**records, pickle_name: _mutate(records[pickle_name], rng)})
             else:

@@ -69,6 +69,16 @@ def test_committed_legacy_checkpoint_loads():
         tm.load(DATA / "torch_small_legacy.pt", mmap=True)
 
 
+@pytest.mark.parametrize("name", ["torch_attributes.pt", "torch_attributes_legacy.pt"])
+def test_committed_checkpoints_with_tensor_attributes(name):
+    obj = tm.load(DATA / name)  # written by tests/data/make_torch_attributes.py with torch 2.13
+    assert obj["noted"].note == "kept" and obj["noted"].tolist() == [0.0, 1.0, 2.0]
+    assert type(obj["p"]) is tm.nn.Parameter and obj["p"].lr_scale == 0.5 and obj["p"].requires_grad
+    assert type(obj["r"]) is tm.Tensor and obj["r"].requires_grad and obj["r"].is_leaf
+    assert obj["meta"].device.type == "meta" and obj["meta"].shape == (2, 3)
+    assert obj["empty"].shape == (0, 3) and obj["scalar"].shape == () and obj["scalar"].item() == 3.5
+
+
 def test_map_location_and_mmap(tmp_path):
     path = DATA / "torch_small.pt"
     for location in ("cpu", tm.device("cpu"), {"cpu": "cpu"}, lambda storage, loc: storage, lambda s, loc: None):
@@ -358,6 +368,70 @@ def test_safe_globals_rebuild_plain_data_classes():
         tm.serialization.add_safe_globals([collections.namedtuple("P", "a")])
 
 
+@dataclasses.dataclass(frozen=True)
+class FrozenConfig:
+    lr: float
+
+
+@dataclasses.dataclass(slots=True)
+class SlottedConfig:
+    lr: float
+    sizes: list
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FrozenSlottedConfig:
+    lr: float
+    name: str
+
+
+@dataclasses.dataclass
+class Nested:
+    inner: FrozenConfig
+    table: dict = dataclasses.field(default_factory=dict)
+
+
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_dataclass_kinds_are_rebuilt_field_by_field(protocol):
+    classes = [FrozenConfig, SlottedConfig, FrozenSlottedConfig, Nested]
+    obj = [FrozenConfig(0.1), SlottedConfig(0.2, [1]), FrozenSlottedConfig(0.3, "x"),
+           Nested(FrozenConfig(0.4), {"k": (1, 2)})]
+    content = _zip(pickle.dumps(obj, protocol=protocol))
+    with tm.serialization.safe_globals(classes):
+        assert tm.load(io.BytesIO(content)) == obj
+    short = pickle.dumps(FrozenSlottedConfig(0.3, "x"), protocol=2)
+    short = short.replace(b"X\x01\x00\x00\x00xq", b"q", 1)  # the second field's value taken out
+    with tm.serialization.safe_globals(classes), pytest.raises(FormatError, match="with 1 values for 2 fields"):
+        tm.load(io.BytesIO(_zip(short)))
+
+
+def test_allowed_classes_are_written_too():
+    obj = [FrozenConfig(0.1), SlottedConfig(0.2, [1]), FrozenSlottedConfig(0.3, "x"),
+           Nested(FrozenConfig(0.4), {"k": (1, tm.ones(1))})]
+    obj.append(obj[0])
+    with pytest.raises(TypeError, match=r"cannot store a value of type FrozenConfig at obj\[0\]: .* and instances "
+                                        "of plain-data classes added with tensormodes.serialization.add_safe_globals"):
+        tm.save(obj, io.BytesIO())
+    with tm.serialization.safe_globals([FrozenConfig, SlottedConfig, FrozenSlottedConfig, Nested]):
+        back = tm.load(io.BytesIO(_saved(obj)))
+    assert back[:4] == obj[:4] and back[4] is back[0] and back[3].table["k"][1].tolist() == [1.0]
+
+
+@pytest.mark.torch
+def test_allowed_classes_against_torch():
+    torch = pytest.importorskip("torch")
+    classes = [FrozenConfig, SlottedConfig, FrozenSlottedConfig, Nested]
+    obj = [FrozenConfig(0.1), SlottedConfig(0.2, [1]), FrozenSlottedConfig(0.3, "x"), Nested(FrozenConfig(0.4))]
+    with tm.serialization.safe_globals(classes):
+        content = _saved(obj)
+    with torch.serialization.safe_globals(classes):
+        assert torch.load(io.BytesIO(content), weights_only=True) == obj
+        buffer = io.BytesIO()
+        torch.save(obj, buffer)
+    with tm.serialization.safe_globals(classes):
+        assert tm.load(io.BytesIO(buffer.getvalue())) == obj
+
+
 # -- against PyTorch --------------------------------------------------------------------------------
 
 @pytest.mark.torch
@@ -400,8 +474,15 @@ def test_tm_reads_what_torch_writes(tmp_path, legacy):
            "p": torch.nn.Parameter(torch.ones(2)), "dtypes": [torch.ones(2, dtype=d) for d in (
                torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
                torch.bfloat16, torch.float64, torch.complex64, torch.complex128)]}
+    noted = torch.arange(3.)
+    noted.note = "n"
+    obj.update(noted=noted, r=torch.ones(2, requires_grad=True), empty=torch.empty(0, 3), scalar=torch.tensor(3.5),
+               meta=torch.empty(2, 3, device="meta"))
     torch.save(obj, tmp_path / "t.pt", _use_new_zipfile_serialization=not legacy)
     back = tm.load(tmp_path / "t.pt")
+    assert back["noted"].note == "n" and back["r"].requires_grad and back["empty"].shape == (0, 3)
+    assert back["scalar"].shape == () and back["scalar"].item() == 3.5
+    assert back["meta"].device.type == "meta" and back["meta"].shape == (2, 3)
     for key, value in obj["model"].items():
         assert back["model"][key].tolist() == value.tolist() and str(back["model"][key].dtype)[12:] == \
             str(value.dtype)[6:]
@@ -544,3 +625,97 @@ def test_big_endian_and_skip_data_files_against_torch(tmp_path):
     with torch.serialization.skip_data():
         torch.save({"w": torch.arange(4.)}, tmp_path / "skipped.pt")
     assert tm.load(tmp_path / "skipped.pt")["w"].tolist() == [0.0] * 4  # the records' CRC-32 is 0: not checked
+
+
+# -- PyTorch's serialization settings ---------------------------------------------------------------
+
+def test_crc32_options(tmp_path):
+    assert tm.serialization.get_crc32_options() is True
+    tm.serialization.set_crc32_options(False)
+    try:
+        assert tm.serialization.get_crc32_options() is False
+        tm.save({"w": tm.arange(4.)}, tmp_path / "c.pt")
+    finally:
+        tm.serialization.set_crc32_options(True)
+    with zipfile.ZipFile(tmp_path / "c.pt") as archive:
+        assert {info.CRC for info in archive.infolist()} == {0}
+        assert archive.testzip() == "c/data.pkl"  # zip tools see the CRC-32s as wrong, as with torch's files
+    assert tm.load(tmp_path / "c.pt")["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    tm.save({"w": tm.arange(4.)}, tmp_path / "d.pt")
+    with zipfile.ZipFile(tmp_path / "d.pt") as archive:
+        assert 0 not in {info.CRC for info in archive.infolist()} and archive.testzip() is None
+
+
+def test_default_mmap_options(tmp_path):
+    path = tmp_path / "m.pt"
+    tm.save({"w": tm.arange(4.)}, path)
+    assert tm.serialization.get_default_mmap_options() == mmap.MAP_PRIVATE
+    tm.load(path, mmap=True)["w"][0] = 7.0  # private: the file keeps its bytes
+    assert tm.load(path)["w"][0].item() == 0.0
+    with tm.serialization.set_default_mmap_options(mmap.MAP_SHARED):
+        assert tm.serialization.get_default_mmap_options() == mmap.MAP_SHARED
+        loaded = tm.load(path, mmap=True)
+        loaded["w"][1] = 9.0  # shared: the file changes
+        del loaded
+    assert tm.load(path, mmap=True)["w"].tolist() == [0.0, 9.0, 2.0, 3.0]
+    with pytest.raises(FormatError, match="record 'm/data/0' fails its CRC-32 check"):
+        tm.load(path)  # the record's CRC-32 is the saved data's
+    assert tm.serialization.get_default_mmap_options() == mmap.MAP_PRIVATE
+    tm.serialization.set_default_mmap_options(mmap.MAP_SHARED)  # as a call, it stays
+    assert tm.serialization.get_default_mmap_options() == mmap.MAP_SHARED
+    tm.serialization.set_default_mmap_options(mmap.MAP_PRIVATE)
+    with pytest.raises(ValueError, match="expected mmap.MAP_PRIVATE or mmap.MAP_SHARED, but got 4"):
+        tm.serialization.set_default_mmap_options(4)
+
+
+def test_default_load_endianness_for_files_without_a_byteorder_record():
+    content = _big_endian(_saved({"w": tm.arange(3.)}))
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        records = {n.split("/", 1)[1]: archive.read(n) for n in archive.namelist() if not n.endswith("byteorder")}
+    unmarked = _zip(records.pop("data.pkl"), records)
+    assert tm.serialization.get_default_load_endianness() is None
+    assert tm.load(io.BytesIO(unmarked))["w"].tolist() != [0.0, 1.0, 2.0]  # read as little-endian
+    tm.serialization.set_default_load_endianness(tm.serialization.LoadEndianness.BIG)
+    try:
+        assert tm.load(io.BytesIO(unmarked))["w"].tolist() == [0.0, 1.0, 2.0]
+        assert tm.load(io.BytesIO(_saved({"w": tm.arange(3.)})))["w"].tolist() == [0.0, 1.0, 2.0]  # marked: kept
+    finally:
+        tm.serialization.set_default_load_endianness(None)
+    with pytest.raises(TypeError, match="Invalid argument type in function set_default_load_endianness"):
+        tm.serialization.set_default_load_endianness("big")
+
+
+def test_skip_data(tmp_path):
+    with tm.serialization.skip_data():
+        tm.save({"w": tm.arange(4.), "b": tm.ones(2, dtype=tm.int64)}, tmp_path / "s.pt")
+        tm.save({"w": tm.arange(4.)}, io.BytesIO())  # a file object too
+    raw = (tmp_path / "s.pt").read_bytes()
+    with zipfile.ZipFile(tmp_path / "s.pt") as archive:  # zipfile would refuse the record's CRC-32 of 0
+        info = archive.getinfo("s/data/0")
+        start = info.header_offset + 30 + len(info.filename) + int.from_bytes(
+            raw[info.header_offset + 28:info.header_offset + 30], "little")
+        assert raw[start:start + 16] == bytes(16) and info.file_size == 16 and info.CRC == 0
+        assert archive.getinfo("s/data.pkl").CRC != 0
+    back = tm.load(tmp_path / "s.pt")
+    assert back["w"].tolist() == [0.0] * 4 and back["b"].dtype == tm.int64 and back["b"].tolist() == [0, 0]
+    tm.save({"w": tm.arange(4.)}, tmp_path / "full.pt")
+    with tm.serialization.skip_data():
+        assert tm.load(tmp_path / "full.pt")["w"].tolist() == [0.0] * 4  # nothing read
+        assert tm.load(DATA / "torch_small_legacy.pt")["w"].shape == (2, 3)
+    assert tm.load(tmp_path / "full.pt")["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.torch
+def test_serialization_settings_against_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    with tm.serialization.skip_data():
+        tm.save({"w": tm.arange(4.)}, tmp_path / "s.pt")
+    assert torch.load(tmp_path / "s.pt", weights_only=True)["w"].tolist() == [0.0] * 4
+    tm.serialization.set_crc32_options(False)
+    try:
+        tm.save({"w": tm.arange(4.)}, tmp_path / "c.pt")
+    finally:
+        tm.serialization.set_crc32_options(True)
+    assert torch.load(tmp_path / "c.pt", weights_only=True)["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert [e.name for e in tm.serialization.LoadEndianness] == [e.name for e in torch.serialization.LoadEndianness]
+    assert [e.value for e in tm.serialization.LoadEndianness] == [e.value for e in torch.serialization.LoadEndianness]

@@ -12,6 +12,7 @@ is loaded as one object.
 from __future__ import annotations
 
 import collections
+import copyreg
 import struct
 
 from .. import _dtype as dt
@@ -19,6 +20,7 @@ from .._api.meta_tensor import MetaParameter, MetaTensor
 from .._api.parameter import Parameter
 from .._api.tensor import Size, Tensor
 from .._device import device
+from .safe_globals import user_classes
 
 __all__ = ["Pickler", "tensor_state", "op_int", "op_str", "op_global", "op_ints", "op_bool", "TORCH_DTYPE_NAMES",
            "MAX_DEPTH"]
@@ -154,10 +156,15 @@ class Pickler:
         self._put(t)
 
     def _container(self, obj, kind, path: str, depth: int) -> None:
-        if kind not in _CONTAINERS:
+        if kind not in _CONTAINERS and kind in user_classes().values():
+            write = Pickler._user_object
+        elif kind in _CONTAINERS:
+            write = _CONTAINERS[kind]
+        else:
             raise TypeError(f"tm.save cannot store a value of type {kind.__qualname__} at {path}: it stores tensors, "
                             "dicts, OrderedDicts, Counters, lists, tuples, sets, str, bytes, bytearray, int, float, "
-                            "complex, bool, None, Size, tensormodes.dtype and tensormodes.device")
+                            "complex, bool, None, Size, tensormodes.dtype and tensormodes.device, and instances of "
+                            "plain-data classes added with tensormodes.serialization.add_safe_globals")
         if id(obj) in self._active:
             raise ValueError(f"tm.save cannot store an object that contains itself (at {path})")
         if depth >= MAX_DEPTH:
@@ -165,9 +172,26 @@ class Pickler:
                              f"container inside {depth} others")
         self._active.add(id(obj))
         try:
-            _CONTAINERS[kind](self, obj, path, depth + 1)
+            write(self, obj, path, depth + 1)
         finally:
             self._active.discard(id(obj))
+
+    def _user_object(self, obj, path: str, depth: int) -> None:
+        """An instance of a class of the user's allow-list, as pickle writes it (``NEWOBJ``, then
+        ``BUILD`` with its state) under the name the allow-list gives it."""
+        kind = type(obj)
+        name = next(key for key, cls in user_classes().items() if cls is kind)
+        module, _, qualname = (kind.__module__, "", kind.__qualname__) if name == f"{kind.__module__}." \
+            f"{kind.__qualname__}" else name.rpartition(".")
+        reduced = obj.__reduce_ex__(2)
+        if reduced[0] is not copyreg.__newobj__ or reduced[1] != (kind,) or any(reduced[3:]):
+            raise TypeError(f"tm.save cannot store the {kind.__qualname__} at {path}: it does not pickle as its "
+                            "attributes")
+        self.pieces.append(op_global(module, qualname) + b")\x81")
+        self._put(obj)
+        if reduced[2] is not None:
+            self._save(reduced[2], f"{path}.__dict__", depth)
+            self.pieces.append(b"b")
 
     def _tuple(self, obj: tuple, path: str, depth: int) -> None:
         if not obj:

@@ -28,6 +28,7 @@ from .._autograd.graph import share_version
 from .._device import device, parse_device
 from .._meta_array import MetaArray
 from .._tensor_base import wrap_array
+from . import options
 from .errors import FormatError
 from .pickler import TORCH_DTYPE_NAMES, Pickler, op_bool, op_global, op_int, op_ints, op_str
 from .safe_globals import user_classes
@@ -202,18 +203,19 @@ def write_checkpoint(obj, archive_name: str):
     data = b"".join(p if type(p) is bytes else _tensor_bytes(pickler.tensors[p], saved[p]) if type(p) is int
                     else _tensor_bytes(pickler.tensors[p[1]], saved[p[1]], p[0]) for p in pieces)
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in archive_name) or "archive"
-    serialization_id = "".join(str(secrets.randbelow(10)) for _ in range(40))
+    serialization_id = f"{secrets.randbelow(10 ** 40):040d}"  # 40 decimal digits, as PyTorch writes
+
+    crc, skip = options.get_crc32_options(), options.skipping_data()  # as set when save is called
 
     def write(file) -> None:
         writer = ZipWriter(file)
-        writer.write(f"{name}/data.pkl", data)
-        writer.write(f"{name}/.format_version", b"1")
-        writer.write(f"{name}/.storage_alignment", b"64")
-        writer.write(f"{name}/byteorder", b"little")
+        for record, value in ((f"{name}/data.pkl", data), (f"{name}/.format_version", b"1"),
+                              (f"{name}/.storage_alignment", b"64"), (f"{name}/byteorder", b"little")):
+            writer.write(record, value, crc)
         for key, block in blocks.items():
-            writer.write(f"{name}/data/{key}", block)
-        writer.write(f"{name}/version", b"3\n")
-        writer.write(f"{name}/.data/serialization_id", serialization_id.encode())
+            writer.write(f"{name}/data/{key}", block, crc, skip)
+        writer.write(f"{name}/version", b"3\n", crc)
+        writer.write(f"{name}/.data/serialization_id", serialization_id.encode(), crc)
         writer.close()
     return write
 
@@ -586,7 +588,8 @@ def _load_zip(buffer: np.ndarray, map_location, mmap: bool):
     prefix = next(iter(archive.records)).split("/")[0]
     if f"{prefix}/data.pkl" not in archive.records:
         raise FormatError(f"the zip archive has no record {prefix + '/data.pkl'!r}: not a PyTorch checkpoint")
-    byteorder = "little"
+    byteorder = options.fallback_byteorder()
+    skip = options.skipping_data()
     if f"{prefix}/byteorder" in archive.records:
         byteorder = bytes(archive.read(f"{prefix}/byteorder")).decode("ascii", "replace")
         if byteorder not in ("little", "big"):
@@ -596,10 +599,12 @@ def _load_zip(buffer: np.ndarray, map_location, mmap: bool):
         name = f"{prefix}/data/{key}"
         if name not in archive.records:
             raise Refused(f"storage {key!r} has no record {name!r} in the archive")
-        raw = archive.read(name, check=not mmap)
+        raw = archive.read(name, check=not (mmap or skip))
         if len(raw) != numel * dtype.itemsize:
             raise Refused(f"storage {key!r} holds {numel} elements of {dtype._name} ({numel * dtype.itemsize} bytes) "
                           f"but record {name!r} holds {len(raw)} bytes")
+        if skip:  # skip_data: the sizes of the file, none of its bytes
+            return np.zeros(len(raw), np.uint8)
         return _swapped(raw, dtype) if byteorder == "big" and dtype.itemsize > 1 else raw
 
     loader = _Loader(source, map_location, "data.pkl")
@@ -647,7 +652,7 @@ def _load_legacy(buffer: np.ndarray, map_location, mmap: bool):
         if count != storage.numel or at + 8 + nbytes > len(buffer):
             raise FormatError(f"storage {key!r} at offset {at}: it says {count} elements, its pickle says "
                               f"{storage.numel}, and {len(buffer) - at - 8} bytes are left")
-        blocks[key] = buffer[at + 8:at + 8 + nbytes]
+        blocks[key] = np.zeros(nbytes, np.uint8) if options.skipping_data() else buffer[at + 8:at + 8 + nbytes]
         at += 8 + nbytes
     loader = _Loader(lambda key, dtype, numel: blocks[key], map_location, "the legacy checkpoint")
     obj, _ = _unpickle(data, "the legacy checkpoint", loader, start)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import FormatError, UnsafeFileError
-from .safe_globals import plain_fields, user_classes
+from .safe_globals import field_order, plain_fields, user_classes
 
 __all__ = ["Builder", "Unpickler", "Refused", "globals_in"]
 
@@ -85,6 +85,7 @@ class Unpickler:
         self.memo: dict[int, Any] = {}
         self.marks: list[int] = []
         self.at = start
+        self.names: dict[bytes, Any] = {}  # GLOBAL lines already resolved
 
     def load(self):
         """The object; ``self.position`` is then just after its ``STOP``."""
@@ -207,6 +208,13 @@ class Unpickler:
             if type(state) is tuple and len(state) == 2:
                 state, slots = state
             fields = plain_fields(type(inst))
+            order = field_order(type(inst))
+            if type(state) is list and order is not None and hasattr(type(inst), "__slots__"):
+                # a frozen dataclass with slots pickles its fields' values in order
+                if len(state) != len(order):
+                    raise Refused(f"BUILD on {type(inst).__qualname__} with {len(state)} values for "
+                                  f"{len(order)} fields")
+                state, slots = None, dict(zip(order, state))
             _set_attributes(inst, state or {}, fields, type(inst).__qualname__)
             if slots:
                 _set_slots(inst, slots, fields)
@@ -232,7 +240,8 @@ def _set_attributes(inst, state, fields, what: str) -> None:
         if type(key) is not str or not key.isidentifier() or key.startswith("__") \
                 or (fields is not None and key not in fields):
             raise Refused(f"BUILD sets attribute {key!r} on {what}, which is not allowed")
-    inst.__dict__.update(state)
+    if state:  # a class with slots only has no __dict__
+        inst.__dict__.update(state)
 
 
 def _set_slots(inst, slots, fields) -> None:
@@ -291,11 +300,18 @@ def _top(u: Unpickler, kinds: tuple, what: str):
 
 
 def _global(u: Unpickler) -> None:
-    line_end = bytes(u.data[u.position:u.position + 512]).find(b"\n")
-    module = u._take(line_end + 1 if line_end >= 0 else 513)[:-1]
-    line_end = bytes(u.data[u.position:u.position + 512]).find(b"\n")
-    name = u._take(line_end + 1 if line_end >= 0 else 513)[:-1]
-    u.stack.append(u._resolve(module.decode("utf-8"), name.decode("utf-8")))
+    window = bytes(u.data[u.position:u.position + 1024])  # two lines of at most 511 bytes each
+    first = window.find(b"\n", 0, 512)
+    second = window.find(b"\n", first + 1, first + 513) if first >= 0 else -1
+    if second < 0:
+        u._take(len(window) + 1 if len(window) < 1024 else 0)  # the truncated-pickle error, if truncated
+        raise Refused("GLOBAL needs a module and a name, each a line of at most 511 bytes")
+    u.position += second + 1
+    line = window[:second]
+    known = u.names.get(line)  # each name is resolved once per pickle (a tensor names three)
+    if known is None:
+        known = u.names[line] = u._resolve(line[:first].decode("utf-8"), line[first + 1:].decode("utf-8"))
+    u.stack.append(known)
 
 
 def _stack_global(u: Unpickler) -> None:

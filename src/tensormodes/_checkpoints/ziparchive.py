@@ -30,7 +30,6 @@ _MAX32 = 0xFFFFFFFF
 _ALIGNMENT = 64
 _DESCRIPTOR = b"PK\x07\x08"
 _FLAGS = 0x808  # UTF-8 names, sizes and CRC-32 in a data descriptor after the data (as PyTorch writes)
-_CHUNK = 1 << 18  # bytes written per step: small enough to stay in cache between the CRC and the write
 
 
 class Archive:
@@ -119,6 +118,20 @@ class Archive:
         return data
 
 
+def _skip(file, size: int) -> None:
+    """Leaves ``size`` zero bytes in ``file``: sought over where it can seek (a sparse hole), else
+    written."""
+    if getattr(file, "seekable", lambda: False)():
+        file.seek(size - 1, 1)
+        file.write(b"\0")  # a seek alone past the end would not lengthen the file
+        return
+    zeros = bytes(min(size, 1 << 20))
+    while size:
+        chunk = zeros[:size]
+        written = file.write(chunk)
+        size -= len(chunk) if written is None else written  # a writer may return None: all was taken
+
+
 def _zip64_fields(extra: bytes, size: int, packed: int, local: int) -> tuple[int, int, int]:
     """The sizes and offset, taken from the zip64 extra field where the entry says 0xFFFFFFFF."""
     if _MAX32 not in (size, packed, local):
@@ -148,12 +161,14 @@ class ZipWriter:
         self.offset = 0
         self.entries: list[tuple[bytes, int, int, int]] = []  # name, CRC-32, size, local header offset
 
-    def write(self, name: str, data) -> None:
-        """Appends record ``name`` holding ``data`` (bytes or a NumPy uint8 array), 64-byte aligned.
+    def write(self, name: str, data, compute_crc: bool = True, skip: bool = False) -> None:
+        """Appends record ``name`` holding ``data`` (bytes or a NumPy uint8 array), 64-byte aligned;
+        its CRC-32 written as 0 unless ``compute_crc``; with ``skip``, zeros in place of the data
+        (a hole where the file can seek), CRC-32 0.
 
         As PyTorch's writer does, the local header leaves the CRC-32 and sizes at zero (flag bit
-        3) and a data descriptor after the data holds them: the data is written in chunks, each
-        added to the CRC-32 while it is still in the processor's cache, in one pass over memory."""
+        3) and a data descriptor after the data holds them. (Computing the CRC-32 of each chunk
+        just before writing it, while in cache, measured no faster than the whole record at once.)"""
         raw_name = name.encode("utf-8")
         size = len(data) if isinstance(data, bytes) else data.nbytes
         wide = size >= _MAX32 or self.offset >= _MAX32
@@ -164,16 +179,11 @@ class ZipWriter:
         header = _LOCAL.pack(ZIP_MAGIC, 45 if wide else 20, _FLAGS, 0, 0, 0x21, 0, shown, shown,
                              len(raw_name), len(extra))
         self.file.write(header + raw_name + extra)
-        crc = 0
-        if size <= _CHUNK:
-            crc = zlib.crc32(data)
+        crc = zlib.crc32(data) if compute_crc and not skip else 0
+        if not skip:
             self.file.write(data)
-        else:
-            data = memoryview(data) if isinstance(data, bytes) else data
-            for start in range(0, size, _CHUNK):
-                chunk = data[start:start + _CHUNK]
-                crc = zlib.crc32(chunk, crc)
-                self.file.write(chunk)
+        elif size:
+            _skip(self.file, size)
         descriptor = struct.pack("<4sIQQ" if wide else "<4sIII", _DESCRIPTOR, crc, size, size)
         self.file.write(descriptor)
         self.entries.append((raw_name, crc, size, self.offset))
