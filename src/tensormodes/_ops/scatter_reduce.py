@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype as dt
 from .._meta_array import MetaArray
 from ._samples import I23, M23, SCALAR
 from .common import dtype_of, no_complex_autograd, not_implemented, ops, quiet, scalar_type_name, wrap_dim
@@ -20,6 +21,7 @@ from .meta_rules import metadata
 from .registry import Sample, Tensor, TensorSpec, op
 from .scatter_gather import _check_scatter, _counting
 
+_BFLOAT16 = dt.bfloat16._np
 _ACCUMULATE = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
 
 
@@ -59,8 +61,16 @@ def _reduced_into(input: np.ndarray, d: int, index: np.ndarray, src: np.ndarray,
     values = _as_nd(src)[tuple(slice(0, n) for n in positions.shape)]
     if not include_self:
         target[coordinates] = _identity(reduce, dtype)
+    # scatter_reduce's sums and products of half types accumulate in float32 and round once;
+    # index_reduce's round every step
+    wide = kernel != "index_func" and reduce in ("sum", "mean", "prod") and dtype in (np.float16, _BFLOAT16)
     with quiet():  # integers wrap, infinities meet, as in PyTorch's kernels
-        _ACCUMULATE[reduce].at(target, coordinates, values)
+        if wide:
+            accumulator = target.astype(np.float32)
+            _ACCUMULATE[reduce].at(accumulator, coordinates, values.astype(np.float32))
+            target[...] = accumulator
+        else:
+            _ACCUMULATE[reduce].at(target, coordinates, values)
         if reduce == "mean":
             counts = np.zeros(target.shape, np.int64)
             np.add.at(counts, coordinates, 1)
