@@ -90,6 +90,31 @@ def test_float16_scatter_sums_and_means_round_once():
     assert x.scatter_reduce(0, index, tenths, "mean").view(tm.int16).tolist() == [11741, 10854]
 
 
+# -- losses with a 0-dim operand of another dtype -------------------------------------------------
+
+
+def test_functional_losses_broadcast_first_so_a_float32_scalar_input_promotes():
+    x, target = tm.tensor(-1.6379905939102173), tm.tensor([-0.744140625, 1.484375], dtype=tm.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the size warning
+        mse = tm.nn.functional.mse_loss(x, target, reduction="none")
+        l1 = tm.nn.functional.l1_loss(x, target, reduction="none")
+    assert mse.dtype == l1.dtype == tm.float32
+    _same(mse.tolist(), [0.7989677786827087, 9.749166488647461])
+    _same(l1.tolist(), [0.8938499689102173, 3.1223654747009277])
+
+
+def test_private_losses_compute_in_the_operands_common_half_dtype():
+    # called directly (no broadcast), the 0-dim float32 input is converted to float16 first and
+    # each loss rounded to float16, then written into the input-like float32 result
+    x, target = tm.tensor(-1.6379905939102173), tm.tensor([-0.744140625, 1.484375], dtype=tm.float16)
+    huber = tm._huber_loss(x, target, "none")
+    assert huber.dtype == tm.float32
+    _same(huber.tolist(), [0.399169921875, 2.62109375])
+    _same(tm._mse_loss(x, target, "none").tolist(), [0.79833984375, 9.7421875])
+    assert tm._mse_loss(x, target, "none").dtype == tm.float16  # (PyTorch resizes a float16 result there)
+
+
 # -- complex ranges and powers -------------------------------------------------------------------
 
 
