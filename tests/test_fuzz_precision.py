@@ -269,3 +269,13 @@ def test_unique_is_recorded_and_its_backward_is_not_implemented(call, name, node
     with pytest.raises(NotImplementedError, match=rf"^the derivative for '{name}' is not implemented\.$"):
         result.sum().backward()
     assert not tm.unique(x, return_inverse=True)[1].requires_grad
+
+
+def test_bincount_of_the_largest_int64_raises_before_numpy_overflows():
+    # NumPy's bincount would compute a negative length from it and corrupt the heap
+    for weights in (None, tm.tensor([1.0, 2.0])):
+        with pytest.raises(RuntimeError, match="^maximum value of input overflowed, it should be < "
+                                               "9223372036854775807 but got 9223372036854775807$"):
+            tm.bincount(tm.tensor([2**63 - 1, 3]), weights)
+    with pytest.raises(RuntimeError, match=r"^Storage size calculation overflowed with sizes=\[4611686018427387905\]$"):
+        tm.bincount(tm.tensor([2**62]))
