@@ -90,6 +90,28 @@ def test_float16_scatter_sums_and_means_round_once():
     assert x.scatter_reduce(0, index, tenths, "mean").view(tm.int16).tolist() == [11741, 10854]
 
 
+# -- layer norm --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [tm.float16, tm.bfloat16])
+def test_half_layer_norm_saves_its_statistics_in_the_input_dtype(dtype):
+    x = tm.tensor([[0.3, -1.2, 2.5, 0.7]], dtype=dtype)
+    for weight in (None, tm.ones(4, dtype=dtype)):
+        _, mean, rstd = tm.ops.aten.native_layer_norm.default(x, [4], weight, None, 1e-5)
+        assert mean.dtype == rstd.dtype == dtype
+    _, mean, rstd = tm.ops.aten.native_layer_norm.default(x, [4], tm.ones(4), None, 1e-5)  # mixed types
+    assert mean.dtype == rstd.dtype == tm.float32
+
+
+def test_bfloat16_layer_norm_input_gradient_reads_the_rounded_statistics():
+    # PyTorch's backward kernel reads the saved bfloat16 mean and rstd (values from torch 2.13)
+    x = tm.tensor([[0.3, -1.2, 2.5, 0.7], [1.1, 0.4, -0.9, 1.9]], dtype=tm.bfloat16, requires_grad=True)
+    weight = tm.tensor([0.5, -1.5, 1.25, 2.0], dtype=tm.bfloat16)
+    out = tm.nn.functional.layer_norm(x, [4], weight)
+    (grad,) = tm.autograd.grad(out, x, tm.tensor([[1.0, 0.5, -0.25, 2.0], [0.75, -1.0, 1.5, 0.5]], dtype=tm.bfloat16))
+    assert grad.view(tm.int16).tolist() == [[-16778, -16511, -16497, 16407], [-16615, 15963, 15727, 16040]]
+
+
 # -- losses with a 0-dim operand of another dtype -------------------------------------------------
 
 
