@@ -111,7 +111,8 @@ _PADDINGS = ("zeros", "border", "reflection")
 def _check_grid_sampler(input, grid, interpolation_mode: int) -> None:
     if input.ndim == 0 or grid.ndim == 0:  # PyTorch reads both sizes along dim 0 first
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    if input.dtype != grid.dtype:
+    floating = input.dtype.kind == "f" or input.dtype in HALF_TYPES
+    if input.dtype != grid.dtype and floating:  # (other inputs: the kernel's dtype error, after the shapes)
         raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(input))} but found "
                            f"{scalar_type_name(dtype_of(grid))}")
     if input.ndim not in (4, 5) or grid.ndim != input.ndim:
@@ -130,7 +131,7 @@ def _check_grid_sampler(input, grid, interpolation_mode: int) -> None:
                                f"sizes {list(input.shape)} with dimension {dim} being empty")
     if input.ndim == 5 or interpolation_mode == 2:
         raise NotImplementedError("tensormodes: grid_sample of 5-D inputs and mode='bicubic' are not implemented")
-    if input.dtype.kind != "f" and input.dtype not in HALF_TYPES:
+    if not floating:
         raise not_implemented("grid_sampler_2d_cpu_kernel_impl", dtype_of(input))
 
 

@@ -184,18 +184,22 @@ def _check_index_reduce(input, d: int, index, source, reduce: str, include_self:
     if index.ndim > 1:
         raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
                          f"{scalar_type_name(dtype_of(index))} and size: {list(index.shape)}")
-    source_size = source.shape[d] if source.ndim else 1
-    if index.size != source_size:
-        if not source.ndim:  # PyTorch's message asks a 0-dim source for its size along dim
-            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
-        raise RuntimeError(f"index_reduce_(): Number of indices ({index.size}) should be equal to source.size(dim): "
-                           f"({source_size}), for dim: {d}")
+    # PyTorch's order: the index's dtype, the scalar types, the dim against the source's rank, the count
     if index.dtype not in (np.int32, np.int64):
         raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
                            f"{scalar_type_name(dtype_of(index))}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_reduce_(): self ({scalar_type_name(dtype_of(input))}) and source "
                            f"({scalar_type_name(dtype_of(source))}) must have the same scalar type")
+    if d and d >= source.ndim:
+        raise RuntimeError(f"index_reduce_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+                           f"{source.ndim}")
+    source_size = source.shape[d] if source.ndim else 1
+    if index.size != source_size:
+        if not source.ndim:  # PyTorch's message asks a 0-dim source for its size along dim
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.size}) should be equal to source.size(dim): "
+                           f"({source_size}), for dim: {d}")
     if max(source.ndim, 1) != max(input.ndim, 1) or any(
             s != t for i, (s, t) in enumerate(zip(source.shape, input.shape, strict=True)) if i != d):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
