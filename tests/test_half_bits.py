@@ -1,12 +1,14 @@
 """Values PyTorch 2.13 computes bit for bit that the differential fuzzer found us apart on:
 cumprod's gradient beside zeros and infinities, scans' double accumulator, complex linspace,
 logspace and pow at special values (issue 22's open bugs), and reduced-precision accumulation
-(issue 27, section 2). Each is pinned with PyTorch's values so the tests run without torch; the
-``torch``-marked sweeps compare random inputs with PyTorch itself, bit for bit."""
+into positions (scatter in float32, index_add in the half type: issue 27, section 2). Each is
+pinned with PyTorch's values so the tests run without torch; the ``torch``-marked sweeps compare
+random inputs with PyTorch itself, bit for bit."""
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -64,6 +66,75 @@ def test_float32_scans_accumulate_in_double():
     # PyTorch's CPU accumulator for float32 is double: 1e8 + 1 survives until -1e8 removes 1e8
     _same(tm.tensor([1e8, 1.0, -1e8]).cumsum(0).tolist(), [1e8, 1e8, 1.0])
     _same(tm.tensor([1e8, 1.0, -1e8], dtype=tm.complex64).cumsum(0).tolist(), [1e8 + 0j, 1e8 + 0j, 1 + 0j])
+
+
+# -- half-type accumulation into positions ---------------------------------------------------------
+
+
+def test_half_scatters_accumulate_in_float32_and_index_adds_round_every_step():
+    # bfloat16 holds 256 + 1 as 256: PyTorch's scatter kernels add 300 ones in float32 and round
+    # once; index_add and index_put(accumulate=True) add in bfloat16, each sum rounded
+    ones, index = tm.ones(300, dtype=tm.bfloat16), tm.zeros(300, dtype=tm.int64)
+    zeros = tm.zeros(2, dtype=tm.bfloat16)
+    assert zeros.scatter_add(0, index, ones).tolist() == [300.0, 0.0]
+    assert zeros.scatter_reduce(0, index, ones, "sum", include_self=False).tolist() == [300.0, 0.0]
+    assert zeros.scatter(0, index, 1.0, reduce="add").tolist() == [300.0, 0.0]
+    assert zeros.index_add(0, index, ones).tolist() == [256.0, 0.0]
+    assert zeros.index_put((index,), ones, accumulate=True).tolist() == [256.0, 0.0]
+
+
+def test_float16_scatter_sums_and_means_round_once():
+    x, index = tm.zeros(2, dtype=tm.float16), tm.tensor([0] * 11 + [1])
+    tenths = tm.full((12,), 0.1, dtype=tm.float16)
+    assert x.scatter_add(0, index, tenths).view(tm.int16).tolist() == [15462, 11878]
+    assert x.scatter_reduce(0, index, tenths, "mean").view(tm.int16).tolist() == [11741, 10854]
+
+
+# -- layer norm --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [tm.float16, tm.bfloat16])
+def test_half_layer_norm_saves_its_statistics_in_the_input_dtype(dtype):
+    x = tm.tensor([[0.3, -1.2, 2.5, 0.7]], dtype=dtype)
+    for weight in (None, tm.ones(4, dtype=dtype)):
+        _, mean, rstd = tm.ops.aten.native_layer_norm.default(x, [4], weight, None, 1e-5)
+        assert mean.dtype == rstd.dtype == dtype
+    _, mean, rstd = tm.ops.aten.native_layer_norm.default(x, [4], tm.ones(4), None, 1e-5)  # mixed types
+    assert mean.dtype == rstd.dtype == tm.float32
+
+
+def test_bfloat16_layer_norm_input_gradient_reads_the_rounded_statistics():
+    # PyTorch's backward kernel reads the saved bfloat16 mean and rstd (values from torch 2.13)
+    x = tm.tensor([[0.3, -1.2, 2.5, 0.7], [1.1, 0.4, -0.9, 1.9]], dtype=tm.bfloat16, requires_grad=True)
+    weight = tm.tensor([0.5, -1.5, 1.25, 2.0], dtype=tm.bfloat16)
+    out = tm.nn.functional.layer_norm(x, [4], weight)
+    (grad,) = tm.autograd.grad(out, x, tm.tensor([[1.0, 0.5, -0.25, 2.0], [0.75, -1.0, 1.5, 0.5]], dtype=tm.bfloat16))
+    assert grad.view(tm.int16).tolist() == [[-16778, -16511, -16497, 16407], [-16615, 15963, 15727, 16040]]
+
+
+# -- losses with a 0-dim operand of another dtype -------------------------------------------------
+
+
+def test_functional_losses_broadcast_first_so_a_float32_scalar_input_promotes():
+    x, target = tm.tensor(-1.6379905939102173), tm.tensor([-0.744140625, 1.484375], dtype=tm.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the size warning
+        mse = tm.nn.functional.mse_loss(x, target, reduction="none")
+        l1 = tm.nn.functional.l1_loss(x, target, reduction="none")
+    assert mse.dtype == l1.dtype == tm.float32
+    _same(mse.tolist(), [0.7989677786827087, 9.749166488647461])
+    _same(l1.tolist(), [0.8938499689102173, 3.1223654747009277])
+
+
+def test_private_losses_compute_in_the_operands_common_half_dtype():
+    # called directly (no broadcast), the 0-dim float32 input is converted to float16 first and
+    # each loss rounded to float16, then written into the input-like float32 result
+    x, target = tm.tensor(-1.6379905939102173), tm.tensor([-0.744140625, 1.484375], dtype=tm.float16)
+    huber = tm._huber_loss(x, target, "none")
+    assert huber.dtype == tm.float32
+    _same(huber.tolist(), [0.399169921875, 2.62109375])
+    _same(tm._mse_loss(x, target, "none").tolist(), [0.79833984375, 9.7421875])
+    assert tm._mse_loss(x, target, "none").dtype == tm.float16  # (PyTorch resizes a float16 result there)
 
 
 # -- complex ranges and powers -------------------------------------------------------------------
@@ -137,3 +208,31 @@ def test_complex_linspace_matches_torch_bit_for_bit(dtype):
         theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
         ours = tm.linspace(start, end, steps, dtype=getattr(tm, dtype)).numpy()
         assert np.array_equal(ours, theirs), (start, end, steps)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_scatter_family_matches_torch_bit_for_bit(dtype):
+    import torch
+
+    rng = np.random.default_rng(11)
+    calls = [lambda b, i, s: b.scatter_add(0, i, s), lambda b, i, s: b.scatter(0, i, s, reduce="add"),
+             lambda b, i, s: b.scatter(0, i, 1.7, reduce="multiply"),
+             lambda b, i, s: b.scatter_reduce(0, i, s, "mean", include_self=False),
+             lambda b, i, s: b.scatter_reduce(0, i, s / 50 + 1, "prod"),
+             lambda b, i, s: b.index_add(0, i[:, 0], s), lambda b, i, s: b.index_add(0, i[:, 0], s, alpha=0.3),
+             lambda b, i, s: b[0].index_add(0, i[:, 0], s[:, 0], alpha=0.3),
+             lambda b, i, s: b.index_put((i[:, 0],), s, accumulate=True),
+             lambda b, i, s: b.index_reduce(0, i[:, 0], s, "mean")]
+    for _ in range(10):
+        base, src = rng.standard_normal((3, 5)) * 30, rng.standard_normal((int(rng.integers(1, 60)), 5)) * 30
+        index = rng.integers(0, 3, src.shape)
+        for call in calls:
+            outcomes = []
+            for library in (torch, tm):
+                kind = getattr(library, dtype)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # the deprecated scatter(reduce=) and beta index_reduce
+                    result = call(library.tensor(base).to(kind), library.tensor(index), library.tensor(src).to(kind))
+                outcomes.append(result.view(library.int16).tolist())
+            assert outcomes[0] == outcomes[1]

@@ -41,6 +41,8 @@ _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
 def _working(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """``array`` in ``dtype``, or float32 for the half types (rounded once, at the end)."""
     if dtype in HALF_TYPES:
+        if array.dtype != dtype:  # an operand of another dtype is first converted to the common one
+            array = array.astype(dtype)
         dtype = np.dtype(np.float32)
     return array if array.dtype == dtype else array.astype(dtype)
 
@@ -245,6 +247,8 @@ def _huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: f
         return _reduced(np.where(size < limit, square, linear), reduction, input.dtype)
     size = np.abs(difference)
     losses = np.where(size < delta, 0.5 * difference * difference, delta * (size - 0.5 * delta))
+    if dtype in HALF_TYPES:  # computed in the common dtype, then written into the input-like result
+        losses = losses.astype(dtype)
     return _reduced(losses, reduction, input.dtype)
 
 

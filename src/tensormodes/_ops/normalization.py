@@ -145,9 +145,16 @@ def _native_layer_norm_meta(input, normalized_shape, weight, bias, eps):
     axes = _layer_norm_axes(input, normalized_shape, weight, bias)
     _check_parameter_dtypes(input, weight, bias)
     _working(np.ones(1, input.dtype), "LayerNormKernelImpl")
-    work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
+    work = _statistics_dtype(input, weight, bias)
     kept = tuple(1 if i in axes else s for i, s in enumerate(input.shape))
     return MetaArray(input.shape, input.dtype), MetaArray(kept, work), MetaArray(kept, work)
+
+
+def _statistics_dtype(input, weight, bias) -> np.dtype:
+    """The dtype of layer_norm's saved mean and rstd: the input's, or float32 for a half-type
+    input with float32 parameters (PyTorch's mixed-type kernel)."""
+    mixed = input.dtype in HALF_TYPES and any(p is not None and p.dtype == np.float32 for p in (weight, bias))
+    return np.dtype(np.float32) if mixed else input.dtype
 
 
 def _native_layer_norm_grad(grad, input, normalized_shape, weight, bias, eps, mean, rstd, needs_input_grad):
@@ -201,7 +208,9 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
         result = result * weight
     if bias is not None:
         result = result + bias
-    return np.asarray(result, dtype=input.dtype), mean, rstd
+    # the output from the float32 statistics; the saved ones rounded to their dtype (the backward reads those)
+    work = _statistics_dtype(input, weight, bias)
+    return np.asarray(result, dtype=input.dtype), mean.astype(work), rstd.astype(work)
 
 
 def _native_layer_norm_backward_grad(grad, grad_out, input, normalized_shape, mean, rstd, weight, output_mask,
@@ -273,6 +282,7 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
     axes = _layer_norm_axes(input, normalized_shape, weight, bias)
     leading = tuple(range(input.ndim - len(axes)))
     x, g = _working(input, "LayerNormBackwardKernelImpl"), _working(grad_out, "LayerNormBackwardKernelImpl")
+    mean, rstd = _working(mean, "LayerNormBackwardKernelImpl"), _working(rstd, "LayerNormBackwardKernelImpl")
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
         gy = g if weight is None else g * weight
@@ -282,7 +292,8 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
         db = np.add.reduce(gy, axis=axes, keepdims=True)
         b = (db * mean - ds) * rstd * rstd * rstd * scale
         c = -b * mean - db * rstd * scale
-        grad_input = np.asarray(rstd * gy + b * x + c, dtype=input.dtype)
+        scaled = rstd * g if weight is None else rstd * g * weight  # (PyTorch's order: a * dy * gamma)
+        grad_input = np.asarray(scaled + b * x + c, dtype=input.dtype)
     if output_mask[1]:
         xhat = (x - mean) * rstd
         grad_weight = np.asarray(np.add.reduce(g * xhat, axis=leading) if leading else g * xhat, dtype=input.dtype)
