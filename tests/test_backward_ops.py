@@ -466,23 +466,30 @@ def _backward_aten_ops(function, *shapes, create_graph=False):
     class Log(TorchDispatchMode):
         def __init__(self):
             super().__init__()
-            self.ops = []
+            self.ops, self.on = [], False
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
+            if self.on:
+                self.ops.append(str(func))
             return func(*args, **(kwargs or {}))
 
     rng = np.random.default_rng(0)
     leaves = [tm.tensor(rng.uniform(0.1, 0.9, s).astype(np.float32), requires_grad=True) for s in shapes]
-    out = function(*leaves)
+    log = Log()
+    with log:  # the forward too: composites decompose at the dispatch level as PyTorch's
+        out = function(*leaves)
     seed = tm.ones(tuple(out.shape))
-    with Log() as log:
+    log.on = True
+    with log:
         tm.autograd.grad(out, leaves, seed, create_graph=create_graph)
     return log.ops
 
 
 @pytest.mark.parametrize("program, shapes, expected", [
     (F.mish, [(2, 3)], ["aten.mish_backward.default"]),
+    (lambda x: F.avg_pool2d(x, 2), [(1, 2, 4, 4)], ["aten.avg_pool2d_backward.default"]),
+    (lambda x: F.avg_pool1d(x, 2), [(1, 2, 4)], ["aten.unsqueeze.default", "aten.avg_pool2d_backward.default",
+                                                 "aten.squeeze.dim"]),
     (lambda x, w, b: F.group_norm(x, 2, w, b), [(2, 4, 3), (4,), (4,)], ["aten.native_group_norm_backward.default"]),
     (F.glu, [(2, 4)], ["aten.glu_backward.default"]),
     # (then the weight's gradient summed to its shape: sum.dim_IntList and views, as autograd reduces it)

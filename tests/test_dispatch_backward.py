@@ -199,8 +199,6 @@ _NO_OP = ("PyTorch's formula calls a dedicated ATen backward op (gelu_backward, 
           "formula computes the same values with public ops")
 _NEW_ZEROS = ("PyTorch's formula starts from grad.new_zeros(...); Tensor.new_zeros is no op at tensormodes' "
               "dispatch level (the formula's zeros are invisible there)")
-_ATEN_NAME = ("the private op reaches the dispatch level under its own name (_avg_pool2d_backward), not ATen's "
-              "with its schema")
 _NUMBER = ("PyTorch's formula passes a Python number where a tensor goes (where(c, 0, g), 1 - x, value / t): its "
            "dispatch level sees scalar_tensor / the composite's ops; tensormodes' public calls with numbers do not")
 _COMPOSITE = ("PyTorch implements the op (or its backward) as a composite whose pieces record the gradient "
@@ -227,7 +225,6 @@ KNOWN = {
         "masked_select", "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
         "nanquantile", "nan_to_num"], _NO_OP),
     **dict.fromkeys(["gather", "index_select", "msort", "sort", "topk", "kthvalue", "mode"], _NEW_ZEROS),
-    **dict.fromkeys(["avg_pool2d", "avg_pool1d"], _ATEN_NAME),
     **dict.fromkeys(["where", "where_method", "sinc", "special_sinc", "logcumsumexp", "atanh", "addcdiv", "pow",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
@@ -247,7 +244,7 @@ KNOWN = {
                      "_cross_entropy_loss_backward", "_sigmoid_backward", "max_pool2d_with_indices_backward",
                      "gelu_backward", "elu_backward", "hardswish_backward", "mse_loss_backward",
                      "softplus_backward", "glu_backward", "_prelu_kernel_backward", "smooth_l1_loss_backward",
-                     "huber_loss_backward", "binary_cross_entropy_backward"],
+                     "huber_loss_backward", "binary_cross_entropy_backward", "avg_pool2d_backward"],
                     _DOUBLE),
     # Ops added after the survey's alignment (everyday layers, fft): their formulas keep their own ops
     **dict.fromkeys(["_linalg_lstsq", "_max_pool3d_with_indices", "_multi_margin_loss", "_multilabel_margin_loss",

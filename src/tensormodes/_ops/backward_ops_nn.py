@@ -375,7 +375,7 @@ _GN_STAT = TensorSpec((2, 2), "float32", 0.5, 2)
              Sample((TensorSpec((3, 4), "float64"), TensorSpec((3, 4), "float64"), TensorSpec((3, 1), "float64"),
                      TensorSpec((3, 1), "float64", 0.5, 2), TensorSpec((4,), "float64"), 3, 4, 1, 1,
                      [False, True, True]))),
-    aten="default")
+    aten="default", tags=("core",))
 def native_group_norm_backward(grad_out: Tensor, input: Tensor, mean: Tensor, rstd: Tensor, weight: Tensor | None,
                                N: int, C: int, HxW: int, group: int,
                                output_mask: Sequence[bool]) -> tuple[Tensor, Tensor, Tensor]:
