@@ -488,6 +488,14 @@ def _backward_aten_ops(function, *shapes, create_graph=False):
 @pytest.mark.parametrize("program, shapes, expected", [
     (F.mish, [(2, 3)], ["aten.mish_backward.default"]),
     (lambda x: F.avg_pool2d(x, 2), [(1, 2, 4, 4)], ["aten.avg_pool2d_backward.default"]),
+    (lambda x: F.adaptive_avg_pool2d(x, 3), [(1, 2, 5, 5)], ["aten._adaptive_avg_pool2d_backward.default"]),
+    (lambda x: F.adaptive_max_pool2d(x, 3), [(1, 2, 5, 5)], ["aten.adaptive_max_pool2d_backward.default"]),
+    (lambda x: F.adaptive_max_pool1d(x, 3), [(1, 2, 5)], ["aten.unsqueeze.default",
+                                                          "aten.adaptive_max_pool2d_backward.default",
+                                                          "aten.squeeze.dim"]),
+    (lambda x: F.max_pool1d(x, 2), [(1, 2, 6)], ["aten.unsqueeze.default",
+                                                 "aten.max_pool2d_with_indices_backward.default",
+                                                 "aten.squeeze.dim"]),
     (lambda x: F.avg_pool1d(x, 2), [(1, 2, 4)], ["aten.unsqueeze.default", "aten.avg_pool2d_backward.default",
                                                  "aten.squeeze.dim"]),
     (lambda x, w, b: F.group_norm(x, 2, w, b), [(2, 4, 3), (4,), (4,)], ["aten.native_group_norm_backward.default"]),
@@ -548,3 +556,23 @@ def test_new_backward_ops_refuse_what_pytorchs_kernels_refuse():
         tm.ops.aten.smooth_l1_loss_backward.default(complexes, complexes, complexes, 1, 1.0)
     with pytest.raises(NotImplementedError, match="\"binary_cross_entropy_backward\" not implemented for 'Long'"):
         tm.ops.aten.binary_cross_entropy_backward.default(ints, ints, ints)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("input_shape, output_size", [((2, 3, 7, 5), (3, 2)), ((3, 8, 8), (4, 4)), ((1, 5, 4), (5, 3))])
+def test_adaptive_pooling_backward_ops_compute_the_former_formulas_bit_for_bit(dtype, input_shape, output_size):
+    from tensormodes._ops.adaptive_pooling import _averaging_tensor
+    from tensormodes._ops.pooling import _spread_maxima
+
+    rng = np.random.default_rng(3)
+    x = tm.tensor(rng.standard_normal(input_shape), dtype=getattr(tm, dtype))
+    grad = tm.tensor(rng.standard_normal((*input_shape[:-2], *output_size)), dtype=getattr(tm, dtype))
+    ours = tm.ops.aten._adaptive_avg_pool2d_backward.default(grad, x)
+    rows = _averaging_tensor(input_shape[-2], output_size[0], grad)
+    before = rows.mT @ grad @ _averaging_tensor(input_shape[-1], output_size[1], grad)
+    assert ours.dtype == before.dtype and ours.numpy().tobytes() == before.numpy().tobytes()
+    _, indices = tm._adaptive_max_pool2d(x, list(output_size))
+    ours = tm.ops.aten.adaptive_max_pool2d_backward.default(grad, x, indices)
+    overlapping = input_shape[-2] % output_size[0] or input_shape[-1] % output_size[1]
+    before = _spread_maxima(grad, input_shape, indices, bool(overlapping))
+    assert ours.dtype == before.dtype and ours.numpy().tobytes() == before.numpy().tobytes()

@@ -216,8 +216,7 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 KNOWN = {
     **dict.fromkeys([
         "_embedding_bag",
-        "max_pool1d", "max_pool1d_with_indices", "_adaptive_max_pool2d",
-        "adaptive_max_pool1d", "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "_reflection_pad1d",
+        "_reflection_pad1d",
         "_reflection_pad2d", "_reflection_pad3d", "_replication_pad1d", "_replication_pad2d", "_replication_pad3d",
         "_upsample_nearest1d", "_upsample_nearest2d", "_upsample_linear1d", "_upsample_bilinear2d",
         "_upsample_bicubic2d", "narrow", "tensor_split", "hsplit", "vsplit", "dsplit",
@@ -244,7 +243,7 @@ KNOWN = {
                      "_cross_entropy_loss_backward", "_sigmoid_backward", "max_pool2d_with_indices_backward",
                      "gelu_backward", "elu_backward", "hardswish_backward", "mse_loss_backward",
                      "softplus_backward", "glu_backward", "_prelu_kernel_backward", "smooth_l1_loss_backward",
-                     "huber_loss_backward", "binary_cross_entropy_backward", "avg_pool2d_backward"],
+                     "huber_loss_backward", "binary_cross_entropy_backward"],
                     _DOUBLE),
     # Ops added after the survey's alignment (everyday layers, fft): their formulas keep their own ops
     **dict.fromkeys(["_linalg_lstsq", "_max_pool3d_with_indices", "_multi_margin_loss", "_multilabel_margin_loss",

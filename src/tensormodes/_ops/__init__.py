@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     attention_ops,
     backward_ops,
     backward_ops_nn,
+    backward_ops_pooling,
     binary_math,
     comparison,
     complex_numbers,

@@ -421,7 +421,28 @@ def _max_pool1d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
                           _overlapping((kernel,), (step,), (_one("dilation", dilation),))).squeeze(-2)
 
 
-@op(node="squeeze#1", meta=rule(_max_pool1d_meta),
+def _max_pool1d_decomposition(function: str):
+    """PyTorch's composite ``max_pool1d`` / ``max_pool1d_with_indices``: ``max_pool2d_with_indices``
+    over planes of height 1, both results squeezed; arguments it refuses are left to the op."""
+    def decomposition(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        meta = _max_pool1d_meta if function == "max_pool1d" else _max_pool1d_with_indices_meta
+        try:
+            meta(MetaArray(tuple(input.shape), input.dtype._np), kernel_size, stride, padding, dilation, ceil_mode)
+            kernel = _one("kernel_size", kernel_size)
+            step = _one("stride", stride, default=kernel, none_allowed=True)
+            pad, spread = _one("padding", padding), _one("dilation", dilation)
+        except (TypeError, ValueError, RuntimeError, NotImplementedError):
+            return NotImplemented
+        values, indices = ops._max_pool2d_with_indices(input.unsqueeze(-2), [1, kernel], [1, step], [0, pad],
+                                                       [1, spread], ceil_mode)
+        values, indices = values.squeeze(-2), indices.squeeze(-2)
+        return values if function == "max_pool1d" else (values, indices)
+
+    decomposition.__name__ = f"_{function}_decomposition"
+    return decomposition
+
+
+@op(node="squeeze#1", meta=rule(_max_pool1d_meta), decompose=_max_pool1d_decomposition("max_pool1d"),
     errors=(Sample((TensorSpec((2, 4)), 5)), Sample((TensorSpec((2, 4)), 2), {"padding": 2}),
             Sample((TensorSpec((2, 4), "int64"), 2))),
     grad=_max_pool1d_grad, saves=("indices",), samples=(
@@ -503,6 +524,7 @@ def _with_indices_1d_grad(grad, input_shape, result1, kernel_size, stride, dilat
 
 
 @op(node="squeeze#1", meta=rule(_max_pool1d_with_indices_meta),
+    decompose=_max_pool1d_decomposition("max_pool1d_with_indices"),
     errors=(Sample((TensorSpec((2, 4)), 5)), Sample((TensorSpec((4,)), 2))),
     grad=_with_indices_1d_grad, samples=(
     Sample((TensorSpec((1, 2, 6)), 2)),
@@ -620,13 +642,19 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     return _avg_pool_planes(input, kernel, step, pad, out, count_include_pad, divisor_override)
 
 
+def zeros_as(t):
+    """PyTorch's ``zeros_like(self)`` in a backward op's own formula, which its dispatch level sees
+    as ``zeros`` (its ``zeros_like`` of a dense tensor calls ``zeros``)."""
+    return ops.zeros(tuple(t.shape), dtype=t.dtype, device=t.device)
+
+
 def _avg_pool2d_backward_grad(grad, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                               divisor_override, needs_input_grad):
     # The backward is linear in grad_output: its own gradient is the average pooling again; zeros
     # for the input, whose values it never reads (as PyTorch's).
     return (ops.nn.functional.avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                          divisor_override) if needs_input_grad[0] else None,
-            ops.zeros_like(input) if needs_input_grad[1] else None)
+            zeros_as(input) if needs_input_grad[1] else None)
 
 
 @op(function=False, meta=rule(_avg_pool2d_backward_meta),
