@@ -489,6 +489,11 @@ def _backward_aten_ops(function, *shapes, create_graph=False):
     (F.mish, [(2, 3)], ["aten.mish_backward.default"]),
     (lambda x: F.avg_pool2d(x, 2), [(1, 2, 4, 4)], ["aten.avg_pool2d_backward.default"]),
     (lambda x: F.adaptive_avg_pool2d(x, 3), [(1, 2, 5, 5)], ["aten._adaptive_avg_pool2d_backward.default"]),
+    (lambda x: F.pad(x, [1, 2], mode="reflect"), [(1, 2, 5)], ["aten.reflection_pad1d_backward.default"]),
+    (lambda x: F.pad(x, [1, 2, 0, 1], mode="replicate"), [(1, 2, 3, 5)], ["aten.replication_pad2d_backward.default"]),
+    (lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), [(1, 2, 3, 3)],
+     ["aten.upsample_bilinear2d_backward.default"]),
+    (lambda x: F.interpolate(x, size=5), [(1, 2, 3)], ["aten.upsample_nearest1d_backward.default"]),
     (lambda x: F.adaptive_max_pool2d(x, 3), [(1, 2, 5, 5)], ["aten.adaptive_max_pool2d_backward.default"]),
     (lambda x: F.adaptive_max_pool1d(x, 3), [(1, 2, 5)], ["aten.unsqueeze.default",
                                                           "aten.adaptive_max_pool2d_backward.default",
@@ -576,3 +581,67 @@ def test_adaptive_pooling_backward_ops_compute_the_former_formulas_bit_for_bit(d
     overlapping = input_shape[-2] % output_size[0] or input_shape[-1] % output_size[1]
     before = _spread_maxima(grad, input_shape, indices, bool(overlapping))
     assert ours.dtype == before.dtype and ours.numpy().tobytes() == before.numpy().tobytes()
+
+
+def _former_scatter_back(grad, input_shape, plan):
+    """The formula the padding and upsampling ops' gradients ran before their backward ops (public
+    ops: new_zeros and index_add), kept here as the values those ops must keep."""
+    shapes = [tuple(input_shape)]
+    for dim, low, _, _ in plan[:-1]:
+        shape = list(shapes[-1])
+        shape[dim] = len(low)
+        shapes.append(tuple(shape))
+    for (dim, low, high, weight), shape in zip(reversed(plan), reversed(shapes), strict=True):
+        zeros = grad.new_zeros(shape)
+        view = [1] * grad.dim()
+        view[dim] = len(low)
+        if low.ndim == 2:
+            for k in range(low.shape[1]):
+                w = tm.tensor(weight[:, k].reshape(view), dtype=grad.dtype)
+                zeros = zeros.index_add(dim, tm.tensor(low[:, k]), grad * w)
+            grad = zeros
+        elif high is None:
+            grad = zeros.index_add(dim, tm.tensor(low), grad)
+        else:
+            w = tm.tensor(weight.reshape(view), dtype=grad.dtype)
+            grad = zeros.index_add(dim, tm.tensor(low), grad * (1 - w)).index_add(dim, tm.tensor(high), grad * w)
+    return grad
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("case", [
+    ("reflection_pad1d", (2, 3, 5), [2, 1]), ("reflection_pad2d", (2, 3, 4, 5), [1, 2, -1, 3]),
+    ("reflection_pad3d", (1, 2, 3, 4, 5), [1, 2, 0, 1, 2, -1]), ("replication_pad1d", (2, 3, 5), [3, -1]),
+    ("replication_pad2d", (3, 4, 5), [1, 2, 3, 1]), ("replication_pad3d", (1, 2, 3, 4, 5), [2, 1, 1, 0, 0, 2]),
+    ("upsample_nearest1d", (2, 3, 5), [8], None, [None]),
+    ("upsample_nearest2d", (1, 2, 3, 5), [7, 4], None, [1.5, None]),
+    ("upsample_linear1d", (2, 3, 5), [9], False, [None]), ("upsample_linear1d", (2, 3, 5), [3], True, [None]),
+    ("upsample_bilinear2d", (1, 2, 3, 5), [7, 4], False, [None, None]),
+    ("upsample_bilinear2d", (1, 2, 3, 5), [4, 11], True, [2.0, None]),
+    ("upsample_bicubic2d", (1, 2, 3, 5), [7, 4], False, [None, None]),
+    ("upsample_bicubic2d", (1, 2, 4, 4), [5, 9], True, [None, None])])
+def test_resampling_backward_ops_compute_the_former_formula_bit_for_bit(case, dtype):
+    from tensormodes._ops.resampling import _pad_plan, _probe, _upsample_plan
+
+    name, shape, sizes, *upsampling = case
+    rng = np.random.default_rng(5)
+    x = tm.tensor(rng.standard_normal(shape)).to(getattr(tm, dtype))
+    if name.startswith("upsample"):
+        align_corners, scales = upsampling
+        forward = getattr(tm, f"_{name}")
+        output = forward(x, sizes, *([] if align_corners is None else [align_corners]), *scales)
+        grad = tm.tensor(rng.standard_normal(tuple(output.shape))).to(x.dtype)
+        ours = getattr(tm.ops.aten, f"{name}_backward").default(
+            grad, sizes, list(shape), *([] if align_corners is None else [align_corners]), *scales)
+        plan = _upsample_plan(name, _probe(shape, x.dtype), sizes, len(scales), scales, align_corners,
+                              cubic="cubic" in name)
+        if "cubic" in name and tuple(grad.shape) == shape:
+            pytest.skip("the gradient itself")
+    else:
+        output = getattr(tm, f"_{name}")(x, sizes)
+        grad = tm.tensor(rng.standard_normal(tuple(output.shape))).to(x.dtype)
+        ours = getattr(tm.ops.aten, f"{name}_backward").default(grad, x, sizes)
+        plan = _pad_plan(name, x.numpy(), sizes, len(sizes) // 2, name.startswith("reflection"))
+    before = _former_scatter_back(grad, shape, plan)
+    assert ours.dtype == before.dtype and ours.shape == before.shape
+    assert ours.numpy().tobytes() == before.numpy().tobytes()

@@ -216,10 +216,7 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 KNOWN = {
     **dict.fromkeys([
         "_embedding_bag",
-        "_reflection_pad1d",
-        "_reflection_pad2d", "_reflection_pad3d", "_replication_pad1d", "_replication_pad2d", "_replication_pad3d",
-        "_upsample_nearest1d", "_upsample_nearest2d", "_upsample_linear1d", "_upsample_bilinear2d",
-        "_upsample_bicubic2d", "narrow", "tensor_split", "hsplit", "vsplit", "dsplit",
+        "narrow", "tensor_split", "hsplit", "vsplit", "dsplit",
         "diff", "trapezoid", "diagonal", "unfold", "as_strided", "cdist", "i0", "special_i0", "index", "index_put",
         "masked_select", "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
         "nanquantile", "nan_to_num"], _NO_OP),

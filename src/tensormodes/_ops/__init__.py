@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     backward_ops,
     backward_ops_nn,
     backward_ops_pooling,
+    backward_ops_resampling,
     binary_math,
     comparison,
     complex_numbers,
