@@ -487,6 +487,9 @@ def _backward_aten_ops(function, *shapes, create_graph=False):
 
 @pytest.mark.parametrize("program, shapes, expected", [
     (F.mish, [(2, 3)], ["aten.mish_backward.default"]),
+    (lambda x: x.narrow(1, 1, 2), [(2, 4)], ["aten.slice_backward.default"]),
+    (lambda x: x.diagonal(1), [(3, 4)], ["aten.diagonal_backward.default"]),
+    (lambda x: x.unfold(1, 2, 1), [(2, 4)], ["aten.unfold_backward.default"]),
     (lambda x: F.avg_pool2d(x, 2), [(1, 2, 4, 4)], ["aten.avg_pool2d_backward.default"]),
     (lambda x: F.adaptive_avg_pool2d(x, 3), [(1, 2, 5, 5)], ["aten._adaptive_avg_pool2d_backward.default"]),
     (lambda x: F.pad(x, [1, 2], mode="reflect"), [(1, 2, 5)], ["aten.reflection_pad1d_backward.default"]),
@@ -645,3 +648,20 @@ def test_resampling_backward_ops_compute_the_former_formula_bit_for_bit(case, dt
     before = _former_scatter_back(grad, shape, plan)
     assert ours.dtype == before.dtype and ours.shape == before.shape
     assert ours.numpy().tobytes() == before.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("view, arguments", [("diagonal", (0, 0, 1)), ("diagonal", (1, -1, 0)),
+                                             ("diagonal", (-2, 2, 0)), ("unfold", (2, 3, 1)), ("unfold", (0, 2, 1)),
+                                             ("unfold", (1, 3, 2))])
+def test_view_backward_ops_compute_the_former_formula_bit_for_bit(view, arguments, dtype):
+    # the former formula: each gradient added back at the flat position its element came from
+    from tensormodes._ops.shape import gather_back, positions_of
+
+    rng = np.random.default_rng(2)
+    shape = (3, 4, 5)
+    picked = getattr(tm.zeros(shape), view)(*arguments)
+    grad = tm.tensor(rng.standard_normal(tuple(picked.shape)), dtype=getattr(tm, dtype))
+    ours = getattr(tm.ops.aten, f"{view}_backward").default(grad, list(shape), *arguments)
+    before = gather_back(grad, shape, getattr(positions_of(grad, shape), view)(*arguments))
+    assert ours.dtype == before.dtype and ours.numpy().tobytes() == before.numpy().tobytes()

@@ -216,8 +216,8 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 KNOWN = {
     **dict.fromkeys([
         "_embedding_bag",
-        "narrow", "tensor_split", "hsplit", "vsplit", "dsplit",
-        "diff", "trapezoid", "diagonal", "unfold", "as_strided", "cdist", "i0", "special_i0", "index", "index_put",
+        "tensor_split", "hsplit", "vsplit", "dsplit",
+        "diff", "trapezoid", "as_strided", "cdist", "i0", "special_i0", "index", "index_put",
         "masked_select", "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
         "nanquantile", "nan_to_num"], _NO_OP),
     **dict.fromkeys(["gather", "index_select", "msort", "sort", "topk", "kthvalue", "mode"], _NEW_ZEROS),
