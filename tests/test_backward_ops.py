@@ -460,6 +460,23 @@ def test_new_backward_ops_compute_the_former_formulas_bit_for_bit(dtype):
             assert new.numpy().tobytes() == old.numpy().tobytes(), name
 
 
+def _logging_mode():
+    """A dispatch mode logging the aten ops it sees in ``.ops`` while ``.on``."""
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops, self.on = [], True
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if self.on:
+                self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    return Log()
+
+
 def _backward_aten_ops(function, *shapes, create_graph=False):
     from tensormodes.utils._python_dispatch import TorchDispatchMode
 
@@ -665,3 +682,20 @@ def test_view_backward_ops_compute_the_former_formula_bit_for_bit(view, argument
     ours = getattr(tm.ops.aten, f"{view}_backward").default(grad, list(shape), *arguments)
     before = gather_back(grad, shape, getattr(positions_of(grad, shape), view)(*arguments))
     assert ours.dtype == before.dtype and ours.numpy().tobytes() == before.numpy().tobytes()
+
+
+@pytest.mark.parametrize("shape, mask_shape", [((2, 3), (2, 3)), ((2, 3), (3,)), ((3,), (2, 3))])
+def test_masked_select_gradient_is_pytorchs_masked_scatter_with_the_former_values(shape, mask_shape):
+    rng = np.random.default_rng(4)
+    x = tm.tensor(rng.standard_normal(shape), requires_grad=True)
+    mask = tm.tensor(rng.uniform(size=mask_shape) > 0.4)
+    out = x.masked_select(mask)
+    seed = tm.tensor(rng.standard_normal(tuple(out.shape)))
+    with _logging_mode() as log:
+        gx, = tm.autograd.grad(out, x, seed)
+    assert "aten.masked_scatter.default" in log.ops and "aten.zeros_like.default" in log.ops
+    broadcast = tuple(np.broadcast_shapes(shape, mask_shape))
+    before = tm.zeros(broadcast, dtype=tm.float64)
+    before[mask.expand(broadcast)] = seed  # the former formula
+    before = before.sum(0) if len(broadcast) > len(shape) else before
+    assert gx.numpy().tobytes() == before.numpy().tobytes()

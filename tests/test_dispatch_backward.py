@@ -218,7 +218,7 @@ KNOWN = {
         "_embedding_bag",
         "tensor_split", "hsplit", "vsplit", "dsplit",
         "diff", "trapezoid", "as_strided", "cdist", "i0", "special_i0", "index", "index_put",
-        "masked_select", "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
+        "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
         "nanquantile", "nan_to_num"], _NO_OP),
     **dict.fromkeys(["gather", "index_select", "msort", "sort", "topk", "kthvalue", "mode"], _NEW_ZEROS),
     **dict.fromkeys(["where", "where_method", "sinc", "special_sinc", "logcumsumexp", "atanh", "addcdiv", "pow",
@@ -244,7 +244,7 @@ KNOWN = {
                     _DOUBLE),
     # Ops added after the survey's alignment (everyday layers, fft): their formulas keep their own ops
     **dict.fromkeys(["_linalg_lstsq", "_max_pool3d_with_indices", "_multi_margin_loss", "_multilabel_margin_loss",
-                     "addbmm", "affine_grid_generator", "avg_pool3d", "combinations", "fft_fft", "fft_fft2",
+                     "addbmm", "affine_grid_generator", "avg_pool3d", "fft_fft", "fft_fft2",
                      "fft_fftn", "fft_hfft", "fft_ifft", "fft_ifft2", "fft_ifftn", "fft_ihfft", "fft_ihfft2",
                      "fft_ihfftn", "fft_irfft", "fft_rfft", "fft_rfft2", "fft_rfftn", "grid_sampler", "hardshrink",
                      "index_reduce", "linalg_eigvals", "linalg_householder_product", "linalg_matrix_exp",
