@@ -460,29 +460,69 @@ def test_new_backward_ops_compute_the_former_formulas_bit_for_bit(dtype):
             assert new.numpy().tobytes() == old.numpy().tobytes(), name
 
 
+def _logging_mode():
+    """A dispatch mode logging the aten ops it sees in ``.ops`` while ``.on``."""
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops, self.on = [], True
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if self.on:
+                self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    return Log()
+
+
 def _backward_aten_ops(function, *shapes, create_graph=False):
     from tensormodes.utils._python_dispatch import TorchDispatchMode
 
     class Log(TorchDispatchMode):
         def __init__(self):
             super().__init__()
-            self.ops = []
+            self.ops, self.on = [], False
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
+            if self.on:
+                self.ops.append(str(func))
             return func(*args, **(kwargs or {}))
 
     rng = np.random.default_rng(0)
     leaves = [tm.tensor(rng.uniform(0.1, 0.9, s).astype(np.float32), requires_grad=True) for s in shapes]
-    out = function(*leaves)
+    log = Log()
+    with log:  # the forward too: composites decompose at the dispatch level as PyTorch's
+        out = function(*leaves)
     seed = tm.ones(tuple(out.shape))
-    with Log() as log:
+    log.on = True
+    with log:
         tm.autograd.grad(out, leaves, seed, create_graph=create_graph)
     return log.ops
 
 
 @pytest.mark.parametrize("program, shapes, expected", [
     (F.mish, [(2, 3)], ["aten.mish_backward.default"]),
+    (lambda x: x.narrow(1, 1, 2), [(2, 4)], ["aten.slice_backward.default"]),
+    (lambda x: x.diagonal(1), [(3, 4)], ["aten.diagonal_backward.default"]),
+    (lambda x: x.unfold(1, 2, 1), [(2, 4)], ["aten.unfold_backward.default"]),
+    (lambda x: F.avg_pool2d(x, 2), [(1, 2, 4, 4)], ["aten.avg_pool2d_backward.default"]),
+    (lambda x: F.adaptive_avg_pool2d(x, 3), [(1, 2, 5, 5)], ["aten._adaptive_avg_pool2d_backward.default"]),
+    (lambda x: F.pad(x, [1, 2], mode="reflect"), [(1, 2, 5)], ["aten.reflection_pad1d_backward.default"]),
+    (lambda x: F.pad(x, [1, 2, 0, 1], mode="replicate"), [(1, 2, 3, 5)], ["aten.replication_pad2d_backward.default"]),
+    (lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), [(1, 2, 3, 3)],
+     ["aten.upsample_bilinear2d_backward.default"]),
+    (lambda x: F.interpolate(x, size=5), [(1, 2, 3)], ["aten.upsample_nearest1d_backward.default"]),
+    (lambda x: F.adaptive_max_pool2d(x, 3), [(1, 2, 5, 5)], ["aten.adaptive_max_pool2d_backward.default"]),
+    (lambda x: F.adaptive_max_pool1d(x, 3), [(1, 2, 5)], ["aten.unsqueeze.default",
+                                                          "aten.adaptive_max_pool2d_backward.default",
+                                                          "aten.squeeze.dim"]),
+    (lambda x: F.max_pool1d(x, 2), [(1, 2, 6)], ["aten.unsqueeze.default",
+                                                 "aten.max_pool2d_with_indices_backward.default",
+                                                 "aten.squeeze.dim"]),
+    (lambda x: F.avg_pool1d(x, 2), [(1, 2, 4)], ["aten.unsqueeze.default", "aten.avg_pool2d_backward.default",
+                                                 "aten.squeeze.dim"]),
     (lambda x, w, b: F.group_norm(x, 2, w, b), [(2, 4, 3), (4,), (4,)], ["aten.native_group_norm_backward.default"]),
     (F.glu, [(2, 4)], ["aten.glu_backward.default"]),
     # (then the weight's gradient summed to its shape: sum.dim_IntList and views, as autograd reduces it)
@@ -541,3 +581,121 @@ def test_new_backward_ops_refuse_what_pytorchs_kernels_refuse():
         tm.ops.aten.smooth_l1_loss_backward.default(complexes, complexes, complexes, 1, 1.0)
     with pytest.raises(NotImplementedError, match="\"binary_cross_entropy_backward\" not implemented for 'Long'"):
         tm.ops.aten.binary_cross_entropy_backward.default(ints, ints, ints)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("input_shape, output_size", [((2, 3, 7, 5), (3, 2)), ((3, 8, 8), (4, 4)), ((1, 5, 4), (5, 3))])
+def test_adaptive_pooling_backward_ops_compute_the_former_formulas_bit_for_bit(dtype, input_shape, output_size):
+    from tensormodes._ops.adaptive_pooling import _averaging_tensor
+    from tensormodes._ops.pooling import _spread_maxima
+
+    rng = np.random.default_rng(3)
+    x = tm.tensor(rng.standard_normal(input_shape), dtype=getattr(tm, dtype))
+    grad = tm.tensor(rng.standard_normal((*input_shape[:-2], *output_size)), dtype=getattr(tm, dtype))
+    ours = tm.ops.aten._adaptive_avg_pool2d_backward.default(grad, x)
+    rows = _averaging_tensor(input_shape[-2], output_size[0], grad)
+    before = rows.mT @ grad @ _averaging_tensor(input_shape[-1], output_size[1], grad)
+    assert ours.dtype == before.dtype and ours.numpy().tobytes() == before.numpy().tobytes()
+    _, indices = tm._adaptive_max_pool2d(x, list(output_size))
+    ours = tm.ops.aten.adaptive_max_pool2d_backward.default(grad, x, indices)
+    overlapping = input_shape[-2] % output_size[0] or input_shape[-1] % output_size[1]
+    before = _spread_maxima(grad, input_shape, indices, bool(overlapping))
+    assert ours.dtype == before.dtype and ours.numpy().tobytes() == before.numpy().tobytes()
+
+
+def _former_scatter_back(grad, input_shape, plan):
+    """The formula the padding and upsampling ops' gradients ran before their backward ops (public
+    ops: new_zeros and index_add), kept here as the values those ops must keep."""
+    shapes = [tuple(input_shape)]
+    for dim, low, _, _ in plan[:-1]:
+        shape = list(shapes[-1])
+        shape[dim] = len(low)
+        shapes.append(tuple(shape))
+    for (dim, low, high, weight), shape in zip(reversed(plan), reversed(shapes), strict=True):
+        zeros = grad.new_zeros(shape)
+        view = [1] * grad.dim()
+        view[dim] = len(low)
+        if low.ndim == 2:
+            for k in range(low.shape[1]):
+                w = tm.tensor(weight[:, k].reshape(view), dtype=grad.dtype)
+                zeros = zeros.index_add(dim, tm.tensor(low[:, k]), grad * w)
+            grad = zeros
+        elif high is None:
+            grad = zeros.index_add(dim, tm.tensor(low), grad)
+        else:
+            w = tm.tensor(weight.reshape(view), dtype=grad.dtype)
+            grad = zeros.index_add(dim, tm.tensor(low), grad * (1 - w)).index_add(dim, tm.tensor(high), grad * w)
+    return grad
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("case", [
+    ("reflection_pad1d", (2, 3, 5), [2, 1]), ("reflection_pad2d", (2, 3, 4, 5), [1, 2, -1, 3]),
+    ("reflection_pad3d", (1, 2, 3, 4, 5), [1, 2, 0, 1, 2, -1]), ("replication_pad1d", (2, 3, 5), [3, -1]),
+    ("replication_pad2d", (3, 4, 5), [1, 2, 3, 1]), ("replication_pad3d", (1, 2, 3, 4, 5), [2, 1, 1, 0, 0, 2]),
+    ("upsample_nearest1d", (2, 3, 5), [8], None, [None]),
+    ("upsample_nearest2d", (1, 2, 3, 5), [7, 4], None, [1.5, None]),
+    ("upsample_linear1d", (2, 3, 5), [9], False, [None]), ("upsample_linear1d", (2, 3, 5), [3], True, [None]),
+    ("upsample_bilinear2d", (1, 2, 3, 5), [7, 4], False, [None, None]),
+    ("upsample_bilinear2d", (1, 2, 3, 5), [4, 11], True, [2.0, None]),
+    ("upsample_bicubic2d", (1, 2, 3, 5), [7, 4], False, [None, None]),
+    ("upsample_bicubic2d", (1, 2, 4, 4), [5, 9], True, [None, None])])
+def test_resampling_backward_ops_compute_the_former_formula_bit_for_bit(case, dtype):
+    from tensormodes._ops.resampling import _pad_plan, _probe, _upsample_plan
+
+    name, shape, sizes, *upsampling = case
+    rng = np.random.default_rng(5)
+    x = tm.tensor(rng.standard_normal(shape)).to(getattr(tm, dtype))
+    if name.startswith("upsample"):
+        align_corners, scales = upsampling
+        forward = getattr(tm, f"_{name}")
+        output = forward(x, sizes, *([] if align_corners is None else [align_corners]), *scales)
+        grad = tm.tensor(rng.standard_normal(tuple(output.shape))).to(x.dtype)
+        ours = getattr(tm.ops.aten, f"{name}_backward").default(
+            grad, sizes, list(shape), *([] if align_corners is None else [align_corners]), *scales)
+        plan = _upsample_plan(name, _probe(shape, x.dtype), sizes, len(scales), scales, align_corners,
+                              cubic="cubic" in name)
+        if "cubic" in name and tuple(grad.shape) == shape:
+            pytest.skip("the gradient itself")
+    else:
+        output = getattr(tm, f"_{name}")(x, sizes)
+        grad = tm.tensor(rng.standard_normal(tuple(output.shape))).to(x.dtype)
+        ours = getattr(tm.ops.aten, f"{name}_backward").default(grad, x, sizes)
+        plan = _pad_plan(name, x.numpy(), sizes, len(sizes) // 2, name.startswith("reflection"))
+    before = _former_scatter_back(grad, shape, plan)
+    assert ours.dtype == before.dtype and ours.shape == before.shape
+    assert ours.numpy().tobytes() == before.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("view, arguments", [("diagonal", (0, 0, 1)), ("diagonal", (1, -1, 0)),
+                                             ("diagonal", (-2, 2, 0)), ("unfold", (2, 3, 1)), ("unfold", (0, 2, 1)),
+                                             ("unfold", (1, 3, 2))])
+def test_view_backward_ops_compute_the_former_formula_bit_for_bit(view, arguments, dtype):
+    # the former formula: each gradient added back at the flat position its element came from
+    from tensormodes._ops.shape import gather_back, positions_of
+
+    rng = np.random.default_rng(2)
+    shape = (3, 4, 5)
+    picked = getattr(tm.zeros(shape), view)(*arguments)
+    grad = tm.tensor(rng.standard_normal(tuple(picked.shape)), dtype=getattr(tm, dtype))
+    ours = getattr(tm.ops.aten, f"{view}_backward").default(grad, list(shape), *arguments)
+    before = gather_back(grad, shape, getattr(positions_of(grad, shape), view)(*arguments))
+    assert ours.dtype == before.dtype and ours.numpy().tobytes() == before.numpy().tobytes()
+
+
+@pytest.mark.parametrize("shape, mask_shape", [((2, 3), (2, 3)), ((2, 3), (3,)), ((3,), (2, 3))])
+def test_masked_select_gradient_is_pytorchs_masked_scatter_with_the_former_values(shape, mask_shape):
+    rng = np.random.default_rng(4)
+    x = tm.tensor(rng.standard_normal(shape), requires_grad=True)
+    mask = tm.tensor(rng.uniform(size=mask_shape) > 0.4)
+    out = x.masked_select(mask)
+    seed = tm.tensor(rng.standard_normal(tuple(out.shape)))
+    with _logging_mode() as log:
+        gx, = tm.autograd.grad(out, x, seed)
+    assert "aten.masked_scatter.default" in log.ops and "aten.zeros_like.default" in log.ops
+    broadcast = tuple(np.broadcast_shapes(shape, mask_shape))
+    before = tm.zeros(broadcast, dtype=tm.float64)
+    before[mask.expand(broadcast)] = seed  # the former formula
+    before = before.sum(0) if len(broadcast) > len(shape) else before
+    assert gx.numpy().tobytes() == before.numpy().tobytes()

@@ -199,8 +199,6 @@ _NO_OP = ("PyTorch's formula calls a dedicated ATen backward op (gelu_backward, 
           "formula computes the same values with public ops")
 _NEW_ZEROS = ("PyTorch's formula starts from grad.new_zeros(...); Tensor.new_zeros is no op at tensormodes' "
               "dispatch level (the formula's zeros are invisible there)")
-_ATEN_NAME = ("the private op reaches the dispatch level under its own name (_avg_pool2d_backward), not ATen's "
-              "with its schema")
 _NUMBER = ("PyTorch's formula passes a Python number where a tensor goes (where(c, 0, g), 1 - x, value / t): its "
            "dispatch level sees scalar_tensor / the composite's ops; tensormodes' public calls with numbers do not")
 _COMPOSITE = ("PyTorch implements the op (or its backward) as a composite whose pieces record the gradient "
@@ -218,16 +216,11 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 KNOWN = {
     **dict.fromkeys([
         "_embedding_bag",
-        "max_pool1d", "max_pool1d_with_indices", "_adaptive_max_pool2d",
-        "adaptive_max_pool1d", "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "_reflection_pad1d",
-        "_reflection_pad2d", "_reflection_pad3d", "_replication_pad1d", "_replication_pad2d", "_replication_pad3d",
-        "_upsample_nearest1d", "_upsample_nearest2d", "_upsample_linear1d", "_upsample_bilinear2d",
-        "_upsample_bicubic2d", "narrow", "tensor_split", "hsplit", "vsplit", "dsplit",
-        "diff", "trapezoid", "diagonal", "unfold", "as_strided", "cdist", "i0", "special_i0", "index", "index_put",
-        "masked_select", "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
+        "tensor_split", "hsplit", "vsplit", "dsplit",
+        "diff", "trapezoid", "as_strided", "cdist", "i0", "special_i0", "index", "index_put",
+        "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
         "nanquantile", "nan_to_num"], _NO_OP),
     **dict.fromkeys(["gather", "index_select", "msort", "sort", "topk", "kthvalue", "mode"], _NEW_ZEROS),
-    **dict.fromkeys(["avg_pool2d", "avg_pool1d"], _ATEN_NAME),
     **dict.fromkeys(["where", "where_method", "sinc", "special_sinc", "logcumsumexp", "atanh", "addcdiv", "pow",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
@@ -251,7 +244,7 @@ KNOWN = {
                     _DOUBLE),
     # Ops added after the survey's alignment (everyday layers, fft): their formulas keep their own ops
     **dict.fromkeys(["_linalg_lstsq", "_max_pool3d_with_indices", "_multi_margin_loss", "_multilabel_margin_loss",
-                     "addbmm", "affine_grid_generator", "avg_pool3d", "combinations", "fft_fft", "fft_fft2",
+                     "addbmm", "affine_grid_generator", "avg_pool3d", "fft_fft", "fft_fft2",
                      "fft_fftn", "fft_hfft", "fft_ifft", "fft_ifft2", "fft_ifftn", "fft_ihfft", "fft_ihfft2",
                      "fft_ihfftn", "fft_irfft", "fft_rfft", "fft_rfft2", "fft_rfftn", "grid_sampler", "hardshrink",
                      "grid_sampler_3d", "index_reduce", "linalg_eigvals", "linalg_householder_product",
