@@ -227,3 +227,67 @@ def test_lazy_conv_transpose_matches_torch(dims):
 def test_lazy_layer_errors_match_torch(expression):
     pytest.importorskip("torch")
     assert_same_outcome(expression)
+
+
+# -- StackDataset ---------------------------------------------------------------------------------------
+
+def test_stack_dataset_tuple_and_dict_forms_with_a_loader():
+    data = tm.utils.data
+    images, labels = tm.arange(12.0).reshape(6, 2), tm.arange(6)
+    pairs = data.StackDataset(data.TensorDataset(images), labels)
+    assert len(pairs) == 6
+    assert pairs[2][0][0].tolist() == [4.0, 5.0] and pairs[2][1].item() == 2
+    batch = next(iter(data.DataLoader(pairs, batch_size=4)))
+    assert batch[0][0].tolist() == images[:4].tolist() and batch[1].tolist() == [0, 1, 2, 3]
+    keyed = data.StackDataset(image=images, label=labels)
+    assert keyed[5]["label"].item() == 5 and list(keyed[5]) == ["image", "label"]
+    batch = next(iter(data.DataLoader(keyed, batch_size=3, shuffle=False)))
+    assert batch["image"].shape == (3, 2) and batch["label"].tolist() == [0, 1, 2]
+    # a part's __getitems__ is used for batches (Subset has one)
+    subset = data.Subset(list(range(10, 20)), [3, 1, 4])
+    assert data.StackDataset(subset, "abc").__getitems__([0, 2]) == [(13, "a"), (14, "c")]
+    assert data.StackDataset(s=subset).__getitems__([1]) == [{"s": 11}]
+
+
+class _Short(tm.utils.data.Dataset):
+    def __len__(self):
+        return 3
+
+    def __getitem__(self, index):
+        return index
+
+    def __getitems__(self, indices):
+        return indices[:1]
+
+
+@pytest.mark.parametrize("expression", [
+    "L.utils.data.StackDataset([1, 2], y=[3, 4])",
+    "L.utils.data.StackDataset()",
+    "L.utils.data.StackDataset([1, 2], [3])",
+    "L.utils.data.StackDataset(a=[1, 2], b=[3])",
+    "L.utils.data.StackDataset([1, 2], 'ab')[-1]",
+    "L.utils.data.StackDataset([1, 2], 'ab')[2]",
+    "L.utils.data.StackDataset(SHORT, 'abc').__getitems__([0, 1])",
+    "L.utils.data.StackDataset(x=SHORT).__getitems__([0, 1])",
+    "len(L.utils.data.StackDataset(a='xyz'))",
+])
+def test_stack_dataset_matches_torch(expression):
+    torch = pytest.importorskip("torch")
+
+    class Short(torch.utils.data.Dataset):
+        __len__, __getitem__, __getitems__ = _Short.__len__, _Short.__getitem__, _Short.__getitems__
+
+    ours, theirs = (run(library, expression.replace("SHORT", name), extra) for library, name, extra in (
+        (tm, "S", {"S": _Short()}), (torch, "S", {"S": Short()})))
+    assert ours[0] == theirs[0], (ours, theirs)
+    if ours[0] == "error":
+        assert type(ours[1]) is type(theirs[1]) and str(ours[1]) == str(theirs[1])
+    else:
+        assert ours[1] == theirs[1]
+
+
+def run(library, expression, extra):
+    try:
+        return "ok", eval(expression, {"L": library, **extra})
+    except Exception as error:  # noqa: BLE001 - the outcome is compared
+        return "error", error
