@@ -291,3 +291,38 @@ def run(library, expression, extra):
         return "ok", eval(expression, {"L": library, **extra})
     except Exception as error:  # noqa: BLE001 - the outcome is compared
         return "error", error
+
+
+# -- NumPy-style aliases -----------------------------------------------------------------------------
+
+_ALIASES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
+            "arctan": "atan", "arctan2": "atan2", "arctanh": "atanh", "divide": "div", "multiply": "mul",
+            "subtract": "sub", "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+            "not_equal": "ne", "fix": "trunc"}
+
+
+def test_aliases_literal_values_methods_and_nodes():
+    x = tm.tensor([-1.5, 0.5], requires_grad=True)
+    assert tm.fix(x).tolist() == [-1.0, 0.0] and tm.absolute(x).grad_fn.name() == "AbsBackward0"
+    assert tm.divide(tm.tensor([7, -7]), 2, rounding_mode="floor").tolist() == [3, -4]
+    assert tm.subtract(tm.tensor([5]), 1, alpha=3).tolist() == [2]
+    assert x.multiply(2).grad_fn.name() == "MulBackward0" and tm.greater_equal(x, 0.5).tolist() == [False, True]
+    y = tm.tensor([0.25, 4.0])
+    assert y.arctan2_(tm.tensor([1.0, 1.0])) is y and y.tolist()[0] == pytest.approx(0.24497866)
+    assert tm.row_stack((tm.ones(2), tm.zeros(2))).tolist() == [[1.0, 1.0], [0.0, 0.0]]
+    out = tm.empty(2)
+    assert tm.multiply(tm.tensor([1.0, 2.0]), 3, out=out) is out and out.tolist() == [3.0, 6.0]
+    for name in _ALIASES:
+        assert name in tm.__all__ and callable(getattr(tm.Tensor, name)) and callable(getattr(tm.Tensor, name + "_"))
+
+
+@pytest.mark.parametrize("name", sorted(_ALIASES))
+def test_aliases_match_torch(name):
+    pytest.importorskip("torch")
+    binary = _ALIASES[name] in ("atan2", "div", "mul", "sub", "gt", "ge", "lt", "le", "ne")
+    operands = "L.tensor([0.25, -0.5, 2.0]), L.tensor([1.0, 0.5, -3.0])" if binary else "L.tensor([0.25, -0.5, 2.0])"
+    other = ", L.tensor(2.0)" if binary else ""  # a tensor: atan2 takes no number
+    for expression in (f"L.{name}({operands})", f"L.{name}(L.tensor([1, 2, 3]){other})",
+                       f"L.tensor([0.25, 1.5]).{name}_({other[2:]})",
+                       f"L.{name}(L.tensor([0.25, 1.5], requires_grad=True){other}).grad_fn.name()"):
+        assert_same_outcome(expression, rtol=1e-6, atol=1e-7)

@@ -36,6 +36,7 @@ from . import (  # noqa: F401
     nn,
     normalization,
     norms,
+    numpy_names,
     pointwise_activation,
     pooling,
     pooling_3d,
