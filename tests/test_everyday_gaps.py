@@ -326,3 +326,33 @@ def test_aliases_match_torch(name):
                        f"L.tensor([0.25, 1.5]).{name}_({other[2:]})",
                        f"L.{name}(L.tensor([0.25, 1.5], requires_grad=True){other}).grad_fn.name()"):
         assert_same_outcome(expression, rtol=1e-6, atol=1e-7)
+
+
+# -- window functions ---------------------------------------------------------------------------------
+
+def test_windows_literal_values():
+    assert tm.hann_window(4).tolist() == [0.0, 0.5, 1.0, 0.5]
+    assert tm.hann_window(5, periodic=False, dtype=tm.float64).tolist() == pytest.approx([0, 0.5, 1, 0.5, 0])
+    assert tm.hamming_window(3, False, dtype=tm.float64).tolist() == pytest.approx([0.08, 1.0, 0.08])
+    assert tm.bartlett_window(4).tolist() == [0.0, 0.5, 1.0, 0.5]
+    assert tm.kaiser_window(3, False, 0.0).tolist() == [1.0, 1.0, 1.0]
+    assert tm.blackman_window(1).tolist() == [1.0] and tm.blackman_window(0).shape == (0,)
+    window = tm.hann_window(3, requires_grad=True, dtype=tm.float64)
+    assert window.requires_grad and window.is_leaf and window.dtype == tm.float64
+    assert tm.hann_window(4, device="meta").shape == (4,)
+    with pytest.raises(RuntimeError, match="hann_window requires non-negative window_length, got window_length=-1"):
+        tm.hann_window(-1)
+
+
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                                  "kaiser_window"])
+def test_windows_match_torch(name):
+    pytest.importorskip("torch")
+    for arguments in ("0", "1", "2", "7", "8, False", "16", "5, dtype=L.float64", "9, False, dtype=L.float16",
+                      "6, dtype=L.bfloat16", "33, dtype=L.float16", "-3", "3, dtype=L.int32", "3, dtype=L.bool",
+                      "3, dtype=L.complex64", "2.5"):
+        assert_same_outcome(f"L.{name}({arguments})", rtol=2e-6, atol=1e-7)
+    if name in ("hamming_window", "kaiser_window"):
+        assert_same_outcome(f"L.{name}(7, True, 0.3)", rtol=2e-6, atol=1e-7)
+    if name == "hamming_window":
+        assert_same_outcome(f"L.{name}(7, False, 0.3, 0.1, dtype=L.float16)")

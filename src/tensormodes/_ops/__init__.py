@@ -63,6 +63,7 @@ from . import (  # noqa: F401
     statistics,
     unary_math,
     views,
+    windows,
 )
 from .registry import OPS, OpDef
 
