@@ -279,10 +279,6 @@ def _half(case) -> bool:
 
 
 OPEN_BUGS: dict[tuple[str, str], Difference] = {
-    # a factory cannot record a differentiable conversion yet: the op table needs a way for a
-    # "tensor or any data" parameter to record when it is a tensor
-    ("asarray", "requires_grad"): Difference(
-        "L.asarray(L.tensor([1.5], requires_grad=True), dtype=L.float64).requires_grad"),
     # PyTorch's cumprod backward for an input holding a zero gives nan where an input is infinite;
     # ours gives the finite derivative there (found when the fft ops shifted the numbered cases)
     ("cumprod", "gradient values"): Difference(
@@ -658,8 +654,16 @@ def _bag_offsets_empty(case) -> bool:
         and indices.size > 0
 
 
+def _ctc_labels_outside_classes(case) -> bool:
+    log_probs, targets = case.args[:2]
+    classes = log_probs.shape[-1] if isinstance(log_probs, np.ndarray) and log_probs.ndim else 0
+    return isinstance(targets, np.ndarray) and targets.size > 0 and targets.dtype.kind in "iu" \
+        and bool(((targets < 0) | (targets >= classes)).any())
+
+
 # Calls that crash PyTorch's process (it reads memory it never checked): not run.
 _CRASH_TORCH: dict[str, Callable[[Case], bool]] = {
+    "_ctc_loss": _ctc_labels_outside_classes,  # a label beyond the classes: a heap corruption (munmap_chunk)
     "_native_batch_norm": _batch_norm_statistics_misfit,  # weights or statistics not of the channels' size
     "_embedding_bag": _bag_offsets_empty,  # no offsets for the indices: a segfault or a heap corruption
 }

@@ -356,3 +356,38 @@ def test_windows_match_torch(name):
         assert_same_outcome(f"L.{name}(7, True, 0.3)", rtol=2e-6, atol=1e-7)
     if name == "hamming_window":
         assert_same_outcome(f"L.{name}(7, False, 0.3, 0.1, dtype=L.float16)")
+
+
+# -- issue 22: asarray of a tensor that requires grad ------------------------------------------------
+
+def test_asarray_keeps_the_history_of_a_tensor_that_requires_grad():
+    t = tm.tensor([1.5, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="unspecified requires_grad now defaults to obj.requires_grad"):
+        converted = tm.asarray(t, dtype=tm.float64)
+    assert converted.requires_grad and converted.grad_fn.name() == "ToCopyBackward0"
+    (converted * tm.tensor([3.0, 4.0], dtype=tm.float64)).sum().backward()
+    assert t.grad.tolist() == [3.0, 4.0] and t.grad.dtype == tm.float32
+    copied = tm.asarray(t, copy=True, requires_grad=True)
+    assert copied.grad_fn.name() == "CloneBackward0"
+    detached = tm.asarray(t, dtype=tm.float64, requires_grad=False)
+    assert not detached.requires_grad and detached.is_leaf
+    assert tm.asarray(t, requires_grad=True) is t
+    with tm.no_grad():
+        assert not tm.asarray(t, dtype=tm.float64, requires_grad=False).requires_grad
+    leaf = tm.tensor([1.0], requires_grad=True)
+    assert tm.asarray(leaf, requires_grad=False) is leaf and not leaf.requires_grad  # PyTorch's flag on the leaf
+
+
+@pytest.mark.parametrize("expression", [
+    "L.asarray(L.tensor([1.5], requires_grad=True), dtype=L.float64).requires_grad",
+    "L.asarray(L.tensor([1.5], requires_grad=True), dtype=L.float64).grad_fn.name()",
+    "L.asarray(L.tensor([1.5], requires_grad=True), copy=True).grad_fn.name()",
+    "L.asarray(L.tensor([1.5], requires_grad=True), dtype=L.float64, requires_grad=False).requires_grad",
+    "L.asarray(L.tensor([1.5], requires_grad=True) * 2, requires_grad=False).is_leaf",
+    "L.asarray(L.tensor([1.5], requires_grad=True), copy=False, dtype=L.float64)",
+    "L.asarray(L.ones(2, dtype=L.long), requires_grad=True)",
+    "L.autograd.grad(L.asarray(x := L.tensor([1.5, 2.0], requires_grad=True), dtype=L.float64).pow(2).sum(), x)[0]",
+])
+def test_asarray_requires_grad_matches_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression)
