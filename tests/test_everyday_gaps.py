@@ -391,3 +391,38 @@ def test_asarray_keeps_the_history_of_a_tensor_that_requires_grad():
 def test_asarray_requires_grad_matches_torch(expression):
     pytest.importorskip("torch")
     assert_same_outcome(expression)
+
+
+# -- slice_scatter, select_scatter, diagonal_scatter ------------------------------------------------------
+
+def test_view_scatters_literal_values_and_gradients():
+    x = tm.zeros(2, 3, requires_grad=True)
+    src = tm.tensor([[1.0], [2.0]], requires_grad=True)
+    out = tm.slice_scatter(x, src, 1, 1, 2)
+    assert out.tolist() == [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]] and out.grad_fn.name() == "SliceScatterBackward0"
+    (out * tm.arange(6.0).reshape(2, 3)).sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 2.0], [3.0, 0.0, 5.0]] and src.grad.tolist() == [[1.0], [4.0]]
+    assert tm.zeros(2, 2).select_scatter(tm.tensor([5, 6]), 1, 0).tolist() == [[5.0, 0.0], [6.0, 0.0]]
+    assert tm.diagonal_scatter(tm.zeros(2, 2), tm.ones(1), -1).tolist() == [[0.0, 0.0], [1.0, 0.0]]
+    with pytest.raises(RuntimeError, match=r"src size = \[3\], slice size = \[2\]"):
+        tm.diagonal_scatter(tm.zeros(2, 2), tm.ones(3))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.slice_scatter(L.zeros(3, 4), L.ones(3, 2), 1, 0, 4, 2)",
+    "L.slice_scatter(L.zeros(3, 4), L.ones(3, 3), 1, 0, 4, 2)",
+    "L.slice_scatter(L.zeros(3, 4), L.ones(2, 4), start=-2)",
+    "L.slice_scatter(L.zeros(3, 4), L.ones(3, 2), 1, 0, 4, 0)",
+    "L.slice_scatter(L.zeros(()), L.ones(()))",
+    "L.slice_scatter(L.zeros(3, 4, dtype=L.long), L.full((3, 2), 2.7), 1, 0, 4, 2)",
+    "L.select_scatter(L.zeros(3, 4), L.ones(4), 0, 5)",
+    "L.select_scatter(L.zeros(3, 4), L.arange(3.0), 1, -1)",
+    "L.select_scatter(L.zeros(3, 4), 1.0, 0, 1)",
+    "L.diagonal_scatter(L.zeros(2, 3, 3), L.arange(6.0).reshape(3, 2), 0, 0, 2)",
+    "L.diagonal_scatter(L.zeros(3, 4), L.ones(3), dim1=0, dim2=0)",
+    "L.diagonal_scatter(L.zeros(3, 4), L.arange(2.0), 2).diagonal_scatter(L.ones(3))",
+    "L.select_scatter(L.zeros(2, dtype=L.complex64, requires_grad=True), L.ones(()), 0, 0)",
+])
+def test_view_scatters_match_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression)

@@ -62,6 +62,7 @@ from . import (  # noqa: F401
     special_names,
     statistics,
     unary_math,
+    view_scatters,
     views,
     windows,
 )
