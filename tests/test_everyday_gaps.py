@@ -426,3 +426,42 @@ def test_view_scatters_literal_values_and_gradients():
 def test_view_scatters_match_torch(expression):
     pytest.importorskip("torch")
     assert_same_outcome(expression)
+
+
+# -- frexp and ldexp ---------------------------------------------------------------------------------
+
+def test_frexp_ldexp_literal_values_and_gradients():
+    parts = tm.frexp(tm.tensor([8.0, -0.375, 0.0, float("inf")]))
+    assert parts.mantissa.tolist() == [0.5, -0.75, 0.0, float("inf")] and parts.exponent.tolist() == [4, -1, 0, 0]
+    assert parts.exponent.dtype == tm.int32 and type(parts).__name__ == "frexp"
+    x = tm.tensor([3.0, 10.0], requires_grad=True)
+    mantissa, exponent = x.frexp()
+    mantissa.sum().backward()
+    assert x.grad.tolist() == [0.25, 0.0625]  # 1 / 2 ** exponent
+    y = tm.tensor([1.0, 3.0], requires_grad=True)
+    out = tm.ldexp(y, tm.tensor([3, -1]))
+    assert out.tolist() == [8.0, 1.5] and out.grad_fn.name() == "LdexpBackward0"
+    out.sum().backward()
+    assert y.grad.tolist() == [8.0, 0.5]  # the derivative (PyTorch's integer 2 ** -1 gives 0 there)
+    with pytest.raises(RuntimeError, match="only supports floating-point dtypes"):
+        tm.frexp(tm.tensor([1, 2]))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.frexp(L.tensor([0.0, -0.0, 1.5, -3.0, 1e-40, inf, -inf, nan]))",
+    "L.frexp(L.tensor([0.1, 3.0, 65504.0], dtype=L.float16))",
+    "L.frexp(L.tensor([0.1, 3.0, 1e38], dtype=L.bfloat16))",
+    "L.frexp(L.tensor([0.1, 1e-310], dtype=L.float64))",
+    "L.frexp(L.tensor([1, 2]))",
+    "L.tensor([5.0]).frexp()",
+    "L.ldexp(L.tensor([1, 2]), L.tensor([3, 1]))",
+    "L.ldexp(L.tensor([1.0], dtype=L.float16), L.tensor([3]))",
+    "L.ldexp(L.tensor([1.0]), L.tensor([3.0], dtype=L.float64))",
+    "L.ldexp(L.tensor([1.0, 2.0]), L.tensor([0.5, -1.5]))",
+    "L.ldexp(L.tensor([1.0]), 2)",
+    "L.ldexp(L.tensor([1 + 1j]), L.tensor([2]))",
+    "L.tensor([1.0, 2.0]).ldexp_(L.tensor([1, 2]))",
+])
+def test_frexp_ldexp_match_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=1e-6, atol=0)

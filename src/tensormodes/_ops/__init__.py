@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     eigen,
     einsum,
     fft,
+    float_parts,
     indexing,
     indexing_selection,
     joining,
