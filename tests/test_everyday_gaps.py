@@ -227,3 +227,241 @@ def test_lazy_conv_transpose_matches_torch(dims):
 def test_lazy_layer_errors_match_torch(expression):
     pytest.importorskip("torch")
     assert_same_outcome(expression)
+
+
+# -- StackDataset ---------------------------------------------------------------------------------------
+
+def test_stack_dataset_tuple_and_dict_forms_with_a_loader():
+    data = tm.utils.data
+    images, labels = tm.arange(12.0).reshape(6, 2), tm.arange(6)
+    pairs = data.StackDataset(data.TensorDataset(images), labels)
+    assert len(pairs) == 6
+    assert pairs[2][0][0].tolist() == [4.0, 5.0] and pairs[2][1].item() == 2
+    batch = next(iter(data.DataLoader(pairs, batch_size=4)))
+    assert batch[0][0].tolist() == images[:4].tolist() and batch[1].tolist() == [0, 1, 2, 3]
+    keyed = data.StackDataset(image=images, label=labels)
+    assert keyed[5]["label"].item() == 5 and list(keyed[5]) == ["image", "label"]
+    batch = next(iter(data.DataLoader(keyed, batch_size=3, shuffle=False)))
+    assert batch["image"].shape == (3, 2) and batch["label"].tolist() == [0, 1, 2]
+    # a part's __getitems__ is used for batches (Subset has one)
+    subset = data.Subset(list(range(10, 20)), [3, 1, 4])
+    assert data.StackDataset(subset, "abc").__getitems__([0, 2]) == [(13, "a"), (14, "c")]
+    assert data.StackDataset(s=subset).__getitems__([1]) == [{"s": 11}]
+
+
+class _Short(tm.utils.data.Dataset):
+    def __len__(self):
+        return 3
+
+    def __getitem__(self, index):
+        return index
+
+    def __getitems__(self, indices):
+        return indices[:1]
+
+
+@pytest.mark.parametrize("expression", [
+    "L.utils.data.StackDataset([1, 2], y=[3, 4])",
+    "L.utils.data.StackDataset()",
+    "L.utils.data.StackDataset([1, 2], [3])",
+    "L.utils.data.StackDataset(a=[1, 2], b=[3])",
+    "L.utils.data.StackDataset([1, 2], 'ab')[-1]",
+    "L.utils.data.StackDataset([1, 2], 'ab')[2]",
+    "L.utils.data.StackDataset(SHORT, 'abc').__getitems__([0, 1])",
+    "L.utils.data.StackDataset(x=SHORT).__getitems__([0, 1])",
+    "len(L.utils.data.StackDataset(a='xyz'))",
+])
+def test_stack_dataset_matches_torch(expression):
+    torch = pytest.importorskip("torch")
+
+    class Short(torch.utils.data.Dataset):
+        __len__, __getitem__, __getitems__ = _Short.__len__, _Short.__getitem__, _Short.__getitems__
+
+    ours, theirs = (run(library, expression.replace("SHORT", name), extra) for library, name, extra in (
+        (tm, "S", {"S": _Short()}), (torch, "S", {"S": Short()})))
+    assert ours[0] == theirs[0], (ours, theirs)
+    if ours[0] == "error":
+        assert type(ours[1]) is type(theirs[1]) and str(ours[1]) == str(theirs[1])
+    else:
+        assert ours[1] == theirs[1]
+
+
+def run(library, expression, extra):
+    try:
+        return "ok", eval(expression, {"L": library, **extra})
+    except Exception as error:  # noqa: BLE001 - the outcome is compared
+        return "error", error
+
+
+# -- NumPy-style aliases -----------------------------------------------------------------------------
+
+_ALIASES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
+            "arctan": "atan", "arctan2": "atan2", "arctanh": "atanh", "divide": "div", "multiply": "mul",
+            "subtract": "sub", "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
+            "not_equal": "ne", "fix": "trunc"}
+
+
+def test_aliases_literal_values_methods_and_nodes():
+    x = tm.tensor([-1.5, 0.5], requires_grad=True)
+    assert tm.fix(x).tolist() == [-1.0, 0.0] and tm.absolute(x).grad_fn.name() == "AbsBackward0"
+    assert tm.divide(tm.tensor([7, -7]), 2, rounding_mode="floor").tolist() == [3, -4]
+    assert tm.subtract(tm.tensor([5]), 1, alpha=3).tolist() == [2]
+    assert x.multiply(2).grad_fn.name() == "MulBackward0" and tm.greater_equal(x, 0.5).tolist() == [False, True]
+    y = tm.tensor([0.25, 4.0])
+    assert y.arctan2_(tm.tensor([1.0, 1.0])) is y and y.tolist()[0] == pytest.approx(0.24497866)
+    assert tm.row_stack((tm.ones(2), tm.zeros(2))).tolist() == [[1.0, 1.0], [0.0, 0.0]]
+    out = tm.empty(2)
+    assert tm.multiply(tm.tensor([1.0, 2.0]), 3, out=out) is out and out.tolist() == [3.0, 6.0]
+    for name in _ALIASES:
+        assert name in tm.__all__ and callable(getattr(tm.Tensor, name)) and callable(getattr(tm.Tensor, name + "_"))
+
+
+@pytest.mark.parametrize("name", sorted(_ALIASES))
+def test_aliases_match_torch(name):
+    pytest.importorskip("torch")
+    binary = _ALIASES[name] in ("atan2", "div", "mul", "sub", "gt", "ge", "lt", "le", "ne")
+    operands = "L.tensor([0.25, -0.5, 2.0]), L.tensor([1.0, 0.5, -3.0])" if binary else "L.tensor([0.25, -0.5, 2.0])"
+    other = ", L.tensor(2.0)" if binary else ""  # a tensor: atan2 takes no number
+    for expression in (f"L.{name}({operands})", f"L.{name}(L.tensor([1, 2, 3]){other})",
+                       f"L.tensor([0.25, 1.5]).{name}_({other[2:]})",
+                       f"L.{name}(L.tensor([0.25, 1.5], requires_grad=True){other}).grad_fn.name()"):
+        assert_same_outcome(expression, rtol=1e-6, atol=1e-7)
+
+
+# -- window functions ---------------------------------------------------------------------------------
+
+def test_windows_literal_values():
+    assert tm.hann_window(4).tolist() == [0.0, 0.5, 1.0, 0.5]
+    assert tm.hann_window(5, periodic=False, dtype=tm.float64).tolist() == pytest.approx([0, 0.5, 1, 0.5, 0])
+    assert tm.hamming_window(3, False, dtype=tm.float64).tolist() == pytest.approx([0.08, 1.0, 0.08])
+    assert tm.bartlett_window(4).tolist() == [0.0, 0.5, 1.0, 0.5]
+    assert tm.kaiser_window(3, False, 0.0).tolist() == [1.0, 1.0, 1.0]
+    assert tm.blackman_window(1).tolist() == [1.0] and tm.blackman_window(0).shape == (0,)
+    window = tm.hann_window(3, requires_grad=True, dtype=tm.float64)
+    assert window.requires_grad and window.is_leaf and window.dtype == tm.float64
+    assert tm.hann_window(4, device="meta").shape == (4,)
+    with pytest.raises(RuntimeError, match="hann_window requires non-negative window_length, got window_length=-1"):
+        tm.hann_window(-1)
+
+
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                                  "kaiser_window"])
+def test_windows_match_torch(name):
+    pytest.importorskip("torch")
+    for arguments in ("0", "1", "2", "7", "8, False", "16", "5, dtype=L.float64", "9, False, dtype=L.float16",
+                      "6, dtype=L.bfloat16", "33, dtype=L.float16", "-3", "3, dtype=L.int32", "3, dtype=L.bool",
+                      "3, dtype=L.complex64", "2.5"):
+        assert_same_outcome(f"L.{name}({arguments})", rtol=2e-6, atol=1e-7)
+    if name in ("hamming_window", "kaiser_window"):
+        assert_same_outcome(f"L.{name}(7, True, 0.3)", rtol=2e-6, atol=1e-7)
+    if name == "hamming_window":
+        assert_same_outcome(f"L.{name}(7, False, 0.3, 0.1, dtype=L.float16)")
+
+
+# -- issue 22: asarray of a tensor that requires grad ------------------------------------------------
+
+def test_asarray_keeps_the_history_of_a_tensor_that_requires_grad():
+    t = tm.tensor([1.5, 2.0], requires_grad=True)
+    with pytest.warns(UserWarning, match="unspecified requires_grad now defaults to obj.requires_grad"):
+        converted = tm.asarray(t, dtype=tm.float64)
+    assert converted.requires_grad and converted.grad_fn.name() == "ToCopyBackward0"
+    (converted * tm.tensor([3.0, 4.0], dtype=tm.float64)).sum().backward()
+    assert t.grad.tolist() == [3.0, 4.0] and t.grad.dtype == tm.float32
+    copied = tm.asarray(t, copy=True, requires_grad=True)
+    assert copied.grad_fn.name() == "CloneBackward0"
+    detached = tm.asarray(t, dtype=tm.float64, requires_grad=False)
+    assert not detached.requires_grad and detached.is_leaf
+    assert tm.asarray(t, requires_grad=True) is t
+    with tm.no_grad():
+        assert not tm.asarray(t, dtype=tm.float64, requires_grad=False).requires_grad
+    leaf = tm.tensor([1.0], requires_grad=True)
+    assert tm.asarray(leaf, requires_grad=False) is leaf and not leaf.requires_grad  # PyTorch's flag on the leaf
+
+
+@pytest.mark.parametrize("expression", [
+    "L.asarray(L.tensor([1.5], requires_grad=True), dtype=L.float64).requires_grad",
+    "L.asarray(L.tensor([1.5], requires_grad=True), dtype=L.float64).grad_fn.name()",
+    "L.asarray(L.tensor([1.5], requires_grad=True), copy=True).grad_fn.name()",
+    "L.asarray(L.tensor([1.5], requires_grad=True), dtype=L.float64, requires_grad=False).requires_grad",
+    "L.asarray(L.tensor([1.5], requires_grad=True) * 2, requires_grad=False).is_leaf",
+    "L.asarray(L.tensor([1.5], requires_grad=True), copy=False, dtype=L.float64)",
+    "L.asarray(L.ones(2, dtype=L.long), requires_grad=True)",
+    "L.autograd.grad(L.asarray(x := L.tensor([1.5, 2.0], requires_grad=True), dtype=L.float64).pow(2).sum(), x)[0]",
+])
+def test_asarray_requires_grad_matches_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression)
+
+
+# -- slice_scatter, select_scatter, diagonal_scatter ------------------------------------------------------
+
+def test_view_scatters_literal_values_and_gradients():
+    x = tm.zeros(2, 3, requires_grad=True)
+    src = tm.tensor([[1.0], [2.0]], requires_grad=True)
+    out = tm.slice_scatter(x, src, 1, 1, 2)
+    assert out.tolist() == [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]] and out.grad_fn.name() == "SliceScatterBackward0"
+    (out * tm.arange(6.0).reshape(2, 3)).sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.0, 2.0], [3.0, 0.0, 5.0]] and src.grad.tolist() == [[1.0], [4.0]]
+    assert tm.zeros(2, 2).select_scatter(tm.tensor([5, 6]), 1, 0).tolist() == [[5.0, 0.0], [6.0, 0.0]]
+    assert tm.diagonal_scatter(tm.zeros(2, 2), tm.ones(1), -1).tolist() == [[0.0, 0.0], [1.0, 0.0]]
+    with pytest.raises(RuntimeError, match=r"src size = \[3\], slice size = \[2\]"):
+        tm.diagonal_scatter(tm.zeros(2, 2), tm.ones(3))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.slice_scatter(L.zeros(3, 4), L.ones(3, 2), 1, 0, 4, 2)",
+    "L.slice_scatter(L.zeros(3, 4), L.ones(3, 3), 1, 0, 4, 2)",
+    "L.slice_scatter(L.zeros(3, 4), L.ones(2, 4), start=-2)",
+    "L.slice_scatter(L.zeros(3, 4), L.ones(3, 2), 1, 0, 4, 0)",
+    "L.slice_scatter(L.zeros(()), L.ones(()))",
+    "L.slice_scatter(L.zeros(3, 4, dtype=L.long), L.full((3, 2), 2.7), 1, 0, 4, 2)",
+    "L.select_scatter(L.zeros(3, 4), L.ones(4), 0, 5)",
+    "L.select_scatter(L.zeros(3, 4), L.arange(3.0), 1, -1)",
+    "L.select_scatter(L.zeros(3, 4), 1.0, 0, 1)",
+    "L.diagonal_scatter(L.zeros(2, 3, 3), L.arange(6.0).reshape(3, 2), 0, 0, 2)",
+    "L.diagonal_scatter(L.zeros(3, 4), L.ones(3), dim1=0, dim2=0)",
+    "L.diagonal_scatter(L.zeros(3, 4), L.arange(2.0), 2).diagonal_scatter(L.ones(3))",
+    "L.select_scatter(L.zeros(2, dtype=L.complex64, requires_grad=True), L.ones(()), 0, 0)",
+])
+def test_view_scatters_match_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression)
+
+
+# -- frexp and ldexp ---------------------------------------------------------------------------------
+
+def test_frexp_ldexp_literal_values_and_gradients():
+    parts = tm.frexp(tm.tensor([8.0, -0.375, 0.0, float("inf")]))
+    assert parts.mantissa.tolist() == [0.5, -0.75, 0.0, float("inf")] and parts.exponent.tolist() == [4, -1, 0, 0]
+    assert parts.exponent.dtype == tm.int32 and type(parts).__name__ == "frexp"
+    x = tm.tensor([3.0, 10.0], requires_grad=True)
+    mantissa, exponent = x.frexp()
+    mantissa.sum().backward()
+    assert x.grad.tolist() == [0.25, 0.0625]  # 1 / 2 ** exponent
+    y = tm.tensor([1.0, 3.0], requires_grad=True)
+    out = tm.ldexp(y, tm.tensor([3, -1]))
+    assert out.tolist() == [8.0, 1.5] and out.grad_fn.name() == "LdexpBackward0"
+    out.sum().backward()
+    assert y.grad.tolist() == [8.0, 0.5]  # the derivative (PyTorch's integer 2 ** -1 gives 0 there)
+    with pytest.raises(RuntimeError, match="only supports floating-point dtypes"):
+        tm.frexp(tm.tensor([1, 2]))
+
+
+@pytest.mark.parametrize("expression", [
+    "L.frexp(L.tensor([0.0, -0.0, 1.5, -3.0, 1e-40, inf, -inf, nan]))",
+    "L.frexp(L.tensor([0.1, 3.0, 65504.0], dtype=L.float16))",
+    "L.frexp(L.tensor([0.1, 3.0, 1e38], dtype=L.bfloat16))",
+    "L.frexp(L.tensor([0.1, 1e-310], dtype=L.float64))",
+    "L.frexp(L.tensor([1, 2]))",
+    "L.tensor([5.0]).frexp()",
+    "L.ldexp(L.tensor([1, 2]), L.tensor([3, 1]))",
+    "L.ldexp(L.tensor([1.0], dtype=L.float16), L.tensor([3]))",
+    "L.ldexp(L.tensor([1.0]), L.tensor([3.0], dtype=L.float64))",
+    "L.ldexp(L.tensor([1.0, 2.0]), L.tensor([0.5, -1.5]))",
+    "L.ldexp(L.tensor([1.0]), 2)",
+    "L.ldexp(L.tensor([1 + 1j]), L.tensor([2]))",
+    "L.tensor([1.0, 2.0]).ldexp_(L.tensor([1, 2]))",
+])
+def test_frexp_ldexp_match_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=1e-6, atol=0)

@@ -138,7 +138,7 @@ def test_the_lists_of_missing_layers_optimizers_and_linalg_functions_are_complet
     linalg = {name for name in dir(torch.linalg) if not name.startswith("_") and callable(getattr(torch.linalg, name))
               and name != "Tensor"}
     assert {f"linalg.{name}" for name in _missing_names(linalg, tm.linalg)} <= listed
-    for name in ("StackDataset", "IterDataPipe", "MapDataPipe"):
+    for name in ("IterDataPipe", "MapDataPipe"):
         assert hasattr(torch.utils.data, name) and not hasattr(tm.utils.data, name)
 
 

@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     eigen,
     einsum,
     fft,
+    float_parts,
     indexing,
     indexing_selection,
     joining,
@@ -40,6 +41,7 @@ from . import (  # noqa: F401
     nn,
     normalization,
     norms,
+    numpy_names,
     pointwise_activation,
     pooling,
     pooling_3d,
@@ -66,7 +68,9 @@ from . import (  # noqa: F401
     special_names,
     statistics,
     unary_math,
+    view_scatters,
     views,
+    windows,
 )
 from .registry import OPS, OpDef
 

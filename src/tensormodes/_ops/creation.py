@@ -535,6 +535,30 @@ def _has_buffer(obj) -> bool:
     return True
 
 
+_ASARRAY_REQUIRES_GRAD = ("tensormodes.asarray: unspecified requires_grad now defaults to obj.requires_grad instead "
+                          "of False. Pass requires_grad=False explicitly to get the old behavior and silence this "
+                          "warning.")
+
+
+def _asarray_of_differentiable(obj, target, copy, requires_grad):
+    """``asarray`` of a tensor that requires grad, as PyTorch 2.13: unless ``requires_grad=False``,
+    the result keeps the history (the conversion recorded by ``to`` or ``clone``, the tensor
+    itself otherwise; unspecified, with PyTorch's warning); with ``requires_grad=False`` a
+    conversion is detached (None: computed as for any tensor), a leaf itself stops requiring grad
+    (PyTorch sets the flag on the tensor it returns) and another tensor is detached."""
+    if requires_grad is False:
+        if target is None and not copy:
+            if not obj.is_leaf:
+                return obj.detach()
+            obj.requires_grad_(False)
+        return None
+    if requires_grad is None:
+        warnings.warn(_ASARRAY_REQUIRES_GRAD, UserWarning, stacklevel=4)
+    if target is not None:
+        return obj.to(target)
+    return obj.clone() if copy else obj
+
+
 @op(meta=rule(_asarray_meta),
     errors=(Sample((TensorSpec((2,), "int64"),), {"dtype": dt.float32, "copy": False}),
             Sample(([1, 2],), {"copy": False})),
@@ -567,10 +591,15 @@ def asarray(obj, *, dtype: dt.dtype | None = None, device=None, copy: bool | Non
         inner = np.asarray(obj)
         _numpy_dtype_of(inner)
     if inner is not None:
-        if target is not None and inner.dtype != target._np:
-            if copy is False:
-                source = scalar_type_name(dt.NP_TO_DTYPE[inner.dtype])
-                raise ValueError(f"can't alias tensor with dtype '{source}' into dtype '{scalar_type_name(target)}'.")
+        converts = target is not None and inner.dtype != target._np
+        if converts and copy is False:
+            source = scalar_type_name(dt.NP_TO_DTYPE[inner.dtype])
+            raise ValueError(f"can't alias tensor with dtype '{source}' into dtype '{scalar_type_name(target)}'.")
+        if is_tensor and obj._requires_grad:
+            kept = _asarray_of_differentiable(obj, target if converts else None, copy, requires_grad)
+            if kept is not None:
+                return kept
+        if converts:
             return dt.half_staged(inner, target._np).astype(target._np)
         if copy:
             return inner.copy()

@@ -17,7 +17,16 @@ from .dataloader import (
     default_convert,
     get_worker_info,
 )
-from .dataset import ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
 from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
@@ -29,7 +38,8 @@ from .sampler import (
 )
 
 __all__ = [
-    "Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset", "random_split",
+    "Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
+    "random_split",
     "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
     "BatchSampler", "DataLoader", "default_collate", "default_convert", "collate", "default_collate_fn_map",
     "get_worker_info", "DistributedSampler",

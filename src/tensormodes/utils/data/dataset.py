@@ -12,7 +12,7 @@ from typing import Any
 
 from ..._api import namespace as tm
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset",
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split"]
 
 
@@ -76,6 +76,57 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return self.tensors[0].size(0)
+
+
+class StackDataset(Dataset):
+    """Datasets side by side: sample ``i`` is the tuple of each positional dataset's ``i``-th
+    sample, or the dict of each keyword dataset's (one form or the other, all of one length).
+
+    >>> import tensormodes as tm
+    >>> pairs = tm.utils.data.StackDataset([1, 2], "ab")
+    >>> pairs[1], len(pairs), tm.utils.data.StackDataset(x=[1, 2], y="ab")[0]
+    ((2, 'b'), 2, {'x': 1, 'y': 'a'})
+    """
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            # PyTorch's message, its missing space included
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args) if args else list(kwargs.values())
+        self._length = len(parts[0])
+        if any(len(part) != self._length for part in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {key: dataset[index] for key, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """The samples at ``indices``, each part through its dataset's own ``__getitems__`` if it
+        has one (which must give one sample per index)."""
+        keyed = isinstance(self.datasets, dict)
+        columns = {}
+        for key, dataset in (self.datasets.items() if keyed else enumerate(self.datasets)):
+            getitems = getattr(dataset, "__getitems__", None)
+            if callable(getitems):
+                column = getitems(indices)
+                if len(column) != len(indices):
+                    raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got "
+                                     f"{len(column)}")
+            else:
+                column = [dataset[index] for index in indices]
+            columns[key] = column
+        if keyed:
+            return [{key: column[i] for key, column in columns.items()} for i in range(len(indices))]
+        return [tuple(column[i] for column in columns.values()) for i in range(len(indices))]
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class ConcatDataset(Dataset):

@@ -1,0 +1,31 @@
+"""PyTorch's NumPy-style names for ops declared in their own families (``torch.divide`` is
+``div``, ``torch.arccos`` is ``acos`` ...): one line each, each with the Tensor method and
+in-place method PyTorch has, and the backward node and ATen op of its target, as PyTorch's
+composite aliases record them.
+
+>>> import tensormodes as tm
+>>> tm.divide(tm.tensor([3.0]), 2).tolist(), tm.tensor([0.5]).arccos().tolist()
+([1.5], [1.0471975803375244])
+"""
+
+from __future__ import annotations
+
+from . import arithmetic, binary_math, comparison, joining, unary_math  # noqa: F401 - they declare the named ops
+from .registry import OPS, alias
+
+
+def _numpy_name(name: str, of: str, *, method: bool = True) -> None:
+    """Declare ``tensormodes.<name>`` (and ``Tensor.<name>`` / ``Tensor.<name>_`` if ``method``)
+    as the op ``of``."""
+    target = OPS[of]
+    alias(name, of=of, method=method, inplace=method, node=of, samples=target.samples,
+          doc=f"Alias for ``tensormodes.{target.function}``.\n\n" + target.doc.split("\n\n")[0])
+
+
+for _name, _of in (("absolute", "abs"), ("arccos", "acos"), ("arccosh", "acosh"), ("arcsin", "asin"),
+                   ("arcsinh", "asinh"), ("arctan", "atan"), ("arctan2", "atan2"), ("arctanh", "atanh"),
+                   ("divide", "div"), ("multiply", "mul"), ("subtract", "sub"), ("greater", "gt"),
+                   ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"), ("not_equal", "ne"),
+                   ("fix", "trunc")):
+    _numpy_name(_name, _of)
+_numpy_name("row_stack", "vstack", method=False)
