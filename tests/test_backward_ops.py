@@ -397,3 +397,53 @@ def test_training_step_gradients_are_one_call_each():
     with Recorder() as log:
         tm.autograd.grad(probabilities, x, seed)
     assert log.names == ["tensormodes._softmax_backward_data"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [(3, 8192 + 5), (7,), ()])
+def test_gelu_kernels_in_blocks_keep_the_whole_array_formulas(dtype, shape):
+    # gelu and gelu_backward compute a block of elements at a time, in place: bit for bit the
+    # whole-array expressions they replaced (across block edges, at infinities and NaN).
+    import math
+
+    from tensormodes._ops.special import _erf
+
+    def erf_as(x):
+        return _erf(x).astype(x.dtype)
+
+    def raw(a):
+        return a.reshape(-1).view(np.uint8)
+
+    def wide_exp(x):
+        return np.exp(x.astype(np.float64)).astype(np.float32) if x.dtype == np.float32 else np.exp(x)
+
+    rng = np.random.default_rng(7)
+    work = np.float64 if dtype == "float64" else np.float32
+    values = (rng.standard_normal(shape) * 3).astype(work)
+    grads = rng.standard_normal(shape).astype(work)
+    if values.size > 4:
+        values.flat[:4] = [np.inf, -np.inf, np.nan, 0.0]
+    x, dy = (tm.tensor(v).to(getattr(tm, dtype)) for v in (values, grads))
+    xs, dys = (t.to(tm.float64 if dtype == "float64" else tm.float32).numpy() for t in (x, dy))
+    w = xs.dtype.type
+    with np.errstate(all="ignore"):
+        if dtype in ("float32", "bfloat16") and xs.size > 1:
+            forward = xs * (1 + erf_as(xs * (1 / math.sqrt(2))))
+            forward *= 0.5
+            forward[np.isposinf(xs)] = np.nan
+        else:
+            forward = 0.5 * xs * (1 + erf_as(xs * (1 / math.sqrt(2))))
+        cdf = w(0.5) * (w(1) + erf_as(xs * w(math.sqrt(0.5))))
+        pdf = w(2 / math.sqrt(math.pi) * math.sqrt(0.5) * 0.5) * wide_exp(xs * xs * w(-0.5))
+        backward = dys * (cdf + xs * pdf)
+    target = getattr(tm, dtype)._np
+    for got, expected in ((F.gelu(x), forward), (tm.ops.aten.gelu_backward.default(dy, x), backward)):
+        assert got.dtype == getattr(tm, dtype) and got.shape == shape
+        np.testing.assert_array_equal(raw(got.numpy()), raw(np.asarray(expected).astype(target)))
+    # the tanh form's backward, block by block against its kernel on the whole arrays
+    from tensormodes._ops.backward_ops import _tanh_gelu_backward
+
+    with np.errstate(all="ignore"):
+        expected = np.asarray(_tanh_gelu_backward(dys, xs)).astype(target)
+    got = tm.ops.aten.gelu_backward.default(dy, x, approximate="tanh").numpy()
+    np.testing.assert_array_equal(raw(got), raw(expected))
