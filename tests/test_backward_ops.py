@@ -447,3 +447,40 @@ def test_gelu_kernels_in_blocks_keep_the_whole_array_formulas(dtype, shape):
         expected = np.asarray(_tanh_gelu_backward(dys, xs)).astype(target)
     got = tm.ops.aten.gelu_backward.default(dy, x, approximate="tanh").numpy()
     np.testing.assert_array_equal(raw(got), raw(expected))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_kernels_in_place_keep_their_formulas(dtype, affine):
+    # native_layer_norm and its backward work in place and take the mean in NumPy's own steps:
+    # bit for bit the expressions they replaced (np.mean, new arrays at every step).
+    rng = np.random.default_rng(8)
+    shape, normalized = (4, 6, 16), [6, 16]
+    x, g = (tm.tensor(rng.standard_normal(shape).astype(np.float32) * 3).to(getattr(tm, dtype)) for _ in range(2))
+    w, b = ((tm.tensor(rng.standard_normal(normalized).astype(np.float32)).to(getattr(tm, dtype)) if affine else None)
+            for _ in range(2))
+    out, mean, rstd = tm.ops.aten.native_layer_norm.default(x, normalized, w, b, 1e-5)
+    grads = tm.ops.aten.native_layer_norm_backward.default(g, x, normalized, mean, rstd, w, b, [True, affine, affine])
+    work = np.float64 if dtype == "float64" else np.float32
+    xs, gs = x.numpy().astype(work), g.numpy().astype(work)
+    ws, bs = (None, None) if not affine else (w.numpy(), b.numpy())
+    axes = (1, 2)
+    m = xs.mean(axis=axes, keepdims=True)
+    centred = xs - m
+    r = 1 / np.sqrt((centred * centred).mean(axis=axes, keepdims=True) + 1e-5)
+    expected = (xs - m) * r
+    if affine:
+        expected = expected * ws + bs
+    gy = gs if ws is None else gs * ws
+    ds, db = np.add.reduce(gy * xs, axis=axes, keepdims=True), np.add.reduce(gy, axis=axes, keepdims=True)
+    scale = 1 / 96
+    bb = (db * m - ds) * r * r * r * scale
+    c = -bb * m - db * r * scale
+    expected_grads = [r * gy + bb * xs + c]
+    if affine:
+        expected_grads += [np.add.reduce(gs * ((xs - m) * r), axis=0), np.add.reduce(gs, axis=0)]
+    target = x.numpy().dtype
+    for got, want in [(out, expected), (mean, m), (rstd, r), *zip(grads, expected_grads)]:
+        want = np.asarray(want).astype(target if got.dtype == x.dtype else work)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy().reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))
