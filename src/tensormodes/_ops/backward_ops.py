@@ -32,7 +32,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._pointwise import _opmath, blockwise
+from ._pointwise import BLOCK, _opmath, blockwise
 from ._samples import BF16, F16, M23, SCALAR_F64
 from .common import (
     HALF_TYPES,
@@ -228,7 +228,10 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
         raise RuntimeError("approximate argument must be either none or tanh.")
     (dy, x), result_type = _operands("GeluBackwardKernelImpl", grad_output, input)
     with quiet():  # 0 * inf at infinite x: NaN, as PyTorch's kernel gives
-        result = blockwise(_tanh_gelu_backward if approximate == "tanh" else _gelu_backward, dy, x)
+        if approximate == "tanh":
+            result = blockwise(_tanh_gelu_backward, dy, x)
+        else:  # float32 temporaries (erf and exp block their float64 ones)
+            result = blockwise(_gelu_backward, dy, x, block=2 * BLOCK)
     return _finished(result, result_type)
 
 

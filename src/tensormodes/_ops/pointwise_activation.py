@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._pointwise import blockwise
+from ._pointwise import BLOCK, blockwise
 from .common import (
     HALF_TYPES,
     array_type_name,
@@ -108,7 +108,7 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
         # elements) halves last, so x >= 2**127 overflows to inf, and its erf is NaN at +inf.
         # x * (1 + erf(x / sqrt(2))) * 0.5, operands in that order, in place: fewer whole-array
         # temporaries, which the C heap would give back and fault in again at every call
-        result = blockwise(_vector_gelu, x)
+        result = blockwise(_vector_gelu, x, block=2 * BLOCK)  # float32 temporaries (erf blocks its own)
     else:
         result = 0.5 * x * (1 + _erf_rounded(x * (1 / math.sqrt(2))))
     return _rounded(result, input)
