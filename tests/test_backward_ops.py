@@ -699,3 +699,92 @@ def test_masked_select_gradient_is_pytorchs_masked_scatter_with_the_former_value
     before[mask.expand(broadcast)] = seed  # the former formula
     before = before.sum(0) if len(broadcast) > len(shape) else before
     assert gx.numpy().tobytes() == before.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [(3, 8192 + 5), (7,), ()])
+def test_gelu_kernels_in_blocks_keep_the_whole_array_formulas(dtype, shape):
+    # gelu and gelu_backward compute a block of elements at a time, in place: bit for bit the
+    # whole-array expressions they replaced (across block edges, at infinities and NaN).
+    import math
+
+    from tensormodes._ops.special import _erf
+
+    def erf_as(x):
+        return _erf(x).astype(x.dtype)
+
+    def raw(a):
+        return a.reshape(-1).view(np.uint8)
+
+    def wide_exp(x):
+        return np.exp(x.astype(np.float64)).astype(np.float32) if x.dtype == np.float32 else np.exp(x)
+
+    rng = np.random.default_rng(7)
+    work = np.float64 if dtype == "float64" else np.float32
+    values = (rng.standard_normal(shape) * 3).astype(work)
+    grads = rng.standard_normal(shape).astype(work)
+    if values.size > 4:
+        values.flat[:4] = [np.inf, -np.inf, np.nan, 0.0]
+    x, dy = (tm.tensor(v).to(getattr(tm, dtype)) for v in (values, grads))
+    xs, dys = (t.to(tm.float64 if dtype == "float64" else tm.float32).numpy() for t in (x, dy))
+    w = xs.dtype.type
+    with np.errstate(all="ignore"):
+        if dtype in ("float32", "bfloat16") and xs.size > 1:
+            forward = xs * (1 + erf_as(xs * (1 / math.sqrt(2))))
+            forward *= 0.5
+            forward[np.isposinf(xs)] = np.nan
+        else:
+            forward = 0.5 * xs * (1 + erf_as(xs * (1 / math.sqrt(2))))
+        cdf = w(0.5) * (w(1) + erf_as(xs * w(math.sqrt(0.5))))
+        pdf = w(2 / math.sqrt(math.pi) * math.sqrt(0.5) * 0.5) * wide_exp(xs * xs * w(-0.5))
+        backward = dys * (cdf + xs * pdf)
+    target = getattr(tm, dtype)._np
+    for got, expected in ((F.gelu(x), forward), (tm.ops.aten.gelu_backward.default(dy, x), backward)):
+        assert got.dtype == getattr(tm, dtype) and got.shape == shape
+        np.testing.assert_array_equal(raw(got.numpy()), raw(np.asarray(expected).astype(target)))
+    # the tanh form's backward, block by block against its kernel on the whole arrays
+    from tensormodes._ops.backward_ops import _tanh_gelu_backward
+
+    with np.errstate(all="ignore"):
+        expected = np.asarray(_tanh_gelu_backward(dys, xs)).astype(target)
+    got = tm.ops.aten.gelu_backward.default(dy, x, approximate="tanh").numpy()
+    np.testing.assert_array_equal(raw(got), raw(expected))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_kernels_in_place_keep_their_formulas(dtype, affine):
+    # native_layer_norm and its backward work in place and take the mean in NumPy's own steps:
+    # bit for bit the expressions they replaced (np.mean, new arrays at every step).
+    rng = np.random.default_rng(8)
+    shape, normalized = (4, 6, 16), [6, 16]
+    x, g = (tm.tensor(rng.standard_normal(shape).astype(np.float32) * 3).to(getattr(tm, dtype)) for _ in range(2))
+    w, b = ((tm.tensor(rng.standard_normal(normalized).astype(np.float32)).to(getattr(tm, dtype)) if affine else None)
+            for _ in range(2))
+    out, mean, rstd = tm.ops.aten.native_layer_norm.default(x, normalized, w, b, 1e-5)
+    grads = tm.ops.aten.native_layer_norm_backward.default(g, x, normalized, mean, rstd, w, b, [True, affine, affine])
+    work = np.float64 if dtype == "float64" else np.float32
+    xs, gs = x.numpy().astype(work), g.numpy().astype(work)
+    ws, bs = (None, None) if not affine else (w.numpy(), b.numpy())
+    axes = (1, 2)
+    m = xs.mean(axis=axes, keepdims=True)
+    centred = xs - m
+    r = 1 / np.sqrt((centred * centred).mean(axis=axes, keepdims=True) + 1e-5)
+    expected = (xs - m) * r
+    if affine:
+        expected = expected * ws + bs
+    # the backward reads the statistics as saved (rounded to a half input's dtype, as PyTorch's)
+    mb, rb = mean.numpy().astype(work), rstd.numpy().astype(work)
+    gy = gs if ws is None else gs * ws
+    ds, db = np.add.reduce(gy * xs, axis=axes, keepdims=True), np.add.reduce(gy, axis=axes, keepdims=True)
+    scale = 1 / 96
+    bb = (db * mb - ds) * rb * rb * rb * scale
+    c = -bb * mb - db * rb * scale
+    expected_grads = [(rb * gs if ws is None else rb * gs * ws) + bb * xs + c]  # PyTorch's order: a * dy * gamma
+    if affine:
+        expected_grads += [np.add.reduce(gs * ((xs - mb) * rb), axis=0), np.add.reduce(gs, axis=0)]
+    target = x.numpy().dtype
+    for got, want in [(out, expected), (mean, m), (rstd, r), *zip(grads, expected_grads)]:
+        want = np.asarray(want).astype(target if got.dtype == x.dtype else work)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy().reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))

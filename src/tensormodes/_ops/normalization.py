@@ -12,6 +12,7 @@ into its arguments).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -34,12 +35,22 @@ def _half(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.asarray(np.asarray(values, np.float32).astype(dtype), dtype=np.float32)
 
 
-def _moments(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and 1 / sqrt(biased variance + eps) over ``axes`` (kept)."""
-    mean = x.mean(axis=axes, keepdims=True)
-    centred = x - mean
-    variance = (centred * centred).mean(axis=axes, keepdims=True)
-    return mean, 1 / np.sqrt(variance + eps)
+def _kept_mean(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """``x.mean(axis=axes, keepdims=True)`` of a float array, in NumPy's own two steps (the sum,
+    then a division by the count as an intp, so in float64 and rounded) without its Python
+    wrapper's overhead."""
+    total = np.add.reduce(x, axis=axes, keepdims=True)
+    return np.true_divide(total, np.intp(math.prod(x.shape[a] for a in axes)), out=total, casting="unsafe")
+
+
+def _moments(x: np.ndarray, axes: tuple[int, ...], eps: float, centred: bool = False) -> tuple[np.ndarray, ...]:
+    """Mean and 1 / sqrt(biased variance + eps) over ``axes`` (kept); and ``x - mean`` if ``centred``."""
+    mean = _kept_mean(x, axes)
+    difference = x - mean
+    variance = _kept_mean(difference * difference, axes)
+    variance += eps
+    rstd = 1 / np.sqrt(variance, out=variance)
+    return (mean, rstd, difference) if centred else (mean, rstd)
 
 
 def _working_tensor(t):
@@ -202,12 +213,12 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
     axes = _layer_norm_axes(input, normalized_shape, weight, bias)
     _check_parameter_dtypes(input, weight, bias)
     x = _working(input, "LayerNormKernelImpl")
-    mean, rstd = _moments(x, axes, eps)
-    result = (x - mean) * rstd
+    mean, rstd, result = _moments(x, axes, eps, centred=True)
+    result *= rstd  # (x - mean) * rstd * weight + bias, in place
     if weight is not None:
-        result = result * weight
+        result *= weight
     if bias is not None:
-        result = result + bias
+        result += bias
     # the output from the float32 statistics; the saved ones rounded to their dtype (the backward reads those)
     work = _statistics_dtype(input, weight, bias)
     return np.asarray(result, dtype=input.dtype), mean.astype(work), rstd.astype(work)
@@ -286,17 +297,23 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
         gy = g if weight is None else g * weight
-        count = int(np.prod([x.shape[d] for d in axes]))
+        count = math.prod(x.shape[d] for d in axes)
         scale = 1 / count if count else 0.0
         ds = np.add.reduce(gy * x, axis=axes, keepdims=True)
         db = np.add.reduce(gy, axis=axes, keepdims=True)
         b = (db * mean - ds) * rstd * rstd * rstd * scale
         c = -b * mean - db * rstd * scale
-        scaled = rstd * g if weight is None else rstd * g * weight  # (PyTorch's order: a * dy * gamma)
-        grad_input = np.asarray(scaled + b * x + c, dtype=input.dtype)
+        grad_input = rstd * g  # rstd * g * weight + b * x + c (PyTorch's order: a * dy * gamma), in place
+        if weight is not None:
+            grad_input *= weight
+        grad_input += b * x
+        grad_input += c
+        grad_input = np.asarray(grad_input, dtype=input.dtype)
     if output_mask[1]:
-        xhat = (x - mean) * rstd
-        grad_weight = np.asarray(np.add.reduce(g * xhat, axis=leading) if leading else g * xhat, dtype=input.dtype)
+        xhat = x - mean
+        xhat *= rstd
+        grad_weight = np.asarray(np.add.reduce(np.multiply(g, xhat, out=xhat), axis=leading) if leading
+                                 else g * xhat, dtype=input.dtype)
     if output_mask[2]:
         grad_bias = np.asarray(np.add.reduce(g, axis=leading) if leading else g, dtype=input.dtype)
     return grad_input, grad_weight, grad_bias

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
+from ._pointwise import BLOCK, blockwise
 from .common import (
     HALF_TYPES,
     array_type_name,
@@ -105,12 +106,21 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     elif input.dtype in _VECTOR_GELU and input.size > 1 and input.flags.c_contiguous:
         # PyTorch's vectorized float kernel (a contiguous float32 or bfloat16 input of two or more
         # elements) halves last, so x >= 2**127 overflows to inf, and its erf is NaN at +inf.
-        result = x * (1 + _erf_rounded(x * (1 / math.sqrt(2))))
-        result *= 0.5
-        np.copyto(result, np.float32("nan"), where=np.isposinf(x))
+        # x * (1 + erf(x / sqrt(2))) * 0.5, operands in that order, in place: fewer whole-array
+        # temporaries, which the C heap would give back and fault in again at every call
+        result = blockwise(_vector_gelu, x, block=2 * BLOCK)  # float32 temporaries (erf blocks its own)
     else:
         result = 0.5 * x * (1 + _erf_rounded(x * (1 / math.sqrt(2))))
     return _rounded(result, input)
+
+
+def _vector_gelu(x: np.ndarray) -> np.ndarray:
+    result = _erf_rounded(x * (1 / math.sqrt(2)))
+    np.add(1, result, out=result)
+    np.multiply(x, result, out=result)
+    result *= 0.5
+    np.copyto(result, np.float32("nan"), where=x == np.inf)
+    return result
 
 
 def _silu_grad(grad, input):
