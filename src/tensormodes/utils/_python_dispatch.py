@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from .._api.dispatch_level import correct_aliasing
 from .._api.tensor import Tensor
@@ -59,6 +60,11 @@ class TorchDispatchMode:
     """Base class of dispatch-level modes: override ``__torch_dispatch__(self, func, types,
     args=(), kwargs=None)``; enter with ``with Mode():`` (or ``with mode:``, also re-entered
     from inside its own handler)."""
+
+    # Beyond PyTorch: the ops (``OpOverloadPacket``s or ``OpOverload``s, an overload standing for its
+    # packet) the handler wants; the others run as if the mode were not there, and public calls that
+    # can reach none of them take their plain fast path. None: every op (PyTorch's behaviour).
+    handled_ops: Any = None
 
     def __init__(self, _dispatch_key=None) -> None:
         self._dispatch_key = _dispatch_key
