@@ -74,6 +74,11 @@ def below_autograd(entry: list, arguments: dict, out=None, composite: bool = Tru
     arguments already."""
     opdef, kind, recorder, overload = entry[:4]
     if composite and opdef.decompose is not None and kind == "functional" and out is None:
+        if entry[4] is by_position:  # a composite's lane too, made before its decomposition returns
+            if overload is None:
+                candidates = aten.overloads_of(opdef, kind)
+                entry[3] = candidates[0] if len(candidates) == 1 else False
+            entry[4] = _lane(entry) or _without_lane
         result = _decomposed(opdef, arguments.values())
         if result is not NotImplemented:  # NotImplemented: the op itself, for these arguments
             return result
