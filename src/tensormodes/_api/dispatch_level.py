@@ -228,7 +228,7 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
             popped = state._dispatch_popped
             if popped is False:
                 popped = state.dispatch_popped()
-            handled = state.dispatch_handled[-1]
+            handled = state.dispatch_top_handled
             if handled is not None and overload.overloadpacket not in handled:
                 result = skip_top_mode(overload, args, kwargs, state)
             else:

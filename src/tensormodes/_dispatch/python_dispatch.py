@@ -633,7 +633,7 @@ def run_chain(overload, args: tuple, kwargs: dict):
     state = STATE.get()
     if state is not None and state.dispatch_active:
         mode = state.dispatch_modes[-1]
-        handled = state.dispatch_handled[-1]
+        handled = state.dispatch_top_handled
         if handled is not None and overload.overloadpacket not in handled:  # it declared other ops
             return skip_top_mode(overload, args, kwargs, state)
         types = subclass_types(args, kwargs)

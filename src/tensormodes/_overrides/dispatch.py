@@ -45,7 +45,7 @@ class _State:
                  "modes_active", "top_handler", "handler", "handler_below", "_below", "_without_subclasses",
                  "dispatch_modes", "dispatch_enabled", "dispatch_active", "_dispatch_popped", "fast_skip_above",
                  "skip_next", "dispatch_lane", "_without_torch_function", "dispatch_handled",
-                 "dispatch_reaching", "dispatch_sees_autograd")
+                 "dispatch_reaching", "dispatch_sees_autograd", "dispatch_top_handled")
 
     def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple,
                  dispatch_modes: tuple = (), dispatch_enabled: bool = True, skip_next: bool = False) -> None:
@@ -100,6 +100,7 @@ class _State:
         # per dispatch mode, bottom first: the packets it declared (``handled_ops``), None for all;
         # ``dispatch_reaching``: when each declared, which ops may reach one (else None: all may)
         self.dispatch_handled = tuple(declared_ops.of(m) for m in dispatch_modes) if self.dispatch_active else ()
+        self.dispatch_top_handled = self.dispatch_handled[-1] if self.dispatch_handled else None
         self.dispatch_reaching = None
         # whether autograd's own ops and gradient formulas take PyTorch's forms (see the autograd
         # layer's ``below_listens``): not for modes that declared only products and convolutions,
