@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from .._dispatch.python_dispatch import active_modes, is_dispatch_class
 from .._overrides import dispatch as _state
@@ -41,6 +42,11 @@ class TorchDispatchMode:
     """Base class of dispatch-level modes: override ``__torch_dispatch__(self, func, types,
     args=(), kwargs=None)``; enter with ``with Mode():`` (or ``with mode:``, also re-entered
     from inside its own handler)."""
+
+    # Beyond PyTorch: the ops (``OpOverloadPacket``s or ``OpOverload``s, an overload standing for its
+    # packet) the handler wants; the others run as if the mode were not there, and public calls that
+    # can reach none of them take their plain fast path. None: every op (PyTorch's behaviour).
+    handled_ops: Any = None
 
     def __init__(self, _dispatch_key=None) -> None:
         self._dispatch_key = _dispatch_key

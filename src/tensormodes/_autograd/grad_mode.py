@@ -26,26 +26,22 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
            "is_inference_mode_enabled", "BELOW_AUTOGRAD"]
 
 
-class _BelowAutograd:
+class _BelowAutograd(int):
     """The flag's value below autograd (a dispatch handler, the kernel) when grad mode is on above:
-    falsy, so nothing records there, yet ``is_grad_enabled()`` reports ``reported`` — PyTorch's
-    handlers run below its autograd key, not under ``no_grad``, and see grad mode as it was
-    outside; ``enable_grad()`` / ``no_grad()`` inside one change what it reports, never recording."""
+    falsy, so nothing records there, yet ``is_grad_enabled()`` reports True — PyTorch's handlers
+    run below its autograd key, not under ``no_grad``, and see grad mode as it was outside.
+    (``enable_grad()`` inside a handler records again here, which the inner-autograd pattern of
+    ``examples/inner_autograd_subclass.py`` uses; PyTorch's would not record.)"""
 
-    __slots__ = ("reported",)
-
-    def __init__(self, reported: bool) -> None:
-        self.reported = reported
-
-    def __bool__(self) -> bool:
-        return False
+    # an int 0 of its own: its truth test is the C one (a Python ``__bool__`` would cost a call
+    # wherever generated code tests the flag below autograd)
+    __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"BELOW_AUTOGRAD({self.reported})"
+        return "BELOW_AUTOGRAD"
 
 
-BELOW_AUTOGRAD = _BelowAutograd(True)
-_BELOW_AUTOGRAD_OFF = _BelowAutograd(False)
+BELOW_AUTOGRAD = _BelowAutograd(0)
 
 _GRAD_ENABLED: ContextVar[bool] = ContextVar("tensormodes_grad_enabled", default=True)
 _INFERENCE: ContextVar[bool] = ContextVar("tensormodes_inference_mode", default=False)
@@ -73,7 +69,7 @@ def is_grad_enabled() -> bool:
     value = _GRAD_ENABLED.get()
     if value is True:
         return True
-    return value.reported if type(value) is _BelowAutograd else bool(value)
+    return value is BELOW_AUTOGRAD or bool(value)
 
 
 def is_inference_mode_enabled() -> bool:
@@ -135,10 +131,7 @@ class _GradModeContext:
             if self._replaces is not None:
                 replaced, self._replaces = self._replaces, None
             _ENTRIES.set(entries + ((self, replaced, inference),))
-            if type(grad) is _BelowAutograd:  # in a dispatch handler: what it reports changes, not recording
-                _GRAD_ENABLED.set(BELOW_AUTOGRAD if self._enabled else _BELOW_AUTOGRAD_OFF)
-            else:
-                _GRAD_ENABLED.set(self._enabled)
+            _GRAD_ENABLED.set(self._enabled)
             if self._inference is not None:
                 _INFERENCE.set(self._inference)
         except BaseException:
