@@ -83,7 +83,7 @@ def forward(self, x_1):
     sum_2 = tensormodes.ops.aten.sum.dim_IntList(expand, [0], True);  expand = None
     view = tensormodes.ops.aten.view.default(sum_2, [2]);  sum_2 = None
     t_3 = tensormodes.ops.aten.t.default(t_2);  t_2 = None
-    return (t_3, view)"""
+    return (t_3, view)"""  # noqa: E501
     assert gm._param_constant0 is lin.weight and dict(gm.named_parameters()).keys() == {
         "_param_constant0", "_param_constant1"}
     x = tm.randn(4, 3)
