@@ -223,6 +223,10 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
             grad_token = set_grad_enabled_raw(BELOW_AUTOGRAD)
         if formula is not None:
             formula_token = _FORMULA_CALLS.set(None)
+            if kwargs and kwargs.get("pin_memory") is False and overload._opdef.factory:
+                # PyTorch's C++ formula (``grad.new_zeros(shape)``) passes none of the options its
+                # Python binding always passes
+                kwargs = {name: value for name, value in kwargs.items() if name != "pin_memory"}
         if state is not None and state.dispatch_active:
             mode = state.dispatch_modes[-1]
             popped = state._dispatch_popped

@@ -18,6 +18,7 @@ from sys import getrefcount
 import numpy as np
 
 from .._dispatch.python_dispatch import FORMULA_CALLS
+from .._memory_format import preserve_format
 from .._ops.common import ops
 from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
 from .grad_mode import _GRAD_ENABLED
@@ -315,7 +316,10 @@ def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict]:
         if grad is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            grad = ops.ones_like(out) if below_listens(out) else ones_like(out)
+            # PyTorch's seed, argument for argument, where the dispatch level sees it (and only there: PyTorch's
+            # engine makes it in C++, below __torch_function__)
+            grad = ops.ops.aten.ones_like.default(out, pin_memory=False, memory_format=preserve_format) \
+                if below_listens(out) else ones_like(out)
         elif meta_of(grad)[0] != shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(meta_of(grad)[0])} and "
                                f"output[{i}] has a shape of {list(shape)}.")

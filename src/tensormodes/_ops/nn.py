@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray, contiguous_strides
+from .._tensor_base import zeros
 from . import activation as _activation
 from ._reduction import _half_cascade, _half_cascade_skipping
 from ._samples import SCALAR
@@ -523,7 +524,8 @@ def _nll_loss_backward_grad(grad, grad_output, target, weight, reduction, ignore
     grad_weight = None
     if needs_input_grad[3]:
         grad_weight = _nll_loss_weight_grad(grad_output, grad, target, weight, reduction, ignore_index)
-    return grad_grad_output, grad.new_zeros(tuple(grad.shape)), None, grad_weight
+    # input's zero gradient is made without an op, as PyTorch's zero tensor: no dispatch mode sees it
+    return grad_grad_output, zeros(tuple(grad.shape), dt.NP_TO_DTYPE[grad._data.dtype], grad), None, grad_weight
 
 
 @op(grad=_nll_loss_backward_grad, meta=rule(_nll_loss_backward_meta),

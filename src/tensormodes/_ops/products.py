@@ -503,9 +503,10 @@ def _mm_mat2_grad(grad, mat1, mat2):
 
 
 def _mm_grad(grad, input, mat2, needs_input_grad):
-    # Only the gradients that are wanted: PyTorch computes no other (its FLOP counts show it).
-    return (_mm_mat1_grad(grad, input, mat2) if needs_input_grad[0] else None,
-            _mm_mat2_grad(grad, input, mat2) if needs_input_grad[1] else None)
+    # Only the gradients that are wanted: PyTorch computes no other (its FLOP counts show it); mat2's
+    # first, as PyTorch's MmBackward0 (a dispatch mode sees its order; addmm's is mat1 first)
+    grad_mat2 = _mm_mat2_grad(grad, input, mat2) if needs_input_grad[1] else None
+    return _mm_mat1_grad(grad, input, mat2) if needs_input_grad[0] else None, grad_mat2
 
 
 @op(meta=_checked_meta(_mm_all_checks, _mm_shape),
@@ -578,7 +579,8 @@ def bmm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tenso
 def _mv_grad(grad, input, vec, needs_input_grad):
     # grad.view(-1, 1) where the dispatch level listens: PyTorch's formula is grad.ger(vec), whose
     # composite reshapes grad to a column (an unsqueeze is cheaper here)
-    column = (grad.view(-1, 1) if dispatch_listens(grad) else grad.unsqueeze(-1)) if needs_input_grad[0] else None
+    column = (grad.view(grad.shape[0], 1) if dispatch_listens(grad) else grad.unsqueeze(-1)) if needs_input_grad[0] \
+        else None
     return (column * _conj(vec) if needs_input_grad[0] else None,
             adjoint(input).mv(grad) if needs_input_grad[1] else None)
 
