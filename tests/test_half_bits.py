@@ -112,6 +112,31 @@ def test_bfloat16_layer_norm_input_gradient_reads_the_rounded_statistics():
     assert grad.view(tm.int16).tolist() == [[-16778, -16511, -16497, 16407], [-16615, 15963, 15727, 16040]]
 
 
+# -- float16 gelu ------------------------------------------------------------------------------------
+
+
+def test_float16_gelu_vector_steps_use_pytorchs_approximate_erf():
+    # a whole 64-element step: PyTorch's Vectorized<float>::erf, whose 1e-7 error shows in the tail
+    x = tm.linspace(-4.5, -3, 64, dtype=tm.float16)
+    bits = tm.nn.functional.gelu(x).view(tm.int16)
+    assert bits[[4, 9, 10]].tolist() == [-32378, -32110, -32041]
+    # the same values strided (no vector step in PyTorch either): std::erf
+    strided = tm.stack([x, x], 1)[:, 0]
+    assert tm.nn.functional.gelu(strided).view(tm.int16)[[4, 9, 10]].tolist() == [-32380, -32112, -32044]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_float16_gelu_matches_torch_bit_for_bit(approximate):
+    import torch
+
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.standard_normal(500) * 3, rng.uniform(-12, -3, 530)])
+    theirs = torch.nn.functional.gelu(torch.tensor(values).half(), approximate=approximate)
+    ours = tm.nn.functional.gelu(tm.tensor(values).half(), approximate=approximate)
+    assert ours.view(tm.int16).tolist() == theirs.view(torch.int16).tolist()
+
+
 # -- losses with a 0-dim operand of another dtype -------------------------------------------------
 
 

@@ -47,7 +47,7 @@ from .common import (
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise
 from .registry import Sample, Tensor, TensorSpec, op
-from .special import _erf
+from .special import _erf, _half_gelu_erf
 
 _F32 = np.dtype(np.float32)
 
@@ -237,7 +237,10 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
             inner_slope = beta * _fma(w(3) * kappa, square, w(1))
             result = dy * (w(0.5) * (w(1) + t) + w(0.5) * x * slope_of_right * inner_slope)
         else:
-            cdf = w(0.5) * (w(1) + _erf(x * w(_SQRT_HALF)).astype(x.dtype, copy=False))
+            half = grad_output.dtype == np.float16 and grad_output.flags.c_contiguous and input.flags.c_contiguous \
+                and input.dtype == np.float16
+            erf = _half_gelu_erf if half else _erf  # PyTorch's float16 vector steps: their own erf
+            cdf = w(0.5) * (w(1) + erf(x * w(_SQRT_HALF)).astype(x.dtype, copy=False))
             pdf = w(_GELU_BETA) * _wide(np.exp, x * x * w(-0.5))
             result = dy * (cdf + x * pdf)
     return _finished(result, result_type)
