@@ -21,20 +21,28 @@ from .products import _check_bool, _check_expandable, _coefficient, _product
 from .registry import Sample, Tensor, TensorSpec, op
 
 
-def _check_batches(batch1, batch2) -> None:
-    if batch1.ndim == 0:  # PyTorch reads batch1.size(0) first
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+def _read_size(array, d: int) -> None:
+    """The IndexError of PyTorch's ``tensor.size(d)`` past the last dimension."""
+    if array.ndim == 0:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    if d >= array.ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-array.ndim}, {array.ndim - 1}], "
+                         f"but got {d})")
+
+
+def _check_batches(batch1, batch2, read_first: tuple[int, ...]) -> None:
+    """PyTorch reads batch1's sizes ``read_first`` and batch2's size(2) before checking the ranks."""
+    for d in read_first:
+        _read_size(batch1, d)
+    _read_size(batch2, 2)
     if batch1.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if batch2.ndim < 3:  # PyTorch reads batch2.size(2) first
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(batch2.ndim, 1)}, "
-                         f"{max(batch2.ndim, 1) - 1}], but got 2)")
     if batch2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
 
 
 def _baddbmm_checks(input, batch1, batch2) -> tuple[int, int, int]:
-    _check_batches(batch1, batch2)
+    _check_batches(batch1, batch2, (0, 1))
     batch, k = batch1.shape[0], batch1.shape[2]
     if batch2.shape[0] != batch or batch2.shape[1] != k:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
@@ -50,7 +58,7 @@ def _baddbmm_checks(input, batch1, batch2) -> tuple[int, int, int]:
 
 
 def _addbmm_checks(input, batch1, batch2) -> tuple[int, int]:
-    _check_batches(batch1, batch2)
+    _check_batches(batch1, batch2, (1,))
     if batch1.shape[0] != batch2.shape[0]:
         raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
                            f"{batch2.shape[0]}")
