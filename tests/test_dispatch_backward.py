@@ -234,7 +234,7 @@ KNOWN = {
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
                      "polar"], _COMPOSITE),
-    **dict.fromkeys(["max", "min", "median", "nanmedian", "nansum", "nanmean", "rsqrt"], _VALUES),
+    **dict.fromkeys(["max", "min", "median", "nanmedian", "nansum", "nanmean"], _VALUES),
     **dict.fromkeys(["erfinv", "special_erfinv"], _SPEED),
     "_binary_cross_entropy_with_logits": ("the target's gradient divides the output gradient by the count before "
                                           "the product (tensormodes' rounding, kept); PyTorch divides the product "

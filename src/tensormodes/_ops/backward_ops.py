@@ -175,6 +175,10 @@ def _sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     tensor([0.2500, 0.3750])
     """
     gradient, y, result_type = _backward_operands(grad_output, output)
+    if result_type == np.float16:
+        # PyTorch's float16 kernel computes in c10::Half, each operation rounded (bfloat16's in float32)
+        one_minus = (1 - y).astype(np.float16).astype(np.float32)
+        return np.asarray(((gradient * one_minus).astype(np.float16).astype(np.float32) * y).astype(np.float16))
     product = gradient * np.conj((1 - y) * y) if y.dtype.kind == "c" else gradient * (1 - y) * y
     return np.asarray(product.astype(result_type, copy=False))
 
@@ -515,7 +519,13 @@ def logit_backward(grad_output: Tensor, input: Tensor, eps: float | None = None)
     (dy, x), result_type = _operands("logit_backward_cpu", grad_output, input)
     w = x.dtype.type
     with quiet():
-        result = dy / (x * (w(1) - x))
+        if result_type in (np.float16, dt.bfloat16._np):
+            # PyTorch's kernel computes in the half type itself, each operation rounded
+            def rounded(values):
+                return values.astype(result_type).astype(x.dtype)
+            result = dy / rounded(x * rounded(w(1) - x))
+        else:
+            result = dy / (x * (w(1) - x))
         if eps is None or eps < 0:
             result = np.where((x < w(0)) | (x > w(1)), w(np.nan), result)
         else:

@@ -118,7 +118,8 @@ def _clenshaw(x: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
 
 
 def _erf_grad(grad, input):
-    return grad * (2 / math.sqrt(math.pi)) * (-squared(input)).exp()
+    # PyTorch's formula op by op (each op rounds a half type): 2 / sqrt(pi) * exp(-x^2) * grad
+    return (2 / math.sqrt(math.pi)) * (-squared(input)).exp() * grad
 
 
 @op(errors=(Sample((C64,)),),
@@ -147,7 +148,7 @@ def _erfc(x: np.ndarray) -> np.ndarray:
 
 
 def _erfc_grad(grad, input):
-    return grad * (-2 / math.sqrt(math.pi)) * (-squared(input)).exp()
+    return (-2 / math.sqrt(math.pi)) * (-squared(input)).exp() * grad  # (PyTorch's order, as erf's)
 
 
 @op(errors=(Sample((C64,)),),
@@ -482,7 +483,7 @@ def _erfinv(y: np.ndarray) -> np.ndarray:
 def _erfinv_grad(grad, result):
     # (PyTorch's formula computes erfinv again from the input; here its kernel costs more than
     # keeping the result does)
-    return grad * (math.sqrt(math.pi) / 2) * squared(result).exp()
+    return (0.5 * math.sqrt(math.pi)) * squared(result).exp() * grad  # (PyTorch's order: each op rounds)
 
 
 @op(errors=(Sample((C64,)),),
