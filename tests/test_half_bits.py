@@ -284,3 +284,24 @@ def test_half_unary_gradients_round_at_pytorchs_points(name, dtype):
         (grad,) = library.autograd.grad(getattr(library, name)(x), x, library.tensor(weights).to(x.dtype))
         grads.append(grad.view(library.int16).tolist())
     assert grads[0] == grads[1]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_avg_pool_gradients_accumulate_window_by_window_in_the_half_type(dtype):
+    import torch
+
+    rng = np.random.default_rng(2)
+    values = rng.uniform(-2, 2, (2, 3, 6, 8))
+    calls = [lambda L, x: L.nn.functional.avg_pool2d(x, (2, 3), 1, padding=1),
+             lambda L, x: L.nn.functional.avg_pool2d(x, 3, 2, padding=1, count_include_pad=False),
+             lambda L, x: L.nn.functional.avg_pool1d(x[:, :, 0], 3, 1)]
+    for call in calls:
+        grads = []
+        for library in (torch, tm):
+            x = library.tensor(values).to(getattr(library, dtype)).requires_grad_()
+            out = call(library, x)
+            weights = np.random.default_rng(3).uniform(0.5, 1.5, tuple(out.shape))
+            (grad,) = library.autograd.grad(out, x, library.tensor(weights).to(x.dtype))
+            grads.append(grad.view(library.int16).tolist())
+        assert grads[0] == grads[1]
