@@ -305,3 +305,21 @@ def test_half_avg_pool_gradients_accumulate_window_by_window_in_the_half_type(dt
             (grad,) = library.autograd.grad(out, x, library.tensor(weights).to(x.dtype))
             grads.append(grad.view(library.int16).tolist())
         assert grads[0] == grads[1]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("mode, padding", [("replicate", (3, 4)), ("replicate", (3, 4, 2, 5)),
+                                           ("reflect", (3, 4, 2, 1))])
+def test_half_padding_gradients_add_in_one_pass_in_the_half_type(dtype, mode, padding):
+    import torch
+
+    values = np.random.default_rng(4).uniform(-2, 2, (2, 3, 8))
+    grads = []
+    for library in (torch, tm):
+        x = library.tensor(values).to(getattr(library, dtype)).requires_grad_()
+        out = library.nn.functional.pad(x, padding, mode=mode)
+        weights = np.random.default_rng(5).uniform(0.5, 1.5, tuple(out.shape))
+        (grad,) = library.autograd.grad(out, x, library.tensor(weights).to(x.dtype))
+        grads.append(grad.view(library.int16).tolist())
+    assert grads[0] == grads[1]

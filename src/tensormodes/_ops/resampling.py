@@ -12,6 +12,7 @@ a time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from numbers import Number
 
@@ -128,6 +129,17 @@ def _gather_taps(input: np.ndarray, plan) -> np.ndarray:
     return result.astype(input.dtype)
 
 
+def _scatter_back_in_one_pass(grad, input_shape: tuple[int, ...], plan):
+    """A half-type padding gradient as PyTorch's kernel adds it: each output position's gradient
+    into its input position, in output order, every sum rounded (index_put's accumulation)."""
+    taps = {dim: low for dim, low, _, _ in plan}
+    axes = [taps.get(d, np.arange(n)) for d, n in enumerate(grad.shape)]
+    positions = np.ravel_multi_index(np.meshgrid(*axes, indexing="ij"), input_shape).reshape(-1)
+    flat = grad.new_zeros(math.prod(input_shape))
+    flat = flat.index_put((ops.tensor(positions, device=grad.device),), grad.reshape(-1), accumulate=True)
+    return flat.reshape(input_shape)
+
+
 def _scatter_back(grad, input_shape, plan):
     """The gradient of ``_gather``: each output position's gradient added back at its taps."""
     shapes = [tuple(input_shape)]
@@ -136,6 +148,8 @@ def _scatter_back(grad, input_shape, plan):
         shape[dim] = len(low)
         shapes.append(tuple(shape))
     device = grad.device
+    if grad.dtype in (dt.float16, dt.bfloat16) and all(high is None and low.ndim == 1 for _, low, high, _ in plan):
+        return _scatter_back_in_one_pass(grad, tuple(input_shape), plan)
     for (dim, low, high, weight), shape in zip(reversed(plan), reversed(shapes), strict=True):
         zeros = grad.new_zeros(shape)
         if low.ndim == 2:  # several weighted taps per output
