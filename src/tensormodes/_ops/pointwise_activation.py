@@ -145,6 +145,9 @@ def _silu(input: Tensor) -> Tensor:
 
 
 def _mish_grad(grad, input):
+    if input.dtype in _HALF_DTYPES and grad.dtype is input.dtype and not ops.is_grad_enabled():
+        # PyTorch's mish_backward kernel computes a half type in float32 and rounds once
+        return _mish_grad(grad.float(), input.float()).to(input.dtype)
     softplus_tanh = ops._softplus(input).tanh()
     return grad * (softplus_tanh + input * input.sigmoid() * (1 - softplus_tanh * softplus_tanh))
 
