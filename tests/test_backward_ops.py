@@ -11,6 +11,7 @@ import pytest
 
 import tensormodes as tm
 import tensormodes.nn.functional as F
+from tensormodes._autograd.engine import run_backward
 
 from .recording import Recorder
 from .torch_oracle import _as_numpy, assert_same_outcome, run
@@ -386,17 +387,23 @@ def test_relu_gradient_at_nan_and_zero_matches_torch():
 
 # -- one public call per gradient --------------------------------------------------------------------
 
+def _formula_calls(output, seed, input):
+    # A mode sees autograd.grad as one call, as PyTorch's; the engine below it runs the formulas
+    with Recorder() as log:
+        run_backward([output], [seed], retain_graph=False, create_graph=False, inputs=[input], accumulate=False)
+    return log.names
+
+
 def test_training_step_gradients_are_one_call_each():
     logits = tm.randn(4, 3, requires_grad=True)
     loss = F.cross_entropy(F.relu(logits), tm.tensor([0, 1, 2, 1]))
     with Recorder() as log:
-        tm.autograd.grad(loss, logits)
-    assert log.names == ["tensormodes._cross_entropy_loss_backward", "tensormodes._threshold_backward"]
+        tm.autograd.grad(loss, logits, retain_graph=True)
+    assert log.names == [None]  # resolve_name(autograd.grad) is None in PyTorch too
+    assert _formula_calls(loss, tm.ones(()), logits) == ["tensormodes._cross_entropy_loss_backward",
+                                                         "tensormodes._threshold_backward"]
     x, seed = tm.randn(4, 3, requires_grad=True), tm.ones(4, 3)
-    probabilities = x.softmax(1)
-    with Recorder() as log:
-        tm.autograd.grad(probabilities, x, seed)
-    assert log.names == ["tensormodes._softmax_backward_data"]
+    assert _formula_calls(x.softmax(1), seed, x) == ["tensormodes._softmax_backward_data"]
 
 
 # -- backward ops that replaced compositions (_ops/backward_ops_nn.py) ---------------------------------
@@ -662,6 +669,15 @@ def test_resampling_backward_ops_compute_the_former_formula_bit_for_bit(case, dt
         grad = tm.tensor(rng.standard_normal(tuple(output.shape))).to(x.dtype)
         ours = getattr(tm.ops.aten, f"{name}_backward").default(grad, x, sizes)
         plan = _pad_plan(name, x.numpy(), sizes, len(sizes) // 2, name.startswith("reflection"))
+    if dtype in ("float16", "bfloat16") and all(high is None and low.ndim == 1 for _, low, high, _ in plan):
+        # one tap per output: the half types add in one pass in output order, each sum rounded (PyTorch's
+        # kernel, pinned against it in test_half_bits.py), no longer dimension by dimension
+        flat = np.zeros(int(np.prod(shape)), grad.numpy().dtype)
+        axes = [dict((d, low) for d, low, _, _ in plan).get(d, np.arange(n)) for d, n in enumerate(grad.shape)]
+        np.add.at(flat, np.ravel_multi_index(np.meshgrid(*axes, indexing="ij"), shape).reshape(-1),
+                  grad.numpy().reshape(-1))
+        assert ours.numpy().tobytes() == flat.tobytes()
+        return
     before = _former_scatter_back(grad, shape, plan)
     assert ours.dtype == before.dtype and ours.shape == before.shape
     assert ours.numpy().tobytes() == before.numpy().tobytes()
@@ -701,11 +717,12 @@ def test_masked_select_gradient_is_pytorchs_masked_scatter_with_the_former_value
     assert gx.numpy().tobytes() == before.numpy().tobytes()
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
 @pytest.mark.parametrize("shape", [(3, 8192 + 5), (7,), ()])
 def test_gelu_kernels_in_blocks_keep_the_whole_array_formulas(dtype, shape):
     # gelu and gelu_backward compute a block of elements at a time, in place: bit for bit the
-    # whole-array expressions they replaced (across block edges, at infinities and NaN).
+    # whole-array expressions they replaced (across block edges, at infinities and NaN). (float16
+    # takes PyTorch's own float16 steps, pinned against PyTorch in test_half_bits.py.)
     import math
 
     from tensormodes._ops.special import _erf

@@ -222,7 +222,7 @@ KNOWN = {
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
                      "polar"], _COMPOSITE),
-    **dict.fromkeys(["max", "min", "median", "nanmedian", "nansum", "nanmean", "rsqrt"], _VALUES),
+    **dict.fromkeys(["max", "min", "median", "nanmedian", "nansum", "nanmean"], _VALUES),
     **dict.fromkeys(["erfinv", "special_erfinv"], _SPEED),
     "_native_group_norm": ("PyTorch saves the mean and rstd as the op's outputs (two detaches when its backward "
                            "unpacks them); tensormodes saves them as the kernel's intermediates: the backward op "

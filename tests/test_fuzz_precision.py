@@ -311,3 +311,23 @@ def test_cholesky_of_an_empty_half_matrix_is_empty():
     assert tm.linalg.cholesky(tm.zeros(0, 2, 2, dtype=tm.bfloat16)).shape == (0, 2, 2)
     with pytest.raises(NotImplementedError, match="^\"cholesky_cpu\" not implemented for 'BFloat16'$"):
         tm.linalg.cholesky(tm.eye(2, dtype=tm.bfloat16))
+
+
+def test_zero_dim_operands_raise_pytorchs_size_errors_first():
+    def raises(error, message, call):
+        with pytest.raises(error, match=message):
+            call()
+
+    no_dims = "^Dimension specified as {} but tensor has no dimensions$"
+    raises(IndexError, no_dims.format(2), lambda: tm.addbmm(tm.tensor(1.0), tm.zeros(2, 2, 3, 4), tm.tensor(1.0)))
+    raises(IndexError, no_dims.format(1), lambda: tm.addbmm(tm.tensor(1.0), tm.tensor(2.0), tm.zeros(2, 3, 4)))
+    raises(IndexError, no_dims.format(0), lambda: tm.baddbmm(tm.tensor(1.0), tm.tensor(2.0), tm.zeros(2, 3, 4)))
+    raises(IndexError, r"^Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)$",
+           lambda: tm.baddbmm(tm.tensor(1.0), tm.zeros(3), tm.zeros(2, 4)))
+    raises(RuntimeError, "^batch1 must be a 3D tensor$",
+           lambda: tm.addbmm(tm.tensor(1.0), tm.zeros(2, 2, 3, 4), tm.zeros(2, 4, 4)))
+    raises(IndexError, no_dims.format(-1), lambda: tm.linalg.householder_product(tm.zeros(3, 2), tm.tensor(1.0)))
+    raises(IndexError, no_dims.format(0),
+           lambda: tm.ops.aten.nll_loss_forward.default(tm.zeros(4, 3), tm.tensor(1), None, 1, -100))
+    raises(ValueError, "^Input tensor must have at least 1 dimensions, but got 0$",
+           lambda: tm.rms_norm(tm.tensor(0.3), [3]))

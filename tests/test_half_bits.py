@@ -112,6 +112,33 @@ def test_bfloat16_layer_norm_input_gradient_reads_the_rounded_statistics():
     assert grad.view(tm.int16).tolist() == [[-16778, -16511, -16497, 16407], [-16615, 15963, 15727, 16040]]
 
 
+# -- float16 gelu ------------------------------------------------------------------------------------
+
+
+def test_float16_gelu_vector_steps_use_pytorchs_approximate_erf():
+    # a whole 64-element step: PyTorch's Vectorized<float>::erf, whose 1e-7 error shows in the tail
+    x = tm.linspace(-4.5, -3, 64, dtype=tm.float16)
+    bits = tm.nn.functional.gelu(x).view(tm.int16)
+    assert bits[[4, 9, 10]].tolist() == [-32378, -32110, -32041]
+    # the same values strided (no vector step in PyTorch either): std::erf
+    strided = tm.stack([x, x], 1)[:, 0]
+    assert tm.nn.functional.gelu(strided).view(tm.int16)[[4, 9, 10]].tolist() == [-32380, -32112, -32044]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("approximate, size", [("none", 1030), ("tanh", 63)])
+def test_float16_gelu_matches_torch_bit_for_bit(approximate, size):
+    # (tanh: only the scalar path is exact; PyTorch's vector steps take Sleef's tanh, whose last
+    # bits differ from a correctly rounded one in the far tail)
+    import torch
+
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.standard_normal(500) * 3, rng.uniform(-12, -3, 530)])[:size]
+    theirs = torch.nn.functional.gelu(torch.tensor(values).half(), approximate=approximate)
+    ours = tm.nn.functional.gelu(tm.tensor(values).half(), approximate=approximate)
+    assert ours.view(tm.int16).tolist() == theirs.view(torch.int16).tolist()
+
+
 # -- losses with a 0-dim operand of another dtype -------------------------------------------------
 
 
@@ -236,3 +263,64 @@ def test_half_scatter_family_matches_torch_bit_for_bit(dtype):
                     result = call(library.tensor(base).to(kind), library.tensor(index), library.tensor(src).to(kind))
                 outcomes.append(result.view(library.int16).tolist())
             assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["sigmoid", "erf", "erfc", "exp2", "rsqrt", "erfinv", "tanh", "logit", "mish"])
+def test_half_unary_gradients_round_at_pytorchs_points(name, dtype):
+    # the formulas op by op in PyTorch's order (each op rounds a half type); float16 sigmoid and
+    # half logit backward kernels compute in the half type itself, each operation rounded
+    import torch
+
+    rng = np.random.default_rng(1)
+    values = rng.uniform(0.01, 0.99, 200) if name in ("logit", "erfinv") else rng.uniform(-3, 3, 200)
+    if name == "rsqrt":
+        values = np.abs(values) + 0.01
+    weights = rng.uniform(0.5, 1.5, 200)
+    grads = []
+    for library in (torch, tm):
+        x = library.tensor(values).to(getattr(library, dtype)).requires_grad_()
+        call = library.nn.functional.mish if name == "mish" else getattr(library, name)
+        (grad,) = library.autograd.grad(call(x), x, library.tensor(weights).to(x.dtype))
+        grads.append(grad.view(library.int16).tolist())
+    assert grads[0] == grads[1]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_avg_pool_gradients_accumulate_window_by_window_in_the_half_type(dtype):
+    import torch
+
+    rng = np.random.default_rng(2)
+    values = rng.uniform(-2, 2, (2, 3, 6, 8))
+    calls = [lambda L, x: L.nn.functional.avg_pool2d(x, (2, 3), 1, padding=1),
+             lambda L, x: L.nn.functional.avg_pool2d(x, 3, 2, padding=1, count_include_pad=False),
+             lambda L, x: L.nn.functional.avg_pool1d(x[:, :, 0], 3, 1)]
+    for call in calls:
+        grads = []
+        for library in (torch, tm):
+            x = library.tensor(values).to(getattr(library, dtype)).requires_grad_()
+            out = call(library, x)
+            weights = np.random.default_rng(3).uniform(0.5, 1.5, tuple(out.shape))
+            (grad,) = library.autograd.grad(out, x, library.tensor(weights).to(x.dtype))
+            grads.append(grad.view(library.int16).tolist())
+        assert grads[0] == grads[1]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("mode, padding", [("replicate", (3, 4)), ("replicate", (3, 4, 2, 5)),
+                                           ("reflect", (3, 4, 2, 1))])
+def test_half_padding_gradients_add_in_one_pass_in_the_half_type(dtype, mode, padding):
+    import torch
+
+    values = np.random.default_rng(4).uniform(-2, 2, (2, 3, 8))
+    grads = []
+    for library in (torch, tm):
+        x = library.tensor(values).to(getattr(library, dtype)).requires_grad_()
+        out = library.nn.functional.pad(x, padding, mode=mode)
+        weights = np.random.default_rng(5).uniform(0.5, 1.5, tuple(out.shape))
+        (grad,) = library.autograd.grad(out, x, library.tensor(weights).to(x.dtype))
+        grads.append(grad.view(library.int16).tolist())
+    assert grads[0] == grads[1]

@@ -47,7 +47,7 @@ from .common import (
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise
 from .registry import Sample, Tensor, TensorSpec, op
-from .special import _erf_rounded
+from .special import _erf_rounded, _half_gelu_erf
 
 _F32 = np.dtype(np.float32)
 
@@ -175,6 +175,10 @@ def _sigmoid_backward(grad_output: Tensor, output: Tensor) -> Tensor:
     tensor([0.2500, 0.3750])
     """
     gradient, y, result_type = _backward_operands(grad_output, output)
+    if result_type == np.float16:
+        # PyTorch's float16 kernel computes in c10::Half, each operation rounded (bfloat16's in float32)
+        one_minus = (1 - y).astype(np.float16).astype(np.float32)
+        return np.asarray(((gradient * one_minus).astype(np.float16).astype(np.float32) * y).astype(np.float16))
     product = gradient * np.conj((1 - y) * y) if y.dtype.kind == "c" else gradient * (1 - y) * y
     return np.asarray(product.astype(result_type, copy=False))
 
@@ -230,6 +234,12 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
     with quiet():  # 0 * inf at infinite x: NaN, as PyTorch's kernel gives
         if approximate == "tanh":
             result = blockwise(_tanh_gelu_backward, dy, x)
+        elif grad_output.dtype == np.float16 and input.dtype == np.float16 and grad_output.flags.c_contiguous \
+                and input.flags.c_contiguous:  # PyTorch's float16 vector steps: their own erf
+            w = x.dtype.type
+            cdf = w(0.5) * (w(1) + _half_gelu_erf(x * w(_SQRT_HALF)).astype(x.dtype, copy=False))
+            pdf = w(_GELU_BETA) * _wide(np.exp, x * x * w(-0.5))
+            result = dy * (cdf + x * pdf)
         else:  # float32 temporaries (erf and exp block their float64 ones)
             result = blockwise(_gelu_backward, dy, x, block=2 * BLOCK)
     return _finished(result, result_type)
@@ -531,7 +541,13 @@ def logit_backward(grad_output: Tensor, input: Tensor, eps: float | None = None)
     (dy, x), result_type = _operands("logit_backward_cpu", grad_output, input)
     w = x.dtype.type
     with quiet():
-        result = dy / (x * (w(1) - x))
+        if result_type in (np.float16, dt.bfloat16._np):
+            # PyTorch's kernel computes in the half type itself, each operation rounded
+            def rounded(values):
+                return values.astype(result_type).astype(x.dtype)
+            result = dy / rounded(x * rounded(w(1) - x))
+        else:
+            result = dy / (x * (w(1) - x))
         if eps is None or eps < 0:
             result = np.where((x < w(0)) | (x > w(1)), w(np.nan), result)
         else:

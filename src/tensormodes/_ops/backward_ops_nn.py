@@ -124,10 +124,13 @@ def mish_backward(grad_output: Tensor, input: Tensor) -> Tensor:
     """
     _check_floating("mish_backward_cpu", grad_output, input)
     grad_output, input = _promoted(grad_output, input)
+    result_type = input.dtype
+    if result_type in HALF_TYPES:  # PyTorch's kernel computes a half type in float32 and rounds once
+        grad_output, input = grad_output.astype(np.float32), input.astype(np.float32)
     t = _tanh(np.asarray(_softplus(input)))
     one = t.dtype.type(1)
     with quiet():
-        return np.asarray(grad_output * (t + input * _sigmoid(input) * (one - t * t)))
+        return np.asarray((grad_output * (t + input * _sigmoid(input) * (one - t * t))).astype(result_type, copy=False))
 
 
 # -- glu ----------------------------------------------------------------------------------------------

@@ -17,12 +17,13 @@ tensor([[1., 3., 1.]])
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from .._meta_array import MetaArray
-from .common import ops
+from .common import HALF_TYPES, ops
 from .meta_rules import rule
 from .pooling import zeros_as
 from .registry import Sample, Tensor, TensorSpec, op
@@ -33,6 +34,15 @@ from .scatter_gather import index_add as _index_add
 def _scattered_back(grad: np.ndarray, input_shape, plan) -> np.ndarray:
     """The gradient of a resampling by ``plan`` (``resampling._gather``'s): each output position's
     gradient added back at its taps, the last planned dimension first."""
+    if grad.dtype in HALF_TYPES and all(high is None and low.ndim == 1 for _, low, high, _ in plan):
+        # a half-type padding: PyTorch's kernel adds each output position's gradient into its input
+        # position in output order, every sum rounded to the half type
+        taps = {dim: low for dim, low, _, _ in plan}
+        axes = [taps.get(d, np.arange(n)) for d, n in enumerate(grad.shape)]
+        positions = np.ravel_multi_index(np.meshgrid(*axes, indexing="ij"), tuple(input_shape)).reshape(-1)
+        flat = np.zeros(math.prod(input_shape), grad.dtype)
+        np.add.at(flat, positions, np.ascontiguousarray(grad).reshape(-1))
+        return flat.reshape(tuple(input_shape))
     shapes = [tuple(input_shape)]
     for dim, low, _, _ in plan[:-1]:
         shape = list(shapes[-1])

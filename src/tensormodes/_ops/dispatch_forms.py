@@ -128,6 +128,8 @@ def _check_nll_input(input, target) -> None:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
     if target.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.ndim == 2 and target.ndim == 0:  # ATen reads the 0-dim target's size(0)
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if not (input.ndim == 1 and target.ndim == 0) and (target.ndim == 0 or input.shape[0] != target.shape[0]):
         raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
 

@@ -323,7 +323,9 @@ def _check_householder(input, tau) -> None:
         raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
     if input.shape[-2] < input.shape[-1]:
         raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to input.shape[-1]")
-    if input.shape[-1] < tau.shape[-1] if tau.ndim else False:
+    if tau.ndim == 0:  # PyTorch reads tau.size(-1) here
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if input.shape[-1] < tau.shape[-1]:
         raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to tau.shape[-1]")
     if tau.ndim != input.ndim - 1:
         raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "

@@ -146,6 +146,8 @@ def _layer_norm_axes(input, normalized_shape, weight=None, bias=None, *, batch: 
         if parameter is not None and tuple(parameter.shape) != tuple(normalized_shape):
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(parameter.shape)} and normalized_shape = {list(normalized_shape)}")
+    if input.ndim == 0 and batch == "*":  # rms_norm's own check, after the parameters'
+        raise ValueError("Input tensor must have at least 1 dimensions, but got 0")
     if tuple(input.shape[input.ndim - count:]) != tuple(normalized_shape) or count > input.ndim:
         raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input with shape [{batch}"
                            f"{', '.join(map(str, normalized_shape))}], but got input of size{list(input.shape)}")

@@ -21,6 +21,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._meta_array import MetaArray
 from ._pointwise import BLOCK, blockwise
+from ._random_math import fma32
 from .common import (
     HALF_TYPES,
     array_type_name,
@@ -37,7 +38,7 @@ from .indexing import _out_of_bounds
 from .meta_rules import elementwise, rule
 from .registry import Sample, Tensor, TensorSpec, op
 from .scatter_gather import _index_select_out_of_range
-from .special import _erf_rounded
+from .special import _erf_rounded, _half_gelu_erf
 
 _VECTOR_GELU = frozenset({np.dtype(np.float32), dt.bfloat16._np})
 _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
@@ -101,7 +102,13 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     x = _floating(input, "GeluKernelImpl")
-    if approximate == "tanh":
+    if approximate == "tanh" and input.dtype in (np.float16, dt.bfloat16._np):
+        # PyTorch's half-type kernel in float32: x + kappa x^3 fused, a correctly rounded tanh
+        f32 = np.float32
+        inner = f32(_SQRT_2_OVER_PI) * fma32(f32(_KAPPA), x * x * x, x)
+        with quiet():
+            result = f32(0.5) * x * (f32(1) + np.tanh(inner.astype(np.float64)).astype(f32))
+    elif approximate == "tanh":
         result = 0.5 * x * (1 + np.tanh(_SQRT_2_OVER_PI * (x + _KAPPA * x * x * x)))
     elif input.dtype in _VECTOR_GELU and input.size > 1 and input.flags.c_contiguous:
         # PyTorch's vectorized float kernel (a contiguous float32 or bfloat16 input of two or more
@@ -109,6 +116,9 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
         # x * (1 + erf(x / sqrt(2))) * 0.5, operands in that order, in place: fewer whole-array
         # temporaries, which the C heap would give back and fault in again at every call
         result = blockwise(_vector_gelu, x, block=2 * BLOCK)  # float32 temporaries (erf blocks its own)
+    elif input.dtype == np.float16 and input.flags.c_contiguous:
+        # PyTorch's float16 kernel: its vector steps' own erf, then 0.5 * x * (1 + erf)
+        result = np.float32(0.5) * x * (np.float32(1) + _half_gelu_erf(x * np.float32(1 / math.sqrt(2))))
     else:
         result = 0.5 * x * (1 + _erf_rounded(x * (1 / math.sqrt(2))))
     return _rounded(result, input)

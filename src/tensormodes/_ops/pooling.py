@@ -688,15 +688,26 @@ def avg_pool2d_backward(grad_output: Tensor, input: Tensor, kernel_size, stride,
         raise RuntimeError(f"avg_pool2d_backward: expected grad_output of size {[*shape[:-2], *out]}, but got "
                            f"{list(grad_output.shape)}")
     divisor = _divisors(sizes, kernel, step, pad, out, count_include_pad, divisor_override)
-    work = grad_output.astype(np.float32) if grad_output.dtype in HALF_TYPES else grad_output
+    half = grad_output.dtype in HALF_TYPES
+    work = grad_output.astype(np.float32) if half else grad_output
     shares = work / divisor
     after = _padded_extent(sizes, kernel, step, pad, out)
     padded = np.zeros((*shape[:-2], sizes[0] + pad[0] + after[0], sizes[1] + pad[1] + after[1]), shares.dtype)
     rows, columns = (slice(0, (o - 1) * s + 1, s) for o, s in zip(out, step))
-    # One add per kernel tap: its share of every window, where the window lies.
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            padded[..., i:, j:][..., rows, columns] += shares
+    if half:
+        # PyTorch's kernel works in the half type: each share rounded, then added window by window
+        # (outputs in row-major order, so the taps backwards), every sum rounded
+        shares = shares.astype(grad_output.dtype).astype(np.float32)
+        for i in reversed(range(kernel[0])):
+            for j in reversed(range(kernel[1])):
+                window = padded[..., i:, j:][..., rows, columns]
+                window += shares
+                window[...] = window.astype(grad_output.dtype)
+    else:
+        # One add per kernel tap: its share of every window, where the window lies.
+        for i in range(kernel[0]):
+            for j in range(kernel[1]):
+                padded[..., i:, j:][..., rows, columns] += shares
     return np.ascontiguousarray(padded[..., pad[0]:pad[0] + sizes[0], pad[1]:pad[1] + sizes[1]],
                                 dtype=grad_output.dtype)
 

@@ -216,7 +216,7 @@ def exp(input: Tensor) -> Tensor:
 
 
 def _exp2_grad(grad, result):
-    return grad * _conj(result * math.log(2.0))
+    return grad * _conj(result) * math.log(2.0)  # (PyTorch's order: grad * result * ln 2, each op rounding)
 
 
 @op(meta=elementwise, grad=_exp2_grad, method=True, inplace=True, out=True,
@@ -362,7 +362,7 @@ def _reciprocal_sqrt(x):
 
 
 def _rsqrt_grad(grad, result):
-    return grad * _conj(-0.5 * result * result * result)
+    return -0.5 * grad * _conj(result.pow(3))  # (PyTorch's formula op by op)
 
 
 @op(meta=elementwise, grad=_rsqrt_grad, method=True, inplace=True, out=True,
