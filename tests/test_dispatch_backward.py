@@ -217,7 +217,7 @@ KNOWN = {
     **dict.fromkeys([
         "_embedding_bag",
         "tensor_split", "hsplit", "vsplit", "dsplit",
-        "diff", "trapezoid", "as_strided", "cdist", "i0", "special_i0", "index", "index_put",
+        "diff", "trapezoid", "as_strided", "cdist", "i0", "special_i0", "index",
         "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
         "nanquantile", "nan_to_num"], _NO_OP),
     **dict.fromkeys(["gather", "index_select", "msort", "sort", "topk", "kthvalue", "mode"], _NEW_ZEROS),
