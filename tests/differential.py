@@ -719,11 +719,26 @@ def _ctc_labels_outside_classes(case) -> bool:
         and bool(((targets < 0) | (targets >= classes)).any())
 
 
+def _fft_of_nothing(case) -> bool:
+    tensor, dims = case.args[0], case.args[1] if len(case.args) > 1 else []
+    return isinstance(tensor, np.ndarray) and any(tensor.shape[d] == 0 for d in dims if -tensor.ndim <= d < tensor.ndim)
+
+
+def _integer_minimum(case) -> bool:
+    return any(isinstance(a, np.ndarray) and a.dtype.kind == "i" and a.size and a.min() == np.iinfo(a.dtype).min
+               for a in case.args)
+
+
 # Calls that crash PyTorch's process (it reads memory it never checked): not run.
 _CRASH_TORCH: dict[str, Callable[[Case], bool]] = {
     # an empty value batch beside a query's: a segmentation fault
     "_scaled_dot_product_flash_attention_for_cpu": _attention_batches_differ,
     "_ctc_loss": _ctc_labels_outside_classes,  # a label beyond the classes: a heap corruption (munmap_chunk)
+
+
+    "lcm": _integer_minimum,  # the minimum divided by -1 inside: a floating point exception (SIGFPE)
+    "gcd": _integer_minimum,
+    "_fft_c2c": _fft_of_nothing,  # a transform of zero points: a floating point exception (SIGFPE)
     "_native_batch_norm": _batch_norm_statistics_misfit,  # weights or statistics not of the channels' size
     "_embedding_bag": _bag_offsets_empty,  # no offsets for the indices: a segfault or a heap corruption
 }

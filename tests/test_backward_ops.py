@@ -474,11 +474,13 @@ def _logging_mode():
     class Log(TorchDispatchMode):
         def __init__(self):
             super().__init__()
-            self.ops, self.on = [], True
+            self.ops, self.calls, self.on = [], [], True
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             if self.on:
                 self.ops.append(str(func))
+                if str(func) == "aten._fft_c2c.default":
+                    self.calls.append((str(func), args))
             return func(*args, **(kwargs or {}))
 
     return Log()
@@ -805,3 +807,28 @@ def test_layer_norm_kernels_in_place_keep_their_formulas(dtype, affine):
         want = np.asarray(want).astype(target if got.dtype == x.dtype else work)
         assert got.shape == want.shape
         np.testing.assert_array_equal(got.numpy().reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))
+
+
+@pytest.mark.parametrize("call, forward, backward", [
+    (lambda x: tm.fft.fft(x), ("[1]", 0, True), ("[1]", 0, False)),
+    (lambda x: tm.fft.ifft(x, norm="ortho"), ("[1]", 1, False), ("[1]", 1, True)),
+    (lambda x: tm.fft.fftn(x, norm="forward"), ("[0, 1]", 2, True), ("[0, 1]", 2, False)),
+    (lambda x: tm.fft.ifft2(x), ("[0, 1]", 2, False), ("[0, 1]", 2, True)),
+])
+def test_complex_ffts_reach_pytorchs_fft_c2c_with_eagers_values(call, forward, backward):
+    # PyTorch 2.13: a complex input's fft, ifft and N-D forms at their own sizes are one _fft_c2c each
+    # way (normalization 0 none, 1 by 1/sqrt(n), 2 by 1/n)
+    rng = np.random.default_rng(6)
+    x = tm.tensor(rng.standard_normal((2, 8)) + 1j * rng.standard_normal((2, 8)), dtype=tm.complex64,
+                  requires_grad=True)
+    eager = call(x)
+    eager_grad, = tm.autograd.grad(eager, x, tm.ones_like(eager))
+    log = _logging_mode()
+    with log:
+        out = call(x)
+        seed = tm.ones_like(out)
+        grad, = tm.autograd.grad(out, x, seed)
+    calls = [(op, str(args[1]), args[2], args[3]) for op, args in log.calls]
+    assert calls == [("aten._fft_c2c.default", *forward), ("aten._fft_c2c.default", *backward)]
+    assert out.detach().numpy().tobytes() == eager.detach().numpy().tobytes()
+    assert grad.numpy().tobytes() == eager_grad.numpy().tobytes()

@@ -215,7 +215,7 @@ KNOWN = {
     **dict.fromkeys([
         "_embedding_bag",
         "tensor_split", "hsplit", "vsplit", "dsplit",
-        "diff", "trapezoid", "as_strided", "cdist", "i0", "special_i0", "index_put",
+        "diff", "trapezoid", "as_strided", "cdist", "i0", "special_i0",
         "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
         "nanquantile", "nan_to_num"], _NO_OP),
     **dict.fromkeys(["where", "where_method", "sinc", "special_sinc", "logcumsumexp", "atanh", "addcdiv", "pow",

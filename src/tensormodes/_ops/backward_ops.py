@@ -1,9 +1,9 @@
 """PyTorch's backward ops of the element-wise activations and losses, as its gradient formulas call
-them: ``gelu_backward``, ``silu_backward``, ``mish_backward``, ``elu_backward``,
+them: ``gelu_backward``, ``silu_backward``, ``elu_backward``,
 ``leaky_relu_backward``, ``hardtanh_backward``, ``hardswish_backward``, ``hardsigmoid_backward``,
-``softplus_backward``, ``log_sigmoid_backward``, ``logit_backward``, ``mse_loss_backward``,
-``smooth_l1_loss_backward`` and ``huber_loss_backward``; and ``tanh_backward`` and
-``sigmoid_backward`` (public as ``_tanh_backward`` and ``_sigmoid_backward``).
+``softplus_backward``, ``log_sigmoid_backward``, ``logit_backward`` and ``mse_loss_backward``; and
+``tanh_backward`` and ``sigmoid_backward`` (public as ``_tanh_backward`` and ``_sigmoid_backward``).
+``mish_backward``, ``glu_backward`` and the other losses' are in ``backward_ops_nn.py``.
 
 But for those two, none is a public function (``function=False``): they are reached as
 ``tensormodes.ops.aten.<name>.default``, which the forward ops' gradient formulas call, so a

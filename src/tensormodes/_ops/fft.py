@@ -220,6 +220,75 @@ def _plan_nd(input_shape, s, dim, c2r=False):
 
 # -- complex to complex ---------------------------------------------------------------------------
 
+# PyTorch's normalization argument of its transform ops (``_fft_c2c``): 0 none, 1 by 1/sqrt(n), 2 by
+# 1/n; and NumPy's ``norm`` doing the same, for a forward and an inverse transform.
+_NORMALIZATION = {"backward": (0, 2), "ortho": (1, 1), "forward": (2, 0)}
+_NUMPY_NORM = {True: {0: "backward", 1: "ortho", 2: "forward"}, False: {0: "forward", 1: "ortho", 2: "backward"}}
+
+
+def _fft_c2c_meta(input, dim, normalization, forward):
+    if input.dtype.kind != "c":
+        raise RuntimeError(f"Only supports complex dtypes, but found: {scalar_type_name(dt.NP_TO_DTYPE[input.dtype])}")
+    for d in dim:
+        _check_points(input.shape[wrap_dim(d, input.ndim)])  # (PyTorch's op crashes on zero points)
+    return MetaArray(input.shape, input.dtype)
+
+
+def _fft_c2c_grad(grad, dim, normalization, forward):
+    # PyTorch's formula: the transform of the other direction, the same normalization
+    return ops.ops.aten._fft_c2c.default(grad, dim, normalization, not forward)
+
+
+@op(function=False, grad=_fft_c2c_grad, meta=rule(_fft_c2c_meta),
+    samples=(Sample((TensorSpec((2, 5), "complex64"), [1], 0, True)),
+             Sample((TensorSpec((3, 4), "complex128"), [0, 1], 1, False)),
+             Sample((TensorSpec((2, 3, 4), "complex64"), [0, 2], 2, True))),
+    errors=(Sample((TensorSpec((2, 5)), [1], 0, True)),),
+    schema={"input": "Tensor self", "dim": "SymInt[]"}, aten="default")
+def _fft_c2c(input: Tensor, dim: list[int], normalization: int, forward: bool) -> Tensor:
+    """The complex-to-complex transform over ``dim`` (PyTorch's ``aten::_fft_c2c``, what ``fft``,
+    ``ifft`` and their N-D forms of a complex input reach at the dispatch level): forward or
+    inverse, scaled by nothing (``normalization`` 0), 1/sqrt(n) (1) or 1/n (2).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten._fft_c2c.default(tm.tensor([1.0 + 0j, 1.0 + 0j]), [0], 0, True)
+    tensor([2.+0.j, 0.+0.j])
+    """
+    _fft_c2c_meta(input, dim, normalization, forward)
+    dims = tuple(wrap_dim(d, input.ndim) for d in dim)
+    transform = np.fft.fftn if forward else np.fft.ifftn
+    return np.asarray(transform(input, s=tuple(input.shape[d] for d in dims), axes=dims,
+                                norm=_NUMPY_NORM[bool(forward)][normalization]))
+
+
+def _c2c_decomposition(forward: bool, one_dim: bool, default_dim=None):
+    """PyTorch's composite ``fft``/``ifft`` (and N-D forms) of a complex input at its own size:
+    one ``_fft_c2c``. Real inputs and resized transforms are left to the op."""
+    def transform(input, n_or_s, dim, norm):
+        if not input.is_complex() or input.dtype not in (dt.complex64, dt.complex128):
+            return NotImplemented
+        try:
+            plan = _one_dim if one_dim else _many_dims
+            dims, sizes = plan(tuple(input.shape), n_or_s, dim, False)
+            code = _NORMALIZATION[_norm(norm)][0 if forward else 1]
+        except (RuntimeError, IndexError, TypeError, KeyError):
+            return NotImplemented
+        if not dims or any(input.shape[d] != n for d, n in zip(dims, sizes)):
+            return NotImplemented
+        return ops.ops.aten._fft_c2c.default(input, list(dims), code, forward)
+
+    if one_dim:
+        def decomposition(input, n=None, dim=-1, norm=None):
+            return transform(input, n, dim, norm)
+    else:
+        def decomposition(input, s=None, dim=default_dim, norm=None):
+            return transform(input, s, dim, norm)
+
+    decomposition.__name__ = f"_{'' if forward else 'i'}fft{'' if one_dim else 'n'}_decomposition"
+    return decomposition
+
+
+
 def _c2c_1d_meta(forward):
     def meta(input, n=None, dim=-1, norm=None):
         _check_dtype(input.dtype)
@@ -255,7 +324,8 @@ _1D_ERRORS = (Sample((_REAL_1D,), {"n": 0}), Sample((_REAL_1D,), {"dim": 2}), Sa
               Sample((TensorSpec((3,), "float16"),)))
 
 
-@op(meta=_c2c_1d_meta(True), grad=_fft_grad, node=_C2C_OR_R2C, name="fft_fft", function="fft", namespace=_NAMESPACE,
+@op(meta=_c2c_1d_meta(True), grad=_fft_grad, decompose=_c2c_decomposition(True, True),
+    node=_C2C_OR_R2C, name="fft_fft", function="fft", namespace=_NAMESPACE,
     out=True, samples=_1D_SAMPLES, errors=_1D_ERRORS,
     schema={"n": "SymInt?"})
 def fft_fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
@@ -272,7 +342,8 @@ def fft_fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None
     return _c2c(input, dims, sizes, norm, True)
 
 
-@op(meta=_c2c_1d_meta(False), grad=_ifft_grad, node=_node(lambda is_complex: "_fft_c2c" if is_complex else "conj"),
+@op(meta=_c2c_1d_meta(False), grad=_ifft_grad, decompose=_c2c_decomposition(False, True),
+    node=_node(lambda is_complex: "_fft_c2c" if is_complex else "conj"),
     name="fft_ifft", function="ifft", namespace=_NAMESPACE, out=True, samples=_1D_SAMPLES, errors=_1D_ERRORS,
     schema={"n": "SymInt?"})
 def fft_ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
@@ -307,7 +378,8 @@ _ND_ERRORS = (Sample((TensorSpec((2, 3)),), {"s": (2,), "dim": (0, 1)}), Sample(
               Sample((TensorSpec((2, 3)),), {"s": (0, 2)}))
 
 
-@op(meta=_c2c_nd_meta(None), grad=_fftn_grad, node=lambda *a: "_fft_c2c", name="fft_fftn", function="fftn",
+@op(meta=_c2c_nd_meta(None), grad=_fftn_grad, decompose=_c2c_decomposition(True, False),
+    node=lambda *a: "_fft_c2c", name="fft_fftn", function="fftn",
     namespace=_NAMESPACE, out=True, samples=_ND_SAMPLES, errors=_ND_ERRORS,
     schema={"s": "SymInt[1]?", "dim": "int[1]?"})
 def fft_fftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
@@ -326,7 +398,8 @@ def fft_fftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = 
     return _c2c(input, dims, sizes, norm, True)
 
 
-@op(meta=_c2c_nd_meta(None), grad=_ifftn_grad, node=lambda *a: "_fft_c2c", name="fft_ifftn", function="ifftn",
+@op(meta=_c2c_nd_meta(None), grad=_ifftn_grad, decompose=_c2c_decomposition(False, False),
+    node=lambda *a: "_fft_c2c", name="fft_ifftn", function="ifftn",
     namespace=_NAMESPACE, out=True, samples=_ND_SAMPLES, errors=_ND_ERRORS,
     schema={"s": "SymInt[1]?", "dim": "int[1]?"})
 def fft_ifftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
@@ -338,7 +411,8 @@ def fft_ifftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     return _c2c(input, dims, sizes, norm, False)
 
 
-@op(meta=_c2c_nd_meta((-2, -1)), grad=_fftn_grad, node=lambda *a: "_fft_c2c", name="fft_fft2", function="fft2",
+@op(meta=_c2c_nd_meta((-2, -1)), grad=_fftn_grad,
+    decompose=_c2c_decomposition(True, False, (-2, -1)), node=lambda *a: "_fft_c2c", name="fft_fft2", function="fft2",
     namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=_ND_ERRORS[:2],
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
@@ -355,7 +429,9 @@ def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1
     return _c2c(input, dims, sizes, norm, True)
 
 
-@op(meta=_c2c_nd_meta((-2, -1)), grad=_ifftn_grad, node=lambda *a: "_fft_c2c", name="fft_ifft2", function="ifft2",
+@op(meta=_c2c_nd_meta((-2, -1)), grad=_ifftn_grad,
+    decompose=_c2c_decomposition(False, False, (-2, -1)), node=lambda *a: "_fft_c2c", name="fft_ifft2",
+    function="ifft2",
     namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=_ND_ERRORS[:2],
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_ifft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:

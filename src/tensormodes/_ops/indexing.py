@@ -738,7 +738,8 @@ def _index_put_grad(grad, indices, accumulate, values_shape, needs_input_grad):
     index = tuple(indices)
     grad_input = None
     if needs_input_grad[0]:
-        grad_input = grad if accumulate else grad.index_put(index, grad.new_zeros(()))
+        # (PyTorch's formula writes zeros({}, grad.options()): its dispatch level sees aten.zeros)
+        grad_input = grad if accumulate else grad.index_put(index, ops.zeros((), dtype=grad.dtype, device=grad.device))
     if not needs_input_grad[2]:
         return grad_input, [None] * len(index), None
     grad_values = grad[index]  # summed back to ``values``' shape by the engine

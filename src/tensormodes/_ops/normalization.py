@@ -766,8 +766,17 @@ def _rms_norm_types(input, weight) -> tuple[np.dtype, np.dtype]:
     return work, np.dtype(dt.promote_types(dt.NP_TO_DTYPE[work], dtype_of(weight))._np)
 
 
+def _rms_norm_axes(input, normalized_shape, weight) -> tuple[int, ...]:
+    """``_layer_norm_axes``, a 0-dim input refused (PyTorch's ValueError) after the checks of
+    ``normalized_shape`` and the weight (those of an input of that shape)."""
+    if input.ndim == 0 and len(normalized_shape):
+        _layer_norm_axes(MetaArray(tuple(normalized_shape), input.dtype), normalized_shape, weight, batch="*")
+        raise ValueError("Input tensor must have at least 1 dimensions, but got 0")
+    return _layer_norm_axes(input, normalized_shape, weight, batch="*")
+
+
 def _rms_norm_meta(input, normalized_shape, weight=None, eps=None):
-    _layer_norm_axes(input, normalized_shape, weight, batch="*")
+    _rms_norm_axes(input, normalized_shape, weight)
     _rms_norm_types(input, weight)
     return MetaArray(input.shape, input.dtype)
 
@@ -823,7 +832,7 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
     >>> tm.rms_norm(tm.tensor([[3.0, 4.0]]), [2], eps=0.0)
     tensor([[0.8485, 1.1314]])
     """
-    axes = _layer_norm_axes(input, normalized_shape, weight, batch="*")
+    axes = _rms_norm_axes(input, normalized_shape, weight)
     work, product = _rms_norm_types(input, weight)
     x = input.astype(work)
     with quiet():  # a zero row with eps=0 is 0/0: NaN, as PyTorch gives

@@ -165,6 +165,18 @@ def _pad_plan(name: str, input, padding, spatial: int, reflect: bool):
     return plan
 
 
+# The padding ops' backward ops (backward_ops_resampling.py, which imports this module), looked up when a
+# formula runs
+_PAD_BACKWARD = {
+    "reflection_pad1d": lambda: ops.ops.aten.reflection_pad1d_backward.default,
+    "reflection_pad2d": lambda: ops.ops.aten.reflection_pad2d_backward.default,
+    "reflection_pad3d": lambda: ops.ops.aten.reflection_pad3d_backward.default,
+    "replication_pad1d": lambda: ops.ops.aten.replication_pad1d_backward.default,
+    "replication_pad2d": lambda: ops.ops.aten.replication_pad2d_backward.default,
+    "replication_pad3d": lambda: ops.ops.aten.replication_pad3d_backward.default,
+}
+
+
 def _pad_op(name: str, spatial: int, reflect: bool):
     """The kernel, meta rule and gradient of one of the six reflection / replication ops."""
     def kernel(input, padding):
@@ -178,7 +190,7 @@ def _pad_op(name: str, spatial: int, reflect: bool):
 
     def grad_formula(grad, input, padding):
         # One backward op, PyTorch's (grad added back where each output copied from)
-        return getattr(ops.ops.aten, f"{name}_backward").default(grad, input, padding)
+        return _PAD_BACKWARD[name]()(grad, input, padding)
 
     meta.__name__ = f"_{name}_meta"
     grad_formula.__name__ = f"_{name}_grad"
