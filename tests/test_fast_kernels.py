@@ -101,3 +101,21 @@ def test_lerp_by_a_number_keeps_the_general_steps(dtype, weight):
     assert tm.lerp(tm.tensor(1.0), tm.tensor(3.0), 0.25).shape == ()
     with pytest.raises(RuntimeError, match="must match the size"):
         tm.lerp(tm.ones(3), tm.ones(4), 0.5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("value", [1, -0.001, 2.5])
+def test_addcmul_addcdiv_of_same_shapes_in_place_keep_their_steps(dtype, value):
+    # addcmul / addcdiv of three same-shape arrays of one float dtype and a number (Adam's
+    # addcmul_ and addcdiv_) write their temporaries in place: the same steps, bit for bit.
+    rng = np.random.default_rng(6)
+    a, b, c = ((rng.standard_normal((4, 5)) * 3).astype(dtype) for _ in range(3))
+    b.flat[:3] = [np.inf, np.nan, -0.0]
+    x, y, z = tm.tensor(a), tm.tensor(b), tm.tensor(c)
+    with np.errstate(all="ignore"):
+        product, quotient = a + value * b * c, a + np.true_divide(value * b, c)
+    for got, expected in ((tm.addcmul(x, y, z, value=value), product), (tm.addcdiv(x, y, z, value=value), quotient)):
+        assert got.dtype == getattr(tm, dtype)
+        np.testing.assert_array_equal(got.numpy().view(np.uint8), expected.view(np.uint8))
+    x.addcdiv_(y, z, value=value)
+    np.testing.assert_array_equal(x.numpy().view(np.uint8), quotient.view(np.uint8))

@@ -249,6 +249,9 @@ def _scaled_product(input, tensor1, tensor2, value, divide: bool) -> np.ndarray:
         with quiet():
             try:
                 scaled = np.multiply(value, tensor1)
+                if input.shape == tensor1.shape == tensor2.shape and input.ndim:  # same steps, in place
+                    (np.true_divide if divide else np.multiply)(scaled, tensor2, out=scaled)
+                    return np.add(input, scaled, out=scaled)
                 return np.asarray(np.add(input, np.true_divide(scaled, tensor2) if divide else
                                          np.multiply(scaled, tensor2)))
             except ValueError:
