@@ -80,3 +80,42 @@ def test_float_kernels_stay_silent():
         assert tm.exp(big).tolist()[0] == float("inf")
         assert tm.div(big, tm.zeros(3)).isnan().tolist() == [False, True, False]
         assert tm.log(big).isnan().tolist() == [False, False, True]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("weight", [0.1, 0.5, 0.9, -0.3, 1.7, float("nan")])
+def test_lerp_by_a_number_keeps_the_general_steps(dtype, weight):
+    # lerp with a Python float weight on float32/float64 arrays (an optimizer's lerp_) computes
+    # its branch in place: bit for bit the general path (a 0-dim tensor weight takes it).
+    rng = np.random.default_rng(4)
+    x = tm.tensor((rng.standard_normal((6, 5)) * 10).astype(dtype))
+    y = tm.tensor((rng.standard_normal((1, 5)) * 10).astype(dtype))
+    x[0, :3] = tm.tensor([float("inf"), float("nan"), -0.0], dtype=getattr(tm, dtype))
+    general = tm.lerp(x, y, tm.tensor(weight, dtype=tm.float64)).numpy()
+    fast = tm.lerp(x, y, weight).numpy()
+    np.testing.assert_array_equal(fast.view(np.uint8), general.view(np.uint8))
+    in_place = x.clone()
+    in_place.lerp_(y, weight)
+    np.testing.assert_array_equal(in_place.numpy().view(np.uint8), general.view(np.uint8))
+    assert tm.lerp(tm.tensor([0.0, 10.0]), tm.tensor([10.0, 20.0]), 0.75).tolist() == [7.5, 17.5]
+    assert tm.lerp(tm.tensor(1.0), tm.tensor(3.0), 0.25).shape == ()
+    with pytest.raises(RuntimeError, match="must match the size"):
+        tm.lerp(tm.ones(3), tm.ones(4), 0.5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("value", [1, -0.001, 2.5])
+def test_addcmul_addcdiv_of_same_shapes_in_place_keep_their_steps(dtype, value):
+    # addcmul / addcdiv of three same-shape arrays of one float dtype and a number (Adam's
+    # addcmul_ and addcdiv_) write their temporaries in place: the same steps, bit for bit.
+    rng = np.random.default_rng(6)
+    a, b, c = ((rng.standard_normal((4, 5)) * 3).astype(dtype) for _ in range(3))
+    b.flat[:3] = [np.inf, np.nan, -0.0]
+    x, y, z = tm.tensor(a), tm.tensor(b), tm.tensor(c)
+    with np.errstate(all="ignore"):
+        product, quotient = a + value * b * c, a + np.true_divide(value * b, c)
+    for got, expected in ((tm.addcmul(x, y, z, value=value), product), (tm.addcdiv(x, y, z, value=value), quotient)):
+        assert got.dtype == getattr(tm, dtype)
+        np.testing.assert_array_equal(got.numpy().view(np.uint8), expected.view(np.uint8))
+    x.addcdiv_(y, z, value=value)
+    np.testing.assert_array_equal(x.numpy().view(np.uint8), quotient.view(np.uint8))

@@ -553,3 +553,22 @@ def test_erf_float32_leading_terms_round_as_the_whole_series():
     values = rng.standard_normal(1000).astype(np.float32) * 3
     assert np.array_equal(tm.erf(tm.tensor(values)).numpy(), _erf(values.astype(np.float64)).astype(np.float32))
     assert tm.erf(tm.tensor([0.5, -2.5])).tolist() == [0.5204998850822449, -0.9995930194854736]
+
+
+def test_float32_sqrt_rounds_as_the_float64_one():
+    # sqrt of float32 runs float32's own square root: bit for bit the float64 one rounded to
+    # float32 (double rounding cannot change a square root), on whole binades, subnormals,
+    # negatives, zeros, infinities and NaN payloads; 0-dim inputs stay tensors.
+    parts = [np.arange(*np.array([1.0, 4.0], np.float32).view(np.uint32), dtype=np.uint32)]
+    parts += [np.arange(0, 1 << 20, dtype=np.uint32), np.array([0x80000000, 0x80000001, 0xBF800000, 0x7F800000,
+                                                                  0xFF800000, 0x7FC00001, 0xFFC12345, 0x7F7FFFFF],
+                                                                 np.uint32)]
+    x = np.concatenate(parts).view(np.float32)
+    with np.errstate(invalid="ignore"):
+        expected = np.sqrt(x.astype(np.float64)).astype(np.float32)
+    got = tm.sqrt(tm.tensor(x)).numpy()
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
+    assert tm.sqrt(tm.tensor(2.0)).shape == () and tm.tensor([4.0]).sqrt_().tolist() == [2.0]
+    assert tm.sqrt(tm.tensor([-0.0, 0.25])).tolist() == [-0.0, 0.5]
+    assert math.copysign(1, tm.tensor(-0.0).sqrt().item()) == -1

@@ -177,6 +177,8 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
     if end.dtype != input.dtype:
         raise RuntimeError(f"expected dtype {cpp_type_name(d)} for `end` but got dtype "
                            f"{cpp_type_name(dtype_of(end))}")
+    if type(weight) is float and input.dtype in PLAIN_FLOATS and type(input) is _ND and type(end) is _ND:
+        return _lerp_by_number(input, end, weight, d)
     if type(weight) is _ND and weight.ndim == 0:
         # A 0-dim tensor weight takes part in type promotion as a 0-dim operand: a complex one
         # makes the result complex.
@@ -218,6 +220,24 @@ def lerp(input: Tensor, end: Tensor, weight: Tensor | Number) -> Tensor:
         return _as(result, d)
 
 
+def _lerp_by_number(input: np.ndarray, end: np.ndarray, weight: float, d: dt.dtype) -> np.ndarray:
+    """``lerp``'s steps for float32 or float64 arrays and a Python float weight (an optimizer's
+    ``lerp_``) without their conversions, the branch's temporaries written in place: the same
+    operations on the same operands, in the same order."""
+    _check_representable(weight, d)
+    with quiet():
+        try:
+            difference = np.asarray(np.subtract(end, input))  # an array for 0-dim operands too
+        except ValueError:
+            _raise_broadcast_error(input, end, weight)
+            raise
+        if abs(weight) < 0.5:  # start + weight * difference
+            np.multiply(weight, difference, out=difference)
+            return np.add(input, difference, out=difference)
+        np.multiply(difference, 1 - weight, out=difference)  # stop - difference * (1 - weight)
+        return np.subtract(end, difference, out=difference)
+
+
 def _scaled_product(input, tensor1, tensor2, value, divide: bool) -> np.ndarray:
     """``input + value * tensor1 (* or /) tensor2`` in the promoted dtype."""
     d = operand_dtype(input, tensor1, tensor2)
@@ -229,6 +249,9 @@ def _scaled_product(input, tensor1, tensor2, value, divide: bool) -> np.ndarray:
         with quiet():
             try:
                 scaled = np.multiply(value, tensor1)
+                if input.shape == tensor1.shape == tensor2.shape and input.ndim:  # same steps, in place
+                    (np.true_divide if divide else np.multiply)(scaled, tensor2, out=scaled)
+                    return np.add(input, scaled, out=scaled)
                 return np.asarray(np.add(input, np.true_divide(scaled, tensor2) if divide else
                                          np.multiply(scaled, tensor2)))
             except ValueError:
