@@ -677,6 +677,8 @@ def random_rows() -> list[Row]:
     """PyTorch's streams reproduced in NumPy; the baseline is NumPy's own (different) generator."""
     rng = np.random.default_rng(0)
     ones = tm.ones(1_000_000)
+    rates = tm.tensor(rng.random(10_000, np.float32) * 20)
+    concentrations = tm.tensor(rng.random(10_000, np.float32) * 3 + 0.01)
     rows = [
         Row("random", "randn 10^7 float32", lambda: tm.randn(10_000_000),
             lambda: rng.standard_normal(10_000_000, np.float32)),
@@ -685,12 +687,23 @@ def random_rows() -> list[Row]:
         Row("random", "randperm 10^5", lambda: tm.randperm(100_000), lambda: rng.permutation(100_000)),
         Row("random", "dropout 10^6", lambda: tm.nn.functional.dropout(ones, 0.5),
             lambda: ones.numpy() * (rng.random(1_000_000) >= 0.5) * 2.0),
+        Row("random", "randn 10^6 bfloat16", lambda: tm.randn(1_000_000, dtype=tm.bfloat16),
+            lambda: rng.standard_normal(1_000_000, np.float32)),
+        Row("random", "alpha_dropout 10^6", lambda: tm.nn.functional.alpha_dropout(ones, 0.5, True),
+            lambda: ones.numpy() * (rng.random(1_000_000) >= 0.5)),
+        Row("random", "poisson 10^4 (rates 0-20)", lambda: tm.poisson(rates), lambda: rng.poisson(rates.numpy())),
+        Row("random", "_standard_gamma 10^4 (0-3)", lambda: tm._standard_gamma(concentrations),
+            lambda: rng.standard_gamma(concentrations.numpy())),
     ]
     if torch is not None:
         tones = torch.ones(1_000_000)
+        trates, tconcentrations = torch.from_numpy(rates.numpy()), torch.from_numpy(concentrations.numpy())
         for row, fn in zip(rows, [lambda: torch.randn(10_000_000), lambda: torch.rand(1_000_000),
                                   lambda: torch.randn(10), lambda: torch.randperm(100_000),
-                                  lambda: torch.nn.functional.dropout(tones, 0.5)]):
+                                  lambda: torch.nn.functional.dropout(tones, 0.5),
+                                  lambda: torch.randn(1_000_000, dtype=torch.bfloat16),
+                                  lambda: torch.nn.functional.alpha_dropout(tones, 0.5, True),
+                                  lambda: torch.poisson(trates), lambda: torch._standard_gamma(tconcentrations)]):
             row.torch = fn
     return rows
 

@@ -1,8 +1,9 @@
 """Overhead of the ready-made modes on a training step, in thread CPU time.
 
 Run ``python benchmarks/ready_modes.py [REPEATS]`` (default 40).
-``python benchmarks/ready_modes.py --dispatch [REPEATS]`` times the dispatch-level instruments
-instead (``dispatch_instruments``), in wall time. The step is the autograd
+``python benchmarks/ready_modes.py --dispatch [REPEATS] [--cpu-time]`` times the dispatch-level
+instruments instead (``dispatch_instruments``), in wall time (thread CPU time with ``--cpu-time``,
+steadier on a loaded machine). The step is the autograd
 group's MLP of ``bench.py`` (forward and backward); each mode is entered around 20 steps,
 the modes are interleaved within every repeat, and the minimum per step is kept.
 CPU time rather than wall time: on a shared machine the wall clock swings far more.
@@ -60,8 +61,8 @@ def main() -> None:
         print(f"{name:32s} {value:8.1f} us  {value / base:5.2f}x")
 
 
-def dispatch_instruments(repeats: int) -> None:
-    """Wall time of 20 training steps (the MLP step above) under each dispatch-level instrument,
+def dispatch_instruments(repeats: int, timer=time.perf_counter) -> None:
+    """Wall time (or ``timer``'s) of 20 training steps (the MLP step above) under each dispatch-level instrument,
     against no mode and against a pass-through ``TorchDispatchMode`` (what any dispatch mode pays
     before its handler does anything); PyTorch's step under its own counter and DebugMode too."""
     from tensormodes.utils._debug_mode import DebugMode
@@ -88,16 +89,18 @@ def dispatch_instruments(repeats: int) -> None:
     for _ in range(repeats):
         for name, run, make, _base in runs:
             if make is None:
-                best[name] = min(best[name], timeit.timeit(run, number=20) / 20 * 1e6)
+                best[name] = min(best[name], timeit.Timer(run, timer=timer).timeit(20) / 20 * 1e6)
             else:
                 with make():
-                    best[name] = min(best[name], timeit.timeit(run, number=20) / 20 * 1e6)
+                    best[name] = min(best[name], timeit.Timer(run, timer=timer).timeit(20) / 20 * 1e6)
     for name, _run, _make, base in runs:
         print(f"{name:34s} {best[name]:8.1f} us  {best[name] / best[base]:5.2f}x")
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--dispatch"]:
-        dispatch_instruments(int(sys.argv[2]) if len(sys.argv) > 2 else 10)
+        counts = [a for a in sys.argv[2:] if a.isdigit()]
+        dispatch_instruments(int(counts[0]) if counts else 10,
+                             time.thread_time if "--cpu-time" in sys.argv else time.perf_counter)
     else:
         main()

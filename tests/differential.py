@@ -89,6 +89,17 @@ def _with_dtypes(kinds: str) -> Callable[[Case], bool]:
 _EXTREME = _with_values(lambda v: ~np.isfinite(v) | (np.abs(v) >= 1e30))  # inf, NaN, 1e30
 _NAN = _with_values(np.isnan)
 
+def _repeated_singular_values(array: np.ndarray) -> bool:
+    with np.errstate(all="ignore"):
+        try:
+            values = np.linalg.svd(np.asarray(array, np.complex128 if array.dtype.kind == "c" else np.float64),
+                                   compute_uv=False)
+        except np.linalg.LinAlgError:
+            return True
+    gaps = np.abs(np.diff(values, axis=-1))
+    return bool(np.any(gaps <= 1e-6 * np.maximum(np.abs(values[..., :1]), 1e-300)))
+
+
 def _operand_shapes_differ(case) -> bool:
     arrays = _arrays(case)
     return len(arrays) >= 2 and arrays[0].shape != arrays[1].shape
@@ -201,7 +212,7 @@ KNOWN: dict[tuple[str, str], Difference] = {
         "PyTorch's complex32 has no kernel for the op",
         lambda case: _with_dtypes("f")(case) and (_with_dtypes("c")(case) or any(
             isinstance(a, complex) for a in case.args)))
-       for name in ("logaddexp", "addcdiv")},
+       for name in ("logaddexp", "addcdiv", "pow")},
     ("index_copy", "exception class"): Difference(
         "copying into an empty dimension: PyTorch raises an internal setStorage RuntimeError, tensormodes an "
         "IndexError naming the index", lambda case: any(0 in a.shape for a in _arrays(case))),
@@ -247,10 +258,37 @@ KNOWN: dict[tuple[str, str], Difference] = {
     ("pixel_shuffle", "backward computes"): Difference(
         "an empty channel dimension: PyTorch's own backward fails its gradient shape check (its formula's "
         "bug); tensormodes gives the empty gradient", lambda case: any(0 in a.shape for a in _arrays(case))),
+    ("pow", "result values"): Difference(
+        "complex powers at infinities and NaN: PyTorch's result depends on the element's position in its vector "
+        "loop (pow(1e30+inf j, 2) is -inf+inf j alone or in a scalar tail, nan+inf j inside a vector step: only "
+        "its scalar code recovers infinities as C's Annex G does; tensormodes gives the vector steps' value), and "
+        "C's cexp/clog special cases at infinite or NaN parts differ from NumPy's",
+        lambda case: _EXTREME(case) and (_with_dtypes("c")(case) or any(isinstance(a, complex) for a in case.args))),
+    **{(name, kind): Difference(
+        "a matrix exponential of a matrix holding infinities, NaN or values near the float range's limits: its "
+        "scaling and squaring overflows at different steps in PyTorch's and tensormodes' orders", _EXTREME)
+       for name in ("linalg_matrix_exp", "matrix_exp") for kind in ("result values", "gradient values")},
+    ("_scaled_dot_product_flash_attention_for_cpu", "result values"): Difference(
+        "infinite or NaN scores: PyTorch's flash kernel rescales its running softmax block by block (an all -inf "
+        "or NaN block gives 0 where the plain softmax gives NaN)", _EXTREME),
+    ("mean", "result values"): Difference(
+        "int64 values near the type's limits converted to float64 cancel: the sum depends on PyTorch's vectorised "
+        "addition order", _with_values(lambda v: np.abs(v) >= 2.0**62)),
+    **{(name, "result values"): Difference(
+        "a repeated singular value: any rotation of its singular vectors is a valid answer, and PyTorch's MKL and "
+        "NumPy's LAPACK pick different ones; " + _LAPACK,
+        _either(_EXTREME, lambda case: any(a.ndim >= 2 and a.size and a.dtype.kind in "fc"
+                                           and _repeated_singular_values(a) for a in _arrays(case))))
+       for name in ("svd", "linalg_svd")},
     ("_upsample_bicubic2d", "result values"): Difference(
         "values near the float range's limits cancel in the cubic weights: float32 last-bit differences of the "
         "weights become large", _EXTREME),
 }
+
+# index_put's backward: the 0-dim masks above, and a real values tensor written into a complex input
+_MASKS = KNOWN[("index_put", "backward computes")]
+KNOWN[("index_put", "backward computes")] = Difference(
+    _MASKS.text + "; and " + _COMPLEX_REAL_BACKWARD, _either(_MASKS.applies, _with_dtypes("c")))
 
 # float32 eigenvectors: LAPACK builds (PyTorch's MKL, NumPy's OpenBLAS) round their last bits differently.
 KNOWN[("linalg_eigh", "result values")] = Difference(
@@ -279,20 +317,6 @@ def _half(case) -> bool:
 
 
 OPEN_BUGS: dict[tuple[str, str], Difference] = {
-    # PyTorch's cumprod backward for an input holding a zero gives nan where an input is infinite;
-    # ours gives the finite derivative there (found when the fft ops shifted the numbered cases)
-    ("cumprod", "gradient values"): Difference(
-        "L.autograd.grad(L.cumprod(x := L.tensor([[-inf, -0.0], [0.5, 2.0]], requires_grad=True), 0).sum(), x)[0]",
-        lambda case: any(a.dtype.kind in "fc" and not np.isfinite(a).all() for a in _arrays(case))),
-    # a complex NaN bound: PyTorch spaces the real and imaginary parts apart (the imaginary part
-    # stays 0), ours steps the complex numbers (NaN spreads to both parts)
-    ("linspace", "result values"): Difference(
-        "L.linspace(L.tensor(complex(float('nan'), 0), dtype=L.complex64), 4.0, 3).imag",
-        lambda case: any(a.dtype.kind == "c" and np.isnan(a).any() for a in _arrays(case))),
-    ("pow", "result values"): Difference(
-        # C's special cases of complex multiplication and exp/log (Annex G) where NumPy's differ
-        "L.pow(L.tensor([complex(1e30, inf)], dtype=L.complex64), 2)",
-        lambda case: any(a.dtype.kind == "c" for a in _arrays(case)) or any(isinstance(a, complex) for a in case.args)),
 }
 
 
@@ -654,6 +678,12 @@ def _bag_offsets_empty(case) -> bool:
         and indices.size > 0
 
 
+def _attention_batches_differ(case) -> bool:
+    query, key, value = case.args[:3]
+    return all(isinstance(a, np.ndarray) and a.ndim == 4 for a in (query, key, value)) and not (
+        query.shape[:2] == key.shape[:2] == value.shape[:2])
+
+
 def _ctc_labels_outside_classes(case) -> bool:
     log_probs, targets = case.args[:2]
     classes = log_probs.shape[-1] if isinstance(log_probs, np.ndarray) and log_probs.ndim else 0
@@ -663,6 +693,8 @@ def _ctc_labels_outside_classes(case) -> bool:
 
 # Calls that crash PyTorch's process (it reads memory it never checked): not run.
 _CRASH_TORCH: dict[str, Callable[[Case], bool]] = {
+    # an empty value batch beside a query's: a segmentation fault
+    "_scaled_dot_product_flash_attention_for_cpu": _attention_batches_differ,
     "_ctc_loss": _ctc_labels_outside_classes,  # a label beyond the classes: a heap corruption (munmap_chunk)
     "_native_batch_norm": _batch_norm_statistics_misfit,  # weights or statistics not of the channels' size
     "_embedding_bag": _bag_offsets_empty,  # no offsets for the indices: a segfault or a heap corruption

@@ -160,19 +160,6 @@ def _torch_eigh(torch):
     return eigh
 
 
-def _torch_avg_pool2d_backward(torch):
-    def avg_pool2d_backward(grad_output, input_size, kernel_size, stride=None, padding=0, ceil_mode=False,
-                            count_include_pad=True, divisor_override=None):
-        def listed(value):
-            return [value, value] if isinstance(value, int) else list(value)
-
-        return torch.ops.aten.avg_pool2d_backward(
-            grad_output, torch.zeros(input_size, dtype=grad_output.dtype), listed(kernel_size),
-            [] if stride is None else listed(stride), listed(padding), ceil_mode, count_include_pad, divisor_override)
-
-    return avg_pool2d_backward
-
-
 # Private tensormodes ops that PyTorch has only as ATen operators (``torch.ops.aten``), outside
 # its Python namespace, with these equivalents written with PyTorch's API: the cross-reference
 # tests compare with them (``callable_for(opdef, torch)``) instead of looking the name up.
@@ -218,7 +205,6 @@ TORCH_EQUIVALENTS = {
     "_max_pool3d_with_indices": lambda torch: torch._C._nn.max_pool3d_with_indices,
     "_adaptive_max_pool2d": lambda torch: torch._C._nn.adaptive_max_pool2d,
     "_max_unpool2d": lambda torch: torch._C._nn.max_unpool2d,
-    "_avg_pool2d_backward": _torch_avg_pool2d_backward,  # aten::avg_pool2d_backward takes the input itself
     "_mse_loss": lambda torch: _torch_losses(torch)["_mse_loss"],
     "_smooth_l1_loss": lambda torch: _torch_losses(torch)["_smooth_l1_loss"],
     "_huber_loss": lambda torch: _torch_losses(torch)["_huber_loss"],

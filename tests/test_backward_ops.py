@@ -397,3 +397,394 @@ def test_training_step_gradients_are_one_call_each():
     with Recorder() as log:
         tm.autograd.grad(probabilities, x, seed)
     assert log.names == ["tensormodes._softmax_backward_data"]
+
+
+# -- backward ops that replaced compositions (_ops/backward_ops_nn.py) ---------------------------------
+
+def _former_formulas():
+    """Each new backward op's call, and the composition of public ops its formula ran before (kept as
+    its double backward's form): ``(name, op arguments, composite, composite arguments)`` builders."""
+    from tensormodes._ops.backward_ops_nn import binary_cross_entropy_backward_composite as bce
+    from tensormodes._ops.losses import huber_loss_backward_composite as huber
+    from tensormodes._ops.losses import smooth_l1_loss_backward_composite as smooth_l1
+    from tensormodes._ops.normalization import native_group_norm_backward_composite as group_norm
+    from tensormodes._ops.pointwise_activation import glu_backward_composite as glu
+    from tensormodes._ops.pointwise_activation import mish_backward_composite as mish
+    from tensormodes._ops.pointwise_activation import prelu_kernel_backward_composite as prelu
+
+    def cases(dtype):
+        rng = np.random.default_rng(7)
+
+        def t(*shape, low=-4.0, high=4.0):
+            return tm.tensor(rng.uniform(low, high, shape), dtype=dtype)
+
+        x = t(3, 4)
+        x[0, :3] = tm.tensor([0.0, 30.0, -30.0], dtype=dtype)  # zero, saturated softplus, sigmoid
+        g, p, y = t(3, 4), t(3, 4, low=0.01, high=0.99), t(3, 4, low=0.0, high=1.0)
+        p[0, :2] = tm.tensor([0.0, 1.0], dtype=dtype)  # probabilities 0 and 1: the clamped denominator
+        w, target = t(4, low=0.5, high=2.0), x + t(3, 4, low=-1.5, high=1.5)
+        loss_grads = {0: g, 1: t(), 2: t()}
+        yield "mish_backward", (g, x), mish, (g, x)
+        mean, rstd, masks = t(2, 2), t(2, 2, low=0.5, high=2.0), ([True, True, True], [True, False, True])
+        images, image_grad = t(2, 4, 3), t(2, 4, 3)
+        for weight, mask in ((t(4), masks[0]), (None, masks[1])):
+            yield "native_group_norm_backward", (image_grad, images, mean, rstd, weight, 2, 4, 3, 2, mask), (
+                group_norm), (image_grad, images, weight, 2, 2, mask, mean, rstd)
+        yield "glu_backward", (g[:, :2], x, 1), glu, (g[:, :2], x, 1)
+        yield "glu_backward", (g[:1], x[:2], 0), glu, (g[:1], x[:2], 0)
+        yield "_prelu_kernel_backward", (g, x, w), prelu, (g, x, w)
+        for reduction, grad in loss_grads.items():
+            for beta in (1.0, 0.5):
+                yield "smooth_l1_loss_backward", (grad, x, target, reduction, beta), smooth_l1, (
+                    grad, x, target, reduction, beta)
+                yield "huber_loss_backward", (grad, x, target, reduction, beta), huber, (
+                    grad, x, target, reduction, beta)
+            yield "binary_cross_entropy_backward", (grad, p, y, None, reduction), bce, (grad, p, y, None, reduction)
+            yield "binary_cross_entropy_backward", (grad, p, y, w, reduction), bce, (grad, p, y, w, reduction)
+
+    return cases
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_new_backward_ops_compute_the_former_formulas_bit_for_bit(dtype):
+    # The gradients keep their values: each kernel runs the composition's steps in its dtypes.
+    for name, arguments, composite, composite_arguments in _former_formulas()(getattr(tm, dtype)):
+        ours = getattr(tm.ops.aten, name).default(*arguments)
+        before = composite(*composite_arguments)
+        for new, old in zip(ours if isinstance(ours, tuple) else (ours,),
+                            before if isinstance(before, tuple) else (before,), strict=True):
+            if new is None or old is None:
+                assert new is old, name
+                continue
+            assert new.dtype == old.dtype and new.shape == old.shape, name
+            assert new.numpy().tobytes() == old.numpy().tobytes(), name
+
+
+def _logging_mode():
+    """A dispatch mode logging the aten ops it sees in ``.ops`` while ``.on``."""
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops, self.on = [], True
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if self.on:
+                self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    return Log()
+
+
+def _backward_aten_ops(function, *shapes, create_graph=False):
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops, self.on = [], False
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if self.on:
+                self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    rng = np.random.default_rng(0)
+    leaves = [tm.tensor(rng.uniform(0.1, 0.9, s).astype(np.float32), requires_grad=True) for s in shapes]
+    log = Log()
+    with log:  # the forward too: composites decompose at the dispatch level as PyTorch's
+        out = function(*leaves)
+    seed = tm.ones(tuple(out.shape))
+    log.on = True
+    with log:
+        tm.autograd.grad(out, leaves, seed, create_graph=create_graph)
+    return log.ops
+
+
+@pytest.mark.parametrize("program, shapes, expected", [
+    (F.mish, [(2, 3)], ["aten.mish_backward.default"]),
+    (lambda x: x.narrow(1, 1, 2), [(2, 4)], ["aten.slice_backward.default"]),
+    (lambda x: x.diagonal(1), [(3, 4)], ["aten.diagonal_backward.default"]),
+    (lambda x: x.unfold(1, 2, 1), [(2, 4)], ["aten.unfold_backward.default"]),
+    (lambda x: F.avg_pool2d(x, 2), [(1, 2, 4, 4)], ["aten.avg_pool2d_backward.default"]),
+    (lambda x: F.adaptive_avg_pool2d(x, 3), [(1, 2, 5, 5)], ["aten._adaptive_avg_pool2d_backward.default"]),
+    (lambda x: F.pad(x, [1, 2], mode="reflect"), [(1, 2, 5)], ["aten.reflection_pad1d_backward.default"]),
+    (lambda x: F.pad(x, [1, 2, 0, 1], mode="replicate"), [(1, 2, 3, 5)], ["aten.replication_pad2d_backward.default"]),
+    (lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), [(1, 2, 3, 3)],
+     ["aten.upsample_bilinear2d_backward.default"]),
+    (lambda x: F.interpolate(x, size=5), [(1, 2, 3)], ["aten.upsample_nearest1d_backward.default"]),
+    (lambda x: F.adaptive_max_pool2d(x, 3), [(1, 2, 5, 5)], ["aten.adaptive_max_pool2d_backward.default"]),
+    (lambda x: F.adaptive_max_pool1d(x, 3), [(1, 2, 5)], ["aten.unsqueeze.default",
+                                                          "aten.adaptive_max_pool2d_backward.default",
+                                                          "aten.squeeze.dim"]),
+    (lambda x: F.max_pool1d(x, 2), [(1, 2, 6)], ["aten.unsqueeze.default",
+                                                 "aten.max_pool2d_with_indices_backward.default",
+                                                 "aten.squeeze.dim"]),
+    (lambda x: F.avg_pool1d(x, 2), [(1, 2, 4)], ["aten.unsqueeze.default", "aten.avg_pool2d_backward.default",
+                                                 "aten.squeeze.dim"]),
+    (lambda x, w, b: F.group_norm(x, 2, w, b), [(2, 4, 3), (4,), (4,)], ["aten.native_group_norm_backward.default"]),
+    (F.glu, [(2, 4)], ["aten.glu_backward.default"]),
+    # (then the weight's gradient summed to its shape: sum.dim_IntList and views, as autograd reduces it)
+    (lambda x, w: F.prelu(x, w), [(2, 3), (3,)], ["aten._prelu_kernel_backward.default", "aten.sum.dim_IntList"]),
+    (lambda x, y: F.smooth_l1_loss(x, y), [(2, 3), (2, 3)], ["aten.smooth_l1_loss_backward.default"] * 2),
+    (lambda x, y: F.huber_loss(x, y, reduction="sum"), [(2, 3), (2, 3)], ["aten.huber_loss_backward.default"] * 2),
+    (lambda x: F.binary_cross_entropy(x, tm.full((2, 3), 0.25)), [(2, 3)],
+     ["aten.binary_cross_entropy_backward.default"]),
+])
+def test_formulas_send_pytorchs_backward_ops(program, shapes, expected):
+    # PyTorch 2.13's backward ops for the same programs (logged with its TorchDispatchMode)
+    ops = _backward_aten_ops(program, *shapes)
+    assert [op for op in ops if op != "aten.view.default"] == expected
+
+
+def test_mish_with_create_graph_differentiates_pytorchs_composite():
+    # mish_backward has no derivative in PyTorch: with grad mode on its formula is the composition
+    ops = _backward_aten_ops(F.mish, (3,), create_graph=True)
+    assert "aten.mish_backward.default" not in ops and "aten.softplus.default" in ops
+
+
+@pytest.mark.parametrize("name, arguments", [
+    ("glu_backward", lambda: (tm.randn(2, 2, dtype=tm.float64), tm.randn(2, 4, dtype=tm.float64), 1)),
+    ("_prelu_kernel_backward", lambda: (tm.randn(2, 3, dtype=tm.float64), tm.randn(2, 3, dtype=tm.float64),
+                                        tm.rand(1, dtype=tm.float64))),
+    ("smooth_l1_loss_backward", lambda: (tm.randn((), dtype=tm.float64), tm.randn(5, dtype=tm.float64),
+                                         tm.randn(5, dtype=tm.float64), 1, 0.7)),
+    ("huber_loss_backward", lambda: (tm.randn(5, dtype=tm.float64), tm.randn(5, dtype=tm.float64),
+                                     tm.randn(5, dtype=tm.float64), 0, 0.7)),
+    ("binary_cross_entropy_backward", lambda: (tm.randn((), dtype=tm.float64), tm.rand(4, dtype=tm.float64) * 0.8 + 0.1,
+                                               tm.rand(4, dtype=tm.float64), tm.rand(4, dtype=tm.float64) + 0.5, 1)),
+])
+def test_new_backward_ops_have_second_and_third_derivatives(name, arguments):
+    # their own gradient differentiates the composition, with history when create_graph is set
+    tm.manual_seed(0)
+    args = [a.requires_grad_() if isinstance(a, tm.Tensor) else a for a in arguments()]
+    leaves = [a for a in args if isinstance(a, tm.Tensor)]
+    function = getattr(tm.ops.aten, name).default
+
+    def first(*tensors):
+        values = iter(tensors)
+        result = function(*[next(values) if isinstance(a, tm.Tensor) else a for a in args])
+        return result if isinstance(result, tuple) else (result,)
+
+    assert tm.autograd.gradcheck(first, tuple(leaves))
+    assert tm.autograd.gradgradcheck(first, tuple(leaves))
+
+
+def test_new_backward_ops_refuse_what_pytorchs_kernels_refuse():
+    ints, complexes = tm.tensor([1, 2]), tm.tensor([1j, 2j])
+    with pytest.raises(NotImplementedError, match="\"mish_backward_cpu\" not implemented for 'Long'"):
+        tm.ops.aten.mish_backward.default(ints, ints)
+    with pytest.raises(NotImplementedError, match="\"prelu_backward_cpu\" not implemented for 'ComplexFloat'"):
+        tm.ops.aten._prelu_kernel_backward.default(complexes, complexes, complexes)
+    with pytest.raises(NotImplementedError, match="\"smooth_l1_backward_cpu_out\" not implemented for 'ComplexFloat'"):
+        tm.ops.aten.smooth_l1_loss_backward.default(complexes, complexes, complexes, 1, 1.0)
+    with pytest.raises(NotImplementedError, match="\"binary_cross_entropy_backward\" not implemented for 'Long'"):
+        tm.ops.aten.binary_cross_entropy_backward.default(ints, ints, ints)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("input_shape, output_size", [((2, 3, 7, 5), (3, 2)), ((3, 8, 8), (4, 4)), ((1, 5, 4), (5, 3))])
+def test_adaptive_pooling_backward_ops_compute_the_former_formulas_bit_for_bit(dtype, input_shape, output_size):
+    from tensormodes._ops.adaptive_pooling import _averaging_tensor
+    from tensormodes._ops.pooling import _spread_maxima
+
+    rng = np.random.default_rng(3)
+    x = tm.tensor(rng.standard_normal(input_shape), dtype=getattr(tm, dtype))
+    grad = tm.tensor(rng.standard_normal((*input_shape[:-2], *output_size)), dtype=getattr(tm, dtype))
+    ours = tm.ops.aten._adaptive_avg_pool2d_backward.default(grad, x)
+    rows = _averaging_tensor(input_shape[-2], output_size[0], grad)
+    before = rows.mT @ grad @ _averaging_tensor(input_shape[-1], output_size[1], grad)
+    assert ours.dtype == before.dtype and ours.numpy().tobytes() == before.numpy().tobytes()
+    _, indices = tm._adaptive_max_pool2d(x, list(output_size))
+    ours = tm.ops.aten.adaptive_max_pool2d_backward.default(grad, x, indices)
+    overlapping = input_shape[-2] % output_size[0] or input_shape[-1] % output_size[1]
+    before = _spread_maxima(grad, input_shape, indices, bool(overlapping))
+    assert ours.dtype == before.dtype and ours.numpy().tobytes() == before.numpy().tobytes()
+
+
+def _former_scatter_back(grad, input_shape, plan):
+    """The formula the padding and upsampling ops' gradients ran before their backward ops (public
+    ops: new_zeros and index_add), kept here as the values those ops must keep."""
+    shapes = [tuple(input_shape)]
+    for dim, low, _, _ in plan[:-1]:
+        shape = list(shapes[-1])
+        shape[dim] = len(low)
+        shapes.append(tuple(shape))
+    for (dim, low, high, weight), shape in zip(reversed(plan), reversed(shapes), strict=True):
+        zeros = grad.new_zeros(shape)
+        view = [1] * grad.dim()
+        view[dim] = len(low)
+        if low.ndim == 2:
+            for k in range(low.shape[1]):
+                w = tm.tensor(weight[:, k].reshape(view), dtype=grad.dtype)
+                zeros = zeros.index_add(dim, tm.tensor(low[:, k]), grad * w)
+            grad = zeros
+        elif high is None:
+            grad = zeros.index_add(dim, tm.tensor(low), grad)
+        else:
+            w = tm.tensor(weight.reshape(view), dtype=grad.dtype)
+            grad = zeros.index_add(dim, tm.tensor(low), grad * (1 - w)).index_add(dim, tm.tensor(high), grad * w)
+    return grad
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("case", [
+    ("reflection_pad1d", (2, 3, 5), [2, 1]), ("reflection_pad2d", (2, 3, 4, 5), [1, 2, -1, 3]),
+    ("reflection_pad3d", (1, 2, 3, 4, 5), [1, 2, 0, 1, 2, -1]), ("replication_pad1d", (2, 3, 5), [3, -1]),
+    ("replication_pad2d", (3, 4, 5), [1, 2, 3, 1]), ("replication_pad3d", (1, 2, 3, 4, 5), [2, 1, 1, 0, 0, 2]),
+    ("upsample_nearest1d", (2, 3, 5), [8], None, [None]),
+    ("upsample_nearest2d", (1, 2, 3, 5), [7, 4], None, [1.5, None]),
+    ("upsample_linear1d", (2, 3, 5), [9], False, [None]), ("upsample_linear1d", (2, 3, 5), [3], True, [None]),
+    ("upsample_bilinear2d", (1, 2, 3, 5), [7, 4], False, [None, None]),
+    ("upsample_bilinear2d", (1, 2, 3, 5), [4, 11], True, [2.0, None]),
+    ("upsample_bicubic2d", (1, 2, 3, 5), [7, 4], False, [None, None]),
+    ("upsample_bicubic2d", (1, 2, 4, 4), [5, 9], True, [None, None])])
+def test_resampling_backward_ops_compute_the_former_formula_bit_for_bit(case, dtype):
+    from tensormodes._ops.resampling import _pad_plan, _probe, _upsample_plan
+
+    name, shape, sizes, *upsampling = case
+    rng = np.random.default_rng(5)
+    x = tm.tensor(rng.standard_normal(shape)).to(getattr(tm, dtype))
+    if name.startswith("upsample"):
+        align_corners, scales = upsampling
+        forward = getattr(tm, f"_{name}")
+        output = forward(x, sizes, *([] if align_corners is None else [align_corners]), *scales)
+        grad = tm.tensor(rng.standard_normal(tuple(output.shape))).to(x.dtype)
+        ours = getattr(tm.ops.aten, f"{name}_backward").default(
+            grad, sizes, list(shape), *([] if align_corners is None else [align_corners]), *scales)
+        plan = _upsample_plan(name, _probe(shape, x.dtype), sizes, len(scales), scales, align_corners,
+                              cubic="cubic" in name)
+        if "cubic" in name and tuple(grad.shape) == shape:
+            pytest.skip("the gradient itself")
+    else:
+        output = getattr(tm, f"_{name}")(x, sizes)
+        grad = tm.tensor(rng.standard_normal(tuple(output.shape))).to(x.dtype)
+        ours = getattr(tm.ops.aten, f"{name}_backward").default(grad, x, sizes)
+        plan = _pad_plan(name, x.numpy(), sizes, len(sizes) // 2, name.startswith("reflection"))
+    before = _former_scatter_back(grad, shape, plan)
+    assert ours.dtype == before.dtype and ours.shape == before.shape
+    assert ours.numpy().tobytes() == before.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("view, arguments", [("diagonal", (0, 0, 1)), ("diagonal", (1, -1, 0)),
+                                             ("diagonal", (-2, 2, 0)), ("unfold", (2, 3, 1)), ("unfold", (0, 2, 1)),
+                                             ("unfold", (1, 3, 2))])
+def test_view_backward_ops_compute_the_former_formula_bit_for_bit(view, arguments, dtype):
+    # the former formula: each gradient added back at the flat position its element came from
+    from tensormodes._ops.shape import gather_back, positions_of
+
+    rng = np.random.default_rng(2)
+    shape = (3, 4, 5)
+    picked = getattr(tm.zeros(shape), view)(*arguments)
+    grad = tm.tensor(rng.standard_normal(tuple(picked.shape)), dtype=getattr(tm, dtype))
+    ours = getattr(tm.ops.aten, f"{view}_backward").default(grad, list(shape), *arguments)
+    before = gather_back(grad, shape, getattr(positions_of(grad, shape), view)(*arguments))
+    assert ours.dtype == before.dtype and ours.numpy().tobytes() == before.numpy().tobytes()
+
+
+@pytest.mark.parametrize("shape, mask_shape", [((2, 3), (2, 3)), ((2, 3), (3,)), ((3,), (2, 3))])
+def test_masked_select_gradient_is_pytorchs_masked_scatter_with_the_former_values(shape, mask_shape):
+    rng = np.random.default_rng(4)
+    x = tm.tensor(rng.standard_normal(shape), requires_grad=True)
+    mask = tm.tensor(rng.uniform(size=mask_shape) > 0.4)
+    out = x.masked_select(mask)
+    seed = tm.tensor(rng.standard_normal(tuple(out.shape)))
+    with _logging_mode() as log:
+        gx, = tm.autograd.grad(out, x, seed)
+    assert "aten.masked_scatter.default" in log.ops and "aten.zeros_like.default" in log.ops
+    broadcast = tuple(np.broadcast_shapes(shape, mask_shape))
+    before = tm.zeros(broadcast, dtype=tm.float64)
+    before[mask.expand(broadcast)] = seed  # the former formula
+    before = before.sum(0) if len(broadcast) > len(shape) else before
+    assert gx.numpy().tobytes() == before.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("shape", [(3, 8192 + 5), (7,), ()])
+def test_gelu_kernels_in_blocks_keep_the_whole_array_formulas(dtype, shape):
+    # gelu and gelu_backward compute a block of elements at a time, in place: bit for bit the
+    # whole-array expressions they replaced (across block edges, at infinities and NaN).
+    import math
+
+    from tensormodes._ops.special import _erf
+
+    def erf_as(x):
+        return _erf(x).astype(x.dtype)
+
+    def raw(a):
+        return a.reshape(-1).view(np.uint8)
+
+    def wide_exp(x):
+        return np.exp(x.astype(np.float64)).astype(np.float32) if x.dtype == np.float32 else np.exp(x)
+
+    rng = np.random.default_rng(7)
+    work = np.float64 if dtype == "float64" else np.float32
+    values = (rng.standard_normal(shape) * 3).astype(work)
+    grads = rng.standard_normal(shape).astype(work)
+    if values.size > 4:
+        values.flat[:4] = [np.inf, -np.inf, np.nan, 0.0]
+    x, dy = (tm.tensor(v).to(getattr(tm, dtype)) for v in (values, grads))
+    xs, dys = (t.to(tm.float64 if dtype == "float64" else tm.float32).numpy() for t in (x, dy))
+    w = xs.dtype.type
+    with np.errstate(all="ignore"):
+        if dtype in ("float32", "bfloat16") and xs.size > 1:
+            forward = xs * (1 + erf_as(xs * (1 / math.sqrt(2))))
+            forward *= 0.5
+            forward[np.isposinf(xs)] = np.nan
+        else:
+            forward = 0.5 * xs * (1 + erf_as(xs * (1 / math.sqrt(2))))
+        cdf = w(0.5) * (w(1) + erf_as(xs * w(math.sqrt(0.5))))
+        pdf = w(2 / math.sqrt(math.pi) * math.sqrt(0.5) * 0.5) * wide_exp(xs * xs * w(-0.5))
+        backward = dys * (cdf + xs * pdf)
+    target = getattr(tm, dtype)._np
+    for got, expected in ((F.gelu(x), forward), (tm.ops.aten.gelu_backward.default(dy, x), backward)):
+        assert got.dtype == getattr(tm, dtype) and got.shape == shape
+        np.testing.assert_array_equal(raw(got.numpy()), raw(np.asarray(expected).astype(target)))
+    # the tanh form's backward, block by block against its kernel on the whole arrays
+    from tensormodes._ops.backward_ops import _tanh_gelu_backward
+
+    with np.errstate(all="ignore"):
+        expected = np.asarray(_tanh_gelu_backward(dys, xs)).astype(target)
+    got = tm.ops.aten.gelu_backward.default(dy, x, approximate="tanh").numpy()
+    np.testing.assert_array_equal(raw(got), raw(expected))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_kernels_in_place_keep_their_formulas(dtype, affine):
+    # native_layer_norm and its backward work in place and take the mean in NumPy's own steps:
+    # bit for bit the expressions they replaced (np.mean, new arrays at every step).
+    rng = np.random.default_rng(8)
+    shape, normalized = (4, 6, 16), [6, 16]
+    x, g = (tm.tensor(rng.standard_normal(shape).astype(np.float32) * 3).to(getattr(tm, dtype)) for _ in range(2))
+    w, b = ((tm.tensor(rng.standard_normal(normalized).astype(np.float32)).to(getattr(tm, dtype)) if affine else None)
+            for _ in range(2))
+    out, mean, rstd = tm.ops.aten.native_layer_norm.default(x, normalized, w, b, 1e-5)
+    grads = tm.ops.aten.native_layer_norm_backward.default(g, x, normalized, mean, rstd, w, b, [True, affine, affine])
+    work = np.float64 if dtype == "float64" else np.float32
+    xs, gs = x.numpy().astype(work), g.numpy().astype(work)
+    ws, bs = (None, None) if not affine else (w.numpy(), b.numpy())
+    axes = (1, 2)
+    m = xs.mean(axis=axes, keepdims=True)
+    centred = xs - m
+    r = 1 / np.sqrt((centred * centred).mean(axis=axes, keepdims=True) + 1e-5)
+    expected = (xs - m) * r
+    if affine:
+        expected = expected * ws + bs
+    # the backward reads the statistics as saved (rounded to a half input's dtype, as PyTorch's)
+    mb, rb = mean.numpy().astype(work), rstd.numpy().astype(work)
+    gy = gs if ws is None else gs * ws
+    ds, db = np.add.reduce(gy * xs, axis=axes, keepdims=True), np.add.reduce(gy, axis=axes, keepdims=True)
+    scale = 1 / 96
+    bb = (db * mb - ds) * rb * rb * rb * scale
+    c = -bb * mb - db * rb * scale
+    expected_grads = [(rb * gs if ws is None else rb * gs * ws) + bb * xs + c]  # PyTorch's order: a * dy * gamma
+    if affine:
+        expected_grads += [np.add.reduce(gs * ((xs - mb) * rb), axis=0), np.add.reduce(gs, axis=0)]
+    target = x.numpy().dtype
+    for got, want in [(out, expected), (mean, m), (rstd, r), *zip(grads, expected_grads)]:
+        want = np.asarray(want).astype(target if got.dtype == x.dtype else work)
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy().reshape(-1).view(np.uint8), want.reshape(-1).view(np.uint8))

@@ -147,7 +147,7 @@ aten::mm(t: f32[2, 3], t: f32[3, 4])  ->  t: f32[2, 4]
 aten::relu(t: f32[2, 4])  ->  t: f32[2, 4]
 aten::sum(t: f32[2, 4])  ->  t: f32[]
 # script.py:6 in <module>: y.backward()
-aten::ones_like(t: f32[], pin_memory=False)  ->  t: f32[]
+aten::ones_like(t: f32[], pin_memory=False, memory_format=tensormodes.preserve_format)  ->  t: f32[]
 # backward of script.py:5 in <module>: y = (x @ w).relu().sum()
 aten::expand(t: f32[], [2, 4])  ->  t: f32[2, 4]
 aten::threshold_backward(t: f32[2, 4], t: f32[2, 4], 0)  ->  t: f32[2, 4]

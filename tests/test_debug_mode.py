@@ -147,10 +147,10 @@ def test_record_torchfunction_puts_the_public_calls_above_their_aten_calls():
     with DebugMode(record_torchfunction=True) as dm:
         tm.nn.functional.linear(a, w).relu()
     assert dm.debug_string() == """\
-  tensormodes.nn.functional.linear(t: f32[2, 3], t: f32[4, 3])  ->  t: f32[2, 4]
+  tensormodes._C._nn.linear(t: f32[2, 3], t: f32[4, 3])  ->  t: f32[2, 4]
       aten::t(t: f32[4, 3])  ->  t: f32[3, 4]
       aten::mm(t: f32[2, 3], t: f32[3, 4])  ->  t: f32[2, 4]
-  tensormodes.Tensor.relu(t: f32[2, 4])  ->  t: f32[2, 4]
+  <method 'relu' of 'tensormodes._C.TensorBase' objects>(t: f32[2, 4])  ->  t: f32[2, 4]
       aten::relu(t: f32[2, 4])  ->  t: f32[2, 4]"""
 
 
@@ -175,7 +175,8 @@ def test_mode_stack_is_restored_and_the_active_mode_found():
         assert get_active_debug_mode() is dm
         tm.ones(2, 3) @ tm.ones(2, 3)
     assert _get_current_dispatch_mode_stack() == [] and get_active_debug_mode() is None
-    assert "  tensormodes.Tensor.matmul(t: f32[2, 3], t: f32[2, 3])" in dm.debug_string().splitlines()
+    assert "  <method 'matmul' of 'tensormodes._C.TensorBase' objects>(t: f32[2, 3], t: f32[2, 3])" in \
+        dm.debug_string().splitlines()
     with DebugMode() as dm:
         DebugMode._annotate("step 1")
         tm.ones(1)
@@ -250,9 +251,41 @@ def test_debug_string_equals_pytorchs(options):
 def test_torchfunction_level_lines_are_where_pytorch_puts_them():
     ours = mlp_step(tm, DebugMode, record_torchfunction=True).debug_string().splitlines()
     theirs = mlp_step(torch, TorchDebugMode, record_torchfunction=True).debug_string().splitlines()
-    # the aten lines and every line's nesting are PyTorch's; the public functions are named as here
+    # the aten lines and every line's nesting are PyTorch's; the public functions are named as
+    # PyTorch names its own, ``torch`` read ``tensormodes``
     assert [line for line in ours if "aten::" in line] == [line for line in theirs if "aten::" in line]
     assert [len(line) - len(line.lstrip()) for line in ours] == [len(line) - len(line.lstrip()) for line in theirs]
+    names = [line.split("(t: ")[0] for line in ours if "aten::" not in line]
+    assert names == [line.split("(t: ")[0].replace("torch", "tensormodes") for line in theirs if "aten::" not in line]
+    assert names == ["  tensormodes._C._nn.linear", "  tensormodes.nn.functional.relu", "  tensormodes._C._nn.linear",
+                     "  <method 'mul' of 'tensormodes._C.TensorBase' objects>",
+                     "  <method 'sum' of 'tensormodes._C.TensorBase' objects>", "  tensormodes._tensor.backward"]
+
+
+CALL_NAMES = {  # public callables as PyTorch's DebugMode names them (``torch`` read ``tensormodes``)
+    "add": "tensormodes.add", "nn.functional.softmax": "tensormodes.nn.functional.softmax",
+    "linalg.vector_norm": "tensormodes._C._linalg.linalg_vector_norm",
+    "special.erf": "tensormodes._C._special.special_erf", "fft.fft": "tensormodes._C._fft.fft_fft",
+    "Tensor.add_": "<method 'add_' of 'tensormodes._C.TensorBase' objects>",
+    "Tensor.__add__": "<method '__add__' of 'tensormodes._C.TensorBase' objects>",
+    "Tensor.__getitem__": "<slot wrapper '__getitem__' of 'tensormodes._C.TensorBase' objects>",
+    "Tensor.size": "<method 'size' of 'tensormodes._C.TensorBase' objects>",
+}
+
+
+def _callable(library, path: str):
+    for part in path.split("."):
+        library = getattr(library, part)
+    return library
+
+
+def test_public_calls_are_named_where_pytorch_keeps_them():
+    assert {path: _debug_mode._op_name(_callable(tm, path)) for path in CALL_NAMES} == CALL_NAMES
+    if torch is not None:
+        from torch.utils._debug_mode._utils import _get_op_name
+
+        assert {path: _get_op_name(_callable(torch, path)).replace("torch", "tensormodes")
+                for path in CALL_NAMES} == CALL_NAMES
 
 
 @pytest.mark.torch

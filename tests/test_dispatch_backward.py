@@ -197,10 +197,6 @@ _NO_OP = ("PyTorch's formula calls a dedicated ATen backward op (gelu_backward, 
           "max_pool2d_with_indices_backward, slice_backward, select_backward, embedding_dense_backward, "
           "upsample_*_backward, *_pad*d_backward, linalg_lu_solve ...) that tensormodes has no op for yet; its "
           "formula computes the same values with public ops")
-_NEW_ZEROS = ("PyTorch's formula starts from grad.new_zeros(...); Tensor.new_zeros is no op at tensormodes' "
-              "dispatch level (the formula's zeros are invisible there)")
-_ATEN_NAME = ("the private op reaches the dispatch level under its own name (_avg_pool2d_backward), not ATen's "
-              "with its schema")
 _NUMBER = ("PyTorch's formula passes a Python number where a tensor goes (where(c, 0, g), 1 - x, value / t): its "
            "dispatch level sees scalar_tensor / the composite's ops; tensormodes' public calls with numbers do not")
 _COMPOSITE = ("PyTorch implements the op (or its backward) as a composite whose pieces record the gradient "
@@ -217,36 +213,35 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 
 KNOWN = {
     **dict.fromkeys([
-        "_mish", "_prelu_kernel", "_glu",
-        "_native_group_norm", "_smooth_l1_loss",
-        "_huber_loss", "binary_cross_entropy", "_embedding_bag",
-        "max_pool1d", "max_pool1d_with_indices", "_adaptive_max_pool2d",
-        "adaptive_max_pool1d", "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "_reflection_pad1d",
-        "_reflection_pad2d", "_reflection_pad3d", "_replication_pad1d", "_replication_pad2d", "_replication_pad3d",
-        "_upsample_nearest1d", "_upsample_nearest2d", "_upsample_linear1d", "_upsample_bilinear2d",
-        "_upsample_bicubic2d", "narrow", "tensor_split", "hsplit", "vsplit", "dsplit",
-        "diff", "trapezoid", "diagonal", "unfold", "as_strided", "cdist", "i0", "special_i0", "index", "index_put",
-        "masked_select", "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
+        "_embedding_bag",
+        "tensor_split", "hsplit", "vsplit", "dsplit",
+        "diff", "trapezoid", "as_strided", "cdist", "i0", "special_i0", "index_put",
+        "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
         "nanquantile", "nan_to_num"], _NO_OP),
-    **dict.fromkeys(["gather", "index_select", "msort", "sort", "topk", "kthvalue", "mode"], _NEW_ZEROS),
-    **dict.fromkeys(["avg_pool2d", "avg_pool1d"], _ATEN_NAME),
     **dict.fromkeys(["where", "where_method", "sinc", "special_sinc", "logcumsumexp", "atanh", "addcdiv", "pow",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
                      "polar"], _COMPOSITE),
     **dict.fromkeys(["max", "min", "median", "nanmedian", "nansum", "nanmean", "rsqrt"], _VALUES),
     **dict.fromkeys(["erfinv", "special_erfinv"], _SPEED),
+    "_native_group_norm": ("PyTorch saves the mean and rstd as the op's outputs (two detaches when its backward "
+                           "unpacks them); tensormodes saves them as the kernel's intermediates: the backward op "
+                           "(native_group_norm_backward) is the same"),
+    "binary_cross_entropy": ("the input's gradient is PyTorch's binary_cross_entropy_backward; the target's keeps "
+                             "tensormodes' -log(x / (1 - x)) (PyTorch's composite: logit, neg_, mul, div_; other "
+                             "rounding)"),
     "_binary_cross_entropy_with_logits": ("the target's gradient divides the output gradient by the count before "
                                           "the product (tensormodes' rounding, kept); PyTorch divides the product "
                                           "in place (div_)"),
     **dict.fromkeys(["_softmax_backward_data", "_log_softmax_backward_data", "_convolution_backward",
                      "_cross_entropy_loss_backward", "_sigmoid_backward", "max_pool2d_with_indices_backward",
                      "gelu_backward", "elu_backward", "hardswish_backward", "mse_loss_backward",
-                     "softplus_backward"],
+                     "softplus_backward", "glu_backward", "_prelu_kernel_backward", "smooth_l1_loss_backward",
+                     "huber_loss_backward", "binary_cross_entropy_backward"],
                     _DOUBLE),
     # Ops added after the survey's alignment (everyday layers, fft): their formulas keep their own ops
     **dict.fromkeys(["_linalg_lstsq", "_max_pool3d_with_indices", "_multi_margin_loss", "_multilabel_margin_loss",
-                     "addbmm", "affine_grid_generator", "avg_pool3d", "combinations", "fft_fft", "fft_fft2",
+                     "addbmm", "affine_grid_generator", "avg_pool3d", "fft_fft", "fft_fft2",
                      "fft_fftn", "fft_hfft", "fft_ifft", "fft_ifft2", "fft_ifftn", "fft_ihfft", "fft_ihfft2",
                      "fft_ihfftn", "fft_irfft", "fft_rfft", "fft_rfft2", "fft_rfftn", "grid_sampler", "hardshrink",
                      "grid_sampler_3d", "index_reduce", "linalg_eigvals", "linalg_householder_product",
@@ -383,3 +378,80 @@ def test_normalisation_layers_send_pytorchs_ops(program):
     ours, theirs = _normalisation_ops(tm, program), _normalisation_ops(torch, program)
     assert ours[:2] == theirs[:2]
     np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-6)
+
+
+# -- new_* at the dispatch level, the seed, mm's order (issue 24) ---------------------------------
+
+def _full_backward_log(library, mode_class, expression: str, *shapes):
+    """Every op a dispatch mode sees while ``expression(...).sum().backward()`` runs, in order."""
+    class Logged(mode_class):
+        def __init__(self):
+            super().__init__()
+            self.ops, self.on = [], False
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if self.on:
+                self.ops.append(f"{func} {sorted((kwargs or {}).items(), key=str)}".replace("torch.", "tensormodes."))
+            return func(*args, **(kwargs or {}))
+
+    leaves = [library.tensor(np.arange(np.prod(s), dtype=np.float32).reshape(s) * 0.37 % 1, requires_grad=True)
+              for s in shapes]
+    mode = Logged()
+    with mode:
+        out = eval(expression, {"L": library, **dict(zip("xyz", leaves))})
+        mode.on = True
+        out.sum().backward()
+    return [entry.removesuffix(" []") for entry in mode.ops]
+
+
+_SEED = ["aten.sum.default", "aten.ones_like.default [('memory_format', tensormodes.preserve_format), "
+         "('pin_memory', False)]", "aten.expand.default"]
+# PyTorch 2.13's, in order, with the keyword arguments (``torch`` read ``tensormodes``): the seed passes
+# ``memory_format``; a formula's ``grad.new_zeros(shape)`` (C++) none of the Python binding's options.
+# (index_select's formula passes ``grad.options()``, dtype, layout and device, which tensormodes, without
+# layout objects, does not: its op names match, checked by the survey.)
+FULL_BACKWARD_LOGS = {
+    "x.gather(1, L.tensor([[0], [2]]))": ([(2, 3)], _SEED + [
+        "aten.new_zeros.default", "aten.scatter_add.default", "aten.detach.default"]),
+    "x.sort(1).values": ([(2, 3)], _SEED + [
+        "aten.new_zeros.default", "aten.scatter.src", "aten.detach.default"]),
+    "x @ y": ([(3,), (3, 4)], _SEED + [
+        "aten.unsqueeze.default", "aten.t.default", "aten.mm.default", "aten.t.default", "aten.mm.default",
+        "aten.detach.default", "aten.squeeze.dim", "aten.detach.default"]),
+    "x @ y.t()": ([(2, 3), (4, 3)], _SEED + [
+        "aten.t.default", "aten.mm.default", "aten.t.default", "aten.t.default", "aten.mm.default",
+        "aten.detach.default", "aten.t.default", "aten.detach.default"]),
+}
+
+
+@pytest.mark.parametrize("expression", list(FULL_BACKWARD_LOGS))
+def test_backward_logs_are_pytorchs_in_order(expression):
+    shapes, expected = FULL_BACKWARD_LOGS[expression]
+    assert _full_backward_log(tm, TorchDispatchMode, expression, *shapes) == expected
+    try:
+        import torch
+        from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+    except ImportError:
+        return
+    assert _full_backward_log(torch, TorchMode, expression, *shapes) == expected
+
+
+def test_new_factories_are_ops_with_pytorchs_schemas():
+    aten = tm.ops.aten
+    assert [str(getattr(aten, name).default._schema) for name in ("new_zeros", "new_full")] == [
+        "aten::new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+        "Device? device=None, bool? pin_memory=None) -> Tensor",
+        "aten::new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, "
+        "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"]
+    x = tm.ones(2, dtype=tm.int32)
+    with Log() as log:
+        log.on = True
+        made = [x.new_zeros(2, 3), x.new_ones((1,), dtype=tm.float64), x.new_empty([0]), x.new_full((2,), 7)]
+    assert log.ops == ["aten.new_zeros.default", "aten.new_ones.default", "aten.new_empty.default",
+                       "aten.new_full.default"]
+    assert [(t.dtype, tuple(t.shape)) for t in made] == [(tm.int32, (2, 3)), (tm.float64, (1,)), (tm.int32, (0,)),
+                                                         (tm.int32, (2,))]
+    assert made[3].tolist() == [7, 7] and not tm.ones(2, requires_grad=True).new_zeros(2).requires_grad
+    assert tm.ones(2, device="meta").new_zeros(3).is_meta
+    with pytest.raises(TypeError, match=r"^new_full\(\): argument 'size' \(position 1\) must be tuple of ints"):
+        x.new_full(2, 1)

@@ -600,3 +600,120 @@ def test_generated_schema_forms_and_lanes_equal_the_interpreted_form():
     assert results[1] == results[2]
     for got, expected in zip(generated, reference):
         assert got[0] == expected[0] and same(got[1:], expected[1:]), (got, expected)
+
+
+# -- grad mode as a handler sees it ---------------------------------------------------------------
+
+def _grad_modes_seen(lib, dispatch_mode_class):
+    """(op, is_grad_enabled()) for each op a handler sees in a small program of ``lib``."""
+    seen = []
+
+    class GradLog(dispatch_mode_class):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append((str(func), lib.is_grad_enabled()))
+            if str(func) == "aten.div.Tensor":  # inside a handler: what enable_grad / no_grad report
+                with lib.enable_grad():
+                    seen.append(("enable_grad", lib.is_grad_enabled()))
+                with lib.no_grad():
+                    seen.append(("no_grad", lib.is_grad_enabled()))
+            return func(*args, **(kwargs or {}))
+
+    x = lib.ones(2, requires_grad=True)
+    with GradLog():
+        (x * 2).sum().backward()
+        lib.autograd.grad((x * x).sum(), x, create_graph=True)
+        with lib.no_grad():
+            x - 1
+        x / 3
+    return seen
+
+
+# PyTorch 2.13's: grad mode inside a handler is what it is outside (the handler runs below autograd,
+# not under no_grad): on for the forward and the backward's seed, off for the formulas unless
+# create_graph. (enable_grad inside a handler records here, not in PyTorch: the inner-autograd example uses it.)
+GRAD_MODES_SEEN = [
+    ("aten.mul.Tensor", True), ("aten.sum.default", True), ("aten.ones_like.default", True),
+    ("aten.expand.default", False), ("aten.mul.Tensor", False), ("aten.detach.default", False),
+    ("aten.mul.Tensor", True), ("aten.sum.default", True), ("aten.ones_like.default", True),
+    ("aten.expand.default", True), ("aten.mul.Tensor", True), ("aten.mul.Tensor", True), ("aten.add.Tensor", True),
+    ("aten.sub.Tensor", False), ("aten.div.Tensor", True), ("enable_grad", True), ("no_grad", False)]
+
+
+def test_handlers_see_grad_mode_as_it_is_outside():
+    assert _grad_modes_seen(tm, TorchDispatchMode) == GRAD_MODES_SEEN
+    assert tm.is_grad_enabled()
+
+
+@pytest.mark.torch
+def test_handlers_see_grad_mode_as_pytorch():
+    torch = pytest.importorskip("torch")
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+    assert _grad_modes_seen(torch, TorchMode) == GRAD_MODES_SEEN
+
+
+# -- a mode declaring the ops it handles (beyond PyTorch) ---------------------------------------------
+
+def _mlp_program():
+    x = tm.tensor(np.arange(12, dtype=np.float32).reshape(3, 4) / 10)
+    w = tm.tensor(np.ones((2, 4), np.float32) / 4, requires_grad=True)
+    b = tm.zeros(2, requires_grad=True)
+    loss = tm.nn.functional.cross_entropy(tm.nn.functional.linear(x, w, b).relu(), tm.tensor([0, 1, 1]))
+    loss.backward()
+    return loss, w.grad, b.grad
+
+
+class Products(Log):
+    handled_ops = frozenset({aten.mm, aten.addmm.default})  # an overload stands for its packet
+
+
+def test_a_mode_declaring_its_ops_sees_only_those_and_the_same_calls_of_them():
+    every = Log()
+    with every:
+        expected = _mlp_program()
+    products = Products()
+    with products:
+        got = _mlp_program()
+    assert products.ops == [op for op in every.ops if op.split(".")[1] in ("mm", "addmm")] == [
+        "aten.addmm.default", "aten.mm.default"]
+    for a, b in zip(got, expected):
+        assert np.array_equal(a.detach().numpy(), b.detach().numpy())
+    assert every.ops.count("aten.t.default") == 4  # what the declaring mode was spared: linear's t, backward's
+
+
+def test_declared_ops_skip_only_the_mode_declaring_them():
+    record = []
+    with Log("all", record), Products("products", record):
+        tm.ones(2, 2).mm(tm.ones(2, 2)).relu()
+    # the top mode sees only mm; the mode below it every op, mm through the top mode's call
+    assert record == [("all", "aten.ones.default"), ("all", "aten.ones.default"), ("products", "aten.mm.default"),
+                      ("all", "aten.mm.default"), ("all", "aten.relu.default")]
+    record.clear()
+    with Products("products", record), Log("all", record):
+        tm.ones(2, 2).mm(tm.ones(2, 2)).relu()
+    assert record == [("all", "aten.ones.default"), ("all", "aten.ones.default"), ("all", "aten.mm.default"),
+                      ("products", "aten.mm.default"), ("all", "aten.relu.default")]
+
+
+def test_declared_ops_reach_a_composites_inner_calls_and_direct_overload_calls():
+    products = Products()
+    x = tm.ones(2, 3)
+    with products:
+        tm.nn.functional.linear(x, tm.ones(4, 3), tm.ones(4))  # a composite: its addmm is seen
+        aten.mm.default(x, tm.ones(3, 2))
+        aten.add.Tensor(x, x)
+        x @ tm.ones(3, 2)  # matmul's mm
+    assert products.ops == ["aten.addmm.default", "aten.mm.default", "aten.mm.default"]
+
+
+def test_flop_counter_sees_only_what_it_counts_unless_told():
+    from tensormodes.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        tm.ones(2, 3).mm(tm.ones(3, 2)).relu()
+    assert counter.get_total_flops() == 24
+    with pytest.raises(RuntimeError, match=r"FlopCounterMode\(track_uncounted=True\)"):
+        counter.not_counted  # noqa: B018
+    with FlopCounterMode(display=False, track_uncounted=True) as counter:
+        tm.ones(2, 3).mm(tm.ones(3, 2)).relu()
+    assert counter.not_counted == {"aten.ones": 2, "aten.relu": 1}

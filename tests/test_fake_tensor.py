@@ -189,6 +189,65 @@ def test_from_tensor_converts_and_memoizes():
         FakeTensorMode().from_tensor(fake)
 
 
+def _history_of_converted(library, mode_class):
+    """What ``from_tensor`` keeps of a non-leaf and of views (the same program for both libraries)."""
+    mode = mode_class()
+    leaf = library.ones(3, 4, requires_grad=True)
+    nonleaf = leaf * 2
+    fake = mode.from_tensor(nonleaf)
+    view = mode.from_tensor(nonleaf[1])
+    base = library.zeros(4, 6)
+    sliced = mode.from_tensor(base[1:3, ::2])
+    fake_base = mode.from_tensor(base)
+    leaf_view = mode.from_tensor(leaf[:2])
+    with pytest.raises(RuntimeError) as caught:
+        fake.sum().backward()
+    with mode:
+        (grad,) = library.autograd.grad((fake * 3).sum(), fake)
+    sliced.add_(1)
+    return {
+        "nonleaf": (fake.requires_grad, fake.is_leaf, type(fake.grad_fn).__name__, fake.grad_fn.name(), fake._base,
+                    repr(fake), type(fake.grad_fn.next_functions[0][0]).__name__),
+        "backward": str(caught.value), "grad": (type(grad).__name__, tuple(grad.shape)),
+        "view of nonleaf": (view.requires_grad, view.is_leaf, type(view.grad_fn).__name__, view._base is fake,
+                            view.grad_fn.next_functions[0][0] is fake.grad_fn, view.storage_offset()),
+        "view": (sliced._base is fake_base, sliced.stride(), sliced.storage_offset(), sliced.is_leaf,
+                 sliced.grad_fn, mode.from_tensor(base[1:3, ::2]) is not sliced, fake_base._version),
+        "view of leaf": (leaf_view.requires_grad, leaf_view.is_leaf, type(leaf_view.grad_fn).__name__,
+                         leaf_view._base is mode.from_tensor(leaf)),
+    }
+
+
+EXPECTED_HISTORY = {
+    "nonleaf": (True, False, "Error", "torch::autograd::Error", None, "FakeTensor(..., size=(3, 4), grad_fn=<Error>)",
+                "AccumulateGrad"),
+    "backward": "Internal error: Tried to backward() through example input", "grad": ("FakeTensor", (3, 4)),
+    "view of nonleaf": (True, False, "AsStridedBackward0", True, True, 4),
+    "view": (True, (6, 2), 6, True, None, True, 1),
+    "view of leaf": (True, False, "AsStridedBackward0", True),
+}
+
+
+def test_from_tensor_keeps_history_and_views():
+    """A non-leaf converts to a fake tensor whose history refuses backward (PyTorch's ``Error``
+    node) but lets ``autograd.grad`` stop at it; a view converts to the same view of its fake
+    base, sharing its storage and version counter, with ``AsStridedBackward0`` when it has history."""
+    assert _history_of_converted(tm, FakeTensorMode) == EXPECTED_HISTORY
+    mode = FakeTensorMode()
+    base = tm.zeros(4, 6)
+    view = base[1:3]
+    fake_view = mode.from_tensor(view)
+    assert mode.from_tensor(view) is fake_view and mode.from_tensor(base) is fake_view._base
+    assert fake_view._data.base is mode.from_tensor(base)._data
+
+
+def test_from_tensor_history_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    from torch._subclasses.fake_tensor import FakeTensorMode as TorchFakeTensorMode
+
+    assert _history_of_converted(torch, TorchFakeTensorMode) == EXPECTED_HISTORY
+
+
 def test_a_real_tensor_meeting_a_fake_one_raises_naming_the_option():
     mode = FakeTensorMode()
     real = tm.ones(2, 3)
@@ -355,6 +414,8 @@ class _MatmulsOnly(TorchDispatchMode):
 
 
 def test_missing_ops_of_a_mode_forward_and_backward():
+    assert tm.utils._python_dispatch.missing_ops is missing_ops  # issue 25's path
+
     def step(x):
         model = nn.Linear(3, 2)  # made inside: its parameters are fake too
         model(x).relu().sum().backward()

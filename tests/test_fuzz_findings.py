@@ -338,3 +338,37 @@ def test_softmax_of_complex_data_into_a_real_dtype_keeps_autograd():
     assert tm.softmax(x, 1, dtype=tm.float32).requires_grad  # the result is real: differentiable
     with pytest.raises(NotImplementedError, match="softmax_lastdim_kernel_impl"):
         tm.softmax(x, 1)
+
+
+@pytest.mark.parametrize("a, b", [((0, 3), (2, 3, 2)), ((2, 3, 0), (0, 4)), ((2, 3, 4), (4, 0)), ((3,), (2, 3, 0))])
+def test_matmul_gradients_with_a_zero_size_fold(a, b):
+    # The folded batch was reshaped to (-1, 0): ambiguous, so backward raised; PyTorch returns zeros
+    x, y = tm.ones(a, requires_grad=True), tm.ones(b, requires_grad=True)
+    gx, gy = tm.autograd.grad(tm.matmul(x, y).sum(), [x, y])
+    assert (gx.shape, gy.shape) == (x.shape, y.shape)
+    assert gx.abs().sum().item() == 0 and gy.abs().sum().item() == 0
+
+
+@pytest.mark.parametrize("function, shapes, error, message", [
+    (tm.baddbmm, [(2, 2, 3, 5), (2, 2, 3, 4), ()], IndexError, "Dimension specified as 2 but tensor has no dimensions"),
+    (tm.addbmm, [(2, 3, 5), (), (2, 4, 5)], IndexError, "Dimension specified as 1 but tensor has no dimensions"),
+    (tm.baddbmm, [(2, 3, 5), (3,), (5,)], IndexError,
+     r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"),
+    (tm.baddbmm, [(2, 3, 7), (2, 3, 4), (2, 4, 5, 6)], RuntimeError,
+     r"The expanded size of the tensor \(5\) must match the existing size \(7\) at non-singleton dimension 2"),
+    (tm.addbmm, [(2, 3, 5), (2, 3, 4, 1), (2, 4, 5)], RuntimeError, r"expand\(torch.FloatTensor\{\[2, 3, 5\]\}"),
+    (tm.baddbmm, [(2, 3, 5), (2, 3, 4, 1), (2, 4, 5)], RuntimeError, "batch1 must be a 3D tensor"),
+])
+def test_batched_products_check_in_pytorchs_order(function, shapes, error, message):
+    # PyTorch reads the output's sizes, then expands the input to it, then checks the ranks
+    with pytest.raises(error, match=message):
+        function(*(tm.ones(s) for s in shapes))
+
+
+def test_flash_attention_backward_of_an_empty_query_is_zero_in_pytorchs_layout():
+    q = tm.zeros((0, 2, 3, 4), dtype=tm.bfloat16, requires_grad=True)
+    k = tm.ones((2, 2, 3, 4), dtype=tm.bfloat16, requires_grad=True)
+    out, _ = tm.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, k)
+    gq, gk = tm.autograd.grad(out.sum(), [q, k])
+    assert gq.shape == (0, 2, 3, 4) and gk.shape == (2, 2, 3, 4) and gk.stride() == (24, 4, 8, 1)
+    assert gk.abs().sum().item() == 0

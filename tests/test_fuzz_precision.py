@@ -269,3 +269,45 @@ def test_unique_is_recorded_and_its_backward_is_not_implemented(call, name, node
     with pytest.raises(NotImplementedError, match=rf"^the derivative for '{name}' is not implemented\.$"):
         result.sum().backward()
     assert not tm.unique(x, return_inverse=True)[1].requires_grad
+
+
+def test_bincount_of_the_largest_int64_raises_before_numpy_overflows():
+    # NumPy's bincount would compute a negative length from it and corrupt the heap
+    for weights in (None, tm.tensor([1.0, 2.0])):
+        with pytest.raises(RuntimeError, match="^maximum value of input overflowed, it should be < "
+                                               "9223372036854775807 but got 9223372036854775807$"):
+            tm.bincount(tm.tensor([2**63 - 1, 3]), weights)
+    with pytest.raises(RuntimeError, match=r"^Storage size calculation overflowed with sizes=\[4611686018427387905\]$"):
+        tm.bincount(tm.tensor([2**62]))
+
+
+@pytest.mark.parametrize("dtype, name", [(tm.int8, "Char"), (tm.uint8, "Byte"), (tm.int32, "Int")])
+def test_avg_pool3d_takes_no_integers_but_int64(dtype, name):
+    with pytest.raises(NotImplementedError, match=f"^\"avg_pool3d_out_frame\" not implemented for '{name}'$"):
+        tm.nn.functional.avg_pool3d(tm.ones(1, 1, 2, 2, 2, dtype=dtype), 2, divisor_override=3)
+    assert tm.nn.functional.avg_pool3d(tm.ones(1, 1, 2, 2, 2, dtype=tm.int64), 2).tolist() == [[[[[1]]]]]
+
+
+def test_grid_sampler_refuses_an_integer_input_before_comparing_dtypes():
+    grid = tm.zeros(1, 2, 2, 2, dtype=tm.float64)
+    with pytest.raises(NotImplementedError, match="^\"grid_sampler_2d_cpu_kernel_impl\" not implemented for 'Byte'$"):
+        tm.grid_sampler(tm.ones(1, 1, 2, 2, dtype=tm.uint8), grid, 0, 0, False)
+    with pytest.raises(RuntimeError, match="^expected scalar type Float but found Double$"):
+        tm.grid_sampler(tm.ones(1, 1, 2, 2), grid, 0, 0, False)
+
+
+def test_index_reduce_checks_in_pytorchs_order():
+    x = tm.zeros(2, 3)
+    with pytest.raises(RuntimeError, match="^index_reduce_\\(\\): Expected dtype int32/int64 for index but got: Byte$"):
+        x.index_reduce(1, tm.tensor([0, 1], dtype=tm.uint8), tm.tensor(1.0), "amin")
+    with pytest.raises(RuntimeError, match="^index_reduce_\\(\\): Indexing dim 1 is out of bounds of the source "
+                                           "tensor with dim 0$"):
+        x.index_reduce(1, tm.tensor([0, 1]), tm.tensor(1.0), "amin")
+    with pytest.raises(IndexError, match="^Dimension specified as 0 but tensor has no dimensions$"):
+        x.index_reduce(0, tm.tensor([0, 1]), tm.tensor(1.0), "amin")
+
+
+def test_cholesky_of_an_empty_half_matrix_is_empty():
+    assert tm.linalg.cholesky(tm.zeros(0, 2, 2, dtype=tm.bfloat16)).shape == (0, 2, 2)
+    with pytest.raises(NotImplementedError, match="^\"cholesky_cpu\" not implemented for 'BFloat16'$"):
+        tm.linalg.cholesky(tm.eye(2, dtype=tm.bfloat16))

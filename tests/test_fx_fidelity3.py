@@ -5,6 +5,7 @@ purpose."""
 
 import copy
 import dataclasses
+import math
 import operator
 import os
 from typing import NamedTuple
@@ -711,3 +712,39 @@ def test_a_node_named_self_never_shadows_the_module():
     graph.output(graph.placeholder("self"))  # torch.fx writes `def forward(self):`
     gm = fx.GraphModule({}, graph)
     assert gm.code.strip().splitlines()[0] == "def forward(self, self_1):" and gm(3) == 3
+
+
+# -- autowrap: math's functions given a traced value are recorded (issue 30, item 6) -----------------
+
+def _body_with_math(x):
+    return x / math.sqrt(x.size(-1)) + math.sqrt(4) + math.floor(x.size(0) / 2)
+
+
+@pytest.mark.parametrize("lib", BOTH)
+def test_math_functions_on_traced_values_are_recorded_and_constants_fold(lib):
+    torch, tfx = _lib(lib)
+    gm = tfx.symbolic_trace(_body_with_math)
+    calls = [(n.name, getattr(n.target, "__name__", n.target)) for n in gm.graph.nodes if n.op == "call_function"]
+    assert [c for c in calls if c[1] in ("sqrt", "floor")] == [("sqrt", "sqrt"), ("floor", "floor")]
+    assert "sqrt = math_sqrt(size)" in gm.code and "+ 2.0" in gm.code
+    assert gm(torch.ones(2, 4)).tolist() == [[3.5] * 4] * 2
+    assert math.sqrt(4) == 2.0 and getattr(math.sqrt, "__fx_leaf__", None) is None  # restored after the trace
+
+
+def test_autowrap_follows_the_tracers_arguments():
+    with pytest.raises(fx.TraceError, match="cannot be converted to a Python number"):
+        fx.Tracer(autowrap_modules=()).trace(_body_with_math)
+
+    def scaled(x):
+        return x * len_of(x.shape)
+
+    graph = fx.Tracer(autowrap_functions=(len_of,)).trace(scaled)
+    assert [n.target for n in graph.nodes if n.op == "call_function"][1].__fx_leaf__ is len_of
+    assert globals()["len_of"] is _len_of_original
+
+
+def len_of(shape):
+    return len(shape)
+
+
+_len_of_original = len_of

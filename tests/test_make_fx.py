@@ -75,7 +75,7 @@ def forward(self, x_1):
     _param_constant1 = self._param_constant1
     addmm = tensormodes.ops.aten.addmm.default(_param_constant1, x_1, t);  _param_constant1 = t = None
     sum_1 = tensormodes.ops.aten.sum.default(addmm);  addmm = None
-    ones_like = tensormodes.ops.aten.ones_like.default(sum_1, pin_memory = False);  sum_1 = None
+    ones_like = tensormodes.ops.aten.ones_like.default(sum_1, pin_memory = False, memory_format = tensormodes.preserve_format);  sum_1 = None
     expand = tensormodes.ops.aten.expand.default(ones_like, [4, 2]);  ones_like = None
     t_1 = tensormodes.ops.aten.t.default(expand)
     mm = tensormodes.ops.aten.mm.default(t_1, x_1);  t_1 = x_1 = None
@@ -83,7 +83,7 @@ def forward(self, x_1):
     sum_2 = tensormodes.ops.aten.sum.dim_IntList(expand, [0], True);  expand = None
     view = tensormodes.ops.aten.view.default(sum_2, [2]);  sum_2 = None
     t_3 = tensormodes.ops.aten.t.default(t_2);  t_2 = None
-    return (t_3, view)"""
+    return (t_3, view)"""  # noqa: E501
     assert gm._param_constant0 is lin.weight and dict(gm.named_parameters()).keys() == {
         "_param_constant0", "_param_constant1"}
     x = tm.randn(4, 3)

@@ -379,7 +379,8 @@ def test_every_mode_at_once_on_a_training_step():
     logged_alone = []
     with OpCounterMode() as counted_alone, LoggingMode(logged_alone), BaseTorchDispatchMode():
         mlp_step(*pieces)
-    assert logged_alone[:7] == MLP_LOG.splitlines()[:6] + ["  tensormodes.ones_like(f32[]{grad}) -> f32[]"]
+    # backward's seed is made below __torch_function__, as PyTorch's engine makes it: only dispatch modes see it
+    assert logged_alone[:6] == MLP_LOG.splitlines()[:6] and not any("ones_like" in line for line in logged_alone)
     lines, user = [], []
     with (OpCounterMode() as counter, NanCheckMode(), TimingMode() as timer, FlopCounterMode(display=False) as flops,
           LoggingMode(lines), DefaultDtypeMode(tm.float64), Recorder(user)):

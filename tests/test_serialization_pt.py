@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import gc
 import io
+import mmap
 import os
 import pathlib
 import pickle
-import random
+import weakref
 import zipfile
 
 import numpy as np
@@ -67,6 +69,16 @@ def test_committed_legacy_checkpoint_loads():
         tm.load(DATA / "torch_small_legacy.pt", mmap=True)
 
 
+@pytest.mark.parametrize("name", ["torch_attributes.pt", "torch_attributes_legacy.pt"])
+def test_committed_checkpoints_with_tensor_attributes(name):
+    obj = tm.load(DATA / name)  # written by tests/data/make_torch_attributes.py with torch 2.13
+    assert obj["noted"].note == "kept" and obj["noted"].tolist() == [0.0, 1.0, 2.0]
+    assert type(obj["p"]) is tm.nn.Parameter and obj["p"].lr_scale == 0.5 and obj["p"].requires_grad
+    assert type(obj["r"]) is tm.Tensor and obj["r"].requires_grad and obj["r"].is_leaf
+    assert obj["meta"].device.type == "meta" and obj["meta"].shape == (2, 3)
+    assert obj["empty"].shape == (0, 3) and obj["scalar"].shape == () and obj["scalar"].item() == 3.5
+
+
 def test_map_location_and_mmap(tmp_path):
     path = DATA / "torch_small.pt"
     for location in ("cpu", tm.device("cpu"), {"cpu": "cpu"}, lambda storage, loc: storage, lambda s, loc: None):
@@ -97,6 +109,7 @@ def test_layout_of_a_written_checkpoint(tmp_path):
             "model/data.pkl", "model/.format_version", "model/.storage_alignment", "model/byteorder", "model/data/0",
             "model/data/1", "model/version", "model/.data/serialization_id"]
         assert all(i.compress_type == zipfile.ZIP_STORED for i in infos) and archive.testzip() is None
+        assert {i.flag_bits for i in infos} == {0x808}  # UTF-8 names, CRC and sizes after the data (as PyTorch)
         assert archive.read("model/byteorder") == b"little" and archive.read("model/version") == b"3\n"
         assert archive.read("model/data/0") == np.arange(6, dtype=np.float32).tobytes()
         assert archive.read("model/data.pkl")[:2] == b"\x80\x02"
@@ -105,8 +118,26 @@ def test_layout_of_a_written_checkpoint(tmp_path):
         start = info.header_offset + 30 + len(info.filename) + int.from_bytes(raw[info.header_offset + 28:
                                                                                   info.header_offset + 30], "little")
         assert start % 64 == 0
+    for info in infos:  # each record's data descriptor: signature, CRC-32, sizes
+        start = raw.index(info.filename.encode(), info.header_offset) + len(info.filename)
+        start += int.from_bytes(raw[info.header_offset + 28:info.header_offset + 30], "little")
+        descriptor = raw[start + info.file_size:start + info.file_size + 16]
+        assert descriptor == b"PK\x07\x08" + info.CRC.to_bytes(4, "little") + info.file_size.to_bytes(4, "little") * 2
     back = tm.load(tmp_path / "model.pt")
     assert back["xt"].stride() == (1, 3) and back["b"].dtype == tm.float64
+
+
+def test_a_loaded_checkpoint_is_freed_without_a_garbage_collection():
+    # A reference cycle through the loader kept every loaded buffer alive until the next collection.
+    gc.disable()
+    try:
+        for path in (DATA / "torch_small.pt", DATA / "torch_small_legacy.pt"):
+            obj = tm.load(path)
+            ref = weakref.ref(obj["p"])
+            del obj
+            assert ref() is None
+    finally:
+        gc.enable()
 
 
 def test_round_trip_of_every_value_kind():
@@ -185,6 +216,102 @@ def test_malicious_pickles_are_refused_and_nothing_runs(tmp_path, make, weights_
     assert not marker.exists()
 
 
+class _Reduce:
+    """Pickles as ``function(*args)``, whatever the function (the attack a pickle allows)."""
+
+    def __init__(self, function, *args) -> None:
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return self.function, self.args
+
+
+def _text(value: str) -> bytes:
+    raw = value.encode()
+    return b"X" + len(raw).to_bytes(4, "little") + raw
+
+
+def _attacks(marker: str) -> dict:
+    """Payloads that would create ``marker`` if any of their code ran, by name: objects (pickled
+    with each protocol) or pickles written opcode by opcode."""
+    import builtins
+    import importlib
+    import subprocess
+    touch = f"touch {marker}"
+    return {
+        "exec": _Reduce(builtins.exec, f"open({marker!r}, 'w').close()"),
+        "subprocess.Popen": _Reduce(subprocess.Popen, ["touch", marker]),
+        "importlib.import_module": _Reduce(importlib.import_module, "antigravity"),
+        "open": _Reduce(open, marker, "w"),
+        # getattr(__import__("os"), "system")("touch marker")
+        "getattr(os, 'system')": b"\x80\x02cbuiltins\ngetattr\n(cbuiltins\n__import__\n(" + _text("os")
+        + b"tR" + _text("system") + b"tR(" + _text(touch) + b"tR.",
+        # an allowed rebuild function given os.system to call
+        "os.system in a tensor's rebuild": b"\x80\x02ctorch._tensor\n_rebuild_from_type_v2\n(cposix\nsystem\n"
+        b"ctorch\nTensor\n(" + _text(touch) + b"t}tR.",
+        # a storage's persistent id naming os.system
+        "os.system as a storage type": b"\x80\x02(" + _text("storage") + b"cos\nsystem\n" + _text(touch)
+        + _text("cpu") + b"K\x01tQ.",
+        # BUILD setting __class__ on an allowed OrderedDict
+        "BUILD __class__": b"\x80\x02ccollections\nOrderedDict\n)R}" + _text("__class__")
+        + b"ccollections\nCounter\nsb.",
+        "BUILD __reduce__": b"\x80\x02ccollections\nOrderedDict\n)R}" + _text("__reduce__") + b"K\x01sb.",
+    }
+
+
+_OBJECT_ATTACKS = ["exec", "subprocess.Popen", "importlib.import_module", "open"]
+_OPCODE_ATTACKS = ["getattr(os, 'system')", "os.system in a tensor's rebuild", "os.system as a storage type",
+                   "BUILD __class__", "BUILD __reduce__"]
+
+
+@pytest.mark.parametrize(("attack", "protocol"), [(a, p) for a in _OBJECT_ATTACKS for p in (0, 1, 2, 4, 5)]
+                         + [(a, 2) for a in _OPCODE_ATTACKS])
+def test_more_malicious_pickles_are_refused_and_nothing_runs(tmp_path, protocol, attack):
+    marker = tmp_path / "marker"
+    made = _attacks(str(marker))[attack]
+    # fix_imports=False: protocols 0-2 would spell some names as Python 2 did ("commands.Popen")
+    payload = made if type(made) is bytes else pickle.dumps(made, protocol=protocol, fix_imports=False)
+    expected = {"exec": '"builtins.exec"', "subprocess.Popen": '"subprocess.Popen"', "open": '"io.open"',
+                "importlib.import_module": '"importlib.import_module"', "getattr(os, 'system')": '"builtins.getattr"',
+                "os.system in a tensor's rebuild": f'"{os.system.__module__}.system"',
+                "os.system as a storage type": '"os.system"', "BUILD __class__": "attribute '__class__'",
+                "BUILD __reduce__": "attribute '__reduce__'"}[attack]
+    for content in (_zip(payload), b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19." + payload):
+        for weights_only in (None, False):
+            with pytest.raises(FormatError) as error:  # UnsafeFileError for the names
+                tm.load(io.BytesIO(content), weights_only=weights_only)
+            assert expected in str(error.value) and "is not allowed" in str(error.value)
+            assert isinstance(error.value, UnsafeFileError) == expected.startswith('"')
+    assert not marker.exists()
+
+
+def test_loading_allowed_classes_runs_none_of_their_methods(tmp_path):
+    marker = tmp_path / "marker"
+
+    @dataclasses.dataclass
+    class Hooked:
+        path: str
+
+        def __post_init__(self):
+            open(self.path, "w").close()
+
+        def __setstate__(self, state):
+            open(self.path, "w").close()
+
+    Hooked.__module__, Hooked.__qualname__ = __name__, "Hooked"
+    payload = pickle.dumps(_Plain(str(marker)), protocol=2).replace(b"_Plain", b"Hooked")
+    marker.unlink()
+    with tm.serialization.safe_globals([Hooked]):
+        back = tm.load(io.BytesIO(_zip(payload)))
+    assert type(back) is Hooked and back.path == str(marker) and not marker.exists()
+
+
+class _Plain:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        open(path, "w").close()
+
+
 def _load_error(content: bytes) -> Exception:
     with pytest.raises(Exception) as error:
         tm.load(io.BytesIO(content))
@@ -212,25 +339,7 @@ def test_refusals_name_what_and_where():
     assert "fails its CRC-32 check" in str(_load_error(bytes(flipped)))
 
 
-def test_file_fuzz_gives_clean_errors_only():
-    base = _saved({"state": collections.OrderedDict(w=tm.arange(6.).reshape(2, 3), b=tm.ones(2)), "step": 1,
-                   "x": (tm.arange(4)[1:], [0.5, "s"])})
-    rng = random.Random(0)
-    for _ in range(300):
-        data = bytearray(base)
-        for _ in range(rng.randint(1, 4)):
-            choice = rng.random()
-            at = rng.randrange(len(data))
-            if choice < 0.6:
-                data[at] = rng.randrange(256)
-            elif choice < 0.8:
-                del data[at:at + rng.randint(1, 16)]
-            else:
-                data[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
-        try:
-            tm.load(io.BytesIO(bytes(data)))
-        except (FormatError, RuntimeError):  # RuntimeError: a location naming another device
-            pass
+# The file fuzzer is tests/test_checkpoint_fuzz.py.
 
 
 # -- the user's allow-list --------------------------------------------------------------------------
@@ -257,6 +366,70 @@ def test_safe_globals_rebuild_plain_data_classes():
         tm.serialization.add_safe_globals([os.system])
     with pytest.raises(TypeError, match="defines or inherits its own __new__"):
         tm.serialization.add_safe_globals([collections.namedtuple("P", "a")])
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenConfig:
+    lr: float
+
+
+@dataclasses.dataclass(slots=True)
+class SlottedConfig:
+    lr: float
+    sizes: list
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FrozenSlottedConfig:
+    lr: float
+    name: str
+
+
+@dataclasses.dataclass
+class Nested:
+    inner: FrozenConfig
+    table: dict = dataclasses.field(default_factory=dict)
+
+
+@pytest.mark.parametrize("protocol", [2, 4])
+def test_dataclass_kinds_are_rebuilt_field_by_field(protocol):
+    classes = [FrozenConfig, SlottedConfig, FrozenSlottedConfig, Nested]
+    obj = [FrozenConfig(0.1), SlottedConfig(0.2, [1]), FrozenSlottedConfig(0.3, "x"),
+           Nested(FrozenConfig(0.4), {"k": (1, 2)})]
+    content = _zip(pickle.dumps(obj, protocol=protocol))
+    with tm.serialization.safe_globals(classes):
+        assert tm.load(io.BytesIO(content)) == obj
+    short = pickle.dumps(FrozenSlottedConfig(0.3, "x"), protocol=2)
+    short = short.replace(b"X\x01\x00\x00\x00xq", b"q", 1)  # the second field's value taken out
+    with tm.serialization.safe_globals(classes), pytest.raises(FormatError, match="with 1 values for 2 fields"):
+        tm.load(io.BytesIO(_zip(short)))
+
+
+def test_allowed_classes_are_written_too():
+    obj = [FrozenConfig(0.1), SlottedConfig(0.2, [1]), FrozenSlottedConfig(0.3, "x"),
+           Nested(FrozenConfig(0.4), {"k": (1, tm.ones(1))})]
+    obj.append(obj[0])
+    with pytest.raises(TypeError, match=r"cannot store a value of type FrozenConfig at obj\[0\]: .* and instances "
+                                        "of plain-data classes added with tensormodes.serialization.add_safe_globals"):
+        tm.save(obj, io.BytesIO())
+    with tm.serialization.safe_globals([FrozenConfig, SlottedConfig, FrozenSlottedConfig, Nested]):
+        back = tm.load(io.BytesIO(_saved(obj)))
+    assert back[:4] == obj[:4] and back[4] is back[0] and back[3].table["k"][1].tolist() == [1.0]
+
+
+@pytest.mark.torch
+def test_allowed_classes_against_torch():
+    torch = pytest.importorskip("torch")
+    classes = [FrozenConfig, SlottedConfig, FrozenSlottedConfig, Nested]
+    obj = [FrozenConfig(0.1), SlottedConfig(0.2, [1]), FrozenSlottedConfig(0.3, "x"), Nested(FrozenConfig(0.4))]
+    with tm.serialization.safe_globals(classes):
+        content = _saved(obj)
+    with torch.serialization.safe_globals(classes):
+        assert torch.load(io.BytesIO(content), weights_only=True) == obj
+        buffer = io.BytesIO()
+        torch.save(obj, buffer)
+    with tm.serialization.safe_globals(classes):
+        assert tm.load(io.BytesIO(buffer.getvalue())) == obj
 
 
 # -- against PyTorch --------------------------------------------------------------------------------
@@ -301,8 +474,15 @@ def test_tm_reads_what_torch_writes(tmp_path, legacy):
            "p": torch.nn.Parameter(torch.ones(2)), "dtypes": [torch.ones(2, dtype=d) for d in (
                torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
                torch.bfloat16, torch.float64, torch.complex64, torch.complex128)]}
+    noted = torch.arange(3.)
+    noted.note = "n"
+    obj.update(noted=noted, r=torch.ones(2, requires_grad=True), empty=torch.empty(0, 3), scalar=torch.tensor(3.5),
+               meta=torch.empty(2, 3, device="meta"))
     torch.save(obj, tmp_path / "t.pt", _use_new_zipfile_serialization=not legacy)
     back = tm.load(tmp_path / "t.pt")
+    assert back["noted"].note == "n" and back["r"].requires_grad and back["empty"].shape == (0, 3)
+    assert back["scalar"].shape == () and back["scalar"].item() == 3.5
+    assert back["meta"].device.type == "meta" and back["meta"].shape == (2, 3)
     for key, value in obj["model"].items():
         assert back["model"][key].tolist() == value.tolist() and str(back["model"][key].dtype)[12:] == \
             str(value.dtype)[6:]
@@ -312,3 +492,230 @@ def test_tm_reads_what_torch_writes(tmp_path, legacy):
     assert (back["v"].stride(), back["v"].storage_offset()) == (obj["v"].stride(), obj["v"].storage_offset())
     assert [t.tolist() for t in back["dtypes"]] == [t.tolist() for t in obj["dtypes"]]
     assert type(back["p"]) is tm.nn.Parameter
+
+
+# -- tensor attributes, Parameter subclasses, the static scan ------------------------------------
+
+class _Tagged(tm.nn.Parameter):
+    pass
+
+
+def test_tensor_attributes_and_parameter_subclasses_round_trip():
+    t = tm.arange(3.)
+    t.note, t.scale = "kept", [1, tm.ones(1)]
+    p = _Tagged(tm.ones(2))
+    p.lr_scale = 0.5
+    r = tm.ones(2, requires_grad=True)
+    back = tm.load(io.BytesIO(_saved({"t": t, "p": p, "r": r, "meta": tm.empty(1, device="meta")})))
+    assert back["t"].note == "kept" and back["t"].scale[1].tolist() == [1.0] and back["t"].tolist() == [0.0, 1.0, 2.0]
+    assert type(back["p"]) is tm.nn.Parameter and back["p"].lr_scale == 0.5 and back["p"].requires_grad
+    assert back["r"].requires_grad and type(back["r"]) is tm.Tensor and not hasattr(back["r"], "note")
+    with zipfile.ZipFile(io.BytesIO(_saved({"t": t, "p": p}))) as archive:
+        pkl = archive.read("archive/data.pkl")
+    assert b"torch._tensor\n_rebuild_from_type_v2\n" in pkl and b"torch._utils\n_rebuild_parameter_with_state\n" in pkl
+    loop = tm.ones(1)
+    loop.me = loop
+    with pytest.raises(ValueError, match=r"contains itself \(at obj.__dict__\['me'\]\)"):
+        tm.save(loop, io.BytesIO())
+
+
+@pytest.mark.parametrize("name", [b"_data", b"grad", b"add", b"__class__"])
+def test_a_file_cannot_set_internal_attributes_or_methods_on_a_tensor(name):
+    t = tm.ones(1)
+    t.aaaa = 1
+    with zipfile.ZipFile(io.BytesIO(_saved(t))) as archive:
+        records = {n.split("/", 1)[1]: archive.read(n) for n in archive.namelist()}
+    pkl = records.pop("data.pkl").replace(b"X\x04\x00\x00\x00aaaa", b"X" + len(name).to_bytes(4, "little") + name)
+    with pytest.raises(FormatError, match=f"tensor attribute '{name.decode()}' is not allowed"):
+        tm.load(io.BytesIO(_zip(pkl, records)))
+
+
+def test_get_unsafe_globals_in_checkpoint():
+    payload = pickle.dumps({"a": _System("x"), "b": collections.OrderedDict(), "c": [print, Config(1.0, [])]},
+                           protocol=2)
+    found = tm.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(_zip(payload)))
+    assert found == [f"{os.system.__module__}.system", "builtins.print", f"{__name__}.Config"]
+    protocol4 = pickle.dumps([print, collections.Counter()], protocol=4)  # names by STACK_GLOBAL
+    assert tm.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(_zip(protocol4))) == ["builtins.print"]
+    with tm.serialization.safe_globals([Config]):
+        assert f"{__name__}.Config" not in tm.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(_zip(payload)))
+    assert tm.serialization.get_unsafe_globals_in_checkpoint(DATA / "torch_small.pt") == []
+    with pytest.raises(ValueError, match="Expected input to be a checkpoint returned by torch.save"):
+        tm.serialization.get_unsafe_globals_in_checkpoint(DATA / "torch_small_legacy.pt")
+
+
+@pytest.mark.torch
+def test_tensor_attributes_against_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    t = torch.arange(3.)
+    t.note = "kept"
+    p = torch.nn.Parameter(torch.ones(2))
+    p.lr_scale = 0.5
+    torch.save({"t": t, "p": p, "r": torch.ones(2, requires_grad=True)}, tmp_path / "t.pt")
+    back = tm.load(tmp_path / "t.pt")
+    assert back["t"].note == "kept" and back["p"].lr_scale == 0.5 and back["r"].requires_grad
+    ours = tm.arange(3.)
+    ours.note = "kept"
+    mine = _Tagged(tm.ones(2))
+    mine.lr_scale = 0.5
+    tm.save({"t": ours, "p": mine, "r": tm.ones(2, requires_grad=True)}, tmp_path / "m.pt")
+    theirs = torch.load(tmp_path / "m.pt", weights_only=True)
+    assert theirs["t"].note == "kept" and theirs["t"].tolist() == [0.0, 1.0, 2.0]
+    assert type(theirs["p"]) is torch.nn.Parameter and theirs["p"].lr_scale == 0.5 and theirs["r"].requires_grad
+    payload = pickle.dumps({"a": _System("x"), "c": print}, protocol=2)
+    crafted = _zip(payload, {"version": b"3\n"})
+    assert sorted(tm.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(crafted))) == \
+        sorted(torch.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(crafted)))
+
+
+def _base_object(array: np.ndarray):
+    while isinstance(array, np.ndarray) and array.base is not None:
+        array = array.base
+    return array.obj if isinstance(array, memoryview) else array
+
+
+def test_mmap_tensors_are_views_of_the_file_mapping():
+    obj = tm.load(DATA / "torch_small.pt", mmap=True)
+    row, weight = obj["row"].numpy(), obj["state"]["fc.weight"].numpy()
+    assert isinstance(_base_object(row), mmap.mmap) and np.shares_memory(row, weight)
+    assert row.__array_interface__["data"][0] == weight.__array_interface__["data"][0] + 12
+    assert not isinstance(_base_object(tm.load(DATA / "torch_small.pt")["row"].numpy()), mmap.mmap)
+
+
+def _big_endian(content: bytes) -> bytes:
+    """The checkpoint ``content`` as a big-endian machine writes it: ``byteorder`` says "big" and
+    every storage's elements are byteswapped (their dtypes read from data.pkl)."""
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        records = {n.split("/", 1)[1]: archive.read(n) for n in archive.namelist()}
+    kinds = {b"FloatStorage": np.float32, b"HalfStorage": np.float16, b"LongStorage": np.int64}
+    pkl = records["data.pkl"]
+    for name, kind in kinds.items():
+        at = pkl.find(b"torch\n" + name)
+        while at >= 0:
+            start = at + len(name) + 7  # the key follows as BINUNICODE: 'X', a 4-byte length, the text
+            key = pkl[start + 5:start + 5 + int.from_bytes(pkl[start + 1:start + 5], "little")]
+            records[f"data/{key.decode()}"] = np.frombuffer(records[f"data/{key.decode()}"], kind).byteswap().tobytes()
+            at = pkl.find(b"torch\n" + name, at + 1)
+    records["byteorder"] = b"big"
+    return _zip(records.pop("data.pkl"), records)
+
+
+def test_big_endian_checkpoints_are_byteswapped():
+    content = _big_endian(_saved({"w": tm.arange(4.), "h": tm.tensor([1.5, -2.0], dtype=tm.float16),
+                                  "i": tm.tensor([1, -2 ** 40]), "b": tm.tensor([True, False])}))
+    back = tm.load(io.BytesIO(content))
+    assert back["w"].tolist() == [0.0, 1.0, 2.0, 3.0] and back["h"].tolist() == [1.5, -2.0]
+    assert back["i"].tolist() == [1, -2 ** 40] and back["b"].tolist() == [True, False]
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        records = {n.split("/", 1)[1]: archive.read(n) for n in archive.namelist()}
+    records["byteorder"] = b"middle"
+    with pytest.raises(FormatError, match="says 'middle', not 'little' or 'big'"):
+        tm.load(io.BytesIO(_zip(records.pop("data.pkl"), records)))
+
+
+@pytest.mark.torch
+def test_big_endian_and_skip_data_files_against_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    content = _big_endian(_saved({"w": tm.arange(4.), "h": tm.tensor([1.5, -2.0], dtype=tm.float16),
+                                  "i": tm.tensor([1, -2 ** 40])}))
+    (tmp_path / "big.pt").write_bytes(content)
+    theirs = torch.load(tmp_path / "big.pt", weights_only=True)
+    ours = tm.load(tmp_path / "big.pt")
+    assert {k: v.tolist() for k, v in theirs.items()} == {k: v.tolist() for k, v in ours.items()}
+    with torch.serialization.skip_data():
+        torch.save({"w": torch.arange(4.)}, tmp_path / "skipped.pt")
+    assert tm.load(tmp_path / "skipped.pt")["w"].tolist() == [0.0] * 4  # the records' CRC-32 is 0: not checked
+
+
+# -- PyTorch's serialization settings ---------------------------------------------------------------
+
+def test_crc32_options(tmp_path):
+    assert tm.serialization.get_crc32_options() is True
+    tm.serialization.set_crc32_options(False)
+    try:
+        assert tm.serialization.get_crc32_options() is False
+        tm.save({"w": tm.arange(4.)}, tmp_path / "c.pt")
+    finally:
+        tm.serialization.set_crc32_options(True)
+    with zipfile.ZipFile(tmp_path / "c.pt") as archive:
+        assert {info.CRC for info in archive.infolist()} == {0}
+        assert archive.testzip() == "c/data.pkl"  # zip tools see the CRC-32s as wrong, as with torch's files
+    assert tm.load(tmp_path / "c.pt")["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    tm.save({"w": tm.arange(4.)}, tmp_path / "d.pt")
+    with zipfile.ZipFile(tmp_path / "d.pt") as archive:
+        assert 0 not in {info.CRC for info in archive.infolist()} and archive.testzip() is None
+
+
+def test_default_mmap_options(tmp_path):
+    path = tmp_path / "m.pt"
+    tm.save({"w": tm.arange(4.)}, path)
+    assert tm.serialization.get_default_mmap_options() == mmap.MAP_PRIVATE
+    tm.load(path, mmap=True)["w"][0] = 7.0  # private: the file keeps its bytes
+    assert tm.load(path)["w"][0].item() == 0.0
+    with tm.serialization.set_default_mmap_options(mmap.MAP_SHARED):
+        assert tm.serialization.get_default_mmap_options() == mmap.MAP_SHARED
+        loaded = tm.load(path, mmap=True)
+        loaded["w"][1] = 9.0  # shared: the file changes
+        del loaded
+    assert tm.load(path, mmap=True)["w"].tolist() == [0.0, 9.0, 2.0, 3.0]
+    with pytest.raises(FormatError, match="record 'm/data/0' fails its CRC-32 check"):
+        tm.load(path)  # the record's CRC-32 is the saved data's
+    assert tm.serialization.get_default_mmap_options() == mmap.MAP_PRIVATE
+    tm.serialization.set_default_mmap_options(mmap.MAP_SHARED)  # as a call, it stays
+    assert tm.serialization.get_default_mmap_options() == mmap.MAP_SHARED
+    tm.serialization.set_default_mmap_options(mmap.MAP_PRIVATE)
+    with pytest.raises(ValueError, match="expected mmap.MAP_PRIVATE or mmap.MAP_SHARED, but got 4"):
+        tm.serialization.set_default_mmap_options(4)
+
+
+def test_default_load_endianness_for_files_without_a_byteorder_record():
+    content = _big_endian(_saved({"w": tm.arange(3.)}))
+    with zipfile.ZipFile(io.BytesIO(content)) as archive:
+        records = {n.split("/", 1)[1]: archive.read(n) for n in archive.namelist() if not n.endswith("byteorder")}
+    unmarked = _zip(records.pop("data.pkl"), records)
+    assert tm.serialization.get_default_load_endianness() is None
+    assert tm.load(io.BytesIO(unmarked))["w"].tolist() != [0.0, 1.0, 2.0]  # read as little-endian
+    tm.serialization.set_default_load_endianness(tm.serialization.LoadEndianness.BIG)
+    try:
+        assert tm.load(io.BytesIO(unmarked))["w"].tolist() == [0.0, 1.0, 2.0]
+        assert tm.load(io.BytesIO(_saved({"w": tm.arange(3.)})))["w"].tolist() == [0.0, 1.0, 2.0]  # marked: kept
+    finally:
+        tm.serialization.set_default_load_endianness(None)
+    with pytest.raises(TypeError, match="Invalid argument type in function set_default_load_endianness"):
+        tm.serialization.set_default_load_endianness("big")
+
+
+def test_skip_data(tmp_path):
+    with tm.serialization.skip_data():
+        tm.save({"w": tm.arange(4.), "b": tm.ones(2, dtype=tm.int64)}, tmp_path / "s.pt")
+        tm.save({"w": tm.arange(4.)}, io.BytesIO())  # a file object too
+    raw = (tmp_path / "s.pt").read_bytes()
+    with zipfile.ZipFile(tmp_path / "s.pt") as archive:  # zipfile would refuse the record's CRC-32 of 0
+        info = archive.getinfo("s/data/0")
+        start = info.header_offset + 30 + len(info.filename) + int.from_bytes(
+            raw[info.header_offset + 28:info.header_offset + 30], "little")
+        assert raw[start:start + 16] == bytes(16) and info.file_size == 16 and info.CRC == 0
+        assert archive.getinfo("s/data.pkl").CRC != 0
+    back = tm.load(tmp_path / "s.pt")
+    assert back["w"].tolist() == [0.0] * 4 and back["b"].dtype == tm.int64 and back["b"].tolist() == [0, 0]
+    tm.save({"w": tm.arange(4.)}, tmp_path / "full.pt")
+    with tm.serialization.skip_data():
+        assert tm.load(tmp_path / "full.pt")["w"].tolist() == [0.0] * 4  # nothing read
+        assert tm.load(DATA / "torch_small_legacy.pt")["w"].shape == (2, 3)
+    assert tm.load(tmp_path / "full.pt")["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.torch
+def test_serialization_settings_against_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    with tm.serialization.skip_data():
+        tm.save({"w": tm.arange(4.)}, tmp_path / "s.pt")
+    assert torch.load(tmp_path / "s.pt", weights_only=True)["w"].tolist() == [0.0] * 4
+    tm.serialization.set_crc32_options(False)
+    try:
+        tm.save({"w": tm.arange(4.)}, tmp_path / "c.pt")
+    finally:
+        tm.serialization.set_crc32_options(True)
+    assert torch.load(tmp_path / "c.pt", weights_only=True)["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert [e.name for e in tm.serialization.LoadEndianness] == [e.name for e in torch.serialization.LoadEndianness]
+    assert [e.value for e in tm.serialization.LoadEndianness] == [e.value for e in torch.serialization.LoadEndianness]

@@ -519,3 +519,37 @@ def test_erf_blocked_series_matches_the_standard_library_across_blocks():
     assert _erf(np.zeros((0, 3))).shape == (0, 3)
     special = _erf(np.array([np.inf, -np.inf, np.nan]))
     assert special[0] == 1.0 and special[1] == -1.0 and np.isnan(special[2])
+
+
+def test_erf_float32_leading_terms_round_as_the_whole_series():
+    # _erf_rounded decides most float32 values from the series' leading terms and leaves those
+    # near a rounding midpoint to the whole series: bit for bit _erf(x).astype(float32) on every
+    # float32 of [1.5, 2) (the inner series' far end) and [3.5, 4) (the tail, where erf rounds
+    # to 1), on a few values beyond 2, on random values of both signs, and at the special points.
+    # (All of [0, 6] is checked by scripts/check_erf_float32.py: a few minutes.)
+    from tensormodes._ops.special import _FEW_BEYOND, _erf, _erf_rounded
+
+    def bits(start, stop):
+        return np.arange(*np.array([start, stop], np.float32).view(np.uint32), dtype=np.uint32).view(np.float32)
+
+    rng = np.random.default_rng(5)
+    special = np.array([0.0, -0.0, 1e-45, -1e-40, 2.0 ** -126, 1e-38, 2.0, -2.0, 6.0, 3.4e38, np.inf, -np.inf,
+                        np.nan, -np.nan], np.float32)
+    few_beyond = bits(2.0, 6.5)[::200_000]  # fewer than _FEW_BEYOND: the standard library's erf decides
+    assert few_beyond.size < _FEW_BEYOND
+    for x in (bits(1.5, 2.0), bits(3.5, 4.0), few_beyond, (rng.standard_normal(100_000) * 2).astype(np.float32),
+              rng.uniform(-7, 7, 100_000).astype(np.float32), special):
+        expected = _erf(x).astype(np.float32)
+        got = _erf_rounded(x)
+        assert got.dtype == np.float32 and got.shape == x.shape
+        assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+    # other dtypes and shapes go through the whole series
+    assert _erf_rounded(np.float32(0.5)).shape == () and _erf_rounded(np.zeros((0, 3), np.float32)).shape == (0, 3)
+    x64 = rng.standard_normal((3, 4))
+    assert np.array_equal(_erf_rounded(x64), _erf(x64))
+    x16 = rng.standard_normal(50).astype(np.float16)
+    assert np.array_equal(_erf_rounded(x16), _erf(x16).astype(np.float16))
+    # the op on a float32 tensor: the same values as rounding the float64 evaluation
+    values = rng.standard_normal(1000).astype(np.float32) * 3
+    assert np.array_equal(tm.erf(tm.tensor(values)).numpy(), _erf(values.astype(np.float64)).astype(np.float32))
+    assert tm.erf(tm.tensor([0.5, -2.5])).tolist() == [0.5204998850822449, -0.9995930194854736]

@@ -290,12 +290,11 @@ def pooled_cnn_step_flops(library, counter_type) -> int:
 
 
 _NOT_PYTORCHS_OPS_YET = (
-    "PyTorch runs im2col/col2im and _adaptive_avg_pool2d_backward here (no FLOP formula: 0); the dispatch level "
-    "still sees this library's forms (a convolution with one-hot kernels, products with averaging matrices), "
-    "which count, until those ops are declared in _ops")
+    "PyTorch runs im2col/col2im here (no FLOP formula: 0); the dispatch level still sees this library's forms (a "
+    "convolution with one-hot kernels), which count, until those ops are declared in _ops")
 
 
-@pytest.mark.xfail(strict=True, reason=_NOT_PYTORCHS_OPS_YET)
+# PyTorch runs _adaptive_avg_pool2d_backward here (no FLOP formula: 0), as this library now does
 def test_adaptive_average_pooling_counts_no_flops_forward_or_backward():
     from tensormodes.utils.flop_counter import FlopCounterMode
 

@@ -390,7 +390,7 @@ class _Flops(_Instrument):
     depth = 3
 
     def __init__(self) -> None:
-        super().__init__(FlopCounterMode(display=False, depth=self.depth))
+        super().__init__(FlopCounterMode(display=False, depth=self.depth, track_uncounted=True))
 
     def table(self) -> str:
         return self.mode.get_table(self.depth)

@@ -98,6 +98,16 @@ from ._api.tensor import Size, Tensor
 from ._autograd.graph import share_version
 from ._checkpoints import files, pytorch_format
 from ._checkpoints.errors import FormatError, UnsafeFileError
+from ._checkpoints.options import (
+    LoadEndianness,
+    get_crc32_options,
+    get_default_load_endianness,
+    get_default_mmap_options,
+    set_crc32_options,
+    set_default_load_endianness,
+    set_default_mmap_options,
+    skip_data,
+)
 from ._checkpoints.safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._checkpoints.ziparchive import ZIP_MAGIC
 from ._device import device, parse_device
@@ -105,7 +115,9 @@ from ._meta_array import MetaArray
 from ._tensor_base import wrap_array
 
 __all__ = ["save", "load", "FormatError", "UnsafeFileError", "add_safe_globals", "safe_globals",
-           "get_safe_globals", "clear_safe_globals"]
+           "get_safe_globals", "clear_safe_globals", "get_unsafe_globals_in_checkpoint", "get_crc32_options",
+           "set_crc32_options", "get_default_mmap_options", "set_default_mmap_options", "LoadEndianness",
+           "get_default_load_endianness", "set_default_load_endianness", "skip_data"]
 
 FORMAT_VERSION = 1
 _DOC_KEY = "tensormodes"
@@ -352,7 +364,9 @@ def save(obj: object, f: str | os.PathLike | IO[bytes], pickle_module: Any = Non
 
     ``obj`` may nest dicts (also ``OrderedDict`` and integer keys), lists, tuples,
     tensors (and ``nn.Parameter``), numbers, strings, bools, None, dtypes and devices;
-    PyTorch's format also takes sets, ``Counter``, bytes, bytearray, ``Size`` and meta tensors.
+    PyTorch's format also takes sets, ``Counter``, bytes, bytearray, ``Size``, meta tensors and
+    instances of the plain-data classes given to :func:`add_safe_globals` (written as pickle
+    writes them, so ``torch.load`` reads them under its own ``safe_globals``).
     Anything else raises ``TypeError`` naming where it sits in ``obj``. Containers nested too
     deep (100 levels in safetensors, 200 in PyTorch's format) raise ``ValueError``; in safetensors
     so do integers of more than 4,300 digits and meta tensors (``NotImplementedError``). Tensors
@@ -646,6 +660,23 @@ def _target_device(map_location) -> None:
     parsed = parse_device(map_location)
     if parsed.type != "cpu":
         raise RuntimeError(f"tm.load: cannot load tensors onto device {parsed}: tensormodes loads onto the cpu")
+
+
+def get_unsafe_globals_in_checkpoint(f: str | os.PathLike | IO[bytes]) -> list[str]:
+    """The ``module.name`` strings of the globals in a zip checkpoint's pickle that :func:`load`
+    refuses (not PyTorch's ``weights_only`` values, not added with :func:`add_safe_globals`), read
+    statically as PyTorch does: nothing is built. A file that is not a zip checkpoint raises
+    ``ValueError``.
+
+    >>> import io, pickle, zipfile
+    >>> import tensormodes as tm
+    >>> buffer = io.BytesIO()
+    >>> with zipfile.ZipFile(buffer, "w") as archive:
+    ...     archive.writestr("archive/data.pkl", pickle.dumps(print, protocol=2))
+    >>> tm.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(buffer.getvalue()))
+    ['builtins.print']
+    """
+    return pytorch_format.unsafe_globals(files.read_buffer(f, False))
 
 
 def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module: Any = None, *,

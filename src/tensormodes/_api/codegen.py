@@ -656,7 +656,9 @@ def _dispatch_level_prologue(opdef: OpDef, signature: inspect.Signature, inplace
             terms.append(f"(type({name}) is not _T and _listens({name}))")
         elif kind is not None:
             terms.append(f"(type({name}) is not _T and {name} is not None and _listens({name}))")
-    condition = "_st is not None and _st.dispatch_active"
+    # a mode listens — unless each declared the ops it handles and this one reaches none of them
+    condition = "_st is not None and _st.dispatch_active and (_st.dispatch_reaching is None or " \
+        f"_st.dispatch_reaching[{opdef.name!r}])"
     if terms:
         condition += f" or (_st is None or _st.dispatch_enabled) and ({' or '.join(terms)})"
     out = "out" if "out" in signature.parameters and opdef.out else "None"

@@ -29,11 +29,18 @@ the plain path never pays for it. ``below_autograd`` is the autograd level of su
 from __future__ import annotations
 
 from .. import _generated
-from .._autograd.grad_mode import grad_enabled, reset_grad_enabled, set_grad_enabled_raw
+from .._autograd.grad_mode import BELOW_AUTOGRAD, grad_enabled, reset_grad_enabled, set_grad_enabled_raw
 from .._autograd.graph import bump_version, record_inplace, share_version
 from .._dispatch import aten, kernel_site, python_dispatch
 from .._dispatch.python_dispatch import FORMULA_CALLS as _FORMULA_CALLS
-from .._dispatch.python_dispatch import after_modes, form_source, is_dispatch_class, schema_form, subclass_types
+from .._dispatch.python_dispatch import (
+    after_modes,
+    form_source,
+    is_dispatch_class,
+    schema_form,
+    skip_top_mode,
+    subclass_types,
+)
 from .._ops import OpDef
 from .._ops.registry import TensorKind
 from .._overrides import dispatch as _overrides
@@ -67,6 +74,11 @@ def below_autograd(entry: list, arguments: dict, out=None, composite: bool = Tru
     arguments already."""
     opdef, kind, recorder, overload = entry[:4]
     if composite and opdef.decompose is not None and kind == "functional" and out is None:
+        if entry[4] is by_position:  # a composite's lane too, made before its decomposition returns
+            if overload is None:
+                candidates = aten.overloads_of(opdef, kind)
+                entry[3] = candidates[0] if len(candidates) == 1 else False
+            entry[4] = _lane(entry) or _without_lane
         result = _decomposed(opdef, arguments.values())
         if result is not NotImplemented:  # NotImplemented: the op itself, for these arguments
             return result
@@ -207,35 +219,43 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
     plain = PLAIN.tensor
     grad_token = formula_token = None
     try:
-        if grad:
-            grad_token = set_grad_enabled_raw(False)
+        if grad:  # off for recording, still on for ``is_grad_enabled()`` (as a PyTorch handler sees it)
+            grad_token = set_grad_enabled_raw(BELOW_AUTOGRAD)
         if formula is not None:
             formula_token = _FORMULA_CALLS.set(None)
+            if kwargs and kwargs.get("pin_memory") is False and overload._opdef.factory:
+                # PyTorch's C++ formula (``grad.new_zeros(shape)``) passes none of the options its
+                # Python binding always passes
+                kwargs = {name: value for name, value in kwargs.items() if name != "pin_memory"}
         if state is not None and state.dispatch_active:
             mode = state.dispatch_modes[-1]
             popped = state._dispatch_popped
             if popped is False:
                 popped = state.dispatch_popped()
-            types = ()
-            for value in args:  # ``subclass_types`` inline for plain tensors and numbers
-                cls = type(value)
-                if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
-                    types = subclass_types(args, kwargs)
-                    break
+            handled = state.dispatch_top_handled
+            if handled is not None and overload.overloadpacket not in handled:
+                result = skip_top_mode(overload, args, kwargs, state)
             else:
-                if kwargs:
-                    types = subclass_types(args, kwargs)
-            token = None
-            try:
-                token = _STATE.set(popped)
-                result = mode.__torch_dispatch__(overload, types, args, kwargs)
-            finally:
-                if token is None:
-                    _STATE.set(state)
+                types = ()
+                for value in args:  # ``subclass_types`` inline for plain tensors and numbers
+                    cls = type(value)
+                    if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
+                        types = subclass_types(args, kwargs)
+                        break
                 else:
-                    _STATE.reset(token)
-            if result is NotImplemented:
-                result = after_modes(overload, args, kwargs, state, mode)
+                    if kwargs:
+                        types = subclass_types(args, kwargs)
+                token = None
+                try:
+                    token = _STATE.set(popped)
+                    result = mode.__torch_dispatch__(overload, types, args, kwargs)
+                finally:
+                    if token is None:
+                        _STATE.set(state)
+                    else:
+                        _STATE.reset(token)
+                if result is NotImplemented:
+                    result = after_modes(overload, args, kwargs, state, mode)
         else:  # no mode listens: the subclasses, then the kernel
             result = after_modes(overload, args, kwargs, state, None)
     finally:

@@ -11,7 +11,6 @@ by its dispatching callable).
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import TYPE_CHECKING
 
@@ -23,7 +22,6 @@ from .._device import device as make_device
 from .._memory_format import preserve_format
 from .._meta_array import MetaArray, meta_like, no_data_error
 from .._ops.common import ops, scalar_type_name
-from .._ops.creation import checked_fill_value, parse_size
 from .._tensor_base import TensorBase, set_requires_grad, wrap_array
 from .declarations import tensor_api
 
@@ -155,54 +153,6 @@ class TensorConversions:
         """
         array = _as_array(data, dtype or dt.NP_TO_DTYPE[self._data.dtype]).copy()
         return _new_like(self, array.shape, array.dtype, device, requires_grad, lambda shape, np_dtype: array)
-
-    @tensor_api()
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
-                  pin_memory: bool = False):
-        """Zeros of ``size``, with this tensor's dtype unless ``dtype`` is given.
-
-        >>> import tensormodes as tm
-        >>> tm.zeros(1, dtype=tm.int32).new_zeros(2, 2).dtype
-        tensormodes.int32
-        """
-        return _new_like(self, parse_size(size), dtype, device, requires_grad, np.zeros)
-
-    @tensor_api()
-    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
-                 pin_memory: bool = False):
-        """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given.
-
-        >>> import tensormodes as tm
-        >>> tm.zeros(1, dtype=tm.int64).new_ones(2).tolist()
-        [1, 1]
-        """
-        return _new_like(self, parse_size(size), dtype, device, requires_grad, np.ones)
-
-    @tensor_api()
-    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False, layout=None,
-                  pin_memory: bool = False):
-        """An uninitialised tensor of ``size``, with this tensor's dtype unless ``dtype`` is given.
-
-        >>> import tensormodes as tm
-        >>> tm.zeros(1, dtype=tm.float64).new_empty(2, 3).shape
-        tensormodes.Size([2, 3])
-        """
-        return _new_like(self, parse_size(size), dtype, device, requires_grad, np.empty)
-
-    @tensor_api()
-    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False,
-                 layout=None, pin_memory: bool = False):
-        """``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is given.
-
-        >>> import tensormodes as tm
-        >>> tm.zeros(1).new_full((2,), 7).tolist()
-        [7.0, 7.0]
-        """
-        def filled(shape, np_dtype):
-            value = checked_fill_value(fill_value, dt.NP_TO_DTYPE[np.dtype(np_dtype)], math.prod(shape) == 1)
-            return np.full(shape, value, np_dtype)
-
-        return _new_like(self, parse_size((size,)), dtype, device, requires_grad, filled)
 
     @tensor_api(pure=True)
     def float(self, memory_format=None):

@@ -18,6 +18,7 @@ from sys import getrefcount
 import numpy as np
 
 from .._dispatch.python_dispatch import FORMULA_CALLS
+from .._memory_format import preserve_format
 from .._ops.common import ops
 from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
 from .grad_mode import _GRAD_ENABLED
@@ -120,14 +121,17 @@ def _graph_nodes(roots: list[Node]) -> set:
 
 
 def _nodes_leading_to(targets: set, nodes: set) -> set:
-    """The ``nodes`` from which some target node can be reached (for ``autograd.grad``)."""
+    """The ``nodes`` from which some target node can be reached through at least one edge (for
+    ``autograd.grad``): a target's own node runs only when another target lies below it, as in
+    PyTorch, whose engine captures a gradient where it enters a node (a fake tensor's ``Error``
+    history must not run when the gradient is wanted right above it)."""
     parents: dict[Node, list[Node]] = {}
     for node in nodes:
         for child, _ in node.next_functions:
             if child is not None:
                 parents.setdefault(child, []).append(node)
     useful = set()
-    stack = [t for t in targets if t in nodes]
+    stack = [parent for t in targets if t in nodes for parent in parents.get(t, ())]
     while stack:
         node = stack.pop()
         if node in useful:
@@ -312,7 +316,10 @@ def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict]:
         if grad is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            grad = ops.ones_like(out) if below_listens(out) else ones_like(out)
+            # PyTorch's seed, argument for argument, where the dispatch level sees it (and only there: PyTorch's
+            # engine makes it in C++, below __torch_function__)
+            grad = ops.ops.aten.ones_like.default(out, pin_memory=False, memory_format=preserve_format) \
+                if below_listens(out) else ones_like(out)
         elif meta_of(grad)[0] != shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(meta_of(grad)[0])} and "
                                f"output[{i}] has a shape of {list(shape)}.")

@@ -23,7 +23,25 @@ from contextvars import ContextVar
 from .._dispatch import python_dispatch
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "BELOW_AUTOGRAD"]
+
+
+class _BelowAutograd(int):
+    """The flag's value below autograd (a dispatch handler, the kernel) when grad mode is on above:
+    falsy, so nothing records there, yet ``is_grad_enabled()`` reports True — PyTorch's handlers
+    run below its autograd key, not under ``no_grad``, and see grad mode as it was outside.
+    (``enable_grad()`` inside a handler records again here, which the inner-autograd pattern of
+    ``examples/inner_autograd_subclass.py`` uses; PyTorch's would not record.)"""
+
+    # an int 0 of its own: its truth test is the C one (a Python ``__bool__`` would cost a call
+    # wherever generated code tests the flag below autograd)
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "BELOW_AUTOGRAD"
+
+
+BELOW_AUTOGRAD = _BelowAutograd(0)
 
 _GRAD_ENABLED: ContextVar[bool] = ContextVar("tensormodes_grad_enabled", default=True)
 _INFERENCE: ContextVar[bool] = ContextVar("tensormodes_inference_mode", default=False)
@@ -48,7 +66,10 @@ def is_grad_enabled() -> bool:
     >>> tm.is_grad_enabled()
     True
     """
-    return _GRAD_ENABLED.get()
+    value = _GRAD_ENABLED.get()
+    if value is True:
+        return True
+    return value is BELOW_AUTOGRAD or bool(value)
 
 
 def is_inference_mode_enabled() -> bool:

@@ -148,8 +148,8 @@ def below_listens(t) -> bool:
     is a ``__torch_dispatch__`` subclass instance. Autograd's own tensors (the seed, ``.grad``,
     saved outputs) are then made with public ops, so the dispatch level sees them as PyTorch's."""
     state = STATE.get()
-    if state is not None and state.dispatch_active:
-        return True
+    if state is not None and state.dispatch_active and state.dispatch_sees_autograd:
+        return True  # (not for modes that declared only ops none of those forms involves)
     return type(t) is not PLAIN.tensor and is_dispatch_class(type(t)) and (state is None or state.dispatch_enabled)
 
 

@@ -12,6 +12,8 @@ import stat
 
 import numpy as np
 
+from . import options
+
 __all__ = ["read_buffer", "replace_file"]
 
 
@@ -63,13 +65,17 @@ def replace_file(path: str, write) -> None:
 
 def read_buffer(f, use_mmap: bool) -> np.ndarray:
     """The bytes of a path or a binary file object (from its position), as a flat uint8 array;
-    with ``use_mmap`` a copy-on-write mapping of the path."""
+    with ``use_mmap`` a copy-on-write mapping of the path (a shared one after
+    ``set_default_mmap_options(mmap.MAP_SHARED)``)."""
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as file:
             if use_mmap:
                 size = os.fstat(file.fileno()).st_size
                 if not size:
                     return np.empty(0, np.uint8)
+                if options.mmap_shared():  # set_default_mmap_options(MAP_SHARED): writes reach the file
+                    with open(f, "r+b") as writable:
+                        return np.frombuffer(_mmap.mmap(writable.fileno(), 0, access=_mmap.ACCESS_WRITE), np.uint8)
                 return np.frombuffer(_mmap.mmap(file.fileno(), 0, access=_mmap.ACCESS_COPY), np.uint8)
             return _read_file(file)
     if use_mmap:

@@ -2,8 +2,9 @@
 
 It writes ``None``, bools, ints, floats, complex numbers, str, bytes, bytearray, tuples, lists,
 dicts, ``OrderedDict`` (with attributes such as a state dict's ``_metadata``), ``Counter``,
-sets, ``Size``, dtypes, devices and tensors (written by the caller, see :class:`Pickler`), as
-``pickle.dumps(obj, protocol=2)`` would write PyTorch's objects; anything else is refused with
+sets, ``Size``, dtypes, devices and tensors (written by the caller, see :class:`Pickler`; a
+``Parameter`` subclass as a ``Parameter``, a tensor's own attributes with it, as PyTorch writes
+them), as ``pickle.dumps(obj, protocol=2)`` would write PyTorch's objects; anything else is refused with
 a ``TypeError`` naming where it sits. Containers and tensors are memoized, so an object met twice
 is loaded as one object.
 """
@@ -11,6 +12,7 @@ is loaded as one object.
 from __future__ import annotations
 
 import collections
+import copyreg
 import struct
 
 from .. import _dtype as dt
@@ -18,8 +20,10 @@ from .._api.meta_tensor import MetaParameter, MetaTensor
 from .._api.parameter import Parameter
 from .._api.tensor import Size, Tensor
 from .._device import device
+from .safe_globals import user_classes
 
-__all__ = ["Pickler", "op_int", "op_str", "op_global", "op_ints", "op_bool", "TORCH_DTYPE_NAMES", "MAX_DEPTH"]
+__all__ = ["Pickler", "tensor_state", "op_int", "op_str", "op_global", "op_ints", "op_bool", "TORCH_DTYPE_NAMES",
+           "MAX_DEPTH"]
 
 MAX_DEPTH = 200  # containers inside one another; deeper objects are refused (the writer recurses)
 _BATCH = 1000  # items per APPENDS / SETITEMS, as pickle writes them
@@ -65,6 +69,12 @@ def op_ints(values) -> bytes:
     return b"(" + body + b"t"
 
 
+def tensor_state(t: Tensor) -> dict:
+    """The attributes a user set on ``t``, which PyTorch saves with it: those of its ``__dict__``
+    whose names do not start with an underscore (tensormodes keeps its own state there)."""
+    return {key: value for key, value in vars(t).items() if not key.startswith("_")}
+
+
 def _reduce(module: str, name: str, args: bytes) -> bytes:
     return op_global(module, name) + args + b"R"
 
@@ -72,7 +82,8 @@ def _reduce(module: str, name: str, args: bytes) -> bytes:
 class Pickler:
     """Writes ``obj`` as a list of pieces: bytes, and the index (an int) of each tensor met for
     the first time, in order, where the caller puts the bytes that rebuild it (no memo opcodes
-    in them); ``tensors`` lists those tensors and ``paths`` where each sits."""
+    in them), or ``("open", index)`` and ``("close", index)`` around the pickled dict of its
+    attributes; ``tensors`` lists those tensors and ``paths`` where each sits."""
 
     def __init__(self) -> None:
         self.pieces: list = [b"\x80\x02"]
@@ -117,19 +128,43 @@ class Pickler:
         elif id(obj) in self._memo:
             index = self._memo[id(obj)]
             self.pieces.append(b"h" + bytes((index,)) if index < 256 else b"j" + index.to_bytes(4, "little"))
-        elif isinstance(obj, Tensor) and kind in _TENSOR_KINDS:
-            self.pieces.append(len(self.tensors))
-            self.tensors.append(obj)
-            self.paths.append(path)
-            self._put(obj)
+        elif isinstance(obj, Tensor) and (kind in _TENSOR_KINDS or isinstance(obj, Parameter)):
+            # A Parameter subclass is written as a Parameter, as its __reduce_ex__ does in PyTorch.
+            self._tensor(obj, path, depth)
         else:
             self._container(obj, kind, path, depth)
 
+    def _tensor(self, t: Tensor, path: str, depth: int) -> None:
+        """The tensor's index; with attributes of its own (``t.note = ...``), ``("open", index)``,
+        their dict, ``("close", index)``: the caller wraps the dict in PyTorch's rebuild call."""
+        index = len(self.tensors)
+        self.tensors.append(t)
+        self.paths.append(path)
+        state = tensor_state(t)
+        if not state:
+            self.pieces.append(index)
+        else:
+            if id(t) in self._active:
+                raise ValueError(f"tm.save cannot store an object that contains itself (at {path})")
+            self._active.add(id(t))
+            try:
+                self.pieces.append(("open", index))
+                self._container(state, dict, f"{path}.__dict__", depth)
+                self.pieces.append(("close", index))
+            finally:
+                self._active.discard(id(t))
+        self._put(t)
+
     def _container(self, obj, kind, path: str, depth: int) -> None:
-        if kind not in _CONTAINERS:
+        if kind not in _CONTAINERS and kind in user_classes().values():
+            write = Pickler._user_object
+        elif kind in _CONTAINERS:
+            write = _CONTAINERS[kind]
+        else:
             raise TypeError(f"tm.save cannot store a value of type {kind.__qualname__} at {path}: it stores tensors, "
                             "dicts, OrderedDicts, Counters, lists, tuples, sets, str, bytes, bytearray, int, float, "
-                            "complex, bool, None, Size, tensormodes.dtype and tensormodes.device")
+                            "complex, bool, None, Size, tensormodes.dtype and tensormodes.device, and instances of "
+                            "plain-data classes added with tensormodes.serialization.add_safe_globals")
         if id(obj) in self._active:
             raise ValueError(f"tm.save cannot store an object that contains itself (at {path})")
         if depth >= MAX_DEPTH:
@@ -137,9 +172,26 @@ class Pickler:
                              f"container inside {depth} others")
         self._active.add(id(obj))
         try:
-            _CONTAINERS[kind](self, obj, path, depth + 1)
+            write(self, obj, path, depth + 1)
         finally:
             self._active.discard(id(obj))
+
+    def _user_object(self, obj, path: str, depth: int) -> None:
+        """An instance of a class of the user's allow-list, as pickle writes it (``NEWOBJ``, then
+        ``BUILD`` with its state) under the name the allow-list gives it."""
+        kind = type(obj)
+        name = next(key for key, cls in user_classes().items() if cls is kind)
+        module, _, qualname = (kind.__module__, "", kind.__qualname__) if name == f"{kind.__module__}." \
+            f"{kind.__qualname__}" else name.rpartition(".")
+        reduced = obj.__reduce_ex__(2)
+        if reduced[0] is not copyreg.__newobj__ or reduced[1] != (kind,) or any(reduced[3:]):
+            raise TypeError(f"tm.save cannot store the {kind.__qualname__} at {path}: it does not pickle as its "
+                            "attributes")
+        self.pieces.append(op_global(module, qualname) + b")\x81")
+        self._put(obj)
+        if reduced[2] is not None:
+            self._save(reduced[2], f"{path}.__dict__", depth)
+            self.pieces.append(b"b")
 
     def _tuple(self, obj: tuple, path: str, depth: int) -> None:
         if not obj:

@@ -28,12 +28,14 @@ from .._autograd.graph import share_version
 from .._device import device, parse_device
 from .._meta_array import MetaArray
 from .._tensor_base import wrap_array
+from . import options
 from .errors import FormatError
 from .pickler import TORCH_DTYPE_NAMES, Pickler, op_bool, op_global, op_int, op_ints, op_str
-from .unpickler import Builder, Refused, Unpickler
+from .safe_globals import user_classes
+from .unpickler import Builder, Refused, Unpickler, globals_in
 from .ziparchive import Archive, ZipWriter
 
-__all__ = ["write_checkpoint", "load_checkpoint", "is_legacy"]
+__all__ = ["write_checkpoint", "load_checkpoint", "is_legacy", "unsafe_globals"]
 
 _STORAGE_NAMES = {
     dt.bool: "BoolStorage", dt.uint8: "ByteStorage", dt.int8: "CharStorage", dt.int16: "ShortStorage",
@@ -155,28 +157,41 @@ def _plan(tensors: list[Tensor], paths: list[str]) -> tuple[list, dict[str, np.n
     return saved, blocks
 
 
-def _tensor_bytes(t: Tensor, where: _Saved | None) -> bytes:
-    """The opcodes rebuilding ``t`` as PyTorch's ``Tensor.__reduce_ex__`` writes them."""
+def _tensor_bytes(t: Tensor, where: _Saved | None, part: str = "") -> bytes:
+    """The opcodes rebuilding ``t`` as PyTorch's ``Tensor.__reduce_ex__`` writes them; with
+    ``part`` ``"open"`` or ``"close"``, those before and after the pickled dict of its attributes
+    (``_rebuild_from_type_v2``, or ``_rebuild_parameter_with_state`` for a Parameter)."""
     requires_grad = bool(t._requires_grad)
     is_parameter = isinstance(t, Parameter)
     array = t._data
     dtype = dt.NP_TO_DTYPE[array.dtype]
     if where is None:  # a meta tensor: no storage
-        body = (op_global("torch._utils", "_rebuild_meta_tensor_no_storage") + b"("
-                + op_global("torch", TORCH_DTYPE_NAMES[dtype]) + op_ints(array.shape) + op_ints(t.stride())
-                + op_bool(requires_grad and not is_parameter) + b"tR")
+        function = op_global("torch._utils", "_rebuild_meta_tensor_no_storage")
+        args = (op_global("torch", TORCH_DTYPE_NAMES[dtype]) + op_ints(array.shape) + op_ints(t.stride())
+                + op_bool(requires_grad and not is_parameter))
     else:
         storage = (b"(" + op_str("storage") + op_global("torch", _STORAGE_NAMES[dtype]) + op_str(where.key)
                    + op_str("cpu") + op_int(where.numel) + b"tQ")
         strides = [s // array.itemsize for s in where.array.strides] if array.size else \
             [s // array.itemsize for s in np.empty(array.shape, array.dtype).strides]
-        body = (op_global("torch._utils", "_rebuild_tensor_v2") + b"(" + storage + op_int(where.offset)
-                + op_ints(array.shape) + op_ints(strides) + op_bool(requires_grad and not is_parameter)
-                + op_global("collections", "OrderedDict") + b")Rt" + b"R")
+        function = op_global("torch._utils", "_rebuild_tensor_v2")
+        args = (storage + op_int(where.offset) + op_ints(array.shape) + op_ints(strides)
+                + op_bool(requires_grad and not is_parameter) + op_global("collections", "OrderedDict") + b")R")
+    hooks = op_global("collections", "OrderedDict") + b")R"
     if is_parameter:
-        return (op_global("torch._utils", "_rebuild_parameter") + body + op_bool(requires_grad)
-                + op_global("collections", "OrderedDict") + b")R" + b"\x87R")
-    return body
+        body = function + b"(" + args + b"tR"
+        if part == "open":
+            return op_global("torch._utils", "_rebuild_parameter_with_state") + b"(" + body + op_bool(requires_grad) \
+                + hooks
+        if part == "close":
+            return b"tR"
+        return op_global("torch._utils", "_rebuild_parameter") + body + op_bool(requires_grad) + hooks + b"\x87R"
+    if part == "open":
+        return (op_global("torch._tensor", "_rebuild_from_type_v2") + b"(" + function + op_global("torch", "Tensor")
+                + b"(" + args + b"t")
+    if part == "close":
+        return b"tR"
+    return function + b"(" + args + b"tR"
 
 
 def write_checkpoint(obj, archive_name: str):
@@ -185,20 +200,22 @@ def write_checkpoint(obj, archive_name: str):
     pickler = Pickler()
     pieces = pickler.dump(obj)
     saved, blocks = _plan(pickler.tensors, pickler.paths)
-    data = b"".join(p if type(p) is bytes else _tensor_bytes(pickler.tensors[p], saved[p]) for p in pieces)
+    data = b"".join(p if type(p) is bytes else _tensor_bytes(pickler.tensors[p], saved[p]) if type(p) is int
+                    else _tensor_bytes(pickler.tensors[p[1]], saved[p[1]], p[0]) for p in pieces)
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in archive_name) or "archive"
-    serialization_id = "".join(str(secrets.randbelow(10)) for _ in range(40))
+    serialization_id = f"{secrets.randbelow(10 ** 40):040d}"  # 40 decimal digits, as PyTorch writes
+
+    crc, skip = options.get_crc32_options(), options.skipping_data()  # as set when save is called
 
     def write(file) -> None:
         writer = ZipWriter(file)
-        writer.write(f"{name}/data.pkl", data)
-        writer.write(f"{name}/.format_version", b"1")
-        writer.write(f"{name}/.storage_alignment", b"64")
-        writer.write(f"{name}/byteorder", b"little")
+        for record, value in ((f"{name}/data.pkl", data), (f"{name}/.format_version", b"1"),
+                              (f"{name}/.storage_alignment", b"64"), (f"{name}/byteorder", b"little")):
+            writer.write(record, value, crc)
         for key, block in blocks.items():
-            writer.write(f"{name}/data/{key}", block)
-        writer.write(f"{name}/version", b"3\n")
-        writer.write(f"{name}/.data/serialization_id", serialization_id.encode())
+            writer.write(f"{name}/data/{key}", block, crc, skip)
+        writer.write(f"{name}/version", b"3\n", crc)
+        writer.write(f"{name}/.data/serialization_id", serialization_id.encode(), crc)
         writer.close()
     return write
 
@@ -373,13 +390,13 @@ class _Loader:
     def from_type(self, func, new_type, args, state=None):
         """``_rebuild_from_type_v2``: a tensor rebuilt by ``func``, of class Tensor or Parameter."""
         if type(func) is not Builder or func.call is None or type(args) is not tuple \
-                or new_type not in (self.tensor_class, self.parameter_class):
+                or type(new_type) is not Builder or new_type.name not in (_TENSOR, _PARAMETER):
             raise Refused(f"_rebuild_from_type_v2 of {_short(new_type)} is not supported (Tensor and Parameter "
                           "only)")
         result = func.call(*args)
         if not isinstance(result, Tensor):
             raise Refused("_rebuild_from_type_v2 did not rebuild a tensor")
-        if new_type is self.parameter_class and type(result) is not Parameter:
+        if new_type.name == _PARAMETER and type(result) is not Parameter:
             result = self.parameter(result, result.requires_grad)
         if state:
             _set_tensor_state(result, state)
@@ -406,11 +423,25 @@ class _Loader:
 
 
 def _set_tensor_state(t: Tensor, state) -> None:
-    if type(state) is not dict or not all(type(k) is str and k.isidentifier() and not k.startswith("__")
-                                          for k in state):
-        raise Refused(f"tensor state {_short(state)} is not a dict of attribute names")
-    for key, value in state.items():
-        setattr(t, key, value)
+    """Sets the attributes PyTorch saved with a tensor (a dict, or a pair of dicts: its ``__dict__``
+    and its slots). Names starting with an underscore are refused (tensormodes keeps its own
+    state under such names, and a file must not set it), and so are the names of the class's
+    methods and properties (``data``, ``grad``, ``add``): a file adds attributes, it does not
+    replace what tensors do."""
+    parts = state if type(state) is tuple and len(state) == 2 else (state,)
+    for part in parts:
+        if part is None:
+            continue
+        if type(part) is not dict:
+            raise Refused(f"tensor state {_short(state)} is not a dict of attribute names")
+        for key in part:
+            if type(key) is not str or not key.isidentifier() or key.startswith("_") or hasattr(type(t), key):
+                raise Refused(f"tensor attribute {_short(key)} is not allowed: tm.load sets attributes whose names "
+                              "are identifiers not starting with an underscore and not naming a method or property "
+                              "of the tensor")
+    for part in parts:
+        for key, value in (part or {}).items():
+            setattr(t, key, value)
 
 
 def _sizes(values, what: str) -> tuple[int, ...]:
@@ -483,8 +514,33 @@ def _new_parameter(loader: _Loader):
     return new
 
 
+_TENSOR, _PARAMETER = "torch.Tensor", "torch.nn.parameter.Parameter"
+
+
 def _builders(loader: _Loader) -> dict:
-    """The allow-list: PyTorch's ``weights_only`` globals, each as what tensormodes makes of it."""
+    """The allow-list: PyTorch's ``weights_only`` globals, each as what tensormodes makes of it.
+
+    The loader does not keep the table (its builders hold the loader's methods): a loaded
+    object is freed by reference counting, its buffer with it, without waiting for a
+    garbage collection."""
+    table = dict(_static_builders())
+    for name, method in (("_rebuild_tensor", loader.tensor_v1), ("_rebuild_tensor_v2", loader.tensor),
+                         ("_rebuild_tensor_v3", loader.tensor_v3), ("_rebuild_parameter", loader.parameter),
+                         ("_rebuild_parameter_with_state", loader.parameter),
+                         ("_rebuild_meta_tensor_no_storage", loader.meta_tensor)):
+        table[f"torch._utils.{name}"] = Builder(f"torch._utils.{name}", method)
+    table["torch._tensor._rebuild_from_type_v2"] = Builder("torch._tensor._rebuild_from_type_v2", loader.from_type)
+    table[_PARAMETER] = Builder(_PARAMETER, new=_new_parameter(loader))
+    return table
+
+
+_STATIC: dict = {}
+
+
+def _static_builders() -> dict:
+    """The part of the allow-list that is the same for every load (built at the first)."""
+    if _STATIC:
+        return _STATIC
     table: dict = {
         "collections.OrderedDict": Builder("collections.OrderedDict", _ordered_dict, _ordered_dict),
         "collections.Counter": Builder("collections.Counter", _counter, _counter),
@@ -494,19 +550,8 @@ def _builders(loader: _Loader) -> dict:
         "_codecs.encode": Builder("_codecs.encode", _encode),
         "torch.Size": Builder("torch.Size", _size),
         "torch.device": Builder("torch.device", _device),
-        "torch._utils._rebuild_tensor": Builder("torch._utils._rebuild_tensor", loader.tensor_v1),
-        "torch._utils._rebuild_tensor_v2": Builder("torch._utils._rebuild_tensor_v2", loader.tensor),
-        "torch._utils._rebuild_tensor_v3": Builder("torch._utils._rebuild_tensor_v3", loader.tensor_v3),
-        "torch._utils._rebuild_parameter": Builder("torch._utils._rebuild_parameter", loader.parameter),
-        "torch._utils._rebuild_parameter_with_state": Builder("torch._utils._rebuild_parameter_with_state",
-                                                              loader.parameter),
-        "torch._utils._rebuild_meta_tensor_no_storage": Builder("torch._utils._rebuild_meta_tensor_no_storage",
-                                                                loader.meta_tensor),
-        "torch._tensor._rebuild_from_type_v2": Builder("torch._tensor._rebuild_from_type_v2", loader.from_type),
+        _TENSOR: Builder(_TENSOR),
     }
-    loader.tensor_class = table["torch.Tensor"] = Builder("torch.Tensor")
-    loader.parameter_class = table["torch.nn.parameter.Parameter"] = Builder(
-        "torch.nn.parameter.Parameter", new=_new_parameter(loader))
     for dtype, name in TORCH_DTYPE_NAMES.items():
         table[f"torch.{name}"] = dtype
     for name in _UNSUPPORTED_DTYPES:
@@ -523,7 +568,8 @@ def _builders(loader: _Loader) -> dict:
                                                 unsupported=f"tensormodes has no {kind} tensors")
     table["torch.serialization._get_layout"] = Builder("torch.serialization._get_layout",
                                                        unsupported="tensormodes has no sparse tensors")
-    return table
+    _STATIC.update(table)
+    return _STATIC
 
 
 def _unpickle(data, where: str, loader: _Loader, start: int = 0) -> tuple[object, int]:
@@ -542,7 +588,8 @@ def _load_zip(buffer: np.ndarray, map_location, mmap: bool):
     prefix = next(iter(archive.records)).split("/")[0]
     if f"{prefix}/data.pkl" not in archive.records:
         raise FormatError(f"the zip archive has no record {prefix + '/data.pkl'!r}: not a PyTorch checkpoint")
-    byteorder = "little"
+    byteorder = options.fallback_byteorder()
+    skip = options.skipping_data()
     if f"{prefix}/byteorder" in archive.records:
         byteorder = bytes(archive.read(f"{prefix}/byteorder")).decode("ascii", "replace")
         if byteorder not in ("little", "big"):
@@ -552,10 +599,12 @@ def _load_zip(buffer: np.ndarray, map_location, mmap: bool):
         name = f"{prefix}/data/{key}"
         if name not in archive.records:
             raise Refused(f"storage {key!r} has no record {name!r} in the archive")
-        raw = archive.read(name, check=not mmap)
+        raw = archive.read(name, check=not (mmap or skip))
         if len(raw) != numel * dtype.itemsize:
             raise Refused(f"storage {key!r} holds {numel} elements of {dtype._name} ({numel * dtype.itemsize} bytes) "
                           f"but record {name!r} holds {len(raw)} bytes")
+        if skip:  # skip_data: the sizes of the file, none of its bytes
+            return np.zeros(len(raw), np.uint8)
         return _swapped(raw, dtype) if byteorder == "big" and dtype.itemsize > 1 else raw
 
     loader = _Loader(source, map_location, "data.pkl")
@@ -603,12 +652,25 @@ def _load_legacy(buffer: np.ndarray, map_location, mmap: bool):
         if count != storage.numel or at + 8 + nbytes > len(buffer):
             raise FormatError(f"storage {key!r} at offset {at}: it says {count} elements, its pickle says "
                               f"{storage.numel}, and {len(buffer) - at - 8} bytes are left")
-        blocks[key] = buffer[at + 8:at + 8 + nbytes]
+        blocks[key] = np.zeros(nbytes, np.uint8) if options.skipping_data() else buffer[at + 8:at + 8 + nbytes]
         at += 8 + nbytes
     loader = _Loader(lambda key, dtype, numel: blocks[key], map_location, "the legacy checkpoint")
     obj, _ = _unpickle(data, "the legacy checkpoint", loader, start)
     loader.share()
     return obj
+
+
+def unsafe_globals(buffer: np.ndarray) -> list[str]:
+    """The globals named in the zip checkpoint's ``data.pkl`` that ``load`` would refuse as not
+    allowed, in order of first appearance."""
+    if bytes(buffer[:4]) != b"PK\x03\x04":
+        raise ValueError("Expected input to be a checkpoint returned by torch.save")
+    archive = Archive(buffer)
+    names = [name for name in archive.records if name.endswith("/data.pkl") and name.count("/") == 1]
+    if not names:
+        raise FormatError("the zip archive has no record '<folder>/data.pkl': not a PyTorch checkpoint")
+    allowed = _builders(_Loader(None, None, "data.pkl")).keys() | user_classes().keys()
+    return [name for name in globals_in(archive.read(names[0]), "data.pkl") if name not in allowed]
 
 
 def load_checkpoint(buffer: np.ndarray, map_location, mmap: bool, legacy: bool):

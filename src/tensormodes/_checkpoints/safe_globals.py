@@ -6,7 +6,9 @@ attributes: it is a class (no function, no module), it does not define ``__new__
 subclass, no Enum) and is not a tensor. Loading makes an instance with ``object.__new__`` (no
 ``__init__``, ``__post_init__`` or ``__setstate__`` runs) and sets each attribute of the file's
 state straight into the instance's ``__dict__`` (or its ``__slots__``); a dataclass accepts its
-fields only. The attribute values are built by the same restricted reader.
+fields only (frozen or not, with slots or not: a frozen one with slots pickles a list of its
+fields' values, set in field order). Attribute names must be identifiers not starting with
+``__``. The attribute values are built by the same restricted reader.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import dataclasses
 from .._api.tensor import Tensor
 
 __all__ = ["add_safe_globals", "safe_globals", "get_safe_globals", "clear_safe_globals", "user_classes",
-           "plain_fields"]
+           "plain_fields", "field_order"]
 
 
 class _Registry:
@@ -97,4 +99,12 @@ def plain_fields(cls: type) -> frozenset[str] | None:
     attribute name that is an identifier and not ``__dunder__``)."""
     if dataclasses.is_dataclass(cls):
         return frozenset(f.name for f in dataclasses.fields(cls))
+    return None
+
+
+def field_order(cls: type) -> tuple[str, ...] | None:
+    """A dataclass's field names in order (a frozen dataclass with slots pickles its values as a
+    list in this order), else None."""
+    if dataclasses.is_dataclass(cls):
+        return tuple(f.name for f in dataclasses.fields(cls))
     return None

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import FormatError, UnsafeFileError
-from .safe_globals import plain_fields, user_classes
+from .safe_globals import field_order, plain_fields, user_classes
 
-__all__ = ["Builder", "Unpickler", "Refused"]
+__all__ = ["Builder", "Unpickler", "Refused", "globals_in"]
 
 
 class Refused(Exception):
@@ -85,6 +85,7 @@ class Unpickler:
         self.memo: dict[int, Any] = {}
         self.marks: list[int] = []
         self.at = start
+        self.names: dict[bytes, Any] = {}  # GLOBAL lines already resolved
 
     def load(self):
         """The object; ``self.position`` is then just after its ``STOP``."""
@@ -207,6 +208,13 @@ class Unpickler:
             if type(state) is tuple and len(state) == 2:
                 state, slots = state
             fields = plain_fields(type(inst))
+            order = field_order(type(inst))
+            if type(state) is list and order is not None and hasattr(type(inst), "__slots__"):
+                # a frozen dataclass with slots pickles its fields' values in order
+                if len(state) != len(order):
+                    raise Refused(f"BUILD on {type(inst).__qualname__} with {len(state)} values for "
+                                  f"{len(order)} fields")
+                state, slots = None, dict(zip(order, state))
             _set_attributes(inst, state or {}, fields, type(inst).__qualname__)
             if slots:
                 _set_slots(inst, slots, fields)
@@ -232,7 +240,8 @@ def _set_attributes(inst, state, fields, what: str) -> None:
         if type(key) is not str or not key.isidentifier() or key.startswith("__") \
                 or (fields is not None and key not in fields):
             raise Refused(f"BUILD sets attribute {key!r} on {what}, which is not allowed")
-    inst.__dict__.update(state)
+    if state:  # a class with slots only has no __dict__
+        inst.__dict__.update(state)
 
 
 def _set_slots(inst, slots, fields) -> None:
@@ -291,11 +300,18 @@ def _top(u: Unpickler, kinds: tuple, what: str):
 
 
 def _global(u: Unpickler) -> None:
-    line_end = bytes(u.data[u.position:u.position + 512]).find(b"\n")
-    module = u._take(line_end + 1 if line_end >= 0 else 513)[:-1]
-    line_end = bytes(u.data[u.position:u.position + 512]).find(b"\n")
-    name = u._take(line_end + 1 if line_end >= 0 else 513)[:-1]
-    u.stack.append(u._resolve(module.decode("utf-8"), name.decode("utf-8")))
+    window = bytes(u.data[u.position:u.position + 1024])  # two lines of at most 511 bytes each
+    first = window.find(b"\n", 0, 512)
+    second = window.find(b"\n", first + 1, first + 513) if first >= 0 else -1
+    if second < 0:
+        u._take(len(window) + 1 if len(window) < 1024 else 0)  # the truncated-pickle error, if truncated
+        raise Refused("GLOBAL needs a module and a name, each a line of at most 511 bytes")
+    u.position += second + 1
+    line = window[:second]
+    known = u.names.get(line)  # each name is resolved once per pickle (a tensor names three)
+    if known is None:
+        known = u.names[line] = u._resolve(line[:first].decode("utf-8"), line[first + 1:].decode("utf-8"))
+    u.stack.append(known)
 
 
 def _stack_global(u: Unpickler) -> None:
@@ -394,3 +410,51 @@ _HANDLERS: dict[int, Callable[[Unpickler], None]] = {
     0x63: _global, 0x93: _stack_global, 0x52: Unpickler._reduce, 0x81: Unpickler._newobj,
     0x62: Unpickler._build, 0x51: Unpickler._persid,
 }
+
+
+_FIXED = {0x80: 1, 0x95: 8, 0x4a: 4, 0x4b: 1, 0x4d: 2, 0x47: 8, 0x68: 1, 0x6a: 4, 0x71: 1, 0x72: 4}
+_SIZED = {0x8a: 1, 0x8b: 4, 0x58: 4, 0x8c: 1, 0x8d: 8, 0x55: 1, 0x54: 4, 0x43: 1, 0x42: 4, 0x8e: 8, 0x96: 8}
+_TEXTS = (0x58, 0x8c, 0x8d, 0x55, 0x54)
+
+
+def globals_in(data, where: str) -> list[str]:
+    """The ``module.name`` of every global the pickle in ``data`` names, in order of first
+    appearance, read without building anything: ``GLOBAL`` opcodes, and ``STACK_GLOBAL`` after
+    two string opcodes (a name computed otherwise is not seen, as in PyTorch's scan)."""
+    found: dict[str, None] = {}
+    texts: list = []  # the strings the last opcodes pushed (memo opcodes leave them in place)
+    at, size = 0, len(data)
+    while at < size:
+        code = data[at]
+        at += 1
+        if code in _FIXED:
+            at += _FIXED[code]
+            if code not in (0x71, 0x72):
+                texts.clear()
+        elif code in _SIZED:
+            width = _SIZED[code]
+            length = int.from_bytes(bytes(data[at:at + width]), "little")
+            text = bytes(data[at + width:at + width + length])
+            at += width + length
+            texts[:] = texts[-1:] + [text.decode("utf-8", "replace")] if code in _TEXTS else []
+        elif code == 0x63:
+            lines = bytes(data[at:at + 1024]).split(b"\n", 2)
+            if len(lines) < 3:
+                raise FormatError(f"{where} offset {at - 1}: a GLOBAL opcode without its two lines")
+            found[f"{lines[0].decode('utf-8', 'replace')}.{lines[1].decode('utf-8', 'replace')}"] = None
+            at += len(lines[0]) + len(lines[1]) + 2
+            texts.clear()
+        elif code == 0x93:
+            if len(texts) == 2:
+                found[f"{texts[0]}.{texts[1]}"] = None
+            texts.clear()
+        elif code == 0x2e:
+            return ["builtins." + name[12:] if name.startswith("__builtin__.") else name for name in found]
+        elif code in _NAMES:
+            if code != 0x94:
+                texts.clear()
+        else:
+            name = _REFUSED_NAMES.get(code)
+            what = f"opcode {name} ({bytes([code])!r})" if name else f"byte {code:#04x}, which is no opcode"
+            raise FormatError(f"{what} at {where} offset {at - 1} is not interpreted")
+    raise FormatError(f"{where}: the pickle ends without a STOP opcode (truncated)")

@@ -4,8 +4,8 @@ Reading parses the central directory (zip64 included) of a file already in memor
 mapped) and hands out each record as a window onto that memory, its CRC-32 checked on request;
 nothing is decompressed (a compressed or encrypted record is refused). Writing streams stored
 records, each one's data padded to a 64-byte boundary with an extra field in its local header
-(as PyTorch's writer does), then the central directory, with zip64 records when sizes or
-offsets need them.
+and followed by a data descriptor (as PyTorch's writer does), then the central directory,
+with zip64 records when sizes or offsets need them.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ _LOCAL = struct.Struct("<4sHHHHHIIIHH")  # signature ... name length, extra leng
 _CENTRAL_ENTRY = struct.Struct("<4sHHHHHHIIIHHHHHII")  # 46 bytes
 _MAX32 = 0xFFFFFFFF
 _ALIGNMENT = 64
+_DESCRIPTOR = b"PK\x07\x08"
+_FLAGS = 0x808  # UTF-8 names, sizes and CRC-32 in a data descriptor after the data (as PyTorch writes)
 
 
 class Archive:
@@ -116,6 +118,20 @@ class Archive:
         return data
 
 
+def _skip(file, size: int) -> None:
+    """Leaves ``size`` zero bytes in ``file``: sought over where it can seek (a sparse hole), else
+    written."""
+    if getattr(file, "seekable", lambda: False)():
+        file.seek(size - 1, 1)
+        file.write(b"\0")  # a seek alone past the end would not lengthen the file
+        return
+    zeros = bytes(min(size, 1 << 20))
+    while size:
+        chunk = zeros[:size]
+        written = file.write(chunk)
+        size -= len(chunk) if written is None else written  # a writer may return None: all was taken
+
+
 def _zip64_fields(extra: bytes, size: int, packed: int, local: int) -> tuple[int, int, int]:
     """The sizes and offset, taken from the zip64 extra field where the entry says 0xFFFFFFFF."""
     if _MAX32 not in (size, packed, local):
@@ -145,22 +161,33 @@ class ZipWriter:
         self.offset = 0
         self.entries: list[tuple[bytes, int, int, int]] = []  # name, CRC-32, size, local header offset
 
-    def write(self, name: str, data) -> None:
-        """Appends record ``name`` holding ``data`` (bytes or a NumPy uint8 array), 64-byte aligned."""
+    def write(self, name: str, data, compute_crc: bool = True, skip: bool = False) -> None:
+        """Appends record ``name`` holding ``data`` (bytes or a NumPy uint8 array), 64-byte aligned;
+        its CRC-32 written as 0 unless ``compute_crc``; with ``skip``, zeros in place of the data
+        (a hole where the file can seek), CRC-32 0.
+
+        As PyTorch's writer does, the local header leaves the CRC-32 and sizes at zero (flag bit
+        3) and a data descriptor after the data holds them. (Computing the CRC-32 of each chunk
+        just before writing it, while in cache, measured no faster than the whole record at once.)"""
         raw_name = name.encode("utf-8")
         size = len(data) if isinstance(data, bytes) else data.nbytes
-        crc = zlib.crc32(data)
         wide = size >= _MAX32 or self.offset >= _MAX32
-        extra = struct.pack("<HHQQ", 1, 16, size, size) if wide else b""
+        extra = struct.pack("<HHQQ", 1, 16, 0, 0) if wide else b""
         padding = -(self.offset + 30 + len(raw_name) + len(extra) + 4) % _ALIGNMENT
         extra += struct.pack("<HH", 0x4246, padding) + b"Z" * padding  # "FB": PyTorch's padding field
-        shown = _MAX32 if wide else size
-        header = _LOCAL.pack(ZIP_MAGIC, 45 if wide else 20, 0x800, 0, 0, 0x21, crc, shown, shown,
+        shown = _MAX32 if wide else 0
+        header = _LOCAL.pack(ZIP_MAGIC, 45 if wide else 20, _FLAGS, 0, 0, 0x21, 0, shown, shown,
                              len(raw_name), len(extra))
-        self.entries.append((raw_name, crc, size, self.offset))
         self.file.write(header + raw_name + extra)
-        self.file.write(data)
-        self.offset += len(header) + len(raw_name) + len(extra) + size
+        crc = zlib.crc32(data) if compute_crc and not skip else 0
+        if not skip:
+            self.file.write(data)
+        elif size:
+            _skip(self.file, size)
+        descriptor = struct.pack("<4sIQQ" if wide else "<4sIII", _DESCRIPTOR, crc, size, size)
+        self.file.write(descriptor)
+        self.entries.append((raw_name, crc, size, self.offset))
+        self.offset += len(header) + len(raw_name) + len(extra) + size + len(descriptor)
 
     def close(self) -> None:
         """Writes the central directory and the end records."""
@@ -170,7 +197,7 @@ class ZipWriter:
             wide = size >= _MAX32 or local >= _MAX32
             extra = struct.pack("<HHQQQ", 1, 24, size, size, local) if wide else b""
             shown, at = (_MAX32, _MAX32) if wide else (size, local)
-            parts.append(_CENTRAL_ENTRY.pack(_CENTRAL, 45 if wide else 20, 45 if wide else 20, 0x800, 0, 0, 0x21,
+            parts.append(_CENTRAL_ENTRY.pack(_CENTRAL, 45 if wide else 20, 45 if wide else 20, _FLAGS, 0, 0, 0x21,
                                              crc, shown, shown, len(raw_name), len(extra), 0, 0, 0, 0, at))
             parts.append(raw_name + extra)
         directory = b"".join(parts)

@@ -7,7 +7,9 @@ inlines (so the plain path stays one frame from ``tm.add`` to NumPy) and as a fu
 the hand-written paths. Dispatch-level modes, ``__torch_dispatch__`` subclasses and tracers
 plug in at the same site.
 
-It owns ``kernel_site`` (the kernel-call site) and ``meta`` (meta execution: the device
-check and the call of an op's meta rule). It may import the kernels (``_ops``) and the
+It owns ``kernel_site`` (the kernel-call site), ``meta`` (meta execution: the device
+check and the call of an op's meta rule), ``aten`` and ``python_dispatch`` (ops as objects,
+the chain of modes and subclasses) and ``declared_ops`` (modes declaring the ops they handle).
+It may import the kernels (``_ops``) and the
 bottom (``_tensor_base``, ``_meta_array``, ``_dtype``, ``_device``), never the layers above.
 """

@@ -31,7 +31,7 @@ from .._tensor_base import TensorBase
 from . import python_dispatch
 
 __all__ = ["Tag", "Argument", "FunctionSchema", "OpOverload", "OpOverloadPacket", "aten", "overload_of",
-           "formula_overload", "overloads_of", "op_namespace", "define_overload"]
+           "formula_overload", "overloads_of", "op_namespace", "define_overload", "reaches"]
 
 
 class Tag(enum.Enum):
@@ -808,6 +808,24 @@ def overloads_of(opdef: OpDef, kind: str = "functional") -> tuple[OpOverload, ..
     if not _BUILT.is_set():
         _build()
     return _BY_OP[(opdef.name, kind)]
+
+
+def reaches(name: str, packets: frozenset) -> bool:
+    """Whether a call of the table's op ``name`` may show the dispatch level an op of one of
+    ``packets`` (``OpOverloadPacket``s): one of its own overloads (any kind, those only gradient
+    formulas reach included) is in them, or it is a composite (its decomposition may reach any
+    op), or not the table's (a run-time op: assumed to). A mode declaring ``handled_ops`` lets
+    every other op take the plain path."""
+    opdef = OPS.get(name)
+    if opdef is None or opdef.decompose is not None or opdef.name != name:
+        return True
+    if not _BUILT.is_set():
+        _build()
+    for kind in ("functional", "inplace", "out"):
+        for overload in _BY_OP.get((name, kind), ()):
+            if overload.overloadpacket in packets:
+                return True
+    return any(overload.overloadpacket in packets for overload in _FORMULA_FORMS.get(name, ()))
 
 
 def overload_of(opdef: OpDef, kind: str, arguments: dict) -> OpOverload:

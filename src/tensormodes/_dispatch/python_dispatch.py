@@ -32,7 +32,7 @@ from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
 __all__ = ["HOOKS", "FORMULA_CALLS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized",
-           "schema_form", "form_source", "run_chain", "after_modes",
+           "schema_form", "form_source", "run_chain", "after_modes", "skip_top_mode",
            "subclass_types", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
            "disabled_torch_dispatch_impl"]
 
@@ -633,6 +633,9 @@ def run_chain(overload, args: tuple, kwargs: dict):
     state = STATE.get()
     if state is not None and state.dispatch_active:
         mode = state.dispatch_modes[-1]
+        handled = state.dispatch_top_handled
+        if handled is not None and overload.overloadpacket not in handled:  # it declared other ops
+            return skip_top_mode(overload, args, kwargs, state)
         types = subclass_types(args, kwargs)
         token = None
         try:
@@ -670,6 +673,20 @@ def run_chain(overload, args: tuple, kwargs: dict):
     except TypeError:
         bind(overload, args, kwargs)  # arguments the schema refuses: PyTorch's RuntimeError (free when right)
         raise
+
+
+def skip_top_mode(overload, args: tuple, kwargs: dict, state):
+    """``run_chain`` for an op the top mode declared it does not handle (``handled_ops``): the
+    chain below that mode, as if it were not there."""
+    token = None
+    try:
+        token = STATE.set(state.dispatch_popped())
+        return run_chain(overload, args, kwargs)
+    finally:
+        if token is None:
+            STATE.set(state)
+        else:
+            STATE.reset(token)
 
 
 def after_modes(overload, args: tuple, kwargs: dict, state, declined):

@@ -13,6 +13,10 @@ from . import (  # noqa: F401
     arithmetic,
     attention_ops,
     backward_ops,
+    backward_ops_index,
+    backward_ops_nn,
+    backward_ops_pooling,
+    backward_ops_resampling,
     binary_math,
     comparison,
     complex_numbers,
@@ -49,6 +53,7 @@ from . import (  # noqa: F401
     random,
     random_activation,
     random_inplace,
+    random_rejection,
     ranges,
     recurrent,
     reduction,
@@ -74,4 +79,5 @@ __all__ = ["OPS", "OpDef", "RANDOM_MODULES"]
 
 # The families whose kernels draw random numbers, by module name: fx passes never merge, fold or
 # drop their calls, and the tests compare their results by dtype and shape only.
-RANDOM_MODULES = frozenset({random.__name__, random_inplace.__name__, random_activation.__name__})
+RANDOM_MODULES = frozenset({random.__name__, random_inplace.__name__, random_activation.__name__,
+                            random_rejection.__name__})

@@ -207,6 +207,33 @@ def _float_unary(ufunc, input: np.ndarray) -> np.ndarray:
         return _as(ufunc(_in(input, result, _wide(result))), result)
 
 
+BLOCK = 8192  # elements per block of `blockwise`: float64 temporaries of 64 KiB
+
+
+def blockwise(kernel, *arrays: np.ndarray, block: int = BLOCK) -> np.ndarray:
+    """``kernel(*arrays)`` for an elementwise ``kernel`` of same-shape arrays, computed ``block``
+    elements at a time into one result: the same values, but the kernel's temporaries stay in
+    the cache and small enough for malloc to reuse (below its 128 KiB mmap threshold), where
+    whole-array ones (a few hundred KiB each) make the C heap grow past its trim threshold,
+    give the pages back on free and fault them in again at the next call (~2.7 us a 4 KiB
+    page on this VM).
+
+    >>> blockwise(lambda x: x * 2, np.arange(3.0)).tolist()
+    [0.0, 2.0, 4.0]
+    """
+    shape, size = arrays[0].shape, arrays[0].size
+    if size <= block or any(a.shape != shape for a in arrays[1:]):
+        return kernel(*arrays)
+    flat = tuple(a.reshape(-1) for a in arrays)
+    result = None
+    for start in range(0, size, block):
+        part = kernel(*(a[start:start + block] for a in flat))
+        if result is None:
+            result = np.empty(size, part.dtype)
+        result[start:start + block] = part
+    return result.reshape(shape)
+
+
 def _complex_divide(a, b, c, d):
     """``(a + bi) / (c + di)`` on arrays of real and imaginary parts, step by step as C++
     ``c10::complex`` divides (Smith's method; a zero divisor gives ``a / 0``, ``b / 0`` part by

@@ -11,8 +11,9 @@ Which draws each kernel makes (the facts the functions follow; PyTorch 2.13, CPU
 * ``normal_``: 16 or more contiguous elements: every element gets a uniform of its own
   type first, then blocks of 16 turn into Box–Muller pairs (j with j + 8); a tail of less
   than 16 redoes the last 16 with fresh uniforms. float32 runs the AVX2 kernel
-  (``_random_math.fill_normal16_float32``). Fewer elements (or a strided tensor): scalar
-  Box–Muller in double with the second value cached in the generator.
+  (``_random_math.fill_normal16_float32``); float16 and bfloat16 run it too, in float,
+  but draw uniforms for the whole blocks only before the fresh 16 of the tail. Fewer
+  elements (or a strided tensor): scalar Box–Muller in double with the second value cached in the generator.
 * integers: ``draw % range + from`` with a 32-bit draw, or a 64-bit one when the range is
   2**32 or more (int64, float32, float64 and bfloat16 only).
 * ``bernoulli_(p)`` with a number and dropout: a double uniform below ``p`` (PyTorch on
@@ -74,17 +75,21 @@ def normal(stream, shape, dtype: dt.dtype, mean: float = 0.0, std: float = 1.0,
         values = box_muller_doubles(stream, n, mean, std)
         return (values if dtype is dt.float64 else values.astype(np.float32)).astype(dtype._np).reshape(shape)
     wide = dtype is dt.float64
-    uniforms = uniform53(stream, n) if wide else uniform_low_bits(stream, n, 24)
     whole = n - n % 16
-    if whole != n:  # PyTorch then redoes the last 16 with fresh uniforms: one pass does both
-        tail = uniform53(stream, 16) if wide else uniform_low_bits(stream, 16, 24)
-        uniforms = np.concatenate([uniforms[:whole], tail])
+    if dtype is dt.float16 or dtype is dt.bfloat16:
+        # PyTorch draws float uniforms for the whole blocks only, then 16 fresh ones for the
+        # last 16 elements: n - n % 16 + 16 words in all (float32 and double draw n + 16)
+        uniforms = uniform_low_bits(stream, whole + (16 if whole != n else 0), 24)
+    else:
+        uniforms = uniform53(stream, n) if wide else uniform_low_bits(stream, n, 24)
+        if whole != n:  # PyTorch then redoes the last 16 with fresh uniforms: one pass does both
+            tail = uniform53(stream, 16) if wide else uniform_low_bits(stream, 16, 24)
+            uniforms = np.concatenate([uniforms[:whole], tail])
     values = _fill_float64(uniforms, mean, std) if wide else fill_normal16_float32(uniforms, mean, std)
     out = values[:n]
     if whole != n:
         out[n - 16:] = values[whole:].copy()
-    # float16 / bfloat16 are computed in float (their tails of a size not a multiple of 16
-    # differ from PyTorch's, which computes those 16 another way)
+    # float16 / bfloat16 are computed in float, then rounded once
     return out.astype(dtype._np, copy=False).reshape(shape)
 
 
@@ -172,9 +177,66 @@ def randperm(stream, n: int) -> np.ndarray:
     """``randperm(n)`` as int64: Fisher–Yates swapping ``i`` with ``i + draw % (n - i)``."""
     if n < 2:
         return np.arange(n, dtype=np.int64)
-    offsets = (stream.words(n - 1).astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)).tolist()
-    order = list(range(n))
-    for i, offset in enumerate(offsets):  # each swap depends on the ones before
-        j = i + offset
-        order[i], order[j] = order[j], order[i]
-    return np.array(order, np.int64)
+    targets = np.arange(n - 1, dtype=np.int64)
+    targets += stream.words(n - 1).astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)
+    if n < _SWAPS_IN_PYTHON:
+        order = list(range(n))
+        for i, j in enumerate(targets.tolist()):  # each swap depends on the ones before
+            order[i], order[j] = order[j], order[i]
+        return np.array(order, np.int64)
+    return _apply_swaps(targets, n)
+
+
+# Below this size a Python loop of swaps is faster than the vectorised replay.
+_SWAPS_IN_PYTHON = 1024
+
+
+def _apply_swaps(targets: np.ndarray, n: int) -> np.ndarray:
+    """The permutation the swaps ``(k, targets[k])``, k = 0, 1 ..., leave in ``arange(n)``,
+    where ``targets[k] >= k``; vectorised.
+
+    Position k is final after step k (later steps touch only later positions), and step k
+    puts there the value then at ``targets[k]``, moving the value then at k to ``targets[k]``.
+    So with ``held[k]``, the value at k just before step k, step k's output is ``held[k]`` for
+    a self-swap, else what the previous step with the same target moved there (``held`` of
+    that step), else ``targets[k]`` itself (never moved). ``held[k]`` in turn is ``held`` of the
+    last earlier step targeting k, or k: chains of earlier steps, followed by pointer doubling.
+    """
+    m = n - 1
+    steps = np.arange(m, dtype=np.int64)
+    step = _stable_order(targets)  # steps grouped by target, in step order inside a group
+    target = targets[step]
+    same = target[1:] == target[:-1]
+    before = np.empty(m, np.int64)  # in grouped order: the previous step with the same target, or -1
+    before[0] = -1
+    np.copyto(before[1:], np.where(same, step[:-1], -1))
+    previous = np.empty(m, np.int64)
+    previous[step] = before
+    # the last earlier step targeting each position (or the position itself): the last step of its
+    # group, or the one before it when that last one is the position's own (self) swap
+    ends = np.append(np.flatnonzero(~same), m - 1)
+    end_target, end_step = target[ends], step[ends]
+    last_moved = np.where(end_step == end_target, before[ends], end_step)
+    source = np.arange(n, dtype=np.int64)
+    source[end_target] = np.where(last_moved >= 0, last_moved, end_target)
+    while True:  # follow the chains to their ends: held[k] is the end of k's chain
+        further = source[source]
+        if np.array_equal(further, source):
+            break
+        source = further
+    out = np.empty(n, np.int64)
+    out[:m] = np.where(targets == steps, source[:m], np.where(previous >= 0, source[previous], targets))
+    out[m] = source[m]
+    return out
+
+
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for non-negative int64 keys, as a radix sort of
+    16-bit digits (NumPy's stable sort of uint16 is a counting sort: several times faster)."""
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    shift = 16
+    while shift < 64 and keys.size and int(keys.max()) >> shift:
+        digit = ((keys[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+        shift += 16
+    return order

@@ -6,8 +6,10 @@ exactly as C does):
 * PyTorch's float32 ``normal_`` of 16 or more contiguous elements runs its AVX2 kernel
   (also on AVX-512 machines: that kernel is not built for AVX-512), whose ``log`` and
   ``sincos`` are Cephes polynomials in float32, compiled with fused multiply-adds.
-  ``log256`` and ``sincos256`` evaluate the same polynomials with the same fusions;
-  ``_fma`` is a correctly rounded float32 fused multiply-add.
+  ``log256`` and ``sincos256`` evaluate the same polynomials with the same fusions for any
+  input; ``_fma`` is a correctly rounded float32 fused multiply-add. The kernel itself runs
+  ``log_uniform_complement`` and ``sincos_uniform_angle``: the same values on the 2**24
+  inputs the kernel can meet each, in a third of the time.
 * Scalar samplers call the C library's double ``log``, ``log1p``, ``exp``, ``tan``, ``sin``
   and ``cos``. NumPy's own versions differ from glibc's in the last bit now and then, so
   ``libm`` takes a value from an extended-precision evaluation when that rounds
@@ -136,30 +138,178 @@ def sincos256(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 _TWO_PI_32 = float(_F32(2.0 * math.pi))
-_CHUNK = 1 << 14  # blocks of 16 per pass: keeps the temporaries in cache
+_CHUNK = 1 << 12  # blocks of 16 per pass: keeps the temporaries in cache
+
+
+# -- the float32 kernel, fast: the same values on the inputs it can meet ------------------------------
+#
+# ``fill_normal16_float32`` meets only 24-bit uniforms: ``log256`` sees ``1 - k / 2**24`` and
+# ``sincos256`` sees ``float32(2 pi) * (k / 2**24)``, 2**24 inputs each. The functions below
+# compute the same values with fewer passes: float32 NumPy arithmetic wherever the kernel's step
+# is an IEEE float operation (a fused step whose product is exact in float32 is one too), and a
+# fused multiply-add as a float64 product and sum rounded once to float32 — exact because no
+# rounding midpoint is met on these inputs, which ``tests/test_random_streams_more.py`` checks
+# by comparing with ``log256`` / ``sincos256`` on all 2**24 inputs of each.
+
+_U = "unsafe"
+_LOG_P32 = tuple(_F32(v) for v in _LOG_P)
+_Q1_32, _Q2_32, _SQRTHF_32 = _F32(_LOG_Q1), _F32(_LOG_Q2), _F32(_SQRTHF)
+_FOPI_32 = _F32(_FOPI)
+_DP32 = tuple(_F32(v) for v in _DP)
+_COS_P32 = tuple(_F32(v) for v in _COS_P)
+_SIN_P32 = tuple(_F32(v) for v in _SIN_P)
+
+
+class _Scratch:
+    """The temporaries of one pass (``n`` elements each), allocated once per fill."""
+
+    __slots__ = ("f32", "f64", "i32", "mask")
+
+    def __init__(self, n: int) -> None:
+        self.f32 = tuple(np.empty(n, _F32) for _ in range(8))
+        self.f64 = tuple(np.empty(n, _F64) for _ in range(4))
+        self.i32 = tuple(np.empty(n, np.int32) for _ in range(2))
+        self.mask = np.empty(n, np.bool_)
+
+
+def _fused(y64: np.ndarray, y32: np.ndarray, b64: np.ndarray, c) -> None:
+    """``y32 = fma(y32, b, c)`` (``y64`` holds ``y32`` and ends holding the result too)."""
+    y64 *= b64
+    y64 += c
+    np.copyto(y32, y64, casting=_U)
+    np.copyto(y64, y32)
+
+
+def log_uniform_complement(u1: np.ndarray, work: _Scratch, out: np.ndarray) -> np.ndarray:
+    """``log256(u1)`` into ``out`` for ``u1 = 1 - k / 2**24`` (float32, 0 <= k < 2**24)."""
+    x, z, y, t32 = work.f32[:4]
+    x64, y64, z64, c64 = work.f64
+    exponent, mantissa = work.i32
+    bits = u1.view(np.int32)
+    np.right_shift(bits, 23, out=exponent)
+    exponent -= 0x7F - 1
+    e = out  # the exponent as float32, then the result
+    np.copyto(e, exponent, casting=_U)
+    np.bitwise_and(bits, 0x007FFFFF, out=mantissa)
+    mantissa |= 0x3F000000  # in [0.5, 1)
+    m = mantissa.view(_F32)
+    small = np.less(m, _SQRTHF_32, out=work.mask)
+    np.subtract(m, _F32(1), out=x)
+    np.multiply(m, small, out=t32)
+    x += t32  # 2m - 1 below sqrt(1/2), else m - 1 (both exact)
+    np.subtract(e, small, out=e, casting=_U)
+    np.multiply(x, x, out=z)
+    np.copyto(x64, x)
+    np.multiply(x64, float(_LOG_P32[0]), out=y64)
+    y64 += float(_LOG_P32[1])
+    np.copyto(y, y64, casting=_U)
+    np.copyto(y64, y)
+    for p in _LOG_P32[2:]:
+        _fused(y64, y, x64, float(p))
+    y *= x
+    np.copyto(y64, y)
+    np.copyto(z64, z)
+    np.multiply(e, _Q1_32, out=t32)
+    np.copyto(c64, t32)
+    _fused(y64, y, z64, c64)
+    np.multiply(z, _F32(0.5), out=t32)  # fma(z, -0.5, y): the product is exact
+    y -= t32
+    y += x
+    e *= _Q2_32  # fma(e, Q2, x): e Q2 is exact (a small integer times 9 bits)
+    e += y
+    return e
+
+
+def sincos_uniform_angle(theta: np.ndarray, work: _Scratch, sin: np.ndarray, cos: np.ndarray) -> None:
+    """``sincos256(theta)`` into ``sin``, ``cos`` for ``theta = float32(2 pi) * k / 2**24``
+    (float32; ``theta`` is overwritten)."""
+    x = theta
+    y, z, ys, t32 = work.f32[4:8]
+    x64, y64, z64, c64 = work.f64
+    j, t = work.i32
+    np.multiply(x, _FOPI_32, out=t32)
+    np.copyto(j, t32, casting=_U)  # truncation, as _mm256_cvttps_epi32
+    j += 1
+    j &= ~1
+    np.copyto(y, j, casting=_U)
+    np.multiply(y, _DP32[0], out=t32)  # y (at most 8) times the short DP1, DP2: exact products
+    x += t32
+    np.multiply(y, _DP32[1], out=t32)
+    x += t32
+    np.copyto(y64, y)
+    y64 *= float(_DP32[2])
+    np.copyto(c64, x)
+    y64 += c64
+    np.copyto(x, y64, casting=_U)
+    np.multiply(x, x, out=z)
+    np.copyto(z64, z)
+    np.multiply(z64, float(_COS_P32[0]), out=y64)
+    y64 += float(_COS_P32[1])
+    np.copyto(cos, y64, casting=_U)
+    np.copyto(y64, cos)
+    _fused(y64, cos, z64, float(_COS_P32[2]))
+    cos *= z
+    np.copyto(y64, cos)
+    np.multiply(z, _F32(-0.5), out=t32)
+    np.copyto(c64, t32)
+    _fused(y64, cos, z64, c64)
+    cos += _F32(1)
+    np.multiply(z64, float(_SIN_P32[0]), out=y64)
+    y64 += float(_SIN_P32[1])
+    np.copyto(ys, y64, casting=_U)
+    np.copyto(y64, ys)
+    _fused(y64, ys, z64, float(_SIN_P32[2]))
+    ys *= z
+    np.copyto(y64, ys)
+    np.copyto(x64, x)
+    y64 *= x64
+    y64 += x64
+    np.copyto(ys, y64, casting=_U)
+    swap = np.not_equal(np.bitwise_and(j, 2, out=t), 0, out=work.mask)  # the polynomials trade places
+    np.copyto(sin, ys)
+    np.copyto(sin, cos, where=swap)
+    np.copyto(cos, ys, where=swap)
+    np.bitwise_and(j, 4, out=t)  # the signs: bit 2 of j, of j - 2 inverted, into the sign bit
+    t <<= 29
+    sin.view(np.int32)[...] ^= t
+    j -= 2
+    np.invert(j, out=j)
+    j &= 4
+    j <<= 29
+    cos.view(np.int32)[...] ^= j
 
 
 def fill_normal16_float32(u: np.ndarray, mean: float, std: float) -> np.ndarray:
-    """PyTorch's ``normal_fill_16_AVX2`` over float32 uniforms (a multiple of 16 of them):
-    in each block of 16, element j (< 8) and j + 8 become a Box–Muller pair."""
+    """PyTorch's ``normal_fill_16_AVX2`` over float32 uniforms (a multiple of 16 of them, each
+    ``k / 2**24``): in each block of 16, element j (< 8) and j + 8 become a Box–Muller pair."""
     blocks = u.reshape(-1, 16)
     out = np.empty(blocks.shape, _F32)
     mean32, std32 = float(_F32(mean)), float(_F32(std))
+    rows = min(_CHUNK, blocks.shape[0])
+    work = _Scratch(8 * rows)
+    radius, sin, cos = (np.empty((rows, 8), _F32) for _ in range(3))
+    u1, theta = np.empty((rows, 8), _F32), np.empty((rows, 8), _F32)
     for start in range(0, blocks.shape[0], _CHUNK):
         part = blocks[start:start + _CHUNK]
-        u1 = _F32(1) - part[:, :8]
-        theta = _round32(_TWO_PI_32 * part[:, 8:].astype(_F64))
-        radius = np.sqrt(_F32(-2) * log256(u1).astype(_F32))
-        sin, cos = sincos256(theta)
-        radius = radius.astype(_F64)
-        n1, n2 = _round32(radius * cos), _round32(radius * sin)
+        r = part.shape[0]
+        if r != rows:  # the last, shorter pass
+            rows, work = r, _Scratch(8 * r)
+            radius, sin, cos, u1, theta = (a[:r] for a in (radius, sin, cos, u1, theta))
+        np.subtract(_F32(1), part[:, :8], out=u1)
+        np.multiply(_F32(_TWO_PI_32), part[:, 8:], out=theta)
+        log_uniform_complement(u1.reshape(-1), work, radius.reshape(-1))
+        radius *= _F32(-2)
+        np.sqrt(radius, out=radius)
+        sincos_uniform_angle(theta.reshape(-1), work, sin.reshape(-1), cos.reshape(-1))
+        n1, n2 = out[start:start + r, :8], out[start:start + r, 8:]
+        np.multiply(radius, cos, out=n1)
+        np.multiply(radius, sin, out=n2)
         if std32 != 1.0 or mean32 != 0.0:
-            n1, n2 = _fma(n1, std32, mean32), _fma(n2, std32, mean32)
+            n1[...] = _fma(n1.astype(_F64), std32, mean32)
+            n2[...] = _fma(n2.astype(_F64), std32, mean32)
         else:  # the kernel's fused n * 1 + 0 still turns -0 into +0
-            n1 += 0.0
-            n2 += 0.0
-        out[start:start + _CHUNK, :8] = n1
-        out[start:start + _CHUNK, 8:] = n2
+            n1 += _F32(0)
+            n2 += _F32(0)
     return out.reshape(-1)
 
 
@@ -249,7 +399,11 @@ def uniform53(stream, n: int) -> np.ndarray:
 def uniform_low_bits(stream, n: int, digits: int) -> np.ndarray:
     """``n`` float32 uniforms in [0, 1) from the low ``digits`` bits of one 32-bit word each
     (float32: 24, float16: 11, bfloat16: 8)."""
-    return (stream.words(n) & np.uint32((1 << digits) - 1)).astype(_F32) * _F32(2.0 ** -digits)
+    words = stream.words(n)
+    words &= np.uint32((1 << digits) - 1)  # in place: the words are this call's own
+    out = words.astype(_F32)
+    out *= _F32(2.0 ** -digits)
+    return out
 
 
 # -- fused multiply-add in double ----------------------------------------------------------------------

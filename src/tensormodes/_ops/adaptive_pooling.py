@@ -168,7 +168,22 @@ def _adaptive_avg_pool1d_grad(grad, input_shape):
     return grad @ _averaging_tensor(input_shape[-1], grad.shape[-1], grad)
 
 
+def _adaptive_avg_pool1d_decomposition(input, output_size):
+    """PyTorch's composite ``adaptive_avg_pool1d``: ``_adaptive_avg_pool2d`` over planes of height 1
+    (``unsqueeze``, ``_adaptive_avg_pool2d``, ``squeeze``). Arguments it refuses, and an output of
+    one (PyTorch's ``mean``, which rounds differently), are left to the op."""
+    try:
+        _adaptive_avg_pool1d_meta(MetaArray(tuple(input.shape), input.dtype._np), output_size)
+        sizes = _output_sizes("adaptive_avg_pool1d", output_size, 1)
+    except (TypeError, ValueError, RuntimeError, NotImplementedError):
+        return NotImplemented
+    if sizes == [1]:
+        return NotImplemented
+    return ops._adaptive_avg_pool2d(input.unsqueeze(-2), [1, *sizes]).squeeze(-2)
+
+
 @op(node="squeeze#1", meta=rule(_adaptive_avg_pool1d_meta), differentiable=_adaptive_avg_differentiable,
+    decompose=_adaptive_avg_pool1d_decomposition,
     errors=(Sample((TensorSpec((2, 4)), -1)), Sample((TensorSpec((2, 0)), 2)),
             Sample((TensorSpec((2, 4), "int64"), 2))),
     grad=_adaptive_avg_pool1d_grad, samples=(
@@ -214,10 +229,9 @@ def _mean_of_rows(input):
         return np.asarray(work.sum(-1, keepdims=True) / input.shape[-1], dtype=input.dtype)
 
 
-def _adaptive_avg_pool2d_grad(grad, input_shape):
-    _check_adaptive_avg_grad(tuple(grad.shape))
-    rows = _averaging_tensor(input_shape[-2], grad.shape[-2], grad)
-    return rows.mT @ grad @ _averaging_tensor(input_shape[-1], grad.shape[-1], grad)
+def _adaptive_avg_pool2d_grad(grad, input):
+    # One backward op, PyTorch's (rows.mT @ grad @ columns with the averaging matrices)
+    return ops.ops.aten._adaptive_avg_pool2d_backward.default(grad, input)
 
 
 @op(meta=rule(_adaptive_avg_pool2d_meta), differentiable=no_complex_autograd("_adaptive_avg_pool2d"),
@@ -240,11 +254,9 @@ def _adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     return _averaged(input, sizes)
 
 
-def _adaptive_max_pool2d_grad(grad, input_shape, result1):
-    # Windows overlap unless each output size divides the input's.
-    out = grad[0].shape[-2:]
-    overlapping = 0 in out or input_shape[-2] % out[0] or input_shape[-1] % out[1]
-    return _spread_maxima(grad[0], input_shape, result1, bool(overlapping))
+def _adaptive_max_pool2d_grad(grad, input, result1):
+    # One backward op, PyTorch's (the maxima's gradients spread to their indices)
+    return ops.ops.aten.adaptive_max_pool2d_backward.default(grad[0], input, result1)
 
 
 @op(meta=rule(_adaptive_max_pool2d_meta),
@@ -324,8 +336,19 @@ def _adaptive_max_pool1d_grad(grad, input_shape, result1):
     return _spread_maxima(values, planes, indices, bool(out == 0 or input_shape[-1] % out)).squeeze(-2)
 
 
+def _adaptive_max_pool1d_decomposition(input, output_size):
+    """PyTorch's composite ``adaptive_max_pool1d``: ``adaptive_max_pool2d`` over planes of height 1,
+    both results squeezed; arguments it refuses are left to the op."""
+    try:
+        size = _adaptive_max_pool1d_arguments(MetaArray(tuple(input.shape), input.dtype._np), output_size)
+    except (TypeError, ValueError, RuntimeError, NotImplementedError):
+        return NotImplemented
+    values, indices = ops._adaptive_max_pool2d(input.unsqueeze(-2), [1, size])
+    return values.squeeze(-2), indices.squeeze(-2)
+
+
 # PyTorch runs adaptive_max_pool2d on planes of height 1 and squeezes the result (its node).
-@op(node="squeeze#1", meta=rule(_adaptive_max_pool1d_meta),
+@op(node="squeeze#1", meta=rule(_adaptive_max_pool1d_meta), decompose=_adaptive_max_pool1d_decomposition,
     errors=(Sample((TensorSpec((4,)), 2)), Sample((TensorSpec((2, 4)), (2, 2))), Sample((TensorSpec((2, 0)), 2)),
             Sample((TensorSpec((2, 4)), -1)), Sample((TensorSpec((2, 4), "int64"), 2))),
     grad=_adaptive_max_pool1d_grad, samples=(

@@ -599,6 +599,8 @@ def _power(base, exponent, given):
                 return kernel(base)
     real = np.real(exponent)
     integral = (np.imag(exponent) == 0) & np.isfinite(real) & (real == np.round(real))
+    # NumPy's power of 0 is NaN whatever the exponent; cpow's exp(y * log 0) is 0 or inf+nan j
+    integral = integral | np.equal(base, 0)
     if not np.any(integral):
         return np.power(base, exponent)
     cpow = np.where(np.equal(exponent, 0), 1, np.exp(exponent * np.log(base)))

@@ -320,6 +320,8 @@ def _store(gradient: np.ndarray, dtype, own_heads: int) -> np.ndarray:
 
 def _flash_backward(grad_out, query, key, value, logsumexp, is_causal, attn_mask, scale, out):
     dtype, accumulation = query.dtype, _accumulation(query.dtype)
+    if query.size == 0:  # PyTorch's kernel loops over the query's rows: none, so zero gradients
+        return tuple(_store(np.zeros(t.shape, dtype), dtype, t.shape[1]) for t in (query, key, value))
     heads, key_heads = query.shape[1], key.shape[1]
     factor = _scale_factor(query.shape, scale, accumulation)
     q = query.astype(accumulation, copy=False)

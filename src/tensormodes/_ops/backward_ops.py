@@ -32,7 +32,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
-from ._pointwise import _opmath
+from ._pointwise import BLOCK, _opmath, blockwise
 from ._samples import BF16, F16, M23, SCALAR_F64
 from .common import (
     HALF_TYPES,
@@ -47,7 +47,7 @@ from .common import (
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise
 from .registry import Sample, Tensor, TensorSpec, op
-from .special import _erf
+from .special import _erf_rounded
 
 _F32 = np.dtype(np.float32)
 
@@ -227,20 +227,39 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     (dy, x), result_type = _operands("GeluBackwardKernelImpl", grad_output, input)
-    w = x.dtype.type
     with quiet():  # 0 * inf at infinite x: NaN, as PyTorch's kernel gives
         if approximate == "tanh":
-            beta, kappa = w(_TANH_BETA), w(_KAPPA)
-            square = x * x
-            t = _wide(np.tanh, beta * _fma(kappa, square * x, x))
-            slope_of_right = _fma(-t, t, w(1))
-            inner_slope = beta * _fma(w(3) * kappa, square, w(1))
-            result = dy * (w(0.5) * (w(1) + t) + w(0.5) * x * slope_of_right * inner_slope)
-        else:
-            cdf = w(0.5) * (w(1) + _erf(x * w(_SQRT_HALF)).astype(x.dtype, copy=False))
-            pdf = w(_GELU_BETA) * _wide(np.exp, x * x * w(-0.5))
-            result = dy * (cdf + x * pdf)
+            result = blockwise(_tanh_gelu_backward, dy, x)
+        else:  # float32 temporaries (erf and exp block their float64 ones)
+            result = blockwise(_gelu_backward, dy, x, block=2 * BLOCK)
     return _finished(result, result_type)
+
+
+def _tanh_gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
+    # in blocks (`blockwise`): its float64 temporaries would be twice the input's size
+    w = x.dtype.type
+    beta, kappa = w(_TANH_BETA), w(_KAPPA)
+    square = x * x
+    t = _wide(np.tanh, beta * _fma(kappa, square * x, x))
+    slope_of_right = _fma(-t, t, w(1))
+    inner_slope = beta * _fma(w(3) * kappa, square, w(1))
+    return dy * (w(0.5) * (w(1) + t) + w(0.5) * x * slope_of_right * inner_slope)
+
+
+def _gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
+    # dy * (cdf + x * pdf), operands in that order, in two arrays: fewer whole-array temporaries,
+    # which the C heap would give back and fault in again at every call
+    w = x.dtype.type
+    cdf = _erf_rounded(np.multiply(x, w(_SQRT_HALF), out=np.empty_like(x)))
+    np.add(w(1), cdf, out=cdf)
+    np.multiply(w(0.5), cdf, out=cdf)
+    pdf = np.multiply(x, x, out=np.empty_like(x))
+    pdf *= w(-0.5)
+    np.exp(pdf, out=pdf, dtype=np.float64)  # a float32's in float64, rounded once (as `_wide`)
+    np.multiply(w(_GELU_BETA), pdf, out=pdf)
+    np.multiply(x, pdf, out=pdf)
+    np.add(cdf, pdf, out=pdf)
+    return np.multiply(dy, pdf, out=pdf)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:

@@ -742,10 +742,10 @@ def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype: dt.dtype
     return np.ndarray(shape, target, buffer=storage, strides=tuple(s * target.itemsize for s in strides))
 
 
-def _full_size(size) -> tuple[int, ...]:
+def _full_size(size, op_name: str = "full") -> tuple[int, ...]:
     if not isinstance(size, (tuple, list)):
-        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not {_type_path(size)}")
-    return _shape_of((size,), "full")
+        raise TypeError(f"{op_name}(): argument 'size' (position 1) must be tuple of ints, not {_type_path(size)}")
+    return _shape_of((size,), op_name)
 
 
 def _filled(shape: tuple[int, ...], fill_value, dtype: dt.dtype) -> np.ndarray:
@@ -863,3 +863,104 @@ def full_like(input: Tensor, fill_value: Number, *, dtype: dt.dtype | None = Non
     value = python_scalar(fill_value, "full_like", "fill_value", 2)
     target = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
     return _filled(input.shape, value, target)
+
+
+# -- new_* (Tensor methods: ``input``'s dtype and device unless given) -------------------------------
+# Ops at the dispatch level as in PyTorch (``aten.new_zeros.default`` ...): gradient formulas that
+# start from ``grad.new_zeros(shape)`` show PyTorch's op there.
+
+def _new_target(input, dtype) -> np.dtype:
+    return input.dtype if dtype is None else resolve_dtype(dtype)._np
+
+
+def _new_size(size: tuple, op_name: str) -> tuple[int, ...]:
+    if not size:
+        raise TypeError(f'{op_name}() missing 1 required positional arguments: "size"')
+    return _shape_of(size, op_name)
+
+
+def _new_meta(op_name: str) -> MetaRule:
+    """``new_*``: the size given, ``input``'s dtype unless given; a real device given for a meta
+    input asks for data, which the kernel makes (it reads only metadata)."""
+    def compute(opdef, args, kwargs):
+        bound = opdef.signature.bind(*args, **kwargs)
+        arguments = bound.arguments
+        device = arguments.get("kwargs", {}).get("device", arguments.get("device"))
+        if device is not None and not is_meta_device(device):
+            return opdef.kernel(*args, **kwargs)
+        check_device(device)
+        dtype = arguments.get("dtype")
+        if op_name == "new_full":
+            shape = _full_size(arguments["size"], op_name)
+            value = python_scalar(arguments["fill_value"], op_name, "fill_value", 2)
+            checked_fill_value(value, dt.NP_TO_DTYPE[_new_target(arguments["input"], dtype)], math.prod(shape) == 1)
+        else:
+            shape = _new_size(arguments.get("size", ()), op_name)
+        return MetaArray(shape, _new_target(arguments["input"], dtype))
+
+    return MetaRule(compute, op_name)
+
+
+_NEW_SAMPLES = (Sample((M23, 2, 3)), Sample((_INT32_23, (4,))), Sample((M23, [2, 0]), {"dtype": dt.bool}),
+                Sample((M23, ())), Sample((_INT32_23, 2), {"dtype": dt.float64}))
+_NEW_ERRORS = (Sample((M23, -1)), Sample((M23, 2.5)))
+
+
+@op(function=False, method=True, factory=True, meta=_new_meta("new_zeros"), samples=_NEW_SAMPLES, errors=_NEW_ERRORS)
+def new_zeros(input: Tensor, *size: int, dtype: dt.dtype | None = None, layout=None, device=None,
+              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Zeros of ``size``, with this tensor's dtype unless ``dtype`` is given.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(1, dtype=tm.int32).new_zeros(2, 2).dtype
+    tensormodes.int32
+    """
+    check_device(device)
+    return _np_zeros(_new_size(size, "new_zeros"), _new_target(input, dtype))
+
+
+@op(function=False, method=True, factory=True, meta=_new_meta("new_ones"), samples=_NEW_SAMPLES, errors=_NEW_ERRORS)
+def new_ones(input: Tensor, *size: int, dtype: dt.dtype | None = None, layout=None, device=None,
+             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(1, dtype=tm.int64).new_ones(2).tolist()
+    [1, 1]
+    """
+    check_device(device)
+    result = _np_empty(_new_size(size, "new_ones"), _new_target(input, dtype))
+    result.fill(1)
+    return result
+
+
+@op(function=False, method=True, factory=True, random=True, meta=_new_meta("new_empty"), samples=_NEW_SAMPLES,
+    errors=_NEW_ERRORS)
+def new_empty(input: Tensor, *size: int, dtype: dt.dtype | None = None, layout=None, device=None,
+              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """An uninitialised tensor of ``size``, with this tensor's dtype unless ``dtype`` is given.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(1, dtype=tm.float64).new_empty(2, 3).shape
+    tensormodes.Size([2, 3])
+    """
+    check_device(device)
+    return _np_empty(_new_size(size, "new_empty"), _new_target(input, dtype))
+
+
+@op(function=False, method=True, factory=True, meta=_new_meta("new_full"),
+    samples=(Sample((M23, (2,), 7)), Sample((_INT32_23, [2, 2], 2.7)), Sample((M23, (), True), {"dtype": dt.bool}),
+             Sample((_INT32_23, (3,), 1.5), {"dtype": dt.float64})),
+    errors=(Sample((M23, 2, 1)), Sample((_INT32_23, (2,), 2 ** 40), {"dtype": dt.int8})),
+    schema={"size": "SymInt[]"})
+def new_full(input: Tensor, size, fill_value: Number, *, dtype: dt.dtype | None = None, layout=None, device=None,
+             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``size`` filled with ``fill_value``, with this tensor's dtype unless ``dtype`` is given.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(1).new_full((2,), 7).tolist()
+    [7.0, 7.0]
+    """
+    check_device(device)
+    value = python_scalar(fill_value, "new_full", "fill_value", 2)
+    return _filled(_full_size(size, "new_full"), value, dt.NP_TO_DTYPE[_new_target(input, dtype)])

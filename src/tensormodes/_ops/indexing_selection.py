@@ -131,10 +131,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 # -- masks -------------------------------------------------------------------------------
 
 def _masked_select_grad(grad, input_shape, mask):
+    # PyTorch's masked_select_backward: zeros of the broadcast shape with the gradient scattered
+    # where the mask holds (summed back to the input's shape by the engine)
     shape = check_same_shape_or_broadcast(tuple(mask.shape), tuple(input_shape))
-    grad_input = grad.new_zeros(shape)  # summed back to the input's shape by the engine
-    grad_input[mask.expand(shape)] = grad
-    return grad_input, None
+    return ops.zeros_like(mask.expand(shape), dtype=grad.dtype).masked_scatter(mask, grad), None
 
 
 @op(grad=_masked_select_grad, method=True, out=True, meta=metadata,

@@ -408,7 +408,8 @@ def _narrow_grad(grad, input_shape, dim, start, length):
     start = int(start)
     if start < 0:
         start += input_shape[d]
-    return _place(grad, input_shape, along(d, slice(start, start + length))), None
+    # PyTorch's backward op (narrow is its slice): zeros with the gradient at the slice
+    return ops.ops.aten.slice_backward.default(grad, list(input_shape), d, start, start + length, 1), None
 
 
 @op(grad=_narrow_grad, method=True, view=True, meta=metadata,

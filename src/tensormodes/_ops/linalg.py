@@ -740,10 +740,10 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     _check_bool_argument("linalg_cholesky", "upper", upper)
     _square_checks("linalg.cholesky", A)
     _floating_check("linalg.cholesky", A)
+    if A.size == 0:  # (PyTorch returns an empty result before its kernel checks the dtype)
+        return np.empty(A.shape, A.dtype)
     if A.dtype in HALF_TYPES:
         raise not_implemented("cholesky_cpu", dtype_of(A))
-    if A.size == 0:
-        return np.empty(A.shape, A.dtype)
     work = np.swapaxes(A, -2, -1).conj() if upper else A
     try:
         lower = np.linalg.cholesky(work)

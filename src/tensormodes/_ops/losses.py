@@ -41,6 +41,8 @@ _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
 def _working(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """``array`` in ``dtype``, or float32 for the half types (rounded once, at the end)."""
     if dtype in HALF_TYPES:
+        if array.dtype != dtype:  # an operand of another dtype is first converted to the common one
+            array = array.astype(dtype)
         dtype = np.dtype(np.float32)
     return array if array.dtype == dtype else array.astype(dtype)
 
@@ -84,6 +86,9 @@ def _loss_meta(opdef, args, kwargs):
 
 
 _LOSS_META = MetaRule(_loss_meta, "loss")
+
+
+_REDUCTION_NAMES = {code: name for name, code in REDUCTIONS.items()}
 
 
 def _mean_scaled(grad, reduction: str, count: int):
@@ -156,11 +161,22 @@ def _half_step(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 # -- smooth L1 and Huber ---------------------------------------------------------------------------
 
-def _smooth_l1_loss_grad(grad, input, target, reduction, beta, needs_input_grad):
-    # d/dd: d / beta inside (-beta, beta), its sign outside: d / beta clamped to [-1, 1].
+def smooth_l1_loss_backward_composite(grad_output, input, target, reduction: int, beta):
+    """``smooth_l1_loss_backward``'s values with public ops (its double backward's form): the
+    derivative ``d / beta`` inside ``(-beta, beta)``, its sign outside (``d = input - target``)."""
     difference = _difference_of(input, target)
     slope = (difference / beta).clamp(-1, 1)
-    return _opposite(slope * _mean_scaled(grad, reduction, difference.numel()), needs_input_grad)
+    return slope * _mean_scaled(grad_output, _REDUCTION_NAMES[reduction], difference.numel())
+
+
+def _smooth_l1_loss_grad(grad, input, target, reduction, beta, needs_input_grad):
+    if input.shape == target.shape:  # PyTorch's backward op, once per operand (swapped for the target)
+        backward, code = ops.ops.aten.smooth_l1_loss_backward.default, REDUCTIONS[reduction]
+        return (backward(grad, input, target, code, beta) if needs_input_grad[0] else None,
+                backward(grad, target, input, code, beta) if needs_input_grad[1] else None)
+    # broadcast operands: PyTorch's op would divide by one operand's count, not the loss's
+    return _opposite(smooth_l1_loss_backward_composite(grad, input, target, REDUCTIONS[reduction], beta),
+                     needs_input_grad)
 
 
 @op(grad=_smooth_l1_loss_grad, node="smooth_l1_loss", meta=_LOSS_META, samples=(
@@ -188,10 +204,22 @@ def _smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta
     return _reduced(np.where(size < beta, 0.5 * difference * difference / beta, size - 0.5 * beta), reduction, dtype)
 
 
-def _huber_loss_grad(grad, input, target, reduction, delta, needs_input_grad):
-    difference = input - target  # d/dd: d inside (-delta, delta), delta * its sign outside
+def huber_loss_backward_composite(grad_output, input, target, reduction: int, delta):
+    """``huber_loss_backward``'s values with public ops (its double backward's form): the
+    derivative ``d`` inside ``(-delta, delta)``, ``delta`` times its sign outside (``d = input - target``)."""
+    difference = input - target
     slope = difference.clamp(-delta, delta)
-    return _opposite(slope * _mean_scaled(grad, reduction, difference.numel()), needs_input_grad)
+    return slope * _mean_scaled(grad_output, _REDUCTION_NAMES[reduction], difference.numel())
+
+
+def _huber_loss_grad(grad, input, target, reduction, delta, needs_input_grad):
+    if input.shape == target.shape:  # PyTorch's backward op, once per operand (swapped for the target)
+        backward, code = ops.ops.aten.huber_loss_backward.default, REDUCTIONS[reduction]
+        return (backward(grad, input, target, code, delta) if needs_input_grad[0] else None,
+                backward(grad, target, input, code, delta) if needs_input_grad[1] else None)
+    # broadcast operands: PyTorch's op would divide by one operand's count, not the loss's
+    return _opposite(huber_loss_backward_composite(grad, input, target, REDUCTIONS[reduction], delta),
+                     needs_input_grad)
 
 
 @op(grad=_huber_loss_grad, node="huber_loss", meta=_LOSS_META, samples=(
@@ -219,6 +247,8 @@ def _huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: f
         return _reduced(np.where(size < limit, square, linear), reduction, input.dtype)
     size = np.abs(difference)
     losses = np.where(size < delta, 0.5 * difference * difference, delta * (size - 0.5 * delta))
+    if dtype in HALF_TYPES:  # computed in the common dtype, then written into the input-like result
+        losses = losses.astype(dtype)
     return _reduced(losses, reduction, input.dtype)
 
 

@@ -19,9 +19,11 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray, contiguous_strides
+from .._tensor_base import zeros
 from . import activation as _activation
 from ._reduction import _half_cascade, _half_cascade_skipping
 from ._samples import SCALAR
+from .backward_ops import REDUCTIONS
 from .common import (
     HALF_TYPES,
     array_type_name,
@@ -522,7 +524,8 @@ def _nll_loss_backward_grad(grad, grad_output, target, weight, reduction, ignore
     grad_weight = None
     if needs_input_grad[3]:
         grad_weight = _nll_loss_weight_grad(grad_output, grad, target, weight, reduction, ignore_index)
-    return grad_grad_output, grad.new_zeros(tuple(grad.shape)), None, grad_weight
+    # input's zero gradient is made without an op, as PyTorch's zero tensor: no dispatch mode sees it
+    return grad_grad_output, zeros(tuple(grad.shape), dt.NP_TO_DTYPE[grad._data.dtype], grad), None, grad_weight
 
 
 @op(grad=_nll_loss_backward_grad, meta=rule(_nll_loss_backward_meta),
@@ -620,16 +623,16 @@ def _nll_gradient(input: np.ndarray, index: tuple, scales) -> np.ndarray:
 # -- binary cross entropy ----------------------------------------------------------------------------
 
 def _binary_cross_entropy_grad(grad, input, target, weight, size_average, reduce, reduction, needs_input_grad):
-    # PyTorch's formulas: (input - target) / (input * (1 - input)), the denominator at least 1e-12
-    # (so probabilities of exactly 0 or 1 get large finite gradients), and -logit(input) for the
-    # target. The weight's gradient (the unweighted loss) is beyond PyTorch, which refuses it.
-    if _reduction(size_average, reduce, reduction) == "mean":
-        grad = grad / max(input.numel(), 1)
-    if weight is not None:
-        grad = grad * weight
-    grad_input = grad_target = grad_weight = None
+    # PyTorch's formulas: its backward op for the input (binary_cross_entropy_backward), and
+    # -logit(input) for the target. The weight's gradient (the unweighted loss) is beyond PyTorch.
+    mode, grad_input = _reduction(size_average, reduce, reduction), None
     if needs_input_grad[0]:
-        grad_input = grad * (input - target) / ((1 - input) * input).clamp(min=1e-12)
+        grad_input = ops.ops.aten.binary_cross_entropy_backward.default(grad, input, target, weight, REDUCTIONS[mode])
+    if mode == "mean" and (needs_input_grad[1] or needs_input_grad[2]):
+        grad = grad / max(input.numel(), 1)
+    if weight is not None and (needs_input_grad[1] or needs_input_grad[2]):
+        grad = grad * weight
+    grad_target = grad_weight = None
     if needs_input_grad[1]:
         grad_target = -grad * (input / (1 - input)).log()
     if needs_input_grad[2]:

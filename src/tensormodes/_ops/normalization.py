@@ -12,6 +12,7 @@ into its arguments).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -34,12 +35,22 @@ def _half(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.asarray(np.asarray(values, np.float32).astype(dtype), dtype=np.float32)
 
 
-def _moments(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and 1 / sqrt(biased variance + eps) over ``axes`` (kept)."""
-    mean = x.mean(axis=axes, keepdims=True)
-    centred = x - mean
-    variance = (centred * centred).mean(axis=axes, keepdims=True)
-    return mean, 1 / np.sqrt(variance + eps)
+def _kept_mean(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """``x.mean(axis=axes, keepdims=True)`` of a float array, in NumPy's own two steps (the sum,
+    then a division by the count as an intp, so in float64 and rounded) without its Python
+    wrapper's overhead."""
+    total = np.add.reduce(x, axis=axes, keepdims=True)
+    return np.true_divide(total, np.intp(math.prod(x.shape[a] for a in axes)), out=total, casting="unsafe")
+
+
+def _moments(x: np.ndarray, axes: tuple[int, ...], eps: float, centred: bool = False) -> tuple[np.ndarray, ...]:
+    """Mean and 1 / sqrt(biased variance + eps) over ``axes`` (kept); and ``x - mean`` if ``centred``."""
+    mean = _kept_mean(x, axes)
+    difference = x - mean
+    variance = _kept_mean(difference * difference, axes)
+    variance += eps
+    rstd = 1 / np.sqrt(variance, out=variance)
+    return (mean, rstd, difference) if centred else (mean, rstd)
 
 
 def _working_tensor(t):
@@ -145,9 +156,16 @@ def _native_layer_norm_meta(input, normalized_shape, weight, bias, eps):
     axes = _layer_norm_axes(input, normalized_shape, weight, bias)
     _check_parameter_dtypes(input, weight, bias)
     _working(np.ones(1, input.dtype), "LayerNormKernelImpl")
-    work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
+    work = _statistics_dtype(input, weight, bias)
     kept = tuple(1 if i in axes else s for i, s in enumerate(input.shape))
     return MetaArray(input.shape, input.dtype), MetaArray(kept, work), MetaArray(kept, work)
+
+
+def _statistics_dtype(input, weight, bias) -> np.dtype:
+    """The dtype of layer_norm's saved mean and rstd: the input's, or float32 for a half-type
+    input with float32 parameters (PyTorch's mixed-type kernel)."""
+    mixed = input.dtype in HALF_TYPES and any(p is not None and p.dtype == np.float32 for p in (weight, bias))
+    return np.dtype(np.float32) if mixed else input.dtype
 
 
 def _native_layer_norm_grad(grad, input, normalized_shape, weight, bias, eps, mean, rstd, needs_input_grad):
@@ -195,13 +213,15 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
     axes = _layer_norm_axes(input, normalized_shape, weight, bias)
     _check_parameter_dtypes(input, weight, bias)
     x = _working(input, "LayerNormKernelImpl")
-    mean, rstd = _moments(x, axes, eps)
-    result = (x - mean) * rstd
+    mean, rstd, result = _moments(x, axes, eps, centred=True)
+    result *= rstd  # (x - mean) * rstd * weight + bias, in place
     if weight is not None:
-        result = result * weight
+        result *= weight
     if bias is not None:
-        result = result + bias
-    return np.asarray(result, dtype=input.dtype), mean, rstd
+        result += bias
+    # the output from the float32 statistics; the saved ones rounded to their dtype (the backward reads those)
+    work = _statistics_dtype(input, weight, bias)
+    return np.asarray(result, dtype=input.dtype), mean.astype(work), rstd.astype(work)
 
 
 def _native_layer_norm_backward_grad(grad, grad_out, input, normalized_shape, mean, rstd, weight, output_mask,
@@ -273,19 +293,27 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
     axes = _layer_norm_axes(input, normalized_shape, weight, bias)
     leading = tuple(range(input.ndim - len(axes)))
     x, g = _working(input, "LayerNormBackwardKernelImpl"), _working(grad_out, "LayerNormBackwardKernelImpl")
+    mean, rstd = _working(mean, "LayerNormBackwardKernelImpl"), _working(rstd, "LayerNormBackwardKernelImpl")
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
         gy = g if weight is None else g * weight
-        count = int(np.prod([x.shape[d] for d in axes]))
+        count = math.prod(x.shape[d] for d in axes)
         scale = 1 / count if count else 0.0
         ds = np.add.reduce(gy * x, axis=axes, keepdims=True)
         db = np.add.reduce(gy, axis=axes, keepdims=True)
         b = (db * mean - ds) * rstd * rstd * rstd * scale
         c = -b * mean - db * rstd * scale
-        grad_input = np.asarray(rstd * gy + b * x + c, dtype=input.dtype)
+        grad_input = rstd * g  # rstd * g * weight + b * x + c (PyTorch's order: a * dy * gamma), in place
+        if weight is not None:
+            grad_input *= weight
+        grad_input += b * x
+        grad_input += c
+        grad_input = np.asarray(grad_input, dtype=input.dtype)
     if output_mask[1]:
-        xhat = (x - mean) * rstd
-        grad_weight = np.asarray(np.add.reduce(g * xhat, axis=leading) if leading else g * xhat, dtype=input.dtype)
+        xhat = x - mean
+        xhat *= rstd
+        grad_weight = np.asarray(np.add.reduce(np.multiply(g, xhat, out=xhat), axis=leading) if leading
+                                 else g * xhat, dtype=input.dtype)
     if output_mask[2]:
         grad_bias = np.asarray(np.add.reduce(g, axis=leading) if leading else g, dtype=input.dtype)
     return grad_input, grad_weight, grad_bias
@@ -296,27 +324,36 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
 def _native_group_norm_meta(input, weight, bias, N, C, HxW, group, eps):
     _check_group_norm(input, weight, bias, C, N, HxW, group)
     work = np.dtype(np.float32) if input.dtype in HALF_TYPES else input.dtype
-    return MetaArray(input.shape, input.dtype), MetaArray((N, group, 1), work), MetaArray((N, group, 1), work)
+    return MetaArray(input.shape, input.dtype), MetaArray((N, group), work), MetaArray((N, group), work)
 
 
 def _channel_view(t, ndim: int):
     return t.reshape([-1] + [1] * (ndim - 2))
 
 
-def _native_group_norm_grad(grad, input, weight, N, group, eps, mean, rstd, needs_input_grad):
+def _native_group_norm_grad(grad, input, weight, N, C, HxW, group, eps, mean, rstd, needs_input_grad):
+    if not ops.is_grad_enabled():  # PyTorch's backward op, one kernel
+        return ops.ops.aten.native_group_norm_backward.default(grad, input, mean, rstd, weight, N, C, HxW, group,
+                                                               list(needs_input_grad))
+    return native_group_norm_backward_composite(grad, input, weight, N, group, needs_input_grad, *_tensor_moments(
+        _working_tensor(input).reshape(N, group, -1), [-1], eps))
+
+
+def native_group_norm_backward_composite(grad, input, weight, N, group, output_mask, mean, rstd):
+    """``native_group_norm_backward``'s values with public ops (with ``create_graph`` the formula,
+    the statistics computed again from the input, of shape (N, group, 1))."""
     x, g = _working_tensor(input), _working_tensor(grad)
     grouped = x.reshape(N, group, -1)
-    if ops.is_grad_enabled():
-        mean, rstd = _tensor_moments(grouped, [-1], eps)
+    mean, rstd = mean.reshape(N, group, 1), rstd.reshape(N, group, 1)
     xhat = (grouped - mean) * rstd
     grad_input = None
-    if needs_input_grad[0]:
+    if output_mask[0]:
         scaled = g if weight is None else g * _channel_view(weight, g.dim())
         grad_input = _affine_normalised_grad(scaled.reshape(N, group, -1), grouped, mean, rstd, [-1]).reshape(
             input.shape)
     dims = [0] + list(range(2, input.dim()))
-    return (grad_input, (g * xhat.reshape(input.shape)).sum(dims) if needs_input_grad[1] else None,
-            g.sum(dims) if needs_input_grad[2] else None)
+    return (grad_input, (g * xhat.reshape(input.shape)).sum(dims) if output_mask[1] else None,
+            g.sum(dims) if output_mask[2] else None)
 
 
 @op(node="native_group_norm", grad=_native_group_norm_grad, saves=("mean", "rstd"),
@@ -351,7 +388,7 @@ def _native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None
         if bias is not None:
             shift = shift + bias
         result = x.reshape(N, C, HxW) * scale[..., None] + shift[..., None]
-    return np.asarray(result.reshape(input.shape), dtype=input.dtype), mean, rstd
+    return np.asarray(result.reshape(input.shape), dtype=input.dtype), mean.reshape(N, group), rstd.reshape(N, group)
 
 
 # -- batch norm --------------------------------------------------------------------------------------

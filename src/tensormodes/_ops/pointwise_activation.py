@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
+from ._pointwise import BLOCK, blockwise
 from .common import (
     HALF_TYPES,
     array_type_name,
@@ -36,7 +37,7 @@ from .indexing import _out_of_bounds
 from .meta_rules import elementwise, rule
 from .registry import Sample, Tensor, TensorSpec, op
 from .scatter_gather import _index_select_out_of_range
-from .special import _erf
+from .special import _erf_rounded
 
 _VECTOR_GELU = frozenset({np.dtype(np.float32), dt.bfloat16._np})
 _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
@@ -105,12 +106,21 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     elif input.dtype in _VECTOR_GELU and input.size > 1 and input.flags.c_contiguous:
         # PyTorch's vectorized float kernel (a contiguous float32 or bfloat16 input of two or more
         # elements) halves last, so x >= 2**127 overflows to inf, and its erf is NaN at +inf.
-        result = x * (1 + _erf(x * (1 / math.sqrt(2))).astype(x.dtype, copy=False))
-        result *= 0.5
-        np.copyto(result, np.float32("nan"), where=np.isposinf(x))
+        # x * (1 + erf(x / sqrt(2))) * 0.5, operands in that order, in place: fewer whole-array
+        # temporaries, which the C heap would give back and fault in again at every call
+        result = blockwise(_vector_gelu, x, block=2 * BLOCK)  # float32 temporaries (erf blocks its own)
     else:
-        result = 0.5 * x * (1 + _erf(x * (1 / math.sqrt(2))).astype(x.dtype, copy=False))
+        result = 0.5 * x * (1 + _erf_rounded(x * (1 / math.sqrt(2))))
     return _rounded(result, input)
+
+
+def _vector_gelu(x: np.ndarray) -> np.ndarray:
+    result = _erf_rounded(x * (1 / math.sqrt(2)))
+    np.add(1, result, out=result)
+    np.multiply(x, result, out=result)
+    result *= 0.5
+    np.copyto(result, np.float32("nan"), where=x == np.inf)
+    return result
 
 
 def _silu_grad(grad, input):
@@ -134,9 +144,16 @@ def _silu(input: Tensor) -> Tensor:
         return _rounded(x / (1 + np.exp(-x)), input)
 
 
-def _mish_grad(grad, input):
+def mish_backward_composite(grad_output, input):
+    """``mish_backward``'s values with public ops: PyTorch's formula with grad mode on."""
     softplus_tanh = ops._softplus(input).tanh()
-    return grad * (softplus_tanh + input * input.sigmoid() * (1 - softplus_tanh * softplus_tanh))
+    return grad_output * (softplus_tanh + input * input.sigmoid() * (1 - softplus_tanh * softplus_tanh))
+
+
+def _mish_grad(grad, input):
+    if ops.is_grad_enabled():  # PyTorch's differentiable composite (mish_backward has no derivative)
+        return mish_backward_composite(grad, input)
+    return ops.ops.aten.mish_backward.default(grad, input)
 
 
 @op(grad=_mish_grad, node="mish", meta=elementwise, samples=_SAMPLES, aten="mish.default", tags=("pointwise",))
@@ -314,10 +331,15 @@ def _threshold(input: Tensor, threshold: Number, value: Number) -> Tensor:
         return np.asarray(np.where(x <= limit, replacement, input))
 
 
-def _prelu_kernel_grad(grad, input, weight, needs_input_grad):
+def prelu_kernel_backward_composite(grad_output, input, weight):
+    """``_prelu_kernel_backward``'s values with public ops (its double backward's form)."""
     positive = input > 0
-    return (grad.where(positive, grad * weight) if needs_input_grad[0] else None,
-            (input * grad).where(~positive, 0.0) if needs_input_grad[1] else None)
+    return grad_output.where(positive, grad_output * weight), (input * grad_output).where(~positive, 0.0)
+
+
+def _prelu_kernel_grad(grad, input, weight):
+    # PyTorch's backward op, both gradients at once (the weight's in the input's shape, summed by autograd)
+    return ops.ops.aten._prelu_kernel_backward.default(grad, input, weight)
 
 
 @op(grad=_prelu_kernel_grad, meta=elementwise, samples=(
@@ -391,15 +413,19 @@ def _log_sigmoid(input: Tensor) -> Tensor:
     return _rounded(-np.logaddexp(0, -x), input), _rounded(buffer, input)
 
 
-def _glu_grad(grad, input, dim):
-    # PyTorch rounds the gate to the input's dtype, then computes a half type's gradient in
-    # float and rounds once.
+def glu_backward_composite(grad_output, input, dim):
+    """``glu_backward``'s values with public ops (its double backward's form): PyTorch rounds the
+    gate to the input's dtype, then computes a half type's gradient in float and rounds once."""
     first, second = input.chunk(2, dim)
     gate = second.sigmoid()
-    if grad.dtype in _HALF_DTYPES:
-        dtype, grad, first, gate = grad.dtype, grad.float(), first.float(), gate.float()
+    if grad_output.dtype in _HALF_DTYPES:
+        dtype, grad, first, gate = grad_output.dtype, grad_output.float(), first.float(), gate.float()
         return ops.cat([grad * gate, grad * first * gate * (1 - gate)], dim).to(dtype)
-    return ops.cat([grad * gate, grad * first * gate * (1 - gate)], dim)
+    return ops.cat([grad_output * gate, grad_output * first * gate * (1 - gate)], dim)
+
+
+def _glu_grad(grad, input, dim):
+    return ops.ops.aten.glu_backward.default(grad, input, dim)
 
 
 def _halved_axis(input, dim: int) -> int:

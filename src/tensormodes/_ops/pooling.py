@@ -128,9 +128,9 @@ def _avg_pool2d_meta(input, kernel_size, stride=None, padding=0, ceil_mode=False
     return MetaArray((*input.shape[:-2], *out), input.dtype)
 
 
-def _avg_pool2d_backward_meta(grad_output, input_size, kernel_size, stride=None, padding=0, ceil_mode=False,
-                              count_include_pad=True, divisor_override=None):
-    shape = tuple(input_size)
+def _avg_pool2d_backward_meta(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                              divisor_override):
+    shape = tuple(input.shape)
     *_, out = _pool2d_arguments("avg_pool2d", MetaArray(shape, np.dtype(np.bool_)), kernel_size, stride, padding, 1,
                                 ceil_mode)
     if grad_output.shape != (*shape[:-2], *out):
@@ -421,7 +421,28 @@ def _max_pool1d_grad(grad, input_shape, indices, kernel_size, stride, dilation):
                           _overlapping((kernel,), (step,), (_one("dilation", dilation),))).squeeze(-2)
 
 
-@op(node="squeeze#1", meta=rule(_max_pool1d_meta),
+def _max_pool1d_decomposition(function: str):
+    """PyTorch's composite ``max_pool1d`` / ``max_pool1d_with_indices``: ``max_pool2d_with_indices``
+    over planes of height 1, both results squeezed; arguments it refuses are left to the op."""
+    def decomposition(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        meta = _max_pool1d_meta if function == "max_pool1d" else _max_pool1d_with_indices_meta
+        try:
+            meta(MetaArray(tuple(input.shape), input.dtype._np), kernel_size, stride, padding, dilation, ceil_mode)
+            kernel = _one("kernel_size", kernel_size)
+            step = _one("stride", stride, default=kernel, none_allowed=True)
+            pad, spread = _one("padding", padding), _one("dilation", dilation)
+        except (TypeError, ValueError, RuntimeError, NotImplementedError):
+            return NotImplemented
+        values, indices = ops._max_pool2d_with_indices(input.unsqueeze(-2), [1, kernel], [1, step], [0, pad],
+                                                       [1, spread], ceil_mode)
+        values, indices = values.squeeze(-2), indices.squeeze(-2)
+        return values if function == "max_pool1d" else (values, indices)
+
+    decomposition.__name__ = f"_{function}_decomposition"
+    return decomposition
+
+
+@op(node="squeeze#1", meta=rule(_max_pool1d_meta), decompose=_max_pool1d_decomposition("max_pool1d"),
     errors=(Sample((TensorSpec((2, 4)), 5)), Sample((TensorSpec((2, 4)), 2), {"padding": 2}),
             Sample((TensorSpec((2, 4), "int64"), 2))),
     grad=_max_pool1d_grad, saves=("indices",), samples=(
@@ -503,6 +524,7 @@ def _with_indices_1d_grad(grad, input_shape, result1, kernel_size, stride, dilat
 
 
 @op(node="squeeze#1", meta=rule(_max_pool1d_with_indices_meta),
+    decompose=_max_pool1d_decomposition("max_pool1d_with_indices"),
     errors=(Sample((TensorSpec((2, 4)), 5)), Sample((TensorSpec((4,)), 2))),
     grad=_with_indices_1d_grad, samples=(
     Sample((TensorSpec((1, 2, 6)), 2)),
@@ -583,10 +605,12 @@ def _check_avg_pool_dtype(function: str, input: np.ndarray, divisor_override) ->
         raise RuntimeError("divisor must be not zero")
 
 
-def _avg_pool2d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override):
-    return ops._avg_pool2d_backward(grad, list(input_shape), kernel_size, stride, padding, ceil_mode,
-                                          count_include_pad, divisor_override)
+def _avg_pool2d_grad(grad, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    # One backward op, PyTorch's (its int[2] arguments as its binding gives them: an int as two)
+    def listed(value):
+        return [] if value is None else [value, value] if isinstance(value, numbers.Integral) else list(value)
+    return ops.ops.aten.avg_pool2d_backward.default(grad, input, listed(kernel_size), listed(stride), listed(padding),
+                                                    ceil_mode, count_include_pad, divisor_override)
 
 
 @op(meta=rule(_avg_pool2d_meta),
@@ -618,31 +642,45 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     return _avg_pool_planes(input, kernel, step, pad, out, count_include_pad, divisor_override)
 
 
-def _avg_pool2d_backward_grad(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    # The backward is linear in grad_output: its own gradient is the average pooling again.
-    return ops.nn.functional.avg_pool2d(grad, kernel_size, stride, padding, ceil_mode,
-                                                             count_include_pad, divisor_override)
+def zeros_as(t):
+    """PyTorch's ``zeros_like(self)`` in a backward op's own formula, which its dispatch level sees
+    as ``zeros`` (its ``zeros_like`` of a dense tensor calls ``zeros``)."""
+    return ops.zeros(tuple(t.shape), dtype=t.dtype, device=t.device)
 
 
-@op(meta=rule(_avg_pool2d_backward_meta),
-    errors=(Sample((TensorSpec((1, 2, 3, 3)), [1, 2, 4, 4], 2)), Sample((TensorSpec((1, 2, 2, 2)), [1, 2, 4, 4], 5))),
+def _avg_pool2d_backward_grad(grad, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                              divisor_override, needs_input_grad):
+    # The backward is linear in grad_output: its own gradient is the average pooling again; zeros
+    # for the input, whose values it never reads (as PyTorch's).
+    return (ops.nn.functional.avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                         divisor_override) if needs_input_grad[0] else None,
+            zeros_as(input) if needs_input_grad[1] else None)
+
+
+@op(function=False, meta=rule(_avg_pool2d_backward_meta),
+    errors=(Sample((TensorSpec((1, 2, 3, 3)), TensorSpec((1, 2, 4, 4)), 2, [], 0, False, True, None)),
+            Sample((TensorSpec((1, 2, 2, 2)), TensorSpec((1, 2, 4, 4)), 5, [], 0, False, True, None))),
     grad=_avg_pool2d_backward_grad, samples=(
-    Sample((TensorSpec((1, 2, 2, 2)), [1, 2, 4, 4], 2)),
-    Sample((TensorSpec((2, 3, 3), "float64"), [2, 5, 5], 3, 2, 1, True)),
-    Sample((TensorSpec((1, 1, 6, 2), "float64"), [1, 1, 5, 6], (2, 3), (1, 2), (1, 0), False, False)),
-    Sample((TensorSpec((1, 1, 3, 4), "float64"), [1, 1, 4, 5], 2, 1, 0, False, True, 3))))
-def _avg_pool2d_backward(grad_output: Tensor, input_size: list[int], kernel_size, stride=None, padding=0,
-                         ceil_mode: bool = False, count_include_pad: bool = True,
-                         divisor_override: int | None = None) -> Tensor:
-    """The gradient of ``avg_pool2d`` over an input of size ``input_size`` for the output
-    gradient ``grad_output``: each output's share spread evenly back over its window (ATen's
-    ``avg_pool2d_backward``, which takes the input itself).
+    Sample((TensorSpec((1, 2, 2, 2)), TensorSpec((1, 2, 4, 4)), [2, 2], [], [0, 0], False, True, None)),
+    Sample((TensorSpec((2, 3, 3), "float64"), TensorSpec((2, 5, 5), "float64"), [3, 3], [2, 2], [1, 1], True, True,
+            None)),
+    Sample((TensorSpec((1, 1, 6, 2), "float64"), TensorSpec((1, 1, 5, 6), "float64"), [2, 3], [1, 2], [1, 0], False,
+            False, None)),
+    Sample((TensorSpec((1, 1, 3, 4), "float64"), TensorSpec((1, 1, 4, 5), "float64"), [2, 2], [1, 1], [0, 0], False,
+            True, 3))),
+    schema={"input": "Tensor self", "stride": "int[2]", "padding": "int[2]"}, aten="default", tags=("core",))
+def avg_pool2d_backward(grad_output: Tensor, input: Tensor, kernel_size, stride, padding, ceil_mode: bool,
+                        count_include_pad: bool, divisor_override: int | None) -> Tensor:
+    """The gradient of ``avg_pool2d`` for the output gradient ``grad_output`` (PyTorch's
+    ``aten::avg_pool2d_backward``, which reads only the input's shape): each output's share spread
+    evenly back over its window.
 
     >>> import tensormodes as tm
-    >>> tm._avg_pool2d_backward(tm.tensor([[[4.0]]]), [1, 2, 2], 2).tolist()
+    >>> tm.ops.aten.avg_pool2d_backward.default(tm.tensor([[[4.0]]]), tm.zeros(1, 2, 2), [2, 2], [], [0, 0], False,
+    ...                                         True, None).tolist()
     [[[1.0, 1.0], [1.0, 1.0]]]
     """
-    shape = tuple(input_size)
+    shape = input.shape
     kernel, step, pad, _, out = _pool2d_arguments("avg_pool2d", np.empty(shape, np.bool_), kernel_size, stride,
                                                   padding, 1, ceil_mode)
     sizes = shape[-2:]
@@ -681,16 +719,31 @@ def _single(function: str, name: str, value, default=None) -> int:
     return values[0]
 
 
-def _avg_pool1d_grad(grad, input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad):
+def _avg_pool1d_grad(grad, input, kernel_size, stride, padding, ceil_mode, count_include_pad):
+    # PyTorch's composite's backward: avg_pool2d's over planes of height 1
     kernel = _single("avg_pool1d", "kernel_size", kernel_size)
     step = _single("avg_pool1d", "stride", stride, default=kernel)
-    planes = [*input_shape[:-1], 1, input_shape[-1]]
-    return ops._avg_pool2d_backward(grad.unsqueeze(-2), planes, [1, kernel], [1, step],
-                                          [0, _single("avg_pool1d", "padding", padding)], ceil_mode,
-                                          count_include_pad, None).squeeze(-2)
+    return ops.ops.aten.avg_pool2d_backward.default(
+        grad.unsqueeze(-2), input.unsqueeze(-2), [1, kernel], [1, step], [0, _single("avg_pool1d", "padding", padding)],
+        ceil_mode, count_include_pad, None).squeeze(-2)
 
 
-@op(node="squeeze#1", meta=rule(_avg_pool1d_meta),
+def _avg_pool1d_decomposition(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """PyTorch's composite ``avg_pool1d``: ``avg_pool2d`` over planes of height 1 (``unsqueeze``,
+    ``avg_pool2d``, ``squeeze``); arguments it refuses are left to the op (its errors)."""
+    try:
+        _avg_pool1d_meta(MetaArray(tuple(input.shape), input.dtype._np), kernel_size, stride, padding, ceil_mode,
+                         count_include_pad)
+    except (TypeError, ValueError, RuntimeError, NotImplementedError):
+        return NotImplemented
+    kernel = _single("avg_pool1d", "kernel_size", kernel_size)
+    step = _single("avg_pool1d", "stride", stride, default=kernel)
+    return ops.nn.functional.avg_pool2d(input.unsqueeze(-2), [1, kernel], [1, step],
+                                        [0, _single("avg_pool1d", "padding", padding)], ceil_mode,
+                                        count_include_pad).squeeze(-2)
+
+
+@op(node="squeeze#1", meta=rule(_avg_pool1d_meta), decompose=_avg_pool1d_decomposition,
     errors=(Sample((TensorSpec((2, 4)), 5)), Sample((TensorSpec((2, 4), "complex64"), 2))),
     grad=_avg_pool1d_grad, samples=(
     Sample((TensorSpec((1, 2, 6)), 2)),

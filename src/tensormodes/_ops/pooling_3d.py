@@ -232,7 +232,8 @@ def _max_pool3d_with_indices(input: Tensor, kernel_size, stride=(), padding=0, d
 def _check_avg_dtype(input, divisor_override) -> None:
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    if input.dtype == np.bool_ or input.dtype.kind == "c" or input.dtype in HALF_TYPES:
+    if input.dtype == np.bool_ or input.dtype.kind == "c" or input.dtype in HALF_TYPES or (
+            input.dtype.kind in "iu" and input.dtype != np.int64):  # PyTorch's kernel: floats and int64 only
         raise not_implemented("avg_pool3d_out_frame", dtype_of(input))
 
 

@@ -282,28 +282,31 @@ def _folded_matmul_grad(grad, input, other, needs_input_grad):
     want_input, want_other = needs_input_grad
     grad_input = grad_other = None
     if input.dim() >= 3:  # (B..., n, k) @ (k, m) or (k,)
-        k = input.shape[-1]
         if want_input:
             b = other.unsqueeze(-1) if other.dim() == 1 else other
             g = grad.unsqueeze(-1) if other.dim() == 1 else grad
             grad_input = g.matmul(adjoint(b))
         if want_other:
-            flat = grad.reshape(-1) if other.dim() == 1 else grad.reshape(-1, grad.shape[-1])
-            grad_other = adjoint(input.reshape(-1, k)).matmul(flat)
+            flat = grad.reshape(-1) if other.dim() == 1 else _folded(grad)
+            grad_other = adjoint(_folded(input)).matmul(flat)
         return grad_input, grad_other
     # (n, k) or (k,) @ (B..., k, m): the batch of other.mT, folded
-    k = other.shape[-2]
     if want_other:
         a = input.unsqueeze(0) if input.dim() == 1 else input
         g = grad.unsqueeze(-2) if input.dim() == 1 else grad
         grad_other = adjoint(a).matmul(g)
     if want_input:
-        columns = _conj(other.mT.reshape(-1, k))  # (B * m, k)
+        columns = _conj(_folded(other.mT))  # (B * m, k)
         if input.dim() == 1:
             grad_input = grad.reshape(-1).matmul(columns)
         else:
-            grad_input = grad.mT.reshape(-1, grad.shape[-2]).mT.matmul(columns)
+            grad_input = _folded(grad.mT).mT.matmul(columns)
     return grad_input, grad_other
+
+
+def _folded(t):
+    # (B..., r, c) -> (B * r, c) with the sizes spelt out: reshape(-1, c) is ambiguous when a size is 0
+    return t.reshape(math.prod(t.shape[:-1]), t.shape[-1])
 
 
 def _matmul_grad(grad, input, other, needs_input_grad):
@@ -500,9 +503,10 @@ def _mm_mat2_grad(grad, mat1, mat2):
 
 
 def _mm_grad(grad, input, mat2, needs_input_grad):
-    # Only the gradients that are wanted: PyTorch computes no other (its FLOP counts show it).
-    return (_mm_mat1_grad(grad, input, mat2) if needs_input_grad[0] else None,
-            _mm_mat2_grad(grad, input, mat2) if needs_input_grad[1] else None)
+    # Only the gradients that are wanted: PyTorch computes no other (its FLOP counts show it); mat2's
+    # first, as PyTorch's MmBackward0 (a dispatch mode sees its order; addmm's is mat1 first)
+    grad_mat2 = _mm_mat2_grad(grad, input, mat2) if needs_input_grad[1] else None
+    return _mm_mat1_grad(grad, input, mat2) if needs_input_grad[0] else None, grad_mat2
 
 
 @op(meta=_checked_meta(_mm_all_checks, _mm_shape),
@@ -575,7 +579,8 @@ def bmm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tenso
 def _mv_grad(grad, input, vec, needs_input_grad):
     # grad.view(-1, 1) where the dispatch level listens: PyTorch's formula is grad.ger(vec), whose
     # composite reshapes grad to a column (an unsqueeze is cheaper here)
-    column = (grad.view(-1, 1) if dispatch_listens(grad) else grad.unsqueeze(-1)) if needs_input_grad[0] else None
+    column = (grad.view(grad.shape[0], 1) if dispatch_listens(grad) else grad.unsqueeze(-1)) if needs_input_grad[0] \
+        else None
     return (column * _conj(vec) if needs_input_grad[0] else None,
             adjoint(input).mv(grad) if needs_input_grad[1] else None)
 

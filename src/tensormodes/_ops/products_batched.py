@@ -21,26 +21,35 @@ from .products import _check_bool, _check_expandable, _coefficient, _product
 from .registry import Sample, Tensor, TensorSpec, op
 
 
-def _check_batches(batch1, batch2) -> None:
-    if batch1.ndim == 0:  # PyTorch reads batch1.size(0) first
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+def _read_sizes(batch1, batch2, batch1_dims: tuple[int, ...]) -> None:
+    """PyTorch reads the output's sizes before any check: an IndexError where one is missing."""
+    for tensor, dim in [*((batch1, d) for d in batch1_dims), (batch2, 2)]:
+        if tensor.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        if dim >= tensor.ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-tensor.ndim}, "
+                             f"{tensor.ndim - 1}], but got {dim})")
+
+
+def _check_batches(input, batch1, batch2, batch1_dims: tuple[int, ...]) -> tuple[int, ...]:
+    """The output's shape, after PyTorch's checks in its order: the sizes read, ``input``
+    expanded to the output, then the ranks."""
+    _read_sizes(batch1, batch2, batch1_dims)
+    target = (*(batch1.shape[d] for d in batch1_dims), batch2.shape[2])
+    _check_expandable(input, target)
     if batch1.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
-    if batch2.ndim < 3:  # PyTorch reads batch2.size(2) first
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(batch2.ndim, 1)}, "
-                         f"{max(batch2.ndim, 1) - 1}], but got 2)")
     if batch2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
+    return target
 
 
 def _baddbmm_checks(input, batch1, batch2) -> tuple[int, int, int]:
-    _check_batches(batch1, batch2)
+    target = _check_batches(input, batch1, batch2, (0, 1))
     batch, k = batch1.shape[0], batch1.shape[2]
     if batch2.shape[0] != batch or batch2.shape[1] != k:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
                            f"[{batch2.shape[0]}, {batch2.shape[1]}].")
-    target = (batch, batch1.shape[1], batch2.shape[2])
-    _check_expandable(input, target)
     if not input.dtype == batch1.dtype == batch2.dtype:
         names = [scalar_type_name(dtype_of(a)).lower() for a in (input, batch1, batch2)]
         raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, batch2: "
@@ -50,15 +59,13 @@ def _baddbmm_checks(input, batch1, batch2) -> tuple[int, int, int]:
 
 
 def _addbmm_checks(input, batch1, batch2) -> tuple[int, int]:
-    _check_batches(batch1, batch2)
+    target = _check_batches(input, batch1, batch2, (1,))
     if batch1.shape[0] != batch2.shape[0]:
         raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
                            f"{batch2.shape[0]}")
     if batch1.shape[2] != batch2.shape[1]:
         raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
                            f"{batch2.shape[1]}x{batch2.shape[2]})")
-    target = (batch1.shape[1], batch2.shape[2])
-    _check_expandable(input, target)
     if input.dtype != batch2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {scalar_type_name(dtype_of(input))} and "
                            f"{scalar_type_name(dtype_of(batch2))}")

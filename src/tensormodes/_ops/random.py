@@ -1,7 +1,8 @@
 """Random sampling: ``Generator``, the default generator, the draws the random ops share and
 the random factories (``rand``, ``randn``, ``randint``, ``randperm``, the ``*_like`` ones,
-``normal``, ``bernoulli``, ``multinomial``, ``poisson``). The in-place ``Tensor.uniform_``
-family is in ``random_inplace.py``.
+``normal``, ``bernoulli``, ``multinomial``). The in-place ``Tensor.uniform_`` family is in
+``random_inplace.py``, the rejection samplers (``poisson``, gamma, Dirichlet) in
+``random_rejection.py``.
 
 The default generator is process-wide, as in PyTorch (``manual_seed`` reseeds
 it for every thread). Streams are PyTorch's CPU streams: the same seed gives the same
@@ -11,7 +12,6 @@ numbers as PyTorch 2.13 on a CPU (the engine is ``_mt19937.py``, the samplers
 
 from __future__ import annotations
 
-import math
 import numbers
 import operator
 import warnings
@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import is_meta_device, parse_device
+from .._memory_format import channels_last, channels_last_3d, preserve_format
 from .._meta_array import MetaArray
 from .._tensor_base import TensorBase, wrap_array
 from . import _random_kernels as kernels
@@ -205,6 +206,58 @@ def _uniform(stream: MTStream, shape, dtype: dt.dtype) -> np.ndarray:
 def _standard_normal(stream: MTStream, shape, dtype: dt.dtype) -> np.ndarray:
     """Standard normal samples; complex ones have variance 1 split between the parts."""
     return kernels.normal(stream, shape, dtype)
+
+
+def like_memory_axes(array) -> list[int] | None:
+    """The dimensions of ``empty_like(array)`` from outermost to innermost in memory, or None
+    when that is row-major. PyTorch's ``empty_like`` keeps the order of the input's strides
+    (exactly its strides when it is dense), and its serial samplers fill in memory order."""
+    if type(array) is not np.ndarray or array.ndim < 2 or array.flags.c_contiguous or not array.size:
+        return None
+    return strides_memory_axes(array.shape, array.strides)
+
+
+def strides_memory_axes(shape: tuple, strides: tuple) -> list[int] | None:
+    """``like_memory_axes`` of a tensor of ``shape`` and ``strides``."""
+
+    def inner_first(a: int, b: int) -> int:  # > 0: b belongs inside a
+        if strides[a] == 0 or strides[b] == 0:  # a broadcast dimension keeps its place
+            return 0
+        if strides[a] != strides[b]:
+            return 1 if strides[a] > strides[b] else -1
+        return 1 if shape[a] > shape[b] else 0
+
+    # PyTorch's stable insertion sort, innermost dimension first
+    order = list(range(len(shape) - 1, -1, -1))
+    for i in range(1, len(order)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            comparison = inner_first(order[k], order[j])
+            if comparison > 0:
+                order[k], order[j] = order[j], order[k]
+                j = k
+            elif comparison < 0:
+                break
+    order.reverse()
+    return None if order == sorted(order) else order
+
+
+def _like_axes(input, memory_format) -> list[int] | None:
+    """The memory order of a ``*_like`` result (None: row-major), as PyTorch lays it out."""
+    if memory_format is channels_last and np.ndim(input) == 4:
+        return [0, 2, 3, 1]
+    if memory_format is channels_last_3d and np.ndim(input) == 5:
+        return [0, 2, 3, 4, 1]
+    return like_memory_axes(input) if memory_format is None or memory_format is preserve_format else None
+
+
+def _filled_like(input, axes: list[int] | None, sample) -> np.ndarray:
+    """``sample(shape, contiguous)`` for a result shaped like ``input`` whose memory order is
+    ``axes``: drawn in that order, returned row-major with the values where PyTorch has them."""
+    if axes is None:
+        return sample(input.shape, True)
+    values = sample(tuple(input.shape[axis] for axis in axes), False)
+    return np.ascontiguousarray(np.transpose(values, np.argsort(axes)))
 
 
 def _check_uniform_dtype(dtype: dt.dtype) -> dt.dtype:
@@ -514,8 +567,9 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.dt
     tensormodes.float64
     """
     check_device(device)
-    d = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
-    return _uniform(rng(generator), input.shape, _check_uniform_dtype(d))
+    d = _check_uniform_dtype(dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype))
+    stream = rng(generator)
+    return _filled_like(input, _like_axes(input, memory_format), lambda shape, _: _uniform(stream, shape, d))
 
 
 @op(meta=MetaRule(_like_random_meta, "randn_like"),
@@ -533,8 +587,11 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: dt.d
     tensormodes.Size([2, 3])
     """
     check_device(device)
-    d = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
-    return _standard_normal(rng(generator), input.shape, _check_normal_dtype(d))
+    d = _check_normal_dtype(dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype))
+    stream = rng(generator)
+    # a result that is not row-major takes PyTorch's element-by-element normals
+    return _filled_like(input, _like_axes(input, memory_format),
+                        lambda shape, contiguous: kernels.normal(stream, shape, d, contiguous=contiguous))
 
 
 @op(meta=MetaRule(_like_random_meta, "randint_like"),
@@ -564,7 +621,9 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, genera
     check_device(device)
     d = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
     _integer_bounds(d, low, high)
-    return _integers(rng(generator), input.shape, d, low, high)
+    stream = rng(generator)
+    return _filled_like(input, _like_axes(input, memory_format),
+                        lambda shape, _: _integers(stream, shape, d, low, high))
 
 
 def _std_check(std) -> None:
@@ -723,7 +782,9 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     else:
         # PyTorch's draw: ``input / q`` with q ~ Exp(1) of the input's dtype; the largest
         # ``num_samples`` keys win (a sample without replacement; one sample either way).
-        q = kernels.exponential(stream, rows.shape, dt.NP_TO_DTYPE[input.dtype], 1.0)
+        # (laid out as PyTorch's empty_like(input): a transposed input draws in its memory order)
+        d = dt.NP_TO_DTYPE[input.dtype]
+        q = _filled_like(rows, like_memory_axes(input), lambda shape, _: kernels.exponential(stream, shape, d, 1.0))
         with np.errstate(divide="ignore", invalid="ignore"):
             keys = np.divide(rows, q, dtype=input.dtype)
         result = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
@@ -759,41 +820,3 @@ def _multinomial_checks(input, num_samples, replacement: bool) -> int:
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     return num_samples
-
-
-# NumPy's largest Poisson rate (its sampler refuses larger ones): int64's largest less 10 sqrt of it.
-_POISSON_RATE_MAX = float(np.iinfo(np.int64).max) - 10 * math.sqrt(float(np.iinfo(np.int64).max))
-
-
-def _poisson_grad(grad):
-    # PyTorch records the draw (PoissonBackward0) but passes back no gradient: zeros (its formula's
-    # at::zeros, which its dispatch level sees).
-    return ops.zeros(tuple(grad.shape), dtype=grad.dtype, device=grad.device)
-
-
-@op(meta=MetaRule(_same_shape_random_meta, "poisson"),
-    errors=(Sample((TensorSpec((2,), "int64"),)),),
-    grad=_poisson_grad, samples=(Sample((TensorSpec((2, 3), "float32", 0, 0),)),
-                                   Sample((TensorSpec((3,), "float64", 0, 0),))))
-def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
-    """Returns a tensor of samples from Poisson distributions with the rates in ``input``.
-
-    >>> import tensormodes as tm
-    >>> tm.poisson(tm.tensor([0., 0.]))
-    tensor([0., 0.])
-    """
-    d = dt.NP_TO_DTYPE[input.dtype]
-    if d._category != dt._FLOAT:
-        raise not_implemented("poisson_cpu", d)
-    if input.size and not (input >= 0).all():
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    rates = input.astype(np.float64)
-    # Past NumPy's largest rate (about int64's largest), PyTorch's int64 sample overflows to int64's
-    # smallest value, which it then writes as a float. The draws come from the generator's engine,
-    # but with NumPy's algorithm: their values differ from PyTorch's.
-    too_large = rates > _POISSON_RATE_MAX
-    draws = rng(generator).numpy_generator().poisson(np.where(too_large, 0.0, rates))
-    samples = np.asarray(draws, dtype=np.float64)
-    if too_large.any():
-        samples = np.where(too_large, float(np.iinfo(np.int64).min), samples)
-    return samples.astype(input.dtype)  # 0-dim: an int

@@ -36,6 +36,7 @@ from .random import (
     _std_check,
     _tiny,
     rng,
+    strides_memory_axes,
 )
 from .registry import Sample, Tensor, TensorSpec, op
 
@@ -74,7 +75,9 @@ def _writes_into_input(sample):
 
     @functools.wraps(sample)
     def kernel(input, *args, **kwargs):
-        overlapping = any(stride == 0 and size > 1 for stride, size in zip(input.strides, input.shape, strict=True))
+        # (an empty tensor may have zero strides: it has no element to overlap)
+        overlapping = input.size and any(stride == 0 and size > 1
+                                         for stride, size in zip(input.strides, input.shape, strict=True))
         if overlapping or not input.flags.writeable:  # an expanded (broadcast) tensor
             raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a "
                                "single memory location. Please clone() the tensor before performing the operation.")
@@ -209,8 +212,9 @@ def bernoulli_(input: Tensor, p: Tensor | Number = 0.5, *, generator: Generator 
     >>> tm.zeros(3).bernoulli_(1.0)
     tensor([1., 1., 1.])
     """
-    if type(p) is not np.ndarray:
-        return _bernoulli_scalar(input, p, generator)
+    if type(p) is not np.ndarray:  # drawn in memory order, as the other samplers
+        return _in_memory_order(input, lambda shape: _bernoulli_scalar(
+            np.broadcast_to(np.zeros((), input.dtype), shape), p, generator))
     pd = dt.NP_TO_DTYPE[p.dtype]
     if input.size:  # PyTorch's kernel (and its dtype checks) runs only when there is data
         if input.dtype.kind == "c":
@@ -229,7 +233,7 @@ def bernoulli_(input: Tensor, p: Tensor | Number = 0.5, *, generator: Generator 
 
 
 def _memory_axes(input: np.ndarray) -> list[int]:
-    return sorted(range(input.ndim), key=lambda axis: -abs(input.strides[axis]))
+    return strides_memory_axes(input.shape, input.strides) or list(range(input.ndim))
 
 
 def _expand_error(source: tuple, target: tuple) -> str:

@@ -210,11 +210,14 @@ def _spaced(start, end, steps: int, target: dt.dtype) -> np.ndarray:
         step = (last - first) / (steps - 1)
         arithmetic = np.float64
     elif target._category == dt._COMPLEX:
-        kind = target._np.type
-        first, last = kind(start), kind(end)
-        step = (last - first) / kind(steps - 1)
-        index = np.arange(steps)
-        return np.where(index < halfway, first + step * index, last - step * (steps - index - 1)).astype(target._np)
+        # PyTorch's complex step divides and multiplies by real numbers, part by part: the real
+        # and imaginary parts are two real linspaces (a NaN or Inf in one stays out of the other)
+        first, last = complex(start), complex(end)
+        real = dt.float32 if target is dt.complex64 else dt.float64
+        result = np.empty(steps, target._np)
+        result.real = _spaced(first.real, last.real, steps, real)
+        result.imag = _spaced(first.imag, last.imag, steps, real)
+        return result
     else:
         kind = target._np.type
         if target in (dt.float16, dt.bfloat16):  # C++ converts double to half through float
@@ -236,6 +239,16 @@ def _spaced(start, end, steps: int, target: dt.dtype) -> np.ndarray:
     bases[:halfway] = first
     bases[halfway:] = last
     return np.asarray(_fma(step, multiples, bases, arithmetic), arithmetic)
+
+
+def _complex_spaced(start, end, steps: int, target: dt.dtype) -> np.ndarray:
+    """The exponents of PyTorch's complex logspace: complex arithmetic throughout (its index
+    is a complex number too, so a NaN or Inf part spreads to both)."""
+    kind = target._np.type
+    first, last = kind(start), kind(end)
+    step = (last - first) / kind(steps - 1)
+    index = np.arange(steps)
+    return np.where(index < steps // 2, first + step * index, last - step * (steps - index - 1)).astype(target._np)
 
 
 # PyTorch's CPU arange kernel runs in 32-byte vectors (two per loop step, the rest one by
@@ -413,7 +426,7 @@ def logspace(start: Tensor | Number, end: Tensor | Number, steps: int, base: flo
         power = np.full(1, np.power(np.float64(base), start))
         return (power.astype(np.float32) if target in (dt.float16, dt.bfloat16) else power).astype(target._np)
     if target._category == dt._COMPLEX:
-        return np.power(target._np.type(base), _spaced(start, end, steps, target)).astype(target._np)
+        return np.power(target._np.type(base), _complex_spaced(start, end, steps, target)).astype(target._np)
     # PyTorch: the ends in the result type, the exponents and the powers in double.
     if target._category == dt._INT:
         first, last = _as_type(start, target), _as_type(end, target)

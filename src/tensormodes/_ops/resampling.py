@@ -6,8 +6,8 @@ PyTorch's backward nodes (``ReflectionPad2DBackward0``, ``UpsampleBilinear2DBack
 The reflecting, replicating and upsampling ops are separable: along each dimension they work,
 every output position reads one or two input positions (*taps*), the second with a weight, or
 four weighted ones for bicubic upsampling. The forward pass gathers the taps with NumPy; the
-gradient adds ``grad`` (times the weight) back at the taps with ``index_add``, one dimension at
-a time.
+gradient is PyTorch's backward op of each (``backward_ops_resampling.py``), which adds ``grad``
+(times the weight) back at the taps, one dimension at a time.
 """
 
 from __future__ import annotations
@@ -128,35 +128,6 @@ def _gather_taps(input: np.ndarray, plan) -> np.ndarray:
     return result.astype(input.dtype)
 
 
-def _scatter_back(grad, input_shape, plan):
-    """The gradient of ``_gather``: each output position's gradient added back at its taps."""
-    shapes = [tuple(input_shape)]
-    for dim, low, _, _ in plan[:-1]:
-        shape = list(shapes[-1])
-        shape[dim] = len(low)
-        shapes.append(tuple(shape))
-    device = grad.device
-    for (dim, low, high, weight), shape in zip(reversed(plan), reversed(shapes), strict=True):
-        zeros = grad.new_zeros(shape)
-        if low.ndim == 2:  # several weighted taps per output
-            view = [1] * grad.dim()
-            view[dim] = len(low)
-            for k in range(low.shape[1]):
-                w = ops.tensor(weight[:, k].reshape(view), dtype=grad.dtype, device=device)
-                zeros = zeros.index_add(dim, ops.tensor(low[:, k], device=device), grad * w)
-            grad = zeros
-            continue
-        if high is None:
-            grad = zeros.index_add(dim, ops.tensor(low, device=device), grad)
-            continue
-        view = [1] * grad.dim()
-        view[dim] = len(low)
-        w = ops.tensor(weight.reshape(view), dtype=grad.dtype, device=device)
-        grad = zeros.index_add(dim, ops.tensor(low, device=device), grad * (1 - w)).index_add(
-            dim, ops.tensor(high, device=device), grad * w)
-    return grad
-
-
 # -- reflection and replication padding ----------------------------------------------------------
 
 def _source_index(position: int, size: int, reflect: bool) -> int:
@@ -205,9 +176,9 @@ def _pad_op(name: str, spatial: int, reflect: bool):
             shape[dim] = len(index)
         return MetaArray(tuple(shape), input.dtype)
 
-    def grad_formula(grad, input_shape, padding):
-        probe = MetaArray(input_shape, np.dtype(np.float32))
-        return _scatter_back(grad, input_shape, _pad_plan(name, probe, padding, spatial, reflect))
+    def grad_formula(grad, input, padding):
+        # One backward op, PyTorch's (grad added back where each output copied from)
+        return getattr(ops.ops.aten, f"{name}_backward").default(grad, input, padding)
 
     meta.__name__ = f"_{name}_meta"
     grad_formula.__name__ = f"_{name}_grad"
@@ -454,10 +425,6 @@ def _upsample_meta(input, plan):
     return MetaArray(tuple(shape), input.dtype)
 
 
-def _upsampled_grad(grad, input_shape, plan):
-    return _scatter_back(grad, input_shape, plan)
-
-
 def _probe(shape, dtype) -> MetaArray:
     return MetaArray(tuple(shape), np.dtype(dtype._np if isinstance(dtype, dt.dtype) else dtype))
 
@@ -470,9 +437,10 @@ def _upsample_nearest1d_meta(input, output_size, scales=None):
     return _upsample_meta(input, _upsample_plan("upsample_nearest1d", input, output_size, 1, [scales]))
 
 
-def _upsample_nearest1d_grad(grad, input_shape, input_dtype, output_size, scales):
-    plan = _upsample_plan("upsample_nearest1d", _probe(input_shape, input_dtype), output_size, 1, [scales])
-    return _upsampled_grad(grad, input_shape, plan)
+def _upsample_nearest1d_grad(grad, input_shape, output_size, scales):
+    # One backward op, PyTorch's
+    return ops.ops.aten.upsample_nearest1d_backward.default(
+        grad, output_size, list(input_shape), scales)
 
 
 @op(grad=_upsample_nearest1d_grad, meta=rule(_upsample_nearest1d_meta),
@@ -494,10 +462,10 @@ def _upsample_nearest2d_meta(input, output_size, scales_h=None, scales_w=None):
     return _upsample_meta(input, _upsample_plan("upsample_nearest2d", input, output_size, 2, [scales_h, scales_w]))
 
 
-def _upsample_nearest2d_grad(grad, input_shape, input_dtype, output_size, scales_h, scales_w):
-    plan = _upsample_plan("upsample_nearest2d", _probe(input_shape, input_dtype), output_size, 2,
-                          [scales_h, scales_w])
-    return _upsampled_grad(grad, input_shape, plan)
+def _upsample_nearest2d_grad(grad, input_shape, output_size, scales_h, scales_w):
+    # One backward op, PyTorch's
+    return ops.ops.aten.upsample_nearest2d_backward.default(
+        grad, output_size, list(input_shape), scales_h, scales_w)
 
 
 @op(grad=_upsample_nearest2d_grad, meta=rule(_upsample_nearest2d_meta),
@@ -525,10 +493,10 @@ def _upsample_linear1d_meta(input, output_size, align_corners, scales=None):
                                                 bool(align_corners)))
 
 
-def _upsample_linear1d_grad(grad, input_shape, input_dtype, output_size, align_corners, scales):
-    plan = _upsample_plan("upsample_linear1d", _probe(input_shape, input_dtype), output_size, 1, [scales],
-                          bool(align_corners))
-    return _upsampled_grad(grad, input_shape, plan)
+def _upsample_linear1d_grad(grad, input_shape, output_size, align_corners, scales):
+    # One backward op, PyTorch's
+    return ops.ops.aten.upsample_linear1d_backward.default(
+        grad, output_size, list(input_shape), align_corners, scales)
 
 
 @op(grad=_upsample_linear1d_grad, meta=rule(_upsample_linear1d_meta),
@@ -555,10 +523,11 @@ def _upsample_bilinear2d_meta(input, output_size, align_corners, scales_h=None, 
                                                 bool(align_corners)))
 
 
-def _upsample_bilinear2d_grad(grad, input_shape, input_dtype, output_size, align_corners, scales_h, scales_w):
-    plan = _upsample_plan("upsample_bilinear2d", _probe(input_shape, input_dtype), output_size, 2,
-                          [scales_h, scales_w], bool(align_corners))
-    return _upsampled_grad(grad, input_shape, plan)
+def _upsample_bilinear2d_grad(grad, input_shape, output_size, align_corners, scales_h, scales_w):
+    # One backward op, PyTorch's
+    return ops.ops.aten.upsample_bilinear2d_backward.default(
+        grad, output_size, list(input_shape), align_corners, scales_h,
+        scales_w)
 
 
 @op(grad=_upsample_bilinear2d_grad, meta=rule(_upsample_bilinear2d_meta),
@@ -587,14 +556,11 @@ def _upsample_bicubic2d_meta(input, output_size, align_corners, scales_h=None, s
                                                 bool(align_corners), cubic=True))
 
 
-def _upsample_bicubic2d_grad(grad, input_shape, input_dtype, output_size, align_corners, scales_h, scales_w):
-    if tuple(grad.shape) == tuple(input_shape):
-        # PyTorch's backward copies the gradient when the sizes agree, even where scale factors
-        # made the forward pass resample (size 5 at scale 1.1): so do we, to give its gradients.
-        return grad
-    plan = _upsample_plan("upsample_bicubic2d", _probe(input_shape, input_dtype), output_size, 2,
-                          [scales_h, scales_w], bool(align_corners), cubic=True)
-    return _upsampled_grad(grad, input_shape, plan)
+def _upsample_bicubic2d_grad(grad, input_shape, output_size, align_corners, scales_h, scales_w):
+    # One backward op, PyTorch's
+    return ops.ops.aten.upsample_bicubic2d_backward.default(
+        grad, output_size, list(input_shape), align_corners, scales_h,
+        scales_w)
 
 
 @op(grad=_upsample_bicubic2d_grad, meta=rule(_upsample_bicubic2d_meta),

@@ -116,7 +116,8 @@ def _check_grid_sampler(input, grid, interpolation_mode: int, rank: int | None =
     """PyTorch's checks, for ``grid_sampler`` (either rank) or ``grid_sampler_{rank - 2}d``."""
     if input.ndim == 0 or grid.ndim == 0:  # PyTorch reads both sizes along dim 0 first
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    if input.dtype != grid.dtype:
+    floating = input.dtype.kind == "f" or input.dtype in HALF_TYPES
+    if input.dtype != grid.dtype and floating:  # (other inputs: the kernel's dtype error, after the shapes)
         raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(input))} but found "
                            f"{scalar_type_name(dtype_of(grid))}")
     if input.ndim not in ((rank,) if rank else (4, 5)) or grid.ndim != input.ndim:
@@ -135,7 +136,7 @@ def _check_grid_sampler(input, grid, interpolation_mode: int, rank: int | None =
                                f"sizes {list(input.shape)} with dimension {dim} being empty")
     if input.ndim == 5 and interpolation_mode == 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if input.dtype.kind != "f" and input.dtype not in HALF_TYPES:
+    if not floating:
         kernel = "grid_sampler3d_cpu" if input.ndim == 5 else "grid_sampler_2d_cpu_kernel_impl"
         raise not_implemented(kernel, dtype_of(input))
 

@@ -29,6 +29,8 @@ from .common import dtype_of, no_complex_autograd, ops, wrap_dim
 from .meta_rules import same_shape
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
+_SCAN_ACCUMULATOR = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128)}
+
 
 def _scan(ufunc, name: str, array: np.ndarray, dim, dtype) -> np.ndarray:
     target = _sum_dtype(array, dtype)
@@ -40,8 +42,9 @@ def _scan(ufunc, name: str, array: np.ndarray, dim, dtype) -> np.ndarray:
         return work.copy()
     if ufunc is np.multiply and work.dtype.kind == "c":
         return _complex_cumprod(work, axis)
-    # Low-precision floats accumulate in float32; each partial result is rounded on output.
-    accumulate = _accumulation_dtype(target._np)
+    # Each partial result is rounded on output from PyTorch's CPU accumulator: float32 for the
+    # half types, double for float32 and complex64 (its acc_type on CPU).
+    accumulate = _SCAN_ACCUMULATOR.get(work.dtype, _accumulation_dtype(target._np))
     result = ufunc.accumulate(work, axis=axis, dtype=accumulate)
     return result if accumulate is target._np else result.astype(target._np)
 
@@ -85,8 +88,12 @@ def _cumprod_grad(grad, input, result, dim):
     if input.dim() == 0:
         return grad
     d = wrap_dim(dim, input.dim())
+    if input.numel() <= 1 or input.shape[d] == 1:  # PyTorch's shortcut: the gradient as it is (NaN, Inf stay out)
+        return grad
     if not input.is_meta and (input == 0).any().item():  # a meta input's gradient has the general shape
-        return _cumprod_grad_with_zeros(grad, input, result, d)
+        if ops.is_grad_enabled():  # double backward: a formula whose own derivative is exact
+            return _cumprod_grad_with_zeros(grad, input, result, d)
+        return _cumprod_grad_first_zero(grad, input, result, d)
     # sum_{j >= k} grad_j * result_j / input_k, as PyTorch computes it where no input is 0
     return (grad * _conj(result)).flip(d).cumsum(d).flip(d) / _conj(input)
 
@@ -117,6 +124,26 @@ def _cumprod_grad_with_zeros(grad, input, result, d: int):
     ones = result.narrow(d, 0, 1).new_ones(result.narrow(d, 0, 1).shape)
     before = _cat([ones, _conj(result).narrow(d, 0, n - 1)], d)  # prod_{i<k} x_i
     return before * sums
+
+
+def _cumprod_grad_first_zero(grad, input, result, d: int):
+    """PyTorch's first-order formula where some input is 0 (its values at infinities and NaN
+    included): before a slice's first zero, the running sum of ``grad * result`` divided by the
+    input; at the first zero, the product before it times the sum of ``grad`` weighted by the
+    running products up to the second zero; after it, 0."""
+    x, y = _conj(input), _conj(result)
+    is_zero = input == 0
+    zeros_seen = is_zero.cumsum(d)
+    before = zeros_seen == 0
+    head = (y * grad).masked_fill(~before, 0).flip(d).cumsum(d).flip(d).div(x)
+    gradient = head.masked_fill(~before, 0)
+    first_zero = is_zero.logical_and(zeros_seen == 1)
+    between = (zeros_seen == 1).logical_and(~is_zero)
+    # y at the position before the first zero (1 when the zero comes first)
+    position = before.sum(d, keepdim=True)
+    previous = y.gather(d, (position - 1).clamp(min=0)).masked_fill(position == 0, 1)
+    at_zero = (x.masked_fill(~between, 1).cumprod(d) * grad.masked_fill(zeros_seen != 1, 0)).sum(d, keepdim=True)
+    return gradient.where(~first_zero, at_zero * previous)
 
 
 @op(meta=same_shape, grad=_cumprod_grad, method=True, inplace=True, out=True, differentiable=_recordable_dtype,

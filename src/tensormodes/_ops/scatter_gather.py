@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype as dt
 from .._meta_array import MetaArray
 from ._samples import I23, M23, M234, SCALAR
+from .arithmetic import _add_scaled
 from .common import (
     check_same_shape_or_broadcast,
     cpp_type_name,
@@ -175,6 +176,11 @@ def _scatter(array: np.ndarray, d: int, index: np.ndarray, source, accumulate=No
         values = values[tuple(slice(0, n) for n in positions.shape)]
     if accumulate is None:
         target[coordinates] = values
+    elif target.dtype in (np.float16, dt.bfloat16._np):
+        # PyTorch's scatter kernels accumulate half types in float32, rounding once at the end
+        wide = target.astype(np.float32)
+        accumulate.at(wide, coordinates, values.astype(np.float32) if from_tensor else values)
+        target[...] = wide
     else:
         accumulate.at(target, coordinates, values)
     return result
@@ -377,15 +383,41 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     if bad is not None:
         # PyTorch's CPU kernel words it by path: its loop over slices (1-D, inner dimensions, any
         # int32 index) or the one along the first or last dimension.
-        if input.ndim <= 1 or 0 < d < input.ndim - 1 or index.dtype == np.int32:
+        if _slice_by_slice(input.ndim, d, index.dtype):
             raise IndexError("index out of range in self")
         raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     result = input.copy()
     values = _as_nd(source)
+    half = result.dtype in (np.float16, dt.bfloat16._np)
+    if half and alpha != 1 and input.ndim > 1:  # (a vector's kernel multiplies and adds in its dtype)
+        return _half_index_add_scaled(result, d, positions, values, alpha)
     if alpha != 1:
         values = values * scalar_as(alpha, input.dtype)
-    np.add.at(_as_nd(result), (slice(None),) * d + (positions,), values)
+    where = (slice(None),) * d + (positions,)
+    if half and not _slice_by_slice(input.ndim, d, index.dtype):
+        # PyTorch's kernel along the first or last dimension accumulates half types in float32
+        wide = result.astype(np.float32)
+        np.add.at(_as_nd(wide), where, values.astype(np.float32))
+        result[...] = wide
+    else:
+        np.add.at(_as_nd(result), where, values)
     return result
+
+
+def _half_index_add_scaled(result: np.ndarray, d: int, positions: np.ndarray, values: np.ndarray, alpha):
+    """A half-type index_add with ``alpha``: PyTorch adds slice by slice, each an ``add_`` with
+    ``alpha`` (computed in float32, rounded once per slice as its add kernel does)."""
+    target = _as_nd(result)
+    for i, position in enumerate(positions.tolist()):
+        where = (slice(None),) * d + (position,)
+        target[where] = _add_scaled(target[where], values[(slice(None),) * d + (i,)], alpha, 1)
+    return result
+
+
+def _slice_by_slice(ndim: int, d: int, index_dtype) -> bool:
+    """Whether PyTorch's CPU index_add loops over slices (each added in the tensor's dtype): for
+    vectors, inner dimensions and any int32 index; else its kernel along the first or last dimension."""
+    return ndim <= 1 or 0 < d < ndim - 1 or index_dtype == np.int32
 
 
 def _index_positions(array: np.ndarray, dim: int, index: np.ndarray) -> tuple[int, np.ndarray]:

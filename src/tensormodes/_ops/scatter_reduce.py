@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype as dt
 from .._meta_array import MetaArray
 from ._samples import I23, M23, SCALAR
 from .common import dtype_of, no_complex_autograd, not_implemented, ops, quiet, scalar_type_name, wrap_dim
@@ -20,6 +21,7 @@ from .meta_rules import metadata
 from .registry import Sample, Tensor, TensorSpec, op
 from .scatter_gather import _check_scatter, _counting
 
+_BFLOAT16 = dt.bfloat16._np
 _ACCUMULATE = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
 
 
@@ -59,8 +61,16 @@ def _reduced_into(input: np.ndarray, d: int, index: np.ndarray, src: np.ndarray,
     values = _as_nd(src)[tuple(slice(0, n) for n in positions.shape)]
     if not include_self:
         target[coordinates] = _identity(reduce, dtype)
+    # scatter_reduce's sums and products of half types accumulate in float32 and round once;
+    # index_reduce's round every step
+    wide = kernel != "index_func" and reduce in ("sum", "mean", "prod") and dtype in (np.float16, _BFLOAT16)
     with quiet():  # integers wrap, infinities meet, as in PyTorch's kernels
-        _ACCUMULATE[reduce].at(target, coordinates, values)
+        if wide:
+            accumulator = target.astype(np.float32)
+            _ACCUMULATE[reduce].at(accumulator, coordinates, values.astype(np.float32))
+            target[...] = accumulator
+        else:
+            _ACCUMULATE[reduce].at(target, coordinates, values)
         if reduce == "mean":
             counts = np.zeros(target.shape, np.int64)
             np.add.at(counts, coordinates, 1)
@@ -174,18 +184,22 @@ def _check_index_reduce(input, d: int, index, source, reduce: str, include_self:
     if index.ndim > 1:
         raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
                          f"{scalar_type_name(dtype_of(index))} and size: {list(index.shape)}")
-    source_size = source.shape[d] if source.ndim else 1
-    if index.size != source_size:
-        if not source.ndim:  # PyTorch's message asks a 0-dim source for its size along dim
-            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
-        raise RuntimeError(f"index_reduce_(): Number of indices ({index.size}) should be equal to source.size(dim): "
-                           f"({source_size}), for dim: {d}")
+    # PyTorch's order: the index's dtype, the scalar types, the dim against the source's rank, the count
     if index.dtype not in (np.int32, np.int64):
         raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
                            f"{scalar_type_name(dtype_of(index))}")
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_reduce_(): self ({scalar_type_name(dtype_of(input))}) and source "
                            f"({scalar_type_name(dtype_of(source))}) must have the same scalar type")
+    if d and d >= source.ndim:
+        raise RuntimeError(f"index_reduce_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+                           f"{source.ndim}")
+    source_size = source.shape[d] if source.ndim else 1
+    if index.size != source_size:
+        if not source.ndim:  # PyTorch's message asks a 0-dim source for its size along dim
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.size}) should be equal to source.size(dim): "
+                           f"({source_size}), for dim: {d}")
     if max(source.ndim, 1) != max(input.ndim, 1) or any(
             s != t for i, (s, t) in enumerate(zip(source.shape, input.shape, strict=True)) if i != d):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "

@@ -698,6 +698,12 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if not input.size:  # PyTorch's counts of nothing, whatever the weights (unchecked)
         return np.zeros(minlength, _INT64)
+    largest = int(input.max())
+    if largest == np.iinfo(np.int64).max:  # (NumPy's bincount would overflow its length and corrupt memory)
+        raise RuntimeError(f"maximum value of input overflowed, it should be < {largest} but got {largest}")
+    length = max(largest + 1, minlength)
+    if length * (4 if weights is not None and weights.dtype == np.float32 else 8) > np.iinfo(np.int64).max:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[{length}]")
     if weights is not None and (weights.ndim != 1 or weights.shape[0] != input.shape[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
     if weights is None:

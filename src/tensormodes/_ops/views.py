@@ -33,14 +33,12 @@ from .shape import (
     _dim_list,
     _same_grad,
     check_storage_bounds,
-    gather_back,
     int_tuple,
     legacy_type_name,
     meta_indexed,
     meta_permuted,
     meta_reshaped,
     overlaps,
-    positions_of,
     storage_span,
     strided_geometry,
     varargs_ints,
@@ -800,7 +798,8 @@ def _meta_diagonal(input: MetaArray, offset: int, d1: int, d2: int) -> MetaArray
 
 
 def _diagonal_grad(grad, input_shape, offset, dim1, dim2):
-    return gather_back(grad, input_shape, positions_of(grad, input_shape).diagonal(offset, dim1, dim2))
+    # One backward op, PyTorch's (zeros with the gradient on the diagonal)
+    return ops.ops.aten.diagonal_backward.default(grad, list(input_shape), offset, dim1, dim2)
 
 
 @op(grad=_diagonal_grad, method=True, view=True, meta=metadata,
@@ -822,7 +821,8 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
 
 def _unfold_grad(grad, input_shape, dimension, size, step):
-    return gather_back(grad, input_shape, positions_of(grad, input_shape).unfold(dimension, size, step))
+    # One backward op, PyTorch's (each window's gradient added back where it was taken)
+    return ops.ops.aten.unfold_backward.default(grad, list(input_shape), dimension, size, step)
 
 
 @op(grad=_unfold_grad, method=True, function=False, view=True, meta=metadata,

@@ -22,7 +22,7 @@ import warnings
 from inspect import getattr_static
 
 from .. import _device
-from .._dispatch import python_dispatch
+from .._dispatch import declared_ops, python_dispatch
 from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
@@ -44,7 +44,8 @@ class _State:
     __slots__ = ("modes", "subclasses_enabled", "modes_enabled", "scopes", "handled", "fast_skip",
                  "modes_active", "top_handler", "handler", "handler_below", "_below", "_without_subclasses",
                  "dispatch_modes", "dispatch_enabled", "dispatch_active", "_dispatch_popped", "fast_skip_above",
-                 "skip_next", "dispatch_lane", "_without_torch_function")
+                 "skip_next", "dispatch_lane", "_without_torch_function", "dispatch_handled",
+                 "dispatch_reaching", "dispatch_sees_autograd", "dispatch_top_handled")
 
     def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple,
                  dispatch_modes: tuple = (), dispatch_enabled: bool = True, skip_next: bool = False) -> None:
@@ -93,8 +94,24 @@ class _State:
             self.fast_skip_above = None
         # ``fast_skip_above`` is for callables that run no kernel themselves (properties, the
         # Tensor's own methods): only ``__torch_function__`` modes care about them. Ops must
-        # reach the dispatch level's modes: no fast path for them while one is active.
+        # reach the dispatch level's modes: no fast path for them while one is active — but for
+        # those no op of which a dispatch mode declares it handles (``handled_ops``), when each does.
         self.fast_skip = None if self.dispatch_active else self.fast_skip_above
+        # per dispatch mode, bottom first: the packets it declared (``handled_ops``), None for all;
+        # ``dispatch_reaching``: when each declared, which ops may reach one (else None: all may)
+        self.dispatch_handled = tuple(declared_ops.of(m) for m in dispatch_modes) if self.dispatch_active else ()
+        self.dispatch_top_handled = self.dispatch_handled[-1] if self.dispatch_handled else None
+        self.dispatch_reaching = None
+        # whether autograd's own ops and gradient formulas take PyTorch's forms (see the autograd
+        # layer's ``below_listens``): not for modes that declared only products and convolutions,
+        # which no such choice involves (those forms differ in views, sums and pointwise ops only)
+        self.dispatch_sees_autograd = self.dispatch_active
+        if self.dispatch_handled and all(h is not None for h in self.dispatch_handled):
+            packets = frozenset().union(*self.dispatch_handled)
+            reaching = self.dispatch_reaching = declared_ops.reaching(packets)
+            self.dispatch_sees_autograd = any(str(packet) not in declared_ops.FORM_FREE for packet in packets)
+            if self.fast_skip_above is not None:
+                self.fast_skip = reaching.fast_skip(self.fast_skip_above, IMPLS)
 
     def replace(self, **changes) -> _State | None:
         fields = {"modes": self.modes, "subclasses_enabled": self.subclasses_enabled,

@@ -6,8 +6,9 @@ handler returns ``NotImplemented`` for stops the program. ``missing_ops`` runs t
 ``FakeTensorMode`` instead, offers every op to the handler on fake inputs, records the ones it
 declines and carries on with the op's fake result.
 
-(It lives here, not at ``tensormodes.utils._python_dispatch``: it needs ``FakeTensorMode``,
-which is built on that module, so the import would run in a circle.)
+It is ``tensormodes.utils._python_dispatch.missing_ops`` too (issue 25's path): that public face
+re-exports it, as it re-exports ``TorchDispatchMode``, which lives below both in
+``_api/dispatch_modes.py`` so that ``FakeTensorMode`` needs nothing from the face.
 
 >>> import tensormodes as tm
 >>> from tensormodes.utils._python_dispatch import TorchDispatchMode
@@ -25,8 +26,8 @@ which is built on that module, so the import would run in a circle.)
 from __future__ import annotations
 
 from .._api import namespace as tm
+from .._api.dispatch_modes import TorchDispatchMode, is_traceable_wrapper_subclass, transform_subclass
 from .._tensor_base import TensorBase
-from ..utils._python_dispatch import TorchDispatchMode, is_traceable_wrapper_subclass, transform_subclass
 from .fake_tensor import FakeTensor, FakeTensorMode
 
 __all__ = ["missing_ops"]

@@ -32,17 +32,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _dtype as dt
+from .._api import namespace as tm
+from .._api.dispatch_modes import TorchDispatchMode, disable_current_modes
 from .._api.meta_tensor import MetaTensor as _META_TENSOR
 from .._api.parameter import Parameter
 from .._api.tensor import Tensor
 from .._api.tensor_str import PRINT_OPTS
+from .._autograd.nodes import Node, grad_edge, next_sequence_nr
 from .._device import device
 from .._dispatch.aten import Tag, aten
 from .._dispatch.python_dispatch import disabled_torch_dispatch_impl
 from .._meta_array import MetaArray, WrapperArray
 from .._overrides.dispatch import _disabled_torch_function_impl
 from .._tensor_base import TensorBase
-from ..utils._python_dispatch import TorchDispatchMode
 
 __all__ = ["FakeTensor", "FakeTensorMode", "DataDependentOutputException", "DynamicOutputShapeException",
            "UnsupportedFakeTensorException", "DispatchCacheInfo"]
@@ -213,6 +215,26 @@ FakeTensor._alias_classes = {Tensor: FakeTensor, Parameter: FakeParameter}
 _FAKE_CLASSES = frozenset({FakeTensor, FakeParameter})
 
 
+class Error(Node):
+    """The history of a fake tensor converted from a non-leaf (PyTorch's ``DelayedError`` node,
+    printed ``<Error object at ...>``): gradients flow to the fake leaf below it for
+    ``autograd.grad``, but a backward pass through it raises, as the real history is not there."""
+
+    def __init__(self, leaf: FakeTensor) -> None:
+        self.leaf = leaf  # kept alive: the node's AccumulateGrad holds only a weak reference
+        self.next_functions = (grad_edge(leaf),)
+        self._sequence_nr = next_sequence_nr()
+
+    def name(self) -> str:
+        return "torch::autograd::Error"
+
+    def apply(self, grads: tuple) -> tuple:
+        raise RuntimeError("Internal error: Tried to backward() through example input")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+
 def fake_repr(t: FakeTensor) -> str:
     """PyTorch's ``repr`` of a fake tensor: ``FakeTensor(..., size=(2, 3))``, with the dtype
     when it is not the default float dtype, and ``grad_fn`` or ``requires_grad``."""
@@ -223,7 +245,8 @@ def fake_repr(t: FakeTensor) -> str:
         parts.append(f"dtype={d!r}")
     if t._grad_fn is not None:
         node = t._grad_fn
-        parts.append(f"grad_fn=<{node.name() if hasattr(node, 'name') else type(node).__name__}>")
+        name = node.name() if hasattr(node, "name") else type(node).__name__
+        parts.append(f"grad_fn=<{name.rsplit('::', 1)[-1]}>")
     elif t._requires_grad:
         parts.append("requires_grad=True")
     text = ", ".join(parts) + ")"
@@ -381,13 +404,36 @@ class FakeTensorMode(TorchDispatchMode):
         known = self._memo.get(id(tensor))
         if known is not None and known[0]() is tensor:
             return known[1]
-        fake = self._convert(tensor)
+        fake = self._convert_with_history(tensor)
         if tensor._grad is not None:
             fake._grad = self.from_tensor(tensor._grad)
         key = id(tensor)
         memo = self._memo
         memo[key] = (weakref.ref(tensor, lambda _, key=key: memo.pop(key, None)), fake)
         return fake
+
+    def _convert_with_history(self, tensor) -> FakeTensor:
+        """PyTorch's meta converter: a view becomes the same view (``as_strided``) of its fake
+        base, sharing the base's fake storage, ``_base`` and version counter, with
+        ``AsStridedBackward0`` when the real view has history; a non-leaf gets history that
+        refuses backward (PyTorch's ``Error`` node) above a fake leaf requiring grad."""
+        base = tensor._view_base
+        if base is not None and type(tensor._data) is not WrapperArray:
+            fake_base = self.from_tensor(base)
+            with disable_current_modes(), self, tm.set_grad_enabled(tensor._grad_fn is not None):
+                fake = aten.as_strided.default(fake_base, tensor.shape, tensor.stride(), tensor.storage_offset())
+            if tensor._requires_grad and fake._grad_fn is None:
+                fake._requires_grad = True  # a view made under no_grad of a leaf requiring grad, as PyTorch's
+            return fake
+        fake = self._convert(tensor)
+        if tensor._grad_fn is None:
+            return fake
+        out = _new(FakeTensor)
+        out._data = fake._data
+        out._requires_grad = True
+        out._grad_fn = Error(fake)
+        out.fake_mode = self
+        return out
 
     def _convert(self, tensor) -> FakeTensor:
         data = tensor._data

@@ -1,6 +1,7 @@
 """Probability distributions (``torch.distributions``): ``Normal``, ``Uniform``, ``Bernoulli``,
-``Categorical``, ``MultivariateNormal``, ``Gamma``, ``Beta`` and ``Independent``, with ``sample`` / ``rsample``,
-``log_prob``, ``entropy``, ``mean`` / ``variance``, PyTorch's argument validation, and
+``Categorical``, ``MultivariateNormal``, ``Gamma``, ``Beta``, ``Dirichlet`` and ``Independent``,
+with ``sample`` / ``rsample``, ``log_prob``, ``entropy``, ``mean`` / ``variance``, PyTorch's
+argument validation, and
 ``kl_divergence`` for the pairs PyTorch registers among them.
 
 >>> import tensormodes as tm
@@ -17,12 +18,12 @@ from . import constraints
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution, ExponentialFamily
-from .gamma import Beta, Gamma
+from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Distribution", "ExponentialFamily", "Gamma", "Independent",
+__all__ = ["Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "ExponentialFamily", "Gamma", "Independent",
            "MultivariateNormal", "Normal", "Uniform", "constraints", "kl_divergence", "register_kl"]

@@ -1,9 +1,8 @@
-"""``Gamma`` and ``Beta``: their densities, moments and entropies as PyTorch's; sampling by
-Marsaglia and Tsang's method on the library's generator.
+"""``Gamma``, ``Beta`` and ``Dirichlet``: their densities, moments and entropies as PyTorch's; sampling with
+PyTorch's samplers (``tm._standard_gamma``, ``tm._sample_dirichlet``: Marsaglia and Tsang's
+method on PyTorch's scalar draws), so a seed gives PyTorch's samples.
 
-PyTorch samples with its own C++ gamma sampler (``torch._standard_gamma``), whose draws this
-library does not reproduce: ``sample`` here has the same distribution, not the same numbers for
-a seed. ``rsample`` is differentiable in ``rate`` (Gamma); the gradient with respect to a
+``rsample`` is differentiable in ``rate`` (Gamma); the gradient with respect to a
 concentration (PyTorch's ``_standard_gamma_grad``) is not implemented and raises.
 
 >>> import tensormodes as tm
@@ -25,29 +24,7 @@ from . import constraints
 from .distribution import ExponentialFamily
 from .utils import broadcast_all
 
-__all__ = ["Gamma", "Beta"]
-
-
-def _standard_gamma(concentration):
-    """Gamma(concentration, 1) draws (Marsaglia and Tsang), computed without a graph."""
-    with tm.no_grad():
-        alpha = concentration.detach()
-        boost = alpha < 1  # Gamma(a) = Gamma(a + 1) * U ** (1 / a) for a < 1
-        a = tm.where(boost, alpha + 1, alpha)
-        d = a - 1.0 / 3.0
-        c = 1.0 / (9.0 * d).sqrt()
-        result = tm.zeros_like(a)
-        pending = tm.ones_like(a, dtype=tm.bool)
-        while bool(pending.any()):
-            x = tm.randn(a.shape, dtype=a.dtype)
-            v = (1 + c * x) ** 3
-            u = tm.rand(a.shape, dtype=a.dtype)
-            accept = pending & (v > 0) & (u.log() < 0.5 * x * x + d - d * v + d * v.clamp(min=1e-30).log())
-            result = tm.where(accept, d * v, result)
-            pending = pending & ~accept
-        u = tm.rand(a.shape, dtype=a.dtype)
-        result = tm.where(boost, result * u.pow(1.0 / alpha), result)
-        return result.clamp(min=tm.finfo(result.dtype).tiny)
+__all__ = ["Gamma", "Beta", "Dirichlet"]
 
 
 def _check_no_concentration_grad(*concentrations) -> None:
@@ -100,7 +77,9 @@ class Gamma(ExponentialFamily):
         """Samples, differentiable in ``rate`` (see the module's note on the concentration)."""
         _check_no_concentration_grad(self.concentration)
         shape = self._extended_shape(sample_shape)
-        return _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value = tm._standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value.detach().clamp_(min=tm.finfo(value.dtype).tiny)  # not recorded, as in PyTorch
+        return value
 
     def log_prob(self, value):
         """The log density at ``value``."""
@@ -179,11 +158,10 @@ class Beta(ExponentialFamily):
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape=()):
-        """``X / (X + Y)`` for gamma draws ``X``, ``Y`` (see the module's note)."""
+        """The first component of a Dirichlet sample over (concentration1, concentration0)."""
         _check_no_concentration_grad(self._concentrations)
         shape = self._extended_shape(sample_shape) + (2,)
-        draws = _standard_gamma(self._concentrations.expand(shape))
-        return (draws / draws.sum(-1, True)).select(-1, 0)
+        return tm._sample_dirichlet(self._concentrations.expand(shape)).select(-1, 0)
 
     def log_prob(self, value):
         """The log density at ``value``."""
@@ -206,3 +184,82 @@ class Beta(ExponentialFamily):
 
     def _log_normalizer(self, x, y):
         return tm.lgamma(x) + tm.lgamma(y) - tm.lgamma(x + y)
+
+
+class Dirichlet(ExponentialFamily):
+    """Dirichlet distribution parameterized by ``concentration`` (its last dimension: the
+    categories; at least one-dimensional).
+
+    >>> import tensormodes as tm
+    >>> d = tm.distributions.Dirichlet(tm.tensor([1.0, 2.0, 1.0]))
+    >>> d.mean.tolist(), d.sample((2,)).shape
+    ([0.25, 0.5, 0.25], tensormodes.Size([2, 3]))
+    """
+
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, concentration, validate_args: bool | None = None) -> None:
+        if concentration.dim() < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        batch_shape, event_shape = concentration.shape[:-1], concentration.shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        """The distribution with its concentration expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Dirichlet, _instance)
+        batch_shape = tm.Size(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
+        super(Dirichlet, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def rsample(self, sample_shape=()):
+        """PyTorch's samples (``tm._sample_dirichlet``); see the module's note on gradients."""
+        _check_no_concentration_grad(self.concentration)
+        shape = self._extended_shape(sample_shape)
+        return tm._sample_dirichlet(self.concentration.expand(shape))
+
+    def log_prob(self, value):
+        """The log density at ``value``."""
+        if self._validate_args:
+            self._validate_sample(value)
+        c = self.concentration
+        return tm.xlogy(c - 1.0, value).sum(-1) + tm.lgamma(c.sum(-1)) - tm.lgamma(c).sum(-1)
+
+    @property
+    def mean(self):
+        """``concentration / concentration.sum(-1)``."""
+        return self.concentration / self.concentration.sum(-1, True)
+
+    @property
+    def mode(self):
+        """``(concentration - 1)`` normalised; a one-hot vertex where every concentration is below 1."""
+        shifted = (self.concentration - 1).clamp(min=0.0)
+        mode = shifted / shifted.sum(-1, True)
+        mask = (self.concentration < 1).all(dim=-1)
+        mode[mask] = F.one_hot(mode[mask].argmax(dim=-1), shifted.shape[-1]).to(mode)
+        return mode
+
+    @property
+    def variance(self):
+        """``c (c0 - c) / (c0 ** 2 (c0 + 1))`` with ``c0`` the total concentration."""
+        total = self.concentration.sum(-1, True)
+        return self.concentration * (total - self.concentration) / (total.pow(2) * (total + 1))
+
+    def entropy(self):
+        """The entropy."""
+        c = self.concentration
+        k = c.size(-1)
+        total = c.sum(-1)
+        return (tm.lgamma(c).sum(-1) - tm.lgamma(total) - (k - total) * tm.digamma(total)
+                - ((c - 1.0) * tm.digamma(c)).sum(-1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - tm.lgamma(x.sum(-1))

@@ -19,7 +19,7 @@ from ..nn import functional as F
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
-from .gamma import Beta, Gamma
+from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _broadcast_shapes
 from .normal import Normal
@@ -137,6 +137,16 @@ def _kl_categorical_categorical(p, q):
     t[(q.probs == 0).expand_as(t)] = math.inf
     t[(p.probs == 0).expand_as(t)] = 0
     return t.sum(-1)
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    p_total, q_total = p.concentration.sum(-1), q.concentration.sum(-1)
+    t1 = p_total.lgamma() - q_total.lgamma()
+    t2 = (p.concentration.lgamma() - q.concentration.lgamma()).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = p.concentration.digamma() - p_total.digamma().unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
 
 
 @register_kl(Gamma, Gamma)

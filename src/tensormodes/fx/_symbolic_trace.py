@@ -1,6 +1,7 @@
 """``Tracer`` and ``symbolic_trace``: run a function on Proxies and record what it does.
 
-Two mechanisms of the override protocol do the recording; nothing is patched:
+Two mechanisms of the override protocol do the recording; nothing is patched but the
+functions of ``math`` (torch.fx's autowrap, see below):
 
 * every Proxy is a tensor-like, so any public call that receives one is handed to
   ``Proxy.__torch_function__`` and recorded;
@@ -14,7 +15,10 @@ What is recorded and what runs eagerly while tracing:
 * recorded: every call with a Proxy argument; every public function, method and operator
   call without one (factories, random ops, ops on captured tensors); calls touching a
   parameter or buffer of the traced module (through a ``get_attr`` node); functions
-  registered with :func:`wrap` (one ``call_function`` node each, never traced into);
+  registered with :func:`wrap` (one ``call_function`` node each, never traced into); and,
+  as torch.fx's autowrap, the functions of the tracer's ``autowrap_modules`` (``math``) and its
+  ``autowrap_functions`` when given a Proxy (``math.sqrt(x.size(-1))``): while a trace runs they
+  are leaves in those modules and in the traced function's globals, and are restored after;
 * eager: Python arithmetic on Python numbers; calls with no Proxy that return Python
   values - property reads (``w.shape``, ``w.dtype``), ``size()``, ``dim()``, ``numel()``,
   ``item()``, ``tolist()``, ``len()``, ``bool()``, ``repr()`` and the op table's ops that
@@ -38,8 +42,10 @@ def forward(self, x):
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import inspect
+import math
 import sys
 import types
 import warnings
@@ -191,9 +197,17 @@ class Tracer(TracerBase):
     # the method of a traced module that is traced (torch.fx's class attribute)
     traced_func_name: str = "forward"
 
-    def __init__(self) -> None:
+    def __init__(self, autowrap_modules: tuple[types.ModuleType, ...] = (math,),
+                 autowrap_functions: tuple[Callable, ...] = ()) -> None:
         super().__init__(None)
         self.root: Any = None
+        # torch.fx's autowrap: the public callables of these modules, and these functions, become
+        # leaves while a trace runs, so a Proxy reaching them is recorded instead of failing
+        self._autowrap_modules = tuple(autowrap_modules)
+        self._autowrap_function_ids = {id(value) for module in self._autowrap_modules
+                                       for name, value in vars(module).items()
+                                       if not name.startswith("_") and callable(value)}
+        self._autowrap_function_ids |= {id(fn) for fn in autowrap_functions}
         self._module_paths: dict[int, str] = {}
         self.num_calls: dict[str, int] = {}  # calls so far per module path (``path@n`` keys)
 
@@ -278,7 +292,10 @@ class Tracer(TracerBase):
             target = {P.VAR_POSITIONAL: f"*{name}", P.VAR_KEYWORD: f"**{name}"}.get(parameter.kind, name)
             default = () if parameter.default is P.empty else (parameter.default,)
             values[name] = self.create_proxy("placeholder", target, default, {}, type_expr=annotations.get(name))
-        with TracingMode(self), intercept_module_calls(self._intercepted_module_call):
+        namespaces = [vars(module) for module in self._autowrap_modules]
+        namespaces.append(getattr(inspect.unwrap(fn), "__globals__", {}))
+        with TracingMode(self), intercept_module_calls(self._intercepted_module_call), \
+                _autowrapped(namespaces, self._autowrap_function_ids):
             result = _call_with_placeholders(fn, signature, values)
         self.create_node("output", "output", (self.create_arg(result),), {}, type_expr=annotations.get("return"))
         return self.graph
@@ -406,11 +423,40 @@ def wrap(fn_or_name: Callable | str) -> Callable:
     return leaf
 
 
-def _make_leaf(fn: Callable) -> Callable:
+@contextlib.contextmanager
+def _autowrapped(namespaces: list[dict], function_ids: set[int]):
+    """Within the block, each entry of ``namespaces`` that is one of the autowrapped functions is
+    its leaf (torch.fx patches the same places); every entry is restored on the way out."""
+    patched: list[tuple[dict, str, Any]] = []
+    try:
+        for namespace in namespaces:
+            for name, value in list(namespace.items()):
+                if id(value) in function_ids and getattr(value, "__fx_leaf__", None) is None:
+                    patched.append((namespace, name, value))
+                    namespace[name] = _leaf_of(value)
+        yield
+    finally:
+        for namespace, name, value in reversed(patched):
+            namespace[name] = value
+
+
+@functools.cache
+def _leaf_of(fn: Callable) -> Callable:
+    # as torch.fx's autowrap: recorded only when given a Proxy (``math.sqrt(4)`` stays 2.0)
+    return _make_leaf(fn, proxies_only=True)
+
+
+def _holds_proxy(values: tuple) -> bool:
+    found = []
+    map_aggregate(values, lambda value: found.append(value) if isinstance(value, Proxy) else None)
+    return bool(found)
+
+
+def _make_leaf(fn: Callable, proxies_only: bool = False) -> Callable:
     @functools.wraps(fn)
     def leaf(*args, **kwargs):
         relevant = (*args, *kwargs.values())
-        if has_torch_function(relevant):
+        if has_torch_function(relevant) and (not proxies_only or _holds_proxy(relevant)):
             return handle_torch_function(leaf, relevant, *args, **kwargs)
         return fn(*args, **kwargs)
 

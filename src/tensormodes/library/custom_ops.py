@@ -40,7 +40,7 @@ import numpy as np
 
 from .._api import namespace as tm
 from .._autograd.function import Function
-from .._autograd.grad_mode import grad_enabled, reset_grad_enabled, set_grad_enabled_raw
+from .._autograd.grad_mode import BELOW_AUTOGRAD, grad_enabled, reset_grad_enabled, set_grad_enabled_raw
 from .._autograd.graph import bump_version
 from .._dispatch import python_dispatch
 from .._dispatch.aten import OpOverload, OpOverloadPacket, define_overload
@@ -251,8 +251,9 @@ class CustomOpDef:
         return self._below_autograd(args, kwargs)
 
     def _below_autograd(self, args: tuple, kwargs: dict):
-        """The dispatch level, with grad mode off (nothing below autograd records)."""
-        token = set_grad_enabled_raw(False)
+        """The dispatch level, with grad mode off (nothing below autograd records; a handler's
+        ``is_grad_enabled()`` still says what it was, see ``BELOW_AUTOGRAD``)."""
+        token = set_grad_enabled_raw(BELOW_AUTOGRAD if grad_enabled() else False)
         try:
             if self._torch_dispatch_fns:
                 result = self._dispatch_rule(args, kwargs)

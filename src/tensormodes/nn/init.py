@@ -26,7 +26,8 @@ from .._api.tensor import Tensor
 from ..overrides import handle_torch_function, has_torch_function_variadic
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
-           "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_"]
+           "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
+           "sparse_"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 
@@ -351,4 +352,29 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: tm.Generator | None 
             q = q.T
         tensor.view_as(q).copy_(q)
         tensor.mul_(gain)
+    return tensor
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: tm.Generator | None = None) -> Tensor:
+    """Fill the 2D input Tensor as a sparse matrix (Martens 2010): values from N(0, std^2), then
+    in each column ``ceil(sparsity * rows)`` rows, chosen at random, set to zero.
+
+    As PyTorch's, the rows are chosen with the default generator even when ``generator`` is
+    given (it draws the values), so a seed gives PyTorch's matrix.
+
+    >>> import tensormodes as tm
+    >>> w = tm.nn.init.sparse_(tm.empty(10, 4), sparsity=0.3)
+    >>> (w == 0).sum(0).tolist()
+    [3, 3, 3, 3]
+    """
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    if tensor.is_meta:
+        return tensor
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with tm.no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):  # one permutation per column, as PyTorch draws them
+            tensor[tm.randperm(rows)[:num_zeros], col] = 0
     return tensor

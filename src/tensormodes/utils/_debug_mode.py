@@ -126,9 +126,49 @@ def _arg_to_str(arg, attributes: list[str], tensor_memo: TensorIdTracker | None 
 
 
 def _op_name(op) -> str:
-    """``aten::addmm``, ``aten::sum.dim_IntList`` (an OpOverload's qualified name in PyTorch); the
-    public name of a function (``tensormodes.nn.functional.linear``)."""
-    return op.name() if isinstance(op, OpOverload) else public_name(op)
+    """``aten::addmm``, ``aten::sum.dim_IntList`` (an OpOverload's qualified name in PyTorch); a
+    public callable as PyTorch's DebugMode names its own (``torch`` read ``tensormodes``)."""
+    if isinstance(op, OpOverload):
+        return op.name()
+    name = _PUBLIC_CALL_NAMES.get(op)
+    if name is None:
+        name = _PUBLIC_CALL_NAMES[op] = _torch_style_name(op)
+    return name
+
+
+_PUBLIC_CALL_NAMES: dict = {}
+_SLOTS = frozenset({"__getitem__", "__setitem__"})  # PyTorch's C tensor fills the mapping slots; the rest are methods
+# Public modules whose native functions PyTorch binds in a C submodule, under their aten names
+# (``torch._C._nn.linear``, ``torch._C._linalg.linalg_norm``).
+_C_SUBMODULES = {"tensormodes.nn.functional": "tensormodes._C._nn", "tensormodes.linalg": "tensormodes._C._linalg",
+                 "tensormodes.special": "tensormodes._C._special", "tensormodes.fft": "tensormodes._C._fft"}
+
+
+def _torch_style_name(func) -> str:
+    """PyTorch's DebugMode names a callable ``f"{__module__}.{__name__}"``, or ``str(func)`` when it
+    has no module (a method of the C tensor). Where PyTorch writes a callable in C, this library's
+    op declarations say so (the callable computes one declared op, ``_OP`` in its globals), so the
+    name follows where PyTorch keeps it: a method or operator of the C tensor
+    (``<method 'mul' of 'tensormodes._C.TensorBase' objects>``, ``<slot wrapper '__getitem__' ...>``),
+    a ``tensormodes.add``-style function, or a native function of a C submodule under its op's
+    name (``tensormodes._C._nn.linear``); a Tensor method written in Python (a composite, as
+    ``backward``) is in ``tensormodes._tensor`` as PyTorch's ``torch/_tensor.py``."""
+    name = getattr(func, "__name__", None)
+    module = getattr(func, "__module__", None)
+    qualname = getattr(func, "__qualname__", "")
+    names = getattr(func, "__globals__", {})
+    if name is None or module is None or not module.startswith("tensormodes") or ".__get__" in qualname \
+            or ".__set__" in qualname:
+        return public_name(func)
+    if qualname.startswith("Tensor."):
+        if not names.get("_leaf", True):
+            return f"tensormodes._tensor.{name}"
+        kind = "slot wrapper" if name in _SLOTS else "method"
+        return f"<{kind} '{name}' of 'tensormodes._C.TensorBase' objects>"
+    declared = names.get("_OP")
+    if declared is not None and module in _C_SUBMODULES:
+        return f"{_C_SUBMODULES[module]}.{declared}"
+    return f"{module}.{name}"
 
 
 # -- hashes -------------------------------------------------------------------------------------

@@ -367,8 +367,11 @@ class FlopCounterMode:
     as PyTorch's module tracker names them. A float32 ``nn.LSTM`` runs PyTorch's fused layer op,
     which has no formula here as in PyTorch (0 FLOPs). ``mods`` is accepted and ignored, as in
     PyTorch. ``custom_mapping`` maps packets to formulas (called with the arguments' shapes and
-    ``out_shape``). On exit the table is printed when ``display``. ``not_counted`` maps the ops
-    that ran without a formula to how often they ran.
+    ``out_shape``). On exit the table is printed when ``display``. With ``track_uncounted=True``
+    (beyond PyTorch), ``not_counted`` maps the ops that ran without a formula to how often they
+    ran; by default the counter's dispatch mode declares the ops it counts (``handled_ops``), so
+    every other op runs as if no mode listened — a counted training step costs little more
+    than a plain one.
 
     >>> import tensormodes as tm
     >>> from tensormodes.utils.flop_counter import FlopCounterMode
@@ -379,7 +382,7 @@ class FlopCounterMode:
     """
 
     def __init__(self, mods: Any = None, depth: int = 2, display: bool = True,
-                 custom_mapping: dict[Any, Any] | None = None) -> None:
+                 custom_mapping: dict[Any, Any] | None = None, *, track_uncounted: bool = False) -> None:
         if mods is not None:
             warnings.warn("mods argument is not needed anymore, you can stop passing it", stacklevel=2)
         self.depth = depth
@@ -390,6 +393,7 @@ class FlopCounterMode:
                                  for k, v in (custom_mapping or {}).items()}}
         self.mode: _FlopCounterMode | None = None
         self._uncounted: dict = defaultdict(int)
+        self.track_uncounted = track_uncounted
         self._parents: list[str] = ["Global"]
         self._entries = 0
         self._handles: list = []
@@ -412,7 +416,11 @@ class FlopCounterMode:
 
     @property
     def not_counted(self) -> dict[str, int]:
-        """The ops that ran without a FLOP formula (``"aten.relu"``) and how often."""
+        """The ops that ran without a FLOP formula (``"aten.relu"``) and how often; only a counter
+        made with ``track_uncounted=True`` sees them."""
+        if not self.track_uncounted:
+            raise RuntimeError("not_counted: this FlopCounterMode saw only the ops it counts; make it with "
+                               "FlopCounterMode(track_uncounted=True) to see the others")
         counts: dict[str, int] = {}
         for func, n in self._uncounted.items():
             name = str(func.overloadpacket)
@@ -596,6 +604,13 @@ class _FlopCounterMode(TorchDispatchMode):
         super().__init__()
         self.counter = counter
         self._formulas: dict = {}  # OpOverload -> (packet, formula or None), filled as ops are met
+        if not counter.track_uncounted:  # the other ops run as if the mode were not there
+            handled = set(counter.flop_registry)
+            if aten.einsum in handled:
+                # einsum's gradient is counted when its node's formula runs (_backward_node_started),
+                # which the handler learns from that formula's first op: a permute of its operands
+                handled.add(aten.permute)
+            self.handled_ops = frozenset(handled)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}

@@ -1,10 +1,25 @@
-"""``nn.functional.dropout``.
+"""``nn.functional.dropout``, ``alpha_dropout`` and ``feature_alpha_dropout``.
 """
 
 from __future__ import annotations
 
+import math
+
+from ..._ops.random import strides_memory_axes
 from ..._ops.registry import Tensor
 from ._common import _function, _public
+
+
+def _empty_like(input: Tensor) -> Tensor:
+    """An empty tensor laid out as PyTorch's ``empty_like(input)`` (the order of the input's
+    strides), so that samplers filling it in memory order draw PyTorch's values where it has them."""
+    if input.dim() < 2 or input.is_contiguous() or input.numel() == 0:
+        return _function("empty_like")(input)
+    axes = strides_memory_axes(tuple(input.shape), tuple(input.stride()))
+    if axes is None:
+        return _function("empty_like")(input)
+    inverse = sorted(range(len(axes)), key=axes.__getitem__)
+    return input.new_empty(tuple(input.shape[axis] for axis in axes)).permute(inverse)
 
 
 @_public
@@ -25,6 +40,64 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     # PyTorch's CPU steps, so the same seed drops the same elements: a noise tensor of 0s
     # and 1s (``bernoulli_(1 - p)``: kept where a double uniform is below 1 - p), divided by
     # 1 - p, times the input.
-    noise = _function("empty_like")(input).bernoulli_(1 - p)
+    noise = _empty_like(input).bernoulli_(1 - p)
     noise.div_(1 - p)
     return input.mul_(noise) if inplace else input * noise
+
+
+# SELU's negative saturation, -scale * alpha: where alpha dropout sends a dropped element.
+_SELU_SATURATION = 1.7580993408473766
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool, feature: bool) -> Tensor:
+    """PyTorch's steps for (feature) alpha dropout, so the same seed drops the same elements: a
+    noise tensor of 0s and 1s from ``bernoulli_(1 - p)`` (one per channel for ``feature``), then
+    ``input * noise * a + (noise - 1) * alpha * a + alpha * a * p``, which keeps a standard
+    input's mean and variance."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0.0 or not training or input.numel() == 0:
+        return input
+    if p == 1.0:
+        zero = _function("zeros")((), dtype=input.dtype, device=input.device)
+        return input.mul_(zero) if inplace else input * zero
+    if feature:
+        if input.dim() < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = (*input.shape[:2], *(1,) * (input.dim() - 2))
+        noise = input.new_empty(shape)
+    else:
+        noise = _empty_like(input)
+    noise.bernoulli_(1 - p)
+    a = 1.0 / math.sqrt((_SELU_SATURATION * _SELU_SATURATION * p + 1) * (1 - p))
+    shift = noise.add(-1).mul_(_SELU_SATURATION * a).add_(_SELU_SATURATION * a * p)
+    noise.mul_(a)
+    return input.mul_(noise).add_(shift) if inplace else (input * noise).add_(shift)
+
+
+@_public
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Alpha dropout (for SELU networks): each element is set, with probability ``p``, to SELU's
+    negative saturation value, then all are scaled and shifted so that an input of zero mean and
+    unit variance keeps them (training only).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> _ = tm.manual_seed(0)
+    >>> F.alpha_dropout(tm.ones(4), 0.5, training=True)
+    tensor([-0.7792, -0.7792,  1.6656, -0.7792])
+    """
+    return _alpha_dropout(input, p, training, inplace, feature=False)
+
+
+@_public
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels (dim 1 of an input of at least 2 dimensions): a dropped
+    channel is set to SELU's negative saturation value, then all are scaled and shifted as in
+    ``alpha_dropout`` (training only).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> y = F.feature_alpha_dropout(tm.ones(1, 50, 3), 0.5, training=True)
+    >>> bool((y == y[:, :, :1]).all()), len(set(y.flatten().tolist()))
+    (True, 2)
+    """
+    return _alpha_dropout(input, p, training, inplace, feature=True)

@@ -22,6 +22,7 @@ _cross_entropy_loss = build.public_function("_cross_entropy_loss")
 _mse_loss = build.public_function("_mse_loss")
 _smooth_l1_loss = build.public_function("_smooth_l1_loss")
 _huber_loss = build.public_function("_huber_loss")
+_broadcast_tensors = build.public_function("broadcast_tensors")
 _soft_margin_loss = build.public_function("_soft_margin_loss")
 _binary_cross_entropy_with_logits = build.public_function("_binary_cross_entropy_with_logits")
 
@@ -55,6 +56,14 @@ def _warn_on_broadcast(input: Tensor, target: Tensor) -> None:
                       "the same size.", UserWarning, stacklevel=4)
 
 
+def _broadcast_pair(input: Tensor, target: Tensor) -> tuple[Tensor, Tensor]:
+    """PyTorch's elementwise losses broadcast both operands first, so a 0-dim one then takes part
+    in type promotion as a full tensor (a float32 scalar input with a float16 target: float32)."""
+    if input.shape == target.shape:
+        return input, target
+    return _broadcast_tensors(input, target)
+
+
 def _weighted(loss: Tensor, weight: Tensor | None) -> Tensor:
     return loss if weight is None else loss * weight
 
@@ -85,6 +94,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None, re
     """
     _warn_on_broadcast(input, target)
     reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    input, target = _broadcast_pair(input, target)
     if weight is None:
         return _mse_loss(input, target, _checked_reduction(None, None, reduction))
     _check_weight(input, weight)
@@ -160,6 +170,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None, red
     """
     reduction = _reduction_from_legacy(size_average, reduce, reduction)
     _warn_on_broadcast(input, target)
+    input, target = _broadcast_pair(input, target)
     return _reduce(_weighted((input - target).abs(), weight), reduction)
 
 
@@ -176,6 +187,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _warn_on_broadcast(input, target)
     reduction = _reduction_from_legacy(size_average, reduce, reduction)
+    input, target = _broadcast_pair(input, target)
     if beta == 0:  # PyTorch runs l1_loss
         return _reduce((input - target).abs(), reduction)
     return _smooth_l1_loss(input, target, _checked_reduction(None, None, reduction), beta)
@@ -193,6 +205,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _warn_on_broadcast(input, target)
+    input, target = _broadcast_pair(input, target)
     if weight is None:
         return _huber_loss(input, target, _checked_reduction(None, None, reduction), delta)
     _check_weight(input, weight)

@@ -1,5 +1,6 @@
 """Dropout layers: ``Dropout`` zeroes elements, ``Dropout1d`` / ``Dropout2d`` whole channels, with
-probability ``p`` during training.
+probability ``p`` during training; ``AlphaDropout`` / ``FeatureAlphaDropout`` do the same for SELU
+networks, keeping a standard input's mean and variance.
 
 >>> import tensormodes as tm
 >>> tm.nn.Dropout(p=0.2).eval()(tm.ones(3)).tolist()
@@ -12,7 +13,7 @@ from ..._api import namespace as tm
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -81,3 +82,34 @@ class Dropout2d(_DropoutNd):
     def forward(self, input: tm.Tensor) -> tm.Tensor:
         """``F.dropout2d(input, p, training, inplace)``."""
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout (for SELU networks): during training each element is set, with probability
+    ``p``, to SELU's negative saturation value, and all are scaled and shifted so that an input
+    of zero mean and unit variance keeps them; in evaluation mode the identity.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.AlphaDropout(0.2)
+    AlphaDropout(p=0.2, inplace=False)
+    >>> tm.nn.AlphaDropout().eval()(tm.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.alpha_dropout(input, p, training)`` (PyTorch's layer ignores ``inplace``)."""
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels (dim 1 of an input such as (N, C, D, H, W)) during training.
+
+    >>> import tensormodes as tm
+    >>> y = tm.nn.FeatureAlphaDropout(0.5)(tm.ones(1, 40, 2))
+    >>> bool((y == y[:, :, :1]).all())
+    True
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.feature_alpha_dropout(input, p, training)`` (PyTorch's layer ignores ``inplace``)."""
+        return F.feature_alpha_dropout(input, self.p, self.training)

@@ -1,0 +1,238 @@
+"""Values PyTorch 2.13 computes bit for bit that the differential fuzzer found us apart on:
+cumprod's gradient beside zeros and infinities, scans' double accumulator, complex linspace,
+logspace and pow at special values (issue 22's open bugs), and reduced-precision accumulation
+into positions (scatter in float32, index_add in the half type: issue 27, section 2). Each is
+pinned with PyTorch's values so the tests run without torch; the ``torch``-marked sweeps compare
+random inputs with PyTorch itself, bit for bit."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _same(values, expected):
+    """Equal lists of floats, NaN matching NaN, signed zeros told apart."""
+    assert len(values) == len(expected), (values, expected)
+    for v, e in zip(values, expected):
+        if isinstance(e, complex) or isinstance(v, complex):
+            _same([complex(v).real, complex(v).imag], [complex(e).real, complex(e).imag])
+            continue
+        assert (math.isnan(v) and math.isnan(e)) or (v == e and math.copysign(1, v) == math.copysign(1, e)), \
+            (values, expected)
+
+
+# -- cumprod's gradient --------------------------------------------------------------------------
+
+
+def test_cumprod_gradient_divides_before_the_first_zero_as_pytorch():
+    # A zero anywhere makes PyTorch take its masked formula for the whole tensor: before a
+    # slice's first zero it divides by the input, so -inf / -inf is NaN there.
+    x = tm.tensor([[-INF, -0.0], [0.5, 2.0]], requires_grad=True)
+    (grad,) = tm.autograd.grad(tm.cumprod(x, 0).sum(), x)
+    _same(grad.flatten().tolist(), [NAN, 3.0, -INF, 0.0])
+
+
+def test_cumprod_gradient_at_the_first_zero_and_after_it():
+    x = tm.tensor([2.0, 0.0, 3.0, 0.0, 5.0], requires_grad=True)
+    (grad,) = tm.autograd.grad(tm.cumprod(x, 0), x, tm.tensor([1.0, 2.0, 3.0, 4.0, 5.0]))
+    # before: (1*2 + 0 ...) / 2 = 1; at the first zero: 2 * (2 + 3 * 3) = 22; after it: 0
+    _same(grad.tolist(), [1.0, 22.0, 0.0, 0.0, 0.0])
+
+
+def test_cumprod_gradient_of_a_single_step_is_the_incoming_gradient():
+    # PyTorch's shortcut: nothing is multiplied, so a NaN or Inf input stays out of it
+    x = tm.tensor([[NAN, INF]], requires_grad=True)
+    (grad,) = tm.autograd.grad(tm.cumprod(x, 0), x, tm.tensor([[0.5, 0.25]]))
+    _same(grad.flatten().tolist(), [0.5, 0.25])
+
+
+def test_cumprod_double_backward_with_a_zero_is_still_exact():
+    x = tm.tensor([2.0, 0.0, 3.0], dtype=tm.float64, requires_grad=True)
+    (grad,) = tm.autograd.grad(tm.cumprod(x, 0).sum(), x, create_graph=True)
+    _same(grad.tolist(), [1.0, 8.0, 0.0])
+    (second,) = tm.autograd.grad(grad[1], x)
+    _same(second.tolist(), [4.0, 0.0, 2.0])  # d/dx of x0 * (1 + x2)
+
+
+def test_float32_scans_accumulate_in_double():
+    # PyTorch's CPU accumulator for float32 is double: 1e8 + 1 survives until -1e8 removes 1e8
+    _same(tm.tensor([1e8, 1.0, -1e8]).cumsum(0).tolist(), [1e8, 1e8, 1.0])
+    _same(tm.tensor([1e8, 1.0, -1e8], dtype=tm.complex64).cumsum(0).tolist(), [1e8 + 0j, 1e8 + 0j, 1 + 0j])
+
+
+# -- half-type accumulation into positions ---------------------------------------------------------
+
+
+def test_half_scatters_accumulate_in_float32_and_index_adds_round_every_step():
+    # bfloat16 holds 256 + 1 as 256: PyTorch's scatter kernels add 300 ones in float32 and round
+    # once; index_add and index_put(accumulate=True) add in bfloat16, each sum rounded
+    ones, index = tm.ones(300, dtype=tm.bfloat16), tm.zeros(300, dtype=tm.int64)
+    zeros = tm.zeros(2, dtype=tm.bfloat16)
+    assert zeros.scatter_add(0, index, ones).tolist() == [300.0, 0.0]
+    assert zeros.scatter_reduce(0, index, ones, "sum", include_self=False).tolist() == [300.0, 0.0]
+    assert zeros.scatter(0, index, 1.0, reduce="add").tolist() == [300.0, 0.0]
+    assert zeros.index_add(0, index, ones).tolist() == [256.0, 0.0]
+    assert zeros.index_put((index,), ones, accumulate=True).tolist() == [256.0, 0.0]
+
+
+def test_float16_scatter_sums_and_means_round_once():
+    x, index = tm.zeros(2, dtype=tm.float16), tm.tensor([0] * 11 + [1])
+    tenths = tm.full((12,), 0.1, dtype=tm.float16)
+    assert x.scatter_add(0, index, tenths).view(tm.int16).tolist() == [15462, 11878]
+    assert x.scatter_reduce(0, index, tenths, "mean").view(tm.int16).tolist() == [11741, 10854]
+
+
+# -- layer norm --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [tm.float16, tm.bfloat16])
+def test_half_layer_norm_saves_its_statistics_in_the_input_dtype(dtype):
+    x = tm.tensor([[0.3, -1.2, 2.5, 0.7]], dtype=dtype)
+    for weight in (None, tm.ones(4, dtype=dtype)):
+        _, mean, rstd = tm.ops.aten.native_layer_norm.default(x, [4], weight, None, 1e-5)
+        assert mean.dtype == rstd.dtype == dtype
+    _, mean, rstd = tm.ops.aten.native_layer_norm.default(x, [4], tm.ones(4), None, 1e-5)  # mixed types
+    assert mean.dtype == rstd.dtype == tm.float32
+
+
+def test_bfloat16_layer_norm_input_gradient_reads_the_rounded_statistics():
+    # PyTorch's backward kernel reads the saved bfloat16 mean and rstd (values from torch 2.13)
+    x = tm.tensor([[0.3, -1.2, 2.5, 0.7], [1.1, 0.4, -0.9, 1.9]], dtype=tm.bfloat16, requires_grad=True)
+    weight = tm.tensor([0.5, -1.5, 1.25, 2.0], dtype=tm.bfloat16)
+    out = tm.nn.functional.layer_norm(x, [4], weight)
+    (grad,) = tm.autograd.grad(out, x, tm.tensor([[1.0, 0.5, -0.25, 2.0], [0.75, -1.0, 1.5, 0.5]], dtype=tm.bfloat16))
+    assert grad.view(tm.int16).tolist() == [[-16778, -16511, -16497, 16407], [-16615, 15963, 15727, 16040]]
+
+
+# -- losses with a 0-dim operand of another dtype -------------------------------------------------
+
+
+def test_functional_losses_broadcast_first_so_a_float32_scalar_input_promotes():
+    x, target = tm.tensor(-1.6379905939102173), tm.tensor([-0.744140625, 1.484375], dtype=tm.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the size warning
+        mse = tm.nn.functional.mse_loss(x, target, reduction="none")
+        l1 = tm.nn.functional.l1_loss(x, target, reduction="none")
+    assert mse.dtype == l1.dtype == tm.float32
+    _same(mse.tolist(), [0.7989677786827087, 9.749166488647461])
+    _same(l1.tolist(), [0.8938499689102173, 3.1223654747009277])
+
+
+def test_private_losses_compute_in_the_operands_common_half_dtype():
+    # called directly (no broadcast), the 0-dim float32 input is converted to float16 first and
+    # each loss rounded to float16, then written into the input-like float32 result
+    x, target = tm.tensor(-1.6379905939102173), tm.tensor([-0.744140625, 1.484375], dtype=tm.float16)
+    huber = tm._huber_loss(x, target, "none")
+    assert huber.dtype == tm.float32
+    _same(huber.tolist(), [0.399169921875, 2.62109375])
+    _same(tm._mse_loss(x, target, "none").tolist(), [0.79833984375, 9.7421875])
+    assert tm._mse_loss(x, target, "none").dtype == tm.float16  # (PyTorch resizes a float16 result there)
+
+
+# -- complex ranges and powers -------------------------------------------------------------------
+
+
+def test_complex_linspace_spaces_real_and_imaginary_parts_apart():
+    _same(tm.linspace(tm.tensor(complex(NAN, 0), dtype=tm.complex64), 4.0, 3).tolist(), [complex(NAN, 0)] * 3)
+    _same(tm.linspace(complex(1, INF), 2, 3, dtype=tm.complex64).tolist(),
+          [complex(1, NAN), complex(1.5, INF), complex(2, NAN)])
+
+
+def test_complex_linspace_rounds_each_part_with_a_fused_multiply_add():
+    values = tm.linspace(complex(0.1, -0.7), complex(3.3, 9.1), 7, dtype=tm.complex64)
+    assert values.view(tm.float32).view(tm.int32).tolist() == [
+        1036831949, -1087163597, 1059201571, 1064234735, 1066751318, 1076118596, 1071225240,
+        1082549863, 1074720494, 1085975212, 1076957457, 1089400560, 1079194419, 1091672474]
+
+
+def test_complex_logspace_steps_in_complex_arithmetic():
+    # unlike linspace, PyTorch's complex logspace multiplies complex numbers: a NaN spreads
+    _same(tm.logspace(tm.tensor(complex(-INF, 0), dtype=tm.complex64), 1, 3).tolist(), [complex(NAN, NAN)] * 3)
+
+
+def test_a_complex_power_of_zero_is_cpows():
+    base = tm.tensor([-0.0, 0.0, 0.0])
+    exponent = tm.tensor([complex(-1.1, -0.9), complex(1.1, -0.9), complex(0, -0.9)])
+    _same(tm.pow(base, exponent).tolist(), [complex(INF, NAN), 0j, complex(NAN, NAN)])
+
+
+# -- sweeps against PyTorch ----------------------------------------------------------------------
+
+_EDGES = [0.0, -0.0, 1.5, -2.0, 0.5, INF, -INF, NAN, 3.0, -0.25, 1.1]
+
+
+def _bits_equal(ours: np.ndarray, theirs: np.ndarray) -> bool:
+    """Same values bit for bit, except a NaN's sign and payload (unspecified)."""
+    nan = np.isnan(ours)
+    return np.array_equal(nan, np.isnan(theirs)) and np.array_equal(
+        np.where(nan, 0, ours).view(np.int64), np.where(nan, 0, theirs).view(np.int64))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_cumprod_gradients_match_torch_bit_for_bit(dtype):
+    import torch
+
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        shape = tuple(int(n) for n in rng.integers(1, 5, size=int(rng.integers(1, 4))))
+        values = rng.choice(_EDGES, size=shape)
+        weights = rng.uniform(0.5, 1.5, shape)
+        dim = int(rng.integers(0, len(shape)))
+        x = torch.tensor(values).to(getattr(torch, dtype)).requires_grad_()
+        g = torch.tensor(weights).to(getattr(torch, dtype))
+        theirs = torch.autograd.grad(torch.cumprod(x, dim), x, g)[0].double().numpy()
+        ours_x = tm.tensor(x.detach().double().numpy()).to(getattr(tm, dtype)).requires_grad_()
+        ours_g = tm.tensor(g.double().numpy()).to(getattr(tm, dtype))
+        ours = tm.autograd.grad(tm.cumprod(ours_x, dim), ours_x, ours_g)[0].double().numpy()
+        assert _bits_equal(ours, theirs), (values.tolist(), dim, ours.tolist(), theirs.tolist())
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_linspace_matches_torch_bit_for_bit(dtype):
+    import torch
+
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        start, end = complex(*rng.standard_normal(2) * 10), complex(*rng.standard_normal(2) * 10)
+        steps = int(rng.integers(2, 40))
+        theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype)).numpy()
+        ours = tm.linspace(start, end, steps, dtype=getattr(tm, dtype)).numpy()
+        assert np.array_equal(ours, theirs), (start, end, steps)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_scatter_family_matches_torch_bit_for_bit(dtype):
+    import torch
+
+    rng = np.random.default_rng(11)
+    calls = [lambda b, i, s: b.scatter_add(0, i, s), lambda b, i, s: b.scatter(0, i, s, reduce="add"),
+             lambda b, i, s: b.scatter(0, i, 1.7, reduce="multiply"),
+             lambda b, i, s: b.scatter_reduce(0, i, s, "mean", include_self=False),
+             lambda b, i, s: b.scatter_reduce(0, i, s / 50 + 1, "prod"),
+             lambda b, i, s: b.index_add(0, i[:, 0], s), lambda b, i, s: b.index_add(0, i[:, 0], s, alpha=0.3),
+             lambda b, i, s: b[0].index_add(0, i[:, 0], s[:, 0], alpha=0.3),
+             lambda b, i, s: b.index_put((i[:, 0],), s, accumulate=True),
+             lambda b, i, s: b.index_reduce(0, i[:, 0], s, "mean")]
+    for _ in range(10):
+        base, src = rng.standard_normal((3, 5)) * 30, rng.standard_normal((int(rng.integers(1, 60)), 5)) * 30
+        index = rng.integers(0, 3, src.shape)
+        for call in calls:
+            outcomes = []
+            for library in (torch, tm):
+                kind = getattr(library, dtype)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # the deprecated scatter(reduce=) and beta index_reduce
+                    result = call(library.tensor(base).to(kind), library.tensor(index), library.tensor(src).to(kind))
+                outcomes.append(result.view(library.int16).tolist())
+            assert outcomes[0] == outcomes[1]

@@ -1,0 +1,384 @@
+"""Same seed, same numbers, continued: the reduced-precision normals, alpha dropout, sparse
+initialisation, ``gumbel_softmax``, ``poisson``, the gamma family and the transformer's draws.
+
+The literals were produced by PyTorch 2.13 (CPU) with the same calls; the ``torch``-marked
+tests compare against PyTorch directly (values bit for bit and the generator's state after).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+
+
+def _seeded(seed: int = 0):
+    tm.manual_seed(seed)
+    return tm
+
+
+def _same(expression: str, seeds=(0, 1, 7, 123)):
+    """``expression`` (over ``L``) gives the same bits in both libraries after ``manual_seed``,
+    and leaves the generator in the same state."""
+    torch = pytest.importorskip("torch")
+    for seed in seeds:
+        torch.manual_seed(seed)
+        expected = eval(expression, {"L": torch})
+        torch_state = torch.get_rng_state().tolist()
+        tm.manual_seed(seed)
+        got = eval(expression, {"L": tm})
+        if isinstance(expected, torch.Tensor):
+            expected, got = [expected], [got]
+        for e, g in zip(expected, got, strict=True):
+            e = e.detach()
+            e_np = (e.float() if e.dtype == torch.bfloat16 else e).numpy()
+            g_np = g.detach().float().numpy() if g.dtype == tm.bfloat16 else g.detach().numpy()
+            assert e_np.dtype == g_np.dtype and e_np.shape == g_np.shape, expression
+            e_np, g_np = np.ascontiguousarray(e_np), np.ascontiguousarray(g_np)
+            assert np.array_equal(e_np.view(np.uint8), g_np.view(np.uint8)), (expression, seed)
+        assert tm.get_rng_state().tolist() == torch_state, (expression, seed)
+
+
+# -- reduced-precision normals -------------------------------------------------------------------------
+
+def test_half_normals_draw_whole_blocks_then_a_fresh_tail():
+    # 37 float16 normals: uniforms for the two whole blocks, then 16 fresh ones for the last 16
+    assert _seeded(0).randn(37, dtype=tm.float16)[-4:].tolist() == [0.52294921875, 2.302734375, -1.46875,
+                                                                     -1.5869140625]
+    assert _seeded(0).randn(21, dtype=tm.bfloat16)[-6:].tolist() == [-0.173828125, 0.18359375, 1.390625,
+                                                                      1.5859375, 0.9453125, -0.84375]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.randn(17, dtype=L.float16)", "L.randn(37, dtype=L.float16)", "L.randn(1001, dtype=L.bfloat16)",
+    "L.randn(3, 7, dtype=L.bfloat16)", "L.empty(37, dtype=L.float16).normal_(0.5, 2.0)",
+    "L.empty(50, dtype=L.bfloat16).normal_(-1, 0.3)", "[L.randn(19, dtype=L.float16), L.rand(3)]",
+])
+def test_torch_reduced_precision_normals(expression):
+    _same(expression)
+
+
+# -- alpha dropout ---------------------------------------------------------------------------------------
+
+def test_alpha_dropout_literals_and_identity_cases():
+    F = tm.nn.functional
+    low, high = -0.7791939377784729, 1.6655988693237305  # p = 0.5: dropped, kept (an input of ones)
+    assert F.alpha_dropout(_seeded(0).ones(4), 0.5, True).tolist() == [low, low, high, low]
+    assert F.alpha_dropout(_seeded(0).ones(6), 0.3, True).tolist() == [
+        -1.059548258781433, -1.059548258781433, 1.315044641494751, -1.059548258781433, 1.315044641494751,
+        -1.059548258781433]
+    assert F.feature_alpha_dropout(_seeded(1).ones(2, 3, 2), 0.5, True).tolist() == [
+        [[high, high]] * 3, [[high, high], [low, low], [high, high]]]
+    x = tm.ones(3)
+    assert F.alpha_dropout(x, 0.5) is x and F.alpha_dropout(x, 0.0, True) is x  # training defaults to False
+    assert F.alpha_dropout(x, 1.0, True).tolist() == [0.0, 0.0, 0.0]
+    y = tm.ones(4)
+    assert F.alpha_dropout(y, 0.5, True, inplace=True) is y and sorted(set(y.tolist())) <= [low, high]
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        F.alpha_dropout(x, 1.5, True)
+    with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions in the input"):
+        F.feature_alpha_dropout(x, 0.5, True)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        F.alpha_dropout(tm.ones(3, dtype=tm.int64), 0.5, True)
+
+
+def test_alpha_dropout_layers():
+    layer = tm.nn.AlphaDropout(0.2)
+    assert repr(layer) == "AlphaDropout(p=0.2, inplace=False)"
+    assert repr(tm.nn.FeatureAlphaDropout()) == "FeatureAlphaDropout(p=0.5, inplace=False)"
+    assert layer(_seeded(0).ones(4)).tolist() == tm.nn.functional.alpha_dropout(_seeded(0).ones(4), 0.2, True).tolist()
+    assert layer.eval()(tm.ones(2)).tolist() == [1.0, 1.0]
+    x = tm.randn(5, requires_grad=True)
+    tm.nn.functional.alpha_dropout(x, 0.3, True).sum().backward()
+    assert x.grad is not None and len(set(x.grad.tolist())) <= 2  # a (kept) or 0 (dropped)
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got -0.1"):
+        tm.nn.FeatureAlphaDropout(-0.1)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.nn.functional.alpha_dropout(L.ones(20), 0.3, True)",
+    "L.nn.functional.alpha_dropout(L.randn(4, 20, dtype=L.float64), 0.7, True)",
+    "L.nn.functional.alpha_dropout(L.randn(40), 0.3, True, True)",
+    "L.nn.functional.alpha_dropout(L.randn(40, dtype=L.bfloat16), 0.3, True)",
+    "L.nn.functional.feature_alpha_dropout(L.randn(3, 4, 5), 0.4, True)",
+    "L.nn.functional.feature_alpha_dropout(L.randn(2, 3, 2, 2, 2), 0.5, True)",
+    "L.nn.AlphaDropout(0.1)(L.randn(30))", "L.nn.FeatureAlphaDropout(0.6)(L.randn(2, 8, 3))",
+])
+def test_torch_alpha_dropout(expression):
+    _same(expression)
+
+
+# -- randperm: the vectorised replay of the swaps --------------------------------------------------------
+
+def _swapped(targets, n):
+    order = list(range(n))
+    for i, j in enumerate(targets):
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
+def test_vectorised_swaps_equal_the_sequential_ones():
+    from tensormodes._ops._random_kernels import _apply_swaps
+
+    generator = np.random.default_rng(5)
+    for n in (2, 3, 4, 5, 8, 33, 1000, 70_000):
+        for _ in range(200 if n < 100 else 2):
+            targets = np.arange(n - 1) + generator.integers(0, 2 ** 32, n - 1) % np.arange(n, 1, -1)
+            assert _apply_swaps(targets, n).tolist() == _swapped(targets.tolist(), n), n
+    # every step a self-swap, and every step swapping with the last position
+    assert _apply_swaps(np.arange(9), 10).tolist() == list(range(10))
+    assert _apply_swaps(np.full(9, 9), 10).tolist() == _swapped([9] * 9, 10)
+
+
+def test_large_randperm_literal():
+    import hashlib
+
+    p = _seeded(0).randperm(100_000)
+    assert p[:5].tolist() == [36044, 73702, 76369, 2549, 52523] and p[-3:].tolist() == [47534, 99934, 84786]
+    assert hashlib.sha256(p.numpy().tobytes()).hexdigest() == \
+        "27df463fc2ed34f1872ba6e45cebe8746252c008e368e9eed203473cc8646f09"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.randperm(1023)", "L.randperm(1024)", "L.randperm(65537)", "L.randperm(200_000)",
+    "L.randperm(3000, dtype=L.float32)", "[L.randperm(5000), L.randperm(7)]",
+])
+def test_torch_large_randperm(expression):
+    _same(expression, seeds=(0, 9))
+
+
+# -- nn.init.sparse_ -------------------------------------------------------------------------------------
+
+def test_sparse_init_literal_and_errors():
+    w = tm.nn.init.sparse_(_seeded(0).empty(4, 3), 0.5, std=1.0)
+    assert w.tolist() == [[0.0, 0.0, 0.0], [0.5684312582015991, 0.0, 0.0],
+                          [0.40334683656692505, 0.8380263447761536, -0.7192575931549072],
+                          [0.0, -0.5966353416442871, 0.18203648924827576]]
+    # PyTorch draws the rows from the default generator even with ``generator=``
+    g = tm.Generator().manual_seed(3)
+    a = tm.nn.init.sparse_(_seeded(1).empty(6, 4), 0.5, generator=g)
+    b = tm.nn.init.sparse_(_seeded(1).empty(6, 4), 0.5, generator=tm.Generator().manual_seed(3))
+    assert a.tolist() == b.tolist() and (a == 0).sum(0).tolist() == [3, 3, 3, 3]
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions are supported"):
+        tm.nn.init.sparse_(tm.empty(3), 0.1)
+    assert tm.nn.init.sparse_(tm.empty(0, 3), 0.2).shape == (0, 3)
+    assert tm.nn.init.sparse_(tm.empty(4, 2, device="meta"), 0.2).is_meta
+
+
+def test_in_place_samplers_fill_empty_tensors():
+    for name in ("uniform_", "normal_", "exponential_", "bernoulli_", "cauchy_"):
+        assert getattr(tm.empty(0, 3), name)().shape == (0, 3)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        tm.zeros(1).expand(3).normal_()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.nn.init.sparse_(L.empty(10, 4), 0.3)", "L.nn.init.sparse_(L.empty(40, 7), 0.5, std=2.0)",
+    "L.nn.init.sparse_(L.empty(5, 3, dtype=L.float64), 0.0)",
+    "L.nn.init.sparse_(L.empty(6, 3), 0.2, generator=L.Generator().manual_seed(3))",
+    "L.nn.init.sparse_(L.empty(3, 0), 0.2)",
+])
+def test_torch_sparse_init(expression):
+    _same(expression)
+
+
+# -- strided inputs: drawn in memory order, as PyTorch's serial kernels --------------------------------
+
+def test_like_functions_and_dropout_follow_the_inputs_memory_order():
+    # rand_like of a transposed (3, 2): PyTorch's empty_like keeps the layout, filled in memory order
+    assert _seeded(0).rand_like(tm.empty(3, 2).t()).tolist() == [
+        [0.49625658988952637, 0.08847743272781372, 0.30742281675338745],
+        [0.7682217955589294, 0.13203048706054688, 0.6340786814689636]]
+    assert tm.nn.functional.dropout(_seeded(0).ones(4, 2).t(), 0.5).tolist() == [[0.0, 2.0, 0.0, 2.0],
+                                                                                  [0.0, 0.0, 0.0, 2.0]]
+    assert _seeded(0).empty(4, 2).t().bernoulli_(0.5).tolist() == [[0.0, 1.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0]]
+
+
+def test_memory_axes_of_empty_like():
+    from tensormodes._ops.random import strides_memory_axes
+
+    assert strides_memory_axes((3, 4), (4, 1)) is None
+    assert strides_memory_axes((4, 3), (1, 4)) == [1, 0]
+    assert strides_memory_axes((2, 3, 4), (4, 8, 1)) == [1, 0, 2]
+    # broadcast dimensions (stride 0) keep their place, as PyTorch's insertion sort leaves them
+    assert strides_memory_axes((6, 5, 4, 3, 2), (6, 0, 120, 0, 1)) == [2, 1, 0, 3, 4]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.rand_like(L.empty(3, 4).t())", "L.randn_like(L.empty(3, 40).t())", "L.randint_like(L.empty(3, 4).t(), 10)",
+    "L.rand_like(L.empty(3, 8)[:, ::2].t())", "L.randn_like(L.empty(2, 4, 20)[:, ::2].permute(2, 0, 1))",
+    "L.randint_like(L.zeros(4, 1, 5).expand(4, 3, 5).transpose(0, 2), 9)",
+    "L.rand_like(L.empty(3, 4).t(), memory_format=L.contiguous_format)",
+    "L.randn_like(L.empty(2, 3, 4, 5), memory_format=L.channels_last)",
+    "L.empty(3, 4).t().bernoulli_(0.3)", "L.empty(2, 3, 4).permute(2, 0, 1).bernoulli_(0.3)",
+    "L.nn.functional.dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3)",
+    "L.nn.functional.dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3, True, True)",
+    "L.nn.functional.alpha_dropout(L.randn(3, 2, 8).transpose(0, 1), 0.3, True)",
+    "L.multinomial(L.rand(6, 3).t(), 2)", "L.multinomial(L.rand(6, 3).t(), 4, True)",
+])
+def test_torch_strided_draws(expression):
+    _same(expression)
+
+
+# -- transformer layers in training: the same dropout masks ----------------------------------------------
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "(lambda m: (m.train(), m(L.randn(3, 2, 8)))[1])(L.nn.TransformerEncoderLayer(8, 2, 16))",
+    "(lambda m: (m.train(), m(L.randn(2, 3, 8)))[1])(L.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, "
+    "norm_first=True, dropout=0.5))",
+    "(lambda m: (m.train(), m(L.randn(2, 3, 8), src_key_padding_mask=L.tensor([[False, False, True], "
+    "[False, True, True]])))[1])(L.nn.TransformerEncoder(L.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2, "
+    "enable_nested_tensor=False))",
+    "(lambda m: (m.train(), m(L.randn(2, 3, 8), L.randn(2, 4, 8)))[1])(L.nn.Transformer(8, 2, 2, 2, 16, "
+    "batch_first=True))",
+])
+def test_torch_transformer_training_forward(expression):
+    """The draws are PyTorch's (the generator ends in PyTorch's state and a different mask would
+    change values by O(1)); the values agree to float32 rounding (matmul and softmax round
+    differently in their last bits, which is not a matter of the random stream)."""
+    torch = pytest.importorskip("torch")
+    for seed in (0, 5):
+        torch.manual_seed(seed)
+        expected = eval(expression, {"L": torch}).detach().numpy()
+        torch_state = torch.get_rng_state().tolist()
+        tm.manual_seed(seed)
+        got = eval(expression, {"L": tm}).detach().numpy()
+        assert tm.get_rng_state().tolist() == torch_state
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+# -- rejection samplers: poisson, gamma, Dirichlet ------------------------------------------------------
+
+def test_rejection_sampler_literals():
+    assert _seeded(2).poisson(tm.tensor([0.5, 4.0, 15.0, 300.0])).tolist() == [1.0, 5.0, 17.0, 271.0]
+    assert _seeded(0)._standard_gamma(tm.tensor([0.5, 2.0, 9.0])).tolist() == [
+        0.0007893581641837955, 0.6315405964851379, 9.147442817687988]
+    assert _seeded(1)._sample_dirichlet(tm.tensor([[1.0, 2.0, 3.0]], dtype=tm.float64)).tolist() == [
+        [0.253080149942608, 0.37724730900639375, 0.3696725410509982]]
+    # a zero rate draws nothing; a zero concentration gives 0, clamped to the smallest normal
+    tm.manual_seed(3)
+    state = tm.get_rng_state().tolist()
+    assert tm.poisson(tm.zeros(4)).tolist() == [0.0] * 4 and tm.get_rng_state().tolist() == state
+    tiny = tm.finfo(tm.float32).tiny
+    assert tm._standard_gamma(tm.tensor([0.0, -1.0, float("nan")])).tolist() == [tiny] * 3
+
+
+def test_rejection_sampler_errors():
+    with pytest.raises(RuntimeError, match="invalid Poisson rate, expected rate to be non-negative"):
+        tm.poisson(tm.tensor([1.0, -1.0]))
+    with pytest.raises(NotImplementedError, match="\"gamma_cpu\" not implemented for 'Half'"):
+        tm._standard_gamma(tm.ones(2, dtype=tm.float16))
+    with pytest.raises(NotImplementedError, match="\"dirichlet\" not implemented for 'Long'"):
+        tm._sample_dirichlet(tm.ones(2, dtype=tm.int64))
+    assert tm._standard_gamma(tm.ones(3, 2, device="meta")).shape == (3, 2)
+
+
+def test_gamma_and_beta_sample_pytorchs_numbers():
+    g = tm.distributions.Gamma(tm.tensor([0.5, 2.0]), tm.tensor([1.0, 4.0]))
+    tm.manual_seed(0)
+    expected = tm._standard_gamma(tm.tensor([[0.5, 2.0]] * 3)) / tm.tensor([1.0, 4.0])
+    assert _seeded(0) and g.sample((3,)).tolist() == expected.tolist()
+    b = tm.distributions.Beta(tm.tensor([0.5]), tm.tensor([2.0]))
+    tm.manual_seed(1)
+    expected = tm._sample_dirichlet(tm.tensor([[[0.5, 2.0]]] * 2))[..., 0]
+    tm.manual_seed(1)
+    assert b.sample((2,)).tolist() == expected.tolist()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.poisson(L.rand(50) * 20)", "L.poisson(L.rand(50) * 5)", "L.poisson(L.rand(3, 50, dtype=L.float64) * 100)",
+    "L.poisson(L.tensor([0., 1e6, 3.5]))", "L.poisson(L.rand(20, dtype=L.float16) * 30)",
+    "L.poisson(L.rand(6, 5).t() * 12)",
+    "L._standard_gamma(L.rand(100) * 3)", "L._standard_gamma(L.rand(100, dtype=L.float64) * 3)",
+    "L._standard_gamma(L.tensor([0., -1., float('nan'), float('inf'), 1e-3, 1e5]))",
+    "[L.randn(1), L._standard_gamma(L.tensor([3.0, 4.0])), L.randn(3)]",
+    "L._sample_dirichlet(L.rand(4, 3) * 3)", "L._sample_dirichlet(L.rand(4, 2, dtype=L.float64) * 3)",
+    "L._sample_dirichlet(L.rand(4, 20) + 0.1)",
+    "L.distributions.Gamma(L.tensor([0.5, 2.0, 9.0]), L.tensor([1.0, 1.0, 3.0])).sample((4,))",
+    "L.distributions.Gamma(2.0, 3.0).rsample((5,))",
+    "L.distributions.Beta(L.tensor([0.5, 2.0]), L.tensor([1.0, 3.0])).sample((4,))",
+    "L.distributions.Beta(0.5, 2.0).sample((3,))",
+])
+def test_torch_rejection_samplers(expression):
+    _same(expression)
+
+
+def test_dirichlet_distribution():
+    D = tm.distributions
+    d = D.Dirichlet(tm.tensor([1.0, 2.0, 0.5]))
+    assert _seeded(4) and d.sample((2,)).tolist() == [
+        [0.18749156594276428, 0.8027921319007874, 0.009716309607028961],
+        [0.10888375341892242, 0.720323383808136, 0.1707928329706192]]
+    assert d.batch_shape == () and d.event_shape == (3,) and d.mean.tolist() == pytest.approx([2 / 7, 4 / 7, 1 / 7])
+    assert D.Dirichlet(tm.tensor([1.0, 2.0])).expand((3,)).sample().shape == (3, 2)
+    with pytest.raises(ValueError, match="`concentration` parameter must be at least one-dimensional."):
+        D.Dirichlet(tm.tensor(1.0))
+    with pytest.raises(ValueError, match="to satisfy the constraint IndependentConstraint"):
+        D.Dirichlet(tm.tensor([1.0, -1.0]))
+    with pytest.raises(NotImplementedError, match="_standard_gamma_grad"):
+        D.Dirichlet(tm.tensor([1.0, 2.0], requires_grad=True)).rsample()
+
+
+@pytest.mark.torch
+def test_torch_dirichlet_moments_and_kl():
+    torch = pytest.importorskip("torch")
+    values = [[1.0, 2.0, 0.5], [0.3, 0.2, 0.9]]
+
+    def moments(L):
+        d = L.distributions.Dirichlet(L.tensor(values))
+        q = L.distributions.Dirichlet(L.tensor(values[::-1]))
+        return [d.mean, d.variance, d.mode, d.entropy(), d.log_prob(L.tensor([0.2, 0.3, 0.5])),
+                L.distributions.kl_divergence(d, q)]
+
+    for ours, theirs in zip(moments(tm), moments(torch), strict=True):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6, atol=1e-6)
+    _same("L.distributions.Dirichlet(L.rand(2, 3) + 0.5).rsample((2,))")
+
+
+# -- the fast float32 normal kernel equals the reference polynomials on every input it can meet ---------
+
+@pytest.mark.slow
+def test_fast_log_and_sincos_equal_the_reference_on_all_their_inputs():
+    from tensormodes._ops import _random_math as M
+
+    f32 = np.float32
+    mismatches = 0
+    step = 1 << 20
+    work = M._Scratch(step)
+    for start in range(0, 1 << 24, step):
+        u = (np.arange(start, start + step, dtype=np.int64).astype(f32) * f32(2.0 ** -24))
+        u1 = f32(1) - u
+        fast = M.log_uniform_complement(u1, work, np.empty_like(u1))
+        mismatches += np.count_nonzero(M.log256(u1).astype(f32).view(np.int32) != fast.view(np.int32))
+        theta = f32(M._TWO_PI_32) * u
+        sin, cos = np.empty_like(u), np.empty_like(u)
+        reference_sin, reference_cos = M.sincos256(theta.astype(np.float64))
+        M.sincos_uniform_angle(theta.copy(), work, sin, cos)
+        mismatches += np.count_nonzero(reference_sin.astype(f32).view(np.int32) != sin.view(np.int32))
+        mismatches += np.count_nonzero(reference_cos.astype(f32).view(np.int32) != cos.view(np.int32))
+    assert mismatches == 0
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("hard", [False, True])
+def test_torch_gumbel_softmax_draws(hard):
+    """PyTorch's draws (``exponential_`` of an empty tensor like the logits) and its generator state;
+    the soft values agree to float32 rounding (its ``log`` and ``softmax`` round their last bits
+    their own way), the hard one-hot vectors exactly."""
+    torch = pytest.importorskip("torch")
+    for seed in (0, 3):
+        torch.manual_seed(seed)
+        expected = torch.nn.functional.gumbel_softmax(torch.arange(12.0).reshape(3, 4), tau=0.5, hard=hard)
+        torch_state = torch.get_rng_state().tolist()
+        tm.manual_seed(seed)
+        got = tm.nn.functional.gumbel_softmax(tm.arange(12.0).reshape(3, 4), tau=0.5, hard=hard)
+        assert tm.get_rng_state().tolist() == torch_state
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6, atol=1e-7)
