@@ -255,6 +255,10 @@ KNOWN: dict[tuple[str, str], Difference] = {
     ("mkldnn_rnn_layer", "exception class"): Difference(
         "arguments nn.LSTM never sends (an empty feature dimension, states of other dtypes): PyTorch's oneDNN "
         "op indexes them unchecked (an IndexError, or a crash), tensormodes checks the shapes and names them"),
+    ("ldexp", "backward computes"): Difference(
+        "a complex input with a real exponent: PyTorch's formula hands the real exponent a complex gradient and "
+        "its engine rejects it; tensormodes gives the exponent its real gradient",
+        lambda case: len({a.dtype.kind == "c" for a in _arrays(case)}) > 1),
     ("pixel_shuffle", "backward computes"): Difference(
         "an empty channel dimension: PyTorch's own backward fails its gradient shape check (its formula's "
         "bug); tensormodes gives the empty gradient", lambda case: any(0 in a.shape for a in _arrays(case))),
@@ -734,11 +738,12 @@ _CRASH_TORCH: dict[str, Callable[[Case], bool]] = {
     # an empty value batch beside a query's: a segmentation fault
     "_scaled_dot_product_flash_attention_for_cpu": _attention_batches_differ,
     "_ctc_loss": _ctc_labels_outside_classes,  # a label beyond the classes: a heap corruption (munmap_chunk)
-
-
     "lcm": _integer_minimum,  # the minimum divided by -1 inside: a floating point exception (SIGFPE)
     "gcd": _integer_minimum,
     "_fft_c2c": _fft_of_nothing,  # a transform of zero points: a floating point exception (SIGFPE)
+    # no rows: an integer division by zero in PyTorch's CPU kernel (SIGFPE) for p other than 0, 1, 2, inf
+    "pdist": lambda case: isinstance(case.args[0], np.ndarray) and case.args[0].ndim == 2
+    and case.args[0].shape[0] == 0,
     "_native_batch_norm": _batch_norm_statistics_misfit,  # weights or statistics not of the channels' size
     "_embedding_bag": _bag_offsets_empty,  # no offsets for the indices: a segfault or a heap corruption
 }

@@ -465,3 +465,25 @@ def test_frexp_ldexp_literal_values_and_gradients():
 def test_frexp_ldexp_match_torch(expression):
     pytest.importorskip("torch")
     assert_same_outcome(expression, rtol=1e-6, atol=0)
+
+
+# -- unravel_index -----------------------------------------------------------------------------------------
+
+def test_unravel_index_literal_values():
+    rows, columns = tm.unravel_index(tm.tensor([[4, 1], [-1, 6]]), (2, 3))
+    assert rows.tolist() == [[1, 0], [1, 0]] and columns.tolist() == [[1, 1], [2, 0]]  # wraps, as PyTorch
+    assert tm.unravel_index(tm.tensor(7, dtype=tm.int32), tm.Size([2, 2, 2]))[2].dtype == tm.int64
+    assert tm.unravel_index(tm.tensor([3]), ()) == ()
+
+
+@pytest.mark.parametrize("expression", [
+    "L.unravel_index(L.tensor([4, 1]), (2, 3))", "L.unravel_index(L.tensor(4), [2, 3])",
+    "L.unravel_index(L.tensor([4, 1]), 5)", "L.unravel_index(L.tensor([-1, -6, 6]), (2, 3))",
+    "L.unravel_index(L.tensor([1.0]), (2, 3))", "L.unravel_index(L.tensor([1]), (2, -3))",
+    "L.unravel_index(L.tensor([1]), (2.0, 3))", "L.unravel_index(L.tensor([True]), (2,))",
+    "L.unravel_index(L.tensor([1]), '23')", "L.unravel_index(L.tensor([], dtype=L.int16), (2, 3))",
+    "L.unravel_index(L.tensor([1]), (2 ** 40, 2 ** 40))",
+])
+def test_unravel_index_matches_torch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression)
