@@ -11,7 +11,7 @@ Which draws each kernel makes (the facts the functions follow; PyTorch 2.13, CPU
 * ``normal_``: 16 or more contiguous elements: every element gets a uniform of its own
   type first, then blocks of 16 turn into Box–Muller pairs (j with j + 8); a tail of less
   than 16 redoes the last 16 with fresh uniforms. float32 runs the AVX2 kernel
-  (``_random_math.fill_normal16_float32``); float16 and bfloat16 run it too, in float,
+  (``_random_math.fill_normal16_words``); float16 and bfloat16 run it too, in float,
   but draw uniforms for the whole blocks only before the fresh 16 of the tail. Fewer
   elements (or a strided tensor): scalar Box–Muller in double with the second value cached in the generator.
 * integers: ``draw % range + from`` with a 32-bit draw, or a 64-bit one when the range is
@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from .. import _dtype as dt
-from ._random_math import box_muller_doubles, fill_normal16_float32, fma32, fma64, libm, uniform53, uniform_low_bits
+from ._random_math import box_muller_doubles, fill_normal16_words, fma32, fma64, libm, uniform53, uniform_low_bits
 
 __all__ = ["uniform", "uniform53", "normal", "integers_from_to", "integers_default", "bernoulli_scalar",
            "bernoulli_tensor",
@@ -76,16 +76,22 @@ def normal(stream, shape, dtype: dt.dtype, mean: float = 0.0, std: float = 1.0,
         return (values if dtype is dt.float64 else values.astype(np.float32)).astype(dtype._np).reshape(shape)
     wide = dtype is dt.float64
     whole = n - n % 16
-    if dtype is dt.float16 or dtype is dt.bfloat16:
-        # PyTorch draws float uniforms for the whole blocks only, then 16 fresh ones for the
-        # last 16 elements: n - n % 16 + 16 words in all (float32 and double draw n + 16)
-        uniforms = uniform_low_bits(stream, whole + (16 if whole != n else 0), 24)
-    else:
-        uniforms = uniform53(stream, n) if wide else uniform_low_bits(stream, n, 24)
+    if wide:
+        uniforms = uniform53(stream, n)
         if whole != n:  # PyTorch then redoes the last 16 with fresh uniforms: one pass does both
-            tail = uniform53(stream, 16) if wide else uniform_low_bits(stream, 16, 24)
-            uniforms = np.concatenate([uniforms[:whole], tail])
-    values = _fill_float64(uniforms, mean, std) if wide else fill_normal16_float32(uniforms, mean, std)
+            uniforms = np.concatenate([uniforms[:whole], uniform53(stream, 16)])
+        values = _fill_float64(uniforms, mean, std)
+    else:  # float uniforms k / 2**24: the kernel takes the integers k
+        if dtype is dt.float16 or dtype is dt.bfloat16:
+            # PyTorch draws float uniforms for the whole blocks only, then 16 fresh ones for the
+            # last 16 elements: n - n % 16 + 16 words in all (float32 draws n + 16)
+            words = stream.words(whole + (16 if whole != n else 0))
+        else:
+            words = stream.words(n)
+            if whole != n:
+                words = np.concatenate([words[:whole], stream.words(16)])
+        words &= np.uint32(0xFFFFFF)  # in place: the words are this call's own
+        values = fill_normal16_words(words, mean, std)
     out = values[:n]
     if whole != n:
         out[n - 16:] = values[whole:].copy()
