@@ -197,7 +197,8 @@ def _radius_of(k: np.ndarray, work: _Work, out: np.ndarray) -> np.ndarray:
     x64, y64, z64 = work.f64
     exponent = work.i32[0]
     small = work.mask
-    np.subtract(_TWO24, k, out=big_k, casting=_U)  # u1 * 2**24, exact
+    np.copyto(big_k, k, casting=_U)
+    np.subtract(_F32(_TWO24), big_k, out=big_k)  # u1 * 2**24, exact
     np.frexp(big_k, out=(m, exponent))  # the mantissa in [0.5, 1)
     np.less(m, _SQRTHF_32, out=small)
     np.subtract(m, _F32(1), out=x)
@@ -237,12 +238,14 @@ def _sincos_of(k: np.ndarray, work: _Work, sin: np.ndarray, cos: np.ndarray) -> 
     theta, x, z, yc, ys, q = work.f32[:6]
     x64, y64, z64 = work.f64
     j, t = work.i32
-    np.multiply(k, _ANGLE_STEP, out=theta, casting=_U)
+    np.copyto(theta, k, casting=_U)  # exact: k < 2**24
+    theta *= _ANGLE_STEP
     np.multiply(theta, _FOPI_32, out=q)
     np.copyto(j, q, casting=_U)  # truncation, as _mm256_cvttps_epi32
     j += 1
     j &= ~1
-    np.multiply(j, _DP_SUM, out=x64)
+    np.copyto(x64, j)
+    x64 *= _DP_SUM
     np.copyto(y64, theta)
     x64 += y64
     _round_trip(x64, x)
@@ -273,19 +276,24 @@ def _sincos_of(k: np.ndarray, work: _Work, sin: np.ndarray, cos: np.ndarray) -> 
     y64 *= x64
     y64 += x64
     np.copyto(ys, y64, casting=_U)
-    swap = np.not_equal(np.bitwise_and(j, 2, out=t), 0, out=work.mask)  # the polynomials trade places
-    np.copyto(sin, ys)
-    np.copyto(sin, yc, where=swap)
-    np.copyto(cos, yc)
-    np.copyto(cos, ys, where=swap)
-    np.bitwise_and(j, 4, out=t)  # the signs: bit 2 of j, of j - 2 inverted, into the sign bit
+    # the polynomials trade places where bit 1 of j is set: both exchange the bits they differ in
+    # (select by bit masks: ``copyto(where=)`` is ten times slower); the signs: bit 2 of j, and of
+    # j - 2 inverted, into the sign bit
+    ys_bits, yc_bits, sin_bits, cos_bits = (a.view(np.int32) for a in (ys, yc, sin, cos))
+    np.left_shift(j, 30, out=t)
+    t >>= 31  # -1 where bit 1 of j is set, else 0
+    np.bitwise_xor(ys_bits, yc_bits, out=sin_bits)
+    sin_bits &= t
+    np.bitwise_xor(yc_bits, sin_bits, out=cos_bits)
+    sin_bits ^= ys_bits
+    np.bitwise_and(j, 4, out=t)
     t <<= 29
-    sin.view(np.int32)[...] ^= t
+    sin_bits ^= t
     j -= 2
     np.invert(j, out=j)
     j &= 4
     j <<= 29
-    cos.view(np.int32)[...] ^= j
+    cos_bits ^= j
 
 
 def fill_normal16_words(k: np.ndarray, mean: float, std: float) -> np.ndarray:
