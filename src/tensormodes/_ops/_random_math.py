@@ -259,12 +259,10 @@ def _sincos_of(k: np.ndarray, work: _Work, sin: np.ndarray, cos: np.ndarray) -> 
     np.copyto(yc, y64, casting=_U)
     yc *= z
     np.copyto(y64, yc)
+    y64 -= 0.5  # fma(yc, z, -z / 2) = (yc - 1/2) z: exact in double, rounded once
     y64 *= z64
-    z64 *= 0.5  # fma(yc, z, -z / 2): z / 2 is exact
-    y64 -= z64
     np.copyto(yc, y64, casting=_U)
     yc += _F32(1)
-    z64 += z64
     np.multiply(z64, _SIN_P[0], out=y64)
     y64 += _SIN_P[1]
     _round_trip(y64, ys)
@@ -273,8 +271,8 @@ def _sincos_of(k: np.ndarray, work: _Work, sin: np.ndarray, cos: np.ndarray) -> 
     np.copyto(ys, y64, casting=_U)
     ys *= z
     np.copyto(y64, ys)
+    y64 += 1.0  # fma(ys, x, x) = (ys + 1) x: exact in double, rounded once
     y64 *= x64
-    y64 += x64
     np.copyto(ys, y64, casting=_U)
     # the polynomials trade places where bit 1 of j is set: both exchange the bits they differ in
     # (select by bit masks: ``copyto(where=)`` is ten times slower); the signs: bit 2 of j, and of
@@ -315,8 +313,9 @@ def fill_normal16_words(k: np.ndarray, mean: float, std: float) -> np.ndarray:
             work.cut(8 * r)
             radius, n1, n2 = work.f32[6:9]
         k1, k2 = work.words
-        np.copyto(k1.view("V32"), halves[start:start + r, 0])
-        np.copyto(k2.view("V32"), halves[start:start + r, 1])
+        # slice assignment of 32-byte items: faster than ``copyto`` (a different copy loop)
+        k1.view("V32")[...] = halves[start:start + r, 0]
+        k2.view("V32")[...] = halves[start:start + r, 1]
         _sincos_of(k2, work, n2, n1)  # n2 holds the sines, n1 the cosines
         _radius_of(k1, work, radius)
         n1 *= radius
@@ -327,8 +326,8 @@ def fill_normal16_words(k: np.ndarray, mean: float, std: float) -> np.ndarray:
         else:  # the kernel's fused n * 1 + 0 still turns -0 into +0
             n1 += _F32(0)
             n2 += _F32(0)
-        np.copyto(out_halves[start:start + r, 0], n1.view("V32"))
-        np.copyto(out_halves[start:start + r, 1], n2.view("V32"))
+        out_halves[start:start + r, 0] = n1.view("V32")
+        out_halves[start:start + r, 1] = n2.view("V32")
     return out
 
 
