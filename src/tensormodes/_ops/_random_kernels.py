@@ -184,7 +184,12 @@ def randperm(stream, n: int) -> np.ndarray:
     if n < 2:
         return np.arange(n, dtype=np.int64)
     targets = np.arange(n - 1, dtype=np.int64)
-    targets += stream.words(n - 1).astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)
+    words = stream.words(n - 1)
+    if n <= 0xFFFF_FFFF:  # a uint32 remainder: four times faster than an int64 one
+        words %= np.arange(n, 1, -1, dtype=np.uint32)
+        targets += words
+    else:
+        targets += words.astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)
     if n < _SWAPS_IN_PYTHON:
         order = list(range(n))
         for i, j in enumerate(targets.tolist()):  # each swap depends on the ones before
