@@ -81,7 +81,7 @@ def normal(stream, shape, dtype: dt.dtype, mean: float = 0.0, std: float = 1.0,
         if whole != n:  # PyTorch then redoes the last 16 with fresh uniforms: one pass does both
             uniforms = np.concatenate([uniforms[:whole], uniform53(stream, 16)])
         values = _fill_float64(uniforms, mean, std)
-    else:  # float uniforms k / 2**24: the kernel takes the integers k
+    else:  # float uniforms k / 2**24: the kernel takes the words (k, their low 24 bits)
         if dtype is dt.float16 or dtype is dt.bfloat16:
             # PyTorch draws float uniforms for the whole blocks only, then 16 fresh ones for the
             # last 16 elements: n - n % 16 + 16 words in all (float32 draws n + 16)
@@ -90,7 +90,6 @@ def normal(stream, shape, dtype: dt.dtype, mean: float = 0.0, std: float = 1.0,
             words = stream.words(n)
             if whole != n:
                 words = np.concatenate([words[:whole], stream.words(16)])
-        words &= np.uint32(0xFFFFFF)  # in place: the words are this call's own
         values = fill_normal16_words(words, mean, std)
     out = values[:n]
     if whole != n:

@@ -164,6 +164,7 @@ _ANGLE_STEP = _F32(_TWO_PI_32 * 2.0 ** -24)
 # inputs and the whole sum fits a double, so it is x + y (DP1 + DP2 + DP3) rounded once
 _DP_SUM = _DP[0] + _DP[1] + _DP[2]
 _TWO24 = float(1 << 24)
+_LOW24 = np.uint32((1 << 24) - 1)
 
 
 class _Work:
@@ -295,9 +296,14 @@ def _sincos_of(k: np.ndarray, work: _Work, sin: np.ndarray, cos: np.ndarray) -> 
 
 
 def fill_normal16_words(k: np.ndarray, mean: float, std: float) -> np.ndarray:
-    """PyTorch's ``normal_fill_16_AVX2`` over the uniforms ``k / 2**24`` (``k``: uint32 below
-    2**24, a multiple of 16 of them): in each block of 16, element j (< 8) and j + 8 become a
-    Box–Muller pair; float32."""
+    """PyTorch's ``normal_fill_16_AVX2`` over the float uniforms ``k / 2**24``, ``k`` the low
+    24 bits of each 32-bit word (a multiple of 16 of them): in each block of 16, element j (< 8)
+    and j + 8 become a Box–Muller pair; float32.
+
+    >>> out = fill_normal16_words(np.full(16, 1 << 23, np.uint32), 0.0, 1.0)  # u = 1/2: r cos(pi), r sin(pi)
+    >>> out[[0, 8]]
+    array([-1.17741001e+00, -1.02932454e-07], dtype=float32)
+    """
     halves = np.ascontiguousarray(k, np.uint32).reshape(-1, 16).view("V32")  # (blocks, 2): 8 words each
     out = np.empty(k.size, _F32)
     out_halves = out.reshape(-1, 16).view("V32")
@@ -316,6 +322,8 @@ def fill_normal16_words(k: np.ndarray, mean: float, std: float) -> np.ndarray:
         # slice assignment of 32-byte items: faster than ``copyto`` (a different copy loop)
         k1.view("V32")[...] = halves[start:start + r, 0]
         k2.view("V32")[...] = halves[start:start + r, 1]
+        k1 &= _LOW24  # the float uniforms' bits, here where the words are in cache
+        k2 &= _LOW24
         _sincos_of(k2, work, n2, n1)  # n2 holds the sines, n1 the cosines
         _radius_of(k1, work, radius)
         n1 *= radius
