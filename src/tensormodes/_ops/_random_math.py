@@ -165,25 +165,25 @@ _ANGLE_STEP = _F32(_TWO_PI_32 * 2.0 ** -24)
 _DP_SUM = _DP[0] + _DP[1] + _DP[2]
 _TWO24 = float(1 << 24)
 _LOW24 = np.uint32((1 << 24) - 1)
+_SQRTHF_BITS = int(_SQRTHF_32.view(np.int32))
+_SIGN_BIT = np.int32(-(1 << 31))
 
 
 class _Work:
     """The temporaries of one pass (``n`` elements a side), allocated once per fill."""
 
-    __slots__ = ("f32", "f64", "i32", "mask", "words")
+    __slots__ = ("f32", "f64", "i32", "words")
 
     def __init__(self, n: int) -> None:
         self.f32 = tuple(np.empty(n, _F32) for _ in range(9))
         self.f64 = tuple(np.empty(n, _F64) for _ in range(3))
         self.i32 = tuple(np.empty(n, np.int32) for _ in range(2))
-        self.mask = np.empty(n, np.bool_)
         self.words = tuple(np.empty(n, np.uint32) for _ in range(2))
 
     def cut(self, n: int) -> None:
         """Shorten every buffer to ``n`` elements (the last, shorter pass)."""
         self.f32, self.f64, self.i32, self.words = (tuple(a[:n] for a in group)
                                                     for group in (self.f32, self.f64, self.i32, self.words))
-        self.mask = self.mask[:n]
 
 
 def _round_trip(y64: np.ndarray, y32: np.ndarray) -> None:
@@ -196,18 +196,19 @@ def _radius_of(k: np.ndarray, work: _Work, out: np.ndarray) -> np.ndarray:
     """``sqrt(-2 log256(1 - k / 2**24))`` into ``out`` (float32) for 0 <= k < 2**24."""
     big_k, m, x, e, z, y, t = work.f32[:7]
     x64, y64, z64 = work.f64
-    exponent = work.i32[0]
-    small = work.mask
+    exponent, small = work.i32
     np.copyto(big_k, k, casting=_U)
     np.subtract(_F32(_TWO24), big_k, out=big_k)  # u1 * 2**24, exact
     np.frexp(big_k, out=(m, exponent))  # the mantissa in [0.5, 1)
-    np.less(m, _SQRTHF_32, out=small)
-    np.subtract(m, _F32(1), out=x)
-    np.multiply(m, small, out=t)
-    x += t  # 2m - 1 below sqrt(1/2), else m - 1 (both exact)
+    m_bits = m.view(np.int32)
+    np.subtract(m_bits, _SQRTHF_BITS, out=small)
+    small >>= 31  # -1 where m < sqrt(1/2) (positive floats order as their bits), else 0
+    exponent += small
     np.copyto(e, exponent, casting=_U)
-    np.subtract(e, small, out=e, casting=_U)
-    e -= _F32(24)  # u1's exponent
+    e -= _F32(24)  # u1's exponent, one less below sqrt(1/2)
+    small <<= 23
+    m_bits -= small  # 2m below sqrt(1/2)
+    np.subtract(m, _F32(1), out=x)  # exact
     np.multiply(x, x, out=z)
     np.copyto(x64, x)
     np.multiply(x64, _LOG_P64[0], out=y64)
@@ -276,23 +277,21 @@ def _sincos_of(k: np.ndarray, work: _Work, sin: np.ndarray, cos: np.ndarray) -> 
     y64 *= x64
     np.copyto(ys, y64, casting=_U)
     # the polynomials trade places where bit 1 of j is set: both exchange the bits they differ in
-    # (select by bit masks: ``copyto(where=)`` is ten times slower); the signs: bit 2 of j, and of
-    # j - 2 inverted, into the sign bit
+    # (select by bit masks: ``copyto(where=)`` is ten times slower); the signs: the sine's is bit 2
+    # of j, the cosine's bit 1 xor bit 2 (j is 2 or 4)
     ys_bits, yc_bits, sin_bits, cos_bits = (a.view(np.int32) for a in (ys, yc, sin, cos))
-    np.left_shift(j, 30, out=t)
-    t >>= 31  # -1 where bit 1 of j is set, else 0
     np.bitwise_xor(ys_bits, yc_bits, out=sin_bits)
-    sin_bits &= t
+    np.left_shift(j, 30, out=t)  # bit 1 of j in the sign bit
+    np.right_shift(t, 31, out=cos_bits)  # -1 where it is set, else 0
+    sin_bits &= cos_bits
     np.bitwise_xor(yc_bits, sin_bits, out=cos_bits)
     sin_bits ^= ys_bits
-    np.bitwise_and(j, 4, out=t)
-    t <<= 29
-    sin_bits ^= t
-    j -= 2
-    np.invert(j, out=j)
-    j &= 4
-    j <<= 29
-    cos_bits ^= j
+    j <<= 29  # bit 2 of j in the sign bit, bit 1 below it
+    t ^= j
+    j &= _SIGN_BIT
+    t &= _SIGN_BIT
+    sin_bits ^= j
+    cos_bits ^= t
 
 
 def fill_normal16_words(k: np.ndarray, mean: float, std: float) -> np.ndarray:
