@@ -7,9 +7,9 @@ exactly as C does):
   (also on AVX-512 machines: that kernel is not built for AVX-512), whose ``log`` and
   ``sincos`` are Cephes polynomials in float32, compiled with fused multiply-adds.
   ``log256`` and ``sincos256`` evaluate the same polynomials with the same fusions for any
-  input; ``_fma`` is a correctly rounded float32 fused multiply-add. The kernel itself runs
-  ``log_uniform_complement`` and ``sincos_uniform_angle``: the same values on the 2**24
-  inputs the kernel can meet each, in a third of the time.
+  input; ``_fma`` is a correctly rounded float32 fused multiply-add. The kernel itself
+  (``fill_normal16_words``) runs ``_radius_of`` and ``_sincos_of``: the same values on the
+  2**24 inputs the kernel can meet each, in a fraction of the time.
 * Scalar samplers call the C library's double ``log``, ``log1p``, ``exp``, ``tan``, ``sin``
   and ``cos``. NumPy's own versions differ from glibc's in the last bit now and then, so
   ``libm`` takes a value from an extended-precision evaluation when that rounds
