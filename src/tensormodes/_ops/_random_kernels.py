@@ -194,7 +194,9 @@ def randperm(stream, n: int) -> np.ndarray:
         for i, j in enumerate(targets.tolist()):  # each swap depends on the ones before
             order[i], order[j] = order[j], order[i]
         return np.array(order, np.int64)
-    return _apply_swaps(targets, n)
+    if n <= 0x7FFF_FFFF:
+        targets = targets.astype(np.int32)
+    return _apply_swaps(targets, n).astype(np.int64, copy=False)
 
 
 # Below this size a Python loop of swaps is faster than the vectorised replay.
@@ -213,21 +215,22 @@ def _apply_swaps(targets: np.ndarray, n: int) -> np.ndarray:
     last earlier step targeting k, or k: chains of earlier steps, followed by pointer doubling.
     """
     m = n - 1
-    steps = np.arange(m, dtype=np.int64)
+    index = targets.dtype  # int32 when it holds n: half the memory traffic
+    steps = np.arange(m, dtype=index)
     step = _stable_order(targets)  # steps grouped by target, in step order inside a group
     target = targets[step]
     same = target[1:] == target[:-1]
-    before = np.empty(m, np.int64)  # in grouped order: the previous step with the same target, or -1
+    before = np.empty(m, index)  # in grouped order: the previous step with the same target, or -1
     before[0] = -1
     np.copyto(before[1:], np.where(same, step[:-1], -1))
-    previous = np.empty(m, np.int64)
+    previous = np.empty(m, index)
     previous[step] = before
     # the last earlier step targeting each position (or the position itself): the last step of its
     # group, or the one before it when that last one is the position's own (self) swap
     ends = np.append(np.flatnonzero(~same), m - 1)
     end_target, end_step = target[ends], step[ends]
     last_moved = np.where(end_step == end_target, before[ends], end_step)
-    source = np.arange(n, dtype=np.int64)
+    source = np.arange(n, dtype=index)
     source[end_target] = np.where(last_moved >= 0, last_moved, end_target)
     while True:  # follow the chains to their ends: held[k] is the end of k's chain
         further = source[source]
