@@ -11,7 +11,7 @@ Which draws each kernel makes (the facts the functions follow; PyTorch 2.13, CPU
 * ``normal_``: 16 or more contiguous elements: every element gets a uniform of its own
   type first, then blocks of 16 turn into Box–Muller pairs (j with j + 8); a tail of less
   than 16 redoes the last 16 with fresh uniforms. float32 runs the AVX2 kernel
-  (``_random_math.fill_normal16_float32``); float16 and bfloat16 run it too, in float,
+  (``_random_math.fill_normal16_words``); float16 and bfloat16 run it too, in float,
   but draw uniforms for the whole blocks only before the fresh 16 of the tail. Fewer
   elements (or a strided tensor): scalar Box–Muller in double with the second value cached in the generator.
 * integers: ``draw % range + from`` with a 32-bit draw, or a 64-bit one when the range is
@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from .. import _dtype as dt
-from ._random_math import box_muller_doubles, fill_normal16_float32, fma32, fma64, libm, uniform53, uniform_low_bits
+from ._random_math import box_muller_doubles, fill_normal16_words, fma32, fma64, libm, uniform53, uniform_low_bits
 
 __all__ = ["uniform", "uniform53", "normal", "integers_from_to", "integers_default", "bernoulli_scalar",
            "bernoulli_tensor",
@@ -76,16 +76,21 @@ def normal(stream, shape, dtype: dt.dtype, mean: float = 0.0, std: float = 1.0,
         return (values if dtype is dt.float64 else values.astype(np.float32)).astype(dtype._np).reshape(shape)
     wide = dtype is dt.float64
     whole = n - n % 16
-    if dtype is dt.float16 or dtype is dt.bfloat16:
-        # PyTorch draws float uniforms for the whole blocks only, then 16 fresh ones for the
-        # last 16 elements: n - n % 16 + 16 words in all (float32 and double draw n + 16)
-        uniforms = uniform_low_bits(stream, whole + (16 if whole != n else 0), 24)
-    else:
-        uniforms = uniform53(stream, n) if wide else uniform_low_bits(stream, n, 24)
+    if wide:
+        uniforms = uniform53(stream, n)
         if whole != n:  # PyTorch then redoes the last 16 with fresh uniforms: one pass does both
-            tail = uniform53(stream, 16) if wide else uniform_low_bits(stream, 16, 24)
-            uniforms = np.concatenate([uniforms[:whole], tail])
-    values = _fill_float64(uniforms, mean, std) if wide else fill_normal16_float32(uniforms, mean, std)
+            uniforms = np.concatenate([uniforms[:whole], uniform53(stream, 16)])
+        values = _fill_float64(uniforms, mean, std)
+    else:  # float uniforms k / 2**24: the kernel takes the words (k, their low 24 bits)
+        if dtype is dt.float16 or dtype is dt.bfloat16:
+            # PyTorch draws float uniforms for the whole blocks only, then 16 fresh ones for the
+            # last 16 elements: n - n % 16 + 16 words in all (float32 draws n + 16)
+            words = stream.words(whole + (16 if whole != n else 0))
+        else:
+            words = stream.words(n)
+            if whole != n:
+                words = np.concatenate([words[:whole], stream.words(16)])
+        values = fill_normal16_words(words, mean, std)
     out = values[:n]
     if whole != n:
         out[n - 16:] = values[whole:].copy()
@@ -178,13 +183,20 @@ def randperm(stream, n: int) -> np.ndarray:
     if n < 2:
         return np.arange(n, dtype=np.int64)
     targets = np.arange(n - 1, dtype=np.int64)
-    targets += stream.words(n - 1).astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)
+    words = stream.words(n - 1)
+    if n <= 0xFFFF_FFFF:  # a uint32 remainder: four times faster than an int64 one
+        words %= np.arange(n, 1, -1, dtype=np.uint32)
+        targets += words
+    else:
+        targets += words.astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)
     if n < _SWAPS_IN_PYTHON:
         order = list(range(n))
         for i, j in enumerate(targets.tolist()):  # each swap depends on the ones before
             order[i], order[j] = order[j], order[i]
         return np.array(order, np.int64)
-    return _apply_swaps(targets, n)
+    if n <= 0x7FFF_FFFF:
+        targets = targets.astype(np.int32)
+    return _apply_swaps(targets, n).astype(np.int64, copy=False)
 
 
 # Below this size a Python loop of swaps is faster than the vectorised replay.
@@ -203,21 +215,22 @@ def _apply_swaps(targets: np.ndarray, n: int) -> np.ndarray:
     last earlier step targeting k, or k: chains of earlier steps, followed by pointer doubling.
     """
     m = n - 1
-    steps = np.arange(m, dtype=np.int64)
+    index = targets.dtype  # int32 when it holds n: half the memory traffic
+    steps = np.arange(m, dtype=index)
     step = _stable_order(targets)  # steps grouped by target, in step order inside a group
     target = targets[step]
     same = target[1:] == target[:-1]
-    before = np.empty(m, np.int64)  # in grouped order: the previous step with the same target, or -1
+    before = np.empty(m, index)  # in grouped order: the previous step with the same target, or -1
     before[0] = -1
     np.copyto(before[1:], np.where(same, step[:-1], -1))
-    previous = np.empty(m, np.int64)
+    previous = np.empty(m, index)
     previous[step] = before
     # the last earlier step targeting each position (or the position itself): the last step of its
     # group, or the one before it when that last one is the position's own (self) swap
     ends = np.append(np.flatnonzero(~same), m - 1)
     end_target, end_step = target[ends], step[ends]
     last_moved = np.where(end_step == end_target, before[ends], end_step)
-    source = np.arange(n, dtype=np.int64)
+    source = np.arange(n, dtype=index)
     source[end_target] = np.where(last_moved >= 0, last_moved, end_target)
     while True:  # follow the chains to their ends: held[k] is the end of k's chain
         further = source[source]

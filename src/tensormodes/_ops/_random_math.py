@@ -7,9 +7,9 @@ exactly as C does):
   (also on AVX-512 machines: that kernel is not built for AVX-512), whose ``log`` and
   ``sincos`` are Cephes polynomials in float32, compiled with fused multiply-adds.
   ``log256`` and ``sincos256`` evaluate the same polynomials with the same fusions for any
-  input; ``_fma`` is a correctly rounded float32 fused multiply-add. The kernel itself runs
-  ``log_uniform_complement`` and ``sincos_uniform_angle``: the same values on the 2**24
-  inputs the kernel can meet each, in a third of the time.
+  input; ``_fma`` is a correctly rounded float32 fused multiply-add. The kernel itself
+  (``fill_normal16_words``) runs ``_radius_of`` and ``_sincos_of``: the same values on the
+  2**24 inputs the kernel can meet each, in a fraction of the time.
 * Scalar samplers call the C library's double ``log``, ``log1p``, ``exp``, ``tan``, ``sin``
   and ``cos``. NumPy's own versions differ from glibc's in the last bit now and then, so
   ``libm`` takes a value from an extended-precision evaluation when that rounds
@@ -23,7 +23,8 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["fill_normal16_float32", "libm", "box_muller_doubles", "fma64", "fma32", "uniform53", "uniform_low_bits"]
+__all__ = ["fill_normal16_float32", "fill_normal16_words", "libm", "box_muller_doubles", "fma64", "fma32", "uniform53",
+           "uniform_low_bits"]
 
 _F32 = np.float32
 _F64 = np.float64
@@ -138,179 +139,210 @@ def sincos256(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 _TWO_PI_32 = float(_F32(2.0 * math.pi))
-_CHUNK = 1 << 12  # blocks of 16 per pass: keeps the temporaries in cache
+_ROWS = 1 << 11  # blocks of 16 per pass: keeps the temporaries of a pass in cache
 
 
 # -- the float32 kernel, fast: the same values on the inputs it can meet ------------------------------
 #
-# ``fill_normal16_float32`` meets only 24-bit uniforms: ``log256`` sees ``1 - k / 2**24`` and
-# ``sincos256`` sees ``float32(2 pi) * (k / 2**24)``, 2**24 inputs each. The functions below
-# compute the same values with fewer passes: float32 NumPy arithmetic wherever the kernel's step
-# is an IEEE float operation (a fused step whose product is exact in float32 is one too), and a
-# fused multiply-add as a float64 product and sum rounded once to float32 — exact because no
-# rounding midpoint is met on these inputs, which ``tests/test_random_streams_more.py`` checks
-# by comparing with ``log256`` / ``sincos256`` on all 2**24 inputs of each.
+# ``fill_normal16_float32`` meets only 24-bit uniforms ``k / 2**24``: ``log256`` sees
+# ``1 - k / 2**24`` and ``sincos256`` sees ``float32(2 pi) * (k / 2**24)``, 2**24 inputs each.
+# ``_radius_of`` and ``_sincos_of`` compute the same values from ``k`` with far fewer passes:
+# float32 NumPy arithmetic wherever the kernel's step is an IEEE float operation (a fused step
+# whose product is exact in float32 is one too), a fused multiply-add as a float64 product and sum
+# rounded once to float32, and the three-step angle reduction as one float64 sum (each of its
+# float32 steps is exact there). No rounding midpoint is met on these inputs:
+# ``tests/test_random_streams_more.py`` compares both with ``log256`` / ``sincos256`` on all
+# 2**24 inputs of each.
 
 _U = "unsafe"
-_LOG_P32 = tuple(_F32(v) for v in _LOG_P)
+_LOG_P64 = _LOG_P  # the float32 coefficients, as Python floats
 _Q1_32, _Q2_32, _SQRTHF_32 = _F32(_LOG_Q1), _F32(_LOG_Q2), _F32(_SQRTHF)
 _FOPI_32 = _F32(_FOPI)
-_DP32 = tuple(_F32(v) for v in _DP)
-_COS_P32 = tuple(_F32(v) for v in _COS_P)
-_SIN_P32 = tuple(_F32(v) for v in _SIN_P)
+# theta = float32(2 pi) * (k / 2**24), rounded once: the same as k times this (a power-of-two scaling)
+_ANGLE_STEP = _F32(_TWO_PI_32 * 2.0 ** -24)
+# the reduction x + y DP1, + y DP2, fma(y, DP3, x): its first two float32 sums are exact on these
+# inputs and the whole sum fits a double, so it is x + y (DP1 + DP2 + DP3) rounded once
+_DP_SUM = _DP[0] + _DP[1] + _DP[2]
+_TWO24 = float(1 << 24)
+_LOW24 = np.uint32((1 << 24) - 1)
+_SQRTHF_BITS = int(_SQRTHF_32.view(np.int32))
+_SIGN_BIT = np.int32(-(1 << 31))
 
 
-class _Scratch:
-    """The temporaries of one pass (``n`` elements each), allocated once per fill."""
+class _Work:
+    """The temporaries of one pass (``n`` elements a side), allocated once per fill."""
 
-    __slots__ = ("f32", "f64", "i32", "mask")
+    __slots__ = ("f32", "f64", "i32", "words")
 
     def __init__(self, n: int) -> None:
-        self.f32 = tuple(np.empty(n, _F32) for _ in range(8))
-        self.f64 = tuple(np.empty(n, _F64) for _ in range(4))
+        self.f32 = tuple(np.empty(n, _F32) for _ in range(9))
+        self.f64 = tuple(np.empty(n, _F64) for _ in range(3))
         self.i32 = tuple(np.empty(n, np.int32) for _ in range(2))
-        self.mask = np.empty(n, np.bool_)
+        self.words = tuple(np.empty(n, np.uint32) for _ in range(2))
+
+    def cut(self, n: int) -> None:
+        """Shorten every buffer to ``n`` elements (the last, shorter pass)."""
+        self.f32, self.f64, self.i32, self.words = (tuple(a[:n] for a in group)
+                                                    for group in (self.f32, self.f64, self.i32, self.words))
 
 
-def _fused(y64: np.ndarray, y32: np.ndarray, b64: np.ndarray, c) -> None:
-    """``y32 = fma(y32, b, c)`` (``y64`` holds ``y32`` and ends holding the result too)."""
-    y64 *= b64
-    y64 += c
+def _round_trip(y64: np.ndarray, y32: np.ndarray) -> None:
+    """Round ``y64`` to float32 (into ``y32``) and back."""
     np.copyto(y32, y64, casting=_U)
     np.copyto(y64, y32)
 
 
-def log_uniform_complement(u1: np.ndarray, work: _Scratch, out: np.ndarray) -> np.ndarray:
-    """``log256(u1)`` into ``out`` for ``u1 = 1 - k / 2**24`` (float32, 0 <= k < 2**24)."""
-    x, z, y, t32 = work.f32[:4]
-    x64, y64, z64, c64 = work.f64
-    exponent, mantissa = work.i32
-    bits = u1.view(np.int32)
-    np.right_shift(bits, 23, out=exponent)
-    exponent -= 0x7F - 1
-    e = out  # the exponent as float32, then the result
+def _radius_of(k: np.ndarray, work: _Work, out: np.ndarray) -> np.ndarray:
+    """``sqrt(-2 log256(1 - k / 2**24))`` into ``out`` (float32) for 0 <= k < 2**24."""
+    big_k, m, x, e, z, y, t = work.f32[:7]
+    x64, y64, z64 = work.f64
+    exponent, small = work.i32
+    np.copyto(big_k, k, casting=_U)
+    np.subtract(_F32(_TWO24), big_k, out=big_k)  # u1 * 2**24, exact
+    np.frexp(big_k, out=(m, exponent))  # the mantissa in [0.5, 1)
+    m_bits = m.view(np.int32)
+    np.subtract(m_bits, _SQRTHF_BITS, out=small)
+    small >>= 31  # -1 where m < sqrt(1/2) (positive floats order as their bits), else 0
+    exponent += small
     np.copyto(e, exponent, casting=_U)
-    np.bitwise_and(bits, 0x007FFFFF, out=mantissa)
-    mantissa |= 0x3F000000  # in [0.5, 1)
-    m = mantissa.view(_F32)
-    small = np.less(m, _SQRTHF_32, out=work.mask)
-    np.subtract(m, _F32(1), out=x)
-    np.multiply(m, small, out=t32)
-    x += t32  # 2m - 1 below sqrt(1/2), else m - 1 (both exact)
-    np.subtract(e, small, out=e, casting=_U)
+    e -= _F32(24)  # u1's exponent, one less below sqrt(1/2)
+    small <<= 23
+    m_bits -= small  # 2m below sqrt(1/2)
+    np.subtract(m, _F32(1), out=x)  # exact
     np.multiply(x, x, out=z)
     np.copyto(x64, x)
-    np.multiply(x64, float(_LOG_P32[0]), out=y64)
-    y64 += float(_LOG_P32[1])
+    np.multiply(x64, _LOG_P64[0], out=y64)
+    y64 += _LOG_P64[1]
+    for p in _LOG_P64[2:]:
+        _round_trip(y64, y)
+        y64 *= x64
+        y64 += p
     np.copyto(y, y64, casting=_U)
-    np.copyto(y64, y)
-    for p in _LOG_P32[2:]:
-        _fused(y64, y, x64, float(p))
     y *= x
     np.copyto(y64, y)
     np.copyto(z64, z)
-    np.multiply(e, _Q1_32, out=t32)
-    np.copyto(c64, t32)
-    _fused(y64, y, z64, c64)
-    np.multiply(z, _F32(0.5), out=t32)  # fma(z, -0.5, y): the product is exact
-    y -= t32
+    y64 *= z64
+    np.multiply(e, _Q1_32, out=t)
+    np.copyto(x64, t)  # x64 is free again
+    y64 += x64
+    np.copyto(y, y64, casting=_U)
+    np.multiply(z, _F32(0.5), out=t)  # fma(z, -0.5, y): the product is exact
+    y -= t
     y += x
     e *= _Q2_32  # fma(e, Q2, x): e Q2 is exact (a small integer times 9 bits)
     e += y
-    return e
+    e *= _F32(-2)
+    return np.sqrt(e, out=out)
 
 
-def sincos_uniform_angle(theta: np.ndarray, work: _Scratch, sin: np.ndarray, cos: np.ndarray) -> None:
-    """``sincos256(theta)`` into ``sin``, ``cos`` for ``theta = float32(2 pi) * k / 2**24``
-    (float32; ``theta`` is overwritten)."""
-    x = theta
-    y, z, ys, t32 = work.f32[4:8]
-    x64, y64, z64, c64 = work.f64
+def _sincos_of(k: np.ndarray, work: _Work, sin: np.ndarray, cos: np.ndarray) -> None:
+    """``sincos256(float32(2 pi) * (k / 2**24))`` into ``sin``, ``cos`` for 0 <= k < 2**24."""
+    theta, x, z, yc, ys, q = work.f32[:6]
+    x64, y64, z64 = work.f64
     j, t = work.i32
-    np.multiply(x, _FOPI_32, out=t32)
-    np.copyto(j, t32, casting=_U)  # truncation, as _mm256_cvttps_epi32
+    np.copyto(theta, k, casting=_U)  # exact: k < 2**24
+    theta *= _ANGLE_STEP
+    np.multiply(theta, _FOPI_32, out=q)
+    np.copyto(j, q, casting=_U)  # truncation, as _mm256_cvttps_epi32
     j += 1
     j &= ~1
-    np.copyto(y, j, casting=_U)
-    np.multiply(y, _DP32[0], out=t32)  # y (at most 8) times the short DP1, DP2: exact products
-    x += t32
-    np.multiply(y, _DP32[1], out=t32)
-    x += t32
-    np.copyto(y64, y)
-    y64 *= float(_DP32[2])
-    np.copyto(c64, x)
-    y64 += c64
-    np.copyto(x, y64, casting=_U)
+    np.copyto(x64, j)
+    x64 *= _DP_SUM
+    np.copyto(y64, theta)
+    x64 += y64
+    _round_trip(x64, x)
     np.multiply(x, x, out=z)
     np.copyto(z64, z)
-    np.multiply(z64, float(_COS_P32[0]), out=y64)
-    y64 += float(_COS_P32[1])
-    np.copyto(cos, y64, casting=_U)
-    np.copyto(y64, cos)
-    _fused(y64, cos, z64, float(_COS_P32[2]))
-    cos *= z
-    np.copyto(y64, cos)
-    np.multiply(z, _F32(-0.5), out=t32)
-    np.copyto(c64, t32)
-    _fused(y64, cos, z64, c64)
-    cos += _F32(1)
-    np.multiply(z64, float(_SIN_P32[0]), out=y64)
-    y64 += float(_SIN_P32[1])
+    np.multiply(z64, _COS_P[0], out=y64)
+    y64 += _COS_P[1]
+    _round_trip(y64, yc)
+    y64 *= z64
+    y64 += _COS_P[2]
+    np.copyto(yc, y64, casting=_U)
+    yc *= z
+    np.copyto(y64, yc)
+    y64 -= 0.5  # fma(yc, z, -z / 2) = (yc - 1/2) z: exact in double, rounded once
+    y64 *= z64
+    np.copyto(yc, y64, casting=_U)
+    yc += _F32(1)
+    np.multiply(z64, _SIN_P[0], out=y64)
+    y64 += _SIN_P[1]
+    _round_trip(y64, ys)
+    y64 *= z64
+    y64 += _SIN_P[2]
     np.copyto(ys, y64, casting=_U)
-    np.copyto(y64, ys)
-    _fused(y64, ys, z64, float(_SIN_P32[2]))
     ys *= z
     np.copyto(y64, ys)
-    np.copyto(x64, x)
+    y64 += 1.0  # fma(ys, x, x) = (ys + 1) x: exact in double, rounded once
     y64 *= x64
-    y64 += x64
     np.copyto(ys, y64, casting=_U)
-    swap = np.not_equal(np.bitwise_and(j, 2, out=t), 0, out=work.mask)  # the polynomials trade places
-    np.copyto(sin, ys)
-    np.copyto(sin, cos, where=swap)
-    np.copyto(cos, ys, where=swap)
-    np.bitwise_and(j, 4, out=t)  # the signs: bit 2 of j, of j - 2 inverted, into the sign bit
-    t <<= 29
-    sin.view(np.int32)[...] ^= t
-    j -= 2
-    np.invert(j, out=j)
-    j &= 4
-    j <<= 29
-    cos.view(np.int32)[...] ^= j
+    # the polynomials trade places where bit 1 of j is set: both exchange the bits they differ in
+    # (select by bit masks: ``copyto(where=)`` is ten times slower); the signs: the sine's is bit 2
+    # of j, the cosine's bit 1 xor bit 2 (j is 2 or 4)
+    ys_bits, yc_bits, sin_bits, cos_bits = (a.view(np.int32) for a in (ys, yc, sin, cos))
+    np.bitwise_xor(ys_bits, yc_bits, out=sin_bits)
+    np.left_shift(j, 30, out=t)  # bit 1 of j in the sign bit
+    np.right_shift(t, 31, out=cos_bits)  # -1 where it is set, else 0
+    sin_bits &= cos_bits
+    np.bitwise_xor(yc_bits, sin_bits, out=cos_bits)
+    sin_bits ^= ys_bits
+    j <<= 29  # bit 2 of j in the sign bit, bit 1 below it
+    t ^= j
+    j &= _SIGN_BIT
+    t &= _SIGN_BIT
+    sin_bits ^= j
+    cos_bits ^= t
 
 
-def fill_normal16_float32(u: np.ndarray, mean: float, std: float) -> np.ndarray:
-    """PyTorch's ``normal_fill_16_AVX2`` over float32 uniforms (a multiple of 16 of them, each
-    ``k / 2**24``): in each block of 16, element j (< 8) and j + 8 become a Box–Muller pair."""
-    blocks = u.reshape(-1, 16)
-    out = np.empty(blocks.shape, _F32)
+def fill_normal16_words(k: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """PyTorch's ``normal_fill_16_AVX2`` over the float uniforms ``k / 2**24``, ``k`` the low
+    24 bits of each 32-bit word (a multiple of 16 of them): in each block of 16, element j (< 8)
+    and j + 8 become a Box–Muller pair; float32.
+
+    >>> out = fill_normal16_words(np.full(16, 1 << 23, np.uint32), 0.0, 1.0)  # u = 1/2: r cos(pi), r sin(pi)
+    >>> out[[0, 8]]
+    array([-1.17741001e+00, -1.02932454e-07], dtype=float32)
+    """
+    halves = np.ascontiguousarray(k, np.uint32).reshape(-1, 16).view("V32")  # (blocks, 2): 8 words each
+    out = np.empty(k.size, _F32)
+    out_halves = out.reshape(-1, 16).view("V32")
     mean32, std32 = float(_F32(mean)), float(_F32(std))
-    rows = min(_CHUNK, blocks.shape[0])
-    work = _Scratch(8 * rows)
-    radius, sin, cos = (np.empty((rows, 8), _F32) for _ in range(3))
-    u1, theta = np.empty((rows, 8), _F32), np.empty((rows, 8), _F32)
-    for start in range(0, blocks.shape[0], _CHUNK):
-        part = blocks[start:start + _CHUNK]
-        r = part.shape[0]
-        if r != rows:  # the last, shorter pass
-            rows, work = r, _Scratch(8 * r)
-            radius, sin, cos, u1, theta = (a[:r] for a in (radius, sin, cos, u1, theta))
-        np.subtract(_F32(1), part[:, :8], out=u1)
-        np.multiply(_F32(_TWO_PI_32), part[:, 8:], out=theta)
-        log_uniform_complement(u1.reshape(-1), work, radius.reshape(-1))
-        radius *= _F32(-2)
-        np.sqrt(radius, out=radius)
-        sincos_uniform_angle(theta.reshape(-1), work, sin.reshape(-1), cos.reshape(-1))
-        n1, n2 = out[start:start + r, :8], out[start:start + r, 8:]
-        np.multiply(radius, cos, out=n1)
-        np.multiply(radius, sin, out=n2)
+    blocks = halves.shape[0]
+    rows = min(_ROWS, blocks)
+    work = _Work(8 * rows)
+    radius, n1, n2 = work.f32[6:9]
+    for start in range(0, blocks, _ROWS):
+        r = min(_ROWS, blocks - start)
+        if r != rows:
+            rows = r
+            work.cut(8 * r)
+            radius, n1, n2 = work.f32[6:9]
+        k1, k2 = work.words
+        # slice assignment of 32-byte items: faster than ``copyto`` (a different copy loop)
+        k1.view("V32")[...] = halves[start:start + r, 0]
+        k2.view("V32")[...] = halves[start:start + r, 1]
+        k1 &= _LOW24  # the float uniforms' bits, here where the words are in cache
+        k2 &= _LOW24
+        _sincos_of(k2, work, n2, n1)  # n2 holds the sines, n1 the cosines
+        _radius_of(k1, work, radius)
+        n1 *= radius
+        n2 *= radius
         if std32 != 1.0 or mean32 != 0.0:
             n1[...] = _fma(n1.astype(_F64), std32, mean32)
             n2[...] = _fma(n2.astype(_F64), std32, mean32)
         else:  # the kernel's fused n * 1 + 0 still turns -0 into +0
             n1 += _F32(0)
             n2 += _F32(0)
-    return out.reshape(-1)
+        out_halves[start:start + r, 0] = n1.view("V32")
+        out_halves[start:start + r, 1] = n2.view("V32")
+    return out
+
+
+def fill_normal16_float32(u: np.ndarray, mean: float, std: float) -> np.ndarray:
+    """``fill_normal16_words`` over float32 uniforms ``k / 2**24`` (a multiple of 16 of them)."""
+    k = np.empty(u.size, np.uint32)
+    np.multiply(u.reshape(-1), _F32(2.0 ** 24), out=k, casting=_U)
+    return fill_normal16_words(k, mean, std)
 
 
 # -- the C library's double functions ----------------------------------------------------------------
