@@ -7,7 +7,6 @@ random inputs with PyTorch itself, bit for bit."""
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -15,18 +14,9 @@ import pytest
 
 import tensormodes as tm
 
+from .test_fuzz_precision import _same
+
 NAN, INF = float("nan"), float("inf")
-
-
-def _same(values, expected):
-    """Equal lists of floats, NaN matching NaN, signed zeros told apart."""
-    assert len(values) == len(expected), (values, expected)
-    for v, e in zip(values, expected):
-        if isinstance(e, complex) or isinstance(v, complex):
-            _same([complex(v).real, complex(v).imag], [complex(e).real, complex(e).imag])
-            continue
-        assert (math.isnan(v) and math.isnan(e)) or (v == e and math.copysign(1, v) == math.copysign(1, e)), \
-            (values, expected)
 
 
 # -- cumprod's gradient --------------------------------------------------------------------------

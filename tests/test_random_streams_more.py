@@ -12,6 +12,8 @@ import pytest
 
 import tensormodes as tm
 
+from .test_random_streams import _same as _same_bits
+
 
 def _seeded(seed: int = 0):
     tm.manual_seed(seed)
@@ -21,23 +23,7 @@ def _seeded(seed: int = 0):
 def _same(expression: str, seeds=(0, 1, 7, 123)):
     """``expression`` (over ``L``) gives the same bits in both libraries after ``manual_seed``,
     and leaves the generator in the same state."""
-    torch = pytest.importorskip("torch")
-    for seed in seeds:
-        torch.manual_seed(seed)
-        expected = eval(expression, {"L": torch})
-        torch_state = torch.get_rng_state().tolist()
-        tm.manual_seed(seed)
-        got = eval(expression, {"L": tm})
-        if isinstance(expected, torch.Tensor):
-            expected, got = [expected], [got]
-        for e, g in zip(expected, got, strict=True):
-            e = e.detach()
-            e_np = (e.float() if e.dtype == torch.bfloat16 else e).numpy()
-            g_np = g.detach().float().numpy() if g.dtype == tm.bfloat16 else g.detach().numpy()
-            assert e_np.dtype == g_np.dtype and e_np.shape == g_np.shape, expression
-            e_np, g_np = np.ascontiguousarray(e_np), np.ascontiguousarray(g_np)
-            assert np.array_equal(e_np.view(np.uint8), g_np.view(np.uint8)), (expression, seed)
-        assert tm.get_rng_state().tolist() == torch_state, (expression, seed)
+    _same_bits(expression, seeds)
 
 
 # -- reduced-precision normals -------------------------------------------------------------------------
