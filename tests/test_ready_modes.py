@@ -482,10 +482,11 @@ def test_nan_check_ignores_uninitialized_memory():
             tm.empty(2) + 1
 
 
-def test_a_composite_running_in_one_thread_hides_no_call_of_another():
+def test_a_composite_running_in_one_thread_hides_no_call_of_another(request):
     """Counters keep their composite depth per thread: a traced script's threads share one mode."""
     from tensormodes._api.build import composite
     from tensormodes._ops.registry import Tensor
+    from tensormodes._overrides.dispatch import OVERRIDABLE, PUBLIC_NAMES
 
     inside, go_on = threading.Event(), threading.Event()
 
@@ -496,6 +497,15 @@ def test_a_composite_running_in_one_thread_hides_no_call_of_another():
 
     waiting.__module__ = __name__
     waiting = composite(__name__)(waiting)
+
+    def unregister():  # the overridable-function lists must not keep this test's function
+        registered = OVERRIDABLE[sys.modules[__name__]]
+        registered.remove(waiting)
+        if not registered:
+            del OVERRIDABLE[sys.modules[__name__]]
+        del PUBLIC_NAMES[waiting]
+
+    request.addfinalizer(unregister)
     x = tm.ones(2)
     with OpCounterMode() as counter:
         worker = threading.Thread(target=contextvars.copy_context().run, args=(waiting, x))
