@@ -159,7 +159,7 @@ KNOWN: dict[tuple[str, str], Difference] = {
         "the order of its additions and fused multiply-adds (and on oneDNN skipping padded positions)", _EXTREME)
        for name in ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "convolution", "matmul", "addmm",
                     "dot", "mm", "bmm", "mv", "einsum", "tensordot", "linear", "avg_pool1d", "avg_pool2d",
-                    "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "cdist")
+                    "avg_pool3d", "_adaptive_avg_pool2d", "adaptive_avg_pool1d", "cdist")
        for kind in ("result values", "gradient values")},
     **{(name, "result values"): Difference(
         "complex products: whether PyTorch rounds each of a*c and b*d or fuses them depends on its build and on "
@@ -311,6 +311,13 @@ KNOWN: dict[tuple[str, str], Difference] = {
 
 # index_put's backward: the 0-dim masks above, and a real values tensor written into a complex input
 _MASKS = KNOWN[("index_put", "backward computes")]
+KNOWN[("norm", "gradient values")] = Difference(
+    "a 0-dim input's 2-norm along dim 0: PyTorch's torch.norm with a dim squares in float32 (inf beyond 1.8e19, so "
+    "the gradient is x / inf = -0) while its own path without a dim, and tensormodes', give |x|",
+    lambda case: isinstance(case.args[0], np.ndarray) and case.args[0].ndim == 0 and _EXTREME(case))
+KNOWN[("linalg_householder_product", "gradient presence")] = Difference(
+    "empty inputs: PyTorch's formula returns undefined gradients (None), tensormodes' empty zeros",
+    lambda case: any(isinstance(a, np.ndarray) and a.size == 0 for a in case.args[:2]))
 KNOWN[("index_put", "backward computes")] = Difference(
     _MASKS.text + "; and " + _COMPLEX_REAL_BACKWARD, _either(_MASKS.applies, _with_dtypes("c")))
 

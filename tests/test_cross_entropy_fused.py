@@ -11,6 +11,7 @@ import pytest
 
 import tensormodes as tm
 import tensormodes.nn.functional as F
+from tensormodes._autograd.engine import run_backward
 
 from .recording import Recorder
 
@@ -303,5 +304,9 @@ def test_modes_see_cross_entropy_and_one_backward_call():
         loss = F.cross_entropy(x, target)
     assert log.names == ["tensormodes.nn.functional.cross_entropy"]
     with Recorder() as log:
-        tm.autograd.grad(loss, x)
+        tm.autograd.grad(loss, x, retain_graph=True)
+    assert log.names == [None]  # autograd.grad, one call to a mode as in PyTorch (resolve_name gives None there too)
+    seed = tm.ones(())
+    with Recorder() as log:  # the engine below it: one formula call
+        run_backward([loss], [seed], retain_graph=False, create_graph=False, inputs=[x], accumulate=False)
     assert log.names == ["tensormodes._cross_entropy_loss_backward"]

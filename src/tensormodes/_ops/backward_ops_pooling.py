@@ -24,6 +24,7 @@ from .adaptive_pooling import _averaging_matrix, _check_adaptive_avg_grad
 from .common import ops
 from .meta_rules import rule
 from .pooling import zeros_as as _zeros_as
+from .pooling import zeros_shaped as _zeros_shaped
 from .products import matmul as _matmul
 from .registry import Sample, Tensor, TensorSpec, op
 from .scatter_gather import scatter as _scatter
@@ -38,10 +39,10 @@ def _check_planes(function: str, grad_output, input) -> None:
 
 # -- adaptive average pooling -----------------------------------------------------------------------
 
-def _adaptive_avg_pool2d_backward_grad(grad, grad_output, input, needs_input_grad):
+def _adaptive_avg_pool2d_backward_grad(grad, grad_output_shape, input_shape, input_dtype, needs_input_grad):
     # Linear in grad_output: its gradient is the forward pooling again; zeros for the input (PyTorch's)
-    return (ops._adaptive_avg_pool2d(grad, list(grad_output.shape[-2:])) if needs_input_grad[0] else None,
-            _zeros_as(input) if needs_input_grad[1] else None)
+    return (ops._adaptive_avg_pool2d(grad, list(grad_output_shape[-2:])) if needs_input_grad[0] else None,
+            _zeros_shaped(input_shape, input_dtype, grad.device) if needs_input_grad[1] else None)
 
 
 def _adaptive_avg_pool2d_backward_meta(grad_output, input):

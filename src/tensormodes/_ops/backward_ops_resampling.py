@@ -25,7 +25,7 @@ import numpy as np
 from .._meta_array import MetaArray
 from .common import HALF_TYPES, ops
 from .meta_rules import rule
-from .pooling import zeros_as
+from .pooling import zeros_shaped
 from .registry import Sample, Tensor, TensorSpec, op
 from .resampling import _pad_plan, _probe, _upsample_plan
 from .scatter_gather import index_add as _index_add
@@ -93,9 +93,9 @@ def _pad_backward(name: str, spatial: int, reflect: bool):
         plan_of(grad_output, input, padding)
         return MetaArray(tuple(input.shape), grad_output.dtype)
 
-    def grad_formula(grad, input, padding, needs_input_grad):
+    def grad_formula(grad, input_shape, input_dtype, padding, needs_input_grad):
         return (getattr(ops, f"_{forward}")(grad, padding) if needs_input_grad[0] else None,
-                zeros_as(input) if needs_input_grad[1] else None)
+                zeros_shaped(input_shape, input_dtype, grad.device) if needs_input_grad[1] else None)
 
     meta.__name__, grad_formula.__name__ = f"_{name}_meta", f"_{name}_grad"
     return kernel, rule(meta), grad_formula

@@ -645,16 +645,22 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 def zeros_as(t):
     """PyTorch's ``zeros_like(self)`` in a backward op's own formula, which its dispatch level sees
     as ``zeros`` (its ``zeros_like`` of a dense tensor calls ``zeros``)."""
-    return ops.zeros(tuple(t.shape), dtype=t.dtype, device=t.device)
+    return zeros_shaped(t.shape, t.dtype, t.device)
 
 
-def _avg_pool2d_backward_grad(grad, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                              divisor_override, needs_input_grad):
+def zeros_shaped(shape, dtype, device):
+    """``zeros_as`` from a tensor's saved sizes and dtype (a formula asking ``<param>_shape`` and
+    ``<param>_dtype`` keeps no tensor, so an in-place change of it does not void the graph)."""
+    return ops.zeros(tuple(shape), dtype=dtype, device=device)
+
+
+def _avg_pool2d_backward_grad(grad, input_shape, input_dtype, kernel_size, stride, padding, ceil_mode,
+                              count_include_pad, divisor_override, needs_input_grad):
     # The backward is linear in grad_output: its own gradient is the average pooling again; zeros
     # for the input, whose values it never reads (as PyTorch's).
     return (ops.nn.functional.avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                          divisor_override) if needs_input_grad[0] else None,
-            zeros_as(input) if needs_input_grad[1] else None)
+            zeros_shaped(input_shape, input_dtype, grad.device) if needs_input_grad[1] else None)
 
 
 @op(function=False, meta=rule(_avg_pool2d_backward_meta),

@@ -20,7 +20,7 @@ first op where two runs diverge.
 >>> print(dm.debug_string())
     aten::exp(t$0: f32[2])  ->  t$1: f32[2]
     aten::sum(t$1: f32[2])  ->  t$2: f32[]
-    aten::ones_like(t$2: f32[], pin_memory=False)  ->  t$3: f32[]
+    aten::ones_like(t$2: f32[], pin_memory=False, memory_format=tensormodes.preserve_format)  ->  t$3: f32[]
     aten::expand(t$3: f32[], [2])  ->  t$4: f32[2]
     aten::mul.Tensor(t$4: f32[2], t$1: f32[2])  ->  t$5: f32[2]
     aten::detach(t$5: f32[2])  ->  t$6: f32[2]
