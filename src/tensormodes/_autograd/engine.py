@@ -237,17 +237,16 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
         # that can send a gradient to a node was created after it, so it has run by then.
         ready = [(-node._sequence_nr, node) for node in buffers]
         heapify(ready)
+        pending = _leaf_dependencies(roots, buffers) if direct else None
         while ready:
             node = heappop(ready)[1]
-            grads = buffers.pop(node)
+            grads = buffers.pop(node, None)
+            if grads is None:  # an accumulation that ran early (see _ready_leaves)
+                continue
             if node._special:
                 grads = _before_node(node, grads)
             if targets:
-                for output_nr, grad in enumerate(grads):
-                    index = targets.get((id(node), output_nr))
-                    if index is not None and grad is not None:
-                        captured[index] = grad
-                grad = None
+                _capture(node, grads, targets, captured)
             if type(node) is AccumulateGrad:
                 if accumulate and grads[0] is not None:
                     leaf = node._variable()
@@ -271,6 +270,8 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
             if not retain_graph:
                 node.release()
             if results is None:
+                if pending is not None:
+                    _ready_leaves(node, pending, buffers, ready)
                 continue
             # No other reference to a gradient may stay alive here (see _SOLE_IN_RESULTS): one would
             # keep _accumulate from taking it over.
@@ -290,6 +291,8 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
                     buffers[child] = [grad] if output_nr == 0 else [None] * output_nr + [grad]
                     heappush(ready, (-child._sequence_nr, child))
             grad = None
+            if pending is not None:
+                _ready_leaves(node, pending, buffers, ready)
     finally:
         _GRAD_ENABLED.set(previous_grad_mode)
 
@@ -300,6 +303,45 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
                                    "graph. Set allow_unused=True if this is the desired behavior.")
         return tuple(captured)
     return None
+
+
+# Keys of accumulations ready to run: below every node's key (-sequence number), so they run next,
+# in the order they became ready. PyTorch's AccumulateGrad nodes have the highest sequence number.
+_FIRST = -(1 << 62)
+
+
+def _capture(node: Node, grads: list, targets: dict, captured: list) -> None:
+    """For ``autograd.grad``: keep the gradients entering ``node`` that are wanted."""
+    for output_nr, grad in enumerate(grads):
+        index = targets.get((id(node), output_nr))
+        if index is not None and grad is not None:
+            captured[index] = grad
+
+
+def _leaf_dependencies(roots: list, buffers: dict) -> dict | None:
+    """For each leaf's accumulation below ``roots``: how many edges lead to it (PyTorch's
+    dependency count), with a counter of accumulations made ready under ``None``. Counted only
+    where the order is seen, while the dispatch level listens (else None)."""
+    if not buffers or not below_listens(next(iter(buffers.values()))[-1]):
+        return None
+    pending: dict = {None: 0}
+    for node in _graph_nodes(roots):
+        for child, _ in node.next_functions:
+            if type(child) is AccumulateGrad:
+                pending[child] = pending.get(child, 0) + 1
+    return pending
+
+
+def _ready_leaves(node: Node, pending: dict, buffers: dict, ready: list) -> None:
+    """After ``node`` has run (or been passed over): an accumulation all of whose producers have
+    run runs next, as in PyTorch, rather than at its own sequence number (its queued entry is
+    then stale and skipped)."""
+    for child, _ in node.next_functions:
+        if type(child) is AccumulateGrad and child in pending:
+            pending[child] -= 1
+            if pending[child] == 0 and child in buffers:
+                pending[None] += 1
+                heappush(ready, (_FIRST + pending[None], child))
 
 
 def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict]:
