@@ -227,7 +227,7 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
 
 def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: bool, create_graph: bool,
               inputs: list | None, allow_unused: bool, accumulate: bool):
-    roots, buffers = _seeded_buffers(outputs, grad_outputs)
+    roots, buffers, listens = _seeded_buffers(outputs, grad_outputs)
     targets, captured, useful = _targets(inputs, roots)
     direct = accumulate and not targets
     previous_grad_mode = _GRAD_ENABLED.get()
@@ -237,7 +237,7 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
         # that can send a gradient to a node was created after it, so it has run by then.
         ready = [(-node._sequence_nr, node) for node in buffers]
         heapify(ready)
-        pending = _leaf_dependencies(roots, buffers) if direct else None
+        pending = _leaf_dependencies(roots) if direct and listens else None
         while ready:
             node = heappop(ready)[1]
             grads = buffers.pop(node, None)
@@ -318,12 +318,10 @@ def _capture(node: Node, grads: list, targets: dict, captured: list) -> None:
             captured[index] = grad
 
 
-def _leaf_dependencies(roots: list, buffers: dict) -> dict | None:
+def _leaf_dependencies(roots: list) -> dict:
     """For each leaf's accumulation below ``roots``: how many edges lead to it (PyTorch's
     dependency count), with a counter of accumulations made ready under ``None``. Counted only
-    where the order is seen, while the dispatch level listens (else None)."""
-    if not buffers or not below_listens(next(iter(buffers.values()))[-1]):
-        return None
+    where the order is seen, while the dispatch level listens."""
     pending: dict = {None: 0}
     for node in _graph_nodes(roots):
         for child, _ in node.next_functions:
@@ -344,12 +342,13 @@ def _ready_leaves(node: Node, pending: dict, buffers: dict, ready: list) -> None
                 heappush(ready, (_FIRST + pending[None], child))
 
 
-def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict]:
-    """The root nodes, and the gradient buffers seeded with the output gradients (ones for a
-    scalar output given none). The gradients are referenced by their buffers only, so
-    ``_accumulate`` may take them over."""
+def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict, bool]:
+    """The root nodes, the gradient buffers seeded with the output gradients (ones for a
+    scalar output given none), and whether the dispatch level listens to the first. The
+    gradients are referenced by their buffers only, so ``_accumulate`` may take them over."""
     roots = []
     buffers: dict[Node, list] = {}
+    listens = False
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
         if not out._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
@@ -357,14 +356,18 @@ def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict]:
         if grad is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            grad = ops.ones_like(out) if below_listens(out) else ones_like(out)
+            listening = below_listens(out)
+            grad = ops.ones_like(out) if listening else ones_like(out)
         elif meta_of(grad)[0] != shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(meta_of(grad)[0])} and "
                                f"output[{i}] has a shape of {list(shape)}.")
+        else:
+            listening = below_listens(grad)
+        listens = listens or listening
         node, output_nr = grad_edge(out)
         roots.append(node)
         _add_to_buffer(buffers, node, output_nr, grad)
-    return roots, buffers
+    return roots, buffers, listens
 
 
 def _targets(inputs: list | None, roots: list) -> tuple[dict, list, set | None]:
