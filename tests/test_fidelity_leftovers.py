@@ -287,3 +287,33 @@ def test_accumulation_order_is_pytorchs(program):
     from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
 
     assert _accumulation_ops(torch, TorchMode, program) == ACCUMULATIONS[program]
+
+
+def _grad_calls_in_functional(library, mode_base) -> list[str]:
+    """The ``autograd.grad`` calls a mode sees while ``jacobian``, ``hessian`` and ``vjp`` run."""
+    seen = []
+
+    class Log(mode_base):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if getattr(func, "__name__", "") == "grad":
+                seen.append(f"grad {len(args)} {sorted(kwargs or {})}")
+            return func(*args, **(kwargs or {}))
+
+    x = library.tensor([1.0, 2.0], requires_grad=True)
+    functional = library.autograd.functional
+    with Log():
+        assert functional.jacobian(lambda t: t * t, x).tolist() == [[2.0, 0.0], [0.0, 4.0]]
+        assert functional.hessian(lambda t: (t ** 3).sum(), x).tolist() == [[6.0, 0.0], [0.0, 12.0]]
+        functional.vjp(lambda t: t * t, x, library.ones(2))
+    return seen
+
+
+def test_autograd_functional_goes_through_the_overridable_grad():
+    assert _grad_calls_in_functional(tm, TorchFunctionMode) == [f"grad 2 {GRAD_KEYWORDS}"] * 6
+
+
+@pytest.mark.torch
+def test_autograd_functional_grad_calls_are_pytorchs():
+    from torch.overrides import TorchFunctionMode as TorchMode
+
+    assert _grad_calls_in_functional(torch, TorchMode) == _grad_calls_in_functional(tm, TorchFunctionMode)
