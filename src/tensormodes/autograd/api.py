@@ -1,11 +1,14 @@
-"""``grad`` and ``backward`` as PyTorch's public functions: overridable, so tensor-likes among the
-outputs and inputs and every active ``__torch_function__`` mode see the call (PyTorch's
-``handle_torch_function(grad, ...)``, with the same arguments), then the engine's."""
+"""``grad`` and ``backward`` as PyTorch's public functions: overridable by the tensor-likes and
+Tensor subclasses among the outputs and inputs (PyTorch's ``handle_torch_function(grad, ...)``,
+with the same arguments; the active modes then see the call first). Called on plain tensors they
+go to the engine directly, so that a mode sees the gradient formulas' public calls instead (DESIGN:
+formulas are written with public ops so that modes see them; PyTorch's modes see the call)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .._api.tensor import Tensor
 from .._autograd import api as _engine_api
 from ..overrides import handle_torch_function, has_torch_function, is_tensor_like
 
@@ -23,6 +26,11 @@ def _inputs_tuple(inputs, function: str) -> tuple:
     return tuple(inputs)
 
 
+def _overriding(values: tuple) -> tuple:
+    """The tensor-likes and Tensor subclass instances among ``values`` (plain tensors are not)."""
+    return tuple(t for t in values if type(t) is not Tensor and is_tensor_like(t))
+
+
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
              inputs=None) -> None:
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves they depend on.
@@ -36,8 +44,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     if inputs is not None and not inputs_tuple:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = (tensors,) if is_tensor_like(tensors) else tuple(tensors)
-    overridable = tuple(t for t in tensors + inputs_tuple if is_tensor_like(t))
-    if has_torch_function(overridable):
+    overridable = _overriding(tensors + inputs_tuple)
+    if overridable and has_torch_function(overridable):
         return handle_torch_function(backward, overridable, tensors, grad_tensors=grad_tensors,
                                      retain_graph=retain_graph, create_graph=create_graph,
                                      inputs=inputs_tuple if inputs is not None else None)
@@ -63,8 +71,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     inputs_tuple = _inputs_tuple(inputs, "grad")
     if not inputs_tuple:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    overridable = tuple(t for t in outputs + inputs_tuple if is_tensor_like(t))
-    if has_torch_function(overridable):
+    overridable = _overriding(outputs + inputs_tuple)
+    if overridable and has_torch_function(overridable):
         result = handle_torch_function(grad, overridable, outputs, inputs_tuple, grad_outputs=grad_outputs,
                                        retain_graph=retain_graph, create_graph=create_graph,
                                        only_inputs=only_inputs, allow_unused=allow_unused,
