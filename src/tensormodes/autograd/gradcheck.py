@@ -3,7 +3,7 @@
 
 As PyTorch's, they work on the inputs through their public methods and take gradients with the
 public ``autograd.grad``, so tensor-likes (objects with ``__torch_function__``) are checked as
-tensors are, and an active mode sees each ``autograd.grad`` call.
+tensors are, their handlers seeing each call.
 
 >>> import tensormodes as tm
 >>> x = tm.tensor([0.5, -1.0], dtype=tm.float64, requires_grad=True)
