@@ -237,11 +237,11 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
         # that can send a gradient to a node was created after it, so it has run by then.
         ready = [(-node._sequence_nr, node) for node in buffers]
         heapify(ready)
-        pending = _leaf_dependencies(roots) if direct and listens else None
+        pending = _LeafOrder(roots) if direct and listens else None
         while ready:
             node = heappop(ready)[1]
             grads = buffers.pop(node, None)
-            if grads is None:  # an accumulation that ran early (see _ready_leaves)
+            if grads is None:  # an accumulation that ran early (see _LeafOrder)
                 continue
             if node._special:
                 grads = _before_node(node, grads)
@@ -271,7 +271,7 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
                 node.release()
             if results is None:
                 if pending is not None:
-                    _ready_leaves(node, pending, buffers, ready)
+                    pending.after(node, buffers, ready)
                 continue
             # No other reference to a gradient may stay alive here (see _SOLE_IN_RESULTS): one would
             # keep _accumulate from taking it over.
@@ -292,7 +292,7 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
                     heappush(ready, (-child._sequence_nr, child))
             grad = None
             if pending is not None:
-                _ready_leaves(node, pending, buffers, ready)
+                pending.after(node, buffers, ready)
     finally:
         _GRAD_ENABLED.set(previous_grad_mode)
 
@@ -318,28 +318,30 @@ def _capture(node: Node, grads: list, targets: dict, captured: list) -> None:
             captured[index] = grad
 
 
-def _leaf_dependencies(roots: list) -> dict:
-    """For each leaf's accumulation below ``roots``: how many edges lead to it (PyTorch's
-    dependency count), with a counter of accumulations made ready under ``None``. Counted only
-    where the order is seen, while the dispatch level listens."""
-    pending: dict = {None: 0}
-    for node in _graph_nodes(roots):
-        for child, _ in node.next_functions:
-            if type(child) is AccumulateGrad:
-                pending[child] = pending.get(child, 0) + 1
-    return pending
+class _LeafOrder:
+    """PyTorch's order of accumulations: for each leaf's accumulation below the roots, how many
+    edges lead to it (its dependency count); once all its producers have run it runs next,
+    rather than at its own sequence number (its queued entry is then stale and skipped)."""
 
+    __slots__ = ("counts", "feeds", "made")
 
-def _ready_leaves(node: Node, pending: dict, buffers: dict, ready: list) -> None:
-    """After ``node`` has run (or been passed over): an accumulation all of whose producers have
-    run runs next, as in PyTorch, rather than at its own sequence number (its queued entry is
-    then stale and skipped)."""
-    for child, _ in node.next_functions:
-        if type(child) is AccumulateGrad and child in pending:
-            pending[child] -= 1
-            if pending[child] == 0 and child in buffers:
-                pending[None] += 1
-                heappush(ready, (_FIRST + pending[None], child))
+    def __init__(self, roots: list) -> None:
+        self.counts: dict = {}
+        self.feeds: dict = {}  # node -> the accumulations it sends to
+        self.made = 0  # accumulations made ready so far: their order among themselves
+        for node in _graph_nodes(roots):
+            for child, _ in node.next_functions:
+                if type(child) is AccumulateGrad:
+                    self.counts[child] = self.counts.get(child, 0) + 1
+                    self.feeds.setdefault(node, []).append(child)
+
+    def after(self, node: Node, buffers: dict, ready: list) -> None:
+        """``node`` has run (or been passed over)."""
+        for child in self.feeds.get(node, ()):
+            self.counts[child] -= 1
+            if self.counts[child] == 0 and child in buffers:
+                self.made += 1
+                heappush(ready, (_FIRST + self.made, child))
 
 
 def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict, bool]:
