@@ -260,6 +260,9 @@ def test_torchfunction_level_lines_are_where_pytorch_puts_them():
     assert names == ["  tensormodes._C._nn.linear", "  tensormodes.nn.functional.relu", "  tensormodes._C._nn.linear",
                      "  <method 'mul' of 'tensormodes._C.TensorBase' objects>",
                      "  <method 'sum' of 'tensormodes._C.TensorBase' objects>", "  tensormodes._tensor.backward"]
+    # and so are the arguments handlers receive: line for line PyTorch's text
+    assert [line.replace("tensormodes", "torch") for line in ours] == theirs
+    assert ours[0] == "  tensormodes._C._nn.linear(t: f32[5, 4], t: f32[3, 4], t: f32[3])  ->  t: f32[5, 3]"
 
 
 CALL_NAMES = {  # public callables as PyTorch's DebugMode names them (``torch`` read ``tensormodes``)

@@ -36,11 +36,11 @@ def test_logging_nests_calls_under_module_calls():
     assert log.lines == [
         "MLP(f32[2, 3]) -> f32[2, 2]{grad}",
         "  MLP.fc1(f32[2, 3]) -> f32[2, 4]{grad}",
-        "    tensormodes.nn.functional.linear(f32[2, 3], Parameter:f32[4, 3]{grad}, bias=Parameter:f32[4]{grad})"
+        "    tensormodes.nn.functional.linear(f32[2, 3], Parameter:f32[4, 3]{grad}, Parameter:f32[4]{grad})"
         " -> f32[2, 4]{grad}",
         "  tensormodes.Tensor.relu(f32[2, 4]{grad}) -> f32[2, 4]{grad}",
         "  MLP.fc2(f32[2, 4]{grad}) -> f32[2, 2]{grad}",
-        "    tensormodes.nn.functional.linear(f32[2, 4]{grad}, Parameter:f32[2, 4]{grad}, bias=Parameter:f32[2]{grad})"
+        "    tensormodes.nn.functional.linear(f32[2, 4]{grad}, Parameter:f32[2, 4]{grad}, Parameter:f32[2]{grad})"
         " -> f32[2, 2]{grad}",
         "tensormodes.Tensor.sum(f32[2, 2]{grad}) -> f32[]{grad}"]
     assert _no_global_module_hooks()

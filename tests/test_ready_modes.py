@@ -56,7 +56,7 @@ class Recorder(TorchFunctionMode):
 # -- LoggingMode -------------------------------------------------------------------------------
 
 MLP_LOG = """\
-tensormodes.nn.functional.linear(f32[4, 3], f32[5, 3]{grad}, bias=f32[5]{grad}) -> f32[4, 5]{grad}
+tensormodes.nn.functional.linear(f32[4, 3], f32[5, 3]{grad}, f32[5]{grad}) -> f32[4, 5]{grad}
 tensormodes.nn.functional.relu(f32[4, 5]{grad}) -> f32[4, 5]{grad}
   tensormodes.Tensor.relu(f32[4, 5]{grad}) -> f32[4, 5]{grad}
 tensormodes.nn.functional.cross_entropy(f32[4, 5]{grad}, i64[4]) -> f32[]{grad}

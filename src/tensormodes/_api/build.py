@@ -91,11 +91,11 @@ def _remove_declaration(cls, name: str, impl) -> None:
             return
 
 
-def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool):
+def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool, pass_defaults: bool):
     if not has_tensor_attribute(cls, name):
         func = codegen.make_callable(
             name, inspect.signature(impl), _relevant_for(impl, relevant), impl, leaf=leaf,
-            qualname=f"Tensor.{name}", doc=impl.__doc__, module="tensormodes")
+            qualname=f"Tensor.{name}", doc=impl.__doc__, module="tensormodes", pass_defaults=pass_defaults)
         _dispatch.register_overridable(cls, func, f"tensormodes.Tensor.{name}")
         setattr(cls, name, func)  # published last, registered
     return cls.__dict__[name]

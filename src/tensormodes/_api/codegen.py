@@ -163,16 +163,21 @@ def _exec(source: str, names: dict, name: str, qualname: str, label: str):
     return func, namespace
 
 
-def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = False) -> tuple[str, str]:
+def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = False,
+                         relevant: list[Relevant] | None = None) -> tuple[str, str]:
     """Source building the ``args`` tuple and ``kwargs`` dict handed to overrides.
 
     Required parameters travel positionally, optional ones as keywords and only
     when they differ from their defaults - PyTorch's handlers see the same
     for calls written in the usual style (``x.sum(dim=1)`` -> ``(x,), {'dim': 1}``).
-    ``pass_defaults`` passes every optional parameter, as PyTorch's Python-level
+    Optional tensors right after the required parameters (``F.linear``'s ``bias``, ``conv2d``'s)
+    are in the usual style passed positionally, so they travel positionally when given
+    (``F.linear(x, w, b)`` -> ``(x, w, b), {}``, as PyTorch hands on its builtins' arguments).
+    ``pass_defaults`` passes every optional parameter as a keyword, as PyTorch's Python-level
     functions (``F.relu`` -> ``{'inplace': False}``) do.
     """
-    positional, keyword_lines = [], []
+    tensors = {r.name for r in relevant or () if r.kind == "optional_tensor"}
+    positional, keyword_lines, trailing = [], [], []
     star = None
     for p in signature.parameters.values():
         if p.kind is p.VAR_POSITIONAL:
@@ -183,12 +188,23 @@ def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = Fal
             positional.append(p.name)
         elif pass_defaults:
             keyword_lines.append(f"_kwargs[{p.name!r}] = {p.name}")
+        elif (p.name in tensors and p.kind is p.POSITIONAL_OR_KEYWORD and not star
+              and len(trailing) == len(keyword_lines)):
+            trailing.append(p.name)  # still in the run of positional optional tensors
+            keyword_lines.append("")
         else:
             keyword_lines.append(f"if {p.name} is not _default_{p.name}:\n    _kwargs[{p.name!r}] = {p.name}")
     args = "(" + "".join(f"{n}, " for n in positional) + ")"
     if star:
         args = f"{args} + tuple({star})"
-    return args, "\n".join(["_kwargs = {}", *keyword_lines])
+    lines = ["_kwargs = {}", *filter(None, keyword_lines)]
+    if trailing:
+        # each given one extends the positional run; after a left-out one, given ones are keywords
+        lines += [f"_args = {args}", "_run = True"]
+        lines += [f"if {n} is _default_{n}:\n    _run = False\nelif _run:\n    _args += ({n},)\n"
+                  f"else:\n    _kwargs[{n!r}] = {n}" for n in trailing]
+        args = "_args"
+    return args, "\n".join(lines)
 
 
 def _dispatch_lane(relevant: list[Relevant], call: str, operator: bool) -> str:
@@ -258,7 +274,7 @@ def make_callable(name: str, signature: inspect.Signature, relevant: list[Releva
     names["_leaf"] = leaf
     params, call = parameter_list(signature, names)
     body = textwrap.indent(fast_body if fast_body is not None else f"return _impl({call})", " " * 8)
-    args, kwargs = _slow_call_arguments(signature, pass_defaults)
+    args, kwargs = _slow_call_arguments(signature, pass_defaults, relevant)
     slow = _slow_path(args, relevant, "_leaf")
     lane = _dispatch_lane(relevant, dispatch_call or f"_impl({call})", not_implemented_on_type_error) \
         if runs_kernel else ""

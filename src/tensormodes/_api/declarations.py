@@ -21,7 +21,7 @@ _FACTS: dict[str, tuple[bool, bool]] = {}
 
 
 def tensor_api(*relevant: str, name: str | None = None, leaf: bool = True, returns_value: bool = False,
-               pure: bool = False):
+               pure: bool = False, pass_defaults: bool = False):
     """Mark a method defined in the class body as public and overridable.
 
     ``relevant`` names parameters besides ``self`` that may carry overrides;
@@ -29,12 +29,14 @@ def tensor_api(*relevant: str, name: str | None = None, leaf: bool = True, retur
     skipping this method are popped around it, as a pass-through would be).
     ``returns_value``: the method gives a Python value or acts, not a tensor (fx runs it
     eagerly when no Proxy is involved); ``pure``: it computes without writing, so equal
-    calls give equal results (fx's passes may merge or fold them).
+    calls give equal results (fx's passes may merge or fold them). ``pass_defaults``: handlers
+    receive every optional argument as a keyword, as from a method PyTorch writes in Python
+    that hands all its keywords on (``Tensor.backward``).
     """
 
     def mark(impl):
         declared = name or impl.__name__
-        _PENDING.append((declared, "method", impl, (relevant, leaf)))
+        _PENDING.append((declared, "method", impl, (relevant, leaf, pass_defaults)))
         _FACTS[declared] = (returns_value, pure)
         return impl
 

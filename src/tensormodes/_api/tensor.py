@@ -547,7 +547,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
 
     # -- autograd ------------------------------------------------------------------------
 
-    @tensor_api("gradient", leaf=False, returns_value=True)
+    @tensor_api("gradient", leaf=False, returns_value=True, pass_defaults=True)
     def backward(self, gradient=None, retain_graph: bool | None = None, create_graph: bool = False, inputs=None):
         """Accumulate the gradient of this tensor into the ``.grad`` of the leaves it depends on.
 

@@ -228,7 +228,7 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
 
 def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: bool, create_graph: bool,
               inputs: list | None, allow_unused: bool, accumulate: bool):
-    roots, buffers = _seeded_buffers(outputs, grad_outputs)
+    roots, buffers, listens = _seeded_buffers(outputs, grad_outputs)
     targets, captured, useful = _targets(inputs, roots)
     direct = accumulate and not targets
     previous_grad_mode = _GRAD_ENABLED.get()
@@ -238,17 +238,16 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
         # that can send a gradient to a node was created after it, so it has run by then.
         ready = [(-node._sequence_nr, node) for node in buffers]
         heapify(ready)
+        pending = _LeafOrder(roots) if direct and listens else None
         while ready:
             node = heappop(ready)[1]
-            grads = buffers.pop(node)
+            grads = buffers.pop(node, None)
+            if grads is None:  # an accumulation that ran early (see _LeafOrder)
+                continue
             if node._special:
                 grads = _before_node(node, grads)
             if targets:
-                for output_nr, grad in enumerate(grads):
-                    index = targets.get((id(node), output_nr))
-                    if index is not None and grad is not None:
-                        captured[index] = grad
-                grad = None
+                _capture(node, grads, targets, captured)
             if type(node) is AccumulateGrad:
                 if accumulate and grads[0] is not None:
                     leaf = node._variable()
@@ -272,6 +271,8 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
             if not retain_graph:
                 node.release()
             if results is None:
+                if pending is not None:
+                    pending.after(node, buffers, ready)
                 continue
             # No other reference to a gradient may stay alive here (see _SOLE_IN_RESULTS): one would
             # keep _accumulate from taking it over.
@@ -291,6 +292,8 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
                     buffers[child] = [grad] if output_nr == 0 else [None] * output_nr + [grad]
                     heappush(ready, (-child._sequence_nr, child))
             grad = None
+            if pending is not None:
+                pending.after(node, buffers, ready)
     finally:
         _GRAD_ENABLED.set(previous_grad_mode)
 
@@ -303,12 +306,52 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
     return None
 
 
-def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict]:
-    """The root nodes, and the gradient buffers seeded with the output gradients (ones for a
-    scalar output given none). The gradients are referenced by their buffers only, so
-    ``_accumulate`` may take them over."""
+# Keys of accumulations ready to run: below every node's key (-sequence number), so they run next,
+# in the order they became ready. PyTorch's AccumulateGrad nodes have the highest sequence number.
+_FIRST = -(1 << 62)
+
+
+def _capture(node: Node, grads: list, targets: dict, captured: list) -> None:
+    """For ``autograd.grad``: keep the gradients entering ``node`` that are wanted."""
+    for output_nr, grad in enumerate(grads):
+        index = targets.get((id(node), output_nr))
+        if index is not None and grad is not None:
+            captured[index] = grad
+
+
+class _LeafOrder:
+    """PyTorch's order of accumulations: for each leaf's accumulation below the roots, how many
+    edges lead to it (its dependency count); once all its producers have run it runs next,
+    rather than at its own sequence number (its queued entry is then stale and skipped)."""
+
+    __slots__ = ("counts", "feeds", "made")
+
+    def __init__(self, roots: list) -> None:
+        self.counts: dict = {}
+        self.feeds: dict = {}  # node -> the accumulations it sends to
+        self.made = 0  # accumulations made ready so far: their order among themselves
+        for node in _graph_nodes(roots):
+            for child, _ in node.next_functions:
+                if type(child) is AccumulateGrad:
+                    self.counts[child] = self.counts.get(child, 0) + 1
+                    self.feeds.setdefault(node, []).append(child)
+
+    def after(self, node: Node, buffers: dict, ready: list) -> None:
+        """``node`` has run (or been passed over)."""
+        for child in self.feeds.get(node, ()):
+            self.counts[child] -= 1
+            if self.counts[child] == 0 and child in buffers:
+                self.made += 1
+                heappush(ready, (_FIRST + self.made, child))
+
+
+def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict, bool]:
+    """The root nodes, the gradient buffers seeded with the output gradients (ones for a
+    scalar output given none), and whether the dispatch level listens to the first. The
+    gradients are referenced by their buffers only, so ``_accumulate`` may take them over."""
     roots = []
     buffers: dict[Node, list] = {}
+    listens = False
     for i, (out, grad) in enumerate(zip(outputs, grad_outputs)):
         if not out._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
@@ -316,17 +359,21 @@ def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict]:
         if grad is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            listening = below_listens(out)
             # PyTorch's seed, argument for argument, where the dispatch level sees it (and only there: PyTorch's
             # engine makes it in C++, below __torch_function__)
             grad = ops.ops.aten.ones_like.default(out, pin_memory=False, memory_format=preserve_format) \
-                if below_listens(out) else ones_like(out)
+                if listening else ones_like(out)
         elif meta_of(grad)[0] != shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(meta_of(grad)[0])} and "
                                f"output[{i}] has a shape of {list(shape)}.")
+        else:
+            listening = below_listens(grad)
+        listens = listens or listening
         node, output_nr = grad_edge(out)
         roots.append(node)
         _add_to_buffer(buffers, node, output_nr, grad)
-    return roots, buffers
+    return roots, buffers, listens
 
 
 def _targets(inputs: list | None, roots: list) -> tuple[dict, list, set | None]:

@@ -23,11 +23,11 @@ from .._api.tensor import Tensor
 from .._autograd.engine import RemovableHandle
 from .._autograd.function import Function, FunctionCtx
 from .._autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .._autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .._autograd.graph import Node
 from ..overrides import TorchFunctionMode, resolve_name
 from . import functional
 from .api import backward, grad
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "BackwardOverride", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck",

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._api import namespace as tm
-from .._autograd.api import grad as _grad
 from .._autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from .api import grad as _grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 

@@ -1,6 +1,10 @@
 """Finite-difference checks of gradients (``gradcheck``) and of second derivatives
 (``gradgradcheck``), in float64.
 
+As PyTorch's, they work on the inputs through their public methods and take gradients with the
+public ``autograd.grad``, so tensor-likes (objects with ``__torch_function__``) are checked as
+tensors are, their handlers seeing each call.
+
 >>> import tensormodes as tm
 >>> x = tm.tensor([0.5, -1.0], dtype=tm.float64, requires_grad=True)
 >>> tm.autograd.gradcheck(lambda t: (t * t).sin(), (x,))
@@ -9,9 +13,9 @@ True
 
 from __future__ import annotations
 
-from .._tensor_base import TensorBase
-from .engine import run_backward
-from .grad_mode import no_grad
+from .._autograd.grad_mode import no_grad
+from ..overrides import is_tensor_like
+from . import api
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -28,10 +32,14 @@ def _check_inputs(inputs: tuple) -> None:
     """PyTorch's check: some tensor-like input requires grad. Tensor-likes are asked through
     the public ``requires_grad`` (an object without one raises ``AttributeError``, as in
     PyTorch), other values are no inputs to check."""
-    if not any((isinstance(x, TensorBase) or hasattr(type(x), "__torch_function__")) and x.requires_grad
-               for x in inputs):
+    if not any(_checked(x) for x in inputs):
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
                          "requires_grad=True.")
+
+
+def _checked(x) -> bool:
+    """A tensor or tensor-like input that requires grad (asked through its public attribute)."""
+    return is_tensor_like(x) and x.requires_grad
 
 
 def _differentiable_outputs(func, inputs) -> tuple:
@@ -52,17 +60,17 @@ def _numerical_jacobian(func, inputs, index: int, output_index: int, eps: float)
     directions = (1, 1j) if x.is_complex() else (1,)
     columns = []
     for k in range(x.numel()):
-        original = flat[k].item()
+        original = flat.select(0, k).item()
         column = None
         for direction in directions:
             values = []
             for shifted in (original + eps * direction, original - eps * direction):
                 with no_grad():
-                    flat[k] = shifted
+                    flat.select(0, k).fill_(shifted)
                 # Evaluated with grad mode as it is: gradgradcheck's function needs it.
                 values.append(_as_tuple(func(*inputs))[output_index].detach().reshape(-1).tolist())
             with no_grad():
-                flat[k] = original
+                flat.select(0, k).fill_(original)
             slopes = [(plus - minus) / (2 * eps) for plus, minus in zip(*values)]
             # d real(out) and d imag(out) along this direction, as rows (see _rows).
             parts = [complex(s).real for s in slopes] + [complex(s).imag for s in slopes]
@@ -89,9 +97,8 @@ def _analytical_jacobian(func, inputs, index: int, output_index: int) -> list[li
             rows.append([0.0] * size)
             continue
         seed = output.new_zeros(output.shape).reshape(-1)
-        seed[j] = seed_value
-        grads = run_backward([output], [seed.reshape(output.shape)], retain_graph=True, create_graph=False,
-                             inputs=[inputs[index]], allow_unused=True, accumulate=False)
+        seed.select(0, j).fill_(seed_value)
+        grads = api.grad([output], [inputs[index]], [seed.reshape(output.shape)], retain_graph=True, allow_unused=True)
         grad = grads[0]
         rows.append([0.0] * size if grad is None else grad.reshape(-1).tolist())
     return [list(column) for column in zip(*rows)] if rows else []
@@ -113,7 +120,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     _check_inputs(inputs)
     outputs = _differentiable_outputs(func, inputs)
     for i, x in enumerate(inputs):
-        if not (isinstance(x, TensorBase) and x._requires_grad):
+        if not _checked(x):
             continue
         for o in range(len(outputs)):
             numerical = _numerical_jacobian(func, inputs, i, _output_position(func, inputs, o), eps)
@@ -131,7 +138,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
 
 
 def _output_position(func, inputs, differentiable_index: int) -> int:
-    positions = [p for p, o in enumerate(_as_tuple(func(*inputs))) if isinstance(o, TensorBase) and o._requires_grad]
+    positions = [p for p, o in enumerate(_as_tuple(func(*inputs))) if o is not None and o.requires_grad]
     return positions[differentiable_index]
 
 
@@ -149,9 +156,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
         count = len(inputs)
         values_in, seeds = values[:count], values[count:]
         outs = _differentiable_outputs(func, values_in)
-        targets = [x for x in values_in if isinstance(x, TensorBase) and x._requires_grad]
-        grads = run_backward(list(outs), list(seeds), retain_graph=True, create_graph=True, inputs=targets,
-                             allow_unused=True, accumulate=False)
+        targets = [x for x in values_in if _checked(x)]
+        grads = api.grad(list(outs), targets, list(seeds), retain_graph=True, create_graph=True, allow_unused=True)
         return tuple(g if g is not None else t.new_zeros(t.shape) for g, t in zip(grads, targets))
 
     return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
