@@ -255,6 +255,26 @@ KNOWN: dict[tuple[str, str], Difference] = {
     ("mkldnn_rnn_layer", "exception class"): Difference(
         "arguments nn.LSTM never sends (an empty feature dimension, states of other dtypes): PyTorch's oneDNN "
         "op indexes them unchecked (an IndexError, or a crash), tensormodes checks the shapes and names them"),
+    ("mkldnn_rnn_layer", "computes"): Difference(
+        "states of another dtype (an int8 cell state): PyTorch's oneDNN view refuses them, tensormodes computes "
+        "in the input's dtype", lambda case: len({a.dtype for a in _arrays(case)}) > 1),
+    **{(name, "backward computes"): Difference(
+        "an index smaller than src (here empty): PyTorch's formula returns src's gradient in the index's shape and "
+        "its engine rejects it; tensormodes gives src its gradient in src's shape (zeros where nothing was "
+        "scattered)", lambda case: len(case.args) > 3 and isinstance(case.args[3], np.ndarray)
+        and isinstance(case.args[2], np.ndarray) and case.args[2].shape != case.args[3].shape)
+       for name in ("scatter", "scatter_reduce")},
+    ("pdist", "gradient values"): Difference(
+        "an infinite coordinate with p=inf: PyTorch's gradient is NaN for every pair through that row, "
+        "tensormodes' stays finite there", _EXTREME),
+    ("pdist", "raises"): Difference(
+        "float16 rows with no columns: PyTorch returns the empty distances without reaching its kernel's dtype "
+        "check; tensormodes refuses float16 (PyTorch's CPU pdist has no half kernel)",
+        lambda case: any(a.size == 0 for a in _arrays(case))),
+    ("_fft_c2c", "exception class"): Difference(
+        "dims beyond a 0-dim input: PyTorch's reshape fails (RuntimeError) before its dim check; tensormodes' "
+        "kernel fails first (IndexError: tuple index out of range)", lambda case: isinstance(case.args[0], np.ndarray)
+        and case.args[0].ndim == 0),
     ("ldexp", "backward computes"): Difference(
         "a complex input with a real exponent: PyTorch's formula hands the real exponent a complex gradient and "
         "its engine rejects it; tensormodes gives the exponent its real gradient",
@@ -751,6 +771,10 @@ _CRASH_TORCH: dict[str, Callable[[Case], bool]] = {
     # no rows: an integer division by zero in PyTorch's CPU kernel (SIGFPE) for p other than 0, 1, 2, inf
     "pdist": lambda case: isinstance(case.args[0], np.ndarray) and case.args[0].ndim == 2
     and case.args[0].shape[0] == 0,
+    # reflection padding of an infinite or huge grid coordinate: an index far outside the input in its backward
+    **dict.fromkeys(("grid_sampler", "grid_sampler_3d"), lambda case: len(case.args) > 3 and case.args[3] == 2
+                    and isinstance(case.args[1], np.ndarray) and bool((~np.isfinite(case.args[1])
+                                                                        | (np.abs(case.args[1]) >= 1e30)).any())),
     "_native_batch_norm": _batch_norm_statistics_misfit,  # weights or statistics not of the channels' size
     "_embedding_bag": _bag_offsets_empty,  # no offsets for the indices: a segfault or a heap corruption
 }

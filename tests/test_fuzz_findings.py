@@ -372,3 +372,9 @@ def test_flash_attention_backward_of_an_empty_query_is_zero_in_pytorchs_layout()
     gq, gk = tm.autograd.grad(out.sum(), [q, k])
     assert gq.shape == (0, 2, 3, 4) and gk.shape == (2, 2, 3, 4) and gk.stride() == (24, 4, 8, 1)
     assert gk.abs().sum().item() == 0
+
+
+def test_nll_loss2d_forward_checks_the_target_dtype_before_the_sizes():
+    # ATen's CPU kernel: the ranks, then the target's dtype, then the batch sizes
+    with pytest.raises(RuntimeError, match="^expected target dtype to be Long or Byte, but got Bool$"):
+        tm.ops.aten.nll_loss2d_forward(tm.zeros(2, 3, 1, 4), tm.zeros((0, 1, 4), dtype=tm.bool), None, 1, -100)

@@ -187,6 +187,9 @@ def _check_spatial(input, target) -> None:
     if input.ndim != 4:
         raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got input of dimension: "
                            f"{input.ndim}")
+    if target.dtype not in (np.int64, np.uint8):  # before the sizes, as ATen's CPU kernel
+        name = scalar_type_name(dt.NP_TO_DTYPE[target.dtype])
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
 
 
 def _nll_loss2d_forward_meta(input, target, weight, reduction, ignore_index):
