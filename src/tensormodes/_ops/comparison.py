@@ -226,7 +226,8 @@ def _clamp_grad(grad, input, min, max, needs_input_grad):  # noqa: A002 - the op
 
 
 @op(errors=(Sample((M23,)), Sample((C64, 0.0, 1.0)), Sample((M23, ROW, 1.0))),
-    meta=elementwise, grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES,
+    meta=elementwise, grad=_clamp_grad, method=True, inplace=True, inplace_function=True,
+    out=True, samples=_CLAMP_SAMPLES,
     aten={"clamp.default": ("min: Scalar?", "max: Scalar?"), "clamp.Tensor": ()}, tags=("core", "pointwise"))
 def clamp(input: Tensor, min: Tensor | Number | None = None,  # noqa: A002 - PyTorch's names
           max: Tensor | Number | None = None) -> Tensor:  # noqa: A002
@@ -242,7 +243,7 @@ def clamp(input: Tensor, min: Tensor | Number | None = None,  # noqa: A002 - PyT
     return _clamp("clamp", input, min, max)
 
 
-clip = alias("clip", of="clamp", method=True, inplace=True,
+clip = alias("clip", of="clamp", method=True, inplace=True, inplace_function=True,
              samples=_CLAMP_SAMPLES[:6],
              doc="""Alias for ``clamp``.
 
@@ -257,7 +258,7 @@ def _clamp_min_grad(grad, input, min, needs_input_grad):  # noqa: A002 - the op'
 
 
 @op(errors=(Sample((C64, 0.0)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_clamp_min_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_clamp_min_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))),
     aten={"clamp_min.default": ("min: Scalar",), "clamp_min.Tensor": ()}, tags=("pointwise",))
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
@@ -276,7 +277,7 @@ def _clamp_max_grad(grad, input, max, needs_input_grad):  # noqa: A002 - the op'
 
 
 @op(errors=(Sample((C64, 0.0)), Sample((BOOL, True))),
-    meta=elementwise, grad=_clamp_max_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_clamp_max_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))),
     aten={"clamp_max.default": ("max: Scalar",), "clamp_max.Tensor": ()}, tags=("pointwise",))
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
