@@ -4,6 +4,8 @@ too."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import tensormodes as tm
@@ -58,3 +60,72 @@ def test_index_meta_shapes_with_0dim_integers():
     assert aten.index.Tensor(m, [tm.tensor(0, device="meta"), None,
                                  tm.tensor([1, 2], device="meta")]).shape == (2, 3)
     assert aten.index.Tensor(tm.zeros(0, 3, device="meta"), [tm.tensor(0, device="meta")]).shape == (3,)
+
+
+# -- writes into a view's copy under autograd -----------------------------------------------------
+
+@pytest.mark.parametrize("dtype, name", [(tm.int32, "Int"), (tm.bool, "Bool")])
+def test_view_scatters_into_an_integer_input_refuse_autograd(dtype, name):
+    src = tm.ones(3, 2, requires_grad=True)
+    calls = (lambda x: tm.slice_scatter(x, src, 1, 0, 4, 2), lambda x: tm.select_scatter(x, src[:, 0], 1, 0),
+             lambda x: tm.diagonal_scatter(x, src[:, 0], 0))
+    for call in calls:
+        with pytest.raises(RuntimeError, match=f"^Autograd not support dtype: {name}$"):
+            call(tm.zeros(3, 4, dtype=dtype))
+    # without a src that requires grad they compute, in the input's dtype
+    assert tm.slice_scatter(tm.zeros(3, 4, dtype=dtype), tm.ones(3, 2), 1, 0, 4, 2).dtype == dtype
+    assert tm.diagonal_scatter(tm.zeros(3, 4, dtype=tm.complex64), src[:, 0], 0).requires_grad
+
+
+# -- least squares ----------------------------------------------------------------------------------
+
+def test_lstsq_residuals_of_a_matrix_without_columns():
+    # LAPACK returns at once: gels zeroes B first (residuals 0), gelsd and gelss leave it (|B|^2)
+    A, B = tm.zeros(4, 0, dtype=tm.float64), tm.arange(8.0, dtype=tm.float64).reshape(4, 2)
+    assert tm.linalg.lstsq(A, B, driver="gels").residuals.tolist() == [0.0, 0.0]
+    for driver in ("gelsd", "gelss"):
+        assert tm.linalg.lstsq(A, B, driver=driver).residuals.tolist() == [56.0, 84.0]
+    assert tm.linalg.lstsq(A, B[:, 0], driver="gels").residuals.tolist() == [0.0]
+    assert tm.linalg.lstsq(A, B).residuals.shape == (0,)  # gelsy computes none
+    # an empty batch: empty residuals of the batch's shape
+    empty = tm.linalg.lstsq(tm.zeros(0, 4, 2, dtype=tm.float64), tm.zeros(0, 4, 3, dtype=tm.float64), driver="gelsd")
+    assert empty.residuals.shape == (0, 3)
+
+
+def test_lstsq_reads_b_as_vectors_only_in_a_shape_without_columns():
+    A = tm.ones(2, 4, 2, dtype=tm.float64)
+    with pytest.raises(RuntimeError, match=r"^torch.linalg.lstsq: input.size\(-2\) should match other.size\(-2\)$"):
+        tm.linalg.lstsq(A, tm.ones(1, 4, dtype=tm.float64))
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(2\) must match the size of tensor b \(4\) at "
+                                           r"non-singleton dimension 0$"):
+        tm.linalg.lstsq(A, tm.ones(4, 3, dtype=tm.float64))
+    assert tm.linalg.lstsq(A, tm.ones(2, 4, dtype=tm.float64)).solution.shape == (2, 2)
+
+
+# -- grid_sampler ---------------------------------------------------------------------------------
+
+def test_grid_sampler_without_channels_gives_the_grid_a_zero_gradient():
+    # the grid's gradient sums the channels' terms: none, so 0 even at a NaN coordinate
+    x = tm.zeros(1, 0, 3, 4, dtype=tm.float64, requires_grad=True)
+    grid = tm.tensor([[[[0.2, 0.1], [0.5, float("nan")], [-1e30, 0.3]]]], dtype=tm.float64, requires_grad=True)
+    for mode in (0, 2):
+        out = tm.grid_sampler(x, grid, mode, 1, True)
+        _, grad = tm.autograd.grad(out, (x, grid), tm.ones_like(out))
+        assert grad.tolist() == [[[[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]]]
+
+
+# -- LU pivoting beside NaN -----------------------------------------------------------------------
+
+def test_inverse_pivots_past_a_nan_as_lapack_does():
+    # BLAS's pivot search never takes a NaN as larger: column 1's pivot is -0., so U[2, 2] is zero
+    # and PyTorch's LAPACK reports the matrix singular (NumPy's build pivots on the NaN row)
+    nan, inf = float("nan"), float("inf")
+    A = tm.tensor([[inf, 1.32, 0.5], [0.41, -0.0, -0.29], [nan, -inf, -0.97]])
+    with pytest.raises(tm.linalg.LinAlgError, match="^linalg.inv: The diagonal element 2 is zero, the inversion "
+                                                   "could not be completed because the input matrix is singular.$"):
+        tm.linalg.inv(A)
+    with pytest.raises(tm.linalg.LinAlgError, match="The solver failed because the input matrix is singular"):
+        tm.linalg.solve(A, tm.ones(3))
+    # NumPy's build refuses [[inf, 1], [-inf, -0.]], whose BLAS factorisation has a NaN pivot: NaN
+    assert all(math.isnan(v) for row in tm.linalg.inv(tm.tensor([[inf, 1.04], [-inf, -0.0]])).tolist() for v in row)
+    assert tm.linalg.inv(tm.tensor([[inf, 1.0], [1.0, 2.0]])).tolist() == [[0.0, -0.0], [0.0, 0.5]]
