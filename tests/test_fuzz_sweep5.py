@@ -129,3 +129,13 @@ def test_inverse_pivots_past_a_nan_as_lapack_does():
     # NumPy's build refuses [[inf, 1], [-inf, -0.]], whose BLAS factorisation has a NaN pivot: NaN
     assert all(math.isnan(v) for row in tm.linalg.inv(tm.tensor([[inf, 1.04], [-inf, -0.0]])).tolist() for v in row)
     assert tm.linalg.inv(tm.tensor([[inf, 1.0], [1.0, 2.0]])).tolist() == [[0.0, -0.0], [0.0, 0.5]]
+
+
+def test_rms_norm_complex_weight_gradient_is_complex_at_a_nan():
+    # PyTorch's product is complex, so its gradient reaches the weight as complex: NaN in both parts
+    x = tm.tensor([[1.0, float("inf")]], dtype=tm.float16, requires_grad=True)
+    w = tm.tensor([1 + 1j, 2 - 1j], dtype=tm.complex64, requires_grad=True)
+    out = tm.rms_norm(x, [2], w)
+    _, grad = tm.autograd.grad(out, (x, w), tm.ones_like(out))
+    assert grad[0].item() == 0j
+    assert math.isnan(grad[1].item().real) and math.isnan(grad[1].item().imag)
