@@ -762,6 +762,8 @@ def _kernel_of(overload) -> Callable:
         p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY) for p in parameters) or \
         _takes_string_reduction(overload)
     kernel = overload._kernel = HOOKS.chain_end(overload._opdef, overload._kind)
+    if not overload._converts:
+        overload._plain_kernel = kernel  # (``OpOverload.__call__`` calls it itself)
     return kernel
 
 
