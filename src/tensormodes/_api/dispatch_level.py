@@ -428,5 +428,12 @@ def call_overload(overload, args: tuple, kwargs: dict):
     return python_dispatch.call_overload(overload, args, kwargs)
 
 
+def below(overload, args: tuple, kwargs: dict):
+    """``HOOKS.below``: ``overload`` on schema-form arguments with autograd done (grad mode and
+    ``FORMULA_CALLS`` as they are now), as a lane does after its schema form."""
+    return _below(overload, args, kwargs, grad_enabled(), _formula_calls())
+
+
 python_dispatch.HOOKS.call = call_overload
+python_dispatch.HOOKS.below = below
 python_dispatch.HOOKS.decompose = lambda opdef, args, kwargs: opdef.decompose(*args, **kwargs)
