@@ -512,11 +512,46 @@ def _split_points_grad(grad, shape, indices_or_sections, d: int):
     return _unsplit(_as_tuple(grad), shape, d, _tensor_split_points(shape[d], indices_or_sections))
 
 
+def _sliced_pieces(input, points: list[int], d: int) -> tuple:
+    """PyTorch's composite split at ``points`` along ``d``: one ``slice.Tensor`` per piece, from
+    each point to the next (the last to the dimension's size), as ``tensor_split`` makes them."""
+    slice_op = ops.ops.aten.slice.Tensor
+    starts, ends = [0, *points], [*points, input.shape[d]]
+    return tuple(slice_op(input, d, start, end) for start, end in zip(starts, ends, strict=True))
+
+
+def _split_decomposition(name: str, min_ndim: int, dim_of):
+    """The dispatch-level form of ``tensor_split`` / ``hsplit`` / ``vsplit`` / ``dsplit``, composites
+    in PyTorch: the pieces as ``slice.Tensor`` views (whose gradients are ``slice_backward``s,
+    added). Arguments the op rejects are left to it (NotImplemented), which raises PyTorch's errors."""
+
+    def decompose(input, indices_or_sections, *dim):
+        if not isinstance(input, TensorBase) or input.dim() < min_ndim:
+            return NotImplemented
+        given = indices_or_sections
+        if isinstance(given, TensorBase):  # tensor_split's tensor form: its values, read as PyTorch does
+            if given.dtype != dt.int64 or given.dim() > 1 or given.is_meta:
+                return NotImplemented
+            given = given.item() if given.dim() == 0 else given.tolist()
+        try:
+            d = dim_of(input.dim(), *dim)
+            if name != "tensor_split" and is_int(given) and (given == 0 or input.shape[d] % given):
+                return NotImplemented
+            points = _tensor_split_points(input.shape[d], given)
+        except (RuntimeError, IndexError, TypeError, ValueError):
+            return NotImplemented
+        return _sliced_pieces(input, points, d)
+
+    decompose.__name__ = decompose.__qualname__ = f"{name}_decomposition"
+    return decompose
+
+
 def _tensor_split_grad(grad, input_shape, indices_or_sections, dim):
     return _split_points_grad(grad, input_shape, indices_or_sections, wrap_dim(dim, len(input_shape)))
 
 
 @op(grad=_tensor_split_grad, method=True, view=True, meta=metadata,
+    decompose=_split_decomposition("tensor_split", 1, lambda ndim, dim=0: wrap_dim(dim, ndim)),
     errors=(Sample((M23, 0)), Sample((SCALAR, 2)), Sample((M23, 2, 2))),
     samples=(Sample((TensorSpec((7,)), 3)), Sample((TensorSpec((7,), "int64"), (1, 6))), Sample((M23, 2, 1)),
              Sample((M23, [5, 1], -1)), Sample((M23, 4), {"dim": 0})),
@@ -554,7 +589,9 @@ def _hsplit_grad(grad, input_shape, indices_or_sections):
     return _split_points_grad(grad, input_shape, indices_or_sections, 1 if len(input_shape) >= 2 else 0)
 
 
-@op(grad=_hsplit_grad, method=True, view=True, meta=metadata, errors=(Sample((M23, 2)), Sample((SCALAR, 1))),
+@op(grad=_hsplit_grad, method=True, view=True, meta=metadata,
+    decompose=_split_decomposition("hsplit", 1, lambda ndim: 1 if ndim >= 2 else 0),
+    errors=(Sample((M23, 2)), Sample((SCALAR, 1))),
     samples=(Sample((M23, 3)), Sample((TensorSpec((4,)), [1, 3])), Sample((I23, [2]))),
     aten="int",
     schema={"indices_or_sections": "int sections"})
@@ -573,6 +610,7 @@ def _vsplit_grad(grad, input_shape, indices_or_sections):
 
 
 @op(grad=_vsplit_grad, method=True, view=True, meta=metadata,
+    decompose=_split_decomposition("vsplit", 2, lambda ndim: 0),
     errors=(Sample((TensorSpec((3,)), 1)), Sample((TensorSpec((3, 2)), 2))),
     samples=(Sample((TensorSpec((4, 2)), 2)), Sample((I23, [1]))),
     aten="int",
@@ -592,6 +630,7 @@ def _dsplit_grad(grad, input_shape, indices_or_sections):
 
 
 @op(grad=_dsplit_grad, method=True, view=True, meta=metadata,
+    decompose=_split_decomposition("dsplit", 3, lambda ndim: 2),
     errors=(Sample((M23, 1)), Sample((M234, 3))),
     samples=(Sample((TensorSpec((2, 2, 4)), 2)), Sample((M234, [1, 3]))),
     aten="int",
