@@ -563,3 +563,27 @@ def test_isolated_graph_inside_a_trace():
     outer = make_fx(f)(tm.ones(2))
     assert [str(n.target) for n in outer.graph.nodes if n.op == "call_function"] == ["aten.add.Tensor"]
     assert [str(n.target) for n in inner[0].graph.nodes if n.op == "call_function"] == ["aten.mul.Tensor"]
+
+
+def test_tuple_results_named_or_holding_none_get_a_getitem_per_item():
+    # PyTorch's make_fx makes a getitem for every item of a tuple result: a named tuple's
+    # (max.dim), a None's (convolution_backward without the input's gradient)
+    gm = make_fx(lambda x: x.max(0).values)(tm.tensor([[1.0, 5.0], [3.0, 2.0]]))
+    assert code(gm) == """\
+def forward(self, x_1):
+    max_1 = tensormodes.ops.aten.max.dim(x_1, 0);  x_1 = None
+    getitem = max_1[0]
+    getitem_1 = max_1[1];  max_1 = getitem_1 = None
+    return getitem"""
+    assert gm(tm.tensor([[0.0, 7.0], [4.0, 1.0]])).tolist() == [4.0, 7.0]
+
+    def conv_grads(go, x, w):
+        return aten.convolution_backward.default(go, x, w, [4], [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+                                                 [False, True, True])
+
+    gm = make_fx(conv_grads)(tm.randn(2, 4, 8, 8), tm.randn(2, 1, 8, 8), tm.randn(4, 1, 3, 3))
+    assert code(gm).splitlines()[2:] == [
+        "    getitem = convolution_backward[0];  getitem = None",
+        "    getitem_1 = convolution_backward[1]",
+        "    getitem_2 = convolution_backward[2];  convolution_backward = None",
+        "    return (None, getitem_1, getitem_2)"]

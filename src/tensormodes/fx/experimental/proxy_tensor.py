@@ -82,15 +82,15 @@ class _Tracer:
         return value
 
     def track(self, value, node) -> None:
-        """Remember ``node`` as the maker of ``value`` (an op's result), and of each tensor of a
-        tuple or list result through a ``getitem`` node, made at once as PyTorch makes them."""
+        """Remember ``node`` as the maker of ``value`` (an op's result). A tuple result (named
+        tuples too: ``max.dim``'s) or list result gets a ``getitem`` node per item, made at once
+        and for every item — a ``None`` of ``convolution_backward`` too —, as PyTorch's."""
         if isinstance(value, TensorBase):
             self.slots[id(value)] = (value, node)
-        elif type(value) is tuple or type(value) is list:
+        elif isinstance(value, (tuple, list)):
             for index, item in enumerate(value):
-                if isinstance(item, TensorBase):
-                    self.slots[id(item)] = (item, self.graph.create_node(
-                        "call_function", operator.getitem, (node, index), {}, name="getitem"))
+                self.track(item, self.graph.create_node("call_function", operator.getitem, (node, index), {},
+                                                        name="getitem"))
 
     def output(self, value):
         """The traced function's result as the output node's argument: tensors as their nodes,
