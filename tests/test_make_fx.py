@@ -541,14 +541,54 @@ def test_joint_graph_forward_ops_match_pytorch(name):
 def test_public_paths_and_module_stack():
     assert tm.fx.experimental.proxy_tensor.make_fx is make_fx
     assert tm._decomp.get_decompositions is get_decompositions
-    model = tm.nn.Sequential(tm.nn.Linear(3, 2), tm.nn.ReLU())
+    model = tm.nn.Sequential(tm.nn.Linear(3, 2), tm.nn.Sequential(tm.nn.ReLU()))
     gm = make_fx(model, record_module_stack=True)(tm.ones(1, 3))
-    stacks = {n.name: n.meta.get("nn_module_stack") for n in gm.graph.nodes if n.op == "call_function"}
-    assert {name: [(path, cls.__name__) for path, cls in stack.values()] for name, stack in stacks.items()} == {
-        "t": [("Sequential", "Sequential"), ("0", "Linear")], "addmm": [("Sequential", "Sequential"), ("0", "Linear")],
-        "relu": [("Sequential", "Sequential"), ("1", "ReLU")], "detach": [("Sequential", "Sequential"), ("1", "ReLU")]}
+    seq, lin, relu = ("tensormodes.nn.modules." + name for name in (
+        "container.Sequential", "linear.Linear", "activation.ReLU"))
+    linear_stack = {"": ("", seq), "0": ("0", lin)}
+    relu_stack = {"": ("", seq), "1": ("1", seq), "1.0": ("1.0", relu)}
+    # PyTorch's format: path -> (path, "module.Class"), the root's path ''; get_attr nodes too
+    assert {n.name: n.meta.get("nn_module_stack") for n in gm.graph.nodes} == {
+        "arg0_1": None, "_param_constant0": linear_stack, "t": linear_stack, "_param_constant1": linear_stack,
+        "addmm": linear_stack, "relu": relu_stack, "detach": relu_stack, "output": None}
     assert code(gm).splitlines()[0] == "def forward(self, arg0_1):"  # a module has no signature to name
     assert "nn_module_stack" not in next(iter(make_fx(model)(tm.ones(1, 3)).graph.nodes)).meta
+
+    def f(x):
+        return F.layer_norm(model(x), (2,))
+
+    # a function: no stacks (PyTorch's rule) unless it names its module as _orig_mod; ops outside
+    # the module calls get an empty stack
+    traced = make_fx(f, record_module_stack=True)(tm.ones(1, 3))
+    assert all("nn_module_stack" not in n.meta for n in traced.graph.nodes)
+    f._orig_mod = model
+    traced = make_fx(f, record_module_stack=True)(tm.ones(1, 3))
+    stacks = {n.name: n.meta.get("nn_module_stack") for n in traced.graph.nodes}
+    assert stacks["relu"] == relu_stack and stacks["native_layer_norm"] == stacks["getitem_2"] == {}
+
+
+@pytest.mark.torch
+def test_module_stacks_are_pytorchs():
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    def program(library):
+        model = library.nn.Sequential(library.nn.Linear(3, 2), library.nn.Sequential(library.nn.ReLU()))
+
+        def f(x):
+            return library.nn.functional.layer_norm(model(x), (2,))
+
+        f._orig_mod = model
+        return f
+
+    graphs = []
+    for library, tracer in ((tm, make_fx), (torch, torch_make_fx)):
+        f = program(library)
+        gm = tracer(f, record_module_stack=True)(library.ones(1, 3))
+        graphs.append([(n.op, n.name, {k: (p, c.replace("tensormodes.", "torch.")) for k, (p, c) in
+                                       n.meta["nn_module_stack"].items()} if "nn_module_stack" in n.meta else None)
+                       for n in gm.graph.nodes])
+    assert graphs[0] == graphs[1]
 
 
 def test_isolated_graph_inside_a_trace():
