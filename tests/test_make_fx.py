@@ -383,8 +383,39 @@ def test_every_decomposition_has_samples():
     assert sorted(SAMPLES) == sorted(str(op) for op in decomposition_table)
 
 
+def _is_float(a) -> bool:
+    return isinstance(a, tm.Tensor) and a.dtype.is_floating_point
+
+
 def _float_leaves(args):
-    return [a for a in args if isinstance(a, tm.Tensor) and a.dtype.is_floating_point]
+    """The floating-point tensors of ``args``, those in a list (``stack``'s) too."""
+    return [t for a in args for t in (a if isinstance(a, list) else [a]) if _is_float(t)]
+
+
+def _with_leaves(args, leaves):
+    """``args`` with its floating-point tensors replaced, in order, by ``leaves``."""
+    it = iter(leaves)
+    return tuple([next(it) if _is_float(t) else t for t in a] if isinstance(a, list) else next(it) if _is_float(a)
+                 else a for a in args)
+
+
+def test_every_differentiable_decomposition_has_a_sample_with_a_gradient():
+    # factories, comparisons, detach and the ops without a derivative compare values only
+    values_only = {"aten.arange.default", "aten.arange.start", "aten.count_nonzero.default", "aten.detach.default",
+                   "aten.empty_like.default", "aten.eye.default", "aten.eye.m", "aten.isneginf.default",
+                   "aten.isposinf.default", "aten.ones.default", "aten.ones_like.default", "aten.zeros.default",
+                   "aten.zeros_like.default"}
+    for name, samples in SAMPLES.items():
+        if name in _NOT_DIFFERENTIABLE:  # gradients not implemented, in PyTorch neither
+            continue
+        overload = next(op for op in decomposition_table if str(op) == name)
+        differentiable = False
+        for args, kwargs in samples:
+            kwargs = {k: v for k, v in kwargs.items() if k != "values only"}
+            inputs = [a.detach().requires_grad_() for a in _float_leaves(args)]
+            out = overload(*_with_leaves(args, inputs), **kwargs)
+            differentiable |= (out[0] if isinstance(out, (tuple, list)) else out).requires_grad
+        assert differentiable == (name not in values_only), name
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))
@@ -405,8 +436,7 @@ def test_decomposition_matches_its_op_in_values_and_gradients(name):
         inputs = [a.detach().requires_grad_() for a in _float_leaves(args)]
         if not inputs or values_only or name in _NOT_DIFFERENTIABLE:
             continue
-        it = iter(inputs)
-        args = tuple(next(it) if isinstance(a, tm.Tensor) and a.dtype.is_floating_point else a for a in args)
+        args = _with_leaves(args, inputs)
         outputs = [o for o in ((overload(*args, **kwargs),) if not isinstance(expected, (tuple, list))
                                else overload(*args, **kwargs)[:1])]
         if not outputs[0].requires_grad:
