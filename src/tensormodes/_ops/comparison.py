@@ -414,8 +414,26 @@ def _where_meta_compute(opdef, args, kwargs):
 _where_meta = MetaRule(_where_meta_compute, "where")
 
 
+def _where_decomposition(condition, input=None, other=None):
+    """``where(condition)`` is PyTorch's composite ``nonzero(condition, as_tuple=True)`` (aten's
+    ``nonzero`` and ``unbind``), so a dispatch mode never sees ``where.self`` without operands
+    (and a fake tensor names ``nonzero`` as needing data); the three-operand form is the op."""
+    if input is None and other is None:
+        return ops.nonzero(condition, as_tuple=True)
+    if input is None or other is None or (is_tensor(input) and is_tensor(other)):
+        return NotImplemented
+    # a Python number operand becomes a 0-d tensor of the result's dtype (``other`` first), and
+    # the tensor operand is cast to it, as PyTorch's overloads for numbers do
+    dtype = operand_dtype(*(np.empty((0,) * v.dim(), v.dtype._np) if is_tensor(v) else v for v in (input, other)))
+    made = {name: ops.scalar_tensor(value, dtype=dtype, device=condition.device)
+            for name, value in (("other", other), ("input", input)) if not is_tensor(value)}
+    input, other = (made.get(name, value.to(dtype) if is_tensor(value) else value)
+                    for name, value in (("input", input), ("other", other)))
+    return ops.where(condition, input, other)
+
+
 @op(errors=(Sample((M23, M23, M23)), Sample((BOOL, M23, TensorSpec((3, 2)))), Sample((BOOL, M23))),
-    meta=_where_meta, grad=_where_grad, out=True,
+    meta=_where_meta, grad=_where_grad, out=True, decompose=_where_decomposition,
     samples=(Sample((BOOL, M23, M23)), Sample((BOOL, ROW, 0.0)), Sample((BOOL, 1, 2.5)), Sample((BOOL, 1, 2)),
              Sample((BOOL, I23, F16)), Sample((TensorSpec((), "bool"), I32, SCALAR_F64)),
              Sample((BOOL,), {"input": COLUMN, "other": ROW}), Sample((BOOL,)),
