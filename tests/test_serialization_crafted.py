@@ -329,6 +329,22 @@ def test_a_symlink_is_written_through(tmp_path):
                                                           "new.safetensors", "real.safetensors"]
 
 
+
+def test_symlinked_folders_and_chains_of_links(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "alias").symlink_to("real")  # a linked folder: the file is written in the real one
+    tm.save({"v": 1}, tmp_path / "alias" / "m.pt")
+    tm.save({"v": 2}, tmp_path / "alias" / "m.pt")
+    assert tm.load(real / "m.pt") == {"v": 2} and sorted(p.name for p in real.iterdir()) == ["m.pt"]
+    (tmp_path / "second").symlink_to(real / "m.pt")
+    (tmp_path / "first").symlink_to("second")  # a link to a link: the final file is replaced
+    os.chmod(real / "m.pt", 0o640)
+    tm.save({"v": 3}, tmp_path / "first")
+    assert (tmp_path / "first").is_symlink() and (tmp_path / "second").is_symlink()
+    assert tm.load(real / "m.pt") == {"v": 3} and stat.S_IMODE(os.stat(real / "m.pt").st_mode) == 0o640
+    assert sorted(p.name for p in real.iterdir()) == ["m.pt"]
+
 def test_the_file_mode_is_kept_and_new_files_follow_the_umask(tmp_path):
     private = tmp_path / "private.safetensors"
     tm.save({"v": 1}, private)

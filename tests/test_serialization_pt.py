@@ -408,9 +408,22 @@ def test_refusals_name_what_and_where():
     assert "the file is truncated" in str(_load_error(good[:len(good) // 2])) or \
         "no end of central directory" in str(_load_error(good[:len(good) // 2]))
     flipped = bytearray(good)
-    flipped[good.index(b"\x00\x00\x80?")] ^= 1
-    assert "fails its CRC-32 check" in str(_load_error(bytes(flipped)))
+    flipped[good.index(b"\x00\x00\x80?")] ^= 1  # a storage's byte: its CRC-32 is not checked, as torch.load
+    assert tm.load(io.BytesIO(bytes(flipped)))["w"].tolist() == [1.0000001192092896] + [1.0] * 3
+    flipped = bytearray(good)
+    flipped[good.index(b"_rebuild_tensor_v2")] ^= 1  # data.pkl's CRC-32 is checked
+    assert "record 'archive/data.pkl' fails its CRC-32 check" in str(_load_error(bytes(flipped)))
 
+
+
+@pytest.mark.torch
+def test_torch_checks_no_storage_crc_either(tmp_path):
+    torch = pytest.importorskip("torch")
+    content = bytearray(_saved({"w": tm.arange(4.)}))
+    content[content.index(np.float32(2.0).tobytes())] ^= 1  # 2.0's low byte, in data/0 (its CRC-32 now wrong)
+    (tmp_path / "f.pt").write_bytes(bytes(content))
+    theirs = torch.load(tmp_path / "f.pt", weights_only=True)["w"].tolist()
+    assert tm.load(tmp_path / "f.pt")["w"].tolist() == theirs == [0.0, 1.0, 2.000000238418579, 3.0]
 
 # The file fuzzer is tests/test_checkpoint_fuzz.py.
 
@@ -731,8 +744,8 @@ def test_default_mmap_options(tmp_path):
         loaded["w"][1] = 9.0  # shared: the file changes
         del loaded
     assert tm.load(path, mmap=True)["w"].tolist() == [0.0, 9.0, 2.0, 3.0]
-    with pytest.raises(FormatError, match="record 'm/data/0' fails its CRC-32 check"):
-        tm.load(path)  # the record's CRC-32 is the saved data's
+    # the record's CRC-32 is still the saved data's: not checked for storages, as torch.load
+    assert tm.load(path)["w"].tolist() == [0.0, 9.0, 2.0, 3.0]
     assert tm.serialization.get_default_mmap_options() == mmap.MAP_PRIVATE
     tm.serialization.set_default_mmap_options(mmap.MAP_SHARED)  # as a call, it stays
     assert tm.serialization.get_default_mmap_options() == mmap.MAP_SHARED

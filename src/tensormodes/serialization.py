@@ -693,8 +693,9 @@ def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module: Any
     :func:`add_safe_globals`; any other global raises :class:`UnsafeFileError` (a
     ``pickle.UnpicklingError``) naming it and its offset, before anything is built from it.
     A malformed, truncated or corrupted file raises :class:`FormatError` (a ``ValueError``):
-    safetensors files are checked against their checksums, PyTorch's zip records against their
-    CRC-32 (the storages' only without ``mmap``). ``map_location`` may be None, a string, a
+    safetensors files are checked against their checksums, PyTorch's zip files' ``data.pkl``
+    against its CRC-32 (the storages' CRC-32s are not checked: ``torch.load`` checks none, and a
+    changed byte there changes values only). ``map_location`` may be None, a string, a
     device, a dict of location strings, or (PyTorch's files) a callable
     ``(storage, location)`` given, as ``torch.load`` gives it, the storage as an untyped storage
     (bytes: ``nbytes()``, ``device``, ``cpu()``, ``to(device=...)``) and returning it, a moved

@@ -7,7 +7,6 @@ import errno
 import io
 import mmap as _mmap
 import os
-import secrets
 import stat
 
 import numpy as np
@@ -31,11 +30,17 @@ def replace_file(path: str, write) -> None:
     killed while writing leaves ``<target>.tm-save.<pid>.<random>.tmp`` beside the target,
     which is safe to delete.
     """
-    target = os.path.realpath(path)
     try:
-        mode = os.stat(target).st_mode
+        mode = os.lstat(path).st_mode
     except FileNotFoundError:
         mode = None
+    target = os.fspath(path)
+    if mode is not None and stat.S_ISLNK(mode):  # only then resolved: realpath costs a syscall per folder
+        target = os.path.realpath(path)
+        try:
+            mode = os.stat(target).st_mode
+        except FileNotFoundError:
+            mode = None
     if mode is not None and not stat.S_ISREG(mode):
         with open(target, "wb") as file:
             write(file)
@@ -44,7 +49,7 @@ def replace_file(path: str, write) -> None:
         # Renaming over a read-only file would succeed; writing it, as torch.save does, would not.
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
     permissions = 0o666 if mode is None else stat.S_IMODE(mode)
-    temporary = f"{target}.tm-save.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    temporary = f"{target}.tm-save.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         # O_EXCL: a file (or a symlink planted) at the temporary name is never written through.
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
@@ -54,8 +59,11 @@ def replace_file(path: str, write) -> None:
     try:
         with open(descriptor, "wb") as file:
             write(file)
-        if mode is not None:
-            os.chmod(temporary, permissions)  # exact: the umask narrowed what os.open set
+            if mode is not None and hasattr(os, "fchmod"):  # exact: the umask narrowed what os.open set
+                file.flush()  # a later write would clear set-user-ID bits again
+                os.fchmod(descriptor, permissions)  # no path lookup, unlike chmod
+        if mode is not None and not hasattr(os, "fchmod"):
+            os.chmod(temporary, permissions)
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
