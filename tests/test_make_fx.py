@@ -672,3 +672,20 @@ def test_autograd_grad_computes_only_the_gradients_asked_for():
     assert _targets(make_fx(f)(tm.randn(2, 4))) == [
         "aten.t.default", "aten.addmm.default", "aten.sum.default", "aten.ones_like.default", "aten.expand.default",
         "aten.t.default", "aten.mm.default", "aten.t.default", "aten.t.default"]
+
+
+def test_pow_backward_reads_a_number_exponent_as_a_double():
+    def f(x):
+        return tm.autograd.grad((x ** 2).sum(), x)
+
+    # PyTorch 2.13's make_fx of the same function, letter for letter
+    assert code(make_fx(f)(tm.ones(3, requires_grad=True))) == """\
+def forward(self, x_1):
+    pow_1 = tensormodes.ops.aten.pow.Tensor_Scalar(x_1, 2)
+    sum_1 = tensormodes.ops.aten.sum.default(pow_1);  pow_1 = None
+    ones_like = tensormodes.ops.aten.ones_like.default(sum_1, pin_memory = False, memory_format = tensormodes.preserve_format);  sum_1 = None
+    expand = tensormodes.ops.aten.expand.default(ones_like, [3]);  ones_like = None
+    pow_2 = tensormodes.ops.aten.pow.Tensor_Scalar(x_1, 1.0);  x_1 = None
+    mul = tensormodes.ops.aten.mul.Scalar(pow_2, 2.0);  pow_2 = None
+    mul_1 = tensormodes.ops.aten.mul.Tensor(expand, mul);  expand = mul = None
+    return (mul_1,)"""  # noqa: E501
