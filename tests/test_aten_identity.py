@@ -320,6 +320,10 @@ HANDLER_ARGS = {
     "L.nn.functional.avg_pool2d(w, 2, stride=1)": [("aten.avg_pool2d.default", ["T", [2, 2], [1, 1]], {})],
     "L.mean(x, 0)": [("aten.mean.dim", ["T", [0]], {})],
     "L.std(x, 1, correction=0)": [("aten.std.correction", ["T", [1]], {"correction": 0})],
+    "L.var(x, 0)": [("aten.var.correction", ["T", [0]], {"correction": 1})],  # the dim overload's unbiased
+    "L.std(x, 1, keepdim=True)": [("aten.std.correction", ["T", [1]], {"correction": 1, "keepdim": True})],
+    "L.var_mean(x, 1)": [("aten.var_mean.correction", ["T", [1]], {"correction": 1})],
+    "L.var(x)": [("aten.var.correction", ["T"], {})],
     "L.cat([x, y], 1)": [("aten.cat.default", [["T", "T"], 1], {})],
     "L.nn.functional.leaky_relu(x, 0.2)": [("aten.leaky_relu.default", ["T", 0.2], {})],
     "L.prod(x, 1)": [("aten.prod.dim_int", ["T", 1], {})],

@@ -7,6 +7,8 @@ included."""
 
 from __future__ import annotations
 
+from importlib import import_module
+
 import numpy as np
 import pytest
 
@@ -689,3 +691,70 @@ def test_where_of_a_condition_or_with_numbers_is_pytorchs_composite():
     with Seen():
         out = tm.where(c, x, 0)
     assert out.dtype == tm.float64 and tm.autograd.grad(out.sum(), x)[0].tolist() == [1.0, 0.0]
+
+
+class _Raw(TorchDispatchMode):
+    """Records (op name, shown arguments) under this library's own names."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.calls.append((str(func), _shown(list(args))))
+        return func(*args, **(kwargs or {}))
+
+
+def test_setitem_is_pytorchs_set_item():
+    def seen(program):
+        with _Raw() as mode:
+            program()
+        return mode.calls
+
+    x, ints = tm.zeros(2, 3), tm.zeros(2, 3, dtype=tm.int64)
+    row, value = ((3,), F32), ((), F32)
+    assert seen(lambda: x.__setitem__(0, 5.0)) == [
+        ("aten.lift_fresh.default", [value]), ("aten.select.int", [((2, 3), F32), 0, 0]),
+        ("aten.fill_.Tensor", [row, value])]
+    assert seen(lambda: ints.__setitem__(1, 2.7)) == [
+        ("aten.lift_fresh.default", [((), "int64")]), ("aten.select.int", [((2, 3), "int64"), 0, 1]),
+        ("aten.fill_.Tensor", [((3,), "int64"), ((), "int64")])]
+    assert ints.tolist() == [[0, 0, 0], [2, 2, 2]]
+    ones = tm.ones(3)
+    assert seen(lambda: x.__setitem__(Ellipsis, ones)) == [  # the whole tensor: no indexing op
+        ("aten.view.default", [row, [3]]), ("aten.expand.default", [row, [2, 3]]),
+        ("aten.copy_.default", [((2, 3), F32), ((2, 3), F32)])]
+    assert seen(lambda: x.__setitem__(slice(None), 1)) == [
+        ("aten.lift_fresh.default", [value]), ("aten.fill_.Tensor", [((2, 3), F32), value])]
+    assert seen(lambda: x.__setitem__((0, 1), ones[0])) == [
+        ("aten.select.int", [row, 0, 0]), ("aten.select.int", [((2, 3), F32), 0, 0]),
+        ("aten.select.int", [row, 0, 1]), ("aten.copy_.default", [value, value])]
+    mask = x > 1
+    assert seen(lambda: x.__setitem__(mask, 0.0)) == [
+        ("aten.lift_fresh.default", [value]), ("aten.index_put_.default", [((2, 3), F32), [((2, 3), "bool")], value])]
+    assert seen(lambda: x.__setitem__((0, [0, 2]), 3.0)) == [
+        ("aten.lift_fresh.default", [value]), ("aten.select.int", [((2, 3), F32), 0, 0]),
+        ("aten.lift_fresh.default", [((2,), "int64")]),
+        ("aten.index_put_.default", [row, [((2,), "int64")], value])]
+    assert x.tolist() == [[3.0, 1.0, 3.0], [1.0, 1.0, 1.0]]
+    # a None in index_put_'s list and Python bools: the op itself, as before
+    assert [name for name, _ in seen(lambda: x.__setitem__((slice(None), [0, 2]), 1.0))] == ["aten.setitem.Tensor"]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("statement", [
+    "x[0] = 5.0", "x[:, 1] = L.tensor([7., 8.])", "x[...] = L.ones(3)", "x[:] = 1", "x[0, 1] = 2", "i[1] = 2.7",
+    "x[None, 0] = L.ones(1, 3)", "x[0:1] = L.ones(3)", "x[L.tensor([0])] = 1.0", "x[x > 0] = 0.0",
+    "x[[0, 1]] = L.ones(3)", "x[0, [0, 2]] = 3.0", "x[1] = L.ones(1, 3)", "x[0] = L.tensor(2.0)", "x[0][1] = 3.0"])
+def test_setitem_ops_and_values_are_pytorchs(statement):
+    import torch
+
+    logs = []
+    for library in (tm, torch):
+        library.manual_seed(0)
+        x, i = library.randn(2, 3), library.zeros(2, 3, dtype=library.int64)
+        mode = import_module(f"{library.__name__}.utils._debug_mode").DebugMode
+        with mode() as dm:
+            exec(statement, {"L": library, "x": x, "i": i})
+        logs.append((dm.debug_string().replace("tensormodes", "torch"), x.tolist(), i.tolist()))
+    assert logs[0] == logs[1]

@@ -58,10 +58,9 @@ def _zero(like):
 
 @register(aten.t.default, core=True)
 def t(self):
-    dims = list(range(self.dim()))
-    if len(dims) == 2:
-        dims = [1, 0]
-    return aten.permute.default(self, dims)
+    if self.dim() > 2:
+        return NotImplemented  # the op raises PyTorch's error
+    return aten.transpose.int(self, 0, 0 if self.dim() < 2 else 1)
 
 
 @register(aten.transpose.int, core=True)
@@ -134,12 +133,17 @@ def silu(self):
 
 @register(aten.hardsigmoid.default, core=True)
 def hardsigmoid(self):
-    return aten.div.Tensor(aten.clamp.default(aten.add.Tensor(self, 3), 0, 6), 6)
+    return aten.div.Tensor(_clamp_0_6(aten.add.Tensor(self, 3)), 6)
+
+
+def _clamp_0_6(x):
+    """PyTorch's two clamps: below at 0, then above at 6."""
+    return aten.clamp.default(aten.clamp.default(x, 0), None, 6)
 
 
 @register(aten.hardswish.default, core=True)
 def hardswish(self):
-    return aten.div.Tensor(aten.mul.Tensor(self, aten.clamp.default(aten.add.Tensor(self, 3), 0, 6)), 6)
+    return aten.div.Tensor(aten.mul.Tensor(self, _clamp_0_6(aten.add.Tensor(self, 3))), 6)
 
 
 @register(aten.hardtanh.default)
@@ -160,30 +164,37 @@ def elu(self, alpha=1, scale=1, input_scale=1):
 
 @register(aten.celu.default, core=True)
 def celu(self, alpha=1.0):
-    negative = aten.mul.Tensor(aten.expm1.default(aten.div.Tensor(self, alpha)), alpha)
+    if alpha == 1:  # PyTorch's: the default alpha is no alpha
+        negative = aten.expm1.default(self)
+    else:
+        negative = aten.mul.Tensor(aten.expm1.default(aten.div.Tensor(self, alpha)), alpha)
     return aten.where.self(aten.gt.Scalar(self, 0), self, negative)
 
 
 @register(aten.softplus.default, core=True)
 def softplus(self, beta=1, threshold=20):
-    scaled = aten.mul.Tensor(self, beta)
-    soft = aten.div.Tensor(aten.log1p.default(aten.exp.default(scaled)), beta)
+    if beta == 1:  # PyTorch's: the default beta is no beta
+        scaled, soft = self, aten.log1p.default(aten.exp.default(self))
+    else:
+        scaled = aten.mul.Tensor(self, beta)
+        soft = aten.div.Tensor(aten.log1p.default(aten.exp.default(scaled)), beta)
     return aten.where.self(aten.gt.Scalar(scaled, threshold), self, soft)
 
 
 @register(aten.mish.default, core=True)
 def mish(self):
-    return aten.mul.Tensor(self, aten.tanh.default(softplus(self)))
+    return aten.mul.Tensor(self, aten.tanh.default(aten.softplus.default(self)))
 
 
 @register(aten.gelu.default)
 def gelu(self, *, approximate: str = "none"):
     if approximate == "tanh":
-        cube = aten.mul.Tensor(aten.pow.Tensor_Scalar(self, 3), 0.044715)
-        inner = aten.mul.Tensor(aten.add.Tensor(self, cube), math.sqrt(2 / math.pi))
-        return aten.mul.Tensor(aten.mul.Tensor(self, 0.5), aten.add.Tensor(aten.tanh.default(inner), 1))
-    erf = aten.erf.default(aten.mul.Tensor(self, math.sqrt(0.5)))
-    return aten.mul.Tensor(aten.mul.Tensor(self, 0.5), aten.add.Tensor(erf, 1))
+        cube = aten.mul.Tensor(aten.mul.Tensor(self, self), self)
+        inner = aten.mul.Tensor(aten.add.Tensor(self, aten.mul.Tensor(cube, 0.044715)), math.sqrt(2 / math.pi))
+        half = aten.mul.Tensor(self, 0.5)
+        return aten.mul.Tensor(half, aten.add.Tensor(aten.tanh.default(inner), 1))
+    half = aten.mul.Tensor(self, 0.5)
+    return aten.mul.Tensor(half, aten.add.Tensor(aten.erf.default(aten.mul.Tensor(self, math.sqrt(0.5))), 1))
 
 
 @register(aten.square.default, core=True)
@@ -204,8 +215,7 @@ def addcmul(self, tensor1, tensor2, *, value=1):
 
 @register(aten.addcdiv.default, core=True)
 def addcdiv(self, tensor1, tensor2, *, value=1):
-    quotient = aten.div.Tensor(tensor1, tensor2)
-    return aten.add.Tensor(self, aten.mul.Tensor(quotient, value) if value != 1 else quotient)
+    return aten.add.Tensor(self, aten.div.Tensor(aten.mul.Tensor(tensor1, value), tensor2))
 
 
 @register(aten.lerp.Scalar, core=True)
@@ -351,8 +361,8 @@ def _softmax_backward_data(grad_output, output, dim: int, input_dtype):
 
 @register(aten._log_softmax_backward_data.default, core=True)
 def _log_softmax_backward_data(grad_output, output, dim: int, input_dtype):
-    total = aten.sum.dim_IntList(grad_output, [dim], True)
-    return aten.sub.Tensor(grad_output, aten.mul.Tensor(aten.exp.default(output), total))
+    exp = aten.exp.default(output)
+    return aten.sub.Tensor(grad_output, aten.mul.Tensor(exp, aten.sum.dim_IntList(grad_output, [dim], True)))
 
 
 @register(aten.native_layer_norm.default)
@@ -390,9 +400,10 @@ def mse_loss(self, target, reduction: int = 1):
 @register(aten.huber_loss.default, core=True)
 def huber_loss(self, target, reduction: int = 1, delta: float = 1.0):
     gap = aten.abs.default(aten.sub.Tensor(self, target))
-    quadratic = aten.mul.Tensor(aten.mul.Tensor(gap, gap), 0.5)
+    near = aten.lt.Scalar(gap, delta)
+    quadratic = aten.mul.Tensor(aten.mul.Tensor(gap, 0.5), gap)
     linear = aten.mul.Tensor(aten.sub.Tensor(gap, 0.5 * delta), delta)
-    return _reduce(aten.where.self(aten.lt.Scalar(gap, delta), quadratic, linear), reduction)
+    return _reduce(aten.where.self(near, quadratic, linear), reduction)
 
 
 @register(aten.smooth_l1_loss.default, core=True)
@@ -407,7 +418,7 @@ def smooth_l1_loss(self, target, reduction: int = 1, beta: float = 1.0):
 
 @register(aten.soft_margin_loss.default, core=True)
 def soft_margin_loss(self, target, reduction: int = 1):
-    margin = aten.neg.default(aten.mul.Tensor(self, target))
+    margin = aten.mul.Tensor(aten.neg.default(self), target)
     return _reduce(aten.log1p.default(aten.exp.default(margin)), reduction)
 
 

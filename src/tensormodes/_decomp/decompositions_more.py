@@ -31,18 +31,19 @@ def glu(self, dim: int = -1):
 
 @register(aten.hardshrink.default, core=True)
 def hardshrink(self, lambd=0.5):
-    return aten.where.self(aten.gt.Scalar(aten.abs.default(self), lambd), self, _zero(self))
+    return aten.where.self(aten.le.Scalar(aten.abs.default(self), lambd), _zero(self), self)
 
 
 @register(aten.softshrink.default, core=True)
 def softshrink(self, lambd=0.5):
+    outside = aten.gt.Scalar(aten.abs.default(self), lambd)
     shrunk = aten.sub.Tensor(self, aten.mul.Tensor(aten.sign.default(self), lambd))
-    return aten.where.self(aten.gt.Scalar(aten.abs.default(self), lambd), shrunk, _zero(self))
+    return aten.where.self(outside, shrunk, aten.mul.Tensor(self, 0))  # x * 0 keeps NaN, as PyTorch's
 
 
 @register(aten.threshold.default, core=True)
 def threshold(self, threshold, value):
-    return aten.where.self(aten.le.Scalar(self, threshold), aten.full_like.default(self, value), self)
+    return aten.where.self(aten.le.Scalar(self, threshold), _full(self, value), self)
 
 
 @register(aten.logit.default, core=True)
@@ -88,8 +89,8 @@ def nan_to_num(self, nan=None, posinf=None, neginf=None):
         return aten.clone.default(self)
     finfo = _FLOAT_LIMITS[str(self.dtype).removeprefix("tensormodes.")]
     result = aten.where.self(aten.isnan.default(self), _full(self, 0.0 if nan is None else nan), self)
-    result = aten.where.self(aten.isposinf.default(self), _full(self, finfo if posinf is None else posinf), result)
-    return aten.where.self(aten.isneginf.default(self), _full(self, -finfo if neginf is None else neginf), result)
+    result = aten.where.self(aten.isneginf.default(self), _full(self, -finfo if neginf is None else neginf), result)
+    return aten.where.self(aten.isposinf.default(self), _full(self, finfo if posinf is None else posinf), result)
 
 
 _FLOAT_LIMITS = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38,
@@ -102,12 +103,12 @@ def _full(like, value):
 
 @register(aten.clamp_min.Tensor, core=True)
 def clamp_min_tensor(self, min):
-    return aten.maximum.default(self, min)
+    return aten.clamp.Tensor(self, min)
 
 
 @register(aten.clamp_max.Tensor, core=True)
 def clamp_max_tensor(self, max):
-    return aten.minimum.default(self, max)
+    return aten.clamp.Tensor(self, None, max)
 
 
 @register(aten.floor_divide.default, core=True)
@@ -117,9 +118,10 @@ def floor_divide(self, other):
 
 @register(aten.xlogy.Tensor, core=True)
 def xlogy(self, other):
+    at_zero = aten.eq.Scalar(self, 0)
     product = aten.mul.Tensor(self, aten.log.default(other))
-    result = aten.where.self(aten.eq.Scalar(self, 0), _zero(product), product)
-    return aten.where.self(aten.isnan.default(other), aten.full_like.default(result, math.nan), result)
+    result = aten.where.self(at_zero, _zero(product), product)
+    return aten.where.self(aten.isnan.default(other), _full(result, math.nan), result)
 
 
 # -- masking, triangles, flips ---------------------------------------------------------------

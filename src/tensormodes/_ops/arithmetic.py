@@ -487,6 +487,8 @@ def _pow_grad(grad, result, input, exponent, needs_input_grad):
         elif exponent == 0:
             return ops.zeros_like(input), None  # PyTorch's pow_backward (x**-1 may be infinite: no product)
         else:
+            # PyTorch's pow_backward reads a number exponent as a double (or complex) first
+            exponent = exponent if isinstance(exponent, complex) else float(exponent)
             local = exponent * input ** (exponent - 1)
         input_grad = grad * _conj(local)
     if is_tensor(exponent) and needs_input_grad[1]:

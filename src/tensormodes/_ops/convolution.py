@@ -449,12 +449,12 @@ def _convolve(input, weight, *arguments):
     return _bilinear(lambda x, w: convolution(x, w, None, *arguments), input, weight)
 
 
-def _backward(grad, input, weight, arguments, mask):
-    """``_convolution_backward(grad, input, weight, None, *arguments, mask)``, complex operands
-    too (the op refuses them, as PyTorch's does)."""
+def _backward(grad, input, weight, arguments, mask, bias_sizes=None):
+    """``_convolution_backward(grad, input, weight, bias_sizes, *arguments, mask)``, complex
+    operands too (the op refuses them, as PyTorch's does)."""
     backward = ops._convolution_backward
     if not (grad.is_complex() or input.is_complex() or weight.is_complex()):
-        return backward(grad, input, weight, None, *arguments, mask)
+        return backward(grad, input, weight, bias_sizes, *arguments, mask)
     # The input's gradient is bilinear in (grad, weight) and needs only the input's shape, the
     # weight's in (input, grad) and needs only the weight's shape.
     shaped_input, shaped_weight = _parts(input)[0], _parts(weight)[0]
@@ -480,8 +480,11 @@ def _convolution_grad(grad, input, weight, stride, padding, dilation, transposed
     arguments = (list(_expand("stride", stride, spatial)), list(_expand("padding", padding, spatial)),
                  list(_expand("dilation", dilation, spatial)), transposed,
                  list(_expand("output_padding", output_padding, spatial)), groups)
+    mask = _backward_mask(needs_input_grad)
+    # PyTorch passes the bias's sizes when there is a bias (here: when its gradient is wanted)
+    bias_sizes = [weight.shape[1] * groups if transposed else weight.shape[0]] if mask[2] else None
     # Complex operands' gradients use their partners' conjugates.
-    return _backward(grad, _conj(input), _conj(weight), arguments, _backward_mask(needs_input_grad))
+    return _backward(grad, _conj(input), _conj(weight), arguments, mask, bias_sizes)
 
 
 def _convolution_backward_grad(grad, grad_output, input, weight, stride, padding, dilation, transposed,

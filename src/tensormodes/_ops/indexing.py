@@ -26,7 +26,7 @@ from .. import _dtype as dt
 from .._meta_array import DataDependentOutputError, MetaArray, contiguous_strides, dense_strides
 from .._tensor_base import TensorBase
 from ._samples import M23, M234, SCALAR
-from .common import FLOAT_MAX, checked_scalar, ops, wrap_dim, writes_into_input
+from .common import FLOAT_MAX, checked_scalar, is_tensor, ops, wrap_dim, writes_into_input
 from .meta_rules import metadata, rule
 from .registry import Index, Sample, Tensor, TensorSpec, op
 from .shape import gather_back, legacy_type_name, meta_indexed, positions_of, reshaped, value_dependent
@@ -489,6 +489,68 @@ def _getitem_decomposition(input, indices):
     """PyTorch's indexing (``applySlicing``), op for op: integers ``select``, slices ``slice``
     (a whole-dimension one in a tuple is skipped), None ``unsqueeze``, then the index tensors,
     lists (made by ``tensor``: ``lift_fresh``), masks and scalar bools one ``index`` call."""
+    walked = _walk_indices(input, indices, False)
+    if walked is NotImplemented:
+        return NotImplemented
+    result, positions = walked
+    if positions:
+        return ops.ops.aten.index.Tensor(result, positions)
+    return ops.ops.aten.alias.default(input) if result is input else result
+
+
+def _setitem_decomposition(input, indices, value):
+    """PyTorch's ``x[indices] = value`` (``set_item``), op for op: a number becomes a tensor of
+    ``x``'s dtype (``lift_fresh``) first; the indices are walked as for reading (a lone slice or
+    ``...`` over the whole tensor reads nothing); then ``index_put_`` with the index tensors, or
+    PyTorch's ``copy_to``: ``copy_`` of equal sizes, ``fill_`` of a 0-dim value, else ``view``
+    (leading 1s dropped), ``expand`` and ``copy_``."""
+    if not (isinstance(value, (bool, int, float, complex)) or is_tensor(value)) or _left_to_the_op(indices):
+        return NotImplemented  # (x[:, [0, 2]] = v, x[True] = v): the op itself
+    if not is_tensor(value):
+        value = ops.tensor(value, dtype=input.dtype, device=input.device)
+    walked = _walk_indices(input, indices, True)
+    if walked is NotImplemented:
+        return NotImplemented
+    target, positions = walked
+    aten = ops.ops.aten
+    if positions:
+        aten.index_put_.default(target, positions, value)
+    elif tuple(target.shape) == tuple(value.shape):
+        aten.copy_.default(target, value)
+    elif value.dim() == 0:
+        aten.fill_.Tensor(target, value)
+    else:
+        sizes = list(value.shape)
+        while sizes and sizes[0] == 1:
+            sizes.pop(0)
+        value = aten.view.default(value, sizes)
+        if tuple(value.shape) != tuple(target.shape):
+            value = aten.expand.default(value, list(target.shape))
+        aten.copy_.default(target, value)
+    return None
+
+
+def _left_to_the_op(indices) -> bool:
+    """Indices the decomposition leaves to the op: an index tensor or list after a kept dimension
+    (a slice, None, ...), which would leave a None in ``index_put_``'s list, and Python bools."""
+    kept = False
+    for item in indices if type(indices) is tuple else (indices,):
+        if type(item) is bool:
+            return True
+        if type(item) is slice or item is None or item is Ellipsis:
+            kept = True
+        elif type(item) is not int and kept:
+            return True
+    return False
+
+
+# long: PyTorch's applySlicing, one index kind after the other.
+def _walk_indices(input, indices, writing: bool):
+    """``input`` indexed by the basic items of ``indices`` (``select``, ``slice``, ``unsqueeze``) and
+    the index tensors left for ``index`` / ``index_put_`` (a list, possibly empty); NotImplemented
+    for what the op itself must refuse. ``writing``: a lone slice or ``...`` is read as in a tuple."""
+    if writing and (type(indices) is slice or indices is Ellipsis):
+        indices = (indices,)
     if type(indices) is tuple:
         items = indices
     elif type(indices) is list and any(not (type(v) is int or type(v) is bool) for v in indices):
@@ -502,12 +564,12 @@ def _getitem_decomposition(input, indices):
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     if type(indices) is not tuple:  # a single index: no skipped slices, ... is an alias
         if indices is Ellipsis:
-            return ops.ops.aten.alias.default(input)
+            return ops.ops.aten.alias.default(input), []
         if type(indices) is slice:
             start, stop, step = indices.start, indices.stop, indices.step
             stop = OPEN_END if stop is None else stop
             extra = () if step is None or step == 1 else (step,)
-            return ops.ops.aten.slice.Tensor(input, 0, 0 if start is None else start, stop, *extra)
+            return ops.ops.aten.slice.Tensor(input, 0, 0 if start is None else start, stop, *extra), []
     result, dim, positions, spanned = input, 0, [], 0
 
     def record(tensor) -> None:
@@ -555,9 +617,7 @@ def _getitem_decomposition(input, indices):
                     spanned += item.dim() - 1
                 else:
                     dim += 1
-    if positions:
-        return ops.ops.aten.index.Tensor(result, positions)
-    return ops.ops.aten.alias.default(input) if result is input else result
+    return result, positions
 
 
 @op(grad=_getitem_grad, function=False, method="__getitem__", view=True, meta=rule(_getitem_meta),
@@ -688,6 +748,7 @@ def _setitem_grad(grad, indices, value_shape):
 
 
 @op(grad=_setitem_grad, mutates=True, function=False, method="__setitem__", meta=rule(_setitem_meta),
+    decompose=_setitem_decomposition,
     errors=(Sample((M23, 0, TensorSpec((2,)))), Sample((M23, [0, 1], TensorSpec((3,), "float64"))),
             Sample((M23, (slice(None), [0, 1]), TensorSpec((3,)))), Sample((M23, 3, 1.0)),
             Sample((TensorSpec((2,), "int8"), 0, 300))),

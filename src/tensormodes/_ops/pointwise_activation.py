@@ -83,7 +83,10 @@ _HALF_DTYPES = (dt.float16, dt.bfloat16)
 
 
 def _gelu_grad(grad, input, approximate):
-    # One backward op, PyTorch's (half types computed in float32 there)
+    # One backward op, PyTorch's (half types computed in float32 there); its default
+    # ``approximate`` left out, as PyTorch's dispatcher hands the call on
+    if approximate == "none":
+        return ops.ops.aten.gelu_backward.default(grad, input)
     return ops.ops.aten.gelu_backward.default(grad, input, approximate=approximate)
 
 

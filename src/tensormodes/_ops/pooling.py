@@ -214,7 +214,10 @@ def _overlapping(kernel, step, spread) -> bool:
 
 
 def _max_pool2d_grad(grad, input, indices, kernel_size, stride, padding, dilation, ceil_mode):
-    # One backward op, PyTorch's (its arguments as the forward's were given)
+    # One backward op, PyTorch's (its arguments as the forward's were given, a number as the
+    # int[2] PyTorch's forward received: [0, 0])
+    kernel_size, stride, padding, dilation = ([v, v] if isinstance(v, int) else v
+                                              for v in (kernel_size, stride, padding, dilation))
     return ops.ops.aten.max_pool2d_with_indices_backward.default(grad, input, kernel_size, stride, padding,
                                                                   dilation, ceil_mode, indices)
 

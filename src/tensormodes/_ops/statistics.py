@@ -103,6 +103,8 @@ def _as_correction(op_name: str):
 
     def decompose(input, dim=None, unbiased=None, keepdim=False, correction=None):
         dim, unbiased = _statistic_arguments(dim, unbiased)
+        if unbiased is None and correction is None and dim is not None:
+            unbiased = True  # the dim overload's default, which PyTorch's binding passes on as correction=1
         if unbiased is None or correction is not None or not isinstance(unbiased, bool):
             return NotImplemented  # nothing to turn (or the op's own error)
         return getattr(ops, op_name)(input, dim, keepdim=keepdim, correction=1 if unbiased else 0)

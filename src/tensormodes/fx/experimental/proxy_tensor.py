@@ -53,6 +53,9 @@ class _Tracer:
         self.graph = Graph()
         self.root = Module()
         self.slots: dict[int, tuple[TensorBase, Any]] = {}
+        # the same by the array a tensor holds: autograd saves an op's outputs (layer norm's mean
+        # and rstd) as tensors of their own around the very arrays the op returned
+        self.by_data: dict[int, tuple[Any, Any]] = {}
         self.constants: dict[int, tuple[TensorBase, str]] = {}
         self.counts = {"_param_constant": 0, "_tensor_constant": 0}
         self.module_stack: dict | None = None  # record_module_stack: the module calls in progress
@@ -62,6 +65,9 @@ class _Tracer:
         outside — a new ``get_attr`` of a constant (one attribute per tensor, as PyTorch's)."""
         slot = self.slots.get(id(tensor))
         if slot is not None:
+            return slot[1]
+        slot = self.by_data.get(id(tensor._data))
+        if slot is not None and slot[0] is tensor._data:
             return slot[1]
         known = self.constants.get(id(tensor))
         if known is None:
@@ -94,6 +100,7 @@ class _Tracer:
         and for every item — a ``None`` of ``convolution_backward`` too —, as PyTorch's."""
         if isinstance(value, TensorBase):
             self.slots[id(value)] = (value, node)
+            self.by_data[id(value._data)] = (value._data, node)
         elif isinstance(value, (tuple, list)):
             for index, item in enumerate(value):
                 self.track(item, self.stamp(self.graph.create_node("call_function", operator.getitem, (node, index),
@@ -252,7 +259,7 @@ def _placeholders(tracer: _Tracer, f: Callable, args: tuple) -> CodeGen | None:
         for count, leaf in enumerate(leaves, 1):
             node = tracer.graph.placeholder(f"{name}_{count}")
             if isinstance(leaf, TensorBase):
-                tracer.slots[id(leaf)] = (leaf, node)
+                tracer.track(leaf, node)
     return _FlatInputs(names, args) if nested else None
 
 
