@@ -94,6 +94,34 @@ def test_modes_see_the_function_and_the_dispatch_level_the_inplace_overload():
     assert tm.overrides.get_testing_overrides()[tm.clamp_](1) == -1
 
 
+INPLACE_NODES = {  # expression (x: a leaf requiring grad) -> PyTorch's node
+    "(x * 1).arccos_()": "AcosBackward0", "L.arccos_(x * 1)": "AcosBackward0", "(x * 1).absolute_()": "AbsBackward0",
+    "L.fix_(x * 1)": "TruncBackward0", "(x * 1).clip_(0, 1)": "ClampBackward1", "(x * 1).divide_(2)": "DivBackward0",
+    "(x * 1).multiply_(2)": "MulBackward0", "(x * 1).subtract_(x)": "SubBackward0",
+    "L.clamp_(x * 1, L.tensor(0.0), L.tensor(1.0))": "ClampBackward0", "(x * 1).clamp_min_(0.0)": "ClampMinBackward0",
+    # out of place too: an alias records its op's node, as PyTorch's composite aliases
+    "L.true_divide(x, 2)": "DivBackward0", "L.swapaxes(x[None], 0, 1)": "TransposeBackward0",
+    "L.swapdims(x[None], 0, 1)": "TransposeBackward0", "L.negative(x)": "NegBackward0",
+    "L.concat([x, x])": "CatBackward0", "L.concatenate([x, x])": "CatBackward0", "L.clip(x, 0, 1)": "ClampBackward1",
+    "L.arccos(x)": "AcosBackward0",
+}
+
+
+def test_aliases_and_inplace_forms_record_the_node_of_their_op():
+    for library_face in (False, True):
+        x = tm.tensor([0.5], requires_grad=True)
+        with _AtenLog() if library_face else _FunctionLog():  # the dispatch level records them alike
+            names = {code: eval(code, {"L": tm, "x": x}).grad_fn.name() for code in INPLACE_NODES}
+        assert names == INPLACE_NODES
+
+
+@pytest.mark.torch
+def test_inplace_nodes_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([0.5], requires_grad=True)
+    assert {code: eval(code, {"L": torch, "x": x}).grad_fn.name() for code in INPLACE_NODES} == INPLACE_NODES
+
+
 def test_traced_inplace_functions_are_kept_as_mutations():
     def f(x):
         y = x * 2
@@ -114,8 +142,7 @@ def test_the_inplace_functions_are_pytorchs():
     assert ours <= theirs
     # what is left: ops declared in _ops/special.py, and forms whose Tensor method is missing too
     assert theirs - ours == {"erf_", "erfc_", "i0_", "detach_", "addmv_", "as_strided_", "conj_physical_",
-                             "resize_as_", "resize_as_sparse_", "dropout_", "alpha_dropout_", "feature_dropout_",
-                             "feature_alpha_dropout_", "embedding_renorm_"}
+                             "resize_as_", "resize_as_sparse_", "embedding_renorm_"}
 
 
 @pytest.mark.torch
@@ -313,8 +340,19 @@ def test_cov_is_a_composite_at_the_dispatch_level():
         "aten.t.default", "aten.mm.default", "aten.div.Tensor", "aten.squeeze.default", "aten.diagonal.default",
         "aten.sqrt.default", "aten.detach.default", "aten.view.default", "aten.div.Tensor", "aten.view.default",
         "aten.div.Tensor", "aten.clamp.default"]
-    assert result.requires_grad and tm.cov(x).grad_fn.name() == "SqueezeBackward0"
+    assert result.grad_fn.name() == "ClampBackward1" and tm.cov(x).grad_fn.name() == "SqueezeBackward0"
     assert "aten.cov" not in str(tm.ops.aten.__dict__.keys())
+
+
+def test_clamp_nodes_are_named_by_the_overload_reached():
+    # PyTorch names the node of clamp's Scalar overload ClampBackward1 (corrcoef's last node), and
+    # clip, a composite alias, records clamp's nodes
+    x, t = tm.ones(2, requires_grad=True), tm.tensor([0.5])
+    nodes = [x.clamp(0, 1), x.clamp(min=t), tm.clip(x, 0, 1), x.clip(t, t), x.clamp_min(0.0), x.clamp_min(t),
+             x.clamp_max(0.0), tm.clamp_max(x, t)]
+    assert [y.grad_fn.name() for y in nodes] == [
+        "ClampBackward1", "ClampBackward0", "ClampBackward1", "ClampBackward0", "ClampMinBackward0",
+        "ClampMinBackward1", "ClampMaxBackward0", "ClampMaxBackward1"]
 
 
 def test_cov_gradients_are_the_composites():
@@ -366,3 +404,40 @@ def test_cov_gradients_match_pytorch():
         grads.append([g.tolist() for g in library.autograd.grad(loss, (x, weights))])
     np.testing.assert_allclose(np.array(grads[0][0]), np.array(grads[1][0]), rtol=1e-12)
     np.testing.assert_allclose(np.array(grads[0][1]), np.array(grads[1][1]), rtol=1e-12)
+
+
+# -- tensormodes.dropout and its kin (the functions nn.functional's dropouts are in PyTorch) -----------
+
+DROPOUTS = ["dropout", "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
+            "feature_alpha_dropout", "feature_alpha_dropout_"]
+
+
+def test_dropout_functions():
+    x = tm.ones(4)
+    assert tm.dropout_(x, 1.0, True) is x and x.tolist() == [0.0] * 4
+    assert tm.dropout(tm.ones(3), 0.5, False).tolist() == [1.0, 1.0, 1.0]
+    tm.manual_seed(0)
+    by_function = tm.dropout(tm.ones(8), 0.5, True)
+    tm.manual_seed(0)
+    assert by_function.tolist() == tm.nn.functional.dropout(tm.ones(8), 0.5, True).tolist()
+    assert set(by_function.tolist()) <= {0.0, 2.0}
+    channels = tm.feature_dropout(tm.ones(2, 6, 3), 0.5, True)
+    assert bool((channels == channels[:, :, :1]).all())  # whole channels kept or dropped
+    with pytest.raises(RuntimeError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        tm.alpha_dropout(tm.ones(2), 1.5, True)
+    with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions in the input"):
+        tm.feature_dropout_(tm.ones(3), 0.5, True)
+    ones = tm.ones(1, 2)
+    with _FunctionLog() as log:
+        tm.feature_alpha_dropout(ones, 0.5, False)
+    assert log.seen == [tm.feature_alpha_dropout]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", DROPOUTS)
+@pytest.mark.parametrize("arguments", ["L.ones(2, 3, 4), 0.5, True", "L.ones(2, 3, 4), 0.5, False",
+                                       "L.ones(5), 0.3, True", "L.ones(2, 3), 1.0, True", "L.ones(2, 3), 1.5, True",
+                                       "L.ones(0), 0.5, True"])
+def test_dropout_functions_match_pytorch(name, arguments):
+    pytest.importorskip("torch")  # the same seed drops the same elements
+    assert_same_outcome(f"(L.manual_seed(3), L.{name}({arguments}))[1]", rtol=1e-6, atol=1e-6)
