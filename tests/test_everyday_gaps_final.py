@@ -142,7 +142,7 @@ def test_the_inplace_functions_are_pytorchs():
     assert ours <= theirs
     # what is left: ops declared in _ops/special.py, and forms whose Tensor method is missing too
     assert theirs - ours == {"erf_", "erfc_", "i0_", "detach_", "addmv_", "as_strided_", "conj_physical_",
-                             "resize_as_", "resize_as_sparse_", "embedding_renorm_"}
+                             "resize_as_", "resize_as_sparse_"}
 
 
 @pytest.mark.torch
@@ -441,3 +441,31 @@ def test_dropout_functions():
 def test_dropout_functions_match_pytorch(name, arguments):
     pytest.importorskip("torch")  # the same seed drops the same elements
     assert_same_outcome(f"(L.manual_seed(3), L.{name}({arguments}))[1]", rtol=1e-6, atol=1e-6)
+
+
+# -- tensormodes.embedding_renorm_ (what F.embedding runs for max_norm) --------------------------------
+
+
+def test_embedding_renorm_scales_the_named_rows_in_place():
+    weight = tm.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]], dtype=tm.float64)
+    assert tm.embedding_renorm_(weight, tm.tensor([[0, 1]]), 1.0, 2.0) is weight
+    np.testing.assert_allclose(weight.tolist(), [[0.6, 0.8], [0.3, 0.4], [6.0, 8.0]], rtol=1e-7)
+    with pytest.raises(RuntimeError, match="Expected 2-dimensional tensor, but got 1-dimensional tensor for "
+                                           "argument #1 'self' \\(while checking arguments for embedding_renorm_\\)"):
+        tm.embedding_renorm_(tm.ones(3), tm.tensor([0]), 1.0, 2.0)
+    with pytest.raises(IndexError, match="select\\(\\): index 5 out of range for tensor of size \\[3, 2\\]"):
+        tm.embedding_renorm_(tm.ones(3, 2), tm.tensor([5]), 1.0, 2.0)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "(lambda w: (L.embedding_renorm_(w, L.tensor([1, 1, 3]), 5.0, 2.0), w))(L.arange(12.0).view(4, 3))",
+    "L.embedding_renorm_(L.ones(3, 2, requires_grad=True), L.tensor([0]), 1.0, 2.0)",
+    "L.embedding_renorm_(L.ones(3, 2), L.tensor([0.0]), 1.0, 2.0)",
+    "L.embedding_renorm_(L.ones(3, 2, dtype=L.int64), L.tensor([0]), 1.0, 2.0)",
+    "L.embedding_renorm_(L.ones(3, 2), L.tensor([0, -1], dtype=L.int32), 1.0, 1.0)",
+    "L.embedding_renorm_(L.ones(3, 2, dtype=L.float64), L.tensor([2]), 0.5, float('inf'))",
+])
+def test_embedding_renorm_matches_pytorch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=1e-6, atol=1e-7)
