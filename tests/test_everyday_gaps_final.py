@@ -469,3 +469,53 @@ def test_embedding_renorm_scales_the_named_rows_in_place():
 def test_embedding_renorm_matches_pytorch(expression):
     pytest.importorskip("torch")
     assert_same_outcome(expression, rtol=1e-6, atol=1e-7)
+
+
+# -- F.upsample (deprecated forms of interpolate), F.dropout3d and nn.Dropout3d ---------------------
+
+
+def test_upsample_forms_warn_and_interpolate():
+    image = tm.arange(8.0).view(1, 2, 2, 2)
+    with pytest.warns(UserWarning, match="`nn.functional.upsample_bilinear` is deprecated. Use "
+                                         "`nn.functional.interpolate` instead."):
+        bilinear = tm.nn.functional.upsample_bilinear(image, size=(3, 3))
+    assert bilinear[0, 0].tolist() == [[0.0, 0.5, 1.0], [1.0, 1.5, 2.0], [2.0, 2.5, 3.0]]  # corners aligned
+    with pytest.warns(UserWarning, match="`nn.functional.upsample` is deprecated"):
+        assert tm.nn.functional.upsample(tm.tensor([[[1.0, 2.0]]]), scale_factor=2).tolist() == [[[1.0, 1.0, 2.0, 2.0]]]
+    with pytest.warns(UserWarning, match="`nn.functional.upsample_nearest` is deprecated"):
+        assert tm.nn.functional.upsample_nearest(image, scale_factor=2).shape == (1, 2, 4, 4)
+
+
+def test_dropout3d_drops_whole_volumes():
+    tm.manual_seed(0)
+    y = tm.nn.functional.dropout3d(tm.ones(2, 8, 2, 2, 2), 0.5)
+    per_channel = y.flatten(2)
+    assert bool((per_channel == per_channel[:, :, :1]).all()) and set(y.unique().tolist()) <= {0.0, 2.0}
+    x = tm.ones(4, 2, 2, 2)
+    assert tm.nn.functional.dropout3d(x, 0.5, inplace=True) is x
+    assert repr(tm.nn.Dropout3d(0.3, inplace=True)) == "Dropout3d(p=0.3, inplace=True)"
+    assert tm.nn.Dropout3d().eval()(tm.ones(1, 1, 1, 1, 1)).tolist() == [[[[[1.0]]]]]
+    with pytest.warns(UserWarning, match="dropout3d: Received a 2-D input to dropout3d, which is deprecated"):
+        tm.nn.functional.dropout3d(tm.ones(2, 3), 0.5, training=False)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.nn.functional.upsample(L.arange(8.0).view(1, 2, 2, 2), scale_factor=2, mode='bilinear')",
+    "L.nn.functional.upsample(L.arange(4.0).view(1, 1, 4), size=7)",
+    "L.nn.functional.upsample_nearest(L.arange(8.0).view(1, 2, 2, 2), scale_factor=2)",
+    "L.nn.functional.upsample_bilinear(L.arange(8.0).view(1, 2, 2, 2), size=(3, 5))",
+    "L.nn.functional.upsample_bilinear(L.arange(8.0).view(1, 2, 4), size=3)",
+    "(L.manual_seed(1), L.nn.functional.dropout3d(L.ones(2, 4, 2, 2, 2), 0.5))[1]",
+    "(L.manual_seed(1), L.nn.functional.dropout3d(L.ones(4, 2, 2, 2), 0.5))[1]",
+    "(lambda x: (L.manual_seed(1), L.nn.functional.dropout3d(x, 0.5, inplace=True) is x, x)[1:])(L.ones(4, 2, 2, 2))",
+    "(lambda x: (L.nn.functional.dropout3d(x, 0.5, training=False, inplace=True) is x, x))(L.ones(4, 2, 2, 2))",
+    "(L.manual_seed(1), L.nn.functional.dropout3d(L.ones(4, 2), 0.5))[1]",
+    "L.nn.functional.dropout3d(L.ones(4, 2, 2, 2), 1.5)",
+    "(L.manual_seed(1), L.nn.Dropout3d(0.3)(L.ones(2, 4, 2, 1, 1)))[1]",
+])
+def test_upsample_and_dropout3d_match_pytorch(expression):
+    pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_outcome(expression, rtol=1e-6, atol=1e-6)
