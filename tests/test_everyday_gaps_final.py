@@ -94,6 +94,34 @@ def test_modes_see_the_function_and_the_dispatch_level_the_inplace_overload():
     assert tm.overrides.get_testing_overrides()[tm.clamp_](1) == -1
 
 
+INPLACE_NODES = {  # expression (x: a leaf requiring grad) -> PyTorch's node
+    "(x * 1).arccos_()": "AcosBackward0", "L.arccos_(x * 1)": "AcosBackward0", "(x * 1).absolute_()": "AbsBackward0",
+    "L.fix_(x * 1)": "TruncBackward0", "(x * 1).clip_(0, 1)": "ClampBackward1", "(x * 1).divide_(2)": "DivBackward0",
+    "(x * 1).multiply_(2)": "MulBackward0", "(x * 1).subtract_(x)": "SubBackward0",
+    "L.clamp_(x * 1, L.tensor(0.0), L.tensor(1.0))": "ClampBackward0", "(x * 1).clamp_min_(0.0)": "ClampMinBackward0",
+    # out of place too: an alias records its op's node, as PyTorch's composite aliases
+    "L.true_divide(x, 2)": "DivBackward0", "L.swapaxes(x[None], 0, 1)": "TransposeBackward0",
+    "L.swapdims(x[None], 0, 1)": "TransposeBackward0", "L.negative(x)": "NegBackward0",
+    "L.concat([x, x])": "CatBackward0", "L.concatenate([x, x])": "CatBackward0", "L.clip(x, 0, 1)": "ClampBackward1",
+    "L.arccos(x)": "AcosBackward0",
+}
+
+
+def test_aliases_and_inplace_forms_record_the_node_of_their_op():
+    for library_face in (False, True):
+        x = tm.tensor([0.5], requires_grad=True)
+        with _AtenLog() if library_face else _FunctionLog():  # the dispatch level records them alike
+            names = {code: eval(code, {"L": tm, "x": x}).grad_fn.name() for code in INPLACE_NODES}
+        assert names == INPLACE_NODES
+
+
+@pytest.mark.torch
+def test_inplace_nodes_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([0.5], requires_grad=True)
+    assert {code: eval(code, {"L": torch, "x": x}).grad_fn.name() for code in INPLACE_NODES} == INPLACE_NODES
+
+
 def test_traced_inplace_functions_are_kept_as_mutations():
     def f(x):
         y = x * 2
@@ -114,8 +142,7 @@ def test_the_inplace_functions_are_pytorchs():
     assert ours <= theirs
     # what is left: ops declared in _ops/special.py, and forms whose Tensor method is missing too
     assert theirs - ours == {"erf_", "erfc_", "i0_", "detach_", "addmv_", "as_strided_", "conj_physical_",
-                             "resize_as_", "resize_as_sparse_", "dropout_", "alpha_dropout_", "feature_dropout_",
-                             "feature_alpha_dropout_", "embedding_renorm_"}
+                             "resize_as_", "resize_as_sparse_"}
 
 
 @pytest.mark.torch
@@ -313,8 +340,19 @@ def test_cov_is_a_composite_at_the_dispatch_level():
         "aten.t.default", "aten.mm.default", "aten.div.Tensor", "aten.squeeze.default", "aten.diagonal.default",
         "aten.sqrt.default", "aten.detach.default", "aten.view.default", "aten.div.Tensor", "aten.view.default",
         "aten.div.Tensor", "aten.clamp.default"]
-    assert result.requires_grad and tm.cov(x).grad_fn.name() == "SqueezeBackward0"
+    assert result.grad_fn.name() == "ClampBackward1" and tm.cov(x).grad_fn.name() == "SqueezeBackward0"
     assert "aten.cov" not in str(tm.ops.aten.__dict__.keys())
+
+
+def test_clamp_nodes_are_named_by_the_overload_reached():
+    # PyTorch names the node of clamp's Scalar overload ClampBackward1 (corrcoef's last node), and
+    # clip, a composite alias, records clamp's nodes
+    x, t = tm.ones(2, requires_grad=True), tm.tensor([0.5])
+    nodes = [x.clamp(0, 1), x.clamp(min=t), tm.clip(x, 0, 1), x.clip(t, t), x.clamp_min(0.0), x.clamp_min(t),
+             x.clamp_max(0.0), tm.clamp_max(x, t)]
+    assert [y.grad_fn.name() for y in nodes] == [
+        "ClampBackward1", "ClampBackward0", "ClampBackward1", "ClampBackward0", "ClampMinBackward0",
+        "ClampMinBackward1", "ClampMaxBackward0", "ClampMaxBackward1"]
 
 
 def test_cov_gradients_are_the_composites():
@@ -366,3 +404,118 @@ def test_cov_gradients_match_pytorch():
         grads.append([g.tolist() for g in library.autograd.grad(loss, (x, weights))])
     np.testing.assert_allclose(np.array(grads[0][0]), np.array(grads[1][0]), rtol=1e-12)
     np.testing.assert_allclose(np.array(grads[0][1]), np.array(grads[1][1]), rtol=1e-12)
+
+
+# -- tensormodes.dropout and its kin (the functions nn.functional's dropouts are in PyTorch) -----------
+
+DROPOUTS = ["dropout", "dropout_", "feature_dropout", "feature_dropout_", "alpha_dropout", "alpha_dropout_",
+            "feature_alpha_dropout", "feature_alpha_dropout_"]
+
+
+def test_dropout_functions():
+    x = tm.ones(4)
+    assert tm.dropout_(x, 1.0, True) is x and x.tolist() == [0.0] * 4
+    assert tm.dropout(tm.ones(3), 0.5, False).tolist() == [1.0, 1.0, 1.0]
+    tm.manual_seed(0)
+    by_function = tm.dropout(tm.ones(8), 0.5, True)
+    tm.manual_seed(0)
+    assert by_function.tolist() == tm.nn.functional.dropout(tm.ones(8), 0.5, True).tolist()
+    assert set(by_function.tolist()) <= {0.0, 2.0}
+    channels = tm.feature_dropout(tm.ones(2, 6, 3), 0.5, True)
+    assert bool((channels == channels[:, :, :1]).all())  # whole channels kept or dropped
+    with pytest.raises(RuntimeError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+        tm.alpha_dropout(tm.ones(2), 1.5, True)
+    with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions in the input"):
+        tm.feature_dropout_(tm.ones(3), 0.5, True)
+    ones = tm.ones(1, 2)
+    with _FunctionLog() as log:
+        tm.feature_alpha_dropout(ones, 0.5, False)
+    assert log.seen == [tm.feature_alpha_dropout]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", DROPOUTS)
+@pytest.mark.parametrize("arguments", ["L.ones(2, 3, 4), 0.5, True", "L.ones(2, 3, 4), 0.5, False",
+                                       "L.ones(5), 0.3, True", "L.ones(2, 3), 1.0, True", "L.ones(2, 3), 1.5, True",
+                                       "L.ones(0), 0.5, True"])
+def test_dropout_functions_match_pytorch(name, arguments):
+    pytest.importorskip("torch")  # the same seed drops the same elements
+    assert_same_outcome(f"(L.manual_seed(3), L.{name}({arguments}))[1]", rtol=1e-6, atol=1e-6)
+
+
+# -- tensormodes.embedding_renorm_ (what F.embedding runs for max_norm) --------------------------------
+
+
+def test_embedding_renorm_scales_the_named_rows_in_place():
+    weight = tm.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]], dtype=tm.float64)
+    assert tm.embedding_renorm_(weight, tm.tensor([[0, 1]]), 1.0, 2.0) is weight
+    np.testing.assert_allclose(weight.tolist(), [[0.6, 0.8], [0.3, 0.4], [6.0, 8.0]], rtol=1e-7)
+    with pytest.raises(RuntimeError, match="Expected 2-dimensional tensor, but got 1-dimensional tensor for "
+                                           "argument #1 'self' \\(while checking arguments for embedding_renorm_\\)"):
+        tm.embedding_renorm_(tm.ones(3), tm.tensor([0]), 1.0, 2.0)
+    with pytest.raises(IndexError, match="select\\(\\): index 5 out of range for tensor of size \\[3, 2\\]"):
+        tm.embedding_renorm_(tm.ones(3, 2), tm.tensor([5]), 1.0, 2.0)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "(lambda w: (L.embedding_renorm_(w, L.tensor([1, 1, 3]), 5.0, 2.0), w))(L.arange(12.0).view(4, 3))",
+    "L.embedding_renorm_(L.ones(3, 2, requires_grad=True), L.tensor([0]), 1.0, 2.0)",
+    "L.embedding_renorm_(L.ones(3, 2), L.tensor([0.0]), 1.0, 2.0)",
+    "L.embedding_renorm_(L.ones(3, 2, dtype=L.int64), L.tensor([0]), 1.0, 2.0)",
+    "L.embedding_renorm_(L.ones(3, 2), L.tensor([0, -1], dtype=L.int32), 1.0, 1.0)",
+    "L.embedding_renorm_(L.ones(3, 2, dtype=L.float64), L.tensor([2]), 0.5, float('inf'))",
+])
+def test_embedding_renorm_matches_pytorch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=1e-6, atol=1e-7)
+
+
+# -- F.upsample (deprecated forms of interpolate), F.dropout3d and nn.Dropout3d ---------------------
+
+
+def test_upsample_forms_warn_and_interpolate():
+    image = tm.arange(8.0).view(1, 2, 2, 2)
+    with pytest.warns(UserWarning, match="`nn.functional.upsample_bilinear` is deprecated. Use "
+                                         "`nn.functional.interpolate` instead."):
+        bilinear = tm.nn.functional.upsample_bilinear(image, size=(3, 3))
+    assert bilinear[0, 0].tolist() == [[0.0, 0.5, 1.0], [1.0, 1.5, 2.0], [2.0, 2.5, 3.0]]  # corners aligned
+    with pytest.warns(UserWarning, match="`nn.functional.upsample` is deprecated"):
+        assert tm.nn.functional.upsample(tm.tensor([[[1.0, 2.0]]]), scale_factor=2).tolist() == [[[1.0, 1.0, 2.0, 2.0]]]
+    with pytest.warns(UserWarning, match="`nn.functional.upsample_nearest` is deprecated"):
+        assert tm.nn.functional.upsample_nearest(image, scale_factor=2).shape == (1, 2, 4, 4)
+
+
+def test_dropout3d_drops_whole_volumes():
+    tm.manual_seed(0)
+    y = tm.nn.functional.dropout3d(tm.ones(2, 8, 2, 2, 2), 0.5)
+    per_channel = y.flatten(2)
+    assert bool((per_channel == per_channel[:, :, :1]).all()) and set(y.unique().tolist()) <= {0.0, 2.0}
+    x = tm.ones(4, 2, 2, 2)
+    assert tm.nn.functional.dropout3d(x, 0.5, inplace=True) is x
+    assert repr(tm.nn.Dropout3d(0.3, inplace=True)) == "Dropout3d(p=0.3, inplace=True)"
+    assert tm.nn.Dropout3d().eval()(tm.ones(1, 1, 1, 1, 1)).tolist() == [[[[[1.0]]]]]
+    with pytest.warns(UserWarning, match="dropout3d: Received a 2-D input to dropout3d, which is deprecated"):
+        tm.nn.functional.dropout3d(tm.ones(2, 3), 0.5, training=False)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.nn.functional.upsample(L.arange(8.0).view(1, 2, 2, 2), scale_factor=2, mode='bilinear')",
+    "L.nn.functional.upsample(L.arange(4.0).view(1, 1, 4), size=7)",
+    "L.nn.functional.upsample_nearest(L.arange(8.0).view(1, 2, 2, 2), scale_factor=2)",
+    "L.nn.functional.upsample_bilinear(L.arange(8.0).view(1, 2, 2, 2), size=(3, 5))",
+    "L.nn.functional.upsample_bilinear(L.arange(8.0).view(1, 2, 4), size=3)",
+    "(L.manual_seed(1), L.nn.functional.dropout3d(L.ones(2, 4, 2, 2, 2), 0.5))[1]",
+    "(L.manual_seed(1), L.nn.functional.dropout3d(L.ones(4, 2, 2, 2), 0.5))[1]",
+    "(lambda x: (L.manual_seed(1), L.nn.functional.dropout3d(x, 0.5, inplace=True) is x, x)[1:])(L.ones(4, 2, 2, 2))",
+    "(lambda x: (L.nn.functional.dropout3d(x, 0.5, training=False, inplace=True) is x, x))(L.ones(4, 2, 2, 2))",
+    "(L.manual_seed(1), L.nn.functional.dropout3d(L.ones(4, 2), 0.5))[1]",
+    "L.nn.functional.dropout3d(L.ones(4, 2, 2, 2), 1.5)",
+    "(L.manual_seed(1), L.nn.Dropout3d(0.3)(L.ones(2, 4, 2, 1, 1)))[1]",
+])
+def test_upsample_and_dropout3d_match_pytorch(expression):
+    pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same_outcome(expression, rtol=1e-6, atol=1e-6)

@@ -612,10 +612,18 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
                  if p in opdef.tensor_params]
         grad_check = f"({' or '.join(terms)}) and _grad_enabled()"
     lines = _dispatch_level_prologue(opdef, signature, inplace, names, arguments)
+    # the node an in-place call records is named as the out-of-place op's (``arccos_``: AcosBackward0)
+    node = "_OP"
+    if callable(opdef.node):
+        names["_NODE_OF"] = opdef.node
+        node = f"_NODE_OF({positional})"
+    elif opdef.node:
+        names["_NODE"] = opdef.node
+        node = "_NODE"
     if opdef.mutates:
         lines += [f"if {grad_check}:",
                   "    box = []",
-                  f"    _record_inplace(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
+                  f"    _record_inplace({node}, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
                   f"                    lambda: (box.append({call}), _bump_version({first})), _SAVE_ONLY_FOR)",
                   f"    return _wrap_written(box[0], {first})",
                   f"result = {call}",
@@ -624,7 +632,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     elif inplace:
         lines += [f"result = {call}",
                   f"if {grad_check}:",
-                  f"    return _record_inplace(_OP, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
+                  f"    return _record_inplace({node}, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
                   f"                           lambda: _write_inplace({first}, result, _OP, _WRITTEN_CHECK),",
                   "                           _SAVE_ONLY_FOR)",
                   f"return _write_inplace({first}, result, _OP, _WRITTEN_CHECK)"]

@@ -120,7 +120,8 @@ def below_autograd(entry: list, arguments: dict, out=None, composite: bool = Tru
             return _below(overload, args, kwargs, grad, formula)
         target = next(iter(arguments.values()))
         box = []
-        record_inplace(opdef.name, opdef.grad, tuple(opdef.tensor_params), arguments, target,
+        node = opdef.node(*arguments.values()) if callable(opdef.node) else opdef.node or opdef.name
+        record_inplace(node, opdef.grad, tuple(opdef.tensor_params), arguments, target,
                        lambda: box.append(_below(overload, args, kwargs, grad_enabled(), formula)),
                        opdef.save_only_for)
         return box[0]

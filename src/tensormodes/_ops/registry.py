@@ -426,17 +426,16 @@ def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function
           renames: dict[str, str] | None = None, drops: tuple[str, ...] = (), kernel: Callable | None = None,
           namespace: str | None = None, node: str | None = None) -> Callable:
     """Declare op ``name`` as another name of the declared op ``of``: the same kernel, gradient
-    formula and flags (not its operators or hot-path hint), under its own name (which names its
-    backward node, ``ClipBackward0``), docstring and samples, with the public function, and the
-    method and in-place method if asked (``inplace_function``: the in-place form as a function too,
-    as ``op``'s).
+    formula and flags (not its operators or hot-path hint), under its own name, docstring and
+    samples, with the public function, and the method and in-place method if asked
+    (``inplace_function``: the in-place form as a function too, as ``op``'s).
 
     ``renames={"dim0": "axis0"}`` gives parameters other names (``swapaxes``); ``drops`` leaves
     out trailing parameters with defaults (``true_divide`` is ``div`` without ``rounding_mode``).
     ``kernel`` replaces the kernel where the alias must name itself in errors (``concat``); it takes
     the target's parameters. ``function="erf", namespace="tensormodes.special"`` makes the public
-    function ``tensormodes.special.erf``; ``node="erf"`` names its backward node after ``erf``
-    (``ErfBackward0``), as PyTorch's composite aliases record their target's node. Returns the
+    function ``tensormodes.special.erf``. Its backward node is its target's (``ErfBackward0``;
+    ``clip``: ``clamp``'s), as PyTorch's composite aliases record, unless ``node=`` names another. Returns the
     alias's kernel, for the declaring module to bind (its
     docstring is the module's doctest).
     """
@@ -462,7 +461,7 @@ def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function
         tensor_params={renames.get(k, k): v for k, v in target.tensor_params.items() if k not in drops},
         function=name if function is True else (function or None), method=name if method else None,
         inplace=inplace_name, inplace_function=inplace and inplace_function, dunders=(),
-        namespace=namespace or target.namespace, node=node,
+        namespace=namespace or target.namespace, node=node or target.node or of,
         doc=inspect.cleandoc(doc), samples=samples, ufunc=None, grad=_renamed_formula(target.grad, renames, drops),
         save_only_for={renames.get(k, k): renames.get(v, v) for k, v in target.save_only_for.items()},
         alias_of=of, errors=())

@@ -1,4 +1,5 @@
-"""``nn.functional.dropout``, ``alpha_dropout`` and ``feature_alpha_dropout``.
+"""``nn.functional.dropout``, ``alpha_dropout`` and ``feature_alpha_dropout``; and the functions of
+``tensormodes`` they are in PyTorch (``tensormodes.dropout``, ``dropout_``, ``feature_dropout`` ...).
 """
 
 from __future__ import annotations
@@ -7,7 +8,8 @@ import math
 
 from ..._ops.random import strides_memory_axes
 from ..._ops.registry import Tensor
-from ._common import _function, _public
+from ._common import _function, _public, _top_level
+from .pooling import _feature_dropout
 
 
 def _empty_like(input: Tensor) -> Tensor:
@@ -101,3 +103,121 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
     (True, 2)
     """
     return _alpha_dropout(input, p, training, inplace, feature=True)
+
+
+# -- tensormodes.dropout ...: the functions nn.functional's dropouts run in PyTorch ------------------
+# (``torch.dropout(input, p, train)`` and the in-place ``torch.dropout_``: every argument required,
+# a RuntimeError for a bad probability, as ATen's)
+
+def _checked(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _needs_features(input: Tensor, p: float, train: bool) -> None:
+    # checked where ATen draws the channels' noise: after its early returns
+    if train and p not in (0.0, 1.0) and input.numel() and input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+
+
+def _dropout_function(input: Tensor, p: float, train: bool) -> Tensor:
+    """``tensormodes.dropout``: ``nn.functional.dropout(input, p, train)``.
+
+    >>> import tensormodes as tm
+    >>> tm.dropout(tm.ones(3), 0.5, False).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    _checked(p)
+    return dropout(input, p, train)
+
+
+def _dropout_inplace_function(input: Tensor, p: float, train: bool) -> Tensor:
+    """``tensormodes.dropout_``: ``nn.functional.dropout(input, p, train, inplace=True)``.
+
+    >>> import tensormodes as tm
+    >>> x = tm.ones(3)
+    >>> tm.dropout_(x, 1.0, True) is x, x.tolist()
+    (True, [0.0, 0.0, 0.0])
+    """
+    _checked(p)
+    return dropout(input, p, train, inplace=True)
+
+
+def _feature_dropout_function(input: Tensor, p: float, train: bool) -> Tensor:
+    """``tensormodes.feature_dropout``: whole channels (dim 1) dropped, as ``dropout2d``.
+
+    >>> import tensormodes as tm
+    >>> tm.feature_dropout(tm.ones(1, 2, 3), 0.5, False).shape
+    tensormodes.Size([1, 2, 3])
+    """
+    _checked(p)
+    _needs_features(input, p, train)
+    return _feature_dropout(input, p, train, False)
+
+
+def _feature_dropout_inplace_function(input: Tensor, p: float, train: bool) -> Tensor:
+    """``tensormodes.feature_dropout_``: ``feature_dropout`` written into ``input``.
+
+    >>> import tensormodes as tm
+    >>> x = tm.ones(1, 2, 3)
+    >>> tm.feature_dropout_(x, 1.0, True) is x, x.sum().item()
+    (True, 0.0)
+    """
+    _checked(p)
+    _needs_features(input, p, train)
+    return _feature_dropout(input, p, train, True)
+
+
+def _alpha_dropout_function(input: Tensor, p: float, train: bool) -> Tensor:
+    """``tensormodes.alpha_dropout``: ``nn.functional.alpha_dropout(input, p, train)``.
+
+    >>> import tensormodes as tm
+    >>> tm.alpha_dropout(tm.ones(2), 0.5, False).tolist()
+    [1.0, 1.0]
+    """
+    _checked(p)
+    return _alpha_dropout(input, p, train, False, feature=False)
+
+
+def _alpha_dropout_inplace_function(input: Tensor, p: float, train: bool) -> Tensor:
+    """``tensormodes.alpha_dropout_``: ``alpha_dropout`` written into ``input``.
+
+    >>> import tensormodes as tm
+    >>> x = tm.ones(2)
+    >>> tm.alpha_dropout_(x, 0.5, False) is x
+    True
+    """
+    _checked(p)
+    return _alpha_dropout(input, p, train, True, feature=False)
+
+
+def _feature_alpha_dropout_function(input: Tensor, p: float, train: bool) -> Tensor:
+    """``tensormodes.feature_alpha_dropout``: ``nn.functional.feature_alpha_dropout(input, p, train)``.
+
+    >>> import tensormodes as tm
+    >>> tm.feature_alpha_dropout(tm.ones(1, 2), 0.5, False).tolist()
+    [[1.0, 1.0]]
+    """
+    _checked(p)
+    return _alpha_dropout(input, p, train, False, feature=True)
+
+
+def _feature_alpha_dropout_inplace_function(input: Tensor, p: float, train: bool) -> Tensor:
+    """``tensormodes.feature_alpha_dropout_``: ``feature_alpha_dropout`` written into ``input``.
+
+    >>> import tensormodes as tm
+    >>> x = tm.ones(1, 2)
+    >>> tm.feature_alpha_dropout_(x, 0.5, False) is x
+    True
+    """
+    _checked(p)
+    return _alpha_dropout(input, p, train, True, feature=True)
+
+
+for _name, _impl in (("dropout", _dropout_function), ("dropout_", _dropout_inplace_function),
+                     ("feature_dropout", _feature_dropout_function),
+                     ("feature_dropout_", _feature_dropout_inplace_function),
+                     ("alpha_dropout", _alpha_dropout_function), ("alpha_dropout_", _alpha_dropout_inplace_function),
+                     ("feature_alpha_dropout", _feature_alpha_dropout_function),
+                     ("feature_alpha_dropout_", _feature_alpha_dropout_inplace_function)):
+    _top_level(_impl, name=_name)

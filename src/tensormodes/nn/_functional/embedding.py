@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from ... import _dtype
+from ..._api import namespace as tm
+from ..._ops.common import scalar_type_name
 from ..._ops.registry import Tensor
-from ._common import _builtin, _function, _public
+from ._common import _builtin, _function, _public, _top_level
 
 
 @_builtin
@@ -52,6 +55,37 @@ def _renormalise_rows(weight: Tensor, used: Tensor, max_norm: float, norm_type: 
     norms = rows[used].norm(norm_type, dim=1)
     scale = (max_norm / (norms + 1e-7)).where(norms > max_norm, norms.new_ones(()))
     rows[used] = rows[used] * scale.unsqueeze(-1)
+
+
+def _embedding_renorm(input: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:
+    """Scale in place each row of ``input`` that ``indices`` names and whose ``norm_type``-norm
+    exceeds ``max_norm`` down to ``max_norm`` (``tensormodes.embedding_renorm_``, what
+    ``nn.functional.embedding`` runs for ``max_norm``; not recorded by autograd).
+
+    >>> import tensormodes as tm
+    >>> w = tm.tensor([[3.0, 4.0], [0.3, 0.4]])
+    >>> tm.embedding_renorm_(w, tm.tensor([0, 1]), 1.0, 2.0).tolist() == [[0.6000000238418579, 0.800000011920929],
+    ...                                                                   [0.30000001192092896, 0.4000000059604645]]
+    True
+    """
+    checked = "(while checking arguments for embedding_renorm_)"
+    if input.dim() != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {input.dim()}-dimensional tensor for argument #1 "
+                           f"'self' {checked}")
+    if indices.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {indices.type()} instead {checked}")
+    if input.requires_grad and input.is_leaf and tm.is_grad_enabled():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    used = _rows_to_renormalise(input, indices)
+    if used.numel() and not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{scalar_type_name(input.dtype)} instead.")
+    _renormalise_rows(input, used, max_norm, norm_type)
+    return input
+
+
+_top_level(_embedding_renorm, name="embedding_renorm_")
 
 
 @_public

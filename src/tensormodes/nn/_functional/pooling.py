@@ -276,6 +276,52 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     return _function("_upsample_bilinear2d")(input, sizes, align_corners, *factors)
 
 
+@_public
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode, align_corners)``, with PyTorch's warning.
+
+    >>> import warnings, tensormodes as tm, tensormodes.nn.functional as F
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     F.upsample(tm.tensor([[[1.0, 2.0]]]), scale_factor=2).tolist()
+    [[[1.0, 1.0, 2.0, 2.0]]]
+    """
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=3)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+@_public
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="nearest")``, with PyTorch's warning.
+
+    >>> import warnings, tensormodes as tm, tensormodes.nn.functional as F
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     F.upsample_nearest(tm.tensor([[[1.0, 2.0]]]), size=3).tolist()
+    [[[1.0, 1.0, 2.0]]]
+    """
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=3)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+@_public
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)``,
+    with PyTorch's warning.
+
+    >>> import warnings, tensormodes as tm, tensormodes.nn.functional as F
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     F.upsample_bilinear(tm.tensor([[[[0.0, 2.0]]]]), size=(1, 3)).tolist()
+    [[[[0.0, 1.0, 2.0]]]]
+    """
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=3)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
 # -- unfold / fold ----------------------------------------------------------------------------------
 
 def _taps(channels: int, kernel: list[int], like: Tensor) -> Tensor:
@@ -448,6 +494,30 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
                       "switch to using dropout1d instead.", stacklevel=3)
     return _feature_dropout(input, p, training, inplace)
+
+
+@_public
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Randomly zero out entire channels (a channel is a 3D feature map) of ``input`` (N, C, D, H, W)
+    or (C, D, H, W), each with probability ``p``, scaling the others by ``1 / (1 - p)`` (training only).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.dropout3d(tm.ones(2, 1, 1, 1), training=False).shape
+    tensormodes.Size([2, 1, 1, 1])
+    """
+    _check_probability(p)
+    if input.dim() not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will result "
+                      f"in an error in a future release. To retain the behavior and silence this warning, please use "
+                      f"dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
+                      f"inputs).", stacklevel=3)
+    if input.dim() == 5:
+        return _feature_dropout(input, p, training, inplace)
+    result = _feature_dropout(input.unsqueeze(0), p, training, False).squeeze(0)
+    if inplace:  # PyTorch writes into the input itself (through unsqueeze_ and squeeze_)
+        return input if not training or p == 0.0 else input.copy_(result)
+    return result
 
 
 # -- embedding_bag ----------------------------------------------------------------------------------

@@ -84,6 +84,23 @@ class Dropout2d(_DropoutNd):
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
+class Dropout3d(_DropoutNd):
+    """Randomly zero out entire channels (a channel is a 3D feature map) during training.
+
+    Input (N, C, D, H, W) or (C, D, H, W); kept channels are scaled by 1 / (1 - p).
+
+    >>> import tensormodes as tm
+    >>> tm.nn.Dropout3d(0.2)
+    Dropout3d(p=0.2, inplace=False)
+    >>> tm.nn.Dropout3d().eval()(tm.ones(1, 2, 1, 1, 1)).shape
+    tensormodes.Size([1, 2, 1, 1, 1])
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.dropout3d(input, p, training, inplace)``."""
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
 class AlphaDropout(_DropoutNd):
     """Alpha dropout (for SELU networks): during training each element is set, with probability
     ``p``, to SELU's negative saturation value, and all are scaled and shifted so that an input
