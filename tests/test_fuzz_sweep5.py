@@ -139,3 +139,44 @@ def test_rms_norm_complex_weight_gradient_is_complex_at_a_nan():
     _, grad = tm.autograd.grad(out, (x, w), tm.ones_like(out))
     assert grad[0].item() == 0j
     assert math.isnan(grad[1].item().real) and math.isnan(grad[1].item().imag)
+
+
+# -- sixth batch: seeds 1 and 2 -----------------------------------------------------------------------
+
+def test_index_drops_only_0dim_masks_for_an_empty_input():
+    assert aten.index.Tensor(tm.zeros(0, 3), [tm.tensor(True)]).shape == (0, 3)
+
+
+def test_empty_inputs_skip_the_checks_of_what_is_never_read():
+    # nothing to sample: no grid dtype check; nothing to fill: no index bounds check
+    grid = tm.zeros(2, 3, 2, 2, dtype=tm.int32)
+    assert tm.grid_sampler(tm.zeros(2, 0, 3, 4, dtype=tm.float64), grid, 0, 2, True).shape == (2, 0, 3, 2)
+    with pytest.raises(RuntimeError, match="^expected scalar type Double but found Int$"):
+        tm.grid_sampler(tm.zeros(2, 1, 3, 4, dtype=tm.float64), grid, 0, 2, True)
+    assert tm.index_fill(tm.zeros(0, 3), 1, tm.tensor([5, -9]), 1.0).shape == (0, 3)
+
+
+def test_ldexp_rounds_the_power_to_the_exponent_dtype():
+    assert tm.ldexp(tm.tensor([1.0], dtype=tm.float64), tm.tensor([0.3], dtype=tm.float16)).item() == 1.2314453125
+    assert tm.ldexp(tm.tensor([1.0], dtype=tm.float16), tm.tensor([0.3], dtype=tm.bfloat16)).item() == 1.234375
+    assert tm.ldexp(tm.tensor([1.0], dtype=tm.float64), tm.tensor([200])).item() == 2.0 ** 200
+
+
+def test_cdist_p0_gradient_is_zero_at_an_infinite_coordinate():
+    x1 = tm.tensor([[1.0, 2.0]], requires_grad=True)
+    x2 = tm.tensor([[float("inf"), 0.5]], requires_grad=True)
+    g1, g2 = tm.autograd.grad(tm.cdist(x1, x2, 0.0).sum(), (x1, x2))
+    assert g1.tolist() == [[0.0, 0.0]] and g2.tolist() == [[0.0, 0.0]]
+
+
+def test_soft_margin_loss_of_nothing_has_an_empty_gradient():
+    x = tm.zeros(0, dtype=tm.float16, requires_grad=True)
+    loss = tm.nn.functional.soft_margin_loss(x, tm.zeros(0, dtype=tm.float16))
+    assert tm.autograd.grad(loss, x)[0].shape == (0,)
+
+
+@pytest.mark.parametrize("call", [lambda x: aten._softmax.default(x, 0, False), tm.bernoulli])
+def test_empty_complex_softmax_and_bernoulli_refuse_autograd(call):
+    x = tm.zeros(0, 3, dtype=tm.complex128, requires_grad=True)
+    with pytest.raises(RuntimeError, match="does not support automatic differentiation for outputs with complex"):
+        call(x)

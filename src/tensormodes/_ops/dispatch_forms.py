@@ -66,7 +66,7 @@ def _log_softmax_grad(grad, result, dim, input_dtype):
 
 
 @op(name="_softmax", function=False, aten="default", tags=("core",), grad=_softmax_grad,
-    meta=same_shape, errors=_SOFTMAX_ERRORS, samples=_SOFTMAX_SAMPLES)
+    differentiable=no_complex_autograd("_softmax"), meta=same_shape, errors=_SOFTMAX_ERRORS, samples=_SOFTMAX_SAMPLES)
 def _softmax_kernel(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
     """``softmax(input, dim)``, ATen's form (``half_to_float``: a half input's float result,
     which only PyTorch's CUDA kernels compute). What ``softmax`` reaches at the dispatch level.
@@ -447,16 +447,16 @@ def _aten_indices(indices, ndim: int) -> list:
     """``index.Tensor``'s indices (one entry per leading dimension; None: the whole dimension) with
     ATen's meaning in Python indexing's terms. ATen reads every tensor as an advanced index (a
     boolean one through its nonzero positions) where Python indexing reads 0-dim ones otherwise: a
-    0-dim mask has no positions and takes no dimension (dropped, unless only such masks are given:
-    then Python's meaning is kept, where ATen fails an internal assert), and a 0-dim integer beside
-    an index with dimensions broadcasts as one of shape (1,) would (alone, it acts as a number)."""
+    0-dim mask has no positions and takes no dimension (dropped; where only such masks are given,
+    ATen fails an internal assert for an input with elements), and a 0-dim integer beside an index
+    with dimensions broadcasts as one of shape (1,) would (alone, it acts as a number)."""
     if not len(indices):
         raise IndexError("at least one index must be provided")
     if len(indices) > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim} (got {len(indices)})")
     tensors = [item for item in indices if item is not None]
     kept = [item for item in tensors if not _zero_dim_mask(item)]
-    if kept and len(kept) < len(tensors):
+    if len(kept) < len(tensors):
         indices = [item for item in indices if item is None or not _zero_dim_mask(item)]
     if any(item.ndim for item in kept):
         indices = [_as_one_position(item) if item is not None and not item.ndim else item for item in indices]

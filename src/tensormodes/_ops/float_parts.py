@@ -81,4 +81,9 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     >>> tm.ldexp(tm.tensor([1.0, 3.0]), tm.tensor([3, -1])).tolist()
     [8.0, 1.5]
     """
+    if type(other) is not MetaArray and (other.dtype.kind == "f" or other.dtype in HALF_TYPES):
+        # PyTorch's input * pow(2, other): the power is rounded to other's dtype first
+        with quiet():
+            other = np.exp2(other.astype(np.float64)).astype(other.dtype)
+        return _float_binary(np.multiply, input, other, "ldexp", complex_ok=True)
     return _float_binary(lambda x, y: x * np.exp2(y), input, other, "ldexp", complex_ok=True)
