@@ -180,3 +180,19 @@ def test_empty_complex_softmax_and_bernoulli_refuse_autograd(call):
     x = tm.zeros(0, 3, dtype=tm.complex128, requires_grad=True)
     with pytest.raises(RuntimeError, match="does not support automatic differentiation for outputs with complex"):
         call(x)
+
+
+def test_trapezoid_gradient_with_a_0dim_x():
+    # a 0-dim x is one point along dim: no spacings, the result sums nothing, the gradients are 0
+    y = tm.arange(12.0, dtype=tm.float64).reshape(2, 2, 3).requires_grad_()
+    x = tm.tensor(-1.5, dtype=tm.float64, requires_grad=True)
+    result = tm.trapezoid(y, x, dim=1)
+    assert result.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    grad_y, grad_x = tm.autograd.grad(result.sum(), (y, x))
+    assert grad_y.tolist() == tm.zeros(2, 2, 3).tolist() and grad_x.item() == 0.0
+
+
+def test_baddbmm_names_dtypes_as_cpp_types():
+    with pytest.raises(RuntimeError, match="^Input dtypes must be the same, got: input c10::Half, batch1: float, "
+                                           "batch2: float$"):
+        tm.baddbmm(tm.ones(2, 3, 5, dtype=tm.float16), tm.ones(2, 3, 2), tm.ones(2, 2, 5))
