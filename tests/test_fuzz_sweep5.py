@@ -196,3 +196,21 @@ def test_baddbmm_names_dtypes_as_cpp_types():
     with pytest.raises(RuntimeError, match="^Input dtypes must be the same, got: input c10::Half, batch1: float, "
                                            "batch2: float$"):
         tm.baddbmm(tm.ones(2, 3, 5, dtype=tm.float16), tm.ones(2, 3, 2), tm.ones(2, 2, 5))
+
+
+def test_ldexp_wraps_an_int64_exponent_to_a_c_int():
+    # PyTorch's kernel hands the exponent to ldexp as a C int
+    x = tm.tensor([1.0])
+    assert tm.ldexp(x, tm.tensor([2**32 + 3])).item() == 8.0
+    assert tm.ldexp(x, tm.tensor([2**63 - 1])).item() == 0.5
+    assert tm.ldexp(x, tm.tensor([2**31])).item() == 0.0
+
+
+def test_nll_loss_forward_of_a_single_input():
+    forward = aten.nll_loss_forward.default
+    x, w = tm.tensor([0.5, -1.0, 2.0]), tm.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="^For 1D input, 1D target must have size 1, but got target size: 2$"):
+        forward(x, tm.tensor([1, 1]), None, 1, -100)
+    output, total = forward(x, tm.tensor([1]), w, 0, -100)
+    assert output.item() == 2.0 and total.item() == 2.0  # a single input's kernel counts its target
+    assert forward(tm.zeros(2, 3), tm.tensor([1, 2]), w, 0, -100)[1].item() == 0.0

@@ -130,7 +130,9 @@ def _check_nll_input(input, target) -> None:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if input.ndim == 2 and target.ndim == 0:  # ATen reads the 0-dim target's size(0)
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    if not (input.ndim == 1 and target.ndim == 0) and (target.ndim == 0 or input.shape[0] != target.shape[0]):
+    if input.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    if input.ndim == 2 and input.shape[0] != target.shape[0]:
         raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
 
 
@@ -141,10 +143,11 @@ def _nll_loss_forward_meta(input, target, weight, reduction, ignore_index):
 
 
 def _nll_forward(input, target, weight, reduction: int, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
-    """(``nll_loss``, the counted targets' total weight; 0 for ``'none'``), as ATen's ops return them."""
+    """(``nll_loss``, the counted targets' total weight; 0 for ``'none'`` of a batch), as ATen's ops
+    return them (a single input's kernel counts its target whatever the reduction)."""
     mode = _reduction_name(reduction)
     output = _nn.nll_loss(input, target, weight, None, ignore_index, None, mode)
-    if mode == "none":
+    if mode == "none" and input.ndim != 1:
         return output, np.zeros((), input.dtype)
     index, _, _, weight = _nn._counted(input, target, weight, ignore_index)
     total = index[1].size if weight is None else weight[index[1]].sum(dtype=input.dtype)
