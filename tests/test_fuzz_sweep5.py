@@ -214,3 +214,17 @@ def test_nll_loss_forward_of_a_single_input():
     output, total = forward(x, tm.tensor([1]), w, 0, -100)
     assert output.item() == 2.0 and total.item() == 2.0  # a single input's kernel counts its target
     assert forward(tm.zeros(2, 3), tm.tensor([1, 2]), w, 0, -100)[1].item() == 0.0
+
+
+def test_ldexp_of_an_integer_input_takes_the_power_in_float():
+    # an integer input goes through pow(2., other): no C-int wrap of the exponent
+    assert tm.ldexp(tm.tensor([3]), tm.tensor([-2**63])).item() == 0.0
+    assert tm.ldexp(tm.tensor([3]), tm.tensor([2**32 + 3])).item() == math.inf
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+def test_index_reduce_with_a_0dim_source_beside_a_vector():
+    with pytest.raises(RuntimeError, match=r"^source tensor shape must match self tensor shape, excluding the "
+                                           r"specified dimension. Got self.shape = \[2\] source.shape = \[\]$"):
+        tm.index_reduce(tm.ones(2), 0, tm.tensor([0]), tm.tensor(-0.0), "prod")
+    assert tm.index_reduce(tm.ones(()), 0, tm.tensor([0]), tm.tensor(2.0), "prod").item() == 2.0

@@ -86,6 +86,9 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
         with quiet():
             other = np.exp2(other.astype(np.float64)).astype(other.dtype)
         return _float_binary(np.multiply, input, other, "ldexp", complex_ok=True)
-    if type(other) is not MetaArray and other.dtype == np.int64:
-        other = other.astype(np.int32)  # PyTorch's kernel passes the exponent as a C int: it wraps
+    floating_input = input.dtype.kind == "f" or input.dtype in HALF_TYPES
+    if type(other) is not MetaArray and other.dtype == np.int64 and floating_input:
+        # PyTorch's kernel for a floating input passes the exponent as a C int: it wraps (an integer
+        # input goes through pow(2., other) in float instead)
+        other = other.astype(np.int32)
     return _float_binary(lambda x, y: x * np.exp2(y), input, other, "ldexp", complex_ok=True)
