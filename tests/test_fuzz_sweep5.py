@@ -228,3 +228,10 @@ def test_index_reduce_with_a_0dim_source_beside_a_vector():
                                            r"specified dimension. Got self.shape = \[2\] source.shape = \[\]$"):
         tm.index_reduce(tm.ones(2), 0, tm.tensor([0]), tm.tensor(-0.0), "prod")
     assert tm.index_reduce(tm.ones(()), 0, tm.tensor([0]), tm.tensor(2.0), "prod").item() == 2.0
+
+
+def test_ldexp_of_a_floating_input_refuses_bool_exponents():
+    for input in (tm.ones(3), tm.zeros(0, 3, dtype=tm.float64)):
+        with pytest.raises(NotImplementedError, match="^\"ldexp_cpu_exp\" not implemented for 'Bool'$"):
+            tm.ldexp(input, tm.tensor([True, False, True]))
+    assert tm.ldexp(tm.ones(3, dtype=tm.int64), tm.tensor([True, False, True])).tolist() == [2.0, 1.0, 2.0]
