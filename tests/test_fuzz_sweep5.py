@@ -139,3 +139,99 @@ def test_rms_norm_complex_weight_gradient_is_complex_at_a_nan():
     _, grad = tm.autograd.grad(out, (x, w), tm.ones_like(out))
     assert grad[0].item() == 0j
     assert math.isnan(grad[1].item().real) and math.isnan(grad[1].item().imag)
+
+
+# -- sixth batch: seeds 1 and 2 -----------------------------------------------------------------------
+
+def test_index_drops_only_0dim_masks_for_an_empty_input():
+    assert aten.index.Tensor(tm.zeros(0, 3), [tm.tensor(True)]).shape == (0, 3)
+
+
+def test_empty_inputs_skip_the_checks_of_what_is_never_read():
+    # nothing to sample: no grid dtype check; nothing to fill: no index bounds check
+    grid = tm.zeros(2, 3, 2, 2, dtype=tm.int32)
+    assert tm.grid_sampler(tm.zeros(2, 0, 3, 4, dtype=tm.float64), grid, 0, 2, True).shape == (2, 0, 3, 2)
+    with pytest.raises(RuntimeError, match="^expected scalar type Double but found Int$"):
+        tm.grid_sampler(tm.zeros(2, 1, 3, 4, dtype=tm.float64), grid, 0, 2, True)
+    assert tm.index_fill(tm.zeros(0, 3), 1, tm.tensor([5, -9]), 1.0).shape == (0, 3)
+
+
+def test_ldexp_rounds_the_power_to_the_exponent_dtype():
+    assert tm.ldexp(tm.tensor([1.0], dtype=tm.float64), tm.tensor([0.3], dtype=tm.float16)).item() == 1.2314453125
+    assert tm.ldexp(tm.tensor([1.0], dtype=tm.float16), tm.tensor([0.3], dtype=tm.bfloat16)).item() == 1.234375
+    assert tm.ldexp(tm.tensor([1.0], dtype=tm.float64), tm.tensor([200])).item() == 2.0 ** 200
+
+
+def test_cdist_p0_gradient_is_zero_at_an_infinite_coordinate():
+    x1 = tm.tensor([[1.0, 2.0]], requires_grad=True)
+    x2 = tm.tensor([[float("inf"), 0.5]], requires_grad=True)
+    g1, g2 = tm.autograd.grad(tm.cdist(x1, x2, 0.0).sum(), (x1, x2))
+    assert g1.tolist() == [[0.0, 0.0]] and g2.tolist() == [[0.0, 0.0]]
+
+
+def test_soft_margin_loss_of_nothing_has_an_empty_gradient():
+    x = tm.zeros(0, dtype=tm.float16, requires_grad=True)
+    loss = tm.nn.functional.soft_margin_loss(x, tm.zeros(0, dtype=tm.float16))
+    assert tm.autograd.grad(loss, x)[0].shape == (0,)
+
+
+@pytest.mark.parametrize("call", [lambda x: aten._softmax.default(x, 0, False), tm.bernoulli])
+def test_empty_complex_softmax_and_bernoulli_refuse_autograd(call):
+    x = tm.zeros(0, 3, dtype=tm.complex128, requires_grad=True)
+    with pytest.raises(RuntimeError, match="does not support automatic differentiation for outputs with complex"):
+        call(x)
+
+
+def test_trapezoid_gradient_with_a_0dim_x():
+    # a 0-dim x is one point along dim: no spacings, the result sums nothing, the gradients are 0
+    y = tm.arange(12.0, dtype=tm.float64).reshape(2, 2, 3).requires_grad_()
+    x = tm.tensor(-1.5, dtype=tm.float64, requires_grad=True)
+    result = tm.trapezoid(y, x, dim=1)
+    assert result.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    grad_y, grad_x = tm.autograd.grad(result.sum(), (y, x))
+    assert grad_y.tolist() == tm.zeros(2, 2, 3).tolist() and grad_x.item() == 0.0
+
+
+def test_baddbmm_names_dtypes_as_cpp_types():
+    with pytest.raises(RuntimeError, match="^Input dtypes must be the same, got: input c10::Half, batch1: float, "
+                                           "batch2: float$"):
+        tm.baddbmm(tm.ones(2, 3, 5, dtype=tm.float16), tm.ones(2, 3, 2), tm.ones(2, 2, 5))
+
+
+def test_ldexp_wraps_an_int64_exponent_to_a_c_int():
+    # PyTorch's kernel hands the exponent to ldexp as a C int
+    x = tm.tensor([1.0])
+    assert tm.ldexp(x, tm.tensor([2**32 + 3])).item() == 8.0
+    assert tm.ldexp(x, tm.tensor([2**63 - 1])).item() == 0.5
+    assert tm.ldexp(x, tm.tensor([2**31])).item() == 0.0
+
+
+def test_nll_loss_forward_of_a_single_input():
+    forward = aten.nll_loss_forward.default
+    x, w = tm.tensor([0.5, -1.0, 2.0]), tm.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="^For 1D input, 1D target must have size 1, but got target size: 2$"):
+        forward(x, tm.tensor([1, 1]), None, 1, -100)
+    output, total = forward(x, tm.tensor([1]), w, 0, -100)
+    assert output.item() == 2.0 and total.item() == 2.0  # a single input's kernel counts its target
+    assert forward(tm.zeros(2, 3), tm.tensor([1, 2]), w, 0, -100)[1].item() == 0.0
+
+
+def test_ldexp_of_an_integer_input_takes_the_power_in_float():
+    # an integer input goes through pow(2., other): no C-int wrap of the exponent
+    assert tm.ldexp(tm.tensor([3]), tm.tensor([-2**63])).item() == 0.0
+    assert tm.ldexp(tm.tensor([3]), tm.tensor([2**32 + 3])).item() == math.inf
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+def test_index_reduce_with_a_0dim_source_beside_a_vector():
+    with pytest.raises(RuntimeError, match=r"^source tensor shape must match self tensor shape, excluding the "
+                                           r"specified dimension. Got self.shape = \[2\] source.shape = \[\]$"):
+        tm.index_reduce(tm.ones(2), 0, tm.tensor([0]), tm.tensor(-0.0), "prod")
+    assert tm.index_reduce(tm.ones(()), 0, tm.tensor([0]), tm.tensor(2.0), "prod").item() == 2.0
+
+
+def test_ldexp_of_a_floating_input_refuses_bool_exponents():
+    for input in (tm.ones(3), tm.zeros(0, 3, dtype=tm.float64)):
+        with pytest.raises(NotImplementedError, match="^\"ldexp_cpu_exp\" not implemented for 'Bool'$"):
+            tm.ldexp(input, tm.tensor([True, False, True]))
+    assert tm.ldexp(tm.ones(3, dtype=tm.int64), tm.tensor([True, False, True])).tolist() == [2.0, 1.0, 2.0]

@@ -66,7 +66,7 @@ def _log_softmax_grad(grad, result, dim, input_dtype):
 
 
 @op(name="_softmax", function=False, aten="default", tags=("core",), grad=_softmax_grad,
-    meta=same_shape, errors=_SOFTMAX_ERRORS, samples=_SOFTMAX_SAMPLES)
+    differentiable=no_complex_autograd("_softmax"), meta=same_shape, errors=_SOFTMAX_ERRORS, samples=_SOFTMAX_SAMPLES)
 def _softmax_kernel(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
     """``softmax(input, dim)``, ATen's form (``half_to_float``: a half input's float result,
     which only PyTorch's CUDA kernels compute). What ``softmax`` reaches at the dispatch level.
@@ -130,7 +130,9 @@ def _check_nll_input(input, target) -> None:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if input.ndim == 2 and target.ndim == 0:  # ATen reads the 0-dim target's size(0)
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
-    if not (input.ndim == 1 and target.ndim == 0) and (target.ndim == 0 or input.shape[0] != target.shape[0]):
+    if input.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    if input.ndim == 2 and input.shape[0] != target.shape[0]:
         raise RuntimeError(f"size mismatch (got input: {list(input.shape)}, target: {list(target.shape)})")
 
 
@@ -141,10 +143,11 @@ def _nll_loss_forward_meta(input, target, weight, reduction, ignore_index):
 
 
 def _nll_forward(input, target, weight, reduction: int, ignore_index: int) -> tuple[np.ndarray, np.ndarray]:
-    """(``nll_loss``, the counted targets' total weight; 0 for ``'none'``), as ATen's ops return them."""
+    """(``nll_loss``, the counted targets' total weight; 0 for ``'none'`` of a batch), as ATen's ops
+    return them (a single input's kernel counts its target whatever the reduction)."""
     mode = _reduction_name(reduction)
     output = _nn.nll_loss(input, target, weight, None, ignore_index, None, mode)
-    if mode == "none":
+    if mode == "none" and input.ndim != 1:
         return output, np.zeros((), input.dtype)
     index, _, _, weight = _nn._counted(input, target, weight, ignore_index)
     total = index[1].size if weight is None else weight[index[1]].sum(dtype=input.dtype)
@@ -447,16 +450,16 @@ def _aten_indices(indices, ndim: int) -> list:
     """``index.Tensor``'s indices (one entry per leading dimension; None: the whole dimension) with
     ATen's meaning in Python indexing's terms. ATen reads every tensor as an advanced index (a
     boolean one through its nonzero positions) where Python indexing reads 0-dim ones otherwise: a
-    0-dim mask has no positions and takes no dimension (dropped, unless only such masks are given:
-    then Python's meaning is kept, where ATen fails an internal assert), and a 0-dim integer beside
-    an index with dimensions broadcasts as one of shape (1,) would (alone, it acts as a number)."""
+    0-dim mask has no positions and takes no dimension (dropped; where only such masks are given,
+    ATen fails an internal assert for an input with elements), and a 0-dim integer beside an index
+    with dimensions broadcasts as one of shape (1,) would (alone, it acts as a number)."""
     if not len(indices):
         raise IndexError("at least one index must be provided")
     if len(indices) > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim} (got {len(indices)})")
     tensors = [item for item in indices if item is not None]
     kept = [item for item in tensors if not _zero_dim_mask(item)]
-    if kept and len(kept) < len(tensors):
+    if len(kept) < len(tensors):
         indices = [item for item in indices if item is None or not _zero_dim_mask(item)]
     if any(item.ndim for item in kept):
         indices = [_as_one_position(item) if item is not None and not item.ndim else item for item in indices]

@@ -16,7 +16,7 @@ import numpy as np
 from .._meta_array import MetaArray
 from ._samples import BF16, F16, F64, I23, M23, ROW, SCALAR_F64
 from .binary_math import _float_binary
-from .common import HALF_TYPES, quiet
+from .common import HALF_TYPES, dtype_of, not_implemented, quiet
 from .meta_rules import elementwise, rule
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
@@ -82,4 +82,16 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     >>> tm.ldexp(tm.tensor([1.0, 3.0]), tm.tensor([3, -1])).tolist()
     [8.0, 1.5]
     """
+    if type(other) is not MetaArray and (other.dtype.kind == "f" or other.dtype in HALF_TYPES):
+        # PyTorch's input * pow(2, other): the power is rounded to other's dtype first
+        with quiet():
+            other = np.exp2(other.astype(np.float64)).astype(other.dtype)
+        return _float_binary(np.multiply, input, other, "ldexp", complex_ok=True)
+    floating_input = input.dtype.kind == "f" or input.dtype in HALF_TYPES
+    if floating_input and other.dtype == np.bool_:  # the floating input's kernel takes integer exponents only
+        raise not_implemented("ldexp_cpu_exp", dtype_of(other))
+    if type(other) is not MetaArray and other.dtype == np.int64 and floating_input:
+        # PyTorch's kernel for a floating input passes the exponent as a C int: it wraps (an integer
+        # input goes through pow(2., other) in float instead)
+        other = other.astype(np.int32)
     return _float_binary(lambda x, y: x * np.exp2(y), input, other, "ldexp", complex_ok=True)

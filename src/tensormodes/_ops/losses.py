@@ -264,7 +264,7 @@ def _soft_margin_loss_grad(grad, input, target, reduction, needs_input_grad):
         # exp overflows, which a sigmoid would round to 1)
         # (in place into a gradient of the input's dtype: each step rounded to it)
         z = (-target * input).exp()
-        norm = 1 / input.numel() if reduction == "mean" else 1.0
+        norm = 1 / max(input.numel(), 1) if reduction == "mean" else 1.0  # (no elements: an empty gradient)
         dtype = input.dtype
         grad_input = ((target * z).to(dtype) * -norm).to(dtype)
         grad_input = ((grad_input / (z + 1)).to(dtype) * grad).to(dtype)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from .common import HALF_TYPES, adjoint, dtype_of, scalar_type_name
+from .common import HALF_TYPES, adjoint, cpp_type_name, dtype_of, scalar_type_name
 from .common import conjugate as _conj
 from .meta_rules import rule
 from .products import _check_bool, _check_expandable, _coefficient, _product
@@ -51,7 +51,7 @@ def _baddbmm_checks(input, batch1, batch2) -> tuple[int, int, int]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {k}] but got: "
                            f"[{batch2.shape[0]}, {batch2.shape[1]}].")
     if not input.dtype == batch1.dtype == batch2.dtype:
-        names = [scalar_type_name(dtype_of(a)).lower() for a in (input, batch1, batch2)]
+        names = [cpp_type_name(dtype_of(a)) for a in (input, batch1, batch2)]  # C++ type names, as PyTorch's
         raise RuntimeError(f"Input dtypes must be the same, got: input {names[0]}, batch1: {names[1]}, batch2: "
                            f"{names[2]}")
     _check_bool("baddbmm", input, empty=0 in target)

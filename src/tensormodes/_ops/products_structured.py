@@ -377,7 +377,7 @@ def _cdist_grad(grad, x1, x2, result, p, needs_input_grad):
     # Through the norm of the pairwise differences (reduction's norm gradient, any other p).
     spread = _norm_grad(grad, difference, result, p, -1, False)
     if spread is None:  # p = 0 counts: a zero gradient (PyTorch's, unlike norm's none)
-        spread = difference * 0
+        spread = ops.zeros_like(difference)  # (not difference * 0: NaN at an infinite coordinate)
     return (spread.sum(-2) if needs_input_grad[0] else None, -spread.sum(-3) if needs_input_grad[1] else None)
 
 

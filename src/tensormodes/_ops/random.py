@@ -31,6 +31,7 @@ from .common import (
     array_of,
     check_same_shape_or_broadcast,
     cpp_type_name,
+    no_complex_autograd,
     not_implemented,
     ops,
     resolve_dtype,
@@ -704,7 +705,7 @@ def _bernoulli_grad(grad, p):
 
 @op(meta=MetaRule(_same_shape_random_meta, "bernoulli"),
     errors=(Sample((TensorSpec((2,), "int64"),)), Sample((M23, 1.5))),
-    method=True, out=True, grad=_bernoulli_grad, samples=(
+    method=True, out=True, grad=_bernoulli_grad, differentiable=no_complex_autograd("bernoulli"), samples=(
     Sample((TensorSpec((2, 3), "float32", 0, 0),)), Sample((TensorSpec((3,), "float64", 1, 1),)),
     Sample((TensorSpec((2, 2), "float32"), 1.0)), Sample((TensorSpec((3,), "int64"), 0.0)),
     Sample((TensorSpec((2,), "float16", 1, 1),))),

@@ -117,7 +117,8 @@ def _check_grid_sampler(input, grid, interpolation_mode: int, rank: int | None =
     if input.ndim == 0 or grid.ndim == 0:  # PyTorch reads both sizes along dim 0 first
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     floating = input.dtype.kind == "f" or input.dtype in HALF_TYPES
-    if input.dtype != grid.dtype and floating:  # (other inputs: the kernel's dtype error, after the shapes)
+    # (other inputs: the kernel's dtype error, after the shapes; none when there is nothing to sample)
+    if input.dtype != grid.dtype and floating and input.size and grid.size:
         raise RuntimeError(f"expected scalar type {scalar_type_name(dtype_of(input))} but found "
                            f"{scalar_type_name(dtype_of(grid))}")
     if input.ndim not in ((rank,) if rank else (4, 5)) or grid.ndim != input.ndim:

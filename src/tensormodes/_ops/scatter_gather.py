@@ -470,6 +470,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Tensor | Number) -
     result = input.copy()
     target = _as_nd(result)
     size = target.shape[d]
+    if not result.size and size:  # nothing to fill: PyTorch's kernel reads no index
+        return result
     bad = _out_of_bounds(positions, size, -size)
     if bad is not None:
         raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")

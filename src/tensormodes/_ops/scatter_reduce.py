@@ -200,8 +200,7 @@ def _check_index_reduce(input, d: int, index, source, reduce: str, include_self:
             raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         raise RuntimeError(f"index_reduce_(): Number of indices ({index.size}) should be equal to source.size(dim): "
                            f"({source_size}), for dim: {d}")
-    if max(source.ndim, 1) != max(input.ndim, 1) or any(
-            s != t for i, (s, t) in enumerate(zip(source.shape, input.shape, strict=True)) if i != d):
+    if source.ndim != input.ndim or any(s != t for i, (s, t) in enumerate(zip(source.shape, input.shape)) if i != d):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
     # PyTorch's kernels differ by rank: vectors take no bool or complex tensor; other ranks
