@@ -10,6 +10,7 @@ thread CPU time (robust on a loaded machine) and wall time, and tensormodes / Py
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import statistics
@@ -132,7 +133,7 @@ def _time(run, steps: int) -> tuple[float, float]:
     return (time.thread_time() - cpu) / steps, (time.perf_counter() - wall) / steps
 
 
-def measure(name: str, steps: int, rounds: int) -> dict:
+def measure(name: str, steps: int, rounds: int, freeze_gc: bool = False) -> dict:
     """Median seconds per step (thread CPU, wall) of tensormodes and PyTorch, rounds alternating."""
     tm.manual_seed(0)
     ours_model, ours_optimizer, ours_loss = MODELS[name](tm)
@@ -144,10 +145,15 @@ def measure(name: str, steps: int, rounds: int) -> dict:
         runs["torch"] = _step(their_optimizer, their_loss)
     for run in runs.values():  # warm-up: first calls build caches on both sides
         _time(run, 2)
+    if freeze_gc:
+        gc.collect()
+        gc.freeze()
     samples = {library: [] for library in runs}
     for _ in range(rounds):
         for library, run in runs.items():
             samples[library].append(_time(run, steps))
+    if freeze_gc:
+        gc.unfreeze()
     return {library: (statistics.median(s[0] for s in values), statistics.median(s[1] for s in values))
             for library, values in samples.items()}
 
@@ -157,6 +163,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5, help="steps per timing")
     parser.add_argument("--rounds", type=int, default=5, help="alternating timings per library")
     parser.add_argument("--only", help="run the rows whose name contains this")
+    parser.add_argument("--freeze-gc", action="store_true",
+                        help="move the objects alive after each row's setup (both libraries' modules, the "
+                             "models) out of the garbage collector's sight (gc.freeze), so that its full "
+                             "collections, which the many short-lived objects of a tensormodes step trigger "
+                             "every few steps, do not traverse PyTorch's 160,000 import-time objects too")
     args = parser.parse_args()
     print(f"# {platform.processor() or platform.machine()}, Python {platform.python_version()}, NumPy "
           f"{np.__version__}, tensormodes {tm.__version__}" + (f", PyTorch {torch.__version__}" if torch else ""))
@@ -164,7 +175,7 @@ def main() -> None:
     for name in MODELS:
         if args.only and args.only.lower() not in name.lower():
             continue
-        result = measure(name, args.steps, args.rounds)
+        result = measure(name, args.steps, args.rounds, args.freeze_gc)
         ours = result["tensormodes"]
         theirs = result.get("torch")
         ratio = f"{ours[0] / theirs[0]:.2f}x" if theirs else "-"

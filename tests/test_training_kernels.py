@@ -111,3 +111,35 @@ def test_linear_of_a_few_rows_is_contiguous_with_the_same_bits():
         expected = np.matmul(x, weight.T)
         expected += bias.astype(np.float32)
         assert result.flags.c_contiguous and _bits(result) == _bits(expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_linear_multiplies_a_contiguous_batch_as_the_rows_of_one_matrix(dtype):
+    # PyTorch's linear folds a contiguous batch into one addmm (with a bias) or matmul's mm, and
+    # so does our decomposition (what a dispatch mode sees): the kernel multiplies those rows as
+    # one matrix too, so both paths give the same bits. NumPy's batched matmul (one BLAS call per
+    # matrix) gives other bits where a matrix's rows end inside one of OpenBLAS's blocks (7 x 23
+    # rows here); the matmul op itself keeps it without modes (its ufunc, np.matmul).
+    from tensormodes.utils._python_dispatch import TorchDispatchMode
+
+    class Through(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((7, 23, 89)).astype(dtype)
+    w = rng.standard_normal((46, 89)).astype(dtype)
+    b = rng.standard_normal(46).astype(dtype)
+    rows, batched = np.matmul(x.reshape(161, 89), w.T), np.matmul(x, w.T)
+    assert _bits(rows) != _bits(batched)  # the case this test is about
+    X, W, B = tm.tensor(x), tm.tensor(w), tm.tensor(b)
+    plain = tm.nn.functional.linear(X, W, B)
+    assert plain.shape == (7, 23, 46) and _bits(plain.numpy()) == _bits(rows + b)
+    assert _bits(tm.nn.functional.linear(X, W).numpy()) == _bits(rows)
+    with Through():
+        assert _bits(tm.nn.functional.linear(X, W, B).numpy()) == _bits(plain.numpy())
+        assert _bits(tm.nn.functional.linear(X, W).numpy()) == _bits(rows)
+    assert _bits(tm.matmul(X, W.t()).numpy()) == _bits(batched)
+    # a batch that is not contiguous keeps NumPy's batched product
+    strided = tm.tensor(x.transpose(1, 0, 2).copy()).transpose(0, 1)
+    assert _bits(tm.nn.functional.linear(strided, W).numpy()) == _bits(np.matmul(x, w.T))

@@ -289,7 +289,7 @@ def _split_sizes(array: np.ndarray, split_size_or_sections, d: int) -> list[int]
 
 
 def _pieces(array: np.ndarray, sizes: list[int], d: int) -> tuple[np.ndarray, ...]:
-    bounds = np.cumsum([0] + sizes).tolist()
+    bounds = list(itertools.accumulate(sizes, initial=0))  # Python ints: np.cumsum of a list costs ~15 us
     return tuple(sliced(array, d, start, stop) for start, stop in zip(bounds[:-1], bounds[1:], strict=True))
 
 
