@@ -244,8 +244,7 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
               inputs: list | None, allow_unused: bool, accumulate: bool):
     roots, buffers, listens = _seeded_buffers(outputs, grad_outputs)
     targets, captured, useful, wanted = _targets(inputs, roots)
-    if wanted is not None and accumulate:  # ``backward(inputs=)``: the inputs' own nodes run too
-        useful = useful | wanted
+    useful = useful | wanted if wanted is not None and accumulate else useful  # backward(inputs=): theirs run too
     direct = accumulate and not targets
     previous_grad_mode = _GRAD_ENABLED.get()
     try:
