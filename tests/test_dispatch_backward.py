@@ -213,13 +213,11 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 
 KNOWN = {
     **dict.fromkeys([
-        "_embedding_bag",
-        "tensor_split", "hsplit", "vsplit", "dsplit",
-        "diff", "trapezoid", "as_strided", "cdist", "i0", "special_i0",
+        "_embedding_bag", "trapezoid", "as_strided", "cdist", "i0", "special_i0",
         "take", "take_along_dim", "cumprod", "prod", "repeat_interleave", "quantile",
         "nanquantile", "nan_to_num"], _NO_OP),
-    **dict.fromkeys(["where", "where_method", "sinc", "special_sinc", "logcumsumexp", "atanh", "arctanh", "addcdiv",
-                     "pow", "float_power", "logaddexp2", "sgn"], _NUMBER),
+    **dict.fromkeys(["where", "where_method", "logcumsumexp", "atanh", "arctanh", "addcdiv",
+                     "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
                      "polar"], _COMPOSITE),
     **dict.fromkeys(["max", "min", "median", "nanmedian", "nansum", "nanmean"], _VALUES),
@@ -455,3 +453,68 @@ def test_new_factories_are_ops_with_pytorchs_schemas():
     assert tm.ones(2, device="meta").new_zeros(3).is_meta
     with pytest.raises(TypeError, match=r"^new_full\(\): argument 'size' \(position 1\) must be tuple of ints"):
         x.new_full(2, 1)
+
+
+# -- composites decomposed as PyTorch's (issue 24 §3 leftovers) -------------------------------------
+
+def _forward_and_backward(library, expression: str, *shapes):
+    """``(forward ops, backward ops)`` a logging dispatch mode of ``library`` sees for ``expression``
+    over float leaves x, y of ``shapes`` (backward: ``autograd.grad`` with ones), and the gradients."""
+    mode = _op_log(library)
+    leaves = [library.tensor(np.arange(np.prod(s), dtype=np.float32).reshape(s) * 0.37 % 1 - 0.5, requires_grad=True)
+              for s in shapes]
+    with mode:
+        out = eval(expression, {"L": library, **dict(zip("xyz", leaves))})
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        forward = list(mode.ops)
+        grads = library.autograd.grad(outs, leaves, [library.ones(tuple(o.shape)) for o in outs])
+    return forward, mode.ops[len(forward):], [g.detach().numpy() for g in grads]
+
+
+_SLICE, _SLICE_BACKWARD = "aten.slice.Tensor", "aten.slice_backward.default"
+COMPOSITE_LOGS = {
+    "x.tensor_split(3, 1)": ([(2, 7)], [_SLICE] * 3, ["aten.ones.default"] * 3 + [
+        _SLICE_BACKWARD, _SLICE_BACKWARD, "aten.add.Tensor", _SLICE_BACKWARD, "aten.add.Tensor"]),
+    "L.tensor_split(x, [1, 9], 1)": ([(2, 7)], [_SLICE] * 3, ["aten.ones.default"] * 3 + [
+        _SLICE_BACKWARD, _SLICE_BACKWARD, "aten.add.Tensor", _SLICE_BACKWARD, "aten.add.Tensor"]),
+    "L.vsplit(x, [1])": ([(2, 3)], [_SLICE] * 2, ["aten.ones.default"] * 2 + [
+        _SLICE_BACKWARD, _SLICE_BACKWARD, "aten.add.Tensor"]),
+    "x.diff(dim=1)": ([(2, 4)], [_SLICE, _SLICE, "aten.sub.Tensor"], [
+        "aten.ones.default", "aten.neg.default", _SLICE_BACKWARD, _SLICE_BACKWARD, "aten.add.Tensor"]),
+    "x.diff(n=2, dim=0, prepend=y)": ([(3, 2), (1, 2)], [
+        "aten.cat.default", _SLICE, _SLICE, "aten.sub.Tensor", _SLICE, _SLICE, "aten.sub.Tensor"], [
+        "aten.ones.default", "aten.neg.default", _SLICE_BACKWARD, _SLICE_BACKWARD, "aten.add.Tensor",
+        "aten.neg.default", _SLICE_BACKWARD, _SLICE_BACKWARD, "aten.add.Tensor", _SLICE, _SLICE]),
+}
+
+
+@pytest.mark.parametrize("expression", list(COMPOSITE_LOGS))
+def test_composites_reach_the_dispatch_level_as_pytorchs(expression):
+    shapes, forward, backward = COMPOSITE_LOGS[expression]
+    ours = _forward_and_backward(tm, expression, *shapes)
+    assert ours[0] == forward and Counter(ours[1]) == Counter(backward)
+    plain = [tm.tensor(np.arange(np.prod(s), dtype=np.float32).reshape(s) * 0.37 % 1 - 0.5, requires_grad=True)
+             for s in shapes]
+    out = eval(expression, {"L": tm, **dict(zip("xyz", plain))})
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    eager = tm.autograd.grad(outs, plain, [tm.ones(tuple(o.shape)) for o in outs])
+    assert [g.numpy().tobytes() for g in eager] == [g.tobytes() for g in ours[2]]  # a mode changes no bit
+    try:
+        import torch
+    except ImportError:
+        return
+    theirs = _forward_and_backward(torch, expression, *shapes)
+    assert theirs[0] == forward and Counter(theirs[1]) == Counter(backward)
+    for a, b in zip(ours[2], theirs[2], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_diff_of_order_zero_copies_the_input_alone():
+    # PyTorch's diff(n=0) ignores prepend and append: a copy of the input (it joined them before)
+    x = tm.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = tm.tensor([[9.0], [9.0]], requires_grad=True)
+    out = tm.diff(x, n=0, prepend=y)
+    assert out.tolist() == [[1.0, 2.0], [3.0, 4.0]] and out.data_ptr() != x.data_ptr()
+    assert tm.diff(x.to("meta"), n=0, prepend=y.to("meta")).shape == (2, 2)
+    gx, gy = tm.autograd.grad(out.sum(), [x, y], allow_unused=True)
+    assert gx.tolist() == [[1.0, 1.0], [1.0, 1.0]] and gy is None

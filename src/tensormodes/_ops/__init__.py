@@ -29,6 +29,7 @@ from . import (  # noqa: F401
     einsum,
     fft,
     float_parts,
+    grids,
     index_arithmetic,
     indexing,
     indexing_selection,

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray, dense_strides
+from .._tensor_base import TensorBase
 from ._samples import I23, M23, M234, SCALAR
 from .common import is_int, ops, quiet, scalar_type_name, wrap_dim
 from .meta_rules import metadata, probe, rule, same_shape
@@ -323,11 +324,14 @@ def _diff_meta(input, n=1, dim=-1, prepend=None, append=None):
     d = _check_diff(input, n, dim, prepend, append)
     dtype = diff(*probe((input, n, dim, prepend, append))).dtype  # the kernel's dtype, on probes
     shape = list(input.shape)
-    shape[d] = max(sum(a.shape[d] for a in (prepend, input, append) if a is not None) - n, 0)
+    if n:  # (no differences: the input's copy, prepend and append ignored, as PyTorch)
+        shape[d] = max(sum(a.shape[d] for a in (prepend, input, append) if a is not None) - n, 0)
     return MetaArray(tuple(shape), dtype)
 
 
 def _diff_grad(grad, input_shape, n, dim, prepend_shape, append_shape):
+    if n == 0:
+        return grad, None, None
     d = wrap_dim(dim, len(input_shape))
     lengths = [0 if s is None else s[d] for s in (prepend_shape, input_shape, append_shape)]
     joined = sum(lengths)
@@ -341,7 +345,33 @@ def _diff_grad(grad, input_shape, n, dim, prepend_shape, append_shape):
     return parts[1], parts[0] if prepend_shape is not None else None, parts[2] if append_shape is not None else None
 
 
-@op(grad=_diff_grad, method=True, meta=rule(_diff_meta), errors=(
+def _diff_decomposition(input, n=1, dim=-1, prepend=None, append=None):
+    """PyTorch's composite ``diff``: ``prepend`` and ``append`` joined (``cat``), then each
+    difference as ``slice.Tensor``s of the last result subtracted (``logical_xor`` for bool); no
+    difference is a copy (``zeros_like``, ``copy_``). Arguments the op rejects are left to it."""
+    extras = (prepend, append)
+    if not isinstance(input, TensorBase) or not is_int(n) or not is_int(dim) or any(
+            e is not None and not isinstance(e, TensorBase) for e in extras):
+        return NotImplemented
+    try:
+        d = _check_diff(input, n, dim, prepend, append)
+    except (RuntimeError, IndexError):
+        return NotImplemented
+    if n == 0:
+        result = ops.ops.aten.zeros_like.default(input)
+        return result.copy_(input)
+    values = input
+    if prepend is not None or append is not None:
+        values = ops.ops.aten.cat.default([t for t in (prepend, input, append) if t is not None], d)
+    slice_op, length = ops.ops.aten.slice.Tensor, values.shape[d] - 1
+    for _ in range(min(n, values.shape[d])):
+        later, earlier = slice_op(values, d, 1, 1 + length), slice_op(values, d, 0, length)
+        values = ops.logical_xor(later, earlier) if values.dtype == dt.bool else later - earlier
+        length -= 1
+    return values
+
+
+@op(grad=_diff_grad, method=True, meta=rule(_diff_meta), decompose=_diff_decomposition, errors=(
     Sample((SCALAR,)), Sample((M23, -1)), Sample((M23, 1, 2)), Sample((M23,), {"prepend": TensorSpec((3, 1))}),
     Sample((M23,), {"append": TensorSpec((2,))})), samples=(
     Sample((M23,)), Sample((TensorSpec((4, 3)), 2, 0)), Sample((TensorSpec((2, 3), "int64", -5, 5),)),
@@ -361,6 +391,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     tensor([2, 2])
     """
     d = _check_diff(input, n, dim, prepend, append)
+    if n == 0:  # PyTorch's copy of the input alone (prepend and append are not joined)
+        return input.copy()
     joined = [a for a in (prepend, input, append) if a is not None]
     values = _cat(joined, d) if len(joined) > 1 else input
     step = np.logical_xor if values.dtype == np.bool_ else np.subtract
@@ -375,7 +407,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
         if values.shape[d] == 0:
             break
         values = step(np.delete(values, 0, d), np.delete(values, -1, d))
-    return values if n else values.copy()
+    return values
 
 
 def _check_diff(input, n, dim, prepend, append) -> int:
