@@ -413,10 +413,16 @@ def call_overload(overload, args: tuple, kwargs: dict):
     # one still fails in the kernel with PyTorch's error (see python_dispatch.call_overload).
     if kwargs:
         args, kwargs = python_dispatch.normalized(overload, python_dispatch.bind(overload, args, kwargs))
+        records = any(getattr(a, "_requires_grad", False) for a in args) or any(
+            getattr(v, "_requires_grad", False) for v in kwargs.values())
     else:
-        python_dispatch.bind(overload, args, kwargs)
-    if grad_enabled() and (any(getattr(a, "_requires_grad", False) for a in args)
-                           or any(getattr(v, "_requires_grad", False) for v in kwargs.values())):
+        python_dispatch.check_positional(overload, args)
+        records = False
+        for value in args:
+            if getattr(value, "_requires_grad", False):
+                records = True
+                break
+    if records and grad_enabled():
         opdef = overload._opdef
         args, kwargs = python_dispatch.public_call(overload, args, kwargs)
         if opdef.saves and overload._kind == "functional":
