@@ -199,7 +199,7 @@ def _lane(entry: list):
                       "_BELOW_AUTOGRAD": BELOW_AUTOGRAD, "_set_formula": _FORMULA_CALLS.set,
                       "_reset_formula": _FORMULA_CALLS.reset, "_after_modes": after_modes})
         body += ["state = _get_state()",
-                 f"if state is not None and state.dispatch_active and state.dispatch_top_handled is None and {plain}:",
+                 f"if state is not None and state.inline_top is not None and {plain}:",
                  *("    " + line for line in _INLINE_BELOW),
                  "else:",
                  "    result = _below(_OVERLOAD, args, kwargs, grad, formula)"]
@@ -228,7 +228,7 @@ def _lane(entry: list):
 # ``_below`` for plain arguments and a top mode that declared no ``handled_ops``, as lines of a
 # lane (``result`` set from ``args`` and ``kwargs``; ``grad`` and ``formula`` as ``_below`` takes them).
 _INLINE_BELOW = (
-    "mode = state.dispatch_modes[-1]",
+    "mode = state.inline_top",
     "popped = state._dispatch_popped",
     "if popped is False:",
     "    popped = state.dispatch_popped()",
