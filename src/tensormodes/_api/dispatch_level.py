@@ -200,7 +200,7 @@ def _lane(entry: list):
                       "_BELOW_AUTOGRAD": BELOW_AUTOGRAD, "_set_formula": _FORMULA_CALLS.set,
                       "_reset_formula": _FORMULA_CALLS.reset, "_after_modes": after_modes})
         body += ["state = _get_state()",
-                 f"if state is not None and state.dispatch_active and state.dispatch_top_handled is None and {plain}:",
+                 f"if state is not None and state.inline_top is not None and {plain}:",
                  *("    " + line for line in _INLINE_BELOW),
                  "else:",
                  "    result = _below(_OVERLOAD, args, kwargs, grad, formula)"]
@@ -229,7 +229,7 @@ def _lane(entry: list):
 # ``_below`` for plain arguments and a top mode that declared no ``handled_ops``, as lines of a
 # lane (``result`` set from ``args`` and ``kwargs``; ``grad`` and ``formula`` as ``_below`` takes them).
 _INLINE_BELOW = (
-    "mode = state.dispatch_modes[-1]",
+    "mode = state.inline_top",
     "popped = state._dispatch_popped",
     "if popped is False:",
     "    popped = state.dispatch_popped()",
@@ -414,10 +414,16 @@ def call_overload(overload, args: tuple, kwargs: dict):
     # one still fails in the kernel with PyTorch's error (see python_dispatch.call_overload).
     if kwargs:
         args, kwargs = python_dispatch.normalized(overload, python_dispatch.bind(overload, args, kwargs))
+        records = any(getattr(a, "_requires_grad", False) for a in args) or any(
+            getattr(v, "_requires_grad", False) for v in kwargs.values())
     else:
-        python_dispatch.bind(overload, args, kwargs)
-    if grad_enabled() and (any(getattr(a, "_requires_grad", False) for a in args)
-                           or any(getattr(v, "_requires_grad", False) for v in kwargs.values())):
+        python_dispatch.check_positional(overload, args)
+        records = False
+        for value in args:
+            if getattr(value, "_requires_grad", False):
+                records = True
+                break
+    if records and grad_enabled():
         opdef = overload._opdef
         args, kwargs = python_dispatch.public_call(overload, args, kwargs)
         if opdef.saves and overload._kind == "functional":

@@ -607,9 +607,12 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         owner = weakref.ref(self)
 
         def keep(grad):
+            # PyTorch's hook: a contiguous copy first, then out-of-place sums (recorded under
+            # ``create_graph``, as there)
             tensor = owner()
             if tensor is not None:
-                tensor._grad = grad.detach() if tensor._grad is None else tensor._grad + grad.detach()
+                tensor._grad = grad.clone(memory_format=contiguous_format) if tensor._grad is None \
+                    else tensor._grad + grad
 
         node, output_nr = grad_edge(self)
         register_tensor_hook(node, output_nr, keep)

@@ -30,13 +30,12 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
         retain_graph = create_graph
     if inputs is not None:
         chosen = _as_list(inputs)
-        results = run_backward(outputs, grads, retain_graph=retain_graph, create_graph=create_graph,
-                               inputs=chosen, allow_unused=True, accumulate=False)
-        from_engine = dict(zip(map(id, chosen), results))
         for t in chosen:
-            grad = from_engine[id(t)]
-            if grad is not None:
-                t.grad = grad if t.grad is None else t.grad + grad
+            if t._grad_fn is not None and t._requires_grad:
+                t.retain_grad()  # as PyTorch: a non-leaf input keeps its gradient, now and later
+        # the leaves' accumulations run in the pass, in plain backward's order (PyTorch's)
+        run_backward(outputs, grads, retain_graph=retain_graph, create_graph=create_graph,
+                     inputs=chosen, allow_unused=True)
         return
     run_backward(outputs, grads, retain_graph=retain_graph, create_graph=create_graph)
 

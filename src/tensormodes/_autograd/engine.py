@@ -22,7 +22,16 @@ from .._memory_format import preserve_format
 from .._ops.common import ops
 from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
 from .grad_mode import _GRAD_ENABLED
-from .graph import AccumulateGrad, Node, OpBackward, aten_overload, below_listens, bump_version, grad_edge
+from .graph import (
+    NEEDS_PARAM,
+    AccumulateGrad,
+    Node,
+    OpBackward,
+    aten_overload,
+    below_listens,
+    bump_version,
+    grad_edge,
+)
 
 __all__ = ["run_backward", "register_tensor_hook", "RemovableHandle", "current_node", "queue_callback"]
 
@@ -234,7 +243,8 @@ def run_backward(outputs: list, grad_outputs: list, *, retain_graph: bool, creat
 def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: bool, create_graph: bool,
               inputs: list | None, allow_unused: bool, accumulate: bool):
     roots, buffers, listens = _seeded_buffers(outputs, grad_outputs)
-    targets, captured, useful = _targets(inputs, roots)
+    targets, captured, useful, wanted = _targets(inputs, roots)
+    useful = useful | wanted if wanted is not None and accumulate else useful  # backward(inputs=): theirs run too
     direct = accumulate and not targets
     previous_grad_mode = _GRAD_ENABLED.get()
     try:
@@ -243,7 +253,7 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
         # that can send a gradient to a node was created after it, so it has run by then.
         ready = [(-node._sequence_nr, node) for node in buffers]
         heapify(ready)
-        pending = _LeafOrder(roots) if direct and listens else None
+        pending = _LeafOrder(roots) if accumulate and listens else None
         while ready:
             node = heappop(ready)[1]
             grads = buffers.pop(node, None)
@@ -266,7 +276,8 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
             results = None
             if grads[0] is not None or any(g is not None for g in grads):
                 running.node = node
-                results = _applied(node, tuple(grads))
+                results = _applied(node, tuple(grads)) if wanted is None else _applied_wanted(node, tuple(grads),
+                                                                                               wanted)
                 running.node = None
                 if node._post_hooks:
                     for hook in node._post_hooks:
@@ -282,7 +293,7 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
             # No other reference to a gradient may stay alive here (see _SOLE_IN_RESULTS): one would
             # keep _accumulate from taking it over.
             for (child, output_nr), grad in zip(node.next_functions, results):
-                if child is None or grad is None:
+                if child is None or grad is None or wanted is not None and child not in wanted:
                     continue
                 if type(child) is AccumulateGrad and direct and not child._special and not below_listens(grad):
                     # A leaf without hooks: accumulate now rather than queue the sink. (Not while the
@@ -386,19 +397,45 @@ def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict, bool
     return roots, buffers, listens
 
 
-def _targets(inputs: list | None, roots: list) -> tuple[dict, list, set | None]:
-    """For ``autograd.grad``: where the wanted gradients are caught (``(id(node), output_nr)`` ->
-    position), the list catching them, and the nodes worth running (None: all)."""
+def _targets(inputs: list | None, roots: list) -> tuple[dict, list, set | None, set | None]:
+    """For ``autograd.grad`` and ``backward(inputs=)``: where the wanted gradients are caught
+    (``(id(node), output_nr)`` -> position), the list catching them, the nodes worth running
+    (None: all) and the nodes a gradient is worth sending to (those and the inputs' own: PyTorch
+    computes no other gradient, ``task_should_compute_output``; None: all)."""
     if inputs is None:
-        return {}, [], None
+        return {}, [], None, None
     targets: dict[tuple[int, int], int] = {}
     for i, t in enumerate(inputs):
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         node, output_nr = grad_edge(t)
         targets[(id(node), output_nr)] = i
-    useful = _nodes_leading_to({grad_edge(t)[0] for t in inputs}, _graph_nodes(roots))
-    return targets, [None] * len(inputs), useful
+    nodes = {grad_edge(t)[0] for t in inputs}
+    useful = _nodes_leading_to(nodes, _graph_nodes(roots))
+    return targets, [None] * len(inputs), useful, useful | nodes
+
+
+def _applied_wanted(node: Node, grads: tuple, wanted: set):
+    """``_applied`` where only the gradients for the nodes ``wanted`` are worth computing: an op's
+    formula that takes ``needs_input_grad`` is told the others are not needed, as PyTorch's formulas
+    skip them (the dispatch level sees that)."""
+    if not isinstance(node, OpBackward) or node._nested or node._arguments is None:
+        return _applied(node, grads)
+    kinds = node._plan.kinds
+    if NEEDS_PARAM not in kinds:
+        return _applied(node, grads)
+    arguments = node._arguments
+    at = kinds.index(NEEDS_PARAM)
+    needs = arguments[at]
+    narrowed = tuple(need and child is not None and child in wanted
+                     for need, (child, _) in zip(needs, node.next_functions))
+    if narrowed == needs:
+        return _applied(node, grads)
+    node._arguments = [*arguments[:at], narrowed, *arguments[at + 1:]]
+    try:
+        return _applied(node, grads)
+    finally:
+        node._arguments = arguments
 
 
 def _add_to_buffer(buffers: dict, node: Node, output_nr: int, grad) -> None:

@@ -352,6 +352,7 @@ def needs_grad(tensors) -> bool:
 
 # How each formula parameter is filled at record time.
 _GRAD_PARAM, _RESULT_PARAM, _TENSOR_PARAM, _VALUE_PARAM, _META_PARAM, _NEEDS_PARAM, _SAVED_PARAM = range(7)
+NEEDS_PARAM = _NEEDS_PARAM  # (the engine narrows a node's ``needs_input_grad`` for ``autograd.grad``)
 # ``result1`` (``result0`` ...): one output of an op with several, saved alone: a formula needing only
 # ``sort``'s indices keeps no values (PyTorch's nodes save only the outputs their formulas use).
 _RESULT_PART = 7

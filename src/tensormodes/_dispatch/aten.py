@@ -619,10 +619,11 @@ class OpOverload:
                 # ``run_chain``'s last step inline when nothing listens below (the handler of the
                 # last mode calling ``func``): a frame less on every op a mode passes through
                 state = _STATE.get()
-                if state is None or (not state.dispatch_active and state.dispatch_enabled):
+                if state is None or state.kernel_next:
+                    plain = _PLAIN.tensor
                     for value in args:
                         cls = type(value)
-                        if cls is not _PLAIN.tensor and (cls is list or cls is tuple or isinstance(value, TensorBase)):
+                        if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
                             break  # a subclass may be asked (the chain looks)
                     else:
                         try:

@@ -32,6 +32,7 @@ from .._state import STATE
 from .._tensor_base import PLAIN, TensorBase
 
 __all__ = ["HOOKS", "FORMULA_CALLS", "MultipleDispatchFailed", "add_overloaded", "call_overload", "bind", "normalized",
+           "check_positional",
            "schema_form", "form_source", "run_chain", "after_modes", "skip_top_mode",
            "subclass_types", "public_call", "is_dispatch_class", "dispatch_classes", "active_modes",
            "disabled_torch_dispatch_impl"]
@@ -590,6 +591,19 @@ def _plan(overload) -> tuple:
         for i, a in enumerate(arguments))
     renamed = frozenset(a.name for a in arguments if a.public is not None and a.name != a.public)
     return names, publics, leading, (known, required, typed), renamed if same else None
+
+
+def check_positional(overload, args: tuple) -> None:
+    """``bind``'s checks of a call given positional arguments only, through the overload's cached
+    plan (``_valid``); ``bind`` itself (PyTorch's error) when they fail or for an ``out=`` overload."""
+    plan = overload.__dict__.get("_plan")
+    if plan is None:
+        plan = overload._plan = _plan(overload)
+    if overload._kind == "out" or len(args) > len(plan[0]) or not _valid(args, _NO_KWARGS, plan[3]):
+        bind(overload, args, {})
+
+
+_NO_KWARGS: dict = {}
 
 
 def _valid(args: tuple, kwargs: dict, checks: tuple) -> bool:

@@ -45,7 +45,8 @@ class _State:
                  "modes_active", "top_handler", "handler", "handler_below", "_below", "_without_subclasses",
                  "dispatch_modes", "dispatch_enabled", "dispatch_active", "_dispatch_popped", "fast_skip_above",
                  "skip_next", "dispatch_lane", "_without_torch_function", "dispatch_handled",
-                 "dispatch_reaching", "dispatch_sees_autograd", "dispatch_top_handled")
+                 "dispatch_reaching", "dispatch_sees_autograd", "dispatch_top_handled", "dispatch_top",
+                 "kernel_next", "inline_top")
 
     def __init__(self, modes: tuple, subclasses_enabled: bool, modes_enabled: bool, scopes: tuple,
                  dispatch_modes: tuple = (), dispatch_enabled: bool = True, skip_next: bool = False) -> None:
@@ -64,6 +65,10 @@ class _State:
         self.dispatch_modes = dispatch_modes
         self.dispatch_enabled = dispatch_enabled
         self.dispatch_active = bool(dispatch_modes) and dispatch_enabled
+        # the top dispatch mode while one is active (else None); ``kernel_next``: no mode is active and
+        # the dispatch level is on — an aten call on plain tensors goes to the kernel (``OpOverload.__call__``)
+        self.dispatch_top = dispatch_modes[-1] if self.dispatch_active else None
+        self.kernel_next = not self.dispatch_active and dispatch_enabled
         # A dispatch mode listens and no ``__torch_function__`` mode does: generated ops hand plain
         # arguments straight to their implementations (what ``dispatch`` would do, without it).
         self.dispatch_lane = self.dispatch_active and not self.modes_active and not skip_next
@@ -101,6 +106,8 @@ class _State:
         # ``dispatch_reaching``: when each declared, which ops may reach one (else None: all may)
         self.dispatch_handled = tuple(declared_ops.of(m) for m in dispatch_modes) if self.dispatch_active else ()
         self.dispatch_top_handled = self.dispatch_handled[-1] if self.dispatch_handled else None
+        # the top dispatch mode when it declared no ``handled_ops`` (generated lanes call it themselves)
+        self.inline_top = self.dispatch_top if self.dispatch_top_handled is None else None
         self.dispatch_reaching = None
         # whether autograd's own ops and gradient formulas take PyTorch's forms (see the autograd
         # layer's ``below_listens``): not for modes that declared only products and convolutions,
