@@ -488,9 +488,9 @@ COMPOSITE_LOGS = {
         "aten.neg.default", _SLICE_BACKWARD, _SLICE_BACKWARD, "aten.add.Tensor", _SLICE, _SLICE]),
 }
 COMPOSITE_LOGS.update({
-    "x.repeat_interleave(2, 1)": ([(2, 3)], ["aten.unsqueeze.default", "aten.expand.default", "aten.clone.default",
-                                             "aten.view.default"],
-                                  ["aten.ones.default", "aten.view.default", "aten.sum.dim_IntList", "aten.squeeze.dim"]),
+    "x.repeat_interleave(2, 1)": ([(2, 3)], [
+        "aten.unsqueeze.default", "aten.expand.default", "aten.clone.default", "aten.view.default"], [
+        "aten.ones.default", "aten.view.default", "aten.sum.dim_IntList", "aten.squeeze.dim"]),
     "x.t().repeat_interleave(9)": ([(2, 3)], [
         "aten.t.default", "aten.clone.default", "aten._unsafe_view.default", "aten.unsqueeze.default",
         "aten.expand.default", "aten.clone.default", "aten.view.default"], [
