@@ -205,7 +205,7 @@ KNOWN: dict[tuple[str, str], Difference] = {
     **{(name, kind): Difference(_LAPACK, _EXTREME)
        for name in ("det", "logdet", "slogdet", "linalg_det", "linalg_slogdet", "linalg_solve", "linalg_inv",
                     "inverse", "linalg_qr", "linalg_matrix_norm", "linalg_norm", "linalg_svd", "linalg_svdvals",
-                    "linalg_eigh", "linalg_eigvalsh", "linalg_cholesky")
+                    "linalg_eigh", "linalg_eigvalsh", "linalg_cholesky", "linalg_eig", "linalg_eigvals")
        for kind in ("result values", "gradient values")},
     **{(name, "computes"): Difference(
         "tensormodes has no complex32: a float16 operand meeting a complex number computes in complex64, where "
@@ -317,7 +317,8 @@ KNOWN: dict[tuple[str, str], Difference] = {
         "only 0-dim boolean masks as indices: PyTorch's aten.index fails an internal assert (ntensor >= 3); "
         "tensormodes indexes as PyTorch's Python indexing does",
         lambda case: len(case.args) > 1 and isinstance(case.args[1], list) and case.args[0].ndim > 0 and all(
-            isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype == bool for i in case.args[1])),
+            i is None or isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype in (bool, np.uint8)
+            for i in case.args[1])),
     ("_multi_margin_loss", "raises"): Difference(
         "an empty input: PyTorch checks neither the input's nor the target's dtype when there are no elements; "
         "tensormodes refuses them either way", lambda case: any(a.size == 0 for a in _arrays(case))),
@@ -363,20 +364,7 @@ KNOWN.update({(name, "computes"): Difference(
 # (op, kind) -> a bug found and not fixed yet: its text is an expression over ``L`` that still
 # differs from PyTorch. tests/test_differential_fuzz.py checks each still does, so a fixed bug must
 # leave this table.
-def _half(case) -> bool:
-    return any(a.dtype in (np.float16, tm.bfloat16._np) for a in _arrays(case))
-
-
-OPEN_BUGS: dict[tuple[str, str], Difference] = {
-    # aten.index treats a 0-dim integer index as an advanced index (non-adjacent ones put their
-    # broadcast dimensions first) and refuses a 0-dim tensor with a mask; tensormodes' op follows
-    # Python indexing, which selects first (found by the seed-5 fuzz run)
-    ("index", "result shape"): Difference(
-        "L.ops.aten.index.Tensor(L.zeros(2, 3, 4), [L.tensor(-2), None, L.tensor([3, 2])]).shape",
-        lambda case: any(isinstance(i, np.ndarray) and i.ndim == 0 for i in case.args[1])),
-    ("index", "computes"): Difference(
-        "L.ops.aten.index.Tensor(L.tensor(1.5), [L.tensor(True)])", lambda case: case.args[0].ndim == 0),
-}
+OPEN_BUGS: dict[tuple[str, str], Difference] = {}
 
 
 def is_listed(case, mismatch) -> bool:

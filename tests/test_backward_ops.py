@@ -653,6 +653,8 @@ def test_resampling_backward_ops_compute_the_former_formula_bit_for_bit(case, dt
     from tensormodes._ops.resampling import _pad_plan, _probe, _upsample_plan
 
     name, shape, sizes, *upsampling = case
+    if name.startswith("upsample") and dtype in ("float16", "bfloat16"):
+        pytest.skip("half-type upsampling gradients follow PyTorch's float32-buffer kernels now (test_half_bits.py)")
     rng = np.random.default_rng(5)
     x = tm.tensor(rng.standard_normal(shape)).to(getattr(tm, dtype))
     if name.startswith("upsample"):

@@ -273,6 +273,9 @@ CALL_NAMES = {  # public callables as PyTorch's DebugMode names them (``torch`` 
     "Tensor.__add__": "<method '__add__' of 'tensormodes._C.TensorBase' objects>",
     "Tensor.__getitem__": "<slot wrapper '__getitem__' of 'tensormodes._C.TensorBase' objects>",
     "Tensor.size": "<method 'size' of 'tensormodes._C.TensorBase' objects>",
+    "nn.functional.gelu": "tensormodes._C._nn.gelu", "nn.functional.logsigmoid": "tensormodes._C._nn.log_sigmoid",
+    "nn.functional.leaky_relu_": "tensormodes._C._nn.leaky_relu_", "nn.functional.prelu": "tensormodes.prelu",
+    "nn.functional.pairwise_distance": "tensormodes.pairwise_distance",
 }
 
 
@@ -289,6 +292,21 @@ def test_public_calls_are_named_where_pytorch_keeps_them():
 
         assert {path: _get_op_name(_callable(torch, path)).replace("torch", "tensormodes")
                 for path in CALL_NAMES} == CALL_NAMES
+
+
+@pytest.mark.torch
+def test_every_functional_is_named_as_pytorch_names_it():
+    from torch.utils._debug_mode._utils import _get_op_name
+
+    differing = {}
+    for name in dir(torch.nn.functional):
+        theirs, ours = getattr(torch.nn.functional, name), getattr(tm.nn.functional, name, None)
+        if name.startswith("_") or not callable(theirs) or ours is None or isinstance(theirs, type):
+            continue
+        expected = _get_op_name(theirs).replace("torch", "tensormodes")
+        if _debug_mode._op_name(ours) != expected:
+            differing[name] = (_debug_mode._op_name(ours), expected)
+    assert differing == {}
 
 
 @pytest.mark.torch
@@ -370,3 +388,31 @@ def test_diff_of_two_training_runs_finds_the_step_that_diverged():
     ops[position].log = {"hash": "0" * 16}
     found = diff(a, b)
     assert (found.index, found.op, found.output) == (position, "aten::threshold_backward", "")
+
+
+def _linear_on_a_leaf(library, mode):
+    library.manual_seed(0)
+    x = library.randn(3, 4, requires_grad=True)
+    lin = library.nn.Sequential(library.nn.Linear(4, 2), library.nn.Identity())
+    with mode(record_nn_module=True) as dm:
+        lin(x).sum()
+    return dm.debug_string()
+
+
+def test_module_inputs_requiring_grad_are_viewed_as_pytorchs_module_tracker_does():
+    # PyTorch's tracker finds a leaf input's gradient accumulator through view_as (aten::view);
+    # (once per module it enters); outputs with history need none
+    assert _linear_on_a_leaf(tm, DebugMode) == """\
+    [nn.Mod] Sequential
+      aten::view(t: f32[3, 4], [3, 4])  ->  t: f32[3, 4]
+      [nn.Mod] Sequential.0
+        aten::view(t: f32[3, 4], [3, 4])  ->  t: f32[3, 4]
+        aten::t(t: f32[2, 4])  ->  t: f32[4, 2]
+        aten::addmm(t: f32[2], t: f32[3, 4], t: f32[4, 2])  ->  t: f32[3, 2]
+      [nn.Mod] Sequential.1
+    aten::sum(t: f32[3, 2])  ->  t: f32[]"""
+
+
+@pytest.mark.torch
+def test_module_tracker_views_equal_pytorchs():
+    assert _linear_on_a_leaf(tm, DebugMode) == _linear_on_a_leaf(torch, TorchDebugMode)

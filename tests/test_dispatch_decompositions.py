@@ -666,3 +666,26 @@ def test_sequences_match_torch(program):
     assert ours == theirs
     np.testing.assert_allclose(our_result.numpy(), their_result.numpy(), rtol=1e-5, atol=1e-6)
     assert tuple(our_result.shape) == tuple(their_result.shape)
+
+
+def test_where_of_a_condition_or_with_numbers_is_pytorchs_composite():
+    c = tm.tensor([True, False])
+    cond = ((2,), "bool")
+    assert seen(lambda: tm.where(c)) == [
+        ("aten.nonzero.default", [cond]), ("aten.unbind.int", [((1, 1), "int64"), 1])]
+    assert seen(lambda: tm.where(tm.tensor(True))) == [
+        ("aten.lift_fresh.default", [((), "bool")]), ("aten.unsqueeze.default", [((), "bool"), 0]),
+        ("aten.nonzero.default", [((1,), "bool")]), ("aten.unbind.int", [((1, 1), "int64"), 1])]
+    # a number becomes a 0-d tensor of the result's dtype, other first; the tensor is cast to it
+    assert seen(lambda: tm.where(c, 1.0, 2.0)) == [
+        ("aten.scalar_tensor.default", [2]), ("aten.scalar_tensor.default", [1]),
+        ("aten.where.self", [cond, ((), F32), ((), F32)])]
+    ints = tm.ones(2, dtype=tm.int32)
+    assert seen(lambda: tm.where(c, 2.5, ints)) == [
+        ("aten.scalar_tensor.default", [2.5]), ("aten._to_copy.default", [((2,), "int32")]),
+        ("aten.where.self", [cond, ((), F32), ((2,), F32)])]
+    assert tm.where(c, 2.5, ints).tolist() == [2.5, 1.0] and tm.where(c, 3, ints).dtype == tm.int32
+    x = tm.ones(2, dtype=tm.float64, requires_grad=True)
+    with Seen():
+        out = tm.where(c, x, 0)
+    assert out.dtype == tm.float64 and tm.autograd.grad(out.sum(), x)[0].tolist() == [1.0, 0.0]

@@ -128,7 +128,7 @@ def _fake(mode, values):
 
 # -- data-dependent ops ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("expression, exception, message", [
+DATA_DEPENDENT = [
     ("x.sum().item()", DataDependentOutputException, "aten._local_scalar_dense.default"),
     ("x.tolist()", DataDependentOutputException, "aten._local_scalar_dense.default"),
     ("bool(x.sum())", DataDependentOutputException, "aten._local_scalar_dense.default"),
@@ -140,7 +140,15 @@ def _fake(mode, values):
     ("L.masked_select(x, x > 0)", DynamicOutputShapeException, "aten.masked_select.default"),
     ("L.unique(x)", DynamicOutputShapeException, "aten._unique2.default"),
     ("L.unique_consecutive(x)", DynamicOutputShapeException, "aten.unique_consecutive.default"),
-])
+    ("L.where(x > 0)", DynamicOutputShapeException, "aten.nonzero.default"),
+    ("L.argwhere(x)", DynamicOutputShapeException, "aten.nonzero.default"),
+    ("L.repeat_interleave(L.tensor([1, 2]))", DynamicOutputShapeException, "aten.repeat_interleave.Tensor"),
+    ("L.bincount(L.ones(3, dtype=L.int64))", DynamicOutputShapeException, "aten.bincount.default"),
+    ("int(x[0, 0])", DataDependentOutputException, "aten._local_scalar_dense.default"),
+]
+
+
+@pytest.mark.parametrize("expression, exception, message", DATA_DEPENDENT)
 def test_data_dependent_ops_raise_naming_the_op(expression, exception, message):
     with FakeTensorMode() as mode:
         x = tm.ones(2, 3)
@@ -150,6 +158,19 @@ def test_data_dependent_ops_raise_naming_the_op(expression, exception, message):
     assert str(caught.value) == message and isinstance(caught.value, RuntimeError)
     assert str(caught.value.func) == message
     assert not is_in_torch_dispatch_mode()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression, exception, message", DATA_DEPENDENT)
+def test_data_dependent_exceptions_are_pytorchs(expression, exception, message):
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode as TorchFakeTensorMode
+
+    with TorchFakeTensorMode():
+        x = torch.ones(2, 3)
+        with pytest.raises(RuntimeError) as caught:
+            eval(expression, {"L": torch, "x": x})
+    assert (type(caught.value).__name__, str(caught.value)) == (exception.__name__, message)
 
 
 def test_tags_on_the_overloads_say_which_ops_need_data():

@@ -314,3 +314,64 @@ def test_half_padding_gradients_add_in_one_pass_in_the_half_type(dtype, mode, pa
         (grad,) = library.autograd.grad(out, x, library.tensor(weights).to(x.dtype))
         grads.append(grad.view(library.int16).tolist())
     assert grads[0] == grads[1]
+
+
+# -- upsampling gradients ------------------------------------------------------------------------
+
+_UPSAMPLED = np.linspace(-2.3, 3.1, 96).reshape(2, 1, 6, 8)
+
+
+@pytest.mark.parametrize("dtype, bilinear, bicubic, nearest", [
+    ("bfloat16", "c129 c119 c110 c0bf c0a2 c08d bfaf bf16 3e2f 4084 4099 40b6 410b 4114 4124 4155 415c 416d",
+     "c0e6 c14a c0c1 c0ce c126 c08f bebe 3ece 3f4b 3fee 4095 4042 4110 4198 4130 410b 418d 411e",
+     "c142 c131 c0da c0d4 c0b4 c04b bf97 be22 3eed 4089 40a9 4083 411c 412c 40f8 4173 4182 4136"),
+    ("float16", "c945 c8c5 c87f c5f4 c510 c469 bd7c b8b0 3179 4421 44c9 45ac 485b 48a1 4920 4aa6 4adf 4b6b",
+     "c733 ca4b c608 c673 c931 c476 b5f3 3671 3a5c 3f72 44a7 420e 487e 4cc0 497d 4858 4c69 48ed",
+     "ca0c c989 c6d0 c6a3 c59d c25a bcba b10f 3769 4447 454c 441a 48de 4961 47bd 4b98 4c0e 49b0")])
+def test_half_upsampling_gradients_sum_each_channel_in_a_float32_buffer(dtype, bilinear, bicubic, nearest):
+    # PyTorch's half-type kernels add every output's taps into a float32 buffer in output order
+    # (linear ones as fused multiply-adds) and round once; a sum per dimension in the half type
+    # gave other last bits (values from torch 2.13)
+    grad = tm.tensor(_UPSAMPLED).to(getattr(tm, dtype))
+    aten = tm.ops.aten
+    assert _hex(aten.upsample_bilinear2d_backward.default(grad, [6, 8], [2, 1, 3, 3], False)) == bilinear
+    assert _hex(aten.upsample_bicubic2d_backward.default(grad, [6, 8], [2, 1, 3, 3], True)) == bicubic
+    assert _hex(aten.upsample_nearest2d_backward.default(grad, [6, 8], [2, 1, 3, 3])) == nearest
+
+
+def _hex(t) -> str:
+    """A half-type tensor's elements as 16-bit patterns, in hex."""
+    return " ".join(f"{v & 0xffff:04x}" for v in t.view(tm.int16).flatten().tolist())
+
+
+def test_nearest_upsampling_gradient_takes_pytorchs_shortcuts_in_one_dimension_too():
+    # the backward kernel maps equal sizes to themselves and doubled ones to i // 2, whatever the
+    # scale factor says (its 1-D forward kernel has no such shortcut)
+    aten = tm.ops.aten
+    assert aten.upsample_nearest1d_backward.default(tm.ones(1, 1, 4), [4], [1, 1, 4], 1.25).tolist() == \
+        [[[1.0, 1.0, 1.0, 1.0]]]
+    assert aten.upsample_nearest1d_backward.default(tm.arange(8.0).reshape(1, 1, 8), [8], [1, 1, 4], 0.7).tolist() \
+        == [[[1.0, 5.0, 9.0, 13.0]]]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_upsampling_gradients_match_torch_bit_for_bit(dtype):
+    import torch
+
+    rng = np.random.default_rng(0)
+    for trial in range(100):
+        kind = ("nearest1d", "linear1d", "nearest2d", "bilinear2d", "bicubic2d")[trial % 5]
+        spatial = 2 if "2d" in kind else 1
+        input_size = [int(rng.integers(1, 4)), int(rng.integers(1, 3))] + [int(n) for n in rng.integers(1, 7, spatial)]
+        output_size = [int(n) for n in rng.integers(1, 10, spatial)]
+        scales = [None if rng.random() < 0.4 else float(rng.choice([1.5, 1.25, 2.0, 0.7, 1.1, 3.3]))
+                  for _ in output_size]
+        corners = () if "nearest" in kind else (bool(rng.random() < 0.4),)
+        values = rng.standard_normal(input_size[:2] + output_size)
+        results = []
+        for library in (torch, tm):
+            grad = library.tensor(values).to(getattr(library, dtype))
+            backward = getattr(library.ops.aten, f"upsample_{kind}_backward").default
+            results.append(backward(grad, output_size, input_size, *corners, *scales).view(library.int16).tolist())
+        assert results[0] == results[1], (kind, input_size, output_size, scales, corners)

@@ -68,3 +68,14 @@ def test_fake_tracing_with_core_decompositions_runs_like_eager():
     tm.testing.assert_close(loss.detach(), expected_loss.detach())
     for g, e in zip(grads, expected_grads):
         tm.testing.assert_close(g.detach(), e)
+
+
+def test_refusal_message_is_pytorchs_then_names_the_option():
+    lin = tm.nn.Linear(3, 2)
+    with pytest.raises(AssertionError) as caught:
+        make_fx(lambda x: lin(x), tracing_mode="fake")(tm.ones(1, 3))
+    assert str(caught.value) == (
+        "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with 'allow_non_fake_inputs'. "
+        "Found in aten.t.default(Parameter containing:\ntensor([...], size=(2, 3), requires_grad=True)). (make_fx: "
+        "pass _allow_non_fake_inputs=True to trace, with tracing_mode='fake', a function that uses real tensors such "
+        "as a module's parameters)")

@@ -749,3 +749,39 @@ def test_state_dict_hooks():
 @pytest.mark.torch
 def test_state_dict_hooks_match_torch(torch):
     assert _state_dict_hook_events(tm) == _state_dict_hook_events(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name, options", [("Adam", {"lr": 0.01}), ("Adam", {"lr": 0.01, "weight_decay": 0.1}),
+                                           ("AdamW", {"lr": 0.01}), ("AdamW", {"lr": 0.02, "betas": (0.8, 0.9)})])
+def test_adam_without_modes_runs_on_arrays_with_the_ops_values(name, options, dtype):
+    # With no mode active, Adam's step runs its ops' kernels on the arrays (optim/_array_steps.py):
+    # the same values bit for bit as the public ops (run under a mode that passes every call
+    # through), the same state, and the same version counters (one bump per in-place op)
+    class Through(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal((4, 3)), rng.standard_normal(5)]
+    results = []
+    for mode in (None, Through):
+        params = _params(tm, arrays, dtype)
+        opt = getattr(tm.optim, name)(params, **options)
+        for step in range(4):
+            for p, a in zip(params, arrays):
+                p.grad = tm.tensor(np.sin(a * (step + 1)), dtype=getattr(tm, dtype))
+            if mode is None:
+                opt.step()
+            else:
+                with mode():
+                    opt.step()
+        state = opt.state[params[0]]
+        results.append(([p.detach().numpy().copy() for p in params], state["exp_avg"].numpy().copy(),
+                        state["exp_avg_sq"].numpy().copy(), state["step"].item(),
+                        [p._version for p in params], state["exp_avg_sq"]._version, state["step"]._version))
+    (fused, *fused_rest), (ops, *ops_rest) = results
+    assert all(np.array_equal(a.view(np.uint8), b.view(np.uint8)) for a, b in zip(fused, ops))
+    assert all(np.array_equal(a, b) for a, b in zip(fused_rest[:2], ops_rest[:2]))
+    assert fused_rest[2:] == ops_rest[2:]
+    assert fused[0].dtype == np.dtype(dtype) and fused_rest[2] == 4.0

@@ -69,6 +69,79 @@ def test_committed_legacy_checkpoint_loads():
         tm.load(DATA / "torch_small_legacy.pt", mmap=True)
 
 
+def _from_big_endian_machine(content: bytes) -> bytes:
+    """A legacy checkpoint as PyTorch writes it on a big-endian machine: only the system
+    information differs (``little_endian`` False); counts and storages stay little-endian."""
+    at = content.index(b"\x88", content.index(b"little_endian"))  # NEWTRUE, after the key's memo opcode
+    assert at - content.index(b"little_endian") <= len(b"little_endian") + 2
+    return content[:at] + b"\x89" + content[at + 1:]  # NEWFALSE
+
+
+def test_legacy_checkpoint_from_a_big_endian_machine_loads_the_same_values():
+    content = (DATA / "torch_small_legacy.pt").read_bytes()
+    ours = tm.load(io.BytesIO(_from_big_endian_machine(content)))
+    assert ours["w"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and ours["h"].dtype == tm.float16
+    assert {k: v.tolist() for k, v in ours.items()} == {k: v.tolist() for k, v in tm.load(io.BytesIO(content)).items()}
+
+
+@pytest.mark.torch
+def test_torch_reads_a_big_endian_machines_legacy_checkpoint_as_we_do(tmp_path):
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([1.5, -2.0, 2.0 ** 40])
+    torch.save({"x": x, "i": torch.tensor([1, -2 ** 40]), "h": x.half()}, tmp_path / "l.pt",
+               _use_new_zipfile_serialization=False)
+    (tmp_path / "big.pt").write_bytes(_from_big_endian_machine((tmp_path / "l.pt").read_bytes()))
+    theirs = torch.load(tmp_path / "big.pt", weights_only=True)
+    ours = tm.load(tmp_path / "big.pt")
+    assert {k: v.tolist() for k, v in theirs.items()} == {k: v.tolist() for k, v in ours.items()}
+    assert ours["x"].tolist() == [1.5, -2.0, 2.0 ** 40]
+
+
+@pytest.mark.parametrize("name", ["torch_small.pt", "torch_small_legacy.pt"])
+def test_map_location_callables_get_storages(name):
+    path = DATA / name
+    storages = []
+
+    def record(storage, location):
+        storages.append(storage)
+        assert storage.device.type == "cpu" and storage.element_size() == 1 and len(storage) == storage.size()
+        assert not storage.is_cuda and storage.cpu() is storage and storage.to(device="cpu") is storage
+        return None
+
+    assert tm.load(path, map_location=record)["w" if "legacy" in name else "row"].device.type == "cpu"
+    assert storages and all(type(s).__name__ == "UntypedStorage" for s in storages)
+    first = storages[0]
+    assert first.tolist()[:4] == [first[i] for i in range(4)]
+    assert repr(first) == f"tensormodes.UntypedStorage(device=cpu) of size {first.nbytes()}"
+    moved = tm.load(path, map_location=lambda storage, loc: storage.to(device="meta"))
+    assert all(t.device.type == "meta" for t in moved.values() if isinstance(t, tm.Tensor))
+    assert tm.load(path, map_location=lambda storage, loc: storage.cpu())["h"].tolist() == tm.load(path)["h"].tolist()
+    with pytest.raises(RuntimeError, match="Torch not compiled with CUDA enabled"):
+        tm.load(path, map_location=lambda storage, loc: storage.cuda())
+    with pytest.raises(TypeError, match="map_location returned Tensor; it must return a storage"):
+        tm.load(path, map_location=lambda storage, loc: tm.ones(3))
+    with pytest.raises(TypeError, match="map_location returned str"):
+        tm.load(path, map_location=lambda storage, loc: "cpu")
+
+
+@pytest.mark.torch
+def test_torch_passes_map_location_the_same_storages(tmp_path):
+    torch = pytest.importorskip("torch")
+    obj = {"x": torch.arange(6.).reshape(2, 3), "h": torch.ones(5, dtype=torch.float16), "i": torch.tensor([7])}
+    for legacy in (False, True):
+        torch.save(obj, tmp_path / "m.pt", _use_new_zipfile_serialization=not legacy)
+        seen = {"torch": [], "tm": []}
+        for name, library in (("torch", torch), ("tm", tm)):
+            def note(storage, location, seen=seen[name], legacy=legacy):
+                # the bytes: torch reads a legacy file's storages only after the callable returns
+                seen.append((type(storage).__name__, storage.nbytes(), storage.device.type, location,
+                             None if legacy else storage.tolist()))
+                return storage
+            back = library.load(tmp_path / "m.pt", map_location=note)
+            assert back["x"].tolist() == obj["x"].tolist()
+        assert sorted(seen["torch"]) == sorted(seen["tm"])
+
+
 @pytest.mark.parametrize("name", ["torch_attributes.pt", "torch_attributes_legacy.pt"])
 def test_committed_checkpoints_with_tensor_attributes(name):
     obj = tm.load(DATA / name)  # written by tests/data/make_torch_attributes.py with torch 2.13
@@ -86,9 +159,9 @@ def test_map_location_and_mmap(tmp_path):
     meta = tm.load(path, map_location="meta")
     assert meta["row"].device.type == "meta" and meta["row"].shape == (3,) and meta["row"].storage_offset() == 3
     assert tm.load(path, map_location={"cpu": "meta"})["p"].device.type == "meta"
-    seen = []
-    tm.load(path, map_location=lambda storage, loc: seen.append((storage.dtype, loc)))
-    assert (tm.float32, "cpu") in seen
+    seen = []  # as torch.load: an untyped storage (bytes) and the location string
+    tm.load(path, map_location=lambda storage, loc: seen.append((type(storage).__name__, storage.nbytes(), loc)))
+    assert ("UntypedStorage", 24, "cpu") in seen
     mapped = tm.load(path, mmap=True)
     mapped["row"][0] = 42.0  # copy-on-write: the file is untouched
     assert tm.load(path)["row"][0].item() == 3.0

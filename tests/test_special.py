@@ -555,6 +555,24 @@ def test_erf_float32_leading_terms_round_as_the_whole_series():
     assert tm.erf(tm.tensor([0.5, -2.5])).tolist() == [0.5204998850822449, -0.9995930194854736]
 
 
+def test_erf_of_few_undecided_elements_replays_the_series_in_python_floats():
+    # the elements the float32 fast path leaves undecided (about one a call) take the whole series
+    # on Python floats when they are few and below 2: the same float64 values as NumPy's _erf, sign
+    # of zero included; more of them, or NaN / 2 and beyond, go to _erf itself
+    from tensormodes._ops.special import _FEW_UNDECIDED, _erf, _erf_few
+
+    rng = np.random.default_rng(11)
+    for scale in (1e-30, 1e-3, 0.3, 1.0, 1.4):
+        x = (rng.standard_normal(_FEW_UNDECIDED) * scale).astype(np.float32)
+        assert np.array_equal(_erf_few(x).view(np.int64), _erf(x).view(np.int64))
+    edges = np.array([0.0, -0.0, 1e-45, -1e-40, 1.9999999, -1.9999999], np.float32)
+    assert np.array_equal(_erf_few(edges).view(np.int64), _erf(edges).view(np.int64))
+    assert _erf_few(np.array([0.5], np.float32)).tolist() == [0.5204998778130465]
+    for x in (np.array([0.5, np.nan], np.float32), np.array([0.5, 2.0], np.float32),
+              rng.standard_normal(_FEW_UNDECIDED + 1).astype(np.float32)):
+        assert np.array_equal(_erf_few(x), _erf(x), equal_nan=True)
+
+
 def test_float32_sqrt_rounds_as_the_float64_one():
     # sqrt of float32 runs float32's own square root: bit for bit the float64 one rounded to
     # float32 (double rounding cannot change a square root), on whole binades, subnormals,

@@ -96,6 +96,7 @@ from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through th
 )
 from ._api.tensor_types import LEGACY_TYPES as _LEGACY_TYPES
 from ._api.tensor_types import tensortype
+from ._correlation import COMPOSITES as _CORRELATION
 from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
 from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from ._overrides import dispatch as _dispatch
@@ -125,6 +126,8 @@ globals().update(_LEGACY_TYPES)
 # ctc_loss, relu_, rrelu_ ...: functions of this namespace defined beside nn.functional's, which serve
 # or share them (PyTorch's F.relu_ is torch.relu_).
 globals().update(_TOP_LEVEL)
+# cov, corrcoef: PyTorch's composites, over public ops.
+globals().update(_CORRELATION)
 
 
 def __getattr__(name: str):
@@ -151,7 +154,7 @@ __all__ = [
     "set_float32_matmul_precision", "get_float32_matmul_precision", "compile",
     "autocast", "is_autocast_enabled", "get_autocast_dtype",
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
-    "tensortype", *_LEGACY_TYPES, *_TOP_LEVEL,
+    "tensortype", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION,
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]
 
@@ -160,4 +163,4 @@ __all__ = [
 _dispatch.IGNORED.update(
     value for name, value in globals().items()
     if name in __all__ and callable(value) and not isinstance(value, _ModuleType) and value is not Tensor
-    and name not in set(_build.function_names()) and name not in _TOP_LEVEL)
+    and name not in set(_build.function_names()) and name not in _TOP_LEVEL and name not in _CORRELATION)

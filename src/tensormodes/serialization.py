@@ -696,7 +696,9 @@ def load(f: str | os.PathLike | IO[bytes], map_location=None, pickle_module: Any
     safetensors files are checked against their checksums, PyTorch's zip records against their
     CRC-32 (the storages' only without ``mmap``). ``map_location`` may be None, a string, a
     device, a dict of location strings, or (PyTorch's files) a callable
-    ``(storage, location)`` given the storage as a 1-D tensor; tensors load onto the cpu or,
+    ``(storage, location)`` given, as ``torch.load`` gives it, the storage as an untyped storage
+    (bytes: ``nbytes()``, ``device``, ``cpu()``, ``to(device=...)``) and returning it, a moved
+    storage, or None (then ``location`` decides); tensors load onto the cpu or,
     for PyTorch's files, the meta device. ``mmap=True`` maps the file (``f`` must then be a
     path) instead of reading it; tensors are copy-on-write views of the mapping.
 

@@ -193,17 +193,21 @@ def _make_dunder_locked(opdef: OpDef, dunder):
 # package's ``__getattr__``, ``Tensor.add`` through the Tensor layer's lazy
 # attributes. Either way the object is built once and then is a plain attribute.
 
-# The ops declaring a public function, by (namespace, name), and the functions built so far.
-_FUNCTION_OPS: dict[tuple[str, str], OpDef] = {}
+# The ops declaring a public function, by (namespace, name), with whether the function is the
+# op's in-place form (``tensormodes.abs_``), and the functions built so far.
+_FUNCTION_OPS: dict[tuple[str, str], tuple[OpDef, bool]] = {}
 _NAMESPACED: dict[tuple[str, str], object] = {}
 
 
-def _build_function(opdef: OpDef) -> object:
-    name = opdef.function
+def _build_function(opdef: OpDef, inplace: bool = False) -> object:
+    name = opdef.inplace if inplace else opdef.function
     key = (opdef.namespace, name)
     with BUILD_LOCK:
         if key not in _NAMESPACED:
-            func = codegen.op_callable(opdef, name, codegen.function_signature(opdef), inplace=False, qualname=name)
+            # the in-place function takes the method's arguments (no ``out=``) under the op's names
+            signature = opdef.signature.replace(return_annotation=inspect.Signature.empty) if inplace else \
+                codegen.function_signature(opdef)
+            func = codegen.op_callable(opdef, name, signature, inplace=inplace, qualname=name)
             func.__module__ = opdef.namespace
             _NAMESPACED[key] = func
             _dispatch.register_overridable(sys.modules[opdef.namespace], func, f"{opdef.namespace}.{name}")
@@ -212,10 +216,10 @@ def _build_function(opdef: OpDef) -> object:
 
 def namespace_function(namespace: str, name: str):
     """The public function ``name`` of ``namespace`` (for modules such as nn.functional)."""
-    opdef = _FUNCTION_OPS.get((namespace, name))
-    if opdef is None:
+    found = _FUNCTION_OPS.get((namespace, name))
+    if found is None:
         raise AttributeError(f"no op declares the function {name!r} of {namespace}")
-    return _build_function(opdef)
+    return _build_function(*found)
 
 
 def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
@@ -231,10 +235,10 @@ def _tensor_method(opdef: OpDef, *, inplace: bool) -> object:
 
 def public_function(name: str):
     """The public function ``tensormodes.<name>``, built on first use (AttributeError if none)."""
-    opdef = _FUNCTION_OPS.get(("tensormodes", name))
-    if opdef is None:
+    found = _FUNCTION_OPS.get(("tensormodes", name))
+    if found is None:
         raise AttributeError(f"module 'tensormodes' has no attribute '{name}'")
-    return _build_function(opdef)
+    return _build_function(*found)
 
 
 def function_names() -> list[str]:
@@ -248,6 +252,8 @@ def build_all() -> None:
     for opdef in OPS.values():
         if opdef.function and opdef.namespace in sys.modules:
             _build_function(opdef)
+        if opdef.inplace_function and opdef.namespace in sys.modules:
+            _build_function(opdef, inplace=True)
 
 
 def install() -> None:
@@ -258,7 +264,9 @@ def install() -> None:
     _dispatch.NO_WRAP.update({Tensor.grad.__get__, Tensor._base.__get__})
     for opdef in OPS.values():
         if opdef.function:
-            _FUNCTION_OPS[opdef.namespace, opdef.function] = opdef
+            _FUNCTION_OPS[opdef.namespace, opdef.function] = (opdef, False)
+        if opdef.inplace_function:
+            _FUNCTION_OPS[opdef.namespace, opdef.inplace] = (opdef, True)
         for name, inplace in ((opdef.method, False), (opdef.inplace, True)):
             if name and name.startswith("__"):
                 # Python finds protocol methods (t[i]) on the type itself, never lazily.

@@ -46,7 +46,7 @@ from .._ops.registry import TensorKind
 from .._overrides import dispatch as _overrides
 from .._state import STATE as _STATE
 from .._tensor_base import PLAIN, TensorBase
-from .runtime import wrap
+from .runtime import GENERATED_NAMES, wrap
 
 __all__ = ["below_autograd", "by_position", "listens", "saving_impl", "correct_aliasing"]
 
@@ -178,16 +178,38 @@ def _lane(entry: list):
                  f"    return _generic(entry, {arguments}, out, False)"]
     body += [*lines, "grad = _grad_enabled()"]
     first, saved = ("result[0]", ", tuple([t._data for t in result[1:]])") if opdef.saves else ("result", "")
-    if opdef.differentiable and not opdef.factory and opdef.tensor_params and recorder is not None:
+    plain = _plain_test(opdef, read, names)
+    records = opdef.differentiable and not opdef.factory and opdef.tensor_params and recorder is not None
+    if records:
         terms = []
         for name in opdef.tensor_params:
             terms.append(f"getattr({read[name]}, '_requires_grad', False)")
             if opdef.tensor_params[name] in (TensorKind.TENSOR_LIST, TensorKind.ANY_LIST, TensorKind.INDEX):
                 terms[-1] = f"_list_requires_grad({read[name]})"
         names["_list_requires_grad"] = _list_requires_grad
-        body += [f"if grad and ({' or '.join(terms)}):",
-                 "    result = _below(_OVERLOAD, args, kwargs, True, formula)",
-                 f"    return _rec({given}{first}{saved})"]
+        if plain is not None:
+            body.append(f"records = grad and ({' or '.join(terms)})")
+        else:
+            body += [f"if grad and ({' or '.join(terms)}):",
+                     "    result = _below(_OVERLOAD, args, kwargs, True, formula)",
+                     f"    return _rec({given}{first}{saved})"]
+    if plain is not None:  # plain arguments under a mode that handles every op: ``_below`` inline
+        names.update({"_get_state": _STATE.get, "_set_state": _STATE.set, "_reset_state": _STATE.reset,
+                      "_set_grad": set_grad_enabled_raw, "_reset_grad": reset_grad_enabled,
+                      "_BELOW_AUTOGRAD": BELOW_AUTOGRAD, "_set_formula": _FORMULA_CALLS.set,
+                      "_reset_formula": _FORMULA_CALLS.reset, "_after_modes": after_modes})
+        body += ["state = _get_state()",
+                 f"if state is not None and state.dispatch_active and state.dispatch_top_handled is None and {plain}:",
+                 *("    " + line for line in _INLINE_BELOW),
+                 "else:",
+                 "    result = _below(_OVERLOAD, args, kwargs, grad, formula)"]
+        if records:
+            body += ["if records:", f"    return _rec({given}{first}{saved})"]
+        body.append(f"return {first}")
+        source = (f"def below_autograd(entry, {''.join(v + ', ' for v in values)}out):\n"
+                  + "".join(f"    {line}\n" for line in body))
+        label = f"{opdef.namespace}._below_{opdef.name}"
+        return _generated.define(source, "below_autograd", names, qualname=f"_below_{opdef.name}", label=label)
     if opdef.saves or "requires_grad" in read:
         body.append("result = _below(_OVERLOAD, args, kwargs, grad, formula)")
         if opdef.saves:
@@ -201,6 +223,68 @@ def _lane(entry: list):
               + "".join(f"    {line}\n" for line in body))
     label = f"{opdef.namespace}._below_{opdef.name}"
     return _generated.define(source, "below_autograd", names, qualname=f"_below_{opdef.name}", label=label)
+
+
+# ``_below`` for plain arguments and a top mode that declared no ``handled_ops``, as lines of a
+# lane (``result`` set from ``args`` and ``kwargs``; ``grad`` and ``formula`` as ``_below`` takes them).
+_INLINE_BELOW = (
+    "mode = state.dispatch_modes[-1]",
+    "popped = state._dispatch_popped",
+    "if popped is False:",
+    "    popped = state.dispatch_popped()",
+    "grad_token = formula_token = None",
+    "try:",
+    "    if grad:",
+    "        grad_token = _set_grad(_BELOW_AUTOGRAD)",
+    "    if formula is not None:",
+    "        formula_token = _set_formula(None)",
+    "    token = None",
+    "    try:",
+    "        token = _set_state(popped)",
+    "        result = mode.__torch_dispatch__(_OVERLOAD, (), args, kwargs)",
+    "    finally:",
+    "        if token is None:",
+    "            _set_state(state)",
+    "        else:",
+    "            _reset_state(token)",
+    "    if result is NotImplemented:",
+    "        result = _after_modes(_OVERLOAD, args, kwargs, state, mode)",
+    "finally:",
+    "    if formula_token is not None:",
+    "        _reset_formula(formula_token)",
+    "    if grad_token is not None:",
+    "        _reset_grad(grad_token)",
+)
+
+
+def _plain_test(opdef: OpDef, read: dict, names: dict) -> str | None:
+    """The lane's test that ``_below`` would find no ``__torch_dispatch__`` subclass among the
+    arguments (the handler's ``types`` is then ``()``, and no aliasing needs correcting): each
+    tensor parameter a Tensor or Parameter (or None, or a number, where the parameter takes one),
+    no other parameter a tensor. None for an op whose lane keeps calling ``_below`` (factories,
+    whose formula calls ``_below`` rewrites, tensor lists, ``requires_grad=``)."""
+    if opdef.factory or "requires_grad" in read:
+        return None
+    plain = GENERATED_NAMES["_T"], GENERATED_NAMES["_P"]
+    names.update({"_T": plain[0], "_P": plain[1], "_TB": TensorBase, "_NUMBERS": _NUMBER_TYPES})
+    terms = []
+    for name, value in read.items():
+        kind = opdef.tensor_params.get(name)
+        if kind is None:
+            terms.append(f"not isinstance({value}, _TB)")
+        elif kind == TensorKind.TENSOR:
+            terms.append(f"(type({value}) is _T or type({value}) is _P)")
+        elif kind == TensorKind.OPTIONAL_TENSOR:
+            terms.append(f"({value} is None or type({value}) is _T or type({value}) is _P)")
+        elif kind in (TensorKind.TENSOR_OR_SCALAR, TensorKind.OPTIONAL_TENSOR_OR_SCALAR):
+            terms.append(f"(type({value}) is _T or type({value}) is _P or type({value}) in _NUMBERS"
+                         f"{f' or {value} is None' if kind == TensorKind.OPTIONAL_TENSOR_OR_SCALAR else ''})")
+        else:
+            return None
+    return " and ".join(terms) if terms else "True"
+
+
+_NUMBER_TYPES = frozenset({int, float, bool, complex})
 
 
 def _list_requires_grad(value) -> bool:
@@ -344,5 +428,12 @@ def call_overload(overload, args: tuple, kwargs: dict):
     return python_dispatch.call_overload(overload, args, kwargs)
 
 
+def below(overload, args: tuple, kwargs: dict):
+    """``HOOKS.below``: ``overload`` on schema-form arguments with autograd done (grad mode and
+    ``FORMULA_CALLS`` as they are now), as a lane does after its schema form."""
+    return _below(overload, args, kwargs, grad_enabled(), _formula_calls())
+
+
 python_dispatch.HOOKS.call = call_overload
+python_dispatch.HOOKS.below = below
 python_dispatch.HOOKS.decompose = lambda opdef, args, kwargs: opdef.decompose(*args, **kwargs)

@@ -29,7 +29,7 @@ from .._device import check_compute_device
 from .._dispatch.python_dispatch import disabled_torch_dispatch_impl
 from .._memory_format import contiguous_format, is_contiguous_as
 from .._meta_array import MetaArray, WrapperArray, contiguous_strides, meta_like
-from .._ops.common import wrap_dim
+from .._ops.common import ops, wrap_dim
 from .._ops.creation import parse_size
 from .._overrides.dispatch import NO_WRAP, run_without_subclasses
 from .._tensor_base import TensorBase, set_requires_grad
@@ -614,6 +614,48 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         node, output_nr = grad_edge(self)
         register_tensor_hook(node, output_nr, keep)
 
+    @tensor_api("fweights", "aweights", leaf=False)
+    def cov(self, *, correction: int = 1, fweights=None, aweights=None):
+        """``tensormodes.cov(self, ...)``: the covariance matrix of the variables in the rows.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([[0., 1., 2.], [2., 1., 0.]]).cov().tolist()
+        [[1.0, -1.0], [-1.0, 1.0]]
+        """
+        return ops.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    @tensor_api(leaf=False)
+    def corrcoef(self):
+        """``tensormodes.corrcoef(self)``: Pearson's correlation coefficients of the rows.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([[0., 1., 2.], [2., 1., 0.]]).corrcoef().tolist()
+        [[1.0, -1.0], [-1.0, 1.0]]
+        """
+        return ops.corrcoef(self)
+
+    @tensor_api("args", "kwargs", leaf=False)
+    def sum_to_size(self, *args, **kwargs):
+        """This tensor summed down to ``size``, which must be expandable to its shape: the
+        gradient of an ``expand`` (dimensions of ``size`` that are 1, and leading dimensions
+        ``size`` lacks, are summed). PyTorch's composite: ``sum(dims, keepdim=True)``, then a
+        ``view`` when leading dimensions go; the tensor itself when nothing is summed.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([[1., 2.], [3., 4.]]).sum_to_size(1, 2)
+        tensor([[4., 6.]])
+        """
+        shape = _sum_to_size_argument(args, kwargs)
+        current = tuple(self._data.shape)
+        if len(shape) > len(current) or any(n != 1 and n != m for n, m in zip(reversed(shape), reversed(current))):
+            raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(current)}}}.")
+        if not shape:
+            return self.sum()
+        leading = len(current) - len(shape)
+        dims = [*range(leading), *(leading + i for i, n in enumerate(shape) if n == 1 and current[leading + i] != 1)]
+        result = self.sum(dims, keepdim=True) if dims else self
+        return result.view(shape) if leading else result
+
     # -- Python protocols built on ops ------------------------------------------------
 
     def __iter__(self):
@@ -663,6 +705,51 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_grad_fn", "_view_base")})
         memo[id(self)] = new
         return new
+
+
+def _sum_to_size_argument(args: tuple, kwargs: dict) -> tuple[int, ...]:
+    """``sum_to_size``'s ``size`` — ``(2, 3)``, ``((2, 3),)`` or ``size=(2, 3)`` — as ints, with
+    PyTorch's errors."""
+    if "size" in kwargs:
+        if args:
+            raise TypeError("sum_to_size() got multiple values for argument 'size'")
+        if not isinstance(kwargs["size"], tuple | list):
+            raise TypeError(f"sum_to_size(): argument 'size' must be tuple of ints, not {_type_name(kwargs['size'])}")
+        args = (kwargs["size"],)
+    if not args:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
+    if isinstance(args[0], tuple | list):
+        if len(args) > 1:
+            raise TypeError(f"sum_to_size() takes 1 positional argument but {len(args)} were given")
+        items = args[0]
+    elif len(args) == 1 and (isinstance(args[0], bool) or not _is_int_like(args[0])):
+        raise TypeError(f"sum_to_size(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{_type_name(args[0])}")
+    else:
+        items = args
+    for position, item in enumerate(items, start=1):
+        if not _is_int_like(item):
+            raise TypeError(f"sum_to_size(): argument 'size' failed to unpack the object at pos {position} with "
+                            f'error "type must be tuple of ints,but got {_type_name(item)}"')
+    return tuple(int(item) for item in items)
+
+
+def _is_int_like(value) -> bool:
+    """An int a size may hold: Python's or NumPy's, or an integer tensor of one element."""
+    if isinstance(value, bool | np.bool_):
+        return True  # (as 0 or 1; PyTorch refuses a lone bool, see the caller)
+    if isinstance(value, float | complex | str | np.floating | np.complexfloating):
+        return False
+    if isinstance(value, np.ndarray):
+        return value.ndim == 0 and value.dtype.kind in "iu"
+    if isinstance(value, TensorBase):
+        return value._data.dtype.kind in "iu" and value._data.size == 1
+    return hasattr(type(value), "__index__")
+
+
+def _type_name(value) -> str:
+    cls = type(value)
+    return f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__
 
 
 def _is_contiguous(array: np.ndarray) -> bool:

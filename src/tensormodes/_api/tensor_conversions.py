@@ -12,6 +12,7 @@ by its dispatching callable).
 from __future__ import annotations
 
 import numbers
+import operator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,7 +22,7 @@ from .._device import check_compute_device
 from .._device import device as make_device
 from .._memory_format import preserve_format
 from .._meta_array import MetaArray, meta_like, no_data_error
-from .._ops.common import ops, scalar_type_name
+from .._ops.common import cpp_type_name, ops, scalar_type_name
 from .._tensor_base import TensorBase, set_requires_grad, wrap_array
 from .declarations import tensor_api
 
@@ -153,6 +154,26 @@ class TensorConversions:
         """
         array = _as_array(data, dtype or dt.NP_TO_DTYPE[self._data.dtype]).copy()
         return _new_like(self, array.shape, array.dtype, device, requires_grad, lambda shape, np_dtype: array)
+
+    @tensor_api("args", "kwargs", leaf=False)
+    def new(self, *args, **kwargs):
+        """PyTorch's legacy constructor, with this tensor's dtype and device: ``x.new()`` (empty),
+        ``x.new(2, 3)`` or ``x.new(size=...)`` / ``x.new(Size(...))`` (uninitialized),
+        ``x.new([1, 2])`` (data, converted to the dtype), ``x.new(other)`` (``other`` itself as an
+        alias, which must have this tensor's dtype and device). ``device=`` may only name this
+        tensor's device type. Prefer ``new_empty``, ``new_tensor``.
+
+        >>> import tensormodes as tm
+        >>> x = tm.tensor([1, 2], dtype=tm.int32)
+        >>> x.new([1.7, 2]), x.new(2, 3).shape, x.new().shape
+        (tensor([1, 2], dtype=tensormodes.int32), tensormodes.Size([2, 3]), tensormodes.Size([0]))
+        """
+        form, value = _legacy_new_form(self, args, kwargs)
+        if form == "tensor":
+            return ops.ops.aten.alias.default(value)
+        if form == "data":
+            return ops.tensor(value, dtype=self.dtype, device=self.device)
+        return ops.empty(value, dtype=self.dtype, device=self.device)
 
     @tensor_api(pure=True)
     def float(self, memory_format=None):
@@ -348,6 +369,82 @@ def _new_like(t: Tensor, shape: tuple, dtype, device, requires_grad: bool, make)
     if requires_grad:
         set_requires_grad(result, True)
     return result
+
+
+# -- the legacy constructor ``Tensor.new`` -----------------------------------------------------
+
+_NEW_FORMS = ("new() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+              " * (*, tensormodes.device device = None)\n"
+              " * (Tensor other)\n"
+              " * (tuple of ints size, *, tensormodes.device device = None)\n"
+              " * (object data, *, tensormodes.device device = None)\n")
+
+
+def _python_type_name(value) -> str:
+    """A type as PyTorch's argument errors name it: ``float``, ``numpy.float64``, ``Tensor``."""
+    cls = type(value)
+    if cls.__module__ == "numpy" or (cls.__module__.startswith("tensormodes") and not isinstance(value, TensorBase)):
+        return f"{cls.__module__.split('.')[0]}.{cls.__name__}"
+    return cls.__name__
+
+
+def _is_size_item(value) -> bool:
+    """An int a size may hold: Python's or NumPy's (not a bool), or an integer tensor of one element."""
+    if isinstance(value, bool | np.bool_ | float | complex | str | np.floating):
+        return False
+    if isinstance(value, TensorBase):
+        return value._data.dtype.kind in "iu" and value._data.size == 1
+    if isinstance(value, np.ndarray):  # an array is data, unless it is one integer
+        return value.ndim == 0 and value.dtype.kind in "iu"
+    return hasattr(type(value), "__index__")
+
+
+def _legacy_new_form(t: Tensor, args: tuple, kwargs: dict) -> tuple[str, object]:
+    """Which of PyTorch's forms a ``Tensor.new`` call is — ``("tensor", other)``, ``("data", data)``
+    or ``("size", shape)`` — checked with PyTorch's errors."""
+    kwargs = dict(kwargs)
+    device = kwargs.pop("device", None)
+    size_type = type(t.shape)  # ``Size``, defined with ``Tensor`` (a Size is a size, another sequence data)
+    got = ", ".join([*map(_python_type_name, args), *(f"{k}={_python_type_name(v)}" for k, v in kwargs.items())])
+    got += "" if args else ", "  # PyTorch's spelling: ``(size=int, )``
+    if set(kwargs) - {"size", "data", "other"} or len(kwargs) > 1 or (kwargs and args):
+        raise TypeError(_NEW_FORMS.format(got=got))
+    if device is not None and make_device(device).type != t.device.type:
+        raise RuntimeError(f"legacy constructor expects device type: {t.device.type} but device type: "
+                           f"{make_device(device).type} was passed")
+    if "other" in kwargs or (len(args) == 1 and isinstance(args[0], TensorBase)):
+        other = kwargs.get("other", args[0] if args else None)
+        if device is not None:
+            raise RuntimeError("Legacy tensor new of the form tensor.new(tensor, device=device) is not supported.  "
+                               "Use tensormodes.as_tensor(...) instead.")
+        if not isinstance(other, TensorBase):
+            raise TypeError(_NEW_FORMS.format(got=got))
+        if other.dtype != t.dtype or other.device.type != t.device.type:
+            raise TypeError(f"expected {_tensor_options(t)} (got {_tensor_options(other)})")
+        return "tensor", other
+    if "data" in kwargs or (len(args) == 1 and not _is_size_item(args[0]) and not isinstance(args[0], size_type)):
+        data = kwargs.get("data", args[0] if args else None)
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
+        if isinstance(data, dict) or not (hasattr(type(data), "__getitem__") and hasattr(type(data), "__len__")):
+            raise TypeError(f"new(): data must be a sequence (got {_python_type_name(data)})")
+        return "data", data
+    size = kwargs.get("size", args[0] if len(args) == 1 and isinstance(args[0], size_type) else args)
+    if not isinstance(size, tuple | list):
+        raise TypeError(_NEW_FORMS.format(got=got))
+    for position, item in enumerate(size, start=1):
+        if not _is_size_item(item):
+            if not args or _is_size_item(args[0]):
+                raise TypeError(f'new(): argument \'size\' failed to unpack the object at pos {position} with error '
+                                f'"type must be tuple of ints,but got {_python_type_name(item)}"')
+            raise TypeError(_NEW_FORMS.format(got=got))
+    return "size", tuple(operator.index(item) for item in size) if args or size else (0,)
+
+
+def _tensor_options(t: Tensor) -> str:
+    """A tensor's dtype and device as PyTorch's ``TensorOptions`` prints them."""
+    return (f"TensorOptions(dtype={cpp_type_name(t.dtype)}, device={t.device}, layout=Strided, requires_grad=false "
+            f"(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 
 # -- Python data as arrays ------------------------------------------------------------------

@@ -17,12 +17,12 @@ from sys import getrefcount
 
 import numpy as np
 
-from .._dispatch.python_dispatch import FORMULA_CALLS
+from .._dispatch.python_dispatch import FORMULA_CALLS, HOOKS
 from .._memory_format import preserve_format
 from .._ops.common import ops
 from .._tensor_base import PLAIN, copy_detached, meta_of, ones_like, zeros
 from .grad_mode import _GRAD_ENABLED
-from .graph import AccumulateGrad, Node, OpBackward, below_listens, bump_version, grad_edge
+from .graph import AccumulateGrad, Node, OpBackward, aten_overload, below_listens, bump_version, grad_edge
 
 __all__ = ["run_backward", "register_tensor_hook", "RemovableHandle", "current_node", "queue_callback"]
 
@@ -173,11 +173,16 @@ def _accumulate(leaf, grads: list, create_graph: bool, sole: int = _SOLE_REFEREN
         leaf._grad = grads[0] if old is None else old + grads[0]
         return
     if below_listens(grads[0]):
-        # As PyTorch's AccumulateGrad, with ops the dispatch level sees.
+        # As PyTorch's AccumulateGrad, with ops the dispatch level sees (handed to it directly
+        # for plain tensors: nothing records here)
+        grad = grads[0]
         if old is None:
-            leaf._grad = ops.detach(grads[0])
+            leaf._grad = HOOKS.below(aten_overload("detach", "default"), (grad,), {}) \
+                if type(grad) is PLAIN.tensor else ops.detach(grad)
+        elif type(old) is PLAIN.tensor and type(grad) is PLAIN.tensor:
+            HOOKS.below(aten_overload("add_", "Tensor"), (old, grad), {})
         else:
-            old.add_(grads[0])
+            old.add_(grad)
         return
     if old is None:
         if _first_refcount(grads) <= sole:
@@ -362,8 +367,13 @@ def _seeded_buffers(outputs: list, grad_outputs: list) -> tuple[list, dict, bool
             listening = below_listens(out)
             # PyTorch's seed, argument for argument, where the dispatch level sees it (and only there: PyTorch's
             # engine makes it in C++, below __torch_function__)
-            grad = ops.ops.aten.ones_like.default(out, pin_memory=False, memory_format=preserve_format) \
-                if listening else ones_like(out)
+            if not listening:
+                grad = ones_like(out)
+            elif type(out) is PLAIN.tensor:  # (autograd done: the seed records nothing)
+                grad = HOOKS.below(aten_overload("ones_like", "default"), (out,),
+                                   {"pin_memory": False, "memory_format": preserve_format})
+            else:
+                grad = ops.ops.aten.ones_like.default(out, pin_memory=False, memory_format=preserve_format)
         elif meta_of(grad)[0] != shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {list(meta_of(grad)[0])} and "
                                f"output[{i}] has a shape of {list(shape)}.")

@@ -19,7 +19,8 @@ from contextvars import ContextVar
 
 from .. import _dtype as dt
 from .. import _generated
-from .._dispatch.python_dispatch import is_dispatch_class
+from .._dispatch.aten import aten
+from .._dispatch.python_dispatch import HOOKS, is_dispatch_class
 from .._ops.common import FORMULA_HOOKS, ops
 from .._ops.registry import TensorKind
 from .._state import STATE
@@ -141,6 +142,17 @@ def saving_for_backward() -> bool:
     dispatch level seeing a ``detach`` its ``DebugMode`` leaves out of the log; tools here do
     the same, and know the alias as the tensor it was made from."""
     return _SAVING.get()
+
+
+_ATEN_OVERLOADS: dict = {}
+
+
+def aten_overload(packet: str, overload: str):
+    """``aten.<packet>.<overload>`` (cached: autograd's own calls at the dispatch level name them)."""
+    found = _ATEN_OVERLOADS.get((packet, overload))
+    if found is None:
+        found = _ATEN_OVERLOADS[packet, overload] = getattr(getattr(aten, packet), overload)
+    return found
 
 
 def below_listens(t) -> bool:
@@ -303,12 +315,21 @@ def sum_to_shape(grad, grad_shape: tuple, shape: tuple):
         raise RuntimeError(f"gradient of shape {list(grad_shape)} cannot be reduced to shape {list(shape)}")
     if not shape:  # to a scalar: one full sum (PyTorch's sum_to too)
         return grad.sum()
-    if extra and grad_shape[extra:] == shape and not below_listens(grad):
+    listens = below_listens(grad)
+    if extra and grad_shape[extra:] == shape and not listens:
         # Only leading dimensions to drop (a bias): one sum, no reshape. (PyTorch's sum_to keeps
         # the dimensions and views the result: the dispatch level sees that.)
         return grad.sum(0) if extra == 1 else grad.sum(list(range(extra)))
     dims = list(range(extra))
     dims += [extra + i for i, size in enumerate(shape) if size == 1 and grad_shape[extra + i] != 1]
+    if listens and type(grad) is PLAIN.tensor and not grad_enabled():
+        # PyTorch's sum_to as the dispatch level sees it, its ops handed to it directly (nothing
+        # records: the public calls' forms and lanes would only arrive at the same calls)
+        if dims:
+            grad = HOOKS.below(aten_overload("sum", "dim_IntList"), (grad, dims, True), {})
+        if extra and type(grad) is PLAIN.tensor and grad.is_contiguous():
+            return HOOKS.below(aten_overload("view", "default"), (grad, list(shape)), {})
+        dims = ()
     if dims:
         grad = grad.sum(dims, keepdim=True)
     if extra:

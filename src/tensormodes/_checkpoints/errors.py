@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 
-__all__ = ["FormatError", "UnsafeFileError"]
+__all__ = ["FormatError", "UnsafeFileError", "CallerError"]
 
 
 class FormatError(ValueError):
@@ -17,3 +17,13 @@ class UnsafeFileError(FormatError, pickle.UnpicklingError):
     ``builtins.eval``, an unregistered class): nothing of it was imported or called.
 
     It is also a ``pickle.UnpicklingError``, the type ``torch.load(weights_only=True)`` raises."""
+
+
+class CallerError(Exception):
+    """Carries an exception raised by the caller's own code during a load (a ``map_location``
+    callable) or about what it returned, through the unpickler, which re-raises ``error`` as it
+    is instead of reporting an invalid file."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error

@@ -29,9 +29,10 @@ from .._device import device, parse_device
 from .._meta_array import MetaArray
 from .._tensor_base import wrap_array
 from . import options
-from .errors import FormatError
+from .errors import CallerError, FormatError
 from .pickler import TORCH_DTYPE_NAMES, Pickler, op_bool, op_global, op_int, op_ints, op_str
 from .safe_globals import user_classes
+from .storage import UntypedStorage
 from .unpickler import Builder, Refused, Unpickler, globals_in
 from .ziparchive import Archive, ZipWriter
 
@@ -300,16 +301,22 @@ class _Loader:
         """The storage's bytes on the cpu, or None on the meta device."""
         target = self.map_location
         if callable(target) and not isinstance(target, (str, device)):
+            # as torch.load: the callable gets the storage (untyped bytes) and the location string
             raw = self.source(key, dtype, numel)
-            result = target(wrap_array(raw.view(dtype._np)), location) if raw is not None else None
+            try:
+                result = target(UntypedStorage(raw, numel * dtype.itemsize), location)
+            except Exception as e:
+                raise CallerError(e) from None
             if result is None:
                 return raw if _device_type(location) == "cpu" else None
-            if not isinstance(result, Tensor):
-                raise TypeError(f"tm.load: map_location returned {type(result).__name__}; it must return the "
-                                "storage (a tensor) it was given, one on another device, or None")
-            if result.device.type == "meta":
-                return None
-            return np.ascontiguousarray(result._data).reshape(-1).view(np.uint8)
+            if type(result) is not UntypedStorage:
+                raise CallerError(TypeError(
+                    f"tm.load: map_location returned {type(result).__name__}; it must return a storage (the one "
+                    "it was given, or that storage moved with .cpu() or .to(device=...)) or None"))
+            if result.nbytes() != numel * dtype.itemsize:
+                raise CallerError(RuntimeError(f"tm.load: map_location returned a storage of {result.nbytes()} bytes "
+                                               f"for storage {key!r} of {numel * dtype.itemsize} bytes"))
+            return result._raw
         if isinstance(target, dict):
             target = target.get(location, location)
         place = _device_type(location if target is None else str(parse_device(target)))
@@ -622,10 +629,10 @@ def _legacy_header(data, loader: _Loader) -> int:
     version, at = _unpickle(data, "the legacy checkpoint", loader, at)
     if version != _LEGACY_PROTOCOL:
         raise FormatError(f"legacy checkpoint protocol version {_short(version)} is not supported (1001 is)")
-    info, at = _unpickle(data, "the legacy checkpoint", loader, at)
-    if type(info) is not dict or info.get("little_endian") is not True:
-        raise FormatError("legacy checkpoint from a big-endian machine (or without system information): "
-                          "not supported")
+    # The system information (byte order, C type sizes) is read past, as torch.load does: a
+    # legacy file's element counts and storages are little-endian whatever machine wrote it
+    # (PyTorch converts them when it writes on a big-endian machine), so nothing depends on it.
+    _, at = _unpickle(data, "the legacy checkpoint", loader, at)
     return at
 
 

@@ -19,7 +19,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from .errors import FormatError, UnsafeFileError
+from .errors import CallerError, FormatError, UnsafeFileError
 from .safe_globals import field_order, plain_fields, user_classes
 
 __all__ = ["Builder", "Unpickler", "Refused", "globals_in"]
@@ -93,6 +93,8 @@ class Unpickler:
             return self._run()
         except FormatError:
             raise
+        except CallerError as e:  # the caller's exception, not the file's fault
+            raise e.error from None
         except Refused as e:
             raise FormatError(f"{self.where} offset {self.at}: {e}") from None
         except (IndexError, KeyError, TypeError, ValueError, AttributeError, OverflowError, struct.error,

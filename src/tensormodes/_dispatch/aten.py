@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 
 from .._ops import OPS, OpDef
 from .._ops.registry import TensorKind
+from .._state import STATE as _STATE
+from .._tensor_base import PLAIN as _PLAIN
 from .._tensor_base import TensorBase
 from . import python_dispatch
 
@@ -604,10 +606,30 @@ class OpOverload:
         suffix = "" if self._overloadname == "default" else f".{self._overloadname}"
         return f"{self.namespace}::{self._packet_name}{suffix}"
 
+    # The kernel end when schema-form positional arguments are the implementation's own (set
+    # with ``_kernel`` at the first call that reaches the kernel; None before, or when they are not).
+    _plain_kernel = None
+
     def __call__(self, /, *args, **kwargs):
         if _GRAD.enabled():  # where autograd may record, it runs first (see HOOKS.call)
             return python_dispatch.HOOKS.call(self, args, kwargs)
         if _FORMULA_CALLS.get() is None:  # a handler's call: the chain directly
+            kernel = self._plain_kernel
+            if kernel is not None and not kwargs:
+                # ``run_chain``'s last step inline when nothing listens below (the handler of the
+                # last mode calling ``func``): a frame less on every op a mode passes through
+                state = _STATE.get()
+                if state is None or (not state.dispatch_active and state.dispatch_enabled):
+                    for value in args:
+                        cls = type(value)
+                        if cls is not _PLAIN.tensor and (cls is list or cls is tuple or isinstance(value, TensorBase)):
+                            break  # a subclass may be asked (the chain looks)
+                    else:
+                        try:
+                            return kernel(*args)
+                        except TypeError:
+                            python_dispatch.bind(self, args, kwargs)  # PyTorch's error for wrong arguments
+                            raise
             return _run_chain(self, args, kwargs)
         return python_dispatch.call_overload(self, args, kwargs)
 

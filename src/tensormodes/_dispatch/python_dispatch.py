@@ -47,6 +47,10 @@ class _Hooks:
     impl_of: Callable
     chain_end: Callable
     call: Callable  # (overload, args, kwargs): a call of an OpOverload object, autograd included
+    # (overload, args, kwargs): a call below autograd of an op autograd itself makes (its seed, a
+    # gradient's sum to shape, an accumulation), on plain tensors where nothing records; as the
+    # op's public call would reach the dispatch level, without the public form and lane
+    below: Callable
     decompose: Callable
     without_dispatch: Callable  # state -> the state with the dispatch level switched off
     enabled: Callable  # () -> grad mode's flag (from the autograd layer)
@@ -762,6 +766,8 @@ def _kernel_of(overload) -> Callable:
         p.kind not in (p.POSITIONAL_OR_KEYWORD, p.POSITIONAL_ONLY) for p in parameters) or \
         _takes_string_reduction(overload)
     kernel = overload._kernel = HOOKS.chain_end(overload._opdef, overload._kind)
+    if not overload._converts:
+        overload._plain_kernel = kernel  # (``OpOverload.__call__`` calls it itself)
     return kernel
 
 

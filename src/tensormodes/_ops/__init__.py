@@ -30,6 +30,7 @@ from . import (  # noqa: F401
     fft,
     fft_transforms,
     float_parts,
+    grids,
     index_arithmetic,
     indexing,
     indexing_selection,

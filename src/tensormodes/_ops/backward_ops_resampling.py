@@ -17,6 +17,7 @@ tensor([[1., 3., 1.]])
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -218,7 +219,7 @@ def _upsample_backward(name: str, grad_output, output_size, input_size, scales, 
     planned for the gradient's dtype (the input's)."""
     spatial = len(scales)
     plan = _upsample_plan(name.removesuffix("_backward"), _probe(input_size, grad_output.dtype), output_size, spatial,
-                          scales, align_corners, cubic=cubic)
+                          scales, align_corners, cubic=cubic, backward=True)
     _check_grad_shape(name, grad_output, (*input_size[:2], *output_size))
     if meta:
         return MetaArray(tuple(input_size), grad_output.dtype)
@@ -226,7 +227,73 @@ def _upsample_backward(name: str, grad_output, output_size, input_size, scales, 
         # PyTorch's backward copies the gradient when the sizes agree, even where scale factors
         # made the forward pass resample (size 5 at scale 1.1)
         return grad_output.copy()
+    if grad_output.dtype in HALF_TYPES:
+        # PyTorch's half-type kernels: float32 weights, each channel summed in a float32 buffer
+        plan = _upsample_plan(name.removesuffix("_backward"), _probe(input_size, np.float32), output_size, spatial,
+                              scales, align_corners, cubic=cubic, backward=True)
+        return _half_upsample_backward(grad_output, input_size, plan, cubic)
     return _scattered_back(grad_output, input_size, plan)
+
+
+def _half_upsample_backward(grad: np.ndarray, input_size, plan, cubic: bool) -> np.ndarray:
+    """A half-type upsampling's gradient as PyTorch's CPU kernels compute it: every output
+    position's taps in turn, added into a float32 buffer per channel in output order and rounded
+    to the half type once. A weighted tap adds ``weight * grad`` with one rounding (the compiled
+    ``acc += w * g`` is a fused multiply-add), the weight the per-dimension weights' product,
+    outermost first (bicubic's ``grad * y weight`` times the x weight, its x taps outermost).
+    ``plan``: the float32 plan (``_upsample_plan``)."""
+    g = grad.astype(np.float32).reshape((-1,) + grad.shape[2:])
+    in_shape = tuple(input_size[2:])
+    per_dim = []  # per spatial dimension: its taps, each (input index, float32 weight or None) per output
+    for _, low, high, weight in plan:
+        if weight is None:
+            per_dim.append([(low, None)])
+        elif high is not None:  # linear: PyTorch's lambda0 = 1 - lambda1, in float32
+            per_dim.append([(low, np.float32(1) - weight), (high, weight)])
+        else:
+            per_dim.append([(low[:, k], weight[:, k]) for k in range(low.shape[1])])
+    offsets, factors, terms = [], [], []
+    for corner in itertools.product(*(reversed(per_dim) if cubic else per_dim)):
+        if cubic:  # taken (x tap, y tap); added as (grad * y weight) * x weight
+            corner = corner[::-1]
+        grids = np.meshgrid(*[index for index, _ in corner], indexing="ij")
+        offsets.append(np.ravel_multi_index(grids, in_shape))
+        if corner[0][1] is None:
+            factors.append(np.ones_like(g))
+            terms.append(g)
+            continue
+        weights = np.meshgrid(*[weight for _, weight in corner], indexing="ij")
+        if cubic:  # a value computed before its call adds: no fused multiply-add
+            factors.append(g * weights[0] * weights[1])
+            terms.append(np.ones_like(g))
+        else:
+            product = weights[0]
+            for w in weights[1:]:
+                product = product * w
+            factors.append(np.broadcast_to(product, g.shape))
+            terms.append(g)
+    slice_size = math.prod(in_shape)
+    positions = (np.stack(offsets, axis=-1)[None] + (np.arange(g.shape[0]) * slice_size).reshape(
+        (-1,) + (1,) * g.ndim)).reshape(-1)
+    buffer = _fused_accumulate(positions, np.stack(factors, axis=-1).reshape(-1),
+                               np.stack(terms, axis=-1).reshape(-1), g.shape[0] * slice_size)
+    return buffer.astype(grad.dtype).reshape(tuple(input_size))
+
+
+def _fused_accumulate(positions: np.ndarray, factors: np.ndarray, terms: np.ndarray, size: int) -> np.ndarray:
+    """A float32 buffer of ``size`` zeros into which ``factors[i] * terms[i]`` is added at
+    ``positions[i]`` in order of ``i``, each as one fused multiply-add (in float64, whose product of
+    two float32 values is exact, rounded to float32): the k-th additions into every position at once."""
+    order = np.argsort(positions, kind="stable")
+    sorted_positions = positions[order]
+    starts = np.flatnonzero(np.r_[True, sorted_positions[1:] != sorted_positions[:-1]])
+    rank = np.arange(order.size) - np.repeat(starts, np.diff(np.r_[starts, order.size]))
+    buffer = np.zeros(size, np.float32)
+    for k in range(int(rank.max()) + 1 if rank.size else 0):
+        chosen = order[rank == k]
+        at = positions[chosen]
+        buffer[at] = (factors[chosen].astype(np.float64) * terms[chosen] + buffer[at]).astype(np.float32)
+    return buffer
 
 
 def _upsample_samples(spatial: int, *extra) -> tuple[Sample, ...]:

@@ -346,7 +346,7 @@ def _xlogy_grad(grad, input, other, needs_input_grad):
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))), Sample((C64, C64))),
-    meta=elementwise, grad=_xlogy_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_xlogy_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23, POSITIVE)), Sample((M23, TensorSpec((3,), "float64", 0.5, 3))),
              Sample((I23, POSITIVE_I)), Sample((F16, TensorSpec((3,), "float16", 0.5, 2))), Sample((M23, 2.5)),
              Sample((3, POSITIVE)), Sample((SCALAR_F64, TensorSpec((), "float64", 0.5, 2))),
@@ -534,7 +534,8 @@ _GCD_SAMPLES = (Sample((I23, TensorSpec((2, 3), "int64", -30, 30))), Sample((U8,
 
 
 @op(errors=(Sample((M23, M23)), Sample((I23, TensorSpec((3, 2), "int64")))),
-    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES,
+    meta=elementwise, differentiable=False, method=True, inplace=True, inplace_function=True,
+    out=True, samples=_GCD_SAMPLES,
     tags=("pointwise",),
     aten={"gcd.default": ("inplace-pointwise",)})
 def gcd(input: Tensor, other: Tensor) -> Tensor:
@@ -548,7 +549,8 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((M23, M23)), Sample((BOOL, BOOL))),
-    meta=elementwise, differentiable=False, method=True, inplace=True, out=True, samples=_GCD_SAMPLES,
+    meta=elementwise, differentiable=False, method=True, inplace=True, inplace_function=True,
+    out=True, samples=_GCD_SAMPLES,
     tags=("pointwise",),
     aten={"lcm.default": ("inplace-pointwise",)})
 def lcm(input: Tensor, other: Tensor) -> Tensor:

@@ -242,7 +242,8 @@ def _clamp_grad(grad, input, min, max, needs_input_grad):  # noqa: A002 - the op
 
 
 @op(errors=(Sample((M23,)), Sample((C64, 0.0, 1.0)), Sample((M23, ROW, 1.0))),
-    meta=elementwise, grad=_clamp_grad, method=True, inplace=True, out=True, samples=_CLAMP_SAMPLES,
+    meta=elementwise, grad=_clamp_grad, method=True, inplace=True, inplace_function=True,
+    out=True, samples=_CLAMP_SAMPLES,
     aten={"clamp.default": ("min: Scalar?", "max: Scalar?"), "clamp.Tensor": ()}, tags=("core", "pointwise"))
 def clamp(input: Tensor, min: Tensor | Number | None = None,  # noqa: A002 - PyTorch's names
           max: Tensor | Number | None = None) -> Tensor:  # noqa: A002
@@ -258,7 +259,7 @@ def clamp(input: Tensor, min: Tensor | Number | None = None,  # noqa: A002 - PyT
     return _clamp("clamp", input, min, max)
 
 
-clip = alias("clip", of="clamp", method=True, inplace=True,
+clip = alias("clip", of="clamp", method=True, inplace=True, inplace_function=True,
              samples=_CLAMP_SAMPLES[:6],
              doc="""Alias for ``clamp``.
 
@@ -273,7 +274,7 @@ def _clamp_min_grad(grad, input, min, needs_input_grad):  # noqa: A002 - the op'
 
 
 @op(errors=(Sample((C64, 0.0)), Sample((M23, TensorSpec((3, 2))))),
-    meta=elementwise, grad=_clamp_min_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_clamp_min_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))),
     aten={"clamp_min.default": ("min: Scalar",), "clamp_min.Tensor": ()}, tags=("pointwise",))
 def clamp_min(input: Tensor, min: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
@@ -292,7 +293,7 @@ def _clamp_max_grad(grad, input, max, needs_input_grad):  # noqa: A002 - the op'
 
 
 @op(errors=(Sample((C64, 0.0)), Sample((BOOL, True))),
-    meta=elementwise, grad=_clamp_max_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_clamp_max_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23, 0.0)), Sample((I23, 0.5)), Sample((M23, ROW)), Sample((SCALAR_F64, 0))),
     aten={"clamp_max.default": ("max: Scalar",), "clamp_max.Tensor": ()}, tags=("pointwise",))
 def clamp_max(input: Tensor, max: Tensor | Number) -> Tensor:  # noqa: A002 - PyTorch's name
@@ -429,8 +430,26 @@ def _where_meta_compute(opdef, args, kwargs):
 _where_meta = MetaRule(_where_meta_compute, "where")
 
 
+def _where_decomposition(condition, input=None, other=None):
+    """``where(condition)`` is PyTorch's composite ``nonzero(condition, as_tuple=True)`` (aten's
+    ``nonzero`` and ``unbind``), so a dispatch mode never sees ``where.self`` without operands
+    (and a fake tensor names ``nonzero`` as needing data); the three-operand form is the op."""
+    if input is None and other is None:
+        return ops.nonzero(condition, as_tuple=True)
+    if input is None or other is None or (is_tensor(input) and is_tensor(other)):
+        return NotImplemented
+    # a Python number operand becomes a 0-d tensor of the result's dtype (``other`` first), and
+    # the tensor operand is cast to it, as PyTorch's overloads for numbers do
+    dtype = operand_dtype(*(np.empty((0,) * v.dim(), v.dtype._np) if is_tensor(v) else v for v in (input, other)))
+    made = {name: ops.scalar_tensor(value, dtype=dtype, device=condition.device)
+            for name, value in (("other", other), ("input", input)) if not is_tensor(value)}
+    input, other = (made.get(name, value.to(dtype) if is_tensor(value) else value)
+                    for name, value in (("input", input), ("other", other)))
+    return ops.where(condition, input, other)
+
+
 @op(errors=(Sample((M23, M23, M23)), Sample((BOOL, M23, TensorSpec((3, 2)))), Sample((BOOL, M23))),
-    meta=_where_meta, grad=_where_grad, out=True,
+    meta=_where_meta, grad=_where_grad, out=True, decompose=_where_decomposition,
     samples=(Sample((BOOL, M23, M23)), Sample((BOOL, ROW, 0.0)), Sample((BOOL, 1, 2.5)), Sample((BOOL, 1, 2)),
              Sample((BOOL, I23, F16)), Sample((TensorSpec((), "bool"), I32, SCALAR_F64)),
              Sample((BOOL,), {"input": COLUMN, "other": ROW}), Sample((BOOL,)),

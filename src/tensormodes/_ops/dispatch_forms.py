@@ -443,26 +443,56 @@ def alias_kernel(input: Tensor) -> Tensor:
     return input[...]
 
 
-def _index_key(indices) -> tuple:
-    """``index.Tensor``'s indices (one entry per leading dimension; None: the whole dimension) as
-    an index of ``getitem`` (with the same meaning)."""
+def _aten_indices(indices, ndim: int) -> list:
+    """``index.Tensor``'s indices (one entry per leading dimension; None: the whole dimension) with
+    ATen's meaning in Python indexing's terms. ATen reads every tensor as an advanced index (a
+    boolean one through its nonzero positions) where Python indexing reads 0-dim ones otherwise: a
+    0-dim mask has no positions and takes no dimension (dropped, unless only such masks are given:
+    then Python's meaning is kept, where ATen fails an internal assert), and a 0-dim integer beside
+    an index with dimensions broadcasts as one of shape (1,) would (alone, it acts as a number)."""
     if not len(indices):
         raise IndexError("at least one index must be provided")
+    if len(indices) > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim} (got {len(indices)})")
+    tensors = [item for item in indices if item is not None]
+    kept = [item for item in tensors if not _zero_dim_mask(item)]
+    if kept and len(kept) < len(tensors):
+        indices = [item for item in indices if item is None or not _zero_dim_mask(item)]
+    if any(item.ndim for item in kept):
+        indices = [_as_one_position(item) if item is not None and not item.ndim else item for item in indices]
+    return list(indices)
+
+
+def _zero_dim_mask(item) -> bool:
+    return not item.ndim and str(item.dtype).rsplit(".", 1)[-1] in ("bool", "uint8")
+
+
+def _as_one_position(item):
+    return MetaArray((1,), item.dtype) if type(item) is MetaArray else item.reshape(1)
+
+
+def _index_key(indices) -> tuple:
     return tuple(slice(None) if item is None else item for item in indices)
 
 
 def _index_grad(grad, input_shape, indices):
     # PyTorch's index_backward: the gradient put back, accumulating, into zeros of the input's shape.
     # (index_put here takes no None for a whole dimension: those go the way of getitem's gradient.)
-    if any(item is None for item in indices):
-        return _indexing._getitem_grad(grad, input_shape, _index_key(indices))
-    grad_input = grad.new_zeros(tuple(input_shape)).index_put(tuple(indices), grad, accumulate=True)
+    meaning = _aten_indices(indices, len(input_shape))
+    if any(item is None for item in meaning):
+        return _indexing._getitem_grad(grad, input_shape, _index_key(meaning))
+    grad_input = grad.new_zeros(tuple(input_shape)).index_put(tuple(meaning), grad, accumulate=True)
     return grad_input, [None] * len(indices)
 
 
 def _index_meta(input, indices):
+    meaning = _aten_indices(indices, input.ndim)
+    if all(item is None or (not item.ndim and not _zero_dim_mask(item)) for item in meaning):
+        # only 0-dim integers: their dimensions go, whatever the (unknown) positions
+        return MetaArray(tuple(size for size, item in zip(input.shape, meaning) if item is None)
+                         + input.shape[len(meaning):], input.dtype)
     try:
-        return _indexing._getitem_meta(input, _index_key(indices))
+        return _indexing._getitem_meta(input, _index_key(meaning))
     except DataDependentOutputError:
         raise value_dependent("index") from None
 
@@ -487,7 +517,7 @@ def index_kernel(input: Tensor, indices: Index) -> Tensor:
     >>> tm.ops.aten.index.Tensor(tm.tensor([[1, 2], [3, 4]]), [None, tm.tensor([1, 1])]).tolist()
     [[2, 2], [4, 4]]
     """
-    result = _indexing.getitem(input, _index_key(indices))
+    result = _indexing.getitem(input, _index_key(_aten_indices(indices, input.ndim)))
     if np.may_share_memory(result, input):  # 0-dim integer indices act as integers there: a view
         result = result.copy()
     return result

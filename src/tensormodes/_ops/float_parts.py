@@ -67,7 +67,8 @@ def _ldexp_grad(grad, input, other, needs_input_grad):
             grad * (input * math.log(2.0) * scale).conj() if needs_input_grad[1] else None)
 
 
-@op(meta=elementwise, grad=_ldexp_grad, save_only_for={"input": "other"}, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_ldexp_grad, save_only_for={"input": "other"}, method=True, inplace=True,
+    inplace_function=True, out=True,
     # integer exponents from 0: PyTorch's gradient takes 2 ** other in other's integer dtype (0 for a
     # negative exponent); ours is the derivative
     samples=(Sample((M23, TensorSpec((2, 3), "int64", 0, 4))), Sample((F64, TensorSpec((3,), "float64", -3, 3))),

@@ -830,7 +830,8 @@ def _check_put_bounds(input, key: tuple) -> None:
                              f"{position} with size {input.shape[position]}")
 
 
-@op(grad=_index_put_grad, differentiable=writes_into_input, method=True, inplace=True, meta=metadata,
+@op(grad=_index_put_grad, differentiable=writes_into_input, method=True, inplace=True, inplace_function=True,
+    meta=metadata,
     errors=(
     Sample((M23, [TensorSpec((1,), "float32")], TensorSpec((1,)))),
     Sample((M23, [_LONG_INDEX, _LONG_INDEX, _LONG_INDEX], TensorSpec((1,)))),

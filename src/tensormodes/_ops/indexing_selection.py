@@ -241,7 +241,7 @@ def _fill_grad(grad, value_shape, needs_input_grad):
             grad.sum() if value_shape is not None and needs_input_grad[1] else None)
 
 
-@op(function=False, method="fill_", mutates=True, grad=_fill_grad, meta=metadata, errors=(Sample((M23, M23)),),
+@op(method=True, mutates=True, grad=_fill_grad, meta=metadata, errors=(Sample((M23, M23)),),
     samples=(Sample((M23, 2.5)), Sample((TensorSpec((3,), "int64"), 7)), Sample((M23, TensorSpec(())))),
     aten={"fill_.Scalar": (), "fill_.Tensor": ()}, tags=("inplace",))
 def fill_(input: Tensor, value: Tensor | Number) -> Tensor:
@@ -338,7 +338,7 @@ def _zero_grad(grad):
     return grad * 0
 
 
-@op(function=False, method="zero_", mutates=True, grad=_zero_grad, meta=metadata, samples=(Sample((M23,)),),
+@op(method=True, mutates=True, grad=_zero_grad, meta=metadata, samples=(Sample((M23,)),),
     tags=("inplace",))
 def zero_(input: Tensor) -> Tensor:
     """Fill the tensor with zeros, in place.

@@ -186,9 +186,12 @@ def _check_lstsq(A, B, driver) -> tuple[bool, tuple[int, ...]]:
         raise RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and (input.dim() - "
                            "other.dim()) <= 1")
     vector = B.ndim == A.ndim - 1
-    rows = B.shape[-1] if vector else B.shape[-2]
+    # PyTorch reads B as vectors (for the row check) only when it is 1-D or A's shape without its
+    # columns; a B of one dimension less otherwise is checked as matrices, then broadcast as vectors
+    as_vectors = vector and (B.ndim == 1 or tuple(B.shape) == tuple(A.shape[:-1]))
+    rows = B.shape[-1] if as_vectors else B.shape[-2]
     if rows != A.shape[-2]:
-        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size({-1 if vector else -2})")
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size({-1 if as_vectors else -2})")
     if driver is not None and driver not in _DRIVERS:
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     batch = check_same_shape_or_broadcast(A.shape[:-2], B.shape[:-1] if vector else B.shape[:-2])
@@ -268,8 +271,10 @@ def _lstsq_parts(A, B, rcond, driver):
         ranks = np.zeros(batch, np.int64)
     solution = np.ascontiguousarray(x[..., 0] if vector else x).astype(A.dtype).reshape(solution_shape)
     residuals = np.zeros((0,), real)
-    if driver != "gelsy" and m > n and a.size and bool(np.all(ranks == n)):
+    if driver != "gelsy" and m > n and bool(np.all(ranks == n)):  # also for an empty batch, or no columns
         residuals = (np.abs(a @ x - b) ** 2).sum(axis=-2).astype(real)
+        if driver == "gels" and n == 0:
+            residuals[...] = 0  # LAPACK's gels zeroes B when A has no columns, so PyTorch's residuals are 0
     rank = np.zeros((0,), np.int64) if driver == "gels" else np.asarray(ranks).reshape(rank_shape)
     values = s.astype(real).reshape(values_shape) if driver in ("gelsd", "gelss") else np.zeros((0,), real)
     return solution, residuals, rank, values

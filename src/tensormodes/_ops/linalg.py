@@ -358,29 +358,54 @@ def _batch_prefix(batch_shape: tuple, flat_index: int) -> str:
 
 def _first_zero_pivot(matrix: np.ndarray) -> int:
     """The 1-based position of the first zero on U's diagonal in the LU factorisation with partial
-    pivoting (LAPACK's ``getrf`` info; its pivot is the first entry of largest |re| + |im|), or 0."""
+    pivoting (LAPACK's ``getrf`` info; its pivot is the first entry of largest |re| + |im|, a NaN
+    never larger, as BLAS's ``i?amax`` scans), or 0."""
     lu = np.array(matrix, dtype=np.complex128 if matrix.dtype.kind == "c" else np.float64)
     n = lu.shape[0]
-    for k in range(n):
-        column = lu[k:, k]
-        pivot = k + int(np.argmax(np.abs(column.real) + np.abs(column.imag)))
-        if lu[pivot, k] == 0:
-            return k + 1
-        lu[[k, pivot]] = lu[[pivot, k]]
-        lu[k + 1:, k] /= lu[k, k]
-        lu[k + 1:, k + 1:] -= np.outer(lu[k + 1:, k], lu[k, k + 1:])
+    with np.errstate(all="ignore"):
+        for k in range(n):
+            sizes = np.abs(lu[k:, k].real) + np.abs(lu[k:, k].imag)
+            pivot = k + (int(np.argmax(sizes)) if not np.isnan(sizes).any() else _first_largest(sizes))
+            if lu[pivot, k] == 0:
+                return k + 1
+            lu[[k, pivot]] = lu[[pivot, k]]
+            lu[k + 1:, k] /= lu[k, k]
+            lu[k + 1:, k + 1:] -= np.outer(lu[k + 1:, k], lu[k, k + 1:])
     return 0
 
 
-def _singular_position(matrices: np.ndarray) -> tuple[int, int]:
+def _first_largest(sizes: np.ndarray) -> int:
+    best = 0
+    for i in range(1, sizes.size):
+        if sizes[i] > sizes[best]:
+            best = i
+    return best
+
+
+def _singular_position(matrices: np.ndarray, *, exact: bool = False) -> tuple[int, int] | None:
     """``(batch element, 1-based diagonal position)`` of the first matrix of a batch whose LU
-    factorisation meets a zero pivot; if rounding hides it, the matrix of smallest |det|."""
+    factorisation meets a zero pivot; if rounding hides it, the matrix of smallest |det| (None
+    with ``exact``)."""
     flat = matrices.reshape(-1, *matrices.shape[-2:])
     for index, matrix in enumerate(flat):
         position = _first_zero_pivot(matrix)
         if position:
             return index, position
-    return int(np.argmin(np.abs(np.linalg.det(flat)))), flat.shape[-1]
+    return None if exact else (int(np.argmin(np.abs(np.linalg.det(flat)))), flat.shape[-1])
+
+
+def _lapack(function, a: np.ndarray, *rest: np.ndarray):
+    """``function`` (NumPy's ``inv`` or ``solve``) of matrices ``a``; None where the matrices are
+    singular. With infinities or NaN, LAPACK's pivoting decides that: PyTorch's build and NumPy's
+    pick different pivots beside a NaN, so the factorisation is checked as BLAS scans; what
+    NumPy's build then refuses is NaN."""
+    finite = bool(np.isfinite(a).all())
+    if not finite and _singular_position(a, exact=True) is not None:
+        return None
+    try:
+        return function(a, *rest)
+    except np.linalg.LinAlgError:
+        return None if finite else np.full((rest[0] if rest else a).shape, np.nan, a.dtype)
 
 
 def _det_grad(grad, A, result):
@@ -542,10 +567,10 @@ def inv(A: Tensor) -> Tensor:
     _low_precision_check("linalg.inv", A)
     if A.size == 0:
         return np.empty(A.shape, A.dtype)
-    try:
-        return np.asarray(np.linalg.inv(A), dtype=A.dtype)
-    except np.linalg.LinAlgError:
-        raise _singular_inverse("linalg.inv", A) from None
+    result = _lapack(np.linalg.inv, A)
+    if result is None:
+        raise _singular_inverse("linalg.inv", A)
+    return np.asarray(result, dtype=A.dtype)
 
 
 @op(meta=_checked_meta(_square("linalg.inv"), _same_shape), grad=_inv_grad, method=True, out=True, samples=(
@@ -640,12 +665,11 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     if b.size == 0 or a.size == 0:
         x = np.zeros(b.shape, A.dtype)
     else:
-        try:
-            x = np.linalg.solve(a, b)
-        except np.linalg.LinAlgError:
+        x = _lapack(np.linalg.solve, a, b)
+        if x is None:
             index, _ = _singular_position(a)
             raise LinAlgError(f"tensormodes.linalg.solve: {_batch_prefix(batch, index)}The solver failed because "
-                              "the input matrix is singular.") from None
+                              "the input matrix is singular.")
     if not left:
         x = np.ascontiguousarray(np.swapaxes(x, -2, -1))  # contiguous, as PyTorch's
     x = np.asarray(x, dtype=A.dtype)

@@ -806,7 +806,10 @@ def _rms_norm_grad(grad, input, normalized_shape, weight, eps, needs_input_grad)
         grad_input = (gw * conjugate(rstd)
                       - conjugate(rstd * rstd * rstd * x) * (gw * conjugate(x)).mean(dims, keepdim=True))
     if weight is not None and needs_input_grad[1]:
-        grad_weight = g * conjugate(x * rstd)
+        # a complex weight of a real input: PyTorch's gradient reaches the product as complex (its
+        # cast back), so a NaN there is NaN in both parts
+        complex_g = g.to(dt.promote_types(g.dtype, weight.dtype)) if weight.is_complex() else g
+        grad_weight = complex_g * conjugate(x * rstd)
     return grad_input, grad_weight
 
 

@@ -14,18 +14,20 @@ from . import arithmetic, binary_math, comparison, joining, unary_math  # noqa: 
 from .registry import OPS, alias
 
 
-def _numpy_name(name: str, of: str, *, method: bool = True) -> None:
+def _numpy_name(name: str, of: str, *, method: bool = True, inplace_function: bool = False) -> None:
     """Declare ``tensormodes.<name>`` (and ``Tensor.<name>`` / ``Tensor.<name>_`` if ``method``)
-    as the op ``of``."""
+    as the op ``of``; ``inplace_function``: ``tensormodes.<name>_`` too."""
     target = OPS[of]
-    alias(name, of=of, method=method, inplace=method, node=of, samples=target.samples,
-          doc=f"Alias for ``tensormodes.{target.function}``.\n\n" + target.doc.split("\n\n")[0])
+    alias(name, of=of, method=method, inplace=method, inplace_function=inplace_function, node=of,
+          samples=target.samples, doc=f"Alias for ``tensormodes.{target.function}``.\n\n" + target.doc.split("\n\n")[0])
 
 
-for _name, _of in (("absolute", "abs"), ("arccos", "acos"), ("arccosh", "acosh"), ("arcsin", "asin"),
-                   ("arcsinh", "asinh"), ("arctan", "atan"), ("arctan2", "atan2"), ("arctanh", "atanh"),
-                   ("divide", "div"), ("multiply", "mul"), ("subtract", "sub"), ("greater", "gt"),
-                   ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"), ("not_equal", "ne"),
-                   ("fix", "trunc")):
+for _name, _of in (("absolute", "abs"), ("arctan2", "atan2"), ("divide", "div"), ("multiply", "mul"),
+                   ("subtract", "sub"), ("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"),
+                   ("less_equal", "le"), ("not_equal", "ne")):
     _numpy_name(_name, _of)
+# Their in-place forms are functions too, as PyTorch declares them (``torch.arccos_``).
+for _name, _of in (("arccos", "acos"), ("arccosh", "acosh"), ("arcsin", "asin"), ("arcsinh", "asinh"),
+                   ("arctan", "atan"), ("arctanh", "atanh"), ("fix", "trunc")):
+    _numpy_name(_name, _of, inplace_function=True)
 _numpy_name("row_stack", "vstack", method=False)

@@ -132,6 +132,8 @@ class OpDef:
     tags: tuple[str, ...] = ()
     decompose: Callable | None = None
     schema_types: dict[str, str] = field(default_factory=dict)
+    # the in-place form is a function of the namespace too (``torch.abs_``; see ``op``)
+    inplace_function: bool = False
 
 
 OPS: dict[str, OpDef] = {}
@@ -240,7 +242,7 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
        written_check: Callable | None = None, random: bool = False, returns: tuple[str, ...] | None = None,
        node: str | Callable | None = None, meta: Callable | None = None, errors: tuple[Sample, ...] = (),
        aten: str | dict | None = None, tags: tuple[str, ...] = (), decompose: Callable | None = None,
-       schema: dict[str, str] | None = None):
+       schema: dict[str, str] | None = None, inplace_function: bool = False):
     """Declare the decorated NumPy kernel as an op (see the module docstring).
 
     ``name`` (by default the kernel's) is the op's name in the table, ATen's where they
@@ -272,6 +274,11 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
     decides per call, given the op's arguments positionally (a ``*args``
     parameter as one tuple): False for the calls PyTorch does not differentiate
     (``view(dtype)``, a separate overload there), whose outputs do not require grad.
+
+    ``inplace_function=True``: the in-place form is a public function of ``namespace`` too
+    (``tensormodes.abs_(x)``, the same call as ``x.abs_()``), where PyTorch declares the in-place
+    variant as a function and a method (``variants: function, method``: ``torch.abs_`` exists,
+    ``torch.add_`` does not).
 
     ``mutates=True``: the kernel writes into its first tensor argument itself
     (``__setitem__``); the generated code bumps that tensor's version and
@@ -377,6 +384,8 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
                 kind = TensorKind.TENSOR_LIST
             if kind is not None:
                 tensor_params[p.name] = kind
+        if inplace_function and not inplace:
+            raise ValueError(f"op {op_name!r}: inplace_function= needs an in-place form (inplace=)")
         if saves and (inplace or out or view or alias or mutates or ufunc or factory or dunders):
             raise ValueError(f"op {op_name!r}: saves= is only for plain out-of-place ops")
         function_name = op_name if function is True else (function or None)
@@ -390,6 +399,7 @@ def op(*, function: bool | str = True, method: bool | str = False, inplace: bool
             namespace=namespace, saves=tuple(saves), save_only_for=dict(save_only_for or {}), normalize=normalize,
             written_check=written_check, random=random, node=node, meta=meta, errors=tuple(errors),
             aten=aten, tags=tuple(tags), decompose=decompose, schema_types=dict(schema or {}),
+            inplace_function=inplace_function,
             returns=None if returns is None else _return_type(op_name, tuple(returns), return_types))
         return kernel
 
@@ -412,13 +422,14 @@ def _return_type(name: str, fields: tuple[str, ...], return_types: dict[str, typ
 
 
 def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function: bool | str = True,
-          method: bool = False, inplace: bool = False, renames: dict[str, str] | None = None,
-          drops: tuple[str, ...] = (), kernel: Callable | None = None, namespace: str | None = None,
-          node: str | None = None) -> Callable:
+          method: bool = False, inplace: bool = False, inplace_function: bool = False,
+          renames: dict[str, str] | None = None, drops: tuple[str, ...] = (), kernel: Callable | None = None,
+          namespace: str | None = None, node: str | None = None) -> Callable:
     """Declare op ``name`` as another name of the declared op ``of``: the same kernel, gradient
     formula and flags (not its operators or hot-path hint), under its own name (which names its
     backward node, ``ClipBackward0``), docstring and samples, with the public function, and the
-    method and in-place method if asked.
+    method and in-place method if asked (``inplace_function``: the in-place form as a function too,
+    as ``op``'s).
 
     ``renames={"dim0": "axis0"}`` gives parameters other names (``swapaxes``); ``drops`` leaves
     out trailing parameters with defaults (``true_divide`` is ``div`` without ``rounding_mode``).
@@ -450,7 +461,8 @@ def alias(name: str, *, of: str, doc: str, samples: tuple[Sample, ...], function
         target, name=name, kernel=alias_kernel, signature=signature,
         tensor_params={renames.get(k, k): v for k, v in target.tensor_params.items() if k not in drops},
         function=name if function is True else (function or None), method=name if method else None,
-        inplace=inplace_name, dunders=(), namespace=namespace or target.namespace, node=node,
+        inplace=inplace_name, inplace_function=inplace and inplace_function, dunders=(),
+        namespace=namespace or target.namespace, node=node,
         doc=inspect.cleandoc(doc), samples=samples, ufunc=None, grad=_renamed_formula(target.grad, renames, drops),
         save_only_for={renames.get(k, k): renames.get(v, v) for k, v in target.save_only_for.items()},
         alias_of=of, errors=())

@@ -380,7 +380,8 @@ def _cubic_taps(size: int, out: int, factor, align_corners: bool, dtype: np.dtyp
     return taps, weights
 
 
-def _upsample_plan(name: str, input, output_size, spatial: int, scales, align_corners=None, *, cubic: bool = False):
+def _upsample_plan(name: str, input, output_size, spatial: int, scales, align_corners=None, *, cubic: bool = False,
+                   backward: bool = False):
     sizes = [int(s) for s in output_size]
     if len(sizes) != spatial:
         raise RuntimeError(f"It is expected output_size equals to {spatial}, but got size {len(sizes)}")
@@ -415,7 +416,8 @@ def _upsample_plan(name: str, input, output_size, spatial: int, scales, align_co
     for i, (out, factor) in enumerate(zip(sizes, scales, strict=True)):
         dim, size = 2 + i, input.shape[2 + i]
         if align_corners is None:
-            plan.append((dim, _nearest_index(size, out, factor, spatial == 2), None, None))
+            # (the backward kernels take the shortcuts in every dimension)
+            plan.append((dim, _nearest_index(size, out, factor, spatial == 2 or backward), None, None))
         else:
             low, high, weight = _linear_taps(size, out, factor, align_corners, input.dtype)
             if as_taps and spatial == 1:  # the far weight rounded, the near one 1 minus that (rounded too)

@@ -398,7 +398,9 @@ def _grid_sampler_2d_backward(grad_output: Tensor, input: Tensor, grid: Tensor, 
             positions = _flat_positions(indices, inside, sizes)
             share = np.where(inside[..., None], incoming * weight[..., None], 0)
             np.add.at(grad_input, (rows, positions), share)
-            if interpolation_mode != 1:  # nearest: the grid gets no gradient
+            # nearest: the grid gets no gradient; nor does it without channels (PyTorch sums the
+            # channels' terms, so it gives 0 even where a NaN coordinate makes every slope NaN)
+            if interpolation_mode != 1 and channels:
                 picked = np.where(inside[..., None], planes[rows, :, positions], 0)
                 through = (picked * incoming).sum(axis=-1)
                 for total, slope in zip(grad_coordinates, slopes):

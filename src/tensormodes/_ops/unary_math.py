@@ -76,7 +76,8 @@ def _rounding(ufunc, name: str, input: np.ndarray) -> np.ndarray:
 
 
 @op(errors=(Sample((BOOL,)),),
-    meta=elementwise, grad=_neg_grad, method=True, inplace=True, out=True, dunders=(Dunder("__neg__"),),
+    meta=elementwise, grad=_neg_grad, method=True, inplace=True, inplace_function=True,
+    out=True, dunders=(Dunder("__neg__"),),
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BF16,))),
     tags=("core", "pointwise"))
 def neg(input: Tensor) -> Tensor:
@@ -92,7 +93,7 @@ def neg(input: Tensor) -> Tensor:
     return np.negative(input)
 
 
-negative = alias("negative", of="neg", method=True, inplace=True,
+negative = alias("negative", of="neg", method=True, inplace=True, inplace_function=True,
                  samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))),
                  doc="""Alias for ``neg``.
 
@@ -127,7 +128,8 @@ def _abs_grad(grad, input):
 
 
 @op(errors=(Sample((BOOL,)),),
-    meta=elementwise, grad=_abs_grad, method=True, inplace=True, out=True, dunders=(Dunder("__abs__"),),
+    meta=elementwise, grad=_abs_grad, method=True, inplace=True, inplace_function=True,
+    out=True, dunders=(Dunder("__abs__"),),
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((F16,))),
     tags=("core", "pointwise"),
     aten={"abs.default": ("inplace-pointwise",)})
@@ -181,7 +183,8 @@ def _square_decomposition(input):
     return ops.pow(input, 2)  # PyTorch's composite: pow.Tensor_Scalar
 
 
-@op(meta=elementwise, grad=_square_grad, method=True, inplace=True, out=True, decompose=_square_decomposition,
+@op(meta=elementwise, grad=_square_grad, method=True, inplace=True, inplace_function=True,
+    out=True, decompose=_square_decomposition,
     samples=(Sample((M23,)), Sample((I23,)), Sample((BOOL,)), Sample((SCALAR_F64,)), Sample((C64,))),
     aten={"square.default": ("inplace+pointwise", "out+pointwise")}, tags=("pointwise",))
 def square(input: Tensor) -> Tensor:
@@ -202,7 +205,7 @@ def _exp_grad(grad, result):
     return grad * _conj(result)
 
 
-@op(meta=elementwise, grad=_exp_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_exp_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((BF16,)),
              Sample((C64,))), tags=("core", "pointwise"))
 def exp(input: Tensor) -> Tensor:
@@ -219,7 +222,7 @@ def _exp2_grad(grad, result):
     return grad * _conj(result) * math.log(2.0)  # (PyTorch's order: grad * result * ln 2, each op rounding)
 
 
-@op(meta=elementwise, grad=_exp2_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_exp2_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
     tags=("pointwise",))
 def exp2(input: Tensor) -> Tensor:
@@ -242,7 +245,7 @@ def _expm1_grad(grad, result):
     return grad * _conj(result + 1)
 
 
-@op(meta=elementwise, grad=_expm1_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_expm1_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))),
     tags=("core", "pointwise"))
 def expm1(input: Tensor) -> Tensor:
@@ -259,7 +262,7 @@ def _log_grad(grad, input):
     return grad / _conj(input)
 
 
-@op(meta=elementwise, grad=_log_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((C64,))), tags=("core", "pointwise"))
 def log(input: Tensor) -> Tensor:
@@ -276,7 +279,7 @@ def _log2_grad(grad, input):
     return grad / _conj(input * math.log(2.0))
 
 
-@op(meta=elementwise, grad=_log2_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log2_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
              Sample((C64,))), tags=("core", "pointwise"))
 def log2(input: Tensor) -> Tensor:
@@ -293,7 +296,7 @@ def _log10_grad(grad, input):
     return grad / _conj(input * math.log(10.0))
 
 
-@op(meta=elementwise, grad=_log10_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log10_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((C64,))), tags=("core", "pointwise"))
 def log10(input: Tensor) -> Tensor:
@@ -310,7 +313,7 @@ def _log1p_grad(grad, input):
     return grad / _conj(input + 1)
 
 
-@op(meta=elementwise, grad=_log1p_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_log1p_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)),
              Sample((C64,))), tags=("core", "pointwise"))
 def log1p(input: Tensor) -> Tensor:
@@ -334,7 +337,7 @@ def _sqrt_grad(grad, result):
     return grad / _conj(2 * result)
 
 
-@op(meta=elementwise, grad=_sqrt_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sqrt_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((BF16,)), Sample((C64,))), tags=("core", "pointwise"))
 def sqrt(input: Tensor) -> Tensor:
@@ -371,7 +374,7 @@ def _rsqrt_grad(grad, result):
     return -0.5 * grad * _conj(result.pow(3))  # (PyTorch's formula op by op)
 
 
-@op(meta=elementwise, grad=_rsqrt_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_rsqrt_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((POSITIVE,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((C64,))), tags=("core", "pointwise"))
 def rsqrt(input: Tensor) -> Tensor:
@@ -390,7 +393,7 @@ def _sin_grad(grad, input):
     return grad * _conj(input.cos())
 
 
-@op(meta=elementwise, grad=_sin_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sin_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
     tags=("core", "pointwise"))
 def sin(input: Tensor) -> Tensor:
@@ -407,7 +410,7 @@ def _cos_grad(grad, input):
     return grad * _conj(-input.sin())
 
 
-@op(meta=elementwise, grad=_cos_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_cos_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))),
     tags=("core", "pointwise"))
 def cos(input: Tensor) -> Tensor:
@@ -424,7 +427,7 @@ def _tan_grad(grad, result):
     return grad * _conj(1 + squared(result))
 
 
-@op(meta=elementwise, grad=_tan_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_tan_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((UNIT,)), Sample((I32,)), Sample((SCALAR_F64,)), Sample((TensorSpec((3,), "float16", -1, 1),)),
              Sample((C64,))), tags=("core", "pointwise"))
 def tan(input: Tensor) -> Tensor:
@@ -442,7 +445,7 @@ def _asin_grad(grad, input):
     return grad * _conj((-input * input + 1).rsqrt())
 
 
-@op(meta=elementwise, grad=_asin_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_asin_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((C64,))), tags=("core", "pointwise"))
 def asin(input: Tensor) -> Tensor:
@@ -459,7 +462,7 @@ def _acos_grad(grad, input):
     return grad * _conj(-((-input * input + 1).rsqrt()))
 
 
-@op(meta=elementwise, grad=_acos_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_acos_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((UNIT,)), Sample((TensorSpec((3,), "int64", -1, 1),)), Sample((SCALAR_F64,)),
              Sample((TensorSpec((3,), "bfloat16", -0.9, 0.9),)), Sample((C64,))), tags=("core", "pointwise"))
 def acos(input: Tensor) -> Tensor:
@@ -476,7 +479,7 @@ def _atan_grad(grad, input):
     return grad / _conj(1 + input * input)
 
 
-@op(meta=elementwise, grad=_atan_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_atan_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
     tags=("core", "pointwise"))
 def atan(input: Tensor) -> Tensor:
@@ -493,7 +496,7 @@ def _sinh_grad(grad, input):
     return grad * _conj(input.cosh())
 
 
-@op(meta=elementwise, grad=_sinh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sinh_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))),
     tags=("core", "pointwise"))
 def sinh(input: Tensor) -> Tensor:
@@ -510,7 +513,7 @@ def _cosh_grad(grad, input):
     return grad * _conj(input.sinh())
 
 
-@op(meta=elementwise, grad=_cosh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_cosh_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
     tags=("core", "pointwise"))
 def cosh(input: Tensor) -> Tensor:
@@ -529,7 +532,7 @@ def _tanh_grad(grad, result):
     return ops._tanh_backward(grad, result)
 
 
-@op(meta=elementwise, grad=_tanh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_tanh_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))),
     tags=("core", "pointwise"))
 def tanh(input: Tensor) -> Tensor:
@@ -556,7 +559,7 @@ def _sigmoid_grad(grad, result):
     return ops._sigmoid_backward(grad, result)
 
 
-@op(meta=elementwise, grad=_sigmoid_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sigmoid_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -20, 20),)), Sample((I23,)), Sample((BOOL,)),
              Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))), tags=("core", "pointwise"))
 def sigmoid(input: Tensor) -> Tensor:
@@ -573,7 +576,7 @@ def _reciprocal_grad(grad, result):
     return grad * _conj(-(result * result))
 
 
-@op(meta=elementwise, grad=_reciprocal_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_reciprocal_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((POSITIVE_I,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((C64,))),
     tags=("core", "pointwise"))
 def reciprocal(input: Tensor) -> Tensor:
@@ -653,7 +656,7 @@ _SAME_WIDTH_BITS = {np.dtype(np.float32): np.dtype(np.uint32), np.dtype(np.float
 
 
 @op(errors=(Sample((BOOL,)), Sample((C64,))),
-    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))), tags=("core", "pointwise"))
 def floor(input: Tensor) -> Tensor:
     """The largest integer not greater than each element (integer tensors are copied).
@@ -666,7 +669,7 @@ def floor(input: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((C64,)),),
-    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,))), tags=("core", "pointwise"))
 def ceil(input: Tensor) -> Tensor:
     """The smallest integer not less than each element (integer tensors are copied).
@@ -679,7 +682,7 @@ def ceil(input: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((BOOL,)),),
-    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,))), tags=("core", "pointwise"))
 def trunc(input: Tensor) -> Tensor:
     """Each element rounded toward zero (integer tensors are copied).
@@ -692,7 +695,7 @@ def trunc(input: Tensor) -> Tensor:
 
 
 @op(errors=(Sample((C64,)), Sample((I23,), {"decimals": 1})),
-    meta=elementwise, grad=_step_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_step_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -100, 100),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((M23,), {"decimals": 2}), Sample((TensorSpec((4,), "float64", -1e4, 1e4),), {"decimals": -2}),
              Sample((F16,), {"decimals": 1}), Sample((BF16,))),
@@ -729,7 +732,7 @@ def _frac_grad(grad):
 
 
 @op(errors=(Sample((I23,)),),
-    meta=elementwise, grad=_frac_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_frac_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((SCALAR_F64,)), Sample((F16,))),
     tags=("pointwise",))
 def frac(input: Tensor) -> Tensor:
@@ -751,7 +754,8 @@ def _nan_to_num_grad(grad, input):
 
 
 @op(meta=elementwise,
-    grad=_nan_to_num_grad, differentiable=no_complex_autograd("nan_to_num"), method=True, inplace=True, out=True,
+    grad=_nan_to_num_grad, differentiable=no_complex_autograd("nan_to_num"), method=True, inplace=True,
+    inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)),
              Sample((M23, 1.0, 2.0, -2.0)), Sample((BF16,), {"posinf": 1.0})),
     schema={"nan": "float?=None"}, tags=("pointwise",))
@@ -786,7 +790,7 @@ def _asinh_grad(grad, input):
     return grad * _conj((input.pow(2) + 1).rsqrt())
 
 
-@op(meta=elementwise, grad=_asinh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_asinh_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
     tags=("core", "pointwise"))
 def asinh(input: Tensor) -> Tensor:
@@ -809,7 +813,7 @@ def _acosh_grad(grad, input):
     return grad * (input * input - 1).rsqrt()
 
 
-@op(meta=elementwise, grad=_acosh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_acosh_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((_ABOVE_ONE,)), Sample((POSITIVE_I,)), Sample((TensorSpec((), "float64", 1.5, 3.0),)),
              Sample((TensorSpec((3,), "bfloat16", 1.1, 4.0),)), Sample((TensorSpec((3,), "complex64", 1.2, 2.0),))),
     tags=("core", "pointwise"))
@@ -827,7 +831,7 @@ def _atanh_grad(grad, input):
     return grad / _conj(1 - squared(input))
 
 
-@op(meta=elementwise, grad=_atanh_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_atanh_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((UNIT,)), Sample((UNIT_INTEGERS,)), Sample((UNIT_SCALAR,)),
              Sample((TensorSpec((3,), "float16", -0.9, 0.9),)), Sample((TensorSpec((3,), "complex64", -0.6, 0.6),))),
     tags=("core", "pointwise"))
@@ -852,7 +856,7 @@ def _logit_grad(grad, input, eps):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=elementwise, grad=_logit_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_logit_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", 0.05, 0.95),)), Sample((TensorSpec((2, 3), "int64", 0, 1),)),
              Sample((TensorSpec((), "float64", 0.1, 0.9),)), Sample((TensorSpec((3,), "float16", 0.1, 0.9),)),
              Sample((TensorSpec((4,), "float64", 0.1, 0.9), 0.25)), Sample((BF16,), {"eps": 0.1}),
@@ -894,7 +898,7 @@ def _deg2rad_grad(grad):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=elementwise, grad=_deg2rad_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_deg2rad_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -360, 360),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((BOOL,))), tags=("pointwise",))
 def deg2rad(input: Tensor) -> Tensor:
@@ -912,7 +916,7 @@ def _rad2deg_grad(grad):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=elementwise, grad=_rad2deg_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_rad2deg_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((BF16,)), Sample((BOOL,))),
     tags=("pointwise",))
 def rad2deg(input: Tensor) -> Tensor:
@@ -937,7 +941,7 @@ def _sinc_grad(grad, input):
     return zero_where(squared == 0, grad * _conj(local))  # (PyTorch's where)
 
 
-@op(meta=elementwise, grad=_sinc_grad, method=True, inplace=True, out=True,
+@op(meta=elementwise, grad=_sinc_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((F16,)), Sample((C64,))),
     tags=("pointwise",))
 def sinc(input: Tensor) -> Tensor:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._meta_array import MetaArray
-from .common import no_complex_autograd, ops, wrap_dim
+from .common import no_complex_autograd, ops, recordable, wrap_dim, writes_into_input
 from .meta_rules import rule
 from .registry import Sample, Tensor, TensorSpec, op
 
@@ -29,6 +29,17 @@ def _written(input, src, index) -> np.ndarray:
     result = input.copy()
     result[index] = src.astype(input.dtype, copy=False)
     return result
+
+
+def _real_written(name: str):
+    """A ``differentiable=`` check: PyTorch refuses a complex result of ``name`` under autograd, and
+    (its autograd) a floating ``src`` written into an integer or bool input."""
+    no_complex = no_complex_autograd(name)
+
+    def real_written(input, *arguments) -> bool:
+        return no_complex(input) and recordable(input.dtype)
+
+    return real_written
 
 
 def _zeros(shape, like):
@@ -67,7 +78,7 @@ _M34 = TensorSpec((3, 4))
 
 
 @op(method=True, meta=rule(_slice_scatter_meta), grad=_slice_scatter_grad,
-    differentiable=no_complex_autograd("slice_scatter"),
+    differentiable=_real_written("slice_scatter"),
     samples=(Sample((_M34, TensorSpec((3, 2)), 1, 0, 4, 2)), Sample((_M34, TensorSpec((2, 4))), {"start": -2}),
              Sample((TensorSpec((3, 4), "float64"), TensorSpec((1, 4), "float64"), 0, 1, 2)),
              Sample((TensorSpec((2, 3), "float32"), TensorSpec((2, 1), "int64"), -1, 2)),
@@ -114,7 +125,7 @@ def _select_scatter_grad(grad, src_shape, src_dtype, dim, index, needs_input_gra
 
 
 @op(method=True, meta=rule(_select_scatter_meta), grad=_select_scatter_grad,
-    differentiable=no_complex_autograd("select_scatter"),
+    differentiable=_real_written("select_scatter"),
     samples=(Sample((_M34, TensorSpec((4,)), 0, 1)), Sample((_M34, TensorSpec((3,)), 1, -1)),
              Sample((TensorSpec((2, 3, 2), "float64"), TensorSpec((2, 2), "float64"), 1, 2)),
              Sample((_M34, TensorSpec((4,), "int64"), 0, 2))),
@@ -160,7 +171,7 @@ def _diagonal_scatter_grad(grad, src_shape, src_dtype, offset, dim1, dim2, needs
     return grad_input, grad_src
 
 
-@op(method=True, meta=rule(_diagonal_scatter_meta), grad=_diagonal_scatter_grad,
+@op(method=True, meta=rule(_diagonal_scatter_meta), grad=_diagonal_scatter_grad, differentiable=writes_into_input,
     samples=(Sample((_M34, TensorSpec((3,)))), Sample((_M34, TensorSpec((2,)), 2)),
              Sample((TensorSpec((3, 4), "float64"), TensorSpec((2,), "float64"), -1)),
              Sample((TensorSpec((2, 3, 3), "float64"), TensorSpec((3, 2), "float64"), 0, 0, 2)),

@@ -162,7 +162,12 @@ def _view_as_grad(grad, input_shape):
     return grad.reshape(input_shape), None
 
 
-@op(grad=_view_as_grad, method=True, function=False, view=True, meta=metadata,
+def _view_as_decomposition(input, other):
+    """PyTorch's composite: ``view(input, other.size())``."""
+    return input.view(tuple(other.shape))
+
+
+@op(grad=_view_as_grad, method=True, function=False, view=True, meta=metadata, decompose=_view_as_decomposition,
     errors=(Sample((M23, TensorSpec((4,)))),),
     samples=(Sample((M23, TensorSpec((3, 2)))), Sample((SCALAR, TensorSpec((1, 1))))))
 def view_as(input: Tensor, other: Tensor) -> Tensor:

@@ -70,13 +70,15 @@ class _Steps:
         return self(value)  # a Scalar argument is cast to the tensor's dtype first
 
 
-def _trivial(length: int, target: dt.dtype):
-    """The windows of length 0 and 1 (empty, and a single 1)."""
-    return np.ones(length, target._np) if length <= 1 else None
-
-
-def _symmetric_length(length: int, periodic: bool) -> int:
-    return length + 1 if periodic else length
+def _window(name: str, window_length, periodic: bool, dtype, device, values) -> np.ndarray:
+    """PyTorch's checks, the trivial lengths 0 and 1 (empty, and a single 1), else
+    ``values(n, step)`` over the symmetric length ``n`` (one more when periodic), cut to the
+    window's length."""
+    target, length = _plan(name, window_length, periodic, dtype, device)
+    if length <= 1:
+        return np.ones(length, target._np)
+    n = length + 1 if periodic else length
+    return values(n, _Steps(target))[:length].astype(target._np)
 
 
 _SAMPLES = (Sample((5,)), Sample((6, False)), Sample((1,)), Sample((0,)), Sample((7,), {"dtype": dt.float64}),
@@ -85,15 +87,11 @@ _ERRORS = (Sample((-1,)), Sample((3,), {"dtype": dt.int64}), Sample((3,), {"dtyp
 
 
 def _hamming(name: str, length: int, periodic: bool, alpha: float, beta: float, dtype, device) -> np.ndarray:
-    target, length = _plan(name, length, periodic, dtype, device)
-    trivial = _trivial(length, target)
-    if trivial is not None:
-        return trivial
-    n = _symmetric_length(length, periodic)
-    step = _Steps(target)
-    window = step(np.arange(n) * step.scalar(2.0 * math.pi / (n - 1)))
-    window = step(step(step(np.cos(window)) * step.scalar(-beta)) + step.scalar(alpha))
-    return window[:length].astype(target._np)
+    def values(n: int, step: _Steps) -> np.ndarray:
+        angle = step(np.arange(n) * step.scalar(2.0 * math.pi / (n - 1)))
+        return step(step(step(np.cos(angle)) * step.scalar(-beta)) + step.scalar(alpha))
+
+    return _window(name, length, periodic, dtype, device, values)
 
 
 @op(factory=True, meta=_meta("hamming_window"), errors=_ERRORS,
@@ -140,17 +138,13 @@ def blackman_window(window_length: int, periodic: bool = True, *, dtype: dt.dtyp
     >>> tm.blackman_window(3, periodic=False)  # the ends are 0 up to float32 rounding, as PyTorch's
     tensor([-2.9802e-08,  1.0000e+00, -2.9802e-08])
     """
-    target, length = _plan("blackman_window", window_length, periodic, dtype, device)
-    trivial = _trivial(length, target)
-    if trivial is not None:
-        return trivial
-    n = _symmetric_length(length, periodic)
-    step = _Steps(target)
-    angle = step(np.arange(n) * step.scalar(math.pi / (n - 1)))
-    fourfold = step(step(np.cos(step(angle * step.scalar(4)))) * step.scalar(0.08))
-    twofold = step(step(np.cos(step(angle * step.scalar(2)))) * step.scalar(0.5))
-    window = step(step(fourfold - twofold) + step.scalar(0.42))
-    return window[:length].astype(target._np)
+    def values(n: int, step: _Steps) -> np.ndarray:
+        angle = step(np.arange(n) * step.scalar(math.pi / (n - 1)))
+        fourfold = step(step(np.cos(step(angle * step.scalar(4)))) * step.scalar(0.08))
+        twofold = step(step(np.cos(step(angle * step.scalar(2)))) * step.scalar(0.5))
+        return step(step(fourfold - twofold) + step.scalar(0.42))
+
+    return _window("blackman_window", window_length, periodic, dtype, device, values)
 
 
 @op(factory=True, meta=_meta("bartlett_window"), samples=_SAMPLES, errors=_ERRORS,
@@ -164,16 +158,13 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype: dt.dtyp
     >>> tm.bartlett_window(5, periodic=False)
     tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
     """
-    target, length = _plan("bartlett_window", window_length, periodic, dtype, device)
-    trivial = _trivial(length, target)
-    if trivial is not None:
-        return trivial
-    n = _symmetric_length(length, periodic)
-    step = _Steps(target)
-    window = step(np.arange(n) * step.scalar(2.0 / (n - 1)))
-    first_half = ((n - 1) >> 1) + 1
-    window[first_half:] = step(step(-window[first_half:]) + step.scalar(2))
-    return window[:length].astype(target._np)
+    def values(n: int, step: _Steps) -> np.ndarray:
+        window = step(np.arange(n) * step.scalar(2.0 / (n - 1)))
+        first_half = ((n - 1) >> 1) + 1
+        window[first_half:] = step(step(-window[first_half:]) + step.scalar(2))
+        return window
+
+    return _window("bartlett_window", window_length, periodic, dtype, device, values)
 
 
 @op(factory=True, meta=_meta("kaiser_window"), samples=(*_SAMPLES, Sample((6, True, 5.0)), Sample((7, False, 0.5))),
@@ -190,14 +181,10 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
     >>> tm.kaiser_window(3, periodic=False, beta=0.0)
     tensor([1., 1., 1.])
     """
-    target, length = _plan("kaiser_window", window_length, periodic, dtype, device)
-    trivial = _trivial(length, target)
-    if trivial is not None:
-        return trivial
-    n = _symmetric_length(length, periodic)
-    step = _Steps(target)
-    middle = (n - 1) / 2.0
-    # one kernel: the whole expression in the operation type, rounded once
-    position = (step(np.arange(n)).astype(np.float64) - middle) / middle
-    window = np.i0(beta * np.sqrt(np.abs(1 - position ** 2))) / np.i0(beta)
-    return step(window)[:length].astype(target._np)
+    def values(n: int, step: _Steps) -> np.ndarray:
+        middle = (n - 1) / 2.0
+        # one kernel: the whole expression in the operation type, rounded once
+        position = (step(np.arange(n)).astype(np.float64) - middle) / middle
+        return step(np.i0(beta * np.sqrt(np.abs(1 - position ** 2))) / np.i0(beta))
+
+    return _window("kaiser_window", window_length, periodic, dtype, device, values)

@@ -62,6 +62,8 @@ def _tables() -> tuple[dict, dict]:
             methods[opdef.method] = (opdef, False)
         if opdef.inplace:
             methods[opdef.inplace] = (opdef, True)
+        if opdef.inplace_function:  # ``tensormodes.abs_``
+            functions[(opdef.namespace, opdef.inplace)] = (opdef, True)
     return functions, methods
 
 

@@ -203,13 +203,16 @@ class Tracer(TracerBase):
         self.root: Any = None
         # torch.fx's autowrap: the public callables of these modules, and these functions, become
         # leaves while a trace runs, so a Proxy reaching them is recorded instead of failing
+        # (the ids are collected when a trace starts, so an Interpreter's tracer pays nothing)
         self._autowrap_modules = tuple(autowrap_modules)
-        self._autowrap_function_ids = {id(value) for module in self._autowrap_modules
-                                       for name, value in vars(module).items()
-                                       if not name.startswith("_") and callable(value)}
-        self._autowrap_function_ids |= {id(fn) for fn in autowrap_functions}
+        self._autowrap_functions = tuple(autowrap_functions)
         self._module_paths: dict[int, str] = {}
         self.num_calls: dict[str, int] = {}  # calls so far per module path (``path@n`` keys)
+
+    def _autowrap_function_ids(self) -> set[int]:
+        ids = {id(value) for module in self._autowrap_modules for name, value in vars(module).items()
+               if not name.startswith("_") and callable(value)}
+        return ids | {id(fn) for fn in self._autowrap_functions}
 
     def is_leaf_module(self, m: Any, module_qualified_name: str) -> bool:
         """Whether a module call is recorded as one ``call_module`` node (True) or traced into:
@@ -295,7 +298,7 @@ class Tracer(TracerBase):
         namespaces = [vars(module) for module in self._autowrap_modules]
         namespaces.append(getattr(inspect.unwrap(fn), "__globals__", {}))
         with TracingMode(self), intercept_module_calls(self._intercepted_module_call), \
-                _autowrapped(namespaces, self._autowrap_function_ids):
+                _autowrapped(namespaces, self._autowrap_function_ids()):
             result = _call_with_placeholders(fn, signature, values)
         self.create_node("output", "output", (self.create_arg(result),), {}, type_expr=annotations.get("return"))
         return self.graph

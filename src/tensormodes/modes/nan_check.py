@@ -162,9 +162,10 @@ class NanCheckMode(Observer, TorchFunctionMode):
 
 
 _BACKWARD = Tensor.backward
-# Factories whose values are uninitialized memory (PyTorch's torch.empty), and resize_'s new part.
+# Factories whose values are uninitialized memory (PyTorch's torch.empty), and resize_'s new part
+# (``Tensor.new(2, 3)``, the legacy constructor, gives uninitialized memory too).
 _UNINITIALIZED = frozenset({_build.public_function("empty"), _build.public_function("empty_like"),
-                            Tensor.new_empty, Tensor.resize_})
+                            Tensor.new_empty, Tensor.resize_, Tensor.new})
 # Calls that make no new values (views, aliases, flags): a NaN they show was made, and checked,
 # where it was computed, or is uninitialized memory (a module's parameters before their init).
 _NO_NEW_VALUES = frozenset(

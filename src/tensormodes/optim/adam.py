@@ -7,6 +7,7 @@ from typing import Any
 
 from .._api import namespace as tm
 from .._api.tensor import Tensor
+from ._array_steps import adam_step, idle
 from .optimizer import Optimizer, _check_float_lr, _check_single_implementation, _scalar_dtype
 
 __all__ = ["Adam"]
@@ -117,6 +118,7 @@ class Adam(Optimizer):
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
         amsgrad, maximize, decoupled = group["amsgrad"], group["maximize"], group["decoupled_weight_decay"]
         state = self.state
+        on_arrays = idle() and not amsgrad and not maximize  # nothing sees the ops: see _array_steps
         for param in group["params"]:
             grad = param.grad
             if grad is None:
@@ -128,9 +130,12 @@ class Adam(Optimizer):
                 param_state["exp_avg_sq"] = tm.zeros_like(param)
                 if amsgrad:
                     param_state["max_exp_avg_sq"] = tm.zeros_like(param)
+            exp_avg, exp_avg_sq, step_t = param_state["exp_avg"], param_state["exp_avg_sq"], param_state["step"]
+            if on_arrays and adam_step(param, grad, exp_avg, exp_avg_sq, step_t, lr, beta1, beta2, eps, weight_decay,
+                                       decoupled):
+                continue
             if maximize:
                 grad = -grad
-            exp_avg, exp_avg_sq, step_t = param_state["exp_avg"], param_state["exp_avg_sq"], param_state["step"]
             step_t += 1
             if weight_decay != 0:
                 if decoupled:

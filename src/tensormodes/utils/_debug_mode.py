@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import _dtype
+from .._api import namespace as tm
 from .._api.tensor import Tensor
 from .._autograd.engine import current_node
 from .._autograd.graph import saving_for_backward
@@ -165,10 +166,26 @@ def _torch_style_name(func) -> str:
             return f"tensormodes._tensor.{name}"
         kind = "slot wrapper" if name in _SLOTS else "method"
         return f"<{kind} '{name}' of 'tensormodes._C.TensorBase' objects>"
+    if module == "tensormodes.nn.functional" and name in _FUNCTIONAL_NAMES:
+        return _FUNCTIONAL_NAMES[name]
     declared = names.get("_OP")
     if declared is not None and module in _C_SUBMODULES:
         return f"{_C_SUBMODULES[module]}.{declared}"
     return f"{module}.{name}"
+
+
+# ``nn.functional``'s functions whose place differs between PyTorch and here: written in Python
+# here and bound from C there (``F.gelu`` is ``torch._C._nn.gelu``, ``F.prelu`` is
+# ``torch.prelu``), declared ops here and Python there (``nll_loss``), or wrapped there
+# (``F.threshold`` is ``_threshold``) — under the names PyTorch's DebugMode prints.
+_FUNCTIONAL_NAMES = {
+    **{name: f"tensormodes.nn.functional.{name}" for name in ("binary_cross_entropy", "nll_loss")},
+    "threshold": "tensormodes.nn.functional._threshold",
+    **{name: f"tensormodes._C._nn.{name}" for name in (
+        "gelu", "softplus", "one_hot", "elu_", "hardtanh_", "leaky_relu_", "scaled_dot_product_attention")},
+    "logsigmoid": "tensormodes._C._nn.log_sigmoid",
+    **{name: f"tensormodes.{name}" for name in ("prelu", "cosine_similarity", "pairwise_distance", "bilinear")},
+}
 
 
 # -- hashes -------------------------------------------------------------------------------------
@@ -382,6 +399,16 @@ class _TorchFunctionRecorder(TorchFunctionMode):
         return self.debug_mode.__torch_function__(func, types, args, kwargs)
 
 
+def _grad_accumulator_views(values) -> None:
+    """What PyTorch's module tracker does to a module's inputs (and outputs) that are leaves
+    requiring grad: it finds their gradient accumulators through ``t.view_as(t)``, a view the
+    log shows (``aten::view``), so the log is PyTorch's with ``record_nn_module=True``."""
+    for _, value in tree_leaves_with_path(values):
+        if isinstance(value, Tensor) and value.requires_grad and value.grad_fn is None:
+            with tm.enable_grad():
+                value.view_as(value)
+
+
 class DebugMode(TorchDispatchMode):
     """A debugging ``TorchDispatchMode`` that intercepts and logs runtime calls to a hierarchical
     string dump (``debug_string()``), PyTorch 2.13's. The arguments:
@@ -516,9 +543,11 @@ class DebugMode(TorchDispatchMode):
 
     def _pre_forward(self, module, args) -> None:
         self._enter_nn_module_call(self._module_names(module), "nn.Mod")
+        _grad_accumulator_views(args)
 
     def _post_forward(self, module, args, output) -> None:
         self._exit_nn_module_call()
+        _grad_accumulator_views(output)
 
     # -- scope
 

@@ -28,7 +28,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ..._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from ..._subclasses.fake_tensor import FakeTensor, FakeTensorMode, render_call
 from ..._tensor_base import TensorBase
 from ...nn.modules.module import Module, register_module_forward_hook, register_module_forward_pre_hook
 from ...nn.parameter import Parameter
@@ -70,7 +70,14 @@ class _Tracer:
             self.counts[prefix] += 1
             setattr(self.root, name, tensor)
             known = self.constants[id(tensor)] = (tensor, name)
-        return self.graph.create_node("get_attr", known[1], (), {}, name=known[1])
+        return self.stamp(self.graph.create_node("get_attr", known[1], (), {}, name=known[1]))
+
+    def stamp(self, node):
+        """``node`` with ``meta["nn_module_stack"]`` — the module calls in progress, ``{}`` outside
+        them — when the trace records module stacks (every node but placeholders and output)."""
+        if self.module_stack is not None:
+            node.meta["nn_module_stack"] = dict(self.module_stack)
+        return node
 
     def arg(self, value):
         """``value`` (an op's argument) with tensors replaced by their nodes."""
@@ -82,15 +89,15 @@ class _Tracer:
         return value
 
     def track(self, value, node) -> None:
-        """Remember ``node`` as the maker of ``value`` (an op's result), and of each tensor of a
-        tuple or list result through a ``getitem`` node, made at once as PyTorch makes them."""
+        """Remember ``node`` as the maker of ``value`` (an op's result). A tuple result (named
+        tuples too: ``max.dim``'s) or list result gets a ``getitem`` node per item, made at once
+        and for every item — a ``None`` of ``convolution_backward`` too —, as PyTorch's."""
         if isinstance(value, TensorBase):
             self.slots[id(value)] = (value, node)
-        elif type(value) is tuple or type(value) is list:
+        elif isinstance(value, (tuple, list)):
             for index, item in enumerate(value):
-                if isinstance(item, TensorBase):
-                    self.slots[id(item)] = (item, self.graph.create_node(
-                        "call_function", operator.getitem, (node, index), {}, name="getitem"))
+                self.track(item, self.stamp(self.graph.create_node("call_function", operator.getitem, (node, index),
+                                                                   {}, name="getitem")))
 
     def output(self, value):
         """The traced function's result as the output node's argument: tensors as their nodes,
@@ -155,9 +162,7 @@ class ProxyTorchDispatchMode(_TorchDispatchMode):
         node = tracer.graph.create_node("call_function", func, node_args, node_kwargs, name=name)
         if self.fake_mode is not None:
             node.meta["val"] = out
-        if tracer.module_stack is not None:
-            node.meta["nn_module_stack"] = tracer.module_stack
-        tracer.track(out, node)
+        tracer.track(out, tracer.stamp(node))
         return out
 
 
@@ -167,13 +172,9 @@ def _refuse_real_tensors(func, args: tuple, kwargs: dict) -> None:
         if isinstance(value, TensorBase) and not isinstance(value, FakeTensor):
             raise AssertionError(
                 "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
-                f"'allow_non_fake_inputs'. Found in {func}({_call_text(args, kwargs)}). (make_fx: pass "
+                f"'allow_non_fake_inputs'. Found in {render_call(func, args, kwargs)}. (make_fx: pass "
                 "_allow_non_fake_inputs=True to trace, with tracing_mode='fake', a function that uses real "
                 "tensors such as a module's parameters)")
-
-
-def _call_text(args: tuple, kwargs: dict) -> str:
-    return ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
 
 
 _LIFT_FRESH = aten.lift_fresh.default
@@ -194,7 +195,8 @@ def make_fx(f: Callable, decomposition_table: dict | None = None, tracing_mode: 
     copies under a ``FakeTensorMode`` (no data); ``"symbolic"`` is not supported.
     ``_allow_non_fake_inputs``: with ``"fake"``, lets ``f`` use real tensors it closes over
     (a module's parameters), which become constants of the graph. ``record_module_stack``:
-    each node's ``meta["nn_module_stack"]`` names the module calls it ran in.
+    each node's ``meta["nn_module_stack"]`` names the module calls it ran in (PyTorch's format),
+    when ``f`` is a module or, as PyTorch requires, has the module as ``f._orig_mod``.
     ``_allow_fake_constant`` and ``_error_on_data_dependent_ops`` are accepted for PyTorch's
     callers and change nothing here.
     """
@@ -287,20 +289,26 @@ class _FlatInputs(CodeGen):
 
 @contextlib.contextmanager
 def _module_stack(tracer: _Tracer, f: Callable):
-    """``record_module_stack=True``: while ``f`` runs, the modules being called, outermost
-    first, as ``tracer.module_stack`` (path -> (path, class), paths as ``f``'s
-    ``named_modules`` name them when ``f`` is a module, else the class name), which each node
-    copies into ``node.meta["nn_module_stack"]``."""
-    paths = {id(m): name for name, m in f.named_modules() if name} if isinstance(f, Module) else {}
+    """``record_module_stack=True``: while ``f`` runs, the calls in progress of the modules of
+    its root — ``f._orig_mod`` (PyTorch's rule: a compiled module's original), else ``f`` when
+    it is a module — as ``tracer.module_stack``, PyTorch's ``{path: (path, "module.Class")}``
+    (the root's path ``''``), outermost first. A module outside the root is not recorded (PyTorch
+    traces through it without an entry); without a root nothing is recorded, as in PyTorch."""
+    root = getattr(f, "_orig_mod", f)
+    if not isinstance(root, Module):
+        yield
+        return
+    paths = {id(m): name for name, m in root.named_modules()}
     stack: list = []
 
     def enter(module, args):
-        stack.append((paths.get(id(module), type(module).__name__), type(module)))
-        tracer.module_stack = {path: (path, cls) for path, cls in stack}
+        path = paths.get(id(module))
+        stack.append(None if path is None else (path, f"{type(module).__module__}.{type(module).__qualname__}"))
+        tracer.module_stack = {entry[0]: entry for entry in stack if entry is not None}
 
     def leave(module, args, output):
         stack.pop()
-        tracer.module_stack = {path: (path, cls) for path, cls in stack}
+        tracer.module_stack = {entry[0]: entry for entry in stack if entry is not None}
 
     handles = [register_module_forward_pre_hook(enter), register_module_forward_hook(leave, always_call=True)]
     tracer.module_stack = {}

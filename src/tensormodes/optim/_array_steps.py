@@ -1,0 +1,71 @@
+"""Adam's per-parameter step on the arrays themselves, for when nothing can see its ops.
+
+``Adam._update_group`` runs PyTorch's single-tensor loop as ten public calls a parameter
+(``add_``, ``mul_``, ``lerp_``, ``addcmul_``, ``item``, ``sqrt``, ``div``, ``add_``,
+``addcdiv_``), so that a mode sees a step as PyTorch's. When no mode of either kind is active
+and every tensor is a plain ``Tensor`` or ``Parameter`` on NumPy arrays of one float dtype and
+shape, nothing can see those calls: this runs the same ops' kernels (``OPS[name].kernel``, the
+one declaration of each) in the same order on the same operands — so the same values, bit for
+bit — and writes each in-place result as the in-place op does (a copy into the tensor's array,
+then its version counter bumped), without the ten dispatches (~4 us each).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._api.tensor import Tensor
+from .._autograd.nodes import bump_version
+from .._ops import OPS
+from .._state import STATE
+from ..nn.parameter import Parameter
+
+_ADD, _MUL, _LERP, _ADDCMUL, _SQRT, _DIV, _ADDCDIV = (
+    OPS[name].kernel for name in ("add", "mul", "lerp", "addcmul", "sqrt", "div", "addcdiv"))
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def idle() -> bool:
+    """Whether no ``__torch_function__`` or dispatch mode is active (nor anything disabled)."""
+    return STATE.get() is None
+
+
+def _plain(t) -> bool:
+    return (type(t) is Tensor or type(t) is Parameter) and type(t._data) is np.ndarray
+
+
+def _write(t, result: np.ndarray) -> None:
+    """What an in-place op does with its kernel's result of the target's dtype and shape."""
+    np.copyto(t._data, result)
+    bump_version(t)
+
+
+def adam_step(param, grad, exp_avg, exp_avg_sq, step_t, lr: float, beta1: float, beta2: float, eps: float,
+              weight_decay: float, decoupled: bool) -> bool:
+    """One parameter's Adam step (no amsgrad, no maximize, real dtypes) on its arrays; False, with
+    nothing changed, when the tensors are not all plain arrays of one float dtype and shape (the
+    caller then runs the public ops). The caller checks ``idle()``."""
+    if not (_plain(param) and _plain(grad) and _plain(exp_avg) and _plain(exp_avg_sq) and _plain(step_t)):
+        return False
+    p, g, m, v = param._data, grad._data, exp_avg._data, exp_avg_sq._data
+    if p.dtype not in _FLOATS or not (p.dtype is g.dtype is m.dtype is v.dtype) \
+            or not (p.shape == g.shape == m.shape == v.shape) or step_t._data.dtype not in _FLOATS:
+        return False
+    # the public ops of Adam._update_group, one for one (each kernel checks its own operands)
+    _write(step_t, _ADD(step_t._data, 1))
+    if weight_decay != 0:
+        if decoupled:
+            _write(param, _MUL(p, 1 - lr * weight_decay))
+        else:
+            g = _ADD(g, p, alpha=weight_decay)
+    _write(exp_avg, _LERP(m, g, 1 - beta1))
+    _write(exp_avg_sq, _MUL(v, beta2))
+    _write(exp_avg_sq, _ADDCMUL(v, g, g, value=1 - beta2))
+    step = step_t._data.item()
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    step_size = lr / bias_correction1
+    bias_correction2_sqrt = bias_correction2 ** 0.5
+    denom = _ADD(_DIV(_SQRT(v), bias_correction2_sqrt), eps)
+    _write(param, _ADDCDIV(p, m, denom, value=-step_size))
+    return True
