@@ -214,7 +214,7 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
 KNOWN = {
     **dict.fromkeys([
         "_embedding_bag", "trapezoid", "as_strided", "cdist", "i0", "special_i0",
-        "take", "take_along_dim", "cumprod", "prod", "quantile",
+        "take", "cumprod", "prod", "quantile",
         "nanquantile"], _NO_OP),
     **dict.fromkeys(["where", "where_method", "logcumsumexp", "atanh", "arctanh", "addcdiv",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
@@ -496,6 +496,16 @@ COMPOSITE_LOGS.update({
         "aten.expand.default", "aten.clone.default", "aten.view.default"], [
         "aten.ones.default", "aten.view.default", "aten.sum.dim_IntList", "aten.squeeze.dim", "aten.view.default",
         "aten.t.default"]),
+})
+COMPOSITE_LOGS.update({
+    "L.take_along_dim(x[:1], L.tensor([[0, 2, -1], [1, 1, 1]]), 1)": ([(2, 3)], [
+        _SLICE, "aten.lift_fresh.default", "aten.expand.default", "aten.expand.default", "aten.remainder.Scalar",
+        "aten.gather.default"], [
+        "aten.ones.default", "aten.new_zeros.default", "aten.scatter_add.default", "aten.sum.dim_IntList",
+        _SLICE_BACKWARD]),
+    "L.take_along_dim(x, L.tensor([0, 5]))": ([(2, 3)], [
+        "aten.lift_fresh.default", "aten.view.default", "aten.view.default", "aten.gather.default"], [
+        "aten.ones.default", "aten.new_zeros.default", "aten.scatter_add.default", "aten.view.default"]),
 })
 # torch.fft's transforms: the input resized (slice to shrink, one constant_pad_nd to grow), then ATen's
 # _fft_r2c / _fft_c2r / _fft_c2c; their formulas' ops backward (fft_r2c_backward, fft_c2r_backward)
