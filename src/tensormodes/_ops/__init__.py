@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     eigen,
     einsum,
     fft,
+    fft_transforms,
     float_parts,
     grids,
     index_arithmetic,

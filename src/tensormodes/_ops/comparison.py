@@ -90,7 +90,23 @@ def isinf(input: Tensor) -> Tensor:
     return np.asarray(np.isinf(input)) if mask is None else mask
 
 
-@op(meta=elementwise, differentiable=False, method=True,
+def _isfinite_decomposition(input):
+    """PyTorch's composite ``isfinite``: ``ones_like`` (bool) for integers and bools; for floats
+    ``(x == x) * (x.abs() != inf)`` (``abs``, ``ne.Scalar``, ``eq.Tensor``, ``mul.Tensor``, in the order
+    PyTorch's C++ evaluates them); for complex numbers both parts' masks, the second and-ed into the
+    first in place (``bitwise_and_``)."""
+    if not is_tensor(input):
+        return NotImplemented
+    aten = ops.ops.aten
+    if not (input.is_floating_point() or input.is_complex()):
+        return aten.ones_like.default(input, dtype=dt.bool, memory_format=ops.preserve_format)
+    if input.is_complex():
+        return _isfinite_decomposition(input.real).bitwise_and_(_isfinite_decomposition(input.imag))
+    finite = aten.ne.Scalar(aten.abs.default(input), float("inf"))
+    return aten.mul.Tensor(aten.eq.Tensor(input, input), finite)
+
+
+@op(meta=elementwise, differentiable=False, method=True, decompose=_isfinite_decomposition,
     samples=(Sample((M23,)), Sample((I23,)), Sample((SCALAR_F64,)), Sample((C64,)), Sample((BOOL,))),
     tags=("pointwise",))
 def isfinite(input: Tensor) -> Tensor:

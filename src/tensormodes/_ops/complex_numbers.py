@@ -12,9 +12,10 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import copy_of, view_of
+from .._tensor_base import TensorBase
 from ._pointwise import _complex_divide, _complex_from_parts, _zeros_like
 from ._samples import BOOL, C64, F16, F64, I23, M23, POSITIVE, SCALAR_F64
-from .common import check_same_shape_or_broadcast, dtype_of, floating, quiet, scalar_type_name
+from .common import check_same_shape_or_broadcast, dtype_of, floating, ops, quiet, scalar_type_name
 from .meta_rules import broadcasting, elementwise, metadata, rule
 from .registry import Sample, Tensor, TensorSpec, op
 
@@ -45,11 +46,28 @@ def _conj_meta(input):
     return copy_of(input) if input.dtype.kind == "c" else input
 
 
+def _part_decomposition(imaginary: bool):
+    """PyTorch's composite ``real`` / ``imag`` of a complex tensor: ``view_as_real`` and the
+    ``select.int`` of the part; ``real`` of a real tensor is the tensor itself (no op). Other
+    arguments are left to the op (NotImplemented), which raises PyTorch's errors."""
+
+    def decompose(input):
+        if not isinstance(input, TensorBase):
+            return NotImplemented
+        if not input.is_complex():
+            return NotImplemented if imaginary else input
+        pairs = ops.ops.aten.view_as_real.default(input)
+        return ops.ops.aten.select.int(pairs, pairs.dim() - 1, int(imaginary))
+
+    decompose.__name__ = decompose.__qualname__ = f"{'imag' if imaginary else 'real'}_decomposition"
+    return decompose
+
+
 def _identity_grad(grad):
     return grad  # for real(): a real gradient, which the engine casts to the complex input's dtype
 
 
-@op(grad=_identity_grad, method=False, view=True, meta=rule(_real_meta),
+@op(grad=_identity_grad, method=False, view=True, meta=rule(_real_meta), decompose=_part_decomposition(False),
     samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((I23,))))
 def real(input: Tensor) -> Tensor:
     """The real part of a complex tensor, as a view (``input`` itself if it is real); also
@@ -67,7 +85,8 @@ def _imag_grad(grad):
 
 
 @op(errors=(Sample((M23,)),),
-    grad=_imag_grad, method=False, view=True, meta=rule(_imag_meta), samples=(Sample((C64,)), Sample((_C128,))))
+    grad=_imag_grad, method=False, view=True, meta=rule(_imag_meta), decompose=_part_decomposition(True),
+    samples=(Sample((C64,)), Sample((_C128,))))
 def imag(input: Tensor) -> Tensor:
     """The imaginary part of a complex tensor, as a view; also the property ``x.imag``.
 
@@ -102,7 +121,28 @@ def _conj_physical_grad(grad):
     return grad.conj_physical()
 
 
-@op(grad=_conj_physical_grad, method=True, view=True, meta=rule(_conj_meta),
+@op(function=False, grad=_conj_physical_grad, meta=rule(copy_of), aten="default", tags=("pointwise",),
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,))), schema={"input": "Tensor self"})
+def _conj_physical(input: Tensor) -> Tensor:
+    """The complex conjugate, always computed into a new tensor (PyTorch's ``aten::_conj_physical``,
+    what ``conj_physical`` of a complex tensor reaches at the dispatch level).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten._conj_physical.default(tm.tensor([1 - 1j]))
+    tensor([1.+1.j])
+    """
+    return np.conjugate(input)
+
+
+def _conj_physical_decomposition(input):
+    """PyTorch's composite ``conj_physical``: ``_conj_physical`` of a complex tensor, the tensor
+    itself otherwise (no op)."""
+    if not isinstance(input, TensorBase):
+        return NotImplemented
+    return ops.ops.aten._conj_physical.default(input) if input.is_complex() else input
+
+
+@op(grad=_conj_physical_grad, method=True, view=True, meta=rule(_conj_meta), decompose=_conj_physical_decomposition,
     samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((BOOL,))),
     schema={"input": "Tensor()", "(returns)": "Tensor"}, tags=("maybe_aliasing_or_mutating", "pointwise"))
 def conj_physical(input: Tensor) -> Tensor:

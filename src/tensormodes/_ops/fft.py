@@ -16,113 +16,26 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from .common import ops, resolve_dtype, scalar_type_name, wrap_dim
+from .common import ops, resolve_dtype, wrap_dim
 from .creation import _DEFAULT_DTYPE, check_device
+from .fft_plans import (
+    _COMPLEX_OF,
+    _NORMALIZATION,
+    _REAL_OF,
+    _check_axes,
+    _check_dtype,
+    _check_real,
+    _float_dtype,
+    _many_dims,
+    _norm,
+    _one_dim,
+    _out_shape,
+)
+from .fft_transforms import _fft_c2c, _fft_c2r, _fft_r2c, decomposition, gradient
 from .meta_rules import rule
 from .registry import Sample, Tensor, TensorSpec, op
 
 _NAMESPACE = "tensormodes.fft"
-_DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
-_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128),
-               np.dtype(np.complex64): np.dtype(np.complex64), np.dtype(np.complex128): np.dtype(np.complex128)}
-_REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64),
-            np.dtype(np.float32): np.dtype(np.float32), np.dtype(np.float64): np.dtype(np.float64)}
-
-
-# -- checks shared by kernels and meta rules --------------------------------------------------
-
-def _norm(norm) -> str:
-    if norm is None:
-        return "backward"
-    if norm not in _DUAL:
-        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
-    return norm
-
-
-def _float_dtype(dtype: np.dtype) -> np.dtype:
-    """The dtype a transform computes in: integers and bools in the default float dtype; half
-    types are not supported on a CPU, as in PyTorch."""
-    if dtype.kind in "biu":
-        return _DEFAULT_DTYPE.get()[0]._np
-    if dtype not in _COMPLEX_OF:
-        raise RuntimeError(f"Unsupported dtype {scalar_type_name(dt.NP_TO_DTYPE[dtype])}")
-    return dtype
-
-
-def _check_real(dtype: np.dtype, name: str) -> None:
-    if dtype.kind == "c" and name == "ihfftn":
-        raise RuntimeError(f"Only supports floating-point dtypes, but found: {scalar_type_name(dt.NP_TO_DTYPE[dtype])}")
-    if dtype.kind == "c":
-        kind = "real-valued" if name.endswith("n") else "real"
-        raise RuntimeError(f"{name} expects a {kind} input tensor, but got {scalar_type_name(dt.NP_TO_DTYPE[dtype])}")
-
-
-def _check_dtype(dtype: np.dtype, real_only: str | None = None) -> None:
-    """PyTorch's first check: a supported dtype (and a real one for ``real_only``, the op's name)."""
-    if real_only is not None:
-        _check_real(dtype, real_only)
-    _float_dtype(dtype)
-
-
-def _check_axes(dims: tuple, name: str) -> None:
-    if not dims:
-        raise RuntimeError(f"{name} must transform at least one axis")
-
-
-def _check_points(n: int) -> None:
-    if n < 1:
-        raise RuntimeError(f"Invalid number of data points ({n}) specified")
-
-
-def _one_dim(shape: tuple, n, dim: int, c2r: bool) -> tuple[tuple[int], tuple[int]]:
-    """(dims, output sizes) of a 1-D transform along ``dim``; ``c2r`` counts ``n`` in real points."""
-    if not shape:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    axis = wrap_dim(dim, len(shape))
-    if n is None:
-        n = 2 * (shape[axis] - 1) if c2r else shape[axis]
-    _check_points(n)
-    return (axis,), (n,)
-
-
-def _many_dims(shape: tuple, s, dim, c2r: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(dims, output sizes) of an N-D transform, as PyTorch canonicalizes ``s`` and ``dim``."""
-    ndim = len(shape)
-    if dim is not None:
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        if s is not None and len(s) != len(dims):
-            raise RuntimeError("When given, dim and shape arguments must have the same length")
-        if ndim == 0 and dims:
-            raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
-        dims = tuple(wrap_dim(d, ndim) for d in dims)
-        if len(set(dims)) != len(dims):
-            raise RuntimeError("FFT dims must be unique")
-    elif s is not None:
-        if len(s) > ndim:
-            raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has {ndim} dimensions.")
-        dims = tuple(range(ndim - len(s), ndim))
-    else:
-        dims = tuple(range(ndim))
-    if s is None:
-        sizes = [shape[d] for d in dims]
-        if c2r and dims:
-            sizes[-1] = 2 * (sizes[-1] - 1)
-    else:
-        sizes = [shape[d] if n == -1 else n for d, n in zip(dims, s)]
-        if c2r and dims and s[-1] == -1:
-            sizes[-1] = 2 * (shape[dims[-1]] - 1)
-    for n in sizes:
-        _check_points(n)
-    return dims, tuple(sizes)
-
-
-def _out_shape(shape: tuple, dims: tuple, sizes: tuple, onesided_last: bool) -> tuple[int, ...]:
-    out = list(shape)
-    for d, n in zip(dims, sizes):
-        out[d] = n
-    if onesided_last and dims:
-        out[dims[-1]] = sizes[-1] // 2 + 1
-    return tuple(out)
 
 
 # -- the three kinds of transform ----------------------------------------------------------------
@@ -161,44 +74,30 @@ def _c2r(input, dims, sizes, norm):
     return np.asarray(np.fft.irfftn(data, s=sizes, axes=dims, norm=norm))
 
 
+def _hermitian_c2r(input, dims, sizes, norm):
+    """``hfftn`` as PyTorch computes it: the forward ``_fft_c2c`` over the leading dims, then the
+    conjugate's ``_fft_c2r`` over the last, both with the forward normalization's code."""
+    _check_axes(dims, "irfftn")
+    data = input.astype(_COMPLEX_OF[_float_dtype(input.dtype)], copy=False)
+    data = _fitted(data, dims, (*sizes[:-1], sizes[-1] // 2 + 1))
+    code = _NORMALIZATION[norm][0]
+    if len(dims) > 1:
+        data = _fft_c2c(data, list(dims[:-1]), code, True)
+    return _fft_c2r(np.conjugate(data), [dims[-1]], code, sizes[-1])
+
+
+def _hermitian_r2c(input, dims, sizes, norm, name: str):
+    """``ihfftn`` as PyTorch computes it: the conjugate of the one-sided ``_fft_r2c`` of the last
+    dim, then the inverse ``_fft_c2c`` over the leading dims, with the inverse normalization's code."""
+    _check_axes(dims, name)
+    _check_real(input.dtype, name)
+    data = _fitted(input.astype(_float_dtype(input.dtype), copy=False), dims, sizes)
+    code = _NORMALIZATION[norm][1]
+    half = np.conjugate(_fft_r2c(data, [dims[-1]], code, True))
+    return half if len(dims) == 1 else _fft_c2c(half, list(dims[:-1]), code, False)
+
+
 # -- gradients ------------------------------------------------------------------------------------
-
-def _fit(grad, dims, shape):
-    """``grad`` cropped or zero-padded along ``dims`` to ``shape``'s sizes there."""
-    for d in dims:
-        have, want = grad.shape[d], shape[d]
-        if have > want:
-            grad = grad.narrow(d, 0, want)
-        elif have < want:
-            grad = ops.constant_pad_nd(grad, [0, 0] * (grad.dim() - 1 - d) + [0, want - have])
-    return grad
-
-
-def _c2c_backward(grad, input_shape, dims, norm, forward: bool):
-    transform = ops.fft.ifftn if forward else ops.fft.fftn
-    return _fit(transform(grad, dim=dims, norm=_DUAL[norm]), dims, input_shape)
-
-
-def _r2c_backward(grad, input_shape, dims, sizes, norm, forward: bool = True):
-    last = dims[-1]
-    full_shape = list(grad.shape)
-    full_shape[last] = sizes[-1]
-    full = _fit(grad, (last,), full_shape)  # the dropped (conjugate) frequencies: zeros
-    transform = ops.fft.ifftn if forward else ops.fft.fftn
-    return _fit(ops.real(transform(full, dim=dims, norm=_DUAL[norm])), dims, input_shape)
-
-
-def _c2r_backward(grad, input_shape, dims, norm):
-    spectrum = ops.fft.rfftn(grad, dim=dims, norm=_DUAL[norm])
-    last = dims[-1]
-    doubled = grad.shape[last] - spectrum.shape[last]  # the bins irfft mirrors count twice
-    if doubled > 0:
-        weights = [1.0] + [2.0] * doubled + [1.0] * (spectrum.shape[last] - 1 - doubled)
-        shape = [1] * spectrum.dim()
-        shape[last] = len(weights)
-        spectrum = spectrum * ops.tensor(weights, dtype=ops.real(spectrum).dtype, device=spectrum.device).reshape(shape)
-    return _fit(spectrum, dims, input_shape)
-
 
 def _node(kind):
     """Names the backward node of a call as PyTorch does: after its transform's kind."""
@@ -210,83 +109,7 @@ def _node(kind):
 _C2C_OR_R2C = _node(lambda is_complex: "_fft_c2c" if is_complex else "_fft_r2c")
 
 
-def _plan_1d(input_shape, n, dim, c2r=False):
-    return _one_dim(tuple(input_shape), n, dim, c2r)
-
-
-def _plan_nd(input_shape, s, dim, c2r=False):
-    return _many_dims(tuple(input_shape), s, dim, c2r)
-
-
 # -- complex to complex ---------------------------------------------------------------------------
-
-# PyTorch's normalization argument of its transform ops (``_fft_c2c``): 0 none, 1 by 1/sqrt(n), 2 by
-# 1/n; and NumPy's ``norm`` doing the same, for a forward and an inverse transform.
-_NORMALIZATION = {"backward": (0, 2), "ortho": (1, 1), "forward": (2, 0)}
-_NUMPY_NORM = {True: {0: "backward", 1: "ortho", 2: "forward"}, False: {0: "forward", 1: "ortho", 2: "backward"}}
-
-
-def _fft_c2c_meta(input, dim, normalization, forward):
-    if input.dtype.kind != "c":
-        raise RuntimeError(f"Only supports complex dtypes, but found: {scalar_type_name(dt.NP_TO_DTYPE[input.dtype])}")
-    for d in dim:
-        _check_points(input.shape[wrap_dim(d, input.ndim)])  # (PyTorch's op crashes on zero points)
-    return MetaArray(input.shape, input.dtype)
-
-
-def _fft_c2c_grad(grad, dim, normalization, forward):
-    # PyTorch's formula: the transform of the other direction, the same normalization
-    return ops.ops.aten._fft_c2c.default(grad, dim, normalization, not forward)
-
-
-@op(function=False, grad=_fft_c2c_grad, meta=rule(_fft_c2c_meta),
-    samples=(Sample((TensorSpec((2, 5), "complex64"), [1], 0, True)),
-             Sample((TensorSpec((3, 4), "complex128"), [0, 1], 1, False)),
-             Sample((TensorSpec((2, 3, 4), "complex64"), [0, 2], 2, True))),
-    errors=(Sample((TensorSpec((2, 5)), [1], 0, True)),),
-    schema={"input": "Tensor self", "dim": "SymInt[]"}, aten="default")
-def _fft_c2c(input: Tensor, dim: list[int], normalization: int, forward: bool) -> Tensor:
-    """The complex-to-complex transform over ``dim`` (PyTorch's ``aten::_fft_c2c``, what ``fft``,
-    ``ifft`` and their N-D forms of a complex input reach at the dispatch level): forward or
-    inverse, scaled by nothing (``normalization`` 0), 1/sqrt(n) (1) or 1/n (2).
-
-    >>> import tensormodes as tm
-    >>> tm.ops.aten._fft_c2c.default(tm.tensor([1.0 + 0j, 1.0 + 0j]), [0], 0, True)
-    tensor([2.+0.j, 0.+0.j])
-    """
-    _fft_c2c_meta(input, dim, normalization, forward)
-    dims = tuple(wrap_dim(d, input.ndim) for d in dim)
-    transform = np.fft.fftn if forward else np.fft.ifftn
-    return np.asarray(transform(input, s=tuple(input.shape[d] for d in dims), axes=dims,
-                                norm=_NUMPY_NORM[bool(forward)][normalization]))
-
-
-def _c2c_decomposition(forward: bool, one_dim: bool, default_dim=None):
-    """PyTorch's composite ``fft``/``ifft`` (and N-D forms) of a complex input at its own size:
-    one ``_fft_c2c``. Real inputs and resized transforms are left to the op."""
-    def transform(input, n_or_s, dim, norm):
-        if not input.is_complex() or input.dtype not in (dt.complex64, dt.complex128):
-            return NotImplemented
-        try:
-            plan = _one_dim if one_dim else _many_dims
-            dims, sizes = plan(tuple(input.shape), n_or_s, dim, False)
-            code = _NORMALIZATION[_norm(norm)][0 if forward else 1]
-        except (RuntimeError, IndexError, TypeError, KeyError):
-            return NotImplemented
-        if not dims or any(input.shape[d] != n for d, n in zip(dims, sizes)):
-            return NotImplemented
-        return ops.ops.aten._fft_c2c.default(input, list(dims), code, forward)
-
-    if one_dim:
-        def decomposition(input, n=None, dim=-1, norm=None):
-            return transform(input, n, dim, norm)
-    else:
-        def decomposition(input, s=None, dim=default_dim, norm=None):
-            return transform(input, s, dim, norm)
-
-    decomposition.__name__ = f"_{'' if forward else 'i'}fft{'' if one_dim else 'n'}_decomposition"
-    return decomposition
-
 
 
 def _c2c_1d_meta(forward):
@@ -307,14 +130,6 @@ def _c2c_nd_meta(default_dim):
     return rule(meta)
 
 
-def _fft_grad(grad, input_shape, n, dim, norm):
-    return _c2c_backward(grad, input_shape, _plan_1d(input_shape, n, dim)[0], _norm(norm), True)
-
-
-def _ifft_grad(grad, input_shape, n, dim, norm):
-    return _c2c_backward(grad, input_shape, _plan_1d(input_shape, n, dim)[0], _norm(norm), False)
-
-
 _REAL_1D = TensorSpec((2, 5))
 _COMPLEX_1D = TensorSpec((2, 5), "complex64")
 _1D_SAMPLES = (Sample((_REAL_1D,)), Sample((_COMPLEX_1D,), {"n": 8, "norm": "ortho"}),
@@ -324,7 +139,7 @@ _1D_ERRORS = (Sample((_REAL_1D,), {"n": 0}), Sample((_REAL_1D,), {"dim": 2}), Sa
               Sample((TensorSpec((3,), "float16"),)))
 
 
-@op(meta=_c2c_1d_meta(True), grad=_fft_grad, decompose=_c2c_decomposition(True, True),
+@op(meta=_c2c_1d_meta(True), grad=gradient("c2c", True), decompose=decomposition("fft", "c2c", True),
     node=_C2C_OR_R2C, name="fft_fft", function="fft", namespace=_NAMESPACE,
     out=True, samples=_1D_SAMPLES, errors=_1D_ERRORS,
     schema={"n": "SymInt?"})
@@ -342,7 +157,7 @@ def fft_fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None
     return _c2c(input, dims, sizes, norm, True)
 
 
-@op(meta=_c2c_1d_meta(False), grad=_ifft_grad, decompose=_c2c_decomposition(False, True),
+@op(meta=_c2c_1d_meta(False), grad=gradient("ic2c", True), decompose=decomposition("ifft", "ic2c", True),
     node=_node(lambda is_complex: "_fft_c2c" if is_complex else "conj"),
     name="fft_ifft", function="ifft", namespace=_NAMESPACE, out=True, samples=_1D_SAMPLES, errors=_1D_ERRORS,
     schema={"n": "SymInt?"})
@@ -359,14 +174,6 @@ def fft_ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | Non
     return _c2c(input, dims, sizes, norm, False)
 
 
-def _fftn_grad(grad, input_shape, s, dim, norm):
-    return _c2c_backward(grad, input_shape, _plan_nd(input_shape, s, dim)[0], _norm(norm), True)
-
-
-def _ifftn_grad(grad, input_shape, s, dim, norm):
-    return _c2c_backward(grad, input_shape, _plan_nd(input_shape, s, dim)[0], _norm(norm), False)
-
-
 _ND_SAMPLES = (Sample((TensorSpec((2, 3, 4)),)),
                Sample((TensorSpec((3, 4), "complex64"),), {"s": (4, 6), "norm": "ortho"}),
                Sample((TensorSpec((3, 4, 2), "float64"),), {"dim": (0, 2), "s": (2, -1), "norm": "forward"}),
@@ -378,7 +185,7 @@ _ND_ERRORS = (Sample((TensorSpec((2, 3)),), {"s": (2,), "dim": (0, 1)}), Sample(
               Sample((TensorSpec((2, 3)),), {"s": (0, 2)}))
 
 
-@op(meta=_c2c_nd_meta(None), grad=_fftn_grad, decompose=_c2c_decomposition(True, False),
+@op(meta=_c2c_nd_meta(None), grad=gradient("c2c", False), decompose=decomposition("fftn", "c2c", False),
     node=lambda *a: "_fft_c2c", name="fft_fftn", function="fftn",
     namespace=_NAMESPACE, out=True, samples=_ND_SAMPLES, errors=_ND_ERRORS,
     schema={"s": "SymInt[1]?", "dim": "int[1]?"})
@@ -398,7 +205,7 @@ def fft_fftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = 
     return _c2c(input, dims, sizes, norm, True)
 
 
-@op(meta=_c2c_nd_meta(None), grad=_ifftn_grad, decompose=_c2c_decomposition(False, False),
+@op(meta=_c2c_nd_meta(None), grad=gradient("ic2c", False), decompose=decomposition("ifftn", "ic2c", False),
     node=lambda *a: "_fft_c2c", name="fft_ifftn", function="ifftn",
     namespace=_NAMESPACE, out=True, samples=_ND_SAMPLES, errors=_ND_ERRORS,
     schema={"s": "SymInt[1]?", "dim": "int[1]?"})
@@ -411,8 +218,9 @@ def fft_ifftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     return _c2c(input, dims, sizes, norm, False)
 
 
-@op(meta=_c2c_nd_meta((-2, -1)), grad=_fftn_grad,
-    decompose=_c2c_decomposition(True, False, (-2, -1)), node=lambda *a: "_fft_c2c", name="fft_fft2", function="fft2",
+@op(meta=_c2c_nd_meta((-2, -1)), grad=gradient("c2c", False),
+    decompose=decomposition("fft2", "c2c", False, (-2, -1)), node=lambda *a: "_fft_c2c", name="fft_fft2",
+    function="fft2",
     namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=_ND_ERRORS[:2],
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
@@ -429,8 +237,8 @@ def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1
     return _c2c(input, dims, sizes, norm, True)
 
 
-@op(meta=_c2c_nd_meta((-2, -1)), grad=_ifftn_grad,
-    decompose=_c2c_decomposition(False, False, (-2, -1)), node=lambda *a: "_fft_c2c", name="fft_ifft2",
+@op(meta=_c2c_nd_meta((-2, -1)), grad=gradient("ic2c", False),
+    decompose=decomposition("ifft2", "ic2c", False, (-2, -1)), node=lambda *a: "_fft_c2c", name="fft_ifft2",
     function="ifft2",
     namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=_ND_ERRORS[:2],
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
@@ -465,16 +273,6 @@ def _r2c_nd_meta(default_dim, name):
     return rule(meta)
 
 
-def _rfft_grad(grad, input_shape, n, dim, norm):
-    dims, sizes = _plan_1d(input_shape, n, dim)
-    return _r2c_backward(grad, input_shape, dims, sizes, _norm(norm))
-
-
-def _rfftn_grad(grad, input_shape, s, dim, norm):
-    dims, sizes = _plan_nd(input_shape, s, dim)
-    return _r2c_backward(grad, input_shape, dims, sizes, _norm(norm))
-
-
 _REAL_SAMPLES_1D = (Sample((_REAL_1D,)), Sample((_REAL_1D,), {"n": 8, "norm": "ortho"}),
                     Sample((TensorSpec((4, 3), "float64"),), {"dim": 0, "n": 3, "norm": "forward"}),
                     Sample((TensorSpec((6,), "int64", -5, 5),)))
@@ -482,7 +280,8 @@ _REAL_SAMPLES_ND = (Sample((TensorSpec((2, 3, 4)),)), Sample((TensorSpec((3, 4))
                     Sample((TensorSpec((3, 4, 2), "float64"),), {"dim": (0, 2), "norm": "forward"}))
 
 
-@op(meta=_r2c_1d_meta("rfft"), grad=_rfft_grad, node=lambda *a: "_fft_r2c", name="fft_rfft", function="rfft",
+@op(meta=_r2c_1d_meta("rfft"), grad=gradient("r2c", True), decompose=decomposition("rfft", "r2c", True),
+    node=lambda *a: "_fft_r2c", name="fft_rfft", function="rfft",
     namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_1D, errors=(*_1D_ERRORS, Sample((_COMPLEX_1D,))),
     schema={"n": "SymInt?"})
 def fft_rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
@@ -499,7 +298,8 @@ def fft_rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | Non
     return _r2c(input, dims, sizes, norm, "rfft")
 
 
-@op(meta=_r2c_nd_meta(None, "rfftn"), grad=_rfftn_grad, node=lambda *a: "_fft_r2c", name="fft_rfftn",
+@op(meta=_r2c_nd_meta(None, "rfftn"), grad=gradient("r2c", False), decompose=decomposition("rfftn", "r2c", False),
+    node=lambda *a: "_fft_r2c", name="fft_rfftn",
     function="rfftn", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND,
     errors=(*_ND_ERRORS, Sample((TensorSpec((2, 2), "complex64"),))),
     schema={"s": "SymInt[1]?", "dim": "int[1]?"})
@@ -518,7 +318,8 @@ def fft_rfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     return _r2c(input, dims, sizes, norm, "rfftn")
 
 
-@op(meta=_r2c_nd_meta((-2, -1), "rfftn"), grad=_rfftn_grad, node=lambda *a: "_fft_r2c", name="fft_rfft2",
+@op(meta=_r2c_nd_meta((-2, -1), "rfftn"), grad=gradient("r2c", False),
+    decompose=decomposition("rfft2", "r2c", False, (-2, -1)), node=lambda *a: "_fft_r2c", name="fft_rfft2",
     function="rfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND,
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_rfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
@@ -529,13 +330,8 @@ def fft_rfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -
     return _r2c(input, dims, sizes, norm, "rfftn")
 
 
-def _ihfft_grad(grad, input_shape, n, dim, norm):
-    # ihfft(x) = conj(rfft(x) with the dual normalization)
-    dims, sizes = _plan_1d(input_shape, n, dim)
-    return _r2c_backward(grad.conj(), input_shape, dims, sizes, _DUAL[_norm(norm)])
-
-
-@op(meta=_r2c_1d_meta("ihfft"), grad=_ihfft_grad, node=lambda *a: "conj", name="fft_ihfft", function="ihfft",
+@op(meta=_r2c_1d_meta("ihfft"), grad=gradient("ir2c", True), decompose=decomposition("ihfft", "ir2c", True),
+    node=lambda *a: "conj", name="fft_ihfft", function="ihfft",
     namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_1D, errors=(*_1D_ERRORS, Sample((_COMPLEX_1D,))),
     schema={"n": "SymInt?"})
 def fft_ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
@@ -548,7 +344,7 @@ def fft_ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | No
     _check_dtype(input.dtype, "ihfft")
     dims, sizes = _one_dim(input.shape, n, dim, False)
     norm = _norm(norm)
-    return np.conjugate(_r2c(input, dims, sizes, _DUAL[norm], "ihfft"))
+    return _hermitian_r2c(input, dims, sizes, norm, "ihfft")
 
 
 # -- one-sided complex to real --------------------------------------------------------------------
@@ -570,14 +366,6 @@ def _c2r_nd_meta(default_dim):
     return rule(meta)
 
 
-def _irfft_grad(grad, input_shape, n, dim, norm):
-    return _c2r_backward(grad, input_shape, _plan_1d(input_shape, n, dim, True)[0], _norm(norm))
-
-
-def _irfftn_grad(grad, input_shape, s, dim, norm):
-    return _c2r_backward(grad, input_shape, _plan_nd(input_shape, s, dim, True)[0], _norm(norm))
-
-
 _C2R_SAMPLES_1D = (Sample((_COMPLEX_1D,)), Sample((_COMPLEX_1D,), {"n": 5, "norm": "ortho"}),
                    Sample((TensorSpec((4, 3), "complex128"),), {"dim": 0, "n": 9, "norm": "forward"}),
                    Sample((TensorSpec((6,)),)))
@@ -586,7 +374,8 @@ _C2R_SAMPLES_ND = (Sample((TensorSpec((2, 3, 4), "complex64"),)),
                    Sample((TensorSpec((3, 4, 2), "complex128"),), {"dim": (0, 2), "norm": "forward"}))
 
 
-@op(meta=rule(_c2r_1d_meta), grad=_irfft_grad, node=lambda *a: "_fft_c2r", name="fft_irfft", function="irfft",
+@op(meta=rule(_c2r_1d_meta), grad=gradient("c2r", True), decompose=decomposition("irfft", "c2r", True),
+    node=lambda *a: "_fft_c2r", name="fft_irfft", function="irfft",
     namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_1D, errors=_1D_ERRORS + (Sample((TensorSpec((1,)),)),),
     schema={"n": "SymInt?"})
 def fft_irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
@@ -603,7 +392,8 @@ def fft_irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | No
     return _c2r(input, dims, sizes, norm)
 
 
-@op(meta=_c2r_nd_meta(None), grad=_irfftn_grad, node=lambda *a: "_fft_c2r", name="fft_irfftn", function="irfftn",
+@op(meta=_c2r_nd_meta(None), grad=gradient("c2r", False), decompose=decomposition("irfftn", "c2r", False),
+    node=lambda *a: "_fft_c2r", name="fft_irfftn", function="irfftn",
     namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND, errors=_ND_ERRORS,
     schema={"s": "SymInt[1]?", "dim": "int[1]?"})
 def fft_irfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
@@ -621,7 +411,8 @@ def fft_irfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     return _c2r(input, dims, sizes, norm)
 
 
-@op(meta=_c2r_nd_meta((-2, -1)), grad=_irfftn_grad, node=lambda *a: "_fft_c2r", name="fft_irfft2",
+@op(meta=_c2r_nd_meta((-2, -1)), grad=gradient("c2r", False),
+    decompose=decomposition("irfft2", "c2r", False, (-2, -1)), node=lambda *a: "_fft_c2r", name="fft_irfft2",
     function="irfft2", namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND,
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_irfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
@@ -632,13 +423,8 @@ def fft_irfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, 
     return _c2r(input, dims, sizes, norm)
 
 
-def _hfft_grad(grad, input_shape, n, dim, norm):
-    # hfft(x) = irfft(conj(x)) with the dual normalization
-    dims = _plan_1d(input_shape, n, dim, True)[0]
-    return _c2r_backward(grad, input_shape, dims, _DUAL[_norm(norm)]).conj()
-
-
-@op(meta=rule(_c2r_1d_meta), grad=_hfft_grad, node=lambda *a: "_fft_c2r", name="fft_hfft", function="hfft",
+@op(meta=rule(_c2r_1d_meta), grad=gradient("hc2r", True), decompose=decomposition("hfft", "hc2r", True),
+    node=lambda *a: "_fft_c2r", name="fft_hfft", function="hfft",
     namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_1D, errors=_1D_ERRORS,
     schema={"n": "SymInt?"})
 def fft_hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
@@ -652,20 +438,11 @@ def fft_hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | Non
     _check_dtype(input.dtype)
     dims, sizes = _one_dim(input.shape, n, dim, True)
     norm = _norm(norm)
-    return _c2r(np.conjugate(input), dims, sizes, _DUAL[norm])
+    return _hermitian_c2r(input, dims, sizes, norm)
 
 
-def _hfftn_grad(grad, input_shape, s, dim, norm):
-    dims = _plan_nd(input_shape, s, dim, True)[0]
-    return _c2r_backward(grad, input_shape, dims, _DUAL[_norm(norm)]).conj()
-
-
-def _ihfftn_grad(grad, input_shape, s, dim, norm):
-    dims, sizes = _plan_nd(input_shape, s, dim)
-    return _r2c_backward(grad.conj(), input_shape, dims, sizes, _DUAL[_norm(norm)])
-
-
-@op(meta=_c2r_nd_meta(None), grad=_hfftn_grad, node=lambda *a: "_fft_c2r", name="fft_hfftn", function="hfftn",
+@op(meta=_c2r_nd_meta(None), grad=gradient("hc2r", False), decompose=decomposition("hfftn", "hc2r", False),
+    node=lambda *a: "_fft_c2r", name="fft_hfftn", function="hfftn",
     namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND, errors=_ND_ERRORS,
     schema={"s": "SymInt[1]?", "dim": "int[1]?"})
 def fft_hfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
@@ -680,10 +457,12 @@ def fft_hfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     _check_dtype(input.dtype)
     dims, sizes = _many_dims(input.shape, s, dim, True)
     norm = _norm(norm)
-    return _c2r(np.conjugate(input), dims, sizes, _DUAL[norm])
+    return _hermitian_c2r(input, dims, sizes, norm)
 
 
-@op(meta=_c2r_nd_meta((-2, -1)), grad=_hfftn_grad, node=lambda *a: "_fft_c2r", name="fft_hfft2", function="hfft2",
+@op(meta=_c2r_nd_meta((-2, -1)), grad=gradient("hc2r", False),
+    decompose=decomposition("hfft2", "hc2r", False, (-2, -1)), node=lambda *a: "_fft_c2r", name="fft_hfft2",
+    function="hfft2",
     namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND,
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_hfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
@@ -691,10 +470,11 @@ def fft_hfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -
     _check_dtype(input.dtype)
     dims, sizes = _many_dims(input.shape, s, dim, True)
     norm = _norm(norm)
-    return _c2r(np.conjugate(input), dims, sizes, _DUAL[norm])
+    return _hermitian_c2r(input, dims, sizes, norm)
 
 
-@op(meta=_r2c_nd_meta(None, "ihfftn"), grad=_ihfftn_grad, node=lambda *a: "_fft_c2c", name="fft_ihfftn",
+@op(meta=_r2c_nd_meta(None, "ihfftn"), grad=gradient("ir2c", False), decompose=decomposition("ihfftn", "ir2c", False),
+    node=lambda *a: "_fft_c2c", name="fft_ihfftn",
     function="ihfftn", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND,
     errors=(*_ND_ERRORS, Sample((TensorSpec((2, 2), "complex64"),))),
     schema={"s": "SymInt[1]?", "dim": "int[1]?"})
@@ -710,10 +490,11 @@ def fft_ihfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch checks the dims first here
     _check_dtype(input.dtype, "ihfftn")
     norm = _norm(norm)
-    return np.conjugate(_r2c(input, dims, sizes, _DUAL[norm], "ihfftn"))
+    return _hermitian_r2c(input, dims, sizes, norm, "ihfftn")
 
 
-@op(meta=_r2c_nd_meta((-2, -1), "ihfftn"), grad=_ihfftn_grad, node=lambda *a: "_fft_c2c", name="fft_ihfft2",
+@op(meta=_r2c_nd_meta((-2, -1), "ihfftn"), grad=gradient("ir2c", False),
+    decompose=decomposition("ihfft2", "ir2c", False, (-2, -1)), node=lambda *a: "_fft_c2c", name="fft_ihfft2",
     function="ihfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND,
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_ihfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1),
@@ -722,7 +503,7 @@ def fft_ihfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, 
     dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch checks the dims first here
     _check_dtype(input.dtype, "ihfftn")
     norm = _norm(norm)
-    return np.conjugate(_r2c(input, dims, sizes, _DUAL[norm], "ihfftn"))
+    return _hermitian_r2c(input, dims, sizes, norm, "ihfftn")
 
 
 # -- frequencies and shifts -----------------------------------------------------------------------

@@ -75,7 +75,34 @@ def _take_along_dim_grad(grad, input_shape, indices, dim):
     return grad.new_zeros(shape).scatter_add(d, positions, grad), None
 
 
-@op(grad=_take_along_dim_grad, method=True, out=True, meta=metadata,
+def _take_along_dim_decomposition(input, indices, dim=None):
+    """PyTorch's composite ``take_along_dim``: without ``dim``, ``gather`` of the flat views (``view``
+    twice); along ``dim``, both tensors broadcast against each other off ``dim`` (``expand`` twice),
+    the indices wrapped (``remainder``), then ``gather``. Arguments the op rejects are left to it."""
+    if not isinstance(input, TensorBase) or not isinstance(indices, TensorBase) or input.is_meta:
+        return NotImplemented
+    aten = ops.ops.aten
+    if dim is None:
+        if indices.dtype not in (dt.int64, dt.int32) or not (input.is_contiguous() and indices.is_contiguous()):
+            return NotImplemented  # (PyTorch's view(-1) of a non-contiguous tensor raises; the op reshapes)
+        return aten.gather.default(aten.view.default(input, [-1]), 0, aten.view.default(indices, [-1]))
+    if input.dim() != indices.dim() or input.dim() == 0 or indices.dtype != dt.int64:
+        return NotImplemented
+    try:
+        d = wrap_dim(dim, input.dim())
+        others = check_same_shape_or_broadcast(
+            (*input.shape[:d], 1, *input.shape[d + 1:]), (*indices.shape[:d], 1, *indices.shape[d + 1:]))
+    except (RuntimeError, IndexError, TypeError):
+        return NotImplemented
+    size = input.shape[d]
+    if not size:
+        return NotImplemented
+    indices = aten.expand.default(indices, [*others[:d], indices.shape[d], *others[d + 1:]])
+    input = aten.expand.default(input, [*others[:d], size, *others[d + 1:]])
+    return aten.gather.default(input, d, aten.remainder.Scalar(indices, size))
+
+
+@op(grad=_take_along_dim_grad, method=True, out=True, meta=metadata, decompose=_take_along_dim_decomposition,
     errors=(Sample((M23, TensorSpec((2,), "int32", 0, 1), 0)), Sample((M23, TensorSpec((2,), "int64", 0, 1), 0)),
             Sample((M23, TensorSpec((3, 1), "int64", 0, 1), 1))),
     samples=(Sample((M23, TensorSpec((2, 1), "int64", -3, 2), 1)), Sample((M23, TensorSpec((4,), "int64", 0, 5))),

@@ -480,9 +480,14 @@ def _repeat_interleave_meta(input, repeats=None, dim=None, *, output_size=None):
     return MetaArray(tuple(shape), input.dtype), MetaArray((total,), np.dtype(np.int64))
 
 
-def _repeat_interleave_grad(grad, input_shape, dim, positions):
+def _repeat_interleave_grad(grad, input_shape, repeats, dim, positions):
     # ``positions``: where each output slice came from (the kernel hands them over, as PyTorch's
     # composite keeps the index it selects with, not the repeats).
+    if is_int(repeats) and not isinstance(repeats, bool):  # PyTorch's composite's: the copies summed
+        d = 0 if dim is None or not input_shape else wrap_dim(dim, len(input_shape))
+        shape = list(input_shape) if dim is not None and input_shape else [int(np.prod(input_shape))]
+        copies = grad.view([*shape[:d + 1], repeats, *shape[d + 1:]]).sum(d + 1)
+        return copies.view(tuple(input_shape)) if dim is None else copies, None
     if dim is None:
         size = int(np.prod(input_shape))
         return grad.new_zeros(size).index_add(0, positions, grad).reshape(input_shape), None
@@ -490,7 +495,32 @@ def _repeat_interleave_grad(grad, input_shape, dim, positions):
     return grad.new_zeros(tuple(input_shape)).index_add(d, positions, grad), None
 
 
-@op(grad=_repeat_interleave_grad, method=True, saves=("positions",), meta=rule(_repeat_interleave_meta), errors=(
+def _repeat_interleave_decomposition(input, repeats=None, dim=None, output_size=None):  # (all by position)
+    """PyTorch's composite ``repeat_interleave`` with a number of repeats: the input (flattened
+    without ``dim``) unsqueezed after ``dim``, expanded there to ``repeats`` copies, cloned and
+    flattened back (``unsqueeze``, ``expand``, ``clone``, ``view``). Repeats given as a tensor, and
+    arguments the op rejects, are left to the op."""
+    if not isinstance(input, TensorBase) or isinstance(repeats, bool) or not is_int(repeats) or repeats < 0:
+        return NotImplemented
+    try:
+        _repeat_interleave_meta(MetaArray(tuple(input.shape), input._data.dtype), repeats, dim,
+                                output_size=output_size)
+    except (RuntimeError, IndexError, TypeError):
+        return NotImplemented
+    if dim is None:
+        input, d = input.flatten(), 0
+    else:
+        d = wrap_dim(dim, input.dim())
+    aten = ops.ops.aten
+    input = aten.unsqueeze.default(input, d + 1)
+    shape = list(input.shape)
+    shape[d + 1] = repeats
+    copies = aten.clone.default(aten.expand.default(input, shape), memory_format=ops.contiguous_format)
+    return copies.flatten(d, d + 1)
+
+
+@op(grad=_repeat_interleave_grad, method=True, saves=("positions",), decompose=_repeat_interleave_decomposition,
+    meta=rule(_repeat_interleave_meta), errors=(
     Sample((M23, -1)), Sample((M23, 2.0)), Sample((M23, 2, 2)), Sample((M23, 2, 0), {"output_size": 3})), samples=(
     Sample((M23, 2)), Sample((M23, TensorSpec((2,), "int64", 0, 3), 0)), Sample((M23, 3, -1)),
     Sample((TensorSpec((3,), "int64", 0, 3),)), Sample((SCALAR, 3)), Sample((M23, TensorSpec((), "int64", 1, 2), 1)),

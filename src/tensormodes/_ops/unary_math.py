@@ -750,7 +750,7 @@ def frac(input: Tensor) -> Tensor:
 
 
 def _nan_to_num_grad(grad, input):
-    return grad.where(input.isfinite(), 0)
+    return grad * input.isfinite()  # PyTorch's formula (an infinite or NaN gradient stays NaN where masked)
 
 
 @op(meta=elementwise,
