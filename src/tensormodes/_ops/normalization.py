@@ -243,11 +243,17 @@ def _half_layer_norm(x: np.ndarray, count: int, weight, bias, eps: float) -> tup
     rows = x.reshape(math.prod(shape[:x.ndim - count]), -1)
     mean, variance = _rowwise_moments(rows)
     rstd = np.float32(1) / np.sqrt(variance + np.float32(eps))
-    result = fma32(rows, rstd[:, None], (-rstd * mean)[:, None])
+    # fused multiply-adds in float64, where a product of float32 values is exact (one rounding
+    # there, then to float32: a second rounding that could matter only at a float32 midpoint)
+    result = np.multiply(rows, rstd[:, None], dtype=np.float64)
+    result += (-rstd * mean)[:, None]
+    result = result.astype(np.float32)
     if weight is not None or bias is not None:
         gamma = np.float32(1) if weight is None else weight.astype(np.float32).reshape(-1)
-        beta = np.float32(0) if bias is None else bias.astype(np.float32).reshape(-1)
-        result = fma32(result, gamma, beta)
+        result = np.multiply(result, gamma, dtype=np.float64)
+        if bias is not None:
+            result += bias.astype(np.float32).reshape(-1)
+        result = result.astype(np.float32)
     return result.reshape(shape), mean.reshape(kept), rstd.reshape(kept)
 
 
@@ -428,22 +434,26 @@ def _half_layer_norm_parameter_grads(g: np.ndarray, x: np.ndarray, mean: np.ndar
     rows = math.prod(g.shape[:leading])
     g, x = g.reshape(rows, -1), x.reshape(rows, -1)
     a = rstd.reshape(rows, 1)
-    # (its compiled loop fuses both multiply-adds of dgamma + dy * (a * x + b))
-    terms = [(g, fma32(a, x, -a * mean.reshape(rows, 1)))] if output_mask[1] else []
+    # (its compiled loop fuses both multiply-adds of dgamma + dy * (a * x + b)); dbeta adds 1 * dy
+    pairs = [(g, fma32(a, x, -a * mean.reshape(rows, 1)))] if output_mask[1] else []
     if output_mask[2]:
-        terms.append((None, g))
+        pairs.append((np.ones_like(g), g))
     threads = SETTINGS.num_threads
     tasks = min(threads, rows) if threads > 1 else 1
     chunk = -(-rows // tasks) if rows else 0
-    buffers = np.zeros((len(terms), threads, g.shape[1]), np.float32)
+    # (term, factor or term, thread, k-th row of its chunk, column) in float64: a product of two
+    # float32 values is exact there, so each step rounds once to float32 (as a fused multiply-add)
+    operands = np.zeros((len(pairs), 2, tasks * chunk, g.shape[1]))
+    for i, pair in enumerate(pairs):
+        operands[i, :, :rows] = pair
+    operands = operands.reshape(len(pairs), 2, tasks, chunk, -1)
+    buffers = np.zeros((len(pairs), threads, g.shape[1]))
     for k in range(chunk):  # the k-th row of every thread's chunk at once
-        chosen = np.arange(tasks) * chunk + k
-        chosen = chosen[chosen < rows]
-        for (factor, term), buffer in zip(terms, buffers):
-            taken = buffer[:chosen.size]
-            summed = taken + term[chosen] if factor is None else fma32(factor[chosen], term[chosen], taken)
-            buffer[:chosen.size] = summed.astype(dtype)
-    totals = iter(np.add.reduce(buffers, axis=1).astype(parameter_dtype).reshape((len(terms), *shape)))
+        summed = operands[:, 0, :, k] * operands[:, 1, :, k]
+        summed += buffers[:, :tasks]
+        buffers[:, :tasks] = summed.astype(np.float32).astype(dtype)
+    buffers = buffers.astype(np.float32)
+    totals = iter(np.add.reduce(buffers, axis=1).astype(parameter_dtype).reshape((len(pairs), *shape)))
     return (next(totals) if output_mask[1] else None), (next(totals) if output_mask[2] else None)
 
 
