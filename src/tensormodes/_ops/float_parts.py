@@ -81,4 +81,13 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     >>> tm.ldexp(tm.tensor([1.0, 3.0]), tm.tensor([3, -1])).tolist()
     [8.0, 1.5]
     """
-    return _float_binary(lambda x, y: x * np.exp2(y), input, other, "ldexp", complex_ok=True)
+    result = _float_binary(lambda x, y: x * np.exp2(y), input, other, "ldexp", complex_ok=True)
+    if result.dtype in HALF_TYPES:
+        # PyTorch's composite, input * pow(2, other): the power rounded to other's dtype (float32 for
+        # an integer exponent), then the product rounded to the result's
+        exponent = np.asarray(other)
+        power_dtype = exponent.dtype if exponent.dtype.kind == "f" or exponent.dtype in HALF_TYPES else np.float32
+        with quiet():
+            power = np.exp2(exponent.astype(np.float64)).astype(np.float32).astype(power_dtype).astype(np.float32)
+            result = (np.asarray(input).astype(np.float32) * power).astype(result.dtype)
+    return result
