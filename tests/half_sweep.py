@@ -164,6 +164,7 @@ def main(argv=None) -> int:
         import torch
 
         torch.set_num_threads(options.threads)
+        tm.set_num_threads(options.threads)  # kernels that split work as PyTorch's threads do read it
     found: dict = {}
     for key, case, mismatch in sweep(options.dtype, set(options.ops) or None):
         found.setdefault(key, (case, mismatch))

@@ -20,9 +20,9 @@ Settings are recorded and read back as PyTorch does; what they change here:
 from __future__ import annotations
 
 import importlib
-import os
 import warnings
-from dataclasses import dataclass, field
+
+from ._settings import SETTINGS
 
 __all__ = [
     "SETTINGS", "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
@@ -30,27 +30,6 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode", "get_deterministic_debug_mode",
     "set_float32_matmul_precision", "get_float32_matmul_precision", "compile",
 ]
-
-
-def _cores() -> int:
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
-
-
-@dataclass
-class Settings:
-    """The process-wide settings (PyTorch keeps them process-wide too)."""
-
-    num_threads: int = field(default_factory=_cores)
-    num_interop_threads: int = field(default_factory=_cores)
-    interop_threads_set: bool = False
-    deterministic: bool = False
-    deterministic_warn_only: bool = False
-    float32_matmul_precision: str = "highest"
-    blas_limits: object = None  # threadpoolctl's limiter while set_num_threads is in force
-
-
-SETTINGS = Settings()
 
 _INT32_MAX = 2 ** 31 - 1
 

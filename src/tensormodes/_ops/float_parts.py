@@ -83,9 +83,13 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     [8.0, 1.5]
     """
     if type(other) is not MetaArray and (other.dtype.kind == "f" or other.dtype in HALF_TYPES):
-        # PyTorch's input * pow(2, other): the power is rounded to other's dtype first
+        # PyTorch's input * pow(2, other): the power is rounded to other's dtype first (a half
+        # type's computed in float32)
         with quiet():
-            other = np.exp2(other.astype(np.float64)).astype(other.dtype)
+            power = np.exp2(other.astype(np.float64))
+            if other.dtype in HALF_TYPES:
+                power = power.astype(np.float32)
+            other = power.astype(other.dtype)
         return _float_binary(np.multiply, input, other, "ldexp", complex_ok=True)
     floating_input = input.dtype.kind == "f" or input.dtype in HALF_TYPES
     if floating_input and other.dtype == np.bool_:  # the floating input's kernel takes integer exponents only
@@ -94,4 +98,10 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
         # PyTorch's kernel for a floating input passes the exponent as a C int: it wraps (an integer
         # input goes through pow(2., other) in float instead)
         other = other.astype(np.int32)
-    return _float_binary(lambda x, y: x * np.exp2(y), input, other, "ldexp", complex_ok=True)
+    result = _float_binary(lambda x, y: x * np.exp2(y), input, other, "ldexp", complex_ok=True)
+    if result.dtype in HALF_TYPES and type(result) is not MetaArray:
+        # an integer exponent's power is a float32 (PyTorch's composite), the product rounded once
+        with quiet():
+            power = np.exp2(np.asarray(other).astype(np.float64)).astype(np.float32)
+            result = (np.asarray(input).astype(np.float32) * power).astype(result.dtype)
+    return result

@@ -19,6 +19,8 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
+from .._settings import SETTINGS
+from ._random_math import fma32
 from .common import HALF_TYPES, conjugate, dtype_of, not_implemented, ops, quiet, scalar_type_name
 from .meta_rules import rule
 from .registry import Sample, Tensor, TensorSpec, op
@@ -215,6 +217,10 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
     axes = _layer_norm_axes(input, normalized_shape, weight, bias)
     _check_parameter_dtypes(input, weight, bias)
     x = _working(input, "LayerNormKernelImpl")
+    if input.dtype in HALF_TYPES and input.size:
+        result, mean, rstd = _half_layer_norm(x, len(axes), weight, bias, eps)
+        work = _statistics_dtype(input, weight, bias)
+        return result.astype(input.dtype), mean.astype(work), rstd.astype(work)
     mean, rstd, result = _moments(x, axes, eps, centred=True)
     result *= rstd  # (x - mean) * rstd * weight + bias, in place
     if weight is not None:
@@ -224,6 +230,97 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
     # the output from the float32 statistics; the saved ones rounded to their dtype (the backward reads those)
     work = _statistics_dtype(input, weight, bias)
     return np.asarray(result, dtype=input.dtype), mean.astype(work), rstd.astype(work)
+
+
+def _half_layer_norm(x: np.ndarray, count: int, weight, bias, eps: float) -> tuple[np.ndarray, ...]:
+    """A half-type layer norm (``x`` its float32 values, normalised over the last ``count``
+    dimensions) as PyTorch's CPU kernel computes it: each row's mean and variance by its
+    Welford cascade (``_rowwise_moments``), ``rstd = 1 / sqrt(variance + eps)`` in float32, then
+    ``(x * rstd + (-rstd * mean)) * weight + bias`` as two fused multiply-adds. Returns the float32
+    result and the statistics (shaped for broadcasting)."""
+    shape = x.shape
+    kept = shape[:x.ndim - count] + (1,) * count
+    rows = x.reshape(math.prod(shape[:x.ndim - count]), -1)
+    mean, variance = _rowwise_moments(rows)
+    rstd = np.float32(1) / np.sqrt(variance + np.float32(eps))
+    # fused multiply-adds in float64, where a product of float32 values is exact (one rounding
+    # there, then to float32: a second rounding that could matter only at a float32 midpoint)
+    result = np.multiply(rows, rstd[:, None], dtype=np.float64)
+    result += (-rstd * mean)[:, None]
+    result = result.astype(np.float32)
+    if weight is not None or bias is not None:
+        gamma = np.float32(1) if weight is None else weight.astype(np.float32).reshape(-1)
+        result = np.multiply(result, gamma, dtype=np.float64)
+        if bias is not None:
+            result += bias.astype(np.float32).reshape(-1)
+        result = result.astype(np.float32)
+    return result.reshape(shape), mean.reshape(kept), rstd.reshape(kept)
+
+
+_MOMENT_LANES = 8  # float32 lanes of the vectors PyTorch's half-type moments run in (16 half values each)
+_MOMENT_CHUNK = 16  # vectors per Welford chunk (kChunkSize)
+
+
+def _rowwise_moments(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's mean and biased variance (float32 ``rows``, half-type values) in the steps of
+    PyTorch's ``RowwiseMoments``: whole vectors of 16 values by Welford's update in two sets of 8
+    float32 lanes, a chunk of 16 vectors at a time, chunks merged in a binary cascade; the values
+    after the last whole vector by the scalar Welford update; then the 8 lanes merged into it one
+    by one. (Where its compiled code fuses a multiply-add, so does this.)"""
+    count, size = rows.shape
+    vectors = size // (2 * _MOMENT_LANES)
+    chunks = -(-vectors // _MOMENT_CHUNK)
+    depth = 1 if chunks <= 2 else (chunks - 1).bit_length()
+    stack = [[0, np.zeros((count, _MOMENT_LANES), np.float32), np.zeros((count, _MOMENT_LANES), np.float32)]
+             for _ in range(depth)]
+    for i in range(chunks):
+        taken = min(_MOMENT_CHUNK, vectors - i * _MOMENT_CHUNK)
+        block = rows[:, i * _MOMENT_CHUNK * 2 * _MOMENT_LANES:][:, :taken * 2 * _MOMENT_LANES]
+        block = block.reshape(count, taken, 2, _MOMENT_LANES)
+        m1 = np.zeros((2, count, _MOMENT_LANES), np.float32)
+        m2 = np.zeros((2, count, _MOMENT_LANES), np.float32)
+        for j in range(taken):
+            x = block[:, j].transpose(1, 0, 2)
+            delta = x - m1
+            m1 = fma32(delta, np.float32(1) / np.float32(j + 1), m1)
+            m2 = fma32(delta, x - m1, m2)
+        for half in range(2):
+            _merge_moments(stack[0], taken, m1[half], m2[half])
+        mask = i + 1
+        for level in range(1, depth):
+            if mask & 1:
+                break
+            _merge_moments(stack[level], *stack[level - 1])
+            stack[level - 1] = [0, np.zeros_like(m1[0]), np.zeros_like(m1[0])]
+            mask >>= 1
+    for level in range(1, depth):
+        _merge_moments(stack[0], *stack[level])
+    merged = [0, np.zeros(count, np.float32), np.zeros(count, np.float32)]
+    for k in range(vectors * 2 * _MOMENT_LANES, size):  # the scalar Welford update
+        x = rows[:, k]
+        delta = x - merged[1]
+        merged[0] += 1
+        merged[1] = merged[1] + delta / np.float32(merged[0])
+        merged[2] = merged[2] + delta * (x - merged[1])
+    for lane in range(_MOMENT_LANES):
+        _merge_moments(merged, 2 * vectors, stack[0][1][:, lane], stack[0][2][:, lane], fused=True)
+    return merged[1], merged[2] / np.float32(size)
+
+
+def _merge_moments(into: list, count: int, mean: np.ndarray, m2: np.ndarray, *, fused: bool = False) -> None:
+    """PyTorch's ``AddMoments`` (``fused``: its scalar version, whose multiply-adds are fused) or
+    ``AddMomentsVec``: ``count`` values' mean and sum of squared deviations merged into ``into``
+    (``[count, mean, m2]``), in place."""
+    total = into[0] + count
+    c = np.float32(0) if total == 0 else np.float32(count) / np.float32(total)
+    delta = mean - into[1]
+    if fused:
+        into[1] = fma32(c, delta, into[1])
+        into[2] = into[2] + fma32(delta * delta * c, np.float32(into[0]), m2)
+    else:
+        into[1] = into[1] + c * delta
+        into[2] = into[2] + (m2 + delta * delta * c * np.float32(into[0]))
+    into[0] = total
 
 
 def _native_layer_norm_backward_grad(grad, grad_out, input, normalized_shape, mean, rstd, weight, output_mask,
@@ -311,6 +408,11 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
         grad_input += b * x
         grad_input += c
         grad_input = np.asarray(grad_input, dtype=input.dtype)
+    if input.dtype in HALF_TYPES and (output_mask[1] or output_mask[2]):
+        parameter_dtype = np.dtype(np.float32) if weight is not None and weight.dtype == np.float32 else input.dtype
+        grad_weight, grad_bias = _half_layer_norm_parameter_grads(g, x, mean, rstd, len(leading), input.dtype,
+                                                                  parameter_dtype, output_mask)
+        return grad_input, grad_weight, grad_bias
     if output_mask[1]:
         xhat = x - mean
         xhat *= rstd
@@ -319,6 +421,40 @@ def native_layer_norm_backward(grad_out: Tensor, input: Tensor, normalized_shape
     if output_mask[2]:
         grad_bias = np.asarray(np.add.reduce(g, axis=leading) if leading else g, dtype=input.dtype)
     return grad_input, grad_weight, grad_bias
+
+
+def _half_layer_norm_parameter_grads(g: np.ndarray, x: np.ndarray, mean: np.ndarray, rstd: np.ndarray, leading: int,
+                                     dtype: np.dtype, parameter_dtype: np.dtype, output_mask) -> tuple:
+    """A half-type layer norm's weight and bias gradients (float32 operands) as PyTorch's CPU kernel
+    sums them: its rows split among the intra-op threads (``SETTINGS.num_threads``) in contiguous
+    chunks, each thread adding its rows' ``dy * (rstd * x - rstd * mean)`` (and ``dy``) into a
+    buffer of the input's half type, every row's sum rounded; then the threads' buffers added in
+    float32 and rounded to the parameters' dtype."""
+    shape = g.shape[leading:]
+    rows = math.prod(g.shape[:leading])
+    g, x = g.reshape(rows, -1), x.reshape(rows, -1)
+    a = rstd.reshape(rows, 1)
+    # (its compiled loop fuses both multiply-adds of dgamma + dy * (a * x + b)); dbeta adds 1 * dy
+    pairs = [(g, fma32(a, x, -a * mean.reshape(rows, 1)))] if output_mask[1] else []
+    if output_mask[2]:
+        pairs.append((np.ones_like(g), g))
+    threads = SETTINGS.num_threads
+    tasks = min(threads, rows) if threads > 1 else 1
+    chunk = -(-rows // tasks) if rows else 0
+    # (term, factor or term, thread, k-th row of its chunk, column) in float64: a product of two
+    # float32 values is exact there, so each step rounds once to float32 (as a fused multiply-add)
+    operands = np.zeros((len(pairs), 2, tasks * chunk, g.shape[1]))
+    for i, pair in enumerate(pairs):
+        operands[i, :, :rows] = pair
+    operands = operands.reshape(len(pairs), 2, tasks, chunk, -1)
+    buffers = np.zeros((len(pairs), threads, g.shape[1]))
+    for k in range(chunk):  # the k-th row of every thread's chunk at once
+        summed = operands[:, 0, :, k] * operands[:, 1, :, k]
+        summed += buffers[:, :tasks]
+        buffers[:, :tasks] = summed.astype(np.float32).astype(dtype)
+    buffers = buffers.astype(np.float32)
+    totals = iter(np.add.reduce(buffers, axis=1).astype(parameter_dtype).reshape((len(pairs), *shape)))
+    return (next(totals) if output_mask[1] else None), (next(totals) if output_mask[2] else None)
 
 
 # -- group norm --------------------------------------------------------------------------------------

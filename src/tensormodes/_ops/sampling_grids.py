@@ -102,7 +102,10 @@ def affine_grid_generator(theta: Tensor, size: list[int], align_corners: bool) -
     _check_affine(theta, size)
     base = _base_grid(size, align_corners, theta.dtype)
     points = base.reshape(-1, base.shape[-1])
-    grid = np.einsum("pk,njk->npj", points, theta)
+    if theta.dtype in HALF_TYPES:  # (NumPy's einsum has no bfloat16: PyTorch's bmm computes in float32)
+        grid = np.einsum("pk,njk->npj", points.astype(np.float32), theta.astype(np.float32))
+    else:
+        grid = np.einsum("pk,njk->npj", points, theta)
     return np.ascontiguousarray(grid.reshape(size[0], *size[2:], len(size) - 2), dtype=theta.dtype)
 
 
