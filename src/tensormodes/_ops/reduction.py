@@ -65,6 +65,7 @@ from .common import conjugate as _conj
 from .comparison import extremum_grad
 from .linalg import svdvals as _svdvals
 from .meta_rules import MetaRule, pointwise, rule, with_shape
+from .reduction_composites import trapezoid_decomposition
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, alias, op
 
 
@@ -868,9 +869,8 @@ def _pad_along(x, d: int, before: bool):
 
 
 def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):
-    # result = sum over k of (y[k] + y[k + 1]) / 2 * (x[k + 1] - x[k]): each y[k] gets half of
-    # the spacings on its sides; each x[k] the mean of the pair before it less that after it.
-    # y is saved only for x's gradient and x only for y's (save_only_for).
+    # result = sum over k of (y[k] + y[k + 1]) / 2 * (x[k + 1] - x[k]): each y[k] gets half of the spacings
+    # on its sides; each x[k] the mean of the pair before it less that after it (y saved for x only, x for y).
     ndim = len(y_shape)
     d = wrap_dim(dim, ndim)
     n = y_shape[d]
@@ -946,7 +946,7 @@ def _trapezoid_meta(y, x=None, *, dx=None, dim=-1):
     return with_shape(result, shape)
 
 
-@op(meta=_trapezoid_meta, differentiable=_trapezoid_differentiable,
+@op(meta=_trapezoid_meta, differentiable=_trapezoid_differentiable, decompose=trapezoid_decomposition,
     errors=(Sample((TensorSpec((2, 3)), TensorSpec((4,)))), Sample((SCALAR,)),
             Sample((TensorSpec((2, 3)), TensorSpec((2, 4))), {"dim": 1})),
     grad=_trapezoid_grad, save_only_for={"y": "x", "x": "y"}, samples=(
