@@ -42,6 +42,7 @@ from . import (  # noqa: F401
     margin_losses,
     matrix_functions,
     nn,
+    norm_kernels,
     normalization,
     norms,
     numpy_names,

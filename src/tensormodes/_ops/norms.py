@@ -18,8 +18,8 @@ from ._reduction import _LOW_PRECISION, _dim_defaulting, _distribute_evenly, _no
 from ._samples import M23, M234
 from .common import dtype_of, ops, scalar_type_name, wrap_dim
 from .linalg import svdvals as _svdvals
-from .reduction import _matrix_norm as _fro_or_nuc_norm
-from .reduction import _norm_dtypes, _vector_norm
+from .norm_kernels import _matrix_norm as _fro_or_nuc_norm
+from .norm_kernels import _norm_dtypes, _vector_norm
 from .registry import Sample, Tensor, TensorSpec, op
 
 _INF = float("inf")
