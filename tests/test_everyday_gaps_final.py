@@ -519,3 +519,39 @@ def test_upsample_and_dropout3d_match_pytorch(expression):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same_outcome(expression, rtol=1e-6, atol=1e-6)
+
+
+# -- F.max_unpool1d, nn.MaxUnpool1d and nn.MaxUnpool2d ------------------------------------------------
+
+
+def test_max_unpooling_puts_the_maxima_back():
+    pooled, indices = tm.nn.MaxPool1d(2, return_indices=True)(tm.tensor([[[1.0, 3.0, 2.0, 0.0, 5.0, 4.0]]]))
+    assert tm.nn.MaxUnpool1d(2)(pooled, indices).tolist() == [[[0.0, 3.0, 2.0, 0.0, 5.0, 0.0]]]
+    assert tm.nn.functional.max_unpool1d(pooled, indices, 2, output_size=[7]).shape == (1, 1, 7)
+    with pytest.raises(ValueError, match=r'invalid output_size "\[9\]" \(dim 0 must be between 4 and 8\)'):
+        tm.nn.functional.max_unpool1d(pooled, indices, 2, output_size=[9])
+    image, where = tm.nn.MaxPool2d(2, return_indices=True)(tm.arange(16.0).view(1, 1, 4, 4))
+    restored = tm.nn.MaxUnpool2d(2)(image, where)
+    assert restored.sum().item() == 5 + 7 + 13 + 15 and restored[0, 0, 3, 3].item() == 15
+    assert repr(tm.nn.MaxUnpool1d(3, stride=2, padding=1)) == "MaxUnpool1d(kernel_size=(3,), stride=(2,), padding=(1,))"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "(lambda p: F.max_unpool1d(*p, 2))(F.max_pool1d(L.tensor([[[1., 3., 2., 0., 5., 4.]]]), 2, return_indices=True))",
+    "(lambda p: F.max_unpool1d(*p, 2, output_size=[1, 1, 7]))(F.max_pool1d(L.arange(7.).view(1, 1, 7), 2, "
+    "return_indices=True))",
+    "(lambda p: F.max_unpool1d(*p, 2, output_size=[1, 9]))(F.max_pool1d(L.arange(7.).view(1, 1, 7), 2, "
+    "return_indices=True))",
+    "(lambda p: F.max_unpool1d(*p, 3, stride=2, padding=1))(F.max_pool1d(L.arange(10.).view(2, 1, 5), 3, 2, 1, "
+    "return_indices=True))",
+    "(lambda p: F.max_unpool1d(*p, 2))(F.max_pool1d(L.arange(6.).view(1, 6), 2, return_indices=True))",
+    "(lambda p: L.nn.MaxUnpool2d(2)(*p, output_size=(5, 5)))(L.nn.MaxPool2d(2, return_indices=True)("
+    "L.arange(25.).view(1, 1, 5, 5)))",
+    "repr(L.nn.MaxUnpool2d((2, 3), 1))",
+    "(lambda x: L.autograd.grad(F.max_unpool1d(*F.max_pool1d(x, 2, return_indices=True), 2).sum() * 3, x)[0])("
+    "L.arange(6., requires_grad=True).view(1, 1, 6))",
+])
+def test_max_unpooling_matches_pytorch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression.replace("F.", "L.nn.functional."))

@@ -123,6 +123,42 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     return _function("_max_unpool2d")(input, indices, size)
 
 
+@_public
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Computes a partial inverse of ``max_pool1d``: each value of ``input`` placed at its
+    ``indices`` in a zero signal of the length the pooling came from (or ``output_size``);
+    PyTorch's composite, ``max_unpool2d`` over a trailing dimension of 1.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.max_unpool1d(tm.tensor([[[4.0, 5.0]]]), tm.tensor([[[1, 2]]]), 2).tolist()
+    [[[0.0, 4.0, 5.0, 0.0]]]
+    """
+    kernel = _single_list(kernel_size)
+    step = kernel if stride is None else _single_list(stride)
+    pad = _single_list(padding)
+    default = (input.shape[-1] - 1) * step[0] + kernel[0] - 2 * pad[0]
+    if output_size is None:
+        size = [default]
+    else:
+        size = list(output_size)
+        if len(size) == 3:
+            size = size[2:]
+        if len(size) != 1:
+            raise ValueError(f"output_size should be a sequence containing 1 or 3 elements, but it has a length of "
+                             f"'{len(size)}'")
+        if not default - step[0] < size[0] < default + step[0]:
+            raise ValueError(f'invalid output_size "{size}" (dim 0 must be between {default - step[0]} and '
+                             f'{default + step[0]})')
+    return _function("_max_unpool2d")(input.unsqueeze(-1), indices.unsqueeze(-1), [int(size[0]), 1]).squeeze(-1)
+
+
+def _single_list(value) -> list[int]:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return [int(value)]
+    return [int(v) for v in value]
+
+
 # -- adaptive pooling -------------------------------------------------------------------------------
 
 def _adaptive_sizes(function: str, input: Tensor, output_size) -> list[int] | int:

@@ -122,6 +122,8 @@ from .pooling import (
                          MaxPool1d,
                          MaxPool2d,
                          MaxPool3d,
+                         MaxUnpool1d,
+                         MaxUnpool2d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .shuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
@@ -153,7 +155,7 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
            "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
            "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d", "InstanceNorm1d", "Conv3d", "ConvTranspose3d",
-           "MaxPool3d", "AvgPool3d", "CTCLoss",
+           "MaxPool3d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "CTCLoss",
            "LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
            "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
