@@ -555,3 +555,41 @@ def test_max_unpooling_puts_the_maxima_back():
 def test_max_unpooling_matches_pytorch(expression):
     pytest.importorskip("torch")
     assert_same_outcome(expression.replace("F.", "L.nn.functional."))
+
+
+# -- F.lp_pool1d/2d/3d, F.local_response_norm and their layers ----------------------------------------
+
+
+def test_power_average_pooling_and_local_response_norm():
+    assert tm.nn.LPPool1d(2, 2)(tm.tensor([[[3.0, 4.0, 0.0, 5.0]]])).tolist() == [[[5.0, 5.0]]]
+    assert tm.nn.functional.lp_pool2d(tm.tensor([[[[1.0, -2.0], [2.0, 4.0]]]]), float("inf"), 2).tolist() == [[[[4.0]]]]
+    assert tm.nn.LPPool3d(1, 2)(tm.ones(1, 1, 2, 2, 2)).tolist() == [[[[[8.0]]]]]
+    assert repr(tm.nn.LPPool2d(1.2, (3, 2), stride=(2, 1))) == \
+        "LPPool2d(norm_type=1.2, kernel_size=(3, 2), stride=(2, 1), ceil_mode=False)"
+    # size 2 pads one zero channel before: mean squares (0 + 1) / 2 and (1 + 1) / 2 divide the ones
+    normed = tm.nn.LocalResponseNorm(2, alpha=1.0, beta=1.0, k=0.0)(tm.ones(1, 2, 1))
+    assert normed.tolist() == [[[2.0], [1.0]]]
+    assert repr(tm.nn.LocalResponseNorm(3, k=2)) == "LocalResponseNorm(3, alpha=0.0001, beta=0.75, k=2)"
+    with pytest.raises(ValueError, match="Expected 3D or higher dimensionality {26}input \\(got 2 dimensions\\)"):
+        tm.nn.functional.local_response_norm(tm.ones(3, 4), 2)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "F.lp_pool1d(L.arange(12.).view(2, 1, 6) - 3, 2, 2)", "F.lp_pool1d(L.arange(12.).view(2, 1, 6), 3, 3, stride=2, "
+    "ceil_mode=True)", "F.lp_pool1d(L.arange(12.).view(2, 1, 6) - 5, -float('inf'), 2)",
+    "F.lp_pool2d(L.arange(32.).view(1, 2, 4, 4) / 7, 1.5, (2, 1))", "F.lp_pool2d(L.arange(32.).view(1, 2, 4, 4), 2, 3, "
+    "stride=1)", "F.lp_pool3d(L.arange(64.).view(1, 1, 4, 4, 4), 2, (2, 1, 2), stride=(1, 2, 1))",
+    "F.local_response_norm(L.arange(24.).view(2, 3, 4) / 5, 2)",
+    "F.local_response_norm(L.arange(48.).view(2, 3, 2, 4) / 5, 3, alpha=0.5, beta=0.6, k=2.0)",
+    "F.local_response_norm(L.arange(48.).view(1, 4, 3, 2, 2), 5)", "F.local_response_norm(L.ones(3, 4), 2)",
+    "F.local_response_norm(L.ones(0, 2, 3), 2)", "repr(L.nn.LPPool1d(2, 3))",
+    "L.nn.LPPool1d(2, 2)(L.arange(6.).view(1, 6))",
+    "(lambda x: L.autograd.grad(F.local_response_norm(x, 3).sum(), x)[0])"
+    "(L.arange(24., requires_grad=True).view(2, 3, 4) / 7)",
+    "(lambda x: L.autograd.grad(F.lp_pool2d(x, 2, 2).sum(), x)[0])"
+    "((L.arange(16., requires_grad=True) + 1).view(1, 1, 4, 4))",
+])
+def test_power_average_pooling_and_local_response_norm_match_pytorch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression.replace("F.", "L.nn.functional."), rtol=1e-5, atol=1e-6)

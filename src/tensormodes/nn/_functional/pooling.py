@@ -23,6 +23,7 @@ from ... import _dtype
 from ..._ops.common import scalar_type_name
 from ..._ops.registry import Tensor
 from ._common import _function, _native, _public, _reexport
+from .activation import relu
 from .embedding import _renormalise_rows, _rows_to_renormalise
 
 # Native in PyTorch: F.avg_pool1d is torch.avg_pool1d, F.avg_pool2d is torch._C._nn.avg_pool2d.
@@ -157,6 +158,59 @@ def _single_list(value) -> list[int]:
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return [int(value)]
     return [int(v) for v in value]
+
+
+# -- power-average pooling: PyTorch's composites ----------------------------------------------------
+
+def _lp_pool(dims: int, input: Tensor, norm_type, kernel_size, stride, ceil_mode: bool) -> Tensor:
+    """``(sum over each window of x ** p) ** (1 / p)`` as PyTorch computes it: an average pool of
+    ``x ** p`` times the window's size (its sign kept, negative averages clamped to 0 by ``relu``),
+    or a max pool of ``|x|`` for an infinite ``p``."""
+    maximum = (max_pool1d, max_pool2d, max_pool3d)[dims - 1]
+    if isinstance(norm_type, int | float) and math.isinf(norm_type):
+        if norm_type > 0:
+            return maximum(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        return -maximum(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    average = (avg_pool1d, avg_pool2d, avg_pool3d)[dims - 1]
+    if stride is not None:
+        out = average(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = average(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    window = math.prod([kernel_size] * dims if isinstance(kernel_size, numbers.Integral) else kernel_size)
+    return (_function("sign")(out) * relu(_function("abs")(out))).mul(window).pow(1.0 / norm_type)
+
+
+@_public
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride=None, ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over windows of a signal: ``(sum of x ** norm_type) ** (1 / norm_type)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.lp_pool1d(tm.tensor([[[3.0, 4.0]]]), 2, 2).tolist()
+    [[[5.0]]]
+    """
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@_public
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over windows of an image: ``(sum of x ** norm_type) ** (1 / norm_type)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.lp_pool2d(tm.tensor([[[[1.0, 2.0], [2.0, 4.0]]]]), 2, 2).tolist()
+    [[[[5.0]]]]
+    """
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@_public
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over windows of a volume: ``(sum of x ** norm_type) ** (1 / norm_type)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.lp_pool3d(tm.ones(1, 1, 2, 2, 2), 1, 2).tolist()
+    [[[[[8.0]]]]]
+    """
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 # -- adaptive pooling -------------------------------------------------------------------------------
