@@ -519,3 +519,77 @@ def test_upsample_and_dropout3d_match_pytorch(expression):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same_outcome(expression, rtol=1e-6, atol=1e-6)
+
+
+# -- F.max_unpool1d, nn.MaxUnpool1d and nn.MaxUnpool2d ------------------------------------------------
+
+
+def test_max_unpooling_puts_the_maxima_back():
+    pooled, indices = tm.nn.MaxPool1d(2, return_indices=True)(tm.tensor([[[1.0, 3.0, 2.0, 0.0, 5.0, 4.0]]]))
+    assert tm.nn.MaxUnpool1d(2)(pooled, indices).tolist() == [[[0.0, 3.0, 2.0, 0.0, 5.0, 0.0]]]
+    assert tm.nn.functional.max_unpool1d(pooled, indices, 2, output_size=[7]).shape == (1, 1, 7)
+    with pytest.raises(ValueError, match=r'invalid output_size "\[9\]" \(dim 0 must be between 4 and 8\)'):
+        tm.nn.functional.max_unpool1d(pooled, indices, 2, output_size=[9])
+    image, where = tm.nn.MaxPool2d(2, return_indices=True)(tm.arange(16.0).view(1, 1, 4, 4))
+    restored = tm.nn.MaxUnpool2d(2)(image, where)
+    assert restored.sum().item() == 5 + 7 + 13 + 15 and restored[0, 0, 3, 3].item() == 15
+    assert repr(tm.nn.MaxUnpool1d(3, stride=2, padding=1)) == "MaxUnpool1d(kernel_size=(3,), stride=(2,), padding=(1,))"
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "(lambda p: F.max_unpool1d(*p, 2))(F.max_pool1d(L.tensor([[[1., 3., 2., 0., 5., 4.]]]), 2, return_indices=True))",
+    "(lambda p: F.max_unpool1d(*p, 2, output_size=[1, 1, 7]))(F.max_pool1d(L.arange(7.).view(1, 1, 7), 2, "
+    "return_indices=True))",
+    "(lambda p: F.max_unpool1d(*p, 2, output_size=[1, 9]))(F.max_pool1d(L.arange(7.).view(1, 1, 7), 2, "
+    "return_indices=True))",
+    "(lambda p: F.max_unpool1d(*p, 3, stride=2, padding=1))(F.max_pool1d(L.arange(10.).view(2, 1, 5), 3, 2, 1, "
+    "return_indices=True))",
+    "(lambda p: F.max_unpool1d(*p, 2))(F.max_pool1d(L.arange(6.).view(1, 6), 2, return_indices=True))",
+    "(lambda p: L.nn.MaxUnpool2d(2)(*p, output_size=(5, 5)))(L.nn.MaxPool2d(2, return_indices=True)("
+    "L.arange(25.).view(1, 1, 5, 5)))",
+    "repr(L.nn.MaxUnpool2d((2, 3), 1))",
+    "(lambda x: L.autograd.grad(F.max_unpool1d(*F.max_pool1d(x, 2, return_indices=True), 2).sum() * 3, x)[0])("
+    "L.arange(6., requires_grad=True).view(1, 1, 6))",
+])
+def test_max_unpooling_matches_pytorch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression.replace("F.", "L.nn.functional."))
+
+
+# -- F.lp_pool1d/2d/3d, F.local_response_norm and their layers ----------------------------------------
+
+
+def test_power_average_pooling_and_local_response_norm():
+    assert tm.nn.LPPool1d(2, 2)(tm.tensor([[[3.0, 4.0, 0.0, 5.0]]])).tolist() == [[[5.0, 5.0]]]
+    assert tm.nn.functional.lp_pool2d(tm.tensor([[[[1.0, -2.0], [2.0, 4.0]]]]), float("inf"), 2).tolist() == [[[[4.0]]]]
+    assert tm.nn.LPPool3d(1, 2)(tm.ones(1, 1, 2, 2, 2)).tolist() == [[[[[8.0]]]]]
+    assert repr(tm.nn.LPPool2d(1.2, (3, 2), stride=(2, 1))) == \
+        "LPPool2d(norm_type=1.2, kernel_size=(3, 2), stride=(2, 1), ceil_mode=False)"
+    # size 2 pads one zero channel before: mean squares (0 + 1) / 2 and (1 + 1) / 2 divide the ones
+    normed = tm.nn.LocalResponseNorm(2, alpha=1.0, beta=1.0, k=0.0)(tm.ones(1, 2, 1))
+    assert normed.tolist() == [[[2.0], [1.0]]]
+    assert repr(tm.nn.LocalResponseNorm(3, k=2)) == "LocalResponseNorm(3, alpha=0.0001, beta=0.75, k=2)"
+    with pytest.raises(ValueError, match="Expected 3D or higher dimensionality {26}input \\(got 2 dimensions\\)"):
+        tm.nn.functional.local_response_norm(tm.ones(3, 4), 2)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "F.lp_pool1d(L.arange(12.).view(2, 1, 6) - 3, 2, 2)", "F.lp_pool1d(L.arange(12.).view(2, 1, 6), 3, 3, stride=2, "
+    "ceil_mode=True)", "F.lp_pool1d(L.arange(12.).view(2, 1, 6) - 5, -float('inf'), 2)",
+    "F.lp_pool2d(L.arange(32.).view(1, 2, 4, 4) / 7, 1.5, (2, 1))", "F.lp_pool2d(L.arange(32.).view(1, 2, 4, 4), 2, 3, "
+    "stride=1)", "F.lp_pool3d(L.arange(64.).view(1, 1, 4, 4, 4), 2, (2, 1, 2), stride=(1, 2, 1))",
+    "F.local_response_norm(L.arange(24.).view(2, 3, 4) / 5, 2)",
+    "F.local_response_norm(L.arange(48.).view(2, 3, 2, 4) / 5, 3, alpha=0.5, beta=0.6, k=2.0)",
+    "F.local_response_norm(L.arange(48.).view(1, 4, 3, 2, 2), 5)", "F.local_response_norm(L.ones(3, 4), 2)",
+    "F.local_response_norm(L.ones(0, 2, 3), 2)", "repr(L.nn.LPPool1d(2, 3))",
+    "L.nn.LPPool1d(2, 2)(L.arange(6.).view(1, 6))",
+    "(lambda x: L.autograd.grad(F.local_response_norm(x, 3).sum(), x)[0])"
+    "(L.arange(24., requires_grad=True).view(2, 3, 4) / 7)",
+    "(lambda x: L.autograd.grad(F.lp_pool2d(x, 2, 2).sum(), x)[0])"
+    "((L.arange(16., requires_grad=True) + 1).view(1, 1, 4, 4))",
+])
+def test_power_average_pooling_and_local_response_norm_match_pytorch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression.replace("F.", "L.nn.functional."), rtol=1e-5, atol=1e-6)

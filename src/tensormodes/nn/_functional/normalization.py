@@ -12,6 +12,8 @@ from ... import _dtype
 from ..._ops.registry import Tensor
 from ...ops import aten
 from ._common import _function, _public
+from .padding import pad
+from .pooling import avg_pool2d, avg_pool3d
 
 
 @_public
@@ -177,3 +179,29 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         if running is not None:
             _aten_alias(running).copy_(updated.view(batch, size[1]).mean(0))
     return result.view(size)
+
+
+@_public
+def local_response_norm(input: Tensor, size: int, alpha: float = 0.0001, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """Local response normalisation across channels (dim 1): each value divided by
+    ``(k + alpha * mean of the squares of the size channels around it) ** beta``; PyTorch's
+    composite (zero padding, then an average pool over the channels).
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.local_response_norm(tm.ones(1, 2, 1), 2, alpha=1.0, beta=1.0, k=0.0).tolist()
+    [[[2.0], [1.0]]]
+    """
+    dims = input.dim()
+    if dims < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality{' ' * 26}input (got {dims} dimensions)")
+    if input.numel() == 0:
+        return input
+    squares = input.mul(input)
+    if dims == 3:
+        squares = pad(squares.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        squares = avg_pool2d(squares, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        squares = pad(squares.view(sizes[0], 1, sizes[1], sizes[2], -1), (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        squares = avg_pool3d(squares, (size, 1, 1), stride=1).squeeze(1).view(sizes)
+    return input / squares.mul(alpha).add(k).pow(beta)

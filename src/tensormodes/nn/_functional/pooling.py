@@ -23,6 +23,7 @@ from ... import _dtype
 from ..._ops.common import scalar_type_name
 from ..._ops.registry import Tensor
 from ._common import _function, _native, _public, _reexport
+from .activation import relu
 from .embedding import _renormalise_rows, _rows_to_renormalise
 
 # Native in PyTorch: F.avg_pool1d is torch.avg_pool1d, F.avg_pool2d is torch._C._nn.avg_pool2d.
@@ -121,6 +122,95 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
                 raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {low} and '
                                  f'{high})')
     return _function("_max_unpool2d")(input, indices, size)
+
+
+@_public
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """Computes a partial inverse of ``max_pool1d``: each value of ``input`` placed at its
+    ``indices`` in a zero signal of the length the pooling came from (or ``output_size``);
+    PyTorch's composite, ``max_unpool2d`` over a trailing dimension of 1.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.max_unpool1d(tm.tensor([[[4.0, 5.0]]]), tm.tensor([[[1, 2]]]), 2).tolist()
+    [[[0.0, 4.0, 5.0, 0.0]]]
+    """
+    kernel = _single_list(kernel_size)
+    step = kernel if stride is None else _single_list(stride)
+    pad = _single_list(padding)
+    default = (input.shape[-1] - 1) * step[0] + kernel[0] - 2 * pad[0]
+    if output_size is None:
+        size = [default]
+    else:
+        size = list(output_size)
+        if len(size) == 3:
+            size = size[2:]
+        if len(size) != 1:
+            raise ValueError(f"output_size should be a sequence containing 1 or 3 elements, but it has a length of "
+                             f"'{len(size)}'")
+        if not default - step[0] < size[0] < default + step[0]:
+            raise ValueError(f'invalid output_size "{size}" (dim 0 must be between {default - step[0]} and '
+                             f'{default + step[0]})')
+    return _function("_max_unpool2d")(input.unsqueeze(-1), indices.unsqueeze(-1), [int(size[0]), 1]).squeeze(-1)
+
+
+def _single_list(value) -> list[int]:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return [int(value)]
+    return [int(v) for v in value]
+
+
+# -- power-average pooling: PyTorch's composites ----------------------------------------------------
+
+def _lp_pool(dims: int, input: Tensor, norm_type, kernel_size, stride, ceil_mode: bool) -> Tensor:
+    """``(sum over each window of x ** p) ** (1 / p)`` as PyTorch computes it: an average pool of
+    ``x ** p`` times the window's size (its sign kept, negative averages clamped to 0 by ``relu``),
+    or a max pool of ``|x|`` for an infinite ``p``."""
+    maximum = (max_pool1d, max_pool2d, max_pool3d)[dims - 1]
+    if isinstance(norm_type, int | float) and math.isinf(norm_type):
+        if norm_type > 0:
+            return maximum(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        return -maximum(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    average = (avg_pool1d, avg_pool2d, avg_pool3d)[dims - 1]
+    if stride is not None:
+        out = average(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = average(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    window = math.prod([kernel_size] * dims if isinstance(kernel_size, numbers.Integral) else kernel_size)
+    return (_function("sign")(out) * relu(_function("abs")(out))).mul(window).pow(1.0 / norm_type)
+
+
+@_public
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride=None, ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over windows of a signal: ``(sum of x ** norm_type) ** (1 / norm_type)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.lp_pool1d(tm.tensor([[[3.0, 4.0]]]), 2, 2).tolist()
+    [[[5.0]]]
+    """
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@_public
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over windows of an image: ``(sum of x ** norm_type) ** (1 / norm_type)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.lp_pool2d(tm.tensor([[[[1.0, 2.0], [2.0, 4.0]]]]), 2, 2).tolist()
+    [[[[5.0]]]]
+    """
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@_public
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    """Power-average pooling over windows of a volume: ``(sum of x ** norm_type) ** (1 / norm_type)``.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.lp_pool3d(tm.ones(1, 1, 2, 2, 2), 1, 2).tolist()
+    [[[[[8.0]]]]]
+    """
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 # -- adaptive pooling -------------------------------------------------------------------------------

@@ -92,6 +92,7 @@ from .normalization import (
                          InstanceNorm2d,
                          InstanceNorm3d,
                          LayerNorm,
+                         LocalResponseNorm,
                          RMSNorm,
 )
 from .padding import (
@@ -119,9 +120,14 @@ from .pooling import (
                          AvgPool1d,
                          AvgPool2d,
                          AvgPool3d,
+                         LPPool1d,
+                         LPPool2d,
+                         LPPool3d,
                          MaxPool1d,
                          MaxPool2d,
                          MaxPool3d,
+                         MaxUnpool1d,
+                         MaxUnpool2d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .shuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
@@ -153,7 +159,8 @@ __all__ = ["Module", "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "
            "CosineEmbeddingLoss", "MarginRankingLoss", "TripletMarginLoss",
            "MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
            "Softshrink", "RReLU", "Softmax2d", "RMSNorm", "BatchNorm3d", "InstanceNorm1d", "Conv3d", "ConvTranspose3d",
-           "MaxPool3d", "AvgPool3d", "CTCLoss",
+           "MaxPool3d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "LPPool1d", "LPPool2d", "LPPool3d",
+           "LocalResponseNorm", "CTCLoss",
            "LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
            "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",

@@ -359,3 +359,26 @@ class GroupNorm(Module):
         """``num_groups, num_channels, eps=..., affine=..., bias=...``."""
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class LocalResponseNorm(Module):
+    """Local response normalisation across channels (``F.local_response_norm``), as in AlexNet.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.LocalResponseNorm(2)
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.local_response_norm`` with the module's settings."""
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -89,6 +89,115 @@ def _single(value) -> tuple:
     return tuple(value)
 
 
+class _MaxUnpoolNd(Module):
+    """What the max-unpooling layers share: their settings and how they print."""
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """A partial inverse of ``MaxPool1d``: the maxima put back at their indices, zeros elsewhere.
+
+    >>> import tensormodes as tm
+    >>> pool, unpool = tm.nn.MaxPool1d(2, return_indices=True), tm.nn.MaxUnpool1d(2)
+    >>> unpool(*pool(tm.tensor([[[1.0, 3.0, 2.0, 0.0]]]))).tolist()
+    [[[0.0, 3.0, 2.0, 0.0]]]
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+
+    def forward(self, input: tm.Tensor, indices: tm.Tensor, output_size=None) -> tm.Tensor:
+        """``F.max_unpool1d`` with the module's settings."""
+        return F.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """A partial inverse of ``MaxPool2d``: the maxima put back at their indices, zeros elsewhere.
+
+    >>> import tensormodes as tm
+    >>> tm.nn.MaxUnpool2d(2)
+    MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))
+    >>> tm.nn.MaxUnpool2d(2)(tm.tensor([[[[4.0]]]]), tm.tensor([[[[3]]]])).tolist()
+    [[[[0.0, 0.0], [0.0, 4.0]]]]
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = _pair(kernel_size)
+        self.stride = _pair(stride if stride is not None else kernel_size)
+        self.padding = _pair(padding)
+
+    def forward(self, input: tm.Tensor, indices: tm.Tensor, output_size=None) -> tm.Tensor:
+        """``F.max_unpool2d`` with the module's settings."""
+        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+def _pair(value) -> tuple:
+    """``value`` as a 2-tuple, as PyTorch's ``_pair`` stores 2D settings."""
+    if isinstance(value, numbers.Integral) or not hasattr(value, "__iter__"):
+        return (value, value)
+    return tuple(value)
+
+
+class _LPPoolNd(Module):
+    """What the power-average pooling layers share: their settings, kept as given, and how they print."""
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling over a signal (``F.lp_pool1d``).
+
+    >>> import tensormodes as tm
+    >>> tm.nn.LPPool1d(2, 2)(tm.tensor([[[3.0, 4.0]]])).tolist()
+    [[[5.0]]]
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.lp_pool1d`` with the module's settings."""
+        return F.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling over an image (``F.lp_pool2d``).
+
+    >>> import tensormodes as tm
+    >>> tm.nn.LPPool2d(2, 3, stride=2)
+    LPPool2d(norm_type=2, kernel_size=3, stride=2, ceil_mode=False)
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.lp_pool2d`` with the module's settings."""
+        return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling over a volume (``F.lp_pool3d``).
+
+    >>> import tensormodes as tm
+    >>> tm.nn.LPPool3d(1, 2)(tm.ones(1, 1, 2, 2, 2)).tolist()
+    [[[[[8.0]]]]]
+    """
+
+    def forward(self, input: tm.Tensor) -> tm.Tensor:
+        """``F.lp_pool3d`` with the module's settings."""
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
 class _AvgPoolNd(Module):
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
 
