@@ -100,9 +100,12 @@ def affine_grid_generator(theta: Tensor, size: list[int], align_corners: bool) -
             [ 1.,  0.]])
     """
     _check_affine(theta, size)
+    if theta.dtype in HALF_TYPES and 1 in size[2:]:  # PyTorch builds a one-point axis with at::tensor
+        raise not_implemented("tensor_cpu", dtype_of(theta))
     base = _base_grid(size, align_corners, theta.dtype)
     points = base.reshape(-1, base.shape[-1])
-    grid = np.einsum("pk,njk->npj", points, theta)
+    work = np.float32 if theta.dtype in HALF_TYPES else theta.dtype  # (NumPy's einsum takes no bfloat16)
+    grid = np.einsum("pk,njk->npj", points.astype(work), theta.astype(work))
     return np.ascontiguousarray(grid.reshape(size[0], *size[2:], len(size) - 2), dtype=theta.dtype)
 
 
