@@ -235,3 +235,20 @@ def test_ldexp_of_a_floating_input_refuses_bool_exponents():
         with pytest.raises(NotImplementedError, match="^\"ldexp_cpu_exp\" not implemented for 'Bool'$"):
             tm.ldexp(input, tm.tensor([True, False, True]))
     assert tm.ldexp(tm.ones(3, dtype=tm.int64), tm.tensor([True, False, True])).tolist() == [2.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("dtype, name", [(tm.float32, "torch.FloatTensor"), (tm.int16, "torch.ShortTensor"),
+                                         (tm.bool, "CPUBoolType"), (tm.bfloat16, "CPUBFloat16Type")])
+def test_ctc_loss_refuses_targets_of_other_than_int_types(dtype, name):
+    log_probs = tm.full((2, 2, 4), -1.0, dtype=tm.float64)
+    with pytest.raises(RuntimeError, match=f"^Expected tensor for argument #2 'targets' to have scalar type Int; but "
+                                           f"got {name} instead \\(while checking arguments for "
+                                           f"ctc_loss_allocate_outputs\\)$"):
+        tm._ctc_loss(log_probs, tm.ones(2, 3, dtype=dtype), [2, 2], [2, 2])
+
+
+def test_affine_grid_generator_half_types():
+    with pytest.raises(NotImplementedError, match="^\"tensor_cpu\" not implemented for 'Half'$"):
+        tm.affine_grid_generator(tm.ones(1, 2, 3, dtype=tm.float16), [1, 1, 1, 3], False)  # a one-point axis
+    grid = tm.affine_grid_generator(tm.ones(1, 2, 3, dtype=tm.bfloat16), [1, 1, 2, 3], False)
+    assert grid.dtype == tm.bfloat16 and grid.shape == (1, 2, 3, 2)

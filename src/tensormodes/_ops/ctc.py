@@ -19,6 +19,7 @@ from .._meta_array import MetaArray
 from .common import dtype_of, no_derivative, not_implemented, ops, quiet
 from .meta_rules import rule
 from .registry import Sample, Tensor, TensorSpec, op
+from .shape import legacy_type_name
 
 _FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
@@ -29,6 +30,12 @@ def _check_ctc(log_probs, targets, input_lengths, target_lengths, blank: int) ->
         raise not_implemented("ctc_loss_cpu", dtype_of(log_probs))
     if log_probs.ndim != 3:
         raise RuntimeError(f"ctc_loss: expected log_probs to have 3 dimensions, but got {log_probs.ndim}")
+    if targets.dtype not in (np.int64, np.int32):  # the int32 kernel's check (int64 has its own kernel)
+        legacy = legacy_type_name(targets)  # (the types without a legacy tensor class: CPU<Name>Type)
+        name = legacy if targets.dtype.kind in "iuf" and targets.dtype.itemsize > 1 or targets.dtype == np.uint8 \
+            or targets.dtype == np.int8 else f"CPU{legacy[len('torch.'):-len('Tensor')]}Type"
+        raise RuntimeError(f"Expected tensor for argument #2 'targets' to have scalar type Int; but got {name} "
+                           "instead (while checking arguments for ctc_loss_allocate_outputs)")
     steps, batch, classes = log_probs.shape
     if not 0 <= blank < classes:
         raise RuntimeError("blank must be in label range")

@@ -100,6 +100,8 @@ def affine_grid_generator(theta: Tensor, size: list[int], align_corners: bool) -
             [ 1.,  0.]])
     """
     _check_affine(theta, size)
+    if theta.dtype in HALF_TYPES and 1 in size[2:]:  # PyTorch builds a one-point axis with at::tensor
+        raise not_implemented("tensor_cpu", dtype_of(theta))
     base = _base_grid(size, align_corners, theta.dtype)
     points = base.reshape(-1, base.shape[-1])
     if theta.dtype in HALF_TYPES:  # (NumPy's einsum has no bfloat16: PyTorch's bmm computes in float32)
