@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,9 +24,74 @@ from .op_samples import make_array
 
 _HALF = {"bfloat16": tm.bfloat16._np, "float16": np.float16}
 
-# (op, kind) -> why tensormodes' bits still differ from PyTorch's in both half types. "*" kinds
-# name every kind of the op.
-REMAINING: dict[tuple[str, str], str] = {}
+# (op, kind) -> why tensormodes' bits still differ from PyTorch's, in both half types unless the
+# reason names one; ``cases`` narrows an entry to those samples. Keep in step with the report of
+# each session that changes a kernel here.
+@dataclass(frozen=True)
+class Remaining:
+    reason: str
+    cases: tuple[str, ...] = ()
+
+    def covers(self, case_id: str) -> bool:
+        return not self.cases or case_id in self.cases
+
+
+_ORDER = ("the half-type sum's float32 accumulation order is not PyTorch's (oneDNN's or the vectorised "
+          "kernel's blocking; not modelled)")
+_UNCONFIRMED = "last-bit differences whose cause in PyTorch's kernel is not yet confirmed"
+REMAINING: dict[tuple[str, str], Remaining] = {
+    # PyTorch's own quirks, kept different in every dtype (tests/test_gradients.py TORCH_ORACLE_BUGS)
+    **{(name, "gradient bits"): Remaining(
+        "dim=(): PyTorch's var_backward divides by N - correction with N = 1 (no dimension reduced) and gives "
+        "infinities; tensormodes' gradient is the variance's over every element", (f"{name}-11",))
+       for name in ("var", "std", "var_mean", "std_mean")},
+    **{(name, "gradient bits"): Remaining(
+        "a broadcast target (sample 3): PyTorch's private loss scales the 'mean' gradient by the target's own "
+        "count; other samples: " + _UNCONFIRMED) for name in ("_mse_loss", "_smooth_l1_loss", "_huber_loss")},
+    ("vander", "backward computes"): Remaining("PyTorch's backward fails (its composite writes into a tensor its "
+                                               "backward saved)"),
+    ("scatter_reduce", "backward computes"): Remaining(
+        "an empty index: PyTorch's ScatterReduceBackward0 returns a gradient of the index's shape and fails its "
+        "own shape check"),
+    **{(name, "raises"): Remaining(
+        "empty input: PyTorch returns the empty result before its kernel's dtype check; tensormodes refuses the "
+        "half type first (its kernels have no half types)")
+       for name in ("_multi_margin_loss", "_multilabel_margin_loss", "linalg_solve", "pdist")},
+    ("affine_grid_generator", "computes"): Remaining(
+        "a one-point grid: PyTorch's half-type linspace of one step raises 'tensor_cpu' not implemented"),
+    **{(name, "raises"): Remaining("float16 complex parts make complex32 (ComplexHalf), which tensormodes lacks")
+       for name in ("complex", "view_as_complex")},
+    ("result_type", "result value"): Remaining("float16 with a complex number is complex32 in PyTorch: no complex32"),
+    **{(name, "gradient bits"): Remaining("the sign of a zero gradient (-0.0 against PyTorch's 0.0)")
+       for name in ("cdist", "grid_sampler")},
+    ("float_power", "result bits"): Remaining("float64 results: the platform's pow and NumPy's differ in the last "
+                                              "bit"),
+    # kernels PyTorch runs outside ATen's loops
+    ("_gelu", "gradient bits"): Remaining(
+        "bfloat16: PyTorch runs gelu through oneDNN on AVX-512 CPUs, whose erf and exp approximations differ in "
+        "the far negative tail (with oneDNN off, the vectorised-erf model here matches bit for bit)"),
+    **{(name, "result bits"): Remaining(
+        "PyTorch evaluates the half-type matrix exponential's polynomial in the half type (overflowing to inf); "
+        "tensormodes computes in float32") for name in ("matrix_exp", "linalg_matrix_exp")},
+    ("linalg_matrix_exp", "gradient bits"): Remaining("as its forward: PyTorch's half-type steps overflow"),
+    # accumulation orders not modelled
+    **{(name, "gradient bits"): Remaining(_ORDER) for name in (
+        "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution",
+        "linear", "einsum", "combinations", "tile", "trapezoid", "cumsum", "index_reduce", "_embedding_bag",
+        "adaptive_avg_pool1d", "_adaptive_avg_pool2d", "_adaptive_max_pool2d", "max_pool3d",
+        "_max_pool3d_with_indices", "_native_group_norm", "norm", "linalg_norm", "linalg_vector_norm")},
+    **{(name, "result bits"): Remaining(_ORDER) for name in (
+        "addbmm", "baddbmm", "affine_grid_generator", "std_mean", "var_mean")},
+    # not yet traced to their kernels
+    **{(name, "gradient bits"): Remaining(_UNCONFIRMED) for name in (
+        "_binary_cross_entropy_with_logits", "binary_cross_entropy", "_cross_entropy_loss", "ldexp", "polygamma",
+        "polygamma_method", "special_polygamma", "softmax",
+        "special_softmax")},
+    **{(name, "result bits"): Remaining(_UNCONFIRMED) for name in (
+        "polygamma", "special_polygamma", "grid_sampler", "grid_sampler_3d", "_upsample_bilinear2d",
+        "_scaled_dot_product_flash_attention_for_cpu", "softmax", "special_softmax", "log_softmax",
+        "special_log_softmax")},
+}
 
 
 def half_case(case_id: str, opdef, sample, dtype: str) -> Case | None:
@@ -39,7 +105,8 @@ def half_case(case_id: str, opdef, sample, dtype: str) -> Case | None:
             array = make_array(value, rng)
             if array.dtype in (np.float32, np.float64):
                 changed = True
-                return array.astype(_HALF[dtype])
+                with np.errstate(over="ignore"):  # (values beyond float16's range become infinities)
+                    return array.astype(_HALF[dtype])
             return array
         if isinstance(value, list):
             return [convert(v) for v in value]
@@ -148,9 +215,21 @@ def sweep(dtype: str, names: set[str] | None = None) -> Iterator[tuple[tuple[str
             yield mismatch.key(case), case, mismatch
 
 
-def is_remaining(key: tuple[str, str]) -> bool:
-    """True when ``REMAINING`` lists the class (by its kind or all of the op's kinds)."""
-    return key in REMAINING or (key[0], "*") in REMAINING
+def is_remaining(key: tuple[str, str], case_id: str) -> bool:
+    """True when ``REMAINING`` lists the class of this case."""
+    entry = REMAINING.get(key)
+    return entry is not None and entry.covers(case_id)
+
+
+def unlisted(dtype: str, names: set[str] | None = None) -> tuple[dict, set]:
+    """The classes ``REMAINING`` does not list, with their first case, and the listed ones met."""
+    found, listed = {}, set()
+    for key, case, mismatch in sweep(dtype, names):
+        if is_remaining(key, case.case_id):
+            listed.add(key)
+        else:
+            found.setdefault(key, (case, mismatch))
+    return found, listed
 
 
 def main(argv=None) -> int:
@@ -165,15 +244,15 @@ def main(argv=None) -> int:
 
         torch.set_num_threads(options.threads)
         tm.set_num_threads(options.threads)  # kernels that split work as PyTorch's threads do read it
-    found: dict = {}
-    for key, case, mismatch in sweep(options.dtype, set(options.ops) or None):
-        found.setdefault(key, (case, mismatch))
-    shown = {key: value for key, value in found.items() if options.all or not is_remaining(key)}
-    for (name, kind), (case, mismatch) in sorted(shown.items()):
-        listed = " (listed)" if is_remaining((name, kind)) else ""
-        print(f"{name} / {kind}{listed}: {mismatch.detail[:200]}\n    {case.case_id}")
-    print(f"{len(found)} mismatch classes in {options.dtype}, {len(found) - len(shown)} of them listed")
-    return 1 if shown and not options.all else 0
+    found, listed = unlisted(options.dtype, set(options.ops) or None)
+    for (name, kind), (case, mismatch) in sorted(found.items()):
+        print(f"{name} / {kind}: {mismatch.detail[:200]}\n    {case.case_id}")
+    if options.all:
+        for name, kind in sorted(listed):
+            print(f"{name} / {kind} (listed): {REMAINING[(name, kind)].reason}")
+    print(f"{len(found | dict.fromkeys(listed))} mismatch classes in {options.dtype}: {len(found)} unlisted, "
+          f"{len(listed)} listed")
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

@@ -331,3 +331,30 @@ def test_zero_dim_operands_raise_pytorchs_size_errors_first():
            lambda: tm.ops.aten.nll_loss_forward.default(tm.zeros(4, 3), tm.tensor(1), None, 1, -100))
     raises(ValueError, "^Input tensor must have at least 1 dimensions, but got 0$",
            lambda: tm.rms_norm(tm.tensor(0.3), [3]))
+
+
+# -- the half-type sweep (tests/half_sweep.py) -------------------------------------------------------
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_every_op_sample_in_half_types_matches_torch_bit_for_bit_or_is_listed(dtype):
+    import warnings
+
+    from .half_sweep import REMAINING, unlisted
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # edge values cast to the half type
+        found, listed = unlisted(dtype)
+    assert not found, "\n".join(f"{name} / {kind}: {mismatch.detail[:160]} ({case.case_id})"
+                                for (name, kind), (case, mismatch) in sorted(found.items()))
+    assert listed <= set(REMAINING)
+
+
+def test_the_half_sweeps_listed_classes_name_real_ops():
+    from tensormodes._ops import OPS
+
+    from .half_sweep import REMAINING
+
+    assert all(name in OPS for name, _ in REMAINING)
+    assert all(entry.reason for entry in REMAINING.values())
