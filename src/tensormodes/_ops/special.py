@@ -258,7 +258,7 @@ def _erf_grad(grad, input):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=elementwise, grad=_erf_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_erf_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((TensorSpec((4,), "float64", -8, 8),))), tags=("core", "pointwise"))
 def erf(input: Tensor) -> Tensor:
@@ -289,7 +289,7 @@ def _erfc_grad(grad, input):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=elementwise, grad=_erfc_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_erfc_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((BF16,)), Sample((TensorSpec((4,), "float64", -3, 9),))), tags=("pointwise",))
 def erfc(input: Tensor) -> Tensor:
@@ -693,7 +693,7 @@ def _i0_grad(grad, input):
 
 
 @op(errors=(Sample((C64,)),),
-    meta=elementwise, grad=_i0_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_i0_grad, method=True, inplace=True, inplace_function=True, out=True,
     samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
              Sample((F16,)), Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((BF16,))), tags=("pointwise",))
 def i0(input: Tensor) -> Tensor:
