@@ -135,5 +135,11 @@ def adaptive_max_pool2d_backward(grad_output: Tensor, input: Tensor, indices: Te
     # One slot more, as the formula this replaces: the same sums in the same order
     flat = np.zeros((*input.shape[:-2], elements + 1), grad_output.dtype)
     positions = indices.reshape(*input.shape[:-2], outputs)
+    if overlapping and grad_output.dtype in HALF_TYPES:
+        # PyTorch's kernel adds in the half type, output by output, every sum rounded
+        rows = flat.reshape(-1, elements + 1)
+        for k, (row, where) in enumerate(zip(rows, positions.reshape(-1, outputs))):
+            np.add.at(row, where, planes.reshape(-1, outputs)[k])
+        return np.ascontiguousarray(flat[..., :elements]).reshape(input.shape)
     flat = (_scatter_add if overlapping else _scatter)(flat, -1, positions, planes)
     return np.ascontiguousarray(flat[..., :elements]).reshape(input.shape)
