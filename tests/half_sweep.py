@@ -78,8 +78,7 @@ REMAINING: dict[tuple[str, str], Remaining] = {
     **{(name, "gradient bits"): Remaining(_ORDER) for name in (
         "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution",
         "linear", "einsum", "combinations", "tile", "trapezoid", "cumsum", "index_reduce", "_embedding_bag",
-        "adaptive_avg_pool1d", "_adaptive_avg_pool2d", "_adaptive_max_pool2d", "max_pool3d",
-        "_max_pool3d_with_indices", "_native_group_norm", "norm", "linalg_norm", "linalg_vector_norm")},
+        "_native_group_norm", "norm", "linalg_norm", "linalg_vector_norm")},
     **{(name, "result bits"): Remaining(_ORDER) for name in (
         "addbmm", "baddbmm", "affine_grid_generator", "std_mean", "var_mean")},
     # not yet traced to their kernels

@@ -488,3 +488,55 @@ def test_half_ldexp_rounds_the_power_of_two_first():
     assert tm.ldexp(x, tm.tensor([0.640625, 1.375, 0.26171875], dtype=tm.bfloat16)).tolist() == \
         [0.85546875, -2.390625, -2.1875]
     assert tm.ldexp(x, tm.tensor([1, -2, 3])).tolist() == [1.09375, -0.23046875, -14.6875]
+
+
+@pytest.mark.parametrize("dtype, expected", [
+    ("bfloat16", "bec4 bf3c bf2c bf1d bf0d be85 bec4 bf3c bf2c bf1d bf0d be85 bf1c bf94 bf84 bf6a bf4b beba be69 bed9 "
+                 "beba be9a be74 bdd5"),
+    ("float16", "b623 b9e3 b964 b8e4 b865 b425 b623 b9e3 b964 b8e4 b865 b425 b8e5 bca5 bc26 bb4d ba4f b5cf b34d b6ce "
+                "b5d0 b4d2 b3a7 aea8")])
+def test_half_adaptive_average_pooling_gradient_rounds_each_share_and_sum(dtype, expected):
+    # PyTorch's kernel in the half type: grad / kh / kw (each division rounded), added over the
+    # window output by output, every sum rounded (values from torch 2.13)
+    d = getattr(tm, dtype)
+    grad = tm.tensor(np.linspace(-2.3, 3.1, 30).reshape(1, 2, 3, 5)).to(d)
+    result = tm.ops.aten._adaptive_avg_pool2d_backward.default(grad, tm.zeros(1, 2, 7, 6, dtype=d))
+    assert _hex(result.flatten()[:24]) == expected
+    x = tm.zeros(2, 7, dtype=d, requires_grad=True)  # the 1-D pool's gradient reaches the same kernel
+    (grad_1d,) = tm.autograd.grad(tm.nn.functional.adaptive_avg_pool1d(x, 5), x, grad[0, :, 0])
+    assert grad_1d.tolist() == tm.ops.aten._adaptive_avg_pool2d_backward.default(
+        grad[0, :, :1], tm.zeros(2, 1, 7, dtype=d))[:, 0].tolist()
+
+
+def test_half_max_pooling_gradients_add_in_the_half_type():
+    # three windows pick the same element: PyTorch adds 256 + 1 + 1 in bfloat16, each sum rounded
+    # to 256 (a float32 sum rounded once would be 258)
+    x = tm.tensor([0.0, 1, 5, 1, 0], dtype=tm.bfloat16).reshape(1, 1, 1, 1, 5).requires_grad_()
+    out = tm.nn.functional.max_pool3d(x, (1, 1, 3), 1)
+    (grad,) = tm.autograd.grad(out, x, tm.tensor([256.0, 1, 1], dtype=tm.bfloat16).reshape(out.shape))
+    assert grad.flatten().tolist() == [0.0, 0.0, 256.0, 0.0, 0.0]
+    x = tm.tensor([0.0, 5, 5, 0], dtype=tm.bfloat16).reshape(1, 1, 1, 4).requires_grad_()
+    out = tm.nn.functional.adaptive_max_pool2d(x, (1, 3))
+    (grad,) = tm.autograd.grad(out, x, tm.tensor([256.0, 1, 1], dtype=tm.bfloat16).reshape(out.shape))
+    assert grad.flatten().tolist() == [0.0, 256.0, 1.0, 0.0]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_max_pooling_gradients_match_torch_bit_for_bit(dtype):
+    import torch
+
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        volume = [int(n) for n in rng.integers(3, 8, 3)]
+        kernel, stride = int(rng.integers(2, 4)), int(rng.integers(1, 3))
+        values, size = rng.standard_normal((2, 2, *volume)), [int(n) for n in rng.integers(1, 6, 2)]
+        results = []
+        for library in (torch, tm):
+            x = library.tensor(values).to(getattr(library, dtype)).requires_grad_()
+            outs = [library.nn.functional.max_pool3d(x, kernel, stride),
+                    library.nn.functional.adaptive_max_pool2d(x[:, :, 0], size)]
+            weights = [np.random.default_rng(trial).standard_normal(tuple(o.shape)) * 3 for o in outs]
+            grads = library.autograd.grad(outs, x, [library.tensor(w).to(x.dtype) for w in weights])
+            results.append(grads[0].view(library.int16).tolist())
+        assert results[0] == results[1], (volume, kernel, stride, size)

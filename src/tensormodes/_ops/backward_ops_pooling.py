@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._meta_array import MetaArray
-from .adaptive_pooling import _averaging_matrix, _check_adaptive_avg_grad
-from .common import ops
+from .adaptive_pooling import _adaptive_bounds, _averaging_matrix, _check_adaptive_avg_grad
+from .common import HALF_TYPES, ops
 from .meta_rules import rule
 from .pooling import zeros_as as _zeros_as
 from .pooling import zeros_shaped as _zeros_shaped
@@ -68,9 +68,27 @@ def _adaptive_avg_pool2d_backward(grad_output: Tensor, input: Tensor) -> Tensor:
     """
     _check_adaptive_avg_grad(grad_output.shape)
     _check_planes("adaptive_avg_pool2d_backward", grad_output, input)
+    if grad_output.dtype in HALF_TYPES:
+        return _half_adaptive_avg_backward(grad_output, input.shape)
     rows = _averaging_matrix(input.shape[-2], grad_output.shape[-2], np.float64).astype(grad_output.dtype)
     columns = _averaging_matrix(input.shape[-1], grad_output.shape[-1], np.float64).astype(grad_output.dtype)
     return np.asarray(_matmul(_matmul(rows.T, grad_output), columns))
+
+
+def _half_adaptive_avg_backward(grad_output: np.ndarray, input_shape) -> np.ndarray:
+    """PyTorch's half-type kernel: each output's share ``grad / kh / kw`` (each division rounded to
+    the half type) added over its window in output order, every sum rounded to the half type."""
+    dtype = grad_output.dtype
+    grad_input = np.zeros(input_shape, dtype)
+    row_starts, row_ends = _adaptive_bounds(input_shape[-2], grad_output.shape[-2])
+    column_starts, column_ends = _adaptive_bounds(input_shape[-1], grad_output.shape[-1])
+    for oh, (top, bottom) in enumerate(zip(row_starts, row_ends)):
+        for ow, (left, right) in enumerate(zip(column_starts, column_ends)):
+            share = (grad_output[..., oh, ow].astype(np.float32) / np.float32(bottom - top)).astype(dtype)
+            share = (share.astype(np.float32) / np.float32(right - left)).astype(dtype).astype(np.float32)
+            window = grad_input[..., top:bottom, left:right]
+            window[...] = (window.astype(np.float32) + share[..., None, None]).astype(dtype)
+    return grad_input
 
 
 # -- adaptive max pooling ---------------------------------------------------------------------------
@@ -117,5 +135,11 @@ def adaptive_max_pool2d_backward(grad_output: Tensor, input: Tensor, indices: Te
     # One slot more, as the formula this replaces: the same sums in the same order
     flat = np.zeros((*input.shape[:-2], elements + 1), grad_output.dtype)
     positions = indices.reshape(*input.shape[:-2], outputs)
+    if overlapping and grad_output.dtype in HALF_TYPES:
+        # PyTorch's kernel adds in the half type, output by output, every sum rounded
+        rows = flat.reshape(-1, elements + 1)
+        for k, (row, where) in enumerate(zip(rows, positions.reshape(-1, outputs))):
+            np.add.at(row, where, planes.reshape(-1, outputs)[k])
+        return np.ascontiguousarray(flat[..., :elements]).reshape(input.shape)
     flat = (_scatter_add if overlapping else _scatter)(flat, -1, positions, planes)
     return np.ascontiguousarray(flat[..., :elements]).reshape(input.shape)

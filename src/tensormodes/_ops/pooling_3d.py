@@ -18,6 +18,7 @@ import numbers
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .. import _dtype as dt
 from .._meta_array import MetaArray
 from .common import HALF_TYPES, dtype_of, not_implemented, ops
 from .meta_rules import rule
@@ -155,6 +156,13 @@ def _max_pool3d_grad(grad, input_shape, indices):
     leading = tuple(input_shape[:-3])
     outputs = grad.shape[-3] * grad.shape[-2] * grad.shape[-1]
     flat = grad.new_zeros((*leading, volume))
+    if grad.dtype in (dt.float16, dt.bfloat16):
+        # PyTorch's kernel adds in the half type, output by output, every sum rounded (index_put's
+        # accumulation; scatter_add's would sum in float32)
+        planes = flat.reshape(-1, volume)
+        rows = ops.arange(planes.shape[0]).unsqueeze(-1)
+        planes = planes.index_put((rows, indices.reshape(-1, outputs)), grad.reshape(-1, outputs), accumulate=True)
+        return planes.reshape(input_shape)
     flat = flat.scatter_add(-1, indices.reshape(*leading, outputs), grad.reshape(*leading, outputs))
     return flat.reshape(input_shape)
 
