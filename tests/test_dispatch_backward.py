@@ -193,10 +193,10 @@ def test_split_and_unbind_gradients_are_joined():
     assert gx.tolist() == [[5.0, 4.0, 4.0], [3.0, 2.0, 2.0]]
 
 
-_NO_OP = ("PyTorch's formula calls a dedicated ATen backward op (gelu_backward, native_layer_norm_backward, "
-          "max_pool2d_with_indices_backward, slice_backward, select_backward, embedding_dense_backward, "
-          "upsample_*_backward, *_pad*d_backward, linalg_lu_solve ...) that tensormodes has no op for yet; its "
-          "formula computes the same values with public ops")
+_NO_OP = ("PyTorch's formula calls an ATen op tensormodes has no op for yet (_embedding_bag_backward, "
+          "_cdist_backward, special_i1 for i0, as_strided_backward's as_strided/copy_), or its composite decomposes "
+          "differently (quantile: sort, lerp ...); cumprod's and prod's formulas take their zero-safe paths under "
+          "a dispatch mode in PyTorch (cumsum, flip, cat ...): the formula here computes the same values")
 _NUMBER = ("PyTorch's formula passes a Python number where a tensor goes (where(c, 0, g), 1 - x, value / t): its "
            "dispatch level sees scalar_tensor / the composite's ops; tensormodes' public calls with numbers do not")
 _COMPOSITE = ("PyTorch implements the op (or its backward) as a composite whose pieces record the gradient "
@@ -212,10 +212,8 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
            "tensormodes' use inverses and matmul (same values up to rounding, deliberately unchanged here)")
 
 KNOWN = {
-    **dict.fromkeys([
-        "_embedding_bag", "as_strided", "cdist", "i0", "special_i0",
-        "cumprod", "prod", "quantile",
-        "nanquantile"], _NO_OP),
+    **dict.fromkeys(["_embedding_bag", "as_strided", "cdist", "i0", "special_i0", "cumprod", "prod", "quantile",
+                     "nanquantile"], _NO_OP),
     **dict.fromkeys(["where", "where_method", "logcumsumexp", "atanh", "arctanh", "addcdiv",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
