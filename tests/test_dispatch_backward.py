@@ -193,10 +193,10 @@ def test_split_and_unbind_gradients_are_joined():
     assert gx.tolist() == [[5.0, 4.0, 4.0], [3.0, 2.0, 2.0]]
 
 
-_NO_OP = ("PyTorch's formula calls a dedicated ATen backward op (gelu_backward, native_layer_norm_backward, "
-          "max_pool2d_with_indices_backward, slice_backward, select_backward, embedding_dense_backward, "
-          "upsample_*_backward, *_pad*d_backward, linalg_lu_solve ...) that tensormodes has no op for yet; its "
-          "formula computes the same values with public ops")
+_NO_OP = ("PyTorch's formula calls an ATen op tensormodes has no op for yet (_embedding_bag_backward, "
+          "_cdist_backward, special_i1 for i0, as_strided_backward's as_strided/copy_), or its composite decomposes "
+          "differently (quantile: sort, lerp ...); cumprod's and prod's formulas take their zero-safe paths under "
+          "a dispatch mode in PyTorch (cumsum, flip, cat ...): the formula here computes the same values")
 _NUMBER = ("PyTorch's formula passes a Python number where a tensor goes (where(c, 0, g), 1 - x, value / t): its "
            "dispatch level sees scalar_tensor / the composite's ops; tensormodes' public calls with numbers do not")
 _COMPOSITE = ("PyTorch implements the op (or its backward) as a composite whose pieces record the gradient "
@@ -212,10 +212,8 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
            "tensormodes' use inverses and matmul (same values up to rounding, deliberately unchanged here)")
 
 KNOWN = {
-    **dict.fromkeys([
-        "_embedding_bag", "as_strided", "cdist", "i0", "special_i0",
-        "take", "cumprod", "prod", "quantile",
-        "nanquantile"], _NO_OP),
+    **dict.fromkeys(["_embedding_bag", "as_strided", "cdist", "i0", "special_i0", "cumprod", "prod", "quantile",
+                     "nanquantile"], _NO_OP),
     **dict.fromkeys(["where", "where_method", "logcumsumexp", "atanh", "arctanh", "addcdiv",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
@@ -635,3 +633,29 @@ def test_nan_to_num_gradient_is_pytorchs_product_with_the_finite_mask():
     t = torch.tensor([1.0, float("inf"), float("nan")], requires_grad=True)
     expected, = torch.autograd.grad(t.nan_to_num(), t, torch.tensor([1.0, float("inf"), -2.0]))
     assert values.tobytes() == expected.numpy().tobytes()
+
+
+def test_put_writes_or_adds_at_flat_positions_and_takes_gradients_back():
+    # tm.put / Tensor.put / Tensor.put_ (new, PyTorch's): take's gradient is PyTorch's take_backward,
+    # zeros_like(input).put(index, grad, accumulate=True)
+    x = tm.zeros(2, 3)
+    assert x.put(tm.tensor([1, -1]), tm.tensor([5.0, 6.0])).tolist() == [[0.0, 5.0, 0.0], [0.0, 0.0, 6.0]]
+    assert tm.put(x, tm.tensor([1, 1]), tm.tensor([5.0, 6.0]), accumulate=True).tolist()[0] == [0.0, 11.0, 0.0]
+    y = x.clone()
+    assert y.put_(tm.tensor([0]), tm.tensor([1.0])) is y and y.tolist()[0] == [1.0, 0.0, 0.0] and y._version == 1
+    with pytest.raises(IndexError, match=r"^out of range: tried to access index 9 on a tensor of 6 elements\.$"):
+        x.put(tm.tensor([1, 9]), tm.tensor([5.0, 6.0]))
+    with pytest.raises(RuntimeError, match=r"^put_\(\): Expected a long tensor for index, but got Int$"):
+        x.put(tm.tensor([1, 2], dtype=tm.int32), tm.tensor([5.0, 6.0]))
+    with pytest.raises(IndexError, match=r"source.numel\(\) = 3, index.numel\(\) = 2$"):
+        x.put(tm.tensor([1, 2]), tm.tensor([5.0, 6.0, 7.0]))
+    assert str(tm.ops.aten.put_.default._schema) == (
+        "aten::put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)")
+    w = tm.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    source = tm.tensor([7.0, 8.0], requires_grad=True)
+    with _op_log(tm) as log:
+        gw, gs = tm.autograd.grad(w.put(tm.tensor([0, -1]), source), [w, source], tm.tensor([[1.0, 2.0], [3.0, 4.0]]))
+        taken, = tm.autograd.grad(w.take(tm.tensor([3, 3, 0])), w, tm.tensor([1.0, 2.0, 4.0]))
+    assert gw.tolist() == [[0.0, 2.0], [3.0, 0.0]] and gs.tolist() == [1.0, 4.0]
+    assert taken.tolist() == [[4.0, 0.0], [0.0, 3.0]]
+    assert log.ops[-2:] == ["aten.zeros_like.default", "aten.put.default"]

@@ -122,7 +122,7 @@ def _conj_physical_grad(grad):
 
 
 @op(function=False, grad=_conj_physical_grad, meta=rule(copy_of), aten="default", tags=("pointwise",),
-    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,))), schema={"input": "Tensor self"})
+    samples=(Sample((C64,)), Sample((_C128,)), Sample((M23,)), Sample((BOOL,))), schema={"input": "Tensor self"})
 def _conj_physical(input: Tensor) -> Tensor:
     """The complex conjugate, always computed into a new tensor (PyTorch's ``aten::_conj_physical``,
     what ``conj_physical`` of a complex tensor reaches at the dispatch level).
@@ -131,7 +131,7 @@ def _conj_physical(input: Tensor) -> Tensor:
     >>> tm.ops.aten._conj_physical.default(tm.tensor([1 - 1j]))
     tensor([1.+1.j])
     """
-    return np.conjugate(input)
+    return np.conjugate(input) if input.dtype.kind == "c" else input.copy()  # (NumPy's conj of bools: int8)
 
 
 def _conj_physical_decomposition(input):

@@ -17,7 +17,7 @@ from .._tensor_base import TensorBase
 from ._samples import M23, M234, SCALAR
 from .common import check_same_shape_or_broadcast, checked_scalar, ops, wrap_dim
 from .indexing import _as_nd, _legacy_name, _out_of_bounds, _value_fits
-from .meta_rules import data_dependent, metadata
+from .meta_rules import data_dependent, metadata, rule
 from .registry import Sample, Tensor, TensorSpec, op
 from .shape import gather_back, value_dependent
 
@@ -62,7 +62,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 
 def _take_along_dim_grad(grad, input_shape, indices, dim):
     if dim is None or not input_shape:
-        return _take_grad(grad, input_shape, indices)
+        return _taken_back(grad, input_shape, indices)
     d = wrap_dim(dim, len(input_shape))
     size = input_shape[d]
     if not size:
@@ -229,11 +229,17 @@ def argwhere(input: Tensor) -> Tensor:
     return nonzero(input)
 
 
-def _take_grad(grad, input_shape, index):
+def _taken_back(grad, input_shape, index):
+    """The gradient of elements read flat at ``index`` (wrapped) from an input of ``input_shape``."""
     numel = math.prod(input_shape)
     if not numel:  # nothing taken: PyTorch's gradient is still a (zero-size) tensor
         return grad.new_zeros(input_shape), None
     return gather_back(grad, input_shape, index % numel), None
+
+
+def _take_grad(grad, input, index):
+    # PyTorch's take_backward: the gradient put (accumulating) into zeros like the input
+    return ops.zeros_like(input).put(index, grad, True), None
 
 
 @op(grad=_take_grad, method=True, out=True, meta=metadata,
@@ -258,6 +264,66 @@ def take(input: Tensor, index: Tensor) -> Tensor:
             raise IndexError("take(): tried to take from an empty tensor")
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {input.size} elements.")
     return np.asarray(np.take(input.reshape(-1), index))
+
+
+def _check_put(input, index, source) -> None:
+    if index.dtype != np.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_legacy_name(index.dtype)}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_legacy_name(input.dtype)} and source.dtype = {_legacy_name(source.dtype)}")
+    if index.size != source.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.size}, index.numel() = {index.size}")
+
+
+def _put_meta(input, index, source, accumulate=False):
+    _check_put(input, index, source)
+    return MetaArray(input.shape, input.dtype)
+
+
+def _put_grad(grad, index, source_shape, source_dtype, accumulate, needs_input_grad):
+    # PyTorch's formulas: the input's gradient is the output's, less the positions written over
+    # (unless added to); the source's, the output's gradient taken at the positions it went to
+    grad_input = grad_source = None
+    if needs_input_grad[0]:
+        grad_input = grad if accumulate else grad.put(
+            index, ops.zeros(tuple(source_shape), dtype=source_dtype, device=grad.device), False)
+    if needs_input_grad[2]:
+        grad_source = grad.take(index).reshape(tuple(source_shape))
+    return grad_input, None, grad_source
+
+
+@op(grad=_put_grad, method=True, inplace=True, meta=rule(_put_meta),
+    errors=(Sample((M23, TensorSpec((2,), "int32", 0, 1), TensorSpec((2,)))),
+            Sample((M23, TensorSpec((2,), "int64", 0, 5), TensorSpec((2,), "float64"))),
+            Sample((M23, TensorSpec((2,), "int64", 0, 5), TensorSpec((3,))))),
+    samples=(Sample((M23, TensorSpec((2, 2), "int64", -6, 5), TensorSpec((4,)))),
+             Sample((M23, TensorSpec((3,), "int64", 0, 1), TensorSpec((3,)), True)),
+             Sample((TensorSpec((4,), "int64", 0, 9), TensorSpec((2,), "int64", 0, 3), TensorSpec((2,), "int64", 0, 9)),
+                    {"accumulate": True})),
+    schema={"input": "Tensor self"})
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with the elements of ``source`` written at ``index`` into it, read as a flat
+    1-D tensor (negative entries count from the end); added to the elements there with ``accumulate``.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2, 2).put(tm.tensor([0, -1, 0]), tm.tensor([1.0, 2.0, 3.0]), accumulate=True).tolist()
+    [[4.0, 0.0], [0.0, 2.0]]
+    """
+    _check_put(input, index, source)
+    if type(input) is MetaArray:
+        return MetaArray(input.shape, input.dtype)
+    bad = _out_of_bounds(index, input.size, -input.size)
+    if bad is not None:
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {input.size} elements.")
+    flat = input.reshape(-1).copy()
+    positions, values = index.reshape(-1) % max(input.size, 1), source.reshape(-1)
+    if accumulate:
+        np.add.at(flat, positions, values)
+    else:
+        flat[positions] = values
+    return flat.reshape(input.shape)
 
 
 # -- whole-tensor writes: fill_, zero_, copy_ -------------------------------------------------------
