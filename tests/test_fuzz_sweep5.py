@@ -252,3 +252,15 @@ def test_affine_grid_generator_half_types():
         tm.affine_grid_generator(tm.ones(1, 2, 3, dtype=tm.float16), [1, 1, 1, 3], False)  # a one-point axis
     grid = tm.affine_grid_generator(tm.ones(1, 2, 3, dtype=tm.bfloat16), [1, 1, 2, 3], False)
     assert grid.dtype == tm.bfloat16 and grid.shape == (1, 2, 3, 2)
+
+
+def test_one_sided_fft_checks_axes_and_points_before_the_dtype():
+    half = tm.tensor(0.5, dtype=tm.bfloat16)
+    with pytest.raises(IndexError, match="^Dimension specified as -2 but tensor has no dimensions$"):
+        tm.fft.hfft2(half)
+    with pytest.raises(RuntimeError, match="^hfftn must transform at least one axis$"):
+        tm.fft.hfftn(tm.tensor(0.5 + 1j))
+    with pytest.raises(RuntimeError, match=r"^Invalid number of data points \(0\) specified$"):
+        tm.fft.irfftn(tm.tensor([0.5], dtype=tm.bfloat16))
+    with pytest.raises(RuntimeError, match="^Unsupported dtype BFloat16$"):
+        tm.fft.hfft2(tm.ones(2, 2, dtype=tm.bfloat16))

@@ -74,6 +74,16 @@ def _check_points(n: int) -> None:
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
 
 
+def _c2r_dims_then_dtype(input, s, dim, name: str):
+    """``_many_dims`` of a one-sided input, then the dtype: PyTorch's order there (the axes and
+    the point count are checked before the dtype)."""
+    dims, sizes = _many_dims(input.shape, s, dim, True)
+    _check_axes(dims, name)
+    _check_points(sizes[-1])
+    _check_dtype(input.dtype)
+    return dims, sizes
+
+
 def _one_dim(shape: tuple, n, dim: int, c2r: bool) -> tuple[tuple[int], tuple[int]]:
     """(dims, output sizes) of a 1-D transform along ``dim``; ``c2r`` counts ``n`` in real points."""
     if not shape:
@@ -615,8 +625,7 @@ def fft_irfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     >>> tm.fft.irfftn(tm.fft.rfftn(tm.ones(2, 4))).tolist()
     [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
     """
-    _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, True)
+    dims, sizes = _c2r_dims_then_dtype(input, s, dim, "irfftn")
     norm = _norm(norm)
     return _c2r(input, dims, sizes, norm)
 
@@ -626,8 +635,7 @@ def fft_irfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_irfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the inverse of ``rfft2``."""
-    _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, True)
+    dims, sizes = _c2r_dims_then_dtype(input, s, dim, "irfftn")
     norm = _norm(norm)
     return _c2r(input, dims, sizes, norm)
 
@@ -677,8 +685,7 @@ def fft_hfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     >>> tm.fft.hfftn(tm.ones(2, 2, dtype=tm.complex64)).shape
     tensormodes.Size([2, 2])
     """
-    _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, True)
+    dims, sizes = _c2r_dims_then_dtype(input, s, dim, "hfftn")
     norm = _norm(norm)
     return _c2r(np.conjugate(input), dims, sizes, _DUAL[norm])
 
@@ -688,8 +695,7 @@ def fft_hfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_hfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional discrete Fourier transform of a Hermitian symmetric ``input``."""
-    _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, True)
+    dims, sizes = _c2r_dims_then_dtype(input, s, dim, "hfftn")
     norm = _norm(norm)
     return _c2r(np.conjugate(input), dims, sizes, _DUAL[norm])
 
