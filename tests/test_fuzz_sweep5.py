@@ -264,3 +264,11 @@ def test_one_sided_fft_checks_axes_and_points_before_the_dtype():
         tm.fft.irfftn(tm.tensor([0.5], dtype=tm.bfloat16))
     with pytest.raises(RuntimeError, match="^Unsupported dtype BFloat16$"):
         tm.fft.hfft2(tm.ones(2, 2, dtype=tm.bfloat16))
+
+
+def test_nll_loss2d_forward_checks_the_sizes_as_aten():
+    forward = aten.nll_loss2d_forward.default
+    with pytest.raises(RuntimeError, match=r"^size mismatch \(got input: \[0, 3, 4, 5\] , target: \[2, 4, 0\]$"):
+        forward(tm.zeros(0, 3, 4, 5), tm.zeros(2, 4, 0, dtype=tm.int64), None, 1, -100)
+    with pytest.raises(RuntimeError, match="^weight tensor should be defined either for all or no classes$"):
+        forward(tm.zeros(2, 3, 4, 5), tm.zeros(1, 4, 5, dtype=tm.int64), tm.ones(2), 1, -100)
