@@ -868,14 +868,13 @@ def _pad_along(x, d: int, before: bool):
 
 
 def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):
-    # result = sum over k of (y[k] + y[k + 1]) / 2 * (x[k + 1] - x[k]): each y[k] gets half of
-    # the spacings on its sides; each x[k] the mean of the pair before it less that after it.
-    # y is saved only for x's gradient and x only for y's (save_only_for).
+    # result = sum over k of (y[k] + y[k + 1]) / 2 * (x[k + 1] - x[k]): each y[k] gets half of the spacings
+    # on its sides; each x[k] the mean of the pair before it less that after it (y saved only for x's, x for y's).
     ndim = len(y_shape)
     d = wrap_dim(dim, ndim)
     n = y_shape[d]
     along = None if x_shape is None else n if len(x_shape) == 1 else ((1,) * (ndim - len(x_shape)) + tuple(x_shape))[d]
-    if n < 2 or along not in (None, n):  # (x of one point along dim, as a 0-dim one: no spacings, nothing summed)
+    if n < 2 or along not in (None, n):  # (an x of one point along dim, as a 0-dim one: nothing summed)
         return grad.new_zeros(y_shape), (None if x_shape is None else grad.new_zeros(x_shape))
     spread = grad.unsqueeze(d)
     grad_y = grad_x = None
