@@ -364,6 +364,11 @@ KNOWN.update({
     ("prod", "gradient values"): Difference(
         "complex products at infinities: which parts come out NaN depends on the order of the multiplications",
         lambda case: _EXTREME(case) and _with_dtypes("c")(case)),
+    ("_cross_entropy_loss", "exception class"): Difference(
+        KNOWN[("_cross_entropy_loss", "exception class")].text + "; a complex input that requires grad beside a "
+        "target of another batch size: PyTorch's composite runs log_softmax first, whose autograd refuses complex "
+        "results; tensormodes' fused op checks the batch first",
+        _either(KNOWN[("_cross_entropy_loss", "exception class")].applies, _with_dtypes("c"))),
     ("result_type", "result value"): Difference(
         "no complex32: a float16 tensor meeting a complex number gives complex64",
         lambda case: _with_dtypes("f")(case) and any(isinstance(a, complex) for a in case.args)),
@@ -792,6 +797,8 @@ def _bag_offsets_empty(case) -> bool:
 
 def _attention_batches_differ(case) -> bool:
     query, key, value = case.args[:3]
+    if any(isinstance(a, np.ndarray) and a.size == 0 for a in (query, key, value)):
+        return True  # an empty query, key or value beside others: seen to crash as well
     return all(isinstance(a, np.ndarray) and a.ndim == 4 for a in (query, key, value)) and not (
         query.shape[:2] == key.shape[:2] == value.shape[:2] and key.shape[2] == value.shape[2])
 

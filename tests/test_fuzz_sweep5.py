@@ -252,3 +252,37 @@ def test_affine_grid_generator_half_types():
         tm.affine_grid_generator(tm.ones(1, 2, 3, dtype=tm.float16), [1, 1, 1, 3], False)  # a one-point axis
     grid = tm.affine_grid_generator(tm.ones(1, 2, 3, dtype=tm.bfloat16), [1, 1, 2, 3], False)
     assert grid.dtype == tm.bfloat16 and grid.shape == (1, 2, 3, 2)
+
+
+def test_one_sided_fft_checks_axes_and_points_before_the_dtype():
+    half = tm.tensor(0.5, dtype=tm.bfloat16)
+    with pytest.raises(IndexError, match="^Dimension specified as -2 but tensor has no dimensions$"):
+        tm.fft.hfft2(half)
+    with pytest.raises(RuntimeError, match="^hfftn must transform at least one axis$"):
+        tm.fft.hfftn(tm.tensor(0.5 + 1j))
+    with pytest.raises(RuntimeError, match=r"^Invalid number of data points \(0\) specified$"):
+        tm.fft.irfftn(tm.tensor([0.5], dtype=tm.bfloat16))
+    with pytest.raises(RuntimeError, match="^Unsupported dtype BFloat16$"):
+        tm.fft.hfft2(tm.ones(2, 2, dtype=tm.bfloat16))
+
+
+def test_nll_loss2d_forward_checks_the_sizes_as_aten():
+    forward = aten.nll_loss2d_forward.default
+    with pytest.raises(RuntimeError, match=r"^size mismatch \(got input: \[0, 3, 4, 5\] , target: \[2, 4, 0\]$"):
+        forward(tm.zeros(0, 3, 4, 5), tm.zeros(2, 4, 0, dtype=tm.int64), None, 1, -100)
+    with pytest.raises(RuntimeError, match="^weight tensor should be defined either for all or no classes$"):
+        forward(tm.zeros(2, 3, 4, 5), tm.zeros(1, 4, 5, dtype=tm.int64), tm.ones(2), 1, -100)
+
+
+def test_addbmm_half_accumulates_batch_by_batch_in_the_half_type():
+    # PyTorch's loop: beta * input + alpha * b1[0] @ b2[0], then += alpha * b1[i] @ b2[i], each step
+    # computed in float32 and rounded to float16
+    b1 = tm.tensor([[[0.3, -0.7, 1.1]], [[0.9, 0.2, -1.3]], [[-0.4, 1.7, 0.6]]], dtype=tm.float16)
+    b2 = tm.tensor([[[1.1], [0.5], [-0.3]], [[-0.8], [1.9], [0.7]], [[0.6], [-1.2], [1.4]]], dtype=tm.float16)
+    result = tm.addbmm(tm.tensor([[0.1]], dtype=tm.float16), b1, b2, beta=0.5, alpha=1.5)
+    assert result.dtype == tm.float16 and result.item() == -4.51171875
+    row = tm.tensor([[[0.0, -0.75244140625, -1.2138671875, 0.388671875]], [[-0.0, -0.0, -0.0765380859375, 0.0]]],
+                    dtype=tm.float16)
+    column = tm.tensor([[[1.41015625], [0.157958984375], [-1.998046875], [-1.048828125]],
+                        [[-1.4658203125], [-1.404296875], [1.31640625], [-1.427734375]]], dtype=tm.float16)
+    assert tm.addbmm(tm.tensor(-0.97314453125, dtype=tm.float16), row, column).item() == 0.8251953125

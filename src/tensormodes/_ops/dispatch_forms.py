@@ -183,7 +183,7 @@ def nll_loss_forward(input: Tensor, target: Tensor, weight: Tensor | None, reduc
     return _nll_forward(input, target, weight, reduction, ignore_index)
 
 
-def _check_spatial(input, target) -> None:
+def _check_spatial(input, target, weight=None) -> None:
     if target.ndim != 3:
         raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of dimension: "
                            f"{target.ndim}")
@@ -193,10 +193,14 @@ def _check_spatial(input, target) -> None:
     if target.dtype not in (np.int64, np.uint8):  # before the sizes, as ATen's CPU kernel
         name = scalar_type_name(dt.NP_TO_DTYPE[target.dtype])
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {name}")
+    if weight is not None and weight.size != input.shape[1]:
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    if input.shape[0] != target.shape[0] or tuple(input.shape[2:]) != tuple(target.shape[1:]):
+        raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
 
 
 def _nll_loss2d_forward_meta(input, target, weight, reduction, ignore_index):
-    _check_spatial(input, target)
+    _check_spatial(input, target, weight)
     output = _nn._nll_loss_meta(input, target, weight, None, ignore_index, None, _reduction_name(reduction))
     return output, MetaArray((), input.dtype)
 
@@ -222,7 +226,7 @@ def nll_loss2d_forward(input: Tensor, target: Tensor, weight: Tensor | None, red
     >>> tm.ops.aten.nll_loss2d_forward.default(tm.zeros(1, 2, 1, 2), tm.tensor([[[0, 1]]]), None, 2, -100)
     (tensor(0.), tensor(2.))
     """
-    _check_spatial(input, target)
+    _check_spatial(input, target, weight)
     return _nll_forward(input, target, weight, reduction, ignore_index)
 
 

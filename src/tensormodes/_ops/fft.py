@@ -22,6 +22,7 @@ from .fft_plans import (
     _COMPLEX_OF,
     _NORMALIZATION,
     _REAL_OF,
+    _c2r_dims_then_dtype,
     _check_axes,
     _check_dtype,
     _check_real,
@@ -405,8 +406,7 @@ def fft_irfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     >>> tm.fft.irfftn(tm.fft.rfftn(tm.ones(2, 4))).tolist()
     [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
     """
-    _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, True)
+    dims, sizes = _c2r_dims_then_dtype(input, s, dim, "irfftn")
     norm = _norm(norm)
     return _c2r(input, dims, sizes, norm)
 
@@ -417,8 +417,7 @@ def fft_irfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_irfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the inverse of ``rfft2``."""
-    _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, True)
+    dims, sizes = _c2r_dims_then_dtype(input, s, dim, "irfftn")
     norm = _norm(norm)
     return _c2r(input, dims, sizes, norm)
 
@@ -454,8 +453,7 @@ def fft_hfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     >>> tm.fft.hfftn(tm.ones(2, 2, dtype=tm.complex64)).shape
     tensormodes.Size([2, 2])
     """
-    _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, True)
+    dims, sizes = _c2r_dims_then_dtype(input, s, dim, "hfftn")
     norm = _norm(norm)
     return _hermitian_c2r(input, dims, sizes, norm)
 
@@ -467,8 +465,7 @@ def fft_hfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_hfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional discrete Fourier transform of a Hermitian symmetric ``input``."""
-    _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, True)
+    dims, sizes = _c2r_dims_then_dtype(input, s, dim, "hfftn")
     norm = _norm(norm)
     return _hermitian_c2r(input, dims, sizes, norm)
 

@@ -68,6 +68,16 @@ def _check_points(n: int) -> None:
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
 
 
+def _c2r_dims_then_dtype(input, s, dim, name: str):
+    """``_many_dims`` of a one-sided input, then the dtype: PyTorch's order there (the axes and
+    the point count are checked before the dtype)."""
+    dims, sizes = _many_dims(input.shape, s, dim, True)
+    _check_axes(dims, name)
+    _check_points(sizes[-1])
+    _check_dtype(input.dtype)
+    return dims, sizes
+
+
 def _one_dim(shape: tuple, n, dim: int, c2r: bool) -> tuple[tuple[int], tuple[int]]:
     """(dims, output sizes) of a 1-D transform along ``dim``; ``c2r`` counts ``n`` in real points."""
     if not shape:

@@ -180,5 +180,13 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1, a
     [[12.0, 12.0]]
     """
     target = _addbmm_checks(input, batch1, batch2)
+    if input.dtype in HALF_TYPES and batch1.dtype == input.dtype and batch1.size and batch2.size:
+        # PyTorch's loop: result = beta * input + alpha * (b1[0] @ b2[0]), then result += alpha * (b1[i] @ b2[i]),
+        # each step computed in float32 and rounded to the half type
+        result = _added(input, np.matmul(batch1[0].astype(np.float32), batch2[0].astype(np.float32)), target, beta,
+                        alpha)
+        for first, second in zip(batch1[1:], batch2[1:]):
+            result = _added(result, np.matmul(first.astype(np.float32), second.astype(np.float32)), target, 1, alpha)
+        return result
     products = _batch_products(batch1, batch2, (batch1.shape[0], *target))
     return _added(input, products.sum(axis=0, dtype=products.dtype), target, beta, alpha)

@@ -724,7 +724,7 @@ def _trapezoid_grad(grad, y, x, y_shape, x_shape, dx, dim, needs_input_grad):
     d = wrap_dim(dim, ndim)
     n = y_shape[d]
     along = None if x_shape is None else n if len(x_shape) == 1 else ((1,) * (ndim - len(x_shape)) + tuple(x_shape))[d]
-    if n < 2 or along not in (None, n):  # (x of one point along dim, as a 0-dim one: no spacings, nothing summed)
+    if n < 2 or along not in (None, n):  # (an x of one point along dim, as a 0-dim one: nothing summed)
         return grad.new_zeros(y_shape), (None if x_shape is None else grad.new_zeros(x_shape))
     spread = grad.unsqueeze(d)
     grad_y = grad_x = None
