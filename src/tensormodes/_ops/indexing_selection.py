@@ -122,7 +122,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
             raise RuntimeError("gather(): Expected dtype int32/int64 for index")
         if type(input) is MetaArray:
             return MetaArray((indices.size,), input.dtype)
-        source, positions, d = input.reshape(-1), indices.reshape(-1), 0
+        # (an empty index of any dtype reads nothing: PyTorch's gather computes it)
+        source, positions, d = input.reshape(-1), indices.reshape(-1).astype(np.int64, copy=False), 0
     else:
         if input.ndim != indices.ndim:
             raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of "
@@ -232,7 +233,7 @@ def argwhere(input: Tensor) -> Tensor:
 def _taken_back(grad, input_shape, index):
     """The gradient of elements read flat at ``index`` (wrapped) from an input of ``input_shape``."""
     numel = math.prod(input_shape)
-    if not numel:  # nothing taken: PyTorch's gradient is still a (zero-size) tensor
+    if not numel or not index.numel():  # nothing taken: PyTorch's gradient is still a (zero-filled) tensor
         return grad.new_zeros(input_shape), None
     return gather_back(grad, input_shape, index % numel), None
 
