@@ -41,6 +41,7 @@ from ._pointwise import (
 from ._samples import BF16, BOOL, C64, F16, I23, I32, M23, POSITIVE, POSITIVE_I, ROW, SCALAR_F64, U8
 from .common import (
     PLAIN_FLOATS,
+    dispatch_listens,
     floating,
     is_tensor,
     no_derivative,
@@ -217,8 +218,9 @@ def rsub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
 
 def _mul_grad(grad, input, other, needs_input_grad):
     # Each operand is saved only for the other's gradient (save_only_for), as by MulBackward0.
-    return (grad * _conj(other) if needs_input_grad[0] else None,
-            grad * _conj(input) if needs_input_grad[1] else None)
+    # ``other``'s gradient first: the order PyTorch's generated MulBackward0 runs them in
+    other_grad = grad * _conj(input) if needs_input_grad[1] else None
+    return grad * _conj(other) if needs_input_grad[0] else None, other_grad
 
 
 @op(errors=(Sample((M23, TensorSpec((3, 2)))),),
@@ -327,10 +329,13 @@ def _div_grad(grad, input, other, needs_input_grad, rounding_mode=None):
     if rounding_mode is not None:  # rounded quotients are piecewise constant
         return (_zeros_like(grad) if needs_input_grad[0] else None,
                 _zeros_like(grad) if needs_input_grad[1] else None)
-    return (grad / _conj(other) if needs_input_grad[0] else None,
-            # PyTorch's order, (input / other) / other: it decides the rounding in half types
-            # and the value at an infinite divisor (0, not inf / inf)
-            -grad * _conj(ops.div(input, other) / other) if needs_input_grad[1] else None)
+    other_grad = None
+    if needs_input_grad[1]:  # first, as PyTorch's DivBackward0; the quotient before -grad, as its C++
+        # PyTorch's order, (input / other) / other: it decides the rounding in half types
+        # and the value at an infinite divisor (0, not inf / inf)
+        quotient = _conj(ops.div(input, other) / other)
+        other_grad = -grad * quotient
+    return grad / _conj(other) if needs_input_grad[0] else None, other_grad
 
 
 def _reciprocal_times(self, other):
@@ -412,11 +417,16 @@ def floor_divide(input: Tensor | Number, other: Tensor | Number) -> Tensor:
     return _floor_division(input, other)
 
 
+def _times_minus_grad(grad, quotient):
+    # -grad * quotient with the quotient computed first (the caller's argument), as PyTorch's C++ does
+    return -grad * quotient
+
+
 def _remainder_grad(grad, input, other, needs_input_grad):
     # The operands are saved only for ``other``'s gradient (save_only_for), as by RemainderBackward0.
     if needs_input_grad[1] and not is_tensor(input):  # remainder(Scalar, Tensor): PyTorch has no derivative
         raise RuntimeError("derivative for aten::remainder is not implemented")
-    return grad, -grad * input.div(other, rounding_mode="floor") if needs_input_grad[1] else None
+    return grad, _times_minus_grad(grad, input.div(other, rounding_mode="floor")) if needs_input_grad[1] else None
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -446,7 +456,7 @@ def remainder(input: Tensor | Number, other: Tensor | Number) -> Tensor:
 
 def _fmod_grad(grad, input, other, needs_input_grad):
     # The operands are saved only for ``other``'s gradient (save_only_for), as by FmodBackward1.
-    return grad, -grad * input.div(other, rounding_mode="trunc") if needs_input_grad[1] else None
+    return grad, _times_minus_grad(grad, input.div(other, rounding_mode="trunc")) if needs_input_grad[1] else None
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -479,18 +489,8 @@ def _integer_power(base, exponent, d: dt.dtype) -> np.ndarray:
 
 def _pow_grad(grad, result, input, exponent, needs_input_grad):
     # ``result`` is saved only for the exponent's gradient (save_only_for): None otherwise.
+    # The exponent's gradient first, as PyTorch's generated PowBackward1 runs them.
     input_grad = exponent_grad = None
-    if is_tensor(input) and needs_input_grad[0]:
-        if is_tensor(exponent):
-            # d/dx x**0 is 0 everywhere, even where x**-1 is not finite.
-            local = zero_where(exponent == 0, exponent * input ** (exponent - 1))
-        elif exponent == 0:
-            return ops.zeros_like(input), None  # PyTorch's pow_backward (x**-1 may be infinite: no product)
-        else:
-            # PyTorch's pow_backward reads a number exponent as a double (or complex) first
-            exponent = exponent if isinstance(exponent, complex) else float(exponent)
-            local = exponent * input ** (exponent - 1)
-        input_grad = grad * _conj(local)
     if is_tensor(exponent) and needs_input_grad[1]:
         if is_tensor(input):
             # 0 ** e has zero gradient in e where e is real and >= 0 (log(0) would give NaN); the
@@ -505,6 +505,22 @@ def _pow_grad(grad, result, input, exponent, needs_input_grad):
         else:
             local = result * _log_of_number(input) if input != 0 else _zeros_like(result)
         exponent_grad = grad * _conj(local)
+    if is_tensor(input) and needs_input_grad[0]:
+        if is_tensor(exponent):
+            # d/dx x**0 is 0 everywhere, even where x**-1 is not finite: PyTorch's
+            # where(exponent == 0, 0, grad * local), its C++ arguments made right to left
+            input_grad = grad * _conj(exponent * input ** (exponent - 1))
+            if dispatch_listens(input_grad):
+                zero = ops.scalar_tensor(0.0, dtype=input_grad.dtype, device=input_grad.device)
+                input_grad = ops.where(exponent == 0.0, zero, input_grad)
+            else:
+                input_grad = input_grad.where(exponent != 0, 0)
+        elif exponent == 0:
+            return ops.zeros_like(input), None  # PyTorch's pow_backward (x**-1 may be infinite: no product)
+        else:
+            # PyTorch's pow_backward reads a number exponent as a double (or complex) first
+            exponent = exponent if isinstance(exponent, complex) else float(exponent)
+            input_grad = grad * _conj(exponent * input ** (exponent - 1))
     return input_grad, exponent_grad
 
 

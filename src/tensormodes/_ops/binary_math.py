@@ -9,7 +9,6 @@ do (see ``_pointwise``). Each op's gradient formula sits just above it.
 
 from __future__ import annotations
 
-import math
 from numbers import Number
 
 import numpy as np
@@ -77,9 +76,12 @@ def _float_binary(ufunc, input, other, kernel_name: str, *, integers: bool = Tru
 
 def _atan2_grad(grad, input, other, needs_input_grad):
     # PyTorch's steps (a reciprocal, then products), which decide the rounding of half types
-    reciprocal = (input * input + other * other).reciprocal()
-    # At (0, 0) (or where the squares underflow) the reciprocal is infinite: PyTorch's gradient is 0 there
-    reciprocal = reciprocal.masked_fill(reciprocal == math.inf, 0)
+    # (other's square first: PyTorch's C++ makes the sum's operands right to left)
+    other_squared = other * other
+    squares = input * input + other_squared
+    # Where the squares sum to 0 (at (0, 0), or underflowing) PyTorch's gradient is 0; a subnormal sum's
+    # infinite reciprocal stays, as in PyTorch (its mask is on the sum)
+    reciprocal = squares.reciprocal().masked_fill(squares == 0, 0)
     return (grad * other * reciprocal if needs_input_grad[0] else None,
             grad * -input * reciprocal if needs_input_grad[1] else None)
 
@@ -100,9 +102,10 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
 
 
 def _hypot_grad(grad, result, input, other, needs_input_grad):
-    # Each operand is saved only for its own gradient (save_only_for), as by HypotBackward0.
-    return (grad * input / result if needs_input_grad[0] else None,
-            grad * other / result if needs_input_grad[1] else None)
+    # Each operand is saved only for its own gradient (save_only_for), as by HypotBackward0,
+    # which computes ``other``'s first
+    other_grad = grad * other / result if needs_input_grad[1] else None
+    return grad * input / result if needs_input_grad[0] else None, other_grad
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
@@ -333,15 +336,17 @@ def _x_log_y(x, y):
 
 
 def _xlogy_grad(grad, input, other, needs_input_grad):
+    # ``other``'s gradient first, as PyTorch's XlogyBackward0; its mask's operands made right to left
     input_grad = other_grad = None
+    if needs_input_grad[1]:
+        other_grad = grad * input / other
     if needs_input_grad[0]:
         input_grad = ops.xlogy(grad, other)
         if is_tensor(other):
-            input_grad = input_grad.masked_fill((input == 0) & (other <= 0), 0)  # PyTorch's mask
+            nonpositive = other <= 0.0
+            input_grad = input_grad.masked_fill((input == 0.0) & nonpositive, 0.0)  # PyTorch's mask
         elif other <= 0:
-            input_grad = input_grad.masked_fill(input == 0, 0)
-    if needs_input_grad[1]:
-        other_grad = grad * input / other
+            input_grad = input_grad.masked_fill(input == 0.0, 0.0)
     return input_grad, other_grad
 
 
@@ -393,6 +398,9 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
 def _copysign_grad(grad, input, other_shape, result, needs_input_grad):
     # |input| with the sign of ``other``: the ratio result / input is +-1 (0 where input is 0);
     # other's gradient zeros of its shape. PyTorch's steps, each only when wanted.
+    # other's zeros first, as PyTorch's CopysignBackward0
+    wanted = other_shape is not None and needs_input_grad[1]
+    other_grad = ops.zeros(other_shape, dtype=grad.dtype, device=grad.device) if wanted else None
     input_grad = None
     if needs_input_grad[0]:
         ratio = result / input
@@ -401,8 +409,7 @@ def _copysign_grad(grad, input, other_shape, result, needs_input_grad):
         else:  # (the same values, cheaper)
             ratio = ratio.where(input != 0, 0)
         input_grad = grad * ratio
-    wanted = other_shape is not None and needs_input_grad[1]
-    return input_grad, ops.zeros(other_shape, dtype=grad.dtype, device=grad.device) if wanted else None
+    return input_grad, other_grad
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),

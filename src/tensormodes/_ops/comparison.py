@@ -349,13 +349,14 @@ def extremum_grad(grad, input, other, larger: bool, needs=(True, True)):
         shared = (grad / 2).where(input == other, grad)
         input_lost, other_lost = (input < other, input > other) if larger else (input > other, input < other)
         return shared.masked_fill(input_lost, 0), shared.masked_fill(other_lost, 0)
+    # PyTorch's order: other's gradient first, each operand's mask after its shared part
     input_grad = other_grad = None
-    if needs[0]:
-        input_lost = input < other if larger else input > other
-        input_grad = (grad / 2).where(input == other, grad).masked_fill_(input_lost, 0)
     if needs[1]:
-        other_lost = input > other if larger else input < other
-        other_grad = (grad / 2).where(input == other, grad).masked_fill_(other_lost, 0)
+        other_grad = (grad / 2).where(input == other, grad)
+        other_grad.masked_fill_(input > other if larger else input < other, 0)
+    if needs[0]:
+        input_grad = (grad / 2).where(input == other, grad)
+        input_grad.masked_fill_(input < other if larger else input > other, 0)
     return input_grad, other_grad
 
 
@@ -749,8 +750,8 @@ def _chosen_grads(grad, chosen, needs):
         mask = chosen()
         return (grad.where(mask, 0) if needs[0] else None,
                 grad.masked_fill(mask, 0) if needs[1] else None)
-    return (grad.masked_fill(chosen().logical_not_(), 0) if needs[0] else None,
-            grad.masked_fill(chosen(), 0) if needs[1] else None)
+    other_grad = grad.masked_fill(chosen(), 0) if needs[1] else None  # first, as PyTorch's
+    return grad.masked_fill(chosen().logical_not_(), 0) if needs[0] else None, other_grad
 
 
 @op(errors=(Sample((C64, C64)), Sample((M23, TensorSpec((3, 2))))),
