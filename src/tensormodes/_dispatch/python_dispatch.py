@@ -443,7 +443,9 @@ def _form(overload) -> list[tuple]:
         if isinstance(fill, tuple):
             fill = list(fill)
         int_list = 0
-        if argument.type.startswith(("int[", "SymInt[", "Tensor[")) or (
+        # every list type (``Tensor?[] indices``, ``bool[3] output_mask`` too) reaches handlers
+        # as a list, whatever sequence the call gave (PyTorch's binding makes a list)
+        if argument.type.startswith(("int[", "SymInt[", "Tensor[", "Tensor?[", "bool[", "float[")) or (
                 parameter is not None and parameter.kind is parameter.VAR_POSITIONAL):
             size = argument.type.partition("[")[2].partition("]")[0]
             int_list = int(size) if size.isdigit() else 1
