@@ -84,3 +84,74 @@ def test_index_put_backward_indices_are_a_list():
 @pytest.mark.torch
 def test_list_arguments_match_torch():
     assert _torch_log(_lists, keep=("index", "view", "sum", "permute", "cat")) == LISTS
+
+
+# -- 4. nonzero_static: a static-shape nonzero, its own aten op ----------------------------------
+
+def test_nonzero_static_values_and_padding():
+    x = tm.tensor([[0, 1], [2, 0]])
+    assert tm.nonzero_static(x, size=4).tolist() == [[0, 1], [1, 0], [-1, -1], [-1, -1]]
+    assert x.nonzero_static(size=1, fill_value=7).tolist() == [[0, 1]]
+    assert tm.nonzero_static(x, size=0).shape == (0, 2)
+    assert tm.nonzero_static(tm.tensor(3.0), size=2).shape == (2, 0)
+    assert tm.nonzero_static(tm.tensor([0.5, float("nan")]), size=3).tolist() == [[0], [1], [-1]]
+    assert tm.nonzero_static(x, size=4).dtype == tm.int64
+    out = tm.empty(0, dtype=tm.int64)
+    assert tm.nonzero_static(x, size=2, out=out) is out and out.tolist() == [[0, 1], [1, 0]]
+
+
+def test_nonzero_static_errors_are_pytorchs():
+    x = tm.tensor([[0, 1], [2, 0]])
+    with pytest.raises(RuntimeError, match="^nonzero_static: 'size' must be an non-negative integer$"):
+        tm.nonzero_static(x, size=-1)
+    with pytest.raises(TypeError, match=r"^nonzero_static\(\): argument 'size' must be int, not float$"):
+        tm.nonzero_static(x, size=2.0)
+    with pytest.raises(TypeError, match=r"^nonzero_static\(\): argument 'size' must be int, not bool$"):
+        tm.nonzero_static(x, size=True)
+    with pytest.raises(TypeError, match=r"^nonzero_static\(\): argument 'fill_value' must be int, not float$"):
+        tm.nonzero_static(x, size=2, fill_value=1.5)
+    with pytest.raises(TypeError):
+        tm.nonzero_static(x)
+
+
+def test_nonzero_static_schema_tags_and_static_meta():
+    overload = tm.ops.aten.nonzero_static.default
+    assert str(overload._schema) == "aten::nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor"
+    assert str(tm.ops.aten.nonzero_static.out._schema) == (
+        "aten::nonzero_static.out(Tensor self, *, SymInt size, int fill_value=-1, Tensor(a!) out) -> Tensor(a!)")
+    assert tm.Tag.dynamic_output_shape not in overload.tags  # unlike nonzero: the shape is static
+    meta = tm.nonzero_static(tm.zeros(5, 2, device="meta"), size=3)
+    assert meta.device.type == "meta" and meta.shape == (3, 2) and meta.dtype == tm.int64
+    from tensormodes._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        fake = tm.nonzero_static(tm.ones(4, 3), size=6)  # no DynamicOutputShapeException
+    assert fake.shape == (6, 2)
+
+
+def test_nonzero_static_at_the_dispatch_level():
+    def program(lib):
+        x = lib.tensor([[0, 1], [2, 0]])
+        lib.nonzero_static(x, size=3)
+        lib.nonzero_static(x, size=3, fill_value=5)
+
+    expected = ["aten.nonzero_static.default tuple[T] {'size': '3'}",
+                "aten.nonzero_static.default tuple[T] {'size': '3', 'fill_value': '5'}"]
+    assert _log(tm, TorchDispatchMode, program, keep=("nonzero",)) == expected
+
+
+@pytest.mark.torch
+def test_nonzero_static_matches_torch():
+    torch = pytest.importorskip("torch")
+    for data, size, fill in (([[0, 1], [2, 0]], 4, -1), ([0.0, 3.0, 0.0, 1.0], 1, 9), (5, 2, 0), ([[0, 0]], 3, -1)):
+        ours = tm.nonzero_static(tm.tensor(data), size=size, fill_value=fill)
+        theirs = torch.nonzero_static(torch.tensor(data), size=size, fill_value=fill)
+        assert ours.tolist() == theirs.tolist() and tuple(ours.shape) == tuple(theirs.shape)
+    assert str(tm.ops.aten.nonzero_static.default._schema) == str(torch.ops.aten.nonzero_static.default._schema)
+
+    def program(lib):
+        x = lib.tensor([[0, 1], [2, 0]])
+        lib.nonzero_static(x, size=3)
+        lib.nonzero_static(x, size=3, fill_value=5)
+
+    assert _torch_log(program, keep=("nonzero",)) == _log(tm, TorchDispatchMode, program, keep=("nonzero",))
