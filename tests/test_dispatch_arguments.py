@@ -155,3 +155,69 @@ def test_nonzero_static_matches_torch():
         lib.nonzero_static(x, size=3, fill_value=5)
 
     assert _torch_log(program, keep=("nonzero",)) == _log(tm, TorchDispatchMode, program, keep=("nonzero",))
+
+
+# -- 2. factories inside gradient formulas: PyTorch's TensorOptions, not the binding's defaults ---
+
+def _formula_factories(lib):
+    x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+    x[lib.tensor([0, 1])].sum().backward()  # index_backward: grad.new_zeros(sizes, grad.options())
+    x.index_select(0, lib.tensor([1])).sum().backward()
+    x.clamp(1, 3).sum().backward()  # clamp_backward: at::scalar_tensor(0., grad.options())
+    x.max(0)[0].sum().backward()  # value_selecting_reduction_backward: grad.new_zeros(sizes)
+
+
+OPTIONS = {"dtype": "torch.float32", "layout": "torch.strided", "device": "device(type='cpu')"}
+FORMULA_FACTORIES = [
+    "aten.ones_like.default tuple[T] {'pin_memory': 'False', 'memory_format': 'torch.preserve_format'}",
+    f"aten.new_zeros.default tuple[T,list[2,3]] {OPTIONS}",
+    "aten.ones_like.default tuple[T] {'pin_memory': 'False', 'memory_format': 'torch.preserve_format'}",
+    f"aten.new_zeros.default tuple[T,list[2,3]] {OPTIONS}",
+    "aten.ones_like.default tuple[T] {'pin_memory': 'False', 'memory_format': 'torch.preserve_format'}",
+    f"aten.scalar_tensor.default tuple[0.0] {OPTIONS}",
+    "aten.ones_like.default tuple[T] {'pin_memory': 'False', 'memory_format': 'torch.preserve_format'}",
+    "aten.new_zeros.default tuple[T,list[2,3]] {}",
+]
+FACTORIES = ("new_zeros", "_like", "scalar_tensor")
+
+
+def test_formula_factories_get_pytorchs_options():
+    assert _log(tm, TorchDispatchMode, _formula_factories, keep=FACTORIES) == FORMULA_FACTORIES
+
+
+@pytest.mark.torch
+def test_formula_factories_match_torch():
+    assert _torch_log(_formula_factories, keep=FACTORIES) == FORMULA_FACTORIES
+
+
+# -- 3. _to_copy's layout -------------------------------------------------------------------------
+
+def _to_copies(lib):
+    x = lib.ones(2)
+    lib.ops.aten._to_copy.default(x, dtype=lib.float64, layout=lib.strided)
+    lib.ops.aten._to_copy.default(x, layout=lib.strided)
+    x.to(lib.float64)
+
+
+TO_COPIES = [
+    "aten._to_copy.default tuple[T] {'dtype': 'torch.float64', 'layout': 'torch.strided'}",
+    "aten._to_copy.default tuple[T] {'layout': 'torch.strided'}",
+    "aten._to_copy.default tuple[T] {'dtype': 'torch.float64'}",
+]
+
+
+def test_to_copy_takes_a_layout():
+    assert _log(tm, TorchDispatchMode, _to_copies, keep=("_to_copy",)) == TO_COPIES
+    assert tm._to_copy(tm.ones(2), layout=tm.strided, dtype=tm.int64).tolist() == [1, 1]
+    assert repr(tm.strided) == "tensormodes.strided" and type(tm.strided) is tm.layout
+    with pytest.raises(TypeError, match="cannot create 'tensormodes.layout' instances"):
+        tm.layout()
+    with pytest.raises(RuntimeError, match="unsupported layout"):
+        tm._to_copy(tm.ones(2), layout="sparse")
+
+
+@pytest.mark.torch
+def test_to_copy_layout_matches_torch():
+    torch = pytest.importorskip("torch")
+    assert _torch_log(_to_copies, keep=("_to_copy",)) == TO_COPIES
+    assert str(tm.ops.aten._to_copy.default._schema) == str(torch.ops.aten._to_copy.default._schema)

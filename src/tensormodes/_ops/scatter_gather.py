@@ -48,7 +48,9 @@ def _index_select_grad(grad, input_shape, dim, index):
     if not input_shape:
         return grad, None
     flat = index if index.dim() == 1 else index.reshape(-1)  # (no reshape of a 1-D index: PyTorch makes none)
-    return grad.new_zeros(tuple(input_shape)).index_add(dim, flat, grad), None
+    # ``grad.options()`` as PyTorch's formula passes them (a handler sees dtype, layout, device)
+    zeros = grad.new_zeros(tuple(input_shape), dtype=grad.dtype, device=grad.device)
+    return zeros.index_add(dim, flat, grad), None
 
 
 @op(grad=_index_select_grad, method=True, out=True, meta=metadata,
