@@ -48,8 +48,10 @@ def _index_select_grad(grad, input_shape, dim, index):
     if not input_shape:
         return grad, None
     flat = index if index.dim() == 1 else index.reshape(-1)  # (no reshape of a 1-D index: PyTorch makes none)
-    # ``grad.options()`` as PyTorch's formula passes them (a handler sees dtype, layout, device)
-    zeros = grad.new_zeros(tuple(input_shape), dtype=grad.dtype, device=grad.device)
+    if dispatch_listens(grad):  # ``grad.options()`` as PyTorch's formula passes them (dtype, layout, device)
+        zeros = grad.new_zeros(tuple(input_shape), dtype=grad.dtype, device=grad.device)
+    else:
+        zeros = grad.new_zeros(tuple(input_shape))
     return zeros.index_add(dim, flat, grad), None
 
 
