@@ -81,6 +81,21 @@ def test_index_put_backward_indices_are_a_list():
     assert "aten.index_put.default tuple[T,list[T],T,True] {}" in _log(tm, TorchDispatchMode, program)
 
 
+def test_a_tensor_list_is_only_made_a_list():
+    # one nested list inside ``indices`` is not unwrapped as an int list would be: the error
+    # under a mode names the list, as without one
+    class Passing(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    x = tm.zeros(3)
+    message = r"argument 'indices' \(position 2\) must be tuple of Tensors, not list \(element 0\)"
+    with pytest.raises(TypeError, match=message):
+        x.index_put(([0, 1],), tm.ones(2))
+    with Passing(), pytest.raises(TypeError, match=message):
+        x.index_put(([0, 1],), tm.ones(2))
+
+
 @pytest.mark.torch
 def test_list_arguments_match_torch():
     assert _torch_log(_lists, keep=("index", "view", "sum", "permute", "cat")) == LISTS
