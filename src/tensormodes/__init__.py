@@ -98,7 +98,15 @@ from ._api.tensor_types import LEGACY_TYPES as _LEGACY_TYPES
 from ._api.tensor_types import tensortype
 from ._correlation import COMPOSITES as _CORRELATION
 from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
-from ._memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from ._memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
 from ._overrides import dispatch as _dispatch
 from ._runtime import (
     are_deterministic_algorithms_enabled,
@@ -153,7 +161,7 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode", "get_deterministic_debug_mode",
     "set_float32_matmul_precision", "get_float32_matmul_precision", "compile",
     "autocast", "is_autocast_enabled", "get_autocast_dtype",
-    "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+    "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "layout", "strided",
     "tensortype", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION,
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "copied_as",
-           "is_contiguous_as"]
+           "is_contiguous_as", "layout", "strided"]
 
 
 class memory_format:  # noqa: N801 - PyTorch's spelling
@@ -53,6 +53,43 @@ contiguous_format = memory_format._make("contiguous_format")
 channels_last = memory_format._make("channels_last")
 channels_last_3d = memory_format._make("channels_last_3d")
 preserve_format = memory_format._make("preserve_format")
+
+
+
+class layout:  # noqa: N801 - PyTorch's spelling
+    """How a tensor's elements are stored: ``strided`` (dense, with strides), the one layout
+    here. Factories take ``layout=`` and a dispatch handler sees it where PyTorch passes it
+    (a gradient formula's ``grad.new_zeros(shape, grad.options())``).
+
+    >>> import tensormodes as tm
+    >>> tm.strided, type(tm.strided) is tm.layout
+    (tensormodes.strided, True)
+    """
+
+    __slots__ = ("_name",)
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'tensormodes.layout' instances")
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"'tensormodes.layout' object has no attribute '{name}'")
+
+    def __repr__(self) -> str:
+        return f"tensormodes.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+layout.__module__ = "tensormodes"
+strided = object.__new__(layout)
+object.__setattr__(strided, "_name", "strided")
 
 # The order PyTorch walks dimensions in, innermost first, to check a channels-last layout.
 _CHANNELS_LAST_ORDER = {channels_last: (4, (1, 3, 2, 0)), channels_last_3d: (5, (1, 4, 3, 2, 0))}

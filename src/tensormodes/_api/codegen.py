@@ -184,6 +184,8 @@ def _slow_call_arguments(signature: inspect.Signature, pass_defaults: bool = Fal
             star = p.name
         elif p.kind is p.VAR_KEYWORD:
             keyword_lines.append(f"_kwargs.update({p.name})")
+        elif p.default is inspect.Parameter.empty and p.kind is p.KEYWORD_ONLY:
+            keyword_lines.append(f"_kwargs[{p.name!r}] = {p.name}")  # required, keyword-only (``size=``)
         elif p.default is inspect.Parameter.empty:
             positional.append(p.name)
         elif pass_defaults:
@@ -451,7 +453,7 @@ def kernel_call(opdef: OpDef, signature: inspect.Signature, fast: bool, keywords
         if p.kind is p.VAR_POSITIONAL:
             parts.append(f"*{value}")
         elif p.kind is p.KEYWORD_ONLY:
-            if keywords:
+            if keywords or p.default is inspect.Parameter.empty:  # a required one is always passed
                 parts.append(f"{p.name}={value}")
         elif p.kind is p.VAR_KEYWORD:
             parts.append(f"**{value}")

@@ -41,6 +41,7 @@ from .._dispatch.python_dispatch import (
     skip_top_mode,
     subclass_types,
 )
+from .._memory_format import strided
 from .._ops import OpDef
 from .._ops.registry import TensorKind
 from .._overrides import dispatch as _overrides
@@ -294,6 +295,24 @@ def _list_requires_grad(value) -> bool:
     return (type(value) is list or type(value) is tuple) and any(getattr(v, "_requires_grad", False) for v in value)
 
 
+def _formula_options(kwargs: dict) -> dict:
+    """A factory's keywords as PyTorch's C++ gradient formulas pass them: none of the options
+    its Python binding always passes (``pin_memory=False``: ``grad.new_zeros(shape)`` shows
+    ``{}``); given a dtype, a whole ``TensorOptions`` (``grad.options()``): dtype, layout
+    ``strided``, device, in the schema's order, and no ``pin_memory``."""
+    if "dtype" not in kwargs:
+        if kwargs.get("pin_memory") is False:
+            return {name: value for name, value in kwargs.items() if name != "pin_memory"}
+        return kwargs
+    options = {"dtype": kwargs["dtype"], "layout": kwargs.get("layout") or strided}
+    if "device" in kwargs:
+        options["device"] = kwargs["device"]
+    for name, value in kwargs.items():
+        if name not in options and name != "pin_memory":
+            options[name] = value
+    return options
+
+
 def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None):
     """Run the chain with grad mode off (below autograd nothing records; ``grad``: it is on
     now) and ``FORMULA_CALLS`` clear (``formula``: it is set now — the handlers' own calls are
@@ -308,10 +327,8 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
             grad_token = set_grad_enabled_raw(BELOW_AUTOGRAD)
         if formula is not None:
             formula_token = _FORMULA_CALLS.set(None)
-            if kwargs and kwargs.get("pin_memory") is False and overload._opdef.factory:
-                # PyTorch's C++ formula (``grad.new_zeros(shape)``) passes none of the options its
-                # Python binding always passes
-                kwargs = {name: value for name, value in kwargs.items() if name != "pin_memory"}
+            if kwargs and overload._opdef.factory:
+                kwargs = _formula_options(kwargs)
         if state is not None and state.dispatch_active:
             mode = state.dispatch_modes[-1]
             popped = state._dispatch_popped

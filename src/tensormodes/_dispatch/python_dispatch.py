@@ -405,7 +405,10 @@ def _same(value, default) -> bool:
 
 def _int_list(value, size: int) -> list:
     """An int list argument as PyTorch's binding makes it: ``2`` for ``int[2]`` is ``[2, 2]``,
-    ``x.permute((0, 1))`` (a list given as the one ``*dims`` argument) is ``[0, 1]``."""
+    ``x.permute((0, 1))`` (a list given as the one ``*dims`` argument) is ``[0, 1]``; ``size``
+    -1: a tensor list, a tuple made a list and nothing more."""
+    if size < 0:
+        return list(value) if type(value) is tuple else value
     if type(value) is int:
         return [value] * size
     if type(value) is not list and type(value) is not tuple:
@@ -443,10 +446,15 @@ def _form(overload) -> list[tuple]:
         if isinstance(fill, tuple):
             fill = list(fill)
         int_list = 0
-        if argument.type.startswith(("int[", "SymInt[", "Tensor[")) or (
+        # every list type (``Tensor?[] indices``, ``bool[3] output_mask`` too) reaches handlers
+        # as a list, whatever sequence the call gave (PyTorch's binding makes a list)
+        if argument.type.startswith(("int[", "SymInt[", "Tensor[", "Tensor?[", "bool[", "float[")) or (
                 parameter is not None and parameter.kind is parameter.VAR_POSITIONAL):
             size = argument.type.partition("[")[2].partition("]")[0]
             int_list = int(size) if size.isdigit() else 1
+            if argument.type.startswith(("Tensor[", "Tensor?[")) and (
+                    parameter is None or parameter.kind is not parameter.VAR_POSITIONAL):
+                int_list = -1  # a list of tensors: only made a list, never unwrapped or repeated
         elif argument.type in ("float", "float?"):
             int_list = None
         if int_list and fill is not None and fill is not _MISSING:

@@ -488,7 +488,9 @@ def _index_grad(grad, input_shape, indices):
     meaning = _aten_indices(indices, len(input_shape))
     if any(item is None for item in meaning):
         return _indexing._getitem_grad(grad, input_shape, _index_key(meaning))
-    grad_input = grad.new_zeros(tuple(input_shape)).index_put(tuple(meaning), grad, accumulate=True)
+    # ``grad.options()`` as PyTorch's formula passes them (a handler sees dtype, layout, device)
+    zeros = grad.new_zeros(tuple(input_shape), dtype=grad.dtype, device=grad.device)
+    grad_input = zeros.index_put(tuple(meaning), grad, accumulate=True)
     return grad_input, [None] * len(indices)
 
 

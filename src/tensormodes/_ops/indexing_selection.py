@@ -215,6 +215,45 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Tensor | tuple[Tensor, 
     return np.argwhere(flags).astype(np.int64, copy=False)
 
 
+def _check_static_size(size, fill_value) -> tuple[int, int]:
+    for name, value in (("size", size), ("fill_value", fill_value)):
+        if type(value) is bool or not hasattr(value, "__index__"):  # an int tensor is an int, as in PyTorch
+            raise TypeError(f"nonzero_static(): argument '{name}' must be int, not {type(value).__name__}")
+    size = size.__index__()
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    return size, fill_value.__index__()
+
+
+@rule
+def _nonzero_static_meta(input, *, size, fill_value=-1):
+    # the point of the op: its shape is known without the data (``size`` rows, one per index)
+    size, _ = _check_static_size(size, fill_value)
+    return MetaArray((size, len(input.shape)), np.dtype(np.int64))
+
+
+@op(method=True, out=True, differentiable=False, meta=_nonzero_static_meta,
+    samples=(Sample((M23,), {"size": 8}), Sample((TensorSpec((2, 3), "int64", -1, 1),), {"size": 2}),
+             Sample((TensorSpec((4,), "bool"),), {"size": 3, "fill_value": 7}), Sample((SCALAR,), {"size": 2}),
+             Sample((TensorSpec((2, 0)),), {"size": 2}), Sample((M23,), {"size": 0})),
+    errors=(Sample((M23,), {"size": -1}), Sample((M23,), {"size": 2.0}), Sample((M23,), {"size": True}),
+            Sample((M23,), {"size": 2, "fill_value": 1.5})), schema={"size": "SymInt"})
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """``nonzero(input)`` with a fixed number of rows, ``size``: the first ``size`` indices of
+    non-zero elements, padded with rows of ``fill_value`` — a shape known without the data.
+
+    >>> import tensormodes as tm
+    >>> tm.nonzero_static(tm.tensor([[0, 1], [2, 0]]), size=3).tolist()
+    [[0, 1], [1, 0], [-1, -1]]
+    """
+    size, fill_value = _check_static_size(size, fill_value)
+    found = nonzero(input)
+    result = np.full((size, input.ndim), fill_value, dtype=np.int64)
+    count = min(size, len(found))
+    result[:count] = found[:count]
+    return result
+
+
 @op(method=True, differentiable=False, meta=data_dependent,
     samples=(Sample((M23,)), Sample((TensorSpec((2, 3), "int64", -1, 1),)), Sample((TensorSpec((4,), "bool"),)),
              Sample((SCALAR,)), Sample((TensorSpec((2, 0)),))),

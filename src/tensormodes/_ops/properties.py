@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._device import check_compute_device
-from .._memory_format import copied_as, preserve_format
+from .._memory_format import copied_as, preserve_format, strided
 from .._meta_array import MetaArray, contiguous_strides, dense_strides, view_of
 from ._samples import I23, M23, SCALAR
 from .common import ops, resolve_dtype
@@ -166,7 +166,7 @@ def _to_copy_meta(opdef, args, kwargs):
     Sample((M23,), {"dtype": dt.int64}), Sample((TensorSpec((2, 3), "float64"),), {"dtype": dt.float16}),
     Sample((M23,), {"dtype": dt.bfloat16}), Sample((SCALAR,), {"dtype": dt.float64})),
     schema={"non_blocking": "*bool=False", "memory_format": "*MemoryFormat?=None"}, tags=("core",))
-def _to_copy(input: Tensor, *, dtype: dt.dtype | None = None, device=None) -> Tensor:
+def _to_copy(input: Tensor, *, dtype: dt.dtype | None = None, layout=None, device=None) -> Tensor:
     """A copy of ``input`` in ``dtype`` (its own dtype when None) on ``device``: what
     ``Tensor.to(dtype)``, ``double()``, ``type()``, ``to("meta")`` ... run, as PyTorch's
     ``aten::_to_copy``. Differentiable: the gradient is the result's, converted back to ``input``'s
@@ -176,6 +176,8 @@ def _to_copy(input: Tensor, *, dtype: dt.dtype | None = None, device=None) -> Te
     >>> tm._to_copy(tm.tensor([1.5, -2.5]), dtype=tm.int64)
     tensor([ 1, -2])
     """
+    if layout is not None and layout is not strided:  # strided is the one layout here
+        raise RuntimeError(f"_to_copy(): unsupported layout {layout!r}: only tensormodes.strided is supported")
     if device is not None:
         check_compute_device(device)
     target = input.dtype if dtype is None else resolve_dtype(dtype)._np

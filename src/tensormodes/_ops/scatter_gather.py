@@ -48,7 +48,11 @@ def _index_select_grad(grad, input_shape, dim, index):
     if not input_shape:
         return grad, None
     flat = index if index.dim() == 1 else index.reshape(-1)  # (no reshape of a 1-D index: PyTorch makes none)
-    return grad.new_zeros(tuple(input_shape)).index_add(dim, flat, grad), None
+    if dispatch_listens(grad):  # ``grad.options()`` as PyTorch's formula passes them (dtype, layout, device)
+        zeros = grad.new_zeros(tuple(input_shape), dtype=grad.dtype, device=grad.device)
+    else:
+        zeros = grad.new_zeros(tuple(input_shape))
+    return zeros.index_add(dim, flat, grad), None
 
 
 @op(grad=_index_select_grad, method=True, out=True, meta=metadata,

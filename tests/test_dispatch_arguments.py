@@ -1,0 +1,238 @@
+"""What a ``__torch_dispatch__`` handler receives, argument by argument (issues 24 §2, 25 §1):
+list-typed schema arguments as lists, factories' tensor options as PyTorch's C++ formulas pass
+them, ``_to_copy``'s ``layout``, ``nonzero_static``. Literal expectations (PyTorch 2.13's, logged
+with its TorchDispatchMode), and the same program under torch when it is installed."""
+
+from __future__ import annotations
+
+import pytest
+
+import tensormodes as tm
+from tensormodes.utils._python_dispatch import TorchDispatchMode
+
+
+def _shape(value, lib) -> str:
+    """A handler's argument as text that reads the same for both libraries: container types
+    kept (``list[T]`` vs ``tuple[T]``), tensors as ``T``, the module name as ``torch``."""
+    if isinstance(value, (list, tuple)):
+        return f"{type(value).__name__}[{','.join(_shape(v, lib) for v in value)}]"
+    if isinstance(value, lib.Tensor):
+        return "T"
+    return repr(value).replace("tensormodes.", "torch.")
+
+
+def _log(lib, mode_class, program, keep=None) -> list[str]:
+    lines = []
+
+    class Log(mode_class):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if keep is None or any(k in str(func) for k in keep):
+                shown = {k: _shape(v, lib) for k, v in kwargs.items()}
+                lines.append(f"{func} {_shape(tuple(args), lib)} {shown}")
+            return func(*args, **kwargs)
+
+    with Log():
+        program(lib)
+    return lines
+
+
+def _torch_log(program, keep=None):
+    torch = pytest.importorskip("torch")
+    from torch.utils._python_dispatch import TorchDispatchMode as TorchMode
+
+    return _log(torch, TorchMode, program, keep)
+
+
+# -- 1. list-typed schema arguments reach handlers as lists --------------------------------------
+
+def _lists(lib):
+    x = lib.ones(2, 3)
+    i = lib.tensor([0])
+    x.index_put((i,), lib.ones(3))
+    x.index_put_((i,), lib.ones(3), accumulate=True)
+    x[i]
+    x.view(3, 2)
+    x.sum((0,))
+    x.permute((1, 0))
+    lib.cat((x, x))
+
+
+LISTS = [
+    "aten.index_put.default tuple[T,list[T],T] {}",
+    "aten.index_put_.default tuple[T,list[T],T,True] {}",
+    "aten.index.Tensor tuple[T,list[T]] {}",
+    "aten.view.default tuple[T,list[3,2]] {}",
+    "aten.sum.dim_IntList tuple[T,list[0]] {}",
+    "aten.permute.default tuple[T,list[1,0]] {}",
+    "aten.cat.default tuple[list[T,T]] {}",
+]
+
+
+def test_list_arguments_are_lists():
+    assert _log(tm, TorchDispatchMode, _lists, keep=("index", "view", "sum", "permute", "cat")) == LISTS
+
+
+def test_index_put_backward_indices_are_a_list():
+    def program(lib):
+        x = lib.ones(2, 3, requires_grad=True)
+        x[lib.tensor([0])].sum().backward()
+
+    assert "aten.index_put.default tuple[T,list[T],T,True] {}" in _log(tm, TorchDispatchMode, program)
+
+
+def test_a_tensor_list_is_only_made_a_list():
+    # one nested list inside ``indices`` is not unwrapped as an int list would be: the error
+    # under a mode names the list, as without one
+    class Passing(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    x = tm.zeros(3)
+    message = r"argument 'indices' \(position 2\) must be tuple of Tensors, not list \(element 0\)"
+    with pytest.raises(TypeError, match=message):
+        x.index_put(([0, 1],), tm.ones(2))
+    with Passing(), pytest.raises(TypeError, match=message):
+        x.index_put(([0, 1],), tm.ones(2))
+
+
+@pytest.mark.torch
+def test_list_arguments_match_torch():
+    assert _torch_log(_lists, keep=("index", "view", "sum", "permute", "cat")) == LISTS
+
+
+# -- 4. nonzero_static: a static-shape nonzero, its own aten op ----------------------------------
+
+def test_nonzero_static_values_and_padding():
+    x = tm.tensor([[0, 1], [2, 0]])
+    assert tm.nonzero_static(x, size=4).tolist() == [[0, 1], [1, 0], [-1, -1], [-1, -1]]
+    assert x.nonzero_static(size=1, fill_value=7).tolist() == [[0, 1]]
+    assert tm.nonzero_static(x, size=0).shape == (0, 2)
+    assert tm.nonzero_static(tm.tensor(3.0), size=2).shape == (2, 0)
+    assert tm.nonzero_static(tm.tensor([0.5, float("nan")]), size=3).tolist() == [[0], [1], [-1]]
+    assert tm.nonzero_static(x, size=4).dtype == tm.int64
+    out = tm.empty(0, dtype=tm.int64)
+    assert tm.nonzero_static(x, size=2, out=out) is out and out.tolist() == [[0, 1], [1, 0]]
+
+
+def test_nonzero_static_errors_are_pytorchs():
+    x = tm.tensor([[0, 1], [2, 0]])
+    with pytest.raises(RuntimeError, match="^nonzero_static: 'size' must be an non-negative integer$"):
+        tm.nonzero_static(x, size=-1)
+    with pytest.raises(TypeError, match=r"^nonzero_static\(\): argument 'size' must be int, not float$"):
+        tm.nonzero_static(x, size=2.0)
+    with pytest.raises(TypeError, match=r"^nonzero_static\(\): argument 'size' must be int, not bool$"):
+        tm.nonzero_static(x, size=True)
+    with pytest.raises(TypeError, match=r"^nonzero_static\(\): argument 'fill_value' must be int, not float$"):
+        tm.nonzero_static(x, size=2, fill_value=1.5)
+    with pytest.raises(TypeError):
+        tm.nonzero_static(x)
+
+
+def test_nonzero_static_schema_tags_and_static_meta():
+    overload = tm.ops.aten.nonzero_static.default
+    assert str(overload._schema) == "aten::nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor"
+    assert str(tm.ops.aten.nonzero_static.out._schema) == (
+        "aten::nonzero_static.out(Tensor self, *, SymInt size, int fill_value=-1, Tensor(a!) out) -> Tensor(a!)")
+    assert tm.Tag.dynamic_output_shape not in overload.tags  # unlike nonzero: the shape is static
+    meta = tm.nonzero_static(tm.zeros(5, 2, device="meta"), size=3)
+    assert meta.device.type == "meta" and meta.shape == (3, 2) and meta.dtype == tm.int64
+    from tensormodes._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        fake = tm.nonzero_static(tm.ones(4, 3), size=6)  # no DynamicOutputShapeException
+    assert fake.shape == (6, 2)
+
+
+def test_nonzero_static_at_the_dispatch_level():
+    def program(lib):
+        x = lib.tensor([[0, 1], [2, 0]])
+        lib.nonzero_static(x, size=3)
+        lib.nonzero_static(x, size=3, fill_value=5)
+
+    expected = ["aten.nonzero_static.default tuple[T] {'size': '3'}",
+                "aten.nonzero_static.default tuple[T] {'size': '3', 'fill_value': '5'}"]
+    assert _log(tm, TorchDispatchMode, program, keep=("nonzero",)) == expected
+
+
+@pytest.mark.torch
+def test_nonzero_static_matches_torch():
+    torch = pytest.importorskip("torch")
+    for data, size, fill in (([[0, 1], [2, 0]], 4, -1), ([0.0, 3.0, 0.0, 1.0], 1, 9), (5, 2, 0), ([[0, 0]], 3, -1)):
+        ours = tm.nonzero_static(tm.tensor(data), size=size, fill_value=fill)
+        theirs = torch.nonzero_static(torch.tensor(data), size=size, fill_value=fill)
+        assert ours.tolist() == theirs.tolist() and tuple(ours.shape) == tuple(theirs.shape)
+    assert str(tm.ops.aten.nonzero_static.default._schema) == str(torch.ops.aten.nonzero_static.default._schema)
+
+    def program(lib):
+        x = lib.tensor([[0, 1], [2, 0]])
+        lib.nonzero_static(x, size=3)
+        lib.nonzero_static(x, size=3, fill_value=5)
+
+    assert _torch_log(program, keep=("nonzero",)) == _log(tm, TorchDispatchMode, program, keep=("nonzero",))
+
+
+# -- 2. factories inside gradient formulas: PyTorch's TensorOptions, not the binding's defaults ---
+
+def _formula_factories(lib):
+    x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+    x[lib.tensor([0, 1])].sum().backward()  # index_backward: grad.new_zeros(sizes, grad.options())
+    x.index_select(0, lib.tensor([1])).sum().backward()
+    x.clamp(1, 3).sum().backward()  # clamp_backward: at::scalar_tensor(0., grad.options())
+    x.max(0)[0].sum().backward()  # value_selecting_reduction_backward: grad.new_zeros(sizes)
+
+
+OPTIONS = {"dtype": "torch.float32", "layout": "torch.strided", "device": "device(type='cpu')"}
+FORMULA_FACTORIES = [
+    "aten.ones_like.default tuple[T] {'pin_memory': 'False', 'memory_format': 'torch.preserve_format'}",
+    f"aten.new_zeros.default tuple[T,list[2,3]] {OPTIONS}",
+    "aten.ones_like.default tuple[T] {'pin_memory': 'False', 'memory_format': 'torch.preserve_format'}",
+    f"aten.new_zeros.default tuple[T,list[2,3]] {OPTIONS}",
+    "aten.ones_like.default tuple[T] {'pin_memory': 'False', 'memory_format': 'torch.preserve_format'}",
+    f"aten.scalar_tensor.default tuple[0.0] {OPTIONS}",
+    "aten.ones_like.default tuple[T] {'pin_memory': 'False', 'memory_format': 'torch.preserve_format'}",
+    "aten.new_zeros.default tuple[T,list[2,3]] {}",
+]
+FACTORIES = ("new_zeros", "_like", "scalar_tensor")
+
+
+def test_formula_factories_get_pytorchs_options():
+    assert _log(tm, TorchDispatchMode, _formula_factories, keep=FACTORIES) == FORMULA_FACTORIES
+
+
+@pytest.mark.torch
+def test_formula_factories_match_torch():
+    assert _torch_log(_formula_factories, keep=FACTORIES) == FORMULA_FACTORIES
+
+
+# -- 3. _to_copy's layout -------------------------------------------------------------------------
+
+def _to_copies(lib):
+    x = lib.ones(2)
+    lib.ops.aten._to_copy.default(x, dtype=lib.float64, layout=lib.strided)
+    lib.ops.aten._to_copy.default(x, layout=lib.strided)
+    x.to(lib.float64)
+
+
+TO_COPIES = [
+    "aten._to_copy.default tuple[T] {'dtype': 'torch.float64', 'layout': 'torch.strided'}",
+    "aten._to_copy.default tuple[T] {'layout': 'torch.strided'}",
+    "aten._to_copy.default tuple[T] {'dtype': 'torch.float64'}",
+]
+
+
+def test_to_copy_takes_a_layout():
+    assert _log(tm, TorchDispatchMode, _to_copies, keep=("_to_copy",)) == TO_COPIES
+    assert tm._to_copy(tm.ones(2), layout=tm.strided, dtype=tm.int64).tolist() == [1, 1]
+    assert repr(tm.strided) == "tensormodes.strided" and type(tm.strided) is tm.layout
+    with pytest.raises(TypeError, match="cannot create 'tensormodes.layout' instances"):
+        tm.layout()
+    with pytest.raises(RuntimeError, match="unsupported layout"):
+        tm._to_copy(tm.ones(2), layout="sparse")
+
+
+@pytest.mark.torch
+def test_to_copy_layout_matches_torch():
+    torch = pytest.importorskip("torch")
+    assert _torch_log(_to_copies, keep=("_to_copy",)) == TO_COPIES
+    assert str(tm.ops.aten._to_copy.default._schema) == str(torch.ops.aten._to_copy.default._schema)
