@@ -124,8 +124,8 @@ def _c2c_1d_meta(forward):
 
 def _c2c_nd_meta(default_dim):
     def meta(input, s=None, dim=default_dim, norm=None):
-        _check_dtype(input.dtype)
         dims, sizes = _many_dims(input.shape, s, dim, False)
+        _check_dtype(input.dtype)
         _norm(norm)
         return MetaArray(_out_shape(input.shape, dims, sizes, False), _COMPLEX_OF[_float_dtype(input.dtype)])
     return rule(meta)
@@ -200,8 +200,8 @@ def fft_fftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = 
     tensor([[4.+0.j, 0.+0.j],
             [0.+0.j, 0.+0.j]])
     """
+    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch reads the dims before the dtype
     _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, False)
     norm = _norm(norm)
     return _c2c(input, dims, sizes, norm, True)
 
@@ -213,8 +213,8 @@ def fft_fftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = 
 def fft_ifftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None = None,
               norm: str | None = None) -> Tensor:
     """Computes the N dimensional inverse discrete Fourier transform of ``input``."""
+    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch reads the dims before the dtype
     _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, False)
     norm = _norm(norm)
     return _c2c(input, dims, sizes, norm, False)
 
@@ -232,8 +232,8 @@ def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1
     tensor([[4., 0.],
             [0., 0.]])
     """
+    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch reads the dims before the dtype
     _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, False)
     norm = _norm(norm)
     return _c2c(input, dims, sizes, norm, True)
 
@@ -245,8 +245,8 @@ def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_ifft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2 dimensional inverse discrete Fourier transform of ``input``."""
+    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch reads the dims before the dtype
     _check_dtype(input.dtype)
-    dims, sizes = _many_dims(input.shape, s, dim, False)
     norm = _norm(norm)
     return _c2c(input, dims, sizes, norm, False)
 
@@ -264,11 +264,11 @@ def _r2c_1d_meta(name):
 
 def _r2c_nd_meta(default_dim, name):
     def meta(input, s=None, dim=default_dim, norm=None):
-        if name != "ihfftn":
-            _check_dtype(input.dtype, name)
+        if name != "ihfftn":  # PyTorch's order: a real input (rfftn), dims, axes, dtype
+            _check_real(input.dtype, name)
         dims, sizes = _many_dims(input.shape, s, dim, False)
-        _check_dtype(input.dtype, name)  # ihfftn: after the dims, as PyTorch
         _check_axes(dims, name)
+        _check_dtype(input.dtype, name)
         _norm(norm)
         return MetaArray(_out_shape(input.shape, dims, sizes, True), _COMPLEX_OF[_float_dtype(input.dtype)])
     return rule(meta)
@@ -313,8 +313,10 @@ def fft_rfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     >>> tm.fft.rfftn(tm.ones(2, 4)).shape
     tensormodes.Size([2, 3])
     """
-    _check_dtype(input.dtype, "rfftn")
+    _check_real(input.dtype, "rfftn")  # PyTorch's order: a real input, dims, axes, dtype
     dims, sizes = _many_dims(input.shape, s, dim, False)
+    _check_axes(dims, "rfftn")
+    _check_dtype(input.dtype, "rfftn")
     norm = _norm(norm)
     return _r2c(input, dims, sizes, norm, "rfftn")
 
@@ -325,8 +327,10 @@ def fft_rfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_rfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional discrete Fourier transform of real ``input`` (``rfftn`` over the last two dims)."""
-    _check_dtype(input.dtype, "rfftn")
+    _check_real(input.dtype, "rfftn")  # PyTorch's order: a real input, dims, axes, dtype
     dims, sizes = _many_dims(input.shape, s, dim, False)
+    _check_axes(dims, "rfftn")
+    _check_dtype(input.dtype, "rfftn")
     norm = _norm(norm)
     return _r2c(input, dims, sizes, norm, "rfftn")
 
@@ -484,7 +488,8 @@ def fft_ihfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     >>> tm.fft.ihfftn(tm.ones(2, 4)).shape
     tensormodes.Size([2, 3])
     """
-    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch checks the dims first here
+    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch's order: dims, axes, dtype
+    _check_axes(dims, "ihfftn")
     _check_dtype(input.dtype, "ihfftn")
     norm = _norm(norm)
     return _hermitian_r2c(input, dims, sizes, norm, "ihfftn")
@@ -497,7 +502,8 @@ def fft_ihfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
 def fft_ihfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1),
                norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional inverse discrete Fourier transform of real ``input`` (the inverse of ``hfft2``)."""
-    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch checks the dims first here
+    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch's order: dims, axes, dtype
+    _check_axes(dims, "ihfftn")
     _check_dtype(input.dtype, "ihfftn")
     norm = _norm(norm)
     return _hermitian_r2c(input, dims, sizes, norm, "ihfftn")

@@ -63,8 +63,12 @@ def frexp(input: Tensor) -> Tensor:
 def _ldexp_grad(grad, input, other, needs_input_grad):
     # LdexpBackward0: d/dinput = 2 ** other, d/dother = input * ln 2 * 2 ** other
     scale = (other if other.is_floating_point() or other.is_complex() else other.to(grad.dtype)).exp2()
-    return (grad * scale.conj() if needs_input_grad[0] else None,
-            grad * (input * math.log(2.0) * scale).conj() if needs_input_grad[1] else None)
+    if needs_input_grad[1] and not (input.is_complex() or scale.is_complex()):
+        # PyTorch's order, grad * self * exp2(other) * log(2): a half input times log(2) first would round
+        other_grad = grad * input * scale * math.log(2.0)
+    else:
+        other_grad = grad * (input * math.log(2.0) * scale).conj() if needs_input_grad[1] else None
+    return grad * scale.conj() if needs_input_grad[0] else None, other_grad
 
 
 @op(meta=elementwise, grad=_ldexp_grad, save_only_for={"input": "other"}, method=True, inplace=True,

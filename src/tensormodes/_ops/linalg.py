@@ -945,9 +945,26 @@ def eigh(A: Tensor, UPLO: str = "L") -> Tensor:
     result_type = RETURN_TYPES["linalg_eigh"]
     if A.size == 0:
         return result_type(np.zeros(A.shape[:-1], A.real.dtype), np.empty(A.shape, A.dtype))
-    values, vectors = np.linalg.eigh(A, UPLO=UPLO.upper())
+    values, vectors = _converged(np.linalg.eigh, A, UPLO)
     return result_type(np.asarray(values, dtype=A.real.dtype),
                        np.asarray(_canonical_eigenvectors(vectors), dtype=A.dtype))
+
+
+def _converged(routine, A: np.ndarray, UPLO: str):
+    """``routine`` (NumPy's ``eigh``/``eigvalsh``) of ``A``; when LAPACK fails to converge (a matrix
+    holding infinities, say), PyTorch's ``LinAlgError`` naming the first failing batch element."""
+    try:
+        return routine(A, UPLO=UPLO.upper())
+    except np.linalg.LinAlgError:
+        matrices = A.reshape(-1, *A.shape[-2:])
+        index = 0
+        for index, matrix in enumerate(matrices):
+            try:
+                routine(matrix, UPLO=UPLO.upper())
+            except np.linalg.LinAlgError:
+                break
+        raise LinAlgError(f"linalg.eigh: {_batch_prefix(A.shape[:-2], index)}The algorithm failed to converge "
+                          "because the input matrix is ill-conditioned or has too many repeated eigenvalues.") from None
 
 
 def _eigvalsh_grad(grad, A, UPLO):
@@ -975,4 +992,4 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
     _eigh_checks(A, UPLO)
     if A.size == 0:
         return np.zeros(A.shape[:-1], A.real.dtype)
-    return np.asarray(np.linalg.eigvalsh(A, UPLO=UPLO.upper()), dtype=A.real.dtype)
+    return np.asarray(_converged(np.linalg.eigvalsh, A, UPLO), dtype=A.real.dtype)
