@@ -167,6 +167,8 @@ def unknown_public_ops(source: str) -> list[str]:
             for child in ast.iter_child_nodes(node):
                 visit(child)
             return
+        if chain == ["ops", "aten"]:  # the namespace itself, bound to a name (``aten = ops.ops.aten``)
+            return
         *path, name = chain
         if path[:2] == ["ops", "aten"]:  # an ATen overload (``ops.ops.aten.slice.Tensor``), checked as such
             if len(path) != 3 or not hasattr(getattr(tm.ops.aten, path[2], None), name):
