@@ -480,12 +480,14 @@ def _repeat_interleave_meta(input, repeats=None, dim=None, *, output_size=None):
     return MetaArray(tuple(shape), input.dtype), MetaArray((total,), np.dtype(np.int64))
 
 
-def _repeat_interleave_grad(grad, input_shape, repeats, dim, positions):
+def _repeat_interleave_grad(grad, input_shape, repeats_shape, dim, positions):
     # ``positions``: where each output slice came from (the kernel hands them over, as PyTorch's
-    # composite keeps the index it selects with, not the repeats).
-    if is_int(repeats) and not isinstance(repeats, bool):  # PyTorch's composite's: the copies summed
+    # composite keeps the index it selects with, not the repeats: a repeats tensor is not saved,
+    # so changing it in place later does not break backward).
+    if repeats_shape is None:  # a number of repeats: PyTorch's composite's gradient, the copies summed
         d = 0 if dim is None or not input_shape else wrap_dim(dim, len(input_shape))
         shape = list(input_shape) if dim is not None and input_shape else [int(np.prod(input_shape))]
+        repeats = grad.shape[d] // shape[d] if shape[d] else 0
         copies = grad.view([*shape[:d + 1], repeats, *shape[d + 1:]]).sum(d + 1)
         return copies.view(tuple(input_shape)) if dim is None else copies, None
     if dim is None:
