@@ -950,6 +950,14 @@ def eigh(A: Tensor, UPLO: str = "L") -> Tensor:
                        np.asarray(_canonical_eigenvectors(vectors), dtype=A.dtype))
 
 
+def _converges(routine, matrix: np.ndarray, UPLO: str) -> bool:
+    try:
+        routine(matrix, UPLO=UPLO.upper())
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
 def _converged(routine, A: np.ndarray, UPLO: str):
     """``routine`` (NumPy's ``eigh``/``eigvalsh``) of ``A``; when LAPACK fails to converge (a matrix
     holding infinities, say), PyTorch's ``LinAlgError`` naming the first failing batch element."""
@@ -957,12 +965,7 @@ def _converged(routine, A: np.ndarray, UPLO: str):
         return routine(A, UPLO=UPLO.upper())
     except np.linalg.LinAlgError:
         matrices = A.reshape(-1, *A.shape[-2:])
-        index = 0
-        for index, matrix in enumerate(matrices):
-            try:
-                routine(matrix, UPLO=UPLO.upper())
-            except np.linalg.LinAlgError:
-                break
+        index = next(i for i, matrix in enumerate(matrices) if not _converges(routine, matrix, UPLO))
         raise LinAlgError(f"linalg.eigh: {_batch_prefix(A.shape[:-2], index)}The algorithm failed to converge "
                           "because the input matrix is ill-conditioned or has too many repeated eigenvalues.") from None
 
