@@ -198,6 +198,18 @@ def _round_trip(y64: np.ndarray, y32: np.ndarray) -> None:
     np.copyto(y64, y32)
 
 
+def _fused_quadratic(coefficients: tuple, z64: np.ndarray, z: np.ndarray, y64: np.ndarray, out: np.ndarray) -> None:
+    """``out = fma(fma(c0, z, c1), z, c2) * z`` in float32, each fused multiply-add done exactly in
+    double (``y64`` its buffer) and rounded once, as the reference sincos's ``_fma`` steps."""
+    np.multiply(z64, coefficients[0], out=y64)
+    y64 += coefficients[1]
+    _round_trip(y64, out)
+    y64 *= z64
+    y64 += coefficients[2]
+    np.copyto(out, y64, casting=_U)
+    out *= z
+
+
 def _radius_of(k: np.ndarray, work: _Work, out: np.ndarray) -> np.ndarray:
     """``sqrt(-2 log256(1 - k / 2**24))`` into ``out`` (float32) for 0 <= k < 2**24."""
     v, x, e, z, y, t = work.f32[:6]
@@ -261,25 +273,13 @@ def _sincos_of(k: np.ndarray, work: _Work, sin: np.ndarray, cos: np.ndarray) -> 
     _round_trip(x64, x)
     np.multiply(x, x, out=z)
     np.copyto(z64, z)
-    np.multiply(z64, _COS_P[0], out=y64)
-    y64 += _COS_P[1]
-    _round_trip(y64, yc)
-    y64 *= z64
-    y64 += _COS_P[2]
-    np.copyto(yc, y64, casting=_U)
-    yc *= z
+    _fused_quadratic(_COS_P, z64, z, y64, yc)
     np.copyto(y64, yc)
     y64 -= 0.5  # fma(yc, z, -z / 2) = (yc - 1/2) z: exact in double, rounded once
     y64 *= z64
     np.copyto(yc, y64, casting=_U)
     yc += _F32(1)
-    np.multiply(z64, _SIN_P[0], out=y64)
-    y64 += _SIN_P[1]
-    _round_trip(y64, ys)
-    y64 *= z64
-    y64 += _SIN_P[2]
-    np.copyto(ys, y64, casting=_U)
-    ys *= z
+    _fused_quadratic(_SIN_P, z64, z, y64, ys)
     np.copyto(y64, ys)
     y64 += 1.0  # fma(ys, x, x) = (ys + 1) x: exact in double, rounded once
     y64 *= x64
