@@ -122,8 +122,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
             raise RuntimeError("gather(): Expected dtype int32/int64 for index")
         if type(input) is MetaArray:
             return MetaArray((indices.size,), input.dtype)
-        # (an empty index of any dtype reads nothing: PyTorch's gather computes it)
-        source, positions, d = input.reshape(-1), indices.reshape(-1).astype(np.int64, copy=False), 0
+        source, positions, d = input.reshape(-1), indices.reshape(-1), 0
+        if not positions.size:  # an empty index of any dtype reads nothing: PyTorch's gather computes it
+            positions = positions.astype(np.int64)
     else:
         if input.ndim != indices.ndim:
             raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of "
