@@ -31,6 +31,7 @@ from .fft_plans import (
     _norm,
     _one_dim,
     _out_shape,
+    _r2c_dims_then_dtype,
 )
 from .fft_transforms import _fft_c2c, _fft_c2r, _fft_r2c, decomposition, gradient
 from .meta_rules import rule
@@ -264,11 +265,7 @@ def _r2c_1d_meta(name):
 
 def _r2c_nd_meta(default_dim, name):
     def meta(input, s=None, dim=default_dim, norm=None):
-        if name != "ihfftn":  # PyTorch's order: a real input (rfftn), dims, axes, dtype
-            _check_real(input.dtype, name)
-        dims, sizes = _many_dims(input.shape, s, dim, False)
-        _check_axes(dims, name)
-        _check_dtype(input.dtype, name)
+        dims, sizes = _r2c_dims_then_dtype(input, s, dim, name)
         _norm(norm)
         return MetaArray(_out_shape(input.shape, dims, sizes, True), _COMPLEX_OF[_float_dtype(input.dtype)])
     return rule(meta)
@@ -313,10 +310,7 @@ def fft_rfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     >>> tm.fft.rfftn(tm.ones(2, 4)).shape
     tensormodes.Size([2, 3])
     """
-    _check_real(input.dtype, "rfftn")  # PyTorch's order: a real input, dims, axes, dtype
-    dims, sizes = _many_dims(input.shape, s, dim, False)
-    _check_axes(dims, "rfftn")
-    _check_dtype(input.dtype, "rfftn")
+    dims, sizes = _r2c_dims_then_dtype(input, s, dim, "rfftn")
     norm = _norm(norm)
     return _r2c(input, dims, sizes, norm, "rfftn")
 
@@ -327,10 +321,7 @@ def fft_rfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_rfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional discrete Fourier transform of real ``input`` (``rfftn`` over the last two dims)."""
-    _check_real(input.dtype, "rfftn")  # PyTorch's order: a real input, dims, axes, dtype
-    dims, sizes = _many_dims(input.shape, s, dim, False)
-    _check_axes(dims, "rfftn")
-    _check_dtype(input.dtype, "rfftn")
+    dims, sizes = _r2c_dims_then_dtype(input, s, dim, "rfftn")
     norm = _norm(norm)
     return _r2c(input, dims, sizes, norm, "rfftn")
 
@@ -488,9 +479,7 @@ def fft_ihfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     >>> tm.fft.ihfftn(tm.ones(2, 4)).shape
     tensormodes.Size([2, 3])
     """
-    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch's order: dims, axes, dtype
-    _check_axes(dims, "ihfftn")
-    _check_dtype(input.dtype, "ihfftn")
+    dims, sizes = _r2c_dims_then_dtype(input, s, dim, "ihfftn")
     norm = _norm(norm)
     return _hermitian_r2c(input, dims, sizes, norm, "ihfftn")
 
@@ -502,9 +491,7 @@ def fft_ihfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
 def fft_ihfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1),
                norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional inverse discrete Fourier transform of real ``input`` (the inverse of ``hfft2``)."""
-    dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch's order: dims, axes, dtype
-    _check_axes(dims, "ihfftn")
-    _check_dtype(input.dtype, "ihfftn")
+    dims, sizes = _r2c_dims_then_dtype(input, s, dim, "ihfftn")
     norm = _norm(norm)
     return _hermitian_r2c(input, dims, sizes, norm, "ihfftn")
 

@@ -78,6 +78,17 @@ def _c2r_dims_then_dtype(input, s, dim, name: str):
     return dims, sizes
 
 
+def _r2c_dims_then_dtype(input, s, dim, name: str):
+    """``_many_dims`` of a real-to-complex n-dim transform with PyTorch's checks in its order: a
+    real input (``rfftn``; ``ihfftn`` checks that last), the dims, at least one axis, the dtype."""
+    if name != "ihfftn":
+        _check_real(input.dtype, name)
+    dims, sizes = _many_dims(input.shape, s, dim, False)
+    _check_axes(dims, name)
+    _check_dtype(input.dtype, name)
+    return dims, sizes
+
+
 def _one_dim(shape: tuple, n, dim: int, c2r: bool) -> tuple[tuple[int], tuple[int]]:
     """(dims, output sizes) of a 1-D transform along ``dim``; ``c2r`` counts ``n`` in real points."""
     if not shape:
