@@ -494,12 +494,22 @@ def _index_grad(grad, input_shape, indices):
     return grad_input, [None] * len(indices)
 
 
+def _integers_only_shape(input, meaning, *, checked: bool = True) -> tuple | None:
+    """The result's shape where the indices are only 0-dim integers (their dimensions go), after
+    the CPU kernel's check of an indexed dimension of size 0 (``checked``; PyTorch's meta rule
+    has none); None for other indices."""
+    if not all(item is None or not item.ndim for item in meaning):
+        return None
+    if checked and any(input.shape[dim] == 0 for dim, item in enumerate(meaning) if item is not None):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    return tuple(size for size, item in zip(input.shape, meaning) if item is None) + input.shape[len(meaning):]
+
+
 def _index_meta(input, indices):
     meaning = _aten_indices(indices, input.ndim)
-    if all(item is None or (not item.ndim and not _zero_dim_mask(item)) for item in meaning):
-        # only 0-dim integers: their dimensions go, whatever the (unknown) positions
-        return MetaArray(tuple(size for size, item in zip(input.shape, meaning) if item is None)
-                         + input.shape[len(meaning):], input.dtype)
+    shape = _integers_only_shape(input, meaning, checked=False)
+    if shape is not None:  # whatever the (unknown) positions
+        return MetaArray(shape, input.dtype)
     try:
         return _indexing._getitem_meta(input, _index_key(meaning))
     except DataDependentOutputError:
@@ -526,7 +536,11 @@ def index_kernel(input: Tensor, indices: Index) -> Tensor:
     >>> tm.ops.aten.index.Tensor(tm.tensor([[1, 2], [3, 4]]), [None, tm.tensor([1, 1])]).tolist()
     [[2, 2], [4, 4]]
     """
-    result = _indexing.getitem(input, _index_key(_aten_indices(indices, input.ndim)))
+    meaning = _aten_indices(indices, input.ndim)
+    shape = _integers_only_shape(input, meaning)
+    if shape is not None and 0 in shape:  # ATen reads no position for an empty result, so checks none
+        return np.empty(shape, input.dtype)
+    result = _indexing.getitem(input, _index_key(meaning))
     if np.may_share_memory(result, input):  # 0-dim integer indices act as integers there: a view
         result = result.copy()
     return result

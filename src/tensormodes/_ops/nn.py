@@ -31,6 +31,7 @@ from .common import (
     check_same_shape_or_broadcast,
     cpp_type_name,
     dtype_of,
+    no_complex_autograd,
     not_implemented,
     ops,
     quiet,
@@ -474,13 +475,8 @@ def _binary_cross_entropy_meta(input, target, weight=None, size_average=None, re
     Sample((TensorSpec((3,)), TensorSpec((), "int64", 0, 2))),
     Sample((TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2))),
     Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2)), {"ignore_index": 1})),
-    schema={
-        "(order)": "self target weight reduction ignore_index",
-        "ignore_index": "SymInt",
-        "reduction": "int=1",
-        "size_average": None,
-        "reduce": None,
-    })
+    schema={"(order)": "self target weight reduction ignore_index", "ignore_index": "SymInt", "reduction": "int=1",
+            "size_average": None, "reduce": None})
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
              ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Negative log likelihood of ``target`` class indices under log-probabilities ``input``
@@ -849,7 +845,7 @@ def _cross_entropy_node(input, target, weight, reduction, ignore_index) -> str:
 
 
 @op(grad=_cross_entropy_loss_grad, saves=("log_probs",), node=_cross_entropy_node,
-    decompose=cross_entropy_decomposition,
+    decompose=cross_entropy_decomposition, differentiable=no_complex_autograd("_log_softmax"),
     meta=rule(_cross_entropy_loss_meta),
     errors=(Sample((_LOGITS, TensorSpec((3,), "int64", 0, 2))), Sample((TensorSpec((4, 3), "int64"), _TARGET)),
             Sample((_LOGITS, _TARGET, TensorSpec((2,)))), Sample((_LOGITS, TensorSpec((4, 3), "int64", 0, 2))),

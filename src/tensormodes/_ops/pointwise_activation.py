@@ -758,6 +758,12 @@ def _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights, inc
                                    f"improved?  If so, please report an enhancement request to PyTorch.)")
     if include_last_offset and not offsets.shape[0]:
         raise RuntimeError("include_last_offset: number of offset should be at least 1")
+    if offsets.ndim > 1:  # (beside 2-D indices) PyTorch's kernel fails on them: where depends on its path
+        if mode != 0 or weight.dtype == np.float64 or padding_idx is not None and padding_idx >= 0:
+            rows = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+            raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {offsets.ndim} with type: "
+                             f"{array_type_name(np.empty(0, common))} and size: {[rows, *offsets.shape[1:]]}")
+        raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension {offsets.ndim}")
     return common
 
 
