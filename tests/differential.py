@@ -493,14 +493,6 @@ KNOWN[("_hardtanh", "gradient values")] = Difference(
 # differs from PyTorch. tests/test_differential_fuzz.py checks each still does, so a fixed bug must
 # leave this table.
 OPEN_BUGS: dict[tuple[str, str], Difference] = {
-    # mixed dtypes where a batch or the inner dimension is empty: PyTorch returns beta * input (or, for
-    # baddbmm, in the dtype its empty bmm gives) without the dtype check; tensormodes checks first
-    ("addbmm", "raises"): Difference(
-        "L.addbmm(L.ones(3, 5, dtype=L.float32), L.zeros(0, 3, 4), L.zeros(0, 4, 5, dtype=L.float16))",
-        lambda case: any(a.size == 0 for a in _arrays(case))),
-    ("baddbmm", "raises"): Difference(
-        "L.baddbmm(L.ones(5), L.zeros(2, 3, 0), L.zeros(2, 0, 5, dtype=L.float16), beta=2)",
-        lambda case: any(a.size == 0 for a in _arrays(case))),
     # PyTorch's CPU grid_sampler for the half types is its scalar fallback, every step rounded to the
     # type (a coordinate of 65504 overflows: NaN); tensormodes computes in float32 and rounds once
     ("grid_sampler", "result values"): Difference(

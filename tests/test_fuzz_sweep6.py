@@ -131,3 +131,55 @@ def test_affine_grid_generator_base_grid_errors_come_before_theta_checks():
     with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of \[-1, 0\], but "
                                          r"got 1\)$"):
         tm.affine_grid_generator(tm.ones((), dtype=tm.float16), [1, 1, 2, 2], False)
+
+
+# -- addbmm / baddbmm: nothing to multiply returns before the dtype checks ---------------------------
+
+def test_addbmm_without_batches_is_beta_times_input_in_its_dtype():
+    result = tm.addbmm(tm.full((3, 5), 3.0), tm.zeros(0, 3, 4), tm.zeros(0, 4, 5, dtype=tm.float16), beta=2)
+    assert result.dtype == tm.float32 and result.shape == (3, 5) and result.unique().tolist() == [6.0]
+    assert tm.addbmm(tm.full((5,), 3, dtype=tm.int64), tm.zeros(0, 3, 4), tm.zeros(0, 4, 5), beta=0).tolist() \
+        == [[0] * 5] * 3
+    # the scaling is an in-place multiplication: beta may not lift the input's category
+    with pytest.raises(RuntimeError, match="^result type Float can't be cast to the desired output type Long$"):
+        tm.addbmm(tm.ones(5, dtype=tm.int64), tm.zeros(0, 3, 4, dtype=tm.int64), tm.zeros(0, 4, 5, dtype=tm.int64),
+                  beta=0.5)
+    with pytest.raises(RuntimeError, match="^result type Long can't be cast to the desired output type Bool$"):
+        tm.addbmm(tm.ones(5, dtype=tm.bool), tm.zeros(0, 3, 4), tm.zeros(0, 4, 5), beta=2)
+    assert tm.addbmm(tm.ones(5, dtype=tm.bool), tm.zeros(0, 3, 4), tm.zeros(0, 4, 5), beta=True).all()
+    # an empty inner dimension: each batch's addmm_ scales (beta, then 1), after its dtype checks
+    with pytest.raises(RuntimeError, match="^result type Long can't be cast to the desired output type Bool$"):
+        tm.addbmm(tm.ones(5, dtype=tm.bool), tm.ones(2, 3, 0, dtype=tm.bool), tm.ones(2, 0, 5, dtype=tm.bool), beta=0)
+    assert not tm.addbmm(tm.ones(5, dtype=tm.bool), tm.ones(1, 3, 0, dtype=tm.bool), tm.ones(1, 0, 5, dtype=tm.bool),
+                         beta=0).any()
+    with pytest.raises(RuntimeError, match="^self and mat2 must have the same dtype, but got Float and Half$"):
+        tm.addbmm(tm.ones(5), tm.ones(2, 3, 0), tm.ones(2, 0, 5, dtype=tm.float16))
+
+
+def test_baddbmm_with_nothing_to_multiply_returns_batch2s_dtype():
+    # input and batch1 are checked first; an empty output or inner dimension returns before batch2's dtype
+    assert tm.baddbmm(tm.ones(5), tm.zeros(2, 0, 4), tm.zeros(2, 4, 5, dtype=tm.float16)).dtype == tm.float16
+    result = tm.baddbmm(tm.full((5,), 3.0), tm.zeros(2, 3, 0), tm.zeros(2, 0, 5, dtype=tm.int64), beta=2)
+    assert result.dtype == tm.int64 and result.shape == (2, 3, 5) and result.unique().tolist() == [6]
+    with pytest.raises(RuntimeError, match="^result type Float can't be cast to the desired output type Long$"):
+        tm.baddbmm(tm.ones(5), tm.zeros(2, 3, 0), tm.zeros(2, 0, 5, dtype=tm.int64), beta=0.5)
+    with pytest.raises(RuntimeError, match="^Input dtypes must be the same, got: input double, batch1: float, "
+                                           "batch2: float$"):
+        tm.baddbmm(tm.ones(5, dtype=tm.float64), tm.zeros(0, 3, 4), tm.zeros(0, 4, 5))
+    with pytest.raises(RuntimeError, match="^expected scalar type Float but found Half$"):
+        tm.baddbmm(tm.ones(5), tm.ones(2, 3, 4), tm.ones(2, 4, 5, dtype=tm.float16))
+    assert tm.baddbmm(tm.ones(5, dtype=tm.bool), tm.ones(2, 3, 0, dtype=tm.bool), tm.ones(2, 0, 5, dtype=tm.bool),
+                      beta=0).shape == (2, 3, 5)
+
+
+def test_integer_alpha_and_beta_are_checked_against_the_dtype():
+    ones = (tm.ones(3, 4, dtype=tm.int8), tm.ones(4, 5, dtype=tm.int8))
+    with pytest.raises(RuntimeError, match="^value cannot be converted to type int8_t without overflow$"):
+        tm.addmm(tm.ones(5, dtype=tm.int8), *ones, beta=300)
+    with pytest.raises(RuntimeError, match="^value cannot be converted to type int8_t without overflow$"):
+        tm.addmm(tm.ones(5, dtype=tm.int8), *ones, alpha=1j)
+    assert tm.addmm(tm.ones(5, dtype=tm.int8), *ones, alpha=2 + 0j)[0, 0].item() == 9
+    assert tm.addmm(tm.ones(5, dtype=tm.int8), *ones, beta=-2.5)[0, 0].item() == 2
+    with pytest.raises(RuntimeError, match="^value cannot be converted to type float without overflow$"):
+        tm.addmm(tm.ones(5, dtype=tm.float16), tm.ones(3, 4, dtype=tm.float16), tm.ones(4, 5, dtype=tm.float16),
+                 alpha=1j)

@@ -912,7 +912,8 @@ def _coefficient(value, dtype: dt.dtype):
         value = value.item()
     if not isinstance(value, (bool, int, float, complex)):
         raise TypeError(f"alpha and beta must be numbers, not {type(value).__name__}")
-    return checked_fill_value(value, dtype) if dtype._category != dt._INT else value
+    # (half types scale in float32, PyTorch's opmath type: a complex value names float)
+    return checked_fill_value(value, dt.float32 if dtype in (dt.float16, dt.bfloat16) else dtype)
 
 
 def _check_expandable(input, target: tuple) -> None:
