@@ -883,6 +883,13 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
     tensor([[3.5000, 3.5000],
             [3.5000, 3.5000]])
     """
+    if type(beta) is int and type(alpha) is int and beta == 1 == alpha and type(input) is np.ndarray and \
+            type(mat1) is np.ndarray and type(mat2) is np.ndarray and input.dtype in _BLAS_FLOATS and \
+            mat1.dtype == input.dtype == mat2.dtype and mat1.ndim == 2 == mat2.ndim and \
+            mat1.shape[1] == mat2.shape[0] and input.shape in ((mat2.shape[1],), (mat1.shape[0], mat2.shape[1])):
+        # ``linear``'s decomposition (a bias row or a whole matrix): the steps below, without their copies
+        product = np.matmul(mat1, mat2)
+        return np.add(product, input, out=product)
     target = _addmm_checks(input, mat1, mat2)
     dtype = dtype_of(input)
     beta, alpha = _coefficient(beta, dtype), _coefficient(alpha, dtype)
