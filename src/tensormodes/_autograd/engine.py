@@ -343,14 +343,23 @@ class _LeafOrder:
     __slots__ = ("counts", "feeds", "made")
 
     def __init__(self, roots: list) -> None:
-        self.counts: dict = {}
-        self.feeds: dict = {}  # node -> the accumulations it sends to
         self.made = 0  # accumulations made ready so far: their order among themselves
-        for node in _graph_nodes(roots):
-            for child, _ in node.next_functions:
-                if type(child) is AccumulateGrad:
-                    self.counts[child] = self.counts.get(child, 0) + 1
-                    self.feeds.setdefault(node, []).append(child)
+        # A node's edges never change once it is made, so the counts of a graph's one root are
+        # found once (kept on it: a retained graph's next backward reuses them) and copied per pass
+        known = roots[0].__dict__.get("_leaf_counts") if len(roots) == 1 else None
+        if known is None:
+            counts: dict = {}
+            feeds: dict = {}  # node -> the accumulations it sends to
+            for node in _graph_nodes(roots):
+                for child, _ in node.next_functions:
+                    if type(child) is AccumulateGrad:
+                        counts[child] = counts.get(child, 0) + 1
+                        feeds.setdefault(node, []).append(child)
+            known = (counts, feeds)
+            if len(roots) == 1:
+                roots[0]._leaf_counts = known
+        self.counts = known[0].copy()
+        self.feeds = known[1]
 
     def after(self, node: Node, buffers: dict, ready: list) -> None:
         """``node`` has run (or been passed over)."""

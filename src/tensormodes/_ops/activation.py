@@ -286,5 +286,9 @@ def _log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, in
     tensor([ 0.5000, -0.5000])
     """
     grad, out, axis = _backward_operands(grad_output, output, dim, input_dtype, "log_softmax")
-    result = grad - np.exp(out) * np.add.reduce(grad, axis, keepdims=True)
-    return np.asarray(result.astype(grad_output.dtype, copy=False))
+    if not out.ndim:
+        result = grad - np.exp(out) * np.add.reduce(grad, axis, keepdims=True)
+        return np.asarray(result.astype(grad_output.dtype, copy=False))
+    result = np.exp(out)  # the same steps in one buffer
+    result *= np.add.reduce(grad, axis, keepdims=True)
+    return np.subtract(grad, result, out=result).astype(grad_output.dtype, copy=False)

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as dt
-from .._tensor_base import TensorBase
+from .._tensor_base import PLAIN, TensorBase
 
 ND = np.ndarray
 
@@ -398,6 +398,8 @@ def conjugate(x):
     (``grad * conj(b)`` for ``a * b``)."""
     if isinstance(x, (int, float, complex, np.generic)):  # concrete types: cheaper than numbers.Number
         return x.conjugate()
+    if type(x) is PLAIN.tensor and x._data.dtype.kind != "c":  # (no call of the public method)
+        return x
     return x.conj() if x.is_complex() else x
 
 
@@ -405,7 +407,8 @@ def adjoint(x):
     """The conjugate transpose of a Tensor (a batch of matrices), for gradient formulas: the
     transpose if real. A matrix's is ``t()``, as in PyTorch's formulas (so its dispatch level
     sees ``aten.t``)."""
-    return conjugate(x.t() if x.dim() == 2 else x.mT)
+    ndim = x._data.ndim if type(x) is PLAIN.tensor else x.dim()
+    return conjugate(x.t() if ndim == 2 else x.mT)
 
 
 class _FormulaHooks:

@@ -149,6 +149,8 @@ def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
         if dim is None:
             return np.asarray(np.add.reduce(input, axis=None, keepdims=keepdim))
         ndim = input.ndim
+        if type(dim) is list and len(dim) == 1:  # ``sum.dim_IntList``'s one dim (autograd's ``sum_to``)
+            dim = dim[0] if type(dim[0]) is int else dim
         if type(dim) is int and -ndim <= dim < ndim:  # one dim, as gradient formulas ask: no general parsing
             return np.asarray(np.add.reduce(input, axis=dim % ndim, keepdims=keepdim))
     return _sum_in(input, _reduction_axes(dim, input.ndim, "sum"), keepdim, _sum_dtype(input, dtype))
