@@ -39,7 +39,8 @@ from .nodes import (
 )
 from .view_history import rebase, refresh_view, refresh_views_of
 
-__all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",
+__all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "record_inplace_view", "inplace_view_node",
+           "needs_grad", "bump_version",
            "share_version", "version_of", "saving_for_backward"]
 
 _BFLOAT16 = dt.bfloat16._np
@@ -840,4 +841,46 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
                 refresh_views_of(target)
         else:
             rebase(base, target)
+    return target
+
+
+# -- in-place views --------------------------------------------------------------------------
+# ``x.squeeze_()``, ``x.t_()``, ``x.as_strided_(...)`` change the tensor's own shape and strides,
+# never its data (PyTorch's ``inplace_view`` ops): the tensor keeps its storage, its base and the
+# views made of it; its history gains the view op's node, as if ``x`` were rebound to ``x.squeeze()``.
+
+
+def inplace_view_node(opdef, node: str) -> str:
+    """The node an in-place view records: PyTorch numbers it after the out-of-place overloads' nodes
+    (``squeeze_.dim``: SqueezeBackward4, after squeeze's 0, 1, 2; ``t_``: TBackward1)."""
+    declared = opdef.aten if isinstance(opdef.aten, dict) else {None: ()}
+    overloads = sum(1 for key, entries in declared.items()
+                    if "@" not in (key or "") and "formula" not in entries)
+    name, _, number = node.partition("#")
+    return f"{name}#{int(number or 0) + overloads}"
+
+
+def record_inplace_view(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, target, change):
+    """Record an in-place view op on ``target``; ``change()`` gives it its new shape and strides.
+
+    No data is written, so nothing is copied and the target's views stay current: the formula
+    sees the target as it was (shape, strides) and the new node's edge continues its old history.
+    """
+    check_inplace(target, op_name)
+    if target._view_base is not None:
+        refresh_view(target)  # a view made before its base's last in-place write: its current history first
+    before = alias(target)
+    if target._requires_grad:
+        before._requires_grad = True
+        before._grad_fn = target._grad_fn
+        if "_output_nr" in target.__dict__:
+            before._output_nr = target._output_nr
+    change()
+    result = alias(target)
+    record(op_name, formula, tensor_params,
+           {name: (before if value is target else value) for name, value in arguments.items()}, result)
+    if result._requires_grad:
+        target._requires_grad = True
+        target._grad_fn = result._grad_fn
+        target.__dict__.pop("_output_nr", None)
     return target
