@@ -607,11 +607,9 @@ def _run_logged(library, functional, program: str, requires_grad: bool = False):
 
     with Log():
         result = eval(program, names)  # noqa: S307 - the table's own programs
-    # Deliberate differences: PyTorch's 1-D @ 2-D matmul squeezes its product in place (squeeze_),
-    # tensormodes (no in-place squeeze) out of place; the mean of cross entropy with class
-    # probabilities divides by a Python number, which reaches div.Tensor here (PyTorch's C++
-    # composite calls div.Scalar).
-    same = {"aten.squeeze_.dim": "aten.squeeze.dim", "aten.div.Scalar": "aten.div.Tensor"}
+    # A deliberate difference: the mean of cross entropy with class probabilities divides by a Python
+    # number, which reaches div.Tensor here (PyTorch's C++ composite calls div.Scalar).
+    same = {"aten.div.Scalar": "aten.div.Tensor"}
     return [(same.get(name, name), args) for name, args in calls], result
 
 
