@@ -163,6 +163,44 @@ def test_sort_saves_only_its_indices():
     assert gx.tolist() == [[6.0, 1.0, 2.0]]
 
 
+# (forward ops, backward ops) PyTorch 2.13 logs: each overload saves what its formula reads
+SELECTING_REDUCTIONS = {
+    "x.max(1).values": (["aten.max.dim"], ["aten.ones.default", "aten.unsqueeze.default", "aten.unsqueeze.default",
+                                           "aten.new_zeros.default", "aten.scatter.src"]),
+    "x.min(0, keepdim=True)[0]": (["aten.min.dim"], ["aten.ones.default", "aten.new_zeros.default",
+                                                     "aten.scatter.src"]),
+    "x.nanmedian(0).values": (["aten.nanmedian.dim"], [
+        "aten.ones.default", "aten.unsqueeze.default", "aten.unsqueeze.default", "aten.new_zeros.default",
+        "aten.scatter.src"]),
+    "L.max(x, x * 2)": (["aten.mul.Tensor", "aten.maximum.default"], [
+        "aten.ones.default", "aten.div.Scalar", "aten.eq.Tensor", "aten.where.self", "aten.gt.Tensor",
+        "aten.masked_fill_.Scalar", "aten.div.Scalar", "aten.eq.Tensor", "aten.where.self", "aten.lt.Tensor",
+        "aten.masked_fill_.Scalar", "aten.mul.Tensor", "aten.add.Tensor"]),
+}
+
+
+@pytest.mark.parametrize("expression", list(SELECTING_REDUCTIONS))
+def test_max_of_a_dim_saves_only_its_indices(expression):
+    # max(dim) / min(dim) / median(dim) save their indices alone, max(other) nothing of its result
+    # (they saved the whole (values, indices) result: a detach when backward unpacked the values)
+    def run(library):
+        x = library.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 7.5]], requires_grad=True)
+        with _op_log(library) as log:
+            y = eval(expression, {"x": x, "L": library})
+            count = len(log.ops)
+            gx, = library.autograd.grad(y, x, library.ones(tuple(y.shape)))
+        return log.ops[:count], log.ops[count:], gx.tolist()
+
+    ours = run(tm)
+    assert ours[:2] == SELECTING_REDUCTIONS[expression]
+    assert ours[2] == run(tm)[2]
+    try:
+        import torch
+    except ImportError:
+        return
+    assert run(torch) == ours
+
+
 def test_cummax_of_a_zero_dimensional_tensor_scatters_back():
     x, seed = tm.tensor(2.0, requires_grad=True), tm.tensor(3.0)
     with Log() as log:

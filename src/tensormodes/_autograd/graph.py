@@ -456,7 +456,11 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
             if save_only_for and "result" in save_only_for and not needs[tensor_params.index(save_only_for["result"])]:
                 saved.append(None)  # the output is saved only for that input's gradient (see make_recorder)
                 continue
-            value = SavedTensor(result, True) if type(result) is PLAIN.tensor else _save_outputs(result)
+            selector = getattr(formula, "result_saved", None)
+            value = save_result(result, True if selector is None else selector(*arguments.values()))
+            if value is None:
+                saved.append(None)
+                continue
         elif kind == _RESULT_PART:
             index = _output_index(name)
             value = SavedTensor(result[index], False) if index in _plain_outputs(formula) else \
@@ -528,9 +532,14 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     edges = "".join(f"_e_{name}, " for name in tensor_params)
     fits = "".join(f"_f_{name}, " for name in tensor_params)
     arguments, positions = _node_arguments(op_name, plan, tensor_params, param_names, saves, save_only_for)
-    optional_result = bool(save_only_for) and "result" in save_only_for
+    selected = getattr(formula, "result_saved", None)  # the result saved, or parts of it, per call
+    optional_result = bool(save_only_for) and "result" in save_only_for or selected is not None
     node_class = f"_node_for({', '.join(param_names)})" if node_name is not None else "_Node"
-    lines += [f"node = {node_class}(_PLAN, [{', '.join(arguments)}], {positions}, ({edges}), ({fits}))",
+    listed = f"[{', '.join(arguments)}]"
+    if selected is not None:  # the positions saved depend on what was: the list first
+        lines.append(f"_arguments = {listed}")
+        listed = "_arguments"
+    lines += [f"node = {node_class}(_PLAN, {listed}, {positions}, ({edges}), ({fits}))",
               "if type(result) is _Tensor and (result._data.dtype.kind in 'fc' or _differentiable(result)):",
               "    result._requires_grad = True",
               "    result._grad_fn = node",
@@ -542,6 +551,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     source = f"def {recorder_name}({', '.join(param_names)}, result, _saved=()):\n{body}\n"
     namespace = {"_Tensor": PLAIN.tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
                  "_save_outputs": _save_outputs, "_save_output": _save_output, "_grad_edge": grad_edge,
+                 "_save_result": save_result, "_result_saved": selected,
                  "_PLAN": plan,
                  "_Node": _node_class(op_name, formula), "_differentiable": differentiable_tensor,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": wrap_array,
@@ -641,7 +651,13 @@ def _node_arguments(op_name: str, plan: _Plan, tensor_params: dict[str, str], pa
                 arguments.append("(" + "".join(f"_f_{param} is not None, " for param in tensor_params) + ")")
         elif kind == _RESULT_PARAM:
             saving = "(_SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result))"
-            if save_only_for and "result" in save_only_for:  # saved only for that input's gradient
+            if getattr(plan.formula, "result_saved", None) is not None:  # what is saved depends on the call
+                if save_only_for and "result" in save_only_for:
+                    raise ValueError(f"op {op_name!r}: a formula's result_saved= and save_only_for['result'] "
+                                     "exclude each other")
+                arguments.append(f"_save_result(result, _result_saved({', '.join(param_names)}))")
+                maybe_saved.append((i, f"_arguments[{i}] is not None"))
+            elif save_only_for and "result" in save_only_for:  # saved only for that input's gradient
                 wanted = f"_f_{save_only_for['result']} is not None"
                 arguments.append(f"({saving} if {wanted} else None)")
                 maybe_saved.append((i, wanted))
@@ -787,6 +803,23 @@ def _save_output(result: tuple, index: int) -> SavedTensor:
     """Output ``index`` of an op's results, saved alone (a ``result<i>`` formula parameter)."""
     output = result[index]
     return SavedTensor(output, True, index) if differentiable_tensor(output) else SavedTensor(output, False)
+
+
+def save_result(result, which):
+    """What a formula's ``result`` parameter keeps of an op's result: all of it (``which`` True),
+    nothing (False: None), or only the outputs at the indices in ``which`` (the others None).
+
+    A formula says which per call with a ``result_saved`` attribute, a function of the op's arguments
+    (positionally), where PyTorch's overloads save different things: ``max()`` saves its result
+    (a detach when backward unpacks it), ``max(dim)`` only its indices, ``max(other)`` nothing."""
+    if which is True:
+        return SavedTensor(result, True) if type(result) is PLAIN.tensor else _save_outputs(result)
+    if not which:
+        return None
+    items = [None] * len(result)
+    for i in which:
+        items[i] = _save_output(result, i)
+    return _SavedSequence(items, type(result))
 
 
 def _save_outputs(result):
