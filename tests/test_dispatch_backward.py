@@ -124,6 +124,45 @@ def test_a_leafs_gradients_are_summed_then_accumulated_once():
     assert w.grad.tolist() == [5.0, 5.0, 5.0]
 
 
+# PyTorch 2.13's backward logs: AccumulateGrad keeps a first gradient itself (detach) only when nothing else
+# holds it and it is laid out as its leaf; else it copies it into the leaf's strides (new_empty_strided, copy_),
+# or clones it contiguous for a leaf that is not dense (x: a (2, 3) leaf, z: a transposed one, w: an expanded one)
+_SEED_OPS = ["aten.ones_like.default", "aten.expand.default"]
+_COPY = ["aten.new_empty_strided.default", "aten.copy_.default"]
+ACCUMULATIONS = {
+    "x.sum()": _SEED_OPS + _COPY,  # an expanded gradient
+    "(x * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.detach.default"],
+    "(x + y).sum()": _SEED_OPS + _COPY + _COPY,
+    "((x + y) * 2).sum()": _SEED_OPS + ["aten.mul.Tensor"] + _COPY + ["aten.detach.default"],  # shared, then not
+    "(x.t() * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.t.default"] + _COPY,  # transposed
+    "(z * 2).sum()": _SEED_OPS + ["aten.mul.Tensor"] + _COPY,  # contiguous, the leaf is not: its strides
+    "(w * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.detach.default"],  # a leaf not dense: contiguous is kept
+    "x.expand(3, 2, 3).sum()": _SEED_OPS + ["aten.sum.dim_IntList", "aten.view.default", "aten.detach.default"],
+}
+
+
+@pytest.mark.parametrize("expression", list(ACCUMULATIONS))
+def test_a_first_gradient_is_kept_or_copied_as_pytorchs_accumulate_grad_does(expression):
+    def run(library):
+        x, y = library.ones(2, 3, requires_grad=True), library.ones(2, 3, requires_grad=True)
+        z = library.ones(3, 2).t().detach().requires_grad_()
+        w = library.ones(2, 3).expand(4, 2, 3).detach().requires_grad_()
+        out = eval(expression, {"x": x, "y": y, "z": z, "w": w})
+        with _op_log(library) as log:
+            out.backward()
+        leaf = z if "z" in expression else w if "w" in expression else x
+        return log.ops, leaf.grad.stride(), leaf.grad.tolist()
+
+    ours = run(tm)
+    assert ours[0] == ACCUMULATIONS[expression]
+    assert ours[1] == {"z": (1, 2), "w": (6, 3, 1)}.get(expression[1], (3, 1))  # the leaf's layout, writable
+    try:
+        import torch
+    except ImportError:
+        return
+    assert run(torch) == ours
+
+
 def test_atan2_gradient_at_the_origin_is_zero():
     # PyTorch masks the infinite reciprocal of x**2 + y**2 at (0, 0): the gradient there is 0, not NaN.
     a = tm.tensor([0.0, 1.0, 0.0], requires_grad=True)

@@ -616,7 +616,7 @@ def _run_logged(library, functional, program: str, requires_grad: bool = False):
 # Backward ops of indexing's decomposition: slice_backward, select_backward. (The backward ops of the
 # other composites are not all PyTorch's yet: index.Tensor's is new_zeros + index_put there,
 # max_pool2d's max_pool2d_with_indices_backward, and PyTorch's autograd runs ``detach`` when it
-# saves an op's output and new_empty_strided + copy_ when it accumulates a strided gradient.)
+# saves an op's output.)
 BACKWARD_PROGRAMS = ["x[:, 1:]", "x[0, ::2]", "x[1:, None, ..., 0]", "m[-1]"]
 
 

@@ -21,6 +21,8 @@ from .. import _dtype as dt
 from .. import _generated
 from .._dispatch.aten import aten
 from .._dispatch.python_dispatch import HOOKS, is_dispatch_class
+from .._memory_format import contiguous_format, strided
+from .._meta_array import MetaArray
 from .._ops.common import FORMULA_HOOKS, ops
 from .._ops.registry import TensorKind
 from .._state import STATE
@@ -40,6 +42,7 @@ from .nodes import (
 from .view_history import rebase, refresh_view, refresh_views_of
 
 __all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "record_inplace_view", "inplace_view_node",
+           "first_grad_below",
            "needs_grad", "bump_version",
            "share_version", "version_of", "saving_for_backward"]
 
@@ -917,3 +920,52 @@ def record_inplace_view(op_name: str, formula, tensor_params: tuple[str, ...], a
         target._grad_fn = result._grad_fn
         target.__dict__.pop("_output_nr", None)
     return target
+
+
+# -- a leaf's first gradient, while the dispatch level listens ------------------------------------
+# PyTorch's AccumulateGrad keeps the incoming gradient itself (a detach) only when nothing else holds
+# it and it is laid out as the leaf (the "layout contract"); otherwise ``.grad`` is a copy with the
+# leaf's strides (new_empty_strided, copy_), or a contiguous clone for a leaf that is not dense: an
+# expanded gradient (``x.sum()``'s) or one shared by two leaves (``x + y``) is copied.
+
+
+def _element_strides(array) -> tuple:
+    if type(array) is MetaArray:
+        return tuple(array.elem_strides)
+    return tuple(stride // array.itemsize for stride in array.strides)
+
+
+def _non_overlapping_and_dense(shape: tuple, strides: tuple) -> bool:
+    expected = 1
+    for size, stride in sorted(((n, s) for n, s in zip(shape, strides) if n != 1), key=lambda pair: pair[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _obeys_layout_contract(grad, leaf, leaf_dense: bool) -> bool:
+    shape, strides = grad._data.shape, _element_strides(grad._data)
+    if not leaf_dense:  # then the gradient must be contiguous (row-major)
+        expected = 1
+        for size, stride in zip(reversed(shape), reversed(strides)):
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+    return all(stride == wanted if size != 1 else stride != 0
+               for size, stride, wanted in zip(shape, strides, _element_strides(leaf._data)))
+
+
+def first_grad_below(leaf, grad, shared: bool):
+    """The first ``.grad`` of ``leaf`` from a plain ``grad`` (``shared``: something besides the engine
+    holds it), made with ops the dispatch level sees, as PyTorch's AccumulateGrad (see above)."""
+    leaf_dense = _non_overlapping_and_dense(leaf._data.shape, _element_strides(leaf._data))
+    if not shared and _obeys_layout_contract(grad, leaf, leaf_dense):
+        return HOOKS.below(aten_overload("detach", "default"), (grad,), {})
+    if not leaf_dense:
+        return HOOKS.below(aten_overload("clone", "default"), (grad,), {"memory_format": contiguous_format})
+    copy = HOOKS.below(aten_overload("new_empty_strided", "default"),
+                       (grad, list(leaf._data.shape), list(_element_strides(leaf._data))),
+                       {"dtype": leaf.dtype, "layout": strided, "device": leaf.device})
+    return HOOKS.below(aten_overload("copy_", "default"), (copy, grad), {})
