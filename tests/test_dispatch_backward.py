@@ -736,3 +736,44 @@ def test_put_writes_or_adds_at_flat_positions_and_takes_gradients_back():
     assert gw.tolist() == [[0.0, 2.0], [3.0, 0.0]] and gs.tolist() == [1.0, 4.0]
     assert taken.tolist() == [[4.0, 0.0], [0.0, 3.0]]
     assert log.ops[-2:] == ["aten.zeros_like.default", "aten.put.default"]
+
+
+def _scalar_tensor_calls(library, program: str) -> list:
+    python_dispatch = import_module(f"{library.__name__}.utils._python_dispatch")
+
+    class Log(python_dispatch.TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if str(func) == "aten.scalar_tensor.default":
+                self.calls.append((args, sorted((k, str(v).replace("torch", "tensormodes"))
+                                                for k, v in (kwargs or {}).items())))
+            return func(*args, **(kwargs or {}))
+
+    x = library.tensor([[1.0, -2.0], [0.5, 3.0]])
+    with Log() as log:
+        eval(program, {"L": library, "x": x})
+    return log.calls
+
+
+_OPTIONS = [("device", "cpu"), ("dtype", "tensormodes.int64"), ("layout", "tensormodes.strided")]
+SCALAR_TENSORS = {
+    # ATen's composites pass their tensor options (dtype, layout, device), not pin_memory=False
+    "L.where(x > 0, x, 0.0)": [((0.0,), [("device", "cpu"), ("dtype", "tensormodes.float32"),
+                                         ("layout", "tensormodes.strided")])],
+    "L.cov(x)": [((2,), _OPTIONS), ((1,), _OPTIONS)],
+    # the Python binding's own call does pass it
+    "L.scalar_tensor(3.0)": [((3.0,), [("device", "cpu"), ("pin_memory", "False")])],
+}
+
+
+@pytest.mark.parametrize("program", list(SCALAR_TENSORS))
+def test_composites_make_scalar_tensors_with_pytorchs_keywords(program):
+    assert _scalar_tensor_calls(tm, program) == SCALAR_TENSORS[program]
+    try:
+        import torch
+    except ImportError:
+        return
+    assert _scalar_tensor_calls(torch, program) == SCALAR_TENSORS[program]
