@@ -378,7 +378,7 @@ def _matmul_decomposition(input, other):
     if dim1 == 2 and dim2 == 1:
         return input.mv(other)
     if dim1 == 1 and dim2 == 2:
-        return input.unsqueeze(0).mm(other).squeeze(0)  # PyTorch squeezes in place (squeeze_)
+        return input.unsqueeze(0).mm(other).squeeze_(0)  # as PyTorch: squeeze_.dim, SqueezeBackward4
     if dim1 == 2 and dim2 == 2:
         return input.mm(other)
     unsafe_view = ops.ops.aten._unsafe_view.default

@@ -104,7 +104,14 @@ def _extreme_grad(larger: bool):
         values, indices = result
         return _scatter_back(grad[0], input.shape, indices, dim, keepdim), None
 
+    formula.result_saved = _extreme_result_saved
     return formula
+
+
+def _extreme_result_saved(input, dim=None, keepdim=False):
+    """What ``max`` / ``min`` save of their result, as PyTorch's overloads: all of it (``max()``), only the
+    indices (``max(dim)``), nothing (``max(other)``, maximum's formula)."""
+    return True if dim is None else False if hasattr(dim, "shape") else (1,)
 
 
 def _sum_grad(grad, input_shape, dim, keepdim):

@@ -447,7 +447,7 @@ def _squeeze_grad(grad, input_shape, dim):
     return grad
 
 
-@op(grad=_squeeze_grad, method=True, view=True, meta=metadata, node=_squeeze_node,
+@op(grad=_squeeze_grad, method=True, inplace=True, view=True, meta=metadata, node=_squeeze_node,
     errors=(Sample((M23, 2)), Sample((M23, (0, 0)))),
     samples=(Sample((TensorSpec((1, 3, 1)),)), Sample((TensorSpec((1, 3, 1)), 0)), Sample((TensorSpec((1, 3, 1)), -1)),
              Sample((TensorSpec((1, 3, 1)), (0, 1, 2))), Sample((SCALAR, 0)), Sample((M23, 1)),
@@ -480,7 +480,8 @@ def _unsqueeze_grad(grad, dim):
     return grad.squeeze(wrap_dim(dim, grad.dim()))
 
 
-@op(grad=_unsqueeze_grad, method=True, view=True, meta=metadata, errors=(Sample((M23, 3)), Sample((M23, 1.0))),
+@op(grad=_unsqueeze_grad, method=True, inplace=True, view=True, meta=metadata,
+    errors=(Sample((M23, 3)), Sample((M23, 1.0))),
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((SCALAR, 0)), Sample((I23, 1))), tags=("core",))
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Inserts a dimension of size 1 at position ``dim``.
@@ -552,7 +553,7 @@ def _t_grad(grad):
     return grad.t()
 
 
-@op(grad=_t_grad, method=True, view=True, meta=metadata, errors=(Sample((M234,)),),
+@op(grad=_t_grad, method=True, inplace=True, view=True, meta=metadata, errors=(Sample((M234,)),),
     samples=(Sample((M23,)), Sample((TensorSpec((3,)),)), Sample((SCALAR,)),
              Sample((I23,))))
 def t(input: Tensor) -> Tensor:
@@ -585,10 +586,10 @@ def _transpose_grad(grad, dim0, dim1):
     return grad.transpose(dim0, dim1)
 
 
-@op(grad=_transpose_grad, method=True, view=True, meta=metadata,
+@op(grad=_transpose_grad, method=True, inplace=True, view=True, meta=metadata,
     errors=(Sample((M23, 0, 2)), Sample((SCALAR, 1, 0))),
     samples=(Sample((M23, 0, 1)), Sample((M234, -1, 0)), Sample((SCALAR, 0, -1)),
-             Sample((I23, 1, 1))), aten="int")
+             Sample((I23, 1, 1))), aten={"transpose.int": ("inplace=default",)})
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dimensions ``dim0`` and ``dim1`` (a view).
 
@@ -599,7 +600,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return _swap(input, dim0, dim1)
 
 
-swapaxes = alias("swapaxes", of="transpose", method=True, renames={"dim0": "axis0", "dim1": "axis1"},
+swapaxes = alias("swapaxes", of="transpose", method=True, inplace=True, renames={"dim0": "axis0", "dim1": "axis1"},
                  samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))),
                  doc="""Alias of ``transpose`` (NumPy's name).
 
@@ -607,7 +608,7 @@ swapaxes = alias("swapaxes", of="transpose", method=True, renames={"dim0": "axis
     >>> tm.swapaxes(tm.zeros(2, 3), 0, 1).shape
     tensormodes.Size([3, 2])
     """)
-swapdims = alias("swapdims", of="transpose", method=True,
+swapdims = alias("swapdims", of="transpose", method=True, inplace=True,
                  samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))),
                  doc="""Alias of ``transpose``.
 
@@ -963,7 +964,7 @@ def _as_strided_grad(grad, input_geometry, size, stride, storage_offset):
     return storage.take(held)
 
 
-@op(grad=_as_strided_grad, method=True, view=True, meta=rule(_as_strided_meta),
+@op(grad=_as_strided_grad, method=True, inplace=True, view=True, meta=rule(_as_strided_meta),
     errors=(Sample((M23, (2, 4), (1, 2))), Sample((M23, (2, 2), (-1, 2))), Sample((M23, (2, 2), (1,))),
             Sample((M23, (2, 2), (1, 1), -1)), Sample((M23, (2, -2), (1, 1))), Sample((M23, (), (), 6)),
             Sample((M23, [2.5], [1])), Sample((M23, 2, 1))),
