@@ -212,7 +212,8 @@ def test_schemas_pytorchs_parser_refuses():
                                + " " * 30 + "~~~~ <--- HERE\n")
     assert not hasattr(tm.ops.libtest, "listnone")  # nothing defined
     # an optional Device may default to None; a device default prints as PyTorch's
-    assert "Device? device=None" in str(custom_op(fresh("devopt"), _device_optional, mutates_args=())._opoverload._schema)
+    optional = custom_op(fresh("devopt"), _device_optional, mutates_args=())
+    assert "Device? device=None" in str(optional._opoverload._schema)
     assert str(custom_op(fresh("devcpu"), _device_cpu, mutates_args=())._opoverload._schema).endswith(
         "(Tensor x, Device device=cpu) -> Tensor")
     assert infer_schema(_device_cpu, mutates_args=()) == '(Tensor x, Device device="cpu") -> Tensor'
