@@ -1,5 +1,6 @@
 """Composites at the dispatch level: the ops a TorchDispatchMode sees for softmax, cross_entropy,
-nll_loss, indexing, tensor(data), reshape / flatten, conv1d / conv2d / conv3d, conv_transpose3d,
+nll_loss, indexing, tensor(data), reshape / flatten, meshgrid, tile, movedim, unflatten, circular
+padding, conv1d / conv2d / conv3d, conv_transpose3d,
 max_pool2d / max_pool3d, linalg.eigvals, matrix_exp, linalg.pinv, pinverse, fill_diagonal_ and
 combinations are PyTorch 2.13's (``op(decompose=)``, the ATen-only ops of
 ``_ops/dispatch_forms.py``); the decomposed calls compute what the eager ops compute, gradients
@@ -321,6 +322,35 @@ def test_combinations_select_from_a_meshgrid():
                                                        [3.0, 3.0]]
 
 
+def test_meshgrid_tile_movedim_unflatten_and_circular_pad_are_pytorchs_composites():
+    v, w = tm.tensor([1.0, 2.0, 3.0]), tm.tensor([4.0, 5.0])
+    assert seen(lambda: tm.meshgrid(v, w, indexing="xy")) == [
+        ("aten.view.default", [((2,), F32), [-1, 1]]), ("aten.expand.default", [((2, 1), F32), [2, 3]]),
+        ("aten.view.default", [((3,), F32), [1, -1]]), ("aten.expand.default", [((1, 3), F32), [2, 3]])]
+    assert seen(lambda: X.tile((2,))) == [("aten.repeat.default", [T234, [1, 1, 2]])]
+    assert seen(lambda: tm.movedim(X, (0, 1), (2, 0))) == [("aten.permute.default", [T234, [1, 2, 0]])]
+    scalar = tm.tensor(1.0)
+    assert seen(lambda: tm.movedim(scalar, 0, 0)) == [("aten.alias.default", [((), F32)])]
+    assert seen(lambda: X.unflatten(-1, (2, -1))) == [("aten.view.default", [T234, [2, 3, 2, 2]])]
+    image = tm.arange(12.0).reshape(1, 1, 3, 4)
+    padded_shape = ((1, 1, 5, 5), F32)
+    with Seen() as mode:
+        padded = F.pad(image, (2, -1, 0, 2), mode="circular")
+    assert mode.calls == [
+        ("aten.new_empty.default", [((1, 1, 3, 4), F32), [1, 1, 5, 5]]),
+        ("aten.slice.Tensor", [padded_shape, 3, 2, 5]), ("aten.slice.Tensor", [((1, 1, 3, 4), F32), 3, 0, 3]),
+        ("aten.slice.Tensor", [((1, 1, 5, 3), F32), 2, 0, 3]), ("aten.slice.Tensor", [((1, 1, 3, 3), F32), 2, 0, 3]),
+        ("aten.copy_.default", [((1, 1, 3, 3), F32), ((1, 1, 3, 3), F32)]),
+        ("aten.slice.Tensor", [padded_shape, 3, 0, 2]), ("aten.slice.Tensor", [padded_shape, 3, 3, 5]),
+        ("aten.copy_.default", [((1, 1, 5, 2), F32), ((1, 1, 5, 2), F32)]),
+        ("aten.slice.Tensor", [padded_shape, 2, 3, 5]), ("aten.slice.Tensor", [padded_shape, 2, 0, 2]),
+        ("aten.copy_.default", [((1, 1, 2, 5), F32), ((1, 1, 2, 5), F32)])]
+    assert padded[0, 0].tolist() == [[1.0, 2.0, 0.0, 1.0, 2.0], [5.0, 6.0, 4.0, 5.0, 6.0],
+                                     [9.0, 10.0, 8.0, 9.0, 10.0], [1.0, 2.0, 0.0, 1.0, 2.0],
+                                     [5.0, 6.0, 4.0, 5.0, 6.0]]
+    assert tm.equal(padded, F.pad(image, (2, -1, 0, 2), mode="circular"))  # the same without a mode
+
+
 class KeywordsSeen(TorchDispatchMode):
     """Records each call's keyword arguments."""
 
@@ -415,6 +445,12 @@ PROGRAMS = [
     ("linear_strided", lambda x: F.linear(x.transpose(0, 1), tm.tensor(_CUBE[0, :3]), tm.tensor(_CUBE[0, 0, :3])),
      _CUBE),
     ("linear_vector", lambda x: F.linear(x[0, 0], tm.tensor(_CUBE[0])), _CUBE),
+    ("meshgrid", lambda x: tm.stack(tm.meshgrid(x[0, 0], x[1, :, 2], indexing="xy")), _CUBE),
+    ("tile", lambda x: x.tile((2, 1, 1, 3)), _CUBE),
+    ("movedim", lambda x: tm.movedim(x, (0, 1), (2, 0)) * 2, _CUBE),
+    ("unflatten", lambda x: x.unflatten(1, (2, -1)) * 2, _CUBE),
+    ("pad_circular", lambda x: F.pad(x, (2, -1, 0, 3), mode="circular"), _IMAGE),
+    ("pad_circular_unbatched", lambda x: F.pad(x[0, 0], (1, 3), mode="circular"), _IMAGE),
 ]
 
 
@@ -578,6 +614,12 @@ TORCH_PROGRAMS = [
     "m.clone().fill_diagonal_(2)", "torch.cat([m, m, m]).fill_diagonal_(0.5, wrap=True)",
     "image[0, 0, 1:].fill_diagonal_(-1.0, True)", "torch.combinations(w)", "torch.combinations(m[0], 3, True)",
     "torch.combinations(rows, 1)", "torch.combinations(w, 0)", "torch.cat([m, m]).t().t().fill_diagonal_(1)",
+    "torch.meshgrid(w, m[0], indexing='ij')[1]", "torch.meshgrid(w, w[:2], indexing='xy')[0]",
+    "torch.meshgrid(w[0], indexing='ij')[0]", "torch.tile(x, (2,))", "x.tile((2, 1, 1, 3))", "torch.tile(w[0], ())",
+    "torch.movedim(x, 0, 2)", "x.movedim((0, 1), (2, 0))", "torch.moveaxis(x, -1, 0)", "torch.movedim(w[0], 0, 0)",
+    "x.unflatten(2, (2, 2))", "x.transpose(0, 2).unflatten(1, (3, -1))",
+    "F.pad(image, (1, 1, 1, 1), mode='circular')", "F.pad(x, (-1, 2), mode='circular')",
+    "F.pad(m, (1, 3), mode='circular')", "F.pad(image, (2, -1, 0, 3), mode='circular')",
 ]
 
 
@@ -617,7 +659,10 @@ def _run_logged(library, functional, program: str, requires_grad: bool = False):
 # other composites are not all PyTorch's yet: index.Tensor's is new_zeros + index_put there,
 # max_pool2d's max_pool2d_with_indices_backward, and PyTorch's autograd runs ``detach`` when it
 # saves an op's output.)
-BACKWARD_PROGRAMS = ["x[:, 1:]", "x[0, ::2]", "x[1:, None, ..., 0]", "m[-1]"]
+# (movedim's, unflatten's and circular padding's backward are PyTorch's too but for the backward
+# of copy_ into a slice, CopySlices.)
+BACKWARD_PROGRAMS = ["x[:, 1:]", "x[0, ::2]", "x[1:, None, ..., 0]", "m[-1]",
+                     "torch.meshgrid(m[0], m[1], indexing='xy')[0]", "x.tile((1, 2))"]
 
 
 NODE_PROGRAMS = ["x.softmax(1)", "F.log_softmax(x, 0, dtype=torch.float64)", "F.cross_entropy(m, target)",
@@ -626,7 +671,9 @@ NODE_PROGRAMS = ["x.softmax(1)", "F.log_softmax(x, 0, dtype=torch.float64)", "F.
                  "F.max_pool2d(image, 2)", "x @ x.transpose(1, 2)", "F.linear(x, w_3x4)",
                  "F.max_pool3d(image, 2)", "torch.linalg.eigvals(x[:, :, :3])", "x[:, :, 1:].matrix_exp()",
                  "F.conv3d(image, kernel[:2, :2].unsqueeze(2))", "torch.pinverse(m)",
-                 "(m * 2).fill_diagonal_(0.0)", "torch.combinations(m[0])"]
+                 "(m * 2).fill_diagonal_(0.0)", "torch.combinations(m[0])",
+                 "torch.meshgrid(m[0], m[1], indexing='xy')[0]", "x.tile((1, 2))", "torch.movedim(x, 0, 2)",
+                 "x.unflatten(2, (2, 2))", "F.pad(image, (1, 1, 1, 1), mode='circular')"]
 
 
 @pytest.mark.torch

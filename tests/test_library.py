@@ -193,6 +193,52 @@ def _torch_twin(torch):
     return _many
 
 
+def _device_none(x: tm.Tensor, device: tm.device = None) -> tm.Tensor: ...
+def _device_cpu(x: tm.Tensor, device: tm.device = "cpu") -> tm.Tensor: ...
+
+
+def test_schemas_pytorchs_parser_refuses():
+    # PyTorch's parser: a non-optional Device or list cannot default to None (PyTorch 2.13's texts,
+    # the schema shown under the op's name without its namespace)
+    name = fresh("dev")
+    with pytest.raises(RuntimeError) as info:
+        custom_op(name, _device_none, mutates_args=())
+    short = name.partition("::")[2]
+    assert str(info.value) == (f"expected string_literal but found 'None' here:\n{short}(Tensor x, Device device=None) "
+                               f"-> Tensor\n{' ' * (len(short) + 25)}~~~~ <--- HERE\n")
+    with pytest.raises(RuntimeError) as info:
+        tm.library.define("libtest::listnone", "(Tensor x,  int[] y = None) -> Tensor")
+    assert str(info.value) == ("expected [ but found 'None' here:\nlistnone(Tensor x,  int[] y = None) -> Tensor\n"
+                               + " " * 30 + "~~~~ <--- HERE\n")
+    assert not hasattr(tm.ops.libtest, "listnone")  # nothing defined
+    # an optional Device may default to None; a device default prints as PyTorch's
+    optional = custom_op(fresh("devopt"), _device_optional, mutates_args=())
+    assert "Device? device=None" in str(optional._opoverload._schema)
+    assert str(custom_op(fresh("devcpu"), _device_cpu, mutates_args=())._opoverload._schema).endswith(
+        "(Tensor x, Device device=cpu) -> Tensor")
+    assert infer_schema(_device_cpu, mutates_args=()) == '(Tensor x, Device device="cpu") -> Tensor'
+
+
+def _device_optional(x: tm.Tensor, device: tm.device | None = None) -> tm.Tensor: ...
+
+
+@pytest.mark.torch
+def test_schemas_pytorchs_parser_refuses_match_pytorch():
+    import torch
+
+    for text in ("(Tensor x, Device d=None) -> Tensor", "(Tensor x, *, Tensor[] ys=None) -> Tensor",
+                 "(Tensor x, float[] f=None) -> Tensor", "(Tensor x, int y=None) -> Tensor"):
+        results = []
+        for library, namespace in ((torch, "mylibtest"), (tm, "libtest")):
+            name = fresh("parsed").replace("libtest", namespace)
+            try:
+                library.library.define(name, text)
+                results.append("ok")
+            except RuntimeError as error:
+                results.append(str(error).replace(name.partition("::")[2], "NAME"))
+        assert results[0] == results[1], text
+
+
 # -- one op at every level --------------------------------------------------------------------------
 
 def test_dispatch_mode_sees_one_op_in_schema_form():

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from .._api.namespace import get_default_dtype
+from .._api.namespace import float32, get_default_dtype
 from ..ops import aten
 
 __all__ = ["DECOMPOSITIONS", "CORE", "register"]
@@ -52,6 +52,24 @@ def _reduce(loss, reduction: int):
 def _zero(like):
     """A 0-d zero of ``like``'s dtype, for ``where``."""
     return aten.scalar_tensor.default(0, dtype=like.dtype, device=like.device)
+
+
+_HALVES = ("tensormodes.float16", "tensormodes.bfloat16")
+
+
+def _opmath(*tensors):
+    """PyTorch's ``pw_cast_for_opmath``: float16 and bfloat16 tensors computed in float32 (one
+    ``_to_copy`` each); returns the tensors and the dtype the result goes back to (None: no cast)."""
+    dtype = next((t.dtype for t in tensors if t is not None and str(t.dtype) in _HALVES), None)
+    if dtype is None:
+        return tensors, None
+    return tuple(aten._to_copy.default(t, dtype=float32) if t is not None and str(t.dtype) in _HALVES else t
+                 for t in tensors), dtype
+
+
+def _back(result, dtype):
+    """The result of an ``_opmath`` computation in its inputs' half type again."""
+    return result if dtype is None else aten._to_copy.default(result, dtype=dtype)
 
 
 # -- views and copies ------------------------------------------------------------------------
@@ -158,8 +176,10 @@ def leaky_relu(self, negative_slope=0.01):
 
 @register(aten.elu.default)
 def elu(self, alpha=1, scale=1, input_scale=1):
-    negative = aten.mul.Tensor(aten.expm1.default(aten.mul.Tensor(self, input_scale)), alpha)
-    return aten.mul.Tensor(aten.where.self(aten.gt.Scalar(self, 0), self, negative), scale)
+    positive = aten.gt.Scalar(self, 0)
+    scaled = aten.mul.Tensor(self, scale)
+    negative = aten.mul.Tensor(aten.expm1.default(aten.mul.Tensor(self, input_scale)), alpha * scale)
+    return aten.where.self(positive, scaled, negative)
 
 
 @register(aten.celu.default, core=True)
@@ -218,21 +238,16 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
     return aten.add.Tensor(self, aten.div.Tensor(aten.mul.Tensor(tensor1, value), tensor2))
 
 
-@register(aten.lerp.Scalar, core=True)
+@register(aten.lerp.Scalar, aten.lerp.Tensor, core=True)
 def lerp(self, end, weight):
-    # PyTorch's two-sided formula, exact at both ends: from the nearer end
-    difference = aten.sub.Tensor(end, self)
-    if abs(weight) < 0.5:
-        return aten.add.Tensor(self, aten.mul.Tensor(difference, weight))
-    return aten.sub.Tensor(end, aten.mul.Tensor(difference, 1 - weight))
-
-
-@register(aten.lerp.Tensor, core=True)
-def lerp_tensor(self, end, weight):
-    difference = aten.sub.Tensor(end, self)
-    low = aten.add.Tensor(self, aten.mul.Tensor(difference, weight))
-    high = aten.sub.Tensor(end, aten.mul.Tensor(difference, aten.rsub.Scalar(weight, 1)))
-    return aten.where.self(aten.lt.Scalar(aten.abs.default(weight), 0.5), low, high)
+    # PyTorch's two-sided formula, exact at both ends: from the nearer end, as a weight tensor
+    # (a number weight becomes a 0-d one)
+    if not hasattr(weight, "dim"):
+        weight = aten.new_full.default(self, [], weight, pin_memory=False)
+    far = aten.ge.Scalar(aten.abs.default(weight), 0.5)
+    coefficient = aten.where.self(far, aten.sub.Tensor(weight, 1), weight)
+    base = aten.where.self(far, end, self)
+    return aten.add.Tensor(aten.mul.Tensor(coefficient, aten.sub.Tensor(end, self)), base)
 
 
 @register(aten.frac.default, core=True)
@@ -252,16 +267,31 @@ def rad2deg(self):
 
 @register(aten.logaddexp.default, core=True)
 def logaddexp(self, other):
-    largest = aten.maximum.default(self, other)
-    gap = aten.neg.default(aten.abs.default(aten.sub.Tensor(self, other)))
-    return aten.add.Tensor(largest, aten.log1p.default(aten.exp.default(gap)))
+    if self.is_complex() or other.is_complex():
+        return NotImplemented
+    larger, smaller = _ordered(self, other)
+    # equal infinities: the input itself (inf - inf would be NaN); isfinite as PyTorch spells it
+    not_infinite = aten.ne.Scalar(aten.abs.default(self), math.inf)
+    finite = aten.mul.Tensor(aten.eq.Tensor(self, self), not_infinite)
+    same_infinity = aten.logical_and.default(aten.logical_not.default(finite), aten.eq.Tensor(self, other))
+    result = aten.add.Tensor(larger, aten.log1p.default(aten.exp.default(aten.sub.Tensor(smaller, larger))))
+    return aten.where.self(same_infinity, self, result)
+
+
+def _ordered(self, other):
+    """``logaddexp``'s larger and smaller operand, element by element (``self`` on ties)."""
+    first = aten.ge.Tensor(self, other)
+    return aten.where.self(first, self, other), aten.where.self(first, other, self)
 
 
 @register(aten.sgn.default, core=True)
 def sgn(self):
-    if self.is_complex():
-        return NotImplemented
-    return aten.sign.default(self)
+    if not self.is_complex():
+        return aten.sign.default(self)
+    size = aten.abs.default(self)
+    at_zero = aten.eq.Scalar(size, 0)
+    unit = aten.div.Tensor(self, size)
+    return aten.where.self(at_zero, _zero(self), unit)
 
 
 @register(aten.clamp_min.default, core=True)
@@ -293,10 +323,19 @@ def sum_all(self, *, dtype=None):
 
 @register(aten.logsumexp.default, core=True)
 def logsumexp(self, dim, keepdim=False):
+    if self.numel() == 0:
+        return aten.log.default(_sum_dims(aten.exp.default(self), dim, keepdim))
     largest = aten.amax.default(self, dim, True)
-    largest = aten.where.self(aten.isinf.default(largest), _zero(largest), largest)  # all -inf: stays -inf
-    total = aten.sum.dim_IntList(aten.exp.default(aten.sub.Tensor(self, largest)), dim, keepdim)
-    return aten.add.Tensor(aten.log.default(total), largest if keepdim else aten.squeeze.dims(largest, dim))
+    # an infinite maximum shifts by 0: all -inf stays -inf, an inf stays inf (no inf - inf)
+    largest = aten.masked_fill.Scalar(largest, aten.eq.Scalar(aten.abs.default(largest), math.inf), 0)
+    squeezed = largest if keepdim else aten.squeeze.dims(largest, dim)
+    total = _sum_dims(aten.exp.default(aten.sub.Tensor(self, largest)), dim, keepdim)
+    return aten.add.Tensor(aten.log.default(total), squeezed)
+
+
+def _sum_dims(self, dim, keepdim):
+    """``sum.dim_IntList`` with ``keepdim`` passed only when set, as PyTorch's Python calls it."""
+    return aten.sum.dim_IntList(self, dim, True) if keepdim else aten.sum.dim_IntList(self, dim)
 
 
 @register(aten.trace.default, core=True)
@@ -321,7 +360,14 @@ def mv(self, vec):
 
 @register(aten.addmm.default)
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
-    return scaled_sum(self, aten.mm.default(mat1, mat2), beta, alpha)
+    (self, mat1, mat2), dtype = _opmath(self, mat1, mat2)
+    if not self.is_floating_point() and not self.is_complex():
+        beta, alpha = int(beta), int(alpha)
+    out = aten.mul.Tensor(aten.mm.default(mat1, mat2), alpha)
+    if beta == 0:  # self ignored, its NaNs too
+        return _back(out, dtype)
+    # the product first: the result takes its (contiguous) strides
+    return _back(aten.add.Tensor(out, aten.mul.Tensor(self, beta)), dtype)
 
 
 def scaled_sum(self, product, beta, alpha):
@@ -368,14 +414,15 @@ def _log_softmax_backward_data(grad_output, output, dim: int, input_dtype):
 @register(aten.native_layer_norm.default)
 def native_layer_norm(input, normalized_shape, weight, bias, eps: float):
     dims = list(range(input.dim() - len(normalized_shape), input.dim()))
-    mean = aten.mean.dim(input, dims, True)
-    rstd = aten.rsqrt.default(aten.add.Tensor(aten.var.correction(input, dims, correction=0, keepdim=True), eps))
-    out = aten.mul.Tensor(aten.sub.Tensor(input, mean), rstd)
+    (computed,), dtype = _opmath(input)
+    variance, mean = aten.var_mean.correction(computed, dims, correction=0, keepdim=True)
+    rstd = aten.rsqrt.default(aten.add.Tensor(variance, eps))
+    out = aten.mul.Tensor(aten.sub.Tensor(computed, mean), rstd)
     if weight is not None:
         out = aten.mul.Tensor(out, weight)
     if bias is not None:
         out = aten.add.Tensor(out, bias)
-    return out, mean, rstd
+    return _back(out, dtype), _back(mean, dtype), _back(rstd, dtype)
 
 
 # -- backward ops ----------------------------------------------------------------------------
@@ -408,12 +455,13 @@ def huber_loss(self, target, reduction: int = 1, delta: float = 1.0):
 
 @register(aten.smooth_l1_loss.default, core=True)
 def smooth_l1_loss(self, target, reduction: int = 1, beta: float = 1.0):
+    (self, target), dtype = _opmath(self, target)
     gap = aten.abs.default(aten.sub.Tensor(self, target))
-    if beta == 0:
-        return _reduce(gap, reduction)
-    quadratic = aten.div.Tensor(aten.mul.Tensor(aten.mul.Tensor(gap, gap), 0.5), beta)
-    return _reduce(aten.where.self(aten.lt.Scalar(gap, beta), quadratic, aten.sub.Tensor(gap, 0.5 * beta)),
-                   reduction)
+    if beta == 0:  # PyTorch's formula divides by 0 there, a NaN gradient; the op's is the L1 loss's
+        return _back(_reduce(gap, reduction), dtype)
+    near = aten.lt.Scalar(gap, beta)
+    quadratic = aten.div.Tensor(aten.mul.Tensor(aten.pow.Tensor_Scalar(gap, 2), 0.5), beta)
+    return _back(_reduce(aten.where.self(near, quadratic, aten.sub.Tensor(gap, 0.5 * beta)), reduction), dtype)
 
 
 @register(aten.soft_margin_loss.default, core=True)
@@ -425,19 +473,29 @@ def soft_margin_loss(self, target, reduction: int = 1):
 @register(aten.nll_loss_forward.default, core=True)
 def nll_loss_forward(self, target, weight, reduction: int, ignore_index: int):
     channel = 0 if self.dim() < 2 else 1
-    kept = aten.ne.Scalar(target, ignore_index)
-    safe = aten.where.self(kept, target, _zero(target))
-    picked = aten.squeeze.dims(aten.gather.default(self, channel, aten.unsqueeze.default(safe, channel)), [channel])
+    if weight is not None:  # weighted log-probabilities; the weights along the classes' dimension
+        if self.dim() > 1:
+            weight = aten.view.default(weight, [weight.shape[0] if d == channel else 1 for d in range(self.dim())])
+        self = aten.mul.Tensor(self, weight)
+    safe = aten.unsqueeze.default(_kept(target, ignore_index, target), channel)
+    loss = aten.neg.default(aten.squeeze.dim(aten.gather.default(self, channel, safe), channel))
+    loss = _kept(target, ignore_index, loss)
+    if reduction == 0 and self.dim() > 1:
+        return loss, aten.new_full.default(self, [], 0.0, pin_memory=False)
     if weight is not None:
-        weights = aten.where.self(kept, aten.index.Tensor(weight, [safe]), _zero(weight))
-        picked = aten.mul.Tensor(picked, weights)
+        picked = aten.squeeze.dim(aten.gather.default(aten.expand.default(weight, list(self.shape)), channel, safe),
+                                  channel)
+        total_weight = aten.sum.default(_kept(target, ignore_index, picked))
     else:
-        weights = aten._to_copy.default(kept, dtype=self.dtype)
-    loss = aten.where.self(kept, aten.neg.default(picked), _zero(self))
-    if reduction == 0:
-        return loss, aten.full.default([], 0.0, dtype=self.dtype, device=self.device)
-    total_weight = aten.sum.default(weights)
-    loss = aten.sum.default(loss)
-    if reduction == 1:
-        loss = aten.div.Tensor(loss, total_weight)
+        total_weight = aten._to_copy.default(aten.sum.default(aten.ne.Scalar(target, ignore_index)),
+                                             dtype=self.dtype, device=self.device)
+    if reduction == 2:
+        loss = aten.sum.default(loss)
+    elif reduction == 1:
+        loss = aten.div.Tensor(aten.sum.default(loss), total_weight)
     return loss, total_weight
+
+
+def _kept(target, ignore_index: int, values):
+    """``values`` where ``target`` is not ``ignore_index``, 0 elsewhere."""
+    return aten.where.self(aten.ne.Scalar(target, ignore_index), values, _zero(values))

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 
-from .._api.namespace import get_default_dtype
+from .._api.namespace import get_default_dtype, int32, int64, uint8
 from ..ops import aten
-from .decompositions import _reduce, _zero, register, scaled_sum
+from .decompositions import _back, _opmath, _reduce, _zero, register, scaled_sum
 
 __all__: list[str] = []
 
@@ -48,9 +48,14 @@ def threshold(self, threshold, value):
 
 @register(aten.logit.default, core=True)
 def logit(self, eps=None):
-    if eps is not None:
-        self = aten.clamp.default(self, eps, 1 - eps)
-    return aten.log.default(aten.div.Tensor(self, aten.rsub.Scalar(self, 1)))
+    # PyTorch's clamp to [eps, 1 - eps] as two wheres; no eps clamps to [-1, 2], which changes no
+    # result (outside [0, 1] the logarithm is NaN either way)
+    low = -1.0 if eps is None else eps
+    high = 1 - low
+    below, above = aten.lt.Scalar(self, low), aten.gt.Scalar(self, high)
+    self = aten.where.self(above, _full(self, high), self)
+    self = aten.where.self(below, _full(self, low), self)
+    return aten.log.default(aten.div.Tensor(self, aten.sub.Tensor(1, self)))
 
 
 @register(aten._prelu_kernel.default, core=True)
@@ -71,15 +76,22 @@ def sinc(self):
 
 @register(aten.logaddexp2.default, core=True)
 def logaddexp2(self, other):
-    largest = aten.maximum.default(self, other)
-    gap = aten.neg.default(aten.abs.default(aten.sub.Tensor(self, other)))
-    return aten.add.Tensor(largest, aten.div.Tensor(aten.log1p.default(aten.exp2.default(gap)), math.log(2)))
+    if self.is_complex() or other.is_complex():
+        return NotImplemented  # the op raises PyTorch's error
+    first = aten.ge.Tensor(self, other)
+    larger, smaller = aten.where.self(first, self, other), aten.where.self(first, other, self)
+    same_infinity = aten.logical_and.default(aten.isinf.default(self), aten.eq.Tensor(self, other))
+    gap = aten.log1p.default(aten.exp2.default(aten.sub.Tensor(smaller, larger)))
+    result = aten.add.Tensor(larger, aten.mul.Tensor(gap, 1.0 / math.log(2)))
+    return aten.where.self(same_infinity, self, result)
 
 
 @register(aten.heaviside.default, core=True)
 def heaviside(self, values):
     zero = aten.eq.Scalar(self, 0)
-    step = aten._to_copy.default(aten.gt.Scalar(self, 0), dtype=self.dtype)
+    below = aten.logical_or.default(aten.lt.Scalar(self, 0), aten.isnan.default(self))
+    one = aten.scalar_tensor.default(1, dtype=int64, device=self.device)
+    step = aten.where.self(below, aten.scalar_tensor.default(0, dtype=int64, device=self.device), one)
     return aten.where.self(zero, values, step)
 
 
@@ -129,7 +141,8 @@ def xlogy(self, other):
 @register(aten.masked_fill.Scalar, aten.masked_fill.Tensor, core=True)
 def masked_fill(self, mask, value):
     if hasattr(value, "dim"):
-        value = aten._to_copy.default(value, dtype=self.dtype)
+        if value.dtype != self.dtype:
+            value = aten._to_copy.default(value, dtype=self.dtype)
     else:
         value = _full(self, value)
     return aten.where.self(mask, value, self)
@@ -167,20 +180,36 @@ def flipud(self):
 
 @register(aten.stack.default, core=True)
 def stack(tensors, dim: int = 0):
+    if not tensors or any(t.shape != tensors[0].shape for t in tensors):
+        return NotImplemented  # the op raises PyTorch's error
     dim = dim if dim >= 0 else dim + tensors[0].dim() + 1
+    if dim < tensors[0].dim():  # joined along an existing dimension, then viewed apart
+        sizes = list(tensors[0].shape)
+        sizes.insert(dim, len(tensors))
+        return aten.view.default(aten.cat.default(tensors, dim) if dim else aten.cat.default(tensors), sizes)
     return aten.cat.default([aten.unsqueeze.default(t, dim) for t in tensors], dim)
 
 
 @register(aten.unbind.int, core=True)
 def unbind(self, dim: int = 0):
-    return [aten.select.int(self, dim, i) for i in range(self.shape[dim])]
+    if self.dim() == 0:
+        return NotImplemented  # the op raises PyTorch's error
+    dim = dim if dim >= 0 else dim + self.dim()
+    # PyTorch's tensor_split into single slices, then each squeezed
+    pieces = [aten.slice.Tensor(self, dim, i, i + 1) for i in range(self.shape[dim])]
+    return tuple(aten.squeeze.dim(piece, dim) for piece in pieces)
 
 
 @register(aten.split.Tensor, core=True)
 def split(self, split_size: int, dim: int = 0):
     length = self.shape[dim]
-    starts = range(0, max(length, 1), split_size) if split_size else [0]
-    return [aten.slice.Tensor(self, dim, start, min(start + split_size, length)) for start in starts]
+    if length == 0:
+        return (aten.detach.default(self),)
+    if split_size <= 0:
+        return NotImplemented  # the op raises PyTorch's error
+    chunks = -(-length // split_size)
+    sizes = [split_size] * (chunks - 1) + [length - split_size * (chunks - 1)]
+    return aten.split_with_sizes.default(self, sizes, dim) if dim else aten.split_with_sizes.default(self, sizes)
 
 
 # -- products, factories ---------------------------------------------------------------------
@@ -189,7 +218,7 @@ def split(self, split_size: int, dim: int = 0):
 def vdot(self, other):
     if self.is_complex():
         return NotImplemented
-    return aten.sum.default(aten.mul.Tensor(self, other))
+    return aten.dot.default(self, other)
 
 
 @register(aten.inner.default, core=True)
@@ -216,17 +245,23 @@ def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, m
 @register(aten.eye.default, aten.eye.m, core=True)
 def eye(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=None):
     m = n if m is None else m
-    row = aten.unsqueeze.default(aten.arange.default(n, device=device), 1)
-    column = aten.arange.default(m, device=device)
-    return aten._to_copy.default(aten.eq.Tensor(row, column), dtype=dtype or get_default_dtype())
+    if n < 0 or m < 0:
+        return NotImplemented  # the op raises PyTorch's error
+    # PyTorch's ranges in the narrowest integer type holding them (uint16, which this library
+    # lacks, as int32)
+    largest = max(n, m)
+    ranges = uint8 if largest <= 255 else int32 if largest < 2 ** 31 else int64
+    rows = aten.arange.default(n, dtype=ranges, device=device, pin_memory=False)
+    columns = aten.arange.default(m, dtype=ranges, device=device, pin_memory=False)
+    return aten._to_copy.default(aten.eq.Tensor(aten.unsqueeze.default(rows, -1), columns),
+                                 dtype=dtype or get_default_dtype())
 
 
 # -- reductions, losses, norms ---------------------------------------------------------------
 
 @register(aten.count_nonzero.default, core=True)
 def count_nonzero(self, dim=None):
-    nonzero = aten.ne.Scalar(self, 0)
-    return aten.sum.default(nonzero) if dim is None else aten.sum.dim_IntList(nonzero, [dim])
+    return aten.sum.dim_IntList(aten.ne.Scalar(self, 0), dim if dim is None else [dim])
 
 
 @register(aten.nansum.default, core=True)
@@ -238,27 +273,34 @@ def nansum(self, dim=None, keepdim: bool = False, *, dtype=None):
 
 @register(aten.binary_cross_entropy.default, core=True)
 def binary_cross_entropy(self, target, weight=None, reduction: int = 1):
-    # PyTorch clamps each log at -100
-    log_p = aten.clamp.default(aten.log.default(self), -100)
-    log_q = aten.clamp.default(aten.log1p.default(aten.neg.default(self)), -100)
-    loss = aten.neg.default(aten.add.Tensor(aten.mul.Tensor(target, log_p),
-                                            aten.mul.Tensor(aten.rsub.Scalar(target, 1), log_q)))
+    (self, target, weight), dtype = _opmath(self, target, weight)
+    # (target - 1) * max(log(1 - p), -100) - target * max(log(p), -100): PyTorch clamps each log at -100
+    miss = aten.mul.Tensor(aten.sub.Tensor(target, 1), _at_least_minus_100(aten.log1p.default(aten.neg.default(self)),
+                                                                             self))
+    hit = aten.mul.Tensor(target, _at_least_minus_100(aten.log.default(self), self))
+    loss = aten.sub.Tensor(miss, hit)
     if weight is not None:
         loss = aten.mul.Tensor(loss, weight)
-    return _reduce(loss, reduction)
+    return _back(_reduce(loss, reduction), dtype)
+
+
+def _at_least_minus_100(log, like):
+    return aten.maximum.default(log, aten.new_full.default(like, [], -100, pin_memory=False))
 
 
 @register(aten.binary_cross_entropy_with_logits.default, core=True)
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction: int = 1):
-    # -log(sigmoid(x)) = log1p(exp(-|x|)) + max(-x, 0), written so that no exp overflows
-    minus_log_sigmoid = aten.add.Tensor(aten.log1p.default(aten.exp.default(aten.neg.default(aten.abs.default(self)))),
-                                        aten.clamp.default(aten.neg.default(self), 0))
+    # (1 - target) * x - log_weight * log(sigmoid(x)), the log-sigmoid as its stable op
+    log_weight = None
     if pos_weight is not None:
-        minus_log_sigmoid = aten.mul.Tensor(
-            minus_log_sigmoid, aten.add.Tensor(aten.mul.Tensor(aten.sub.Tensor(pos_weight, 1), target), 1))
-    loss = aten.add.Tensor(aten.mul.Tensor(aten.rsub.Scalar(target, 1), self), minus_log_sigmoid)
+        log_weight = aten.add.Tensor(aten.mul.Tensor(aten.sub.Tensor(pos_weight, 1), target), 1)
+    linear = aten.mul.Tensor(aten.rsub.Scalar(target, 1), self)
+    log_sigmoid = aten.log_sigmoid_forward.default(self)[0]
+    loss = aten.sub.Tensor(linear, log_sigmoid if log_weight is None else aten.mul.Tensor(log_weight, log_sigmoid))
     if weight is not None:
         loss = aten.mul.Tensor(loss, weight)
+    if loss.dtype != target.dtype:
+        loss = aten._to_copy.default(loss, dtype=target.dtype)
     return _reduce(loss, reduction)
 
 

@@ -187,7 +187,7 @@ class _Text(str):
 
 def _default_text(value, schema_type: str = "") -> str:
     """A default as PyTorch's schema prints it: ``1.`` for a float 1, ``1`` for a Scalar 1,
-    ``1.0000000000000001e-05``, ``"mean"``, ``[]``, ``None``, a dtype as its number."""
+    ``1.0000000000000001e-05``, ``"mean"``, ``[]``, ``None``, a dtype as its number, a device as ``cpu``."""
     if isinstance(value, _Text):
         return str(value)
     if isinstance(value, bool) or value is None:
@@ -206,6 +206,8 @@ def _default_text(value, schema_type: str = "") -> str:
         return str(value.value)
     if type(value).__name__ == "dtype":
         return str(_SCALAR_TYPES[repr(value).rpartition(".")[2]])
+    if type(value).__name__ == "device":
+        return str(value)  # ``Device device=cpu``
     return repr(value)
 
 

@@ -13,6 +13,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray, view_of
+from .._tensor_base import TensorBase
 from ._samples import M23, M234, SCALAR
 from .common import dispatch_listens, one_sequence_as_items, operand_dtype, ops
 from .meta_rules import metadata, probe, rule
@@ -234,7 +235,27 @@ def _meshgrid_grad(grad, tensors_shape, indexing):
     return result
 
 
-@op(grad=_meshgrid_grad, normalize=_meshgrid_arguments, meta=metadata,
+def _meshgrid_decomposition(tensors, indexing=None):
+    """PyTorch's composite ``meshgrid``: each input ``view``ed to -1 along its own dimension and 1
+    along the others, then ``expand``ed to the grid (``"xy"``: the first two inputs swapped before,
+    their grids after). Arguments the op rejects or warns about are left to it."""
+    tensors = list(tensors)  # the call's tensors, as the op's normalize gives them
+    if indexing not in ("ij", "xy") or not tensors or not all(isinstance(t, TensorBase) for t in tensors) or any(
+            t.dim() > 1 or t.dtype != tensors[0].dtype for t in tensors):
+        return NotImplemented
+    swap = indexing == "xy" and len(tensors) >= 2
+    if swap:
+        tensors[0], tensors[1] = tensors[1], tensors[0]
+    aten = ops.ops.aten
+    shape = [t.numel() for t in tensors]
+    grids = [aten.expand.default(aten.view.default(t, [-1 if d == i else 1 for d in range(len(tensors))]), shape)
+             for i, t in enumerate(tensors)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+@op(grad=_meshgrid_grad, normalize=_meshgrid_arguments, meta=metadata, decompose=_meshgrid_decomposition,
     errors=(Sample((M23, M23), {"indexing": "ij"}), Sample((TensorSpec((2,)),), {"indexing": "yx"}),
             Sample((TensorSpec((2,)), TensorSpec((2,), "int64")), {"indexing": "ij"})),
     samples=(Sample(([TensorSpec((2,)), TensorSpec((3,))],), {"indexing": "xy"}),

@@ -140,7 +140,20 @@ def _tile_grad(grad, input_shape, dims):
     return _untile(grad, input_shape, (1,) * (len(input_shape) - len(dims)) + dims)
 
 
-@op(grad=_tile_grad, method=True, meta=metadata, errors=(Sample((M23, (2, -2))), Sample((M23, 2.0))),
+def _tile_decomposition(input, dims):
+    """PyTorch's composite ``tile``: ``repeat`` with ``dims`` padded with ones at the front to the
+    tensor's dimensions. Arguments the op rejects are left to it."""
+    try:
+        dims = int_tuple(dims, "tile", "dims")
+    except TypeError:
+        return NotImplemented
+    if not isinstance(input, TensorBase) or any(d < 0 for d in dims):
+        return NotImplemented
+    return ops.ops.aten.repeat.default(input, [1] * (input.dim() - len(dims)) + list(dims))
+
+
+@op(grad=_tile_grad, method=True, meta=metadata, decompose=_tile_decomposition,
+    errors=(Sample((M23, (2, -2))), Sample((M23, 2.0))),
     samples=(Sample((M23, (2, 1))), Sample((M23, (2,))), Sample((M23, (2, 1, 3))),
              Sample((SCALAR, ())), Sample((I23, [1, 2]))),
     schema={"dims": "SymInt[]"})

@@ -44,6 +44,7 @@ from .shape import (
     varargs_ints,
     view_strides,
 )
+from .view_composites import movedim_decomposition, unflatten_decomposition
 
 # -- reshaping views ---------------------------------------------------------------------
 
@@ -401,7 +402,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return np.reshape(input, shape)
 
 
-@op(grad=_reshape_grad, method=True, view=True, meta=metadata,
+@op(grad=_reshape_grad, method=True, view=True, meta=metadata, decompose=unflatten_decomposition,
     errors=(Sample((M234, 1, (2, 2))), Sample((M234, 1, ())), Sample((M234, 1, (-1, -1)))),
     samples=(Sample((M234, 1, (3, 1))), Sample((M234, -1, (2, -1))), Sample((I23, 0, [1, 2, 1]))),
     aten="int",
@@ -659,7 +660,7 @@ def _movedim_grad(grad, source, destination):
     return grad.permute(inverse)
 
 
-@op(grad=_movedim_grad, method=True, view=True, meta=metadata,
+@op(grad=_movedim_grad, method=True, view=True, meta=metadata, decompose=movedim_decomposition,
     errors=(Sample((M234, (0, 1), (1,))), Sample((M234, (0, 0), (1, 2))), Sample((M234, (0, 1), (2, 2))),
             Sample((M23, 2, 0))),
     samples=(Sample((M234, 0, 2)), Sample((M234, (0, 1), (2, 0))), Sample((M234, [-1], [0])),

@@ -219,6 +219,14 @@ def _default_value(text: str, schema_type: str):
     return float(value) if base == "float" and type(value) is int else value
 
 
+def _check_none_default(schema_type: str, line: str, column: int) -> None:
+    """PyTorch's parser refuses None as the default of a non-optional list or ``Device``, pointing
+    at it (the other types take it)."""
+    expected = "[" if schema_type.endswith("]") else "string_literal" if schema_type == "Device" else None
+    if expected is not None:
+        raise RuntimeError(f"expected {expected} but found 'None' here:\n{line}\n{' ' * column}~~~~ <--- HERE\n")
+
+
 def parse_schema(qualname: str, text: str) -> FunctionSchema:
     """``text`` (``"(Tensor x, float k=2.0) -> Tensor"``, with or without the name) as the
     ``FunctionSchema`` of op ``qualname`` (``"mylib::foo"``), printed as PyTorch prints it."""
@@ -226,14 +234,18 @@ def parse_schema(qualname: str, text: str) -> FunctionSchema:
     if not tail:
         raise RuntimeError(f"expected a schema of the form '(args) -> returns', got {text!r}")
     name, _, overload = qualname.partition(".")
-    arguments, keyword_only = [], False
+    line = text if not text.startswith("(") else f"{name.rpartition('::')[2]}{text}"  # as PyTorch's parser shows it
+    arguments, keyword_only, cursor = [], False, line.index("(")
     for part in _split(head.partition("(")[2]):
+        cursor = line.index(part, cursor)
         if part == "*":
             keyword_only = True
             continue
         declared, _, default = part.partition("=")
         schema_type, _, arg_name = declared.strip().rpartition(" ")
         schema_type, alias = _type_and_alias(schema_type)
+        if default.strip() == "None" and not schema_type.endswith("?"):
+            _check_none_default(schema_type, line, cursor + len(declared) + 1 + len(default) - len(default.lstrip()))
         value = _default_value(default.strip(), schema_type) if default else inspect.Parameter.empty
         arguments.append(Argument(arg_name, schema_type, value, keyword_only, alias, public=arg_name))
     tail = tail.strip()

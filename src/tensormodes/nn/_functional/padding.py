@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from ... import _dtype
+from ..._memory_format import strided
 from ..._ops.registry import Tensor
+from ...ops import aten
 from ._common import _function, _public
 
 # -- padding ---------------------------------------------------------------------------------
@@ -23,17 +24,6 @@ def _padding_sizes(pad) -> list[int]:
             raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
                             f"{type(size).__name__} at pos {position}")
     return list(pad)
-
-
-def _source_index(position: int, size: int, mode: str) -> int:
-    """The input index that output position ``position`` (counted from the input's start,
-    so negative before it) copies in the non-constant modes."""
-    if mode == "replicate":
-        return min(max(position, 0), size - 1)
-    if mode == "circular":
-        return position % size
-    position = abs(position)  # reflect: the edge itself is not repeated
-    return 2 * (size - 1) - position if position > size - 1 else position
 
 
 def _check_non_constant_padding(input: Tensor, sizes: list[int], mode: str) -> None:
@@ -83,7 +73,7 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
         raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(sizes)} and input of dimension {input.dim()}")
     if mode == "constant":
-        return _function("constant_pad_nd")(input, sizes, 0 if value is None else value)
+        return _function("constant_pad_nd")(input, sizes, 0.0 if value is None else value)  # PyTorch passes 0.0
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
@@ -92,16 +82,33 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
     if mode != "circular":  # PyTorch's own ops (ReflectionPad2DBackward0 ...)
         kind = "reflection" if mode == "reflect" else "replication"
         return _function(f"_{kind}_pad{len(sizes) // 2}d")(input, sizes)
-    result = input
-    for pair in range(len(sizes) // 2):
-        dim = input.dim() - 1 - pair
+    return _pad_circular(input, sizes)
+
+
+def _pad_circular(input: Tensor, sizes: list[int]) -> Tensor:
+    """PyTorch's circular padding, op for op (what the dispatch level sees): a ``new_empty``
+    result, the input (cropped by negative sizes) copied into its middle through ``slice`` views,
+    then per padded dimension, from the last, the wrapped-around parts copied from the result into
+    its two ends (corners are written more than once)."""
+    pairs = len(sizes) // 2
+    dims = [input.dim() - 1 - pair for pair in range(pairs)]
+    shape = list(input.shape)
+    for pair, dim in enumerate(dims):
+        shape[dim] += sizes[2 * pair] + sizes[2 * pair + 1]
+    out = aten.new_empty.default(input, shape, dtype=input.dtype, layout=strided, device=input.device)
+    inner, source = out, input
+    for pair, dim in enumerate(dims):
         before, after = sizes[2 * pair], sizes[2 * pair + 1]
-        if mode == "circular":  # negative sizes crop first, then the rest wraps around what is left
-            result = result.narrow(dim, max(-before, 0), result.shape[dim] + min(before, 0) + min(after, 0))
-            before, after = max(before, 0), max(after, 0)
-        size = result.shape[dim]
-        index = [_source_index(position, size, mode) for position in range(-before, size + after)]
-        # index_select's gradient adds up the copies, so each source gets every use's gradient.
-        result = result.index_select(dim, _function("tensor")(index, dtype=_dtype.int64,
-                                                                       device=input.device))
-    return result
+        inner = aten.slice.Tensor(inner, dim, max(before, 0), shape[dim] - max(after, 0))
+        source = aten.slice.Tensor(source, dim, max(-before, 0), input.shape[dim] - max(-after, 0))
+    inner.copy_(source)
+    for pair, dim in enumerate(dims):
+        before, after = sizes[2 * pair], sizes[2 * pair + 1]
+        end = shape[dim] - max(after, 0)
+        if before > 0:
+            aten.slice.Tensor(out, dim, 0, before).copy_(aten.slice.Tensor(out, dim, end - before, end))
+        if after > 0:
+            start = max(before, 0)
+            aten.slice.Tensor(out, dim, shape[dim] - after, shape[dim]).copy_(
+                aten.slice.Tensor(out, dim, start, start + after))
+    return out
