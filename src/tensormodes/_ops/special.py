@@ -206,9 +206,9 @@ def _erf_float32(x: np.ndarray) -> np.ndarray:
             undecided.append(near + start)
     magnitude = x.view(np.uint32) & 0x7FFFFFFF
     magnitude -= _NORMAL_ERF_BITS  # unsigned: those below wrap around to the top
-    apart = np.flatnonzero(magnitude >= _ONE_BITS - _NORMAL_ERF_BITS)
+    apart = (magnitude >= _ONE_BITS - _NORMAL_ERF_BITS).nonzero()[0]
     if apart.size:
-        undecided.append(_erf_float32_apart(x, apart, result, inner, tail))
+        undecided += _erf_float32_apart(x, apart, result, inner, tail)
     if undecided:
         where = np.concatenate(undecided)
         result[where] = _erf_few(x[where])
@@ -238,25 +238,31 @@ def _erf_few(x: np.ndarray) -> np.ndarray:
 
 
 def _erf_float32_apart(x: np.ndarray, apart: np.ndarray, result: np.ndarray, inner: tuple[float, ...],
-                       tail: tuple[float, ...]) -> np.ndarray:
+                       tail: tuple[float, ...]) -> list[np.ndarray]:
     """The elements at ``apart``, out of the near-zero polynomial's range: those from 1 on written
     into ``result`` (the inner series' leading terms below 2, the tail's beyond); the indices left
-    to the whole series returned (near a midpoint, NaN, subnormal results). Zeros keep the
-    polynomial's signed 0."""
+    to the whole series returned, in arrays that are not empty (near a midpoint, NaN, subnormal
+    results). Zeros keep the polynomial's signed 0."""
     values = x[apart]
     magnitude = np.absolute(values, dtype=np.float64)
+    middle = magnitude >= 1
+    other = ~middle  # zeros, subnormal results, NaN
+    other &= magnitude != 0
     far = magnitude >= 2
-    middle = (magnitude >= 1) & ~far
+    undecided = [apart[other]]
+    if far.any():  # (rare in a GELU: each step below costs a few microseconds even on no element)
+        middle &= ~far
+        beyond = apart[far]
+        value = _erf_beyond_two(magnitude[far], tail)
+        result[beyond] = np.copysign(value, values[far])
+        undecided.append(beyond[_near_midpoint(value)])
     between = apart[middle]
     wide = values[middle].astype(np.float64)
     value = _horner(np.multiply(wide, wide), inner)
     value *= wide
     result[between] = value
-    undecided = [between[_near_midpoint(value)], apart[~far & ~middle & (magnitude != 0)]]
-    beyond = apart[far]
-    value = _erf_beyond_two(magnitude[far], tail)
-    result[beyond] = np.copysign(value, values[far])
-    return np.concatenate([beyond[_near_midpoint(value)], *undecided])
+    undecided.append(between[_near_midpoint(value)])
+    return [indices for indices in undecided if indices.size]
 
 
 _FEW_BEYOND = 128  # below this many, math.erf is quicker than the tail's series (~0.1 us an element, ~25 us a call)
