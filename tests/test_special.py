@@ -545,6 +545,14 @@ def test_erf_float32_leading_terms_round_as_the_whole_series():
         got = _erf_rounded(x)
         assert got.dtype == np.float32 and got.shape == x.shape
         assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+        # written into its own operand: the same bits (values apart and undecided read before)
+        if x.size:
+            into = x.copy()
+            assert _erf_rounded(into, in_place=True) is into and np.array_equal(into.view(np.uint32),
+                                                                                expected.view(np.uint32))
+    strided = rng.standard_normal((4, 6)).astype(np.float32).T  # not contiguous: computed apart, copied in
+    expected = _erf(strided).astype(np.float32)
+    assert _erf_rounded(strided, in_place=True) is strided and np.array_equal(strided, expected)
     # other dtypes and shapes go through the whole series
     assert _erf_rounded(np.float32(0.5)).shape == () and _erf_rounded(np.zeros((0, 3), np.float32)).shape == (0, 3)
     x64 = rng.standard_normal((3, 4))

@@ -162,8 +162,10 @@ def _near_midpoint(value: np.ndarray) -> np.ndarray:
     return (bits < 2 * _UNDECIDED).nonzero()[0]  # (flatnonzero's Python wrapper: ~1 us a call)
 
 
-def _erf_rounded(x: np.ndarray) -> np.ndarray:
-    """``_erf(x)`` rounded to ``x``'s dtype, bit for bit.
+def _erf_rounded(x: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """``_erf(x)`` rounded to ``x``'s dtype, bit for bit; written into ``x`` (a contiguous float32
+    array) with ``in_place``, where a whole-array result would be one more array the C heap
+    gives back and faults in again at every call.
 
     For float32 (GELU's inputs) several times faster: polynomials by Horner's rule, in
     float64 (below 1 a degree-9 one fitted to the inner series on [0, 1]; up to 2 the inner
@@ -175,9 +177,17 @@ def _erf_rounded(x: np.ndarray) -> np.ndarray:
     subnormal.
     """
     if x.dtype != np.float32:
-        return _erf(x).astype(x.dtype, copy=False)
-    with quiet():  # the inner series overflows far out, where the tail's replaces it
-        return _erf_float32(x)
+        result = _erf(x).astype(x.dtype, copy=False)
+    else:
+        with quiet():  # the inner series overflows far out, where the tail's replaces it
+            into = in_place and x.flags.c_contiguous
+            result = _erf_float32(x, x if into else np.empty(x.shape, np.float32))
+            if into:
+                return x
+    if in_place:
+        x[...] = result
+        return x
+    return result
 
 
 # Bit patterns of float32 magnitudes: from the smallest whose erf is a normal float32 up to 1,
@@ -190,29 +200,37 @@ _ONE_BITS = int(np.float32(1.0).view(np.uint32))
 _ERF_BLOCK = 16384
 
 
-def _erf_float32(x: np.ndarray) -> np.ndarray:
-    shape, x = x.shape, x.reshape(-1)
-    result = np.empty(x.size, np.float32)
+def _erf_float32(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The float32 erf of ``x`` written into ``out`` (contiguous; ``x`` itself or a new array); every
+    temporary a block's, and the elements apart (from 1 on, NaN, subnormal results) gathered block
+    by block before it is overwritten, then taken together (their steps' fixed costs once)."""
+    x, result = x.reshape(-1), out.reshape(-1)
     near_zero, inner, tail = _erf_leading_terms()
-    undecided = []
+    undecided, undecided_x, apart, apart_x = [], [], [], []
     for start in range(0, x.size, _ERF_BLOCK):  # in blocks, so the temporaries stay in the cache
-        block = slice(start, start + _ERF_BLOCK)
-        wide = x[block].astype(np.float64)  # signed: the series in x**2 times x is odd, as erf
+        values = x[start:start + _ERF_BLOCK]
+        magnitude = values.view(np.uint32) & 0x7FFFFFFF
+        magnitude -= _NORMAL_ERF_BITS  # unsigned: those below wrap around to the top
+        far = (magnitude >= _ONE_BITS - _NORMAL_ERF_BITS).nonzero()[0]
+        if far.size:
+            apart.append(far + start)
+            apart_x.append(values[far])
+        wide = values.astype(np.float64)  # signed: the series in x**2 times x is odd, as erf
         value = _horner(np.multiply(wide, wide), near_zero)
         value *= wide
-        result[block] = value
+        result[start:start + _ERF_BLOCK] = value
         near = _near_midpoint(value)  # (elements from 1 on are replaced below; a flagged one is only recomputed)
         if near.size:
             undecided.append(near + start)
-    magnitude = x.view(np.uint32) & 0x7FFFFFFF
-    magnitude -= _NORMAL_ERF_BITS  # unsigned: those below wrap around to the top
-    apart = (magnitude >= _ONE_BITS - _NORMAL_ERF_BITS).nonzero()[0]
-    if apart.size:
-        undecided += _erf_float32_apart(x, apart, result, inner, tail)
+            undecided_x.append(wide[near])
+    if apart:
+        apart, apart_x = np.concatenate(apart), np.concatenate(apart_x)
+        for positions in _erf_float32_apart(apart, apart_x, result, inner, tail):
+            undecided.append(apart[positions])
+            undecided_x.append(apart_x[positions].astype(np.float64))
     if undecided:
-        where = np.concatenate(undecided)
-        result[where] = _erf_few(x[where])
-    return result.reshape(shape)
+        result[np.concatenate(undecided)] = _erf_few(np.concatenate(undecided_x))
+    return out
 
 
 _FEW_UNDECIDED = 32  # up to this many, Python's floats replay the series (~3 us an element, ~90 us a NumPy call)
@@ -237,32 +255,31 @@ def _erf_few(x: np.ndarray) -> np.ndarray:
     return np.copysign(np.array(values), x)
 
 
-def _erf_float32_apart(x: np.ndarray, apart: np.ndarray, result: np.ndarray, inner: tuple[float, ...],
+def _erf_float32_apart(apart: np.ndarray, values: np.ndarray, result: np.ndarray, inner: tuple[float, ...],
                        tail: tuple[float, ...]) -> list[np.ndarray]:
-    """The elements at ``apart``, out of the near-zero polynomial's range: those from 1 on written
-    into ``result`` (the inner series' leading terms below 2, the tail's beyond); the indices left
-    to the whole series returned, in arrays that are not empty (near a midpoint, NaN, subnormal
-    results). Zeros keep the polynomial's signed 0."""
-    values = x[apart]
+    """The elements out of the near-zero polynomial's range, ``values`` at ``apart`` (float32):
+    those from 1 on written into ``result`` (the inner series' leading terms below 2, the tail's
+    beyond); the positions in ``values`` left to the whole series returned, in arrays that are
+    not empty (near a midpoint, NaN, subnormal results). Zeros keep the polynomial's signed 0."""
     magnitude = np.absolute(values, dtype=np.float64)
     middle = magnitude >= 1
     other = ~middle  # zeros, subnormal results, NaN
     other &= magnitude != 0
     far = magnitude >= 2
-    undecided = [apart[other]]
+    undecided = [other.nonzero()[0]]
     if far.any():  # (rare in a GELU: each step below costs a few microseconds even on no element)
         middle &= ~far
-        beyond = apart[far]
-        value = _erf_beyond_two(magnitude[far], tail)
-        result[beyond] = np.copysign(value, values[far])
+        beyond = far.nonzero()[0]
+        value = _erf_beyond_two(magnitude[beyond], tail)
+        result[apart[beyond]] = np.copysign(value, values[beyond])
         undecided.append(beyond[_near_midpoint(value)])
-    between = apart[middle]
-    wide = values[middle].astype(np.float64)
+    between = middle.nonzero()[0]
+    wide = values[between].astype(np.float64)
     value = _horner(np.multiply(wide, wide), inner)
     value *= wide
-    result[between] = value
+    result[apart[between]] = value
     undecided.append(between[_near_midpoint(value)])
-    return [indices for indices in undecided if indices.size]
+    return [positions for positions in undecided if positions.size]
 
 
 _FEW_BEYOND = 128  # below this many, math.erf is quicker than the tail's series (~0.1 us an element, ~25 us a call)
