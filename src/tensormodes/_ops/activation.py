@@ -23,6 +23,7 @@ from .._meta_array import copy_of
 from .common import (
     HALF_TYPES,
     array_type_name,
+    last_axis_maximum,
     not_implemented,
     ops,
     resolve_dtype,
@@ -63,7 +64,9 @@ def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, in
         return np.asarray(x - x), 0, target  # an array (not a NumPy scalar), for in-place math
     if x.size == 0:
         return x.copy(), axis, target
-    return x - np.maximum.reduce(x, axis, keepdims=True), axis, target  # not x.max(): a Python wrapper
+    # not x.max(): a Python wrapper
+    maximum = last_axis_maximum(x) if axis == x.ndim - 1 else np.maximum.reduce(x, axis, keepdims=True)
+    return x - maximum, axis, target
 
 
 # ``input_dtype`` is the dtype the forward kernel ran on, as PyTorch passes it: ``dtype`` casts first.

@@ -240,8 +240,10 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
             cdf = w(0.5) * (w(1) + _half_gelu_erf(x * w(_SQRT_HALF)).astype(x.dtype, copy=False))
             pdf = w(_GELU_BETA) * _wide(np.exp, x * x * w(-0.5))
             result = dy * (cdf + x * pdf)
-        else:  # float32 temporaries (erf and exp block their float64 ones)
-            result = blockwise(_gelu_backward, dy, x, block=2 * BLOCK)
+        else:  # erf of the whole array in one call (its fast path's fixed costs once), the rest in
+            # blocks of float32 temporaries (erf and exp block their float64 ones)
+            erf = _erf_rounded(np.multiply(x, x.dtype.type(_SQRT_HALF), out=np.empty_like(x)), in_place=True)
+            result = blockwise(_gelu_backward, dy, x, erf, block=2 * BLOCK)
     return _finished(result, result_type)
 
 
@@ -256,12 +258,12 @@ def _tanh_gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
     return dy * (w(0.5) * (w(1) + t) + w(0.5) * x * slope_of_right * inner_slope)
 
 
-def _gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
-    # dy * (cdf + x * pdf), operands in that order, in two arrays: fewer whole-array temporaries,
-    # which the C heap would give back and fault in again at every call
+def _gelu_backward(dy: np.ndarray, x: np.ndarray, erf: np.ndarray) -> np.ndarray:
+    # dy * (cdf + x * pdf), operands in that order, in two arrays (``erf``, erf(x / sqrt(2)), is
+    # overwritten): fewer whole-array temporaries, which the C heap would give back and fault in
+    # again at every call
     w = x.dtype.type
-    cdf = _erf_rounded(np.multiply(x, w(_SQRT_HALF), out=np.empty_like(x)))
-    np.add(w(1), cdf, out=cdf)
+    cdf = np.add(w(1), erf, out=erf)
     np.multiply(w(0.5), cdf, out=cdf)
     pdf = np.multiply(x, x, out=np.empty_like(x))
     pdf *= w(-0.5)

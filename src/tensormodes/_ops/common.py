@@ -427,6 +427,22 @@ def dispatch_listens(t) -> bool:
     return FORMULA_HOOKS.listens(t)
 
 
+def last_axis_maximum(x: np.ndarray) -> np.ndarray:
+    """``np.maximum.reduce(x, -1, keepdims=True)``: the same values (a maximum does not depend on
+    the order its elements are taken in, NaN included), but for many short rows (attention scores,
+    softmax over a few classes) from a transposed copy, reduced along its first axis: NumPy reduces
+    each row of a last axis in its own inner loop (~50 ns a row), the copy costs ~1 ns an element.
+
+    >>> last_axis_maximum(np.array([[1.0, 3.0, 2.0], [4.0, -1.0, 0.0]])).tolist()
+    [[3.0], [4.0]]
+    """
+    length = x.shape[-1] if x.ndim else 0
+    if not 0 < length <= 48 or x.size < 32 * length:
+        return np.maximum.reduce(x, -1, keepdims=True)
+    rows = x.reshape(-1, length)
+    return np.maximum.reduce(rows.T.copy(), 0).reshape(x.shape[:-1] + (1,))
+
+
 def zero_where(condition, value):
     """``where(condition, 0, value)`` as PyTorch's formulas write it, when the dispatch level listens;
     else the same values as ``value.where(~condition, 0)``, faster (the method form)."""
