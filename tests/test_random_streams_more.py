@@ -110,7 +110,7 @@ def test_vectorised_swaps_equal_the_sequential_ones():
     from tensormodes._ops._random_kernels import _apply_swaps
 
     generator = np.random.default_rng(5)
-    for n in (2, 3, 4, 5, 8, 33, 1000, 65_537, 70_000, 140_000):  # one, two and three 16-bit digits
+    for n in (2, 3, 4, 5, 8, 33, 1000, 65_537, 70_000, 140_000):  # 16-bit radix digits: one, one and a bit, two
         for _ in range(200 if n < 100 else 2):
             targets = np.arange(n - 1) + generator.integers(0, 2 ** 32, n - 1) % np.arange(n, 1, -1)
             assert _apply_swaps(targets, n).tolist() == _swapped(targets.tolist(), n), n
