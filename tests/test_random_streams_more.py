@@ -110,7 +110,7 @@ def test_vectorised_swaps_equal_the_sequential_ones():
     from tensormodes._ops._random_kernels import _apply_swaps
 
     generator = np.random.default_rng(5)
-    for n in (2, 3, 4, 5, 8, 33, 1000, 70_000):
+    for n in (2, 3, 4, 5, 8, 33, 1000, 65_537, 70_000, 140_000):  # 16-bit radix digits: one, one and a bit, two
         for _ in range(200 if n < 100 else 2):
             targets = np.arange(n - 1) + generator.integers(0, 2 ** 32, n - 1) % np.arange(n, 1, -1)
             assert _apply_swaps(targets, n).tolist() == _swapped(targets.tolist(), n), n
@@ -368,3 +368,17 @@ def test_torch_gumbel_softmax_draws(hard):
         got = tm.nn.functional.gumbel_softmax(tm.arange(12.0).reshape(3, 4), tau=0.5, hard=hard)
         assert tm.get_rng_state().tolist() == torch_state
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_float32_normal_kernel_gives_positive_zero_where_the_radius_is_zero():
+    from tensormodes._ops import _random_math as M
+
+    # words whose low 24 bits are 0 give u = 0, so a radius of -0 (sqrt(-2 * +0)); angles of 0.2 pi and 1.2 pi
+    # have a positive and a negative sine and cosine, so products of -0 and +0, and the kernel's fused
+    # n * 1 + 0 turns the -0 into +0
+    radius_words = np.full(8, 3 << 24, np.uint32)  # the high byte is not part of the uniform
+    angle_words = np.repeat(np.array([0.1, 0.6]) * 2 ** 24, 4).astype(np.uint32)
+    other = np.arange(1, 17, dtype=np.uint32) << 12  # a block with no zero radius before it
+    out = M.fill_normal16_words(np.concatenate([other, radius_words, angle_words]), 0.0, 1.0)
+    assert out[16:].tolist() == [0.0] * 16 and not np.signbit(out[16:]).any()
+    assert np.all(out[:16] != 0)
