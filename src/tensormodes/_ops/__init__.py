@@ -74,6 +74,7 @@ from . import (  # noqa: F401
     unary_math,
     view_scatters,
     views,
+    views_complex,
     windows,
 )
 from .registry import OPS, OpDef
