@@ -183,3 +183,18 @@ def test_integer_alpha_and_beta_are_checked_against_the_dtype():
     with pytest.raises(RuntimeError, match="^value cannot be converted to type float without overflow$"):
         tm.addmm(tm.ones(5, dtype=tm.float16), tm.ones(3, 4, dtype=tm.float16), tm.ones(4, 5, dtype=tm.float16),
                  alpha=1j)
+
+
+# -- n-dim FFTs: the dims are wrapped and checked unique before they are compared with s ------------
+
+def test_fft_dims_are_checked_before_their_count_against_s():
+    with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of \[-1, 0\], but "
+                                         r"got -2\)$"):
+        tm.fft.fft2(tm.ones(4), s=(3,))  # the default dims (-2, -1) do not fit a vector
+    with pytest.raises(IndexError, match="^Dimension specified as -2 but tensor has no dimensions$"):
+        tm.fft.rfft2(tm.ones(()), s=(3,))
+    with pytest.raises(RuntimeError, match="^FFT dims must be unique$"):
+        tm.fft.fftn(tm.ones(4), s=(3,), dim=(0, 0))
+    with pytest.raises(RuntimeError, match="^When given, dim and shape arguments must have the same length$"):
+        tm.fft.irfft2(tm.ones(3, 4, dtype=tm.complex64), s=(3,))
+    assert tm.fft.fft2(tm.ones(3, 4), s=(2, 2)).shape == (2, 2)
