@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from .common import HALF_TYPES, adjoint, cpp_type_name, dtype_of, quiet, scalar_type_name
+from .common import HALF_TYPES, adjoint, cpp_type_name, dtype_of, quiet, recordable, scalar_type_name
 from .common import conjugate as _conj
 from .meta_rules import rule
 from .products import _check_bool, _check_expandable, _coefficient, _product
@@ -155,6 +155,7 @@ _B1, _B2 = TensorSpec((2, 3, 4)), TensorSpec((2, 4, 5))
 
 
 @op(meta=rule(_baddbmm_meta), grad=_baddbmm_grad, method=True, inplace=True, out=True,
+    differentiable=lambda _, batch1, batch2, *rest: recordable(batch2.dtype),  # (an integer batch2: its dtype)
     save_only_for={"batch1": "batch2", "batch2": "batch1"},
     errors=(Sample((TensorSpec((2, 3, 5)), TensorSpec((2, 3)), _B2)),
             Sample((TensorSpec((5,)), _B1, TensorSpec((4, 5)))),
@@ -209,6 +210,7 @@ def _check_scalings(input, batch1, batch2, target, beta) -> None:
 
 
 @op(meta=rule(_addbmm_meta), grad=_addbmm_grad, method=True, inplace=True, out=True,
+    differentiable=lambda self, *rest: recordable(self.dtype),  # (no batch: an integer input's dtype)
     save_only_for={"batch1": "batch2", "batch2": "batch1"},
     errors=(Sample((TensorSpec((3, 5)), TensorSpec((2, 3)), _B2)), Sample((TensorSpec((5,)), _B1, TensorSpec((4, 5)))),
             Sample((TensorSpec((5,)), _B1, TensorSpec((3, 4, 5)))),
