@@ -271,7 +271,7 @@ def test_split_and_unbind_gradients_are_joined():
 
 
 _NO_OP = ("PyTorch's formula calls an ATen op tensormodes has no op for yet (_embedding_bag_backward, "
-          "_cdist_backward, as_strided_backward's as_strided/copy_), or its composite decomposes "
+          "as_strided_backward's as_strided/copy_), or its composite decomposes "
           "differently (quantile: sort, lerp ...); cumprod's and prod's formulas take their zero-safe paths under "
           "a dispatch mode in PyTorch (cumsum, flip, cat ...): the formula here computes the same values")
 _NUMBER = ("PyTorch's formula passes a Python number where a tensor goes (where(c, 0, g), 1 - x, value / t): its "
@@ -289,7 +289,7 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
            "tensormodes' use inverses and matmul (same values up to rounding, deliberately unchanged here)")
 
 KNOWN = {
-    **dict.fromkeys(["_embedding_bag", "as_strided", "cdist", "cumprod", "prod", "quantile", "nanquantile"], _NO_OP),
+    **dict.fromkeys(["_embedding_bag", "as_strided", "cumprod", "prod", "quantile", "nanquantile"], _NO_OP),
     **dict.fromkeys(["where", "where_method", "logcumsumexp", "atanh", "arctanh", "addcdiv",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
