@@ -767,11 +767,14 @@ def _embedding_bag_meta(weight, indices, offsets, scale_grad_by_freq=False, mode
     bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
     width = weight.shape[1]
     winners = (max(bags, 0), width) if mode == 2 else (0,)
-    return MetaArray((max(bags, 0), width), weight.dtype), MetaArray(winners, np.dtype(np.int64))
+    long = np.dtype(np.int64)
+    return (MetaArray((max(bags, 0), width), weight.dtype), MetaArray((indices.size,), long),
+            MetaArray((max(bags, 0),), long), MetaArray(winners, long))
 
 
-def _embedding_bag_grad(grad, weight, weight_shape, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
-                        include_last_offset, padding_idx, max_indices, needs_input_grad):
+def _embedding_bag_grad(grad, weight, weight_shape, indices, offsets, scale_grad_by_freq, mode, sparse,
+                        per_sample_weights, include_last_offset, padding_idx, offset2bag, bag_size, max_indices,
+                        needs_input_grad):
     # PyTorch's EmbeddingBagBackward0: each index's row gets its bag's gradient (divided by the
     # bag's size for 'mean', by the index's count with scale_grad_by_freq, times its sample
     # weight); for 'max' each bag's gradient goes to the rows that gave the maxima.
@@ -782,6 +785,17 @@ def _embedding_bag_grad(grad, weight, weight_shape, indices, offsets, scale_grad
         indices = indices.long()
     if offsets.dim() != 1:
         offsets = offsets.reshape(-1)
+    if not ops.is_grad_enabled():
+        # PyTorch's formula: its backward ops, over the layout the forward kernel returned (the saved
+        # layout has no history: with create_graph the public-op form below runs instead)
+        aten = ops.ops.aten
+        padding = () if padding_idx is None or padding_idx == -1 else (padding_idx,)  # (-1: the default, left out)
+        return (aten._embedding_bag_backward.default(
+            grad, indices, offsets, offset2bag, bag_size, max_indices, rows, scale_grad_by_freq, mode, sparse,
+            per_sample_weights, *padding) if needs_input_grad[0] else None, None, None,
+            aten._embedding_bag_per_sample_weights_backward.default(
+                grad, weight, indices, offsets, offset2bag, mode, *padding)
+            if per_sample_weights is not None and needs_input_grad[3] else None)
     if mode == 2:
         won = max_indices >= 0
         columns = ops.arange(width, device=grad.device).expand(max_indices.shape)
@@ -816,7 +830,8 @@ _BAG_WEIGHT = TensorSpec((5, 3), "float32")
 _BAG_INDICES = TensorSpec((6,), "int64", 0, 4)
 
 
-@op(node="embedding_bag", grad=_embedding_bag_grad, saves=("max_indices",), meta=rule(_embedding_bag_meta),
+@op(node="embedding_bag", grad=_embedding_bag_grad, saves=("offset2bag", "bag_size", "max_indices"),
+    meta=rule(_embedding_bag_meta),
     save_only_for={"weight": "per_sample_weights"}, differentiable=no_complex_autograd("embedding_bag"), samples=(
     Sample((_BAG_WEIGHT, _BAG_INDICES, TensorSpec((1,), "int64", 0, 0))),
     Sample((_BAG_WEIGHT, _BAG_INDICES, TensorSpec((2,), "int64", 0, 0), False, 1)),
@@ -851,6 +866,8 @@ def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_
         raise RuntimeError(f"Index {position} of input takes value {int(indices[position])} which is not in the "
                            f"valid range [0, {weight.shape[0]})")
     values = _floating(weight, "embedding_bag")[indices[kept]]
+    # the layout PyTorch's backward reads: each index's bag, each bag's count of rows taken
+    layout = (bag_of.clip(0).astype(np.int64), np.bincount(bag_of[kept], minlength=bags)[:bags].astype(np.int64))
     if per_sample_weights is not None:
         values = values * per_sample_weights[kept][:, None]
     rows = bag_of[kept]
@@ -864,7 +881,7 @@ def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_
         winners = np.full((bags, width), -1, np.int64)
         hit_rows, hit_columns = np.nonzero(values == result[rows])
         winners[rows[hit_rows[::-1]], hit_columns[::-1]] = indices[kept][hit_rows[::-1]]
-        return _rounded(result, weight), winners
+        return _rounded(result, weight), layout[0], layout[1], winners
     result = np.zeros((bags, width), values.dtype)
     np.add.at(result, rows, values)
     # (fbgemm runs the bags without a padding_idx)
@@ -874,7 +891,95 @@ def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_
         if weight.dtype in HALF_TYPES:  # PyTorch divides the bag's sum rounded to the half type
             result = rounded(result).astype(values.dtype)
         result /= np.maximum(np.bincount(rows, minlength=bags)[:bags], 1)[:, None].astype(values.dtype)
-    return rounded(result), np.zeros(0, np.int64)
+    return rounded(result), layout[0], layout[1], np.zeros(0, np.int64)
+
+
+def _embedding_bag_backward_meta(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights,
+                                 *_):
+    return MetaArray((num_weights, grad.shape[1]), grad.dtype)
+
+
+_BAG_GRAD = TensorSpec((3, 3), "float32")
+
+
+@op(function=False, aten="default", differentiable=False, meta=rule(_embedding_bag_backward_meta),
+    schema={"num_weights": "SymInt", "padding_idx": "int=-1"}, samples=tuple(
+        Sample((_BAG_GRAD, _BAG_INDICES, TensorSpec((3,), "int64", 0, 0), TensorSpec((6,), "int64", 0, 2),
+                TensorSpec((3,), "int64", 1, 3), TensorSpec((3, 3), "int64", 0, 4), 5, scale, mode, False, None, *pad))
+        for scale, mode, pad in ((False, 0, ()), (True, 1, ()), (False, 1, (2,)), (False, 2, ()), (True, 0, (3,)))))
+def _embedding_bag_backward(grad: Tensor, indices: Tensor, offsets: Tensor, offset2bag: Tensor, bag_size: Tensor,
+                            maximum_indices: Tensor, num_weights: int, scale_grad_by_freq: bool, mode: int,
+                            sparse: bool, per_sample_weights: Tensor | None, padding_idx: int = -1) -> Tensor:
+    """The gradient of ``_embedding_bag``'s weight (``num_weights`` rows) for output gradient ``grad``:
+    each index's row gets its bag's (``offset2bag``) gradient, over the bag's ``bag_size`` for 'mean'
+    (``mode`` 1), times its sample weight, over the index's count with ``scale_grad_by_freq``; for
+    'max' (2) each bag's gradient goes to the rows in ``maximum_indices``. Dense, also for ``sparse``.
+
+    >>> import tensormodes as tm
+    >>> i = tm.tensor([0, 2, 2])
+    >>> tm.ops.aten._embedding_bag_backward.default(tm.ones(1, 2), i, tm.tensor([0]), tm.zeros(3, dtype=tm.int64),
+    ...     tm.tensor([3]), tm.tensor([0]), 3, False, 1, False, None)
+    tensor([[0.3333, 0.3333],
+            [0.0000, 0.0000],
+            [0.6667, 0.6667]])
+    """
+    width = grad.shape[1]
+    result = np.zeros((num_weights, width), grad.dtype)
+    if mode == 2:
+        won = maximum_indices >= 0
+        np.add.at(result, (maximum_indices[won], np.broadcast_to(np.arange(width), maximum_indices.shape)[won]),
+                  grad[won])
+        return result
+    if indices.size and not offset2bag.size:  # PyTorch's forward leaves it empty on its fast path
+        offset2bag = _offset2bag(indices, offsets)
+    kept = indices != padding_idx
+    scale = np.ones(indices.shape, grad.dtype)
+    if mode == 1:
+        scale = scale / np.maximum(bag_size[offset2bag], 1).astype(grad.dtype)
+    if per_sample_weights is not None:
+        scale = scale * per_sample_weights
+    if scale_grad_by_freq:  # (counts of the indices taken: not padding_idx)
+        scale = scale / np.maximum(np.bincount(indices[kept], minlength=num_weights), 1)[indices].astype(grad.dtype)
+    np.add.at(result, indices[kept], grad[offset2bag[kept]] * scale[kept][:, None])
+    return result
+
+
+def _per_sample_weights_backward_meta(grad, weight, indices, *_):
+    return MetaArray(indices.shape, grad.dtype)
+
+
+@op(function=False, aten="default", differentiable=False, meta=rule(_per_sample_weights_backward_meta),
+    schema={"padding_idx": "int=-1"}, samples=(
+        Sample((_BAG_GRAD, _BAG_WEIGHT, _BAG_INDICES, TensorSpec((3,), "int64", 0, 0), TensorSpec((6,), "int64", 0, 2),
+                0)),
+        Sample((_BAG_GRAD, _BAG_WEIGHT, _BAG_INDICES, TensorSpec((3,), "int64", 0, 0), TensorSpec((6,), "int64", 0, 2),
+                0, 1))))
+def _embedding_bag_per_sample_weights_backward(grad: Tensor, weight: Tensor, indices: Tensor, offsets: Tensor,
+                                               offset2bag: Tensor, mode: int, padding_idx: int = -1) -> Tensor:
+    """The gradient of ``_embedding_bag``'s ``per_sample_weights`` ('sum' bags only): each index's
+    weight row dotted with its bag's (``offset2bag``) output gradient, 0 at ``padding_idx``.
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten._embedding_bag_per_sample_weights_backward.default(
+    ...     tm.tensor([[1.0, 2.0]]), tm.tensor([[1.0, 1.0], [3.0, 0.0]]), tm.tensor([1, 0]), tm.tensor([0]),
+    ...     tm.zeros(2, dtype=tm.int64), 0)
+    tensor([3., 3.])
+    """
+    if mode != 0:
+        raise RuntimeError("embedding_bag_backward: per_sample_weights only supported for mode='sum'")
+    if indices.size and not offset2bag.size:  # PyTorch's forward leaves it empty on its fast path
+        offset2bag = _offset2bag(indices, offsets)
+    work = np.float32 if grad.dtype in HALF_TYPES else grad.dtype  # (einsum takes no bfloat16)
+    products = np.einsum("ij,ij->i", grad[offset2bag].astype(work), weight[indices].astype(work)).astype(grad.dtype)
+    return np.where(indices != padding_idx, products, grad.dtype.type(0))
+
+
+def _offset2bag(indices: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """ATen's make_offset2bag: each index's bag, from the bags' first positions."""
+    starts = np.zeros(indices.size + 1, np.int64)
+    np.add.at(starts, offsets, 1)
+    starts[0] -= 1
+    return np.cumsum(starts)[:indices.size]
 
 
 _BFLOAT16 = np.dtype(dt.bfloat16._np)
