@@ -865,7 +865,7 @@ def _as_strided_grad(grad, input_geometry, size, stride, storage_offset):
     return storage.take(held)
 
 
-@op(grad=_as_strided_grad, method=True, inplace=True, view=True, meta=rule(_as_strided_meta),
+@op(grad=_as_strided_grad, method=True, inplace=True, inplace_function=True, view=True, meta=rule(_as_strided_meta),
     errors=(Sample((M23, (2, 4), (1, 2))), Sample((M23, (2, 2), (-1, 2))), Sample((M23, (2, 2), (1,))),
             Sample((M23, (2, 2), (1, 1), -1)), Sample((M23, (2, -2), (1, 1))), Sample((M23, (), (), 6)),
             Sample((M23, [2.5], [1])), Sample((M23, 2, 1))),
