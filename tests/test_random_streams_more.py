@@ -119,6 +119,31 @@ def test_vectorised_swaps_equal_the_sequential_ones():
     assert _apply_swaps(np.full(9, 9), 10).tolist() == _swapped([9] * 9, 10)
 
 
+def test_inside_out_randperm_equals_pytorchs_loop(monkeypatch):
+    # PyTorch's randperm of 2**32 // 20 elements or more: r[i] = r[z], r[z] = i with z = random64() % (i + 1)
+    from tensormodes._ops import _random_kernels as K
+    from tensormodes._ops._mt19937 import MTStream
+
+    def loop(stream, n):
+        draws = stream.words64(n).tolist()
+        r = list(range(n))
+        for i in range(n):
+            z = draws[i] % (i + 1)
+            r[i], r[z] = r[z], i
+        return r
+
+    assert K._INSIDE_OUT_FROM == 214_748_364  # UINT32_MAX / 20 in C++
+    for n in (2, 3, 7, 600, 70_000):
+        for seed in (0, 5):
+            ours, theirs = MTStream(seed), MTStream(seed)
+            assert K._inside_out(ours, n).tolist() == loop(theirs, n), (n, seed)
+            assert ours.words(2).tolist() == theirs.words(2).tolist()  # as many draws
+    monkeypatch.setattr(K, "_INSIDE_OUT_FROM", 100)  # randperm switches at the threshold
+    assert _seeded(3).randperm(100).tolist() == loop(MTStream(3), 100)
+    assert _seeded(3).randperm(99).tolist() != loop(MTStream(3), 99)
+    assert _seeded(3).randperm(4).tolist() == [2, 3, 1, 0]  # below it: Fisher–Yates (PyTorch gives these)
+
+
 def test_large_randperm_literal():
     import hashlib
 

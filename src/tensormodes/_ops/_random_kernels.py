@@ -179,23 +179,45 @@ def log_normal(stream, shape, dtype: dt.dtype, mean: float, std: float) -> np.nd
 
 
 def randperm(stream, n: int) -> np.ndarray:
-    """``randperm(n)`` as int64: Fisher–Yates swapping ``i`` with ``i + draw % (n - i)``."""
+    """``randperm(n)`` as int64: Fisher–Yates swapping ``i`` with ``i + draw % (n - i)`` (a 32-bit
+    draw); from ``2**32 // 20`` elements PyTorch's inside-out variant (``_inside_out``)."""
     if n < 2:
         return np.arange(n, dtype=np.int64)
-    words = stream.words(n - 1)
-    if n <= 0x7FFF_FFFF:  # a uint32 remainder (four times faster than an int64 one), int32 targets
-        words %= np.arange(n, 1, -1, dtype=np.uint32)
-        targets = words.view(np.int32)
-        targets += np.arange(n - 1, dtype=np.int32)
-    else:
-        targets = np.arange(n - 1, dtype=np.int64)
-        targets += words.astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)
+    if n >= _INSIDE_OUT_FROM:
+        return _inside_out(stream, n)
+    words = stream.words(n - 1)  # a uint32 remainder (four times faster than an int64 one), int32 targets
+    words %= np.arange(n, 1, -1, dtype=np.uint32)
+    targets = words.view(np.int32)
+    targets += np.arange(n - 1, dtype=np.int32)
     if n < _SWAPS_IN_PYTHON:
         order = list(range(n))
         for i, j in enumerate(targets.tolist()):  # each swap depends on the ones before
             order[i], order[j] = order[j], order[i]
         return np.array(order, np.int64)
     return _apply_swaps(targets, n)
+
+
+# PyTorch's CPU randperm keeps its 32-bit Fisher–Yates below ``UINT32_MAX / 20`` elements (integer division)
+_INSIDE_OUT_FROM = 0xFFFF_FFFF // 20
+
+
+def _inside_out(stream, n: int) -> np.ndarray:
+    """PyTorch's randperm of ``n >= 2**32 // 20`` elements: for i = 0, 1 ... n - 1, ``z = random64() %
+    (i + 1)``, ``r[i] = r[z]``, ``r[z] = i`` (``r[i]`` starting as ``i``): the swaps ``(i, z)`` in order.
+
+    Mirrored (position and value p as n - 1 - p) they are Fisher–Yates swaps ``(k, t)``, t >= k, taken in
+    decreasing k; swaps taken in reverse order give the inverse permutation. So the result is the mirror
+    of the inverse of ``_apply_swaps`` on the mirrored targets (i = 0's swap is a self-swap)."""
+    z = stream.words64(n)
+    z %= np.arange(1, n + 1, dtype=np.uint64)
+    targets = z[:0:-1].astype(np.int64)  # step k = n - 1 - i targets n - 1 - z[i], k = 0 ... n - 2
+    del z  # (in place from here: n is at least 2**32 // 20, 1.6 GiB an int64 array)
+    np.subtract(n - 1, targets, out=targets)
+    forward = _apply_swaps(targets, n)
+    del targets
+    inverse = np.empty(n, np.int64)
+    inverse[forward] = np.arange(n, dtype=np.int64)
+    return (n - 1) - inverse[::-1]
 
 
 # Below this size a Python loop of swaps is faster than the vectorised replay.
