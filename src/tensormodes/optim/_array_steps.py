@@ -12,14 +12,15 @@ then its version counter bumped), without the ten dispatches (~4 us each).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._api.tensor import Tensor
 from .._autograd.nodes import bump_version
 from .._ops import OPS
-from .._ops._pointwise import _check_representable
+from .._ops.common import FLOAT_MAX, quiet
 from .._ops.common import dtype_of as _dtype_of
-from .._ops.common import quiet
 from .._state import STATE
 from ..nn.parameter import Parameter
 
@@ -55,7 +56,8 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, step_t, lr: float, beta1: float,
             or not (p.shape == g.shape == m.shape == v.shape) or step_t._data.dtype not in _FLOATS:
         return False
     if type(lr) is float and type(beta1) is float and type(beta2) is float and type(eps) is float \
-            and type(weight_decay) in (float, int) and (decoupled or weight_decay == 0):
+            and type(weight_decay) in (float, int) and (decoupled or weight_decay == 0) \
+            and _fits(1 - beta1, p) and _fits(1 - beta2, p):  # else lerp's or addcmul's error below
         _fused_adam_step(param, grad, exp_avg, exp_avg_sq, step_t, lr, beta1, beta2, eps, weight_decay)
         return True
     # the public ops of Adam._update_group, one for one (each kernel checks its own operands)
@@ -78,6 +80,11 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, step_t, lr: float, beta1: float,
     return True
 
 
+def _fits(number: float, array: np.ndarray) -> bool:
+    """Whether the kernels' check that a number converts to the array's dtype passes."""
+    return not math.isfinite(number) or abs(number) <= FLOAT_MAX[_dtype_of(array)]
+
+
 def _fused_adam_step(param, grad, exp_avg, exp_avg_sq, step_t, lr: float, beta1: float, beta2: float, eps: float,
                      weight_decay: float) -> None:
     """``adam_step`` for Python-float hyperparameters (decoupled or no weight decay): the steps of
@@ -88,8 +95,6 @@ def _fused_adam_step(param, grad, exp_avg, exp_avg_sq, step_t, lr: float, beta1:
     scratch arrays instead of a dozen temporaries."""
     p, g, m, v, s = param._data, grad._data, exp_avg._data, exp_avg_sq._data, step_t._data
     weight, value = 1 - beta1, 1 - beta2
-    _check_representable(weight, _dtype_of(p))  # what lerp and addcmul check of their numbers
-    _check_representable(value, _dtype_of(p))
     with quiet():
         np.add(s, 1, out=s)
         bump_version(step_t)
@@ -112,10 +117,11 @@ def _fused_adam_step(param, grad, exp_avg, exp_avg_sq, step_t, lr: float, beta1:
         bump_version(exp_avg_sq)
         step = s.item()
         step_size = lr / (1 - beta1 ** step)
-        _check_representable(-step_size, _dtype_of(p))  # addcdiv's check of its value
         denominator = np.sqrt(v, out=np.empty_like(v))
         np.true_divide(denominator, (1 - beta2 ** step) ** 0.5, out=denominator)
         np.add(denominator, eps, out=denominator)
+        if not _fits(-step_size, p):
+            _ADDCDIV(p, m, denominator, value=-step_size)  # raises addcdiv's error, as the ops do here
         np.multiply(-step_size, m, out=scratch)  # addcdiv(p, m, denominator, -step_size)
         np.true_divide(scratch, denominator, out=scratch)
         np.add(p, scratch, out=p)
