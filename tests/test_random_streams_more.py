@@ -407,3 +407,22 @@ def test_float32_normal_kernel_gives_positive_zero_where_the_radius_is_zero():
     out = M.fill_normal16_words(np.concatenate([other, radius_words, angle_words]), 0.0, 1.0)
     assert out[16:].tolist() == [0.0] * 16 and not np.signbit(out[16:]).any()
     assert np.all(out[:16] != 0)
+
+
+def test_randint_draws_64_bits_from_a_range_of_2_to_the_28():
+    # PyTorch's released builds draw random64() for a range of 2**28 or more, whatever the dtype (its other
+    # branch, 2**32 and int64/float/double/bfloat16 only, is compiled into Meta's internal builds)
+    assert _seeded(1).randint(0, (1 << 28) - 1, (3,)).tolist() == [180483115, 256344314, 140980119]
+    assert _seeded(1).randint(0, 1 << 28, (3,)).tolist() == [256344299, 247206984, 13419401]
+    assert _seeded(1).randint(0, 1 << 29, (3,), dtype=tm.int32).tolist() == [524779755, 247206984, 13419401]
+    assert _seeded(1).empty(3, dtype=tm.int64).random_(0, 1 << 30).tolist() == [1061650667, 784077896, 550290313]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.randint(0, 2**28 - 1, (40,))", "L.randint(0, 2**28, (40,))", "L.randint(-2**27, 2**27, (9,))",
+    "L.randint(0, 2**31 - 1, (9,), dtype=L.int32)", "L.randint(0, 2**30, (9,), dtype=L.float64)",
+    "L.empty(9, dtype=L.int64).random_(-2**40, 2**40)", "L.empty(9, dtype=L.int32).random_(-2**31, 2**31 - 1)",
+])
+def test_torch_randint_wide_ranges(expression):
+    _same(expression, seeds=(0, 9))

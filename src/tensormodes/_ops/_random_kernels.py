@@ -15,7 +15,8 @@ Which draws each kernel makes (the facts the functions follow; PyTorch 2.13, CPU
   but draw uniforms for the whole blocks only before the fresh 16 of the tail. Fewer
   elements (or a strided tensor): scalar Box–Muller in double with the second value cached in the generator.
 * integers: ``draw % range + from`` with a 32-bit draw, or a 64-bit one when the range is
-  2**32 or more (int64, float32, float64 and bfloat16 only).
+  2**28 or more, whatever the dtype (the released builds' branch of ``uniform_int_from_to_distribution``;
+  its other branch, 2**32 and a few dtypes, is Meta's internal build's).
 * ``bernoulli_(p)`` with a number and dropout: a double uniform below ``p`` (PyTorch on
   Intel CPUs with MKL uses MKL's own stream for this one instead).
 * exponential ``-log1p(-u) / lambda``, geometric ``ceil(log(u) / log(1 - p))``, Cauchy
@@ -113,8 +114,7 @@ def _fill_float64(uniforms: np.ndarray, mean: float, std: float) -> np.ndarray:
 def integers_from_to(stream, shape, dtype: dt.dtype, low: int, high: int) -> np.ndarray:
     """``random_(low, high)``: ``draw % (high - low) + low``."""
     n, span = _size(shape), high - low
-    wide = span >= 1 << 32 and dtype in (dt.int64, dt.float64, dt.float32, dt.bfloat16)
-    draws = stream.words64(n) if wide else stream.words(n).astype(np.uint64)
+    draws = stream.words64(n) if span >= 1 << 28 else stream.words(n).astype(np.uint64)
     values = (draws % np.uint64(span)).astype(np.int64) + np.int64(low) if span < 1 << 63 else \
         ((draws % np.uint64(span)) + np.uint64(low & 0xFFFF_FFFF_FFFF_FFFF)).view(np.int64)
     return values.astype(dtype._np).reshape(shape)
