@@ -133,8 +133,7 @@ for namespace, name in ((tm.Tensor, 'sinh'), (tm, 'cosh'), (tm.Tensor, 'tanh'), 
 PACKAGE = Path(tm.__file__).resolve().parent
 # The namespaces a gradient formula reaches through ``common.ops``, by the attributes before the name.
 _NAMESPACES = {(): "tensormodes", ("linalg",): "tensormodes.linalg", ("nn", "functional"): "tensormodes.nn.functional",
-               ("fft",): "tensormodes.fft", ("autograd",): "tensormodes.autograd",
-               ("special",): "tensormodes.special"}
+               ("fft",): "tensormodes.fft", ("autograd",): "tensormodes.autograd", ("special",): "tensormodes.special"}
 
 
 def _public_names(namespace: str) -> set[str]:
