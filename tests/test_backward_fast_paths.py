@@ -144,3 +144,20 @@ def test_a_retained_graph_logs_the_same_backward_twice():
                        "aten._log_softmax_backward_data.default", "aten.t.default", "aten.mm.default",
                        "aten.t.default", "aten.sum.dim_IntList", "aten.view.default", "aten.detach.default",
                        "aten.t.default", "aten.detach.default"]
+
+
+def test_pop_mode_temporarily_takes_the_cached_state_below():
+    from tensormodes.utils._python_dispatch import _get_current_dispatch_mode_stack, _pop_mode_temporarily
+
+    outer, inner = Log(), Log()
+    with outer, inner:
+        for _ in range(2):  # the second time from the state's cached popped form
+            with _pop_mode_temporarily() as popped:
+                assert popped is inner and _get_current_dispatch_mode_stack() == [outer]
+                tm.ones(1) + 1
+            assert _get_current_dispatch_mode_stack() == [outer, inner]
+        with pytest.raises(ValueError), _pop_mode_temporarily():
+            raise ValueError
+        assert _get_current_dispatch_mode_stack() == [outer, inner]
+    assert outer.ops == ["aten.ones.default", "aten.add.Tensor"] * 2 and inner.ops == []
+    assert _get_current_dispatch_mode_stack() == []

@@ -236,3 +236,46 @@ def test_to_copy_layout_matches_torch():
     torch = pytest.importorskip("torch")
     assert _torch_log(_to_copies, keep=("_to_copy",)) == TO_COPIES
     assert str(tm.ops.aten._to_copy.default._schema) == str(torch.ops.aten._to_copy.default._schema)
+
+
+# -- Scalar arguments at their schema default: compared by type too, as PyTorch's dispatcher ----
+
+def _scalars(lib):
+    x, y = lib.ones(2, 3), lib.ones(2, 3)
+    F = lib.nn.functional
+    lib.add(x, y, alpha=1.0)  # 1.0 is not the schema's int 1: kept
+    lib.add(x, y, alpha=1)
+    lib.add(x, y, alpha=2.0)
+    F.hardtanh(x, -1.0, 1.0)
+    F.hardtanh(x, -1, 1)
+    F.elu(x)  # F.elu passes its alpha, a float; scale and input_scale stay at their defaults
+    F.relu6(x)
+    F.softplus(x)
+    F.pad(x, (1, 1))  # pad passes its value as a float, 0.0 when none is given
+    F.pad(x, (1, 1), value=2)
+    F.leaky_relu(x)
+
+
+SCALARS = [
+    "aten.add.Tensor tuple[T,T] {'alpha': '1.0'}",
+    "aten.add.Tensor tuple[T,T] {}",
+    "aten.add.Tensor tuple[T,T] {'alpha': '2.0'}",
+    "aten.hardtanh.default tuple[T,-1.0,1.0] {}",
+    "aten.hardtanh.default tuple[T] {}",
+    "aten.elu.default tuple[T,1.0] {}",
+    "aten.hardtanh.default tuple[T,0,6] {}",
+    "aten.softplus.default tuple[T] {}",
+    "aten.constant_pad_nd.default tuple[T,list[1,1],0.0] {}",
+    "aten.constant_pad_nd.default tuple[T,list[1,1],2.0] {}",
+    "aten.leaky_relu.default tuple[T] {}",
+]
+_SCALAR_OPS = ("add", "hardtanh", "elu", "softplus", "constant_pad_nd", "leaky_relu")
+
+
+def test_scalar_defaults_are_compared_by_type():
+    assert _log(tm, TorchDispatchMode, _scalars, keep=_SCALAR_OPS) == SCALARS
+
+
+@pytest.mark.torch
+def test_scalar_defaults_match_torch():
+    assert _torch_log(_scalars, keep=_SCALAR_OPS) == SCALARS

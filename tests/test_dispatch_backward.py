@@ -270,8 +270,8 @@ def test_split_and_unbind_gradients_are_joined():
     assert gx.tolist() == [[5.0, 4.0, 4.0], [3.0, 2.0, 2.0]]
 
 
-_NO_OP = ("PyTorch's formula calls an ATen op tensormodes has no op for yet (_embedding_bag_backward, "
-          "_cdist_backward, special_i1 for i0, as_strided_backward's as_strided/copy_), or its composite decomposes "
+_NO_OP = ("PyTorch's formula calls an ATen op tensormodes has no op for yet (as_strided_backward's "
+          "as_strided/copy_), or its composite decomposes "
           "differently (quantile: sort, lerp ...); cumprod's and prod's formulas take their zero-safe paths under "
           "a dispatch mode in PyTorch (cumsum, flip, cat ...): the formula here computes the same values")
 _NUMBER = ("PyTorch's formula passes a Python number where a tensor goes (where(c, 0, g), 1 - x, value / t): its "
@@ -289,8 +289,7 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
            "tensormodes' use inverses and matmul (same values up to rounding, deliberately unchanged here)")
 
 KNOWN = {
-    **dict.fromkeys(["_embedding_bag", "as_strided", "cdist", "i0", "special_i0", "cumprod", "prod", "quantile",
-                     "nanquantile"], _NO_OP),
+    **dict.fromkeys(["as_strided", "cumprod", "prod", "quantile", "nanquantile"], _NO_OP),
     **dict.fromkeys(["where", "where_method", "logcumsumexp", "atanh", "arctanh", "addcdiv",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
@@ -777,3 +776,56 @@ def test_composites_make_scalar_tensors_with_pytorchs_keywords(program):
     except ImportError:
         return
     assert _scalar_tensor_calls(torch, program) == SCALAR_TENSORS[program]
+
+
+# Backward ops PyTorch's formulas call, which tensormodes declares with PyTorch's schemas (issue 24 §3)
+BACKWARD_OP_PROGRAMS = {
+    "L.i0(x)": ["aten.special_i1.default", "aten.mul.Tensor"],
+    "L.cdist(x, y)": ["aten.detach.default", "aten._cdist_backward.default", "aten.transpose.int",
+                      "aten.clone.default", "aten.transpose.int", "aten.clone.default", "aten._cdist_backward.default"],
+    "L.nn.functional.embedding_bag(L.tensor([0, 2, 1, 2]), x, L.tensor([0, 1]), mode='sum', per_sample_weights=z)": [
+        "aten._embedding_bag_backward.default", "aten._embedding_bag_per_sample_weights_backward.default"],
+    "L.nn.functional.embedding_bag(L.tensor([0, 2, 1, 2]), x, L.tensor([0, 3]), mode='max')": [
+        "aten._embedding_bag_backward.default"],
+}
+
+
+@pytest.mark.parametrize("program", list(BACKWARD_OP_PROGRAMS))
+def test_formulas_call_pytorchs_backward_ops(program):
+    def run(library):
+        rng = np.random.default_rng(0)
+        x, y, z = (library.tensor(rng.uniform(0.5, 1.5, shape).astype(np.float32), requires_grad=True)
+                   for shape in ((3, 2), (4, 2), (4,)))
+        with _op_log(library):  # (saved outputs are kept as detached aliases while a mode listens)
+            out = eval(program, {"L": library, "x": x, "y": y, "z": z})
+        reached = _leaves_of(out)
+        leaves = [t for t in (x, y, z) if any(t is leaf for leaf in reached)]
+        seed = library.ones(tuple(out.shape))
+        with _op_log(library) as log:
+            grads = library.autograd.grad(out, leaves, seed)
+        return log.ops, [g.numpy() for g in grads]
+
+    ours = run(tm)
+    assert sorted(ours[0]) == sorted(BACKWARD_OP_PROGRAMS[program])
+    try:
+        import torch
+    except ImportError:
+        return
+    theirs = run(torch)
+    assert sorted(theirs[0]) == sorted(BACKWARD_OP_PROGRAMS[program])
+    for a, b in zip(ours[1], theirs[1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _leaves_of(out) -> list:
+    """The leaf tensors ``out``'s graph reaches."""
+    found, stack, seen = [], [out.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if hasattr(node, "variable"):
+            found.append(node.variable)
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return found

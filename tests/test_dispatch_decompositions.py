@@ -351,6 +351,27 @@ def test_meshgrid_tile_movedim_unflatten_and_circular_pad_are_pytorchs_composite
     assert tm.equal(padded, F.pad(image, (2, -1, 0, 2), mode="circular"))  # the same without a mode
 
 
+def test_repeat_backward_is_pytorchs():
+    # PyTorch's repeat_backward: added leading dimensions summed one by one, then one view that
+    # splits each repeated dimension and one sum over the copies (no step for a repeat of 1);
+    # zeros for a zero repeat
+    def backward(repeats):
+        leaf = tm.ones(3, 4, requires_grad=True)
+        out = leaf.repeat(*repeats)
+        seed = tm.ones(out.shape)
+        with Seen() as mode:
+            out.backward(seed)
+        return mode.calls, leaf.grad
+
+    calls, grad = backward((2, 1, 3))
+    assert calls == [("aten.sum.dim_IntList", [((2, 3, 12), F32), [0]]),
+                     ("aten.view.default", [((3, 12), F32), [3, 3, 4]]),
+                     ("aten.sum.dim_IntList", [((3, 3, 4), F32), [1]]), ("aten.detach.default", [((3, 4), F32)])]
+    assert grad.tolist() == [[6.0] * 4] * 3
+    calls, grad = backward((2, 0))
+    assert calls[0] == ("aten.zeros.default", [[3, 4]]) and grad.tolist() == [[0.0] * 4] * 3
+
+
 class KeywordsSeen(TorchDispatchMode):
     """Records each call's keyword arguments."""
 
@@ -662,7 +683,8 @@ def _run_logged(library, functional, program: str, requires_grad: bool = False):
 # (movedim's, unflatten's and circular padding's backward are PyTorch's too but for the backward
 # of copy_ into a slice, CopySlices.)
 BACKWARD_PROGRAMS = ["x[:, 1:]", "x[0, ::2]", "x[1:, None, ..., 0]", "m[-1]",
-                     "torch.meshgrid(m[0], m[1], indexing='xy')[0]", "x.tile((1, 2))"]
+                     "torch.meshgrid(m[0], m[1], indexing='xy')[0]", "x.tile((1, 2))", "x.repeat(2, 1, 1, 3)",
+                     "x.repeat(1, 0, 2)", "m.repeat(3, 1, 2)"]
 
 
 NODE_PROGRAMS = ["x.softmax(1)", "F.log_softmax(x, 0, dtype=torch.float64)", "F.cross_entropy(m, target)",

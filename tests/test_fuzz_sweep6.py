@@ -183,3 +183,52 @@ def test_integer_alpha_and_beta_are_checked_against_the_dtype():
     with pytest.raises(RuntimeError, match="^value cannot be converted to type float without overflow$"):
         tm.addmm(tm.ones(5, dtype=tm.float16), tm.ones(3, 4, dtype=tm.float16), tm.ones(4, 5, dtype=tm.float16),
                  alpha=1j)
+
+
+# -- n-dim FFTs: the dims are wrapped and checked unique before they are compared with s ------------
+
+def test_fft_dims_are_checked_before_their_count_against_s():
+    with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of \[-1, 0\], but "
+                                         r"got -2\)$"):
+        tm.fft.fft2(tm.ones(4), s=(3,))  # the default dims (-2, -1) do not fit a vector
+    with pytest.raises(IndexError, match="^Dimension specified as -2 but tensor has no dimensions$"):
+        tm.fft.rfft2(tm.ones(()), s=(3,))
+    with pytest.raises(RuntimeError, match="^FFT dims must be unique$"):
+        tm.fft.fftn(tm.ones(4), s=(3,), dim=(0, 0))
+    with pytest.raises(RuntimeError, match="^When given, dim and shape arguments must have the same length$"):
+        tm.fft.irfft2(tm.ones(3, 4, dtype=tm.complex64), s=(3,))
+    assert tm.fft.fft2(tm.ones(3, 4), s=(2, 2)).shape == (2, 2)
+
+
+# -- addbmm / baddbmm under autograd: an integer result is refused ---------------------------------
+
+def test_batched_products_with_an_integer_result_refuse_autograd():
+    batch = tm.zeros(0, 3, 4, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^Autograd not support dtype: Int$"):
+        tm.addbmm(tm.ones(5, dtype=tm.int32), batch, tm.zeros(0, 4, 5), beta=2)
+    with pytest.raises(RuntimeError, match="^Autograd not support dtype: Int$"):
+        tm.baddbmm(tm.ones(5), tm.zeros(2, 3, 0, requires_grad=True), tm.zeros(2, 0, 5, dtype=tm.int32))
+    assert tm.addbmm(tm.ones(5), batch, tm.zeros(0, 4, 5)).requires_grad
+
+
+# -- bernoulli: a fixed p records PyTorch's not-implemented node, complex or not ---------------------
+
+def test_bernoulli_with_a_fixed_p_records_for_complex_input():
+    x = tm.zeros(0, 2, dtype=tm.complex64, requires_grad=True)
+    assert tm.bernoulli(x, 0.5).requires_grad
+    with pytest.raises(RuntimeError, match="^bernoulli does not support automatic differentiation for outputs "
+                                           "with complex dtype.$"):
+        tm.bernoulli(x)
+    with pytest.raises(RuntimeError, match="^derivative for aten::bernoulli is not implemented$"):
+        tm.bernoulli(tm.ones(3, requires_grad=True), 0.5).sum().backward()
+
+
+# -- aten.index: every index tensor's dtype is checked, a 0-dim one too ------------------------------
+
+def test_index_refuses_index_tensors_of_other_dtypes():
+    with pytest.raises(IndexError, match="^tensors used as indices must be long, int, byte or bool tensors$"):
+        aten.index.Tensor(tm.ones(2, 3), [tm.tensor(1, dtype=tm.int8)])
+    with pytest.raises(IndexError, match=r"^too many indices for tensor of dimension 2 \(got 3\)$"):
+        aten.index.Tensor(tm.ones(2, 3), [tm.tensor(1, dtype=tm.int8)] * 3)
+    assert aten.index.Tensor(tm.ones(2, 3), [tm.tensor(1, dtype=tm.int32)]).shape == (3,)
+    assert tm.ones(2, 3)[tm.tensor(1, dtype=tm.int8)].shape == (3,)  # Python indexing reads it as a number

@@ -160,3 +160,14 @@ def test_double_backward_through_an_inplace_view():
     g, = tm.autograd.grad(y.sum(), x, create_graph=True)
     gg, = tm.autograd.grad(g.sum(), x)
     assert g.tolist() == [[2.0, 4.0]] and gg.tolist() == [[2.0, 2.0]]
+
+
+def test_resize_as_takes_the_templates_shape():
+    # Tensor.resize_as_ (new): resize_ to the template's shape, PyTorch's errors
+    x = tm.arange(6.0)
+    assert x.resize_as_(tm.zeros(2, 2)) is x and x.tolist() == [[0.0, 1.0], [2.0, 3.0]] and x._version == 1
+    with pytest.raises(TypeError, match=r"^resize_as_\(\): argument 'the_template' \(position 1\) must be Tensor, "
+                                        r"not int$"):
+        x.resize_as_(3)
+    with pytest.raises(RuntimeError, match="^cannot resize variables that require grad$"):
+        (tm.ones(2, requires_grad=True) * 1).resize_as_(tm.ones(3))

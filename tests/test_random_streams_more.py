@@ -119,6 +119,31 @@ def test_vectorised_swaps_equal_the_sequential_ones():
     assert _apply_swaps(np.full(9, 9), 10).tolist() == _swapped([9] * 9, 10)
 
 
+def test_inside_out_randperm_equals_pytorchs_loop(monkeypatch):
+    # PyTorch's randperm of 2**32 // 20 elements or more: r[i] = r[z], r[z] = i with z = random64() % (i + 1)
+    from tensormodes._ops import _random_kernels as K
+    from tensormodes._ops._mt19937 import MTStream
+
+    def loop(stream, n):
+        draws = stream.words64(n).tolist()
+        r = list(range(n))
+        for i in range(n):
+            z = draws[i] % (i + 1)
+            r[i], r[z] = r[z], i
+        return r
+
+    assert K._INSIDE_OUT_FROM == 214_748_364  # UINT32_MAX / 20 in C++
+    for n in (2, 3, 7, 600, 70_000):
+        for seed in (0, 5):
+            ours, theirs = MTStream(seed), MTStream(seed)
+            assert K._inside_out(ours, n).tolist() == loop(theirs, n), (n, seed)
+            assert ours.words(2).tolist() == theirs.words(2).tolist()  # as many draws
+    monkeypatch.setattr(K, "_INSIDE_OUT_FROM", 100)  # randperm switches at the threshold
+    assert _seeded(3).randperm(100).tolist() == loop(MTStream(3), 100)
+    assert _seeded(3).randperm(99).tolist() != loop(MTStream(3), 99)
+    assert _seeded(3).randperm(4).tolist() == [2, 3, 1, 0]  # below it: Fisher–Yates (PyTorch gives these)
+
+
 def test_large_randperm_literal():
     import hashlib
 
@@ -382,3 +407,22 @@ def test_float32_normal_kernel_gives_positive_zero_where_the_radius_is_zero():
     out = M.fill_normal16_words(np.concatenate([other, radius_words, angle_words]), 0.0, 1.0)
     assert out[16:].tolist() == [0.0] * 16 and not np.signbit(out[16:]).any()
     assert np.all(out[:16] != 0)
+
+
+def test_randint_draws_64_bits_from_a_range_of_2_to_the_28():
+    # PyTorch's released builds draw random64() for a range of 2**28 or more, whatever the dtype (its other
+    # branch, 2**32 and int64/float/double/bfloat16 only, is compiled into Meta's internal builds)
+    assert _seeded(1).randint(0, (1 << 28) - 1, (3,)).tolist() == [180483115, 256344314, 140980119]
+    assert _seeded(1).randint(0, 1 << 28, (3,)).tolist() == [256344299, 247206984, 13419401]
+    assert _seeded(1).randint(0, 1 << 29, (3,), dtype=tm.int32).tolist() == [524779755, 247206984, 13419401]
+    assert _seeded(1).empty(3, dtype=tm.int64).random_(0, 1 << 30).tolist() == [1061650667, 784077896, 550290313]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.randint(0, 2**28 - 1, (40,))", "L.randint(0, 2**28, (40,))", "L.randint(-2**27, 2**27, (9,))",
+    "L.randint(0, 2**31 - 1, (9,), dtype=L.int32)", "L.randint(0, 2**30, (9,), dtype=L.float64)",
+    "L.empty(9, dtype=L.int64).random_(-2**40, 2**40)", "L.empty(9, dtype=L.int32).random_(-2**31, 2**31 - 1)",
+])
+def test_torch_randint_wide_ranges(expression):
+    _same(expression, seeds=(0, 9))

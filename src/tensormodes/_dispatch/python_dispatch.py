@@ -244,7 +244,7 @@ def _schema_form_interpreted(overload, arguments: dict) -> tuple[tuple, dict]:
         form = overload._form = _form(overload)
     values = None
     args, kwargs, pending = [], {}, []
-    for name, public, index, default, always, kwarg_only, int_list, fill, given in form:
+    for name, public, index, default, always, kwarg_only, int_list, fill, given, strict in form:
         if public in arguments:
             value = arguments[public]
             if index < -1:  # one of several out= tensors: ``sort(x, out=(values, indices))``
@@ -257,7 +257,10 @@ def _schema_form_interpreted(overload, arguments: dict) -> tuple[tuple, dict]:
             value = default
         if value is None and given is not _MISSING:
             value = given
-        at_default = not always and (value is default or _same(value, default) or _same(value, fill))
+        if strict:  # a Scalar given: at its schema default only as the same type (alpha=1.0 is not alpha=1)
+            at_default = not always and (value is default or _same_scalar(value, fill))
+        else:
+            at_default = not always and (value is default or _same(value, default) or _same(value, fill))
         if at_default:
             value = fill
         elif int_list:
@@ -299,10 +302,10 @@ def form_source(overload, read: dict | None = None) -> tuple[list[str], dict]:
     form = overload.__dict__.get("_form")
     if form is None:
         form = overload._form = _form(overload)
-    names = {"_MISSING": _MISSING, "_same": _same, "_int_list": _int_list, "_REDUCTIONS": REDUCTIONS,
-             "_positional": _positional}
+    names = {"_MISSING": _MISSING, "_same": _same, "_same_scalar": _same_scalar, "_int_list": _int_list,
+             "_REDUCTIONS": REDUCTIONS, "_positional": _positional}
     lines, positional, keywords = [], [], []
-    for i, (name, public, index, default, always, kwarg_only, int_list, fill, given) in enumerate(form):
+    for i, (name, public, index, default, always, kwarg_only, int_list, fill, given, strict) in enumerate(form):
         v, d = f"v{i}", f"d{i}"
         names[f"_D{i}"], names[f"_F{i}"], names[f"_G{i}"] = default, fill, given
         if public is not None and public in read:
@@ -334,10 +337,13 @@ def form_source(overload, read: dict | None = None) -> tuple[list[str], dict]:
         else:
             # ``_same`` is never true against None or _MISSING: those tests are left out
             terms = [f"{v} is _D{i}"]
-            if default is not None and default is not _MISSING:
-                terms.append(f"_same({v}, _D{i})")
-            if fill is not None and fill is not _MISSING and fill is not default:
-                terms.append(f"_same({v}, _F{i})")
+            if strict:  # a Scalar given: at its schema default only as the same type
+                terms.append(f"_same_scalar({v}, _F{i})")
+            else:
+                if default is not None and default is not _MISSING:
+                    terms.append(f"_same({v}, _D{i})")
+                if fill is not None and fill is not _MISSING and fill is not default:
+                    terms.append(f"_same({v}, _F{i})")
             lines.append(f"{d} = {' or '.join(terms)}")
             lines.append(f"if {d}:")
             lines.append(f"    {v} = _F{i}")
@@ -403,6 +409,12 @@ def _same(value, default) -> bool:
     return kind in _SIMPLE and kind is other and value == default
 
 
+def _same_scalar(value, default) -> bool:
+    """Whether a ``Scalar`` argument equals its schema default as PyTorch's dispatcher compares
+    them: the same number of the same type (``alpha=1.0`` is kept where the default is ``1``)."""
+    return type(value) is type(default) and value == default
+
+
 def _int_list(value, size: int) -> list:
     """An int list argument as PyTorch's binding makes it: ``2`` for ``int[2]`` is ``[2, 2]``,
     ``x.permute((0, 1))`` (a list given as the one ``*dims`` argument) is ``[0, 1]``; ``size``
@@ -427,7 +439,8 @@ def _form(overload) -> list[tuple]:
     """Per schema argument: (its name, its public parameter or None, that parameter's position,
     the default that leaves it out, whether it is always given, keyword-only, how it is an int
     list (its length, 1 for any; 0 not one, None a float), what a handler sees when it is left
-    at its default, what it sees for a None that is always given)."""
+    at its default, what it sees for a None that is always given, whether it is a ``Scalar``
+    compared with its schema default by type too)."""
     parameters = list(overload._opdef.signature.parameters.values())
     position = {p.name: i for i, p in enumerate(parameters)}
     form = []
@@ -467,7 +480,9 @@ def _form(overload) -> list[tuple]:
         always = (not argument.has_default_value and default is not _MISSING and public != "out") or \
             given is not _MISSING
         index = position.get(public, -1) if len(outs) < 2 or public != "out" else -2 - outs.index(argument)
-        form.append((argument.name, public, index, default, always, argument.kwarg_only, int_list, fill, given))
+        strict = argument.type == "Scalar" and type(fill) in (int, float, bool, complex)
+        form.append((argument.name, public, index, default, always, argument.kwarg_only, int_list, fill, given,
+                     strict))
     return form
 
 

@@ -15,7 +15,8 @@ Which draws each kernel makes (the facts the functions follow; PyTorch 2.13, CPU
   but draw uniforms for the whole blocks only before the fresh 16 of the tail. Fewer
   elements (or a strided tensor): scalar Box–Muller in double with the second value cached in the generator.
 * integers: ``draw % range + from`` with a 32-bit draw, or a 64-bit one when the range is
-  2**32 or more (int64, float32, float64 and bfloat16 only).
+  2**28 or more, whatever the dtype (the released builds' branch of ``uniform_int_from_to_distribution``;
+  its other branch, 2**32 and a few dtypes, is Meta's internal build's).
 * ``bernoulli_(p)`` with a number and dropout: a double uniform below ``p`` (PyTorch on
   Intel CPUs with MKL uses MKL's own stream for this one instead).
 * exponential ``-log1p(-u) / lambda``, geometric ``ceil(log(u) / log(1 - p))``, Cauchy
@@ -113,8 +114,7 @@ def _fill_float64(uniforms: np.ndarray, mean: float, std: float) -> np.ndarray:
 def integers_from_to(stream, shape, dtype: dt.dtype, low: int, high: int) -> np.ndarray:
     """``random_(low, high)``: ``draw % (high - low) + low``."""
     n, span = _size(shape), high - low
-    wide = span >= 1 << 32 and dtype in (dt.int64, dt.float64, dt.float32, dt.bfloat16)
-    draws = stream.words64(n) if wide else stream.words(n).astype(np.uint64)
+    draws = stream.words64(n) if span >= 1 << 28 else stream.words(n).astype(np.uint64)
     values = (draws % np.uint64(span)).astype(np.int64) + np.int64(low) if span < 1 << 63 else \
         ((draws % np.uint64(span)) + np.uint64(low & 0xFFFF_FFFF_FFFF_FFFF)).view(np.int64)
     return values.astype(dtype._np).reshape(shape)
@@ -179,23 +179,45 @@ def log_normal(stream, shape, dtype: dt.dtype, mean: float, std: float) -> np.nd
 
 
 def randperm(stream, n: int) -> np.ndarray:
-    """``randperm(n)`` as int64: Fisher–Yates swapping ``i`` with ``i + draw % (n - i)``."""
+    """``randperm(n)`` as int64: Fisher–Yates swapping ``i`` with ``i + draw % (n - i)`` (a 32-bit
+    draw); from ``2**32 // 20`` elements PyTorch's inside-out variant (``_inside_out``)."""
     if n < 2:
         return np.arange(n, dtype=np.int64)
-    words = stream.words(n - 1)
-    if n <= 0x7FFF_FFFF:  # a uint32 remainder (four times faster than an int64 one), int32 targets
-        words %= np.arange(n, 1, -1, dtype=np.uint32)
-        targets = words.view(np.int32)
-        targets += np.arange(n - 1, dtype=np.int32)
-    else:
-        targets = np.arange(n - 1, dtype=np.int64)
-        targets += words.astype(np.int64) % np.arange(n, 1, -1, dtype=np.int64)
+    if n >= _INSIDE_OUT_FROM:
+        return _inside_out(stream, n)
+    words = stream.words(n - 1)  # a uint32 remainder (four times faster than an int64 one), int32 targets
+    words %= np.arange(n, 1, -1, dtype=np.uint32)
+    targets = words.view(np.int32)
+    targets += np.arange(n - 1, dtype=np.int32)
     if n < _SWAPS_IN_PYTHON:
         order = list(range(n))
         for i, j in enumerate(targets.tolist()):  # each swap depends on the ones before
             order[i], order[j] = order[j], order[i]
         return np.array(order, np.int64)
     return _apply_swaps(targets, n)
+
+
+# PyTorch's CPU randperm keeps its 32-bit Fisher–Yates below ``UINT32_MAX / 20`` elements (integer division)
+_INSIDE_OUT_FROM = 0xFFFF_FFFF // 20
+
+
+def _inside_out(stream, n: int) -> np.ndarray:
+    """PyTorch's randperm of ``n >= 2**32 // 20`` elements: for i = 0, 1 ... n - 1, ``z = random64() %
+    (i + 1)``, ``r[i] = r[z]``, ``r[z] = i`` (``r[i]`` starting as ``i``): the swaps ``(i, z)`` in order.
+
+    Mirrored (position and value p as n - 1 - p) they are Fisher–Yates swaps ``(k, t)``, t >= k, taken in
+    decreasing k; swaps taken in reverse order give the inverse permutation. So the result is the mirror
+    of the inverse of ``_apply_swaps`` on the mirrored targets (i = 0's swap is a self-swap)."""
+    z = stream.words64(n)
+    z %= np.arange(1, n + 1, dtype=np.uint64)
+    targets = z[:0:-1].astype(np.int64)  # step k = n - 1 - i targets n - 1 - z[i], k = 0 ... n - 2
+    del z  # (in place from here: n is at least 2**32 // 20, 1.6 GiB an int64 array)
+    np.subtract(n - 1, targets, out=targets)
+    forward = _apply_swaps(targets, n)
+    del targets
+    inverse = np.empty(n, np.int64)
+    inverse[forward] = np.arange(n, dtype=np.int64)
+    return (n - 1) - inverse[::-1]
 
 
 # Below this size a Python loop of swaps is faster than the vectorised replay.

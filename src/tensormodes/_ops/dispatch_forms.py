@@ -474,6 +474,9 @@ def _aten_indices(indices, ndim: int) -> list:
         raise IndexError("at least one index must be provided")
     if len(indices) > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim} (got {len(indices)})")
+    if any(item is not None and np.dtype(getattr(item.dtype, "_np", item.dtype)) not in _indexing._INDEX_DTYPES
+           for item in indices):
+        raise IndexError(_indexing._INDEX_TYPES_ERROR)  # (a 0-dim int8 one too, which Python indexing takes)
     tensors = [item for item in indices if item is not None]
     kept = [item for item in tensors if not _zero_dim_mask(item)]
     if len(kept) < len(tensors):

@@ -1,5 +1,6 @@
-"""Batched products added to a tensor: ``baddbmm`` (``beta * input + alpha * (batch1 @ batch2)``,
-batch by batch) and ``addbmm`` (the same with the batch of products summed).
+"""Products added to a tensor, beside ``addmm``: ``baddbmm`` (``beta * input + alpha * (batch1 @ batch2)``,
+batch by batch), ``addbmm`` (the same with the batch of products summed) and ``addmv`` (a
+matrix-vector product).
 
 As for ``addmm``: ``input`` broadcasts to the result's shape, ``beta=0`` ignores its values (NaNs
 in it do not propagate), integer tensors truncate ``beta`` and ``alpha`` to ints, and half types
@@ -14,10 +15,11 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from .common import HALF_TYPES, adjoint, cpp_type_name, dtype_of, quiet, scalar_type_name
+from ._reduction import _kernel_rule, _probe_quietly
+from .common import HALF_TYPES, adjoint, cpp_type_name, dtype_of, quiet, recordable, scalar_type_name
 from .common import conjugate as _conj
-from .meta_rules import rule
-from .products import _check_bool, _check_expandable, _coefficient, _product
+from .meta_rules import rule, with_shape
+from .products import _check_bool, _check_expandable, _coefficient, _mv_grad, _product
 from .registry import Sample, Tensor, TensorSpec, op
 
 
@@ -155,6 +157,7 @@ _B1, _B2 = TensorSpec((2, 3, 4)), TensorSpec((2, 4, 5))
 
 
 @op(meta=rule(_baddbmm_meta), grad=_baddbmm_grad, method=True, inplace=True, out=True,
+    differentiable=lambda _, batch1, batch2, *rest: recordable(batch2.dtype),  # (an integer batch2: its dtype)
     save_only_for={"batch1": "batch2", "batch2": "batch1"},
     errors=(Sample((TensorSpec((2, 3, 5)), TensorSpec((2, 3)), _B2)),
             Sample((TensorSpec((5,)), _B1, TensorSpec((4, 5)))),
@@ -209,6 +212,7 @@ def _check_scalings(input, batch1, batch2, target, beta) -> None:
 
 
 @op(meta=rule(_addbmm_meta), grad=_addbmm_grad, method=True, inplace=True, out=True,
+    differentiable=lambda self, *rest: recordable(self.dtype),  # (no batch: an integer input's dtype)
     save_only_for={"batch1": "batch2", "batch2": "batch1"},
     errors=(Sample((TensorSpec((3, 5)), TensorSpec((2, 3)), _B2)), Sample((TensorSpec((5,)), _B1, TensorSpec((4, 5)))),
             Sample((TensorSpec((5,)), _B1, TensorSpec((3, 4, 5)))),
@@ -249,3 +253,66 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1, a
         return result
     products = _batch_products(batch1, batch2, (batch1.shape[0], *target))
     return _added(input, products.sum(axis=0, dtype=products.dtype), target, beta, alpha)
+
+
+def _addmv_checks(input: np.ndarray, mat: np.ndarray, vec: np.ndarray) -> tuple[int]:
+    """``addmv``'s checks (of shapes and dtypes only), in PyTorch's order and words; the result's shape."""
+    if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}")
+    rows = mat.shape[0]
+    if mat.shape[1] != vec.shape[0] or input.size not in (rows, 1):
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else rows}), mat "
+                           f"({rows}x{mat.shape[1]}), vec ({vec.shape[0]})")
+    if not input.dtype == mat.dtype == vec.dtype:
+        names = ", ".join(scalar_type_name(dtype_of(a)) for a in (input, mat))
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {names}, and "
+                           f"{scalar_type_name(dtype_of(vec))}")
+    _check_bool("addmv_impl_cpu", input, empty=False)
+    return (rows,)
+
+
+@_kernel_rule
+def _addmv_meta(kernel, input, mat, vec, *, beta=1, alpha=1):
+    target = _addmv_checks(input, mat, vec)
+    return with_shape(_probe_quietly(kernel, input, mat, vec, beta=beta, alpha=alpha), target)
+
+
+def _addmv_grad(grad, mat, vec, beta, alpha, needs_input_grad):
+    # PyTorch's formula: beta * grad, and mv's gradients (grad.ger(vec), mat.t().mv(grad)) times alpha
+    grad_mat, grad_vec = _mv_grad(grad, mat, vec, needs_input_grad[1:])
+    if alpha != 1:
+        grad_mat = None if grad_mat is None else grad_mat * _conj(alpha)
+        grad_vec = None if grad_vec is None else grad_vec * _conj(alpha)
+    grad_input = (grad if beta == 1 else grad * _conj(beta)) if needs_input_grad[0] else None
+    return grad_input, grad_mat, grad_vec
+
+
+@op(meta=_addmv_meta, grad=_addmv_grad, method=True, inplace=True, inplace_function=True, out=True,
+    errors=(Sample((TensorSpec((3,)), TensorSpec((2, 3)), TensorSpec((3,)))),
+            Sample((TensorSpec((2,)), TensorSpec((2, 3, 1)), TensorSpec((3,)))),
+            Sample((TensorSpec((2,), "float64"), TensorSpec((2, 3)), TensorSpec((3,))))),
+    samples=(Sample((TensorSpec((2,)), TensorSpec((2, 3)), TensorSpec((3,)))),
+             Sample((TensorSpec((1,)), TensorSpec((2, 3)), TensorSpec((3,))), {"beta": 2, "alpha": 0.5}),
+             Sample((TensorSpec((2,), "int64"), TensorSpec((2, 3), "int64"), TensorSpec((3,), "int64")),
+                    {"beta": 0.5, "alpha": 2.7}),
+             Sample((TensorSpec((), "float64"), TensorSpec((2, 3), "float64"), TensorSpec((3,), "float64")),
+                    {"beta": 0})))
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Number = 1, alpha: Number = 1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``, with ``input`` broadcast to the product's length
+    (``beta=0``: its values are ignored; integer tensors truncate ``beta`` and ``alpha`` to ints).
+
+    >>> import tensormodes as tm
+    >>> tm.addmv(tm.ones(2), tm.ones(2, 3), tm.ones(3), beta=2, alpha=0.5)
+    tensor([3.5000, 3.5000])
+    """
+    target = _addmv_checks(input, mat, vec)
+    dtype = dtype_of(input)
+    beta, alpha = _coefficient(beta, dtype), _coefficient(alpha, dtype)
+    if dtype._category == dt._INT:
+        beta, alpha = int(beta), int(alpha)
+    compute = np.float32 if input.dtype in HALF_TYPES else input.dtype
+    product = _product(np.matmul, mat, vec, dtype=compute if input.dtype in HALF_TYPES else None)
+    result = product.astype(compute) * alpha if alpha != 1 else product.astype(compute)
+    if beta != 0:
+        result = result + (input.astype(compute) * beta if beta != 1 else input.astype(compute))
+    return np.broadcast_to(result, target).astype(input.dtype)

@@ -11,6 +11,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from .._memory_format import strided
 from .._meta_array import MetaArray, dense_strides
 from .._tensor_base import TensorBase
 from ._samples import I23, M23, M234, SCALAR
@@ -103,17 +104,22 @@ def _repeated_shape(array: np.ndarray, repeats: tuple[int, ...]) -> tuple[int, .
 
 
 def _untile(grad, shape, repeats: tuple[int, ...]):
-    """Gradient of tiling an input of ``shape`` ``repeats`` times: the sum over the copies."""
+    """Gradient of tiling an input of ``shape`` ``repeats`` times: the sum over the copies, as
+    PyTorch's ``repeat_backward`` writes it (the added leading dimensions summed one by one, then
+    one reshape splitting each repeated dimension and one sum over the copies; nothing for
+    repeats of 1)."""
     shape = tuple(shape)
-    padded = (1,) * (len(repeats) - len(shape)) + shape
-    split = []
-    for r, size in zip(repeats, padded, strict=True):
-        split += [r, size]
-    if not split:
-        return grad
-    summed = grad.reshape(split).sum(list(range(0, len(split), 2)))
-    # (no reshape when the sum has the input's shape: PyTorch's repeat_backward makes none)
-    return summed if len(repeats) == len(shape) else summed.reshape(shape)
+    if 0 in repeats:  # an empty result: zeros
+        return ops.ops.aten.zeros.default(list(shape), dtype=grad.dtype, layout=strided, device=grad.device)
+    for _ in range(len(repeats) - len(shape)):
+        grad = grad.sum(0)
+    sizes, dims = [], []
+    for r, size in zip(repeats[len(repeats) - len(shape):], shape, strict=True):
+        if r != 1:
+            sizes.append(r)
+            dims.append(len(sizes) - 1)
+        sizes.append(size)
+    return grad.reshape(sizes).sum(dims) if dims else grad
 
 
 def _repeat_grad(grad, input_shape, repeats):

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .. import _dtype as dt
+from .._memory_format import strided
 from ._pointwise import _float_unary, _real_float_unary
 from ._random_math import fma32
 from ._samples import BF16, C64, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
@@ -707,34 +707,58 @@ def _i0(x: np.ndarray) -> np.ndarray:
         return np.where(near, power_series, asymptotic)
 
 
-def _i1(x):
-    """The modified Bessel function I1 (i0's derivative), written with public ops so that it is
-    differentiable again: the power series sum (x/2)^(2k+1) / (k! (k+1)!) up to |x| = 20, the
-    asymptotic series sign(x) e^|x| / sqrt(2 pi |x|) * sum_k prod_j ((2j-1)^2 - 4) / (8 j |x|)
-    beyond, as ``_i0`` splits its own range."""
-    magnitude = x.abs()
-    near = magnitude <= 20
-    half = x.where(near, 0) / 2  # each branch sees only arguments it can take
-    quarter_square = half * half
-    term = power_series = half
-    for k in range(1, 46):
-        term = term * quarter_square / (k * (k + 1))
-        power_series = power_series + term
-    far = magnitude.where(~near, 21.0)
-    term = asymptotic = far.new_ones(tuple(far.shape))
-    for k in range(1, 31):
-        term = term * (((2 * k - 1) ** 2 - 4) / (8 * k)) / far
-        asymptotic = asymptotic + term
-    # sqrt(2 pi) apart from sqrt(|x|): 2 pi |x| overflows float16 near its largest value
-    asymptotic = x.sgn() * (far.exp() / math.sqrt(2 * math.pi) / far.sqrt()) * asymptotic
-    return power_series.where(near, asymptotic)
+def _i1(x: np.ndarray) -> np.ndarray:
+    """The modified Bessel function I1 (i0's derivative), float64, split as ``_i0`` splits its range:
+    the power series sum (x/2)^(2k+1) / (k! (k+1)!) up to |x| = 20, the asymptotic series
+    sign(x) e^|x| / sqrt(2 pi |x|) * sum_k prod_j ((2j-1)^2 - 4) / (8 j |x|) beyond."""
+    value = np.asarray(x, dtype=np.float64)
+    magnitude = np.absolute(value)
+    with quiet():
+        near = magnitude <= 20
+        half = np.where(near, value, 0.0) / 2
+        quarter_square = half * half
+        term = power_series = half
+        for k in range(1, 46):
+            term = term * quarter_square / (k * (k + 1))
+            power_series = power_series + term
+        far = np.where(near, 21.0, magnitude)
+        term = np.ones_like(magnitude)
+        asymptotic = np.ones_like(magnitude)
+        for k in range(1, 31):
+            term = term * ((2 * k - 1) ** 2 - 4) / (8 * k * far)
+            asymptotic = asymptotic + term
+        asymptotic = np.sign(value) * np.exp(far) / np.sqrt(2 * math.pi * far) * asymptotic
+        return np.where(near, power_series, asymptotic)
+
+
+def _i1_grad(grad, input, result):
+    # PyTorch's i1_backward: I0(x) - I1(x) / x, and its limit 0.5 where |x| is within epsilon of 0
+    # (its at::full({}, value, options) reaches the dispatch level as scalar_tensor)
+    eps = float(np.finfo(input.dtype._np).eps)
+    options = {"dtype": input.dtype, "layout": strided, "device": input.device}
+    not_tiny = input.abs() > eps
+    safe = ops.where(not_tiny, input, ops.ops.aten.scalar_tensor.default(eps, **options))
+    slope = safe.i0() - result * safe.reciprocal()
+    return grad * ops.where(not_tiny, slope, ops.ops.aten.scalar_tensor.default(0.5, **options))
+
+
+@op(name="special_i1", function="i1", namespace="tensormodes.special", errors=(Sample((C64,)),),
+    meta=elementwise, grad=_i1_grad, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((TensorSpec((3,), "float64", -1e-17, 1e-17),))),
+    tags=("pointwise",))
+def special_i1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order one, of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.special.i1(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
+    [0.0, 0.5651591039924851]
+    """
+    return _real_float_unary(_i1, "i1_cpu", input)
 
 
 def _i0_grad(grad, input):
-    if input.dtype in (dt.float16, dt.bfloat16):
-        # PyTorch computes a half type's i1 in float32 and rounds once
-        return grad * _i1(input.float()).to(input.dtype)
-    return grad * _i1(input)
+    return grad * ops.special.i1(input)  # PyTorch's formula (a half type's I1 rounds once, from float64)
 
 
 @op(errors=(Sample((C64,)),),

@@ -34,6 +34,7 @@ from .shape import (
     _same_grad,
     check_storage_bounds,
     int_tuple,
+    known_size,
     legacy_type_name,
     meta_indexed,
     meta_permuted,
@@ -155,9 +156,7 @@ def view(input: Tensor, *shape: int) -> Tensor:
     [0, 0]
     """
     size = shape[0] if len(shape) == 1 and type(shape[0]) is tuple else shape
-    if type(input) is np.ndarray and _known_size(size) == input.size:
-        # a size of plain non-negative ints holding the elements (the backward's ``sum_to``): nothing
-        # to parse or infer
+    if type(input) is np.ndarray and known_size(size) == input.size:  # (the backward's ``sum_to``)
         try:
             return input.reshape(size, copy=False)
         except ValueError:
@@ -165,16 +164,6 @@ def view(input: Tensor, *shape: int) -> Tensor:
     if len(shape) == 1 and type(shape[0]) is dt.dtype:
         return _view_dtype(input, shape[0])
     return _view_shape(input, varargs_ints(shape, "view", "size"))
-
-
-def _known_size(size) -> int:
-    """The product of ``size`` when it is a tuple of non-negative ints, else -1."""
-    count = 1
-    for d in size:
-        if type(d) is not int or d < 0:
-            return -1
-        count *= d
-    return count
 
 
 def _view_as_grad(grad, input_shape):
@@ -876,7 +865,7 @@ def _as_strided_grad(grad, input_geometry, size, stride, storage_offset):
     return storage.take(held)
 
 
-@op(grad=_as_strided_grad, method=True, inplace=True, view=True, meta=rule(_as_strided_meta),
+@op(grad=_as_strided_grad, method=True, inplace=True, inplace_function=True, view=True, meta=rule(_as_strided_meta),
     errors=(Sample((M23, (2, 4), (1, 2))), Sample((M23, (2, 2), (-1, 2))), Sample((M23, (2, 2), (1,))),
             Sample((M23, (2, 2), (1, 1), -1)), Sample((M23, (2, -2), (1, 1))), Sample((M23, (), (), 6)),
             Sample((M23, [2.5], [1])), Sample((M23, 2, 1))),

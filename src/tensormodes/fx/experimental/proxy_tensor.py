@@ -208,7 +208,7 @@ def make_fx(f: Callable, decomposition_table: dict | None = None, tracing_mode: 
     callers and change nothing here.
     """
     if tracing_mode not in ("real", "fake", "symbolic"):
-        raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
+        raise AssertionError(f"tracing_mode must be real/fake/symbolic, got {tracing_mode}")
     if tracing_mode == "symbolic":
         raise NotImplementedError("make_fx: tracing_mode='symbolic' (dynamic shapes) is not supported by "
                                   "tensormodes; use tracing_mode='real' or 'fake' (static shapes)")

@@ -191,11 +191,11 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.relu6(tm.tensor([-1.0, 7.0])).tolist()
     [0.0, 6.0]
     """
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return hardtanh(input, 0, 6, inplace)  # PyTorch's relu6 passes the bounds as ints
 
 
 @_builtin
-def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``.
 
     >>> import tensormodes as tm, tensormodes.nn.functional as F

@@ -73,7 +73,9 @@ def pad(input: Tensor, pad: list[int], mode: str = "constant", value: float | No
         raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(sizes)} and input of dimension {input.dim()}")
     if mode == "constant":
-        return _function("constant_pad_nd")(input, sizes, 0.0 if value is None else value)  # PyTorch passes 0.0
+        # PyTorch's pad takes the value as a float (0.0 when none is given) and passes it on
+        return _function("constant_pad_nd")(input, sizes, 0.0 if value is None else
+                                            float(value) if type(value) in (int, bool) else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
