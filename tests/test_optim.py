@@ -788,3 +788,15 @@ def test_adam_without_modes_runs_on_arrays_with_the_ops_values(name, options, dt
     assert all(np.array_equal(a, b) for a, b in zip(fused_rest[:2], ops_rest[:2]))
     assert fused_rest[2:] == ops_rest[2:]
     assert fused[0].dtype == np.dtype(dtype) and fused_rest[2] == 4.0
+
+
+@pytest.mark.parametrize("lr, betas", [(1e300, (0.9, 0.999)), (0.1, (-1e300, 0.9))])
+def test_adam_on_arrays_keeps_the_ops_overflow_errors(lr, betas):
+    # A number the kernels cannot convert to float32 (addcdiv's step size, lerp's weight) raises
+    # their error on the arrays' path too (optim/_array_steps.py checks before its fused steps)
+    p = tm.nn.Parameter(tm.ones(3))
+    p.grad = tm.ones(3)
+    opt = tm.optim.AdamW([p], lr=lr)
+    opt.param_groups[0]["betas"] = betas  # (the constructor refuses such betas)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type float without overflow"):
+        opt.step()

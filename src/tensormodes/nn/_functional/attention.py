@@ -41,6 +41,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     [[[2.0, 3.0], [2.0, 3.0]]]
     """
     if attn_mask is None and not enable_gqa and dropout_p == 0.0 and _flash_without_checks(query, key, value):
+        if scale is None:  # (no keyword for the dispatcher to bind)
+            return _FLASH(query, key, value, dropout_p, is_causal)[0]
         return _FLASH(query, key, value, dropout_p, is_causal, scale=scale)[0]
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
