@@ -462,6 +462,8 @@ def _aten_indices(indices, ndim: int) -> list:
     if len(indices) > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim} (got {len(indices)})")
     tensors = [item for item in indices if item is not None]
+    if any(str(item.dtype).rsplit(".", 1)[-1] not in ("int64", "int32", "uint8", "bool") for item in tensors):
+        raise IndexError(_indexing._INDEX_TYPES_ERROR)  # a 0-dim int8 too: ATen reads none as a number
     kept = [item for item in tensors if not _zero_dim_mask(item)]
     if len(kept) < len(tensors):
         indices = [item for item in indices if item is None or not _zero_dim_mask(item)]
@@ -512,7 +514,7 @@ _ROWS = TensorSpec((2,), "int64", -2, 1)
 @op(name="index", function=False, aten="Tensor", tags=("core", "dynamic_output_shape"), grad=_index_grad,
     meta=rule(_index_meta),
     errors=(Sample((M23, [TensorSpec((3,), "bool")])), Sample((M23, [TensorSpec((2,), "float32")])),
-            Sample((M23, []))),
+            Sample((M23, [])), Sample((M23, [TensorSpec((), "int8", 0, 1)]))),
     samples=(Sample((M23, [_ROWS])), Sample((M234, [None, TensorSpec((2, 2), "int64", 0, 2)])),
              Sample((M234, [_ROWS, None, TensorSpec((2,), "int64", 0, 3)])),
              Sample((M23, [TensorSpec((2, 3), "bool")])),
