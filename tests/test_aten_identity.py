@@ -131,7 +131,7 @@ KNOWN_SCHEMAS = {
     "tensor.default": "a composite (lift_fresh)", "cdist.default": "compute_mode is a str here, an int there",
     "atleast_2d.default": "ours takes *tensors", "norm.out": "a composite over several norm overloads",
     "tensordot.default": "ours takes dims", "tensordot.out": "ours takes dims",
-    "_embedding_bag.default": "the composite's one result (PyTorch's returns four)",
+    "_embedding_bag.default": "padding_idx is None when not given here, -1 there",
     "linalg_eigvalsh.out": "linalg_eigvalsh itself decomposes into _linalg_eigh",
     "msort.out": "msort decomposes into sort",
 }

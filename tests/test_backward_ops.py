@@ -763,11 +763,11 @@ def test_gelu_kernels_in_blocks_keep_the_whole_array_formulas(dtype, shape):
     for got, expected in ((F.gelu(x), forward), (tm.ops.aten.gelu_backward.default(dy, x), backward)):
         assert got.dtype == getattr(tm, dtype) and got.shape == shape
         np.testing.assert_array_equal(raw(got.numpy()), raw(np.asarray(expected).astype(target)))
-    # the tanh form's backward, block by block against its kernel on the whole arrays
-    from tensormodes._ops.backward_ops import _tanh_gelu_backward
+    # the tanh form's backward, block by block against its formula on the whole arrays
+    from tensormodes._ops.backward_ops import _tanh_gelu_backward_formula
 
     with np.errstate(all="ignore"):
-        expected = np.asarray(_tanh_gelu_backward(dys, xs)).astype(target)
+        expected = np.asarray(_tanh_gelu_backward_formula(dys, xs)).astype(target)
     got = tm.ops.aten.gelu_backward.default(dy, x, approximate="tanh").numpy()
     np.testing.assert_array_equal(raw(got), raw(expected))
 
@@ -835,3 +835,24 @@ def test_complex_ffts_reach_pytorchs_fft_c2c_with_eagers_values(call, forward, b
     assert calls == [("aten._fft_c2c.default", *forward), ("aten._fft_c2c.default", *backward)]
     assert out.detach().numpy().tobytes() == eager.detach().numpy().tobytes()
     assert grad.numpy().tobytes() == eager_grad.numpy().tobytes()
+
+
+def test_tanh_gelu_backward_float32_steps_keep_the_formula():
+    # The float32 kernel runs the formula's steps in place (float64 steps through copies into a
+    # float64 array): bit for bit the formula, on random bit patterns (NaN, inf, subnormal,
+    # every binade), special values and a 0-dim operand.
+    from tensormodes._ops.backward_ops import _tanh_gelu_backward_float32, _tanh_gelu_backward_formula
+
+    rng = np.random.default_rng(28)
+    x = np.concatenate([rng.integers(0, 2**32, 300_000, dtype=np.uint64).astype(np.uint32).view(np.float32),
+                        rng.standard_normal(100_000).astype(np.float32) * 4,
+                        np.array([0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 3.4e38, -3.4e38, 9, -9], np.float32)])
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    with np.errstate(all="ignore"):
+        for a, b in ((dy, x), (dy[:1].reshape(()), x[3:4].reshape(()))):
+            got, expected = _tanh_gelu_backward_float32(a, b), _tanh_gelu_backward_formula(a, b)
+            assert got.dtype == np.float32 and got.shape == b.shape
+            np.testing.assert_array_equal(np.asarray(got).view(np.uint32), np.asarray(expected).view(np.uint32))
+    # a value worked out by hand: the slope at 1 is 1.0829640 (float32)
+    assert float(tm.ops.aten.gelu_backward.default(tm.tensor([1.0]), tm.tensor([1.0]), approximate="tanh")) == \
+        pytest.approx(1.0829640, abs=1e-6)

@@ -124,6 +124,45 @@ def test_a_leafs_gradients_are_summed_then_accumulated_once():
     assert w.grad.tolist() == [5.0, 5.0, 5.0]
 
 
+# PyTorch 2.13's backward logs: AccumulateGrad keeps a first gradient itself (detach) only when nothing else
+# holds it and it is laid out as its leaf; else it copies it into the leaf's strides (new_empty_strided, copy_),
+# or clones it contiguous for a leaf that is not dense (x: a (2, 3) leaf, z: a transposed one, w: an expanded one)
+_SEED_OPS = ["aten.ones_like.default", "aten.expand.default"]
+_COPY = ["aten.new_empty_strided.default", "aten.copy_.default"]
+ACCUMULATIONS = {
+    "x.sum()": _SEED_OPS + _COPY,  # an expanded gradient
+    "(x * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.detach.default"],
+    "(x + y).sum()": _SEED_OPS + _COPY + _COPY,
+    "((x + y) * 2).sum()": _SEED_OPS + ["aten.mul.Tensor"] + _COPY + ["aten.detach.default"],  # shared, then not
+    "(x.t() * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.t.default"] + _COPY,  # transposed
+    "(z * 2).sum()": _SEED_OPS + ["aten.mul.Tensor"] + _COPY,  # contiguous, the leaf is not: its strides
+    "(w * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.detach.default"],  # a leaf not dense: contiguous is kept
+    "x.expand(3, 2, 3).sum()": _SEED_OPS + ["aten.sum.dim_IntList", "aten.view.default", "aten.detach.default"],
+}
+
+
+@pytest.mark.parametrize("expression", list(ACCUMULATIONS))
+def test_a_first_gradient_is_kept_or_copied_as_pytorchs_accumulate_grad_does(expression):
+    def run(library):
+        x, y = library.ones(2, 3, requires_grad=True), library.ones(2, 3, requires_grad=True)
+        z = library.ones(3, 2).t().detach().requires_grad_()
+        w = library.ones(2, 3).expand(4, 2, 3).detach().requires_grad_()
+        out = eval(expression, {"x": x, "y": y, "z": z, "w": w})
+        with _op_log(library) as log:
+            out.backward()
+        leaf = z if "z" in expression else w if "w" in expression else x
+        return log.ops, leaf.grad.stride(), leaf.grad.tolist()
+
+    ours = run(tm)
+    assert ours[0] == ACCUMULATIONS[expression]
+    assert ours[1] == {"z": (1, 2), "w": (6, 3, 1)}.get(expression[1], (3, 1))  # the leaf's layout, writable
+    try:
+        import torch
+    except ImportError:
+        return
+    assert run(torch) == ours
+
+
 def test_atan2_gradient_at_the_origin_is_zero():
     # PyTorch masks the infinite reciprocal of x**2 + y**2 at (0, 0): the gradient there is 0, not NaN.
     a = tm.tensor([0.0, 1.0, 0.0], requires_grad=True)
@@ -163,6 +202,44 @@ def test_sort_saves_only_its_indices():
     assert gx.tolist() == [[6.0, 1.0, 2.0]]
 
 
+# (forward ops, backward ops) PyTorch 2.13 logs: each overload saves what its formula reads
+SELECTING_REDUCTIONS = {
+    "x.max(1).values": (["aten.max.dim"], ["aten.ones.default", "aten.unsqueeze.default", "aten.unsqueeze.default",
+                                           "aten.new_zeros.default", "aten.scatter.src"]),
+    "x.min(0, keepdim=True)[0]": (["aten.min.dim"], ["aten.ones.default", "aten.new_zeros.default",
+                                                     "aten.scatter.src"]),
+    "x.nanmedian(0).values": (["aten.nanmedian.dim"], [
+        "aten.ones.default", "aten.unsqueeze.default", "aten.unsqueeze.default", "aten.new_zeros.default",
+        "aten.scatter.src"]),
+    "L.max(x, x * 2)": (["aten.mul.Tensor", "aten.maximum.default"], [
+        "aten.ones.default", "aten.div.Scalar", "aten.eq.Tensor", "aten.where.self", "aten.gt.Tensor",
+        "aten.masked_fill_.Scalar", "aten.div.Scalar", "aten.eq.Tensor", "aten.where.self", "aten.lt.Tensor",
+        "aten.masked_fill_.Scalar", "aten.mul.Tensor", "aten.add.Tensor"]),
+}
+
+
+@pytest.mark.parametrize("expression", list(SELECTING_REDUCTIONS))
+def test_max_of_a_dim_saves_only_its_indices(expression):
+    # max(dim) / min(dim) / median(dim) save their indices alone, max(other) nothing of its result
+    # (they saved the whole (values, indices) result: a detach when backward unpacked the values)
+    def run(library):
+        x = library.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 7.5]], requires_grad=True)
+        with _op_log(library) as log:
+            y = eval(expression, {"x": x, "L": library})
+            count = len(log.ops)
+            gx, = library.autograd.grad(y, x, library.ones(tuple(y.shape)))
+        return log.ops[:count], log.ops[count:], gx.tolist()
+
+    ours = run(tm)
+    assert ours[:2] == SELECTING_REDUCTIONS[expression]
+    assert ours[2] == run(tm)[2]
+    try:
+        import torch
+    except ImportError:
+        return
+    assert run(torch) == ours
+
+
 def test_cummax_of_a_zero_dimensional_tensor_scatters_back():
     x, seed = tm.tensor(2.0, requires_grad=True), tm.tensor(3.0)
     with Log() as log:
@@ -193,8 +270,8 @@ def test_split_and_unbind_gradients_are_joined():
     assert gx.tolist() == [[5.0, 4.0, 4.0], [3.0, 2.0, 2.0]]
 
 
-_NO_OP = ("PyTorch's formula calls an ATen op tensormodes has no op for yet (_embedding_bag_backward, "
-          "_cdist_backward, special_i1 for i0, as_strided_backward's as_strided/copy_), or its composite decomposes "
+_NO_OP = ("PyTorch's formula calls an ATen op tensormodes has no op for yet (as_strided_backward's "
+          "as_strided/copy_), or its composite decomposes "
           "differently (quantile: sort, lerp ...); cumprod's and prod's formulas take their zero-safe paths under "
           "a dispatch mode in PyTorch (cumsum, flip, cat ...): the formula here computes the same values")
 _NUMBER = ("PyTorch's formula passes a Python number where a tensor goes (where(c, 0, g), 1 - x, value / t): its "
@@ -212,8 +289,7 @@ _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, d
            "tensormodes' use inverses and matmul (same values up to rounding, deliberately unchanged here)")
 
 KNOWN = {
-    **dict.fromkeys(["_embedding_bag", "as_strided", "cdist", "i0", "special_i0", "cumprod", "prod", "quantile",
-                     "nanquantile"], _NO_OP),
+    **dict.fromkeys(["as_strided", "cumprod", "prod", "quantile", "nanquantile"], _NO_OP),
     **dict.fromkeys(["where", "where_method", "logcumsumexp", "atanh", "arctanh", "addcdiv",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
     **dict.fromkeys(["einsum", "inner", "tensordot", "kron", "block_diag", "matrix_power", "complex",
@@ -659,3 +735,97 @@ def test_put_writes_or_adds_at_flat_positions_and_takes_gradients_back():
     assert gw.tolist() == [[0.0, 2.0], [3.0, 0.0]] and gs.tolist() == [1.0, 4.0]
     assert taken.tolist() == [[4.0, 0.0], [0.0, 3.0]]
     assert log.ops[-2:] == ["aten.zeros_like.default", "aten.put.default"]
+
+
+def _scalar_tensor_calls(library, program: str) -> list:
+    python_dispatch = import_module(f"{library.__name__}.utils._python_dispatch")
+
+    class Log(python_dispatch.TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if str(func) == "aten.scalar_tensor.default":
+                self.calls.append((args, sorted((k, str(v).replace("torch", "tensormodes"))
+                                                for k, v in (kwargs or {}).items())))
+            return func(*args, **(kwargs or {}))
+
+    x = library.tensor([[1.0, -2.0], [0.5, 3.0]])
+    with Log() as log:
+        eval(program, {"L": library, "x": x})
+    return log.calls
+
+
+_OPTIONS = [("device", "cpu"), ("dtype", "tensormodes.int64"), ("layout", "tensormodes.strided")]
+SCALAR_TENSORS = {
+    # ATen's composites pass their tensor options (dtype, layout, device), not pin_memory=False
+    "L.where(x > 0, x, 0.0)": [((0.0,), [("device", "cpu"), ("dtype", "tensormodes.float32"),
+                                         ("layout", "tensormodes.strided")])],
+    "L.cov(x)": [((2,), _OPTIONS), ((1,), _OPTIONS)],
+    # the Python binding's own call does pass it
+    "L.scalar_tensor(3.0)": [((3.0,), [("device", "cpu"), ("pin_memory", "False")])],
+}
+
+
+@pytest.mark.parametrize("program", list(SCALAR_TENSORS))
+def test_composites_make_scalar_tensors_with_pytorchs_keywords(program):
+    assert _scalar_tensor_calls(tm, program) == SCALAR_TENSORS[program]
+    try:
+        import torch
+    except ImportError:
+        return
+    assert _scalar_tensor_calls(torch, program) == SCALAR_TENSORS[program]
+
+
+# Backward ops PyTorch's formulas call, which tensormodes declares with PyTorch's schemas (issue 24 §3)
+BACKWARD_OP_PROGRAMS = {
+    "L.i0(x)": ["aten.special_i1.default", "aten.mul.Tensor"],
+    "L.cdist(x, y)": ["aten.detach.default", "aten._cdist_backward.default", "aten.transpose.int",
+                      "aten.clone.default", "aten.transpose.int", "aten.clone.default", "aten._cdist_backward.default"],
+    "L.nn.functional.embedding_bag(L.tensor([0, 2, 1, 2]), x, L.tensor([0, 1]), mode='sum', per_sample_weights=z)": [
+        "aten._embedding_bag_backward.default", "aten._embedding_bag_per_sample_weights_backward.default"],
+    "L.nn.functional.embedding_bag(L.tensor([0, 2, 1, 2]), x, L.tensor([0, 3]), mode='max')": [
+        "aten._embedding_bag_backward.default"],
+}
+
+
+@pytest.mark.parametrize("program", list(BACKWARD_OP_PROGRAMS))
+def test_formulas_call_pytorchs_backward_ops(program):
+    def run(library):
+        rng = np.random.default_rng(0)
+        x, y, z = (library.tensor(rng.uniform(0.5, 1.5, shape).astype(np.float32), requires_grad=True)
+                   for shape in ((3, 2), (4, 2), (4,)))
+        with _op_log(library):  # (saved outputs are kept as detached aliases while a mode listens)
+            out = eval(program, {"L": library, "x": x, "y": y, "z": z})
+        reached = _leaves_of(out)
+        leaves = [t for t in (x, y, z) if any(t is leaf for leaf in reached)]
+        seed = library.ones(tuple(out.shape))
+        with _op_log(library) as log:
+            grads = library.autograd.grad(out, leaves, seed)
+        return log.ops, [g.numpy() for g in grads]
+
+    ours = run(tm)
+    assert sorted(ours[0]) == sorted(BACKWARD_OP_PROGRAMS[program])
+    try:
+        import torch
+    except ImportError:
+        return
+    theirs = run(torch)
+    assert sorted(theirs[0]) == sorted(BACKWARD_OP_PROGRAMS[program])
+    for a, b in zip(ours[1], theirs[1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _leaves_of(out) -> list:
+    """The leaf tensors ``out``'s graph reaches."""
+    found, stack, seen = [], [out.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if hasattr(node, "variable"):
+            found.append(node.variable)
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return found

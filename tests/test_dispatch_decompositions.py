@@ -670,20 +670,18 @@ def _run_logged(library, functional, program: str, requires_grad: bool = False):
 
     with Log():
         result = eval(program, names)  # noqa: S307 - the table's own programs
-    # Deliberate differences: PyTorch's 1-D @ 2-D matmul squeezes its product in place (squeeze_),
-    # tensormodes (no in-place squeeze) out of place; the mean of cross entropy with class
-    # probabilities divides by a Python number, which reaches div.Tensor here (PyTorch's C++
-    # composite calls div.Scalar).
-    same = {"aten.squeeze_.dim": "aten.squeeze.dim", "aten.div.Scalar": "aten.div.Tensor"}
+    # A deliberate difference: the mean of cross entropy with class probabilities divides by a Python
+    # number, which reaches div.Tensor here (PyTorch's C++ composite calls div.Scalar).
+    same = {"aten.div.Scalar": "aten.div.Tensor"}
     return [(same.get(name, name), args) for name, args in calls], result
 
 
 # Backward ops of indexing's decomposition: slice_backward, select_backward. (The backward ops of the
 # other composites are not all PyTorch's yet: index.Tensor's is new_zeros + index_put there,
 # max_pool2d's max_pool2d_with_indices_backward, and PyTorch's autograd runs ``detach`` when it
-# saves an op's output and new_empty_strided + copy_ when it accumulates a strided gradient.)
-# (movedim's, unflatten's and circular padding's backward are PyTorch's too but for those two:
-# the strided gradient's accumulation, and the backward of copy_ into a slice, CopySlices.)
+# saves an op's output.)
+# (movedim's, unflatten's and circular padding's backward are PyTorch's too but for the backward
+# of copy_ into a slice, CopySlices.)
 BACKWARD_PROGRAMS = ["x[:, 1:]", "x[0, ::2]", "x[1:, None, ..., 0]", "m[-1]",
                      "torch.meshgrid(m[0], m[1], indexing='xy')[0]", "x.tile((1, 2))", "x.repeat(2, 1, 1, 3)",
                      "x.repeat(1, 0, 2)", "m.repeat(3, 1, 2)"]

@@ -133,7 +133,8 @@ for namespace, name in ((tm.Tensor, 'sinh'), (tm, 'cosh'), (tm.Tensor, 'tanh'), 
 PACKAGE = Path(tm.__file__).resolve().parent
 # The namespaces a gradient formula reaches through ``common.ops``, by the attributes before the name.
 _NAMESPACES = {(): "tensormodes", ("linalg",): "tensormodes.linalg", ("nn", "functional"): "tensormodes.nn.functional",
-               ("fft",): "tensormodes.fft", ("autograd",): "tensormodes.autograd"}
+               ("fft",): "tensormodes.fft", ("autograd",): "tensormodes.autograd",
+               ("special",): "tensormodes.special"}
 
 
 def _public_names(namespace: str) -> set[str]:
@@ -141,7 +142,8 @@ def _public_names(namespace: str) -> set[str]:
     its public API (``tm.is_grad_enabled``, ``F``'s composites)."""
     declared = {opdef.function for opdef in OPS.values() if opdef.namespace == namespace and opdef.function}
     module = {"tensormodes": tm, "tensormodes.linalg": tm.linalg, "tensormodes.nn.functional": F,
-              "tensormodes.fft": tm.fft, "tensormodes.autograd": tm.autograd}[namespace]
+              "tensormodes.fft": tm.fft, "tensormodes.autograd": tm.autograd,
+              "tensormodes.special": tm.special}[namespace]
     return declared | set(module.__all__)
 
 

@@ -753,7 +753,10 @@ def test_state_dict_hooks_match_torch(torch):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name, options", [("Adam", {"lr": 0.01}), ("Adam", {"lr": 0.01, "weight_decay": 0.1}),
-                                           ("AdamW", {"lr": 0.01}), ("AdamW", {"lr": 0.02, "betas": (0.8, 0.9)})])
+                                           ("AdamW", {"lr": 0.01}), ("AdamW", {"lr": 0.02, "betas": (0.8, 0.9)}),
+                                           # lerp's other branch (weight 1 - beta1 >= 0.5), a large decay
+                                           ("AdamW", {"lr": 0.01, "betas": (0.3, 0.5), "weight_decay": 0.5}),
+                                           ("Adam", {"lr": 0.01, "betas": (0.5, 0.7), "eps": 1e-3})])
 def test_adam_without_modes_runs_on_arrays_with_the_ops_values(name, options, dtype):
     # With no mode active, Adam's step runs its ops' kernels on the arrays (optim/_array_steps.py):
     # the same values bit for bit as the public ops (run under a mode that passes every call

@@ -110,13 +110,38 @@ def test_vectorised_swaps_equal_the_sequential_ones():
     from tensormodes._ops._random_kernels import _apply_swaps
 
     generator = np.random.default_rng(5)
-    for n in (2, 3, 4, 5, 8, 33, 1000, 70_000):
+    for n in (2, 3, 4, 5, 8, 33, 1000, 65_537, 70_000, 140_000):  # 16-bit radix digits: one, one and a bit, two
         for _ in range(200 if n < 100 else 2):
             targets = np.arange(n - 1) + generator.integers(0, 2 ** 32, n - 1) % np.arange(n, 1, -1)
             assert _apply_swaps(targets, n).tolist() == _swapped(targets.tolist(), n), n
     # every step a self-swap, and every step swapping with the last position
     assert _apply_swaps(np.arange(9), 10).tolist() == list(range(10))
     assert _apply_swaps(np.full(9, 9), 10).tolist() == _swapped([9] * 9, 10)
+
+
+def test_inside_out_randperm_equals_pytorchs_loop(monkeypatch):
+    # PyTorch's randperm of 2**32 // 20 elements or more: r[i] = r[z], r[z] = i with z = random64() % (i + 1)
+    from tensormodes._ops import _random_kernels as K
+    from tensormodes._ops._mt19937 import MTStream
+
+    def loop(stream, n):
+        draws = stream.words64(n).tolist()
+        r = list(range(n))
+        for i in range(n):
+            z = draws[i] % (i + 1)
+            r[i], r[z] = r[z], i
+        return r
+
+    assert K._INSIDE_OUT_FROM == 214_748_364  # UINT32_MAX / 20 in C++
+    for n in (2, 3, 7, 600, 70_000):
+        for seed in (0, 5):
+            ours, theirs = MTStream(seed), MTStream(seed)
+            assert K._inside_out(ours, n).tolist() == loop(theirs, n), (n, seed)
+            assert ours.words(2).tolist() == theirs.words(2).tolist()  # as many draws
+    monkeypatch.setattr(K, "_INSIDE_OUT_FROM", 100)  # randperm switches at the threshold
+    assert _seeded(3).randperm(100).tolist() == loop(MTStream(3), 100)
+    assert _seeded(3).randperm(99).tolist() != loop(MTStream(3), 99)
+    assert _seeded(3).randperm(4).tolist() == [2, 3, 1, 0]  # below it: Fisher–Yates (PyTorch gives these)
 
 
 def test_large_randperm_literal():
@@ -368,3 +393,36 @@ def test_torch_gumbel_softmax_draws(hard):
         got = tm.nn.functional.gumbel_softmax(tm.arange(12.0).reshape(3, 4), tau=0.5, hard=hard)
         assert tm.get_rng_state().tolist() == torch_state
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_float32_normal_kernel_gives_positive_zero_where_the_radius_is_zero():
+    from tensormodes._ops import _random_math as M
+
+    # words whose low 24 bits are 0 give u = 0, so a radius of -0 (sqrt(-2 * +0)); angles of 0.2 pi and 1.2 pi
+    # have a positive and a negative sine and cosine, so products of -0 and +0, and the kernel's fused
+    # n * 1 + 0 turns the -0 into +0
+    radius_words = np.full(8, 3 << 24, np.uint32)  # the high byte is not part of the uniform
+    angle_words = np.repeat(np.array([0.1, 0.6]) * 2 ** 24, 4).astype(np.uint32)
+    other = np.arange(1, 17, dtype=np.uint32) << 12  # a block with no zero radius before it
+    out = M.fill_normal16_words(np.concatenate([other, radius_words, angle_words]), 0.0, 1.0)
+    assert out[16:].tolist() == [0.0] * 16 and not np.signbit(out[16:]).any()
+    assert np.all(out[:16] != 0)
+
+
+def test_randint_draws_64_bits_from_a_range_of_2_to_the_28():
+    # PyTorch's released builds draw random64() for a range of 2**28 or more, whatever the dtype (its other
+    # branch, 2**32 and int64/float/double/bfloat16 only, is compiled into Meta's internal builds)
+    assert _seeded(1).randint(0, (1 << 28) - 1, (3,)).tolist() == [180483115, 256344314, 140980119]
+    assert _seeded(1).randint(0, 1 << 28, (3,)).tolist() == [256344299, 247206984, 13419401]
+    assert _seeded(1).randint(0, 1 << 29, (3,), dtype=tm.int32).tolist() == [524779755, 247206984, 13419401]
+    assert _seeded(1).empty(3, dtype=tm.int64).random_(0, 1 << 30).tolist() == [1061650667, 784077896, 550290313]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.randint(0, 2**28 - 1, (40,))", "L.randint(0, 2**28, (40,))", "L.randint(-2**27, 2**27, (9,))",
+    "L.randint(0, 2**31 - 1, (9,), dtype=L.int32)", "L.randint(0, 2**30, (9,), dtype=L.float64)",
+    "L.empty(9, dtype=L.int64).random_(-2**40, 2**40)", "L.empty(9, dtype=L.int32).random_(-2**31, 2**31 - 1)",
+])
+def test_torch_randint_wide_ranges(expression):
+    _same(expression, seeds=(0, 9))

@@ -210,3 +210,31 @@ def test_flash_op_matches_pytorch_on_random_inputs():
             b = b.numpy()
             assert a.stride() == tuple(s // 4 for s in b.strides)
             assert np.abs(a.numpy() - b).max() <= 2e-5 * np.abs(b).max()
+
+
+def test_flash_shortcut_only_where_every_check_passes():
+    # A GPT's call (plain 4-D float operands, no mask, no dropout, no mode) skips the argument
+    # checks (nn/_functional/attention.py); anything a check or the flash gates look at takes them.
+    from tensormodes.nn._functional.attention import _flash_without_checks
+
+    q = tm.tensor(np.random.default_rng(0).standard_normal((2, 2, 3, 4)).astype(np.float32))
+    assert _flash_without_checks(q, q, q)
+    assert _flash_without_checks(q.double(), q.double(), q.double())
+    assert not _flash_without_checks(q, q, q.double())  # the dtype error
+    assert not _flash_without_checks(q[0], q[0], q[0])  # 3-D: the math path
+    assert not _flash_without_checks(q, q[:, :1], q[:, :1])  # head counts differ
+    assert not _flash_without_checks(q, q, q.transpose(-1, -2).contiguous().transpose(-1, -2))  # stride(-1) != 1
+    assert not _flash_without_checks(q, q[:, :, :0], q[:, :, :0])  # an empty key sequence
+    assert not _flash_without_checks(q.half(), q.half(), q.half())
+    with sdpa_kernel(SDPBackend.MATH):
+        assert not _flash_without_checks(q, q, q)
+    with pytest.raises(RuntimeError, match="Expected query, key, and value to have the same dtype"):
+        F.scaled_dot_product_attention(q, q, q.double())
+    causal = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+    class Through(tm.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Through():  # a mode: the checks and the same op
+        assert tm.equal(F.scaled_dot_product_attention(q, q, q, is_causal=True), causal)
+    assert causal[0, 0, 0].tolist() == q[0, 0, 0].tolist()  # the first query sees only the first key

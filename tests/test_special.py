@@ -524,8 +524,9 @@ def test_erf_blocked_series_matches_the_standard_library_across_blocks():
 def test_erf_float32_leading_terms_round_as_the_whole_series():
     # _erf_rounded decides most float32 values from the series' leading terms and leaves those
     # near a rounding midpoint to the whole series: bit for bit _erf(x).astype(float32) on every
-    # float32 of [1.5, 2) (the inner series' far end) and [3.5, 4) (the tail, where erf rounds
-    # to 1), on a few values beyond 2, on random values of both signs, and at the special points.
+    # float32 of [0.5, 1) (the near-zero polynomial's far end), [1.5, 2) (the inner series' far
+    # end) and [3.5, 4) (the tail, where erf rounds to 1), on a few values beyond 2, on random
+    # values of both signs, and at the special points.
     # (All of [0, 6] is checked by scripts/check_erf_float32.py: a few minutes.)
     from tensormodes._ops.special import _FEW_BEYOND, _erf, _erf_rounded
 
@@ -537,12 +538,21 @@ def test_erf_float32_leading_terms_round_as_the_whole_series():
                         np.nan, -np.nan], np.float32)
     few_beyond = bits(2.0, 6.5)[::200_000]  # fewer than _FEW_BEYOND: the standard library's erf decides
     assert few_beyond.size < _FEW_BEYOND
-    for x in (bits(1.5, 2.0), bits(3.5, 4.0), few_beyond, (rng.standard_normal(100_000) * 2).astype(np.float32),
-              rng.uniform(-7, 7, 100_000).astype(np.float32), special):
+    for x in (bits(0.5, 1.0), bits(1.5, 2.0), bits(3.5, 4.0), few_beyond,
+              (rng.standard_normal(100_000) * 2).astype(np.float32), rng.uniform(-7, 7, 100_000).astype(np.float32),
+              special):
         expected = _erf(x).astype(np.float32)
         got = _erf_rounded(x)
         assert got.dtype == np.float32 and got.shape == x.shape
         assert np.array_equal(got.view(np.uint32), expected.view(np.uint32))
+        # written into its own operand: the same bits (values apart and undecided read before)
+        if x.size:
+            into = x.copy()
+            assert _erf_rounded(into, in_place=True) is into and np.array_equal(into.view(np.uint32),
+                                                                                expected.view(np.uint32))
+    strided = rng.standard_normal((4, 6)).astype(np.float32).T  # not contiguous: computed apart, copied in
+    expected = _erf(strided).astype(np.float32)
+    assert _erf_rounded(strided, in_place=True) is strided and np.array_equal(strided, expected)
     # other dtypes and shapes go through the whole series
     assert _erf_rounded(np.float32(0.5)).shape == () and _erf_rounded(np.zeros((0, 3), np.float32)).shape == (0, 3)
     x64 = rng.standard_normal((3, 4))

@@ -143,3 +143,29 @@ def test_linear_multiplies_a_contiguous_batch_as_the_rows_of_one_matrix(dtype):
     # a batch that is not contiguous keeps NumPy's batched product
     strided = tm.tensor(x.transpose(1, 0, 2).copy()).transpose(0, 1)
     assert _bits(tm.nn.functional.linear(strided, W).numpy()) == _bits(np.matmul(x, w.T))
+
+
+@pytest.mark.parametrize("shape", [(8, 2, 32, 32), (512, 8), (3, 40, 48), (64, 49), (5, 4), (0, 5)])
+def test_last_axis_maximum_of_short_rows_is_numpys_row_maximum(shape):
+    # many short rows go through a transposed copy: the same maxima (NaN rows stay NaN, -inf rows
+    # -inf) and shape as the last axis' reduction; other shapes take the reduction itself
+    from tensormodes._ops.common import last_axis_maximum
+
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    if x.ndim == 4:
+        x[0, 0, 0] = np.nan
+        x[0, 0, 1] = -np.inf
+        x[0, 0, 2, :5] = np.inf
+    got = last_axis_maximum(x)
+    expected = np.maximum.reduce(x, -1, keepdims=True)
+    assert got.shape == expected.shape and got.dtype == x.dtype and _bits(got) == _bits(expected)
+    if x.ndim == 4:
+        assert np.isnan(got[0, 0, 0, 0]) and got[0, 0, 1, 0] == -np.inf and got[0, 0, 2, 0] == np.inf
+    assert last_axis_maximum(np.array([[1.0, 3.0], [4.0, -1.0]] * 40)).ravel().tolist() == [3.0, 4.0] * 40
+
+
+def test_softmax_of_short_rows_keeps_its_values():
+    # softmax along a short last axis takes the transposed maximum: values pinned (as before it)
+    x = tm.tensor([[0.0, 1.0, 2.0]] * 40)
+    assert tm.softmax(x, -1)[0].tolist() == [0.09003057330846786, 0.2447284460067749, 0.6652409434318542]
+    assert tm.softmax(tm.tensor([[float("-inf"), 0.0]] * 40), -1)[7].tolist() == [0.0, 1.0]

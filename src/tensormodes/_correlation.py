@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 from ._api import build
 from ._api import namespace as tm
-from ._ops.common import scalar_type_name
+from ._memory_format import strided
+from ._ops.common import ops, scalar_type_name
 from ._ops.registry import Tensor
 
 COMPOSITES: dict[str, Callable] = {}
@@ -29,6 +30,12 @@ def _public(impl: Callable) -> Callable:
     func = build.composite("tensormodes", pass_defaults=False)(impl)
     COMPOSITES[func.__name__] = func
     return func
+
+
+def _long_scalar(value: int, like):
+    """ATen's ``at::scalar_tensor(value, input.options().dtype(kLong))``: the dispatch level sees the
+    options (dtype, layout, device), not the Python binding's ``pin_memory=False``."""
+    return ops.ops.aten.scalar_tensor.default(value, dtype=tm.int64, layout=strided, device=like.device)
 
 
 def _is_true(flag) -> bool:
@@ -93,18 +100,18 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     if aweights is not None:
         _check_weights("aweights", aweights, n, integral=False)
         w = aweights if w is None else w * aweights
-    w_sum = tm.scalar_tensor(n, dtype=tm.int64, device=input.device) if w is None else w.sum()
+    w_sum = _long_scalar(n, input) if w is None else w.sum()
     if w is not None and not _is_true(w_sum.ne(0)):
         raise RuntimeError("cov(): weights sum to zero, can't be normalized")
     average = (observations if w is None else observations * w).sum(1) / w_sum
     if w is None:
-        norm_factor = tm.scalar_tensor(n - correction, dtype=tm.int64, device=input.device)
+        norm_factor = _long_scalar(n - correction, input)
     elif correction == 0:
         norm_factor = w_sum
     elif aweights is None:
         norm_factor = w_sum - correction
     elif fweights is None and n == 1 and correction == 1:
-        norm_factor = tm.scalar_tensor(0, dtype=tm.int64, device=input.device)  # ATen's corner case (NumPy's value)
+        norm_factor = _long_scalar(0, input)  # ATen's corner case (NumPy's value)
     else:
         norm_factor = w_sum - (w * aweights).sum() * correction / w_sum
     if _is_true(norm_factor.le(0)):

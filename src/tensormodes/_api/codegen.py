@@ -571,6 +571,8 @@ def _hot_path(opdef: OpDef, signature: inspect.Signature, wrap) -> tuple[str, st
 
 def _finish(opdef: OpDef, first: str, inplace: bool) -> str:
     """Source turning ``result`` into the callable's return value."""
+    if inplace and opdef.view:
+        return f"return _view_inplace({first}, result)"  # squeeze_, t_: the tensor takes the view's geometry
     if inplace:
         check = ", _WRITTEN_CHECK" if opdef.written_check else ""
         return f"return _write_inplace({first}, result, {opdef.name!r}{check})"
@@ -632,12 +634,7 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
                   f"_bump_version({first})",
                   f"return _wrap_written(result, {first})"]
     elif inplace:
-        lines += [f"result = {call}",
-                  f"if {grad_check}:",
-                  f"    return _record_inplace({node}, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
-                  f"                           lambda: _write_inplace({first}, result, _OP, _WRITTEN_CHECK),",
-                  "                           _SAVE_ONLY_FOR)",
-                  f"return _write_inplace({first}, result, _OP, _WRITTEN_CHECK)"]
+        lines += _inplace_lines(opdef, first, call, grad_check, node, arguments, names)
     else:
         if defaults:
             # Keyword arguments are slow to pass: leave them out when they hold their defaults.
@@ -662,6 +659,26 @@ def _make_impl(opdef: OpDef, signature: inspect.Signature, *, inplace: bool, nam
     source = f"def {name}({params}):\n" + textwrap.indent("\n".join(lines), "    ") + "\n"
     namespace = {**GENERATED_NAMES, **names}
     return _generated.define(source, name, namespace, label=f"{opdef.namespace}.{name}"), names
+
+
+def _inplace_lines(opdef: OpDef, first: str, call: str, grad_check: str, node: str, arguments: str,
+                   names: dict) -> list[str]:
+    """An in-place form's end: the kernel's result written into ``first`` — or, for an in-place view
+    (``squeeze_``, ``t_``), its geometry taken by ``first`` — recorded through autograd when needed."""
+    if opdef.view:
+        names["_OPDEF"] = opdef
+        return [f"result = {call}",
+                f"if {grad_check}:",
+                f"    return _record_inplace_view(_inplace_view_node(_OPDEF, {node}), _GRAD, _TENSOR_PARAMS, "
+                f"{arguments}, {first},",
+                f"                                lambda: _view_inplace({first}, result))",
+                f"return _view_inplace({first}, result)"]
+    return [f"result = {call}",
+            f"if {grad_check}:",
+            f"    return _record_inplace({node}, _GRAD, _TENSOR_PARAMS, {arguments}, {first},",
+            f"                           lambda: _write_inplace({first}, result, _OP, _WRITTEN_CHECK),",
+            "                           _SAVE_ONLY_FOR)",
+            f"return _write_inplace({first}, result, _OP, _WRITTEN_CHECK)"]
 
 
 def _dispatch_level_prologue(opdef: OpDef, signature: inspect.Signature, inplace: bool, names: dict,

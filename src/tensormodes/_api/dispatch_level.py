@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from .. import _generated
 from .._autograd.grad_mode import BELOW_AUTOGRAD, grad_enabled, reset_grad_enabled, set_grad_enabled_raw
-from .._autograd.graph import bump_version, record_inplace, share_version
+from .._autograd.graph import bump_version, inplace_view_node, record_inplace, record_inplace_view, share_version
 from .._dispatch import aten, kernel_site, python_dispatch
 from .._dispatch.python_dispatch import FORMULA_CALLS as _FORMULA_CALLS
 from .._dispatch.python_dispatch import (
@@ -122,6 +122,10 @@ def below_autograd(entry: list, arguments: dict, out=None, composite: bool = Tru
         target = next(iter(arguments.values()))
         box = []
         node = opdef.node(*arguments.values()) if callable(opdef.node) else opdef.node or opdef.name
+        if kind == "inplace" and opdef.view:  # squeeze_, t_: the end of the chain changes the geometry
+            record_inplace_view(inplace_view_node(opdef, node), opdef.grad, tuple(opdef.tensor_params), arguments,
+                                target, lambda: box.append(_below(overload, args, kwargs, grad_enabled(), formula)))
+            return box[0]
         record_inplace(node, opdef.grad, tuple(opdef.tensor_params), arguments, target,
                        lambda: box.append(_below(overload, args, kwargs, grad_enabled(), formula)),
                        opdef.save_only_for)

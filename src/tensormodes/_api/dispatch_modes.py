@@ -123,11 +123,12 @@ def push_mode(mode: TorchDispatchMode) -> None:
 
 def pop_mode(k=None) -> TorchDispatchMode:
     """Take the top mode off the stack and return it."""
-    modes = _state.current_dispatch_modes()
+    state = _state.get_state()
+    modes = () if state is None else state.dispatch_modes
     if not modes:
         raise AssertionError("Trying to pop from empty mode stack")
-    _set_modes(modes[:-1])
-    return modes[-1]
+    _state.set_state(state.dispatch_popped())  # (the state without it, made once per state: a handler's
+    return modes[-1]                           # ``_pop_mode_temporarily`` pops per call)
 
 
 @contextlib.contextmanager

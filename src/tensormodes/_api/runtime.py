@@ -19,7 +19,14 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._autograd.grad_mode import grad_enabled
-from .._autograd.graph import bump_version, needs_grad, record_inplace, share_version
+from .._autograd.graph import (
+    bump_version,
+    inplace_view_node,
+    needs_grad,
+    record_inplace,
+    record_inplace_view,
+    share_version,
+)
 from .._device import device
 from .._meta_array import MetaArray
 from .._ops.common import array_type_name
@@ -144,6 +151,15 @@ def _write_inplace(self: Tensor, result, op_name: str, check=None) -> Tensor:
     if result.dtype != data.dtype:
         result = dt.half_staged(result, data.dtype)
     np.copyto(data, result, casting="unsafe")
+    bump_version(self)
+    return self
+
+
+def _view_inplace(self: Tensor, result) -> Tensor:
+    """An in-place view op's end (``squeeze_``, ``t_`` ...): the tensor takes the kernel's view of
+    its own array as its array — new shape and strides, the same storage — and, as in PyTorch,
+    its version counter moves on."""
+    self._data = result
     bump_version(self)
     return self
 
@@ -349,9 +365,11 @@ GENERATED_NAMES: dict = {
     "_needs_grad": needs_grad, "_grad_enabled": grad_enabled,
     "_any_requires_grad": lambda values: any(v._requires_grad for v in values),
     "_record_inplace": record_inplace, "_bump_version": bump_version,
+    "_record_inplace_view": record_inplace_view, "_inplace_view_node": inplace_view_node,
     # arguments and results
     "_wrap": wrap, "_wrap_view": _wrap_view, "_wrap_alias": _wrap_alias, "_wrap_written": _wrap_written,
-    "_write_inplace": _write_inplace, "_write_out": _write_out, "_with_requires_grad": _with_requires_grad,
+    "_write_inplace": _write_inplace, "_view_inplace": _view_inplace, "_write_out": _write_out,
+    "_with_requires_grad": _with_requires_grad,
     "_tensor_arg": tensor_arg, "_optional_tensor_arg": _optional_tensor_arg,
     "_tensor_or_scalar_arg": tensor_or_scalar_arg, "_optional_tensor_or_scalar_arg": _optional_tensor_or_scalar_arg,
     "_tensor_list_arg": _tensor_list_arg, "_index_arg": _index_arg,

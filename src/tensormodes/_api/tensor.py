@@ -328,6 +328,20 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         bump_version(self)
         return self
 
+    @tensor_api("the_template", leaf=False)
+    def resize_as_(self, the_template, memory_format=None) -> Tensor:
+        """``resize_`` to ``the_template``'s shape.
+
+        >>> import tensormodes as tm
+        >>> tm.arange(6).resize_as_(tm.zeros(2, 2))
+        tensor([[0, 1],
+                [2, 3]])
+        """
+        if not isinstance(the_template, Tensor):
+            raise TypeError(f"resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+                            f"{type(the_template).__name__}")
+        return self.resize_(*the_template.shape, memory_format=memory_format)
+
     @tensor_api(returns_value=True)
     def is_contiguous(self, *, memory_format=contiguous_format) -> bool:
         """True if the elements are laid out row-major without gaps (or, with

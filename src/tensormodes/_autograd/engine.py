@@ -30,6 +30,7 @@ from .graph import (
     aten_overload,
     below_listens,
     bump_version,
+    first_grad_below,
     grad_edge,
 )
 
@@ -184,10 +185,10 @@ def _accumulate(leaf, grads: list, create_graph: bool, sole: int = _SOLE_REFEREN
     if below_listens(grads[0]):
         # As PyTorch's AccumulateGrad, with ops the dispatch level sees (handed to it directly
         # for plain tensors: nothing records here)
+        shared = _first_refcount(grads) > sole  # (before ``grad`` holds it too)
         grad = grads[0]
-        if old is None:
-            leaf._grad = HOOKS.below(aten_overload("detach", "default"), (grad,), {}) \
-                if type(grad) is PLAIN.tensor else ops.detach(grad)
+        if old is None:  # PyTorch's rule: the gradient itself, or a copy laid out as the leaf
+            leaf._grad = first_grad_below(leaf, grad, shared) if type(grad) is PLAIN.tensor else ops.detach(grad)
         elif type(old) is PLAIN.tensor and type(grad) is PLAIN.tensor:
             HOOKS.below(aten_overload("add_", "Tensor"), (old, grad), {})
         else:
@@ -261,16 +262,13 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
                 continue
             if node._special:
                 grads = _before_node(node, grads)
+            if type(node) is AccumulateGrad:
+                _run_accumulation(running, node, grads, accumulate, create_graph)
+                if targets:  # after: held by ``captured`` too, the gradient could not become ``.grad`` itself
+                    _capture(node, grads, targets, captured)
+                continue
             if targets:
                 _capture(node, grads, targets, captured)
-            if type(node) is AccumulateGrad:
-                if accumulate and grads[0] is not None:
-                    leaf = node._variable()
-                    if leaf is not None:
-                        running.node = node
-                        _accumulate(leaf, grads, create_graph)
-                        running.node = None
-                continue
             if useful is not None and node not in useful:
                 continue
             results = None
@@ -307,7 +305,7 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
                 else:  # the first gradient for child: it joins the queue
                     buffers[child] = [grad] if output_nr == 0 else [None] * output_nr + [grad]
                     heappush(ready, (-child._sequence_nr, child))
-            grad = None
+            grad = results = None  # the buffers alone hold the gradients now (see _accumulate)
             if pending is not None:
                 pending.after(node, buffers, ready)
     finally:
@@ -327,6 +325,16 @@ def _run_pass(running: _Pass, outputs: list, grad_outputs: list, retain_graph: b
 _FIRST = -(1 << 62)
 
 
+def _run_accumulation(running: _Pass, node: AccumulateGrad, grads: list, accumulate: bool, create_graph: bool):
+    """A leaf's ``AccumulateGrad`` node in the pass: its gradients added into ``.grad`` (``accumulate``)."""
+    if accumulate and grads[0] is not None:
+        leaf = node._variable()
+        if leaf is not None:
+            running.node = node
+            _accumulate(leaf, grads, create_graph)
+            running.node = None
+
+
 def _capture(node: Node, grads: list, targets: dict, captured: list) -> None:
     """For ``autograd.grad``: keep the gradients entering ``node`` that are wanted."""
     for output_nr, grad in enumerate(grads):
@@ -343,14 +351,23 @@ class _LeafOrder:
     __slots__ = ("counts", "feeds", "made")
 
     def __init__(self, roots: list) -> None:
-        self.counts: dict = {}
-        self.feeds: dict = {}  # node -> the accumulations it sends to
         self.made = 0  # accumulations made ready so far: their order among themselves
-        for node in _graph_nodes(roots):
-            for child, _ in node.next_functions:
-                if type(child) is AccumulateGrad:
-                    self.counts[child] = self.counts.get(child, 0) + 1
-                    self.feeds.setdefault(node, []).append(child)
+        # A node's edges never change once it is made, so the counts of a graph's one root are
+        # found once (kept on it: a retained graph's next backward reuses them) and copied per pass
+        known = roots[0].__dict__.get("_leaf_counts") if len(roots) == 1 else None
+        if known is None:
+            counts: dict = {}
+            feeds: dict = {}  # node -> the accumulations it sends to
+            for node in _graph_nodes(roots):
+                for child, _ in node.next_functions:
+                    if type(child) is AccumulateGrad:
+                        counts[child] = counts.get(child, 0) + 1
+                        feeds.setdefault(node, []).append(child)
+            known = (counts, feeds)
+            if len(roots) == 1:
+                roots[0]._leaf_counts = known
+        self.counts = known[0].copy()
+        self.feeds = known[1]
 
     def after(self, node: Node, buffers: dict, ready: list) -> None:
         """``node`` has run (or been passed over)."""

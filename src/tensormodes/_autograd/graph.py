@@ -21,6 +21,8 @@ from .. import _dtype as dt
 from .. import _generated
 from .._dispatch.aten import aten
 from .._dispatch.python_dispatch import HOOKS, is_dispatch_class
+from .._memory_format import contiguous_format, strided
+from .._meta_array import MetaArray
 from .._ops.common import FORMULA_HOOKS, ops
 from .._ops.registry import TensorKind
 from .._state import STATE
@@ -39,7 +41,9 @@ from .nodes import (
 )
 from .view_history import rebase, refresh_view, refresh_views_of
 
-__all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "needs_grad", "bump_version",
+__all__ = ["Node", "AccumulateGrad", "record", "record_inplace", "record_inplace_view", "inplace_view_node",
+           "first_grad_below",
+           "needs_grad", "bump_version",
            "share_version", "version_of", "saving_for_backward"]
 
 _BFLOAT16 = dt.bfloat16._np
@@ -455,7 +459,11 @@ def record(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dic
             if save_only_for and "result" in save_only_for and not needs[tensor_params.index(save_only_for["result"])]:
                 saved.append(None)  # the output is saved only for that input's gradient (see make_recorder)
                 continue
-            value = SavedTensor(result, True) if type(result) is PLAIN.tensor else _save_outputs(result)
+            selector = getattr(formula, "result_saved", None)
+            value = save_result(result, True if selector is None else selector(*arguments.values()))
+            if value is None:
+                saved.append(None)
+                continue
         elif kind == _RESULT_PART:
             index = _output_index(name)
             value = SavedTensor(result[index], False) if index in _plain_outputs(formula) else \
@@ -527,9 +535,14 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     edges = "".join(f"_e_{name}, " for name in tensor_params)
     fits = "".join(f"_f_{name}, " for name in tensor_params)
     arguments, positions = _node_arguments(op_name, plan, tensor_params, param_names, saves, save_only_for)
-    optional_result = bool(save_only_for) and "result" in save_only_for
+    selected = getattr(formula, "result_saved", None)  # the result saved, or parts of it, per call
+    optional_result = bool(save_only_for) and "result" in save_only_for or selected is not None
     node_class = f"_node_for({', '.join(param_names)})" if node_name is not None else "_Node"
-    lines += [f"node = {node_class}(_PLAN, [{', '.join(arguments)}], {positions}, ({edges}), ({fits}))",
+    listed = f"[{', '.join(arguments)}]"
+    if selected is not None:  # the positions saved depend on what was: the list first
+        lines.append(f"_arguments = {listed}")
+        listed = "_arguments"
+    lines += [f"node = {node_class}(_PLAN, {listed}, {positions}, ({edges}), ({fits}))",
               "if type(result) is _Tensor and (result._data.dtype.kind in 'fc' or _differentiable(result)):",
               "    result._requires_grad = True",
               "    result._grad_fn = node",
@@ -541,6 +554,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
     source = f"def {recorder_name}({', '.join(param_names)}, result, _saved=()):\n{body}\n"
     namespace = {"_Tensor": PLAIN.tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
                  "_save_outputs": _save_outputs, "_save_output": _save_output, "_grad_edge": grad_edge,
+                 "_save_result": save_result, "_result_saved": selected,
                  "_PLAN": plan,
                  "_Node": _node_class(op_name, formula), "_differentiable": differentiable_tensor,
                  "_mark_outputs": _mark_outputs, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_as_tensor": wrap_array,
@@ -640,7 +654,13 @@ def _node_arguments(op_name: str, plan: _Plan, tensor_params: dict[str, str], pa
                 arguments.append("(" + "".join(f"_f_{param} is not None, " for param in tensor_params) + ")")
         elif kind == _RESULT_PARAM:
             saving = "(_SavedTensor(result, True) if type(result) is _Tensor else _save_outputs(result))"
-            if save_only_for and "result" in save_only_for:  # saved only for that input's gradient
+            if getattr(plan.formula, "result_saved", None) is not None:  # what is saved depends on the call
+                if save_only_for and "result" in save_only_for:
+                    raise ValueError(f"op {op_name!r}: a formula's result_saved= and save_only_for['result'] "
+                                     "exclude each other")
+                arguments.append(f"_save_result(result, _result_saved({', '.join(param_names)}))")
+                maybe_saved.append((i, f"_arguments[{i}] is not None"))
+            elif save_only_for and "result" in save_only_for:  # saved only for that input's gradient
                 wanted = f"_f_{save_only_for['result']} is not None"
                 arguments.append(f"({saving} if {wanted} else None)")
                 maybe_saved.append((i, wanted))
@@ -788,6 +808,23 @@ def _save_output(result: tuple, index: int) -> SavedTensor:
     return SavedTensor(output, True, index) if differentiable_tensor(output) else SavedTensor(output, False)
 
 
+def save_result(result, which):
+    """What a formula's ``result`` parameter keeps of an op's result: all of it (``which`` True),
+    nothing (False: None), or only the outputs at the indices in ``which`` (the others None).
+
+    A formula says which per call with a ``result_saved`` attribute, a function of the op's arguments
+    (positionally), where PyTorch's overloads save different things: ``max()`` saves its result
+    (a detach when backward unpacks it), ``max(dim)`` only its indices, ``max(other)`` nothing."""
+    if which is True:
+        return SavedTensor(result, True) if type(result) is PLAIN.tensor else _save_outputs(result)
+    if not which:
+        return None
+    items = [None] * len(result)
+    for i in which:
+        items[i] = _save_output(result, i)
+    return _SavedSequence(items, type(result))
+
+
 def _save_outputs(result):
     if isinstance(result, tuple):
         # Outputs without gradients (indices) have no history: saved like inputs.
@@ -841,3 +878,94 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
         else:
             rebase(base, target)
     return target
+
+
+# -- in-place views --------------------------------------------------------------------------
+# ``x.squeeze_()``, ``x.t_()``, ``x.as_strided_(...)`` change the tensor's own shape and strides,
+# never its data (PyTorch's ``inplace_view`` ops): the tensor keeps its storage, its base and the
+# views made of it; its history gains the view op's node, as if ``x`` were rebound to ``x.squeeze()``.
+
+
+def inplace_view_node(opdef, node: str) -> str:
+    """The node an in-place view records: PyTorch numbers it after the out-of-place overloads' nodes
+    (``squeeze_.dim``: SqueezeBackward4, after squeeze's 0, 1, 2; ``t_``: TBackward1)."""
+    declared = opdef.aten if isinstance(opdef.aten, dict) else {None: ()}
+    overloads = sum(1 for key, entries in declared.items()
+                    if "@" not in (key or "") and "formula" not in entries)
+    name, _, number = node.partition("#")
+    return f"{name}#{int(number or 0) + overloads}"
+
+
+def record_inplace_view(op_name: str, formula, tensor_params: tuple[str, ...], arguments: dict, target, change):
+    """Record an in-place view op on ``target``; ``change()`` gives it its new shape and strides.
+
+    No data is written, so nothing is copied and the target's views stay current: the formula
+    sees the target as it was (shape, strides) and the new node's edge continues its old history.
+    """
+    check_inplace(target, op_name)
+    if target._view_base is not None:
+        refresh_view(target)  # a view made before its base's last in-place write: its current history first
+    before = alias(target)
+    if target._requires_grad:
+        before._requires_grad = True
+        before._grad_fn = target._grad_fn
+        if "_output_nr" in target.__dict__:
+            before._output_nr = target._output_nr
+    change()
+    result = alias(target)
+    record(op_name, formula, tensor_params,
+           {name: (before if value is target else value) for name, value in arguments.items()}, result)
+    if result._requires_grad:
+        target._requires_grad = True
+        target._grad_fn = result._grad_fn
+        target.__dict__.pop("_output_nr", None)
+    return target
+
+
+# -- a leaf's first gradient, while the dispatch level listens ------------------------------------
+# PyTorch's AccumulateGrad keeps the incoming gradient itself (a detach) only when nothing else holds
+# it and it is laid out as the leaf (the "layout contract"); otherwise ``.grad`` is a copy with the
+# leaf's strides (new_empty_strided, copy_), or a contiguous clone for a leaf that is not dense: an
+# expanded gradient (``x.sum()``'s) or one shared by two leaves (``x + y``) is copied.
+
+
+def _element_strides(array) -> tuple:
+    if type(array) is MetaArray:
+        return tuple(array.elem_strides)
+    return tuple(stride // array.itemsize for stride in array.strides)
+
+
+def _non_overlapping_and_dense(shape: tuple, strides: tuple) -> bool:
+    expected = 1
+    for size, stride in sorted(((n, s) for n, s in zip(shape, strides) if n != 1), key=lambda pair: pair[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _obeys_layout_contract(grad, leaf, leaf_dense: bool) -> bool:
+    shape, strides = grad._data.shape, _element_strides(grad._data)
+    if not leaf_dense:  # then the gradient must be contiguous (row-major)
+        expected = 1
+        for size, stride in zip(reversed(shape), reversed(strides)):
+            if size != 1 and stride != expected:
+                return False
+            expected *= size
+        return True
+    return all(stride == wanted if size != 1 else stride != 0
+               for size, stride, wanted in zip(shape, strides, _element_strides(leaf._data)))
+
+
+def first_grad_below(leaf, grad, shared: bool):
+    """The first ``.grad`` of ``leaf`` from a plain ``grad`` (``shared``: something besides the engine
+    holds it), made with ops the dispatch level sees, as PyTorch's AccumulateGrad (see above)."""
+    leaf_dense = _non_overlapping_and_dense(leaf._data.shape, _element_strides(leaf._data))
+    if not shared and _obeys_layout_contract(grad, leaf, leaf_dense):
+        return HOOKS.below(aten_overload("detach", "default"), (grad,), {})
+    if not leaf_dense:
+        return HOOKS.below(aten_overload("clone", "default"), (grad,), {"memory_format": contiguous_format})
+    copy = HOOKS.below(aten_overload("new_empty_strided", "default"),
+                       (grad, list(leaf._data.shape), list(_element_strides(leaf._data))),
+                       {"dtype": leaf.dtype, "layout": strided, "device": leaf.device})
+    return HOOKS.below(aten_overload("copy_", "default"), (copy, grad), {})

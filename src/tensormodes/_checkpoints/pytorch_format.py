@@ -105,6 +105,7 @@ def _plan(tensors: list[Tensor], paths: list[str]) -> tuple[list, dict[str, np.n
     storage in PyTorch), and the bytes of each storage by key."""
     arrays = []
     spans = []
+    starts = {}  # each array's address, read once (``__array_interface__`` builds a dict per call)
     for i, t in enumerate(tensors):
         array = t._data
         if type(array) is MetaArray:
@@ -116,6 +117,7 @@ def _plan(tensors: list[Tensor], paths: list[str]) -> tuple[list, dict[str, np.n
         if array.size == 0:
             continue
         lo, hi = _span(array)
+        starts[i] = lo
         base = t._view_base
         if base is not None and type(base._data) is np.ndarray and _plain(base._data) \
                 and base._data.dtype == array.dtype:
@@ -139,7 +141,7 @@ def _plan(tensors: list[Tensor], paths: list[str]) -> tuple[list, dict[str, np.n
             raise RuntimeError(f"Cannot save multiple tensors or storages that view the same data as different "
                                f"types: {names} (save them as .safetensors, which can)")
         itemsize = arrays[members[0]].itemsize
-        if (hi - lo) % itemsize or any((_address(arrays[i]) - lo) % itemsize for i in members):
+        if (hi - lo) % itemsize or any((starts[i] - lo) % itemsize for i in members):
             for i in members:  # bytes shared at odd offsets: PyTorch cannot express it, so copied apart
                 arrays[i] = np.ascontiguousarray(arrays[i]).copy()
                 key = str(len(blocks))
@@ -149,7 +151,7 @@ def _plan(tensors: list[Tensor], paths: list[str]) -> tuple[list, dict[str, np.n
         key = str(len(blocks))
         blocks[key] = np.asarray(_Bytes(lo, hi, arrays[members[0]]))
         for i in members:
-            saved[i] = _Saved(key, (hi - lo) // itemsize, (_address(arrays[i]) - lo) // itemsize, arrays[i])
+            saved[i] = _Saved(key, (hi - lo) // itemsize, (starts[i] - lo) // itemsize, arrays[i])
     for i, array in enumerate(arrays):
         if array is not None and saved[i] is None:  # empty tensors: a storage of their own
             key = str(len(blocks))

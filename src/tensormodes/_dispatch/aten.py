@@ -625,7 +625,15 @@ class OpOverload:
                     plain = _PLAIN.tensor
                     for value in args:
                         cls = type(value)
-                        if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
+                        if cls is list or cls is tuple:
+                            # an int list (``sum``'s dims, ``view``'s size) asks no subclass
+                            for item in value:
+                                if type(item) is not int:
+                                    break
+                            else:
+                                continue
+                            break  # a list of tensors: the chain looks at them
+                        if cls is not plain and isinstance(value, TensorBase):
                             break  # a subclass may be asked (the chain looks)
                     else:
                         try:

@@ -499,7 +499,7 @@ def _public_form(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     names, publics, leading, checks, same = plan
     if len(args) > len(names) or not _valid(args, kwargs, checks):
         bind(overload, args, kwargs)  # raises PyTorch's error for what is wrong
-    if same is not None and not (kwargs and any(key in same for key in kwargs)):
+    if same is not None and same.isdisjoint(kwargs):
         return args, kwargs  # the schema's positions and keywords are the implementation's
     if not kwargs and len(args) == len(leading):
         spreads = overload.__dict__.get("_spreads", False)
@@ -700,8 +700,10 @@ def run_chain(overload, args: tuple, kwargs: dict):
                         return after_modes(overload, args, kwargs, state, None)
             elif cls is not plain and isinstance(value, TensorBase):
                 return after_modes(overload, args, kwargs, state, None)
-        if kwargs:
-            return after_modes(overload, args, kwargs, state, None)
+        for value in kwargs.values():  # options (``memory_format=``, ``dtype=``) ask no subclass either
+            cls = type(value)
+            if cls is list or cls is tuple or (cls is not plain and isinstance(value, TensorBase)):
+                return after_modes(overload, args, kwargs, state, None)
     # _kernel_end, inline: a frame less on every op a mode passes through
     kernel = overload.__dict__.get("_kernel")
     if kernel is None:
@@ -805,6 +807,31 @@ def _kernel_of(overload) -> Callable:
     kernel = overload._kernel = HOOKS.chain_end(overload._opdef, overload._kind)
     if not overload._converts:
         overload._plain_kernel = kernel  # (``OpOverload.__call__`` calls it itself)
+    elif _tensor_then_size(overload, parameters, positional):
+        overload._plain_kernel = _size_as_tuple(overload, kernel)
     return kernel
+
+
+def _tensor_then_size(overload, parameters: list, positional: list) -> bool:
+    """Whether ``overload`` is ``op(Tensor self, SymInt[] size)`` over a public ``op(input, *size)``
+    (``view``, ``expand``, ``permute``...): its only conversion is the list given as one tuple."""
+    arguments = [a for a in overload._schema.arguments if not a.kwarg_only]
+    return len(arguments) == 2 == len(parameters) and arguments[0].type == "Tensor" and \
+        arguments[1].type.startswith(("SymInt[", "int[")) and [p.name for p in parameters] == positional and \
+        parameters[0].kind is parameters[0].POSITIONAL_OR_KEYWORD and \
+        parameters[1].kind is parameters[1].VAR_POSITIONAL and not _takes_string_reduction(overload)
+
+
+def _size_as_tuple(overload, kernel: Callable) -> Callable:
+    """``OpOverload.__call__``'s kernel end for a ``_tensor_then_size`` overload: a plain tensor and
+    a list as ``public_call`` would pass them (the list as one tuple); anything else the chain's way."""
+    plain = PLAIN.tensor
+
+    def size_as_tuple(*args):
+        if len(args) == 2 and type(args[0]) is plain and (type(args[1]) is list or type(args[1]) is tuple):
+            return kernel(args[0], tuple(args[1]))
+        return run_chain(overload, args, {})
+
+    return size_as_tuple
 
 

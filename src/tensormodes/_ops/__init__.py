@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     arithmetic,
     attention_ops,
     backward_ops,
+    backward_ops_bags,
     backward_ops_index,
     backward_ops_nn,
     backward_ops_pooling,
@@ -74,6 +75,7 @@ from . import (  # noqa: F401
     unary_math,
     view_scatters,
     views,
+    views_complex,
     windows,
 )
 from .registry import OPS, OpDef

@@ -77,8 +77,11 @@ class MTStream:
 
     def words64(self, n: int) -> np.ndarray:
         """The next ``n`` 64-bit draws (``generator->random64()``: high word first), as uint64."""
-        pairs = self.words(2 * n).astype(np.uint64)
-        return (pairs[0::2] << np.uint64(32)) | pairs[1::2]
+        words = self.words(2 * n)
+        out = words[0::2].astype(np.uint64)  # in place from here: a third of the memory of shifting a copy
+        out <<= np.uint64(32)
+        out |= words[1::2]
+        return out
 
     def numpy_generator(self) -> np.random.Generator:
         """A NumPy generator drawing from this engine (for samplers not ported from PyTorch)."""

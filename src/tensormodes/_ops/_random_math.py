@@ -111,6 +111,26 @@ _COS_P = tuple(float(_F32(v)) for v in (2.443315711809948E-005, -1.3887316254937
 _SIN_P = tuple(float(_F32(v)) for v in (-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1))
 
 
+def _rounding_shift(low: float, high: float) -> float:
+    """The double ``C`` with ``(s + C) - C`` = ``s`` rounded to float32 for every ``s`` whose
+    magnitude lies in ``[low, high]``, one binade (checked)."""
+    exponent = math.floor(math.log2(low))
+    assert 2.0 ** exponent <= low <= high <= 2.0 ** (exponent + 1)
+    return 1.5 * 2.0 ** (exponent + 29)  # its ulp, 2**(exponent - 23), is the binade's float32 ulp
+
+
+def _quadratic_coefficients(c: tuple, z_max: float) -> tuple:
+    """``(c0, c1 + C, C, c2)`` for ``_fused_quadratic``: ``c0 z + c1`` over ``0 <= z <= z_max``."""
+    ends = sorted(abs(v) for v in (c[1], c[0] * z_max + c[1]))
+    shift = _rounding_shift(*ends)
+    assert c[1] + shift - shift == c[1]  # c1 sits on the grid: the shifted constant is exact
+    return (c[0], c[1] + shift, shift, c[2])
+
+
+_Z_MAX = 0.62  # z = x**2 of the reduced angle, |x| <= pi/4 (0.6169) and a rounding
+_COS_Q, _SIN_Q = (_quadratic_coefficients(c, _Z_MAX) for c in (_COS_P, _SIN_P))
+
+
 def sincos256(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """PyTorch's AVX2 ``sincos256_ps`` of non-negative float32 values (held in float64)."""
     j = (_round32(x * _FOPI)).astype(np.int32)
@@ -194,19 +214,25 @@ class _Work:
 
 def _round_trip(y64: np.ndarray, y32: np.ndarray) -> None:
     """Round ``y64`` to float32 (into ``y32``) and back."""
-    np.copyto(y32, y64, casting=_U)
-    np.copyto(y64, y32)
+    y32[...] = y64  # slice assignment casts as ``copyto`` does, with less overhead per call
+    y64[...] = y32
 
 
 def _fused_quadratic(coefficients: tuple, z64: np.ndarray, z: np.ndarray, y64: np.ndarray, out: np.ndarray) -> None:
     """``out = fma(fma(c0, z, c1), z, c2) * z`` in float32, each fused multiply-add done exactly in
-    double (``y64`` its buffer) and rounded once, as the reference sincos's ``_fma`` steps."""
-    np.multiply(z64, coefficients[0], out=y64)
-    y64 += coefficients[1]
-    _round_trip(y64, out)
+    double (``y64`` its buffer) and rounded once, as the reference sincos's ``_fma`` steps.
+
+    ``coefficients`` is ``(c0, c1 + C, C, c2)``: the inner fma's values all lie in one binade (for
+    every z the kernel meets), so adding ``C`` (1.5 times the power of two whose double ulp is
+    that binade's float32 ulp) rounds the exact ``c0 z + c1`` to float32 in the one addition and
+    subtracting it is exact: a pass instead of a round trip through float32."""
+    c0, c1_shifted, shift, c2 = coefficients
+    np.multiply(z64, c0, out=y64)
+    y64 += c1_shifted
+    y64 -= shift
     y64 *= z64
-    y64 += coefficients[2]
-    np.copyto(out, y64, casting=_U)
+    y64 += c2
+    out[...] = y64
     out *= z
 
 
@@ -216,7 +242,7 @@ def _radius_of(k: np.ndarray, work: _Work, out: np.ndarray) -> np.ndarray:
     x64, y64, z64 = work.f64
     ix = work.i32[0]
     np.subtract(_TWO24_U32, k, out=ix.view(np.uint32))  # u1 * 2**24, an integer in [1, 2**24]
-    np.copyto(v, ix, casting=_U)  # exact
+    v[...] = ix  # exact
     # frexp, then the kernel's "mantissa below sqrt(1/2): double it, one less on the exponent", as
     # integer steps on the bits: adding this offset carries into the exponent field exactly where
     # the mantissa field reaches sqrt(1/2)'s, so the exponent field is the kernel's exponent and the
@@ -225,27 +251,27 @@ def _radius_of(k: np.ndarray, work: _Work, out: np.ndarray) -> np.ndarray:
     v_bits += _SQRTHF_OFFSET
     np.right_shift(v_bits, _I23, out=ix)
     ix -= _EXPONENT_BIAS  # the float's bias and the 24 of u1 = v / 2**24
-    np.copyto(e, ix, casting=_U)
+    e[...] = ix
     v_bits &= _MANTISSA_FIELD
     v_bits += _SQRTHF_BITS
     np.subtract(v, _F32(1), out=x)  # exact
     np.multiply(x, x, out=z)
-    np.copyto(x64, x)
+    x64[...] = x
     np.multiply(x64, _LOG_P64[0], out=y64)
     y64 += _LOG_P64[1]
     for p in _LOG_P64[2:]:
         _round_trip(y64, y)
         y64 *= x64
         y64 += p
-    np.copyto(y, y64, casting=_U)
+    y[...] = y64
     y *= x
-    np.copyto(y64, y)
-    np.copyto(z64, z)
+    y64[...] = y
+    z64[...] = z
     y64 *= z64
     np.multiply(e, _Q1_32, out=t)
-    np.copyto(x64, t)  # x64 is free again
+    x64[...] = t  # x64 is free again
     y64 += x64
-    np.copyto(y, y64, casting=_U)
+    y[...] = y64
     np.multiply(z, _F32(0.5), out=t)  # fma(z, -0.5, y): the product is exact
     y -= t
     y += x
@@ -260,30 +286,30 @@ def _sincos_of(k: np.ndarray, work: _Work, sin: np.ndarray, cos: np.ndarray) -> 
     theta, x, z, yc, ys, q = work.f32[:6]
     x64, y64, z64 = work.f64
     j, t = work.i32
-    np.copyto(theta, k, casting=_U)  # exact: k < 2**24
+    theta[...] = k  # exact: k < 2**24
     theta *= _ANGLE_STEP
     np.multiply(theta, _FOPI_32, out=q)
-    np.copyto(j, q, casting=_U)  # truncation, as _mm256_cvttps_epi32
+    j[...] = q  # truncation, as _mm256_cvttps_epi32
     j += 1
     j &= ~1
-    np.copyto(x64, j)
+    x64[...] = j
     x64 *= _DP_SUM
-    np.copyto(y64, theta)
+    y64[...] = theta
     x64 += y64
     _round_trip(x64, x)
     np.multiply(x, x, out=z)
-    np.copyto(z64, z)
-    _fused_quadratic(_COS_P, z64, z, y64, yc)
-    np.copyto(y64, yc)
+    z64[...] = z
+    _fused_quadratic(_COS_Q, z64, z, y64, yc)
+    y64[...] = yc
     y64 -= 0.5  # fma(yc, z, -z / 2) = (yc - 1/2) z: exact in double, rounded once
     y64 *= z64
-    np.copyto(yc, y64, casting=_U)
+    yc[...] = y64
     yc += _F32(1)
-    _fused_quadratic(_SIN_P, z64, z, y64, ys)
-    np.copyto(y64, ys)
+    _fused_quadratic(_SIN_Q, z64, z, y64, ys)
+    y64[...] = ys
     y64 += 1.0  # fma(ys, x, x) = (ys + 1) x: exact in double, rounded once
     y64 *= x64
-    np.copyto(ys, y64, casting=_U)
+    ys[...] = y64
     # the polynomials trade places where bit 1 of j is set: both exchange the bits they differ in
     # (select by bit masks: ``copyto(where=)`` is ten times slower); the signs: the sine's is bit 2
     # of j, the cosine's bit 1 xor bit 2 (j is 2 or 4)
@@ -338,7 +364,8 @@ def fill_normal16_words(k: np.ndarray, mean: float, std: float) -> np.ndarray:
         if std32 != 1.0 or mean32 != 0.0:
             n1[...] = _fma(n1.astype(_F64), std32, mean32)
             n2[...] = _fma(n2.astype(_F64), std32, mean32)
-        else:  # the kernel's fused n * 1 + 0 still turns -0 into +0
+        elif not k1.min():  # the kernel's fused n * 1 + 0 turns -0 into +0; a product is -0 only where
+            # the radius is 0, k1 = 0 (the angle's sine and cosine are never -0): one reduction, not two passes
             n1 += _F32(0)
             n2 += _F32(0)
         out_halves[start:start + r, 0] = n1.view("V32")

@@ -23,6 +23,7 @@ from .._meta_array import copy_of
 from .common import (
     HALF_TYPES,
     array_type_name,
+    last_axis_maximum,
     not_implemented,
     ops,
     resolve_dtype,
@@ -63,7 +64,9 @@ def _shifted(input: np.ndarray, dim, dtype, kernel: str) -> tuple[np.ndarray, in
         return np.asarray(x - x), 0, target  # an array (not a NumPy scalar), for in-place math
     if x.size == 0:
         return x.copy(), axis, target
-    return x - np.maximum.reduce(x, axis, keepdims=True), axis, target  # not x.max(): a Python wrapper
+    # not x.max(): a Python wrapper
+    maximum = last_axis_maximum(x) if axis == x.ndim - 1 else np.maximum.reduce(x, axis, keepdims=True)
+    return x - maximum, axis, target
 
 
 # ``input_dtype`` is the dtype the forward kernel ran on, as PyTorch passes it: ``dtype`` casts first.
@@ -286,5 +289,9 @@ def _log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int, in
     tensor([ 0.5000, -0.5000])
     """
     grad, out, axis = _backward_operands(grad_output, output, dim, input_dtype, "log_softmax")
-    result = grad - np.exp(out) * np.add.reduce(grad, axis, keepdims=True)
-    return np.asarray(result.astype(grad_output.dtype, copy=False))
+    if not out.ndim:
+        result = grad - np.exp(out) * np.add.reduce(grad, axis, keepdims=True)
+        return np.asarray(result.astype(grad_output.dtype, copy=False))
+    result = np.exp(out)  # the same steps in one buffer
+    result *= np.add.reduce(grad, axis, keepdims=True)
+    return np.subtract(grad, result, out=result).astype(grad_output.dtype, copy=False)

@@ -28,7 +28,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray, dense_strides
-from .common import no_derivative, ops, output_differentiability, scalar_type_name
+from .common import last_axis_maximum, no_derivative, ops, output_differentiability, scalar_type_name
 from .meta_rules import rule
 from .registry import Sample, Tensor, TensorSpec, op
 
@@ -137,7 +137,7 @@ def _flash_output(query, key, value, is_causal, attn_mask, scale):
         values = value.astype(accumulation, copy=False)
         source = scores.shape[-1]
         if source <= _KV_BLOCK:  # one block of keys: no rescaling
-            row_max = np.maximum.reduce(scores, -1, keepdims=True, initial=-np.inf)
+            row_max = last_axis_maximum(scores) if source else np.full(scores.shape[:-1] + (1,), -np.inf, scores.dtype)
             dead = row_max == -np.inf
             if dead.any():  # a row with nothing to attend to: exp(-inf - 0) = 0, not exp(-inf + inf)
                 row_max[dead] = 0

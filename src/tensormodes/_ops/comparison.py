@@ -16,6 +16,7 @@ from numbers import Number
 import numpy as np
 
 from .. import _dtype as dt
+from .._memory_format import strided
 from ._pointwise import (
     _ND,
     _as,
@@ -458,7 +459,8 @@ def _where_decomposition(condition, input=None, other=None):
     # a Python number operand becomes a 0-d tensor of the result's dtype (``other`` first), and
     # the tensor operand is cast to it, as PyTorch's overloads for numbers do
     dtype = operand_dtype(*(np.empty((0,) * v.dim(), v.dtype._np) if is_tensor(v) else v for v in (input, other)))
-    made = {name: ops.scalar_tensor(value, dtype=dtype, device=condition.device)
+    # (ATen's at::scalar_tensor(value, options): the options, not the Python binding's pin_memory=False)
+    made = {name: ops.ops.aten.scalar_tensor.default(value, dtype=dtype, layout=strided, device=condition.device)
             for name, value in (("other", other), ("input", input)) if not is_tensor(value)}
     input, other = (made.get(name, value.to(dtype) if is_tensor(value) else value)
                     for name, value in (("input", input), ("other", other)))

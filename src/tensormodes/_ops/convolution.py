@@ -229,6 +229,8 @@ def _check_backend(input, weight, bias, sizes, out_sizes, out_channels: int, arg
     if weight.dtype != input.dtype:
         raise RuntimeError(f"expected scalar type {array_type_name(input)} but found {array_type_name(weight)}")
     if transposed and bias is not None:
+        if len(sizes) == 3 and bias.dtype != input.dtype:  # slow_conv_transpose3d reads it as the input's type
+            raise RuntimeError(f"expected scalar type {array_type_name(input)} but found {array_type_name(bias)}")
         # the transposed kernel adds the bias in place: no lower category
         _check_written(dt.result_dtype((input, bias)), input.dtype)
     return backend, input.dtype

@@ -964,3 +964,35 @@ def new_full(input: Tensor, size, fill_value: Number, *, dtype: dt.dtype | None 
     check_device(device)
     value = python_scalar(fill_value, "new_full", "fill_value", 2)
     return _filled(_full_size(size, "new_full"), value, dt.NP_TO_DTYPE[_new_target(input, dtype)])
+
+
+def _new_strided_geometry(size, stride) -> tuple:
+    if isinstance(size, (tuple, list)) and isinstance(stride, (tuple, list)) and len(size) != len(stride):
+        raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
+                           f"({len(stride)})")
+    return strided_geometry(size, stride, "new_empty_strided")
+
+
+def _new_empty_strided_meta(input, size, stride, *, dtype=None, device=None, **_):
+    shape, strides = _new_strided_geometry(size, stride)
+    check_device(device)
+    return MetaArray(shape, _new_target(input, dtype), strides)
+
+
+@op(function=False, method=True, factory=True, random=True, meta=rule(_new_empty_strided_meta),
+    samples=(Sample((M23, (2, 3), (1, 2))), Sample((_INT32_23, [4], [2]), {"dtype": dt.float64})),
+    errors=(Sample((M23, (2, 3), (1,))),), schema={"size": "SymInt[]", "stride": "SymInt[]"})
+def new_empty_strided(input: Tensor, size: Sequence[int], stride: Sequence[int], *, dtype: dt.dtype | None = None,
+                      layout=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``empty_strided`` with this tensor's dtype unless ``dtype`` is given (autograd copies a
+    gradient into one shaped as its leaf when it accumulates, as PyTorch).
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(1, dtype=tm.int32).new_empty_strided((2, 3), (1, 2)).stride()
+    (1, 2)
+    """
+    shape, strides = _new_strided_geometry(size, stride)
+    check_device(device)
+    target = _new_target(input, dtype)
+    storage = _np_empty(storage_span(shape, strides), target)
+    return np.ndarray(shape, target, buffer=storage, strides=tuple(s * target.itemsize for s in strides))

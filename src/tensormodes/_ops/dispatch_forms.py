@@ -269,6 +269,19 @@ def _nll_loss2d_backward_meta(grad_output, input, target, weight, reduction, ign
 
 
 def _nll_backward(grad_output, input, target, weight, reduction: int, ignore_index: int, total_weight):
+    if reduction == 1 and weight is None and type(input) is np.ndarray and input.ndim == 2 and \
+            grad_output.size == 1 and total_weight.size == 1 and target.dtype == np.int64 and \
+            target.shape == input.shape[:1] and target.size and input.dtype in _nn.NLL_INPUT_TYPES:
+        # The mean over a (batch, classes) input with every target valid and none ignored (every
+        # classifier's loss), in the steps of the general path below: -grad_output / total_weight
+        # at each target's class
+        if np.maximum.reduce(target.view(np.uint64), axis=None) < input.shape[1] and \
+                not 0 <= ignore_index < input.shape[1]:
+            total = total_weight.reshape(()).item()
+            if total:
+                grad_input = np.zeros(input.shape, input.dtype)
+                grad_input[np.arange(target.shape[0]), target] = -(grad_output.reshape(()) / total)
+                return grad_input
     mode = _reduction_name(reduction)
     total = None if mode != "mean" else total_weight.reshape(()).item()
     return _nn.nll_backward_values(grad_output, input, target, weight, mode, ignore_index, total)
@@ -461,6 +474,9 @@ def _aten_indices(indices, ndim: int) -> list:
         raise IndexError("at least one index must be provided")
     if len(indices) > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim} (got {len(indices)})")
+    if any(item is not None and np.dtype(getattr(item.dtype, "_np", item.dtype)) not in _indexing._INDEX_DTYPES
+           for item in indices):
+        raise IndexError(_indexing._INDEX_TYPES_ERROR)  # (a 0-dim int8 one too, which Python indexing takes)
     tensors = [item for item in indices if item is not None]
     if any(str(item.dtype).rsplit(".", 1)[-1] not in ("int64", "int32", "uint8", "bool") for item in tensors):
         raise IndexError(_indexing._INDEX_TYPES_ERROR)  # a 0-dim int8 too: ATen reads none as a number
@@ -496,12 +512,22 @@ def _index_grad(grad, input_shape, indices):
     return grad_input, [None] * len(indices)
 
 
+def _integers_only_shape(input, meaning, *, checked: bool = True) -> tuple | None:
+    """The result's shape where the indices are only 0-dim integers (their dimensions go), after
+    the CPU kernel's check of an indexed dimension of size 0 (``checked``; PyTorch's meta rule
+    has none); None for other indices."""
+    if not all(item is None or not item.ndim for item in meaning):
+        return None
+    if checked and any(input.shape[dim] == 0 for dim, item in enumerate(meaning) if item is not None):
+        raise IndexError("index is out of bounds for dimension with size 0")
+    return tuple(size for size, item in zip(input.shape, meaning) if item is None) + input.shape[len(meaning):]
+
+
 def _index_meta(input, indices):
     meaning = _aten_indices(indices, input.ndim)
-    if all(item is None or (not item.ndim and not _zero_dim_mask(item)) for item in meaning):
-        # only 0-dim integers: their dimensions go, whatever the (unknown) positions
-        return MetaArray(tuple(size for size, item in zip(input.shape, meaning) if item is None)
-                         + input.shape[len(meaning):], input.dtype)
+    shape = _integers_only_shape(input, meaning, checked=False)
+    if shape is not None:  # whatever the (unknown) positions
+        return MetaArray(shape, input.dtype)
     try:
         return _indexing._getitem_meta(input, _index_key(meaning))
     except DataDependentOutputError:
@@ -528,7 +554,11 @@ def index_kernel(input: Tensor, indices: Index) -> Tensor:
     >>> tm.ops.aten.index.Tensor(tm.tensor([[1, 2], [3, 4]]), [None, tm.tensor([1, 1])]).tolist()
     [[2, 2], [4, 4]]
     """
-    result = _indexing.getitem(input, _index_key(_aten_indices(indices, input.ndim)))
+    meaning = _aten_indices(indices, input.ndim)
+    shape = _integers_only_shape(input, meaning)
+    if shape is not None and 0 in shape:  # ATen reads no position for an empty result, so checks none
+        return np.empty(shape, input.dtype)
+    result = _indexing.getitem(input, _index_key(meaning))
     if np.may_share_memory(result, input):  # 0-dim integer indices act as integers there: a view
         result = result.copy()
     return result

@@ -105,13 +105,14 @@ def _many_dims(shape: tuple, s, dim, c2r: bool) -> tuple[tuple[int, ...], tuple[
     ndim = len(shape)
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        if s is not None and len(s) != len(dims):
-            raise RuntimeError("When given, dim and shape arguments must have the same length")
+        # PyTorch wraps the dims and checks them unique before comparing them with s
         if ndim == 0 and dims:
             raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
         dims = tuple(wrap_dim(d, ndim) for d in dims)
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
+        if s is not None and len(s) != len(dims):
+            raise RuntimeError("When given, dim and shape arguments must have the same length")
     elif s is not None:
         if len(s) > ndim:
             raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has {ndim} dimensions.")

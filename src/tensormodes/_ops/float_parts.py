@@ -93,7 +93,7 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
             power = np.exp2(other.astype(np.float64))
             if other.dtype in HALF_TYPES:
                 power = power.astype(np.float32)
-            other = power.astype(other.dtype)
+            other = np.asarray(power).astype(other.dtype)  # (a 0-dim power stays an array: a tensor's promotion)
         return _float_binary(np.multiply, input, other, "ldexp", complex_ok=True)
     floating_input = input.dtype.kind == "f" or input.dtype in HALF_TYPES
     if floating_input and other.dtype == np.bool_:  # the floating input's kernel takes integer exponents only

@@ -10,6 +10,8 @@ returns an uninitialised value there).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype as dt
@@ -150,11 +152,29 @@ def _check_multilabel_margin(input, target) -> tuple[int, int]:
     frames, classes = _check_input(input)
     if tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
+    if target.size:
+        _check_label_range(target, classes)
     if input.dtype not in _FLOATING:
         raise not_implemented("multilabel_margin_loss_forward_out_frame", dtype_of(input))
     if target.dtype != np.int64:
         raise RuntimeError(f"expected scalar type Long but found {scalar_type_name(dtype_of(target))}")
     return frames, classes
+
+
+def _check_label_range(target, classes: int) -> None:
+    """PyTorch's range check, before any dtype check: the target's minimum and maximum, read as
+    int64 (a float truncated; NaN, inf or beyond int64 refused), within -1 .. classes - 1."""
+    if target.dtype.kind == "c":
+        raise not_implemented("min_all", dtype_of(target))
+    if type(target) is MetaArray:
+        return
+    for extreme, in_range in ((target.min(), lambda v: v >= -1), (target.max(), lambda v: v < classes)):
+        if target.dtype.kind not in "iub":
+            extreme = float(extreme)
+            if not math.isfinite(extreme) or abs(extreme) >= 2.0**63:
+                raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        if not in_range(int(extreme)):
+            raise RuntimeError("argument #2 'target' is out of range")
 
 
 def _multilabel_margin_loss_meta(input, target, reduction="mean"):
@@ -201,8 +221,6 @@ def _multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mea
     """
     frames, classes = _check_multilabel_margin(input, target)
     labels = target.reshape(frames, classes)
-    if labels.size and (labels.min() < -1 or labels.max() >= classes):
-        raise RuntimeError("argument #2 'target' is out of range")
     listed = np.cumprod(labels != -1, axis=1).astype(bool)  # the entries before the first -1
     counts = np.zeros((frames, classes), np.int64)
     rows = np.broadcast_to(np.arange(frames)[:, None], labels.shape)

@@ -31,6 +31,7 @@ from .common import (
     check_same_shape_or_broadcast,
     cpp_type_name,
     dtype_of,
+    no_complex_autograd,
     not_implemented,
     ops,
     quiet,
@@ -247,7 +248,7 @@ def _reduction(size_average, reduce, reduction: str, warn: bool = False) -> str:
     return reduction
 
 
-_NLL_INPUT_TYPES = frozenset(d._np for d in (dt.float16, dt.bfloat16, dt.float32, dt.float64))
+NLL_INPUT_TYPES = frozenset(d._np for d in (dt.float16, dt.bfloat16, dt.float32, dt.float64))
 
 
 def _nll_kernel(input: np.ndarray, backward: bool) -> str:
@@ -295,7 +296,7 @@ def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index,
     target and weight as the kernels use them (see ``_check_counted``).
     """
     if input.ndim == 2 and weight is None and target.dtype == np.int64 and target.shape == input.shape[:1] \
-            and target.size and input.dtype in _NLL_INPUT_TYPES:
+            and target.size and input.dtype in NLL_INPUT_TYPES:
         # The common (batch, classes) case with every target valid and none ignored, in few steps
         # (it runs for every loss and again for its gradient); anything else takes the path below.
         classes = input.shape[1]
@@ -345,7 +346,7 @@ def _check_counted(input, target, weight, backward: bool) -> tuple:
                                f"but got weight tensor of shape: {list(weight.shape)}")
     if input.ndim == 4 and target.shape[1:] != input.shape[2:]:
         raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
-    if input.dtype not in _NLL_INPUT_TYPES:
+    if input.dtype not in NLL_INPUT_TYPES:
         raise not_implemented(_nll_kernel(input, backward), dt.NP_TO_DTYPE[input.dtype])
     if weight is not None and weight.dtype != input.dtype:  # the kernel reads it as input's type
         raise RuntimeError(f"expected scalar type {array_type_name(input)} but found {array_type_name(weight)}")
@@ -474,13 +475,8 @@ def _binary_cross_entropy_meta(input, target, weight=None, size_average=None, re
     Sample((TensorSpec((3,)), TensorSpec((), "int64", 0, 2))),
     Sample((TensorSpec((2, 3, 4)), TensorSpec((2, 4), "int64", 0, 2))),
     Sample((TensorSpec((4, 3)), TensorSpec((4,), "int64", 0, 2)), {"ignore_index": 1})),
-    schema={
-        "(order)": "self target weight reduction ignore_index",
-        "ignore_index": "SymInt",
-        "reduction": "int=1",
-        "size_average": None,
-        "reduce": None,
-    })
+    schema={"(order)": "self target weight reduction ignore_index", "ignore_index": "SymInt", "reduction": "int=1",
+            "size_average": None, "reduce": None})
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
              ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Negative log likelihood of ``target`` class indices under log-probabilities ``input``
@@ -713,7 +709,7 @@ def _check_binary_cross_entropy(input, target, weight) -> None:
         shape = _broadcast_shapes_checked(target.shape, weight.shape)  # F.binary_cross_entropy expands the weight
         if shape != input.shape:
             raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
-    if input.dtype not in _NLL_INPUT_TYPES:
+    if input.dtype not in NLL_INPUT_TYPES:
         raise not_implemented("binary_cross_entropy", dt.NP_TO_DTYPE[input.dtype])
 
 
@@ -849,7 +845,7 @@ def _cross_entropy_node(input, target, weight, reduction, ignore_index) -> str:
 
 
 @op(grad=_cross_entropy_loss_grad, saves=("log_probs",), node=_cross_entropy_node,
-    decompose=cross_entropy_decomposition,
+    decompose=cross_entropy_decomposition, differentiable=no_complex_autograd("_log_softmax"),
     meta=rule(_cross_entropy_loss_meta),
     errors=(Sample((_LOGITS, TensorSpec((3,), "int64", 0, 2))), Sample((TensorSpec((4, 3), "int64"), _TARGET)),
             Sample((_LOGITS, _TARGET, TensorSpec((2,)))), Sample((_LOGITS, TensorSpec((4, 3), "int64", 0, 2))),

@@ -229,7 +229,8 @@ def _native_layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: T
         result += bias
     # the output from the float32 statistics; the saved ones rounded to their dtype (the backward reads those)
     work = _statistics_dtype(input, weight, bias)
-    return np.asarray(result, dtype=input.dtype), mean.astype(work), rstd.astype(work)
+    # (mean and rstd are new arrays: already of that dtype, they are returned as they are)
+    return np.asarray(result, dtype=input.dtype), mean.astype(work, copy=False), rstd.astype(work, copy=False)
 
 
 def _half_layer_norm(x: np.ndarray, count: int, weight, bias, eps: float) -> tuple[np.ndarray, ...]:

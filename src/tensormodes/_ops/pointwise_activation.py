@@ -20,7 +20,6 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
-from ._pointwise import BLOCK, blockwise
 from ._random_math import fma32
 from .common import (
     HALF_TYPES,
@@ -116,9 +115,9 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     elif input.dtype in _VECTOR_GELU and input.size > 1 and input.flags.c_contiguous:
         # PyTorch's vectorized float kernel (a contiguous float32 or bfloat16 input of two or more
         # elements) halves last, so x >= 2**127 overflows to inf, and its erf is NaN at +inf.
-        # x * (1 + erf(x / sqrt(2))) * 0.5, operands in that order, in place: fewer whole-array
-        # temporaries, which the C heap would give back and fault in again at every call
-        result = blockwise(_vector_gelu, x, block=2 * BLOCK)  # float32 temporaries (erf blocks its own)
+        # x * (1 + erf(x / sqrt(2))) * 0.5, operands in that order, in place in the result: no
+        # whole-array temporary, which the C heap would give back and fault in again at every call
+        result = _vector_gelu(x)
     elif input.dtype == np.float16 and input.flags.c_contiguous:
         # PyTorch's float16 kernel: its vector steps' own erf, then 0.5 * x * (1 + erf)
         result = np.float32(0.5) * x * (np.float32(1) + _half_gelu_erf(x * np.float32(1 / math.sqrt(2))))
@@ -128,7 +127,9 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
 
 
 def _vector_gelu(x: np.ndarray) -> np.ndarray:
-    result = _erf_rounded(x * (1 / math.sqrt(2)))
+    # erf of the whole array in one call: its fast path's fixed costs (~40 us: the elements apart,
+    # from 1 on) once, not once a block
+    result = _erf_rounded(np.multiply(x, 1 / math.sqrt(2)), in_place=True)
     np.add(1, result, out=result)
     np.multiply(x, result, out=result)
     result *= 0.5
@@ -758,6 +759,12 @@ def _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights, inc
                                    f"improved?  If so, please report an enhancement request to PyTorch.)")
     if include_last_offset and not offsets.shape[0]:
         raise RuntimeError("include_last_offset: number of offset should be at least 1")
+    if offsets.ndim > 1:  # (beside 2-D indices) PyTorch's kernel fails on them: where depends on its path
+        if mode != 0 or weight.dtype == np.float64 or padding_idx is not None and padding_idx >= 0:
+            rows = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+            raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {offsets.ndim} with type: "
+                             f"{array_type_name(np.empty(0, common))} and size: {[rows, *offsets.shape[1:]]}")
+        raise RuntimeError(f"offsets has to be a 1D Tensor, but got Tensor of dimension {offsets.ndim}")
     return common
 
 
@@ -767,11 +774,14 @@ def _embedding_bag_meta(weight, indices, offsets, scale_grad_by_freq=False, mode
     bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
     width = weight.shape[1]
     winners = (max(bags, 0), width) if mode == 2 else (0,)
-    return MetaArray((max(bags, 0), width), weight.dtype), MetaArray(winners, np.dtype(np.int64))
+    long = np.dtype(np.int64)
+    return (MetaArray((max(bags, 0), width), weight.dtype), MetaArray((indices.size,), long),
+            MetaArray((max(bags, 0),), long), MetaArray(winners, long))
 
 
-def _embedding_bag_grad(grad, weight, weight_shape, indices, offsets, scale_grad_by_freq, mode, per_sample_weights,
-                        include_last_offset, padding_idx, max_indices, needs_input_grad):
+def _embedding_bag_grad(grad, weight, weight_shape, indices, offsets, scale_grad_by_freq, mode, sparse,
+                        per_sample_weights, include_last_offset, padding_idx, offset2bag, bag_size, max_indices,
+                        needs_input_grad):
     # PyTorch's EmbeddingBagBackward0: each index's row gets its bag's gradient (divided by the
     # bag's size for 'mean', by the index's count with scale_grad_by_freq, times its sample
     # weight); for 'max' each bag's gradient goes to the rows that gave the maxima.
@@ -782,6 +792,17 @@ def _embedding_bag_grad(grad, weight, weight_shape, indices, offsets, scale_grad
         indices = indices.long()
     if offsets.dim() != 1:
         offsets = offsets.reshape(-1)
+    if not ops.is_grad_enabled():
+        # PyTorch's formula: its backward ops, over the layout the forward kernel returned (the saved
+        # layout has no history: with create_graph the public-op form below runs instead)
+        aten = ops.ops.aten
+        padding = () if padding_idx is None or padding_idx == -1 else (padding_idx,)  # (-1: the default, left out)
+        return (aten._embedding_bag_backward.default(
+            grad, indices, offsets, offset2bag, bag_size, max_indices, rows, scale_grad_by_freq, mode, sparse,
+            per_sample_weights, *padding) if needs_input_grad[0] else None, None, None,
+            aten._embedding_bag_per_sample_weights_backward.default(
+                grad, weight, indices, offsets, offset2bag, mode, *padding)
+            if per_sample_weights is not None and needs_input_grad[3] else None)
     if mode == 2:
         won = max_indices >= 0
         columns = ops.arange(width, device=grad.device).expand(max_indices.shape)
@@ -816,7 +837,8 @@ _BAG_WEIGHT = TensorSpec((5, 3), "float32")
 _BAG_INDICES = TensorSpec((6,), "int64", 0, 4)
 
 
-@op(node="embedding_bag", grad=_embedding_bag_grad, saves=("max_indices",), meta=rule(_embedding_bag_meta),
+@op(node="embedding_bag", grad=_embedding_bag_grad, saves=("offset2bag", "bag_size", "max_indices"),
+    meta=rule(_embedding_bag_meta),
     save_only_for={"weight": "per_sample_weights"}, differentiable=no_complex_autograd("embedding_bag"), samples=(
     Sample((_BAG_WEIGHT, _BAG_INDICES, TensorSpec((1,), "int64", 0, 0))),
     Sample((_BAG_WEIGHT, _BAG_INDICES, TensorSpec((2,), "int64", 0, 0), False, 1)),
@@ -851,6 +873,8 @@ def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_
         raise RuntimeError(f"Index {position} of input takes value {int(indices[position])} which is not in the "
                            f"valid range [0, {weight.shape[0]})")
     values = _floating(weight, "embedding_bag")[indices[kept]]
+    # the layout PyTorch's backward reads: each index's bag, each bag's count of rows taken
+    layout = (bag_of.clip(0).astype(np.int64), np.bincount(bag_of[kept], minlength=bags)[:bags].astype(np.int64))
     if per_sample_weights is not None:
         values = values * per_sample_weights[kept][:, None]
     rows = bag_of[kept]
@@ -864,7 +888,7 @@ def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_
         winners = np.full((bags, width), -1, np.int64)
         hit_rows, hit_columns = np.nonzero(values == result[rows])
         winners[rows[hit_rows[::-1]], hit_columns[::-1]] = indices[kept][hit_rows[::-1]]
-        return _rounded(result, weight), winners
+        return _rounded(result, weight), layout[0], layout[1], winners
     result = np.zeros((bags, width), values.dtype)
     np.add.at(result, rows, values)
     # (fbgemm runs the bags without a padding_idx)
@@ -874,7 +898,7 @@ def _embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_
         if weight.dtype in HALF_TYPES:  # PyTorch divides the bag's sum rounded to the half type
             result = rounded(result).astype(values.dtype)
         result /= np.maximum(np.bincount(rows, minlength=bags)[:bags], 1)[:, None].astype(values.dtype)
-    return rounded(result), np.zeros(0, np.int64)
+    return rounded(result), layout[0], layout[1], np.zeros(0, np.int64)
 
 
 _BFLOAT16 = np.dtype(dt.bfloat16._np)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _dtype as dt
 from .._meta_array import MetaArray
+from .._tensor_base import PLAIN
 from ._reduction import _checked_meta, _kernel_rule, _no_checks, _probe_quietly
 from .common import (
     HALF_TYPES,
@@ -46,6 +47,9 @@ from .registry import OWN, Dunder, Sample, Tensor, TensorSpec, alias, op
 def _compute(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
     """Operands as NumPy should multiply them: half types widened to float32."""
     return tuple(a.astype(np.float32) if a.dtype in HALF_TYPES else a for a in arrays)
+
+
+_BLAS_FLOATS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 
 def _product(func, *arrays: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
@@ -374,7 +378,7 @@ def _matmul_decomposition(input, other):
     if dim1 == 2 and dim2 == 1:
         return input.mv(other)
     if dim1 == 1 and dim2 == 2:
-        return input.unsqueeze(0).mm(other).squeeze(0)  # PyTorch squeezes in place (squeeze_)
+        return input.unsqueeze(0).mm(other).squeeze_(0)  # as PyTorch: squeeze_.dim, SqueezeBackward4
     if dim1 == 2 and dim2 == 2:
         return input.mm(other)
     unsafe_view = ops.ops.aten._unsafe_view.default
@@ -490,6 +494,10 @@ _OUT_DTYPE_ERROR = ("Could not run 'aten::{}.dtype' with arguments from the 'CPU
 
 
 def _column_major(matrix) -> bool:
+    data = matrix._data if type(matrix) is PLAIN.tensor else None
+    if type(data) is np.ndarray and data.ndim == 2 and data.size:  # ``stride()``'s elements, read from the array
+        rows, (first, second), size = data.shape[0], data.strides, data.itemsize
+        return first // size == 1 and second // size == rows and rows > 1
     rows = matrix.shape[0]
     return matrix.stride() == (1, rows) and rows > 1
 
@@ -536,6 +544,10 @@ def mm(input: Tensor, mat2: Tensor, out_dtype: dt.dtype | None = None) -> Tensor
     tensor([[3],
             [7]])
     """
+    if type(input) is np.ndarray and type(mat2) is np.ndarray and input.ndim == 2 == mat2.ndim and \
+            out_dtype is None and input.shape[1] == mat2.shape[0] and input.dtype == mat2.dtype and \
+            input.dtype in _BLAS_FLOATS:
+        return np.matmul(input, mat2)  # float32 or float64 matrices that fit: no check to make, no cast
     if out_dtype is not None:
         raise NotImplementedError(_OUT_DTYPE_ERROR.format("mm"))
     if input.ndim != 2:
@@ -871,6 +883,13 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
     tensor([[3.5000, 3.5000],
             [3.5000, 3.5000]])
     """
+    if type(beta) is int and type(alpha) is int and beta == 1 == alpha and type(input) is np.ndarray and \
+            type(mat1) is np.ndarray and type(mat2) is np.ndarray and input.dtype in _BLAS_FLOATS and \
+            mat1.dtype == input.dtype == mat2.dtype and mat1.ndim == 2 == mat2.ndim and \
+            mat1.shape[1] == mat2.shape[0] and input.shape in ((mat2.shape[1],), (mat1.shape[0], mat2.shape[1])):
+        # ``linear``'s decomposition (a bias row or a whole matrix): the steps below, without their copies
+        product = np.matmul(mat1, mat2)
+        return np.add(product, input, out=product)
     target = _addmm_checks(input, mat1, mat2)
     dtype = dtype_of(input)
     beta, alpha = _coefficient(beta, dtype), _coefficient(alpha, dtype)
@@ -912,7 +931,8 @@ def _coefficient(value, dtype: dt.dtype):
         value = value.item()
     if not isinstance(value, (bool, int, float, complex)):
         raise TypeError(f"alpha and beta must be numbers, not {type(value).__name__}")
-    return checked_fill_value(value, dtype) if dtype._category != dt._INT else value
+    # (half types scale in float32, PyTorch's opmath type: a complex value names float)
+    return checked_fill_value(value, dt.float32 if dtype in (dt.float16, dt.bfloat16) else dtype)
 
 
 def _check_expandable(input, target: tuple) -> None:

@@ -24,6 +24,7 @@ from .common import (
     not_implemented,
     operand_dtype,
     ops,
+    quiet,
     scalar_type_name,
     wrap_dims,
 )
@@ -367,6 +368,12 @@ def _cross_dim(input: np.ndarray, other: np.ndarray, dim: int | None) -> int:
 
 
 def _cdist_grad(grad, x1, x2, result, p, needs_input_grad):
+    if not ops.is_grad_enabled():
+        # PyTorch's formula: its backward op for each input (x2's over the transposed gradient and distances)
+        backward = ops.ops.aten._cdist_backward.default
+        return (backward(grad.contiguous(), x1, x2, p, result) if needs_input_grad[0] else None,
+                backward(grad.mT.contiguous(), x2, x1, p, result.mT.contiguous()) if needs_input_grad[1] else None)
+    # With create_graph (PyTorch has no derivative of _cdist_backward): the same values through public ops.
     difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == math.inf:
         # PyTorch's kernel: every coordinate at the maximum gets the whole gradient (ties are not
@@ -416,6 +423,48 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_fo
     else:
         result = (difference ** p).sum(axis=-1) ** (1 / p)
     return np.asarray(result, dtype=x1.dtype)
+
+
+def _cdist_backward_meta(grad, x1, x2, p, cdist):
+    batch = tuple(check_same_shape_or_broadcast(x1.shape[:-2], x2.shape[:-2]))
+    return MetaArray(batch + x1.shape[-2:], x1.dtype)
+
+
+@op(function=False, aten="default", meta=rule(_cdist_backward_meta), differentiable=False, samples=tuple(
+    Sample((TensorSpec((3, 4)), TensorSpec((3, 2)), TensorSpec((4, 2)), p, TensorSpec((3, 4), low=0.5)))
+    for p in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, math.inf)) + (
+    Sample((TensorSpec((2, 3, 4), "float64"), TensorSpec((3, 2), "float64"), TensorSpec((2, 4, 2), "float64"), 2.0,
+            TensorSpec((2, 3, 4), "float64", 0.5))),))
+def _cdist_backward(grad: Tensor, x1: Tensor, x2: Tensor, p: float, cdist: Tensor) -> Tensor:
+    """The gradient of ``cdist(x1, x2, p)`` (whose result is ``cdist``) with respect to ``x1``, for
+    output gradient ``grad``, batch dimensions broadcast (autograd sums them back): PyTorch's kernel,
+    term for term (0 where a distance is 0).
+
+    >>> import tensormodes as tm
+    >>> x1, x2 = tm.tensor([[0.0, 0.0], [3.0, 4.0]]), tm.tensor([[0.0, 0.0]])
+    >>> tm.ops.aten._cdist_backward.default(tm.ones(2, 1), x1, x2, 2.0, tm.cdist(x1, x2))
+    tensor([[0.0000, 0.0000],
+            [0.6000, 0.8000]])
+    """
+    batch = tuple(check_same_shape_or_broadcast(x1.shape[:-2], x2.shape[:-2]))
+    x1 = np.broadcast_to(x1, batch + x1.shape[-2:])
+    difference = x1[..., :, None, :] - np.broadcast_to(x2, batch + x2.shape[-2:])[..., None, :, :]
+    distance, g = cdist[..., None], grad[..., None]
+    with quiet():
+        if p == 0:
+            terms = np.zeros_like(difference)
+        elif p == 1:
+            terms = g * np.sign(difference)
+        elif p < 2:
+            terms = np.where((distance == 0) | ((difference == 0) & (p < 1)), 0,
+                             np.sign(difference) * np.abs(difference) ** (p - 1) * g / distance ** (p - 1))
+        elif p == 2:
+            terms = np.where(distance == 0, 0, g * difference / distance)
+        elif p == math.inf:
+            terms = g * np.sign(difference) * (1 - np.minimum(1, np.ceil(np.abs(np.abs(difference) - distance))))
+        else:
+            terms = np.where(distance == 0, 0, difference * np.abs(difference) ** (p - 2) * g / distance ** (p - 1))
+    return np.asarray(terms.sum(-2), dtype=x1.dtype)
 
 
 def _check_pdist(input, p) -> None:

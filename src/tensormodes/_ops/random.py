@@ -696,6 +696,9 @@ def normal(mean: Tensor | Number, std: Tensor | Number = 1.0, size=None, *, gene
                       d._np)
 
 
+_complex_refused = no_complex_autograd("bernoulli")
+
+
 def _bernoulli_grad(grad, p):
     # PyTorch: a zero gradient for the probabilities, and none at all with a fixed ``p``
     if p is not None:
@@ -705,7 +708,9 @@ def _bernoulli_grad(grad, p):
 
 @op(meta=MetaRule(_same_shape_random_meta, "bernoulli"),
     errors=(Sample((TensorSpec((2,), "int64"),)), Sample((M23, 1.5))),
-    method=True, out=True, grad=_bernoulli_grad, differentiable=no_complex_autograd("bernoulli"), samples=(
+    method=True, out=True, grad=_bernoulli_grad,
+    # (with a fixed p PyTorch records its not-implemented node, complex or not)
+    differentiable=lambda self, p=None, *rest: p is not None or _complex_refused(self), samples=(
     Sample((TensorSpec((2, 3), "float32", 0, 0),)), Sample((TensorSpec((3,), "float64", 1, 1),)),
     Sample((TensorSpec((2, 2), "float32"), 1.0)), Sample((TensorSpec((3,), "int64"), 0.0)),
     Sample((TensorSpec((2,), "float16", 1, 1),))),

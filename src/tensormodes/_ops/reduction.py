@@ -104,7 +104,14 @@ def _extreme_grad(larger: bool):
         values, indices = result
         return _scatter_back(grad[0], input.shape, indices, dim, keepdim), None
 
+    formula.result_saved = _extreme_result_saved
     return formula
+
+
+def _extreme_result_saved(input, dim=None, keepdim=False):
+    """What ``max`` / ``min`` save of their result, as PyTorch's overloads: all of it (``max()``), only the
+    indices (``max(dim)``), nothing (``max(other)``, maximum's formula)."""
+    return True if dim is None else False if hasattr(dim, "shape") else (1,)
 
 
 def _sum_grad(grad, input_shape, dim, keepdim):
@@ -149,6 +156,8 @@ def sum(input: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool =
         if dim is None:
             return np.asarray(np.add.reduce(input, axis=None, keepdims=keepdim))
         ndim = input.ndim
+        if type(dim) is list and len(dim) == 1:  # ``sum.dim_IntList``'s one dim (autograd's ``sum_to``)
+            dim = dim[0] if type(dim[0]) is int else dim
         if type(dim) is int and -ndim <= dim < ndim:  # one dim, as gradient formulas ask: no general parsing
             return np.asarray(np.add.reduce(input, axis=dim % ndim, keepdims=keepdim))
     return _sum_in(input, _reduction_axes(dim, input.ndim, "sum"), keepdim, _sum_dtype(input, dtype))

@@ -31,9 +31,26 @@ def _steps(count: int, align_corners: bool, dtype) -> np.ndarray:
     """PyTorch's ``linspace_from_neg_one``: the normalised coordinates of ``count`` pixels."""
     if count <= 1:
         return np.zeros(max(count, 1), dtype)[:count] if count == 0 else np.zeros(1, dtype)
+    if np.dtype(dtype).kind in "iu":
+        return _integer_steps(count, align_corners, np.dtype(dtype))
     steps = np.linspace(-1, 1, count, dtype=np.float64)
     if not align_corners:
         steps = steps * (count - 1) / count
+    return steps.astype(dtype)
+
+
+def _integer_steps(count: int, align_corners: bool, dtype: np.dtype) -> np.ndarray:
+    """``_steps`` in an integer dtype, as PyTorch computes them there: its linspace from -1 (255 in
+    uint8) to 1 (each half of the points counted from its own end, truncated), then, without
+    align_corners, the product by count - 1 in the dtype (wrapping) truly divided by count and
+    truncated back."""
+    start, end = int(np.array(-1).astype(dtype)), 1
+    step = (end - start) / (count - 1)
+    index = np.arange(count)
+    values = np.where(index < count // 2, start + step * index, end - step * (count - 1 - index))
+    steps = np.trunc(values).astype(np.int64)
+    if not align_corners:
+        steps = np.trunc((steps * (count - 1)).astype(dtype) / count).astype(np.int64)
     return steps.astype(dtype)
 
 
@@ -52,8 +69,11 @@ def _check_affine(theta, size) -> None:
     dims = len(size) - 2
     if dims not in (2, 3):
         raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
-    if theta.dtype == np.bool_:  # the base grid is a linspace in theta's dtype
-        raise not_implemented("linspace_cpu", dtype_of(theta))
+    for count in reversed(size[2:]):  # the base grid, built in theta's dtype, x first, before theta is read
+        if count <= 1 and (theta.dtype == np.bool_ or theta.dtype in HALF_TYPES):  # one point: at::tensor
+            raise not_implemented("tensor_cpu", dtype_of(theta))
+        if count > 1 and theta.dtype == np.bool_:
+            raise not_implemented("linspace_cpu", dtype_of(theta))
     if theta.ndim < 3:
         bound = max(theta.ndim, 1)
         raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, {bound - 1}], but got "
@@ -100,12 +120,12 @@ def affine_grid_generator(theta: Tensor, size: list[int], align_corners: bool) -
             [ 1.,  0.]])
     """
     _check_affine(theta, size)
-    if theta.dtype in HALF_TYPES and 1 in size[2:]:  # PyTorch builds a one-point axis with at::tensor
-        raise not_implemented("tensor_cpu", dtype_of(theta))
     base = _base_grid(size, align_corners, theta.dtype)
     points = base.reshape(-1, base.shape[-1])
     if theta.dtype in HALF_TYPES:  # (NumPy's einsum has no bfloat16: PyTorch's bmm computes in float32)
         grid = np.einsum("pk,njk->npj", points.astype(np.float32), theta.astype(np.float32))
+    elif theta.dtype.kind in "iu":  # an integer bmm wraps: the same residues as int64's, cast back
+        grid = np.einsum("pk,njk->npj", points.astype(np.int64), theta.astype(np.int64))
     else:
         grid = np.einsum("pk,njk->npj", points, theta)
     return np.ascontiguousarray(grid.reshape(size[0], *size[2:], len(size) - 2), dtype=theta.dtype)

@@ -128,6 +128,21 @@ def varargs_ints(args: tuple, op_name: str, param: str) -> tuple[int, ...]:
     return int_tuple(args, op_name, param)
 
 
+def known_size(size) -> int:
+    """The product of ``size`` when it is a tuple of plain non-negative ints (nothing to parse or
+    infer), else -1.
+
+    >>> known_size((2, 3)), known_size((2, -1)), known_size(([2, 3],))
+    (6, -1, -1)
+    """
+    count = 1
+    for d in size:
+        if type(d) is not int or d < 0:
+            return -1
+        count *= d
+    return count
+
+
 def _dim_list(dims, ndim: int, op_name: str, param: str = "dims") -> tuple[int, ...]:
     """Wrapped dims; RuntimeError naming the dim given twice."""
     return wrap_dims(int_tuple(dims, op_name, param), ndim)

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .. import _dtype as dt
+from .._memory_format import strided
 from ._pointwise import _float_unary, _real_float_unary
 from ._random_math import fma32
 from ._samples import BF16, C64, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
@@ -122,18 +122,25 @@ def _clenshaw(x: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
 # float32 rounding midpoint are left to the whole series.
 _LEADING_TERMS = (15, 17)
 _UNDECIDED = 2 ** 11
+# Below 1 (most of a GELU's elements) a polynomial of degree 9 in x**2, fitted to the inner series
+# on [0, 1] alone, is as close (within ~160 ulps on every float32 of [0.5, 1)): 10 Horner steps, not 15.
+_NEAR_ZERO_DEGREE = 9
 
 
 @functools.cache
-def _erf_leading_terms() -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """The first terms of ``_erf``'s two series as power coefficients, highest first (Horner's
-    order): of ``erf(x) / x`` in ``x**2`` on [0, 4], and of ``erfc(x) * exp(x**2)`` in ``x`` on
-    [2, 6]."""
-    def power(series, terms, domain):
-        polynomial = np.polynomial.Chebyshev(series[:terms], domain=domain).convert(kind=np.polynomial.Polynomial)
-        return tuple(float(c) for c in polynomial.coef[::-1])
+def _erf_leading_terms() -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+    """Power coefficients, highest first (Horner's order), of ``erf(x) / x`` in ``x**2`` near zero
+    (fitted to ``_erf``'s inner series on [0, 1]) and of the first terms of ``_erf``'s two series:
+    of ``erf(x) / x`` in ``x**2`` on [0, 4], and of ``erfc(x) * exp(x**2)`` in ``x`` on [2, 6]."""
+    def power(polynomial):
+        return tuple(float(c) for c in polynomial.convert(kind=np.polynomial.Polynomial).coef[::-1])
     inner, tail = _erf_series()
-    return power(inner, _LEADING_TERMS[0], [0, 4]), power(tail, _LEADING_TERMS[1], [2, 6])
+    chebyshev = np.polynomial.Chebyshev
+    nodes = (np.cos(np.pi * (np.arange(200) + 0.5) / 200) + 1) / 2  # Chebyshev nodes of [0, 1]
+    near_zero = chebyshev.fit(nodes, np.polynomial.chebyshev.chebval(nodes / 2 - 1, inner), _NEAR_ZERO_DEGREE,
+                              domain=[0, 1])
+    return (power(near_zero), power(chebyshev(inner[:_LEADING_TERMS[0]], domain=[0, 4])),
+            power(chebyshev(tail[:_LEADING_TERMS[1]], domain=[2, 6])))
 
 
 def _horner(x: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
@@ -152,54 +159,78 @@ def _near_midpoint(value: np.ndarray) -> np.ndarray:
     bits = value.view(np.int64)  # the low 29 bits are those float32 drops; the midpoint is 2**28
     bits -= 2 ** 28 - _UNDECIDED
     bits &= 2 ** 29 - 1
-    return np.flatnonzero(bits < 2 * _UNDECIDED)
+    return (bits < 2 * _UNDECIDED).nonzero()[0]  # (flatnonzero's Python wrapper: ~1 us a call)
 
 
-def _erf_rounded(x: np.ndarray) -> np.ndarray:
-    """``_erf(x)`` rounded to ``x``'s dtype, bit for bit.
+def _erf_rounded(x: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """``_erf(x)`` rounded to ``x``'s dtype, bit for bit; written into ``x`` (a contiguous float32
+    array) with ``in_place``, where a whole-array result would be one more array the C heap
+    gives back and faults in again at every call.
 
-    For float32 (GELU's inputs) about four times faster: the leading terms of the two series
-    by Horner's rule, in float64, decide the float32 value of every element farther than
-    ``_UNDECIDED`` float64 ulps from a float32 rounding midpoint (their error is 12x smaller,
-    so ``_erf`` rounds to the same float32 there: ``scripts/check_erf_float32.py`` compares the
-    two on every float32 of [0, 6], the tests on whole binades); the whole series computes the
-    rest (about one element in 100,000), NaN, and elements whose erf would be subnormal.
+    For float32 (GELU's inputs) several times faster: polynomials by Horner's rule, in
+    float64 (below 1 a degree-9 one fitted to the inner series on [0, 1]; up to 2 the inner
+    series' leading terms; beyond, the tail's), decide the float32 value of every element
+    farther than ``_UNDECIDED`` float64 ulps from a float32 rounding midpoint (their error is
+    12x smaller, so ``_erf`` rounds to the same float32 there: ``scripts/check_erf_float32.py``
+    compares the two on every float32 of [0, 6], the tests on whole binades); the whole series
+    computes the rest (about one element in 100,000), NaN, and elements whose erf would be
+    subnormal.
     """
     if x.dtype != np.float32:
-        return _erf(x).astype(x.dtype, copy=False)
-    with quiet():  # the inner series overflows far out, where the tail's replaces it
-        return _erf_float32(x)
+        result = _erf(x).astype(x.dtype, copy=False)
+    else:
+        with quiet():  # the inner series overflows far out, where the tail's replaces it
+            into = in_place and x.flags.c_contiguous
+            result = _erf_float32(x, x if into else np.empty(x.shape, np.float32))
+            if into:
+                return x
+    if in_place:
+        x[...] = result
+        return x
+    return result
 
 
-# Bit patterns of float32 magnitudes: from the smallest whose erf is a normal float32 up to 2,
-# the inner series decides; the others (zero, subnormal results, the tail, NaN) are looked at apart.
+# Bit patterns of float32 magnitudes: from the smallest whose erf is a normal float32 up to 1,
+# the polynomial near zero decides; the others (zero, subnormal results, [1, 2), the tail, NaN)
+# are looked at apart.
 _NORMAL_ERF_BITS = int(np.float32(2.0 ** -125).view(np.uint32))
-_TWO_BITS = int(np.float32(2.0).view(np.uint32))
+_ONE_BITS = int(np.float32(1.0).view(np.uint32))
+# elements per pass of Horner's rule: its two float64 buffers (256 KiB) stay in the L2 cache; 8,192 pays
+# NumPy's per-call cost twice as often, 32,768 and more fault their pages in at every call (both ~25 % slower)
+_ERF_BLOCK = 16384
 
 
-def _erf_float32(x: np.ndarray) -> np.ndarray:
-    shape, x = x.shape, x.reshape(-1)
-    result = np.empty(x.size, np.float32)
-    inner, tail = _erf_leading_terms()
-    undecided = []
-    for start in range(0, x.size, _BLOCK):  # in blocks, so the temporaries stay in the cache
-        block = slice(start, start + _BLOCK)
-        wide = x[block].astype(np.float64)  # signed: the series in x**2 times x is odd, as erf
-        value = _horner(np.multiply(wide, wide), inner)
+def _erf_float32(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """The float32 erf of ``x`` written into ``out`` (contiguous; ``x`` itself or a new array); every
+    temporary a block's, and the elements apart (from 1 on, NaN, subnormal results) gathered block
+    by block before it is overwritten, then taken together (their steps' fixed costs once)."""
+    x, result = x.reshape(-1), out.reshape(-1)
+    near_zero, inner, tail = _erf_leading_terms()
+    undecided, undecided_x, apart, apart_x = [], [], [], []
+    for start in range(0, x.size, _ERF_BLOCK):  # in blocks, so the temporaries stay in the cache
+        values = x[start:start + _ERF_BLOCK]
+        magnitude = values.view(np.uint32) & 0x7FFFFFFF
+        magnitude -= _NORMAL_ERF_BITS  # unsigned: those below wrap around to the top
+        far = (magnitude >= _ONE_BITS - _NORMAL_ERF_BITS).nonzero()[0]
+        if far.size:
+            apart.append(far + start)
+            apart_x.append(values[far])
+        wide = values.astype(np.float64)  # signed: the series in x**2 times x is odd, as erf
+        value = _horner(np.multiply(wide, wide), near_zero)
         value *= wide
-        result[block] = value
-        near = _near_midpoint(value)
+        result[start:start + _ERF_BLOCK] = value
+        near = _near_midpoint(value)  # (elements from 1 on are replaced below; a flagged one is only recomputed)
         if near.size:
             undecided.append(near + start)
-    magnitude = x.view(np.uint32) & 0x7FFFFFFF
-    magnitude -= _NORMAL_ERF_BITS  # unsigned: those below wrap around to the top
-    apart = np.flatnonzero(magnitude >= _TWO_BITS - _NORMAL_ERF_BITS)
-    if apart.size:
-        undecided.append(_erf_float32_apart(x, apart, result, tail))
+            undecided_x.append(wide[near])
+    if apart:
+        apart, apart_x = np.concatenate(apart), np.concatenate(apart_x)
+        for positions in _erf_float32_apart(apart, apart_x, result, inner, tail):
+            undecided.append(apart[positions])
+            undecided_x.append(apart_x[positions].astype(np.float64))
     if undecided:
-        where = np.concatenate(undecided)
-        result[where] = _erf_few(x[where])
-    return result.reshape(shape)
+        result[np.concatenate(undecided)] = _erf_few(np.concatenate(undecided_x))
+    return out
 
 
 _FEW_UNDECIDED = 32  # up to this many, Python's floats replay the series (~3 us an element, ~90 us a NumPy call)
@@ -224,17 +255,31 @@ def _erf_few(x: np.ndarray) -> np.ndarray:
     return np.copysign(np.array(values), x)
 
 
-def _erf_float32_apart(x: np.ndarray, apart: np.ndarray, result: np.ndarray, tail: tuple[float, ...]) -> np.ndarray:
-    """The elements at ``apart``, out of the inner series' range: those from 2 on written into
-    ``result``; the indices left to the whole series returned (near a midpoint, NaN, subnormal
-    results). Zeros keep the inner series' signed 0."""
-    values = x[apart]
+def _erf_float32_apart(apart: np.ndarray, values: np.ndarray, result: np.ndarray, inner: tuple[float, ...],
+                       tail: tuple[float, ...]) -> list[np.ndarray]:
+    """The elements out of the near-zero polynomial's range, ``values`` at ``apart`` (float32):
+    those from 1 on written into ``result`` (the inner series' leading terms below 2, the tail's
+    beyond); the positions in ``values`` left to the whole series returned, in arrays that are
+    not empty (near a midpoint, NaN, subnormal results). Zeros keep the polynomial's signed 0."""
     magnitude = np.absolute(values, dtype=np.float64)
+    middle = magnitude >= 1
+    other = ~middle  # zeros, subnormal results, NaN
+    other &= magnitude != 0
     far = magnitude >= 2
-    beyond = apart[far]
-    value = _erf_beyond_two(magnitude[far], tail)
-    result[beyond] = np.copysign(value, values[far])
-    return np.concatenate((beyond[_near_midpoint(value)], apart[~far & (magnitude != 0)]))
+    undecided = [other.nonzero()[0]]
+    if far.any():  # (rare in a GELU: each step below costs a few microseconds even on no element)
+        middle &= ~far
+        beyond = far.nonzero()[0]
+        value = _erf_beyond_two(magnitude[beyond], tail)
+        result[apart[beyond]] = np.copysign(value, values[beyond])
+        undecided.append(beyond[_near_midpoint(value)])
+    between = middle.nonzero()[0]
+    wide = values[between].astype(np.float64)
+    value = _horner(np.multiply(wide, wide), inner)
+    value *= wide
+    result[apart[between]] = value
+    undecided.append(between[_near_midpoint(value)])
+    return [positions for positions in undecided if positions.size]
 
 
 _FEW_BEYOND = 128  # below this many, math.erf is quicker than the tail's series (~0.1 us an element, ~25 us a call)
@@ -662,34 +707,58 @@ def _i0(x: np.ndarray) -> np.ndarray:
         return np.where(near, power_series, asymptotic)
 
 
-def _i1(x):
-    """The modified Bessel function I1 (i0's derivative), written with public ops so that it is
-    differentiable again: the power series sum (x/2)^(2k+1) / (k! (k+1)!) up to |x| = 20, the
-    asymptotic series sign(x) e^|x| / sqrt(2 pi |x|) * sum_k prod_j ((2j-1)^2 - 4) / (8 j |x|)
-    beyond, as ``_i0`` splits its own range."""
-    magnitude = x.abs()
-    near = magnitude <= 20
-    half = x.where(near, 0) / 2  # each branch sees only arguments it can take
-    quarter_square = half * half
-    term = power_series = half
-    for k in range(1, 46):
-        term = term * quarter_square / (k * (k + 1))
-        power_series = power_series + term
-    far = magnitude.where(~near, 21.0)
-    term = asymptotic = far.new_ones(tuple(far.shape))
-    for k in range(1, 31):
-        term = term * (((2 * k - 1) ** 2 - 4) / (8 * k)) / far
-        asymptotic = asymptotic + term
-    # sqrt(2 pi) apart from sqrt(|x|): 2 pi |x| overflows float16 near its largest value
-    asymptotic = x.sgn() * (far.exp() / math.sqrt(2 * math.pi) / far.sqrt()) * asymptotic
-    return power_series.where(near, asymptotic)
+def _i1(x: np.ndarray) -> np.ndarray:
+    """The modified Bessel function I1 (i0's derivative), float64, split as ``_i0`` splits its range:
+    the power series sum (x/2)^(2k+1) / (k! (k+1)!) up to |x| = 20, the asymptotic series
+    sign(x) e^|x| / sqrt(2 pi |x|) * sum_k prod_j ((2j-1)^2 - 4) / (8 j |x|) beyond."""
+    value = np.asarray(x, dtype=np.float64)
+    magnitude = np.absolute(value)
+    with quiet():
+        near = magnitude <= 20
+        half = np.where(near, value, 0.0) / 2
+        quarter_square = half * half
+        term = power_series = half
+        for k in range(1, 46):
+            term = term * quarter_square / (k * (k + 1))
+            power_series = power_series + term
+        far = np.where(near, 21.0, magnitude)
+        term = np.ones_like(magnitude)
+        asymptotic = np.ones_like(magnitude)
+        for k in range(1, 31):
+            term = term * ((2 * k - 1) ** 2 - 4) / (8 * k * far)
+            asymptotic = asymptotic + term
+        asymptotic = np.sign(value) * np.exp(far) / np.sqrt(2 * math.pi * far) * asymptotic
+        return np.where(near, power_series, asymptotic)
+
+
+def _i1_grad(grad, input, result):
+    # PyTorch's i1_backward: I0(x) - I1(x) / x, and its limit 0.5 where |x| is within epsilon of 0
+    # (its at::full({}, value, options) reaches the dispatch level as scalar_tensor)
+    eps = float(np.finfo(input.dtype._np).eps)
+    options = {"dtype": input.dtype, "layout": strided, "device": input.device}
+    not_tiny = input.abs() > eps
+    safe = ops.where(not_tiny, input, ops.ops.aten.scalar_tensor.default(eps, **options))
+    slope = safe.i0() - result * safe.reciprocal()
+    return grad * ops.where(not_tiny, slope, ops.ops.aten.scalar_tensor.default(0.5, **options))
+
+
+@op(name="special_i1", function="i1", namespace="tensormodes.special", errors=(Sample((C64,)),),
+    meta=elementwise, grad=_i1_grad, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
+             Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((TensorSpec((3,), "float64", -1e-17, 1e-17),))),
+    tags=("pointwise",))
+def special_i1(input: Tensor) -> Tensor:
+    """The modified Bessel function of the first kind of order one, of each element.
+
+    >>> import tensormodes as tm
+    >>> tm.special.i1(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
+    [0.0, 0.5651591039924851]
+    """
+    return _real_float_unary(_i1, "i1_cpu", input)
 
 
 def _i0_grad(grad, input):
-    if input.dtype in (dt.float16, dt.bfloat16):
-        # PyTorch computes a half type's i1 in float32 and rounds once
-        return grad * _i1(input.float()).to(input.dtype)
-    return grad * _i1(input)
+    return grad * ops.special.i1(input)  # PyTorch's formula (a half type's I1 rounds once, from float64)
 
 
 @op(errors=(Sample((C64,)),),

@@ -354,6 +354,14 @@ def _median_grad(grad, input, result, dim, keepdim):
     return _scatter_back(grad[0], input.shape, result[1], dim, keepdim)
 
 
+def _median_result_saved(input, dim=None, keepdim=False):  # noqa: A002 - the op's parameter names
+    """As PyTorch's overloads: ``median()`` saves its result, ``median(dim)`` only the indices."""
+    return True if dim is None else (1,)
+
+
+_median_grad.result_saved = _median_result_saved
+
+
 @op(meta=_reduce_meta(), returns=("values", "indices"), grad=_median_grad, method=True, out=True,
     differentiable=no_complex_autograd("median"),  # reachable through empty complex inputs
     samples=(Sample((M23,)), Sample((M23, 1)), Sample((M23, 0, True)), Sample((TensorSpec((4, 3)), 0)),

@@ -645,8 +645,9 @@ def _threshold_backward(grad_output: Tensor, input: Tensor, threshold: Number) -
             input.flags.c_contiguous and grad_output.flags.c_contiguous:
         # Branch-free (np.where's loop is 4-6x slower on a random mask): the gradient's bits, and
         # all-zero bits (+0.0) where input <= threshold, as the np.where below gives.
-        keep = np.subtract(np.less_equal(input, threshold).view(np.uint8), 1, dtype=bits)
-        return np.bitwise_and(grad_output.view(bits), keep, out=keep).view(result_type)
+        # (times the "keep" mask, a bool: an unsigned integer times 1 or 0 is its bits or none)
+        keep = np.less_equal(input, threshold)
+        return np.multiply(grad_output.view(bits), np.logical_not(keep, out=keep)).view(result_type)
     result = np.where(input <= threshold, 0, grad_output)
     return np.asarray(result if result.dtype == result_type else result.astype(result_type))
 

@@ -34,6 +34,7 @@ from .shape import (
     _same_grad,
     check_storage_bounds,
     int_tuple,
+    known_size,
     legacy_type_name,
     meta_indexed,
     meta_permuted,
@@ -154,6 +155,12 @@ def view(input: Tensor, *shape: int) -> Tensor:
     >>> tm.zeros(2, dtype=tm.float32).view(tm.int32).tolist()
     [0, 0]
     """
+    size = shape[0] if len(shape) == 1 and type(shape[0]) is tuple else shape
+    if type(input) is np.ndarray and known_size(size) == input.size:  # (the backward's ``sum_to``)
+        try:
+            return input.reshape(size, copy=False)
+        except ValueError:
+            raise RuntimeError(_VIEW_ERROR) from None
     if len(shape) == 1 and type(shape[0]) is dt.dtype:
         return _view_dtype(input, shape[0])
     return _view_shape(input, varargs_ints(shape, "view", "size"))
@@ -179,95 +186,6 @@ def view_as(input: Tensor, other: Tensor) -> Tensor:
     [[0, 1], [2, 3]]
     """
     return _view_shape(input, other.shape)
-
-
-def _view_as_real_meta(input):
-    if input.dtype.kind != "c":
-        raise RuntimeError("view_as_real is only supported for complex tensors")
-    part = np.dtype(input.dtype.char.lower())  # complex64 -> float32 ("F" -> "f")
-    view = view_of(input, (*input.shape, 2), (*(2 * s for s in input.elem_strides), 1), dtype=part)
-    view.offset *= 2
-    return view
-
-
-def _view_as_real_grad(grad):
-    return ops.view_as_complex(grad.contiguous())
-
-
-@op(grad=_view_as_real_grad, view=True, meta=rule(_view_as_real_meta), errors=(Sample((M23,)),), samples=(
-    Sample((TensorSpec((2, 3), "complex64"),)), Sample((TensorSpec((), "complex128"),)),
-    Sample((TensorSpec((3, 2), "complex128"),))))
-def view_as_real(input: Tensor) -> Tensor:
-    """A complex tensor's memory seen as real numbers: a view with a last dimension of size 2
-    holding each element's real and imaginary parts.
-
-    >>> import tensormodes as tm
-    >>> tm.view_as_real(tm.tensor([1 + 2j, 3 - 1j]))
-    tensor([[ 1.,  2.],
-            [ 3., -1.]])
-    """
-    if input.dtype.kind != "c":
-        raise RuntimeError("view_as_real is only supported for complex tensors")
-    part = input.real
-    return _np_as_strided(part, input.shape + (2,), input.strides + (part.itemsize,))
-
-
-_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
-
-
-def _storage_offset(array: np.ndarray) -> int:
-    """Elements between the start of the memory ``array`` views and its first element."""
-    owner = array
-    while isinstance(owner.base, np.ndarray):
-        owner = owner.base
-    return (array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]) // array.itemsize
-
-
-def _check_view_as_complex(input, offset: int) -> None:
-    if input.dtype not in _COMPLEX_OF:
-        if input.dtype == np.float16:
-            raise NotImplementedError("view_as_complex(): a float16 tensor would be complex32 (ComplexHalf), "
-                                      "which tensormodes does not have")
-        raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a "
-                           f"tensor of scalar type: {array_type_name(input)}")
-    if input.ndim == 0:
-        raise RuntimeError("Input tensor must have one or more dimensions")
-    if input.shape[-1] != 2:
-        raise RuntimeError("Tensor must have a last dimension of size 2")
-    itemsize = input.itemsize
-    if input.strides[-1] != itemsize:
-        raise RuntimeError("Tensor must have a last dimension with stride 1")
-    if any(stride % (2 * itemsize) for stride in input.strides[:-1]):
-        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
-    if offset % 2:
-        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-
-
-def _view_as_complex_meta(input):
-    _check_view_as_complex(input, input.offset)
-    view = view_of(input, input.shape[:-1], tuple(s // 2 for s in input.elem_strides[:-1]),
-                   dtype=_COMPLEX_OF[input.dtype])
-    view.offset //= 2
-    return view
-
-
-def _view_as_complex_grad(grad):
-    return ops.view_as_real(grad)
-
-
-@op(grad=_view_as_complex_grad, view=True, meta=rule(_view_as_complex_meta),
-    errors=(Sample((M23,)), Sample((TensorSpec((2,), "int64"),)), Sample((TensorSpec((2, 2), "float16"),))), samples=(
-    Sample((TensorSpec((3, 2)),)), Sample((TensorSpec((2,), "float64"),)), Sample((TensorSpec((2, 2, 2)),))))
-def view_as_complex(input: Tensor) -> Tensor:
-    """A real tensor whose last dimension has size 2 seen as complex numbers (real and
-    imaginary parts), as a view without that dimension.
-
-    >>> import tensormodes as tm
-    >>> tm.view_as_complex(tm.tensor([[1.0, 2.0], [3.0, -1.0]]))
-    tensor([1.+2.j, 3.-1.j])
-    """
-    _check_view_as_complex(input, _storage_offset(input))
-    return input.view(_COMPLEX_OF[input.dtype])[..., 0]
 
 
 def _reshape(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -430,7 +348,7 @@ def _squeeze_grad(grad, input_shape, dim):
     return grad
 
 
-@op(grad=_squeeze_grad, method=True, view=True, meta=metadata, node=_squeeze_node,
+@op(grad=_squeeze_grad, method=True, inplace=True, view=True, meta=metadata, node=_squeeze_node,
     errors=(Sample((M23, 2)), Sample((M23, (0, 0)))),
     samples=(Sample((TensorSpec((1, 3, 1)),)), Sample((TensorSpec((1, 3, 1)), 0)), Sample((TensorSpec((1, 3, 1)), -1)),
              Sample((TensorSpec((1, 3, 1)), (0, 1, 2))), Sample((SCALAR, 0)), Sample((M23, 1)),
@@ -463,7 +381,8 @@ def _unsqueeze_grad(grad, dim):
     return grad.squeeze(wrap_dim(dim, grad.dim()))
 
 
-@op(grad=_unsqueeze_grad, method=True, view=True, meta=metadata, errors=(Sample((M23, 3)), Sample((M23, 1.0))),
+@op(grad=_unsqueeze_grad, method=True, inplace=True, view=True, meta=metadata,
+    errors=(Sample((M23, 3)), Sample((M23, 1.0))),
     samples=(Sample((M23, 0)), Sample((M23, -1)), Sample((SCALAR, 0)), Sample((I23, 1))), tags=("core",))
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Inserts a dimension of size 1 at position ``dim``.
@@ -535,7 +454,7 @@ def _t_grad(grad):
     return grad.t()
 
 
-@op(grad=_t_grad, method=True, view=True, meta=metadata, errors=(Sample((M234,)),),
+@op(grad=_t_grad, method=True, inplace=True, view=True, meta=metadata, errors=(Sample((M234,)),),
     samples=(Sample((M23,)), Sample((TensorSpec((3,)),)), Sample((SCALAR,)),
              Sample((I23,))))
 def t(input: Tensor) -> Tensor:
@@ -568,10 +487,10 @@ def _transpose_grad(grad, dim0, dim1):
     return grad.transpose(dim0, dim1)
 
 
-@op(grad=_transpose_grad, method=True, view=True, meta=metadata,
+@op(grad=_transpose_grad, method=True, inplace=True, view=True, meta=metadata,
     errors=(Sample((M23, 0, 2)), Sample((SCALAR, 1, 0))),
     samples=(Sample((M23, 0, 1)), Sample((M234, -1, 0)), Sample((SCALAR, 0, -1)),
-             Sample((I23, 1, 1))), aten="int")
+             Sample((I23, 1, 1))), aten={"transpose.int": ("inplace=default",)})
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dimensions ``dim0`` and ``dim1`` (a view).
 
@@ -582,7 +501,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return _swap(input, dim0, dim1)
 
 
-swapaxes = alias("swapaxes", of="transpose", method=True, renames={"dim0": "axis0", "dim1": "axis1"},
+swapaxes = alias("swapaxes", of="transpose", method=True, inplace=True, renames={"dim0": "axis0", "dim1": "axis1"},
                  samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))),
                  doc="""Alias of ``transpose`` (NumPy's name).
 
@@ -590,7 +509,7 @@ swapaxes = alias("swapaxes", of="transpose", method=True, renames={"dim0": "axis
     >>> tm.swapaxes(tm.zeros(2, 3), 0, 1).shape
     tensormodes.Size([3, 2])
     """)
-swapdims = alias("swapdims", of="transpose", method=True,
+swapdims = alias("swapdims", of="transpose", method=True, inplace=True,
                  samples=(Sample((M234, 0, 2)), Sample((I23, -1, 0))),
                  doc="""Alias of ``transpose``.
 
@@ -946,7 +865,7 @@ def _as_strided_grad(grad, input_geometry, size, stride, storage_offset):
     return storage.take(held)
 
 
-@op(grad=_as_strided_grad, method=True, view=True, meta=rule(_as_strided_meta),
+@op(grad=_as_strided_grad, method=True, inplace=True, inplace_function=True, view=True, meta=rule(_as_strided_meta),
     errors=(Sample((M23, (2, 4), (1, 2))), Sample((M23, (2, 2), (-1, 2))), Sample((M23, (2, 2), (1,))),
             Sample((M23, (2, 2), (1, 1), -1)), Sample((M23, (2, -2), (1, 1))), Sample((M23, (), (), 6)),
             Sample((M23, [2.5], [1])), Sample((M23, 2, 1))),
