@@ -478,8 +478,6 @@ def _aten_indices(indices, ndim: int) -> list:
            for item in indices):
         raise IndexError(_indexing._INDEX_TYPES_ERROR)  # (a 0-dim int8 one too, which Python indexing takes)
     tensors = [item for item in indices if item is not None]
-    if any(str(item.dtype).rsplit(".", 1)[-1] not in ("int64", "int32", "uint8", "bool") for item in tensors):
-        raise IndexError(_indexing._INDEX_TYPES_ERROR)  # a 0-dim int8 too: ATen reads none as a number
     kept = [item for item in tensors if not _zero_dim_mask(item)]
     if len(kept) < len(tensors):
         indices = [item for item in indices if item is None or not _zero_dim_mask(item)]
