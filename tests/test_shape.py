@@ -242,6 +242,12 @@ def test_flip_roll_repeat_tile():
     assert x.repeat(0, 1).shape == (0, 2)
     assert x.tile((2,)).tolist() == [[1, 2, 1, 2], [3, 4, 3, 4]]
     assert tm.tile(tm.tensor(3), (2,)).tolist() == [3, 3]
+    # Tensor.tile takes its repeats as separate arguments too (PyTorch's method; torch.tile does not)
+    assert x.tile(2, 1).tolist() == [[1, 2], [3, 4], [1, 2], [3, 4]] and x.tile(2).tolist() == x.tile((2,)).tolist()
+    with pytest.raises(TypeError, match='^tile\\(\\) missing 1 required positional arguments: "dims"$'):
+        x.tile()
+    with pytest.raises(TypeError, match=r"^tile\(\) takes 2 positional arguments but 3 were given$"):
+        tm.tile(x, 2, 1)
 
 
 def test_triangles_and_diagonals():

@@ -538,7 +538,7 @@ _ROWS = TensorSpec((2,), "int64", -2, 1)
 @op(name="index", function=False, aten="Tensor", tags=("core", "dynamic_output_shape"), grad=_index_grad,
     meta=rule(_index_meta),
     errors=(Sample((M23, [TensorSpec((3,), "bool")])), Sample((M23, [TensorSpec((2,), "float32")])),
-            Sample((M23, []))),
+            Sample((M23, [])), Sample((M23, [TensorSpec((), "int8", 0, 1)]))),
     samples=(Sample((M23, [_ROWS])), Sample((M234, [None, TensorSpec((2, 2), "int64", 0, 2)])),
              Sample((M234, [_ROWS, None, TensorSpec((2,), "int64", 0, 3)])),
              Sample((M23, [TensorSpec((2, 3), "bool")])),

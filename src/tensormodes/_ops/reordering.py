@@ -158,7 +158,7 @@ def _tile_decomposition(input, dims):
     return ops.ops.aten.repeat.default(input, [1] * (input.dim() - len(dims)) + list(dims))
 
 
-@op(grad=_tile_grad, method=True, meta=metadata, decompose=_tile_decomposition,
+@op(grad=_tile_grad, meta=metadata, decompose=_tile_decomposition,
     errors=(Sample((M23, (2, -2))), Sample((M23, 2.0))),
     samples=(Sample((M23, (2, 1))), Sample((M23, (2,))), Sample((M23, (2, 1, 3))),
              Sample((SCALAR, ())), Sample((I23, [1, 2]))),
@@ -172,6 +172,41 @@ def tile(input: Tensor, dims: int | Sequence[int]) -> Tensor:
     [[1, 2, 1, 2]]
     """
     dims = int_tuple(dims, "tile", "dims")
+    return _repeat(input, (1,) * (input.ndim - len(dims)) + dims)
+
+
+def _tile_method_grad(grad, input_shape, dims):
+    return _tile_grad(grad, input_shape, varargs_ints(dims, "tile", "dims"))
+
+
+_NO_TILE_DIMS = 'tile() missing 1 required positional arguments: "dims"'
+
+
+def _tile_method_decomposition(input, dims):  # dims: the call's tuple of varargs
+    if not dims:  # PyTorch's argument parser refuses it before any dispatch
+        raise TypeError(_NO_TILE_DIMS)
+    try:
+        dims = varargs_ints(dims, "tile", "dims")
+    except TypeError:
+        return NotImplemented
+    return _tile_decomposition(input, dims)
+
+
+@op(grad=_tile_method_grad, function=False, method="tile", meta=metadata, decompose=_tile_method_decomposition,
+    errors=(Sample((M23, 2, -2)), Sample((M23, 2.0)), Sample((M23,))),
+    samples=(Sample((M23, 2, 1)), Sample((M23, (2,))), Sample((M23, 2, 1, 3)), Sample((SCALAR, ())),
+             Sample((I23, [1, 2]))),
+    aten="tile.default")
+def tile_method(input: Tensor, *dims: int) -> Tensor:
+    """``Tensor.tile(*dims)``: the repeats as separate arguments or one sequence.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([[1, 2]]).tile(2, 1).tolist(), tm.tensor([[1, 2]]).tile((2,)).tolist()
+    ([[1, 2], [1, 2]], [[1, 2, 1, 2]])
+    """
+    if not dims:
+        raise TypeError(_NO_TILE_DIMS)
+    dims = varargs_ints(dims, "tile", "dims")
     return _repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 
