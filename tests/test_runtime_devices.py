@@ -110,6 +110,7 @@ def test_tensor_device_properties_and_cuda():
         assert (t.is_cuda, t.is_mps, t.is_xpu, t.is_sparse, t.is_sparse_csr, t.is_quantized, t.is_nested) == \
             (False,) * 7
         assert t.get_device() == -1 and t.is_pinned() is False
+        assert t.layout is tm.strided and repr(t.layout) == "tensormodes.strided"
     with pytest.raises(AssertionError, match=f"^{NOT_COMPILED}$"):
         x.cuda()
     with pytest.raises(AssertionError, match=f"^{NOT_COMPILED}$"):
@@ -284,3 +285,19 @@ def test_same_as_torch(expression):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same_outcome(expression)
+
+
+def test_layout_is_a_property_a_function_mode_sees():
+    # PyTorch's ``Tensor.layout`` is a getset descriptor that modes see as its ``__get__``.
+    seen = []
+
+    class Watch(tm.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", None))
+            return func(*args, **(kwargs or {}))
+
+    x = tm.zeros(2)
+    with Watch():
+        assert x.layout is tm.strided
+    assert seen == ["__get__"]
+    assert tm.nn.Parameter(tm.zeros(2)).layout is tm.strided

@@ -16,6 +16,7 @@ import warnings
 from .. import _dtype as dt
 from .._autograd.graph import version_of
 from .._device import CPU, META
+from .._memory_format import strided
 from .._meta_array import MetaArray
 from .._ops.common import ops
 from .._tensor_base import set_requires_grad, wrap_array
@@ -56,6 +57,16 @@ def _on_no_accelerator(self) -> bool:
 def _not_sparse(self) -> bool:
     """False: every tensor here is strided (dense)."""
     return False
+
+
+def _layout(self):
+    """The memory layout: ``tm.strided`` (dense), the only layout here.
+
+    >>> import tensormodes as tm
+    >>> tm.zeros(2).layout
+    tensormodes.strided
+    """
+    return strided
 
 
 def _ndim(self) -> int:
@@ -217,7 +228,7 @@ def _imag(self) -> Tensor:
 
 
 
-_INLINE_NAMES = {"_Size": Size, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_CPU": CPU}
+_INLINE_NAMES = {"_Size": Size, "_NP_TO_DTYPE": dt.NP_TO_DTYPE, "_CPU": CPU, "_STRIDED": strided}
 
 for _name, _get, _set, _inline in (
     ("shape", _shape, None, "_Size(self._data.shape)"),
@@ -228,6 +239,7 @@ for _name, _get, _set, _inline in (
     ("is_cuda", _on_no_accelerator, None, "False"), ("is_mps", _on_no_accelerator, None, "False"),
     ("is_xpu", _on_no_accelerator, None, "False"),
     ("is_sparse", _not_sparse, None, "False"), ("is_sparse_csr", _not_sparse, None, "False"),
+    ("layout", _layout, None, "_STRIDED"),
     ("is_quantized", _not_sparse, None, "False"), ("is_nested", _not_sparse, None, "False"),
     ("ndim", _ndim, None, "self._data.ndim"),
     ("itemsize", _itemsize, None, None), ("nbytes", _nbytes, None, None),
