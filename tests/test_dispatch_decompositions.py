@@ -8,6 +8,7 @@ included."""
 
 from __future__ import annotations
 
+import warnings
 from importlib import import_module
 
 import numpy as np
@@ -154,6 +155,67 @@ def test_indexing_is_select_slice_unsqueeze_and_index():
     assert seen(lambda: X[plane, first]) == [(idx, [T234, [((2, 3), "bool"), ((1,), "int64")]])]
     assert seen(lambda: cube[plane, None, first]) == [
         (unsq, [((2, 3, 4, 5), F32), 2]), (idx, [((2, 3, 1, 4, 5), F32), [((2, 3), "bool"), None, ((1,), "int64")]])]
+
+
+def test_index_tensors_of_every_dtype_are_read_as_pytorch_reads_them():
+    # applySlicing: a 0-dim integer tensor of any width is its value, a bool or uint8 one a scalar
+    # bool, uint8 tensors are masks, and index.Tensor itself refuses every other dtype (there is no
+    # aten.getitem to fall back to). (The value is read by ``.item()``, which dispatches nothing here.)
+    idx = "aten.index.Tensor"
+    for dtype in (tm.int8, tm.int16):
+        one = tm.tensor(1, dtype=dtype)
+        assert seen(lambda one=one: X[one]) == [("aten.select.int", [T234, 0, 1])]
+        assert seen(lambda one=one: X[:, one]) == [("aten.select.int", [T234, 1, 1])]
+        rows = tm.tensor([1], dtype=dtype)
+        with Seen() as mode, pytest.raises(IndexError, match="^tensors used as indices must be long, int, byte or "
+                                                              "bool tensors$"):
+            X[rows]  # noqa: B018 - the refusal is the point
+        assert mode.calls == [(idx, [T234, [((1,), str(dtype).split(".")[1])]])]
+    with Seen() as mode, pytest.raises(IndexError, match="^tensors used as indices must be long, int, byte"):
+        X[tm.tensor([1.0])]
+    assert [name for name, _ in mode.calls] == ["aten.lift_fresh.default", idx]
+    byte_mask = tm.ones(2, 3, 4, dtype=tm.uint8)
+    with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+        assert seen(lambda: X[byte_mask]) == [(idx, [T234, [((2, 3, 4), "uint8")]])]
+    byte_one = tm.tensor(1, dtype=tm.uint8)  # a scalar bool, without the deprecation warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [name for name, _ in seen(lambda: X[byte_one])] == [
+            "aten.unsqueeze.default", "aten.empty.memory_format", "aten.fill_.Scalar", idx]
+        assert X[byte_one].shape == (1, 2, 3, 4)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "bool", "float32"])
+def test_index_tensor_dtypes_log_as_torch(dtype):
+    torch = pytest.importorskip("torch")
+    programs = [f"x[L.tensor(1, dtype=L.{dtype})]", f"x[L.tensor([1], dtype=L.{dtype})]",
+                f"x[:, L.tensor(1, dtype=L.{dtype})]", f"x[0, L.tensor(0, dtype=L.{dtype})]",
+                f"x[L.ones(2, 3, dtype=L.{dtype})]", f"x[None, L.tensor([0, 1], dtype=L.{dtype})]"]
+
+    def run(library, base, program):
+        log = []
+
+        class Log(base):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if "_local_scalar_dense" not in str(func):  # .item() dispatches nothing here
+                    log.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        x = library.arange(6.0).reshape(2, 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with Log():
+                try:
+                    result = eval(program, {"L": library, "x": x})  # noqa: S307 - the test's own programs
+                    log.append((tuple(result.shape), result.tolist()))
+                except Exception as error:  # noqa: BLE001 - the outcome is compared
+                    log.append((type(error).__name__, str(error)))
+        return log
+
+    for program in programs:
+        assert run(tm, TorchDispatchMode, program) == \
+            run(torch, torch.utils._python_dispatch.TorchDispatchMode, program), program
 
 
 def test_indexing_errors_are_pytorchs():

@@ -138,7 +138,8 @@ def _array_item(array: np.ndarray) -> tuple[int, object]:
     """An index array classified: a 0-dim integer is an integer, a bool array a mask."""
     kind = array.dtype.kind
     if array.dtype == np.uint8:
-        warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=5)
+        if array.ndim:  # (a 0-dim one is read as a scalar bool, without PyTorch's warning)
+            warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=5)
         array, kind = array.astype(bool), "b"
     if kind == "b":
         return (_BOOL, bool(array)) if array.ndim == 0 else (_MASK, array)
@@ -153,7 +154,8 @@ def _meta_item(array: MetaArray) -> tuple[int, object]:
     """A meta index tensor classified; a 0-dim one stands for a number meta tensors do not have."""
     kind = array.dtype.kind
     if array.dtype == np.uint8:
-        warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=6)
+        if array.ndim:
+            warnings.warn(_UINT8_WARNING, UserWarning, stacklevel=6)
         kind = "b"
     if kind != "b" and array.dtype not in (np.int64, np.int32) and not (array.ndim == 0 and kind == "i"):
         raise IndexError(_INDEX_TYPES_ERROR)
@@ -424,18 +426,18 @@ def _getitem_meta(input, indices):
 # -- indexing as PyTorch's composite: what the dispatch level sees -----------------------------
 
 OPEN_END = 9223372036854775807  # INT64_MAX: the end PyTorch gives a slice without one
-_POSITION_DTYPES = (dt.int64, dt.int32)
+_BYTE_OR_BOOL = (dt.bool, dt.uint8)
 
 
-def _index_tensor_kind(item) -> str | None:
-    """How PyTorch's indexing uses a tensor in an index: "int" (0-dim integer: an integer),
-    "bool" (0-dim bool: a scalar bool), "mask", "positions"; None: left to the op (other dtypes)."""
-    dtype = item.dtype
-    if dtype is dt.bool:
+def _index_tensor_kind(item) -> str:
+    """How PyTorch's indexing (``applySlicing``) uses a tensor in an index: "int" (a 0-dim integer
+    tensor of any width: its value), "bool" (a 0-dim bool or uint8: a scalar bool), "mask" (bool or
+    uint8), else "positions" (``index.Tensor`` takes them, and refuses other dtypes itself)."""
+    if item.dtype in _BYTE_OR_BOOL:
         return "bool" if item.dim() == 0 else "mask"
-    if dtype in _POSITION_DTYPES:
-        return "int" if item.dim() == 0 else "positions"
-    return None
+    if item.dim() == 0 and item.dtype.is_signed and not item.dtype.is_floating_point and not item.dtype.is_complex:
+        return "int"
+    return "positions"
 
 
 def _specified_dims(items: tuple) -> int | None:
@@ -458,8 +460,6 @@ def _specified_dims(items: tuple) -> int | None:
             specified += 1
         elif isinstance(item, TensorBase):
             kind = _index_tensor_kind(item)
-            if kind is None:
-                return None
             specified += item.dim() if kind in ("mask", "bool") else 1
         elif t is list and item and all(type(v) is int or type(v) is bool for v in item):
             specified += 1
