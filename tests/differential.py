@@ -491,7 +491,8 @@ KNOWN.update({
         "gradient)", lambda case: any(a.dtype in (np.float16, tm.bfloat16._np) for a in _arrays(case))),
     **{(name, "raises"): Difference(_LAPACK + "; NumPy's SVD refuses non-finite values where PyTorch's gelsd "
                                      "returns garbage", _EXTREME) for name in ("_linalg_lstsq", "_linalg_lstsq_rank")},
-    **{("matrix_power", kind): KNOWN[("matmul", "result values")] for kind in ("result values", "gradient values")},
+    **{(name, kind): KNOWN[("matmul", "result values")] for name in ("matrix_power", "linalg_matrix_power")
+       for kind in ("result values", "gradient values")},
     ("diagonal_scatter", "backward computes"): Difference(_COMPLEX_REAL_BACKWARD, _with_dtypes("c")),
     ("svd", "gradient values"): Difference(
         KNOWN[("svd", "gradient values")].text + "; single precision: the formula's 1 / (s_i^2 - s_j^2) terms amplify "
