@@ -279,3 +279,20 @@ def test_nanmean_gradient_is_nan_where_every_element_is_nan():
     x = tm.tensor([[nan, 1.0], [nan, nan]], requires_grad=True)
     tm.nanmean(x, dim=1).sum().backward()
     assert x.grad[0].tolist() == [0.0, 1.0] and x.grad[1].isnan().all()
+
+
+def test_bce_with_logits_refuses_complex_weights_for_real_logits():
+    # PyTorch multiplies the pos_weight term into the logits' dtype, the weight into the target's copy, in place
+    bce = tm.nn.functional.binary_cross_entropy_with_logits
+    x, t = tm.ones(2, 3), tm.full((2, 3), 0.5)
+    with pytest.raises(RuntimeError, match="^result type ComplexFloat can't be cast to the desired output type "
+                                           "Float$"):
+        bce(x, t, pos_weight=tm.ones(3, dtype=tm.complex64))
+    with pytest.raises(RuntimeError, match="^result type ComplexDouble can't be cast to the desired output type "
+                                           "Float$"):
+        bce(x, t.double(), pos_weight=tm.ones(3, dtype=tm.complex64))
+    with pytest.raises(RuntimeError, match="^result type ComplexFloat can't be cast to the desired output type "
+                                           "Float$"):
+        bce(x, t, weight=tm.ones(3, dtype=tm.complex64))
+    assert bce(x, t.to(tm.complex64), weight=tm.ones(3, dtype=tm.complex64)).dtype == tm.complex64
+    assert bce(x, t, pos_weight=tm.ones(3, dtype=tm.float64)).item() == pytest.approx(0.8132616877555847)
