@@ -232,3 +232,67 @@ def test_index_refuses_index_tensors_of_other_dtypes():
         aten.index.Tensor(tm.ones(2, 3), [tm.tensor(1, dtype=tm.int8)] * 3)
     assert aten.index.Tensor(tm.ones(2, 3), [tm.tensor(1, dtype=tm.int32)]).shape == (3,)
     assert tm.ones(2, 3)[tm.tensor(1, dtype=tm.int8)].shape == (3,)  # Python indexing reads it as a number
+
+
+# -- seeds 9-12 -------------------------------------------------------------------------------------
+
+def test_log_softmax_of_an_empty_complex_input_refuses_autograd():
+    x = tm.zeros(3, 0, dtype=tm.complex64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^_log_softmax does not support automatic differentiation for outputs "
+                                           "with complex dtype.$"):
+        aten._log_softmax.default(x, 0, False)
+
+
+def test_ctc_loss_checks_the_concatenated_targets_length():
+    log_probs = tm.full((6, 2, 4), 0.25).log()
+    with pytest.raises(RuntimeError, match=r"^Expected tensor to have size 5 at dimension 0, but got size 0 for "
+                                           r"argument #2 'targets' \(while checking arguments for "
+                                           r"ctc_loss_allocate_outputs\)$"):
+        tm._ctc_loss(log_probs, tm.zeros(0, dtype=tm.int64), [6, 6], [3, 2], 0)
+
+
+def test_logdet_of_a_singular_complex_matrix():
+    result = tm.logdet(tm.stack([tm.zeros(2, 2, dtype=tm.complex128), tm.eye(2, dtype=tm.complex128) * (1 + 1j)]))
+    assert result[0].real.item() == float("-inf") and result[0].imag.isnan().item()
+    assert result[1].imag.item() == pytest.approx(1.5707963267948966)
+
+
+def test_embedding_bag_reads_2d_offsets_bounds_from_the_data():
+    # offsets[0] and offsets[-1] are flat elements 0 and len - 1 of the data
+    bag = aten._embedding_bag.default
+    with pytest.raises(RuntimeError, match="^offsets.-1. can not be greater than input's length 2 but got "
+                                           "offsets.-1. of 9$"):
+        bag(tm.ones(5, 3), tm.tensor([[0, 1], [2, 3]]), tm.tensor([[0, 9], [0, 0]]), mode=1)
+    with pytest.raises(IndexError, match=r"^index_add_\(\): Index is supposed to be a vector"):
+        bag(tm.ones(5, 3), tm.tensor([[0, 1], [2, 3]]), tm.tensor([[0, 0], [9, 0]]), mode=1)
+
+
+def test_histc_of_a_range_too_large_to_widen_counts_in_the_middle_bin():
+    # min == max: PyTorch widens by 1, which 1e30 absorbs; its kernel counts the values in bin bins // 2
+    assert tm.histc(tm.tensor([1e30, 1e30]), bins=4).tolist() == [0.0, 0.0, 2.0, 0.0]
+    assert tm.histc(tm.tensor([1e17], dtype=tm.float64), bins=3).tolist() == [0.0, 1.0, 0.0]
+    assert tm.histc(tm.tensor([3.0]), bins=4).tolist() == [0.0, 0.0, 1.0, 0.0]
+
+
+def test_nanmean_gradient_is_nan_where_every_element_is_nan():
+    nan = float("nan")
+    x = tm.tensor([[nan, 1.0], [nan, nan]], requires_grad=True)
+    tm.nanmean(x, dim=1).sum().backward()
+    assert x.grad[0].tolist() == [0.0, 1.0] and x.grad[1].isnan().all()
+
+
+def test_bce_with_logits_refuses_complex_weights_for_real_logits():
+    # PyTorch multiplies the pos_weight term into the logits' dtype, the weight into the target's copy, in place
+    bce = tm.nn.functional.binary_cross_entropy_with_logits
+    x, t = tm.ones(2, 3), tm.full((2, 3), 0.5)
+    with pytest.raises(RuntimeError, match="^result type ComplexFloat can't be cast to the desired output type "
+                                           "Float$"):
+        bce(x, t, pos_weight=tm.ones(3, dtype=tm.complex64))
+    with pytest.raises(RuntimeError, match="^result type ComplexDouble can't be cast to the desired output type "
+                                           "Float$"):
+        bce(x, t.double(), pos_weight=tm.ones(3, dtype=tm.complex64))
+    with pytest.raises(RuntimeError, match="^result type ComplexFloat can't be cast to the desired output type "
+                                           "Float$"):
+        bce(x, t, weight=tm.ones(3, dtype=tm.complex64))
+    assert bce(x, t.to(tm.complex64), weight=tm.ones(3, dtype=tm.complex64)).dtype == tm.complex64
+    assert bce(x, t, pos_weight=tm.ones(3, dtype=tm.float64)).item() == pytest.approx(0.8132616877555847)

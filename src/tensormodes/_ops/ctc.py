@@ -44,6 +44,10 @@ def _check_ctc(log_probs, targets, input_lengths, target_lengths, blank: int) ->
     if len(target_lengths) != batch:
         raise RuntimeError("target_lengths must be of size batch_size")
     longest = max(target_lengths, default=0)
+    if targets.ndim == 1 and targets.shape[0] != sum(target_lengths):  # concatenated targets: all of them
+        raise RuntimeError(f"Expected tensor to have size {sum(target_lengths)} at dimension 0, but got size "
+                           f"{targets.shape[0]} for argument #2 'targets' (while checking arguments for "
+                           "ctc_loss_allocate_outputs)")
     if targets.ndim != 1:
         if targets.shape[0] != batch if targets.ndim else True:
             raise RuntimeError(f"Expected tensor to have size {batch} at dimension 0, but got size "

@@ -80,7 +80,8 @@ def _softmax_kernel(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
 
 
 @op(name="_log_softmax", function=False, aten="default", tags=("core",), grad=_log_softmax_grad,
-    meta=same_shape, errors=_SOFTMAX_ERRORS, samples=_SOFTMAX_SAMPLES)
+    differentiable=no_complex_autograd("_log_softmax"), meta=same_shape, errors=_SOFTMAX_ERRORS,
+    samples=_SOFTMAX_SAMPLES)
 def _log_softmax_kernel(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
     """``log_softmax(input, dim)``, ATen's form (see ``_softmax``). What ``log_softmax`` and
     ``cross_entropy`` reach at the dispatch level.

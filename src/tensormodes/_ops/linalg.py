@@ -610,8 +610,9 @@ def logdet(input: Tensor) -> Tensor:
     _floating_check("logdet", input)
     _low_precision_check("logdet", input)
     sign, logabsdet = np.linalg.slogdet(input)
-    if input.dtype.kind == "c":
-        return np.asarray(np.log(sign) + logabsdet, dtype=input.dtype)
+    if input.dtype.kind == "c":  # (a singular one: PyTorch's -inf + nan j)
+        with quiet():
+            return np.asarray(np.where(sign == 0, complex(-np.inf, np.nan), np.log(sign) + logabsdet), input.dtype)
     with quiet():
         return np.asarray(np.where(sign < 0, np.nan, logabsdet), dtype=input.dtype)
 

@@ -413,6 +413,12 @@ def _binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Ten
         _check_in_place_broadcast(input.shape, check_same_shape_or_broadcast(pos_weight.shape, target.shape))
     if weight is not None:
         _check_in_place_broadcast(target.shape, weight.shape)
+    # the in-place products below: the pos_weight term into the logits' dtype, the weight into the copy's
+    if pos_weight is not None:
+        term = dt.promote_types(dtype_of(pos_weight), dtype_of(target))
+        _check_written(dt.promote_types(dtype_of(input), term)._np, input)
+    if weight is not None:
+        _check_written(dt.promote_types(dtype_of(target), dtype_of(weight))._np, target)
     # PyTorch's steps, each rounded to the dtype it writes: (1 - target) * input - log_sigmoid(input)
     # into a copy of the target, the log_sigmoid (times the pos_weight term) in the logits' dtype.
     # Each step is computed in double precision here (complex with a complex target).

@@ -734,7 +734,8 @@ def _check_bag_arguments(weight, indices, offsets, mode, per_sample_weights, inc
     if offsets.ndim == 0:  # (beside 2-D indices) PyTorch asks for its length
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if type(offsets) is np.ndarray and offsets.shape[0]:
-        first, last = offsets.reshape(-1)[0], offsets.reshape(offsets.shape[0], -1)[-1, 0]
+        # (PyTorch reads both from the data: of 2-D offsets, flat elements 0 and len - 1)
+        first, last = offsets.reshape(-1)[0], offsets.reshape(-1)[offsets.shape[0] - 1]
         if first != 0:
             raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
                                f"position 0. However, got {first}\n[ torch.{array_type_name(np.empty(0, common))}"

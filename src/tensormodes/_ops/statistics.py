@@ -629,7 +629,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> tuple[Tensor, T
 def _nanmean_grad(grad, input, dim, keepdim):
     kept = input.isnan().logical_not()
     count = kept.sum() if _all_dims(dim) else kept.sum(dim, keepdim=keepdim)
-    return _unreduce(grad / count, input.shape, dim, keepdim).masked_fill(kept.logical_not(), 0)
+    # PyTorch's order: nansum's gradient (0 at NaN) divided by the count (0 / 0: NaN where all are NaN)
+    spread = _unreduce(grad, input.shape, dim, keepdim).masked_fill(kept.logical_not(), 0)
+    return spread / _unreduce(count, input.shape, dim, keepdim)
 
 
 def _nanmean_written(result: np.ndarray, target: np.ndarray, inplace: bool) -> None:
@@ -753,6 +755,10 @@ def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> T
         raise RuntimeError(f"torch.histc: range of [{_number(low)}, {_number(high)}] is not finite")
     if low == high:
         low, high = low - 1, high + 1
+        if low == high:  # (beyond 2 ** 53 the widened range is one point still: PyTorch counts it in the middle)
+            counts = np.zeros(bins, np.int64)
+            counts[bins // 2] = np.count_nonzero(values == low)
+            return counts.astype(input.dtype)
     counts, _ = np.histogram(values, bins=bins, range=(low, high))
     return counts.astype(input.dtype)
 
