@@ -890,18 +890,22 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha:
         # ``linear``'s decomposition (a bias row or a whole matrix): the steps below, without their copies
         product = np.matmul(mat1, mat2)
         return np.add(product, input, out=product)
-    target = _addmm_checks(input, mat1, mat2)
+    return _scaled_sum_with_product(input, mat1, mat2, beta, alpha, _addmm_checks(input, mat1, mat2))
+
+
+def _scaled_sum_with_product(input, first, second, beta, alpha, target: tuple[int, ...]) -> np.ndarray:
+    """``beta * input + alpha * (first @ second)`` broadcast to ``target`` (``addmm``'s and
+    ``addmv``'s kernel): integer inputs truncate the coefficients; half types scale and add the
+    float32 product and round once, as PyTorch's kernel does; ``beta=0`` ignores ``input``."""
     dtype = dtype_of(input)
     beta, alpha = _coefficient(beta, dtype), _coefficient(alpha, dtype)
     if dtype._category == dt._INT:
         beta, alpha = int(beta), int(alpha)
     compute = np.float32 if input.dtype in HALF_TYPES else input.dtype
-    # half types: PyTorch's kernel scales and adds the float32 product, rounding once
-    product = _product(np.matmul, mat1, mat2, dtype=compute if input.dtype in HALF_TYPES else None)
+    product = _product(np.matmul, first, second, dtype=compute if input.dtype in HALF_TYPES else None)
     result = product.astype(compute) * alpha if alpha != 1 else product.astype(compute)
     if beta != 0:
-        scaled = input.astype(compute) * beta if beta != 1 else input.astype(compute)
-        result = result + scaled
+        result = result + (input.astype(compute) * beta if beta != 1 else input.astype(compute))
     return np.broadcast_to(result, target).astype(input.dtype)
 
 

@@ -19,7 +19,7 @@ from ._reduction import _kernel_rule, _probe_quietly
 from .common import HALF_TYPES, adjoint, cpp_type_name, dtype_of, quiet, recordable, scalar_type_name
 from .common import conjugate as _conj
 from .meta_rules import rule, with_shape
-from .products import _check_bool, _check_expandable, _coefficient, _mv_grad, _product
+from .products import _check_bool, _check_expandable, _coefficient, _mv_grad, _product, _scaled_sum_with_product
 from .registry import Sample, Tensor, TensorSpec, op
 
 
@@ -305,14 +305,4 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Number = 1, alpha: N
     >>> tm.addmv(tm.ones(2), tm.ones(2, 3), tm.ones(3), beta=2, alpha=0.5)
     tensor([3.5000, 3.5000])
     """
-    target = _addmv_checks(input, mat, vec)
-    dtype = dtype_of(input)
-    beta, alpha = _coefficient(beta, dtype), _coefficient(alpha, dtype)
-    if dtype._category == dt._INT:
-        beta, alpha = int(beta), int(alpha)
-    compute = np.float32 if input.dtype in HALF_TYPES else input.dtype
-    product = _product(np.matmul, mat, vec, dtype=compute if input.dtype in HALF_TYPES else None)
-    result = product.astype(compute) * alpha if alpha != 1 else product.astype(compute)
-    if beta != 0:
-        result = result + (input.astype(compute) * beta if beta != 1 else input.astype(compute))
-    return np.broadcast_to(result, target).astype(input.dtype)
+    return _scaled_sum_with_product(input, mat, vec, beta, alpha, _addmv_checks(input, mat, vec))
