@@ -855,11 +855,7 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
     check_inplace(target, op_name)
     before = copy_detached(target)
     had_history = target._requires_grad
-    if had_history:
-        before._requires_grad = True
-        before._grad_fn = target._grad_fn
-        if "_output_nr" in target.__dict__:
-            before._output_nr = target._output_nr
+    _take_history(before, target)
     write()
     result = alias(target)
     record(op_name, formula, tensor_params,
@@ -878,6 +874,16 @@ def record_inplace(op_name: str, formula, tensor_params: tuple[str, ...], argume
         else:
             rebase(base, target)
     return target
+
+
+def _take_history(before, target) -> None:
+    """Give ``before`` (the target as it was, before an in-place op) the target's history, so the
+    in-place op's node continues it."""
+    if target._requires_grad:
+        before._requires_grad = True
+        before._grad_fn = target._grad_fn
+        if "_output_nr" in target.__dict__:
+            before._output_nr = target._output_nr
 
 
 # -- in-place views --------------------------------------------------------------------------
@@ -906,11 +912,7 @@ def record_inplace_view(op_name: str, formula, tensor_params: tuple[str, ...], a
     if target._view_base is not None:
         refresh_view(target)  # a view made before its base's last in-place write: its current history first
     before = alias(target)
-    if target._requires_grad:
-        before._requires_grad = True
-        before._grad_fn = target._grad_fn
-        if "_output_nr" in target.__dict__:
-            before._output_nr = target._output_nr
+    _take_history(before, target)
     change()
     result = alias(target)
     record(op_name, formula, tensor_params,
