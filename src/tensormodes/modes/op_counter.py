@@ -44,13 +44,12 @@ class OpCounterMode(Observer, TorchFunctionMode):
     >>> with OpCounterMode() as counter:
     ...     (x * x).sum().backward()
     >>> print(counter.table())
-    function                       calls
-    -----------------------------  -----
-    tensormodes.Tensor.mul             3
-    tensormodes.Tensor.is_complex      2
-    tensormodes.Tensor.sum             1
-    tensormodes.Tensor.backward        1
-    tensormodes.Tensor.expand          1
+    function                     calls
+    ---------------------------  -----
+    tensormodes.Tensor.mul           3
+    tensormodes.Tensor.sum           1
+    tensormodes.Tensor.backward      1
+    tensormodes.Tensor.expand        1
     """
 
     def __init__(self, *, nested: bool = False) -> None:
