@@ -728,13 +728,15 @@ def _i1(x: np.ndarray) -> np.ndarray:
             term = term * ((2 * k - 1) ** 2 - 4) / (8 * k * far)
             asymptotic = asymptotic + term
         asymptotic = np.sign(value) * np.exp(far) / np.sqrt(2 * math.pi * far) * asymptotic
-        return np.where(near, power_series, asymptotic)
+        return np.where(near, power_series, asymptotic) + 0.0  # (+0 at -0, as PyTorch's odd-symmetric fit)
 
 
 def _i1_grad(grad, input, result):
     # PyTorch's i1_backward: I0(x) - I1(x) / x, and its limit 0.5 where |x| is within epsilon of 0
     # (its at::full({}, value, options) reaches the dispatch level as scalar_tensor)
-    eps = float(np.finfo(input.dtype._np).eps)
+    if input.dtype in (ops.float16, ops.bfloat16):
+        raise not_implemented("i1_backward", input.dtype)  # PyTorch's CPU kernel has no half types
+    eps = float(ops.finfo(input.dtype).eps)
     options = {"dtype": input.dtype, "layout": strided, "device": input.device}
     not_tiny = input.abs() > eps
     safe = ops.where(not_tiny, input, ops.ops.aten.scalar_tensor.default(eps, **options))
