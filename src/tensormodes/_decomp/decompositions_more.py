@@ -14,7 +14,7 @@ import math
 
 from .._api.namespace import get_default_dtype, int32, int64, uint8
 from ..ops import aten
-from .decompositions import _back, _opmath, _reduce, _zero, register, scaled_sum
+from .decompositions import _back, _opmath, _ordered, _reduce, _zero, register, scaled_sum
 
 __all__: list[str] = []
 
@@ -78,8 +78,7 @@ def sinc(self):
 def logaddexp2(self, other):
     if self.is_complex() or other.is_complex():
         return NotImplemented  # the op raises PyTorch's error
-    first = aten.ge.Tensor(self, other)
-    larger, smaller = aten.where.self(first, self, other), aten.where.self(first, other, self)
+    larger, smaller = _ordered(self, other)
     same_infinity = aten.logical_and.default(aten.isinf.default(self), aten.eq.Tensor(self, other))
     gap = aten.log1p.default(aten.exp2.default(aten.sub.Tensor(smaller, larger)))
     result = aten.add.Tensor(larger, aten.mul.Tensor(gap, 1.0 / math.log(2)))
