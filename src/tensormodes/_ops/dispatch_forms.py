@@ -270,19 +270,15 @@ def _nll_loss2d_backward_meta(grad_output, input, target, weight, reduction, ign
 
 
 def _nll_backward(grad_output, input, target, weight, reduction: int, ignore_index: int, total_weight):
-    if reduction == 1 and weight is None and type(input) is np.ndarray and input.ndim == 2 and \
-            grad_output.size == 1 and total_weight.size == 1 and target.dtype == np.int64 and \
-            target.shape == input.shape[:1] and target.size and input.dtype in _nn.NLL_INPUT_TYPES:
-        # The mean over a (batch, classes) input with every target valid and none ignored (every
-        # classifier's loss), in the steps of the general path below: -grad_output / total_weight
-        # at each target's class
-        if np.maximum.reduce(target.view(np.uint64), axis=None) < input.shape[1] and \
-                not 0 <= ignore_index < input.shape[1]:
-            total = total_weight.reshape(()).item()
-            if total:
-                grad_input = np.zeros(input.shape, input.dtype)
-                grad_input[np.arange(target.shape[0]), target] = -(grad_output.reshape(()) / total)
-                return grad_input
+    if reduction == 1 and type(input) is np.ndarray and grad_output.size == 1 and total_weight.size == 1 and \
+            _nn.every_target_counts(input, target, weight, ignore_index):
+        # The mean over every classifier's loss, in the steps of the general path below:
+        # -grad_output / total_weight at each target's class
+        total = total_weight.reshape(()).item()
+        if total:
+            grad_input = np.zeros(input.shape, input.dtype)
+            grad_input[np.arange(target.shape[0]), target] = -(grad_output.reshape(()) / total)
+            return grad_input
     mode = _reduction_name(reduction)
     total = None if mode != "mean" else total_weight.reshape(()).item()
     return _nn.nll_backward_values(grad_output, input, target, weight, mode, ignore_index, total)

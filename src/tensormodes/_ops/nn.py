@@ -248,7 +248,7 @@ def _reduction(size_average, reduce, reduction: str, warn: bool = False) -> str:
     return reduction
 
 
-NLL_INPUT_TYPES = frozenset(d._np for d in (dt.float16, dt.bfloat16, dt.float32, dt.float64))
+_NLL_INPUT_TYPES = frozenset(d._np for d in (dt.float16, dt.bfloat16, dt.float32, dt.float64))
 
 
 def _nll_kernel(input: np.ndarray, backward: bool) -> str:
@@ -286,6 +286,14 @@ def _check_nll_arguments(input: np.ndarray, target: np.ndarray, backward: bool) 
                            f"dimension: {target.ndim}")
 
 
+def every_target_counts(input: np.ndarray, target: np.ndarray, weight, ignore_index: int) -> bool:
+    """Whether nll_loss's arguments are the common case: a (batch, classes) input of a type its
+    kernels take, no weight, one int64 target per row, every target a class and none ignored."""
+    return bool(input.ndim == 2 and weight is None and target.dtype == np.int64 and target.shape == input.shape[:1]
+                and target.size and input.dtype in _NLL_INPUT_TYPES and not 0 <= ignore_index < input.shape[1]
+                and np.maximum.reduce(target.view(np.uint64), axis=None) < input.shape[1])
+
+
 def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index,
              backward: bool = False) -> tuple[tuple, tuple | None, np.ndarray, np.ndarray | None]:
     """PyTorch's checks of nll_loss's arguments (or its backward's), in its order; then the targets
@@ -295,13 +303,9 @@ def _counted(input: np.ndarray, target: np.ndarray, weight, ignore_index,
     batched) — or None when every target counts, and the index is then target-shaped. Last, the
     target and weight as the kernels use them (see ``_check_counted``).
     """
-    if input.ndim == 2 and weight is None and target.dtype == np.int64 and target.shape == input.shape[:1] \
-            and target.size and input.dtype in NLL_INPUT_TYPES:
-        # The common (batch, classes) case with every target valid and none ignored, in few steps
-        # (it runs for every loss and again for its gradient); anything else takes the path below.
-        classes = input.shape[1]
-        if np.maximum.reduce(target.view(np.uint64), axis=None) < classes and not 0 <= ignore_index < classes:
-            return (np.arange(target.shape[0]), target), None, target, weight
+    if every_target_counts(input, target, weight, ignore_index):
+        # in few steps (it runs for every loss and again for its gradient); anything else takes the path below
+        return (np.arange(target.shape[0]), target), None, target, weight
     target, weight = _check_counted(input, target, weight, backward)
     given_target = target
     class_dim = 1 if input.ndim >= 2 else 0
@@ -346,7 +350,7 @@ def _check_counted(input, target, weight, backward: bool) -> tuple:
                                f"but got weight tensor of shape: {list(weight.shape)}")
     if input.ndim == 4 and target.shape[1:] != input.shape[2:]:
         raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
-    if input.dtype not in NLL_INPUT_TYPES:
+    if input.dtype not in _NLL_INPUT_TYPES:
         raise not_implemented(_nll_kernel(input, backward), dt.NP_TO_DTYPE[input.dtype])
     if weight is not None and weight.dtype != input.dtype:  # the kernel reads it as input's type
         raise RuntimeError(f"expected scalar type {array_type_name(input)} but found {array_type_name(weight)}")
@@ -709,7 +713,7 @@ def _check_binary_cross_entropy(input, target, weight) -> None:
         shape = _broadcast_shapes_checked(target.shape, weight.shape)  # F.binary_cross_entropy expands the weight
         if shape != input.shape:
             raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
-    if input.dtype not in NLL_INPUT_TYPES:
+    if input.dtype not in _NLL_INPUT_TYPES:
         raise not_implemented("binary_cross_entropy", dt.NP_TO_DTYPE[input.dtype])
 
 
