@@ -14,19 +14,10 @@ import pytest
 
 import tensormodes as tm
 import tensormodes.nn.functional as F
-from tensormodes.utils._python_dispatch import TorchDispatchMode
+
+from .recording import aten_op_log
 
 A = tm.ops.aten
-
-
-class Log(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(str(func))
-        return func(*args, **(kwargs or {}))
 
 
 def bits(t) -> bytes:
@@ -126,12 +117,12 @@ def test_a_retained_graph_logs_the_same_backward_twice():
     x = tm.tensor(rng.standard_normal((4, 3)).astype(np.float32))
     w = tm.tensor(rng.standard_normal((2, 3)).astype(np.float32), requires_grad=True)
     b = tm.zeros(2, requires_grad=True)
-    with Log():
+    with aten_op_log(tm):
         loss = F.cross_entropy(F.linear(x, w, b), tm.tensor([0, 1, 1, 0]))
     grads = []
     logs = []
     for _ in range(2):
-        with Log() as log:
+        with aten_op_log(tm) as log:
             loss.backward(retain_graph=True)
         logs.append(log.ops)
         grads.append((bits(w.grad), bits(b.grad)))
@@ -149,7 +140,7 @@ def test_a_retained_graph_logs_the_same_backward_twice():
 def test_pop_mode_temporarily_takes_the_cached_state_below():
     from tensormodes.utils._python_dispatch import _get_current_dispatch_mode_stack, _pop_mode_temporarily
 
-    outer, inner = Log(), Log()
+    outer, inner = aten_op_log(tm), aten_op_log(tm)
     with outer, inner:
         for _ in range(2):  # the second time from the state's cached popped form
             with _pop_mode_temporarily() as popped:

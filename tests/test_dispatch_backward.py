@@ -19,6 +19,7 @@ from tensormodes._ops import OPS
 from tensormodes.utils._python_dispatch import TorchDispatchMode
 
 from . import dispatch_backward_survey as survey
+from .recording import aten_op_log
 
 
 class Log(TorchDispatchMode):
@@ -148,7 +149,7 @@ def test_a_first_gradient_is_kept_or_copied_as_pytorchs_accumulate_grad_does(exp
         z = library.ones(3, 2).t().detach().requires_grad_()
         w = library.ones(2, 3).expand(4, 2, 3).detach().requires_grad_()
         out = eval(expression, {"x": x, "y": y, "z": z, "w": w})
-        with _op_log(library) as log:
+        with aten_op_log(library) as log:
             out.backward()
         leaf = z if "z" in expression else w if "w" in expression else x
         return log.ops, leaf.grad.stride(), leaf.grad.tolist()
@@ -224,7 +225,7 @@ def test_max_of_a_dim_saves_only_its_indices(expression):
     # (they saved the whole (values, indices) result: a detach when backward unpacked the values)
     def run(library):
         x = library.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 7.5]], requires_grad=True)
-        with _op_log(library) as log:
+        with aten_op_log(library) as log:
             y = eval(expression, {"x": x, "L": library})
             count = len(log.ops)
             gx, = library.autograd.grad(y, x, library.ones(tuple(y.shape)))
@@ -366,23 +367,6 @@ def test_backward_ops_match_pytorch_across_the_op_table():
     assert unexplained == {}
 
 
-def _op_log(L):
-    """A ``TorchDispatchMode`` of library ``L`` (tensormodes or torch) recording each aten op's name
-    in ``.ops``."""
-    python_dispatch = import_module(f"{L.__name__}.utils._python_dispatch")
-
-    class Log(python_dispatch.TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    return Log()
-
-
 def _forward_backward_ops(L, program: str) -> list[str]:
     """The aten ops a logging dispatch mode sees while ``program`` (a loss over common model
     pieces) runs forward and ``autograd.grad`` runs its backward, in library ``L``."""
@@ -409,7 +393,7 @@ def _forward_backward_ops(L, program: str) -> list[str]:
     }
     leaves = [w1, b1, w2, b2, kernel, gamma, table]
 
-    with _op_log(L) as log:
+    with aten_op_log(L) as log:
         L.autograd.grad(programs[program](), leaves, allow_unused=True)
     return log.ops
 
@@ -434,7 +418,7 @@ def _normalisation_ops(L, program: str) -> list[str]:
     layer = {"batch_norm_train": L.nn.BatchNorm1d(3), "batch_norm_eval": L.nn.BatchNorm1d(3).eval(),
              "instance_norm": L.nn.InstanceNorm1d(3, affine=True, track_running_stats=True)}[program]
 
-    with _op_log(L) as log:
+    with aten_op_log(L) as log:
         loss = (layer(x) * 2).sum()
         forward = len(log.ops)
         L.autograd.grad(loss, [x, layer.weight, layer.bias])
@@ -535,7 +519,7 @@ def test_new_factories_are_ops_with_pytorchs_schemas():
 def _forward_and_backward(library, expression: str, *shapes):
     """``(forward ops, backward ops)`` a logging dispatch mode of ``library`` sees for ``expression``
     over float leaves x, y of ``shapes`` (backward: ``autograd.grad`` with ones), and the gradients."""
-    mode = _op_log(library)
+    mode = aten_op_log(library)
     leaves = [library.tensor(np.arange(np.prod(s), dtype=np.float32).reshape(s) * 0.37 % 1 - 0.5, requires_grad=True)
               for s in shapes]
     with mode:
@@ -684,7 +668,7 @@ def test_multi_dimensional_hermitian_transforms_compute_as_pytorch(expression):
     # were one NumPy irfftn / rfftn of all dims: other rounding); a mode sees those ops, changing no bit
     x = tm.tensor(np.arange(8, dtype=np.float32).reshape(2, 4) * 0.37 % 1, requires_grad=True)
     plain = eval(expression, {"L": tm, "x": x})
-    with _op_log(tm) as log:
+    with aten_op_log(tm) as log:
         logged = eval(expression, {"L": tm, "x": x})
     assert plain.detach().numpy().tobytes() == logged.detach().numpy().tobytes()
     assert "aten._fft_c2c.default" in log.ops
@@ -698,7 +682,7 @@ def test_nan_to_num_gradient_is_pytorchs_product_with_the_finite_mask():
     # -0.0 (a where() gave 0 for both); a mode sees isfinite as PyTorch's composite (abs, ne, eq, mul)
     x = tm.tensor([1.0, float("inf"), float("nan")], requires_grad=True)
     seed = tm.tensor([1.0, float("inf"), -2.0])
-    with _op_log(tm) as log:
+    with aten_op_log(tm) as log:
         gx, = tm.autograd.grad(x.nan_to_num(), x, seed)
     values = gx.numpy()
     assert values[0] == 1.0 and np.isnan(values[1]) and values[2] == 0.0 and np.signbit(values[2])
@@ -729,7 +713,7 @@ def test_put_writes_or_adds_at_flat_positions_and_takes_gradients_back():
         "aten::put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)")
     w = tm.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
     source = tm.tensor([7.0, 8.0], requires_grad=True)
-    with _op_log(tm) as log:
+    with aten_op_log(tm) as log:
         gw, gs = tm.autograd.grad(w.put(tm.tensor([0, -1]), source), [w, source], tm.tensor([[1.0, 2.0], [3.0, 4.0]]))
         taken, = tm.autograd.grad(w.take(tm.tensor([3, 3, 0])), w, tm.tensor([1.0, 2.0, 4.0]))
     assert gw.tolist() == [[0.0, 2.0], [3.0, 0.0]] and gs.tolist() == [1.0, 4.0]
@@ -796,12 +780,12 @@ def test_formulas_call_pytorchs_backward_ops(program):
         rng = np.random.default_rng(0)
         x, y, z = (library.tensor(rng.uniform(0.5, 1.5, shape).astype(np.float32), requires_grad=True)
                    for shape in ((3, 2), (4, 2), (4,)))
-        with _op_log(library):  # (saved outputs are kept as detached aliases while a mode listens)
+        with aten_op_log(library):  # (saved outputs are kept as detached aliases while a mode listens)
             out = eval(program, {"L": library, "x": x, "y": y, "z": z})
         reached = _leaves_of(out)
         leaves = [t for t in (x, y, z) if any(t is leaf for leaf in reached)]
         seed = library.ones(tuple(out.shape))
-        with _op_log(library) as log:
+        with aten_op_log(library) as log:
             grads = library.autograd.grad(out, leaves, seed)
         return log.ops, [g.numpy() for g in grads]
 

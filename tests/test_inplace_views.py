@@ -5,12 +5,12 @@ history gains the view op's node, numbered as PyTorch numbers in-place views' no
 (``squeeze_.dim``: SqueezeBackward4). Literal expectations are PyTorch 2.13's; with torch installed,
 the same programs run there too."""
 
-from importlib import import_module
-
 import numpy as np
 import pytest
 
 import tensormodes as tm
+
+from .recording import aten_op_log
 
 # call -> (shape after, strides after, grad_fn name, aten overload a dispatch mode sees)
 CALLS = {
@@ -26,30 +26,15 @@ CALLS = {
 }
 
 
-def _op_log(library):
-    python_dispatch = import_module(f"{library.__name__}.utils._python_dispatch")
-
-    class Log(python_dispatch.TorchDispatchMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    return Log()
-
-
 def _run(library, call: str):
     """The facts of ``(x * 1).<call>`` for a (2, 1, 3) leaf x, and x's gradient of a weighted sum
     (``autograd.grad``: the accumulation into ``.grad`` is another test's subject)."""
     x = library.tensor(np.arange(6, dtype=np.float32).reshape(2, 1, 3) / 7, requires_grad=True)
     y = x * 1
-    with _op_log(library) as log:
+    with aten_op_log(library) as log:
         returned = eval(f"y.{call}")
     weights = library.tensor(np.arange(1, 1 + y.numel(), dtype=np.float32).reshape(tuple(y.shape)))
-    with _op_log(library) as backward:
+    with aten_op_log(library) as backward:
         grad, = library.autograd.grad((y * weights).sum(), x)
     return {"same object": returned is y, "shape": tuple(y.shape), "stride": tuple(y.stride()),
             "grad_fn": y.grad_fn.name(), "next": y.grad_fn.next_functions[0][0].name(), "version": y._version,
