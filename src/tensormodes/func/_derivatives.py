@@ -88,6 +88,8 @@ class _Level:
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(value)}")
         if self.outer_grad and value.requires_grad:
             return value.view_as(value)  # a new object whose gradients flow on to ``value``
+        if not (value.is_floating_point() or value.is_complex()):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")  # PyTorch's wording here
         leaf = value.detach().requires_grad_()
         self.own_leaves.add(id(leaf))
         return leaf
@@ -134,7 +136,8 @@ def _grads_or_zeros(outputs, inputs, grad_outputs=None, retain_graph=False, crea
         return tuple(tm.zeros_like(inp) for inp in inputs)
     diff_outputs = [out for out, _ in pairs]
     diff_grad_outputs = None if grad_outputs is None else [go for _, go in pairs]
-    grads = _autograd_grad(diff_outputs, list(inputs), diff_grad_outputs, retain_graph=retain_graph,
+    # A graph kept for the levels outside includes this level's forward graph: retained with it.
+    grads = _autograd_grad(diff_outputs, list(inputs), diff_grad_outputs, retain_graph=retain_graph or create_graph,
                            create_graph=create_graph, allow_unused=True)
     return tuple(tm.zeros_like(inp) if g is None else g for g, inp in zip(grads, inputs))
 
