@@ -251,6 +251,14 @@ def _quadratic(lib, x):
     return x @ a @ x
 
 
+def _grad_of_parameters(lib):
+    """grad over a model's own parameters (they require grad): the gradients keep a graph."""
+    model = _mlp(lib)
+    grads = lib.func.grad(lambda p, x: lib.func.functional_call(model, p, (x,)).pow(2).sum())(
+        dict(model.named_parameters()), lib.ones(2, 3))
+    return grads, lib.autograd.grad(grads["0.weight"].sum(), model[2].weight)[0]
+
+
 SAME_AS_PYTORCH = {
     "grad": lambda lib: lib.func.grad(lambda x: (x.sin() * x).sum())(lib.tensor([0.5, -1.0])),
     "grad_argnums": lambda lib: lib.func.grad(lambda x, y: (x * y.exp()).sum(), argnums=(1, 0))(
@@ -276,6 +284,9 @@ SAME_AS_PYTORCH = {
     "vmap_nested": lambda lib: lib.vmap(lib.vmap(lib.dot))(lib.ones(2, 3, 4), lib.arange(24.0).view(2, 3, 4)),
     "vmap_out_dims_negative": lambda lib: lib.vmap(lambda a: a.outer(a), out_dims=-1)(lib.arange(6.0).view(3, 2)),
     "vmap_unbatched_output": lambda lib: lib.vmap(lambda a: lib.ones(2))(lib.ones(3)),
+    "linearize": lambda lib: lib.func.linearize(lambda x: (x.exp(), x.sum()), lib.tensor([0.5, 1.0]))[1](
+        lib.tensor([1.0, -1.0])),
+    "grad_functional_call_parameters": lambda lib: _grad_of_parameters(lib),
     "jacrev_of_vmap": lambda lib: lib.func.jacrev(lib.vmap(lambda a: a.sin().sum()))(lib.tensor([[0.1, 0.2]])),
     "vmap_of_jacrev": lambda lib: lib.vmap(lib.func.jacrev(lambda a: a.sin()))(lib.tensor([[0.1, 0.2], [0.3, 0.4]])),
 }
@@ -346,6 +357,9 @@ ERRORS = {
                                                                                           "extra": lib.ones(1)},
                                                                    (lib.ones(1),), strict=True),
     "stack_module_state_empty": lambda lib: lib.func.stack_module_state([]),
+    "functionalize_remove": lambda lib: lib.func.functionalize(lambda x: x, remove="views"),
+    "linearize_structure": lambda lib: lib.func.linearize(lambda x: x, lib.ones(2))[1](lib.ones(2), lib.ones(2)),
+    "linearize_dtype": lambda lib: lib.func.linearize(lambda x: x, lib.ones(2))[1](lib.ones(2, dtype=lib.float64)),
 }
 
 
@@ -366,3 +380,36 @@ def test_errors_same_as_pytorch(name):
     theirs = _error_of(lambda: ERRORS[name](torch))
     assert theirs is not None
     assert _error_of(lambda: ERRORS[name](tm)) == theirs
+
+
+def test_linearize_and_the_transforms_with_nothing_to_undo():
+    out, jvp_fn = tm.func.linearize(lambda x, y: x.sin() * y, tm.tensor([0.0, 1.0]), tm.tensor(2.0))
+    assert out.tolist() == (tm.tensor([0.0, 1.0]).sin() * 2).tolist()
+    first = jvp_fn(tm.tensor([1.0, 0.0]), tm.tensor(0.0))
+    assert first.tolist() == [2.0, 0.0] and jvp_fn(tm.zeros(2), tm.tensor(1.0)).tolist() == (out / 2).tolist()
+    with pytest.raises(RuntimeError, match=re.escape("tangent:0 with shape tensormodes.Size([3]) in flattened pytree "
+                                                     "doesn't match the shape tensormodes.Size([2]) of the "
+                                                     "corresponding primal.")):
+        jvp_fn(tm.zeros(3), tm.tensor(1.0))
+    x = tm.zeros(2)
+    assert tm.func.functionalize(lambda t: t.add_(1))(x) is x and x.tolist() == [1.0, 1.0]
+    assert tm.func.debug_unwrap(x) is x
+    net = tm.func.replace_all_batch_norm_modules_(tm.nn.Sequential(tm.nn.BatchNorm2d(2), tm.nn.Linear(2, 2)))
+    assert net[0].running_mean is None and net[0].running_var is None and not net[0].track_running_stats
+    assert set(dict(net.named_buffers())) == set()
+
+
+@pytest.mark.torch
+def test_the_namespace_is_pytorchs():
+    import inspect
+
+    import torch
+    import torch.func  # noqa: F401 - torch.func
+
+    missing = {"rearrange"}  # einops' pattern language: not here
+    assert set(tm.func.__all__) == {name for name in dir(torch.func) if not name.startswith("_")} - missing
+    for name in tm.func.__all__:
+        ours, theirs = inspect.signature(getattr(tm.func, name)), inspect.signature(getattr(torch.func, name))
+        assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
+            [(p.name, p.kind, p.default) for p in theirs.parameters.values()], name
+    assert tm.vmap is tm.func.vmap

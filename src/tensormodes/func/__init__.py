@@ -1,11 +1,13 @@
 """``tensormodes.func``: PyTorch's function transforms (``torch.func``).
 
 ``functional_call`` runs a module with given parameters and buffers, so a loss becomes a
-function of them; ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd`` and
-``hessian`` differentiate functions of pytrees of tensors and nest; ``vmap`` maps a function
-over a batch dimension. Everything is built on this library's reverse-mode autograd (``jvp``
-and ``jacfwd`` included: no forward mode), and ``vmap`` runs the function once per batch
-element rather than through batching rules (see ``_vmap``): same values, a per-element cost.
+function of them (``stack_module_state`` stacks an ensemble's); ``grad``, ``grad_and_value``,
+``vjp``, ``jvp``, ``linearize``, ``jacrev``, ``jacfwd`` and ``hessian`` differentiate functions
+of pytrees of tensors and nest; ``vmap`` maps a function over a batch dimension;
+``functionalize`` and ``debug_unwrap`` have nothing to undo here (``_unwrapped``). Everything
+is built on this library's reverse-mode autograd (``jvp`` and ``jacfwd`` included: no forward
+mode), and ``vmap`` runs the function once per batch element rather than through batching
+rules (see ``_vmap``): the same values, at a per-element cost.
 
 Per-sample gradients of a model, as PyTorch's tutorial computes them:
 
@@ -21,9 +23,10 @@ Per-sample gradients of a model, as PyTorch's tutorial computes them:
 tensormodes.Size([8, 1, 3])
 """
 
-from ._derivatives import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
-from ._module_state import functional_call, stack_module_state
+from ._derivatives import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
+from ._module_state import functional_call, replace_all_batch_norm_modules_, stack_module_state
+from ._unwrapped import debug_unwrap, functionalize
 from ._vmap import vmap
 
-__all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
-           "hessian", "vmap"]
+__all__ = ["grad", "grad_and_value", "vmap", "replace_all_batch_norm_modules_", "functionalize", "hessian", "jacfwd",
+           "jacrev", "jvp", "linearize", "vjp", "functional_call", "stack_module_state", "debug_unwrap"]

@@ -32,7 +32,7 @@ from ..autograd import grad as _autograd_grad
 from ..utils._pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
 from ._vmap import RandomnessGuard, check_randomness
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian"]
 
 
 # -- argnums ---------------------------------------------------------------------------------
@@ -296,6 +296,21 @@ def _check_tensors(flat: list, argname: str) -> None:
             raise RuntimeError(f"{_JVP}: Expected {argname} to only contain Tensors, got {type(value)}")
 
 
+def _jvp_from_vjp(output, vjp_fn, flat_tangents: list):
+    """J t from the vjp of the same function (the double-vjp trick): ``vjp_fn(u) = J^T u`` is
+    linear in ``u``, so d <J^T u, t> / du = J t. Two backward passes, no forward pass."""
+    flat_outputs, output_spec = tree_flatten(output)
+    with tm.enable_grad():
+        dummies = [tm.zeros_like(out).requires_grad_() for out in flat_outputs]
+        transposed = tree_flatten(vjp_fn(tree_unflatten(dummies, output_spec), create_graph=True))[0]
+        outside = any(out.requires_grad for out in flat_outputs)  # still attached: levels outside use it
+        # Retained: linearize's jvp_fn runs again through the same forward graph.
+        tangents_out = _grads_or_zeros(transposed, dummies, flat_tangents, retain_graph=True, create_graph=outside)
+    if not outside:
+        tangents_out = tuple(t.detach() for t in tangents_out)
+    return tree_unflatten(list(tangents_out), output_spec)
+
+
 def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False):
     """Standing for the Jacobian-vector product, returns a tuple containing the output of
     ``func(*primals)`` and the "Jacobian of ``func`` evaluated at ``primals``" times
@@ -321,17 +336,35 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
     except RuntimeError as error:  # the checks of vjp, in jvp's words
         message = str(error).replace("vjp(f, *primals)", _JVP).replace("vjp(f, ...)", _JVP)
         raise RuntimeError(message) from None
-    flat_outputs, output_spec = tree_flatten(output)
-    with tm.enable_grad():
-        # J^T u for a dummy cotangent u: linear in u, so d <J^T u, t> / du = J t.
-        dummies = [tm.zeros_like(out).requires_grad_() for out in flat_outputs]
-        transposed = tree_flatten(vjp_fn(tree_unflatten(dummies, output_spec), create_graph=True))[0]
-        outside = any(out.requires_grad for out in flat_outputs)  # still attached: levels outside use it
-        tangents_out = _grads_or_zeros(transposed, dummies, flat_tangents, create_graph=outside)
-    if not outside:
-        tangents_out = tuple(t.detach() for t in tangents_out)
-    tangents_out = tree_unflatten(list(tangents_out), output_spec)
+    tangents_out = _jvp_from_vjp(output, vjp_fn, flat_tangents)
     return (output, tangents_out, aux) if has_aux else (output, tangents_out)
+
+
+def linearize(func: Callable, *primals) -> tuple:
+    """Returns the value of ``func`` at ``primals`` and a function computing its Jacobian-vector
+    product there (``jvp_fn(*tangents)``), from one forward pass: each ``jvp_fn`` call is two
+    backward passes through the graph kept from it (the double-vjp trick of ``jvp``).
+
+    >>> import tensormodes as tm
+    >>> out, jvp_fn = linearize(lambda x: x ** 2, tm.tensor([1.0, 3.0]))
+    >>> out.tolist(), jvp_fn(tm.ones(2)).tolist()
+    ([1.0, 9.0], [2.0, 6.0])
+    """
+    output, vjp_fn, _ = _vjp(func, primals, None, False)
+    flat_primals, primals_spec = tree_flatten(primals)
+
+    def jvp_fn(*tangents):
+        flat_tangents, tangents_spec = tree_flatten(tangents)
+        if tangents_spec != primals_spec:
+            raise RuntimeError(f"Expected the tangents {tangents_spec} to have the same argspec as the primals "
+                               f"{primals_spec}")
+        for index, (tangent, primal) in enumerate(zip(flat_tangents, flat_primals)):
+            for what in ("shape", "device", "dtype"):
+                if getattr(tangent, what) != getattr(primal, what):
+                    raise RuntimeError(f"tangent:{index} with {what} {getattr(tangent, what)} in flattened pytree "
+                                       f"doesn't match the {what} {getattr(primal, what)} of the corresponding primal.")
+        return _jvp_from_vjp(output, vjp_fn, flat_tangents)
+    return output, jvp_fn
 
 
 # -- Jacobians -------------------------------------------------------------------------------

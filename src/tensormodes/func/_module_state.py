@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._api import namespace as tm
+from ..nn import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from ..nn.modules.module import Module
 from ..nn.utils.stateless import call_with_tensors
 
-__all__ = ["functional_call", "stack_module_state"]
+__all__ = ["functional_call", "stack_module_state", "replace_all_batch_norm_modules_"]
 
 
 def functional_call(module: Module, parameter_and_buffer_dicts, args: Any = None, kwargs: dict | None = None, *,
@@ -83,3 +84,21 @@ def stack_module_state(models) -> tuple[dict[str, Any], dict[str, Any]]:
     all_buffers = [dict(model.named_buffers()) for model in models]
     buffers = {name: _stacked_leaf(tuple(b[name] for b in all_buffers), name) for name in all_buffers[0]}
     return params, buffers
+
+
+def replace_all_batch_norm_modules_(root: Module) -> Module:
+    """In place updates ``root`` by setting the ``running_mean`` and ``running_var`` to be None and
+    setting ``track_running_stats`` to be False for any ``nn.BatchNorm`` module in ``root``.
+
+    >>> import tensormodes as tm
+    >>> net = replace_all_batch_norm_modules_(tm.nn.Sequential(tm.nn.BatchNorm1d(2)))
+    >>> net[0].running_mean is None, net[0].track_running_stats
+    (True, False)
+    """
+    for module in root.modules():
+        if isinstance(module, (BatchNorm1d, BatchNorm2d, BatchNorm3d)) and module.track_running_stats:
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
