@@ -9,7 +9,8 @@ happen once per element; PyTorch's errors for in-place writes mixing batched and
 tensors are not raised.
 
 Randomness: ``"error"`` raises PyTorch's error when ``func`` draws random numbers (an active
-``__torch_function__`` mode sees the random calls, composites' bodies included); ``"same"``
+``__torch_function__`` mode, handling the random ops only, sees their calls, in composites'
+bodies too); ``"same"``
 restores the default generator's state before each element, so every element draws the same
 numbers; ``"different"`` lets each element draw its own (not PyTorch's numbers, which come
 from one batched draw).
@@ -29,8 +30,7 @@ from typing import Any
 
 from .._api import namespace as tm
 from .._ops import OPS, RANDOM_MODULES
-from .._overrides.composite import Observer, calls_public_api, run_composite
-from ..overrides import TorchFunctionMode, resolve_name
+from ..overrides import TorchFunctionMode
 from ..utils._pytree import tree_flatten, tree_is_leaf, tree_map_, tree_unflatten
 
 __all__ = ["vmap", "RandomnessGuard", "check_randomness"]
@@ -45,30 +45,38 @@ def check_randomness(randomness: str) -> None:
 
 
 @functools.cache
-def _random_names() -> frozenset[str]:
-    """The public names of the op table's random ops (``tensormodes.randn``, ``tensormodes.Tensor.uniform_``)."""
-    names = set()
+def _random_functions() -> frozenset:
+    """The public callables of the op table's random ops (``tm.randn``, ``Tensor.uniform_`` ...)."""
+    found = set()
     for opdef in OPS.values():
         if opdef.kernel.__module__ in RANDOM_MODULES:
             if opdef.function:
-                names.add(f"{opdef.namespace}.{opdef.function}")
-            names.update(f"tensormodes.Tensor.{method}" for method in (opdef.method, opdef.inplace) if method)
-    return frozenset(names)
+                namespace = tm.package()  # the package face; op namespaces are its dotted paths
+                for part in opdef.namespace.split(".")[1:]:
+                    namespace = getattr(namespace, part)
+                found.add(getattr(namespace, opdef.function))
+            found.update(getattr(tm.Tensor, method) for method in (opdef.method, opdef.inplace) if method)
+    return frozenset(found)
 
 
-class RandomnessGuard(Observer, TorchFunctionMode):
+class RandomnessGuard(TorchFunctionMode):
     """A mode that raises PyTorch's error at the first random call (``randn``, ``x.uniform_()``,
-    and the ones inside composites such as ``F.dropout``): vmap's ``randomness="error"``."""
+    and the ones inside composites such as ``F.dropout``): vmap's ``randomness="error"``.
+
+    It declares the random ops as its ``handled_functions``, so every other call skips it on the
+    fast path, and a composite's body, which runs with the mode still active, reaches it with
+    its random calls (``F.dropout``'s ``bernoulli_``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.handled_functions = _random_functions()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if resolve_name(func) in _random_names():
+        if func in self.handled_functions:
             raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
                                "'same' or 'different' randomness flags on vmap or perform the randomness operation "
                                "out of vmap")
-        if calls_public_api(func):  # a composite: its body's random calls must be seen too
-            return run_composite(self, func, args, kwargs, see_inner=True)
-        return func(*args, **kwargs)
+        return func(*args, **(kwargs or {}))
 
 
 # -- in_dims and out_dims --------------------------------------------------------------------
