@@ -175,18 +175,16 @@ def _flat_out_dims(output, output_spec, out_dims, func) -> list:
 def _run_each(func, batch_size: int, flat_in_dims: list, flat_args: list, args_spec, randomness: str,
               kwargs: dict) -> list:
     """``func``'s output for each batch index, in order."""
+    if randomness == "error":
+        with RandomnessGuard():  # entered once: entering a mode builds the protocol's state
+            return _run_each(func, batch_size, flat_in_dims, flat_args, args_spec, "different", kwargs)
     state = tm.get_rng_state() if randomness == "same" else None
-    guard = RandomnessGuard() if randomness == "error" else None
     outputs = []
     for index in range(batch_size):
         if state is not None:
             tm.set_rng_state(state)
         sliced = [arg if in_dim is None else arg.select(in_dim, index) for arg, in_dim in zip(flat_args, flat_in_dims)]
-        if guard is None:
-            outputs.append(func(*tree_unflatten(sliced, args_spec), **kwargs))
-        else:
-            with guard:
-                outputs.append(func(*tree_unflatten(sliced, args_spec), **kwargs))
+        outputs.append(func(*tree_unflatten(sliced, args_spec), **kwargs))
     return outputs
 
 

@@ -29,14 +29,26 @@ __all__ = ["functional_call"]
 _MISSING = object()
 
 
+def _named_tensors(module: Module) -> list[tuple[str, Any]]:
+    """Every parameter and buffer by dotted name, shared ones under each of their names (the
+    names of ``named_parameters(remove_duplicate=False)`` and ``named_buffers``), read from the
+    modules' slots directly: this runs on every call."""
+    found = []
+    pending = [("", module)]
+    while pending:
+        prefix, current = pending.pop()
+        for slots in (current._parameters, current._buffers):
+            found.extend((prefix + name, tensor) for name, tensor in slots.items() if tensor is not None)
+        pending.extend((f"{prefix}{name}.", child) for name, child in current._modules.items() if child is not None)
+    return found
+
+
 def _untie(module: Module, parameters_and_buffers: dict) -> dict:
     """``parameters_and_buffers`` with every name tied to a given one (the same tensor object in
     the module under several names) given the same value; PyTorch's ValueError when tied names
     are given different values."""
     names_of: dict[int, set[str]] = {}
-    named = {**dict(module.named_parameters(remove_duplicate=False)),
-             **dict(module.named_buffers(remove_duplicate=False))}
-    for name, tensor in named.items():
+    for name, tensor in _named_tensors(module):
         names_of.setdefault(id(tensor), set()).add(name)
     tied = {name: names for names in names_of.values() if len(names) > 1 for name in names}
     given_tied = [name for name in parameters_and_buffers if name in tied]
@@ -92,8 +104,7 @@ def _swap(module: Module, name: str, tensor) -> Any:
 
 
 def _check_keys(module: Module, names) -> None:
-    valid = {name for name, _ in module.named_parameters(remove_duplicate=False)}
-    valid |= {name for name, _ in module.named_buffers(remove_duplicate=False)}
+    valid = {name for name, _ in _named_tensors(module)}
     missing, unexpected = sorted(valid - set(names)), sorted(set(names) - valid)
     messages = []
     if unexpected:
