@@ -320,6 +320,22 @@ def test_per_sample_gradients_same_as_pytorch():
     _assert_same(_to_numpy(run(tm)), _to_numpy(run(torch)))
 
 
+@pytest.mark.torch
+def test_randomness_draws_pytorchs_numbers():
+    import torch
+
+    def draws(lib):
+        lib.manual_seed(0)
+        same = lib.vmap(lambda r: r + lib.randn(3), randomness="same")(lib.zeros(4, 3))
+        different = lib.vmap(lambda r: r + lib.rand(3), randomness="different")(lib.zeros(4, 3))
+        dropped = lib.vmap(lambda r: lib.nn.functional.dropout(r, 0.5), randomness="different")(lib.ones(4, 3))
+        in_sixteens = lib.vmap(lambda r: r + lib.randn(16), randomness="different")(lib.zeros(2, 16))
+        return same, different, dropped, in_sixteens, lib.rand(2)
+
+    for ours, theirs in zip(draws(tm), draws(torch)):
+        assert np.array_equal(ours.numpy(), theirs.numpy())
+
+
 ERRORS = {
     "grad_not_scalar": lambda lib: lib.func.grad(lambda x: x)(lib.ones(3)),
     "grad_not_tensor": lambda lib: lib.func.grad(lambda x: 1.0)(lib.ones(3)),

@@ -10,10 +10,11 @@ tensors are not raised.
 
 Randomness: ``"error"`` raises PyTorch's error when ``func`` draws random numbers (an active
 ``__torch_function__`` mode, handling the random ops only, sees their calls, in composites'
-bodies too); ``"same"``
-restores the default generator's state before each element, so every element draws the same
-numbers; ``"different"`` lets each element draw its own (not PyTorch's numbers, which come
-from one batched draw).
+bodies too); ``"same"`` restores the default generator's state before each element, so every
+element draws the same numbers, PyTorch's; ``"different"`` lets each element draw its own, in turn: PyTorch's numbers
+when its one batched draw takes them in the same order (a batch of fewer than 16 numbers, or
+elements of a multiple of 16 numbers, as its CPU kernels go), other numbers of the same
+distribution otherwise.
 
 >>> import tensormodes as tm
 >>> vmap(tm.dot)(tm.tensor([[1.0, 2.0], [3.0, 4.0]]), tm.tensor([[1.0, 1.0], [2.0, 2.0]]))
