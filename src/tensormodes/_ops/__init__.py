@@ -38,6 +38,7 @@ from . import (  # noqa: F401
     joining,
     least_squares,
     linalg,
+    linalg_cholesky,
     linalg_lu,
     logical,
     losses,
