@@ -371,10 +371,10 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     return RETURN_TYPES["linalg_lu_factor_ex"](lu, pivots, np.asarray(info, np.int32))
 
 
-def _lu_factor_decomposition(A, *, pivot=True):
-    """PyTorch's composite: ``linalg_lu_factor_ex``, then its check of ``info``."""
+def _lu_factor_decomposition(A, pivot=True):
+    """PyTorch's composite: ``linalg_lu_factor_ex``, then its check of ``info`` (read without an op)."""
     LU, pivots, info = ops.linalg.lu_factor_ex(A, pivot=pivot)
-    if bool(info.any()):
+    if info.numpy().any():
         raise _lu_error("linalg.lu_factor", tuple(A.shape[:-2]), info.numpy())
     return RETURN_TYPES["linalg_lu_factor"](LU, pivots)
 
