@@ -40,6 +40,7 @@ from . import (  # noqa: F401
     linalg,
     linalg_cholesky,
     linalg_lu,
+    linalg_vectors,
     logical,
     losses,
     margin_losses,
