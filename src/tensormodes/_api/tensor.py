@@ -24,15 +24,14 @@ from .. import _dtype as dt
 from .._autograd import api as autograd_api
 from .._autograd.engine import register_tensor_hook
 from .._autograd.grad_mode import grad_enabled
-from .._autograd.graph import bump_version, grad_edge, record, share_version
+from .._autograd.graph import aten_overload, below_listens, bump_version, grad_edge, record, share_version
 from .._device import check_compute_device
-from .._dispatch.aten import aten
-from .._dispatch.python_dispatch import disabled_torch_dispatch_impl, is_dispatch_class
+from .._dispatch.python_dispatch import HOOKS, disabled_torch_dispatch_impl
 from .._memory_format import contiguous_format, is_contiguous_as
 from .._meta_array import MetaArray, WrapperArray, contiguous_strides, meta_like
 from .._ops.common import ops, wrap_dim
 from .._ops.creation import parse_size
-from .._overrides.dispatch import NO_WRAP, get_state, run_without_subclasses
+from .._overrides.dispatch import NO_WRAP, run_without_subclasses
 from .._tensor_base import TensorBase, set_requires_grad
 from .declarations import tensor_api
 from .tensor_conversions import TensorConversions, _unwrap_nested
@@ -404,7 +403,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> tm.tensor([2.5]).item()
         2.5
         """
-        if not _reads_below(self):
+        if not below_listens(self):
             return _plain_item(self)
         if self._data.size != 1:
             _raise_not_one_scalar(self)
@@ -508,7 +507,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> f"{tm.tensor(2.5):.2f}"
         '2.50'
         """
-        if not _reads_below(self) or type(self._data) is MetaArray:
+        if not below_listens(self) or type(self._data) is MetaArray:
             return _plain_format(self, format_spec)
         if self._data.ndim == 0 and type(self) is Tensor:
             return format(self.detach().item(), format_spec)
@@ -534,7 +533,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> bool(tm.tensor([3])), bool(tm.tensor(0.0))
         (True, False)
         """
-        if not _reads_below(self):
+        if not below_listens(self):
             return _plain_bool(self)
         if self._data.size != 1:
             _raise_ambiguous(self)
@@ -578,7 +577,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> [10, 20, 30][tm.tensor(1)]
         20
         """
-        if not _reads_below(self):
+        if not below_listens(self):
             return _plain_index(self)
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             _raise_not_index(self)
@@ -845,20 +844,11 @@ def _one_value(t: Tensor):
 def _one_value_below(t: Tensor):
     """``_one_value`` for ``int(t)``, ``float(t)``, ``complex(t)`` off the fast path: read through
     ``aten._local_scalar_dense`` when the dispatch level listens, as PyTorch reads it."""
-    if not _reads_below(t):
+    if not below_listens(t):
         return _one_value(t)
     if t._data.size != 1:
         _raise_not_one_value(t)
     return _local_scalar_dense(t)
-
-
-def _reads_below(t: Tensor) -> bool:
-    """Whether reading ``t``'s value is seen below autograd — a dispatch mode is active, or ``t``'s
-    class has a ``__torch_dispatch__`` —, so it goes through ``aten._local_scalar_dense``."""
-    state = get_state()
-    if state is not None and state.dispatch_active:
-        return True
-    return (state is None or state.dispatch_enabled) and is_dispatch_class(type(t))
 
 
 def _raise_not_one_scalar(t: Tensor):
@@ -879,7 +869,9 @@ def _raise_not_index(t: Tensor):
 
 
 def _local_scalar_dense(t: Tensor):
-    return aten._local_scalar_dense.default(t)
+    """``aten._local_scalar_dense.default(t)`` below autograd (the op records nothing): through the
+    dispatch level's modes and subclasses to the kernel."""
+    return HOOKS.below(aten_overload("_local_scalar_dense", "default"), (t,), {})
 
 
 def _rebuild(cls, array, requires_grad):
