@@ -439,6 +439,8 @@ def call_overload(overload, args: tuple, kwargs: dict):
             getattr(v, "_requires_grad", False) for v in kwargs.values())
     else:
         python_dispatch.check_positional(overload, args)
+        if len(args) > _required_positional(overload):  # trailing ones at their defaults are dropped
+            args, kwargs = python_dispatch.normalized(overload, python_dispatch.bind(overload, args, {}))
         records = False
         for value in args:
             if getattr(value, "_requires_grad", False):
@@ -454,6 +456,16 @@ def call_overload(overload, args: tuple, kwargs: dict):
             return (recorded, *python_dispatch.HOOKS.impl_of(opdef, "functional")(*args, **kwargs)[1:])
         return python_dispatch.HOOKS.impl_of(opdef, overload._kind)(*args, **kwargs)
     return python_dispatch.call_overload(overload, args, kwargs)
+
+
+def _required_positional(overload) -> int:
+    """How many positional arguments ``overload``'s schema has without a default (cached): a direct
+    call giving more may hold some at their defaults, which PyTorch's dispatcher leaves out."""
+    count = overload.__dict__.get("_required_positional")
+    if count is None:
+        count = overload._required_positional = sum(
+            1 for a in overload._schema.arguments if not a.kwarg_only and not a.has_default_value)
+    return count
 
 
 def below(overload, args: tuple, kwargs: dict):
