@@ -91,7 +91,7 @@ def normal(stream, shape, dtype: dt.dtype, mean: float = 0.0, std: float = 1.0,
             words = stream.words(n)
             if whole != n:
                 words = np.concatenate([words[:whole], stream.words(16)])
-        values = fill_normal16_words(words, mean, std)
+        values = fill_normal16_words(words, mean, std, over_words=True)  # the words are this call's own
     out = values[:n]
     if whole != n:
         out[n - 16:] = values[whole:].copy()
