@@ -343,9 +343,19 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
                 result = skip_top_mode(overload, args, kwargs, state)
             else:
                 types = ()
-                for value in args:  # ``subclass_types`` inline for plain tensors and numbers
+                for value in args:  # ``subclass_types`` inline for plain tensors, numbers and int lists
                     cls = type(value)
-                    if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
+                    if cls is plain:
+                        continue
+                    if cls is list or cls is tuple:
+                        for item in value:  # (``sum``'s dims, ``view``'s size: autograd's own calls)
+                            if type(item) is not int:
+                                break
+                        else:
+                            continue
+                        types = subclass_types(args, kwargs)
+                        break
+                    if isinstance(value, TensorBase):
                         types = subclass_types(args, kwargs)
                         break
                 else:
