@@ -91,7 +91,10 @@ def _wrap_view(result, base: Tensor):
                 root = base
             t._view_base = root
             root._has_views = True
-            share_version(t, base)
+            counter = base.__dict__.get("_version_counter")  # share_version(t, base), inline: a call per view
+            if counter is None:
+                counter = base._version_counter = [0]
+            t._version_counter = counter
         return t
     wrapped = wrap(result)
     root = base if base._view_base is None else base._view_base
