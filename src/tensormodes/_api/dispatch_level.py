@@ -456,7 +456,7 @@ def call_overload(overload, args: tuple, kwargs: dict):
                 break
     if records and grad_enabled():
         opdef = overload._opdef
-        args, kwargs = python_dispatch.public_call(overload, args, kwargs)
+        args, kwargs = python_dispatch.public_call(overload, args, kwargs, checked=True)  # (checked above)
         if opdef.saves and overload._kind == "functional":
             # The recorded output, and the intermediates the overload also returns (computed
             # again: this form is only met when user code calls such an overload with grad on).
