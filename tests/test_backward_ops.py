@@ -772,6 +772,40 @@ def test_gelu_kernels_in_blocks_keep_the_whole_array_formulas(dtype, shape):
     np.testing.assert_array_equal(raw(got), raw(expected))
 
 
+def test_gelu_backward_takes_the_forwards_erf_only_for_the_same_input_values():
+    # A float32 GELU's forward (grad mode on) keeps erf(x / sqrt(2)) for the backward on the same
+    # array: the same bits as computing it again; not after the input changed in place; not under
+    # no_grad; and not kept once the input is gone.
+    import gc
+
+    from tensormodes._ops import special
+
+    rng = np.random.default_rng(28)
+    values = (rng.standard_normal((3, 8192 + 5)) * 2).astype(np.float32)
+    values.flat[:4] = [np.inf, -np.inf, np.nan, 0.0]
+    dy = tm.tensor(rng.standard_normal(values.shape).astype(np.float32))
+
+    def fresh(x):  # the backward op on a new array of the same values: nothing kept for it
+        return tm.ops.aten.gelu_backward.default(dy, tm.tensor(x.detach().numpy().copy())).numpy()
+
+    x = tm.tensor(values, requires_grad=True)
+    F.gelu(x).backward(dy)
+    assert x.grad.numpy().tobytes() == fresh(x).tobytes()
+    y = tm.tensor(values)
+    F.gelu(y)
+    with tm.no_grad():
+        y.mul_(-3)
+    assert tm.ops.aten.gelu_backward.default(dy, y).numpy().tobytes() == fresh(y).tobytes()
+    with tm.no_grad():
+        F.gelu(y)
+    assert not special._GELU_ERFS
+    F.gelu(y)
+    assert len(special._GELU_ERFS) == 1
+    del y
+    gc.collect()
+    assert not special._GELU_ERFS
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("affine", [True, False])
 def test_layer_norm_kernels_in_place_keep_their_formulas(dtype, affine):

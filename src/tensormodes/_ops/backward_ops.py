@@ -47,7 +47,7 @@ from .common import (
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise
 from .registry import Sample, Tensor, TensorSpec, op
-from .special import _erf_rounded, _half_gelu_erf
+from .special import _half_gelu_erf, gelu_erf
 
 _F32 = np.dtype(np.float32)
 
@@ -242,7 +242,7 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
             result = dy * (cdf + x * pdf)
         else:  # erf of the whole array in one call (its fast path's fixed costs once), the rest in
             # blocks of float32 temporaries (erf and exp block their float64 ones)
-            erf = _erf_rounded(np.multiply(x, x.dtype.type(_SQRT_HALF), out=np.empty_like(x)), in_place=True)
+            erf = gelu_erf(x)  # (the forward's, when it kept them for this input)
             result = blockwise(_gelu_backward, dy, x, erf, block=2 * BLOCK)
     return _finished(result, result_type)
 
