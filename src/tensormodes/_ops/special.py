@@ -217,17 +217,18 @@ def gelu_erf(x: np.ndarray, *, keep: bool = False) -> np.ndarray:
                 _GELU_ERFS[key] = kept
             return erf
     erf = _erf_rounded(np.multiply(x, x.dtype.type(_SQRT_HALF), out=np.empty_like(x)), in_place=True)
-    if keep and x.dtype == np.float32 and x.flags.c_contiguous:
+    if keep and x.dtype == np.float32 and x.flags.c_contiguous and 2 * x.nbytes <= _GELU_ERFS_BUDGET:
         _GELU_ERFS[key] = (weakref.ref(x, functools.partial(_forget_gelu_erf, key)), x.view(np.uint32).copy(), erf)
-        while sum(bits.nbytes * 2 for _, bits, _ in _GELU_ERFS.values()) > _GELU_ERFS_BUDGET:
-            del _GELU_ERFS[next(iter(_GELU_ERFS))]
+        # (over a list: a collection could drop an entry meanwhile, through its array's weakref)
+        while sum(bits.nbytes * 2 for _, bits, _ in list(_GELU_ERFS.values())) > _GELU_ERFS_BUDGET:
+            _GELU_ERFS.pop(next(iter(list(_GELU_ERFS))), None)
     return erf
 
 
 def _forget_gelu_erf(key: int, reference: weakref.ref) -> None:
     kept = _GELU_ERFS.get(key)
     if kept is not None and kept[0] is reference:
-        del _GELU_ERFS[key]
+        _GELU_ERFS.pop(key, None)
 
 
 # Bit patterns of float32 magnitudes: from the smallest whose erf is a normal float32 up to 1,
