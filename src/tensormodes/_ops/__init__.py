@@ -73,6 +73,7 @@ from . import (  # noqa: F401
     shuffling,
     sorting,
     special,
+    special_functions,
     special_names,
     statistics,
     unary_math,
