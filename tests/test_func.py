@@ -429,3 +429,60 @@ def test_the_namespace_is_pytorchs():
         assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
             [(p.name, p.kind, p.default) for p in theirs.parameters.values()], name
     assert tm.vmap is tm.func.vmap
+
+
+def _meta_learning_and_ensembles(torch):
+    """A PyTorch-style script (``torch`` is either library): MAML's inner step through
+    ``functional_call`` and ``grad`` with the outer optimizer differentiating through it, an
+    ensemble run with ``stack_module_state`` and ``vmap``, and DP-SGD's clipped per-sample
+    gradients. Returns the numbers it would print."""
+    functional_call, grad, stack_module_state, vmap = (torch.func.functional_call, torch.func.grad,
+                                                       torch.func.stack_module_state, torch.func.vmap)
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    printed = []
+    for step in range(3):
+        x = torch.linspace(-1, 1, 10).unsqueeze(1).repeat(1, 2) * (step + 1)
+        y = x.sum(1, keepdim=True).sin()
+        params = dict(model.named_parameters())
+
+        def inner_loss(p, x, y):
+            return F.mse_loss(functional_call(model, p, (x,)), y)
+        grads = grad(inner_loss)(params, x, y)
+        adapted = {name: p - 0.1 * grads[name] for name, p in params.items()}
+        outer = F.mse_loss(functional_call(model, adapted, (x * 0.5,)), y * 0.5)
+        optimizer.zero_grad()
+        outer.backward()
+        optimizer.step()
+        printed.append(outer.item())
+    models = [torch.nn.Linear(2, 3) for _ in range(4)]
+    stacked, buffers = stack_module_state(models)
+    ensemble = vmap(lambda p, b, x: functional_call(models[0], (p, b), (x,)), in_dims=(0, 0, None))
+    printed.append(ensemble(stacked, buffers, torch.ones(5, 2)).sum().item())
+
+    def sample_loss(p, xi, yi):
+        return F.mse_loss(functional_call(model, p, (xi.unsqueeze(0),)), yi.unsqueeze(0))
+    detached = {name: p.detach() for name, p in model.named_parameters()}
+    x = torch.linspace(-1, 1, 12).view(6, 2)
+    per_sample = vmap(grad(sample_loss), in_dims=(None, 0, 0))(detached, x, x.sum(1, keepdim=True))
+    norms = torch.stack([g.flatten(1).norm(dim=1) for g in per_sample.values()]).norm(dim=0)
+    clipped = {name: (g / norms.clamp(min=1.0).view(-1, *[1] * (g.dim() - 1))).mean(0)
+               for name, g in per_sample.items()}
+    printed.extend(clipped[name].sum().item() for name in sorted(clipped))
+    return printed
+
+
+def test_a_meta_learning_script_runs():
+    printed = _meta_learning_and_ensembles(tm)
+    assert len(printed) == 8 and all(np.isfinite(printed))
+
+
+@pytest.mark.torch
+def test_a_meta_learning_script_prints_pytorchs_numbers():
+    import torch
+    import torch.func  # noqa: F401 - torch.func
+
+    np.testing.assert_allclose(_meta_learning_and_ensembles(tm), _meta_learning_and_ensembles(torch), rtol=1e-4,
+                               atol=1e-5)
