@@ -259,6 +259,17 @@ def _grad_of_parameters(lib):
     return grads, lib.autograd.grad(grads["0.weight"].sum(), model[2].weight)[0]
 
 
+def _batched_grads(lib):
+    """autograd.grad(is_grads_batched=True): values, unused inputs, a kept graph."""
+    x, z = lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor(3.0, requires_grad=True)
+    y = x ** 2 * z
+    unused = lib.autograd.grad(y.sum(), [x, lib.ones(1, requires_grad=True)], lib.ones(3), is_grads_batched=True,
+                               materialize_grads=True, retain_graph=True)
+    pair = lib.autograd.grad([y, y.sum()], [x, z], [lib.eye(2), lib.ones(2)], is_grads_batched=True,
+                             create_graph=True)
+    return unused, pair, lib.autograd.grad(pair[0].sum(), x)
+
+
 SAME_AS_PYTORCH = {
     "grad": lambda lib: lib.func.grad(lambda x: (x.sin() * x).sum())(lib.tensor([0.5, -1.0])),
     "grad_argnums": lambda lib: lib.func.grad(lambda x, y: (x * y.exp()).sum(), argnums=(1, 0))(
@@ -287,6 +298,7 @@ SAME_AS_PYTORCH = {
     "linearize": lambda lib: lib.func.linearize(lambda x: (x.exp(), x.sum()), lib.tensor([0.5, 1.0]))[1](
         lib.tensor([1.0, -1.0])),
     "grad_functional_call_parameters": lambda lib: _grad_of_parameters(lib),
+    "grads_batched": lambda lib: _batched_grads(lib),
     "jacrev_of_vmap": lambda lib: lib.func.jacrev(lib.vmap(lambda a: a.sin().sum()))(lib.tensor([[0.1, 0.2]])),
     "vmap_of_jacrev": lambda lib: lib.vmap(lib.func.jacrev(lambda a: a.sin()))(lib.tensor([[0.1, 0.2], [0.3, 0.4]])),
 }
@@ -336,6 +348,11 @@ def test_randomness_draws_pytorchs_numbers():
         assert np.array_equal(ours.numpy(), theirs.numpy())
 
 
+def _batched_grad_error(lib, func, grad_outputs):
+    x = lib.ones(2, requires_grad=True)
+    return lib.autograd.grad(func(x), x, grad_outputs, is_grads_batched=True)
+
+
 ERRORS = {
     "grad_not_scalar": lambda lib: lib.func.grad(lambda x: x)(lib.ones(3)),
     "grad_not_tensor": lambda lib: lib.func.grad(lambda x: 1.0)(lib.ones(3)),
@@ -373,6 +390,12 @@ ERRORS = {
                                                                                           "extra": lib.ones(1)},
                                                                    (lib.ones(1),), strict=True),
     "stack_module_state_empty": lambda lib: lib.func.stack_module_state([]),
+    "grads_batched_shape": lambda lib: lib.autograd.grad((lib.ones(2, requires_grad=True) * 2), [lib.ones(2)],
+                                                         lib.ones(3, 3), is_grads_batched=True),
+    "grads_batched_scalar_none": lambda lib: _batched_grad_error(lib, lambda x: (x * 2).sum(), None),
+    "grads_batched_none": lambda lib: _batched_grad_error(lib, lambda x: x * 2, None),
+    "grads_batched_sizes": lambda lib: _batched_grad_error(lib, lambda x: (x * 2, x.sum()),
+                                                           [lib.ones(3, 2), lib.ones(2)]),
     "functionalize_remove": lambda lib: lib.func.functionalize(lambda x: x, remove="views"),
     "linearize_structure": lambda lib: lib.func.linearize(lambda x: x, lib.ones(2))[1](lib.ones(2), lib.ones(2)),
     "linearize_dtype": lambda lib: lib.func.linearize(lambda x: x, lib.ones(2))[1](lib.ones(2, dtype=lib.float64)),
