@@ -509,3 +509,38 @@ def test_a_meta_learning_script_prints_pytorchs_numbers():
 
     np.testing.assert_allclose(_meta_learning_and_ensembles(tm), _meta_learning_and_ensembles(torch), rtol=1e-4,
                                atol=1e-5)
+
+
+def _run_example(source: str) -> str:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, "-c", source, "--steps", "10"], capture_output=True, text=True,
+                            timeout=600, env=env, cwd=root)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+EXAMPLE = "examples/per_sample_gradients.py"
+
+
+def test_the_per_sample_gradients_example_runs():
+    from pathlib import Path
+
+    output = _run_example((Path(__file__).resolve().parents[1] / EXAMPLE).read_text())
+    assert "per-sample gradients equal a loop of autograd.grad: True" in output
+    assert "ensemble of 5: logits (5, 256, 2), same as each model: True" in output
+
+
+@pytest.mark.torch
+def test_the_per_sample_gradients_example_prints_what_pytorch_prints():
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parents[1] / EXAMPLE).read_text()
+    with_torch = source.replace("import tensormodes as tm\n", "import torch as tm\n").replace(
+        "from tensormodes.func import", "from torch.func import")
+    assert _run_example(with_torch) == _run_example(source)
