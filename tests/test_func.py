@@ -259,6 +259,17 @@ def _grad_of_parameters(lib):
     return grads, lib.autograd.grad(grads["0.weight"].sum(), model[2].weight)[0]
 
 
+def _batched_grads(lib):
+    """autograd.grad(is_grads_batched=True): values, unused inputs, a kept graph."""
+    x, z = lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor(3.0, requires_grad=True)
+    y = x ** 2 * z
+    unused = lib.autograd.grad(y.sum(), [x, lib.ones(1, requires_grad=True)], lib.ones(3), is_grads_batched=True,
+                               materialize_grads=True, retain_graph=True)
+    pair = lib.autograd.grad([y, y.sum()], [x, z], [lib.eye(2), lib.ones(2)], is_grads_batched=True,
+                             create_graph=True)
+    return unused, pair, lib.autograd.grad(pair[0].sum(), x)
+
+
 SAME_AS_PYTORCH = {
     "grad": lambda lib: lib.func.grad(lambda x: (x.sin() * x).sum())(lib.tensor([0.5, -1.0])),
     "grad_argnums": lambda lib: lib.func.grad(lambda x, y: (x * y.exp()).sum(), argnums=(1, 0))(
@@ -287,6 +298,7 @@ SAME_AS_PYTORCH = {
     "linearize": lambda lib: lib.func.linearize(lambda x: (x.exp(), x.sum()), lib.tensor([0.5, 1.0]))[1](
         lib.tensor([1.0, -1.0])),
     "grad_functional_call_parameters": lambda lib: _grad_of_parameters(lib),
+    "grads_batched": lambda lib: _batched_grads(lib),
     "jacrev_of_vmap": lambda lib: lib.func.jacrev(lib.vmap(lambda a: a.sin().sum()))(lib.tensor([[0.1, 0.2]])),
     "vmap_of_jacrev": lambda lib: lib.vmap(lib.func.jacrev(lambda a: a.sin()))(lib.tensor([[0.1, 0.2], [0.3, 0.4]])),
 }
@@ -336,6 +348,11 @@ def test_randomness_draws_pytorchs_numbers():
         assert np.array_equal(ours.numpy(), theirs.numpy())
 
 
+def _batched_grad_error(lib, func, grad_outputs):
+    x = lib.ones(2, requires_grad=True)
+    return lib.autograd.grad(func(x), x, grad_outputs, is_grads_batched=True)
+
+
 ERRORS = {
     "grad_not_scalar": lambda lib: lib.func.grad(lambda x: x)(lib.ones(3)),
     "grad_not_tensor": lambda lib: lib.func.grad(lambda x: 1.0)(lib.ones(3)),
@@ -373,6 +390,12 @@ ERRORS = {
                                                                                           "extra": lib.ones(1)},
                                                                    (lib.ones(1),), strict=True),
     "stack_module_state_empty": lambda lib: lib.func.stack_module_state([]),
+    "grads_batched_shape": lambda lib: lib.autograd.grad((lib.ones(2, requires_grad=True) * 2), [lib.ones(2)],
+                                                         lib.ones(3, 3), is_grads_batched=True),
+    "grads_batched_scalar_none": lambda lib: _batched_grad_error(lib, lambda x: (x * 2).sum(), None),
+    "grads_batched_none": lambda lib: _batched_grad_error(lib, lambda x: x * 2, None),
+    "grads_batched_sizes": lambda lib: _batched_grad_error(lib, lambda x: (x * 2, x.sum()),
+                                                           [lib.ones(3, 2), lib.ones(2)]),
     "functionalize_remove": lambda lib: lib.func.functionalize(lambda x: x, remove="views"),
     "linearize_structure": lambda lib: lib.func.linearize(lambda x: x, lib.ones(2))[1](lib.ones(2), lib.ones(2)),
     "linearize_dtype": lambda lib: lib.func.linearize(lambda x: x, lib.ones(2))[1](lib.ones(2, dtype=lib.float64)),
@@ -429,3 +452,95 @@ def test_the_namespace_is_pytorchs():
         assert [(p.name, p.kind, p.default) for p in ours.parameters.values()] == \
             [(p.name, p.kind, p.default) for p in theirs.parameters.values()], name
     assert tm.vmap is tm.func.vmap
+
+
+def _meta_learning_and_ensembles(torch):
+    """A PyTorch-style script (``torch`` is either library): MAML's inner step through
+    ``functional_call`` and ``grad`` with the outer optimizer differentiating through it, an
+    ensemble run with ``stack_module_state`` and ``vmap``, and DP-SGD's clipped per-sample
+    gradients. Returns the numbers it would print."""
+    functional_call, grad, stack_module_state, vmap = (torch.func.functional_call, torch.func.grad,
+                                                       torch.func.stack_module_state, torch.func.vmap)
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    printed = []
+    for step in range(3):
+        x = torch.linspace(-1, 1, 10).unsqueeze(1).repeat(1, 2) * (step + 1)
+        y = x.sum(1, keepdim=True).sin()
+        params = dict(model.named_parameters())
+
+        def inner_loss(p, x, y):
+            return F.mse_loss(functional_call(model, p, (x,)), y)
+        grads = grad(inner_loss)(params, x, y)
+        adapted = {name: p - 0.1 * grads[name] for name, p in params.items()}
+        outer = F.mse_loss(functional_call(model, adapted, (x * 0.5,)), y * 0.5)
+        optimizer.zero_grad()
+        outer.backward()
+        optimizer.step()
+        printed.append(outer.item())
+    models = [torch.nn.Linear(2, 3) for _ in range(4)]
+    stacked, buffers = stack_module_state(models)
+    ensemble = vmap(lambda p, b, x: functional_call(models[0], (p, b), (x,)), in_dims=(0, 0, None))
+    printed.append(ensemble(stacked, buffers, torch.ones(5, 2)).sum().item())
+
+    def sample_loss(p, xi, yi):
+        return F.mse_loss(functional_call(model, p, (xi.unsqueeze(0),)), yi.unsqueeze(0))
+    detached = {name: p.detach() for name, p in model.named_parameters()}
+    x = torch.linspace(-1, 1, 12).view(6, 2)
+    per_sample = vmap(grad(sample_loss), in_dims=(None, 0, 0))(detached, x, x.sum(1, keepdim=True))
+    norms = torch.stack([g.flatten(1).norm(dim=1) for g in per_sample.values()]).norm(dim=0)
+    clipped = {name: (g / norms.clamp(min=1.0).view(-1, *[1] * (g.dim() - 1))).mean(0)
+               for name, g in per_sample.items()}
+    printed.extend(clipped[name].sum().item() for name in sorted(clipped))
+    return printed
+
+
+def test_a_meta_learning_script_runs():
+    printed = _meta_learning_and_ensembles(tm)
+    assert len(printed) == 8 and all(np.isfinite(printed))
+
+
+@pytest.mark.torch
+def test_a_meta_learning_script_prints_pytorchs_numbers():
+    import torch
+    import torch.func  # noqa: F401 - torch.func
+
+    np.testing.assert_allclose(_meta_learning_and_ensembles(tm), _meta_learning_and_ensembles(torch), rtol=1e-4,
+                               atol=1e-5)
+
+
+def _run_example(source: str) -> str:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {"PYTHONPATH": str(root / "src"), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, "-c", source, "--steps", "10"], capture_output=True, text=True,
+                            timeout=600, env=env, cwd=root)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+EXAMPLE = "examples/per_sample_gradients.py"
+
+
+def test_the_per_sample_gradients_example_runs():
+    from pathlib import Path
+
+    output = _run_example((Path(__file__).resolve().parents[1] / EXAMPLE).read_text())
+    assert "per-sample gradients equal a loop of autograd.grad: True" in output
+    assert "ensemble of 5: logits (5, 256, 2), same as each model: True" in output
+
+
+@pytest.mark.torch
+def test_the_per_sample_gradients_example_prints_what_pytorch_prints():
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parents[1] / EXAMPLE).read_text()
+    with_torch = source.replace("import tensormodes as tm\n", "import torch as tm\n").replace(
+        "from tensormodes.func import", "from torch.func import")
+    assert _run_example(with_torch) == _run_example(source)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._api import namespace as tm
+from .._autograd.graph import AccumulateGrad
 from ..autograd import grad as _autograd_grad
 from ..utils._pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
 from ._vmap import RandomnessGuard, check_randomness
@@ -110,12 +111,13 @@ class _Level:
                     pending.append(tensor.grad_fn)
         while pending:
             node = pending.pop()
-            if id(node) in seen:
+            if node in seen:
                 continue
-            seen.add(id(node))
-            variable = getattr(node, "variable", None)  # an AccumulateGrad node: a leaf
-            if variable is not None and id(variable) not in self.own_leaves:
-                return True
+            seen.add(node)
+            if type(node) is AccumulateGrad:  # a leaf's sink
+                if id(node.variable) not in self.own_leaves:
+                    return True
+                continue
             pending.extend(child for child, _ in node.next_functions if child is not None)
         return False
 
