@@ -152,6 +152,18 @@ CASES = [
     "L.nuclear_norm(L.arange(12.).reshape(2, 2, 3))", "L.nuclear_norm(L.arange(6.).reshape(2, 3), True)",
     "L.frobenius_norm(L.arange(6.).reshape(2, 3), (0, 1))", "L.frobenius_norm(L.arange(6.).reshape(2, 3), 1, True)",
     "L.ones(2).kron(L.arange(3.))",
+    # geqrf, orgqr, ormqr
+    f"L.geqrf({RANDOM.format(seed=3, shape=(2, 4, 3))})", "L.geqrf(L.tensor([[1 + 1j, 2], [3j, 1], [1, 1]]))",
+    "L.geqrf(L.ones(0, 3))", "L.geqrf(L.ones(3))", "L.geqrf(L.ones(2, 2, dtype=L.int64))",
+    f"L.orgqr(*L.geqrf({RANDOM.format(seed=4, shape=(4, 3))}))",
+    f"{RANDOM.format(seed=4, shape=(4, 3))}.orgqr(L.ones(2, dtype=L.float64))",
+    f"L.ormqr(*L.geqrf({RANDOM.format(seed=5, shape=(3, 2))}), L.eye(3, dtype=L.float64))",
+    f"L.ormqr(*L.geqrf({RANDOM.format(seed=5, shape=(3, 2))}), L.ones(2, 3, dtype=L.float64), left=False)",
+    f"L.ormqr(*L.geqrf({RANDOM.format(seed=5, shape=(3, 2))}), L.ones(3, 2, dtype=L.float64), transpose=True)",
+    "L.ormqr(L.ones(3, 2), L.ones(2), L.ones(2, 2))", "L.ormqr(L.ones(3, 2), L.ones(3), L.ones(3, 2))",
+    "L.ormqr(L.ones(3), L.ones(2), L.ones(3, 2))", "L.ormqr(L.ones(3, 2), L.ones(2, dtype=L.float64), L.ones(3, 2))",
+    "L.ormqr(L.ones(3, 2), L.ones(2), L.ones(3))", "L.ormqr(L.ones(2, 3, 2), L.ones(2, 2), L.ones(3, 2))",
+    "L.ormqr(L.ones(3, 2), L.ones(2), L.ones(2, 3), left=False, transpose=True)",
     # removed in PyTorch 1.9: stubs that raise
     "L.symeig(L.eye(2))", "L.eye(2).symeig()", "L.eig(L.eye(2))", "L.eye(2).eig()", "L.lstsq(L.eye(2), L.eye(2))",
     "L.eye(2).lstsq(L.eye(2))", "L.solve(L.eye(2), L.eye(2))", "L.eye(2).solve(L.eye(2))", "L.matrix_rank(L.eye(2))",
@@ -208,6 +220,9 @@ GRADIENT_CASES = [
     ("lambda a: L.renorm(a, 2, 0, 3.)", [_SQUARE]), ("lambda a: L.renorm(a, 1, 1, 4.)", [_COMPLEX]),
     ("lambda x, y: L.linalg.vecdot(x, y)", [_COMPLEX, _SQUARE + 0j]),
     ("lambda A: L.linalg.tensorinv(A.reshape(3, 3, 1), ind=1)", [_SQUARE]),
+    ("lambda a, t, c: L.ormqr(a, t, c)", [_TALL, _RHS[:2, 0], _RNG.standard_normal((4, 3))]),
+    ("lambda a, t, c: L.ormqr(a, t, c, left=False, transpose=True)", [_TALL, _RHS[:2, 0], _WIDE]),
+    ("lambda a, t: L.orgqr(a, t)", [_TALL, _RHS[:2, 0]]),
     ("lambda A, B: L.linalg.tensorsolve(A.reshape(3, 3), B)", [_SQUARE, _RHS[:, 0]]),
 ]
 
