@@ -99,6 +99,8 @@ from ._api.tensor_types import LEGACY_TYPES as _LEGACY_TYPES
 from ._api.tensor_types import tensortype
 from ._correlation import COMPOSITES as _CORRELATION
 from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
+from ._linalg_legacy import COMPOSITES as _LINALG_LEGACY
+from ._linalg_legacy import REMOVED as _LINALG_REMOVED
 from ._memory_format import (
     channels_last,
     channels_last_3d,
@@ -138,6 +140,9 @@ globals().update(_LEGACY_TYPES)
 globals().update(_TOP_LEVEL)
 # cov, corrcoef: PyTorch's composites, over public ops.
 globals().update(_CORRELATION)
+# adjoint, qr, chain_matmul ...: PyTorch's older linear-algebra composites; symeig, eig ...: its stubs that raise.
+globals().update(_LINALG_LEGACY)
+globals().update(_LINALG_REMOVED)
 
 
 def __getattr__(name: str):
@@ -165,7 +170,7 @@ __all__ = [
     "set_float32_matmul_precision", "get_float32_matmul_precision", "compile",
     "autocast", "is_autocast_enabled", "get_autocast_dtype",
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "layout", "strided",
-    "tensortype", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION,
+    "tensortype", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION, *_LINALG_LEGACY, *_LINALG_REMOVED,
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]
 
@@ -174,4 +179,5 @@ __all__ = [
 _dispatch.IGNORED.update(
     value for name, value in globals().items()
     if name in __all__ and callable(value) and not isinstance(value, _ModuleType) and value is not Tensor
-    and name not in set(_build.function_names()) and name not in _TOP_LEVEL and name not in _CORRELATION)
+    and name not in set(_build.function_names()) and name not in _TOP_LEVEL and name not in _CORRELATION
+    and name not in _LINALG_LEGACY)

@@ -699,6 +699,37 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return ops.corrcoef(self)
 
+    @tensor_api(leaf=False)
+    def adjoint(self):
+        """``tensormodes.adjoint(self)``: the conjugate transpose of each matrix, a view.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([[1., 2.], [3., 4.]]).adjoint().tolist()
+        [[1.0, 3.0], [2.0, 4.0]]
+        """
+        return ops.adjoint(self)
+
+    @tensor_api(leaf=False)
+    def qr(self, some: bool = True):
+        """``tensormodes.qr(self, some)``: PyTorch's older QR decomposition (deprecated)."""
+        return ops.qr(self, some)
+
+    def symeig(self, eigenvectors=False, upper=True, *, out=None):
+        """Removed from PyTorch in 1.9: raises, naming what replaces it (``tensormodes.symeig``)."""
+        return ops.symeig(self, eigenvectors, upper, out=out)
+
+    def eig(self, eigenvectors=False, *, e=None, v=None):
+        """Removed from PyTorch in 1.9: raises, naming what replaces it (``tensormodes.eig``)."""
+        return ops.eig(self, eigenvectors, e=e, v=v)
+
+    def lstsq(self, other, *, out=None):
+        """Removed from PyTorch in 1.9: raises, naming what replaces it (``tensormodes.lstsq``)."""
+        return ops.lstsq(self, other, out=out)
+
+    def solve(self, other, *, out=None):
+        """Removed from PyTorch in 1.9: raises, naming what replaces it (``tensormodes.solve``)."""
+        return ops.solve(self, other, out=out)
+
     @tensor_api("args", "kwargs", leaf=False)
     def sum_to_size(self, *args, **kwargs):
         """This tensor summed down to ``size``, which must be expandable to its shape: the

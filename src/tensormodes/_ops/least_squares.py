@@ -1,9 +1,10 @@
 """Pseudoinverses, least squares and orthogonal factors: ``linalg.pinv`` (with the top-level
 ``pinverse``), the two ops behind ``linalg.lstsq`` (a composite in ``linalg.py``): ``_linalg_lstsq``,
-its differentiable outputs, and ``_linalg_lstsq_rank``, the others; and
-``linalg.householder_product``. Both go through the singular value decomposition (or, for a
-Hermitian ``pinv``, the eigendecomposition); a NaN in the input raises ``LinAlgError`` as
-PyTorch's SVD does.
+its differentiable outputs, and ``_linalg_lstsq_rank``, the others; ``linalg.householder_product``,
+and LAPACK's other Householder functions ``geqrf``, ``orgqr`` (``householder_product``'s alias) and
+``ormqr`` (``Q`` from ``householder_product``, then a product). The first two go through the
+singular value decomposition (or, for a Hermitian ``pinv``, the eigendecomposition); a NaN in the
+input raises ``LinAlgError`` as PyTorch's SVD does.
 """
 
 from __future__ import annotations
@@ -13,11 +14,19 @@ from numbers import Number, Real
 import numpy as np
 
 from .._meta_array import DataDependentOutputError, MetaArray
-from .common import adjoint, check_same_shape_or_broadcast, dtype_of, not_implemented, ops, scalar_type_name
+from .common import (
+    adjoint,
+    check_same_shape_or_broadcast,
+    dtype_of,
+    no_complex_autograd,
+    not_implemented,
+    ops,
+    scalar_type_name,
+)
 from .common import conjugate as _conj
 from .linalg import _finite_matrices
 from .meta_rules import rule
-from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, _return_type, op
+from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, _return_type, alias, op
 
 _LAPACK_TYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
 
@@ -426,3 +435,148 @@ def linalg_householder_product(input: Tensor, tau: Tensor) -> Tensor:
         v = vectors[..., :, i:i + 1]
         product = product - (product @ v) * tau[..., i, None, None] @ adjoint_array(v)
     return np.ascontiguousarray(product[..., :n], dtype=input.dtype)
+
+
+# -- geqrf, orgqr, ormqr: the QR decomposition as LAPACK keeps it -------------------------------------
+
+def _geqrf_grad(grad):
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+_geqrf_grad.no_derivative = True  # (gradient checks skip it)
+
+
+def _geqrf_meta(input):
+    _check_geqrf(input)
+    *batch, m, n = input.shape
+    return RETURN_TYPES["geqrf"](MetaArray(input.shape, input.dtype), MetaArray((*batch, min(m, n)), input.dtype))
+
+
+def _check_geqrf(input) -> None:
+    if input.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if input.dtype not in _LAPACK_TYPES:
+        raise not_implemented("geqrf_cpu", dtype_of(input))
+
+
+@op(grad=_geqrf_grad, differentiable=no_complex_autograd("geqrf"), meta=rule(_geqrf_meta), method=True, out=True,
+    returns=("a", "tau"),
+    errors=(Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 2), "int64"),))),
+    samples=(Sample((TensorSpec((4, 3), "float64"),)), Sample((TensorSpec((2, 2, 3)),)),
+             Sample((TensorSpec((3, 2), "complex128"),)), Sample((TensorSpec((0, 3)),))))
+def geqrf(input: Tensor) -> Tensor:
+    """The QR decomposition as LAPACK's ``geqrf`` leaves it: the named tuple ``(a, tau)``, ``R`` on
+    and above ``a``'s diagonal, the Householder vectors below it, and their scales ``tau``
+    (``linalg.householder_product(a, tau)`` is ``Q``). Not differentiable, as in PyTorch.
+
+    >>> import tensormodes as tm
+    >>> a, tau = tm.geqrf(tm.tensor([[3., 1.], [4., 2.]], dtype=tm.float64))
+    >>> a[0].tolist(), tau.tolist()
+    ([-5.0, -2.2], [1.6, 0.0])
+    """
+    _check_geqrf(input)
+    *batch, m, n = input.shape
+    if input.size == 0:
+        return RETURN_TYPES["geqrf"](np.empty(input.shape, input.dtype), np.zeros((*batch, min(m, n)), input.dtype))
+    packed, tau = np.linalg.qr(input, mode="raw")  # (NumPy's is LAPACK's, transposed)
+    return RETURN_TYPES["geqrf"](np.ascontiguousarray(np.swapaxes(packed, -2, -1), dtype=input.dtype),
+                                 np.asarray(tau, dtype=input.dtype))
+
+
+orgqr = alias("orgqr", of="linalg_householder_product", method=True, namespace="tensormodes",
+              renames={"tau": "input2"},
+              samples=(Sample((TensorSpec((4, 3), "float64"), TensorSpec((2,), "float64"))),),
+              doc="""``linalg.householder_product`` under LAPACK's name (``Q`` from ``geqrf``'s result).
+
+    >>> import tensormodes as tm
+    >>> tm.orgqr(*tm.geqrf(tm.tensor([[3., 1.], [4., 2.]], dtype=tm.float64))).tolist()
+    [[-0.6000000000000001, -0.8], [-0.8, 0.6]]
+    """)
+
+
+def _check_ormqr(input, input2, input3, left, transpose) -> None:
+    name = "torch.ormqr"
+    if input.ndim < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if input3.ndim < 2:
+        raise RuntimeError(f"{name}: other must have at least 2 dimensions.")
+    if input3.ndim != input.ndim:
+        raise RuntimeError(f"{name}: Expected other to have the same number of dimensions as input, but got "
+                           f"other.ndim equal to {input3.ndim} and input.ndim is equal to {input.ndim}")
+    side = -2 if left else -1
+    if input3.shape[side] != input.shape[-2]:
+        raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
+    if input2.ndim == 0 or input2.shape[-1] != min(input3.shape[side], input.shape[-1]):
+        raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])")
+    if input2.ndim != input.ndim - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "
+                           f"{input2.ndim} and input.ndim is equal to {input.ndim}")
+    if tuple(input2.shape[:-1]) != tuple(input.shape[:-2]) or tuple(input3.shape[:-2]) != tuple(input.shape[:-2]):
+        raise RuntimeError(f"{name}: Expected batch dimensions of tau and other to be equal to input.shape[:-2], "
+                           f"but got {list(input2.shape[:-1])} and {list(input3.shape[:-2])}")
+    for other_name, other in (("tau", input2), ("other", input3)):
+        if other.dtype != input.dtype:
+            raise RuntimeError(f"{name}: Expected input and {other_name} to have the same dtype, but input has "
+                               f"dtype{scalar_type_name(dtype_of(input))} and {other_name} has dtype "
+                               f"{scalar_type_name(dtype_of(other))}")
+    if input.dtype not in _LAPACK_TYPES:
+        raise not_implemented("ormqr_cpu", dtype_of(input))
+
+
+def _full_reflectors(input, count: int):
+    """``input``'s first ``count`` columns (the reflectors) padded with zero columns to square."""
+    m = input.shape[-2]
+    return ops.cat([input[..., :count], input.new_zeros((*input.shape[:-1], m - count))], -1)
+
+
+def _ormqr_grad(grad, input, input2, input3, left, transpose, needs_input_grad):
+    # Q = householder_product of the reflectors (square): the product's gradient, then
+    # householder_product's own for the reflectors and tau.
+    count = input2.shape[-1]
+    reflectors = _full_reflectors(input, count)
+    q = ops.linalg.householder_product(reflectors, input2)
+    applied = adjoint(q) if transpose else q
+    grad_other = adjoint(applied) @ grad if left else grad @ adjoint(applied)
+    grad_input = grad_tau = None
+    if needs_input_grad[0] or needs_input_grad[1]:
+        grad_applied = grad @ adjoint(input3) if left else adjoint(input3) @ grad
+        grad_q = adjoint(grad_applied) if transpose else grad_applied
+        grad_reflectors, grad_tau = _householder_grad(grad_q, reflectors, input2, (True, True))
+        n = input.shape[-1]
+        grad_input = ops.cat([grad_reflectors[..., :count], input.new_zeros((*input.shape[:-1], n - count))], -1)
+    return grad_input, grad_tau, (grad_other if needs_input_grad[2] else None)
+
+
+def _ormqr_meta(input, input2, input3, left=True, transpose=False):
+    _check_ormqr(input, input2, input3, left, transpose)
+    return MetaArray(input3.shape, input3.dtype)
+
+
+@op(grad=_ormqr_grad, meta=rule(_ormqr_meta), method=True, out=True,
+    errors=(Sample((TensorSpec((3, 2)), TensorSpec((2,)), TensorSpec((2, 2)))),
+            Sample((TensorSpec((3, 2)), TensorSpec((2,), "float64"), TensorSpec((3, 2))))),
+    samples=(Sample((TensorSpec((3, 2), "float64"), TensorSpec((2,), "float64"), TensorSpec((3, 2), "float64"))),
+             Sample((TensorSpec((3, 2), "float64"), TensorSpec((2,), "float64"), TensorSpec((2, 3), "float64")),
+                    {"left": False, "transpose": True}),
+             Sample((TensorSpec((2, 4, 3)), TensorSpec((2, 3)), TensorSpec((2, 4, 1))), {"transpose": True}),
+             Sample((TensorSpec((3, 3), "complex128"), TensorSpec((3,), "complex128"),
+                     TensorSpec((3, 2), "complex128")))))
+def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True, transpose: bool = False) -> Tensor:
+    """The product of ``Q`` (the Householder reflections of ``input`` and ``input2``, ``geqrf``'s
+    ``(a, tau)``, as ``orgqr`` builds it, square) with ``input3``: ``Q @ input3`` (``input3 @ Q``
+    if ``left=False``; ``Q.mH`` for ``Q`` if ``transpose``), as LAPACK's ``ormqr``.
+
+    >>> import tensormodes as tm
+    >>> a, tau = tm.geqrf(tm.tensor([[3., 1.], [4., 2.]], dtype=tm.float64))
+    >>> tm.ormqr(a, tau, tm.eye(2, dtype=tm.float64), transpose=True).tolist()
+    [[-0.6000000000000001, -0.8], [-0.8, 0.6]]
+    """
+    _check_ormqr(input, input2, input3, left, transpose)
+    if input3.size == 0:
+        return np.zeros(input3.shape, input3.dtype)
+    count = input2.shape[-1]
+    *batch, m, _ = input.shape
+    padded = np.concatenate([input[..., :count], np.zeros((*batch, m, m - count), input.dtype)], -1)
+    q = linalg_householder_product(padded, input2)
+    applied = adjoint_array(q) if transpose else q
+    return np.ascontiguousarray(applied @ input3 if left else input3 @ applied, dtype=input3.dtype)

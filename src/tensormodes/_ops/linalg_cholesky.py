@@ -20,7 +20,7 @@ from .common import (
 )
 from .linalg import _check_bool_argument, _cholesky_grad, _floating_check, _not_positive_definite, _square_checks
 from .linalg import cholesky as linalg_cholesky
-from .linalg_lu import _lapack_dtype_check, _substitute, _warn_once
+from .linalg_lu import _lapack_dtype_check, _substitute, warn_once
 from .meta_rules import rule
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
@@ -127,7 +127,7 @@ def legacy_cholesky(input: Tensor, upper: bool = False) -> Tensor:
     tensor([[2., 0.],
             [1., 2.]])
     """
-    _warn_once(_CHOLESKY_DEPRECATED)
+    warn_once(_CHOLESKY_DEPRECATED)
     try:
         return linalg_cholesky(input, upper=upper)
     except RuntimeError as error:

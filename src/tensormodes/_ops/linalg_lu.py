@@ -259,7 +259,7 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bo
     tensor([[1.],
             [2.]])
     """
-    _warn_once("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
+    warn_once("torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will be removed "
                "in a future PyTorch release.\ntorch.linalg.solve_triangular has its arguments reversed and does "
                "not return a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be "
                "replaced with\nX = torch.linalg.solve_triangular(A, B).")
@@ -276,7 +276,7 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True, transpose: bo
 _WARNED: set[str] = set()
 
 
-def _warn_once(message: str) -> None:
+def warn_once(message: str) -> None:
     """PyTorch's ``TORCH_WARN_ONCE``: the first call in the process warns."""
     if message not in _WARNED:
         _WARNED.add(message)
@@ -286,10 +286,11 @@ def _warn_once(message: str) -> None:
 # -- the LU factorisation ---------------------------------------------------------------------------
 
 def _lu_factor_checks(name: str, A, pivot) -> None:
-    _check_bool_argument(name.replace(".", "_"), "pivot", pivot)
+    """The checks of the LU factorisations; ``name`` the one PyTorch's rank message gives
+    (``torch.lu_factor`` for all but ``linalg.lu``)."""
+    _check_bool_argument(f"linalg_{name.rsplit('.', 1)[-1]}", "pivot", pivot)
     if A.ndim < 2:
-        raise RuntimeError(f"torch.{name}: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} "
-                           "instead")
+        raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: {list(A.shape)} instead")
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
 
@@ -327,7 +328,7 @@ def _lu_factor_ex_grad(grad, result):
 
 
 def _lu_factor_ex_meta(A, *, pivot=True, check_errors=False):
-    _lu_factor_checks("linalg.lu_factor_ex", A, pivot)
+    _lu_factor_checks("torch.lu_factor", A, pivot)
     _lapack_dtype_check("lu_cpu", A)
     *batch, m, n = A.shape
     return RETURN_TYPES["linalg_lu_factor_ex"](MetaArray(A.shape, A.dtype),
@@ -338,7 +339,7 @@ def _lu_factor_ex_meta(A, *, pivot=True, check_errors=False):
 def _lu_error(name: str, batch: tuple, info: np.ndarray) -> RuntimeError:
     flat = info.reshape(-1)
     index = int(np.flatnonzero(flat)[0])
-    column = int(flat[index]) - 1
+    column = int(flat[index])  # (LAPACK's 1-based info, as PyTorch prints it)
     return RuntimeError(f"torch.{name}: {_batch_prefix(batch, index)}U[{column},{column}] is zero and using it on "
                         "lu_solve would result in a division by zero. If you still want to perform the "
                         "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
@@ -362,7 +363,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     >>> LU.tolist(), pivots.tolist(), info.item()
     ([[3.0, 4.0], [0.3333333432674408, 0.6666666269302368]], [2, 2], 0)
     """
-    _lu_factor_checks("linalg.lu_factor_ex", A, pivot)
+    _lu_factor_checks("torch.lu_factor", A, pivot)
     _lapack_dtype_check("lu_cpu", A)
     _check_bool_argument("linalg_lu_factor_ex", "check_errors", check_errors)
     lu, pivots, info = _lu_arrays(A)
@@ -385,7 +386,7 @@ def _lu_factor_grad(grad, result):
 
 
 def _lu_factor_meta(A, *, pivot=True):
-    _lu_factor_checks("linalg.lu_factor", A, pivot)
+    _lu_factor_checks("torch.lu_factor", A, pivot)
     return RETURN_TYPES["linalg_lu_factor"](*_lu_factor_ex_meta(A, pivot=pivot)[:2])
 
 
@@ -403,7 +404,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> Tensor:
     >>> tm.linalg.lu_factor(tm.tensor([[1., 2.], [3., 4.]])).pivots
     tensor([2, 2], dtype=tensormodes.int32)
     """
-    _lu_factor_checks("linalg.lu_factor", A, pivot)
+    _lu_factor_checks("torch.lu_factor", A, pivot)
     _lapack_dtype_check("lu_cpu", A)
     lu, pivots, info = _lu_arrays(A)
     if info.any():
@@ -592,11 +593,13 @@ def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
 # -- PyTorch's older names --------------------------------------------------------------------------
 
 _LU_WITH_INFO = _return_type("_lu_with_info", ("LU", "pivots", "info"), RETURN_TYPES)
+# torch.qr's result (the composite is tensormodes.qr, in _linalg_legacy.py)
+LEGACY_QR_RESULT = _return_type("qr", ("Q", "R"), RETURN_TYPES)
 
 
 def _legacy_lu_decomposition(A, pivot=True, get_infos=False):
     """PyTorch's Python ``torch.lu``: ``linalg_lu_factor_ex``, unchecked."""
-    _warn_once(_LU_DEPRECATED)
+    warn_once(_LU_DEPRECATED)
     LU, pivots, info = ops.linalg.lu_factor_ex(A, pivot=pivot)
     return _LU_WITH_INFO(LU, pivots, info) if get_infos else (LU, pivots)
 
@@ -628,7 +631,7 @@ def legacy_lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> Tensor:
     >>> pivots
     tensor([2, 2], dtype=tensormodes.int32)
     """
-    _warn_once(_LU_DEPRECATED)
+    warn_once(_LU_DEPRECATED)
     LU, pivots, info = lu_factor_ex(A, pivot=pivot)
     return _LU_WITH_INFO(LU, pivots, info) if get_infos else (LU, pivots)
 
@@ -646,7 +649,7 @@ def _legacy_lu_solve_grad(grad, input, LU_data, LU_pivots, result, needs_input_g
 
 
 def _legacy_lu_solve_decomposition(input, LU_data, LU_pivots):
-    _warn_once(_LU_SOLVE_DEPRECATED)
+    warn_once(_LU_SOLVE_DEPRECATED)
     return ops.linalg.lu_solve(LU_data, LU_pivots, input)
 
 
@@ -669,7 +672,7 @@ def legacy_lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor
     tensor([[1.],
             [1.]])
     """
-    _warn_once(_LU_SOLVE_DEPRECATED)
+    warn_once(_LU_SOLVE_DEPRECATED)
     return linalg_lu_solve(LU_data, LU_pivots, input)
 
 

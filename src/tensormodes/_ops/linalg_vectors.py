@@ -104,6 +104,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Number = 1, alpha: 
 # -- dist -------------------------------------------------------------------------------------------
 
 def _difference(input: np.ndarray, other: np.ndarray) -> np.ndarray:
+    check_same_shape_or_broadcast(input.shape, other.shape)
     dtype = operand_dtype(input, other)
     if not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "

@@ -262,7 +262,7 @@ def _kron_grad(grad, input, other, needs_input_grad):
     return grad_input, grad_other
 
 
-@op(meta=_checked_meta(_no_checks, _kron_shape), grad=_kron_grad, out=True, samples=(
+@op(meta=_checked_meta(_no_checks, _kron_shape), grad=_kron_grad, method=True, out=True, samples=(
     Sample((TensorSpec((2, 2)), TensorSpec((2, 3)))), Sample((TensorSpec((3,), "int64"), TensorSpec((2, 1)))),
     Sample((TensorSpec((2, 1, 2)), TensorSpec((3, 1)))), Sample((TensorSpec(()), TensorSpec((2,)))),
     Sample((TensorSpec((2,), "bool"), TensorSpec((2,), "bool"))), Sample((TensorSpec((2,), "complex64"),
