@@ -45,6 +45,8 @@ DECOMPOSED = {
     # solution and residuals, then rank and singular values)
     "_linalg_lstsq": "linalg_lstsq (solution, residuals, rank, singular_values)",
     "_linalg_lstsq_rank": "linalg_lstsq (solution, residuals, rank, singular_values)",
+    # PyTorch's linalg.solve_ex reaches _linalg_solve_ex, which returns the LU factors too
+    "linalg_solve_ex": "_linalg_solve_ex (result, LU, pivots, info)",
     # PyTorch's binding turns ``unbiased`` into ``correction``, always passed
     "var": "correction from unbiased", "std": "correction from unbiased", "var_mean": "correction from unbiased",
     "std_mean": "correction from unbiased",

@@ -32,7 +32,10 @@ TORCH_ORACLE_BUGS = {("_mse_loss", 3), ("_smooth_l1_loss", 3), ("_huber_loss", 3
                      ("var", 11), ("std", 11), ("var_mean", 11), ("std_mean", 11), ("addcdiv", 5), ("vander", 0),
                      ("vander", 2), ("vander", 5),
                      # PyTorch's double backward of embedding_dense_backward ignores scale_grad_by_freq
-                     ("embedding_dense_backward", 1)}
+                     ("embedding_dense_backward", 1),
+                     # complex samples give factors with a non-real diagonal, no Cholesky factor: LAPACK's potri
+                     # (PyTorch's cholesky_inverse) then gives no (L L^H)^-1 to differentiate
+                     ("cholesky_inverse", 0), ("cholesky_inverse", 1), ("cholesky_inverse", 2)}
 # Samples with a dtype argument are left out (it would round the float64 results), except
 # for these ops, whose dtype argument does not set the result's dtype.
 # Complex singular vectors are defined up to a phase each, so a generic function of them is
@@ -45,6 +48,10 @@ DTYPE_KEEPS_RESULT = {"_softmax_backward_data", "_log_softmax_backward_data"}
 # Ops whose gradient is, by PyTorch's design, not the derivative of their forward: finite
 # differences cannot check them (the comparison with PyTorch's gradient still runs).
 NOT_THE_DERIVATIVE = {
+    "cholesky_solve": "as PyTorch's, the factor's gradient is taken as if the whole factor were used (only its "
+                      "triangle is read)",
+    "cholesky_inverse": "as PyTorch's, the factor's gradient is taken as if the whole factor were used (only its "
+                        "triangle is read)",
     "_ctc_loss": "PyTorch's CTC gradient assumes log_probs come out of a log_softmax (exp(log_probs) - posterior); "
                  "through log_softmax it equals the derivative",
     "log_sigmoid_backward": "the input's gradient is log_sigmoid's second derivative, as in PyTorch: it assumes the "

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from ._api import build
 from ._api import namespace as tm
-from ._ops.common import cpp_type_name
+from ._ops.common import cpp_type_name, scalar_type_name
 from ._ops.linalg import LinAlgError
 from ._ops.registry import RETURN_TYPES, Tensor
 
@@ -197,3 +197,129 @@ def multi_dot(tensors: Sequence[Tensor]):
     shape = [*([matrices[0].shape[0]] if tensors[0].dim() == 2 else []),
              *([matrices[-1].shape[1]] if tensors[-1].dim() == 2 else [])]
     return product.view(shape)
+
+
+@_public
+def matmul(input: Tensor, other: Tensor, *, out: Tensor | None = None):
+    """``tensormodes.matmul`` under its ``linalg`` name (PyTorch's alias).
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.matmul(tm.tensor([[1., 2.]]), tm.tensor([[3.], [4.]]))
+    tensor([[11.]])
+    """
+    return tm.matmul(input, other) if out is None else tm.matmul(input, other, out=out)
+
+
+@_public
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
+    """``tensormodes.diagonal`` with defaults for batches of matrices: the diagonal of each
+    matrix of the last two dimensions (a view).
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.diagonal(tm.arange(8.).reshape(2, 2, 2))
+    tensor([[0., 3.],
+            [4., 7.]])
+    """
+    return tm.diagonal(A, offset, dim1, dim2)
+
+
+@_public
+def vecdot(x: Tensor, y: Tensor, *, dim: int = -1, out: Tensor | None = None):
+    """The dot product of vectors along ``dim`` (batches broadcast), conjugating ``x``:
+    ``(x.conj() * y).sum(dim)``, as PyTorch's composite (``vdot`` for two 1-D tensors).
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.vecdot(tm.tensor([[1., 2.], [3., 4.]]), tm.tensor([1., 1.]))
+    tensor([3., 7.])
+    """
+    for tensor in (x, y):
+        if not (tensor.is_floating_point() or tensor.is_complex()):
+            raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                               f"{scalar_type_name(tensor.dtype)}")
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{scalar_type_name(x.dtype)} and y of type {scalar_type_name(y.dtype)} instead")
+    if x.dim() == 1 and y.dim() == 1:
+        result = tm.vdot(x, y)
+    else:
+        result = ((x.conj() if x.is_complex() else x) * y).sum(dim)
+    if out is not None:
+        return out.resize_(result.shape).copy_(result)
+    return result
+
+
+@_public
+def vander(x: Tensor, *, N: int | None = None):
+    """The Vandermonde matrix of the vectors of ``x`` (the last dimension; batches kept): columns
+    ``x ** 0``, ..., ``x ** (N - 1)``, increasing, ``N`` defaulting to ``x``'s last size, built
+    by a cumulative product as PyTorch's composite.
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.vander(tm.tensor([1, 2, 3]))
+    tensor([[1, 1, 1],
+            [1, 2, 4],
+            [1, 3, 9]])
+    """
+    if x.dim() == 0:  # (a scalar is one vector of one element, as PyTorch's composite reads it)
+        x = x.unsqueeze(0)
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1)
+    return tm.cat([powers.new_ones((*x.shape, 1)), powers], -1)
+
+
+@_public
+def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None):
+    """The inverse of ``A`` for ``tensordot`` over ``ind`` dimensions: ``A`` read as a square matrix
+    (its first ``ind`` dimensions the rows), inverted, and shaped ``A.shape[ind:] + A.shape[:ind]``.
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.tensorinv(tm.eye(4).reshape(4, 2, 2) * 2, ind=1).shape
+    torch.Size([2, 2, 4])
+    """
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, columns = list(A.shape[:ind]), list(A.shape[ind:])
+    count_rows = _product_of(rows)
+    if count_rows != _product_of(columns):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {_product_of(columns)} != {count_rows}")
+    inverse, info = _linalg().inv_ex(A.reshape(count_rows, -1))
+    if info.numpy().any():  # (PyTorch's check of info dispatches no op of its own here)
+        raise LinAlgError(f"inv: The diagonal element {int(info.item())} is zero, the inversion could not be "
+                          "completed because the input matrix is singular.")
+    result = inverse.reshape(columns + rows)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+@_public
+def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None, *, out: Tensor | None = None):
+    """The ``X`` with ``tensordot(A, X, X.dim()) = B``: ``A`` (its ``dims`` moved last first) read as
+    a square matrix whose rows are ``B``'s elements, solved for ``X`` of shape
+    ``A.shape[B.dim():]``.
+
+    >>> import tensormodes as tm
+    >>> tm.linalg.tensorsolve(tm.eye(6).reshape(2, 3, 6) * 2, tm.ones(2, 3)).shape
+    torch.Size([6])
+    """
+    if dims is not None:
+        moved = [d % A.dim() for d in dims]
+        A = A.permute([d for d in range(A.dim()) if d not in moved] + moved)
+    solution_shape = list(A.shape[B.dim():])
+    rows = B.numel()
+    if rows != _product_of(solution_shape):
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == prod(self.shape"
+                           f"[:other.ndim]), but got {_product_of(solution_shape)} != {rows}")
+    result, info = _linalg().solve_ex(A.reshape(rows, rows), B.reshape(rows))
+    if info.numpy().any():  # (PyTorch's check of info dispatches no op of its own here)
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
+    result = result.reshape(solution_shape)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def _product_of(sizes) -> int:
+    total = 1
+    for size in sizes:
+        total *= int(size)
+    return total

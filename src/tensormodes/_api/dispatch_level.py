@@ -343,9 +343,19 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
                 result = skip_top_mode(overload, args, kwargs, state)
             else:
                 types = ()
-                for value in args:  # ``subclass_types`` inline for plain tensors and numbers
+                for value in args:  # ``subclass_types`` inline for plain tensors, numbers and int lists
                     cls = type(value)
-                    if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
+                    if cls is plain:
+                        continue
+                    if cls is list or cls is tuple:
+                        for item in value:  # (``sum``'s dims, ``view``'s size: autograd's own calls)
+                            if type(item) is not int:
+                                break
+                        else:
+                            continue
+                        types = subclass_types(args, kwargs)
+                        break
+                    if isinstance(value, TensorBase):
                         types = subclass_types(args, kwargs)
                         break
                 else:
@@ -448,7 +458,7 @@ def call_overload(overload, args: tuple, kwargs: dict):
                 break
     if records and grad_enabled():
         opdef = overload._opdef
-        args, kwargs = python_dispatch.public_call(overload, args, kwargs)
+        args, kwargs = python_dispatch.public_call(overload, args, kwargs, checked=True)  # (checked above)
         if opdef.saves and overload._kind == "functional":
             # The recorded output, and the intermediates the overload also returns (computed
             # again: this form is only met when user code calls such an overload with grad on).

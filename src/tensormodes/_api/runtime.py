@@ -91,7 +91,10 @@ def _wrap_view(result, base: Tensor):
                 root = base
             t._view_base = root
             root._has_views = True
-            share_version(t, base)
+            counter = base.__dict__.get("_version_counter")  # share_version(t, base), inline: a call per view
+            if counter is None:
+                counter = base._version_counter = [0]
+            t._version_counter = counter
         return t
     wrapped = wrap(result)
     root = base if base._view_base is None else base._view_base
@@ -119,8 +122,16 @@ def _wrap_written(result, target: Tensor):
 
 def _wrap_alias(result, source: Tensor) -> Tensor:
     """A result sharing ``source``'s storage and version counter but not a view of it."""
-    t = wrap(result)
-    share_version(t, source)
+    if type(result) is _ND:  # ``wrap`` and ``share_version`` inline (``detach``: autograd's own, many a pass)
+        t = _new(Tensor)
+        t._data = result
+        t._requires_grad = False
+    else:
+        t = wrap(result)
+    counter = source.__dict__.get("_version_counter")
+    if counter is None:
+        counter = source._version_counter = [0]
+    t._version_counter = counter
     return t
 
 

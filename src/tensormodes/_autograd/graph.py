@@ -962,6 +962,15 @@ def _obeys_layout_contract(grad, leaf, leaf_dense: bool) -> bool:
 def first_grad_below(leaf, grad, shared: bool):
     """The first ``.grad`` of ``leaf`` from a plain ``grad`` (``shared``: something besides the engine
     holds it), made with ops the dispatch level sees, as PyTorch's AccumulateGrad (see above)."""
+    data, leaf_data = grad._data, leaf._data
+    if (not shared and type(data) is not MetaArray and type(leaf_data) is not MetaArray
+            and data.strides == leaf_data.strides and data.shape == leaf_data.shape
+            and data.itemsize == leaf_data.itemsize and 1 not in data.shape and data.size
+            and leaf_data.flags.c_contiguous):
+        # The common case in one test (a row-major leaf, a gradient laid out alike): the leaf is dense and
+        # the gradient obeys the contract (a size-1 dimension, whose stride the contract reads apart, or
+        # an empty array, whose strides say nothing, goes the general way)
+        return HOOKS.below(aten_overload("detach", "default"), (grad,), {})
     leaf_dense = _non_overlapping_and_dense(leaf._data.shape, _element_strides(leaf._data))
     if not shared and _obeys_layout_contract(grad, leaf, leaf_dense):
         return HOOKS.below(aten_overload("detach", "default"), (grad,), {})

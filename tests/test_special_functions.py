@@ -1,0 +1,132 @@
+"""``torch.special``'s Bessel functions (``i0``, ``special.i1``, ``i0e``, ``i1e``,
+``modified_bessel_i0`` / ``i1``) and ``spherical_bessel_j0``: PyTorch's bits on random inputs of
+every range and dtype (``@pytest.mark.torch``), literal values, dtypes, errors and gradients."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tensormodes as tm
+
+from .torch_oracle import assert_same_outcome
+
+inf, nan = math.inf, math.nan
+
+_BESSEL = ("i0", "special.i1", "special.i0e", "special.i1e", "special.modified_bessel_i0",
+           "special.modified_bessel_i1")
+_EDGES = [0.0, -0.0, inf, -inf, nan, 8.0, -8.0, 1e-30, 1e-45, 1e-310, 88.0, 89.0, 90.0, 700.0, 709.9, 710.0,
+          1000.0, 3e38, -3e38]
+
+
+def _function(library, name: str):  # "special.i1" -> library.special.i1
+    for part in name.split("."):
+        library = getattr(library, part)
+    return library
+
+
+def _bits(values: np.ndarray) -> np.ndarray:
+    """Bit patterns, every NaN one pattern (PyTorch's NaN signs are not compared)."""
+    values = np.where(np.isnan(values), np.float64(nan).astype(values.dtype), values)
+    return values.view(np.uint64 if values.dtype == np.float64 else np.uint32)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", _BESSEL)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bessel_functions_are_torchs_bit_for_bit(name, dtype):
+    # Cephes' series in the tensor's type with fused steps, and glibc's exp / expf: every element
+    # PyTorch's (the series in float64 rounded to float32 missed on ~55 % of float32 inputs).
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.uniform(-8, 8, 20000), rng.uniform(-100, 100, 10000),
+                             rng.uniform(-800, 800, 5000), rng.uniform(-1e-3, 1e-3, 2000), _EDGES]).astype(dtype)
+    ours = _function(tm, name)(tm.tensor(values)).numpy()
+    theirs = _function(torch, name)(torch.tensor(values)).numpy()
+    different = np.flatnonzero(_bits(ours) != _bits(theirs))
+    assert different.size == 0, (values[different[:5]], ours[different[:5]], theirs[different[:5]])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", _BESSEL + ("special.spherical_bessel_j0",))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int64", "bool", "complex64"])
+def test_bessel_dtypes_and_errors_match_torch(name, dtype):
+    # Half types compute in float and round (or raise, for the modified_bessel family), integers
+    # give float32, complex raises PyTorch's NotImplementedError naming its kernel.
+    assert_same_outcome(f"L.{name}(L.tensor([0.0, 1.0, -2.5, 9.0]).to(L.{dtype}))")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", _BESSEL + ("special.spherical_bessel_j0",))
+def test_bessel_shapes_scalars_and_out_match_torch(name):
+    assert_same_outcome(f"L.{name}(L.tensor(2.5, dtype=L.float64))")
+    assert_same_outcome(f"L.{name}(L.ones(0, 3))")
+    assert_same_outcome(f"L.{name}(L.tensor([[1.0, -3.0]]), out=L.empty(1, 2))")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["special.i0e", "special.i1e", "special.modified_bessel_i0",
+                                  "special.spherical_bessel_j0"])
+def test_bessel_gradients_match_torch(name):
+    # i0e and i1e have PyTorch's formulas (i1e's limit 0.5 at 0); the others record no gradient.
+    x = "(x := L.tensor([0.0, 1e-20, -0.5, 3.0, -12.0], dtype=L.float64, requires_grad=True))"
+    assert_same_outcome(f"L.{name}({x}).requires_grad")
+    if name.endswith("e"):
+        assert_same_outcome(f"L.autograd.grad(L.{name}({x}).sum(), x)[0]")
+
+
+def test_i0_and_i1_values_are_cephes():
+    # Literal PyTorch values (the power series gives I0(1) = ...082 too, but I1(1) = ...850).
+    x = tm.tensor([0.0, 1.0, -1.0, 8.0, 20.0], dtype=tm.float64)
+    assert tm.i0(x).tolist() == [1.0, 1.2660658777520082, 1.2660658777520082, 427.56411572180474,
+                                 43558282.559553534]
+    assert tm.special.i1(x).tolist() == [0.0, 0.5651591039924851, -0.5651591039924851, 399.8731367825599,
+                                         42454973.385127775]
+    assert tm.i0(tm.tensor([1e-8], dtype=tm.float64)).item() == 1 - 2 ** -52  # the fit's, not 1
+
+
+def test_float32_evaluates_in_float():
+    # Float coefficients and float arithmetic: 1 ulp from the float64 value rounded.
+    assert tm.i0(tm.tensor([1.5])).item() == 1.6467232704162598
+    assert tm.special.i1e(tm.tensor([-3.0])).item() == -0.1968267261981964
+    assert tm.special.i0e(tm.tensor([1, 2])).dtype == tm.float32
+
+
+def test_scaled_bessel_limits():
+    x = tm.tensor([inf, -inf, nan, 0.0, -0.0], dtype=tm.float64)
+    assert tm.special.i0e(x)[:2].tolist() == [0.0, 0.0]
+    assert math.isnan(tm.special.i0e(x)[2].item())
+    i1e = tm.special.i1e(x).tolist()
+    assert i1e[:2] == [0.0, -0.0] and math.isnan(i1e[2])
+    assert [math.copysign(1, v) for v in i1e[3:]] == [1.0, 1.0]  # +0 at -0, as PyTorch
+
+
+def test_modified_bessel_has_no_half_types_and_no_gradient():
+    with pytest.raises(NotImplementedError, match="\"modified_bessel_i0_cpu\" not implemented for 'Half'"):
+        tm.special.modified_bessel_i0(tm.ones(2, dtype=tm.float16))
+    x = tm.tensor([1.0], requires_grad=True)
+    assert not tm.special.modified_bessel_i1(x).requires_grad
+    assert not tm.special.spherical_bessel_j0(x).requires_grad
+
+
+def test_i1e_gradient_at_zero_is_one_half():
+    x = tm.tensor([0.0, 2.0], dtype=tm.float64, requires_grad=True)
+    (g,) = tm.autograd.grad(tm.special.i1e(x).sum(), x)
+    assert g[0].item() == 0.5
+    assert g[1].item() == pytest.approx(-0.014395611319735546, rel=1e-15)  # i0e(2) - i1e(2) (1 + 1/2)
+
+
+def test_spherical_bessel_j0_values():
+    x = tm.tensor([0.0, 0.25, -3.0, inf, nan], dtype=tm.float64)
+    got = tm.special.spherical_bessel_j0(x).tolist()
+    assert got[:4] == [1.0, math.sin(0.25) / 0.25, math.sin(3.0) / 3.0, 0.0] and math.isnan(got[4])
+
+
+def test_expf_is_glibcs():
+    # glibc's expf on values where NumPy's float32 exp (or float32(exp(double))) differs.
+    from tensormodes._ops._cephes import exp_of
+    x = np.array([1.0, 0.5, 88.0, 88.8, -103.0, -104.0, 20.25], np.float32)
+    assert exp_of(x).tolist() == [2.7182817459106445, 1.6487212181091309, 1.6516362661361307e+38, inf,
+                                  1.401298464324817e-45, 0.0, 622964416.0]
