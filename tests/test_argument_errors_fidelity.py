@@ -1,7 +1,8 @@
 """Error fidelity leftovers, each against PyTorch 2.13 when installed and literals otherwise: the
 2-D FFTs refuse ``dim=None`` (their ``dim`` is ``int[1]``, not optional, unlike the N-D ones'), the
-``add*`` products' in-place forms name a wrong-sized ``self`` in PyTorch's words, and an op's own
-check on what it writes in place (``float_power_``'s dtype) comes before the shape rule's."""
+``add*`` products' in-place forms (``addmm_``, ``addmv_``, ``baddbmm_``, ``addr_``) name a
+wrong-sized ``self`` in PyTorch's words, and an op's own check on what it writes in place
+(``float_power_``'s dtype) comes before the shape rule's."""
 
 from __future__ import annotations
 
@@ -44,6 +45,10 @@ IN_PLACE_PRODUCTS = {
                "Bad in-place call: input tensor size [1, 4] and output tensor size [3, 4] should match"),
     "baddbmm_": (lambda lib: lib.ones(1, 3, 4).baddbmm_(lib.ones(2, 3, 2), lib.ones(2, 2, 4)),
                  "Bad in-place call: input tensor size [1, 3, 4] and output tensor size [2, 3, 4] should match"),
+    "addr_": (lambda lib: lib.ones(1, 3).addr_(lib.ones(2), lib.ones(3)),
+              "size mismatch, input: [1, 3], v1: [2], v2: [3]"),
+    "addr_ of a vector": (lambda lib: lib.ones(3).addr_(lib.ones(2), lib.ones(3)),
+                          "2D tensor expected, got 1D tensor for input"),
     "float_power_": (lambda lib: lib.ones(1, 3).float_power_(lib.ones(2, 3)),
                      "the base given to float_power_ has dtype Float but the operation's result requires dtype "
                      "Double"),

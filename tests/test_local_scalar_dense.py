@@ -113,6 +113,16 @@ def test_a_wrapper_subclass_item_goes_to_its_torch_dispatch():
     assert _Wrapper.seen == [LSD] * 5  # checked before dispatching, as PyTorch's item()
 
 
+def test_a_wrapper_subclass_refuses_tolist_and_numpy_as_pytorch():
+    _Wrapper.seen = []
+    w = _Wrapper(tm.tensor([4.0, 5.0]))
+    with pytest.raises(RuntimeError, match="^.tolist\\(\\) is not supported for tensor subclasses, got _Wrapper$"):
+        w.tolist()
+    with pytest.raises(RuntimeError, match="^.numpy\\(\\) is not supported for tensor subclasses.$"):
+        w.numpy()
+    assert _Wrapper.seen == []
+
+
 def test_fake_tensors_refuse_through_the_op_and_keep_constants():
     op = tm.ops.aten._local_scalar_dense.default
     with FakeTensorMode():

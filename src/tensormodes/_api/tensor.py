@@ -26,7 +26,7 @@ from .._autograd.engine import register_tensor_hook
 from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import aten_overload, below_listens, bump_version, grad_edge, record, share_version
 from .._device import check_compute_device
-from .._dispatch.python_dispatch import HOOKS, disabled_torch_dispatch_impl
+from .._dispatch.python_dispatch import HOOKS, disabled_torch_dispatch_impl, is_dispatch_class
 from .._memory_format import contiguous_format, is_contiguous_as
 from .._meta_array import MetaArray, WrapperArray, contiguous_strides, meta_like
 from .._ops.common import ops, wrap_dim
@@ -417,6 +417,8 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> tm.tensor([[1, 2], [3, 4]]).tolist()
         [[1, 2], [3, 4]]
         """
+        if type(self) is not Tensor and is_dispatch_class(type(self)):
+            raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(self).__name__}")
         data = self._data
         if data.dtype == dt.bfloat16._np:
             data = data.astype(np.float32)
@@ -432,6 +434,8 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         if self._requires_grad and not force and grad_enabled():  # PyTorch checks grad mode too
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if type(self) is not Tensor and is_dispatch_class(type(self)):
+            raise RuntimeError(".numpy() is not supported for tensor subclasses.")
         if type(self._data) is MetaArray:
             self._data.__array__()  # raises: no values
         return self._data
