@@ -143,6 +143,9 @@ ACCUMULATIONS = {
     "(v * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.detach.default"],
     "(v.t() * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.t.default", "aten.detach.default"],
     "(s * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.detach.default"],
+    # an empty leaf (e: (0, 3)) is dense, with a contiguous tensor's strides (NumPy gives it zeros)
+    "(e * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.detach.default"],
+    "(e + e).sum()": _SEED_OPS + ["aten.add.Tensor", "aten.detach.default"],
 }
 
 
@@ -153,11 +156,12 @@ def test_a_first_gradient_is_kept_or_copied_as_pytorchs_accumulate_grad_does(exp
         z = library.ones(3, 2).t().detach().requires_grad_()
         w = library.ones(2, 3).expand(4, 2, 3).detach().requires_grad_()
         v, s = library.ones(1, 3, requires_grad=True), library.ones((), requires_grad=True)
-        leaves = {"x": x, "y": y, "z": z, "w": w, "v": v, "s": s}
+        e = library.ones(0, 3, requires_grad=True)
+        leaves = {"x": x, "y": y, "z": z, "w": w, "v": v, "s": s, "e": e}
         out = eval(expression, leaves)
         with aten_op_log(library) as log:
             out.backward()
-        leaf = leaves[expression[1]] if expression[1] in "zwvs" else x
+        leaf = leaves[expression[1]] if expression[1] in "zwvse" else x
         return log.ops, leaf.grad.stride(), leaf.grad.tolist()
 
     ours = run(tm)
