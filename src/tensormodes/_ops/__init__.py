@@ -72,6 +72,7 @@ from . import (  # noqa: F401
     special,
     special_functions,
     special_names,
+    special_polynomials,
     statistics,
     unary_math,
     view_scatters,
