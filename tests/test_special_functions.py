@@ -221,3 +221,45 @@ def test_polynomial_values():
     assert tm.special.hermite_polynomial_h(tm.tensor([0.5]), 129).isnan().item()  # beyond float's limit, 128
     assert tm.special.legendre_polynomial_p(x, -1).tolist() == [0.0] * 4
     assert tm.special.chebyshev_polynomial_t(x, float("nan")).tolist() == [0.0] * 4
+
+
+# -- entr, ndtr, xlog1py, multigammaln, round ---------------------------------------------------
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.special.entr(L.tensor([0.0, -0.0, 0.5, 2.0, -1.0, inf, -inf, nan, 1e-30], dtype=L.float64))",
+    "L.special.entr(L.tensor([0.0, 0.5, 2.0, -1.0, 3.0]).to(L.float16))",
+    "L.special.entr(L.tensor([0.0, 0.5, 2.0, -1.0, 3.0]).to(L.bfloat16))",
+    "L.special.entr(L.tensor([0, 1, 2]))", "L.special.entr(L.tensor([1j]))",
+    "L.autograd.grad(L.special.entr(x := L.tensor([0.5, 2.0], requires_grad=True)).sum(), x)[0]",
+    "L.special.entr(L.tensor([0.5], requires_grad=True)).grad_fn.name()",
+    "L.special.ndtr(L.tensor([0.0, 1.0, -3.0, 40.0, -40.0, inf, -inf, nan], dtype=L.float64))",
+    "L.special.ndtr(L.tensor([0.0, 1.0, -3.0, 4.5]))", "L.special.ndtr(L.tensor([0, 1, -2]))",
+    "L.special.ndtr(L.tensor([0.0, 1.0, -3.0]).to(L.float16))", "L.special.ndtr(L.tensor([1j]))",
+    "L.autograd.grad(L.special.ndtr(x := L.tensor([0.5, -2.0], requires_grad=True)).sum(), x)[0]",
+    "L.special.ndtr(L.tensor([0.5], requires_grad=True)).grad_fn.name()",
+    "L.special.xlog1py(L.tensor([0.0, 0.0, 2.0, 3.0, 0.0]), L.tensor([-1.0, nan, 0.5, -2.0, -3.0]))",
+    "L.special.xlog1py(2.0, L.tensor([0.5, 1.0]))", "L.special.xlog1py(L.tensor([0.5, 1.0]), 3)",
+    "L.special.xlog1py(L.tensor([1, 2]), L.tensor([3, 4]))", "L.special.xlog1py(2.0, 3.0)",
+    "L.special.xlog1py(L.tensor([1.0, 0.0], dtype=L.float16), L.tensor([3.0, -2.0], dtype=L.float16))",
+    "L.autograd.grad(L.special.xlog1py(x := L.tensor([0.0, 2.0], requires_grad=True), "
+    "y := L.tensor([-1.0, 0.5], requires_grad=True)).sum(), (x, y))",
+    "L.special.multigammaln(L.tensor([2.5, 3.0, 7.25]), 3)", "L.special.multigammaln(L.tensor([3, 4]), 2)",
+    "L.special.multigammaln(L.tensor([True]), 2)", "L.special.multigammaln(L.tensor([3.0]), 0)",
+    "L.autograd.grad(L.special.multigammaln(x := L.tensor([2.5, 3.0], requires_grad=True), 2).sum(), x)[0]",
+    "L.special.multigammaln(L.tensor([2.5], requires_grad=True), 2).grad_fn.name()",
+    "L.tensor([3.0, 4.0]).mvlgamma_(2)",
+    "L.special.round(L.tensor([2.5, -0.25, 1.26]), decimals=1)", "L.special.round(L.tensor([3]))",
+    "L.special.round(L.tensor([2.5], requires_grad=True)).grad_fn.name()",
+])
+def test_elementwise_functions_match_torch(expression):
+    assert_same_outcome(expression, rtol=1.3e-6 if "multigammaln" in expression else 0.0)
+
+
+def test_elementwise_function_values():
+    assert tm.special.entr(tm.tensor([0.0, 0.5, -1.0], dtype=tm.float64)).tolist() == [0.0, 0.34657359027997264, -inf]
+    assert tm.special.ndtr(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist() == [0.5, 0.841344746068543]
+    assert tm.special.xlog1py(tm.tensor([0.0, 2.0]), tm.tensor([-1.0, 0.5])).tolist() == [0.0, 0.8109301924705505]
+    assert tm.special.multigammaln(tm.tensor([2.5, 3.0]), 2).tolist() == [0.8570477962493896, 1.5501949787139893]
+    with pytest.raises(NotImplementedError, match="\"round_vml_cpu\" not implemented for 'Long'"):
+        tm.special.round(tm.tensor([3]))

@@ -70,6 +70,7 @@ from . import (  # noqa: F401
     shuffling,
     sorting,
     special,
+    special_elementwise,
     special_functions,
     special_names,
     special_polynomials,
