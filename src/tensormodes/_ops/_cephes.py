@@ -23,8 +23,9 @@ from .. import _dtype as dt
 from ._random_math import fma32, fma64, libm
 from .common import HALF_TYPES, dtype_of, floating, not_implemented, quiet
 
-__all__ = ["bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "cephes_unary", "chebyshev_series", "compute_dtype",
-           "exp_of", "modified_bessel_i0", "modified_bessel_i1"]
+__all__ = ["bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "bessel_k0", "bessel_k1", "cephes_unary",
+           "chebyshev_series", "compute_dtype", "exp_of", "fused_of", "log_of", "modified_bessel_i0",
+           "modified_bessel_i1"]
 
 # Cephes' Chebyshev coefficients (highest order first), exp(-x) I0(x) on [0, 8] in x / 2 - 2 ...
 _I0E_NEAR = (
@@ -97,12 +98,14 @@ def compute_dtype(array: np.ndarray) -> type:
 def chebyshev_series(y: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
     """Cephes' ``chbevl``: Clenshaw's recurrence ``b0 = y * b1 - b2 + c`` in ``y``'s type, with
     the coefficients rounded to it, and the product and subtraction fused (as PyTorch's build
-    contracts them), then half of ``b0 - b2``."""
+    contracts them; its first step, where b2 is 0, becomes ``y * c0 + c1`` fused), then half of
+    ``b0 - b2``."""
     kind = y.dtype.type
     fused = fma64 if kind is np.float64 else fma32
-    current, previous = np.full_like(y, kind(coefficients[0])), np.zeros_like(y)
-    before = previous
-    for c in coefficients[1:]:
+    previous = np.full_like(y, kind(coefficients[0]))
+    current = fused(y, previous, np.full_like(y, kind(coefficients[1])))
+    before = np.zeros_like(y)
+    for c in coefficients[2:]:
         before, previous = previous, current
         current = fused(y, previous, -before)
         current += kind(c)
@@ -284,3 +287,144 @@ def half_step_i0e(x: np.ndarray) -> np.ndarray:
         near = series(rounded(rounded(magnitude / 2) - 2), _I0E_NEAR)
         far = series(rounded(rounded(32 / magnitude) - 2), _I0E_FAR) / np.sqrt(magnitude)
     return np.where(magnitude <= 8, near, far)
+
+
+# glibc's logf: 1/c and log(c) for 16 subintervals of [0x3f330000, ...), ln 2, and a cubic in r = z/c - 1
+_LOGF_INVERSES = tuple(float.fromhex(v) for v in (
+    "0x1.661ec79f8f3bep+0", "0x1.571ed4aaf883dp+0", "0x1.49539f0f010bp+0", "0x1.3c995b0b80385p+0",
+    "0x1.30d190c8864a5p+0", "0x1.25e227b0b8eap+0", "0x1.1bb4a4a1a343fp+0", "0x1.12358f08ae5bap+0",
+    "0x1.0953f419900a7p+0", "0x1p+0", "0x1.e608cfd9a47acp-1", "0x1.ca4b31f026aap-1", "0x1.b2036576afce6p-1",
+    "0x1.9c2d163a1aa2dp-1", "0x1.886e6037841edp-1", "0x1.767dcf5534862p-1"))
+_LOGF_LOGS = tuple(float.fromhex(v) for v in (
+    "-0x1.57bf7808caadep-2", "-0x1.2bef0a7c06ddbp-2", "-0x1.01eae7f513a67p-2", "-0x1.b31d8a68224e9p-3",
+    "-0x1.6574f0ac07758p-3", "-0x1.1aa2bc79c81p-3", "-0x1.a4e76ce8c0e5ep-4", "-0x1.1973c5a611cccp-4",
+    "-0x1.252f438e10c1ep-5", "0x0p+0", "0x1.aa5aa5df25984p-5", "0x1.c5e53aa362eb4p-4", "0x1.526e57720db08p-3",
+    "0x1.bc2860d22477p-3", "0x1.1058bc8a07ee1p-2", "0x1.4043057b6ee09p-2"))
+_LOGF_LN2 = float.fromhex("0x1.62e42fefa39efp-1")
+_LOGF_CUBIC = tuple(float.fromhex(v) for v in ("-0x1.00ea348b88334p-2", "0x1.5575b0be00b6ap-2",
+                                                "-0x1.ffffef20a4123p-2"))
+_LOGF_OFFSET = 0x3f330000  # the subintervals start at this bit pattern (about 0.7)
+
+
+def _logf(x: np.ndarray) -> np.ndarray:
+    """glibc's ``logf`` of float32 ``x``: x = 2**k z, log(z) = log(c) + log1p(z / c - 1) with c from
+    a 16-entry table chosen by z's leading mantissa bits, in double, rounded once to float."""
+    bits = x.view(np.uint32).astype(np.int64)
+    subnormal = (bits > 0) & (bits < 0x00800000)
+    if subnormal.any():  # scaled into the normal range, the exponent corrected
+        bits[subnormal] = (x[subnormal] * np.float32(2 ** 23)).view(np.uint32).astype(np.int64) - (23 << 23)
+    offset = (bits - _LOGF_OFFSET) & 0xFFFFFFFF
+    index = (offset >> 19) % 16
+    exponent = ((offset ^ 0x80000000) - 0x80000000) >> 23  # the signed shift of the 32-bit offset
+    z = ((bits - (offset & 0xFF800000)) & 0xFFFFFFFF).astype(np.uint32).view(np.float32).astype(np.float64)
+    r = z * np.array(_LOGF_INVERSES)[index] - 1
+    base = np.array(_LOGF_LOGS)[index] + exponent * _LOGF_LN2
+    square = r * r
+    cubic, quadratic, linear = _LOGF_CUBIC
+    y = (cubic * square + (quadratic * r + linear)) * square + (base + r)
+    with quiet():
+        result = y.astype(np.float32)
+    result[x == 1] = 0
+    result[x == 0] = -np.inf
+    result[np.isposinf(x)] = np.inf
+    result[(x < 0) | np.isnan(x)] = np.nan
+    return result
+
+
+def log_of(x: np.ndarray) -> np.ndarray:
+    """The C library's ``log`` (double) or ``logf`` (float) of each element, in ``x``'s type."""
+    return libm("log", x) if x.dtype == np.float64 else _logf(x)
+
+
+# K0(x) + log(x / 2) I0(x) on [0, 2], in x**2 - 2 ...
+_K0_NEAR = (1.37446543561352307156e-16, 4.25981614279661018399e-14, 1.03496952576338420167e-11,
+    1.90451637722020886025e-09, 2.53479107902614945675e-07, 2.28621210311945178607e-05, 1.26461541144692592338e-03,
+    3.59799365153615016266e-02, 3.44289899924628486886e-01, -5.35327393233902768720e-01)
+# ... and exp(x) sqrt(x) K0(x) beyond 2, in 8 / x - 2
+_K0_FAR = (5.30043377268626276149e-18, -1.64758043015242134646e-17, 5.21039150503902756861e-17,
+    -1.67823109680541210385e-16, 5.51205597852431940784e-16, -1.84859337734377901440e-15, 6.34007647740507060557e-15,
+    -2.22751332699166985548e-14, 8.03289077536357521100e-14, -2.98009692317273043925e-13, 1.14034058820847496303e-12,
+    -4.51459788337394416547e-12, 1.85594911495471785253e-11, -7.95748924447710747776e-11, 3.57739728140030116597e-10,
+    -1.69753450938905987466e-09, 8.57403401741422608519e-09, -4.66048989768794782956e-08, 2.76681363944501510342e-07,
+    -1.83175552271911948767e-06, 1.39498137188764993662e-05, -1.28495495816278026384e-04, 1.56988388573005337491e-03,
+    -3.14481013119645005427e-02, 2.44030308206595545468e+00)
+# x (K1(x) - log(x / 2) I1(x)) on [0, 2] ...
+_K1_NEAR = (-7.02386347938628759343e-18, -2.42744985051936593393e-15, -6.66690169419932900609e-13,
+    -1.41148839263352776110e-10, -2.21338763073472585583e-08, -2.43340614156596823496e-06,
+    -1.73028895751305206302e-04, -6.97572385963986435018e-03, -1.22611180822657148235e-01,
+    -3.53155960776544875667e-01, 1.52530022733894777053e+00)
+# ... and exp(x) sqrt(x) K1(x) beyond 2
+_K1_FAR = (-5.75674448366501715755e-18, 1.79405087314755922667e-17, -5.68946255844285935196e-17,
+    1.83809354436663880070e-16, -6.05704724837331885336e-16, 2.03870316562433424052e-15, -7.01983709041831346144e-15,
+    2.47715442448130437068e-14, -8.97670518232499435011e-14, 3.34841966607842919884e-13, -1.28917396095102890680e-12,
+    5.13963967348173025100e-12, -2.12996783842756842877e-11, 9.21831518760500529508e-11, -4.19035475934189648750e-10,
+    2.01504975519703286596e-09, -1.03457624656780970260e-08, 5.74108412545004946722e-08, -3.50196060308781257119e-07,
+    2.40648494783721712015e-06, -1.93619797416608296024e-05, 1.95215518471351631108e-04, -2.85781685962277938680e-03,
+    1.03923736576817238437e-01, 2.72062619048444266945e+00)
+
+
+def _bessel_k(x: np.ndarray, near, far) -> np.ndarray:
+    """PyTorch's K family's frame: inf at 0, NaN below (and for NaN), ``near`` on (0, 2],
+    ``far`` beyond; each on its own elements."""
+    result = np.full_like(x, np.nan)
+    result[x == 0] = np.inf
+    with quiet():
+        inside = (x > 0) & (x <= 2)
+        if inside.any():
+            result[inside] = near(x[inside])
+        beyond = x > 2
+        if beyond.any():
+            result[beyond] = far(x[beyond])
+    return result
+
+
+def _k_near_series(x: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
+    kind = x.dtype.type
+    point = fused_of(x)(x, x, np.full_like(x, kind(-2)))  # x * x - 2, fused
+    return chebyshev_series(point, coefficients)
+
+
+def _k_far_series(x: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
+    kind = x.dtype.type
+    return chebyshev_series(kind(8) / x - kind(2), coefficients)
+
+
+def fused_of(x: np.ndarray):
+    """``a * b + c`` with one rounding in ``x``'s type."""
+    return fma64 if x.dtype == np.float64 else fma32
+
+
+def bessel_k0(x: np.ndarray, *, scaled: bool = False) -> np.ndarray:
+    """``K0(x)`` (``exp(x) K0(x)`` if ``scaled``) as PyTorch's ``modified_bessel_k0_forward`` (and
+    ``scaled_...``): near 0 the series minus ``log(x / 2) I0(x)``, fused, where the plain float
+    kernel takes the logarithm of the double ``0.5 * x`` (C's 0.5 is a double) and so subtracts
+    in double."""
+    def near(m):
+        series = _k_near_series(m, _K0_NEAR)
+        if scaled:
+            return fused_of(m)(-log_of(m.dtype.type(0.5) * m), modified_bessel_i0(m), series) * exp_of(m)
+        logarithm = libm("log", 0.5 * m.astype(np.float64))
+        return fma64(-logarithm, modified_bessel_i0(m).astype(np.float64), series.astype(np.float64))
+
+    def far(m):
+        series = _k_far_series(m, _K0_FAR)
+        if scaled:
+            return series / np.sqrt(m)
+        return exp_of(-m) * series / np.sqrt(m)
+    return _bessel_k(x, near, far)
+
+
+def bessel_k1(x: np.ndarray, *, scaled: bool = False) -> np.ndarray:
+    """``K1(x)`` (``exp(x) K1(x)`` if ``scaled``) as PyTorch's ``modified_bessel_k1_forward``."""
+    kind = x.dtype.type
+
+    def near(m):
+        value = fused_of(m)(log_of(kind(0.5) * m), modified_bessel_i1(m), _k_near_series(m, _K1_NEAR) / m)
+        return value * exp_of(m) if scaled else value
+
+    def far(m):
+        series = _k_far_series(m, _K1_FAR)
+        if scaled:
+            return series / np.sqrt(m)
+        return exp_of(-m) * series / np.sqrt(m)
+    return _bessel_k(x, near, far)

@@ -1,16 +1,21 @@
 """``torch.special``'s own functions beyond the error and gamma families (``special.py``): the
-scaled and modified Bessel functions, the normal distribution's functions, ``entr`` and
-``spherical_bessel_j0``.
+scaled and modified Bessel functions of the first and second kinds and ``spherical_bessel_j0``.
 
 The Bessel functions evaluate Cephes' series as PyTorch's CPU kernels do (``_cephes``), so
-their values are PyTorch's bit for bit. Like PyTorch, ``modified_bessel_*`` and
-``spherical_bessel_j0`` have no float16 / bfloat16 kernels and no gradient (their results
-never require grad).
+their values are PyTorch's bit for bit. Like PyTorch, ``modified_bessel_*``,
+``scaled_modified_bessel_*`` and ``spherical_bessel_j0`` have no float16 / bfloat16 kernels and
+no gradient (their results never require grad).
+
+>>> import tensormodes as tm
+>>> tm.special.modified_bessel_k0(tm.tensor([0.0, 1.0, -1.0], dtype=tm.float64)).tolist()
+[inf, 0.4210244382407082, nan]
 """
 # Parameters carry PyTorch's names (input), which shadow builtins by design.
 # ruff: noqa: A002
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -132,3 +137,29 @@ def special_spherical_bessel_j0(input: Tensor) -> Tensor:
     [1.0, 0.0]
     """
     return _cephes.cephes_unary(_spherical_bessel_j0, "spherical_bessel_j0_cpu", input, halves=False)
+
+
+_K_SAMPLES = (Sample((TensorSpec((2, 3), "float32", 0.01, 2),)), Sample((TensorSpec((2, 3), "int64", 0, 5),)),
+              Sample((SCALAR_F64,)), Sample((TensorSpec((4,), "float64", -1, 40),)),
+              Sample((TensorSpec((3,), "float32", 2, 90),)))
+
+
+def _declare_k(name: str, kernel, doc: str) -> None:
+    """Declare ``tensormodes.special.<name>``: a K-family kernel, no half types, no gradient."""
+    def function(input: Tensor) -> Tensor:
+        return _cephes.cephes_unary(kernel, f"{name}_cpu", input, halves=False)
+    function.__name__ = function.__qualname__ = f"special_{name}"
+    function.__doc__ = doc
+    function.__module__ = __name__
+    op(name=f"special_{name}", function=name, namespace=_SPECIAL, errors=(Sample((C64,)), Sample((F16,))),
+       meta=elementwise, differentiable=False, out=True, samples=_K_SAMPLES, tags=("pointwise",))(function)
+
+
+_declare_k("modified_bessel_k0", _cephes.bessel_k0,
+           "The modified Bessel function of the second kind of order zero (inf at 0, NaN below; no gradient).")
+_declare_k("modified_bessel_k1", _cephes.bessel_k1,
+           "The modified Bessel function of the second kind of order one (inf at 0, NaN below; no gradient).")
+_declare_k("scaled_modified_bessel_k0", functools.partial(_cephes.bessel_k0, scaled=True),
+           "``exp(x) * modified_bessel_k0(x)``, without its underflow (no gradient).")
+_declare_k("scaled_modified_bessel_k1", functools.partial(_cephes.bessel_k1, scaled=True),
+           "``exp(x) * modified_bessel_k1(x)``, without its underflow (no gradient).")
