@@ -266,7 +266,7 @@ def _vjp(func, primals: tuple, argnums, has_aux: bool):
             grads = tuple(g.detach() for g in grads)
         return tree_unflatten(list(grads), diff_spec)
 
-    results = output if outside else tree_map(lambda t: t.detach(), output)
+    results = level.leave(output) if outside else tree_map(lambda t: t.detach(), output)
     return results, vjp_fn, aux
 
 
