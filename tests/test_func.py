@@ -283,6 +283,8 @@ SAME_AS_PYTORCH = {
     "grad_of_grad": lambda lib: lib.func.grad(lib.func.grad(lambda x: x.sin() * x ** 2))(lib.tensor(0.7)),
     "vjp": lambda lib: lib.func.vjp(lambda x: (x.tanh(), x.sum()), lib.tensor([0.3, 0.4]))[1](
         (lib.tensor([1.0, 2.0]), lib.tensor(3.0))),
+    "vjp_mixed_outputs": lambda lib: (lambda w: lib.func.vjp(lambda x: (x * w, x * 2), lib.ones(2))[0])(
+        lib.tensor([1.0, 2.0], requires_grad=True)),
     "jvp": lambda lib: lib.func.jvp(lambda x, y: (x * y).cos(), (lib.tensor([0.3, 0.4]), lib.tensor([1.0, 2.0])),
                                     (lib.tensor([1.0, 0.0]), lib.tensor([0.5, 0.5]))),
     "jacrev": lambda lib: lib.func.jacrev(lambda x, y: (x.unsqueeze(1) * y).exp(), argnums=(0, 1))(
