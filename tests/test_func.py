@@ -365,6 +365,8 @@ ERRORS = {
     "grad_argnums_float": lambda lib: lib.func.grad(lambda x: x.sum(), argnums=0.5)(lib.ones(3)),
     "grad_non_tensor_input": lambda lib: lib.func.grad(lambda x: x)(2.0),
     "grad_integer_input": lambda lib: lib.func.grad(lambda x: x.sum())(lib.arange(3)),
+    "grad_aux_not_tensors": lambda lib: lib.func.grad(lambda x: (x.sum(), {"n": 1}), has_aux=True)(lib.ones(2)),
+    "vjp_aux_none": lambda lib: lib.func.vjp(lambda x: (x.sum(), None), lib.ones(2), has_aux=True),
     "vjp_integer_output": lambda lib: lib.func.vjp(lambda x: x.long(), lib.ones(2)),
     "vjp_non_tensor_output": lambda lib: lib.func.vjp(lambda x: (x, 1), lib.ones(2)),
     "vjp_cotangent_structure": lambda lib: lib.func.vjp(lambda x: x, lib.ones(2))[1]((lib.ones(2), lib.ones(2))),

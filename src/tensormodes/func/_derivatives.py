@@ -122,9 +122,12 @@ class _Level:
         return False
 
     def leave(self, tree):
-        """``tree`` as the levels outside see it: tensors that reach nothing outside detached."""
+        """``tree`` (of tensors only, as PyTorch requires of ``aux``) as the levels outside see it:
+        tensors that reach nothing outside detached."""
         def unwrap(value):
-            if isinstance(value, tm.Tensor) and value.requires_grad and not self.reaches_outside([value]):
+            if not isinstance(value, tm.Tensor):
+                raise RuntimeError(f"Expected tensors, got unsupported type {type(value)}")
+            if value.requires_grad and not self.reaches_outside([value]):
                 return value.detach()
             return value
         return tree_map(unwrap, tree)
