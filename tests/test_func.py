@@ -396,6 +396,8 @@ ERRORS = {
     "functional_call_strict": lambda lib: lib.func.functional_call(lib.nn.Linear(1, 1), {"weight": lib.ones(1, 1),
                                                                                           "extra": lib.ones(1)},
                                                                    (lib.ones(1),), strict=True),
+    "functional_call_empty_name": lambda lib: lib.func.functional_call(lib.nn.Linear(1, 1), {"": lib.ones(1)},
+                                                                       lib.ones(1)),
     "stack_module_state_empty": lambda lib: lib.func.stack_module_state([]),
     "grads_batched_shape": lambda lib: lib.autograd.grad((lib.ones(2, requires_grad=True) * 2), [lib.ones(2)],
                                                          lib.ones(3, 3), is_grads_batched=True),
