@@ -203,6 +203,10 @@ def test_vmap_randomness():
         vmap(lambda r: r + tm.randn(()))(tm.ones(3))
     with pytest.raises(RuntimeError, match="^vmap: called random operation while in randomness error mode"):
         vmap(lambda r: tm.nn.functional.dropout(r, 0.5))(tm.ones(3, 2))  # inside a composite
+    for draw in (lambda r: tm.nn.init.kaiming_uniform_(r.clone()), lambda r: tm.nn.init.xavier_normal_(r.clone()),
+                 lambda r: tm.nn.init.normal_(r.clone()), lambda r: r[tm.randperm(2)]):
+        with pytest.raises(RuntimeError, match="^vmap: called random operation while in randomness error mode"):
+            vmap(draw)(tm.ones(3, 2, 2))
     assert vmap(lambda r: tm.nn.functional.dropout(r, 0.5, training=False))(tm.ones(3)).tolist() == [1.0] * 3
     tm.manual_seed(1)
     same = vmap(lambda r: r + tm.randn(()), randomness="same")(tm.zeros(3))
