@@ -203,6 +203,10 @@ def test_vmap_randomness():
         vmap(lambda r: r + tm.randn(()))(tm.ones(3))
     with pytest.raises(RuntimeError, match="^vmap: called random operation while in randomness error mode"):
         vmap(lambda r: tm.nn.functional.dropout(r, 0.5))(tm.ones(3, 2))  # inside a composite
+    for draw in (lambda r: tm.nn.init.kaiming_uniform_(r.clone()), lambda r: tm.nn.init.xavier_normal_(r.clone()),
+                 lambda r: tm.nn.init.normal_(r.clone()), lambda r: r[tm.randperm(2)]):
+        with pytest.raises(RuntimeError, match="^vmap: called random operation while in randomness error mode"):
+            vmap(draw)(tm.ones(3, 2, 2))
     assert vmap(lambda r: tm.nn.functional.dropout(r, 0.5, training=False))(tm.ones(3)).tolist() == [1.0] * 3
     tm.manual_seed(1)
     same = vmap(lambda r: r + tm.randn(()), randomness="same")(tm.zeros(3))
@@ -283,6 +287,8 @@ SAME_AS_PYTORCH = {
     "grad_of_grad": lambda lib: lib.func.grad(lib.func.grad(lambda x: x.sin() * x ** 2))(lib.tensor(0.7)),
     "vjp": lambda lib: lib.func.vjp(lambda x: (x.tanh(), x.sum()), lib.tensor([0.3, 0.4]))[1](
         (lib.tensor([1.0, 2.0]), lib.tensor(3.0))),
+    "vjp_mixed_outputs": lambda lib: (lambda w: lib.func.vjp(lambda x: (x * w, x * 2), lib.ones(2))[0])(
+        lib.tensor([1.0, 2.0], requires_grad=True)),
     "jvp": lambda lib: lib.func.jvp(lambda x, y: (x * y).cos(), (lib.tensor([0.3, 0.4]), lib.tensor([1.0, 2.0])),
                                     (lib.tensor([1.0, 0.0]), lib.tensor([0.5, 0.5]))),
     "jacrev": lambda lib: lib.func.jacrev(lambda x, y: (x.unsqueeze(1) * y).exp(), argnums=(0, 1))(
@@ -363,11 +369,16 @@ ERRORS = {
     "grad_argnums_float": lambda lib: lib.func.grad(lambda x: x.sum(), argnums=0.5)(lib.ones(3)),
     "grad_non_tensor_input": lambda lib: lib.func.grad(lambda x: x)(2.0),
     "grad_integer_input": lambda lib: lib.func.grad(lambda x: x.sum())(lib.arange(3)),
+    "grad_aux_not_tensors": lambda lib: lib.func.grad(lambda x: (x.sum(), {"n": 1}), has_aux=True)(lib.ones(2)),
+    "vjp_aux_none": lambda lib: lib.func.vjp(lambda x: (x.sum(), None), lib.ones(2), has_aux=True),
     "vjp_integer_output": lambda lib: lib.func.vjp(lambda x: x.long(), lib.ones(2)),
     "vjp_non_tensor_output": lambda lib: lib.func.vjp(lambda x: (x, 1), lib.ones(2)),
     "vjp_cotangent_structure": lambda lib: lib.func.vjp(lambda x: x, lib.ones(2))[1]((lib.ones(2), lib.ones(2))),
     "jvp_primals_not_tuple": lambda lib: lib.func.jvp(lambda x: x, lib.ones(2), lib.ones(2)),
     "jvp_structure": lambda lib: lib.func.jvp(lambda x: x, (lib.ones(2),), (lib.ones(2), lib.ones(2))),
+    "jvp_integer_primal": lambda lib: lib.func.jvp(lambda x: x * 2, (lib.arange(2),), (lib.arange(2),)),
+    "jvp_integer_tangent": lambda lib: lib.func.jvp(lambda x: x * 2, (lib.ones(2),), (lib.arange(2),)),
+    "jvp_tangent_shape": lambda lib: lib.func.jvp(lambda x: x * 2, (lib.ones(2),), (lib.ones(2, 1),)),
     "jacrev_chunk_size": lambda lib: lib.func.jacrev(lambda x: x, chunk_size=0),
     "jacrev_complex": lambda lib: lib.func.jacrev(lambda x: x)(lib.ones(2, dtype=lib.complex64)),
     "vmap_sizes": lambda lib: lib.vmap(lambda a, b: a + b)(lib.ones(3), lib.ones(2)),
@@ -389,6 +400,8 @@ ERRORS = {
     "functional_call_strict": lambda lib: lib.func.functional_call(lib.nn.Linear(1, 1), {"weight": lib.ones(1, 1),
                                                                                           "extra": lib.ones(1)},
                                                                    (lib.ones(1),), strict=True),
+    "functional_call_empty_name": lambda lib: lib.func.functional_call(lib.nn.Linear(1, 1), {"": lib.ones(1)},
+                                                                       lib.ones(1)),
     "stack_module_state_empty": lambda lib: lib.func.stack_module_state([]),
     "grads_batched_shape": lambda lib: lib.autograd.grad((lib.ones(2, requires_grad=True) * 2), [lib.ones(2)],
                                                          lib.ones(3, 3), is_grads_batched=True),

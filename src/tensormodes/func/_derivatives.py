@@ -122,9 +122,12 @@ class _Level:
         return False
 
     def leave(self, tree):
-        """``tree`` as the levels outside see it: tensors that reach nothing outside detached."""
+        """``tree`` (of tensors only, as PyTorch requires of ``aux``) as the levels outside see it:
+        tensors that reach nothing outside detached."""
         def unwrap(value):
-            if isinstance(value, tm.Tensor) and value.requires_grad and not self.reaches_outside([value]):
+            if not isinstance(value, tm.Tensor):
+                raise RuntimeError(f"Expected tensors, got unsupported type {type(value)}")
+            if value.requires_grad and not self.reaches_outside([value]):
                 return value.detach()
             return value
         return tree_map(unwrap, tree)
@@ -266,7 +269,7 @@ def _vjp(func, primals: tuple, argnums, has_aux: bool):
             grads = tuple(g.detach() for g in grads)
         return tree_unflatten(list(grads), diff_spec)
 
-    results = output if outside else tree_map(lambda t: t.detach(), output)
+    results = level.leave(output) if outside else tree_map(lambda t: t.detach(), output)
     return results, vjp_fn, aux
 
 
@@ -316,7 +319,8 @@ def _jvp_from_vjp(output, vjp_fn, flat_tangents: list):
 def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, has_aux: bool = False):
     """Standing for the Jacobian-vector product, returns a tuple containing the output of
     ``func(*primals)`` and the "Jacobian of ``func`` evaluated at ``primals``" times
-    ``tangents``. Computed with the double-vjp trick (two reverse passes), not forward-mode AD.
+    ``tangents``. Computed with the double-vjp trick (two reverse passes), not forward-mode AD:
+    the output tangents have the outputs' dtypes (PyTorch's forward mode keeps a wider tangent's).
 
     >>> import tensormodes as tm
     >>> out, tangent = jvp(lambda x: x ** 2, (tm.tensor([1.0, 2.0]),), (tm.tensor([1.0, 1.0]),))
@@ -333,6 +337,14 @@ def jvp(func: Callable, primals: Any, tangents: Any, *, strict: bool = False, ha
                            f"{primals_spec} and tangents with structure {tangents_spec}")
     _check_tensors(flat_primals, "primals")
     _check_tensors(flat_tangents, "tangents")
+    for primal, tangent in zip(flat_primals, flat_tangents):  # PyTorch's make_dual checks, in its order
+        for kind, value in (("primal", primal), ("tangent", tangent)):
+            if not (value.is_floating_point() or value.is_complex()):
+                raise ValueError(f"Expected {kind} to be floating point or complex, but got: {value.dtype}")
+        if tangent.shape != primal.shape:
+            raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                               f"Tensor, this is not supported. Tensor is of size {list(primal.shape)} while the given "
+                               f"forward gradient is of size {list(tangent.shape)}.")
     try:
         output, vjp_fn, aux = _vjp(func, primals, None, has_aux)
     except RuntimeError as error:  # the checks of vjp, in jvp's words

@@ -11,10 +11,10 @@ tensors are not raised.
 Randomness: ``"error"`` raises PyTorch's error when ``func`` draws random numbers (an active
 ``__torch_function__`` mode, handling the random ops only, sees their calls, in composites'
 bodies too); ``"same"`` restores the default generator's state before each element, so every
-element draws the same numbers, PyTorch's; ``"different"`` lets each element draw its own, in turn: PyTorch's numbers
-when its one batched draw takes them in the same order (a batch of fewer than 16 numbers, or
-elements of a multiple of 16 numbers, as its CPU kernels go), other numbers of the same
-distribution otherwise.
+element draws the same numbers, PyTorch's; ``"different"`` lets each element draw its own, in
+turn: PyTorch's numbers when its one batched draw takes them in the same order (a batch of
+fewer than 16 numbers, or elements of a multiple of 16 numbers, as its CPU kernels go), other
+numbers of the same distribution otherwise.
 
 >>> import tensormodes as tm
 >>> vmap(tm.dot)(tm.tensor([[1.0, 2.0], [3.0, 4.0]]), tm.tensor([[1.0, 1.0], [2.0, 2.0]]))
@@ -47,7 +47,8 @@ def check_randomness(randomness: str) -> None:
 
 @functools.cache
 def _random_functions() -> frozenset:
-    """The public callables of the op table's random ops (``tm.randn``, ``Tensor.uniform_`` ...)."""
+    """The public callables of the op table's random ops (``tm.randn``, ``Tensor.uniform_`` ...),
+    and the initializers of ``nn.init`` that modes see as calls of their own."""
     found = set()
     for opdef in OPS.values():
         if opdef.kernel.__module__ in RANDOM_MODULES:
@@ -57,6 +58,10 @@ def _random_functions() -> frozenset:
                     namespace = getattr(namespace, part)
                 found.add(getattr(namespace, opdef.function))
             found.update(getattr(tm.Tensor, method) for method in (opdef.method, opdef.inplace) if method)
+    # Python-level initializers that hand their call to the modes first (``handle_torch_function``):
+    # a mode that skips them runs them below itself, where it would not see their random draws.
+    init = tm.package().nn.init
+    found.update((init.uniform_, init.normal_, init.kaiming_uniform_))
     return frozenset(found)
 
 

@@ -85,6 +85,8 @@ def _swap(module: Module, name: str, tensor) -> Any:
     if tensor is not _MISSING and tensor is not None and not isinstance(tensor, tm.Tensor):
         raise TypeError(f"{tensor} is not an instance of torch.Tensor")
     owner, attribute = _owner(module, name)
+    if attribute == "":
+        raise KeyError('tensor name can\'t be empty string ""')
     for slots in (owner._parameters, owner._buffers):
         if attribute in slots:
             original = slots[attribute]
