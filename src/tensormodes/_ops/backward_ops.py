@@ -26,6 +26,7 @@ tensor([0.5000])
 
 from __future__ import annotations
 
+import functools
 import math
 from numbers import Number
 
@@ -248,6 +249,14 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
     return _finished(result, result_type)
 
 
+@functools.cache
+def _tanh_gelu_constants(dtype: np.dtype) -> tuple:
+    """beta in ``dtype``; kappa and 3 kappa (rounded to ``dtype``) as the float64 numbers of the
+    multiply-adds' float64 steps."""
+    w = dtype.type
+    return w(_TANH_BETA), float(w(_KAPPA)), float(w(3) * w(_KAPPA))
+
+
 def _tanh_gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
     """The tanh form's slope times ``dy`` (float32 or float64 operands, called in blocks by
     ``blockwise``), in PyTorch's steps: ``0.5 (1 + t) + 0.5 x (1 - t^2) u'``, ``t = tanh(beta
@@ -259,7 +268,7 @@ def _tanh_gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
     copied back rounded once, as ``astype``; NumPy's mixed-dtype ufunc calls cost 2-3 same-dtype
     ones); for float64 operands those copies change nothing."""
     w = x.dtype.type
-    beta, kappa, three_kappa = w(_TANH_BETA), float(w(_KAPPA)), float(w(3) * w(_KAPPA))
+    beta, kappa, three_kappa = _tanh_gelu_constants(x.dtype)
     wide, other = np.empty(x.shape, np.float64), np.empty(x.shape, np.float64)
     square = np.multiply(x, x, out=np.empty_like(x))
     inner = np.multiply(square, x, out=np.empty_like(x))
