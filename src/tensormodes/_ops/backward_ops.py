@@ -26,6 +26,7 @@ tensor([0.5000])
 
 from __future__ import annotations
 
+import functools
 import math
 from numbers import Number
 
@@ -243,8 +244,17 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
         else:  # erf of the whole array in one call (its fast path's fixed costs once), the rest in
             # blocks of float32 temporaries (erf and exp block their float64 ones)
             erf = gelu_erf(x)  # (the forward's, when it kept them for this input)
-            result = blockwise(_gelu_backward, dy, x, erf, block=2 * BLOCK)
+            result = _gelu_backward_over(dy, x, erf) if erf.flags.c_contiguous else \
+                blockwise(_gelu_backward, dy, x, erf, block=2 * BLOCK)
     return _finished(result, result_type)
+
+
+@functools.cache
+def _tanh_gelu_constants(dtype: np.dtype) -> tuple:
+    """beta in ``dtype``; kappa and 3 kappa (rounded to ``dtype``) as the float64 numbers of the
+    multiply-adds' float64 steps."""
+    w = dtype.type
+    return w(_TANH_BETA), float(w(_KAPPA)), float(w(3) * w(_KAPPA))
 
 
 def _tanh_gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -258,7 +268,7 @@ def _tanh_gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
     copied back rounded once, as ``astype``; NumPy's mixed-dtype ufunc calls cost 2-3 same-dtype
     ones); for float64 operands those copies change nothing."""
     w = x.dtype.type
-    beta, kappa, three_kappa = w(_TANH_BETA), float(w(_KAPPA)), float(w(3) * w(_KAPPA))
+    beta, kappa, three_kappa = _tanh_gelu_constants(x.dtype)
     wide, other = np.empty(x.shape, np.float64), np.empty(x.shape, np.float64)
     square = np.multiply(x, x, out=np.empty_like(x))
     inner = np.multiply(square, x, out=np.empty_like(x))
@@ -292,10 +302,19 @@ def _tanh_gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.multiply(dy, t, out=t)
 
 
+def _gelu_backward_over(dy: np.ndarray, x: np.ndarray, erf: np.ndarray) -> np.ndarray:
+    """``_gelu_backward`` of same-shape operands in blocks (as ``blockwise``), each block's result
+    left in ``erf`` (contiguous, the caller's to overwrite): no whole-array result beside it."""
+    flat = tuple(a.reshape(-1) for a in (dy, x, erf))
+    for start in range(0, erf.size, 2 * BLOCK):
+        _gelu_backward(*(a[start:start + 2 * BLOCK] for a in flat))
+    return erf
+
+
 def _gelu_backward(dy: np.ndarray, x: np.ndarray, erf: np.ndarray) -> np.ndarray:
     # dy * (cdf + x * pdf), operands in that order, in two arrays (``erf``, erf(x / sqrt(2)), is
-    # overwritten): fewer whole-array temporaries, which the C heap would give back and fault in
-    # again at every call
+    # overwritten, and holds the result): fewer whole-array temporaries, which the C heap would
+    # give back and fault in again at every call
     w = x.dtype.type
     cdf = np.add(w(1), erf, out=erf)
     np.multiply(w(0.5), cdf, out=cdf)
@@ -305,7 +324,7 @@ def _gelu_backward(dy: np.ndarray, x: np.ndarray, erf: np.ndarray) -> np.ndarray
     np.multiply(w(_GELU_BETA), pdf, out=pdf)
     np.multiply(x, pdf, out=pdf)
     np.add(cdf, pdf, out=pdf)
-    return np.multiply(dy, pdf, out=pdf)
+    return np.multiply(dy, pdf, out=cdf)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
