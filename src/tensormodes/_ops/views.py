@@ -155,7 +155,7 @@ def view(input: Tensor, *shape: int) -> Tensor:
     >>> tm.zeros(2, dtype=tm.float32).view(tm.int32).tolist()
     [0, 0]
     """
-    # one tuple or list of sizes (the dispatch level passes ``view.default``'s ``size`` as a list)
+    # one tuple or list of sizes (``x.view([2, 3])`` as ``x.view((2, 3))``)
     size = shape[0] if len(shape) == 1 and (type(shape[0]) is tuple or type(shape[0]) is list) else shape
     if type(input) is np.ndarray and known_size(size) == input.size:  # (the backward's ``sum_to``)
         try:
