@@ -71,10 +71,16 @@ def times_transposed(input: np.ndarray, weight: np.ndarray) -> np.ndarray:
     if input.ndim > 2 and weight.ndim == 2 and input.flags.c_contiguous:
         rows = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
         return times_transposed(rows, weight).reshape(*input.shape[:-1], weight.shape[0])
-    if input.ndim == 2 and input.shape[0] <= 16 and input.dtype == weight.dtype == np.float32 \
-            and weight.flags.c_contiguous and input.flags.c_contiguous and _blas_transposes_alike():
+    if transposed_product_alike(input, weight):
         return np.ascontiguousarray(np.matmul(weight, input.T).T)
     return np.asarray(np.matmul(input, weight.T))
+
+
+def transposed_product_alike(input: np.ndarray, weight: np.ndarray) -> bool:
+    """Whether ``input @ weight.T`` may be asked of BLAS as ``(weight @ input.T).T`` (a few float32
+    rows: NumPy takes a slow path for them times a transposed matrix) with the same bits."""
+    return (input.ndim == 2 and input.shape[0] <= 16 and input.dtype == weight.dtype == np.float32
+            and weight.flags.c_contiguous and input.flags.c_contiguous and _blas_transposes_alike())
 
 
 @functools.cache

@@ -26,6 +26,7 @@ from .._meta_array import MetaArray
 from .common import ops, output_differentiability
 from .meta_rules import rule
 from .nn import linear
+from .products import transposed_product_alike
 from .reduction import sum as _sum
 from .registry import Sample, Tensor, TensorSpec, op
 from .unary_math import _logistic
@@ -87,13 +88,6 @@ def _tanh_backward(grad: np.ndarray, output: np.ndarray) -> np.ndarray:
     return grad * (1 - output * output)  # tanh_backward's kernel, likewise
 
 
-def _transposable(rows: np.ndarray, weight: np.ndarray) -> bool:
-    """Whether ``rows @ weight.T`` may be asked of BLAS as ``(weight @ rows.T).T``: OpenBLAS sums
-    the same products in the same order for a float32 C-contiguous weight (the same bits; NumPy
-    takes a slow path for a few rows times a transposed matrix)."""
-    return weight.dtype == np.float32 and rows.dtype == np.float32 and weight.flags.c_contiguous
-
-
 def _lstm_forward(input, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse: bool, has_biases: bool):
     """``(output, hy, cy, states)``: ``states`` (T, 6, B, H) holds each step's input, forget,
     candidate and output gate activations, its cell and the cell's tanh."""
@@ -103,9 +97,9 @@ def _lstm_forward(input, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse: bool, has_bias
     output = np.empty((length, *hx.shape), input.dtype)
     states = np.empty((length, _STATES, *hx.shape), input.dtype)
     h, c = hx, cx
-    transposed_product = _transposable(hx, w_hh)
+    transposed_product = transposed_product_alike(hx, w_hh)
     for t in range(length - 1, -1, -1) if reverse else range(length):
-        # F.linear(h, w_hh, b_hh) as linear's kernel computes it, h @ w_hh.T (see _transposable)
+        # F.linear(h, w_hh, b_hh) as linear's kernel computes it, h @ w_hh.T (see transposed_product_alike)
         product = np.matmul(w_hh, h.T).T if transposed_product else np.matmul(h, w_hh.T)
         if has_biases:
             product += b_hh
