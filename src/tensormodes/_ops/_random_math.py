@@ -178,12 +178,13 @@ _ROWS = 1 << 12  # blocks of 16 per pass: keeps the temporaries of a pass in cac
 _U = "unsafe"
 _LOG_P64 = _LOG_P  # the float32 coefficients, as Python floats
 _Q1_32, _Q2_32, _SQRTHF_32 = _F32(_LOG_Q1), _F32(_LOG_Q2), _F32(_SQRTHF)
-_FOPI_32 = _F32(_FOPI)
+_FOPI_HALF_32 = _F32(_FOPI / 2)
 # theta = float32(2 pi) * (k / 2**24), rounded once: the same as k times this (a power-of-two scaling)
 _ANGLE_STEP = _F32(_TWO_PI_32 * 2.0 ** -24)
 # the reduction x + y DP1, + y DP2, fma(y, DP3, x): its first two float32 sums are exact on these
 # inputs and the whole sum fits a double, so it is x + y (DP1 + DP2 + DP3) rounded once
 _DP_SUM = _DP[0] + _DP[1] + _DP[2]
+_DP_SUM_TWICE = 2.0 * _DP_SUM  # for j / 2 (exact)
 _TWO24 = float(1 << 24)
 _LOW24 = np.uint32((1 << 24) - 1)
 _SQRTHF_BITS = np.int32(_SQRTHF_32.view(np.int32))
@@ -239,9 +240,9 @@ def _fused_quadratic(coefficients: tuple, z64: np.ndarray, z: np.ndarray, y64: n
 
 
 # Rounding a double to float32 precision on its bits, in place: add half a float32 ulp to the
-# magnitude and clear the 29 bits below float32's significand. Two integer passes instead of the
-# round trip through a float32 buffer (no faster alone, but the float32 buffer is spared and the
-# integer passes are cheaper on this machine: ~13.6-15 against ~16.6 µs a Horner step of 32,768). It
+# magnitude and clear the 29 bits below float32's significand. Two in-place integer passes instead
+# of a cast into a float32 buffer and back: a Horner step of 32,768 elements measured 13.6-15.1 µs
+# against 16.6 (the previous session measured the two ways equal on a busier machine). It
 # rounds halfway cases away from zero where the cast rounds them to even: no double the kernel's
 # log chain meets is halfway (``tests/test_random_streams_more.py`` checks all 2**24 inputs).
 _HALF_ULP32_BITS = np.int64(1 << 28)
@@ -302,15 +303,17 @@ def _sincos_of(k: np.ndarray, work: _Work, sin: np.ndarray, cos: np.ndarray) -> 
     theta, x, z, yc, ys, q = work.f32[:6]
     ys_bits, yc_bits = work.f32_bits[4], work.f32_bits[3]
     x64, y64, z64 = work.f64
-    j, t = work.i32
+    half_j, t = work.i32
     theta[...] = k  # exact: k < 2**24
     theta *= _ANGLE_STEP
-    np.multiply(theta, _FOPI_32, out=q)
-    j[...] = q  # truncation, as _mm256_cvttps_epi32
-    j += 1
-    j &= ~1
-    x64[...] = j
-    x64 *= _DP_SUM
+    # the kernel's j = (trunc(theta FOPI) + 1) & ~1 (truncation as _mm256_cvttps_epi32) is twice
+    # trunc(theta FOPI / 2 + 1/2): the halved product is the kernel's product halved (exactly), and
+    # adding 1/2 in float32 never rounds across an integer on these inputs (checked on all of them)
+    np.multiply(theta, _FOPI_HALF_32, out=q)
+    q += _F32(0.5)
+    half_j[...] = q
+    x64[...] = half_j
+    x64 *= _DP_SUM_TWICE
     y64[...] = theta
     x64 += y64
     x[...] = x64  # rounded to float32, and back
@@ -328,21 +331,21 @@ def _sincos_of(k: np.ndarray, work: _Work, sin: np.ndarray, cos: np.ndarray) -> 
     y64 += 1.0  # fma(ys, x, x) = (ys + 1) x: exact in double, rounded once
     y64 *= x64
     ys[...] = y64
-    # the polynomials trade places where bit 1 of j is set: both exchange the bits they differ in
-    # (select by bit masks: ``copyto(where=)`` is ten times slower); the signs: the sine's is bit 2
-    # of j, the cosine's bit 1 xor bit 2 (j is 2 or 4)
+    # the polynomials trade places where bit 1 of j (bit 0 of j / 2) is set: both exchange the bits
+    # they differ in (select by bit masks: ``copyto(where=)`` is ten times slower); the signs: the
+    # sine's is bit 2 of j, the cosine's bit 1 xor bit 2 (j is 2 or 4)
     sin_bits, cos_bits = sin.view(np.int32), cos.view(np.int32)
     np.bitwise_xor(ys_bits, yc_bits, out=sin_bits)
-    np.left_shift(j, 30, out=t)  # bit 1 of j in the sign bit
+    np.left_shift(half_j, 31, out=t)  # bit 1 of j in the sign bit
     np.right_shift(t, 31, out=cos_bits)  # -1 where it is set, else 0
     sin_bits &= cos_bits
     np.bitwise_xor(yc_bits, sin_bits, out=cos_bits)
     sin_bits ^= ys_bits
-    j <<= 29  # bit 2 of j in the sign bit, bit 1 below it
-    t ^= j
-    j &= _SIGN_BIT
+    half_j <<= 30  # bit 2 of j in the sign bit, bit 1 below it
+    t ^= half_j
+    half_j &= _SIGN_BIT
     t &= _SIGN_BIT
-    sin_bits ^= j
+    sin_bits ^= half_j
     cos_bits ^= t
 
 
