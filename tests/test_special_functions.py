@@ -51,7 +51,7 @@ def test_bessel_functions_are_torchs_bit_for_bit(name, dtype):
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("name", _BESSEL + ("special.spherical_bessel_j0",))
+@pytest.mark.parametrize("name", _BESSEL + ("special.spherical_bessel_j0", "special.bessel_j0", "special.bessel_y1"))
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "int64", "bool", "complex64", "float32"])
 def test_bessel_dtypes_and_errors_match_torch(name, dtype):
     # Half types compute in float and round (or raise, for the modified_bessel family), integers
@@ -76,6 +76,29 @@ def test_bessel_gradients_match_torch(name):
     assert_same_outcome(f"L.{name}({x}).requires_grad")
     if name.endswith("e"):
         assert_same_outcome(f"L.autograd.grad(L.{name}({x}).sum(), x)[0]")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"])
+def test_bessel_j_and_y_are_torchs_bit_for_bit(name):
+    # float64 everywhere; float32 below 5 (beyond, PyTorch's sinf / cosf round as ours but now and then)
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(13)
+    for dtype, high in (("float64", 80.0), ("float32", 5.0)):
+        values = np.concatenate([rng.uniform(-high, high, 20000), rng.uniform(0, 1e-4, 1000), _EDGES]).astype(dtype)
+        if dtype == "float32":
+            values = values[np.absolute(values) <= 5]
+        ours = getattr(tm.special, name)(tm.tensor(values)).numpy()
+        theirs = getattr(torch.special, name)(torch.tensor(values)).numpy()
+        different = np.flatnonzero(_bits(ours) != _bits(theirs))
+        assert different.size == 0, (dtype, values[different[:5]], ours[different[:5]], theirs[different[:5]])
+
+
+def test_bessel_j_and_y_values():
+    x = tm.tensor([0.0, 1.0, -1.0, 6.0], dtype=tm.float64)
+    assert tm.special.bessel_j0(x).tolist() == [1.0, 0.7651976865579665, 0.7651976865579665, 0.15064520026735478]
+    y1 = tm.special.bessel_y1(x).tolist()
+    assert y1[0] == -inf and math.isnan(y1[2]) and y1[1] == -0.7812128213002888
 
 
 def test_i0_and_i1_values_are_cephes():
