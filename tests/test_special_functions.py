@@ -320,3 +320,44 @@ def test_zeta_matches_torch(expression):
 def test_scalar_overloads_name_their_nodes(name, args):
     # self_scalar / other_scalar: SpecialZetaBackward1 / 2, as PyTorch numbers its overloads' nodes
     assert_same_outcome(f"(lambda x: L.{name}({args}))(L.tensor([2.0], requires_grad=True)).grad_fn.name()")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["ndtri", "erfcx", "log_ndtr"])
+def test_normal_functions_are_torchs_bit_for_bit_in_float64(name):
+    # and ndtri in float32 too (C's double log inside its float kernel); float32's erfcx beyond 50 and
+    # log_ndtr above -1 call glibc's erfcf / log1pf: within an ulp (checked in the next test)
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(17)
+    if name == "ndtri":
+        data = np.concatenate([rng.uniform(0, 1, 20000), np.exp(rng.uniform(-700, 0, 5000)), [0, 1, -0.1, 1.5, nan]])
+    else:
+        data = np.concatenate([rng.uniform(-30, 60, 20000), rng.uniform(-8, 8, 5000), rng.uniform(40, 1e9, 1000),
+                               [0, -0.0, inf, -inf, nan, 50, -6.1, -26.7, 5e7, 6e7, -1.0]])
+    for dtype in ("float64", "float32") if name == "ndtri" else ("float64",):
+        values = data.astype(dtype)
+        ours = getattr(tm.special, name)(tm.tensor(values)).numpy()
+        theirs = getattr(torch.special, name)(torch.tensor(values)).numpy()
+        different = np.flatnonzero(_bits(ours) != _bits(theirs))
+        assert different.size == 0, (dtype, values[different[:5]], ours[different[:5]], theirs[different[:5]])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["erfcx", "log_ndtr"])
+@pytest.mark.parametrize("call", [
+    "(L.tensor([-30.0, -3.0, -0.5, 0.0, 2.0, 55.0, 1e8, inf, -inf, nan]))", "(L.tensor([0, 1, -2]))",
+    "(L.ones(2, dtype=L.float16))", "(L.ones(2, dtype=L.complex64))", "(L.tensor(0.5, dtype=L.float64))",
+    "(L.tensor([0.5, -2.0]), out=L.empty(2))",
+    "(L.tensor([0.5, -2.0], dtype=L.float64, requires_grad=True)).grad_fn.name()",
+])
+def test_normal_functions_match_torch(name, call):
+    assert_same_outcome(f"L.special.{name}{call}", rtol=1.3e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name,values", [("erfcx", [0.5, -2.0, 60.0]), ("ndtri", [0.3, 0.01, 0.999]),
+                                         ("log_ndtr", [-3.0, 0.5, -40.0])])
+def test_normal_function_gradients_match_torch(name, values):
+    # PyTorch's formulas (their exp is the tensor op's: an ulp apart from time to time)
+    assert_same_outcome(f"L.autograd.grad(L.special.{name}(x := L.tensor({values}, dtype=L.float64, "
+                        "requires_grad=True)).sum(), x)[0]", rtol=1e-15)

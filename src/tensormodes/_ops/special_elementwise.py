@@ -1,6 +1,8 @@
 """``torch.special``'s elementwise functions of information and probability: ``entr``,
 ``xlog1py``, the normal distribution's ``ndtr``, and the gamma family's ``mvlgamma`` (``special``'s
-``multigammaln``) and Hurwitz ``zeta``.
+``multigammaln``) and Hurwitz ``zeta``; ``erfcx``, ``ndtri`` and ``log_ndtr`` (kernels in ``_normal``:
+bit for bit PyTorch's in float64; float32's ``erfcx`` beyond 50 and ``log_ndtr`` above -1, which call
+glibc's erfcf / log1pf, within an ulp).
 
 ``entr`` and ``xlog1py`` evaluate PyTorch's kernels' expressions (float32 through float's
 logarithms, which round as glibc's within an ulp; half types step by step); ``ndtr`` is
@@ -16,7 +18,7 @@ from numbers import Number
 
 import numpy as np
 
-from . import _cephes
+from . import _cephes, _normal
 from ._pointwise import _both_scalars, _invalid_arguments
 from ._random_math import libm
 from ._samples import BF16, C64, F16, I23, M23, POSITIVE, SCALAR_F64
@@ -303,3 +305,59 @@ def special_zeta(input: Tensor | Number, other: Tensor | Number) -> Tensor:
         raise not_implemented("zeta_cpu", d)
     single = floating(d) is not ops.float64
     return _float_binary(lambda x, q: _zeta(x, q, single), input, other, "zeta_cpu")
+
+
+_NORMAL_SAMPLES = (Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
+                   Sample((TensorSpec((4,), "float64", -30, 60),)))
+
+
+def _erfcx_grad(grad, input, result):
+    return (2.0 * input * result - 2.0 / math.sqrt(math.pi)) * grad  # PyTorch's formula
+
+
+@op(name="special_erfcx", function="erfcx", namespace=_SPECIAL, errors=(Sample((C64,)), Sample((F16,))),
+    meta=elementwise, grad=_erfcx_grad, out=True, samples=_NORMAL_SAMPLES, tags=("pointwise",))
+def special_erfcx(input: Tensor) -> Tensor:
+    """The scaled complementary error function ``exp(x**2) * erfc(x)``, without its overflow.
+
+    >>> import tensormodes as tm
+    >>> tm.special.erfcx(tm.tensor([0.0, 100.0], dtype=tm.float64)).tolist()
+    [1.0, 0.005641613782989433]
+    """
+    return _cephes.cephes_unary(_normal.erfcx, "erfcx_cpu", input, halves=False)
+
+
+def _ndtri_grad(grad, result):
+    return grad * math.sqrt(2 * math.pi) * (result.square() / 2).exp()  # PyTorch's formula
+
+
+@op(name="special_ndtri", function="ndtri", namespace=_SPECIAL, errors=(Sample((C64,)), Sample((F16,))),
+    meta=elementwise, grad=_ndtri_grad, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", 0.01, 0.99),)), Sample((TensorSpec((3,), "int64", 0, 1),)),
+             Sample((TensorSpec((), "float64", 0.1, 0.9),)), Sample((TensorSpec((4,), "float64", 1e-10, 0.1),))),
+    tags=("pointwise",))
+def special_ndtri(input: Tensor) -> Tensor:
+    """The inverse of ``ndtr``: the x whose normal probability below is ``input`` (-inf at 0, inf
+    at 1, NaN outside).
+
+    >>> import tensormodes as tm
+    >>> tm.special.ndtri(tm.tensor([0.5, 0.0, 1.0], dtype=tm.float64)).tolist()
+    [0.0, -inf, inf]
+    """
+    return _cephes.cephes_unary(_normal.ndtri, "ndtri_cpu", input, halves=False)
+
+
+def _log_ndtr_grad(grad, input, result):
+    return grad / math.sqrt(2 * math.pi) * (result + input.pow(2) / 2).neg().exp()  # PyTorch's formula
+
+
+@op(name="special_log_ndtr", function="log_ndtr", namespace=_SPECIAL, errors=(Sample((C64,)), Sample((F16,))),
+    meta=elementwise, grad=_log_ndtr_grad, out=True, samples=_NORMAL_SAMPLES, tags=("pointwise",))
+def special_log_ndtr(input: Tensor) -> Tensor:
+    """The logarithm of ``ndtr``, accurate far below 0.
+
+    >>> import tensormodes as tm
+    >>> tm.special.log_ndtr(tm.tensor([0.0], dtype=tm.float64)).tolist()
+    [-0.6931471805599453]
+    """
+    return _cephes.cephes_unary(_normal.log_ndtr, "log_ndtr_cpu", input, halves=False)
