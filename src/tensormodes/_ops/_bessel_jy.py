@@ -15,7 +15,7 @@ from ._cephes import fused_of, log_of
 from ._random_math import libm
 from .common import quiet
 
-__all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"]
+__all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "horner", "trig"]
 
 # Cephes' coefficients, highest order first: R (J, below 5) and Y (Y, below 5) in x**2, P and Q
 # (the asymptotic forms' amplitude and phase, shared by J and Y of an order) in 25 / x**2
@@ -67,7 +67,7 @@ _SQRT_2_OVER_PI = 0.797884560802865355879892119868763737
 _TWO_OVER_PI = 0.636619772367581343075535053490057448
 
 
-def _horner(z: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
+def horner(z: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
     kind = z.dtype.type
     fused = fused_of(z)
     value = np.full_like(z, kind(coefficients[0]))
@@ -76,7 +76,7 @@ def _horner(z: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
     return value
 
 
-def _trig(name: str, x: np.ndarray) -> np.ndarray:
+def trig(name: str, x: np.ndarray) -> np.ndarray:
     """The C library's sin / cos (float's from the double, rounded: glibc's sinf and cosf round
     correctly nearly always)."""
     if x.dtype == np.float64:
@@ -105,9 +105,9 @@ def _hankel(x: np.ndarray, order: int, second_kind: bool) -> np.ndarray:
     else:
         z = kind(5) / x * (kind(5) / x)
         tables, phase = (_J1_PP, _J1_PQ, _J1_QP, _J1_QQ), _THREE_QUARTERS_PI
-    pp, pq, qp, qq = (_horner(z, t) for t in tables)
+    pp, pq, qp, qq = (horner(z, t) for t in tables)
     shifted = x - kind(phase)
-    first, second = _trig("sin" if second_kind else "cos", shifted), _trig("cos" if second_kind else "sin", shifted)
+    first, second = trig("sin" if second_kind else "cos", shifted), trig("cos" if second_kind else "sin", shifted)
     correction = kind(5) / x * (qp / qq) * second
     value = fused_of(x)(pp / pq, first, correction if second_kind else -correction)
     return value * kind(_SQRT_2_OVER_PI) / np.sqrt(x)
@@ -120,8 +120,8 @@ def bessel_j0(x: np.ndarray) -> np.ndarray:
 
     def near(m):
         square = m * m
-        value = (square - kind(_J0_ZEROS[0])) * (square - kind(_J0_ZEROS[1])) * _horner(square, _J0_RP)
-        value = value / _horner(square, _J0_RQ)
+        value = (square - kind(_J0_ZEROS[0])) * (square - kind(_J0_ZEROS[1])) * horner(square, _J0_RP)
+        value = value / horner(square, _J0_RQ)
         return np.where(m < kind(0.00001), kind(1) - square / kind(4), value)
     return _split_at_five(x, near, lambda m: _hankel(m, 0, False))
 
@@ -133,7 +133,7 @@ def bessel_j1(x: np.ndarray) -> np.ndarray:
 
     def near(m):
         square = m * m
-        value = _horner(square, _J1_RP) / _horner(square, _J1_RQ) * m
+        value = horner(square, _J1_RP) / horner(square, _J1_RQ) * m
         return value * (square - kind(_J1_ZEROS[0])) * (square - kind(_J1_ZEROS[1]))
     value = _split_at_five(magnitude, near, lambda m: _hankel(m, 1, False))
     return np.where(x < 0, -value, np.where(x == 0, x, value))  # (-0 stays -0: PyTorch's product with x)
@@ -147,7 +147,7 @@ def bessel_y0(x: np.ndarray) -> np.ndarray:
         square = m * m
         positive = np.where(m > 0, m, kind(1))
         value = fused_of(m)(kind(_TWO_OVER_PI) * log_of(positive), bessel_j0(positive),
-                            _horner(square, _Y0_YP) / _horner(square, _Y0_YQ))
+                            horner(square, _Y0_YP) / horner(square, _Y0_YQ))
         return np.where(m == 0, -np.inf, np.where(m < 0, np.nan, value))
     return _split_at_five(x, near, lambda m: _hankel(m, 0, True))
 
@@ -161,6 +161,6 @@ def bessel_y1(x: np.ndarray) -> np.ndarray:
         positive = np.where(m > 0, m, kind(1))
         fused = fused_of(m)
         inner = fused(bessel_j1(positive), log_of(positive), -(kind(1) / positive))
-        value = fused(positive, _horner(square, _Y1_YP) / _horner(square, _Y1_YQ), kind(_TWO_OVER_PI) * inner)
+        value = fused(positive, horner(square, _Y1_YP) / horner(square, _Y1_YQ), kind(_TWO_OVER_PI) * inner)
         return np.where(m == 0, -np.inf, np.where(m < 0, np.nan, value))
     return _split_at_five(x, near, lambda m: _hankel(m, 1, True))

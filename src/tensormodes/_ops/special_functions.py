@@ -1,6 +1,6 @@
 """``torch.special``'s Bessel functions beyond ``i0`` and ``i1`` (``special.py``): the scaled and
-modified ones of the first and second kinds, ``bessel_j0`` / ``j1`` / ``y0`` / ``y1`` and
-``spherical_bessel_j0``.
+modified ones of the first and second kinds, ``bessel_j0`` / ``j1`` / ``y0`` / ``y1``,
+``spherical_bessel_j0``; and the Airy function ``airy_ai`` (``_airy``).
 
 The Bessel functions evaluate Cephes' series as PyTorch's CPU kernels do (``_cephes``), so
 their values are PyTorch's bit for bit (``_bessel_jy`` for J and Y: beyond 5 in float32, up to
@@ -20,7 +20,7 @@ import functools
 
 import numpy as np
 
-from . import _bessel_jy, _cephes
+from . import _airy, _bessel_jy, _cephes
 from ._pointwise import _half_lanes
 from ._random_math import fma32, fma64
 from ._samples import BF16, C64, F16, I23, SCALAR_F64
@@ -179,3 +179,6 @@ _declare("bessel_y0", _bessel_jy.bessel_y0,
          "The Bessel function of the second kind of order zero (-inf at 0, NaN below; no gradient).", _JY_SAMPLES)
 _declare("bessel_y1", _bessel_jy.bessel_y1,
          "The Bessel function of the second kind of order one (-inf at 0, NaN below; no gradient).", _JY_SAMPLES)
+_declare("airy_ai", _airy.airy_ai, "The Airy function Ai (NaN at the infinities; no gradient).",
+         (Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((I23,)), Sample((SCALAR_F64,)),
+          Sample((TensorSpec((4,), "float64", -40, 40),))))
