@@ -363,3 +363,37 @@ def test_normal_function_gradients_match_torch(name, values):
     # PyTorch's formulas (their exp is the tensor op's: an ulp apart from time to time)
     assert_same_outcome(f"L.autograd.grad(L.special.{name}(x := L.tensor({values}, dtype=L.float64, "
                         "requires_grad=True)).sum(), x)[0]", rtol=1e-15)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["gammainc", "gammaincc"])
+def test_incomplete_gamma_is_near_torchs(name):
+    # double series / continued fraction against Cephes' (asymptotic for large arguments): within 2e-9
+    # relative where the arguments reach the hundreds (the prefactor's logarithms), and PyTorch's edges
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(19)
+    a = np.concatenate([rng.uniform(0, 10, 4000), np.exp(rng.uniform(-5, 7, 1000)),
+                        [0.0, 1.0, 2.0, -1.0, inf, 3.0, 0.5, 1e-3, 100.0, 0.0, 0.0, inf, 2.0]])
+    x = np.concatenate([rng.uniform(0, 20, 4000), np.exp(rng.uniform(-5, 7, 1000)),
+                        [1.0, 0.0, inf, 1.0, 1.0, nan, 0.25, 1e-5, 101.0, 0.0, -1.0, inf, -inf]])
+    ours = getattr(tm.special, name)(tm.tensor(a), tm.tensor(x)).numpy()
+    theirs = getattr(torch.special, name)(torch.tensor(a), torch.tensor(x)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=2e-9, atol=1e-300, equal_nan=True)
+    small = (a < 20) & (x < 20)
+    np.testing.assert_allclose(ours[small], theirs[small], rtol=1e-12, atol=2e-15, equal_nan=True)  # (1 - P: absolute)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [
+    "L.special.gammainc(L.tensor([1, 2]), L.tensor([1, 2]))", "L.special.gammainc(L.tensor([1.]), 2.0)",
+    "L.special.gammaincc(L.tensor([1.5], dtype=L.float16), L.tensor([2.], dtype=L.float16))",
+    "L.special.gammainc(L.tensor([1.]), L.tensor([2], dtype=L.int64))", "L.tensor([2.0]).igamma_(L.tensor([1.0]))",
+    "L.tensor([2.0]).igammac(L.tensor([1.0]))", "L.special.gammainc(L.ones(2, dtype=L.complex64), L.ones(2))",
+    "L.special.gammainc(L.tensor([2.0], requires_grad=True), L.tensor([1.0])).grad_fn.name()",
+    "L.special.gammaincc(L.tensor([2.0], requires_grad=True), L.tensor([1.0])).grad_fn.name()",
+    "L.autograd.grad(L.special.gammaincc(L.tensor([2.0, 3.0]), y := L.tensor([1.5, 4.0], requires_grad=True)).sum(),"
+    " y)",
+    "L.autograd.grad(L.special.gammainc(x := L.tensor([2.0], requires_grad=True), L.tensor([1.0])).sum(), x)",
+])
+def test_incomplete_gamma_matches_torch(expression):
+    assert_same_outcome(expression, rtol=1e-6)

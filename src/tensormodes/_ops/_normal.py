@@ -18,7 +18,7 @@ from ._erfcx_pieces import ERFCX_PIECES
 from ._random_math import libm
 from .common import quiet
 
-__all__ = ["erfcx", "log_ndtr", "ndtri"]
+__all__ = ["erfcx", "incomplete_gamma", "log_ndtr", "ndtri"]
 
 _NDTRI_P0 = (-5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1,
     1.39312609387279679503E1, -1.23916583867381258016E0)
@@ -141,3 +141,76 @@ def log_ndtr(x: np.ndarray) -> np.ndarray:
         complement = np.asarray(_ERFC(t.astype(np.float64)), np.float64).astype(kind)
         high = libm("log1p", (-complement / kind(2)).astype(np.float64)).astype(kind)
     return np.where(x < kind(-1), low, high)
+
+
+_LGAMMA = np.frompyfunc(lambda a: math.lgamma(a) if a > 0 else math.inf, 1, 1)
+_EPS = 2.0 ** -53
+_TINY = 1e-300
+_MOST_STEPS = 100000
+
+
+def _gamma_prefactor(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """x**a exp(-x) / Gamma(a), in logarithms."""
+    return np.exp(a * np.log(x) - x - np.asarray(_LGAMMA(a), np.float64))
+
+
+def _lower_series(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """P(a, x) = x**a e**-x / Gamma(a + 1) (1 + x / (a + 1) + x**2 / ((a + 1)(a + 2)) ...), for x < a + 1."""
+    term = 1 / a
+    total = term.copy()
+    running = np.ones(a.shape, bool)
+    n = 1
+    while running.any() and n < _MOST_STEPS:
+        term = np.where(running, term * x / (a + n), term)
+        total = np.where(running, total + term, total)
+        running &= np.absolute(term) > np.absolute(total) * _EPS
+        n += 1
+    return total * _gamma_prefactor(a, x)
+
+
+def _upper_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) by Legendre's continued fraction (modified Lentz), for x >= a + 1."""
+    b = x + 1 - a
+    c = np.full_like(a, 1 / _TINY)
+    d = 1 / b
+    h = d.copy()
+    running = np.ones(a.shape, bool)
+    i = 1
+    while running.any() and i < _MOST_STEPS:
+        an = -i * (i - a)
+        b = b + 2
+        d = an * d + b
+        d = np.where(np.absolute(d) < _TINY, _TINY, d)
+        c = b + an / c
+        c = np.where(np.absolute(c) < _TINY, _TINY, c)
+        d = 1 / d
+        delta = d * c
+        h = np.where(running, h * delta, h)
+        running &= np.absolute(delta - 1) > _EPS
+        i += 1
+    return h * _gamma_prefactor(a, x)
+
+
+def incomplete_gamma(a, x, upper: bool) -> np.ndarray:
+    """The regularized lower (P) or upper (Q = 1 - P) incomplete gamma function, in double, with
+    PyTorch's values at its edges (NaN below 0; a = 0, x = 0 and the infinities)."""
+    a, x = (np.array(v, np.float64) for v in np.broadcast_arrays(a, x))
+    shape, a, x = a.shape, a.reshape(-1), x.reshape(-1)
+    result = np.full(a.shape, np.nan)
+    with quiet():
+        regular = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
+        series = regular & (x < a + 1)
+        if series.any():
+            p = _lower_series(a[series], x[series])
+            result[series] = 1 - p if upper else p
+        fraction = regular & ~series
+        if fraction.any():
+            q = _upper_fraction(a[fraction], x[fraction])
+            result[fraction] = q if upper else 1 - q
+        low, high = (1.0, 0.0) if upper else (0.0, 1.0)  # the values at x = 0 and at x = inf
+        edges = ~regular & (a >= 0) & (x >= 0)
+        result[edges & (a == 0) & (x > 0)] = high
+        result[edges & (a > 0) & (x == 0)] = low
+        result[edges & np.isinf(a) & np.isfinite(x) & (x > 0)] = low
+        result[edges & np.isfinite(a) & (a > 0) & np.isinf(x)] = high
+    return result.reshape(shape)

@@ -1,6 +1,7 @@
 """``torch.special``'s elementwise functions of information and probability: ``entr``,
 ``xlog1py``, the normal distribution's ``ndtr``, and the gamma family's ``mvlgamma`` (``special``'s
-``multigammaln``) and Hurwitz ``zeta``; ``erfcx``, ``ndtri`` and ``log_ndtr`` (kernels in ``_normal``:
+``multigammaln``), Hurwitz ``zeta`` and the incomplete gamma functions ``igamma`` / ``igammac``
+(``gammainc`` / ``gammaincc``); ``erfcx``, ``ndtri`` and ``log_ndtr`` (kernels in ``_normal``:
 bit for bit PyTorch's in float64; float32's ``erfcx`` beyond 50 and ``log_ndtr`` above -1, which call
 glibc's erfcf / log1pf, within an ulp).
 
@@ -18,6 +19,7 @@ from numbers import Number
 
 import numpy as np
 
+from .. import _dtype as dt
 from . import _cephes, _normal
 from ._pointwise import _both_scalars, _invalid_arguments
 from ._random_math import libm
@@ -29,6 +31,7 @@ from .registry import Sample, Tensor, TensorSpec, op
 from .special import _erf_rounded, _lgamma
 
 _SPECIAL = "tensormodes.special"
+_FLOAT_CATEGORY = dt._FLOAT
 
 
 def _entr(x: np.ndarray) -> np.ndarray:
@@ -361,3 +364,57 @@ def special_log_ndtr(input: Tensor) -> Tensor:
     [-0.6931471805599453]
     """
     return _cephes.cephes_unary(_normal.log_ndtr, "log_ndtr_cpu", input, halves=False)
+
+
+def _incomplete_gamma(input: np.ndarray, other: np.ndarray, upper: bool) -> np.ndarray:
+    d = operand_dtype(input, other)
+    name = "igammac_cpu" if upper else "igamma_cpu"
+    if d.is_complex or d._category < _FLOAT_CATEGORY:  # (no integer kernels)
+        raise not_implemented(name, d)
+    return _float_binary(lambda a, x: _normal.incomplete_gamma(a, x, upper), input, other, name)
+
+
+def _igamma_grad(grad, input, other, needs_input_grad):
+    if needs_input_grad[0]:
+        raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+    # PyTorch's formula: x**(a - 1) e**-x / Gamma(a)
+    return None, grad * ((input - 1) * other.log() - other - input.lgamma()).exp()
+
+
+def _igammac_grad(grad, input, other, needs_input_grad):
+    if needs_input_grad[0]:
+        raise NotImplementedError("the derivative for 'igammac: input' is not implemented.")
+    return None, -grad * ((input - 1) * other.log() - other - input.lgamma()).exp()
+
+
+_GAMMA_SAMPLES = (Sample((POSITIVE, POSITIVE)), Sample((TensorSpec((4,), "float64", 0.1, 30),
+                                                        TensorSpec((4,), "float64", 0, 40))),
+                  Sample((TensorSpec((3,), "float16", 0.5, 4), TensorSpec((3,), "float16", 0.1, 5))),
+                  Sample((TensorSpec((), "float64", 1, 3), TensorSpec((2, 3), "float32", 0.1, 6))))
+
+
+@op(errors=(Sample((I23, I23)), Sample((C64, C64))), meta=elementwise, grad=_igamma_grad, method=True, inplace=True,
+    out=True, samples=_GAMMA_SAMPLES, tags=("pointwise",))
+def igamma(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized lower incomplete gamma function P(input, other) (``special.gammainc``):
+    computed in double (series below ``input + 1``, Legendre's continued fraction above), within
+    ~1e-9 of PyTorch's (Cephes') for arguments in the hundreds, ~1e-15 for small ones.
+
+    >>> import tensormodes as tm
+    >>> tm.igamma(tm.tensor([1.0, 2.0], dtype=tm.float64), tm.tensor([0.0, float("inf")], dtype=tm.float64)).tolist()
+    [0.0, 1.0]
+    """
+    return _incomplete_gamma(input, other, upper=False)
+
+
+@op(errors=(Sample((I23, I23)), Sample((C64, C64))), meta=elementwise, grad=_igammac_grad, method=True, inplace=True,
+    out=True, samples=_GAMMA_SAMPLES, tags=("pointwise",))
+def igammac(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P
+    (``special.gammaincc``), as ``igamma``.
+
+    >>> import tensormodes as tm
+    >>> tm.igammac(tm.tensor([1.0, 2.0], dtype=tm.float64), tm.tensor([0.0, float("inf")], dtype=tm.float64)).tolist()
+    [1.0, 0.0]
+    """
+    return _incomplete_gamma(input, other, upper=True)
