@@ -1,6 +1,9 @@
 """``torch.special``'s elementwise functions of information and probability: ``entr``,
 ``xlog1py``, the normal distribution's ``ndtr``, and the gamma family's ``mvlgamma`` (``special``'s
-``multigammaln``).
+``multigammaln``), Hurwitz ``zeta`` and the incomplete gamma functions ``igamma`` / ``igammac``
+(``gammainc`` / ``gammaincc``); ``erfcx``, ``ndtri`` and ``log_ndtr`` (kernels in ``_normal``:
+bit for bit PyTorch's in float64; float32's ``erfcx`` beyond 50 and ``log_ndtr`` above -1, which call
+glibc's erfcf / log1pf, within an ulp).
 
 ``entr`` and ``xlog1py`` evaluate PyTorch's kernels' expressions (float32 through float's
 logarithms, which round as glibc's within an ulp; half types step by step); ``ndtr`` is
@@ -16,7 +19,8 @@ from numbers import Number
 
 import numpy as np
 
-from . import _cephes
+from .. import _dtype as dt
+from . import _cephes, _normal
 from ._pointwise import _both_scalars, _invalid_arguments
 from ._random_math import libm
 from ._samples import BF16, C64, F16, I23, M23, POSITIVE, SCALAR_F64
@@ -27,6 +31,7 @@ from .registry import Sample, Tensor, TensorSpec, op
 from .special import _erf_rounded, _lgamma
 
 _SPECIAL = "tensormodes.special"
+_FLOAT_CATEGORY = dt._FLOAT
 
 
 def _entr(x: np.ndarray) -> np.ndarray:
@@ -96,6 +101,17 @@ def special_ndtr(input: Tensor) -> Tensor:
     return ((1 + _erf_rounded(scaled)).astype(result) * result.type(0.5)).astype(result)
 
 
+def scalar_overload_node(name: str):
+    """The backward node of the overload a call of a binary op reaches, as PyTorch numbers them:
+    ``<name>`` for two tensors, ``#1`` for a number first (``self_scalar``), ``#2`` for a number
+    second (``other_scalar``)."""
+    def node(input, other) -> str:
+        if isinstance(input, Number):
+            return f"{name}#1"
+        return f"{name}#2" if isinstance(other, Number) else name
+    return node
+
+
 def _x_log1p_y(x, y):
     """``x * log1p(y)``, 0 where x is 0, NaN where y is (PyTorch's ``xlog1py_cpu``), in float64."""
     with np.errstate(all="ignore"):
@@ -122,7 +138,7 @@ def _xlog1py_grad(grad, input, other, needs_input_grad):
 
 @op(name="special_xlog1py", function="xlog1py", namespace=_SPECIAL, errors=(Sample((M23, TensorSpec((3, 2)))),
                                                                              Sample((C64, C64))),
-    meta=elementwise, grad=_xlog1py_grad, out=True,
+    meta=elementwise, grad=_xlog1py_grad, node=scalar_overload_node("special_xlog1py"), out=True,
     samples=(Sample((M23, POSITIVE)), Sample((M23, TensorSpec((3,), "float64", -0.9, 3))), Sample((I23, I23)),
              Sample((F16, TensorSpec((3,), "float16", -0.5, 2))), Sample((M23, 2.5)), Sample((3, POSITIVE)),
              Sample((SCALAR_F64, TensorSpec((), "float64", -0.5, 2))),
@@ -182,3 +198,223 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     values = _lgamma(arguments).astype(result)
     total = values.sum(-1, dtype=np.float32 if result in HALF_TYPES else result).astype(result)
     return np.asarray(total + result.type(p * (p - 1) * math.log(math.pi) * 0.25), result)
+
+
+# Cephes' zeta: (2k)! / B_2k, the Euler-Maclaurin tail's divisors
+_ZETA_DIVISORS = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                  -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                  1.8152105401943546773e17, -7.1661652561756670113e18)
+_MACHEP = 1.11022302462515654042E-16
+def _c_pow(a: float, b: float) -> float:
+    try:
+        return math.pow(a, b)
+    except (OverflowError, ValueError):  # (C's pow gives inf / NaN where Python raises)
+        return math.inf if a == 0 or abs(a) > 1 else math.nan
+
+
+_POW = np.frompyfunc(_c_pow, 2, 1)  # the C library's pow (NumPy's differs in the last bit on ~5 %)
+
+
+def _pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.asarray(_POW(a, b), np.float64) if a.size else np.empty(0)
+
+
+def _zeta(x, q, single: bool = False) -> np.ndarray:
+    """The Hurwitz zeta function as PyTorch's ``zeta`` (Cephes') computes it, in double: the sum of
+    ``(q + k) ** -x`` term by term (at least 10 terms, until q + k > 9, or a term below 2**-53 of
+    the sum), then the Euler-Maclaurin tail, term by term to the same precision. For float
+    tensors (``single``) the first term is float's ``powf`` (its operands are still floats)."""
+    x, q = (np.array(v, np.float64) for v in np.broadcast_arrays(x, q))
+    shape, x, q = x.shape, x.reshape(-1), q.reshape(-1)
+    result = np.full(x.shape, np.nan)
+    pole = (q <= 0) & (q == np.floor(q))
+    result[pole] = np.inf
+    running = ~((x < 1) | (x == 1) | pole | ((q <= 0) & (x != np.floor(x))))
+    result[x == 1] = np.inf
+    index = np.flatnonzero(running)
+    xs, a = x[index], q[index].copy()
+    total = _pow(a, -xs)
+    if single:
+        total = total.astype(np.float32).astype(np.float64)
+    b = np.zeros_like(a)
+    steps = 0
+    while index.size:
+        going = (steps < 9) | (a <= 9)
+        if not going.any():
+            break
+        steps += 1
+        a = np.where(going, a + 1, a)
+        b = np.where(going, _pow(a, -xs), b)
+        total = np.where(going, total + b, total)
+        converged = going & (-_MACHEP * total < b) & (b < _MACHEP * total)
+        if converged.any():
+            result[index[converged]] = total[converged]
+            keep = ~converged
+            index, xs, a, b, total = index[keep], xs[keep], a[keep], b[keep], total[keep]
+    if index.size:
+        result[index] = _zeta_tail(xs, a, b, total)
+    return result.reshape(shape)
+
+
+def _zeta_tail(x: np.ndarray, w: np.ndarray, b: np.ndarray, total: np.ndarray) -> np.ndarray:
+    total = total + b * w / (x - 1)
+    total = total - 0.5 * b
+    a, k = np.ones_like(x), np.zeros_like(x)
+    done = np.zeros(x.shape, bool)
+    with np.errstate(all="ignore"):
+        for divisor in _ZETA_DIVISORS:
+            a = np.where(done, a, a * (x + k))
+            b = np.where(done, b, b / w)
+            t = a * b / divisor
+            total = np.where(done, total, total + t)
+            done |= np.absolute(t / total) < _MACHEP
+            k = k + 1
+            a = np.where(done, a, a * (x + k))
+            b = np.where(done, b, b / w)
+            k = k + 1
+    return total
+
+
+def _zeta_grad(grad, input, other, needs_input_grad):
+    if needs_input_grad[0]:
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+    return None, grad * -input * ops.special.zeta(input + 1.0, other)
+
+
+@op(name="special_zeta", function="zeta", namespace=_SPECIAL, errors=(Sample((F16, F16)), Sample((C64, C64))),
+    meta=elementwise, grad=_zeta_grad, node=scalar_overload_node("special_zeta"), out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", 1.5, 6), POSITIVE)),
+             Sample((TensorSpec((4,), "float64", 2, 3), TensorSpec((4,), "float64", -3.5, 5))),
+             Sample((2.0, POSITIVE)), Sample((TensorSpec((3,), "float64", 1.1, 4), 1.5)),
+             Sample((TensorSpec((2, 2), "int64", 2, 5), TensorSpec((2, 2), "int64", 1, 4)))),
+    aten={"special_zeta.default": (), "special_zeta.self_scalar": ("input: Scalar",),
+          "special_zeta.other_scalar": ("other: Scalar",)},
+    tags=("pointwise",))
+def special_zeta(input: Tensor | Number, other: Tensor | Number) -> Tensor:
+    """The Hurwitz zeta function ``sum over k >= 0 of (other + k) ** -input`` (the Riemann zeta
+    function at ``other = 1``); computed in double, as PyTorch's (Cephes') kernel does.
+
+    >>> import tensormodes as tm
+    >>> tm.special.zeta(tm.tensor([2.0, 1.0, 0.5], dtype=tm.float64), 1.0).tolist()
+    [1.6449340668482266, inf, nan]
+    """
+    if _both_scalars(input, other):
+        raise TypeError(f"{_invalid_arguments('special_zeta', input, other)}, but expected one of:\n"
+                        " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                        " * (Number self, Tensor other, *, Tensor out = None)\n"
+                        " * (Tensor input, Number other, *, Tensor out = None)\n")
+    d = operand_dtype(input, other)
+    if d in (ops.float16, ops.bfloat16):
+        raise not_implemented("zeta_cpu", d)
+    single = floating(d) is not ops.float64
+    return _float_binary(lambda x, q: _zeta(x, q, single), input, other, "zeta_cpu")
+
+
+_NORMAL_SAMPLES = (Sample((TensorSpec((2, 3), "float32", -4, 4),)), Sample((I23,)), Sample((SCALAR_F64,)),
+                   Sample((TensorSpec((4,), "float64", -30, 60),)))
+
+
+def _erfcx_grad(grad, input, result):
+    return (2.0 * input * result - 2.0 / math.sqrt(math.pi)) * grad  # PyTorch's formula
+
+
+@op(name="special_erfcx", function="erfcx", namespace=_SPECIAL, errors=(Sample((C64,)), Sample((F16,))),
+    meta=elementwise, grad=_erfcx_grad, out=True, samples=_NORMAL_SAMPLES, tags=("pointwise",))
+def special_erfcx(input: Tensor) -> Tensor:
+    """The scaled complementary error function ``exp(x**2) * erfc(x)``, without its overflow.
+
+    >>> import tensormodes as tm
+    >>> tm.special.erfcx(tm.tensor([0.0, 100.0], dtype=tm.float64)).tolist()
+    [1.0, 0.005641613782989433]
+    """
+    return _cephes.cephes_unary(_normal.erfcx, "erfcx_cpu", input, halves=False)
+
+
+def _ndtri_grad(grad, result):
+    return grad * math.sqrt(2 * math.pi) * (result.square() / 2).exp()  # PyTorch's formula
+
+
+@op(name="special_ndtri", function="ndtri", namespace=_SPECIAL, errors=(Sample((C64,)), Sample((F16,))),
+    meta=elementwise, grad=_ndtri_grad, out=True,
+    samples=(Sample((TensorSpec((2, 3), "float32", 0.01, 0.99),)), Sample((TensorSpec((3,), "int64", 0, 1),)),
+             Sample((TensorSpec((), "float64", 0.1, 0.9),)), Sample((TensorSpec((4,), "float64", 1e-10, 0.1),))),
+    tags=("pointwise",))
+def special_ndtri(input: Tensor) -> Tensor:
+    """The inverse of ``ndtr``: the x whose normal probability below is ``input`` (-inf at 0, inf
+    at 1, NaN outside).
+
+    >>> import tensormodes as tm
+    >>> tm.special.ndtri(tm.tensor([0.5, 0.0, 1.0], dtype=tm.float64)).tolist()
+    [0.0, -inf, inf]
+    """
+    return _cephes.cephes_unary(_normal.ndtri, "ndtri_cpu", input, halves=False)
+
+
+def _log_ndtr_grad(grad, input, result):
+    return grad / math.sqrt(2 * math.pi) * (result + input.pow(2) / 2).neg().exp()  # PyTorch's formula
+
+
+@op(name="special_log_ndtr", function="log_ndtr", namespace=_SPECIAL, errors=(Sample((C64,)), Sample((F16,))),
+    meta=elementwise, grad=_log_ndtr_grad, out=True, samples=_NORMAL_SAMPLES, tags=("pointwise",))
+def special_log_ndtr(input: Tensor) -> Tensor:
+    """The logarithm of ``ndtr``, accurate far below 0.
+
+    >>> import tensormodes as tm
+    >>> tm.special.log_ndtr(tm.tensor([0.0], dtype=tm.float64)).tolist()
+    [-0.6931471805599453]
+    """
+    return _cephes.cephes_unary(_normal.log_ndtr, "log_ndtr_cpu", input, halves=False)
+
+
+def _incomplete_gamma(input: np.ndarray, other: np.ndarray, upper: bool) -> np.ndarray:
+    d = operand_dtype(input, other)
+    name = "igammac_cpu" if upper else "igamma_cpu"
+    if d.is_complex or d._category < _FLOAT_CATEGORY:  # (no integer kernels)
+        raise not_implemented(name, d)
+    return _float_binary(lambda a, x: _normal.incomplete_gamma(a, x, upper), input, other, name)
+
+
+def _igamma_grad(grad, input, other, needs_input_grad):
+    if needs_input_grad[0]:
+        raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+    # PyTorch's formula: x**(a - 1) e**-x / Gamma(a)
+    return None, grad * ((input - 1) * other.log() - other - input.lgamma()).exp()
+
+
+def _igammac_grad(grad, input, other, needs_input_grad):
+    if needs_input_grad[0]:
+        raise NotImplementedError("the derivative for 'igammac: input' is not implemented.")
+    return None, -grad * ((input - 1) * other.log() - other - input.lgamma()).exp()
+
+
+_GAMMA_SAMPLES = (Sample((POSITIVE, POSITIVE)), Sample((TensorSpec((4,), "float64", 0.1, 30),
+                                                        TensorSpec((4,), "float64", 0, 40))),
+                  Sample((TensorSpec((3,), "float16", 0.5, 4), TensorSpec((3,), "float16", 0.1, 5))),
+                  Sample((TensorSpec((), "float64", 1, 3), TensorSpec((2, 3), "float32", 0.1, 6))))
+
+
+@op(errors=(Sample((I23, I23)), Sample((C64, C64))), meta=elementwise, grad=_igamma_grad, method=True, inplace=True,
+    out=True, samples=_GAMMA_SAMPLES, tags=("pointwise",))
+def igamma(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized lower incomplete gamma function P(input, other) (``special.gammainc``):
+    computed in double (series below ``input + 1``, Legendre's continued fraction above), within
+    ~1e-9 of PyTorch's (Cephes') for arguments in the hundreds, ~1e-15 for small ones.
+
+    >>> import tensormodes as tm
+    >>> tm.igamma(tm.tensor([1.0, 2.0], dtype=tm.float64), tm.tensor([0.0, float("inf")], dtype=tm.float64)).tolist()
+    [0.0, 1.0]
+    """
+    return _incomplete_gamma(input, other, upper=False)
+
+
+@op(errors=(Sample((I23, I23)), Sample((C64, C64))), meta=elementwise, grad=_igammac_grad, method=True, inplace=True,
+    out=True, samples=_GAMMA_SAMPLES, tags=("pointwise",))
+def igammac(input: Tensor, other: Tensor) -> Tensor:
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P
+    (``special.gammaincc``), as ``igamma``.
+
+    >>> import tensormodes as tm
+    >>> tm.igammac(tm.tensor([1.0, 2.0], dtype=tm.float64), tm.tensor([0.0, float("inf")], dtype=tm.float64)).tolist()
+    [1.0, 0.0]
+    """
+    return _incomplete_gamma(input, other, upper=True)

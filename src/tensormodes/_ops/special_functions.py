@@ -1,10 +1,11 @@
-"""``torch.special``'s own functions beyond the error and gamma families (``special.py``): the
-scaled and modified Bessel functions of the first and second kinds and ``spherical_bessel_j0``.
+"""``torch.special``'s Bessel functions beyond ``i0`` and ``i1`` (``special.py``): the scaled and
+modified ones of the first and second kinds, ``bessel_j0`` / ``j1`` / ``y0`` / ``y1``,
+``spherical_bessel_j0``; and the Airy function ``airy_ai`` (``_airy``).
 
 The Bessel functions evaluate Cephes' series as PyTorch's CPU kernels do (``_cephes``), so
-their values are PyTorch's bit for bit. Like PyTorch, ``modified_bessel_*``,
-``scaled_modified_bessel_*`` and ``spherical_bessel_j0`` have no float16 / bfloat16 kernels and
-no gradient (their results never require grad).
+their values are PyTorch's bit for bit (``_bessel_jy`` for J and Y: beyond 5 in float32, up to
+glibc's sinf / cosf). Like PyTorch, all but ``i0e`` and ``i1e`` have no float16 / bfloat16 kernels
+and no gradient (their results never require grad).
 
 >>> import tensormodes as tm
 >>> tm.special.modified_bessel_k0(tm.tensor([0.0, 1.0, -1.0], dtype=tm.float64)).tolist()
@@ -19,7 +20,7 @@ import functools
 
 import numpy as np
 
-from . import _cephes
+from . import _airy, _bessel_jy, _cephes
 from ._pointwise import _half_lanes
 from ._random_math import fma32, fma64
 from ._samples import BF16, C64, F16, I23, SCALAR_F64
@@ -144,22 +145,40 @@ _K_SAMPLES = (Sample((TensorSpec((2, 3), "float32", 0.01, 2),)), Sample((TensorS
               Sample((TensorSpec((3,), "float32", 2, 90),)))
 
 
-def _declare_k(name: str, kernel, doc: str) -> None:
-    """Declare ``tensormodes.special.<name>``: a K-family kernel, no half types, no gradient."""
+def _declare(name: str, kernel, doc: str, samples: tuple[Sample, ...]) -> None:
+    """Declare ``tensormodes.special.<name>``: ``kernel`` (a ``cephes_unary`` one), no half types,
+    no gradient."""
     def function(input: Tensor) -> Tensor:
         return _cephes.cephes_unary(kernel, f"{name}_cpu", input, halves=False)
     function.__name__ = function.__qualname__ = f"special_{name}"
     function.__doc__ = doc
     function.__module__ = __name__
     op(name=f"special_{name}", function=name, namespace=_SPECIAL, errors=(Sample((C64,)), Sample((F16,))),
-       meta=elementwise, differentiable=False, out=True, samples=_K_SAMPLES, tags=("pointwise",))(function)
+       meta=elementwise, differentiable=False, out=True, samples=samples, tags=("pointwise",))(function)
 
 
-_declare_k("modified_bessel_k0", _cephes.bessel_k0,
-           "The modified Bessel function of the second kind of order zero (inf at 0, NaN below; no gradient).")
-_declare_k("modified_bessel_k1", _cephes.bessel_k1,
-           "The modified Bessel function of the second kind of order one (inf at 0, NaN below; no gradient).")
-_declare_k("scaled_modified_bessel_k0", functools.partial(_cephes.bessel_k0, scaled=True),
-           "``exp(x) * modified_bessel_k0(x)``, without its underflow (no gradient).")
-_declare_k("scaled_modified_bessel_k1", functools.partial(_cephes.bessel_k1, scaled=True),
-           "``exp(x) * modified_bessel_k1(x)``, without its underflow (no gradient).")
+_declare("modified_bessel_k0", _cephes.bessel_k0,
+         "The modified Bessel function of the second kind of order zero (inf at 0, NaN below; no gradient).",
+         _K_SAMPLES)
+_declare("modified_bessel_k1", _cephes.bessel_k1,
+         "The modified Bessel function of the second kind of order one (inf at 0, NaN below; no gradient).",
+         _K_SAMPLES)
+_declare("scaled_modified_bessel_k0", functools.partial(_cephes.bessel_k0, scaled=True),
+         "``exp(x) * modified_bessel_k0(x)``, without its underflow (no gradient).", _K_SAMPLES)
+_declare("scaled_modified_bessel_k1", functools.partial(_cephes.bessel_k1, scaled=True),
+         "``exp(x) * modified_bessel_k1(x)``, without its underflow (no gradient).", _K_SAMPLES)
+
+
+_JY_SAMPLES = (Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((I23,)), Sample((SCALAR_F64,)),
+               Sample((TensorSpec((4,), "float64", -40, 40),)), Sample((TensorSpec((3,), "float64", 0.01, 5),)))
+_declare("bessel_j0", _bessel_jy.bessel_j0, "The Bessel function of the first kind of order zero (no gradient).",
+         _JY_SAMPLES)
+_declare("bessel_j1", _bessel_jy.bessel_j1, "The Bessel function of the first kind of order one (no gradient).",
+         _JY_SAMPLES)
+_declare("bessel_y0", _bessel_jy.bessel_y0,
+         "The Bessel function of the second kind of order zero (-inf at 0, NaN below; no gradient).", _JY_SAMPLES)
+_declare("bessel_y1", _bessel_jy.bessel_y1,
+         "The Bessel function of the second kind of order one (-inf at 0, NaN below; no gradient).", _JY_SAMPLES)
+_declare("airy_ai", _airy.airy_ai, "The Airy function Ai (NaN at the infinities; no gradient).",
+         (Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((I23,)), Sample((SCALAR_F64,)),
+          Sample((TensorSpec((4,), "float64", -40, 40),))))
