@@ -17,7 +17,7 @@ import numpy as np
 from .._meta_array import MetaArray
 from .common import check_same_shape_or_broadcast, dtype_of, no_derivative, not_implemented, ops, scalar_type_name
 from .linalg import _floating_check, _square_checks
-from .linalg_lu import _lapack_dtype_check
+from .linalg_lu import _lapack_dtype_check, reported_errors
 from .meta_rules import rule
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
@@ -269,8 +269,9 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
 def _ldl_factor_decomposition(A, hermitian=False):
     """PyTorch's composite: ``linalg_ldl_factor_ex``, then its check of ``info`` (read without an op)."""
     LD, pivots, info = ops.linalg.ldl_factor_ex(A, hermitian=hermitian)
-    if info.numpy().any():
-        raise _unknown_error("torch.linalg.ldl_factor", tuple(A.shape[:-2]), info.numpy())
+    errors = reported_errors(info)
+    if errors is not None:
+        raise _unknown_error("torch.linalg.ldl_factor", tuple(A.shape[:-2]), errors)
     return RETURN_TYPES["linalg_ldl_factor"](LD, pivots)
 
 
