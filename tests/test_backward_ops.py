@@ -6,6 +6,8 @@ handling of ignored targets."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -764,12 +766,44 @@ def test_gelu_kernels_in_blocks_keep_the_whole_array_formulas(dtype, shape):
         assert got.dtype == getattr(tm, dtype) and got.shape == shape
         np.testing.assert_array_equal(raw(got.numpy()), raw(np.asarray(expected).astype(target)))
     # the tanh form's backward, block by block against its formula on the whole arrays
-    from tensormodes._ops.backward_ops import _tanh_gelu_backward_formula
-
     with np.errstate(all="ignore"):
         expected = np.asarray(_tanh_gelu_backward_formula(dys, xs)).astype(target)
     got = tm.ops.aten.gelu_backward.default(dy, x, approximate="tanh").numpy()
     np.testing.assert_array_equal(raw(got), raw(expected))
+
+
+def test_gelu_backward_takes_the_forwards_erf_only_for_the_same_input_values():
+    # A float32 GELU's forward (grad mode on) keeps erf(x / sqrt(2)) for the backward on the same
+    # array: the same bits as computing it again; not after the input changed in place; not under
+    # no_grad; and not kept once the input is gone.
+    import gc
+
+    from tensormodes._ops import special
+
+    rng = np.random.default_rng(28)
+    values = (rng.standard_normal((3, 8192 + 5)) * 2).astype(np.float32)
+    values.flat[:4] = [np.inf, -np.inf, np.nan, 0.0]
+    dy = tm.tensor(rng.standard_normal(values.shape).astype(np.float32))
+
+    def fresh(x):  # the backward op on a new array of the same values: nothing kept for it
+        return tm.ops.aten.gelu_backward.default(dy, tm.tensor(x.detach().numpy().copy())).numpy()
+
+    x = tm.tensor(values, requires_grad=True)
+    F.gelu(x).backward(dy)
+    assert x.grad.numpy().tobytes() == fresh(x).tobytes()
+    y = tm.tensor(values)
+    F.gelu(y)
+    with tm.no_grad():
+        y.mul_(-3)
+    assert tm.ops.aten.gelu_backward.default(dy, y).numpy().tobytes() == fresh(y).tobytes()
+    with tm.no_grad():
+        F.gelu(y)
+    assert not special._GELU_ERFS
+    F.gelu(y)
+    assert len(special._GELU_ERFS) == 1
+    del y
+    gc.collect()
+    assert not special._GELU_ERFS
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -837,22 +871,41 @@ def test_complex_ffts_reach_pytorchs_fft_c2c_with_eagers_values(call, forward, b
     assert grad.numpy().tobytes() == eager_grad.numpy().tobytes()
 
 
-def test_tanh_gelu_backward_float32_steps_keep_the_formula():
-    # The float32 kernel runs the formula's steps in place (float64 steps through copies into a
-    # float64 array): bit for bit the formula, on random bit patterns (NaN, inf, subnormal,
-    # every binade), special values and a 0-dim operand.
-    from tensormodes._ops.backward_ops import _tanh_gelu_backward_float32, _tanh_gelu_backward_formula
+def _tanh_gelu_backward_formula(dy, x):
+    # The tanh GELU's slope times dy as PyTorch's kernel computes it, written out: a float32's
+    # multiply-adds rounded once (the products exact in float64), its tanh in float64, rounded.
+    w = x.dtype.type
+    wide = np.float64 if x.dtype == np.float32 else x.dtype
+
+    def fma(a, b, c):
+        return (np.asarray(a, wide) * b + c).astype(x.dtype)
+
+    beta, kappa = w(math.sqrt(2) * 2 / math.sqrt(math.pi) * 0.5), w(0.044715)  # sqrt(2 / pi), as PyTorch spells it
+    square = x * x
+    t = np.tanh((beta * fma(kappa, square * x, x)).astype(wide)).astype(x.dtype)
+    return dy * (w(0.5) * (w(1) + t) + w(0.5) * x * fma(-t, t, w(1)) * (beta * fma(w(3) * kappa, square, w(1))))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tanh_gelu_backward_steps_in_place_keep_the_formula(dtype):
+    # The kernel runs the formula's steps in place (float64 steps through copies into float64
+    # arrays): bit for bit the formula, on random bit patterns (NaN, inf, subnormal, every
+    # binade), special values and a 0-dim operand.
+    from tensormodes._ops.backward_ops import _tanh_gelu_backward
 
     rng = np.random.default_rng(28)
+    bits = np.uint32 if dtype == np.float32 else np.uint64
     x = np.concatenate([rng.integers(0, 2**32, 300_000, dtype=np.uint64).astype(np.uint32).view(np.float32),
                         rng.standard_normal(100_000).astype(np.float32) * 4,
                         np.array([0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 3.4e38, -3.4e38, 9, -9], np.float32)])
-    dy = rng.standard_normal(x.shape).astype(np.float32)
+    x = x.astype(dtype) if dtype == np.float32 else \
+        np.concatenate([x.astype(dtype), rng.integers(0, 2**63, 300_000, dtype=np.uint64).view(dtype)])
+    dy = rng.standard_normal(x.shape).astype(dtype)
     with np.errstate(all="ignore"):
         for a, b in ((dy, x), (dy[:1].reshape(()), x[3:4].reshape(()))):
-            got, expected = _tanh_gelu_backward_float32(a, b), _tanh_gelu_backward_formula(a, b)
-            assert got.dtype == np.float32 and got.shape == b.shape
-            np.testing.assert_array_equal(np.asarray(got).view(np.uint32), np.asarray(expected).view(np.uint32))
+            got, expected = _tanh_gelu_backward(a, b), _tanh_gelu_backward_formula(a, b)
+            assert got.dtype == dtype and got.shape == b.shape
+            np.testing.assert_array_equal(np.asarray(got).view(bits), np.asarray(expected).view(bits))
     # a value worked out by hand: the slope at 1 is 1.0829640 (float32)
     assert float(tm.ops.aten.gelu_backward.default(tm.tensor([1.0]), tm.tensor([1.0]), approximate="tanh")) == \
         pytest.approx(1.0829640, abs=1e-6)

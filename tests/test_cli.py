@@ -154,6 +154,8 @@ aten::threshold_backward(t: f32[2, 4], t: f32[2, 4], 0)  ->  t: f32[2, 4]
 aten::t(t: f32[3, 4])  ->  t: f32[4, 3]
 aten::mm(t: f32[2, 4], t: f32[4, 3])  ->  t: f32[2, 3]
 aten::detach(t: f32[2, 3])  ->  t: f32[2, 3]
+# script.py:7 in <module>: print("argv", sys.argv[1:], "result", y.item())
+aten::_local_scalar_dense(t: f32[])  ->  24.0
 """
 
 

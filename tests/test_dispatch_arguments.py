@@ -279,3 +279,40 @@ def test_scalar_defaults_are_compared_by_type():
 @pytest.mark.torch
 def test_scalar_defaults_match_torch():
     assert _torch_log(_scalars, keep=_SCALAR_OPS) == SCALARS
+
+
+# -- 5. a direct aten call's trailing arguments at their schema defaults are dropped -----------
+
+def _direct(lib):
+    x, y = lib.ones(2, 3), lib.ones(2, 3)
+    aten = lib.ops.aten
+    aten.cat.default([x, y], 0)
+    aten.cat.default([x, y], 1)
+    aten.sum.dim_IntList(x, [0], False)
+    aten.sum.dim_IntList(x, [0], True)
+    aten._softmax.default(x, 1, False)
+    aten.add.Tensor(x, y, alpha=1)
+    aten.mean.dim(x, [1], False, dtype=None)
+
+
+DIRECT = [
+    "aten.cat.default tuple[list[T,T]] {}",
+    "aten.cat.default tuple[list[T,T],1] {}",
+    "aten.sum.dim_IntList tuple[T,list[0]] {}",
+    "aten.sum.dim_IntList tuple[T,list[0],True] {}",
+    "aten._softmax.default tuple[T,1,False] {}",
+    "aten.add.Tensor tuple[T,T] {}",
+    "aten.mean.dim tuple[T,list[1]] {}",
+]
+
+
+_DIRECT_OPS = ("cat", "sum", "softmax", "add", "mean")
+
+
+def test_direct_calls_drop_trailing_defaults():
+    assert _log(tm, TorchDispatchMode, _direct, keep=_DIRECT_OPS) == DIRECT
+
+
+@pytest.mark.torch
+def test_direct_calls_drop_trailing_defaults_as_torch():
+    assert _torch_log(_direct, keep=_DIRECT_OPS) == DIRECT

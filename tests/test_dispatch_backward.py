@@ -139,6 +139,13 @@ ACCUMULATIONS = {
     "(z * 2).sum()": _SEED_OPS + ["aten.mul.Tensor"] + _COPY,  # contiguous, the leaf is not: its strides
     "(w * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.detach.default"],  # a leaf not dense: contiguous is kept
     "x.expand(3, 2, 3).sum()": _SEED_OPS + ["aten.sum.dim_IntList", "aten.view.default", "aten.detach.default"],
+    # the edges of the row-major shortcut (first_grad_below): a size-1 dimension (v: (1, 3)), a 0-d leaf (s)
+    "(v * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.detach.default"],
+    "(v.t() * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.t.default", "aten.detach.default"],
+    "(s * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.detach.default"],
+    # an empty leaf (e: (0, 3)) is dense, with a contiguous tensor's strides (NumPy gives it zeros)
+    "(e * 2).sum()": _SEED_OPS + ["aten.mul.Tensor", "aten.detach.default"],
+    "(e + e).sum()": _SEED_OPS + ["aten.add.Tensor", "aten.detach.default"],
 }
 
 
@@ -148,15 +155,21 @@ def test_a_first_gradient_is_kept_or_copied_as_pytorchs_accumulate_grad_does(exp
         x, y = library.ones(2, 3, requires_grad=True), library.ones(2, 3, requires_grad=True)
         z = library.ones(3, 2).t().detach().requires_grad_()
         w = library.ones(2, 3).expand(4, 2, 3).detach().requires_grad_()
-        out = eval(expression, {"x": x, "y": y, "z": z, "w": w})
+        v, s = library.ones(1, 3, requires_grad=True), library.ones((), requires_grad=True)
+        e = library.ones(0, 3, requires_grad=True)
+        leaves = {"x": x, "y": y, "z": z, "w": w, "v": v, "s": s, "e": e}
+        out = eval(expression, leaves)
         with aten_op_log(library) as log:
             out.backward()
-        leaf = z if "z" in expression else w if "w" in expression else x
+        leaf = leaves[expression[1]] if expression[1] in "zwvse" else x
         return log.ops, leaf.grad.stride(), leaf.grad.tolist()
 
     ours = run(tm)
     assert ours[0] == ACCUMULATIONS[expression]
-    assert ours[1] == {"z": (1, 2), "w": (6, 3, 1)}.get(expression[1], (3, 1))  # the leaf's layout, writable
+    # the leaf's layout (a transposed (1, 3) gradient is laid out as its leaf too: a size-1 dimension's stride
+    # is not looked at)
+    strides = {"z": (1, 2), "w": (6, 3, 1), "s": (), "v": (1, 1) if "v.t()" in expression else (3, 1)}
+    assert ours[1] == strides.get(expression[1], (3, 1))
     try:
         import torch
     except ImportError:

@@ -361,7 +361,8 @@ def test_is_a_subclass_with_make_subclass_and_the_default_handler():
 
     s = tm.Tensor._make_subclass(Sub, tm.tensor([1.0, 2.0]))
     r = s * 3
-    assert type(r) is Sub and r.tolist() == [3.0, 6.0] and calls == ["aten.mul.Tensor"]
+    assert type(r) is Sub and calls == ["aten.mul.Tensor"]
+    assert r.as_subclass(tm.Tensor).tolist() == [3.0, 6.0]  # (PyTorch's tolist refuses the subclass)
 
 
 def test_traceable_wrapper_helpers():

@@ -426,3 +426,32 @@ def test_randint_draws_64_bits_from_a_range_of_2_to_the_28():
 ])
 def test_torch_randint_wide_ranges(expression):
     _same(expression, seeds=(0, 9))
+
+
+# -- floating randint beyond the exact integers: PyTorch moves a bound that rounds outward -----------------
+
+@pytest.mark.filterwarnings("ignore:.*is out of bounds")
+def test_floating_randint_bounds_move_inward_where_they_round_outward():
+    # bfloat16 rounds 299 (to - 1) up to 300, so PyTorch samples [0, 298): draw % 298 (values from torch 2.13)
+    assert _seeded(0).randint(0, 300, (4,), dtype=tm.bfloat16).tolist() == [148.0, 53.0, 69.0, 258.0]
+    # float32 rounds 2**25 + 6 up to 2**25 + 8: [0, 2**25 + 4)
+    assert _seeded(0).randint(0, 2 ** 25 + 7, (3,), dtype=tm.float32).tolist() == [8325524.0, 29665540.0,
+                                                                                   18261256.0]
+    assert _seeded(0).empty(2, dtype=tm.float16).random_(0, 65504).tolist() == [13104.0, 42144.0]
+    # from + 1 = 2**25 + 2 rounds down to 2**25: from moves up to 2**25 + 4, past to
+    with pytest.raises(RuntimeError, match=r"^random_ expects 'from' casted to dtype to be less than 'to' casted to "
+                                           r"dtype, but got from=33554436 >= to=33554435$"):
+        tm.empty(3).random_(2 ** 25 + 1, 2 ** 25 + 3)
+
+
+@pytest.mark.torch
+@pytest.mark.filterwarnings("ignore:.*is out of bounds")
+@pytest.mark.parametrize("expression", [
+    "L.randint(0, 300, (40,), dtype=L.bfloat16)", "L.randint(3, 1000, (40,), dtype=L.bfloat16)",
+    "L.randint(-2**26, 2**26, (40,), dtype=L.bfloat16)", "L.randint(0, 2**30, (40,), dtype=L.float32)",
+    "L.randint(-(2**25 + 7), 2**25 + 7, (40,), dtype=L.float32)", "L.randint(0, 65504, (40,), dtype=L.float16)",
+    "L.randint(2**25 + 1, 2**25 + 9, (9,), dtype=L.float32)", "L.randint_like(L.zeros(9, dtype=L.bfloat16), 3, 999)",
+    "L.empty(40, dtype=L.bfloat16).random_(-(2**30) - 5, 2**31 + 3)", "L.empty(9, dtype=L.float64).random_(0, 2**60)",
+])
+def test_torch_floating_randint_beyond_the_exact_integers(expression):
+    _same(expression, seeds=(0, 9))

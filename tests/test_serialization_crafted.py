@@ -330,6 +330,33 @@ def test_a_symlink_is_written_through(tmp_path):
 
 
 
+@pytest.mark.skipif(not hasattr(os, "writev"), reason="gathered writes need os.writev")
+@pytest.mark.parametrize("suffix", [".pt", ".safetensors"])
+def test_a_save_to_a_path_is_one_gathered_write_and_short_writes_go_on(tmp_path, monkeypatch, suffix):
+    state = {f"layer{i}": tm.arange(1000.) + i for i in range(5)}
+    real_writev, calls = os.writev, []
+
+    def counted(descriptor, pieces):
+        calls.append(len(pieces))
+        return real_writev(descriptor, pieces)
+
+    monkeypatch.setattr(os, "writev", counted)
+    tm.save(state, tmp_path / f"whole{suffix}")
+    assert len(calls) == 1 and calls[0] >= (15 if suffix == ".pt" else 7)  # every header, storage and descriptor
+
+    def short(descriptor, pieces):  # at most 999 bytes a call, as a signal or a nearly full disk may leave it
+        calls.append(len(pieces))
+        return real_writev(descriptor, [memoryview(pieces[0]).cast("B")[:999]])
+
+    calls.clear()
+    monkeypatch.setattr(os, "writev", short)
+    tm.save(state, tmp_path / f"short{suffix}")
+    assert len(calls) > 20
+    assert (tmp_path / f"short{suffix}").stat().st_size == (tmp_path / f"whole{suffix}").stat().st_size
+    back = tm.load(tmp_path / f"short{suffix}")
+    assert all(back[k].tolist() == v.tolist() for k, v in state.items())
+
+
 def test_symlinked_folders_and_chains_of_links(tmp_path):
     real = tmp_path / "real"
     real.mkdir()

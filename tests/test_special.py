@@ -497,7 +497,7 @@ def test_erf_inverts_erfinv(y):
 @given(st.floats(min_value=-700, max_value=700))
 def test_i0_is_even_and_at_least_one(x):
     plus, minus = tm.i0(f64(x, -x)).tolist()
-    assert plus == minus >= 1.0
+    assert plus == minus >= 1.0 - 1e-15  # (Cephes' fit, PyTorch's, dips 2 ulp below 1 near 0)
 
 
 def test_erf_blocked_series_matches_the_standard_library_across_blocks():

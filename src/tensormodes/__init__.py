@@ -26,6 +26,7 @@ from . import (  # noqa: F401 - public namespaces (and einops' backend, defined 
     distributed,
     distributions,
     fft,
+    func,
     fx,
     jit,
     library,
@@ -125,6 +126,7 @@ from ._runtime import (
     use_deterministic_algorithms,
 )
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
+from .func import vmap
 from .nn._functional._common import TOP_LEVEL as _TOP_LEVEL
 from .serialization import load, save
 from .utils._device import get_default_device, set_default_device
@@ -158,6 +160,7 @@ __all__ = [
     *_namespace.__all__,  # the core namespace's names (imported above)
     "get_default_device", "set_default_device", "overrides", "nn", "random", "optim", "linalg", "autograd",
     "return_types", "modes", "special", "fft", "distributions", "distributed", "onnx", "utils", "testing", "fx",
+    "func", "vmap",
     "save", "load", "from_dlpack", "ops", "Tag",
     # runtime and devices (CPU-only answers)
     "cuda", "cpu", "mps", "accelerator", "backends", "amp", "jit", "profiler",

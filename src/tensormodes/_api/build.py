@@ -91,11 +91,16 @@ def _remove_declaration(cls, name: str, impl) -> None:
             return
 
 
-def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool, pass_defaults: bool):
+def _make_method(cls, name: str, impl, relevant: tuple[str, ...], leaf: bool, pass_defaults: bool, plain):
     if not has_tensor_attribute(cls, name):
+        signature = inspect.signature(impl)
+        # ``plain``: the fast path's body; the declared method reaches the dispatch level, so its
+        # fast path closes while a dispatch mode listens (``runs_kernel``), as an op's does
+        fast = {} if plain is None else {"fast_body": f"return _plain({', '.join(signature.parameters)})",
+                                         "fast_names": {"_plain": plain}, "runs_kernel": True}
         func = codegen.make_callable(
-            name, inspect.signature(impl), _relevant_for(impl, relevant), impl, leaf=leaf,
-            qualname=f"Tensor.{name}", doc=impl.__doc__, module="tensormodes", pass_defaults=pass_defaults)
+            name, signature, _relevant_for(impl, relevant), impl, leaf=leaf,
+            qualname=f"Tensor.{name}", doc=impl.__doc__, module="tensormodes", pass_defaults=pass_defaults, **fast)
         _dispatch.register_overridable(cls, func, f"tensormodes.Tensor.{name}")
         setattr(cls, name, func)  # published last, registered
     return cls.__dict__[name]

@@ -21,7 +21,7 @@ _FACTS: dict[str, tuple[bool, bool]] = {}
 
 
 def tensor_api(*relevant: str, name: str | None = None, leaf: bool = True, returns_value: bool = False,
-               pure: bool = False, pass_defaults: bool = False):
+               pure: bool = False, pass_defaults: bool = False, plain=None):
     """Mark a method defined in the class body as public and overridable.
 
     ``relevant`` names parameters besides ``self`` that may carry overrides;
@@ -31,12 +31,15 @@ def tensor_api(*relevant: str, name: str | None = None, leaf: bool = True, retur
     eagerly when no Proxy is involved); ``pure``: it computes without writing, so equal
     calls give equal results (fx's passes may merge or fold them). ``pass_defaults``: handlers
     receive every optional argument as a keyword, as from a method PyTorch writes in Python
-    that hands all its keywords on (``Tensor.backward``).
+    that hands all its keywords on (``Tensor.backward``). ``plain``: the body for a plain tensor
+    while nothing listens below autograd (the fast path), where the declared method reads the
+    value through the dispatch level (``item`` reaches ``aten._local_scalar_dense``, which a
+    ``TorchDispatchMode`` or a wrapper subclass sees); the declared one runs on every other path.
     """
 
     def mark(impl):
         declared = name or impl.__name__
-        _PENDING.append((declared, "method", impl, (relevant, leaf, pass_defaults)))
+        _PENDING.append((declared, "method", impl, (relevant, leaf, pass_defaults, plain)))
         _FACTS[declared] = (returns_value, pure)
         return impl
 

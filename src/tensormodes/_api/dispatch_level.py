@@ -343,9 +343,19 @@ def _below(overload, args: tuple, kwargs: dict, grad: bool = True, formula=None)
                 result = skip_top_mode(overload, args, kwargs, state)
             else:
                 types = ()
-                for value in args:  # ``subclass_types`` inline for plain tensors and numbers
+                for value in args:  # ``subclass_types`` inline for plain tensors, numbers and int lists
                     cls = type(value)
-                    if cls is not plain and (cls is list or cls is tuple or isinstance(value, TensorBase)):
+                    if cls is plain:
+                        continue
+                    if cls is list or cls is tuple:
+                        for item in value:  # (``sum``'s dims, ``view``'s size: autograd's own calls)
+                            if type(item) is not int:
+                                break
+                        else:
+                            continue
+                        types = subclass_types(args, kwargs)
+                        break
+                    if isinstance(value, TensorBase):
                         types = subclass_types(args, kwargs)
                         break
                 else:
@@ -439,6 +449,8 @@ def call_overload(overload, args: tuple, kwargs: dict):
             getattr(v, "_requires_grad", False) for v in kwargs.values())
     else:
         python_dispatch.check_positional(overload, args)
+        if len(args) > _required_positional(overload):  # trailing ones at their defaults are dropped
+            args, kwargs = python_dispatch.normalized(overload, python_dispatch.bind(overload, args, {}))
         records = False
         for value in args:
             if getattr(value, "_requires_grad", False):
@@ -446,7 +458,7 @@ def call_overload(overload, args: tuple, kwargs: dict):
                 break
     if records and grad_enabled():
         opdef = overload._opdef
-        args, kwargs = python_dispatch.public_call(overload, args, kwargs)
+        args, kwargs = python_dispatch.public_call(overload, args, kwargs, checked=True)  # (checked above)
         if opdef.saves and overload._kind == "functional":
             # The recorded output, and the intermediates the overload also returns (computed
             # again: this form is only met when user code calls such an overload with grad on).
@@ -454,6 +466,16 @@ def call_overload(overload, args: tuple, kwargs: dict):
             return (recorded, *python_dispatch.HOOKS.impl_of(opdef, "functional")(*args, **kwargs)[1:])
         return python_dispatch.HOOKS.impl_of(opdef, overload._kind)(*args, **kwargs)
     return python_dispatch.call_overload(overload, args, kwargs)
+
+
+def _required_positional(overload) -> int:
+    """How many positional arguments ``overload``'s schema has without a default (cached): a direct
+    call giving more may hold some at their defaults, which PyTorch's dispatcher leaves out."""
+    count = overload.__dict__.get("_required_positional")
+    if count is None:
+        count = overload._required_positional = sum(
+            1 for a in overload._schema.arguments if not a.kwarg_only and not a.has_default_value)
+    return count
 
 
 def below(overload, args: tuple, kwargs: dict):

@@ -91,7 +91,10 @@ def _wrap_view(result, base: Tensor):
                 root = base
             t._view_base = root
             root._has_views = True
-            share_version(t, base)
+            counter = base.__dict__.get("_version_counter")  # share_version(t, base), inline: a call per view
+            if counter is None:
+                counter = base._version_counter = [0]
+            t._version_counter = counter
         return t
     wrapped = wrap(result)
     root = base if base._view_base is None else base._view_base
@@ -119,8 +122,16 @@ def _wrap_written(result, target: Tensor):
 
 def _wrap_alias(result, source: Tensor) -> Tensor:
     """A result sharing ``source``'s storage and version counter but not a view of it."""
-    t = wrap(result)
-    share_version(t, source)
+    if type(result) is _ND:  # ``wrap`` and ``share_version`` inline (``detach``: autograd's own, many a pass)
+        t = _new(Tensor)
+        t._data = result
+        t._requires_grad = False
+    else:
+        t = wrap(result)
+    counter = source.__dict__.get("_version_counter")
+    if counter is None:
+        counter = source._version_counter = [0]
+    t._version_counter = counter
     return t
 
 
@@ -142,11 +153,11 @@ def _write_inplace(self: Tensor, result, op_name: str, check=None) -> Tensor:
     if type(data) is MetaArray or type(result) is MetaArray:
         return _write_meta(self, result, check, inplace=True)
     result = np.asarray(result)
+    if check is not None:  # the op's own rule (see registry.op's written_check), PyTorch's first
+        check(result, data, True)
     if result.shape != data.shape:
         shape = np.broadcast_shapes(result.shape, data.shape) if _broadcastable(result, data) else result.shape
         raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
-    if check is not None:  # the op's own rule (see registry.op's written_check)
-        check(result, data, True)
     _check_castable(result, data)
     if result.dtype != data.dtype:
         result = dt.half_staged(result, data.dtype)
@@ -214,14 +225,14 @@ def _write_meta(target: Tensor, result, check, inplace: bool) -> Tensor:
                            f"expected device {'meta' if type(data) is MetaArray else 'cpu'}!")
     if type(result) is not MetaArray:
         result = MetaArray(np.shape(result), np.asarray(result).dtype)
+    if check is not None:
+        check(result, data, inplace)
     if inplace and result.shape != data.shape:
         try:
             shape = np.broadcast_shapes(result.shape, data.shape)
         except ValueError:
             shape = result.shape
         raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the broadcast shape {list(shape)}")
-    if check is not None:
-        check(result, data, inplace)
     _check_castable(result, data)
     if not inplace and data.shape != result.shape:
         target._data = MetaArray(result.shape, data.dtype)

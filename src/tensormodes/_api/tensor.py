@@ -24,9 +24,9 @@ from .. import _dtype as dt
 from .._autograd import api as autograd_api
 from .._autograd.engine import register_tensor_hook
 from .._autograd.grad_mode import grad_enabled
-from .._autograd.graph import bump_version, grad_edge, record, share_version
+from .._autograd.graph import aten_overload, below_listens, bump_version, grad_edge, record, share_version
 from .._device import check_compute_device
-from .._dispatch.python_dispatch import disabled_torch_dispatch_impl
+from .._dispatch.python_dispatch import HOOKS, disabled_torch_dispatch_impl, is_dispatch_class
 from .._memory_format import contiguous_format, is_contiguous_as
 from .._meta_array import MetaArray, WrapperArray, contiguous_strides, meta_like
 from .._ops.common import ops, wrap_dim
@@ -68,6 +68,45 @@ class Size(tuple):
 
     def __repr__(self) -> str:
         return f"tensormodes.Size({list(self)})"
+
+
+# The bodies of the value reads on the fast path (a plain tensor, nothing listening below
+# autograd); the declared methods read through ``aten._local_scalar_dense`` otherwise.
+
+def _plain_item(self):
+    if self._data.size != 1:
+        _raise_not_one_scalar(self)
+    return _python_scalar(self._data)
+
+
+def _plain_format(self, format_spec: str) -> str:
+    if self._data.ndim == 0 and type(self._data) is not MetaArray:  # a meta tensor has no value to format
+        return format(_python_scalar(self._data), format_spec)
+    return object.__format__(self, format_spec)
+
+
+def _plain_bool(self) -> bool:
+    if self._data.size != 1:
+        _raise_ambiguous(self)
+    return bool(_python_scalar(self._data))
+
+
+def _plain_float(self) -> float:
+    return float(_one_value(self))
+
+
+def _plain_int(self) -> int:
+    return int(_one_value(self))
+
+
+def _plain_complex(self) -> complex:
+    return complex(_one_value(self))
+
+
+def _plain_index(self) -> int:
+    if self._data.dtype.kind not in "iub" or self._data.size != 1:
+        _raise_not_index(self)
+    return int(_python_scalar(self._data))
 
 
 class Tensor(TensorConversions, TensorBase, plain="tensor"):
@@ -355,17 +394,20 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             return _is_contiguous(self._data)
         return is_contiguous_as(self._data, memory_format)
 
-    @tensor_api(returns_value=True)
+    @tensor_api(returns_value=True, plain=_plain_item)
     def item(self):
-        """The value of a one-element tensor as a Python number.
+        """The value of a one-element tensor as a Python number (at the dispatch level
+        ``aten._local_scalar_dense``, as in PyTorch).
 
         >>> import tensormodes as tm
         >>> tm.tensor([2.5]).item()
         2.5
         """
+        if not below_listens(self):
+            return _plain_item(self)
         if self._data.size != 1:
-            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return _python_scalar(self._data)
+            _raise_not_one_scalar(self)
+        return _local_scalar_dense(self)
 
     @tensor_api(returns_value=True)
     def tolist(self):
@@ -375,6 +417,8 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> tm.tensor([[1, 2], [3, 4]]).tolist()
         [[1, 2], [3, 4]]
         """
+        if type(self) is not Tensor and is_dispatch_class(type(self)):
+            raise RuntimeError(f".tolist() is not supported for tensor subclasses, got {type(self).__name__}")
         data = self._data
         if data.dtype == dt.bfloat16._np:
             data = data.astype(np.float32)
@@ -390,6 +434,8 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         if self._requires_grad and not force and grad_enabled():  # PyTorch checks grad mode too
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if type(self) is not Tensor and is_dispatch_class(type(self)):
+            raise RuntimeError(".numpy() is not supported for tensor subclasses.")
         if type(self._data) is MetaArray:
             self._data.__array__()  # raises: no values
         return self._data
@@ -456,16 +502,19 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return tensor_repr(self, tensor_contents)
 
-    @tensor_api("format_spec", returns_value=True)
+    @tensor_api("format_spec", returns_value=True, plain=_plain_format)
     def __format__(self, format_spec: str) -> str:
-        """One-element tensors format like their Python value; others like ``repr``.
+        """0-dim tensors format like their Python value; others like ``repr`` (PyTorch's
+        ``self.detach().item()``, which the dispatch level sees).
 
         >>> import tensormodes as tm
         >>> f"{tm.tensor(2.5):.2f}"
         '2.50'
         """
-        if self._data.ndim == 0 and type(self._data) is not MetaArray:  # a meta tensor has no value to format
-            return format(_python_scalar(self._data), format_spec)
+        if not below_listens(self) or type(self._data) is MetaArray:
+            return _plain_format(self, format_spec)
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return format(self.detach().item(), format_spec)
         return object.__format__(self, format_spec)
 
     @tensor_api(returns_value=True)
@@ -480,7 +529,7 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    @tensor_api(returns_value=True)
+    @tensor_api(returns_value=True, plain=_plain_bool)
     def __bool__(self) -> bool:
         """Truth value of a one-element tensor (RuntimeError for more elements).
 
@@ -488,12 +537,13 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> bool(tm.tensor([3])), bool(tm.tensor(0.0))
         (True, False)
         """
+        if not below_listens(self):
+            return _plain_bool(self)
         if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
-                               if self._data.size else "Boolean value of Tensor with no values is ambiguous")
-        return bool(_python_scalar(self._data))
+            _raise_ambiguous(self)
+        return bool(_local_scalar_dense(self))
 
-    @tensor_api(returns_value=True)
+    @tensor_api(returns_value=True, plain=_plain_float)
     def __float__(self) -> float:
         """The value of a one-element tensor as a float.
 
@@ -501,9 +551,9 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> float(tm.tensor([2]))
         2.0
         """
-        return float(_one_value(self))
+        return float(_one_value_below(self))
 
-    @tensor_api(returns_value=True)
+    @tensor_api(returns_value=True, plain=_plain_int)
     def __int__(self) -> int:
         """The value of a one-element tensor as an int (truncated).
 
@@ -511,9 +561,9 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> int(tm.tensor(-2.7))
         -2
         """
-        return int(_one_value(self))
+        return int(_one_value_below(self))
 
-    @tensor_api(returns_value=True)
+    @tensor_api(returns_value=True, plain=_plain_complex)
     def __complex__(self) -> complex:
         """The value of a one-element tensor as a complex.
 
@@ -521,9 +571,9 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> complex(tm.tensor(1.5))
         (1.5+0j)
         """
-        return complex(_one_value(self))
+        return complex(_one_value_below(self))
 
-    @tensor_api(returns_value=True)
+    @tensor_api(returns_value=True, plain=_plain_index)
     def __index__(self) -> int:
         """A one-element integer tensor used as an index.
 
@@ -531,9 +581,11 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         >>> [10, 20, 30][tm.tensor(1)]
         20
         """
+        if not below_listens(self):
+            return _plain_index(self)
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(_python_scalar(self._data))
+            _raise_not_index(self)
+        return int(_local_scalar_dense(self))
 
     @tensor_api("cls")
     def as_subclass(self, cls):
@@ -820,8 +872,41 @@ def _python_scalar(array: np.ndarray):
 
 def _one_value(t: Tensor):
     if t._data.size != 1:
-        raise ValueError("only one element tensors can be converted to Python scalars")
+        _raise_not_one_value(t)
     return _python_scalar(t._data)
+
+
+def _one_value_below(t: Tensor):
+    """``_one_value`` for ``int(t)``, ``float(t)``, ``complex(t)`` off the fast path: read through
+    ``aten._local_scalar_dense`` when the dispatch level listens, as PyTorch reads it."""
+    if not below_listens(t):
+        return _one_value(t)
+    if t._data.size != 1:
+        _raise_not_one_value(t)
+    return _local_scalar_dense(t)
+
+
+def _raise_not_one_scalar(t: Tensor):
+    raise RuntimeError(f"a Tensor with {t._data.size} elements cannot be converted to Scalar")
+
+
+def _raise_ambiguous(t: Tensor):
+    raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
+                       if t._data.size else "Boolean value of Tensor with no values is ambiguous")
+
+
+def _raise_not_one_value(t: Tensor):
+    raise ValueError("only one element tensors can be converted to Python scalars")
+
+
+def _raise_not_index(t: Tensor):
+    raise TypeError("only integer tensors of a single element can be converted to an index")
+
+
+def _local_scalar_dense(t: Tensor):
+    """``aten._local_scalar_dense.default(t)`` below autograd (the op records nothing): through the
+    dispatch level's modes and subclasses to the kernel."""
+    return HOOKS.below(aten_overload("_local_scalar_dense", "default"), (t,), {})
 
 
 def _rebuild(cls, array, requires_grad):

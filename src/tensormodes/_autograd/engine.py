@@ -212,7 +212,12 @@ def _accumulate(leaf, grads: list, create_graph: bool, sole: int = _SOLE_REFEREN
 def _applied(node: Node, grads: tuple):
     """``node``'s gradients; an op's formula (not a user's ``Function``) runs as PyTorch's C++
     formula where the dispatch level sees its calls (``FORMULA_CALLS``)."""
-    if not isinstance(node, OpBackward) or not below_listens(next((g for g in grads if g is not None), None)):
+    if not isinstance(node, OpBackward):
+        return node.apply(grads)
+    first = grads[0]
+    if first is None:
+        first = next((g for g in grads if g is not None), None)
+    if not below_listens(first):
         return node.apply(grads)
     token = FORMULA_CALLS.set(node.wrapped_numbers())
     try:

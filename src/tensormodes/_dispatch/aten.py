@@ -650,9 +650,6 @@ class OpOverload:
     def __str__(self) -> str:
         return f"{self.namespace}.{self._packet_name}.{self._overloadname}"
 
-    def __hash__(self) -> int:
-        return id(self)
-
     def __reduce__(self):
         return (_lookup, (self._packet_name, self._overloadname, self.namespace))
 

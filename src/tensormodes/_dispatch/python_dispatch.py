@@ -489,15 +489,16 @@ def _form(overload) -> list[tuple]:
 _MISSING = object()
 
 
-def _public_form(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+def _public_form(overload, args: tuple, kwargs: dict, checked: bool = False) -> tuple[tuple, dict]:
     """Arguments in schema form -> the public implementation's (positional, keywords): schema
     names become the public ones (``self`` -> ``input``), a ``SymInt[] size`` becomes ``*size``,
-    arguments the public signature lacks (a factory's ``layout``) are left out."""
+    arguments the public signature lacks (a factory's ``layout``) are left out. ``checked``: the
+    caller has checked them against the schema already (``bind`` or ``check_positional``)."""
     plan = overload.__dict__.get("_plan")
     if plan is None:
         plan = overload._plan = _plan(overload)
     names, publics, leading, checks, same = plan
-    if len(args) > len(names) or not _valid(args, kwargs, checks):
+    if not checked and (len(args) > len(names) or not _valid(args, kwargs, checks)):
         bind(overload, args, kwargs)  # raises PyTorch's error for what is wrong
     if same is not None and same.isdisjoint(kwargs):
         return args, kwargs  # the schema's positions and keywords are the implementation's
@@ -555,10 +556,10 @@ def _spreads(names: list, leading: list) -> list | None:
     return spreads
 
 
-def public_call(overload, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+def public_call(overload, args: tuple, kwargs: dict, checked: bool = False) -> tuple[tuple, dict]:
     """Arguments in schema form -> the public implementation's (positional, keywords), see
     ``_public_form``; a loss's reduction enum back as its string."""
-    args, kwargs = _public_form(overload, args, kwargs)
+    args, kwargs = _public_form(overload, args, kwargs, checked)
     if overload.__dict__.get("_string_reduction", None) is not False and _takes_string_reduction(overload):
         return _string_reduction(overload, args, kwargs)
     return args, kwargs

@@ -33,7 +33,7 @@ import numpy as np
 from .. import _dtype as dt
 from ._random_math import box_muller_doubles, fill_normal16_words, fma32, fma64, libm, uniform53, uniform_low_bits
 
-__all__ = ["uniform", "uniform53", "normal", "integers_from_to", "integers_default", "bernoulli_scalar",
+__all__ = ["uniform", "uniform53", "normal", "integers_from_to", "integers_as", "integers_default", "bernoulli_scalar",
            "bernoulli_tensor",
            "exponential", "geometric", "cauchy", "log_normal", "randperm"]
 
@@ -91,7 +91,7 @@ def normal(stream, shape, dtype: dt.dtype, mean: float = 0.0, std: float = 1.0,
             words = stream.words(n)
             if whole != n:
                 words = np.concatenate([words[:whole], stream.words(16)])
-        values = fill_normal16_words(words, mean, std)
+        values = fill_normal16_words(words, mean, std, over_words=True)  # the words are this call's own
     out = values[:n]
     if whole != n:
         out[n - 16:] = values[whole:].copy()
@@ -117,7 +117,19 @@ def integers_from_to(stream, shape, dtype: dt.dtype, low: int, high: int) -> np.
     draws = stream.words64(n) if span >= 1 << 28 else stream.words(n).astype(np.uint64)
     values = (draws % np.uint64(span)).astype(np.int64) + np.int64(low) if span < 1 << 63 else \
         ((draws % np.uint64(span)) + np.uint64(low & 0xFFFF_FFFF_FFFF_FFFF)).view(np.int64)
-    return values.astype(dtype._np).reshape(shape)
+    return integers_as(values, dtype).reshape(shape)
+
+
+def integers_as(values: np.ndarray, dtype: dt.dtype) -> np.ndarray:
+    """int64 ``values`` stored as ``dtype`` as C++'s ``static_cast`` does: the half types through
+    float (for bfloat16 beyond 2**24 two roundings, which can differ from one).
+
+    >>> integers_as(np.array([2 ** 24 + 2 ** 16 + 1]), dt.bfloat16).astype(float)  # to 2**24 + 2**16, then a tie
+    array([16777216.])
+    """
+    if dtype is dt.bfloat16 or dtype is dt.float16:
+        return values.astype(np.float32).astype(dtype._np)
+    return values.astype(dtype._np)
 
 
 def integers_default(stream, shape, dtype: dt.dtype) -> np.ndarray:

@@ -47,7 +47,7 @@ from .common import (
 from .common import conjugate as _conj
 from .meta_rules import broadcasting, elementwise
 from .registry import Sample, Tensor, TensorSpec, op
-from .special import _erf_rounded, _half_gelu_erf
+from .special import _half_gelu_erf, gelu_erf
 
 _F32 = np.dtype(np.float32)
 
@@ -242,66 +242,50 @@ def gelu_backward(grad_output: Tensor, input: Tensor, *, approximate: str = "non
             result = dy * (cdf + x * pdf)
         else:  # erf of the whole array in one call (its fast path's fixed costs once), the rest in
             # blocks of float32 temporaries (erf and exp block their float64 ones)
-            erf = _erf_rounded(np.multiply(x, x.dtype.type(_SQRT_HALF), out=np.empty_like(x)), in_place=True)
+            erf = gelu_erf(x)  # (the forward's, when it kept them for this input)
             result = blockwise(_gelu_backward, dy, x, erf, block=2 * BLOCK)
     return _finished(result, result_type)
 
 
 def _tanh_gelu_backward(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
-    # in blocks (`blockwise`): its float64 temporaries would be twice the input's size
-    if x.dtype == _F32 and dy.dtype == _F32:
-        return _tanh_gelu_backward_float32(dy, x)
-    return _tanh_gelu_backward_formula(dy, x)
+    """The tanh form's slope times ``dy`` (float32 or float64 operands, called in blocks by
+    ``blockwise``), in PyTorch's steps: ``0.5 (1 + t) + 0.5 x (1 - t^2) u'``, ``t = tanh(beta
+    fma(kappa, x^3, x))``, ``u' = beta fma(3 kappa, x^2, 1)``; for float32 the multiply-adds
+    rounded once (their products exact in float64) and ``tanh`` computed in float64 and rounded.
 
-
-def _tanh_gelu_backward_formula(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The tanh form's slope times ``dy``, float32 steps rounded as PyTorch's vector loop."""
+    In place, in three arrays of the operands' dtype and two float64 ones, which the float64
+    steps reach through copies (a float32 array copied into a float64 one is widened exactly,
+    copied back rounded once, as ``astype``; NumPy's mixed-dtype ufunc calls cost 2-3 same-dtype
+    ones); for float64 operands those copies change nothing."""
     w = x.dtype.type
-    beta, kappa = w(_TANH_BETA), w(_KAPPA)
-    square = x * x
-    t = _wide(np.tanh, beta * _fma(kappa, square * x, x))
-    slope_of_right = _fma(-t, t, w(1))
-    inner_slope = beta * _fma(w(3) * kappa, square, w(1))
-    return dy * (w(0.5) * (w(1) + t) + w(0.5) * x * slope_of_right * inner_slope)
-
-
-_F32_TANH_BETA, _F32_KAPPA = np.float32(_TANH_BETA), np.float32(_KAPPA)
-_F64_KAPPA = float(_F32_KAPPA)
-_F64_3_KAPPA = float(np.float32(3) * _F32_KAPPA)  # the float32 product, exactly
-
-
-def _tanh_gelu_backward_float32(dy: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The steps of ``_tanh_gelu_backward`` for float32 operands, in place in three float32 arrays
-    and two float64 ones (a float32 array copied into a float64 one is widened exactly, copied
-    back rounded once, as ``astype``; NumPy's mixed-dtype ufunc calls cost 2-3 same-dtype ones):
-    the same values."""
+    beta, kappa, three_kappa = w(_TANH_BETA), float(w(_KAPPA)), float(w(3) * w(_KAPPA))
     wide, other = np.empty(x.shape, np.float64), np.empty(x.shape, np.float64)
-    square = np.multiply(x, x, out=np.empty(x.shape, _F32))
-    inner = np.multiply(square, x, out=np.empty(x.shape, _F32))
-    np.copyto(wide, inner)  # _fma(kappa, x^3, x): float64 (the product exact), rounded once
-    wide *= _F64_KAPPA
+    square = np.multiply(x, x, out=np.empty_like(x))
+    inner = np.multiply(square, x, out=np.empty_like(x))
+    np.copyto(wide, inner)  # fma(kappa, x^3, x)
+    wide *= kappa
     np.copyto(other, x)
     wide += other
     np.copyto(inner, wide, casting="same_kind")
-    inner *= _F32_TANH_BETA
-    np.copyto(wide, inner)  # `_wide(tanh)`: float64, rounded once
+    inner *= beta
+    np.copyto(wide, inner)  # t = tanh(...)
     np.tanh(wide, out=wide)
-    t = np.empty(x.shape, _F32)
+    t = np.empty_like(x)
     np.copyto(t, wide, casting="same_kind")
-    np.copyto(wide, t)  # _fma(-t, t, 1) = 1 - t * t (the product exact), rounded once
+    np.copyto(wide, t)  # fma(-t, t, 1) = 1 - t * t
     wide *= wide
     np.subtract(1.0, wide, out=wide)
     slope_of_right = inner
     np.copyto(slope_of_right, wide, casting="same_kind")
-    np.copyto(wide, square)  # beta * _fma(3 kappa, x^2, 1)
-    wide *= _F64_3_KAPPA
+    np.copyto(wide, square)  # beta * fma(3 kappa, x^2, 1)
+    wide *= three_kappa
     wide += 1.0
     inner_slope = square
     np.copyto(inner_slope, wide, casting="same_kind")
-    inner_slope *= _F32_TANH_BETA
-    t += np.float32(1)  # 0.5 (1 + t) + 0.5 x slope_of_right inner_slope
-    t *= np.float32(0.5)
-    right = np.multiply(np.float32(0.5), x, out=np.empty(x.shape, _F32))
+    inner_slope *= beta
+    t += w(1)  # 0.5 (1 + t) + 0.5 x slope_of_right inner_slope
+    t *= w(0.5)
+    right = np.multiply(w(0.5), x, out=np.empty_like(x))
     right *= slope_of_right
     right *= inner_slope
     t += right

@@ -123,8 +123,19 @@ def _c2c_1d_meta(forward):
     return rule(meta)
 
 
-def _c2c_nd_meta(default_dim):
+_NO_DIMS = Sample((TensorSpec((2, 3)),), {"dim": None})  # the 2-D transforms' dim is no Optional
+
+
+def _two_dims(dim, name: str | None) -> None:
+    """The 2-D transforms' ``dim`` is ``int[1]`` (no None, unlike the N-D ones'): PyTorch's
+    argument parser refuses None."""
+    if dim is None and name is not None:
+        raise TypeError(f"{name}(): argument 'dim' must be tuple of ints, not NoneType")
+
+
+def _c2c_nd_meta(default_dim, two_d: str | None = None):
     def meta(input, s=None, dim=default_dim, norm=None):
+        _two_dims(dim, two_d)
         dims, sizes = _many_dims(input.shape, s, dim, False)
         _check_dtype(input.dtype)
         _norm(norm)
@@ -220,10 +231,10 @@ def fft_ifftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     return _c2c(input, dims, sizes, norm, False)
 
 
-@op(meta=_c2c_nd_meta((-2, -1)), grad=gradient("c2c", False),
+@op(meta=_c2c_nd_meta((-2, -1), two_d="fft_fft2"), grad=gradient("c2c", False),
     decompose=decomposition("fft2", "c2c", False, (-2, -1)), node=lambda *a: "_fft_c2c", name="fft_fft2",
     function="fft2",
-    namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=_ND_ERRORS[:2],
+    namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=(*_ND_ERRORS[:2], _NO_DIMS),
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2 dimensional discrete Fourier transform of ``input`` (``fftn`` over the last two dims).
@@ -233,19 +244,21 @@ def fft_fft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1
     tensor([[4., 0.],
             [0., 0.]])
     """
+    _two_dims(dim, "fft_fft2")
     dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch reads the dims before the dtype
     _check_dtype(input.dtype)
     norm = _norm(norm)
     return _c2c(input, dims, sizes, norm, True)
 
 
-@op(meta=_c2c_nd_meta((-2, -1)), grad=gradient("ic2c", False),
+@op(meta=_c2c_nd_meta((-2, -1), two_d="fft_ifft2"), grad=gradient("ic2c", False),
     decompose=decomposition("ifft2", "ic2c", False, (-2, -1)), node=lambda *a: "_fft_c2c", name="fft_ifft2",
     function="ifft2",
-    namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=_ND_ERRORS[:2],
+    namespace=_NAMESPACE, out=True, samples=_2D_SAMPLES, errors=(*_ND_ERRORS[:2], _NO_DIMS),
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_ifft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2 dimensional inverse discrete Fourier transform of ``input``."""
+    _two_dims(dim, "fft_ifft2")
     dims, sizes = _many_dims(input.shape, s, dim, False)  # PyTorch reads the dims before the dtype
     _check_dtype(input.dtype)
     norm = _norm(norm)
@@ -263,8 +276,9 @@ def _r2c_1d_meta(name):
     return rule(meta)
 
 
-def _r2c_nd_meta(default_dim, name):
+def _r2c_nd_meta(default_dim, name, two_d: str | None = None):
     def meta(input, s=None, dim=default_dim, norm=None):
+        _two_dims(dim, two_d)
         dims, sizes = _r2c_dims_then_dtype(input, s, dim, name)
         _norm(norm)
         return MetaArray(_out_shape(input.shape, dims, sizes, True), _COMPLEX_OF[_float_dtype(input.dtype)])
@@ -315,12 +329,13 @@ def fft_rfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     return _r2c(input, dims, sizes, norm, "rfftn")
 
 
-@op(meta=_r2c_nd_meta((-2, -1), "rfftn"), grad=gradient("r2c", False),
+@op(meta=_r2c_nd_meta((-2, -1), "rfftn", "fft_rfft2"), grad=gradient("r2c", False),
     decompose=decomposition("rfft2", "r2c", False, (-2, -1)), node=lambda *a: "_fft_r2c", name="fft_rfft2",
-    function="rfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND,
+    function="rfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND, errors=(_NO_DIMS,),
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_rfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional discrete Fourier transform of real ``input`` (``rfftn`` over the last two dims)."""
+    _two_dims(dim, "fft_rfft2")
     dims, sizes = _r2c_dims_then_dtype(input, s, dim, "rfftn")
     norm = _norm(norm)
     return _r2c(input, dims, sizes, norm, "rfftn")
@@ -352,8 +367,9 @@ def _c2r_1d_meta(input, n=None, dim=-1, norm=None):
     return MetaArray(_out_shape(input.shape, dims, sizes, False), _REAL_OF[_float_dtype(input.dtype)])
 
 
-def _c2r_nd_meta(default_dim):
+def _c2r_nd_meta(default_dim, two_d: str | None = None):
     def meta(input, s=None, dim=default_dim, norm=None):
+        _two_dims(dim, two_d)
         _check_dtype(input.dtype)
         dims, sizes = _many_dims(input.shape, s, dim, True)
         _check_axes(dims, "irfftn")
@@ -406,12 +422,13 @@ def fft_irfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     return _c2r(input, dims, sizes, norm)
 
 
-@op(meta=_c2r_nd_meta((-2, -1)), grad=gradient("c2r", False),
+@op(meta=_c2r_nd_meta((-2, -1), two_d="fft_irfft2"), grad=gradient("c2r", False),
     decompose=decomposition("irfft2", "c2r", False, (-2, -1)), node=lambda *a: "_fft_c2r", name="fft_irfft2",
-    function="irfft2", namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND,
+    function="irfft2", namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND, errors=(_NO_DIMS,),
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_irfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the inverse of ``rfft2``."""
+    _two_dims(dim, "fft_irfft2")
     dims, sizes = _c2r_dims_then_dtype(input, s, dim, "irfftn")
     norm = _norm(norm)
     return _c2r(input, dims, sizes, norm)
@@ -453,13 +470,14 @@ def fft_hfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None =
     return _hermitian_c2r(input, dims, sizes, norm)
 
 
-@op(meta=_c2r_nd_meta((-2, -1)), grad=gradient("hc2r", False),
+@op(meta=_c2r_nd_meta((-2, -1), two_d="fft_hfft2"), grad=gradient("hc2r", False),
     decompose=decomposition("hfft2", "hc2r", False, (-2, -1)), node=lambda *a: "_fft_c2r", name="fft_hfft2",
     function="hfft2",
-    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND,
+    namespace=_NAMESPACE, out=True, samples=_C2R_SAMPLES_ND, errors=(_NO_DIMS,),
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_hfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1), norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional discrete Fourier transform of a Hermitian symmetric ``input``."""
+    _two_dims(dim, "fft_hfft2")
     dims, sizes = _c2r_dims_then_dtype(input, s, dim, "hfftn")
     norm = _norm(norm)
     return _hermitian_c2r(input, dims, sizes, norm)
@@ -484,13 +502,14 @@ def fft_ihfftn(input: Tensor, s: list[int] | None = None, dim: list[int] | None 
     return _hermitian_r2c(input, dims, sizes, norm, "ihfftn")
 
 
-@op(meta=_r2c_nd_meta((-2, -1), "ihfftn"), grad=gradient("ir2c", False),
+@op(meta=_r2c_nd_meta((-2, -1), "ihfftn", "fft_ihfft2"), grad=gradient("ir2c", False),
     decompose=decomposition("ihfft2", "ir2c", False, (-2, -1)), node=lambda *a: "_fft_c2c", name="fft_ihfft2",
-    function="ihfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND,
+    function="ihfft2", namespace=_NAMESPACE, out=True, samples=_REAL_SAMPLES_ND, errors=(_NO_DIMS,),
     schema={"s": "SymInt[1]?", "dim": "int[1]"})
 def fft_ihfft2(input: Tensor, s: list[int] | None = None, dim: list[int] = (-2, -1),
                norm: str | None = None) -> Tensor:
     """Computes the 2-dimensional inverse discrete Fourier transform of real ``input`` (the inverse of ``hfft2``)."""
+    _two_dims(dim, "fft_ihfft2")
     dims, sizes = _r2c_dims_then_dtype(input, s, dim, "ihfftn")
     norm = _norm(norm)
     return _hermitian_r2c(input, dims, sizes, norm, "ihfftn")

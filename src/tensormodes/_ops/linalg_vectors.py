@@ -61,7 +61,19 @@ def _addr_shape(input, vec1, vec2, *, beta=1, alpha=1):
     return vec1.shape[0], vec2.shape[0]
 
 
+def _addr_in_place(result: np.ndarray, target: np.ndarray, inplace: bool) -> None:
+    """``addr_``'s ``self`` must be the outer product's matrix already (PyTorch's own words)."""
+    if not inplace:
+        return
+    if target.ndim != 2:
+        raise RuntimeError(f"2D tensor expected, got {target.ndim}D tensor for input")
+    if target.shape != result.shape:
+        raise RuntimeError(f"size mismatch, input: {list(target.shape)}, v1: [{result.shape[0]}], "
+                           f"v2: [{result.shape[1]}]")
+
+
 @op(grad=_addr_grad, meta=_checked_meta(_addr_shape_checks, _addr_shape), method=True, inplace=True, out=True,
+    written_check=_addr_in_place,
     errors=(Sample((TensorSpec((2, 3)), TensorSpec((2, 1)), TensorSpec((3,)))),
             Sample((TensorSpec((3, 3)), TensorSpec((2,)), TensorSpec((3,))))),
     samples=(Sample((TensorSpec((2, 3)), TensorSpec((2,)), TensorSpec((3,)))),

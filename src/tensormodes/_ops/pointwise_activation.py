@@ -37,7 +37,7 @@ from .indexing import _out_of_bounds
 from .meta_rules import elementwise, rule
 from .registry import Sample, Tensor, TensorSpec, op
 from .scatter_gather import _index_select_out_of_range
-from .special import _erf_rounded, _half_gelu_erf
+from .special import _erf_rounded, _half_gelu_erf, gelu_erf
 
 _VECTOR_GELU = frozenset({np.dtype(np.float32), dt.bfloat16._np})
 _FLOATING = frozenset({np.dtype(np.float32), np.dtype(np.float64)}) | HALF_TYPES
@@ -117,7 +117,7 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
         # elements) halves last, so x >= 2**127 overflows to inf, and its erf is NaN at +inf.
         # x * (1 + erf(x / sqrt(2))) * 0.5, operands in that order, in place in the result: no
         # whole-array temporary, which the C heap would give back and fault in again at every call
-        result = _vector_gelu(x)
+        result = _vector_gelu(x, keep=x is input and ops.is_grad_enabled())
     elif input.dtype == np.float16 and input.flags.c_contiguous:
         # PyTorch's float16 kernel: its vector steps' own erf, then 0.5 * x * (1 + erf)
         result = np.float32(0.5) * x * (np.float32(1) + _half_gelu_erf(x * np.float32(1 / math.sqrt(2))))
@@ -126,11 +126,12 @@ def _gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
     return _rounded(result, input)
 
 
-def _vector_gelu(x: np.ndarray) -> np.ndarray:
+def _vector_gelu(x: np.ndarray, keep: bool) -> np.ndarray:
     # erf of the whole array in one call: its fast path's fixed costs (~40 us: the elements apart,
-    # from 1 on) once, not once a block
-    result = _erf_rounded(np.multiply(x, 1 / math.sqrt(2)), in_place=True)
-    np.add(1, result, out=result)
+    # from 1 on) once, not once a block; with ``keep`` (a float32 input, grad mode on) also kept
+    # for the backward, which needs the same erf
+    erf = gelu_erf(x, keep=keep)
+    result = np.add(1, erf, out=np.empty_like(x) if keep else erf)
     np.multiply(x, result, out=result)
     result *= 0.5
     np.copyto(result, np.float32("nan"), where=x == np.inf)

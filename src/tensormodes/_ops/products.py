@@ -858,7 +858,15 @@ def _addmm_grad(grad, mat1, mat2, beta, alpha, needs_input_grad):
     return grad_input, grad_mat1, grad_mat2
 
 
-@op(meta=_addmm_meta,
+def _same_size_in_place(result: np.ndarray, target: np.ndarray, inplace: bool) -> None:
+    """The ``add*`` products' in-place forms (``addmm_``, ``addmv_``, ``baddbmm_``): ``self`` must have
+    the product's shape already, PyTorch's own words rather than the broadcast rule's."""
+    if inplace and result.shape != target.shape:
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(target.shape)} and output tensor size "
+                           f"{list(result.shape)} should match")
+
+
+@op(meta=_addmm_meta, written_check=_same_size_in_place,
     errors=(Sample((TensorSpec((3, 4)), TensorSpec((2, 3)), TensorSpec((3, 4)))),
             Sample((TensorSpec((2, 4)), TensorSpec((2, 3)), TensorSpec((2, 4))))),
     grad=_addmm_grad, method=True, inplace=True, out=True, samples=(

@@ -19,7 +19,15 @@ from ._reduction import _kernel_rule, _probe_quietly
 from .common import HALF_TYPES, adjoint, cpp_type_name, dtype_of, quiet, recordable, scalar_type_name
 from .common import conjugate as _conj
 from .meta_rules import rule, with_shape
-from .products import _check_bool, _check_expandable, _coefficient, _mv_grad, _product, _scaled_sum_with_product
+from .products import (
+    _check_bool,
+    _check_expandable,
+    _coefficient,
+    _mv_grad,
+    _product,
+    _same_size_in_place,
+    _scaled_sum_with_product,
+)
 from .registry import Sample, Tensor, TensorSpec, op
 
 
@@ -157,6 +165,7 @@ _B1, _B2 = TensorSpec((2, 3, 4)), TensorSpec((2, 4, 5))
 
 
 @op(meta=rule(_baddbmm_meta), grad=_baddbmm_grad, method=True, inplace=True, out=True,
+    written_check=_same_size_in_place,
     differentiable=lambda _, batch1, batch2, *rest: recordable(batch2.dtype),  # (an integer batch2: its dtype)
     save_only_for={"batch1": "batch2", "batch2": "batch1"},
     errors=(Sample((TensorSpec((2, 3, 5)), TensorSpec((2, 3)), _B2)),
@@ -288,6 +297,7 @@ def _addmv_grad(grad, mat, vec, beta, alpha, needs_input_grad):
 
 
 @op(meta=_addmv_meta, grad=_addmv_grad, method=True, inplace=True, inplace_function=True, out=True,
+    written_check=_same_size_in_place,
     errors=(Sample((TensorSpec((3,)), TensorSpec((2, 3)), TensorSpec((3,)))),
             Sample((TensorSpec((2,)), TensorSpec((2, 3, 1)), TensorSpec((3,)))),
             Sample((TensorSpec((2,), "float64"), TensorSpec((2, 3)), TensorSpec((3,))))),

@@ -5,6 +5,8 @@ whole-tensor copies and aliases: ``clone``, ``contiguous``, ``detach``.
 
 from __future__ import annotations
 
+from numbers import Number
+
 import numpy as np
 
 from .. import _dtype as dt
@@ -91,13 +93,23 @@ def numel(input: Tensor) -> int:
 
 def _check_one_value(input) -> None:
     """``is_nonzero``'s checks, which read only the size (the meta rule runs them too)."""
-    if input.size > 1:
+    _check_count(input.size)
+
+
+def _check_count(count: int) -> None:
+    if count > 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    if input.size == 0:
+    if count == 0:
         raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
 
 
-@op(errors=(Sample((M23,)), Sample((TensorSpec((0,)),))),
+def _is_nonzero_decomposition(input):
+    """PyTorch's composite: the checks, then ``item()`` (``aten._local_scalar_dense``) compared to 0."""
+    _check_count(input.numel())
+    return input.item() != 0
+
+
+@op(errors=(Sample((M23,)), Sample((TensorSpec((0,)),))), decompose=_is_nonzero_decomposition,
     differentiable=False, method=True, meta=checked_data_dependent(rule(_check_one_value)), samples=(
     Sample((TensorSpec((1,)),)), Sample((TensorSpec((), "int64", 0, 0),)), Sample((TensorSpec((1, 1), "bool"),)),
     Sample((TensorSpec((), "complex64"),))))
@@ -110,6 +122,30 @@ def is_nonzero(input: Tensor) -> bool:
     """
     _check_one_value(input)
     return bool(input.reshape(()) != 0)
+
+
+def _check_not_empty(input) -> None:
+    if input.size == 0:
+        raise RuntimeError("_local_scalar_dense: Empty tensor not supported")
+
+
+@op(function=False, differentiable=False, aten="default", schema={"(returns)": "Scalar"},
+    meta=checked_data_dependent(rule(_check_not_empty)), tags=("core", "data_dependent_output", "pt2_compliant_tag"),
+    errors=(Sample((TensorSpec((0,)),)),),
+    samples=(Sample((TensorSpec((1,)),)), Sample((TensorSpec((), "int64"),)), Sample((TensorSpec((1, 1), "bool"),)),
+             Sample((TensorSpec((), "complex64"),)), Sample((TensorSpec((), "bfloat16"),)), Sample((M23,))))
+def _local_scalar_dense(input: Tensor) -> Number:
+    """The first element of ``input`` as a Python number: what ``.item()``, ``bool(t)``, ``int(t)``,
+    ``float(t)`` and ``t.__index__()`` reach at the dispatch level, as in PyTorch (they check
+    first that ``input`` has one element; the op itself reads the first of any).
+
+    >>> import tensormodes as tm
+    >>> tm.ops.aten._local_scalar_dense.default(tm.tensor([2.5, 1.0]))
+    2.5
+    """
+    _check_not_empty(input)
+    first = input.reshape(-1)[0]
+    return float(first) if input.dtype == dt.bfloat16._np else first.item()
 
 
 @op(differentiable=False, method=True, meta=metadata,

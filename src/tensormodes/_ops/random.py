@@ -277,12 +277,21 @@ def _float_format(value) -> str:
     return format(value, "g")
 
 
-def _integer_bounds(dtype: dt.dtype, low: int, high: int) -> None:
-    """PyTorch's checks of a ``[low, high)`` integer range for samples of ``dtype``."""
+def _integer_bounds(dtype: dt.dtype, low: int, high: int) -> tuple[int, int]:
+    """PyTorch's checks of a ``[low, high)`` integer range for samples of ``dtype``, and the range it
+    samples: for a floating dtype, a bound past the integers the dtype holds exactly is first moved
+    inward where rounding would carry it outside (``from + 1`` rounding below ``from``, or ``to - 1``
+    rounding to ``to`` or above), as PyTorch's ``update_from`` / ``update_to`` do: float32 samples
+    ``[0, 2**25 + 7)`` as ``[0, 2**25 + 4)``, since 2**25 + 6 rounds up to 2**25 + 8."""
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     if dtype._category == dt._COMPLEX:
         raise not_implemented("random_from_to_kernel_cpu", dtype)
+    if dtype._category == dt._FLOAT:
+        low, high = _updated_bound(dtype, low, 1), _updated_bound(dtype, high, -1)
+        if low >= high:
+            raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, but got "
+                               f"from={low} >= to={high}")
     if dtype is dt.bool:
         lowest, highest = 0, 1
     elif dtype._category == dt._INT:
@@ -304,6 +313,20 @@ def _integer_bounds(dtype: dt.dtype, low: int, high: int) -> None:
                     f"{text} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations {name} can "
                     "support discrete uniform distribution only within this range. This warning will become an "
                     "error in version 1.7 release, please fix the code in advance", UserWarning, stacklevel=4)
+    return low, high
+
+
+def _updated_bound(dtype: dt.dtype, bound: int, inward: int) -> int:
+    """``update_from`` (``inward`` 1) or ``update_to`` (-1): ``bound + inward`` rounded to ``dtype``
+    (as C++ casts an int64: to float first for the half types); if that lies beyond ``bound``, it
+    moved a step of ``2**(n - digits + 1)`` back, ``2**n`` the highest power of two in
+    ``|bound + inward|``. A bound the dtype cannot hold at all is left to the range checks."""
+    neighbour = bound + inward
+    if abs(neighbour) > 2 ** _DIGITS[dtype] and abs(neighbour) <= dt.finfo(dtype).max:
+        rounded = int(kernels.integers_as(np.array([neighbour], np.int64), dtype)[0])
+        if (rounded < bound) if inward > 0 else (rounded >= bound):
+            return rounded + inward * (1 << (abs(neighbour).bit_length() - 1 - _DIGITS[dtype] + 1))
+    return bound
 
 
 def _integers(stream: MTStream, shape, dtype: dt.dtype, low: int, high: int) -> np.ndarray:
@@ -493,7 +516,7 @@ def randint(low: int = 0, high: int | None = None, size=None, *, generator: Gene
     low, high, shape = _randint_args(low, high, size)
     check_device(device)
     d = dt.int64 if dtype is None else resolve_dtype(dtype)
-    _integer_bounds(d, low, high)
+    low, high = _integer_bounds(d, low, high)
     return _integers(rng(generator), shape, d, low, high)
 
 
@@ -621,7 +644,7 @@ def randint_like(input: Tensor, low: int = 0, high: int | None = None, *, genera
     low, high = _int_arg(low, "randint_like", "low", 2), _int_arg(high, "randint_like", "high", 3)
     check_device(device)
     d = dt.NP_TO_DTYPE[input.dtype] if dtype is None else resolve_dtype(dtype)
-    _integer_bounds(d, low, high)
+    low, high = _integer_bounds(d, low, high)
     stream = rng(generator)
     return _filled_like(input, _like_axes(input, memory_format),
                         lambda shape, _: _integers(stream, shape, d, low, high))

@@ -191,7 +191,7 @@ def random_(input: Tensor, from_: int | None = None, to: int | None = None, *,
     else:
         low = 0 if from_ is None else _int_arg(from_, "random_", "from", 1)
         high = _int_arg(to, "random_", "to", 2)
-    _integer_bounds(d, low, high)
+    low, high = _integer_bounds(d, low, high)
     stream = rng(generator)
     return _in_memory_order(input, lambda shape: kernels.integers_from_to(stream, shape, d, low, high))
 

@@ -1,6 +1,7 @@
 """Special functions: the error functions (``erf``, ``erfc``, ``erfinv``), the gamma family
-(``lgamma``, ``digamma``, ``polygamma``) and the Bessel function ``i0``, evaluated in float64
-as PyTorch's CPU kernels do and rounded to the result dtype.
+(``lgamma``, ``digamma``, ``polygamma``), evaluated in float64 and rounded to the result dtype, and
+the Bessel functions ``i0`` and ``special.i1``, Cephes' series as PyTorch's CPU kernels evaluate them
+(``_cephes``).
 """
 # Parameters carry PyTorch's names (input, min, max), which shadow builtins by design.
 # ruff: noqa: A002
@@ -10,10 +11,12 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import weakref
 
 import numpy as np
 
 from .._memory_format import strided
+from . import _cephes
 from ._pointwise import _float_unary, _real_float_unary
 from ._random_math import fma32
 from ._samples import BF16, C64, F16, I23, POSITIVE, POSITIVE_I, SCALAR_F64, UNIT, UNIT_INTEGERS, UNIT_SCALAR
@@ -188,6 +191,46 @@ def _erf_rounded(x: np.ndarray, *, in_place: bool = False) -> np.ndarray:
         x[...] = result
         return x
     return result
+
+
+_SQRT_HALF = math.sqrt(0.5)
+# A GELU's forward computes erf(x / sqrt(2)), and its backward (``gelu_backward``, on the saved
+# input) the same values again: ~60 % of each exact-GELU kernel. The forward (with grad mode on)
+# keeps them, with the input's bits, for the first later call on the same array with the same
+# bits; an entry goes when its array does, the oldest when they hold more than the budget.
+_GELU_ERFS: dict[int, tuple[weakref.ref, np.ndarray, np.ndarray]] = {}
+_GELU_ERFS_BUDGET = 64 * 2 ** 20  # bytes of the kept erfs and input bits together
+
+
+def gelu_erf(x: np.ndarray, *, keep: bool = False) -> np.ndarray:
+    """``erf(x * float32(sqrt(1/2)))`` of a float array ``x`` rounded to its dtype (``_erf_rounded``),
+    the erf of a GELU; a new array the caller may overwrite, but with ``keep`` (a contiguous float32
+    ``x``) kept for a later call on ``x`` with the same bits, which takes it over: read only.
+
+    >>> gelu_erf(np.array([0.0, 1.0], np.float32)).tolist()
+    [0.0, 0.6826894879341125]
+    """
+    key = id(x)
+    kept = _GELU_ERFS.pop(key, None) if _GELU_ERFS else None
+    if kept is not None:
+        reference, bits, erf = kept
+        if reference() is x and np.array_equal(bits, x.view(np.uint32)):  # same array, same values
+            if keep:
+                _GELU_ERFS[key] = kept
+            return erf
+    erf = _erf_rounded(np.multiply(x, x.dtype.type(_SQRT_HALF), out=np.empty_like(x)), in_place=True)
+    if keep and x.dtype == np.float32 and x.flags.c_contiguous and 2 * x.nbytes <= _GELU_ERFS_BUDGET:
+        _GELU_ERFS[key] = (weakref.ref(x, functools.partial(_forget_gelu_erf, key)), x.view(np.uint32).copy(), erf)
+        # (over a list: a collection could drop an entry meanwhile, through its array's weakref)
+        while sum(bits.nbytes * 2 for _, bits, _ in list(_GELU_ERFS.values())) > _GELU_ERFS_BUDGET:
+            _GELU_ERFS.pop(next(iter(list(_GELU_ERFS))), None)
+    return erf
+
+
+def _forget_gelu_erf(key: int, reference: weakref.ref) -> None:
+    kept = _GELU_ERFS.get(key)
+    if kept is not None and kept[0] is reference:
+        _GELU_ERFS.pop(key, None)
 
 
 # Bit patterns of float32 magnitudes: from the smallest whose erf is a normal float32 up to 1,
@@ -683,54 +726,6 @@ def erfinv(input: Tensor) -> Tensor:
     return _real_float_unary(_erfinv, "erfinv_vml_cpu", input)
 
 
-def _i0(x: np.ndarray) -> np.ndarray:
-    """The modified Bessel function of the first kind of order 0, float64: its power series
-    sum (x^2/4)^k / k!^2 (all terms positive) up to |x| = 20, the asymptotic series
-    e^x / sqrt(2 pi x) * sum ((2k-1)!!)^2 / (k! (8x)^k) beyond (its terms are below 1e-17 by
-    the 30th). Like PyTorch, overflows to inf where e^|x| does (|x| > 709.78)."""
-    magnitude = np.absolute(np.asarray(x, dtype=np.float64))
-    with quiet():
-        near = magnitude <= 20
-        quarter_square = np.where(near, magnitude, 0.0) ** 2 / 4
-        term = np.ones_like(magnitude)
-        power_series = np.ones_like(magnitude)
-        for k in range(1, 46):
-            term = term * quarter_square / (k * k)
-            power_series = power_series + term
-        far = np.where(near, 21.0, magnitude)
-        term = np.ones_like(magnitude)
-        asymptotic = np.ones_like(magnitude)
-        for k in range(1, 31):
-            term = term * (2 * k - 1) ** 2 / (8 * k * far)
-            asymptotic = asymptotic + term
-        asymptotic = np.exp(far) / np.sqrt(2 * math.pi * far) * asymptotic
-        return np.where(near, power_series, asymptotic)
-
-
-def _i1(x: np.ndarray) -> np.ndarray:
-    """The modified Bessel function I1 (i0's derivative), float64, split as ``_i0`` splits its range:
-    the power series sum (x/2)^(2k+1) / (k! (k+1)!) up to |x| = 20, the asymptotic series
-    sign(x) e^|x| / sqrt(2 pi |x|) * sum_k prod_j ((2j-1)^2 - 4) / (8 j |x|) beyond."""
-    value = np.asarray(x, dtype=np.float64)
-    magnitude = np.absolute(value)
-    with quiet():
-        near = magnitude <= 20
-        half = np.where(near, value, 0.0) / 2
-        quarter_square = half * half
-        term = power_series = half
-        for k in range(1, 46):
-            term = term * quarter_square / (k * (k + 1))
-            power_series = power_series + term
-        far = np.where(near, 21.0, magnitude)
-        term = np.ones_like(magnitude)
-        asymptotic = np.ones_like(magnitude)
-        for k in range(1, 31):
-            term = term * ((2 * k - 1) ** 2 - 4) / (8 * k * far)
-            asymptotic = asymptotic + term
-        asymptotic = np.sign(value) * np.exp(far) / np.sqrt(2 * math.pi * far) * asymptotic
-        return np.where(near, power_series, asymptotic) + 0.0  # (+0 at -0, as PyTorch's odd-symmetric fit)
-
-
 def _i1_grad(grad, input, result):
     # PyTorch's i1_backward: I0(x) - I1(x) / x, and its limit 0.5 where |x| is within epsilon of 0
     # (its at::full({}, value, options) reaches the dispatch level as scalar_tensor)
@@ -753,14 +748,14 @@ def special_i1(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind of order one, of each element.
 
     >>> import tensormodes as tm
-    >>> tm.special.i1(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()  # (PyTorch's Chebyshev fit: ...851)
-    [0.0, 0.565159103992485]
+    >>> tm.special.i1(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
+    [0.0, 0.5651591039924851]
     """
-    return _real_float_unary(_i1, "i1_cpu", input)
+    return _cephes.cephes_unary(_cephes.bessel_i1, "i1_cpu", input)
 
 
 def _i0_grad(grad, input):
-    return grad * ops.special.i1(input)  # PyTorch's formula (a half type's I1 rounds once, from float64)
+    return grad * ops.special.i1(input)  # PyTorch's formula (a half type's I1 rounds once, from float)
 
 
 @op(errors=(Sample((C64,)),),
@@ -774,4 +769,4 @@ def i0(input: Tensor) -> Tensor:
     >>> tm.i0(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
     [1.0, 1.2660658777520082]
     """
-    return _real_float_unary(_i0, "i0_vml_cpu", input)
+    return _cephes.cephes_unary(_cephes.bessel_i0, "i0_vml_cpu", input)

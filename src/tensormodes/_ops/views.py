@@ -155,7 +155,8 @@ def view(input: Tensor, *shape: int) -> Tensor:
     >>> tm.zeros(2, dtype=tm.float32).view(tm.int32).tolist()
     [0, 0]
     """
-    size = shape[0] if len(shape) == 1 and type(shape[0]) is tuple else shape
+    # one tuple or list of sizes (the dispatch level passes ``view.default``'s ``size`` as a list)
+    size = shape[0] if len(shape) == 1 and (type(shape[0]) is tuple or type(shape[0]) is list) else shape
     if type(input) is np.ndarray and known_size(size) == input.size:  # (the backward's ``sum_to``)
         try:
             return input.reshape(size, copy=False)

@@ -86,21 +86,7 @@ class DispatchCacheInfo:
     size: int
 
 
-class _LocalScalarDense:
-    """Stands for ATen's ``_local_scalar_dense`` (what ``.item()`` dispatches in PyTorch), which
-    tensormodes does not dispatch: ``.item()`` reads its data directly. Only named in errors."""
-
-    def __str__(self) -> str:
-        return "aten._local_scalar_dense.default"
-
-    def __repr__(self) -> str:
-        return "<OpOverload(op='aten._local_scalar_dense', overload='default')>"
-
-    def name(self) -> str:
-        return "aten::_local_scalar_dense"
-
-
-_LOCAL_SCALAR_DENSE = _LocalScalarDense()
+_LOCAL_SCALAR_DENSE = aten._local_scalar_dense.default
 _new = object.__new__
 _CPU = device("cpu")
 _META = device("meta")
@@ -151,32 +137,11 @@ class FakeTensor(Tensor):
     def __repr__(self, *, tensor_contents=None) -> str:
         return fake_repr(self)
 
-    def item(self):
-        """The value, for a tensor made from Python data; else ``DataDependentOutputException``."""
-        return _constant_of(self).item()
-
     def tolist(self):
+        """The values, for a tensor made from Python data; else ``DataDependentOutputException``
+        naming ``aten._local_scalar_dense.default``, as PyTorch. (``item()``, ``bool()``, ``int()``
+        ... reach that op, which the mode runs on a constant and refuses otherwise.)"""
         return _constant_of(self).tolist()
-
-    def __bool__(self) -> bool:
-        if self._data.size != 1:
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
-                               if self._data.size else "Boolean value of Tensor with no values is ambiguous")
-        return bool(_constant_of(self))
-
-    def __float__(self) -> float:
-        return float(_constant_of(self))
-
-    def __int__(self) -> int:
-        return int(_constant_of(self))
-
-    def __complex__(self) -> complex:
-        return complex(_constant_of(self))
-
-    def __index__(self) -> int:
-        if self._data.dtype.kind not in "iub" or self._data.size != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(_constant_of(self))
 
     def cpu(self, memory_format=None):
         """The tensor on the CPU, where it already is: itself."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 
+from .._api import namespace as tm
 from .._autograd import api as _engine_api
 from ..overrides import handle_torch_function, has_torch_function, is_tensor_like
 
@@ -75,6 +76,39 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
                                 inputs=list(chosen) if inputs is not None else None)
 
 
+def _batched_grad(outputs: list, inputs: list, grad_outputs, retain_graph, create_graph: bool, allow_unused: bool,
+                  is_grads_batched: bool, materialize_grads: bool) -> tuple:
+    """``is_grads_batched=True``: the first dimension of each grad_output is a batch of vectors.
+    PyTorch vmaps the backward pass over it; here the pass runs once per batch index (the graph
+    kept until the last) and each input's gradients are stacked: the same values, a loop's cost."""
+    grads = list(grad_outputs) if isinstance(grad_outputs, (list, tuple)) else [grad_outputs] * len(outputs)
+    for index, (out, batch) in enumerate(zip(outputs, grads)):
+        if batch is None:
+            if out.dim() == 0:  # PyTorch's implicit grad_output is a scalar, which vmap cannot map over
+                raise ValueError("vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that input "
+                                 "is a Tensor of dimensionality 0 so expected in_dim to satisfy 0 <= in_dim < 0.")
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if batch.shape[1:] != out.shape:
+            # PyTorch's message shows the first vector's shape without its first dimension
+            raise RuntimeError("If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+                               "the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                               f"shape of corresponding output, but a mismatch was detected: grad_output[{index}] has "
+                               f"a shape of {batch[0].shape[1:]} and output[{index}] has a shape of {out.shape}. If "
+                               "you only want some tensors in `grad_output` to be considered batched, consider using "
+                               "vmap.")
+    sizes = [batch.shape[0] for batch in grads]
+    if any(size != sizes[0] for size in sizes):
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    keep = create_graph if retain_graph is None else retain_graph
+    per_index = [_engine_api.grad(outputs, inputs, [batch[index] for batch in grads], keep or index < sizes[0] - 1,
+                                  create_graph, allow_unused, False, False) for index in range(sizes[0])]
+    results = tuple(None if column[0] is None else tm.stack(column) for column in zip(*per_index))
+    if materialize_grads:  # PyTorch fills unused inputs after its vmap: zeros of the input's own shape
+        results = tuple(t.new_zeros(t.shape) if g is None else g for g, t in zip(results, inputs))
+    return results
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
          only_inputs: bool = True, allow_unused: bool | None = None, is_grads_batched: bool = False,
          materialize_grads: bool = False):
@@ -86,6 +120,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     >>> x = tm.tensor([2.0], requires_grad=True)
     >>> grad((x ** 3).sum(), x)[0].tolist()
     [12.0]
+
+    ``is_grads_batched=True`` takes a batch of grad_outputs (their first dimension) and gives a
+    batch of gradients, one backward pass per vector (PyTorch vmaps one pass):
+
+    >>> y = tm.tensor([1.0, 2.0], requires_grad=True)
+    >>> grad(y ** 2, y, tm.eye(2), is_grads_batched=True)[0].tolist()
+    [[2.0, 0.0], [0.0, 4.0]]
     """
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
@@ -107,8 +148,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
             warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
                           "gradient for other parts of the graph, please use torch.autograd.backward.",
                           FutureWarning, stacklevel=2)
-        results = _engine_api.grad(list(outputs), list(chosen), grad_outputs, retain_graph, create_graph,
-                                   allow_unused, is_grads_batched, materialize_grads)
+        run = _batched_grad if is_grads_batched else _engine_api.grad
+        results = run(list(outputs), list(chosen), grad_outputs, retain_graph, create_graph, allow_unused,
+                      is_grads_batched, materialize_grads)
     if type(inputs) is dict:
         return dict(zip(inputs.keys(), results, strict=True))
     return results

@@ -28,6 +28,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from ..._dispatch.aten import Tag
 from ..._subclasses.fake_tensor import FakeTensor, FakeTensorMode, render_call
 from ..._tensor_base import TensorBase
 from ...nn.modules.module import Module, register_module_forward_hook, register_module_forward_pre_hook
@@ -59,6 +60,20 @@ class _Tracer:
         self.constants: dict[int, tuple[TensorBase, str]] = {}
         self.counts = {"_param_constant": 0, "_tensor_constant": 0}
         self.module_stack: dict | None = None  # record_module_stack: the module calls in progress
+        # ids of the traced tensors whose value is known at trace time (PyTorch's constants): a
+        # literal of at most one element, and such results of ops on them
+        self.known: set[int] = set()
+
+    def all_known(self, args: tuple, kwargs: dict) -> bool:
+        """Whether every tensor among the arguments has a value the trace may read: a constant
+        (``known``) or a tensor from outside that no op of the trace made, as in PyTorch."""
+        return all(id(value) in self.known or id(value) not in self.slots
+                   for value in tree_leaves((args, kwargs)) if isinstance(value, TensorBase))
+
+    def propagates(self, args: tuple, kwargs: dict) -> bool:
+        """Whether an op's small results are constants: an argument is one, and each is known."""
+        leaves = [value for value in tree_leaves((args, kwargs)) if isinstance(value, TensorBase)]
+        return any(id(value) in self.known for value in leaves) and self.all_known(args, kwargs)
 
     def node_of(self, tensor: TensorBase):
         """The node whose value ``tensor`` is: the one that made it, or — for a tensor from
@@ -151,7 +166,17 @@ class ProxyTorchDispatchMode(_TorchDispatchMode):
             func = _LIFT_FRESH_COPY  # the graph copies its constant, as PyTorch's make_fx
             if self.fake_mode is not None:  # a literal's data: the constant in the graph, fake below
                 with _disable_current_modes():
-                    run_args = tuple(self.fake_mode.from_tensor(a) for a in args)
+                    run_args = tuple(_fake_literal(self.fake_mode, a) for a in args)
+        elif _DATA_DEPENDENT in func.tags and self.tracer.all_known(args, kwargs):
+            # a value known while tracing (a small literal, a tensor from outside): read, not recorded
+            with _disable_current_modes():
+                return func(*_constants_of(args), **kwargs)
+        elif _DATA_DEPENDENT in func.tags and self.fake_mode is None:
+            raise RuntimeError(
+                f"It appears that you're trying to get value out of a tracing tensor with {func} - erroring "
+                "out! It's likely that this is caused by data-dependent control flow or similar.  It may be "
+                "possible to trace this with dynamic shapes; try setting tracing_mode='symbolic' in your "
+                "make_fx call.")
         elif self.check_fake:
             _refuse_real_tensors(func, args, kwargs)
         decomposition = self.decomposition_table.get(func)
@@ -162,6 +187,7 @@ class ProxyTorchDispatchMode(_TorchDispatchMode):
                 return result
         tracer = self.tracer
         node_args, node_kwargs = tracer.arg(args), {k: tracer.arg(v) for k, v in kwargs.items()}
+        known = func is _LIFT_FRESH_COPY or (tracer.known and tracer.propagates(args, kwargs))
         out = func(*run_args, **kwargs)
         name = _NODE_NAMES.get(func)
         if name is None:
@@ -170,7 +196,23 @@ class ProxyTorchDispatchMode(_TorchDispatchMode):
         if self.fake_mode is not None:
             node.meta["val"] = out
         tracer.track(out, tracer.stamp(node))
+        if known and isinstance(out, TensorBase) and out.numel() <= 1:
+            tracer.known.add(id(out))
         return out
+
+
+def _fake_literal(fake_mode: FakeTensorMode, tensor: TensorBase) -> FakeTensor:
+    """A literal's data as a fake tensor, keeping the value of one of at most one element (a
+    constant, which ops on constants propagate and ``.item()`` reads, as in PyTorch)."""
+    fake = fake_mode.from_tensor(tensor)
+    if tensor.numel() <= 1:
+        fake.constant = tensor
+    return fake
+
+
+def _constants_of(args: tuple) -> tuple:
+    """Fake tensors among ``args`` replaced by the values they hold (a fake constant's)."""
+    return tuple(a.constant if isinstance(a, FakeTensor) and a.constant is not None else a for a in args)
 
 
 def _refuse_real_tensors(func, args: tuple, kwargs: dict) -> None:
@@ -184,6 +226,7 @@ def _refuse_real_tensors(func, args: tuple, kwargs: dict) -> None:
                 "tensors such as a module's parameters)")
 
 
+_DATA_DEPENDENT = Tag.data_dependent_output
 _LIFT_FRESH = aten.lift_fresh.default
 _LIFT_FRESH_COPY = aten.lift_fresh_copy.default
 _NODE_NAMES: dict = {}

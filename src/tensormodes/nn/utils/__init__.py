@@ -1,5 +1,7 @@
 """``nn.utils``: gradient clipping, flattening parameters to one vector, ``rnn`` (padded and
-packed sequences), ``parametrize`` and ``parametrizations`` (``weight_norm``, ``spectral_norm``).
+packed sequences), ``parametrize`` and ``parametrizations`` (``weight_norm``, ``spectral_norm``),
+``stateless`` (a module called with other parameters and buffers: imported by ``tensormodes.func``, as
+it needs ``nn.parallel``, which needs the layers, which need ``nn.utils.rnn``).
 
 >>> import tensormodes as tm
 >>> m = tm.nn.Linear(2, 2)
