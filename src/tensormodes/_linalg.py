@@ -12,6 +12,7 @@ from ._api import build
 from ._api import namespace as tm
 from ._ops.common import cpp_type_name, scalar_type_name
 from ._ops.linalg import LinAlgError
+from ._ops.linalg_lu import reported_errors
 from ._ops.registry import RETURN_TYPES, Tensor
 
 PUBLIC_MODULE = "tensormodes.linalg"
@@ -286,7 +287,7 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None):
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {_product_of(columns)} != {count_rows}")
     inverse, info = _linalg().inv_ex(A.reshape(count_rows, -1))
-    if info.numpy().any():  # (PyTorch's check of info dispatches no op of its own here)
+    if reported_errors(info) is not None:  # (PyTorch's _linalg_check_errors, read without an op)
         raise LinAlgError(f"inv: The diagonal element {int(info.item())} is zero, the inversion could not be "
                           "completed because the input matrix is singular.")
     result = inverse.reshape(columns + rows)
@@ -312,7 +313,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None, *, out:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == prod(self.shape"
                            f"[:other.ndim]), but got {_product_of(solution_shape)} != {rows}")
     result, info = _linalg().solve_ex(A.reshape(rows, rows), B.reshape(rows))
-    if info.numpy().any():  # (PyTorch's check of info dispatches no op of its own here)
+    if reported_errors(info) is not None:  # (PyTorch's _linalg_check_errors, read without an op)
         raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
     result = result.reshape(solution_shape)
     return result if out is None else out.resize_(result.shape).copy_(result)

@@ -39,6 +39,7 @@ from . import (  # noqa: F401
     least_squares,
     linalg,
     linalg_cholesky,
+    linalg_ldl,
     linalg_lu,
     linalg_vectors,
     logical,

@@ -372,11 +372,19 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     return RETURN_TYPES["linalg_lu_factor_ex"](lu, pivots, np.asarray(info, np.int32))
 
 
+def reported_errors(info) -> np.ndarray | None:
+    """The values of an ``info`` tensor to check (PyTorch's ``_linalg_check_errors``, read without
+    an op), or None for a tensor without data (fake or meta), where PyTorch's check does nothing."""
+    data = info._data
+    return data if isinstance(data, np.ndarray) and data.any() else None
+
+
 def _lu_factor_decomposition(A, pivot=True):
     """PyTorch's composite: ``linalg_lu_factor_ex``, then its check of ``info`` (read without an op)."""
     LU, pivots, info = ops.linalg.lu_factor_ex(A, pivot=pivot)
-    if info.numpy().any():
-        raise _lu_error("linalg.lu_factor", tuple(A.shape[:-2]), info.numpy())
+    errors = reported_errors(info)
+    if errors is not None:
+        raise _lu_error("linalg.lu_factor", tuple(A.shape[:-2]), errors)
     return RETURN_TYPES["linalg_lu_factor"](LU, pivots)
 
 
@@ -467,11 +475,11 @@ def _check_unpack_pivots(LU: np.ndarray, pivots: np.ndarray) -> None:
                            "pass the result of lu_factor?")
 
 
-def _lu_unpack_grad(grad, LU_data, unpack_data):
+def _lu_unpack_grad(grad, LU_data_shape, unpack_data):
     _, grad_l, grad_u = grad
     if not unpack_data:
         return None
-    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    m, n = LU_data_shape[-2], LU_data_shape[-1]
     k = min(m, n)
     if m == n:
         return grad_l.tril(-1) + grad_u.triu()
@@ -642,7 +650,7 @@ _LU_SOLVE_DEPRECATED = ("torch.lu_solve is deprecated in favor of torch.linalg.l
                         "B)")
 
 
-def _legacy_lu_solve_grad(grad, input, LU_data, LU_pivots, result, needs_input_grad):
+def _legacy_lu_solve_grad(grad, LU_data, LU_pivots, result, needs_input_grad):
     grad_lu, _, grad_b = _lu_solve_grad(grad, LU_data, LU_pivots, result, True, False,
                                         (needs_input_grad[1], False, needs_input_grad[0]))
     return grad_b, grad_lu, None
