@@ -60,6 +60,7 @@ from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through th
     complex64,
     complex128,
     default_generator,
+    detach_,
     device,
     double,
     dtype,
@@ -69,6 +70,7 @@ from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through th
     float16,
     float32,
     float64,
+    frombuffer,
     get_default_dtype,
     get_rng_state,
     half,
@@ -87,6 +89,7 @@ from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through th
     manual_seed,
     no_grad,
     promote_types,
+    resize_as_,
     seed,
     set_default_dtype,
     set_grad_enabled,
@@ -96,7 +99,7 @@ from ._api.namespace import (  # noqa: F401 - re-exported: in __all__ through th
     uint8,
 )
 from ._api.tensor_types import LEGACY_TYPES as _LEGACY_TYPES
-from ._api.tensor_types import tensortype
+from ._api.tensor_types import is_storage, tensortype, typename
 from ._correlation import COMPOSITES as _CORRELATION
 from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
 from ._linalg_legacy import COMPOSITES as _LINALG_LEGACY
@@ -119,10 +122,12 @@ from ._runtime import (
     get_num_interop_threads,
     get_num_threads,
     is_deterministic_algorithms_warn_only_enabled,
+    is_warn_always_enabled,
     set_deterministic_debug_mode,
     set_float32_matmul_precision,
     set_num_interop_threads,
     set_num_threads,
+    set_warn_always,
     use_deterministic_algorithms,
 )
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
@@ -167,10 +172,12 @@ __all__ = [
     "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode", "get_deterministic_debug_mode",
-    "set_float32_matmul_precision", "get_float32_matmul_precision", "compile",
+    "set_float32_matmul_precision", "get_float32_matmul_precision", "compile", "set_warn_always",
+    "is_warn_always_enabled",
     "autocast", "is_autocast_enabled", "get_autocast_dtype",
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "layout", "strided",
-    "tensortype", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION, *_LINALG_LEGACY, *_LINALG_REMOVED,
+    "tensortype", "typename", "is_storage", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION, *_LINALG_LEGACY,
+    *_LINALG_REMOVED,
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]
 
@@ -180,4 +187,5 @@ _dispatch.IGNORED.update(
     value for name, value in globals().items()
     if name in __all__ and callable(value) and not isinstance(value, _ModuleType) and value is not Tensor
     and name not in set(_build.function_names()) and name not in _TOP_LEVEL and name not in _CORRELATION
-    and name not in _LINALG_LEGACY)
+    and name not in _LINALG_LEGACY
+    and value not in _dispatch.PUBLIC_NAMES)  # (composites of the core namespace: detach_, resize_as_)

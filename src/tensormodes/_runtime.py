@@ -28,7 +28,8 @@ __all__ = [
     "SETTINGS", "set_num_threads", "get_num_threads", "set_num_interop_threads", "get_num_interop_threads",
     "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode", "get_deterministic_debug_mode",
-    "set_float32_matmul_precision", "get_float32_matmul_precision", "compile",
+    "set_float32_matmul_precision", "get_float32_matmul_precision", "compile", "set_warn_always",
+    "is_warn_always_enabled",
 ]
 
 _INT32_MAX = 2 ** 31 - 1
@@ -137,6 +138,30 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
     False
     """
     return SETTINGS.deterministic_warn_only
+
+
+def set_warn_always(b: bool) -> None:
+    """When ``b`` is True, warnings PyTorch gives once per process are to be given every time
+    (recorded as PyTorch records it, for ``is_warn_always_enabled()``).
+
+    >>> import tensormodes as tm
+    >>> tm.set_warn_always(True); tm.is_warn_always_enabled()
+    True
+    >>> tm.set_warn_always(False)
+    """
+    if type(b) is not bool:
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    SETTINGS.warn_always = b
+
+
+def is_warn_always_enabled() -> bool:
+    """True if ``set_warn_always(True)`` is in force.
+
+    >>> import tensormodes as tm
+    >>> tm.is_warn_always_enabled()
+    False
+    """
+    return SETTINGS.warn_always
 
 
 _DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}

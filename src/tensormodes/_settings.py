@@ -30,6 +30,7 @@ class Settings:
     deterministic: bool = False
     deterministic_warn_only: bool = False
     float32_matmul_precision: str = "highest"
+    warn_always: bool = False
     blas_limits: object = None  # threadpoolctl's limiter while set_num_threads is in force
 
 

@@ -55,8 +55,10 @@ from .._dtype import (
     short,
     uint8,
 )
+from .._ops.memory_factories import buffer_array
 from .._ops.random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .._overrides import dispatch as _dispatch
+from .._tensor_base import wrap_array
 from . import build as _build
 from .tensor import Size, Tensor
 from .tensor_str import set_printoptions
@@ -69,6 +71,7 @@ __all__ = [
     "get_default_dtype", "set_default_dtype", "promote_types", "can_cast", "is_tensor",
     "manual_seed", "seed", "initial_seed", "set_printoptions", "broadcast_shapes",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
+    "detach_", "resize_as_", "frombuffer",
 ]  # and every public function of the op table, generated on first access
 
 _dispatch.PUBLIC_NAMES[device] = "tensormodes.device"  # modes see device(...) calls, under this name
@@ -116,6 +119,47 @@ def broadcast_shapes(*shapes) -> Size:
             raise TypeError(f"tensormodes.Size() takes an iterable of 'int' (item {position} is "
                             f"'{type(size).__name__}')")
     return Size(common)
+
+
+def frombuffer(buffer, *, dtype: dtype, count: builtins.int = -1, offset: builtins.int = 0,
+               requires_grad: builtins.bool = False) -> Tensor:
+    """A 1-D tensor over the memory of ``buffer`` (any object of the buffer protocol), from byte
+    ``offset``, of ``count`` elements of ``dtype`` (-1: to the end). The tensor shares the memory:
+    writes to either side show on the other. A read-only buffer (``bytes``) is copied, with
+    PyTorch's warning. Like PyTorch's, no mode sees the call.
+
+    >>> import tensormodes as tm
+    >>> tm.frombuffer(bytearray(b"abcd"), dtype=tm.int8, offset=1, count=2)
+    tensor([98, 99], dtype=tensormodes.int8)
+    """
+    result = wrap_array(buffer_array(buffer, dtype, count, offset))
+    return result.requires_grad_(True) if requires_grad else result
+
+
+_composite = _build.composite("tensormodes", pass_defaults=False)
+
+
+@_composite
+def detach_(input: Tensor) -> Tensor:
+    """``input.detach_()``: ``input`` detached from the graph in place, a leaf.
+
+    >>> import tensormodes as tm
+    >>> y = tm.ones(2, requires_grad=True) * 2
+    >>> tm.detach_(y).requires_grad
+    False
+    """
+    return input.detach_()
+
+
+@_composite
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
+    """``input.resize_as_(the_template)``: ``input`` given ``the_template``'s shape in place.
+
+    >>> import tensormodes as tm
+    >>> tm.resize_as_(tm.arange(4), tm.zeros(2, 2)).shape
+    tensormodes.Size([2, 2])
+    """
+    return input.resize_as_(the_template, memory_format=memory_format)
 
 
 def package():

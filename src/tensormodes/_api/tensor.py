@@ -15,14 +15,17 @@ a few ``type(x) is Tensor`` checks.
 
 from __future__ import annotations
 
+import math
 import numbers
+import warnings
 import weakref
 
 import numpy as np
 
 from .. import _dtype as dt
 from .._autograd import api as autograd_api
-from .._autograd.engine import register_tensor_hook
+from .._autograd.engine import register_post_accumulate_hook, register_tensor_hook
+from .._autograd.function import Function
 from .._autograd.grad_mode import grad_enabled
 from .._autograd.graph import aten_overload, below_listens, bump_version, grad_edge, record, share_version
 from .._device import check_compute_device
@@ -640,6 +643,53 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         node, output_nr = grad_edge(self)
         return register_tensor_hook(node, output_nr, hook)
 
+    @tensor_api("hook", returns_value=True)
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` on this leaf each time a backward pass has accumulated its
+        gradient into ``.grad`` (optimizers stepping inside backward use it); the hook must return
+        None. Returns a handle with ``remove()``.
+
+        >>> import tensormodes as tm
+        >>> v = tm.zeros(2, requires_grad=True)
+        >>> def step(p):
+        ...     p.data.sub_(p.grad)  # (returns None: PyTorch refuses a result)
+        >>> handle = v.register_post_accumulate_grad_hook(step)
+        >>> v.backward(tm.tensor([1., 2.])); v.tolist()
+        [-1.0, -2.0]
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        return register_post_accumulate_hook(grad_edge(self)[0], hook)
+
+    @tensor_api(leaf=False)
+    def resize(self, *sizes):
+        """Deprecated: ``self`` with shape ``sizes`` (the same number of elements), differentiable
+        (node ``ResizeBackward``); warns as PyTorch's.
+
+        >>> import tensormodes as tm, warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     tm.arange(4.).resize(2, 2).tolist()
+        [[0.0, 1.0], [2.0, 3.0]]
+        """
+        warnings.warn("non-inplace resize is deprecated", stacklevel=3)
+        return Resize.apply(self, sizes)
+
+    @tensor_api("tensor", leaf=False)
+    def resize_as(self, tensor):
+        """Deprecated: ``resize`` to ``tensor``'s shape; warns as PyTorch's.
+
+        >>> import tensormodes as tm, warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     tm.arange(4.).resize_as(tm.zeros(2, 2)).shape
+        tensormodes.Size([2, 2])
+        """
+        warnings.warn("non-inplace resize_as is deprecated", stacklevel=3)
+        return Resize.apply(self, tuple(tensor.shape))
+
     @tensor_api()
     def detach_(self):
         """Detach this tensor from the graph in place: it becomes a leaf that does not require grad.
@@ -805,6 +855,26 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         new.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_grad_fn", "_view_base")})
         memo[id(self)] = new
         return new
+
+
+class Resize(Function):
+    """PyTorch's ``autograd._functions.Resize`` (``Tensor.resize``): a reshape that keeps the
+    number of elements, its gradient reshaped back."""
+
+    @staticmethod
+    def forward(ctx, tensor, sizes):
+        numel = math.prod(sizes)
+        if tensor.numel() != numel:
+            raise RuntimeError(
+                f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), but the given "
+                f"tensor has a size of {'x'.join(map(str, tensor.shape))} ({tensor.numel()} elements). autograd's "
+                "resize can only change the shape of a given tensor, while preserving the number of elements. ")
+        ctx.input_sizes = tuple(tensor.shape)
+        return tensor.contiguous().view(*sizes)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output.contiguous().view(ctx.input_sizes), None
 
 
 def _sum_to_size_argument(args: tuple, kwargs: dict) -> tuple[int, ...]:

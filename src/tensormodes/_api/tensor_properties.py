@@ -154,6 +154,11 @@ def _retains_grad(self) -> bool:
     return self.__dict__.get("_retains_grad", False)
 
 
+def _output_nr_get(self) -> int:
+    """Which output of its ``grad_fn`` this tensor is (0 for leaves and single outputs)."""
+    return self._output_nr
+
+
 def _version_get(self) -> int:
     """How many in-place modifications this tensor's storage has seen."""
     return version_of(self)
@@ -252,6 +257,7 @@ for _name, _get, _set, _inline in (
     ("_base", _base_get, None, "self._view_base"),
     ("retains_grad", _retains_grad, None, None),
     ("_version", _version_get, None, None),
+    ("output_nr", _output_nr_get, None, "self._output_nr"),
     ("T", _transposed, None, None), ("mT", _matrix_transposed, None, None),
     ("H", _conjugate_transposed, None, None), ("mH", _matrix_conjugate_transposed, None, None),
     ("real", _real, None, None), ("imag", _imag, None, None),

@@ -16,10 +16,11 @@ from numbers import Integral
 import numpy as np
 
 from .. import _dtype as dt
+from .._checkpoints.storage import UntypedStorage
 from .._device import device as make_device
 from . import namespace as tm
 
-__all__ = ["tensortype", "LEGACY_TYPES"]
+__all__ = ["tensortype", "LEGACY_TYPES", "typename", "is_storage"]
 
 # The C++ names PyTorch's TensorOptions mismatch message spells dtypes with.
 _CPP_NAMES = {
@@ -110,3 +111,34 @@ LEGACY_TYPES = {
         ("BFloat16Tensor", dt.bfloat16), ("ByteTensor", dt.uint8), ("CharTensor", dt.int8),
         ("ShortTensor", dt.int16), ("IntTensor", dt.int32), ("LongTensor", dt.int64), ("BoolTensor", dt.bool))
 }
+
+
+def typename(obj) -> str:
+    """The name of ``obj``'s type as PyTorch spells it: a tensor's legacy type name
+    (``obj.type()``), else ``module.qualname`` of ``obj`` (a class or function) or of its class.
+
+    >>> import tensormodes as tm
+    >>> tm.typename(tm.zeros(1)), tm.typename(1), tm.typename(tm.nn.Linear)
+    ('tensormodes.FloatTensor', 'int', 'tensormodes.nn.modules.linear.Linear')
+    """
+    if isinstance(obj, tm.Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = type(obj).__module__ or "", type(obj).__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def is_storage(obj) -> bool:
+    """True if ``obj`` is a storage object (here: the ``UntypedStorage`` a ``load``'s
+    ``map_location`` callable receives); a tensor is not one.
+
+    >>> import tensormodes as tm
+    >>> tm.is_storage(tm.zeros(1))
+    False
+    """
+    return type(obj) is UntypedStorage

@@ -34,7 +34,8 @@ from .graph import (
     grad_edge,
 )
 
-__all__ = ["run_backward", "register_tensor_hook", "RemovableHandle", "current_node", "queue_callback"]
+__all__ = ["run_backward", "register_tensor_hook", "register_post_accumulate_hook", "RemovableHandle",
+           "current_node", "queue_callback"]
 
 
 class _Pass:
@@ -102,6 +103,15 @@ def register_tensor_hook(node: Node, output_nr: int, hook) -> RemovableHandle:
         node._tensor_hooks = {}
     node._special = True
     hooks = node._tensor_hooks.setdefault(output_nr, [])
+    hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
+def register_post_accumulate_hook(node: AccumulateGrad, hook) -> RemovableHandle:
+    """``hook(leaf)`` runs each time ``node`` has accumulated a gradient into its leaf's ``.grad``
+    (PyTorch's post-accumulate-grad hooks: optimizers step inside backward with them)."""
+    hooks = node.__dict__.setdefault("_post_accumulate_hooks", [])
+    node._special = True  # the engine's early accumulation skips special nodes: the hooks must run
     hooks.append(hook)
     return RemovableHandle(hooks, hook)
 
@@ -338,6 +348,9 @@ def _run_accumulation(running: _Pass, node: AccumulateGrad, grads: list, accumul
             running.node = node
             _accumulate(leaf, grads, create_graph)
             running.node = None
+            for hook in list(node.__dict__.get("_post_accumulate_hooks", ())):
+                if hook(leaf) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _capture(node: Node, grads: list, targets: dict, captured: list) -> None:

@@ -46,6 +46,7 @@ from . import (  # noqa: F401
     losses,
     margin_losses,
     matrix_functions,
+    memory_factories,
     nn,
     norm_kernels,
     normalization,

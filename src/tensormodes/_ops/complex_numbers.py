@@ -155,6 +155,20 @@ def conj_physical(input: Tensor) -> Tensor:
     return np.conjugate(input) if input.dtype.kind == "c" else input
 
 
+@op(method=True, mutates=True, grad=_conj_physical_grad, meta=metadata, tags=("inplace", "pointwise"),
+    samples=(Sample((C64,)), Sample((M23,))))
+def conj_physical_(input: Tensor) -> Tensor:
+    """Conjugate ``input`` in place (nothing to do for a real tensor).
+
+    >>> import tensormodes as tm
+    >>> tm.conj_physical_(tm.tensor([1 - 1j]))
+    tensor([1.+1.j])
+    """
+    if input.dtype.kind == "c" and type(input) is np.ndarray:
+        np.conjugate(input, out=input)
+    return input
+
+
 @op(grad=_identity_grad, method=True, view=True, meta=metadata, samples=(Sample((C64,)), Sample((M23,))))
 def resolve_conj(input: Tensor) -> Tensor:
     """``input`` itself: tensormodes never defers a conjugation (see ``conj``).

@@ -375,6 +375,21 @@ def _fill_grad(grad, value_shape, needs_input_grad):
             grad.sum() if value_shape is not None and needs_input_grad[1] else None)
 
 
+@op(grad=_fill_grad, meta=metadata, node=lambda tensor, value: "fill" if isinstance(value, Number) else "fill#1",
+    errors=(Sample((M23, M23)),),
+    samples=(Sample((M23, 2.5)), Sample((TensorSpec((3,), "int64"), 7.9)), Sample((M23, TensorSpec(())))),
+    aten={"fill.Scalar": ("+core",), "fill.Tensor": ()})
+def fill(input: Tensor, value: Tensor | Number) -> Tensor:
+    """A new tensor like ``input`` filled with ``value`` (a number or a 0-dim tensor): ``fill_``
+    on a copy.
+
+    >>> import tensormodes as tm
+    >>> tm.fill(tm.zeros(2, dtype=tm.int64), 2.7)
+    tensor([2, 2])
+    """
+    return fill_(np.empty_like(input) if type(input) is not MetaArray else MetaArray(input.shape, input.dtype), value)
+
+
 @op(method=True, mutates=True, grad=_fill_grad, meta=metadata, errors=(Sample((M23, M23)),),
     samples=(Sample((M23, 2.5)), Sample((TensorSpec((3,), "int64"), 7)), Sample((M23, TensorSpec(())))),
     aten={"fill_.Scalar": (), "fill_.Tensor": ()}, tags=("inplace",))

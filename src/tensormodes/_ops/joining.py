@@ -368,8 +368,12 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     >>> [t.tolist() for t in tm.tensor([0, 1, 2, 3, 4]).chunk(2)]
     [[0, 1, 2], [3, 4]]
     """
+    return _chunk(input, chunks, dim, "chunk")
+
+
+def _chunk(input: np.ndarray, chunks, dim: int, name: str) -> tuple[np.ndarray, ...]:
     if not is_int(chunks):
-        raise TypeError(f"chunk(): argument 'chunks' (position 2) must be int, not {type(chunks).__name__}")
+        raise TypeError(f"{name}(): argument 'chunks' (position 2) must be int, not {type(chunks).__name__}")
     if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
@@ -380,6 +384,80 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     if split_size == 0 and size == 0:
         return _pieces(input, [0] * chunks, d)
     return _pieces(input, _split_sizes(input, split_size, d), d)
+
+
+@op(grad=_split_method_grad, method=True, view=True, meta=metadata,
+    errors=(Sample((TensorSpec((5, 2)), [1, 3])), Sample((SCALAR, [1]))),
+    samples=(Sample((TensorSpec((5, 2)), [2, 3])), Sample((TensorSpec((2, 5)), [1, 0, 4], 1)),
+             Sample((I23, [3]), {"dim": -1})),
+    schema={"split_sizes": "SymInt[]"}, tags=("core",))
+def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """Splits ``input`` along ``dim`` into views of the listed sizes (``split`` with a list).
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.tensor([0, 1, 2]).split_with_sizes([1, 2])]
+    [[0], [1, 2]]
+    """
+    return _split(input, list(int_tuple(split_sizes, "split_with_sizes", "split_sizes")), dim)
+
+
+# The unsafe forms: the same pieces, sharing the input's memory, yet not views for autograd (no
+# base, a version counter of their own): PyTorch's contract is that neither side is written in place.
+
+@op(grad=_split_method_grad, method=True, meta=metadata,
+    errors=(Sample((TensorSpec((5, 2)), -1)), Sample((SCALAR, 1)), Sample((TensorSpec((5, 2)), [1, 4]))),
+    samples=(Sample((TensorSpec((5, 2)), 2)), Sample((I23, 2), {"dim": -1})), aten="Tensor",
+    schema={"split_size": "SymInt"})
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """``split`` into pieces of ``split_size`` that autograd does not track as views of ``input``
+    (they share its memory: write neither in place).
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.unsafe_split(tm.tensor([0, 1, 2]), 2)]
+    [[0, 1], [2]]
+    """
+    if not is_int(split_size):
+        raise TypeError(f"unsafe_split(): argument 'split_size' (position 2) must be int, not "
+                        f"{type(split_size).__name__}")
+    return _split(input, split_size, dim)
+
+
+def _unsafe_chunk_decomposition(input, chunks, dim=0):
+    """PyTorch's composite ``unsafe_chunk``: ``unsafe_split`` at the chunks' size."""
+    if not is_int(chunks) or chunks <= 0 or not input.dim() or not input.shape[wrap_dim(dim, input.dim())]:
+        return NotImplemented
+    size = -(-input.shape[wrap_dim(dim, input.dim())] // chunks)
+    return ops.ops.aten.unsafe_split.Tensor(input, size, *((dim,) if dim else ()))  # (a default is not shown)
+
+
+@op(grad=_split_method_grad, method=True, meta=metadata, node="unsafe_split", decompose=_unsafe_chunk_decomposition,
+    tags=("maybe_aliasing_or_mutating",),
+    errors=(Sample((M23, 0)), Sample((SCALAR, 2))),
+    samples=(Sample((TensorSpec((5, 2)), 2)), Sample((I23, 3, -1))))
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """``chunk`` whose pieces autograd does not track as views of ``input`` (they share its
+    memory: write neither in place).
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.tensor([0, 1, 2]).unsafe_chunk(2)]
+    [[0, 1], [2]]
+    """
+    return _chunk(input, chunks, dim, "unsafe_chunk")
+
+
+@op(grad=_split_method_grad, method=True, meta=metadata,
+    errors=(Sample((TensorSpec((5, 2)), [1, 3])),),
+    samples=(Sample((TensorSpec((5, 2)), [2, 3])), Sample((I23, [1, 2]), {"dim": 1})),
+    schema={"split_sizes": "SymInt[]"})
+def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+    """``split_with_sizes`` whose pieces autograd does not track as views of ``input`` (they
+    share its memory: write neither in place).
+
+    >>> import tensormodes as tm
+    >>> [t.tolist() for t in tm.unsafe_split_with_sizes(tm.tensor([0, 1, 2]), [1, 2])]
+    [[0], [1, 2]]
+    """
+    return _split(input, list(int_tuple(split_sizes, "unsafe_split_with_sizes", "split_sizes")), dim)
 
 
 def _unbind_grad(grad, input_shape, dim):

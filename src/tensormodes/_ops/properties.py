@@ -91,6 +91,18 @@ def numel(input: Tensor) -> int:
     return int(input.size)
 
 
+@op(differentiable=False, method=True, samples=_PROPERTY_SAMPLES, meta=metadata)
+def is_inference(input: Tensor) -> bool:
+    """False: whether ``input`` is an inference tensor; tensors made inside ``inference_mode``
+    are not marked as such here (a documented difference).
+
+    >>> import tensormodes as tm
+    >>> tm.is_inference(tm.zeros(1)), tm.zeros(1).is_inference()
+    (False, False)
+    """
+    return False
+
+
 def _check_one_value(input) -> None:
     """``is_nonzero``'s checks, which read only the size (the meta rule runs them too)."""
     _check_count(input.size)

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from numbers import Number
 
 import numpy as np
 
 from .. import _dtype as dt
+from .._memory_format import strided
 from .._meta_array import MetaArray
-from .common import not_implemented, resolve_dtype
+from .common import not_implemented, ops, resolve_dtype
 from .creation import _DEFAULT_DTYPE, _is_int_like, _target_np, check_device, checked_fill_value, python_scalar
 from .meta_rules import MetaRule, rule
 from .registry import Sample, Tensor, TensorSpec, op
@@ -181,6 +183,76 @@ def arange(start: Number = 0, end: Number | None = None, step: Number = 1, *, dt
                         lambda base, j: _double_fma_to_float32(j, increment, base))
     return _stepped(length, target._np, accumulate, lambda at: _fma(increment, at, first, accumulate),
                     lambda base, j: _fma(j, increment, base, accumulate))
+
+
+_RANGE_WARNING = ("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).")
+
+
+def _range_plan(start, end, step, dtype) -> tuple:
+    """``range``'s checked arguments in its accumulation type: (start, step, dtype, length)."""
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    target = _DEFAULT_DTYPE.get()[0] if dtype is None else resolve_dtype(dtype)
+    if target._category in (dt._BOOL, dt._COMPLEX):
+        raise not_implemented("range_cpu", target)
+    values = [_range_scalar(v, param, i) for i, (v, param) in enumerate(((start, "start"), (end, "end"),
+                                                                          (step, "step")), 1)]
+    if target._category == dt._INT:  # PyTorch's accumulation type of an integer range is int64
+        first, last, increment = (int(v) for v in values)
+    else:  # float for half types, double for the others
+        accumulate = np.float32 if target in (dt.float16, dt.bfloat16) else np.float64
+        first, last, increment = (accumulate(v) for v in values)
+    if increment == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(first) and math.isfinite(last)):
+        raise RuntimeError(f"unsupported range: {_format_bound(first)} -> {_format_bound(last)}")
+    if not ((increment > 0 and last >= first) or (increment < 0 and last <= first)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    span = last - first
+    length = int(span / increment if type(span) is not int else abs(span) // abs(increment)) + 1
+    return first, increment, target, length
+
+
+def _range_meta(start=0, end=None, step=1, *, dtype=None, layout=None, device=None, requires_grad=False):
+    check_device(device)
+    return MetaArray((_range_plan(start, end, step, dtype)[3],), _target_np(dtype))
+
+
+def _range_decomposition(start=0, end=None, step=1, dtype=None, layout=None, device=None, requires_grad=False):
+    """What PyTorch's deprecated Python binding of ``range`` passes down: whole tensor options
+    (the default dtype, strided, the device), no ``pin_memory``."""
+    if end is None:
+        return NotImplemented
+    result = ops.ops.aten.range.step(start, end, step, dtype=resolve_dtype(dtype) or _DEFAULT_DTYPE.get()[0],
+                                     layout=strided, device=ops.device("cpu" if device is None else device))
+    return result.requires_grad_(True) if requires_grad else result
+
+
+@op(name="range", meta=rule(_range_meta), factory=True, out=True, decompose=_range_decomposition,
+    errors=(Sample((0, 5, 0)), Sample((3, 0)), Sample((0, 3), {"dtype": dt.bool})),
+    samples=(Sample((0, 1, 0.1)), Sample((0, 10, 3)), Sample((0, 1, 0.1), {"dtype": dt.float64}),
+             Sample((0, 2.5), {"dtype": dt.int64}), Sample((0, 1, 0.3), {"dtype": dt.float16}),
+             Sample((5, -1, -2))),
+    aten={"range.step": ("out=out",)}, schema={"start": "Scalar start=", "end": "Scalar end=", "step": "Scalar=1"})
+def range_kernel(start: Number = 0, end: Number | None = None, step: Number = 1, *, dtype: dt.dtype | None = None,
+                 layout=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Deprecated (warns): the values from ``start`` to ``end`` *inclusive*, ``step`` apart, in the
+    default dtype unless ``dtype`` is given; use ``arange`` for ``[start, end)``.
+
+    >>> import tensormodes as tm, warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     tm.range(1, 4)
+    tensor([1., 2., 3., 4.])
+    """
+    if end is not None:  # (PyTorch's argument parser refuses a call without ``end`` before the warning)
+        warnings.warn(_RANGE_WARNING, UserWarning, stacklevel=3)
+    check_device(device)
+    first, increment, target, length = _range_plan(start, end, step, dtype)
+    positions = np.arange(length, dtype=np.int64 if type(first) is int else type(first))
+    return (first + positions * increment).astype(target._np)
 
 
 def _linspace_bound(value, param: str, op_name: str):

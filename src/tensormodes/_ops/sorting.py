@@ -31,6 +31,7 @@ from .common import (
     derivative_not_implemented,
     is_int,
     no_complex_autograd,
+    ops,
     quiet,
     scalar_type_name,
 )
@@ -286,7 +287,12 @@ def _msort_grad(grad, input_shape, indices):
     return grad.new_zeros(tuple(input_shape)).scatter(0, indices, grad)
 
 
-@op(meta=same_shape, grad=_msort_grad, saves=("indices",),
+def _msort_decomposition(input):
+    """PyTorch's composite ``msort``: the values of ``sort`` along dimension 0."""
+    return ops.ops.aten.sort.default(input, 0)[0]
+
+
+@op(meta=same_shape, grad=_msort_grad, saves=("indices",), method=True, node="sort", decompose=_msort_decomposition,
     samples=(Sample((M23,)), Sample((TensorSpec((4,), "int64", -5, 5),)), Sample((SCALAR,)),
              Sample((TensorSpec((3, 2), "float16"),))),
     schema={"(returns)": "Tensor"})

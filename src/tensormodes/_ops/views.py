@@ -279,6 +279,31 @@ def reshape_method(input: Tensor, *shape: int) -> Tensor:
     return _reshape(input, varargs_ints(shape, "reshape", "shape"))
 
 
+def _reshape_as_grad(grad, input_shape):
+    return grad.reshape(input_shape), None
+
+
+def _reshape_as_node(input, other) -> str:
+    """The node PyTorch's composite ends in: ``view``'s, or ``_unsafe_view``'s after a copy."""
+    return "view" if view_strides(tuple(input.shape), input.stride(), tuple(other.shape)) is not None \
+        else "_unsafe_view"
+
+
+@op(grad=_reshape_as_grad, method=True, function=False, view=True, meta=metadata, node=_reshape_as_node,
+    decompose=lambda tensor, other: _reshape_as_pytorch(tensor, tuple(other.shape), tuple(other.shape)),
+    errors=(Sample((M23, TensorSpec((4,)))),),
+    samples=(Sample((M23, TensorSpec((3, 2)))), Sample((SCALAR, TensorSpec((1, 1)))),
+             Sample((M23, TensorSpec((6,), "int64")))))
+def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    """``input.reshape(other.size())``: a view when the strides allow it, else a copy.
+
+    >>> import tensormodes as tm
+    >>> tm.tensor([0, 1, 2, 3]).reshape_as(tm.zeros(2, 2)).tolist()
+    [[0, 1], [2, 3]]
+    """
+    return _reshape(input, other.shape)
+
+
 @op(grad=_reshape_grad, method=True, view=True, meta=metadata, decompose=_flatten_decomposition,
     errors=(Sample((M234, 2, 1)), Sample((M23, 3))),
     samples=(Sample((M234,)), Sample((M234, 1)), Sample((M234, 0, -2)), Sample((SCALAR,)),

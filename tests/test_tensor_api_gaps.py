@@ -1,0 +1,232 @@
+"""Everyday torch / Tensor names whole scripts stopped at: ``reshape_as``, post-accumulate-grad
+hooks, ``output_nr``, ``msort``, the split family (``split_with_sizes``, the ``unsafe_*`` forms),
+the deprecated ``resize`` / ``range``, ``fill``, ``empty_permuted``, ``frombuffer``, ``typename``,
+``is_storage``, the warn-always flag, ``conj_physical_``, ``detach_``, ``resize_as_`` — exact
+values, and PyTorch's results, errors, gradients and dispatch-level calls when it is installed."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import tensormodes as tm
+from tests.recording import Recorder, aten_op_log
+from tests.torch_oracle import assert_same_outcome
+
+# -- post-accumulate-grad hooks ----------------------------------------------------------------------
+
+
+def _post_accumulate_log(library):
+    """What hooks on a leaf saw over two backward passes (the second after ``remove``), and
+    the leaf's final values: PyTorch's optimizer-in-backward pattern."""
+    v = library.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+
+    def step(p):
+        seen.append(p.grad.tolist())
+        with library.no_grad():
+            p.sub_(p.grad * 0.5)
+
+    handle = v.register_post_accumulate_grad_hook(step)
+    (v * v).sum().backward()
+    (v * 3).sum().backward()  # .grad accumulates: the hook sees the sum
+    handle.remove()
+    (v * 3).sum().backward()
+    grads = library.autograd.grad((v * 2).sum(), v)  # no accumulation: no hook
+    return seen, v.tolist(), v.grad.tolist(), grads[0].tolist()
+
+
+def test_post_accumulate_grad_hooks_run_after_accumulation():
+    seen, values, grad, grads = _post_accumulate_log(tm)
+    assert seen == [[2.0, 4.0], [5.0, 7.0]]
+    assert values == [-2.5, -3.5] and grad == [8.0, 10.0] and grads == [2.0, 2.0]
+
+
+def test_post_accumulate_grad_hooks_refuse_what_pytorch_refuses():
+    with pytest.raises(RuntimeError, match="^post accumulate grad hooks cannot be registered on non-leaf tensors$"):
+        (tm.ones(1, requires_grad=True) * 2).register_post_accumulate_grad_hook(lambda p: None)
+    with pytest.raises(RuntimeError, match="^cannot register a hook on a tensor that doesn't require gradient$"):
+        tm.ones(1).register_post_accumulate_grad_hook(lambda p: None)
+    v = tm.ones(1, requires_grad=True)
+    v.register_post_accumulate_grad_hook(lambda p: p)
+    with pytest.raises(RuntimeError, match="^Tensor post accumulate grad hooks should return None.$"):
+        v.sum().backward()
+
+
+@pytest.mark.torch
+def test_post_accumulate_grad_hooks_match_pytorch():
+    torch = pytest.importorskip("torch")
+    assert _post_accumulate_log(tm) == _post_accumulate_log(torch)
+
+
+# -- Tensor names --------------------------------------------------------------------------------------
+
+def test_output_nr_and_is_inference():
+    x = tm.zeros(2, 3, requires_grad=True)
+    assert [t.output_nr for t in (x * 1).split(1)] == [0, 1] and x.output_nr == 0
+    assert tm.is_inference(x) is False and x.is_inference() is False
+
+
+def test_resize_is_a_differentiable_deprecated_reshape():
+    x = tm.arange(6.0).requires_grad_()
+    with pytest.warns(UserWarning, match="^non-inplace resize is deprecated$"):
+        y = x.resize(2, 3)
+    assert y.grad_fn.name() == "ResizeBackward" and y._base is x and y.shape == (2, 3)
+    (y * tm.arange(6.0).view(2, 3)).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    with pytest.warns(UserWarning, match="^non-inplace resize_as is deprecated$"):
+        assert x.resize_as(tm.zeros(3, 2)).shape == (3, 2)
+    with warnings.catch_warnings(), pytest.raises(RuntimeError, match=r"^requested resize to 4 \(4 elements in "
+                                                  r"total\), but the given tensor has a size of 6 \(6 elements\)"):
+        warnings.simplefilter("ignore")
+        x.resize(4)
+
+
+def test_unsafe_splits_share_memory_but_are_no_views():
+    x = tm.arange(5.0)
+    first, second = x.unsafe_split(3)
+    assert first._base is None and second.tolist() == [3.0, 4.0]
+    first.add_(1)  # (what PyTorch's contract forbids: it shows the shared memory)
+    assert x.tolist() == [1.0, 2.0, 3.0, 3.0, 4.0] and x._version == 0
+    y = tm.arange(5.0, requires_grad=True) * 1
+    assert [t.grad_fn.name() for t in (y.unsafe_chunk(2)[0], y.unsafe_split_with_sizes([2, 3])[1],
+                                       y.split_with_sizes([1, 4])[0], y.msort())] == \
+        ["UnsafeSplitBackward0", "UnsafeSplitWithSizesBackward0", "SplitWithSizesBackward0", "SortBackward0"]
+
+
+def test_top_level_helpers():
+    assert tm.typename(tm.zeros(1, dtype=tm.int64)) == "tensormodes.LongTensor" and tm.typename(1) == "int"
+    assert tm.typename(tm.nn.Linear(1, 1)) == "tensormodes.nn.modules.linear.Linear"
+    assert tm.is_storage(tm.zeros(1)) is False
+    assert tm.is_warn_always_enabled() is False
+    tm.set_warn_always(True)
+    try:
+        assert tm.is_warn_always_enabled() is True
+    finally:
+        tm.set_warn_always(False)
+    with pytest.raises(RuntimeError, match="^setWarnOnlyOnce expects a bool, but got int$"):
+        tm.set_warn_always(1)
+    y = tm.ones(2, requires_grad=True) * 2
+    assert tm.detach_(y) is y and not y.requires_grad and y.is_leaf
+    assert tm.resize_as_(tm.arange(4), tm.zeros(2, 2)).tolist() == [[0, 1], [2, 3]]
+
+
+def test_frombuffer_shares_a_writable_buffer_and_copies_a_read_only_one():
+    buffer = bytearray(b"abcd")
+    t = tm.frombuffer(buffer, dtype=tm.int8, offset=1)
+    t[0] = 65
+    assert buffer == bytearray(b"aAcd") and t.tolist() == [65, 99, 100]
+    with pytest.warns(UserWarning, match="^The given buffer is not writable"):
+        assert tm.frombuffer(b"ab", dtype=tm.int8, requires_grad=False).tolist() == [97, 98]
+    with Recorder() as recorder:  # (PyTorch's modes do not see it either)
+        made = tm.frombuffer(bytearray(b"\x01\x00"), dtype=tm.int16)
+    assert made.tolist() == [1] and recorder.names == []
+
+
+def test_range_values_and_warning():
+    with pytest.warns(UserWarning, match="^torch.range is deprecated"):
+        assert tm.range(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert tm.range(0, 2.5, dtype=tm.int64).tolist() == [0, 1, 2]
+        with pytest.raises(RuntimeError, match="^step must be nonzero$"):  # (PyTorch 2.13 divides by 0: SIGFPE)
+            tm.range(-3, 7, 0.7, dtype=tm.int32)
+        assert tm.range(0, 1, 0.3, dtype=tm.float16).tolist() == [0.0, 0.300048828125, 0.60009765625,
+                                                                 0.89990234375]
+
+
+def test_fill_and_conj_physical_():
+    x = tm.zeros(2, requires_grad=True)
+    y = tm.fill(x, 2.0)
+    y.sum().backward()
+    assert y.tolist() == [2.0, 2.0] and y.grad_fn.name() == "FillBackward0" and x.grad.tolist() == [0.0, 0.0]
+    z = tm.tensor([1 - 1j])
+    assert tm.conj_physical_(z) is z and z.tolist() == [1 + 1j] and z._version == 1
+
+
+def test_empty_permuted_lays_dimensions_out_in_order():
+    t = tm.empty_permuted((2, 3, 4), (0, 2, 1))
+    assert t.shape == (2, 3, 4) and t.stride() == (12, 1, 3)
+
+
+# -- against PyTorch --------------------------------------------------------------------------------
+
+EXPRESSIONS = [
+    "L.arange(6.).reshape_as(L.zeros(3, 2))", "L.arange(6.).view(2, 3).t().reshape_as(L.zeros(6))",
+    "L.arange(6.).reshape_as(L.zeros(4))",
+    "L.tensor([[3., 1.], [0., 2.]]).msort()", "L.msort(L.tensor(3))",
+    "L.arange(5).split_with_sizes([2, 3])", "L.split_with_sizes(L.arange(6).view(2, 3), [1, 2], 1)",
+    "L.arange(5).split_with_sizes([2, 2])", "L.arange(5).split_with_sizes([-1, 6])",
+    "L.unsafe_split(L.arange(5), 2)", "L.arange(5).unsafe_split(2, -1)", "L.unsafe_split(L.arange(5), [1, 4])",
+    "L.unsafe_split(L.arange(5), 2.0)",
+    "L.arange(5).unsafe_chunk(3)", "L.unsafe_chunk(L.zeros(0, 2), 3)", "L.unsafe_chunk(L.arange(5), 0)",
+    "L.unsafe_split_with_sizes(L.arange(5), [1, 4])", "L.arange(5).unsafe_split_with_sizes([3, 3])",
+    "L.range(0, 1, 0.1)", "L.range(0, 10, 3)", "L.range(5, -1, -2)", "L.range(0, 1, 0.1, dtype=L.float64)",
+    "L.range(0, 1, 1 / 3, dtype=L.bfloat16)", "L.range(0, 5, 0)",
+    "L.range(3, 0)", "L.range(0, 3, dtype=L.bool)", "L.range(5)", "L.range(0, float('inf'))",
+    "L.fill(L.zeros(2, dtype=L.int64), 2.7)", "L.fill(L.zeros(2), L.tensor(3.))", "L.fill(L.zeros(2), L.ones(2))",
+    "L.fill(L.zeros(2, dtype=L.uint8), 300)",
+    "L.empty_permuted((2, 3, 4), (2, 0, 1)).stride()", "L.empty_permuted((2, 3), (0, 2, 1))",
+    "L.empty_permuted((2, 3), (0, 0))", "L.empty_permuted((), ()).shape",
+    "L.frombuffer(b'', dtype=L.int8)", "L.frombuffer(bytearray(b'abcd'), dtype=L.int16, offset=1)",
+    "L.frombuffer(bytearray(b'abcd'), dtype=L.int16, offset=4)",
+    "L.frombuffer(bytearray(b'abcd'), dtype=L.int8, offset=1, count=4)",
+    "L.frombuffer(bytearray(b'abcdefgh'), dtype=L.float32)", "L.frombuffer(b'ab', dtype=L.uint8, count=0)",
+    "L.tensor([1 - 1j, 2j]).conj_physical_()", "L.conj_physical_(L.tensor([1., 2.]))",
+    "L.is_inference(L.zeros(1))", "L.typename(L.zeros(2, dtype=L.float64))", "L.is_storage([1])",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", EXPRESSIONS)
+def test_matches_pytorch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression)
+
+
+GRADIENT_CASES = [
+    ("reshape_as", lambda L, x: x.t().reshape_as(L.zeros(6))),
+    ("msort", lambda L, x: x.msort() * L.arange(6.).view(3, 2)),
+    ("split_with_sizes", lambda L, x: x.split_with_sizes([1, 2])[1] * 2),
+    ("unsafe_split", lambda L, x: L.unsafe_split(x, 2)[1] * 3),
+    ("unsafe_chunk", lambda L, x: x.unsafe_chunk(2, 1)[0] * 3),
+    ("unsafe_split_with_sizes", lambda L, x: x.unsafe_split_with_sizes([2, 1])[0] * 3),
+    ("fill", lambda L, x: L.fill(x, L.tensor(2.0, requires_grad=True)) * x),
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, expression", GRADIENT_CASES, ids=[case[0] for case in GRADIENT_CASES])
+def test_gradients_and_nodes_match_pytorch(name, expression):
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for library in (tm, torch):
+        x = library.tensor([[3.0, -1.0], [0.5, 2.0], [1.0, 1.0]], requires_grad=True)
+        result = expression(library, x)
+        result.sum().backward()
+        outcomes.append((result.tolist(), x.grad.tolist(), result.grad_fn.next_functions[0][0].name()
+                         if result.grad_fn.name() == "MulBackward0" else result.grad_fn.name()))
+    assert outcomes[0] == outcomes[1]
+
+
+DISPATCHED = [
+    "L.arange(6.).reshape_as(L.zeros(3, 2))", "L.arange(6.).view(2, 3).t().reshape_as(L.zeros(6))",
+    "L.tensor([3., 1.]).msort()", "L.arange(5).split_with_sizes([2, 3])", "L.arange(5).unsafe_chunk(2)",
+    "L.arange(5).unsafe_split(2)", "L.fill(L.zeros(2), 1.5)", "L.range(0, 3)",
+    "L.empty_permuted((2, 3), (1, 0))", "L.tensor([1j]).conj_physical_()",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", DISPATCHED)
+def test_dispatch_level_sees_pytorchs_ops(expression):
+    torch = pytest.importorskip("torch")
+    logs = []
+    for library in (tm, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with aten_op_log(library) as log:
+                eval(expression, {"L": library})
+        logs.append(log.ops)
+    assert logs[0] == logs[1]
