@@ -64,9 +64,8 @@ def special_entr(input: Tensor) -> Tensor:
     """
     if input.dtype.kind == "c":
         raise not_implemented("entr_cpu", dtype_of(input))
-    if input.dtype.kind in "biu":
-        return _entr(input.astype(floating(dtype_of(input))._np))
-    return _entr(input)
+    values = input.astype(floating(dtype_of(input))._np) if input.dtype.kind in "biu" else input
+    return _entr(values.reshape(-1)).reshape(input.shape)  # (flat: 0-dim arithmetic gives NumPy scalars)
 
 
 _SQRT1_2 = math.sqrt(0.5)  # C's M_SQRT1_2
@@ -97,7 +96,8 @@ def special_ndtr(input: Tensor) -> Tensor:
     if input.dtype.kind == "c":
         raise not_implemented("erf_vml_cpu", dtype_of(input))
     result = floating(dtype_of(input))._np
-    scaled = (input.astype(result) * result.type(_SQRT1_2)).astype(result)
+    compute = np.dtype(np.float32) if result in HALF_TYPES else result  # (a half type's product is float's, rounded)
+    scaled = (input.astype(compute) * compute.type(_SQRT1_2)).astype(result)
     return ((1 + _erf_rounded(scaled)).astype(result) * result.type(0.5)).astype(result)
 
 
@@ -114,10 +114,12 @@ def scalar_overload_node(name: str):
 
 def _x_log1p_y(x, y):
     """``x * log1p(y)``, 0 where x is 0, NaN where y is (PyTorch's ``xlog1py_cpu``), in float64."""
+    y = np.asarray(y, np.float64)
     with np.errstate(all="ignore"):
-        logarithm = libm("log1p", np.asarray(y, np.float64)) if np.ndim(y) else math.log1p(y) if y > -1 else (
-            -math.inf if y == -1 else math.nan)
-    return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, x * logarithm))
+        inside = y > -1
+        logarithm = np.where(y == -1, -np.inf, np.nan)  # (log1p's pole, and its NaN below)
+        logarithm[inside] = libm("log1p", y[inside])
+        return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, x * logarithm))
 
 
 def _half_x_log1p_y(d):
@@ -191,6 +193,8 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     """
     if input.dtype == np.bool_:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if input.dtype.kind == "c":  # (PyTorch's arange of the offsets, in the input's dtype, has no complex kernel)
+        raise not_implemented("arange_cpu", dtype_of(input))
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     result = floating(dtype_of(input))._np
@@ -206,10 +210,17 @@ _ZETA_DIVISORS = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.892437580318
                   1.8152105401943546773e17, -7.1661652561756670113e18)
 _MACHEP = 1.11022302462515654042E-16
 def _c_pow(a: float, b: float) -> float:
+    """C's ``pow`` (Python's raises where C returns inf or NaN)."""
     try:
         return math.pow(a, b)
-    except (OverflowError, ValueError):  # (C's pow gives inf / NaN where Python raises)
-        return math.inf if a == 0 or abs(a) > 1 else math.nan
+    except OverflowError:
+        odd = b == math.floor(b) and math.fmod(b, 2) != 0
+        return -math.inf if a < 0 and odd else math.inf
+    except ValueError:  # a zero base with a negative exponent; a negative one with a fraction
+        if a == 0:
+            odd = b == math.floor(b) and math.fmod(b, 2) != 0
+            return math.copysign(math.inf, a) if odd else math.inf
+        return math.nan
 
 
 _POW = np.frompyfunc(_c_pow, 2, 1)  # the C library's pow (NumPy's differs in the last bit on ~5 %)
