@@ -406,7 +406,8 @@ def test_incomplete_gamma_matches_torch(expression):
     "L.special.ndtr(L.tensor([1.7294921875, -1.3876953125, -1.0439453125, 0.77880859375], dtype=L.float16))",
     "L.special.xlog1py(L.tensor(5), L.tensor([[-9223372036854775808, 0, 5], [-1, 1, 3]]))",
     "L.special.zeta(L.tensor([0.5, 1e+30, 2.4278130406603573], dtype=L.float64), "
-    "L.tensor([[1.144031513077966, -3.2947793854472485, 65504.0], [1.48, 3.95, -0.1399626011203936]], dtype=L.float64))",
+    "L.tensor([[1.144031513077966, -3.2947793854472485, 65504.0], [1.48, 3.95, -0.1399626011203936]], "
+    "dtype=L.float64))",
 ])
 def test_fuzzed_cases_match_torch(expression):
     assert_same_outcome(expression)
