@@ -122,10 +122,13 @@ def _x_log1p_y(x, y):
         return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, x * logarithm))
 
 
-def _half_x_log1p_y(d):
+def _rounded_x_log1p_y(d):
+    """``_x_log1p_y`` as PyTorch's float32 / half kernels compute it: float's ``log1p`` (from the
+    double's, rounded) rounded to ``d``, then the product in float (rounded once by the caller)."""
     def x_log1p_y(x, y):
-        logarithm = np.log1p(np.asarray(y, np.float64)).astype(np.float32).astype(d._np).astype(np.float32)
-        return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, np.asarray(x, np.float32) * logarithm))
+        with np.errstate(all="ignore"):
+            logarithm = np.log1p(np.asarray(y, np.float64)).astype(np.float32).astype(d._np).astype(np.float32)
+            return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, np.asarray(x, np.float32) * logarithm))
     return x_log1p_y
 
 
@@ -160,9 +163,9 @@ def special_xlog1py(input: Tensor | Number, other: Tensor | Number) -> Tensor:
                         " * (Tensor input, Tensor other, *, Tensor out = None)\n"
                         " * (Number self, Tensor other, *, Tensor out = None)\n"
                         " * (Tensor input, Number other, *, Tensor out = None)\n")
-    d = operand_dtype(input, other)
-    if d in (ops.float16, ops.bfloat16):
-        return _float_binary(_half_x_log1p_y(d), input, other, "xlog1py_cpu")
+    d = floating(operand_dtype(input, other))
+    if d in (ops.float16, ops.bfloat16, ops.float32):
+        return _float_binary(_rounded_x_log1p_y(d), input, other, "xlog1py_cpu")
     return _float_binary(_x_log1p_y, input, other, "xlog1py_cpu")
 
 
