@@ -273,7 +273,8 @@ def test_polynomial_values():
     "L.special.multigammaln(L.tensor([True]), 2)", "L.special.multigammaln(L.tensor([3.0]), 0)",
     "L.autograd.grad(L.special.multigammaln(x := L.tensor([2.5, 3.0], requires_grad=True), 2).sum(), x)[0]",
     "L.special.multigammaln(L.tensor([2.5], requires_grad=True), 2).grad_fn.name()",
-    "L.tensor([3.0, 4.0]).mvlgamma_(2)",
+    "L.tensor([3.0, 4.0]).mvlgamma_(2)", "L.tensor([3, 4]).mvlgamma_(2)",
+    "L.mvlgamma(L.tensor([3.0, 4.0]), 2, out=L.empty(2, dtype=L.long))",
     "L.special.round(L.tensor([2.5, -0.25, 1.26]), decimals=1)", "L.special.round(L.tensor([3]))",
     "L.special.round(L.tensor([2.5], requires_grad=True)).grad_fn.name()",
 ])

@@ -25,7 +25,7 @@ from ._pointwise import _both_scalars, _invalid_arguments
 from ._random_math import libm
 from ._samples import BF16, C64, F16, I23, M23, POSITIVE, SCALAR_F64
 from .binary_math import _float_binary
-from .common import HALF_TYPES, dtype_of, floating, not_implemented, operand_dtype, ops
+from .common import HALF_TYPES, dtype_of, floating, not_implemented, operand_dtype, ops, scalar_type_name
 from .meta_rules import elementwise
 from .registry import Sample, Tensor, TensorSpec, op
 from .special import _erf_rounded, _lgamma
@@ -180,8 +180,17 @@ def _mvlgamma_grad(grad, input, p):
     return grad * (offsets + input.unsqueeze(-1)).digamma().sum(-1)
 
 
+def _mvlgamma_written(result: np.ndarray, target: np.ndarray, inplace: bool) -> None:
+    # PyTorch's mvlgamma_out checks the cast itself, naming the input's dtype and then the result's (an
+    # out= tensor's input is taken to be a float one)
+    if not dt.can_cast(dtype_of(result), dtype_of(target)):
+        first = dtype_of(target) if inplace else dtype_of(result)
+        raise RuntimeError(f"mvlgamma: result type {scalar_type_name(first)} can't be cast to the desired output "
+                           f"type {scalar_type_name(dtype_of(result))}")
+
+
 @op(errors=(Sample((TensorSpec((3,), "bool"), 2)), Sample((POSITIVE, 0))),
-    meta=elementwise, grad=_mvlgamma_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_mvlgamma_grad, method=True, inplace=True, out=True, written_check=_mvlgamma_written,
     samples=(Sample((TensorSpec((2, 3), "float32", 1.5, 6), 2)), Sample((TensorSpec((3,), "float64", 2, 9), 4)),
              Sample((TensorSpec((2, 2), "int64", 2, 6), 1)), Sample((TensorSpec((), "float64", 1.2, 4), 3)),
              Sample((TensorSpec((3,), "float16", 1.5, 4), 2))),
