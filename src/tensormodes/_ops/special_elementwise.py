@@ -250,9 +250,10 @@ def _zeta(x, q, single: bool = False) -> np.ndarray:
     x, q = (np.array(v, np.float64) for v in np.broadcast_arrays(x, q))
     shape, x, q = x.shape, x.reshape(-1), q.reshape(-1)
     result = np.full(x.shape, np.nan)
-    pole = (q <= 0) & (q == np.floor(q))
+    below = x < 1  # PyTorch's order of tests: x == 1 (inf), x < 1 (NaN), a pole of q (inf)
+    pole = (q <= 0) & (q == np.floor(q)) & ~below
     result[pole] = np.inf
-    running = ~((x < 1) | (x == 1) | pole | ((q <= 0) & (x != np.floor(x))))
+    running = ~(below | (x == 1) | pole | ((q <= 0) & (x != np.floor(x))))
     result[x == 1] = np.inf
     index = np.flatnonzero(running)
     xs, a = x[index], q[index].copy()
