@@ -273,7 +273,8 @@ def test_polynomial_values():
     "L.special.multigammaln(L.tensor([True]), 2)", "L.special.multigammaln(L.tensor([3.0]), 0)",
     "L.autograd.grad(L.special.multigammaln(x := L.tensor([2.5, 3.0], requires_grad=True), 2).sum(), x)[0]",
     "L.special.multigammaln(L.tensor([2.5], requires_grad=True), 2).grad_fn.name()",
-    "L.tensor([3.0, 4.0]).mvlgamma_(2)",
+    "L.tensor([3.0, 4.0]).mvlgamma_(2)", "L.tensor([3, 4]).mvlgamma_(2)",
+    "L.mvlgamma(L.tensor([3.0, 4.0]), 2, out=L.empty(2, dtype=L.long))",
     "L.special.round(L.tensor([2.5, -0.25, 1.26]), decimals=1)", "L.special.round(L.tensor([3]))",
     "L.special.round(L.tensor([2.5], requires_grad=True)).grad_fn.name()",
 ])
@@ -397,3 +398,31 @@ def test_incomplete_gamma_is_near_torchs(name):
 ])
 def test_incomplete_gamma_matches_torch(expression):
     assert_same_outcome(expression, rtol=1e-6)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", [  # the fuzzer's cases
+    "L.special.entr(L.tensor(1.0345937013626099, dtype=L.float32))", "L.special.log_ndtr(L.tensor(0, dtype=L.uint8))",
+    "L.special.i0e(L.tensor(2.0))", "L.special.multigammaln(L.tensor([1 + 0j]), 2)",
+    "L.special.ndtr(L.tensor([1.7294921875, -1.3876953125, -1.0439453125, 0.77880859375], dtype=L.float16))",
+    "L.special.xlog1py(L.tensor(5), L.tensor([[-9223372036854775808, 0, 5], [-1, 1, 3]]))",
+    "L.special.zeta(L.tensor([0.5, 1e+30, 2.4278130406603573], dtype=L.float64), "
+    "L.tensor([[1.144031513077966, -3.2947793854472485, 65504.0], [1.48, 3.95, -0.1399626011203936]], "
+    "dtype=L.float64))",
+])
+def test_fuzzed_cases_match_torch(expression):
+    assert_same_outcome(expression)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("extra", [
+    "L.special.gammaincc(L.tensor(nan, dtype=L.float64), L.tensor([[False, True, False]]))",
+    "L.special.zeta(L.tensor([-1e30, 5.14, 2.04, 1e-40, -1e30]), L.tensor([-inf, -1.0, 1.43, 1.49, -2.0]))",
+    "L.igamma(L.tensor([0., 0., 0., 1., inf, inf, 2., nan, 1., nan], dtype=L.float64), "
+    "L.tensor([1., 0., nan, 0., 1., inf, inf, 0., nan, inf], dtype=L.float64))",
+    "L.igammac(L.tensor([0., 0., 0., 1., inf, inf, 2., nan, 1., nan], dtype=L.float64), "
+    "L.tensor([1., 0., nan, 0., 1., inf, inf, 0., nan, inf], dtype=L.float64))",
+])
+def test_fuzzed_edge_orders_match_torch(extra):
+    # PyTorch's tests in its kernels' order (x = 0 before a NaN a; x < 1 before a pole of q)
+    assert_same_outcome(extra)

@@ -85,8 +85,8 @@ def cephes_unary(kernel, kernel_name: str, input: np.ndarray, *, halves: bool = 
         raise not_implemented(kernel_name, dtype_of(input))
     result = floating(dtype_of(input))
     compute = np.float64 if result is dt.float64 else np.float32
-    with quiet():
-        return np.asarray(kernel(np.asarray(input, compute)), result._np)
+    with quiet():  # (flat: a 0-dim array's arithmetic gives NumPy scalars, which the kernels index)
+        return np.asarray(kernel(np.asarray(input, compute).reshape(-1)), result._np).reshape(input.shape)
 
 
 def compute_dtype(array: np.ndarray) -> type:

@@ -208,9 +208,12 @@ def incomplete_gamma(a, x, upper: bool) -> np.ndarray:
             q = _upper_fraction(a[fraction], x[fraction])
             result[fraction] = q if upper else 1 - q
         low, high = (1.0, 0.0) if upper else (0.0, 1.0)  # the values at x = 0 and at x = inf
-        edges = ~regular & (a >= 0) & (x >= 0)
-        result[edges & (a == 0) & (x > 0)] = high
-        result[edges & (a > 0) & (x == 0)] = low
-        result[edges & np.isinf(a) & np.isfinite(x) & (x > 0)] = low
-        result[edges & np.isfinite(a) & (a > 0) & np.isinf(x)] = high
+        # PyTorch's tests in its order (a NaN fails the comparisons): x or a below 0, a = 0, x = 0, a
+        # infinite, x infinite; each only where the earlier ones did not decide
+        undecided = ~regular & ~((x < 0) | (a < 0))
+        for test, value in ((a == 0, np.where(x > 0, high, np.nan)), (x == 0, low),
+                            (np.isinf(a), np.where(np.isinf(x), np.nan, low)), (np.isinf(x), high)):
+            decided = undecided & test
+            result[decided] = np.broadcast_to(value, a.shape)[decided]
+            undecided &= ~test
     return result.reshape(shape)

@@ -25,7 +25,7 @@ from ._pointwise import _both_scalars, _invalid_arguments
 from ._random_math import libm
 from ._samples import BF16, C64, F16, I23, M23, POSITIVE, SCALAR_F64
 from .binary_math import _float_binary
-from .common import HALF_TYPES, dtype_of, floating, not_implemented, operand_dtype, ops
+from .common import HALF_TYPES, dtype_of, floating, not_implemented, operand_dtype, ops, scalar_type_name
 from .meta_rules import elementwise
 from .registry import Sample, Tensor, TensorSpec, op
 from .special import _erf_rounded, _lgamma
@@ -64,9 +64,8 @@ def special_entr(input: Tensor) -> Tensor:
     """
     if input.dtype.kind == "c":
         raise not_implemented("entr_cpu", dtype_of(input))
-    if input.dtype.kind in "biu":
-        return _entr(input.astype(floating(dtype_of(input))._np))
-    return _entr(input)
+    values = input.astype(floating(dtype_of(input))._np) if input.dtype.kind in "biu" else input
+    return _entr(values.reshape(-1)).reshape(input.shape)  # (flat: 0-dim arithmetic gives NumPy scalars)
 
 
 _SQRT1_2 = math.sqrt(0.5)  # C's M_SQRT1_2
@@ -97,7 +96,8 @@ def special_ndtr(input: Tensor) -> Tensor:
     if input.dtype.kind == "c":
         raise not_implemented("erf_vml_cpu", dtype_of(input))
     result = floating(dtype_of(input))._np
-    scaled = (input.astype(result) * result.type(_SQRT1_2)).astype(result)
+    compute = np.dtype(np.float32) if result in HALF_TYPES else result  # (a half type's product is float's, rounded)
+    scaled = (input.astype(compute) * compute.type(_SQRT1_2)).astype(result)
     return ((1 + _erf_rounded(scaled)).astype(result) * result.type(0.5)).astype(result)
 
 
@@ -114,16 +114,21 @@ def scalar_overload_node(name: str):
 
 def _x_log1p_y(x, y):
     """``x * log1p(y)``, 0 where x is 0, NaN where y is (PyTorch's ``xlog1py_cpu``), in float64."""
+    y = np.asarray(y, np.float64)
     with np.errstate(all="ignore"):
-        logarithm = libm("log1p", np.asarray(y, np.float64)) if np.ndim(y) else math.log1p(y) if y > -1 else (
-            -math.inf if y == -1 else math.nan)
-    return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, x * logarithm))
+        inside = y > -1
+        logarithm = np.where(y == -1, -np.inf, np.nan)  # (log1p's pole, and its NaN below)
+        logarithm[inside] = libm("log1p", y[inside])
+        return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, x * logarithm))
 
 
-def _half_x_log1p_y(d):
+def _rounded_x_log1p_y(d):
+    """``_x_log1p_y`` as PyTorch's float32 / half kernels compute it: float's ``log1p`` (from the
+    double's, rounded) rounded to ``d``, then the product in float (rounded once by the caller)."""
     def x_log1p_y(x, y):
-        logarithm = np.log1p(np.asarray(y, np.float64)).astype(np.float32).astype(d._np).astype(np.float32)
-        return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, np.asarray(x, np.float32) * logarithm))
+        with np.errstate(all="ignore"):
+            logarithm = np.log1p(np.asarray(y, np.float64)).astype(np.float32).astype(d._np).astype(np.float32)
+            return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, np.asarray(x, np.float32) * logarithm))
     return x_log1p_y
 
 
@@ -158,9 +163,9 @@ def special_xlog1py(input: Tensor | Number, other: Tensor | Number) -> Tensor:
                         " * (Tensor input, Tensor other, *, Tensor out = None)\n"
                         " * (Number self, Tensor other, *, Tensor out = None)\n"
                         " * (Tensor input, Number other, *, Tensor out = None)\n")
-    d = operand_dtype(input, other)
-    if d in (ops.float16, ops.bfloat16):
-        return _float_binary(_half_x_log1p_y(d), input, other, "xlog1py_cpu")
+    d = floating(operand_dtype(input, other))
+    if d in (ops.float16, ops.bfloat16, ops.float32):
+        return _float_binary(_rounded_x_log1p_y(d), input, other, "xlog1py_cpu")
     return _float_binary(_x_log1p_y, input, other, "xlog1py_cpu")
 
 
@@ -175,8 +180,17 @@ def _mvlgamma_grad(grad, input, p):
     return grad * (offsets + input.unsqueeze(-1)).digamma().sum(-1)
 
 
+def _mvlgamma_written(result: np.ndarray, target: np.ndarray, inplace: bool) -> None:
+    # PyTorch's mvlgamma_out checks the cast itself, naming the input's dtype and then the result's (an
+    # out= tensor's input is taken to be a float one)
+    if not dt.can_cast(dtype_of(result), dtype_of(target)):
+        first = dtype_of(target) if inplace else dtype_of(result)
+        raise RuntimeError(f"mvlgamma: result type {scalar_type_name(first)} can't be cast to the desired output "
+                           f"type {scalar_type_name(dtype_of(result))}")
+
+
 @op(errors=(Sample((TensorSpec((3,), "bool"), 2)), Sample((POSITIVE, 0))),
-    meta=elementwise, grad=_mvlgamma_grad, method=True, inplace=True, out=True,
+    meta=elementwise, grad=_mvlgamma_grad, method=True, inplace=True, out=True, written_check=_mvlgamma_written,
     samples=(Sample((TensorSpec((2, 3), "float32", 1.5, 6), 2)), Sample((TensorSpec((3,), "float64", 2, 9), 4)),
              Sample((TensorSpec((2, 2), "int64", 2, 6), 1)), Sample((TensorSpec((), "float64", 1.2, 4), 3)),
              Sample((TensorSpec((3,), "float16", 1.5, 4), 2))),
@@ -191,6 +205,8 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
     """
     if input.dtype == np.bool_:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if input.dtype.kind == "c":  # (PyTorch's arange of the offsets, in the input's dtype, has no complex kernel)
+        raise not_implemented("arange_cpu", dtype_of(input))
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     result = floating(dtype_of(input))._np
@@ -206,10 +222,17 @@ _ZETA_DIVISORS = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.892437580318
                   1.8152105401943546773e17, -7.1661652561756670113e18)
 _MACHEP = 1.11022302462515654042E-16
 def _c_pow(a: float, b: float) -> float:
+    """C's ``pow`` (Python's raises where C returns inf or NaN)."""
     try:
         return math.pow(a, b)
-    except (OverflowError, ValueError):  # (C's pow gives inf / NaN where Python raises)
-        return math.inf if a == 0 or abs(a) > 1 else math.nan
+    except OverflowError:
+        odd = b == math.floor(b) and math.fmod(b, 2) != 0
+        return -math.inf if a < 0 and odd else math.inf
+    except ValueError:  # a zero base with a negative exponent; a negative one with a fraction
+        if a == 0:
+            odd = b == math.floor(b) and math.fmod(b, 2) != 0
+            return math.copysign(math.inf, a) if odd else math.inf
+        return math.nan
 
 
 _POW = np.frompyfunc(_c_pow, 2, 1)  # the C library's pow (NumPy's differs in the last bit on ~5 %)
@@ -227,9 +250,10 @@ def _zeta(x, q, single: bool = False) -> np.ndarray:
     x, q = (np.array(v, np.float64) for v in np.broadcast_arrays(x, q))
     shape, x, q = x.shape, x.reshape(-1), q.reshape(-1)
     result = np.full(x.shape, np.nan)
-    pole = (q <= 0) & (q == np.floor(q))
+    below = x < 1  # PyTorch's order of tests: x == 1 (inf), x < 1 (NaN), a pole of q (inf)
+    pole = (q <= 0) & (q == np.floor(q)) & ~below
     result[pole] = np.inf
-    running = ~((x < 1) | (x == 1) | pole | ((q <= 0) & (x != np.floor(x))))
+    running = ~(below | (x == 1) | pole | ((q <= 0) & (x != np.floor(x))))
     result[x == 1] = np.inf
     index = np.flatnonzero(running)
     xs, a = x[index], q[index].copy()
