@@ -182,7 +182,15 @@ CASES = [
     "L.ormqr(L.ones(3), L.ones(2), L.ones(3, 2))", "L.ormqr(L.ones(3, 2), L.ones(2, dtype=L.float64), L.ones(3, 2))",
     "L.ormqr(L.ones(3, 2), L.ones(2), L.ones(3))", "L.ormqr(L.ones(2, 3, 2), L.ones(2, 2), L.ones(3, 2))",
     "L.ormqr(L.ones(3, 2), L.ones(2), L.ones(2, 3), left=False, transpose=True)",
-    # removed in PyTorch 1.9: stubs that raise
+    # PyTorch's binding's parameter names (its documentation says A and B)
+    "L.linalg.solve_triangular(input=L.eye(2), B=L.ones(2, 1), upper=True)",
+    "L.linalg.cholesky_ex(input=L.eye(2))", "L.linalg.ldl_factor(input=L.eye(2))",
+    "L.linalg.ldl_factor_ex(input=L.eye(2))", "L.linalg.tensorinv(input=L.eye(4).reshape(4, 2, 2), ind=1)",
+    "L.linalg.tensorsolve(input=L.eye(3), other=L.ones(3))",
+    "L.linalg.lu_solve(LU=L.eye(2), pivots=L.tensor([1, 2], dtype=L.int32), B=L.ones(2, 1))",
+    "L.lu_unpack(LU_data=L.eye(2), LU_pivots=L.tensor([1, 2], dtype=L.int32))",
+    "L.ormqr(input=L.eye(2), input2=L.ones(2), input3=L.eye(2))",
+        # removed in PyTorch 1.9: stubs that raise
     "L.symeig(L.eye(2))", "L.eye(2).symeig()", "L.eig(L.eye(2))", "L.eye(2).eig()", "L.lstsq(L.eye(2), L.eye(2))",
     "L.eye(2).lstsq(L.eye(2))", "L.solve(L.eye(2), L.eye(2))", "L.eye(2).solve(L.eye(2))", "L.matrix_rank(L.eye(2))",
 ]

@@ -61,19 +61,20 @@ def _cholesky_ex_grad(grad, result, upper):
     return _cholesky_grad(grad[0], result[0], upper)
 
 
-def _cholesky_ex_meta(A, *, upper=False, check_errors=False):
-    _square_checks("linalg.cholesky", A)
-    _floating_check("linalg.cholesky", A)
-    return RETURN_TYPES["linalg_cholesky_ex"](MetaArray(A.shape, A.dtype), MetaArray(A.shape[:-2], np.dtype(np.int32)))
+def _cholesky_ex_meta(input, *, upper=False, check_errors=False):
+    _square_checks("linalg.cholesky", input)
+    _floating_check("linalg.cholesky", input)
+    return RETURN_TYPES["linalg_cholesky_ex"](MetaArray(input.shape, input.dtype),
+                                              MetaArray(input.shape[:-2], np.dtype(np.int32)))
 
 
 @op(grad=_cholesky_ex_grad, meta=rule(_cholesky_ex_meta), name="linalg_cholesky_ex", function="cholesky_ex",
-    namespace="tensormodes.linalg", out=True, returns=("L", "info"), schema={"A": "Tensor self"},
+    namespace="tensormodes.linalg", out=True, returns=("L", "info"),
     errors=(Sample((TensorSpec((2, 3)),)),),
     samples=(Sample((TensorSpec((3, 1, 1), "float32", 0.5, 2.0),)),
              Sample((TensorSpec((2, 1, 1), "float64", 0.5, 2.0),), {"upper": True}),
              Sample((TensorSpec((0, 2, 2), "complex64"),))))
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> Tensor:
+def cholesky_ex(input: Tensor, *, upper: bool = False, check_errors: bool = False) -> Tensor:
     """``linalg.cholesky`` that reports a matrix that is not positive-definite instead of raising
     (unless ``check_errors``): the named tuple ``(L, info)``, ``info`` the order of the first
     leading minor that is not positive-definite (0 if none). For such a matrix ``L`` holds what
@@ -86,6 +87,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
             [ 1., -6.]]),
     info=tensor(2, dtype=tensormodes.int32))
     """
+    A = input  # (PyTorch's binding names it input; its documentation, A)
     for argument, value in (("upper", upper), ("check_errors", check_errors)):
         _check_bool_argument("linalg_cholesky_ex", argument, value)
     _square_checks("linalg.cholesky", A)

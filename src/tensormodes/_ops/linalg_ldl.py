@@ -220,11 +220,11 @@ def _ldl_checks(A) -> None:
     _floating_check(name, A)
 
 
-def _ldl_factor_ex_meta(A, *, hermitian=False, check_errors=False):
-    _ldl_checks(A)
+def _ldl_factor_ex_meta(input, *, hermitian=False, check_errors=False):
+    _ldl_checks(input)
     int32 = np.dtype(np.int32)
-    return RETURN_TYPES["linalg_ldl_factor_ex"](MetaArray(A.shape, A.dtype), MetaArray(A.shape[:-1], int32),
-                                                MetaArray(A.shape[:-2], int32))
+    return RETURN_TYPES["linalg_ldl_factor_ex"](MetaArray(input.shape, input.dtype), MetaArray(input.shape[:-1], int32),
+                                                MetaArray(input.shape[:-2], int32))
 
 
 def _unknown_error(name: str, batch: tuple, info: np.ndarray) -> RuntimeError:
@@ -239,11 +239,11 @@ def _unknown_error(name: str, batch: tuple, info: np.ndarray) -> RuntimeError:
 
 @op(grad=no_derivative("linalg_ldl_factor_ex"), meta=rule(_ldl_factor_ex_meta), name="linalg_ldl_factor_ex",
     function="ldl_factor_ex", namespace="tensormodes.linalg", out=True, returns=("LD", "pivots", "info"),
-    schema={"A": "Tensor self"}, errors=(Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 3)),))),
+    errors=(Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 3)),))),
     samples=(Sample((TensorSpec((3, 3), "float64"),)), Sample((TensorSpec((2, 4, 4)),)),
              Sample((TensorSpec((3, 3), "complex128"),), {"hermitian": True}),
              Sample((TensorSpec((3, 3), "complex64"),)), Sample((TensorSpec((0, 2, 2)),))))
-def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> Tensor:
+def ldl_factor_ex(input: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> Tensor:
     """The LDL factorisation with Bunch-Kaufman pivoting of a symmetric matrix (Hermitian if
     ``hermitian``; or of each in a batch), as LAPACK's ``sytrf`` leaves it, reading the lower
     triangle: the named tuple ``(LD, pivots, info)``, ``LD`` holding ``L`` below the diagonal and
@@ -255,6 +255,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     >>> LD.tolist(), pivots.tolist(), info.item()
     ([[4.0, 0.0], [0.5, 2.0]], [1, 2], 0)
     """
+    A = input  # (PyTorch's binding names it input; its documentation, A)
     _ldl_checks(A)
     if A.size == 0:
         return RETURN_TYPES["linalg_ldl_factor_ex"](np.empty(A.shape, A.dtype), np.zeros(A.shape[:-1], np.int32),
@@ -266,7 +267,8 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     return RETURN_TYPES["linalg_ldl_factor_ex"](ld, pivots, info)
 
 
-def _ldl_factor_decomposition(A, hermitian=False):
+def _ldl_factor_decomposition(input, hermitian=False):
+    A = input
     """PyTorch's composite: ``linalg_ldl_factor_ex``, then its check of ``info`` (read without an op)."""
     LD, pivots, info = ops.linalg.ldl_factor_ex(A, hermitian=hermitian)
     errors = reported_errors(info)
@@ -275,22 +277,23 @@ def _ldl_factor_decomposition(A, hermitian=False):
     return RETURN_TYPES["linalg_ldl_factor"](LD, pivots)
 
 
-def _ldl_factor_meta(A, *, hermitian=False):
-    return RETURN_TYPES["linalg_ldl_factor"](*_ldl_factor_ex_meta(A)[:2])
+def _ldl_factor_meta(input, *, hermitian=False):
+    return RETURN_TYPES["linalg_ldl_factor"](*_ldl_factor_ex_meta(input)[:2])
 
 
 @op(grad=no_derivative("linalg_ldl_factor_ex"), meta=rule(_ldl_factor_meta), name="linalg_ldl_factor",
     function="ldl_factor", namespace="tensormodes.linalg", out=True, returns=("LD", "pivots"),
-    schema={"A": "Tensor self"}, decompose=_ldl_factor_decomposition, node="linalg_ldl_factor_ex",
+    decompose=_ldl_factor_decomposition, node="linalg_ldl_factor_ex",
     samples=(Sample((TensorSpec((3, 3), "float64"),)), Sample((TensorSpec((2, 2, 2), "complex128"),),
                                                               {"hermitian": True})))
-def ldl_factor(A: Tensor, *, hermitian: bool = False) -> Tensor:
+def ldl_factor(input: Tensor, *, hermitian: bool = False) -> Tensor:
     """``ldl_factor_ex`` without ``info``: the named tuple ``(LD, pivots)``.
 
     >>> import tensormodes as tm
     >>> tm.linalg.ldl_factor(tm.tensor([[0., 1.], [1., 0.]])).pivots
     tensor([-2, -2], dtype=tensormodes.int32)
     """
+    A = input  # (PyTorch's binding names it input; its documentation, A)
     _ldl_checks(A)
     if A.size == 0:
         return RETURN_TYPES["linalg_ldl_factor"](np.empty(A.shape, A.dtype), np.zeros(A.shape[:-1], np.int32))

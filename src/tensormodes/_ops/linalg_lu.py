@@ -171,9 +171,9 @@ def _solve_triangular_checks(A, B, upper, left, unitriangular) -> tuple[int, ...
 
 # -- solve_triangular -------------------------------------------------------------------------------
 
-def _solve_triangular_grad(grad, A, result, upper, left, unitriangular, needs_input_grad):
+def _solve_triangular_grad(grad, input, result, upper, left, unitriangular, needs_input_grad):
     # PyTorch's: B's gradient solves the adjoint system; A's is the outer product, kept in A's triangle.
-    grad_b = ops.linalg.solve_triangular(adjoint(A), grad, upper=not upper, left=left, unitriangular=unitriangular)
+    grad_b = ops.linalg.solve_triangular(adjoint(input), grad, upper=not upper, left=left, unitriangular=unitriangular)
     grad_a = None
     if needs_input_grad[0]:
         grad_a = -(grad_b @ adjoint(result) if left else adjoint(result) @ grad_b)
@@ -182,12 +182,12 @@ def _solve_triangular_grad(grad, A, result, upper, left, unitriangular, needs_in
     return grad_a, (grad_b if needs_input_grad[1] else None)
 
 
-def _solve_triangular_meta(A, B, *, upper, left=True, unitriangular=False):
-    return MetaArray(_solve_triangular_checks(A, B, upper, left, unitriangular), A.dtype)
+def _solve_triangular_meta(input, B, *, upper, left=True, unitriangular=False):
+    return MetaArray(_solve_triangular_checks(input, B, upper, left, unitriangular), input.dtype)
 
 
 @op(grad=_solve_triangular_grad, meta=rule(_solve_triangular_meta), name="linalg_solve_triangular",
-    function="solve_triangular", namespace="tensormodes.linalg", out=True, schema={"A": "Tensor self"},
+    function="solve_triangular", namespace="tensormodes.linalg", out=True,
     errors=(Sample((TensorSpec((3,)), TensorSpec((3, 2))), {"upper": True}),
             Sample((TensorSpec((3, 3)), TensorSpec((2, 2))), {"upper": False})),
     samples=(Sample((TensorSpec((3, 3), "float32", 1, 2), TensorSpec((3, 2))), {"upper": True}),
@@ -197,7 +197,8 @@ def _solve_triangular_meta(A, B, *, upper, left=True, unitriangular=False):
              Sample((TensorSpec((2, 2), "complex64", 1, 2), TensorSpec((2, 2), "complex64")),
                     {"upper": False, "left": False}),
              Sample((TensorSpec((0, 0)), TensorSpec((0, 2))), {"upper": True})))
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
+def solve_triangular(input: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
     """The solution ``X`` of ``A @ X = B`` (``X @ A = B`` if ``left=False``) for a triangular ``A``:
     only its upper (``upper=True``) or lower triangle is read, and with ``unitriangular`` its
     diagonal is taken as ones. Batches broadcast; a zero on the diagonal gives infinities or NaN
@@ -208,6 +209,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
     tensor([[1.],
             [2.]])
     """
+    A = input  # (PyTorch's binding names it input; its documentation, A)
     shape = _solve_triangular_checks(A, B, upper, left, unitriangular)
     if 0 in shape or A.size == 0:
         return np.zeros(shape, A.dtype)
