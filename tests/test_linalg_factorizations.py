@@ -182,7 +182,17 @@ CASES = [
     "L.ormqr(L.ones(3), L.ones(2), L.ones(3, 2))", "L.ormqr(L.ones(3, 2), L.ones(2, dtype=L.float64), L.ones(3, 2))",
     "L.ormqr(L.ones(3, 2), L.ones(2), L.ones(3))", "L.ormqr(L.ones(2, 3, 2), L.ones(2, 2), L.ones(3, 2))",
     "L.ormqr(L.ones(3, 2), L.ones(2), L.ones(2, 3), left=False, transpose=True)",
-    # PyTorch's binding's parameter names (its documentation says A and B)
+    # batches' error messages, non-finite inputs, tiny pivots
+    "L.linalg.solve_ex(L.stack([L.eye(2), L.zeros(2, 2)]), L.ones(2, 2, 1), check_errors=True)",
+    "L.linalg.inv_ex(L.stack([L.eye(2), L.zeros(2, 2)]), check_errors=True)",
+    "L.linalg.cholesky_ex(L.stack([L.eye(2), -L.eye(2)]), check_errors=True)",
+    "L.linalg.lu_factor_ex(L.stack([L.eye(2), L.zeros(2, 2)]), check_errors=True)",
+    "L.linalg.ldl_factor(L.stack([L.eye(2), L.zeros(2, 2)]))", "L.linalg.inv_ex(L.stack([L.eye(2), L.zeros(2, 2)]))",
+    "L.linalg.tensorinv(L.zeros(4, 2, 2), ind=1)", "L.linalg.tensorsolve(L.zeros(2, 2), L.ones(2))",
+    "L.linalg.lu_factor_ex(L.tensor([[1., nan], [2., 3.]]))", "L.linalg.lu_factor_ex(L.tensor([[inf, 1.], [2., 3.]]))",
+    "L.linalg.solve_triangular(L.tensor([[1., nan], [0., 3.]]), L.ones(2, 1), upper=True)",
+    "L.linalg.lu_factor(L.tensor([[1e-30, 1.], [1., 1.]], dtype=L.float64))",
+        # PyTorch's binding's parameter names (its documentation says A and B)
     "L.linalg.solve_triangular(input=L.eye(2), B=L.ones(2, 1), upper=True)",
     "L.linalg.cholesky_ex(input=L.eye(2))", "L.linalg.ldl_factor(input=L.eye(2))",
     "L.linalg.ldl_factor_ex(input=L.eye(2))", "L.linalg.tensorinv(input=L.eye(4).reshape(4, 2, 2), ind=1)",
@@ -274,6 +284,23 @@ def test_lu_factor_gives_lapacks_pivots_and_rebuilds_the_input():
     P, L, U = tm.lu_unpack(LU, pivots)
     np.testing.assert_allclose((P @ L @ U).numpy(), A.numpy(), atol=1e-15)
     assert P.tolist() == [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape", [(100, 100), (200, 130), (70, 150), (3, 80, 80)])
+def test_pivots_of_larger_matrices_are_lapacks(shape):
+    # LAPACK factors these blocked; the pivots (exact) and the factors (rounding) still agree
+    import torch
+
+    a = np.random.default_rng(5).standard_normal(shape)
+    ours, theirs = tm.linalg.lu_factor(tm.tensor(a)), torch.linalg.lu_factor(torch.tensor(a))
+    assert ours.pivots.tolist() == theirs.pivots.tolist()
+    np.testing.assert_allclose(ours.LU.numpy(), theirs.LU.numpy(), rtol=1e-10, atol=1e-12)
+    k = min(shape[-2:])
+    symmetric = a[..., :k, :k] + np.swapaxes(a[..., :k, :k], -1, -2)
+    ours, theirs = tm.linalg.ldl_factor(tm.tensor(symmetric)), torch.linalg.ldl_factor(torch.tensor(symmetric))
+    assert ours.pivots.tolist() == theirs.pivots.tolist()
+    np.testing.assert_allclose(ours.LD.numpy(), theirs.LD.numpy(), rtol=1e-10, atol=1e-12)
 
 
 def test_singular_matrices_report_info_or_raise():
