@@ -192,6 +192,8 @@ CASES = [
     "L.linalg.lu_factor_ex(L.tensor([[1., nan], [2., 3.]]))", "L.linalg.lu_factor_ex(L.tensor([[inf, 1.], [2., 3.]]))",
     "L.linalg.solve_triangular(L.tensor([[1., nan], [0., 3.]]), L.ones(2, 1), upper=True)",
     "L.linalg.lu_factor(L.tensor([[1e-30, 1.], [1., 1.]], dtype=L.float64))",
+    "L.linalg.lu_factor_ex(L.tensor([[1., 2.], [nan, 3.]]))", "L.linalg.lu_factor_ex(L.tensor([[nan, 2.], [5., 3.]]))",
+    "L.linalg.lu_factor_ex(L.tensor([[1., 2., 0.], [nan, 3., 1.], [4., 1., 1.]]))",
         # PyTorch's binding's parameter names (its documentation says A and B)
     "L.linalg.solve_triangular(input=L.eye(2), B=L.ones(2, 1), upper=True)",
     "L.linalg.cholesky_ex(input=L.eye(2))", "L.linalg.ldl_factor(input=L.eye(2))",

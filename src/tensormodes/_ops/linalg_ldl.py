@@ -17,7 +17,7 @@ import numpy as np
 from .._meta_array import MetaArray
 from .common import check_same_shape_or_broadcast, dtype_of, no_derivative, not_implemented, ops, scalar_type_name
 from .linalg import _floating_check, _square_checks
-from .linalg_lu import _lapack_dtype_check, reported_errors
+from .linalg_lu import _lapack_dtype_check, blas_amax, reported_errors
 from .meta_rules import rule
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
@@ -68,7 +68,7 @@ def _ldl_one(a: np.ndarray, hermitian: bool) -> tuple[np.ndarray, np.ndarray, in
         kstep = 1
         absakk = _diagonal_size(a[k, k], hermitian)
         if k + 1 < n:
-            imax = k + 1 + int(np.argmax(_sizes(a[k + 1:, k])))
+            imax = k + 1 + int(blas_amax(_sizes(a[k + 1:, k])))
             colmax = _size(a[imax, k])
         else:
             imax, colmax = k, 0.0
@@ -81,7 +81,7 @@ def _ldl_one(a: np.ndarray, hermitian: bool) -> tuple[np.ndarray, np.ndarray, in
             if absakk >= _ALPHA * colmax:
                 kp = k
             else:
-                jmax = k + int(np.argmax(_sizes(a[imax, k:imax])))
+                jmax = k + int(blas_amax(_sizes(a[imax, k:imax])))
                 rowmax = _size(a[imax, jmax])
                 if imax + 1 < n:
                     rowmax = max(rowmax, float(_sizes(a[imax + 1:, imax]).max()))
@@ -139,7 +139,9 @@ def _update_two(a: np.ndarray, k: int, hermitian: bool) -> None:
         d = tt / d
         wk = d * (d11 * first - d21 * second)
         wkp1 = d * (d22 * second - np.conj(d21) * first)
-        a[k + 2:, k + 2:] -= np.multiply.outer(first, wk.conj()) + np.multiply.outer(second, wkp1.conj())
+        # (sytf2's A(i, j) - A(i, k) w(j) - A(i, k + 1) w'(j), left to right)
+        a[k + 2:, k + 2:] = a[k + 2:, k + 2:] - np.multiply.outer(first, wk.conj()) - np.multiply.outer(second,
+                                                                                                      wkp1.conj())
         diagonal = np.arange(k + 2, a.shape[0])
         a[diagonal, diagonal] = a[diagonal, diagonal].real
     else:
@@ -150,7 +152,7 @@ def _update_two(a: np.ndarray, k: int, hermitian: bool) -> None:
         d21 = t / d21
         wk = d21 * (d11 * first - second)
         wkp1 = d21 * (d22 * second - first)
-        a[k + 2:, k + 2:] -= np.multiply.outer(first, wk) + np.multiply.outer(second, wkp1)
+        a[k + 2:, k + 2:] = a[k + 2:, k + 2:] - np.multiply.outer(first, wk) - np.multiply.outer(second, wkp1)
     a[k + 2:, k] = wk
     a[k + 2:, k + 1] = wkp1
 

@@ -85,7 +85,7 @@ def _lu_arrays(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         for j in range(k):
             column = lu[:, j:, j]
             sizes = np.abs(column.real) + np.abs(column.imag) if lu.dtype.kind == "c" else np.abs(column)
-            pivot = j + np.argmax(sizes, axis=1)
+            pivot = j + blas_amax(sizes)
             pivots[:, j] = pivot + 1
             swapped = lu[every, pivot].copy()
             lu[every, pivot] = lu[:, j]
@@ -97,6 +97,16 @@ def _lu_arrays(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             lu[:, j + 1:, j] /= np.where(zero, 1, diagonal)[:, None]
             lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
     return lu.reshape(A.shape), pivots.reshape(*batch, k), info.reshape(batch)
+
+
+def blas_amax(sizes: np.ndarray) -> np.ndarray:
+    """BLAS's ``i?amax`` along the last axis: the first largest entry, where a NaN is never larger
+    (only a leading NaN is picked, as nothing then compares larger than it)."""
+    nan = np.isnan(sizes)
+    if not nan.any():
+        return np.argmax(sizes, axis=-1)
+    best = np.argmax(np.where(nan, -np.inf, sizes), axis=-1)
+    return np.where(nan[..., 0], 0, best)
 
 
 def _permutation(pivots: np.ndarray, m: int) -> np.ndarray:
