@@ -63,6 +63,10 @@ CASES = [
     "L.lu_unpack(L.eye(3, dtype=L.int64), L.tensor([3, 3, 3], dtype=L.int32))",
     "L.lu_unpack(L.eye(3), L.ones(3))", "L.lu_unpack(L.eye(3), L.tensor([5, 1, 1], dtype=L.int32))",
     "L.lu_unpack(L.eye(3), L.tensor([0, 1, 1], dtype=L.int32))", "L.lu_unpack(L.ones(3), L.ones(3, dtype=L.int32))",
+    "L.lu_unpack(L.zeros(3, 0), L.tensor([1, 1], dtype=L.int32))",
+    "L.lu_unpack(L.eye(3)[:, :2], L.tensor([2, 3, 3], dtype=L.int32))",
+    "L.lu_unpack(L.eye(3)[:, :2], L.tensor([2], dtype=L.int32))",
+    "L.lu_solve(L.ones(3, 2), L.eye(3), L.tensor(1, dtype=L.int32))",
     # lu_solve: sides, adjoint, batches, errors
     f"L.linalg.lu_solve(*L.linalg.lu_factor({A3}), {B32})",
     f"L.linalg.lu_solve(*L.linalg.lu_factor({A3}), {B32}, adjoint=True)",
@@ -303,6 +307,20 @@ def test_pivots_of_larger_matrices_are_lapacks(shape):
     ours, theirs = tm.linalg.ldl_factor(tm.tensor(symmetric)), torch.linalg.ldl_factor(torch.tensor(symmetric))
     assert ours.pivots.tolist() == theirs.pivots.tolist()
     np.testing.assert_allclose(ours.LD.numpy(), theirs.LD.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.torch
+def test_a_real_b_with_a_complex_a_has_no_gradient_as_in_pytorch():
+    import torch
+
+    messages = []
+    for library in (tm, torch):
+        A = library.tensor([[1 + 1j, 0], [1, 2j]], requires_grad=True)
+        B = library.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        with pytest.raises(RuntimeError) as caught:
+            library.linalg.solve_triangular(A, B, upper=False, left=False).abs().sum().backward()
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
 
 
 def test_singular_matrices_report_info_or_raise():

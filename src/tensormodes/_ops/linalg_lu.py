@@ -181,7 +181,14 @@ def _solve_triangular_checks(A, B, upper, left, unitriangular) -> tuple[int, ...
 
 # -- solve_triangular -------------------------------------------------------------------------------
 
-def _solve_triangular_grad(grad, input, result, upper, left, unitriangular, needs_input_grad):
+_MIXED_GRADIENT = ("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be "
+                   "true, but got false.  (Could this error message be improved?  If so, please report an enhancement "
+                   "request to PyTorch.)")
+
+
+def _solve_triangular_grad(grad, input, result, upper, left, unitriangular, B_dtype, needs_input_grad):
+    if needs_input_grad[1] and result.is_complex() and not B_dtype.is_complex:
+        raise RuntimeError(_MIXED_GRADIENT)  # (a real B, a complex A: PyTorch's engine refuses B's gradient)
     # PyTorch's: B's gradient solves the adjoint system; A's is the outer product, kept in A's triangle.
     grad_b = ops.linalg.solve_triangular(adjoint(input), grad, upper=not upper, left=left, unitriangular=unitriangular)
     grad_a = None
@@ -480,11 +487,20 @@ def _lu_unpack_checks(LU, pivots, unpack_data, unpack_pivots) -> None:
                            "torch.linalg.lu_factor")
 
 
-def _check_unpack_pivots(LU: np.ndarray, pivots: np.ndarray) -> None:
+def _unpacked_pivots(LU: np.ndarray, pivots: np.ndarray) -> np.ndarray:
+    """The ``min(m, n)`` interchanges ``lu_unpack`` applies, for each matrix of ``LU``: PyTorch reads
+    the first ``min(m, n)`` pivots (more are ignored; fewer, or one out of ``1..m``, raise)."""
     m, n = LU.shape[-2:]
-    if pivots.shape[-1:] != (min(m, n),) or (pivots.size and (pivots.min() < 1 or pivots.max() > m)):
+    k = min(m, n)
+    used = pivots[..., :k] if pivots.ndim else pivots.reshape(1)[:0]
+    if used.shape[-1] != k or (used.size and (used.min() < 1 or used.max() > m)):
         raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you properly "
                            "pass the result of lu_factor?")
+    target = LU.shape[:-2] + (k,)
+    try:
+        return np.broadcast_to(used, target)
+    except ValueError:  # (a batch of pivots laid out otherwise, with as many of them)
+        return used.reshape(target)
 
 
 def _lu_unpack_grad(grad, LU_data_shape, unpack_data):
@@ -527,9 +543,8 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
     [[0.0, 1.0], [1.0, 0.0]]
     """
     _lu_unpack_checks(LU_data, LU_pivots, unpack_data, unpack_pivots)
-    if unpack_pivots:
-        _check_unpack_pivots(LU_data, LU_pivots)
-    P, L, U = _unpack_arrays(LU_data, LU_pivots if unpack_pivots else None)
+    pivots = _unpacked_pivots(LU_data, LU_pivots) if unpack_pivots else None
+    P, L, U = _unpack_arrays(LU_data, pivots)
     empty = np.empty((0,), LU_data.dtype)
     if not unpack_data:
         L = U = empty
@@ -552,6 +567,8 @@ def _lu_solve_checks(LU, pivots, B, left, adjoint_, name="linalg.lu_solve") -> t
                            f"{scalar_type_name(dtype_of(LU))} and B of type {scalar_type_name(dtype_of(B))} instead")
     if pivots.dtype != np.int32:
         raise RuntimeError(f"{name}: pivots should be a Tensor of scalar type torch.int32")
+    if pivots.ndim == 0:  # PyTorch reads pivots.size(-1) here
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if pivots.shape[-1:] != (n,):
         raise RuntimeError(f"{name}: Number of pivots per batch should be same as the dimension of the matrix")
     _lapack_dtype_check("linalg_lu_solve", LU)
