@@ -198,6 +198,17 @@ CASES = [
     "L.linalg.lu_factor(L.tensor([[1e-30, 1.], [1., 1.]], dtype=L.float64))",
     "L.linalg.lu_factor_ex(L.tensor([[1., 2.], [nan, 3.]]))", "L.linalg.lu_factor_ex(L.tensor([[nan, 2.], [5., 3.]]))",
     "L.linalg.lu_factor_ex(L.tensor([[1., 2., 0.], [nan, 3., 1.], [4., 1., 1.]]))",
+        # the differential fuzzer's findings: empty inputs before dtype checks, checks' order
+    "L.linalg.lu_factor(L.ones(0, 3, dtype=L.int64))", "L.linalg.lu_factor_ex(L.ones(2, 0, dtype=L.int16))",
+    "L.linalg.lu(L.ones(0, 0, dtype=L.int8))", "L.cholesky(L.ones(1, 0))", "L.cholesky(L.ones(2, 3, dtype=L.int16))",
+    "L.cholesky(L.ones(2, 2, dtype=L.int16))", "L.renorm(L.ones(3), 0, 5, -1.)", "L.renorm(L.tensor(1.), 1, 1, 1.)",
+    "L.dist(L.ones(2, dtype=L.bool), L.ones(2, dtype=L.bool))", "L.dist(L.ones(2, dtype=L.bool), L.ones(2))",
+    "L.cholesky_inverse(L.stack([L.eye(2), L.tensor([[1., 0], [1, 0]])]))",
+    "L.cholesky_inverse(L.tensor([[0., 0], [1, 1]]), upper=True)",
+    "L.triangular_solve(L.ones(2, 1, dtype=L.int16), L.eye(2, dtype=L.float64))",
+    "L.triangular_solve(L.ones(2), L.eye(2, dtype=L.float64))",
+    "L.linalg.ldl_solve(L.eye(2, dtype=L.float64), L.ones(2, dtype=L.int32), L.ones(2, dtype=L.int32))",
+    "L.linalg.lu_solve(L.eye(2).expand(2, 2, 2), L.ones(2, 2, 2, dtype=L.int32), L.ones(2, 1))",
         # PyTorch's binding's parameter names (its documentation says A and B)
     "L.linalg.solve_triangular(input=L.eye(2), B=L.ones(2, 1), upper=True)",
     "L.linalg.cholesky_ex(input=L.eye(2))", "L.linalg.ldl_factor(input=L.eye(2))",

@@ -312,6 +312,9 @@ def _ldl_solve_checks(LD, pivots, B) -> tuple[int, ...]:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     _square_checks(name, LD)
     _floating_check(name, LD)
+    if B.dtype != LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{scalar_type_name(dtype_of(B))} and A of type {scalar_type_name(dtype_of(LD))} instead.")
     if B.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-{max(B.ndim, 1)}, "
                          f"{max(B.ndim, 1) - 1}], but got -2)")
@@ -321,9 +324,6 @@ def _ldl_solve_checks(LD, pivots, B) -> tuple[int, ...]:
     if B.shape[-2] != LD.shape[-1]:
         raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {LD.shape[-2]} by {LD.shape[-1]} "
                            f"but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
-    if B.dtype != LD.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{scalar_type_name(dtype_of(B))} and A of type {scalar_type_name(dtype_of(LD))} instead.")
     if LD.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
         raise not_implemented("ldl_solve_cpu", dtype_of(LD))
     return tuple(check_same_shape_or_broadcast(LD.shape[:-2], B.shape[:-2])) + B.shape[-2:]

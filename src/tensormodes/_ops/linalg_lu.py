@@ -256,6 +256,10 @@ def _triangular_solve_meta(input, A, upper=True, transpose=False, unitriangular=
     if A.ndim < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has {A.ndim} "
                            "dimensions instead")
+    if input.dtype != A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{scalar_type_name(dtype_of(input))} and A of type {scalar_type_name(dtype_of(A))} "
+                           "instead.")
     _solve_triangular_checks(A, input, upper, True, unitriangular)
     batch = tuple(check_same_shape_or_broadcast(A.shape[:-2], input.shape[:-2]))
     return RETURN_TYPES["triangular_solve"](MetaArray(batch + input.shape[-2:], A.dtype),
@@ -383,7 +387,8 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     ([[3.0, 4.0], [0.3333333432674408, 0.6666666269302368]], [2, 2], 0)
     """
     _lu_factor_checks("torch.lu_factor", A, pivot)
-    _lapack_dtype_check("lu_cpu", A)
+    if A.size:  # (PyTorch's kernel dispatches on the dtype only with data)
+        _lapack_dtype_check("lu_cpu", A)
     _check_bool_argument("linalg_lu_factor_ex", "check_errors", check_errors)
     lu, pivots, info = _lu_arrays(A)
     if check_errors and info.any():
@@ -432,7 +437,8 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> Tensor:
     tensor([2, 2], dtype=tensormodes.int32)
     """
     _lu_factor_checks("torch.lu_factor", A, pivot)
-    _lapack_dtype_check("lu_cpu", A)
+    if A.size:
+        _lapack_dtype_check("lu_cpu", A)
     lu, pivots, info = _lu_arrays(A)
     if info.any():
         raise _lu_error("linalg.lu_factor", A.shape[:-2], info)
@@ -470,7 +476,8 @@ def lu(A: Tensor, *, pivot: bool = True) -> Tensor:
     ([[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[2.0, 3.0], [0.0, 1.0]])
     """
     _lu_factor_checks("linalg.lu", A, pivot)
-    _lapack_dtype_check("lu_cpu", A)
+    if A.size:
+        _lapack_dtype_check("lu_cpu", A)
     lu_, pivots, _ = _lu_arrays(A)
     return RETURN_TYPES["linalg_lu"](*_unpack_arrays(lu_, pivots))
 
@@ -571,6 +578,9 @@ def _lu_solve_checks(LU, pivots, B, left, adjoint_, name="linalg.lu_solve") -> t
         raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if pivots.shape[-1:] != (n,):
         raise RuntimeError(f"{name}: Number of pivots per batch should be same as the dimension of the matrix")
+    if tuple(pivots.shape) != tuple(LU.shape[:-1]):
+        raise RuntimeError(f"{name}: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots with shape "
+                           f"{list(pivots.shape)} instead")
     _lapack_dtype_check("linalg_lu_solve", LU)
     batch = check_same_shape_or_broadcast(LU.shape[:-2], pivots.shape[:-1], B.shape[:-2])
     return tuple(batch) + B.shape[-2:]
