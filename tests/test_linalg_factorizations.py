@@ -63,6 +63,10 @@ CASES = [
     "L.lu_unpack(L.eye(3, dtype=L.int64), L.tensor([3, 3, 3], dtype=L.int32))",
     "L.lu_unpack(L.eye(3), L.ones(3))", "L.lu_unpack(L.eye(3), L.tensor([5, 1, 1], dtype=L.int32))",
     "L.lu_unpack(L.eye(3), L.tensor([0, 1, 1], dtype=L.int32))", "L.lu_unpack(L.ones(3), L.ones(3, dtype=L.int32))",
+    "L.lu_unpack(L.zeros(3, 0), L.tensor([1, 1], dtype=L.int32))",
+    "L.lu_unpack(L.eye(3)[:, :2], L.tensor([2, 3, 3], dtype=L.int32))",
+    "L.lu_unpack(L.eye(3)[:, :2], L.tensor([2], dtype=L.int32))",
+    "L.lu_solve(L.ones(3, 2), L.eye(3), L.tensor(1, dtype=L.int32))",
     # lu_solve: sides, adjoint, batches, errors
     f"L.linalg.lu_solve(*L.linalg.lu_factor({A3}), {B32})",
     f"L.linalg.lu_solve(*L.linalg.lu_factor({A3}), {B32}, adjoint=True)",
@@ -182,7 +186,38 @@ CASES = [
     "L.ormqr(L.ones(3), L.ones(2), L.ones(3, 2))", "L.ormqr(L.ones(3, 2), L.ones(2, dtype=L.float64), L.ones(3, 2))",
     "L.ormqr(L.ones(3, 2), L.ones(2), L.ones(3))", "L.ormqr(L.ones(2, 3, 2), L.ones(2, 2), L.ones(3, 2))",
     "L.ormqr(L.ones(3, 2), L.ones(2), L.ones(2, 3), left=False, transpose=True)",
-    # removed in PyTorch 1.9: stubs that raise
+    # batches' error messages, non-finite inputs, tiny pivots
+    "L.linalg.solve_ex(L.stack([L.eye(2), L.zeros(2, 2)]), L.ones(2, 2, 1), check_errors=True)",
+    "L.linalg.inv_ex(L.stack([L.eye(2), L.zeros(2, 2)]), check_errors=True)",
+    "L.linalg.cholesky_ex(L.stack([L.eye(2), -L.eye(2)]), check_errors=True)",
+    "L.linalg.lu_factor_ex(L.stack([L.eye(2), L.zeros(2, 2)]), check_errors=True)",
+    "L.linalg.ldl_factor(L.stack([L.eye(2), L.zeros(2, 2)]))", "L.linalg.inv_ex(L.stack([L.eye(2), L.zeros(2, 2)]))",
+    "L.linalg.tensorinv(L.zeros(4, 2, 2), ind=1)", "L.linalg.tensorsolve(L.zeros(2, 2), L.ones(2))",
+    "L.linalg.lu_factor_ex(L.tensor([[1., nan], [2., 3.]]))", "L.linalg.lu_factor_ex(L.tensor([[inf, 1.], [2., 3.]]))",
+    "L.linalg.solve_triangular(L.tensor([[1., nan], [0., 3.]]), L.ones(2, 1), upper=True)",
+    "L.linalg.lu_factor(L.tensor([[1e-30, 1.], [1., 1.]], dtype=L.float64))",
+    "L.linalg.lu_factor_ex(L.tensor([[1., 2.], [nan, 3.]]))", "L.linalg.lu_factor_ex(L.tensor([[nan, 2.], [5., 3.]]))",
+    "L.linalg.lu_factor_ex(L.tensor([[1., 2., 0.], [nan, 3., 1.], [4., 1., 1.]]))",
+        # the differential fuzzer's findings: empty inputs before dtype checks, checks' order
+    "L.linalg.lu_factor(L.ones(0, 3, dtype=L.int64))", "L.linalg.lu_factor_ex(L.ones(2, 0, dtype=L.int16))",
+    "L.linalg.lu(L.ones(0, 0, dtype=L.int8))", "L.cholesky(L.ones(1, 0))", "L.cholesky(L.ones(2, 3, dtype=L.int16))",
+    "L.cholesky(L.ones(2, 2, dtype=L.int16))", "L.renorm(L.ones(3), 0, 5, -1.)", "L.renorm(L.tensor(1.), 1, 1, 1.)",
+    "L.dist(L.ones(2, dtype=L.bool), L.ones(2, dtype=L.bool))", "L.dist(L.ones(2, dtype=L.bool), L.ones(2))",
+    "L.cholesky_inverse(L.stack([L.eye(2), L.tensor([[1., 0], [1, 0]])]))",
+    "L.cholesky_inverse(L.tensor([[0., 0], [1, 1]]), upper=True)",
+    "L.triangular_solve(L.ones(2, 1, dtype=L.int16), L.eye(2, dtype=L.float64))",
+    "L.triangular_solve(L.ones(2), L.eye(2, dtype=L.float64))",
+    "L.linalg.ldl_solve(L.eye(2, dtype=L.float64), L.ones(2, dtype=L.int32), L.ones(2, dtype=L.int32))",
+    "L.linalg.lu_solve(L.eye(2).expand(2, 2, 2), L.ones(2, 2, 2, dtype=L.int32), L.ones(2, 1))",
+        # PyTorch's binding's parameter names (its documentation says A and B)
+    "L.linalg.solve_triangular(input=L.eye(2), B=L.ones(2, 1), upper=True)",
+    "L.linalg.cholesky_ex(input=L.eye(2))", "L.linalg.ldl_factor(input=L.eye(2))",
+    "L.linalg.ldl_factor_ex(input=L.eye(2))", "L.linalg.tensorinv(input=L.eye(4).reshape(4, 2, 2), ind=1)",
+    "L.linalg.tensorsolve(input=L.eye(3), other=L.ones(3))",
+    "L.linalg.lu_solve(LU=L.eye(2), pivots=L.tensor([1, 2], dtype=L.int32), B=L.ones(2, 1))",
+    "L.lu_unpack(LU_data=L.eye(2), LU_pivots=L.tensor([1, 2], dtype=L.int32))",
+    "L.ormqr(input=L.eye(2), input2=L.ones(2), input3=L.eye(2))",
+        # removed in PyTorch 1.9: stubs that raise
     "L.symeig(L.eye(2))", "L.eye(2).symeig()", "L.eig(L.eye(2))", "L.eye(2).eig()", "L.lstsq(L.eye(2), L.eye(2))",
     "L.eye(2).lstsq(L.eye(2))", "L.solve(L.eye(2), L.eye(2))", "L.eye(2).solve(L.eye(2))", "L.matrix_rank(L.eye(2))",
 ]
@@ -266,6 +301,37 @@ def test_lu_factor_gives_lapacks_pivots_and_rebuilds_the_input():
     P, L, U = tm.lu_unpack(LU, pivots)
     np.testing.assert_allclose((P @ L @ U).numpy(), A.numpy(), atol=1e-15)
     assert P.tolist() == [[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("shape", [(100, 100), (200, 130), (70, 150), (3, 80, 80)])
+def test_pivots_of_larger_matrices_are_lapacks(shape):
+    # LAPACK factors these blocked; the pivots (exact) and the factors (rounding) still agree
+    import torch
+
+    a = np.random.default_rng(5).standard_normal(shape)
+    ours, theirs = tm.linalg.lu_factor(tm.tensor(a)), torch.linalg.lu_factor(torch.tensor(a))
+    assert ours.pivots.tolist() == theirs.pivots.tolist()
+    np.testing.assert_allclose(ours.LU.numpy(), theirs.LU.numpy(), rtol=1e-10, atol=1e-12)
+    k = min(shape[-2:])
+    symmetric = a[..., :k, :k] + np.swapaxes(a[..., :k, :k], -1, -2)
+    ours, theirs = tm.linalg.ldl_factor(tm.tensor(symmetric)), torch.linalg.ldl_factor(torch.tensor(symmetric))
+    assert ours.pivots.tolist() == theirs.pivots.tolist()
+    np.testing.assert_allclose(ours.LD.numpy(), theirs.LD.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.torch
+def test_a_real_b_with_a_complex_a_has_no_gradient_as_in_pytorch():
+    import torch
+
+    messages = []
+    for library in (tm, torch):
+        A = library.tensor([[1 + 1j, 0], [1, 2j]], requires_grad=True)
+        B = library.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+        with pytest.raises(RuntimeError) as caught:
+            library.linalg.solve_triangular(A, B, upper=False, left=False).abs().sum().backward()
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
 
 
 def test_singular_matrices_report_info_or_raise():

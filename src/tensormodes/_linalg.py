@@ -271,7 +271,7 @@ def vander(x: Tensor, *, N: int | None = None):
 
 
 @_public
-def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None):
+def tensorinv(input: Tensor, ind: int = 2, *, out: Tensor | None = None):
     """The inverse of ``A`` for ``tensordot`` over ``ind`` dimensions: ``A`` read as a square matrix
     (its first ``ind`` dimensions the rows), inverted, and shaped ``A.shape[ind:] + A.shape[:ind]``.
 
@@ -279,6 +279,7 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None):
     >>> tuple(tm.linalg.tensorinv(tm.eye(4).reshape(4, 2, 2) * 2, ind=1).shape)
     (2, 2, 4)
     """
+    A = input  # (PyTorch's binding names it input; its documentation, A)
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     rows, columns = list(A.shape[:ind]), list(A.shape[ind:])
@@ -295,7 +296,7 @@ def tensorinv(A: Tensor, ind: int = 2, *, out: Tensor | None = None):
 
 
 @_public
-def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None, *, out: Tensor | None = None):
+def tensorsolve(input: Tensor, other: Tensor, dims: Sequence[int] | None = None, *, out: Tensor | None = None):
     """The ``X`` with ``tensordot(A, X, X.dim()) = B``: ``A`` (its ``dims`` moved last first) read as
     a square matrix whose rows are ``B``'s elements, solved for ``X`` of shape
     ``A.shape[B.dim():]``.
@@ -304,6 +305,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None, *, out:
     >>> tm.linalg.tensorsolve(tm.eye(6).reshape(2, 3, 6) * 2, tm.ones(2, 3)).tolist()
     [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
     """
+    A, B = input, other  # (PyTorch's binding names them input and other; its documentation, A and B)
     if dims is not None:
         moved = [d % A.dim() for d in dims]
         A = A.permute([d for d in range(A.dim()) if d not in moved] + moved)

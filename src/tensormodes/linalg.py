@@ -2,12 +2,16 @@
 ``inv``, ``solve``, ``lstsq``, ``pinv`` and ``cross``, and the decompositions ``svd`` (whose gradient
 also serves ``norm(p='nuc')``), ``cholesky``, ``qr``, ``eigh`` and ``eig``, with ``svdvals``,
 ``eigvalsh`` and ``eigvals``; ``matrix_exp``, ``matrix_power``, ``multi_dot``, ``matrix_rank``,
-``cond`` and ``householder_product``; the norms ``vector_norm``, ``matrix_norm`` and ``norm``.
+``cond`` and ``householder_product``; the norms ``vector_norm``, ``matrix_norm`` and ``norm``;
+``solve_triangular``, the LU family (``lu_factor``, ``lu_factor_ex``, ``lu``, ``lu_solve``), the LDL
+family (``ldl_factor``, ``ldl_factor_ex``, ``ldl_solve``), ``solve_ex``, ``inv_ex``, ``cholesky_ex``,
+and the composites ``vecdot``, ``matmul``, ``diagonal``, ``vander``, ``tensorinv``, ``tensorsolve``.
 Failures on the input (a singular matrix to invert) raise ``LinAlgError``.
 
 The functions are the ops declared with ``namespace="tensormodes.linalg"`` (in ``_ops/linalg.py``,
-``_ops/least_squares.py``, ``_ops/matrix_functions.py`` and ``_ops/products_structured.py``), which
-this module binds under their public names, and the composites of ``_linalg.py``.
+``_ops/linalg_lu.py``, ``_ops/linalg_ldl.py``, ``_ops/linalg_cholesky.py``, ``_ops/least_squares.py``,
+``_ops/matrix_functions.py`` and ``_ops/products_structured.py``), which this module binds under
+their public names, and the composites of ``_linalg.py``.
 
 >>> import tensormodes as tm
 >>> U, S, Vh = tm.linalg.svd(tm.tensor([[0., 2.], [1., 0.]]))

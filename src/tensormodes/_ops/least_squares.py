@@ -506,7 +506,9 @@ def _check_ormqr(input, input2, input3, left, transpose) -> None:
     side = -2 if left else -1
     if input3.shape[side] != input.shape[-2]:
         raise RuntimeError(f"{name}: other.shape[{side}] must be equal to input.shape[-2]")
-    if input2.ndim == 0 or input2.shape[-1] != min(input3.shape[side], input.shape[-1]):
+    if input2.ndim == 0:  # PyTorch reads tau.size(-1) here
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
+    if input2.shape[-1] != min(input3.shape[side], input.shape[-1]):
         raise RuntimeError(f"{name}: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1])")
     if input2.ndim != input.ndim - 1:
         raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but got tau.ndim equal to "

@@ -18,7 +18,14 @@ from .common import (
     output_differentiability,
     scalar_type_name,
 )
-from .linalg import _check_bool_argument, _cholesky_grad, _floating_check, _not_positive_definite, _square_checks
+from .linalg import (
+    LinAlgError,
+    _check_bool_argument,
+    _cholesky_grad,
+    _floating_check,
+    _not_positive_definite,
+    _square_checks,
+)
 from .linalg import cholesky as linalg_cholesky
 from .linalg_lu import _lapack_dtype_check, _substitute, warn_once
 from .meta_rules import rule
@@ -61,19 +68,20 @@ def _cholesky_ex_grad(grad, result, upper):
     return _cholesky_grad(grad[0], result[0], upper)
 
 
-def _cholesky_ex_meta(A, *, upper=False, check_errors=False):
-    _square_checks("linalg.cholesky", A)
-    _floating_check("linalg.cholesky", A)
-    return RETURN_TYPES["linalg_cholesky_ex"](MetaArray(A.shape, A.dtype), MetaArray(A.shape[:-2], np.dtype(np.int32)))
+def _cholesky_ex_meta(input, *, upper=False, check_errors=False):
+    _square_checks("linalg.cholesky", input)
+    _floating_check("linalg.cholesky", input)
+    return RETURN_TYPES["linalg_cholesky_ex"](MetaArray(input.shape, input.dtype),
+                                              MetaArray(input.shape[:-2], np.dtype(np.int32)))
 
 
 @op(grad=_cholesky_ex_grad, meta=rule(_cholesky_ex_meta), name="linalg_cholesky_ex", function="cholesky_ex",
-    namespace="tensormodes.linalg", out=True, returns=("L", "info"), schema={"A": "Tensor self"},
+    namespace="tensormodes.linalg", out=True, returns=("L", "info"),
     errors=(Sample((TensorSpec((2, 3)),)),),
     samples=(Sample((TensorSpec((3, 1, 1), "float32", 0.5, 2.0),)),
              Sample((TensorSpec((2, 1, 1), "float64", 0.5, 2.0),), {"upper": True}),
              Sample((TensorSpec((0, 2, 2), "complex64"),))))
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> Tensor:
+def cholesky_ex(input: Tensor, *, upper: bool = False, check_errors: bool = False) -> Tensor:
     """``linalg.cholesky`` that reports a matrix that is not positive-definite instead of raising
     (unless ``check_errors``): the named tuple ``(L, info)``, ``info`` the order of the first
     leading minor that is not positive-definite (0 if none). For such a matrix ``L`` holds what
@@ -86,6 +94,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
             [ 1., -6.]]),
     info=tensor(2, dtype=tensormodes.int32))
     """
+    A = input  # (PyTorch's binding names it input; its documentation, A)
     for argument, value in (("upper", upper), ("check_errors", check_errors)):
         _check_bool_argument("linalg_cholesky_ex", argument, value)
     _square_checks("linalg.cholesky", A)
@@ -108,8 +117,18 @@ _CHOLESKY_DEPRECATED = ("torch.cholesky is deprecated in favor of torch.linalg.c
                         "(symmetric positive definite) inputs.")
 
 
-def _legacy_cholesky_meta(input, upper=False):
+def _legacy_cholesky_checks(input) -> None:
+    """The older ``cholesky``'s checks: none for an empty input, then the shape, then (no floating
+    check of its own) the kernel's dtypes."""
+    if input.size == 0:
+        return
     _square_checks("cholesky", input)
+    if input.dtype.kind not in "fc" or input.dtype.itemsize < 4:
+        raise not_implemented("cholesky_cpu", dtype_of(input))
+
+
+def _legacy_cholesky_meta(input, upper=False):
+    _legacy_cholesky_checks(input)
     return MetaArray(input.shape, input.dtype)
 
 
@@ -128,6 +147,9 @@ def legacy_cholesky(input: Tensor, upper: bool = False) -> Tensor:
             [1., 2.]])
     """
     warn_once(_CHOLESKY_DEPRECATED)
+    _legacy_cholesky_checks(input)
+    if input.size == 0:
+        return np.empty(input.shape, input.dtype)
     try:
         return linalg_cholesky(input, upper=upper)
     except RuntimeError as error:
@@ -203,6 +225,17 @@ def _cholesky_inverse_checks(input, upper) -> None:
         raise not_implemented("cholesky_inverse_out_cpu", dtype_of(input))
 
 
+def _check_nonzero_diagonal(factor: np.ndarray) -> None:
+    """LAPACK's ``potri`` inverts the factor first: a zero on its diagonal is PyTorch's LinAlgError."""
+    zeros = (np.diagonal(factor, axis1=-2, axis2=-1) == 0).reshape(-1, factor.shape[-1])
+    if zeros.any():
+        index = int(np.flatnonzero(zeros.any(axis=-1))[0])
+        position = int(np.argmax(zeros[index])) + 1
+        prefix = f"(Batch element {index}): " if factor.ndim > 2 else ""
+        raise LinAlgError(f"cholesky_inverse: {prefix}The diagonal element {position} is zero, the inversion could not "
+                          "be completed because the input matrix is singular.")
+
+
 def _cholesky_inverse_grad(grad, input, result, upper):
     # PyTorch's cholesky_inverse_backward
     common = result @ (grad + adjoint(grad)) @ result
@@ -230,6 +263,7 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
     _cholesky_inverse_checks(input, upper)
     if input.size == 0:
         return np.empty(input.shape, input.dtype)
+    _check_nonzero_diagonal(input)
     factor = np.triu(input) if upper else np.tril(input)
     identity = np.broadcast_to(np.eye(input.shape[-1], dtype=input.dtype), input.shape)
     return _factor_solve(factor, identity, bool(upper)).astype(input.dtype)

@@ -17,7 +17,7 @@ import numpy as np
 from .._meta_array import MetaArray
 from .common import check_same_shape_or_broadcast, dtype_of, no_derivative, not_implemented, ops, scalar_type_name
 from .linalg import _floating_check, _square_checks
-from .linalg_lu import _lapack_dtype_check, reported_errors
+from .linalg_lu import _lapack_dtype_check, blas_amax, reported_errors
 from .meta_rules import rule
 from .registry import RETURN_TYPES, Sample, Tensor, TensorSpec, op
 
@@ -68,7 +68,7 @@ def _ldl_one(a: np.ndarray, hermitian: bool) -> tuple[np.ndarray, np.ndarray, in
         kstep = 1
         absakk = _diagonal_size(a[k, k], hermitian)
         if k + 1 < n:
-            imax = k + 1 + int(np.argmax(_sizes(a[k + 1:, k])))
+            imax = k + 1 + int(blas_amax(_sizes(a[k + 1:, k])))
             colmax = _size(a[imax, k])
         else:
             imax, colmax = k, 0.0
@@ -81,7 +81,7 @@ def _ldl_one(a: np.ndarray, hermitian: bool) -> tuple[np.ndarray, np.ndarray, in
             if absakk >= _ALPHA * colmax:
                 kp = k
             else:
-                jmax = k + int(np.argmax(_sizes(a[imax, k:imax])))
+                jmax = k + int(blas_amax(_sizes(a[imax, k:imax])))
                 rowmax = _size(a[imax, jmax])
                 if imax + 1 < n:
                     rowmax = max(rowmax, float(_sizes(a[imax + 1:, imax]).max()))
@@ -139,7 +139,9 @@ def _update_two(a: np.ndarray, k: int, hermitian: bool) -> None:
         d = tt / d
         wk = d * (d11 * first - d21 * second)
         wkp1 = d * (d22 * second - np.conj(d21) * first)
-        a[k + 2:, k + 2:] -= np.multiply.outer(first, wk.conj()) + np.multiply.outer(second, wkp1.conj())
+        # (sytf2's A(i, j) - A(i, k) w(j) - A(i, k + 1) w'(j), left to right)
+        a[k + 2:, k + 2:] = a[k + 2:, k + 2:] - np.multiply.outer(first, wk.conj()) - np.multiply.outer(second,
+                                                                                                      wkp1.conj())
         diagonal = np.arange(k + 2, a.shape[0])
         a[diagonal, diagonal] = a[diagonal, diagonal].real
     else:
@@ -150,7 +152,7 @@ def _update_two(a: np.ndarray, k: int, hermitian: bool) -> None:
         d21 = t / d21
         wk = d21 * (d11 * first - second)
         wkp1 = d21 * (d22 * second - first)
-        a[k + 2:, k + 2:] -= np.multiply.outer(first, wk) + np.multiply.outer(second, wkp1)
+        a[k + 2:, k + 2:] = a[k + 2:, k + 2:] - np.multiply.outer(first, wk) - np.multiply.outer(second, wkp1)
     a[k + 2:, k] = wk
     a[k + 2:, k + 1] = wkp1
 
@@ -220,11 +222,11 @@ def _ldl_checks(A) -> None:
     _floating_check(name, A)
 
 
-def _ldl_factor_ex_meta(A, *, hermitian=False, check_errors=False):
-    _ldl_checks(A)
+def _ldl_factor_ex_meta(input, *, hermitian=False, check_errors=False):
+    _ldl_checks(input)
     int32 = np.dtype(np.int32)
-    return RETURN_TYPES["linalg_ldl_factor_ex"](MetaArray(A.shape, A.dtype), MetaArray(A.shape[:-1], int32),
-                                                MetaArray(A.shape[:-2], int32))
+    return RETURN_TYPES["linalg_ldl_factor_ex"](MetaArray(input.shape, input.dtype), MetaArray(input.shape[:-1], int32),
+                                                MetaArray(input.shape[:-2], int32))
 
 
 def _unknown_error(name: str, batch: tuple, info: np.ndarray) -> RuntimeError:
@@ -239,11 +241,11 @@ def _unknown_error(name: str, batch: tuple, info: np.ndarray) -> RuntimeError:
 
 @op(grad=no_derivative("linalg_ldl_factor_ex"), meta=rule(_ldl_factor_ex_meta), name="linalg_ldl_factor_ex",
     function="ldl_factor_ex", namespace="tensormodes.linalg", out=True, returns=("LD", "pivots", "info"),
-    schema={"A": "Tensor self"}, errors=(Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 3)),))),
+    errors=(Sample((TensorSpec((3,)),)), Sample((TensorSpec((2, 3)),))),
     samples=(Sample((TensorSpec((3, 3), "float64"),)), Sample((TensorSpec((2, 4, 4)),)),
              Sample((TensorSpec((3, 3), "complex128"),), {"hermitian": True}),
              Sample((TensorSpec((3, 3), "complex64"),)), Sample((TensorSpec((0, 2, 2)),))))
-def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> Tensor:
+def ldl_factor_ex(input: Tensor, *, hermitian: bool = False, check_errors: bool = False) -> Tensor:
     """The LDL factorisation with Bunch-Kaufman pivoting of a symmetric matrix (Hermitian if
     ``hermitian``; or of each in a batch), as LAPACK's ``sytrf`` leaves it, reading the lower
     triangle: the named tuple ``(LD, pivots, info)``, ``LD`` holding ``L`` below the diagonal and
@@ -255,6 +257,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     >>> LD.tolist(), pivots.tolist(), info.item()
     ([[4.0, 0.0], [0.5, 2.0]], [1, 2], 0)
     """
+    A = input  # (PyTorch's binding names it input; its documentation, A)
     _ldl_checks(A)
     if A.size == 0:
         return RETURN_TYPES["linalg_ldl_factor_ex"](np.empty(A.shape, A.dtype), np.zeros(A.shape[:-1], np.int32),
@@ -266,7 +269,8 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     return RETURN_TYPES["linalg_ldl_factor_ex"](ld, pivots, info)
 
 
-def _ldl_factor_decomposition(A, hermitian=False):
+def _ldl_factor_decomposition(input, hermitian=False):
+    A = input
     """PyTorch's composite: ``linalg_ldl_factor_ex``, then its check of ``info`` (read without an op)."""
     LD, pivots, info = ops.linalg.ldl_factor_ex(A, hermitian=hermitian)
     errors = reported_errors(info)
@@ -275,22 +279,23 @@ def _ldl_factor_decomposition(A, hermitian=False):
     return RETURN_TYPES["linalg_ldl_factor"](LD, pivots)
 
 
-def _ldl_factor_meta(A, *, hermitian=False):
-    return RETURN_TYPES["linalg_ldl_factor"](*_ldl_factor_ex_meta(A)[:2])
+def _ldl_factor_meta(input, *, hermitian=False):
+    return RETURN_TYPES["linalg_ldl_factor"](*_ldl_factor_ex_meta(input)[:2])
 
 
 @op(grad=no_derivative("linalg_ldl_factor_ex"), meta=rule(_ldl_factor_meta), name="linalg_ldl_factor",
     function="ldl_factor", namespace="tensormodes.linalg", out=True, returns=("LD", "pivots"),
-    schema={"A": "Tensor self"}, decompose=_ldl_factor_decomposition, node="linalg_ldl_factor_ex",
+    decompose=_ldl_factor_decomposition, node="linalg_ldl_factor_ex",
     samples=(Sample((TensorSpec((3, 3), "float64"),)), Sample((TensorSpec((2, 2, 2), "complex128"),),
                                                               {"hermitian": True})))
-def ldl_factor(A: Tensor, *, hermitian: bool = False) -> Tensor:
+def ldl_factor(input: Tensor, *, hermitian: bool = False) -> Tensor:
     """``ldl_factor_ex`` without ``info``: the named tuple ``(LD, pivots)``.
 
     >>> import tensormodes as tm
     >>> tm.linalg.ldl_factor(tm.tensor([[0., 1.], [1., 0.]])).pivots
     tensor([-2, -2], dtype=tensormodes.int32)
     """
+    A = input  # (PyTorch's binding names it input; its documentation, A)
     _ldl_checks(A)
     if A.size == 0:
         return RETURN_TYPES["linalg_ldl_factor"](np.empty(A.shape, A.dtype), np.zeros(A.shape[:-1], np.int32))
@@ -307,6 +312,9 @@ def _ldl_solve_checks(LD, pivots, B) -> tuple[int, ...]:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     _square_checks(name, LD)
     _floating_check(name, LD)
+    if B.dtype != LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{scalar_type_name(dtype_of(B))} and A of type {scalar_type_name(dtype_of(LD))} instead.")
     if B.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of [-{max(B.ndim, 1)}, "
                          f"{max(B.ndim, 1) - 1}], but got -2)")
@@ -316,9 +324,6 @@ def _ldl_solve_checks(LD, pivots, B) -> tuple[int, ...]:
     if B.shape[-2] != LD.shape[-1]:
         raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is {LD.shape[-2]} by {LD.shape[-1]} "
                            f"but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
-    if B.dtype != LD.dtype:
-        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
-                           f"{scalar_type_name(dtype_of(B))} and A of type {scalar_type_name(dtype_of(LD))} instead.")
     if LD.dtype not in (np.float32, np.float64, np.complex64, np.complex128):
         raise not_implemented("ldl_solve_cpu", dtype_of(LD))
     return tuple(check_same_shape_or_broadcast(LD.shape[:-2], B.shape[:-2])) + B.shape[-2:]

@@ -85,7 +85,7 @@ def _lu_arrays(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         for j in range(k):
             column = lu[:, j:, j]
             sizes = np.abs(column.real) + np.abs(column.imag) if lu.dtype.kind == "c" else np.abs(column)
-            pivot = j + np.argmax(sizes, axis=1)
+            pivot = j + blas_amax(sizes)
             pivots[:, j] = pivot + 1
             swapped = lu[every, pivot].copy()
             lu[every, pivot] = lu[:, j]
@@ -97,6 +97,16 @@ def _lu_arrays(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             lu[:, j + 1:, j] /= np.where(zero, 1, diagonal)[:, None]
             lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
     return lu.reshape(A.shape), pivots.reshape(*batch, k), info.reshape(batch)
+
+
+def blas_amax(sizes: np.ndarray) -> np.ndarray:
+    """BLAS's ``i?amax`` along the last axis: the first largest entry, where a NaN is never larger
+    (only a leading NaN is picked, as nothing then compares larger than it)."""
+    nan = np.isnan(sizes)
+    if not nan.any():
+        return np.argmax(sizes, axis=-1)
+    best = np.argmax(np.where(nan, -np.inf, sizes), axis=-1)
+    return np.where(nan[..., 0], 0, best)
 
 
 def _permutation(pivots: np.ndarray, m: int) -> np.ndarray:
@@ -171,9 +181,16 @@ def _solve_triangular_checks(A, B, upper, left, unitriangular) -> tuple[int, ...
 
 # -- solve_triangular -------------------------------------------------------------------------------
 
-def _solve_triangular_grad(grad, A, result, upper, left, unitriangular, needs_input_grad):
+_MIXED_GRADIENT = ("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be "
+                   "true, but got false.  (Could this error message be improved?  If so, please report an enhancement "
+                   "request to PyTorch.)")
+
+
+def _solve_triangular_grad(grad, input, result, upper, left, unitriangular, B_dtype, needs_input_grad):
+    if needs_input_grad[1] and result.is_complex() and not B_dtype.is_complex:
+        raise RuntimeError(_MIXED_GRADIENT)  # (a real B, a complex A: PyTorch's engine refuses B's gradient)
     # PyTorch's: B's gradient solves the adjoint system; A's is the outer product, kept in A's triangle.
-    grad_b = ops.linalg.solve_triangular(adjoint(A), grad, upper=not upper, left=left, unitriangular=unitriangular)
+    grad_b = ops.linalg.solve_triangular(adjoint(input), grad, upper=not upper, left=left, unitriangular=unitriangular)
     grad_a = None
     if needs_input_grad[0]:
         grad_a = -(grad_b @ adjoint(result) if left else adjoint(result) @ grad_b)
@@ -182,12 +199,12 @@ def _solve_triangular_grad(grad, A, result, upper, left, unitriangular, needs_in
     return grad_a, (grad_b if needs_input_grad[1] else None)
 
 
-def _solve_triangular_meta(A, B, *, upper, left=True, unitriangular=False):
-    return MetaArray(_solve_triangular_checks(A, B, upper, left, unitriangular), A.dtype)
+def _solve_triangular_meta(input, B, *, upper, left=True, unitriangular=False):
+    return MetaArray(_solve_triangular_checks(input, B, upper, left, unitriangular), input.dtype)
 
 
 @op(grad=_solve_triangular_grad, meta=rule(_solve_triangular_meta), name="linalg_solve_triangular",
-    function="solve_triangular", namespace="tensormodes.linalg", out=True, schema={"A": "Tensor self"},
+    function="solve_triangular", namespace="tensormodes.linalg", out=True,
     errors=(Sample((TensorSpec((3,)), TensorSpec((3, 2))), {"upper": True}),
             Sample((TensorSpec((3, 3)), TensorSpec((2, 2))), {"upper": False})),
     samples=(Sample((TensorSpec((3, 3), "float32", 1, 2), TensorSpec((3, 2))), {"upper": True}),
@@ -197,7 +214,8 @@ def _solve_triangular_meta(A, B, *, upper, left=True, unitriangular=False):
              Sample((TensorSpec((2, 2), "complex64", 1, 2), TensorSpec((2, 2), "complex64")),
                     {"upper": False, "left": False}),
              Sample((TensorSpec((0, 0)), TensorSpec((0, 2))), {"upper": True})))
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
+def solve_triangular(input: Tensor, B: Tensor, *, upper: bool, left: bool = True,
+                     unitriangular: bool = False) -> Tensor:
     """The solution ``X`` of ``A @ X = B`` (``X @ A = B`` if ``left=False``) for a triangular ``A``:
     only its upper (``upper=True``) or lower triangle is read, and with ``unitriangular`` its
     diagonal is taken as ones. Batches broadcast; a zero on the diagonal gives infinities or NaN
@@ -208,6 +226,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, un
     tensor([[1.],
             [2.]])
     """
+    A = input  # (PyTorch's binding names it input; its documentation, A)
     shape = _solve_triangular_checks(A, B, upper, left, unitriangular)
     if 0 in shape or A.size == 0:
         return np.zeros(shape, A.dtype)
@@ -237,6 +256,10 @@ def _triangular_solve_meta(input, A, upper=True, transpose=False, unitriangular=
     if A.ndim < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has {A.ndim} "
                            "dimensions instead")
+    if input.dtype != A.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{scalar_type_name(dtype_of(input))} and A of type {scalar_type_name(dtype_of(A))} "
+                           "instead.")
     _solve_triangular_checks(A, input, upper, True, unitriangular)
     batch = tuple(check_same_shape_or_broadcast(A.shape[:-2], input.shape[:-2]))
     return RETURN_TYPES["triangular_solve"](MetaArray(batch + input.shape[-2:], A.dtype),
@@ -364,7 +387,8 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     ([[3.0, 4.0], [0.3333333432674408, 0.6666666269302368]], [2, 2], 0)
     """
     _lu_factor_checks("torch.lu_factor", A, pivot)
-    _lapack_dtype_check("lu_cpu", A)
+    if A.size:  # (PyTorch's kernel dispatches on the dtype only with data)
+        _lapack_dtype_check("lu_cpu", A)
     _check_bool_argument("linalg_lu_factor_ex", "check_errors", check_errors)
     lu, pivots, info = _lu_arrays(A)
     if check_errors and info.any():
@@ -413,7 +437,8 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> Tensor:
     tensor([2, 2], dtype=tensormodes.int32)
     """
     _lu_factor_checks("torch.lu_factor", A, pivot)
-    _lapack_dtype_check("lu_cpu", A)
+    if A.size:
+        _lapack_dtype_check("lu_cpu", A)
     lu, pivots, info = _lu_arrays(A)
     if info.any():
         raise _lu_error("linalg.lu_factor", A.shape[:-2], info)
@@ -451,7 +476,8 @@ def lu(A: Tensor, *, pivot: bool = True) -> Tensor:
     ([[0.0, 1.0], [1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[2.0, 3.0], [0.0, 1.0]])
     """
     _lu_factor_checks("linalg.lu", A, pivot)
-    _lapack_dtype_check("lu_cpu", A)
+    if A.size:
+        _lapack_dtype_check("lu_cpu", A)
     lu_, pivots, _ = _lu_arrays(A)
     return RETURN_TYPES["linalg_lu"](*_unpack_arrays(lu_, pivots))
 
@@ -468,11 +494,20 @@ def _lu_unpack_checks(LU, pivots, unpack_data, unpack_pivots) -> None:
                            "torch.linalg.lu_factor")
 
 
-def _check_unpack_pivots(LU: np.ndarray, pivots: np.ndarray) -> None:
+def _unpacked_pivots(LU: np.ndarray, pivots: np.ndarray) -> np.ndarray:
+    """The ``min(m, n)`` interchanges ``lu_unpack`` applies, for each matrix of ``LU``: PyTorch reads
+    the first ``min(m, n)`` pivots (more are ignored; fewer, or one out of ``1..m``, raise)."""
     m, n = LU.shape[-2:]
-    if pivots.shape[-1:] != (min(m, n),) or (pivots.size and (pivots.min() < 1 or pivots.max() > m)):
+    k = min(m, n)
+    used = pivots[..., :k] if pivots.ndim else pivots.reshape(1)[:0]
+    if used.shape[-1] != k or (used.size and (used.min() < 1 or used.max() > m)):
         raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you properly "
                            "pass the result of lu_factor?")
+    target = LU.shape[:-2] + (k,)
+    try:
+        return np.broadcast_to(used, target)
+    except ValueError:  # (a batch of pivots laid out otherwise, with as many of them)
+        return used.reshape(target)
 
 
 def _lu_unpack_grad(grad, LU_data_shape, unpack_data):
@@ -515,9 +550,8 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True, unpa
     [[0.0, 1.0], [1.0, 0.0]]
     """
     _lu_unpack_checks(LU_data, LU_pivots, unpack_data, unpack_pivots)
-    if unpack_pivots:
-        _check_unpack_pivots(LU_data, LU_pivots)
-    P, L, U = _unpack_arrays(LU_data, LU_pivots if unpack_pivots else None)
+    pivots = _unpacked_pivots(LU_data, LU_pivots) if unpack_pivots else None
+    P, L, U = _unpack_arrays(LU_data, pivots)
     empty = np.empty((0,), LU_data.dtype)
     if not unpack_data:
         L = U = empty
@@ -540,8 +574,13 @@ def _lu_solve_checks(LU, pivots, B, left, adjoint_, name="linalg.lu_solve") -> t
                            f"{scalar_type_name(dtype_of(LU))} and B of type {scalar_type_name(dtype_of(B))} instead")
     if pivots.dtype != np.int32:
         raise RuntimeError(f"{name}: pivots should be a Tensor of scalar type torch.int32")
+    if pivots.ndim == 0:  # PyTorch reads pivots.size(-1) here
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if pivots.shape[-1:] != (n,):
         raise RuntimeError(f"{name}: Number of pivots per batch should be same as the dimension of the matrix")
+    if tuple(pivots.shape) != tuple(LU.shape[:-1]):
+        raise RuntimeError(f"{name}: Expected LU.shape[:-1] and pivots.shape to be the same, but got pivots with shape "
+                           f"{list(pivots.shape)} instead")
     _lapack_dtype_check("linalg_lu_solve", LU)
     batch = check_same_shape_or_broadcast(LU.shape[:-2], pivots.shape[:-1], B.shape[:-2])
     return tuple(batch) + B.shape[-2:]

@@ -117,6 +117,13 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Number = 1, alpha: 
 
 def _difference(input: np.ndarray, other: np.ndarray) -> np.ndarray:
     check_same_shape_or_broadcast(input.shape, other.shape)
+    bools = (input.dtype == np.bool_) + (other.dtype == np.bool_)
+    if bools == 2:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if bools == 1:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
     dtype = operand_dtype(input, other)
     if not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
@@ -158,13 +165,13 @@ def dist(input: Tensor, other: Tensor, p: Number = 2) -> Tensor:
 # -- renorm -----------------------------------------------------------------------------------------
 
 def _renorm_checks(input, p, dim, maxnorm) -> tuple[int, ...]:
-    axis = wrap_dim(dim, max(input.ndim, 1))
     if isinstance(p, complex) or p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if isinstance(maxnorm, complex) or maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
     if input.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    axis = wrap_dim(dim, input.ndim)
     if not (input.dtype.kind in "fc" or input.dtype in HALF_TYPES):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{scalar_type_name(dtype_of(input))}")
