@@ -315,3 +315,53 @@ FUNCTIONAL_DISPATCHED = [
 @pytest.mark.parametrize("expression", FUNCTIONAL_DISPATCHED)
 def test_torch_level_functional_names_reach_pytorchs_aten_ops(expression):
     test_dispatch_level_sees_pytorchs_ops(expression)
+
+
+# -- the *_copy ops, derived from the views' declarations ---------------------------------------------
+
+COPY_CALLS = [
+    ("alias_copy", ()), ("as_strided_copy", ((2, 2), (1, 2), 1)), ("diagonal_copy", (1,)),
+    ("expand_copy", ((2, 2, 3),)), ("permute_copy", ((1, 0),)), ("select_copy", (1, -1)), ("slice_copy", (1, 0, 3, 2)),
+    ("split_copy", (1,)), ("split_with_sizes_copy", ([1, 2], 1)), ("squeeze_copy", ()), ("t_copy", ()),
+    ("transpose_copy", (0, 1)), ("unbind_copy", (1,)), ("unfold_copy", (1, 2, 1)), ("unsqueeze_copy", (0,)),
+    ("view_copy", ((3, 2),)), ("narrow_copy", (1, 1, 2)),
+]
+
+
+def test_copies_are_new_contiguous_tensors():
+    x = tm.arange(6.0).view(2, 3)
+    for name, args in COPY_CALLS:
+        result = getattr(tm, name)(x, *args)
+        for item in result if isinstance(result, tuple) else (result,):
+            assert item._base is None and item.is_contiguous(), name
+            assert item.data_ptr() != x.data_ptr() or item.numel() == 0, name
+    assert tm.permute_copy(x, (1, 0)).stride() == (2, 1)
+    assert "view_copy" in [tag.name for tag in tm.ops.aten.t_copy.default.tags]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, args", COPY_CALLS, ids=[call[0] for call in COPY_CALLS])
+def test_copies_match_pytorch(name, args):
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for library in (tm, torch):
+        x = library.arange(6.0).view(2, 3).requires_grad_()
+        result = getattr(library, name)(x, *args)
+        items = result if isinstance(result, (tuple, list)) else (result,)
+        weights = [library.arange(float(item.numel())).view(item.shape) for item in items]
+        sum(((item * w).sum() for item, w in zip(items, weights)), library.zeros(())).backward()
+        described = [(item.tolist(), tuple(item.stride()), item.grad_fn.name()) for item in items]
+        outcomes.append((described, x.grad.tolist()))
+        with aten_op_log(library) as log:
+            getattr(library, name)(library.arange(6.0).view(2, 3), *args)
+        outcomes.append(log.ops[-1])
+    assert outcomes[:2] == outcomes[2:]
+
+
+@pytest.mark.torch
+def test_complex_view_copies_match_pytorch():
+    pytest.importorskip("torch")
+    assert_same_outcome("L.view_as_real_copy(L.tensor([1 + 2j, 3j]))")
+    assert_same_outcome("L.view_as_complex_copy(L.tensor([[1., 2.], [0., 3.]]))")
+    assert_same_outcome("L.tensor([[1., 2.], [0., 3.]]).narrow_copy(0, 1, 1)")
+    assert_same_outcome("L.view_copy(L.arange(6.).view(2, 3).t(), (6,))")

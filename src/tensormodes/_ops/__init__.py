@@ -74,6 +74,7 @@ from . import (  # noqa: F401
     special_names,
     statistics,
     unary_math,
+    view_copies,
     view_scatters,
     views,
     views_complex,
