@@ -1,4 +1,5 @@
-"""Everyday torch / Tensor names whole scripts stopped at: ``reshape_as``, post-accumulate-grad
+"""Everyday torch / Tensor names whole scripts stopped at: the torch-level functional names
+(``torch.layer_norm``, ``torch.kl_div`` ... with PyTorch's aten-style signatures); ``reshape_as``, post-accumulate-grad
 hooks, ``output_nr``, ``msort``, the split family (``split_with_sizes``, the ``unsafe_*`` forms),
 the deprecated ``resize`` / ``range``, ``fill``, ``empty_permuted``, ``frombuffer``, ``typename``,
 ``is_storage``, the warn-always flag, ``conj_physical_``, ``detach_``, ``resize_as_`` — exact
@@ -230,3 +231,137 @@ def test_dispatch_level_sees_pytorchs_ops(expression):
                 eval(expression, {"L": library})
         logs.append(log.ops)
     assert logs[0] == logs[1]
+
+
+# -- torch-level functional names (aten-style signatures: reductions as ints, every norm option) ------
+
+FUNCTIONAL_EXPRESSIONS = [
+    "L.layer_norm(L.arange(6.).view(2,3), [3])",
+    "L.layer_norm(L.arange(6.).view(2,3), [3], L.ones(3), L.zeros(3), 1e-3, False)",
+    "L.layer_norm(L.zeros(2,3), 3)",
+    "L.group_norm(L.arange(8.).view(2,4), 2)",
+    "L.group_norm(L.arange(8.).view(2,4), 3)",
+    "L.group_norm(L.arange(8.).view(2,4), 2, L.ones(3))",
+    "L.batch_norm(L.arange(6.).view(2,3), None, None, None, None, True, 0.1, 1e-5, False)",
+    "L.batch_norm(L.arange(6.).view(2,3), None, None, L.zeros(3), L.ones(3), False, 0.1, 1e-5, True)",
+    "L.batch_norm(L.arange(6.).view(2,3), None, None, None, None, False, 0.1, 1e-5, False)",
+    "L.batch_norm(L.arange(3.).view(1,3), None, None, None, None, True, 0.1, 1e-5, False)",
+    "L.instance_norm(L.arange(12.).view(2,3,2), None, None, None, None, True, 0.1, 1e-5, False)",
+    "L.instance_norm(L.arange(12.).view(2,3,2), None, None, None, None, False, 0.1, 1e-5, False)",
+    "L.cosine_similarity(L.arange(6.).view(2,3), L.ones(2,3))",
+    "L.pairwise_distance(L.arange(6.).view(2,3), L.ones(2,3), 1.0)",
+    "L.kl_div(L.tensor([-1., -2.]), L.tensor([0.5, 0.]), 0)",
+    "L.kl_div(L.tensor([-1., -2.]), L.tensor([0.5, 0.1]), 1, log_target=True)",
+    "L.kl_div(L.tensor([-1., -2.]), L.tensor([0.5, 0.]), 5)",
+    "L.selu(L.tensor([-1., 2.]))",
+    "L.celu(L.tensor([-1., 2.]), 0.5)",
+    "L.celu(L.tensor([-1., 2.]), 0.)",
+    "L.threshold(L.tensor([-1., 2.]), 0.5, 7)",
+    "L.prelu(L.tensor([[-1., 2.]]), L.tensor([0.25]))",
+    "L.tensor([[-1., 2.]]).prelu(L.tensor([0.25, 0.5]))",
+    "L.prelu(L.tensor(1.), L.tensor([0.25]))",
+    "L.prelu(L.tensor(1.), L.tensor([0.25, 0.5]))",
+    "L.prelu(L.tensor([[1.]]), L.ones(1, 1))",
+    "L.bilinear(L.ones(2,3), L.ones(2,2), L.ones(4,3,2))",
+    "L.margin_ranking_loss(L.tensor([1., 2.]), L.tensor([0., 3.]), L.tensor([1., -1.]))",
+    "L.margin_ranking_loss(L.tensor([1., 2.]), L.tensor([[0.], [3.]]), L.tensor([1., -1.]), 0.5, 0)",
+    "L.hinge_embedding_loss(L.tensor([0.25, 3.]), L.tensor([1., -1.]), 1.0, 2)",
+    "L.cosine_embedding_loss(L.ones(2,3), L.arange(6.).view(2,3), L.tensor([1., -1.]), 0.1, 0)",
+    "L.cosine_embedding_loss(L.ones(2,3), L.ones(3), L.tensor([1., -1.]))",
+    "L.triplet_margin_loss(L.zeros(2,3), L.ones(2,3), L.arange(6.).view(2,3), -1.0, 1.0, 1e-6, True, 0)",
+    "L.triplet_margin_loss(L.zeros(2,3), L.ones(3), L.ones(2,3))",
+    "L.poisson_nll_loss(L.tensor([0.5, 1.]), L.tensor([2., 0.]), False, True, 1e-8, 0)",
+    "L.poisson_nll_loss(L.tensor([0.5, 1.]), L.tensor([2., 3.]), True, True, 1e-8, 1)",
+    "L.binary_cross_entropy_with_logits(L.tensor([0.5, -1.]), L.tensor([1., 0.]))",
+    "L.binary_cross_entropy_with_logits(L.tensor([0.5, -1.]), L.tensor([1., 0.]), L.tensor([2., 1.]), "
+    "L.tensor([3., 3.]), 0)",
+    "L.binary_cross_entropy_with_logits(L.tensor([0.5, -1.]), L.tensor([1.]), None, None, 2)",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", FUNCTIONAL_EXPRESSIONS)
+def test_torch_level_functional_names_match_pytorch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression, rtol=1e-6, atol=1e-7)
+
+
+def test_torch_level_functional_names():
+    import tensormodes.nn.functional as F
+
+    assert tm.prelu is F.prelu and tm.bilinear is F.bilinear and tm.cosine_similarity is F.cosine_similarity
+    assert tm.pairwise_distance is F.pairwise_distance
+    a, b, target = tm.tensor([1.0, 2.0]), tm.tensor([3.0, 0.0]), tm.tensor([1.0, -1.0])
+    # PyTorch 2.13's binding reads the schemas' default reduction (mean) as 0: unreduced
+    assert tm.margin_ranking_loss(a, b, target).tolist() == [2.0, 2.0]
+    assert tm.margin_ranking_loss(a, b, target, 0.0, 2).item() == 4.0
+    assert tm.kl_div(tm.tensor([0.0]), tm.tensor([1.0]), 1).item() == 0.0
+    assert tm.threshold(tm.tensor([0.5, 2.0]), 1.0, -1.0).tolist() == [-1.0, 2.0]
+    assert tm.layer_norm(tm.tensor([[1.0, 3.0]]), [2], None, None, 0.0, False).tolist() == [[-1.0, 1.0]]
+
+
+FUNCTIONAL_DISPATCHED = [
+    "L.layer_norm(L.ones(2, 3), [3])", "L.group_norm(L.ones(2, 4), 2)",
+    "L.batch_norm(L.ones(2, 3), None, None, None, None, True, 0.1, 1e-5, False)",
+    "L.selu(L.tensor([-1., 2.]))",
+    "L.celu(L.tensor([-1., 2.]), 0.5)", "L.threshold(L.tensor([-1., 2.]), 0.5, 7)",
+    "L.tensor([[-1., 2.]]).prelu(L.tensor([0.25]))",
+    "L.binary_cross_entropy_with_logits(L.tensor([0.5, -1.]), L.tensor([1., 0.]), None, None, 1)",
+    "L.instance_norm(L.ones(2, 3, 2), None, None, None, None, True, 0.1, 1e-5, False)",
+]  # (the losses written in Python here — kl_div, the margin losses ... — decompose differently, as before)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", FUNCTIONAL_DISPATCHED)
+def test_torch_level_functional_names_reach_pytorchs_aten_ops(expression):
+    test_dispatch_level_sees_pytorchs_ops(expression)
+
+
+# -- the *_copy ops, derived from the views' declarations ---------------------------------------------
+
+COPY_CALLS = [
+    ("alias_copy", ()), ("as_strided_copy", ((2, 2), (1, 2), 1)), ("diagonal_copy", (1,)),
+    ("expand_copy", ((2, 2, 3),)), ("permute_copy", ((1, 0),)), ("select_copy", (1, -1)), ("slice_copy", (1, 0, 3, 2)),
+    ("split_copy", (1,)), ("split_with_sizes_copy", ([1, 2], 1)), ("squeeze_copy", ()), ("t_copy", ()),
+    ("transpose_copy", (0, 1)), ("unbind_copy", (1,)), ("unfold_copy", (1, 2, 1)), ("unsqueeze_copy", (0,)),
+    ("view_copy", ((3, 2),)), ("narrow_copy", (1, 1, 2)),
+]
+
+
+def test_copies_are_new_contiguous_tensors():
+    x = tm.arange(6.0).view(2, 3)
+    for name, args in COPY_CALLS:
+        result = getattr(tm, name)(x, *args)
+        for item in result if isinstance(result, tuple) else (result,):
+            assert item._base is None and item.is_contiguous(), name
+            assert item.data_ptr() != x.data_ptr() or item.numel() == 0, name
+    assert tm.permute_copy(x, (1, 0)).stride() == (2, 1)
+    assert "view_copy" in [tag.name for tag in tm.ops.aten.t_copy.default.tags]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name, args", COPY_CALLS, ids=[call[0] for call in COPY_CALLS])
+def test_copies_match_pytorch(name, args):
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for library in (tm, torch):
+        x = library.arange(6.0).view(2, 3).requires_grad_()
+        result = getattr(library, name)(x, *args)
+        items = result if isinstance(result, (tuple, list)) else (result,)
+        weights = [library.arange(float(item.numel())).view(item.shape) for item in items]
+        sum(((item * w).sum() for item, w in zip(items, weights)), library.zeros(())).backward()
+        described = [(item.tolist(), tuple(item.stride()), item.grad_fn.name()) for item in items]
+        outcomes.append((described, x.grad.tolist()))
+        with aten_op_log(library) as log:
+            getattr(library, name)(library.arange(6.0).view(2, 3), *args)
+        outcomes.append(log.ops[-1])
+    assert outcomes[:2] == outcomes[2:]
+
+
+@pytest.mark.torch
+def test_complex_view_copies_match_pytorch():
+    pytest.importorskip("torch")
+    assert_same_outcome("L.view_as_real_copy(L.tensor([1 + 2j, 3j]))")
+    assert_same_outcome("L.view_as_complex_copy(L.tensor([[1., 2.], [0., 3.]]))")
+    assert_same_outcome("L.tensor([[1., 2.], [0., 3.]]).narrow_copy(0, 1, 1)")
+    assert_same_outcome("L.view_copy(L.arange(6.).view(2, 3).t(), (6,))")

@@ -743,6 +743,16 @@ class Tensor(TensorConversions, TensorBase, plain="tensor"):
         """
         return ops.cov(self, correction=correction, fweights=fweights, aweights=aweights)
 
+    @tensor_api("weight", leaf=False)
+    def prelu(self, weight):
+        """``tensormodes.prelu(self, weight)``: ``x`` where positive, ``weight * x`` elsewhere.
+
+        >>> import tensormodes as tm
+        >>> tm.tensor([-2.0, 3.0]).prelu(tm.tensor([0.25])).tolist()
+        [-0.5, 3.0]
+        """
+        return ops.prelu(self, weight)
+
     @tensor_api(leaf=False)
     def corrcoef(self):
         """``tensormodes.corrcoef(self)``: Pearson's correlation coefficients of the rows.

@@ -205,12 +205,15 @@ def _node_class(op_name: str, formula) -> type:
         # An op's method form has the op's node (permute_method -> PermuteBackward0). Parts are
         # title-cased as PyTorch's codegen does: a letter after a digit is a capital too
         # (log1p -> Log1PBackward0, avg_pool2d -> AvgPool2DBackward0). "sum#1" names the node of
-        # another overload of the op, as PyTorch numbers them (sum.dim_IntList -> SumBackward1).
-        name, _, overload = op_name.partition("#")
+        # another overload of the op, as PyTorch numbers them (sum.dim_IntList -> SumBackward1);
+        # "permute/copy" a node PyTorch suffixes (permute_copy -> PermuteBackward0_copy).
+        base, _, suffix = op_name.partition("/")
+        name, _, overload = base.partition("#")
         camel = "".join(part.title() for part in name.strip("_").removesuffix("_method").split("_"))
         attributes = {"__module__": __name__, "_plain_outputs": _plain_outputs(formula),
                       "_wraps_numbers": name in WRAPPED_NUMBER_OPS}
-        cls = _NODE_CLASSES[op_name, formula] = type(f"{camel}Backward{overload or 0}", (OpBackward,), attributes)
+        cls = _NODE_CLASSES[op_name, formula] = type(f"{camel}Backward{overload or 0}{'_' * bool(suffix)}{suffix}",
+                                                     (OpBackward,), attributes)
     return cls
 
 
@@ -550,7 +553,7 @@ def make_recorder(op_name: str, formula, tensor_params: dict[str, str], param_na
               "    _mark_outputs(result, node)",
               "return result"]
     body = "\n".join("    " + line for line in lines)
-    recorder_name = f"_record_{op_name.replace('#', '_')}"
+    recorder_name = f"_record_{op_name.replace('#', '_').replace('/', '_')}"
     source = f"def {recorder_name}({', '.join(param_names)}, result, _saved=()):\n{body}\n"
     namespace = {"_Tensor": PLAIN.tensor, "_NO_EDGE": _NO_EDGE, "_SavedTensor": SavedTensor,
                  "_save_outputs": _save_outputs, "_save_output": _save_output, "_grad_edge": grad_edge,

@@ -81,6 +81,7 @@ from . import (  # noqa: F401
     special_polynomials,
     statistics,
     unary_math,
+    view_copies,
     view_scatters,
     views,
     views_complex,

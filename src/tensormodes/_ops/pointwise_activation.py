@@ -1,6 +1,7 @@
 """Elementwise activations PyTorch computes natively (``torch._C._nn.gelu`` and friends): ``_gelu``,
-``_silu``, ``_mish``, ``_elu``, ``_celu``, ``_leaky_relu``, ``_hardtanh``, ``_softplus``,
-``_log_sigmoid``, ``_glu``, ``_hardswish``, ``_hardsigmoid``, ``_threshold``, ``_prelu_kernel``,
+``_silu``, ``_mish``, ``_elu``, ``_celu`` (public as ``celu``), ``_leaky_relu``, ``_hardtanh``, ``_softplus``,
+``_log_sigmoid``, ``_glu``, ``_hardswish``, ``_hardsigmoid``, ``_threshold`` (public as ``threshold``),
+``_prelu_kernel``,
 ``hardshrink`` and ``softshrink``; and
 ``embedding`` and ``_embedding_bag``.
 
@@ -213,14 +214,14 @@ def _celu_grad(grad, input, alpha):
     return ops.ops.aten.elu_backward.default(grad, alpha, 1.0, 1.0 / alpha, False, input)
 
 
-@op(grad=_celu_grad, node="celu", meta=elementwise,
+@op(grad=_celu_grad, node="celu", meta=elementwise, function="celu",
     samples=_SAMPLES + (Sample((_X, 0.5)),), aten="celu.default", schema={"alpha": "Scalar=1."}, tags=("pointwise",))
 def _celu(input: Tensor, alpha: float = 1.0) -> Tensor:
-    """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere: PyTorch's ``torch.celu``
-    (node ``CeluBackward0``).
+    """``x`` where positive, ``alpha * (exp(x / alpha) - 1)`` elsewhere: ``tensormodes.celu``, as
+    PyTorch's ``torch.celu`` (node ``CeluBackward0``).
 
     >>> import tensormodes as tm
-    >>> tm._celu(tm.tensor([-1.0, 2.0]), 2.0)
+    >>> tm.celu(tm.tensor([-1.0, 2.0]), 2.0)
     tensor([-0.7869,  2.0000])
     """
     if alpha == 0:
@@ -319,18 +320,18 @@ def _threshold_grad(grad, input, threshold):
     return ops._threshold_backward(grad, input, threshold)
 
 
-@op(grad=_threshold_grad, node="threshold", meta=elementwise,
+@op(grad=_threshold_grad, node="threshold", meta=elementwise, function="threshold",
     samples=(Sample((_X, 0.5, -2.0)), Sample((TensorSpec((3, 2), "float64", -6, 6), 1.0, 7.5)),
              Sample((TensorSpec((4,), "int64", -3, 3), 0, 9)), Sample((TensorSpec((), "float32", -2, 2), 0.0, 1.0))),
     aten="threshold.default", tags=("pointwise",))
 def _threshold(input: Tensor, threshold: Number, value: Number) -> Tensor:
     """``value`` where ``x <= threshold``, ``x`` elsewhere (so NaN stays NaN), in ``input``'s
-    dtype: PyTorch's ``torch.threshold`` (node ``ThresholdBackward0``), behind
+    dtype: ``tensormodes.threshold``, as PyTorch's ``torch.threshold`` (node ``ThresholdBackward0``), behind
     ``nn.functional.threshold``. ``value`` is converted to ``input``'s dtype and ``threshold``
     to the dtype compared in (float for the half types), each with PyTorch's overflow check.
 
     >>> import tensormodes as tm
-    >>> tm._threshold(tm.tensor([0.5, 2.0]), 1.0, -1.0)
+    >>> tm.threshold(tm.tensor([0.5, 2.0]), 1.0, -1.0)
     tensor([-1.,  2.])
     """
     if input.dtype == np.bool_ or input.dtype.kind == "c":

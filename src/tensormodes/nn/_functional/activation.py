@@ -15,7 +15,7 @@ _gelu = _function("_gelu")
 _silu = _function("_silu")
 _mish = _function("_mish")
 _elu = _function("_elu")
-_celu = _function("_celu")
+_celu = _function("celu")
 _leaky_relu = _function("_leaky_relu")
 _hardtanh = _function("_hardtanh")
 _softplus = _function("_softplus")
@@ -23,7 +23,7 @@ _log_sigmoid = _function("_log_sigmoid")
 _glu = _function("_glu")
 _hardswish = _function("_hardswish")
 _hardsigmoid = _function("_hardsigmoid")
-_threshold = _function("_threshold")
+_threshold = _function("threshold")
 _prelu_kernel = _function("_prelu_kernel")
 
 
@@ -412,6 +412,23 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+def _selu_values(input: Tensor) -> Tensor:
+    return _elu(input, _SELU_ALPHA, _SELU_SCALE)
+
+
+def _selu_function(input: Tensor) -> Tensor:
+    """``tensormodes.selu``: ``selu`` without the ``inplace`` flag, as PyTorch's ``torch.selu``.
+
+    >>> import tensormodes as tm
+    >>> tm.selu(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
+    [0.0, 1.0507009873554805]
+    """
+    return _selu_values(input)
+
+
+_top_level(_selu_function, name="selu")
+
+
 @_public
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalising constants
@@ -421,7 +438,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     >>> F.selu(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
     [0.0, 1.0507009873554805]
     """
-    return _apply(lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE), input, inplace)
+    return _apply(_selu_values, input, inplace)
 
 
 @_export
@@ -433,7 +450,7 @@ def selu_(input: Tensor) -> Tensor:
     >>> F.selu_(tm.tensor([0.0, 1.0], dtype=tm.float64)).tolist()
     [0.0, 1.0507009873554805]
     """
-    return _apply(lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE), input, True)
+    return _apply(_selu_values, input, True)
 
 
 @_public
@@ -459,19 +476,21 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     return _apply(lambda x: _celu(x, alpha), input, True)
 
 
-@_builtin
+@_export
+@_top_level
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where positive, ``weight * x`` elsewhere; a 1-D ``weight`` holds one slope per
-    channel (dimension 1), or a single slope for all.
+    channel (dimension 1), or a single slope for all. ``tensormodes.prelu``, which
+    ``nn.functional`` exports too (and ``Tensor.prelu``), as PyTorch's.
 
     >>> import tensormodes as tm, tensormodes.nn.functional as F
     >>> F.prelu(tm.tensor([[-2.0, 3.0]]), tm.tensor([0.25])).tolist()
     [[-0.5, 3.0]]
     """
-    if input.dim() == 0:
-        raise RuntimeError("Not allow zero-dim input tensor.")
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if weight.numel() != 1 and input.dim() == 0:  # (a 0-dim input with a single slope is fine)
+        raise RuntimeError("Not allow zero-dim input tensor.")
     channels = input.shape[1] if input.dim() >= 2 else 1
     if weight.numel() != 1 and weight.numel() != channels:
         raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "

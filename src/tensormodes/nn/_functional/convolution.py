@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..._ops.common import cpp_type_name
 from ..._ops.registry import Tensor
-from ._common import _builtin, _function, _native, _reexport
+from ._common import _export, _function, _native, _reexport, _top_level
 
 # Native in PyTorch (torch._C._nn): single ops of the op table, declared in _ops/nn.py.
 linear = _native("linear")
@@ -23,7 +23,8 @@ conv_transpose3d = _reexport("conv_transpose3d")
 
 
 
-@_builtin
+@_export
+@_top_level
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y = x1^T A x2 + b`` over the last dimension of ``input1`` and ``input2``; ``weight``
     is ``(out_features, in1_features, in2_features)``. PyTorch's ``F.bilinear`` is

@@ -5,14 +5,15 @@
 from __future__ import annotations
 
 from ..._ops.registry import Tensor
-from ._common import _builtin, _function, _public, _reexport
+from ._common import _export, _function, _public, _reexport, _top_level
 
 # PyTorch's F.pdist is torch.pdist.
 pdist = _reexport("pdist")
 
 # -- distances -------------------------------------------------------------------------------
 
-@_builtin
+@_export
+@_top_level
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """The cosine of the angle between ``x1`` and ``x2`` along ``dim`` (they broadcast); each
     norm is at least ``eps``.
@@ -31,7 +32,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return ((x1 / norm1) * (x2 / norm2)).sum(dim)
 
 
-@_builtin
+@_export
+@_top_level
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """The ``p``-norm of ``x1 - x2 + eps`` along the last dimension.
 

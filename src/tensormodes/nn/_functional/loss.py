@@ -73,6 +73,24 @@ def _check_weight(input: Tensor, weight: Tensor | None) -> None:
         raise ValueError("Weights and input must have the same size.")
 
 
+# PyTorch's reduction enum (``_Reduction.get_enum``), which its ``torch.<loss>`` functions take. Their
+# schemas' default is 1 (mean), but PyTorch 2.13's Python binding reads that default
+# (``at::Reduction::Mean``) as 0: ``torch.kl_div(a, b)`` is unreduced, and so is ours.
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _enum(reduction: str) -> int:
+    """The enum of a reduction ``_checked_reduction`` has checked."""
+    return _REDUCTIONS[reduction]
+
+
+def _reduce_enum(loss: Tensor, reduction: int) -> Tensor:
+    """PyTorch's ``apply_loss_reduction``: 1 the mean, 2 the sum, anything else the loss itself."""
+    if reduction == 1:
+        return loss.mean()
+    return loss.sum() if reduction == 2 else loss
+
+
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     if reduction == "none":
         return loss
@@ -212,6 +230,22 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce(_huber_loss(input, target, "none", delta) * weight, reduction)
 
 
+def _binary_cross_entropy_with_logits_function(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                               pos_weight: Tensor | None = None, reduction: int = 0) -> Tensor:
+    """``tensormodes.binary_cross_entropy_with_logits``: the reduction as PyTorch's enum (0 none, 1
+    mean, 2 sum), no size check, as ``torch.binary_cross_entropy_with_logits``.
+
+    >>> import tensormodes as tm
+    >>> round(tm.binary_cross_entropy_with_logits(tm.tensor([0.0]), tm.tensor([1.0]), None, None, 2).item(), 4)
+    0.6931
+    """
+    names = {0: "none", 1: "mean", 2: "sum"}
+    return _binary_cross_entropy_with_logits(input, target, weight, pos_weight, names.get(reduction, "none"))
+
+
+_top_level(_binary_cross_entropy_with_logits_function, name="binary_cross_entropy_with_logits")
+
+
 @_public
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: bool | None = None, reduce: bool | None = None,
@@ -227,6 +261,25 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     return _binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+
+
+def _kl_div_function(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False) -> Tensor:
+    """``tensormodes.kl_div``: ``nn.functional.kl_div``'s divergence with the reduction as PyTorch's
+    enum (0 none, 1 mean, 2 sum), as ``torch.kl_div``.
+
+    >>> import tensormodes as tm
+    >>> tm.kl_div(tm.tensor([0.5, 0.5]).log(), tm.tensor([0.5, 0.5]), 2).item()
+    0.0
+    """
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        positive = target > 0
+        loss = (target * target.where(positive, 1).log()).where(positive, 0) - target * input
+    return _reduce_enum(loss, reduction)
+
+
+_torch_kl_div = _top_level(_kl_div_function, name="kl_div")
 
 
 @_public
@@ -247,17 +300,30 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None, redu
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       UserWarning, stacklevel=3)
-    if log_target:
-        loss = target.exp() * (target - input)
-    else:
-        positive = target > 0
-        loss = (target * target.where(positive, 1).log()).where(positive, 0) - target * input
     if reduction == "batchmean":
-        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
-    return _reduce(loss, reduction)
+        reduced = _torch_kl_div(input, target, 2, log_target=log_target)
+        return reduced / input.shape[0] if input.dim() else reduced
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _torch_kl_div(input, target, _enum(reduction), log_target=log_target)
 
 
 # -- margin, ranking and likelihood losses ---------------------------------------------------
+
+def _margin_ranking_loss_function(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                                  reduction: int = 0) -> Tensor:
+    """``tensormodes.margin_ranking_loss``: the reduction as PyTorch's enum, no dimension check, as
+    ``torch.margin_ranking_loss``.
+
+    >>> import tensormodes as tm
+    >>> tm.margin_ranking_loss(tm.tensor([1.0, 1.0]), tm.tensor([0.0, 0.0]), tm.tensor([1.0, -1.0]), 0.0, 0)
+    tensor([0., 1.])
+    """
+    return _reduce_enum((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+_torch_margin_ranking_loss = _top_level(_margin_ranking_loss_function, name="margin_ranking_loss")
+
 
 @_public
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
@@ -274,7 +340,22 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+    return _torch_margin_ranking_loss(input1, input2, target, margin, _enum(reduction))
+
+
+def _hinge_embedding_loss_function(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 0) -> Tensor:
+    """``tensormodes.hinge_embedding_loss``: the reduction as PyTorch's enum, as
+    ``torch.hinge_embedding_loss``.
+
+    >>> import tensormodes as tm
+    >>> tm.hinge_embedding_loss(tm.tensor([0.25, 0.25]), tm.tensor([1.0, -1.0]), 1.0, 0).tolist()
+    [0.25, 0.75]
+    """
+    below_margin = (margin - input).clamp(min=0).where(target != 1, 0.0)
+    return _reduce_enum(below_margin + input.where(target != -1, 0.0), reduction)
+
+
+_torch_hinge_embedding_loss = _top_level(_hinge_embedding_loss_function, name="hinge_embedding_loss")
 
 
 @_public
@@ -288,8 +369,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     [0.25, 0.75]
     """
     reduction = _checked_reduction(size_average, reduce, reduction)
-    below_margin = (margin - input).clamp(min=0).where(target != 1, 0.0)
-    return _reduce(below_margin + input.where(target != -1, 0.0), reduction)
+    return _torch_hinge_embedding_loss(input, target, margin, _enum(reduction))
 
 
 @_public
@@ -304,6 +384,32 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     return _soft_margin_loss(input, target, _checked_reduction(size_average, reduce, reduction))
 
 
+def _cosine_embedding_loss_function(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+                                    reduction: int = 0) -> Tensor:
+    """``tensormodes.cosine_embedding_loss``: the reduction as PyTorch's enum, as
+    ``torch.cosine_embedding_loss``.
+
+    >>> import tensormodes as tm
+    >>> tm.cosine_embedding_loss(tm.tensor([[1.0, 0.0]]), tm.tensor([[0.0, 1.0]]), tm.tensor([1.0]), 0.0, 1).item()
+    1.0
+    """
+    if target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    expected = target.dim() + 1
+    if input1.dim() != expected or input2.dim() != expected:
+        raise RuntimeError(f"{target.dim()}D target tensor expects {expected}D input tensors, but found inputs with "
+                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
+    dim = target.dim()
+    squared_norms = ((input1 * input1).sum(dim) + 1e-12) * ((input2 * input2).sum(dim) + 1e-12)
+    cosine = (input1 * input2).sum(dim) / squared_norms.sqrt()
+    similar = (1 - cosine).where(target == 1, 0.0)
+    dissimilar = (cosine - margin).clamp(min=0).where(target == -1, 0.0)
+    return _reduce_enum(similar + dissimilar, reduction)
+
+
+_torch_cosine_embedding_loss = _top_level(_cosine_embedding_loss_function, name="cosine_embedding_loss")
+
+
 @_public
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average: bool | None = None, reduce: bool | None = None,
@@ -316,18 +422,31 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     1.0
     """
     reduction = _checked_reduction(size_average, reduce, reduction)
-    if target.dim() > 1:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    expected = target.dim() + 1
-    if input1.dim() != expected or input2.dim() != expected:
-        raise RuntimeError(f"{target.dim()}D target tensor expects {expected}D input tensors, but found inputs with "
-                           f"sizes {list(input1.shape)} and {list(input2.shape)}.")
-    dim = target.dim()
-    squared_norms = ((input1 * input1).sum(dim) + 1e-12) * ((input2 * input2).sum(dim) + 1e-12)
-    cosine = (input1 * input2).sum(dim) / squared_norms.sqrt()
-    similar = (1 - cosine).where(target == 1, 0.0)
-    dissimilar = (cosine - margin).clamp(min=0).where(target == -1, 0.0)
-    return _reduce(similar + dissimilar, reduction)
+    return _torch_cosine_embedding_loss(input1, input2, target, margin, _enum(reduction))
+
+
+def _poisson_nll_loss_function(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
+                               reduction: int) -> Tensor:
+    """``tensormodes.poisson_nll_loss``: every argument given, the reduction as PyTorch's enum, as
+    ``torch.poisson_nll_loss``.
+
+    >>> import tensormodes as tm
+    >>> tm.poisson_nll_loss(tm.tensor([0.0]), tm.tensor([2.0]), True, False, 1e-8, 1).item()
+    1.0
+    """
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        counted = target > 1
+        safe_target = target.where(counted, 2.0)  # the masked positions' branch must stay finite
+        stirling = safe_target * safe_target.log() - safe_target + 0.5 * (2 * math.pi * safe_target).log()
+        loss = loss + stirling.where(counted, 0.0)
+    return _reduce_enum(loss, reduction)
+
+
+_torch_poisson_nll_loss = _top_level(_poisson_nll_loss_function, name="poisson_nll_loss")
 
 
 @_public
@@ -346,16 +465,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     reduction = _reduction_from_legacy(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if log_input:
-        loss = input.exp() - target * input
-    else:
-        loss = input - target * (input + eps).log()
-    if full:
-        counted = target > 1
-        safe_target = target.where(counted, 2.0)  # the masked positions' branch must stay finite
-        stirling = safe_target * safe_target.log() - safe_target + 0.5 * (2 * math.pi * safe_target).log()
-        loss = loss + stirling.where(counted, 0.0)
-    return _reduce(loss, reduction)
+    return _torch_poisson_nll_loss(input, target, log_input, full, eps, _enum(reduction))
 
 
 @_public
@@ -393,6 +503,30 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | Number, full:
     return _reduce(loss, reduction)
 
 
+def _triplet_margin_loss_function(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                                  p: float = 2.0, eps: float = 1e-6, swap: bool = False, reduction: int = 0) -> Tensor:
+    """``tensormodes.triplet_margin_loss``: the reduction as PyTorch's enum, any margin, as
+    ``torch.triplet_margin_loss``.
+
+    >>> import tensormodes as tm
+    >>> a, n = tm.tensor([[0.0, 0.0]]), tm.tensor([[3.0, 4.0]])
+    >>> tm.triplet_margin_loss(a, a, n, 6.0, 2.0, 0.0).item()
+    1.0
+    """
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
+                           f"{negative.dim()}D inputs")
+    positive_distance = pairwise_distance(anchor, positive, p, eps)
+    negative_distance = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        negative_distance = negative_distance.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce_enum((margin + positive_distance - negative_distance).clamp(min=0), reduction)
+
+
+_torch_triplet_margin_loss = _top_level(_triplet_margin_loss_function, name="triplet_margin_loss")
+
+
 @_public
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
                         eps: float = 1e-6, swap: bool = False, size_average: bool | None = None,
@@ -409,15 +543,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     reduction = _checked_reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
-    if not anchor.dim() == positive.dim() == negative.dim():
-        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
-                           f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
-                           f"{negative.dim()}D inputs")
-    positive_distance = pairwise_distance(anchor, positive, p, eps)
-    negative_distance = pairwise_distance(anchor, negative, p, eps)
-    if swap:
-        negative_distance = negative_distance.minimum(pairwise_distance(positive, negative, p, eps))
-    return _reduce((margin + positive_distance - negative_distance).clamp(min=0), reduction)
+    return _torch_triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, _enum(reduction))
 
 
 @_public

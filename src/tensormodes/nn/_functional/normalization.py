@@ -11,9 +11,26 @@ import math
 from ... import _dtype
 from ..._ops.registry import Tensor
 from ...ops import aten
-from ._common import _function, _public
+from ._common import _function, _public, _top_level
 from .padding import pad
 from .pooling import avg_pool2d, avg_pool3d
+
+
+def _layer_norm_function(input: Tensor, normalized_shape: list[int], weight: Tensor | None = None,
+                         bias: Tensor | None = None, eps: float = 1e-5, cudnn_enable: bool = True) -> Tensor:
+    """``tensormodes.layer_norm``, as PyTorch's ``torch.layer_norm`` (``cudnn_enable`` changes nothing
+    on the CPU).
+
+    >>> import tensormodes as tm
+    >>> tm.layer_norm(tm.tensor([[1.0, 3.0]]), [2], None, None, 0.0).tolist()
+    [[-1.0, 1.0]]
+    """
+    if isinstance(normalized_shape, int):
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
+    return _function("_native_layer_norm")(input, list(normalized_shape), weight, bias, eps)
+
+
+_torch_layer_norm = _top_level(_layer_norm_function, name="layer_norm")
 
 
 @_public
@@ -26,9 +43,7 @@ def layer_norm(input: Tensor, normalized_shape: list[int], weight: Tensor | None
     >>> F.layer_norm(tm.tensor([[1.0, 3.0]]), [2], eps=0.0).tolist()
     [[-1.0, 1.0]]
     """
-    if isinstance(normalized_shape, int):
-        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
-    return _function("_native_layer_norm")(input, list(normalized_shape), weight, bias, eps)
+    return _torch_layer_norm(input, normalized_shape, weight, bias, eps, True)
 
 
 @_public
@@ -88,6 +103,24 @@ def _aten_alias(t: Tensor) -> Tensor:
     return aten.alias.default(t)
 
 
+def _batch_norm_function(input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
+                         running_var: Tensor | None, training: bool, momentum: float, eps: float,
+                         cudnn_enabled: bool) -> Tensor:
+    """``tensormodes.batch_norm``: every argument given, in PyTorch's ``torch.batch_norm``'s order;
+    its checks (not the batch's size: ``nn.functional``'s).
+
+    >>> import tensormodes as tm
+    >>> tm.batch_norm(tm.tensor([[1.0], [3.0]]), None, None, None, None, True, 0.1, 0.0, False).tolist()
+    [[-1.0], [1.0]]
+    """
+    _check_normalisation_arguments(input.size(1), 1, training, running_mean, running_var, weight, bias)
+    _reserve(input)
+    return _function("_native_batch_norm")(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+_torch_batch_norm = _top_level(_batch_norm_function, name="batch_norm")
+
+
 @_public
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1,
@@ -108,10 +141,32 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         values_per_channel = size[0] * math.prod(size[2:])
         if values_per_channel == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
-    channels = input.size(1)
-    _check_normalisation_arguments(channels, 1, training, running_mean, running_var, weight, bias)
-    _reserve(input)
-    return _function("_native_batch_norm")(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    return _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, False)
+
+
+def _group_norm_function(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
+                         eps: float = 1e-5, cudnn_enabled: bool = True) -> Tensor:
+    """``tensormodes.group_norm``, as PyTorch's ``torch.group_norm`` (its checks; not the batch's
+    size: ``nn.functional``'s).
+
+    >>> import tensormodes as tm
+    >>> tm.group_norm(tm.tensor([[1.0, 3.0]]), 1, None, None, 0.0).tolist()
+    [[-1.0, 1.0]]
+    """
+    size = list(input.shape)
+    if size[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {size} and num_groups={num_groups}")
+    for name, parameter in (("weight", weight), ("bias", bias)):
+        if parameter is not None and (parameter.dim() != 1 or parameter.numel() != size[1]):
+            # PyTorch's message names the weight's shape ([0] when absent) for a wrong bias too.
+            shown = [0] if weight is None else list(weight.shape)
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {shown} and input of shape {size}")
+    return _function("_native_group_norm")(input, weight, bias, size[0], size[1], math.prod(size[2:]), num_groups, eps)
+
+
+_torch_group_norm = _top_level(_group_norm_function, name="group_norm")
 
 
 @_public
@@ -130,32 +185,19 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     sizes = [size[0] * size[1] // num_groups, num_groups] + size[2:]
     if math.prod(sizes[:1] + sizes[2:]) == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {sizes}")
-    if size[1] % num_groups:
-        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
-                           f"shape {size} and num_groups={num_groups}")
-    for name, parameter in (("weight", weight), ("bias", bias)):
-        if parameter is not None and (parameter.dim() != 1 or parameter.numel() != size[1]):
-            # PyTorch's message names the weight's shape ([0] when absent) for a wrong bias too.
-            shown = [0] if weight is None else list(weight.shape)
-            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
-                               f"but got {name} of shape {shown} and input of shape {size}")
-    return _function("_native_group_norm")(input, weight, bias, size[0], size[1], math.prod(size[2:]), num_groups, eps)
+    return _torch_group_norm(input, num_groups, weight, bias, eps, False)
 
 
-@_public
-def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
-                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
-                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalise each channel of each sample over its spatial dimensions. With
-    ``use_input_stats`` the given running statistics are updated in place with the batch's
-    average; otherwise they are used instead.
+def _instance_norm_function(input: Tensor, weight: Tensor | None, bias: Tensor | None,
+                            running_mean: Tensor | None, running_var: Tensor | None, use_input_stats: bool,
+                            momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:
+    """``tensormodes.instance_norm``: every argument given, in PyTorch's ``torch.instance_norm``'s
+    order; its checks (not the spatial size: ``nn.functional``'s).
 
-    >>> import tensormodes as tm, tensormodes.nn.functional as F
-    >>> F.instance_norm(tm.tensor([[[1.0, 3.0]]]), eps=0.0).tolist()
+    >>> import tensormodes as tm
+    >>> tm.instance_norm(tm.tensor([[[1.0, 3.0]]]), None, None, None, None, True, 0.1, 0.0, False).tolist()
     [[[-1.0, 1.0]]]
     """
-    if use_input_stats and math.prod(input.shape[2:]) == 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     if not use_input_stats and (running_mean is None or running_var is None):
         raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
     _check_normalisation_arguments(input.size(0) * input.size(1), input.size(0), use_input_stats, running_mean,
@@ -179,6 +221,26 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
         if running is not None:
             _aten_alias(running).copy_(updated.view(batch, size[1]).mean(0))
     return result.view(size)
+
+
+_torch_instance_norm = _top_level(_instance_norm_function, name="instance_norm")
+
+
+@_public
+def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var: Tensor | None = None,
+                  weight: Tensor | None = None, bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample over its spatial dimensions. With
+    ``use_input_stats`` the given running statistics are updated in place with the batch's
+    average; otherwise they are used instead.
+
+    >>> import tensormodes as tm, tensormodes.nn.functional as F
+    >>> F.instance_norm(tm.tensor([[[1.0, 3.0]]]), eps=0.0).tolist()
+    [[[-1.0, 1.0]]]
+    """
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    return _torch_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)
 
 
 @_public
