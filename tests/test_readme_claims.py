@@ -52,7 +52,6 @@ PRESENT = {
     "nn.parallel.DistributedDataParallel": _expect_raises(
         ValueError, lambda: tm.nn.parallel.DistributedDataParallel(tm.nn.Linear(1, 1))),
     "nn.utils.parametrizations": lambda: hasattr(tm.nn.utils.parametrizations, "weight_norm"),
-    "tm.special": lambda: hasattr(tm.special, "erf"),  # "many of tm.special's functions" are missing
 }
 
 
