@@ -27,9 +27,9 @@ from .._autograd import api as autograd_api
 from .._autograd.engine import register_post_accumulate_hook, register_tensor_hook
 from .._autograd.function import Function
 from .._autograd.grad_mode import grad_enabled
-from .._autograd.graph import aten_overload, below_listens, bump_version, grad_edge, record, share_version
+from .._autograd.graph import below_listens, bump_version, grad_edge, record, share_version
 from .._device import check_compute_device
-from .._dispatch.python_dispatch import HOOKS, disabled_torch_dispatch_impl, is_dispatch_class
+from .._dispatch.python_dispatch import disabled_torch_dispatch_impl, is_dispatch_class
 from .._memory_format import contiguous_format, is_contiguous_as
 from .._meta_array import MetaArray, WrapperArray, contiguous_strides, meta_like
 from .._ops.common import ops, wrap_dim
@@ -39,6 +39,20 @@ from .._tensor_base import TensorBase, set_requires_grad
 from .declarations import tensor_api
 from .tensor_conversions import TensorConversions, _unwrap_nested
 from .tensor_str import PLAIN_REPR_CLASSES, tensor_repr
+from .tensor_values import (
+    _local_scalar_dense,
+    _one_value_below,
+    _plain_bool,
+    _plain_complex,
+    _plain_float,
+    _plain_format,
+    _plain_index,
+    _plain_int,
+    _plain_item,
+    _raise_ambiguous,
+    _raise_not_index,
+    _raise_not_one_scalar,
+)
 
 __all__ = ["Tensor", "Size"]
 
@@ -71,45 +85,6 @@ class Size(tuple):
 
     def __repr__(self) -> str:
         return f"tensormodes.Size({list(self)})"
-
-
-# The bodies of the value reads on the fast path (a plain tensor, nothing listening below
-# autograd); the declared methods read through ``aten._local_scalar_dense`` otherwise.
-
-def _plain_item(self):
-    if self._data.size != 1:
-        _raise_not_one_scalar(self)
-    return _python_scalar(self._data)
-
-
-def _plain_format(self, format_spec: str) -> str:
-    if self._data.ndim == 0 and type(self._data) is not MetaArray:  # a meta tensor has no value to format
-        return format(_python_scalar(self._data), format_spec)
-    return object.__format__(self, format_spec)
-
-
-def _plain_bool(self) -> bool:
-    if self._data.size != 1:
-        _raise_ambiguous(self)
-    return bool(_python_scalar(self._data))
-
-
-def _plain_float(self) -> float:
-    return float(_one_value(self))
-
-
-def _plain_int(self) -> int:
-    return int(_one_value(self))
-
-
-def _plain_complex(self) -> complex:
-    return complex(_one_value(self))
-
-
-def _plain_index(self) -> int:
-    if self._data.dtype.kind not in "iub" or self._data.size != 1:
-        _raise_not_index(self)
-    return int(_python_scalar(self._data))
 
 
 class Tensor(TensorConversions, TensorBase, plain="tensor"):
@@ -941,52 +916,6 @@ def _is_contiguous(array: np.ndarray) -> bool:
             return False
         expected *= size
     return True
-
-
-def _python_scalar(array: np.ndarray):
-    if type(array) is MetaArray:
-        return array.item()  # raises: no values
-    value = array.reshape(()).item() if array.dtype != dt.bfloat16._np else float(array.reshape(()))
-    return value
-
-
-def _one_value(t: Tensor):
-    if t._data.size != 1:
-        _raise_not_one_value(t)
-    return _python_scalar(t._data)
-
-
-def _one_value_below(t: Tensor):
-    """``_one_value`` for ``int(t)``, ``float(t)``, ``complex(t)`` off the fast path: read through
-    ``aten._local_scalar_dense`` when the dispatch level listens, as PyTorch reads it."""
-    if not below_listens(t):
-        return _one_value(t)
-    if t._data.size != 1:
-        _raise_not_one_value(t)
-    return _local_scalar_dense(t)
-
-
-def _raise_not_one_scalar(t: Tensor):
-    raise RuntimeError(f"a Tensor with {t._data.size} elements cannot be converted to Scalar")
-
-
-def _raise_ambiguous(t: Tensor):
-    raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
-                       if t._data.size else "Boolean value of Tensor with no values is ambiguous")
-
-
-def _raise_not_one_value(t: Tensor):
-    raise ValueError("only one element tensors can be converted to Python scalars")
-
-
-def _raise_not_index(t: Tensor):
-    raise TypeError("only integer tensors of a single element can be converted to an index")
-
-
-def _local_scalar_dense(t: Tensor):
-    """``aten._local_scalar_dense.default(t)`` below autograd (the op records nothing): through the
-    dispatch level's modes and subclasses to the kernel."""
-    return HOOKS.below(aten_overload("_local_scalar_dense", "default"), (t,), {})
 
 
 def _rebuild(cls, array, requires_grad):
