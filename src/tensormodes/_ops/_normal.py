@@ -191,6 +191,24 @@ def _upper_fraction(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     return h * _gamma_prefactor(a, x)
 
 
+_TEMME_FROM = 1e6  # from here on Temme's first terms (error ~a**-1.5) beat the sums, whose logarithms lose ~a ulps
+
+
+def _upper_temme(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Q(a, x) for very large a: Temme's uniform expansion, erfc(eta sqrt(a / 2)) / 2 plus its first
+    correction exp(-a eta**2 / 2) / sqrt(2 pi a) (1 / (lambda - 1) - 1 / eta), lambda = x / a, eta the
+    signed sqrt(2 (lambda - 1 - log(lambda))) (its series -1/3 + eta / 12 near lambda = 1)."""
+    ratio = x / a
+    excess = ratio - 1
+    eta = np.sign(excess) * np.sqrt(2 * (excess - np.log1p(excess)))
+    near = np.absolute(eta) < 1e-3
+    safe_eta = np.where(near, 1.0, eta)
+    safe_excess = np.where(near, 1.0, excess)
+    correction = np.where(near, -1 / 3 + eta / 12, 1 / safe_excess - 1 / safe_eta)
+    leading = 0.5 * np.asarray(_ERFC(eta * np.sqrt(a / 2)), np.float64)
+    return leading + np.exp(-a * eta * eta / 2) / np.sqrt(2 * math.pi * a) * correction
+
+
 def incomplete_gamma(a, x, upper: bool) -> np.ndarray:
     """The regularized lower (P) or upper (Q = 1 - P) incomplete gamma function, in double, with
     PyTorch's values at its edges (NaN below 0; a = 0, x = 0 and the infinities)."""
@@ -199,6 +217,11 @@ def incomplete_gamma(a, x, upper: bool) -> np.ndarray:
     result = np.full(a.shape, np.nan)
     with quiet():
         regular = (a > 0) & (x > 0) & np.isfinite(a) & np.isfinite(x)
+        huge = regular & (a >= _TEMME_FROM)
+        if huge.any():
+            q = _upper_temme(a[huge], x[huge])
+            result[huge] = q if upper else 1 - q
+        regular &= ~huge
         series = regular & (x < a + 1)
         if series.any():
             p = _lower_series(a[series], x[series])
@@ -210,7 +233,7 @@ def incomplete_gamma(a, x, upper: bool) -> np.ndarray:
         low, high = (1.0, 0.0) if upper else (0.0, 1.0)  # the values at x = 0 and at x = inf
         # PyTorch's tests in its order (a NaN fails the comparisons): x or a below 0, a = 0, x = 0, a
         # infinite, x infinite; each only where the earlier ones did not decide
-        undecided = ~regular & ~((x < 0) | (a < 0))
+        undecided = ~regular & ~huge & ~((x < 0) | (a < 0))
         for test, value in ((a == 0, np.where(x > 0, high, np.nan)), (x == 0, low),
                             (np.isinf(a), np.where(np.isinf(x), np.nan, low)), (np.isinf(x), high)):
             decided = undecided & test
