@@ -56,6 +56,8 @@ DECOMPOSED = {
 KNOWN = {
     "randint": "randint(0, 2, (3,)): an explicit low=0 picks randint.low in PyTorch; a default cannot be told apart",
     "randperm": "an explicit generator=None picks randperm.generator in PyTorch; a default cannot be told apart",
+    "special_round": "PyTorch's special.round always passes decimals (round.decimals); here decimals=0 is the "
+                     "default, which cannot be told apart (round.default)",
     "_grid_sampler_2d_backward": "PyTorch's grid_sampler_2d_backward takes bool[2] output_mask; ours always "
                                  "computes both gradients",
     "_grid_sampler_3d_backward": "PyTorch's grid_sampler_3d_backward takes bool[2] output_mask; ours always "

@@ -423,7 +423,7 @@ def _lu_factor_meta(A, *, pivot=True):
 
 
 @op(grad=_lu_factor_grad, meta=rule(_lu_factor_meta), name="linalg_lu_factor", function="lu_factor",
-    namespace="tensormodes.linalg", out=True, returns=("LU", "pivots"), schema={"A": "Tensor self"},
+    namespace="tensormodes.linalg", out=True, returns=("LU", "pivots"),
     decompose=_lu_factor_decomposition, node="linalg_lu_factor_ex",
     errors=(Sample((TensorSpec((3,)),)),),
     samples=(Sample((TensorSpec((3, 3)),)), Sample((TensorSpec((2, 2, 3), "float64"),)),

@@ -130,14 +130,14 @@ def _spherical_bessel_j0(x: np.ndarray) -> np.ndarray:
 @op(name="special_spherical_bessel_j0", function="spherical_bessel_j0", namespace=_SPECIAL,
     errors=(Sample((C64,)), Sample((F16,))), meta=elementwise, differentiable=False, out=True,
     samples=_BESSEL_SAMPLES + (Sample((TensorSpec((3,), "float64", -0.4, 0.4),)),), tags=("pointwise",))
-def special_spherical_bessel_j0(input: Tensor) -> Tensor:
+def special_spherical_bessel_j0(x: Tensor) -> Tensor:
     """The spherical Bessel function of the first kind of order zero, ``sin(x) / x`` (1 at 0).
 
     >>> import tensormodes as tm
     >>> tm.special.spherical_bessel_j0(tm.tensor([0.0, float("inf")])).tolist()
     [1.0, 0.0]
     """
-    return _cephes.cephes_unary(_spherical_bessel_j0, "spherical_bessel_j0_cpu", input, halves=False)
+    return _cephes.cephes_unary(_spherical_bessel_j0, "spherical_bessel_j0_cpu", x, halves=False)
 
 
 _K_SAMPLES = (Sample((TensorSpec((2, 3), "float32", 0.01, 2),)), Sample((TensorSpec((2, 3), "int64", 0, 5),)),
@@ -145,11 +145,15 @@ _K_SAMPLES = (Sample((TensorSpec((2, 3), "float32", 0.01, 2),)), Sample((TensorS
               Sample((TensorSpec((3,), "float32", 2, 90),)))
 
 
-def _declare(name: str, kernel, doc: str, samples: tuple[Sample, ...]) -> None:
+def _declare(name: str, kernel, doc: str, samples: tuple[Sample, ...], *, named_x: bool = False) -> None:
     """Declare ``tensormodes.special.<name>``: ``kernel`` (a ``cephes_unary`` one), no half types,
-    no gradient."""
-    def function(input: Tensor) -> Tensor:
-        return _cephes.cephes_unary(kernel, f"{name}_cpu", input, halves=False)
+    no gradient; its argument is ``x`` where PyTorch's schema names it so (``named_x``), else ``input``."""
+    if named_x:
+        def function(x: Tensor) -> Tensor:
+            return _cephes.cephes_unary(kernel, f"{name}_cpu", x, halves=False)
+    else:
+        def function(input: Tensor) -> Tensor:
+            return _cephes.cephes_unary(kernel, f"{name}_cpu", input, halves=False)
     function.__name__ = function.__qualname__ = f"special_{name}"
     function.__doc__ = doc
     function.__module__ = __name__
@@ -164,9 +168,9 @@ _declare("modified_bessel_k1", _cephes.bessel_k1,
          "The modified Bessel function of the second kind of order one (inf at 0, NaN below; no gradient).",
          _K_SAMPLES)
 _declare("scaled_modified_bessel_k0", functools.partial(_cephes.bessel_k0, scaled=True),
-         "``exp(x) * modified_bessel_k0(x)``, without its underflow (no gradient).", _K_SAMPLES)
+         "``exp(x) * modified_bessel_k0(x)``, without its underflow (no gradient).", _K_SAMPLES, named_x=True)
 _declare("scaled_modified_bessel_k1", functools.partial(_cephes.bessel_k1, scaled=True),
-         "``exp(x) * modified_bessel_k1(x)``, without its underflow (no gradient).", _K_SAMPLES)
+         "``exp(x) * modified_bessel_k1(x)``, without its underflow (no gradient).", _K_SAMPLES, named_x=True)
 
 
 _JY_SAMPLES = (Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((I23,)), Sample((SCALAR_F64,)),
@@ -181,4 +185,4 @@ _declare("bessel_y1", _bessel_jy.bessel_y1,
          "The Bessel function of the second kind of order one (-inf at 0, NaN below; no gradient).", _JY_SAMPLES)
 _declare("airy_ai", _airy.airy_ai, "The Airy function Ai (NaN at the infinities; no gradient).",
          (Sample((TensorSpec((2, 3), "float32", -5, 5),)), Sample((I23,)), Sample((SCALAR_F64,)),
-          Sample((TensorSpec((4,), "float64", -40, 40),))))
+          Sample((TensorSpec((4,), "float64", -40, 40),))), named_x=True)
