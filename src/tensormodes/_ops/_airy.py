@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from ._bessel_jy import horner, trig
-from ._cephes import exp_of, fused_of
+from ._bessel_jy import trig
+from ._cephes import exp_of, fused_of, polevl
 from .common import quiet
 
 __all__ = ["airy_ai"]
@@ -48,8 +48,8 @@ def _negative(x: np.ndarray) -> np.ndarray:
     zeta = kind(-2.0) * x * root / kind(3.0)
     z = kind(1.0) / zeta
     square = z * z
-    amplitude = kind(1.0) + square * horner(square, _AFN) / horner(square, _AFD)
-    phase = z * horner(square, _AGN) / horner(square, _AGD)
+    amplitude = kind(1.0) + square * polevl(square, _AFN) / polevl(square, _AFD)
+    phase = z * polevl(square, _AGN) / polevl(square, _AGD)
     t = zeta + kind(0.25 * math.pi)
     value = fused_of(x)(trig("sin", t), amplitude, -(trig("cos", t) * phase))
     return kind(_INVERSE_SQRT_PI) / np.sqrt(root) * value
@@ -59,7 +59,7 @@ def _positive(x: np.ndarray) -> np.ndarray:
     kind = x.dtype.type
     zeta = kind(2.0) * x * np.sqrt(x) / kind(3.0)
     inverse = kind(1.0) / zeta
-    ratio = horner(inverse, _AN) / horner(inverse, _AD)
+    ratio = polevl(inverse, _AN) / polevl(inverse, _AD)
     return kind(_INVERSE_SQRT_PI) * ratio / (kind(2.0) * np.sqrt(np.sqrt(x)) * exp_of(zeta))
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._cephes import fused_of, log_of
+from ._cephes import fused_of, log_of, polevl
 from ._random_math import libm
 from .common import quiet
 
-__all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "horner", "trig"]
+__all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "trig"]
 
 # Cephes' coefficients, highest order first: R (J, below 5) and Y (Y, below 5) in x**2, P and Q
 # (the asymptotic forms' amplitude and phase, shared by J and Y of an order) in 25 / x**2
@@ -67,15 +67,6 @@ _SQRT_2_OVER_PI = 0.797884560802865355879892119868763737
 _TWO_OVER_PI = 0.636619772367581343075535053490057448
 
 
-def horner(z: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
-    kind = z.dtype.type
-    fused = fused_of(z)
-    value = np.full_like(z, kind(coefficients[0]))
-    for c in coefficients[1:]:
-        value = fused(value, z, np.full_like(z, kind(c)))
-    return value
-
-
 def trig(name: str, x: np.ndarray) -> np.ndarray:
     """The C library's sin / cos (float's from the double, rounded: glibc's sinf and cosf round
     correctly nearly always)."""
@@ -105,7 +96,7 @@ def _hankel(x: np.ndarray, order: int, second_kind: bool) -> np.ndarray:
     else:
         z = kind(5) / x * (kind(5) / x)
         tables, phase = (_J1_PP, _J1_PQ, _J1_QP, _J1_QQ), _THREE_QUARTERS_PI
-    pp, pq, qp, qq = (horner(z, t) for t in tables)
+    pp, pq, qp, qq = (polevl(z, t) for t in tables)
     shifted = x - kind(phase)
     first, second = trig("sin" if second_kind else "cos", shifted), trig("cos" if second_kind else "sin", shifted)
     correction = kind(5) / x * (qp / qq) * second
@@ -120,8 +111,8 @@ def bessel_j0(x: np.ndarray) -> np.ndarray:
 
     def near(m):
         square = m * m
-        value = (square - kind(_J0_ZEROS[0])) * (square - kind(_J0_ZEROS[1])) * horner(square, _J0_RP)
-        value = value / horner(square, _J0_RQ)
+        value = (square - kind(_J0_ZEROS[0])) * (square - kind(_J0_ZEROS[1])) * polevl(square, _J0_RP)
+        value = value / polevl(square, _J0_RQ)
         return np.where(m < kind(0.00001), kind(1) - square / kind(4), value)
     return _split_at_five(x, near, lambda m: _hankel(m, 0, False))
 
@@ -133,7 +124,7 @@ def bessel_j1(x: np.ndarray) -> np.ndarray:
 
     def near(m):
         square = m * m
-        value = horner(square, _J1_RP) / horner(square, _J1_RQ) * m
+        value = polevl(square, _J1_RP) / polevl(square, _J1_RQ) * m
         return value * (square - kind(_J1_ZEROS[0])) * (square - kind(_J1_ZEROS[1]))
     value = _split_at_five(magnitude, near, lambda m: _hankel(m, 1, False))
     return np.where(x < 0, -value, np.where(x == 0, x, value))  # (-0 stays -0: PyTorch's product with x)
@@ -147,7 +138,7 @@ def bessel_y0(x: np.ndarray) -> np.ndarray:
         square = m * m
         positive = np.where(m > 0, m, kind(1))
         value = fused_of(m)(kind(_TWO_OVER_PI) * log_of(positive), bessel_j0(positive),
-                            horner(square, _Y0_YP) / horner(square, _Y0_YQ))
+                            polevl(square, _Y0_YP) / polevl(square, _Y0_YQ))
         return np.where(m == 0, -np.inf, np.where(m < 0, np.nan, value))
     return _split_at_five(x, near, lambda m: _hankel(m, 0, True))
 
@@ -161,6 +152,6 @@ def bessel_y1(x: np.ndarray) -> np.ndarray:
         positive = np.where(m > 0, m, kind(1))
         fused = fused_of(m)
         inner = fused(bessel_j1(positive), log_of(positive), -(kind(1) / positive))
-        value = fused(positive, horner(square, _Y1_YP) / horner(square, _Y1_YQ), kind(_TWO_OVER_PI) * inner)
+        value = fused(positive, polevl(square, _Y1_YP) / polevl(square, _Y1_YQ), kind(_TWO_OVER_PI) * inner)
         return np.where(m == 0, -np.inf, np.where(m < 0, np.nan, value))
     return _split_at_five(x, near, lambda m: _hankel(m, 1, True))

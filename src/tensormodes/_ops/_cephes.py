@@ -394,6 +394,17 @@ def fused_of(x: np.ndarray):
     return fma64 if x.dtype == np.float64 else fma32
 
 
+def polevl(x: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
+    """Cephes' ``polevl``: Horner's rule from the highest coefficient (trailing zeros of a padded
+    table included, as PyTorch's), each step fused in ``x``'s type."""
+    kind = x.dtype.type
+    fused = fused_of(x)
+    value = np.full_like(x, kind(coefficients[0]))
+    for c in coefficients[1:]:
+        value = fused(value, x, np.full_like(x, kind(c)))
+    return value
+
+
 def bessel_k0(x: np.ndarray, *, scaled: bool = False) -> np.ndarray:
     """``K0(x)`` (``exp(x) K0(x)`` if ``scaled``) as PyTorch's ``modified_bessel_k0_forward`` (and
     ``scaled_...``): near 0 the series minus ``log(x / 2) I0(x)``, fused, where the plain float

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ._cephes import fused_of, log_of
+from ._cephes import fused_of, log_of, polevl
 from ._erfcx_pieces import ERFCX_PIECES
 from ._random_math import libm
 from .common import quiet
@@ -41,17 +41,6 @@ _EXP_MINUS_2 = 0.13533528323661269189
 _SQRT_2PI = 2.50662827463100050242E0
 
 
-def _polevl(x: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
-    """Cephes' ``polevl``: Horner's rule from the highest coefficient (trailing zeros of a padded
-    table included, as PyTorch's), each step fused."""
-    kind = x.dtype.type
-    fused = fused_of(x)
-    value = np.full_like(x, kind(coefficients[0]))
-    for c in coefficients[1:]:
-        value = fused(value, x, np.full_like(x, kind(c)))
-    return value
-
-
 def ndtri(y0: np.ndarray) -> np.ndarray:
     """The inverse of the normal distribution function, as PyTorch's ``calc_ndtri``."""
     kind = y0.dtype.type
@@ -64,7 +53,7 @@ def ndtri(y0: np.ndarray) -> np.ndarray:
         if central.any():
             c = y[central] - kind(0.5)
             square = c * c
-            ratio = square * _polevl(square, _NDTRI_P0) / _polevl(square, _NDTRI_Q0)
+            ratio = square * polevl(square, _NDTRI_P0) / polevl(square, _NDTRI_Q0)
             result[central] = fused_of(c)(c, ratio, c) * kind(_SQRT_2PI)
         tail = ~central & (y0 > 0) & (y0 < 1)
         if tail.any():
@@ -73,8 +62,8 @@ def ndtri(y0: np.ndarray) -> np.ndarray:
             start = (x - libm("log", x.astype(np.float64)) / x).astype(kind)
             z = one / x
             near = x < kind(8)
-            correction = np.where(near, z * _polevl(z, _NDTRI_P1) / _polevl(z, _NDTRI_Q1),
-                                  z * _polevl(z, _NDTRI_P2) / _polevl(z, _NDTRI_Q2))
+            correction = np.where(near, z * polevl(z, _NDTRI_P1) / polevl(z, _NDTRI_Q1),
+                                  z * polevl(z, _NDTRI_P2) / polevl(z, _NDTRI_Q2))
             value = start - correction
             result[tail] = np.where(upper[tail], value, -value)
     result[y0 == 0] = -np.inf
