@@ -25,7 +25,7 @@ from .common import HALF_TYPES, dtype_of, floating, not_implemented, quiet
 
 __all__ = ["bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "bessel_k0", "bessel_k1", "cephes_unary",
            "chebyshev_series", "compute_dtype", "exp_of", "fused_of", "log_of", "modified_bessel_i0",
-           "modified_bessel_i1"]
+           "modified_bessel_i1", "polevl"]
 
 # Cephes' Chebyshev coefficients (highest order first), exp(-x) I0(x) on [0, 8] in x / 2 - 2 ...
 _I0E_NEAR = (
