@@ -365,3 +365,33 @@ def test_complex_view_copies_match_pytorch():
     assert_same_outcome("L.view_as_complex_copy(L.tensor([[1., 2.], [0., 3.]]))")
     assert_same_outcome("L.tensor([[1., 2.], [0., 3.]]).narrow_copy(0, 1, 1)")
     assert_same_outcome("L.view_copy(L.arange(6.).view(2, 3).t(), (6,))")
+
+
+# -- the pooling functions that always return indices -------------------------------------------------
+
+POOLING_EXPRESSIONS = [
+    "L.nn.functional.max_pool1d_with_indices(L.tensor([[1., 3., 2., 0., 5.]]), 2)",
+    "L.nn.functional.max_pool2d_with_indices(L.arange(16.).view(1, 4, 4).flip(-1), 2, 1, 1, ceil_mode=True)",
+    "L.nn.functional.max_pool3d_with_indices(L.arange(27.).view(1, 3, 3, 3).flip(1), 2, 1)",
+    "L.nn.functional.max_pool2d_with_indices(L.zeros(1, 1, 1), 3)",
+    "L.nn.functional.adaptive_max_pool1d_with_indices(L.tensor([[1., 5., 2., 0., 4.]]), 2)",
+    "L.nn.functional.adaptive_max_pool2d_with_indices(L.arange(12.).view(1, 3, 4).flip(-1), (2, 3))",
+    "L.nn.functional.max_pool2d(L.arange(16.).view(1, 4, 4), 2, return_indices=True)",
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("expression", POOLING_EXPRESSIONS)
+def test_pooling_with_indices_matches_pytorch(expression):
+    pytest.importorskip("torch")
+    assert_same_outcome(expression)
+
+
+def test_pooling_with_indices_are_public_functions():
+    import tensormodes.nn.functional as F
+
+    x = tm.tensor([[[1.0, 3.0], [4.0, 2.0]]])
+    with Recorder() as recorder:
+        values, indices = F.max_pool2d_with_indices(x, 2)
+    assert values.tolist() == [[[4.0]]] and indices.tolist() == [[[2]]]
+    assert recorder.names == ["tensormodes.nn.functional.max_pool2d_with_indices"]
