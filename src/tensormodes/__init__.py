@@ -101,6 +101,7 @@ from ._api.tensor_types import LEGACY_TYPES as _LEGACY_TYPES
 from ._api.tensor_types import is_storage, tensortype, typename
 from ._correlation import COMPOSITES as _CORRELATION
 from ._dispatch.aten import Tag  # noqa: F401 - PyTorch's torch.Tag
+from ._integration import COMPOSITES as _INTEGRATION
 from ._memory_format import (
     channels_last,
     channels_last_3d,
@@ -141,6 +142,8 @@ globals().update(_LEGACY_TYPES)
 globals().update(_TOP_LEVEL)
 # cov, corrcoef: PyTorch's composites, over public ops.
 globals().update(_CORRELATION)
+# cumulative_trapezoid: PyTorch's composite, over public ops.
+globals().update(_INTEGRATION)
 
 
 def __getattr__(name: str):
@@ -168,7 +171,7 @@ __all__ = [
     "is_warn_always_enabled",
     "autocast", "is_autocast_enabled", "get_autocast_dtype",
     "memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "layout", "strided",
-    "tensortype", "typename", "is_storage", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION,
+    "tensortype", "typename", "is_storage", *_LEGACY_TYPES, *_TOP_LEVEL, *_CORRELATION, *_INTEGRATION,
     *(name for name in _build.function_names() if not name.startswith("_")),  # private ops stay unexported
 ]
 
@@ -178,4 +181,4 @@ _dispatch.IGNORED.update(
     value for name, value in globals().items()
     if name in __all__ and callable(value) and not isinstance(value, _ModuleType) and value is not Tensor
     and name not in set(_build.function_names()) and name not in _TOP_LEVEL and name not in _CORRELATION
-    and value not in _dispatch.PUBLIC_NAMES)  # (composites of the core namespace: detach_, resize_as_)
+    and value not in _dispatch.PUBLIC_NAMES)  # (composites: detach_, cumulative_trapezoid ...)
